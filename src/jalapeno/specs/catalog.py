@@ -1,0 +1,78 @@
+"""The shipped catalog (systems and models) and lookup by name or path.
+
+A name is resolved against the package data; anything that looks like a path (contains a path
+separator or ends in ``.toml``/``.json``) is read from disk, so a user adds a system or model by
+writing one file and passing its path wherever a name is accepted.
+"""
+
+from __future__ import annotations
+
+import difflib
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from jalapeno.errors import UnknownNameError
+from jalapeno.specs.hardware import System, load_system_file
+from jalapeno.specs.model import ModelSpec, load_model_file
+
+_DATA = resources.files("jalapeno") / "data"
+
+
+def _names(sub: str, ext: str) -> list[str]:
+    return sorted(p.name[: -len(ext)] for p in (_DATA / sub).iterdir() if p.name.endswith(ext))
+
+
+def list_systems() -> list[str]:
+    """Names of the shipped systems."""
+    return _names("systems", ".toml")
+
+
+def list_models() -> list[str]:
+    """Names of the shipped models."""
+    return _names("models", ".json")
+
+
+def _looks_like_path(s: str, ext: str) -> bool:
+    return "/" in s or "\\" in s or s.endswith(ext)
+
+
+def _unknown(kind: str, name: str, known: list[str], cmd: str) -> UnknownNameError:
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return UnknownNameError(kind, f"unknown {kind} {name!r}{hint}",
+                            f"use one of {', '.join(known)} (`jalapeno {cmd} list`) or a file path")
+
+
+@lru_cache(maxsize=64)
+def load_system(name_or_path: str) -> System:
+    """A system by catalog name or TOML path.
+
+    Raises:
+        UnknownNameError: not a shipped name and not a path.
+        SpecError: the file is malformed (the message names the key).
+    """
+    if _looks_like_path(name_or_path, ".toml"):
+        return load_system_file(Path(name_or_path))
+    known = list_systems()
+    if name_or_path not in known:
+        raise _unknown("system", name_or_path, known, "hardware")
+    with resources.as_file(_DATA / "systems" / f"{name_or_path}.toml") as p:
+        return load_system_file(p)
+
+
+@lru_cache(maxsize=64)
+def load_model(name_or_path: str) -> ModelSpec:
+    """A model by catalog name or config.json path.
+
+    Raises:
+        UnknownNameError: not a shipped name and not a path.
+        SpecError / UnsupportedModelError: the config is malformed or not a supported decoder.
+    """
+    if _looks_like_path(name_or_path, ".json"):
+        return load_model_file(Path(name_or_path))
+    known = list_models()
+    if name_or_path not in known:
+        raise _unknown("model", name_or_path, known, "models")
+    with resources.as_file(_DATA / "models" / f"{name_or_path}.json") as p:
+        return load_model_file(p, name=name_or_path)

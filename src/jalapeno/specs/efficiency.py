@@ -1,0 +1,98 @@
+"""Efficiency and overhead parameters of a serving stack on a chip (named, documented defaults).
+
+These are the knobs that turn a roofline into a prediction. Each default below is a named
+assumption with its source; a system TOML may override any of them in its ``[efficiency]`` table
+(each override with its own source), and calibration (``jalapeno calibrate``) replaces them with
+fitted values. Formulas that use them: ``docs/model.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from jalapeno.errors import SpecError
+
+
+@dataclass(frozen=True, slots=True)
+class Efficiency:
+    """Achieved fractions of peak and fixed costs (SI units).
+
+    Attributes:
+        gemm_peak_fraction: best fraction of dense peak FLOP/s a large GEMM reaches. Default 0.75:
+            DeepGEMM reports up to 1,550 TFLOP/s FP8 on H800 (peak 1,979) = 0.78
+            (deepseek-ai/DeepGEMM README, 2025); cuBLAS BF16 on H100 reaches ~0.7-0.8.
+        gemm_half_rows: rows (tokens) at which a GEMM reaches half of ``gemm_peak_fraction``;
+            functional form eta(m) = peak_fraction * m / (m + half_rows). Default 32: tensor-core
+            tiles are 64-128 rows (Hopper wgmma M=64, Blackwell UMMA M=128), so a few-row GEMM
+            wastes most of a tile. Assumption to be calibrated on measured GEMMs.
+        attention_peak_fraction: fraction of peak FLOP/s of attention kernels. Default 0.65:
+            FlashMLA reaches 660 TFLOP/s BF16 compute-bound on H800 (peak 989) = 0.67
+            (deepseek-ai/FlashMLA README, 2025).
+        hbm_fraction: achieved fraction of HBM bandwidth for streaming weights and KV. Default
+            0.85: FlashMLA reaches 3,000 GB/s memory-bound on H800 SXM5 (3.35 TB/s) = 0.90;
+            0.85 allows for smaller, less regular reads (assumption).
+        link_fraction: achieved fraction of link bandwidth for large collectives. Default 0.80:
+            nccl-tests all_reduce bus bandwidth ~360 GB/s on 8x H100 NVLink 4 (450 GB/s/dir)
+            (NVIDIA NCCL performance notes, 2023).
+        kernel_launch_s: fixed cost per kernel in a step (launch and tail, with CUDA graphs).
+            Default 4 us: DESIGN.md §7 observes ~100 us per layer of fixed cost for DeepSeek-R1
+            TP8 at concurrency 1-4; about 15 kernels and 2 collectives per layer. Assumption.
+        collective_launch_s: software cost per collective call on top of the link latency.
+            Default 5 us (NCCL/custom all-reduce launch and synchronisation; assumption).
+        step_overhead_s: per-step cost outside kernels (scheduler, sampling, input prep).
+            Default 0.5 ms with an overlapped scheduler (SGLang/vLLM V1 design; assumption).
+        comm_overlap: fraction of collective time hidden under compute (0 = serial, 1 = hidden
+            while compute is longer). Default 0: engines run TP all-reduce on the critical path;
+            two-batch overlap for EP is an option, not a default.
+        moe_load_skew: multiplier on the binomial tail of the busiest expert-parallel rank
+            (1 = uniform routing; >1 skewed routers; <1 with redundant experts / EPLB). Default 1.
+        memory_reserve_fraction: fraction of usable HBM kept for activations, workspaces, CUDA
+            graphs and fragmentation, beyond the modelled activations. Default 0.08: SGLang's
+            mem_fraction_static is 0.8-0.9 of HBM depending on GPU size (assumption).
+        source: where this parameter set came from (defaults, a TOML, a calibration id).
+    """
+
+    gemm_peak_fraction: float = 0.75
+    gemm_half_rows: float = 32.0
+    attention_peak_fraction: float = 0.65
+    hbm_fraction: float = 0.85
+    link_fraction: float = 0.80
+    kernel_launch_s: float = 4e-6
+    collective_launch_s: float = 5e-6
+    step_overhead_s: float = 0.5e-3
+    comm_overlap: float = 0.0
+    moe_load_skew: float = 1.0
+    memory_reserve_fraction: float = 0.08
+    source: str = "jalapeno defaults (docs/model.md)"
+
+    def with_overrides(self, overrides: dict[str, Any], where: str = "efficiency") -> Efficiency:
+        """Return a copy with some parameters replaced, validated.
+
+        Raises:
+            SpecError: unknown parameter name, or a value out of range (fractions in (0, 1],
+                times and skew >= 0).
+        """
+        names = {f.name for f in fields(self)} - {"source"}
+        clean: dict[str, Any] = {}
+        for k, v in overrides.items():
+            if k == "source":
+                clean[k] = str(v)
+                continue
+            if k not in names:
+                raise SpecError(f"{where}.{k}", "unknown efficiency parameter",
+                                f"use one of {', '.join(sorted(names))}")
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise SpecError(f"{where}.{k}", f"must be a number, got {v!r}", "give a number")
+            v = float(v)
+            frac = k.endswith("_fraction") or k == "comm_overlap"
+            if frac and not (0.0 < v <= 1.0 or (k == "comm_overlap" and v == 0.0)):
+                raise SpecError(f"{where}.{k}", f"must be in (0, 1], got {v}",
+                                "give a fraction of peak between 0 and 1")
+            if not frac and v < 0:
+                raise SpecError(f"{where}.{k}", f"must be >= 0, got {v}", "give a non-negative value")
+            clean[k] = v
+        return replace(self, **clean)
+
+
+DEFAULT_EFFICIENCY = Efficiency()

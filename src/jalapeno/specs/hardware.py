@@ -1,0 +1,328 @@
+"""Hardware specs: chip, link hierarchy, power and cost of a system, read from one TOML file.
+
+File (validated with pydantic, ``extra="forbid"``) → frozen dataclasses in SI units. Every
+numeric value in the file is an inline table ``{ value = ..., source = "..." }``; optional
+``alternatives`` keeps what other sources say and ``estimate = true`` marks a derived estimate.
+File keys carry their unit (``hbm_bandwidth_tb_per_s``); conversion happens once, here.
+Schema reference: ``docs/catalog.md``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from jalapeno import units
+from jalapeno.errors import SpecError
+from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
+
+COMPUTE_FORMATS = ("bf16", "fp8", "fp4", "int8")
+TOPOLOGIES = ("switched", "full_mesh", "torus3d", "fat_tree")
+
+
+# ---- file schema -------------------------------------------------------------------------
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Sourced(_Strict):
+    """A number with its source."""
+
+    value: float = Field(gt=0)
+    source: str = Field(min_length=3)
+    alternatives: str = ""
+    estimate: bool = False
+
+
+class ChipFile(_Strict):
+    name: str
+    peak_dense_tflops: dict[Literal["bf16", "fp8", "fp4", "int8"], Sourced]
+    hbm_capacity_gb: Sourced | None = None
+    hbm_capacity_gib: Sourced | None = None
+    hbm_usable_gb: Sourced | None = None
+    hbm_usable_gib: Sourced | None = None
+    hbm_bandwidth_tb_per_s: Sourced
+    hbm_stacks: Sourced
+    sram_mib: Sourced | None = None
+    tdp_w: Sourced
+    sustained_w: Sourced | None = None
+
+    @model_validator(mode="after")
+    def _one_capacity(self):
+        if (self.hbm_capacity_gb is None) == (self.hbm_capacity_gib is None):
+            raise ValueError("give exactly one of hbm_capacity_gb or hbm_capacity_gib")
+        if self.hbm_usable_gb is not None and self.hbm_usable_gib is not None:
+            raise ValueError("give at most one of hbm_usable_gb or hbm_usable_gib")
+        if "bf16" not in self.peak_dense_tflops:
+            raise ValueError("peak_dense_tflops needs at least bf16")
+        return self
+
+
+class LevelFile(_Strict):
+    name: str
+    chips: int = Field(gt=0)
+    scope: Literal["scale_up", "scale_out"]
+    topology: Literal["switched", "full_mesh", "torus3d", "fat_tree"]
+    bandwidth_gb_per_s: Sourced
+    latency_us: Sourced
+    in_network_reduction: bool = False
+    links_per_chip: int | None = Field(default=None, gt=0)
+    torus_dims: list[int] | None = None
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _torus(self):
+        if self.topology == "torus3d":
+            d = self.torus_dims
+            if not d or len(d) != 3 or any(x <= 0 for x in d):
+                raise ValueError("torus3d needs torus_dims = [x, y, z] with positive sizes")
+        return self
+
+
+class PowerFile(_Strict):
+    allin_kw_per_chip: Sourced
+
+
+class CostFile(_Strict):
+    usd_per_chip_hour: Sourced
+
+
+class SystemFile(_Strict):
+    schema_version: Literal[1] = 1
+    name: str = Field(min_length=1)
+    description: str
+    vendor_verified: bool = True
+    chip: ChipFile
+    levels: list[LevelFile] = Field(min_length=1)
+    power: PowerFile
+    cost: CostFile
+    efficiency: dict[str, float | str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _levels_grow(self):
+        sizes = [lv.chips for lv in self.levels]
+        if any(b <= a for a, b in zip(sizes, sizes[1:])):
+            raise ValueError(f"levels must grow in chips from innermost to outermost, got {sizes}")
+        return self
+
+
+# ---- SI dataclasses ----------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Chip:
+    """One accelerator chip (SI units).
+
+    Attributes:
+        peak_flop_per_s: dense peak FLOP/s by compute format (no 2:4 sparsity).
+        hbm_capacity_bytes / hbm_usable_bytes: nominal and engine-visible HBM.
+        hbm_bandwidth_bytes_per_s: total HBM bandwidth.
+        hbm_stacks: HBM stacks (or slices wired to local stacks).
+        sram_bytes: on-chip SRAM (L2 + scratchpads); None where unpublished.
+        tdp_w: rated board/chip power; sustained_w: sustained under load where known.
+    """
+
+    name: str
+    peak_flop_per_s: MappingProxyType
+    hbm_capacity_bytes: float
+    hbm_usable_bytes: float
+    hbm_bandwidth_bytes_per_s: float
+    hbm_stacks: int
+    sram_bytes: float | None
+    tdp_w: float
+    sustained_w: float | None
+
+    @property
+    def formats(self) -> frozenset[str]:
+        return frozenset(self.peak_flop_per_s)
+
+    def peak(self, fmt: str) -> float:
+        """Peak FLOP/s in ``fmt`` (the caller resolves fallbacks first)."""
+        return self.peak_flop_per_s[fmt]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkLevel:
+    """One level of the interconnect hierarchy (chip → tray/node → rack → cluster).
+
+    Attributes:
+        chips: chips reachable within this level (the domain size).
+        bandwidth_bytes_per_s: per chip, per direction, at this level.
+        latency_s: one-way latency of a small message at this level (per hop on a torus).
+        topology: switched, full_mesh, torus3d or fat_tree.
+        scope: scale_up (load/store fabric) or scale_out (NICs).
+    """
+
+    name: str
+    chips: int
+    bandwidth_bytes_per_s: float
+    latency_s: float
+    topology: str
+    scope: str
+    in_network_reduction: bool = False
+    links_per_chip: int | None = None
+    torus_dims: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class System:
+    """A system: chip, link hierarchy, power and cost, and the stack's efficiencies.
+
+    Attributes:
+        allin_power_w_per_chip: provisioned power per chip incl. host, network, facility.
+        usd_per_chip_hour: total cost of ownership per chip-hour.
+        sources: dotted file key → source text of every number.
+    """
+
+    name: str
+    description: str
+    chip: Chip
+    levels: tuple[LinkLevel, ...]
+    allin_power_w_per_chip: float
+    usd_per_chip_hour: float
+    efficiency: Efficiency
+    vendor_verified: bool
+    sources: MappingProxyType = field(compare=False)
+    path: str = field(default="", compare=False)
+
+    @property
+    def scale_up_chips(self) -> int:
+        """Size of the largest scale-up domain."""
+        up = [lv.chips for lv in self.levels if lv.scope == "scale_up"]
+        return max(up) if up else 1
+
+    @property
+    def max_chips(self) -> int:
+        return self.levels[-1].chips
+
+    def level_for_group(self, group: int) -> LinkLevel:
+        """The innermost level whose domain holds ``group`` chips placed contiguously.
+
+        Raises:
+            SpecError: the group is larger than the whole system.
+        """
+        for lv in self.levels:
+            if group <= lv.chips:
+                return lv
+        raise SpecError("group size", f"{group} chips exceed {self.name}'s {self.max_chips}",
+                        f"use at most {self.max_chips} chips")
+
+
+def _si_capacity(gb: Sourced | None, gib: Sourced | None) -> float | None:
+    if gb is not None:
+        return gb.value * units.GB
+    if gib is not None:
+        return gib.value * units.GiB
+    return None
+
+
+def _collect_sources(obj, prefix: str, out: dict[str, str]) -> None:
+    if isinstance(obj, Sourced):
+        s = obj.source + (f" (estimate)" if obj.estimate else "")
+        if obj.alternatives:
+            s += f"; other sources: {obj.alternatives}"
+        out[prefix] = s
+    elif isinstance(obj, BaseModel):
+        for k in type(obj).model_fields:
+            _collect_sources(getattr(obj, k), f"{prefix}.{k}" if prefix else k, out)
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            _collect_sources(v, f"{prefix}.{k}", out)
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            name = getattr(v, "name", i)
+            _collect_sources(v, f"{prefix}[{name}]", out)
+
+
+def _pydantic_to_spec_error(err: ValidationError, where: str) -> SpecError:
+    e = err.errors()[0]
+    loc = ".".join(str(x) for x in e["loc"]) or "(top level)"
+    msg = e["msg"]
+    kind = e["type"]
+    if kind == "missing":
+        fix = f"add {loc} to the file (see docs/catalog.md for the schema)"
+    elif kind == "extra_forbidden":
+        fix = "remove the key or correct its spelling (see docs/catalog.md)"
+    elif "greater_than" in kind:
+        fix = "give a positive value"
+    else:
+        fix = "correct the value (see docs/catalog.md for the schema)"
+    return SpecError(f"{where}: {loc}", msg, fix)
+
+
+def system_from_dict(data: dict, where: str = "system") -> System:
+    """Validate a parsed system TOML and convert it to SI.
+
+    Raises:
+        SpecError: a missing, unknown, non-positive or inconsistent field (named in the message).
+    """
+    try:
+        f = SystemFile.model_validate(data)
+    except ValidationError as err:
+        raise _pydantic_to_spec_error(err, where) from None
+    c = f.chip
+    cap = _si_capacity(c.hbm_capacity_gb, c.hbm_capacity_gib)
+    usable = _si_capacity(c.hbm_usable_gb, c.hbm_usable_gib) or cap
+    if usable > cap * 1.0001:
+        raise SpecError(f"{where}: chip.hbm_usable", f"usable {usable / units.GB:.0f} GB exceeds "
+                        f"nominal {cap / units.GB:.0f} GB", "make usable HBM <= nominal")
+    chip = Chip(
+        name=c.name,
+        peak_flop_per_s=MappingProxyType({k: v.value * units.TFLOPS
+                                          for k, v in c.peak_dense_tflops.items()}),
+        hbm_capacity_bytes=cap,
+        hbm_usable_bytes=usable,
+        hbm_bandwidth_bytes_per_s=c.hbm_bandwidth_tb_per_s.value * units.TB,
+        hbm_stacks=int(c.hbm_stacks.value),
+        sram_bytes=c.sram_mib.value * units.MiB if c.sram_mib else None,
+        tdp_w=c.tdp_w.value,
+        sustained_w=c.sustained_w.value if c.sustained_w else None,
+    )
+    levels = []
+    for i, lv in enumerate(f.levels):
+        if lv.topology == "torus3d":
+            n = lv.torus_dims[0] * lv.torus_dims[1] * lv.torus_dims[2]
+            if n != lv.chips:
+                raise SpecError(f"{where}: levels.{i}.torus_dims", f"{lv.torus_dims} hold {n} chips "
+                                f"but the level has {lv.chips}", "make the product equal chips")
+        levels.append(LinkLevel(
+            name=lv.name, chips=lv.chips, bandwidth_bytes_per_s=lv.bandwidth_gb_per_s.value * units.GB,
+            latency_s=lv.latency_us.value * units.US, topology=lv.topology, scope=lv.scope,
+            in_network_reduction=lv.in_network_reduction, links_per_chip=lv.links_per_chip,
+            torus_dims=tuple(lv.torus_dims) if lv.torus_dims else None))
+    sources: dict[str, str] = {}
+    _collect_sources(f, "", sources)
+    eff = DEFAULT_EFFICIENCY
+    if f.efficiency:
+        over = dict(f.efficiency)
+        over.setdefault("source", f"{f.name} TOML [efficiency]")
+        eff = eff.with_overrides(over, where=f"{where}: efficiency")
+    return System(
+        name=f.name, description=f.description, chip=chip, levels=tuple(levels),
+        allin_power_w_per_chip=f.power.allin_kw_per_chip.value * units.KW,
+        usd_per_chip_hour=f.cost.usd_per_chip_hour.value, efficiency=eff,
+        vendor_verified=f.vendor_verified, sources=MappingProxyType(sources))
+
+
+def load_system_file(path: Path) -> System:
+    """Read a system TOML file.
+
+    Raises:
+        SpecError: missing file, TOML syntax error, or a schema violation naming the key.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise SpecError(str(path), "file not found",
+                        "pass a system name from `jalapeno hardware list` or the path of a TOML file")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(str(path), f"malformed TOML: {e}", "fix the TOML syntax") from None
+    sys_ = system_from_dict(data, where=path.name)
+    object.__setattr__(sys_, "path", str(path))
+    return sys_
