@@ -49,6 +49,12 @@ class ChipFile(_Strict):
     hbm_usable_gib: Sourced | None = None
     hbm_bandwidth_tb_per_s: Sourced
     hbm_stacks: Sourced
+
+    @model_validator(mode="after")
+    def _whole_stacks(self):
+        if self.hbm_stacks.value != int(self.hbm_stacks.value):
+            raise ValueError("hbm_stacks must be a whole number")
+        return self
     sram_mib: Sourced | None = None
     tdp_w: Sourced
     sustained_w: Sourced | None = None
@@ -244,7 +250,9 @@ def _pydantic_to_spec_error(err: ValidationError, where: str) -> SpecError:
     loc = ".".join(str(x) for x in e["loc"]) or "(top level)"
     msg = e["msg"]
     kind = e["type"]
-    if kind == "missing":
+    if kind in ("model_type", "dict_type", "model_attributes_type"):
+        fix = f"write {loc} as {{ value = <number>, source = \"<where it comes from>\" }}"
+    elif kind == "missing":
         fix = f"add {loc} to the file (see docs/catalog.md for the schema)"
     elif kind == "extra_forbidden":
         fix = "remove the key or correct its spelling (see docs/catalog.md)"

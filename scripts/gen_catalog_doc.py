@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Generate docs/catalog.md from the shipped system TOMLs.
+
+Everything is read through the package API (``jalapeno.specs.catalog.load_system``), so the
+document shows exactly what the model uses (SI values converted back to the file's units).
+The schema section is built from the pydantic file models, and the script fails if a key in
+the schema has no description here, so the document cannot fall behind the schema.
+
+Usage:
+    python scripts/gen_catalog_doc.py [--out docs/catalog.md] [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from jalapeno import units
+from jalapeno.specs import hardware as hw
+from jalapeno.specs.catalog import list_systems, load_system
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = ROOT / "docs" / "catalog.md"
+
+# key -> (unit, meaning). One entry per field of the pydantic file models in specs/hardware.py.
+SYSTEM_KEYS = {
+    "schema_version": ("-", "file format version; must be 1"),
+    "name": ("-", "system name; the catalog name is the file name without `.toml`"),
+    "description": ("-", "one-line description"),
+    "vendor_verified": ("bool", "false where the vendor has not published a spec sheet (numbers are reported or inferred); default true"),
+    "chip": ("table", "the accelerator chip, see `[chip]`"),
+    "levels": ("array of tables", "the link hierarchy from innermost to outermost, see `[[levels]]`; chip counts must grow"),
+    "power": ("table", "see `[power]`"),
+    "cost": ("table", "see `[cost]`"),
+    "efficiency": ("table of numbers/strings", "optional per-system overrides of the software efficiency factors (docs/model.md); plain numbers, not sourced tables"),
+}
+CHIP_KEYS = {
+    "name": ("-", "chip name"),
+    "peak_dense_tflops": ("TFLOP/s", "dense peak (no 2:4 sparsity) per compute format: `peak_dense_tflops.bf16` (required), `.fp8`, `.fp4`, `.int8`; leave a format out where the chip has no hardware for it"),
+    "hbm_capacity_gb": ("GB (1e9 B)", "nominal HBM capacity; give exactly one of `hbm_capacity_gb` / `hbm_capacity_gib`"),
+    "hbm_capacity_gib": ("GiB (2^30 B)", "nominal HBM capacity, for vendors who quote binary units"),
+    "hbm_usable_gb": ("GB", "HBM the inference engine can use (after runtime reservations); optional, default = nominal; at most one of `_gb` / `_gib`; must be <= nominal"),
+    "hbm_usable_gib": ("GiB", "as `hbm_usable_gb`, binary units"),
+    "hbm_bandwidth_tb_per_s": ("TB/s (1e12 B/s)", "total peak HBM bandwidth"),
+    "hbm_stacks": ("count", "HBM stacks (or compute slices wired to a local stack)"),
+    "sram_mib": ("MiB", "on-chip SRAM (L2 / last-level cache); optional, left out where unpublished"),
+    "tdp_w": ("W", "rated chip/board power (TGP/TBP)"),
+    "sustained_w": ("W", "sustained power under load where measured; optional"),
+}
+LEVEL_KEYS = {
+    "name": ("-", "level name (tray, node, rack, cluster, global)"),
+    "chips": ("count", "chips reachable within this level (the domain size)"),
+    "scope": ("-", "`scale_up` (load/store fabric: NVLink, Infinity Fabric, ICI) or `scale_out` (NICs)"),
+    "topology": ("-", "`switched`, `full_mesh`, `torus3d` or `fat_tree`"),
+    "bandwidth_gb_per_s": ("GB/s (1e9 B/s)", "per chip, per direction, at this level (NVIDIA's '1.8 TB/s' NVLink 5 = 900); for a full mesh the sum over all links of a chip"),
+    "latency_us": ("us", "one-way latency of a small message at this level (per hop on a torus)"),
+    "in_network_reduction": ("bool", "the switches reduce in the network (NVLink SHARP / NVLS); default false"),
+    "links_per_chip": ("count", "links per chip (full mesh: chips - 1; 3-D torus: 6); optional"),
+    "torus_dims": ("[x, y, z]", "torus shape, required for `torus3d`; x * y * z must equal `chips`"),
+    "note": ("-", "free text"),
+}
+POWER_KEYS = {
+    "allin_kw_per_chip": ("kW", "all-in provisioned power per chip: chip, host, network, cooling and facility overhead (PUE)"),
+}
+COST_KEYS = {
+    "usd_per_chip_hour": ("$/chip-hour", "total cost of ownership per chip-hour (capex over economic life plus opex)"),
+}
+SOURCED_KEYS = {
+    "value": ("number > 0", "the value, in the unit of the key it belongs to"),
+    "source": ("text", "where it comes from (document, table, quote); required, at least 3 characters"),
+    "alternatives": ("text", "what other sources say, where they disagree; optional"),
+    "estimate": ("bool", "true where the value is derived or assumed rather than published; optional, default false"),
+}
+
+SECTIONS = [
+    ("Top level", hw.SystemFile, SYSTEM_KEYS),
+    ("`[chip]`", hw.ChipFile, CHIP_KEYS),
+    ("`[[levels]]` (one per level, innermost first)", hw.LevelFile, LEVEL_KEYS),
+    ("`[power]`", hw.PowerFile, POWER_KEYS),
+    ("`[cost]`", hw.CostFile, COST_KEYS),
+    ("A sourced number `{ value, source, alternatives, estimate }`", hw.Sourced, SOURCED_KEYS),
+]
+
+
+def _sourced_fields(model) -> set[str]:
+    """Fields of a pydantic model whose type is (or contains) a Sourced number."""
+    out = set()
+    for k, f in model.model_fields.items():
+        if "Sourced" in str(f.annotation):
+            out.add(k)
+    return out
+
+
+def _check_schema_covered() -> None:
+    for title, model, keys in SECTIONS:
+        missing = set(model.model_fields) - set(keys)
+        extra = set(keys) - set(model.model_fields)
+        if missing or extra:
+            raise SystemExit(f"gen_catalog_doc: schema section {title} out of date: "
+                             f"undocumented {sorted(missing)}, stale {sorted(extra)}")
+
+
+def _schema_md() -> list[str]:
+    out = [
+        "## Schema",
+        "",
+        "A system is one TOML file: the chip, the link hierarchy, power and cost. Shipped systems live in",
+        "`src/jalapeno/data/systems/`; a user system is any `.toml` path passed where a system name is",
+        "accepted (`load_system(\"path/to/my.toml\")`). The file is validated strictly: unknown keys,",
+        "missing keys, non-positive numbers and inconsistent fields raise `SpecError` naming the key and",
+        "the fix. Keys carry their unit; the package converts to SI once, on load.",
+        "",
+        "Every number (the keys marked *sourced* below) is an inline table",
+        "`{ value = ..., source = \"...\", alternatives = \"...\", estimate = true }`: `value` and `source`",
+        "are required, `alternatives` records what other sources say where they disagree, and",
+        "`estimate = true` marks a derived or assumed number. Example:",
+        "",
+        "```toml",
+        "hbm_usable_gb = { value = 279, source = \"Verda GB300 NVL72 blog: 279 GB usable\", alternatives = \"288 GB (nominal)\" }",
+        "latency_us = { value = 1.0, estimate = true, source = \"assumption: one NVSwitch hop ~1 us\" }",
+        "```",
+        "",
+    ]
+    for title, model, keys in SECTIONS:
+        sourced = _sourced_fields(model)
+        out += [f"### {title}", "", "| key | unit | sourced | meaning |", "|---|---|---|---|"]
+        for k in model.model_fields:
+            unit, meaning = keys[k]
+            out.append(f"| `{k}` | {unit} | {'yes' if k in sourced else ''} | {meaning} |")
+        out.append("")
+    return out
+
+
+def _fmt(x: float | None, nd: int = 0) -> str:
+    if x is None:
+        return "-"
+    s = f"{x:,.{nd}f}"
+    if nd and "." in s:
+        s = s.rstrip("0").rstrip(".")
+    return s
+
+
+def _is_est(sys_, key: str) -> bool:
+    return "(estimate)" in sys_.sources.get(key, "")
+
+
+def _mark(sys_, key: str, text: str) -> str:
+    """Prefix estimates with '~'."""
+    return f"~{text}" if text != "-" and _is_est(sys_, key) else text
+
+
+def _cap_key(sys_, stem: str) -> str:
+    for k in (f"chip.{stem}_gb", f"chip.{stem}_gib"):
+        if k in sys_.sources:
+            return k
+    return ""
+
+
+def _gb(nbytes: float, key: str) -> str:
+    """GB, with the GiB figure alongside where the file quotes GiB."""
+    text = _fmt(nbytes / units.GB, 1)
+    if key.endswith("_gib"):
+        text += f" ({_fmt(nbytes / units.GiB, 1)} GiB)"
+    return text
+
+
+def _summary_md(systems) -> list[str]:
+    out = [
+        "## Per-chip summary",
+        "",
+        "Dense peak in PFLOP/s (no sparsity); HBM in GB (1e9 B; GiB-quoted chips converted); power in W",
+        "per chip; all-in kW and $/chip-hour per chip. `~` marks an estimate (`estimate = true`);",
+        "`-` a value the chip does not have or the source does not give (usable HBM then = nominal).",
+        "",
+        "| system | chip | BF16 PF | FP8 PF | FP4 PF | HBM GB | usable GB | HBM TB/s | stacks | TDP W | sustained W | all-in kW | $/chip-h |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for s in systems:
+        c = s.chip
+        pf = []
+        for fmt in ("bf16", "fp8", "fp4"):
+            v = c.peak_flop_per_s.get(fmt)
+            pf.append(_mark(s, f"chip.peak_dense_tflops.{fmt}", _fmt(v / units.PFLOPS, 3) if v else "-"))
+        ukey = _cap_key(s, "hbm_usable")
+        usable = _mark(s, ukey, _gb(c.hbm_usable_bytes, ukey)) if ukey else "-"
+        ckey = _cap_key(s, "hbm_capacity")
+        row = [
+            f"`{s.name}`", c.name, *pf,
+            _mark(s, ckey, _gb(c.hbm_capacity_bytes, ckey)),
+            usable,
+            _mark(s, "chip.hbm_bandwidth_tb_per_s", _fmt(c.hbm_bandwidth_bytes_per_s / units.TB, 2)),
+            _mark(s, "chip.hbm_stacks", str(c.hbm_stacks)),
+            _mark(s, "chip.tdp_w", _fmt(c.tdp_w)),
+            _mark(s, "chip.sustained_w", _fmt(c.sustained_w)),
+            _mark(s, "power.allin_kw_per_chip", _fmt(s.allin_power_w_per_chip / units.KW, 3)),
+            _mark(s, "cost.usd_per_chip_hour", _fmt(s.usd_per_chip_hour, 3)),
+        ]
+        out.append("| " + " | ".join(row) + " |")
+    out.append("")
+    return out
+
+
+def _levels_md(s) -> list[str]:
+    out = [
+        "| level | chips | scope | topology | GB/s per chip per direction | latency us | in-network reduction | links/chip | torus |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for lv in s.levels:
+        bw = _mark(s, f"levels[{lv.name}].bandwidth_gb_per_s", _fmt(lv.bandwidth_bytes_per_s / units.GB, 1))
+        lat = _mark(s, f"levels[{lv.name}].latency_us", _fmt(lv.latency_s / units.US, 2))
+        torus = "x".join(str(d) for d in lv.torus_dims) if lv.torus_dims else "-"
+        out.append(f"| {lv.name} | {lv.chips:,} | {lv.scope} | {lv.topology} | {bw} | {lat} | "
+                   f"{'yes' if lv.in_network_reduction else 'no'} | {lv.links_per_chip or '-'} | {torus} |")
+    return out
+
+
+def _system_md(s) -> list[str]:
+    verified = "" if s.vendor_verified else " Not vendor-verified: numbers are reported or inferred."
+    out = [f"### `{s.name}`", "", f"{s.description}.{verified}", "", "Link hierarchy:", ""]
+    out += _levels_md(s)
+    out += ["", "Sources of every value:", ""]
+    for key, text in s.sources.items():
+        out.append(f"- `{key}`: {text}")
+    out.append("")
+    return out
+
+
+def render() -> str:
+    _check_schema_covered()
+    names = list_systems()
+    order = (["jalapeno"] if "jalapeno" in names else []) + [n for n in names if n != "jalapeno"]
+    systems = [load_system(n) for n in order]
+    lines = [
+        "# Hardware catalog",
+        "",
+        "<!-- Generated by scripts/gen_catalog_doc.py from src/jalapeno/data/systems/*.toml; do not edit by hand. -->",
+        "",
+        f"{len(systems)} shipped systems: " + ", ".join(f"`{s.name}`" for s in systems) + ".",
+        "Facts and their sources are collected in `shared/data/hardware_specs.md`; this page shows",
+        "what the model loads.",
+        "",
+    ]
+    lines += _schema_md()
+    lines += _summary_md(systems)
+    lines += ["## Systems", ""]
+    for s in systems:
+        lines += _system_md(s)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap.add_argument("--check", action="store_true", help="exit 1 if the file on disk is out of date")
+    a = ap.parse_args(argv)
+    text = render()
+    if a.check:
+        cur = a.out.read_text() if a.out.is_file() else ""
+        if cur != text:
+            print(f"{a.out} is out of date; run scripts/gen_catalog_doc.py", file=sys.stderr)
+            return 1
+        return 0
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    a.out.write_text(text)
+    print(f"wrote {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

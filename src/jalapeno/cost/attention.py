@@ -1,0 +1,124 @@
+"""Attention ops of one step: MLA (DeepSeek/Kimi, with DSA for V3.2) and GQA/MHA (sliding, sinks).
+
+Symbols (per chip): Td decode query rows (sequences x query length), b decode sequences,
+L their context, Pr prefill tokens, Sr prefill sequences, C cached prefix per prefill sequence,
+n = heads/TP, h hidden size, all per attention-DP rank.
+
+MLA, decode (weight-absorbed; DeepSeek-V2 paper §2.1.2 and DESIGN.md §7): q_nope is projected
+into the kv_lora latent (W_UK absorbed), scores and values are taken against the latent, then
+W_UV maps back. Per layer: FLOPs 2·Td·n·(r + d_rope + r)·L with r = kv_lora_rank, while the
+latent (r + d_rope values per token) is read once per sequence for all heads.
+MLA, prefill (non-absorbed): K/V are up-projected from the latent for the new tokens and their
+prefix (2·rows·r·n·(d_nope + d_v)), then causal attention: 2·n·(d_qk + d_v)·(C·Pr + Pr²/(2·Sr)).
+DSA (DeepSeek-V3.2): an FP8 indexer scores all L cached keys (2·Td·H_idx·d_idx·L FLOPs, reads
+L·(d_idx + 4) bytes per sequence), then attention reads only top-k = index_topk latents.
+GQA: per layer KV read 2·kv_r·d·min(L, window) per sequence, FLOPs 2·Td·n·2d·min(L, window);
+sinks add one logit per head (negligible FLOPs, counted in parameters).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from jalapeno.cost.optable import OpBuilder
+from jalapeno.deploy.memory_fit import kv_heads_per_rank
+from jalapeno.specs.model import ModelSpec
+
+
+@dataclass(frozen=True, slots=True)
+class RankBatch:
+    """Per-chip batch quantities of one step (arrays (N,)), per attention-DP rank."""
+
+    decode_rows: np.ndarray  # Td
+    decode_seqs: np.ndarray  # b
+    decode_ctx: np.ndarray  # L
+    prefill_tokens: np.ndarray  # Pr
+    prefill_seqs: np.ndarray  # Sr
+    prefill_ctx: np.ndarray  # C
+
+    @property
+    def tokens(self) -> np.ndarray:
+        return self.decode_rows + self.prefill_tokens
+
+    def prefill_pairs(self, cap=None) -> np.ndarray:
+        """Σ over prefill tokens of the keys each attends to: C·Pr + Pr²/(2·Sr), window-capped."""
+        s = np.maximum(self.prefill_seqs, 1e-9)
+        per_tok = self.prefill_ctx + self.prefill_tokens / (2.0 * s)
+        if cap:
+            per_tok = np.minimum(per_tok, cap)
+        return np.where(self.prefill_tokens > 0, self.prefill_tokens * per_tok, 0.0)
+
+
+def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers: float,
+                w_bytes: float, w_fmt: str, attn_fmt: str, kv_bytes: float, act_in: float) -> None:
+    """Add the MLA attention block of ``layers`` layers (per chip) to ``ob``."""
+    a, h = model.attention, model.hidden_size
+    n = a.num_heads / tp
+    r, dr, dn, dv = a.kv_lora_rank, a.qk_rope_dim, a.qk_nope_dim, a.v_head_dim
+    t = rb.tokens
+    if a.q_lora_rank:
+        ob.gemm("attn.q_a_proj", w_fmt, t, h, a.q_lora_rank, w_bytes, act_in, count=layers)
+        ob.gemm("attn.q_b_proj", w_fmt, t, a.q_lora_rank, n * (dn + dr), w_bytes, act_in, count=layers)
+    else:
+        ob.gemm("attn.q_proj", w_fmt, t, h, n * (dn + dr), w_bytes, act_in, count=layers)
+    ob.gemm("attn.kv_a_proj", w_fmt, t, h, r + dr, w_bytes, act_in, count=layers)
+    ob.op("attn.norm_rope_kv_write", "memory", attn_fmt, act=t * (4 * a.q_lora_rank + 4 * (r + dr)),
+          kv=t * (r + dr) * kv_bytes, kernels=3, count=layers)
+    td, b, ctx = rb.decode_rows, rb.decode_seqs, rb.decode_ctx
+    if np.any(td > 0):
+        attended = np.minimum(ctx, a.index_topk) if a.has_indexer else ctx
+        # per-head batched GEMMs: [Td, d_nope] x [d_nope, r] for each of the n heads
+        ob.gemm("attn.absorb_uk", w_fmt, td, dn, n * r, w_bytes, act_in, count=layers,
+                weight_elems=n * dn * r)
+        ob.op("attn.mla_decode", "attention", attn_fmt, flop=2.0 * td * n * (2 * r + dr) * attended,
+              kv=b * attended * (r + dr) * kv_bytes, act=td * n * (2 * r + dr) * 2, kernels=2,
+              count=layers)
+        if a.has_indexer:
+            ob.op("attn.dsa_indexer", "attention", "fp8",
+                  flop=2.0 * td * a.index_heads * a.index_head_dim * ctx,
+                  kv=b * ctx * (a.index_head_dim + 4), kernels=2, count=layers)
+        ob.gemm("attn.absorb_uv", w_fmt, td, r, n * dv, w_bytes, act_in, count=layers,
+                weight_elems=n * r * dv)
+    if np.any(rb.prefill_tokens > 0):
+        up_rows = rb.prefill_tokens + rb.prefill_seqs * rb.prefill_ctx
+        ob.gemm("attn.kv_b_proj", w_fmt, up_rows, r, n * (dn + dv), w_bytes, act_in, count=layers)
+        pairs = rb.prefill_pairs(a.index_topk if a.has_indexer else None)
+        ob.op("attn.mla_prefill", "attention", attn_fmt, flop=2.0 * n * (dn + dr + dv) * pairs,
+              kv=rb.prefill_seqs * rb.prefill_ctx * (r + dr) * kv_bytes,
+              act=up_rows * n * (dn + dr + dv) * 2, count=layers)
+        if a.has_indexer:
+            ob.op("attn.dsa_indexer_prefill", "attention", "fp8",
+                  flop=2.0 * a.index_heads * a.index_head_dim * rb.prefill_pairs(), count=layers)
+    ob.gemm("attn.o_proj", w_fmt, t, n * dv, h, w_bytes, act_in, count=layers)
+
+
+def add_gqa_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layer_share: float,
+                w_bytes: float, w_fmt: str, attn_fmt: str, kv_bytes: float, act_in: float) -> None:
+    """Add GQA/MHA attention for the layers of one stage (``layer_share`` = stage layers / all)."""
+    a, h, d = model.attention, model.hidden_size, model.attention.head_dim
+    n = a.num_heads / tp
+    kvr = kv_heads_per_rank(model, tp)
+    t = rb.tokens
+    layers = model.num_layers * layer_share
+    ob.gemm("attn.qkv_proj", w_fmt, t, h, (n + 2 * kvr) * d, w_bytes, act_in, count=layers)
+    ob.op("attn.norm_rope_kv_write", "memory", attn_fmt, act=t * (n + 2 * kvr) * d * 4,
+          kv=t * 2 * kvr * d * kv_bytes, kernels=2, count=layers)
+    windows: dict[int, int] = {}
+    for w in model.layer_windows:
+        windows[w] = windows.get(w, 0) + 1
+    td, b, ctx = rb.decode_rows, rb.decode_seqs, rb.decode_ctx
+    for w, cnt in sorted(windows.items()):
+        tag = f"sliding{w}" if w else "full"
+        c = cnt * layer_share
+        if np.any(td > 0):
+            eff_ctx = np.minimum(ctx, w) if w else ctx
+            ob.op(f"attn.decode_{tag}", "attention", attn_fmt, flop=2.0 * td * n * 2 * d * eff_ctx,
+                  kv=b * eff_ctx * 2 * kvr * d * kv_bytes, act=td * n * d * 4, count=c)
+        if np.any(rb.prefill_tokens > 0):
+            pairs = rb.prefill_pairs(w or None)
+            ob.op(f"attn.prefill_{tag}", "attention", attn_fmt, flop=2.0 * n * 2 * d * pairs,
+                  kv=rb.prefill_seqs * np.minimum(rb.prefill_ctx, w or np.inf) * 2 * kvr * d * kv_bytes,
+                  act=rb.prefill_tokens * (n + 2 * kvr) * d * 2, count=c)
+    ob.gemm("attn.o_proj", w_fmt, t, n * d, h, w_bytes, act_in, count=layers)

@@ -1,0 +1,133 @@
+"""Ops and collectives of one forward step on one chip, for N batch points at once.
+
+Counts follow the model config, the layout (deploy/layout.py conventions) and the precision:
+- GEMM: 2·rows·k·n FLOPs, k·n stored weights (format of the module), rows·(k·b_in + 2·n)
+  activation bytes; b_in = 1 when the GEMM runs in FP8/FP4 (quantised activations) else 2.
+- Dense FFN (SwiGLU): gate+up [h → 2·I/tp], down [I/tp → h], TP over the attention TP group.
+- MoE: router [h → E] (BF16); shared expert like a dense FFN; routed experts: the busiest EP
+  rank's assignments (cost/moe.py) through 3 grouped GEMMs, reading only the experts it touches,
+  split ``moe_tp`` ways inside each expert.
+- Per layer elementwise work (2 RMSNorms, 2 residual adds, activation quantisation): about
+  10 bf16 vectors of h per token (an estimate).
+- Collectives: attention-TP all-reduce of the o_proj output; dense-FFN all-reduce; MoE: with
+  attention DP an all-to-all dispatch (FP8 when the experts compute in FP8/FP4, as DeepEP
+  does) and a BF16 combine over the stage's chips, else one all-reduce over TP; LM-head logits
+  all-gather over TP; PP activation send/recv between stages.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from jalapeno.cost.attention import RankBatch, add_gqa_ops, add_mla_ops
+from jalapeno.cost.moe import busiest_rank_assignments, experts_touched_on_rank
+from jalapeno.cost.optable import CollectiveTable, OpBuilder, OpTable
+from jalapeno.deploy.layout import Layout
+from jalapeno.deploy.memory_fit import ROUTER_BYTES
+from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.formats import Precision, resolve_compute_format
+from jalapeno.specs.hardware import Chip
+from jalapeno.specs.model import ModelSpec
+
+#: bf16 vectors of h touched per token per layer by norms, residuals and quantisation (estimate).
+ELEMENTWISE_VECTORS_PER_LAYER = 10.0
+
+
+def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Precision,
+                   batch, eff: Efficiency) -> tuple[OpTable, CollectiveTable]:
+    """Op and collective tables of one step for one chip of the heaviest stage.
+
+    Args:
+        batch: a :class:`jalapeno.cost.step.Batch` (arrays of shape (N,) for the whole instance).
+
+    Returns:
+        (OpTable, CollectiveTable) with arrays (rows, N).
+    """
+    dp, tp = layout.dp, layout.tp
+    rb = RankBatch(
+        decode_rows=batch.decode_seqs * batch.decode_query_len / dp,
+        decode_seqs=batch.decode_seqs / dp,
+        decode_ctx=batch.decode_ctx,
+        prefill_tokens=batch.prefill_tokens / dp,
+        prefill_seqs=batch.prefill_seqs / dp,
+        prefill_ctx=batch.prefill_ctx,
+    )
+    t = rb.tokens
+    h = model.hidden_size
+    ob = OpBuilder(t.shape[0])
+    share = math.ceil(model.num_layers / layout.pp) / model.num_layers
+    n_dense = model.num_dense_layers * share
+    n_moe = model.num_moe_layers * share
+    n_layers = model.num_layers * share
+
+    def mod(m: str) -> tuple[float, str, float]:
+        mp = precision.modules[m]
+        fmt = resolve_compute_format(mp.compute, chip.formats)
+        return mp.weight.bytes_per_elem, fmt, 1.0 if fmt in ("fp8", "fp4") else 2.0
+
+    attn_fmt = resolve_compute_format(precision.attention_compute, chip.formats)
+    kv_b = precision.kv_cache.bytes_per_elem
+    wb, wf, ain = mod("attention")
+    if model.attention.kind == "mla":
+        add_mla_ops(ob, model, rb, tp, n_layers, wb, wf, attn_fmt, kv_b, ain)
+    else:
+        add_gqa_ops(ob, model, rb, tp, share, wb, wf, attn_fmt, kv_b, ain)
+    ob.collective("attn.all_reduce", "all_reduce", tp, t * h * 2, count=n_layers)
+    ob.op("layer.elementwise", "memory", "bf16", act=t * h * 2 * ELEMENTWISE_VECTORS_PER_LAYER,
+          kernels=2, count=n_layers)
+
+    if n_dense:
+        wb, wf, ain = mod("dense_ffn")
+        inter = model.dense_intermediate / tp
+        _ffn(ob, "dense_ffn", wf, t, h, inter, wb, ain, n_dense)
+        ob.collective("dense_ffn.all_reduce", "all_reduce", tp, t * h * 2, count=n_dense)
+
+    if model.moe and n_moe:
+        m = model.moe
+        ob.gemm("moe.router", "bf16", t, h, m.num_experts, ROUTER_BYTES, 2.0, count=n_moe, kernels=2)
+        if m.shared_intermediate:
+            wb, wf, ain = mod("shared_experts")
+            _ffn(ob, "moe.shared_expert", wf, t, h, m.shared_intermediate / tp, wb, ain, n_moe)
+        wb, wf, ain = mod("routed_experts")
+        tokens_in_group = t * dp  # unique tokens over the stage (replicated inside a TP group)
+        load = busiest_rank_assignments(tokens_in_group, m.top_k, layout.ep, eff.moe_load_skew)
+        experts_on_rank = math.ceil(m.num_experts / layout.ep)
+        touched = experts_touched_on_rank(load, experts_on_rank)
+        rows_per_expert = np.where(touched > 0, load / np.maximum(touched, 1e-9), 0.0)
+        inter = m.expert_intermediate / layout.moe_tp
+        w_expert = model.expert_params() / layout.moe_tp
+        ob.op("moe.experts", "gemm", wf, flop=2.0 * load * 3 * h * inter, weight=touched * w_expert * wb,
+              act=load * (h * ain + 2 * inter * 2 + inter * ain + h * 2), rows=rows_per_expert,
+              kernels=3, count=n_moe)
+        if dp > 1:
+            disp_b = 1.0 if wf in ("fp8", "fp4") else 2.0
+            per_chip_tokens = t / tp
+            ob.collective("moe.dispatch", "all_to_all", layout.stage_chips,
+                          per_chip_tokens * m.top_k * h * disp_b, count=n_moe)
+            ob.collective("moe.combine", "all_to_all", layout.stage_chips,
+                          per_chip_tokens * m.top_k * h * 2, count=n_moe)
+            ob.collective("moe.shared_all_reduce", "all_reduce", tp, t * h * 2, count=n_moe)
+        else:
+            ob.collective("moe.all_reduce", "all_reduce", tp, t * h * 2, count=n_moe)
+
+    # Edge ops (once per step): embedding lookup on the first stage, LM head on the last.
+    ob.op("embedding", "memory", "bf16", act=t * h * (precision.weight_bytes("embedding") + 2),
+          per_stage=False)
+    sampled = rb.decode_rows + np.where(rb.prefill_tokens > 0, rb.prefill_seqs, 0.0)
+    wb, wf, ain = mod("lm_head")
+    ob.gemm("lm_head", wf, sampled, h, model.vocab_size / tp, wb, ain, per_stage=False, kernels=2)
+    ob.collective("lm_head.all_gather", "all_gather", tp, sampled * model.vocab_size * 4,
+                  per_stage=False)
+    if layout.pp > 1:
+        ob.collective("pp.send_recv", "send_recv", 2 * layout.stage_chips, t * h * 2,
+                      count=1, per_stage=False)
+    return ob.build()
+
+
+def _ffn(ob: OpBuilder, name: str, fmt: str, t, h: int, inter: float, wb: float, ain: float,
+         count: float) -> None:
+    ob.gemm(f"{name}.gate_up", fmt, t, h, 2 * inter, wb, ain, count=count)
+    ob.op(f"{name}.act", "memory", "bf16", act=t * inter * 2 * 3, count=count)
+    ob.gemm(f"{name}.down", fmt, t, inter, h, wb, ain, count=count)

@@ -1,0 +1,104 @@
+"""The op table of one step: a struct of arrays, one row per op, one column per batch point.
+
+Every row carries per-chip counts for the whole step (layer multiplicity folded in): FLOPs,
+bytes by kind (weights, KV cache, activations), the GEMM row count that sets its efficiency, the
+kernels it launches, its compute format and kind (``gemm``, ``attention``, ``memory``), and
+whether it repeats on every pipeline stage (layer ops) or runs once per step (embedding, head).
+Collectives form a second table: kind, group size, per-chip message bytes, calls per step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True, slots=True)
+class OpTable:
+    """Ops of one step on one chip. Arrays are (n_ops, N); tuples are (n_ops,)."""
+
+    name: tuple[str, ...]
+    kind: tuple[str, ...]
+    fmt: tuple[str, ...]
+    per_stage: np.ndarray
+    flop: np.ndarray
+    weight_bytes: np.ndarray
+    kv_bytes: np.ndarray
+    act_bytes: np.ndarray
+    rows: np.ndarray
+    kernels: np.ndarray
+
+    @property
+    def bytes(self) -> np.ndarray:
+        """All HBM bytes of each op, (n_ops, N)."""
+        return self.weight_bytes + self.kv_bytes + self.act_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class CollectiveTable:
+    """Collectives of one step on one chip. ``bytes`` is (n_coll, N), the rest (n_coll,)."""
+
+    name: tuple[str, ...]
+    kind: tuple[str, ...]
+    group: tuple[int, ...]
+    per_stage: np.ndarray
+    bytes: np.ndarray
+    calls: np.ndarray
+
+
+class OpBuilder:
+    """Collects op and collective rows for N batch points, then freezes them into tables."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self._ops: list[tuple] = []
+        self._colls: list[tuple] = []
+
+    def _arr(self, x) -> np.ndarray:
+        return np.broadcast_to(np.asarray(x, dtype=float), (self.n,))
+
+    def op(self, name: str, kind: str, fmt: str, *, flop=0.0, weight=0.0, kv=0.0, act=0.0,
+           rows=1.0, kernels: float = 1.0, count: float = 1.0, per_stage: bool = True) -> None:
+        """Add an op; every quantity is per occurrence and is multiplied by ``count``."""
+        c = float(count)
+        if c <= 0:
+            return
+        self._ops.append((name, kind, fmt, per_stage, self._arr(flop) * c, self._arr(weight) * c,
+                          self._arr(kv) * c, self._arr(act) * c, self._arr(rows), kernels * c))
+
+    def gemm(self, name: str, fmt: str, rows, k: float, n_out: float, weight_bytes_per_elem: float,
+             act_in_bytes: float, *, count: float = 1.0, per_stage: bool = True, kernels: float = 1.0,
+             weight_elems=None) -> None:
+        """A GEMM [rows, k] x [k, n_out]: 2·rows·k·n FLOPs, k·n weights, rows·(k·b_in + 2·n) act."""
+        rows = self._arr(rows)
+        w_elems = k * n_out if weight_elems is None else weight_elems
+        self.op(name, "gemm", fmt, flop=2.0 * rows * k * n_out, weight=w_elems * weight_bytes_per_elem,
+                act=rows * (k * act_in_bytes + 2.0 * n_out), rows=rows, kernels=kernels, count=count,
+                per_stage=per_stage)
+
+    def collective(self, name: str, kind: str, group: int, message_bytes, *, count: float = 1.0,
+                   per_stage: bool = True) -> None:
+        if group <= 1 or count <= 0:
+            return
+        self._colls.append((name, kind, int(group), per_stage, self._arr(message_bytes), float(count)))
+
+    def build(self) -> tuple[OpTable, CollectiveTable]:
+        ops = self._ops
+        z = np.zeros((0, self.n))
+        table = OpTable(
+            name=tuple(o[0] for o in ops), kind=tuple(o[1] for o in ops), fmt=tuple(o[2] for o in ops),
+            per_stage=np.array([o[3] for o in ops], dtype=bool),
+            flop=np.stack([o[4] for o in ops]) if ops else z,
+            weight_bytes=np.stack([o[5] for o in ops]) if ops else z,
+            kv_bytes=np.stack([o[6] for o in ops]) if ops else z,
+            act_bytes=np.stack([o[7] for o in ops]) if ops else z,
+            rows=np.stack([o[8] for o in ops]) if ops else z,
+            kernels=np.array([o[9] for o in ops], dtype=float))
+        cs = self._colls
+        colls = CollectiveTable(
+            name=tuple(c[0] for c in cs), kind=tuple(c[1] for c in cs), group=tuple(c[2] for c in cs),
+            per_stage=np.array([c[3] for c in cs], dtype=bool),
+            bytes=np.stack([c[4] for c in cs]) if cs else z,
+            calls=np.array([c[5] for c in cs], dtype=float))
+        return table, colls

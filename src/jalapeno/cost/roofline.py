@@ -1,0 +1,53 @@
+"""Roofline time of each op: max(compute, memory) plus a fixed per-kernel cost.
+
+    t_op = max(FLOP / (F_fmt · eta_c), bytes / (W · eta_m)) + kernels · t_launch
+
+F_fmt is the chip's dense peak in the op's compute format, W its HBM bandwidth. eta_c depends on
+the op: GEMMs follow eta(m) = gemm_peak_fraction · m / (m + gemm_half_rows) in their row count m
+(a few-row GEMM cannot fill a tensor-core tile); attention kernels use attention_peak_fraction.
+eta_m = hbm_fraction. Parameters and their sources: specs/efficiency.py, docs/model.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from jalapeno.cost.optable import OpTable
+from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.hardware import Chip
+
+
+@dataclass(frozen=True, slots=True)
+class OpTimes:
+    """Per-op times (n_ops, N), seconds."""
+
+    compute_s: np.ndarray
+    memory_s: np.ndarray
+    overhead_s: np.ndarray
+    time_s: np.ndarray
+
+
+def gemm_efficiency(rows, eff: Efficiency) -> np.ndarray:
+    """Achieved fraction of peak of a GEMM with ``rows`` rows: eta_max · m / (m + m_half).
+
+    >>> float(gemm_efficiency(32.0, Efficiency()))
+    0.375
+    """
+    m = np.asarray(rows, dtype=float)
+    return eff.gemm_peak_fraction * m / (m + eff.gemm_half_rows)
+
+
+def op_times(table: OpTable, chip: Chip, eff: Efficiency) -> OpTimes:
+    """Roofline time of every op in ``table`` on ``chip``."""
+    n_ops = len(table.name)
+    peak = np.array([chip.peak(f) for f in table.fmt], dtype=float).reshape(n_ops, 1)
+    is_gemm = np.array([k == "gemm" for k in table.kind]).reshape(n_ops, 1)
+    eta = np.where(is_gemm, gemm_efficiency(np.maximum(table.rows, 1e-9), eff),
+                   eff.attention_peak_fraction)
+    compute = table.flop / (peak * eta)
+    memory = table.bytes / (chip.hbm_bandwidth_bytes_per_s * eff.hbm_fraction)
+    active = (table.flop + table.bytes) > 0  # an op with no work at a point launches nothing
+    overhead = np.where(active, (table.kernels * eff.kernel_launch_s).reshape(n_ops, 1), 0.0)
+    return OpTimes(compute, memory, overhead, np.maximum(compute, memory) + overhead)

@@ -1,0 +1,253 @@
+"""Cost of one forward step: ops → roofline times → collectives → step time and binding constraint.
+
+For N batch points at once (NumPy arrays), one chip of the heaviest pipeline stage:
+
+    layer_time = Σ_stage-ops t_op + Σ_stage-collectives t_coll − hidden
+    hidden     = min(comm_overlap · Σ t_coll, Σ compute-bound op time)
+    step_time  = pp · layer_time + Σ_edge-ops t_op + t_gather + (pp − 1) · t_p2p + step_overhead
+    interval   = layer_time + Σ_edge t + t_p2p·[pp > 1] + step_overhead
+
+``step_time_s`` is the latency of one step through all stages (what TPOT sees); ``interval_s``
+is the time between consecutive steps of the instance with pp micro-batches in flight (what
+throughput sees; equal to the step time when pp = 1). The time is attributed to compute,
+HBM bandwidth, scale-up link, scale-out link and overhead (kernel launches + step overhead);
+the largest share is the binding constraint and ``bound_margin`` = largest / second largest.
+A batch whose weights + KV + activations exceed usable HBM is infeasible (``feasible`` False,
+``reason`` says why, bound ``hbm_capacity``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from jalapeno.cost.collectives import collective_time
+from jalapeno.cost.ops import build_step_ops
+from jalapeno.cost.optable import CollectiveTable, OpTable
+from jalapeno.cost.roofline import OpTimes, op_times
+from jalapeno.deploy.layout import Layout, validate_layout
+from jalapeno.deploy.memory_fit import MemoryFit, memory_fit
+from jalapeno.errors import SpecError
+from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.formats import Precision
+from jalapeno.specs.hardware import System
+from jalapeno.specs.model import ModelSpec
+
+BOUNDS = ("compute", "hbm_bandwidth", "scale_up_link", "scale_out_link", "overhead")
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """What one step of a model instance processes; every field an array of shape (N,).
+
+    Attributes:
+        decode_seqs: sequences decoding in the step (whole instance, all DP ranks).
+        decode_ctx: their mean context length, tokens.
+        prefill_tokens: new prompt tokens in the step (chunked prefill).
+        prefill_ctx: mean cached prefix of the prefill sequences, tokens.
+        prefill_seqs: sequences the prefill tokens belong to.
+        decode_query_len: rows per decoding sequence (1; 1 + draft length for an MTP verify step).
+    """
+
+    decode_seqs: np.ndarray
+    decode_ctx: np.ndarray
+    prefill_tokens: np.ndarray
+    prefill_ctx: np.ndarray
+    prefill_seqs: np.ndarray
+    decode_query_len: np.ndarray
+
+    @classmethod
+    def make(cls, decode_seqs=0, decode_ctx=0, prefill_tokens=0, prefill_ctx=0, prefill_seqs=None,
+             decode_query_len=1) -> Batch:
+        """Broadcast the fields to one 1-D shape and check them.
+
+        ``prefill_seqs`` defaults to one sequence wherever there are prefill tokens.
+
+        Raises:
+            SpecError: a negative or non-finite field, or shapes that do not broadcast.
+        """
+        if prefill_seqs is None:
+            prefill_seqs = np.where(np.asarray(prefill_tokens, dtype=float) > 0, 1.0, 0.0)
+        raw = dict(decode_seqs=decode_seqs, decode_ctx=decode_ctx, prefill_tokens=prefill_tokens,
+                   prefill_ctx=prefill_ctx, prefill_seqs=prefill_seqs, decode_query_len=decode_query_len)
+        try:
+            arrs = np.broadcast_arrays(*[np.atleast_1d(np.asarray(v, dtype=float)) for v in raw.values()])
+        except ValueError:
+            raise SpecError("batch", "field shapes do not broadcast",
+                            "pass scalars or arrays of one common length") from None
+        out = {}
+        for (k, _), a in zip(raw.items(), arrs):
+            if a.ndim != 1:
+                raise SpecError(f"batch.{k}", "must be a scalar or 1-D array", "flatten the input")
+            if not np.all(np.isfinite(a)) or np.any(a < 0):
+                raise SpecError(f"batch.{k}", "must be finite and >= 0", f"give non-negative {k}")
+            out[k] = np.ascontiguousarray(a)
+        if np.any(out["decode_query_len"] < 1):
+            raise SpecError("batch.decode_query_len", "must be >= 1", "use 1, or 1 + draft tokens")
+        if np.any((out["prefill_tokens"] > 0) & (out["prefill_seqs"] <= 0)):
+            raise SpecError("batch.prefill_seqs", "prefill tokens need at least one sequence",
+                            "set prefill_seqs >= 1 where prefill_tokens > 0")
+        return cls(**out)
+
+    @property
+    def n(self) -> int:
+        return self.decode_seqs.shape[0]
+
+    @property
+    def tokens(self) -> np.ndarray:
+        return self.decode_seqs * self.decode_query_len + self.prefill_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class StepCost:
+    """Cost of one step for N batch points; per-chip, seconds and bytes. See module docstring."""
+
+    model: str
+    system: str
+    layout: Layout
+    precision: str
+    ops: OpTable
+    times: OpTimes
+    collectives: CollectiveTable
+    coll_time_s: np.ndarray
+    coll_algorithm: np.ndarray
+    coll_level: tuple[str, ...]
+    coll_scope: tuple[str, ...]
+    step_time_s: np.ndarray
+    interval_s: np.ndarray
+    attribution_s: dict
+    bound: np.ndarray
+    bound_margin: np.ndarray
+    memory: MemoryFit
+    feasible: np.ndarray
+    reason: np.ndarray
+
+    def op_rows(self, i: int = 0) -> list[dict]:
+        """The op table of point ``i`` as records (for tables and JSON)."""
+        t = self.times
+        rows = []
+        for j, name in enumerate(self.ops.name):
+            c, m = t.compute_s[j, i], t.memory_s[j, i]
+            rows.append({
+                "op": name, "kind": self.ops.kind[j], "format": self.ops.fmt[j],
+                "flop": float(self.ops.flop[j, i]), "weight_bytes": float(self.ops.weight_bytes[j, i]),
+                "kv_bytes": float(self.ops.kv_bytes[j, i]), "act_bytes": float(self.ops.act_bytes[j, i]),
+                "compute_s": float(c), "memory_s": float(m), "overhead_s": float(t.overhead_s[j, i]),
+                "time_s": float(t.time_s[j, i]), "bound": "compute" if c >= m else "hbm_bandwidth",
+                "per_stage": bool(self.ops.per_stage[j]),
+            })
+        return rows
+
+    def collective_rows(self, i: int = 0) -> list[dict]:
+        """The collectives of point ``i`` as records."""
+        c = self.collectives
+        return [{"collective": c.name[j], "kind": c.kind[j], "group": c.group[j],
+                 "bytes_per_call": float(c.bytes[j, i]), "calls": float(c.calls[j]),
+                 "time_s": float(self.coll_time_s[j, i]), "algorithm": str(self.coll_algorithm[j, i]),
+                 "level": self.coll_level[j], "scope": self.coll_scope[j]}
+                for j in range(len(c.name))]
+
+    def summary(self, i: int = 0) -> dict:
+        """Headline numbers of point ``i`` (JSON-ready)."""
+        return {
+            "model": self.model, "system": self.system, "layout": self.layout.as_dict(),
+            "precision": self.precision, "step_time_s": float(self.step_time_s[i]),
+            "interval_s": float(self.interval_s[i]), "bound": str(self.bound[i]),
+            "bound_margin": float(self.bound_margin[i]),
+            "attribution_s": {k: float(v[i]) for k, v in self.attribution_s.items()},
+            "flop": float(self.ops.flop[:, i].sum()),
+            "weight_bytes": float(self.ops.weight_bytes[:, i].sum()),
+            "kv_bytes": float(self.ops.kv_bytes[:, i].sum()),
+            "act_bytes": float(self.ops.act_bytes[:, i].sum()),
+            "memory": {"weights_bytes": float(self.memory.weights_bytes),
+                       "kv_bytes": float(self.memory.kv_bytes[i]),
+                       "activation_bytes": float(self.memory.activation_bytes[i]),
+                       "reserve_bytes": float(self.memory.reserve_bytes),
+                       "usable_bytes": float(self.memory.usable_bytes)},
+            "feasible": bool(self.feasible[i]), "reason": str(self.reason[i]),
+        }
+
+
+def step_cost(model: ModelSpec, system: System, layout: Layout, precision: Precision, batch: Batch,
+              eff: Efficiency | None = None) -> StepCost:
+    """Cost of one forward step for every point of ``batch`` on one chip of ``system``.
+
+    Args:
+        model, system, layout, precision: the deployment.
+        batch: :class:`Batch` of N points (whole-instance quantities).
+        eff: efficiency parameters (default: the system's).
+
+    Returns:
+        :class:`StepCost` with arrays of shape (N,).
+
+    Raises:
+        InfeasibleDeployment: the layout cannot run the model on the system.
+    """
+    eff = eff or system.efficiency
+    validate_layout(layout, model, system)
+    ops, colls = build_step_ops(model, system.chip, layout, precision, batch, eff)
+    times = op_times(ops, system.chip, eff)
+    n, pp = batch.n, layout.pp
+
+    nc = len(colls.name)
+    ct = np.zeros((nc, n))
+    alg = np.empty((nc, n), dtype=object)
+    levels, scopes = [], []
+    for j in range(nc):
+        r = collective_time(colls.kind[j], colls.group[j], colls.bytes[j], system, eff)
+        ct[j] = r.time_s * colls.calls[j]
+        alg[j] = r.algorithm
+        levels.append(r.level)
+        scopes.append(r.scope)
+    is_p2p = np.array([k == "send_recv" for k in colls.kind], dtype=bool)
+    stage_c = colls.per_stage & ~is_p2p
+    edge_c = ~colls.per_stage & ~is_p2p
+
+    roof = np.maximum(times.compute_s, times.memory_s)
+    comp_part = np.where(times.compute_s >= times.memory_s, roof, 0.0)
+    mem_part = roof - comp_part
+    st = ops.per_stage
+    comm_stage = ct[stage_c].sum(axis=0)
+    hidden = np.minimum(eff.comm_overlap * comm_stage, comp_part[st].sum(axis=0))
+    layer_time = times.time_s[st].sum(axis=0) + comm_stage - hidden
+    edge_time = times.time_s[~st].sum(axis=0) + ct[edge_c].sum(axis=0)
+    p2p = ct[is_p2p].sum(axis=0)
+    step_time = pp * layer_time + edge_time + (pp - 1) * p2p + eff.step_overhead_s
+    interval = layer_time + edge_time + (p2p if pp > 1 else 0.0) + eff.step_overhead_s
+
+    w = np.where(st, float(pp), 1.0)[:, None]
+    scope_arr = np.array(scopes, dtype=object)
+    cw = np.where(is_p2p, pp - 1.0, np.where(colls.per_stage, float(pp), 1.0))[:, None] if nc else None
+    exposed_frac = np.where(comm_stage > 0, (comm_stage - hidden) / np.maximum(comm_stage, 1e-30), 1.0)
+
+    def link(scope: str) -> np.ndarray:
+        if not nc:
+            return np.zeros(n)
+        sel = scope_arr == scope
+        return (ct[sel] * cw[sel]).sum(axis=0) * exposed_frac
+    attribution = {
+        "compute": (comp_part * w).sum(axis=0),
+        "hbm_bandwidth": (mem_part * w).sum(axis=0),
+        "scale_up_link": link("scale_up"),
+        "scale_out_link": link("scale_out"),
+        "overhead": (times.overhead_s * w).sum(axis=0) + eff.step_overhead_s,
+    }
+    stack = np.stack([attribution[b] for b in BOUNDS])
+    order = np.argsort(-stack, axis=0)
+    top = np.take_along_axis(stack, order[:1], axis=0)[0]
+    second = np.take_along_axis(stack, order[1:2], axis=0)[0]
+    bound = np.asarray(BOUNDS, dtype=object)[order[0]]
+    margin = top / np.maximum(second, 1e-30)
+
+    ctx_mean = np.where(batch.decode_seqs + batch.prefill_seqs > 0,
+                        (batch.decode_seqs * batch.decode_ctx
+                         + batch.prefill_seqs * (batch.prefill_ctx + batch.prefill_tokens
+                                                 / np.maximum(batch.prefill_seqs, 1e-9)))
+                        / np.maximum(batch.decode_seqs + batch.prefill_seqs, 1e-9), 0.0)
+    mem = memory_fit(model, system, layout, precision, batch.decode_seqs + batch.prefill_seqs,
+                     ctx_mean, batch.tokens, eff)
+    bound = np.where(mem.fits, bound, "hbm_capacity")
+    return StepCost(model.name, system.name, layout, precision.name, ops, times, colls, ct, alg,
+                    tuple(levels), tuple(scopes), step_time, interval, attribution, bound, margin,
+                    mem, mem.fits, mem.reason)

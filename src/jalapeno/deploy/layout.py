@@ -1,0 +1,90 @@
+"""Parallel layout of one model instance: attention TP x attention DP, MoE EP, PP.
+
+Convention (SGLang/TRT-LLM "DP attention" style): one pipeline stage holds ``tp * dp`` chips.
+Attention runs tensor-parallel inside groups of ``tp`` chips and data-parallel across ``dp`` such
+groups (each group owns its sequences). MoE layers run expert-parallel over ``ep`` chips with
+the remaining factor ``moe_tp = tp * dp / ep`` as tensor parallelism inside each expert. Dense
+FFN layers, the shared expert and the LM head are tensor-parallel over the ``tp`` group and
+replicated across ``dp``. ``pp`` stages split the layers. Chips per instance = tp * dp * pp.
+Placement is contiguous, innermost first: TP, then DP/EP, then PP (see cost/collectives.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jalapeno.errors import InfeasibleDeployment
+from jalapeno.specs.hardware import System
+from jalapeno.specs.model import ModelSpec
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Parallel degrees of one model instance (all >= 1)."""
+
+    tp: int = 1
+    dp: int = 1
+    ep: int = 1
+    pp: int = 1
+
+    @property
+    def stage_chips(self) -> int:
+        """Chips in one pipeline stage (tp * dp)."""
+        return self.tp * self.dp
+
+    @property
+    def chips(self) -> int:
+        """Chips in the whole instance."""
+        return self.tp * self.dp * self.pp
+
+    @property
+    def moe_tp(self) -> int:
+        """Tensor parallelism inside each expert (tp * dp / ep)."""
+        return self.stage_chips // self.ep
+
+    @property
+    def label(self) -> str:
+        parts = [f"TP{self.tp}"]
+        if self.dp > 1:
+            parts.append(f"DP{self.dp}")
+        if self.ep > 1:
+            parts.append(f"EP{self.ep}")
+        if self.pp > 1:
+            parts.append(f"PP{self.pp}")
+        return " ".join(parts)
+
+    def as_dict(self) -> dict[str, int]:
+        return {"tp": self.tp, "dp": self.dp, "ep": self.ep, "pp": self.pp}
+
+
+def validate_layout(layout: Layout, model: ModelSpec, system: System) -> None:
+    """Check that a layout can run ``model`` on ``system``.
+
+    Raises:
+        InfeasibleDeployment: a degree < 1, TP not dividing the heads, EP not dividing tp*dp or
+            exceeding the expert count, EP on a dense model, PP over the layer count, or more chips
+            than the system has. The message names the degree and the fix.
+    """
+    for name in ("tp", "dp", "ep", "pp"):
+        v = getattr(layout, name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise InfeasibleDeployment(name, f"must be a positive integer, got {v!r}", f"set {name} >= 1")
+    heads = model.attention.num_heads
+    if heads % layout.tp:
+        raise InfeasibleDeployment("tp", f"TP{layout.tp} does not divide {model.name}'s {heads} "
+                                   "attention heads", "use a TP degree that divides the head count")
+    if model.moe is None and layout.ep > 1:
+        raise InfeasibleDeployment("ep", f"{model.name} is dense; expert parallelism needs MoE layers",
+                                   "set ep = 1")
+    if layout.stage_chips % layout.ep:
+        raise InfeasibleDeployment("ep", f"EP{layout.ep} does not divide tp*dp = {layout.stage_chips}",
+                                   "make ep a divisor of tp*dp")
+    if model.moe is not None and layout.ep > model.moe.num_experts:
+        raise InfeasibleDeployment("ep", f"EP{layout.ep} exceeds {model.moe.num_experts} experts",
+                                   f"use ep <= {model.moe.num_experts}")
+    if layout.pp > model.num_layers:
+        raise InfeasibleDeployment("pp", f"PP{layout.pp} exceeds {model.num_layers} layers",
+                                   f"use pp <= {model.num_layers}")
+    if layout.chips > system.max_chips:
+        raise InfeasibleDeployment("chips", f"{layout.label} needs {layout.chips} chips, {system.name} "
+                                   f"has at most {system.max_chips}", "use smaller parallel degrees")

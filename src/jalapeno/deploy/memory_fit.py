@@ -1,0 +1,195 @@
+"""Memory fit of a deployment: weights + KV cache + activations per chip against usable HBM.
+
+Per chip, for the heaviest pipeline stage:
+- weights: each module's elements per chip (see :func:`weight_elems_per_chip`) x its stored
+  bytes per element (block scales included);
+- KV cache: MLA's latent has no head dimension, so every TP rank of an attention group keeps
+  the full latent of that group's sequences (attention DP shards sequences instead); GQA KV
+  splits over TP down to one KV head per rank and replicates beyond (DESIGN.md §7);
+- activations: tokens in flight per step x (8·h + 4·I_local) bf16 values (hidden-state
+  buffers, residual, norms, FFN intermediate) + fp32 logits for sampled rows; an estimate;
+- a reserve of ``memory_reserve_fraction`` of usable HBM (workspaces, CUDA graphs, fragmentation).
+A deployment whose need exceeds usable HBM is infeasible, and the reason names the biggest part.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from jalapeno.deploy.layout import Layout
+from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.formats import Precision
+from jalapeno.specs.hardware import System
+from jalapeno.specs.model import ModelSpec
+
+
+def kv_heads_per_rank(model: ModelSpec, tp: int) -> int:
+    """GQA KV heads each TP rank stores: kv/tp, at least one (replicated beyond kv = tp)."""
+    return max(1, math.ceil(model.attention.num_kv_heads / tp))
+
+
+def weight_elems_per_chip(model: ModelSpec, layout: Layout) -> dict[str, float]:
+    """Resident weight elements per chip by module, for the heaviest pipeline stage.
+
+    Returns:
+        dict module → elements: attention, dense_ffn, routed_experts, shared_experts, router,
+        embedding, lm_head. Layers are split evenly over ``pp`` (ceil), the embedding sits on the
+        first stage and the head on the last (both on one chip when pp = 1).
+    """
+    a, h, tp = model.attention, model.hidden_size, layout.tp
+    per_stage = math.ceil(model.num_layers / layout.pp) / model.num_layers
+    if a.kind == "mla":
+        repl = h * a.q_lora_rank + a.q_lora_rank + h * (a.kv_lora_rank + a.qk_rope_dim) + a.kv_lora_rank
+        if a.has_indexer:
+            repl += (a.q_lora_rank * a.index_heads * a.index_head_dim + h * a.index_head_dim
+                     + 2 * a.index_head_dim + h * a.index_heads)
+        attn = repl + (model.attention_params() - repl) / tp
+    else:
+        d = a.head_dim
+        kvr = kv_heads_per_rank(model, tp)
+        attn = 2 * a.num_heads * d * h / tp + 2 * h * kvr * d
+        attn += (model.attention_params() - 2 * a.num_heads * d * h - 2 * h * a.num_kv_heads * d) / tp
+    n_dense, n_moe = model.num_dense_layers, model.num_moe_layers
+    out = {
+        "attention": attn * model.num_layers * per_stage,
+        "dense_ffn": model.dense_ffn_params() * n_dense * per_stage / tp,
+        "routed_experts": 0.0,
+        "shared_experts": 0.0,
+        "router": 0.0,
+    }
+    if model.moe:
+        experts_per_rank = math.ceil(model.moe.num_experts / layout.ep)
+        out["routed_experts"] = experts_per_rank * model.expert_params() / layout.moe_tp * n_moe * per_stage
+        out["shared_experts"] = model.shared_expert_params() * n_moe * per_stage / tp
+        out["router"] = model.router_params() * n_moe * per_stage
+    emb = model.embedding_params() / tp
+    head = model.lm_head_params() / tp
+    if layout.pp == 1:
+        out["embedding"], out["lm_head"] = emb, head
+    elif emb >= head:
+        out["embedding"], out["lm_head"] = emb, 0.0
+    else:
+        out["embedding"], out["lm_head"] = 0.0, head
+    return out
+
+
+#: Router (gate) weights stay in BF16 in every released checkpoint (gpt-oss
+#: modules_to_not_convert lists mlp.router; DeepSeek-V3 keeps the gate unquantised).
+ROUTER_BYTES = 2.0
+
+
+def weight_bytes_per_chip(model: ModelSpec, layout: Layout, precision: Precision) -> float:
+    """Resident weight bytes per chip (heaviest stage), with each module's storage format."""
+    total = 0.0
+    for mod, n in weight_elems_per_chip(model, layout).items():
+        total += n * (ROUTER_BYTES if mod == "router" else precision.weight_bytes(mod))
+    return total
+
+
+def kv_bytes_per_seq_per_chip(model: ModelSpec, layout: Layout, precision: Precision,
+                              context_tokens) -> np.ndarray:
+    """KV-cache bytes one sequence of ``context_tokens`` occupies on each chip that holds it.
+
+    Sliding-window layers hold at most ``window`` tokens; layers are split over ``pp``.
+    """
+    ctx = np.asarray(context_tokens, dtype=float)
+    a = model.attention
+    b = precision.kv_cache.bytes_per_elem
+    if a.kind == "mla":
+        per_layer_tok = a.kv_elems_per_token_layer * b
+    else:
+        per_layer_tok = 2 * kv_heads_per_rank(model, layout.tp) * a.head_dim * b
+    total = np.zeros_like(ctx)
+    for w in model.layer_windows:
+        held = np.minimum(ctx, w) if w else ctx
+        total = total + held * per_layer_tok
+        if a.has_indexer:
+            total = total + ctx * (a.index_head_dim + 4)
+    return total * math.ceil(model.num_layers / layout.pp) / model.num_layers
+
+
+def activation_bytes_per_chip(model: ModelSpec, layout: Layout, tokens_per_step,
+                              sampled_rows=None) -> np.ndarray:
+    """Activation workspace per chip for a step of ``tokens_per_step`` tokens (whole instance)."""
+    t = np.asarray(tokens_per_step, dtype=float) / layout.dp
+    inter = model.dense_intermediate / layout.tp
+    if model.moe:
+        inter = max(inter, model.moe.top_k * model.moe.expert_intermediate / layout.moe_tp)
+    rows = t if sampled_rows is None else np.asarray(sampled_rows, dtype=float) / layout.dp
+    return t * (8 * model.hidden_size + 4 * inter) * 2 + rows * model.vocab_size / layout.tp * 4
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFit:
+    """Per-chip memory of a deployment at given batches (arrays of shape (N,)).
+
+    Attributes:
+        weights_bytes: resident weights per chip (scalar).
+        kv_bytes: KV cache of the resident sequences per chip.
+        activation_bytes: activation workspace per chip.
+        reserve_bytes: held back (``memory_reserve_fraction`` of usable).
+        usable_bytes: the chip's usable HBM.
+        fits: need <= usable.
+        reason: '' where it fits, else which part overflows and the fix.
+    """
+
+    weights_bytes: float
+    kv_bytes: np.ndarray
+    activation_bytes: np.ndarray
+    reserve_bytes: float
+    usable_bytes: float
+    fits: np.ndarray
+    reason: np.ndarray
+
+    @property
+    def free_for_kv_bytes(self) -> np.ndarray:
+        return self.usable_bytes - self.reserve_bytes - self.weights_bytes - self.activation_bytes
+
+
+def memory_fit(model: ModelSpec, system: System, layout: Layout, precision: Precision,
+               resident_seqs, context_tokens, tokens_per_step, eff: Efficiency | None = None) -> MemoryFit:
+    """Check weights + KV + activations per chip against usable HBM.
+
+    Args:
+        resident_seqs: (N,) sequences resident in the whole instance (spread over ``dp``).
+        context_tokens: (N,) their mean context length in tokens (what the KV cache holds).
+        tokens_per_step: (N,) tokens processed per step by the instance.
+    """
+    eff = eff or system.efficiency
+    usable = system.chip.hbm_usable_bytes
+    reserve = usable * eff.memory_reserve_fraction
+    w = weight_bytes_per_chip(model, layout, precision)
+    seqs = np.asarray(resident_seqs, dtype=float) / layout.dp
+    kv = np.ceil(seqs) * kv_bytes_per_seq_per_chip(model, layout, precision, context_tokens)
+    act = activation_bytes_per_chip(model, layout, tokens_per_step)
+    need = w + kv + act + reserve
+    fits = need <= usable
+    reason = np.full(fits.shape, "", dtype=object)
+    if not fits.all():
+        gib = 2.0**30
+        if w + reserve > usable:
+            msg = (f"weights need {w / gib:.1f} GiB per chip, more than the {usable / gib:.1f} GiB usable "
+                   f"(after a {reserve / gib:.1f} GiB reserve); shard wider (more TP/EP/PP) or use a "
+                   f"smaller precision")
+            reason[~fits] = msg
+        else:
+            reason[~fits] = (f"KV cache + activations exceed the {(usable - reserve - w) / gib:.1f} GiB "
+                             f"left after weights; lower the concurrency or shard wider")
+    return MemoryFit(w, kv, act, reserve, usable, fits, reason)
+
+
+def kv_capacity_seqs(model: ModelSpec, system: System, layout: Layout, precision: Precision,
+                     context_tokens, tokens_per_step, eff: Efficiency | None = None) -> np.ndarray:
+    """Most sequences of ``context_tokens`` the instance's KV cache holds (0 if weights don't fit).
+
+    Returns an array (N,) of sequences per instance (dp groups x per-group capacity).
+    """
+    eff = eff or system.efficiency
+    usable = system.chip.hbm_usable_bytes
+    free = (usable * (1 - eff.memory_reserve_fraction) - weight_bytes_per_chip(model, layout, precision)
+            - activation_bytes_per_chip(model, layout, tokens_per_step))
+    per_seq = kv_bytes_per_seq_per_chip(model, layout, precision, np.maximum(context_tokens, 1))
+    return np.maximum(np.floor(free / per_seq), 0) * layout.dp
