@@ -56,7 +56,10 @@ class OpBuilder:
         self._colls: list[tuple] = []
 
     def _arr(self, x) -> np.ndarray:
-        return np.broadcast_to(np.asarray(x, dtype=float), (self.n,))
+        a = np.asarray(x, dtype=float)
+        if a.shape == (self.n,):
+            return a
+        return np.full(self.n, float(a)) if a.ndim == 0 else np.broadcast_to(a, (self.n,))
 
     def op(self, name: str, kind: str, fmt: str, *, flop=0.0, weight=0.0, kv=0.0, act=0.0,
            rows=1.0, kernels: float = 1.0, count: float = 1.0, per_stage: bool = True) -> None:

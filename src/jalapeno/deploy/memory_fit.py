@@ -103,11 +103,12 @@ def kv_bytes_per_seq_per_chip(model: ModelSpec, layout: Layout, precision: Preci
     else:
         per_layer_tok = 2 * kv_heads_per_rank(model, layout.tp) * a.head_dim * b
     total = np.zeros_like(ctx)
-    for w in model.layer_windows:
+    windows, counts = np.unique(np.asarray(model.layer_windows), return_counts=True)
+    for w, cnt in zip(windows.tolist(), counts.tolist()):
         held = np.minimum(ctx, w) if w else ctx
-        total = total + held * per_layer_tok
-        if a.has_indexer:
-            total = total + ctx * (a.index_head_dim + 4)
+        total = total + cnt * held * per_layer_tok
+    if a.has_indexer:
+        total = total + model.num_layers * ctx * (a.index_head_dim + 4)
     return total * math.ceil(model.num_layers / layout.pp) / model.num_layers
 
 

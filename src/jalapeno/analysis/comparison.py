@@ -1,0 +1,178 @@
+"""Compare systems on one model and workload: frontiers, headline figures, ratios, tiers.
+
+Pipeline: sweep each system (analysis/sweep.py) → Pareto frontier of throughput per chip vs
+interactivity over feasible points (analysis/frontier.py) → per-system headline → ratios against
+a baseline (peak, iso-interactivity, tiers; analysis/compare.py). Tokens/s per kW and per $ are
+throughput per chip divided by a per-system constant, so the same frontier serves all three.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from jalapeno.analysis import compare as cmp
+from jalapeno.analysis.frontier import frontier_indices
+from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
+from jalapeno.analysis.records import point_record
+from jalapeno.analysis.sweep import SweepOptions, SweepResult, sweep
+from jalapeno.errors import InfeasibleDeployment, SpecError
+from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.formats import Precision
+from jalapeno.specs.hardware import System
+from jalapeno.specs.model import ModelSpec
+from jalapeno.specs.workload import Workload
+
+#: Interactivity values (tok/s/user) at which ratios are reported by default (parameters).
+DEFAULT_ISO_INTERACTIVITY = (25.0, 50.0, 100.0, 200.0, 400.0)
+
+
+@dataclass(frozen=True)
+class SystemFrontier:
+    """One system's sweep and frontier (indices into the sweep's points, by interactivity)."""
+
+    system: System
+    sweep: SweepResult
+    frontier: np.ndarray
+    convention: str
+
+    def point(self, i: int) -> dict:
+        """Point ``i`` of the sweep as the JSON contract's record (analysis/records.py)."""
+        dep = self.sweep.deployments[int(self.sweep.dep_index[i])]
+        return point_record(self.sweep.points, i, dep, self.system, self.convention)
+
+    @property
+    def x(self) -> np.ndarray:
+        return self.sweep.points.interactivity[self.frontier]
+
+    @property
+    def y(self) -> np.ndarray:
+        return self.sweep.points.throughput_per_chip[self.frontier]
+
+    def as_frontier(self, scale: float = 1.0) -> cmp.Frontier:
+        return cmp.Frontier(self.x, self.y * scale)
+
+
+def system_frontier(model: ModelSpec, system: System, wl: Workload, precision: Precision,
+                    options: SweepOptions | None = None, convention: str = "all-in",
+                    eff: Efficiency | None = None) -> SystemFrontier:
+    """Sweep ``system`` and keep the Pareto frontier of its feasible points.
+
+    Raises:
+        InfeasibleDeployment: nothing fits, or no point is feasible.
+    """
+    power_w_per_chip(system, convention)  # validates the convention early
+    res = sweep(model, system, wl, precision, options, eff)
+    p = res.points
+    ok = np.flatnonzero(p.feasible & (p.throughput_per_chip > 0) & np.isfinite(p.interactivity))
+    if ok.size == 0:
+        reasons = sorted({str(r) for r in p.reason if r})
+        raise InfeasibleDeployment("deployment", f"no feasible point for {model.name} on {system.name}: "
+                                   + (reasons[0] if reasons else "unknown"),
+                                   "use a smaller precision or a bigger system")
+    fi = ok[frontier_indices(p.interactivity[ok], p.throughput_per_chip[ok])]
+    return SystemFrontier(system, res, fi, convention)
+
+
+def headline(sf: SystemFrontier) -> dict:
+    """Per-system headline: peak throughput/chip, peak tok/s/kW per convention, top speed, min E2E."""
+    p = sf.sweep.points
+    ok = p.feasible
+    i_peak = sf.frontier[int(np.argmax(sf.y))]
+    i_fast = sf.frontier[int(np.argmax(sf.x))]
+    e2e = np.where(ok, p.e2e_s, np.inf)
+    i_lat = int(np.argmin(e2e))
+    peak_tput = float(p.throughput_per_chip[i_peak])
+    return {
+        "peak_throughput_per_chip": peak_tput,
+        "peak_output_throughput_per_chip": float(p.output_throughput_per_chip[i_peak]),
+        "interactivity_at_peak": float(p.interactivity[i_peak]),
+        "bound_at_peak": str(p.bound[i_peak]),
+        "deployment_at_peak": sf.sweep.deployments[int(sf.sweep.dep_index[i_peak])].label,
+        "peak_tok_s_per_kw": {c: peak_tput / (power_w_per_chip(sf.system, c)[0] / 1000) for c in CONVENTIONS},
+        "power_labels": {c: power_w_per_chip(sf.system, c)[1] for c in CONVENTIONS},
+        "usd_per_mtok_at_peak": float(sf.system.usd_per_chip_hour / (peak_tput * 3600 / 1e6)),
+        "max_interactivity": float(p.interactivity[i_fast]),
+        "throughput_at_max_interactivity": float(p.throughput_per_chip[i_fast]),
+        "bound_at_max_interactivity": str(p.bound[i_fast]),
+        "deployment_at_max_interactivity": sf.sweep.deployments[int(sf.sweep.dep_index[i_fast])].label,
+        "min_e2e_s": float(e2e[i_lat]),
+        "min_ttft_s": float(np.min(np.where(ok, p.ttft_s, np.inf))),
+        "frontier_points": int(sf.frontier.size),
+        "points_evaluated": int(len(p)),
+    }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Result of :func:`compare_systems` (JSON via :meth:`as_dict`)."""
+
+    model: str
+    workload: Workload
+    precision: str
+    convention: str
+    baseline: str
+    frontiers: dict[str, SystemFrontier]
+    headlines: dict[str, dict]
+    comparisons: dict[str, dict]
+    options: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "model": self.model, "workload": self.workload.as_dict(), "precision": self.precision,
+            "power_convention": self.convention, "baseline": self.baseline, "options": self.options,
+            "systems": {n: {"frontier": [sf.point(int(i)) for i in sf.frontier], "headline": self.headlines[n]}
+                        for n, sf in self.frontiers.items()},
+            "comparisons": self.comparisons,
+        }
+
+
+def compare_systems(model: ModelSpec, systems: list[System], wl: Workload, precision: Precision,
+                    baseline: str | None = None, convention: str = "all-in",
+                    options: SweepOptions | None = None, iso_interactivity=DEFAULT_ISO_INTERACTIVITY,
+                    floors=None) -> Comparison:
+    """Frontiers of every system and their ratios against ``baseline``.
+
+    Ratios: ``peak`` (throughput per chip, tok/s/kW under ``convention``, tokens per $), and at
+    each ``iso_interactivity`` value (interpolated on both frontiers; unreachable → null ratio;
+    values at/past a frontier's end flagged), plus the operating tiers of each system.
+
+    Raises:
+        SpecError: baseline not among the systems, or an empty system list.
+    """
+    if not systems:
+        raise SpecError("systems", "no system given", "pass at least one system")
+    names = [s.name for s in systems]
+    baseline = baseline or names[-1]
+    if baseline not in names:
+        raise SpecError("baseline", f"{baseline!r} is not among the compared systems {names}",
+                        "pick one of the systems passed with --systems")
+    fr = {s.name: system_frontier(model, s, wl, precision, options, convention) for s in systems}
+    heads = {n: headline(sf) for n, sf in fr.items()}
+    base = fr[baseline]
+    bp, _ = power_w_per_chip(base.system, convention)
+    comps: dict[str, dict] = {}
+    for n, sf in fr.items():
+        p, _ = power_w_per_chip(sf.system, convention)
+        a_t, b_t = sf.as_frontier(), base.as_frontier()
+        a_kw, b_kw = sf.as_frontier(1000 / p), base.as_frontier(1000 / bp)
+        a_usd, b_usd = sf.as_frontier(1 / sf.system.usd_per_chip_hour), base.as_frontier(1 / base.system.usd_per_chip_hour)
+        comps[n] = {
+            "vs": baseline,
+            "peak_ratio": {"throughput_per_chip": cmp.peak_ratio(a_t, b_t),
+                           "tok_s_per_kw": cmp.peak_ratio(a_kw, b_kw),
+                           "tokens_per_usd": cmp.peak_ratio(a_usd, b_usd)},
+            "max_interactivity_ratio": heads[n]["max_interactivity"] / heads[baseline]["max_interactivity"],
+            "min_e2e_ratio": heads[n]["min_e2e_s"] / heads[baseline]["min_e2e_s"],
+            "iso_interactivity": {
+                "throughput_per_chip": cmp.iso_interactivity_ratio(a_t, b_t, list(iso_interactivity)),
+                "tok_s_per_kw": cmp.iso_interactivity_ratio(a_kw, b_kw, list(iso_interactivity)),
+            },
+            "tiers": cmp.tiers(a_t, floors),
+            "tiers_tok_s_per_kw": cmp.tiers(a_kw, floors),
+        }
+    opts = options or SweepOptions()
+    return Comparison(model.name, wl, precision.name, convention, baseline, fr, heads, comps,
+                      {"serving": opts.serving, "mtp": opts.mtp.as_dict() if opts.mtp else None,
+                       "token_budget": opts.token_budget})

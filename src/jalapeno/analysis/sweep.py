@@ -1,0 +1,200 @@
+"""Sweep valid deployments x operating points of one model on one system.
+
+Enumerated (like the InferenceX sweeps; all restrictable by :class:`SweepOptions`):
+- aggregated instances of S chips per stage, S in {1, 2, 4, ...} up to 4x the scale-up domain
+  (crossing it over scale-out or global links) plus the domain size itself (72 on NVL72);
+  attention TP t in {1, 2, 4, 8} dividing S and the head count, attention DP S/t; MoE EP = S
+  (wide EP), and EP = 1 (TP-only experts) for S <= 8; dense models use TP only;
+- disaggregated: prefill instances (TP/TEP of 1-8 chips) x decode instances (TEP of <= 8 or
+  DP-attention + wide EP of 8 chips up to the domain) x prefill workers {1, 2, 3, 4, 6, 8, 12,
+  16} x decode workers {1, 2, 4};
+- the decode batch per instance doubling 1 ... 16384 (each clipped to the instance's KV / budget
+  cap) — the closed-loop concurrency of each point is derived from it (serve/analytic.py), or,
+  with ``concurrency`` given, solved for those concurrencies (aggregated only).
+Layouts whose weights do not fit are skipped; points that do not fit are kept, marked infeasible.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+
+from jalapeno.deploy.deployment import DEFAULT_TOKEN_BUDGET, MTP, Deployment, Pool
+from jalapeno.deploy.layout import Layout, validate_layout
+from jalapeno.deploy.memory_fit import weight_bytes_per_chip
+from jalapeno.errors import JalapenoError, SpecError
+from jalapeno.serve.analytic import ServingPoints, aggregated_by_batch, solve_concurrency
+from jalapeno.serve.disagg import decode_curve, disaggregated_points, prefill_perf
+from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.formats import Precision
+from jalapeno.specs.hardware import System
+from jalapeno.specs.model import ModelSpec
+from jalapeno.specs.workload import Workload
+
+DEFAULT_BATCHES = tuple(2.0**i for i in range(15))  # 1 ... 16384
+PREFILL_WORKERS = (1, 2, 3, 4, 6, 8, 12, 16)
+DECODE_WORKERS = (1, 2, 4)
+
+
+@dataclass(frozen=True, slots=True)
+class SweepOptions:
+    """What the sweep may use.
+
+    Attributes:
+        serving: ``both``, ``agg`` or ``disagg``.
+        mtp: MTP settings applied to every deployment (None = off).
+        concurrency: closed-loop concurrencies to solve for (aggregated); None = batch grid.
+        batches: decode batches per instance for the grid.
+        token_budget: chunked-prefill budget per step.
+        max_stage_factor: largest stage as a multiple of the scale-up domain.
+    """
+
+    serving: str = "both"
+    mtp: MTP | None = None
+    concurrency: tuple[float, ...] | None = None
+    batches: tuple[float, ...] = DEFAULT_BATCHES
+    token_budget: int = DEFAULT_TOKEN_BUDGET
+    max_stage_factor: int = 4
+
+    def __post_init__(self) -> None:
+        if self.serving not in ("both", "agg", "disagg"):
+            raise SpecError("serving", f"unknown serving mode {self.serving!r}", "use agg, disagg or both")
+        if self.concurrency is not None and any(c <= 0 for c in self.concurrency):
+            raise SpecError("concurrency", "must be positive", "give concurrencies >= 1")
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """All points of a sweep: ``points`` (N,) and the deployment of each (``dep_index``)."""
+
+    model: str
+    system: str
+    workload: Workload
+    precision: str
+    points: ServingPoints
+    deployments: list[Deployment] = field(repr=False)
+    dep_index: np.ndarray = field(repr=False)
+
+
+def _fits(model: ModelSpec, system: System, layout: Layout, precision: Precision, eff: Efficiency) -> bool:
+    try:
+        validate_layout(layout, model, system)
+    except JalapenoError:
+        return False
+    usable = system.chip.hbm_usable_bytes * (1 - eff.memory_reserve_fraction)
+    return weight_bytes_per_chip(model, layout, precision) < 0.95 * usable
+
+
+def stage_sizes(system: System, factor: int) -> list[int]:
+    """Stage sizes to try: powers of two up to factor x scale-up (and the domain size)."""
+    su = system.scale_up_chips
+    top = min(system.max_chips, factor * su)
+    sizes = {2**i for i in range(0, 16) if 2**i <= top}
+    sizes.add(min(su, top))
+    return sorted(sizes)
+
+
+def aggregated_layouts(model: ModelSpec, system: System, precision: Precision, eff: Efficiency,
+                       factor: int = 4) -> list[Layout]:
+    """Valid aggregated layouts whose weights fit."""
+    out = []
+    heads = model.attention.num_heads
+    for s in stage_sizes(system, factor):
+        for tp in (1, 2, 4, 8):
+            if s % tp or heads % tp:
+                continue
+            if model.moe is None:
+                if tp == s:
+                    out.append(Layout(tp=tp))
+                continue
+            eps = {s} | ({1} if s <= 8 else set())
+            for ep in sorted(eps):
+                out.append(Layout(tp=tp, dp=s // tp, ep=ep))
+        if model.moe is None and s > 8 and heads % s == 0 and s <= 64:
+            out.append(Layout(tp=s))
+    return [lay for lay in out if _fits(model, system, lay, precision, eff)]
+
+
+def disaggregated_layouts(model: ModelSpec, system: System, precision: Precision, eff: Efficiency,
+                          factor: int = 4) -> tuple[list[Layout], list[Layout]]:
+    """(prefill layouts, decode layouts) whose weights fit."""
+    moe = model.moe is not None
+    pre = []
+    for s in (1, 2, 4, 8):
+        pre.append(Layout(tp=s, ep=s if moe else 1))
+    dec = []
+    for s in stage_sizes(system, factor):
+        if s <= 8:
+            dec.append(Layout(tp=s, ep=s if moe else 1))
+        if moe and s >= 8:
+            dec.append(Layout(tp=1, dp=s, ep=s))
+    keep = lambda ls: [lay for lay in dict.fromkeys(ls) if _fits(model, system, lay, precision, eff)]  # noqa: E731
+    return keep(pre), keep(dec)
+
+
+def concat_points(parts: list[ServingPoints]) -> ServingPoints:
+    """Concatenate point sets."""
+    return ServingPoints(**{f.name: np.concatenate([getattr(p, f.name) for p in parts])
+                            for f in fields(ServingPoints)})
+
+
+def sweep(model: ModelSpec, system: System, wl: Workload, precision: Precision,
+          options: SweepOptions | None = None, eff: Efficiency | None = None) -> SweepResult:
+    """Evaluate every enumerated deployment at every operating point.
+
+    Raises:
+        InfeasibleDeployment: no layout of the model fits on the system.
+    """
+    from jalapeno.errors import InfeasibleDeployment
+
+    opt = options or SweepOptions()
+    eff = eff or system.efficiency
+    parts: list[ServingPoints] = []
+    deps: list[Deployment] = []
+    idx: list[np.ndarray] = []
+    batches = np.asarray(opt.batches, dtype=float)
+
+    def add(dep: Deployment, pts: ServingPoints) -> None:
+        idx.append(np.full(len(pts), len(deps)))
+        deps.append(dep)
+        parts.append(pts)
+
+    if opt.serving in ("both", "agg"):
+        for lay in aggregated_layouts(model, system, precision, eff, opt.max_stage_factor):
+            dep = Deployment(precision, Pool(lay), mtp=opt.mtp, token_budget=opt.token_budget)
+            if opt.concurrency is not None:
+                pts = solve_concurrency(model, system, dep, wl, np.asarray(opt.concurrency), eff)
+            else:
+                pts = aggregated_by_batch(model, system, dep, wl, batches, eff)
+                _, first = np.unique(pts.decode_batch, return_index=True)
+                pts = pts.take(np.sort(first))
+            add(dep, pts)
+    if opt.serving in ("both", "disagg") and opt.concurrency is None:
+        pre_layouts, dec_layouts = disaggregated_layouts(model, system, precision, eff, opt.max_stage_factor)
+        pres = [prefill_perf(model, system, lay, precision, wl, opt.token_budget, eff) for lay in pre_layouts]
+        pairs = [(x, y) for x in PREFILL_WORKERS for y in DECODE_WORKERS]
+        xs = np.array([p[0] for p in pairs])
+        ys = np.array([p[1] for p in pairs])
+        for dlay in dec_layouts:
+            dec = decode_curve(model, system, dlay, precision, wl, batches, opt.mtp, eff)
+            keep = np.sort(np.unique(dec.batch, return_index=True)[1])
+            for pre in pres:
+                if not pre.feasible:
+                    continue
+                pts = disaggregated_points(model, system, precision, wl, pre, dec, xs, ys, opt.mtp, eff)
+                k = dec.batch.shape[0]
+                for m, (x, y) in enumerate(pairs):
+                    sel = m * k + keep
+                    dep = Deployment(precision, Pool(dlay, y), prefill=Pool(pre.layout, x), mtp=opt.mtp,
+                                     token_budget=opt.token_budget)
+                    if dep.chips > system.max_chips:
+                        continue
+                    add(dep, pts.take(sel))
+    if not parts:
+        raise InfeasibleDeployment(
+            "deployment", f"no layout of {model.name} ({precision.name}) fits on {system.name} "
+            f"within {opt.max_stage_factor}x its scale-up domain",
+            "use a smaller precision, allow wider stages (max_stage_factor) or a bigger system")
+    return SweepResult(model.name, system.name, wl, precision.name, concat_points(parts), deps,
+                       np.concatenate(idx))

@@ -1,0 +1,51 @@
+"""The ``jalapeno`` console script: a thin typer app over the Python API.
+
+Each command parses its options, calls one public function and renders a rich table or the
+same object as ``--json``. A :class:`~jalapeno.errors.JalapenoError` becomes one line on stderr
+(``error: <field>: <problem>. Fix: <fix>``) and exit code 2.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from jalapeno.errors import JalapenoError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="First-principles performance model of LLM-inference systems.")
+
+
+def _register() -> None:
+    from jalapeno.cli import catalog_cmds, serving_cmds, step_cmd
+
+    app.add_typer(catalog_cmds.hardware_app, name="hardware")
+    app.add_typer(catalog_cmds.models_app, name="models")
+    app.command("step")(step_cmd.step)
+    serving_cmds.register(app)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the app, turning user errors into one line and exit code 2."""
+    _register()
+    try:
+        app(args=argv, standalone_mode=False)
+    except JalapenoError as e:
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except typer.Abort:
+        sys.exit(1)
+    except Exception as e:  # click usage errors carry their own exit code
+        import click
+
+        if isinstance(e, click.ClickException):
+            e.show()
+            sys.exit(e.exit_code)
+        raise
+
+
+if __name__ == "__main__":
+    main()

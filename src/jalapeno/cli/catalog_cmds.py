@@ -1,0 +1,136 @@
+"""``jalapeno hardware`` and ``jalapeno models``: list and show the catalog."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from jalapeno import units
+from jalapeno.cli.common import console, fmt_si, print_json
+from jalapeno.specs.catalog import list_models, list_systems, load_model, load_system
+from jalapeno.specs.hardware import System
+
+hardware_app = typer.Typer(no_args_is_help=True, help="Systems in the catalog.")
+models_app = typer.Typer(no_args_is_help=True, help="Models in the catalog.")
+
+
+def system_dict(s: System) -> dict:
+    """JSON-ready description of a system (SI units, with sources)."""
+    c = s.chip
+    return {
+        "name": s.name, "description": s.description, "vendor_verified": s.vendor_verified,
+        "chip": {"name": c.name, "peak_flop_per_s": dict(c.peak_flop_per_s),
+                 "hbm_capacity_bytes": c.hbm_capacity_bytes, "hbm_usable_bytes": c.hbm_usable_bytes,
+                 "hbm_bandwidth_bytes_per_s": c.hbm_bandwidth_bytes_per_s, "hbm_stacks": c.hbm_stacks,
+                 "sram_bytes": c.sram_bytes, "tdp_w": c.tdp_w, "sustained_w": c.sustained_w},
+        "levels": [{"name": lv.name, "chips": lv.chips, "scope": lv.scope, "topology": lv.topology,
+                    "bandwidth_bytes_per_s": lv.bandwidth_bytes_per_s, "latency_s": lv.latency_s,
+                    "in_network_reduction": lv.in_network_reduction,
+                    "links_per_chip": lv.links_per_chip, "torus_dims": lv.torus_dims}
+                   for lv in s.levels],
+        "allin_power_w_per_chip": s.allin_power_w_per_chip,
+        "usd_per_chip_hour": s.usd_per_chip_hour,
+        "efficiency": {k: getattr(s.efficiency, k) for k in s.efficiency.__dataclass_fields__},
+        "sources": dict(s.sources), "path": s.path,
+    }
+
+
+@hardware_app.command("list")
+def hardware_list(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """List the shipped systems."""
+    systems = [load_system(n) for n in list_systems()]
+    if json_out:
+        print_json([{"name": s.name, "description": s.description} for s in systems])
+        return
+    t = Table(title="Systems")
+    for col in ("name", "chip", "FP8 PF", "FP4 PF", "HBM GB", "HBM TB/s", "TDP W", "scale-up", "all-in kW", "$/chip-h"):
+        t.add_column(col)
+    for s in systems:
+        c = s.chip
+        fp4 = c.peak_flop_per_s.get("fp4")
+        t.add_row(s.name, c.name, f"{c.peak_flop_per_s.get('fp8', 0) / 1e15:.2f}",
+                  f"{fp4 / 1e15:.2f}" if fp4 else "-", f"{c.hbm_capacity_bytes / units.GB:.0f}",
+                  f"{c.hbm_bandwidth_bytes_per_s / units.TB:.1f}", f"{c.tdp_w:.0f}",
+                  f"{s.scale_up_chips}", f"{s.allin_power_w_per_chip / 1e3:.2f}",
+                  f"{s.usd_per_chip_hour:.2f}")
+    console.print(t)
+
+
+@hardware_app.command("show")
+def hardware_show(name: str = typer.Argument(..., help="System name or path to a TOML file."),
+                  json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Show one system: chip, link hierarchy, power, cost, efficiencies and sources."""
+    s = load_system(name)
+    if json_out:
+        print_json(system_dict(s))
+        return
+    c = s.chip
+    console.print(f"[bold]{s.name}[/bold]: {s.description}"
+                  + ("" if s.vendor_verified else "  [yellow](not vendor-verified)[/yellow]"))
+    t = Table(title="chip", show_header=False)
+    t.add_column("field")
+    t.add_column("value")
+    t.add_column("source", overflow="fold")
+    src = s.sources
+    for fmt, v in c.peak_flop_per_s.items():
+        t.add_row(f"dense {fmt}", fmt_si(v, "FLOP/s"), src.get(f"chip.peak_dense_tflops.{fmt}", ""))
+    cap_key = next((k for k in src if k.startswith("chip.hbm_capacity")), "")
+    use_key = next((k for k in src if k.startswith("chip.hbm_usable")), "")
+    t.add_row("HBM nominal", f"{c.hbm_capacity_bytes / units.GB:.1f} GB", src.get(cap_key, ""))
+    t.add_row("HBM usable", f"{c.hbm_usable_bytes / units.GB:.1f} GB", src.get(use_key, ""))
+    t.add_row("HBM bandwidth", fmt_si(c.hbm_bandwidth_bytes_per_s, "B/s"), src.get("chip.hbm_bandwidth_tb_per_s", ""))
+    t.add_row("HBM stacks", str(c.hbm_stacks), src.get("chip.hbm_stacks", ""))
+    t.add_row("SRAM", f"{c.sram_bytes / units.MiB:.0f} MiB" if c.sram_bytes else "not published",
+              src.get("chip.sram_mib", ""))
+    t.add_row("TDP", f"{c.tdp_w:.0f} W", src.get("chip.tdp_w", ""))
+    t.add_row("sustained", f"{c.sustained_w:.0f} W" if c.sustained_w else "-", src.get("chip.sustained_w", ""))
+    t.add_row("all-in power", f"{s.allin_power_w_per_chip:.0f} W/chip", src.get("power.allin_kw_per_chip", ""))
+    t.add_row("cost", f"{s.usd_per_chip_hour:.2f} $/chip-h", src.get("cost.usd_per_chip_hour", ""))
+    console.print(t)
+    lt = Table(title="link hierarchy (per chip, per direction)")
+    for col in ("level", "chips", "scope", "topology", "GB/s", "latency us", "source"):
+        lt.add_column(col, overflow="fold")
+    for lv in s.levels:
+        topo = lv.topology + (f" {list(lv.torus_dims)}" if lv.torus_dims else "") + (
+            " +in-switch reduction" if lv.in_network_reduction else "")
+        lt.add_row(lv.name, str(lv.chips), lv.scope, topo, f"{lv.bandwidth_bytes_per_s / 1e9:.0f}",
+                   f"{lv.latency_s * 1e6:.1f}", src.get(f"levels[{lv.name}].bandwidth_gb_per_s", ""))
+    console.print(lt)
+    console.print(f"efficiency: {s.efficiency.source}")
+
+
+@models_app.command("list")
+def models_list(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """List the shipped models."""
+    rows = [load_model(n).summary() for n in list_models()]
+    if json_out:
+        print_json(rows)
+        return
+    t = Table(title="Models")
+    for col in ("name", "type", "total", "active", "layers", "attention", "experts", "KV B/token", "precision"):
+        t.add_column(col)
+    for r in rows:
+        moe = r["moe"]
+        t.add_row(r["name"], r["model_type"], f"{r['total_params'] / 1e9:.1f}B",
+                  f"{r['active_params'] / 1e9:.1f}B", str(r["num_layers"]), r["attention_detail"],
+                  f"{moe['num_experts']} top-{moe['top_k']}" if moe else "-",
+                  f"{r['kv_bytes_per_token']:,.0f} ({r['kv_dtype']})", r["default_precision"])
+    console.print(t)
+
+
+@models_app.command("show")
+def models_show(name: str = typer.Argument(..., help="Model name or path to a config.json."),
+                json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Show one model's shapes and parameter counts."""
+    r = load_model(name).summary()
+    if json_out:
+        print_json(r)
+        return
+    t = Table(title=r["name"], show_header=False)
+    t.add_column("field")
+    t.add_column("value")
+    for k, v in r.items():
+        if isinstance(v, int) and k.endswith("params"):
+            v = f"{v / 1e9:.2f}B ({v:,})"
+        t.add_row(k, str(v))
+    console.print(t)

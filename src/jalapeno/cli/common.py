@@ -1,0 +1,48 @@
+"""Shared CLI helpers: JSON output and rich console."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+
+import shutil
+import sys
+
+#: Wide enough for the comparison tables when stdout is not a terminal (pipes, CI logs).
+console = Console(width=shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 160)
+
+
+def _clean(o: Any) -> Any:
+    if isinstance(o, dict):
+        return {str(k): _clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_clean(v) for v in o]
+    if isinstance(o, np.ndarray):
+        return [_clean(v) for v in o.tolist()]
+    if isinstance(o, (np.floating, float)):
+        f = float(o)
+        return None if math.isnan(f) or math.isinf(f) else f
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.bool_):
+        return bool(o)
+    return o
+
+
+def print_json(obj: Any) -> None:
+    """Print ``obj`` as JSON (NaN/inf become null) to stdout."""
+    print(json.dumps(_clean(obj), indent=2))
+
+
+def fmt_si(x: float, unit: str = "") -> str:
+    """Format a number with an SI prefix: 1.23e9 → '1.23 G'."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    for p, s in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= p:
+            return f"{x / p:.3g} {s}{unit}"
+    return f"{x:.3g} {unit}".strip()

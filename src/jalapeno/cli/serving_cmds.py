@@ -1,0 +1,186 @@
+"""``jalapeno compare``, ``frontier`` and ``predict``: the serving commands (thin over the API)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from jalapeno.cli.common import console, print_json
+from jalapeno.errors import SpecError
+
+SYSTEMS_DEFAULT = "jalapeno,gb200-nvl72,gb300-nvl72,vera-rubin-nvl72"
+
+
+def _mtp(k: int | None, acceptance: float | None):
+    from jalapeno.deploy.deployment import MTP
+
+    if k is None and acceptance is None:
+        return None
+    if k is None or acceptance is None:
+        raise SpecError("--mtp/--mtp-acceptance", "MTP needs both the draft length and the acceptance rate",
+                        "pass --mtp K --mtp-acceptance A (no default acceptance is assumed)")
+    return MTP(k, acceptance)
+
+
+def _setup(model: str, workload: str | None, isl: int | None, osl: int | None, precision: str | None):
+    from jalapeno.specs.catalog import load_model
+    from jalapeno.specs.formats import get_precision
+    from jalapeno.specs.workload import get_workload
+
+    m = load_model(model)
+    wl = get_workload(workload, isl, osl)
+    prec = get_precision(precision or m.default_precision)
+    return m, wl, prec
+
+
+def parse_pool(text: str, option: str):
+    """Parse ``"tp=4,ep=4,dp=1,pp=1,workers=2"`` into a Pool.
+
+    Raises:
+        SpecError: unknown key or a non-integer value (names the option and the key).
+    """
+    from jalapeno.deploy.deployment import Pool
+    from jalapeno.deploy.layout import Layout
+
+    vals = {"tp": 1, "dp": 1, "ep": 1, "pp": 1, "workers": 1}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, _, val = part.partition("=")
+        key = key.strip().lower()
+        if key not in vals:
+            raise SpecError(option, f"unknown key {key!r}", "use tp=, dp=, ep=, pp= and workers=")
+        try:
+            vals[key] = int(val)
+        except ValueError:
+            raise SpecError(f"{option} {key}", f"{val!r} is not an integer", f"write {key}=<integer>") from None
+    workers = vals.pop("workers")
+    if workers < 1:
+        raise SpecError(f"{option} workers", "must be >= 1", "write workers=<positive integer>")
+    return Pool(Layout(**vals), workers)
+
+
+def compare(
+    model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
+    workload: str = typer.Option(None, "--workload", "-w", help="1k1k, 8k1k (default) or 1k8k."),
+    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
+    osl: int = typer.Option(None, "--osl", help="Output length."),
+    precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
+    systems: str = typer.Option(SYSTEMS_DEFAULT, "--systems", "-s", help="Comma-separated names or TOML paths."),
+    baseline: str = typer.Option("gb300-nvl72", "--baseline", "-b", help="System the ratios are taken against."),
+    power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
+    serving: str = typer.Option("both", "--serving", help="agg, disagg or both."),
+    mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
+    mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the JSON result instead of tables."),
+    html: str = typer.Option("jalapeno-compare.html", "--html", help="Write the frontier chart here ('' = none)."),
+) -> None:
+    """Compare systems on one model and workload: frontiers, headline figures, ratios, tiers."""
+    from jalapeno.analysis.comparison import compare_systems
+    from jalapeno.analysis.sweep import SweepOptions
+    from jalapeno.report.html import write_html
+    from jalapeno.report.tables import comparison_tables
+    from jalapeno.specs.catalog import load_system
+
+    m, wl, prec = _setup(model, workload, isl, osl, precision)
+    names = [s.strip() for s in systems.split(",") if s.strip()]
+    syss = [load_system(n) for n in names]
+    base = load_system(baseline).name if baseline else None
+    if base not in [s.name for s in syss]:
+        raise SpecError("--baseline", f"{baseline!r} is not among --systems", "add it to --systems or pick one of them")
+    res = compare_systems(m, syss, wl, prec, baseline=base, convention=power,
+                          options=SweepOptions(serving=serving, mtp=_mtp(mtp, mtp_acceptance)))
+    d = res.as_dict()
+    if html:
+        write_html(d, html)
+    if json_out:
+        print_json(d)
+        return
+    for t in comparison_tables(d):
+        console.print(t)
+    if html:
+        console.print(f"frontier chart: {Path(html).resolve()}")
+
+
+def frontier(
+    system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
+    model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
+    workload: str = typer.Option(None, "--workload", "-w", help="1k1k, 8k1k (default) or 1k8k."),
+    isl: int = typer.Option(None, "--isl"),
+    osl: int = typer.Option(None, "--osl"),
+    precision: str = typer.Option(None, "--precision", "-p"),
+    serving: str = typer.Option("both", "--serving", help="agg, disagg or both."),
+    mtp: int = typer.Option(None, "--mtp"),
+    mtp_acceptance: float = typer.Option(None, "--mtp-acceptance"),
+    power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
+    json_out: bool = typer.Option(False, "--json"),
+    out: str = typer.Option(None, "--out", "-o", help="Write the frontier to FILE.csv, .json or .parquet."),
+) -> None:
+    """Every point of one system's throughput-vs-interactivity frontier, with its deployment."""
+    from jalapeno.analysis.comparison import system_frontier
+    from jalapeno.analysis.sweep import SweepOptions
+    from jalapeno.report.tables import frontier_table, write_points
+    from jalapeno.specs.catalog import load_system
+
+    m, wl, prec = _setup(model, workload, isl, osl, precision)
+    s = load_system(system)
+    sf = system_frontier(m, s, wl, prec, SweepOptions(serving=serving, mtp=_mtp(mtp, mtp_acceptance)), power)
+    pts = [sf.point(int(i)) for i in sf.frontier]
+    if out:
+        write_points(pts, out)
+    if json_out:
+        print_json({"system": s.name, "model": m.name, "workload": wl.as_dict(), "precision": prec.name,
+                    "frontier": pts})
+        return
+    console.print(frontier_table(pts, f"{m.name} on {s.name} · {wl.name} · {prec.name}"))
+    if out:
+        console.print(f"wrote {out}")
+
+
+def predict(
+    system: str = typer.Option(..., "--system", "-s"),
+    model: str = typer.Option("deepseek-r1", "--model", "-m"),
+    workload: str = typer.Option(None, "--workload", "-w"),
+    isl: int = typer.Option(None, "--isl"),
+    osl: int = typer.Option(None, "--osl"),
+    concurrency: float = typer.Option(..., "--concurrency", "-c", help="Closed-loop concurrency of the deployment."),
+    tp: int = typer.Option(1, "--tp"),
+    dp: int = typer.Option(1, "--dp"),
+    ep: int = typer.Option(1, "--ep"),
+    pp: int = typer.Option(1, "--pp"),
+    prefill: str = typer.Option(None, "--prefill", help='Disaggregated prefill pool, e.g. "tp=4,workers=2".'),
+    decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "ep=32,dp=32,workers=1".'),
+    mtp: int = typer.Option(None, "--mtp"),
+    mtp_acceptance: float = typer.Option(None, "--mtp-acceptance"),
+    precision: str = typer.Option(None, "--precision", "-p"),
+    power: str = typer.Option("all-in", "--power"),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """One operating point: a deployment at a concurrency."""
+    from jalapeno.analysis.prediction import predict_point
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.report.tables import point_table
+    from jalapeno.specs.catalog import load_system
+
+    m, wl, prec = _setup(model, workload, isl, osl, precision)
+    s = load_system(system)
+    if (prefill is None) != (decode is None):
+        raise SpecError("--prefill/--decode", "disaggregated serving needs both pools",
+                        'pass both --prefill "tp=..,workers=.." and --decode "..", or neither')
+    if prefill is not None:
+        dep = Deployment(prec, parse_pool(decode, "--decode"), prefill=parse_pool(prefill, "--prefill"),
+                         mtp=_mtp(mtp, mtp_acceptance))
+    else:
+        dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp)), mtp=_mtp(mtp, mtp_acceptance))
+    point = predict_point(m, s, dep, wl, concurrency, power)
+    if json_out:
+        print_json(point)
+        return
+    console.print(point_table(point, f"{m.name} on {s.name} · {wl.name} · {dep.label} · concurrency {concurrency:g}"))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the serving commands to ``app``."""
+    app.command("compare")(compare)
+    app.command("frontier")(frontier)
+    app.command("predict")(predict)

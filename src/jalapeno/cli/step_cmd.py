@@ -1,0 +1,65 @@
+"""``jalapeno step``: the cost of one forward step, op by op, with its binding constraint."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from jalapeno.cli.common import console, fmt_si, print_json
+from jalapeno.cost.step import Batch, step_cost
+from jalapeno.deploy.layout import Layout
+from jalapeno.specs.catalog import load_model, load_system
+from jalapeno.specs.formats import get_precision
+
+
+def step(
+    system: str = typer.Option("jalapeno", "--system", "-s", help="System name or TOML path."),
+    model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
+    precision: str = typer.Option("", "--precision", "-p", help="Precision preset (default: the model's)."),
+    tp: int = typer.Option(1, "--tp", help="Attention tensor parallelism."),
+    dp: int = typer.Option(8, "--dp", help="Attention data parallelism."),
+    ep: int = typer.Option(8, "--ep", help="Expert parallelism (1 for dense models)."),
+    pp: int = typer.Option(1, "--pp", help="Pipeline stages."),
+    batch: int = typer.Option(64, "--batch", "-b", help="Decoding sequences in the step (whole instance)."),
+    context: int = typer.Option(8192, "--context", "-c", help="Mean context length of the decoding sequences."),
+    prefill_tokens: int = typer.Option(0, "--prefill-tokens", help="Prompt tokens prefilled in the same step."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Cost of one forward step on one chip: ops, collectives, time and binding constraint."""
+    m = load_model(model)
+    s = load_system(system)
+    prec = get_precision(precision or m.default_precision)
+    if m.moe is None and ep != 1:
+        ep = 1
+    sc = step_cost(m, s, Layout(tp=tp, dp=dp, ep=ep, pp=pp), prec,
+                   Batch.make(decode_seqs=batch, decode_ctx=context, prefill_tokens=prefill_tokens))
+    out = sc.summary(0)
+    if json_out:
+        print_json({**out, "ops": sc.op_rows(0), "collectives": sc.collective_rows(0)})
+        return
+    t = Table(title=f"{m.name} on {s.name}, {sc.layout.label}, {prec.name}, batch {batch} x ctx {context}"
+              + (f" + {prefill_tokens} prefill tokens" if prefill_tokens else ""))
+    for col in ("op", "fmt", "FLOP", "weights B", "KV B", "act B", "time us", "bound"):
+        t.add_column(col, justify="right" if col not in ("op", "fmt", "bound") else "left")
+    for r in sc.op_rows(0):
+        t.add_row(r["op"], r["format"], fmt_si(r["flop"]), fmt_si(r["weight_bytes"]), fmt_si(r["kv_bytes"]),
+                  fmt_si(r["act_bytes"]), f"{r['time_s'] * 1e6:.1f}",
+                  "overhead" if r["overhead_s"] > max(r["compute_s"], r["memory_s"]) else r["bound"])
+    console.print(t)
+    if sc.collectives.name:
+        ct = Table(title="collectives")
+        for col in ("collective", "group", "bytes/call", "calls", "time us", "algorithm", "level"):
+            ct.add_column(col)
+        for r in sc.collective_rows(0):
+            ct.add_row(r["collective"], str(r["group"]), fmt_si(r["bytes_per_call"], "B"), f"{r['calls']:.0f}",
+                       f"{r['time_s'] * 1e6:.1f}", r["algorithm"], f"{r['level']} ({r['scope']})")
+        console.print(ct)
+    att = ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in out["attribution_s"].items())
+    console.print(f"step time [bold]{out['step_time_s'] * 1e3:.2f} ms[/bold], bound by "
+                  f"[bold]{out['bound']}[/bold] ({out['bound_margin']:.2f}x the next); {att}")
+    mem = out["memory"]
+    gib = 2**30
+    console.print(f"memory per chip: weights {mem['weights_bytes'] / gib:.1f} GiB + KV {mem['kv_bytes'] / gib:.1f}"
+                  f" GiB + activations {mem['activation_bytes'] / gib:.1f} GiB + reserve "
+                  f"{mem['reserve_bytes'] / gib:.1f} GiB of {mem['usable_bytes'] / gib:.1f} GiB usable"
+                  + ("" if out["feasible"] else f" — [red]does not fit: {out['reason']}[/red]"))

@@ -1,0 +1,118 @@
+"""Deployments: precision, parallel layout, aggregated or disaggregated pools, MTP.
+
+Aggregated: one instance (one layout) serves prefill and decode with continuous batching and
+chunked prefill (a token budget per step, a cap on running requests, KV capacity from the
+memory fit); replicas scale linearly, so one instance represents the deployment per chip.
+Disaggregated: ``workers`` prefill instances and ``workers`` decode instances, each with its own
+layout; the KV cache moves from prefill to decode; chips = prefill + decode (InferenceX).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jalapeno.deploy.layout import Layout
+from jalapeno.errors import SpecError
+from jalapeno.specs.formats import Precision
+
+#: Default chunked-prefill token budget per step (SGLang ``--chunked-prefill-size`` default 8192
+#: on large GPUs; vLLM ``max_num_batched_tokens`` defaults are of the same order).
+DEFAULT_TOKEN_BUDGET = 8192
+#: Default cap on running requests per instance (SGLang/vLLM ``max_running_requests`` /
+#: ``max_num_seqs`` are of order 1024; the KV cache usually binds first).
+DEFAULT_MAX_RUNNING = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class MTP:
+    """Multi-token prediction / speculative decoding.
+
+    Attributes:
+        draft_tokens: k draft tokens per step.
+        acceptance: per-position acceptance probability alpha of a draft token.
+    """
+
+    draft_tokens: int
+    acceptance: float
+
+    def __post_init__(self) -> None:
+        if isinstance(self.draft_tokens, bool) or not isinstance(self.draft_tokens, int) or self.draft_tokens < 1:
+            raise SpecError("mtp", f"draft length must be a positive integer, got {self.draft_tokens!r}",
+                            "give --mtp K with K >= 1 (or leave MTP off)")
+        if not 0 <= self.acceptance < 1:
+            raise SpecError("mtp-acceptance", f"must be in [0, 1), got {self.acceptance}",
+                            "give the measured per-token acceptance rate, e.g. 0.7")
+
+    @property
+    def tokens_per_step(self) -> float:
+        """Expected tokens emitted per verify step: (1 − α^(k+1)) / (1 − α) (Leviathan et al. 2023)."""
+        a, k = self.acceptance, self.draft_tokens
+        return (1 - a ** (k + 1)) / (1 - a)
+
+    def as_dict(self) -> dict:
+        return {"draft_tokens": self.draft_tokens, "acceptance": self.acceptance,
+                "tokens_per_step": self.tokens_per_step}
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """``workers`` identical instances of one layout."""
+
+    layout: Layout
+    workers: int = 1
+
+    @property
+    def chips(self) -> int:
+        return self.layout.chips * self.workers
+
+    def as_dict(self) -> dict:
+        return {**self.layout.as_dict(), "workers": self.workers, "chips": self.chips}
+
+
+@dataclass(frozen=True, slots=True)
+class Deployment:
+    """How a model is served.
+
+    Attributes:
+        precision: the precision preset.
+        decode: the aggregated instance (kind ``agg``), or the decode pool (``disagg``).
+        prefill: the prefill pool (``disagg`` only).
+        mtp: MTP settings or None.
+        token_budget: chunked-prefill tokens per step (aggregated) / per prefill step.
+        max_running: cap on running requests per instance.
+    """
+
+    precision: Precision
+    decode: Pool
+    prefill: Pool | None = None
+    mtp: MTP | None = None
+    token_budget: int = DEFAULT_TOKEN_BUDGET
+    max_running: int = DEFAULT_MAX_RUNNING
+
+    @property
+    def kind(self) -> str:
+        return "disagg" if self.prefill is not None else "agg"
+
+    @property
+    def chips(self) -> int:
+        """Chips of the deployment (prefill + decode when disaggregated)."""
+        return self.decode.chips + (self.prefill.chips if self.prefill else 0)
+
+    @property
+    def label(self) -> str:
+        mtp = f" MTP{self.mtp.draft_tokens}@{self.mtp.acceptance:g}" if self.mtp else ""
+        if self.prefill is None:
+            return f"agg {self.decode.layout.label}{mtp} [{self.precision.name}]"
+        return (f"disagg P {self.prefill.workers}x({self.prefill.layout.label}) + D "
+                f"{self.decode.workers}x({self.decode.layout.label}){mtp} [{self.precision.name}]")
+
+    def as_dict(self) -> dict:
+        d = {"kind": self.kind, "precision": self.precision.name, "chips": self.chips,
+             "label": self.label, "token_budget": self.token_budget, "max_running": self.max_running,
+             "mtp": self.mtp.as_dict() if self.mtp else None}
+        if self.prefill is None:
+            d["layout"] = self.decode.layout.as_dict()
+        else:
+            d["prefill"] = self.prefill.as_dict()
+            d["decode"] = self.decode.as_dict()
+        return d

@@ -1,0 +1,216 @@
+"""Steady-state analytic serving model (closed loop), vectorised over operating points.
+
+Aggregated serving, parametrised by the decode batch B of one instance (DESIGN.md §7): with
+request rate λ and a decode step of latency τ, a request spends D = (OSL − 1)/a decode steps
+(a = tokens per step: 1, or (1 − α^(k+1))/(1 − α) with MTP), so Little's law gives
+
+    B = λ·D·τ,   p = λ·ISL·τ = B·ISL/D  prefill tokens per step (chunked, ≤ token budget),
+    τ = step_time(B decode rows of length 1 + k, p prefill tokens),
+    TTFT = τ/2 + ceil(ISL/chunk)·τ_chunk,   TPOT = τ/a,   E2E = TTFT + D·τ,
+    C = λ·E2E = B + λ·TTFT,
+
+so every B gives one closed-form point and its concurrency C; :func:`solve_concurrency`
+inverts C(B) for requested concurrencies. TPOT keeps prefill interference (the measured TPOT
+does too). B is capped by the KV capacity (memory fit), ``max_running`` and the prefill token
+budget; a concurrency beyond the cap queues: throughput stays flat and TTFT grows by
+W = (C − C_cap)/λ_cap (the knee). With PP, B is spread over pp micro-batches.
+
+Disaggregated serving: x prefill instances of throughput P (tokens/s) and y decode instances at
+batch B with step latency τ_d: λ = y·B/(D·τ_d), prefill utilisation ρ = λ·ISL/(x·P) < 1,
+TTFT = S_p·(1 + ρ/(2(1 − ρ))) + t_KV + τ_d/2 (M/D/1 queue on the prefill service time S_p),
+t_KV = latency + ISL·kv_bytes_per_token / (chips_p·link bandwidth), chips = x·c_p + y·c_d.
+
+Tails: lengths are uniform in [r·L, L] (InferenceX), so E2E and TTFT quantiles follow from the
+length quantiles; TPOT tails need queueing dynamics and come from the simulator, not from here.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from jalapeno.cost.step import Batch, step_cost
+from jalapeno.deploy.deployment import Deployment
+from jalapeno.deploy.memory_fit import kv_capacity_seqs
+from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.hardware import System
+from jalapeno.specs.model import ModelSpec
+from jalapeno.specs.workload import Workload
+
+QUANTILES = (0.5, 0.9, 0.99)
+
+
+@dataclass(frozen=True, slots=True)
+class ServingPoints:
+    """Operating points of one deployment; every array has shape (N,).
+
+    Units: seconds, tokens/s, requests/s. ``throughput_per_chip`` counts input + output tokens
+    (InferenceX ``tput_per_gpu``); ``interactivity`` = 1/TPOT (tok/s/user).
+    """
+
+    concurrency: np.ndarray
+    decode_batch: np.ndarray
+    request_rate_per_s: np.ndarray
+    ttft_s: np.ndarray
+    tpot_s: np.ndarray
+    e2e_s: np.ndarray
+    ttft_p50_s: np.ndarray
+    ttft_p90_s: np.ndarray
+    ttft_p99_s: np.ndarray
+    e2e_p50_s: np.ndarray
+    e2e_p90_s: np.ndarray
+    e2e_p99_s: np.ndarray
+    queue_s: np.ndarray
+    throughput_per_chip: np.ndarray
+    output_throughput_per_chip: np.ndarray
+    interactivity: np.ndarray
+    step_time_s: np.ndarray
+    kv_transfer_s: np.ndarray
+    chips: np.ndarray
+    bound: np.ndarray
+    bound_margin: np.ndarray
+    limit: np.ndarray
+    feasible: np.ndarray
+    reason: np.ndarray
+
+    def __len__(self) -> int:
+        return self.concurrency.shape[0]
+
+    def take(self, idx) -> ServingPoints:
+        """A subset of points (index array or mask)."""
+        return ServingPoints(**{f.name: getattr(self, f.name)[idx] for f in fields(self)})
+
+    def record(self, i: int) -> dict:
+        """Point ``i`` as a plain dict."""
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)[i]
+            out[f.name] = v.item() if hasattr(v, "item") else v
+        return out
+
+
+def _finish(c, b, lam, ttft_q, tpot, steps_per_req, tau, wl: Workload, chips, sc_bound, margin, limit,
+            feasible, reason, queue, kv_xfer) -> ServingPoints:
+    """Assemble :class:`ServingPoints`; ``ttft_q`` maps quantile → TTFT array (mean at key None).
+
+    ``chips`` may be a scalar or an array (N,).
+    """
+    isl = osl = wl
+    ttft = ttft_q[None] + queue
+    e2e = ttft + steps_per_req * tau
+    q = {}
+    for p in QUANTILES:
+        osl_p = osl.osl_quantile(p)
+        q[f"e2e_p{int(p * 100)}_s"] = ttft_q[p] + queue + (osl_p - 1) / (osl.mean_osl - 1) * steps_per_req * tau
+        q[f"ttft_p{int(p * 100)}_s"] = ttft_q[p] + queue
+    tput = lam * (isl.mean_isl + osl.mean_osl) / chips
+    n = np.shape(c)[0]
+    return ServingPoints(
+        concurrency=c, decode_batch=b, request_rate_per_s=lam, ttft_s=ttft, tpot_s=tpot, e2e_s=e2e,
+        queue_s=queue, throughput_per_chip=tput, output_throughput_per_chip=lam * osl.mean_osl / chips,
+        interactivity=1.0 / tpot, step_time_s=tau, kv_transfer_s=kv_xfer,
+        chips=np.broadcast_to(np.asarray(chips, dtype=float), (n,)).copy(), bound=sc_bound, bound_margin=margin, limit=limit,
+        feasible=feasible, reason=reason, **q)
+
+
+def _chunk(dep: Deployment, isl: float) -> float:
+    return float(min(isl, dep.token_budget))
+
+
+def aggregated_batch_cap(model: ModelSpec, system: System, dep: Deployment, wl: Workload,
+                         eff: Efficiency | None = None) -> tuple[float, str]:
+    """Largest decode batch one aggregated instance sustains, and what caps it.
+
+    Caps: KV capacity at the mean resident context (ISL + OSL/2), ``max_running``, and the
+    prefill budget (p = B·ISL/D ≤ token budget).
+    """
+    a = dep.mtp.tokens_per_step if dep.mtp else 1.0
+    steps = (wl.mean_osl - 1) / a
+    ctx = wl.mean_isl + wl.mean_osl / 2
+    lay = dep.decode.layout
+    tokens = dep.token_budget + 64.0
+    kv = float(kv_capacity_seqs(model, system, lay, dep.precision, np.array([ctx]), np.array([tokens]),
+                                eff)[0])
+    budget_cap = dep.token_budget * steps / wl.mean_isl * lay.pp
+    caps = {"kv_capacity": kv, "max_running": float(dep.max_running * lay.pp), "prefill_budget": budget_cap}
+    name = min(caps, key=caps.get)
+    return caps[name], name
+
+
+def aggregated_by_batch(model: ModelSpec, system: System, dep: Deployment, wl: Workload, decode_batch,
+                        eff: Efficiency | None = None) -> ServingPoints:
+    """Aggregated closed-loop points at decode batches ``decode_batch`` (N,) per instance.
+
+    Batches above the instance's cap are clipped to it (``limit`` names the cap).
+    """
+    eff = eff or system.efficiency
+    lay = dep.decode.layout
+    a = dep.mtp.tokens_per_step if dep.mtp else 1.0
+    qlen = 1 + dep.mtp.draft_tokens if dep.mtp else 1
+    steps = (wl.mean_osl - 1) / a
+    cap, cap_name = aggregated_batch_cap(model, system, dep, wl, eff)
+    b_req = np.asarray(decode_batch, dtype=float)
+    b = np.minimum(b_req, max(cap, 0.0))
+    limit = np.where(b_req > cap, cap_name, "")
+    b_mb = b / lay.pp
+    chunk = _chunk(dep, wl.mean_isl)
+    p_mb = b_mb * wl.mean_isl / steps
+    ctx = wl.mean_isl + wl.mean_osl / 2
+    pre_ctx = (wl.mean_isl - chunk) / 2
+    # one call prices both the mean step (p_mb prefill tokens) and a step that carries this
+    # request's chunk (at least one chunk of prefill), for TTFT
+    n = b.shape[0]
+    p_chunk = np.minimum(np.maximum(p_mb, chunk), dep.token_budget)
+    pre = np.concatenate([p_mb, p_chunk])
+    sc = step_cost(model, system, lay, dep.precision,
+                   Batch.make(decode_seqs=np.concatenate([b_mb, b_mb]), decode_ctx=ctx, prefill_tokens=pre,
+                              prefill_ctx=pre_ctx, prefill_seqs=pre / chunk, decode_query_len=qlen), eff)
+    tau, ttft_step = sc.step_time_s[:n], sc.step_time_s[n:]
+    if dep.mtp:  # drafting: k passes of the MTP module ~ one mean layer + LM head each
+        per_layer = (tau - eff.step_overhead_s) / (model.num_layers + 1)
+        tau = tau + dep.mtp.draft_tokens * per_layer
+    lam = np.where(b > 0, b / (steps * tau), 0.0)
+    ttft_q = {None: tau / 2 + math.ceil(wl.mean_isl / chunk) * ttft_step}
+    for qq in QUANTILES:
+        ttft_q[qq] = tau / 2 + math.ceil(wl.isl_quantile(qq) / chunk) * ttft_step
+    c = lam * (ttft_q[None] + steps * tau)
+    feasible = sc.feasible[:n] & (b > 0)
+    reason = np.where(b > 0, sc.reason[:n], "no sequence fits in the KV cache: weights and activations "
+                      "leave no room; shard wider or use a smaller precision")
+    return _finish(c, b, lam, ttft_q, tau / a, steps, tau, wl, lay.chips, sc.bound[:n],
+                   sc.bound_margin[:n], limit, feasible, reason, np.zeros_like(b), np.zeros_like(b))
+
+
+def solve_concurrency(model: ModelSpec, system: System, dep: Deployment, wl: Workload, concurrency,
+                      eff: Efficiency | None = None, iterations: int = 8) -> ServingPoints:
+    """Aggregated points at requested closed-loop concurrencies (N,), per instance.
+
+    Fixed point B ← C·D·τ/E2E (Little's law), started at B = C; beyond the instance's cap the
+    excess requests queue (throughput flat, TTFT and E2E grow by the queueing delay).
+    """
+    c_req = np.asarray(concurrency, dtype=float)
+    cap, cap_name = aggregated_batch_cap(model, system, dep, wl, eff)
+    b = np.minimum(c_req, max(cap, 1e-9))
+    for _ in range(iterations):
+        pts = aggregated_by_batch(model, system, dep, wl, b, eff)
+        ratio = np.where(pts.e2e_s > 0, (pts.e2e_s - pts.ttft_s) / pts.e2e_s, 1.0)
+        b = np.minimum(np.maximum(c_req * ratio, 1e-6), cap)
+    pts = aggregated_by_batch(model, system, dep, wl, b, eff)
+    excess = np.maximum(c_req - pts.concurrency, 0.0)
+    queued = excess > 1e-6 * np.maximum(c_req, 1)
+    wait = np.where(queued & (pts.request_rate_per_s > 0), excess / np.maximum(pts.request_rate_per_s, 1e-30), 0.0)
+    return requeue(pts, c_req, wait, cap_name)
+
+
+def requeue(pts: ServingPoints, c_req: np.ndarray, wait: np.ndarray, cap_name: str) -> ServingPoints:
+    """Add a queueing delay ``wait`` (N,) to every latency of ``pts`` and set the concurrency."""
+    d = {f.name: getattr(pts, f.name) for f in fields(pts)}
+    for k in ("ttft_s", "e2e_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "e2e_p50_s", "e2e_p90_s", "e2e_p99_s"):
+        d[k] = d[k] + wait
+    d["queue_s"] = d["queue_s"] + wait
+    d["concurrency"] = np.where(wait > 0, c_req, d["concurrency"])
+    d["limit"] = np.where(wait > 0, f"{cap_name} (queueing)", d["limit"])
+    return ServingPoints(**d)

@@ -1,0 +1,150 @@
+"""Disaggregated serving: prefill pool + decode pool, KV hand-off between them (closed loop).
+
+Formulas in serve/analytic.py's docstring. Prefill instances run full token-budget steps
+(requests batched up to ``token_budget`` tokens), so one instance delivers P = budget/τ_p
+prompt tokens/s and a request's service time is S_p = ceil(ISL/chunk)·τ_p. Decode instances run
+at batch B per instance (capped by their KV capacity). Everything vectorises over decode batch
+and the worker counts, so one step-cost call per pool layout prices every combination.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from jalapeno.cost.collectives import collective_time
+from jalapeno.cost.step import Batch, step_cost
+from jalapeno.deploy.deployment import MTP
+from jalapeno.deploy.layout import Layout
+from jalapeno.deploy.memory_fit import kv_capacity_seqs
+from jalapeno.serve.analytic import QUANTILES, ServingPoints, _finish
+from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.formats import Precision
+from jalapeno.specs.hardware import System
+from jalapeno.specs.model import ModelSpec
+from jalapeno.specs.workload import Workload
+
+
+@dataclass(frozen=True, slots=True)
+class PrefillPerf:
+    """One prefill instance: prompt tokens/s, per-request service time (mean and quantiles)."""
+
+    layout: Layout
+    tokens_per_s: float
+    service_s: float
+    service_q_s: dict
+    feasible: bool
+    reason: str
+    bound: str
+
+
+@dataclass(frozen=True, slots=True)
+class DecodeCurve:
+    """One decode instance at decode batches ``batch`` (K,): step latency and its bound."""
+
+    layout: Layout
+    batch: np.ndarray
+    tau_s: np.ndarray
+    bound: np.ndarray
+    margin: np.ndarray
+    feasible: np.ndarray
+    reason: np.ndarray
+    cap: float
+
+
+def prefill_perf(model: ModelSpec, system: System, layout: Layout, precision: Precision, wl: Workload,
+                 token_budget: int, eff: Efficiency | None = None) -> PrefillPerf:
+    """Throughput and service time of one prefill instance at full token-budget steps."""
+    chunk = float(min(wl.mean_isl, token_budget))
+    seqs = token_budget / chunk
+    sc = step_cost(model, system, layout, precision,
+                   Batch.make(prefill_tokens=token_budget, prefill_seqs=seqs,
+                              prefill_ctx=(wl.mean_isl - chunk) / 2), eff)
+    tau = float(sc.interval_s[0])
+    lat = float(sc.step_time_s[0])
+    q = {p: math.ceil(wl.isl_quantile(p) / chunk) * lat for p in QUANTILES}
+    q[None] = math.ceil(wl.mean_isl / chunk) * lat
+    return PrefillPerf(layout, token_budget / tau, q[None], q, bool(sc.feasible[0]), str(sc.reason[0]),
+                       str(sc.bound[0]))
+
+
+def decode_curve(model: ModelSpec, system: System, layout: Layout, precision: Precision, wl: Workload,
+                 batch, mtp: MTP | None = None, eff: Efficiency | None = None) -> DecodeCurve:
+    """Decode step latency of one decode instance at batches ``batch`` (clipped to KV capacity)."""
+    ctx = wl.mean_isl + wl.mean_osl / 2
+    b = np.asarray(batch, dtype=float)
+    cap = float(kv_capacity_seqs(model, system, layout, precision, np.array([ctx]),
+                                 np.array([float(b.max())]), eff)[0])
+    b = np.minimum(b, cap)
+    qlen = 1 + mtp.draft_tokens if mtp else 1
+    sc = step_cost(model, system, layout, precision,
+                   Batch.make(decode_seqs=b / layout.pp, decode_ctx=ctx, decode_query_len=qlen), eff)
+    tau = sc.step_time_s
+    if mtp:
+        eff_ = eff or system.efficiency
+        tau = tau + mtp.draft_tokens * (tau - eff_.step_overhead_s) / (model.num_layers + 1)
+    return DecodeCurve(layout, b, tau, sc.bound, sc.bound_margin, sc.feasible & (b > 0), sc.reason, cap)
+
+
+def kv_transfer_s(model: ModelSpec, system: System, precision: Precision, wl: Workload, isl: float,
+                  prefill_chips: int, decode_chips: int, total_chips: int,
+                  eff: Efficiency | None = None) -> float:
+    """Time to move one request's KV cache (ISL tokens) from a prefill to a decode instance.
+
+    Sent in parallel from min(chips_p, chips_d) chips over the link level that spans the whole
+    deployment (a send/recv each): latency + bytes / (chips · bandwidth).
+    """
+    kv_bytes = model.kv_bytes_per_token(precision.kv_cache.bytes_per_elem, int(isl)) * isl
+    lanes = max(1, min(prefill_chips, decode_chips))
+    group = min(max(total_chips, 2), system.max_chips)
+    r = collective_time("send_recv", group, np.array([kv_bytes / lanes]), system, eff)
+    return float(r.time_s[0])
+
+
+def disaggregated_points(model: ModelSpec, system: System, precision: Precision, wl: Workload,
+                         pre: PrefillPerf, dec: DecodeCurve, prefill_workers, decode_workers,
+                         mtp: MTP | None = None, eff: Efficiency | None = None) -> ServingPoints:
+    """Closed-loop points for every (prefill workers x_m, decode workers y_m) pair and every batch.
+
+    Args:
+        prefill_workers, decode_workers: (M,) worker counts, paired element-wise.
+
+    Returns:
+        :class:`ServingPoints` of M·K points, pair-major (pair m occupies [m·K, (m+1)·K)).
+    """
+    xs = np.asarray(prefill_workers, dtype=float)[:, None]
+    ys = np.asarray(decode_workers, dtype=float)[:, None]
+    a = mtp.tokens_per_step if mtp else 1.0
+    steps = (wl.mean_osl - 1) / a
+    k = dec.batch.shape[0]
+    b, tau = dec.batch[None, :], dec.tau_s[None, :]
+    cp, cd = pre.layout.chips, dec.layout.chips
+    chips = xs * cp + ys * cd
+    lam = ys * b / (steps * tau)
+    rho = lam * wl.mean_isl / (xs * pre.tokens_per_s)
+    ok = (rho < 0.95) & dec.feasible[None, :] & pre.feasible
+    rho_c = np.minimum(rho, 0.95)
+    wait_factor = 1 + rho_c / (2 * (1 - rho_c))
+    cache: dict[int, float] = {}
+    for t in chips[:, 0].astype(int).tolist():
+        if t not in cache:
+            cache[t] = kv_transfer_s(model, system, precision, wl, wl.mean_isl, cp, cd, t, eff)
+    xfer = np.array([[cache[int(t)]] for t in chips[:, 0]])
+    ttft_q = {q: (v * wait_factor + xfer + tau / 2).ravel() for q, v in pre.service_q_s.items()}
+    shape = lam.shape
+    flat = lambda arr: np.broadcast_to(arr, shape).ravel()  # noqa: E731
+    lam_f, tau_f = lam.ravel(), flat(tau)
+    c = lam_f * (ttft_q[None] + steps * tau_f)
+    dec_ok = flat(dec.feasible[None, :])
+    reason = np.where(ok.ravel(), "", np.where(~dec_ok, flat(dec.reason[None, :]),
+                                               "prefill pool saturated (utilisation >= 95%): add prefill workers"))
+    if not pre.feasible:
+        reason = np.full(c.shape, f"prefill: {pre.reason}", dtype=object)
+    limit = flat(np.where(dec.batch >= dec.cap, "kv_capacity", "")[None, :])
+    n = c.shape[0]
+    pts = _finish(c, flat(b), lam_f, ttft_q, tau_f / a, steps, tau_f, wl, chips.repeat(k, axis=1).ravel(),
+                  flat(dec.bound[None, :]), flat(dec.margin[None, :]), limit, ok.ravel(), reason,
+                  np.zeros(n), flat(xfer))
+    return pts

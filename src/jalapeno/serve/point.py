@@ -1,0 +1,44 @@
+"""Serve a given deployment at given closed-loop concurrencies (aggregated or disaggregated)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jalapeno.deploy.deployment import Deployment
+from jalapeno.serve.analytic import ServingPoints, requeue, solve_concurrency
+from jalapeno.serve.disagg import decode_curve, disaggregated_points, prefill_perf
+from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.hardware import System
+from jalapeno.specs.model import ModelSpec
+from jalapeno.specs.workload import Workload
+
+_GRID = np.geomspace(1.0 / 64, 65536.0, 145)
+
+
+def serve_at_concurrency(model: ModelSpec, system: System, dep: Deployment, wl: Workload, concurrency,
+                         eff: Efficiency | None = None) -> ServingPoints:
+    """Points of ``dep`` at each requested concurrency (N,) — the whole deployment's concurrency.
+
+    Aggregated: Little's-law fixed point (serve/analytic.py). Disaggregated: C(B) is evaluated on
+    a geometric grid of decode batches per decode instance (1/64 ... 65536, ratio 1.12), inverted by
+    log-log interpolation, and the point re-evaluated exactly at the interpolated batch; beyond
+    the decode KV capacity the excess queues.
+    """
+    c_req = np.atleast_1d(np.asarray(concurrency, dtype=float))
+    if dep.prefill is None:
+        return solve_concurrency(model, system, dep, wl, c_req, eff)
+    pre = prefill_perf(model, system, dep.prefill.layout, dep.precision, wl, dep.token_budget, eff)
+    x, y = np.array([dep.prefill.workers]), np.array([dep.decode.workers])
+    grid = decode_curve(model, system, dep.decode.layout, dep.precision, wl, _GRID, dep.mtp, eff)
+    gp = disaggregated_points(model, system, dep.precision, wl, pre, grid, x, y, dep.mtp, eff)
+    _, first = np.unique(grid.batch, return_index=True)
+    cs, bs = gp.concurrency[np.sort(first)], grid.batch[np.sort(first)]
+    order = np.argsort(cs)
+    b = np.exp(np.interp(np.log(c_req), np.log(cs[order]), np.log(bs[order])))
+    dec = decode_curve(model, system, dep.decode.layout, dep.precision, wl, b, dep.mtp, eff)
+    pts = disaggregated_points(model, system, dep.precision, wl, pre, dec, x, y, dep.mtp, eff)
+    excess = np.maximum(c_req - pts.concurrency, 0.0)
+    queued = excess > 1e-3 * c_req
+    wait = np.where(queued & (pts.request_rate_per_s > 0),
+                    excess / np.maximum(pts.request_rate_per_s, 1e-30), 0.0)
+    return requeue(pts, c_req, wait, "kv_capacity")

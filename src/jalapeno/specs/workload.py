@@ -1,0 +1,95 @@
+"""Workloads: input/output lengths and how requests arrive (InferenceX fixed-length presets).
+
+InferenceX draws input and output lengths uniformly in [r·L, L] with ``--random-range-ratio``
+r = 0.8 (random tokens, no prefix reuse, ``--ignore-eos`` forcing the output length) and runs a
+closed loop at a concurrency cap (shared/data/validation/README.md). A ``fixed`` workload uses
+exactly L. Open loop: requests arrive at a rate instead of a concurrency cap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jalapeno.errors import SpecError, UnknownNameError
+
+#: InferenceX ``--random-range-ratio`` (validation/README.md).
+INFERENCEX_RANGE_RATIO = 0.8
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """Request lengths and arrival mode.
+
+    Attributes:
+        name: preset name or ``isl/osl`` label.
+        isl, osl: nominal input / output length L, tokens.
+        range_ratio: lengths uniform in [range_ratio·L, L]; 1.0 = fixed lengths.
+        arrival: ``closed`` (concurrency cap) or ``open`` (request rate).
+    """
+
+    name: str
+    isl: int
+    osl: int
+    range_ratio: float = INFERENCEX_RANGE_RATIO
+    arrival: str = "closed"
+
+    def __post_init__(self) -> None:
+        for k in ("isl", "osl"):
+            v = getattr(self, k)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise SpecError(k, f"must be a positive integer, got {v!r}", f"give --{k} >= 1")
+        if self.osl < 2:
+            raise SpecError("osl", "TPOT needs at least 2 output tokens", "give --osl >= 2")
+        if not 0 < self.range_ratio <= 1:
+            raise SpecError("range_ratio", f"must be in (0, 1], got {self.range_ratio}", "use 0.8 or 1")
+        if self.arrival not in ("closed", "open"):
+            raise SpecError("arrival", f"unknown arrival {self.arrival!r}", "use closed or open")
+
+    @property
+    def mean_isl(self) -> float:
+        """Mean input length: (1 + r)/2 · L for lengths uniform in [r·L, L]."""
+        return (1 + self.range_ratio) / 2 * self.isl
+
+    @property
+    def mean_osl(self) -> float:
+        """Mean output length: (1 + r)/2 · L."""
+        return (1 + self.range_ratio) / 2 * self.osl
+
+    def osl_quantile(self, q: float) -> float:
+        """Output length at quantile q of its uniform distribution."""
+        return self.range_ratio * self.osl + q * (1 - self.range_ratio) * self.osl
+
+    def isl_quantile(self, q: float) -> float:
+        """Input length at quantile q of its uniform distribution."""
+        return self.range_ratio * self.isl + q * (1 - self.range_ratio) * self.isl
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "isl": self.isl, "osl": self.osl, "range_ratio": self.range_ratio,
+                "arrival": self.arrival}
+
+
+PRESETS = {
+    "1k1k": Workload("1k1k", 1024, 1024),
+    "8k1k": Workload("8k1k", 8192, 1024),
+    "1k8k": Workload("1k8k", 1024, 8192),
+}
+
+
+def get_workload(name: str | None = None, isl: int | None = None, osl: int | None = None,
+                 fixed: bool = False) -> Workload:
+    """A preset by name, or a custom ISL/OSL (InferenceX distribution unless ``fixed``).
+
+    Raises:
+        UnknownNameError: unknown preset. SpecError: only one of isl/osl given, or bad lengths.
+    """
+    ratio = 1.0 if fixed else INFERENCEX_RANGE_RATIO
+    if isl is not None or osl is not None:
+        if isl is None or osl is None:
+            raise SpecError("isl/osl", "give both --isl and --osl", "pass both, or a --workload preset")
+        return Workload(f"{isl}/{osl}", isl, osl, ratio)
+    name = name or "8k1k"
+    if name not in PRESETS:
+        raise UnknownNameError("workload", f"unknown workload {name!r}",
+                               f"use one of {', '.join(PRESETS)} or --isl N --osl N")
+    w = PRESETS[name]
+    return Workload(w.name, w.isl, w.osl, ratio)
