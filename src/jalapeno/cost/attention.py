@@ -52,8 +52,12 @@ class RankBatch:
 
 
 def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers: float,
-                w_bytes: float, w_fmt: str, attn_fmt: str, kv_bytes: float, act_in: float) -> None:
-    """Add the MLA attention block of ``layers`` layers (per chip) to ``ob``."""
+                w_bytes: float, w_fmt: str, attn_fmt: str, kv_bytes: float, act_in: float,
+                index_fmt: str = "fp8") -> None:
+    """Add the MLA attention block of ``layers`` layers (per chip) to ``ob``.
+
+    ``index_fmt`` is the compute format of the DSA indexer (FP8 where the chip has it).
+    """
     a, h = model.attention, model.hidden_size
     n = a.num_heads / tp
     r, dr, dn, dv = a.kv_lora_rank, a.qk_rope_dim, a.qk_nope_dim, a.v_head_dim
@@ -64,6 +68,11 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
     else:
         ob.gemm("attn.q_proj", w_fmt, t, h, n * (dn + dr), w_bytes, act_in, count=layers)
     ob.gemm("attn.kv_a_proj", w_fmt, t, h, r + dr, w_bytes, act_in, count=layers)
+    if a.has_indexer:  # DSA indexer projections (replicated): wq_b, wk, weights_proj
+        ob.gemm("attn.dsa_index_wq_b", w_fmt, t, a.q_lora_rank, a.index_heads * a.index_head_dim, w_bytes,
+                act_in, count=layers)
+        ob.gemm("attn.dsa_index_wk_weights", w_fmt, t, h, a.index_head_dim + a.index_heads, w_bytes, act_in,
+                count=layers)
     ob.op("attn.norm_rope_kv_write", "memory", attn_fmt, act=t * (4 * a.q_lora_rank + 4 * (r + dr)),
           kv=t * (r + dr) * kv_bytes, kernels=3, count=layers)
     td, b, ctx = rb.decode_rows, rb.decode_seqs, rb.decode_ctx
@@ -76,7 +85,7 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
               kv=b * attended * (r + dr) * kv_bytes, act=td * n * (2 * r + dr) * 2, kernels=2,
               count=layers)
         if a.has_indexer:
-            ob.op("attn.dsa_indexer", "attention", "fp8",
+            ob.op("attn.dsa_indexer", "attention", index_fmt,
                   flop=2.0 * td * a.index_heads * a.index_head_dim * ctx,
                   kv=b * ctx * (a.index_head_dim + 4), kernels=2, count=layers)
         ob.gemm("attn.absorb_uv", w_fmt, td, r, n * dv, w_bytes, act_in, count=layers,
@@ -89,7 +98,7 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
               kv=rb.prefill_seqs * rb.prefill_ctx * (r + dr) * kv_bytes,
               act=up_rows * n * (dn + dr + dv) * 2, count=layers)
         if a.has_indexer:
-            ob.op("attn.dsa_indexer_prefill", "attention", "fp8",
+            ob.op("attn.dsa_indexer_prefill", "attention", index_fmt,
                   flop=2.0 * a.index_heads * a.index_head_dim * rb.prefill_pairs(), count=layers)
     ob.gemm("attn.o_proj", w_fmt, t, n * dv, h, w_bytes, act_in, count=layers)
 

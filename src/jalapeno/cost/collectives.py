@@ -152,7 +152,9 @@ def _flat(kind: str, g: int, m: np.ndarray, lv: LinkLevel, eff: Efficiency) -> d
         elif kind in ("all_gather", "reduce_scatter"):
             out["torus_ring"] = ring_steps * a + frac * m / bw
         elif kind == "all_to_all":
-            out["torus_direct"] = diam * a + frac * m * mean_torus_hops(shape) / bw
+            # mean_torus_hops averages over all g destinations (self at distance 0), so it
+            # already carries the (g-1)/g share of bytes that leave the chip.
+            out["torus_direct"] = diam * a + m * mean_torus_hops(shape) / bw
         else:
             out["p2p"] = a + m / bw
         return out

@@ -43,9 +43,18 @@ def busiest_rank_assignments(tokens, top_k: int, ep: int, skew: float = 1.0) -> 
     return np.minimum(a, mean + skew * std * np.sqrt(2.0 * np.log(ep)))
 
 
-def experts_touched_on_rank(assignments, experts_on_rank: int) -> np.ndarray:
-    """Expected distinct experts among ``experts_on_rank`` hit by ``assignments`` uniform picks:
-    n·(1 − (1 − 1/n)^a). Only these experts' weights are read in the step."""
+def experts_touched_on_rank(assignments, experts_on_rank: int, num_experts: int, top_k: int,
+                            ep: int) -> np.ndarray:
+    """Expected distinct experts among a rank's ``experts_on_rank`` hit by ``assignments`` picks.
+
+    A token picks k distinct experts of E, so it misses a given expert with probability 1 − k/E.
+    The rank's ``assignments`` correspond to T' = assignments·ep/k tokens' worth of traffic
+    (T' = T on a rank with the mean load), hence n·(1 − (1 − k/E)^T'), which is
+    :func:`expected_distinct_experts` at ep = 1. Only these experts' weights are read.
+
+    >>> float(experts_touched_on_rank(8, 256, 256, 8, 1))
+    8.0
+    """
     a = np.asarray(assignments, dtype=float)
-    n = float(experts_on_rank)
-    return n * (1.0 - (1.0 - 1.0 / n) ** a)
+    tokens_equiv = a * ep / top_k
+    return experts_on_rank * (1.0 - (1.0 - top_k / num_experts) ** tokens_equiv)

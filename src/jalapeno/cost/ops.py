@@ -71,7 +71,8 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
     kv_b = precision.kv_cache.bytes_per_elem
     wb, wf, ain = mod("attention")
     if model.attention.kind == "mla":
-        add_mla_ops(ob, model, rb, tp, n_layers, wb, wf, attn_fmt, kv_b, ain)
+        add_mla_ops(ob, model, rb, tp, n_layers, wb, wf, attn_fmt, kv_b, ain,
+                    index_fmt=resolve_compute_format("fp8", chip.formats))
     else:
         add_gqa_ops(ob, model, rb, tp, share, wb, wf, attn_fmt, kv_b, ain)
     ob.collective("attn.all_reduce", "all_reduce", tp, t * h * 2, count=n_layers)
@@ -94,7 +95,7 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         tokens_in_group = t * dp  # unique tokens over the stage (replicated inside a TP group)
         load = busiest_rank_assignments(tokens_in_group, m.top_k, layout.ep, eff.moe_load_skew)
         experts_on_rank = math.ceil(m.num_experts / layout.ep)
-        touched = experts_touched_on_rank(load, experts_on_rank)
+        touched = experts_touched_on_rank(load, experts_on_rank, m.num_experts, m.top_k, layout.ep)
         rows_per_expert = np.where(touched > 0, load / np.maximum(touched, 1e-9), 0.0)
         inter = m.expert_intermediate / layout.moe_tp
         w_expert = model.expert_params() / layout.moe_tp
