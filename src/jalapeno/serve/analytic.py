@@ -4,8 +4,10 @@ Aggregated serving, parametrised by the decode batch B of one instance (DESIGN.m
 request rate λ and a decode step of latency τ, a request spends D = (OSL − 1)/a decode steps
 (a = tokens per step: 1, or (1 − α^(k+1))/(1 − α) with MTP), so Little's law gives
 
-    B = λ·D·τ,   p = λ·ISL·τ = B·ISL/D  prefill tokens per step (chunked, ≤ token budget),
-    τ = step_time(B decode rows of length 1 + k, p prefill tokens),
+    B = λ·D·τ,   p = λ·ISL·τ = B·ISL/D  prefill tokens per step on average (chunked),
+    τ = (1 − f)·step(B, 0) + f·step(B, chunk),  f = p/chunk  (p < chunk: a fraction f of the
+        steps carries one prefill chunk of min(ISL, budget) tokens, the rest only decode)
+    τ = step(B, p)                              (p ≥ chunk, p ≤ token budget),
     TTFT = τ/2 + ceil(ISL/chunk)·τ_chunk,   TPOT = τ/a,   E2E = TTFT + D·τ,
     C = λ·E2E = B + λ·TTFT,
 
@@ -32,7 +34,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from jalapeno.cost.step import Batch, step_cost
+from jalapeno.cost.step import BOUNDS, Batch, step_cost
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.memory_fit import kv_capacity_seqs
 from jalapeno.specs.efficiency import Efficiency
@@ -160,15 +162,25 @@ def aggregated_by_batch(model: ModelSpec, system: System, dep: Deployment, wl: W
     p_mb = b_mb * wl.mean_isl / steps
     ctx = wl.mean_isl + wl.mean_osl / 2
     pre_ctx = (wl.mean_isl - chunk) / 2
-    # one call prices both the mean step (p_mb prefill tokens) and a step that carries this
-    # request's chunk (at least one chunk of prefill), for TTFT
+    # Prefill arrives in chunks: while the mean prefill load p per step is below one chunk, a
+    # fraction f = p/chunk of steps carries a whole chunk and the rest decode only (averaging p
+    # into every step would overstate the experts and weights a step touches); above one chunk
+    # every step carries p tokens. One call prices the three step kinds.
     n = b.shape[0]
-    p_chunk = np.minimum(np.maximum(p_mb, chunk), dep.token_budget)
-    pre = np.concatenate([p_mb, p_chunk])
+    p_big = np.minimum(np.maximum(p_mb, chunk), dep.token_budget)
+    pre = np.concatenate([np.zeros(n), p_big])
     sc = step_cost(model, system, lay, dep.precision,
                    Batch.make(decode_seqs=np.concatenate([b_mb, b_mb]), decode_ctx=ctx, prefill_tokens=pre,
                               prefill_ctx=pre_ctx, prefill_seqs=pre / chunk, decode_query_len=qlen), eff)
-    tau, ttft_step = sc.step_time_s[:n], sc.step_time_s[n:]
+    frac = np.where(p_mb < chunk, p_mb / chunk, 1.0)
+    t_dec, ttft_step = sc.step_time_s[:n], sc.step_time_s[n:]
+    tau = (1 - frac) * t_dec + frac * ttft_step
+    att = np.stack([(1 - frac) * sc.attribution_s[k][:n] + frac * sc.attribution_s[k][n:] for k in BOUNDS])
+    order = np.argsort(-att, axis=0)
+    bound = np.asarray(BOUNDS, dtype=object)[order[0]]
+    margin = np.take_along_axis(att, order[:1], 0)[0] / np.maximum(np.take_along_axis(att, order[1:2], 0)[0], 1e-30)
+    fits = sc.feasible[:n] & sc.feasible[n:]
+    bound = np.where(fits, bound, "hbm_capacity")
     if dep.mtp:  # drafting: k passes of the MTP module ~ one mean layer + LM head each
         per_layer = (tau - eff.step_overhead_s) / (model.num_layers + 1)
         tau = tau + dep.mtp.draft_tokens * per_layer
@@ -177,11 +189,10 @@ def aggregated_by_batch(model: ModelSpec, system: System, dep: Deployment, wl: W
     for qq in QUANTILES:
         ttft_q[qq] = tau / 2 + math.ceil(wl.isl_quantile(qq) / chunk) * ttft_step
     c = lam * (ttft_q[None] + steps * tau)
-    feasible = sc.feasible[:n] & (b > 0)
-    reason = np.where(b > 0, sc.reason[:n], "no sequence fits in the KV cache: weights and activations "
+    feasible = fits & (b > 0)
+    reason = np.where(b > 0, np.where(sc.feasible[:n], sc.reason[n:], sc.reason[:n]), "no sequence fits in the KV cache: weights and activations "
                       "leave no room; shard wider or use a smaller precision")
-    return _finish(c, b, lam, ttft_q, tau / a, steps, tau, wl, lay.chips, sc.bound[:n],
-                   sc.bound_margin[:n], limit, feasible, reason, np.zeros_like(b), np.zeros_like(b))
+    return _finish(c, b, lam, ttft_q, tau / a, steps, tau, wl, lay.chips, bound, margin, limit, feasible, reason, np.zeros_like(b), np.zeros_like(b))
 
 
 def solve_concurrency(model: ModelSpec, system: System, dep: Deployment, wl: Workload, concurrency,
