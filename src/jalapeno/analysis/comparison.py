@@ -25,7 +25,7 @@ from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
 #: Interactivity values (tok/s/user) at which ratios are reported by default (parameters).
-DEFAULT_ISO_INTERACTIVITY = (25.0, 50.0, 100.0, 200.0, 400.0)
+DEFAULT_ISO_INTERACTIVITY = (10.0, 25.0, 50.0, 100.0)
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,8 @@ def headline(sf: SystemFrontier) -> dict:
         "min_e2e_s": float(e2e[i_lat]),
         "min_ttft_s": float(np.min(np.where(ok, p.ttft_s, np.inf))),
         "frontier_points": int(sf.frontier.size),
+        "efficiency_source": sf.system.efficiency.source,
+        "vendor_verified": sf.system.vendor_verified,
         "points_evaluated": int(len(p)),
     }
 

@@ -34,6 +34,27 @@ def _setup(model: str, workload: str | None, isl: int | None, osl: int | None, p
     return m, wl, prec
 
 
+def _floats(text: str, option: str) -> list[float]:
+    try:
+        vals = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise SpecError(option, f"{text!r} is not a comma-separated list of numbers", f"write e.g. {option} 10,50,100") from None
+    if not vals or any(v <= 0 for v in vals):
+        raise SpecError(option, "needs positive values", f"write e.g. {option} 10,50,100")
+    return vals
+
+
+def _floors(text: str) -> dict[str, float]:
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, _, val = part.partition("=")
+        try:
+            out[name.strip()] = float(val)
+        except ValueError:
+            raise SpecError("--tiers", f"{part!r} is not name=value", "write e.g. --tiers fast=100,ultra_fast=300") from None
+    return out
+
+
 def parse_pool(text: str, option: str):
     """Parse ``"tp=4,ep=4,dp=1,pp=1,workers=2"`` into a Pool.
 
@@ -71,6 +92,8 @@ def compare(
     serving: str = typer.Option("both", "--serving", help="agg, disagg or both."),
     mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
+    at: str = typer.Option("10,25,50,100", "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios."),
+    tiers: str = typer.Option("fast=100,ultra_fast=300", "--tiers", help="Tier floors in tok/s/user, name=value,..."),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON result instead of tables."),
     html: str = typer.Option("jalapeno-compare.html", "--html", help="Write the frontier chart here ('' = none)."),
 ) -> None:
@@ -88,7 +111,8 @@ def compare(
     if base not in [s.name for s in syss]:
         raise SpecError("--baseline", f"{baseline!r} is not among --systems", "add it to --systems or pick one of them")
     res = compare_systems(m, syss, wl, prec, baseline=base, convention=power,
-                          options=SweepOptions(serving=serving, mtp=_mtp(mtp, mtp_acceptance)))
+                          options=SweepOptions(serving=serving, mtp=_mtp(mtp, mtp_acceptance)),
+                          iso_interactivity=_floats(at, "--at"), floors=_floors(tiers))
     d = res.as_dict()
     if html:
         write_html(d, html)

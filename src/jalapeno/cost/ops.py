@@ -12,7 +12,9 @@ Counts follow the model config, the layout (deploy/layout.py conventions) and th
 - Collectives: attention-TP all-reduce of the o_proj output; dense-FFN all-reduce; MoE: with
   attention DP an all-to-all dispatch (FP8 when the experts compute in FP8/FP4, as DeepEP
   does) and a BF16 combine over the stage's chips, else one all-reduce over TP; LM-head logits
-  all-gather over TP; PP activation send/recv between stages.
+  all-gather over TP; PP activation send/recv between stages. With attention DP and EP = 1
+  (experts tensor-parallel over the whole stage) the MoE layer all-gathers the stage's tokens
+  and reduce-scatters the outputs instead of the all-to-all.
 """
 
 from __future__ import annotations
@@ -102,7 +104,7 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         ob.op("moe.experts", "gemm", wf, flop=2.0 * load * 3 * h * inter, weight=touched * w_expert * wb,
               act=load * (h * ain + 2 * inter * 2 + inter * ain + h * 2), rows=rows_per_expert,
               kernels=3, count=n_moe)
-        if dp > 1:
+        if dp > 1 and layout.ep > 1:
             disp_b = 1.0 if wf in ("fp8", "fp4") else 2.0
             per_chip_tokens = t / tp
             ob.collective("moe.dispatch", "all_to_all", layout.stage_chips,
@@ -110,6 +112,11 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
             ob.collective("moe.combine", "all_to_all", layout.stage_chips,
                           per_chip_tokens * m.top_k * h * 2, count=n_moe)
             ob.collective("moe.shared_all_reduce", "all_reduce", tp, t * h * 2, count=n_moe)
+        elif dp > 1:  # experts tensor-parallel over the stage: gather every token, scatter back
+            ob.collective("moe.all_gather", "all_gather", layout.stage_chips, tokens_in_group * h * 2,
+                          count=n_moe)
+            ob.collective("moe.reduce_scatter", "reduce_scatter", layout.stage_chips,
+                          tokens_in_group * h * 2, count=n_moe)
         else:
             ob.collective("moe.all_reduce", "all_reduce", tp, t * h * 2, count=n_moe)
 

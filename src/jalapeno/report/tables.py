@@ -19,9 +19,12 @@ def _f(x, fmt: str = ".3g") -> str:
 
 def _ratio(r: dict) -> str:
     if r["ratio"] is None or (isinstance(r["ratio"], float) and math.isnan(r["ratio"])):
-        who = "this" if r["status_a"] == "unreachable" else "baseline"
+        a, b = r["status_a"] == "unreachable", r["status_b"] == "unreachable"
+        who = "both" if a and b else "this" if a else "baseline"
         return f"unreachable ({who})"
     s = f"{r['ratio']:.2f}x"
+    if "below_frontier_start" in (r["status_a"], r["status_b"]):
+        return s + " (below a frontier's start)"
     return s + " (at frontier end)" if r["at_frontier_end"] else s
 
 
