@@ -4,7 +4,8 @@ Keys: ``throughput_per_chip`` (input + output tok/s per chip), ``output_throughp
 ``interactivity`` (tok/s/user), ``ttft_s``, ``tpot_s``, ``e2e_s`` (+ p50/p90/p99 estimates),
 ``concurrency``, ``chips``, ``power_w_per_chip`` and ``tok_s_per_kw`` under the chosen
 convention (and ``tok_s_per_kw_by_convention`` for all three), ``j_per_token``,
-``usd_per_mtok``, ``bound``, ``bound_margin``, ``limit``, ``feasible``, ``reason``,
+``usd_per_mtok``, ``bound``, ``bound_margin``, ``bound_level`` (the link level, when a
+link binds), ``limit``, ``feasible``, ``reason``,
 ``deployment``.
 """
 
@@ -20,7 +21,7 @@ from jalapeno.specs.hardware import System
 _COPY = ("throughput_per_chip", "output_throughput_per_chip", "interactivity", "ttft_s", "tpot_s", "e2e_s",
          "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "e2e_p50_s", "e2e_p90_s", "e2e_p99_s", "queue_s",
          "concurrency", "decode_batch", "request_rate_per_s", "chips", "step_time_s", "kv_transfer_s",
-         "bound", "bound_margin", "limit", "feasible", "reason")
+         "bound", "bound_margin", "bound_level", "limit", "feasible", "reason")
 
 
 def point_record(points: ServingPoints, i: int, dep: Deployment, system: System, convention: str) -> dict:

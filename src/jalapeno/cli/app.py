@@ -18,11 +18,12 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 
 
 def _register() -> None:
-    from jalapeno.cli import catalog_cmds, serving_cmds, step_cmd
+    from jalapeno.cli import catalog_cmds, collective_cmd, serving_cmds, step_cmd
 
     app.add_typer(catalog_cmds.hardware_app, name="hardware")
     app.add_typer(catalog_cmds.models_app, name="models")
     app.command("step")(step_cmd.step)
+    app.command("collective")(collective_cmd.collective)
     serving_cmds.register(app)
 
 

@@ -28,6 +28,9 @@ def system_dict(s: System) -> dict:
                     "in_network_reduction": lv.in_network_reduction,
                     "links_per_chip": lv.links_per_chip, "torus_dims": lv.torus_dims}
                    for lv in s.levels],
+        "host": None if s.host is None else {"location": s.host.location,
+                                             "bandwidth_bytes_per_s": s.host.bandwidth_bytes_per_s,
+                                             "latency_s": s.host.latency_s, "note": s.host.note},
         "allin_power_w_per_chip": s.allin_power_w_per_chip,
         "usd_per_chip_hour": s.usd_per_chip_hour,
         "efficiency": {k: getattr(s.efficiency, k) for k in s.efficiency.__dataclass_fields__},
@@ -96,6 +99,9 @@ def hardware_show(name: str = typer.Argument(..., help="System name or path to a
         lt.add_row(lv.name, str(lv.chips), lv.scope, topo, f"{lv.bandwidth_bytes_per_s / 1e9:.0f}",
                    f"{lv.latency_s * 1e6:.1f}", src.get(f"levels[{lv.name}].bandwidth_gb_per_s", ""))
     console.print(lt)
+    if s.host:
+        console.print(f"host CPUs: {s.host.location.replace('_', ' ')}, {s.host.bandwidth_bytes_per_s / 1e9:.0f} GB/s "
+                      f"per chip, {s.host.latency_s * 1e6:.1f} us ({src.get('host.bandwidth_gb_per_s', '')})")
     console.print(f"efficiency: {s.efficiency.source}")
 
 

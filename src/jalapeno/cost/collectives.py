@@ -1,9 +1,10 @@
 """Time of a collective on a system's link hierarchy: latency + bytes over the bottleneck bandwidth.
 
-Groups are placed contiguously, innermost level first (TP inside a tray/node, then DP/EP, then PP),
-so a group of ``g`` chips spans the innermost level with ``chips >= g``. When it spans more than
-one level the collective is hierarchical: the part inside the inner domain runs at the inner
-bandwidth, the rest at the outer one.
+Placement. ``packed`` (default): a group of ``g`` chips is placed contiguously, innermost level
+first (TP inside a tray/node, then DP/EP, then PP), so it spans the innermost level with
+``chips >= g``; when it spans more than one level the collective is hierarchical (the part
+inside the inner domain at the inner bandwidth, the rest at the outer one). ``spread``: one
+member per inner domain, so all traffic uses the outer level. Packed is never slower.
 
 Message size conventions (per chip, bytes):
 - all_reduce: the buffer each rank holds (input = output size M).
@@ -12,19 +13,24 @@ Message size conventions (per chip, bytes):
 - send_recv: the message one rank sends.
 
 Formulas (alpha = per-step latency at the level, B = per-chip per-direction bandwidth x
-``link_fraction``; Thakur, Rabenseifner & Gropp, "Optimization of collective communication
-operations in MPICH", IJHPCA 2005, for ring / direct algorithms; NVLS in-switch reduction from
-NVIDIA NCCL 2.18 release notes):
+``link_fraction``; ring/direct/tree algorithms after Thakur, Rabenseifner & Gropp, IJHPCA 2005;
+NCCL's double binary tree after Sanders, Speck & Träff 2009):
 - ring all-reduce:        2(g-1)·alpha + 2(g-1)/g · M/B
 - two-shot all-reduce:    2·alpha + 2(g-1)/g · M/B                 (switched / full mesh)
 - one-shot all-reduce:    alpha + (g-1) · M/B                      (small messages)
-- in-switch (NVLS):       2·alpha + M/B                            (switches that reduce)
+- tree all-reduce:        2·ceil(log2 g)·alpha + 2 · M/B           (scale-out, many ranks)
+- in-switch (NVLS):       2·alpha + M/(B_raw · in_switch_fraction) (switches that reduce)
 - all-gather / reduce-scatter: alpha + (g-1)/g · M/B  (direct)  or  (g-1)·alpha + same (ring)
 - all-to-all, switched:   alpha + (g-1)/g · M/B
-- all-to-all, 3-D torus:  diameter·alpha + (g-1)/g · M · h_avg / B, h_avg the mean hop count
-  (each byte occupies h_avg links; B is the chip's total injection bandwidth over all its links)
+- full mesh (AMD Infinity Fabric): a group of g chips uses g-1 of the chip's L links, so
+  B_eff = B · min(g-1, L)/L (AMD MI300X: 7 links x 64 GB/s per direction)
+- all-to-all, 3-D torus:  diameter·alpha + max(hop bound, bisection bound) · congestion,
+  hop bound M·h_avg/B (each byte occupies h_avg links; B the chip's injection bandwidth over
+  all its links; h_avg over all g destinations), bisection bound (g·M/4) / (2·(g/a)·B/L)
+  for the sub-torus cut across its longest dimension a (wrap-around links both ways)
 - send/recv:              alpha + M/B
-Every time adds ``collective_launch_s`` (software) once per call.
+Every time adds ``collective_launch_s`` (software) once per call. Checked against published
+nccl-tests and DeepEP figures in docs/collectives.md (scripts/check_collectives.py).
 """
 
 from __future__ import annotations
@@ -34,11 +40,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jalapeno.errors import UnknownNameError
+from jalapeno.errors import SpecError, UnknownNameError
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.hardware import LinkLevel, System
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv")
+PLACEMENTS = ("packed", "spread")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +55,7 @@ class CollectiveTime:
     Attributes:
         time_s: array like the message sizes.
         algorithm: name of the fastest algorithm (per element).
-        level: name of the outermost link level the group spans.
+        level: name of the outermost link level the group spans (the one that bounds it).
         scope: scale_up or scale_out (of that level).
     """
 
@@ -73,8 +80,8 @@ def torus_subshape(dims: tuple[int, ...], group: int) -> tuple[int, ...]:
     return tuple(shape)
 
 
-def mean_torus_hops(shape: tuple[int, ...], wrap: bool = True) -> float:
-    """Mean shortest-path hops between two chips of a torus (ring per dimension).
+def mean_torus_hops(shape: tuple[int, ...]) -> float:
+    """Mean shortest-path hops from a chip to all chips of a torus (itself included, at 0).
 
     For a ring of d nodes the mean distance is d/4 (d even) or (d^2-1)/(4d) (d odd).
 
@@ -89,6 +96,21 @@ def mean_torus_hops(shape: tuple[int, ...], wrap: bool = True) -> float:
     return total
 
 
+def torus_all_to_all_factor(shape: tuple[int, ...], links_per_chip: int) -> float:
+    """Bytes-over-injection-bandwidth multiplier of a uniform all-to-all on a torus.
+
+    max(mean hops, bisection bound): the bisection across the longest dimension a carries
+    g·M/4 bytes each way over 2·(g/a) wrap-around links of B/L each, i.e. a·L/8 · M/B.
+
+    >>> torus_all_to_all_factor((16, 1, 1), 2)   # a ring of 16: hops 4, bisection 16·2/8 = 4
+    4.0
+    """
+    hops = mean_torus_hops(shape)
+    a = max(shape)
+    bisection = a * links_per_chip / 8 if a > 2 else 0.0
+    return max(hops, bisection)
+
+
 def _levels_for(system: System, group: int) -> tuple[LinkLevel | None, LinkLevel]:
     outer = system.level_for_group(group)
     idx = system.levels.index(outer)
@@ -97,7 +119,7 @@ def _levels_for(system: System, group: int) -> tuple[LinkLevel | None, LinkLevel
 
 
 def collective_time(kind: str, group: int, message_bytes, system: System,
-                    eff: Efficiency | None = None) -> CollectiveTime:
+                    eff: Efficiency | None = None, placement: str = "packed") -> CollectiveTime:
     """Time of one collective for an array of message sizes on ``system``.
 
     Args:
@@ -106,22 +128,34 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
         message_bytes: array-like of bytes per chip (conventions in the module docstring).
         system: the system whose link hierarchy carries it.
         eff: efficiency parameters (default: the system's).
+        placement: ``packed`` (contiguous, innermost first) or ``spread`` (one member per inner
+            domain: every byte crosses the outer level).
 
     Returns:
         :class:`CollectiveTime` with ``time_s`` shaped like ``message_bytes``.
 
     Raises:
-        UnknownNameError: unknown collective kind.
-        SpecError: the group is larger than the system.
+        UnknownNameError: unknown collective kind or placement.
+        SpecError: the group is larger than the system, or a negative message size.
     """
     if kind not in COLLECTIVES:
         raise UnknownNameError("op", f"unknown collective {kind!r}", f"use one of {', '.join(COLLECTIVES)}")
+    if placement not in PLACEMENTS:
+        raise UnknownNameError("placement", f"unknown placement {placement!r}",
+                               f"use one of {', '.join(PLACEMENTS)}")
     eff = eff or system.efficiency
     m = np.asarray(message_bytes, dtype=float)
+    if np.any(m < 0) or not np.all(np.isfinite(m)):
+        raise SpecError("bytes", "message sizes must be finite and >= 0", "give a non-negative byte count")
     if group <= 1:
         return CollectiveTime(np.zeros_like(m), np.full(m.shape, "none", dtype=object), "local", "local")
     inner, outer = _levels_for(system, group)
-    launch = eff.collective_launch_s
+    if placement == "spread" and group > 1:
+        # one member per domain of the innermost level: every byte leaves its domain
+        first = system.levels[0]
+        if first.chips > 1 and group * first.chips <= system.max_chips:
+            outer = system.level_for_group(group * first.chips)
+        inner = None
     if inner is not None and inner.chips > 1:
         cands = _hierarchical(kind, group, m, inner, outer, eff)
     else:
@@ -129,18 +163,22 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
     names = list(cands)
     stack = np.stack([cands[n] for n in names])
     best = np.argmin(stack, axis=0)
-    t = np.take_along_axis(stack, best[None, ...], axis=0)[0] + launch
+    t = np.take_along_axis(stack, best[None, ...], axis=0)[0] + eff.collective_launch_s
     alg = np.asarray(names, dtype=object)[best]
     return CollectiveTime(t, alg, outer.name, outer.scope)
 
 
-def _bw(level: LinkLevel, eff: Efficiency) -> float:
-    return level.bandwidth_bytes_per_s * eff.link_fraction
+def _bw(level: LinkLevel, eff: Efficiency, group: int | None = None) -> float:
+    """Achievable per-chip bandwidth at ``level`` for a group of ``group`` chips."""
+    b = level.bandwidth_bytes_per_s * eff.link_fraction
+    if level.topology == "full_mesh" and level.links_per_chip and group:
+        b *= min(group - 1, level.links_per_chip) / level.links_per_chip
+    return b
 
 
 def _flat(kind: str, g: int, m: np.ndarray, lv: LinkLevel, eff: Efficiency) -> dict[str, np.ndarray]:
     """Algorithms inside one level (the group does not leave it)."""
-    a, bw = lv.latency_s, _bw(lv, eff)
+    a, bw = lv.latency_s, _bw(lv, eff, g)
     frac = (g - 1) / g
     out: dict[str, np.ndarray] = {}
     if lv.topology == "torus3d":
@@ -152,9 +190,8 @@ def _flat(kind: str, g: int, m: np.ndarray, lv: LinkLevel, eff: Efficiency) -> d
         elif kind in ("all_gather", "reduce_scatter"):
             out["torus_ring"] = ring_steps * a + frac * m / bw
         elif kind == "all_to_all":
-            # mean_torus_hops averages over all g destinations (self at distance 0), so it
-            # already carries the (g-1)/g share of bytes that leave the chip.
-            out["torus_direct"] = diam * a + m * mean_torus_hops(shape) / bw
+            f = torus_all_to_all_factor(shape, lv.links_per_chip or 6) * eff.torus_congestion
+            out["torus_direct"] = diam * a + m * f / bw
         else:
             out["p2p"] = a + m / bw
         return out
@@ -162,8 +199,10 @@ def _flat(kind: str, g: int, m: np.ndarray, lv: LinkLevel, eff: Efficiency) -> d
         out["ring"] = 2 * (g - 1) * a + 2 * frac * m / bw
         out["two_shot"] = 2 * a + 2 * frac * m / bw
         out["one_shot"] = a + (g - 1) * m / bw
+        if lv.scope == "scale_out" and g > 2:
+            out["tree"] = 2 * math.ceil(math.log2(g)) * a + 2 * m / bw
         if lv.in_network_reduction:
-            out["in_switch"] = 2 * a + m / bw
+            out["in_switch"] = 2 * a + m / (lv.bandwidth_bytes_per_s * eff.in_switch_fraction)
     elif kind in ("all_gather", "reduce_scatter"):
         out["ring"] = (g - 1) * a + frac * m / bw
         out["direct"] = a + frac * m / bw
@@ -179,12 +218,12 @@ def _hierarchical(kind: str, g: int, m: np.ndarray, inner: LinkLevel, outer: Lin
     """A group spanning ``outer`` whose pieces of ``inner.chips`` chips share a faster domain."""
     s = min(inner.chips, g)
     n_out = max(1, math.ceil(g / s))
-    bi, bo = _bw(inner, eff), _bw(outer, eff)
-    out_hops = 1.0
+    bi, bo = _bw(inner, eff, s), _bw(outer, eff, n_out)
+    out_factor = 1.0
     out_diam = 1
     if outer.topology == "torus3d":
         shape = torus_subshape(outer.torus_dims, g)
-        out_hops = max(1.0, mean_torus_hops(shape))
+        out_factor = max(1.0, torus_all_to_all_factor(shape, outer.links_per_chip or 6)) * eff.torus_congestion
         out_diam = max(1, sum(d // 2 for d in shape))
     ai, ao = inner.latency_s, outer.latency_s * out_diam
     out: dict[str, np.ndarray] = {}
@@ -192,16 +231,16 @@ def _hierarchical(kind: str, g: int, m: np.ndarray, inner: LinkLevel, outer: Lin
         # reduce-scatter inside, all-reduce of M/s across domains, all-gather inside.
         inner_t = 2 * (ai + (s - 1) / s * m / bi)
         if inner.in_network_reduction:
-            inner_t = np.minimum(inner_t, 2 * ai + m / bi)
-        across = 2 * ao + 2 * (n_out - 1) / n_out * (m / s) * out_hops / bo
+            inner_t = np.minimum(inner_t, 2 * ai + m / (inner.bandwidth_bytes_per_s * eff.in_switch_fraction))
+        across = 2 * ao + 2 * (n_out - 1) / n_out * (m / s) / bo
         out["hierarchical"] = inner_t + across
-        out["flat_ring"] = 2 * (g - 1) * max(ai, outer.latency_s) + 2 * (g - 1) / g * m * out_hops / bo
+        out["flat_ring"] = 2 * (g - 1) * max(ai, outer.latency_s) + 2 * (g - 1) / g * m / bo
     elif kind in ("all_gather", "reduce_scatter"):
-        out["hierarchical"] = (ai + (s - 1) / s * m / (bi * n_out)) + ao + (n_out - 1) / n_out * m * out_hops / bo
+        out["hierarchical"] = (ai + (s - 1) / s * m / (bi * n_out)) + ao + (n_out - 1) / n_out * m / bo
     elif kind == "all_to_all":
         # concurrent: traffic to peers in the same inner domain on inner links, rest on outer.
         t_in = (s - 1) / g * m / bi
-        t_out = (g - s) / g * m * out_hops / bo
+        t_out = (g - s) / g * m * out_factor / bo
         out["hierarchical"] = ao + np.maximum(t_in, t_out)
     else:
         out["p2p"] = ao + m / bo

@@ -119,6 +119,7 @@ class StepCost:
     attribution_s: dict
     bound: np.ndarray
     bound_margin: np.ndarray
+    bound_level: np.ndarray
     memory: MemoryFit
     feasible: np.ndarray
     reason: np.ndarray
@@ -154,7 +155,7 @@ class StepCost:
             "model": self.model, "system": self.system, "layout": self.layout.as_dict(),
             "precision": self.precision, "step_time_s": float(self.step_time_s[i]),
             "interval_s": float(self.interval_s[i]), "bound": str(self.bound[i]),
-            "bound_margin": float(self.bound_margin[i]),
+            "bound_margin": float(self.bound_margin[i]), "bound_level": str(self.bound_level[i]),
             "attribution_s": {k: float(v[i]) for k, v in self.attribution_s.items()},
             "flop": float(self.ops.flop[:, i].sum()),
             "weight_bytes": float(self.ops.weight_bytes[:, i].sum()),
@@ -248,6 +249,27 @@ def step_cost(model: ModelSpec, system: System, layout: Layout, precision: Preci
     mem = memory_fit(model, system, layout, precision, batch.decode_seqs + batch.prefill_seqs,
                      ctx_mean, batch.tokens, eff)
     bound = np.where(mem.fits, bound, "hbm_capacity")
+    bound_level = _link_level(bound, ct, cw, scope_arr, levels, n)
     return StepCost(model.name, system.name, layout, precision.name, ops, times, colls, ct, alg,
                     tuple(levels), tuple(scopes), step_time, interval, attribution, bound, margin,
-                    mem, mem.fits, mem.reason)
+                    bound_level, mem, mem.fits, mem.reason)
+
+
+def _link_level(bound: np.ndarray, ct: np.ndarray, cw, scope_arr: np.ndarray, levels: list[str],
+                n: int) -> np.ndarray:
+    """Name of the link level whose collectives cost most, where the bound is a link ('' else)."""
+    out = np.full(n, "", dtype=object)
+    if not len(levels):
+        return out
+    weighted = ct * cw
+    lv = np.asarray(levels, dtype=object)
+    for scope in ("scale_up", "scale_out"):
+        sel = (bound == f"{scope}_link")
+        if not sel.any():
+            continue
+        rows = scope_arr == scope
+        per_level = {name: weighted[rows & (lv == name)].sum(axis=0) for name in set(lv[rows])}
+        names = list(per_level)
+        best = np.argmax(np.stack([per_level[k] for k in names]), axis=0)
+        out[sel] = np.asarray(names, dtype=object)[best][sel]
+    return out

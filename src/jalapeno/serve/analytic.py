@@ -74,6 +74,7 @@ class ServingPoints:
     chips: np.ndarray
     bound: np.ndarray
     bound_margin: np.ndarray
+    bound_level: np.ndarray
     limit: np.ndarray
     feasible: np.ndarray
     reason: np.ndarray
@@ -95,7 +96,7 @@ class ServingPoints:
 
 
 def _finish(c, b, lam, ttft_q, tpot, steps_per_req, tau, wl: Workload, chips, sc_bound, margin, limit,
-            feasible, reason, queue, kv_xfer) -> ServingPoints:
+            feasible, reason, queue, kv_xfer, bound_level=None) -> ServingPoints:
     """Assemble :class:`ServingPoints`; ``ttft_q`` maps quantile → TTFT array (mean at key None).
 
     ``chips`` may be a scalar or an array (N,).
@@ -114,7 +115,8 @@ def _finish(c, b, lam, ttft_q, tpot, steps_per_req, tau, wl: Workload, chips, sc
         concurrency=c, decode_batch=b, request_rate_per_s=lam, ttft_s=ttft, tpot_s=tpot, e2e_s=e2e,
         queue_s=queue, throughput_per_chip=tput, output_throughput_per_chip=lam * osl.mean_osl / chips,
         interactivity=1.0 / tpot, step_time_s=tau, kv_transfer_s=kv_xfer,
-        chips=np.broadcast_to(np.asarray(chips, dtype=float), (n,)).copy(), bound=sc_bound, bound_margin=margin, limit=limit,
+        chips=np.broadcast_to(np.asarray(chips, dtype=float), (n,)).copy(), bound=sc_bound, bound_margin=margin,
+        bound_level=np.full(n, "", dtype=object) if bound_level is None else bound_level, limit=limit,
         feasible=feasible, reason=reason, **q)
 
 
@@ -181,6 +183,8 @@ def aggregated_by_batch(model: ModelSpec, system: System, dep: Deployment, wl: W
     margin = np.take_along_axis(att, order[:1], 0)[0] / np.maximum(np.take_along_axis(att, order[1:2], 0)[0], 1e-30)
     fits = sc.feasible[:n] & sc.feasible[n:]
     bound = np.where(fits, bound, "hbm_capacity")
+    bound_level = np.where(np.char.endswith(bound.astype(str), "_link"),
+                           np.where(sc.bound_level[:n] != "", sc.bound_level[:n], sc.bound_level[n:]), "")
     if dep.mtp:  # drafting: k passes of the MTP module ~ one mean layer + LM head each
         per_layer = (tau - eff.step_overhead_s) / (model.num_layers + 1)
         tau = tau + dep.mtp.draft_tokens * per_layer
@@ -192,7 +196,8 @@ def aggregated_by_batch(model: ModelSpec, system: System, dep: Deployment, wl: W
     feasible = fits & (b > 0)
     reason = np.where(b > 0, np.where(sc.feasible[:n], sc.reason[n:], sc.reason[:n]), "no sequence fits in the KV cache: weights and activations "
                       "leave no room; shard wider or use a smaller precision")
-    return _finish(c, b, lam, ttft_q, tau / a, steps, tau, wl, lay.chips, bound, margin, limit, feasible, reason, np.zeros_like(b), np.zeros_like(b))
+    return _finish(c, b, lam, ttft_q, tau / a, steps, tau, wl, lay.chips, bound, margin, limit, feasible, reason, np.zeros_like(b), np.zeros_like(b),
+                   bound_level.astype(object))
 
 
 def solve_concurrency(model: ModelSpec, system: System, dep: Deployment, wl: Workload, concurrency,

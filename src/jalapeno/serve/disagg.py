@@ -49,6 +49,7 @@ class DecodeCurve:
     tau_s: np.ndarray
     bound: np.ndarray
     margin: np.ndarray
+    bound_level: np.ndarray
     feasible: np.ndarray
     reason: np.ndarray
     cap: float
@@ -85,7 +86,8 @@ def decode_curve(model: ModelSpec, system: System, layout: Layout, precision: Pr
     if mtp:
         eff_ = eff or system.efficiency
         tau = tau + mtp.draft_tokens * (tau - eff_.step_overhead_s) / (model.num_layers + 1)
-    return DecodeCurve(layout, b, tau, sc.bound, sc.bound_margin, sc.feasible & (b > 0), sc.reason, cap)
+    return DecodeCurve(layout, b, tau, sc.bound, sc.bound_margin, sc.bound_level, sc.feasible & (b > 0),
+                       sc.reason, cap)
 
 
 def kv_transfer_s(model: ModelSpec, system: System, precision: Precision, wl: Workload, isl: float,
@@ -146,5 +148,5 @@ def disaggregated_points(model: ModelSpec, system: System, precision: Precision,
     n = c.shape[0]
     pts = _finish(c, flat(b), lam_f, ttft_q, tau_f / a, steps, tau_f, wl, chips.repeat(k, axis=1).ravel(),
                   flat(dec.bound[None, :]), flat(dec.margin[None, :]), limit, ok.ravel(), reason,
-                  np.zeros(n), flat(xfer))
+                  np.zeros(n), flat(xfer), flat(dec.bound_level[None, :]))
     return pts

@@ -35,6 +35,11 @@ class Efficiency:
         link_fraction: achieved fraction of link bandwidth for large collectives. Default 0.80:
             nccl-tests all_reduce bus bandwidth ~360 GB/s on 8x H100 NVLink 4 (450 GB/s/dir)
             (NVIDIA NCCL performance notes, 2023).
+        in_switch_fraction: fraction of raw per-chip link bandwidth an in-switch (NVLS/SHARP)
+            all-reduce achieves, M/(B·f). Default 0.61: nccl-tests all_reduce bus bandwidth with
+            NVLS on 8x H100 is 460-480 GB/s = 1.75 · 450 · f (docs/collectives.md).
+        torus_congestion: multiplier (>= 1) on torus all-to-all time for routing conflicts beyond
+            the hop and bisection bounds. Default 1 (ideal adaptive routing; assumption).
         kernel_launch_s: fixed cost per kernel in a step (launch and tail, with CUDA graphs).
             Default 4 us: DESIGN.md §7 observes ~100 us per layer of fixed cost for DeepSeek-R1
             TP8 at concurrency 1-4; about 15 kernels and 2 collectives per layer. Assumption.
@@ -61,6 +66,8 @@ class Efficiency:
     attention_peak_fraction: float = 0.65
     hbm_fraction: float = 0.85
     link_fraction: float = 0.80
+    in_switch_fraction: float = 0.61
+    torus_congestion: float = 1.0
     kernel_launch_s: float = 4e-6
     collective_launch_s: float = 5e-6
     step_overhead_s: float = 0.5e-3

@@ -91,6 +91,13 @@ class LevelFile(_Strict):
         return self
 
 
+class HostFile(_Strict):
+    location: Literal["same_module", "same_node", "separate_tray"]
+    bandwidth_gb_per_s: Sourced
+    latency_us: Sourced
+    note: str = ""
+
+
 class PowerFile(_Strict):
     allin_kw_per_chip: Sourced
 
@@ -108,6 +115,7 @@ class SystemFile(_Strict):
     levels: list[LevelFile] = Field(min_length=1)
     power: PowerFile
     cost: CostFile
+    host: HostFile | None = None
     efficiency: dict[str, float | str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -176,6 +184,16 @@ class LinkLevel:
 
 
 @dataclass(frozen=True, slots=True)
+class HostLink:
+    """The host-CPU-to-chip path: where the CPUs sit, per-chip bandwidth (per direction), latency."""
+
+    location: str
+    bandwidth_bytes_per_s: float
+    latency_s: float
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class System:
     """A system: chip, link hierarchy, power and cost, and the stack's efficiencies.
 
@@ -195,6 +213,7 @@ class System:
     vendor_verified: bool
     sources: MappingProxyType = field(compare=False)
     path: str = field(default="", compare=False)
+    host: HostLink | None = None
 
     @property
     def scale_up_chips(self) -> int:
@@ -314,7 +333,9 @@ def system_from_dict(data: dict, where: str = "system") -> System:
         name=f.name, description=f.description, chip=chip, levels=tuple(levels),
         allin_power_w_per_chip=f.power.allin_kw_per_chip.value * units.KW,
         usd_per_chip_hour=f.cost.usd_per_chip_hour.value, efficiency=eff,
-        vendor_verified=f.vendor_verified, sources=MappingProxyType(sources))
+        vendor_verified=f.vendor_verified, sources=MappingProxyType(sources),
+        host=HostLink(f.host.location, f.host.bandwidth_gb_per_s.value * units.GB,
+                      f.host.latency_us.value * units.US, f.host.note) if f.host else None)
 
 
 def load_system_file(path: Path) -> System:

@@ -1,0 +1,50 @@
+"""``jalapeno collective``: time, algorithm and effective bandwidth of one collective."""
+
+from __future__ import annotations
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from jalapeno.cli.common import console, print_json
+from jalapeno.cost.collectives import COLLECTIVES, collective_time
+from jalapeno.errors import SpecError
+from jalapeno.specs.catalog import load_system
+
+
+def collective(
+    system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
+    op: str = typer.Option("all_reduce", "--op", help=f"One of {', '.join(COLLECTIVES)}."),
+    group: int = typer.Option(8, "--group", "-g", help="Chips in the group."),
+    bytes_: str = typer.Option("1e6", "--bytes", "-b", help="Message bytes per chip; comma-separated for several."),
+    placement: str = typer.Option("packed", "--placement", help="packed (contiguous) or spread (one per domain)."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """Price one collective on a system's link hierarchy (time, algorithm, bandwidths)."""
+    s = load_system(system)
+    try:
+        sizes = np.array([float(v) for v in bytes_.split(",") if v.strip()])
+    except ValueError:
+        raise SpecError("--bytes", f"{bytes_!r} is not a number or list of numbers", "write e.g. --bytes 1e6,1e8") from None
+    if group < 1:
+        raise SpecError("--group", f"must be >= 1, got {group}", "give the number of chips in the group")
+    r = collective_time(op, group, sizes, s, placement=placement)
+    g = group
+    factor = {"all_reduce": 2 * (g - 1) / g, "all_gather": (g - 1) / g, "reduce_scatter": (g - 1) / g,
+              "all_to_all": (g - 1) / g, "send_recv": 1.0}[op]
+    rows = []
+    for m, t, alg in zip(sizes, r.time_s, r.algorithm):
+        alg_bw = m / t if t > 0 else float("nan")
+        rows.append({"bytes": float(m), "time_s": float(t), "algorithm": str(alg), "level": r.level,
+                     "scope": r.scope, "algbw_bytes_per_s": alg_bw, "busbw_bytes_per_s": alg_bw * factor})
+    if json_out:
+        print_json({"system": s.name, "op": op, "group": group, "placement": placement, "results": rows})
+        return
+    t = Table(title=f"{op} over {group} chips on {s.name} ({placement}); bounded by level "
+              f"'{r.level}' ({r.scope})")
+    for col in ("bytes", "time us", "algorithm", "algbw GB/s", "busbw GB/s"):
+        t.add_column(col, justify="right")
+    for row in rows:
+        t.add_row(f"{row['bytes']:.3g}", f"{row['time_s'] * 1e6:.2f}", row["algorithm"],
+                  f"{row['algbw_bytes_per_s'] / 1e9:.1f}", f"{row['busbw_bytes_per_s'] / 1e9:.1f}")
+    console.print(t)
