@@ -33,6 +33,7 @@ SYSTEM_KEYS = {
     "levels": ("array of tables", "the link hierarchy from innermost to outermost, see `[[levels]]`; chip counts must grow"),
     "power": ("table", "see `[power]`"),
     "cost": ("table", "see `[cost]`"),
+    "host": ("table", "optional host-CPU-to-chip path, see `[host]`"),
     "efficiency": ("table of numbers/strings", "optional per-system overrides of the software efficiency factors (docs/model.md); plain numbers, not sourced tables"),
 }
 CHIP_KEYS = {
@@ -66,6 +67,12 @@ POWER_KEYS = {
 COST_KEYS = {
     "usd_per_chip_hour": ("$/chip-hour", "total cost of ownership per chip-hour (capex over economic life plus opex)"),
 }
+HOST_KEYS = {
+    "location": ("-", "`same_module` (Grace on the GB200 module), `same_node` (HGX host) or `separate_tray` (Jalapeño's CPU trays behind switches)"),
+    "bandwidth_gb_per_s": ("GB/s", "host-to-chip bandwidth per chip, per direction"),
+    "latency_us": ("us", "one-way latency of the host path"),
+    "note": ("-", "free text"),
+}
 SOURCED_KEYS = {
     "value": ("number > 0", "the value, in the unit of the key it belongs to"),
     "source": ("text", "where it comes from (document, table, quote); required, at least 3 characters"),
@@ -79,6 +86,7 @@ SECTIONS = [
     ("`[[levels]]` (one per level, innermost first)", hw.LevelFile, LEVEL_KEYS),
     ("`[power]`", hw.PowerFile, POWER_KEYS),
     ("`[cost]`", hw.CostFile, COST_KEYS),
+    ("`[host]` (optional)", hw.HostFile, HOST_KEYS),
     ("A sourced number `{ value, source, alternatives, estimate }`", hw.Sourced, SOURCED_KEYS),
 ]
 
