@@ -59,6 +59,7 @@ LEVEL_KEYS = {
     "in_network_reduction": ("bool", "the switches reduce in the network (NVLink SHARP / NVLS); default false"),
     "links_per_chip": ("count", "links per chip (full mesh: chips - 1; 3-D torus: 6); optional"),
     "torus_dims": ("[x, y, z]", "torus shape, required for `torus3d`; x * y * z must equal `chips`"),
+    "shares_ports_with_inner": ("bool", "the level is reached through the same per-chip ports as the level inside it (traffic to both shares one bandwidth); default false"),
     "note": ("-", "free text"),
 }
 POWER_KEYS = {

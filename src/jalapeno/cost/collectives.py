@@ -3,7 +3,9 @@
 Placement. ``packed`` (default): a group of ``g`` chips is placed contiguously, innermost level
 first (TP inside a tray/node, then DP/EP, then PP), so it spans the innermost level with
 ``chips >= g``; when it spans more than one level the collective is hierarchical (the part
-inside the inner domain at the inner bandwidth, the rest at the outer one). ``spread``: one
+inside the inner domain at the inner bandwidth, the rest at the outer one, concurrently on
+their separate links) — unless the outer level is reached through the same ports
+(``shares_ports_with_inner``, e.g. Jalapeño's tray and rack), then it is flat at the outer level. ``spread``: one
 member per inner domain, so all traffic uses the outer level. Packed is never slower.
 
 Message size conventions (per chip, bytes):
@@ -156,7 +158,7 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
         if first.chips > 1 and group * first.chips <= system.max_chips:
             outer = system.level_for_group(group * first.chips)
         inner = None
-    if inner is not None and inner.chips > 1:
+    if inner is not None and inner.chips > 1 and not outer.shares_ports_with_inner:
         cands = _hierarchical(kind, group, m, inner, outer, eff)
     else:
         cands = _flat(kind, group, m, outer, eff)

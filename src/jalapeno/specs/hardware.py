@@ -80,6 +80,7 @@ class LevelFile(_Strict):
     in_network_reduction: bool = False
     links_per_chip: int | None = Field(default=None, gt=0)
     torus_dims: list[int] | None = None
+    shares_ports_with_inner: bool = False
     note: str = ""
 
     @model_validator(mode="after")
@@ -170,6 +171,8 @@ class LinkLevel:
         latency_s: one-way latency of a small message at this level (per hop on a torus).
         topology: switched, full_mesh, torus3d or fat_tree.
         scope: scale_up (load/store fabric) or scale_out (NICs).
+        shares_ports_with_inner: the chip reaches this level through the same ports as the
+            level inside it (so traffic to both levels shares one per-chip bandwidth).
     """
 
     name: str
@@ -181,6 +184,7 @@ class LinkLevel:
     in_network_reduction: bool = False
     links_per_chip: int | None = None
     torus_dims: tuple[int, ...] | None = None
+    shares_ports_with_inner: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,7 +325,8 @@ def system_from_dict(data: dict, where: str = "system") -> System:
             name=lv.name, chips=lv.chips, bandwidth_bytes_per_s=lv.bandwidth_gb_per_s.value * units.GB,
             latency_s=lv.latency_us.value * units.US, topology=lv.topology, scope=lv.scope,
             in_network_reduction=lv.in_network_reduction, links_per_chip=lv.links_per_chip,
-            torus_dims=tuple(lv.torus_dims) if lv.torus_dims else None))
+            torus_dims=tuple(lv.torus_dims) if lv.torus_dims else None,
+            shares_ports_with_inner=lv.shares_ports_with_inner))
     sources: dict[str, str] = {}
     _collect_sources(f, "", sources)
     eff = DEFAULT_EFFICIENCY
