@@ -40,12 +40,19 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Abort:
         sys.exit(1)
     except Exception as e:  # click usage errors carry their own exit code
-        import click
-
-        if isinstance(e, click.ClickException):
+        if isinstance(e, _click_exception()):
             e.show()
             sys.exit(e.exit_code)
         raise
+
+
+def _click_exception() -> type:
+    """Click's ClickException: vendored by typer >= 0.2x as typer._click, else the click package."""
+    try:
+        from typer._click.exceptions import ClickException
+    except ImportError:  # older typer depends on click itself
+        from click.exceptions import ClickException
+    return ClickException
 
 
 if __name__ == "__main__":

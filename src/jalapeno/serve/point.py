@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from jalapeno.deploy.deployment import Deployment
@@ -26,7 +28,14 @@ def serve_at_concurrency(model: ModelSpec, system: System, dep: Deployment, wl: 
     """
     c_req = np.atleast_1d(np.asarray(concurrency, dtype=float))
     if dep.prefill is None:
-        return solve_concurrency(model, system, dep, wl, c_req, eff)
+        # ``workers`` identical aggregated instances share the load evenly
+        w = dep.decode.workers
+        pts = solve_concurrency(model, system, dep, wl, c_req / w, eff)
+        if w == 1:
+            return pts
+        return dataclasses.replace(pts, concurrency=pts.concurrency * w,
+                                   request_rate_per_s=pts.request_rate_per_s * w,
+                                   chips=pts.chips * w)
     pre = prefill_perf(model, system, dep.prefill.layout, dep.precision, wl, dep.token_budget, eff)
     x, y = np.array([dep.prefill.workers]), np.array([dep.decode.workers])
     grid = decode_curve(model, system, dep.decode.layout, dep.precision, wl, _GRID, dep.mtp, eff)
