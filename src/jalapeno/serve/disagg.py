@@ -90,7 +90,7 @@ def decode_curve(model: ModelSpec, system: System, layout: Layout, precision: Pr
                        sc.reason, cap)
 
 
-def kv_transfer_s(model: ModelSpec, system: System, precision: Precision, wl: Workload, isl: float,
+def kv_transfer_s(model: ModelSpec, system: System, precision: Precision, isl: float,
                   prefill_chips: int, decode_chips: int, total_chips: int,
                   eff: Efficiency | None = None) -> float:
     """Time to move one request's KV cache (ISL tokens) from a prefill to a decode instance.
@@ -132,7 +132,7 @@ def disaggregated_points(model: ModelSpec, system: System, precision: Precision,
     cache: dict[int, float] = {}
     for t in chips[:, 0].astype(int).tolist():
         if t not in cache:
-            cache[t] = kv_transfer_s(model, system, precision, wl, wl.mean_isl, cp, cd, t, eff)
+            cache[t] = kv_transfer_s(model, system, precision, wl.mean_isl, cp, cd, t, eff)
     xfer = np.array([[cache[int(t)]] for t in chips[:, 0]])
     ttft_q = {q: (v * wait_factor + xfer + tau / 2).ravel() for q, v in pre.service_q_s.items()}
     shape = lam.shape

@@ -1,0 +1,216 @@
+"""An instance and its vLLM/SGLang-like scheduler: FCFS admission, continuous batching,
+chunked prefill under a token budget, a paged KV cache with its real capacity, preemption by
+recompute when the cache overflows, and an LRU prefix cache of finished turns.
+
+Roles: ``agg`` (prefill + decode), ``prefill`` (prefill only; hands the KV off) and ``decode``
+(decode only; admits a request once its KV has arrived, reserving its whole context so it is
+never preempted). Accounting per step:
+- admission: a waiting request is admitted while running < ``max_running`` and its prompt's
+  KV fits (evicting prefix-cache entries LRU-first); admission is head-of-line FCFS;
+- the step carries every decoding sequence plus prefill chunks of admitted requests, oldest
+  first, up to ``token_budget`` prefill tokens;
+- after the step each decoding sequence holds ``a`` more tokens (a = 1, or the MTP mean);
+  if the cache overflows, the most recently admitted decoding request is preempted: its KV is
+  freed and it waits at the head of the queue to recompute its prompt and output so far.
+KV is counted in tokens; the block granularity of a paged cache (16-64 tokens) adds under one
+block per sequence, which the instance capacity absorbs.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+
+import numpy as np
+
+from jalapeno.deploy.deployment import MTP
+from jalapeno.serve.sim.entities import PrefixCache, Request
+from jalapeno.serve.sim.step_time import StepTimer
+
+
+def decode_steps(tokens: int, mtp: MTP | None, rng: np.random.Generator) -> int:
+    """Verify steps needed to emit ``tokens`` tokens: ``tokens`` without MTP, else a draw.
+
+    With k drafts and acceptance α, a step emits 1 + j tokens, j = the number of leading drafts
+    accepted (P(j) = α^j (1 − α) for j < k, α^k for j = k).
+    """
+    if tokens <= 0:
+        return 0
+    if mtp is None:
+        return tokens
+    k, a = mtp.draft_tokens, mtp.acceptance
+    n = int(tokens / mtp.tokens_per_step * 1.5) + 8
+    while True:
+        accepted = np.minimum(rng.geometric(1 - a, size=n) - 1, k) if a > 0 else np.zeros(n, dtype=int)
+        emitted = np.cumsum(1 + accepted)
+        idx = int(np.searchsorted(emitted, tokens))
+        if idx < n:
+            return idx + 1
+        n *= 2
+
+
+class Instance:
+    """One model instance (a replica, or a prefill/decode worker) and its scheduler state."""
+
+    def __init__(self, idx: int, role: str, timer: StepTimer, chips: int, capacity_tokens: float,
+                 max_running: int, token_budget: int, prefix_cache: PrefixCache, mtp: MTP | None,
+                 rng: np.random.Generator) -> None:
+        self.id, self.role, self.timer, self.chips = idx, role, timer, chips
+        self.capacity = float(capacity_tokens)
+        self.max_running, self.budget = max_running, token_budget
+        self.cache, self.mtp, self.rng = prefix_cache, mtp, rng
+        self.a = mtp.tokens_per_step if mtp else 1.0
+        self.waiting: deque[Request] = deque()
+        self.prefilling: list[Request] = []
+        self.decoding: dict[int, Request] = {}
+        self.admit_order: list[int] = []  # decoding request ids, oldest first
+        self.finish: list[tuple[int, int]] = []
+        self.step_index = 0
+        self.used = 0.0  # KV tokens held by admitted requests
+        self.decode_ctx_sum = 0.0
+        self.busy = False
+        self.preemptions = 0
+        self._chunks: list[tuple[Request, int]] = []
+
+    # ---- queue -------------------------------------------------------------------------
+    @property
+    def load(self) -> int:
+        return len(self.waiting) + len(self.prefilling) + len(self.decoding)
+
+    def enqueue(self, req: Request) -> None:
+        req.instance = self.id
+        self.waiting.append(req)
+
+    def _free(self, need: float) -> bool:
+        short = self.used + self.cache.tokens + need - self.capacity
+        if short > 0:
+            self.cache.evict(int(short) + 1)
+        return self.used + self.cache.tokens + need <= self.capacity
+
+    def _admit(self, now: float) -> None:
+        while self.waiting and len(self.prefilling) + len(self.decoding) < self.max_running:
+            req = self.waiting[0]
+            if self.role == "decode":
+                need = req.isl + req.osl  # whole context reserved: never preempted
+            else:
+                if req.prefill_done == 0 and req.generated == 0 and req.cached_tokens == 0:
+                    key = req.session if req.session >= 0 else req.prefix_group
+                    req.cached_tokens = self.cache.lookup(key, req.isl)
+                need = req.isl + req.generated
+            if not self._free(need):
+                break
+            self.waiting.popleft()
+            self.used += need
+            if np.isnan(req.first_scheduled_s):
+                req.first_scheduled_s = now
+            if self.role == "decode":
+                self._start_decode(req)
+            else:
+                self.prefilling.append(req)
+
+    def _start_decode(self, req: Request) -> None:
+        steps = decode_steps(req.osl - req.generated, self.mtp, self.rng)
+        req.decode_start_step = self.step_index
+        req.decode_steps = steps
+        req.finish_step = self.step_index + steps
+        self.decoding[req.id] = req
+        self.admit_order.append(req.id)
+        self.decode_ctx_sum += req.isl + req.generated
+        heapq.heappush(self.finish, (req.finish_step, req.id))
+
+    # ---- one step ----------------------------------------------------------------------
+    def plan(self, now: float) -> float | None:
+        """Admit, build the next batch and return its duration (None when idle)."""
+        self._admit(now)
+        budget = self.budget
+        chunks: list[tuple[Request, int]] = []
+        pre_tokens = pre_ctx_w = 0.0
+        for req in self.prefilling:
+            if budget <= 0:
+                break
+            take = min(req.prefill_needed, budget)
+            if take <= 0:
+                continue
+            chunks.append((req, take))
+            budget -= take
+            pre_tokens += take
+            pre_ctx_w += take * (req.cached_tokens + req.prefill_done)
+        b = len(self.decoding)
+        if b == 0 and not chunks:
+            self.busy = False
+            return None
+        self._chunks = chunks
+        self.busy = True
+        ctx = self.decode_ctx_sum / b if b else 0.0
+        return self.timer(b, ctx, pre_tokens, pre_ctx_w / pre_tokens if pre_tokens else 0.0, len(chunks))
+
+    def complete(self, now: float) -> tuple[list[Request], list[Request]]:
+        """Apply the finished step. Returns (requests done, requests whose prefill finished)."""
+        self.step_index += 1
+        b = len(self.decoding)
+        self.decode_ctx_sum += b * self.a
+        if self.role != "decode":  # decode workers reserved the whole context at admission
+            self.used += b * self.a
+        done: list[Request] = []
+        while self.finish and self.finish[0][0] <= self.step_index:
+            _, rid = heapq.heappop(self.finish)
+            req = self.decoding.get(rid)
+            if req is None or req.finish_step != self.step_index:
+                continue  # stale entry of a preempted request
+            self._retire(req, now)
+            done.append(req)
+        prefilled: list[Request] = []
+        for req, take in self._chunks:
+            req.prefill_done += take
+            if req.prefill_needed == 0:
+                self.prefilling.remove(req)
+                if np.isnan(req.first_token_s):
+                    req.first_token_s = now
+                if req.generated == 0:
+                    req.generated = 1
+                    self.used += 1
+                prefilled.append(req)
+                if self.role == "agg":
+                    if req.generated >= req.osl:
+                        self.used -= req.isl + req.generated
+                        req.done_s = now
+                        done.append(req)
+                    else:
+                        self._start_decode(req)
+                else:  # prefill worker: the KV leaves with the hand-off
+                    self.used -= req.isl + req.generated
+        self._chunks = []
+        self._preempt_if_full()
+        return done, prefilled
+
+    def _retire(self, req: Request, now: float) -> None:
+        del self.decoding[req.id]
+        self.admit_order.remove(req.id)
+        ctx = req.isl + req.osl
+        grown = req.isl + req.generated + req.decode_steps * self.a
+        self.decode_ctx_sum -= grown
+        self.used -= ctx if self.role == "decode" else grown
+        req.generated = req.osl
+        req.done_s = now
+        if req.session >= 0:
+            self.cache.insert(req.session, ctx)
+        elif req.prefix_group >= 0:
+            self.cache.insert(req.prefix_group, req.isl)
+
+    def _preempt_if_full(self) -> None:
+        if self.role == "decode" or self.used + self.cache.tokens <= self.capacity:
+            return
+        self.cache.evict(int(self.used + self.cache.tokens - self.capacity) + 1)
+        while self.used > self.capacity and len(self.admit_order) > 1:
+            rid = self.admit_order.pop()
+            req = self.decoding.pop(rid)
+            progressed = (self.step_index - req.decode_start_step) * self.a
+            held = req.isl + req.generated + progressed
+            self.used -= held
+            self.decode_ctx_sum -= held
+            req.generated = min(int(req.generated + progressed), req.osl - 1)
+            req.prefill_done = 0
+            req.cached_tokens = 0
+            req.preemptions += 1
+            self.preemptions += 1
+            self.waiting.appendleft(req)

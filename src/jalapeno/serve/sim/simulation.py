@@ -1,0 +1,311 @@
+"""Discrete-event simulation of requests through a serving deployment (``jalapeno simulate``).
+
+Entities: requests (sim/entities.py) and instances with their schedulers (sim/scheduler.py);
+events: arrivals, step completions, KV hand-offs (sim/events.py); engine: sim/engine.py.
+Iteration durations come from the same step-cost function as the analytic model, memoised on
+bucketed inputs (sim/step_time.py). Workloads: InferenceX closed loop at a concurrency
+(12·C requests, the first 2·C warm-up and not counted), open loop at a rate, agentic sessions
+(closed loop over C concurrent sessions, think time between turns), or a trace.
+Randomness only through ``numpy.random.default_rng(seed)``: same seed, same result.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from jalapeno.deploy.deployment import Deployment
+from jalapeno.deploy.layout import Layout, validate_layout
+from jalapeno.deploy.memory_fit import kv_capacity_seqs
+from jalapeno.errors import InfeasibleDeployment, SpecError
+from jalapeno.serve.disagg import kv_transfer_s
+from jalapeno.serve.sim.engine import Engine
+from jalapeno.serve.sim.entities import PrefixCache, Request
+from jalapeno.serve.sim.events import Arrival, KVTransferDone, StepDone
+from jalapeno.serve.sim.metrics import downsample, request_frame, summarize, task_frame
+from jalapeno.serve.sim.scheduler import Instance
+from jalapeno.serve.sim.step_time import StepTimer
+from jalapeno.serve.sim.workloads import (AgenticSpec, RequestSpec, agentic_turns, fixed_length_requests,
+                                          open_loop_arrivals)
+from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.hardware import System
+from jalapeno.specs.model import ModelSpec
+from jalapeno.specs.workload import Workload
+
+
+@dataclass(frozen=True)
+class SimResult:
+    """Outcome of a simulation: per-request and per-task frames, time series, summary."""
+
+    summary: dict
+    requests: pd.DataFrame
+    tasks: pd.DataFrame
+    timeseries: pd.DataFrame
+    config: dict = field(default_factory=dict)
+
+    def as_dict(self, with_requests: bool = False) -> dict:
+        d = {"config": self.config, "summary": self.summary,
+             "timeseries": downsample(self.timeseries, 500).to_dict(orient="list")}
+        if with_requests:
+            d["requests"] = self.requests.to_dict(orient="records")
+        return d
+
+
+def _capacity_tokens(model, system, layout, precision, ctx_ref: float, budget: int, eff) -> float:
+    seqs = kv_capacity_seqs(model, system, layout, precision, np.array([ctx_ref]), np.array([float(budget)]), eff)
+    return float(seqs[0]) * ctx_ref
+
+
+class Simulation:
+    """One run. Build with the deployment and a request plan, then :meth:`run`."""
+
+    def __init__(self, model: ModelSpec, system: System, dep: Deployment, *, seed: int = 0,
+                 ctx_ref: float = 4096.0, prefix_cache: bool = True, eff: Efficiency | None = None) -> None:
+        self.model, self.system, self.dep = model, system, dep
+        self.eff = eff or system.efficiency
+        self.rng = np.random.default_rng(seed)
+        self.requests: list[Request] = []
+        self.instances: list[Instance] = []
+        pools = [("agg", dep.decode)] if dep.prefill is None else [("prefill", dep.prefill), ("decode", dep.decode)]
+        for role, pool in pools:
+            validate_layout(pool.layout, model, system)
+            cap = _capacity_tokens(model, system, pool.layout, dep.precision, ctx_ref, dep.token_budget, self.eff)
+            if cap <= 0:
+                raise InfeasibleDeployment("deployment", f"the {role} layout {pool.layout.label} leaves no "
+                                           "HBM for the KV cache", "shard wider or use a smaller precision")
+            timer = StepTimer(model, system, pool.layout, dep.precision, self.eff,
+                              dep.mtp if role != "prefill" else None)
+            for _ in range(pool.workers):
+                self.instances.append(Instance(len(self.instances), role, timer, pool.layout.chips, cap,
+                                               dep.max_running, dep.token_budget,
+                                               PrefixCache(enabled=prefix_cache), dep.mtp, self.rng))
+        self.chips = dep.chips
+        self.engine = Engine(self._dispatch)
+        self.link_free = {i.id: 0.0 for i in self.instances if i.role == "decode"}
+        self.pending: list[RequestSpec] = []
+        self.next_turn: dict[int, list[RequestSpec]] = {}
+        self.think_s = 0.0
+        self.done_count = 0
+        self.target = 0
+        self.samples: list[tuple] = []
+        self._session_instance: dict[int, int] = {}
+        self.warmup_left = 0
+        self.on_progress: Callable[[int, int], None] | None = None
+
+    # ---- request plans -----------------------------------------------------------------
+    def _new_request(self, spec: RequestSpec, at: float, counted: bool) -> Request:
+        r = Request(len(self.requests), at, spec.isl, spec.osl, spec.session, spec.turn, spec.prefix_group, counted)
+        biggest = max(i.capacity for i in self.instances if i.role != "prefill")
+        if r.isl + r.osl > biggest:
+            raise InfeasibleDeployment("workload", f"a request of {r.isl}+{r.osl} tokens exceeds the "
+                                       f"{biggest:.0f}-token KV cache of one instance",
+                                       "shard wider, use a smaller precision or shorter requests")
+        self.requests.append(r)
+        self.engine.schedule(at, Arrival(r.id), priority=1)
+        return r
+
+    def closed_loop(self, specs: list[RequestSpec], concurrency: int, warmup: int) -> None:
+        """Issue ``specs`` with at most ``concurrency`` in flight; the first ``warmup`` not counted."""
+        self.pending = list(reversed(specs))
+        self.warmup_left = warmup
+        self.target = len(specs)
+        for _ in range(min(concurrency, len(specs))):
+            self._issue_next(0.0)
+
+    def _issue_next(self, now: float) -> None:
+        if not self.pending:
+            return
+        spec = self.pending.pop()
+        counted = self.warmup_left <= 0
+        self.warmup_left -= 1
+        self._new_request(spec, now, counted)
+
+    def agentic(self, spec: AgenticSpec, sessions: int, concurrency: int) -> None:
+        """``sessions`` agent tasks, ``concurrency`` in flight; each turn follows the previous one."""
+        self.think_s = spec.think_s
+        plans = [agentic_turns(spec, s, self.rng) for s in range(sessions)]
+        self.target = sum(len(p) for p in plans)
+        self.session_queue = list(reversed(plans))
+        self.warmup_left = 0
+        for _ in range(min(concurrency, sessions)):
+            self._start_session(0.0)
+
+    def _start_session(self, now: float) -> None:
+        if not getattr(self, "session_queue", None):
+            return
+        turns = self.session_queue.pop()
+        first, rest = turns[0], turns[1:]
+        self.next_turn[first.session] = list(reversed(rest))
+        self._new_request(first, now, True)
+
+    def open_loop(self, specs: list[RequestSpec], arrivals_s: np.ndarray | None = None) -> None:
+        """Issue ``specs`` at their own arrival times (trace) or at ``arrivals_s``."""
+        self.target = len(specs)
+        self.warmup_left = 0
+        for k, s in enumerate(specs):
+            self._new_request(s, float(arrivals_s[k]) if arrivals_s is not None else s.arrival_s, True)
+
+    # ---- events ------------------------------------------------------------------------
+    def _route(self, req: Request) -> Instance:
+        pool = [i for i in self.instances if i.role in ("agg", "prefill")]
+        if req.session >= 0 and req.turn > 0 and req.instance >= 0:
+            return self.instances[req.instance]  # session affinity keeps the prefix cache warm
+        return min(pool, key=lambda i: (i.load, i.id))
+
+    def _dispatch(self, now: float, ev):
+        if isinstance(ev, Arrival):
+            req = self.requests[ev.request_id]
+            prev = self._session_instance.get(req.session) if req.session >= 0 else None
+            if prev is not None:
+                req.instance = prev
+            inst = self._route(req)
+            inst.enqueue(req)
+            if req.session >= 0:
+                self._session_instance[req.session] = inst.id
+            return self._wake(inst, now)
+        if isinstance(ev, StepDone):
+            inst = self.instances[ev.instance]
+            done, prefilled = inst.complete(now)
+            out = []
+            for req in done:
+                out += self._finished(req, now)
+            if inst.role == "prefill":
+                for req in prefilled:
+                    out.append(self._handoff(req, now))
+            self._sample(now)
+            return out + self._wake(inst, now, force=True)
+        if isinstance(ev, KVTransferDone):
+            inst = self.instances[ev.instance]
+            req = self.requests[ev.request_id]
+            req.kv_ready_s = now
+            inst.enqueue(req)
+            return self._wake(inst, now)
+        raise AssertionError(f"unknown event {ev!r}")
+
+    def _wake(self, inst: Instance, now: float, force: bool = False):
+        if inst.busy and not force:
+            return []
+        dur = inst.plan(now)
+        return [] if dur is None else [(dur, StepDone(inst.id))]
+
+    def _handoff(self, req: Request, now: float):
+        dec = min((i for i in self.instances if i.role == "decode"), key=lambda i: (i.load, i.id))
+        t = kv_transfer_s(self.model, self.system, self.dep.precision, float(req.isl),
+                          self.dep.prefill.layout.chips, dec.chips, self.chips, self.eff)
+        start = max(now, self.link_free[dec.id])
+        self.link_free[dec.id] = start + t
+        return (start + t - now, KVTransferDone(req.id, dec.id))
+
+    def _finished(self, req: Request, now: float):
+        self.done_count += 1
+        if self.on_progress and (self.done_count % 64 == 0 or self.done_count == self.target):
+            self.on_progress(self.done_count, self.target)
+        if req.session >= 0:
+            nxt = self.next_turn.get(req.session)
+            if nxt:
+                spec = nxt.pop()
+                r = Request(len(self.requests), now + self.think_s, spec.isl, spec.osl, spec.session,
+                            spec.turn, spec.prefix_group, True)
+                self.requests.append(r)
+                return [(self.think_s, Arrival(r.id))]
+            self._start_session(now)
+            return []
+        if self.pending:
+            self._issue_next(now)
+        return []
+
+    def _sample(self, now: float) -> None:
+        run = sum(len(i.decoding) + len(i.prefilling) for i in self.instances)
+        wait = sum(len(i.waiting) for i in self.instances)
+        used = sum(i.used for i in self.instances if i.role != "prefill")
+        cap = sum(i.capacity for i in self.instances if i.role != "prefill")
+        self.samples.append((now, run, wait, used / cap if cap else 0.0))
+
+    # ---- run ---------------------------------------------------------------------------
+    def run(self) -> SimResult:
+        wall0 = time.perf_counter()
+        end = self.engine.run()
+        wall = time.perf_counter() - wall0
+        unfinished = [r for r in self.requests if np.isnan(r.done_s)]
+        if unfinished:
+            raise InfeasibleDeployment("workload", f"{len(unfinished)} requests never finished (the KV cache "
+                                       "cannot hold them)", "shard wider or lower the concurrency")
+        df = request_frame(self.requests)
+        tasks = task_frame(df)
+        summary = summarize(df, self.chips, tasks if not tasks.empty else None)
+        summary.update({
+            "simulated_s": end, "wall_s": wall, "speedup": end / wall if wall > 0 else float("inf"),
+            "events": self.engine.processed,
+            "step_cost_evaluations": sum(t.calls for t in {id(i.timer): i.timer for i in self.instances}.values()),
+            "preemptions_total": sum(i.preemptions for i in self.instances),
+            "prefix_hit_rate_cache": float(np.mean([i.cache.hit_rate for i in self.instances])),
+        })
+        ts = pd.DataFrame(self.samples, columns=["t_s", "running", "waiting", "kv_occupancy"])
+        return SimResult(summary, df, tasks, ts)
+
+
+def simulate(model: ModelSpec, system: System, dep: Deployment, *, workload: Workload | None = None,
+             agentic: AgenticSpec | None = None, trace: list[RequestSpec] | None = None,
+             concurrency: int | None = None, rate: float | None = None, arrival: str = "poisson",
+             num_requests: int | None = None, sessions: int | None = None, seed: int = 0,
+             prefix_cache: bool = True, eff: Efficiency | None = None,
+             on_progress: Callable[[int, int], None] | None = None) -> SimResult:
+    """Simulate ``dep`` serving one workload; exactly one of workload / agentic / trace.
+
+    Closed loop (``concurrency``): fixed-length issues 12·C requests (2·C warm-up, InferenceX);
+    agentic runs ``sessions`` (default 2·C) tasks with C in flight. Open loop (``rate``):
+    ``num_requests`` (default 1,000) arrivals of the given process. A trace replays its own
+    arrival times.
+
+    Raises:
+        SpecError: inconsistent options. InfeasibleDeployment: nothing fits.
+    """
+    if sum(x is not None for x in (workload, agentic, trace)) != 1:
+        raise SpecError("--workload", "give exactly one workload", "pass a preset, 'agentic' or a trace file")
+    if trace is None and (concurrency is None) == (rate is None):
+        raise SpecError("--concurrency/--rate", "give exactly one of them", "closed loop: --concurrency C; "
+                        "open loop: --rate R")
+    if concurrency is not None and concurrency < 1:
+        raise SpecError("--concurrency", f"must be >= 1, got {concurrency}", "give a positive concurrency")
+    rng = np.random.default_rng(seed)
+    if workload is not None:
+        ctx_ref = workload.mean_isl + workload.mean_osl / 2
+    elif agentic is not None:
+        ctx_ref = agentic.final_context_tokens / 2
+    else:
+        ctx_ref = float(np.mean([s.isl + s.osl / 2 for s in trace]))
+    sim = Simulation(model, system, dep, seed=seed, ctx_ref=ctx_ref, prefix_cache=prefix_cache, eff=eff)
+    sim.on_progress = on_progress
+    config = {"model": model.name, "system": system.name, "deployment": dep.as_dict(), "seed": seed,
+              "concurrency": concurrency, "rate": rate, "prefix_cache": prefix_cache}
+    if workload is not None:
+        config["workload"] = workload.as_dict()
+        if concurrency is not None:
+            n = num_requests or 10 * concurrency
+            warm = 2 * concurrency
+            sim.closed_loop(fixed_length_requests(workload, n + warm, rng), concurrency, warm)
+        else:
+            n = num_requests or 1000
+            sim.open_loop(fixed_length_requests(workload, n, rng), open_loop_arrivals(n, rate, arrival, rng))
+    elif agentic is not None:
+        if concurrency is None:
+            raise SpecError("--rate", "agentic sessions run closed loop", "give --concurrency (sessions in flight)")
+        config["workload"] = {"agentic": agentic.name, "turns": agentic.turns,
+                              "final_context_tokens": agentic.final_context_tokens, "think_s": agentic.think_s}
+        sim.agentic(agentic, sessions or 2 * concurrency, concurrency)
+    else:
+        config["workload"] = {"trace": len(trace)}
+        sim.open_loop(trace)
+    res = sim.run()
+    return SimResult(res.summary, res.requests, res.tasks, res.timeseries, config)
+
+
+def simple_deployment(precision, tp=1, dp=1, ep=1, pp=1) -> Deployment:
+    """An aggregated one-instance deployment (helper for tests and examples)."""
+    from jalapeno.deploy.deployment import Pool
+
+    return Deployment(precision, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp)))

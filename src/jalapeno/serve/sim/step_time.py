@@ -1,0 +1,58 @@
+"""Memoised, bucketed step times for the simulator (the same step cost as the analytic model).
+
+Every iteration's duration comes from :func:`jalapeno.cost.step.step_cost`. Inputs are rounded
+to a geometric grid of ratio r (default 1.03) before the lookup, so a bucketed input is within
+a factor sqrt(r) (±1.5%) of the true one. Step time is monotone and at most linear in each input
+(decode sequences, their mean context, prefill tokens, prefill context), so each input adds at
+most ±1.5% error to the step time, ±4.5% in the worst case when all err the same way, and the
+errors average out over many steps (rounding is unbiased in log space).
+"""
+
+from __future__ import annotations
+
+import math
+
+from jalapeno.cost.step import Batch, step_cost
+from jalapeno.deploy.deployment import MTP
+from jalapeno.deploy.layout import Layout
+from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.formats import Precision
+from jalapeno.specs.hardware import System
+from jalapeno.specs.model import ModelSpec
+
+
+class StepTimer:
+    """Callable: step time (s) of one instance for a batch, memoised on bucketed inputs."""
+
+    def __init__(self, model: ModelSpec, system: System, layout: Layout, precision: Precision,
+                 eff: Efficiency | None = None, mtp: MTP | None = None, ratio: float = 1.03) -> None:
+        self.model, self.system, self.layout, self.precision = model, system, layout, precision
+        self.eff = eff or system.efficiency
+        self.mtp = mtp
+        self.log_r = math.log(ratio)
+        self.cache: dict[tuple, float] = {}
+        self.calls = 0
+
+    def _b(self, x: float) -> float:
+        if x <= 0:
+            return 0.0
+        if x <= 16:
+            return float(round(x))
+        return math.exp(round(math.log(x) / self.log_r) * self.log_r)
+
+    def __call__(self, decode_seqs: float, decode_ctx: float, prefill_tokens: float, prefill_ctx: float,
+                 prefill_seqs: float) -> float:
+        key = (self._b(decode_seqs), self._b(decode_ctx), self._b(prefill_tokens), self._b(prefill_ctx),
+               float(max(round(prefill_seqs), 1 if prefill_tokens > 0 else 0)))
+        t = self.cache.get(key)
+        if t is None:
+            self.calls += 1
+            q = 1 + self.mtp.draft_tokens if self.mtp else 1
+            sc = step_cost(self.model, self.system, self.layout, self.precision,
+                           Batch.make(decode_seqs=key[0], decode_ctx=key[1], prefill_tokens=key[2],
+                                      prefill_ctx=key[3], prefill_seqs=key[4], decode_query_len=q), self.eff)
+            t = float(sc.step_time_s[0])
+            if self.mtp and key[0] > 0:  # k drafting passes of the MTP module (~ one mean layer each)
+                t += self.mtp.draft_tokens * (t - self.eff.step_overhead_s) / (self.model.num_layers + 1)
+            self.cache[key] = t
+        return t

@@ -1,0 +1,158 @@
+"""Request sources for the simulator: InferenceX fixed-length, agentic multi-turn sessions,
+trace replay; and open-loop arrival processes (Poisson, gamma, bursts).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from jalapeno.errors import SpecError, UnknownNameError
+from jalapeno.specs.workload import Workload
+
+
+@dataclass(frozen=True, slots=True)
+class AgenticSpec:
+    """A multi-turn agent session: each turn sends the whole growing context and gets a reply.
+
+    Turn k (0-based) sends system_prompt + Σ_{j<k} (tool_output_j + reply_j) + tool_output_k
+    tokens and asks for reply_k tokens; tool and reply lengths are uniform in ±``jitter`` of
+    their means; ``think_s`` (tool execution + agent thinking) separates the turns.
+    """
+
+    name: str
+    turns: int
+    system_prompt_tokens: int
+    tool_output_tokens: int
+    reply_tokens: int
+    think_s: float
+    jitter: float = 0.2
+    description: str = ""
+
+    @property
+    def final_context_tokens(self) -> int:
+        return self.system_prompt_tokens + self.turns * (self.tool_output_tokens + self.reply_tokens)
+
+
+#: Presets (assumptions, documented in docs/simulator.md). "coding-agent": tens of turns with
+#: contexts growing past 100K tokens, as coding agents (SWE-bench-style sessions) produce:
+#: 6K system prompt + tools, 40 turns of ~2.5K-token tool output (file reads, test logs) and
+#: ~350-token replies (a tool call or an edit), ~2 s of tool execution between turns.
+AGENTIC_PRESETS = {
+    "coding-agent": AgenticSpec("coding-agent", 40, 6000, 2500, 350, 2.0,
+                                description="40 turns, context 6K -> ~120K tokens, 2 s tool time"),
+    "chat-agent": AgenticSpec("chat-agent", 8, 1500, 600, 300, 5.0,
+                              description="8 turns, context 1.5K -> ~8.7K tokens, 5 s user/tool time"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSpec:
+    """One request to issue: lengths, session, turn and (open loop / trace) arrival time."""
+
+    isl: int
+    osl: int
+    arrival_s: float = 0.0
+    session: int = -1
+    turn: int = 0
+    prefix_group: int = -1
+
+
+def fixed_length_requests(wl: Workload, n: int, rng: np.random.Generator) -> list[RequestSpec]:
+    """InferenceX lengths: uniform integers in [r·L, L] (r = 1: exactly L)."""
+    def draw(length: int) -> np.ndarray:
+        lo = max(1, int(math.ceil(wl.range_ratio * length)))
+        return rng.integers(lo, length + 1, size=n)
+
+    isl, osl = draw(wl.isl), np.maximum(draw(wl.osl), 2)
+    return [RequestSpec(int(i), int(o)) for i, o in zip(isl, osl)]
+
+
+def agentic_turns(spec: AgenticSpec, session: int, rng: np.random.Generator) -> list[RequestSpec]:
+    """The turns of one session (arrival times are set by the simulation: previous done + think)."""
+    ctx = spec.system_prompt_tokens
+    out = []
+    for k in range(spec.turns):
+        tool = int(spec.tool_output_tokens * rng.uniform(1 - spec.jitter, 1 + spec.jitter))
+        reply = max(2, int(spec.reply_tokens * rng.uniform(1 - spec.jitter, 1 + spec.jitter)))
+        ctx += tool
+        out.append(RequestSpec(ctx, reply, session=session, turn=k))
+        ctx += reply
+    return out
+
+
+def open_loop_arrivals(n: int, rate_per_s: float, process: str, rng: np.random.Generator,
+                       cv: float = 2.0, burst_size: int = 32) -> np.ndarray:
+    """Arrival times (s) of ``n`` requests at mean ``rate_per_s``.
+
+    ``poisson``: exponential gaps; ``gamma``: gamma gaps with coefficient of variation ``cv``
+    (shape 1/cv²); ``burst``: groups of ``burst_size`` simultaneous requests, groups Poisson.
+
+    Raises:
+        SpecError / UnknownNameError: non-positive rate, unknown process.
+    """
+    if not rate_per_s > 0:
+        raise SpecError("--rate", f"must be > 0, got {rate_per_s}", "give a request rate in requests/s")
+    if process == "poisson":
+        gaps = rng.exponential(1 / rate_per_s, size=n)
+    elif process == "gamma":
+        shape = 1 / cv**2
+        gaps = rng.gamma(shape, 1 / (rate_per_s * shape), size=n)
+    elif process == "burst":
+        groups = math.ceil(n / burst_size)
+        starts = np.cumsum(rng.exponential(burst_size / rate_per_s, size=groups))
+        return np.repeat(starts, burst_size)[:n] - starts[0]
+    else:
+        raise UnknownNameError("arrival", f"unknown arrival process {process!r}", "use poisson, gamma or burst")
+    return np.cumsum(gaps) - gaps[0]
+
+
+_TRACE_COLS = ("arrival_s", "input_tokens", "output_tokens")
+
+
+def read_trace(path: str | Path) -> list[RequestSpec]:
+    """Read a CSV or JSONL trace: arrival_s, input_tokens, output_tokens [, session_id, prefix_group].
+
+    Raises:
+        SpecError: missing file, unknown extension, a missing column or a bad value (named).
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise SpecError(str(p), "trace file not found", "pass a CSV or JSONL file with arrival_s, "
+                        "input_tokens, output_tokens")
+    if p.suffix.lower() == ".csv":
+        with p.open(newline="") as f:
+            rows = list(csv.DictReader(f))
+    elif p.suffix.lower() in (".jsonl", ".json"):
+        rows = []
+        for i, line in enumerate(p.read_text().splitlines(), start=1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as e:
+                    raise SpecError(f"{p.name}: line {i}", f"malformed JSON: {e.msg}", "one JSON object per line") from None
+    else:
+        raise SpecError(str(p), f"unknown trace format {p.suffix!r}", "use .csv or .jsonl")
+    if not rows:
+        raise SpecError(str(p), "the trace has no rows", "add at least one request")
+    out = []
+    for i, r in enumerate(rows, start=1):
+        for c in _TRACE_COLS:
+            if c not in r or r[c] in (None, ""):
+                raise SpecError(f"{p.name}: row {i}: {c}", "missing value", f"give {c} for every row")
+        try:
+            arr, isl, osl = float(r["arrival_s"]), int(float(r["input_tokens"])), int(float(r["output_tokens"]))
+            sess = int(float(r.get("session_id") or -1)) if str(r.get("session_id", "")).strip() not in ("", "None") else -1
+            grp = int(float(r.get("prefix_group") or -1)) if str(r.get("prefix_group", "")).strip() not in ("", "None") else -1
+        except (TypeError, ValueError):
+            raise SpecError(f"{p.name}: row {i}", "a value is not a number", "use numbers for times, lengths and ids") from None
+        if arr < 0 or isl < 1 or osl < 1:
+            raise SpecError(f"{p.name}: row {i}", "arrival_s must be >= 0 and token counts >= 1", "fix the row")
+        out.append(RequestSpec(isl, max(osl, 2), arr, sess, 0, grp))
+    out.sort(key=lambda s: s.arrival_s)
+    return out
