@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from jalapeno.analysis.power_cost import power_w_per_chip
 from jalapeno.analysis.records import point_record
 from jalapeno.deploy.deployment import Deployment
@@ -23,8 +25,9 @@ def predict_point(model: ModelSpec, system: System, dep: Deployment, wl: Workloa
         InfeasibleDeployment: a layout that cannot run the model on the system, or a
             deployment larger than the system.
     """
-    if not concurrency > 0:
-        raise SpecError("--concurrency", f"must be > 0, got {concurrency}", "give a concurrency >= 1")
+    if not (math.isfinite(concurrency) and concurrency > 0):
+        raise SpecError("--concurrency", f"must be a finite number > 0, got {concurrency}",
+                        "give a concurrency >= 1")
     power_w_per_chip(system, convention)
     for pool in filter(None, (dep.prefill, dep.decode)):
         validate_layout(pool.layout, model, system)

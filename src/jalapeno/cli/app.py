@@ -17,7 +17,14 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="First-principles performance model of LLM-inference systems.")
 
 
+_REGISTERED = False
+
+
 def _register() -> None:
+    global _REGISTERED
+    if _REGISTERED:
+        return
+    _REGISTERED = True
     from jalapeno.cli import catalog_cmds, collective_cmd, serving_cmds, step_cmd
 
     app.add_typer(catalog_cmds.hardware_app, name="hardware")

@@ -87,7 +87,8 @@ def compare(
     osl: int = typer.Option(None, "--osl", help="Output length."),
     precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
     systems: str = typer.Option(SYSTEMS_DEFAULT, "--systems", "-s", help="Comma-separated names or TOML paths."),
-    baseline: str = typer.Option("gb300-nvl72", "--baseline", "-b", help="System the ratios are taken against."),
+    baseline: str = typer.Option(None, "--baseline", "-b",
+                                 help="System the ratios are taken against (default: gb300-nvl72 if compared, else the last)."),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     serving: str = typer.Option("both", "--serving", help="agg, disagg or both."),
     mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
@@ -95,7 +96,8 @@ def compare(
     at: str = typer.Option("10,25,50,100", "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios."),
     tiers: str = typer.Option("fast=100,ultra_fast=300", "--tiers", help="Tier floors in tok/s/user, name=value,..."),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON result instead of tables."),
-    html: str = typer.Option("jalapeno-compare.html", "--html", help="Write the frontier chart here ('' = none)."),
+    html: str = typer.Option(None, "--html", help="Write the frontier chart here (default jalapeno-compare.html "
+                             "without --json; '' = none)."),
 ) -> None:
     """Compare systems on one model and workload: frontiers, headline figures, ratios, tiers."""
     from jalapeno.analysis.comparison import compare_systems
@@ -107,9 +109,15 @@ def compare(
     m, wl, prec = _setup(model, workload, isl, osl, precision)
     names = [s.strip() for s in systems.split(",") if s.strip()]
     syss = [load_system(n) for n in names]
-    base = load_system(baseline).name if baseline else None
-    if base not in [s.name for s in syss]:
-        raise SpecError("--baseline", f"{baseline!r} is not among --systems", "add it to --systems or pick one of them")
+    names_in = [s.name for s in syss]
+    if baseline:
+        base = load_system(baseline).name
+        if base not in names_in:
+            raise SpecError("--baseline", f"{baseline!r} is not among --systems", "add it to --systems or pick one of them")
+    else:
+        base = "gb300-nvl72" if "gb300-nvl72" in names_in else names_in[-1]
+    if html is None:
+        html = "" if json_out else "jalapeno-compare.html"
     res = compare_systems(m, syss, wl, prec, baseline=base, convention=power,
                           options=SweepOptions(serving=serving, mtp=_mtp(mtp, mtp_acceptance)),
                           iso_interactivity=_floats(at, "--at"), floors=_floors(tiers))

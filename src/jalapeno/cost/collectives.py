@@ -238,7 +238,9 @@ def _hierarchical(kind: str, g: int, m: np.ndarray, inner: LinkLevel, outer: Lin
         out["hierarchical"] = inner_t + across
         out["flat_ring"] = 2 * (g - 1) * max(ai, outer.latency_s) + 2 * (g - 1) / g * m / bo
     elif kind in ("all_gather", "reduce_scatter"):
-        out["hierarchical"] = (ai + (s - 1) / s * m / (bi * n_out)) + ao + (n_out - 1) / n_out * m / bo
+        # across domains first (each chip exchanges its M/s slice with its peers in other
+        # domains), then inside the domain (the full M among s chips)
+        out["hierarchical"] = (ao + (n_out - 1) / n_out * (m / s) / bo) + (ai + (s - 1) / s * m / bi)
     elif kind == "all_to_all":
         # concurrent: traffic to peers in the same inner domain on inner links, rest on outer.
         t_in = (s - 1) / g * m / bi

@@ -171,13 +171,14 @@ class StepCost:
 
 
 def step_cost(model: ModelSpec, system: System, layout: Layout, precision: Precision, batch: Batch,
-              eff: Efficiency | None = None) -> StepCost:
+              eff: Efficiency | None = None, draft_modules: int = 0) -> StepCost:
     """Cost of one forward step for every point of ``batch`` on one chip of ``system``.
 
     Args:
         model, system, layout, precision: the deployment.
         batch: :class:`Batch` of N points (whole-instance quantities).
         eff: efficiency parameters (default: the system's).
+        draft_modules: MTP modules resident for speculative decoding (memory fit only).
 
     Returns:
         :class:`StepCost` with arrays of shape (N,).
@@ -226,7 +227,8 @@ def step_cost(model: ModelSpec, system: System, layout: Layout, precision: Preci
         if not nc:
             return np.zeros(n)
         sel = scope_arr == scope
-        return (ct[sel] * cw[sel]).sum(axis=0) * exposed_frac
+        hideable = (ct[sel & stage_c] * cw[sel & stage_c]).sum(axis=0) * exposed_frac
+        return hideable + (ct[sel & ~stage_c] * cw[sel & ~stage_c]).sum(axis=0)
     attribution = {
         "compute": (comp_part * w).sum(axis=0),
         "hbm_bandwidth": (mem_part * w).sum(axis=0),
@@ -246,8 +248,9 @@ def step_cost(model: ModelSpec, system: System, layout: Layout, precision: Preci
                          + batch.prefill_seqs * (batch.prefill_ctx + batch.prefill_tokens
                                                  / np.maximum(batch.prefill_seqs, 1e-9)))
                         / np.maximum(batch.decode_seqs + batch.prefill_seqs, 1e-9), 0.0)
+    sampled = batch.decode_seqs * batch.decode_query_len + np.where(batch.prefill_tokens > 0, batch.prefill_seqs, 0.0)
     mem = memory_fit(model, system, layout, precision, batch.decode_seqs + batch.prefill_seqs,
-                     ctx_mean, batch.tokens, eff)
+                     ctx_mean, batch.tokens, eff, sampled, draft_modules)
     bound = np.where(mem.fits, bound, "hbm_capacity")
     bound_level = _link_level(bound, ct, cw, scope_arr, levels, n)
     return StepCost(model.name, system.name, layout, precision.name, ops, times, colls, ct, alg,

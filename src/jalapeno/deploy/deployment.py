@@ -18,8 +18,10 @@ from jalapeno.specs.formats import Precision
 #: Default chunked-prefill token budget per step (SGLang ``--chunked-prefill-size`` default 8192
 #: on large GPUs; vLLM ``max_num_batched_tokens`` defaults are of the same order).
 DEFAULT_TOKEN_BUDGET = 8192
-#: Default cap on running requests per instance (SGLang/vLLM ``max_running_requests`` /
-#: ``max_num_seqs`` are of order 1024; the KV cache usually binds first).
+#: Default cap on running requests per instance. Engines set it from memory (SGLang derives
+#: ``max_running_requests`` from the KV pool; vLLM's ``max_num_seqs`` is a user knob, often
+#: 256-1024); jalapeno lets the modelled KV capacity bind instead, with 4096 as a backstop
+#: (assumption; a parameter).
 DEFAULT_MAX_RUNNING = 4096
 
 

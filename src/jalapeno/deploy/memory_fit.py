@@ -31,8 +31,13 @@ def kv_heads_per_rank(model: ModelSpec, tp: int) -> int:
     return max(1, math.ceil(model.attention.num_kv_heads / tp))
 
 
-def weight_elems_per_chip(model: ModelSpec, layout: Layout) -> dict[str, float]:
+def weight_elems_per_chip(model: ModelSpec, layout: Layout, draft_modules: int = 0) -> dict[str, float]:
     """Resident weight elements per chip by module, for the heaviest pipeline stage.
+
+    Args:
+        draft_modules: MTP modules kept resident for speculative decoding (0 = off). Each is
+            sharded like one MoE layer of the model (its ``mtp_params`` times the per-chip share of
+            a MoE layer's weights) and counted in its modules.
 
     Returns:
         dict module → elements: attention, dense_ffn, routed_experts, shared_experts, router,
@@ -65,6 +70,11 @@ def weight_elems_per_chip(model: ModelSpec, layout: Layout) -> dict[str, float]:
         out["routed_experts"] = experts_per_rank * model.expert_params() / layout.moe_tp * n_moe * per_stage
         out["shared_experts"] = model.shared_expert_params() * n_moe * per_stage / tp
         out["router"] = model.router_params() * n_moe * per_stage
+    if draft_modules and model.mtp_layers and model.moe and n_moe:
+        layer_chip = (attn + out["routed_experts"] / (n_moe * per_stage) + out["shared_experts"]
+                      / (n_moe * per_stage) + model.router_params())
+        share = layer_chip / model.moe_layer_params()
+        out["routed_experts"] += draft_modules * model.mtp_params * share
     emb = model.embedding_params() / tp
     head = model.lm_head_params() / tp
     if layout.pp == 1:
@@ -81,10 +91,11 @@ def weight_elems_per_chip(model: ModelSpec, layout: Layout) -> dict[str, float]:
 ROUTER_BYTES = 2.0
 
 
-def weight_bytes_per_chip(model: ModelSpec, layout: Layout, precision: Precision) -> float:
+def weight_bytes_per_chip(model: ModelSpec, layout: Layout, precision: Precision,
+                          draft_modules: int = 0) -> float:
     """Resident weight bytes per chip (heaviest stage), with each module's storage format."""
     total = 0.0
-    for mod, n in weight_elems_per_chip(model, layout).items():
+    for mod, n in weight_elems_per_chip(model, layout, draft_modules).items():
         total += n * (ROUTER_BYTES if mod == "router" else precision.weight_bytes(mod))
     return total
 
@@ -114,7 +125,11 @@ def kv_bytes_per_seq_per_chip(model: ModelSpec, layout: Layout, precision: Preci
 
 def activation_bytes_per_chip(model: ModelSpec, layout: Layout, tokens_per_step,
                               sampled_rows=None) -> np.ndarray:
-    """Activation workspace per chip for a step of ``tokens_per_step`` tokens (whole instance)."""
+    """Activation workspace per chip for a step of ``tokens_per_step`` tokens (whole instance).
+
+    ``sampled_rows``: rows whose logits are computed (decode rows + one per finishing prefill);
+    default: every token (a conservative bound).
+    """
     t = np.asarray(tokens_per_step, dtype=float) / layout.dp
     inter = model.dense_intermediate / layout.tp
     if model.moe:
@@ -151,21 +166,26 @@ class MemoryFit:
 
 
 def memory_fit(model: ModelSpec, system: System, layout: Layout, precision: Precision,
-               resident_seqs, context_tokens, tokens_per_step, eff: Efficiency | None = None) -> MemoryFit:
+               resident_seqs, context_tokens, tokens_per_step, eff: Efficiency | None = None,
+               sampled_rows=None, draft_modules: int = 0) -> MemoryFit:
     """Check weights + KV + activations per chip against usable HBM.
 
     Args:
         resident_seqs: (N,) sequences resident in the whole instance (spread over ``dp``).
         context_tokens: (N,) their mean context length in tokens (what the KV cache holds).
         tokens_per_step: (N,) tokens processed per step by the instance.
+        sampled_rows: (N,) rows whose logits are computed (default: all tokens).
+        draft_modules: resident MTP modules (see :func:`weight_elems_per_chip`).
+
+    Sequences are a steady-state average, so fractional counts are kept (no rounding up).
     """
     eff = eff or system.efficiency
     usable = system.chip.hbm_usable_bytes
     reserve = usable * eff.memory_reserve_fraction
-    w = weight_bytes_per_chip(model, layout, precision)
+    w = weight_bytes_per_chip(model, layout, precision, draft_modules)
     seqs = np.asarray(resident_seqs, dtype=float) / layout.dp
-    kv = np.ceil(seqs) * kv_bytes_per_seq_per_chip(model, layout, precision, context_tokens)
-    act = activation_bytes_per_chip(model, layout, tokens_per_step)
+    kv = seqs * kv_bytes_per_seq_per_chip(model, layout, precision, context_tokens)
+    act = activation_bytes_per_chip(model, layout, tokens_per_step, sampled_rows)
     need = w + kv + act + reserve
     fits = need <= usable
     reason = np.full(fits.shape, "", dtype=object)
@@ -183,14 +203,45 @@ def memory_fit(model: ModelSpec, system: System, layout: Layout, precision: Prec
 
 
 def kv_capacity_seqs(model: ModelSpec, system: System, layout: Layout, precision: Precision,
-                     context_tokens, tokens_per_step, eff: Efficiency | None = None) -> np.ndarray:
+                     context_tokens, tokens_per_step, eff: Efficiency | None = None, sampled_rows=None,
+                     draft_modules: int = 0, clip: bool = True) -> np.ndarray:
     """Most sequences of ``context_tokens`` the instance's KV cache holds (0 if weights don't fit).
 
-    Returns an array (N,) of sequences per instance (dp groups x per-group capacity).
+    Returns an array (N,) of sequences per instance (dp groups x per-group capacity), fractional
+    (a steady-state average, consistent with :func:`memory_fit`).
     """
     eff = eff or system.efficiency
     usable = system.chip.hbm_usable_bytes
-    free = (usable * (1 - eff.memory_reserve_fraction) - weight_bytes_per_chip(model, layout, precision)
-            - activation_bytes_per_chip(model, layout, tokens_per_step))
+    free = (usable * (1 - eff.memory_reserve_fraction) - weight_bytes_per_chip(model, layout, precision, draft_modules)
+            - activation_bytes_per_chip(model, layout, tokens_per_step, sampled_rows))
     per_seq = kv_bytes_per_seq_per_chip(model, layout, precision, np.maximum(context_tokens, 1))
-    return np.maximum(np.floor(free / per_seq), 0) * layout.dp
+    seqs = free / per_seq * layout.dp
+    return np.maximum(seqs, 0) if clip else seqs
+
+
+def decode_batch_cap(model: ModelSpec, system: System, layout: Layout, precision: Precision,
+                     context_tokens: float, query_len: int = 1, prefill_tokens: float = 0.0,
+                     prefill_seqs_per_decode: float = 0.0, eff: Efficiency | None = None,
+                     draft_modules: int = 0) -> float:
+    """Largest decode batch B (whole instance) whose step fits in memory.
+
+    The step holds B decoding sequences plus B·g + 1 prefilling ones (g = prefill sequences per
+    decode sequence, the +1 for a chunk in flight when ``prefill_tokens`` > 0), all at
+    ``context_tokens``, with activations for B·query_len + prefill tokens (logits for the B·q
+    decode rows). Capacity falls linearly with B through the activations, so
+    seqs(B) = S0 − S1·B and B·(1 + g) + 1 = seqs(B) solves in closed form.
+    """
+    ctx = np.array([float(context_tokens)])
+    extra = 1.0 if prefill_tokens > 0 else 0.0
+
+    def seqs(b: float) -> float:
+        tokens = np.array([b * query_len + prefill_tokens])
+        rows = np.array([b * query_len + extra])
+        free = kv_capacity_seqs(model, system, layout, precision, ctx, tokens, eff, rows, draft_modules,
+                                clip=False)
+        return float(free[0])
+
+    s0 = seqs(0.0)
+    s1 = (s0 - seqs(1024.0)) / 1024.0
+    b = (s0 - extra) / (1.0 + prefill_seqs_per_decode + s1)
+    return max(b, 0.0) * (1 - 1e-9)

@@ -36,7 +36,7 @@ import numpy as np
 
 from jalapeno.cost.step import BOUNDS, Batch, step_cost
 from jalapeno.deploy.deployment import Deployment
-from jalapeno.deploy.memory_fit import kv_capacity_seqs
+from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
@@ -124,20 +124,27 @@ def _chunk(dep: Deployment, isl: float) -> float:
     return float(min(isl, dep.token_budget))
 
 
+def draft_modules(model: ModelSpec, dep: Deployment) -> int:
+    """MTP modules resident in memory: the model's own (DeepSeek) when MTP is on, else none."""
+    return min(model.mtp_layers, 1) if dep.mtp else 0
+
+
 def aggregated_batch_cap(model: ModelSpec, system: System, dep: Deployment, wl: Workload,
                          eff: Efficiency | None = None) -> tuple[float, str]:
     """Largest decode batch one aggregated instance sustains, and what caps it.
 
-    Caps: KV capacity at the mean resident context (ISL + OSL/2), ``max_running``, and the
-    prefill budget (p = B·ISL/D ≤ token budget).
+    Caps: KV capacity at the mean resident context (ISL + OSL/2) for the decoding sequences and
+    the prefilling ones beside them (deploy/memory_fit.decode_batch_cap), ``max_running``, and
+    the prefill budget (p = B·ISL/D ≤ token budget).
     """
     a = dep.mtp.tokens_per_step if dep.mtp else 1.0
+    qlen = 1 + dep.mtp.draft_tokens if dep.mtp else 1
     steps = (wl.mean_osl - 1) / a
     ctx = wl.mean_isl + wl.mean_osl / 2
     lay = dep.decode.layout
-    tokens = dep.token_budget + 64.0
-    kv = float(kv_capacity_seqs(model, system, lay, dep.precision, np.array([ctx]), np.array([tokens]),
-                                eff)[0])
+    chunk = _chunk(dep, wl.mean_isl)
+    kv = decode_batch_cap(model, system, lay, dep.precision, ctx, qlen, float(dep.token_budget),
+                          wl.mean_isl / (steps * chunk), eff, draft_modules(model, dep))
     budget_cap = dep.token_budget * steps / wl.mean_isl * lay.pp
     caps = {"kv_capacity": kv, "max_running": float(dep.max_running * lay.pp), "prefill_budget": budget_cap}
     name = min(caps, key=caps.get)
@@ -173,7 +180,8 @@ def aggregated_by_batch(model: ModelSpec, system: System, dep: Deployment, wl: W
     pre = np.concatenate([np.zeros(n), p_big])
     sc = step_cost(model, system, lay, dep.precision,
                    Batch.make(decode_seqs=np.concatenate([b_mb, b_mb]), decode_ctx=ctx, prefill_tokens=pre,
-                              prefill_ctx=pre_ctx, prefill_seqs=pre / chunk, decode_query_len=qlen), eff)
+                              prefill_ctx=pre_ctx, prefill_seqs=pre / chunk, decode_query_len=qlen), eff,
+                   draft_modules(model, dep))
     frac = np.where(p_mb < chunk, p_mb / chunk, 1.0)
     t_dec, ttft_step = sc.step_time_s[:n], sc.step_time_s[n:]
     tau = (1 - frac) * t_dec + frac * ttft_step
@@ -185,13 +193,13 @@ def aggregated_by_batch(model: ModelSpec, system: System, dep: Deployment, wl: W
     bound = np.where(fits, bound, "hbm_capacity")
     bound_level = np.where(np.char.endswith(bound.astype(str), "_link"),
                            np.where(sc.bound_level[:n] != "", sc.bound_level[:n], sc.bound_level[n:]), "")
-    if dep.mtp:  # drafting: k passes of the MTP module ~ one mean layer + LM head each
+    if dep.mtp:  # drafting: k passes of the MTP module, each costed as one mean layer
         per_layer = (tau - eff.step_overhead_s) / (model.num_layers + 1)
         tau = tau + dep.mtp.draft_tokens * per_layer
     lam = np.where(b > 0, b / (steps * tau), 0.0)
-    ttft_q = {None: tau / 2 + math.ceil(wl.mean_isl / chunk) * ttft_step}
+    ttft_q = {None: tau / 2 + math.ceil(wl.mean_isl / dep.token_budget) * ttft_step}
     for qq in QUANTILES:
-        ttft_q[qq] = tau / 2 + math.ceil(wl.isl_quantile(qq) / chunk) * ttft_step
+        ttft_q[qq] = tau / 2 + math.ceil(wl.isl_quantile(qq) / dep.token_budget) * ttft_step
     c = lam * (ttft_q[None] + steps * tau)
     feasible = fits & (b > 0)
     reason = np.where(b > 0, np.where(sc.feasible[:n], sc.reason[n:], sc.reason[:n]), "no sequence fits in the KV cache: weights and activations "

@@ -18,13 +18,19 @@ from jalapeno.cost.collectives import collective_time
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MTP
 from jalapeno.deploy.layout import Layout
-from jalapeno.deploy.memory_fit import kv_capacity_seqs
+from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.serve.analytic import QUANTILES, ServingPoints, _finish
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
+
+
+#: Prefill utilisation above which a disaggregated point counts as saturated: the M/D/1 wait
+#: rho/(2(1 - rho)) diverges as rho -> 1 (at 0.95 it is 9.5 service times); a steady state needs
+#: headroom. A modelling threshold, not a measurement.
+MAX_PREFILL_UTILISATION = 0.95
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +71,8 @@ def prefill_perf(model: ModelSpec, system: System, layout: Layout, precision: Pr
                               prefill_ctx=(wl.mean_isl - chunk) / 2), eff)
     tau = float(sc.interval_s[0])
     lat = float(sc.step_time_s[0])
-    q = {p: math.ceil(wl.isl_quantile(p) / chunk) * lat for p in QUANTILES}
-    q[None] = math.ceil(wl.mean_isl / chunk) * lat
+    q = {p: math.ceil(wl.isl_quantile(p) / token_budget) * lat for p in QUANTILES}
+    q[None] = math.ceil(wl.mean_isl / token_budget) * lat
     return PrefillPerf(layout, token_budget / tau, q[None], q, bool(sc.feasible[0]), str(sc.reason[0]),
                        str(sc.bound[0]))
 
@@ -76,16 +82,16 @@ def decode_curve(model: ModelSpec, system: System, layout: Layout, precision: Pr
     """Decode step latency of one decode instance at batches ``batch`` (clipped to KV capacity)."""
     ctx = wl.mean_isl + wl.mean_osl / 2
     b = np.asarray(batch, dtype=float)
-    cap = float(kv_capacity_seqs(model, system, layout, precision, np.array([ctx]),
-                                 np.array([float(b.max())]), eff)[0])
-    b = np.minimum(b, cap)
     qlen = 1 + mtp.draft_tokens if mtp else 1
+    drafts = min(model.mtp_layers, 1) if mtp else 0
+    cap = decode_batch_cap(model, system, layout, precision, ctx, qlen, 0.0, 0.0, eff, drafts)
+    b = np.minimum(b, cap)
     sc = step_cost(model, system, layout, precision,
-                   Batch.make(decode_seqs=b / layout.pp, decode_ctx=ctx, decode_query_len=qlen), eff)
+                   Batch.make(decode_seqs=b / layout.pp, decode_ctx=ctx, decode_query_len=qlen), eff, drafts)
     tau = sc.step_time_s
     if mtp:
         eff_ = eff or system.efficiency
-        tau = tau + mtp.draft_tokens * (tau - eff_.step_overhead_s) / (model.num_layers + 1)
+        tau = tau + mtp.draft_tokens * (tau - eff_.step_overhead_s) / (model.num_layers + 1)  # one mean layer each
     return DecodeCurve(layout, b, tau, sc.bound, sc.bound_margin, sc.bound_level, sc.feasible & (b > 0),
                        sc.reason, cap)
 
@@ -126,8 +132,8 @@ def disaggregated_points(model: ModelSpec, system: System, precision: Precision,
     chips = xs * cp + ys * cd
     lam = ys * b / (steps * tau)
     rho = lam * wl.mean_isl / (xs * pre.tokens_per_s)
-    ok = (rho < 0.95) & dec.feasible[None, :] & pre.feasible
-    rho_c = np.minimum(rho, 0.95)
+    ok = (rho < MAX_PREFILL_UTILISATION) & dec.feasible[None, :] & pre.feasible
+    rho_c = np.minimum(rho, MAX_PREFILL_UTILISATION)
     wait_factor = 1 + rho_c / (2 * (1 - rho_c))
     cache: dict[int, float] = {}
     for t in chips[:, 0].astype(int).tolist():
@@ -141,7 +147,7 @@ def disaggregated_points(model: ModelSpec, system: System, precision: Precision,
     c = lam_f * (ttft_q[None] + steps * tau_f)
     dec_ok = flat(dec.feasible[None, :])
     reason = np.where(ok.ravel(), "", np.where(~dec_ok, flat(dec.reason[None, :]),
-                                               "prefill pool saturated (utilisation >= 95%): add prefill workers"))
+                                               f"prefill pool saturated (utilisation >= {MAX_PREFILL_UTILISATION:.0%}): add prefill workers"))
     if not pre.feasible:
         reason = np.full(c.shape, f"prefill: {pre.reason}", dtype=object)
     limit = flat(np.where(dec.batch >= dec.cap, "kv_capacity", "")[None, :])

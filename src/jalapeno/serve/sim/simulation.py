@@ -20,7 +20,7 @@ import pandas as pd
 
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.layout import Layout, validate_layout
-from jalapeno.deploy.memory_fit import kv_capacity_seqs
+from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.errors import InfeasibleDeployment, SpecError
 from jalapeno.serve.disagg import kv_transfer_s
 from jalapeno.serve.sim.engine import Engine
@@ -55,9 +55,12 @@ class SimResult:
         return d
 
 
-def _capacity_tokens(model, system, layout, precision, ctx_ref: float, budget: int, eff) -> float:
-    seqs = kv_capacity_seqs(model, system, layout, precision, np.array([ctx_ref]), np.array([float(budget)]), eff)
-    return float(seqs[0]) * ctx_ref
+def _capacity_tokens(model, system, layout, precision, ctx_ref: float, budget: int, eff, mtp) -> float:
+    """KV tokens one instance holds: the decode-batch cap at the reference context x that context."""
+    qlen = 1 + mtp.draft_tokens if mtp else 1
+    drafts = min(model.mtp_layers, 1) if mtp else 0
+    return decode_batch_cap(model, system, layout, precision, ctx_ref, qlen, float(budget), 0.0, eff,
+                            drafts) * ctx_ref
 
 
 class Simulation:
@@ -73,7 +76,8 @@ class Simulation:
         pools = [("agg", dep.decode)] if dep.prefill is None else [("prefill", dep.prefill), ("decode", dep.decode)]
         for role, pool in pools:
             validate_layout(pool.layout, model, system)
-            cap = _capacity_tokens(model, system, pool.layout, dep.precision, ctx_ref, dep.token_budget, self.eff)
+            cap = _capacity_tokens(model, system, pool.layout, dep.precision, ctx_ref, dep.token_budget, self.eff,
+                                   dep.mtp if role != "prefill" else None)
             if cap <= 0:
                 raise InfeasibleDeployment("deployment", f"the {role} layout {pool.layout.label} leaves no "
                                            "HBM for the KV cache", "shard wider or use a smaller precision")

@@ -1,0 +1,157 @@
+"""Disaggregated serving (serve/disagg.py, serve/point.py, analysis/prediction.py): chip accounting,
+KV hand-off and prefill saturation. Expected values by hand from DESIGN.md §3 and §7."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jalapeno.analysis.prediction import predict_point
+from jalapeno.analysis.sweep import SweepOptions, sweep
+from jalapeno.deploy.deployment import Deployment, Pool
+from jalapeno.deploy.layout import Layout
+from jalapeno.serve.point import serve_at_concurrency
+from jalapeno.specs.catalog import load_model, load_system
+from jalapeno.specs.formats import get_precision
+from jalapeno.specs.workload import Workload, get_workload
+
+
+@pytest.fixture(scope="module")
+def oss():
+    return load_model("gpt-oss-120b"), load_system("h100"), get_precision("mxfp4")
+
+
+def _dep(prec, x=3, y=1):
+    # prefill: x workers of TP2/EP2 (2 chips); decode: y workers of DP4/EP4 (4 chips)
+    return Deployment(prec, Pool(Layout(tp=1, dp=4, ep=4), y), prefill=Pool(Layout(tp=2, ep=2), x))
+
+
+def test_chips_are_prefill_plus_decode(oss):
+    model, system, prec = oss
+    wl = get_workload("1k1k")
+    rec = predict_point(model, system, _dep(prec), wl, 64)
+    chips = 3 * 2 + 1 * 4  # prefill workers × prefill chips + decode workers × decode chips
+    assert rec["chips"] == chips
+    assert rec["deployment"]["chips"] == chips
+    assert rec["deployment"]["kind"] == "disagg"
+    assert rec["deployment"]["prefill"]["chips"] == 6
+    assert rec["deployment"]["decode"]["chips"] == 4
+    assert rec["feasible"], rec["reason"]
+
+
+def test_throughput_per_chip_uses_all_chips(oss):
+    model, system, prec = oss
+    wl = get_workload("1k1k")  # lengths uniform in [0.8 L, L]: mean 0.9 L
+    rec = predict_point(model, system, _dep(prec, x=3, y=2), wl, 128)
+    chips = 3 * 2 + 2 * 4
+    lam = rec["request_rate_per_s"]
+    mean_isl, mean_osl = 0.9 * 1024, 0.9 * 1024
+    assert rec["throughput_per_chip"] == pytest.approx(lam * (mean_isl + mean_osl) / chips, rel=1e-9)
+    assert rec["output_throughput_per_chip"] == pytest.approx(lam * mean_osl / chips, rel=1e-9)
+    # decode balance (DESIGN §7): λ = y·B/((OSL−1)·τ_d) with B per decode instance
+    assert lam == pytest.approx(2 * rec["decode_batch"] / ((mean_osl - 1) * rec["step_time_s"]), rel=1e-9)
+    # closed loop: C = λ·E2E, the whole deployment's concurrency
+    assert lam * rec["e2e_s"] == pytest.approx(128, rel=0.01)
+    # power and cost per chip: all-in 1.73 kW and 1.30 $/h per H100 (InferenceX)
+    assert rec["power_w_per_chip"] == pytest.approx(1730)
+    assert rec["tok_s_per_kw"] == pytest.approx(rec["throughput_per_chip"] / 1.73, rel=1e-9)
+    assert rec["usd_per_mtok"] == pytest.approx(1.30 / (rec["throughput_per_chip"] * 3600 / 1e6), rel=1e-9)
+
+
+def test_more_decode_workers_same_per_chip_concurrency_scales(oss):
+    """Doubling both pools at double the concurrency keeps every per-chip figure."""
+    model, system, prec = oss
+    wl = get_workload("1k1k")
+    a = predict_point(model, system, _dep(prec, x=2, y=1), wl, 32)
+    b = predict_point(model, system, _dep(prec, x=4, y=2), wl, 64)
+    assert b["chips"] == 2 * a["chips"]
+    for k in ("throughput_per_chip", "tpot_s", "decode_batch"):
+        assert b[k] == pytest.approx(a[k], rel=0.02), k
+
+
+def test_sweep_disagg_points_count_both_pools(oss):
+    model, system, prec = oss
+    res = sweep(model, system, get_workload("1k1k"), prec, SweepOptions(serving="disagg"))
+    seen = 0
+    for i in range(0, len(res.points), 7):
+        dep = res.deployments[int(res.dep_index[i])]
+        assert dep.prefill is not None
+        want = dep.prefill.workers * dep.prefill.layout.chips + dep.decode.workers * dep.decode.layout.chips
+        assert res.points.chips[i] == want
+        seen += 1
+    assert seen > 50
+    p = res.points
+    mean_len = 0.9 * 1024 + 0.9 * 1024
+    np.testing.assert_allclose(p.throughput_per_chip, p.request_rate_per_s * mean_len / p.chips, rtol=1e-9)
+
+
+def test_kv_transfer_positive_grows_with_isl_and_respects_the_link(oss):
+    model, system, prec = oss
+    dep = _dep(prec)
+    out = {}
+    for isl in (1024, 8192):
+        wl = Workload(f"{isl}/1024", isl, 1024, range_ratio=1.0)
+        pts = serve_at_concurrency(model, system, dep, wl, [64])
+        out[isl] = pts
+        t = float(pts.kv_transfer_s[0])
+        assert t > 0
+        # sent from min(2 prefill, 4 decode) = 2 chips; never faster than NVLink 4 (450 GB/s per
+        # GPU per direction), never slower than half the 400 Gb/s NIC (50 GB/s) plus 1 ms
+        kv_bytes = isl * model.kv_bytes_per_token(2.0, isl)  # bf16 KV, sliding layers capped
+        assert t >= kv_bytes / (2 * 450e9)
+        assert t <= kv_bytes / (2 * 50e9) / 0.5 + 1e-3
+        # TTFT pays the hand-off on top of the prefill
+        assert pts.ttft_s[0] > t
+    assert out[8192].kv_transfer_s[0] > 4 * out[1024].kv_transfer_s[0]
+
+
+def test_prefill_saturation_is_infeasible_and_says_prefill(oss):
+    model, system, prec = oss
+    wl = get_workload("8k1k")
+    # one 2-chip prefill instance feeding four 8-chip decode instances
+    dep = Deployment(prec, Pool(Layout(tp=1, dp=8, ep=8), 4), prefill=Pool(Layout(tp=2, ep=2), 1))
+    pts = serve_at_concurrency(model, system, dep, wl, [4, 4096])
+    assert pts.feasible[0], pts.reason[0]
+    assert not pts.feasible[1]
+    assert "prefill" in str(pts.reason[1])
+    rec = predict_point(model, system, dep, wl, 4096)
+    assert rec["feasible"] is False
+    assert "prefill" in rec["reason"]
+    assert rec["chips"] == 1 * 2 + 4 * 8
+
+
+def test_unfit_prefill_pool_names_prefill():
+    """DeepSeek-R1 FP8 (≈ 690 GB of weights) cannot sit on a 2-chip GB200 prefill instance (2 x 192 GB)."""
+    model, system = load_model("deepseek-r1"), load_system("gb200-nvl72")
+    dep = Deployment(get_precision("fp8"), Pool(Layout(tp=1, dp=8, ep=8)), prefill=Pool(Layout(tp=2, ep=2), 2))
+    rec = predict_point(model, system, dep, get_workload("8k1k"), 64)
+    assert rec["feasible"] is False
+    assert rec["reason"].startswith("prefill")
+    assert "weights" in rec["reason"]
+
+
+def test_aggregated_workers_are_counted(oss):
+    model, system, prec = oss
+    wl = get_workload("1k1k")
+    lay = Layout(tp=4, ep=4)
+    one = predict_point(model, system, Deployment(prec, Pool(lay, 1)), wl, 32)
+    two = predict_point(model, system, Deployment(prec, Pool(lay, 2)), wl, 64)
+    # two replicas at 32 each: same per-chip figures, twice the chips
+    assert two["chips"] == two["deployment"]["chips"] == 8
+    assert two["throughput_per_chip"] == pytest.approx(one["throughput_per_chip"], rel=0.01)
+    assert two["tpot_s"] == pytest.approx(one["tpot_s"], rel=0.01)
+    assert two["request_rate_per_s"] == pytest.approx(2 * one["request_rate_per_s"], rel=0.01)
+    assert two["concurrency"] == pytest.approx(64, rel=0.02)
+
+
+def test_decode_batch_at_its_kv_cap_fits_with_mtp():
+    from jalapeno.deploy.deployment import MTP
+    from jalapeno.serve.disagg import decode_curve
+
+    model, system = load_model("deepseek-r1"), load_system("gb200-nvl72")
+    grid = 2.0 ** np.arange(15)  # the sweep's batch grid, 1 ... 16384
+    dec = decode_curve(model, system, Layout(tp=1, dp=8, ep=8), get_precision("fp8"), get_workload("1k1k"),
+                       grid, MTP(1, 0.7))
+    at_cap = dec.batch >= dec.cap
+    assert at_cap.any()
+    assert dec.feasible[at_cap].all(), set(dec.reason[at_cap & ~dec.feasible])
