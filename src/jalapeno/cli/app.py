@@ -25,12 +25,13 @@ def _register() -> None:
     if _REGISTERED:
         return
     _REGISTERED = True
-    from jalapeno.cli import catalog_cmds, collective_cmd, serving_cmds, step_cmd
+    from jalapeno.cli import catalog_cmds, collective_cmd, serving_cmds, simulate_cmd, step_cmd
 
     app.add_typer(catalog_cmds.hardware_app, name="hardware")
     app.add_typer(catalog_cmds.models_app, name="models")
     app.command("step")(step_cmd.step)
     app.command("collective")(collective_cmd.collective)
+    app.command("simulate")(simulate_cmd.simulate)
     serving_cmds.register(app)
 
 

@@ -1,0 +1,133 @@
+"""``jalapeno simulate``: the request-level simulator, with a progress bar."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from jalapeno.cli.common import console, print_json
+from jalapeno.errors import SpecError
+
+
+def simulate(
+    system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
+    model: str = typer.Option("deepseek-r1", "--model", "-m"),
+    workload: str = typer.Option("8k1k", "--workload", "-w",
+                                 help="1k1k/8k1k/1k8k, agentic (coding-agent), chat-agent, or a trace .csv/.jsonl"),
+    isl: int = typer.Option(None, "--isl"),
+    osl: int = typer.Option(None, "--osl"),
+    concurrency: int = typer.Option(None, "--concurrency", "-c", help="Closed loop: requests (sessions) in flight."),
+    rate: float = typer.Option(None, "--rate", "-r", help="Open loop: requests per second."),
+    arrival: str = typer.Option("poisson", "--arrival", help="Open loop process: poisson, gamma or burst."),
+    requests: int = typer.Option(None, "--requests", "-n", help="Counted requests (default 10 x concurrency)."),
+    sessions: int = typer.Option(None, "--sessions", help="Agentic tasks (default 2 x concurrency)."),
+    tp: int = typer.Option(1, "--tp"),
+    dp: int = typer.Option(1, "--dp"),
+    ep: int = typer.Option(1, "--ep"),
+    pp: int = typer.Option(1, "--pp"),
+    replicas: int = typer.Option(1, "--replicas", help="Aggregated instances behind the router."),
+    prefill: str = typer.Option(None, "--prefill", help='Disaggregated prefill pool, e.g. "tp=4,ep=4,workers=2".'),
+    decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "dp=8,ep=8,workers=1".'),
+    mtp: int = typer.Option(None, "--mtp"),
+    mtp_acceptance: float = typer.Option(None, "--mtp-acceptance"),
+    precision: str = typer.Option(None, "--precision", "-p"),
+    no_prefix_cache: bool = typer.Option(False, "--no-prefix-cache", help="Disable prefix reuse across turns."),
+    seed: int = typer.Option(0, "--seed"),
+    json_out: bool = typer.Option(False, "--json"),
+    html: str = typer.Option(None, "--html", help="Write latency CDFs and time series to this HTML file."),
+    out: str = typer.Option(None, "--out", "-o", help="Per-request results to FILE.parquet or .csv."),
+) -> None:
+    """Simulate requests through a deployment: queueing, tails, bursts, agentic sessions, traces."""
+    from jalapeno.cli.serving_cmds import _mtp, parse_pool
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.serve.sim.simulation import simulate as run_sim
+    from jalapeno.serve.sim.workloads import AGENTIC_PRESETS, read_trace
+    from jalapeno.specs.catalog import load_model, load_system
+    from jalapeno.specs.formats import get_precision
+    from jalapeno.specs.workload import get_workload
+
+    m = load_model(model)
+    s = load_system(system)
+    prec = get_precision(precision or m.default_precision)
+    kw: dict = {}
+    name = "coding-agent" if workload == "agentic" else workload
+    if name in AGENTIC_PRESETS:
+        kw["agentic"] = AGENTIC_PRESETS[name]
+    elif workload.endswith((".csv", ".jsonl", ".json")) or "/" in workload:
+        kw["trace"] = read_trace(workload)
+    else:
+        kw["workload"] = get_workload(workload, isl, osl)
+    if (prefill is None) != (decode is None):
+        raise SpecError("--prefill/--decode", "disaggregated serving needs both pools", "pass both, or neither")
+    mt = _mtp(mtp, mtp_acceptance)
+    if prefill is not None:
+        dep = Deployment(prec, parse_pool(decode, "--decode"), prefill=parse_pool(prefill, "--prefill"), mtp=mt)
+    else:
+        if replicas < 1:
+            raise SpecError("--replicas", f"must be >= 1, got {replicas}", "give a positive number of instances")
+        dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp), replicas), mtp=mt)
+    with Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} requests"),
+                  TimeElapsedColumn(), console=console, transient=True, disable=json_out) as bar:
+        task = bar.add_task("sim", total=None)
+        res = run_sim(m, s, dep, concurrency=concurrency, rate=rate, arrival=arrival, num_requests=requests,
+                      sessions=sessions, seed=seed, prefix_cache=not no_prefix_cache,
+                      on_progress=lambda d, t: bar.update(task, completed=d, total=t), **kw)
+    if html:
+        from jalapeno.report.sim_html import write_sim_html
+
+        write_sim_html(res, html)
+    if out:
+        _write_requests(res.requests, out)
+    if json_out:
+        print_json(res.as_dict())
+        return
+    console.print(_summary_table(res.summary, f"{m.name} on {s.name} · {dep.label} · seed {seed}"))
+    for path in filter(None, (html, out)):
+        console.print(f"wrote {Path(path).resolve()}")
+
+
+def _write_requests(df, path: str) -> None:
+    p = Path(path)
+    try:
+        if p.suffix == ".csv":
+            df.to_csv(p, index=False)
+        elif p.suffix == ".parquet":
+            try:
+                import pyarrow  # noqa: F401
+            except ImportError:
+                raise SpecError("--out", "writing Parquet needs pyarrow", "pip install pyarrow, or use .csv") from None
+            df.to_parquet(p, index=False)
+        else:
+            raise SpecError("--out", f"unknown file type {p.suffix!r}", "use .parquet or .csv")
+    except OSError as e:
+        raise SpecError("--out", f"cannot write {p}: {e.strerror}", "give a writable path") from None
+
+
+def _summary_table(sm: dict, title: str) -> Table:
+    t = Table(title=title, show_header=False)
+    t.add_column("metric")
+    t.add_column("value", overflow="fold")
+
+    def q(d, scale, unit):
+        return (f"mean {d['mean'] * scale:.3g} · p50 {d['p50'] * scale:.3g} · p90 {d['p90'] * scale:.3g} · "
+                f"p99 {d['p99'] * scale:.3g} {unit}")
+    rows = [("requests (counted)", f"{sm['requests']}"),
+            ("throughput per chip (in+out)", f"{sm['throughput_per_chip']:,.1f} tok/s"),
+            ("output throughput per chip", f"{sm['output_throughput_per_chip']:,.1f} tok/s"),
+            ("interactivity (1/median TPOT)", f"{sm['interactivity']:.1f} tok/s/user"),
+            ("TTFT", q(sm["ttft_s"], 1e3, "ms")), ("TPOT", q(sm["tpot_s"], 1e3, "ms")),
+            ("E2E", q(sm["e2e_s"], 1, "s")), ("queueing delay", q(sm["queue_s"], 1e3, "ms")),
+            ("preemptions", str(sm["preemptions"])), ("prefix-cache hit rate", f"{sm['prefix_hit_rate']:.1%}"),
+            ("concurrency by Little's law", f"{sm['mean_concurrency_littles_law']:.1f}")]
+    if "tasks" in sm:
+        rows += [("tasks", str(sm["tasks"])), ("task completion", q(sm["task_completion_s"], 1, "s")),
+                 ("tasks per hour per chip", f"{sm['tasks_per_hour_per_chip']:.2f}")]
+    rows += [("simulated / wall time", f"{sm['simulated_s']:.1f} s / {sm['wall_s']:.2f} s "
+              f"({sm['speedup']:,.0f}x, {sm['step_cost_evaluations']} step-cost evaluations)")]
+    for k, v in rows:
+        t.add_row(k, v)
+    return t
