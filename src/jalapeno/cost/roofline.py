@@ -29,14 +29,17 @@ class OpTimes:
     time_s: np.ndarray
 
 
-def gemm_efficiency(rows, eff: Efficiency) -> np.ndarray:
+def gemm_efficiency(rows, eff: Efficiency, peak_fraction=None) -> np.ndarray:
     """Achieved fraction of peak of a GEMM with ``rows`` rows: eta_max · m / (m + m_half).
+
+    ``peak_fraction`` (eta_max) defaults to ``eff.gemm_peak_fraction``; may be an array.
 
     >>> float(gemm_efficiency(32.0, Efficiency()))
     0.375
     """
     m = np.asarray(rows, dtype=float)
-    return eff.gemm_peak_fraction * m / (m + eff.gemm_half_rows)
+    top = eff.gemm_peak_fraction if peak_fraction is None else peak_fraction
+    return top * m / (m + eff.gemm_half_rows)
 
 
 def op_times(table: OpTable, chip: Chip, eff: Efficiency) -> OpTimes:
@@ -44,7 +47,8 @@ def op_times(table: OpTable, chip: Chip, eff: Efficiency) -> OpTimes:
     n_ops = len(table.name)
     peak = np.array([chip.peak(f) for f in table.fmt], dtype=float).reshape(n_ops, 1)
     is_gemm = np.array([k == "gemm" for k in table.kind]).reshape(n_ops, 1)
-    eta = np.where(is_gemm, gemm_efficiency(np.maximum(table.rows, 1e-9), eff),
+    top = np.array([eff.gemm_peak(f) for f in table.fmt], dtype=float).reshape(n_ops, 1)
+    eta = np.where(is_gemm, gemm_efficiency(np.maximum(table.rows, 1e-9), eff, top),
                    eff.attention_peak_fraction)
     compute = table.flop / (peak * eta)
     memory = table.bytes / (chip.hbm_bandwidth_bytes_per_s * eff.hbm_fraction)

@@ -22,6 +22,9 @@ class Efficiency:
         gemm_peak_fraction: best fraction of dense peak FLOP/s a large GEMM reaches. Default 0.75:
             DeepGEMM reports up to 1,550 TFLOP/s FP8 on H800 (peak 1,979) = 0.78
             (deepseek-ai/DeepGEMM README, 2025); cuBLAS BF16 on H100 reaches ~0.7-0.8.
+        gemm_peak_fraction_fp8, gemm_peak_fraction_fp4: the same for GEMMs running in FP8 / FP4
+            (None: use ``gemm_peak_fraction``). Calibrations fit them separately: block-scaled
+            FP8 and NVFP4 GEMMs reach a lower fraction of their (higher) peak than BF16.
         gemm_half_rows: rows (tokens) at which a GEMM reaches half of ``gemm_peak_fraction``;
             functional form eta(m) = peak_fraction * m / (m + half_rows). Default 32: tensor-core
             tiles are 64-128 rows (Hopper wgmma M=64, Blackwell UMMA M=128), so a few-row GEMM
@@ -64,6 +67,8 @@ class Efficiency:
     """
 
     gemm_peak_fraction: float = 0.75
+    gemm_peak_fraction_fp8: float | None = None
+    gemm_peak_fraction_fp4: float | None = None
     gemm_half_rows: float = 32.0
     attention_peak_fraction: float = 0.65
     hbm_fraction: float = 0.85
@@ -77,6 +82,11 @@ class Efficiency:
     moe_load_skew: float = 1.0
     memory_reserve_fraction: float = 0.04
     source: str = "jalapeno defaults (docs/model.md)"
+
+    def gemm_peak(self, fmt: str) -> float:
+        """Best fraction of peak for a GEMM in compute format ``fmt``."""
+        v = {"fp8": self.gemm_peak_fraction_fp8, "fp4": self.gemm_peak_fraction_fp4}.get(fmt)
+        return self.gemm_peak_fraction if v is None else v
 
     def with_overrides(self, overrides: dict[str, Any], where: str = "efficiency") -> Efficiency:
         """Return a copy with some parameters replaced, validated.
@@ -97,7 +107,7 @@ class Efficiency:
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise SpecError(f"{where}.{k}", f"must be a number, got {v!r}", "give a number")
             v = float(v)
-            frac = k.endswith("_fraction") or k == "comm_overlap"
+            frac = "_fraction" in k or k == "comm_overlap"
             if frac and not (0.0 < v <= 1.0 or (k == "comm_overlap" and v == 0.0)):
                 raise SpecError(f"{where}.{k}", f"must be in (0, 1], got {v}",
                                 "give a fraction of peak between 0 and 1")

@@ -1,0 +1,298 @@
+"""Calibration of the step cost's efficiency parameters on measured kernels (``jalapeno calibrate``).
+
+Data: the per-kernel latency tables that the ``aiconfigurator-core`` package (Apache-2.0, NVIDIA)
+ships, read through the installed package (``pip install -e ".[calibrate]"``); none of its code is
+used. Functional forms (the same ones the step cost uses, cost/roofline.py):
+
+- GEMM  t = max(2mnk / (F_f · eta_f · m/(m + m_half)), bytes / (W · eta_m)) + t0
+  * start: t0 and eta_m by linear least squares on memory-bound rows (m <= 16, n·k >= 2^22),
+    t = bytes · 1/(W·eta_m) + t0; eta_f and m_half on compute-bound rows (m >= 64, n, k >=
+    2048), (t − t0)·F_f/flops = 1/eta_f + (m_half/eta_f)·(1/m), linear in 1/m;
+  * then all jointly by robust nonlinear least squares (scipy, soft-L1 loss) on
+    log(predicted/measured) over every row.
+- Attention (prefill, GQA kernels, isl >= 2048): eta_attn = median of flops / ((t − t0) · F_bf16),
+  flops = 4·b·heads·head_dim·isl²/2 (causal).
+- NCCL all-reduce / all-gather / reduce-scatter on one node (2, 4, 8 GPUs): link_fraction,
+  in_switch_fraction and collective_launch_s by grid search minimising the median absolute log
+  error of cost/collectives.py's times.
+Held-out kernel checks (not fitted): decode attention against the HBM term, MoE layers against
+the cost/ops.py expert op. Every fit reports its median and p90 absolute % error. The result is
+a named parameter set with provenance (package version, tables, row counts, fit errors), written
+to ``src/jalapeno/data/calibration/<system>.toml``; systems without tables (Jalapeño, Vera Rubin,
+AMD) get the nearest measured family's set with a low/high range (:func:`derived_set`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+
+from jalapeno.cost.collectives import collective_time
+from jalapeno.errors import SpecError
+from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.hardware import System
+
+#: catalog system → aiconfigurator system folder
+AIC_SYSTEM_DIRS = {"h100": "h100_sxm", "h200": "h200_sxm", "b200": "b200_sxm", "b300": "b300_sxm",
+                   "gb200-nvl72": "gb200", "gb300-nvl72": "gb300"}
+#: aiconfigurator GEMM dtype → (our compute format, weight bytes/elem, activation bytes/elem)
+GEMM_DTYPES = {"bfloat16": ("bf16", 2.0, 2.0), "fp8_block": ("fp8", 1.0, 1.0), "nvfp4": ("fp4", 0.5625, 0.5625)}
+BACKEND = "trtllm"
+
+
+def _root():
+    try:
+        return resources.files("aiconfigurator_core") / "systems"
+    except ModuleNotFoundError:
+        raise SpecError("aiconfigurator", "the aiconfigurator-core package is not installed",
+                        'pip install -e ".[calibrate]"') from None
+
+
+def package_version() -> str:
+    from importlib.metadata import version
+
+    return version("aiconfigurator-core")
+
+
+def _version_dir(system_dir: str, family: str) -> tuple[str, object]:
+    base = _root() / "data" / system_dir / family / BACKEND
+    versions = sorted((p.name for p in base.iterdir() if p.is_dir()), key=_vkey)
+    for v in reversed(versions):  # newest version that has a table
+        d = base / v
+        if any(str(f.name).endswith(".parquet") for f in d.iterdir()):
+            return v, d
+    raise SpecError("aiconfigurator", f"no {family} table for {system_dir}", "check the package version")
+
+
+def _vkey(v: str):
+    return [int(x) if x.isdigit() else x for x in v.replace("rc", ".rc.").replace("post", ".post.").split(".")]
+
+
+def load_table(system_dir: str, family: str, name: str) -> tuple[pd.DataFrame, str]:
+    """One kernel table (latency in ms) and the backend version it came from."""
+    v, d = _version_dir(system_dir, family)
+    return pd.read_parquet(d / f"{name}.parquet"), v
+
+
+def _ape(pred, meas) -> dict:
+    e = np.abs(np.asarray(pred) / np.asarray(meas) - 1)
+    return {"median_ape": float(np.median(e)), "p90_ape": float(np.percentile(e, 90)), "n": int(e.size)}
+
+
+# ---- GEMM -------------------------------------------------------------------------------------
+
+def gemm_model_s(m, n, k, fmt_peak, eta_f, m_half, eta_m, t0, hbm_bw, w_b, a_b):
+    """Modelled GEMM time (s), the form cost/roofline.py uses."""
+    flops = 2.0 * m * n * k
+    compute = flops / (fmt_peak * eta_f * m / (m + m_half))
+    memory = (m * k * a_b + k * n * w_b + m * n * 2.0) / (hbm_bw * eta_m)
+    return np.maximum(compute, memory) + t0
+
+
+def fit_gemm(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
+    """(parameters, fit report) from a GEMM table."""
+    chip = system.chip
+    w = chip.hbm_bandwidth_bytes_per_s
+    df = df[df.gemm_dtype.isin(list(GEMM_DTYPES))].copy()
+    df["t"] = df.latency * 1e-3
+    df["fmt"] = df.gemm_dtype.map(lambda d: GEMM_DTYPES[d][0])
+    df = df[df.fmt.isin(list(chip.peak_flop_per_s))]
+    wb = df.gemm_dtype.map(lambda d: GEMM_DTYPES[d][1]).to_numpy()
+    ab = df.gemm_dtype.map(lambda d: GEMM_DTYPES[d][2]).to_numpy()
+    byt = (df.m * df.k * ab + df.k * df.n * wb + df.m * df.n * 2.0).to_numpy()
+    mem_rows = ((df.m <= 16) & (df.n * df.k >= 2**22)).to_numpy()
+    slope, t0 = np.polyfit(byt[mem_rows], df.t.to_numpy()[mem_rows], 1)
+    eta_m = float(np.clip(1.0 / (slope * w), 0.05, 1.0))
+    t0 = float(max(t0, 0.0))
+    etas, ratios = {}, []
+    for fmt, d in df.groupby("fmt"):
+        c = d[(d.m >= 64) & (d.n >= 2048) & (d.k >= 2048)]
+        y = (c.t - t0) * chip.peak(fmt) / (2.0 * c.m * c.n * c.k)
+        a, b = np.polyfit(1.0 / c.m.to_numpy(), y.to_numpy(), 1)[::-1]
+        etas[fmt] = float(np.clip(1.0 / a, 0.05, 1.0))
+        ratios.append(b / a)
+    m_half = float(max(np.median(ratios), 1.0))
+    # refine all parameters jointly: nonlinear least squares on log(predicted/measured)
+    from scipy.optimize import least_squares
+
+    fmts = sorted(etas)
+    idx = df.fmt.map({f: i for i, f in enumerate(fmts)}).to_numpy()
+    peaks = df.fmt.map(chip.peak).to_numpy()
+    m_, n_, k_, t_ = (df[c].to_numpy(dtype=float) for c in ("m", "n", "k", "t"))
+
+    def resid(x):
+        eta_f = 1 / (1 + np.exp(-x[:len(fmts)]))
+        mh, em, tz = math.exp(x[-3]), 1 / (1 + math.exp(-x[-2])), math.exp(x[-1])
+        return np.log(gemm_model_s(m_, n_, k_, peaks, eta_f[idx], mh, em, tz, w, wb, ab) / t_)
+
+    logit = lambda v: math.log(v / (1 - v))  # noqa: E731
+    x0 = [logit(min(max(etas[f], 0.05), 0.95)) for f in fmts] + [math.log(m_half), logit(min(eta_m, 0.95)),
+                                                               math.log(max(t0, 1e-7))]
+    sol = least_squares(resid, x0, loss="soft_l1", f_scale=0.2, max_nfev=200)
+    x = sol.x
+    etas = {f: float(1 / (1 + math.exp(-x[i]))) for i, f in enumerate(fmts)}
+    m_half, eta_m, t0 = float(math.exp(x[-3])), float(1 / (1 + math.exp(-x[-2]))), float(math.exp(x[-1]))
+    pred = gemm_model_s(m_, n_, k_, peaks, np.array([etas[f] for f in fmts])[idx], m_half, eta_m, t0, w, wb, ab)
+    params = {"gemm_peak_fraction": etas.get("bf16", 0.75), "gemm_half_rows": m_half, "hbm_fraction": eta_m,
+              "kernel_launch_s": t0}
+    if "fp8" in etas:
+        params["gemm_peak_fraction_fp8"] = etas["fp8"]
+    if "fp4" in etas:
+        params["gemm_peak_fraction_fp4"] = etas["fp4"]
+    report = {"rows": int(len(df)), "formats": sorted(etas), **_ape(pred, df.t.to_numpy())}
+    return params, report
+
+
+# ---- attention ---------------------------------------------------------------------------------
+
+def fit_attention(ctx: pd.DataFrame, gen: pd.DataFrame, system: System, t0: float, eta_m: float) -> tuple[dict, dict]:
+    """Prefill attention efficiency (fitted) and the decode-attention HBM check (held out)."""
+    chip = system.chip
+    c = ctx[(ctx.attn_dtype == "bfloat16") & (ctx.window_size == 0) & (ctx.isl >= 2048)]
+    flops = 4.0 * c.batch_size * c.num_heads * c.head_dim * c.isl.astype(float) ** 2 / 2
+    t = c.latency * 1e-3
+    eta = float(np.clip(np.median(flops / ((t - t0).clip(lower=1e-9) * chip.peak("bf16"))), 0.05, 1.0))
+    pred = flops / (chip.peak("bf16") * eta) + t0
+    g = gen[(gen.window_size == 0) & (gen.step >= 1024)]
+    kvb = np.where(g.kv_cache_dtype == "fp8", 1.0, 2.0)
+    byt = g.batch_size * g.step * 2.0 * g.num_key_value_heads * g.head_dim * kvb
+    gpred = byt / (chip.hbm_bandwidth_bytes_per_s * eta_m) + t0
+    report = {"prefill": {"rows": int(len(c)), **_ape(pred, t)},
+              "decode_held_out": {"rows": int(len(g)), **_ape(gpred, g.latency * 1e-3)}}
+    return {"attention_peak_fraction": eta}, report
+
+
+# ---- collectives -------------------------------------------------------------------------------
+
+_NCCL_OPS = {"all_reduce": "all_reduce", "all_gather": "all_gather", "reduce_scatter": "reduce_scatter"}
+
+
+def fit_nccl(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
+    """link_fraction, in_switch_fraction, collective_launch_s on one node's NCCL table."""
+    df = df[df.op_name.isin(list(_NCCL_OPS)) & (df.nccl_dtype == "half")].drop_duplicates(
+        subset=["op_name", "num_gpus", "message_size"])
+    df = df[df.num_gpus <= system.levels[0].chips]
+    t = df.latency.to_numpy() * 1e-3
+    byt = df.message_size.to_numpy() * 2.0
+    best = None
+    for lf in np.linspace(0.3, 1.0, 15):
+        for isf in np.linspace(0.3, 1.0, 8):
+            for launch in np.linspace(0.0, 40e-6, 21):
+                eff = dataclasses.replace(system.efficiency, link_fraction=float(lf), in_switch_fraction=float(isf),
+                                          collective_launch_s=float(launch))
+                pred = np.empty_like(t)
+                for (op, g), idx in df.groupby(["op_name", "num_gpus"]).indices.items():
+                    pred[idx] = collective_time(_NCCL_OPS[op], int(g), byt[idx], system, eff).time_s
+                err = float(np.median(np.abs(np.log(pred / t))))
+                if best is None or err < best[0]:
+                    best = (err, lf, isf, launch, pred)
+    _, lf, isf, launch, pred = best
+    params = {"link_fraction": float(lf), "in_switch_fraction": float(isf), "collective_launch_s": float(launch)}
+    return params, {"rows": int(len(df)), **_ape(pred, t)}
+
+
+# ---- MoE held-out check ---------------------------------------------------------------------------
+
+def check_moe(df: pd.DataFrame, system: System, eff: Efficiency) -> dict:
+    """Held-out: the cost/ops.py expert op (balanced routing) against measured MoE layers."""
+    from jalapeno.cost.moe import busiest_rank_assignments, experts_touched_on_rank
+    from jalapeno.cost.roofline import gemm_efficiency
+
+    d = df[(df.distribution == "balanced") & df.moe_dtype.isin(["fp8_block", "bfloat16", "nvfp4"])]
+    fmt = d.moe_dtype.map(lambda x: GEMM_DTYPES[x][0])
+    wb = d.moe_dtype.map(lambda x: GEMM_DTYPES[x][1]).to_numpy()
+    keep = fmt.isin(list(system.chip.peak_flop_per_s)).to_numpy()
+    d, fmt, wb = d[keep], fmt[keep], wb[keep]
+    if d.empty:
+        return {"rows": 0}
+    t = d.latency.to_numpy() * 1e-3
+    pred = np.empty_like(t)
+    for i, r in enumerate(d.itertuples(index=False)):
+        load = float(busiest_rank_assignments(r.num_tokens, r.topk, r.moe_ep_size, 0.0))
+        n_rank = math.ceil(r.num_experts / r.moe_ep_size)
+        touched = float(experts_touched_on_rank(load, n_rank, r.num_experts, r.topk, r.moe_ep_size))
+        inter = r.inter_size / r.moe_tp_size
+        flops = 2.0 * load * 3 * r.hidden_size * inter
+        rows = load / max(touched, 1e-9)
+        f = fmt.iloc[i]
+        eta = float(gemm_efficiency(rows, eff, eff.gemm_peak(f)))
+        comp = flops / (system.chip.peak(f) * eta)
+        mem = touched * 3 * r.hidden_size * inter * wb[i] / (system.chip.hbm_bandwidth_bytes_per_s * eff.hbm_fraction)
+        pred[i] = max(comp, mem) + 3 * eff.kernel_launch_s
+    return {"rows": int(len(d)), **_ape(pred, t)}
+
+
+# ---- driver ------------------------------------------------------------------------------------
+
+def calibrate_system(system: System) -> dict:
+    """Fit one system's parameters on its kernel tables; returns the parameter set + provenance.
+
+    Raises:
+        SpecError: the system has no kernel tables, or the package is missing.
+    """
+    sdir = AIC_SYSTEM_DIRS.get(system.name)
+    if sdir is None:
+        raise SpecError("system", f"no measured kernel tables for {system.name}",
+                        f"calibrate one of {', '.join(AIC_SYSTEM_DIRS)}; others use derived_set()")
+    gemm, v_gemm = load_table(sdir, "gemm", "gemm_perf")
+    p_gemm, r_gemm = fit_gemm(gemm, system)
+    ctx, v_att = load_table(sdir, "attention", "context_attention_perf")
+    gen, _ = load_table(sdir, "attention", "generation_attention_perf")
+    p_att, r_att = fit_attention(ctx, gen, system, p_gemm["kernel_launch_s"], p_gemm["hbm_fraction"])
+    nccl_dir = _root() / "data" / sdir / "comm" / "nccl"
+    nccl_versions = sorted((p.name for p in nccl_dir.iterdir() if p.is_dir()), key=_vkey)
+    nccl = None
+    for v in reversed(nccl_versions):
+        cand = pd.read_parquet(nccl_dir / v / "nccl_perf.parquet")
+        if "all_reduce" in set(cand.op_name):
+            nccl, v_nccl = cand, v
+            break
+    params = {**p_gemm, **p_att}
+    reports = {"gemm": r_gemm, "attention": r_att}
+    if nccl is not None:
+        p_nccl, r_nccl = fit_nccl(nccl, system)
+        params.update(p_nccl)
+        reports["nccl"] = {**r_nccl, "nccl_folder": v_nccl}
+    eff = system.efficiency.with_overrides(params)
+    try:
+        moe, _ = load_table(sdir, "moe", "moe_perf")
+        reports["moe_held_out"] = check_moe(moe, system, eff)
+    except SpecError:
+        reports["moe_held_out"] = {"rows": 0}
+    prov = {"package": f"aiconfigurator-core {package_version()}", "backend": BACKEND,
+            "gemm_version": v_gemm, "attention_version": v_att, "system_dir": sdir}
+    return {"system": system.name, "parameters": params, "report": reports, "provenance": prov}
+
+
+#: Systems without kernel tables: the measured family whose parameters they borrow (mid), and
+#: the calibrated systems spanning the range (low = the worst value, high = the best).
+DERIVED_FROM = {"jalapeno": ("gb300-nvl72", ("h200", "b200", "gb200-nvl72", "gb300-nvl72")),
+                "vera-rubin-nvl72": ("gb300-nvl72", ("b200", "gb200-nvl72", "gb300-nvl72")),
+                "mi300x": ("h200", ("h100", "h200")), "mi325x": ("h200", ("h100", "h200")),
+                "mi355x": ("b200", ("h200", "b200"))}
+
+_HIGHER_IS_BETTER = ("gemm_peak_fraction", "gemm_peak_fraction_fp8", "gemm_peak_fraction_fp4", "hbm_fraction",
+                     "attention_peak_fraction", "link_fraction", "in_switch_fraction")
+
+
+def derived_set(name: str, calibrated: dict[str, dict]) -> dict:
+    """Parameters of an unmeasured system: its nearest family's set (mid) and a low/high band.
+
+    ``low`` takes each parameter's least favourable value among the family range, ``high`` the
+    most favourable (fractions: min/max; times and m_half: max/min).
+    """
+    mid_name, span = DERIVED_FROM[name]
+    mid = dict(calibrated[mid_name]["parameters"])
+    low, high = {}, {}
+    for k in mid:
+        vals = [calibrated[s]["parameters"][k] for s in span if k in calibrated[s]["parameters"]]
+        if not vals:
+            continue
+        good, bad = (max(vals), min(vals)) if k in _HIGHER_IS_BETTER else (min(vals), max(vals))
+        low[k], high[k] = bad, good
+    return {"system": name, "parameters": mid, "low": low, "high": high,
+            "provenance": {"derived_from": mid_name, "range_over": list(span)}}

@@ -1,0 +1,331 @@
+"""Validation: predictions against measured serving results, with error statistics.
+
+Sources:
+- InferenceX points (CSV, ``shared/data/validation/inferencex_points.csv`` format).
+- aiconfigurator's end-to-end file (``silicon_sample.csv`` in the optional ``aiconfigurator-core``
+  package, read through the installed package): measured TTFT/TPOT with full deployments.
+Each measured point is mapped to a prediction, labelled by how:
+- ``matched``: the source gives the deployment (layout, worker counts) and the concurrency;
+  the model serves exactly that (serve/point.py).
+- ``frontier@interactivity``: no deployment given; the predicted frontier's throughput per chip
+  at the measured interactivity.
+- ``best@concurrency``: an aggregated "best configuration" point (InferenceX
+  ``max_throughput_per_gpu``: the sweep's highest throughput at a capped concurrency, with a
+  derived interactivity) or one with no interactivity; the best throughput per chip over the
+  enumerated aggregated layouts at that concurrency.
+- ``frontier_peak``: a max-throughput point with neither; the predicted frontier's peak.
+Rows that cannot be mapped are skipped with the reason. MTP rows use an assumed draft length
+and acceptance (:data:`VALIDATION_MTP`, labelled on every such row), since the sources do not
+report acceptance. Errors: signed % error = predicted/measured − 1; per group n, median and p90
+absolute % error and the median signed error (bias).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from jalapeno.deploy.deployment import MTP, Deployment, Pool
+from jalapeno.deploy.layout import Layout
+from jalapeno.errors import JalapenoError, SpecError
+from jalapeno.specs.formats import get_precision
+from jalapeno.specs.workload import Workload
+
+#: Assumed MTP for rows measured with MTP: one draft token accepted 85% of the time — the only
+#: published figure ("acceptance rate of the second token prediction ranges between 85% and
+#: 90%", DeepSeek-V3 technical report §5.4.3, lower end). An assumption, labelled per row.
+VALIDATION_MTP = MTP(1, 0.85)
+
+HARDWARE = {"GB200 NVL72": "gb200-nvl72", "GB300 NVL72": "gb300-nvl72", "B200": "b200", "B300": "b300",
+            "H200": "h200", "H100": "h100", "MI300X": "mi300x", "MI325X": "mi325x", "MI355X": "mi355x"}
+AIC_SYSTEMS = {"h100_sxm": "h100", "h200_sxm": "h200", "b200_sxm": "b200", "b300_sxm": "b300",
+               "gb200": "gb200-nvl72", "gb300": "gb300-nvl72"}
+AIC_MODELS = {"deepseek-ai/DeepSeek-R1": "deepseek-r1", "deepseek-ai/DeepSeek-V3": "deepseek-r1",
+              "openai/gpt-oss-120b": "gpt-oss-120b", "moonshotai/Kimi-K2.5": "kimi-k2.5",
+              "Qwen/Qwen3-235B-A22B-FP8": "qwen3-235b-a22b", "meta-llama/Llama-3.1-70B": "llama-3.3-70b"}
+METRICS = ("throughput_per_chip", "interactivity", "ttft_s", "tpot_s")
+
+
+@dataclass
+class MeasuredPoint:
+    """One measured result and the deployment it ran (when known)."""
+
+    source: str
+    id: str
+    system: str
+    model: str
+    precision: str
+    framework: str
+    isl: int
+    osl: int
+    concurrency: float | None
+    deployment: Deployment | None
+    measured: dict
+    mapping: str
+    fixed_lengths: bool = False
+    notes: list = field(default_factory=list)
+
+
+# ---- InferenceX ---------------------------------------------------------------------------
+
+def _num(s: str) -> float | None:
+    try:
+        v = float(s)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _ix_precision(model: str, prec: str) -> str:
+    if model == "gpt-oss-120b":
+        return "mxfp4"
+    return "fp4" if "FP4" in prec.upper() else "fp8"
+
+
+def parse_topology(text: str, moe: bool) -> tuple[Pool | None, Pool | None, str]:
+    """(prefill pool, decode/aggregated pool, note) from an InferenceX topology string."""
+    t = text.strip()
+    m = re.fullmatch(r"TP(\d+)(?: EP(\d+))?(?: \(.*\))?", t)
+    if m:
+        tp, ep = int(m.group(1)), int(m.group(2) or 1)
+        return None, Pool(Layout(tp=tp, ep=ep if moe else 1)), ""
+    m = re.match(r"prefill (\d+) workers TP(\d+) EP(\d+) DPA \((\d+) GPUs\); decode (\d+) workers TP(\d+) EP(\d+) DPA", t)
+    if m:
+        pw, ptp, pep, _, dw, dtp, dep_ = (int(x) for x in m.groups())
+        return (Pool(Layout(tp=1, dp=ptp, ep=pep), pw), Pool(Layout(tp=1, dp=dtp, ep=dep_), dw), "")
+    m = re.match(r"config_id \d+: prefill TP(\d+) EP(\d+) DPA x(\d+).*decode TP(\d+) EP(\d+) x(\d+)", t)
+    if m:
+        ptp, pep, pw, dtp, dep_, dw = (int(x) for x in m.groups())
+        return Pool(Layout(tp=1, dp=ptp, ep=pep), pw), Pool(Layout(tp=dtp, ep=dep_), dw), ""
+    m = re.match(r"prefill (\d+) GPU TP=(\d+); decode (\d+) GPU EP=(\d+)", t)
+    if m:
+        pg, ptp, dg, dep_ = (int(x) for x in m.groups())
+        note = ""
+        if ptp == pg and ptp in (1, 2, 4, 8):
+            pre = Pool(Layout(tp=ptp, ep=ptp if moe else 1), 1)
+        else:  # e.g. "12 GPU TP=12": 3 workers of 4 (128 heads do not split 12 ways)
+            pre = Pool(Layout(tp=1, dp=4, ep=4 if moe else 1), pg // 4)
+            note = f"prefill '{pg} GPU TP={ptp}' read as {pg // 4} DEP4 workers"
+        return pre, Pool(Layout(tp=1, dp=dep_, ep=dep_), dg // dep_), note
+    return None, None, f"topology {t!r} not interpretable"
+
+
+def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
+    """Measured points of an InferenceX CSV and the skipped rows (id, reason).
+
+    Raises:
+        SpecError: missing file or a missing column.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise SpecError(str(p), "file not found", "pass an InferenceX points CSV")
+    with p.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    need = {"hardware", "model", "precision", "isl", "osl", "conc", "topology", "tput_per_gpu", "tok_s_user"}
+    missing = need - set(rows[0] if rows else {})
+    if missing:
+        raise SpecError(f"{p.name}: columns", f"missing {sorted(missing)}", "use the InferenceX points format")
+    points, skipped = [], []
+    last_config: dict[str, str] = {}
+    for k, r in enumerate(rows, start=2):
+        rid = f"{p.stem}:{k}"
+        system = HARDWARE.get(r["hardware"].strip())
+        model = {"DeepSeek-R1-0528": "deepseek-r1", "gpt-oss-120b": "gpt-oss-120b"}.get(r["model"].strip())
+        if not system or not model:
+            skipped.append((rid, f"hardware/model {r['hardware']!r}/{r['model']!r} not in the catalog"))
+            continue
+        isl, osl = int(float(r["isl"])), int(float(r["osl"]))
+        meas = {"throughput_per_chip": _num(r["tput_per_gpu"]), "interactivity": _num(r["tok_s_user"]),
+                "tpot_s": (_num(r.get("tpot_ms")) or 0) / 1e3 or None,
+                "ttft_s": (_num(r.get("ttft_ms")) or 0) / 1e3 or None}
+        if meas["interactivity"] is None and meas["tpot_s"]:
+            meas["interactivity"] = 1 / meas["tpot_s"]
+        if not any(v is not None for v in meas.values()):
+            skipped.append((rid, "no measured metric"))
+            continue
+        topo = r["topology"].strip()
+        cid = re.match(r"config_id (\d+)", topo)
+        if cid and "(same)" in topo:
+            topo = last_config.get(cid.group(1), topo)
+        elif cid:
+            last_config[cid.group(1)] = topo
+        notes = []
+        spec = r.get("spec", "").strip()
+        mtp = VALIDATION_MTP if spec == "mtp" else None
+        if mtp:
+            notes.append(f"MTP assumed k={mtp.draft_tokens}, acceptance {mtp.acceptance}")
+        elif spec.startswith("unspecified"):
+            notes.append("MTP use unspecified: predicted without MTP")
+        prec = _ix_precision(model, r["precision"])
+        conc = _num(r["conc"])
+        dep = None
+        mapping = ""
+        if topo:
+            pre, dec, note = parse_topology(topo, model != "gpt-oss-120b" or True)
+            if note:
+                notes.append(note)
+            if dec is not None and conc:
+                dep = Deployment(get_precision(prec), dec, prefill=pre, mtp=mtp)
+                mapping = "matched"
+        if dep is None:
+            best_at_c = r.get("point_type", "") == "max_throughput_per_gpu" or not meas["interactivity"]
+            if meas["throughput_per_chip"] and conc and r.get("disagg", "").strip() == "0" and best_at_c:
+                mapping = "best@concurrency"
+            elif meas["throughput_per_chip"] and meas["interactivity"]:
+                mapping = "frontier@interactivity"
+            elif meas["throughput_per_chip"]:
+                mapping = "frontier_peak"
+            else:
+                skipped.append((rid, "no deployment and no throughput to map to a frontier"))
+                continue
+        points.append(MeasuredPoint("inferencex", rid, system, model, prec, r.get("framework", ""), isl, osl, conc,
+                                    dep, meas, mapping, False, notes))
+    return points, skipped
+
+
+# ---- aiconfigurator end-to-end rows -------------------------------------------------------
+
+def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
+    """Measured points of aiconfigurator's ``silicon_sample.csv`` (or a frame in its format).
+
+    Raises:
+        SpecError: the package is not installed and no frame was given.
+    """
+    if frame is None:
+        try:
+            from importlib.resources import files
+
+            frame = pd.read_csv(files("aiconfigurator_core") / "systems" / "silicon_sample.csv")
+        except ModuleNotFoundError:
+            raise SpecError("aiconfigurator", "the aiconfigurator-core package is not installed",
+                            'pip install -e ".[calibrate]"') from None
+    points, skipped = [], []
+    for r in frame.itertuples(index=False):
+        rid = f"aic:{r.id}"
+        system, model = AIC_SYSTEMS.get(r.system), AIC_MODELS.get(r.model_path)
+        if not system or not model:
+            skipped.append((rid, f"{r.system}/{r.model_path} not in the catalog"))
+            continue
+        prec = {"gpt-oss-120b": "mxfp4", "kimi-k2.5": "int4"}.get(model) or (
+            "fp4" if r.precision == "fp4" else "bf16" if r.precision == "bf16" else "fp8")
+        try:
+            if r.mode == "agg":
+                tp, dp, ep = int(r.tp_size), int(r.attention_dp_size), int(r.moe_ep_size)
+                dep = Deployment(get_precision(prec), Pool(Layout(tp=tp, dp=dp, ep=ep, pp=int(r.pp_size))))
+                conc = float(r.batch_size)
+            else:
+                pre = Pool(Layout(tp=int(r.prefill_tp_size), dp=int(r.prefill_attention_dp_size),
+                                  ep=int(r.prefill_moe_ep_size)), int(r.prefill_num_workers))
+                dec = Pool(Layout(tp=int(r.decode_tp_size), dp=int(r.decode_attention_dp_size),
+                                  ep=int(r.decode_moe_ep_size)), int(r.decode_num_workers))
+                dep = Deployment(get_precision(prec), dec, prefill=pre)
+                conc = float(r.decode_batch_size) * dec.workers
+        except (TypeError, ValueError):
+            skipped.append((rid, "deployment fields missing"))
+            continue
+        m_c = re.search(r"_c(\d+)_", str(r.id))
+        if m_c:  # the run's concurrency, as encoded in the row id
+            conc = float(m_c.group(1))
+        meas = {"ttft_s": float(r.silicon_ttft_ms) / 1e3, "tpot_s": float(r.silicon_tpot_ms) / 1e3,
+                "throughput_per_chip": None, "interactivity": 1e3 / float(r.silicon_tpot_ms)}
+        points.append(MeasuredPoint("aiconfigurator", rid, system, model, prec, f"{r.backend} {r.backend_version}",
+                                    int(r.isl), int(r.osl), conc, dep, meas, "matched", True, []))
+    return points, skipped
+
+
+# ---- predictions and errors ---------------------------------------------------------------
+
+def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = frozenset(),
+                   on_progress=None) -> pd.DataFrame:
+    """Predict every point; one row per (point, metric) with measured, predicted and % error.
+
+    Matched points of one deployment and workload are solved in one vectorised call.
+    """
+    from jalapeno.analysis.comparison import system_frontier
+    from jalapeno.analysis.frontier import interp_frontier
+    from jalapeno.analysis.sweep import SweepOptions
+    from jalapeno.serve.point import serve_at_concurrency
+    from jalapeno.specs.catalog import load_model, load_system
+
+    out = []
+    groups: dict[tuple, list[MeasuredPoint]] = {}
+    for pt in points:
+        key = (pt.system, pt.model, pt.isl, pt.osl, pt.fixed_lengths, pt.mapping,
+               pt.deployment.label if pt.deployment else pt.precision)
+        groups.setdefault(key, []).append(pt)
+    frontiers: dict[tuple, object] = {}
+    for n, (key, pts) in enumerate(groups.items()):
+        if on_progress:
+            on_progress(n, len(groups))
+        pt0 = pts[0]
+        model, system = load_model(pt0.model), load_system(pt0.system)
+        wl = Workload(f"{pt0.isl}/{pt0.osl}", pt0.isl, pt0.osl, 1.0 if pt0.fixed_lengths else 0.8)
+        try:
+            if pt0.mapping == "matched":
+                res = serve_at_concurrency(model, system, pt0.deployment, wl, [p.concurrency for p in pts])
+                preds = [{"throughput_per_chip": res.throughput_per_chip[i], "interactivity": res.interactivity[i],
+                          "ttft_s": res.ttft_s[i], "tpot_s": res.tpot_s[i], "feasible": bool(res.feasible[i]),
+                          "reason": str(res.reason[i])} for i in range(len(pts))]
+            elif pt0.mapping == "best@concurrency":
+                from jalapeno.analysis.sweep import sweep
+
+                res = sweep(model, system, wl, get_precision(pt0.precision),
+                            SweepOptions(serving="agg", concurrency=tuple(p.concurrency for p in pts)))
+                k = len(pts)
+                tp = np.where(res.points.feasible, res.points.throughput_per_chip, 0.0).reshape(-1, k)
+                preds = [{"throughput_per_chip": float(tp[:, i].max()), "feasible": bool(tp[:, i].max() > 0),
+                          "reason": "no aggregated layout fits"} for i in range(k)]
+            else:
+                fk = (pt0.system, pt0.model, pt0.precision, pt0.isl, pt0.osl)
+                if fk not in frontiers:
+                    frontiers[fk] = system_frontier(model, system, wl, get_precision(pt0.precision),
+                                                    SweepOptions())
+                sf = frontiers[fk]
+                preds = []
+                for p in pts:
+                    if p.mapping == "frontier_peak":
+                        y, st = float(sf.y.max()), "peak"
+                    else:
+                        yy, ss = interp_frontier(sf.x, sf.y, np.array([p.measured["interactivity"]]))
+                        y, st = float(yy[0]), str(ss[0])
+                    preds.append({"throughput_per_chip": y, "feasible": st != "unreachable",
+                                  "reason": "" if st != "unreachable" else "measured interactivity beyond the "
+                                  "predicted frontier", "frontier_status": st})
+        except JalapenoError as e:
+            preds = [{"feasible": False, "reason": str(e)} for _ in pts]
+        for p, pr in zip(pts, preds):
+            for m in METRICS:
+                meas = p.measured.get(m)
+                if meas is None or (m != "throughput_per_chip" and p.mapping != "matched"):
+                    continue
+                val = pr.get(m)
+                ok = pr.get("feasible", False) and val is not None and np.isfinite(val) and val > 0
+                out.append({
+                    "source": p.source, "id": p.id, "system": p.system, "model": p.model, "precision": p.precision,
+                    "framework": p.framework, "mode": "disagg" if (p.deployment and p.deployment.prefill) else "agg",
+                    "isl": p.isl, "osl": p.osl, "concurrency": p.concurrency, "mapping": p.mapping,
+                    "deployment": p.deployment.label if p.deployment else "", "metric": m,
+                    "measured": float(meas), "predicted": float(val) if ok else float("nan"),
+                    "error": float(val) / float(meas) - 1 if ok else float("nan"),
+                    "kernels_calibrated": p.system in calibrated_systems and p.source == "aiconfigurator",
+                    "notes": "; ".join(p.notes + ([] if ok else [pr.get("reason", "")])),
+                })
+    return pd.DataFrame(out)
+
+
+def error_summary(df: pd.DataFrame, by=("source", "system", "model", "mode")) -> pd.DataFrame:
+    """Per group and metric: n, median and p90 absolute % error, median signed % error (bias)."""
+    ok = df.dropna(subset=["error"])
+    if ok.empty:
+        return pd.DataFrame()
+    g = ok.groupby(list(by) + ["metric"])["error"]
+    s = pd.DataFrame({"n": g.size(), "median_ape": g.apply(lambda e: float(np.median(np.abs(e)))),
+                      "p90_ape": g.apply(lambda e: float(np.percentile(np.abs(e), 90))),
+                      "bias": g.median()})
+    return s.reset_index()
