@@ -242,7 +242,7 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
 # ---- predictions and errors ---------------------------------------------------------------
 
 def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = frozenset(),
-                   on_progress=None) -> pd.DataFrame:
+                   on_progress=None, efficiency: str = "calibrated") -> pd.DataFrame:
     """Predict every point; one row per (point, metric) with measured, predicted and % error.
 
     Matched points of one deployment and workload are solved in one vectorised call.
@@ -264,7 +264,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
         if on_progress:
             on_progress(n, len(groups))
         pt0 = pts[0]
-        model, system = load_model(pt0.model), load_system(pt0.system)
+        model, system = load_model(pt0.model), load_system(pt0.system, efficiency)
         wl = Workload(f"{pt0.isl}/{pt0.osl}", pt0.isl, pt0.osl, 1.0 if pt0.fixed_lengths else 0.8)
         try:
             if pt0.mapping == "matched":
@@ -313,7 +313,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                     "deployment": p.deployment.label if p.deployment else "", "metric": m,
                     "measured": float(meas), "predicted": float(val) if ok else float("nan"),
                     "error": float(val) / float(meas) - 1 if ok else float("nan"),
-                    "kernels_calibrated": p.system in calibrated_systems and p.source == "aiconfigurator",
+                    "kernels_calibrated": p.system in calibrated_systems,
                     "notes": "; ".join(p.notes + ([] if ok else [pr.get("reason", "")])),
                 })
     return pd.DataFrame(out)

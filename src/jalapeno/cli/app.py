@@ -25,13 +25,15 @@ def _register() -> None:
     if _REGISTERED:
         return
     _REGISTERED = True
-    from jalapeno.cli import catalog_cmds, collective_cmd, serving_cmds, simulate_cmd, step_cmd
+    from jalapeno.cli import catalog_cmds, collective_cmd, serving_cmds, simulate_cmd, step_cmd, validate_cmds
 
     app.add_typer(catalog_cmds.hardware_app, name="hardware")
     app.add_typer(catalog_cmds.models_app, name="models")
     app.command("step")(step_cmd.step)
     app.command("collective")(collective_cmd.collective)
     app.command("simulate")(simulate_cmd.simulate)
+    app.command("calibrate")(validate_cmds.calibrate)
+    app.command("validate")(validate_cmds.validate)
     serving_cmds.register(app)
 
 

@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 
 from jalapeno.errors import UnknownNameError
+from jalapeno.specs.calibration import base_efficiency
 from jalapeno.specs.hardware import System, load_system_file
 from jalapeno.specs.model import ModelSpec, load_model_file
 
@@ -45,20 +46,27 @@ def _unknown(kind: str, name: str, known: list[str], cmd: str) -> UnknownNameErr
 
 
 @lru_cache(maxsize=64)
-def load_system(name_or_path: str) -> System:
+def load_system(name_or_path: str, efficiency: str = "calibrated") -> System:
     """A system by catalog name or TOML path.
 
+    Args:
+        efficiency: which efficiency set a shipped system starts from (specs/calibration.py):
+            ``calibrated`` (default), ``low``, ``high`` or ``spec``; its TOML's own
+            ``[efficiency]`` overrides apply on top. A user TOML given by path starts from the
+            documented defaults.
+
     Raises:
-        UnknownNameError: not a shipped name and not a path.
+        UnknownNameError: not a shipped name and not a path; unknown efficiency set.
         SpecError: the file is malformed (the message names the key).
     """
     if _looks_like_path(name_or_path, ".toml"):
+        base_efficiency(name_or_path, efficiency)  # validates the set name
         return load_system_file(Path(name_or_path))
     known = list_systems()
     if name_or_path not in known:
         raise _unknown("system", name_or_path, known, "hardware")
     with resources.as_file(_DATA / "systems" / f"{name_or_path}.toml") as p:
-        return load_system_file(p)
+        return load_system_file(p, base_efficiency(name_or_path, efficiency))
 
 
 @lru_cache(maxsize=64)

@@ -286,7 +286,7 @@ def _pydantic_to_spec_error(err: ValidationError, where: str) -> SpecError:
     return SpecError(f"{where}: {loc}", msg, fix)
 
 
-def system_from_dict(data: dict, where: str = "system") -> System:
+def system_from_dict(data: dict, where: str = "system", base_efficiency: Efficiency | None = None) -> System:
     """Validate a parsed system TOML and convert it to SI.
 
     Raises:
@@ -329,7 +329,7 @@ def system_from_dict(data: dict, where: str = "system") -> System:
             shares_ports_with_inner=lv.shares_ports_with_inner))
     sources: dict[str, str] = {}
     _collect_sources(f, "", sources)
-    eff = DEFAULT_EFFICIENCY
+    eff = base_efficiency or DEFAULT_EFFICIENCY
     if f.efficiency:
         over = dict(f.efficiency)
         over.setdefault("source", f"{f.name} TOML [efficiency]")
@@ -343,7 +343,7 @@ def system_from_dict(data: dict, where: str = "system") -> System:
                       f.host.latency_us.value * units.US, f.host.note) if f.host else None)
 
 
-def load_system_file(path: Path) -> System:
+def load_system_file(path: Path, base_efficiency: Efficiency | None = None) -> System:
     """Read a system TOML file.
 
     Raises:
@@ -357,6 +357,6 @@ def load_system_file(path: Path) -> System:
         data = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as e:
         raise SpecError(str(path), f"malformed TOML: {e}", "fix the TOML syntax") from None
-    sys_ = system_from_dict(data, where=path.name)
+    sys_ = system_from_dict(data, where=path.name, base_efficiency=base_efficiency)
     object.__setattr__(sys_, "path", str(path))
     return sys_

@@ -27,7 +27,8 @@ class Engine:
 
     def schedule(self, at_s: float, event: Any, priority: int = 0) -> None:
         """Schedule ``event`` at absolute time ``at_s`` (never in the past)."""
-        assert at_s >= self.now_s - 1e-12, "event scheduled in the past"
+        if at_s < self.now_s - 1e-12:
+            raise ValueError(f"event {event!r} scheduled at {at_s} s, before now ({self.now_s} s)")
         heapq.heappush(self._heap, (at_s, priority, next(self._seq), event))
 
     def run(self, until_s: float = float("inf"), stop: Callable[[], bool] | None = None) -> float:
@@ -40,6 +41,8 @@ class Engine:
             self.now_s = t
             self.processed += 1
             for delay, follow in self._dispatch(t, ev):
+                if delay < 0:
+                    raise ValueError(f"follow-up {follow!r} scheduled {delay} s in the past")
                 heapq.heappush(heap, (t + delay, getattr(follow, "priority", 0), next(self._seq), follow))
         return self.now_s
 

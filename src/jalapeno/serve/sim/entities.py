@@ -77,7 +77,8 @@ class PrefixCache:
             return 0
         cached = self.entries.pop(key)
         self.tokens -= cached
-        hit = min(cached, prompt_tokens)
+        # engines recompute at least the prompt's last token to get its logits
+        hit = min(cached, max(prompt_tokens - 1, 0))
         self.hits_tokens += hit
         return hit
 

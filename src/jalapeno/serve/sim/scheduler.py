@@ -90,14 +90,22 @@ class Instance:
     def _admit(self, now: float) -> None:
         while self.waiting and len(self.prefilling) + len(self.decoding) < self.max_running:
             req = self.waiting[0]
+            entry = 0
             if self.role == "decode":
                 need = req.isl + req.osl  # whole context reserved: never preempted
             else:
+                key = req.session if req.session >= 0 else req.prefix_group
+                entry = 0
                 if req.prefill_done == 0 and req.generated == 0 and req.cached_tokens == 0:
-                    key = req.session if req.session >= 0 else req.prefix_group
+                    entry = self.cache.entries.get(key, 0)
                     req.cached_tokens = self.cache.lookup(key, req.isl)
                 need = req.isl + req.generated
             if not self._free(need):
+                if self.role != "decode" and entry:
+                    self.cache.insert(key, entry)  # not admitted: its prefix stays cached
+                    self.cache.hits_tokens -= req.cached_tokens
+                    self.cache.lookup_tokens -= req.isl
+                    req.cached_tokens = 0
                 break
             self.waiting.popleft()
             self.used += need
@@ -170,6 +178,8 @@ class Instance:
                     req.generated = 1
                     self.used += 1
                 prefilled.append(req)
+                if self.role == "prefill":
+                    req.first_token_s = float("nan")  # the user sees it after the KV hand-off
                 if self.role == "agg":
                     if req.generated >= req.osl:
                         self.used -= req.isl + req.generated
@@ -201,6 +211,15 @@ class Instance:
         if self.role == "decode" or self.used + self.cache.tokens <= self.capacity:
             return
         self.cache.evict(int(self.used + self.cache.tokens - self.capacity) + 1)
+        # newest first: requests still prefilling give back their reservation (as vLLM does)
+        while self.used > self.capacity and self.prefilling and (len(self.prefilling) > 1 or self.decoding):
+            req = self.prefilling.pop()
+            self.used -= req.isl + req.generated
+            req.prefill_done = 0
+            req.cached_tokens = 0
+            req.preemptions += 1
+            self.preemptions += 1
+            self.waiting.appendleft(req)
         while self.used > self.capacity and len(self.admit_order) > 1:
             rid = self.admit_order.pop()
             req = self.decoding.pop(rid)

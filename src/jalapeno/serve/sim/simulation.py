@@ -156,7 +156,7 @@ class Simulation:
     # ---- events ------------------------------------------------------------------------
     def _route(self, req: Request) -> Instance:
         pool = [i for i in self.instances if i.role in ("agg", "prefill")]
-        if req.session >= 0 and req.turn > 0 and req.instance >= 0:
+        if req.session >= 0 and req.instance >= 0:
             return self.instances[req.instance]  # session affinity keeps the prefix cache warm
         return min(pool, key=lambda i: (i.load, i.id))
 
@@ -186,6 +186,8 @@ class Simulation:
             inst = self.instances[ev.instance]
             req = self.requests[ev.request_id]
             req.kv_ready_s = now
+            if np.isnan(req.first_token_s):
+                req.first_token_s = now  # disaggregated TTFT includes the KV hand-off
             inst.enqueue(req)
             return self._wake(inst, now)
         raise AssertionError(f"unknown event {ev!r}")

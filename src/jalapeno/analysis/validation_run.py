@@ -1,0 +1,54 @@
+"""Run a validation: load measured points, predict them, summarise errors (``jalapeno validate``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from jalapeno.analysis.validate import error_summary, load_aiconfigurator, load_inferencex, predict_points
+from jalapeno.errors import SpecError
+
+#: Where the shared validation data sits next to a checkout (…/shared/data/validation).
+DEFAULT_POINTS = Path(__file__).resolve().parents[4] / "shared" / "data" / "validation" / "inferencex_points.csv"
+
+
+def calibrated_systems() -> frozenset:
+    """Systems whose efficiency set was fitted on their own measured kernels."""
+    from jalapeno.specs.calibration import load_calibration
+    from jalapeno.specs.catalog import list_systems
+
+    return frozenset(n for n in list_systems() if (load_calibration(n) or {}).get("kind") == "measured")
+
+
+def run_validation(points_path: str | None = None, use_aiconfigurator: bool = True, efficiency: str = "calibrated",
+                   aic_frame: pd.DataFrame | None = None) -> dict:
+    """Predict every mappable measured point and summarise the errors.
+
+    Returns a dict: ``rows`` (per point and metric), ``summary`` (per source/system/model/mode/metric),
+    ``overall`` (per source and metric), ``skipped`` (id, reason), ``sources``.
+
+    Raises:
+        SpecError: the points file is missing.
+    """
+    path = Path(points_path) if points_path else DEFAULT_POINTS
+    pts, skipped = load_inferencex(path)
+    sources = {"inferencex": str(path)}
+    if use_aiconfigurator or aic_frame is not None:
+        try:
+            more, sk = load_aiconfigurator(aic_frame)
+            pts += more
+            skipped += sk
+            sources["aiconfigurator"] = "aiconfigurator-core silicon_sample.csv" if aic_frame is None else "fixture"
+        except SpecError:
+            if aic_frame is not None:
+                raise
+    rows = predict_points(pts, calibrated_systems(), efficiency=efficiency)
+    summary = error_summary(rows)
+    overall = {}
+    for src, d in rows.dropna(subset=["error"]).groupby("source"):
+        overall[src] = {m: {"n": int(len(g)), "median_ape": float(np.median(np.abs(g.error))),
+                            "p90_ape": float(np.percentile(np.abs(g.error), 90)), "bias": float(np.median(g.error))}
+                        for m, g in d.groupby("metric")}
+    return {"rows": rows, "summary": summary, "overall": overall, "skipped": skipped, "sources": sources}

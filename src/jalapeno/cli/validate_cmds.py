@@ -1,0 +1,72 @@
+"""``jalapeno calibrate`` and ``jalapeno validate``."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from jalapeno.cli.common import console, print_json
+
+
+def calibrate(
+    systems: str = typer.Option(None, "--systems", "-s", help="Comma-separated systems (default: all)."),
+    out_dir: str = typer.Option(None, "--out-dir", help="Where to write <system>.toml (default: the package data)."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """Fit efficiency parameters on aiconfigurator's measured kernels (needs the [calibrate] extra)."""
+    from jalapeno.analysis.calibrate import calibrate_catalog
+
+    names = [s.strip() for s in systems.split(",")] if systems else None
+    res = calibrate_catalog(names, out_dir, on_progress=None if json_out else
+                            lambda n, i, k: console.print(f"fitting {n} ({i + 1}/{k}) ..."))
+    if json_out:
+        print_json(res)
+        return
+    t = Table(title="calibrated efficiency parameters")
+    keys = ["gemm_peak_fraction", "gemm_peak_fraction_fp8", "gemm_peak_fraction_fp4", "gemm_half_rows",
+            "hbm_fraction", "kernel_launch_s", "attention_peak_fraction", "link_fraction", "collective_launch_s"]
+    t.add_column("system")
+    for k in keys:
+        t.add_column(k.replace("_fraction", "").replace("gemm_peak", "gemm"))
+    t.add_column("GEMM fit median err")
+    for n, cal in res.items():
+        p = cal["parameters"]
+        err = cal.get("report", {}).get("gemm", {}).get("median_ape")
+        t.add_row(n, *[("-" if k not in p else f"{p[k] * 1e6:.1f}us" if k.endswith("_s") else f"{p[k]:.3g}")
+                       for k in keys], "derived" if err is None else f"{err:.1%}")
+    console.print(t)
+
+
+def validate(
+    points: str = typer.Option(None, "--points", help="InferenceX points CSV (default: the shared validation file)."),
+    aiconfigurator: bool = typer.Option(True, "--aiconfigurator/--no-aiconfigurator",
+                                        help="Include aiconfigurator's end-to-end rows when the package is installed."),
+    efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    json_out: bool = typer.Option(False, "--json"),
+    html: str = typer.Option(None, "--html", help="Parity plot (predicted vs measured) HTML."),
+    out: str = typer.Option(None, "--out", "-o", help="Per-point results CSV."),
+) -> None:
+    """Predict measured points and report the error per system / model / mode."""
+    from jalapeno.analysis.validation_run import run_validation
+
+    res = run_validation(points, aiconfigurator, efficiency)
+    if out:
+        res["rows"].to_csv(out, index=False)
+    if html:
+        from jalapeno.report.parity import write_parity
+
+        write_parity(res["rows"], html)
+    if json_out:
+        print_json({"summary": res["summary"].to_dict(orient="records"), "overall": res["overall"],
+                    "skipped": res["skipped"], "sources": res["sources"]})
+        return
+    t = Table(title=f"validation ({efficiency} efficiencies): error = predicted/measured - 1")
+    for col in ("source", "system", "model", "mode", "metric", "n", "median |err|", "p90 |err|", "bias"):
+        t.add_column(col)
+    for r in res["summary"].itertuples(index=False):
+        t.add_row(r.source, r.system, r.model, r.mode, r.metric, str(r.n), f"{r.median_ape:.1%}", f"{r.p90_ape:.1%}",
+                  f"{r.bias:+.1%}")
+    console.print(t)
+    for k, v in res["overall"].items():
+        console.print(f"{k}: " + ", ".join(f"{m} median |err| {d['median_ape']:.1%}, bias {d['bias']:+.1%} (n={d['n']})"
+                                          for m, d in v.items()))

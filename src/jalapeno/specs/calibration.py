@@ -1,0 +1,50 @@
+"""Calibrated efficiency sets shipped with the catalog (``data/calibration/<system>.toml``).
+
+Each file is written by ``jalapeno calibrate`` (analysis/calibrate.py) and records its
+provenance. A *measured* set was fitted on that system's kernel tables; a *derived* set (no
+tables: Jalapeño, Vera Rubin, AMD) borrows the nearest measured family's values and carries a
+``low``/``high`` band. Selection names: ``calibrated`` (the mid set; default), ``low``, ``high``,
+``spec`` (the documented defaults of specs/efficiency.py, no calibration).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import lru_cache
+from importlib import resources
+
+from jalapeno.errors import UnknownNameError
+from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
+
+EFFICIENCY_SETS = ("calibrated", "low", "high", "spec")
+_DIR = resources.files("jalapeno") / "data" / "calibration"
+
+
+@lru_cache(maxsize=32)
+def load_calibration(system: str) -> dict | None:
+    """The calibration file of a shipped system, or None when there is none."""
+    f = _DIR / f"{system}.toml"
+    if not f.is_file():
+        return None
+    return tomllib.loads(f.read_text())
+
+
+def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
+    """The efficiency set a shipped system starts from (before its TOML's own overrides).
+
+    Raises:
+        UnknownNameError: unknown set name.
+    """
+    if which not in EFFICIENCY_SETS:
+        raise UnknownNameError("efficiency", f"unknown efficiency set {which!r}",
+                               f"use one of {', '.join(EFFICIENCY_SETS)}")
+    cal = load_calibration(system)
+    if which == "spec" or cal is None:
+        return DEFAULT_EFFICIENCY
+    params = dict(cal.get("parameters", {}))
+    if which in ("low", "high"):
+        params.update(cal.get(which, {}))
+    prov = cal.get("provenance", {})
+    what = "measured kernels" if cal.get("kind") == "measured" else f"derived from {prov.get('derived_from', '?')}"
+    src = f"calibrated ({what}; {prov.get('package', '')}; set {which}; data/calibration/{system}.toml)"
+    return DEFAULT_EFFICIENCY.with_overrides({**params, "source": src}, where=f"calibration {system}")

@@ -1,0 +1,206 @@
+"""End-to-end CLI: ``jalapeno simulate`` — JSON contract, workloads, files, and bad input.
+
+Runs the console script in-process (``jalapeno.cli.app.main``) with stdout/stderr captured, as
+tests/cli/test_cli_serving.py does. Contract (issue): the summary has throughput per chip,
+TTFT/TPOT/E2E/queueing delay with mean/p50/p90/p99, preemptions and the prefix-cache hit rate;
+a time series of running and waiting requests and KV occupancy; agentic runs add tasks and the
+task completion time. Bad input: one ``error:`` line on stderr naming the field, exit code 2.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from jalapeno.cli.app import main
+
+BASE = ["simulate", "--system", "gb200-nvl72", "--dp", "8", "--ep", "8"]
+STATS = {"mean", "p50", "p90", "p99"}
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    """Run ``jalapeno ARGS``; return (exit code, stdout, stderr)."""
+    code = 0
+    try:
+        main(list(args))
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, *args: str) -> dict:
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    assert "Traceback" not in out + err
+    return json.loads(out)
+
+
+def check_error(code: int, out: str, err: str, *words: str) -> None:
+    assert code == 2, (code, out, err)
+    assert "Traceback" not in out + err
+    lines = [ln for ln in err.strip().splitlines() if ln.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("error:"), err
+    for w in words:
+        assert w.lower() in lines[0].lower(), (w, err)
+
+
+def check_summary(sm: dict, requests: int) -> None:
+    assert sm["requests"] == requests
+    assert sm["throughput_per_chip"] > 0
+    for k in ("ttft_s", "tpot_s", "e2e_s", "queue_s"):
+        assert STATS <= set(sm[k]), (k, sm[k])
+        assert sm[k]["p50"] <= sm[k]["p90"] <= sm[k]["p99"]
+    assert sm["ttft_s"]["p99"] > 0 and sm["tpot_s"]["p50"] > 0 and sm["e2e_s"]["mean"] > 0
+    assert sm["e2e_s"]["mean"] > sm["ttft_s"]["mean"]
+    assert isinstance(sm["preemptions"], int) and sm["preemptions"] >= 0
+    assert 0.0 <= sm["prefix_hit_rate"] <= 1.0
+
+
+def check_timeseries(ts: dict) -> None:
+    assert {"t_s", "running", "waiting", "kv_occupancy"} <= set(ts)
+    n = len(ts["t_s"])
+    assert n > 0 and all(len(ts[k]) == n for k in ("running", "waiting", "kv_occupancy"))
+    assert all(0 <= x <= 1 + 1e-9 for x in ts["kv_occupancy"])
+    assert ts["t_s"] == sorted(ts["t_s"])
+
+
+def test_closed_loop_json(capsys):
+    d = run_json(capsys, *BASE, "--concurrency", "8")
+    check_summary(d["summary"], 80)  # 10 x concurrency counted
+    assert d["summary"]["chips"] == 8
+    check_timeseries(d["timeseries"])
+    assert max(d["timeseries"]["running"]) <= 8
+    cfg = d["config"]
+    assert cfg["system"] == "gb200-nvl72" and cfg["concurrency"] == 8 and cfg["seed"] == 0
+    assert cfg["workload"]["isl"] == 8192 and cfg["workload"]["osl"] == 1024
+
+
+def test_agentic_json_has_tasks(capsys):
+    d = run_json(capsys, *BASE, "--workload", "agentic", "--concurrency", "4", "--sessions", "4")
+    sm = d["summary"]
+    assert sm["tasks"] == 4
+    assert STATS <= set(sm["task_completion_s"])
+    assert sm["task_completion_s"]["mean"] > sm["e2e_s"]["mean"]  # a task is many turns
+    assert sm["prefix_hit_rate"] > 0.5  # each turn resends the growing context
+    check_timeseries(d["timeseries"])
+
+
+def test_trace_csv_replays(capsys, tmp_path):
+    p = tmp_path / "trace.csv"
+    rows = [(0.0, 1000, 100), (0.5, 2000, 50), (0.25, 500, 80), (3.0, 1200, 30)]
+    with p.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["arrival_s", "input_tokens", "output_tokens"])
+        w.writerows(rows)
+    out = tmp_path / "req.csv"
+    d = run_json(capsys, *BASE, "--workload", str(p), "--out", str(out))
+    assert d["summary"]["requests"] == 4
+    with out.open() as f:
+        got = list(csv.DictReader(f))
+    assert sorted(float(r["arrival_s"]) for r in got) == sorted(r[0] for r in rows)
+    assert sorted(int(r["input_tokens"]) for r in got) == sorted(r[1] for r in rows)
+
+
+def test_open_loop_rate(capsys):
+    d = run_json(capsys, *BASE, "--rate", "2", "--requests", "50")
+    check_summary(d["summary"], 50)
+    assert d["config"]["rate"] == 2.0 and d["config"]["concurrency"] is None
+
+
+def test_html_written(capsys, tmp_path):
+    target = tmp_path / "sim.html"
+    code, out, err = run(capsys, *BASE, "--concurrency", "2", "--requests", "8", "--html", str(target))
+    assert code == 0, err
+    assert target.is_file() and target.stat().st_size > 1000
+    assert "<html" in target.read_text()[:5000].lower()
+
+
+def test_out_csv_has_one_row_per_counted_request(capsys, tmp_path):
+    target = tmp_path / "f.csv"
+    code, out, err = run(capsys, *BASE, "--concurrency", "4", "--out", str(target))
+    assert code == 0, err
+    with target.open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 40
+    assert {"ttft_s", "tpot_s", "e2e_s", "queue_s", "input_tokens", "output_tokens"} <= set(rows[0])
+    assert all(float(r["e2e_s"]) > float(r["ttft_s"]) > 0 for r in rows)
+
+
+def test_out_parquet(capsys, tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    target = tmp_path / "f.parquet"
+    code, out, err = run(capsys, *BASE, "--concurrency", "2", "--requests", "6", "--out", str(target))
+    assert code == 0, err
+    df = pd.read_parquet(target)
+    assert len(df) == 6 and {"ttft_s", "tpot_s", "e2e_s", "queue_s"} <= set(df.columns)
+
+
+def test_table_output_without_json(capsys):
+    code, out, err = run(capsys, *BASE, "--concurrency", "2", "--requests", "4")
+    assert code == 0, err
+    assert "throughput per chip" in out and "TTFT" in out and "preemptions" in out
+
+
+def test_same_seed_same_json(capsys):
+    a = run_json(capsys, *BASE, "--concurrency", "4", "--requests", "12", "--seed", "3")
+    b = run_json(capsys, *BASE, "--concurrency", "4", "--requests", "12", "--seed", "3")
+    for d in (a, b):
+        for k in ("wall_s", "speedup"):  # how fast the simulator ran, not what it simulated
+            d["summary"].pop(k)
+    assert a == b
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def _write(path, text: str):
+    path.write_text(text)
+    return str(path)
+
+
+def test_both_concurrency_and_rate(capsys):
+    check_error(*run(capsys, *BASE, "--concurrency", "4", "--rate", "2"), "--concurrency", "--rate")
+
+
+def test_neither_concurrency_nor_rate(capsys):
+    check_error(*run(capsys, *BASE), "--concurrency", "--rate")
+
+
+def test_trace_missing_input_tokens(capsys, tmp_path):
+    p = _write(tmp_path / "t.csv", "arrival_s,output_tokens\n0.0,100\n")
+    check_error(*run(capsys, *BASE, "--workload", p), "input_tokens")
+
+
+def test_unknown_workload_name(capsys):
+    check_error(*run(capsys, *BASE, "--workload", "9k9k", "--concurrency", "4"), "workload", "9k9k")
+
+
+def test_malformed_jsonl_line(capsys, tmp_path):
+    p = _write(tmp_path / "t.jsonl", '{"arrival_s": 0, "input_tokens": 10, "output_tokens": 5}\n{"arrival_s": 1,\n')
+    check_error(*run(capsys, *BASE, "--workload", p), "t.jsonl", "line 2")
+
+
+def test_out_unknown_extension(capsys, tmp_path):
+    target = tmp_path / "x.xlsx"
+    check_error(*run(capsys, *BASE, "--concurrency", "2", "--requests", "4", "--out", str(target)),
+                "--out", ".xlsx")
+    assert not target.exists()
+
+
+def test_zero_replicas(capsys):
+    check_error(*run(capsys, *BASE, "--concurrency", "4", "--replicas", "0"), "--replicas")
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--concurrency", "0"], ["--concurrency"]),
+    (["--rate", "-1"], ["--rate"]),
+    (["--workload", "agentic", "--rate", "2"], ["--rate"]),
+    (["--rate", "2", "--arrival", "weekly"], ["arrival", "weekly"]),
+])
+def test_other_bad_options(capsys, args, words):
+    check_error(*run(capsys, *BASE, *args), *words)
