@@ -34,8 +34,9 @@ def test_no_collective_beats_the_fastest_link(name, kind):
 
 
 @pytest.mark.parametrize("kind", COLLECTIVES)
-@pytest.mark.parametrize("name", ["gb200-nvl72", "h100", "mi300x", "jalapeno"])
+@pytest.mark.parametrize("name", ["gb200-nvl72", "h100", "b200", "jalapeno"])
 def test_packed_group_never_slower_than_spread(name, kind):
+    """A group inside one switch domain is never slower than the same group over scale-out."""
     s = load_system(name)
     m = np.geomspace(1e3, 1e9, 7)
     for g in (2, 4, 8):
@@ -96,11 +97,11 @@ def test_deepep_low_latency_dispatch_within_15_percent(ep, dispatch_us):
 ])
 def test_same_deployment_over_more_racks_is_link_bound(name, inside, across, level):
     m, s, p = load_model("deepseek-r1"), load_system(name), get_precision("fp8")
-    per_chip = 32
+    per_chip, ctx = 64, 1500  # short contexts: little attention work, so the all-to-all shows
     inside_sc = step_cost(m, s, Layout(tp=1, dp=inside, ep=inside), p,
-                          Batch.make(decode_seqs=per_chip * inside, decode_ctx=9000))
+                          Batch.make(decode_seqs=per_chip * inside, decode_ctx=ctx))
     across_sc = step_cost(m, s, Layout(tp=1, dp=across, ep=across), p,
-                          Batch.make(decode_seqs=per_chip * across, decode_ctx=9000))
+                          Batch.make(decode_seqs=per_chip * across, decode_ctx=ctx))
     assert not str(inside_sc.bound[0]).endswith("_link")
     assert str(across_sc.bound[0]).endswith("_link")
     assert across_sc.bound_level[0] == level

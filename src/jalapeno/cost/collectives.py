@@ -15,7 +15,7 @@ Message size conventions (per chip, bytes):
 - send_recv: the message one rank sends.
 
 Formulas (alpha = per-step latency at the level, B = per-chip per-direction bandwidth x
-``link_fraction``; ring/direct/tree algorithms after Thakur, Rabenseifner & Gropp, IJHPCA 2005;
+``link_fraction`` (``scale_out_link_fraction`` on scale-out levels); ring/direct/tree algorithms after Thakur, Rabenseifner & Gropp, IJHPCA 2005;
 NCCL's double binary tree after Sanders, Speck & Träff 2009):
 - ring all-reduce:        2(g-1)·alpha + 2(g-1)/g · M/B
 - two-shot all-reduce:    2·alpha + 2(g-1)/g · M/B                 (switched / full mesh)
@@ -172,7 +172,8 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
 
 def _bw(level: LinkLevel, eff: Efficiency, group: int | None = None) -> float:
     """Achievable per-chip bandwidth at ``level`` for a group of ``group`` chips."""
-    b = level.bandwidth_bytes_per_s * eff.link_fraction
+    frac = eff.scale_out_link_fraction if level.scope == "scale_out" else eff.link_fraction
+    b = level.bandwidth_bytes_per_s * frac
     if level.topology == "full_mesh" and level.links_per_chip and group:
         b *= min(group - 1, level.links_per_chip) / level.links_per_chip
     return b

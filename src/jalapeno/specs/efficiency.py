@@ -40,6 +40,10 @@ class Efficiency:
             all-to-all reaches 153 of ~160 GB/s on H800 (0.96), while NCCL ring collectives on
             NVLink typically land at 0.8-0.85 of the per-direction link rate. docs/collectives.md
             reports the model against DeepEP (held out; the model is 17% pessimistic there).
+        scale_out_link_fraction: the same for scale-out NICs (RDMA over InfiniBand/RoCE). Default
+            0.80: DeepEP's low-latency all-to-all reaches 39-43 GB/s per 400 Gb/s (50 GB/s) CX7 NIC
+            at EP 64-256 (deepseek-ai/DeepEP README). Kernel calibrations fit only the scale-up
+            ``link_fraction`` (their NCCL tables are single-node).
         in_switch_fraction: fraction of raw per-chip link bandwidth an in-switch (NVLS/SHARP)
             all-reduce achieves, M/(B·f). Default 0.61: nccl-tests all_reduce bus bandwidth with
             NVLS on 8x H100 is 460-480 GB/s = 1.75 · 450 · f (docs/collectives.md).
@@ -73,6 +77,7 @@ class Efficiency:
     attention_peak_fraction: float = 0.65
     hbm_fraction: float = 0.85
     link_fraction: float = 0.80
+    scale_out_link_fraction: float = 0.80
     in_switch_fraction: float = 0.61
     torus_congestion: float = 1.0
     kernel_launch_s: float = 4e-6
