@@ -76,7 +76,7 @@ ROOFLINE_CASES = [
 
 def _llama_tp8():
     m = load_model("llama-3.3-70b")
-    return step_cost(m, load_system("h100"), Layout(tp=8), get_precision("bf16"),
+    return step_cost(m, load_system("h100", "spec"), Layout(tp=8), get_precision("bf16"),
                      Batch.make(decode_seqs=1, decode_ctx=1))
 
 

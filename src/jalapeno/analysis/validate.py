@@ -48,7 +48,8 @@ AIC_SYSTEMS = {"h100_sxm": "h100", "h200_sxm": "h200", "b200_sxm": "b200", "b300
                "gb200": "gb200-nvl72", "gb300": "gb300-nvl72"}
 AIC_MODELS = {"deepseek-ai/DeepSeek-R1": "deepseek-r1", "deepseek-ai/DeepSeek-V3": "deepseek-r1",
               "openai/gpt-oss-120b": "gpt-oss-120b", "moonshotai/Kimi-K2.5": "kimi-k2.5",
-              "Qwen/Qwen3-235B-A22B-FP8": "qwen3-235b-a22b", "meta-llama/Llama-3.1-70B": "llama-3.3-70b"}
+              "Qwen/Qwen3-235B-A22B-FP8": "qwen3-235b-a22b", "meta-llama/Llama-3.1-70B": "llama-3.3-70b",
+              "nvidia/DeepSeek-R1-NVFP4": "deepseek-r1", "nvidia/DeepSeek-V3.1-NVFP4": "deepseek-r1"}
 METRICS = ("throughput_per_chip", "interactivity", "ttft_s", "tpot_s")
 
 
@@ -214,24 +215,31 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
             continue
         prec = {"gpt-oss-120b": "mxfp4", "kimi-k2.5": "int4"}.get(model) or (
             "fp4" if r.precision == "fp4" else "bf16" if r.precision == "bf16" else "fp8")
+        def num(v, default=None):
+            return default if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
+
         try:
             if r.mode == "agg":
-                tp, dp, ep = int(r.tp_size), int(r.attention_dp_size), int(r.moe_ep_size)
-                dep = Deployment(get_precision(prec), Pool(Layout(tp=tp, dp=dp, ep=ep, pp=int(r.pp_size))))
+                tp, dp, ep = num(r.tp_size), num(r.attention_dp_size, 1), num(r.moe_ep_size, 1)
+                dep = Deployment(get_precision(prec), Pool(Layout(tp=tp, dp=dp, ep=ep, pp=num(r.pp_size, 1))))
                 conc = float(r.batch_size)
             else:
-                pre = Pool(Layout(tp=int(r.prefill_tp_size), dp=int(r.prefill_attention_dp_size),
-                                  ep=int(r.prefill_moe_ep_size)), int(r.prefill_num_workers))
-                dec = Pool(Layout(tp=int(r.decode_tp_size), dp=int(r.decode_attention_dp_size),
-                                  ep=int(r.decode_moe_ep_size)), int(r.decode_num_workers))
+                pre = Pool(Layout(tp=num(r.prefill_tp_size), dp=num(r.prefill_attention_dp_size, 1),
+                                  ep=num(r.prefill_moe_ep_size, 1)), num(r.prefill_num_workers, 1))
+                dec = Pool(Layout(tp=num(r.decode_tp_size), dp=num(r.decode_attention_dp_size, 1),
+                                  ep=num(r.decode_moe_ep_size, 1)), num(r.decode_num_workers, 1))
                 dep = Deployment(get_precision(prec), dec, prefill=pre)
-                conc = float(r.decode_batch_size) * dec.workers
+                bs = num(r.decode_batch_size)
+                conc = float(bs * dec.workers) if bs else float("nan")
         except (TypeError, ValueError):
             skipped.append((rid, "deployment fields missing"))
             continue
         m_c = re.search(r"_c(\d+)_", str(r.id))
         if m_c:  # the run's concurrency, as encoded in the row id
             conc = float(m_c.group(1))
+        if not conc or math.isnan(conc):
+            skipped.append((rid, "no concurrency (neither a batch size nor _c<N>_ in the id)"))
+            continue
         meas = {"ttft_s": float(r.silicon_ttft_ms) / 1e3, "tpot_s": float(r.silicon_tpot_ms) / 1e3,
                 "throughput_per_chip": None, "interactivity": 1e3 / float(r.silicon_tpot_ms)}
         points.append(MeasuredPoint("aiconfigurator", rid, system, model, prec, f"{r.backend} {r.backend_version}",

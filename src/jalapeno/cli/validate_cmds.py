@@ -24,7 +24,7 @@ def calibrate(
         return
     t = Table(title="calibrated efficiency parameters")
     keys = ["gemm_peak_fraction", "gemm_peak_fraction_fp8", "gemm_peak_fraction_fp4", "gemm_half_rows",
-            "hbm_fraction", "kernel_launch_s", "attention_peak_fraction", "link_fraction", "collective_launch_s"]
+            "gemm_hbm_fraction_fp8", "hbm_fraction", "attention_peak_fraction", "link_fraction", "collective_launch_s"]
     t.add_column("system")
     for k in keys:
         t.add_column(k.replace("_fraction", "").replace("gemm_peak", "gemm"))

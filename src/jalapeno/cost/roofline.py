@@ -3,9 +3,10 @@
     t_op = max(FLOP / (F_fmt · eta_c), bytes / (W · eta_m)) + kernels · t_launch
 
 F_fmt is the chip's dense peak in the op's compute format, W its HBM bandwidth. eta_c depends on
-the op: GEMMs follow eta(m) = gemm_peak_fraction · m / (m + gemm_half_rows) in their row count m
-(a few-row GEMM cannot fill a tensor-core tile); attention kernels use attention_peak_fraction.
-eta_m = hbm_fraction. Parameters and their sources: specs/efficiency.py, docs/model.md.
+the op: GEMMs follow eta(m) = gemm_peak_fraction_f · m / (m + gemm_half_rows_f) in their row count m
+(a few-row GEMM cannot fill a tensor-core tile), per compute format f; attention kernels use
+attention_peak_fraction. eta_m = gemm_hbm_fraction_f for GEMMs (weight streaming), hbm_fraction
+for every other op. Parameters and their sources: specs/efficiency.py, docs/model.md.
 """
 
 from __future__ import annotations
@@ -48,10 +49,12 @@ def op_times(table: OpTable, chip: Chip, eff: Efficiency) -> OpTimes:
     peak = np.array([chip.peak(f) for f in table.fmt], dtype=float).reshape(n_ops, 1)
     is_gemm = np.array([k == "gemm" for k in table.kind]).reshape(n_ops, 1)
     top = np.array([eff.gemm_peak(f) for f in table.fmt], dtype=float).reshape(n_ops, 1)
-    eta = np.where(is_gemm, gemm_efficiency(np.maximum(table.rows, 1e-9), eff, top),
-                   eff.attention_peak_fraction)
+    half = np.array([eff.gemm_half(f) for f in table.fmt], dtype=float).reshape(n_ops, 1)
+    m = np.maximum(table.rows, 1e-9)
+    eta = np.where(is_gemm, top * m / (m + half), eff.attention_peak_fraction)
     compute = table.flop / (peak * eta)
-    memory = table.bytes / (chip.hbm_bandwidth_bytes_per_s * eff.hbm_fraction)
+    eta_m = np.where(is_gemm.ravel(), [eff.gemm_hbm(f) for f in table.fmt], eff.hbm_fraction).reshape(n_ops, 1)
+    memory = table.bytes / (chip.hbm_bandwidth_bytes_per_s * eta_m)
     active = (table.flop + table.bytes) > 0  # an op with no work at a point launches nothing
     overhead = np.where(active, (table.kernels * eff.kernel_launch_s).reshape(n_ops, 1), 0.0)
     return OpTimes(compute, memory, overhead, np.maximum(compute, memory) + overhead)

@@ -42,6 +42,8 @@ def serve_at_concurrency(model: ModelSpec, system: System, dep: Deployment, wl: 
     gp = disaggregated_points(model, system, dep.precision, wl, pre, grid, x, y, dep.mtp, eff)
     _, first = np.unique(grid.batch, return_index=True)
     cs, bs = gp.concurrency[np.sort(first)], grid.batch[np.sort(first)]
+    pos = cs > 0
+    cs, bs = (cs[pos], bs[pos]) if pos.any() else (np.array([1.0]), np.array([1.0 / 64]))
     order = np.argsort(cs)
     b = np.exp(np.interp(np.log(c_req), np.log(cs[order]), np.log(bs[order])))
     dec = decode_curve(model, system, dep.decode.layout, dep.precision, wl, b, dep.mtp, eff)

@@ -25,6 +25,12 @@ class Efficiency:
         gemm_peak_fraction_fp8, gemm_peak_fraction_fp4: the same for GEMMs running in FP8 / FP4
             (None: use ``gemm_peak_fraction``). Calibrations fit them separately: block-scaled
             FP8 and NVFP4 GEMMs reach a lower fraction of their (higher) peak than BF16.
+        gemm_half_rows_fp8, gemm_half_rows_fp4: ``gemm_half_rows`` for FP8 / FP4 GEMMs (None: the
+            same as BF16).
+        gemm_hbm_fraction, gemm_hbm_fraction_fp8, gemm_hbm_fraction_fp4: achieved HBM fraction
+            when a GEMM streams its weights (memory-bound, few rows), per format; None: use
+            ``hbm_fraction``. Calibration measures block-scaled FP8 and NVFP4 GEMMs streaming
+            weights well below the copy bandwidth (scale loads, dequantisation).
         gemm_half_rows: rows (tokens) at which a GEMM reaches half of ``gemm_peak_fraction``;
             functional form eta(m) = peak_fraction * m / (m + half_rows). Default 32: tensor-core
             tiles are 64-128 rows (Hopper wgmma M=64, Blackwell UMMA M=128), so a few-row GEMM
@@ -73,6 +79,11 @@ class Efficiency:
     gemm_peak_fraction: float = 0.75
     gemm_peak_fraction_fp8: float | None = None
     gemm_peak_fraction_fp4: float | None = None
+    gemm_half_rows_fp8: float | None = None
+    gemm_half_rows_fp4: float | None = None
+    gemm_hbm_fraction: float | None = None
+    gemm_hbm_fraction_fp8: float | None = None
+    gemm_hbm_fraction_fp4: float | None = None
     gemm_half_rows: float = 32.0
     attention_peak_fraction: float = 0.65
     hbm_fraction: float = 0.85
@@ -92,6 +103,19 @@ class Efficiency:
         """Best fraction of peak for a GEMM in compute format ``fmt``."""
         v = {"fp8": self.gemm_peak_fraction_fp8, "fp4": self.gemm_peak_fraction_fp4}.get(fmt)
         return self.gemm_peak_fraction if v is None else v
+
+    def gemm_half(self, fmt: str) -> float:
+        """Rows at which a GEMM in ``fmt`` reaches half its best fraction of peak."""
+        v = {"fp8": self.gemm_half_rows_fp8, "fp4": self.gemm_half_rows_fp4}.get(fmt)
+        return self.gemm_half_rows if v is None else v
+
+    def gemm_hbm(self, fmt: str) -> float:
+        """Achieved HBM fraction of a weight-streaming GEMM in ``fmt``."""
+        v = {"bf16": self.gemm_hbm_fraction, "fp8": self.gemm_hbm_fraction_fp8,
+             "fp4": self.gemm_hbm_fraction_fp4}.get(fmt)
+        if v is None and fmt != "bf16":
+            v = self.gemm_hbm_fraction
+        return self.hbm_fraction if v is None else v
 
     def with_overrides(self, overrides: dict[str, Any], where: str = "efficiency") -> Efficiency:
         """Return a copy with some parameters replaced, validated.
