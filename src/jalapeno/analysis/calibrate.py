@@ -41,6 +41,9 @@ AIC_SYSTEM_DIRS = {"h100": "h100_sxm", "h200": "h200_sxm", "b200": "b200_sxm", "
 #: aiconfigurator GEMM dtype → (our compute format, weight bytes/elem, activation bytes/elem)
 GEMM_DTYPES = {"bfloat16": ("bf16", 2.0, 2.0), "fp8_block": ("fp8", 1.0, 1.0), "nvfp4": ("fp4", 0.5625, 0.5625)}
 BACKEND = "trtllm"
+#: The backend version aiconfigurator-core 0.12.0 marks "current" (systems/query_versions.yaml);
+#: tables are read from it when present, else from the newest version that has them.
+PINNED_VERSION = "1.3.0rc20"
 
 
 def _root():
@@ -57,14 +60,18 @@ def package_version() -> str:
     return version("aiconfigurator-core")
 
 
-def _version_dir(system_dir: str, family: str) -> tuple[str, object]:
+def _version_dir(system_dir: str, family: str, name: str) -> tuple[str, object]:
     base = _root() / "data" / system_dir / family / BACKEND
+    if not base.is_dir():
+        raise SpecError("aiconfigurator", f"no {family} tables for {system_dir}", "check the package version")
     versions = sorted((p.name for p in base.iterdir() if p.is_dir()), key=_vkey)
-    for v in reversed(versions):  # newest version that has a table
+    if PINNED_VERSION in versions:
+        versions.append(PINNED_VERSION)  # tried first
+    for v in reversed(versions):  # newest version that has this table
         d = base / v
-        if any(str(f.name).endswith(".parquet") for f in d.iterdir()):
+        if (d / f"{name}.parquet").is_file():
             return v, d
-    raise SpecError("aiconfigurator", f"no {family} table for {system_dir}", "check the package version")
+    raise SpecError("aiconfigurator", f"no {name} table for {system_dir}", "check the package version")
 
 
 def _vkey(v: str):
@@ -73,7 +80,7 @@ def _vkey(v: str):
 
 def load_table(system_dir: str, family: str, name: str) -> tuple[pd.DataFrame, str]:
     """One kernel table (latency in ms) and the backend version it came from."""
-    v, d = _version_dir(system_dir, family)
+    v, d = _version_dir(system_dir, family, name)
     return pd.read_parquet(d / f"{name}.parquet"), v
 
 
