@@ -130,13 +130,39 @@ class Comparison:
         }
 
 
+def efficiency_bands(model: ModelSpec, system: System, wl: Workload, precision: Precision,
+                     options: SweepOptions | None, convention: str, mid: dict) -> dict:
+    """Headline figures under the system's low / calibrated / high efficiency sets.
+
+    Systems with a measured calibration have the same set for all three unless their file
+    carries a band; derived systems (Jalapeño, Vera Rubin, AMD) carry one (specs/calibration.py).
+    A system loaded from a user file has no band (all three equal).
+    """
+    from jalapeno.specs.catalog import is_catalog_system, load_system
+
+    out = {}
+    for which in ("low", "high"):
+        if is_catalog_system(system):
+            h = headline(system_frontier(model, load_system(system.name, which), wl, precision, options, convention))
+        else:
+            h = mid
+        out[which] = h
+    keys = ("peak_throughput_per_chip", "max_interactivity", "min_e2e_s")
+    band = {k: {"low": out["low"][k], "mid": mid[k], "high": out["high"][k]} for k in keys}
+    band["peak_tok_s_per_kw"] = {w: {c: out[w]["peak_tok_s_per_kw"][c] if w != "mid" else mid["peak_tok_s_per_kw"][c]
+                                     for c in CONVENTIONS} for w in ("low", "mid", "high")}
+    return band
+
+
 def compare_systems(model: ModelSpec, systems: list[System], wl: Workload, precision: Precision,
                     baseline: str | None = None, convention: str = "all-in",
                     options: SweepOptions | None = None, iso_interactivity=DEFAULT_ISO_INTERACTIVITY,
-                    floors=None) -> Comparison:
+                    floors=None, bands: bool = False) -> Comparison:
     """Frontiers of every system and their ratios against ``baseline``.
 
-    Ratios: ``peak`` (throughput per chip, tok/s/kW under ``convention``, tokens per $), and at
+    With ``bands`` each headline also carries low/mid/high values from the systems' efficiency
+    bands (three sweeps per system). Ratios: ``peak`` (throughput per chip, tok/s/kW under
+    ``convention``, tokens per $), and at
     each ``iso_interactivity`` value (interpolated on both frontiers; unreachable → null ratio;
     values at/past a frontier's end flagged), plus the operating tiers of each system.
 
@@ -152,6 +178,9 @@ def compare_systems(model: ModelSpec, systems: list[System], wl: Workload, preci
                         "pick one of the systems passed with --systems")
     fr = {s.name: system_frontier(model, s, wl, precision, options, convention) for s in systems}
     heads = {n: headline(sf) for n, sf in fr.items()}
+    if bands:
+        for s_ in systems:
+            heads[s_.name]["bands"] = efficiency_bands(model, s_, wl, precision, options, convention, heads[s_.name])
     base = fr[baseline]
     bp, _ = power_w_per_chip(base.system, convention)
     comps: dict[str, dict] = {}

@@ -95,6 +95,9 @@ def compare(
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
     at: str = typer.Option("10,25,50,100", "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios."),
     tiers: str = typer.Option("fast=100,ultra_fast=300", "--tiers", help="Tier floors in tok/s/user, name=value,..."),
+    efficiency: str = typer.Option("calibrated", "--efficiency",
+                                   help="Efficiency set: calibrated (default), low, high or spec."),
+    bands: bool = typer.Option(False, "--bands", help="Also sweep the low/high efficiency sets (3x time)."),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON result instead of tables."),
     html: str = typer.Option(None, "--html", help="Write the frontier chart here (default jalapeno-compare.html "
                              "without --json; '' = none)."),
@@ -108,7 +111,7 @@ def compare(
 
     m, wl, prec = _setup(model, workload, isl, osl, precision)
     names = [s.strip() for s in systems.split(",") if s.strip()]
-    syss = [load_system(n) for n in names]
+    syss = [load_system(n, efficiency) for n in names]
     names_in = [s.name for s in syss]
     if baseline:
         base = load_system(baseline).name
@@ -120,7 +123,7 @@ def compare(
         html = "" if json_out else "jalapeno-compare.html"
     res = compare_systems(m, syss, wl, prec, baseline=base, convention=power,
                           options=SweepOptions(serving=serving, mtp=_mtp(mtp, mtp_acceptance)),
-                          iso_interactivity=_floats(at, "--at"), floors=_floors(tiers))
+                          iso_interactivity=_floats(at, "--at"), floors=_floors(tiers), bands=bands)
     d = res.as_dict()
     if html:
         write_html(d, html)
@@ -144,6 +147,7 @@ def frontier(
     mtp: int = typer.Option(None, "--mtp"),
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance"),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
+    efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     json_out: bool = typer.Option(False, "--json"),
     out: str = typer.Option(None, "--out", "-o", help="Write the frontier to FILE.csv, .json or .parquet."),
 ) -> None:
@@ -154,7 +158,7 @@ def frontier(
     from jalapeno.specs.catalog import load_system
 
     m, wl, prec = _setup(model, workload, isl, osl, precision)
-    s = load_system(system)
+    s = load_system(system, efficiency)
     sf = system_frontier(m, s, wl, prec, SweepOptions(serving=serving, mtp=_mtp(mtp, mtp_acceptance)), power)
     pts = [sf.point(int(i)) for i in sf.frontier]
     if out:
@@ -185,6 +189,7 @@ def predict(
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance"),
     precision: str = typer.Option(None, "--precision", "-p"),
     power: str = typer.Option("all-in", "--power"),
+    efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """One operating point: a deployment at a concurrency."""
@@ -195,7 +200,7 @@ def predict(
     from jalapeno.specs.catalog import load_system
 
     m, wl, prec = _setup(model, workload, isl, osl, precision)
-    s = load_system(system)
+    s = load_system(system, efficiency)
     if (prefill is None) != (decode is None):
         raise SpecError("--prefill/--decode", "disaggregated serving needs both pools",
                         'pass both --prefill "tp=..,workers=.." and --decode "..", or neither')

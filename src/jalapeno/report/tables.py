@@ -38,10 +38,19 @@ def comparison_tables(d: dict) -> list[Table]:
     for col in ("system", "peak tok/s/chip", f"peak tok/s/kW ({conv})", "$/M tok at peak", "bound at peak",
                 "max tok/s/user", "bound at max", "min E2E s", "deployment at peak"):
         head.add_column(col, overflow="fold")
+    def band(h, key, fmt, sub=None):
+        b = h.get("bands", {}).get(key)
+        if not b:
+            return ""
+        lo, hi = (b["low"][sub], b["high"][sub]) if sub else (b["low"], b["high"])
+        return f" ({_f(lo, fmt)}-{_f(hi, fmt)})" if lo != hi else ""
+
     for name, s in d["systems"].items():
         h = s["headline"]
-        head.add_row(name, _f(h["peak_throughput_per_chip"], ",.0f"), _f(h["peak_tok_s_per_kw"][conv], ",.0f"),
-                     _f(h["usd_per_mtok_at_peak"], ".3f"), h["bound_at_peak"], _f(h["max_interactivity"], ".1f"),
+        head.add_row(name, _f(h["peak_throughput_per_chip"], ",.0f") + band(h, "peak_throughput_per_chip", ",.0f"),
+                     _f(h["peak_tok_s_per_kw"][conv], ",.0f") + band(h, "peak_tok_s_per_kw", ",.0f", conv),
+                     _f(h["usd_per_mtok_at_peak"], ".3f"), h["bound_at_peak"],
+                     _f(h["max_interactivity"], ".1f") + band(h, "max_interactivity", ".1f"),
                      h["bound_at_max_interactivity"], _f(h["min_e2e_s"], ".2f"), h["deployment_at_peak"])
     ratios = Table(title=f"ratios vs {d['baseline']} (throughput per chip; per kW in brackets)")
     ratios.add_column("system")

@@ -69,6 +69,14 @@ def load_system(name_or_path: str, efficiency: str = "calibrated") -> System:
         return load_system_file(p, base_efficiency(name_or_path, efficiency))
 
 
+def is_catalog_system(system: System) -> bool:
+    """True for a system loaded from the shipped catalog (not from a user's file)."""
+    if system.name not in list_systems():
+        return False
+    with resources.as_file(_DATA / "systems" / f"{system.name}.toml") as p:
+        return Path(system.path).resolve() == Path(p).resolve()
+
+
 @lru_cache(maxsize=64)
 def load_model(name_or_path: str) -> ModelSpec:
     """A model by catalog name or config.json path.
