@@ -14,7 +14,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jalapeno.analysis.validation_run import DEFAULT_POINTS, calibrated_systems, run_validation
+from jalapeno.analysis.validation_run import (
+    DEFAULT_POINTS,
+    calibrated_systems,
+    run_validation,
+)
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "validation.md"
 TARGETS = {"throughput_per_chip": 0.15, "interactivity": 0.15}

@@ -20,80 +20,37 @@ from __future__ import annotations
 
 import csv
 import json
-import textwrap
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiny_fixtures import (
+    model_config,
+    system_toml,
+)
 
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.serve.sim.simulation import Simulation, simulate
-from jalapeno.serve.sim.workloads import AgenticSpec, fixed_length_requests, open_loop_arrivals, read_trace
+from jalapeno.serve.sim.workloads import (
+    AgenticSpec,
+    fixed_length_requests,
+    open_loop_arrivals,
+    read_trace,
+)
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.hardware import load_system_file
 from jalapeno.specs.model import load_model_file
 from jalapeno.specs.workload import Workload
 
-H, LAYERS, HEADS, KV_HEADS, INTER, VOCAB = 2048, 2, 16, 4, 8192, 32000
-
-
-def _system_toml(hbm_gb: float) -> str:
-    return textwrap.dedent(f"""\
-        schema_version = 1
-        name = "tiny-{hbm_gb:g}"
-        description = "hand-computable test system"
-        vendor_verified = false
-
-        [chip]
-        name = "Tiny"
-        peak_dense_tflops.bf16 = {{ value = 1000.0, source = "test" }}
-        hbm_capacity_gb = {{ value = {hbm_gb}, source = "test" }}
-        hbm_bandwidth_tb_per_s = {{ value = 1.0, source = "test" }}
-        hbm_stacks = {{ value = 1, source = "test" }}
-        tdp_w = {{ value = 500, source = "test" }}
-
-        [[levels]]
-        name = "node"
-        chips = 8
-        scope = "scale_up"
-        topology = "switched"
-        bandwidth_gb_per_s = {{ value = 100, source = "test" }}
-        latency_us = {{ value = 1.0, source = "test" }}
-
-        [power]
-        allin_kw_per_chip = {{ value = 1.0, source = "test" }}
-
-        [cost]
-        usd_per_chip_hour = {{ value = 1.0, source = "test" }}
-
-        [efficiency]
-        kernel_launch_s = 0
-        collective_launch_s = 0
-        step_overhead_s = 0
-        hbm_fraction = 1
-        gemm_peak_fraction = 1
-        gemm_half_rows = 1e-6
-        attention_peak_fraction = 1
-        memory_reserve_fraction = 0.05
-        """)
-
-
-def _model_config() -> dict:
-    return {
-        "model_type": "llama", "hidden_size": H, "num_hidden_layers": LAYERS,
-        "num_attention_heads": HEADS, "num_key_value_heads": KV_HEADS, "intermediate_size": INTER,
-        "vocab_size": VOCAB, "tie_word_embeddings": False, "max_position_embeddings": 4096,
-    }
-
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     d = tmp_path_factory.mktemp("tiny_sim_props")
-    (d / "big.toml").write_text(_system_toml(3.0))  # ~400K tokens of KV: nothing is preempted
-    (d / "small.toml").write_text(_system_toml(0.6))  # a few thousand tokens: preemption
-    (d / "config.json").write_text(json.dumps(_model_config()))
+    (d / "big.toml").write_text(system_toml(3.0))  # ~400K tokens of KV: nothing is preempted
+    (d / "small.toml").write_text(system_toml(0.6))  # a few thousand tokens: preemption
+    (d / "config.json").write_text(json.dumps(model_config()))
     model = load_model_file(d / "config.json", name="tiny-llama")
     return model, load_system_file(d / "big.toml"), load_system_file(d / "small.toml")
 

@@ -10,7 +10,12 @@ import numpy as np
 import pytest
 
 from jalapeno.cli.app import main
-from jalapeno.cost.collectives import COLLECTIVES, collective_time, mean_torus_hops, torus_subshape
+from jalapeno.cost.collectives import (
+    COLLECTIVES,
+    collective_time,
+    mean_torus_hops,
+    torus_subshape,
+)
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError

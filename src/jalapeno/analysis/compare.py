@@ -24,7 +24,11 @@ from types import MappingProxyType
 import numpy as np
 from numpy.typing import ArrayLike
 
-from jalapeno.analysis.frontier import DEFAULT_END_RTOL, frontier_indices, interp_frontier
+from jalapeno.analysis.frontier import (
+    DEFAULT_END_RTOL,
+    frontier_indices,
+    interp_frontier,
+)
 from jalapeno.errors import SpecError
 
 DEFAULT_TIER_FLOORS: Mapping[str, float] = MappingProxyType({"fast": 100.0, "ultra_fast": 300.0})

@@ -24,7 +24,11 @@ from jalapeno.deploy.deployment import DEFAULT_TOKEN_BUDGET, MTP, Deployment, Po
 from jalapeno.deploy.layout import Layout, validate_layout
 from jalapeno.deploy.memory_fit import weight_bytes_per_chip
 from jalapeno.errors import JalapenoError, SpecError
-from jalapeno.serve.analytic import ServingPoints, aggregated_by_batch, solve_concurrency
+from jalapeno.serve.analytic import (
+    ServingPoints,
+    aggregated_by_batch,
+    solve_concurrency,
+)
 from jalapeno.serve.disagg import decode_curve, disaggregated_points, prefill_perf
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import Precision

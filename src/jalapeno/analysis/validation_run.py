@@ -7,7 +7,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jalapeno.analysis.validate import error_summary, load_aiconfigurator, load_inferencex, predict_points
+from jalapeno.analysis.validate import (
+    error_summary,
+    load_aiconfigurator,
+    load_inferencex,
+    predict_points,
+)
 from jalapeno.errors import SpecError
 
 #: Where the shared validation data sits next to a checkout (…/shared/data/validation).

@@ -25,7 +25,14 @@ def _register() -> None:
     if _REGISTERED:
         return
     _REGISTERED = True
-    from jalapeno.cli import catalog_cmds, collective_cmd, serving_cmds, simulate_cmd, step_cmd, validate_cmds
+    from jalapeno.cli import (
+        catalog_cmds,
+        collective_cmd,
+        serving_cmds,
+        simulate_cmd,
+        step_cmd,
+        validate_cmds,
+    )
 
     app.add_typer(catalog_cmds.hardware_app, name="hardware")
     app.add_typer(catalog_cmds.models_app, name="models")

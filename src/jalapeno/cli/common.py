@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
+import sys
 from typing import Any
 
 import numpy as np
 from rich.console import Console
-
-import shutil
-import sys
 
 #: Wide enough for the comparison tables when stdout is not a terminal (pipes, CI logs).
 console = Console(width=shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 160)

@@ -26,7 +26,6 @@ from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
-
 #: Prefill utilisation above which a disaggregated point counts as saturated: the M/D/1 wait
 #: rho/(2(1 - rho)) diverges as rho -> 1 (at 0.95 it is 9.5 service times); a steady state needs
 #: headroom. A modelling threshold, not a measurement.

@@ -252,7 +252,7 @@ def _si_capacity(gb: Sourced | None, gib: Sourced | None) -> float | None:
 
 def _collect_sources(obj, prefix: str, out: dict[str, str]) -> None:
     if isinstance(obj, Sourced):
-        s = obj.source + (f" (estimate)" if obj.estimate else "")
+        s = obj.source + (" (estimate)" if obj.estimate else "")
         if obj.alternatives:
             s += f"; other sources: {obj.alternatives}"
         out[prefix] = s

@@ -29,8 +29,13 @@ from jalapeno.serve.sim.events import Arrival, KVTransferDone, StepDone
 from jalapeno.serve.sim.metrics import downsample, request_frame, summarize, task_frame
 from jalapeno.serve.sim.scheduler import Instance
 from jalapeno.serve.sim.step_time import StepTimer
-from jalapeno.serve.sim.workloads import (AgenticSpec, RequestSpec, agentic_turns, fixed_length_requests,
-                                          open_loop_arrivals)
+from jalapeno.serve.sim.workloads import (
+    AgenticSpec,
+    RequestSpec,
+    agentic_turns,
+    fixed_length_requests,
+    open_loop_arrivals,
+)
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec

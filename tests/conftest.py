@@ -1,0 +1,1 @@
+"""Test configuration: puts tests/ on sys.path so test files can import tiny_fixtures."""

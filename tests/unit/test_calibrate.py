@@ -1,0 +1,452 @@
+"""Calibration (analysis/calibrate.py) on the committed aiconfigurator kernel samples, and the shipped sets.
+
+Contract (issue): calibration runs on a small committed fixture (tests/fixtures/aiconfigurator,
+with ATTRIBUTION.md); a calibration never sees the points it is judged on (the end-to-end
+``silicon_sample`` rows are validation data only — the split is tested here); every efficiency
+fraction stays in (0, 1]. No test needs the ``aiconfigurator-core`` package; the GEMM fit needs
+scipy and the end-to-end ``calibrate_system`` run needs pyarrow (both skipped when absent).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+import sys
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jalapeno.analysis import calibrate as cal
+from jalapeno.errors import SpecError, UnknownNameError
+from jalapeno.specs.calibration import (
+    EFFICIENCY_SETS,
+    base_efficiency,
+    load_calibration,
+)
+from jalapeno.specs.catalog import list_systems, load_system
+from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "aiconfigurator"
+SHIPPED = sorted(p.name[:-5] for p in (resources.files("jalapeno") / "data" / "calibration").iterdir()
+                 if p.name.endswith(".toml"))
+MEASURED = [n for n in SHIPPED if load_calibration(n)["kind"] == "measured"]
+DERIVED = [n for n in SHIPPED if load_calibration(n)["kind"] == "derived"]
+FRACTION_FIELDS = [f.name for f in dataclasses.fields(Efficiency) if "_fraction" in f.name]
+KERNEL_TABLES = {("gemm", "gemm_perf"), ("attention", "context_attention_perf"),
+                 ("attention", "generation_attention_perf"), ("moe", "moe_perf"), ("comm", "nccl_perf")}
+GB200_PEAK_BF16 = 2.5e15  # dense BF16 FLOP/s of one GB200 GPU, as the catalog gives it
+GB200_HBM = 8e12  # HBM bytes/s
+
+
+# ---- fixtures ---------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def gb200():
+    return load_system("gb200-nvl72", "spec")
+
+
+@pytest.fixture(scope="module")
+def tables() -> dict[str, pd.DataFrame]:
+    return {k: pd.read_csv(FIX / f"gb200_{k}_sample.csv")
+            for k in ("gemm", "context_attention", "generation_attention", "nccl")}
+
+
+@pytest.fixture(scope="module")
+def silicon() -> pd.DataFrame:
+    return pd.read_csv(FIX / "silicon_sample_subset.csv")
+
+
+@pytest.fixture(scope="module")
+def gemm_fit(gb200, tables):
+    pytest.importorskip("scipy")
+    return cal.fit_gemm(tables["gemm"], gb200)
+
+
+@pytest.fixture(scope="module")
+def t0(gemm_fit) -> float:
+    """The kernel floor calibrate_system passes to fit_attention: median of the GEMM floors."""
+    return float(np.median([f["kernel_floor_s"] for f in gemm_fit[1]["formats"].values()]))
+
+
+@pytest.fixture(scope="module")
+def attention_fit(gb200, tables, t0):
+    return cal.fit_attention(tables["context_attention"], tables["generation_attention"], gb200, t0)
+
+
+@pytest.fixture(scope="module")
+def nccl_fit(gb200, tables):
+    return cal.fit_nccl(tables["nccl"], gb200)
+
+
+def _in_unit(v) -> bool:
+    return v is None or (isinstance(v, float) and 0.0 < v <= 1.0)
+
+
+# ---- the fixture itself ---------------------------------------------------------------------------
+
+def test_fixture_is_small_and_attributed():
+    text = (FIX / "ATTRIBUTION.md").read_text()
+    assert "Apache" in text and "aiconfigurator" in text
+    for f in FIX.glob("*.csv"):
+        assert f.name in text, f"{f.name} not named in ATTRIBUTION.md"
+        assert sum(1 for _ in f.open()) <= 1000, f"{f.name} is not a small sample"
+
+
+# ---- GEMM ---------------------------------------------------------------------------------------
+
+def test_fit_gemm_fractions_in_unit_interval_and_fit_is_good(gemm_fit, tables):
+    params, report = gemm_fit
+    for fmt_sfx in ("", "_fp8", "_fp4"):  # gb200 has bf16, fp8 and fp4 peaks; the sample has all three dtypes
+        assert 0.0 < params[f"gemm_peak_fraction{fmt_sfx}"] <= 1.0
+        assert 0.0 < params[f"gemm_hbm_fraction{fmt_sfx}"] <= 1.0
+        assert params[f"gemm_half_rows{fmt_sfx}"] > 0.0
+    assert set(report["formats"]) == {"bf16", "fp8", "fp4"}
+    assert math.isfinite(report["median_ape"]) and report["median_ape"] < 0.5
+    assert report["p90_ape"] >= report["median_ape"]
+    # rows: every fixture row with m >= 8 (the fit's documented filter)
+    assert report["rows"] == report["n"] == int((tables["gemm"].m >= 8).sum())
+    for f in report["formats"].values():
+        assert f["kernel_floor_s"] > 0 and math.isfinite(f["median_ape"])
+    # the parameters are accepted by the efficiency validator
+    Efficiency().with_overrides(params)
+
+
+def _hand_gemm_s(m, n, k, peak, eta, m_half, eta_m, t0, w, wb, ab):
+    """The module docstring's GEMM form, written out again."""
+    compute = 2.0 * m * n * k / (peak * eta * m / (m + m_half))
+    memory = (m * k * ab + k * n * wb + m * n * 2.0) / (w * eta_m)
+    return max(compute, memory) + t0
+
+
+def test_fit_gemm_model_matches_the_documented_formula(gemm_fit, gb200, tables):
+    params, report = gemm_fit
+    eta, mh, em = params["gemm_peak_fraction"], params["gemm_half_rows"], params["gemm_hbm_fraction"]
+    t0 = report["formats"]["bf16"]["kernel_floor_s"]
+    assert gb200.chip.peak("bf16") == GB200_PEAK_BF16 and gb200.chip.hbm_bandwidth_bytes_per_s == GB200_HBM
+    row = tables["gemm"].iloc[1]  # bfloat16, m=3072, n=7168, k=4096, 0.1172 ms
+    assert (row.gemm_dtype, row.m, row.n, row.k) == ("bfloat16", 3072, 7168, 4096)
+    hand = _hand_gemm_s(3072, 7168, 4096, GB200_PEAK_BF16, eta, mh, em, t0, GB200_HBM, 2.0, 2.0)
+    fn = float(cal.gemm_model_s(3072, 7168, 4096, GB200_PEAK_BF16, eta, mh, em, t0, GB200_HBM, 2.0, 2.0))
+    assert fn == pytest.approx(hand, rel=1e-12)
+    # the fitted model is close to the measured time of this compute-bound row
+    assert hand == pytest.approx(row.latency * 1e-3, rel=0.3)
+    # the report's bf16 median error is the hand model's median error over the bf16 rows it fitted
+    d = tables["gemm"][(tables["gemm"].gemm_dtype == "bfloat16") & (tables["gemm"].m >= 8)]
+    errs = [abs(_hand_gemm_s(r.m, r.n, r.k, GB200_PEAK_BF16, eta, mh, em, t0, GB200_HBM, 2.0, 2.0)
+                / (r.latency * 1e-3) - 1) for r in d.itertuples()]
+    assert report["formats"]["bf16"]["n"] == len(d)
+    assert report["formats"]["bf16"]["median_ape"] == pytest.approx(float(np.median(errs)), rel=1e-9)
+
+
+def test_fit_gemm_peak_fraction_agrees_with_the_largest_measured_gemm(gemm_fit, tables):
+    """Independent of the fit: a large BF16 GEMM is compute-bound, so 2mnk/(t·peak) ≈ its fraction of peak."""
+    d = tables["gemm"][tables["gemm"].gemm_dtype == "bfloat16"]
+    big = d.loc[(2.0 * d.m * d.n * d.k).idxmax()]
+    assert big.m >= 8192  # in the flat part of eta(m) = eta · m / (m + m_half)
+    implied = 2.0 * big.m * big.n * big.k / (big.latency * 1e-3 * GB200_PEAK_BF16)
+    assert 0.0 < implied <= 1.0
+    assert implied == pytest.approx(gemm_fit[0]["gemm_peak_fraction"], rel=0.25)
+
+
+def test_fit_gemm_skips_formats_the_chip_lacks(tables):
+    pytest.importorskip("scipy")
+    h200 = load_system("h200", "spec")  # Hopper: no FP4 peak
+    assert "fp4" not in h200.chip.peak_flop_per_s
+    d = tables["gemm"][tables["gemm"].gemm_dtype.isin(["bfloat16", "nvfp4"])]
+    params, report = cal.fit_gemm(d, h200)
+    assert set(report["formats"]) == {"bf16"}
+    assert not any(k.endswith("_fp4") for k in params)
+    assert report["rows"] == int(((d.gemm_dtype == "bfloat16") & (d.m >= 8)).sum())
+
+
+# ---- attention ----------------------------------------------------------------------------------
+
+def test_fit_attention_fractions_and_cap(attention_fit, gb200, tables, t0):
+    params, report = attention_fit
+    assert set(params) == {"attention_peak_fraction", "hbm_fraction"}
+    assert 0.0 < params["attention_peak_fraction"] <= 1.0
+    assert 0.0 < params["hbm_fraction"] <= 0.95  # the documented cap
+    assert report["decode"]["kernel_floor_s"] >= 0.0
+    assert math.isfinite(report["prefill"]["median_ape"]) and math.isfinite(report["decode"]["median_ape"])
+    # prefill fraction by hand: median over BF16, full-attention rows with isl >= 2048 of flops/((t - t0)·F)
+    c = tables["context_attention"]
+    c = c[(c.attn_dtype == "bfloat16") & (c.window_size == 0) & (c.isl >= 2048)]
+    assert report["prefill"]["rows"] == len(c) > 0
+    fr = [4.0 * r.batch_size * r.num_heads * r.head_dim * r.isl ** 2 / 2 / ((r.latency * 1e-3 - t0) * GB200_PEAK_BF16)
+          for r in c.itertuples()]
+    assert params["attention_peak_fraction"] == pytest.approx(min(max(float(np.median(fr)), 0.05), 1.0), rel=1e-9)
+
+
+def test_fit_attention_stays_in_range_on_extreme_data(gb200, tables):
+    """Absurdly fast kernels would imply > 100% of peak: the fit clips into (0, 1]."""
+    ctx, gen = tables["context_attention"].copy(), tables["generation_attention"].copy()
+    ctx["latency"] /= 1e3
+    gen["latency"] /= 1e3
+    params, _ = cal.fit_attention(ctx, gen, gb200, 0.0)
+    assert 0.0 < params["attention_peak_fraction"] <= 1.0 and 0.0 < params["hbm_fraction"] <= 0.95
+    ctx["latency"] *= 1e6
+    gen["latency"] *= 1e6
+    params, _ = cal.fit_attention(ctx, gen, gb200, 0.0)
+    assert 0.0 < params["attention_peak_fraction"] <= 1.0 and 0.0 < params["hbm_fraction"] <= 0.95
+
+
+# ---- collectives --------------------------------------------------------------------------------
+
+def test_fit_nccl_fractions_and_launch(nccl_fit, tables):
+    params, report = nccl_fit
+    assert set(params) == {"link_fraction", "in_switch_fraction", "collective_launch_s"}
+    assert 0.0 < params["link_fraction"] <= 1.0
+    assert 0.0 < params["in_switch_fraction"] <= 1.0
+    assert 0.0 <= params["collective_launch_s"] <= 40e-6
+    assert report["rows"] == len(tables["nccl"]) and math.isfinite(report["median_ape"])
+    Efficiency().with_overrides(params)
+
+
+# ---- MoE held-out check -------------------------------------------------------------------------
+
+def test_check_moe_filters_rows_and_reports_error(gb200):
+    base = dict(num_tokens=128, topk=8, moe_ep_size=8, num_experts=256, inter_size=2048, moe_tp_size=1,
+                hidden_size=7168, latency=0.2)
+    df = pd.DataFrame([{**base, "distribution": "balanced", "moe_dtype": "bfloat16"},
+                       {**base, "distribution": "balanced", "moe_dtype": "nvfp4"},
+                       {**base, "distribution": "power_law", "moe_dtype": "bfloat16"},  # not balanced: dropped
+                       {**base, "distribution": "balanced", "moe_dtype": "w4a16"}])  # not a GEMM format: dropped
+    rep = cal.check_moe(df, gb200, gb200.efficiency)
+    assert rep["rows"] == rep["n"] == 2 and math.isfinite(rep["median_ape"])
+    assert cal.check_moe(df.iloc[2:], gb200, gb200.efficiency) == {"rows": 0}
+
+
+# ---- the split: calibration never sees end-to-end points ----------------------------------------
+
+def test_fitting_functions_take_kernel_tables_only(gb200, silicon):
+    """(b) The fits' inputs are kernel tables: a frame in the end-to-end silicon_sample format has
+    none of their columns (gemm_dtype, attn_dtype, op_name, distribution) and is refused."""
+    assert list(inspect.signature(cal.calibrate_system).parameters) == ["system"]
+    for fn, args in ((cal.fit_gemm, (silicon, gb200)), (cal.fit_attention, (silicon, silicon, gb200, 0.0)),
+                     (cal.fit_nccl, (silicon, gb200)), (cal.check_moe, (silicon, gb200, gb200.efficiency))):
+        if fn is cal.fit_gemm:
+            pytest.importorskip("scipy")
+        with pytest.raises((AttributeError, KeyError)):
+            fn(*args)
+
+
+def _fake_package(root: Path, tables: dict[str, pd.DataFrame], silicon: pd.DataFrame) -> Path:
+    """The aiconfigurator-core ``systems`` layout for gb200, holding the fixture tables and an end-to-end file."""
+    def put(sub: str, name: str, df: pd.DataFrame) -> None:
+        d = root / "data" / "gb200" / sub
+        d.mkdir(parents=True, exist_ok=True)
+        df.to_parquet(d / f"{name}.parquet", index=False)
+
+    put(f"gemm/trtllm/{cal.PINNED_VERSION}", "gemm_perf", tables["gemm"])
+    put(f"attention/trtllm/{cal.PINNED_VERSION}", "context_attention_perf", tables["context_attention"])
+    put(f"attention/trtllm/{cal.PINNED_VERSION}", "generation_attention_perf", tables["generation_attention"])
+    put("comm/nccl/2.29.2", "nccl_perf", tables["nccl"])
+    silicon.to_csv(root / "silicon_sample.csv", index=False)
+    return root
+
+
+@pytest.fixture(scope="module")
+def calibrated_with_perturbed_e2e(tmp_path_factory, tables, silicon, nccl_fit):
+    """calibrate_system('gb200-nvl72') on a fake package whose end-to-end file is shuffled and scaled,
+    with the real package blocked and any CSV read an error; returns (result, tables read).
+
+    GEMM and attention are refitted for real. fit_nccl (a deterministic grid search, several
+    seconds) is spied on: the frame calibrate_system passes must equal the NCCL kernel table, and
+    the spy then returns the direct fit of that same table.
+    """
+    pytest.importorskip("scipy")
+    pytest.importorskip("pyarrow")
+    perturbed = silicon.sample(frac=1.0, random_state=7).reset_index(drop=True)
+    perturbed["silicon_ttft_ms"] *= 3.0
+    perturbed["silicon_tpot_ms"] *= 0.25
+    root = _fake_package(tmp_path_factory.mktemp("aic") / "systems", tables, perturbed)
+    reads = []
+    orig_load = cal.load_table
+
+    def spy(sdir, family, name):
+        reads.append((sdir, family, name))
+        return orig_load(sdir, family, name)
+
+    def no_csv(*a, **k):
+        raise AssertionError(f"calibration read a CSV: {a}")
+
+    def nccl_spy(df, system):
+        reads.append(("gb200", "comm", "nccl_perf"))
+        pd.testing.assert_frame_equal(df.reset_index(drop=True), tables["nccl"], check_exact=True)
+        assert system.name == "gb200-nvl72"
+        return nccl_fit
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(sys.modules, "aiconfigurator_core", None)  # the package is not needed
+        mp.setattr(cal, "_root", lambda: root)
+        mp.setattr(cal, "package_version", lambda: "fixture")
+        mp.setattr(cal, "load_table", spy)
+        mp.setattr(pd, "read_csv", no_csv)
+        mp.setattr(cal, "fit_nccl", nccl_spy)
+        res = cal.calibrate_system(load_system("gb200-nvl72", "spec"))
+    return res, reads
+
+
+def test_calibration_is_identical_whatever_the_end_to_end_data(calibrated_with_perturbed_e2e, gemm_fit,
+                                                               attention_fit, nccl_fit):
+    """(a) Fit twice — once directly on the kernel fixtures, once through calibrate_system with the
+    end-to-end sample shuffled and rescaled beside the tables: the parameters are bit-identical
+    (NCCL: the same table reaches the deterministic fit; see the fixture)."""
+    res, reads = calibrated_with_perturbed_e2e
+    direct = {**gemm_fit[0], **attention_fit[0], **nccl_fit[0]}
+    assert res["parameters"] == direct  # exact, not approx
+    assert res["report"]["gemm"] == gemm_fit[1]
+    assert res["report"]["attention"] == attention_fit[1]
+    assert {k: v for k, v in res["report"]["nccl"].items() if k != "nccl_folder"} == nccl_fit[1]
+    assert res["report"]["moe_held_out"] == {"rows": 0}  # no MoE table in the fixture
+    assert {(f, n) for _, f, n in reads} <= KERNEL_TABLES
+    assert ("comm", "nccl_perf") in {(f, n) for _, f, n in reads}
+    assert {s for s, _, _ in reads} == {"gb200"}
+
+
+def test_calibration_provenance_names_kernel_tables_only(calibrated_with_perturbed_e2e):
+    res, _ = calibrated_with_perturbed_e2e
+    prov = res["provenance"]
+    assert set(prov) == {"package", "backend", "gemm_version", "attention_version", "system_dir"}
+    assert prov["gemm_version"] == prov["attention_version"] == cal.PINNED_VERSION
+    assert prov["system_dir"] == "gb200" and prov["backend"] == cal.BACKEND
+    assert set(res["report"]) == {"gemm", "attention", "nccl", "moe_held_out"}
+    assert "silicon" not in repr(res).lower()
+    eff = load_system("gb200-nvl72", "spec").efficiency.with_overrides(res["parameters"])
+    for f in FRACTION_FIELDS:
+        assert _in_unit(getattr(eff, f)), f
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_provenance_and_report_are_kernel_only(name):
+    """(c) Every shipped file names only kernel tables / versions, and reports no end-to-end rows."""
+    c = load_calibration(name)
+    assert c["system"] == name and c["kind"] in ("measured", "derived")
+    prov = c["provenance"]
+    assert "silicon" not in repr(c).lower() and "inferencex" not in repr(c).lower()
+    if c["kind"] == "measured":
+        assert set(prov) == {"package", "backend", "gemm_version", "attention_version", "system_dir"}
+        assert prov["package"].startswith("aiconfigurator-core ")
+        assert prov["system_dir"] == cal.AIC_SYSTEM_DIRS[name]
+        assert set(c["report"]) <= {"gemm", "attention", "nccl", "moe_held_out"}
+        assert {"gemm", "attention"} <= set(c["report"])
+        assert c["report"]["gemm"]["rows"] > 0
+    else:
+        assert set(prov) == {"derived_from", "range_over"}
+        assert "report" not in c
+
+
+# ---- shipped sets: fractions in (0, 1], bands ordered ----------------------------------------------
+
+def test_every_catalog_system_has_a_calibration_file():
+    assert SHIPPED == list_systems()
+    assert set(MEASURED) == set(cal.AIC_SYSTEM_DIRS) and set(DERIVED) == set(cal.DERIVED_FROM)
+
+
+@pytest.mark.parametrize("which", ["calibrated", "low", "high"])
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_sets_keep_fractions_in_unit_interval(name, which):
+    eff = base_efficiency(name, which)
+    for f in FRACTION_FIELDS:
+        assert _in_unit(getattr(eff, f)), (name, which, f, getattr(eff, f))
+    assert eff.gemm_half_rows > 0 and eff.collective_launch_s >= 0
+    assert "calibrated" in eff.source and which in eff.source
+    for fmt in ("bf16", "fp8", "fp4"):
+        assert 0.0 < eff.gemm_peak(fmt) <= 1.0 and 0.0 < eff.gemm_hbm(fmt) <= 1.0 and eff.gemm_half(fmt) > 0
+
+
+@pytest.mark.parametrize("name", DERIVED)
+def test_derived_sets_are_banded_and_carry_provenance(name):
+    c = load_calibration(name)
+    mid_name, span = cal.DERIVED_FROM[name]
+    assert c["provenance"]["derived_from"] == mid_name
+    assert c["provenance"]["range_over"] == list(span)
+    assert all(load_calibration(s)["kind"] == "measured" for s in (mid_name, *span))
+    mid, low, high = c["parameters"], c["low"], c["high"]
+    assert set(low) == set(high) and set(low) <= set(mid)
+    for k in low:
+        if "_fraction" in k:  # higher is better
+            assert low[k] <= mid[k] <= high[k], k
+        else:  # times and half-rows: lower is better
+            assert low[k] >= mid[k] >= high[k], k
+    # the band is the family's range, recomputed from the shipped measured files
+    again = cal.derived_set(name, {s: load_calibration(s) for s in (mid_name, *span)})
+    assert (again["parameters"], again["low"], again["high"]) == (mid, low, high)
+
+
+def test_derived_set_low_high_are_min_max():
+    fam = {"a": {"parameters": {"hbm_fraction": 0.8, "gemm_half_rows": 50.0, "collective_launch_s": 1e-5}},
+           "b": {"parameters": {"hbm_fraction": 0.9, "gemm_half_rows": 70.0, "collective_launch_s": 2e-5}}}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(cal.DERIVED_FROM, "x", ("a", ("a", "b")))
+        d = cal.derived_set("x", fam)
+    assert d["parameters"] == fam["a"]["parameters"]
+    assert d["low"] == {"hbm_fraction": 0.8, "gemm_half_rows": 70.0, "collective_launch_s": 2e-5}
+    assert d["high"] == {"hbm_fraction": 0.9, "gemm_half_rows": 50.0, "collective_launch_s": 1e-5}
+    assert d["provenance"] == {"derived_from": "a", "range_over": ["a", "b"]}
+
+
+# ---- TOML -----------------------------------------------------------------------------------------
+
+def test_to_toml_round_trips_a_measured_set(gemm_fit, attention_fit, nccl_fit):
+    c = {"system": "gb200-nvl72", "parameters": {**gemm_fit[0], **attention_fit[0], **nccl_fit[0]},
+         "report": {"gemm": gemm_fit[1], "attention": attention_fit[1], "nccl": {**nccl_fit[1], "nccl_folder": "2.29.2"}},
+         "provenance": {"package": "aiconfigurator-core 0.12.0", "backend": "trtllm", "gemm_version": "1.3.0rc20",
+                        "attention_version": "1.3.0rc20", "system_dir": "gb200"}}
+    back = tomllib.loads(cal.to_toml(c, "measured"))
+    assert (back["system"], back["kind"]) == ("gb200-nvl72", "measured")
+    assert back["provenance"] == c["provenance"]
+    assert set(back["parameters"]) == set(c["parameters"])
+    for k, v in c["parameters"].items():
+        assert back["parameters"][k] == pytest.approx(v, rel=1e-6, abs=1e-8), k
+    assert set(back["report"]["gemm"]["formats"]) == {"bf16", "fp8", "fp4"}
+    assert back["report"]["gemm"]["rows"] == gemm_fit[1]["rows"]
+    assert back["report"]["nccl"]["nccl_folder"] == "2.29.2"
+    eff = DEFAULT_EFFICIENCY.with_overrides(back["parameters"])
+    assert eff.gemm_peak("fp4") == pytest.approx(gemm_fit[0]["gemm_peak_fraction_fp4"], abs=1e-8)
+
+
+@pytest.mark.parametrize("name", DERIVED[:1] + MEASURED[:1])
+def test_to_toml_reproduces_a_shipped_file(name):
+    c = load_calibration(name)
+    back = tomllib.loads(cal.to_toml(c, c["kind"]))
+    assert back == c
+    DEFAULT_EFFICIENCY.with_overrides(back["parameters"])
+    for band in ("low", "high"):
+        DEFAULT_EFFICIENCY.with_overrides(back.get(band, {}))
+
+
+# ---- selection of sets by load_system ---------------------------------------------------------------
+
+def test_load_system_spec_is_the_documented_defaults():
+    assert load_system("h200", "spec").efficiency == DEFAULT_EFFICIENCY
+    assert base_efficiency("h200", "spec") == DEFAULT_EFFICIENCY
+    assert EFFICIENCY_SETS == ("calibrated", "low", "high", "spec")
+
+
+def test_load_system_default_is_calibrated():
+    eff = load_system("h200").efficiency
+    assert "calibrated" in eff.source and "h200.toml" in eff.source
+    assert eff.gemm_peak_fraction == load_calibration("h200")["parameters"]["gemm_peak_fraction"]
+    assert eff != DEFAULT_EFFICIENCY
+
+
+def test_unknown_efficiency_set_names_efficiency():
+    with pytest.raises(UnknownNameError) as e:
+        load_system("h200", "nonsense")
+    assert e.value.field == "efficiency" and "efficiency" in str(e.value) and "nonsense" in str(e.value)
+    with pytest.raises(UnknownNameError, match="efficiency"):
+        base_efficiency("h200", "medium")
+
+
+def test_calibrate_system_refuses_unmeasured_systems_and_a_missing_package(monkeypatch):
+    with pytest.raises(SpecError, match="no measured kernel tables"):
+        cal.calibrate_system(load_system("mi300x", "spec"))
+    monkeypatch.setitem(sys.modules, "aiconfigurator_core", None)
+    with pytest.raises(SpecError, match=r"\.\[calibrate\]"):
+        cal.calibrate_system(load_system("h200", "spec"))
