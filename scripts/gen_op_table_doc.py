@@ -58,14 +58,14 @@ def _g(x: float, scale: float, digits: int = 3) -> str:
 
 def _run(c: Case) -> StepCost:
     m = load_model(c.model)
-    s = load_system(c.system)
+    s = load_system(c.system, "spec")
     return step_cost(m, s, c.layout, get_precision(c.precision),
                      Batch.make(decode_seqs=c.batch, decode_ctx=c.context))
 
 
 def _case_md(c: Case) -> list[str]:
     sc = _run(c)
-    s = load_system(c.system)
+    s = load_system(c.system, "spec")
     summ = sc.summary(0)
     ops = sc.op_rows(0)
     colls = sc.collective_rows(0)

@@ -128,6 +128,9 @@ def fit_gemm(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
         sol = least_squares(resid, [0.5, math.log(100.0), 1.5, math.log(5e-6)], loss="soft_l1", f_scale=0.2,
                             max_nfev=300)
         eta, mh, em, t0 = sig(sol.x[0]), math.exp(sol.x[1]), sig(sol.x[2]), math.exp(sol.x[3])
+        # a half-rows far below one tensor-core tile is a degenerate fit (memory time hides the
+        # compute term at few rows); keep it at 16 rows or more
+        mh = max(mh, 16.0)
         sfx = "" if fmt == "bf16" else f"_{fmt}"
         params[f"gemm_peak_fraction{sfx}"] = eta
         params[f"gemm_half_rows{sfx}"] = mh
@@ -181,6 +184,7 @@ def fit_nccl(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
     df = df[df.num_gpus <= system.levels[0].chips]
     t = df.latency.to_numpy() * 1e-3
     byt = df.message_size.to_numpy() * 2.0
+    groups = list(df.groupby(["op_name", "num_gpus"]).indices.items())
     best = None
     for lf in np.linspace(0.3, 1.0, 15):
         for isf in np.linspace(0.3, 1.0, 8):
@@ -188,7 +192,7 @@ def fit_nccl(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
                 eff = dataclasses.replace(system.efficiency, link_fraction=float(lf), in_switch_fraction=float(isf),
                                           collective_launch_s=float(launch))
                 pred = np.empty_like(t)
-                for (op, g), idx in df.groupby(["op_name", "num_gpus"]).indices.items():
+                for (op, g), idx in groups:
                     pred[idx] = collective_time(_NCCL_OPS[op], int(g), byt[idx], system, eff).time_s
                 err = float(np.median(np.abs(np.log(pred / t))))
                 if best is None or err < best[0]:
@@ -247,7 +251,7 @@ def calibrate_system(system: System) -> dict:
     t0 = float(np.median([f["kernel_floor_s"] for f in r_gemm["formats"].values()]))
     p_att, r_att = fit_attention(ctx, gen, system, t0)
     nccl_dir = _root() / "data" / sdir / "comm" / "nccl"
-    nccl_versions = sorted((p.name for p in nccl_dir.iterdir() if p.is_dir()), key=_vkey)
+    nccl_versions = sorted((p.name for p in nccl_dir.iterdir() if p.is_dir()), key=_vkey) if nccl_dir.is_dir() else []
     nccl = None
     for v in reversed(nccl_versions):
         cand = pd.read_parquet(nccl_dir / v / "nccl_perf.parquet")
@@ -308,7 +312,7 @@ def _toml_value(v) -> str:
     if isinstance(v, (int, np.integer)):
         return str(int(v))
     if isinstance(v, (float, np.floating)):
-        return repr(round(float(v), 8))
+        return format(float(v), ".8g").replace("inf", "inf")
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -344,6 +348,7 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
 
     from jalapeno.specs.catalog import list_systems, load_system
 
+    _root()  # fail before writing anything when the package is missing
     names = names or list_systems()
     out = Path(out_dir) if out_dir else Path(str(resources.files("jalapeno") / "data" / "calibration"))
     out.mkdir(parents=True, exist_ok=True)

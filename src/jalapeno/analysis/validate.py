@@ -168,7 +168,7 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
         dep = None
         mapping = ""
         if topo:
-            pre, dec, note = parse_topology(topo, model != "gpt-oss-120b" or True)
+            pre, dec, note = parse_topology(topo, moe=True)  # both seed models are MoE
             if note:
                 notes.append(note)
             if dec is not None and conc:
@@ -219,8 +219,17 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
             return default if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
 
         try:
+            notes = []
             if r.mode == "agg":
                 tp, dp, ep = num(r.tp_size), num(r.attention_dp_size, 1), num(r.moe_ep_size, 1)
+                m_tp = re.search(r"_tp(\d+)(?:_ep(\d+))?", str(r.id))
+                if m_tp and tp * dp != int(m_tp.group(1)):
+                    # some rows store tp_size / attention_dp_size / moe sizes inflated against the run
+                    # their id names (id tp8_ep8 with tp_size 64): trust the id
+                    n = int(m_tp.group(1))
+                    ep_id = int(m_tp.group(2)) if m_tp.group(2) else min(ep, n)
+                    notes.append(f"fields tp={tp} dp={dp} ep={ep} disagree with the id: used TP{n} EP{ep_id}")
+                    tp, dp, ep = n, 1, ep_id
                 dep = Deployment(get_precision(prec), Pool(Layout(tp=tp, dp=dp, ep=ep, pp=num(r.pp_size, 1))))
                 conc = float(r.batch_size)
             else:
@@ -243,7 +252,7 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         meas = {"ttft_s": float(r.silicon_ttft_ms) / 1e3, "tpot_s": float(r.silicon_tpot_ms) / 1e3,
                 "throughput_per_chip": None, "interactivity": 1e3 / float(r.silicon_tpot_ms)}
         points.append(MeasuredPoint("aiconfigurator", rid, system, model, prec, f"{r.backend} {r.backend_version}",
-                                    int(r.isl), int(r.osl), conc, dep, meas, "matched", True, []))
+                                    int(r.isl), int(r.osl), conc, dep, meas, "matched", True, notes))
     return points, skipped
 
 

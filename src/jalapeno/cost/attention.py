@@ -79,7 +79,8 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
     if np.any(td > 0):
         attended = np.minimum(ctx, a.index_topk) if a.has_indexer else ctx
         # per-head batched GEMMs: [Td, d_nope] x [d_nope, r] for each of the n heads
-        ob.op("attn.absorb_uk", "gemm", w_fmt, flop=2.0 * td * n * dn * r, weight=n * dn * r * w_bytes,
+        ob.op("attn.absorb_uk", "gemm", w_fmt, flop=2.0 * td * n * dn * r,
+              weight=np.where(td > 0, n * dn * r * w_bytes, 0.0),
               act=td * n * (dn * act_in + 2.0 * r), rows=td, count=layers)
         ob.op("attn.mla_decode", "attention", attn_fmt, flop=2.0 * td * n * (2 * r + dr) * attended,
               kv=b * attended * (r + dr) * kv_bytes, act=td * n * (2 * r + dr) * 2, kernels=2,
@@ -88,7 +89,8 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
             ob.op("attn.dsa_indexer", "attention", index_fmt,
                   flop=2.0 * td * a.index_heads * a.index_head_dim * ctx,
                   kv=b * ctx * (a.index_head_dim + 4), kernels=2, count=layers)
-        ob.op("attn.absorb_uv", "gemm", w_fmt, flop=2.0 * td * n * r * dv, weight=n * r * dv * w_bytes,
+        ob.op("attn.absorb_uv", "gemm", w_fmt, flop=2.0 * td * n * r * dv,
+              weight=np.where(td > 0, n * r * dv * w_bytes, 0.0),
               act=td * n * (r * act_in + 2.0 * dv), rows=td, count=layers)
     if np.any(rb.prefill_tokens > 0):
         up_rows = rb.prefill_tokens + rb.prefill_seqs * rb.prefill_ctx

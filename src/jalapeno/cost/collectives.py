@@ -18,8 +18,8 @@ Formulas (alpha = per-step latency at the level, B = per-chip per-direction band
 ``link_fraction`` (``scale_out_link_fraction`` on scale-out levels); ring/direct/tree algorithms after Thakur, Rabenseifner & Gropp, IJHPCA 2005;
 NCCL's double binary tree after Sanders, Speck & Träff 2009):
 - ring all-reduce:        2(g-1)·alpha + 2(g-1)/g · M/B
-- two-shot all-reduce:    2·alpha + 2(g-1)/g · M/B                 (switched / full mesh)
-- one-shot all-reduce:    alpha + (g-1) · M/B                      (small messages)
+- two-shot all-reduce:    2·alpha + 2(g-1)/g · M/B                 (scale-up: switched / full mesh)
+- one-shot all-reduce:    alpha + (g-1) · M/B                      (scale-up, small messages)
 - tree all-reduce:        2·ceil(log2 g)·alpha + 2 · M/B           (scale-out, many ranks)
 - in-switch (NVLS):       2·alpha + M/(B_raw · in_switch_fraction) (switches that reduce)
 - all-gather / reduce-scatter: alpha + (g-1)/g · M/B  (direct)  or  (g-1)·alpha + same (ring)
@@ -200,9 +200,10 @@ def _flat(kind: str, g: int, m: np.ndarray, lv: LinkLevel, eff: Efficiency) -> d
         return out
     if kind == "all_reduce":
         out["ring"] = 2 * (g - 1) * a + 2 * frac * m / bw
-        out["two_shot"] = 2 * a + 2 * frac * m / bw
-        out["one_shot"] = a + (g - 1) * m / bw
-        if lv.scope == "scale_out" and g > 2:
+        if lv.scope == "scale_up":  # load/store fabrics: every rank reaches every peer directly
+            out["two_shot"] = 2 * a + 2 * frac * m / bw
+            out["one_shot"] = a + (g - 1) * m / bw
+        elif g > 2:  # NICs: NCCL's rings and double binary trees
             out["tree"] = 2 * math.ceil(math.log2(g)) * a + 2 * m / bw
         if lv.in_network_reduction:
             out["in_switch"] = 2 * a + m / (lv.bandwidth_bytes_per_s * eff.in_switch_fraction)

@@ -73,10 +73,14 @@ class OpBuilder:
     def gemm(self, name: str, fmt: str, rows, k: float, n_out: float, weight_bytes_per_elem: float,
              act_in_bytes: float, *, count: float = 1.0, per_stage: bool = True, kernels: float = 1.0,
              weight_elems=None) -> None:
-        """A GEMM [rows, k] x [k, n_out]: 2·rows·k·n FLOPs, k·n weights, rows·(k·b_in + 2·n) act."""
+        """A GEMM [rows, k] x [k, n_out]: 2·rows·k·n FLOPs, k·n weights, rows·(k·b_in + 2·n) act.
+
+        At a point with no rows the GEMM does not run: it reads no weights and launches nothing.
+        """
         rows = self._arr(rows)
         w_elems = k * n_out if weight_elems is None else weight_elems
-        self.op(name, "gemm", fmt, flop=2.0 * rows * k * n_out, weight=w_elems * weight_bytes_per_elem,
+        weight = np.where(rows > 0, w_elems * weight_bytes_per_elem, 0.0)
+        self.op(name, "gemm", fmt, flop=2.0 * rows * k * n_out, weight=weight,
                 act=rows * (k * act_in_bytes + 2.0 * n_out), rows=rows, kernels=kernels, count=count,
                 per_stage=per_stage)
 

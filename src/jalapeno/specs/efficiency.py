@@ -45,7 +45,8 @@ class Efficiency:
             reduction. Default 0.80 (assumption): tuned kernels reach more — DeepEP's intranode
             all-to-all reaches 153 of ~160 GB/s on H800 (0.96), while NCCL ring collectives on
             NVLink typically land at 0.8-0.85 of the per-direction link rate. docs/collectives.md
-            reports the model against DeepEP (held out; the model is 17% pessimistic there).
+            reports the model against DeepEP (held out; the spec default is 17% pessimistic there, the
+            calibrated NCCL-fitted scale-up values more).
         scale_out_link_fraction: the same for scale-out NICs (RDMA over InfiniBand/RoCE). Default
             0.80: DeepEP's low-latency all-to-all reaches 39-43 GB/s per 400 Gb/s (50 GB/s) CX7 NIC
             at EP 64-256 (deepseek-ai/DeepEP README). Kernel calibrations fit only the scale-up

@@ -28,10 +28,3 @@ class KVTransferDone:
     request_id: int
     instance: int
     priority: int = 1
-
-
-@dataclass(frozen=True, slots=True)
-class Sample:
-    """Record the time series (KV occupancy, running, waiting) at a fixed interval."""
-
-    priority: int = 2

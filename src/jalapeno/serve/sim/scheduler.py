@@ -202,6 +202,8 @@ class Instance:
         self.used -= ctx if self.role == "decode" else grown
         req.generated = req.osl
         req.done_s = now
+        if self.role == "decode":
+            return  # the prefix cache lives with the prefill workers (simulation.py re-inserts it)
         if req.session >= 0:
             self.cache.insert(req.session, ctx)
         elif req.prefix_group >= 0:

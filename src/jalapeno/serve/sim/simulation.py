@@ -75,7 +75,8 @@ class Simulation:
                  ctx_ref: float = 4096.0, prefix_cache: bool = True, eff: Efficiency | None = None) -> None:
         self.model, self.system, self.dep = model, system, dep
         self.eff = eff or system.efficiency
-        self.rng = np.random.default_rng(seed)
+        # its own stream (MTP draws), independent of the workload's lengths and arrivals
+        self.rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
         self.requests: list[Request] = []
         self.instances: list[Instance] = []
         pools = [("agg", dep.decode)] if dep.prefill is None else [("prefill", dep.prefill), ("decode", dep.decode)]
@@ -108,14 +109,17 @@ class Simulation:
     # ---- request plans -----------------------------------------------------------------
     def _new_request(self, spec: RequestSpec, at: float, counted: bool) -> Request:
         r = Request(len(self.requests), at, spec.isl, spec.osl, spec.session, spec.turn, spec.prefix_group, counted)
+        self._check_fits(r)
+        self.requests.append(r)
+        self.engine.schedule(at, Arrival(r.id), priority=1)
+        return r
+
+    def _check_fits(self, r: Request) -> None:
         biggest = max(i.capacity for i in self.instances if i.role != "prefill")
         if r.isl + r.osl > biggest:
             raise InfeasibleDeployment("workload", f"a request of {r.isl}+{r.osl} tokens exceeds the "
                                        f"{biggest:.0f}-token KV cache of one instance",
                                        "shard wider, use a smaller precision or shorter requests")
-        self.requests.append(r)
-        self.engine.schedule(at, Arrival(r.id), priority=1)
-        return r
 
     def closed_loop(self, specs: list[RequestSpec], concurrency: int, warmup: int) -> None:
         """Issue ``specs`` with at most ``concurrency`` in flight; the first ``warmup`` not counted."""
@@ -221,7 +225,11 @@ class Simulation:
                 spec = nxt.pop()
                 r = Request(len(self.requests), now + self.think_s, spec.isl, spec.osl, spec.session,
                             spec.turn, spec.prefix_group, True)
+                self._check_fits(r)
                 self.requests.append(r)
+                if self.dep.prefill is not None:  # the next turn's prefix lives on its prefill worker
+                    pre = self.instances[self._session_instance.get(req.session, 0)]
+                    pre.cache.insert(req.session, req.isl + req.osl)
                 return [(self.think_s, Arrival(r.id))]
             self._start_session(now)
             return []

@@ -1,0 +1,306 @@
+"""Validation (analysis/validate.py, analysis/validation_run.py) on small committed fixtures.
+
+Fixtures: tests/fixtures/inferencex_points_sample.csv (11 rows copied from the shared InferenceX
+points, see tests/fixtures/README.md) and tests/fixtures/aiconfigurator/silicon_sample_subset.csv
+(aiconfigurator's end-to-end rows, Apache-2.0, see ATTRIBUTION.md). Nothing here needs the
+``aiconfigurator-core`` package: where it matters, its import is blocked.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jalapeno.analysis.validate import (
+    METRICS,
+    VALIDATION_MTP,
+    error_summary,
+    load_aiconfigurator,
+    load_inferencex,
+    parse_topology,
+    predict_points,
+)
+from jalapeno.analysis.validation_run import calibrated_systems, run_validation
+from jalapeno.deploy.layout import Layout
+from jalapeno.errors import SpecError
+from jalapeno.specs.calibration import load_calibration
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+POINTS = FIXTURES / "inferencex_points_sample.csv"
+SILICON = FIXTURES / "aiconfigurator" / "silicon_sample_subset.csv"
+
+#: fixture line → (system, mapping, concurrency); by hand from the CSV
+EXPECTED = {2: ("gb200-nvl72", "matched", 4.0), 3: ("gb200-nvl72", "matched", 8.0),
+            4: ("h200", "best@concurrency", 256.0), 5: ("h200", "frontier@interactivity", 1024.0),
+            6: ("b200", "frontier_peak", None), 7: ("h200", "matched", 4.0), 8: ("h200", "matched", 8.0),
+            9: ("b200", "matched", 1.0), 10: ("b200", "matched", 4.0), 11: ("mi355x", "matched", 4.0),
+            12: ("gb200-nvl72", "frontier_peak", 512.0)}
+#: concurrency in each silicon fixture row id (..._c<N>_...), read by hand, in file order
+SILICON_CONC = [4, 32, 8, 4, 8, 32, 8, 16]
+
+
+@pytest.fixture(scope="module")
+def ix():
+    return load_inferencex(POINTS)
+
+
+@pytest.fixture(scope="module")
+def silicon() -> pd.DataFrame:
+    return pd.read_csv(SILICON)
+
+
+@pytest.fixture
+def no_package(monkeypatch):
+    """Make ``aiconfigurator_core`` unimportable, as in CI without the [calibrate] extra."""
+    monkeypatch.setitem(sys.modules, "aiconfigurator_core", None)
+
+
+def _by_line(points):
+    return {int(p.id.rsplit(":", 1)[1]): p for p in points}
+
+
+# ---- InferenceX -------------------------------------------------------------------------------
+
+def test_load_inferencex_maps_every_fixture_row(ix):
+    points, skipped = ix
+    assert skipped == []
+    pts = _by_line(points)
+    assert set(pts) == set(EXPECTED)
+    for line, (system, mapping, conc) in EXPECTED.items():
+        p = pts[line]
+        assert (p.source, p.system, p.mapping, p.concurrency) == ("inferencex", system, mapping, conc), line
+        assert p.id == f"inferencex_points_sample:{line}"
+        assert p.model == "deepseek-r1" and not p.fixed_lengths
+        assert (p.deployment is not None) == (mapping == "matched")
+
+
+def test_load_inferencex_measured_values_and_deployments(ix):
+    pts = _by_line(ix[0])
+    # line 2: GB200 FP4 disagg, MTP; tput 60.7/GPU, 286.4 tok/s/user, TPOT 3.49 ms, no TTFT
+    p = pts[2]
+    assert p.measured == {"throughput_per_chip": 60.7, "interactivity": 286.4, "tpot_s": pytest.approx(3.49e-3),
+                          "ttft_s": None}
+    assert (p.isl, p.osl, p.precision) == (1024, 1024, "fp4")
+    d = p.deployment
+    assert d.prefill.layout == Layout(tp=4, ep=4) and d.prefill.workers == 1
+    assert d.decode.layout == Layout(tp=1, dp=8, ep=8) and d.decode.workers == 4
+    assert d.mtp == VALIDATION_MTP and any("MTP assumed" in n for n in p.notes)
+    # line 7: H200 FP8 sglang TP8 EP1 at conc 4, TTFT 157.77 ms
+    p = pts[7]
+    assert p.deployment.decode.layout == Layout(tp=8, ep=1) and p.deployment.prefill is None
+    assert p.deployment.mtp is None and p.precision == "fp8"
+    assert p.measured["ttft_s"] == pytest.approx(0.15777) and p.measured["tpot_s"] == pytest.approx(9.7e-3)
+    # line 10: B200 "FP4 (NVFP4)" TP8 EP8, no TPOT and no tok/s/user
+    p = pts[10]
+    assert p.precision == "fp4" and p.deployment.decode.layout == Layout(tp=8, ep=8)
+    assert p.measured["interactivity"] is None and p.measured["tpot_s"] is None
+    # line 11: MI355X with MTP, throughput only
+    assert pts[11].deployment.mtp == VALIDATION_MTP
+    # line 4: best config (max_throughput_per_gpu): interactivity derived from TPOT
+    assert pts[4].measured["interactivity"] == 9.43 and "MTP use unspecified" in pts[4].notes[0]
+    # line 12: a topology the parser cannot read: noted, mapped to the frontier's peak
+    assert any("not interpretable" in n for n in pts[12].notes)
+
+
+def _write_variant(tmp_path: Path, edit) -> Path:
+    with POINTS.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    edit(rows)
+    out = tmp_path / "variant.csv"
+    with out.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return out
+
+
+def test_load_inferencex_skips_with_reasons(tmp_path):
+    def edit(rows):
+        rows[0]["hardware"] = "TPU v7"  # line 2: not in the catalog
+        for k in ("tput_per_gpu", "tok_s_user", "tpot_ms", "ttft_ms"):  # line 6: nothing measured
+            rows[4][k] = ""
+        rows[6]["topology"] = ""  # line 8: no topology, but throughput and interactivity
+        rows[5]["topology"], rows[5]["tput_per_gpu"] = "", ""  # line 7: TPOT/TTFT, but no deployment, no throughput
+
+    points, skipped = load_inferencex(_write_variant(tmp_path, edit))
+    reasons = dict(skipped)
+    assert set(reasons) == {"variant:2", "variant:6", "variant:7"}
+    assert "not in the catalog" in reasons["variant:2"] and "TPU v7" in reasons["variant:2"]
+    assert reasons["variant:6"] == "no measured metric"
+    assert "no deployment" in reasons["variant:7"]
+    assert _by_line(points)[8].mapping == "frontier@interactivity"
+    assert len(points) + len(skipped) == 11
+
+
+def test_load_inferencex_bad_files(tmp_path):
+    with pytest.raises(SpecError, match="file not found"):
+        load_inferencex(tmp_path / "missing.csv")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("hardware,model\nH200,DeepSeek-R1-0528\n")
+    with pytest.raises(SpecError, match="missing"):
+        load_inferencex(bad)
+
+
+def test_parse_topology_by_hand():
+    assert parse_topology("TP8 EP1", moe=True) == (None, parse_topology("TP8", True)[1], "")
+    pre, dec, note = parse_topology("TP8 EP1", moe=True)
+    assert pre is None and dec.layout == Layout(tp=8, ep=1) and dec.workers == 1 and note == ""
+    _, dec, _ = parse_topology("TP4 EP4", moe=False)  # a dense model has no expert parallelism
+    assert dec.layout == Layout(tp=4, ep=1)
+    pre, dec, note = parse_topology("prefill 4 GPU TP=4; decode 32 GPU EP=8", moe=True)
+    assert pre.workers == 1 and pre.layout == Layout(tp=4, ep=4)
+    assert dec.workers == 4 and dec.layout == Layout(tp=1, dp=8, ep=8)
+    assert note == ""
+    pre, dec, note = parse_topology("prefill 12 GPU TP=12; decode 32 GPU EP=32", moe=True)
+    assert pre.workers == 3 and pre.layout == Layout(tp=1, dp=4, ep=4) and "3 DEP4 workers" in note
+    assert dec.workers == 1 and dec.layout == Layout(tp=1, dp=32, ep=32)
+    pre, dec, note = parse_topology("prefill 2 workers TP4 EP4 DPA (8 GPUs); decode 1 workers TP16 EP16 DPA", True)
+    assert (pre.workers, pre.layout, dec.workers, dec.layout) == (2, Layout(dp=4, ep=4), 1, Layout(dp=16, ep=16))
+    assert parse_topology("four racks, mostly", moe=True) == (None, None,
+                                                              "topology 'four racks, mostly' not interpretable")
+
+
+# ---- aiconfigurator end-to-end rows -----------------------------------------------------------------
+
+def test_load_aiconfigurator_rows_are_matched_with_the_id_concurrency(silicon, no_package):
+    points, skipped = load_aiconfigurator(silicon)
+    assert skipped == [] and len(points) == len(silicon) == len(SILICON_CONC)
+    for p, r, conc in zip(points, silicon.itertuples(), SILICON_CONC):
+        assert f"_c{conc}_" in r.id
+        assert p.id == f"aic:{r.id}" and p.mapping == "matched" and p.source == "aiconfigurator"
+        assert p.concurrency == float(conc) and p.fixed_lengths
+        assert p.system == {"b200_sxm": "b200", "h200_sxm": "h200"}[r.system]
+        assert p.model == "deepseek-r1"
+        assert p.measured["ttft_s"] == pytest.approx(r.silicon_ttft_ms / 1e3)
+        assert p.measured["tpot_s"] == pytest.approx(r.silicon_tpot_ms / 1e3)
+        assert p.measured["interactivity"] == pytest.approx(1e3 / r.silicon_tpot_ms)
+        assert p.measured["throughput_per_chip"] is None
+        # the layout's TP is the row's tp_size, except where the id names another one (rows whose
+        # fields are inflated against their id: the id wins)
+        m = re.search(r"_tp(\d+)", r.id)
+        tp = int(m.group(1)) if m and int(r.tp_size) * (1 if r.attention_dp_size != r.attention_dp_size
+                                                          else int(r.attention_dp_size)) != int(m.group(1)) \
+            else int(r.tp_size)
+        assert p.deployment.prefill is None and p.deployment.decode.layout.tp == tp
+    assert [p.precision for p in points] == ["fp4", "fp4", "fp8", "fp4", "fp8", "fp8", "fp8", "fp4"]
+
+
+def test_load_aiconfigurator_concurrency_from_id_beats_batch_size(silicon):
+    f = silicon.iloc[:3].copy()
+    f["batch_size"] = 999.0
+    f.loc[f.index[2], "id"] = "no_concurrency_in_this_id"  # falls back to the agg batch size
+    f.loc[f.index[1], "system"] = "tpu_v7"
+    points, skipped = load_aiconfigurator(f)
+    assert [p.concurrency for p in points] == [4.0, 999.0]
+    assert skipped == [(f"aic:{f.id.iloc[1]}", "tpu_v7/deepseek-ai/DeepSeek-R1 not in the catalog")]
+
+
+def test_load_aiconfigurator_without_package_or_frame(no_package):
+    with pytest.raises(SpecError, match=r"\.\[calibrate\]"):
+        load_aiconfigurator()
+
+
+def test_load_aiconfigurator_deployment_agrees_with_the_row_id(silicon):
+    points, _ = load_aiconfigurator(silicon)
+    p = next(p for p in points if "_tp8_ep8_" in p.id)
+    assert p.deployment.chips == 8
+
+
+# ---- predictions and errors -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def few_rows(ix):
+    pts = _by_line(ix[0])
+    return predict_points([pts[7], pts[8], pts[9], pts[11]], frozenset({"h200", "b200"}))
+
+
+def test_predict_points_error_is_predicted_over_measured_minus_one(few_rows):
+    df = few_rows
+    assert set(df.id) == {f"inferencex_points_sample:{i}" for i in (7, 8, 9, 11)}
+    assert set(df.metric) <= set(METRICS)
+    ok = df.dropna(subset=["error"])
+    assert len(ok) >= 9
+    assert (ok.error == ok.predicted / ok.measured - 1).all()  # exactly
+    assert (ok.predicted > 0).all()
+    # one row per measured metric: line 7 has all four, line 11 only throughput
+    assert sorted(df[df.id.str.endswith(":7")].metric) == sorted(METRICS)
+    assert list(df[df.id.str.endswith(":11")].metric) == ["throughput_per_chip"]
+    assert df.set_index("id").loc["inferencex_points_sample:7"].measured.tolist() == pytest.approx(
+        [98.83, 103.09, 0.15777, 9.7e-3])
+    assert df.groupby("system").kernels_calibrated.first().to_dict() == {"b200": True, "h200": True, "mi355x": False}
+    assert set(df["mode"]) == {"agg"} and set(df.mapping) == {"matched"}
+
+
+def test_error_summary_by_hand(few_rows):
+    s = error_summary(few_rows)
+    ok = few_rows.dropna(subset=["error"])
+    row = s[(s.system == "h200") & (s.metric == "throughput_per_chip")].iloc[0]
+    e = ok[(ok.system == "h200") & (ok.metric == "throughput_per_chip")].error.to_numpy()
+    assert row.n == 2 == len(e)
+    assert row.median_ape == pytest.approx((abs(e[0]) + abs(e[1])) / 2, rel=1e-12)
+    assert row.bias == pytest.approx((e[0] + e[1]) / 2, rel=1e-12)
+    assert row.p90_ape == pytest.approx(min(abs(e)) + 0.9 * abs(abs(e[0]) - abs(e[1])), rel=1e-12)
+    assert int(s.n.sum()) == len(ok)
+    assert set(s.columns) == {"source", "system", "model", "mode", "metric", "n", "median_ape", "p90_ape", "bias"}
+    assert error_summary(few_rows.assign(error=np.nan)).empty
+
+
+# ---- the run ----------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def run(silicon):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(sys.modules, "aiconfigurator_core", None)
+        return run_validation(points_path=str(POINTS), use_aiconfigurator=False, aic_frame=silicon)
+
+
+def test_run_validation_without_the_package(run, silicon):
+    assert run["sources"] == {"inferencex": str(POINTS), "aiconfigurator": "fixture"}
+    rows = run["rows"]
+    assert set(rows.source) == {"inferencex", "aiconfigurator"}
+    assert run["skipped"] == []
+    assert rows[rows.source == "aiconfigurator"].id.nunique() == len(silicon)
+    assert rows[rows.source == "inferencex"].id.nunique() == len(EXPECTED)
+    assert set(rows.mapping) == {"matched", "best@concurrency", "frontier@interactivity", "frontier_peak"}
+    # the unmatched mappings are judged on throughput only
+    assert set(rows[rows.mapping != "matched"].metric) == {"throughput_per_chip"}
+
+
+def test_run_validation_marks_kernel_calibrated_systems(run):
+    measured = {n for n in calibrated_systems()}
+    assert {"h200", "b200"} <= measured and "mi355x" not in measured
+    assert all(load_calibration(n)["kind"] == "measured" for n in measured)
+    rows = run["rows"]
+    assert rows[rows.system.isin(["h200", "b200"])].kernels_calibrated.all()
+    assert not rows[rows.system == "mi355x"].kernels_calibrated.any()
+    assert (rows.kernels_calibrated == rows.system.isin(measured)).all()
+
+
+def test_run_validation_overall_by_hand(run):
+    ok = run["rows"].dropna(subset=["error"])
+    assert set(run["overall"]) == set(ok.source)
+    for src, per_metric in run["overall"].items():
+        for m, d in per_metric.items():
+            e = ok[(ok.source == src) & (ok.metric == m)].error.to_numpy()
+            assert d["n"] == len(e) > 0
+            assert d["median_ape"] == pytest.approx(float(np.median(np.abs(e))))
+            assert d["bias"] == pytest.approx(float(np.median(e)))
+    assert set(run["overall"]["aiconfigurator"]) == {"ttft_s", "tpot_s", "interactivity"}
+    assert len(run["summary"]) > 0
+
+
+def test_run_validation_skips_aiconfigurator_quietly_when_absent(no_package):
+    res = run_validation(points_path=str(POINTS), use_aiconfigurator=True)
+    assert res["sources"] == {"inferencex": str(POINTS)}
+    assert set(res["rows"].source) == {"inferencex"}
+
+
+def test_run_validation_missing_points_file(tmp_path):
+    with pytest.raises(SpecError, match="file not found"):
+        run_validation(points_path=str(tmp_path / "nope.csv"), use_aiconfigurator=False)
