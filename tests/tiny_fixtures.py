@@ -47,6 +47,8 @@ def system_toml(hbm_gb: float) -> str:
         kernel_launch_s = 0
         collective_launch_s = 0
         step_overhead_s = 0
+        request_overhead_s = 0
+        prompt_overhead_s_per_token = 0
         hbm_fraction = 1
         gemm_peak_fraction = 1
         gemm_half_rows = 1e-6

@@ -8,7 +8,7 @@ request rate λ and a decode step of latency τ, a request spends D = (OSL − 1
     τ = (1 − f)·step(B, 0) + f·step(B, chunk),  f = p/chunk  (p < chunk: a fraction f of the
         steps carries one prefill chunk of min(ISL, budget) tokens, the rest only decode)
     τ = step(B, p)                              (p ≥ chunk, p ≤ token budget),
-    TTFT = τ/2 + ceil(ISL/chunk)·τ_chunk,   TPOT = τ/a,   E2E = TTFT + D·τ,
+    TTFT = τ/2 + ceil(ISL/budget)·τ_chunk + front end (a + b·ISL),   TPOT = τ/a,   E2E = TTFT + D·τ,
     C = λ·E2E = B + λ·TTFT,
 
 so every B gives one closed-form point and its concurrency C; :func:`solve_concurrency`
@@ -124,6 +124,11 @@ def _chunk(dep: Deployment, isl: float) -> float:
     return float(min(isl, dep.token_budget))
 
 
+def frontend_s(eff: Efficiency, isl: float) -> float:
+    """Time a request spends outside the accelerator before its first token: a + b·ISL."""
+    return eff.request_overhead_s + eff.prompt_overhead_s_per_token * isl
+
+
 def draft_modules(model: ModelSpec, dep: Deployment) -> int:
     """MTP modules resident in memory: the model's own (DeepSeek) when MTP is on, else none."""
     return min(model.mtp_layers, 1) if dep.mtp else 0
@@ -197,9 +202,10 @@ def aggregated_by_batch(model: ModelSpec, system: System, dep: Deployment, wl: W
         per_layer = (tau - eff.step_overhead_s) / (model.num_layers + 1)
         tau = tau + dep.mtp.draft_tokens * per_layer
     lam = np.where(b > 0, b / (steps * tau), 0.0)
-    ttft_q = {None: tau / 2 + math.ceil(wl.mean_isl / dep.token_budget) * ttft_step}
+    ttft_q = {None: tau / 2 + math.ceil(wl.mean_isl / dep.token_budget) * ttft_step + frontend_s(eff, wl.mean_isl)}
     for qq in QUANTILES:
-        ttft_q[qq] = tau / 2 + math.ceil(wl.isl_quantile(qq) / dep.token_budget) * ttft_step
+        isl_q = wl.isl_quantile(qq)
+        ttft_q[qq] = tau / 2 + math.ceil(isl_q / dep.token_budget) * ttft_step + frontend_s(eff, isl_q)
     c = lam * (ttft_q[None] + steps * tau)
     feasible = fits & (b > 0)
     reason = np.where(b > 0, np.where(sc.feasible[:n], sc.reason[n:], sc.reason[:n]), "no sequence fits in the KV cache: weights and activations "

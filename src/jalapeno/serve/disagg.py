@@ -19,7 +19,7 @@ from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MTP
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.memory_fit import decode_batch_cap
-from jalapeno.serve.analytic import QUANTILES, ServingPoints, _finish
+from jalapeno.serve.analytic import QUANTILES, ServingPoints, _finish, frontend_s
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.hardware import System
@@ -139,7 +139,10 @@ def disaggregated_points(model: ModelSpec, system: System, precision: Precision,
         if t not in cache:
             cache[t] = kv_transfer_s(model, system, precision, wl.mean_isl, cp, cd, t, eff)
     xfer = np.array([[cache[int(t)]] for t in chips[:, 0]])
-    ttft_q = {q: (v * wait_factor + xfer + tau / 2).ravel() for q, v in pre.service_q_s.items()}
+    eff_ = eff or system.efficiency
+    isl_of = {None: wl.mean_isl, **{q: wl.isl_quantile(q) for q in QUANTILES}}
+    ttft_q = {q: (v * wait_factor + xfer + tau / 2 + frontend_s(eff_, isl_of[q])).ravel()
+              for q, v in pre.service_q_s.items()}
     shape = lam.shape
     flat = lambda arr: np.broadcast_to(arr, shape).ravel()  # noqa: E731
     lam_f, tau_f = lam.ravel(), flat(tau)

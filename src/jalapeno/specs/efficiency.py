@@ -63,6 +63,13 @@ class Efficiency:
             Default 5 us (NCCL/custom all-reduce launch and synchronisation; assumption).
         step_overhead_s: per-step cost outside kernels (scheduler, sampling, input prep).
             Default 0.5 ms with an overlapped scheduler (SGLang/vLLM V1 design; assumption).
+        request_overhead_s, prompt_overhead_s_per_token: time a request spends outside the
+            accelerator before its first token (HTTP/API server, tokenisation, scheduling hand-off,
+            detokenisation), a + b·ISL, added to TTFT and E2E but overlapping other requests'
+            GPU work. Defaults a = 0.15 s, b = 6.4 us/token: fitted by scripts/fit_frontend.py on
+            a calibration split (5 InferenceX H200 SGLang TP8 points at concurrency <= 8) and
+            judged on every other measured TTFT (docs/validation.md). A property of the serving
+            software, not the chip, so every system gets it.
         comm_overlap: fraction of collective time hidden under compute (0 = serial, 1 = hidden
             while compute is longer). Default 0: engines run TP all-reduce on the critical path;
             two-batch overlap for EP is an option, not a default.
@@ -95,6 +102,8 @@ class Efficiency:
     kernel_launch_s: float = 4e-6
     collective_launch_s: float = 5e-6
     step_overhead_s: float = 0.5e-3
+    request_overhead_s: float = 0.15
+    prompt_overhead_s_per_token: float = 6.4e-6
     comm_overlap: float = 0.0
     moe_load_skew: float = 1.0
     memory_reserve_fraction: float = 0.04

@@ -22,6 +22,7 @@ from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.layout import Layout, validate_layout
 from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.errors import InfeasibleDeployment, SpecError
+from jalapeno.serve.analytic import frontend_s
 from jalapeno.serve.disagg import kv_transfer_s
 from jalapeno.serve.sim.engine import Engine
 from jalapeno.serve.sim.entities import PrefixCache, Request
@@ -111,8 +112,12 @@ class Simulation:
         r = Request(len(self.requests), at, spec.isl, spec.osl, spec.session, spec.turn, spec.prefix_group, counted)
         self._check_fits(r)
         self.requests.append(r)
-        self.engine.schedule(at, Arrival(r.id), priority=1)
+        self.engine.schedule(at + self._frontend(r), Arrival(r.id), priority=1)
         return r
+
+    def _frontend(self, r: Request) -> float:
+        """Front-end time before the request reaches the router (serve/analytic.frontend_s)."""
+        return frontend_s(self.eff, r.isl)
 
     def _check_fits(self, r: Request) -> None:
         biggest = max(i.capacity for i in self.instances if i.role != "prefill")
@@ -227,10 +232,11 @@ class Simulation:
                             spec.turn, spec.prefix_group, True)
                 self._check_fits(r)
                 self.requests.append(r)
+                delay = self.think_s + self._frontend(r)
                 if self.dep.prefill is not None:  # the next turn's prefix lives on its prefill worker
                     pre = self.instances[self._session_instance.get(req.session, 0)]
                     pre.cache.insert(req.session, req.isl + req.osl)
-                return [(self.think_s, Arrival(r.id))]
+                return [(delay, Arrival(r.id))]
             self._start_session(now)
             return []
         if self.pending:

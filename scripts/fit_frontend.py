@@ -1,0 +1,48 @@
+"""Fit the request front-end cost (TTFT outside the accelerator) on a calibration split.
+
+Split: the InferenceX H200 SGLang TP8 points at concurrency <= 8 (little queueing) are the
+calibration split; every other measured point (other systems, higher concurrency, the
+aiconfigurator rows) is judged in docs/validation.md and never enters this fit. Model:
+TTFT_measured − TTFT_predicted(front end = 0) = a + b·ISL, by least squares.
+Prints a and b; their values are the defaults of specs/efficiency.py.
+Run: python scripts/fit_frontend.py
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from jalapeno.analysis.validate import load_inferencex
+from jalapeno.analysis.validation_run import DEFAULT_POINTS
+from jalapeno.serve.point import serve_at_concurrency
+from jalapeno.specs.catalog import load_model, load_system
+from jalapeno.specs.workload import Workload
+
+
+def calibration_split(points):
+    return [p for p in points if p.system == "h200" and p.framework == "sglang" and p.mapping == "matched"
+            and p.concurrency and p.concurrency <= 8 and p.measured.get("ttft_s")]
+
+
+def main() -> None:
+    pts, _ = load_inferencex(DEFAULT_POINTS)
+    split = calibration_split(pts)
+    isl, resid = [], []
+    for p in split:
+        sysm = load_system(p.system)
+        sysm = dataclasses.replace(sysm, efficiency=sysm.efficiency.with_overrides(
+            {"request_overhead_s": 0.0, "prompt_overhead_s_per_token": 0.0}))
+        wl = Workload("x", p.isl, p.osl)
+        pred = float(serve_at_concurrency(load_model(p.model), sysm, p.deployment, wl, [p.concurrency]).ttft_s[0])
+        isl.append(wl.mean_isl)
+        resid.append(p.measured["ttft_s"] - pred)
+        print(f"{p.id}: ISL {p.isl} conc {p.concurrency:.0f}: measured {p.measured['ttft_s'] * 1e3:.0f} ms, "
+              f"accelerator-only {pred * 1e3:.0f} ms")
+    b, a = np.polyfit(np.array(isl), np.array(resid), 1)
+    print(f"{len(split)} points: request_overhead_s = {a:.4f}, prompt_overhead_s_per_token = {b:.3e}")
+
+
+if __name__ == "__main__":
+    main()
