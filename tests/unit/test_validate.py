@@ -302,5 +302,5 @@ def test_run_validation_skips_aiconfigurator_quietly_when_absent(no_package):
 
 
 def test_run_validation_missing_points_file(tmp_path):
-    with pytest.raises(SpecError, match="file not found"):
+    with pytest.raises(SpecError, match="not found"):
         run_validation(points_path=str(tmp_path / "nope.csv"), use_aiconfigurator=False)

@@ -38,6 +38,9 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
         SpecError: the points file is missing.
     """
     path = Path(points_path) if points_path else DEFAULT_POINTS
+    if not path.is_file():
+        raise SpecError("--points", f"{path} not found", "pass --points FILE.csv (InferenceX points format), or run "
+                        "from a checkout with ../shared/data/validation beside it")
     pts, skipped = load_inferencex(path)
     sources = {"inferencex": str(path)}
     if use_aiconfigurator or aic_frame is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from jalapeno.cli.common import console, print_json
 from jalapeno.errors import SpecError
@@ -140,15 +141,15 @@ def frontier(
     system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
     model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
     workload: str = typer.Option(None, "--workload", "-w", help="1k1k, 8k1k (default) or 1k8k."),
-    isl: int = typer.Option(None, "--isl"),
-    osl: int = typer.Option(None, "--osl"),
-    precision: str = typer.Option(None, "--precision", "-p"),
+    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
+    osl: int = typer.Option(None, "--osl", help="Output length."),
+    precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
     serving: str = typer.Option("both", "--serving", help="agg, disagg or both."),
-    mtp: int = typer.Option(None, "--mtp"),
-    mtp_acceptance: float = typer.Option(None, "--mtp-acceptance"),
+    mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
+    mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     out: str = typer.Option(None, "--out", "-o", help="Write the frontier to FILE.csv, .json or .parquet."),
 ) -> None:
     """Every point of one system's throughput-vs-interactivity frontier, with its deployment."""
@@ -173,26 +174,26 @@ def frontier(
 
 
 def predict(
-    system: str = typer.Option(..., "--system", "-s"),
-    model: str = typer.Option("deepseek-r1", "--model", "-m"),
-    workload: str = typer.Option(None, "--workload", "-w"),
-    isl: int = typer.Option(None, "--isl"),
-    osl: int = typer.Option(None, "--osl"),
+    system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
+    model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
+    workload: str = typer.Option(None, "--workload", "-w", help="1k1k, 8k1k (default) or 1k8k."),
+    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
+    osl: int = typer.Option(None, "--osl", help="Output length."),
     concurrency: float = typer.Option(..., "--concurrency", "-c", help="Closed-loop concurrency of the deployment."),
-    tp: int = typer.Option(1, "--tp"),
-    dp: int = typer.Option(1, "--dp"),
-    ep: int = typer.Option(1, "--ep"),
-    pp: int = typer.Option(1, "--pp"),
+    tp: int = typer.Option(1, "--tp", help="Attention tensor parallelism (aggregated)."),
+    dp: int = typer.Option(1, "--dp", help="Attention data parallelism (aggregated)."),
+    ep: int = typer.Option(1, "--ep", help="Expert parallelism (aggregated; divides tp*dp)."),
+    pp: int = typer.Option(1, "--pp", help="Pipeline stages (aggregated)."),
     prefill: str = typer.Option(None, "--prefill", help='Disaggregated prefill pool, e.g. "tp=4,workers=2".'),
     decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "ep=32,dp=32,workers=1".'),
-    mtp: int = typer.Option(None, "--mtp"),
-    mtp_acceptance: float = typer.Option(None, "--mtp-acceptance"),
-    precision: str = typer.Option(None, "--precision", "-p"),
-    power: str = typer.Option("all-in", "--power"),
+    mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
+    mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
+    precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
+    power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """One operating point: a deployment at a concurrency."""
+    """One operating point: a deployment at a concurrency (an infeasible one is an error)."""
     from jalapeno.analysis.prediction import predict_point
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.deploy.layout import Layout
@@ -210,10 +211,16 @@ def predict(
     else:
         dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp)), mtp=_mtp(mtp, mtp_acceptance))
     point = predict_point(m, s, dep, wl, concurrency, power)
+    if not point["feasible"]:
+        from jalapeno.errors import InfeasibleDeployment
+
+        raise InfeasibleDeployment("deployment", f"{dep.label} at concurrency {concurrency:g}: {point['reason']}",
+                                   "change the deployment (more workers, wider layouts) or the concurrency")
     if json_out:
         print_json(point)
         return
-    console.print(point_table(point, f"{m.name} on {s.name} · {wl.name} · {dep.label} · concurrency {concurrency:g}"))
+    console.print(point_table(point, escape(f"{m.name} on {s.name} · {wl.name} · {dep.label} · "
+                                            f"concurrency {concurrency:g}")))
 
 
 def register(app: typer.Typer) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.markup import escape
 from rich.table import Table
 
 from jalapeno.cli.common import console, print_json
@@ -85,7 +86,7 @@ def simulate(
     if json_out:
         print_json(res.as_dict())
         return
-    console.print(_summary_table(res.summary, f"{m.name} on {s.name} · {dep.label} · seed {seed}"))
+    console.print(_summary_table(res.summary, escape(f"{m.name} on {s.name} · {dep.label} · seed {seed}")))
     for path in filter(None, (html, out)):
         console.print(f"wrote {Path(path).resolve()}")
 
@@ -113,15 +114,18 @@ def _summary_table(sm: dict, title: str) -> Table:
     t.add_column("value", overflow="fold")
 
     def q(d, scale, unit):
-        return (f"mean {d['mean'] * scale:.3g} · p50 {d['p50'] * scale:.3g} · p90 {d['p90'] * scale:.3g} · "
-                f"p99 {d['p99'] * scale:.3g} {unit}")
+        f = (lambda v: f"{v:,.0f}") if unit == "ms" else (lambda v: f"{v:,.2f}")  # noqa: E731
+        return (f"mean {f(d['mean'] * scale)} · p50 {f(d['p50'] * scale)} · p90 {f(d['p90'] * scale)} · "
+                f"p99 {f(d['p99'] * scale)} {unit}")
     rows = [("requests (counted)", f"{sm['requests']}"),
             ("throughput per chip (in+out)", f"{sm['throughput_per_chip']:,.1f} tok/s"),
             ("output throughput per chip", f"{sm['output_throughput_per_chip']:,.1f} tok/s"),
             ("interactivity (1/median TPOT)", f"{sm['interactivity']:.1f} tok/s/user"),
             ("TTFT", q(sm["ttft_s"], 1e3, "ms")), ("TPOT", q(sm["tpot_s"], 1e3, "ms")),
             ("E2E", q(sm["e2e_s"], 1, "s")), ("queueing delay", q(sm["queue_s"], 1e3, "ms")),
-            ("preemptions", str(sm["preemptions"])), ("prefix-cache hit rate", f"{sm['prefix_hit_rate']:.1%}"),
+            ("preemptions", str(sm["preemptions"])),
+            ("prefix-cache hit rate", f"{sm['prefix_hit_rate']:.1%} of prompt tokens (throughput counts all "
+             "prompt tokens, cached ones included)"),
             ("concurrency by Little's law", f"{sm['mean_concurrency_littles_law']:.1f}")]
     if "tasks" in sm:
         rows += [("tasks", str(sm["tasks"])), ("task completion", q(sm["task_completion_s"], 1, "s")),

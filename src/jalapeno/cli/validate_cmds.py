@@ -13,7 +13,7 @@ def calibrate(
     out_dir: str = typer.Option(None, "--out-dir", help="Where to write <system>.toml (default: the package data)."),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Fit efficiency parameters on aiconfigurator's measured kernels (needs the [calibrate] extra)."""
+    """Fit efficiency parameters on aiconfigurator's measured kernels (needs the \\[calibrate] extra)."""
     from jalapeno.analysis.calibrate import calibrate_catalog
 
     names = [s.strip() for s in systems.split(",")] if systems else None
@@ -38,7 +38,8 @@ def calibrate(
 
 
 def validate(
-    points: str = typer.Option(None, "--points", help="InferenceX points CSV (default: the shared validation file)."),
+    points: str = typer.Option(None, "--points", help="InferenceX points CSV (default: ../shared/data/validation/"
+                               "inferencex_points.csv next to a checkout)."),
     aiconfigurator: bool = typer.Option(True, "--aiconfigurator/--no-aiconfigurator",
                                         help="Include aiconfigurator's end-to-end rows when the package is installed."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),

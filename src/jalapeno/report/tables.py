@@ -6,6 +6,7 @@ import json
 import math
 from pathlib import Path
 
+from rich.markup import escape
 from rich.table import Table
 
 from jalapeno.errors import SpecError
@@ -35,7 +36,8 @@ def comparison_tables(d: dict) -> list[Table]:
     title = (f"{d['model']} · ISL {wl['isl']} / OSL {wl['osl']} · {d['precision']} · "
              f"power: {conv} · baseline {d['baseline']}")
     head = Table(title=title)
-    for col in ("system", "peak tok/s/chip", f"peak tok/s/kW ({conv})", "$/M tok at peak", "bound at peak",
+    head.add_column("system", no_wrap=True, min_width=16)
+    for col in ("peak tok/s/chip", f"peak tok/s/kW ({conv})", "$/M tok at peak", "bound at peak",
                 "max tok/s/user", "bound at max", "min E2E s", "deployment at peak"):
         head.add_column(col, overflow="fold")
     def band(h, key, fmt, sub=None):
@@ -51,9 +53,9 @@ def comparison_tables(d: dict) -> list[Table]:
                      _f(h["peak_tok_s_per_kw"][conv], ",.0f") + band(h, "peak_tok_s_per_kw", ",.0f", conv),
                      _f(h["usd_per_mtok_at_peak"], ".3f"), h["bound_at_peak"],
                      _f(h["max_interactivity"], ".1f") + band(h, "max_interactivity", ".1f"),
-                     h["bound_at_max_interactivity"], _f(h["min_e2e_s"], ".2f"), h["deployment_at_peak"])
+                     h["bound_at_max_interactivity"], _f(h["min_e2e_s"], ".2f"), escape(h["deployment_at_peak"]))
     ratios = Table(title=f"ratios vs {d['baseline']} (throughput per chip; per kW in brackets)")
-    ratios.add_column("system")
+    ratios.add_column("system", no_wrap=True, min_width=16)
     ratios.add_column("peak")
     ratios.add_column("max tok/s/user")
     first = next(iter(d["comparisons"].values()))
@@ -71,7 +73,7 @@ def comparison_tables(d: dict) -> list[Table]:
             cells.append(cell)
         ratios.add_row(name, *cells)
     tiers = Table(title="operating tiers: best throughput per chip at or above a per-user speed floor")
-    tiers.add_column("system")
+    tiers.add_column("system", no_wrap=True, min_width=16)
     tier_names = list(first["tiers"])
     for t in tier_names:
         fl = first["tiers"][t].get("floor_tok_per_s_per_user")
@@ -85,6 +87,9 @@ def comparison_tables(d: dict) -> list[Table]:
             else:
                 cells.append(f"{_f(v['throughput'], ',.0f')} @ {_f(v['interactivity'], '.0f')}")
         tiers.add_row(name, *cells)
+    if any("bands" in s["headline"] for s in d["systems"].values()):
+        head.caption = ("(low-high): the system's efficiency band; only systems with borrowed efficiencies "
+                        "(no measured kernels) carry one")
     return [head, ratios, tiers]
 
 
@@ -99,7 +104,7 @@ def frontier_table(points: list[dict], title: str) -> Table:
                   _f(p["output_throughput_per_chip"], ",.0f"), _f(p["tok_s_per_kw"], ",.0f"),
                   _f(p["ttft_s"] * 1e3, ".0f"), _f(p["tpot_s"] * 1e3, ".1f"), _f(p["e2e_s"], ".1f"),
                   _f(p["concurrency"], ".0f"), _f(p["chips"], ".0f"),
-                  p["bound"] + (f" · {p['limit']}" if p.get("limit") else ""), p["deployment"]["label"])
+                  p["bound"] + (f" · {p['limit']}" if p.get("limit") else ""), escape(p["deployment"]["label"]))
     return t
 
 

@@ -46,5 +46,6 @@ def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
         params.update(cal.get(which, {}))
     prov = cal.get("provenance", {})
     what = "measured kernels" if cal.get("kind") == "measured" else f"derived from {prov.get('derived_from', '?')}"
-    src = f"calibrated ({what}; {prov.get('package', '')}; set {which}; data/calibration/{system}.toml)"
+    parts = [what, prov.get("package", ""), f"set {which}", f"data/calibration/{system}.toml"]
+    src = "calibrated (" + "; ".join(p for p in parts if p) + ")"
     return DEFAULT_EFFICIENCY.with_overrides({**params, "source": src}, where=f"calibration {system}")
