@@ -34,7 +34,7 @@ from jalapeno.serve.analytic import (
 from jalapeno.specs.catalog import load_model, load_system
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.hardware import load_system_file
-from jalapeno.specs.model import load_model_file
+from jalapeno.specs.model_config import load_model_file
 from jalapeno.specs.workload import Workload, get_workload
 
 # ---------------------------------------------------------------- the tiny hand example

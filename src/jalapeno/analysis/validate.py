@@ -76,11 +76,12 @@ class MeasuredPoint:
 # ---- InferenceX ---------------------------------------------------------------------------
 
 def _num(s: str) -> float | None:
+    """A positive finite number, else None (missing, garbage, zero or negative measurements)."""
     try:
         v = float(s)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
-    return v if math.isfinite(v) else None
+    return v if math.isfinite(v) and v > 0 else None
 
 
 def _ix_precision(model: str, prec: str) -> str:
@@ -141,7 +142,11 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
         if not system or not model:
             skipped.append((rid, f"hardware/model {r['hardware']!r}/{r['model']!r} not in the catalog"))
             continue
-        isl, osl = int(float(r["isl"])), int(float(r["osl"]))
+        isl_f, osl_f = _num(r["isl"]), _num(r["osl"])
+        if isl_f is None or osl_f is None or osl_f < 2:
+            skipped.append((rid, "isl/osl missing or invalid"))
+            continue
+        isl, osl = int(isl_f), int(osl_f)
         meas = {"throughput_per_chip": _num(r["tput_per_gpu"]), "interactivity": _num(r["tok_s_user"]),
                 "tpot_s": (_num(r.get("tpot_ms")) or 0) / 1e3 or None,
                 "ttft_s": (_num(r.get("ttft_ms")) or 0) / 1e3 or None}

@@ -46,6 +46,9 @@ def _register() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning user errors into one line and exit code 2."""
+    import warnings
+
+    warnings.filterwarnings("ignore", category=RuntimeWarning)  # numpy inf/nan notes: results say it
     _register()
     try:
         app(args=argv, standalone_mode=False)
@@ -58,7 +61,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(1)
     except Exception as e:  # click usage errors carry their own exit code
         if isinstance(e, _click_exception()):
-            e.show()
+            print(f"error: {e.format_message()}. Fix: see `jalapeno {' '.join((argv or sys.argv[1:])[:1])} --help`",
+                  file=sys.stderr)
             sys.exit(e.exit_code)
         raise
 

@@ -26,6 +26,8 @@ def collective(
         sizes = np.array([float(v) for v in bytes_.split(",") if v.strip()])
     except ValueError:
         raise SpecError("--bytes", f"{bytes_!r} is not a number or list of numbers", "write e.g. --bytes 1e6,1e8") from None
+    if sizes.size == 0:
+        raise SpecError("--bytes", "no message size given", "write e.g. --bytes 1e6")
     if group < 1:
         raise SpecError("--group", f"must be >= 1, got {group}", "give the number of chips in the group")
     r = collective_time(op, group, sizes, s, placement=placement)

@@ -7,6 +7,8 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
+import math
+
 from jalapeno.cli.common import console, print_json
 from jalapeno.errors import SpecError
 
@@ -31,6 +33,9 @@ def _setup(model: str, workload: str | None, isl: int | None, osl: int | None, p
 
     m = load_model(model)
     wl = get_workload(workload, isl, osl)
+    if m.max_context and wl.isl + wl.osl > m.max_context:
+        raise SpecError("--isl/--osl", f"{wl.isl} + {wl.osl} tokens exceed {m.name}'s context of {m.max_context}",
+                        "use shorter requests")
     prec = get_precision(precision or m.default_precision)
     return m, wl, prec
 
@@ -40,7 +45,7 @@ def _floats(text: str, option: str) -> list[float]:
         vals = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise SpecError(option, f"{text!r} is not a comma-separated list of numbers", f"write e.g. {option} 10,50,100") from None
-    if not vals or any(v <= 0 for v in vals):
+    if not vals or any(not (v > 0 and math.isfinite(v)) for v in vals):
         raise SpecError(option, "needs positive values", f"write e.g. {option} 10,50,100")
     return vals
 
@@ -112,7 +117,14 @@ def compare(
 
     m, wl, prec = _setup(model, workload, isl, osl, precision)
     names = [s.strip() for s in systems.split(",") if s.strip()]
+    if not names:
+        raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
     syss = [load_system(n, efficiency) for n in names]
+    seen = [s.name for s in syss]
+    dup = sorted({n for n in seen if seen.count(n) > 1})
+    if dup:
+        raise SpecError("--systems", f"two systems are named {dup[0]!r}",
+                        "compare each system once; give a user file its own name = \"...\"")
     names_in = [s.name for s in syss]
     if baseline:
         base = load_system(baseline).name
@@ -122,6 +134,8 @@ def compare(
         base = "gb300-nvl72" if "gb300-nvl72" in names_in else names_in[-1]
     if html is None:
         html = "" if json_out else "jalapeno-compare.html"
+    if html and not html.lower().endswith((".html", ".htm")):
+        raise SpecError("--html", f"{html!r} is not an .html file", "give a path ending in .html")
     res = compare_systems(m, syss, wl, prec, baseline=base, convention=power,
                           options=SweepOptions(serving=serving, mtp=_mtp(mtp, mtp_acceptance)),
                           iso_interactivity=_floats(at, "--at"), floors=_floors(tiers), bands=bands)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from jalapeno.cli.common import console, print_json
@@ -71,6 +71,9 @@ def simulate(
         if replicas < 1:
             raise SpecError("--replicas", f"must be >= 1, got {replicas}", "give a positive number of instances")
         dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp), replicas), mtp=mt)
+    for opt, v in (("--seed", seed), ("--requests", requests), ("--sessions", sessions)):
+        if v is not None and v < (0 if opt == "--seed" else 1):
+            raise SpecError(opt, f"must be {'>= 0' if opt == '--seed' else '>= 1'}, got {v}", f"give a valid {opt[2:]}")
     with Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} requests"),
                   TimeElapsedColumn(), console=console, transient=True, disable=json_out) as bar:
         task = bar.add_task("sim", total=None)
@@ -105,7 +108,7 @@ def _write_requests(df, path: str) -> None:
         else:
             raise SpecError("--out", f"unknown file type {p.suffix!r}", "use .parquet or .csv")
     except OSError as e:
-        raise SpecError("--out", f"cannot write {p}: {e.strerror}", "give a writable path") from None
+        raise SpecError("--out", f"cannot write {p}: {e.strerror or e}", "give a writable path") from None
 
 
 def _summary_table(sm: dict, title: str) -> Table:

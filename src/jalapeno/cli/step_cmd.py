@@ -34,6 +34,11 @@ def step(
     sc = step_cost(m, s, Layout(tp=tp, dp=dp, ep=ep, pp=pp), prec,
                    Batch.make(decode_seqs=batch, decode_ctx=context, prefill_tokens=prefill_tokens))
     out = sc.summary(0)
+    if not out["feasible"]:
+        from jalapeno.errors import InfeasibleDeployment
+
+        raise InfeasibleDeployment("deployment", f"{sc.layout.label} on {s.name}: {out['reason']}",
+                                   "shard wider (more TP/DP/EP/PP), use a smaller precision or a smaller batch")
     if json_out:
         print_json({**out, "ops": sc.op_rows(0), "collectives": sc.collective_rows(0)})
         return

@@ -16,7 +16,13 @@ def calibrate(
     """Fit efficiency parameters on aiconfigurator's measured kernels (needs the \\[calibrate] extra)."""
     from jalapeno.analysis.calibrate import calibrate_catalog
 
-    names = [s.strip() for s in systems.split(",")] if systems else None
+    from jalapeno.errors import SpecError
+    from jalapeno.specs.catalog import list_systems
+
+    names = [s.strip() for s in systems.split(",") if s.strip()] if systems else None
+    unknown = sorted(set(names or []) - set(list_systems()))
+    if unknown:
+        raise SpecError("--systems", f"unknown system {unknown[0]!r}", f"use names from {', '.join(list_systems())}")
     res = calibrate_catalog(names, out_dir, on_progress=None if json_out else
                             lambda n, i, k: console.print(f"fitting {n} ({i + 1}/{k}) ..."))
     if json_out:
@@ -50,9 +56,14 @@ def validate(
     """Predict measured points and report the error per system / model / mode."""
     from jalapeno.analysis.validation_run import run_validation
 
+    from jalapeno.errors import SpecError
+
     res = run_validation(points, aiconfigurator, efficiency)
     if out:
-        res["rows"].to_csv(out, index=False)
+        try:
+            res["rows"].to_csv(out, index=False)
+        except OSError as e:
+            raise SpecError("--out", f"cannot write {out}: {e.strerror or e}", "give a writable path") from None
     if html:
         from jalapeno.report.parity import write_parity
 

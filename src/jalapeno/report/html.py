@@ -62,5 +62,5 @@ def write_html(result: dict, path: str | Path) -> Path:
     try:
         frontier_figure(result).write_html(str(p), include_plotlyjs=True, full_html=True)
     except OSError as e:
-        raise SpecError("--html", f"cannot write {p}: {e.strerror}", "give a writable file path") from None
+        raise SpecError("--html", f"cannot write {p}: {e.strerror or e}", "give a writable file path") from None
     return p

@@ -40,5 +40,5 @@ def write_parity(rows: pd.DataFrame, path: str | Path) -> Path:
     try:
         fig.write_html(str(p), include_plotlyjs=True)
     except OSError as e:
-        raise SpecError("--html", f"cannot write {p}: {e.strerror}", "give a writable path") from None
+        raise SpecError("--html", f"cannot write {p}: {e.strerror or e}", "give a writable path") from None
     return p

@@ -48,5 +48,5 @@ def write_sim_html(result, path: str | Path) -> Path:
     try:
         simulation_figure(result).write_html(str(p), include_plotlyjs=True, full_html=True)
     except OSError as e:
-        raise SpecError("--html", f"cannot write {p}: {e.strerror}", "give a writable file path") from None
+        raise SpecError("--html", f"cannot write {p}: {e.strerror or e}", "give a writable file path") from None
     return p

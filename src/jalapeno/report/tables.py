@@ -164,5 +164,5 @@ def write_points(points: list[dict], path: str) -> Path:
         else:
             raise SpecError("--out", f"unknown file type {ext!r}", "use a .csv, .json or .parquet file")
     except OSError as e:
-        raise SpecError("--out", f"cannot write {p}: {e.strerror}", "give a writable path") from None
+        raise SpecError("--out", f"cannot write {p}: {e.strerror or e}", "give a writable path") from None
     return p

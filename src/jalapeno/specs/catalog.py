@@ -15,7 +15,8 @@ from pathlib import Path
 from jalapeno.errors import UnknownNameError
 from jalapeno.specs.calibration import base_efficiency
 from jalapeno.specs.hardware import System, load_system_file
-from jalapeno.specs.model import ModelSpec, load_model_file
+from jalapeno.specs.model import ModelSpec
+from jalapeno.specs.model_config import load_model_file
 
 _DATA = resources.files("jalapeno") / "data"
 

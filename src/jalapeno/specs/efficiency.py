@@ -146,6 +146,8 @@ class Efficiency:
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise SpecError(f"{where}.{k}", f"must be a number, got {v!r}", "give a number")
             v = float(v)
+            if v != v or v in (float("inf"), float("-inf")):
+                raise SpecError(f"{where}.{k}", f"must be finite, got {v}", "give a finite number")
             frac = "_fraction" in k or k == "comm_overlap"
             if frac and not (0.0 < v <= 1.0 or (k == "comm_overlap" and v == 0.0)):
                 raise SpecError(f"{where}.{k}", f"must be in (0, 1], got {v}",

@@ -34,7 +34,7 @@ class _Strict(BaseModel):
 class Sourced(_Strict):
     """A number with its source."""
 
-    value: float = Field(gt=0)
+    value: float = Field(gt=0, allow_inf_nan=False, strict=False)
     source: str = Field(min_length=3)
     alternatives: str = ""
     estimate: bool = False
@@ -354,9 +354,11 @@ def load_system_file(path: Path, base_efficiency: Efficiency | None = None) -> S
         raise SpecError(str(path), "file not found",
                         "pass a system name from `jalapeno hardware list` or the path of a TOML file")
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise SpecError(str(path), f"malformed TOML: {e}", "fix the TOML syntax") from None
+    except UnicodeDecodeError:
+        raise SpecError(str(path), "not a UTF-8 text file", "pass a TOML system file") from None
     sys_ = system_from_dict(data, where=path.name, base_efficiency=base_efficiency)
     object.__setattr__(sys_, "path", str(path))
     return sys_

@@ -296,6 +296,14 @@ def simulate(model: ModelSpec, system: System, dep: Deployment, *, workload: Wor
                         "open loop: --rate R")
     if concurrency is not None and concurrency < 1:
         raise SpecError("--concurrency", f"must be >= 1, got {concurrency}", "give a positive concurrency")
+    for opt, v in (("--requests", num_requests), ("--sessions", sessions)):
+        if v is not None and v < 1:
+            raise SpecError(opt, f"must be >= 1, got {v}", f"give a positive {opt[2:]} count or leave it out")
+    if seed < 0:
+        raise SpecError("--seed", f"must be >= 0, got {seed}", "give a non-negative integer seed")
+    if dep.chips > system.max_chips:
+        raise InfeasibleDeployment("deployment", f"{dep.chips} chips exceed {system.name}'s {system.max_chips}",
+                                   "use fewer replicas/workers or smaller layouts")
     rng = np.random.default_rng(seed)
     if workload is not None:
         ctx_ref = workload.mean_isl + workload.mean_osl / 2

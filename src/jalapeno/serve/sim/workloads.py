@@ -96,7 +96,7 @@ def open_loop_arrivals(n: int, rate_per_s: float, process: str, rng: np.random.G
     Raises:
         SpecError / UnknownNameError: non-positive rate, unknown process.
     """
-    if not rate_per_s > 0:
+    if not (rate_per_s > 0 and math.isfinite(rate_per_s)):
         raise SpecError("--rate", f"must be > 0, got {rate_per_s}", "give a request rate in requests/s")
     if process == "poisson":
         gaps = rng.exponential(1 / rate_per_s, size=n)
@@ -125,17 +125,23 @@ def read_trace(path: str | Path) -> list[RequestSpec]:
     if not p.is_file():
         raise SpecError(str(p), "trace file not found", "pass a CSV or JSONL file with arrival_s, "
                         "input_tokens, output_tokens")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise SpecError(str(p), "not a UTF-8 text file", "pass a CSV or JSONL trace") from None
     if p.suffix.lower() == ".csv":
-        with p.open(newline="") as f:
-            rows = list(csv.DictReader(f))
+        rows = list(csv.DictReader(text.splitlines()))
     elif p.suffix.lower() in (".jsonl", ".json"):
         rows = []
-        for i, line in enumerate(p.read_text().splitlines(), start=1):
+        for i, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:
-                    rows.append(json.loads(line))
+                    obj = json.loads(line)
                 except json.JSONDecodeError as e:
                     raise SpecError(f"{p.name}: line {i}", f"malformed JSON: {e.msg}", "one JSON object per line") from None
+                if not isinstance(obj, dict):
+                    raise SpecError(f"{p.name}: line {i}", "not a JSON object", "one JSON object per line")
+                rows.append(obj)
     else:
         raise SpecError(str(p), f"unknown trace format {p.suffix!r}", "use .csv or .jsonl")
     if not rows:
@@ -149,9 +155,10 @@ def read_trace(path: str | Path) -> list[RequestSpec]:
             arr, isl, osl = float(r["arrival_s"]), int(float(r["input_tokens"])), int(float(r["output_tokens"]))
             sess = int(float(r.get("session_id") or -1)) if str(r.get("session_id", "")).strip() not in ("", "None") else -1
             grp = int(float(r.get("prefix_group") or -1)) if str(r.get("prefix_group", "")).strip() not in ("", "None") else -1
-        except (TypeError, ValueError):
-            raise SpecError(f"{p.name}: row {i}", "a value is not a number", "use numbers for times, lengths and ids") from None
-        if arr < 0 or isl < 1 or osl < 1:
+        except (TypeError, ValueError, OverflowError):
+            raise SpecError(f"{p.name}: row {i}", "a value is not a finite number",
+                            "use finite numbers for times, lengths and ids") from None
+        if not math.isfinite(arr) or arr < 0 or isl < 1 or osl < 1:
             raise SpecError(f"{p.name}: row {i}", "arrival_s must be >= 0 and token counts >= 1", "fix the row")
         out.append(RequestSpec(isl, max(osl, 2), arr, sess, 0, grp))
     out.sort(key=lambda s: s.arrival_s)

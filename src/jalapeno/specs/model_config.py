@@ -1,0 +1,243 @@
+"""Reading a Hugging Face ``config.json`` into a :class:`~jalapeno.specs.model.ModelSpec`.
+
+Every field is checked (type, range) and a bad one raises one :class:`SpecError` naming it;
+architectures outside :data:`~jalapeno.specs.model.SUPPORTED_MODEL_TYPES` are refused.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from jalapeno.errors import SpecError, UnsupportedModelError
+from jalapeno.specs.model import (
+    _GQA_MOE_TYPES,
+    _MLA_TYPES,
+    SUPPORTED_MODEL_TYPES,
+    AttentionSpec,
+    ModelSpec,
+    MoESpec,
+)
+
+# ---- parsing -----------------------------------------------------------------------------
+
+def _req(cfg: dict, key: str, src: str, kind: type = int) -> Any:
+    if key not in cfg or cfg[key] is None:
+        raise SpecError(f"{src}: {key}", "missing required field",
+                        f"add \"{key}\" to the config.json (see the model's Hugging Face config)")
+    v = cfg[key]
+    if kind is int:
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise SpecError(f"{src}: {key}", f"must be a positive integer, got {v!r}",
+                            f"set \"{key}\" to a positive integer")
+    return v
+
+
+def _opt_int(cfg: dict, key: str, src: str, default: int = 0) -> int:
+    v = cfg.get(key, default)
+    if v is None:
+        return default
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise SpecError(f"{src}: {key}", f"must be a non-negative integer, got {v!r}",
+                        f"set \"{key}\" to a non-negative integer or remove it")
+    return v
+
+
+def _default_precision(cfg: dict) -> str:
+    q = cfg.get("quantization_config") or {}
+    method = str(q.get("quant_method", "")).lower()
+    if method == "mxfp4":
+        return "mxfp4"
+    if method == "fp8":
+        return "fp8"
+    if method == "compressed-tensors":
+        return "int4"
+    return "bf16"
+
+
+#: Largest layer count accepted (the biggest public decoders have ~100-200 layers).
+MAX_LAYERS = 4096
+
+
+def model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
+    """Build a :class:`ModelSpec` from a parsed config.json dict.
+
+    Raises:
+        UnsupportedModelError: the ``model_type`` is not a decoder jalapeno models.
+        SpecError: a required field is missing, not a positive integer, or of the wrong type.
+    """
+    try:
+        return _model_from_config(cfg, name, source)
+    except (TypeError, ValueError, AttributeError, OverflowError) as e:
+        raise SpecError(source or name, f"a field has the wrong type or value ({e})",
+                        "compare the file with the model's Hugging Face config.json") from None
+
+
+def _flag(cfg: dict, key: str, src: str, default: bool) -> bool:
+    v = cfg.get(key, default)
+    if v is None:
+        return default
+    if not isinstance(v, bool):
+        raise SpecError(f"{src}: {key}", f"must be true or false, got {v!r}", f"write \"{key}\": true or false")
+    return v
+
+
+def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
+    src = source or name
+    if not isinstance(cfg, dict):
+        raise SpecError(src, "config.json must hold a JSON object", "pass a Hugging Face config.json")
+    mt = cfg.get("model_type")
+    if not isinstance(mt, str):
+        raise UnsupportedModelError(f"{src}: model_type", f"must be a string, got {mt!r}",
+                                    f"use one of {', '.join(sorted(SUPPORTED_MODEL_TYPES))}")
+    q = cfg.get("quantization_config")
+    if q is not None and not isinstance(q, dict):
+        raise SpecError(f"{src}: quantization_config", "must be an object", "remove it or give the HF object")
+    if "text_config" in cfg and mt not in SUPPORTED_MODEL_TYPES:
+        raise UnsupportedModelError(
+            f"{src}: model_type", f"{mt!r} is a multimodal wrapper",
+            "pass the text backbone's config (the text_config object) as its own config.json")
+    if mt not in SUPPORTED_MODEL_TYPES:
+        raise UnsupportedModelError(
+            f"{src}: model_type",
+            f"architecture {mt!r} is not supported (only dense/MoE decoders with GQA, MHA or MLA)",
+            f"use a config with model_type one of {', '.join(sorted(SUPPORTED_MODEL_TYPES))}")
+    h = _req(cfg, "hidden_size", src)
+    layers = _req(cfg, "num_hidden_layers", src)
+    if layers > MAX_LAYERS:
+        raise SpecError(f"{src}: num_hidden_layers", f"{layers} layers is beyond any decoder ({MAX_LAYERS} max)",
+                        "check the layer count")
+    vocab = _req(cfg, "vocab_size", src)
+    heads = _req(cfg, "num_attention_heads", src)
+    kv_heads = _opt_int(cfg, "num_key_value_heads", src, heads) or heads
+    if heads % kv_heads:
+        raise SpecError(f"{src}: num_key_value_heads",
+                        f"{kv_heads} does not divide num_attention_heads={heads}",
+                        "use a KV head count that divides the query head count")
+
+    # ---- attention ----
+    if mt in _MLA_TYPES:
+        attn = AttentionSpec(
+            kind="mla", num_heads=heads, num_kv_heads=heads,
+            q_lora_rank=_opt_int(cfg, "q_lora_rank", src),
+            kv_lora_rank=_req(cfg, "kv_lora_rank", src),
+            qk_nope_dim=_req(cfg, "qk_nope_head_dim", src),
+            qk_rope_dim=_req(cfg, "qk_rope_head_dim", src),
+            v_head_dim=_req(cfg, "v_head_dim", src),
+            index_heads=_opt_int(cfg, "index_n_heads", src),
+            index_head_dim=_opt_int(cfg, "index_head_dim", src),
+            index_topk=_opt_int(cfg, "index_topk", src),
+        )
+        if mt == "deepseek_v32" and not attn.index_topk:
+            raise SpecError(f"{src}: index_topk", "DeepSeek-V3.2 needs its DSA indexer fields",
+                            "add index_n_heads, index_head_dim and index_topk")
+    else:
+        head_dim = _opt_int(cfg, "head_dim", src) or h // heads
+        windows: tuple[int, ...] = ()
+        lt = cfg.get("layer_types")
+        sw = cfg.get("sliding_window")
+        if sw is not None and (isinstance(sw, bool) or not isinstance(sw, int) or sw < 1):
+            raise SpecError(f"{src}: sliding_window", f"must be a positive integer or null, got {sw!r}",
+                            "give the window length in tokens")
+        if lt is not None:
+            if not isinstance(lt, list) or len(lt) != layers:
+                raise SpecError(f"{src}: layer_types", f"must list one type per layer ({layers})",
+                                "give num_hidden_layers entries of full_attention/sliding_attention")
+            bad = [t for t in lt if t not in ("full_attention", "sliding_attention")]
+            if bad:
+                raise SpecError(f"{src}: layer_types", f"unknown layer type {bad[0]!r}",
+                                "use full_attention or sliding_attention")
+            if "sliding_attention" in lt and not sw:
+                raise SpecError(f"{src}: sliding_window", "sliding layers need a window",
+                                "set sliding_window to the window length in tokens")
+            windows = tuple(int(sw) if t == "sliding_attention" else 0 for t in lt)
+        elif sw and cfg.get("use_sliding_window", mt == "mistral"):
+            windows = (int(sw),) * layers
+        attn = AttentionSpec(
+            kind="gqa" if kv_heads < heads else "mha", num_heads=heads, num_kv_heads=kv_heads,
+            head_dim=head_dim, bias=_flag(cfg, "attention_bias", src, mt == "qwen2"),
+            sinks=mt == "gpt_oss", qk_norm=mt in ("qwen3", "qwen3_moe"), windows=windows,
+        )
+
+    # ---- FFN / MoE ----
+    moe: MoESpec | None = None
+    dense_inter = _opt_int(cfg, "intermediate_size", src)
+    dense_layers: tuple[int, ...] = tuple(range(layers))
+    n_exp = cfg.get("n_routed_experts") or cfg.get("num_local_experts") or cfg.get("num_experts")
+    if n_exp:
+        src_key = ("n_routed_experts" if "n_routed_experts" in cfg else
+                   "num_local_experts" if "num_local_experts" in cfg else "num_experts")
+        n_exp = _req(cfg, src_key, src)
+        top_k = _req(cfg, "num_experts_per_tok" if "num_experts_per_tok" in cfg
+                     else "experts_per_token", src)
+        if top_k > n_exp:
+            raise SpecError(f"{src}: num_experts_per_tok", f"top-k {top_k} exceeds {n_exp} experts",
+                            "set num_experts_per_tok <= the number of experts")
+        if mt == "gpt_oss":
+            expert_inter = _req(cfg, "intermediate_size", src)
+            dense_inter = 0
+        elif mt == "mixtral":
+            expert_inter = _req(cfg, "intermediate_size", src)
+            dense_inter = 0
+        else:
+            expert_inter = _req(cfg, "moe_intermediate_size", src)
+        n_shared = _opt_int(cfg, "n_shared_experts", src)
+        shared_inter = n_shared * expert_inter
+        if mt in _MLA_TYPES:
+            first_dense = _opt_int(cfg, "first_k_dense_replace", src)
+            freq = _opt_int(cfg, "moe_layer_freq", src, 1) or 1
+            dense_layers = tuple(i for i in range(layers)
+                                 if i < first_dense or (i - first_dense) % freq)
+            if dense_layers:
+                dense_inter = _req(cfg, "intermediate_size", src)
+        elif mt == "qwen3_moe":
+            only = cfg.get("mlp_only_layers") or []
+            if not isinstance(only, list):
+                raise SpecError(f"{src}: mlp_only_layers", "must be a list of layer indices", "give a JSON list")
+            step = _opt_int(cfg, "decoder_sparse_step", src, 1) or 1
+            dense_layers = tuple(i for i in range(layers) if i in only or (i + 1) % step)
+        else:
+            dense_layers = ()
+        moe = MoESpec(num_experts=n_exp, top_k=top_k, num_shared=n_shared,
+                      expert_intermediate=expert_inter, shared_intermediate=shared_inter,
+                      expert_bias=mt == "gpt_oss",
+                      router_bias=mt == "gpt_oss" or cfg.get("topk_method") == "noaux_tc")
+    elif mt in _GQA_MOE_TYPES:
+        raise SpecError(f"{src}: num_experts", f"model_type {mt} is MoE but no expert count found",
+                        "add num_experts / num_local_experts to the config")
+    else:
+        dense_inter = _req(cfg, "intermediate_size", src)
+    return ModelSpec(
+        name=name, model_type=mt, hidden_size=h, num_layers=layers, vocab_size=vocab,
+        attention=attn, dense_intermediate=dense_inter, dense_layers=dense_layers, moe=moe,
+        mtp_layers=_opt_int(cfg, "num_nextn_predict_layers", src),
+        tie_embeddings=_flag(cfg, "tie_word_embeddings", src, False),
+        default_precision=_default_precision(cfg),
+        max_context=_opt_int(cfg, "max_position_embeddings", src, 0),
+        source=source,
+    )
+
+
+def load_model_file(path: Path, name: str | None = None) -> ModelSpec:
+    """Read a config.json file into a :class:`ModelSpec`.
+
+    Raises:
+        SpecError: the file is missing, not JSON, or a field is wrong (the message names it).
+        UnsupportedModelError: the architecture is not supported.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise SpecError(str(path), "file not found", "pass a model name from `jalapeno models list` "
+                        "or the path of a config.json")
+    try:
+        cfg = json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise SpecError(str(path), "JSON nested too deeply", "pass a Hugging Face config.json") from None
+    except json.JSONDecodeError as e:
+        raise SpecError(str(path), f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}",
+                        "fix the JSON syntax of the config file") from None
+    except UnicodeDecodeError:
+        raise SpecError(str(path), "not a text file", "pass a JSON config.json") from None
+    stem = path.stem if path.stem != "config" else path.parent.name
+    return model_from_config(cfg, name or stem, str(path))
