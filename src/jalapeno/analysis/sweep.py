@@ -188,13 +188,18 @@ def sweep(model: ModelSpec, system: System, wl: Workload, precision: Precision,
                     continue
                 pts = disaggregated_points(model, system, precision, wl, pre, dec, xs, ys, opt.mtp, eff)
                 k = dec.batch.shape[0]
+                sel, owner = [], []
                 for m, (x, y) in enumerate(pairs):
-                    sel = m * k + keep
                     dep = Deployment(precision, Pool(dlay, y), prefill=Pool(pre.layout, x), mtp=opt.mtp,
                                      token_budget=opt.token_budget)
                     if dep.chips > system.max_chips:
                         continue
-                    add(dep, pts.take(sel))
+                    sel.append(m * k + keep)
+                    owner.append(np.full(keep.size, len(deps)))
+                    deps.append(dep)
+                if sel:  # one block for every worker pair of this (prefill, decode) layout pair
+                    parts.append(pts.take(np.concatenate(sel)))
+                    idx.append(np.concatenate(owner))
     if not parts:
         raise InfeasibleDeployment(
             "deployment", f"no layout of {model.name} ({precision.name}) fits on {system.name} "

@@ -262,15 +262,22 @@ class ModelSpec:
         >>> # (see tests/golden for the figure)
         """
         a = self.attention
+        per_layer = a.kv_elems_per_token_layer * kv_bytes_per_elem
         total = 0.0
-        for w in self.layer_windows:
-            frac = 1.0
-            if w and context_tokens:
-                frac = min(w, context_tokens) / context_tokens
-            total += frac * a.kv_elems_per_token_layer * kv_bytes_per_elem
-            if a.has_indexer:
-                total += a.index_head_dim + 4
+        for w, count in self.window_counts:
+            frac = min(w, context_tokens) / context_tokens if (w and context_tokens) else 1.0
+            total += count * frac * per_layer
+        if a.has_indexer:
+            total += self.num_layers * (a.index_head_dim + 4)
         return total
+
+    @property
+    def window_counts(self) -> tuple[tuple[int, int], ...]:
+        """(window, number of layers) pairs; window 0 = full attention."""
+        counts: dict[int, int] = {}
+        for w in self.layer_windows:
+            counts[w] = counts.get(w, 0) + 1
+        return tuple(sorted(counts.items()))
 
     @property
     def layer_windows(self) -> tuple[int, ...]:
