@@ -30,17 +30,14 @@ class OpTimes:
     time_s: np.ndarray
 
 
-def gemm_efficiency(rows, eff: Efficiency, peak_fraction=None) -> np.ndarray:
-    """Achieved fraction of peak of a GEMM with ``rows`` rows: eta_max · m / (m + m_half).
-
-    ``peak_fraction`` (eta_max) defaults to ``eff.gemm_peak_fraction``; may be an array.
+def gemm_efficiency(rows, eff: Efficiency, fmt: str = "bf16") -> np.ndarray:
+    """Achieved fraction of peak of a GEMM in ``fmt`` with ``rows`` rows: eta_f · m / (m + m_half_f).
 
     >>> float(gemm_efficiency(32.0, Efficiency()))
     0.375
     """
     m = np.asarray(rows, dtype=float)
-    top = eff.gemm_peak_fraction if peak_fraction is None else peak_fraction
-    return top * m / (m + eff.gemm_half_rows)
+    return eff.gemm_peak(fmt) * m / (m + eff.gemm_half(fmt))
 
 
 def op_times(table: OpTable, chip: Chip, eff: Efficiency) -> OpTimes:
@@ -51,7 +48,7 @@ def op_times(table: OpTable, chip: Chip, eff: Efficiency) -> OpTimes:
     top = np.array([eff.gemm_peak(f) for f in table.fmt], dtype=float).reshape(n_ops, 1)
     half = np.array([eff.gemm_half(f) for f in table.fmt], dtype=float).reshape(n_ops, 1)
     m = np.maximum(table.rows, 1e-9)
-    eta = np.where(is_gemm, top * m / (m + half), eff.attention_peak_fraction)
+    eta = np.where(is_gemm, top * m / (m + half), eff.attention_peak_fraction)  # gemm_efficiency, per op
     compute = table.flop / (peak * eta)
     eta_m = np.where(is_gemm.ravel(), [eff.gemm_hbm(f) for f in table.fmt], eff.hbm_fraction).reshape(n_ops, 1)
     memory = table.bytes / (chip.hbm_bandwidth_bytes_per_s * eta_m)
