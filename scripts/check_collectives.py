@@ -71,8 +71,9 @@ def main() -> None:
     lines += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows]
     lines += [
         "",
-        "Reading: the DeepEP normal-kernel rows show the model's `link_fraction` = 0.8 is",
-        "conservative for a tuned intranode all-to-all (DeepEP reaches ~0.96 of NVLink); the",
+        f"Reading: the DeepEP normal-kernel rows show the H100 set's `link_fraction` = {h100.efficiency.link_fraction:.2f}",
+        "(fitted on NCCL collectives, which reach less of the link) is conservative for a tuned",
+        "intranode all-to-all (DeepEP reaches ~0.96 of NVLink); the",
         "low-latency rows check the scale-out path (NIC-bound, 50 GB/s x 0.8) plus latency: at",
         "EP >= 128 the NIC bound dominates and the model lands within a few percent; at EP64 it is",
         "10-18% slow (DeepEP already keeps part of the traffic off the NIC there).",

@@ -9,15 +9,15 @@ from jalapeno.analysis.records import point_record
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.layout import validate_layout
 from jalapeno.errors import SpecError
-from jalapeno.serve.point import serve_at_concurrency
+from jalapeno.serve.point import serve_at_concurrency, serve_at_rate
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
 
-def predict_point(model: ModelSpec, system: System, dep: Deployment, wl: Workload, concurrency: float,
-                  convention: str = "all-in", eff: Efficiency | None = None) -> dict:
+def predict_point(model: ModelSpec, system: System, dep: Deployment, wl: Workload, concurrency: float | None,
+                  convention: str = "all-in", eff: Efficiency | None = None, rate: float | None = None) -> dict:
     """The JSON record (analysis/records.py) of ``dep`` serving ``wl`` at ``concurrency``.
 
     Raises:
@@ -25,9 +25,9 @@ def predict_point(model: ModelSpec, system: System, dep: Deployment, wl: Workloa
         InfeasibleDeployment: a layout that cannot run the model on the system, or a
             deployment larger than the system.
     """
-    if not (math.isfinite(concurrency) and concurrency > 0):
-        raise SpecError("--concurrency", f"must be a finite number > 0, got {concurrency}",
-                        "give a concurrency >= 1")
+    load, value = ("--concurrency", concurrency) if rate is None else ("--rate", rate)
+    if value is None or not (math.isfinite(value) and value > 0):
+        raise SpecError(load, f"must be a finite number > 0, got {value}", f"give {load} > 0")
     power_w_per_chip(system, convention)
     for pool in filter(None, (dep.prefill, dep.decode)):
         validate_layout(pool.layout, model, system)
@@ -36,7 +36,10 @@ def predict_point(model: ModelSpec, system: System, dep: Deployment, wl: Workloa
 
         raise InfeasibleDeployment("deployment", f"{dep.chips} chips exceed {system.name}'s {system.max_chips}",
                                    "use fewer workers or smaller pools")
-    pts = serve_at_concurrency(model, system, dep, wl, [concurrency], eff)
+    if rate is None:
+        pts = serve_at_concurrency(model, system, dep, wl, [concurrency], eff)
+    else:
+        pts = serve_at_rate(model, system, dep, wl, [rate], eff)
     rec = point_record(pts, 0, dep, system, convention)
     rec.update({"model": model.name, "workload": wl.as_dict()})
     return rec

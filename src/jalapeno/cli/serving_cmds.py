@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import typer
 from rich.markup import escape
-
-import math
 
 from jalapeno.cli.common import console, print_json
 from jalapeno.errors import SpecError
@@ -26,13 +25,14 @@ def _mtp(k: int | None, acceptance: float | None):
     return MTP(k, acceptance)
 
 
-def _setup(model: str, workload: str | None, isl: int | None, osl: int | None, precision: str | None):
+def _setup(model: str, workload: str | None, isl: int | None, osl: int | None, precision: str | None,
+           fixed: bool = False):
     from jalapeno.specs.catalog import load_model
     from jalapeno.specs.formats import get_precision
     from jalapeno.specs.workload import get_workload
 
     m = load_model(model)
-    wl = get_workload(workload, isl, osl)
+    wl = get_workload(workload, isl, osl, fixed)
     if m.max_context and wl.isl + wl.osl > m.max_context:
         raise SpecError("--isl/--osl", f"{wl.isl} + {wl.osl} tokens exceed {m.name}'s context of {m.max_context}",
                         "use shorter requests")
@@ -59,6 +59,13 @@ def _floors(text: str) -> dict[str, float]:
         except ValueError:
             raise SpecError("--tiers", f"{part!r} is not name=value", "write e.g. --tiers fast=100,ultra_fast=300") from None
     return out
+
+
+def _options(serving: str, mtp: int | None, acceptance: float | None, concurrency: str | None):
+    from jalapeno.analysis.sweep import SweepOptions
+
+    conc = tuple(_floats(concurrency, "--concurrency")) if concurrency else None
+    return SweepOptions(serving=serving, mtp=_mtp(mtp, acceptance), concurrency=conc)
 
 
 def parse_pool(text: str, option: str):
@@ -103,6 +110,9 @@ def compare(
     tiers: str = typer.Option("fast=100,ultra_fast=300", "--tiers", help="Tier floors in tok/s/user, name=value,..."),
     efficiency: str = typer.Option("calibrated", "--efficiency",
                                    help="Efficiency set: calibrated (default), low, high or spec."),
+    fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
+    concurrency: str = typer.Option(None, "--concurrency", "-c",
+                                    help="Concurrencies to sweep, e.g. 1,4,16,64 (aggregated only; default: batch grid)."),
     bands: bool = typer.Option(False, "--bands", help="Also sweep the low/high efficiency sets (3x time)."),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON result instead of tables."),
     html: str = typer.Option(None, "--html", help="Write the frontier chart here (default jalapeno-compare.html "
@@ -110,12 +120,11 @@ def compare(
 ) -> None:
     """Compare systems on one model and workload: frontiers, headline figures, ratios, tiers."""
     from jalapeno.analysis.comparison import compare_systems
-    from jalapeno.analysis.sweep import SweepOptions
     from jalapeno.report.html import write_html
     from jalapeno.report.tables import comparison_tables
     from jalapeno.specs.catalog import load_system
 
-    m, wl, prec = _setup(model, workload, isl, osl, precision)
+    m, wl, prec = _setup(model, workload, isl, osl, precision, fixed_lengths)
     names = [s.strip() for s in systems.split(",") if s.strip()]
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
@@ -137,7 +146,7 @@ def compare(
     if html and not html.lower().endswith((".html", ".htm")):
         raise SpecError("--html", f"{html!r} is not an .html file", "give a path ending in .html")
     res = compare_systems(m, syss, wl, prec, baseline=base, convention=power,
-                          options=SweepOptions(serving=serving, mtp=_mtp(mtp, mtp_acceptance)),
+                          options=_options(serving, mtp, mtp_acceptance, concurrency),
                           iso_interactivity=_floats(at, "--at"), floors=_floors(tiers), bands=bands)
     d = res.as_dict()
     if html:
@@ -163,18 +172,20 @@ def frontier(
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
+    concurrency: str = typer.Option(None, "--concurrency", "-c",
+                                    help="Concurrencies to sweep, e.g. 1,4,16,64 (aggregated only; default: batch grid)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     out: str = typer.Option(None, "--out", "-o", help="Write the frontier to FILE.csv, .json or .parquet."),
 ) -> None:
     """Every point of one system's throughput-vs-interactivity frontier, with its deployment."""
     from jalapeno.analysis.comparison import system_frontier
-    from jalapeno.analysis.sweep import SweepOptions
     from jalapeno.report.tables import frontier_table, write_points
     from jalapeno.specs.catalog import load_system
 
-    m, wl, prec = _setup(model, workload, isl, osl, precision)
+    m, wl, prec = _setup(model, workload, isl, osl, precision, fixed_lengths)
     s = load_system(system, efficiency)
-    sf = system_frontier(m, s, wl, prec, SweepOptions(serving=serving, mtp=_mtp(mtp, mtp_acceptance)), power)
+    sf = system_frontier(m, s, wl, prec, _options(serving, mtp, mtp_acceptance, concurrency), power)
     pts = [sf.point(int(i)) for i in sf.frontier]
     if out:
         write_points(pts, out)
@@ -193,7 +204,9 @@ def predict(
     workload: str = typer.Option(None, "--workload", "-w", help="1k1k, 8k1k (default) or 1k8k."),
     isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
     osl: int = typer.Option(None, "--osl", help="Output length."),
-    concurrency: float = typer.Option(..., "--concurrency", "-c", help="Closed-loop concurrency of the deployment."),
+    concurrency: float = typer.Option(None, "--concurrency", "-c", help="Closed-loop concurrency of the deployment."),
+    rate: float = typer.Option(None, "--rate", "-r", help="Open loop instead: requests per second."),
+    fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
     tp: int = typer.Option(1, "--tp", help="Attention tensor parallelism (aggregated)."),
     dp: int = typer.Option(1, "--dp", help="Attention data parallelism (aggregated)."),
     ep: int = typer.Option(1, "--ep", help="Expert parallelism (aggregated; divides tp*dp)."),
@@ -214,8 +227,11 @@ def predict(
     from jalapeno.report.tables import point_table
     from jalapeno.specs.catalog import load_system
 
-    m, wl, prec = _setup(model, workload, isl, osl, precision)
+    m, wl, prec = _setup(model, workload, isl, osl, precision, fixed_lengths)
     s = load_system(system, efficiency)
+    if (concurrency is None) == (rate is None):
+        raise SpecError("--concurrency/--rate", "give exactly one of them",
+                        "closed loop: --concurrency C; open loop: --rate R (requests/s)")
     if (prefill is None) != (decode is None):
         raise SpecError("--prefill/--decode", "disaggregated serving needs both pools",
                         'pass both --prefill "tp=..,workers=.." and --decode "..", or neither')
@@ -224,17 +240,18 @@ def predict(
                          mtp=_mtp(mtp, mtp_acceptance))
     else:
         dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp)), mtp=_mtp(mtp, mtp_acceptance))
-    point = predict_point(m, s, dep, wl, concurrency, power)
+    point = predict_point(m, s, dep, wl, concurrency, power, rate=rate)
     if not point["feasible"]:
         from jalapeno.errors import InfeasibleDeployment
 
-        raise InfeasibleDeployment("deployment", f"{dep.label} at concurrency {concurrency:g}: {point['reason']}",
+        at = f"concurrency {concurrency:g}" if rate is None else f"{rate:g} requests/s"
+        raise InfeasibleDeployment("deployment", f"{dep.label} at {at}: {point['reason']}",
                                    "change the deployment (more workers, wider layouts) or the concurrency")
     if json_out:
         print_json(point)
         return
-    console.print(point_table(point, escape(f"{m.name} on {s.name} · {wl.name} · {dep.label} · "
-                                            f"concurrency {concurrency:g}")))
+    load = f"concurrency {concurrency:g}" if rate is None else f"{rate:g} requests/s (open loop)"
+    console.print(point_table(point, escape(f"{m.name} on {s.name} · {wl.name} · {dep.label} · {load}")))
 
 
 def register(app: typer.Typer) -> None:

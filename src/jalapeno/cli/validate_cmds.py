@@ -15,7 +15,6 @@ def calibrate(
 ) -> None:
     """Fit efficiency parameters on aiconfigurator's measured kernels (needs the \\[calibrate] extra)."""
     from jalapeno.analysis.calibrate import calibrate_catalog
-
     from jalapeno.errors import SpecError
     from jalapeno.specs.catalog import list_systems
 
@@ -55,7 +54,6 @@ def validate(
 ) -> None:
     """Predict measured points and report the error per system / model / mode."""
     from jalapeno.analysis.validation_run import run_validation
-
     from jalapeno.errors import SpecError
 
     res = run_validation(points, aiconfigurator, efficiency)

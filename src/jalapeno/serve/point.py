@@ -53,3 +53,30 @@ def serve_at_concurrency(model: ModelSpec, system: System, dep: Deployment, wl: 
     wait = np.where(queued & (pts.request_rate_per_s > 0),
                     excess / np.maximum(pts.request_rate_per_s, 1e-30), 0.0)
     return requeue(pts, c_req, wait, "kv_capacity")
+
+
+def serve_at_rate(model: ModelSpec, system: System, dep: Deployment, wl: Workload, rate_per_s,
+                  eff: Efficiency | None = None) -> ServingPoints:
+    """Open loop: points of ``dep`` at request rates (N,) requests/s, the whole deployment's.
+
+    In steady state the rate fixes the decode batch through λ = B/(D·τ(B)) (monotone in B), so
+    λ(B) is evaluated on a geometric grid of decode batches, inverted by log-log interpolation and
+    the point re-evaluated there; the concurrency is then λ·E2E (Little). A rate above what the
+    deployment sustains at its batch cap is overloaded: the point is marked infeasible.
+    """
+    lam_req = np.atleast_1d(np.asarray(rate_per_s, dtype=float))
+    w = dep.decode.workers if dep.prefill is None else 1
+    grid_c = np.geomspace(1.0 / 64, 65536.0, 145)
+    grid = serve_at_concurrency(model, system, dep, wl, grid_c, eff)
+    ok = grid.feasible & (grid.request_rate_per_s > 0) & (grid.queue_s <= 0)
+    if not ok.any():
+        return dataclasses.replace(grid.take(np.zeros(lam_req.size, dtype=int)),
+                                   feasible=np.zeros(lam_req.size, dtype=bool))
+    lam, conc = grid.request_rate_per_s[ok], grid.concurrency[ok]
+    order = np.argsort(lam)
+    c = np.exp(np.interp(np.log(lam_req), np.log(lam[order]), np.log(conc[order])))
+    pts = serve_at_concurrency(model, system, dep, wl, c, eff)
+    over = lam_req > lam.max() * (1 + 1e-6)
+    reason = np.where(over, f"overloaded: the deployment sustains at most {lam.max():.3g} requests/s "
+                      f"({w} instance(s)); add replicas or lower the rate", pts.reason)
+    return dataclasses.replace(pts, feasible=pts.feasible & ~over, reason=reason.astype(object))
