@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_runner import run
 
-from jalapeno.cli.app import main
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.serve.point import serve_at_concurrency, serve_at_rate
@@ -16,13 +16,7 @@ from jalapeno.specs.workload import get_workload
 
 
 def _run(args, capsys):
-    try:
-        main(args)
-        code = 0
-    except SystemExit as e:
-        code = int(e.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    return run(capsys, *args)
 
 
 def test_rate_and_concurrency_are_the_same_steady_state():

@@ -13,8 +13,7 @@ import csv
 import json
 
 import pytest
-
-from jalapeno.cli.app import main
+from cli_runner import run
 
 POINT_KEYS = {"throughput_per_chip", "output_throughput_per_chip", "interactivity", "ttft_s", "tpot_s",
               "e2e_s", "chips", "power_w_per_chip", "tok_s_per_kw", "usd_per_mtok", "bound", "deployment"}
@@ -22,15 +21,6 @@ SEED_MODELS = ("deepseek-r1", "kimi-k2.5", "gpt-oss-120b")
 DISAGG = ["--prefill", "tp=4,ep=4,workers=2", "--decode", "dp=8,ep=8,workers=1"]
 
 
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    """Run ``jalapeno ARGS``; return (exit code, stdout, stderr)."""
-    code = 0
-    try:
-        main(list(args))
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def run_json(capsys, *args: str):

@@ -13,22 +13,12 @@ import csv
 import json
 
 import pytest
-
-from jalapeno.cli.app import main
+from cli_runner import run
 
 BASE = ["simulate", "--system", "gb200-nvl72", "--dp", "8", "--ep", "8"]
 STATS = {"mean", "p50", "p90", "p99"}
 
 
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    """Run ``jalapeno ARGS``; return (exit code, stdout, stderr)."""
-    code = 0
-    try:
-        main(list(args))
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def run_json(capsys, *args: str) -> dict:

@@ -14,21 +14,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import run
 
 from jalapeno.cli.app import main
 
 POINTS = Path(__file__).resolve().parents[1] / "fixtures" / "inferencex_points_sample.csv"
 
 
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    """Run ``jalapeno ARGS``; return (exit code, stdout, stderr)."""
-    code = 0
-    try:
-        main(list(args))
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_error_line(code: int, out: str, err: str) -> str:

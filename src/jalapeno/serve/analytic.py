@@ -101,19 +101,18 @@ def _finish(c, b, lam, ttft_q, tpot, steps_per_req, tau, wl: Workload, chips, sc
 
     ``chips`` may be a scalar or an array (N,).
     """
-    isl = osl = wl
     ttft = ttft_q[None] + queue
     e2e = ttft + steps_per_req * tau
     q = {}
     for p in QUANTILES:
-        osl_p = osl.osl_quantile(p)
-        q[f"e2e_p{int(p * 100)}_s"] = ttft_q[p] + queue + (osl_p - 1) / (osl.mean_osl - 1) * steps_per_req * tau
+        osl_p = wl.osl_quantile(p)
+        q[f"e2e_p{int(p * 100)}_s"] = ttft_q[p] + queue + (osl_p - 1) / (wl.mean_osl - 1) * steps_per_req * tau
         q[f"ttft_p{int(p * 100)}_s"] = ttft_q[p] + queue
-    tput = lam * (isl.mean_isl + osl.mean_osl) / chips
+    tput = lam * (wl.mean_isl + wl.mean_osl) / chips
     n = np.shape(c)[0]
     return ServingPoints(
         concurrency=c, decode_batch=b, request_rate_per_s=lam, ttft_s=ttft, tpot_s=tpot, e2e_s=e2e,
-        queue_s=queue, throughput_per_chip=tput, output_throughput_per_chip=lam * osl.mean_osl / chips,
+        queue_s=queue, throughput_per_chip=tput, output_throughput_per_chip=lam * wl.mean_osl / chips,
         interactivity=1.0 / tpot, step_time_s=tau, kv_transfer_s=kv_xfer,
         chips=np.broadcast_to(np.asarray(chips, dtype=float), (n,)).copy(), bound=sc_bound, bound_margin=margin,
         bound_level=np.full(n, "", dtype=object) if bound_level is None else bound_level, limit=limit,
