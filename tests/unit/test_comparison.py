@@ -163,3 +163,22 @@ def test_unknown_baseline_raises_naming_baseline():
 def test_empty_system_list_raises():
     with pytest.raises(SpecError):
         compare_systems(load_model("deepseek-r1"), [], get_workload("8k1k"), get_precision("fp8"))
+
+
+def test_ratios_in_a_collapsed_frontier_tail_are_labelled():
+    """A ratio where either side has fallen below 10% of its frontier's peak throughput is a
+    quotient of two small numbers: it must carry the at_frontier_end label."""
+    from jalapeno.analysis.comparison import compare_systems
+    from jalapeno.analysis.sweep import SweepOptions
+    from jalapeno.specs.catalog import load_model, load_system
+    from jalapeno.specs.formats import get_precision
+    from jalapeno.specs.workload import get_workload
+
+    res = compare_systems(load_model("deepseek-r1"), [load_system("jalapeno"), load_system("gb300-nvl72")],
+                          get_workload("8k1k"), get_precision("fp8"), baseline="gb300-nvl72",
+                          options=SweepOptions(serving="agg"), iso_interactivity=(10.0, 50.0, 100.0, 110.0))
+    peak = {n: max(p.y) for n, p in ((n, sf.as_frontier()) for n, sf in res.frontiers.items())}
+    rows = res.comparisons["jalapeno"]["iso_interactivity"]["throughput_per_chip"]
+    for r in rows:
+        if r["y_b"] == r["y_b"] and r["y_b"] < 0.1 * peak["gb300-nvl72"]:
+            assert r["at_frontier_end"], r

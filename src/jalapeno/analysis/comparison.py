@@ -24,6 +24,14 @@ from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
+#: Ratios taken within this fraction of either frontier's highest interactivity are labelled
+#: ``at_frontier_end``: near its end a frontier's throughput collapses (the last points are
+#: overhead-bound, batch ~1), so ratios there explode and say little. A modelling convention.
+END_RTOL = 0.10
+#: ... and so are ratios where either side's throughput has fallen below this fraction of its
+#: frontier's peak (the collapsing tail where a ratio is a quotient of two small numbers).
+TAIL_FRACTION = 0.10
+
 #: Interactivity values (tok/s/user) at which ratios are reported by default (parameters).
 DEFAULT_ISO_INTERACTIVITY = (10.0, 25.0, 50.0, 100.0)
 
@@ -154,6 +162,16 @@ def efficiency_bands(model: ModelSpec, system: System, wl: Workload, precision: 
     return band
 
 
+def _flag_tails(rows: list[dict], a: cmp.Frontier, b: cmp.Frontier) -> list[dict]:
+    """Mark ratios taken where either frontier has collapsed below TAIL_FRACTION of its peak."""
+    for r in rows:
+        low_a = r["y_a"] == r["y_a"] and r["y_a"] < TAIL_FRACTION * float(a.y.max())
+        low_b = r["y_b"] == r["y_b"] and r["y_b"] < TAIL_FRACTION * float(b.y.max())
+        if low_a or low_b:
+            r["at_frontier_end"] = True
+    return rows
+
+
 def compare_systems(model: ModelSpec, systems: list[System], wl: Workload, precision: Precision,
                     baseline: str | None = None, convention: str = "all-in",
                     options: SweepOptions | None = None, iso_interactivity=DEFAULT_ISO_INTERACTIVITY,
@@ -197,8 +215,10 @@ def compare_systems(model: ModelSpec, systems: list[System], wl: Workload, preci
             "max_interactivity_ratio": heads[n]["max_interactivity"] / heads[baseline]["max_interactivity"],
             "min_e2e_ratio": heads[n]["min_e2e_s"] / heads[baseline]["min_e2e_s"],
             "iso_interactivity": {
-                "throughput_per_chip": cmp.iso_interactivity_ratio(a_t, b_t, list(iso_interactivity)),
-                "tok_s_per_kw": cmp.iso_interactivity_ratio(a_kw, b_kw, list(iso_interactivity)),
+                "throughput_per_chip": _flag_tails(cmp.iso_interactivity_ratio(a_t, b_t, list(iso_interactivity),
+                                                                               END_RTOL), a_t, b_t),
+                "tok_s_per_kw": _flag_tails(cmp.iso_interactivity_ratio(a_kw, b_kw, list(iso_interactivity),
+                                                                        END_RTOL), a_kw, b_kw),
             },
             "tiers": cmp.tiers(a_t, floors),
             "tiers_tok_s_per_kw": cmp.tiers(a_kw, floors),
