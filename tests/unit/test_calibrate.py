@@ -38,7 +38,8 @@ MEASURED = [n for n in SHIPPED if load_calibration(n)["kind"] == "measured"]
 DERIVED = [n for n in SHIPPED if load_calibration(n)["kind"] == "derived"]
 FRACTION_FIELDS = [f.name for f in dataclasses.fields(Efficiency) if "_fraction" in f.name]
 KERNEL_TABLES = {("gemm", "gemm_perf"), ("attention", "context_attention_perf"),
-                 ("attention", "generation_attention_perf"), ("moe", "moe_perf"), ("comm", "nccl_perf")}
+                 ("attention", "generation_attention_perf"), ("moe", "moe_perf"), ("comm", "nccl_perf"),
+                 ("comm", "custom_allreduce_perf")}
 GB200_PEAK_BF16 = 2.5e15  # dense BF16 FLOP/s of one GB200 GPU, as the catalog gives it
 GB200_HBM = 8e12  # HBM bytes/s
 
@@ -309,6 +310,7 @@ def test_calibration_is_identical_whatever_the_end_to_end_data(calibrated_with_p
     assert res["report"]["attention"] == attention_fit[1]
     assert {k: v for k, v in res["report"]["nccl"].items() if k != "nccl_folder"} == nccl_fit[1]
     assert res["report"]["moe_held_out"] == {"rows": 0}  # no MoE table in the fixture
+    assert res["report"]["custom_allreduce"] == {"rows": 0}  # nor a custom all-reduce table
     assert {(f, n) for _, f, n in reads} <= KERNEL_TABLES
     assert ("comm", "nccl_perf") in {(f, n) for _, f, n in reads}
     assert {s for s, _, _ in reads} == {"gb200"}
@@ -320,7 +322,7 @@ def test_calibration_provenance_names_kernel_tables_only(calibrated_with_perturb
     assert set(prov) == {"package", "backend", "gemm_version", "attention_version", "system_dir"}
     assert prov["gemm_version"] == prov["attention_version"] == cal.PINNED_VERSION
     assert prov["system_dir"] == "gb200" and prov["backend"] == cal.BACKEND
-    assert set(res["report"]) == {"gemm", "attention", "nccl", "moe_held_out"}
+    assert set(res["report"]) == {"gemm", "attention", "nccl", "custom_allreduce", "moe_held_out"}
     assert "silicon" not in repr(res).lower()
     eff = load_system("gb200-nvl72", "spec").efficiency.with_overrides(res["parameters"])
     for f in FRACTION_FIELDS:
@@ -338,7 +340,7 @@ def test_shipped_provenance_and_report_are_kernel_only(name):
         assert set(prov) == {"package", "backend", "gemm_version", "attention_version", "system_dir"}
         assert prov["package"].startswith("aiconfigurator-core ")
         assert prov["system_dir"] == cal.AIC_SYSTEM_DIRS[name]
-        assert set(c["report"]) <= {"gemm", "attention", "nccl", "moe_held_out"}
+        assert set(c["report"]) <= {"gemm", "attention", "nccl", "custom_allreduce", "moe_held_out"}
         assert {"gemm", "attention"} <= set(c["report"])
         assert c["report"]["gemm"]["rows"] > 0
     else:

@@ -14,7 +14,8 @@ used. Functional forms (the same ones the step cost uses, cost/roofline.py):
   + c by linear least squares, eta_m → ``hbm_fraction`` (KV and other non-GEMM HBM traffic).
 - NCCL all-reduce / all-gather / reduce-scatter on one node (2, 4, 8 GPUs): link_fraction,
   in_switch_fraction and collective_launch_s by grid search minimising the median absolute log
-  error of cost/collectives.py's times.
+  error of cost/collectives.py's times; then collective_launch_s is replaced by the floor of the
+  custom all-reduce kernels (the ones engines use for TP all-reduce), small messages only.
 Held-out kernel check (not fitted): MoE layers against the cost/ops.py expert op. Every fit reports its median and p90 absolute % error. The result is
 a named parameter set with provenance (package version, tables, row counts, fit errors), written
 to ``src/jalapeno/data/calibration/<system>.toml``; systems without tables (Jalapeño, Vera Rubin,
@@ -202,6 +203,24 @@ def fit_nccl(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
     return params, {"rows": int(len(df)), **_ape(pred, t)}
 
 
+def fit_custom_allreduce_launch(df: pd.DataFrame, system: System, eff: Efficiency) -> tuple[dict, dict]:
+    """``collective_launch_s`` from the custom all-reduce kernels serving engines use for TP
+    all-reduce (TRT-LLM/SGLang, CUDA-graph friendly): the median over group sizes of the smallest
+    small-message (<= 64 KiB) latency minus the modelled link part (launch set to 0)."""
+    d = df[(df.message_size <= 65536) & (df.num_gpus <= system.levels[0].chips)]
+    if d.empty:
+        return {}, {"rows": 0}
+    zero = dataclasses.replace(eff, collective_launch_s=0.0)
+    floors = []
+    for g, rows in d.groupby("num_gpus"):
+        best = rows.loc[rows.latency.idxmin()]
+        link = float(collective_time("all_reduce", int(g), np.array([best.message_size * 2.0]), system, zero).time_s[0])
+        floors.append(max(best.latency * 1e-3 - link, 0.0))
+    launch = float(np.median(floors))
+    return {"collective_launch_s": launch}, {"rows": int(len(d)), "groups": sorted(int(x) for x in d.num_gpus.unique()),
+                                             "collective_launch_s": launch}
+
+
 # ---- MoE held-out check ---------------------------------------------------------------------------
 
 def check_moe(df: pd.DataFrame, system: System, eff: Efficiency) -> dict:
@@ -264,6 +283,13 @@ def calibrate_system(system: System) -> dict:
         p_nccl, r_nccl = fit_nccl(nccl, system)
         params.update(p_nccl)
         reports["nccl"] = {**r_nccl, "nccl_folder": v_nccl}
+    try:  # the launch cost serving sees comes from the custom all-reduce kernels, not NCCL's
+        car, _ = load_table(sdir, "comm", "custom_allreduce_perf")
+        p_car, reports["custom_allreduce"] = fit_custom_allreduce_launch(
+            car, system, system.efficiency.with_overrides(params))
+        params.update(p_car)
+    except SpecError:
+        reports["custom_allreduce"] = {"rows": 0}
     eff = system.efficiency.with_overrides(params)
     try:
         moe, _ = load_table(sdir, "moe", "moe_perf")
