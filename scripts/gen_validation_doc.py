@@ -135,7 +135,8 @@ def main() -> None:
         "software maturity). Calibrating them needs measured AMD kernels.",
         "- **Disaggregated rows with MTP** depend on the assumed MTP (k = 1, α = 0.85); TRT-LLM runs often "
         "used 3 draft tokens, so predicted TPOT is too slow there.",
-        "- **Kernel-calibrated efficiencies make decode slower than measured (TPOT bias about +20%).** "
+        "- **Kernel-calibrated efficiencies make decode slower than measured (TPOT bias +12% on InferenceX, "
+        "+22% on the aiconfigurator rows).** "
         "Standalone GEMM micro-benchmarks (weight streaming at 0.57-0.71 of HBM peak for FP8/FP4) "
         "understate fused serving kernels; the held-out MoE kernel check is off by 32-48% median, the "
         "largest single gap (see `report.moe_held_out` in the calibration files).",
