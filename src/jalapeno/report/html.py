@@ -52,15 +52,20 @@ def frontier_figure(result: dict):
     return fig
 
 
-def write_html(result: dict, path: str | Path) -> Path:
-    """Write the frontier chart of ``result`` to ``path``.
+def write_figure(fig, path: str | Path) -> Path:
+    """Write a plotly figure as a self-contained HTML file (plotly.js embedded, opens offline).
 
     Raises:
         SpecError: the file cannot be written.
     """
     p = Path(path)
     try:
-        frontier_figure(result).write_html(str(p), include_plotlyjs=True, full_html=True)
+        fig.write_html(str(p), include_plotlyjs=True, full_html=True)
     except OSError as e:
         raise SpecError("--html", f"cannot write {p}: {e.strerror or e}", "give a writable file path") from None
     return p
+
+
+def write_html(result: dict, path: str | Path) -> Path:
+    """Write the frontier chart of ``result`` to ``path`` (:func:`write_figure`)."""
+    return write_figure(frontier_figure(result), path)

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from jalapeno.errors import SpecError
-
 
 def write_parity(rows: pd.DataFrame, path: str | Path) -> Path:
     """Write an interactive parity plot (hover: id, deployment, mapping, error).
@@ -36,9 +34,6 @@ def write_parity(rows: pd.DataFrame, path: str | Path) -> Path:
         fig.update_xaxes(type="log", title_text="measured", row=1, col=col)
         fig.update_yaxes(type="log", title_text="predicted", row=1, col=col)
     fig.update_layout(title="jalapeno validation: predicted vs measured", height=520, width=1700)
-    p = Path(path)
-    try:
-        fig.write_html(str(p), include_plotlyjs=True)
-    except OSError as e:
-        raise SpecError("--html", f"cannot write {p}: {e.strerror or e}", "give a writable path") from None
-    return p
+    from jalapeno.report.html import write_figure
+
+    return write_figure(fig, path)

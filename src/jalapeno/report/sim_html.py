@@ -7,8 +7,6 @@ from pathlib import Path
 
 import numpy as np
 
-from jalapeno.errors import SpecError
-
 
 def simulation_figure(result):
     """A plotly Figure from a :class:`jalapeno.serve.sim.simulation.SimResult`."""
@@ -39,14 +37,7 @@ def simulation_figure(result):
 
 
 def write_sim_html(result, path: str | Path) -> Path:
-    """Write the simulation chart.
+    """Write the simulation chart (:func:`jalapeno.report.html.write_figure`)."""
+    from jalapeno.report.html import write_figure
 
-    Raises:
-        SpecError: the file cannot be written.
-    """
-    p = Path(path)
-    try:
-        simulation_figure(result).write_html(str(p), include_plotlyjs=True, full_html=True)
-    except OSError as e:
-        raise SpecError("--html", f"cannot write {p}: {e.strerror or e}", "give a writable file path") from None
-    return p
+    return write_figure(simulation_figure(result), path)
