@@ -12,9 +12,9 @@ Usage:
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
+
+from _docgen import write_or_check
 
 from jalapeno import units
 from jalapeno.specs import hardware as hw
@@ -259,21 +259,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    ap.add_argument("--check", action="store_true", help="exit 1 if the file on disk is out of date")
-    a = ap.parse_args(argv)
-    text = render()
-    if a.check:
-        cur = a.out.read_text() if a.out.is_file() else ""
-        if cur != text:
-            print(f"{a.out} is out of date; run scripts/gen_catalog_doc.py", file=sys.stderr)
-            return 1
-        return 0
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(text)
-    print(f"wrote {a.out}")
-    return 0
+    return write_or_check(render, DEFAULT_OUT, __doc__, "gen_catalog_doc.py", argv)
 
 
 if __name__ == "__main__":

@@ -16,10 +16,10 @@ Usage:
 
 from __future__ import annotations
 
-import argparse
-import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from _docgen import write_or_check
 
 from jalapeno.cost.step import Batch, StepCost, step_cost
 from jalapeno.deploy.layout import Layout
@@ -155,21 +155,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    ap.add_argument("--check", action="store_true", help="exit 1 if the file on disk is out of date")
-    a = ap.parse_args(argv)
-    text = render()
-    if a.check:
-        cur = a.out.read_text() if a.out.is_file() else ""
-        if cur != text:
-            print(f"{a.out} is out of date; run scripts/gen_op_table_doc.py", file=sys.stderr)
-            return 1
-        return 0
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(text)
-    print(f"wrote {a.out}")
-    return 0
+    return write_or_check(render, DEFAULT_OUT, __doc__, "gen_op_table_doc.py", argv)
 
 
 if __name__ == "__main__":
