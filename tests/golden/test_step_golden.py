@@ -161,6 +161,30 @@ def test_deepseek_routed_expert_weight_bytes_full_batch_ep8():
     assert _rel(_op(sc, "moe.experts", "weight_bytes"), expected) < 0.01
 
 
+def test_routed_experts_use_the_moe_efficiencies_and_fall_back_to_the_gemm_ones():
+    """Memory time of the expert op = its bytes / (W · eta_m): eta_m is moe_hbm_fraction_fp4 when
+    set, else gemm_hbm_fraction_fp4; the FP8 GEMMs keep gemm_hbm_fraction_fp8 either way."""
+    import dataclasses
+
+    from jalapeno.cost.roofline import op_times
+
+    base = load_system("gb200-nvl72", "spec")
+    eff = dataclasses.replace(base.efficiency, gemm_hbm_fraction_fp4=0.3, moe_hbm_fraction_fp4=0.75,
+                              gemm_hbm_fraction_fp8=0.4, moe_hbm_fraction_fp8=0.9)
+    sc = step_cost(load_model("deepseek-r1"), base, Layout(tp=1, dp=8, ep=8), get_precision("fp4"),
+                   Batch.make(decode_seqs=4096, decode_ctx=16))
+    for e, want_moe in ((eff, 0.75), (dataclasses.replace(eff, moe_hbm_fraction_fp4=None), 0.3)):
+        t = op_times(sc.ops, base.chip, e)
+        j = sc.ops.name.index("moe.experts")
+        assert sc.ops.kind[j] == "moe" and sc.ops.fmt[j] == "fp4"
+        hand = sc.ops.bytes[j, 0] / (8e12 * want_moe)  # GB200: 8 TB/s HBM
+        assert float(t.memory_s[j, 0]) == pytest.approx(hand, rel=1e-12)
+        g = [k for k, n in enumerate(sc.ops.name) if sc.ops.kind[k] == "gemm" and sc.ops.fmt[k] == "fp8"]
+        assert len(g) >= 5  # projections, dense and shared-expert FFNs run in FP8
+        for k in g:
+            assert float(t.memory_s[k, 0]) == pytest.approx(sc.ops.bytes[k, 0] / (8e12 * 0.4), rel=1e-12)
+
+
 # ---- (d) MLA decode KV read --------------------------------------------------------------
 
 @pytest.mark.parametrize("seqs, ctx", [(1, 1024), (4, 8192), (32, 2000)])

@@ -213,18 +213,79 @@ def test_fit_nccl_fractions_and_launch(nccl_fit, tables):
     Efficiency().with_overrides(params)
 
 
-# ---- MoE held-out check -------------------------------------------------------------------------
+# ---- MoE layers -------------------------------------------------------------------------------
 
-def test_check_moe_filters_rows_and_reports_error(gb200):
-    base = {"num_tokens": 128, "topk": 8, "moe_ep_size": 8, "num_experts": 256, "inter_size": 2048,
-            "moe_tp_size": 1, "hidden_size": 7168, "latency": 0.2}
-    df = pd.DataFrame([{**base, "distribution": "balanced", "moe_dtype": "bfloat16"},
-                       {**base, "distribution": "balanced", "moe_dtype": "nvfp4"},
-                       {**base, "distribution": "power_law", "moe_dtype": "bfloat16"},  # not balanced: dropped
-                       {**base, "distribution": "balanced", "moe_dtype": "w4a16"}])  # not a GEMM format: dropped
-    rep = cal.check_moe(df, gb200, gb200.efficiency)
-    assert rep["rows"] == rep["n"] == 2 and math.isfinite(rep["median_ape"])
-    assert cal.check_moe(df.iloc[2:], gb200, gb200.efficiency) == {"rows": 0}
+@pytest.fixture(scope="module")
+def moe_table() -> pd.DataFrame:
+    return pd.read_csv(FIX / "gb200_moe_sample.csv")
+
+
+def _uniform_moe_quantities(tokens, topk, ep, experts, hidden, inter, wb, ab):
+    """Balanced routing written out again: every rank gets T·k/ep picks; a token misses a given
+    expert with probability 1 − k/E, and a rank's picks equal T tokens' worth of traffic."""
+    load = tokens * topk / ep
+    touched = (experts / ep) * (1.0 - (1.0 - topk / experts) ** tokens)
+    flop = 2.0 * load * 3 * hidden * inter
+    byt = touched * 3 * hidden * inter * wb + load * (hidden * ab + 2 * inter * 2 + inter * ab + hidden * 2)
+    return load, touched, flop, byt
+
+
+def test_moe_rows_keep_the_fastest_balanced_kernel_per_configuration(moe_table):
+    rows = cal.moe_rows(moe_table)
+    # the power-law row and the W4A8 row are dropped; two nvfp4 kernels per configuration become one
+    assert set(rows.moe_dtype) == {"bfloat16", "fp8_block", "nvfp4"}
+    assert not rows.duplicated(["moe_dtype", "num_tokens", "hidden_size", "moe_ep_size"]).any()
+    r = rows[(rows.moe_dtype == "nvfp4") & (rows.hidden_size == 7168) & (rows.num_tokens == 128)].iloc[0]
+    both = moe_table[(moe_table.moe_dtype == "nvfp4") & (moe_table.hidden_size == 7168)
+                     & (moe_table.num_tokens == 128)]
+    assert len(both) == 2 and r.t == pytest.approx(both.latency.min() * 1e-3)
+    load, touched, flop, byt = _uniform_moe_quantities(128, 8, 8, 256, 7168, 2048, 0.5625, 0.5625)
+    assert r.load == pytest.approx(load) and r.flop == pytest.approx(flop) and r.bytes == pytest.approx(byt)
+    assert r.rows == pytest.approx(load / touched) and bool(r.held_out)
+
+
+def test_fit_moe_recovers_known_parameters_from_synthetic_layers(gb200, moe_table):
+    """Latencies made from the documented form with chosen parameters: the fit returns them."""
+    pytest.importorskip("scipy")
+    truth = {"bf16": (0.45, 120.0, 0.8), "fp8": (0.3, 70.0, 0.55), "fp4": (0.14, 48.0, 0.75)}
+    floor = 33e-6
+    syn = moe_table.copy()
+    dt = {"bfloat16": ("bf16", 2.0, 2.0), "fp8_block": ("fp8", 1.0, 1.0), "nvfp4": ("fp4", 0.5625, 0.5625)}
+    for i, r in syn.iterrows():
+        if r.moe_dtype not in dt:
+            continue
+        fmt, wb, ab = dt[r.moe_dtype]
+        load, touched, flop, byt = _uniform_moe_quantities(r.num_tokens, r.topk, r.moe_ep_size, r.num_experts,
+                                                           r.hidden_size, r.inter_size / r.moe_tp_size, wb, ab)
+        eta, mh, em = truth[fmt]
+        m = load / touched
+        t = max(flop / (gb200.chip.peak(fmt) * eta * m / (m + mh)), byt / (GB200_HBM * em)) + floor
+        syn.loc[i, "latency"] = t * 1e3
+    params, report = cal.fit_moe(syn, gb200)
+    assert report["kernel_floor_s"] == pytest.approx(floor, rel=0.05)
+    for fmt, (eta, mh, em) in truth.items():
+        sfx = "" if fmt == "bf16" else f"_{fmt}"
+        assert params[f"moe_hbm_fraction{sfx}"] == pytest.approx(em, rel=0.05), fmt
+        assert params[f"moe_peak_fraction{sfx}"] == pytest.approx(eta, rel=0.15), fmt
+        assert report["formats"][fmt]["fit"]["median_ape"] < 0.02
+    assert "moe_floor_s" not in params  # reported, not used (CUDA graphs hide launch floors)
+    Efficiency().with_overrides(params)
+
+
+def test_fit_moe_never_sees_the_held_out_shape(gb200, moe_table):
+    """DeepSeek's shape is judged, not fitted: scaling its latencies changes only its error."""
+    pytest.importorskip("scipy")
+    p1, r1 = cal.fit_moe(moe_table, gb200)
+    bent = moe_table.copy()
+    ds = (bent.hidden_size == 7168) & (bent.num_experts == 256)
+    bent.loc[ds, "latency"] *= 3.0
+    p2, r2 = cal.fit_moe(bent, gb200)
+    assert p1 == p2
+    assert r2["formats"]["fp4"]["held_out_deepseek_shape"]["median_ape"] != pytest.approx(
+        r1["formats"]["fp4"]["held_out_deepseek_shape"]["median_ape"])
+    assert "held_out_deepseek_shape" not in r1["formats"]["bf16"]  # no bf16 row of that shape
+    for k, v in p1.items():
+        assert v > 0 and (v <= 1.0 if "_fraction" in k else True), k
 
 
 # ---- the split: calibration never sees end-to-end points ----------------------------------------
@@ -234,8 +295,8 @@ def test_fitting_functions_take_kernel_tables_only(gb200, silicon):
     none of their columns (gemm_dtype, attn_dtype, op_name, distribution) and is refused."""
     assert list(inspect.signature(cal.calibrate_system).parameters) == ["system"]
     for fn, args in ((cal.fit_attention, (silicon, silicon, gb200, 0.0)), (cal.fit_nccl, (silicon, gb200)),
-                     (cal.check_moe, (silicon, gb200, gb200.efficiency)), (cal.fit_gemm, (silicon, gb200))):
-        if fn is cal.fit_gemm:
+                     (cal.fit_moe, (silicon, gb200)), (cal.fit_gemm, (silicon, gb200))):
+        if fn in (cal.fit_gemm, cal.fit_moe):
             pytest.importorskip("scipy")
         with pytest.raises((AttributeError, KeyError)):
             fn(*args)
@@ -309,7 +370,7 @@ def test_calibration_is_identical_whatever_the_end_to_end_data(calibrated_with_p
     assert res["report"]["gemm"] == gemm_fit[1]
     assert res["report"]["attention"] == attention_fit[1]
     assert {k: v for k, v in res["report"]["nccl"].items() if k != "nccl_folder"} == nccl_fit[1]
-    assert res["report"]["moe_held_out"] == {"rows": 0}  # no MoE table in the fixture
+    assert res["report"]["moe"] == {"rows": 0}  # no MoE table in the fixture
     assert res["report"]["custom_allreduce"] == {"rows": 0}  # nor a custom all-reduce table
     assert {(f, n) for _, f, n in reads} <= KERNEL_TABLES
     assert ("comm", "nccl_perf") in {(f, n) for _, f, n in reads}
@@ -322,7 +383,7 @@ def test_calibration_provenance_names_kernel_tables_only(calibrated_with_perturb
     assert set(prov) == {"package", "backend", "gemm_version", "attention_version", "system_dir"}
     assert prov["gemm_version"] == prov["attention_version"] == cal.PINNED_VERSION
     assert prov["system_dir"] == "gb200" and prov["backend"] == cal.BACKEND
-    assert set(res["report"]) == {"gemm", "attention", "nccl", "custom_allreduce", "moe_held_out"}
+    assert set(res["report"]) == {"gemm", "attention", "nccl", "custom_allreduce", "moe"}
     assert "silicon" not in repr(res).lower()
     eff = load_system("gb200-nvl72", "spec").efficiency.with_overrides(res["parameters"])
     for f in FRACTION_FIELDS:
@@ -337,10 +398,11 @@ def test_shipped_provenance_and_report_are_kernel_only(name):
     prov = c["provenance"]
     assert "silicon" not in repr(c).lower() and "inferencex" not in repr(c).lower()
     if c["kind"] == "measured":
-        assert set(prov) == {"package", "backend", "gemm_version", "attention_version", "system_dir"}
+        assert set(prov) == {"package", "backend", "gemm_version", "attention_version", "system_dir",
+                             "moe_version"}
         assert prov["package"].startswith("aiconfigurator-core ")
         assert prov["system_dir"] == cal.AIC_SYSTEM_DIRS[name]
-        assert set(c["report"]) <= {"gemm", "attention", "nccl", "custom_allreduce", "moe_held_out"}
+        assert set(c["report"]) <= {"gemm", "attention", "nccl", "custom_allreduce", "moe"}
         assert {"gemm", "attention"} <= set(c["report"])
         assert c["report"]["gemm"]["rows"] > 0
     else:

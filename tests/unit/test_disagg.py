@@ -10,6 +10,7 @@ from jalapeno.analysis.prediction import predict_point
 from jalapeno.analysis.sweep import SweepOptions, sweep
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
+from jalapeno.serve.disagg import prefill_perf
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model, load_system
 from jalapeno.specs.formats import get_precision
@@ -105,18 +106,27 @@ def test_kv_transfer_positive_grows_with_isl_and_respects_the_link(oss):
     assert out[8192].kv_transfer_s[0] > 4 * out[1024].kv_transfer_s[0]
 
 
-def test_prefill_saturation_is_infeasible_and_says_prefill(oss):
+def test_prefill_saturation_queues_users_and_says_prefill(oss):
+    """Closed loop: users beyond what the prefill pool can admit wait for it — throughput flat at
+    the prefill pool's capacity, TTFT growing by the extra users over the request rate (Little)."""
     model, system, prec = oss
     wl = get_workload("8k1k")
     # one 2-chip prefill instance feeding four 8-chip decode instances
     dep = Deployment(prec, Pool(Layout(tp=1, dp=8, ep=8), 4), prefill=Pool(Layout(tp=2, ep=2), 1))
-    pts = serve_at_concurrency(model, system, dep, wl, [4, 4096])
-    assert pts.feasible[0], pts.reason[0]
-    assert not pts.feasible[1]
-    assert "prefill" in str(pts.reason[1])
+    pts = serve_at_concurrency(model, system, dep, wl, [4, 4096, 8192])
+    assert pts.feasible.all(), pts.reason
+    assert pts.limit[0] == "" and pts.queue_s[0] == 0
+    pre = prefill_perf(model, system, dep.prefill.layout, prec, wl, dep.token_budget)
+    for i in (1, 2):
+        assert pts.limit[i] == "prefill_capacity (queueing)"
+        # the admitted rate keeps the prefill pool at or below its utilisation ceiling
+        assert pts.request_rate_per_s[i] * wl.mean_isl <= 0.95 * pre.tokens_per_s * (1 + 1e-6)
+        # Little's law over the whole loop, queue included
+        assert pts.request_rate_per_s[i] * pts.e2e_s[i] == pytest.approx(pts.concurrency[i], rel=1e-6)
+    assert pts.throughput_per_chip[2] == pytest.approx(pts.throughput_per_chip[1], rel=1e-9)
+    assert pts.queue_s[2] - pts.queue_s[1] == pytest.approx(4096 / pts.request_rate_per_s[1], rel=1e-6)
     rec = predict_point(model, system, dep, wl, 4096)
-    assert rec["feasible"] is False
-    assert "prefill" in rec["reason"]
+    assert rec["feasible"] is True and rec["limit"] == "prefill_capacity (queueing)"
     assert rec["chips"] == 1 * 2 + 4 * 8
 
 

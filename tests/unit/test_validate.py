@@ -25,8 +25,10 @@ from jalapeno.analysis.validate import (
     load_inferencex,
     parse_topology,
     predict_points,
+    recipe_mtp,
 )
 from jalapeno.analysis.validation_run import calibrated_systems, run_validation
+from jalapeno.deploy.deployment import MTP
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.specs.calibration import load_calibration
@@ -89,8 +91,11 @@ def test_load_inferencex_measured_values_and_deployments(ix):
     assert (p.isl, p.osl, p.precision) == (1024, 1024, "fp4")
     d = p.deployment
     assert d.prefill.layout == Layout(tp=4, ep=4) and d.prefill.workers == 1
-    assert d.decode.layout == Layout(tp=1, dp=8, ep=8) and d.decode.workers == 4
-    assert d.mtp == VALIDATION_MTP and any("MTP assumed" in n for n in p.notes)
+    # 4 sequences over 4 decode workers of 8: light load, read as TEP8 (the recipe's tep8), and
+    # 1 sequence per attention rank: the recipes' MTP3, chain acceptance 0.75
+    assert d.decode.layout == Layout(tp=8, ep=8) and d.decode.workers == 4
+    assert d.mtp == MTP(3, 0.75) and any("MTP assumed k=3" in n for n in p.notes)
+    assert any("read as TEP8" in n for n in p.notes)
     # line 7: H200 FP8 sglang TP8 EP1 at conc 4, TTFT 157.77 ms
     p = pts[7]
     assert p.deployment.decode.layout == Layout(tp=8, ep=1) and p.deployment.prefill is None
@@ -106,6 +111,26 @@ def test_load_inferencex_measured_values_and_deployments(ix):
     assert pts[4].measured["interactivity"] == 9.43 and "MTP use unspecified" in pts[4].notes[0]
     # line 12: a topology the parser cannot read: noted, mapped to the frontier's peak
     assert any("not interpretable" in n for n in pts[12].notes)
+
+
+@pytest.mark.parametrize("topology, conc, layout, workers, k", [
+    # InferenceX B200 FP4 Dynamo-TRT 1k1k recipes (nvidia-master.yaml): conc 45 on 5 workers is
+    # ctx1_gen5_tep8_batch32_mtp3; conc 875 ctx1_gen5_dep8_batch16_mtp3 (21.9 per rank);
+    # conc 1214 ctx1_gen2_dep8_batch64_mtp2 (75.9 per rank); conc 4968 ctx3_gen4_dep8_batch128_mtp1
+    ("prefill 4 GPU TP=4; decode 40 GPU EP=8", 45, Layout(tp=8, ep=8), 5, 3),
+    ("prefill 4 GPU TP=4; decode 40 GPU EP=8", 875, Layout(tp=1, dp=8, ep=8), 5, 3),
+    ("prefill 4 GPU TP=4; decode 16 GPU EP=8", 1214, Layout(tp=1, dp=8, ep=8), 2, 2),
+    ("prefill 12 GPU TP=12; decode 32 GPU EP=8", 4968, Layout(tp=1, dp=8, ep=8), 4, 1),
+    # one worker across 32 GPUs is data-parallel whatever the load (GB300 dep32_batch4_mtp3 at 180)
+    ("prefill 4 GPU TP=4; decode 32 GPU EP=32", 180, Layout(tp=1, dp=32, ep=32), 1, 3),
+])
+def test_dynamo_trt_recipe_layout_and_draft_length(topology, conc, layout, workers, k):
+    _, dec, _ = parse_topology(topology, moe=True, concurrency=conc)
+    assert (dec.layout, dec.workers) == (layout, workers)
+    m = recipe_mtp(dec, conc)
+    assert m.draft_tokens == k and m.acceptance == (0.85 if k == 1 else 0.75)
+    # without the concurrency the attention split is unknown: DEP, as before
+    assert parse_topology(topology, moe=True)[1].layout.dp == layout.ep
 
 
 def _write_variant(tmp_path: Path, edit) -> Path:
@@ -199,6 +224,40 @@ def test_load_aiconfigurator_concurrency_from_id_beats_batch_size(silicon):
     points, skipped = load_aiconfigurator(f)
     assert [p.concurrency for p in points] == [4.0, 999.0]
     assert skipped == [(f"aic:{f.id.iloc[1]}", "tpu_v7/deepseek-ai/DeepSeek-R1 not in the catalog")]
+
+
+def _disagg_row(base: pd.Series, **fields) -> dict:
+    row = {**base.to_dict(), "mode": "disagg", "tp_size": float("nan"), "batch_size": float("nan"),
+           "prefill_tp_size": 4.0, "prefill_attention_dp_size": 1.0, "prefill_moe_ep_size": 4.0,
+           "decode_tp_size": 8.0, "decode_attention_dp_size": 1.0, "decode_moe_ep_size": 8.0}
+    row.update(fields)
+    return row
+
+
+def test_load_aiconfigurator_disagg_rows_need_worker_counts(silicon):
+    """Without worker counts the batch per decode worker (hence TPOT) is unknown: skipped, said why."""
+    base = silicon.iloc[0]
+    f = pd.DataFrame([
+        _disagg_row(base, id="x_disagg_8192x1024_c52_a", prefill_num_workers=float("nan"),
+                    decode_num_workers=float("nan")),
+        _disagg_row(base, id="x_disagg_8192x1024_c52_b", prefill_num_workers=2.0, decode_num_workers=4.0)])
+    points, skipped = load_aiconfigurator(f)
+    assert skipped == [("aic:x_disagg_8192x1024_c52_a", "disaggregated row without prefill/decode worker counts")]
+    (p,) = points
+    dep = p.deployment
+    assert (dep.prefill.workers, dep.decode.workers) == (2, 4) and p.concurrency == 52.0
+    assert dep.chips == 2 * 4 + 4 * 8
+
+
+def test_load_aiconfigurator_kimi_precision_follows_the_row(silicon):
+    base = silicon.iloc[0].to_dict()
+    f = pd.DataFrame([{**base, "model_path": "moonshotai/Kimi-K2.5", "precision": prec, "id": f"k_{prec}_c4_tp8"}
+                      for prec in ("fp4", "int4")]
+                     + [{**base, "model_path": "openai/gpt-oss-120b", "precision": "fp4", "id": "g_c4_tp8"}])
+    points, skipped = load_aiconfigurator(f)
+    assert skipped == []
+    assert [(p.model, p.precision) for p in points] == [("kimi-k2.5", "fp4"), ("kimi-k2.5", "int4"),
+                                                         ("gpt-oss-120b", "mxfp4")]
 
 
 def test_load_aiconfigurator_without_package_or_frame(no_package):

@@ -15,8 +15,9 @@ Each measured point is mapped to a prediction, labelled by how:
   enumerated aggregated layouts at that concurrency.
 - ``frontier_peak``: a max-throughput point with neither; the predicted frontier's peak.
 Rows that cannot be mapped are skipped with the reason. MTP rows use an assumed draft length
-and acceptance (:data:`VALIDATION_MTP`, labelled on every such row), since the sources do not
-report acceptance. Errors: signed % error = predicted/measured − 1; per group n, median and p90
+and acceptance (:data:`VALIDATION_MTP`; Dynamo + TRT-LLM rows the draft length their recipes use
+at that load, :func:`recipe_mtp`; labelled on every such row), since the sources do not report
+acceptance. Errors: signed % error = predicted/measured − 1; per group n, median and p90
 absolute % error and the median signed error (bias).
 """
 
@@ -41,6 +42,17 @@ from jalapeno.specs.workload import Workload
 #: published figure ("acceptance rate of the second token prediction ranges between 85% and
 #: 90%", DeepSeek-V3 technical report §5.4.3, lower end). An assumption, labelled per row.
 VALIDATION_MTP = MTP(1, 0.85)
+#: Per-token acceptance assumed for chains of 2-3 draft tokens (TRT-LLM's MTP Eagle reuses the one
+#: MTP layer, so later drafts are accepted less often): 0.75 gives 2.73 tokens per step at k = 3,
+#: in line with the 2.16x batch-1 speedup TRT-LLM reports for MTP3 on 8x B200 (TensorRT-LLM tech
+#: blog 2, "DeepSeek R1 MTP Implementation and Optimization"). An assumption, labelled per row.
+CHAIN_ACCEPTANCE = 0.75
+#: Dynamo + TRT-LLM disaggregated recipes of the InferenceX runs (SemiAnalysisAI/InferenceX
+#: .github/configs/nvidia-master.yaml, recipes "ctx*_gen*_{tep,dep}N_batch*_mtpK"): decode workers
+#: serving at most this many sequences run attention tensor-parallel (TEP), busier ones
+#: data-parallel (DEP); and the draft length falls with the sequences per attention rank.
+TEP_MAX_SEQS_PER_WORKER = 64
+MTP_DRAFT_BY_SEQS_PER_RANK = ((48, 3), (100, 2), (float("inf"), 1))
 
 HARDWARE = {"GB200 NVL72": "gb200-nvl72", "GB300 NVL72": "gb300-nvl72", "B200": "b200", "B300": "b300",
             "H200": "h200", "H100": "h100", "MI300X": "mi300x", "MI325X": "mi325x", "MI355X": "mi355x"}
@@ -90,8 +102,27 @@ def _ix_precision(model: str, prec: str) -> str:
     return "fp4" if "FP4" in prec.upper() else "fp8"
 
 
-def parse_topology(text: str, moe: bool) -> tuple[Pool | None, Pool | None, str]:
-    """(prefill pool, decode/aggregated pool, note) from an InferenceX topology string."""
+def recipe_mtp(decode: Pool, concurrency: float) -> MTP:
+    """The MTP a Dynamo + TRT-LLM recipe runs at this load (:data:`MTP_DRAFT_BY_SEQS_PER_RANK`).
+
+    >>> recipe_mtp(Pool(Layout(tp=8, ep=8), 5), 45).draft_tokens  # 9 sequences per worker
+    3
+    >>> recipe_mtp(Pool(Layout(tp=1, dp=8, ep=8), 4), 4968).draft_tokens  # 155 per rank
+    1
+    """
+    per_rank = concurrency / (decode.workers * decode.layout.dp)
+    k = next(k for limit, k in MTP_DRAFT_BY_SEQS_PER_RANK if per_rank <= limit)
+    return MTP(k, CHAIN_ACCEPTANCE if k > 1 else VALIDATION_MTP.acceptance)
+
+
+def parse_topology(text: str, moe: bool, concurrency: float | None = None) -> tuple[Pool | None, Pool | None, str]:
+    """(prefill pool, decode/aggregated pool, note) from an InferenceX topology string.
+
+    "decode N GPU EP=n" does not say how attention is split: with the concurrency known, a decode
+    worker of at most one node (n <= 8) serving <= :data:`TEP_MAX_SEQS_PER_WORKER` sequences is
+    read as TEP (attention TP n, experts EP n), a busier or wider one as DEP (attention DP n),
+    as the InferenceX Dynamo recipes do; without it, DEP.
+    """
     t = text.strip()
     m = re.fullmatch(r"TP(\d+)(?: EP(\d+))?(?: \(.*\))?", t)
     if m:
@@ -114,7 +145,11 @@ def parse_topology(text: str, moe: bool) -> tuple[Pool | None, Pool | None, str]
         else:  # e.g. "12 GPU TP=12": 3 workers of 4 (128 heads do not split 12 ways)
             pre = Pool(Layout(tp=1, dp=4, ep=4 if moe else 1), pg // 4)
             note = f"prefill '{pg} GPU TP={ptp}' read as {pg // 4} DEP4 workers"
-        return pre, Pool(Layout(tp=1, dp=dep_, ep=dep_), dg // dep_), note
+        workers = dg // dep_
+        if concurrency and dep_ <= 8 and concurrency / workers <= TEP_MAX_SEQS_PER_WORKER:
+            note = "; ".join(x for x in (note, f"decode 'EP={dep_}' read as TEP{dep_} (light load)") if x)
+            return pre, Pool(Layout(tp=dep_, ep=dep_), workers), note
+        return pre, Pool(Layout(tp=1, dp=dep_, ep=dep_), workers), note
     return None, None, f"topology {t!r} not interpretable"
 
 
@@ -164,21 +199,29 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
         notes = []
         spec = r.get("spec", "").strip()
         mtp = VALIDATION_MTP if spec == "mtp" else None
-        if mtp:
-            notes.append(f"MTP assumed k={mtp.draft_tokens}, acceptance {mtp.acceptance}")
-        elif spec.startswith("unspecified"):
+        if spec.startswith("unspecified"):
             notes.append("MTP use unspecified: predicted without MTP")
         prec = _ix_precision(model, r["precision"])
         conc = _num(r["conc"])
         dep = None
         mapping = ""
         if topo:
-            pre, dec, note = parse_topology(topo, moe=True)  # both seed models are MoE
+            pre, dec, note = parse_topology(topo, moe=True, concurrency=conc)  # both seed models are MoE
             if note:
                 notes.append(note)
+            dynamo_trt = r.get("framework", "").strip() == "dynamo-trt"
+            if dynamo_trt and pre is not None and pre.layout.tp > 1 and pre.layout.ep == pre.layout.tp:
+                # every Dynamo + TRT-LLM DeepSeek prefill recipe runs attention data-parallel
+                # ("dp-attn: true" beside "tp: n"), i.e. DEP n
+                pre = Pool(Layout(tp=1, dp=pre.layout.tp, ep=pre.layout.ep), pre.workers)
+                notes.append(f"prefill 'TP={pre.layout.dp}' read as DEP{pre.layout.dp} (recipe dp-attn)")
+            if mtp and dec is not None and conc and dynamo_trt:
+                mtp = recipe_mtp(dec, conc)
             if dec is not None and conc:
                 dep = Deployment(get_precision(prec), dec, prefill=pre, mtp=mtp)
                 mapping = "matched"
+        if mtp:
+            notes.append(f"MTP assumed k={mtp.draft_tokens}, acceptance {mtp.acceptance}")
         if dep is None:
             best_at_c = r.get("point_type", "") == "max_throughput_per_gpu" or not meas["interactivity"]
             if meas["throughput_per_chip"] and conc and r.get("disagg", "").strip() == "0" and best_at_c:
@@ -218,8 +261,10 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         if not system or not model:
             skipped.append((rid, f"{r.system}/{r.model_path} not in the catalog"))
             continue
-        prec = {"gpt-oss-120b": "mxfp4", "kimi-k2.5": "int4"}.get(model) or (
-            "fp4" if r.precision == "fp4" else "bf16" if r.precision == "bf16" else "fp8")
+        # gpt-oss ships MXFP4 experts whatever the row says; Kimi K2.5 runs as its INT4 release or
+        # as an NVFP4 requantisation (the row's precision tells which)
+        prec = {"gpt-oss-120b": "mxfp4"}.get(model) or {"fp4": "fp4", "bf16": "bf16", "int4": "int4"}.get(
+            str(r.precision), "fp8")
         def num(v, default=None):
             return default if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
 
@@ -238,6 +283,10 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
                 dep = Deployment(get_precision(prec), Pool(Layout(tp=tp, dp=dp, ep=ep, pp=num(r.pp_size, 1))))
                 conc = float(r.batch_size)
             else:
+                if num(r.decode_num_workers) is None or num(r.prefill_num_workers) is None:
+                    # the batch each decode worker runs (hence TPOT) depends on how many there were
+                    skipped.append((rid, "disaggregated row without prefill/decode worker counts"))
+                    continue
                 pre = Pool(Layout(tp=num(r.prefill_tp_size), dp=num(r.prefill_attention_dp_size, 1),
                                   ep=num(r.prefill_moe_ep_size, 1)), num(r.prefill_num_workers, 1))
                 dec = Pool(Layout(tp=num(r.decode_tp_size), dp=num(r.decode_attention_dp_size, 1),

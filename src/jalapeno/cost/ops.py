@@ -25,7 +25,7 @@ import numpy as np
 
 from jalapeno.cost.attention import RankBatch, add_gqa_ops, add_mla_ops
 from jalapeno.cost.moe import busiest_rank_assignments, experts_touched_on_rank
-from jalapeno.cost.optable import CollectiveTable, OpBuilder, OpTable
+from jalapeno.cost.optable import MOE_KERNELS, CollectiveTable, OpBuilder, OpTable
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.memory_fit import ROUTER_BYTES
 from jalapeno.specs.efficiency import Efficiency
@@ -101,9 +101,9 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         rows_per_expert = np.where(touched > 0, load / np.maximum(touched, 1e-9), 0.0)
         inter = m.expert_intermediate / layout.moe_tp
         w_expert = model.expert_params() / layout.moe_tp
-        ob.op("moe.experts", "gemm", wf, flop=2.0 * load * 3 * h * inter, weight=touched * w_expert * wb,
+        ob.op("moe.experts", "moe", wf, flop=2.0 * load * 3 * h * inter, weight=touched * w_expert * wb,
               act=load * (h * ain + 2 * inter * 2 + inter * ain + h * 2), rows=rows_per_expert,
-              kernels=3, count=n_moe)
+              kernels=MOE_KERNELS, count=n_moe)
         if dp > 1 and layout.ep > 1:
             disp_b = 1.0 if wf in ("fp8", "fp4") else 2.0
             per_chip_tokens = t / tp

@@ -2,7 +2,7 @@
 
 Every row carries per-chip counts for the whole step (layer multiplicity folded in): FLOPs,
 bytes by kind (weights, KV cache, activations), the GEMM row count that sets its efficiency, the
-kernels it launches, its compute format and kind (``gemm``, ``attention``, ``memory``), and
+kernels it launches, its compute format and kind (``gemm``, ``moe``, ``attention``, ``memory``), and
 whether it repeats on every pipeline stage (layer ops) or runs once per step (embedding, head).
 Collectives form a second table: kind, group size, per-chip message bytes, calls per step.
 """
@@ -12,6 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+
+#: kernels of one MoE layer's routed-expert block (gate/up grouped GEMM, activation, down grouped
+#: GEMM); an op of kind "moe" counts this many per layer, and ``Efficiency.moe_floor_s`` is spread
+#: over them
+MOE_KERNELS = 3
 
 
 @dataclass(frozen=True, slots=True)

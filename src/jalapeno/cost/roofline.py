@@ -6,7 +6,10 @@ F_fmt is the chip's dense peak in the op's compute format, W its HBM bandwidth. 
 the op: GEMMs follow eta(m) = gemm_peak_fraction_f · m / (m + gemm_half_rows_f) in their row count m
 (a few-row GEMM cannot fill a tensor-core tile), per compute format f; attention kernels use
 attention_peak_fraction. eta_m = gemm_hbm_fraction_f for GEMMs (weight streaming), hbm_fraction
-for every other op. Parameters and their sources: specs/efficiency.py, docs/model.md.
+for every other op. The routed-expert block of an MoE layer (kind ``moe``) has the same form with
+its own parameters (moe_peak_fraction_f, moe_half_rows_f, moe_hbm_fraction_f: grouped GEMMs plus
+permute/quantise/finalize, fitted on measured MoE layers) and a fixed cost of moe_floor_s per
+layer instead of its kernels' launches. Parameters and their sources: specs/efficiency.py, docs/model.md.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jalapeno.cost.optable import OpTable
+from jalapeno.cost.optable import MOE_KERNELS, OpTable
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.hardware import Chip
 
@@ -44,14 +47,21 @@ def op_times(table: OpTable, chip: Chip, eff: Efficiency) -> OpTimes:
     """Roofline time of every op in ``table`` on ``chip``."""
     n_ops = len(table.name)
     peak = np.array([chip.peak(f) for f in table.fmt], dtype=float).reshape(n_ops, 1)
-    is_gemm = np.array([k == "gemm" for k in table.kind]).reshape(n_ops, 1)
-    top = np.array([eff.gemm_peak(f) for f in table.fmt], dtype=float).reshape(n_ops, 1)
-    half = np.array([eff.gemm_half(f) for f in table.fmt], dtype=float).reshape(n_ops, 1)
+    is_moe = [k == "moe" for k in table.kind]
+    is_gemm = np.array([k in ("gemm", "moe") for k in table.kind]).reshape(n_ops, 1)
+
+    def per_op(gemm_fn, moe_fn) -> np.ndarray:
+        return np.array([moe_fn(f) if mo else gemm_fn(f) for f, mo in zip(table.fmt, is_moe)],
+                        dtype=float).reshape(n_ops, 1)
+
+    top, half = per_op(eff.gemm_peak, eff.moe_peak), per_op(eff.gemm_half, eff.moe_half)
     m = np.maximum(table.rows, 1e-9)
     eta = np.where(is_gemm, top * m / (m + half), eff.attention_peak_fraction)  # gemm_efficiency, per op
     compute = table.flop / (peak * eta)
-    eta_m = np.where(is_gemm.ravel(), [eff.gemm_hbm(f) for f in table.fmt], eff.hbm_fraction).reshape(n_ops, 1)
+    eta_m = np.where(is_gemm, per_op(eff.gemm_hbm, eff.moe_hbm), eff.hbm_fraction)
     memory = table.bytes / (chip.hbm_bandwidth_bytes_per_s * eta_m)
     active = (table.flop + table.bytes) > 0  # an op with no work at a point launches nothing
-    overhead = np.where(active, (table.kernels * eff.kernel_launch_s).reshape(n_ops, 1), 0.0)
+    launch = np.array([eff.moe_floor_s / MOE_KERNELS if mo and eff.moe_floor_s is not None
+                       else eff.kernel_launch_s for mo in is_moe])
+    overhead = np.where(active, (table.kernels * launch).reshape(n_ops, 1), 0.0)
     return OpTimes(compute, memory, overhead, np.maximum(compute, memory) + overhead)

@@ -8,7 +8,7 @@ import numpy as np
 
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.serve.analytic import ServingPoints, requeue, solve_concurrency
-from jalapeno.serve.disagg import decode_curve, disaggregated_points, prefill_perf
+from jalapeno.serve.disagg import MAX_PREFILL_UTILISATION, decode_curve, disaggregated_points, prefill_perf
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
@@ -24,7 +24,9 @@ def serve_at_concurrency(model: ModelSpec, system: System, dep: Deployment, wl: 
     Aggregated: Little's-law fixed point (serve/analytic.py). Disaggregated: C(B) is evaluated on
     a geometric grid of decode batches per decode instance (1/64 ... 65536, ratio 1.12), inverted by
     log-log interpolation, and the point re-evaluated exactly at the interpolated batch; beyond
-    the decode KV capacity the excess queues.
+    the decode KV capacity, or beyond the batch at which the prefill pool reaches
+    MAX_PREFILL_UTILISATION (serve/disagg.py), the excess users queue for admission: throughput
+    stays flat and TTFT grows (limit ``kv_capacity`` / ``prefill_capacity`` "(queueing)").
     """
     c_req = np.atleast_1d(np.asarray(concurrency, dtype=float))
     if dep.prefill is None:
@@ -41,8 +43,13 @@ def serve_at_concurrency(model: ModelSpec, system: System, dep: Deployment, wl: 
     grid = decode_curve(model, system, dep.decode.layout, dep.precision, wl, _GRID, dep.mtp, eff)
     gp = disaggregated_points(model, system, dep.precision, wl, pre, grid, x, y, dep.mtp, eff)
     _, first = np.unique(grid.batch, return_index=True)
-    cs, bs = gp.concurrency[np.sort(first)], grid.batch[np.sort(first)]
-    pos = cs > 0
+    first = np.sort(first)
+    cs, bs = gp.concurrency[first], grid.batch[first]
+    # the prefill pool caps the request rate: decode batches that would need more than
+    # MAX_PREFILL_UTILISATION of it are not steady states; users beyond the last one queue
+    rho = gp.request_rate_per_s[first] * wl.mean_isl / (dep.prefill.workers * pre.tokens_per_s)
+    pos = (cs > 0) & (rho < MAX_PREFILL_UTILISATION)
+    cap_name = "prefill_capacity" if ((cs > 0) & ~pos).any() else "kv_capacity"
     cs, bs = (cs[pos], bs[pos]) if pos.any() else (np.array([1.0]), np.array([1.0 / 64]))
     order = np.argsort(cs)
     b = np.exp(np.interp(np.log(c_req), np.log(cs[order]), np.log(bs[order])))
@@ -52,7 +59,8 @@ def serve_at_concurrency(model: ModelSpec, system: System, dep: Deployment, wl: 
     queued = excess > 1e-3 * c_req
     wait = np.where(queued & (pts.request_rate_per_s > 0),
                     excess / np.maximum(pts.request_rate_per_s, 1e-30), 0.0)
-    return requeue(pts, c_req, wait, "kv_capacity")
+    limit = "kv_capacity" if cap_name == "prefill_capacity" and (b >= dec.cap).all() else cap_name
+    return requeue(pts, c_req, wait, limit)
 
 
 def serve_at_rate(model: ModelSpec, system: System, dep: Deployment, wl: Workload, rate_per_s,

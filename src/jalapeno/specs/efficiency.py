@@ -35,6 +35,15 @@ class Efficiency:
             functional form eta(m) = peak_fraction * m / (m + half_rows). Default 32: tensor-core
             tiles are 64-128 rows (Hopper wgmma M=64, Blackwell UMMA M=128), so a few-row GEMM
             wastes most of a tile. Assumption to be calibrated on measured GEMMs.
+        moe_peak_fraction, moe_half_rows, moe_hbm_fraction (each with ``_fp8`` / ``_fp4``
+            variants): the same three GEMM parameters for the routed-expert block of an MoE layer
+            (grouped GEMMs plus the token permute, activation quantisation and finalize kernels
+            around them), fitted on measured MoE layers (aiconfigurator ``moe_perf``). None: use
+            the GEMM values of the same format.
+        moe_floor_s: fixed time of one MoE layer's routed-expert block (its kernels' minimum
+            latency at a few tokens), replacing ``3 · kernel_launch_s`` when set. None (default):
+            three kernel launches. Calibrations fit it on the same MoE tables (29-43 us on
+            H200/B200/B300 with TRT-LLM 1.3.0rc20).
         attention_peak_fraction: fraction of peak FLOP/s of attention kernels. Default 0.65:
             FlashMLA reaches 660 TFLOP/s BF16 compute-bound on H800 (peak 989) = 0.67
             (deepseek-ai/FlashMLA README, 2025).
@@ -93,6 +102,16 @@ class Efficiency:
     gemm_hbm_fraction_fp8: float | None = None
     gemm_hbm_fraction_fp4: float | None = None
     gemm_half_rows: float = 32.0
+    moe_peak_fraction: float | None = None
+    moe_peak_fraction_fp8: float | None = None
+    moe_peak_fraction_fp4: float | None = None
+    moe_half_rows: float | None = None
+    moe_half_rows_fp8: float | None = None
+    moe_half_rows_fp4: float | None = None
+    moe_hbm_fraction: float | None = None
+    moe_hbm_fraction_fp8: float | None = None
+    moe_hbm_fraction_fp4: float | None = None
+    moe_floor_s: float | None = None
     attention_peak_fraction: float = 0.65
     hbm_fraction: float = 0.85
     link_fraction: float = 0.80
@@ -126,6 +145,25 @@ class Efficiency:
         if v is None and fmt != "bf16":
             v = self.gemm_hbm_fraction
         return self.hbm_fraction if v is None else v
+
+    def _moe(self, name: str, fmt: str):
+        sfx = {"fp8": "_fp8", "fp4": "_fp4"}.get(fmt, "")
+        return getattr(self, f"{name}{sfx}")
+
+    def moe_peak(self, fmt: str) -> float:
+        """Best fraction of peak of the routed-expert block in ``fmt`` (GEMM value if unset)."""
+        v = self._moe("moe_peak_fraction", fmt)
+        return self.gemm_peak(fmt) if v is None else v
+
+    def moe_half(self, fmt: str) -> float:
+        """Rows per expert at which the routed-expert block reaches half its best fraction."""
+        v = self._moe("moe_half_rows", fmt)
+        return self.gemm_half(fmt) if v is None else v
+
+    def moe_hbm(self, fmt: str) -> float:
+        """Achieved HBM fraction of the routed-expert block streaming expert weights."""
+        v = self._moe("moe_hbm_fraction", fmt)
+        return self.gemm_hbm(fmt) if v is None else v
 
     def with_overrides(self, overrides: dict[str, Any], where: str = "efficiency") -> Efficiency:
         """Return a copy with some parameters replaced, validated.
