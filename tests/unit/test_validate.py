@@ -90,7 +90,9 @@ def test_load_inferencex_measured_values_and_deployments(ix):
                           "ttft_s": None}
     assert (p.isl, p.osl, p.precision) == (1024, 1024, "fp4")
     d = p.deployment
-    assert d.prefill.layout == Layout(tp=4, ep=4) and d.prefill.workers == 1
+    # "prefill 4 GPU TP=4" of a Dynamo-TRT run: its recipes run prefill attention data-parallel (DEP4)
+    assert d.prefill.layout == Layout(tp=1, dp=4, ep=4) and d.prefill.workers == 1
+    assert any("read as DEP4" in n for n in p.notes)
     # 4 sequences over 4 decode workers of 8: light load, read as TEP8 (the recipe's tep8), and
     # 1 sequence per attention rank: the recipes' MTP3, chain acceptance 0.75
     assert d.decode.layout == Layout(tp=8, ep=8) and d.decode.workers == 4

@@ -43,7 +43,10 @@ from jalapeno.specs.hardware import System
 AIC_SYSTEM_DIRS = {"h100": "h100_sxm", "h200": "h200_sxm", "b200": "b200_sxm", "b300": "b300_sxm",
                    "gb200-nvl72": "gb200", "gb300-nvl72": "gb300"}
 #: aiconfigurator GEMM dtype → (our compute format, weight bytes/elem, activation bytes/elem)
-GEMM_DTYPES = {"bfloat16": ("bf16", 2.0, 2.0), "fp8_block": ("fp8", 1.0, 1.0), "nvfp4": ("fp4", 0.5625, 0.5625)}
+#: (NVFP4: 16-element blocks with an FP8 scale, 0.5625 B/elem; MXFP4: 32-element blocks with an
+#: E8M0 scale, 0.53125 B/elem — AMD's aiter tables)
+GEMM_DTYPES = {"bfloat16": ("bf16", 2.0, 2.0), "fp8_block": ("fp8", 1.0, 1.0), "nvfp4": ("fp4", 0.5625, 0.5625),
+               "mxfp4": ("fp4", 0.53125, 0.53125)}
 BACKEND = "trtllm"
 #: The backend version aiconfigurator-core 0.12.0 marks "current" (systems/query_versions.yaml);
 #: tables are read from it when present, else from the newest version that has them.
@@ -88,6 +91,11 @@ def load_table(system_dir: str, family: str, name: str) -> tuple[pd.DataFrame, s
     return pd.read_parquet(d / f"{name}.parquet"), v
 
 
+def _sig(v: float) -> float:
+    """Logistic map of an unconstrained fit variable onto a fraction in (0, 1)."""
+    return 1 / (1 + math.exp(-v))
+
+
 def _ape(pred, meas) -> dict:
     e = np.abs(np.asarray(pred) / np.asarray(meas) - 1)
     return {"median_ape": float(np.median(e)), "p90_ape": float(np.percentile(e, 90)), "n": int(e.size)}
@@ -117,7 +125,6 @@ def fit_gemm(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
     df["t"] = df.latency * 1e-3
     params, report, floors = {}, {"rows": 0, "formats": {}}, {}
     preds, meas = [], []
-    sig = lambda v: 1 / (1 + math.exp(-v))  # noqa: E731
     for dtype, d in df.groupby("gemm_dtype"):
         fmt, wb, ab = GEMM_DTYPES[dtype]
         if fmt not in chip.peak_flop_per_s:
@@ -126,12 +133,12 @@ def fit_gemm(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
         peak = chip.peak(fmt)
 
         def resid(x, m_=m_, n_=n_, k_=k_, t_=t_, peak=peak, wb=wb, ab=ab):
-            return np.log(gemm_model_s(m_, n_, k_, peak, sig(x[0]), math.exp(x[1]), sig(x[2]), math.exp(x[3]),
+            return np.log(gemm_model_s(m_, n_, k_, peak, _sig(x[0]), math.exp(x[1]), _sig(x[2]), math.exp(x[3]),
                                        w, wb, ab) / t_)
 
         sol = least_squares(resid, [0.5, math.log(100.0), 1.5, math.log(5e-6)], loss="soft_l1", f_scale=0.2,
                             max_nfev=300)
-        eta, mh, em, t0 = sig(sol.x[0]), math.exp(sol.x[1]), sig(sol.x[2]), math.exp(sol.x[3])
+        eta, mh, em, t0 = _sig(sol.x[0]), math.exp(sol.x[1]), _sig(sol.x[2]), math.exp(sol.x[3])
         # a half-rows far below one tensor-core tile is a degenerate fit (memory time hides the
         # compute term at few rows); keep it at 16 rows or more
         mh = max(mh, 16.0)
@@ -226,9 +233,13 @@ def fit_custom_allreduce_launch(df: pd.DataFrame, system: System, eff: Efficienc
 
 # ---- MoE layers ------------------------------------------------------------------------------------
 
-#: MoE shape kept out of the MoE fit and used to judge it: DeepSeek-V3/R1's (hidden 7168, expert
-#: intermediate 2048, 256 experts, top-8), the model most of the validation points serve
-MOE_HELD_OUT_SHAPE = (7168, 2048, 256, 8)
+#: MoE shape kept out of the MoE fit and used to judge it: DeepSeek-V3/R1's (hidden 7168, 256
+#: experts, top-8, any tensor-parallel slice of its 2048 expert intermediate), the model most of
+#: the validation points serve
+MOE_HELD_OUT_SHAPE = (7168, 256, 8)
+#: fraction of a format's rows on which the compute term must bind for its compute parameters to
+#: be identified; below it only the HBM fraction is fitted and emitted (tables of few tokens)
+MOE_COMPUTE_MIN_SHARE = 0.1
 
 
 def moe_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -258,7 +269,7 @@ def moe_rows(df: pd.DataFrame) -> pd.DataFrame:
                     rows=load / np.maximum(touched, 1e-9), flop=2.0 * load * 3 * h * inter,
                     bytes=touched * 3 * h * inter * wb + load * (h * ab + 2 * inter * 2 + inter * ab + h * 2),
                     held_out=[tuple(int(v) for v in x) == MOE_HELD_OUT_SHAPE for x in
-                              zip(d.hidden_size, d.inter_size, d.num_experts, d.topk)])
+                              zip(d.hidden_size, d.num_experts, d.topk)])
 
 
 def moe_model_s(r: pd.DataFrame, peak, eta_f, m_half, eta_m, floor_s, hbm_bw) -> np.ndarray:
@@ -281,17 +292,16 @@ def fit_moe(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
     d = d[d.fmt.isin(list(chip.peak_flop_per_s))]
     if d.empty:
         return {}, {"rows": 0}
-    sig = lambda v: 1 / (1 + math.exp(-v))  # noqa: E731
 
     def fit(r, floor=None):
         peak = chip.peak(r.fmt.iloc[0])
 
         def resid(x):
             fl = math.exp(x[3]) if floor is None else floor
-            return np.log(moe_model_s(r, peak, sig(x[0]), math.exp(x[1]), sig(x[2]), fl, w) / r.t.to_numpy())
+            return np.log(moe_model_s(r, peak, _sig(x[0]), math.exp(x[1]), _sig(x[2]), fl, w) / r.t.to_numpy())
         sol = least_squares(resid, [0.0, math.log(64.0), 0.5, math.log(2e-5)], loss="soft_l1", f_scale=0.2,
                             max_nfev=400)
-        return sig(sol.x[0]), max(math.exp(sol.x[1]), 1.0), sig(sol.x[2]), math.exp(sol.x[3])
+        return _sig(sol.x[0]), max(math.exp(sol.x[1]), 1.0), _sig(sol.x[2]), math.exp(sol.x[3])
 
     train = d[~d.held_out]
     floor = float(np.median([fit(r)[3] for _, r in train.groupby("fmt")]))
@@ -299,9 +309,13 @@ def fit_moe(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
     for fmt, r in train.groupby("fmt"):
         eta, mh, em, _ = fit(r, floor)
         sfx = "" if fmt == "bf16" else f"_{fmt}"
-        params.update({f"moe_peak_fraction{sfx}": eta, f"moe_half_rows{sfx}": mh, f"moe_hbm_fraction{sfx}": em})
         peak = chip.peak(fmt)
-        rep = {"fit": _ape(moe_model_s(r, peak, eta, mh, em, floor, w), r.t)}
+        compute = r.flop.to_numpy() / (peak * eta * r.rows.to_numpy() / (r.rows.to_numpy() + mh))
+        share = float(np.mean(compute > r.bytes.to_numpy() / (w * em)))
+        params[f"moe_hbm_fraction{sfx}"] = em
+        if share >= MOE_COMPUTE_MIN_SHARE:
+            params.update({f"moe_peak_fraction{sfx}": eta, f"moe_half_rows{sfx}": mh})
+        rep = {"fit": _ape(moe_model_s(r, peak, eta, mh, em, floor, w), r.t), "compute_bound_share": share}
         ho = d[d.held_out & (d.fmt == fmt)]
         if len(ho):
             rep["held_out_deepseek_shape"] = _ape(moe_model_s(ho, peak, eta, mh, em, floor, w), ho.t)
@@ -431,9 +445,10 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
     """
     from pathlib import Path
 
+    from jalapeno.analysis.calibrate_amd import AITER_CU, GEMM_TABLES, MOE_FROM, amd_overlay, fit_amd, read_table
     from jalapeno.specs.catalog import list_systems, load_system
 
-    _root()  # fail before writing anything when the package is missing
+    _root()  # fail before writing anything when a package is missing
     names = names or list_systems()
     out = Path(out_dir) if out_dir else Path(str(resources.files("jalapeno") / "data" / "calibration"))
     out.mkdir(parents=True, exist_ok=True)
@@ -447,9 +462,19 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
         if on_progress:
             on_progress(n, i, len(needed))
         measured[n] = calibrate_system(load_system(n, "spec"))
+    amd = sorted((n for n in names if n in AITER_CU), key=lambda n: n in MOE_FROM)  # MoE donors first
+    tables = {t: read_table(t) for t in (*GEMM_TABLES, "tuned_fmoe")} if amd else {}
+    partial: dict[str, dict] = {}
+    for n in amd:
+        donor = partial.get(MOE_FROM.get(n, ""), {}).get("parameters")
+        if MOE_FROM.get(n) and donor is None:  # the donor was not asked for: fit it too
+            donor = fit_amd(load_system(MOE_FROM[n], "spec"), tables)[0]
+        partial[n] = amd_overlay(n, load_system(n, "spec"), derived_set(n, measured), donor, tables)
     written = {}
     for n in names:
-        if n in measured:
+        if n in partial:
+            cal, kind = partial[n], "partial"
+        elif n in measured:
             cal, kind = measured[n], "measured"
         elif n in DERIVED_FROM:
             cal, kind = derived_set(n, measured), "derived"

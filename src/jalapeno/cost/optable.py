@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
 #: kernels of one MoE layer's routed-expert block (gate/up grouped GEMM, activation, down grouped
 #: GEMM); an op of kind "moe" counts this many per layer, and ``Efficiency.moe_floor_s`` is spread
 #: over them

@@ -2,8 +2,9 @@
 
 Each file is written by ``jalapeno calibrate`` (analysis/calibrate.py) and records its
 provenance. A *measured* set was fitted on that system's kernel tables; a *derived* set (no
-tables: Jalapeño, Vera Rubin, AMD) borrows the nearest measured family's values and carries a
-``low``/``high`` band. Selection names: ``calibrated`` (the mid set; default), ``low``, ``high``,
+tables: Jalapeño, Vera Rubin) borrows the nearest measured family's values and carries a
+``low``/``high`` band; a *partial* set (AMD) has some parameters fitted on its own kernel tables
+(amd-aiter's tuned GEMM / fused-MoE tables) and the rest derived, with bands on the derived ones. Selection names: ``calibrated`` (the mid set; default), ``low``, ``high``,
 ``spec`` (the documented defaults of specs/efficiency.py, no calibration).
 """
 
@@ -45,7 +46,10 @@ def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
     if which in ("low", "high"):
         params.update(cal.get(which, {}))
     prov = cal.get("provenance", {})
-    what = "measured kernels" if cal.get("kind") == "measured" else f"derived from {prov.get('derived_from', '?')}"
+    kind = cal.get("kind")
+    what = ("measured kernels" if kind == "measured" else
+            f"measured kernels ({prov.get('package', '?')}) + derived from {prov.get('derived_from', '?')}"
+            if kind == "partial" else f"derived from {prov.get('derived_from', '?')}")
     parts = [what, prov.get("package", ""), f"set {which}", f"data/calibration/{system}.toml"]
     src = "calibrated (" + "; ".join(p for p in parts if p) + ")"
     return DEFAULT_EFFICIENCY.with_overrides({**params, "source": src}, where=f"calibration {system}")

@@ -1,0 +1,168 @@
+"""AMD Instinct calibration on the tuned-kernel tables AMD ships in ``amd-aiter`` (``jalapeno calibrate``).
+
+Data: ``aiter/configs/*.csv`` of the ``amd-aiter`` package (AMD, MIT licence), read through the
+installed distribution without importing it (``pip install -e ".[calibrate]"``); none of its code
+is used. Each row is the best kernel aiter's tuner found for one shape on one chip, with its
+measured time (``us``), keyed by the chip's compute-unit count ``cu_num``:
+
+- 304 CUs: MI300X and MI325X (the same CDNA3 die; the tables do not say which SKU was tuned, so
+  both fit on the same rows against their own peaks and HBM bandwidths — MI325X's faster HBM3E
+  then yields a lower fraction, the conservative reading);
+- 256 CUs: MI355X (CDNA4).
+
+Tables and the formats they calibrate (the forms are calibrate.py's, fitted by its functions):
+
+- ``a8w8_blockscale_tuned_gemm``: FP8 GEMMs with 1x128/128x128 block scales (DeepSeek's FP8
+  recipe) → ``gemm_*_fp8``;
+- ``a4w4_blockscale_tuned_gemm``: MXFP4 GEMMs (32-element blocks, one E8M0 scale: 0.53125 B per
+  element) → ``gemm_*_fp4`` (MI355X only);
+- ``tuned_fmoe``: fused MoE layers (BF16, and FP8 with 1x128 block scales), routed experts on one
+  GPU → ``moe_*`` (MI355X rows only; MI300X/MI325X borrow MI355X's fit — the same aiter kernels,
+  the nearest measured AMD family — rather than an NVIDIA one).
+
+Serving cost per kernel: NVIDIA stacks replay CUDA graphs with programmatic dependent launch (PDL,
+``TRTLLM_ENABLE_PDL``), which overlaps a kernel's prologue with its predecessor's tail, so the
+NVIDIA sets keep the small ``kernel_launch_s`` assumption and report their kernel floors unused.
+ROCm has no PDL counterpart, so an AMD kernel's measured floor is paid in serving: the AMD sets
+set ``kernel_launch_s`` to the median floor of the tuned GEMMs (the time of a kernel doing almost
+no work, taken as every kernel's fixed cost; charging it to GEMMs only was tried and predicted
+the AMD points worse, docs/validation.md) and ``moe_floor_s`` to the fused-MoE floor. A
+modelling choice, judged on end-to-end data in docs/validation.md.
+
+Everything else (attention, HBM fraction of non-GEMM traffic, collectives, BF16 GEMMs) keeps the
+nearest measured NVIDIA family's value and its low/high band (calibrate.derived_set); the file is
+``kind = "partial"``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from jalapeno.analysis.calibrate import fit_gemm, fit_moe
+from jalapeno.errors import SpecError
+from jalapeno.specs.hardware import System
+
+DISTRIBUTION = "amd-aiter"
+#: catalog system → aiter ``cu_num`` (compute units: MI300X/MI325X 304, MI355X 256; AMD datasheets)
+AITER_CU = {"mi300x": 304, "mi325x": 304, "mi355x": 256}
+#: AMD systems whose tables hold no fused-MoE rows, and the AMD system whose MoE fit they take
+MOE_FROM = {"mi300x": "mi355x", "mi325x": "mi355x"}
+#: aiter GEMM table → the dtype name calibrate.GEMM_DTYPES knows it by
+GEMM_TABLES = {"a8w8_blockscale_tuned_gemm": "fp8_block", "a4w4_blockscale_tuned_gemm": "mxfp4"}
+#: aiter fused-MoE quantisation → calibrate.GEMM_DTYPES name (per-token/per-tensor FP8 rows are
+#: not DeepSeek's recipe and are left out)
+MOE_QUANT = {"QuantType.No": "bfloat16", "QuantType.per_1x128": "fp8_block"}
+
+
+def package_version() -> str:
+    """Installed ``amd-aiter`` version.
+
+    Raises:
+        SpecError: the package is not installed.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:
+        raise SpecError("amd-aiter", "the amd-aiter package (AMD's tuned-kernel tables) is not installed",
+                        'pip install -e ".[calibrate]"') from None
+
+
+def read_table(name: str) -> pd.DataFrame:
+    """One ``aiter/configs/<name>.csv`` table of the installed package (not imported).
+
+    Raises:
+        SpecError: package or table missing.
+    """
+    from importlib.metadata import distribution
+
+    package_version()
+    path = distribution(DISTRIBUTION).locate_file(f"aiter/configs/{name}.csv")
+    if not path.is_file():
+        raise SpecError("amd-aiter", f"no table {name}.csv in amd-aiter {package_version()}",
+                        "install the version pinned in pyproject.toml's [calibrate] extra")
+    return pd.read_csv(path)
+
+
+def gemm_frame(tables: dict[str, pd.DataFrame], cu: int) -> pd.DataFrame:
+    """aiter GEMM rows of one chip in calibrate.fit_gemm's format (gemm_dtype, m, n, k, latency ms)."""
+    parts = []
+    for name, dtype in GEMM_TABLES.items():
+        d = tables.get(name)
+        if d is None:
+            continue
+        d = d[d.cu_num == cu]
+        parts.append(pd.DataFrame({"gemm_dtype": dtype, "m": d.M.to_numpy(), "n": d.N.to_numpy(),
+                                   "k": d.K.to_numpy(), "latency": d.us.to_numpy() / 1e3}))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["gemm_dtype", "m", "n", "k",
+                                                                                    "latency"])
+
+
+def moe_frame(fmoe: pd.DataFrame, cu: int) -> pd.DataFrame:
+    """aiter fused-MoE rows of one chip in calibrate.fit_moe's (moe_perf) format.
+
+    aiter tunes one GPU holding every expert (EP 1) with ``inter_dim`` already the per-GPU slice
+    of a tensor-parallel split, so moe_tp_size = moe_ep_size = 1; routing is uniform ("balanced").
+    """
+    d = fmoe[(fmoe.cu_num == cu) & fmoe.q_type.isin(list(MOE_QUANT))]
+    return pd.DataFrame({"moe_dtype": d.q_type.map(MOE_QUANT).to_numpy(), "num_tokens": d.token.to_numpy(),
+                         "hidden_size": d.model_dim.to_numpy(), "inter_size": d.inter_dim.to_numpy(),
+                         "topk": d.topk.to_numpy(), "num_experts": d.expert.to_numpy(), "moe_tp_size": 1,
+                         "moe_ep_size": 1, "distribution": "balanced", "latency": d.us.to_numpy() / 1e3})
+
+
+def fit_amd(system: System, tables: dict[str, pd.DataFrame]) -> tuple[dict, dict]:
+    """(parameters, report) of one AMD chip from aiter tables (see the module docstring)."""
+    cu = AITER_CU[system.name]
+    params, report = {}, {"cu_num": cu}
+    g = gemm_frame(tables, cu)
+    if len(g):
+        p_gemm, r_gemm = fit_gemm(g, system)
+        params.update(p_gemm)
+        report["gemm"] = r_gemm
+        floors = [f["kernel_floor_s"] for f in r_gemm["formats"].values()]
+        if floors:
+            params["kernel_launch_s"] = float(np.median(floors))
+    if "tuned_fmoe" in tables:
+        m = moe_frame(tables["tuned_fmoe"], cu)
+        if len(m):
+            p_moe, r_moe = fit_moe(m, system)
+            params.update(p_moe)
+            if r_moe.get("rows"):
+                params["moe_floor_s"] = r_moe["kernel_floor_s"]
+            report["moe"] = r_moe
+    return params, report
+
+
+def amd_overlay(name: str, system: System, derived: dict, moe_source: dict | None = None,
+                tables: dict[str, pd.DataFrame] | None = None) -> dict:
+    """An AMD calibration set: the derived set with aiter-measured parameters on top.
+
+    Args:
+        derived: calibrate.derived_set(name, ...) (parameters, low/high, provenance).
+        moe_source: the fitted parameters of the AMD system named in :data:`MOE_FROM`, if any.
+        tables: aiter tables by name (default: read from the installed package).
+    """
+    if tables is None:
+        tables = {n: read_table(n) for n in (*GEMM_TABLES, "tuned_fmoe")}
+    params, report = fit_amd(system, tables)
+    if "moe_floor_s" not in params and moe_source:
+        borrowed = {k: v for k, v in moe_source.items() if k.startswith("moe_")}
+        params.update(borrowed)
+        report["moe"] = {"rows": 0, "borrowed_from": MOE_FROM.get(name, "")}
+    measured = set(params)
+    base = dict(derived["parameters"])
+    for sfx in ("", "_fp8", "_fp4"):  # an unmeasured MoE parameter falls back to the AMD GEMM fit
+        for k in (f"moe_peak_fraction{sfx}", f"moe_half_rows{sfx}", f"moe_hbm_fraction{sfx}"):
+            if k not in measured:
+                base.pop(k, None)
+    out = {"system": name, "parameters": {**base, **params},
+           "low": {k: v for k, v in derived.get("low", {}).items() if k in base and k not in measured},
+           "high": {k: v for k, v in derived.get("high", {}).items() if k in base and k not in measured},
+           "provenance": {"package": f"amd-aiter {package_version()}",
+                          "tables": [n for n in (*GEMM_TABLES, "tuned_fmoe") if n in tables],
+                          "measured": sorted(measured), **derived["provenance"]},
+           "report": report}
+    return out
