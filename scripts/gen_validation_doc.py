@@ -66,6 +66,9 @@ def _causes(rows: pd.DataFrame) -> list[str]:
     _, _, b_t = _group_stat(rows, "ttft_s", ix)
     sat = ix & (rows.concurrency >= 800) & (rows["mode"] == "disagg")
     n_s, _, b_s = _group_stat(rows, "throughput_per_chip", sat)
+    mid = ix & (rows["mode"] == "disagg") & (rows.framework == "dynamo-trt") & rows.concurrency.between(48, 180)
+    n_m, _, b_m = _group_stat(rows, "throughput_per_chip", mid)
+    _, _, b_mt = _group_stat(rows, "tpot_s", mid)
     agg_ds = (rows.source == "aiconfigurator") & (rows["mode"] == "disagg")
     n_d, m_d, b_d = _group_stat(rows, "tpot_s", agg_ds)
     return [
@@ -80,15 +83,14 @@ def _causes(rows: pd.DataFrame) -> list[str]:
         "requests in synchronised bursts whose prefills queue behind each other, which the steady-state model "
         "averages away (the simulator shows part of it).",
         f"- **Prefill-bound disaggregated runs** (Dynamo-TRT at concurrency >= 800, n = {n_s}): throughput "
-        f"{b_s:+.0%} median. With one prefill worker per 8-40 decode GPUs the model's prefill pool saturates "
-        "before the measured one did (users then queue for admission, `prefill_capacity (queueing)`): "
-        "predicted FP4 prefill on B200/GB200 is ~1.5x slower than these runs imply; the MoE kernel tables "
-        "themselves are slower still in that regime (docs/model.md §11.1), so the gap is in fused prefill "
-        "kernels the tables do not time.",
+        f"{b_s:+.0%} median. With one prefill worker per 8-40 decode GPUs the prefill pool sets the "
+        "admission rate; users beyond it queue (`prefill_capacity (queueing)`). FP4 prefill depends on the "
+        "MoE token-pass term fitted on the kernel tables (docs/model.md §11.1).",
         "- **MTP** acceptance is not reported by the sources: Dynamo-TRT rows take the recipes' draft length "
         "(MTP3 light load, MTP1-2 heavy) at 0.75 per token for chains, other MTP rows k = 1 at 0.85 "
-        "(labelled per row); the mid-load Dynamo-TRT points (concurrency 48-180) are over-predicted "
-        "because their TPOT is under-predicted by 15-22%.",
+        f"(labelled per row). Mid-load Dynamo-TRT points (concurrency 48-180, n = {n_m}) are over-predicted "
+        f"(throughput {b_m:+.0%}) with TPOT {b_mt:+.0%}: a longer chain accepted less often at larger "
+        "batches, or wide-EP decode costs the model misses, are the likely causes.",
         f"- **aiconfigurator disaggregated rows** (n = {n_d} with worker counts; TPOT {m_d:.1%} median, "
         f"{b_d:+.1%} bias): rows without prefill/decode worker counts are skipped (the batch per decode "
         "worker, hence TPOT, is unknown); MTP is not recorded there and is not assumed.",

@@ -185,6 +185,25 @@ def test_routed_experts_use_the_moe_efficiencies_and_fall_back_to_the_gemm_ones(
             assert float(t.memory_s[k, 0]) == pytest.approx(sc.ops.bytes[k, 0] / (8e12 * 0.4), rel=1e-12)
 
 
+@pytest.mark.parametrize("layout, scanned", [
+    (Layout(tp=8, ep=8), 512),          # TEP8: every rank holds all 512 tokens and routes them
+    (Layout(tp=1, dp=8, ep=8), 64),     # DEP8: a rank routes its own 64; the all-to-all brings the rest
+])
+def test_routed_experts_scan_the_routed_tokens_moe_token_passes_times(layout, scanned):
+    """512 sequences on 8 chips; with p passes the expert op's activation bytes grow by
+    scanned · 7168 · 2 B · p per layer, on each of DeepSeek-R1's 58 MoE layers."""
+    import dataclasses
+
+    base = load_system("gb200-nvl72", "spec")
+    m, prec = load_model("deepseek-r1"), get_precision("fp8")
+    batch = Batch.make(decode_seqs=512, decode_ctx=16)
+    plain = step_cost(m, base, layout, prec, batch)
+    scan = step_cost(m, base, layout, prec, batch, dataclasses.replace(base.efficiency, moe_token_passes_fp8=4.0))
+    extra = _op(scan, "moe.experts", "act_bytes") - _op(plain, "moe.experts", "act_bytes")
+    assert extra == pytest.approx(scanned * 7168 * 2 * 4.0 * 58, rel=1e-9)
+    assert _op(scan, "moe.experts", "weight_bytes") == _op(plain, "moe.experts", "weight_bytes")
+
+
 # ---- (d) MLA decode KV read --------------------------------------------------------------
 
 @pytest.mark.parametrize("seqs, ctx", [(1, 1024), (4, 8192), (32, 2000)])

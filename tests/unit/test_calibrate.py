@@ -250,7 +250,8 @@ def test_moe_rows_keep_the_fastest_balanced_kernel_per_configuration(moe_table):
 def test_fit_moe_recovers_known_parameters_from_synthetic_layers(gb200, moe_table):
     """Latencies made from the documented form with chosen parameters: the fit returns them."""
     pytest.importorskip("scipy")
-    truth = {"bf16": (0.45, 120.0, 0.8), "fp8": (0.3, 70.0, 0.55), "fp4": (0.14, 48.0, 0.75)}
+    truth = {"bf16": (0.45, 120.0, 0.8), "fp8": (0.15, 70.0, 0.55), "fp4": (0.14, 48.0, 0.75)}
+    passes = {"bf16": 6.0, "fp8": 3.0, "fp4": 9.0}  # BF16 passes over every token of the EP group
     floor = 33e-6
     syn = moe_table.copy()
     dt = {"bfloat16": ("bf16", 2.0, 2.0), "fp8_block": ("fp8", 1.0, 1.0), "nvfp4": ("fp4", 0.5625, 0.5625)}
@@ -262,7 +263,8 @@ def test_fit_moe_recovers_known_parameters_from_synthetic_layers(gb200, moe_tabl
                                                            r.hidden_size, r.inter_size / r.moe_tp_size, wb, ab)
         eta, mh, em = truth[fmt]
         m = load / touched
-        t = max(flop / (gb200.chip.peak(fmt) * eta * m / (m + mh)), byt / (GB200_HBM * em)) + floor
+        scan = passes[fmt] * r.num_tokens * r.hidden_size * 2.0
+        t = max(flop / (gb200.chip.peak(fmt) * eta * m / (m + mh)), (byt + scan) / (GB200_HBM * em)) + floor
         syn.loc[i, "latency"] = t * 1e3
     params, report = cal.fit_moe(syn, gb200)
     assert report["kernel_floor_s"] == pytest.approx(floor, rel=0.05)
@@ -270,9 +272,18 @@ def test_fit_moe_recovers_known_parameters_from_synthetic_layers(gb200, moe_tabl
         sfx = "" if fmt == "bf16" else f"_{fmt}"
         assert params[f"moe_hbm_fraction{sfx}"] == pytest.approx(em, rel=0.05), fmt
         assert params[f"moe_peak_fraction{sfx}"] == pytest.approx(eta, rel=0.15), fmt
+        assert params[f"moe_token_passes{sfx}"] == pytest.approx(passes[fmt], rel=0.15), fmt
         assert report["formats"][fmt]["fit"]["median_ape"] < 0.02
     assert "moe_floor_s" not in params  # reported, not used (CUDA graphs hide launch floors)
     Efficiency().with_overrides(params)
+
+
+def test_fit_moe_fits_no_token_passes_on_a_single_ep_size(gb200, moe_table):
+    """With one EP size the group's token scans scale like the assignments: not identified, not emitted."""
+    pytest.importorskip("scipy")
+    one = moe_table[moe_table.moe_ep_size == 8]
+    params, _ = cal.fit_moe(one, gb200)
+    assert params and not any(k.startswith("moe_token_passes") for k in params)
 
 
 def test_fit_moe_never_sees_the_held_out_shape(gb200, moe_table):
@@ -590,6 +601,7 @@ def test_amd_overlay_measured_on_top_of_derived_and_borrows_amd_moe(aiter_tables
     # MoE: the AMD donor's (only moe_* keys); unmeasured NVIDIA MoE values removed
     assert p["moe_hbm_fraction_fp8"] == 0.45 and p["moe_floor_s"] == 2e-5
     assert "moe_peak_fraction_fp8" not in p and "moe_hbm_fraction" not in p
+    assert not any(k.startswith("moe_token_passes") for k in p)  # NVIDIA's passes are not AMD's
     assert out["report"]["moe"]["borrowed_from"] == "mi355x"
     # bands only on the derived parameters; provenance names both sources
     assert not set(out["low"]) & set(out["provenance"]["measured"])

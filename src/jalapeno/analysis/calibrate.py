@@ -17,8 +17,10 @@ used. Functional forms (the same ones the step cost uses, cost/roofline.py):
   error of cost/collectives.py's times; then collective_launch_s is replaced by the floor of the
   custom all-reduce kernels (the ones engines use for TP all-reduce), small messages only.
 - MoE layers (routed-expert block, ``moe_perf``, balanced routing, fastest kernel per row): the
-  GEMM form with its own (eta_f, m_half_f, eta_m_f) per format and one fixed floor per layer,
-  on the cost/ops.py quantities; DeepSeek-V3/R1's shape is held out of the fit and judged.
+  GEMM form with its own (eta_f, m_half_f, eta_m_f) per format, one fixed floor per layer and
+  ``moe_token_passes`` (BF16 passes over the EP group's token vectors, identified where the
+  table spans several EP sizes), on the cost/ops.py quantities; DeepSeek-V3/R1's shape is held
+  out of the fit and judged.
 Every fit reports its median and p90 absolute % error. The result is
 a named parameter set with provenance (package version, tables, row counts, fit errors), written
 to ``src/jalapeno/data/calibration/<system>.toml``; systems without tables (Jalapeño, Vera Rubin,
@@ -268,22 +270,26 @@ def moe_rows(df: pd.DataFrame) -> pd.DataFrame:
     return d.assign(fmt=d.moe_dtype.map(lambda x: GEMM_DTYPES[x][0]), t=d.latency * 1e-3, load=load,
                     rows=load / np.maximum(touched, 1e-9), flop=2.0 * load * 3 * h * inter,
                     bytes=touched * 3 * h * inter * wb + load * (h * ab + 2 * inter * 2 + inter * ab + h * 2),
+                    token_bytes=d.num_tokens.to_numpy(float) * h * 2.0,
                     held_out=[tuple(int(v) for v in x) == MOE_HELD_OUT_SHAPE for x in
                               zip(d.hidden_size, d.num_experts, d.topk)])
 
 
-def moe_model_s(r: pd.DataFrame, peak, eta_f, m_half, eta_m, floor_s, hbm_bw) -> np.ndarray:
+def moe_model_s(r: pd.DataFrame, peak, eta_f, m_half, eta_m, floor_s, hbm_bw, passes=0.0) -> np.ndarray:
     """Modelled routed-expert block time (s), the form cost/roofline.py uses for kind ``moe``."""
     compute = r.flop.to_numpy() / (peak * eta_f * r.rows.to_numpy() / (r.rows.to_numpy() + m_half))
-    return np.maximum(compute, r.bytes.to_numpy() / (hbm_bw * eta_m)) + floor_s
+    memory = (r.bytes.to_numpy() + passes * r.token_bytes.to_numpy()) / (hbm_bw * eta_m)
+    return np.maximum(compute, memory) + floor_s
 
 
 def fit_moe(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
     """(parameters, report) from a ``moe_perf`` table, DeepSeek's shape held out.
 
-    Per compute format: (eta_f, m_half_f, eta_m_f, floor) by robust least squares on log time;
-    then one floor (the median over formats, ``moe_floor_s``) and the three per-format parameters
-    refitted with it. The report gives the fit error and the error on the held-out shape.
+    Per compute format: (eta_f, m_half_f, eta_m_f, floor, passes) by robust least squares on log
+    time; then one floor (the median over formats, reported as ``kernel_floor_s``) and the
+    per-format parameters refitted with it. ``moe_token_passes`` is fitted only when the table
+    spans several EP sizes (else it is confounded with the per-assignment traffic). The report
+    gives the fit error and the error on the held-out shape.
     """
     from scipy.optimize import least_squares
 
@@ -293,32 +299,38 @@ def fit_moe(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
     if d.empty:
         return {}, {"rows": 0}
 
-    def fit(r, floor=None):
+    def fit(r, floor=None, scan=True):
         peak = chip.peak(r.fmt.iloc[0])
 
         def resid(x):
             fl = math.exp(x[3]) if floor is None else floor
-            return np.log(moe_model_s(r, peak, _sig(x[0]), math.exp(x[1]), _sig(x[2]), fl, w) / r.t.to_numpy())
-        sol = least_squares(resid, [0.0, math.log(64.0), 0.5, math.log(2e-5)], loss="soft_l1", f_scale=0.2,
-                            max_nfev=400)
-        return _sig(sol.x[0]), max(math.exp(sol.x[1]), 1.0), _sig(sol.x[2]), math.exp(sol.x[3])
+            return np.log(moe_model_s(r, peak, _sig(x[0]), math.exp(x[1]), _sig(x[2]), fl, w,
+                                      math.exp(x[4]) if scan else 0.0) / r.t.to_numpy())
+        sol = least_squares(resid, [0.0, math.log(64.0), 0.5, math.log(2e-5), 0.0], loss="soft_l1", f_scale=0.2,
+                            max_nfev=600)
+        return (_sig(sol.x[0]), max(math.exp(sol.x[1]), 1.0), _sig(sol.x[2]), math.exp(sol.x[3]),
+                math.exp(sol.x[4]) if scan else 0.0)
 
     train = d[~d.held_out]
-    floor = float(np.median([fit(r)[3] for _, r in train.groupby("fmt")]))
+    # the token passes are identified only against expert-parallel spread (more ranks, same tokens)
+    scan = train.moe_ep_size.nunique() > 1
+    floor = float(np.median([fit(r, scan=scan)[3] for _, r in train.groupby("fmt")]))
     params, report = {}, {"rows": int(len(train)), "kernel_floor_s": floor, "formats": {}}
     for fmt, r in train.groupby("fmt"):
-        eta, mh, em, _ = fit(r, floor)
+        eta, mh, em, _, passes = fit(r, floor, scan)
         sfx = "" if fmt == "bf16" else f"_{fmt}"
         peak = chip.peak(fmt)
         compute = r.flop.to_numpy() / (peak * eta * r.rows.to_numpy() / (r.rows.to_numpy() + mh))
-        share = float(np.mean(compute > r.bytes.to_numpy() / (w * em)))
+        share = float(np.mean(compute > (r.bytes.to_numpy() + passes * r.token_bytes.to_numpy()) / (w * em)))
         params[f"moe_hbm_fraction{sfx}"] = em
+        if scan:
+            params[f"moe_token_passes{sfx}"] = passes
         if share >= MOE_COMPUTE_MIN_SHARE:
             params.update({f"moe_peak_fraction{sfx}": eta, f"moe_half_rows{sfx}": mh})
-        rep = {"fit": _ape(moe_model_s(r, peak, eta, mh, em, floor, w), r.t), "compute_bound_share": share}
+        rep = {"fit": _ape(moe_model_s(r, peak, eta, mh, em, floor, w, passes), r.t), "compute_bound_share": share}
         ho = d[d.held_out & (d.fmt == fmt)]
         if len(ho):
-            rep["held_out_deepseek_shape"] = _ape(moe_model_s(ho, peak, eta, mh, em, floor, w), ho.t)
+            rep["held_out_deepseek_shape"] = _ape(moe_model_s(ho, peak, eta, mh, em, floor, w, passes), ho.t)
         report["formats"][fmt] = rep
     return params, report
 

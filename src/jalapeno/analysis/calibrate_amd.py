@@ -154,8 +154,11 @@ def amd_overlay(name: str, system: System, derived: dict, moe_source: dict | Non
         report["moe"] = {"rows": 0, "borrowed_from": MOE_FROM.get(name, "")}
     measured = set(params)
     base = dict(derived["parameters"])
-    for sfx in ("", "_fp8", "_fp4"):  # an unmeasured MoE parameter falls back to the AMD GEMM fit
-        for k in (f"moe_peak_fraction{sfx}", f"moe_half_rows{sfx}", f"moe_hbm_fraction{sfx}"):
+    # an unmeasured MoE parameter falls back to the AMD GEMM fit (token passes: to none — aiter's
+    # single-GPU fused-MoE rows fold them into the HBM fraction)
+    for sfx in ("", "_fp8", "_fp4"):
+        for k in (f"moe_peak_fraction{sfx}", f"moe_half_rows{sfx}", f"moe_hbm_fraction{sfx}",
+                  f"moe_token_passes{sfx}"):
             if k not in measured:
                 base.pop(k, None)
     out = {"system": name, "parameters": {**base, **params},

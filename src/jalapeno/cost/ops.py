@@ -6,7 +6,9 @@ Counts follow the model config, the layout (deploy/layout.py conventions) and th
 - Dense FFN (SwiGLU): gate+up [h → 2·I/tp], down [I/tp → h], TP over the attention TP group.
 - MoE: router [h → E] (BF16); shared expert like a dense FFN; routed experts: the busiest EP
   rank's assignments (cost/moe.py) through 3 grouped GEMMs, reading only the experts it touches,
-  split ``moe_tp`` ways inside each expert.
+  split ``moe_tp`` ways inside each expert, plus ``Efficiency.moe_token_passes`` BF16 passes over
+  the hidden vectors of the tokens the rank routes (routing, permute, finalize; calibrated): its
+  own tokens when an all-to-all dispatches them (attention DP with EP), else the whole group's.
 - Per layer elementwise work (2 RMSNorms, 2 residual adds, activation quantisation): about
   10 bf16 vectors of h per token (an estimate).
 - Collectives: attention-TP all-reduce of the o_proj output; dense-FFN all-reduce; MoE: with
@@ -101,8 +103,13 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         rows_per_expert = np.where(touched > 0, load / np.maximum(touched, 1e-9), 0.0)
         inter = m.expert_intermediate / layout.moe_tp
         w_expert = model.expert_params() / layout.moe_tp
+        # routing/permute/finalize passes over the tokens a rank handles: with attention DP and an
+        # all-to-all dispatch its own tokens (the received ones are in the assignments' bytes);
+        # otherwise every token of the group, which each rank holds (TP) or gathers
+        scanned = t if dp > 1 and layout.ep > 1 else tokens_in_group
+        scan = scanned * h * 2.0 * eff.moe_passes(wf)
         ob.op("moe.experts", "moe", wf, flop=2.0 * load * 3 * h * inter, weight=touched * w_expert * wb,
-              act=load * (h * ain + 2 * inter * 2 + inter * ain + h * 2), rows=rows_per_expert,
+              act=load * (h * ain + 2 * inter * 2 + inter * ain + h * 2) + scan, rows=rows_per_expert,
               kernels=MOE_KERNELS, count=n_moe)
         if dp > 1 and layout.ep > 1:
             disp_b = 1.0 if wf in ("fp8", "fp4") else 2.0

@@ -40,6 +40,12 @@ class Efficiency:
             (grouped GEMMs plus the token permute, activation quantisation and finalize kernels
             around them), fitted on measured MoE layers (aiconfigurator ``moe_perf``). None: use
             the GEMM values of the same format.
+        moe_token_passes (with ``_fp8`` / ``_fp4`` variants): passes over every token of the
+            expert-parallel group's hidden vectors (BF16) that each rank's routed-expert block makes
+            besides the expert GEMMs — routing, permutation, activation quantisation, finalize —
+            as in the MoE implementations the kernel tables time, which scan the whole group's
+            tokens on every rank. Adds tokens · hidden · 2 B · passes to the block's HBM traffic.
+            None (default): 0. Fitted on ``moe_perf`` (3-10 passes on NVIDIA).
         moe_floor_s: fixed time of one MoE layer's routed-expert block (its kernels' minimum
             latency at a few tokens), replacing ``3 · kernel_launch_s`` when set. None (default):
             three kernel launches. Calibrations fit it on the same MoE tables (29-43 us on
@@ -112,6 +118,9 @@ class Efficiency:
     moe_hbm_fraction_fp8: float | None = None
     moe_hbm_fraction_fp4: float | None = None
     moe_floor_s: float | None = None
+    moe_token_passes: float | None = None
+    moe_token_passes_fp8: float | None = None
+    moe_token_passes_fp4: float | None = None
     attention_peak_fraction: float = 0.65
     hbm_fraction: float = 0.85
     link_fraction: float = 0.80
@@ -164,6 +173,11 @@ class Efficiency:
         """Achieved HBM fraction of the routed-expert block streaming expert weights."""
         v = self._moe("moe_hbm_fraction", fmt)
         return self.gemm_hbm(fmt) if v is None else v
+
+    def moe_passes(self, fmt: str) -> float:
+        """Passes over the group's token vectors of the routed-expert block in ``fmt`` (0 if unset)."""
+        v = self._moe("moe_token_passes", fmt)
+        return 0.0 if v is None else v
 
     def with_overrides(self, overrides: dict[str, Any], where: str = "efficiency") -> Efficiency:
         """Return a copy with some parameters replaced, validated.
