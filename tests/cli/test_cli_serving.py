@@ -283,8 +283,7 @@ def test_out_with_unknown_extension(capsys, tmp_path):
     ["predict", "--system", "h100", "--concurrency", "abc"],  # not a number
     ["predict", "--system", "h100", "--concurrency", "4", "--bogus"],  # unknown option
     ["frobnicate"],  # unknown command
-    [],  # no command: help, then a usage exit
-], ids=["missing-option", "bad-type", "unknown-option", "unknown-command", "no-args"])
+], ids=["missing-option", "bad-type", "unknown-option", "unknown-command"])
 def test_usage_errors_exit_2_without_traceback(capsys, cmd):
     code, out, err = run(capsys, *cmd)
     assert code == 2
@@ -295,3 +294,25 @@ def test_usage_errors_exit_2_without_traceback(capsys, cmd):
 def test_infinite_concurrency_rejected(capsys, value):
     check_error(*run(capsys, "predict", "--system", "gb200-nvl72", "--concurrency", value, "--tp", "8",
                      "--ep", "8"), "concurrency")
+
+
+# ---- the app itself: bare groups, version, usage-error hints ---------------------------------------
+
+@pytest.mark.parametrize("args", [(), ("hardware",), ("models",)])
+def test_bare_command_group_shows_help_and_exits_cleanly(capsys, args):
+    code, out, err = run(capsys, *args)
+    assert code == 0 and "Usage" in out and err == ""
+
+
+def test_version_option(capsys):
+    from importlib.metadata import version
+
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and out.strip() == f"jalapeno {version('jalapeno')}"
+
+
+def test_usage_error_hint_names_the_command_not_an_option(capsys):
+    code, _, err = run(capsys, "--bogus")
+    assert code == 2 and err.strip() == "error: No such option: --bogus. Fix: see `jalapeno --help`"
+    code, _, err = run(capsys, "compare", "--bogus")
+    assert code == 2 and err.strip().endswith("Fix: see `jalapeno compare --help`")

@@ -17,6 +17,20 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="First-principles performance model of LLM-inference systems.")
 
 
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"jalapeno {version('jalapeno')}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(show_version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
+                                            help="Print the version and exit.")) -> None:
+    """First-principles performance model of LLM-inference systems."""
+
+
 _REGISTERED = False
 
 
@@ -61,7 +75,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(1)
     except Exception as e:  # click usage errors carry their own exit code
         if isinstance(e, _click_exception()):
-            print(f"error: {e.format_message()}. Fix: see `jalapeno {' '.join((argv or sys.argv[1:])[:1])} --help`",
+            if not e.format_message().strip():  # a bare group (`jalapeno hardware`): its help was shown
+                sys.exit(0)
+            words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")][:1]
+            print(f"error: {e.format_message()}. Fix: see `{' '.join(['jalapeno', *words, '--help'])}`",
                   file=sys.stderr)
             sys.exit(e.exit_code)
         raise

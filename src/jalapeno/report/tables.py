@@ -72,6 +72,9 @@ def comparison_tables(d: dict) -> list[Table]:
                 cell += f" ({rk['ratio']:.2f}x)"
             cells.append(cell)
         ratios.add_row(name, *cells)
+    ratios.caption = ("(at frontier end): within 10% of a frontier's last point or in its tail below 10% of its "
+                      "peak, where ratios swing; (below a frontier's start): slower than its first point; "
+                      "unreachable (who): that frontier never reaches the speed")
     tiers = Table(title="operating tiers: best throughput per chip at or above a per-user speed floor")
     tiers.add_column("system", no_wrap=True, min_width=16)
     tier_names = list(first["tiers"])
@@ -89,7 +92,7 @@ def comparison_tables(d: dict) -> list[Table]:
         tiers.add_row(name, *cells)
     if any("bands" in s["headline"] for s in d["systems"].values()):
         head.caption = ("(low-high): the system's efficiency band; only systems with borrowed efficiencies "
-                        "(no measured kernels) carry one")
+                        "carry one")
     return [head, ratios, tiers]
 
 
