@@ -166,7 +166,7 @@ def main() -> None:
         "aiconfigurator-core 0.12.0's `silicon_sample.csv` (measured TTFT/TPOT with full deployments; "
         "models and systems in the catalog only).",
         "- **Calibrated on (kernels only):** aiconfigurator-core's per-kernel tables (GEMM, attention, MoE, NCCL, "
-        f"custom all-reduce) for {', '.join(sorted(calibrated_systems()))} (`jalapeno calibrate`, "
+        f"custom all-reduce) for {', '.join(sorted(calibrated_systems(('measured',))))} (`jalapeno calibrate`, "
         "analysis/calibrate.py), and for MI300X/MI325X/MI355X amd-aiter's tuned GEMM and fused-MoE tables "
         "(analysis/calibrate_amd.py; their other parameters borrowed, `kind = \"partial\"`); sets in "
         "`src/jalapeno/data/calibration/`. No end-to-end point enters a fit; rows on those systems are marked "

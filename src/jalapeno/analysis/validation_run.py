@@ -19,12 +19,13 @@ from jalapeno.errors import SpecError
 DEFAULT_POINTS = Path(__file__).resolve().parents[4] / "shared" / "data" / "validation" / "inferencex_points.csv"
 
 
-def calibrated_systems() -> frozenset:
-    """Systems whose efficiency set was fitted on their own measured kernels."""
+def calibrated_systems(kinds: tuple[str, ...] = ("measured", "partial")) -> frozenset:
+    """Systems whose efficiency set was fitted (wholly: ``measured``; in part: ``partial``, AMD) on
+    their own measured kernels."""
     from jalapeno.specs.calibration import load_calibration
     from jalapeno.specs.catalog import list_systems
 
-    return frozenset(n for n in list_systems() if (load_calibration(n) or {}).get("kind") == "measured")
+    return frozenset(n for n in list_systems() if (load_calibration(n) or {}).get("kind") in kinds)
 
 
 def run_validation(points_path: str | None = None, use_aiconfigurator: bool = True, efficiency: str = "calibrated",
