@@ -147,3 +147,22 @@ def test_unknown_system_name_suggests_closest():
     assert "gb201-nvl72" in msg and "gb200-nvl72" in msg
     assert "system" in ei.value.field
     assert "Fix:" in msg
+
+
+@pytest.mark.parametrize("line, field", [
+    ("moe_peak_fraction_fp4 = true", "efficiency.moe_peak_fraction_fp4"),  # a boolean is not a number
+    ("moe_token_passes = false", "efficiency.moe_token_passes"),
+    ("moe_hbm_fraction_fp8 = 1.5", "efficiency.moe_hbm_fraction_fp8"),     # a fraction above 1
+    ("moe_floor_s = -1e-6", "efficiency.moe_floor_s"),                     # a negative time
+    ('moe_half_rows = "many"', "efficiency.moe_half_rows"),
+    ("source = 5", "efficiency.source"),                                   # not a string
+])
+def test_bad_efficiency_override(tmp_path, line, field):
+    err = _expect(_write(tmp_path, GOOD + f"\n[efficiency]\n{line}\n"), field)
+    assert "got" in str(err)
+
+
+def test_good_efficiency_override_applies(tmp_path):
+    s = load_system(_write(tmp_path, GOOD + "\n[efficiency]\nmoe_token_passes_fp8 = 3.5\nmoe_floor_s = 2e-5\n"))
+    assert s.efficiency.moe_passes("fp8") == 3.5 and s.efficiency.moe_floor_s == 2e-5
+    assert s.efficiency.moe_passes("bf16") == 0.0  # unset: no passes

@@ -316,3 +316,14 @@ def test_usage_error_hint_names_the_command_not_an_option(capsys):
     assert code == 2 and err.strip() == "error: No such option: --bogus. Fix: see `jalapeno --help`"
     code, _, err = run(capsys, "compare", "--bogus")
     assert code == 2 and err.strip().endswith("Fix: see `jalapeno compare --help`")
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--prefill", "", "--decode", "tp=8"], ("--prefill", "empty pool")),
+    (["--prefill", "tp=4,tp=8", "--decode", "tp=8"], ("--prefill tp", "twice")),
+    (["--tp", "8", "--prefill", "tp=4", "--decode", "tp=8"], ("--tp/--dp/--ep/--pp",)),
+    (["--tp", "8", "--mtp", "100000", "--mtp-acceptance", "0.7"], ("mtp", "beyond 16")),
+    (["--tp", "8", "-m", "llama-3.3-70b", "--mtp", "3", "--mtp-acceptance", "0.7"], ("mtp", "no mtp module")),
+])
+def test_predict_rejects_ambiguous_pools_and_mtp(capsys, args, words):
+    check_error(*run(capsys, "predict", "--system", "b200", "--concurrency", "16", *args), *words)

@@ -114,3 +114,78 @@ def test_calibrate_unmeasured_system_without_the_package(capsys, monkeypatch, tm
     monkeypatch.setitem(sys.modules, "aiconfigurator_core", None)
     line = one_error_line(*run(capsys, "calibrate", "--systems", "mi300x", "--out-dir", str(tmp_path)))
     assert ".[calibrate]" in line
+
+
+# ---- bad points files and paths: one error line, never a traceback ------------------------------------
+
+def _points_variant(tmp_path, name, edit=None, raw: bytes | None = None) -> Path:
+    p = tmp_path / f"{name}.csv"
+    if raw is not None:
+        p.write_bytes(raw)
+        return p
+    with POINTS.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        edit(r)
+    with p.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return p
+
+
+@pytest.mark.parametrize("name, edit, raw, words", [
+    ("unknown_hw", lambda r: r.update(hardware="TPU v9"), None, ("no measured point could be mapped", "tpu v9")),
+    ("binary", None, b"\xff\xfe\x00\x81garbage", ("not a utf-8",)),
+    ("header_only", None, b"hardware,model,precision,isl,osl,conc,topology,tput_per_gpu,tok_s_user\n",
+     ("no data rows",)),
+])
+def test_validate_unusable_points_file(capsys, tmp_path, name, edit, raw, words):
+    p = _points_variant(tmp_path, name, edit, raw)
+    line = one_error_line(*run(capsys, "validate", "--points", str(p), "--no-aiconfigurator")).lower()
+    for w in words:
+        assert w in line, line
+
+
+@pytest.mark.parametrize("topology", [
+    "prefill 4 GPU TP=4; decode 40 GPU EP=0",   # zero EP
+    "prefill 4 GPU TP=4; decode 4 GPU EP=8",    # fewer decode GPUs than one worker
+    "prefill 2 GPU TP=3; decode 40 GPU EP=8",   # no whole prefill worker
+    "TP0",                                       # zero TP
+    "TP8 EP16",                                  # EP does not divide the chips
+])
+def test_validate_impossible_topologies_are_reported_not_crashed(capsys, tmp_path, topology):
+    p = _points_variant(tmp_path, "topo", lambda r: r.update(topology=topology))
+    code, out, err = run(capsys, "validate", "--points", str(p), "--no-aiconfigurator", "--json")
+    assert code == 0 and "Traceback" not in out + err
+    d = json.loads(out)
+    ids = {i for i, _ in d["unpredicted"]} | {i for i, _ in d["skipped"]}
+    # every row either predicted (read as a frontier point) or accounted for with a reason
+    assert d["overall"] or ids
+
+
+def test_validate_reads_a_csv_with_a_byte_order_mark(capsys, tmp_path):
+    p = tmp_path / "bom.csv"
+    p.write_text(POINTS.read_text(), encoding="utf-8-sig")
+    code, out, err = run(capsys, "validate", "--points", str(p), "--no-aiconfigurator", "--json")
+    assert code == 0, err
+    assert json.loads(out)["skipped"] == []
+
+
+def test_validate_empty_points_path(capsys):
+    line = one_error_line(*run(capsys, "validate", "--points", "", "--no-aiconfigurator"))
+    assert "--points" in line and "empty path" in line
+
+
+@pytest.mark.parametrize("kind", ["file", "under_file", "empty"])
+def test_calibrate_bad_out_dir(capsys, tmp_path, kind):
+    f = tmp_path / "afile"
+    f.write_text("x")
+    target = {"file": str(f), "under_file": str(f / "sub"), "empty": ""}[kind]
+    line = one_error_line(*run(capsys, "calibrate", "--systems", "h200", "--out-dir", target))
+    assert "--out-dir" in line
+
+
+def test_calibrate_empty_systems_list(capsys):
+    line = one_error_line(*run(capsys, "calibrate", "--systems", ","))
+    assert "--systems" in line and "no system" in line

@@ -27,7 +27,7 @@ CASES = [
     ("deepseek-r1", "jalapeno", "8k1k", None),
     ("deepseek-r1", "jalapeno", "1k8k", None),
     ("gpt-oss-120b", "h100", "1k1k", None),
-    ("gpt-oss-120b", "h100", "8k1k", MTP(1, 0.7)),
+    ("deepseek-r1", "h200", "8k1k", MTP(1, 0.7)),
     ("deepseek-r1", "gb200-nvl72", "1k1k", MTP(1, 0.7)),
 ]
 IDS = [f"{m}-{s}-{w}" + ("-mtp" if k else "") for m, s, w, k in CASES]

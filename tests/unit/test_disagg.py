@@ -165,3 +165,30 @@ def test_decode_batch_at_its_kv_cap_fits_with_mtp():
     at_cap = dec.batch >= dec.cap
     assert at_cap.any()
     assert dec.feasible[at_cap].all(), set(dec.reason[at_cap & ~dec.feasible])
+
+
+def test_low_concurrency_on_many_decode_workers_is_served_as_asked():
+    """0.01 users over five 8-chip decode workers: far below one sequence per worker, still that
+    concurrency (Little's law holds at it), not a floor of the batch grid."""
+    m, s, prec = load_model("deepseek-r1"), load_system("b200"), get_precision("fp8")
+    dep = Deployment(prec, Pool(Layout(tp=1, dp=8, ep=8), 5), prefill=Pool(Layout(tp=4, ep=4), 1))
+    pts = serve_at_concurrency(m, s, dep, get_workload("1k1k"), [0.01, 1.0])
+    assert pts.feasible.all()
+    assert pts.concurrency == pytest.approx([0.01, 1.0], rel=1e-3)
+    assert pts.request_rate_per_s * pts.e2e_s == pytest.approx(pts.concurrency, rel=1e-3)
+
+
+def test_open_loop_serves_every_rate_up_to_the_closed_loop_plateau():
+    """The sustainable rate is where the closed loop's throughput flattens (prefill pool at its
+    utilisation ceiling): rates just below it are served without queueing, rates above overload."""
+    from jalapeno.serve.point import serve_at_rate
+
+    m, s, prec = load_model("deepseek-r1"), load_system("b200"), get_precision("fp8")
+    wl = get_workload("1k1k")
+    dep = Deployment(prec, Pool(Layout(tp=1, dp=8, ep=8), 5), prefill=Pool(Layout(tp=4, ep=4), 1))
+    plateau = float(serve_at_concurrency(m, s, dep, wl, [1e5]).request_rate_per_s[0])
+    r = serve_at_rate(m, s, dep, wl, [0.5 * plateau, 0.99 * plateau, 1.05 * plateau])
+    assert r.feasible.tolist() == [True, True, False]
+    assert r.request_rate_per_s[:2] == pytest.approx([0.5 * plateau, 0.99 * plateau], rel=1e-3)
+    assert (r.queue_s[:2] <= 1e-3 * r.e2e_s[:2]).all()
+    assert "overloaded" in r.reason[2]

@@ -460,10 +460,17 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
     from jalapeno.analysis.calibrate_amd import AITER_CU, GEMM_TABLES, MOE_FROM, amd_overlay, fit_amd, read_table
     from jalapeno.specs.catalog import list_systems, load_system
 
+    out = Path(out_dir) if out_dir else Path(str(resources.files("jalapeno") / "data" / "calibration"))
+    blocking = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise SpecError("--out-dir", f"{blocking} is a file, not a directory", "give a directory path")
     _root()  # fail before writing anything when a package is missing
     names = names or list_systems()
-    out = Path(out_dir) if out_dir else Path(str(resources.files("jalapeno") / "data" / "calibration"))
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise SpecError("--out-dir", f"cannot create directory {out}: {e.strerror or e}",
+                        "give a writable directory path (not a file)") from None
     needed = set(n for n in names if n in AIC_SYSTEM_DIRS)
     for n in names:
         if n in DERIVED_FROM:
@@ -492,6 +499,10 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
             cal, kind = derived_set(n, measured), "derived"
         else:
             continue
-        (out / f"{n}.toml").write_text(to_toml(cal, kind))
+        try:
+            (out / f"{n}.toml").write_text(to_toml(cal, kind))
+        except OSError as e:
+            raise SpecError("--out-dir", f"cannot write {out / f'{n}.toml'}: {e.strerror or e}",
+                            "give a writable directory") from None
         written[n] = cal
     return written

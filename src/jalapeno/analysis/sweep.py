@@ -149,10 +149,13 @@ def sweep(model: ModelSpec, system: System, wl: Workload, precision: Precision,
 
     Raises:
         InfeasibleDeployment: no layout of the model fits on the system.
+        SpecError: MTP asked for on a model without an MTP module.
     """
+    from jalapeno.deploy.deployment import check_mtp
     from jalapeno.errors import InfeasibleDeployment
 
     opt = options or SweepOptions()
+    check_mtp(opt.mtp, model)
     eff = eff or system.efficiency
     parts: list[ServingPoints] = []
     deps: list[Deployment] = []

@@ -83,6 +83,13 @@ class MeasuredPoint:
     mapping: str
     fixed_lengths: bool = False
     notes: list = field(default_factory=list)
+    #: the source says the run was disaggregated (even when its deployment could not be read)
+    disagg: bool = False
+
+    @property
+    def mode(self) -> str:
+        """``disagg`` or ``agg``: the deployment's kind, else what the source says."""
+        return "disagg" if (self.deployment is not None and self.deployment.prefill) or self.disagg else "agg"
 
 
 # ---- InferenceX ---------------------------------------------------------------------------
@@ -124,23 +131,33 @@ def parse_topology(text: str, moe: bool, concurrency: float | None = None) -> tu
     as the InferenceX Dynamo recipes do; without it, DEP.
     """
     t = text.strip()
+    bad = (None, None, f"topology {t!r} not interpretable")
     m = re.fullmatch(r"TP(\d+)(?: EP(\d+))?(?: \(.*\))?", t)
     if m:
         tp, ep = int(m.group(1)), int(m.group(2) or 1)
+        if tp < 1 or ep < 1:
+            return bad
         return None, Pool(Layout(tp=tp, ep=ep if moe else 1)), ""
     m = re.match(r"prefill (\d+) workers TP(\d+) EP(\d+) DPA \((\d+) GPUs\); decode (\d+) workers TP(\d+) EP(\d+) DPA", t)
     if m:
         pw, ptp, pep, _, dw, dtp, dep_ = (int(x) for x in m.groups())
+        if min(pw, ptp, pep, dw, dtp, dep_) < 1:
+            return bad
         return (Pool(Layout(tp=1, dp=ptp, ep=pep), pw), Pool(Layout(tp=1, dp=dtp, ep=dep_), dw), "")
     m = re.match(r"config_id \d+: prefill TP(\d+) EP(\d+) DPA x(\d+).*decode TP(\d+) EP(\d+) x(\d+)", t)
     if m:
         ptp, pep, pw, dtp, dep_, dw = (int(x) for x in m.groups())
+        if min(ptp, pep, pw, dtp, dep_, dw) < 1:
+            return bad
         return Pool(Layout(tp=1, dp=ptp, ep=pep), pw), Pool(Layout(tp=dtp, ep=dep_), dw), ""
     m = re.match(r"prefill (\d+) GPU TP=(\d+); decode (\d+) GPU EP=(\d+)", t)
     if m:
         pg, ptp, dg, dep_ = (int(x) for x in m.groups())
+        split = not (ptp == pg and ptp in (1, 2, 4, 8))  # read as DEP4 workers
+        if min(pg, ptp, dep_) < 1 or dg < dep_ or dg % dep_ or (split and (pg < 4 or pg % 4)):
+            return bad
         note = ""
-        if ptp == pg and ptp in (1, 2, 4, 8):
+        if not split:
             pre = Pool(Layout(tp=ptp, ep=ptp if moe else 1), 1)
         else:  # e.g. "12 GPU TP=12": 3 workers of 4 (128 heads do not split 12 ways)
             pre = Pool(Layout(tp=1, dp=4, ep=4 if moe else 1), pg // 4)
@@ -150,7 +167,7 @@ def parse_topology(text: str, moe: bool, concurrency: float | None = None) -> tu
             note = "; ".join(x for x in (note, f"decode 'EP={dep_}' read as TEP{dep_} (light load)") if x)
             return pre, Pool(Layout(tp=dep_, ep=dep_), workers), note
         return pre, Pool(Layout(tp=1, dp=dep_, ep=dep_), workers), note
-    return None, None, f"topology {t!r} not interpretable"
+    return bad
 
 
 def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
@@ -162,8 +179,15 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
     p = Path(path)
     if not p.is_file():
         raise SpecError(str(p), "file not found", "pass an InferenceX points CSV")
-    with p.open(newline="") as f:
-        rows = list(csv.DictReader(f))
+    try:
+        with p.open(newline="", encoding="utf-8-sig") as f:  # tolerate a byte-order mark
+            rows = list(csv.DictReader(f))
+    except UnicodeDecodeError:
+        raise SpecError(str(p), "not a UTF-8 text CSV", "pass an InferenceX points CSV (UTF-8)") from None
+    except (OSError, csv.Error) as e:
+        raise SpecError(str(p), f"cannot read it as CSV: {e}", "pass an InferenceX points CSV") from None
+    if not rows:
+        raise SpecError(str(p), "no data rows", "pass an InferenceX points CSV with at least one row")
     need = {"hardware", "model", "precision", "isl", "osl", "conc", "topology", "tput_per_gpu", "tok_s_user"}
     missing = need - set(rows[0] if rows else {})
     if missing:
@@ -234,7 +258,7 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
                 skipped.append((rid, "no deployment and no throughput to map to a frontier"))
                 continue
         points.append(MeasuredPoint("inferencex", rid, system, model, prec, r.get("framework", ""), isl, osl, conc,
-                                    dep, meas, mapping, False, notes))
+                                    dep, meas, mapping, False, notes, (r.get("disagg") or "").strip() == "1"))
     return points, skipped
 
 
@@ -379,7 +403,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                 ok = pr.get("feasible", False) and val is not None and np.isfinite(val) and val > 0
                 out.append({
                     "source": p.source, "id": p.id, "system": p.system, "model": p.model, "precision": p.precision,
-                    "framework": p.framework, "mode": "disagg" if (p.deployment and p.deployment.prefill) else "agg",
+                    "framework": p.framework, "mode": p.mode,
                     "isl": p.isl, "osl": p.osl, "concurrency": p.concurrency, "mapping": p.mapping,
                     "deployment": p.deployment.label if p.deployment else "", "metric": m,
                     "measured": float(meas), "predicted": float(val) if ok else float("nan"),

@@ -33,11 +33,17 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     """Predict every mappable measured point and summarise the errors.
 
     Returns a dict: ``rows`` (per point and metric), ``summary`` (per source/system/model/mode/metric),
-    ``overall`` (per source and metric), ``skipped`` (id, reason), ``sources``.
+    ``overall`` (per source and metric), ``skipped`` (id, reason), ``sources``, ``unpredicted``
+    (id, notes/reason) of mapped points the model gave no prediction for (infeasible deployments).
+
+    Raises:
+        SpecError: missing points file, or no row of it could be mapped.
 
     Raises:
         SpecError: the points file is missing.
     """
+    if points_path is not None and not str(points_path).strip():
+        raise SpecError("--points", "empty path", "give a CSV path, or omit --points for the shared data")
     path = Path(points_path) if points_path else DEFAULT_POINTS
     if not path.is_file():
         raise SpecError("--points", f"{path} not found", "pass --points FILE.csv (InferenceX points format), or run "
@@ -53,11 +59,18 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
         except SpecError:
             if aic_frame is not None:
                 raise
+    if not pts:
+        first = f" (first: {skipped[0][0]}: {skipped[0][1]})" if skipped else ""
+        raise SpecError("--points", f"no measured point could be mapped; {len(skipped)} row(s) skipped{first}",
+                        "check the CSV's hardware/model names and numbers against the InferenceX points format")
     rows = predict_points(pts, calibrated_systems(), efficiency=efficiency)
     summary = error_summary(rows)
+    bad = rows[rows.error.isna()]
+    unpredicted = sorted({(r.id, r.notes) for r in bad.itertuples()})
     overall = {}
     for src, d in rows.dropna(subset=["error"]).groupby("source"):
         overall[src] = {m: {"n": int(len(g)), "median_ape": float(np.median(np.abs(g.error))),
                             "p90_ape": float(np.percentile(np.abs(g.error), 90)), "bias": float(np.median(g.error))}
                         for m, g in d.groupby("metric")}
-    return {"rows": rows, "summary": summary, "overall": overall, "skipped": skipped, "sources": sources}
+    return {"rows": rows, "summary": summary, "overall": overall, "skipped": skipped, "sources": sources,
+            "unpredicted": unpredicted}

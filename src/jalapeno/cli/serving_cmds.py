@@ -78,11 +78,18 @@ def parse_pool(text: str, option: str):
     from jalapeno.deploy.layout import Layout
 
     vals = {"tp": 1, "dp": 1, "ep": 1, "pp": 1, "workers": 1}
-    for part in filter(None, (p.strip() for p in text.split(","))):
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        raise SpecError(option, "empty pool", f'describe it, e.g. {option} "tp=4,ep=4,workers=1"')
+    seen = set()
+    for part in parts:
         key, _, val = part.partition("=")
         key = key.strip().lower()
         if key not in vals:
             raise SpecError(option, f"unknown key {key!r}", "use tp=, dp=, ep=, pp= and workers=")
+        if key in seen:
+            raise SpecError(f"{option} {key}", "given twice", f"write {key}= once")
+        seen.add(key)
         try:
             vals[key] = int(val)
         except ValueError:
@@ -236,6 +243,9 @@ def predict(
         raise SpecError("--prefill/--decode", "disaggregated serving needs both pools",
                         'pass both --prefill "tp=..,workers=.." and --decode "..", or neither')
     if prefill is not None:
+        if (tp, dp, ep, pp) != (1, 1, 1, 1):
+            raise SpecError("--tp/--dp/--ep/--pp", "aggregated layout options given with --prefill/--decode",
+                            'put the layouts in the pools, e.g. --decode "dp=8,ep=8,workers=1"')
         dep = Deployment(prec, parse_pool(decode, "--decode"), prefill=parse_pool(prefill, "--prefill"),
                          mtp=_mtp(mtp, mtp_acceptance))
     else:
@@ -246,7 +256,8 @@ def predict(
 
         at = f"concurrency {concurrency:g}" if rate is None else f"{rate:g} requests/s"
         raise InfeasibleDeployment("deployment", f"{dep.label} at {at}: {point['reason']}",
-                                   "change the deployment (more workers, wider layouts) or the concurrency")
+                                   "change the deployment (more workers, wider layouts) or the "
+                                   + ("concurrency" if rate is None else "rate"))
     if json_out:
         print_json(point)
         return

@@ -18,10 +18,14 @@ def calibrate(
     from jalapeno.errors import SpecError
     from jalapeno.specs.catalog import list_systems
 
-    names = [s.strip() for s in systems.split(",") if s.strip()] if systems else None
+    names = [s.strip() for s in systems.split(",") if s.strip()] if systems is not None else None
+    if names == []:
+        raise SpecError("--systems", "no system named", f"use names from {', '.join(list_systems())}, or omit it")
     unknown = sorted(set(names or []) - set(list_systems()))
     if unknown:
         raise SpecError("--systems", f"unknown system {unknown[0]!r}", f"use names from {', '.join(list_systems())}")
+    if out_dir is not None and not out_dir.strip():
+        raise SpecError("--out-dir", "empty path", "give a directory, or omit --out-dir to rewrite the shipped sets")
     res = calibrate_catalog(names, out_dir, on_progress=None if json_out else
                             lambda n, i, k: console.print(f"fitting {n} ({i + 1}/{k}) ..."))
     if json_out:
@@ -68,7 +72,7 @@ def validate(
         write_parity(res["rows"], html)
     if json_out:
         print_json({"summary": res["summary"].to_dict(orient="records"), "overall": res["overall"],
-                    "skipped": res["skipped"], "sources": res["sources"]})
+                    "skipped": res["skipped"], "unpredicted": res["unpredicted"], "sources": res["sources"]})
         return
     t = Table(title=f"validation ({efficiency} efficiencies): error = predicted/measured - 1")
     for col in ("source", "system", "model", "mode", "metric", "n", "median |err|", "p90 |err|", "bias"):
@@ -80,3 +84,7 @@ def validate(
     for k, v in res["overall"].items():
         console.print(f"{k}: " + ", ".join(f"{m} median |err| {d['median_ape']:.1%}, bias {d['bias']:+.1%} (n={d['n']})"
                                           for m, d in v.items()))
+    n_skip, n_unp = len(res["skipped"]), len({i for i, _ in res["unpredicted"]})
+    if n_skip or n_unp:
+        console.print(f"{n_skip} row(s) skipped (not mappable) and {n_unp} mapped point(s) without a prediction "
+                      "(infeasible deployment); reasons: --json (skipped, unpredicted) or the notes column of --out")

@@ -25,6 +25,22 @@ DEFAULT_TOKEN_BUDGET = 8192
 DEFAULT_MAX_RUNNING = 4096
 
 
+#: Longest MTP draft chain accepted: engines run 1-4 drafts for DeepSeek (TRT-LLM nextn <= 3-4,
+#: SGLang num_steps 1-3); past 16 the accepted length is flat and the verify cost dominates.
+MAX_DRAFT_TOKENS = 16
+
+
+def check_mtp(mtp: "MTP | None", model) -> None:
+    """MTP needs the model's own MTP module (DeepSeek ``num_nextn_predict_layers``).
+
+    Raises:
+        SpecError: MTP on a model without one (a separate draft model is not modelled).
+    """
+    if mtp is not None and not model.mtp_layers:
+        raise SpecError("mtp", f"{model.name} has no MTP module (num_nextn_predict_layers = 0)",
+                        "leave MTP off for this model (draft-model speculative decoding is not modelled)")
+
+
 @dataclass(frozen=True, slots=True)
 class MTP:
     """Multi-token prediction / speculative decoding.
@@ -41,6 +57,9 @@ class MTP:
         if isinstance(self.draft_tokens, bool) or not isinstance(self.draft_tokens, int) or self.draft_tokens < 1:
             raise SpecError("mtp", f"draft length must be a positive integer, got {self.draft_tokens!r}",
                             "give --mtp K with K >= 1 (or leave MTP off)")
+        if self.draft_tokens > MAX_DRAFT_TOKENS:
+            raise SpecError("mtp", f"draft length {self.draft_tokens} is beyond {MAX_DRAFT_TOKENS}",
+                            f"give --mtp K with 1 <= K <= {MAX_DRAFT_TOKENS} (engines run 1-4 MTP drafts)")
         if not 0 <= self.acceptance < 1:
             raise SpecError("mtp-acceptance", f"must be in [0, 1), got {self.acceptance}",
                             "give the measured per-token acceptance rate, e.g. 0.7")

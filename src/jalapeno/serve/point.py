@@ -6,7 +6,8 @@ import dataclasses
 
 import numpy as np
 
-from jalapeno.deploy.deployment import Deployment
+from jalapeno.deploy.deployment import Deployment, check_mtp
+from jalapeno.deploy.layout import validate_layout
 from jalapeno.serve.analytic import ServingPoints, requeue, solve_concurrency
 from jalapeno.serve.disagg import MAX_PREFILL_UTILISATION, decode_curve, disaggregated_points, prefill_perf
 from jalapeno.specs.efficiency import Efficiency
@@ -14,21 +15,31 @@ from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
-_GRID = np.geomspace(1.0 / 64, 65536.0, 145)
+#: decode batches per decode instance at which C(B) is tabulated (ratio 1.12): from far below one
+#: sequence (many decode workers at a low concurrency) to far beyond any KV capacity
+_GRID = np.geomspace(1e-6, 65536.0, 221)
 
 
 def serve_at_concurrency(model: ModelSpec, system: System, dep: Deployment, wl: Workload, concurrency,
                          eff: Efficiency | None = None) -> ServingPoints:
     """Points of ``dep`` at each requested concurrency (N,) — the whole deployment's concurrency.
 
+    Raises:
+        InfeasibleDeployment: a pool's layout cannot run the model on the system (deploy/layout.py).
+        SpecError: MTP on a model without an MTP module.
+
     Aggregated: Little's-law fixed point (serve/analytic.py). Disaggregated: C(B) is evaluated on
-    a geometric grid of decode batches per decode instance (1/64 ... 65536, ratio 1.12), inverted by
+    a geometric grid of decode batches per decode instance (1e-6 ... 65536, ratio 1.12), inverted by
     log-log interpolation, and the point re-evaluated exactly at the interpolated batch; beyond
     the decode KV capacity, or beyond the batch at which the prefill pool reaches
     MAX_PREFILL_UTILISATION (serve/disagg.py), the excess users queue for admission: throughput
     stays flat and TTFT grows (limit ``kv_capacity`` / ``prefill_capacity`` "(queueing)").
     """
     c_req = np.atleast_1d(np.asarray(concurrency, dtype=float))
+    for pool in (dep.decode, dep.prefill):
+        if pool is not None:
+            validate_layout(pool.layout, model, system)
+    check_mtp(dep.mtp, model)
     if dep.prefill is None:
         # ``workers`` identical aggregated instances share the load evenly
         w = dep.decode.workers
@@ -50,11 +61,21 @@ def serve_at_concurrency(model: ModelSpec, system: System, dep: Deployment, wl: 
     rho = gp.request_rate_per_s[first] * wl.mean_isl / (dep.prefill.workers * pre.tokens_per_s)
     pos = (cs > 0) & (rho < MAX_PREFILL_UTILISATION)
     cap_name = "prefill_capacity" if ((cs > 0) & ~pos).any() else "kv_capacity"
-    cs, bs = (cs[pos], bs[pos]) if pos.any() else (np.array([1.0]), np.array([1.0 / 64]))
+    cs, bs = (cs[pos], bs[pos]) if pos.any() else (np.array([1.0]), np.array([_GRID[0]]))
     order = np.argsort(cs)
-    b = np.exp(np.interp(np.log(c_req), np.log(cs[order]), np.log(bs[order])))
-    dec = decode_curve(model, system, dep.decode.layout, dep.precision, wl, b, dep.mtp, eff)
-    pts = disaggregated_points(model, system, dep.precision, wl, pre, dec, x, y, dep.mtp, eff)
+    lc, lb = np.log(cs[order]), np.log(bs[order])
+    b = np.exp(np.interp(np.log(c_req), lc, lb))
+    # refine the interpolated batch: secant steps in log space with the grid's local slope, kept
+    # inside the steady-state range (a few % of interpolation error would read as queueing)
+    slope = np.interp(np.log(c_req), lc, np.gradient(lb, lc) if len(lc) > 1 else np.ones_like(lc))
+    b_max = float(np.exp(lb[-1]))
+    for _ in range(4):
+        dec = decode_curve(model, system, dep.decode.layout, dep.precision, wl, b, dep.mtp, eff)
+        pts = disaggregated_points(model, system, dep.precision, wl, pre, dec, x, y, dep.mtp, eff)
+        got = np.maximum(pts.concurrency, 1e-30)
+        if np.all(np.abs(got / c_req - 1) < 1e-4) or not np.all(np.isfinite(got)):
+            break
+        b = np.minimum(b * (c_req / got) ** slope, b_max)
     excess = np.maximum(c_req - pts.concurrency, 0.0)
     queued = excess > 1e-3 * c_req
     wait = np.where(queued & (pts.request_rate_per_s > 0),
@@ -76,15 +97,31 @@ def serve_at_rate(model: ModelSpec, system: System, dep: Deployment, wl: Workloa
     w = dep.decode.workers if dep.prefill is None else 1
     grid_c = np.geomspace(1.0 / 64, 65536.0, 145)
     grid = serve_at_concurrency(model, system, dep, wl, grid_c, eff)
-    ok = grid.feasible & (grid.request_rate_per_s > 0) & (grid.queue_s <= 0)
+    # steady states without an admission queue (a sliver of queueing from interpolation is not one)
+    ok = grid.feasible & (grid.request_rate_per_s > 0) & (grid.queue_s <= 1e-3 * grid.e2e_s)
     if not ok.any():
         return dataclasses.replace(grid.take(np.zeros(lam_req.size, dtype=int)),
                                    feasible=np.zeros(lam_req.size, dtype=bool))
     lam, conc = grid.request_rate_per_s[ok], grid.concurrency[ok]
     order = np.argsort(lam)
     c = np.exp(np.interp(np.log(lam_req), np.log(lam[order]), np.log(conc[order])))
+    # the sustainable rate is the plateau the queued (closed-loop) points reach; rates between the
+    # last unqueued grid point and it are found by bisection on the concurrency (λ(C) is monotone)
+    feas = grid.feasible & (grid.request_rate_per_s > 0)
+    lam_cap = float(grid.request_rate_per_s[feas].max())
+    band = (lam_req > lam.max()) & (lam_req <= lam_cap * (1 + 1e-6))
+    if band.any():
+        lo = np.full(band.sum(), float(conc[order][-1]))
+        hi = np.full(band.sum(), float(grid_c[feas][-1]))
+        for _ in range(40):
+            mid = np.sqrt(lo * hi)
+            r = serve_at_concurrency(model, system, dep, wl, mid, eff)
+            below = (r.request_rate_per_s < lam_req[band]) & (r.queue_s <= 1e-3 * r.e2e_s)
+            lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+        c[band] = lo
     pts = serve_at_concurrency(model, system, dep, wl, c, eff)
-    over = lam_req > lam.max() * (1 + 1e-6)
-    reason = np.where(over, f"overloaded: the deployment sustains at most {lam.max():.3g} requests/s "
-                      f"({w} instance(s)); add replicas or lower the rate", pts.reason)
+    over = lam_req > lam_cap * (1 + 1e-6)
+    what = f"{w} instance(s)" if dep.prefill is None else "prefill and decode pools"
+    reason = np.where(over, f"overloaded: the deployment sustains at most {lam_cap:.3g} requests/s "
+                      f"({what}); add workers or lower the rate", pts.reason)
     return dataclasses.replace(pts, feasible=pts.feasible & ~over, reason=reason.astype(object))

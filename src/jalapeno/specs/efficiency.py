@@ -190,7 +190,9 @@ class Efficiency:
         clean: dict[str, Any] = {}
         for k, v in overrides.items():
             if k == "source":
-                clean[k] = str(v)
+                if not isinstance(v, str):
+                    raise SpecError(f"{where}.source", f"must be a string, got {v!r}", "quote it")
+                clean[k] = v
                 continue
             if k not in names:
                 raise SpecError(f"{where}.{k}", "unknown efficiency parameter",

@@ -13,7 +13,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -117,7 +117,7 @@ class SystemFile(_Strict):
     power: PowerFile
     cost: CostFile
     host: HostFile | None = None
-    efficiency: dict[str, float | str] = Field(default_factory=dict)
+    efficiency: dict[str, Any] = Field(default_factory=dict)  # checked by Efficiency.with_overrides
 
     @model_validator(mode="after")
     def _levels_grow(self):
