@@ -166,3 +166,14 @@ def test_good_efficiency_override_applies(tmp_path):
     s = load_system(_write(tmp_path, GOOD + "\n[efficiency]\nmoe_token_passes_fp8 = 3.5\nmoe_floor_s = 2e-5\n"))
     assert s.efficiency.moe_passes("fp8") == 3.5 and s.efficiency.moe_floor_s == 2e-5
     assert s.efficiency.moe_passes("bf16") == 0.0  # unset: no passes
+
+
+def test_unit_slip_in_a_time_is_refused(tmp_path):
+    err = _expect(_write(tmp_path, GOOD + "\n[efficiency]\nkernel_launch_s = 10\n"), "efficiency.kernel_launch_s")
+    assert "beyond" in str(err) and "µs" in str(err)
+
+
+def test_unsuffixed_moe_parameter_covers_formats_without_their_own(tmp_path):
+    s = load_system(_write(tmp_path, GOOD + "\n[efficiency]\nmoe_token_passes = 5\nmoe_token_passes_fp4 = 9\n"))
+    e = s.efficiency
+    assert (e.moe_passes("bf16"), e.moe_passes("fp8"), e.moe_passes("fp4")) == (5.0, 5.0, 9.0)

@@ -327,3 +327,10 @@ def test_usage_error_hint_names_the_command_not_an_option(capsys):
 ])
 def test_predict_rejects_ambiguous_pools_and_mtp(capsys, args, words):
     check_error(*run(capsys, "predict", "--system", "b200", "--concurrency", "16", *args), *words)
+
+
+def test_predict_json_names_the_efficiency_set(capsys):
+    code, out, err = run(capsys, "predict", "--system", "b200", "--concurrency", "16", "--tp", "8", "--json")
+    assert code == 0, err
+    src = json.loads(out)["efficiency_source"]
+    assert "calibrated" in src and "b200.toml" in src

@@ -41,5 +41,6 @@ def predict_point(model: ModelSpec, system: System, dep: Deployment, wl: Workloa
     else:
         pts = serve_at_rate(model, system, dep, wl, [rate], eff)
     rec = point_record(pts, 0, dep, system, convention)
-    rec.update({"model": model.name, "workload": wl.as_dict()})
+    rec.update({"model": model.name, "workload": wl.as_dict(),
+                "efficiency_source": (eff or system.efficiency).source})
     return rec

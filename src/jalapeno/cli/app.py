@@ -77,8 +77,10 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(e, _click_exception()):
             if not e.format_message().strip():  # a bare group (`jalapeno hardware`): its help was shown
                 sys.exit(0)
+            known = set(getattr(typer.main.get_command(app), "commands", {}))
             words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")][:1]
-            print(f"error: {e.format_message()}. Fix: see `{' '.join(['jalapeno', *words, '--help'])}`",
+            words = [w for w in words if w in known]
+            print(f"error: {e.format_message().rstrip('.')}. Fix: see `{' '.join(['jalapeno', *words, '--help'])}`",
                   file=sys.stderr)
             sys.exit(e.exit_code)
         raise

@@ -131,6 +131,7 @@ def point_table(p: dict, title: str) -> Table:
         ("tok/s per kW", _f(p["tok_s_per_kw"], ",.0f")),
         ("J per token", _f(p["j_per_token"], ".3f")),
         ("$ per M tokens", _f(p["usd_per_mtok"], ".3f")),
+        ("efficiency set", escape(str(p.get("efficiency_source", "")))),
         ("bound", f"{p['bound']} ({_f(p['bound_margin'], '.2f')}x the next)"
          + (f"; capped by {p['limit']}" if p["limit"] else "")),
         ("KV transfer", f"{_f(p['kv_transfer_s'] * 1e3, '.2f')} ms"),

@@ -38,8 +38,9 @@ class Efficiency:
         moe_peak_fraction, moe_half_rows, moe_hbm_fraction (each with ``_fp8`` / ``_fp4``
             variants): the same three GEMM parameters for the routed-expert block of an MoE layer
             (grouped GEMMs plus the token permute, activation quantisation and finalize kernels
-            around them), fitted on measured MoE layers (aiconfigurator ``moe_perf``). None: use
-            the GEMM values of the same format.
+            around them), fitted on measured MoE layers (aiconfigurator ``moe_perf``). A format
+            without its own value takes the unsuffixed one (as the GEMM fields do); None: the
+            GEMM values of the same format.
         moe_token_passes (with ``_fp8`` / ``_fp4`` variants): passes over every token of the
             expert-parallel group's hidden vectors (BF16) that each rank's routed-expert block makes
             besides the expert GEMMs — routing, permutation, activation quantisation, finalize —
@@ -156,8 +157,10 @@ class Efficiency:
         return self.hbm_fraction if v is None else v
 
     def _moe(self, name: str, fmt: str):
+        """The format's own value, else the unsuffixed one (as for the GEMM fields), else None."""
         sfx = {"fp8": "_fp8", "fp4": "_fp4"}.get(fmt, "")
-        return getattr(self, f"{name}{sfx}")
+        v = getattr(self, f"{name}{sfx}")
+        return getattr(self, name) if v is None and sfx else v
 
     def moe_peak(self, fmt: str) -> float:
         """Best fraction of peak of the routed-expert block in ``fmt`` (GEMM value if unset)."""
@@ -208,10 +211,24 @@ class Efficiency:
                                 "give a fraction of peak between 0 and 1")
             if not frac and v < 0:
                 raise SpecError(f"{where}.{k}", f"must be >= 0, got {v}", "give a non-negative value")
+            cap = _UPPER.get(k)
+            if cap is not None and v > cap[0]:
+                raise SpecError(f"{where}.{k}", f"{v:g} is beyond {cap[0]:g} ({cap[1]})", f"give it in {cap[1]}")
             if k == "torus_congestion" and v < 1:
                 raise SpecError(f"{where}.{k}", f"must be >= 1, got {v}", "give 1 (ideal routing) or more")
             clean[k] = v
         return replace(self, **clean)
 
+
+#: Sanity ceilings (value, unit hint) that catch unit slips (µs written as s): a kernel or
+#: collective launch above 1 ms, a step overhead above 1 s, a front-end cost above a minute.
+_UPPER = {"kernel_launch_s": (1e-3, "seconds: 4e-6 is 4 µs"), "collective_launch_s": (1e-3, "seconds"),
+          "moe_floor_s": (1e-3, "seconds"), "step_overhead_s": (1.0, "seconds"),
+          "request_overhead_s": (60.0, "seconds"), "prompt_overhead_s_per_token": (1e-3, "seconds per token"),
+          "gemm_half_rows": (1e6, "rows"), "gemm_half_rows_fp8": (1e6, "rows"), "gemm_half_rows_fp4": (1e6, "rows"),
+          "moe_half_rows": (1e6, "rows"), "moe_half_rows_fp8": (1e6, "rows"), "moe_half_rows_fp4": (1e6, "rows"),
+          "moe_token_passes": (1e3, "passes"), "moe_token_passes_fp8": (1e3, "passes"),
+          "moe_token_passes_fp4": (1e3, "passes"), "moe_load_skew": (100.0, "a multiplier"),
+          "torus_congestion": (100.0, "a multiplier")}
 
 DEFAULT_EFFICIENCY = Efficiency()
