@@ -66,6 +66,9 @@ class SweepOptions:
             raise SpecError("serving", f"unknown serving mode {self.serving!r}", "use agg, disagg or both")
         if self.concurrency is not None and any(c <= 0 for c in self.concurrency):
             raise SpecError("concurrency", "must be positive", "give concurrencies >= 1")
+        if self.concurrency is not None and self.serving == "disagg":
+            raise SpecError("concurrency", "fixed concurrencies apply to aggregated serving only",
+                            "drop --concurrency (disaggregated points span the batch grid) or use --serving agg")
 
 
 @dataclass(frozen=True)

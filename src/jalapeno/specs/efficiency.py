@@ -229,6 +229,7 @@ _UPPER = {"kernel_launch_s": (1e-3, "seconds: 4e-6 is 4 µs"), "collective_launc
           "moe_half_rows": (1e6, "rows"), "moe_half_rows_fp8": (1e6, "rows"), "moe_half_rows_fp4": (1e6, "rows"),
           "moe_token_passes": (1e3, "passes"), "moe_token_passes_fp8": (1e3, "passes"),
           "moe_token_passes_fp4": (1e3, "passes"), "moe_load_skew": (100.0, "a multiplier"),
-          "torus_congestion": (100.0, "a multiplier")}
+          "torus_congestion": (100.0, "a multiplier"),
+          "memory_reserve_fraction": (0.5, "a fraction of usable HBM; engines keep well under half")}
 
 DEFAULT_EFFICIENCY = Efficiency()
