@@ -95,7 +95,7 @@ def _causes(rows: pd.DataFrame) -> list[str]:
     n_a, m_a, b_a = _group_stat(rows, "throughput_per_chip", amd)
     n_n, m_n, b_n = _group_stat(rows, "throughput_per_chip", nv)
     _, _, b_t = _group_stat(rows, "ttft_s", ix)
-    sat = ix & (rows.concurrency >= 800) & (rows["mode"] == "disagg")
+    sat = ix & (rows.concurrency >= 800) & (rows["mode"] == "disagg") & (rows.framework == "dynamo-trt")
     n_s, _, b_s = _group_stat(rows, "throughput_per_chip", sat)
     mid = ix & (rows["mode"] == "disagg") & (rows.framework == "dynamo-trt") & rows.concurrency.between(48, 180)
     n_m, _, b_m = _group_stat(rows, "throughput_per_chip", mid)
