@@ -13,7 +13,7 @@ import csv
 import json
 
 import pytest
-from cli_runner import run
+from cli_runner import check_error, run
 
 POINT_KEYS = {"throughput_per_chip", "output_throughput_per_chip", "interactivity", "ttft_s", "tpot_s",
               "e2e_s", "chips", "power_w_per_chip", "tok_s_per_kw", "usd_per_mtok", "bound", "deployment"}
@@ -213,16 +213,6 @@ def test_models_list(capsys):
 
 
 # ---------------------------------------------------------------- bad input
-
-
-def check_error(code: int, out: str, err: str, *words: str) -> None:
-    assert code == 2, (code, out, err)
-    assert "Traceback" not in out + err
-    lines = [ln for ln in err.strip().splitlines() if ln.strip()]
-    assert len(lines) == 1, err
-    assert lines[0].startswith("error:"), err
-    for w in words:
-        assert w in lines[0].lower(), (w, err)
 
 
 @pytest.mark.parametrize("cmd", [

@@ -13,7 +13,7 @@ import csv
 import json
 
 import pytest
-from cli_runner import run
+from cli_runner import check_error, run
 
 BASE = ["simulate", "--system", "gb200-nvl72", "--dp", "8", "--ep", "8"]
 STATS = {"mean", "p50", "p90", "p99"}
@@ -26,16 +26,6 @@ def run_json(capsys, *args: str) -> dict:
     assert code == 0, err
     assert "Traceback" not in out + err
     return json.loads(out)
-
-
-def check_error(code: int, out: str, err: str, *words: str) -> None:
-    assert code == 2, (code, out, err)
-    assert "Traceback" not in out + err
-    lines = [ln for ln in err.strip().splitlines() if ln.strip()]
-    assert len(lines) == 1, err
-    assert lines[0].startswith("error:"), err
-    for w in words:
-        assert w.lower() in lines[0].lower(), (w, err)
 
 
 def check_summary(sm: dict, requests: int) -> None:

@@ -14,21 +14,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_runner import run
+from cli_runner import error_line, run
 
 from jalapeno.cli.app import main
 
 POINTS = Path(__file__).resolve().parents[1] / "fixtures" / "inferencex_points_sample.csv"
 
 
-
-
-def one_error_line(code: int, out: str, err: str) -> str:
-    assert code == 2, (code, out, err)
-    assert "Traceback" not in out + err
-    lines = [ln for ln in err.strip().splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    return lines[0]
 
 
 @pytest.fixture(scope="module")
@@ -91,12 +83,12 @@ def test_validate_table(capsys):
 
 def test_validate_missing_points_file(capsys, tmp_path):
     missing = tmp_path / "no_such_points.csv"
-    line = one_error_line(*run(capsys, "validate", "--points", str(missing), "--no-aiconfigurator"))
+    line = error_line(*run(capsys, "validate", "--points", str(missing), "--no-aiconfigurator"))
     assert "no_such_points.csv" in line and "not found" in line
 
 
 def test_validate_unknown_efficiency_set(capsys):
-    line = one_error_line(*run(capsys, "validate", "--points", str(POINTS), "--no-aiconfigurator",
+    line = error_line(*run(capsys, "validate", "--points", str(POINTS), "--no-aiconfigurator",
                                "--efficiency", "nonsense"))
     assert "efficiency" in line and "nonsense" in line
 
@@ -104,7 +96,7 @@ def test_validate_unknown_efficiency_set(capsys):
 @pytest.mark.parametrize("args", [("--systems", "h200"), ()])
 def test_calibrate_without_the_package(capsys, monkeypatch, tmp_path, args):
     monkeypatch.setitem(sys.modules, "aiconfigurator_core", None)  # importing it fails, as when not installed
-    line = one_error_line(*run(capsys, "calibrate", *args, "--out-dir", str(tmp_path)))
+    line = error_line(*run(capsys, "calibrate", *args, "--out-dir", str(tmp_path)))
     assert ".[calibrate]" in line and "aiconfigurator" in line
     assert list(tmp_path.iterdir()) == []  # nothing written
 
@@ -112,7 +104,7 @@ def test_calibrate_without_the_package(capsys, monkeypatch, tmp_path, args):
 def test_calibrate_unmeasured_system_without_the_package(capsys, monkeypatch, tmp_path):
     """A derived system needs its family's measured tables: the same clear error."""
     monkeypatch.setitem(sys.modules, "aiconfigurator_core", None)
-    line = one_error_line(*run(capsys, "calibrate", "--systems", "mi300x", "--out-dir", str(tmp_path)))
+    line = error_line(*run(capsys, "calibrate", "--systems", "mi300x", "--out-dir", str(tmp_path)))
     assert ".[calibrate]" in line
 
 
@@ -142,7 +134,7 @@ def _points_variant(tmp_path, name, edit=None, raw: bytes | None = None) -> Path
 ])
 def test_validate_unusable_points_file(capsys, tmp_path, name, edit, raw, words):
     p = _points_variant(tmp_path, name, edit, raw)
-    line = one_error_line(*run(capsys, "validate", "--points", str(p), "--no-aiconfigurator")).lower()
+    line = error_line(*run(capsys, "validate", "--points", str(p), "--no-aiconfigurator")).lower()
     for w in words:
         assert w in line, line
 
@@ -173,7 +165,7 @@ def test_validate_reads_a_csv_with_a_byte_order_mark(capsys, tmp_path):
 
 
 def test_validate_empty_points_path(capsys):
-    line = one_error_line(*run(capsys, "validate", "--points", "", "--no-aiconfigurator"))
+    line = error_line(*run(capsys, "validate", "--points", "", "--no-aiconfigurator"))
     assert "--points" in line and "empty path" in line
 
 
@@ -182,10 +174,10 @@ def test_calibrate_bad_out_dir(capsys, tmp_path, kind):
     f = tmp_path / "afile"
     f.write_text("x")
     target = {"file": str(f), "under_file": str(f / "sub"), "empty": ""}[kind]
-    line = one_error_line(*run(capsys, "calibrate", "--systems", "h200", "--out-dir", target))
+    line = error_line(*run(capsys, "calibrate", "--systems", "h200", "--out-dir", target))
     assert "--out-dir" in line
 
 
 def test_calibrate_empty_systems_list(capsys):
-    line = one_error_line(*run(capsys, "calibrate", "--systems", ","))
+    line = error_line(*run(capsys, "calibrate", "--systems", ","))
     assert "--systems" in line and "no system" in line

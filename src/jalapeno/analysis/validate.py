@@ -122,13 +122,16 @@ def recipe_mtp(decode: Pool, concurrency: float) -> MTP:
     return MTP(k, CHAIN_ACCEPTANCE if k > 1 else VALIDATION_MTP.acceptance)
 
 
-def parse_topology(text: str, moe: bool, concurrency: float | None = None) -> tuple[Pool | None, Pool | None, str]:
+def parse_topology(text: str, moe: bool, concurrency: float | None = None,
+                   prefill_dp_attention: bool = False) -> tuple[Pool | None, Pool | None, str]:
     """(prefill pool, decode/aggregated pool, note) from an InferenceX topology string.
 
     "decode N GPU EP=n" does not say how attention is split: with the concurrency known, a decode
     worker of at most one node (n <= 8) serving <= :data:`TEP_MAX_SEQS_PER_WORKER` sequences is
     read as TEP (attention TP n, experts EP n), a busier or wider one as DEP (attention DP n),
-    as the InferenceX Dynamo recipes do; without it, DEP.
+    as the InferenceX Dynamo recipes do; without it, DEP. "prefill N GPU TP=n" is TPn EPn, or
+    with ``prefill_dp_attention`` DEPn (every Dynamo + TRT-LLM DeepSeek prefill recipe sets
+    "dp-attn: true" beside "tp: n").
     """
     t = text.strip()
     bad = (None, None, f"topology {t!r} not interpretable")
@@ -157,7 +160,10 @@ def parse_topology(text: str, moe: bool, concurrency: float | None = None) -> tu
         if min(pg, ptp, dep_) < 1 or dg < dep_ or dg % dep_ or (split and (pg < 4 or pg % 4)):
             return bad
         note = ""
-        if not split:
+        if not split and prefill_dp_attention and moe and ptp > 1:
+            pre = Pool(Layout(tp=1, dp=ptp, ep=ptp), 1)
+            note = f"prefill 'TP={ptp}' read as DEP{ptp} (recipe dp-attn)"
+        elif not split:
             pre = Pool(Layout(tp=ptp, ep=ptp if moe else 1), 1)
         else:  # e.g. "12 GPU TP=12": 3 workers of 4 (128 heads do not split 12 ways)
             pre = Pool(Layout(tp=1, dp=4, ep=4 if moe else 1), pg // 4)
@@ -230,15 +236,11 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
         dep = None
         mapping = ""
         if topo:
-            pre, dec, note = parse_topology(topo, moe=True, concurrency=conc)  # both seed models are MoE
+            dynamo_trt = r.get("framework", "").strip() == "dynamo-trt"
+            pre, dec, note = parse_topology(topo, moe=True, concurrency=conc,  # both seed models are MoE
+                                            prefill_dp_attention=dynamo_trt)
             if note:
                 notes.append(note)
-            dynamo_trt = r.get("framework", "").strip() == "dynamo-trt"
-            if dynamo_trt and pre is not None and pre.layout.tp > 1 and pre.layout.ep == pre.layout.tp:
-                # every Dynamo + TRT-LLM DeepSeek prefill recipe runs attention data-parallel
-                # ("dp-attn: true" beside "tp: n"), i.e. DEP n
-                pre = Pool(Layout(tp=1, dp=pre.layout.tp, ep=pre.layout.ep), pre.workers)
-                notes.append(f"prefill 'TP={pre.layout.dp}' read as DEP{pre.layout.dp} (recipe dp-attn)")
             if mtp and dec is not None and conc and dynamo_trt:
                 mtp = recipe_mtp(dec, conc)
             if dec is not None and conc:
@@ -312,9 +314,9 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
                     skipped.append((rid, "disaggregated row without prefill/decode worker counts"))
                     continue
                 pre = Pool(Layout(tp=num(r.prefill_tp_size), dp=num(r.prefill_attention_dp_size, 1),
-                                  ep=num(r.prefill_moe_ep_size, 1)), num(r.prefill_num_workers, 1))
+                                  ep=num(r.prefill_moe_ep_size, 1)), num(r.prefill_num_workers))
                 dec = Pool(Layout(tp=num(r.decode_tp_size), dp=num(r.decode_attention_dp_size, 1),
-                                  ep=num(r.decode_moe_ep_size, 1)), num(r.decode_num_workers, 1))
+                                  ep=num(r.decode_moe_ep_size, 1)), num(r.decode_num_workers))
                 dep = Deployment(get_precision(prec), dec, prefill=pre)
                 bs = num(r.decode_batch_size)
                 conc = float(bs * dec.workers) if bs else float("nan")

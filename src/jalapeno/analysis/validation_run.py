@@ -37,10 +37,7 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     (id, notes/reason) of mapped points the model gave no prediction for (infeasible deployments).
 
     Raises:
-        SpecError: missing points file, or no row of it could be mapped.
-
-    Raises:
-        SpecError: the points file is missing.
+        SpecError: an empty or missing points path, or no row of the file could be mapped.
     """
     if points_path is not None and not str(points_path).strip():
         raise SpecError("--points", "empty path", "give a CSV path, or omit --points for the shared data")

@@ -8,8 +8,8 @@ the op: GEMMs follow eta(m) = gemm_peak_fraction_f · m / (m + gemm_half_rows_f)
 attention_peak_fraction. eta_m = gemm_hbm_fraction_f for GEMMs (weight streaming), hbm_fraction
 for every other op. The routed-expert block of an MoE layer (kind ``moe``) has the same form with
 its own parameters (moe_peak_fraction_f, moe_half_rows_f, moe_hbm_fraction_f: grouped GEMMs plus
-permute/quantise/finalize, fitted on measured MoE layers) and a fixed cost of moe_floor_s per
-layer instead of its kernels' launches. Parameters and their sources: specs/efficiency.py, docs/model.md.
+permute/quantise/finalize, fitted on measured MoE layers) and, when moe_floor_s is set, a fixed
+cost of moe_floor_s per layer instead of its kernels' launches. Parameters and their sources: specs/efficiency.py, docs/model.md.
 """
 
 from __future__ import annotations

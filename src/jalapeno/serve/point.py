@@ -111,9 +111,11 @@ def serve_at_rate(model: ModelSpec, system: System, dep: Deployment, wl: Workloa
     lam_cap = float(grid.request_rate_per_s[feas].max())
     band = (lam_req > lam.max()) & (lam_req <= lam_cap * (1 + 1e-6))
     if band.any():
-        lo = np.full(band.sum(), float(conc[order][-1]))
-        hi = np.full(band.sum(), float(grid_c[feas][-1]))
-        for _ in range(40):
+        c_lo = float(conc[order][-1])
+        above = grid_c[feas & (grid_c > c_lo)]  # the next grid point brackets the plateau's knee
+        lo = np.full(band.sum(), c_lo)
+        hi = np.full(band.sum(), float(above[0]) if above.size else float(grid_c[-1]))
+        while np.max(hi / lo) > 1 + 1e-6:
             mid = np.sqrt(lo * hi)
             r = serve_at_concurrency(model, system, dep, wl, mid, eff)
             below = (r.request_rate_per_s < lam_req[band]) & (r.queue_s <= 1e-3 * r.e2e_s)
