@@ -18,12 +18,13 @@ import time
 
 def sweep_only(repeats: int = 3) -> None:
     from jalapeno.analysis.comparison import compare_systems
-    from jalapeno.specs.catalog import load_model, load_system
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.specs.catalog import load_model
     from jalapeno.specs.formats import get_precision
     from jalapeno.specs.workload import get_workload
 
     m, p, wl = load_model("deepseek-r1"), get_precision("fp8"), get_workload("8k1k")
-    systems = [load_system(n) for n in ("jalapeno", "gb200-nvl72", "gb300-nvl72", "vera-rubin-nvl72")]
+    systems = [load_pricer(n) for n in ("jalapeno", "gb200-nvl72", "gb300-nvl72", "vera-rubin-nvl72")]
     best = float("inf")
     for _ in range(repeats):
         t0 = time.perf_counter()

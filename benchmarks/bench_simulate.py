@@ -9,13 +9,14 @@ from __future__ import annotations
 import time
 
 from jalapeno.serve.sim.simulation import simple_deployment, simulate
-from jalapeno.specs.catalog import load_model, load_system
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import get_workload
 
 
 def main() -> None:
-    m, s, p = load_model("deepseek-r1"), load_system("gb200-nvl72"), get_precision("fp8")
+    m, s, p = load_model("deepseek-r1"), load_pricer("gb200-nvl72"), get_precision("fp8")
     t0 = time.perf_counter()
     res = simulate(m, s, simple_deployment(p, tp=1, dp=8, ep=8), workload=get_workload("8k1k"),
                    concurrency=256, num_requests=10_000, seed=0)

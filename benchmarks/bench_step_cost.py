@@ -13,12 +13,13 @@ import numpy as np
 
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout
-from jalapeno.specs.catalog import load_model, load_system
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 
 
 def main(n: int = 10_000, repeats: int = 7) -> None:
-    model, system, prec = load_model("deepseek-r1"), load_system("gb200-nvl72"), get_precision("fp8")
+    model, system, prec = load_model("deepseek-r1"), load_pricer("gb200-nvl72"), get_precision("fp8")
     rng = np.random.default_rng(0)
     batch = Batch.make(decode_seqs=rng.integers(1, 1024, n), decode_ctx=rng.integers(128, 16384, n),
                        prefill_tokens=rng.integers(0, 8192, n))

@@ -20,31 +20,31 @@ from pathlib import Path
 
 import numpy as np
 
-from jalapeno.cost.collectives import collective_time
-from jalapeno.specs.catalog import load_system
+from jalapeno.cost.pricer import RooflinePricer, load_pricer
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "collectives.md"
 
 
 def busbw_all_reduce(system, g: int, m: float) -> tuple[float, str]:
-    r = collective_time("all_reduce", g, np.array([m]), system)
+    r = system.collective("all_reduce", g, np.array([m]))
     t = float(r.time_s[0])
     return m / t * 2 * (g - 1) / g, str(r.algorithm[0])
 
 
 def main() -> None:
     rows = []
-    h100 = load_system("h100")
+    h100 = load_pricer("h100")
     bw, alg = busbw_all_reduce(h100, 8, 8e9)
     rows.append(("nccl-tests all_reduce busbw, 8x H100, 8 GB", "460-480 GB/s", f"{bw / 1e9:.0f} GB/s ({alg})",
                  f"{bw / 470e9 - 1:+.0%}", "sets in_switch_fraction (consistency only)"))
     # H800: the H100 node with NVLink capped at ~160 GB/s per direction (DeepEP's figure).
-    node = dataclasses.replace(h100.levels[0], bandwidth_bytes_per_s=160e9, in_network_reduction=False)
-    h800 = dataclasses.replace(h100, name="h800-like", levels=(node,) + h100.levels[1:])
+    node = dataclasses.replace(h100.system.levels[0], bandwidth_bytes_per_s=160e9, in_network_reduction=False)
+    h800 = RooflinePricer(dataclasses.replace(h100.system, name="h800-like", levels=(node,) + h100.system.levels[1:]),
+                          h100.efficiency)
     tokens, hidden, topk = 4096, 7168, 8
     for label, b, meas in (("dispatch (FP8)", 1.0, 153e9), ("combine (BF16)", 2.0, 158e9)):
         m = tokens * topk * hidden * b
-        r = collective_time("all_to_all", 8, np.array([m]), h800)
+        r = h800.collective("all_to_all", 8, np.array([m]))
         eff_bw = m * 7 / 8 / float(r.time_s[0])
         rows.append((f"DeepEP intranode EP8 {label}, 4096 tokens, H800 NVLink", f"{meas / 1e9:.0f} GB/s",
                      f"{eff_bw / 1e9:.0f} GB/s", f"{eff_bw / meas - 1:+.0%}", "held out"))
@@ -52,7 +52,7 @@ def main() -> None:
     for ep, (t_d, t_c) in published.items():
         for label, b, meas in (("dispatch", 1.0, t_d), ("combine", 2.0, t_c)):
             m = 128 * topk * hidden * b
-            r = collective_time("all_to_all", ep, np.array([m]), h800, placement="spread")
+            r = h800.collective("all_to_all", ep, np.array([m]), placement="spread")
             t = float(r.time_s[0])
             rows.append((f"DeepEP low-latency EP{ep} {label}, 128 tokens, pure RDMA (spread)",
                          f"{meas * 1e6:.0f} us", f"{t * 1e6:.0f} us", f"{t / meas - 1:+.0%}", "held out"))

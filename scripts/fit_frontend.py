@@ -10,14 +10,14 @@ Run: python scripts/fit_frontend.py
 
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 
 from jalapeno.analysis.validate import load_inferencex
 from jalapeno.analysis.validation_run import DEFAULT_POINTS
 from jalapeno.serve.point import serve_at_concurrency
-from jalapeno.specs.catalog import load_model, load_system
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.specs.catalog import load_model
 from jalapeno.specs.workload import Workload
 
 
@@ -31,8 +31,8 @@ def main() -> None:
     split = calibration_split(pts)
     isl, resid = [], []
     for p in split:
-        sysm = load_system(p.system)
-        sysm = dataclasses.replace(sysm, efficiency=sysm.efficiency.with_overrides(
+        pr = load_pricer(p.system)
+        sysm = pr.with_efficiency(pr.efficiency.with_overrides(
             {"request_overhead_s": 0.0, "prompt_overhead_s_per_token": 0.0}))
         wl = Workload("x", p.isl, p.osl)
         pred = float(serve_at_concurrency(load_model(p.model), sysm, p.deployment, wl, [p.concurrency]).ttft_s[0])

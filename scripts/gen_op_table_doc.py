@@ -23,7 +23,8 @@ from _docgen import write_or_check
 
 from jalapeno.cost.step import Batch, StepCost, step_cost
 from jalapeno.deploy.layout import Layout
-from jalapeno.specs.catalog import load_model, load_system
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,14 +59,14 @@ def _g(x: float, scale: float, digits: int = 3) -> str:
 
 def _run(c: Case) -> StepCost:
     m = load_model(c.model)
-    s = load_system(c.system, "spec")
+    s = load_pricer(c.system, "spec")
     return step_cost(m, s, c.layout, get_precision(c.precision),
                      Batch.make(decode_seqs=c.batch, decode_ctx=c.context))
 
 
 def _case_md(c: Case) -> list[str]:
     sc = _run(c)
-    s = load_system(c.system, "spec")
+    s = load_pricer(c.system, "spec")
     summ = sc.summary(0)
     ops = sc.op_rows(0)
     colls = sc.collective_rows(0)
@@ -74,7 +75,7 @@ def _case_md(c: Case) -> list[str]:
         f"## {c.model} ({c.precision}) on {c.system}, {c.layout.label}, batch {c.batch} x context {c.context:,}",
         "",
         "```python",
-        f"step_cost(load_model({c.model!r}), load_system({c.system!r}), Layout(tp={c.layout.tp}, "
+        f"step_cost(load_model({c.model!r}), load_pricer({c.system!r}, \"spec\"), Layout(tp={c.layout.tp}, "
         f"dp={c.layout.dp}, ep={c.layout.ep}, pp={c.layout.pp}),",
         f"          get_precision({c.precision!r}), Batch.make(decode_seqs={c.batch}, decode_ctx={c.context}))",
         "```",

@@ -3,10 +3,11 @@
 The public API, imported lazily so that ``import jalapeno`` stays light::
 
     import jalapeno as jp
-    model, system = jp.load_model("deepseek-r1"), jp.load_system("jalapeno")
-    sc = jp.step_cost(model, system, jp.Layout(dp=8, ep=8), jp.get_precision("fp8"),
+    model = jp.load_model("deepseek-r1")
+    pricer = jp.load_pricer("jalapeno")          # system + calibrated efficiency set
+    sc = jp.step_cost(model, pricer, jp.Layout(dp=8, ep=8), jp.get_precision("fp8"),
                       jp.Batch.make(decode_seqs=64, decode_ctx=8192))
-    res = jp.compare_systems(model, [system, jp.load_system("gb300-nvl72")],
+    res = jp.compare_systems(model, [pricer, jp.load_pricer("gb300-nvl72")],
                              jp.get_workload("8k1k"), jp.get_precision("fp8"))
 """
 
@@ -18,6 +19,8 @@ __version__ = "0.1.0"
 
 _API = {
     "load_system": "jalapeno.specs.catalog", "load_model": "jalapeno.specs.catalog",
+    "load_efficiency": "jalapeno.specs.catalog", "load_pricer": "jalapeno.cost.pricer",
+    "Pricer": "jalapeno.cost.pricer", "RooflinePricer": "jalapeno.cost.pricer",
     "list_systems": "jalapeno.specs.catalog", "list_models": "jalapeno.specs.catalog",
     "get_precision": "jalapeno.specs.formats", "get_workload": "jalapeno.specs.workload",
     "Workload": "jalapeno.specs.workload", "Efficiency": "jalapeno.specs.efficiency",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jalapeno.errors import JalapenoError, SpecError, UnknownNameError
-from jalapeno.specs.catalog import load_system
+from jalapeno.specs.catalog import load_efficiency, load_system
 
 GOOD = '''
 schema_version = 1
@@ -163,9 +163,9 @@ def test_bad_efficiency_override(tmp_path, line, field):
 
 
 def test_good_efficiency_override_applies(tmp_path):
-    s = load_system(_write(tmp_path, GOOD + "\n[efficiency]\nmoe_token_passes_fp8 = 3.5\nmoe_floor_s = 2e-5\n"))
-    assert s.efficiency.moe_passes("fp8") == 3.5 and s.efficiency.moe_floor_s == 2e-5
-    assert s.efficiency.moe_passes("bf16") == 0.0  # unset: no passes
+    e = load_efficiency(_write(tmp_path, GOOD + "\n[efficiency]\nmoe_token_passes_fp8 = 3.5\nmoe_floor_s = 2e-5\n"))
+    assert e.moe_passes("fp8") == 3.5 and e.moe_floor_s == 2e-5
+    assert e.moe_passes("bf16") == 0.0  # unset: no passes
 
 
 def test_unit_slip_in_a_time_is_refused(tmp_path):
@@ -174,6 +174,5 @@ def test_unit_slip_in_a_time_is_refused(tmp_path):
 
 
 def test_unsuffixed_moe_parameter_covers_formats_without_their_own(tmp_path):
-    s = load_system(_write(tmp_path, GOOD + "\n[efficiency]\nmoe_token_passes = 5\nmoe_token_passes_fp4 = 9\n"))
-    e = s.efficiency
+    e = load_efficiency(_write(tmp_path, GOOD + "\n[efficiency]\nmoe_token_passes = 5\nmoe_token_passes_fp4 = 9\n"))
     assert (e.moe_passes("bf16"), e.moe_passes("fp8"), e.moe_passes("fp4")) == (5.0, 5.0, 9.0)

@@ -17,6 +17,7 @@ from jalapeno.errors import (
     UnknownNameError,
     UnsupportedModelError,
 )
+from jalapeno.cost.pricer import load_pricer
 from jalapeno.specs.catalog import load_model, load_system
 from jalapeno.specs.formats import get_precision
 
@@ -127,7 +128,7 @@ def test_non_finite_batch_field():
 def test_tp_not_dividing_heads():
     m = load_model("deepseek-r1")
     with pytest.raises(InfeasibleDeployment) as ei:
-        step_cost(m, load_system("gb200-nvl72"), Layout(tp=3), get_precision("fp8"),
+        step_cost(m, load_pricer("gb200-nvl72"), Layout(tp=3), get_precision("fp8"),
                   Batch.make(decode_seqs=1, decode_ctx=100))
     assert ei.value.field == "tp"
     assert "128" in str(ei.value) and "Fix:" in str(ei.value)
@@ -136,7 +137,7 @@ def test_tp_not_dividing_heads():
 def test_zero_parallel_degree():
     m = load_model("deepseek-r1")
     with pytest.raises(InfeasibleDeployment) as ei:
-        step_cost(m, load_system("gb200-nvl72"), Layout(dp=0), get_precision("fp8"),
+        step_cost(m, load_pricer("gb200-nvl72"), Layout(dp=0), get_precision("fp8"),
                   Batch.make(decode_seqs=1, decode_ctx=100))
     assert ei.value.field == "dp"
 
@@ -144,7 +145,7 @@ def test_zero_parallel_degree():
 def test_ep_on_dense_model():
     m = load_model("llama-3.3-70b")
     with pytest.raises(InfeasibleDeployment) as ei:
-        step_cost(m, load_system("h100"), Layout(tp=1, dp=2, ep=2), get_precision("bf16"),
+        step_cost(m, load_pricer("h100"), Layout(tp=1, dp=2, ep=2), get_precision("bf16"),
                   Batch.make(decode_seqs=1, decode_ctx=100))
     assert ei.value.field == "ep"
 
@@ -153,7 +154,7 @@ def test_more_chips_than_the_system_has():
     m = load_model("deepseek-r1")
     with pytest.raises(InfeasibleDeployment) as ei:
         # 8 x 32 x 61 = 15,616 chips; the catalog's cluster level holds 8,192
-        step_cost(m, load_system("gb200-nvl72"), Layout(tp=8, dp=32, ep=256, pp=61),
+        step_cost(m, load_pricer("gb200-nvl72"), Layout(tp=8, dp=32, ep=256, pp=61),
                   get_precision("fp8"), Batch.make(decode_seqs=1, decode_ctx=100))
     assert ei.value.field == "chips"
 
@@ -161,7 +162,7 @@ def test_more_chips_than_the_system_has():
 def test_deepseek_fp8_on_one_h100_does_not_fit():
     # 671e9 weights x ~1 B (FP8) = ~671 GB against 80 GB of HBM on one chip
     m = load_model("deepseek-r1")
-    sc = step_cost(m, load_system("h100"), Layout(), get_precision("fp8"),
+    sc = step_cost(m, load_pricer("h100"), Layout(), get_precision("fp8"),
                    Batch.make(decode_seqs=1, decode_ctx=1000))
     assert not bool(sc.feasible[0])
     assert "weights" in str(sc.reason[0])
@@ -203,7 +204,7 @@ def test_bf16_only_chip_runs_every_op_in_bf16(tmp_path, model):
     p = tmp_path / "bf16-box.toml"
     p.write_text(BF16_ONLY)
     m = load_model(model)
-    sc = step_cost(m, load_system(str(p)), Layout(tp=8), get_precision(m.default_precision),
+    sc = step_cost(m, load_pricer(str(p)), Layout(tp=8), get_precision(m.default_precision),
                    Batch.make(decode_seqs=4, decode_ctx=100, prefill_tokens=100))
     assert set(sc.ops.fmt) == {"bf16"}
 
@@ -211,6 +212,6 @@ def test_bf16_only_chip_runs_every_op_in_bf16(tmp_path, model):
 def test_bf16_only_chip_runs_deepseek_v32(tmp_path):
     p = tmp_path / "bf16-box.toml"
     p.write_text(BF16_ONLY)
-    sc = step_cost(load_model("deepseek-v3.2"), load_system(str(p)), Layout(tp=8),
+    sc = step_cost(load_model("deepseek-v3.2"), load_pricer(str(p)), Layout(tp=8),
                    get_precision("bf16"), Batch.make(decode_seqs=4, decode_ctx=100, prefill_tokens=100))
     assert set(sc.ops.fmt) == {"bf16"}

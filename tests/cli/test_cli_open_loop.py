@@ -10,6 +10,7 @@ from cli_runner import run
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.serve.point import serve_at_concurrency, serve_at_rate
+from jalapeno.cost.pricer import load_pricer
 from jalapeno.specs.catalog import load_model, load_system
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import get_workload
@@ -21,7 +22,7 @@ def _run(args, capsys):
 
 def test_rate_and_concurrency_are_the_same_steady_state():
     """Little's law: serving at the rate a concurrency produces gives back that concurrency."""
-    m, s, p = load_model("deepseek-r1"), load_system("gb200-nvl72"), get_precision("fp8")
+    m, s, p = load_model("deepseek-r1"), load_pricer("gb200-nvl72"), get_precision("fp8")
     dep, wl = Deployment(p, Pool(Layout(dp=8, ep=8))), get_workload("8k1k")
     closed = serve_at_concurrency(m, s, dep, wl, [64.0])
     opened = serve_at_rate(m, s, dep, wl, closed.request_rate_per_s)

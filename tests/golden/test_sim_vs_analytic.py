@@ -16,6 +16,7 @@ from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.sim.simulation import simulate
+from jalapeno.cost.pricer import load_pricer
 from jalapeno.specs.catalog import load_model, load_system
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import get_workload
@@ -36,7 +37,7 @@ def setup():
 
 @pytest.fixture(scope="module")
 def systems():
-    return {name: load_system(name) for name in SYSTEMS}
+    return {name: load_pricer(name) for name in SYSTEMS}
 
 
 @pytest.mark.parametrize("system_name", SYSTEMS)

@@ -12,6 +12,7 @@ import pytest
 from jalapeno.cost.moe import expected_distinct_experts
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout
+from jalapeno.cost.pricer import load_pricer
 from jalapeno.specs.catalog import load_model, load_system
 from jalapeno.specs.formats import get_precision
 
@@ -44,7 +45,7 @@ def test_decode_flop_per_token_is_twice_active(name, active, unit, tol, source):
     # One decoding sequence at 16 tokens of context: every GEMM is 2 FLOPs per weight touched,
     # attention over 16 tokens adds < 0.5 %, so FLOPs per token ~ 2 x active parameters.
     m = load_model(name)
-    sc = step_cost(m, load_system("gb200-nvl72"), Layout(), get_precision(m.default_precision),
+    sc = step_cost(m, load_pricer("gb200-nvl72"), Layout(), get_precision(m.default_precision),
                    Batch.make(decode_seqs=1, decode_ctx=16))
     flop = float(sc.ops.flop[:, 0].sum())
     assert _rel(flop, 2 * m.active_params) < tol, (name, flop, m.active_params)
@@ -54,7 +55,7 @@ def test_decode_flop_per_token_is_twice_active(name, active, unit, tol, source):
 def test_decode_flop_scales_with_sequences_at_short_context():
     # 8 sequences do 8x the GEMM FLOPs of one (weights are shared, FLOPs are per row).
     m = load_model("llama-3.3-70b")
-    sc = step_cost(m, load_system("gb200-nvl72"), Layout(), get_precision("bf16"),
+    sc = step_cost(m, load_pricer("gb200-nvl72"), Layout(), get_precision("bf16"),
                    Batch.make(decode_seqs=[1, 8], decode_ctx=16))
     f = sc.ops.flop.sum(axis=0)
     assert f[1] / f[0] == pytest.approx(8.0, rel=1e-3)
@@ -76,7 +77,7 @@ ROOFLINE_CASES = [
 
 def _llama_tp8():
     m = load_model("llama-3.3-70b")
-    return step_cost(m, load_system("h100", "spec"), Layout(tp=8), get_precision("bf16"),
+    return step_cost(m, load_pricer("h100", "spec"), Layout(tp=8), get_precision("bf16"),
                      Batch.make(decode_seqs=1, decode_ctx=1))
 
 
@@ -135,7 +136,7 @@ R1_ROUTED_BYTES_ONE_TOKEN = 8 * R1_EXPERT * 58 * R1_FP8_B      # = 20.44e9 B
 
 def _r1_one_token(layout=Layout()):
     m = load_model("deepseek-r1")
-    return step_cost(m, load_system("gb200-nvl72"), layout, get_precision("fp8"),
+    return step_cost(m, load_pricer("gb200-nvl72"), layout, get_precision("fp8"),
                      Batch.make(decode_seqs=1, decode_ctx=16))
 
 
@@ -155,7 +156,7 @@ def test_deepseek_routed_expert_weight_bytes_full_batch_ep8():
     # 4096 tokens over EP8: each rank holds 256/8 = 32 experts and touches all of them
     # (miss probability per expert (1 - 8/256)^4096 ~ 1e-57); reads 32 x expert x 58 layers.
     m = load_model("deepseek-r1")
-    sc = step_cost(m, load_system("gb200-nvl72"), Layout(tp=1, dp=8, ep=8), get_precision("fp8"),
+    sc = step_cost(m, load_pricer("gb200-nvl72"), Layout(tp=1, dp=8, ep=8), get_precision("fp8"),
                    Batch.make(decode_seqs=4096, decode_ctx=16))
     expected = 32 * R1_EXPERT * 58 * R1_FP8_B
     assert _rel(_op(sc, "moe.experts", "weight_bytes"), expected) < 0.01
@@ -168,13 +169,13 @@ def test_routed_experts_use_the_moe_efficiencies_and_fall_back_to_the_gemm_ones(
 
     from jalapeno.cost.roofline import op_times
 
-    base = load_system("gb200-nvl72", "spec")
+    base = load_pricer("gb200-nvl72", "spec")
     eff = dataclasses.replace(base.efficiency, gemm_hbm_fraction_fp4=0.3, moe_hbm_fraction_fp4=0.75,
                               gemm_hbm_fraction_fp8=0.4, moe_hbm_fraction_fp8=0.9)
     sc = step_cost(load_model("deepseek-r1"), base, Layout(tp=1, dp=8, ep=8), get_precision("fp4"),
                    Batch.make(decode_seqs=4096, decode_ctx=16))
     for e, want_moe in ((eff, 0.75), (dataclasses.replace(eff, moe_hbm_fraction_fp4=None), 0.3)):
-        t = op_times(sc.ops, base.chip, e)
+        t = op_times(sc.ops, base.system.chip, e)
         j = sc.ops.name.index("moe.experts")
         assert sc.ops.kind[j] == "moe" and sc.ops.fmt[j] == "fp4"
         hand = sc.ops.bytes[j, 0] / (8e12 * want_moe)  # GB200: 8 TB/s HBM
@@ -194,11 +195,12 @@ def test_routed_experts_scan_the_routed_tokens_moe_token_passes_times(layout, sc
     scanned · 7168 · 2 B · p per layer, on each of DeepSeek-R1's 58 MoE layers."""
     import dataclasses
 
-    base = load_system("gb200-nvl72", "spec")
+    base = load_pricer("gb200-nvl72", "spec")
     m, prec = load_model("deepseek-r1"), get_precision("fp8")
     batch = Batch.make(decode_seqs=512, decode_ctx=16)
     plain = step_cost(m, base, layout, prec, batch)
-    scan = step_cost(m, base, layout, prec, batch, dataclasses.replace(base.efficiency, moe_token_passes_fp8=4.0))
+    scan = step_cost(m, base.with_efficiency(dataclasses.replace(base.efficiency, moe_token_passes_fp8=4.0)),
+                     layout, prec, batch)
     extra = _op(scan, "moe.experts", "act_bytes") - _op(plain, "moe.experts", "act_bytes")
     assert extra == pytest.approx(scanned * 7168 * 2 * 4.0 * 58, rel=1e-9)
     assert _op(scan, "moe.experts", "weight_bytes") == _op(plain, "moe.experts", "weight_bytes")
@@ -220,14 +222,14 @@ def test_deepseek_mla_decode_kv_bytes(seqs, ctx):
 
 def _r1_kv(seqs, ctx):
     m = load_model("deepseek-r1")
-    return step_cost(m, load_system("gb200-nvl72"), Layout(tp=1, dp=1), get_precision("fp8"),
+    return step_cost(m, load_pricer("gb200-nvl72"), Layout(tp=1, dp=1), get_precision("fp8"),
                      Batch.make(decode_seqs=seqs, decode_ctx=ctx))
 
 
 def test_mla_kv_read_does_not_shrink_with_tp():
     # The latent has no head dimension: under TP8 every rank reads the full latent (DESIGN §7).
     m = load_model("deepseek-r1")
-    sc = step_cost(m, load_system("gb200-nvl72"), Layout(tp=8), get_precision("fp8"),
+    sc = step_cost(m, load_pricer("gb200-nvl72"), Layout(tp=8), get_precision("fp8"),
                    Batch.make(decode_seqs=4, decode_ctx=8192))
     assert _op(sc, "attn.mla_decode", "kv_bytes") == pytest.approx(4 * 8192 * 576 * 61)
 
@@ -236,7 +238,7 @@ def test_gpt_oss_decode_kv_bytes_with_sliding_window():
     # 18 full layers read all L tokens, 18 sliding layers only 128; 8 kv heads x 64 x 2 x 2 B
     # per token per layer at TP1: seqs x (18 x L + 18 x 128) x 2048 B.
     m = load_model("gpt-oss-120b")
-    sc = step_cost(m, load_system("gb200-nvl72"), Layout(), get_precision("mxfp4"),
+    sc = step_cost(m, load_pricer("gb200-nvl72"), Layout(), get_precision("mxfp4"),
                    Batch.make(decode_seqs=2, decode_ctx=4096))
     read = (_op(sc, "attn.decode_full", "kv_bytes") + _op(sc, "attn.decode_sliding128", "kv_bytes"))
     assert read == pytest.approx(2 * (18 * 4096 + 18 * 128) * 2048)
@@ -248,7 +250,7 @@ def test_deepseek_v32_decode_adds_indexer_projections():
     # Same model as R1 plus, per layer and token, the indexer GEMMs
     #   wq_b 1536 -> 64 x 128, wk 7168 -> 128, weights_proj 7168 -> 64   (2 FLOPs per weight)
     # and the index scores over the 16 cached keys: 2 x 64 heads x 128 dims x 16.
-    s, p, b = load_system("gb200-nvl72"), get_precision("fp8"), Batch.make(decode_seqs=1, decode_ctx=16)
+    s, p, b = load_pricer("gb200-nvl72"), get_precision("fp8"), Batch.make(decode_seqs=1, decode_ctx=16)
     r1 = step_cost(load_model("deepseek-r1"), s, Layout(), p, b)
     v32 = step_cost(load_model("deepseek-v3.2"), s, Layout(), p, b)
     gemm_weights = 1536 * 64 * 128 + 7168 * 128 + 7168 * 64          # 13,959,168 per layer
@@ -263,7 +265,7 @@ def test_llama_prefill_attention_flop_by_hand():
     # Causal prefill of a fresh 4096-token prompt (DESIGN §7): per layer
     # 2 x heads x (d_qk + d_v) x L^2 / 2 = 2 x 64 x 256 x 4096^2 / 2; 80 layers at TP1.
     m = load_model("llama-3.3-70b")
-    sc = step_cost(m, load_system("gb200-nvl72"), Layout(), get_precision("bf16"),
+    sc = step_cost(m, load_pricer("gb200-nvl72"), Layout(), get_precision("bf16"),
                    Batch.make(prefill_tokens=4096))
     expected = 2 * 64 * (128 + 128) * 4096**2 / 2 * 80                 # = 2.199e13
     assert _op(sc, "attn.prefill_full", "flop") == pytest.approx(expected, rel=1e-12)
@@ -273,7 +275,7 @@ def test_deepseek_mla_prefill_attention_flop_by_hand():
     # Non-absorbed MLA prefill: q.k over 128 + 64 dims and v over 128, 128 heads, L^2/2 pairs,
     # 61 layers: 2 x 128 x (192 + 128) x 2048^2 / 2 x 61.
     m = load_model("deepseek-r1")
-    sc = step_cost(m, load_system("gb200-nvl72"), Layout(), get_precision("fp8"),
+    sc = step_cost(m, load_pricer("gb200-nvl72"), Layout(), get_precision("fp8"),
                    Batch.make(prefill_tokens=2048))
     expected = 2 * 128 * (192 + 128) * 2048**2 / 2 * 61
     assert _op(sc, "attn.mla_prefill", "flop") == pytest.approx(expected, rel=1e-12)

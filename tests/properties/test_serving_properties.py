@@ -18,6 +18,7 @@ import pytest
 from jalapeno.analysis.comparison import system_frontier
 from jalapeno.analysis.sweep import SweepOptions
 from jalapeno.deploy.deployment import MTP
+from jalapeno.cost.pricer import load_pricer
 from jalapeno.specs.catalog import load_model, load_system
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import get_workload
@@ -36,7 +37,7 @@ IDS = [f"{m}-{s}-{w}" + ("-mtp" if k else "") for m, s, w, k in CASES]
 @pytest.fixture(scope="module", params=CASES, ids=IDS)
 def case(request):
     m, s, w, mtp = request.param
-    model, system, wl = load_model(m), load_system(s), get_workload(w)
+    model, system, wl = load_model(m), load_pricer(s), get_workload(w)
     prec = get_precision(model.default_precision)
     sf = system_frontier(model, system, wl, prec, SweepOptions(mtp=mtp))
     return model, system, wl, prec, mtp, sf
@@ -57,8 +58,8 @@ def test_sweep_has_agg_and_disagg_feasible_points(case):
 
 def test_throughput_per_chip_below_physical_bound(case):
     model, system, wl, prec, mtp, sf = case
-    f_peak = max(system.chip.peak_flop_per_s.values())  # fastest format the chip has
-    w = system.chip.hbm_bandwidth_bytes_per_s
+    f_peak = max(system.system.chip.peak_flop_per_s.values())  # fastest format the chip has
+    w = system.system.chip.hbm_bandwidth_bytes_per_s
     isl, osl = wl.mean_isl, wl.mean_osl
     ctx = isl + osl / 2  # mean resident context while decoding
     kv_read = ctx * model.kv_bytes_per_token(prec.kv_cache.bytes_per_elem, int(ctx))
@@ -75,7 +76,7 @@ def test_throughput_per_chip_below_physical_bound(case):
 def test_tpot_not_below_weight_read_time(case):
     """Every step must stream, per chip of the decoding instance, its share of the active weights."""
     model, system, wl, prec, mtp, sf = case
-    w = system.chip.hbm_bandwidth_bytes_per_s
+    w = system.system.chip.hbm_bandwidth_bytes_per_s
     b_min = min(prec.modules[m].weight.bytes_per_elem for m in prec.modules)
     a = mtp.tokens_per_step if mtp else 1.0
     p = sf.sweep.points

@@ -30,6 +30,7 @@ from tiny_fixtures import (
     system_toml,
 )
 
+from jalapeno.cost.pricer import load_pricer
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.serve.sim.simulation import Simulation, simulate
@@ -52,7 +53,7 @@ def tiny(tmp_path_factory):
     (d / "small.toml").write_text(system_toml(0.6))  # a few thousand tokens: preemption
     (d / "config.json").write_text(json.dumps(model_config()))
     model = load_model_file(d / "config.json", name="tiny-llama")
-    return model, load_system_file(d / "big.toml"), load_system_file(d / "small.toml")
+    return model, load_pricer(str(d / "big.toml")), load_pricer(str(d / "small.toml"))
 
 
 def _dep(workers: int = 1) -> Deployment:

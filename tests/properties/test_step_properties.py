@@ -20,7 +20,8 @@ from jalapeno.cost.collectives import collective_time
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.memory_fit import memory_fit, weight_elems_per_chip
-from jalapeno.specs.catalog import load_model, load_system
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.specs.catalog import load_efficiency, load_model, load_system
 from jalapeno.specs.formats import get_precision
 
 # (model, system, layout, precision): MLA, MLA+DSA, GQA with sinks/sliding, dense with PP,
@@ -46,7 +47,7 @@ prefill = st.integers(min_value=0, max_value=16_384)
 
 def _cost(dep, batch, system=None):
     model, sys_name, layout, prec = dep
-    return step_cost(load_model(model), system or load_system(sys_name), layout,
+    return step_cost(load_model(model), system or load_pricer(sys_name), layout,
                      get_precision(prec), batch)
 
 
@@ -55,8 +56,8 @@ def _cost(dep, batch, system=None):
 @PROPS
 @given(dep=deployments, b=seqs, ctx=ctxs, p=prefill, pctx=st.integers(0, 32_768))
 def test_no_op_faster_than_its_rooflines(dep, b, ctx, p, pctx):
-    system = load_system(dep[1])
-    chip = system.chip
+    system = load_pricer(dep[1])
+    chip = system.system.chip
     sc = _cost(dep, Batch.make(decode_seqs=b, decode_ctx=ctx, prefill_tokens=p, prefill_ctx=pctx))
     t = sc.times.time_s[:, 0]
     for j, fmt in enumerate(sc.ops.fmt):
@@ -96,7 +97,7 @@ def test_no_collective_faster_than_link_bandwidth(sys_name, group, kind, msg):
     system = load_system(sys_name)
     if group > system.max_chips:
         return
-    t = float(collective_time(kind, group, np.array([msg]), system).time_s[0])
+    t = float(collective_time(kind, group, np.array([msg]), system, load_efficiency(sys_name)).time_s[0])
     floor = msg * (group - 1) / group / _link_floor_bw(system, group)
     assert t >= floor * (1 - 1e-12), (sys_name, group, kind, msg, t, floor)
 
@@ -109,7 +110,7 @@ def test_collective_bound_on_a_grid(sys_name, kind):
     for g in GROUPS:
         if g > system.max_chips:
             continue
-        t = collective_time(kind, g, msgs, system).time_s
+        t = collective_time(kind, g, msgs, system, load_efficiency(sys_name)).time_s
         floor = msgs * (g - 1) / g / _link_floor_bw(system, g)
         assert np.all(t >= floor * (1 - 1e-12)), (sys_name, kind, g)
 
@@ -151,7 +152,7 @@ def test_torus_all_to_all_not_faster_than_injection_bandwidth(tmp_path):
     system = load_system(str(p))
     msgs = np.logspace(3, 10, 15)
     for g in (2, 3, 4, 8, 16, 64):
-        t = collective_time("all_to_all", g, msgs, system).time_s
+        t = collective_time("all_to_all", g, msgs, system, load_efficiency(str(p))).time_s
         # everything but its own share leaves the chip through its links (B = 100 GB/s total)
         floor = msgs * (g - 1) / g / 100e9
         assert np.all(t >= floor * (1 - 1e-12)), (g, t / floor)
@@ -162,10 +163,10 @@ def test_torus_all_to_all_not_faster_than_injection_bandwidth(tmp_path):
 @PROPS
 @given(dep=deployments, b=seqs, ctx=ctxs, factor=st.floats(min_value=1.0, max_value=4.0))
 def test_more_hbm_bandwidth_never_slower(dep, b, ctx, factor):
-    base = load_system(dep[1])
-    chip = dataclasses.replace(base.chip,
-                               hbm_bandwidth_bytes_per_s=base.chip.hbm_bandwidth_bytes_per_s * factor)
-    faster = dataclasses.replace(base, chip=chip)
+    base = load_pricer(dep[1])
+    chip = dataclasses.replace(base.system.chip,
+                               hbm_bandwidth_bytes_per_s=base.system.chip.hbm_bandwidth_bytes_per_s * factor)
+    faster = base.__class__(dataclasses.replace(base.system, chip=chip), base.efficiency)
     batch = Batch.make(decode_seqs=b, decode_ctx=ctx)
     t0 = float(_cost(dep, batch).step_time_s[0])
     t1 = float(_cost(dep, batch, system=faster).step_time_s[0])
@@ -198,7 +199,7 @@ def test_memory_fit_monotone_in_sequences(dep, b, ctx):
     b = np.array(sorted(b), dtype=float)
     model, sys_name, layout, prec = dep
     fit = memory_fit(load_model(model), load_system(sys_name), layout, get_precision(prec),
-                     b, np.full_like(b, ctx), b)
+                     b, np.full_like(b, ctx), b, load_efficiency(sys_name))
     fits = fit.fits.astype(int)
     # once a count does not fit, no larger count fits
     assert np.all(np.diff(fits) <= 0), (b, fits)

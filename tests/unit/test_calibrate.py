@@ -30,7 +30,7 @@ from jalapeno.specs.calibration import (
     base_efficiency,
     load_calibration,
 )
-from jalapeno.specs.catalog import list_systems, load_system
+from jalapeno.specs.catalog import list_systems, load_efficiency, load_system
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "aiconfigurator"
@@ -51,7 +51,7 @@ GB200_HBM = 8e12  # HBM bytes/s
 
 @pytest.fixture(scope="module")
 def gb200():
-    return load_system("gb200-nvl72", "spec")
+    return load_system("gb200-nvl72")
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +139,8 @@ def test_fit_gemm_model_matches_the_documented_formula(gemm_fit, gb200, tables):
     row = tables["gemm"].iloc[1]  # bfloat16, m=3072, n=7168, k=4096, 0.1172 ms
     assert (row.gemm_dtype, row.m, row.n, row.k) == ("bfloat16", 3072, 7168, 4096)
     hand = _hand_gemm_s(3072, 7168, 4096, GB200_PEAK_BF16, eta, mh, em, t0, GB200_HBM, 2.0, 2.0)
-    fn = float(cal.gemm_model_s(3072, 7168, 4096, GB200_PEAK_BF16, eta, mh, em, t0, GB200_HBM, 2.0, 2.0))
+    tab = cal.gemm_table(np.array([3072.0]), np.array([7168.0]), np.array([4096.0]), "bf16", 2.0, 2.0)
+    fn = float(cal.gemm_model_s(gb200, tab, "bf16", eta, mh, em, t0)[0])
     assert fn == pytest.approx(hand, rel=1e-12)
     # the fitted model is close to the measured time of this compute-bound row
     assert hand == pytest.approx(row.latency * 1e-3, rel=0.3)
@@ -163,7 +164,7 @@ def test_fit_gemm_peak_fraction_agrees_with_the_largest_measured_gemm(gemm_fit, 
 
 def test_fit_gemm_skips_formats_the_chip_lacks(tables):
     pytest.importorskip("scipy")
-    h200 = load_system("h200", "spec")  # Hopper: no FP4 peak
+    h200 = load_system("h200")  # Hopper: no FP4 peak
     assert "fp4" not in h200.chip.peak_flop_per_s
     d = tables["gemm"][tables["gemm"].gemm_dtype.isin(["bfloat16", "nvfp4"])]
     params, report = cal.fit_gemm(d, h200)
@@ -243,8 +244,11 @@ def test_moe_rows_keep_the_fastest_balanced_kernel_per_configuration(moe_table):
                      & (moe_table.num_tokens == 128)]
     assert len(both) == 2 and r.t == pytest.approx(both.latency.min() * 1e-3)
     load, touched, flop, byt = _uniform_moe_quantities(128, 8, 8, 256, 7168, 2048, 0.5625, 0.5625)
-    assert r.load == pytest.approx(load) and r.flop == pytest.approx(flop) and r.bytes == pytest.approx(byt)
-    assert r.rows == pytest.approx(load / touched) and bool(r.held_out)
+    assert r.load == pytest.approx(load) and r.touched == pytest.approx(touched) and bool(r.held_out)
+    # the op the calibration prices is the step's own routed-expert op (cost/ops.add_routed_experts)
+    op = cal.moe_table(rows[rows.index == r.name], "fp4")
+    assert float(op.flop[0, 0]) == pytest.approx(flop) and float(op.bytes[0, 0]) == pytest.approx(byt)
+    assert float(op.rows[0, 0]) == pytest.approx(load / touched)
 
 
 def test_fit_moe_recovers_known_parameters_from_synthetic_layers(gb200, moe_table):
@@ -369,7 +373,7 @@ def calibrated_with_perturbed_e2e(tmp_path_factory, tables, silicon, nccl_fit):
         mp.setattr(cal, "load_table", spy)
         mp.setattr(pd, "read_csv", no_csv)
         mp.setattr(cal, "fit_nccl", nccl_spy)
-        res = cal.calibrate_system(load_system("gb200-nvl72", "spec"))
+        res = cal.calibrate_system(load_system("gb200-nvl72"))
     return res, reads
 
 
@@ -399,7 +403,7 @@ def test_calibration_provenance_names_kernel_tables_only(calibrated_with_perturb
     assert prov["system_dir"] == "gb200" and prov["backend"] == cal.BACKEND
     assert set(res["report"]) == {"gemm", "attention", "nccl", "custom_allreduce", "moe"}
     assert "silicon" not in repr(res).lower()
-    eff = load_system("gb200-nvl72", "spec").efficiency.with_overrides(res["parameters"])
+    eff = load_efficiency("gb200-nvl72", "spec").with_overrides(res["parameters"])
     for f in FRACTION_FIELDS:
         assert _in_unit(getattr(eff, f)), f
 
@@ -515,13 +519,13 @@ def test_to_toml_reproduces_a_shipped_file(name):
 # ---- selection of sets by load_system ---------------------------------------------------------------
 
 def test_load_system_spec_is_the_documented_defaults():
-    assert load_system("h200", "spec").efficiency == DEFAULT_EFFICIENCY
+    assert load_efficiency("h200", "spec") == DEFAULT_EFFICIENCY
     assert base_efficiency("h200", "spec") == DEFAULT_EFFICIENCY
     assert EFFICIENCY_SETS == ("calibrated", "low", "high", "spec")
 
 
 def test_load_system_default_is_calibrated():
-    eff = load_system("h200").efficiency
+    eff = load_efficiency("h200")
     assert "calibrated" in eff.source and "h200.toml" in eff.source
     assert eff.gemm_peak_fraction == load_calibration("h200")["parameters"]["gemm_peak_fraction"]
     assert eff != DEFAULT_EFFICIENCY
@@ -529,7 +533,7 @@ def test_load_system_default_is_calibrated():
 
 def test_unknown_efficiency_set_names_efficiency():
     with pytest.raises(UnknownNameError) as e:
-        load_system("h200", "nonsense")
+        load_efficiency("h200", "nonsense")
     assert e.value.field == "efficiency" and "efficiency" in str(e.value) and "nonsense" in str(e.value)
     with pytest.raises(UnknownNameError, match="efficiency"):
         base_efficiency("h200", "medium")
@@ -537,10 +541,10 @@ def test_unknown_efficiency_set_names_efficiency():
 
 def test_calibrate_system_refuses_unmeasured_systems_and_a_missing_package(monkeypatch):
     with pytest.raises(SpecError, match="no measured kernel tables"):
-        cal.calibrate_system(load_system("mi300x", "spec"))
+        cal.calibrate_system(load_system("mi300x"))
     monkeypatch.setitem(sys.modules, "aiconfigurator_core", None)
     with pytest.raises(SpecError, match=r"\.\[calibrate\]"):
-        cal.calibrate_system(load_system("h200", "spec"))
+        cal.calibrate_system(load_system("h200"))
 
 
 # ---- AMD: amd-aiter tuned-kernel tables (tests/fixtures/aiter, MIT, ATTRIBUTION.md) -----------------
@@ -571,7 +575,7 @@ def test_aiter_moe_frame_keeps_deepseek_recipes_only(aiter_tables):
 
 def test_fit_amd_mi355x_measures_fp8_fp4_and_moe_with_floors(aiter_tables):
     pytest.importorskip("scipy")
-    params, report = amd.fit_amd(load_system("mi355x", "spec"), aiter_tables)
+    params, report = amd.fit_amd(load_system("mi355x"), aiter_tables)
     for k in ("gemm_peak_fraction_fp8", "gemm_hbm_fraction_fp8", "gemm_peak_fraction_fp4",
               "gemm_hbm_fraction_fp4", "moe_hbm_fraction_fp8"):
         assert 0.0 < params[k] <= 1.0, k
@@ -593,7 +597,7 @@ def test_amd_overlay_measured_on_top_of_derived_and_borrows_amd_moe(aiter_tables
     donor = {"moe_hbm_fraction_fp8": 0.45, "moe_floor_s": 2e-5, "gemm_peak_fraction_fp8": 0.9}
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(amd, "package_version", lambda: "0.0-test")
-        out = amd.amd_overlay("mi300x", load_system("mi300x", "spec"), derived, donor, aiter_tables)
+        out = amd.amd_overlay("mi300x", load_system("mi300x"), derived, donor, aiter_tables)
     p = out["parameters"]
     # measured on the MI300X rows, not taken from the donor or the NVIDIA family
     assert p["gemm_peak_fraction_fp8"] != 0.9 and p["gemm_peak_fraction_fp8"] != derived["parameters"][

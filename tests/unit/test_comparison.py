@@ -20,6 +20,7 @@ from jalapeno.analysis.comparison import compare_systems
 from jalapeno.analysis.sweep import SweepOptions
 from jalapeno.cli.common import print_json
 from jalapeno.errors import SpecError
+from jalapeno.cost.pricer import load_pricer
 from jalapeno.specs.catalog import load_model, load_system
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import get_workload
@@ -36,7 +37,7 @@ USD_H = {"gb200-nvl72": 2.21}
 @pytest.fixture(scope="module")
 def comp():
     model = load_model("deepseek-r1")
-    systems = [load_system("jalapeno"), load_system("gb200-nvl72")]
+    systems = [load_pricer("jalapeno"), load_pricer("gb200-nvl72")]
     return compare_systems(model, systems, get_workload("8k1k"), get_precision("fp8"), baseline="gb200-nvl72",
                            options=SweepOptions(serving="agg"), iso_interactivity=(25.0, 50.0, FAR))
 
@@ -154,7 +155,7 @@ def test_iso_interactivity_beyond_both_frontiers_is_unreachable(comp, as_json):
 def test_unknown_baseline_raises_naming_baseline():
     model = load_model("deepseek-r1")
     with pytest.raises(SpecError) as e:
-        compare_systems(model, [load_system("jalapeno")], get_workload("8k1k"), get_precision("fp8"),
+        compare_systems(model, [load_pricer("jalapeno")], get_workload("8k1k"), get_precision("fp8"),
                         baseline="h100", options=SweepOptions(serving="agg"))
     assert "baseline" in e.value.field
     assert "baseline" in str(e.value)
@@ -174,7 +175,7 @@ def test_ratios_in_a_collapsed_frontier_tail_are_labelled():
     from jalapeno.specs.formats import get_precision
     from jalapeno.specs.workload import get_workload
 
-    res = compare_systems(load_model("deepseek-r1"), [load_system("jalapeno"), load_system("gb300-nvl72")],
+    res = compare_systems(load_model("deepseek-r1"), [load_pricer("jalapeno"), load_pricer("gb300-nvl72")],
                           get_workload("8k1k"), get_precision("fp8"), baseline="gb300-nvl72",
                           options=SweepOptions(serving="agg"), iso_interactivity=(10.0, 50.0, 100.0, 110.0))
     peak = {n: max(p.y) for n, p in ((n, sf.as_frontier()) for n, sf in res.frontiers.items())}

@@ -12,6 +12,7 @@ from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.serve.disagg import prefill_perf
 from jalapeno.serve.point import serve_at_concurrency
+from jalapeno.cost.pricer import load_pricer
 from jalapeno.specs.catalog import load_model, load_system
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import Workload, get_workload
@@ -19,7 +20,7 @@ from jalapeno.specs.workload import Workload, get_workload
 
 @pytest.fixture(scope="module")
 def oss():
-    return load_model("gpt-oss-120b"), load_system("h100"), get_precision("mxfp4")
+    return load_model("gpt-oss-120b"), load_pricer("h100"), get_precision("mxfp4")
 
 
 def _dep(prec, x=3, y=1):
@@ -132,7 +133,7 @@ def test_prefill_saturation_queues_users_and_says_prefill(oss):
 
 def test_unfit_prefill_pool_names_prefill():
     """DeepSeek-R1 FP8 (≈ 690 GB of weights) cannot sit on a 2-chip GB200 prefill instance (2 x 192 GB)."""
-    model, system = load_model("deepseek-r1"), load_system("gb200-nvl72")
+    model, system = load_model("deepseek-r1"), load_pricer("gb200-nvl72")
     dep = Deployment(get_precision("fp8"), Pool(Layout(tp=1, dp=8, ep=8)), prefill=Pool(Layout(tp=2, ep=2), 2))
     rec = predict_point(model, system, dep, get_workload("8k1k"), 64)
     assert rec["feasible"] is False
@@ -158,7 +159,7 @@ def test_decode_batch_at_its_kv_cap_fits_with_mtp():
     from jalapeno.deploy.deployment import MTP
     from jalapeno.serve.disagg import decode_curve
 
-    model, system = load_model("deepseek-r1"), load_system("gb200-nvl72")
+    model, system = load_model("deepseek-r1"), load_pricer("gb200-nvl72")
     grid = 2.0 ** np.arange(15)  # the sweep's batch grid, 1 ... 16384
     dec = decode_curve(model, system, Layout(tp=1, dp=8, ep=8), get_precision("fp8"), get_workload("1k1k"),
                        grid, MTP(1, 0.7))
@@ -170,7 +171,7 @@ def test_decode_batch_at_its_kv_cap_fits_with_mtp():
 def test_low_concurrency_on_many_decode_workers_is_served_as_asked():
     """0.01 users over five 8-chip decode workers: far below one sequence per worker, still that
     concurrency (Little's law holds at it), not a floor of the batch grid."""
-    m, s, prec = load_model("deepseek-r1"), load_system("b200"), get_precision("fp8")
+    m, s, prec = load_model("deepseek-r1"), load_pricer("b200"), get_precision("fp8")
     dep = Deployment(prec, Pool(Layout(tp=1, dp=8, ep=8), 5), prefill=Pool(Layout(tp=4, ep=4), 1))
     pts = serve_at_concurrency(m, s, dep, get_workload("1k1k"), [0.01, 1.0])
     assert pts.feasible.all()
@@ -183,7 +184,7 @@ def test_open_loop_serves_every_rate_up_to_the_closed_loop_plateau():
     utilisation ceiling): rates just below it are served without queueing, rates above overload."""
     from jalapeno.serve.point import serve_at_rate
 
-    m, s, prec = load_model("deepseek-r1"), load_system("b200"), get_precision("fp8")
+    m, s, prec = load_model("deepseek-r1"), load_pricer("b200"), get_precision("fp8")
     wl = get_workload("1k1k")
     dep = Deployment(prec, Pool(Layout(tp=1, dp=8, ep=8), 5), prefill=Pool(Layout(tp=4, ep=4), 1))
     plateau = float(serve_at_concurrency(m, s, dep, wl, [1e5]).request_rate_per_s[0])

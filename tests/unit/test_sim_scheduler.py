@@ -29,6 +29,7 @@ from tiny_fixtures import (
     system_toml,
 )
 
+from jalapeno.cost.pricer import load_pricer
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.serve.sim.entities import PrefixCache, Request
@@ -60,7 +61,7 @@ def tiny(tmp_path_factory):
     (d / "big.toml").write_text(system_toml(BIG_GB))
     (d / "config.json").write_text(json.dumps(model_config()))
     model = load_model_file(d / "config.json", name="tiny-llama")
-    return model, load_system_file(d / "small.toml"), load_system_file(d / "big.toml")
+    return model, load_pricer(str(d / "small.toml")), load_pricer(str(d / "big.toml"))
 
 
 def _dep(budget: int = 256, **kw) -> Deployment:

@@ -19,6 +19,7 @@ from jalapeno.cost.collectives import (
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError
+from jalapeno.cost.pricer import RooflinePricer, load_pricer
 from jalapeno.specs.catalog import list_systems, load_model, load_system
 from jalapeno.specs.formats import get_precision
 
@@ -27,13 +28,13 @@ from jalapeno.specs.formats import get_precision
 @pytest.mark.parametrize("kind", COLLECTIVES)
 def test_no_collective_beats_the_fastest_link(name, kind):
     """time >= bytes that must leave the chip / the fastest per-chip bandwidth of any level."""
-    s = load_system(name)
-    fastest = max(lv.bandwidth_bytes_per_s for lv in s.levels)
+    s = load_pricer(name)
+    fastest = max(lv.bandwidth_bytes_per_s for lv in s.system.levels)
     m = np.array([1e5, 1e7, 1e9])
     for g in (2, 8, 16, 72, 128, 512, 2048):
-        if g > s.max_chips:
+        if g > s.system.max_chips:
             continue
-        t = collective_time(kind, g, m, s).time_s
+        t = s.collective(kind, g, m).time_s
         leaves = m if kind == "send_recv" else m * (g - 1) / g
         assert np.all(t >= leaves / fastest)
 
@@ -42,16 +43,16 @@ def test_no_collective_beats_the_fastest_link(name, kind):
 @pytest.mark.parametrize("name", ["gb200-nvl72", "h100", "b200", "jalapeno"])
 def test_packed_group_never_slower_than_spread(name, kind):
     """A group inside one switch domain is never slower than the same group over scale-out."""
-    s = load_system(name)
+    s = load_pricer(name)
     m = np.geomspace(1e3, 1e9, 7)
     for g in (2, 4, 8):
-        packed = collective_time(kind, g, m, s, placement="packed").time_s
-        spread = collective_time(kind, g, m, s, placement="spread").time_s
+        packed = s.collective(kind, g, m, placement="packed").time_s
+        spread = s.collective(kind, g, m, placement="spread").time_s
         assert np.all(packed <= spread + 1e-15)
 
 
 def test_spread_group_uses_scale_out_on_gb200():
-    r = collective_time("all_to_all", 8, np.array([1e8]), load_system("gb200-nvl72"), placement="spread")
+    r = load_pricer("gb200-nvl72").collective("all_to_all", 8, np.array([1e8]), placement="spread")
     assert r.scope == "scale_out" and r.level == "cluster"
 
 
@@ -63,24 +64,24 @@ def test_torus_mean_hops_by_hand():
 
 
 def test_torus_all_to_all_grows_with_group_diameter():
-    s = load_system("jalapeno")
+    s = load_pricer("jalapeno")
     m = np.array([1e8])
-    times = [float(collective_time("all_to_all", g, m, s).time_s[0]) for g in (256, 512, 1024, 2048)]
+    times = [float(s.collective("all_to_all", g, m).time_s[0]) for g in (256, 512, 1024, 2048)]
     assert all(b > a for a, b in zip(times, times[1:]))
 
 
 def test_full_mesh_small_group_uses_few_links():
     """MI300X: a 2-GPU group has one of 7 Infinity Fabric links: 1/7 of the 8-GPU bus bandwidth."""
-    s = load_system("mi300x")
+    s = load_pricer("mi300x")
     m = 1e9
-    t2 = float(collective_time("all_gather", 2, np.array([m]), s).time_s[0])
-    t8 = float(collective_time("all_gather", 8, np.array([m]), s).time_s[0])
+    t2 = float(s.collective("all_gather", 2, np.array([m])).time_s[0])
+    t8 = float(s.collective("all_gather", 8, np.array([m])).time_s[0])
     bus2, bus8 = m * (1 / 2) / t2, m * (7 / 8) / t8
     assert bus2 / bus8 == pytest.approx(1 / 7, rel=0.02)
 
 
 def test_nvl72_in_switch_all_reduce_beats_ring():
-    r = collective_time("all_reduce", 72, np.array([1e9]), load_system("gb200-nvl72"))
+    r = load_pricer("gb200-nvl72").collective("all_reduce", 72, np.array([1e9]))
     assert r.algorithm[0] == "in_switch"
 
 
@@ -88,11 +89,11 @@ def test_nvl72_in_switch_all_reduce_beats_ring():
 def test_deepep_low_latency_dispatch_within_15_percent(ep, dispatch_us):
     """Held-out published figures: DeepEP README, H800 + CX7 400 Gb/s, 128 tokens x top-8 x
     7168 hidden FP8 dispatch, pure RDMA (every byte over the NIC: 'spread' placement)."""
-    h100 = load_system("h100")
-    node = dataclasses.replace(h100.levels[0], bandwidth_bytes_per_s=160e9)
-    h800 = dataclasses.replace(h100, levels=(node,) + h100.levels[1:])
+    h100 = load_pricer("h100")
+    node = dataclasses.replace(h100.system.levels[0], bandwidth_bytes_per_s=160e9)
+    h800 = RooflinePricer(dataclasses.replace(h100.system, levels=(node,) + h100.system.levels[1:]), h100.efficiency)
     m = 128 * 8 * 7168 * 1.0
-    t = float(collective_time("all_to_all", ep, np.array([m]), h800, placement="spread").time_s[0])
+    t = float(h800.collective("all_to_all", ep, np.array([m]), placement="spread").time_s[0])
     assert t == pytest.approx(dispatch_us * 1e-6, rel=0.15)
 
 
@@ -101,7 +102,7 @@ def test_deepep_low_latency_dispatch_within_15_percent(ep, dispatch_us):
     ("jalapeno", 128, 256, "global"),      # Jalapeño racks joined by the 3-D global links
 ])
 def test_same_deployment_over_more_racks_is_link_bound(name, inside, across, level):
-    m, s, p = load_model("deepseek-r1"), load_system(name), get_precision("fp8")
+    m, s, p = load_model("deepseek-r1"), load_pricer(name), get_precision("fp8")
     per_chip, ctx = 64, 1500  # short contexts: little attention work, so the all-to-all shows
     inside_sc = step_cost(m, s, Layout(tp=1, dp=inside, ep=inside), p,
                           Batch.make(decode_seqs=per_chip * inside, decode_ctx=ctx))
@@ -143,4 +144,4 @@ def test_collective_cli_bad_input(capsys, args, field):
 
 def test_negative_bytes_rejected():
     with pytest.raises(JalapenoError, match="bytes"):
-        collective_time("all_reduce", 8, np.array([-1.0]), load_system("h100"))
+        load_pricer("h100").collective("all_reduce", 8, np.array([-1.0]))

@@ -36,9 +36,11 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from jalapeno.cost.collectives import collective_time
+from jalapeno.cost.ops import add_routed_experts
+from jalapeno.cost.optable import OpBuilder
+from jalapeno.cost.pricer import RooflinePricer
 from jalapeno.errors import SpecError
-from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from jalapeno.specs.hardware import System
 
 #: catalog system → aiconfigurator system folder
@@ -105,12 +107,44 @@ def _ape(pred, meas) -> dict:
 
 # ---- GEMM -------------------------------------------------------------------------------------
 
-def gemm_model_s(m, n, k, fmt_peak, eta_f, m_half, eta_m, t0, hbm_bw, w_b, a_b):
-    """Modelled GEMM time (s), the form cost/roofline.py uses."""
-    flops = 2.0 * m * n * k
-    compute = flops / (fmt_peak * eta_f * m / (m + m_half))
-    memory = (m * k * a_b + k * n * w_b + m * n * 2.0) / (hbm_bw * eta_m)
-    return np.maximum(compute, memory) + t0
+def kernel_params(kind: str, fmt: str, **values) -> dict:
+    """Efficiency overrides of one kernel group: ``kind`` (gemm | moe), format ``fmt`` and any of
+    peak_fraction, half_rows, hbm_fraction, token_passes (the names specs/efficiency.py uses)."""
+    sfx = "" if fmt == "bf16" else f"_{fmt}"
+    return {f"{kind}_{k}{sfx}": float(v) for k, v in values.items() if v is not None}
+
+
+def fit_efficiency(overrides: dict) -> Efficiency:
+    """The documented defaults with trial parameter values. Not range-checked: an optimiser's trial
+    points may stray past the sanity ceilings of ``Efficiency.with_overrides`` before converging."""
+    return dataclasses.replace(DEFAULT_EFFICIENCY, **overrides)
+
+
+def priced_s(system: System, table, overrides: dict) -> np.ndarray:
+    """Time of the single op of ``table`` (an OpTable of one row, N points) on ``system`` under the
+    documented defaults with ``overrides`` — through the same pricer that prices a step."""
+    return RooflinePricer(system, fit_efficiency(overrides)).op_times(table).time_s[0]
+
+
+def _single_op(n: int, kind: str, **work):
+    """An op table of one BF16 op of ``kind`` over ``n`` points (``work``: flop / kv / act arrays)."""
+    ob = OpBuilder(n)
+    ob.op(kind, kind, "bf16", **work)
+    return ob.build()[0]
+
+
+def gemm_table(m, n, k, fmt: str, w_b: float, a_b: float):
+    """One GEMM op per kernel-table row ([m, k] x [k, n]), accounted as the step's op table does."""
+    ob = OpBuilder(len(m))
+    ob.gemm("gemm", fmt, m, k, n, w_b, a_b)
+    return ob.build()[0]
+
+
+def gemm_model_s(system: System, table, fmt: str, eta_f, m_half, eta_m, t0) -> np.ndarray:
+    """Modelled time (s) of the GEMMs of ``table``: the roofline pricer with these parameters and
+    a per-kernel cost ``t0``."""
+    return priced_s(system, table, {**kernel_params("gemm", fmt, peak_fraction=eta_f, half_rows=m_half,
+                                                    hbm_fraction=eta_m), "kernel_launch_s": t0})
 
 
 def fit_gemm(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
@@ -122,7 +156,6 @@ def fit_gemm(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
     from scipy.optimize import least_squares
 
     chip = system.chip
-    w = chip.hbm_bandwidth_bytes_per_s
     df = df[df.gemm_dtype.isin(list(GEMM_DTYPES)) & (df.m >= 8)].copy()
     df["t"] = df.latency * 1e-3
     params, report, floors = {}, {"rows": 0, "formats": {}}, {}
@@ -132,11 +165,10 @@ def fit_gemm(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
         if fmt not in chip.peak_flop_per_s:
             continue
         m_, n_, k_, t_ = (d[c].to_numpy(dtype=float) for c in ("m", "n", "k", "t"))
-        peak = chip.peak(fmt)
+        tab = gemm_table(m_, n_, k_, fmt, wb, ab)
 
-        def resid(x, m_=m_, n_=n_, k_=k_, t_=t_, peak=peak, wb=wb, ab=ab):
-            return np.log(gemm_model_s(m_, n_, k_, peak, _sig(x[0]), math.exp(x[1]), _sig(x[2]), math.exp(x[3]),
-                                       w, wb, ab) / t_)
+        def resid(x, tab=tab, t_=t_, fmt=fmt):
+            return np.log(gemm_model_s(system, tab, fmt, _sig(x[0]), math.exp(x[1]), _sig(x[2]), math.exp(x[3])) / t_)
 
         sol = least_squares(resid, [0.5, math.log(100.0), 1.5, math.log(5e-6)], loss="soft_l1", f_scale=0.2,
                             max_nfev=300)
@@ -144,12 +176,9 @@ def fit_gemm(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
         # a half-rows far below one tensor-core tile is a degenerate fit (memory time hides the
         # compute term at few rows); keep it at 16 rows or more
         mh = max(mh, 16.0)
-        sfx = "" if fmt == "bf16" else f"_{fmt}"
-        params[f"gemm_peak_fraction{sfx}"] = eta
-        params[f"gemm_half_rows{sfx}"] = mh
-        params[f"gemm_hbm_fraction{sfx}"] = em
+        params.update(kernel_params("gemm", fmt, peak_fraction=eta, half_rows=mh, hbm_fraction=em))
         floors[fmt] = t0
-        p = gemm_model_s(m_, n_, k_, peak, eta, mh, em, t0, w, wb, ab)
+        p = gemm_model_s(system, tab, fmt, eta, mh, em, t0)
         preds.append(p)
         meas.append(t_)
         report["formats"][fmt] = {"dtype": dtype, **_ape(p, t_), "kernel_floor_s": t0}
@@ -171,7 +200,8 @@ def fit_attention(ctx: pd.DataFrame, gen: pd.DataFrame, system: System, t0: floa
     flops = 4.0 * c.batch_size * c.num_heads * c.head_dim * c.isl.astype(float) ** 2 / 2
     t = c.latency * 1e-3
     eta = float(np.clip(np.median(flops / ((t - t0).clip(lower=1e-9) * chip.peak("bf16"))), 0.05, 1.0))
-    pred = flops / (chip.peak("bf16") * eta) + t0
+    pred = priced_s(system, _single_op(len(c), "attention", flop=flops.to_numpy(dtype=float)),
+                    {"attention_peak_fraction": eta, "kernel_launch_s": t0})
     g = gen[(gen.window_size == 0) & (gen.step >= 1024)]
     kvb = np.where(g.kv_cache_dtype == "fp8", 1.0, 2.0)
     byt = (g.batch_size * g.step * 2.0 * g.num_key_value_heads * g.head_dim * kvb).to_numpy()
@@ -179,7 +209,8 @@ def fit_attention(ctx: pd.DataFrame, gen: pd.DataFrame, system: System, t0: floa
     slope, icpt = np.polyfit(byt, tg, 1)
     # capped at 0.95: no kernel streams HBM at its full peak (STREAM-like copies reach 0.9-0.95)
     eta_m = float(np.clip(1.0 / (slope * chip.hbm_bandwidth_bytes_per_s), 0.05, 0.95))
-    gpred = byt / (chip.hbm_bandwidth_bytes_per_s * eta_m) + max(icpt, 0.0)
+    gpred = priced_s(system, _single_op(len(g), "memory", kv=byt.astype(float)),
+                     {"hbm_fraction": eta_m, "kernel_launch_s": max(float(icpt), 0.0)})
     report = {"prefill": {"rows": int(len(c)), **_ape(pred, t)},
               "decode": {"rows": int(len(g)), **_ape(gpred, tg), "kernel_floor_s": float(max(icpt, 0.0))}}
     return {"attention_peak_fraction": eta, "hbm_fraction": eta_m}, report
@@ -202,11 +233,11 @@ def fit_nccl(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
     for lf in np.linspace(0.3, 1.0, 15):
         for isf in np.linspace(0.3, 1.0, 8):
             for launch in np.linspace(0.0, 40e-6, 21):
-                eff = dataclasses.replace(system.efficiency, link_fraction=float(lf), in_switch_fraction=float(isf),
-                                          collective_launch_s=float(launch))
+                pricer = RooflinePricer(system, fit_efficiency({
+                    "link_fraction": float(lf), "in_switch_fraction": float(isf), "collective_launch_s": float(launch)}))
                 pred = np.empty_like(t)
                 for (op, g), idx in groups:
-                    pred[idx] = collective_time(_NCCL_OPS[op], int(g), byt[idx], system, eff).time_s
+                    pred[idx] = pricer.collective(_NCCL_OPS[op], int(g), byt[idx]).time_s
                 err = float(np.median(np.abs(np.log(pred / t))))
                 if best is None or err < best[0]:
                     best = (err, lf, isf, launch, pred)
@@ -222,11 +253,11 @@ def fit_custom_allreduce_launch(df: pd.DataFrame, system: System, eff: Efficienc
     d = df[(df.message_size <= 65536) & (df.num_gpus <= system.levels[0].chips)]
     if d.empty:
         return {}, {"rows": 0}
-    zero = dataclasses.replace(eff, collective_launch_s=0.0)
+    zero = RooflinePricer(system, dataclasses.replace(eff, collective_launch_s=0.0))
     floors = []
     for g, rows in d.groupby("num_gpus"):
         best = rows.loc[rows.latency.idxmin()]
-        link = float(collective_time("all_reduce", int(g), np.array([best.message_size * 2.0]), system, zero).time_s[0])
+        link = float(zero.collective("all_reduce", int(g), np.array([best.message_size * 2.0])).time_s[0])
         floors.append(max(best.latency * 1e-3 - link, 0.0))
     launch = float(np.median(floors))
     return {"collective_launch_s": launch}, {"rows": int(len(d)), "groups": sorted(int(x) for x in d.num_gpus.unique()),
@@ -264,22 +295,35 @@ def moe_rows(df: pd.DataFrame) -> pd.DataFrame:
     touched = np.array([float(experts_touched_on_rank(a, math.ceil(r.num_experts / r.moe_ep_size), r.num_experts,
                                                       r.topk, r.moe_ep_size))
                         for a, r in zip(load, d.itertuples(index=False))])
-    h, inter = d.hidden_size.to_numpy(float), (d.inter_size / d.moe_tp_size).to_numpy(float)
     wb = d.moe_dtype.map(lambda x: GEMM_DTYPES[x][1]).to_numpy(float)
     ab = d.moe_dtype.map(lambda x: GEMM_DTYPES[x][2]).to_numpy(float)
     return d.assign(fmt=d.moe_dtype.map(lambda x: GEMM_DTYPES[x][0]), t=d.latency * 1e-3, load=load,
-                    rows=load / np.maximum(touched, 1e-9), flop=2.0 * load * 3 * h * inter,
-                    bytes=touched * 3 * h * inter * wb + load * (h * ab + 2 * inter * 2 + inter * ab + h * 2),
-                    token_bytes=d.num_tokens.to_numpy(float) * h * 2.0,
+                    touched=touched, inter=(d.inter_size / d.moe_tp_size).to_numpy(float), w_b=wb, a_b=ab,
+                    token_bytes=d.num_tokens.to_numpy(float) * d.hidden_size.to_numpy(float) * 2.0,
                     held_out=[tuple(int(v) for v in x) == MOE_HELD_OUT_SHAPE for x in
                               zip(d.hidden_size, d.num_experts, d.topk)])
 
 
-def moe_model_s(r: pd.DataFrame, peak, eta_f, m_half, eta_m, floor_s, hbm_bw, passes=0.0) -> np.ndarray:
-    """Modelled routed-expert block time (s), the form cost/roofline.py uses for kind ``moe``."""
-    compute = r.flop.to_numpy() / (peak * eta_f * r.rows.to_numpy() / (r.rows.to_numpy() + m_half))
-    memory = (r.bytes.to_numpy() + passes * r.token_bytes.to_numpy()) / (hbm_bw * eta_m)
-    return np.maximum(compute, memory) + floor_s
+def moe_table(r: pd.DataFrame, fmt: str, passes: float = 0.0):
+    """One routed-expert op per ``moe_rows`` row, accounted by cost/ops.add_routed_experts (the step's
+    own expert op) with ``passes`` BF16 passes over the group's tokens."""
+    ob = OpBuilder(len(r))
+    h, inter = r.hidden_size.to_numpy(float), r.inter.to_numpy(float)
+    add_routed_experts(ob, "moe", fmt, r.load.to_numpy(), r.touched.to_numpy(), h, inter, 3 * h * inter,
+                       r.w_b.to_numpy(), r.a_b.to_numpy(), passes * r.token_bytes.to_numpy())
+    return ob.build()[0]
+
+
+def moe_times(system: System, r: pd.DataFrame, fmt: str, eta_f, m_half, eta_m, floor_s, passes=0.0):
+    """Modelled routed-expert block times (OpTimes, one row) through the roofline pricer."""
+    eff = fit_efficiency({**kernel_params("moe", fmt, peak_fraction=eta_f, half_rows=m_half, hbm_fraction=eta_m),
+                          "moe_floor_s": floor_s})
+    return RooflinePricer(system, eff).op_times(moe_table(r, fmt, passes))
+
+
+def moe_model_s(system: System, r: pd.DataFrame, fmt: str, eta_f, m_half, eta_m, floor_s, passes=0.0) -> np.ndarray:
+    """Modelled routed-expert block time (s) of every row of ``r``."""
+    return moe_times(system, r, fmt, eta_f, m_half, eta_m, floor_s, passes).time_s[0]
 
 
 def fit_moe(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
@@ -293,18 +337,18 @@ def fit_moe(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
     """
     from scipy.optimize import least_squares
 
-    chip, w = system.chip, system.chip.hbm_bandwidth_bytes_per_s
+    chip = system.chip
     d = moe_rows(df)
     d = d[d.fmt.isin(list(chip.peak_flop_per_s))]
     if d.empty:
         return {}, {"rows": 0}
 
     def fit(r, floor=None, scan=True):
-        peak = chip.peak(r.fmt.iloc[0])
+        fmt = r.fmt.iloc[0]
 
         def resid(x):
             fl = math.exp(x[3]) if floor is None else floor
-            return np.log(moe_model_s(r, peak, _sig(x[0]), math.exp(x[1]), _sig(x[2]), fl, w,
+            return np.log(moe_model_s(system, r, fmt, _sig(x[0]), math.exp(x[1]), _sig(x[2]), fl,
                                       math.exp(x[4]) if scan else 0.0) / r.t.to_numpy())
         sol = least_squares(resid, [0.0, math.log(64.0), 0.5, math.log(2e-5), 0.0], loss="soft_l1", f_scale=0.2,
                             max_nfev=600)
@@ -318,19 +362,15 @@ def fit_moe(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
     params, report = {}, {"rows": int(len(train)), "kernel_floor_s": floor, "formats": {}}
     for fmt, r in train.groupby("fmt"):
         eta, mh, em, _, passes = fit(r, floor, scan)
-        sfx = "" if fmt == "bf16" else f"_{fmt}"
-        peak = chip.peak(fmt)
-        compute = r.flop.to_numpy() / (peak * eta * r.rows.to_numpy() / (r.rows.to_numpy() + mh))
-        share = float(np.mean(compute > (r.bytes.to_numpy() + passes * r.token_bytes.to_numpy()) / (w * em)))
-        params[f"moe_hbm_fraction{sfx}"] = em
-        if scan:
-            params[f"moe_token_passes{sfx}"] = passes
+        times = moe_times(system, r, fmt, eta, mh, em, floor, passes)
+        share = float(np.mean(times.compute_s[0] > times.memory_s[0]))
+        params.update(kernel_params("moe", fmt, hbm_fraction=em, token_passes=passes if scan else None))
         if share >= MOE_COMPUTE_MIN_SHARE:
-            params.update({f"moe_peak_fraction{sfx}": eta, f"moe_half_rows{sfx}": mh})
-        rep = {"fit": _ape(moe_model_s(r, peak, eta, mh, em, floor, w, passes), r.t), "compute_bound_share": share}
+            params.update(kernel_params("moe", fmt, peak_fraction=eta, half_rows=mh))
+        rep = {"fit": _ape(times.time_s[0], r.t), "compute_bound_share": share}
         ho = d[d.held_out & (d.fmt == fmt)]
         if len(ho):
-            rep["held_out_deepseek_shape"] = _ape(moe_model_s(ho, peak, eta, mh, em, floor, w, passes), ho.t)
+            rep["held_out_deepseek_shape"] = _ape(moe_model_s(system, ho, fmt, eta, mh, em, floor, passes), ho.t)
         report["formats"][fmt] = rep
     return params, report
 
@@ -370,7 +410,7 @@ def calibrate_system(system: System) -> dict:
     try:  # the launch cost serving sees comes from the custom all-reduce kernels, not NCCL's
         car, _ = load_table(sdir, "comm", "custom_allreduce_perf")
         p_car, reports["custom_allreduce"] = fit_custom_allreduce_launch(
-            car, system, system.efficiency.with_overrides(params))
+            car, system, DEFAULT_EFFICIENCY.with_overrides(params))
         params.update(p_car)
     except SpecError:
         reports["custom_allreduce"] = {"rows": 0}
@@ -480,15 +520,15 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
     for i, n in enumerate(sorted(needed)):
         if on_progress:
             on_progress(n, i, len(needed))
-        measured[n] = calibrate_system(load_system(n, "spec"))
+        measured[n] = calibrate_system(load_system(n))
     amd = sorted((n for n in names if n in AITER_CU), key=lambda n: n in MOE_FROM)  # MoE donors first
     tables = {t: read_table(t) for t in (*GEMM_TABLES, "tuned_fmoe")} if amd else {}
     partial: dict[str, dict] = {}
     for n in amd:
         donor = partial.get(MOE_FROM.get(n, ""), {}).get("parameters")
         if MOE_FROM.get(n) and donor is None:  # the donor was not asked for: fit it too
-            donor = fit_amd(load_system(MOE_FROM[n], "spec"), tables)[0]
-        partial[n] = amd_overlay(n, load_system(n, "spec"), derived_set(n, measured), donor, tables)
+            donor = fit_amd(load_system(MOE_FROM[n]), tables)[0]
+        partial[n] = amd_overlay(n, load_system(n), derived_set(n, measured), donor, tables)
     written = {}
     for n in names:
         if n in partial:

@@ -18,7 +18,7 @@ from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.analysis.records import point_record
 from jalapeno.analysis.sweep import SweepOptions, SweepResult, sweep
 from jalapeno.errors import InfeasibleDeployment, SpecError
-from jalapeno.specs.efficiency import Efficiency
+from jalapeno.cost.pricer import Pricer
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
@@ -40,10 +40,14 @@ DEFAULT_ISO_INTERACTIVITY = (10.0, 25.0, 50.0, 100.0)
 class SystemFrontier:
     """One system's sweep and frontier (indices into the sweep's points, by interactivity)."""
 
-    system: System
+    pricer: Pricer
     sweep: SweepResult
     frontier: np.ndarray
     convention: str
+
+    @property
+    def system(self) -> System:
+        return self.pricer.system
 
     def point(self, i: int) -> dict:
         """Point ``i`` of the sweep as the JSON contract's record (analysis/records.py)."""
@@ -62,16 +66,16 @@ class SystemFrontier:
         return cmp.Frontier(self.x, self.y * scale)
 
 
-def system_frontier(model: ModelSpec, system: System, wl: Workload, precision: Precision,
-                    options: SweepOptions | None = None, convention: str = "all-in",
-                    eff: Efficiency | None = None) -> SystemFrontier:
-    """Sweep ``system`` and keep the Pareto frontier of its feasible points.
+def system_frontier(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
+                    options: SweepOptions | None = None, convention: str = "all-in") -> SystemFrontier:
+    """Sweep the pricer's system and keep the Pareto frontier of its feasible points.
 
     Raises:
         InfeasibleDeployment: nothing fits, or no point is feasible.
     """
+    system = pricer.system
     power_w_per_chip(system, convention)  # validates the convention early
-    res = sweep(model, system, wl, precision, options, eff)
+    res = sweep(model, pricer, wl, precision, options)
     p = res.points
     ok = np.flatnonzero(p.feasible & (p.throughput_per_chip > 0) & np.isfinite(p.interactivity))
     if ok.size == 0:
@@ -80,7 +84,7 @@ def system_frontier(model: ModelSpec, system: System, wl: Workload, precision: P
                                    + (reasons[0] if reasons else "unknown"),
                                    "use a smaller precision or a bigger system")
     fi = ok[frontier_indices(p.interactivity[ok], p.throughput_per_chip[ok])]
-    return SystemFrontier(system, res, fi, convention)
+    return SystemFrontier(pricer, res, fi, convention)
 
 
 def headline(sf: SystemFrontier) -> dict:
@@ -108,7 +112,7 @@ def headline(sf: SystemFrontier) -> dict:
         "min_e2e_s": float(e2e[i_lat]),
         "min_ttft_s": float(np.min(np.where(ok, p.ttft_s, np.inf))),
         "frontier_points": int(sf.frontier.size),
-        "efficiency_source": sf.system.efficiency.source,
+        "efficiency_source": sf.pricer.efficiency.source,
         "vendor_verified": sf.system.vendor_verified,
         "points_evaluated": int(len(p)),
     }
@@ -138,23 +142,21 @@ class Comparison:
         }
 
 
-def efficiency_bands(model: ModelSpec, system: System, wl: Workload, precision: Precision,
-                     options: SweepOptions | None, convention: str, mid: dict) -> dict:
-    """Headline figures under the system's low / calibrated / high efficiency sets.
+def efficiency_bands(model: ModelSpec, band: dict[str, Pricer], wl: Workload, precision: Precision,
+                     options: SweepOptions | None, convention: str, mid: dict,
+                     mid_pricer: Pricer | None = None) -> dict:
+    """Headline figures under a system's low / mid / high pricers (``band`` has ``low`` and ``high``).
 
-    Systems with a measured calibration have the same set for all three unless their file
-    carries a band; derived systems (Jalapeño, Vera Rubin, AMD) carry one (specs/calibration.py).
-    A system loaded from a user file has no band (all three equal).
+    A band is just other pricers of the same system (cost/pricer.band_pricers builds them from
+    the calibration file: measured systems have the same set for all three unless their file
+    carries a band; derived ones (Jalapeño, Vera Rubin, AMD) carry one; a user file has none).
+    Where a band pricer is ``mid_pricer`` itself, its headline is ``mid`` (no second sweep).
     """
-    from jalapeno.specs.catalog import is_catalog_system, load_system
-
     out = {}
     for which in ("low", "high"):
-        if is_catalog_system(system):
-            h = headline(system_frontier(model, load_system(system.name, which), wl, precision, options, convention))
-        else:
-            h = mid
-        out[which] = h
+        pr = band[which]
+        out[which] = mid if pr is mid_pricer else headline(system_frontier(model, pr, wl, precision, options,
+                                                                            convention))
     keys = ("peak_throughput_per_chip", "max_interactivity", "min_e2e_s")
     band = {k: {"low": out["low"][k], "mid": mid[k], "high": out["high"][k]} for k in keys}
     band["peak_tok_s_per_kw"] = {w: {c: out[w]["peak_tok_s_per_kw"][c] if w != "mid" else mid["peak_tok_s_per_kw"][c]
@@ -172,14 +174,15 @@ def _flag_tails(rows: list[dict], a: cmp.Frontier, b: cmp.Frontier) -> list[dict
     return rows
 
 
-def compare_systems(model: ModelSpec, systems: list[System], wl: Workload, precision: Precision,
+def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, precision: Precision,
                     baseline: str | None = None, convention: str = "all-in",
                     options: SweepOptions | None = None, iso_interactivity=DEFAULT_ISO_INTERACTIVITY,
-                    floors=None, bands: bool = False) -> Comparison:
-    """Frontiers of every system and their ratios against ``baseline``.
+                    floors=None, bands: dict[str, dict[str, Pricer]] | None = None) -> Comparison:
+    """Frontiers of every system (one pricer each) and their ratios against ``baseline``.
 
-    With ``bands`` each headline also carries low/mid/high values from the systems' efficiency
-    bands (three sweeps per system). Ratios: ``peak`` (throughput per chip, tok/s/kW under
+    With ``bands`` (system name → {"low", "calibrated", "high"} pricers, e.g. from
+    cost/pricer.band_pricers) each headline also carries low/mid/high values (up to three sweeps
+    per system). Ratios: ``peak`` (throughput per chip, tok/s/kW under
     ``convention``, tokens per $), and at
     each ``iso_interactivity`` value (interpolated on both frontiers; unreachable → null ratio;
     values at/past a frontier's end flagged), plus the operating tiers of each system.
@@ -189,16 +192,19 @@ def compare_systems(model: ModelSpec, systems: list[System], wl: Workload, preci
     """
     if not systems:
         raise SpecError("systems", "no system given", "pass at least one system")
-    names = [s.name for s in systems]
+    names = [s.system.name for s in systems]
     baseline = baseline or names[-1]
     if baseline not in names:
         raise SpecError("baseline", f"{baseline!r} is not among the compared systems {names}",
                         "pick one of the systems passed with --systems")
-    fr = {s.name: system_frontier(model, s, wl, precision, options, convention) for s in systems}
+    fr = {s.system.name: system_frontier(model, s, wl, precision, options, convention) for s in systems}
     heads = {n: headline(sf) for n, sf in fr.items()}
-    if bands:
-        for s_ in systems:
-            heads[s_.name]["bands"] = efficiency_bands(model, s_, wl, precision, options, convention, heads[s_.name])
+    for n, band in (bands or {}).items():
+        if n not in heads:
+            raise SpecError("bands", f"band for {n!r}, which is not among the compared systems {names}",
+                            "give bands for compared systems only")
+        heads[n]["bands"] = efficiency_bands(model, band, wl, precision, options, convention, heads[n],
+                                             fr[n].pricer)
     base = fr[baseline]
     bp, _ = power_w_per_chip(base.system, convention)
     comps: dict[str, dict] = {}

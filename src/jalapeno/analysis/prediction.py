@@ -10,14 +10,13 @@ from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.layout import validate_layout
 from jalapeno.errors import SpecError
 from jalapeno.serve.point import serve_at_concurrency, serve_at_rate
-from jalapeno.specs.efficiency import Efficiency
-from jalapeno.specs.hardware import System
+from jalapeno.cost.pricer import Pricer
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
 
-def predict_point(model: ModelSpec, system: System, dep: Deployment, wl: Workload, concurrency: float | None,
-                  convention: str = "all-in", eff: Efficiency | None = None, rate: float | None = None) -> dict:
+def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, concurrency: float | None,
+                  convention: str = "all-in", rate: float | None = None) -> dict:
     """The JSON record (analysis/records.py) of ``dep`` serving ``wl`` at ``concurrency``.
 
     Raises:
@@ -28,6 +27,7 @@ def predict_point(model: ModelSpec, system: System, dep: Deployment, wl: Workloa
     load, value = ("--concurrency", concurrency) if rate is None else ("--rate", rate)
     if value is None or not (math.isfinite(value) and value > 0):
         raise SpecError(load, f"must be a finite number > 0, got {value}", f"give {load} > 0")
+    system = pricer.system
     power_w_per_chip(system, convention)
     for pool in filter(None, (dep.prefill, dep.decode)):
         validate_layout(pool.layout, model, system)
@@ -37,10 +37,10 @@ def predict_point(model: ModelSpec, system: System, dep: Deployment, wl: Workloa
         raise InfeasibleDeployment("deployment", f"{dep.chips} chips exceed {system.name}'s {system.max_chips}",
                                    "use fewer workers or smaller pools")
     if rate is None:
-        pts = serve_at_concurrency(model, system, dep, wl, [concurrency], eff)
+        pts = serve_at_concurrency(model, pricer, dep, wl, [concurrency])
     else:
-        pts = serve_at_rate(model, system, dep, wl, [rate], eff)
+        pts = serve_at_rate(model, pricer, dep, wl, [rate])
     rec = point_record(pts, 0, dep, system, convention)
     rec.update({"model": model.name, "workload": wl.as_dict(),
-                "efficiency_source": (eff or system.efficiency).source})
+                "efficiency_source": pricer.efficiency.source})
     return rec

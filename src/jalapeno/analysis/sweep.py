@@ -30,6 +30,7 @@ from jalapeno.serve.analytic import (
     solve_concurrency,
 )
 from jalapeno.serve.disagg import decode_curve, disaggregated_points, prefill_perf
+from jalapeno.cost.pricer import Pricer
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.hardware import System
@@ -146,8 +147,8 @@ def concat_points(parts: list[ServingPoints]) -> ServingPoints:
                             for f in fields(ServingPoints)})
 
 
-def sweep(model: ModelSpec, system: System, wl: Workload, precision: Precision,
-          options: SweepOptions | None = None, eff: Efficiency | None = None) -> SweepResult:
+def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
+          options: SweepOptions | None = None) -> SweepResult:
     """Evaluate every enumerated deployment at every operating point.
 
     Raises:
@@ -159,7 +160,7 @@ def sweep(model: ModelSpec, system: System, wl: Workload, precision: Precision,
 
     opt = options or SweepOptions()
     check_mtp(opt.mtp, model)
-    eff = eff or system.efficiency
+    system, eff = pricer.system, pricer.efficiency
     parts: list[ServingPoints] = []
     deps: list[Deployment] = []
     idx: list[np.ndarray] = []
@@ -174,25 +175,25 @@ def sweep(model: ModelSpec, system: System, wl: Workload, precision: Precision,
         for lay in aggregated_layouts(model, system, precision, eff, opt.max_stage_factor):
             dep = Deployment(precision, Pool(lay), mtp=opt.mtp, token_budget=opt.token_budget)
             if opt.concurrency is not None:
-                pts = solve_concurrency(model, system, dep, wl, np.asarray(opt.concurrency), eff)
+                pts = solve_concurrency(model, pricer, dep, wl, np.asarray(opt.concurrency))
             else:
-                pts = aggregated_by_batch(model, system, dep, wl, batches, eff)
+                pts = aggregated_by_batch(model, pricer, dep, wl, batches)
                 _, first = np.unique(pts.decode_batch, return_index=True)
                 pts = pts.take(np.sort(first))
             add(dep, pts)
     if opt.serving in ("both", "disagg") and opt.concurrency is None:
         pre_layouts, dec_layouts = disaggregated_layouts(model, system, precision, eff, opt.max_stage_factor)
-        pres = [prefill_perf(model, system, lay, precision, wl, opt.token_budget, eff) for lay in pre_layouts]
+        pres = [prefill_perf(model, pricer, lay, precision, wl, opt.token_budget) for lay in pre_layouts]
         pairs = [(x, y) for x in PREFILL_WORKERS for y in DECODE_WORKERS]
         xs = np.array([p[0] for p in pairs])
         ys = np.array([p[1] for p in pairs])
         for dlay in dec_layouts:
-            dec = decode_curve(model, system, dlay, precision, wl, batches, opt.mtp, eff)
+            dec = decode_curve(model, pricer, dlay, precision, wl, batches, opt.mtp)
             keep = np.sort(np.unique(dec.batch, return_index=True)[1])
             for pre in pres:
                 if not pre.feasible:
                     continue
-                pts = disaggregated_points(model, system, precision, wl, pre, dec, xs, ys, opt.mtp, eff)
+                pts = disaggregated_points(model, pricer, precision, wl, pre, dec, xs, ys, opt.mtp)
                 k = dec.batch.shape[0]
                 sel, owner = [], []
                 for m, (x, y) in enumerate(pairs):

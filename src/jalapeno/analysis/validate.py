@@ -348,7 +348,8 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
     from jalapeno.analysis.frontier import interp_frontier
     from jalapeno.analysis.sweep import SweepOptions
     from jalapeno.serve.point import serve_at_concurrency
-    from jalapeno.specs.catalog import load_model, load_system
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.specs.catalog import load_model
 
     out = []
     groups: dict[tuple, list[MeasuredPoint]] = {}
@@ -361,7 +362,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
         if on_progress:
             on_progress(n, len(groups))
         pt0 = pts[0]
-        model, system = load_model(pt0.model), load_system(pt0.system, efficiency)
+        model, system = load_model(pt0.model), load_pricer(pt0.system, efficiency)
         wl = Workload(f"{pt0.isl}/{pt0.osl}", pt0.isl, pt0.osl, 1.0 if pt0.fixed_lengths else 0.8)
         try:
             if pt0.mapping == "matched":

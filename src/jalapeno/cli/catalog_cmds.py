@@ -7,15 +7,16 @@ from rich.table import Table
 
 from jalapeno import units
 from jalapeno.cli.common import console, fmt_si, print_json
-from jalapeno.specs.catalog import list_models, list_systems, load_model, load_system
+from jalapeno.specs.catalog import list_models, list_systems, load_efficiency, load_model, load_system
+from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.hardware import System
 
 hardware_app = typer.Typer(no_args_is_help=True, help="Systems in the catalog.")
 models_app = typer.Typer(no_args_is_help=True, help="Models in the catalog.")
 
 
-def system_dict(s: System) -> dict:
-    """JSON-ready description of a system (SI units, with sources)."""
+def system_dict(s: System, eff: Efficiency) -> dict:
+    """JSON-ready description of a system (SI units, with sources) and its efficiency set ``eff``."""
     c = s.chip
     return {
         "name": s.name, "description": s.description, "vendor_verified": s.vendor_verified,
@@ -33,7 +34,7 @@ def system_dict(s: System) -> dict:
                                              "latency_s": s.host.latency_s, "note": s.host.note},
         "allin_power_w_per_chip": s.allin_power_w_per_chip,
         "usd_per_chip_hour": s.usd_per_chip_hour,
-        "efficiency": {k: getattr(s.efficiency, k) for k in s.efficiency.__dataclass_fields__},
+        "efficiency": {k: getattr(eff, k) for k in eff.__dataclass_fields__},
         "sources": dict(s.sources), "path": s.path,
     }
 
@@ -63,9 +64,9 @@ def hardware_list(json_out: bool = typer.Option(False, "--json", help="Print JSO
 def hardware_show(name: str = typer.Argument(..., help="System name or path to a TOML file."),
                   json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Show one system: chip, link hierarchy, power, cost, efficiencies and sources."""
-    s = load_system(name)
+    s, eff = load_system(name), load_efficiency(name)
     if json_out:
-        print_json(system_dict(s))
+        print_json(system_dict(s, eff))
         return
     c = s.chip
     console.print(f"[bold]{s.name}[/bold]: {s.description}"
@@ -102,7 +103,7 @@ def hardware_show(name: str = typer.Argument(..., help="System name or path to a
     if s.host:
         console.print(f"host CPUs: {s.host.location.replace('_', ' ')}, {s.host.bandwidth_bytes_per_s / 1e9:.0f} GB/s "
                       f"per chip, {s.host.latency_s * 1e6:.1f} us ({src.get('host.bandwidth_gb_per_s', '')})")
-    console.print(f"efficiency: {s.efficiency.source}")
+    console.print(f"efficiency: {eff.source}")
 
 
 @models_app.command("list")

@@ -7,9 +7,9 @@ import typer
 from rich.table import Table
 
 from jalapeno.cli.common import console, print_json
-from jalapeno.cost.collectives import COLLECTIVES, collective_time
+from jalapeno.cost.collectives import COLLECTIVES
+from jalapeno.cost.pricer import load_pricer
 from jalapeno.errors import SpecError
-from jalapeno.specs.catalog import load_system
 
 
 def collective(
@@ -21,7 +21,8 @@ def collective(
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Price one collective on a system's link hierarchy (time, algorithm, bandwidths)."""
-    s = load_system(system)
+    pr = load_pricer(system)
+    s = pr.system
     try:
         sizes = np.array([float(v) for v in bytes_.split(",") if v.strip()])
     except ValueError:
@@ -30,7 +31,7 @@ def collective(
         raise SpecError("--bytes", "no message size given", "write e.g. --bytes 1e6")
     if group < 1:
         raise SpecError("--group", f"must be >= 1, got {group}", "give the number of chips in the group")
-    r = collective_time(op, group, sizes, s, placement=placement)
+    r = pr.collective(op, group, sizes, placement=placement)
     g = group
     factor = {"all_reduce": 2 * (g - 1) / g, "all_gather": (g - 1) / g, "reduce_scatter": (g - 1) / g,
               "all_to_all": (g - 1) / g, "send_recv": 1.0}[op]

@@ -128,6 +128,7 @@ def compare(
     """Compare systems on one model and workload: frontiers, headline figures, ratios, tiers."""
     from jalapeno.analysis.comparison import compare_systems
     from jalapeno.report.html import write_html
+    from jalapeno.cost.pricer import band_pricers, load_pricer
     from jalapeno.report.tables import comparison_tables
     from jalapeno.specs.catalog import load_system
 
@@ -135,13 +136,13 @@ def compare(
     names = [s.strip() for s in systems.split(",") if s.strip()]
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
-    syss = [load_system(n, efficiency) for n in names]
-    seen = [s.name for s in syss]
+    syss = [load_pricer(n, efficiency) for n in names]
+    seen = [s.system.name for s in syss]
     dup = sorted({n for n in seen if seen.count(n) > 1})
     if dup:
         raise SpecError("--systems", f"two systems are named {dup[0]!r}",
                         "compare each system once; give a user file its own name = \"...\"")
-    names_in = [s.name for s in syss]
+    names_in = [s.system.name for s in syss]
     if baseline:
         base = load_system(baseline).name
         if base not in names_in:
@@ -154,7 +155,8 @@ def compare(
         raise SpecError("--html", f"{html!r} is not an .html file", "give a path ending in .html")
     res = compare_systems(m, syss, wl, prec, baseline=base, convention=power,
                           options=_options(serving, mtp, mtp_acceptance, concurrency),
-                          iso_interactivity=_floats(at, "--at"), floors=_floors(tiers), bands=bands)
+                          iso_interactivity=_floats(at, "--at"), floors=_floors(tiers),
+                          bands={s.system.name: band_pricers(s) for s in syss} if bands else None)
     d = res.as_dict()
     if html:
         write_html(d, html)
@@ -187,12 +189,13 @@ def frontier(
 ) -> None:
     """Every point of one system's throughput-vs-interactivity frontier, with its deployment."""
     from jalapeno.analysis.comparison import system_frontier
+    from jalapeno.cost.pricer import load_pricer
     from jalapeno.report.tables import frontier_table, write_points
-    from jalapeno.specs.catalog import load_system
 
     m, wl, prec = _setup(model, workload, isl, osl, precision, fixed_lengths)
-    s = load_system(system, efficiency)
-    sf = system_frontier(m, s, wl, prec, _options(serving, mtp, mtp_acceptance, concurrency), power)
+    pr = load_pricer(system, efficiency)
+    s = pr.system
+    sf = system_frontier(m, pr, wl, prec, _options(serving, mtp, mtp_acceptance, concurrency), power)
     pts = [sf.point(int(i)) for i in sf.frontier]
     if out:
         write_points(pts, out)
@@ -231,11 +234,12 @@ def predict(
     from jalapeno.analysis.prediction import predict_point
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.deploy.layout import Layout
+    from jalapeno.cost.pricer import load_pricer
     from jalapeno.report.tables import point_table
-    from jalapeno.specs.catalog import load_system
 
     m, wl, prec = _setup(model, workload, isl, osl, precision, fixed_lengths)
-    s = load_system(system, efficiency)
+    pr = load_pricer(system, efficiency)
+    s = pr.system
     if (concurrency is None) == (rate is None):
         raise SpecError("--concurrency/--rate", "give exactly one of them",
                         "closed loop: --concurrency C; open loop: --rate R (requests/s)")
@@ -250,7 +254,7 @@ def predict(
                          mtp=_mtp(mtp, mtp_acceptance))
     else:
         dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp)), mtp=_mtp(mtp, mtp_acceptance))
-    point = predict_point(m, s, dep, wl, concurrency, power, rate=rate)
+    point = predict_point(m, pr, dep, wl, concurrency, power, rate=rate)
     if not point["feasible"]:
         from jalapeno.errors import InfeasibleDeployment
 

@@ -47,12 +47,14 @@ def simulate(
     from jalapeno.deploy.layout import Layout
     from jalapeno.serve.sim.simulation import simulate as run_sim
     from jalapeno.serve.sim.workloads import AGENTIC_PRESETS, read_trace
-    from jalapeno.specs.catalog import load_model, load_system
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.specs.catalog import load_model
     from jalapeno.specs.formats import get_precision
     from jalapeno.specs.workload import get_workload
 
     m = load_model(model)
-    s = load_system(system)
+    pr = load_pricer(system)
+    s = pr.system
     prec = get_precision(precision or m.default_precision)
     kw: dict = {}
     name = "coding-agent" if workload == "agentic" else workload
@@ -77,7 +79,7 @@ def simulate(
     with Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} requests"),
                   TimeElapsedColumn(), console=console, transient=True, disable=json_out) as bar:
         task = bar.add_task("sim", total=None)
-        res = run_sim(m, s, dep, concurrency=concurrency, rate=rate, arrival=arrival, num_requests=requests,
+        res = run_sim(m, pr, dep, concurrency=concurrency, rate=rate, arrival=arrival, num_requests=requests,
                       sessions=sessions, seed=seed, prefix_cache=not no_prefix_cache,
                       on_progress=lambda d, t: bar.update(task, completed=d, total=t), **kw)
     if html:

@@ -8,7 +8,8 @@ from rich.table import Table
 from jalapeno.cli.common import console, fmt_si, print_json
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout
-from jalapeno.specs.catalog import load_model, load_system
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 
 
@@ -27,11 +28,12 @@ def step(
 ) -> None:
     """Cost of one forward step on one chip: ops, collectives, time and binding constraint."""
     m = load_model(model)
-    s = load_system(system)
+    pr = load_pricer(system)
+    s = pr.system
     prec = get_precision(precision or m.default_precision)
     if m.moe is None and ep != 1:
         ep = 1
-    sc = step_cost(m, s, Layout(tp=tp, dp=dp, ep=ep, pp=pp), prec,
+    sc = step_cost(m, pr, Layout(tp=tp, dp=dp, ep=ep, pp=pp), prec,
                    Batch.make(decode_seqs=batch, decode_ctx=context, prefill_tokens=prefill_tokens))
     out = sc.summary(0)
     if not out["feasible"]:

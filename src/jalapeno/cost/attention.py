@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from jalapeno.cost.optable import OpBuilder
-from jalapeno.deploy.memory_fit import kv_heads_per_rank
+from jalapeno.deploy.sharding import kv_heads_per_rank
 from jalapeno.specs.model import ModelSpec
 
 

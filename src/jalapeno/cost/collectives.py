@@ -121,7 +121,7 @@ def _levels_for(system: System, group: int) -> tuple[LinkLevel | None, LinkLevel
 
 
 def collective_time(kind: str, group: int, message_bytes, system: System,
-                    eff: Efficiency | None = None, placement: str = "packed") -> CollectiveTime:
+                    eff: Efficiency, placement: str = "packed") -> CollectiveTime:
     """Time of one collective for an array of message sizes on ``system``.
 
     Args:
@@ -129,7 +129,7 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
         group: chips in the group (1 = no collective; time 0).
         message_bytes: array-like of bytes per chip (conventions in the module docstring).
         system: the system whose link hierarchy carries it.
-        eff: efficiency parameters (default: the system's).
+        eff: the efficiency set (link fractions, launch cost, torus congestion).
         placement: ``packed`` (contiguous, innermost first) or ``spread`` (one member per inner
             domain: every byte crosses the outer level).
 
@@ -145,7 +145,6 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
     if placement not in PLACEMENTS:
         raise UnknownNameError("placement", f"unknown placement {placement!r}",
                                f"use one of {', '.join(PLACEMENTS)}")
-    eff = eff or system.efficiency
     m = np.asarray(message_bytes, dtype=float)
     if np.any(m < 0) or not np.all(np.isfinite(m)):
         raise SpecError("bytes", "message sizes must be finite and >= 0", "give a non-negative byte count")

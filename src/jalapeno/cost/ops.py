@@ -21,7 +21,6 @@ Counts follow the model config, the layout (deploy/layout.py conventions) and th
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -29,6 +28,7 @@ from jalapeno.cost.attention import RankBatch, add_gqa_ops, add_mla_ops
 from jalapeno.cost.moe import busiest_rank_assignments, experts_touched_on_rank
 from jalapeno.cost.optable import MOE_KERNELS, CollectiveTable, OpBuilder, OpTable
 from jalapeno.deploy.layout import Layout
+from jalapeno.deploy.sharding import sharding
 from jalapeno.deploy.memory_fit import ROUTER_BYTES
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import Precision, resolve_compute_format
@@ -40,18 +40,21 @@ ELEMENTWISE_VECTORS_PER_LAYER = 10.0
 
 
 def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Precision,
-                   batch, eff: Efficiency) -> tuple[OpTable, CollectiveTable]:
+                   batch, eff: Efficiency, query_len: int = 1) -> tuple[OpTable, CollectiveTable]:
     """Op and collective tables of one step for one chip of the heaviest stage.
 
     Args:
         batch: a :class:`jalapeno.cost.step.Batch` (arrays of shape (N,) for the whole instance).
+        eff: the efficiency set; the op table reads only what the implementation does (MoE
+            load skew and token passes), never a time.
+        query_len: rows per decoding sequence (1, or 1 + drafts for an MTP verify step).
 
     Returns:
         (OpTable, CollectiveTable) with arrays (rows, N).
     """
     dp, tp = layout.dp, layout.tp
     rb = RankBatch(
-        decode_rows=batch.decode_seqs * batch.decode_query_len / dp,
+        decode_rows=batch.decode_seqs * query_len / dp,
         decode_seqs=batch.decode_seqs / dp,
         decode_ctx=batch.decode_ctx,
         prefill_tokens=batch.prefill_tokens / dp,
@@ -61,7 +64,8 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
     t = rb.tokens
     h = model.hidden_size
     ob = OpBuilder(t.shape[0])
-    share = math.ceil(model.num_layers / layout.pp) / model.num_layers
+    sh = sharding(model, layout)
+    share = sh.layer_share
     n_dense = model.num_dense_layers * share
     n_moe = model.num_moe_layers * share
     n_layers = model.num_layers * share
@@ -98,19 +102,15 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         wb, wf, ain = mod("routed_experts")
         tokens_in_group = t * dp  # unique tokens over the stage (replicated inside a TP group)
         load = busiest_rank_assignments(tokens_in_group, m.top_k, layout.ep, eff.moe_load_skew)
-        experts_on_rank = math.ceil(m.num_experts / layout.ep)
-        touched = experts_touched_on_rank(load, experts_on_rank, m.num_experts, m.top_k, layout.ep)
-        rows_per_expert = np.where(touched > 0, load / np.maximum(touched, 1e-9), 0.0)
-        inter = m.expert_intermediate / layout.moe_tp
-        w_expert = model.expert_params() / layout.moe_tp
+        touched = experts_touched_on_rank(load, sh.experts_per_rank, m.num_experts, m.top_k, layout.ep)
+        inter = m.expert_intermediate / sh.moe_tp
+        w_expert = model.expert_params() / sh.moe_tp
         # routing/permute/finalize passes over the tokens a rank handles: with attention DP and an
         # all-to-all dispatch its own tokens (the received ones are in the assignments' bytes);
         # otherwise every token of the group, which each rank holds (TP) or gathers
         scanned = t if dp > 1 and layout.ep > 1 else tokens_in_group
         scan = scanned * h * 2.0 * eff.moe_passes(wf)
-        ob.op("moe.experts", "moe", wf, flop=2.0 * load * 3 * h * inter, weight=touched * w_expert * wb,
-              act=load * (h * ain + 2 * inter * 2 + inter * ain + h * 2) + scan, rows=rows_per_expert,
-              kernels=MOE_KERNELS, count=n_moe)
+        add_routed_experts(ob, "moe.experts", wf, load, touched, h, inter, w_expert, wb, ain, scan, n_moe)
         if dp > 1 and layout.ep > 1:
             disp_b = 1.0 if wf in ("fp8", "fp4") else 2.0
             per_chip_tokens = t / tp
@@ -139,6 +139,25 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         ob.collective("pp.send_recv", "send_recv", 2 * layout.stage_chips, t * h * 2,
                       count=1, per_stage=False)
     return ob.build()
+
+
+def add_routed_experts(ob: OpBuilder, name: str, fmt: str, load, touched, h: float, inter,
+                       expert_weight_elems, w_bytes, act_in_bytes, scan_bytes=0.0, count: float = 1.0) -> None:
+    """The routed-expert block of one MoE layer on one rank (op kind ``moe``), per occurrence:
+
+    - FLOPs 2 · load · 3 · h · I (gate, up and down GEMMs over the rank's token-expert assignments);
+    - weights: the ``touched`` experts' elements x bytes;
+    - activations: load · (h·b_in + 2·I·2 + I·b_in + h·2) (input, gate/up output, quantised
+      activation, output) + ``scan_bytes`` (routing/permute/finalize passes);
+    - rows per expert = load / touched (the grouped GEMMs' row count), MOE_KERNELS kernels.
+
+    Shared by the step's op table and the MoE calibration (analysis/calibrate.py), so both price
+    the same op. Arrays are (N,) or scalars.
+    """
+    load, touched = np.asarray(load, dtype=float), np.asarray(touched, dtype=float)
+    ob.op(name, "moe", fmt, flop=2.0 * load * 3 * h * inter, weight=touched * expert_weight_elems * w_bytes,
+          act=load * (h * act_in_bytes + 2 * inter * 2 + inter * act_in_bytes + h * 2) + scan_bytes,
+          rows=np.where(touched > 0, load / np.maximum(touched, 1e-9), 0.0), kernels=MOE_KERNELS, count=count)
 
 
 def _ffn(ob: OpBuilder, name: str, fmt: str, t, h: int, inter: float, wb: float, ain: float,

@@ -44,7 +44,10 @@ def gemm_efficiency(rows, eff: Efficiency, fmt: str = "bf16") -> np.ndarray:
 
 
 def op_times(table: OpTable, chip: Chip, eff: Efficiency) -> OpTimes:
-    """Roofline time of every op in ``table`` on ``chip``."""
+    """Roofline time of every op in ``table`` on ``chip`` with the efficiency set ``eff``.
+
+    The pricing rule of :class:`jalapeno.cost.pricer.RooflinePricer`; calibration fits through it.
+    """
     n_ops = len(table.name)
     peak = np.array([chip.peak(f) for f in table.fmt], dtype=float).reshape(n_ops, 1)
     is_moe = [k == "moe" for k in table.kind]

@@ -6,6 +6,12 @@ For N batch points at once (NumPy arrays), one chip of the heaviest pipeline sta
     hidden     = min(comm_overlap · Σ t_coll, Σ compute-bound op time)
     step_time  = pp · layer_time + Σ_edge-ops t_op + t_gather + (pp − 1) · t_p2p + step_overhead
     interval   = layer_time + Σ_edge t + t_p2p·[pp > 1] + step_overhead
+    with MTP (k drafts): every decoding sequence verifies 1 + k rows, and the step adds k
+    drafting passes of the MTP module, each priced as one mean layer of the verify step:
+    draft = k · (step_time − step_overhead) / (layers + 1)   (on points with decode sequences)
+
+Times come from a pricer (cost/pricer.py): the op and collective tables say what the step does,
+the pricer what it costs on one system with one efficiency set.
 
 ``step_time_s`` is the latency of one step through all stages (what TPOT sees); ``interval_s``
 is the time between consecutive steps of the instance with pp micro-batches in flight (what
@@ -22,16 +28,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jalapeno.cost.collectives import collective_time
 from jalapeno.cost.ops import build_step_ops
 from jalapeno.cost.optable import CollectiveTable, OpTable
-from jalapeno.cost.roofline import OpTimes, op_times
+from jalapeno.cost.pricer import Pricer
+from jalapeno.cost.roofline import OpTimes
+from jalapeno.deploy.deployment import MTP, check_mtp, query_len
 from jalapeno.deploy.layout import Layout, validate_layout
 from jalapeno.deploy.memory_fit import MemoryFit, memory_fit
 from jalapeno.errors import SpecError
-from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import Precision
-from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 
 BOUNDS = ("compute", "hbm_bandwidth", "scale_up_link", "scale_out_link", "overhead")
@@ -47,7 +52,9 @@ class Batch:
         prefill_tokens: new prompt tokens in the step (chunked prefill).
         prefill_ctx: mean cached prefix of the prefill sequences, tokens.
         prefill_seqs: sequences the prefill tokens belong to.
-        decode_query_len: rows per decoding sequence (1; 1 + draft length for an MTP verify step).
+
+    Rows per decoding sequence are not a batch property: they follow from the deployment's MTP
+    setting, which :func:`step_cost` owns (1, or 1 + draft tokens for a verify step).
     """
 
     decode_seqs: np.ndarray
@@ -55,11 +62,9 @@ class Batch:
     prefill_tokens: np.ndarray
     prefill_ctx: np.ndarray
     prefill_seqs: np.ndarray
-    decode_query_len: np.ndarray
 
     @classmethod
-    def make(cls, decode_seqs=0, decode_ctx=0, prefill_tokens=0, prefill_ctx=0, prefill_seqs=None,
-             decode_query_len=1) -> Batch:
+    def make(cls, decode_seqs=0, decode_ctx=0, prefill_tokens=0, prefill_ctx=0, prefill_seqs=None) -> Batch:
         """Broadcast the fields to one 1-D shape and check them.
 
         ``prefill_seqs`` defaults to one sequence wherever there are prefill tokens.
@@ -70,7 +75,7 @@ class Batch:
         if prefill_seqs is None:
             prefill_seqs = np.where(np.asarray(prefill_tokens, dtype=float) > 0, 1.0, 0.0)
         raw = dict(decode_seqs=decode_seqs, decode_ctx=decode_ctx, prefill_tokens=prefill_tokens,
-                   prefill_ctx=prefill_ctx, prefill_seqs=prefill_seqs, decode_query_len=decode_query_len)
+                   prefill_ctx=prefill_ctx, prefill_seqs=prefill_seqs)
         try:
             arrs = np.broadcast_arrays(*[np.atleast_1d(np.asarray(v, dtype=float)) for v in raw.values()])
         except ValueError:
@@ -83,8 +88,6 @@ class Batch:
             if not np.all(np.isfinite(a)) or np.any(a < 0):
                 raise SpecError(f"batch.{k}", "must be finite and >= 0", f"give non-negative {k}")
             out[k] = np.ascontiguousarray(a)
-        if np.any(out["decode_query_len"] < 1):
-            raise SpecError("batch.decode_query_len", "must be >= 1", "use 1, or 1 + draft tokens")
         if np.any((out["prefill_tokens"] > 0) & (out["prefill_seqs"] <= 0)):
             raise SpecError("batch.prefill_seqs", "prefill tokens need at least one sequence",
                             "set prefill_seqs >= 1 where prefill_tokens > 0")
@@ -94,9 +97,9 @@ class Batch:
     def n(self) -> int:
         return self.decode_seqs.shape[0]
 
-    @property
-    def tokens(self) -> np.ndarray:
-        return self.decode_seqs * self.decode_query_len + self.prefill_tokens
+    def tokens(self, query_len: float = 1.0) -> np.ndarray:
+        """Rows processed by the step: decode sequences × ``query_len`` + prefill tokens."""
+        return self.decode_seqs * query_len + self.prefill_tokens
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +119,7 @@ class StepCost:
     coll_scope: tuple[str, ...]
     step_time_s: np.ndarray
     interval_s: np.ndarray
+    draft_s: np.ndarray
     attribution_s: dict
     bound: np.ndarray
     bound_margin: np.ndarray
@@ -154,7 +158,7 @@ class StepCost:
         return {
             "model": self.model, "system": self.system, "layout": self.layout.as_dict(),
             "precision": self.precision, "step_time_s": float(self.step_time_s[i]),
-            "interval_s": float(self.interval_s[i]), "bound": str(self.bound[i]),
+            "interval_s": float(self.interval_s[i]), "draft_s": float(self.draft_s[i]), "bound": str(self.bound[i]),
             "bound_margin": float(self.bound_margin[i]), "bound_level": str(self.bound_level[i]),
             "attribution_s": {k: float(v[i]) for k, v in self.attribution_s.items()},
             "flop": float(self.ops.flop[:, i].sum()),
@@ -170,38 +174,47 @@ class StepCost:
         }
 
 
-def step_cost(model: ModelSpec, system: System, layout: Layout, precision: Precision, batch: Batch,
-              eff: Efficiency | None = None, draft_modules: int = 0) -> StepCost:
-    """Cost of one forward step for every point of ``batch`` on one chip of ``system``.
+def rank_bounds(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Binding constraint and margin from attributed times ``stack`` (len(BOUNDS), N).
+
+    Returns:
+        (bound, margin): the name of the largest share per point and largest / second largest.
+    """
+    order = np.argsort(-stack, axis=0)
+    top = np.take_along_axis(stack, order[:1], axis=0)[0]
+    second = np.take_along_axis(stack, order[1:2], axis=0)[0]
+    return np.asarray(BOUNDS, dtype=object)[order[0]], top / np.maximum(second, 1e-30)
+
+
+def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
+              mtp: MTP | None = None) -> StepCost:
+    """Cost of one forward step for every point of ``batch`` on one chip, priced by ``pricer``.
 
     Args:
-        model, system, layout, precision: the deployment.
+        model, layout, precision: the deployment.
+        pricer: what ops and collectives cost (cost/pricer.py: system + efficiency set).
         batch: :class:`Batch` of N points (whole-instance quantities).
-        eff: efficiency parameters (default: the system's).
-        draft_modules: MTP modules resident for speculative decoding (memory fit only).
+        mtp: speculative decoding with the model's MTP module: decoding sequences verify
+            1 + k rows, k drafting passes are added (module docstring), and the MTP module is
+            resident in memory. None: plain decoding.
 
     Returns:
         :class:`StepCost` with arrays of shape (N,).
 
     Raises:
         InfeasibleDeployment: the layout cannot run the model on the system.
+        SpecError: MTP on a model without an MTP module.
     """
-    eff = eff or system.efficiency
+    system, eff = pricer.system, pricer.efficiency
     validate_layout(layout, model, system)
-    ops, colls = build_step_ops(model, system.chip, layout, precision, batch, eff)
-    times = op_times(ops, system.chip, eff)
+    check_mtp(mtp, model)
+    qlen = query_len(mtp)
+    ops, colls = build_step_ops(model, system.chip, layout, precision, batch, eff, qlen)
+    times = pricer.op_times(ops)
+    cts = pricer.collective_times(colls)
+    ct, levels, scopes = cts.time_s, cts.level, cts.scope
     n, pp = batch.n, layout.pp
-
     nc = len(colls.name)
-    ct = np.zeros((nc, n))
-    alg = np.empty((nc, n), dtype=object)
-    levels, scopes = [], []
-    for j in range(nc):
-        r = collective_time(colls.kind[j], colls.group[j], colls.bytes[j], system, eff)
-        ct[j] = r.time_s * colls.calls[j]
-        alg[j] = r.algorithm
-        levels.append(r.level)
-        scopes.append(r.scope)
     is_p2p = np.array([k == "send_recv" for k in colls.kind], dtype=bool)
     stage_c = colls.per_stage & ~is_p2p
     edge_c = ~colls.per_stage & ~is_p2p
@@ -217,6 +230,11 @@ def step_cost(model: ModelSpec, system: System, layout: Layout, precision: Preci
     p2p = ct[is_p2p].sum(axis=0)
     step_time = pp * layer_time + edge_time + (pp - 1) * p2p + eff.step_overhead_s
     interval = layer_time + edge_time + (p2p if pp > 1 else 0.0) + eff.step_overhead_s
+    draft = np.zeros(n)
+    if mtp is not None:  # k drafting passes of the MTP module, each one mean layer of the verify step
+        draft = np.where(batch.decode_seqs > 0,
+                         mtp.draft_tokens * (step_time - eff.step_overhead_s) / (model.num_layers + 1), 0.0)
+        step_time, interval = step_time + draft, interval + draft
 
     w = np.where(st, float(pp), 1.0)[:, None]
     scope_arr = np.array(scopes, dtype=object)
@@ -236,25 +254,20 @@ def step_cost(model: ModelSpec, system: System, layout: Layout, precision: Preci
         "scale_out_link": link("scale_out"),
         "overhead": (times.overhead_s * w).sum(axis=0) + eff.step_overhead_s,
     }
-    stack = np.stack([attribution[b] for b in BOUNDS])
-    order = np.argsort(-stack, axis=0)
-    top = np.take_along_axis(stack, order[:1], axis=0)[0]
-    second = np.take_along_axis(stack, order[1:2], axis=0)[0]
-    bound = np.asarray(BOUNDS, dtype=object)[order[0]]
-    margin = top / np.maximum(second, 1e-30)
+    bound, margin = rank_bounds(np.stack([attribution[b] for b in BOUNDS]))
 
     ctx_mean = np.where(batch.decode_seqs + batch.prefill_seqs > 0,
                         (batch.decode_seqs * batch.decode_ctx
                          + batch.prefill_seqs * (batch.prefill_ctx + batch.prefill_tokens
                                                  / np.maximum(batch.prefill_seqs, 1e-9)))
                         / np.maximum(batch.decode_seqs + batch.prefill_seqs, 1e-9), 0.0)
-    sampled = batch.decode_seqs * batch.decode_query_len + np.where(batch.prefill_tokens > 0, batch.prefill_seqs, 0.0)
+    sampled = batch.decode_seqs * qlen + np.where(batch.prefill_tokens > 0, batch.prefill_seqs, 0.0)
     mem = memory_fit(model, system, layout, precision, batch.decode_seqs + batch.prefill_seqs,
-                     ctx_mean, batch.tokens, eff, sampled, draft_modules)
+                     ctx_mean, batch.tokens(qlen), eff, sampled, mtp)
     bound = np.where(mem.fits, bound, "hbm_capacity")
     bound_level = _link_level(bound, ct, cw, scope_arr, levels, n)
-    return StepCost(model.name, system.name, layout, precision.name, ops, times, colls, ct, alg,
-                    tuple(levels), tuple(scopes), step_time, interval, attribution, bound, margin,
+    return StepCost(model.name, system.name, layout, precision.name, ops, times, colls, ct, cts.algorithm,
+                    tuple(levels), tuple(scopes), step_time, interval, draft, attribution, bound, margin,
                     bound_level, mem, mem.fits, mem.reason)
 
 

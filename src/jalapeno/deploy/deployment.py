@@ -41,6 +41,16 @@ def check_mtp(mtp: "MTP | None", model) -> None:
                         "leave MTP off for this model (draft-model speculative decoding is not modelled)")
 
 
+def query_len(mtp: "MTP | None") -> int:
+    """Rows per decoding sequence in a step: 1, or 1 + k drafts to verify with MTP."""
+    return mtp.verify_rows if mtp else 1
+
+
+def resident_draft_modules(model, mtp: "MTP | None") -> int:
+    """MTP modules kept in memory: the model's own (one, DeepSeek) when MTP is on, else none."""
+    return min(model.mtp_layers, 1) if mtp else 0
+
+
 @dataclass(frozen=True, slots=True)
 class MTP:
     """Multi-token prediction / speculative decoding.
@@ -69,6 +79,11 @@ class MTP:
         """Expected tokens emitted per verify step: (1 − α^(k+1)) / (1 − α) (Leviathan et al. 2023)."""
         a, k = self.acceptance, self.draft_tokens
         return (1 - a ** (k + 1)) / (1 - a)
+
+    @property
+    def verify_rows(self) -> int:
+        """Rows each decoding sequence runs through a verify step: itself + the k drafts."""
+        return 1 + self.draft_tokens
 
     def as_dict(self) -> dict:
         return {"draft_tokens": self.draft_tokens, "acceptance": self.acceptance,

@@ -14,21 +14,17 @@ A deployment whose need exceeds usable HBM is infeasible, and the reason names t
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from jalapeno.deploy.deployment import MTP, query_len, resident_draft_modules
 from jalapeno.deploy.layout import Layout
+from jalapeno.deploy.sharding import sharding
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
-
-
-def kv_heads_per_rank(model: ModelSpec, tp: int) -> int:
-    """GQA KV heads each TP rank stores: kv/tp, at least one (replicated beyond kv = tp)."""
-    return max(1, math.ceil(model.attention.num_kv_heads / tp))
 
 
 def weight_elems_per_chip(model: ModelSpec, layout: Layout, draft_modules: int = 0) -> dict[str, float]:
@@ -45,7 +41,8 @@ def weight_elems_per_chip(model: ModelSpec, layout: Layout, draft_modules: int =
         first stage and the head on the last (both on one chip when pp = 1).
     """
     a, h, tp = model.attention, model.hidden_size, layout.tp
-    per_stage = math.ceil(model.num_layers / layout.pp) / model.num_layers
+    sh = sharding(model, layout)
+    per_stage = sh.layer_share
     if a.kind == "mla":
         repl = h * a.q_lora_rank + a.q_lora_rank + h * (a.kv_lora_rank + a.qk_rope_dim) + a.kv_lora_rank
         if a.has_indexer:
@@ -54,7 +51,7 @@ def weight_elems_per_chip(model: ModelSpec, layout: Layout, draft_modules: int =
         attn = repl + (model.attention_params() - repl) / tp
     else:
         d = a.head_dim
-        kvr = kv_heads_per_rank(model, tp)
+        kvr = sh.kv_heads_per_rank
         attn = 2 * a.num_heads * d * h / tp + 2 * h * kvr * d
         attn += (model.attention_params() - 2 * a.num_heads * d * h - 2 * h * a.num_kv_heads * d) / tp
     n_dense, n_moe = model.num_dense_layers, model.num_moe_layers
@@ -66,8 +63,7 @@ def weight_elems_per_chip(model: ModelSpec, layout: Layout, draft_modules: int =
         "router": 0.0,
     }
     if model.moe:
-        experts_per_rank = math.ceil(model.moe.num_experts / layout.ep)
-        out["routed_experts"] = experts_per_rank * model.expert_params() / layout.moe_tp * n_moe * per_stage
+        out["routed_experts"] = sh.experts_per_rank * model.expert_params() / sh.moe_tp * n_moe * per_stage
         out["shared_experts"] = model.shared_expert_params() * n_moe * per_stage / tp
         out["router"] = model.router_params() * n_moe * per_stage
     if draft_modules and model.mtp_layers and model.moe and n_moe:
@@ -112,7 +108,7 @@ def kv_bytes_per_seq_per_chip(model: ModelSpec, layout: Layout, precision: Preci
     if a.kind == "mla":
         per_layer_tok = a.kv_elems_per_token_layer * b
     else:
-        per_layer_tok = 2 * kv_heads_per_rank(model, layout.tp) * a.head_dim * b
+        per_layer_tok = 2 * sharding(model, layout).kv_heads_per_rank * a.head_dim * b
     total = np.zeros_like(ctx)
     windows, counts = np.unique(np.asarray(model.layer_windows), return_counts=True)
     for w, cnt in zip(windows.tolist(), counts.tolist()):
@@ -120,7 +116,7 @@ def kv_bytes_per_seq_per_chip(model: ModelSpec, layout: Layout, precision: Preci
         total = total + cnt * held * per_layer_tok
     if a.has_indexer:
         total = total + model.num_layers * ctx * (a.index_head_dim + 4)
-    return total * math.ceil(model.num_layers / layout.pp) / model.num_layers
+    return total * sharding(model, layout).layer_share
 
 
 def activation_bytes_per_chip(model: ModelSpec, layout: Layout, tokens_per_step,
@@ -133,7 +129,7 @@ def activation_bytes_per_chip(model: ModelSpec, layout: Layout, tokens_per_step,
     t = np.asarray(tokens_per_step, dtype=float) / layout.dp
     inter = model.dense_intermediate / layout.tp
     if model.moe:
-        inter = max(inter, model.moe.top_k * model.moe.expert_intermediate / layout.moe_tp)
+        inter = max(inter, model.moe.top_k * model.moe.expert_intermediate / sharding(model, layout).moe_tp)
     rows = t if sampled_rows is None else np.asarray(sampled_rows, dtype=float) / layout.dp
     return t * (8 * model.hidden_size + 4 * inter) * 2 + rows * model.vocab_size / layout.tp * 4
 
@@ -166,23 +162,23 @@ class MemoryFit:
 
 
 def memory_fit(model: ModelSpec, system: System, layout: Layout, precision: Precision,
-               resident_seqs, context_tokens, tokens_per_step, eff: Efficiency | None = None,
-               sampled_rows=None, draft_modules: int = 0) -> MemoryFit:
+               resident_seqs, context_tokens, tokens_per_step, eff: Efficiency,
+               sampled_rows=None, mtp: MTP | None = None) -> MemoryFit:
     """Check weights + KV + activations per chip against usable HBM.
 
     Args:
         resident_seqs: (N,) sequences resident in the whole instance (spread over ``dp``).
         context_tokens: (N,) their mean context length in tokens (what the KV cache holds).
         tokens_per_step: (N,) tokens processed per step by the instance.
+        eff: the efficiency set (its ``memory_reserve_fraction``).
         sampled_rows: (N,) rows whose logits are computed (default: all tokens).
-        draft_modules: resident MTP modules (see :func:`weight_elems_per_chip`).
+        mtp: MTP setting; its draft module is resident (see :func:`weight_elems_per_chip`).
 
     Sequences are a steady-state average, so fractional counts are kept (no rounding up).
     """
-    eff = eff or system.efficiency
     usable = system.chip.hbm_usable_bytes
     reserve = usable * eff.memory_reserve_fraction
-    w = weight_bytes_per_chip(model, layout, precision, draft_modules)
+    w = weight_bytes_per_chip(model, layout, precision, resident_draft_modules(model, mtp))
     seqs = np.asarray(resident_seqs, dtype=float) / layout.dp
     kv = seqs * kv_bytes_per_seq_per_chip(model, layout, precision, context_tokens)
     act = activation_bytes_per_chip(model, layout, tokens_per_step, sampled_rows)
@@ -203,16 +199,16 @@ def memory_fit(model: ModelSpec, system: System, layout: Layout, precision: Prec
 
 
 def kv_capacity_seqs(model: ModelSpec, system: System, layout: Layout, precision: Precision,
-                     context_tokens, tokens_per_step, eff: Efficiency | None = None, sampled_rows=None,
-                     draft_modules: int = 0, clip: bool = True) -> np.ndarray:
+                     context_tokens, tokens_per_step, eff: Efficiency, sampled_rows=None,
+                     mtp: MTP | None = None, clip: bool = True) -> np.ndarray:
     """Most sequences of ``context_tokens`` the instance's KV cache holds (0 if weights don't fit).
 
     Returns an array (N,) of sequences per instance (dp groups x per-group capacity), fractional
     (a steady-state average, consistent with :func:`memory_fit`).
     """
-    eff = eff or system.efficiency
     usable = system.chip.hbm_usable_bytes
-    free = (usable * (1 - eff.memory_reserve_fraction) - weight_bytes_per_chip(model, layout, precision, draft_modules)
+    free = (usable * (1 - eff.memory_reserve_fraction)
+            - weight_bytes_per_chip(model, layout, precision, resident_draft_modules(model, mtp))
             - activation_bytes_per_chip(model, layout, tokens_per_step, sampled_rows))
     per_seq = kv_bytes_per_seq_per_chip(model, layout, precision, np.maximum(context_tokens, 1))
     seqs = free / per_seq * layout.dp
@@ -220,25 +216,24 @@ def kv_capacity_seqs(model: ModelSpec, system: System, layout: Layout, precision
 
 
 def decode_batch_cap(model: ModelSpec, system: System, layout: Layout, precision: Precision,
-                     context_tokens: float, query_len: int = 1, prefill_tokens: float = 0.0,
-                     prefill_seqs_per_decode: float = 0.0, eff: Efficiency | None = None,
-                     draft_modules: int = 0) -> float:
+                     context_tokens: float, eff: Efficiency, mtp: MTP | None = None,
+                     prefill_tokens: float = 0.0, prefill_seqs_per_decode: float = 0.0) -> float:
     """Largest decode batch B (whole instance) whose step fits in memory.
 
     The step holds B decoding sequences plus B·g + 1 prefilling ones (g = prefill sequences per
     decode sequence, the +1 for a chunk in flight when ``prefill_tokens`` > 0), all at
-    ``context_tokens``, with activations for B·query_len + prefill tokens (logits for the B·q
-    decode rows). Capacity falls linearly with B through the activations, so
+    ``context_tokens``, with activations for B·q + prefill tokens (logits for the B·q decode rows;
+    q = 1, or 1 + k drafts with MTP, whose module is also resident). Capacity falls linearly with B through the activations, so
     seqs(B) = S0 − S1·B and B·(1 + g) + 1 = seqs(B) solves in closed form.
     """
     ctx = np.array([float(context_tokens)])
     extra = 1.0 if prefill_tokens > 0 else 0.0
+    q = query_len(mtp)
 
     def seqs(b: float) -> float:
-        tokens = np.array([b * query_len + prefill_tokens])
-        rows = np.array([b * query_len + extra])
-        free = kv_capacity_seqs(model, system, layout, precision, ctx, tokens, eff, rows, draft_modules,
-                                clip=False)
+        tokens = np.array([b * q + prefill_tokens])
+        rows = np.array([b * q + extra])
+        free = kv_capacity_seqs(model, system, layout, precision, ctx, tokens, eff, rows, mtp, clip=False)
         return float(free[0])
 
     s0 = seqs(0.0)

@@ -34,11 +34,11 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from jalapeno.cost.step import BOUNDS, Batch, step_cost
+from jalapeno.cost.pricer import Pricer
+from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.specs.efficiency import Efficiency
-from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
@@ -128,13 +128,7 @@ def frontend_s(eff: Efficiency, isl: float) -> float:
     return eff.request_overhead_s + eff.prompt_overhead_s_per_token * isl
 
 
-def draft_modules(model: ModelSpec, dep: Deployment) -> int:
-    """MTP modules resident in memory: the model's own (DeepSeek) when MTP is on, else none."""
-    return min(model.mtp_layers, 1) if dep.mtp else 0
-
-
-def aggregated_batch_cap(model: ModelSpec, system: System, dep: Deployment, wl: Workload,
-                         eff: Efficiency | None = None) -> tuple[float, str]:
+def aggregated_batch_cap(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload) -> tuple[float, str]:
     """Largest decode batch one aggregated instance sustains, and what caps it.
 
     Caps: KV capacity at the mean resident context (ISL + OSL/2) for the decoding sequences and
@@ -142,31 +136,29 @@ def aggregated_batch_cap(model: ModelSpec, system: System, dep: Deployment, wl: 
     the prefill budget (p = B·ISL/D ≤ token budget).
     """
     a = dep.mtp.tokens_per_step if dep.mtp else 1.0
-    qlen = 1 + dep.mtp.draft_tokens if dep.mtp else 1
     steps = (wl.mean_osl - 1) / a
     ctx = wl.mean_isl + wl.mean_osl / 2
     lay = dep.decode.layout
     chunk = _chunk(dep, wl.mean_isl)
-    kv = decode_batch_cap(model, system, lay, dep.precision, ctx, qlen, float(dep.token_budget),
-                          wl.mean_isl / (steps * chunk), eff, draft_modules(model, dep))
+    kv = decode_batch_cap(model, pricer.system, lay, dep.precision, ctx, pricer.efficiency, dep.mtp,
+                          float(dep.token_budget), wl.mean_isl / (steps * chunk))
     budget_cap = dep.token_budget * steps / wl.mean_isl * lay.pp
     caps = {"kv_capacity": kv, "max_running": float(dep.max_running * lay.pp), "prefill_budget": budget_cap}
     name = min(caps, key=caps.get)
     return caps[name], name
 
 
-def aggregated_by_batch(model: ModelSpec, system: System, dep: Deployment, wl: Workload, decode_batch,
-                        eff: Efficiency | None = None) -> ServingPoints:
+def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload,
+                        decode_batch) -> ServingPoints:
     """Aggregated closed-loop points at decode batches ``decode_batch`` (N,) per instance.
 
     Batches above the instance's cap are clipped to it (``limit`` names the cap).
     """
-    eff = eff or system.efficiency
+    eff = pricer.efficiency
     lay = dep.decode.layout
     a = dep.mtp.tokens_per_step if dep.mtp else 1.0
-    qlen = 1 + dep.mtp.draft_tokens if dep.mtp else 1
     steps = (wl.mean_osl - 1) / a
-    cap, cap_name = aggregated_batch_cap(model, system, dep, wl, eff)
+    cap, cap_name = aggregated_batch_cap(model, pricer, dep, wl)
     b_req = np.asarray(decode_batch, dtype=float)
     b = np.minimum(b_req, max(cap, 0.0))
     limit = np.where(b_req > cap, cap_name, "")
@@ -182,24 +174,18 @@ def aggregated_by_batch(model: ModelSpec, system: System, dep: Deployment, wl: W
     n = b.shape[0]
     p_big = np.minimum(np.maximum(p_mb, chunk), dep.token_budget)
     pre = np.concatenate([np.zeros(n), p_big])
-    sc = step_cost(model, system, lay, dep.precision,
+    sc = step_cost(model, pricer, lay, dep.precision,
                    Batch.make(decode_seqs=np.concatenate([b_mb, b_mb]), decode_ctx=ctx, prefill_tokens=pre,
-                              prefill_ctx=pre_ctx, prefill_seqs=pre / chunk, decode_query_len=qlen), eff,
-                   draft_modules(model, dep))
+                              prefill_ctx=pre_ctx, prefill_seqs=pre / chunk), dep.mtp)
     frac = np.where(p_mb < chunk, p_mb / chunk, 1.0)
     t_dec, ttft_step = sc.step_time_s[:n], sc.step_time_s[n:]
     tau = (1 - frac) * t_dec + frac * ttft_step
-    att = np.stack([(1 - frac) * sc.attribution_s[k][:n] + frac * sc.attribution_s[k][n:] for k in BOUNDS])
-    order = np.argsort(-att, axis=0)
-    bound = np.asarray(BOUNDS, dtype=object)[order[0]]
-    margin = np.take_along_axis(att, order[:1], 0)[0] / np.maximum(np.take_along_axis(att, order[1:2], 0)[0], 1e-30)
+    bound, margin = rank_bounds(np.stack([(1 - frac) * sc.attribution_s[k][:n] + frac * sc.attribution_s[k][n:]
+                                          for k in BOUNDS]))
     fits = sc.feasible[:n] & sc.feasible[n:]
     bound = np.where(fits, bound, "hbm_capacity")
     bound_level = np.where(np.char.endswith(bound.astype(str), "_link"),
                            np.where(sc.bound_level[:n] != "", sc.bound_level[:n], sc.bound_level[n:]), "")
-    if dep.mtp:  # drafting: k passes of the MTP module, each costed as one mean layer
-        per_layer = (tau - eff.step_overhead_s) / (model.num_layers + 1)
-        tau = tau + dep.mtp.draft_tokens * per_layer
     lam = np.where(b > 0, b / (steps * tau), 0.0)
     ttft_q = {None: tau / 2 + math.ceil(wl.mean_isl / dep.token_budget) * ttft_step + frontend_s(eff, wl.mean_isl)}
     for qq in QUANTILES:
@@ -213,21 +199,21 @@ def aggregated_by_batch(model: ModelSpec, system: System, dep: Deployment, wl: W
                    bound_level.astype(object))
 
 
-def solve_concurrency(model: ModelSpec, system: System, dep: Deployment, wl: Workload, concurrency,
-                      eff: Efficiency | None = None, iterations: int = 8) -> ServingPoints:
+def solve_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, concurrency,
+                      iterations: int = 8) -> ServingPoints:
     """Aggregated points at requested closed-loop concurrencies (N,), per instance.
 
     Fixed point B ← C·D·τ/E2E (Little's law), started at B = C; beyond the instance's cap the
     excess requests queue (throughput flat, TTFT and E2E grow by the queueing delay).
     """
     c_req = np.asarray(concurrency, dtype=float)
-    cap, cap_name = aggregated_batch_cap(model, system, dep, wl, eff)
+    cap, cap_name = aggregated_batch_cap(model, pricer, dep, wl)
     b = np.minimum(c_req, max(cap, 1e-9))
     for _ in range(iterations):
-        pts = aggregated_by_batch(model, system, dep, wl, b, eff)
+        pts = aggregated_by_batch(model, pricer, dep, wl, b)
         ratio = np.where(pts.e2e_s > 0, (pts.e2e_s - pts.ttft_s) / pts.e2e_s, 1.0)
         b = np.minimum(np.maximum(c_req * ratio, 1e-6), cap)
-    pts = aggregated_by_batch(model, system, dep, wl, b, eff)
+    pts = aggregated_by_batch(model, pricer, dep, wl, b)
     excess = np.maximum(c_req - pts.concurrency, 0.0)
     queued = excess > 1e-6 * np.maximum(c_req, 1)
     wait = np.where(queued & (pts.request_rate_per_s > 0), excess / np.maximum(pts.request_rate_per_s, 1e-30), 0.0)

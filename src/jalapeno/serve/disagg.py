@@ -14,15 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jalapeno.cost.collectives import collective_time
+from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MTP
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.serve.analytic import QUANTILES, ServingPoints, _finish, frontend_s
-from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import Precision
-from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
@@ -60,14 +58,13 @@ class DecodeCurve:
     cap: float
 
 
-def prefill_perf(model: ModelSpec, system: System, layout: Layout, precision: Precision, wl: Workload,
-                 token_budget: int, eff: Efficiency | None = None) -> PrefillPerf:
+def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, wl: Workload,
+                 token_budget: int) -> PrefillPerf:
     """Throughput and service time of one prefill instance at full token-budget steps."""
     chunk = float(min(wl.mean_isl, token_budget))
     seqs = token_budget / chunk
-    sc = step_cost(model, system, layout, precision,
-                   Batch.make(prefill_tokens=token_budget, prefill_seqs=seqs,
-                              prefill_ctx=(wl.mean_isl - chunk) / 2), eff)
+    sc = step_cost(model, pricer, layout, precision,
+                   Batch.make(prefill_tokens=token_budget, prefill_seqs=seqs, prefill_ctx=(wl.mean_isl - chunk) / 2))
     tau = float(sc.interval_s[0])
     lat = float(sc.step_time_s[0])
     q = {p: math.ceil(wl.isl_quantile(p) / token_budget) * lat for p in QUANTILES}
@@ -76,28 +73,20 @@ def prefill_perf(model: ModelSpec, system: System, layout: Layout, precision: Pr
                        str(sc.bound[0]))
 
 
-def decode_curve(model: ModelSpec, system: System, layout: Layout, precision: Precision, wl: Workload,
-                 batch, mtp: MTP | None = None, eff: Efficiency | None = None) -> DecodeCurve:
+def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, wl: Workload,
+                 batch, mtp: MTP | None = None) -> DecodeCurve:
     """Decode step latency of one decode instance at batches ``batch`` (clipped to KV capacity)."""
     ctx = wl.mean_isl + wl.mean_osl / 2
     b = np.asarray(batch, dtype=float)
-    qlen = 1 + mtp.draft_tokens if mtp else 1
-    drafts = min(model.mtp_layers, 1) if mtp else 0
-    cap = decode_batch_cap(model, system, layout, precision, ctx, qlen, 0.0, 0.0, eff, drafts)
+    cap = decode_batch_cap(model, pricer.system, layout, precision, ctx, pricer.efficiency, mtp)
     b = np.minimum(b, cap)
-    sc = step_cost(model, system, layout, precision,
-                   Batch.make(decode_seqs=b / layout.pp, decode_ctx=ctx, decode_query_len=qlen), eff, drafts)
-    tau = sc.step_time_s
-    if mtp:
-        eff_ = eff or system.efficiency
-        tau = tau + mtp.draft_tokens * (tau - eff_.step_overhead_s) / (model.num_layers + 1)  # one mean layer each
-    return DecodeCurve(layout, b, tau, sc.bound, sc.bound_margin, sc.bound_level, sc.feasible & (b > 0),
+    sc = step_cost(model, pricer, layout, precision, Batch.make(decode_seqs=b / layout.pp, decode_ctx=ctx), mtp)
+    return DecodeCurve(layout, b, sc.step_time_s, sc.bound, sc.bound_margin, sc.bound_level, sc.feasible & (b > 0),
                        sc.reason, cap)
 
 
-def kv_transfer_s(model: ModelSpec, system: System, precision: Precision, isl: float,
-                  prefill_chips: int, decode_chips: int, total_chips: int,
-                  eff: Efficiency | None = None) -> float:
+def kv_transfer_s(model: ModelSpec, pricer: Pricer, precision: Precision, isl: float,
+                  prefill_chips: int, decode_chips: int, total_chips: int) -> float:
     """Time to move one request's KV cache (ISL tokens) from a prefill to a decode instance.
 
     Sent in parallel from min(chips_p, chips_d) chips over the link level that spans the whole
@@ -105,14 +94,14 @@ def kv_transfer_s(model: ModelSpec, system: System, precision: Precision, isl: f
     """
     kv_bytes = model.kv_bytes_per_token(precision.kv_cache.bytes_per_elem, int(isl)) * isl
     lanes = max(1, min(prefill_chips, decode_chips))
-    group = min(max(total_chips, 2), system.max_chips)
-    r = collective_time("send_recv", group, np.array([kv_bytes / lanes]), system, eff)
+    group = min(max(total_chips, 2), pricer.system.max_chips)
+    r = pricer.collective("send_recv", group, np.array([kv_bytes / lanes]))
     return float(r.time_s[0])
 
 
-def disaggregated_points(model: ModelSpec, system: System, precision: Precision, wl: Workload,
+def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision, wl: Workload,
                          pre: PrefillPerf, dec: DecodeCurve, prefill_workers, decode_workers,
-                         mtp: MTP | None = None, eff: Efficiency | None = None) -> ServingPoints:
+                         mtp: MTP | None = None) -> ServingPoints:
     """Closed-loop points for every (prefill workers x_m, decode workers y_m) pair and every batch.
 
     Args:
@@ -137,9 +126,9 @@ def disaggregated_points(model: ModelSpec, system: System, precision: Precision,
     cache: dict[int, float] = {}
     for t in chips[:, 0].astype(int).tolist():
         if t not in cache:
-            cache[t] = kv_transfer_s(model, system, precision, wl.mean_isl, cp, cd, t, eff)
+            cache[t] = kv_transfer_s(model, pricer, precision, wl.mean_isl, cp, cd, t)
     xfer = np.array([[cache[int(t)]] for t in chips[:, 0]])
-    eff_ = eff or system.efficiency
+    eff_ = pricer.efficiency
     isl_of = {None: wl.mean_isl, **{q: wl.isl_quantile(q) for q in QUANTILES}}
     ttft_q = {q: (v * wait_factor + xfer + tau / 2 + frontend_s(eff_, isl_of[q])).ravel()
               for q, v in pre.service_q_s.items()}

@@ -10,8 +10,7 @@ from jalapeno.deploy.deployment import Deployment, check_mtp
 from jalapeno.deploy.layout import validate_layout
 from jalapeno.serve.analytic import ServingPoints, requeue, solve_concurrency
 from jalapeno.serve.disagg import MAX_PREFILL_UTILISATION, decode_curve, disaggregated_points, prefill_perf
-from jalapeno.specs.efficiency import Efficiency
-from jalapeno.specs.hardware import System
+from jalapeno.cost.pricer import Pricer
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
@@ -20,8 +19,8 @@ from jalapeno.specs.workload import Workload
 _GRID = np.geomspace(1e-6, 65536.0, 221)
 
 
-def serve_at_concurrency(model: ModelSpec, system: System, dep: Deployment, wl: Workload, concurrency,
-                         eff: Efficiency | None = None) -> ServingPoints:
+def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload,
+                         concurrency) -> ServingPoints:
     """Points of ``dep`` at each requested concurrency (N,) — the whole deployment's concurrency.
 
     Raises:
@@ -38,21 +37,21 @@ def serve_at_concurrency(model: ModelSpec, system: System, dep: Deployment, wl: 
     c_req = np.atleast_1d(np.asarray(concurrency, dtype=float))
     for pool in (dep.decode, dep.prefill):
         if pool is not None:
-            validate_layout(pool.layout, model, system)
+            validate_layout(pool.layout, model, pricer.system)
     check_mtp(dep.mtp, model)
     if dep.prefill is None:
         # ``workers`` identical aggregated instances share the load evenly
         w = dep.decode.workers
-        pts = solve_concurrency(model, system, dep, wl, c_req / w, eff)
+        pts = solve_concurrency(model, pricer, dep, wl, c_req / w)
         if w == 1:
             return pts
         return dataclasses.replace(pts, concurrency=pts.concurrency * w,
                                    request_rate_per_s=pts.request_rate_per_s * w,
                                    chips=pts.chips * w)
-    pre = prefill_perf(model, system, dep.prefill.layout, dep.precision, wl, dep.token_budget, eff)
+    pre = prefill_perf(model, pricer, dep.prefill.layout, dep.precision, wl, dep.token_budget)
     x, y = np.array([dep.prefill.workers]), np.array([dep.decode.workers])
-    grid = decode_curve(model, system, dep.decode.layout, dep.precision, wl, _GRID, dep.mtp, eff)
-    gp = disaggregated_points(model, system, dep.precision, wl, pre, grid, x, y, dep.mtp, eff)
+    grid = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, _GRID, dep.mtp)
+    gp = disaggregated_points(model, pricer, dep.precision, wl, pre, grid, x, y, dep.mtp)
     _, first = np.unique(grid.batch, return_index=True)
     first = np.sort(first)
     cs, bs = gp.concurrency[first], grid.batch[first]
@@ -70,8 +69,8 @@ def serve_at_concurrency(model: ModelSpec, system: System, dep: Deployment, wl: 
     slope = np.interp(np.log(c_req), lc, np.gradient(lb, lc) if len(lc) > 1 else np.ones_like(lc))
     b_max = float(np.exp(lb[-1]))
     for _ in range(4):
-        dec = decode_curve(model, system, dep.decode.layout, dep.precision, wl, b, dep.mtp, eff)
-        pts = disaggregated_points(model, system, dep.precision, wl, pre, dec, x, y, dep.mtp, eff)
+        dec = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, b, dep.mtp)
+        pts = disaggregated_points(model, pricer, dep.precision, wl, pre, dec, x, y, dep.mtp)
         got = np.maximum(pts.concurrency, 1e-30)
         if np.all(np.abs(got / c_req - 1) < 1e-4) or not np.all(np.isfinite(got)):
             break
@@ -84,8 +83,7 @@ def serve_at_concurrency(model: ModelSpec, system: System, dep: Deployment, wl: 
     return requeue(pts, c_req, wait, limit)
 
 
-def serve_at_rate(model: ModelSpec, system: System, dep: Deployment, wl: Workload, rate_per_s,
-                  eff: Efficiency | None = None) -> ServingPoints:
+def serve_at_rate(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, rate_per_s) -> ServingPoints:
     """Open loop: points of ``dep`` at request rates (N,) requests/s, the whole deployment's.
 
     In steady state the rate fixes the decode batch through λ = B/(D·τ(B)) (monotone in B), so
@@ -96,7 +94,7 @@ def serve_at_rate(model: ModelSpec, system: System, dep: Deployment, wl: Workloa
     lam_req = np.atleast_1d(np.asarray(rate_per_s, dtype=float))
     w = dep.decode.workers if dep.prefill is None else 1
     grid_c = np.geomspace(1.0 / 64, 65536.0, 145)
-    grid = serve_at_concurrency(model, system, dep, wl, grid_c, eff)
+    grid = serve_at_concurrency(model, pricer, dep, wl, grid_c)
     # steady states without an admission queue (a sliver of queueing from interpolation is not one)
     ok = grid.feasible & (grid.request_rate_per_s > 0) & (grid.queue_s <= 1e-3 * grid.e2e_s)
     if not ok.any():
@@ -117,11 +115,11 @@ def serve_at_rate(model: ModelSpec, system: System, dep: Deployment, wl: Workloa
         hi = np.full(band.sum(), float(above[0]) if above.size else float(grid_c[-1]))
         while np.max(hi / lo) > 1 + 1e-6:
             mid = np.sqrt(lo * hi)
-            r = serve_at_concurrency(model, system, dep, wl, mid, eff)
+            r = serve_at_concurrency(model, pricer, dep, wl, mid)
             below = (r.request_rate_per_s < lam_req[band]) & (r.queue_s <= 1e-3 * r.e2e_s)
             lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
         c[band] = lo
-    pts = serve_at_concurrency(model, system, dep, wl, c, eff)
+    pts = serve_at_concurrency(model, pricer, dep, wl, c)
     over = lam_req > lam_cap * (1 + 1e-6)
     what = f"{w} instance(s)" if dep.prefill is None else "prefill and decode pools"
     reason = np.where(over, f"overloaded: the deployment sustains at most {lam_cap:.3g} requests/s "

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from jalapeno.errors import UnknownNameError
 from jalapeno.specs.calibration import base_efficiency
-from jalapeno.specs.hardware import System, load_system_file
+from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.hardware import System, efficiency_overrides, load_system_file, read_system_toml
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.model_config import load_model_file
 
@@ -46,28 +47,56 @@ def _unknown(kind: str, name: str, known: list[str], cmd: str) -> UnknownNameErr
                             f"use one of {', '.join(known)} (`jalapeno {cmd} list`) or a file path")
 
 
-@lru_cache(maxsize=64)
-def load_system(name_or_path: str, efficiency: str = "calibrated") -> System:
-    """A system by catalog name or TOML path.
-
-    Args:
-        efficiency: which efficiency set a shipped system starts from (specs/calibration.py):
-            ``calibrated`` (default), ``low``, ``high`` or ``spec``; its TOML's own
-            ``[efficiency]`` overrides apply on top. A user TOML given by path starts from the
-            documented defaults.
+def _system_path(name_or_path: str):
+    """(is_shipped, path) of a system name or TOML path.
 
     Raises:
-        UnknownNameError: not a shipped name and not a path; unknown efficiency set.
-        SpecError: the file is malformed (the message names the key).
+        UnknownNameError: not a shipped name and not a path.
     """
     if _looks_like_path(name_or_path, ".toml"):
-        base_efficiency(name_or_path, efficiency)  # validates the set name
-        return load_system_file(Path(name_or_path))
+        return False, Path(name_or_path)
     known = list_systems()
     if name_or_path not in known:
         raise _unknown("system", name_or_path, known, "hardware")
     with resources.as_file(_DATA / "systems" / f"{name_or_path}.toml") as p:
-        return load_system_file(p, base_efficiency(name_or_path, efficiency))
+        return True, Path(p)
+
+
+@lru_cache(maxsize=64)
+def load_system(name_or_path: str) -> System:
+    """A system (hardware facts only) by catalog name or TOML path.
+
+    Raises:
+        UnknownNameError: not a shipped name and not a path.
+        SpecError: the file is malformed (the message names the key).
+    """
+    return load_system_file(_system_path(name_or_path)[1])
+
+
+@lru_cache(maxsize=128)
+def load_efficiency(name_or_path: str, which: str = "calibrated") -> Efficiency:
+    """The efficiency set a system is priced with.
+
+    A shipped system starts from its calibration file's set ``which`` (specs/calibration.py:
+    ``calibrated`` (default), ``low``, ``high`` or ``spec``); a user TOML given by path starts
+    from the documented defaults. The file's own ``[efficiency]`` table applies on top.
+
+    Raises:
+        UnknownNameError: unknown system or efficiency set.
+        SpecError: a malformed file or ``[efficiency]`` entry.
+    """
+    shipped, path = _system_path(name_or_path)
+    base = base_efficiency(path.stem if shipped else str(path), which)
+    return efficiency_overrides(read_system_toml(path), path.name, base)
+
+
+def efficiency_band(name_or_path: str) -> dict[str, Efficiency]:
+    """The low / calibrated / high efficiency sets of a system (all three equal for a user file).
+
+    Raises:
+        UnknownNameError, SpecError: as :func:`load_efficiency`.
+    """
+    return {w: load_efficiency(name_or_path, w) for w in ("low", "calibrated", "high")}
 
 
 def is_catalog_system(system: System) -> bool:

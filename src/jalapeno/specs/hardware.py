@@ -199,7 +199,10 @@ class HostLink:
 
 @dataclass(frozen=True, slots=True)
 class System:
-    """A system: chip, link hierarchy, power and cost, and the stack's efficiencies.
+    """A system: chip, link hierarchy, power and cost — hardware facts only.
+
+    The serving stack's efficiencies are a separate input (specs/efficiency.py); a pricer
+    (cost/pricer.py) pairs a system with one efficiency set.
 
     Attributes:
         allin_power_w_per_chip: provisioned power per chip incl. host, network, facility.
@@ -213,7 +216,6 @@ class System:
     levels: tuple[LinkLevel, ...]
     allin_power_w_per_chip: float
     usd_per_chip_hour: float
-    efficiency: Efficiency
     vendor_verified: bool
     sources: MappingProxyType = field(compare=False)
     path: str = field(default="", compare=False)
@@ -286,8 +288,11 @@ def _pydantic_to_spec_error(err: ValidationError, where: str) -> SpecError:
     return SpecError(f"{where}: {loc}", msg, fix)
 
 
-def system_from_dict(data: dict, where: str = "system", base_efficiency: Efficiency | None = None) -> System:
+def system_from_dict(data: dict, where: str = "system") -> System:
     """Validate a parsed system TOML and convert it to SI.
+
+    The file's ``[efficiency]`` table is checked here (so a bad key fails at load, naming it) but
+    not kept: it is read by :func:`jalapeno.specs.catalog.load_efficiency`.
 
     Raises:
         SpecError: a missing, unknown, non-positive or inconsistent field (named in the message).
@@ -329,36 +334,61 @@ def system_from_dict(data: dict, where: str = "system", base_efficiency: Efficie
             shares_ports_with_inner=lv.shares_ports_with_inner))
     sources: dict[str, str] = {}
     _collect_sources(f, "", sources)
-    eff = base_efficiency or DEFAULT_EFFICIENCY
     if f.efficiency:
-        over = dict(f.efficiency)
-        over.setdefault("source", f"{f.name} TOML [efficiency]")
-        eff = eff.with_overrides(over, where=f"{where}: efficiency")
+        efficiency_overrides(data, where)  # validates the table; the set itself is not kept
     return System(
         name=f.name, description=f.description, chip=chip, levels=tuple(levels),
         allin_power_w_per_chip=f.power.allin_kw_per_chip.value * units.KW,
-        usd_per_chip_hour=f.cost.usd_per_chip_hour.value, efficiency=eff,
+        usd_per_chip_hour=f.cost.usd_per_chip_hour.value,
         vendor_verified=f.vendor_verified, sources=MappingProxyType(sources),
         host=HostLink(f.host.location, f.host.bandwidth_gb_per_s.value * units.GB,
                       f.host.latency_us.value * units.US, f.host.note) if f.host else None)
 
 
-def load_system_file(path: Path, base_efficiency: Efficiency | None = None) -> System:
-    """Read a system TOML file.
+def efficiency_overrides(data: dict, where: str = "system", base: Efficiency | None = None) -> Efficiency:
+    """The efficiency set of a parsed system TOML: ``base`` (default: the documented defaults)
+    with the file's ``[efficiency]`` table applied.
 
     Raises:
-        SpecError: missing file, TOML syntax error, or a schema violation naming the key.
+        SpecError: an unknown parameter or a value out of range (named in the message).
+    """
+    eff = base or DEFAULT_EFFICIENCY
+    table = data.get("efficiency") or {}
+    if not isinstance(table, dict):
+        raise SpecError(f"{where}: efficiency", "must be a table", "write it as [efficiency] with key = value lines")
+    if table:
+        over = dict(table)
+        over.setdefault("source", f"{data.get('name', where)} TOML [efficiency]")
+        eff = eff.with_overrides(over, where=f"{where}: efficiency")
+    return eff
+
+
+def read_system_toml(path: Path) -> dict:
+    """Parse a system TOML file (no schema check).
+
+    Raises:
+        SpecError: missing file, TOML syntax error, not UTF-8.
     """
     path = Path(path)
     if not path.is_file():
         raise SpecError(str(path), "file not found",
                         "pass a system name from `jalapeno hardware list` or the path of a TOML file")
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:
         raise SpecError(str(path), f"malformed TOML: {e}", "fix the TOML syntax") from None
     except UnicodeDecodeError:
         raise SpecError(str(path), "not a UTF-8 text file", "pass a TOML system file") from None
-    sys_ = system_from_dict(data, where=path.name, base_efficiency=base_efficiency)
+
+
+def load_system_file(path: Path) -> System:
+    """Read a system TOML file.
+
+    Raises:
+        SpecError: missing file, TOML syntax error, or a schema violation naming the key.
+    """
+    path = Path(path)
+    data = read_system_toml(path)
+    sys_ = system_from_dict(data, where=path.name)
     object.__setattr__(sys_, "path", str(path))
     return sys_

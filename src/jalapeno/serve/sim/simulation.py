@@ -37,8 +37,7 @@ from jalapeno.serve.sim.workloads import (
     fixed_length_requests,
     open_loop_arrivals,
 )
-from jalapeno.specs.efficiency import Efficiency
-from jalapeno.specs.hardware import System
+from jalapeno.cost.pricer import Pricer
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
@@ -61,35 +60,32 @@ class SimResult:
         return d
 
 
-def _capacity_tokens(model, system, layout, precision, ctx_ref: float, budget: int, eff, mtp) -> float:
+def _capacity_tokens(model, pricer: Pricer, layout, precision, ctx_ref: float, budget: int, mtp) -> float:
     """KV tokens one instance holds: the decode-batch cap at the reference context x that context."""
-    qlen = 1 + mtp.draft_tokens if mtp else 1
-    drafts = min(model.mtp_layers, 1) if mtp else 0
-    return decode_batch_cap(model, system, layout, precision, ctx_ref, qlen, float(budget), 0.0, eff,
-                            drafts) * ctx_ref
+    return decode_batch_cap(model, pricer.system, layout, precision, ctx_ref, pricer.efficiency, mtp,
+                            float(budget)) * ctx_ref
 
 
 class Simulation:
     """One run. Build with the deployment and a request plan, then :meth:`run`."""
 
-    def __init__(self, model: ModelSpec, system: System, dep: Deployment, *, seed: int = 0,
-                 ctx_ref: float = 4096.0, prefix_cache: bool = True, eff: Efficiency | None = None) -> None:
-        self.model, self.system, self.dep = model, system, dep
-        self.eff = eff or system.efficiency
+    def __init__(self, model: ModelSpec, pricer: Pricer, dep: Deployment, *, seed: int = 0,
+                 ctx_ref: float = 4096.0, prefix_cache: bool = True) -> None:
+        self.model, self.pricer, self.dep = model, pricer, dep
+        self.system, self.eff = pricer.system, pricer.efficiency
         # its own stream (MTP draws), independent of the workload's lengths and arrivals
         self.rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
         self.requests: list[Request] = []
         self.instances: list[Instance] = []
         pools = [("agg", dep.decode)] if dep.prefill is None else [("prefill", dep.prefill), ("decode", dep.decode)]
         for role, pool in pools:
-            validate_layout(pool.layout, model, system)
-            cap = _capacity_tokens(model, system, pool.layout, dep.precision, ctx_ref, dep.token_budget, self.eff,
+            validate_layout(pool.layout, model, self.system)
+            cap = _capacity_tokens(model, pricer, pool.layout, dep.precision, ctx_ref, dep.token_budget,
                                    dep.mtp if role != "prefill" else None)
             if cap <= 0:
                 raise InfeasibleDeployment("deployment", f"the {role} layout {pool.layout.label} leaves no "
                                            "HBM for the KV cache", "shard wider or use a smaller precision")
-            timer = StepTimer(model, system, pool.layout, dep.precision, self.eff,
-                              dep.mtp if role != "prefill" else None)
+            timer = StepTimer(model, pricer, pool.layout, dep.precision, dep.mtp if role != "prefill" else None)
             for _ in range(pool.workers):
                 self.instances.append(Instance(len(self.instances), role, timer, pool.layout.chips, cap,
                                                dep.max_running, dep.token_budget,
@@ -214,8 +210,8 @@ class Simulation:
 
     def _handoff(self, req: Request, now: float):
         dec = min((i for i in self.instances if i.role == "decode"), key=lambda i: (i.load, i.id))
-        t = kv_transfer_s(self.model, self.system, self.dep.precision, float(req.isl),
-                          self.dep.prefill.layout.chips, dec.chips, self.chips, self.eff)
+        t = kv_transfer_s(self.model, self.pricer, self.dep.precision, float(req.isl),
+                          self.dep.prefill.layout.chips, dec.chips, self.chips)
         start = max(now, self.link_free[dec.id])
         self.link_free[dec.id] = start + t
         return (start + t - now, KVTransferDone(req.id, dec.id))
@@ -273,11 +269,11 @@ class Simulation:
         return SimResult(summary, df, tasks, ts)
 
 
-def simulate(model: ModelSpec, system: System, dep: Deployment, *, workload: Workload | None = None,
+def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Workload | None = None,
              agentic: AgenticSpec | None = None, trace: list[RequestSpec] | None = None,
              concurrency: int | None = None, rate: float | None = None, arrival: str = "poisson",
              num_requests: int | None = None, sessions: int | None = None, seed: int = 0,
-             prefix_cache: bool = True, eff: Efficiency | None = None,
+             prefix_cache: bool = True,
              on_progress: Callable[[int, int], None] | None = None) -> SimResult:
     """Simulate ``dep`` serving one workload; exactly one of workload / agentic / trace.
 
@@ -301,6 +297,7 @@ def simulate(model: ModelSpec, system: System, dep: Deployment, *, workload: Wor
             raise SpecError(opt, f"must be >= 1, got {v}", f"give a positive {opt[2:]} count or leave it out")
     if seed < 0:
         raise SpecError("--seed", f"must be >= 0, got {seed}", "give a non-negative integer seed")
+    system = pricer.system
     if dep.chips > system.max_chips:
         raise InfeasibleDeployment("deployment", f"{dep.chips} chips exceed {system.name}'s {system.max_chips}",
                                    "use fewer replicas/workers or smaller layouts")
@@ -311,7 +308,7 @@ def simulate(model: ModelSpec, system: System, dep: Deployment, *, workload: Wor
         ctx_ref = agentic.final_context_tokens / 2
     else:
         ctx_ref = float(np.mean([s.isl + s.osl / 2 for s in trace]))
-    sim = Simulation(model, system, dep, seed=seed, ctx_ref=ctx_ref, prefix_cache=prefix_cache, eff=eff)
+    sim = Simulation(model, pricer, dep, seed=seed, ctx_ref=ctx_ref, prefix_cache=prefix_cache)
     sim.on_progress = on_progress
     config = {"model": model.name, "system": system.name, "deployment": dep.as_dict(), "seed": seed,
               "concurrency": concurrency, "rate": rate, "prefix_cache": prefix_cache}

@@ -13,22 +13,20 @@ from __future__ import annotations
 
 import math
 
+from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MTP
 from jalapeno.deploy.layout import Layout
-from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import Precision
-from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 
 
 class StepTimer:
     """Callable: step time (s) of one instance for a batch, memoised on bucketed inputs."""
 
-    def __init__(self, model: ModelSpec, system: System, layout: Layout, precision: Precision,
-                 eff: Efficiency | None = None, mtp: MTP | None = None, ratio: float = 1.03) -> None:
-        self.model, self.system, self.layout, self.precision = model, system, layout, precision
-        self.eff = eff or system.efficiency
+    def __init__(self, model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision,
+                 mtp: MTP | None = None, ratio: float = 1.03) -> None:
+        self.model, self.pricer, self.layout, self.precision = model, pricer, layout, precision
         self.mtp = mtp
         self.log_r = math.log(ratio)
         self.cache: dict[tuple, float] = {}
@@ -48,12 +46,9 @@ class StepTimer:
         t = self.cache.get(key)
         if t is None:
             self.calls += 1
-            q = 1 + self.mtp.draft_tokens if self.mtp else 1
-            sc = step_cost(self.model, self.system, self.layout, self.precision,
+            sc = step_cost(self.model, self.pricer, self.layout, self.precision,
                            Batch.make(decode_seqs=key[0], decode_ctx=key[1], prefill_tokens=key[2],
-                                      prefill_ctx=key[3], prefill_seqs=key[4], decode_query_len=q), self.eff)
-            t = float(sc.step_time_s[0])
-            if self.mtp and key[0] > 0:  # k drafting passes of the MTP module (~ one mean layer each)
-                t += self.mtp.draft_tokens * (t - self.eff.step_overhead_s) / (self.model.num_layers + 1)
+                                      prefill_ctx=key[3], prefill_seqs=key[4]), self.mtp)
+            t = float(sc.step_time_s[0])  # MTP verify + drafting passes included by step_cost
             self.cache[key] = t
         return t

@@ -1,0 +1,170 @@
+"""The pricer: the seam between what a step does (its op and collective tables) and what it costs.
+
+A step is described once, independently of any chip, by the op table and the collective table
+(cost/ops.py). A *pricer* turns those tables into times on one system:
+
+    pricer.op_times(ops)              -> OpTimes          per-op compute, memory, overhead, time (n_ops, N)
+    pricer.collective_times(colls)    -> CollectiveTimes  per-collective time, algorithm, level, scope
+    pricer.collective(kind, g, bytes) -> CollectiveTime   one collective (KV hand-off, the CLI)
+
+plus the fixed per-step terms the step assembly needs (``step_overhead_s``, ``comm_overlap``)
+and the serving-software terms (front end, memory reserve), all read from its ``efficiency``.
+``step_cost`` (cost/step.py) takes a pricer and never looks at a chip or an efficiency set
+directly; everything downstream (serving, sweeps, the simulator, calibration) is priced through
+the same object, so a second implementation (a chip-internal model, a toy that doubles every
+time) flows through all of them unchanged.
+
+A pricer is *system + efficiency*: hardware specs stay pure facts (specs/hardware.py), an
+efficiency set (specs/efficiency.py) is a separate input — the calibrated set, a low/high band,
+the documented defaults or a user's overrides — and a band is simply another pricer.
+
+:class:`RooflinePricer` is the first implementation: per-op roofline with named efficiencies
+(cost/roofline.py) and collectives on the link hierarchy (cost/collectives.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from jalapeno.cost.collectives import CollectiveTime, collective_time
+from jalapeno.cost.optable import CollectiveTable, OpTable
+from jalapeno.cost.roofline import OpTimes, op_times
+from jalapeno.errors import SpecError
+from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.hardware import System
+
+
+@dataclass(frozen=True, slots=True)
+class CollectiveTimes:
+    """Prices of a collective table for N points.
+
+    Attributes:
+        time_s: (n_coll, N) seconds per step (calls per step included).
+        algorithm: (n_coll, N) name of the chosen algorithm.
+        level: (n_coll,) name of the outermost link level each collective spans.
+        scope: (n_coll,) ``scale_up`` or ``scale_out`` of that level.
+    """
+
+    time_s: np.ndarray
+    algorithm: np.ndarray
+    level: tuple[str, ...]
+    scope: tuple[str, ...]
+
+
+@runtime_checkable
+class Pricer(Protocol):
+    """What a step costs on one system. See the module docstring.
+
+    Attributes:
+        system: the hardware (pure facts: chip, link levels, power, cost).
+        efficiency: the efficiency set the prices use (its ``source`` names it).
+    """
+
+    system: System
+    efficiency: Efficiency
+
+    def op_times(self, ops: OpTable) -> OpTimes:
+        """Per-op times of ``ops`` (arrays (n_ops, N), seconds)."""
+        ...
+
+    def collective_times(self, colls: CollectiveTable) -> CollectiveTimes:
+        """Times of every collective of ``colls`` (calls per step included)."""
+        ...
+
+    def collective(self, kind: str, group: int, message_bytes, placement: str = "packed") -> CollectiveTime:
+        """One collective of ``kind`` over ``group`` chips for message sizes ``message_bytes`` (N,)."""
+        ...
+
+    def with_efficiency(self, efficiency: Efficiency) -> Pricer:
+        """The same pricer with another efficiency set (a band, a what-if)."""
+        ...
+
+
+def price_collectives(pricer: Pricer, colls: CollectiveTable) -> CollectiveTimes:
+    """Price a collective table one row at a time through ``pricer.collective``.
+
+    Shared by every pricer whose collectives are priced per call (the roofline one included).
+    """
+    nc, n = len(colls.name), colls.bytes.shape[1] if colls.bytes.ndim == 2 else 0
+    ct = np.zeros((nc, n))
+    alg = np.empty((nc, n), dtype=object)
+    levels, scopes = [], []
+    for j in range(nc):
+        r = pricer.collective(colls.kind[j], colls.group[j], colls.bytes[j])
+        ct[j] = r.time_s * colls.calls[j]
+        alg[j] = r.algorithm
+        levels.append(r.level)
+        scopes.append(r.scope)
+    return CollectiveTimes(ct, alg, tuple(levels), tuple(scopes))
+
+
+@dataclass(frozen=True, slots=True)
+class RooflinePricer:
+    """Roofline ops + link-hierarchy collectives on ``system`` with ``efficiency``.
+
+    Per op: max(FLOP / (peak_fmt · η_c), bytes / (HBM bandwidth · η_m)) + kernels · launch
+    (cost/roofline.py); per collective: the fastest algorithm on the levels the group spans
+    (cost/collectives.py). Formulas and constants: docs/model.md.
+
+    Raises:
+        SpecError: ``system`` is not a System or ``efficiency`` not an Efficiency.
+    """
+
+    system: System
+    efficiency: Efficiency
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.system, System):
+            raise SpecError("pricer.system", f"expected a System, got {type(self.system).__name__}",
+                            "load one with jalapeno.load_system(name)")
+        if not isinstance(self.efficiency, Efficiency):
+            raise SpecError("pricer.efficiency", f"expected an Efficiency, got {type(self.efficiency).__name__}",
+                            "load one with jalapeno.load_efficiency(name, which)")
+
+    @property
+    def name(self) -> str:
+        """The system's name (what tables and records show)."""
+        return self.system.name
+
+    def op_times(self, ops: OpTable) -> OpTimes:
+        return op_times(ops, self.system.chip, self.efficiency)
+
+    def collective(self, kind: str, group: int, message_bytes, placement: str = "packed") -> CollectiveTime:
+        return collective_time(kind, group, message_bytes, self.system, self.efficiency, placement)
+
+    def collective_times(self, colls: CollectiveTable) -> CollectiveTimes:
+        return price_collectives(self, colls)
+
+    def with_efficiency(self, efficiency: Efficiency) -> RooflinePricer:
+        return replace(self, efficiency=efficiency)
+
+
+def load_pricer(system: str, efficiency: str = "calibrated") -> RooflinePricer:
+    """The roofline pricer of a catalog system (or a system TOML path) with a named efficiency set.
+
+    Args:
+        system: catalog name or TOML path.
+        efficiency: ``calibrated`` (default), ``low``, ``high`` or ``spec`` (specs/calibration.py).
+
+    Raises:
+        UnknownNameError: unknown system or set; SpecError: a malformed file.
+    """
+    from jalapeno.specs.catalog import load_efficiency, load_system
+
+    return RooflinePricer(load_system(system), load_efficiency(system, efficiency))
+
+
+def band_pricers(pricer: Pricer) -> dict[str, Pricer]:
+    """``pricer`` under the low / calibrated / high efficiency sets of its system.
+
+    A catalog system's bands come from its calibration file; a system from a user's file has no
+    band (all three are ``pricer`` itself, so a comparison sweeps it once).
+    """
+    from jalapeno.specs.catalog import efficiency_band, is_catalog_system
+
+    if not is_catalog_system(pricer.system):
+        return {"low": pricer, "calibrated": pricer, "high": pricer}
+    return {w: pricer.with_efficiency(e) for w, e in efficiency_band(pricer.system.name).items()}

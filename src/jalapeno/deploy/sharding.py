@@ -1,0 +1,70 @@
+"""How one model's state splits over the chips of a layout: the one home of sharding shapes.
+
+Both the memory fit (deploy/memory_fit.py: what each chip stores) and the op table
+(cost/ops.py, cost/attention.py: what each chip computes and reads) read these numbers, so the
+two can never disagree. Conventions of deploy/layout.py:
+
+- layers per stage: ceil(L / pp) on the heaviest stage, as a share ceil(L/pp)/L of the model;
+- attention heads per rank: H / tp (TP divides the heads, checked by the layout);
+- GQA KV heads per rank: ceil(KV / tp), at least one (replicated once tp exceeds KV heads);
+- routed experts per EP rank: ceil(E / ep) (the busiest rank when EP does not divide E);
+- tensor parallelism inside each expert: moe_tp = tp · dp / ep.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from jalapeno.deploy.layout import Layout
+from jalapeno.specs.model import ModelSpec
+
+
+def kv_heads_per_rank(model: ModelSpec, tp: int) -> int:
+    """GQA KV heads each TP rank stores: ceil(kv/tp), at least one (replicated beyond kv = tp).
+
+    >>> from types import SimpleNamespace as N
+    >>> kv_heads_per_rank(N(attention=N(num_kv_heads=8)), 16)
+    1
+    """
+    return max(1, math.ceil(model.attention.num_kv_heads / tp))
+
+
+def experts_per_rank(model: ModelSpec, ep: int) -> int:
+    """Routed experts each expert-parallel rank holds: ceil(E / ep) (0 for a dense model).
+
+    >>> from types import SimpleNamespace as N
+    >>> experts_per_rank(N(moe=N(num_experts=384)), 5)
+    77
+    """
+    return math.ceil(model.moe.num_experts / ep) if model.moe else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Sharding:
+    """Per-chip shapes of ``model`` under ``layout`` (heaviest pipeline stage).
+
+    Attributes:
+        layer_share: ceil(L/pp)/L, the fraction of the model's layers on the heaviest stage.
+        heads_per_rank: attention (query) heads per TP rank, H/tp.
+        kv_heads_per_rank: GQA KV heads per TP rank (see :func:`kv_heads_per_rank`).
+        experts_per_rank: routed experts per EP rank (see :func:`experts_per_rank`).
+        moe_tp: tensor parallelism inside each expert, tp·dp/ep.
+    """
+
+    layer_share: float
+    heads_per_rank: float
+    kv_heads_per_rank: int
+    experts_per_rank: int
+    moe_tp: int
+
+
+def sharding(model: ModelSpec, layout: Layout) -> Sharding:
+    """The per-chip shapes of ``model`` under ``layout`` (see the module docstring)."""
+    return Sharding(
+        layer_share=math.ceil(model.num_layers / layout.pp) / model.num_layers,
+        heads_per_rank=model.attention.num_heads / layout.tp,
+        kv_heads_per_rank=kv_heads_per_rank(model, layout.tp),
+        experts_per_rank=experts_per_rank(model, layout.ep),
+        moe_tp=layout.moe_tp,
+    )
