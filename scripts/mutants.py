@@ -1,0 +1,155 @@
+"""Mutation check: apply one-line bugs to a copy of the repo and check the fast tests catch each.
+
+For every row of :data:`MUTANTS` the script copies ``src/``, ``tests/`` and ``pyproject.toml`` to
+a temporary directory, replaces the row's exact ``old`` text by ``new`` in ``file`` (failing
+loudly unless ``old`` occurs exactly once), runs the chosen tests there with ``PYTHONPATH``
+pointing at the copy's ``src`` (checked: the copy, not the installed tree, is imported), and
+prints a table mutant → killed/survived with the time taken. Exit status 1 if any mutant
+survived, 2 if a mutant could not be applied (its ``old`` text moved).
+
+Updating after a refactor: code moves, so a row's ``file``/``old`` may no longer match; the
+script then stops with "not found". Find the line that now implements the same rule and edit
+the row (keep the same ``name`` and the same *behavioural* bug) — the table is the only thing
+to change. Add rows freely; each must make at least one fast test fail.
+
+Usage::
+
+    python scripts/mutants.py                # guards + CLI golden set (fast)
+    python scripts/mutants.py --full         # tests/unit tests/golden tests/cli
+    python scripts/mutants.py -k ring        # only mutants whose name contains "ring"
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: (name, file relative to the repo root, exact old text (must occur once), replacement).
+MUTANTS: list[tuple[str, str, str, str]] = [
+    ("a_ring_allreduce_bw_halved", "src/jalapeno/cost/collectives.py",
+     'out["ring"] = 2 * (g - 1) * a + 2 * frac * m / bw',
+     'out["ring"] = 2 * (g - 1) * a + frac * m / bw'),
+    ("b_hier_all_to_all_sum_not_max", "src/jalapeno/cost/collectives.py",
+     'out["hierarchical"] = ao + np.maximum(t_in, t_out)',
+     'out["hierarchical"] = ao + t_in + t_out'),
+    ("c1_mtp_draft_cost_dropped_disagg", "src/jalapeno/serve/disagg.py",
+     "tau = tau + mtp.draft_tokens * (tau - eff_.step_overhead_s)",
+     "tau = tau + 0 * (tau - eff_.step_overhead_s)"),
+    ("c2_mtp_draft_cost_dropped_analytic", "src/jalapeno/serve/analytic.py",
+     "tau = tau + dep.mtp.draft_tokens * per_layer",
+     "tau = tau + 0 * per_layer"),
+    ("c3_mtp_draft_cost_dropped_sim", "src/jalapeno/serve/sim/step_time.py",
+     "t += self.mtp.draft_tokens * (t - self.eff.step_overhead_s)",
+     "t += 0 * (t - self.eff.step_overhead_s)"),
+    ("d1_experts_per_rank_floor_memory", "src/jalapeno/deploy/memory_fit.py",
+     "experts_per_rank = math.ceil(model.moe.num_experts / layout.ep)",
+     "experts_per_rank = math.floor(model.moe.num_experts / layout.ep)"),
+    ("d2_experts_per_rank_floor_ops", "src/jalapeno/cost/ops.py",
+     "experts_on_rank = math.ceil(m.num_experts / layout.ep)",
+     "experts_on_rank = math.floor(m.num_experts / layout.ep)"),
+    ("e1_memory_fit_experts_by_tp_not_ep", "src/jalapeno/deploy/memory_fit.py",
+     "experts_per_rank = math.ceil(model.moe.num_experts / layout.ep)",
+     "experts_per_rank = math.ceil(model.moe.num_experts / layout.tp)"),
+    ("e2_memory_fit_shared_by_ep_not_tp", "src/jalapeno/deploy/memory_fit.py",
+     'out["shared_experts"] = model.shared_expert_params() * n_moe * per_stage / tp',
+     'out["shared_experts"] = model.shared_expert_params() * n_moe * per_stage / layout.ep'),
+]
+
+#: Tests run against each mutant (fast: the hand-derived guards and the CLI golden set).
+FAST_TESTS = ["tests/unit/test_mutation_guards.py", "tests/golden/test_cli_golden.py"]
+#: ``--full``: the whole fast suite.
+FULL_TESTS = ["tests/unit", "tests/golden", "tests/cli"]
+
+
+class MutantError(RuntimeError):
+    """A mutant's old text is missing or ambiguous in its file."""
+
+
+def make_copy(dest: Path) -> None:
+    """Copy src/, tests/ and pyproject.toml of the repo into ``dest`` (no caches)."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.egg-info")
+    for d in ("src", "tests"):
+        shutil.copytree(ROOT / d, dest / d, ignore=ignore)
+    shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
+
+
+def apply_mutant(copy: Path, file: str, old: str, new: str) -> None:
+    """Replace the single occurrence of ``old`` by ``new`` in ``copy/file``.
+
+    Raises:
+        MutantError: ``old`` occurs zero or several times.
+    """
+    path = copy / file
+    text = path.read_text()
+    n = text.count(old)
+    if n != 1:
+        raise MutantError(f"{file}: old text found {n} times (need exactly 1): {old!r}")
+    path.write_text(text.replace(old, new))
+
+
+def run_tests(copy: Path, tests: list[str]) -> tuple[bool, str]:
+    """Run pytest on ``tests`` in ``copy`` importing the copy's ``src``; (passed, output tail)."""
+    env = dict(os.environ, PYTHONPATH=str(copy / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               PYTHONDONTWRITEBYTECODE="1")
+    probe = subprocess.run([sys.executable, "-c", "import jalapeno; print(jalapeno.__file__)"], cwd=copy, env=env,
+                           capture_output=True, text=True, check=True).stdout.strip()
+    if not probe.startswith(str(copy)):
+        raise RuntimeError(f"the mutated copy is not the imported package ({probe}); check PYTHONPATH/editable install")
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests], cwd=copy,
+                       env=env, capture_output=True, text=True)
+    tail = "\n".join((p.stdout + p.stderr).strip().splitlines()[-3:])
+    return p.returncode == 0, tail
+
+
+def main() -> int:
+    """Apply each mutant in turn, print the table; return 0 (all killed), 1 (survivor) or 2 (bad row)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--full", action="store_true", help=f"run {' '.join(FULL_TESTS)} instead of the fast subset")
+    ap.add_argument("-k", default="", help="only mutants whose name contains this")
+    ap.add_argument("-v", action="store_true", help="print the pytest tail for each mutant")
+    ns = ap.parse_args()
+    tests = FULL_TESTS if ns.full else FAST_TESTS
+    rows = [m for m in MUTANTS if ns.k in m[0]]
+    results = []
+    with tempfile.TemporaryDirectory(prefix="jalapeno-mutants-") as tmp:
+        base = Path(tmp) / "clean"
+        make_copy(base)
+        ok, tail = run_tests(base, tests)
+        if not ok:
+            print(f"the unmutated tests fail; fix them first:\n{tail}")
+            return 2
+        for name, file, old, new in rows:
+            work = Path(tmp) / name
+            shutil.copytree(base, work)
+            try:
+                apply_mutant(work, file, old, new)
+            except MutantError as e:
+                print(f"ERROR {name}: {e}")
+                return 2
+            t0 = time.perf_counter()
+            passed, tail = run_tests(work, tests)
+            dt = time.perf_counter() - t0
+            results.append((name, "survived" if passed else "killed", dt))
+            if ns.v:
+                print(f"--- {name}\n{tail}")
+            shutil.rmtree(work)
+    width = max(len(r[0]) for r in results) if results else 10
+    print(f"{'mutant':{width}s}  {'result':8s}  time")
+    for name, res, dt in results:
+        print(f"{name:{width}s}  {res:8s}  {dt:5.1f} s")
+    survivors = [r[0] for r in results if r[1] == "survived"]
+    summary = f"{len(results) - len(survivors)}/{len(results)} killed"
+    print(summary + (f"; SURVIVED: {', '.join(survivors)}" if survivors else ""))
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
