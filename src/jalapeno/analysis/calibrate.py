@@ -18,7 +18,7 @@ used. Functional forms (the same ones the step cost uses, cost/roofline.py):
   custom all-reduce kernels (the ones engines use for TP all-reduce), small messages only.
 - MoE layers (routed-expert block, ``moe_perf``, balanced routing, fastest kernel per row): the
   GEMM form with its own (eta_f, m_half_f, eta_m_f) per format, one fixed floor per layer and
-  ``moe_token_passes`` (BF16 passes over the EP group's token vectors, identified where the
+  ``moe[f].token_passes`` (BF16 passes over the EP group's token vectors, identified where the
   table spans several EP sizes), on the cost/ops.py quantities; DeepSeek-V3/R1's shape is held
   out of the fit and judged.
 Every fit reports its median and p90 absolute % error. The result is
@@ -38,7 +38,7 @@ import pandas as pd
 
 from jalapeno.cost.collectives import collective_time
 from jalapeno.errors import SpecError
-from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.efficiency import Efficiency, flatten_params, nest_params
 from jalapeno.specs.hardware import System
 
 #: catalog system → aiconfigurator system folder
@@ -144,10 +144,7 @@ def fit_gemm(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
         # a half-rows far below one tensor-core tile is a degenerate fit (memory time hides the
         # compute term at few rows); keep it at 16 rows or more
         mh = max(mh, 16.0)
-        sfx = "" if fmt == "bf16" else f"_{fmt}"
-        params[f"gemm_peak_fraction{sfx}"] = eta
-        params[f"gemm_half_rows{sfx}"] = mh
-        params[f"gemm_hbm_fraction{sfx}"] = em
+        params.setdefault("gemm", {})[fmt] = {"peak_fraction": eta, "half_rows": mh, "hbm_fraction": em}
         floors[fmt] = t0
         p = gemm_model_s(m_, n_, k_, peak, eta, mh, em, t0, w, wb, ab)
         preds.append(p)
@@ -287,7 +284,7 @@ def fit_moe(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
 
     Per compute format: (eta_f, m_half_f, eta_m_f, floor, passes) by robust least squares on log
     time; then one floor (the median over formats, reported as ``kernel_floor_s``) and the
-    per-format parameters refitted with it. ``moe_token_passes`` is fitted only when the table
+    per-format parameters refitted with it. ``moe[f].token_passes`` is fitted only when the table
     spans several EP sizes (else it is confounded with the per-assignment traffic). The report
     gives the fit error and the error on the held-out shape.
     """
@@ -318,15 +315,15 @@ def fit_moe(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
     params, report = {}, {"rows": int(len(train)), "kernel_floor_s": floor, "formats": {}}
     for fmt, r in train.groupby("fmt"):
         eta, mh, em, _, passes = fit(r, floor, scan)
-        sfx = "" if fmt == "bf16" else f"_{fmt}"
         peak = chip.peak(fmt)
         compute = r.flop.to_numpy() / (peak * eta * r.rows.to_numpy() / (r.rows.to_numpy() + mh))
         share = float(np.mean(compute > (r.bytes.to_numpy() + passes * r.token_bytes.to_numpy()) / (w * em)))
-        params[f"moe_hbm_fraction{sfx}"] = em
+        entry = {"hbm_fraction": em}
+        params.setdefault("moe", {})[fmt] = entry
         if scan:
-            params[f"moe_token_passes{sfx}"] = passes
+            entry["token_passes"] = passes
         if share >= MOE_COMPUTE_MIN_SHARE:
-            params.update({f"moe_peak_fraction{sfx}": eta, f"moe_half_rows{sfx}": mh})
+            entry.update({"peak_fraction": eta, "half_rows": mh})
         rep = {"fit": _ape(moe_model_s(r, peak, eta, mh, em, floor, w, passes), r.t), "compute_bound_share": share}
         ho = d[d.held_out & (d.fmt == fmt)]
         if len(ho):
@@ -393,9 +390,15 @@ DERIVED_FROM = {"jalapeno": ("gb300-nvl72", ("h200", "b200", "gb200-nvl72", "gb3
                 "mi300x": ("h200", ("h100", "h200")), "mi325x": ("h200", ("h100", "h200")),
                 "mi355x": ("b200", ("h200", "b200"))}
 
-_HIGHER_IS_BETTER = tuple(f"{p}{s}" for p in ("gemm_peak_fraction", "gemm_hbm_fraction", "moe_peak_fraction",
-                                                "moe_hbm_fraction") for s in ("", "_fp8", "_fp4")) + (
-    "hbm_fraction", "attention_peak_fraction", "link_fraction", "in_switch_fraction")
+#: Parameters where a larger value is more favourable (the rest: smaller is); kernel fields
+#: (``gemm.fp8.peak_fraction``) by their last name, any op kind and format.
+_HIGHER_IS_BETTER = ("hbm_fraction", "attention_peak_fraction", "link_fraction", "in_switch_fraction")
+_HIGHER_IS_BETTER_KERNEL = ("peak_fraction", "hbm_fraction")
+
+
+def _higher_is_better(key: str) -> bool:
+    """For a parameter name, or a dotted kernel field (flatten_params)."""
+    return key.rsplit(".", 1)[-1] in _HIGHER_IS_BETTER_KERNEL if "." in key else key in _HIGHER_IS_BETTER
 
 
 def derived_set(name: str, calibrated: dict[str, dict]) -> dict:
@@ -405,15 +408,16 @@ def derived_set(name: str, calibrated: dict[str, dict]) -> dict:
     most favourable (fractions: min/max; times and m_half: max/min).
     """
     mid_name, span = DERIVED_FROM[name]
-    mid = dict(calibrated[mid_name]["parameters"])
+    mid = flatten_params(calibrated[mid_name]["parameters"])  # one level: gemm.fp8.peak_fraction
+    fam = {s: flatten_params(calibrated[s]["parameters"]) for s in span}
     low, high = {}, {}
     for k in mid:
-        vals = [calibrated[s]["parameters"][k] for s in span if k in calibrated[s]["parameters"]]
+        vals = [fam[s][k] for s in span if k in fam[s]]
         if not vals:
             continue
-        good, bad = (max(vals), min(vals)) if k in _HIGHER_IS_BETTER else (min(vals), max(vals))
+        good, bad = (max(vals), min(vals)) if _higher_is_better(k) else (min(vals), max(vals))
         low[k], high[k] = bad, good
-    return {"system": name, "parameters": mid, "low": low, "high": high,
+    return {"system": name, "parameters": nest_params(mid), "low": nest_params(low), "high": nest_params(high),
             "provenance": {"derived_from": mid_name, "range_over": list(span)}}
 
 

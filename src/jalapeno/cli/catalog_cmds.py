@@ -33,7 +33,7 @@ def system_dict(s: System) -> dict:
                                              "latency_s": s.host.latency_s, "note": s.host.note},
         "allin_power_w_per_chip": s.allin_power_w_per_chip,
         "usd_per_chip_hour": s.usd_per_chip_hour,
-        "efficiency": {k: getattr(s.efficiency, k) for k in s.efficiency.__dataclass_fields__},
+        "efficiency": s.efficiency.as_dict(),
         "sources": dict(s.sources), "path": s.path,
     }
 
