@@ -34,7 +34,7 @@ SYSTEM_KEYS = {
     "power": ("table", "see `[power]`"),
     "cost": ("table", "see `[cost]`"),
     "host": ("table", "optional host-CPU-to-chip path, see `[host]`"),
-    "efficiency": ("table of numbers/strings", "optional per-system overrides of the software efficiency factors (docs/model.md); plain numbers, not sourced tables"),
+    "efficiency": ("table of numbers/strings", "optional per-system overrides of the software efficiency factors (docs/model.md); plain numbers, not sourced tables; GEMM and routed-expert kernel parameters go in per-format sub-tables, e.g. `[efficiency.gemm.fp8]` `peak_fraction = 0.6`, `[efficiency.moe.fp4]` `hbm_fraction = 0.7` (formats bf16, fp8, fp4; bf16 also serves formats without their own)"),
 }
 CHIP_KEYS = {
     "name": ("-", "chip name"),

@@ -50,10 +50,12 @@ def system_toml(hbm_gb: float) -> str:
         request_overhead_s = 0
         prompt_overhead_s_per_token = 0
         hbm_fraction = 1
-        gemm_peak_fraction = 1
-        gemm_half_rows = 1e-6
         attention_peak_fraction = 1
         memory_reserve_fraction = 0.05
+
+        [efficiency.gemm.bf16]
+        peak_fraction = 1
+        half_rows = 1e-6
         """)
 
 

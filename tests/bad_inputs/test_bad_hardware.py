@@ -150,22 +150,63 @@ def test_unknown_system_name_suggests_closest():
 
 
 @pytest.mark.parametrize("line, field", [
-    ("moe_peak_fraction_fp4 = true", "efficiency.moe_peak_fraction_fp4"),  # a boolean is not a number
-    ("moe_token_passes = false", "efficiency.moe_token_passes"),
-    ("moe_hbm_fraction_fp8 = 1.5", "efficiency.moe_hbm_fraction_fp8"),     # a fraction above 1
+    ("moe.fp4.peak_fraction = true", "efficiency.moe.fp4.peak_fraction"),  # a boolean is not a number
+    ("moe.bf16.token_passes = false", "efficiency.moe.bf16.token_passes"),
+    ("moe.fp8.hbm_fraction = 1.5", "efficiency.moe.fp8.hbm_fraction"),     # a fraction above 1
+    ("gemm.fp8.half_rows = -3", "efficiency.gemm.fp8.half_rows"),          # negative rows
+    ("gemm.fp4.half_rows = 1e7", "efficiency.gemm.fp4.half_rows"),         # beyond the sanity ceiling
     ("moe_floor_s = -1e-6", "efficiency.moe_floor_s"),                     # a negative time
-    ('moe_half_rows = "many"', "efficiency.moe_half_rows"),
+    ('moe.bf16.half_rows = "many"', "efficiency.moe.bf16.half_rows"),
     ("source = 5", "efficiency.source"),                                   # not a string
 ])
 def test_bad_efficiency_override(tmp_path, line, field):
     err = _expect(_write(tmp_path, GOOD + f"\n[efficiency]\n{line}\n"), field)
-    assert "got" in str(err)
+    assert "got" in str(err) or "beyond" in str(err)
 
 
 def test_good_efficiency_override_applies(tmp_path):
-    e = load_efficiency(_write(tmp_path, GOOD + "\n[efficiency]\nmoe_token_passes_fp8 = 3.5\nmoe_floor_s = 2e-5\n"))
+    e = load_efficiency(_write(tmp_path, GOOD + "\n[efficiency]\nmoe_floor_s = 2e-5\n[efficiency.moe.fp8]\n"
+                                            "token_passes = 3.5\n"))
     assert e.moe_passes("fp8") == 3.5 and e.moe_floor_s == 2e-5
     assert e.moe_passes("bf16") == 0.0  # unset: no passes
+
+
+def test_nested_gemm_override_keeps_the_other_fields_and_formats(tmp_path):
+    e = load_efficiency(_write(tmp_path, GOOD + "\n[efficiency]\nhbm_fraction = 0.9\n[efficiency.gemm.fp8]\n"
+                                            "peak_fraction = 0.6\nhalf_rows = 40\n[efficiency.gemm.bf16]\n"
+                                            "hbm_fraction = 0.7\n"))
+    assert (e.gemm_peak("fp8"), e.gemm_half("fp8"), e.gemm_hbm("fp8")) == (0.6, 40.0, 0.7)
+    assert (e.gemm_peak("bf16"), e.gemm_half("bf16"), e.gemm_hbm("bf16")) == (0.75, 32.0, 0.7)  # defaults kept
+    assert e.gemm_peak("fp4") == 0.75 and e.hbm_fraction == 0.9
+
+
+@pytest.mark.parametrize("line, old, new", [
+    ("gemm_peak_fraction_fp8 = 0.6", "gemm_peak_fraction_fp8", "gemm.fp8.peak_fraction"),
+    ("gemm_half_rows = 40", "gemm_half_rows", "gemm.bf16.half_rows"),
+    ("moe_token_passes_fp4 = 9", "moe_token_passes_fp4", "moe.fp4.token_passes"),
+    ("moe_hbm_fraction = 0.7", "moe_hbm_fraction", "moe.bf16.hbm_fraction"),
+])
+def test_former_flat_name_names_its_new_spelling(tmp_path, line, old, new):
+    err = _expect(_write(tmp_path, GOOD + f"\n[efficiency]\n{line}\n"), f"efficiency.{old}")
+    assert f"{old} is now {new}" in str(err)
+    assert f"[efficiency.{new.rsplit('.', 1)[0]}]" in err.fix
+
+
+@pytest.mark.parametrize("table, field, words", [
+    ("[efficiency.gemm.fp6]\npeak_fraction = 0.5", "efficiency.gemm.fp6", ["unknown compute format", "bf16, fp8, fp4"]),
+    ("[efficiency.gemm.fp8]\ntoken_passes = 2", "efficiency.gemm.fp8.token_passes",
+     ["unknown gemm parameter", "peak_fraction, half_rows, hbm_fraction"]),
+    ("[efficiency.moe.fp8]\npeak = 0.5", "efficiency.moe.fp8.peak",
+     ["unknown moe parameter", "peak_fraction, half_rows, hbm_fraction, token_passes"]),
+    ("[efficiency]\nattention = { bf16 = { peak_fraction = 0.5 } }", "efficiency.attention",
+     ["unknown efficiency parameter", "gemm.<format>", "hbm_fraction"]),
+    ("[efficiency]\ngemm = 0.5", "efficiency.gemm", ["must be a table of compute formats"]),
+    ("[efficiency]\ngemm.fp8 = 0.5", "efficiency.gemm.fp8", ["must be a table of gemm parameters"]),
+])
+def test_unknown_kernel_table_key_lists_the_valid_ones(tmp_path, table, field, words):
+    err = _expect(_write(tmp_path, GOOD + f"\n{table}\n"), field)
+    for w in words:
+        assert w in str(err)
 
 
 def test_unit_slip_in_a_time_is_refused(tmp_path):
@@ -173,6 +214,7 @@ def test_unit_slip_in_a_time_is_refused(tmp_path):
     assert "beyond" in str(err) and "µs" in str(err)
 
 
-def test_unsuffixed_moe_parameter_covers_formats_without_their_own(tmp_path):
-    e = load_efficiency(_write(tmp_path, GOOD + "\n[efficiency]\nmoe_token_passes = 5\nmoe_token_passes_fp4 = 9\n"))
+def test_bf16_moe_parameter_covers_formats_without_their_own(tmp_path):
+    e = load_efficiency(_write(tmp_path, GOOD + "\n[efficiency.moe.bf16]\ntoken_passes = 5\n[efficiency.moe.fp4]\n"
+                                            "token_passes = 9\n"))
     assert (e.moe_passes("bf16"), e.moe_passes("fp8"), e.moe_passes("fp4")) == (5.0, 5.0, 9.0)

@@ -163,18 +163,16 @@ def test_deepseek_routed_expert_weight_bytes_full_batch_ep8():
 
 
 def test_routed_experts_use_the_moe_efficiencies_and_fall_back_to_the_gemm_ones():
-    """Memory time of the expert op = its bytes / (W · eta_m): eta_m is moe_hbm_fraction_fp4 when
-    set, else gemm_hbm_fraction_fp4; the FP8 GEMMs keep gemm_hbm_fraction_fp8 either way."""
-    import dataclasses
-
+    """Memory time of the expert op = its bytes / (W · eta_m): eta_m is moe.fp4.hbm_fraction when
+    set, else gemm.fp4.hbm_fraction; the FP8 GEMMs keep gemm.fp8.hbm_fraction either way."""
     from jalapeno.cost.roofline import op_times
 
     base = load_pricer("gb200-nvl72", "spec")
-    eff = dataclasses.replace(base.efficiency, gemm_hbm_fraction_fp4=0.3, moe_hbm_fraction_fp4=0.75,
-                              gemm_hbm_fraction_fp8=0.4, moe_hbm_fraction_fp8=0.9)
+    eff = base.efficiency.with_overrides({"gemm": {"fp4": {"hbm_fraction": 0.3}, "fp8": {"hbm_fraction": 0.4}},
+                                          "moe": {"fp4": {"hbm_fraction": 0.75}, "fp8": {"hbm_fraction": 0.9}}})
     sc = step_cost(load_model("deepseek-r1"), base, Layout(tp=1, dp=8, ep=8), get_precision("fp4"),
                    Batch.make(decode_seqs=4096, decode_ctx=16))
-    for e, want_moe in ((eff, 0.75), (dataclasses.replace(eff, moe_hbm_fraction_fp4=None), 0.3)):
+    for e, want_moe in ((eff, 0.75), (eff.with_kernel("moe", "fp4", hbm_fraction=None), 0.3)):
         t = op_times(sc.ops, base.system.chip, e)
         j = sc.ops.name.index("moe.experts")
         assert sc.ops.kind[j] == "moe" and sc.ops.fmt[j] == "fp4"
@@ -193,13 +191,11 @@ def test_routed_experts_use_the_moe_efficiencies_and_fall_back_to_the_gemm_ones(
 def test_routed_experts_scan_the_routed_tokens_moe_token_passes_times(layout, scanned):
     """512 sequences on 8 chips; with p passes the expert op's activation bytes grow by
     scanned · 7168 · 2 B · p per layer, on each of DeepSeek-R1's 58 MoE layers."""
-    import dataclasses
-
     base = load_pricer("gb200-nvl72", "spec")
     m, prec = load_model("deepseek-r1"), get_precision("fp8")
     batch = Batch.make(decode_seqs=512, decode_ctx=16)
     plain = step_cost(m, base, layout, prec, batch)
-    scan = step_cost(m, base.with_efficiency(dataclasses.replace(base.efficiency, moe_token_passes_fp8=4.0)),
+    scan = step_cost(m, base.with_efficiency(base.efficiency.with_kernel("moe", "fp8", token_passes=4.0)),
                      layout, prec, batch)
     extra = _op(scan, "moe.experts", "act_bytes") - _op(plain, "moe.experts", "act_bytes")
     assert extra == pytest.approx(scanned * 7168 * 2 * 4.0 * 58, rel=1e-9)

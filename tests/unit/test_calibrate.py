@@ -31,7 +31,7 @@ from jalapeno.specs.calibration import (
     load_calibration,
 )
 from jalapeno.specs.catalog import list_systems, load_efficiency, load_system
-from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
+from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency, flatten_params
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "aiconfigurator"
 AITER_FIX = Path(__file__).resolve().parents[1] / "fixtures" / "aiter"
@@ -39,7 +39,7 @@ SHIPPED = sorted(p.name[:-5] for p in (resources.files("jalapeno") / "data" / "c
                  if p.name.endswith(".toml"))
 MEASURED = [n for n in SHIPPED if load_calibration(n)["kind"] == "measured"]
 DERIVED = [n for n in SHIPPED if load_calibration(n)["kind"] == "derived"]
-FRACTION_FIELDS = [f.name for f in dataclasses.fields(Efficiency) if "_fraction" in f.name]
+FRACTION_FIELDS = [f.name for f in dataclasses.fields(Efficiency) if "_fraction" in f.name]  # scalar ones
 KERNEL_TABLES = {("gemm", "gemm_perf"), ("attention", "context_attention_perf"),
                  ("attention", "generation_attention_perf"), ("moe", "moe_perf"), ("comm", "nccl_perf"),
                  ("comm", "custom_allreduce_perf")}
@@ -95,6 +95,15 @@ def _in_unit(v) -> bool:
     return v is None or (isinstance(v, float) and 0.0 < v <= 1.0)
 
 
+def _kernel_fractions(eff: Efficiency):
+    """(name, value) of every fraction set in the GEMM and MoE tables (gemm.fp8.peak_fraction ...)."""
+    for op in ("gemm", "moe"):
+        for fmt, k in getattr(eff, op).items():
+            for f in ("peak_fraction", "hbm_fraction"):
+                if getattr(k, f) is not None:
+                    yield f"{op}.{fmt}.{f}", getattr(k, f)
+
+
 # ---- the fixture itself ---------------------------------------------------------------------------
 
 def test_fixture_is_small_and_attributed():
@@ -109,10 +118,13 @@ def test_fixture_is_small_and_attributed():
 
 def test_fit_gemm_fractions_in_unit_interval_and_fit_is_good(gemm_fit, tables):
     params, report = gemm_fit
-    for fmt_sfx in ("", "_fp8", "_fp4"):  # gb200 has bf16, fp8 and fp4 peaks; the sample has all three dtypes
-        assert 0.0 < params[f"gemm_peak_fraction{fmt_sfx}"] <= 1.0
-        assert 0.0 < params[f"gemm_hbm_fraction{fmt_sfx}"] <= 1.0
-        assert params[f"gemm_half_rows{fmt_sfx}"] > 0.0
+    assert list(params) == ["gemm"]  # nested by format: {"gemm": {"bf16": {...}, ...}}
+    for fmt in ("bf16", "fp8", "fp4"):  # gb200 has bf16, fp8 and fp4 peaks; the sample has all three dtypes
+        g = params["gemm"][fmt]
+        assert set(g) == {"peak_fraction", "half_rows", "hbm_fraction"}
+        assert 0.0 < g["peak_fraction"] <= 1.0
+        assert 0.0 < g["hbm_fraction"] <= 1.0
+        assert g["half_rows"] > 0.0
     assert set(report["formats"]) == {"bf16", "fp8", "fp4"}
     assert math.isfinite(report["median_ape"]) and report["median_ape"] < 0.5
     assert report["p90_ape"] >= report["median_ape"]
@@ -133,7 +145,7 @@ def _hand_gemm_s(m, n, k, peak, eta, m_half, eta_m, t0, w, wb, ab):
 
 def test_fit_gemm_model_matches_the_documented_formula(gemm_fit, gb200, tables):
     params, report = gemm_fit
-    eta, mh, em = params["gemm_peak_fraction"], params["gemm_half_rows"], params["gemm_hbm_fraction"]
+    eta, mh, em = (params["gemm"]["bf16"][k] for k in ("peak_fraction", "half_rows", "hbm_fraction"))
     t0 = report["formats"]["bf16"]["kernel_floor_s"]
     assert gb200.chip.peak("bf16") == GB200_PEAK_BF16 and gb200.chip.hbm_bandwidth_bytes_per_s == GB200_HBM
     row = tables["gemm"].iloc[1]  # bfloat16, m=3072, n=7168, k=4096, 0.1172 ms
@@ -159,7 +171,7 @@ def test_fit_gemm_peak_fraction_agrees_with_the_largest_measured_gemm(gemm_fit, 
     assert big.m >= 8192  # in the flat part of eta(m) = eta · m / (m + m_half)
     implied = 2.0 * big.m * big.n * big.k / (big.latency * 1e-3 * GB200_PEAK_BF16)
     assert 0.0 < implied <= 1.0
-    assert implied == pytest.approx(gemm_fit[0]["gemm_peak_fraction"], rel=0.25)
+    assert implied == pytest.approx(gemm_fit[0]["gemm"]["bf16"]["peak_fraction"], rel=0.25)
 
 
 def test_fit_gemm_skips_formats_the_chip_lacks(tables):
@@ -169,7 +181,7 @@ def test_fit_gemm_skips_formats_the_chip_lacks(tables):
     d = tables["gemm"][tables["gemm"].gemm_dtype.isin(["bfloat16", "nvfp4"])]
     params, report = cal.fit_gemm(d, h200)
     assert set(report["formats"]) == {"bf16"}
-    assert not any(k.endswith("_fp4") for k in params)
+    assert set(params["gemm"]) == {"bf16"}
     assert report["rows"] == int(((d.gemm_dtype == "bfloat16") & (d.m >= 8)).sum())
 
 
@@ -273,10 +285,10 @@ def test_fit_moe_recovers_known_parameters_from_synthetic_layers(gb200, moe_tabl
     params, report = cal.fit_moe(syn, gb200)
     assert report["kernel_floor_s"] == pytest.approx(floor, rel=0.05)
     for fmt, (eta, mh, em) in truth.items():
-        sfx = "" if fmt == "bf16" else f"_{fmt}"
-        assert params[f"moe_hbm_fraction{sfx}"] == pytest.approx(em, rel=0.05), fmt
-        assert params[f"moe_peak_fraction{sfx}"] == pytest.approx(eta, rel=0.15), fmt
-        assert params[f"moe_token_passes{sfx}"] == pytest.approx(passes[fmt], rel=0.15), fmt
+        p = params["moe"][fmt]
+        assert p["hbm_fraction"] == pytest.approx(em, rel=0.05), fmt
+        assert p["peak_fraction"] == pytest.approx(eta, rel=0.15), fmt
+        assert p["token_passes"] == pytest.approx(passes[fmt], rel=0.15), fmt
         assert report["formats"][fmt]["fit"]["median_ape"] < 0.02
     assert "moe_floor_s" not in params  # reported, not used (CUDA graphs hide launch floors)
     Efficiency().with_overrides(params)
@@ -287,7 +299,7 @@ def test_fit_moe_fits_no_token_passes_on_a_single_ep_size(gb200, moe_table):
     pytest.importorskip("scipy")
     one = moe_table[moe_table.moe_ep_size == 8]
     params, _ = cal.fit_moe(one, gb200)
-    assert params and not any(k.startswith("moe_token_passes") for k in params)
+    assert params and not any("token_passes" in p for p in params["moe"].values())
 
 
 def test_fit_moe_never_sees_the_held_out_shape(gb200, moe_table):
@@ -302,7 +314,7 @@ def test_fit_moe_never_sees_the_held_out_shape(gb200, moe_table):
     assert r2["formats"]["fp4"]["held_out_deepseek_shape"]["median_ape"] != pytest.approx(
         r1["formats"]["fp4"]["held_out_deepseek_shape"]["median_ape"])
     assert "held_out_deepseek_shape" not in r1["formats"]["bf16"]  # no bf16 row of that shape
-    for k, v in p1.items():
+    for k, v in flatten_params(p1).items():
         assert v > 0 and (v <= 1.0 if "_fraction" in k else True), k
 
 
@@ -406,6 +418,8 @@ def test_calibration_provenance_names_kernel_tables_only(calibrated_with_perturb
     eff = load_efficiency("gb200-nvl72", "spec").with_overrides(res["parameters"])
     for f in FRACTION_FIELDS:
         assert _in_unit(getattr(eff, f)), f
+    for f, v in _kernel_fractions(eff):
+        assert _in_unit(v), f
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -419,7 +433,8 @@ def test_shipped_provenance_and_report_are_kernel_only(name):
         assert set(prov) == {"package", "tables", "measured", "derived_from", "range_over"}
         assert prov["package"].startswith("amd-aiter ")
         assert set(prov["tables"]) <= {"a8w8_blockscale_tuned_gemm", "a4w4_blockscale_tuned_gemm", "tuned_fmoe"}
-        assert set(prov["measured"]) <= set(c["parameters"]) and "gemm_peak_fraction_fp8" in prov["measured"]
+        assert set(prov["measured"]) <= set(flatten_params(c["parameters"]))
+        assert "gemm.fp8.peak_fraction" in prov["measured"]
         assert set(c["report"]) <= {"cu_num", "gemm", "moe"} and c["report"]["gemm"]["rows"] > 0
     elif c["kind"] == "measured":
         assert set(prov) == {"package", "backend", "gemm_version", "attention_version", "system_dir",
@@ -449,7 +464,9 @@ def test_shipped_sets_keep_fractions_in_unit_interval(name, which):
     eff = base_efficiency(name, which)
     for f in FRACTION_FIELDS:
         assert _in_unit(getattr(eff, f)), (name, which, f, getattr(eff, f))
-    assert eff.gemm_half_rows > 0 and eff.collective_launch_s >= 0
+    for f, v in _kernel_fractions(eff):
+        assert _in_unit(v), (name, which, f, v)
+    assert eff.gemm["bf16"].half_rows > 0 and eff.collective_launch_s >= 0
     assert "calibrated" in eff.source and which in eff.source
     for fmt in ("bf16", "fp8", "fp4"):
         assert 0.0 < eff.gemm_peak(fmt) <= 1.0 and 0.0 < eff.gemm_hbm(fmt) <= 1.0 and eff.gemm_half(fmt) > 0
@@ -462,7 +479,7 @@ def test_derived_sets_are_banded_and_carry_provenance(name):
     assert c["provenance"]["derived_from"] == mid_name
     assert c["provenance"]["range_over"] == list(span)
     assert all(load_calibration(s)["kind"] == "measured" for s in (mid_name, *span))
-    mid, low, high = c["parameters"], c["low"], c["high"]
+    mid, low, high = (flatten_params(c[k]) for k in ("parameters", "low", "high"))  # gemm.fp8.peak_fraction
     assert set(low) == set(high) and set(low) <= set(mid)
     for k in low:
         if "_fraction" in k:  # higher is better
@@ -471,18 +488,27 @@ def test_derived_sets_are_banded_and_carry_provenance(name):
             assert low[k] >= mid[k] >= high[k], k
     # the band is the family's range, recomputed from the shipped measured files
     again = cal.derived_set(name, {s: load_calibration(s) for s in (mid_name, *span)})
-    assert (again["parameters"], again["low"], again["high"]) == (mid, low, high)
+    assert (again["parameters"], again["low"], again["high"]) == (c["parameters"], c["low"], c["high"])
 
 
 def test_derived_set_low_high_are_min_max():
-    fam = {"a": {"parameters": {"hbm_fraction": 0.8, "gemm_half_rows": 50.0, "collective_launch_s": 1e-5}},
-           "b": {"parameters": {"hbm_fraction": 0.9, "gemm_half_rows": 70.0, "collective_launch_s": 2e-5}}}
+    fam = {"a": {"parameters": {"hbm_fraction": 0.8, "collective_launch_s": 1e-5,
+                                "gemm": {"bf16": {"half_rows": 50.0}, "fp8": {"peak_fraction": 0.5}},
+                                "moe": {"fp4": {"hbm_fraction": 0.6, "token_passes": 3.0}}}},
+           "b": {"parameters": {"hbm_fraction": 0.9, "collective_launch_s": 2e-5,
+                                "gemm": {"bf16": {"half_rows": 70.0}, "fp8": {"peak_fraction": 0.4}},
+                                "moe": {"fp4": {"hbm_fraction": 0.7}}}}}
     with pytest.MonkeyPatch.context() as mp:
         mp.setitem(cal.DERIVED_FROM, "x", ("a", ("a", "b")))
         d = cal.derived_set("x", fam)
     assert d["parameters"] == fam["a"]["parameters"]
-    assert d["low"] == {"hbm_fraction": 0.8, "gemm_half_rows": 70.0, "collective_launch_s": 2e-5}
-    assert d["high"] == {"hbm_fraction": 0.9, "gemm_half_rows": 50.0, "collective_launch_s": 1e-5}
+    # fractions: low = min, high = max; half rows, passes and times: low = max, high = min
+    assert d["low"] == {"hbm_fraction": 0.8, "collective_launch_s": 2e-5,
+                        "gemm": {"bf16": {"half_rows": 70.0}, "fp8": {"peak_fraction": 0.4}},
+                        "moe": {"fp4": {"hbm_fraction": 0.6, "token_passes": 3.0}}}
+    assert d["high"] == {"hbm_fraction": 0.9, "collective_launch_s": 1e-5,
+                         "gemm": {"bf16": {"half_rows": 50.0}, "fp8": {"peak_fraction": 0.5}},
+                         "moe": {"fp4": {"hbm_fraction": 0.7, "token_passes": 3.0}}}
     assert d["provenance"] == {"derived_from": "a", "range_over": ["a", "b"]}
 
 
@@ -496,14 +522,15 @@ def test_to_toml_round_trips_a_measured_set(gemm_fit, attention_fit, nccl_fit):
     back = tomllib.loads(cal.to_toml(c, "measured"))
     assert (back["system"], back["kind"]) == ("gb200-nvl72", "measured")
     assert back["provenance"] == c["provenance"]
-    assert set(back["parameters"]) == set(c["parameters"])
-    for k, v in c["parameters"].items():
-        assert back["parameters"][k] == pytest.approx(v, rel=1e-6, abs=1e-8), k
+    flat, back_flat = flatten_params(c["parameters"]), flatten_params(back["parameters"])
+    assert set(back_flat) == set(flat) and "gemm.fp4.half_rows" in flat
+    for k, v in flat.items():
+        assert back_flat[k] == pytest.approx(v, rel=1e-6, abs=1e-8), k
     assert set(back["report"]["gemm"]["formats"]) == {"bf16", "fp8", "fp4"}
     assert back["report"]["gemm"]["rows"] == gemm_fit[1]["rows"]
     assert back["report"]["nccl"]["nccl_folder"] == "2.29.2"
     eff = DEFAULT_EFFICIENCY.with_overrides(back["parameters"])
-    assert eff.gemm_peak("fp4") == pytest.approx(gemm_fit[0]["gemm_peak_fraction_fp4"], abs=1e-8)
+    assert eff.gemm_peak("fp4") == pytest.approx(gemm_fit[0]["gemm"]["fp4"]["peak_fraction"], abs=1e-8)
 
 
 @pytest.mark.parametrize("name", DERIVED[:1] + MEASURED[:1])
@@ -527,7 +554,7 @@ def test_load_system_spec_is_the_documented_defaults():
 def test_load_system_default_is_calibrated():
     eff = load_efficiency("h200")
     assert "calibrated" in eff.source and "h200.toml" in eff.source
-    assert eff.gemm_peak_fraction == load_calibration("h200")["parameters"]["gemm_peak_fraction"]
+    assert eff.gemm_peak("bf16") == load_calibration("h200")["parameters"]["gemm"]["bf16"]["peak_fraction"]
     assert eff != DEFAULT_EFFICIENCY
 
 
@@ -576,9 +603,10 @@ def test_aiter_moe_frame_keeps_deepseek_recipes_only(aiter_tables):
 def test_fit_amd_mi355x_measures_fp8_fp4_and_moe_with_floors(aiter_tables):
     pytest.importorskip("scipy")
     params, report = amd.fit_amd(load_system("mi355x"), aiter_tables)
-    for k in ("gemm_peak_fraction_fp8", "gemm_hbm_fraction_fp8", "gemm_peak_fraction_fp4",
-              "gemm_hbm_fraction_fp4", "moe_hbm_fraction_fp8"):
-        assert 0.0 < params[k] <= 1.0, k
+    flat = flatten_params(params)
+    for k in ("gemm.fp8.peak_fraction", "gemm.fp8.hbm_fraction", "gemm.fp4.peak_fraction",
+              "gemm.fp4.hbm_fraction", "moe.fp8.hbm_fraction"):
+        assert 0.0 < flat[k] <= 1.0, k
     assert report["cu_num"] == 256 and set(report["gemm"]["formats"]) == {"fp8", "fp4"}
     # the per-kernel floor is the median of the formats' fitted GEMM floors, the MoE floor the fit's
     floors = [f["kernel_floor_s"] for f in report["gemm"]["formats"].values()]
@@ -594,24 +622,24 @@ def test_amd_overlay_measured_on_top_of_derived_and_borrows_amd_moe(aiter_tables
     pytest.importorskip("scipy")
     fam = {s: load_calibration(s) for s in ("h100", "h200")}
     derived = cal.derived_set("mi300x", fam)
-    donor = {"moe_hbm_fraction_fp8": 0.45, "moe_floor_s": 2e-5, "gemm_peak_fraction_fp8": 0.9}
+    donor = {"moe": {"fp8": {"hbm_fraction": 0.45}}, "moe_floor_s": 2e-5, "gemm": {"fp8": {"peak_fraction": 0.9}}}
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(amd, "package_version", lambda: "0.0-test")
         out = amd.amd_overlay("mi300x", load_system("mi300x"), derived, donor, aiter_tables)
     p = out["parameters"]
     # measured on the MI300X rows, not taken from the donor or the NVIDIA family
-    assert p["gemm_peak_fraction_fp8"] != 0.9 and p["gemm_peak_fraction_fp8"] != derived["parameters"][
-        "gemm_peak_fraction_fp8"]
-    # MoE: the AMD donor's (only moe_* keys); unmeasured NVIDIA MoE values removed
-    assert p["moe_hbm_fraction_fp8"] == 0.45 and p["moe_floor_s"] == 2e-5
-    assert "moe_peak_fraction_fp8" not in p and "moe_hbm_fraction" not in p
-    assert not any(k.startswith("moe_token_passes") for k in p)  # NVIDIA's passes are not AMD's
+    fp8 = p["gemm"]["fp8"]["peak_fraction"]
+    assert fp8 != 0.9 and fp8 != derived["parameters"]["gemm"]["fp8"]["peak_fraction"]
+    # MoE: the AMD donor's (only moe keys); unmeasured NVIDIA MoE values removed
+    assert p["moe"] == {"fp8": {"hbm_fraction": 0.45}} and p["moe_floor_s"] == 2e-5  # NVIDIA's passes are not AMD's
+    assert "moe" in derived["parameters"] and "moe" not in out["low"]
     assert out["report"]["moe"]["borrowed_from"] == "mi355x"
     # bands only on the derived parameters; provenance names both sources
-    assert not set(out["low"]) & set(out["provenance"]["measured"])
+    assert not set(flatten_params(out["low"])) & set(out["provenance"]["measured"])
+    assert "gemm.fp8.peak_fraction" in out["provenance"]["measured"]
     assert out["provenance"]["derived_from"] == "h200" and out["provenance"]["package"] == "amd-aiter 0.0-test"
     back = tomllib.loads(cal.to_toml(out, "partial"))
-    assert back["kind"] == "partial" and back["parameters"] == pytest.approx(p)
+    assert back["kind"] == "partial" and flatten_params(back["parameters"]) == pytest.approx(flatten_params(p))
 
 
 def test_amd_calibration_needs_the_package_and_says_how(monkeypatch):

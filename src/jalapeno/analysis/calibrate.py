@@ -18,7 +18,7 @@ used. Functional forms (the same ones the step cost uses, cost/roofline.py):
   custom all-reduce kernels (the ones engines use for TP all-reduce), small messages only.
 - MoE layers (routed-expert block, ``moe_perf``, balanced routing, fastest kernel per row): the
   GEMM form with its own (eta_f, m_half_f, eta_m_f) per format, one fixed floor per layer and
-  ``moe_token_passes`` (BF16 passes over the EP group's token vectors, identified where the
+  ``moe[f].token_passes`` (BF16 passes over the EP group's token vectors, identified where the
   table spans several EP sizes), on the cost/ops.py quantities; DeepSeek-V3/R1's shape is held
   out of the fit and judged.
 Every fit reports its median and p90 absolute % error. The result is
@@ -40,7 +40,7 @@ from jalapeno.cost.ops import add_routed_experts
 from jalapeno.cost.optable import OpBuilder
 from jalapeno.cost.pricer import RooflinePricer
 from jalapeno.errors import SpecError
-from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
+from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency, flatten_params, nest_params
 from jalapeno.specs.hardware import System
 
 #: catalog system → aiconfigurator system folder
@@ -108,16 +108,25 @@ def _ape(pred, meas) -> dict:
 # ---- GEMM -------------------------------------------------------------------------------------
 
 def kernel_params(kind: str, fmt: str, **values) -> dict:
-    """Efficiency overrides of one kernel group: ``kind`` (gemm | moe), format ``fmt`` and any of
-    peak_fraction, half_rows, hbm_fraction, token_passes (the names specs/efficiency.py uses)."""
-    sfx = "" if fmt == "bf16" else f"_{fmt}"
-    return {f"{kind}_{k}{sfx}": float(v) for k, v in values.items() if v is not None}
+    """Efficiency parameters of one kernel group ``kind[fmt]`` (gemm | moe) as dotted keys
+    (``gemm.fp8.peak_fraction``; specs/efficiency.nest_params gives the TOML form); any of
+    peak_fraction, half_rows, hbm_fraction, token_passes."""
+    return {f"{kind}.{fmt}.{k}": float(v) for k, v in values.items() if v is not None}
 
 
 def fit_efficiency(overrides: dict) -> Efficiency:
-    """The documented defaults with trial parameter values. Not range-checked: an optimiser's trial
-    points may stray past the sanity ceilings of ``Efficiency.with_overrides`` before converging."""
-    return dataclasses.replace(DEFAULT_EFFICIENCY, **overrides)
+    """The documented defaults with trial parameter values (scalars by name, kernel parameters as
+    dotted ``kind.fmt.field`` keys). Not range-checked: an optimiser's trial points may stray past
+    the sanity ceilings of ``Efficiency.with_overrides`` before converging."""
+    eff = DEFAULT_EFFICIENCY
+    scalars = {}
+    for k, v in overrides.items():
+        if "." in k:
+            kind, fmt, name = k.split(".")
+            eff = eff.with_kernel(kind, fmt, **{name: v})
+        else:
+            scalars[k] = v
+    return dataclasses.replace(eff, **scalars)
 
 
 def priced_s(system: System, table, overrides: dict) -> np.ndarray:
@@ -184,7 +193,7 @@ def fit_gemm(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
         report["formats"][fmt] = {"dtype": dtype, **_ape(p, t_), "kernel_floor_s": t0}
     allp, allm = np.concatenate(preds), np.concatenate(meas)
     report.update({"rows": int(allm.size), **_ape(allp, allm)})
-    return params, report
+    return nest_params(params), report
 
 
 # ---- attention ---------------------------------------------------------------------------------
@@ -331,7 +340,7 @@ def fit_moe(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
 
     Per compute format: (eta_f, m_half_f, eta_m_f, floor, passes) by robust least squares on log
     time; then one floor (the median over formats, reported as ``kernel_floor_s``) and the
-    per-format parameters refitted with it. ``moe_token_passes`` is fitted only when the table
+    per-format parameters refitted with it. ``moe[f].token_passes`` is fitted only when the table
     spans several EP sizes (else it is confounded with the per-assignment traffic). The report
     gives the fit error and the error on the held-out shape.
     """
@@ -372,7 +381,7 @@ def fit_moe(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
         if len(ho):
             rep["held_out_deepseek_shape"] = _ape(moe_model_s(system, ho, fmt, eta, mh, em, floor, passes), ho.t)
         report["formats"][fmt] = rep
-    return params, report
+    return nest_params(params), report
 
 
 # ---- driver ------------------------------------------------------------------------------------
@@ -433,9 +442,15 @@ DERIVED_FROM = {"jalapeno": ("gb300-nvl72", ("h200", "b200", "gb200-nvl72", "gb3
                 "mi300x": ("h200", ("h100", "h200")), "mi325x": ("h200", ("h100", "h200")),
                 "mi355x": ("b200", ("h200", "b200"))}
 
-_HIGHER_IS_BETTER = tuple(f"{p}{s}" for p in ("gemm_peak_fraction", "gemm_hbm_fraction", "moe_peak_fraction",
-                                                "moe_hbm_fraction") for s in ("", "_fp8", "_fp4")) + (
-    "hbm_fraction", "attention_peak_fraction", "link_fraction", "in_switch_fraction")
+#: Parameters where a larger value is more favourable (the rest: smaller is); kernel fields
+#: (``gemm.fp8.peak_fraction``) by their last name, any op kind and format.
+_HIGHER_IS_BETTER = ("hbm_fraction", "attention_peak_fraction", "link_fraction", "in_switch_fraction")
+_HIGHER_IS_BETTER_KERNEL = ("peak_fraction", "hbm_fraction")
+
+
+def _higher_is_better(key: str) -> bool:
+    """For a parameter name, or a dotted kernel field (flatten_params)."""
+    return key.rsplit(".", 1)[-1] in _HIGHER_IS_BETTER_KERNEL if "." in key else key in _HIGHER_IS_BETTER
 
 
 def derived_set(name: str, calibrated: dict[str, dict]) -> dict:
@@ -445,15 +460,16 @@ def derived_set(name: str, calibrated: dict[str, dict]) -> dict:
     most favourable (fractions: min/max; times and m_half: max/min).
     """
     mid_name, span = DERIVED_FROM[name]
-    mid = dict(calibrated[mid_name]["parameters"])
+    mid = flatten_params(calibrated[mid_name]["parameters"])  # one level: gemm.fp8.peak_fraction
+    fam = {s: flatten_params(calibrated[s]["parameters"]) for s in span}
     low, high = {}, {}
     for k in mid:
-        vals = [calibrated[s]["parameters"][k] for s in span if k in calibrated[s]["parameters"]]
+        vals = [fam[s][k] for s in span if k in fam[s]]
         if not vals:
             continue
-        good, bad = (max(vals), min(vals)) if k in _HIGHER_IS_BETTER else (min(vals), max(vals))
+        good, bad = (max(vals), min(vals)) if _higher_is_better(k) else (min(vals), max(vals))
         low[k], high[k] = bad, good
-    return {"system": name, "parameters": mid, "low": low, "high": high,
+    return {"system": name, "parameters": nest_params(mid), "low": nest_params(low), "high": nest_params(high),
             "provenance": {"derived_from": mid_name, "range_over": list(span)}}
 
 

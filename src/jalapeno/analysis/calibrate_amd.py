@@ -13,11 +13,11 @@ measured time (``us``), keyed by the chip's compute-unit count ``cu_num``:
 Tables and the formats they calibrate (the forms are calibrate.py's, fitted by its functions):
 
 - ``a8w8_blockscale_tuned_gemm``: FP8 GEMMs with 1x128/128x128 block scales (DeepSeek's FP8
-  recipe) → ``gemm_*_fp8``;
+  recipe) → ``gemm[fp8]``;
 - ``a4w4_blockscale_tuned_gemm``: MXFP4 GEMMs (32-element blocks, one E8M0 scale: 0.53125 B per
-  element) → ``gemm_*_fp4`` (MI355X only);
+  element) → ``gemm[fp4]`` (MI355X only);
 - ``tuned_fmoe``: fused MoE layers (BF16, and FP8 with 1x128 block scales), routed experts on one
-  GPU → ``moe_*`` (MI355X rows only; MI300X/MI325X borrow MI355X's fit — the same aiter kernels,
+  GPU → ``moe[bf16]``, ``moe[fp8]`` (MI355X rows only; MI300X/MI325X borrow MI355X's fit — the same aiter kernels,
   the nearest measured AMD family — rather than an NVIDIA one).
 
 Serving cost per kernel: NVIDIA stacks replay CUDA graphs with programmatic dependent launch (PDL,
@@ -41,6 +41,7 @@ import pandas as pd
 
 from jalapeno.analysis.calibrate import fit_gemm, fit_moe
 from jalapeno.errors import SpecError
+from jalapeno.specs.efficiency import flatten_params, nest_params
 from jalapeno.specs.hardware import System
 
 DISTRIBUTION = "amd-aiter"
@@ -147,23 +148,22 @@ def amd_overlay(name: str, system: System, derived: dict, moe_source: dict | Non
     """
     if tables is None:
         tables = {n: read_table(n) for n in (*GEMM_TABLES, "tuned_fmoe")}
+    # parameters one level deep (flatten_params: ``moe.fp8.hbm_fraction``), nested again at the end
     params, report = fit_amd(system, tables)
+    params = flatten_params(params)
     if "moe_floor_s" not in params and moe_source:
-        borrowed = {k: v for k, v in moe_source.items() if k.startswith("moe_")}
+        borrowed = {k: v for k, v in flatten_params(moe_source).items() if k.startswith(("moe.", "moe_"))}
         params.update(borrowed)
         report["moe"] = {"rows": 0, "borrowed_from": MOE_FROM.get(name, "")}
     measured = set(params)
-    base = dict(derived["parameters"])
+    base = flatten_params(derived["parameters"])
     # an unmeasured MoE parameter falls back to the AMD GEMM fit (token passes: to none — aiter's
     # single-GPU fused-MoE rows fold them into the HBM fraction)
-    for sfx in ("", "_fp8", "_fp4"):
-        for k in (f"moe_peak_fraction{sfx}", f"moe_half_rows{sfx}", f"moe_hbm_fraction{sfx}",
-                  f"moe_token_passes{sfx}"):
-            if k not in measured:
-                base.pop(k, None)
-    out = {"system": name, "parameters": {**base, **params},
-           "low": {k: v for k, v in derived.get("low", {}).items() if k in base and k not in measured},
-           "high": {k: v for k, v in derived.get("high", {}).items() if k in base and k not in measured},
+    for k in [k for k in base if k.startswith("moe.") and k not in measured]:
+        del base[k]
+    band = {b: nest_params({k: v for k, v in flatten_params(derived.get(b, {})).items()
+                            if k in base and k not in measured}) for b in ("low", "high")}
+    out = {"system": name, "parameters": nest_params({**base, **params}), **band,
            "provenance": {"package": f"amd-aiter {package_version()}",
                           "tables": [n for n in (*GEMM_TABLES, "tuned_fmoe") if n in tables],
                           "measured": sorted(measured), **derived["provenance"]},

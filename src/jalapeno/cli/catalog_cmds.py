@@ -34,7 +34,7 @@ def system_dict(s: System, eff: Efficiency) -> dict:
                                              "latency_s": s.host.latency_s, "note": s.host.note},
         "allin_power_w_per_chip": s.allin_power_w_per_chip,
         "usd_per_chip_hour": s.usd_per_chip_hour,
-        "efficiency": {k: getattr(eff, k) for k in eff.__dataclass_fields__},
+        "efficiency": eff.as_dict(),
         "sources": dict(s.sources), "path": s.path,
     }
 

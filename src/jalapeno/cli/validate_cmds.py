@@ -17,6 +17,7 @@ def calibrate(
     from jalapeno.analysis.calibrate import calibrate_catalog
     from jalapeno.errors import SpecError
     from jalapeno.specs.catalog import list_systems
+    from jalapeno.specs.efficiency import flatten_params
 
     names = [s.strip() for s in systems.split(",") if s.strip()] if systems is not None else None
     if names == []:
@@ -32,14 +33,14 @@ def calibrate(
         print_json(res)
         return
     t = Table(title="calibrated efficiency parameters")
-    keys = ["gemm_peak_fraction", "gemm_peak_fraction_fp8", "gemm_peak_fraction_fp4", "gemm_half_rows",
-            "gemm_hbm_fraction_fp8", "hbm_fraction", "attention_peak_fraction", "link_fraction", "collective_launch_s"]
+    keys = ["gemm.bf16.peak_fraction", "gemm.fp8.peak_fraction", "gemm.fp4.peak_fraction", "gemm.bf16.half_rows",
+            "gemm.fp8.hbm_fraction", "hbm_fraction", "attention_peak_fraction", "link_fraction", "collective_launch_s"]
     t.add_column("system")
     for k in keys:
-        t.add_column(k.replace("_fraction", "").replace("gemm_peak", "gemm"))
+        t.add_column(k.replace("_fraction", "").replace(".peak", ""))
     t.add_column("GEMM fit median err")
     for n, cal in res.items():
-        p = cal["parameters"]
+        p = flatten_params(cal["parameters"])
         err = cal.get("report", {}).get("gemm", {}).get("median_ape")
         t.add_row(n, *[("-" if k not in p else f"{p[k] * 1e6:.1f}us" if k.endswith("_s") else f"{p[k]:.3g}")
                        for k in keys], "derived" if err is None else f"{err:.1%}")

@@ -15,7 +15,7 @@ from functools import lru_cache
 from importlib import resources
 
 from jalapeno.errors import UnknownNameError
-from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
+from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency, flatten_params, nest_params
 
 EFFICIENCY_SETS = ("calibrated", "low", "high", "spec")
 _DIR = resources.files("jalapeno") / "data" / "calibration"
@@ -42,9 +42,9 @@ def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
     cal = load_calibration(system)
     if which == "spec" or cal is None:
         return DEFAULT_EFFICIENCY
-    params = dict(cal.get("parameters", {}))
+    params = flatten_params(cal.get("parameters", {}))  # a band replaces single parameters, not whole tables
     if which in ("low", "high"):
-        params.update(cal.get(which, {}))
+        params.update(flatten_params(cal.get(which, {})))
     prov = cal.get("provenance", {})
     kind = cal.get("kind")
     what = ("measured kernels" if kind == "measured" else
@@ -52,4 +52,4 @@ def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
             if kind == "partial" else f"derived from {prov.get('derived_from', '?')}")
     parts = [what, prov.get("package", ""), f"set {which}", f"data/calibration/{system}.toml"]
     src = "calibrated (" + "; ".join(p for p in parts if p) + ")"
-    return DEFAULT_EFFICIENCY.with_overrides({**params, "source": src}, where=f"calibration {system}")
+    return DEFAULT_EFFICIENCY.with_overrides({**nest_params(params), "source": src}, where=f"calibration {system}")

@@ -4,14 +4,133 @@ These are the knobs that turn a roofline into a prediction. Each default below i
 assumption with its source; a system TOML may override any of them in its ``[efficiency]`` table
 (each override with its own source), and calibration (``jalapeno calibrate``) replaces them with
 fitted values. Formulas that use them: ``docs/model.md``.
+
+The GEMM and routed-expert (MoE) kernel parameters are grouped by op kind and compute format:
+``gemm[fp8]`` is a :class:`KernelEfficiency` (peak fraction, half rows, HBM fraction, token
+passes) for FP8 GEMMs. In TOML they are nested tables::
+
+    [efficiency]
+    hbm_fraction = 0.9
+    [efficiency.gemm.fp8]
+    peak_fraction = 0.6
+    half_rows = 40
+    [efficiency.moe.fp4]
+    hbm_fraction = 0.7
+
+(a calibration file writes the same under ``[parameters]``, ``[low]`` and ``[high]``). The
+``bf16`` entry is also the fallback of every format without its own value; the lookup methods
+(:meth:`Efficiency.gemm_peak` ...) implement the fallback rules.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from jalapeno.errors import SpecError
+from jalapeno.specs.formats import COMPUTE_FALLBACK
+
+#: The compute formats an entry may be keyed by (specs/formats.py; widest first). A format added
+#: there (say ``fp6``) gets its own entries with no new fields here.
+COMPUTE_FORMATS: tuple[str, ...] = tuple(sorted(COMPUTE_FALLBACK, key=lambda f: len(COMPUTE_FALLBACK[f])))
+#: The entry every format without its own value falls back to.
+BASE_FORMAT = "bf16"
+#: Op kinds with per-format kernel parameters, and the fields each may set.
+KERNEL_FIELDS: dict[str, tuple[str, ...]] = {
+    "gemm": ("peak_fraction", "half_rows", "hbm_fraction"),
+    "moe": ("peak_fraction", "half_rows", "hbm_fraction", "token_passes"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class KernelEfficiency:
+    """Efficiency of one op kind's kernels in one compute format (None: inherit, see
+    :class:`Efficiency` for the fallback of each op kind).
+
+    Attributes:
+        peak_fraction: best fraction of the format's dense peak FLOP/s the kernel reaches.
+        half_rows: rows (tokens; per expert for MoE) at which it reaches half of
+            ``peak_fraction``: eta(m) = peak_fraction * m / (m + half_rows).
+        hbm_fraction: achieved HBM fraction when the kernel streams its weights (memory-bound,
+            few rows).
+        token_passes: MoE only — passes over the expert-parallel group's BF16 token vectors
+            besides the expert GEMMs (see ``Efficiency.moe``).
+    """
+
+    peak_fraction: float | None = None
+    half_rows: float | None = None
+    hbm_fraction: float | None = None
+    token_passes: float | None = None
+
+    def is_empty(self) -> bool:
+        """True when every field inherits."""
+        return all(getattr(self, f.name) is None for f in fields(self))
+
+    def as_dict(self) -> dict[str, float]:
+        """The fields that are set, as the TOML table writes them."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+
+
+def _format_order(fmt: str) -> tuple[int, str]:
+    return (COMPUTE_FORMATS.index(fmt), "") if fmt in COMPUTE_FORMATS else (len(COMPUTE_FORMATS), fmt)
+
+
+class FormatTable(Mapping[str, KernelEfficiency]):
+    """Immutable, hashable mapping compute format → :class:`KernelEfficiency`.
+
+    Entries that set nothing are dropped and the rest kept in a canonical order (bf16, fp8, fp4,
+    then any other format by name), so two tables with the same values compare and hash equal.
+
+    >>> t = FormatTable({"fp8": KernelEfficiency(peak_fraction=0.6), "fp4": KernelEfficiency()})
+    >>> list(t), t["fp8"].peak_fraction
+    (['fp8'], 0.6)
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self, entries: Mapping[str, KernelEfficiency] | Iterable[tuple[str, KernelEfficiency]] = ()):
+        d = dict(entries)
+        for k, v in d.items():
+            if not isinstance(k, str) or not isinstance(v, KernelEfficiency):
+                raise TypeError(f"FormatTable maps a format name to a KernelEfficiency, got {k!r}: {v!r}")
+        self._items: tuple[tuple[str, KernelEfficiency], ...] = tuple(
+            sorted(((k, v) for k, v in d.items() if not v.is_empty()), key=lambda kv: _format_order(kv[0])))
+
+    def __getitem__(self, fmt: str) -> KernelEfficiency:
+        for k, v in self._items:
+            if k == fmt:
+                return v
+        raise KeyError(fmt)
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k, _ in self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FormatTable):
+            return self._items == other._items
+        return Mapping.__eq__(self, other)
+
+    def __hash__(self) -> int:
+        return hash(self._items)
+
+    def __reduce__(self):
+        return (FormatTable, (self._items,))
+
+    def __repr__(self) -> str:
+        return f"FormatTable({dict(self._items)!r})"
+
+    def as_dict(self) -> dict[str, dict[str, float]]:
+        """Nested plain dict ``{format: {field: value}}``, as the TOML tables write it."""
+        return {k: v.as_dict() for k, v in self._items}
+
+
+_DEFAULT_GEMM = FormatTable({BASE_FORMAT: KernelEfficiency(peak_fraction=0.75, half_rows=32.0)})
+_NO_ENTRIES = FormatTable()
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,34 +138,45 @@ class Efficiency:
     """Achieved fractions of peak and fixed costs (SI units).
 
     Attributes:
-        gemm_peak_fraction: best fraction of dense peak FLOP/s a large GEMM reaches. Default 0.75:
-            DeepGEMM reports up to 1,550 TFLOP/s FP8 on H800 (peak 1,979) = 0.78
-            (deepseek-ai/DeepGEMM README, 2025); cuBLAS BF16 on H100 reaches ~0.7-0.8.
-        gemm_peak_fraction_fp8, gemm_peak_fraction_fp4: the same for GEMMs running in FP8 / FP4
-            (None: use ``gemm_peak_fraction``). Calibrations fit them separately: block-scaled
-            FP8 and NVFP4 GEMMs reach a lower fraction of their (higher) peak than BF16.
-        gemm_half_rows_fp8, gemm_half_rows_fp4: ``gemm_half_rows`` for FP8 / FP4 GEMMs (None: the
-            same as BF16).
-        gemm_hbm_fraction, gemm_hbm_fraction_fp8, gemm_hbm_fraction_fp4: achieved HBM fraction
-            when a GEMM streams its weights (memory-bound, few rows), per format; None: use
-            ``hbm_fraction``. Calibration measures block-scaled FP8 and NVFP4 GEMMs streaming
-            weights well below the copy bandwidth (scale loads, dequantisation).
-        gemm_half_rows: rows (tokens) at which a GEMM reaches half of ``gemm_peak_fraction``;
-            functional form eta(m) = peak_fraction * m / (m + half_rows). Default 32: tensor-core
-            tiles are 64-128 rows (Hopper wgmma M=64, Blackwell UMMA M=128), so a few-row GEMM
-            wastes most of a tile. Assumption to be calibrated on measured GEMMs.
-        moe_peak_fraction, moe_half_rows, moe_hbm_fraction (each with ``_fp8`` / ``_fp4``
-            variants): the same three GEMM parameters for the routed-expert block of an MoE layer
-            (grouped GEMMs plus the token permute, activation quantisation and finalize kernels
-            around them), fitted on measured MoE layers (aiconfigurator ``moe_perf``). A format
-            without its own value takes the unsuffixed one (as the GEMM fields do); None: the
-            GEMM values of the same format.
-        moe_token_passes (with ``_fp8`` / ``_fp4`` variants): passes over every token of the
-            expert-parallel group's hidden vectors (BF16) that each rank's routed-expert block makes
-            besides the expert GEMMs — routing, permutation, activation quantisation, finalize —
-            as in the MoE implementations the kernel tables time, which scan the whole group's
-            tokens on every rank. Adds tokens · hidden · 2 B · passes to the block's HBM traffic.
-            None (default): 0. Fitted on ``moe_perf`` (3-10 passes on NVIDIA).
+        gemm: GEMM kernel parameters by compute format (:class:`KernelEfficiency`; written
+            ``gemm[fmt]``, in TOML ``[efficiency.gemm.<fmt>]``). Lookups
+            (:meth:`gemm_peak`, :meth:`gemm_half`, :meth:`gemm_hbm`): the format's own value,
+            else ``gemm[bf16]``'s (the bf16 entry serves every format without its own value);
+            an HBM fraction set nowhere is ``hbm_fraction``. Fields:
+
+            - ``gemm[bf16].peak_fraction``: best fraction of dense peak FLOP/s a large GEMM
+              reaches. Default 0.75: DeepGEMM reports up to 1,550 TFLOP/s FP8 on H800 (peak
+              1,979) = 0.78 (deepseek-ai/DeepGEMM README, 2025); cuBLAS BF16 on H100 reaches
+              ~0.7-0.8.
+            - ``gemm[fp8].peak_fraction``, ``gemm[fp4].peak_fraction``: the same for GEMMs running
+              in FP8 / FP4 (None: use ``gemm[bf16].peak_fraction``). Calibrations fit them
+              separately: block-scaled FP8 and NVFP4 GEMMs reach a lower fraction of their
+              (higher) peak than BF16.
+            - ``gemm[bf16].half_rows``: rows (tokens) at which a GEMM reaches half of its
+              ``peak_fraction``; functional form eta(m) = peak_fraction * m / (m + half_rows).
+              Default 32: tensor-core tiles are 64-128 rows (Hopper wgmma M=64, Blackwell UMMA
+              M=128), so a few-row GEMM wastes most of a tile. Assumption to be calibrated on
+              measured GEMMs.
+            - ``gemm[fp8].half_rows``, ``gemm[fp4].half_rows``: ``half_rows`` for FP8 / FP4 GEMMs
+              (None: the same as BF16).
+            - ``gemm[f].hbm_fraction`` (bf16, fp8, fp4): achieved HBM fraction when a GEMM streams
+              its weights (memory-bound, few rows), per format; None: use ``hbm_fraction``.
+              Calibration measures block-scaled FP8 and NVFP4 GEMMs streaming weights well below
+              the copy bandwidth (scale loads, dequantisation).
+        moe: the same parameters for the routed-expert block of an MoE layer (grouped GEMMs plus
+            the token permute, activation quantisation and finalize kernels around them), by
+            compute format (``moe[fmt]``, in TOML ``[efficiency.moe.<fmt>]``), fitted on measured
+            MoE layers (aiconfigurator ``moe_perf``). A format without its own value takes
+            ``moe[bf16]``'s (as the GEMM entries do); None there: the GEMM value of the same
+            format (:meth:`moe_peak`, :meth:`moe_half`, :meth:`moe_hbm`). Besides the three GEMM
+            fields:
+
+            - ``moe[f].token_passes``: passes over every token of the expert-parallel group's
+              hidden vectors (BF16) that each rank's routed-expert block makes besides the expert
+              GEMMs — routing, permutation, activation quantisation, finalize — as in the MoE
+              implementations the kernel tables time, which scan the whole group's tokens on
+              every rank. Adds tokens · hidden · 2 B · passes to the block's HBM traffic. None
+              (default): 0 (:meth:`moe_passes`). Fitted on ``moe_perf`` (3-10 passes on NVIDIA).
         moe_floor_s: fixed time of one MoE layer's routed-expert block (its kernels' minimum
             latency at a few tokens), replacing ``3 · kernel_launch_s`` when set. None (default):
             three kernel launches. The NVIDIA calibrations report the fitted floor (28-30 us on
@@ -101,28 +231,9 @@ class Efficiency:
         source: where this parameter set came from (defaults, a TOML, a calibration id).
     """
 
-    gemm_peak_fraction: float = 0.75
-    gemm_peak_fraction_fp8: float | None = None
-    gemm_peak_fraction_fp4: float | None = None
-    gemm_half_rows_fp8: float | None = None
-    gemm_half_rows_fp4: float | None = None
-    gemm_hbm_fraction: float | None = None
-    gemm_hbm_fraction_fp8: float | None = None
-    gemm_hbm_fraction_fp4: float | None = None
-    gemm_half_rows: float = 32.0
-    moe_peak_fraction: float | None = None
-    moe_peak_fraction_fp8: float | None = None
-    moe_peak_fraction_fp4: float | None = None
-    moe_half_rows: float | None = None
-    moe_half_rows_fp8: float | None = None
-    moe_half_rows_fp4: float | None = None
-    moe_hbm_fraction: float | None = None
-    moe_hbm_fraction_fp8: float | None = None
-    moe_hbm_fraction_fp4: float | None = None
+    gemm: FormatTable = _DEFAULT_GEMM
+    moe: FormatTable = _NO_ENTRIES
     moe_floor_s: float | None = None
-    moe_token_passes: float | None = None
-    moe_token_passes_fp8: float | None = None
-    moe_token_passes_fp4: float | None = None
     attention_peak_fraction: float = 0.65
     hbm_fraction: float = 0.85
     link_fraction: float = 0.80
@@ -139,98 +250,201 @@ class Efficiency:
     memory_reserve_fraction: float = 0.04
     source: str = "jalapeno defaults (docs/model.md)"
 
+    def __post_init__(self) -> None:
+        for op in KERNEL_FIELDS:
+            t = getattr(self, op)
+            if not isinstance(t, FormatTable):
+                object.__setattr__(self, op, FormatTable(t))
+        base = self.gemm.get(BASE_FORMAT, KernelEfficiency())
+        if base.peak_fraction is None or base.half_rows is None:
+            raise ValueError("Efficiency.gemm needs a bf16 entry with peak_fraction and half_rows "
+                             "(the fallback of every format)")
+        if any(e.token_passes is not None for e in self.gemm.values()):
+            raise ValueError("token_passes is a moe parameter; GEMM entries do not take it")
+
+    def _lookup(self, op: str, fmt: str, name: str) -> float | None:
+        """``op[fmt].name``, else ``op[bf16].name``, else None."""
+        table: FormatTable = getattr(self, op)
+        for key in (fmt, BASE_FORMAT):
+            e = table.get(key)
+            if e is not None and getattr(e, name) is not None:
+                return getattr(e, name)
+        return None
+
     def gemm_peak(self, fmt: str) -> float:
         """Best fraction of peak for a GEMM in compute format ``fmt``."""
-        v = {"fp8": self.gemm_peak_fraction_fp8, "fp4": self.gemm_peak_fraction_fp4}.get(fmt)
-        return self.gemm_peak_fraction if v is None else v
+        return self._lookup("gemm", fmt, "peak_fraction")
 
     def gemm_half(self, fmt: str) -> float:
         """Rows at which a GEMM in ``fmt`` reaches half its best fraction of peak."""
-        v = {"fp8": self.gemm_half_rows_fp8, "fp4": self.gemm_half_rows_fp4}.get(fmt)
-        return self.gemm_half_rows if v is None else v
+        return self._lookup("gemm", fmt, "half_rows")
 
     def gemm_hbm(self, fmt: str) -> float:
-        """Achieved HBM fraction of a weight-streaming GEMM in ``fmt``."""
-        v = {"bf16": self.gemm_hbm_fraction, "fp8": self.gemm_hbm_fraction_fp8,
-             "fp4": self.gemm_hbm_fraction_fp4}.get(fmt)
-        if v is None and fmt != "bf16":
-            v = self.gemm_hbm_fraction
+        """Achieved HBM fraction of a weight-streaming GEMM in ``fmt`` (``hbm_fraction`` if unset)."""
+        v = self._lookup("gemm", fmt, "hbm_fraction")
         return self.hbm_fraction if v is None else v
-
-    def _moe(self, name: str, fmt: str):
-        """The format's own value, else the unsuffixed one (as for the GEMM fields), else None."""
-        sfx = {"fp8": "_fp8", "fp4": "_fp4"}.get(fmt, "")
-        v = getattr(self, f"{name}{sfx}")
-        return getattr(self, name) if v is None and sfx else v
 
     def moe_peak(self, fmt: str) -> float:
         """Best fraction of peak of the routed-expert block in ``fmt`` (GEMM value if unset)."""
-        v = self._moe("moe_peak_fraction", fmt)
+        v = self._lookup("moe", fmt, "peak_fraction")
         return self.gemm_peak(fmt) if v is None else v
 
     def moe_half(self, fmt: str) -> float:
         """Rows per expert at which the routed-expert block reaches half its best fraction."""
-        v = self._moe("moe_half_rows", fmt)
+        v = self._lookup("moe", fmt, "half_rows")
         return self.gemm_half(fmt) if v is None else v
 
     def moe_hbm(self, fmt: str) -> float:
         """Achieved HBM fraction of the routed-expert block streaming expert weights."""
-        v = self._moe("moe_hbm_fraction", fmt)
+        v = self._lookup("moe", fmt, "hbm_fraction")
         return self.gemm_hbm(fmt) if v is None else v
 
     def moe_passes(self, fmt: str) -> float:
         """Passes over the group's token vectors of the routed-expert block in ``fmt`` (0 if unset)."""
-        v = self._moe("moe_token_passes", fmt)
+        v = self._lookup("moe", fmt, "token_passes")
         return 0.0 if v is None else v
+
+    def with_kernel(self, op: str, fmt: str, **values: float | None) -> Efficiency:
+        """Return a copy with fields of the ``op[fmt]`` entry set (None: inherit again).
+
+        Not validated (like ``dataclasses.replace``); user input goes through :meth:`with_overrides`.
+        """
+        table: FormatTable = getattr(self, op)
+        return replace(self, **{op: FormatTable({**table, fmt: replace(table.get(fmt, KernelEfficiency()), **values)})})
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every parameter in the nested form :meth:`with_overrides` reads (kernel tables as dicts)."""
+        return {f.name: (getattr(self, f.name).as_dict() if f.name in KERNEL_FIELDS else getattr(self, f.name))
+                for f in fields(self)}
 
     def with_overrides(self, overrides: dict[str, Any], where: str = "efficiency") -> Efficiency:
         """Return a copy with some parameters replaced, validated.
 
+        ``overrides`` is the TOML form: scalar parameters by name, and the kernel parameters as
+        ``{"gemm": {"fp8": {"peak_fraction": 0.6}}, "moe": {...}}``; a kernel field not given
+        keeps its current value.
+
         Raises:
-            SpecError: unknown parameter name, or a value out of range (fractions in (0, 1],
-                times and skew >= 0).
+            SpecError: unknown parameter, op kind, compute format or kernel field (a former flat
+                name such as ``gemm_peak_fraction_fp8`` names its new spelling), or a value out
+                of range (fractions in (0, 1], times and skew >= 0).
         """
-        names = {f.name for f in fields(self)} - {"source"}
+        names = {f.name for f in fields(self)} - {"source"} - set(KERNEL_FIELDS)
         clean: dict[str, Any] = {}
+        tables = {op: dict(getattr(self, op)) for op in KERNEL_FIELDS}
         for k, v in overrides.items():
             if k == "source":
                 if not isinstance(v, str):
                     raise SpecError(f"{where}.source", f"must be a string, got {v!r}", "quote it")
                 clean[k] = v
                 continue
+            if k in KERNEL_FIELDS:
+                self._kernel_overrides(k, v, tables[k], where)
+                continue
             if k not in names:
+                new = _RENAMED.get(k)
+                if new is not None:
+                    op, fmt, name = new.split(".")
+                    raise SpecError(f"{where}.{k}", f"{k} is now {new}",
+                                    f"write {name} = ... in a [{op}.{fmt}] sub-table: [efficiency.{op}.{fmt}] "
+                                    f"in a system TOML, [parameters.{op}.{fmt}] in a calibration file")
                 raise SpecError(f"{where}.{k}", "unknown efficiency parameter",
-                                f"use one of {', '.join(sorted(names))}")
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise SpecError(f"{where}.{k}", f"must be a number, got {v!r}", "give a number")
-            v = float(v)
-            if v != v or v in (float("inf"), float("-inf")):
-                raise SpecError(f"{where}.{k}", f"must be finite, got {v}", "give a finite number")
-            frac = "_fraction" in k or k == "comm_overlap"
-            if frac and not (0.0 < v <= 1.0 or (k == "comm_overlap" and v == 0.0)):
-                raise SpecError(f"{where}.{k}", f"must be in (0, 1], got {v}",
-                                "give a fraction of peak between 0 and 1")
-            if not frac and v < 0:
-                raise SpecError(f"{where}.{k}", f"must be >= 0, got {v}", "give a non-negative value")
-            cap = _UPPER.get(k)
-            if cap is not None and v > cap[0]:
-                raise SpecError(f"{where}.{k}", f"{v:g} is beyond {cap[0]:g} ({cap[1]})", f"give it in {cap[1]}")
-            if k == "torus_congestion" and v < 1:
-                raise SpecError(f"{where}.{k}", f"must be >= 1, got {v}", "give 1 (ideal routing) or more")
-            clean[k] = v
+                                f"use one of {', '.join(sorted(names))}, or the per-format tables "
+                                + ", ".join(f"{op}.<format>.{{{','.join(fs)}}}" for op, fs in KERNEL_FIELDS.items()))
+            clean[k] = _checked(f"{where}.{k}", k, v)
+        for op, t in tables.items():
+            clean[op] = FormatTable(t)
         return replace(self, **clean)
+
+    @staticmethod
+    def _kernel_overrides(op: str, table: Any, current: dict[str, KernelEfficiency], where: str) -> None:
+        """Validate ``overrides[op]`` ({format: {field: value}}) into ``current`` (updated in place)."""
+        allowed = KERNEL_FIELDS[op]
+        if not isinstance(table, Mapping):
+            raise SpecError(f"{where}.{op}", f"must be a table of compute formats, got {table!r}",
+                            f"give [{op}.<format>] sub-tables (<format> one of {', '.join(COMPUTE_FORMATS)}) "
+                            f"with some of {', '.join(allowed)}")
+        for fmt, entry in table.items():
+            if fmt not in COMPUTE_FORMATS:
+                raise SpecError(f"{where}.{op}.{fmt}", f"unknown compute format {fmt!r}",
+                                f"use one of {', '.join(COMPUTE_FORMATS)}")
+            if not isinstance(entry, Mapping):
+                raise SpecError(f"{where}.{op}.{fmt}", f"must be a table of {op} parameters, got {entry!r}",
+                                f"give some of {', '.join(allowed)}")
+            changes = {}
+            for name, v in entry.items():
+                if name not in allowed:
+                    raise SpecError(f"{where}.{op}.{fmt}.{name}", f"unknown {op} parameter",
+                                    f"use one of {', '.join(allowed)}")
+                changes[name] = _checked(f"{where}.{op}.{fmt}.{name}", name, v)
+            current[fmt] = replace(current.get(fmt, KernelEfficiency()), **changes)
+
+
+def _checked(key: str, name: str, v: Any) -> float:
+    """One parameter value checked against its name's rules (``key``: the dotted path for errors)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise SpecError(key, f"must be a number, got {v!r}", "give a number")
+    v = float(v)
+    if not math.isfinite(v):
+        raise SpecError(key, f"must be finite, got {v}", "give a finite number")
+    frac = "_fraction" in name or name == "comm_overlap"
+    if frac and not (0.0 < v <= 1.0 or (name == "comm_overlap" and v == 0.0)):
+        raise SpecError(key, f"must be in (0, 1], got {v}", "give a fraction of peak between 0 and 1")
+    if not frac and v < 0:
+        raise SpecError(key, f"must be >= 0, got {v}", "give a non-negative value")
+    cap = _UPPER.get(name)
+    if cap is not None and v > cap[0]:
+        raise SpecError(key, f"{v:g} is beyond {cap[0]:g} ({cap[1]})", f"give it in {cap[1]}")
+    if name == "torus_congestion" and v < 1:
+        raise SpecError(key, f"must be >= 1, got {v}", "give 1 (ideal routing) or more")
+    return v
 
 
 #: Sanity ceilings (value, unit hint) that catch unit slips (µs written as s): a kernel or
 #: collective launch above 1 ms, a step overhead above 1 s, a front-end cost above a minute.
+#: Keyed by the parameter's (or kernel field's) name.
 _UPPER = {"kernel_launch_s": (1e-3, "seconds: 4e-6 is 4 µs"), "collective_launch_s": (1e-3, "seconds"),
           "moe_floor_s": (1e-3, "seconds"), "step_overhead_s": (1.0, "seconds"),
           "request_overhead_s": (60.0, "seconds"), "prompt_overhead_s_per_token": (1e-3, "seconds per token"),
-          "gemm_half_rows": (1e6, "rows"), "gemm_half_rows_fp8": (1e6, "rows"), "gemm_half_rows_fp4": (1e6, "rows"),
-          "moe_half_rows": (1e6, "rows"), "moe_half_rows_fp8": (1e6, "rows"), "moe_half_rows_fp4": (1e6, "rows"),
-          "moe_token_passes": (1e3, "passes"), "moe_token_passes_fp8": (1e3, "passes"),
-          "moe_token_passes_fp4": (1e3, "passes"), "moe_load_skew": (100.0, "a multiplier"),
+          "half_rows": (1e6, "rows"), "token_passes": (1e3, "passes"), "moe_load_skew": (100.0, "a multiplier"),
           "torus_congestion": (100.0, "a multiplier"),
           "memory_reserve_fraction": (0.5, "a fraction of usable HBM; engines keep well under half")}
+
+#: Former flat names (``gemm_peak_fraction_fp8``) → their nested spelling (``gemm.fp8.peak_fraction``),
+#: for the error that points a stale file at the new form.
+_RENAMED = {f"{op}_{name}{'' if fmt == BASE_FORMAT else '_' + fmt}": f"{op}.{fmt}.{name}"
+            for op, names in KERNEL_FIELDS.items() for name in names for fmt in ("bf16", "fp8", "fp4")}
+
+
+def flatten_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """Overrides in the nested form → one level with dotted kernel keys, order kept.
+
+    >>> flatten_params({"hbm_fraction": 0.9, "gemm": {"fp8": {"peak_fraction": 0.6}}})
+    {'hbm_fraction': 0.9, 'gemm.fp8.peak_fraction': 0.6}
+    """
+    out: dict[str, Any] = {}
+    for k, v in params.items():
+        if isinstance(v, Mapping):
+            out.update({f"{k}.{kk}": vv for kk, vv in flatten_params(v).items()})
+        else:
+            out[k] = v
+    return out
+
+
+def nest_params(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """The inverse of :func:`flatten_params` (dotted keys → nested dicts, first-appearance order).
+
+    >>> nest_params({"gemm.fp8.peak_fraction": 0.6, "hbm_fraction": 0.9})
+    {'gemm': {'fp8': {'peak_fraction': 0.6}}, 'hbm_fraction': 0.9}
+    """
+    out: dict[str, Any] = {}
+    for k, v in flat.items():
+        *path, last = k.split(".")
+        d = out
+        for p in path:
+            d = d.setdefault(p, {})
+        d[last] = v
+    return out
+
 
 DEFAULT_EFFICIENCY = Efficiency()
