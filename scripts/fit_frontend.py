@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jalapeno.analysis.validate import load_inferencex
-from jalapeno.analysis.validation_run import DEFAULT_POINTS
+from jalapeno.fit.validate import load_inferencex
+from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.specs.catalog import load_model

@@ -1,6 +1,6 @@
 """Generate docs/validation.md: predictions against measured end-to-end results.
 
-Runs ``jalapeno.analysis.validation_run.run_validation`` twice — with the calibrated efficiency
+Runs ``jalapeno.fit.validation_run.run_validation`` twice — with the calibrated efficiency
 sets (fitted on kernels only) and with the spec-only defaults — on the InferenceX points in
 shared/data/validation and, when ``aiconfigurator-core`` is installed, on its end-to-end rows.
 Run: python scripts/gen_validation_doc.py   (about a minute)
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jalapeno.analysis.validation_run import (
+from jalapeno.fit.validation_run import (
     DEFAULT_POINTS,
     calibrated_systems,
     run_validation,
@@ -167,8 +167,8 @@ def main() -> None:
         "models and systems in the catalog only).",
         "- **Calibrated on (kernels only):** aiconfigurator-core's per-kernel tables (GEMM, attention, MoE, NCCL, "
         f"custom all-reduce) for {', '.join(sorted(calibrated_systems(('measured',))))} (`jalapeno calibrate`, "
-        "analysis/calibrate.py), and for MI300X/MI325X/MI355X amd-aiter's tuned GEMM and fused-MoE tables "
-        "(analysis/calibrate_amd.py; their other parameters borrowed, `kind = \"partial\"`); sets in "
+        "fit/calibrate.py), and for MI300X/MI325X/MI355X amd-aiter's tuned GEMM and fused-MoE tables "
+        "(fit/amd.py; their other parameters borrowed, `kind = \"partial\"`); sets in "
         "`src/jalapeno/data/calibration/`. No end-to-end point enters a fit; rows on those systems are marked "
         "`kernels_calibrated` in `jalapeno validate --out`. DeepSeek-R1's MoE shape is held out of the MoE fits.",
         "- **Front-end TTFT cost** (a + b·ISL, outside the accelerator) is the one parameter fitted on "
@@ -177,7 +177,7 @@ def main() -> None:
         "held out for it.",
         "- **Derived systems** (no kernel tables: Jalapeño, Vera Rubin) borrow their nearest family's set.",
         "- **Mapping:** `matched` (the deployment and concurrency given by the source), `best@concurrency`, "
-        "`frontier@interactivity`, `frontier_peak` (analysis/validate.py). Dynamo-TRT disaggregated rows read "
+        "`frontier@interactivity`, `frontier_peak` (fit/validate.py). Dynamo-TRT disaggregated rows read "
         "the InferenceX recipes (SemiAnalysisAI/InferenceX nvidia-master.yaml): prefill attention "
         "data-parallel, decode TEP at <= 64 sequences per worker else DEP, MTP draft length by sequences per "
         "attention rank (3 / 2 / 1 at <= 48 / <= 100 / more) at 0.75 acceptance per token; other MTP rows "

@@ -31,7 +31,7 @@ _API = {
     "serve_at_concurrency": "jalapeno.serve.point", "simulate": "jalapeno.serve.sim.simulation",
     "sweep": "jalapeno.analysis.sweep", "SweepOptions": "jalapeno.analysis.sweep",
     "system_frontier": "jalapeno.analysis.comparison", "compare_systems": "jalapeno.analysis.comparison",
-    "predict_point": "jalapeno.analysis.prediction", "run_validation": "jalapeno.analysis.validation_run",
+    "predict_point": "jalapeno.analysis.prediction", "run_validation": "jalapeno.fit.validation_run",
     "JalapenoError": "jalapeno.errors",
 }
 __all__ = sorted(_API) + ["__version__"]

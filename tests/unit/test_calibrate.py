@@ -1,4 +1,4 @@
-"""Calibration (analysis/calibrate.py) on the committed aiconfigurator kernel samples, and the shipped sets.
+"""Calibration (fit/calibrate.py) on the committed aiconfigurator kernel samples, and the shipped sets.
 
 Contract (issue): calibration runs on a small committed fixture (tests/fixtures/aiconfigurator,
 with ATTRIBUTION.md); a calibration never sees the points it is judged on (the end-to-end
@@ -21,9 +21,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jalapeno.analysis import calibrate as cal
-from jalapeno.analysis import calibrate_amd as amd
-from jalapeno.analysis.calibrate_amd import AITER_CU
+from jalapeno.fit import calibrate as cal
+from jalapeno.fit import kernel_tables as ktables
+from jalapeno.fit import kernels as kern
+from jalapeno.fit import amd
+from jalapeno.fit.amd import AITER_CU
 from jalapeno.errors import SpecError, UnknownNameError
 from jalapeno.specs.calibration import (
     EFFICIENCY_SETS,
@@ -68,7 +70,7 @@ def silicon() -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def gemm_fit(gb200, tables):
     pytest.importorskip("scipy")
-    return cal.fit_gemm(tables["gemm"], gb200)
+    return kern.fit_gemm(tables["gemm"], gb200)
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +82,7 @@ def t0(gemm_fit) -> float:
 @pytest.fixture(scope="module")
 def attention_fit(gb200, tables, t0):
     """The attention fit as calibrate_system makes it (t0 from the GEMM fit)."""
-    return cal.fit_attention(tables["context_attention"], tables["generation_attention"], gb200, t0)
+    return kern.fit_attention(tables["context_attention"], tables["generation_attention"], gb200, t0)
 
 
 T0_FIXED = 5e-6  # a kernel floor for the attention tests that do not need the (scipy) GEMM fit
@@ -88,7 +90,7 @@ T0_FIXED = 5e-6  # a kernel floor for the attention tests that do not need the (
 
 @pytest.fixture(scope="module")
 def nccl_fit(gb200, tables):
-    return cal.fit_nccl(tables["nccl"], gb200)
+    return kern.fit_nccl(tables["nccl"], gb200)
 
 
 def _in_unit(v) -> bool:
@@ -151,8 +153,8 @@ def test_fit_gemm_model_matches_the_documented_formula(gemm_fit, gb200, tables):
     row = tables["gemm"].iloc[1]  # bfloat16, m=3072, n=7168, k=4096, 0.1172 ms
     assert (row.gemm_dtype, row.m, row.n, row.k) == ("bfloat16", 3072, 7168, 4096)
     hand = _hand_gemm_s(3072, 7168, 4096, GB200_PEAK_BF16, eta, mh, em, t0, GB200_HBM, 2.0, 2.0)
-    tab = cal.gemm_table(np.array([3072.0]), np.array([7168.0]), np.array([4096.0]), "bf16", 2.0, 2.0)
-    fn = float(cal.gemm_model_s(gb200, tab, "bf16", eta, mh, em, t0)[0])
+    tab = kern.gemm_table(np.array([3072.0]), np.array([7168.0]), np.array([4096.0]), "bf16", 2.0, 2.0)
+    fn = float(kern.gemm_model_s(gb200, tab, "bf16", eta, mh, em, t0)[0])
     assert fn == pytest.approx(hand, rel=1e-12)
     # the fitted model is close to the measured time of this compute-bound row
     assert hand == pytest.approx(row.latency * 1e-3, rel=0.3)
@@ -179,7 +181,7 @@ def test_fit_gemm_skips_formats_the_chip_lacks(tables):
     h200 = load_system("h200")  # Hopper: no FP4 peak
     assert "fp4" not in h200.chip.peak_flop_per_s
     d = tables["gemm"][tables["gemm"].gemm_dtype.isin(["bfloat16", "nvfp4"])]
-    params, report = cal.fit_gemm(d, h200)
+    params, report = kern.fit_gemm(d, h200)
     assert set(report["formats"]) == {"bf16"}
     assert set(params["gemm"]) == {"bf16"}
     assert report["rows"] == int(((d.gemm_dtype == "bfloat16") & (d.m >= 8)).sum())
@@ -189,7 +191,7 @@ def test_fit_gemm_skips_formats_the_chip_lacks(tables):
 
 def test_fit_attention_fractions_and_cap(gb200, tables):
     t0 = T0_FIXED
-    params, report = cal.fit_attention(tables["context_attention"], tables["generation_attention"], gb200, t0)
+    params, report = kern.fit_attention(tables["context_attention"], tables["generation_attention"], gb200, t0)
     assert set(params) == {"attention_peak_fraction", "hbm_fraction"}
     assert 0.0 < params["attention_peak_fraction"] <= 1.0
     assert 0.0 < params["hbm_fraction"] <= 0.95  # the documented cap
@@ -209,11 +211,11 @@ def test_fit_attention_stays_in_range_on_extreme_data(gb200, tables):
     ctx, gen = tables["context_attention"].copy(), tables["generation_attention"].copy()
     ctx["latency"] /= 1e3
     gen["latency"] /= 1e3
-    params, _ = cal.fit_attention(ctx, gen, gb200, 0.0)
+    params, _ = kern.fit_attention(ctx, gen, gb200, 0.0)
     assert 0.0 < params["attention_peak_fraction"] <= 1.0 and 0.0 < params["hbm_fraction"] <= 0.95
     ctx["latency"] *= 1e6
     gen["latency"] *= 1e6
-    params, _ = cal.fit_attention(ctx, gen, gb200, 0.0)
+    params, _ = kern.fit_attention(ctx, gen, gb200, 0.0)
     assert 0.0 < params["attention_peak_fraction"] <= 1.0 and 0.0 < params["hbm_fraction"] <= 0.95
 
 
@@ -247,7 +249,7 @@ def _uniform_moe_quantities(tokens, topk, ep, experts, hidden, inter, wb, ab):
 
 
 def test_moe_rows_keep_the_fastest_balanced_kernel_per_configuration(moe_table):
-    rows = cal.moe_rows(moe_table)
+    rows = kern.moe_rows(moe_table)
     # the power-law row and the W4A8 row are dropped; two nvfp4 kernels per configuration become one
     assert set(rows.moe_dtype) == {"bfloat16", "fp8_block", "nvfp4"}
     assert not rows.duplicated(["moe_dtype", "num_tokens", "hidden_size", "moe_ep_size"]).any()
@@ -258,7 +260,7 @@ def test_moe_rows_keep_the_fastest_balanced_kernel_per_configuration(moe_table):
     load, touched, flop, byt = _uniform_moe_quantities(128, 8, 8, 256, 7168, 2048, 0.5625, 0.5625)
     assert r.load == pytest.approx(load) and r.touched == pytest.approx(touched) and bool(r.held_out)
     # the op the calibration prices is the step's own routed-expert op (cost/ops.add_routed_experts)
-    op = cal.moe_table(rows[rows.index == r.name], "fp4")
+    op = kern.moe_table(rows[rows.index == r.name], "fp4")
     assert float(op.flop[0, 0]) == pytest.approx(flop) and float(op.bytes[0, 0]) == pytest.approx(byt)
     assert float(op.rows[0, 0]) == pytest.approx(load / touched)
 
@@ -282,7 +284,7 @@ def test_fit_moe_recovers_known_parameters_from_synthetic_layers(gb200, moe_tabl
         scan = passes[fmt] * r.num_tokens * r.hidden_size * 2.0
         t = max(flop / (gb200.chip.peak(fmt) * eta * m / (m + mh)), (byt + scan) / (GB200_HBM * em)) + floor
         syn.loc[i, "latency"] = t * 1e3
-    params, report = cal.fit_moe(syn, gb200)
+    params, report = kern.fit_moe(syn, gb200)
     assert report["kernel_floor_s"] == pytest.approx(floor, rel=0.05)
     for fmt, (eta, mh, em) in truth.items():
         p = params["moe"][fmt]
@@ -298,18 +300,18 @@ def test_fit_moe_fits_no_token_passes_on_a_single_ep_size(gb200, moe_table):
     """With one EP size the group's token scans scale like the assignments: not identified, not emitted."""
     pytest.importorskip("scipy")
     one = moe_table[moe_table.moe_ep_size == 8]
-    params, _ = cal.fit_moe(one, gb200)
+    params, _ = kern.fit_moe(one, gb200)
     assert params and not any("token_passes" in p for p in params["moe"].values())
 
 
 def test_fit_moe_never_sees_the_held_out_shape(gb200, moe_table):
     """DeepSeek's shape is judged, not fitted: scaling its latencies changes only its error."""
     pytest.importorskip("scipy")
-    p1, r1 = cal.fit_moe(moe_table, gb200)
+    p1, r1 = kern.fit_moe(moe_table, gb200)
     bent = moe_table.copy()
     ds = (bent.hidden_size == 7168) & (bent.num_experts == 256)
     bent.loc[ds, "latency"] *= 3.0
-    p2, r2 = cal.fit_moe(bent, gb200)
+    p2, r2 = kern.fit_moe(bent, gb200)
     assert p1 == p2
     assert r2["formats"]["fp4"]["held_out_deepseek_shape"]["median_ape"] != pytest.approx(
         r1["formats"]["fp4"]["held_out_deepseek_shape"]["median_ape"])
@@ -324,9 +326,9 @@ def test_fitting_functions_take_kernel_tables_only(gb200, silicon):
     """(b) The fits' inputs are kernel tables: a frame in the end-to-end silicon_sample format has
     none of their columns (gemm_dtype, attn_dtype, op_name, distribution) and is refused."""
     assert list(inspect.signature(cal.calibrate_system).parameters) == ["system"]
-    for fn, args in ((cal.fit_attention, (silicon, silicon, gb200, 0.0)), (cal.fit_nccl, (silicon, gb200)),
-                     (cal.fit_moe, (silicon, gb200)), (cal.fit_gemm, (silicon, gb200))):
-        if fn in (cal.fit_gemm, cal.fit_moe):
+    for fn, args in ((kern.fit_attention, (silicon, silicon, gb200, 0.0)), (kern.fit_nccl, (silicon, gb200)),
+                     (kern.fit_moe, (silicon, gb200)), (kern.fit_gemm, (silicon, gb200))):
+        if fn in (kern.fit_gemm, kern.fit_moe):
             pytest.importorskip("scipy")
         with pytest.raises((AttributeError, KeyError)):
             fn(*args)
@@ -339,9 +341,9 @@ def _fake_package(root: Path, tables: dict[str, pd.DataFrame], silicon: pd.DataF
         d.mkdir(parents=True, exist_ok=True)
         df.to_parquet(d / f"{name}.parquet", index=False)
 
-    put(f"gemm/trtllm/{cal.PINNED_VERSION}", "gemm_perf", tables["gemm"])
-    put(f"attention/trtllm/{cal.PINNED_VERSION}", "context_attention_perf", tables["context_attention"])
-    put(f"attention/trtllm/{cal.PINNED_VERSION}", "generation_attention_perf", tables["generation_attention"])
+    put(f"gemm/trtllm/{ktables.PINNED_VERSION}", "gemm_perf", tables["gemm"])
+    put(f"attention/trtllm/{ktables.PINNED_VERSION}", "context_attention_perf", tables["context_attention"])
+    put(f"attention/trtllm/{ktables.PINNED_VERSION}", "generation_attention_perf", tables["generation_attention"])
     put("comm/nccl/2.29.2", "nccl_perf", tables["nccl"])
     silicon.to_csv(root / "silicon_sample.csv", index=False)
     return root
@@ -363,7 +365,7 @@ def calibrated_with_perturbed_e2e(tmp_path_factory, tables, silicon, nccl_fit):
     perturbed["silicon_tpot_ms"] *= 0.25
     root = _fake_package(tmp_path_factory.mktemp("aic") / "systems", tables, perturbed)
     reads = []
-    orig_load = cal.load_table
+    orig_load = ktables.load_table
 
     def spy(sdir, family, name):
         reads.append((sdir, family, name))
@@ -381,6 +383,7 @@ def calibrated_with_perturbed_e2e(tmp_path_factory, tables, silicon, nccl_fit):
     with pytest.MonkeyPatch.context() as mp:
         mp.setitem(sys.modules, "aiconfigurator_core", None)  # the package is not needed
         mp.setattr(cal, "_root", lambda: root)
+        mp.setattr(ktables, "_root", lambda: root)
         mp.setattr(cal, "package_version", lambda: "fixture")
         mp.setattr(cal, "load_table", spy)
         mp.setattr(pd, "read_csv", no_csv)
@@ -411,8 +414,8 @@ def test_calibration_provenance_names_kernel_tables_only(calibrated_with_perturb
     res, _ = calibrated_with_perturbed_e2e
     prov = res["provenance"]
     assert set(prov) == {"package", "backend", "gemm_version", "attention_version", "system_dir"}
-    assert prov["gemm_version"] == prov["attention_version"] == cal.PINNED_VERSION
-    assert prov["system_dir"] == "gb200" and prov["backend"] == cal.BACKEND
+    assert prov["gemm_version"] == prov["attention_version"] == ktables.PINNED_VERSION
+    assert prov["system_dir"] == "gb200" and prov["backend"] == ktables.BACKEND
     assert set(res["report"]) == {"gemm", "attention", "nccl", "custom_allreduce", "moe"}
     assert "silicon" not in repr(res).lower()
     eff = load_efficiency("gb200-nvl72", "spec").with_overrides(res["parameters"])
@@ -440,7 +443,7 @@ def test_shipped_provenance_and_report_are_kernel_only(name):
         assert set(prov) == {"package", "backend", "gemm_version", "attention_version", "system_dir",
                              "moe_version"}
         assert prov["package"].startswith("aiconfigurator-core ")
-        assert prov["system_dir"] == cal.AIC_SYSTEM_DIRS[name]
+        assert prov["system_dir"] == ktables.AIC_SYSTEM_DIRS[name]
         assert set(c["report"]) <= {"gemm", "attention", "nccl", "custom_allreduce", "moe"}
         assert {"gemm", "attention"} <= set(c["report"])
         assert c["report"]["gemm"]["rows"] > 0
@@ -454,7 +457,7 @@ def test_shipped_provenance_and_report_are_kernel_only(name):
 def test_every_catalog_system_has_a_calibration_file():
     assert set(SHIPPED) <= set(list_systems())
     partial = {n for n in SHIPPED if load_calibration(n)["kind"] == "partial"}
-    assert set(MEASURED) == set(cal.AIC_SYSTEM_DIRS) and partial == set(AITER_CU)
+    assert set(MEASURED) == set(ktables.AIC_SYSTEM_DIRS) and partial == set(AITER_CU)
     assert set(DERIVED) | partial == set(cal.DERIVED_FROM)
 
 

@@ -12,7 +12,6 @@ from jalapeno.analysis.compare import (
     DEFAULT_TIER_FLOORS,
     Frontier,
     build_frontier,
-    headline,
     iso_interactivity_ratio,
     peak_ratio,
     tiers,
@@ -159,23 +158,6 @@ def test_build_frontier_errors():
         assert isinstance(err.value, JalapenoError) and err.value.problem and err.value.fix
     with pytest.raises(SpecError):
         Frontier(np.array([20.0, 10.0]), np.array([1.0, 2.0]))
-
-
-def test_headline_hand_example():
-    f = build_frontier(X4, Y4)
-    kw = build_frontier(X4, [50.0, 40.0, 35.0, 5.0])
-    h = headline(f, per_kw=kw, e2e_s=[4.0, np.nan, 2.5, 0.0, 3.0])
-    assert h == {
-        "peak_tput_per_chip_tok_per_s": 100.0,
-        "interactivity_at_peak_tok_per_s_per_user": 10.0,
-        "max_interactivity_tok_per_s_per_user": 30.0,
-        "tput_at_max_interactivity_tok_per_s": 10.0,
-        "peak_tok_per_s_per_kw": 50.0,
-        "min_e2e_s": 2.5,
-    }
-    assert headline(f)["min_e2e_s"] is None and headline(f)["peak_tok_per_s_per_kw"] is None
-    with pytest.raises(SpecError):
-        headline(f, e2e_s=[np.nan])
 
 
 def test_peak_ratio():

@@ -1,4 +1,4 @@
-"""Validation (analysis/validate.py, analysis/validation_run.py) on small committed fixtures.
+"""Validation (fit/validate.py, fit/validation_run.py) on small committed fixtures.
 
 Fixtures: tests/fixtures/inferencex_points_sample.csv (11 rows copied from the shared InferenceX
 points, see tests/fixtures/README.md) and tests/fixtures/aiconfigurator/silicon_sample_subset.csv
@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jalapeno.analysis.validate import (
+from jalapeno.fit.validate import (
     METRICS,
     VALIDATION_MTP,
     error_summary,
@@ -27,7 +27,7 @@ from jalapeno.analysis.validate import (
     predict_points,
     recipe_mtp,
 )
-from jalapeno.analysis.validation_run import calibrated_systems, run_validation
+from jalapeno.fit.validation_run import calibrated_systems, run_validation
 from jalapeno.deploy.deployment import MTP
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError

@@ -134,54 +134,6 @@ def build_frontier(x: ArrayLike, y: ArrayLike, labels: ArrayLike | None = None) 
     return Frontier(xs[idx], ys[idx], lab, idx)
 
 
-def headline(
-    tput: Frontier,
-    *,
-    per_kw: Frontier | None = None,
-    e2e_s: ArrayLike | None = None,
-) -> dict[str, float | None]:
-    """Headline numbers of one system.
-
-    The highest interactivity over all valid points equals the frontier's largest ``x`` (the
-    fastest point, of highest ``y`` among ties, is never dominated), so no all-points ``x`` is
-    needed. The lowest E2E latency is taken over all runs, frontier or not.
-
-    Args:
-        tput: throughput-per-chip frontier (tok/s per chip against tok/s/user).
-        per_kw: optional tokens/s-per-kW frontier (power convention chosen by the caller).
-        e2e_s: optional E2E latency of every run, s, shape (M,); NaN/inf/non-positive ignored.
-
-    Returns:
-        ``peak_tput_per_chip_tok_per_s``, ``interactivity_at_peak_tok_per_s_per_user``,
-        ``max_interactivity_tok_per_s_per_user``, ``tput_at_max_interactivity_tok_per_s``,
-        ``peak_tok_per_s_per_kw`` (None without ``per_kw``), ``min_e2e_s`` (None without
-        ``e2e_s``).
-
-    Raises:
-        SpecError: ``e2e_s`` is given but has no finite positive value.
-
-    >>> h = headline(build_frontier([10, 20, 30], [100, 80, 10]), e2e_s=[3.0, np.nan, 1.5])
-    >>> h["peak_tput_per_chip_tok_per_s"], h["max_interactivity_tok_per_s_per_user"], h["min_e2e_s"]
-    (100.0, 30.0, 1.5)
-    """
-    min_e2e = None
-    if e2e_s is not None:
-        e2e = np.asarray(e2e_s, dtype=np.float64).ravel()
-        ok = e2e[np.isfinite(e2e) & (e2e > 0)]
-        if ok.size == 0:
-            raise SpecError("e2e_s", "has no finite positive latency",
-                            "pass the E2E latency (s) of the runs, or None")
-        min_e2e = float(ok.min())
-    return {
-        "peak_tput_per_chip_tok_per_s": float(tput.y[0]),
-        "interactivity_at_peak_tok_per_s_per_user": float(tput.x[0]),
-        "max_interactivity_tok_per_s_per_user": float(tput.x[-1]),
-        "tput_at_max_interactivity_tok_per_s": float(tput.y[-1]),
-        "peak_tok_per_s_per_kw": None if per_kw is None else float(per_kw.y[0]),
-        "min_e2e_s": min_e2e,
-    }
-
-
 def iso_interactivity_ratio(
     a: Frontier, b: Frontier, x_values: ArrayLike, end_rtol: float = DEFAULT_END_RTOL
 ) -> list[dict]:

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from jalapeno.analysis import compare as cmp
-from jalapeno.analysis.frontier import frontier_indices
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.analysis.records import point_record
 from jalapeno.analysis.sweep import SweepOptions, SweepResult, sweep
@@ -83,7 +82,7 @@ def system_frontier(model: ModelSpec, pricer: Pricer, wl: Workload, precision: P
         raise InfeasibleDeployment("deployment", f"no feasible point for {model.name} on {system.name}: "
                                    + (reasons[0] if reasons else "unknown"),
                                    "use a smaller precision or a bigger system")
-    fi = ok[frontier_indices(p.interactivity[ok], p.throughput_per_chip[ok])]
+    fi = ok[cmp.build_frontier(p.interactivity[ok], p.throughput_per_chip[ok]).source_indices]
     return SystemFrontier(pricer, res, fi, convention)
 
 

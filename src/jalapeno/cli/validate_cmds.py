@@ -14,7 +14,7 @@ def calibrate(
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Fit efficiency parameters on aiconfigurator's measured kernels (needs the \\[calibrate] extra)."""
-    from jalapeno.analysis.calibrate import calibrate_catalog
+    from jalapeno.fit.calibrate import calibrate_catalog
     from jalapeno.errors import SpecError
     from jalapeno.specs.catalog import list_systems
     from jalapeno.specs.efficiency import flatten_params
@@ -58,7 +58,7 @@ def validate(
     out: str = typer.Option(None, "--out", "-o", help="Per-point results CSV."),
 ) -> None:
     """Predict measured points and report the error per system / model / mode."""
-    from jalapeno.analysis.validation_run import run_validation
+    from jalapeno.fit.validation_run import run_validation
     from jalapeno.errors import SpecError
 
     res = run_validation(points, aiconfigurator, efficiency)

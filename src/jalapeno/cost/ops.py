@@ -151,7 +151,7 @@ def add_routed_experts(ob: OpBuilder, name: str, fmt: str, load, touched, h: flo
       activation, output) + ``scan_bytes`` (routing/permute/finalize passes);
     - rows per expert = load / touched (the grouped GEMMs' row count), MOE_KERNELS kernels.
 
-    Shared by the step's op table and the MoE calibration (analysis/calibrate.py), so both price
+    Shared by the step's op table and the MoE calibration (fit/calibrate.py), so both price
     the same op. Arrays are (N,) or scalars.
     """
     load, touched = np.asarray(load, dtype=float), np.asarray(touched, dtype=float)

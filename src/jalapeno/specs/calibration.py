@@ -1,6 +1,6 @@
 """Calibrated efficiency sets shipped with the catalog (``data/calibration/<system>.toml``).
 
-Each file is written by ``jalapeno calibrate`` (analysis/calibrate.py) and records its
+Each file is written by ``jalapeno calibrate`` (fit/calibrate.py) and records its
 provenance. A *measured* set was fitted on that system's kernel tables; a *derived* set (no
 tables: Jalapeño, Vera Rubin) borrows the nearest measured family's values and carries a
 ``low``/``high`` band; a *partial* set (AMD) has some parameters fitted on its own kernel tables

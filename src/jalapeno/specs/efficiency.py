@@ -181,7 +181,7 @@ class Efficiency:
             latency at a few tokens), replacing ``3 · kernel_launch_s`` when set. None (default):
             three kernel launches. The NVIDIA calibrations report the fitted floor (28-30 us on
             TRT-LLM 1.3.0rc20) but leave this unset (CUDA graphs and PDL hide it); the AMD sets
-            set it to aiter's fused-MoE floor (analysis/calibrate_amd.py).
+            set it to aiter's fused-MoE floor (fit/amd.py).
         attention_peak_fraction: fraction of peak FLOP/s of attention kernels. Default 0.65:
             FlashMLA reaches 660 TFLOP/s BF16 compute-bound on H800 (peak 989) = 0.67
             (deepseek-ai/FlashMLA README, 2025).

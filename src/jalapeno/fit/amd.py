@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from jalapeno.analysis.calibrate import fit_gemm, fit_moe
+from jalapeno.fit.kernels import fit_gemm, fit_moe
 from jalapeno.errors import SpecError
 from jalapeno.specs.efficiency import flatten_params, nest_params
 from jalapeno.specs.hardware import System

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jalapeno.analysis.validate import (
+from jalapeno.fit.validate import (
     error_summary,
     load_aiconfigurator,
     load_inferencex,

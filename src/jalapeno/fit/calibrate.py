@@ -1,0 +1,227 @@
+"""Calibration of the step cost's efficiency parameters on measured kernels (``jalapeno calibrate``).
+
+Data: the per-kernel latency tables that the ``aiconfigurator-core`` package (Apache-2.0, NVIDIA)
+ships, read through the installed package (``pip install -e ".[calibrate]"``); none of its code is
+used. Functional forms (the same ones the step cost uses, cost/roofline.py):
+
+- GEMM, per compute format f (bf16, block-scaled fp8, nvfp4):
+  t = max(2mnk / (F_f · eta_f · m/(m + m_half_f)), bytes / (W · eta_m_f)) + t0_f, the four
+  parameters by robust nonlinear least squares (scipy, soft-L1 loss) on log(predicted/measured)
+  over every row with m >= 8. t0_f is reported as the kernel floor, not used as the serving
+  launch cost (microbenchmarks time single launches; CUDA graphs hide most of that).
+- Attention: prefill (GQA kernels, isl >= 2048) eta_attn = median of flops/((t − t0)·F_bf16),
+  flops = 4·b·heads·head_dim·isl²/2 (causal); decode (KV length >= 1024) t = KV bytes/(W·eta_m)
+  + c by linear least squares, eta_m → ``hbm_fraction`` (KV and other non-GEMM HBM traffic).
+- NCCL all-reduce / all-gather / reduce-scatter on one node (2, 4, 8 GPUs): link_fraction,
+  in_switch_fraction and collective_launch_s by grid search minimising the median absolute log
+  error of cost/collectives.py's times; then collective_launch_s is replaced by the floor of the
+  custom all-reduce kernels (the ones engines use for TP all-reduce), small messages only.
+- MoE layers (routed-expert block, ``moe_perf``, balanced routing, fastest kernel per row): the
+  GEMM form with its own (eta_f, m_half_f, eta_m_f) per format, one fixed floor per layer and
+  ``moe[f].token_passes`` (BF16 passes over the EP group's token vectors, identified where the
+  table spans several EP sizes), on the cost/ops.py quantities; DeepSeek-V3/R1's shape is held
+  out of the fit and judged.
+Every fit reports its median and p90 absolute % error. The result is
+a named parameter set with provenance (package version, tables, row counts, fit errors), written
+to ``src/jalapeno/data/calibration/<system>.toml``; systems without tables (Jalapeño, Vera Rubin,
+AMD) get the nearest measured family's set with a low/high range (:func:`derived_set`).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+
+from jalapeno.errors import SpecError
+from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, BACKEND, _root, _vkey, load_table, package_version
+from jalapeno.fit.kernels import (
+    fit_attention,
+    fit_custom_allreduce_launch,
+    fit_gemm,
+    fit_moe,
+    fit_nccl,
+)
+from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, flatten_params, nest_params
+from jalapeno.specs.hardware import System
+
+
+# ---- driver ------------------------------------------------------------------------------------
+
+def calibrate_system(system: System) -> dict:
+    """Fit one system's parameters on its kernel tables; returns the parameter set + provenance.
+
+    Raises:
+        SpecError: the system has no kernel tables, or the package is missing.
+    """
+    sdir = AIC_SYSTEM_DIRS.get(system.name)
+    if sdir is None:
+        raise SpecError("system", f"no measured kernel tables for {system.name}",
+                        f"calibrate one of {', '.join(AIC_SYSTEM_DIRS)}; others use derived_set()")
+    gemm, v_gemm = load_table(sdir, "gemm", "gemm_perf")
+    p_gemm, r_gemm = fit_gemm(gemm, system)
+    ctx, v_att = load_table(sdir, "attention", "context_attention_perf")
+    gen, _ = load_table(sdir, "attention", "generation_attention_perf")
+    t0 = float(np.median([f["kernel_floor_s"] for f in r_gemm["formats"].values()]))
+    p_att, r_att = fit_attention(ctx, gen, system, t0)
+    nccl_dir = _root() / "data" / sdir / "comm" / "nccl"
+    nccl_versions = sorted((p.name for p in nccl_dir.iterdir() if p.is_dir()), key=_vkey) if nccl_dir.is_dir() else []
+    nccl = None
+    for v in reversed(nccl_versions):
+        cand = pd.read_parquet(nccl_dir / v / "nccl_perf.parquet")
+        if "all_reduce" in set(cand.op_name):
+            nccl, v_nccl = cand, v
+            break
+    params = {**p_gemm, **p_att}
+    reports = {"gemm": r_gemm, "attention": r_att}
+    if nccl is not None:
+        p_nccl, r_nccl = fit_nccl(nccl, system)
+        params.update(p_nccl)
+        reports["nccl"] = {**r_nccl, "nccl_folder": v_nccl}
+    try:  # the launch cost serving sees comes from the custom all-reduce kernels, not NCCL's
+        car, _ = load_table(sdir, "comm", "custom_allreduce_perf")
+        p_car, reports["custom_allreduce"] = fit_custom_allreduce_launch(
+            car, system, DEFAULT_EFFICIENCY.with_overrides(params))
+        params.update(p_car)
+    except SpecError:
+        reports["custom_allreduce"] = {"rows": 0}
+    try:
+        moe, v_moe = load_table(sdir, "moe", "moe_perf")
+        p_moe, reports["moe"] = fit_moe(moe, system)
+        params.update(p_moe)
+    except SpecError:
+        reports["moe"], v_moe = {"rows": 0}, None
+    prov = {"package": f"aiconfigurator-core {package_version()}", "backend": BACKEND,
+            "gemm_version": v_gemm, "attention_version": v_att, "system_dir": sdir,
+            **({"moe_version": v_moe} if v_moe else {})}
+    return {"system": system.name, "parameters": params, "report": reports, "provenance": prov}
+
+
+#: Systems without kernel tables: the measured family whose parameters they borrow (mid), and
+#: the calibrated systems spanning the range (low = the worst value, high = the best).
+DERIVED_FROM = {"jalapeno": ("gb300-nvl72", ("h200", "b200", "gb200-nvl72", "gb300-nvl72")),
+                "vera-rubin-nvl72": ("gb300-nvl72", ("b200", "gb200-nvl72", "gb300-nvl72")),
+                "mi300x": ("h200", ("h100", "h200")), "mi325x": ("h200", ("h100", "h200")),
+                "mi355x": ("b200", ("h200", "b200"))}
+
+#: Parameters where a larger value is more favourable (the rest: smaller is); kernel fields
+#: (``gemm.fp8.peak_fraction``) by their last name, any op kind and format.
+_HIGHER_IS_BETTER = ("hbm_fraction", "attention_peak_fraction", "link_fraction", "in_switch_fraction")
+_HIGHER_IS_BETTER_KERNEL = ("peak_fraction", "hbm_fraction")
+
+
+def _higher_is_better(key: str) -> bool:
+    """For a parameter name, or a dotted kernel field (flatten_params)."""
+    return key.rsplit(".", 1)[-1] in _HIGHER_IS_BETTER_KERNEL if "." in key else key in _HIGHER_IS_BETTER
+
+
+def derived_set(name: str, calibrated: dict[str, dict]) -> dict:
+    """Parameters of an unmeasured system: its nearest family's set (mid) and a low/high band.
+
+    ``low`` takes each parameter's least favourable value among the family range, ``high`` the
+    most favourable (fractions: min/max; times and m_half: max/min).
+    """
+    mid_name, span = DERIVED_FROM[name]
+    mid = flatten_params(calibrated[mid_name]["parameters"])  # one level: gemm.fp8.peak_fraction
+    fam = {s: flatten_params(calibrated[s]["parameters"]) for s in span}
+    low, high = {}, {}
+    for k in mid:
+        vals = [fam[s][k] for s in span if k in fam[s]]
+        if not vals:
+            continue
+        good, bad = (max(vals), min(vals)) if _higher_is_better(k) else (min(vals), max(vals))
+        low[k], high[k] = bad, good
+    return {"system": name, "parameters": nest_params(mid), "low": nest_params(low), "high": nest_params(high),
+            "provenance": {"derived_from": mid_name, "range_over": list(span)}}
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        return format(float(v), ".8g").replace("inf", "inf")
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def to_toml(cal: dict, kind: str) -> str:
+    """A calibration set as TOML (scalars, then tables; nested report tables dotted)."""
+    lines = ["# Generated by `jalapeno calibrate` (fit/calibrate.py); do not edit by hand.",
+             f'system = "{cal["system"]}"', f'kind = "{kind}"']
+
+    def table(name: str, d: dict) -> None:
+        flat = {k: v for k, v in d.items() if not isinstance(v, dict)}
+        if flat:
+            lines.append(f"\n[{name}]")
+            lines.extend(f"{k} = {_toml_value(v)}" for k, v in flat.items())
+        for k, v in d.items():
+            if isinstance(v, dict):
+                table(f"{name}.{k}", v)
+    for key in ("provenance", "parameters", "low", "high", "report"):
+        if cal.get(key):
+            table(key, cal[key])
+    return "\n".join(lines) + "\n"
+
+
+def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=None) -> dict[str, dict]:
+    """Calibrate the measured systems, derive the others, and write their TOML files.
+
+    Args:
+        names: systems to (re)write (default: every shipped system).
+        out_dir: where to write (default: the package's data/calibration folder).
+    """
+    from pathlib import Path
+
+    from jalapeno.fit.amd import AITER_CU, GEMM_TABLES, MOE_FROM, amd_overlay, fit_amd, read_table
+    from jalapeno.specs.catalog import list_systems, load_system
+
+    out = Path(out_dir) if out_dir else Path(str(resources.files("jalapeno") / "data" / "calibration"))
+    blocking = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
+    if blocking is not None:
+        raise SpecError("--out-dir", f"{blocking} is a file, not a directory", "give a directory path")
+    _root()  # fail before writing anything when a package is missing
+    names = names or list_systems()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise SpecError("--out-dir", f"cannot create directory {out}: {e.strerror or e}",
+                        "give a writable directory path (not a file)") from None
+    needed = set(n for n in names if n in AIC_SYSTEM_DIRS)
+    for n in names:
+        if n in DERIVED_FROM:
+            mid, span = DERIVED_FROM[n]
+            needed |= {mid, *span}
+    measured = {}
+    for i, n in enumerate(sorted(needed)):
+        if on_progress:
+            on_progress(n, i, len(needed))
+        measured[n] = calibrate_system(load_system(n))
+    amd = sorted((n for n in names if n in AITER_CU), key=lambda n: n in MOE_FROM)  # MoE donors first
+    tables = {t: read_table(t) for t in (*GEMM_TABLES, "tuned_fmoe")} if amd else {}
+    partial: dict[str, dict] = {}
+    for n in amd:
+        donor = partial.get(MOE_FROM.get(n, ""), {}).get("parameters")
+        if MOE_FROM.get(n) and donor is None:  # the donor was not asked for: fit it too
+            donor = fit_amd(load_system(MOE_FROM[n]), tables)[0]
+        partial[n] = amd_overlay(n, load_system(n), derived_set(n, measured), donor, tables)
+    written = {}
+    for n in names:
+        if n in partial:
+            cal, kind = partial[n], "partial"
+        elif n in measured:
+            cal, kind = measured[n], "measured"
+        elif n in DERIVED_FROM:
+            cal, kind = derived_set(n, measured), "derived"
+        else:
+            continue
+        try:
+            (out / f"{n}.toml").write_text(to_toml(cal, kind))
+        except OSError as e:
+            raise SpecError("--out-dir", f"cannot write {out / f'{n}.toml'}: {e.strerror or e}",
+                            "give a writable directory") from None
+        written[n] = cal
+    return written

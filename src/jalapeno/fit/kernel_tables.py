@@ -1,0 +1,65 @@
+"""The measured kernel tables calibration reads: aiconfigurator-core's per-kernel latency tables.
+
+Read through the installed ``aiconfigurator-core`` package (Apache-2.0, NVIDIA; ``pip install -e
+".[calibrate]"``): only its data files, none of its code. Which table version is read, and the
+dtype names of its GEMM and MoE tables, live here.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pandas as pd
+
+from jalapeno.errors import SpecError
+
+#: catalog system → aiconfigurator system folder
+AIC_SYSTEM_DIRS = {"h100": "h100_sxm", "h200": "h200_sxm", "b200": "b200_sxm", "b300": "b300_sxm",
+                   "gb200-nvl72": "gb200", "gb300-nvl72": "gb300"}
+#: aiconfigurator GEMM dtype → (our compute format, weight bytes/elem, activation bytes/elem)
+#: (NVFP4: 16-element blocks with an FP8 scale, 0.5625 B/elem; MXFP4: 32-element blocks with an
+#: E8M0 scale, 0.53125 B/elem — AMD's aiter tables)
+GEMM_DTYPES = {"bfloat16": ("bf16", 2.0, 2.0), "fp8_block": ("fp8", 1.0, 1.0), "nvfp4": ("fp4", 0.5625, 0.5625),
+               "mxfp4": ("fp4", 0.53125, 0.53125)}
+BACKEND = "trtllm"
+#: The backend version aiconfigurator-core 0.12.0 marks "current" (systems/query_versions.yaml);
+#: tables are read from it when present, else from the newest version that has them.
+PINNED_VERSION = "1.3.0rc20"
+
+
+def _root():
+    try:
+        return resources.files("aiconfigurator_core") / "systems"
+    except ModuleNotFoundError:
+        raise SpecError("aiconfigurator", "the aiconfigurator-core package is not installed",
+                        'pip install -e ".[calibrate]"') from None
+
+
+def package_version() -> str:
+    from importlib.metadata import version
+
+    return version("aiconfigurator-core")
+
+
+def _version_dir(system_dir: str, family: str, name: str) -> tuple[str, object]:
+    base = _root() / "data" / system_dir / family / BACKEND
+    if not base.is_dir():
+        raise SpecError("aiconfigurator", f"no {family} tables for {system_dir}", "check the package version")
+    versions = sorted((p.name for p in base.iterdir() if p.is_dir()), key=_vkey)
+    if PINNED_VERSION in versions:
+        versions.append(PINNED_VERSION)  # tried first
+    for v in reversed(versions):  # newest version that has this table
+        d = base / v
+        if (d / f"{name}.parquet").is_file():
+            return v, d
+    raise SpecError("aiconfigurator", f"no {name} table for {system_dir}", "check the package version")
+
+
+def _vkey(v: str):
+    return [int(x) if x.isdigit() else x for x in v.replace("rc", ".rc.").replace("post", ".post.").split(".")]
+
+
+def load_table(system_dir: str, family: str, name: str) -> tuple[pd.DataFrame, str]:
+    """One kernel table (latency in ms) and the backend version it came from."""
+    v, d = _version_dir(system_dir, family, name)
+    return pd.read_parquet(d / f"{name}.parquet"), v
