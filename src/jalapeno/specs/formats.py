@@ -129,8 +129,9 @@ def _preset(name, description, kv, attn_compute="bf16", **mods) -> Precision:
     modules = {}
     for m in MODULES:
         w, c = mods.get(m, ("bf16", "bf16"))
-        modules[m] = ModulePrecision(FORMATS[w], c)
-    return Precision(name, MappingProxyType(modules), FORMATS[kv], attn_compute, description)
+        modules[m] = ModulePrecision(get_format(w, f"preset {name}.{m}"), c)
+    return Precision(name, MappingProxyType(modules), get_format(kv, f"preset {name}.kv_cache"), attn_compute,
+                     description)
 
 
 _FP8_ALL = dict(
