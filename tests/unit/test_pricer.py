@@ -170,3 +170,21 @@ def test_system_is_pure_hardware_and_efficiency_is_separate(tmp_path):
     assert load_efficiency("h200", "spec").source.startswith("jalapeno defaults")
     with pytest.raises(SpecError, match="pricer.efficiency"):
         RooflinePricer(s, "calibrated")
+
+
+@pytest.mark.parametrize("call", ["step", "serve", "sweep", "simulate", "compare"])
+def test_a_system_where_a_pricer_belongs_names_the_fix(call):
+    """The pre-seam call style (a System, no efficiency) gets one clear error, not an AttributeError."""
+    s, m, prec = load_system("h200"), load_model("gpt-oss-120b"), get_precision("mxfp4")
+    dep = Deployment(prec, Pool(Layout(tp=1)))
+    wl = get_workload("1k1k")
+    calls = {
+        "step": lambda: step_cost(m, s, Layout(tp=1), prec, Batch.make(decode_seqs=1, decode_ctx=10)),
+        "serve": lambda: serve_at_concurrency(m, s, dep, wl, [4]),
+        "sweep": lambda: __import__("jalapeno.analysis.sweep", fromlist=["sweep"]).sweep(m, s, wl, prec),
+        "simulate": lambda: simulate(m, s, dep, workload=wl, concurrency=2),
+        "compare": lambda: compare_systems(m, [s], wl, prec),
+    }
+    with pytest.raises(SpecError) as e:
+        calls[call]()
+    assert "has no efficiency set" in str(e.value) and "load_pricer('h200')" in e.value.fix

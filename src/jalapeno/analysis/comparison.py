@@ -17,7 +17,7 @@ from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.analysis.records import point_record
 from jalapeno.analysis.sweep import SweepOptions, SweepResult, sweep
 from jalapeno.errors import InfeasibleDeployment, SpecError
-from jalapeno.cost.pricer import Pricer
+from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
@@ -191,6 +191,8 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
     """
     if not systems:
         raise SpecError("systems", "no system given", "pass at least one system")
+    for s in systems:
+        check_pricer(s, "compare_systems: systems")
     names = [s.system.name for s in systems]
     baseline = baseline or names[-1]
     if baseline not in names:

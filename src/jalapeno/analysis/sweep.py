@@ -30,7 +30,7 @@ from jalapeno.serve.analytic import (
     solve_concurrency,
 )
 from jalapeno.serve.disagg import decode_curve, disaggregated_points, prefill_perf
-from jalapeno.cost.pricer import Pricer
+from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.hardware import System
@@ -160,6 +160,7 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
 
     opt = options or SweepOptions()
     check_mtp(opt.mtp, model)
+    check_pricer(pricer, "sweep")
     system, eff = pricer.system, pricer.efficiency
     parts: list[ServingPoints] = []
     deps: list[Deployment] = []

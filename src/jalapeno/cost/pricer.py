@@ -83,6 +83,21 @@ class Pricer(Protocol):
         ...
 
 
+def check_pricer(pricer, where: str = "pricer") -> None:
+    """Refuse anything that is not a pricer, naming the fix (a System alone has no efficiency set).
+
+    Raises:
+        SpecError: ``pricer`` does not satisfy :class:`Pricer`.
+    """
+    if isinstance(pricer, Pricer):
+        return
+    if isinstance(pricer, System):
+        raise SpecError(where, f"got the System {pricer.name!r}, which has no efficiency set",
+                        f"pass load_pricer({pricer.name!r}) or RooflinePricer(system, load_efficiency(name))")
+    raise SpecError(where, f"expected a pricer, got {type(pricer).__name__}",
+                    "pass load_pricer(name) or RooflinePricer(system, efficiency)")
+
+
 def price_collectives(pricer: Pricer, colls: CollectiveTable) -> CollectiveTimes:
     """Price a collective table one row at a time through ``pricer.collective``.
 

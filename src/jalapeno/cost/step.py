@@ -30,7 +30,7 @@ import numpy as np
 
 from jalapeno.cost.ops import build_step_ops
 from jalapeno.cost.optable import CollectiveTable, OpTable
-from jalapeno.cost.pricer import Pricer
+from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.cost.roofline import OpTimes
 from jalapeno.deploy.deployment import MTP, check_mtp, query_len
 from jalapeno.deploy.layout import Layout, validate_layout
@@ -205,6 +205,7 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
         InfeasibleDeployment: the layout cannot run the model on the system.
         SpecError: MTP on a model without an MTP module.
     """
+    check_pricer(pricer, "step_cost")
     system, eff = pricer.system, pricer.efficiency
     validate_layout(layout, model, system)
     check_mtp(mtp, model)

@@ -10,7 +10,7 @@ from jalapeno.deploy.deployment import Deployment, check_mtp
 from jalapeno.deploy.layout import validate_layout
 from jalapeno.serve.analytic import ServingPoints, requeue, solve_concurrency
 from jalapeno.serve.disagg import MAX_PREFILL_UTILISATION, decode_curve, disaggregated_points, prefill_perf
-from jalapeno.cost.pricer import Pricer
+from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
@@ -34,6 +34,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     MAX_PREFILL_UTILISATION (serve/disagg.py), the excess users queue for admission: throughput
     stays flat and TTFT grows (limit ``kv_capacity`` / ``prefill_capacity`` "(queueing)").
     """
+    check_pricer(pricer, "serve_at_concurrency")
     c_req = np.atleast_1d(np.asarray(concurrency, dtype=float))
     for pool in (dep.decode, dep.prefill):
         if pool is not None:

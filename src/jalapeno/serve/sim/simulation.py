@@ -37,7 +37,7 @@ from jalapeno.serve.sim.workloads import (
     fixed_length_requests,
     open_loop_arrivals,
 )
-from jalapeno.cost.pricer import Pricer
+from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
@@ -297,6 +297,7 @@ def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Wor
             raise SpecError(opt, f"must be >= 1, got {v}", f"give a positive {opt[2:]} count or leave it out")
     if seed < 0:
         raise SpecError("--seed", f"must be >= 0, got {seed}", "give a non-negative integer seed")
+    check_pricer(pricer, "simulate")
     system = pricer.system
     if dep.chips > system.max_chips:
         raise InfeasibleDeployment("deployment", f"{dep.chips} chips exceed {system.name}'s {system.max_chips}",
