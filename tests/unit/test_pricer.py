@@ -188,3 +188,24 @@ def test_a_system_where_a_pricer_belongs_names_the_fix(call):
     with pytest.raises(SpecError) as e:
         calls[call]()
     assert "has no efficiency set" in str(e.value) and "load_pricer('h200')" in e.value.fix
+
+
+def test_step_and_collective_take_an_efficiency_set(capsys):
+    """`--efficiency` picks the pricer's set on every command that prices; the set is named."""
+    import json
+
+    from cli_runner import check_error, run
+
+    code, out, _ = run(capsys, "step", "-s", "h200", "-m", "gpt-oss-120b", "--dp", "1", "--ep", "1", "-b", "4",
+                       "--efficiency", "spec", "--json")
+    spec = json.loads(out)
+    code2, out2, _ = run(capsys, "step", "-s", "h200", "-m", "gpt-oss-120b", "--dp", "1", "--ep", "1", "-b", "4",
+                         "--json")
+    cal = json.loads(out2)
+    assert code == code2 == 0
+    assert spec["efficiency_source"] == load_efficiency("h200", "spec").source
+    assert cal["efficiency_source"] == load_efficiency("h200").source
+    assert spec["step_time_s"] != cal["step_time_s"]
+    code, out, _ = run(capsys, "collective", "-s", "h200", "--efficiency", "spec", "--json")
+    assert code == 0 and json.loads(out)["efficiency_source"].startswith("jalapeno defaults")
+    check_error(*run(capsys, "collective", "-s", "h200", "--efficiency", "medium"), "efficiency", "medium", "spec")

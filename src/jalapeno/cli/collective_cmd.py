@@ -18,10 +18,11 @@ def collective(
     group: int = typer.Option(8, "--group", "-g", help="Chips in the group."),
     bytes_: str = typer.Option("1e6", "--bytes", "-b", help="Message bytes per chip; comma-separated for several."),
     placement: str = typer.Option("packed", "--placement", help="packed (contiguous) or spread (one per domain)."),
+    efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Price one collective on a system's link hierarchy (time, algorithm, bandwidths)."""
-    pr = load_pricer(system)
+    pr = load_pricer(system, efficiency)
     s = pr.system
     try:
         sizes = np.array([float(v) for v in bytes_.split(",") if v.strip()])
@@ -41,7 +42,8 @@ def collective(
         rows.append({"bytes": float(m), "time_s": float(t), "algorithm": str(alg), "level": r.level,
                      "scope": r.scope, "algbw_bytes_per_s": alg_bw, "busbw_bytes_per_s": alg_bw * factor})
     if json_out:
-        print_json({"system": s.name, "op": op, "group": group, "placement": placement, "results": rows})
+        print_json({"system": s.name, "op": op, "group": group, "placement": placement,
+                    "efficiency_source": pr.efficiency.source, "results": rows})
         return
     t = Table(title=f"{op} over {group} chips on {s.name} ({placement}); bounded by level "
               f"'{r.level}' ({r.scope})")

@@ -24,11 +24,12 @@ def step(
     batch: int = typer.Option(64, "--batch", "-b", help="Decoding sequences in the step (whole instance)."),
     context: int = typer.Option(8192, "--context", "-c", help="Mean context length of the decoding sequences."),
     prefill_tokens: int = typer.Option(0, "--prefill-tokens", help="Prompt tokens prefilled in the same step."),
+    efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Cost of one forward step on one chip: ops, collectives, time and binding constraint."""
     m = load_model(model)
-    pr = load_pricer(system)
+    pr = load_pricer(system, efficiency)
     s = pr.system
     prec = get_precision(precision or m.default_precision)
     if m.moe is None and ep != 1:
@@ -42,7 +43,8 @@ def step(
         raise InfeasibleDeployment("deployment", f"{sc.layout.label} on {s.name}: {out['reason']}",
                                    "shard wider (more TP/DP/EP/PP), use a smaller precision or a smaller batch")
     if json_out:
-        print_json({**out, "ops": sc.op_rows(0), "collectives": sc.collective_rows(0)})
+        print_json({**out, "efficiency_source": pr.efficiency.source, "ops": sc.op_rows(0),
+                    "collectives": sc.collective_rows(0)})
         return
     t = Table(title=f"{m.name} on {s.name}, {sc.layout.label}, {prec.name}, batch {batch} x ctx {context}"
               + (f" + {prefill_tokens} prefill tokens" if prefill_tokens else ""))
