@@ -30,7 +30,7 @@ def sweep_only(repeats: int = 3) -> None:
         t0 = time.perf_counter()
         res = compare_systems(m, systems, wl, p, baseline="gb300-nvl72")
         best = min(best, time.perf_counter() - t0)
-    n = sum(h["points_evaluated"] for h in res.headlines.values())
+    n = sum(h.points_evaluated for h in res.headlines.values())
     print(f"sweep + frontiers + comparisons: {best:.3f} s (best of {repeats}); {n:,} points; "
           f"{n / best:,.0f} points/s; goal <= 1 s: {'met' if best <= 1 else 'NOT met'}")
 

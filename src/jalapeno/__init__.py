@@ -32,6 +32,8 @@ _API = {
     "sweep": "jalapeno.analysis.sweep", "SweepOptions": "jalapeno.analysis.sweep",
     "system_frontier": "jalapeno.analysis.comparison", "compare_systems": "jalapeno.analysis.comparison",
     "predict_point": "jalapeno.analysis.prediction", "run_validation": "jalapeno.fit.validation_run",
+    "PointRecord": "jalapeno.analysis.records", "PredictionRecord": "jalapeno.analysis.records",
+    "FrontierRecord": "jalapeno.analysis.records", "ComparisonRecord": "jalapeno.analysis.records",
     "JalapenoError": "jalapeno.errors",
 }
 __all__ = sorted(_API) + ["__version__"]

@@ -118,11 +118,11 @@ def test_comparison_keys(as_json):
 
 def test_baseline_against_itself_is_one(comp):
     c = comp.comparisons["gb200-nvl72"]
-    for v in c["peak_ratio"].values():
+    for v in c.peak_ratio.values():
         assert v == pytest.approx(1.0)
-    assert c["max_interactivity_ratio"] == pytest.approx(1.0)
-    assert c["min_e2e_ratio"] == pytest.approx(1.0)
-    for row in c["iso_interactivity"]["throughput_per_chip"]:
+    assert c.max_interactivity_ratio == pytest.approx(1.0)
+    assert c.min_e2e_ratio == pytest.approx(1.0)
+    for row in c.iso_interactivity["throughput_per_chip"]:
         if row["status_a"] != "unreachable":
             assert row["ratio"] == pytest.approx(1.0)
 
@@ -130,18 +130,18 @@ def test_baseline_against_itself_is_one(comp):
 def test_ratios_by_hand(comp):
     j, g = comp.headlines["jalapeno"], comp.headlines["gb200-nvl72"]
     c = comp.comparisons["jalapeno"]
-    assert c["peak_ratio"]["throughput_per_chip"] == pytest.approx(
-        j["peak_throughput_per_chip"] / g["peak_throughput_per_chip"])
+    assert c.peak_ratio["throughput_per_chip"] == pytest.approx(
+        j.peak_throughput_per_chip / g.peak_throughput_per_chip)
     # per kW: each side divided by its own all-in kW (jalapeno's from its TOML, GB200 2.10)
     jkw = load_system("jalapeno").allin_power_w_per_chip / 1000
-    assert c["peak_ratio"]["tok_s_per_kw"] == pytest.approx(
-        (j["peak_throughput_per_chip"] / jkw) / (g["peak_throughput_per_chip"] / 2.10))
+    assert c.peak_ratio["tok_s_per_kw"] == pytest.approx(
+        (j.peak_throughput_per_chip / jkw) / (g.peak_throughput_per_chip / 2.10))
 
 
 def test_iso_interactivity_beyond_both_frontiers_is_unreachable(comp, as_json):
     for h in comp.headlines.values():
-        assert h["max_interactivity"] < FAR  # precondition
-    row = [r for r in comp.comparisons["jalapeno"]["iso_interactivity"]["throughput_per_chip"] if r["x"] == FAR]
+        assert h.max_interactivity < FAR  # precondition
+    row = [r for r in comp.comparisons["jalapeno"].iso_interactivity["throughput_per_chip"] if r["x"] == FAR]
     assert len(row) == 1
     r = row[0]
     assert r["status_a"] == "unreachable" and r["status_b"] == "unreachable"
@@ -179,7 +179,7 @@ def test_ratios_in_a_collapsed_frontier_tail_are_labelled():
                           get_workload("8k1k"), get_precision("fp8"), baseline="gb300-nvl72",
                           options=SweepOptions(serving="agg"), iso_interactivity=(10.0, 50.0, 100.0, 110.0))
     peak = {n: max(p.y) for n, p in ((n, sf.as_frontier()) for n, sf in res.frontiers.items())}
-    rows = res.comparisons["jalapeno"]["iso_interactivity"]["throughput_per_chip"]
+    rows = res.comparisons["jalapeno"].iso_interactivity["throughput_per_chip"]
     for r in rows:
         if r["y_b"] == r["y_b"] and r["y_b"] < 0.1 * peak["gb300-nvl72"]:
             assert r["at_frontier_end"], r

@@ -33,12 +33,12 @@ def test_chips_are_prefill_plus_decode(oss):
     wl = get_workload("1k1k")
     rec = predict_point(model, system, _dep(prec), wl, 64)
     chips = 3 * 2 + 1 * 4  # prefill workers × prefill chips + decode workers × decode chips
-    assert rec["chips"] == chips
-    assert rec["deployment"]["chips"] == chips
-    assert rec["deployment"]["kind"] == "disagg"
-    assert rec["deployment"]["prefill"]["chips"] == 6
-    assert rec["deployment"]["decode"]["chips"] == 4
-    assert rec["feasible"], rec["reason"]
+    assert rec.chips == chips
+    assert rec.deployment.chips == chips
+    assert rec.deployment.kind == "disagg"
+    assert rec.deployment.prefill.chips == 6
+    assert rec.deployment.decode.chips == 4
+    assert rec.feasible, rec.reason
 
 
 def test_throughput_per_chip_uses_all_chips(oss):
@@ -46,18 +46,18 @@ def test_throughput_per_chip_uses_all_chips(oss):
     wl = get_workload("1k1k")  # lengths uniform in [0.8 L, L]: mean 0.9 L
     rec = predict_point(model, system, _dep(prec, x=3, y=2), wl, 128)
     chips = 3 * 2 + 2 * 4
-    lam = rec["request_rate_per_s"]
+    lam = rec.request_rate_per_s
     mean_isl, mean_osl = 0.9 * 1024, 0.9 * 1024
-    assert rec["throughput_per_chip"] == pytest.approx(lam * (mean_isl + mean_osl) / chips, rel=1e-9)
-    assert rec["output_throughput_per_chip"] == pytest.approx(lam * mean_osl / chips, rel=1e-9)
+    assert rec.throughput_per_chip == pytest.approx(lam * (mean_isl + mean_osl) / chips, rel=1e-9)
+    assert rec.output_throughput_per_chip == pytest.approx(lam * mean_osl / chips, rel=1e-9)
     # decode balance (DESIGN §7): λ = y·B/((OSL−1)·τ_d) with B per decode instance
-    assert lam == pytest.approx(2 * rec["decode_batch"] / ((mean_osl - 1) * rec["step_time_s"]), rel=1e-9)
+    assert lam == pytest.approx(2 * rec.decode_batch / ((mean_osl - 1) * rec.step_time_s), rel=1e-9)
     # closed loop: C = λ·E2E, the whole deployment's concurrency
-    assert lam * rec["e2e_s"] == pytest.approx(128, rel=0.01)
+    assert lam * rec.e2e_s == pytest.approx(128, rel=0.01)
     # power and cost per chip: all-in 1.73 kW and 1.30 $/h per H100 (InferenceX)
-    assert rec["power_w_per_chip"] == pytest.approx(1730)
-    assert rec["tok_s_per_kw"] == pytest.approx(rec["throughput_per_chip"] / 1.73, rel=1e-9)
-    assert rec["usd_per_mtok"] == pytest.approx(1.30 / (rec["throughput_per_chip"] * 3600 / 1e6), rel=1e-9)
+    assert rec.power_w_per_chip == pytest.approx(1730)
+    assert rec.tok_s_per_kw == pytest.approx(rec.throughput_per_chip / 1.73, rel=1e-9)
+    assert rec.usd_per_mtok == pytest.approx(1.30 / (rec.throughput_per_chip * 3600 / 1e6), rel=1e-9)
 
 
 def test_more_decode_workers_same_per_chip_concurrency_scales(oss):
@@ -66,9 +66,9 @@ def test_more_decode_workers_same_per_chip_concurrency_scales(oss):
     wl = get_workload("1k1k")
     a = predict_point(model, system, _dep(prec, x=2, y=1), wl, 32)
     b = predict_point(model, system, _dep(prec, x=4, y=2), wl, 64)
-    assert b["chips"] == 2 * a["chips"]
+    assert b.chips == 2 * a.chips
     for k in ("throughput_per_chip", "tpot_s", "decode_batch"):
-        assert b[k] == pytest.approx(a[k], rel=0.02), k
+        assert getattr(b, k) == pytest.approx(getattr(a, k), rel=0.02), k
 
 
 def test_sweep_disagg_points_count_both_pools(oss):
@@ -127,8 +127,8 @@ def test_prefill_saturation_queues_users_and_says_prefill(oss):
     assert pts.throughput_per_chip[2] == pytest.approx(pts.throughput_per_chip[1], rel=1e-9)
     assert pts.queue_s[2] - pts.queue_s[1] == pytest.approx(4096 / pts.request_rate_per_s[1], rel=1e-6)
     rec = predict_point(model, system, dep, wl, 4096)
-    assert rec["feasible"] is True and rec["limit"] == "prefill_capacity (queueing)"
-    assert rec["chips"] == 1 * 2 + 4 * 8
+    assert rec.feasible is True and rec.limit == "prefill_capacity (queueing)"
+    assert rec.chips == 1 * 2 + 4 * 8
 
 
 def test_unfit_prefill_pool_names_prefill():
@@ -136,9 +136,9 @@ def test_unfit_prefill_pool_names_prefill():
     model, system = load_model("deepseek-r1"), load_pricer("gb200-nvl72")
     dep = Deployment(get_precision("fp8"), Pool(Layout(tp=1, dp=8, ep=8)), prefill=Pool(Layout(tp=2, ep=2), 2))
     rec = predict_point(model, system, dep, get_workload("8k1k"), 64)
-    assert rec["feasible"] is False
-    assert rec["reason"].startswith("prefill")
-    assert "weights" in rec["reason"]
+    assert rec.feasible is False
+    assert rec.reason.startswith("prefill")
+    assert "weights" in rec.reason
 
 
 def test_aggregated_workers_are_counted(oss):
@@ -148,11 +148,11 @@ def test_aggregated_workers_are_counted(oss):
     one = predict_point(model, system, Deployment(prec, Pool(lay, 1)), wl, 32)
     two = predict_point(model, system, Deployment(prec, Pool(lay, 2)), wl, 64)
     # two replicas at 32 each: same per-chip figures, twice the chips
-    assert two["chips"] == two["deployment"]["chips"] == 8
-    assert two["throughput_per_chip"] == pytest.approx(one["throughput_per_chip"], rel=0.01)
-    assert two["tpot_s"] == pytest.approx(one["tpot_s"], rel=0.01)
-    assert two["request_rate_per_s"] == pytest.approx(2 * one["request_rate_per_s"], rel=0.01)
-    assert two["concurrency"] == pytest.approx(64, rel=0.02)
+    assert two.chips == two.deployment.chips == 8
+    assert two.throughput_per_chip == pytest.approx(one.throughput_per_chip, rel=0.01)
+    assert two.tpot_s == pytest.approx(one.tpot_s, rel=0.01)
+    assert two.request_rate_per_s == pytest.approx(2 * one.request_rate_per_s, rel=0.01)
+    assert two.concurrency == pytest.approx(64, rel=0.02)
 
 
 def test_decode_batch_at_its_kv_cap_fits_with_mtp():

@@ -8,13 +8,13 @@ throughput per chip divided by a per-system constant, so the same frontier serve
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from jalapeno.analysis import compare as cmp
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
-from jalapeno.analysis.records import point_record
+from jalapeno.analysis.records import Band, Bands, ComparisonRecord, FrontierRecord, Headline, PointRecord, Ratios
 from jalapeno.analysis.sweep import SweepOptions, SweepResult, sweep
 from jalapeno.errors import InfeasibleDeployment, SpecError
 from jalapeno.cost.pricer import Pricer, check_pricer
@@ -48,10 +48,16 @@ class SystemFrontier:
     def system(self) -> System:
         return self.pricer.system
 
-    def point(self, i: int) -> dict:
-        """Point ``i`` of the sweep as the JSON contract's record (analysis/records.py)."""
+    def point(self, i: int) -> PointRecord:
+        """Point ``i`` of the sweep as a record (analysis/records.py)."""
         dep = self.sweep.deployments[int(self.sweep.dep_index[i])]
-        return point_record(self.sweep.points, i, dep, self.system, self.convention)
+        return PointRecord.from_points(self.sweep.points, i, dep, self.system, self.convention)
+
+    def record(self, headline: Headline | None = None) -> FrontierRecord:
+        """The frontier points as a record (with ``headline``, as a comparison carries it)."""
+        s = self.sweep
+        return FrontierRecord(s.system, s.model, s.workload, s.precision,
+                              tuple(self.point(int(i)) for i in self.frontier), headline)
 
     @property
     def x(self) -> np.ndarray:
@@ -86,7 +92,7 @@ def system_frontier(model: ModelSpec, pricer: Pricer, wl: Workload, precision: P
     return SystemFrontier(pricer, res, fi, convention)
 
 
-def headline(sf: SystemFrontier) -> dict:
+def headline(sf: SystemFrontier) -> Headline:
     """Per-system headline: peak throughput/chip, peak tok/s/kW per convention, top speed, min E2E."""
     p = sf.sweep.points
     ok = p.feasible
@@ -95,31 +101,31 @@ def headline(sf: SystemFrontier) -> dict:
     e2e = np.where(ok, p.e2e_s, np.inf)
     i_lat = int(np.argmin(e2e))
     peak_tput = float(p.throughput_per_chip[i_peak])
-    return {
-        "peak_throughput_per_chip": peak_tput,
-        "peak_output_throughput_per_chip": float(p.output_throughput_per_chip[i_peak]),
-        "interactivity_at_peak": float(p.interactivity[i_peak]),
-        "bound_at_peak": str(p.bound[i_peak]),
-        "deployment_at_peak": sf.sweep.deployments[int(sf.sweep.dep_index[i_peak])].label,
-        "peak_tok_s_per_kw": {c: peak_tput / (power_w_per_chip(sf.system, c)[0] / 1000) for c in CONVENTIONS},
-        "power_labels": {c: power_w_per_chip(sf.system, c)[1] for c in CONVENTIONS},
-        "usd_per_mtok_at_peak": float(sf.system.usd_per_chip_hour / (peak_tput * 3600 / 1e6)),
-        "max_interactivity": float(p.interactivity[i_fast]),
-        "throughput_at_max_interactivity": float(p.throughput_per_chip[i_fast]),
-        "bound_at_max_interactivity": str(p.bound[i_fast]),
-        "deployment_at_max_interactivity": sf.sweep.deployments[int(sf.sweep.dep_index[i_fast])].label,
-        "min_e2e_s": float(e2e[i_lat]),
-        "min_ttft_s": float(np.min(np.where(ok, p.ttft_s, np.inf))),
-        "frontier_points": int(sf.frontier.size),
-        "efficiency_source": sf.pricer.efficiency.source,
-        "vendor_verified": sf.system.vendor_verified,
-        "points_evaluated": int(len(p)),
-    }
+    return Headline(
+        peak_throughput_per_chip=peak_tput,
+        peak_output_throughput_per_chip=float(p.output_throughput_per_chip[i_peak]),
+        interactivity_at_peak=float(p.interactivity[i_peak]),
+        bound_at_peak=str(p.bound[i_peak]),
+        deployment_at_peak=sf.sweep.deployments[int(sf.sweep.dep_index[i_peak])].label,
+        peak_tok_s_per_kw={c: peak_tput / (power_w_per_chip(sf.system, c)[0] / 1000) for c in CONVENTIONS},
+        power_labels={c: power_w_per_chip(sf.system, c)[1] for c in CONVENTIONS},
+        usd_per_mtok_at_peak=float(sf.system.usd_per_chip_hour / (peak_tput * 3600 / 1e6)),
+        max_interactivity=float(p.interactivity[i_fast]),
+        throughput_at_max_interactivity=float(p.throughput_per_chip[i_fast]),
+        bound_at_max_interactivity=str(p.bound[i_fast]),
+        deployment_at_max_interactivity=sf.sweep.deployments[int(sf.sweep.dep_index[i_fast])].label,
+        min_e2e_s=float(e2e[i_lat]),
+        min_ttft_s=float(np.min(np.where(ok, p.ttft_s, np.inf))),
+        frontier_points=int(sf.frontier.size),
+        efficiency_source=sf.pricer.efficiency.source,
+        vendor_verified=sf.system.vendor_verified,
+        points_evaluated=int(len(p)),
+    )
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """Result of :func:`compare_systems` (JSON via :meth:`as_dict`)."""
+    """Result of :func:`compare_systems`: the sweeps behind it and its :meth:`record`."""
 
     model: str
     workload: Workload
@@ -127,23 +133,24 @@ class Comparison:
     convention: str
     baseline: str
     frontiers: dict[str, SystemFrontier]
-    headlines: dict[str, dict]
-    comparisons: dict[str, dict]
+    headlines: dict[str, Headline]
+    comparisons: dict[str, Ratios]
     options: dict = field(default_factory=dict)
 
+    def record(self) -> ComparisonRecord:
+        """The comparison as a record (analysis/records.py): frontiers, headlines, ratios."""
+        return ComparisonRecord(self.model, self.workload, self.precision, self.convention, self.baseline,
+                                self.options, {n: sf.record(self.headlines[n]) for n, sf in self.frontiers.items()},
+                                self.comparisons)
+
     def as_dict(self) -> dict:
-        return {
-            "model": self.model, "workload": self.workload.as_dict(), "precision": self.precision,
-            "power_convention": self.convention, "baseline": self.baseline, "options": self.options,
-            "systems": {n: {"frontier": [sf.point(int(i)) for i in sf.frontier], "headline": self.headlines[n]}
-                        for n, sf in self.frontiers.items()},
-            "comparisons": self.comparisons,
-        }
+        """``record().as_dict()``: the JSON of ``jalapeno compare --json``."""
+        return self.record().as_dict()
 
 
 def efficiency_bands(model: ModelSpec, band: dict[str, Pricer], wl: Workload, precision: Precision,
-                     options: SweepOptions | None, convention: str, mid: dict,
-                     mid_pricer: Pricer | None = None) -> dict:
+                     options: SweepOptions | None, convention: str, mid: Headline,
+                     mid_pricer: Pricer | None = None) -> Bands:
     """Headline figures under a system's low / mid / high pricers (``band`` has ``low`` and ``high``).
 
     A band is just other pricers of the same system (cost/pricer.band_pricers builds them from
@@ -156,11 +163,11 @@ def efficiency_bands(model: ModelSpec, band: dict[str, Pricer], wl: Workload, pr
         pr = band[which]
         out[which] = mid if pr is mid_pricer else headline(system_frontier(model, pr, wl, precision, options,
                                                                             convention))
+    out["mid"] = mid
     keys = ("peak_throughput_per_chip", "max_interactivity", "min_e2e_s")
-    band = {k: {"low": out["low"][k], "mid": mid[k], "high": out["high"][k]} for k in keys}
-    band["peak_tok_s_per_kw"] = {w: {c: out[w]["peak_tok_s_per_kw"][c] if w != "mid" else mid["peak_tok_s_per_kw"][c]
-                                     for c in CONVENTIONS} for w in ("low", "mid", "high")}
-    return band
+    return Bands(**{k: Band(*(getattr(out[w], k) for w in ("low", "mid", "high"))) for k in keys},
+                 peak_tok_s_per_kw={w: {c: out[w].peak_tok_s_per_kw[c] for c in CONVENTIONS}
+                                    for w in ("low", "mid", "high")})
 
 
 def _flag_tails(rows: list[dict], a: cmp.Frontier, b: cmp.Frontier) -> list[dict]:
@@ -204,32 +211,32 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
         if n not in heads:
             raise SpecError("bands", f"band for {n!r}, which is not among the compared systems {names}",
                             "give bands for compared systems only")
-        heads[n]["bands"] = efficiency_bands(model, band, wl, precision, options, convention, heads[n],
-                                             fr[n].pricer)
+        heads[n] = replace(heads[n], bands=efficiency_bands(model, band, wl, precision, options, convention,
+                                                            heads[n], fr[n].pricer))
     base = fr[baseline]
     bp, _ = power_w_per_chip(base.system, convention)
-    comps: dict[str, dict] = {}
+    comps: dict[str, Ratios] = {}
     for n, sf in fr.items():
         p, _ = power_w_per_chip(sf.system, convention)
         a_t, b_t = sf.as_frontier(), base.as_frontier()
         a_kw, b_kw = sf.as_frontier(1000 / p), base.as_frontier(1000 / bp)
         a_usd, b_usd = sf.as_frontier(1 / sf.system.usd_per_chip_hour), base.as_frontier(1 / base.system.usd_per_chip_hour)
-        comps[n] = {
-            "vs": baseline,
-            "peak_ratio": {"throughput_per_chip": cmp.peak_ratio(a_t, b_t),
-                           "tok_s_per_kw": cmp.peak_ratio(a_kw, b_kw),
-                           "tokens_per_usd": cmp.peak_ratio(a_usd, b_usd)},
-            "max_interactivity_ratio": heads[n]["max_interactivity"] / heads[baseline]["max_interactivity"],
-            "min_e2e_ratio": heads[n]["min_e2e_s"] / heads[baseline]["min_e2e_s"],
-            "iso_interactivity": {
+        comps[n] = Ratios(
+            vs=baseline,
+            peak_ratio={"throughput_per_chip": cmp.peak_ratio(a_t, b_t),
+                        "tok_s_per_kw": cmp.peak_ratio(a_kw, b_kw),
+                        "tokens_per_usd": cmp.peak_ratio(a_usd, b_usd)},
+            max_interactivity_ratio=heads[n].max_interactivity / heads[baseline].max_interactivity,
+            min_e2e_ratio=heads[n].min_e2e_s / heads[baseline].min_e2e_s,
+            iso_interactivity={
                 "throughput_per_chip": _flag_tails(cmp.iso_interactivity_ratio(a_t, b_t, list(iso_interactivity),
                                                                                END_RTOL), a_t, b_t),
                 "tok_s_per_kw": _flag_tails(cmp.iso_interactivity_ratio(a_kw, b_kw, list(iso_interactivity),
                                                                         END_RTOL), a_kw, b_kw),
             },
-            "tiers": cmp.tiers(a_t, floors),
-            "tiers_tok_s_per_kw": cmp.tiers(a_kw, floors),
-        }
+            tiers=cmp.tiers(a_t, floors),
+            tiers_tok_s_per_kw=cmp.tiers(a_kw, floors),
+        )
     opts = options or SweepOptions()
     return Comparison(model.name, wl, precision.name, convention, baseline, fr, heads, comps,
                       {"serving": opts.serving, "mtp": opts.mtp.as_dict() if opts.mtp else None,

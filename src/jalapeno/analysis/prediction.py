@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from jalapeno.analysis.power_cost import power_w_per_chip
-from jalapeno.analysis.records import point_record
+from jalapeno.analysis.records import PredictionRecord
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.layout import validate_layout
 from jalapeno.errors import SpecError
@@ -16,8 +16,8 @@ from jalapeno.specs.workload import Workload
 
 
 def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, concurrency: float | None,
-                  convention: str = "all-in", rate: float | None = None) -> dict:
-    """The JSON record (analysis/records.py) of ``dep`` serving ``wl`` at ``concurrency``.
+                  convention: str = "all-in", rate: float | None = None) -> PredictionRecord:
+    """The record (analysis/records.py) of ``dep`` serving ``wl`` at ``concurrency`` (or open-loop ``rate``).
 
     Raises:
         SpecError: non-positive concurrency or unknown power convention.
@@ -40,7 +40,5 @@ def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
         pts = serve_at_concurrency(model, pricer, dep, wl, [concurrency])
     else:
         pts = serve_at_rate(model, pricer, dep, wl, [rate])
-    rec = point_record(pts, 0, dep, system, convention)
-    rec.update({"model": model.name, "workload": wl.as_dict(),
-                "efficiency_source": pricer.efficiency.source})
-    return rec
+    return PredictionRecord.from_points(pts, 0, dep, system, convention, model=model.name, workload=wl,
+                                        efficiency_source=pricer.efficiency.source)

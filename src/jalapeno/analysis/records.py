@@ -1,15 +1,29 @@
-"""The JSON record of one operating point (the contract other tools read).
+"""Typed result records: what leaves the model (the JSON contract other tools read).
 
-Keys: ``throughput_per_chip`` (input + output tok/s per chip), ``output_throughput_per_chip``,
-``interactivity`` (tok/s/user), ``ttft_s``, ``tpot_s``, ``e2e_s`` (+ p50/p90/p99 estimates),
-``concurrency``, ``chips``, ``power_w_per_chip`` and ``tok_s_per_kw`` under the chosen
-convention (and ``tok_s_per_kw_by_convention`` for all three), ``j_per_token``,
-``usd_per_mtok``, ``bound``, ``bound_margin``, ``bound_level`` (the link level, when a
-link binds), ``limit``, ``feasible``, ``reason``,
-``deployment``.
+One schema, documented field by field in ``docs/metrics.md`` §11 (a test checks that every field
+of every record here is listed there, and nothing else):
+
+- :class:`PointRecord`: one operating point (a frontier point, a ``predict`` result);
+- :class:`PredictionRecord`: a :class:`PointRecord` plus the model, workload and efficiency
+  set it was predicted with (``jalapeno predict``);
+- :class:`Headline` (with :class:`Bands` of :class:`Band`): one system's headline figures;
+- :class:`FrontierRecord`: one system's frontier points (and headline, in a comparison);
+- :class:`Ratios`: one system against the baseline; :class:`ComparisonRecord`: a comparison.
+
+Records are frozen dataclasses; nested mappings are read-only (``MappingProxyType``) and lists
+are tuples. Views derive from the fields: ``as_dict()`` gives plain dicts/lists/str/float/
+int/bool/None in field order (``json.dumps`` serialises it; NaN stays a float NaN: the CLI's
+``print_json`` writes it as null) and ``to_frame()`` a pandas DataFrame, one row per point.
+Pure: no I/O; pandas is imported only by ``to_frame``.
 """
 
 from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -17,17 +31,130 @@ from jalapeno.analysis.power_cost import CONVENTIONS, energy_and_cost, power_w_p
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.serve.analytic import ServingPoints
 from jalapeno.specs.hardware import System
+from jalapeno.specs.workload import Workload
 
-_COPY = ("throughput_per_chip", "output_throughput_per_chip", "interactivity", "ttft_s", "tpot_s", "e2e_s",
-         "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "e2e_p50_s", "e2e_p90_s", "e2e_p99_s", "queue_s",
-         "concurrency", "decode_batch", "request_rate_per_s", "chips", "step_time_s", "kv_transfer_s",
-         "bound", "bound_margin", "bound_level", "limit", "feasible", "reason")
+#: metadata of a field left out of ``as_dict()`` when it is None
+OPTIONAL = {"omit_if_none": True}
 
 
-def point_record(points: ServingPoints, i: int, dep: Deployment, system: System, convention: str) -> dict:
-    """Point ``i`` of ``points`` (served by ``dep`` on ``system``) as a JSON-ready dict."""
+def _freeze(o: Any) -> Any:
+    """Read-only copy: mappings → MappingProxyType, lists/tuples → tuples (recursively)."""
+    if isinstance(o, Mapping):
+        return MappingProxyType({k: _freeze(v) for k, v in o.items()})
+    if isinstance(o, (list, tuple)):
+        return tuple(_freeze(v) for v in o)
+    return o
+
+
+def _plain(o: Any) -> Any:
+    """JSON-ready view: records/specs → their ``as_dict()``, mappings → dicts, tuples → lists."""
+    if hasattr(o, "as_dict"):
+        return o.as_dict()
+    if isinstance(o, Mapping):
+        return {k: _plain(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_plain(v) for v in o]
+    if isinstance(o, np.generic):
+        return o.item()
+    return o
+
+
+class _Record:
+    """Shared views of the records (a mixin: no fields of its own)."""
+
+    __slots__ = ()
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, (Mapping, list, tuple)):
+                object.__setattr__(self, f.name, _freeze(v))
+
+    def as_dict(self) -> dict:
+        """Every field in order as plain JSON-ready values (optional fields left out when None)."""
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if v is None and f.metadata.get("omit_if_none"):
+                continue
+            out[f.name] = _plain(v)
+        return out
+
+
+def _flat_row(d: dict) -> dict:
+    """One frame row of a point's dict: scalar fields, the deployment as its label and its JSON."""
+    return {**{k: v for k, v in d.items() if not isinstance(v, dict)},
+            "deployment": d["deployment"]["label"], "deployment_json": json.dumps(d["deployment"])}
+
+
+def _frame(points) -> Any:
+    import pandas as pd
+
+    return pd.DataFrame([_flat_row(p.as_dict()) for p in points])
+
+
+@dataclass(frozen=True, slots=True)
+class PointRecord(_Record):
+    """One operating point: a deployment serving a workload at one load (docs/metrics.md §1-§5, §11)."""
+
+    throughput_per_chip: float
+    output_throughput_per_chip: float
+    interactivity: float
+    ttft_s: float
+    tpot_s: float
+    e2e_s: float
+    ttft_p50_s: float
+    ttft_p90_s: float
+    ttft_p99_s: float
+    e2e_p50_s: float
+    e2e_p90_s: float
+    e2e_p99_s: float
+    queue_s: float
+    concurrency: float
+    decode_batch: float
+    request_rate_per_s: float
+    chips: float
+    step_time_s: float
+    kv_transfer_s: float
+    bound: str
+    bound_margin: float
+    bound_level: str
+    limit: str
+    feasible: bool
+    reason: str
+    power_convention: str
+    power_label: str
+    power_w_per_chip: float
+    tok_s_per_kw: float
+    tok_s_per_kw_by_convention: Mapping[str, float]
+    j_per_token: float
+    usd_per_mtok: float
+    system: str
+    deployment: Deployment
+
+    @classmethod
+    def from_points(cls, points: ServingPoints, i: int, dep: Deployment, system: System,
+                    convention: str) -> PointRecord:
+        """Point ``i`` of ``points``, served by ``dep`` on ``system``, under a power convention."""
+        return cls(**_point_fields(points, i, dep, system, convention))
+
+    def to_frame(self):
+        """A one-row DataFrame (columns as :meth:`FrontierRecord.to_frame`)."""
+        return _frame([self])
+
+
+_SERVING = ("throughput_per_chip", "output_throughput_per_chip", "interactivity", "ttft_s", "tpot_s", "e2e_s",
+            "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "e2e_p50_s", "e2e_p90_s", "e2e_p99_s", "queue_s",
+            "concurrency", "decode_batch", "request_rate_per_s", "chips", "step_time_s", "kv_transfer_s",
+            "bound", "bound_margin", "bound_level", "limit", "feasible", "reason")
+
+
+def _point_fields(points: ServingPoints, i: int, dep: Deployment, system: System, convention: str) -> dict:
     p = points.record(i)
-    rec = {k: p[k] for k in _COPY}
+    rec = {k: p[k] for k in _SERVING}
+    for k in ("bound", "bound_level", "limit", "reason"):
+        rec[k] = str(rec[k])
+    rec["feasible"] = bool(rec["feasible"])
     t = np.array([p["throughput_per_chip"]])
     ec = energy_and_cost(t, system, convention)
     rec.update({
@@ -40,6 +167,129 @@ def point_record(points: ServingPoints, i: int, dep: Deployment, system: System,
         "j_per_token": float(ec["j_per_token"][0]),
         "usd_per_mtok": float(ec["usd_per_mtok"][0]),
         "system": system.name,
-        "deployment": dep.as_dict(),
+        "deployment": dep,
     })
     return rec
+
+
+@dataclass(frozen=True, slots=True)
+class PredictionRecord(PointRecord):
+    """What ``jalapeno predict`` returns: a point plus what it was predicted for and with."""
+
+    model: str
+    workload: Workload
+    efficiency_source: str
+
+    @classmethod
+    def from_points(cls, points: ServingPoints, i: int, dep: Deployment, system: System, convention: str, *,
+                    model: str, workload: Workload, efficiency_source: str) -> PredictionRecord:
+        """Point ``i`` of ``points`` with the model name, workload and efficiency-set source."""
+        return cls(**_point_fields(points, i, dep, system, convention), model=model, workload=workload,
+                   efficiency_source=efficiency_source)
+
+
+@dataclass(frozen=True, slots=True)
+class Band(_Record):
+    """One headline figure under the low / calibrated (mid) / high efficiency sets."""
+
+    low: float
+    mid: float
+    high: float
+
+
+@dataclass(frozen=True, slots=True)
+class Bands(_Record):
+    """A headline's efficiency band (``compare --bands``)."""
+
+    peak_throughput_per_chip: Band
+    max_interactivity: Band
+    min_e2e_s: Band
+    peak_tok_s_per_kw: Mapping[str, Mapping[str, float]]
+
+
+@dataclass(frozen=True, slots=True)
+class Headline(_Record):
+    """One system's headline figures over its sweep (docs/metrics.md §6, §11)."""
+
+    peak_throughput_per_chip: float
+    peak_output_throughput_per_chip: float
+    interactivity_at_peak: float
+    bound_at_peak: str
+    deployment_at_peak: str
+    peak_tok_s_per_kw: Mapping[str, float]
+    power_labels: Mapping[str, str]
+    usd_per_mtok_at_peak: float
+    max_interactivity: float
+    throughput_at_max_interactivity: float
+    bound_at_max_interactivity: str
+    deployment_at_max_interactivity: str
+    min_e2e_s: float
+    min_ttft_s: float
+    frontier_points: int
+    efficiency_source: str
+    vendor_verified: bool
+    points_evaluated: int
+    bands: Bands | None = field(default=None, metadata=OPTIONAL)
+
+
+@dataclass(frozen=True, slots=True)
+class FrontierRecord(_Record):
+    """One system's frontier: its points by interactivity ascending (``jalapeno frontier``)."""
+
+    system: str
+    model: str
+    workload: Workload
+    precision: str
+    frontier: tuple[PointRecord, ...]
+    headline: Headline | None = field(default=None, metadata=OPTIONAL)
+
+    def to_frame(self):
+        """One row per frontier point: every scalar field of :class:`PointRecord`, then
+        ``deployment`` (its label) and ``deployment_json`` (the whole deployment as JSON);
+        ``tok_s_per_kw_by_convention`` is left out. The columns of ``frontier --out`` files."""
+        return _frame(self.frontier)
+
+
+@dataclass(frozen=True, slots=True)
+class Ratios(_Record):
+    """One system against the comparison's baseline (docs/metrics.md §6, §11)."""
+
+    vs: str
+    peak_ratio: Mapping[str, float]
+    max_interactivity_ratio: float
+    min_e2e_ratio: float
+    iso_interactivity: Mapping[str, tuple[Mapping[str, Any], ...]]
+    tiers: Mapping[str, Mapping[str, Any]]
+    tiers_tok_s_per_kw: Mapping[str, Mapping[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class ComparisonRecord(_Record):
+    """Systems compared on one model and workload (``jalapeno compare --json``).
+
+    In ``as_dict()`` each ``systems`` entry is ``{"frontier": [...], "headline": {...}}``: the
+    model, workload and precision are the comparison's, not repeated per system.
+    """
+
+    model: str
+    workload: Workload
+    precision: str
+    power_convention: str
+    baseline: str
+    options: Mapping[str, Any]
+    systems: Mapping[str, FrontierRecord]
+    comparisons: Mapping[str, Ratios]
+
+    def as_dict(self) -> dict:
+        d = _Record.as_dict(self)
+        d["systems"] = {n: {"frontier": _plain(fr.frontier), "headline": _plain(fr.headline)}
+                        for n, fr in self.systems.items()}
+        return d
+
+    def to_frame(self):
+        """Every system's frontier points, one row each (``system`` tells them apart)."""
+        return _frame([p for fr in self.systems.values() for p in fr.frontier])
+
+
+#: every record type, in the order docs/metrics.md §11 documents them
+RECORDS = (PointRecord, PredictionRecord, Headline, Bands, Band, FrontierRecord, Ratios, ComparisonRecord)

@@ -157,13 +157,13 @@ def compare(
                           options=_options(serving, mtp, mtp_acceptance, concurrency),
                           iso_interactivity=_floats(at, "--at"), floors=_floors(tiers),
                           bands={s.system.name: band_pricers(s) for s in syss} if bands else None)
-    d = res.as_dict()
+    rec = res.record()
     if html:
-        write_html(d, html)
+        write_html(rec, html)
     if json_out:
-        print_json(d)
+        print_json(rec.as_dict())
         return
-    for t in comparison_tables(d):
+    for t in comparison_tables(rec):
         console.print(t)
     if html:
         console.print(f"frontier chart: {Path(html).resolve()}")
@@ -190,20 +190,19 @@ def frontier(
     """Every point of one system's throughput-vs-interactivity frontier, with its deployment."""
     from jalapeno.analysis.comparison import system_frontier
     from jalapeno.cost.pricer import load_pricer
-    from jalapeno.report.tables import frontier_table, write_points
+    from jalapeno.report.tables import frontier_table, write_frontier
 
     m, wl, prec = _setup(model, workload, isl, osl, precision, fixed_lengths)
     pr = load_pricer(system, efficiency)
     s = pr.system
     sf = system_frontier(m, pr, wl, prec, _options(serving, mtp, mtp_acceptance, concurrency), power)
-    pts = [sf.point(int(i)) for i in sf.frontier]
+    rec = sf.record()
     if out:
-        write_points(pts, out)
+        write_frontier(rec, out)
     if json_out:
-        print_json({"system": s.name, "model": m.name, "workload": wl.as_dict(), "precision": prec.name,
-                    "frontier": pts})
+        print_json(rec.as_dict())
         return
-    console.print(frontier_table(pts, f"{m.name} on {s.name} · {wl.name} · {prec.name}"))
+    console.print(frontier_table(rec.frontier, f"{m.name} on {s.name} · {wl.name} · {prec.name}"))
     if out:
         console.print(f"wrote {out}")
 
@@ -255,15 +254,15 @@ def predict(
     else:
         dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp)), mtp=_mtp(mtp, mtp_acceptance))
     point = predict_point(m, pr, dep, wl, concurrency, power, rate=rate)
-    if not point["feasible"]:
+    if not point.feasible:
         from jalapeno.errors import InfeasibleDeployment
 
         at = f"concurrency {concurrency:g}" if rate is None else f"{rate:g} requests/s"
-        raise InfeasibleDeployment("deployment", f"{dep.label} at {at}: {point['reason']}",
+        raise InfeasibleDeployment("deployment", f"{dep.label} at {at}: {point.reason}",
                                    "change the deployment (more workers, wider layouts) or the "
                                    + ("concurrency" if rate is None else "rate"))
     if json_out:
-        print_json(point)
+        print_json(point.as_dict())
         return
     load = f"concurrency {concurrency:g}" if rate is None else f"{rate:g} requests/s (open loop)"
     console.print(point_table(point, escape(f"{m.name} on {s.name} · {wl.name} · {dep.label} · {load}")))

@@ -1,15 +1,20 @@
-"""Rich tables and files (CSV/JSON/Parquet) from comparison and frontier results (plain dicts)."""
+"""Rich tables and files (CSV/JSON/Parquet) from the result records (analysis/records.py)."""
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.table import Table
 
 from jalapeno.errors import SpecError
+
+if TYPE_CHECKING:
+    from jalapeno.analysis.records import ComparisonRecord, FrontierRecord, PointRecord
 
 
 def _f(x, fmt: str = ".3g") -> str:
@@ -29,44 +34,44 @@ def _ratio(r: dict) -> str:
     return s + " (at frontier end)" if r["at_frontier_end"] else s
 
 
-def comparison_tables(d: dict) -> list[Table]:
-    """Headline table, ratio table and tier table of a :meth:`Comparison.as_dict` result."""
-    conv = d["power_convention"]
-    wl = d["workload"]
-    title = (f"{d['model']} · ISL {wl['isl']} / OSL {wl['osl']} · {d['precision']} · "
-             f"power: {conv} · baseline {d['baseline']}")
+def comparison_tables(d: ComparisonRecord) -> list[Table]:
+    """Headline table, ratio table and tier table of a comparison."""
+    conv = d.power_convention
+    wl = d.workload
+    title = (f"{d.model} · ISL {wl.isl} / OSL {wl.osl} · {d.precision} · "
+             f"power: {conv} · baseline {d.baseline}")
     head = Table(title=title)
     head.add_column("system", no_wrap=True, min_width=16)
     for col in ("peak tok/s/chip", f"peak tok/s/kW ({conv})", "$/M tok at peak", "bound at peak",
                 "max tok/s/user", "bound at max", "min E2E s", "deployment at peak"):
         head.add_column(col, overflow="fold")
     def band(h, key, fmt, sub=None):
-        b = h.get("bands", {}).get(key)
-        if not b:
+        if h.bands is None:
             return ""
-        lo, hi = (b["low"][sub], b["high"][sub]) if sub else (b["low"], b["high"])
+        b = getattr(h.bands, key)
+        lo, hi = (b["low"][sub], b["high"][sub]) if sub else (b.low, b.high)
         return f" ({_f(lo, fmt)}-{_f(hi, fmt)})" if lo != hi else ""
 
-    for name, s in d["systems"].items():
-        h = s["headline"]
-        head.add_row(name, _f(h["peak_throughput_per_chip"], ",.0f") + band(h, "peak_throughput_per_chip", ",.0f"),
-                     _f(h["peak_tok_s_per_kw"][conv], ",.0f") + band(h, "peak_tok_s_per_kw", ",.0f", conv),
-                     _f(h["usd_per_mtok_at_peak"], ".3f"), h["bound_at_peak"],
-                     _f(h["max_interactivity"], ".1f") + band(h, "max_interactivity", ".1f"),
-                     h["bound_at_max_interactivity"], _f(h["min_e2e_s"], ".2f"), escape(h["deployment_at_peak"]))
-    ratios = Table(title=f"ratios vs {d['baseline']} (throughput per chip; per kW in brackets)")
+    for name, s in d.systems.items():
+        h = s.headline
+        head.add_row(name, _f(h.peak_throughput_per_chip, ",.0f") + band(h, "peak_throughput_per_chip", ",.0f"),
+                     _f(h.peak_tok_s_per_kw[conv], ",.0f") + band(h, "peak_tok_s_per_kw", ",.0f", conv),
+                     _f(h.usd_per_mtok_at_peak, ".3f"), h.bound_at_peak,
+                     _f(h.max_interactivity, ".1f") + band(h, "max_interactivity", ".1f"),
+                     h.bound_at_max_interactivity, _f(h.min_e2e_s, ".2f"), escape(h.deployment_at_peak))
+    ratios = Table(title=f"ratios vs {d.baseline} (throughput per chip; per kW in brackets)")
     ratios.add_column("system", no_wrap=True, min_width=16)
     ratios.add_column("peak")
     ratios.add_column("max tok/s/user")
-    first = next(iter(d["comparisons"].values()))
-    xs = [r["x"] for r in first["iso_interactivity"]["throughput_per_chip"]]
+    first = next(iter(d.comparisons.values()))
+    xs = [r["x"] for r in first.iso_interactivity["throughput_per_chip"]]
     for x in xs:
         ratios.add_column(f"@{x:g} tok/s/user", overflow="fold")
-    for name, c in d["comparisons"].items():
-        pk = c["peak_ratio"]
+    for name, c in d.comparisons.items():
+        pk = c.peak_ratio
         cells = [f"{pk['throughput_per_chip']:.2f}x ({pk['tok_s_per_kw']:.2f}x)",
-                 f"{c['max_interactivity_ratio']:.2f}x"]
-        for rt, rk in zip(c["iso_interactivity"]["throughput_per_chip"], c["iso_interactivity"]["tok_s_per_kw"]):
+                 f"{c.max_interactivity_ratio:.2f}x"]
+        for rt, rk in zip(c.iso_interactivity["throughput_per_chip"], c.iso_interactivity["tok_s_per_kw"]):
             cell = _ratio(rt)
             if rk["ratio"] is not None and not (isinstance(rk["ratio"], float) and math.isnan(rk["ratio"])):
                 cell += f" ({rk['ratio']:.2f}x)"
@@ -77,94 +82,91 @@ def comparison_tables(d: dict) -> list[Table]:
                       "unreachable (who): that frontier never reaches the speed")
     tiers = Table(title="operating tiers: best throughput per chip at or above a per-user speed floor")
     tiers.add_column("system", no_wrap=True, min_width=16)
-    tier_names = list(first["tiers"])
+    tier_names = list(first.tiers)
     for t in tier_names:
-        fl = first["tiers"][t].get("floor_tok_per_s_per_user")
+        fl = first.tiers[t].get("floor_tok_per_s_per_user")
         tiers.add_column(t + (f" (>= {fl:g} tok/s/user)" if fl else " (peak)"), overflow="fold")
-    for name, c in d["comparisons"].items():
+    for name, c in d.comparisons.items():
         cells = []
         for t in tier_names:
-            v = c["tiers"][t]
+            v = c.tiers[t]
             if v["status"] == "unreachable":
                 cells.append("unreachable")
             else:
                 cells.append(f"{_f(v['throughput'], ',.0f')} @ {_f(v['interactivity'], '.0f')}")
         tiers.add_row(name, *cells)
-    if any("bands" in s["headline"] for s in d["systems"].values()):
+    if any(s.headline.bands is not None for s in d.systems.values()):
         head.caption = ("(low-high): the system's efficiency band; only systems with borrowed efficiencies "
                         "carry one")
     return [head, ratios, tiers]
 
 
-def frontier_table(points: list[dict], title: str) -> Table:
+def frontier_table(points: Sequence[PointRecord], title: str) -> Table:
     """One row per frontier point."""
     t = Table(title=title)
     for col in ("tok/s/user", "tok/s/chip", "out tok/s/chip", "tok/s/kW", "TTFT ms", "TPOT ms", "E2E s",
                 "conc.", "chips", "bound", "deployment"):
         t.add_column(col, overflow="fold")
     for p in points:
-        t.add_row(_f(p["interactivity"], ".1f"), _f(p["throughput_per_chip"], ",.0f"),
-                  _f(p["output_throughput_per_chip"], ",.0f"), _f(p["tok_s_per_kw"], ",.0f"),
-                  _f(p["ttft_s"] * 1e3, ".0f"), _f(p["tpot_s"] * 1e3, ".1f"), _f(p["e2e_s"], ".1f"),
-                  _f(p["concurrency"], ".0f"), _f(p["chips"], ".0f"),
-                  p["bound"] + (f" · {p['limit']}" if p.get("limit") else ""), escape(p["deployment"]["label"]))
+        t.add_row(_f(p.interactivity, ".1f"), _f(p.throughput_per_chip, ",.0f"),
+                  _f(p.output_throughput_per_chip, ",.0f"), _f(p.tok_s_per_kw, ",.0f"),
+                  _f(p.ttft_s * 1e3, ".0f"), _f(p.tpot_s * 1e3, ".1f"), _f(p.e2e_s, ".1f"),
+                  _f(p.concurrency, ".0f"), _f(p.chips, ".0f"),
+                  p.bound + (f" · {p.limit}" if p.limit else ""), escape(p.deployment.label))
     return t
 
 
-def point_table(p: dict, title: str) -> Table:
-    """Two-column table of one point."""
+def point_table(p: PointRecord, title: str) -> Table:
+    """Two-column table of one point (with its efficiency set when it is a prediction)."""
     t = Table(title=title, show_header=False)
     t.add_column("metric")
     t.add_column("value", overflow="fold")
     rows = [
-        ("feasible", str(p["feasible"]) + (f" — {p['reason']}" if p["reason"] else "")),
-        ("throughput per chip (in+out)", f"{_f(p['throughput_per_chip'], ',.1f')} tok/s"),
-        ("output throughput per chip", f"{_f(p['output_throughput_per_chip'], ',.1f')} tok/s"),
-        ("interactivity", f"{_f(p['interactivity'], '.1f')} tok/s/user"),
-        ("TTFT mean / p99", f"{_f(p['ttft_s'] * 1e3, '.0f')} / {_f(p['ttft_p99_s'] * 1e3, '.0f')} ms"),
-        ("TPOT", f"{_f(p['tpot_s'] * 1e3, '.2f')} ms"),
-        ("E2E mean / p50 / p90 / p99", " / ".join(_f(p[k], ".2f") for k in ("e2e_s", "e2e_p50_s", "e2e_p90_s", "e2e_p99_s")) + " s"),
-        ("queueing delay", f"{_f(p['queue_s'], '.2f')} s"),
-        ("decode batch per instance", _f(p["decode_batch"], ".1f")),
-        ("chips", _f(p["chips"], ".0f")),
-        (f"power per chip ({p['power_label']})", f"{_f(p['power_w_per_chip'], '.0f')} W"),
-        ("tok/s per kW", _f(p["tok_s_per_kw"], ",.0f")),
-        ("J per token", _f(p["j_per_token"], ".3f")),
-        ("$ per M tokens", _f(p["usd_per_mtok"], ".3f")),
-        ("efficiency set", escape(str(p.get("efficiency_source", "")))),
-        ("bound", f"{p['bound']} ({_f(p['bound_margin'], '.2f')}x the next)"
-         + (f"; capped by {p['limit']}" if p["limit"] else "")),
-        ("KV transfer", f"{_f(p['kv_transfer_s'] * 1e3, '.2f')} ms"),
+        ("feasible", str(p.feasible) + (f" — {p.reason}" if p.reason else "")),
+        ("throughput per chip (in+out)", f"{_f(p.throughput_per_chip, ',.1f')} tok/s"),
+        ("output throughput per chip", f"{_f(p.output_throughput_per_chip, ',.1f')} tok/s"),
+        ("interactivity", f"{_f(p.interactivity, '.1f')} tok/s/user"),
+        ("TTFT mean / p99", f"{_f(p.ttft_s * 1e3, '.0f')} / {_f(p.ttft_p99_s * 1e3, '.0f')} ms"),
+        ("TPOT", f"{_f(p.tpot_s * 1e3, '.2f')} ms"),
+        ("E2E mean / p50 / p90 / p99", " / ".join(_f(v, ".2f") for v in (p.e2e_s, p.e2e_p50_s, p.e2e_p90_s, p.e2e_p99_s)) + " s"),
+        ("queueing delay", f"{_f(p.queue_s, '.2f')} s"),
+        ("decode batch per instance", _f(p.decode_batch, ".1f")),
+        ("chips", _f(p.chips, ".0f")),
+        (f"power per chip ({p.power_label})", f"{_f(p.power_w_per_chip, '.0f')} W"),
+        ("tok/s per kW", _f(p.tok_s_per_kw, ",.0f")),
+        ("J per token", _f(p.j_per_token, ".3f")),
+        ("$ per M tokens", _f(p.usd_per_mtok, ".3f")),
+        ("efficiency set", escape(str(getattr(p, "efficiency_source", "")))),
+        ("bound", f"{p.bound} ({_f(p.bound_margin, '.2f')}x the next)"
+         + (f"; capped by {p.limit}" if p.limit else "")),
+        ("KV transfer", f"{_f(p.kv_transfer_s * 1e3, '.2f')} ms"),
     ]
     for k, v in rows:
         t.add_row(k, v)
     return t
 
 
-def write_points(points: list[dict], path: str) -> Path:
-    """Write points to CSV, JSON or Parquet (by extension; Parquet needs pyarrow).
+def write_frontier(record: FrontierRecord, path: str) -> Path:
+    """Write a frontier's points to CSV, JSON or Parquet (by extension; Parquet needs pyarrow).
+
+    CSV and Parquet hold :meth:`FrontierRecord.to_frame`; JSON the list of the points' ``as_dict()``.
 
     Raises:
         SpecError: unknown extension, missing pyarrow, or an unwritable path.
     """
-    import pandas as pd
-
     p = Path(path)
     ext = p.suffix.lower()
-    flat = [{**{k: v for k, v in pt.items() if not isinstance(v, dict)},
-             "deployment": pt["deployment"]["label"], "deployment_json": json.dumps(pt["deployment"])}
-            for pt in points]
     try:
         if ext == ".csv":
-            pd.DataFrame(flat).to_csv(p, index=False)
+            record.to_frame().to_csv(p, index=False)
         elif ext == ".json":
-            p.write_text(json.dumps(points, indent=2, default=float))
+            p.write_text(json.dumps([pt.as_dict() for pt in record.frontier], indent=2, default=float))
         elif ext == ".parquet":
             try:
                 import pyarrow  # noqa: F401
             except ImportError:
                 raise SpecError("--out", "writing Parquet needs pyarrow", "pip install pyarrow, or use .csv/.json") from None
-            pd.DataFrame(flat).to_parquet(p, index=False)
+            record.to_frame().to_parquet(p, index=False)
         else:
             raise SpecError("--out", f"unknown file type {ext!r}", "use a .csv, .json or .parquet file")
     except OSError as e:

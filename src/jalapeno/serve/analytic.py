@@ -82,6 +82,53 @@ class ServingPoints:
     def __len__(self) -> int:
         return self.concurrency.shape[0]
 
+    @classmethod
+    def assemble(cls, *, concurrency, decode_batch, request_rate_per_s, ttft_by_quantile: dict, tpot_s,
+                 decode_steps_per_request: float, step_time_s, workload: Workload, chips, bound, bound_margin,
+                 limit, feasible, reason, queue_s, kv_transfer_s, bound_level=None) -> ServingPoints:
+        """Build the points from a serving model's primitives (the one constructor serving models use).
+
+        Every array argument has shape (N,) (or broadcasts to it where noted); units as the fields.
+
+        Args:
+            concurrency: requests in the system (C).
+            decode_batch: decoding sequences per (decode) instance (B).
+            request_rate_per_s: completed requests/s of the ``chips`` counted (λ).
+            ttft_by_quantile: length quantile → TTFT without queueing, s, (N,) each: key ``None``
+                the mean, and one key per :data:`QUANTILES` (0.5, 0.9, 0.99).
+            tpot_s: time per output token, s (τ/a).
+            decode_steps_per_request: decode steps of a mean request, D = (mean OSL − 1)/a (scalar).
+            step_time_s: mean decode-step latency τ, s.
+            workload: the workload (mean lengths and length quantiles).
+            chips: chips serving each point: a scalar or (N,).
+            bound, bound_margin, limit, feasible, reason: as the fields of the same names.
+            queue_s: admission queueing delay, s, added to every TTFT and E2E.
+            kv_transfer_s: prefill → decode KV hand-off, s (0 when aggregated).
+            bound_level: link level of a link bound, (N,) object; None = ``""`` everywhere.
+
+        E2E = TTFT + D·τ; E2E quantiles scale the decode part by (OSL_q − 1)/(mean OSL − 1);
+        throughput per chip = λ·(mean ISL + mean OSL)/chips; interactivity = 1/TPOT.
+        """
+        wl, steps, tau, queue = workload, decode_steps_per_request, step_time_s, queue_s
+        ttft_q, lam = ttft_by_quantile, request_rate_per_s
+        ttft = ttft_q[None] + queue
+        e2e = ttft + steps * tau
+        q = {}
+        for p in QUANTILES:
+            osl_p = wl.osl_quantile(p)
+            q[f"e2e_p{int(p * 100)}_s"] = ttft_q[p] + queue + (osl_p - 1) / (wl.mean_osl - 1) * steps * tau
+            q[f"ttft_p{int(p * 100)}_s"] = ttft_q[p] + queue
+        tput = lam * (wl.mean_isl + wl.mean_osl) / chips
+        n = np.shape(concurrency)[0]
+        return cls(
+            concurrency=concurrency, decode_batch=decode_batch, request_rate_per_s=lam, ttft_s=ttft, tpot_s=tpot_s,
+            e2e_s=e2e, queue_s=queue, throughput_per_chip=tput,
+            output_throughput_per_chip=lam * wl.mean_osl / chips, interactivity=1.0 / tpot_s, step_time_s=tau,
+            kv_transfer_s=kv_transfer_s, chips=np.broadcast_to(np.asarray(chips, dtype=float), (n,)).copy(),
+            bound=bound, bound_margin=bound_margin,
+            bound_level=np.full(n, "", dtype=object) if bound_level is None else bound_level, limit=limit,
+            feasible=feasible, reason=reason, **q)
+
     def take(self, idx) -> ServingPoints:
         """A subset of points (index array or mask)."""
         return ServingPoints(**{f.name: getattr(self, f.name)[idx] for f in fields(self)})
@@ -93,30 +140,6 @@ class ServingPoints:
             v = getattr(self, f.name)[i]
             out[f.name] = v.item() if hasattr(v, "item") else v
         return out
-
-
-def _finish(c, b, lam, ttft_q, tpot, steps_per_req, tau, wl: Workload, chips, sc_bound, margin, limit,
-            feasible, reason, queue, kv_xfer, bound_level=None) -> ServingPoints:
-    """Assemble :class:`ServingPoints`; ``ttft_q`` maps quantile → TTFT array (mean at key None).
-
-    ``chips`` may be a scalar or an array (N,).
-    """
-    ttft = ttft_q[None] + queue
-    e2e = ttft + steps_per_req * tau
-    q = {}
-    for p in QUANTILES:
-        osl_p = wl.osl_quantile(p)
-        q[f"e2e_p{int(p * 100)}_s"] = ttft_q[p] + queue + (osl_p - 1) / (wl.mean_osl - 1) * steps_per_req * tau
-        q[f"ttft_p{int(p * 100)}_s"] = ttft_q[p] + queue
-    tput = lam * (wl.mean_isl + wl.mean_osl) / chips
-    n = np.shape(c)[0]
-    return ServingPoints(
-        concurrency=c, decode_batch=b, request_rate_per_s=lam, ttft_s=ttft, tpot_s=tpot, e2e_s=e2e,
-        queue_s=queue, throughput_per_chip=tput, output_throughput_per_chip=lam * wl.mean_osl / chips,
-        interactivity=1.0 / tpot, step_time_s=tau, kv_transfer_s=kv_xfer,
-        chips=np.broadcast_to(np.asarray(chips, dtype=float), (n,)).copy(), bound=sc_bound, bound_margin=margin,
-        bound_level=np.full(n, "", dtype=object) if bound_level is None else bound_level, limit=limit,
-        feasible=feasible, reason=reason, **q)
 
 
 def _chunk(dep: Deployment, isl: float) -> float:
@@ -195,8 +218,11 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     feasible = fits & (b > 0)
     reason = np.where(b > 0, np.where(sc.feasible[:n], sc.reason[n:], sc.reason[:n]), "no sequence fits in the KV cache: weights and activations "
                       "leave no room; shard wider or use a smaller precision")
-    return _finish(c, b, lam, ttft_q, tau / a, steps, tau, wl, lay.chips, bound, margin, limit, feasible, reason, np.zeros_like(b), np.zeros_like(b),
-                   bound_level.astype(object))
+    return ServingPoints.assemble(
+        concurrency=c, decode_batch=b, request_rate_per_s=lam, ttft_by_quantile=ttft_q, tpot_s=tau / a,
+        decode_steps_per_request=steps, step_time_s=tau, workload=wl, chips=lay.chips, bound=bound,
+        bound_margin=margin, limit=limit, feasible=feasible, reason=reason, queue_s=np.zeros_like(b),
+        kv_transfer_s=np.zeros_like(b), bound_level=bound_level.astype(object))
 
 
 def solve_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, concurrency,

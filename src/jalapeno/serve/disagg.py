@@ -19,7 +19,7 @@ from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MTP
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.memory_fit import decode_batch_cap
-from jalapeno.serve.analytic import QUANTILES, ServingPoints, _finish, frontend_s
+from jalapeno.serve.analytic import QUANTILES, ServingPoints, frontend_s
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -143,7 +143,8 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
         reason = np.full(c.shape, f"prefill: {pre.reason}", dtype=object)
     limit = flat(np.where(dec.batch >= dec.cap, "kv_capacity", "")[None, :])
     n = c.shape[0]
-    pts = _finish(c, flat(b), lam_f, ttft_q, tau_f / a, steps, tau_f, wl, chips.repeat(k, axis=1).ravel(),
-                  flat(dec.bound[None, :]), flat(dec.margin[None, :]), limit, ok.ravel(), reason,
-                  np.zeros(n), flat(xfer), flat(dec.bound_level[None, :]))
-    return pts
+    return ServingPoints.assemble(
+        concurrency=c, decode_batch=flat(b), request_rate_per_s=lam_f, ttft_by_quantile=ttft_q, tpot_s=tau_f / a,
+        decode_steps_per_request=steps, step_time_s=tau_f, workload=wl, chips=chips.repeat(k, axis=1).ravel(),
+        bound=flat(dec.bound[None, :]), bound_margin=flat(dec.margin[None, :]), limit=limit, feasible=ok.ravel(),
+        reason=reason, queue_s=np.zeros(n), kv_transfer_s=flat(xfer), bound_level=flat(dec.bound_level[None, :]))
