@@ -142,8 +142,8 @@ def test_compare_takes_pricers():
     m, wl, prec = load_model("gpt-oss-120b"), get_workload("1k1k"), get_precision("mxfp4")
     res = compare_systems(m, [load_pricer("h100"), load_pricer("h200")], wl, prec, baseline="h100",
                           options=SweepOptions(serving="agg"))
-    assert res.comparisons["h100"]["peak_ratio"]["throughput_per_chip"] == pytest.approx(1.0)
-    assert res.headlines["h200"]["efficiency_source"] == load_efficiency("h200").source
+    assert res.comparisons["h100"].peak_ratio["throughput_per_chip"] == pytest.approx(1.0)
+    assert res.headlines["h200"].efficiency_source == load_efficiency("h200").source
 
 
 def test_simulator_runs_on_the_toy(pricers):
