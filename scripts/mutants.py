@@ -1,6 +1,6 @@
 """Mutation check: apply one-line bugs to a copy of the repo and check the fast tests catch each.
 
-For every row of :data:`MUTANTS` the script copies ``src/``, ``tests/`` and ``pyproject.toml`` to
+For every row of :data:`MUTANTS` the script copies ``src/``, ``tests/``, ``docs/`` and ``pyproject.toml`` to
 a temporary directory, replaces the row's exact ``old`` text by ``new`` in ``file`` (failing
 loudly unless ``old`` occurs exactly once), runs the chosen tests there with ``PYTHONPATH``
 pointing at the copy's ``src`` (checked: the copy, not the installed tree, is imported), and
@@ -68,9 +68,9 @@ class MutantError(RuntimeError):
 
 
 def make_copy(dest: Path) -> None:
-    """Copy src/, tests/ and pyproject.toml of the repo into ``dest`` (no caches)."""
+    """Copy src/, tests/, docs/ (tests read the documented schema) and pyproject.toml into ``dest``."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.egg-info")
-    for d in ("src", "tests"):
+    for d in ("src", "tests", "docs"):
         shutil.copytree(ROOT / d, dest / d, ignore=ignore)
     shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
 
