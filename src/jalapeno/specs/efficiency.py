@@ -307,7 +307,7 @@ class Efficiency:
         ``attention_peak_fraction`` x :data:`FP8_ATTENTION_RELATIVE_PEAK` for FP8 (and narrower).
 
         >>> round(Efficiency().attention_peak("fp8"), 4)
-        0.5267
+        0.5268
         """
         e = self.attention.get(fmt)
         if e is not None and e.peak_fraction is not None:

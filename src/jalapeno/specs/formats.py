@@ -1,8 +1,11 @@
 """Number formats of stored weights and KV cache, and precision presets per model module.
 
 A *storage format* fixes bytes per element, scales included. A *compute format* names the
-tensor-core rate an op runs at (``bf16``, ``fp8``, ``fp4``); which one an op gets follows from
-its preset and the chip's support (:func:`resolve_compute_format`).
+tensor-core rate an op runs at (``bf16``, ``fp8``, ``fp4``): the one its preset asks for; a chip
+without it is an error (:func:`check_precision`, :meth:`Precision.compute_for`) unless the user
+asked for the documented fallback (:data:`COMPUTE_FALLBACK`, ``--compute-fallback``). KV-cache
+formats live in :mod:`jalapeno.specs.kv_cache`; a precision's attention math format is separate
+from its weights (:data:`ATTENTION_FORMATS`).
 
 Sources of the storage layouts:
 - FP8 e4m3 with 128x128 weight blocks and one fp32 scale per block: DeepSeek-V3 config.json
@@ -151,7 +154,7 @@ class Precision:
     def description(self) -> str:
         """What the preset computes, generated from its fields, then its source.
 
-        >>> get_precision("mxfp4").description.split(";")[0]
+        >>> get_precision("mxfp4").description.split("; ")[1]
         'MXFP4 routed experts (FP8 math)'
         """
         groups: dict[tuple[str, str], list[str]] = {}
