@@ -198,8 +198,11 @@ def test_former_flat_name_names_its_new_spelling(tmp_path, line, old, new):
      ["unknown gemm parameter", "peak_fraction, half_rows, hbm_fraction"]),
     ("[efficiency.moe.fp8]\npeak = 0.5", "efficiency.moe.fp8.peak",
      ["unknown moe parameter", "peak_fraction, half_rows, hbm_fraction, token_passes"]),
-    ("[efficiency]\nattention = { bf16 = { peak_fraction = 0.5 } }", "efficiency.attention",
+    ("[efficiency]\nsoftmax = { bf16 = { peak_fraction = 0.5 } }", "efficiency.softmax",
      ["unknown efficiency parameter", "gemm.<format>", "hbm_fraction"]),
+    ("[efficiency.attention.bf16]\npeak_fraction = 0.5", "efficiency.attention.bf16", ["attention_peak_fraction"]),
+    ("[efficiency.attention.fp8]\nhalf_rows = 5", "efficiency.attention.fp8.half_rows",
+     ["unknown attention parameter", "peak_fraction"]),
     ("[efficiency]\ngemm = 0.5", "efficiency.gemm", ["must be a table of compute formats"]),
     ("[efficiency]\ngemm.fp8 = 0.5", "efficiency.gemm.fp8", ["must be a table of gemm parameters"]),
 ])

@@ -200,13 +200,28 @@ usd_per_chip_hour = { value = 1.0, source = "test" }
 
 
 @pytest.mark.parametrize("model", ["deepseek-r1", "gpt-oss-120b", "llama-3.3-70b"])
-def test_bf16_only_chip_runs_every_op_in_bf16(tmp_path, model):
+def test_bf16_only_chip_runs_every_op_in_bf16_when_fallback_is_asked(tmp_path, model):
     p = tmp_path / "bf16-box.toml"
     p.write_text(BF16_ONLY)
     m = load_model(model)
-    sc = step_cost(m, load_pricer(str(p)), Layout(tp=8), get_precision(m.default_precision),
+    prec = get_precision(m.default_precision).with_options(compute_fallback=True)
+    sc = step_cost(m, load_pricer(str(p)), Layout(tp=8), prec,
                    Batch.make(decode_seqs=4, decode_ctx=100, prefill_tokens=100))
     assert set(sc.ops.fmt) == {"bf16"}
+
+
+@pytest.mark.parametrize("model, module", [("deepseek-r1", "attention projections"),
+                                           ("gpt-oss-120b", "routed experts")])
+def test_bf16_only_chip_refuses_fp8_compute_without_fallback(tmp_path, model, module):
+    p = tmp_path / "bf16-box.toml"
+    p.write_text(BF16_ONLY)
+    m = load_model(model)
+    with pytest.raises(SpecError) as ei:
+        step_cost(m, load_pricer(str(p)), Layout(tp=8), get_precision(m.default_precision),
+                  Batch.make(decode_seqs=4, decode_ctx=100))
+    assert ei.value.field == "--precision"
+    assert f"the {module} on T1 in FP8" in ei.value.problem
+    assert "--compute-fallback" in ei.value.fix
 
 
 def test_bf16_only_chip_runs_deepseek_v32(tmp_path):

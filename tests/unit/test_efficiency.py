@@ -118,7 +118,11 @@ def test_unknown_format_op_and_field_list_the_valid_ones():
         _eff(moe={"fp8": {"passes": 2}})
     assert ei.value.field == "efficiency.moe.fp8.passes"
     with pytest.raises(SpecError, match=r"unknown efficiency parameter.*gemm\.<format>"):
+        _eff(softmax={"bf16": {"peak_fraction": 0.5}})
+    # attention kernels are keyed by format too, but BF16 is attention_peak_fraction itself
+    with pytest.raises(SpecError, match=r"attention_peak_fraction") as ei:
         _eff(attention={"bf16": {"peak_fraction": 0.5}})
+    assert ei.value.field == "efficiency.attention.bf16"
 
 
 @pytest.mark.parametrize("over, field, words", [

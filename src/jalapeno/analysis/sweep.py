@@ -32,7 +32,7 @@ from jalapeno.serve.analytic import (
 from jalapeno.serve.disagg import decode_curve, disaggregated_points, prefill_perf
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.specs.efficiency import Efficiency
-from jalapeno.specs.formats import Precision
+from jalapeno.specs.formats import Precision, check_precision
 from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -153,7 +153,8 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
 
     Raises:
         InfeasibleDeployment: no layout of the model fits on the system.
-        SpecError: MTP asked for on a model without an MTP module.
+        SpecError: MTP asked for on a model without an MTP module; a precision the model or chip
+            cannot run.
     """
     from jalapeno.deploy.deployment import check_mtp
     from jalapeno.errors import InfeasibleDeployment
@@ -162,6 +163,7 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
     check_mtp(opt.mtp, model)
     check_pricer(pricer, "sweep")
     system, eff = pricer.system, pricer.efficiency
+    check_precision(precision, model, system.chip)
     parts: list[ServingPoints] = []
     deps: list[Deployment] = []
     idx: list[np.ndarray] = []

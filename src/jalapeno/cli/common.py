@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 import numpy as np
+import typer
 from rich.console import Console
 
 #: Wide enough for the comparison tables when stdout is not a terminal (pipes, CI logs).
@@ -45,3 +46,38 @@ def fmt_si(x: float, unit: str = "") -> str:
         if abs(x) >= p:
             return f"{x / p:.3g} {s}{unit}"
     return f"{x:.3g} {unit}".strip()
+
+
+# ---- precision options shared by every command that takes a precision ---------------------------
+
+def kv_dtype_option():
+    """``--kv-dtype``: the KV-cache storage format, independent of the weights (specs/kv_cache.py)."""
+    return typer.Option(None, "--kv-dtype",
+                        help="KV-cache dtype: bf16, fp8 (e4m3, per-tensor scale), fp8_e5m2, fp8_ds_mla "
+                             "(MLA, FlashMLA 656 B layout) or nvfp4 (default: the precision's).")
+
+
+def attention_dtype_option():
+    """``--attention-dtype``: the compute format of the attention math (bf16 or fp8)."""
+    return typer.Option(None, "--attention-dtype",
+                        help="Attention math format: bf16 or fp8 (FP8 MLA/FMHA; default: the precision's).")
+
+
+def compute_fallback_option():
+    """``--compute-fallback``: allow the documented fallback where a chip lacks a compute format."""
+    return typer.Option(False, "--compute-fallback",
+                        help="Where a chip lacks a format the precision computes in (FP4 on Hopper), run "
+                             "it dequantised at the next wider one instead of refusing.")
+
+
+def resolve_precision(model, precision: str | None, kv_dtype: str | None = None,
+                      attention_dtype: str | None = None, compute_fallback: bool = False):
+    """The precision a command runs: the preset (default: the model's release) with the overrides.
+
+    Raises:
+        UnknownNameError: unknown preset, KV dtype or attention format.
+    """
+    from jalapeno.specs.formats import get_precision
+
+    return get_precision(precision or model.default_precision).with_options(kv_dtype, attention_dtype,
+                                                                             compute_fallback)

@@ -8,7 +8,8 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from jalapeno.cli.common import console, print_json
+from jalapeno.cli.common import (attention_dtype_option, compute_fallback_option, console, kv_dtype_option,
+                                  print_json, resolve_precision)
 from jalapeno.errors import SpecError
 
 SYSTEMS_DEFAULT = "jalapeno,gb200-nvl72,gb300-nvl72,vera-rubin-nvl72"
@@ -26,9 +27,9 @@ def _mtp(k: int | None, acceptance: float | None):
 
 
 def _setup(model: str, workload: str | None, isl: int | None, osl: int | None, precision: str | None,
-           fixed: bool = False):
+           fixed: bool = False, kv_dtype: str | None = None, attention_dtype: str | None = None,
+           compute_fallback: bool = False):
     from jalapeno.specs.catalog import load_model
-    from jalapeno.specs.formats import get_precision
     from jalapeno.specs.workload import get_workload
 
     m = load_model(model)
@@ -36,7 +37,7 @@ def _setup(model: str, workload: str | None, isl: int | None, osl: int | None, p
     if m.max_context and wl.isl + wl.osl > m.max_context:
         raise SpecError("--isl/--osl", f"{wl.isl} + {wl.osl} tokens exceed {m.name}'s context of {m.max_context}",
                         "use shorter requests")
-    prec = get_precision(precision or m.default_precision)
+    prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
     return m, wl, prec
 
 
@@ -106,6 +107,9 @@ def compare(
     isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
     osl: int = typer.Option(None, "--osl", help="Output length."),
     precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
+    kv_dtype: str = kv_dtype_option(),
+    attention_dtype: str = attention_dtype_option(),
+    compute_fallback: bool = compute_fallback_option(),
     systems: str = typer.Option(SYSTEMS_DEFAULT, "--systems", "-s", help="Comma-separated names or TOML paths."),
     baseline: str = typer.Option(None, "--baseline", "-b",
                                  help="System the ratios are taken against (default: gb300-nvl72 if compared, else the last)."),
@@ -132,7 +136,8 @@ def compare(
     from jalapeno.report.tables import comparison_tables
     from jalapeno.specs.catalog import load_system
 
-    m, wl, prec = _setup(model, workload, isl, osl, precision, fixed_lengths)
+    m, wl, prec = _setup(model, workload, isl, osl, precision, fixed_lengths, kv_dtype, attention_dtype,
+                          compute_fallback)
     names = [s.strip() for s in systems.split(",") if s.strip()]
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
@@ -176,6 +181,9 @@ def frontier(
     isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
     osl: int = typer.Option(None, "--osl", help="Output length."),
     precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
+    kv_dtype: str = kv_dtype_option(),
+    attention_dtype: str = attention_dtype_option(),
+    compute_fallback: bool = compute_fallback_option(),
     serving: str = typer.Option("both", "--serving", help="agg, disagg or both."),
     mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
@@ -192,7 +200,8 @@ def frontier(
     from jalapeno.cost.pricer import load_pricer
     from jalapeno.report.tables import frontier_table, write_frontier
 
-    m, wl, prec = _setup(model, workload, isl, osl, precision, fixed_lengths)
+    m, wl, prec = _setup(model, workload, isl, osl, precision, fixed_lengths, kv_dtype, attention_dtype,
+                          compute_fallback)
     pr = load_pricer(system, efficiency)
     s = pr.system
     sf = system_frontier(m, pr, wl, prec, _options(serving, mtp, mtp_acceptance, concurrency), power)
@@ -225,6 +234,9 @@ def predict(
     mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
     precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
+    kv_dtype: str = kv_dtype_option(),
+    attention_dtype: str = attention_dtype_option(),
+    compute_fallback: bool = compute_fallback_option(),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -236,7 +248,8 @@ def predict(
     from jalapeno.cost.pricer import load_pricer
     from jalapeno.report.tables import point_table
 
-    m, wl, prec = _setup(model, workload, isl, osl, precision, fixed_lengths)
+    m, wl, prec = _setup(model, workload, isl, osl, precision, fixed_lengths, kv_dtype, attention_dtype,
+                          compute_fallback)
     pr = load_pricer(system, efficiency)
     s = pr.system
     if (concurrency is None) == (rate is None):

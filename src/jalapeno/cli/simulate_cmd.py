@@ -9,7 +9,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from jalapeno.cli.common import console, print_json
+from jalapeno.cli.common import (attention_dtype_option, compute_fallback_option, console, kv_dtype_option,
+                                  print_json, resolve_precision)
 from jalapeno.errors import SpecError
 
 
@@ -35,6 +36,9 @@ def simulate(
     mtp: int = typer.Option(None, "--mtp"),
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance"),
     precision: str = typer.Option(None, "--precision", "-p"),
+    kv_dtype: str = kv_dtype_option(),
+    attention_dtype: str = attention_dtype_option(),
+    compute_fallback: bool = compute_fallback_option(),
     no_prefix_cache: bool = typer.Option(False, "--no-prefix-cache", help="Disable prefix reuse across turns."),
     seed: int = typer.Option(0, "--seed"),
     json_out: bool = typer.Option(False, "--json"),
@@ -49,13 +53,12 @@ def simulate(
     from jalapeno.serve.sim.workloads import AGENTIC_PRESETS, read_trace
     from jalapeno.cost.pricer import load_pricer
     from jalapeno.specs.catalog import load_model
-    from jalapeno.specs.formats import get_precision
     from jalapeno.specs.workload import get_workload
 
     m = load_model(model)
     pr = load_pricer(system)
     s = pr.system
-    prec = get_precision(precision or m.default_precision)
+    prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
     kw: dict = {}
     name = "coding-agent" if workload == "agentic" else workload
     if name in AGENTIC_PRESETS:

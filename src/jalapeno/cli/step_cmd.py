@@ -5,18 +5,21 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from jalapeno.cli.common import console, fmt_si, print_json
+from jalapeno.cli.common import (attention_dtype_option, compute_fallback_option, console, fmt_si,
+                                  kv_dtype_option, print_json, resolve_precision)
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.specs.catalog import load_model
-from jalapeno.specs.formats import get_precision
 
 
 def step(
     system: str = typer.Option("jalapeno", "--system", "-s", help="System name or TOML path."),
     model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
     precision: str = typer.Option("", "--precision", "-p", help="Precision preset (default: the model's)."),
+    kv_dtype: str = kv_dtype_option(),
+    attention_dtype: str = attention_dtype_option(),
+    compute_fallback: bool = compute_fallback_option(),
     tp: int = typer.Option(1, "--tp", help="Attention tensor parallelism."),
     dp: int = typer.Option(8, "--dp", help="Attention data parallelism."),
     ep: int = typer.Option(8, "--ep", help="Expert parallelism (1 for dense models)."),
@@ -31,7 +34,7 @@ def step(
     m = load_model(model)
     pr = load_pricer(system, efficiency)
     s = pr.system
-    prec = get_precision(precision or m.default_precision)
+    prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
     if m.moe is None and ep != 1:
         ep = 1
     sc = step_cost(m, pr, Layout(tp=tp, dp=dp, ep=ep, pp=pp), prec,

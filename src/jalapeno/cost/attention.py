@@ -52,10 +52,13 @@ class RankBatch:
 
 
 def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers: float,
-                w_bytes: float, w_fmt: str, attn_fmt: str, kv_bytes: float, act_in: float,
+                w_bytes: float, w_fmt: str, attn_fmt: str, kv_token_bytes: float, act_in: float,
                 index_fmt: str = "fp8") -> None:
     """Add the MLA attention block of ``layers`` layers (per chip) to ``ob``.
 
+    ``kv_token_bytes``: bytes one token's latent + rope key take in the KV cache of one layer
+    (:meth:`KVCacheFormat.mla_token_bytes`, e.g. 576 for FP8, 656 for FlashMLA's fp8_ds_mla).
+    ``attn_fmt``: compute format of the attention math (FP8 MLA where the precision asks for it).
     ``index_fmt`` is the compute format of the DSA indexer (FP8 where the chip has it).
     """
     a, h = model.attention, model.hidden_size
@@ -74,7 +77,7 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
         ob.gemm("attn.dsa_index_wk_weights", w_fmt, t, h, a.index_head_dim + a.index_heads, w_bytes, act_in,
                 count=layers)
     ob.op("attn.norm_rope_kv_write", "memory", attn_fmt, act=t * (4 * a.q_lora_rank + 4 * (r + dr)),
-          kv=t * (r + dr) * kv_bytes, kernels=3, count=layers)
+          kv=t * kv_token_bytes, kernels=3, count=layers)
     td, b, ctx = rb.decode_rows, rb.decode_seqs, rb.decode_ctx
     if np.any(td > 0):
         attended = np.minimum(ctx, a.index_topk) if a.has_indexer else ctx
@@ -83,7 +86,7 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
               weight=np.where(td > 0, n * dn * r * w_bytes, 0.0),
               act=td * n * (dn * act_in + 2.0 * r), rows=td, count=layers)
         ob.op("attn.mla_decode", "attention", attn_fmt, flop=2.0 * td * n * (2 * r + dr) * attended,
-              kv=b * attended * (r + dr) * kv_bytes, act=td * n * (2 * r + dr) * 2, kernels=2,
+              kv=b * attended * kv_token_bytes, act=td * n * (2 * r + dr) * 2, kernels=2,
               count=layers)
         if a.has_indexer:
             ob.op("attn.dsa_indexer", "attention", index_fmt,
@@ -97,7 +100,7 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
         ob.gemm("attn.kv_b_proj", w_fmt, up_rows, r, n * (dn + dv), w_bytes, act_in, count=layers)
         pairs = rb.prefill_pairs(a.index_topk if a.has_indexer else None)
         ob.op("attn.mla_prefill", "attention", attn_fmt, flop=2.0 * n * (dn + dr + dv) * pairs,
-              kv=rb.prefill_seqs * rb.prefill_ctx * (r + dr) * kv_bytes,
+              kv=rb.prefill_seqs * rb.prefill_ctx * kv_token_bytes,
               act=up_rows * n * (dn + dr + dv) * 2, count=layers)
         if a.has_indexer:
             ob.op("attn.dsa_indexer_prefill", "attention", index_fmt,
@@ -106,8 +109,12 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
 
 
 def add_gqa_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layer_share: float,
-                w_bytes: float, w_fmt: str, attn_fmt: str, kv_bytes: float, act_in: float) -> None:
-    """Add GQA/MHA attention for the layers of one stage (``layer_share`` = stage layers / all)."""
+                w_bytes: float, w_fmt: str, attn_fmt: str, kv_vec_bytes: float, act_in: float) -> None:
+    """Add GQA/MHA attention for the layers of one stage (``layer_share`` = stage layers / all).
+
+    ``kv_vec_bytes``: bytes of one head's K (or V) vector in the KV cache, scales included
+    (:meth:`KVCacheFormat.vector_bytes` of head_dim). ``attn_fmt``: compute format of the math.
+    """
     a, h, d = model.attention, model.hidden_size, model.attention.head_dim
     n = a.num_heads / tp
     kvr = kv_heads_per_rank(model, tp)
@@ -115,7 +122,7 @@ def add_gqa_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layer_s
     layers = model.num_layers * layer_share
     ob.gemm("attn.qkv_proj", w_fmt, t, h, (n + 2 * kvr) * d, w_bytes, act_in, count=layers)
     ob.op("attn.norm_rope_kv_write", "memory", attn_fmt, act=t * (n + 2 * kvr) * d * 4,
-          kv=t * 2 * kvr * d * kv_bytes, kernels=2, count=layers)
+          kv=t * 2 * kvr * kv_vec_bytes, kernels=2, count=layers)
     windows: dict[int, int] = {}
     for w in model.layer_windows:
         windows[w] = windows.get(w, 0) + 1
@@ -126,10 +133,10 @@ def add_gqa_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layer_s
         if np.any(td > 0):
             eff_ctx = np.minimum(ctx, w) if w else ctx
             ob.op(f"attn.decode_{tag}", "attention", attn_fmt, flop=2.0 * td * n * 2 * d * eff_ctx,
-                  kv=b * eff_ctx * 2 * kvr * d * kv_bytes, act=td * n * d * 4, count=c)
+                  kv=b * eff_ctx * 2 * kvr * kv_vec_bytes, act=td * n * d * 4, count=c)
         if np.any(rb.prefill_tokens > 0):
             pairs = rb.prefill_pairs(w or None)
             ob.op(f"attn.prefill_{tag}", "attention", attn_fmt, flop=2.0 * n * 2 * d * pairs,
-                  kv=rb.prefill_seqs * np.minimum(rb.prefill_ctx, w or np.inf) * 2 * kvr * d * kv_bytes,
+                  kv=rb.prefill_seqs * np.minimum(rb.prefill_ctx, w or np.inf) * 2 * kvr * kv_vec_bytes,
                   act=rb.prefill_tokens * (n + 2 * kvr) * d * 2, count=c)
     ob.gemm("attn.o_proj", w_fmt, t, n * d, h, w_bytes, act_in, count=layers)

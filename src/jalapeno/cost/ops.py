@@ -72,17 +72,18 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
 
     def mod(m: str) -> tuple[float, str, float]:
         mp = precision.modules[m]
-        fmt = resolve_compute_format(mp.compute, chip.formats)
+        fmt = precision.compute_for(mp.compute, chip.formats, f"the {m}")
         return mp.weight.bytes_per_elem, fmt, 1.0 if fmt in ("fp8", "fp4") else 2.0
 
-    attn_fmt = resolve_compute_format(precision.attention_compute, chip.formats)
-    kv_b = precision.kv_cache.bytes_per_elem
+    attn_fmt = precision.compute_for(precision.attention_compute, chip.formats, "the attention math")
+    kv = precision.kv_cache
     wb, wf, ain = mod("attention")
     if model.attention.kind == "mla":
-        add_mla_ops(ob, model, rb, tp, n_layers, wb, wf, attn_fmt, kv_b, ain,
-                    index_fmt=resolve_compute_format("fp8", chip.formats))
+        a = model.attention
+        add_mla_ops(ob, model, rb, tp, n_layers, wb, wf, attn_fmt, kv.mla_token_bytes(a.kv_lora_rank, a.qk_rope_dim),
+                    ain, index_fmt=resolve_compute_format("fp8", chip.formats))
     else:
-        add_gqa_ops(ob, model, rb, tp, share, wb, wf, attn_fmt, kv_b, ain)
+        add_gqa_ops(ob, model, rb, tp, share, wb, wf, attn_fmt, kv.vector_bytes(model.attention.head_dim), ain)
     ob.collective("attn.all_reduce", "all_reduce", tp, t * h * 2, count=n_layers)
     ob.op("layer.elementwise", "memory", "bf16", act=t * h * 2 * ELEMENTWISE_VECTORS_PER_LAYER,
           kernels=2, count=n_layers)

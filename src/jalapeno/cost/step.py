@@ -36,7 +36,7 @@ from jalapeno.deploy.deployment import MTP, check_mtp, query_len
 from jalapeno.deploy.layout import Layout, validate_layout
 from jalapeno.deploy.memory_fit import MemoryFit, memory_fit
 from jalapeno.errors import SpecError
-from jalapeno.specs.formats import Precision
+from jalapeno.specs.formats import Precision, check_precision
 from jalapeno.specs.model import ModelSpec
 
 BOUNDS = ("compute", "hbm_bandwidth", "scale_up_link", "scale_out_link", "overhead")
@@ -203,12 +203,14 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
 
     Raises:
         InfeasibleDeployment: the layout cannot run the model on the system.
-        SpecError: MTP on a model without an MTP module.
+        SpecError: MTP on a model without an MTP module; a precision the model or chip cannot
+            run (:func:`~jalapeno.specs.formats.check_precision`).
     """
     check_pricer(pricer, "step_cost")
     system, eff = pricer.system, pricer.efficiency
     validate_layout(layout, model, system)
     check_mtp(mtp, model)
+    check_precision(precision, model, system.chip)
     qlen = query_len(mtp)
     ops, colls = build_step_ops(model, system.chip, layout, precision, batch, eff, qlen)
     times = pricer.op_times(ops)

@@ -100,15 +100,20 @@ def kv_bytes_per_seq_per_chip(model: ModelSpec, layout: Layout, precision: Preci
                               context_tokens) -> np.ndarray:
     """KV-cache bytes one sequence of ``context_tokens`` occupies on each chip that holds it.
 
-    Sliding-window layers hold at most ``window`` tokens; layers are split over ``pp``.
+    Sliding-window layers hold at most ``window`` tokens; layers are split over ``pp``. Bytes per
+    token per layer follow the precision's KV-cache format (specs/kv_cache.py): MLA latent + rope
+    key, or K and V of the KV heads this rank holds, scales and wider parts included.
+
+    >>> # Qwen3-235B-A22B on TP4, BF16 KV: 94 layers x 1 KV head x 128 x 2 (K, V) x 2 B
+    >>> # = 48,128 B per token per GPU (tests/unit/test_kv_formats.py)
     """
     ctx = np.asarray(context_tokens, dtype=float)
     a = model.attention
-    b = precision.kv_cache.bytes_per_elem
+    kv = precision.kv_cache
     if a.kind == "mla":
-        per_layer_tok = a.kv_elems_per_token_layer * b
+        per_layer_tok = kv.mla_token_bytes(a.kv_lora_rank, a.qk_rope_dim)
     else:
-        per_layer_tok = 2 * sharding(model, layout).kv_heads_per_rank * a.head_dim * b
+        per_layer_tok = kv.gqa_token_bytes(sharding(model, layout).kv_heads_per_rank, a.head_dim)
     total = np.zeros_like(ctx)
     windows, counts = np.unique(np.asarray(model.layer_windows), return_counts=True)
     for w, cnt in zip(windows.tolist(), counts.tolist()):

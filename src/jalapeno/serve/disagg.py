@@ -92,7 +92,7 @@ def kv_transfer_s(model: ModelSpec, pricer: Pricer, precision: Precision, isl: f
     Sent in parallel from min(chips_p, chips_d) chips over the link level that spans the whole
     deployment (a send/recv each): latency + bytes / (chips · bandwidth).
     """
-    kv_bytes = model.kv_bytes_per_token(precision.kv_cache.bytes_per_elem, int(isl)) * isl
+    kv_bytes = model.kv_bytes_per_token(precision.kv_cache, int(isl)) * isl
     lanes = max(1, min(prefill_chips, decode_chips))
     group = min(max(total_chips, 2), pricer.system.max_chips)
     r = pricer.collective("send_recv", group, np.array([kv_bytes / lanes]))

@@ -41,7 +41,15 @@ BASE_FORMAT = "bf16"
 KERNEL_FIELDS: dict[str, tuple[str, ...]] = {
     "gemm": ("peak_fraction", "half_rows", "hbm_fraction"),
     "moe": ("peak_fraction", "half_rows", "hbm_fraction", "token_passes"),
+    "attention": ("peak_fraction",),
 }
+
+#: Fraction of peak an FP8 attention kernel reaches relative to the BF16 kernel's fraction of its
+#: (half as high) peak: FlashAttention-3 reaches 740 TFLOP/s in BF16 (75% of H100's 989) and close
+#: to 1.2 PFLOP/s in FP8 (61% of 1,979): 0.606 / 0.748 = 0.81 (Shah et al., "FlashAttention-3",
+#: arXiv 2407.08608, abstract). FP8 attention is therefore 2 x 0.81 = 1.6x the BF16 kernel's rate
+#: when compute-bound, not 2x. Used where ``attention[fp8].peak_fraction`` is not set.
+FP8_ATTENTION_RELATIVE_PEAK = (1200.0 / 1979.0) / (740.0 / 989.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,9 +190,14 @@ class Efficiency:
             three kernel launches. The NVIDIA calibrations report the fitted floor (28-30 us on
             TRT-LLM 1.3.0rc20) but leave this unset (CUDA graphs and PDL hide it); the AMD sets
             set it to aiter's fused-MoE floor (fit/amd.py).
-        attention_peak_fraction: fraction of peak FLOP/s of attention kernels. Default 0.65:
-            FlashMLA reaches 660 TFLOP/s BF16 compute-bound on H800 (peak 989) = 0.67
-            (deepseek-ai/FlashMLA README, 2025).
+        attention_peak_fraction: fraction of BF16 peak FLOP/s of BF16 attention kernels. Default
+            0.65: FlashMLA reaches 660 TFLOP/s BF16 compute-bound on H800 (peak 989) = 0.67
+            (deepseek-ai/FlashMLA README, 2025). Calibrations fit it on BF16 prefill attention.
+        attention: attention kernels in other compute formats (``attention[fp8]``, in TOML
+            ``[efficiency.attention.fp8]``): ``peak_fraction`` of that format's peak. None
+            (default): ``attention_peak_fraction`` x :data:`FP8_ATTENTION_RELATIVE_PEAK` for FP8
+            (FlashAttention-3's FP8/BF16 ratio), so a calibrated BF16 value carries over
+            (:meth:`attention_peak`). The BF16 value is ``attention_peak_fraction`` itself.
         hbm_fraction: achieved fraction of HBM bandwidth for streaming weights and KV. Default
             0.85: FlashMLA reaches 3,000 GB/s memory-bound on H800 SXM5 (3.35 TB/s) = 0.90;
             0.85 allows for smaller, less regular reads (assumption).
@@ -234,6 +247,7 @@ class Efficiency:
     gemm: FormatTable = _DEFAULT_GEMM
     moe: FormatTable = _NO_ENTRIES
     moe_floor_s: float | None = None
+    attention: FormatTable = _NO_ENTRIES
     attention_peak_fraction: float = 0.65
     hbm_fraction: float = 0.85
     link_fraction: float = 0.80
@@ -259,6 +273,8 @@ class Efficiency:
         if base.peak_fraction is None or base.half_rows is None:
             raise ValueError("Efficiency.gemm needs a bf16 entry with peak_fraction and half_rows "
                              "(the fallback of every format)")
+        if BASE_FORMAT in self.attention:
+            raise ValueError("the BF16 attention fraction is attention_peak_fraction; attention[bf16] is not used")
         if any(e.token_passes is not None for e in self.gemm.values()):
             raise ValueError("token_passes is a moe parameter; GEMM entries do not take it")
 
@@ -283,6 +299,20 @@ class Efficiency:
         """Achieved HBM fraction of a weight-streaming GEMM in ``fmt`` (``hbm_fraction`` if unset)."""
         v = self._lookup("gemm", fmt, "hbm_fraction")
         return self.hbm_fraction if v is None else v
+
+    def attention_peak(self, fmt: str) -> float:
+        """Best fraction of the ``fmt`` peak an attention kernel (scores, softmax·V) reaches.
+
+        ``attention[fmt].peak_fraction`` if set; else ``attention_peak_fraction`` for BF16 and
+        ``attention_peak_fraction`` x :data:`FP8_ATTENTION_RELATIVE_PEAK` for FP8 (and narrower).
+
+        >>> round(Efficiency().attention_peak("fp8"), 4)
+        0.5268
+        """
+        e = self.attention.get(fmt)
+        if e is not None and e.peak_fraction is not None:
+            return e.peak_fraction
+        return self.attention_peak_fraction * (1.0 if fmt == BASE_FORMAT else FP8_ATTENTION_RELATIVE_PEAK)
 
     def moe_peak(self, fmt: str) -> float:
         """Best fraction of peak of the routed-expert block in ``fmt`` (GEMM value if unset)."""
@@ -365,6 +395,9 @@ class Efficiency:
                             f"give [{op}.<format>] sub-tables (<format> one of {', '.join(COMPUTE_FORMATS)}) "
                             f"with some of {', '.join(allowed)}")
         for fmt, entry in table.items():
+            if op == "attention" and fmt == BASE_FORMAT:
+                raise SpecError(f"{where}.attention.bf16", "the BF16 attention fraction has its own name",
+                                "write attention_peak_fraction = ... instead of [attention.bf16]")
             if fmt not in COMPUTE_FORMATS:
                 raise SpecError(f"{where}.{op}.{fmt}", f"unknown compute format {fmt!r}",
                                 f"use one of {', '.join(COMPUTE_FORMATS)}")

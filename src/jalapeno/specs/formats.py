@@ -1,8 +1,11 @@
 """Number formats of stored weights and KV cache, and precision presets per model module.
 
 A *storage format* fixes bytes per element, scales included. A *compute format* names the
-tensor-core rate an op runs at (``bf16``, ``fp8``, ``fp4``); which one an op gets follows from
-its preset and the chip's support (:func:`resolve_compute_format`).
+tensor-core rate an op runs at (``bf16``, ``fp8``, ``fp4``): the one its preset asks for; a chip
+without it is an error (:func:`check_precision`, :meth:`Precision.compute_for`) unless the user
+asked for the documented fallback (:data:`COMPUTE_FALLBACK`, ``--compute-fallback``). KV-cache
+formats live in :mod:`jalapeno.specs.kv_cache`; a precision's attention math format is separate
+from its weights (:data:`ATTENTION_FORMATS`).
 
 Sources of the storage layouts:
 - FP8 e4m3 with 128x128 weight blocks and one fp32 scale per block: DeepSeek-V3 config.json
@@ -16,10 +19,11 @@ Sources of the storage layouts:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from jalapeno.errors import UnknownNameError
+from jalapeno.errors import SpecError, UnknownNameError
+from jalapeno.specs.kv_cache import KVCacheFormat, get_kv_format
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +98,20 @@ def get_format(name: str, field: str = "format") -> NumberFormat:
         ) from None
 
 
+#: Compute formats attention math (scores and softmax·V) may run in: FP8 attention kernels exist
+#: for MLA (FlashMLA FP8 on Hopper, TensorRT-LLM trtllm-gen on Blackwell: TensorRT-LLM
+#: examples/models/core/deepseek_v3/README.md "FP8 KV Cache and MLA") and GQA/MHA
+#: (FlashAttention-3 FP8; vLLM "Quantized KV Cache": with FP8 KV, FA3 computes attention in FP8).
+#: No engine runs attention math in FP4 (NVFP4 KV is dequantised to FP8 first).
+ATTENTION_FORMATS = ("bf16", "fp8")
+
+#: How descriptions name modules and formats.
+_MODULE_LABELS = {"attention": "attention projections", "dense_ffn": "dense FFN", "routed_experts": "routed experts",
+                  "shared_experts": "shared experts", "embedding": "embedding", "lm_head": "LM head"}
+_WEIGHT_LABELS = {"fp32": "FP32", "bf16": "BF16", "fp8": "FP8 e4m3 128x128-block", "fp8_e4m3": "FP8 e4m3",
+                  "mxfp4": "MXFP4", "nvfp4": "NVFP4", "int4": "INT4 g32", "int4_g128": "INT4 g128"}
+
+
 @dataclass(frozen=True, slots=True)
 class ModulePrecision:
     """Weight storage format and the compute format its GEMMs ask for."""
@@ -107,31 +125,101 @@ class Precision:
     """Per-module precision of a deployment, plus the KV-cache and attention-math formats.
 
     Attributes:
-        name: preset name (recorded with every result).
+        name: preset name, with any override appended (``fp8,kv=bf16``); recorded with every result.
         modules: module name → :class:`ModulePrecision` for each of :data:`MODULES`.
-        kv_cache: storage format of the KV cache.
-        attention_compute: compute format of the attention math (scores, softmax·V).
-        description: how the seed models are served with this preset, with its source.
+        kv_cache: :class:`~jalapeno.specs.kv_cache.KVCacheFormat` of the KV cache.
+        attention_compute: compute format of the attention math (scores, softmax·V): one of
+            :data:`ATTENTION_FORMATS`.
+        source: which checkpoint and engine the preset models (no format claims: those are in
+            :attr:`description`, generated from the fields).
+        requires: modules the preset is defined by; a model without them is refused
+            (:func:`check_precision`), so a preset never silently equals another.
+        compute_fallback: the user asked for the documented fallback (:data:`COMPUTE_FALLBACK`)
+            where the chip lacks a compute format; otherwise that is an error.
     """
 
     name: str
     modules: MappingProxyType
-    kv_cache: NumberFormat
+    kv_cache: KVCacheFormat
     attention_compute: str
-    description: str
+    source: str
+    requires: tuple[str, ...] = ()
+    compute_fallback: bool = False
 
     def weight_bytes(self, module: str) -> float:
         """Bytes per stored weight element of ``module``."""
         return self.modules[module].weight.bytes_per_elem
 
+    @property
+    def description(self) -> str:
+        """What the preset computes, generated from its fields, then its source.
 
-def _preset(name, description, kv, attn_compute="bf16", **mods) -> Precision:
+        >>> get_precision("mxfp4").description.split("; ")[1]
+        'MXFP4 routed experts (FP8 math)'
+        """
+        groups: dict[tuple[str, str], list[str]] = {}
+        for m in MODULES:
+            mp = self.modules[m]
+            groups.setdefault((mp.weight.name, mp.compute), []).append(_MODULE_LABELS[m])
+        parts = [f"{_WEIGHT_LABELS[w]} {', '.join(ms)} ({c.upper()} math)" for (w, c), ms in groups.items()]
+        parts.append(f"attention math {self.attention_compute.upper()}")
+        parts.append(f"KV cache {self.kv_cache.label}")
+        if self.compute_fallback:
+            parts.append("compute fallback allowed")
+        return "; ".join(parts) + f". Source: {self.source}"
+
+    def with_options(self, kv: str | None = None, attention: str | None = None,
+                     compute_fallback: bool = False) -> Precision:
+        """This precision with the KV-cache dtype, attention-math format or fallback overridden.
+
+        The name records every override (``fp8,kv=bf16,attn=fp8``) so results say what ran.
+
+        Raises:
+            UnknownNameError: unknown KV dtype or attention format (``--kv-dtype``, ``--attention-dtype``).
+        """
+        p, suffix = self, []
+        if kv is not None:
+            fmt = get_kv_format(kv)
+            if fmt != p.kv_cache:
+                p, suffix = replace(p, kv_cache=fmt), [*suffix, f"kv={fmt.name}"]
+        if attention is not None:
+            a = str(attention).lower()
+            if a not in ATTENTION_FORMATS:
+                raise UnknownNameError("--attention-dtype", f"unknown attention math format {attention!r}",
+                                       f"use one of {', '.join(ATTENTION_FORMATS)}")
+            if a != p.attention_compute:
+                p, suffix = replace(p, attention_compute=a), [*suffix, f"attn={a}"]
+        if compute_fallback and not p.compute_fallback:
+            p, suffix = replace(p, compute_fallback=True), [*suffix, "fallback"]
+        return replace(p, name=",".join([self.name, *suffix])) if suffix else p
+
+    def compute_for(self, requested: str, supported: frozenset[str], what: str = "an op") -> str:
+        """The compute format ``what`` runs at on a chip with tensor-core formats ``supported``.
+
+        The requested format when the chip has it; else, only with :attr:`compute_fallback`,
+        the next wider one (:func:`resolve_compute_format`).
+
+        Raises:
+            SpecError: the chip lacks the format and no fallback was asked for.
+        """
+        if requested in supported:
+            return requested
+        if self.compute_fallback:
+            return resolve_compute_format(requested, supported)
+        raise SpecError(
+            "--precision", f"{self.name} runs {what} in {requested.upper()}, which the chip has no tensor "
+            f"cores for (it has {', '.join(sorted(f.upper() for f in supported))})",
+            "pick a precision the chip runs (e.g. -p fp8 or -p bf16), or pass --compute-fallback to run it "
+            "dequantised at the next wider format the chip has (COMPUTE_FALLBACK, docs/model.md §1)")
+
+
+def _preset(name, source, kv, attn_compute, requires=(), **mods) -> Precision:
     modules = {}
     for m in MODULES:
         w, c = mods.get(m, ("bf16", "bf16"))
         modules[m] = ModulePrecision(get_format(w, f"preset {name}.{m}"), c)
-    return Precision(name, MappingProxyType(modules), get_format(kv, f"preset {name}.kv_cache"), attn_compute,
-                     description)
+    return Precision(name, MappingProxyType(modules), get_kv_format(kv, f"preset {name}.kv_cache"), attn_compute,
+                     source, tuple(requires))
 
 
 _FP8_ALL = dict(
@@ -143,37 +231,53 @@ _FP8_ALL = dict(
 
 PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
     {
-        "bf16": _preset("bf16", "BF16 weights, BF16 KV cache (dense release checkpoints).", "bf16"),
+        "bf16": _preset("bf16", "dense and MoE release checkpoints in BF16, the engines' default KV dtype.",
+                        "bf16", "bf16"),
         "fp8": _preset(
             "fp8",
-            "FP8 e4m3 128x128-block weights in every linear layer, BF16 embeddings/head, FP8 KV "
-            "(DeepSeek-R1 release checkpoint; FP8 KV as SGLang/TRT-LLM serve it on Blackwell).",
-            "fp8_e4m3",
+            "DeepSeek-R1 release checkpoint (quantization_config fp8, weight_block_size 128x128), FP8 KV "
+            "as SGLang and TensorRT-LLM serve it. Attention math kept BF16 (assumption; SGLang's default "
+            "MLA kernels read FP8 KV into BF16 math): TensorRT-LLM's FP8 MLA is --attention-dtype fp8.",
+            "fp8", "bf16",
             **_FP8_ALL,
         ),
         "fp4": _preset(
             "fp4",
-            "NVFP4 routed and shared experts (W4A4), FP8 attention and dense FFN, FP8 KV "
-            "(nvidia/DeepSeek-R1-FP4 as served by TRT-LLM in InferenceX).",
-            "fp8_e4m3",
+            "nvidia/DeepSeek-R1-FP4 (hf_quant_config: NVFP4 MoE experts, kv_cache_quant_algo FP8) as served "
+            "by TensorRT-LLM in InferenceX, whose FP8 KV runs the FP8 MLA kernels (TensorRT-LLM "
+            "deepseek_v3 README, 'FP8 KV Cache and MLA'). MoE models only: -p nvfp4 quantises every "
+            "linear layer.",
+            "fp8", "fp8", requires=("routed_experts",),
             attention=("fp8", "fp8"),
             dense_ffn=("fp8", "fp8"),
             routed_experts=("nvfp4", "fp4"),
             shared_experts=("fp8", "fp8"),
         ),
+        "nvfp4": _preset(
+            "nvfp4",
+            "NVIDIA ModelOpt NVFP4 checkpoints of dense models (nvidia/Llama-3.3-70B-Instruct-FP4 "
+            "hf_quant_config: quant_algo NVFP4 group 16, kv_cache_quant_algo FP8, lm_head excluded) "
+            "served by TensorRT-LLM with FP8 attention kernels on the FP8 KV; on MoE models every "
+            "linear layer of the decoder likewise.",
+            "fp8", "fp8",
+            attention=("nvfp4", "fp4"),
+            dense_ffn=("nvfp4", "fp4"),
+            routed_experts=("nvfp4", "fp4"),
+            shared_experts=("nvfp4", "fp4"),
+        ),
         "mxfp4": _preset(
             "mxfp4",
-            "MXFP4 routed experts (W4A8: MXFP8 activations where the chip has FP8), BF16 "
-            "attention, router, embeddings and head, BF16 KV (gpt-oss-120b release; "
-            "quantization_config.modules_to_not_convert).",
-            "bf16",
+            "gpt-oss-120b release (quantization_config.modules_to_not_convert keeps attention, router, "
+            "embeddings and head in BF16); MXFP8 activations for the experts where the chip has FP8; "
+            "BF16 KV, the engines' default.",
+            "bf16", "bf16", requires=("routed_experts",),
             routed_experts=("mxfp4", "fp8"),
         ),
         "int4": _preset(
             "int4",
-            "INT4 weight-only routed experts (group 32, bf16 scales; W4A16), BF16 attention, "
-            "shared expert, dense layers, embeddings and head; BF16 KV (Kimi K2.5 release).",
-            "bf16",
+            "Kimi K2.5 release (compressed-tensors pack-quantized INT4 weight-only experts, group 32, "
+            "bf16 scales); BF16 KV, the engines' default.",
+            "bf16", "bf16", requires=("routed_experts",),
             routed_experts=("int4", "bf16"),
         ),
     }
@@ -181,17 +285,75 @@ PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
 
 
 def get_precision(name: str) -> Precision:
-    """Look up a precision preset.
+    """Look up a precision preset, optionally with overrides in the form names record them.
+
+    ``"fp8"`` is the preset; ``"fp8,kv=bf16,attn=fp8,fallback"`` is it with
+    :meth:`Precision.with_options` applied, so every recorded name reads back to what ran.
 
     Raises:
-        UnknownNameError: unknown preset; the message lists the valid ones.
+        UnknownNameError: unknown preset, override key, KV dtype or attention format.
     """
+    base, *opts = [s.strip() for s in str(name).split(",")]
     try:
-        return PRESETS[name]
+        p = PRESETS[base]
     except KeyError:
         raise UnknownNameError(
-            "precision", f"unknown precision preset {name!r}", f"use one of {', '.join(PRESETS)}"
+            "precision", f"unknown precision preset {base!r}", f"use one of {', '.join(PRESETS)}"
         ) from None
+    kw: dict = {}
+    for o in opts:
+        k, eq, v = o.partition("=")
+        if (k, bool(eq)) == ("fallback", False):
+            kw["compute_fallback"] = True
+        elif k in ("kv", "attn") and v:
+            kw["kv" if k == "kv" else "attention"] = v
+        else:
+            raise UnknownNameError("precision", f"unknown override {o!r} in {name!r}",
+                                   "write preset[,kv=<dtype>][,attn=<bf16|fp8>][,fallback]")
+    return p.with_options(**kw) if kw else p
+
+
+def check_precision(precision: Precision, model, chip) -> None:
+    """Refuse a precision that the model or chip cannot run, with one clear error.
+
+    Args:
+        model: a :class:`~jalapeno.specs.model.ModelSpec`.
+        chip: a :class:`~jalapeno.specs.hardware.Chip` (its ``name`` and ``formats``).
+
+    Raises:
+        SpecError: the preset is defined by modules the model lacks (``-p fp4`` on a dense
+            model); a KV layout for another attention kind (``fp8_ds_mla`` on GQA); a KV format
+            or compute format the chip has no kernels/tensor cores for, unless the precision
+            allows the documented fallback.
+    """
+    present = {"attention", "embedding", "lm_head"}
+    if model.num_dense_layers or model.moe is None:
+        present.add("dense_ffn")
+    if model.moe is not None:
+        present.add("routed_experts")
+        if model.moe.shared_intermediate:
+            present.add("shared_experts")
+    missing = [m for m in precision.requires if m not in present]
+    if missing:
+        raise SpecError(
+            "--precision", f"preset {precision.name} is defined by its {_MODULE_LABELS[missing[0]]}, which "
+            f"{model.name} does not have (a dense model); it would silently equal another preset",
+            "use -p nvfp4 for NVFP4 in every linear layer (NVIDIA's NVFP4 dense checkpoints), -p fp8 or -p bf16")
+    kv = precision.kv_cache
+    if kv.mla_only and model.attention.kind != "mla":
+        raise SpecError("--kv-dtype", f"{kv.name} is a layout of MLA latents; {model.name} uses "
+                        f"{model.attention.kind.upper()} attention", "use --kv-dtype fp8 or bf16")
+    formats = chip.formats
+    if kv.needs and kv.needs not in formats:
+        raise SpecError("--kv-dtype", f"{kv.name} KV cache exists only in kernels for chips with "
+                        f"{kv.needs.upper()} tensor cores; {chip.name} has none", "use --kv-dtype fp8 or bf16")
+    if precision.attention_compute not in ATTENTION_FORMATS:
+        raise SpecError("--attention-dtype", f"unknown attention math format {precision.attention_compute!r}",
+                        f"use one of {', '.join(ATTENTION_FORMATS)}")
+    precision.compute_for(precision.attention_compute, formats, f"the attention math on {chip.name}")
+    for m in MODULES:
+        if m in present:
+            precision.compute_for(precision.modules[m].compute, formats, f"the {_MODULE_LABELS[m]} on {chip.name}")
 
 
 def resolve_compute_format(requested: str, supported: frozenset[str]) -> str:

@@ -250,19 +250,28 @@ class ModelSpec:
         per = 2 * self.hidden_size + 2 * self.hidden_size * self.hidden_size + layer + self.hidden_size
         return self.mtp_layers * per
 
-    def kv_bytes_per_token(self, kv_bytes_per_elem: float, context_tokens: int | None = None) -> float:
-        """KV-cache bytes one token adds, over all layers, at a given KV element size.
+    def kv_bytes_per_token(self, kv, context_tokens: int | None = None) -> float:
+        """KV-cache bytes one token adds, over all layers (all KV heads: one replica of the cache).
 
-        With ``context_tokens`` given, sliding-window layers count only while the token is inside
-        their window, so the result is the average bytes per token of a sequence of that length.
+        Args:
+            kv: a :class:`~jalapeno.specs.kv_cache.KVCacheFormat` (its real layout: block scales,
+                a rope part kept in BF16), or a plain number of bytes per element.
+            context_tokens: with it, sliding-window layers count only while the token is inside
+                their window, so the result is the average bytes per token of a sequence of that
+                length.
+
         The DSA indexer key cache (fp8 128 dims + fp32 scale per token per layer, vLLM layout)
         is added for DeepSeek-V3.2.
 
-        >>> # DeepSeek-R1, FP8 KV: 61 x (512 + 64) x 1 B
-        >>> # (see tests/golden for the figure)
+        >>> # DeepSeek-R1, FP8 KV: 61 x (512 + 64) x 1 B = 35,136 (tests/unit/test_kv_formats.py)
         """
         a = self.attention
-        per_layer = a.kv_elems_per_token_layer * kv_bytes_per_elem
+        if isinstance(kv, (int, float)):
+            per_layer = a.kv_elems_per_token_layer * float(kv)
+        elif a.kind == "mla":
+            per_layer = kv.mla_token_bytes(a.kv_lora_rank, a.qk_rope_dim)
+        else:
+            per_layer = kv.gqa_token_bytes(a.num_kv_heads, a.head_dim)
         total = 0.0
         for w, count in self.window_counts:
             frac = min(w, context_tokens) / context_tokens if (w and context_tokens) else 1.0
@@ -329,8 +338,8 @@ class ModelSpec:
             "mtp_layers": self.mtp_layers,
             "default_precision": self.default_precision,
             "kv_dtype": kv.name,
-            "kv_bytes_per_token": self.kv_bytes_per_token(kv.bytes_per_elem),
-            "kv_bytes_per_token_at_8k": self.kv_bytes_per_token(kv.bytes_per_elem, 8192),
+            "kv_bytes_per_token": self.kv_bytes_per_token(kv),
+            "kv_bytes_per_token_at_8k": self.kv_bytes_per_token(kv, 8192),
             "max_context": self.max_context,
             "source": self.source,
         }

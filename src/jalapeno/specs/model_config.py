@@ -50,7 +50,13 @@ def _default_precision(cfg: dict) -> str:
     if method == "mxfp4":
         return "mxfp4"
     if method == "fp8":
-        return "fp8"
+        # engines keep the KV cache in the model dtype (vLLM/SGLang --kv-cache-dtype auto) unless
+        # the checkpoint carries KV scales (compressed-tensors kv_cache_scheme); DeepSeek MLA
+        # checkpoints are served with FP8 KV (TensorRT-LLM deepseek_v3 README serving configs
+        # set kv_cache_config.dtype fp8), the project's DeepSeek-R1 baseline
+        if q.get("kv_cache_scheme") or cfg.get("model_type") in _MLA_TYPES:
+            return "fp8"
+        return "fp8,kv=bf16"
     if method == "compressed-tensors":
         return "int4"
     return "bf16"

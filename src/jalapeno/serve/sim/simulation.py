@@ -38,6 +38,7 @@ from jalapeno.serve.sim.workloads import (
     open_loop_arrivals,
 )
 from jalapeno.cost.pricer import Pricer, check_pricer
+from jalapeno.specs.formats import check_precision
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
@@ -298,6 +299,7 @@ def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Wor
     if seed < 0:
         raise SpecError("--seed", f"must be >= 0, got {seed}", "give a non-negative integer seed")
     check_pricer(pricer, "simulate")
+    check_precision(dep.precision, model, pricer.system.chip)
     system = pricer.system
     if dep.chips > system.max_chips:
         raise InfeasibleDeployment("deployment", f"{dep.chips} chips exceed {system.name}'s {system.max_chips}",
