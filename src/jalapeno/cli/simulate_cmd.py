@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.cli.common import console, print_json
 from jalapeno.errors import SpecError
 
@@ -37,6 +38,7 @@ def simulate(
     precision: str = typer.Option(None, "--precision", "-p"),
     no_prefix_cache: bool = typer.Option(False, "--no-prefix-cache", help="Disable prefix reuse across turns."),
     seed: int = typer.Option(0, "--seed"),
+    memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     json_out: bool = typer.Option(False, "--json"),
     html: str = typer.Option(None, "--html", help="Write latency CDFs and time series to this HTML file."),
     out: str = typer.Option(None, "--out", "-o", help="Per-request results to FILE.parquet or .csv."),
@@ -68,11 +70,13 @@ def simulate(
         raise SpecError("--prefill/--decode", "disaggregated serving needs both pools", "pass both, or neither")
     mt = _mtp(mtp, mtp_acceptance)
     if prefill is not None:
-        dep = Deployment(prec, parse_pool(decode, "--decode"), prefill=parse_pool(prefill, "--prefill"), mtp=mt)
+        dep = Deployment(prec, parse_pool(decode, "--decode"), prefill=parse_pool(prefill, "--prefill"), mtp=mt,
+                         memory_fraction=memory_fraction)
     else:
         if replicas < 1:
             raise SpecError("--replicas", f"must be >= 1, got {replicas}", "give a positive number of instances")
-        dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp), replicas), mtp=mt)
+        dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp), replicas), mtp=mt,
+                         memory_fraction=memory_fraction)
     for opt, v in (("--seed", seed), ("--requests", requests), ("--sessions", sessions)):
         if v is not None and v < (0 if opt == "--seed" else 1):
             raise SpecError(opt, f"must be {'>= 0' if opt == '--seed' else '>= 1'}, got {v}", f"give a valid {opt[2:]}")
