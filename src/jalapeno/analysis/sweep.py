@@ -91,7 +91,7 @@ def _fits(model: ModelSpec, system: System, layout: Layout, precision: Precision
     except JalapenoError:
         return False
     usable = system.chip.hbm_usable_bytes * (1 - eff.memory_reserve_fraction)
-    return weight_bytes_per_chip(model, layout, precision) < 0.95 * usable
+    return weight_bytes_per_chip(model, layout, precision, system=system) < 0.95 * usable
 
 
 def stage_sizes(system: System, factor: int) -> list[int]:

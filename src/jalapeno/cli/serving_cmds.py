@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from jalapeno.cli.common import (attention_dtype_option, compute_fallback_option, console, kv_dtype_option,
                                   print_json, resolve_precision)
+from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
 
 SYSTEMS_DEFAULT = "jalapeno,gb200-nvl72,gb300-nvl72,vera-rubin-nvl72"
@@ -239,6 +240,7 @@ def predict(
     compute_fallback: bool = compute_fallback_option(),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """One operating point: a deployment at a concurrency (an infeasible one is an error)."""
@@ -263,9 +265,10 @@ def predict(
             raise SpecError("--tp/--dp/--ep/--pp", "aggregated layout options given with --prefill/--decode",
                             'put the layouts in the pools, e.g. --decode "dp=8,ep=8,workers=1"')
         dep = Deployment(prec, parse_pool(decode, "--decode"), prefill=parse_pool(prefill, "--prefill"),
-                         mtp=_mtp(mtp, mtp_acceptance))
+                         mtp=_mtp(mtp, mtp_acceptance), memory_fraction=memory_fraction)
     else:
-        dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp)), mtp=_mtp(mtp, mtp_acceptance))
+        dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp)), mtp=_mtp(mtp, mtp_acceptance),
+                         memory_fraction=memory_fraction)
     point = predict_point(m, pr, dep, wl, concurrency, power, rate=rate)
     if not point.feasible:
         from jalapeno.errors import InfeasibleDeployment

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from jalapeno.cli.common import (attention_dtype_option, compute_fallback_option, console, kv_dtype_option,
                                   print_json, resolve_precision)
+from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
 
 
@@ -41,6 +42,7 @@ def simulate(
     compute_fallback: bool = compute_fallback_option(),
     no_prefix_cache: bool = typer.Option(False, "--no-prefix-cache", help="Disable prefix reuse across turns."),
     seed: int = typer.Option(0, "--seed"),
+    memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     json_out: bool = typer.Option(False, "--json"),
     html: str = typer.Option(None, "--html", help="Write latency CDFs and time series to this HTML file."),
     out: str = typer.Option(None, "--out", "-o", help="Per-request results to FILE.parquet or .csv."),
@@ -71,11 +73,13 @@ def simulate(
         raise SpecError("--prefill/--decode", "disaggregated serving needs both pools", "pass both, or neither")
     mt = _mtp(mtp, mtp_acceptance)
     if prefill is not None:
-        dep = Deployment(prec, parse_pool(decode, "--decode"), prefill=parse_pool(prefill, "--prefill"), mtp=mt)
+        dep = Deployment(prec, parse_pool(decode, "--decode"), prefill=parse_pool(prefill, "--prefill"), mtp=mt,
+                         memory_fraction=memory_fraction)
     else:
         if replicas < 1:
             raise SpecError("--replicas", f"must be >= 1, got {replicas}", "give a positive number of instances")
-        dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp), replicas), mtp=mt)
+        dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp), replicas), mtp=mt,
+                         memory_fraction=memory_fraction)
     for opt, v in (("--seed", seed), ("--requests", requests), ("--sessions", sessions)):
         if v is not None and v < (0 if opt == "--seed" else 1):
             raise SpecError(opt, f"must be {'>= 0' if opt == '--seed' else '>= 1'}, got {v}", f"give a valid {opt[2:]}")

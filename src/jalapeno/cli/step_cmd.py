@@ -8,6 +8,7 @@ from rich.table import Table
 from jalapeno.cli.common import (attention_dtype_option, compute_fallback_option, console, fmt_si,
                                   kv_dtype_option, print_json, resolve_precision)
 from jalapeno.cost.step import Batch, step_cost
+from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP, check_memory_fraction
 from jalapeno.deploy.layout import Layout
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.specs.catalog import load_model
@@ -28,6 +29,7 @@ def step(
     context: int = typer.Option(8192, "--context", "-c", help="Mean context length of the decoding sequences."),
     prefill_tokens: int = typer.Option(0, "--prefill-tokens", help="Prompt tokens prefilled in the same step."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Cost of one forward step on one chip: ops, collectives, time and binding constraint."""
@@ -38,7 +40,8 @@ def step(
     if m.moe is None and ep != 1:
         ep = 1
     sc = step_cost(m, pr, Layout(tp=tp, dp=dp, ep=ep, pp=pp), prec,
-                   Batch.make(decode_seqs=batch, decode_ctx=context, prefill_tokens=prefill_tokens))
+                   Batch.make(decode_seqs=batch, decode_ctx=context, prefill_tokens=prefill_tokens),
+                   memory_fraction=check_memory_fraction(memory_fraction))
     out = sc.summary(0)
     if not out["feasible"]:
         from jalapeno.errors import InfeasibleDeployment

@@ -187,7 +187,7 @@ def rank_bounds(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
-              mtp: MTP | None = None) -> StepCost:
+              mtp: MTP | None = None, memory_fraction: float | None = None) -> StepCost:
     """Cost of one forward step for every point of ``batch`` on one chip, priced by ``pricer``.
 
     Args:
@@ -197,6 +197,8 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
         mtp: speculative decoding with the model's MTP module: decoding sequences verify
             1 + k rows, k drafting passes are added (module docstring), and the MTP module is
             resident in memory. None: plain decoding.
+        memory_fraction: the engine's share of usable HBM for the memory fit (Deployment.
+            memory_fraction; None: the efficiency set's 1 − memory_reserve_fraction).
 
     Returns:
         :class:`StepCost` with arrays of shape (N,).
@@ -266,7 +268,7 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
                         / np.maximum(batch.decode_seqs + batch.prefill_seqs, 1e-9), 0.0)
     sampled = batch.decode_seqs * qlen + np.where(batch.prefill_tokens > 0, batch.prefill_seqs, 0.0)
     mem = memory_fit(model, system, layout, precision, batch.decode_seqs + batch.prefill_seqs,
-                     ctx_mean, batch.tokens(qlen), eff, sampled, mtp)
+                     ctx_mean, batch.tokens(qlen), eff, sampled, mtp, memory_fraction)
     bound = np.where(mem.fits, bound, "hbm_capacity")
     bound_level = _link_level(bound, ct, cw, scope_arr, levels, n)
     return StepCost(model.name, system.name, layout, precision.name, ops, times, colls, ct, cts.algorithm,

@@ -8,7 +8,11 @@ Per chip, for the heaviest pipeline stage:
   splits over TP down to one KV head per rank and replicates beyond (DESIGN.md §7);
 - activations: tokens in flight per step x (8·h + 4·I_local) bf16 values (hidden-state
   buffers, residual, norms, FFN intermediate) + fp32 logits for sampled rows; an estimate;
-- a reserve of ``memory_reserve_fraction`` of usable HBM (workspaces, CUDA graphs, fragmentation).
+- MXFP4 routed experts at the layout the engine's MoE kernel gives them on the chip (padding,
+  bias dtype; see :mod:`jalapeno.deploy.engine_layout`), biases in their checkpoint BF16;
+- a reserve of (1 − memory_fraction) of usable HBM (workspaces, CUDA graphs, fragmentation):
+  ``memory_fraction`` is the engine's share (vLLM ``gpu_memory_utilization``, SGLang
+  ``mem_fraction_static``); None takes the efficiency set's 1 − ``memory_reserve_fraction``.
 A deployment whose need exceeds usable HBM is infeasible, and the reason names the biggest part.
 """
 
@@ -19,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from jalapeno.deploy.deployment import MTP, query_len, resident_draft_modules
+from jalapeno.deploy.engine_layout import expert_bytes, expert_layout
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.sharding import sharding
 from jalapeno.specs.efficiency import Efficiency
@@ -88,11 +93,25 @@ ROUTER_BYTES = 2.0
 
 
 def weight_bytes_per_chip(model: ModelSpec, layout: Layout, precision: Precision,
-                          draft_modules: int = 0) -> float:
-    """Resident weight bytes per chip (heaviest stage), with each module's storage format."""
+                          draft_modules: int = 0, system: System | None = None) -> float:
+    """Resident weight bytes per chip (heaviest stage), with each module's storage format.
+
+    Routed experts in a format with 1-D group scales along K (mxfp4, nvfp4, int4: block <= 128)
+    are counted per expert by :func:`~jalapeno.deploy.engine_layout.expert_bytes`: values, scales
+    and biases (BF16 in the checkpoint, fp32 where the engine converts them), padded as the
+    engine's kernel lays them out on ``system``'s chip (None: the checkpoint layout).
+    """
+    elems = weight_elems_per_chip(model, layout, draft_modules)
     total = 0.0
-    for mod, n in weight_elems_per_chip(model, layout, draft_modules).items():
+    for mod, n in elems.items():
         total += n * (ROUTER_BYTES if mod == "router" else precision.weight_bytes(mod))
+    fmt = precision.modules["routed_experts"].weight
+    if model.moe and model.num_moe_layers and 0 < fmt.block_elems <= 128:
+        sh = sharding(model, layout)
+        main = sh.experts_per_rank * model.expert_params() / sh.moe_tp * model.num_moe_layers * sh.layer_share
+        stored = (sh.experts_per_rank * model.num_moe_layers * sh.layer_share
+                  * expert_bytes(model, fmt, expert_layout(system, fmt), sh.moe_tp))
+        total += stored - main * fmt.bytes_per_elem
     return total
 
 
@@ -139,6 +158,20 @@ def activation_bytes_per_chip(model: ModelSpec, layout: Layout, tokens_per_step,
     return t * (8 * model.hidden_size + 4 * inter) * 2 + rows * model.vocab_size / layout.tp * 4
 
 
+def usable_fraction(eff: Efficiency, memory_fraction: float | None = None) -> float:
+    """Share of usable HBM the engine fills with weights + KV + activations.
+
+    ``memory_fraction`` (a deployment setting) when given, else 1 − the efficiency set's
+    ``memory_reserve_fraction`` (1 − 0.04 = 0.96 by default). Grounding of the default: vLLM's default
+    ``gpu_memory_utilization`` 0.9 applies to the memory the driver reports — 81,559 MiB on an
+    H100 80GB (nvidia-smi, vLLM issue #27508) and 183,359 MiB on a B200 (nvidia-smi,
+    TensorRT-LLM issue #10278): 0.9 × 85.52 GB = 76.97 GB ≈ 0.96 × 80 GB = 76.80 GB and
+    0.9 × 192.27 GB = 173.0 GB ≈ 0.96 × 180 GB = 172.8 GB (jalapeno's usable HBM is the nominal
+    or MLPerf figure in GB).
+    """
+    return 1 - eff.memory_reserve_fraction if memory_fraction is None else memory_fraction
+
+
 @dataclass(frozen=True, slots=True)
 class MemoryFit:
     """Per-chip memory of a deployment at given batches (arrays of shape (N,)).
@@ -147,7 +180,7 @@ class MemoryFit:
         weights_bytes: resident weights per chip (scalar).
         kv_bytes: KV cache of the resident sequences per chip.
         activation_bytes: activation workspace per chip.
-        reserve_bytes: held back (``memory_reserve_fraction`` of usable).
+        reserve_bytes: held back ((1 − memory fraction) of usable; :func:`usable_fraction`).
         usable_bytes: the chip's usable HBM.
         fits: need <= usable.
         reason: '' where it fits, else which part overflows and the fix.
@@ -168,7 +201,7 @@ class MemoryFit:
 
 def memory_fit(model: ModelSpec, system: System, layout: Layout, precision: Precision,
                resident_seqs, context_tokens, tokens_per_step, eff: Efficiency,
-               sampled_rows=None, mtp: MTP | None = None) -> MemoryFit:
+               sampled_rows=None, mtp: MTP | None = None, memory_fraction: float | None = None) -> MemoryFit:
     """Check weights + KV + activations per chip against usable HBM.
 
     Args:
@@ -178,12 +211,13 @@ def memory_fit(model: ModelSpec, system: System, layout: Layout, precision: Prec
         eff: the efficiency set (its ``memory_reserve_fraction``).
         sampled_rows: (N,) rows whose logits are computed (default: all tokens).
         mtp: MTP setting; its draft module is resident (see :func:`weight_elems_per_chip`).
+        memory_fraction: the engine's share of usable HBM (see :func:`usable_fraction`).
 
     Sequences are a steady-state average, so fractional counts are kept (no rounding up).
     """
     usable = system.chip.hbm_usable_bytes
-    reserve = usable * eff.memory_reserve_fraction
-    w = weight_bytes_per_chip(model, layout, precision, resident_draft_modules(model, mtp))
+    reserve = usable * (eff.memory_reserve_fraction if memory_fraction is None else 1 - memory_fraction)
+    w = weight_bytes_per_chip(model, layout, precision, resident_draft_modules(model, mtp), system)
     seqs = np.asarray(resident_seqs, dtype=float) / layout.dp
     kv = seqs * kv_bytes_per_seq_per_chip(model, layout, precision, context_tokens)
     act = activation_bytes_per_chip(model, layout, tokens_per_step, sampled_rows)
@@ -205,15 +239,16 @@ def memory_fit(model: ModelSpec, system: System, layout: Layout, precision: Prec
 
 def kv_capacity_seqs(model: ModelSpec, system: System, layout: Layout, precision: Precision,
                      context_tokens, tokens_per_step, eff: Efficiency, sampled_rows=None,
-                     mtp: MTP | None = None, clip: bool = True) -> np.ndarray:
+                     mtp: MTP | None = None, clip: bool = True,
+                     memory_fraction: float | None = None) -> np.ndarray:
     """Most sequences of ``context_tokens`` the instance's KV cache holds (0 if weights don't fit).
 
     Returns an array (N,) of sequences per instance (dp groups x per-group capacity), fractional
     (a steady-state average, consistent with :func:`memory_fit`).
     """
     usable = system.chip.hbm_usable_bytes
-    free = (usable * (1 - eff.memory_reserve_fraction)
-            - weight_bytes_per_chip(model, layout, precision, resident_draft_modules(model, mtp))
+    free = (usable * usable_fraction(eff, memory_fraction)
+            - weight_bytes_per_chip(model, layout, precision, resident_draft_modules(model, mtp), system)
             - activation_bytes_per_chip(model, layout, tokens_per_step, sampled_rows))
     per_seq = kv_bytes_per_seq_per_chip(model, layout, precision, np.maximum(context_tokens, 1))
     seqs = free / per_seq * layout.dp
@@ -222,7 +257,8 @@ def kv_capacity_seqs(model: ModelSpec, system: System, layout: Layout, precision
 
 def decode_batch_cap(model: ModelSpec, system: System, layout: Layout, precision: Precision,
                      context_tokens: float, eff: Efficiency, mtp: MTP | None = None,
-                     prefill_tokens: float = 0.0, prefill_seqs_per_decode: float = 0.0) -> float:
+                     prefill_tokens: float = 0.0, prefill_seqs_per_decode: float = 0.0,
+                     memory_fraction: float | None = None) -> float:
     """Largest decode batch B (whole instance) whose step fits in memory.
 
     The step holds B decoding sequences plus B·g + 1 prefilling ones (g = prefill sequences per
@@ -238,7 +274,8 @@ def decode_batch_cap(model: ModelSpec, system: System, layout: Layout, precision
     def seqs(b: float) -> float:
         tokens = np.array([b * q + prefill_tokens])
         rows = np.array([b * q + extra])
-        free = kv_capacity_seqs(model, system, layout, precision, ctx, tokens, eff, rows, mtp, clip=False)
+        free = kv_capacity_seqs(model, system, layout, precision, ctx, tokens, eff, rows, mtp, clip=False,
+                                memory_fraction=memory_fraction)
         return float(free[0])
 
     s0 = seqs(0.0)

@@ -164,7 +164,8 @@ def aggregated_batch_cap(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     lay = dep.decode.layout
     chunk = _chunk(dep, wl.mean_isl)
     kv = decode_batch_cap(model, pricer.system, lay, dep.precision, ctx, pricer.efficiency, dep.mtp,
-                          float(dep.token_budget), wl.mean_isl / (steps * chunk))
+                          float(dep.token_budget), wl.mean_isl / (steps * chunk),
+                          memory_fraction=dep.memory_fraction)
     budget_cap = dep.token_budget * steps / wl.mean_isl * lay.pp
     caps = {"kv_capacity": kv, "max_running": float(dep.max_running * lay.pp), "prefill_budget": budget_cap}
     name = min(caps, key=caps.get)
@@ -199,7 +200,8 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     pre = np.concatenate([np.zeros(n), p_big])
     sc = step_cost(model, pricer, lay, dep.precision,
                    Batch.make(decode_seqs=np.concatenate([b_mb, b_mb]), decode_ctx=ctx, prefill_tokens=pre,
-                              prefill_ctx=pre_ctx, prefill_seqs=pre / chunk), dep.mtp)
+                              prefill_ctx=pre_ctx, prefill_seqs=pre / chunk), dep.mtp,
+                   dep.memory_fraction)
     frac = np.where(p_mb < chunk, p_mb / chunk, 1.0)
     t_dec, ttft_step = sc.step_time_s[:n], sc.step_time_s[n:]
     tau = (1 - frac) * t_dec + frac * ttft_step

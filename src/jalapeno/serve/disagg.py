@@ -74,13 +74,18 @@ def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
 
 
 def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, wl: Workload,
-                 batch, mtp: MTP | None = None) -> DecodeCurve:
-    """Decode step latency of one decode instance at batches ``batch`` (clipped to KV capacity)."""
+                 batch, mtp: MTP | None = None, memory_fraction: float | None = None) -> DecodeCurve:
+    """Decode step latency of one decode instance at batches ``batch`` (clipped to KV capacity).
+
+    ``memory_fraction``: the engine's share of usable HBM (Deployment.memory_fraction).
+    """
     ctx = wl.mean_isl + wl.mean_osl / 2
     b = np.asarray(batch, dtype=float)
-    cap = decode_batch_cap(model, pricer.system, layout, precision, ctx, pricer.efficiency, mtp)
+    cap = decode_batch_cap(model, pricer.system, layout, precision, ctx, pricer.efficiency, mtp,
+                           memory_fraction=memory_fraction)
     b = np.minimum(b, cap)
-    sc = step_cost(model, pricer, layout, precision, Batch.make(decode_seqs=b / layout.pp, decode_ctx=ctx), mtp)
+    sc = step_cost(model, pricer, layout, precision, Batch.make(decode_seqs=b / layout.pp, decode_ctx=ctx), mtp,
+                   memory_fraction)
     return DecodeCurve(layout, b, sc.step_time_s, sc.bound, sc.bound_margin, sc.bound_level, sc.feasible & (b > 0),
                        sc.reason, cap)
 

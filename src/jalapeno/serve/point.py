@@ -51,7 +51,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
                                    chips=pts.chips * w)
     pre = prefill_perf(model, pricer, dep.prefill.layout, dep.precision, wl, dep.token_budget)
     x, y = np.array([dep.prefill.workers]), np.array([dep.decode.workers])
-    grid = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, _GRID, dep.mtp)
+    grid = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, _GRID, dep.mtp, dep.memory_fraction)
     gp = disaggregated_points(model, pricer, dep.precision, wl, pre, grid, x, y, dep.mtp)
     _, first = np.unique(grid.batch, return_index=True)
     first = np.sort(first)
@@ -70,7 +70,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     slope = np.interp(np.log(c_req), lc, np.gradient(lb, lc) if len(lc) > 1 else np.ones_like(lc))
     b_max = float(np.exp(lb[-1]))
     for _ in range(4):
-        dec = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, b, dep.mtp)
+        dec = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, b, dep.mtp, dep.memory_fraction)
         pts = disaggregated_points(model, pricer, dep.precision, wl, pre, dec, x, y, dep.mtp)
         got = np.maximum(pts.concurrency, 1e-30)
         if np.all(np.abs(got / c_req - 1) < 1e-4) or not np.all(np.isfinite(got)):

@@ -240,7 +240,10 @@ class Efficiency:
             engines give 0.85-0.95 of HBM to weights + KV (SGLang mem_fraction_static), but part
             of the rest is the activation memory modelled separately, and usable HBM already
             excludes the driver's share (assumption; InferenceX ran DeepSeek-R1 FP8, 168 GB of
-            weights per GPU, on B200 TP4, so the reserve cannot exceed ~6%).
+            weights per GPU, on B200 TP4, so the reserve cannot exceed ~6%). Grounding: 1 − 0.04
+            of the nominal 80 / 180 GB equals vLLM's default gpu_memory_utilization 0.9 of the
+            81,559 / 183,359 MiB an H100 / B200 reports within 0.3% (deploy/memory_fit.
+            usable_fraction). A deployment's ``memory_fraction`` overrides it.
         source: where this parameter set came from (defaults, a TOML, a calibration id).
     """
 

@@ -61,10 +61,11 @@ class SimResult:
         return d
 
 
-def _capacity_tokens(model, pricer: Pricer, layout, precision, ctx_ref: float, budget: int, mtp) -> float:
+def _capacity_tokens(model, pricer: Pricer, layout, precision, ctx_ref: float, budget: int, mtp,
+                     memory_fraction: float | None = None) -> float:
     """KV tokens one instance holds: the decode-batch cap at the reference context x that context."""
     return decode_batch_cap(model, pricer.system, layout, precision, ctx_ref, pricer.efficiency, mtp,
-                            float(budget)) * ctx_ref
+                            float(budget), memory_fraction=memory_fraction) * ctx_ref
 
 
 class Simulation:
@@ -82,7 +83,7 @@ class Simulation:
         for role, pool in pools:
             validate_layout(pool.layout, model, self.system)
             cap = _capacity_tokens(model, pricer, pool.layout, dep.precision, ctx_ref, dep.token_budget,
-                                   dep.mtp if role != "prefill" else None)
+                                   dep.mtp if role != "prefill" else None, dep.memory_fraction)
             if cap <= 0:
                 raise InfeasibleDeployment("deployment", f"the {role} layout {pool.layout.label} leaves no "
                                            "HBM for the KV cache", "shard wider or use a smaller precision")
