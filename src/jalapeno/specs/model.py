@@ -92,6 +92,8 @@ class MoESpec:
         shared_intermediate: intermediate size of the shared expert block (total).
         expert_bias: experts carry biases (gpt-oss).
         router_bias: router has a bias / correction vector.
+        routing_sigma: lognormal σ of expert popularity (specs/routing.py); 0 = uniform top-k
+            routing. Models read from a config get the measured value.
     """
 
     num_experts: int
@@ -101,6 +103,7 @@ class MoESpec:
     shared_intermediate: int
     expert_bias: bool = False
     router_bias: bool = False
+    routing_sigma: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from jalapeno.errors import SpecError, UnsupportedModelError
+from jalapeno.specs.routing import MEASURED_ROUTING_SIGMA
 from jalapeno.specs.model import (
     _GQA_MOE_TYPES,
     _MLA_TYPES,
@@ -202,7 +203,8 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
         moe = MoESpec(num_experts=n_exp, top_k=top_k, num_shared=n_shared,
                       expert_intermediate=expert_inter, shared_intermediate=shared_inter,
                       expert_bias=mt == "gpt_oss",
-                      router_bias=mt == "gpt_oss" or cfg.get("topk_method") == "noaux_tc")
+                      router_bias=mt == "gpt_oss" or cfg.get("topk_method") == "noaux_tc",
+                      routing_sigma=MEASURED_ROUTING_SIGMA)
     elif mt in _GQA_MOE_TYPES:
         raise SpecError(f"{src}: num_experts", f"model_type {mt} is MoE but no expert count found",
                         "add num_experts / num_local_experts to the config")
