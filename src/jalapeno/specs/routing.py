@@ -16,9 +16,15 @@ Removing the binomial sampling variance (≈ mean, CV² = 1/128) leaves a popula
 variation sqrt(1.282² − 1/128) = 1.279; the E = 256 quantile profile has that CV at σ = 1.03
 (tests/unit/test_routing.py recomputes it). The same table is the held-out check: the hottest
 expert at 11.95x the mean (the profile gives 11.6x) and the busiest EP32 rank at 2.56x the mean
-rank (deploy/eplb.py predicts it). Other MoE families (gpt-oss, Qwen3, Kimi K2.5) have no
-published per-expert load statistics: they borrow DeepSeek-R1's σ (assumption; ``--routing
-uniform`` is the lower bound).
+rank (deploy/eplb.py predicts it).
+
+Families (``family_routing_sigma``): the measured σ applies to routers trained like DeepSeek-V3,
+without an auxiliary balance loss (``topk_method = noaux_tc``: DeepSeek-V3/R1/V3.2, Kimi K2.5,
+which shares the architecture). The DeepSeek-V3 report (§2.1.2, §4.5.3 and its expert-load
+figures) shows that auxiliary-loss-free routing lets experts specialise by domain, unlike
+aux-loss training, so its per-expert loads are the uneven ones. Routers trained with an
+auxiliary balance loss (gpt-oss, Qwen3, Mixtral) have no published per-expert load statistics;
+they keep uniform routing (σ = 0), an assumption that understates their skew.
 """
 
 from __future__ import annotations
@@ -64,8 +70,15 @@ def expert_popularity(num_experts: int, sigma: float) -> np.ndarray:
     return _profile(int(num_experts), float(sigma))
 
 
+def family_routing_sigma(moe) -> float:
+    """σ of a router's family: ``MEASURED_ROUTING_SIGMA`` for auxiliary-loss-free routers
+    (``moe.aux_loss_free``), else 0 (no published measurement; see the module docstring)."""
+    return MEASURED_ROUTING_SIGMA if moe.aux_loss_free else 0.0
+
+
 def with_routing(model, mode: str):
-    """``model`` with the routing popularity of ``mode``: ``measured`` or ``uniform`` (σ = 0).
+    """``model`` with the routing popularity of ``mode``: ``measured`` (its family's σ,
+    :func:`family_routing_sigma`) or ``uniform`` (σ = 0).
 
     Raises:
         SpecError: an unknown mode (names ``--routing`` and the valid modes).
@@ -74,5 +87,5 @@ def with_routing(model, mode: str):
         raise SpecError("--routing", f"unknown routing {mode!r}", f"use one of {', '.join(ROUTING_MODES)}")
     if model.moe is None:
         return model
-    sigma = MEASURED_ROUTING_SIGMA if mode == "measured" else 0.0
+    sigma = family_routing_sigma(model.moe) if mode == "measured" else 0.0
     return dataclasses.replace(model, moe=dataclasses.replace(model.moe, routing_sigma=sigma))
