@@ -61,7 +61,7 @@ INVOCATIONS: list[tuple[str, list[str]]] = [
     ("predict_mi355x_gptoss_spec", ["predict", "-s", "mi355x", "-m", "gpt-oss-120b", "--tp", "1", "-c", "16",
                                     "--isl", "2000", "--osl", "500", "--fixed-lengths", "--efficiency", "spec"]),
     ("predict_jalapeno_r1_agg_rate", ["predict", "-s", "jalapeno", "-m", "deepseek-r1", "--tp", "1", "--dp", "32",
-                                      "--ep", "32", "-r", "20"]),
+                                      "--ep", "32", "--eplb", "32", "-r", "20"]),
     ("predict_h200_qwen3_pp2_low", ["predict", "-s", "h200", "-m", "qwen3-235b-a22b", "--tp", "4", "--ep", "4",
                                     "--pp", "2", "-c", "32", "-w", "1k1k", "--efficiency", "low"]),
     # ---- collective

@@ -8,6 +8,9 @@ Enumerated (like the InferenceX sweeps; all restrictable by :class:`SweepOptions
 - disaggregated: prefill instances (TP/TEP of 1-8 chips) x decode instances (TEP of <= 8 or
   DP-attention + wide EP of 8 chips up to the domain) x prefill workers {1, 2, 3, 4, 6, 8, 12,
   16} x decode workers {1, 2, 4};
+- EPLB: every MoE layout with EP >= ``EPLB_MIN_EP`` also runs with the expert-parallel load
+  balancer and at least ``SweepOptions.eplb`` redundant experts (rounded up so that EP divides
+  E + R), beside the contiguous placement; the frontier keeps whichever wins (memory vs balance);
 - the decode batch per instance doubling 1 ... 16384 (each clipped to the instance's KV / budget
   cap) — the closed-loop concurrency of each point is derived from it (serve/analytic.py), or,
   with ``concurrency`` given, solved for those concurrencies (aggregated only).
@@ -16,7 +19,7 @@ Layouts whose weights do not fit are skipped; points that do not fit are kept, m
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -40,6 +43,12 @@ from jalapeno.specs.workload import Workload
 DEFAULT_BATCHES = tuple(2.0**i for i in range(15))  # 1 ... 16384
 PREFILL_WORKERS = (1, 2, 3, 4, 6, 8, 12, 16)
 DECODE_WORKERS = (1, 2, 4)
+#: redundant experts the sweep tries with EPLB: DeepSeek-V3 deploys 32 (report §3.4, prefill
+#: EP32: 9 slots per GPU), the SGLang large-scale-EP recipe ``--ep-num-redundant-experts 32``
+EPLB_REDUNDANT = 32
+#: smallest EP degree the sweep tries EPLB at (the published gains are at EP8-EP72; below, the
+#: contiguous imbalance is small: 1.18x the mean rank at EP4 for DeepSeek-R1)
+EPLB_MIN_EP = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +62,8 @@ class SweepOptions:
         batches: decode batches per instance for the grid.
         token_budget: chunked-prefill budget per step.
         max_stage_factor: largest stage as a multiple of the scale-up domain.
+        eplb: fewest redundant experts tried with EPLB on MoE layouts with EP >= 8 (rounded up so
+            EP divides E + R); None = never try EPLB.
     """
 
     serving: str = "both"
@@ -61,8 +72,13 @@ class SweepOptions:
     batches: tuple[float, ...] = DEFAULT_BATCHES
     token_budget: int = DEFAULT_TOKEN_BUDGET
     max_stage_factor: int = 4
+    eplb: int | None = EPLB_REDUNDANT
 
     def __post_init__(self) -> None:
+        if self.eplb is not None and (isinstance(self.eplb, bool) or not isinstance(self.eplb, int)
+                                      or self.eplb < 0):
+            raise SpecError("eplb", f"redundant experts must be an integer >= 0, got {self.eplb!r}",
+                            "give --eplb R with R >= 0, or --eplb off")
         if self.serving not in ("both", "agg", "disagg"):
             raise SpecError("serving", f"unknown serving mode {self.serving!r}", "use agg, disagg or both")
         if self.concurrency is not None and any(c <= 0 for c in self.concurrency):
@@ -103,9 +119,29 @@ def stage_sizes(system: System, factor: int) -> list[int]:
     return sorted(sizes)
 
 
+def with_eplb(layouts: list[Layout], model: ModelSpec, redundant: int | None) -> list[Layout]:
+    """``layouts`` plus, for each MoE layout with EP >= ``EPLB_MIN_EP``, its EPLB twin with the
+    fewest redundant experts >= ``redundant`` that EP divides E + R by (None: no twins).
+
+    >>> from types import SimpleNamespace as N
+    >>> [lay.label for lay in with_eplb([Layout(dp=64, ep=64)], N(moe=N(num_experts=256)), 32)]
+    ['TP1 DP64 EP64', 'TP1 DP64 EP64 EPLB+64']
+    """
+    if redundant is None or model.moe is None:
+        return layouts
+    out = []
+    for lay in layouts:
+        out.append(lay)
+        if lay.ep >= EPLB_MIN_EP and lay.eplb is None:
+            e = model.moe.num_experts
+            r = -(-(e + redundant) // lay.ep) * lay.ep - e
+            out.append(replace(lay, eplb=r))
+    return out
+
+
 def aggregated_layouts(model: ModelSpec, system: System, precision: Precision, eff: Efficiency,
-                       factor: int = 4) -> list[Layout]:
-    """Valid aggregated layouts whose weights fit."""
+                       factor: int = 4, eplb: int | None = None) -> list[Layout]:
+    """Valid aggregated layouts whose weights fit (with EPLB twins, see :func:`with_eplb`)."""
     out = []
     heads = model.attention.num_heads
     for s in stage_sizes(system, factor):
@@ -121,12 +157,12 @@ def aggregated_layouts(model: ModelSpec, system: System, precision: Precision, e
                 out.append(Layout(tp=tp, dp=s // tp, ep=ep))
         if model.moe is None and s > 8 and heads % s == 0 and s <= 64:
             out.append(Layout(tp=s))
-    return [lay for lay in out if _fits(model, system, lay, precision, eff)]
+    return [lay for lay in with_eplb(out, model, eplb) if _fits(model, system, lay, precision, eff)]
 
 
 def disaggregated_layouts(model: ModelSpec, system: System, precision: Precision, eff: Efficiency,
-                          factor: int = 4) -> tuple[list[Layout], list[Layout]]:
-    """(prefill layouts, decode layouts) whose weights fit."""
+                          factor: int = 4, eplb: int | None = None) -> tuple[list[Layout], list[Layout]]:
+    """(prefill layouts, decode layouts) whose weights fit (with EPLB twins, :func:`with_eplb`)."""
     moe = model.moe is not None
     pre = []
     for s in (1, 2, 4, 8):
@@ -137,7 +173,8 @@ def disaggregated_layouts(model: ModelSpec, system: System, precision: Precision
             dec.append(Layout(tp=s, ep=s if moe else 1))
         if moe and s >= 8:
             dec.append(Layout(tp=1, dp=s, ep=s))
-    keep = lambda ls: [lay for lay in dict.fromkeys(ls) if _fits(model, system, lay, precision, eff)]  # noqa: E731
+    keep = lambda ls: [lay for lay in dict.fromkeys(with_eplb(ls, model, eplb))  # noqa: E731
+                       if _fits(model, system, lay, precision, eff)]
     return keep(pre), keep(dec)
 
 
@@ -175,7 +212,7 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
         parts.append(pts)
 
     if opt.serving in ("both", "agg"):
-        for lay in aggregated_layouts(model, system, precision, eff, opt.max_stage_factor):
+        for lay in aggregated_layouts(model, system, precision, eff, opt.max_stage_factor, opt.eplb):
             dep = Deployment(precision, Pool(lay), mtp=opt.mtp, token_budget=opt.token_budget)
             if opt.concurrency is not None:
                 pts = solve_concurrency(model, pricer, dep, wl, np.asarray(opt.concurrency))
@@ -185,7 +222,8 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
                 pts = pts.take(np.sort(first))
             add(dep, pts)
     if opt.serving in ("both", "disagg") and opt.concurrency is None:
-        pre_layouts, dec_layouts = disaggregated_layouts(model, system, precision, eff, opt.max_stage_factor)
+        pre_layouts, dec_layouts = disaggregated_layouts(model, system, precision, eff, opt.max_stage_factor,
+                                                         opt.eplb)
         pres = [prefill_perf(model, pricer, lay, precision, wl, opt.token_budget) for lay in pre_layouts]
         pairs = [(x, y) for x in PREFILL_WORKERS for y in DECODE_WORKERS]
         xs = np.array([p[0] for p in pairs])

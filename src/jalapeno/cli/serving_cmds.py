@@ -14,6 +14,11 @@ from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
 
 SYSTEMS_DEFAULT = "jalapeno,gb200-nvl72,gb300-nvl72,vera-rubin-nvl72"
+ROUTING_HELP = ("MoE expert popularity: measured (default; DeepSeek-R1 per-expert load, docs/model.md §3.6) "
+                "or uniform top-k.")
+SWEEP_EPLB_HELP = ("Redundant experts the sweep tries with EPLB on MoE layouts with EP >= 8 (rounded up so EP "
+                   "divides experts + R; beside EPLB off), or 'off'.")
+EPLB_HELP = "EPLB with this many redundant experts (EP must divide experts + R; default: EPLB off)."
 
 
 def _mtp(k: int | None, acceptance: float | None):
@@ -29,11 +34,12 @@ def _mtp(k: int | None, acceptance: float | None):
 
 def _setup(model: str, workload: str | None, isl: int | None, osl: int | None, precision: str | None,
            fixed: bool = False, kv_dtype: str | None = None, attention_dtype: str | None = None,
-           compute_fallback: bool = False):
+           compute_fallback: bool = False, routing: str = "measured"):
     from jalapeno.specs.catalog import load_model
+    from jalapeno.specs.routing import with_routing
     from jalapeno.specs.workload import get_workload
 
-    m = load_model(model)
+    m = with_routing(load_model(model), routing)
     wl = get_workload(workload, isl, osl, fixed)
     if m.max_context and wl.isl + wl.osl > m.max_context:
         raise SpecError("--isl/--osl", f"{wl.isl} + {wl.osl} tokens exceed {m.name}'s context of {m.max_context}",
@@ -63,15 +69,34 @@ def _floors(text: str) -> dict[str, float]:
     return out
 
 
-def _options(serving: str, mtp: int | None, acceptance: float | None, concurrency: str | None):
+def sweep_eplb(text: str) -> int | None:
+    """``--eplb`` of the sweeping commands: ``off`` → None, else a redundant-expert count >= 0.
+
+    Raises:
+        SpecError: neither ``off`` nor a non-negative integer.
+    """
+    if text.strip().lower() == "off":
+        return None
+    try:
+        r = int(text)
+    except ValueError:
+        raise SpecError("--eplb", f"{text!r} is neither 'off' nor a number of redundant experts",
+                        "write e.g. --eplb 32 or --eplb off") from None
+    if r < 0:
+        raise SpecError("--eplb", f"must be >= 0, got {r}", "write e.g. --eplb 32 or --eplb off")
+    return r
+
+
+def _options(serving: str, mtp: int | None, acceptance: float | None, concurrency: str | None,
+             eplb: str = "32"):
     from jalapeno.analysis.sweep import SweepOptions
 
     conc = tuple(_floats(concurrency, "--concurrency")) if concurrency else None
-    return SweepOptions(serving=serving, mtp=_mtp(mtp, acceptance), concurrency=conc)
+    return SweepOptions(serving=serving, mtp=_mtp(mtp, acceptance), concurrency=conc, eplb=sweep_eplb(eplb))
 
 
 def parse_pool(text: str, option: str):
-    """Parse ``"tp=4,ep=4,dp=1,pp=1,workers=2"`` into a Pool.
+    """Parse ``"tp=4,ep=4,dp=1,pp=1,eplb=32,workers=2"`` into a Pool (``eplb``: redundant experts).
 
     Raises:
         SpecError: unknown key or a non-integer value (names the option and the key).
@@ -79,7 +104,7 @@ def parse_pool(text: str, option: str):
     from jalapeno.deploy.deployment import Pool
     from jalapeno.deploy.layout import Layout
 
-    vals = {"tp": 1, "dp": 1, "ep": 1, "pp": 1, "workers": 1}
+    vals = {"tp": 1, "dp": 1, "ep": 1, "pp": 1, "eplb": None, "workers": 1}
     parts = [p.strip() for p in text.split(",") if p.strip()]
     if not parts:
         raise SpecError(option, "empty pool", f'describe it, e.g. {option} "tp=4,ep=4,workers=1"')
@@ -88,7 +113,7 @@ def parse_pool(text: str, option: str):
         key, _, val = part.partition("=")
         key = key.strip().lower()
         if key not in vals:
-            raise SpecError(option, f"unknown key {key!r}", "use tp=, dp=, ep=, pp= and workers=")
+            raise SpecError(option, f"unknown key {key!r}", "use tp=, dp=, ep=, pp=, eplb= and workers=")
         if key in seen:
             raise SpecError(f"{option} {key}", "given twice", f"write {key}= once")
         seen.add(key)
@@ -126,6 +151,8 @@ def compare(
     concurrency: str = typer.Option(None, "--concurrency", "-c",
                                     help="Concurrencies to sweep, e.g. 1,4,16,64 (aggregated only; default: batch grid)."),
     bands: bool = typer.Option(False, "--bands", help="Also sweep the low/high efficiency sets (3x time)."),
+    routing: str = typer.Option("measured", "--routing", help=ROUTING_HELP),
+    eplb: str = typer.Option("32", "--eplb", help=SWEEP_EPLB_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON result instead of tables."),
     html: str = typer.Option(None, "--html", help="Write the frontier chart here (default jalapeno-compare.html "
                              "without --json; '' = none)."),
@@ -138,7 +165,7 @@ def compare(
     from jalapeno.specs.catalog import load_system
 
     m, wl, prec = _setup(model, workload, isl, osl, precision, fixed_lengths, kv_dtype, attention_dtype,
-                          compute_fallback)
+                          compute_fallback, routing)
     names = [s.strip() for s in systems.split(",") if s.strip()]
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
@@ -160,7 +187,7 @@ def compare(
     if html and not html.lower().endswith((".html", ".htm")):
         raise SpecError("--html", f"{html!r} is not an .html file", "give a path ending in .html")
     res = compare_systems(m, syss, wl, prec, baseline=base, convention=power,
-                          options=_options(serving, mtp, mtp_acceptance, concurrency),
+                          options=_options(serving, mtp, mtp_acceptance, concurrency, eplb),
                           iso_interactivity=_floats(at, "--at"), floors=_floors(tiers),
                           bands={s.system.name: band_pricers(s) for s in syss} if bands else None)
     rec = res.record()
@@ -193,6 +220,8 @@ def frontier(
     fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
     concurrency: str = typer.Option(None, "--concurrency", "-c",
                                     help="Concurrencies to sweep, e.g. 1,4,16,64 (aggregated only; default: batch grid)."),
+    routing: str = typer.Option("measured", "--routing", help=ROUTING_HELP),
+    eplb: str = typer.Option("32", "--eplb", help=SWEEP_EPLB_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     out: str = typer.Option(None, "--out", "-o", help="Write the frontier to FILE.csv, .json or .parquet."),
 ) -> None:
@@ -202,10 +231,10 @@ def frontier(
     from jalapeno.report.tables import frontier_table, write_frontier
 
     m, wl, prec = _setup(model, workload, isl, osl, precision, fixed_lengths, kv_dtype, attention_dtype,
-                          compute_fallback)
+                          compute_fallback, routing)
     pr = load_pricer(system, efficiency)
     s = pr.system
-    sf = system_frontier(m, pr, wl, prec, _options(serving, mtp, mtp_acceptance, concurrency), power)
+    sf = system_frontier(m, pr, wl, prec, _options(serving, mtp, mtp_acceptance, concurrency, eplb), power)
     rec = sf.record()
     if out:
         write_frontier(rec, out)
@@ -230,6 +259,8 @@ def predict(
     dp: int = typer.Option(1, "--dp", help="Attention data parallelism (aggregated)."),
     ep: int = typer.Option(1, "--ep", help="Expert parallelism (aggregated; divides tp*dp)."),
     pp: int = typer.Option(1, "--pp", help="Pipeline stages (aggregated)."),
+    eplb: int = typer.Option(None, "--eplb", help=EPLB_HELP + " Pools take eplb=R."),
+    routing: str = typer.Option("measured", "--routing", help=ROUTING_HELP),
     prefill: str = typer.Option(None, "--prefill", help='Disaggregated prefill pool, e.g. "tp=4,workers=2".'),
     decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "ep=32,dp=32,workers=1".'),
     mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
@@ -251,7 +282,7 @@ def predict(
     from jalapeno.report.tables import point_table
 
     m, wl, prec = _setup(model, workload, isl, osl, precision, fixed_lengths, kv_dtype, attention_dtype,
-                          compute_fallback)
+                          compute_fallback, routing)
     pr = load_pricer(system, efficiency)
     s = pr.system
     if (concurrency is None) == (rate is None):
@@ -261,13 +292,13 @@ def predict(
         raise SpecError("--prefill/--decode", "disaggregated serving needs both pools",
                         'pass both --prefill "tp=..,workers=.." and --decode "..", or neither')
     if prefill is not None:
-        if (tp, dp, ep, pp) != (1, 1, 1, 1):
-            raise SpecError("--tp/--dp/--ep/--pp", "aggregated layout options given with --prefill/--decode",
-                            'put the layouts in the pools, e.g. --decode "dp=8,ep=8,workers=1"')
+        if (tp, dp, ep, pp, eplb) != (1, 1, 1, 1, None):
+            raise SpecError("--tp/--dp/--ep/--pp/--eplb", "aggregated layout options given with --prefill/--decode",
+                            'put the layouts in the pools, e.g. --decode "dp=8,ep=8,eplb=32,workers=1"')
         dep = Deployment(prec, parse_pool(decode, "--decode"), prefill=parse_pool(prefill, "--prefill"),
                          mtp=_mtp(mtp, mtp_acceptance), memory_fraction=memory_fraction)
     else:
-        dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp)), mtp=_mtp(mtp, mtp_acceptance),
+        dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp, eplb=eplb)), mtp=_mtp(mtp, mtp_acceptance),
                          memory_fraction=memory_fraction)
     point = predict_point(m, pr, dep, wl, concurrency, power, rate=rate)
     if not point.feasible:

@@ -31,6 +31,8 @@ def simulate(
     dp: int = typer.Option(1, "--dp"),
     ep: int = typer.Option(1, "--ep"),
     pp: int = typer.Option(1, "--pp"),
+    eplb: int = typer.Option(None, "--eplb", help="EPLB redundant experts (default off; pools take eplb=R)."),
+    routing: str = typer.Option("measured", "--routing", help="MoE expert popularity: measured (default) or uniform."),
     replicas: int = typer.Option(1, "--replicas", help="Aggregated instances behind the router."),
     prefill: str = typer.Option(None, "--prefill", help='Disaggregated prefill pool, e.g. "tp=4,ep=4,workers=2".'),
     decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "dp=8,ep=8,workers=1".'),
@@ -57,7 +59,9 @@ def simulate(
     from jalapeno.specs.catalog import load_model
     from jalapeno.specs.workload import get_workload
 
-    m = load_model(model)
+    from jalapeno.specs.routing import with_routing
+
+    m = with_routing(load_model(model), routing)
     pr = load_pricer(system)
     s = pr.system
     prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
@@ -78,7 +82,7 @@ def simulate(
     else:
         if replicas < 1:
             raise SpecError("--replicas", f"must be >= 1, got {replicas}", "give a positive number of instances")
-        dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp), replicas), mtp=mt,
+        dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp, eplb=eplb), replicas), mtp=mt,
                          memory_fraction=memory_fraction)
     for opt, v in (("--seed", seed), ("--requests", requests), ("--sessions", sessions)):
         if v is not None and v < (0 if opt == "--seed" else 1):

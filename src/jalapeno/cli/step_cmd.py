@@ -25,6 +25,9 @@ def step(
     dp: int = typer.Option(8, "--dp", help="Attention data parallelism."),
     ep: int = typer.Option(8, "--ep", help="Expert parallelism (1 for dense models)."),
     pp: int = typer.Option(1, "--pp", help="Pipeline stages."),
+    eplb: int = typer.Option(None, "--eplb", help="EPLB with this many redundant experts (EP must divide "
+                             "experts + R; default: off)."),
+    routing: str = typer.Option("measured", "--routing", help="MoE expert popularity: measured (default) or uniform."),
     batch: int = typer.Option(64, "--batch", "-b", help="Decoding sequences in the step (whole instance)."),
     context: int = typer.Option(8192, "--context", "-c", help="Mean context length of the decoding sequences."),
     prefill_tokens: int = typer.Option(0, "--prefill-tokens", help="Prompt tokens prefilled in the same step."),
@@ -33,13 +36,15 @@ def step(
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Cost of one forward step on one chip: ops, collectives, time and binding constraint."""
-    m = load_model(model)
+    from jalapeno.specs.routing import with_routing
+
+    m = with_routing(load_model(model), routing)
     pr = load_pricer(system, efficiency)
     s = pr.system
     prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
     if m.moe is None and ep != 1:
         ep = 1
-    sc = step_cost(m, pr, Layout(tp=tp, dp=dp, ep=ep, pp=pp), prec,
+    sc = step_cost(m, pr, Layout(tp=tp, dp=dp, ep=ep, pp=pp, eplb=eplb), prec,
                    Batch.make(decode_seqs=batch, decode_ctx=context, prefill_tokens=prefill_tokens),
                    memory_fraction=check_memory_fraction(memory_fraction))
     out = sc.summary(0)

@@ -5,7 +5,9 @@ Counts follow the model config, the layout (deploy/layout.py conventions) and th
   activation bytes; b_in = 1 when the GEMM runs in FP8/FP4 (quantised activations) else 2.
 - Dense FFN (SwiGLU): gate+up [h → 2·I/tp], down [I/tp → h], TP over the attention TP group.
 - MoE: router [h → E] (BF16); shared expert like a dense FFN; routed experts: the busiest EP
-  rank's assignments (cost/moe.py) through 3 grouped GEMMs, reading only the experts it touches,
+  rank's assignments (cost/moe.py; its popularity share from deploy/eplb.py: the model's routing
+  skew and the layout's placement, EPLB or contiguous) through 3 grouped GEMMs, reading only the
+  experts it touches,
   split ``moe_tp`` ways inside each expert, plus ``Efficiency.moe_token_passes`` BF16 passes over
   the hidden vectors of the tokens the rank routes (routing, permute, finalize; calibrated): its
   own tokens when an all-to-all dispatches them (attention DP with EP), else the whole group's.
@@ -13,7 +15,9 @@ Counts follow the model config, the layout (deploy/layout.py conventions) and th
   10 bf16 vectors of h per token (an estimate).
 - Collectives: attention-TP all-reduce of the o_proj output; dense-FFN all-reduce; MoE: with
   attention DP an all-to-all dispatch (FP8 when the experts compute in FP8/FP4, as DeepEP
-  does) and a BF16 combine over the stage's chips, else one all-reduce over TP; LM-head logits
+  does) and a BF16 combine over the stage's chips, sized by the busiest rank's share of the
+  assignments (the all-to-all waits for the rank that receives most), else one all-reduce over
+  TP; LM-head logits
   all-gather over TP; PP activation send/recv between stages. With attention DP and EP = 1
   (experts tensor-parallel over the whole stage) the MoE layer all-gathers the stage's tokens
   and reduce-scatters the outputs instead of the all-to-all.
@@ -27,6 +31,7 @@ import numpy as np
 from jalapeno.cost.attention import RankBatch, add_gqa_ops, add_mla_ops
 from jalapeno.cost.moe import busiest_rank_assignments, experts_touched_on_rank
 from jalapeno.cost.optable import MOE_KERNELS, CollectiveTable, OpBuilder, OpTable
+from jalapeno.deploy.eplb import busiest_rank_share
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.sharding import sharding
 from jalapeno.deploy.memory_fit import ROUTER_BYTES
@@ -102,8 +107,10 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
             _ffn(ob, "moe.shared_expert", wf, t, h, m.shared_intermediate / tp, wb, ain, n_moe)
         wb, wf, ain = mod("routed_experts")
         tokens_in_group = t * dp  # unique tokens over the stage (replicated inside a TP group)
-        load = busiest_rank_assignments(tokens_in_group, m.top_k, layout.ep, eff.moe_load_skew)
-        touched = experts_touched_on_rank(load, sh.experts_per_rank, m.num_experts, m.top_k, layout.ep)
+        share = busiest_rank_share(m.num_experts, m.routing_sigma, layout.ep, layout.eplb)
+        load = busiest_rank_assignments(tokens_in_group, m.top_k, layout.ep, eff.moe_load_skew, share)
+        touched = experts_touched_on_rank(load, sh.experts_per_rank, m.num_experts, m.top_k, layout.ep,
+                                          m.routing_sigma)
         inter = m.expert_intermediate / sh.moe_tp
         w_expert = model.expert_params() / sh.moe_tp
         # routing/permute/finalize passes over the tokens a rank handles: with attention DP and an
@@ -114,7 +121,9 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         add_routed_experts(ob, "moe.experts", wf, load, touched, h, inter, w_expert, wb, ain, scan, n_moe)
         if dp > 1 and layout.ep > 1:
             disp_b = 1.0 if wf in ("fp8", "fp4") else 2.0
-            per_chip_tokens = t / tp
+            # the busiest receiver sets the all-to-all time: its load over the mean rank's
+            hot = np.where(tokens_in_group > 0, load * layout.ep / np.maximum(tokens_in_group * m.top_k, 1e-9), 1.0)
+            per_chip_tokens = t / tp * hot
             ob.collective("moe.dispatch", "all_to_all", layout.stage_chips,
                           per_chip_tokens * m.top_k * h * disp_b, count=n_moe)
             ob.collective("moe.combine", "all_to_all", layout.stage_chips,

@@ -7,6 +7,9 @@ the remaining factor ``moe_tp = tp * dp / ep`` as tensor parallelism inside each
 FFN layers, the shared expert and the LM head are tensor-parallel over the ``tp`` group and
 replicated across ``dp``. ``pp`` stages split the layers. Chips per instance = tp * dp * pp.
 Placement is contiguous, innermost first: TP, then DP/EP, then PP (see cost/collectives.py).
+``eplb`` (None = off) turns on the expert-parallel load balancer with that many redundant expert
+slots (DeepSeek EPLB; SGLang ``--ep-num-redundant-experts``, vLLM ``--num-redundant-experts``):
+the E + R slots are spread evenly over the EP ranks (deploy/eplb.py places them).
 """
 
 from __future__ import annotations
@@ -20,12 +23,13 @@ from jalapeno.specs.model import ModelSpec
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """Parallel degrees of one model instance (all >= 1)."""
+    """Parallel degrees of one model instance (all >= 1), and the EPLB redundant experts (None = off)."""
 
     tp: int = 1
     dp: int = 1
     ep: int = 1
     pp: int = 1
+    eplb: int | None = None
 
     @property
     def stage_chips(self) -> int:
@@ -51,10 +55,15 @@ class Layout:
             parts.append(f"EP{self.ep}")
         if self.pp > 1:
             parts.append(f"PP{self.pp}")
+        if self.eplb is not None:
+            parts.append(f"EPLB+{self.eplb}")
         return " ".join(parts)
 
     def as_dict(self) -> dict[str, int]:
-        return {"tp": self.tp, "dp": self.dp, "ep": self.ep, "pp": self.pp}
+        d = {"tp": self.tp, "dp": self.dp, "ep": self.ep, "pp": self.pp}
+        if self.eplb is not None:
+            d["eplb_redundant_experts"] = self.eplb
+        return d
 
 
 def validate_layout(layout: Layout, model: ModelSpec, system: System) -> None:
@@ -63,7 +72,8 @@ def validate_layout(layout: Layout, model: ModelSpec, system: System) -> None:
     Raises:
         InfeasibleDeployment: a degree < 1, TP not dividing the heads, EP not dividing tp*dp or
             exceeding the expert count, EP on a dense model, PP over the layer count, or more chips
-            than the system has. The message names the degree and the fix.
+            than the system has; EPLB that :func:`check_eplb` rejects. The message names the
+            degree and the fix.
     """
     for name in ("tp", "dp", "ep", "pp"):
         v = getattr(layout, name)
@@ -82,9 +92,35 @@ def validate_layout(layout: Layout, model: ModelSpec, system: System) -> None:
     if model.moe is not None and layout.ep > model.moe.num_experts:
         raise InfeasibleDeployment("ep", f"EP{layout.ep} exceeds {model.moe.num_experts} experts",
                                    f"use ep <= {model.moe.num_experts}")
+    if layout.eplb is not None:
+        check_eplb(layout, model)
     if layout.pp > model.num_layers:
         raise InfeasibleDeployment("pp", f"PP{layout.pp} exceeds {model.num_layers} layers",
                                    f"use pp <= {model.num_layers}")
     if layout.chips > system.max_chips:
         raise InfeasibleDeployment("chips", f"{layout.label} needs {layout.chips} chips, {system.name} "
                                    f"has at most {system.max_chips}", "use smaller parallel degrees")
+
+
+def check_eplb(layout: Layout, model: ModelSpec) -> None:
+    """EPLB needs a MoE model, EP > 1, R >= 0 redundant experts and EP dividing E + R.
+
+    Engines spread E + R expert slots evenly over the EP ranks (DeepSeek EPLB: the number of
+    replicas must be a multiple of the GPU count; SGLang uses 256 + 32 = 288 slots for EP 12/72).
+
+    Raises:
+        InfeasibleDeployment: naming ``eplb`` and the fix (e.g. the nearest valid R).
+    """
+    r = layout.eplb
+    if isinstance(r, bool) or not isinstance(r, int) or r < 0:
+        raise InfeasibleDeployment("eplb", f"redundant experts must be an integer >= 0, got {r!r}",
+                                   "give --eplb R with R >= 0 (or leave EPLB off)")
+    if model.moe is None or layout.ep < 2:
+        raise InfeasibleDeployment("eplb", "EPLB balances experts over expert-parallel ranks; "
+                                   f"{'a dense model has none' if model.moe is None else 'this layout has EP1'}",
+                                   "leave EPLB off or use ep >= 2")
+    e = model.moe.num_experts
+    if (e + r) % layout.ep:
+        ok = -(-(e + r) // layout.ep) * layout.ep - e
+        raise InfeasibleDeployment("eplb", f"EP{layout.ep} does not divide {e} experts + {r} redundant = {e + r} slots",
+                                   f"use --eplb {ok} (slots per rank must be equal)")

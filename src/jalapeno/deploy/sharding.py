@@ -7,7 +7,8 @@ two can never disagree. Conventions of deploy/layout.py:
 - layers per stage: ceil(L / pp) on the heaviest stage, as a share ceil(L/pp)/L of the model;
 - attention heads per rank: H / tp (TP divides the heads, checked by the layout);
 - GQA KV heads per rank: ceil(KV / tp), at least one (replicated once tp exceeds KV heads);
-- routed experts per EP rank: ceil(E / ep) (the busiest rank when EP does not divide E);
+- routed experts per EP rank: ceil(E / ep) (the busiest rank when EP does not divide E), or
+  (E + R) / ep expert slots with EPLB's R redundant experts (Layout.eplb);
 - tensor parallelism inside each expert: moe_tp = tp · dp / ep.
 """
 
@@ -30,14 +31,24 @@ def kv_heads_per_rank(model: ModelSpec, tp: int) -> int:
     return max(1, math.ceil(model.attention.num_kv_heads / tp))
 
 
-def experts_per_rank(model: ModelSpec, ep: int) -> int:
-    """Routed experts each expert-parallel rank holds: ceil(E / ep) (0 for a dense model).
+def experts_per_rank(model: ModelSpec, ep: int, redundant: int | None = None) -> int:
+    """Routed expert slots each expert-parallel rank holds (0 for a dense model).
+
+    ceil(E / ep) without EPLB; (E + R) / ep with R redundant experts (the layout check makes ep
+    divide E + R). Each slot stores one expert's weights, so the memory fit grows by R/ep experts
+    per MoE layer per chip.
 
     >>> from types import SimpleNamespace as N
     >>> experts_per_rank(N(moe=N(num_experts=384)), 5)
     77
+    >>> experts_per_rank(N(moe=N(num_experts=256)), 32, 32)
+    9
     """
-    return math.ceil(model.moe.num_experts / ep) if model.moe else 0
+    if not model.moe:
+        return 0
+    if redundant is None:
+        return math.ceil(model.moe.num_experts / ep)
+    return math.ceil((model.moe.num_experts + redundant) / ep)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +76,6 @@ def sharding(model: ModelSpec, layout: Layout) -> Sharding:
         layer_share=math.ceil(model.num_layers / layout.pp) / model.num_layers,
         heads_per_rank=model.attention.num_heads / layout.tp,
         kv_heads_per_rank=kv_heads_per_rank(model, layout.tp),
-        experts_per_rank=experts_per_rank(model, layout.ep),
+        experts_per_rank=experts_per_rank(model, layout.ep, layout.eplb),
         moe_tp=layout.moe_tp,
     )

@@ -92,6 +92,10 @@ class MoESpec:
         shared_intermediate: intermediate size of the shared expert block (total).
         expert_bias: experts carry biases (gpt-oss).
         router_bias: router has a bias / correction vector.
+        routing_sigma: lognormal σ of expert popularity (specs/routing.py); 0 = uniform top-k
+            routing. Models read from a config get their family's value (family_routing_sigma).
+        aux_loss_free: the router was trained without an auxiliary balance loss (DeepSeek-V3
+            ``topk_method = noaux_tc``: bias-corrected top-k), the family with measured skew.
     """
 
     num_experts: int
@@ -101,6 +105,8 @@ class MoESpec:
     shared_intermediate: int
     expert_bias: bool = False
     router_bias: bool = False
+    routing_sigma: float = 0.0
+    aux_loss_free: bool = False
 
 
 @dataclass(frozen=True, slots=True)

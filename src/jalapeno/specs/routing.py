@@ -1,0 +1,91 @@
+"""Expert popularity of a MoE router: how unevenly real traffic spreads over the routed experts.
+
+A layer's routed experts do not receive equal shares of the token-expert assignments. The
+share p_e of expert e (Σ p_e = 1) is modelled as a lognormal popularity,
+
+    p_e ∝ exp(σ · z_e),   z_e = Φ⁻¹((e + ½) / E),   e = 0 … E−1,
+
+a deterministic quantile profile (the expected order statistics of E lognormal draws, no
+randomness). σ = 0 is uniform routing (p_e = 1/E), the reference of DESIGN.md §7.
+
+Measured σ (``MEASURED_ROUTING_SIGMA``): NVIDIA's TensorRT-LLM tech blog 4, "Scaling Expert
+Parallelism in TensorRT-LLM (Part 1)", Table 1 (DeepSeek-R1, 32 GB200, EP32, 8 experts per
+rank, a machine-translation dataset, decode with 256 sequences per rank): routed tokens per
+expert have mean 128 and standard deviation 164.1, averaged over MoE layers and iterations.
+Removing the binomial sampling variance (≈ mean, CV² = 1/128) leaves a popularity coefficient of
+variation sqrt(1.282² − 1/128) = 1.279; the E = 256 quantile profile has that CV at σ = 1.03
+(tests/unit/test_routing.py recomputes it). The same table is the held-out check: the hottest
+expert at 11.95x the mean (the profile gives 11.6x) and the busiest EP32 rank at 2.56x the mean
+rank (deploy/eplb.py predicts it).
+
+Families (``family_routing_sigma``): the measured σ applies to routers trained like DeepSeek-V3,
+without an auxiliary balance loss (``topk_method = noaux_tc``: DeepSeek-V3/R1/V3.2, Kimi K2.5,
+which shares the architecture). The DeepSeek-V3 report (§2.1.2, §4.5.3 and its expert-load
+figures) shows that auxiliary-loss-free routing lets experts specialise by domain, unlike
+aux-loss training, so its per-expert loads are the uneven ones. Routers trained with an
+auxiliary balance loss (gpt-oss, Qwen3, Mixtral) have no published per-expert load statistics;
+they keep uniform routing (σ = 0), an assumption that understates their skew.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import lru_cache
+from statistics import NormalDist
+
+import numpy as np
+
+from jalapeno.errors import SpecError
+
+#: lognormal σ of expert popularity fitted to the per-expert token CV 1.279 measured on DeepSeek-R1
+#: (TensorRT-LLM tech blog 4, Table 1; see the module docstring)
+MEASURED_ROUTING_SIGMA = 1.03
+#: routing modes of the CLI's ``--routing``: measured popularity (default) or uniform top-k
+ROUTING_MODES = ("measured", "uniform")
+
+
+@lru_cache(maxsize=64)
+def _profile(num_experts: int, sigma: float) -> np.ndarray:
+    z = np.array([NormalDist().inv_cdf((i + 0.5) / num_experts) for i in range(num_experts)])
+    w = np.exp(sigma * (z - z.max()))  # shifted for range; normalised below
+    p = np.sort(w / w.sum())[::-1]
+    p.setflags(write=False)
+    return p
+
+
+def expert_popularity(num_experts: int, sigma: float) -> np.ndarray:
+    """Share of a layer's token-expert assignments each routed expert receives, hottest first.
+
+    Shape (E,), sums to 1; σ = 0 gives 1/E each. Read-only (cached).
+
+    >>> p = expert_popularity(4, 0.0); [float(x) for x in p]
+    [0.25, 0.25, 0.25, 0.25]
+    >>> round(float(expert_popularity(256, MEASURED_ROUTING_SIGMA)[0] * 256), 1)  # hottest / mean
+    11.6
+    """
+    if num_experts < 1:
+        raise SpecError("num_experts", f"must be >= 1, got {num_experts}", "give a positive expert count")
+    if not sigma >= 0:
+        raise SpecError("routing_sigma", f"must be >= 0, got {sigma}", "use 0 for uniform routing")
+    return _profile(int(num_experts), float(sigma))
+
+
+def family_routing_sigma(moe) -> float:
+    """σ of a router's family: ``MEASURED_ROUTING_SIGMA`` for auxiliary-loss-free routers
+    (``moe.aux_loss_free``), else 0 (no published measurement; see the module docstring)."""
+    return MEASURED_ROUTING_SIGMA if moe.aux_loss_free else 0.0
+
+
+def with_routing(model, mode: str):
+    """``model`` with the routing popularity of ``mode``: ``measured`` (its family's σ,
+    :func:`family_routing_sigma`) or ``uniform`` (σ = 0).
+
+    Raises:
+        SpecError: an unknown mode (names ``--routing`` and the valid modes).
+    """
+    if mode not in ROUTING_MODES:
+        raise SpecError("--routing", f"unknown routing {mode!r}", f"use one of {', '.join(ROUTING_MODES)}")
+    if model.moe is None:
+        return model
+    sigma = family_routing_sigma(model.moe) if mode == "measured" else 0.0
+    return dataclasses.replace(model, moe=dataclasses.replace(model.moe, routing_sigma=sigma))
