@@ -18,6 +18,7 @@ from jalapeno.deploy.eplb import busiest_rank_share, contiguous_max_share, eplb_
 from jalapeno.deploy.layout import Layout, validate_layout
 from jalapeno.deploy.memory_fit import weight_bytes_per_chip
 from jalapeno.errors import InfeasibleDeployment, SpecError
+from jalapeno.specs.routing import with_routing
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.routing import MEASURED_ROUTING_SIGMA, expert_popularity, with_routing
@@ -85,7 +86,7 @@ def test_hand_computed_busiest_rank_for_a_small_popularity_vector():
 
 
 def test_memory_grows_by_the_redundant_experts():
-    m, p = load_model("deepseek-r1"), get_precision("fp8")
+    m, p = with_routing(load_model("deepseek-r1"), "measured"), get_precision("fp8")
     per_expert = 3 * 7168 * 2048 * p.weight_bytes("routed_experts")  # gate, up, down of one expert
     for ep, r in ((32, 32), (8, 32), (64, 64)):
         off = weight_bytes_per_chip(m, Layout(dp=ep, ep=ep), p)
@@ -94,14 +95,14 @@ def test_memory_grows_by_the_redundant_experts():
 
 
 def test_eplb_layout_errors_name_the_field_and_the_fix():
-    m, s = load_model("deepseek-r1"), load_pricer("gb200-nvl72").system
+    m, s = with_routing(load_model("deepseek-r1"), "measured"), load_pricer("gb200-nvl72").system
     with pytest.raises(InfeasibleDeployment, match=r"eplb.*256 experts \+ 5 redundant.*--eplb 32"):
         validate_layout(Layout(dp=32, ep=32, eplb=5), m, s)
     with pytest.raises(InfeasibleDeployment, match="eplb.*EP1"):
         validate_layout(Layout(tp=8, eplb=0), m, s)
     with pytest.raises(InfeasibleDeployment, match="eplb.*>= 0"):
         validate_layout(Layout(dp=8, ep=8, eplb=-8), m, s)
-    with pytest.raises(SpecError, match="--routing.*measured, uniform"):
+    with pytest.raises(SpecError, match="--routing.*uniform, measured"):
         with_routing(m, "zipf")
 
 
@@ -113,7 +114,7 @@ def test_eplb_label_and_dict():
 
 
 def _prefill_step(pricer, layout, ep):
-    m, p = load_model("deepseek-r1"), get_precision("fp8")
+    m, p = with_routing(load_model("deepseek-r1"), "measured"), get_precision("fp8")
     tokens = 16384 * ep  # 16K tokens per GPU, 4K prompts (SGLang large-scale-EP blog, prefill profile)
     b = Batch.make(prefill_tokens=tokens, prefill_seqs=tokens / 4096)
     return float(step_cost(m, pricer, layout, p, b).step_time_s[0])
@@ -140,7 +141,7 @@ def test_sweep_frontier_with_eplb_never_below_without():
     from jalapeno.analysis.sweep import SweepOptions
     from jalapeno.specs.workload import get_workload
 
-    m, pr, p, wl = load_model("deepseek-r1"), load_pricer("gb200-nvl72"), get_precision("fp8"), get_workload("8k1k")
+    m, pr, p, wl = with_routing(load_model("deepseek-r1"), "measured"), load_pricer("gb200-nvl72"), get_precision("fp8"), get_workload("8k1k")
     on = system_frontier(m, pr, wl, p, SweepOptions(serving="agg"), "all-in")
     off = system_frontier(m, pr, wl, p, SweepOptions(serving="agg", eplb=None), "all-in")
 

@@ -121,13 +121,18 @@ def stage_sizes(system: System, factor: int) -> list[int]:
 
 def with_eplb(layouts: list[Layout], model: ModelSpec, redundant: int | None) -> list[Layout]:
     """``layouts`` plus, for each MoE layout with EP >= ``EPLB_MIN_EP``, its EPLB twin with the
-    fewest redundant experts >= ``redundant`` that EP divides E + R by (None: no twins).
+    fewest redundant experts >= ``redundant`` that EP divides E + R by (None: no twins). Only
+    under a skewed routing popularity: with uniform routing replicas cannot lower the busiest
+    rank's expected share, so a twin would only cost memory and sweep time.
 
     >>> from types import SimpleNamespace as N
-    >>> [lay.label for lay in with_eplb([Layout(dp=64, ep=64)], N(moe=N(num_experts=256)), 32)]
+    >>> skewed = N(moe=N(num_experts=256, routing_sigma=1.03))
+    >>> [lay.label for lay in with_eplb([Layout(dp=64, ep=64)], skewed, 32)]
     ['TP1 DP64 EP64', 'TP1 DP64 EP64 EPLB+64']
+    >>> len(with_eplb([Layout(dp=64, ep=64)], N(moe=N(num_experts=256, routing_sigma=0.0)), 32))
+    1
     """
-    if redundant is None or model.moe is None:
+    if redundant is None or model.moe is None or not model.moe.routing_sigma > 0:
         return layouts
     out = []
     for lay in layouts:

@@ -12,10 +12,9 @@ from jalapeno.cli.common import (attention_dtype_option, compute_fallback_option
                                   print_json, resolve_precision)
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
+from jalapeno.specs.routing import ROUTING_HELP
 
 SYSTEMS_DEFAULT = "jalapeno,gb200-nvl72,gb300-nvl72,vera-rubin-nvl72"
-ROUTING_HELP = ("MoE expert popularity: measured (default; DeepSeek-R1 per-expert load, docs/model.md §3.6) "
-                "or uniform top-k.")
 SWEEP_EPLB_HELP = ("Redundant experts the sweep tries with EPLB on MoE layouts with EP >= 8 (rounded up so EP "
                    "divides experts + R; beside EPLB off), or 'off'.")
 EPLB_HELP = "EPLB with this many redundant experts (EP must divide experts + R; default: EPLB off)."
@@ -34,7 +33,7 @@ def _mtp(k: int | None, acceptance: float | None):
 
 def _setup(model: str, workload: str | None, isl: int | None, osl: int | None, precision: str | None,
            fixed: bool = False, kv_dtype: str | None = None, attention_dtype: str | None = None,
-           compute_fallback: bool = False, routing: str = "measured"):
+           compute_fallback: bool = False, routing: str = "uniform"):
     from jalapeno.specs.catalog import load_model
     from jalapeno.specs.routing import with_routing
     from jalapeno.specs.workload import get_workload
@@ -151,7 +150,7 @@ def compare(
     concurrency: str = typer.Option(None, "--concurrency", "-c",
                                     help="Concurrencies to sweep, e.g. 1,4,16,64 (aggregated only; default: batch grid)."),
     bands: bool = typer.Option(False, "--bands", help="Also sweep the low/high efficiency sets (3x time)."),
-    routing: str = typer.Option("measured", "--routing", help=ROUTING_HELP),
+    routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
     eplb: str = typer.Option("32", "--eplb", help=SWEEP_EPLB_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON result instead of tables."),
     html: str = typer.Option(None, "--html", help="Write the frontier chart here (default jalapeno-compare.html "
@@ -220,7 +219,7 @@ def frontier(
     fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
     concurrency: str = typer.Option(None, "--concurrency", "-c",
                                     help="Concurrencies to sweep, e.g. 1,4,16,64 (aggregated only; default: batch grid)."),
-    routing: str = typer.Option("measured", "--routing", help=ROUTING_HELP),
+    routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
     eplb: str = typer.Option("32", "--eplb", help=SWEEP_EPLB_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     out: str = typer.Option(None, "--out", "-o", help="Write the frontier to FILE.csv, .json or .parquet."),
@@ -260,7 +259,7 @@ def predict(
     ep: int = typer.Option(1, "--ep", help="Expert parallelism (aggregated; divides tp*dp)."),
     pp: int = typer.Option(1, "--pp", help="Pipeline stages (aggregated)."),
     eplb: int = typer.Option(None, "--eplb", help=EPLB_HELP + " Pools take eplb=R."),
-    routing: str = typer.Option("measured", "--routing", help=ROUTING_HELP),
+    routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
     prefill: str = typer.Option(None, "--prefill", help='Disaggregated prefill pool, e.g. "tp=4,workers=2".'),
     decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "ep=32,dp=32,workers=1".'),
     mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),

@@ -13,6 +13,7 @@ from jalapeno.cli.common import (attention_dtype_option, compute_fallback_option
                                   print_json, resolve_precision)
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
+from jalapeno.specs.routing import ROUTING_HELP
 
 
 def simulate(
@@ -32,7 +33,7 @@ def simulate(
     ep: int = typer.Option(1, "--ep"),
     pp: int = typer.Option(1, "--pp"),
     eplb: int = typer.Option(None, "--eplb", help="EPLB redundant experts (default off; pools take eplb=R)."),
-    routing: str = typer.Option("measured", "--routing", help="MoE expert popularity: measured (default) or uniform."),
+    routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
     replicas: int = typer.Option(1, "--replicas", help="Aggregated instances behind the router."),
     prefill: str = typer.Option(None, "--prefill", help='Disaggregated prefill pool, e.g. "tp=4,ep=4,workers=2".'),
     decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "dp=8,ep=8,workers=1".'),

@@ -12,6 +12,7 @@ from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP, check_memory_fracti
 from jalapeno.deploy.layout import Layout
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.specs.catalog import load_model
+from jalapeno.specs.routing import ROUTING_HELP
 
 
 def step(
@@ -27,7 +28,7 @@ def step(
     pp: int = typer.Option(1, "--pp", help="Pipeline stages."),
     eplb: int = typer.Option(None, "--eplb", help="EPLB with this many redundant experts (EP must divide "
                              "experts + R; default: off)."),
-    routing: str = typer.Option("measured", "--routing", help="MoE expert popularity: measured (default) or uniform."),
+    routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
     batch: int = typer.Option(64, "--batch", "-b", help="Decoding sequences in the step (whole instance)."),
     context: int = typer.Option(8192, "--context", "-c", help="Mean context length of the decoding sequences."),
     prefill_tokens: int = typer.Option(0, "--prefill-tokens", help="Prompt tokens prefilled in the same step."),

@@ -93,7 +93,8 @@ class MoESpec:
         expert_bias: experts carry biases (gpt-oss).
         router_bias: router has a bias / correction vector.
         routing_sigma: lognormal σ of expert popularity (specs/routing.py); 0 = uniform top-k
-            routing. Models read from a config get their family's value (family_routing_sigma).
+            routing, the default (InferenceX-style prompts are random tokens; the measured skew
+            is for natural-text traffic: ``with_routing(model, "measured")``, ``--routing measured``).
         aux_loss_free: the router was trained without an auxiliary balance loss (DeepSeek-V3
             ``topk_method = noaux_tc``: bias-corrected top-k), the family with measured skew.
     """

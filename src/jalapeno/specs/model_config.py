@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from jalapeno.errors import SpecError, UnsupportedModelError
-from jalapeno.specs.routing import family_routing_sigma
 from jalapeno.specs.model import (
     _GQA_MOE_TYPES,
     _MLA_TYPES,
@@ -212,7 +211,6 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
                       expert_bias=mt == "gpt_oss",
                       router_bias=mt == "gpt_oss" or cfg.get("topk_method") == "noaux_tc",
                       aux_loss_free=cfg.get("topk_method") == "noaux_tc")
-        moe = dataclasses.replace(moe, routing_sigma=family_routing_sigma(moe))
     elif mt in _GQA_MOE_TYPES:
         raise SpecError(f"{src}: num_experts", f"model_type {mt} is MoE but no expert count found",
                         "add num_experts / num_local_experts to the config")

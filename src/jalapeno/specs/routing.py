@@ -18,6 +18,14 @@ variation sqrt(1.282² − 1/128) = 1.279; the E = 256 quantile profile has that
 expert at 11.95x the mean (the profile gives 11.6x) and the busiest EP32 rank at 2.56x the mean
 rank (deploy/eplb.py predicts it).
 
+Default: uniform. The skew above was measured on natural text (a translation dataset), where
+DeepSeek's report attributes it to experts specialising by domain; InferenceX prompts — the
+workloads the comparisons follow — are random token ids, for which no routing statistics are
+published. With the measured σ as the default the InferenceX throughput error rose from 12.8% to
+16.0% median (+5% bias: a skewed router touches fewer distinct experts, so memory-bound steps
+get faster than measured), which is consistent with random prompts routing closer to uniform;
+``--routing measured`` models natural-text traffic.
+
 Families (``family_routing_sigma``): the measured σ applies to routers trained like DeepSeek-V3,
 without an auxiliary balance loss (``topk_method = noaux_tc``: DeepSeek-V3/R1/V3.2, Kimi K2.5,
 which shares the architecture). The DeepSeek-V3 report (§2.1.2, §4.5.3 and its expert-load
@@ -40,8 +48,11 @@ from jalapeno.errors import SpecError
 #: lognormal σ of expert popularity fitted to the per-expert token CV 1.279 measured on DeepSeek-R1
 #: (TensorRT-LLM tech blog 4, Table 1; see the module docstring)
 MEASURED_ROUTING_SIGMA = 1.03
-#: routing modes of the CLI's ``--routing``: measured popularity (default) or uniform top-k
-ROUTING_MODES = ("measured", "uniform")
+#: routing modes of the CLI's ``--routing``: uniform top-k (default) or the measured popularity
+ROUTING_MODES = ("uniform", "measured")
+#: the CLI help of ``--routing`` (one text for every command)
+ROUTING_HELP = ("MoE expert popularity: uniform (default; InferenceX prompts are random tokens) or measured "
+                "(DeepSeek-R1 on natural text, TRT-LLM tech blog 4; aux-loss-free routers only).")
 
 
 @lru_cache(maxsize=64)
