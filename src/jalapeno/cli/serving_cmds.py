@@ -69,7 +69,7 @@ def _options(serving: str, mtp: int | None, acceptance: float | None, concurrenc
 
 
 def parse_pool(text: str, option: str):
-    """Parse ``"tp=4,ep=4,dp=1,pp=1,workers=2"`` into a Pool.
+    """Parse ``"tp=4,ep=4,dp=1,pp=1,cp=1,workers=2"`` into a Pool (``cp``: context parallelism).
 
     Raises:
         SpecError: unknown key or a non-integer value (names the option and the key).
@@ -77,7 +77,7 @@ def parse_pool(text: str, option: str):
     from jalapeno.deploy.deployment import Pool
     from jalapeno.deploy.layout import Layout
 
-    vals = {"tp": 1, "dp": 1, "ep": 1, "pp": 1, "workers": 1}
+    vals = {"tp": 1, "dp": 1, "ep": 1, "pp": 1, "cp": 1, "workers": 1}
     parts = [p.strip() for p in text.split(",") if p.strip()]
     if not parts:
         raise SpecError(option, "empty pool", f'describe it, e.g. {option} "tp=4,ep=4,workers=1"')
@@ -86,7 +86,7 @@ def parse_pool(text: str, option: str):
         key, _, val = part.partition("=")
         key = key.strip().lower()
         if key not in vals:
-            raise SpecError(option, f"unknown key {key!r}", "use tp=, dp=, ep=, pp= and workers=")
+            raise SpecError(option, f"unknown key {key!r}", "use tp=, dp=, ep=, pp=, cp= and workers=")
         if key in seen:
             raise SpecError(f"{option} {key}", "given twice", f"write {key}= once")
         seen.add(key)
@@ -220,7 +220,8 @@ def predict(
     dp: int = typer.Option(1, "--dp", help="Attention data parallelism (aggregated)."),
     ep: int = typer.Option(1, "--ep", help="Expert parallelism (aggregated; divides tp*dp)."),
     pp: int = typer.Option(1, "--pp", help="Pipeline stages (aggregated)."),
-    prefill: str = typer.Option(None, "--prefill", help='Disaggregated prefill pool, e.g. "tp=4,workers=2".'),
+    prefill: str = typer.Option(None, "--prefill",
+                                help='Disaggregated prefill pool, e.g. "tp=4,workers=2" or "tp=8,cp=4,workers=1".'),
     decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "ep=32,dp=32,workers=1".'),
     mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),

@@ -21,9 +21,11 @@ def step(
     dp: int = typer.Option(8, "--dp", help="Attention data parallelism."),
     ep: int = typer.Option(8, "--ep", help="Expert parallelism (1 for dense models)."),
     pp: int = typer.Option(1, "--pp", help="Pipeline stages."),
+    cp: int = typer.Option(1, "--cp", help="Context parallelism (prefill-only steps: --batch 0 --prefill-tokens N)."),
     batch: int = typer.Option(64, "--batch", "-b", help="Decoding sequences in the step (whole instance)."),
     context: int = typer.Option(8192, "--context", "-c", help="Mean context length of the decoding sequences."),
     prefill_tokens: int = typer.Option(0, "--prefill-tokens", help="Prompt tokens prefilled in the same step."),
+    prefix: int = typer.Option(0, "--prefix", help="Cached prefix of the prefilled prompt, tokens (a later chunk)."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
@@ -34,8 +36,9 @@ def step(
     prec = get_precision(precision or m.default_precision)
     if m.moe is None and ep != 1:
         ep = 1
-    sc = step_cost(m, pr, Layout(tp=tp, dp=dp, ep=ep, pp=pp), prec,
-                   Batch.make(decode_seqs=batch, decode_ctx=context, prefill_tokens=prefill_tokens))
+    sc = step_cost(m, pr, Layout(tp=tp, dp=dp, ep=ep, pp=pp, cp=cp), prec,
+                   Batch.make(decode_seqs=batch, decode_ctx=context, prefill_tokens=prefill_tokens,
+                              prefill_ctx=prefix))
     out = sc.summary(0)
     if not out["feasible"]:
         from jalapeno.errors import InfeasibleDeployment
@@ -47,7 +50,8 @@ def step(
                     "collectives": sc.collective_rows(0)})
         return
     t = Table(title=f"{m.name} on {s.name}, {sc.layout.label}, {prec.name}, batch {batch} x ctx {context}"
-              + (f" + {prefill_tokens} prefill tokens" if prefill_tokens else ""))
+              + (f" + {prefill_tokens} prefill tokens" if prefill_tokens else "")
+              + (f" at prefix {prefix}" if prefix else ""))
     for col in ("op", "fmt", "FLOP", "weights B", "KV B", "act B", "time us", "bound"):
         t.add_column(col, justify="right" if col not in ("op", "fmt", "bound") else "left")
     for r in sc.op_rows(0):

@@ -125,6 +125,19 @@ class Deployment:
     token_budget: int = DEFAULT_TOKEN_BUDGET
     max_running: int = DEFAULT_MAX_RUNNING
 
+    def __post_init__(self) -> None:
+        """Context parallelism is modelled for prefill workers only.
+
+        Raises:
+            SpecError: cp > 1 on an aggregated instance or a decode pool (decoding with the KV
+                cache split over CP ranks — vLLM's DCP, TRT-LLM's Helix — is not modelled).
+        """
+        if self.decode.layout.cp > 1:
+            where = "an aggregated instance" if self.prefill is None else "the decode pool"
+            raise SpecError("cp", f"context parallelism (CP{self.decode.layout.cp}) on {where}: CP is modelled "
+                            "for prefill workers only (decode context parallelism is not modelled)",
+                            'put cp= in the prefill pool only, e.g. --prefill "tp=8,cp=4,workers=1"')
+
     @property
     def kind(self) -> str:
         return "disagg" if self.prefill is not None else "agg"
