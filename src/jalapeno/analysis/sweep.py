@@ -5,7 +5,8 @@ Enumerated (like the InferenceX sweeps; all restrictable by :class:`SweepOptions
   (crossing it over scale-out or global links) plus the domain size itself (72 on NVL72);
   attention TP t in {1, 2, 4, 8} dividing S and the head count, attention DP S/t; MoE EP = S
   (wide EP), and EP = 1 (TP-only experts) for S <= 8; dense models use TP only;
-- disaggregated: prefill instances (TP/TEP of 1-8 chips) x decode instances (TEP of <= 8 or
+- disaggregated: prefill instances (TP/TEP of 1-8 chips, and for prompts of mean length >=
+  32K the same with context parallelism cp in {2, 4}) x decode instances (TEP of <= 8 or
   DP-attention + wide EP of 8 chips up to the domain) x prefill workers {1, 2, 3, 4, 6, 8, 12,
   16} x decode workers {1, 2, 4};
 - EPLB: every MoE layout with EP >= ``EPLB_MIN_EP`` also runs with the expert-parallel load
@@ -49,6 +50,12 @@ EPLB_REDUNDANT = 32
 #: smallest EP degree the sweep tries EPLB at (the published gains are at EP8-EP72; below, the
 #: contiguous imbalance is small: 1.18x the mean rank at EP4 for DeepSeek-R1)
 EPLB_MIN_EP = 8
+#: Mean prompt length from which the sweep also tries context-parallel prefill workers, and their
+#: CP degrees. Engines offer prefill CP for long prompts (SGLang prefill CP, vLLM
+#: ``prefill_context_parallel_size``); below 32K a TP/TEP worker of <= 8 chips prefills one
+#: prompt in a few chunk steps and CP only adds chips (a sweep-size choice, keeping compare fast).
+CP_PREFILL_MIN_ISL = 32768
+CP_DEGREES = (2, 4)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,12 +173,19 @@ def aggregated_layouts(model: ModelSpec, system: System, precision: Precision, e
 
 
 def disaggregated_layouts(model: ModelSpec, system: System, precision: Precision, eff: Efficiency,
-                          factor: int = 4, eplb: int | None = None) -> tuple[list[Layout], list[Layout]]:
-    """(prefill layouts, decode layouts) whose weights fit (with EPLB twins, :func:`with_eplb`)."""
+                          factor: int = 4, eplb: int | None = None,
+                          isl: float = 0.0) -> tuple[list[Layout], list[Layout]]:
+    """(prefill layouts, decode layouts) whose weights fit (with EPLB twins, :func:`with_eplb`).
+
+    ``isl``: the mean prompt length; from :data:`CP_PREFILL_MIN_ISL` on, every prefill layout is
+    also tried with each of :data:`CP_DEGREES` (where the chips exist).
+    """
     moe = model.moe is not None
     pre = []
     for s in (1, 2, 4, 8):
         pre.append(Layout(tp=s, ep=s if moe else 1))
+        if isl >= CP_PREFILL_MIN_ISL:
+            pre += [Layout(tp=s, ep=s if moe else 1, cp=c) for c in CP_DEGREES if s * c <= system.max_chips]
     dec = []
     for s in stage_sizes(system, factor):
         if s <= 8:
@@ -228,7 +242,7 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
             add(dep, pts)
     if opt.serving in ("both", "disagg") and opt.concurrency is None:
         pre_layouts, dec_layouts = disaggregated_layouts(model, system, precision, eff, opt.max_stage_factor,
-                                                         opt.eplb)
+                                                         opt.eplb, wl.mean_isl)
         pres = [prefill_perf(model, pricer, lay, precision, wl, opt.token_budget) for lay in pre_layouts]
         pairs = [(x, y) for x in PREFILL_WORKERS for y in DECODE_WORKERS]
         xs = np.array([p[0] for p in pairs])

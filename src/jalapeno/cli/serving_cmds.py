@@ -95,7 +95,8 @@ def _options(serving: str, mtp: int | None, acceptance: float | None, concurrenc
 
 
 def parse_pool(text: str, option: str):
-    """Parse ``"tp=4,ep=4,dp=1,pp=1,eplb=32,workers=2"`` into a Pool (``eplb``: redundant experts).
+    """Parse ``"tp=4,ep=4,dp=1,pp=1,cp=1,eplb=32,workers=2"`` into a Pool (``cp``: context
+    parallelism; ``eplb``: redundant experts).
 
     Raises:
         SpecError: unknown key or a non-integer value (names the option and the key).
@@ -103,7 +104,7 @@ def parse_pool(text: str, option: str):
     from jalapeno.deploy.deployment import Pool
     from jalapeno.deploy.layout import Layout
 
-    vals = {"tp": 1, "dp": 1, "ep": 1, "pp": 1, "eplb": None, "workers": 1}
+    vals = {"tp": 1, "dp": 1, "ep": 1, "pp": 1, "cp": 1, "eplb": None, "workers": 1}
     parts = [p.strip() for p in text.split(",") if p.strip()]
     if not parts:
         raise SpecError(option, "empty pool", f'describe it, e.g. {option} "tp=4,ep=4,workers=1"')
@@ -112,7 +113,7 @@ def parse_pool(text: str, option: str):
         key, _, val = part.partition("=")
         key = key.strip().lower()
         if key not in vals:
-            raise SpecError(option, f"unknown key {key!r}", "use tp=, dp=, ep=, pp=, eplb= and workers=")
+            raise SpecError(option, f"unknown key {key!r}", "use tp=, dp=, ep=, pp=, cp=, eplb= and workers=")
         if key in seen:
             raise SpecError(f"{option} {key}", "given twice", f"write {key}= once")
         seen.add(key)
@@ -260,7 +261,8 @@ def predict(
     pp: int = typer.Option(1, "--pp", help="Pipeline stages (aggregated)."),
     eplb: int = typer.Option(None, "--eplb", help=EPLB_HELP + " Pools take eplb=R."),
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
-    prefill: str = typer.Option(None, "--prefill", help='Disaggregated prefill pool, e.g. "tp=4,workers=2".'),
+    prefill: str = typer.Option(None, "--prefill",
+                                help='Disaggregated prefill pool, e.g. "tp=4,workers=2" or "tp=8,cp=4,workers=1".'),
     decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "ep=32,dp=32,workers=1".'),
     mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),

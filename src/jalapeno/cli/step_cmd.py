@@ -29,9 +29,11 @@ def step(
     eplb: int = typer.Option(None, "--eplb", help="EPLB with this many redundant experts (EP must divide "
                              "experts + R; default: off)."),
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
+    cp: int = typer.Option(1, "--cp", help="Context parallelism (prefill-only steps: --batch 0 --prefill-tokens N)."),
     batch: int = typer.Option(64, "--batch", "-b", help="Decoding sequences in the step (whole instance)."),
     context: int = typer.Option(8192, "--context", "-c", help="Mean context length of the decoding sequences."),
     prefill_tokens: int = typer.Option(0, "--prefill-tokens", help="Prompt tokens prefilled in the same step."),
+    prefix: int = typer.Option(0, "--prefix", help="Cached prefix of the prefilled prompt, tokens (a later chunk)."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -45,8 +47,9 @@ def step(
     prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
     if m.moe is None and ep != 1:
         ep = 1
-    sc = step_cost(m, pr, Layout(tp=tp, dp=dp, ep=ep, pp=pp, eplb=eplb), prec,
-                   Batch.make(decode_seqs=batch, decode_ctx=context, prefill_tokens=prefill_tokens),
+    sc = step_cost(m, pr, Layout(tp=tp, dp=dp, ep=ep, pp=pp, cp=cp, eplb=eplb), prec,
+                   Batch.make(decode_seqs=batch, decode_ctx=context, prefill_tokens=prefill_tokens,
+                              prefill_ctx=prefix),
                    memory_fraction=check_memory_fraction(memory_fraction))
     out = sc.summary(0)
     if not out["feasible"]:
@@ -59,7 +62,8 @@ def step(
                     "collectives": sc.collective_rows(0)})
         return
     t = Table(title=f"{m.name} on {s.name}, {sc.layout.label}, {prec.name}, batch {batch} x ctx {context}"
-              + (f" + {prefill_tokens} prefill tokens" if prefill_tokens else ""))
+              + (f" + {prefill_tokens} prefill tokens" if prefill_tokens else "")
+              + (f" at prefix {prefix}" if prefix else ""))
     for col in ("op", "fmt", "FLOP", "weights B", "KV B", "act B", "time us", "bound"):
         t.add_column(col, justify="right" if col not in ("op", "fmt", "bound") else "left")
     for r in sc.op_rows(0):

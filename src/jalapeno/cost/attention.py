@@ -14,6 +14,19 @@ DSA (DeepSeek-V3.2): an FP8 indexer scores all L cached keys (2·Td·H_idx·d_id
 L·(d_idx + 4) bytes per sequence), then attention reads only top-k = index_topk latents.
 GQA: per layer KV read 2·kv_r·d·min(L, window) per sequence, FLOPs 2·Td·n·2d·min(L, window);
 sinks add one logit per head (negligible FLOPs, counted in parameters).
+
+Context parallelism (prefill, cp ranks; Liu et al. 2023 "Ring Attention", arXiv 2310.01889;
+Megatron-LM context parallelism; SGLang prefill CP): each rank holds Pr = P/cp of the chunk's
+tokens under load-balanced (zig-zag) sharding — the chunk is cut into 2·cp blocks and rank i
+takes blocks i and 2·cp − 1 − i — so every rank's queries see on average C + P_seq/2 keys and a
+rank does 1/cp of the causal pairs: pairs = Pr·(C + P_seq/2), P_seq = Pr·cp/Sr. Every rank's
+queries attend to every block, so each rank reads the whole prefix and the other ranks' chunk
+KV ((C·Sr + Pr·(cp − 1)) tokens) and, for MLA's non-absorbed prefill, up-projects them
+(up rows Pr·cp + Sr·C). The KV exchange is a ring of cp − 1 send/recv steps per layer, each
+carrying one rank's block ((Sr·C)/cp + Pr tokens of KV: MLA latent r + d_rope (+ indexer keys
+d_idx + 4 bytes with DSA); GQA 2·kv_r·d, the prefix capped at the window on sliding layers), over
+the link level the CP group spans; a step is hidden under the attention compute of the block it
+overlaps (``hidden_under``), so only max(0, ring − attention) is exposed.
 """
 
 from __future__ import annotations
@@ -37,29 +50,62 @@ class RankBatch:
     prefill_tokens: np.ndarray  # Pr
     prefill_seqs: np.ndarray  # Sr
     prefill_ctx: np.ndarray  # C
+    cp: int = 1  # context-parallel ranks sharing each prefill sequence (zig-zag)
 
     @property
     def tokens(self) -> np.ndarray:
         return self.decode_rows + self.prefill_tokens
 
     def prefill_pairs(self, cap=None) -> np.ndarray:
-        """Σ over prefill tokens of the keys each attends to: C·Pr + Pr²/(2·Sr), window-capped."""
+        """Σ over this rank's prefill tokens of the keys each attends to, window-capped.
+
+        C·Pr + Pr·P_seq/2 with P_seq = Pr·cp/Sr the chunk tokens per sequence (zig-zag CP gives
+        every rank the mean key count; cp = 1: C·Pr + Pr²/(2·Sr)).
+        """
         s = np.maximum(self.prefill_seqs, 1e-9)
-        per_tok = self.prefill_ctx + self.prefill_tokens / (2.0 * s)
+        per_tok = self.prefill_ctx + self.prefill_tokens * self.cp / (2.0 * s)
         if cap:
             per_tok = np.minimum(per_tok, cap)
         return np.where(self.prefill_tokens > 0, self.prefill_tokens * per_tok, 0.0)
 
+    def prefill_keys(self, cap=None) -> np.ndarray:
+        """Keys this rank's prefill attention reads beyond its own chunk tokens: Sr·C (window-capped
+        per sequence) + the other CP ranks' chunk tokens Pr·(cp − 1)."""
+        c = self.prefill_ctx if not cap else np.minimum(self.prefill_ctx, cap)
+        return self.prefill_seqs * c + self.prefill_tokens * (self.cp - 1)
+
+    def ring_block_tokens(self, cap=None) -> np.ndarray:
+        """Tokens of KV one CP rank passes per ring step: its share of the prefix and its chunk."""
+        c = self.prefill_ctx if not cap else np.minimum(self.prefill_ctx, cap)
+        return np.where(self.prefill_tokens > 0, self.prefill_seqs * c / self.cp + self.prefill_tokens, 0.0)
+
+
+def add_cp_ring(ob: OpBuilder, name: str, rb: RankBatch, bytes_per_token: float, group: int, layers: float,
+                hidden_under: str, cap=None) -> None:
+    """The ring KV exchange of context-parallel prefill: cp − 1 send/recv steps per layer.
+
+    Args:
+        bytes_per_token: KV bytes of one token of one layer on one chip (latent or K+V heads).
+        group: chips the CP group spans (tp·dp·cp; selects the link level, cost/collectives.py).
+        layers: layers of this kind on the stage.
+        hidden_under: the attention op whose compute overlaps the exchange (Ring Attention §3).
+    """
+    if rb.cp <= 1 or not np.any(rb.prefill_tokens > 0):
+        return
+    ob.collective(name, "send_recv", group, rb.ring_block_tokens(cap) * bytes_per_token,
+                  count=layers * (rb.cp - 1), hidden_under=hidden_under)
+
 
 def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers: float,
                 w_bytes: float, w_fmt: str, attn_fmt: str, kv_token_bytes: float, act_in: float,
-                index_fmt: str = "fp8") -> None:
+                index_fmt: str = "fp8", cp_group: int = 1) -> None:
     """Add the MLA attention block of ``layers`` layers (per chip) to ``ob``.
 
     ``kv_token_bytes``: bytes one token's latent + rope key take in the KV cache of one layer
     (:meth:`KVCacheFormat.mla_token_bytes`, e.g. 576 for FP8, 656 for FlashMLA's fp8_ds_mla).
     ``attn_fmt``: compute format of the attention math (FP8 MLA where the precision asks for it).
-    ``index_fmt`` is the compute format of the DSA indexer (FP8 where the chip has it).
+    ``index_fmt`` is the compute format of the DSA indexer (FP8 where the chip has it);
+    ``cp_group`` the chips the context-parallel group spans (ring exchange, module docstring).
     """
     a, h = model.attention, model.hidden_size
     n = a.num_heads / tp
@@ -96,24 +142,29 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
               weight=np.where(td > 0, n * r * dv * w_bytes, 0.0),
               act=td * n * (r * act_in + 2.0 * dv), rows=td, count=layers)
     if np.any(rb.prefill_tokens > 0):
-        up_rows = rb.prefill_tokens + rb.prefill_seqs * rb.prefill_ctx
+        up_rows = rb.prefill_tokens + rb.prefill_keys()
         ob.gemm("attn.kv_b_proj", w_fmt, up_rows, r, n * (dn + dv), w_bytes, act_in, count=layers)
         pairs = rb.prefill_pairs(a.index_topk if a.has_indexer else None)
         ob.op("attn.mla_prefill", "attention", attn_fmt, flop=2.0 * n * (dn + dr + dv) * pairs,
-              kv=rb.prefill_seqs * rb.prefill_ctx * kv_token_bytes,
+              kv=rb.prefill_keys() * kv_token_bytes,
               act=up_rows * n * (dn + dr + dv) * 2, count=layers)
         if a.has_indexer:
             ob.op("attn.dsa_indexer_prefill", "attention", index_fmt,
                   flop=2.0 * a.index_heads * a.index_head_dim * rb.prefill_pairs(), count=layers)
+        index_b = (a.index_head_dim + 4) if a.has_indexer else 0.0
+        add_cp_ring(ob, "attn.cp_ring_kv", rb, kv_token_bytes + index_b, cp_group, layers,
+                    "attn.mla_prefill")
     ob.gemm("attn.o_proj", w_fmt, t, n * dv, h, w_bytes, act_in, count=layers)
 
 
 def add_gqa_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layer_share: float,
-                w_bytes: float, w_fmt: str, attn_fmt: str, kv_vec_bytes: float, act_in: float) -> None:
+                w_bytes: float, w_fmt: str, attn_fmt: str, kv_vec_bytes: float, act_in: float,
+                cp_group: int = 1) -> None:
     """Add GQA/MHA attention for the layers of one stage (``layer_share`` = stage layers / all).
 
     ``kv_vec_bytes``: bytes of one head's K (or V) vector in the KV cache, scales included
     (:meth:`KVCacheFormat.vector_bytes` of head_dim). ``attn_fmt``: compute format of the math.
+    ``cp_group``: chips the context-parallel group spans (ring exchange, module docstring).
     """
     a, h, d = model.attention, model.hidden_size, model.attention.head_dim
     n = a.num_heads / tp
@@ -137,6 +188,8 @@ def add_gqa_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layer_s
         if np.any(rb.prefill_tokens > 0):
             pairs = rb.prefill_pairs(w or None)
             ob.op(f"attn.prefill_{tag}", "attention", attn_fmt, flop=2.0 * n * 2 * d * pairs,
-                  kv=rb.prefill_seqs * np.minimum(rb.prefill_ctx, w or np.inf) * 2 * kvr * kv_vec_bytes,
+                  kv=rb.prefill_keys(w or None) * 2 * kvr * kv_vec_bytes,
                   act=rb.prefill_tokens * (n + 2 * kvr) * d * 2, count=c)
+            add_cp_ring(ob, f"attn.cp_ring_kv_{tag}", rb, 2 * kvr * kv_vec_bytes, cp_group, c,
+                        f"attn.prefill_{tag}", w or None)
     ob.gemm("attn.o_proj", w_fmt, t, n * d, h, w_bytes, act_in, count=layers)

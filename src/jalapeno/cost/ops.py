@@ -17,10 +17,14 @@ Counts follow the model config, the layout (deploy/layout.py conventions) and th
   attention DP an all-to-all dispatch (FP8 when the experts compute in FP8/FP4, as DeepEP
   does) and a BF16 combine over the stage's chips, sized by the busiest rank's share of the
   assignments (the all-to-all waits for the rank that receives most), else one all-reduce over
-  TP; LM-head logits
-  all-gather over TP; PP activation send/recv between stages. With attention DP and EP = 1
+  TP; LM-head logits all-gather over TP; PP activation send/recv between stages; with context
+  parallelism the ring KV exchange of attention (cost/attention.py). With attention DP and EP = 1
   (experts tensor-parallel over the whole stage) the MoE layer all-gathers the stage's tokens
   and reduce-scatters the outputs instead of the all-to-all.
+- Context parallelism (cp > 1, prefill only): every CP rank is a replica of the stage's tp·dp
+  chips holding 1/cp of each prompt's tokens, so every linear op (GEMMs, MoE, elementwise) runs
+  on the rank's tokens with the full per-rank weights (each CP rank reads the weights) and the
+  stage's collectives stay inside the rank's tp·dp group.
 """
 
 from __future__ import annotations
@@ -57,14 +61,15 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
     Returns:
         (OpTable, CollectiveTable) with arrays (rows, N).
     """
-    dp, tp = layout.dp, layout.tp
+    dp, tp, cp = layout.dp, layout.tp, layout.cp
     rb = RankBatch(
         decode_rows=batch.decode_seqs * query_len / dp,
         decode_seqs=batch.decode_seqs / dp,
         decode_ctx=batch.decode_ctx,
-        prefill_tokens=batch.prefill_tokens / dp,
+        prefill_tokens=batch.prefill_tokens / (dp * cp),
         prefill_seqs=batch.prefill_seqs / dp,
         prefill_ctx=batch.prefill_ctx,
+        cp=cp,
     )
     t = rb.tokens
     h = model.hidden_size
@@ -86,9 +91,10 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
     if model.attention.kind == "mla":
         a = model.attention
         add_mla_ops(ob, model, rb, tp, n_layers, wb, wf, attn_fmt, kv.mla_token_bytes(a.kv_lora_rank, a.qk_rope_dim),
-                    ain, index_fmt=resolve_compute_format("fp8", chip.formats))
+                    ain, index_fmt=resolve_compute_format("fp8", chip.formats), cp_group=layout.cp_span)
     else:
-        add_gqa_ops(ob, model, rb, tp, share, wb, wf, attn_fmt, kv.vector_bytes(model.attention.head_dim), ain)
+        add_gqa_ops(ob, model, rb, tp, share, wb, wf, attn_fmt, kv.vector_bytes(model.attention.head_dim), ain,
+                    cp_group=layout.cp_span)
     ob.collective("attn.all_reduce", "all_reduce", tp, t * h * 2, count=n_layers)
     ob.op("layer.elementwise", "memory", "bf16", act=t * h * 2 * ELEMENTWISE_VECTORS_PER_LAYER,
           kernels=2, count=n_layers)
@@ -146,7 +152,7 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
     ob.collective("lm_head.all_gather", "all_gather", tp, sampled * model.vocab_size * 4,
                   per_stage=False)
     if layout.pp > 1:
-        ob.collective("pp.send_recv", "send_recv", 2 * layout.stage_chips, t * h * 2,
+        ob.collective("pp.send_recv", "send_recv", 2 * layout.cp_span, t * h * 2,
                       count=1, per_stage=False)
     return ob.build()
 

@@ -4,7 +4,9 @@ Every row carries per-chip counts for the whole step (layer multiplicity folded 
 bytes by kind (weights, KV cache, activations), the GEMM row count that sets its efficiency, the
 kernels it launches, its compute format and kind (``gemm``, ``moe``, ``attention``, ``memory``), and
 whether it repeats on every pipeline stage (layer ops) or runs once per step (embedding, head).
-Collectives form a second table: kind, group size, per-chip message bytes, calls per step.
+Collectives form a second table: kind, group size, per-chip message bytes, calls per step, and
+optionally the op whose compute overlaps them by construction (``hidden_under``: the ring KV
+exchange of context-parallel attention runs under the attention of the block in hand).
 """
 
 from __future__ import annotations
@@ -42,7 +44,11 @@ class OpTable:
 
 @dataclass(frozen=True, slots=True)
 class CollectiveTable:
-    """Collectives of one step on one chip. ``bytes`` is (n_coll, N), the rest (n_coll,)."""
+    """Collectives of one step on one chip. ``bytes`` is (n_coll, N), the rest (n_coll,).
+
+    ``hidden_under[j]`` names the op whose time overlaps collective j by design ("" = none):
+    cost/step.py exposes only max(0, t_coll − t_op) of such a collective.
+    """
 
     name: tuple[str, ...]
     kind: tuple[str, ...]
@@ -50,6 +56,7 @@ class CollectiveTable:
     per_stage: np.ndarray
     bytes: np.ndarray
     calls: np.ndarray
+    hidden_under: tuple[str, ...] = ()
 
 
 class OpBuilder:
@@ -90,10 +97,15 @@ class OpBuilder:
                 per_stage=per_stage)
 
     def collective(self, name: str, kind: str, group: int, message_bytes, *, count: float = 1.0,
-                   per_stage: bool = True) -> None:
+                   per_stage: bool = True, hidden_under: str = "") -> None:
+        """Add a collective of ``count`` calls of ``message_bytes`` per chip over ``group`` chips.
+
+        ``hidden_under``: name of an op (already added) whose time overlaps this collective.
+        """
         if group <= 1 or count <= 0:
             return
-        self._colls.append((name, kind, int(group), per_stage, self._arr(message_bytes), float(count)))
+        self._colls.append((name, kind, int(group), per_stage, self._arr(message_bytes), float(count),
+                            hidden_under))
 
     def build(self) -> tuple[OpTable, CollectiveTable]:
         ops = self._ops
@@ -112,5 +124,6 @@ class OpBuilder:
             name=tuple(c[0] for c in cs), kind=tuple(c[1] for c in cs), group=tuple(c[2] for c in cs),
             per_stage=np.array([c[3] for c in cs], dtype=bool),
             bytes=np.stack([c[4] for c in cs]) if cs else z,
-            calls=np.array([c[5] for c in cs], dtype=float))
+            calls=np.array([c[5] for c in cs], dtype=float),
+            hidden_under=tuple(c[6] for c in cs))
         return table, colls

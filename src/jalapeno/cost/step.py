@@ -6,6 +6,7 @@ For N batch points at once (NumPy arrays), one chip of the heaviest pipeline sta
     hidden     = min(comm_overlap · Σ t_coll, Σ compute-bound op time)
     step_time  = pp · layer_time + Σ_edge-ops t_op + t_gather + (pp − 1) · t_p2p + step_overhead
     interval   = layer_time + Σ_edge t + t_p2p·[pp > 1] + step_overhead
+    a collective with ``hidden_under`` (the CP ring KV exchange) costs max(0, t_coll − t_op)
     with MTP (k drafts): every decoding sequence verifies 1 + k rows, and the step adds k
     drafting passes of the MTP module, each priced as one mean layer of the verify step:
     draft = k · (step_time − step_overhead) / (layers + 1)   (on points with decode sequences)
@@ -213,11 +214,15 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
     validate_layout(layout, model, system)
     check_mtp(mtp, model)
     check_precision(precision, model, system.chip)
+    if layout.cp > 1 and np.any(batch.decode_seqs > 0):
+        raise SpecError("cp", f"context parallelism (CP{layout.cp}) is modelled for prefill steps only, "
+                        "and the batch has decoding sequences",
+                        "give a prefill-only batch (decode_seqs = 0, e.g. --batch 0 --prefill-tokens N) or set cp = 1")
     qlen = query_len(mtp)
     ops, colls = build_step_ops(model, system.chip, layout, precision, batch, eff, qlen)
     times = pricer.op_times(ops)
     cts = pricer.collective_times(colls)
-    ct, levels, scopes = cts.time_s, cts.level, cts.scope
+    ct, levels, scopes = _expose(cts.time_s, colls, ops, times), cts.level, cts.scope
     n, pp = batch.n, layout.pp
     nc = len(colls.name)
     is_p2p = np.array([k == "send_recv" for k in colls.kind], dtype=bool)
@@ -274,6 +279,22 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
     return StepCost(model.name, system.name, layout, precision.name, ops, times, colls, ct, cts.algorithm,
                     tuple(levels), tuple(scopes), step_time, interval, draft, attribution, bound, margin,
                     bound_level, mem, mem.fits, mem.reason)
+
+
+def _expose(ct: np.ndarray, colls: CollectiveTable, ops: OpTable, times: OpTimes) -> np.ndarray:
+    """Collective times (n_coll, N) with each ``hidden_under`` row reduced to max(0, t − t_op).
+
+    A collective overlapped with an op by construction (the CP ring exchange under the attention
+    of the block in hand, Liu et al. 2023) only shows where it outlasts that op.
+    """
+    under = colls.hidden_under
+    if not any(under):
+        return ct
+    out = ct.copy()
+    for j, op in enumerate(under):
+        if op and op in ops.name:
+            out[j] = np.maximum(ct[j] - times.time_s[ops.name.index(op)], 0.0)
+    return out
 
 
 def _link_level(bound: np.ndarray, ct: np.ndarray, cw, scope_arr: np.ndarray, levels: list[str],

@@ -153,7 +153,19 @@ class Deployment:
     memory_fraction: float | None = None
 
     def __post_init__(self) -> None:
+        """Check the engine memory fraction and that context parallelism is on prefill workers only.
+
+        Raises:
+            SpecError: memory_fraction outside (0, 1]; cp > 1 on an aggregated instance or a
+                decode pool (decoding with the KV cache split over CP ranks — vLLM's DCP,
+                TRT-LLM's Helix — is not modelled).
+        """
         check_memory_fraction(self.memory_fraction)
+        if self.decode.layout.cp > 1:
+            where = "an aggregated instance" if self.prefill is None else "the decode pool"
+            raise SpecError("cp", f"context parallelism (CP{self.decode.layout.cp}) on {where}: CP is modelled "
+                            "for prefill workers only (decode context parallelism is not modelled)",
+                            'put cp= in the prefill pool only, e.g. --prefill "tp=8,cp=4,workers=1"')
 
     @property
     def kind(self) -> str:

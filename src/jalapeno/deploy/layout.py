@@ -1,12 +1,17 @@
-"""Parallel layout of one model instance: attention TP x attention DP, MoE EP, PP.
+"""Parallel layout of one model instance: attention TP x attention DP, MoE EP, PP, CP.
 
 Convention (SGLang/TRT-LLM "DP attention" style): one pipeline stage holds ``tp * dp`` chips.
 Attention runs tensor-parallel inside groups of ``tp`` chips and data-parallel across ``dp`` such
 groups (each group owns its sequences). MoE layers run expert-parallel over ``ep`` chips with
 the remaining factor ``moe_tp = tp * dp / ep`` as tensor parallelism inside each expert. Dense
 FFN layers, the shared expert and the LM head are tensor-parallel over the ``tp`` group and
-replicated across ``dp``. ``pp`` stages split the layers. Chips per instance = tp * dp * pp.
-Placement is contiguous, innermost first: TP, then DP/EP, then PP (see cost/collectives.py).
+replicated across ``dp``. ``pp`` stages split the layers. Context parallelism ``cp`` (prefill
+only) splits every prompt's tokens over ``cp`` replicas of a stage's ``tp * dp`` chips, each
+holding the same (TP/EP-sharded) weights and its share of the prompt's KV cache; attention
+exchanges KV blocks around the CP ring (Liu et al. 2023, Ring Attention; Megatron-LM context
+parallelism; SGLang prefill CP; vLLM ``prefill_context_parallel_size``). Chips per instance =
+tp * dp * cp * pp. Placement is contiguous, innermost first: TP, then DP/EP, then CP, then PP
+(see cost/collectives.py).
 ``eplb`` (None = off) turns on the expert-parallel load balancer with that many redundant expert
 slots (DeepSeek EPLB; SGLang ``--ep-num-redundant-experts``, vLLM ``--num-redundant-experts``):
 the E + R slots are spread evenly over the EP ranks (deploy/eplb.py places them).
@@ -23,23 +28,36 @@ from jalapeno.specs.model import ModelSpec
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """Parallel degrees of one model instance (all >= 1), and the EPLB redundant experts (None = off)."""
+    """Parallel degrees of one model instance (all >= 1), and the EPLB redundant experts.
+
+    Attributes:
+        tp, dp, ep, pp: attention TP, attention DP, MoE EP, pipeline stages (module docstring).
+        cp: context parallelism: prompt tokens split over ``cp`` replicas of the ``tp * dp``
+            stage (prefill workers only; a deployment's decode pool must keep cp = 1).
+        eplb: redundant expert slots of the expert-parallel load balancer (None = off).
+    """
 
     tp: int = 1
     dp: int = 1
     ep: int = 1
     pp: int = 1
+    cp: int = 1
     eplb: int | None = None
 
     @property
     def stage_chips(self) -> int:
-        """Chips in one pipeline stage (tp * dp)."""
+        """Chips of one context-parallel rank of one pipeline stage (tp * dp): the EP/DP group."""
         return self.tp * self.dp
 
     @property
+    def cp_span(self) -> int:
+        """Chips one pipeline stage spans, all CP ranks included (tp * dp * cp)."""
+        return self.tp * self.dp * self.cp
+
+    @property
     def chips(self) -> int:
-        """Chips in the whole instance."""
-        return self.tp * self.dp * self.pp
+        """Chips in the whole instance (tp * dp * cp * pp)."""
+        return self.tp * self.dp * self.cp * self.pp
 
     @property
     def moe_tp(self) -> int:
@@ -55,12 +73,14 @@ class Layout:
             parts.append(f"EP{self.ep}")
         if self.pp > 1:
             parts.append(f"PP{self.pp}")
+        if self.cp > 1:
+            parts.append(f"CP{self.cp}")
         if self.eplb is not None:
             parts.append(f"EPLB+{self.eplb}")
         return " ".join(parts)
 
     def as_dict(self) -> dict[str, int]:
-        d = {"tp": self.tp, "dp": self.dp, "ep": self.ep, "pp": self.pp}
+        d = {"tp": self.tp, "dp": self.dp, "ep": self.ep, "pp": self.pp, "cp": self.cp}
         if self.eplb is not None:
             d["eplb_redundant_experts"] = self.eplb
         return d
@@ -70,12 +90,12 @@ def validate_layout(layout: Layout, model: ModelSpec, system: System) -> None:
     """Check that a layout can run ``model`` on ``system``.
 
     Raises:
-        InfeasibleDeployment: a degree < 1, TP not dividing the heads, EP not dividing tp*dp or
+        InfeasibleDeployment: a degree < 1 (cp included), TP not dividing the heads, EP not dividing tp*dp or
             exceeding the expert count, EP on a dense model, PP over the layer count, or more chips
             than the system has; EPLB that :func:`check_eplb` rejects. The message names the
             degree and the fix.
     """
-    for name in ("tp", "dp", "ep", "pp"):
+    for name in ("tp", "dp", "ep", "pp", "cp"):
         v = getattr(layout, name)
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise InfeasibleDeployment(name, f"must be a positive integer, got {v!r}", f"set {name} >= 1")

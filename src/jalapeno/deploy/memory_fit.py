@@ -5,7 +5,8 @@ Per chip, for the heaviest pipeline stage:
   bytes per element (block scales included);
 - KV cache: MLA's latent has no head dimension, so every TP rank of an attention group keeps
   the full latent of that group's sequences (attention DP shards sequences instead); GQA KV
-  splits over TP down to one KV head per rank and replicates beyond (DESIGN.md §7);
+  splits over TP down to one KV head per rank and replicates beyond (DESIGN.md §7); context
+  parallelism splits every sequence's tokens, hence its KV, over the ``cp`` ranks (1/cp each);
 - activations: tokens in flight per step x (8·h + 4·I_local) bf16 values (hidden-state
   buffers, residual, norms, FFN intermediate) + fp32 logits for sampled rows; an estimate;
 - MXFP4 routed experts at the layout the engine's MoE kernel gives them on the chip (padding,
@@ -150,7 +151,7 @@ def activation_bytes_per_chip(model: ModelSpec, layout: Layout, tokens_per_step,
     ``sampled_rows``: rows whose logits are computed (decode rows + one per finishing prefill);
     default: every token (a conservative bound).
     """
-    t = np.asarray(tokens_per_step, dtype=float) / layout.dp
+    t = np.asarray(tokens_per_step, dtype=float) / (layout.dp * layout.cp)
     inter = model.dense_intermediate / layout.tp
     if model.moe:
         inter = max(inter, model.moe.top_k * model.moe.expert_intermediate / sharding(model, layout).moe_tp)
@@ -219,7 +220,7 @@ def memory_fit(model: ModelSpec, system: System, layout: Layout, precision: Prec
     reserve = usable * (eff.memory_reserve_fraction if memory_fraction is None else 1 - memory_fraction)
     w = weight_bytes_per_chip(model, layout, precision, resident_draft_modules(model, mtp), system)
     seqs = np.asarray(resident_seqs, dtype=float) / layout.dp
-    kv = seqs * kv_bytes_per_seq_per_chip(model, layout, precision, context_tokens)
+    kv = seqs * kv_bytes_per_seq_per_chip(model, layout, precision, context_tokens) / layout.cp
     act = activation_bytes_per_chip(model, layout, tokens_per_step, sampled_rows)
     need = w + kv + act + reserve
     fits = need <= usable
@@ -251,7 +252,7 @@ def kv_capacity_seqs(model: ModelSpec, system: System, layout: Layout, precision
             - weight_bytes_per_chip(model, layout, precision, resident_draft_modules(model, mtp), system)
             - activation_bytes_per_chip(model, layout, tokens_per_step, sampled_rows))
     per_seq = kv_bytes_per_seq_per_chip(model, layout, precision, np.maximum(context_tokens, 1))
-    seqs = free / per_seq * layout.dp
+    seqs = free / per_seq * layout.dp * layout.cp
     return np.maximum(seqs, 0) if clip else seqs
 
 

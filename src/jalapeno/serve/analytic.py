@@ -8,7 +8,9 @@ request rate λ and a decode step of latency τ, a request spends D = (OSL − 1
     τ = (1 − f)·step(B, 0) + f·step(B, chunk),  f = p/chunk  (p < chunk: a fraction f of the
         steps carries one prefill chunk of min(ISL, budget) tokens, the rest only decode)
     τ = step(B, p)                              (p ≥ chunk, p ≤ token budget),
-    TTFT = τ/2 + ceil(ISL/budget)·τ_chunk + front end (a + b·ISL),   TPOT = τ/a,   E2E = TTFT + D·τ,
+    TTFT = τ/2 + T_prefill(ISL) + front end (a + b·ISL),   TPOT = τ/a,   E2E = TTFT + D·τ,
+    T_prefill = τ_chunk (ISL ≤ budget), else the ⌈ISL/budget⌉ chunks of the prompt, each a step
+        beside the decode batch at its own prefix, pipelined over the PP stages (serve/chunked.py),
     C = λ·E2E = B + λ·TTFT,
 
 so every B gives one closed-form point and its concurrency C; :func:`solve_concurrency`
@@ -38,6 +40,7 @@ from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.memory_fit import decode_batch_cap
+from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -212,10 +215,9 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     bound_level = np.where(np.char.endswith(bound.astype(str), "_link"),
                            np.where(sc.bound_level[:n] != "", sc.bound_level[:n], sc.bound_level[n:]), "")
     lam = np.where(b > 0, b / (steps * tau), 0.0)
-    ttft_q = {None: tau / 2 + math.ceil(wl.mean_isl / dep.token_budget) * ttft_step + frontend_s(eff, wl.mean_isl)}
-    for qq in QUANTILES:
-        isl_q = wl.isl_quantile(qq)
-        ttft_q[qq] = tau / 2 + math.ceil(isl_q / dep.token_budget) * ttft_step + frontend_s(eff, isl_q)
+    lengths = {None: wl.mean_isl, **{qq: wl.isl_quantile(qq) for qq in QUANTILES}}
+    pre_s = _prefill_s(model, pricer, dep, lengths, b_mb, ctx, ttft_step)
+    ttft_q = {k: tau / 2 + pre_s[k] + frontend_s(eff, isl) for k, isl in lengths.items()}
     c = lam * (ttft_q[None] + steps * tau)
     feasible = fits & (b > 0)
     reason = np.where(b > 0, np.where(sc.feasible[:n], sc.reason[n:], sc.reason[:n]), "no sequence fits in the KV cache: weights and activations "
@@ -225,6 +227,29 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
         decode_steps_per_request=steps, step_time_s=tau, workload=wl, chips=lay.chips, bound=bound,
         bound_margin=margin, limit=limit, feasible=feasible, reason=reason, queue_s=np.zeros_like(b),
         kv_transfer_s=np.zeros_like(b), bound_level=bound_level.astype(object))
+
+
+def _prefill_s(model: ModelSpec, pricer: Pricer, dep: Deployment, lengths: dict, b_mb: np.ndarray, ctx: float,
+               chunk_step: np.ndarray) -> dict:
+    """Prefill time of one prompt of each length in ``lengths`` (key → tokens), (N,) per key.
+
+    A prompt within one token budget takes one chunk step ``chunk_step`` (N,); a longer one runs
+    its ⌈L/budget⌉ chunks, each a step beside the ``b_mb`` (N,) decoding sequences at context
+    ``ctx``, chunk j at its own prefix j·budget, pipelined over the PP stages (serve/chunked.py);
+    one step-cost call prices every chunk of every such length at every batch point.
+    """
+    out = {k: chunk_step for k in lengths}
+    long = [k for k, v in lengths.items() if math.ceil(v / dep.token_budget) > 1]
+    if not long:
+        return out
+    tok, pre, owner = chunk_plan([lengths[k] for k in long], dep.token_budget)
+    n, k = b_mb.shape[0], tok.shape[0]
+    sc = step_cost(model, pricer, dep.decode.layout, dep.precision,
+                   Batch.make(decode_seqs=np.repeat(b_mb, k), decode_ctx=ctx, prefill_tokens=np.tile(tok, n),
+                              prefill_ctx=np.tile(pre, n)), dep.mtp)
+    t = pipelined_prefill_s(sc.step_time_s.reshape(n, k), sc.interval_s.reshape(n, k), owner, len(long))
+    out.update({key: t[:, i] for i, key in enumerate(long)})
+    return out
 
 
 def solve_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, concurrency,

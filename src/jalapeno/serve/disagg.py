@@ -2,7 +2,9 @@
 
 Formulas in serve/analytic.py's docstring. Prefill instances run full token-budget steps
 (requests batched up to ``token_budget`` tokens), so one instance delivers P = budget/τ_p
-prompt tokens/s and a request's service time is S_p = ceil(ISL/chunk)·τ_p. Decode instances run
+prompt tokens/s. A request's service time S_p is one full-budget step's latency when the prompt
+fits one step; a longer prompt runs as ⌈ISL/budget⌉ chunks, each priced at its own cached prefix
+and pipelined over the PP stages (serve/chunked.py). Decode instances run
 at batch B per instance (capped by their KV capacity). Everything vectorises over decode batch
 and the worker counts, so one step-cost call per pool layout prices every combination.
 """
@@ -20,6 +22,7 @@ from jalapeno.deploy.deployment import MTP
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.serve.analytic import QUANTILES, ServingPoints, frontend_s
+from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -60,17 +63,35 @@ class DecodeCurve:
 
 def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, wl: Workload,
                  token_budget: int) -> PrefillPerf:
-    """Throughput and service time of one prefill instance at full token-budget steps."""
+    """Throughput and service time of one prefill instance at full token-budget steps.
+
+    Throughput: budget / interval of a full budget step (budget/chunk prompts at the mean
+    prefix (ISL − chunk)/2). Service time per length L (mean and :data:`QUANTILES`): L ≤ budget
+    — the latency of that full step; L > budget — the prompt's ⌈L/budget⌉ chunks alone, chunk j at
+    prefix j·budget, pipelined over the PP stages: Σ_j I_j + max_j (S_j − I_j) (serve/chunked.py).
+    The instance is infeasible if either step does not fit in memory (the last chunk holds the
+    prompt's whole KV cache, split over the CP ranks).
+    """
     chunk = float(min(wl.mean_isl, token_budget))
     seqs = token_budget / chunk
     sc = step_cost(model, pricer, layout, precision,
                    Batch.make(prefill_tokens=token_budget, prefill_seqs=seqs, prefill_ctx=(wl.mean_isl - chunk) / 2))
     tau = float(sc.interval_s[0])
     lat = float(sc.step_time_s[0])
-    q = {p: math.ceil(wl.isl_quantile(p) / token_budget) * lat for p in QUANTILES}
-    q[None] = math.ceil(wl.mean_isl / token_budget) * lat
-    return PrefillPerf(layout, token_budget / tau, q[None], q, bool(sc.feasible[0]), str(sc.reason[0]),
-                       str(sc.bound[0]))
+    lengths = {None: wl.mean_isl, **{p: wl.isl_quantile(p) for p in QUANTILES}}
+    q = {k: lat for k in lengths}
+    feasible, reason = bool(sc.feasible[0]), str(sc.reason[0])
+    long = [k for k, v in lengths.items() if math.ceil(v / token_budget) > 1]
+    if long:
+        tok, pre, owner = chunk_plan([lengths[k] for k in long], token_budget)
+        cs = step_cost(model, pricer, layout, precision, Batch.make(prefill_tokens=tok, prefill_ctx=pre))
+        t = pipelined_prefill_s(cs.step_time_s, cs.interval_s, owner, len(long))
+        q.update({k: float(v) for k, v in zip(long, t)})
+        if feasible and not cs.feasible.all():
+            feasible = False
+            reason = (f"one {max(lengths[k] for k in long):.0f}-token prompt: "
+                      f"{cs.reason[~cs.feasible][0]} (context parallelism, cp=, splits its KV)")
+    return PrefillPerf(layout, token_budget / tau, q[None], q, feasible, reason, str(sc.bound[0]))
 
 
 def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, wl: Workload,
