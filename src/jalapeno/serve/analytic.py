@@ -38,6 +38,8 @@ from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.memory_fit import decode_batch_cap
+from jalapeno.deploy.deployment import query_len
+from jalapeno.serve.limits import batch_caps, decode_step_s
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -143,7 +145,7 @@ class ServingPoints:
 
 
 def _chunk(dep: Deployment, isl: float) -> float:
-    return float(min(isl, dep.token_budget))
+    return float(min(isl, dep.prefill_chunk_budget))
 
 
 def frontend_s(eff: Efficiency, isl: float) -> float:
@@ -155,8 +157,10 @@ def aggregated_batch_cap(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     """Largest decode batch one aggregated instance sustains, and what caps it.
 
     Caps: KV capacity at the mean resident context (ISL + OSL/2) for the decoding sequences and
-    the prefilling ones beside them (deploy/memory_fit.decode_batch_cap), ``max_running``, and
-    the prefill budget (p = B·ISL/D ≤ token budget).
+    the prefilling ones beside them (deploy/memory_fit.decode_batch_cap), the prefill budget
+    (p = B·ISL/D ≤ token budget) and the engine limits ``max_running`` and
+    ``max_tokens_per_step`` (serve/limits.batch_caps). Ties go to kv_capacity, max_running,
+    prefill_budget, max_tokens_per_step, in that order.
     """
     a = dep.mtp.tokens_per_step if dep.mtp else 1.0
     steps = (wl.mean_osl - 1) / a
@@ -164,9 +168,10 @@ def aggregated_batch_cap(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     lay = dep.decode.layout
     chunk = _chunk(dep, wl.mean_isl)
     kv = decode_batch_cap(model, pricer.system, lay, dep.precision, ctx, pricer.efficiency, dep.mtp,
-                          float(dep.token_budget), wl.mean_isl / (steps * chunk))
-    budget_cap = dep.token_budget * steps / wl.mean_isl * lay.pp
-    caps = {"kv_capacity": kv, "max_running": float(dep.max_running * lay.pp), "prefill_budget": budget_cap}
+                          float(dep.prefill_chunk_budget), wl.mean_isl / (steps * chunk))
+    budget_cap = dep.prefill_chunk_budget * steps / wl.mean_isl * lay.pp
+    engine = batch_caps(dep, query_len(dep.mtp), wl.mean_isl / steps, lay.pp)
+    caps = {"kv_capacity": kv, "max_running": engine.pop("max_running"), "prefill_budget": budget_cap, **engine}
     name = min(caps, key=caps.get)
     return caps[name], name
 
@@ -195,13 +200,17 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     # into every step would overstate the experts and weights a step touches); above one chunk
     # every step carries p tokens. One call prices the three step kinds.
     n = b.shape[0]
-    p_big = np.minimum(np.maximum(p_mb, chunk), dep.token_budget)
+    budget = dep.prefill_chunk_budget
+    p_big = np.minimum(np.maximum(p_mb, chunk), budget)
     pre = np.concatenate([np.zeros(n), p_big])
     sc = step_cost(model, pricer, lay, dep.precision,
                    Batch.make(decode_seqs=np.concatenate([b_mb, b_mb]), decode_ctx=ctx, prefill_tokens=pre,
                               prefill_ctx=pre_ctx, prefill_seqs=pre / chunk), dep.mtp)
     frac = np.where(p_mb < chunk, p_mb / chunk, 1.0)
-    t_dec, ttft_step = sc.step_time_s[:n], sc.step_time_s[n:]
+    # decode-only steps above the CUDA-graph ceiling run eagerly (serve/limits.py); the steps
+    # carrying a prefill chunk are priced as they are (engines graph decode batches only)
+    t_dec = decode_step_s(sc, eff, dep, np.concatenate([b, b]), lay)[:n]
+    ttft_step = sc.step_time_s[n:]
     tau = (1 - frac) * t_dec + frac * ttft_step
     bound, margin = rank_bounds(np.stack([(1 - frac) * sc.attribution_s[k][:n] + frac * sc.attribution_s[k][n:]
                                           for k in BOUNDS]))
@@ -210,10 +219,13 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     bound_level = np.where(np.char.endswith(bound.astype(str), "_link"),
                            np.where(sc.bound_level[:n] != "", sc.bound_level[:n], sc.bound_level[n:]), "")
     lam = np.where(b > 0, b / (steps * tau), 0.0)
-    ttft_q = {None: tau / 2 + math.ceil(wl.mean_isl / dep.token_budget) * ttft_step + frontend_s(eff, wl.mean_isl)}
+    # an arrival waits for the step in progress, or with a scheduler that polls for new requests
+    # every ``recv_interval`` decode steps, for recv_interval·τ/2 on average
+    wait = dep.recv_interval * tau / 2
+    ttft_q = {None: wait + math.ceil(wl.mean_isl / budget) * ttft_step + frontend_s(eff, wl.mean_isl)}
     for qq in QUANTILES:
         isl_q = wl.isl_quantile(qq)
-        ttft_q[qq] = tau / 2 + math.ceil(isl_q / dep.token_budget) * ttft_step + frontend_s(eff, isl_q)
+        ttft_q[qq] = wait + math.ceil(isl_q / budget) * ttft_step + frontend_s(eff, isl_q)
     c = lam * (ttft_q[None] + steps * tau)
     feasible = fits & (b > 0)
     reason = np.where(b > 0, np.where(sc.feasible[:n], sc.reason[n:], sc.reason[:n]), "no sequence fits in the KV cache: weights and activations "
