@@ -160,7 +160,7 @@ class Deployment:
         _positive_int_or_none(self.max_running, "max_running", "--max-running")
         _positive_int_or_none(self.max_tokens_per_step, "max_tokens_per_step", "--max-tokens-per-step")
         _positive_int_or_none(self.cuda_graph_max_batch, "cuda_graph_max_batch", "--cuda-graph-max-batch")
-        _positive_int_or_none(self.recv_interval, "recv_interval", "--recv-interval")
+        _positive_int_or_none(self.recv_interval, "recv_interval", "recv_interval (engine recipe)")
 
     @property
     def running_cap(self) -> int:
