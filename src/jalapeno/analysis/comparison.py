@@ -15,7 +15,9 @@ import numpy as np
 from jalapeno.analysis import compare as cmp
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.analysis.records import Band, Bands, ComparisonRecord, FrontierRecord, Headline, PointRecord, Ratios
+from jalapeno.analysis.deployed import recipe_options, sweep_precisions
 from jalapeno.analysis.sweep import SweepOptions, SweepResult, sweep
+from jalapeno.deploy.engines import Recipe
 from jalapeno.errors import InfeasibleDeployment, SpecError
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.specs.formats import Precision
@@ -71,16 +73,25 @@ class SystemFrontier:
         return cmp.Frontier(self.x, self.y * scale)
 
 
-def system_frontier(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
-                    options: SweepOptions | None = None, convention: str = "all-in") -> SystemFrontier:
+def system_frontier(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision | None,
+                    options: SweepOptions | None = None, convention: str = "all-in", *,
+                    precisions: list[str] | None = None, recipe: Recipe | None = None) -> SystemFrontier:
     """Sweep the pricer's system and keep the Pareto frontier of its feasible points.
+
+    With ``precisions`` (preset names) each is swept and the frontier is taken over all of them
+    (every point's deployment names its precision); with ``recipe`` (an engine recipe whose
+    limits/serving ``options`` already carry, analysis/deployed.recipe_options) MTP follows the
+    recipe's draft length by load. Otherwise one sweep at ``precision``.
 
     Raises:
         InfeasibleDeployment: nothing fits, or no point is feasible.
     """
     system = pricer.system
     power_w_per_chip(system, convention)  # validates the convention early
-    res = sweep(model, pricer, wl, precision, options)
+    if precisions is not None or recipe is not None:
+        res = sweep_precisions(model, pricer, wl, precisions or [precision.name], options or SweepOptions(), recipe)
+    else:
+        res = sweep(model, pricer, wl, precision, options)
     p = res.points
     ok = np.flatnonzero(p.feasible & (p.throughput_per_chip > 0) & np.isfinite(p.interactivity))
     if ok.size == 0:
@@ -150,7 +161,8 @@ class Comparison:
 
 def efficiency_bands(model: ModelSpec, band: dict[str, Pricer], wl: Workload, precision: Precision,
                      options: SweepOptions | None, convention: str, mid: Headline,
-                     mid_pricer: Pricer | None = None) -> Bands:
+                     mid_pricer: Pricer | None = None, precisions: list[str] | None = None,
+                     recipe: Recipe | None = None) -> Bands:
     """Headline figures under a system's low / mid / high pricers (``band`` has ``low`` and ``high``).
 
     A band is just other pricers of the same system (cost/pricer.band_pricers builds them from
@@ -161,8 +173,8 @@ def efficiency_bands(model: ModelSpec, band: dict[str, Pricer], wl: Workload, pr
     out = {}
     for which in ("low", "high"):
         pr = band[which]
-        out[which] = mid if pr is mid_pricer else headline(system_frontier(model, pr, wl, precision, options,
-                                                                            convention))
+        out[which] = mid if pr is mid_pricer else headline(system_frontier(
+            model, pr, wl, precision, options, convention, precisions=precisions, recipe=recipe))
     out["mid"] = mid
     keys = ("peak_throughput_per_chip", "max_interactivity", "min_e2e_s")
     return Bands(**{k: Band(*(getattr(out[w], k) for w in ("low", "mid", "high"))) for k in keys},
@@ -183,12 +195,18 @@ def _flag_tails(rows: list[dict], a: cmp.Frontier, b: cmp.Frontier) -> list[dict
 def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, precision: Precision,
                     baseline: str | None = None, convention: str = "all-in",
                     options: SweepOptions | None = None, iso_interactivity=DEFAULT_ISO_INTERACTIVITY,
-                    floors=None, bands: dict[str, dict[str, Pricer]] | None = None) -> Comparison:
+                    floors=None, bands: dict[str, dict[str, Pricer]] | None = None,
+                    precisions: dict[str, list[str]] | None = None,
+                    recipes: dict[str, Recipe] | None = None) -> Comparison:
     """Frontiers of every system (one pricer each) and their ratios against ``baseline``.
 
     With ``bands`` (system name → {"low", "calibrated", "high"} pricers, e.g. from
     cost/pricer.band_pricers) each headline also carries low/mid/high values (up to three sweeps
-    per system). Ratios: ``peak`` (throughput per chip, tok/s/kW under
+    per system). With ``precisions`` (system name → preset names) a system sweeps each of them
+    instead of ``precision`` (which may then be None); with ``recipes`` (system name → engine
+    recipe) a system runs "as deployed": the recipe's precision (unless ``precisions`` names
+    some), serving mode, limits and MTP by load; the others run ``options`` as stated. Every
+    frontier point's deployment says which (``config``). Ratios: ``peak`` (throughput per chip, tok/s/kW under
     ``convention``, tokens per $), and at
     each ``iso_interactivity`` value (interpolated on both frontiers; unreachable → null ratio;
     values at/past a frontier's end flagged), plus the operating tiers of each system.
@@ -205,14 +223,25 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
     if baseline not in names:
         raise SpecError("baseline", f"{baseline!r} is not among the compared systems {names}",
                         "pick one of the systems passed with --systems")
-    fr = {s.system.name: system_frontier(model, s, wl, precision, options, convention) for s in systems}
+    opts0 = options or SweepOptions()
+    recipes, precisions = recipes or {}, precisions or {}
+    per_sys: dict[str, tuple] = {}
+    for s in systems:
+        n, rec = s.system.name, recipes.get(s.system.name)
+        if rec is not None:
+            per_sys[n] = (recipe_options(rec, opts0, f"as deployed: {rec.label}"), precisions.get(n) or [rec.precision], rec)
+        else:
+            per_sys[n] = (options, precisions.get(n), None)
+    fr = {s.system.name: system_frontier(model, s, wl, precision, per_sys[s.system.name][0], convention,
+                                         precisions=per_sys[s.system.name][1], recipe=per_sys[s.system.name][2])
+          for s in systems}
     heads = {n: headline(sf) for n, sf in fr.items()}
     for n, band in (bands or {}).items():
         if n not in heads:
             raise SpecError("bands", f"band for {n!r}, which is not among the compared systems {names}",
                             "give bands for compared systems only")
-        heads[n] = replace(heads[n], bands=efficiency_bands(model, band, wl, precision, options, convention,
-                                                            heads[n], fr[n].pricer))
+        heads[n] = replace(heads[n], bands=efficiency_bands(model, band, wl, precision, per_sys[n][0], convention,
+                                                            heads[n], fr[n].pricer, per_sys[n][1], per_sys[n][2]))
     base = fr[baseline]
     bp, _ = power_w_per_chip(base.system, convention)
     comps: dict[str, Ratios] = {}
@@ -237,7 +266,10 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
             tiers=cmp.tiers(a_t, floors),
             tiers_tok_s_per_kw=cmp.tiers(a_kw, floors),
         )
-    opts = options or SweepOptions()
-    return Comparison(model.name, wl, precision.name, convention, baseline, fr, heads, comps,
+    opts = opts0
+    prec_label = precision.name if precision is not None and not precisions else "per system: " + "; ".join(
+        f"{n} {sf.sweep.precision}" for n, sf in fr.items())
+    extra = {"as_deployed": {n: r.label for n, r in recipes.items()}} if recipes else {}
+    return Comparison(model.name, wl, prec_label, convention, baseline, fr, heads, comps,
                       {"serving": opts.serving, "mtp": opts.mtp.as_dict() if opts.mtp else None,
-                       "token_budget": opts.token_budget})
+                       "token_budget": opts.token_budget, **extra})

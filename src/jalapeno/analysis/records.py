@@ -131,6 +131,7 @@ class PointRecord(_Record):
     usd_per_mtok: float
     system: str
     deployment: Deployment
+    config: str
 
     @classmethod
     def from_points(cls, points: ServingPoints, i: int, dep: Deployment, system: System,
@@ -168,6 +169,7 @@ def _point_fields(points: ServingPoints, i: int, dep: Deployment, system: System
         "usd_per_mtok": float(ec["usd_per_mtok"][0]),
         "system": system.name,
         "deployment": dep,
+        "config": dep.config,
     })
     return rec
 

@@ -71,6 +71,9 @@ class SweepOptions:
         max_stage_factor: largest stage as a multiple of the scale-up domain.
         eplb: fewest redundant experts tried with EPLB on MoE layouts with EP >= 8 (rounded up so
             EP divides E + R); None = never try EPLB.
+        max_running, max_tokens_per_step, cuda_graph_max_batch, recv_interval: engine limits
+            of every deployment (deploy/deployment.Deployment; serve/limits.py).
+        recipe: label of the engine recipe these options come from (None: as stated).
     """
 
     serving: str = "both"
@@ -80,6 +83,19 @@ class SweepOptions:
     token_budget: int = DEFAULT_TOKEN_BUDGET
     max_stage_factor: int = 4
     eplb: int | None = EPLB_REDUNDANT
+    max_running: int | None = None
+    max_tokens_per_step: int | None = None
+    cuda_graph_max_batch: int | None = None
+    recv_interval: int = 1
+    recipe: str | None = None
+
+    def deployment(self, precision: Precision, decode: Pool, prefill: Pool | None = None,
+                   mtp: MTP | None = None) -> Deployment:
+        """A deployment with these options' MTP (or ``mtp``), budget and engine limits."""
+        return Deployment(precision, decode, prefill=prefill, mtp=mtp or self.mtp, token_budget=self.token_budget,
+                          max_running=self.max_running, max_tokens_per_step=self.max_tokens_per_step,
+                          cuda_graph_max_batch=self.cuda_graph_max_batch, recv_interval=self.recv_interval,
+                          recipe=self.recipe)
 
     def __post_init__(self) -> None:
         if self.eplb is not None and (isinstance(self.eplb, bool) or not isinstance(self.eplb, int)
@@ -232,7 +248,7 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
 
     if opt.serving in ("both", "agg"):
         for lay in aggregated_layouts(model, system, precision, eff, opt.max_stage_factor, opt.eplb):
-            dep = Deployment(precision, Pool(lay), mtp=opt.mtp, token_budget=opt.token_budget)
+            dep = opt.deployment(precision, Pool(lay))
             if opt.concurrency is not None:
                 pts = solve_concurrency(model, pricer, dep, wl, np.asarray(opt.concurrency))
             else:
@@ -243,12 +259,13 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
     if opt.serving in ("both", "disagg") and opt.concurrency is None:
         pre_layouts, dec_layouts = disaggregated_layouts(model, system, precision, eff, opt.max_stage_factor,
                                                          opt.eplb, wl.mean_isl)
-        pres = [prefill_perf(model, pricer, lay, precision, wl, opt.token_budget) for lay in pre_layouts]
+        limits = opt.deployment(precision, Pool(Layout()))  # carries the engine limits only
+        pres = [prefill_perf(model, pricer, lay, precision, wl, limits.prefill_chunk_budget) for lay in pre_layouts]
         pairs = [(x, y) for x in PREFILL_WORKERS for y in DECODE_WORKERS]
         xs = np.array([p[0] for p in pairs])
         ys = np.array([p[1] for p in pairs])
         for dlay in dec_layouts:
-            dec = decode_curve(model, pricer, dlay, precision, wl, batches, opt.mtp)
+            dec = decode_curve(model, pricer, dlay, precision, wl, batches, opt.mtp, limits)
             keep = np.sort(np.unique(dec.batch, return_index=True)[1])
             for pre in pres:
                 if not pre.feasible:
@@ -257,8 +274,7 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
                 k = dec.batch.shape[0]
                 sel, owner = [], []
                 for m, (x, y) in enumerate(pairs):
-                    dep = Deployment(precision, Pool(dlay, y), prefill=Pool(pre.layout, x), mtp=opt.mtp,
-                                     token_budget=opt.token_budget)
+                    dep = opt.deployment(precision, Pool(dlay, y), prefill=Pool(pre.layout, x))
                     if dep.chips > system.max_chips:
                         continue
                     sel.append(m * k + keep)

@@ -10,6 +10,16 @@ from rich.markup import escape
 
 from jalapeno.cli.common import (attention_dtype_option, compute_fallback_option, console, kv_dtype_option,
                                   print_json, resolve_precision)
+from jalapeno.cli.engine_opts import (
+    engine_option,
+    graph_option,
+    limit_kwargs,
+    load_recipe,
+    max_running_option,
+    max_tokens_option,
+    recipe_mtp,
+    sweep_options,
+)
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
 from jalapeno.specs.routing import ROUTING_HELP
@@ -140,9 +150,16 @@ def compare(
     baseline: str = typer.Option(None, "--baseline", "-b",
                                  help="System the ratios are taken against (default: gb300-nvl72 if compared, else the last)."),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
-    serving: str = typer.Option("both", "--serving", help="agg, disagg or both."),
+    serving: str = typer.Option(None, "--serving", help="agg, disagg or both (default both)."),
     mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
+    engine: str = engine_option(),
+    as_deployed: bool = typer.Option(False, "--as-deployed",
+                                     help="Systems with an engine recipe run as deployed (its precision, MTP, "
+                                     "serving, limits); the others as stated."),
+    max_running: int = max_running_option(),
+    max_tokens_per_step: int = max_tokens_option(),
+    cuda_graph_max_batch: int = graph_option(),
     at: str = typer.Option("10,25,50,100", "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios."),
     tiers: str = typer.Option("fast=100,ultra_fast=300", "--tiers", help="Tier floors in tok/s/user, name=value,..."),
     efficiency: str = typer.Option("calibrated", "--efficiency",
@@ -157,15 +174,21 @@ def compare(
     html: str = typer.Option(None, "--html", help="Write the frontier chart here (default jalapeno-compare.html "
                              "without --json; '' = none)."),
 ) -> None:
-    """Compare systems on one model and workload: frontiers, headline figures, ratios, tiers."""
+    """Compare systems on one model and workload: frontiers, headline figures, ratios, tiers.
+
+    Each system sweeps the precisions it can run (released checkpoints its chip computes
+    natively, e.g. fp8 and fp4 on Blackwell, fp8 on Hopper) unless --precision pins one.
+    """
     from jalapeno.analysis.comparison import compare_systems
+    from jalapeno.deploy.engines import available_precisions, deployed_recipe
     from jalapeno.report.html import write_html
     from jalapeno.cost.pricer import band_pricers, load_pricer
     from jalapeno.report.tables import comparison_tables
     from jalapeno.specs.catalog import load_system
 
-    m, wl, prec = _setup(model, workload, isl, osl, precision, fixed_lengths, kv_dtype, attention_dtype,
-                          compute_fallback, routing)
+    rec = load_recipe(engine, workload)
+    m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
+                         kv_dtype, attention_dtype, compute_fallback, routing)
     names = [s.strip() for s in systems.split(",") if s.strip()]
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
@@ -186,10 +209,26 @@ def compare(
         html = "" if json_out else "jalapeno-compare.html"
     if html and not html.lower().endswith((".html", ".htm")):
         raise SpecError("--html", f"{html!r} is not an .html file", "give a path ending in .html")
-    res = compare_systems(m, syss, wl, prec, baseline=base, convention=power,
-                          options=_options(serving, mtp, mtp_acceptance, concurrency, eplb),
+    opts = sweep_options(_options(serving or "both", mtp, mtp_acceptance, concurrency, eplb), rec,
+                         serving is not None, max_running, max_tokens_per_step, cuda_graph_max_batch)
+    pinned = precision is not None or rec is not None
+    precs = None if pinned else {s.system.name: list(available_precisions(m.name, m.default_precision,
+                                                                         s.system.chip.formats)) for s in syss}
+    recipes = {}
+    if as_deployed:
+        for s in syss:
+            r = deployed_recipe(s.system.name, m.name)
+            if r is not None:
+                recipes[s.system.name] = r.for_workload(wl.name)
+                if precs is not None:
+                    precs[s.system.name] = [r.precision]
+    if precs is not None:  # the KV/attention/fallback overrides apply to every swept precision
+        precs = {n: [resolve_precision(m, p, kv_dtype, attention_dtype, compute_fallback).name for p in ps]
+                 for n, ps in precs.items()}
+    res = compare_systems(m, syss, wl, None if precs else prec, baseline=base, convention=power, options=opts,
                           iso_interactivity=_floats(at, "--at"), floors=_floors(tiers),
-                          bands={s.system.name: band_pricers(s) for s in syss} if bands else None)
+                          bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
+                          precisions=precs, recipes=recipes)
     rec = res.record()
     if html:
         write_html(rec, html)
@@ -212,9 +251,13 @@ def frontier(
     kv_dtype: str = kv_dtype_option(),
     attention_dtype: str = attention_dtype_option(),
     compute_fallback: bool = compute_fallback_option(),
-    serving: str = typer.Option("both", "--serving", help="agg, disagg or both."),
+    serving: str = typer.Option(None, "--serving", help="agg, disagg or both (default both)."),
     mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
+    engine: str = engine_option(),
+    max_running: int = max_running_option(),
+    max_tokens_per_step: int = max_tokens_option(),
+    cuda_graph_max_batch: int = graph_option(),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
@@ -230,11 +273,14 @@ def frontier(
     from jalapeno.cost.pricer import load_pricer
     from jalapeno.report.tables import frontier_table, write_frontier
 
-    m, wl, prec = _setup(model, workload, isl, osl, precision, fixed_lengths, kv_dtype, attention_dtype,
-                          compute_fallback, routing)
+    rec = load_recipe(engine, workload)
+    m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
+                         kv_dtype, attention_dtype, compute_fallback, routing)
     pr = load_pricer(system, efficiency)
     s = pr.system
-    sf = system_frontier(m, pr, wl, prec, _options(serving, mtp, mtp_acceptance, concurrency, eplb), power)
+    opts = sweep_options(_options(serving or "both", mtp, mtp_acceptance, concurrency, eplb), rec,
+                         serving is not None, max_running, max_tokens_per_step, cuda_graph_max_batch)
+    sf = system_frontier(m, pr, wl, prec, opts, power, recipe=rec if opts.mtp is None else None)
     rec = sf.record()
     if out:
         write_frontier(rec, out)
@@ -270,6 +316,10 @@ def predict(
     kv_dtype: str = kv_dtype_option(),
     attention_dtype: str = attention_dtype_option(),
     compute_fallback: bool = compute_fallback_option(),
+    engine: str = engine_option(),
+    max_running: int = max_running_option(),
+    max_tokens_per_step: int = max_tokens_option(),
+    cuda_graph_max_batch: int = graph_option(),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
@@ -282,10 +332,12 @@ def predict(
     from jalapeno.cost.pricer import load_pricer
     from jalapeno.report.tables import point_table
 
-    m, wl, prec = _setup(model, workload, isl, osl, precision, fixed_lengths, kv_dtype, attention_dtype,
-                          compute_fallback, routing)
+    rec = load_recipe(engine, workload)
+    m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
+                         kv_dtype, attention_dtype, compute_fallback, routing)
     pr = load_pricer(system, efficiency)
     s = pr.system
+    lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
     if (concurrency is None) == (rate is None):
         raise SpecError("--concurrency/--rate", "give exactly one of them",
                         "closed loop: --concurrency C; open loop: --rate R (requests/s)")
@@ -296,11 +348,16 @@ def predict(
         if (tp, dp, ep, pp, eplb) != (1, 1, 1, 1, None):
             raise SpecError("--tp/--dp/--ep/--pp/--eplb", "aggregated layout options given with --prefill/--decode",
                             'put the layouts in the pools, e.g. --decode "dp=8,ep=8,eplb=32,workers=1"')
-        dep = Deployment(prec, parse_pool(decode, "--decode"), prefill=parse_pool(prefill, "--prefill"),
-                         mtp=_mtp(mtp, mtp_acceptance), memory_fraction=memory_fraction)
+        dec = parse_pool(decode, "--decode")
+        per_rank = concurrency / (dec.workers * dec.layout.dp) if concurrency else None
+        dep = Deployment(prec, dec, prefill=parse_pool(prefill, "--prefill"),
+                         mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank), memory_fraction=memory_fraction,
+                         **lim)
     else:
-        dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp, eplb=eplb)), mtp=_mtp(mtp, mtp_acceptance),
-                         memory_fraction=memory_fraction)
+        per_rank = concurrency / dp if concurrency else None
+        dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp, eplb=eplb)),
+                         mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank), memory_fraction=memory_fraction,
+                         **lim)
     point = predict_point(m, pr, dep, wl, concurrency, power, rate=rate)
     if not point.feasible:
         from jalapeno.errors import InfeasibleDeployment

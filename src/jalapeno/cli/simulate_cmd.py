@@ -43,6 +43,11 @@ def simulate(
     kv_dtype: str = kv_dtype_option(),
     attention_dtype: str = attention_dtype_option(),
     compute_fallback: bool = compute_fallback_option(),
+    engine: str = typer.Option(None, "--engine", help="Engine recipe (data/engines.toml): limits, precision, MTP."),
+    max_running: int = typer.Option(None, "--max-running", help="Max running requests per instance."),
+    max_tokens_per_step: int = typer.Option(None, "--max-tokens-per-step", help="Max tokens per step (decode rows + prefill)."),
+    cuda_graph_max_batch: int = typer.Option(None, "--cuda-graph-max-batch",
+                                             help="Largest decode batch per attention rank run as a CUDA graph."),
     no_prefix_cache: bool = typer.Option(False, "--no-prefix-cache", help="Disable prefix reuse across turns."),
     seed: int = typer.Option(0, "--seed"),
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
@@ -51,6 +56,7 @@ def simulate(
     out: str = typer.Option(None, "--out", "-o", help="Per-request results to FILE.parquet or .csv."),
 ) -> None:
     """Simulate requests through a deployment: queueing, tails, bursts, agentic sessions, traces."""
+    from jalapeno.cli.engine_opts import limit_kwargs, load_recipe, recipe_mtp
     from jalapeno.cli.serving_cmds import _mtp, parse_pool
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.deploy.layout import Layout
@@ -65,7 +71,10 @@ def simulate(
     m = with_routing(load_model(model), routing)
     pr = load_pricer(system)
     s = pr.system
-    prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
+    rec = load_recipe(engine, workload)
+    prec = resolve_precision(m, precision or (rec.precision if rec else None), kv_dtype, attention_dtype,
+                             compute_fallback)
+    lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
     kw: dict = {}
     name = "coding-agent" if workload == "agentic" else workload
     if name in AGENTIC_PRESETS:
@@ -78,13 +87,16 @@ def simulate(
         raise SpecError("--prefill/--decode", "disaggregated serving needs both pools", "pass both, or neither")
     mt = _mtp(mtp, mtp_acceptance)
     if prefill is not None:
-        dep = Deployment(prec, parse_pool(decode, "--decode"), prefill=parse_pool(prefill, "--prefill"), mtp=mt,
-                         memory_fraction=memory_fraction)
+        dec = parse_pool(decode, "--decode")
+        mt = recipe_mtp(rec, mt, concurrency / (dec.workers * dec.layout.dp) if concurrency else None)
+        dep = Deployment(prec, dec, prefill=parse_pool(prefill, "--prefill"), mtp=mt,
+                         memory_fraction=memory_fraction, **lim)
     else:
         if replicas < 1:
             raise SpecError("--replicas", f"must be >= 1, got {replicas}", "give a positive number of instances")
+        mt = recipe_mtp(rec, mt, concurrency / (replicas * dp) if concurrency else None)
         dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp, eplb=eplb), replicas), mtp=mt,
-                         memory_fraction=memory_fraction)
+                         memory_fraction=memory_fraction, **lim)
     for opt, v in (("--seed", seed), ("--requests", requests), ("--sessions", sessions)):
         if v is not None and v < (0 if opt == "--seed" else 1):
             raise SpecError(opt, f"must be {'>= 0' if opt == '--seed' else '>= 1'}, got {v}", f"give a valid {opt[2:]}")

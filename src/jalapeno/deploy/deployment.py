@@ -41,6 +41,12 @@ def check_memory_fraction(f):
         raise SpecError("memory-fraction", f"must be in (0, 1], got {f!r}",
                         "give the engine's share of HBM, e.g. 0.9 (vLLM gpu_memory_utilization)")
     return f
+def _positive_int_or_none(value, field: str, option: str) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SpecError(field, f"must be a positive integer, got {value!r}",
+                        f"give {option} N with N >= 1 (or leave it unset)")
 
 
 #: Longest MTP draft chain accepted: engines run 1-4 drafts for DeepSeek (TRT-LLM nextn <= 3-4,
@@ -132,16 +138,35 @@ class Deployment:
         decode: the aggregated instance (kind ``agg``), or the decode pool (``disagg``).
         prefill: the prefill pool (``disagg`` only).
         mtp: MTP settings or None.
-        token_budget: chunked-prefill tokens per step (aggregated) / per prefill step.
-        max_running: cap on running requests per instance.
+        token_budget: chunked-prefill tokens per step (aggregated) / per prefill step (SGLang
+            ``--chunked-prefill-size``): the prefill part of a step only.
+        max_running: cap on running requests per instance (per pipeline micro-batch; SGLang
+            ``--max-running-requests``, vLLM ``max_num_seqs``, TRT-LLM ``max_batch_size``).
+            None (default): the :data:`DEFAULT_MAX_RUNNING` backstop on aggregated instances
+            (and in the simulator); a disaggregated decode pool is then capped by its KV
+            capacity alone, as before engine limits existed. ``running_cap`` gives the value.
         memory_fraction: share of usable HBM the engine fills with weights + KV + activations
             (vLLM ``gpu_memory_utilization``, SGLang ``mem_fraction_static``). None (default):
             the efficiency set's 1 − ``memory_reserve_fraction`` = 0.96, which equals vLLM's
             default 0.9 of the driver-reported memory on H100 and B200 within 0.3%
             (deploy.memory_fit.usable_fraction).
+        max_tokens_per_step: cap on all tokens one step processes — decode rows (1 + k per
+            sequence with MTP) plus prefill tokens (TRT-LLM ``max_num_tokens``, vLLM
+            ``max_num_batched_tokens``); None = no cap beyond ``token_budget``. Distinct from
+            ``token_budget``, which bounds the prefill chunk alone.
+        cuda_graph_max_batch: largest decode batch per attention rank replayed as a CUDA graph
+            (SGLang ``--cuda-graph-max-bs``, TRT-LLM ``cuda_graph_config.max_batch_size``, vLLM
+            ``max_capture_size``); larger decode steps run eagerly and pay a per-kernel launch
+            cost (serve/limits.py). None = every decode step is graphed.
+        recv_interval: decode steps between the scheduler's polls for new requests (SGLang
+            ``--scheduler-recv-interval``; 1 = every step): an arrival waits
+            ``recv_interval``·τ/2 on average before it can be scheduled (aggregated serving).
+        recipe: the engine recipe that set this deployment (deploy/engines.py), as a label;
+            None = the deployment as the user stated it.
 
     Raises:
-        SpecError: memory_fraction outside (0, 1].
+        SpecError: memory_fraction outside (0, 1]; a limit that is not a positive integer; cp > 1
+            on an aggregated instance or a decode pool.
     """
 
     precision: Precision
@@ -149,23 +174,48 @@ class Deployment:
     prefill: Pool | None = None
     mtp: MTP | None = None
     token_budget: int = DEFAULT_TOKEN_BUDGET
-    max_running: int = DEFAULT_MAX_RUNNING
+    max_running: int | None = None
     memory_fraction: float | None = None
+    max_tokens_per_step: int | None = None
+    cuda_graph_max_batch: int | None = None
+    recv_interval: int = 1
+    recipe: str | None = None
 
     def __post_init__(self) -> None:
-        """Check the engine memory fraction and that context parallelism is on prefill workers only.
+        """Check the engine memory fraction and limits, and that context parallelism is on prefill
+        workers only.
 
         Raises:
-            SpecError: memory_fraction outside (0, 1]; cp > 1 on an aggregated instance or a
-                decode pool (decoding with the KV cache split over CP ranks — vLLM's DCP,
-                TRT-LLM's Helix — is not modelled).
+            SpecError: memory_fraction outside (0, 1]; a limit that is not a positive integer;
+                cp > 1 on an aggregated instance or a decode pool (decoding with the KV cache split
+                over CP ranks — vLLM's DCP, TRT-LLM's Helix — is not modelled).
         """
         check_memory_fraction(self.memory_fraction)
+        _positive_int_or_none(self.token_budget, "token_budget", "--token-budget")
+        _positive_int_or_none(self.max_running, "max_running", "--max-running")
+        _positive_int_or_none(self.max_tokens_per_step, "max_tokens_per_step", "--max-tokens-per-step")
+        _positive_int_or_none(self.cuda_graph_max_batch, "cuda_graph_max_batch", "--cuda-graph-max-batch")
+        _positive_int_or_none(self.recv_interval, "recv_interval", "recv_interval (engine recipe)")
         if self.decode.layout.cp > 1:
             where = "an aggregated instance" if self.prefill is None else "the decode pool"
             raise SpecError("cp", f"context parallelism (CP{self.decode.layout.cp}) on {where}: CP is modelled "
                             "for prefill workers only (decode context parallelism is not modelled)",
                             'put cp= in the prefill pool only, e.g. --prefill "tp=8,cp=4,workers=1"')
+
+    @property
+    def running_cap(self) -> int:
+        """``max_running``, or the :data:`DEFAULT_MAX_RUNNING` backstop when unset."""
+        return DEFAULT_MAX_RUNNING if self.max_running is None else self.max_running
+
+    @property
+    def prefill_chunk_budget(self) -> int:
+        """Prefill tokens one step may carry: the token budget, within ``max_tokens_per_step``."""
+        return min(self.token_budget, self.max_tokens_per_step or self.token_budget)
+
+    @property
+    def config(self) -> str:
+        """What produced this deployment: ``"as stated"`` or the engine recipe's label."""
+        return self.recipe or "as stated"
 
     @property
     def kind(self) -> str:
@@ -186,9 +236,17 @@ class Deployment:
 
     def as_dict(self) -> dict:
         d = {"kind": self.kind, "precision": self.precision.name, "chips": self.chips,
-             "label": self.label, "token_budget": self.token_budget, "max_running": self.max_running,
+             "label": self.label, "token_budget": self.token_budget, "max_running": self.running_cap,
              "memory_fraction": self.memory_fraction,
              "mtp": self.mtp.as_dict() if self.mtp else None}
+        # engine limits beyond the defaults appear only when set (earlier outputs stay identical)
+        for k in ("max_tokens_per_step", "cuda_graph_max_batch"):
+            if getattr(self, k) is not None:
+                d[k] = getattr(self, k)
+        if self.recv_interval != 1:
+            d["recv_interval"] = self.recv_interval
+        if self.recipe is not None:
+            d["recipe"] = self.recipe
         if self.prefill is None:
             d["layout"] = self.decode.layout.as_dict()
         else:

@@ -17,7 +17,7 @@ Each measured point is mapped to a prediction, labelled by how:
 Rows that cannot be mapped are skipped with the reason. MTP rows use an assumed draft length
 and acceptance (:data:`VALIDATION_MTP`; Dynamo + TRT-LLM rows the draft length their recipes use
 at that load, :func:`recipe_mtp`; labelled on every such row), since the sources do not report
-acceptance. Errors: signed % error = predicted/measured − 1; per group n, median and p90
+acceptance. Both come from the engine recipe data (data/engines.toml, ``dynamo-trt-dsr1-fp4``). Errors: signed % error = predicted/measured − 1; per group n, median and p90
 absolute % error and the median signed error (bias).
 """
 
@@ -33,26 +33,25 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
+from jalapeno.deploy.engines import get_recipe
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError, SpecError
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import Workload
 
-#: Assumed MTP for rows measured with MTP: one draft token accepted 85% of the time — the only
-#: published figure ("acceptance rate of the second token prediction ranges between 85% and
-#: 90%", DeepSeek-V3 technical report §5.4.3, lower end). An assumption, labelled per row.
-VALIDATION_MTP = MTP(1, 0.85)
-#: Per-token acceptance assumed for chains of 2-3 draft tokens (TRT-LLM's MTP Eagle reuses the one
-#: MTP layer, so later drafts are accepted less often): 0.75 gives 2.73 tokens per step at k = 3,
-#: in line with the 2.16x batch-1 speedup TRT-LLM reports for MTP3 on 8x B200 (TensorRT-LLM tech
-#: blog 2, "DeepSeek R1 MTP Implementation and Optimization"). An assumption, labelled per row.
-CHAIN_ACCEPTANCE = 0.75
-#: Dynamo + TRT-LLM disaggregated recipes of the InferenceX runs (SemiAnalysisAI/InferenceX
-#: .github/configs/nvidia-master.yaml, recipes "ctx*_gen*_{tep,dep}N_batch*_mtpK"): decode workers
-#: serving at most this many sequences run attention tensor-parallel (TEP), busier ones
-#: data-parallel (DEP); and the draft length falls with the sequences per attention rank.
-TEP_MAX_SEQS_PER_WORKER = 64
-MTP_DRAFT_BY_SEQS_PER_RANK = ((48, 3), (100, 2), (float("inf"), 1))
+#: The Dynamo + TRT-LLM recipe of the InferenceX DeepSeek runs, read from the engine data
+#: (data/engines.toml, deploy/engines.py: the one home of these facts, with their sources):
+#: decode workers serving at most ``tep_max_seqs_per_worker`` sequences run attention
+#: tensor-parallel (TEP), busier ones data-parallel (DEP); the draft length falls with the
+#: sequences per attention rank (``mtp_draft_by_seqs_per_rank``).
+DYNAMO_TRT_RECIPE = get_recipe("dynamo-trt-dsr1-fp4")
+#: Assumed MTP for rows measured with MTP: one draft token, accepted at the recipe's single-draft
+#: acceptance (0.85: DeepSeek-V3 technical report §5.4.3, lower end). Labelled per row.
+VALIDATION_MTP = DYNAMO_TRT_RECIPE.mtp_for(1)
+#: Per-token acceptance assumed for chains of 2-3 draft tokens (the recipe's chain acceptance, 0.75).
+CHAIN_ACCEPTANCE = DYNAMO_TRT_RECIPE.mtp_acceptance_chain
+TEP_MAX_SEQS_PER_WORKER = DYNAMO_TRT_RECIPE.tep_max_seqs_per_worker
+MTP_DRAFT_BY_SEQS_PER_RANK = DYNAMO_TRT_RECIPE.mtp_draft_by_seqs_per_rank
 
 HARDWARE = {"GB200 NVL72": "gb200-nvl72", "GB300 NVL72": "gb300-nvl72", "B200": "b200", "B300": "b300",
             "H200": "h200", "H100": "h100", "MI300X": "mi300x", "MI325X": "mi325x", "MI355X": "mi355x"}
@@ -117,9 +116,7 @@ def recipe_mtp(decode: Pool, concurrency: float) -> MTP:
     >>> recipe_mtp(Pool(Layout(tp=1, dp=8, ep=8), 4), 4968).draft_tokens  # 155 per rank
     1
     """
-    per_rank = concurrency / (decode.workers * decode.layout.dp)
-    k = next(k for limit, k in MTP_DRAFT_BY_SEQS_PER_RANK if per_rank <= limit)
-    return MTP(k, CHAIN_ACCEPTANCE if k > 1 else VALIDATION_MTP.acceptance)
+    return DYNAMO_TRT_RECIPE.mtp_at(concurrency / (decode.workers * decode.layout.dp))
 
 
 def parse_topology(text: str, moe: bool, concurrency: float | None = None,

@@ -41,6 +41,8 @@ from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
+from jalapeno.deploy.deployment import query_len
+from jalapeno.serve.limits import batch_caps, decode_step_s
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -146,7 +148,7 @@ class ServingPoints:
 
 
 def _chunk(dep: Deployment, isl: float) -> float:
-    return float(min(isl, dep.token_budget))
+    return float(min(isl, dep.prefill_chunk_budget))
 
 
 def frontend_s(eff: Efficiency, isl: float) -> float:
@@ -158,8 +160,10 @@ def aggregated_batch_cap(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     """Largest decode batch one aggregated instance sustains, and what caps it.
 
     Caps: KV capacity at the mean resident context (ISL + OSL/2) for the decoding sequences and
-    the prefilling ones beside them (deploy/memory_fit.decode_batch_cap), ``max_running``, and
-    the prefill budget (p = B·ISL/D ≤ token budget).
+    the prefilling ones beside them (deploy/memory_fit.decode_batch_cap), the prefill budget
+    (p = B·ISL/D ≤ token budget) and the engine limits ``max_running`` and
+    ``max_tokens_per_step`` (serve/limits.batch_caps). Ties go to kv_capacity, max_running,
+    prefill_budget, max_tokens_per_step, in that order.
     """
     a = dep.mtp.tokens_per_step if dep.mtp else 1.0
     steps = (wl.mean_osl - 1) / a
@@ -167,10 +171,11 @@ def aggregated_batch_cap(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     lay = dep.decode.layout
     chunk = _chunk(dep, wl.mean_isl)
     kv = decode_batch_cap(model, pricer.system, lay, dep.precision, ctx, pricer.efficiency, dep.mtp,
-                          float(dep.token_budget), wl.mean_isl / (steps * chunk),
+                          float(dep.prefill_chunk_budget), wl.mean_isl / (steps * chunk),
                           memory_fraction=dep.memory_fraction)
-    budget_cap = dep.token_budget * steps / wl.mean_isl * lay.pp
-    caps = {"kv_capacity": kv, "max_running": float(dep.max_running * lay.pp), "prefill_budget": budget_cap}
+    budget_cap = dep.prefill_chunk_budget * steps / wl.mean_isl * lay.pp
+    engine = batch_caps(dep, query_len(dep.mtp), wl.mean_isl / steps, lay.pp)
+    caps = {"kv_capacity": kv, "max_running": engine.pop("max_running"), "prefill_budget": budget_cap, **engine}
     name = min(caps, key=caps.get)
     return caps[name], name
 
@@ -199,14 +204,18 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     # into every step would overstate the experts and weights a step touches); above one chunk
     # every step carries p tokens. One call prices the three step kinds.
     n = b.shape[0]
-    p_big = np.minimum(np.maximum(p_mb, chunk), dep.token_budget)
+    budget = dep.prefill_chunk_budget
+    p_big = np.minimum(np.maximum(p_mb, chunk), budget)
     pre = np.concatenate([np.zeros(n), p_big])
     sc = step_cost(model, pricer, lay, dep.precision,
                    Batch.make(decode_seqs=np.concatenate([b_mb, b_mb]), decode_ctx=ctx, prefill_tokens=pre,
                               prefill_ctx=pre_ctx, prefill_seqs=pre / chunk), dep.mtp,
                    dep.memory_fraction)
     frac = np.where(p_mb < chunk, p_mb / chunk, 1.0)
-    t_dec, ttft_step = sc.step_time_s[:n], sc.step_time_s[n:]
+    # decode-only steps above the CUDA-graph ceiling run eagerly (serve/limits.py); the steps
+    # carrying a prefill chunk are priced as they are (engines graph decode batches only)
+    t_dec = decode_step_s(sc, eff, dep, np.concatenate([b, b]), lay)[:n]
+    ttft_step = sc.step_time_s[n:]
     tau = (1 - frac) * t_dec + frac * ttft_step
     bound, margin = rank_bounds(np.stack([(1 - frac) * sc.attribution_s[k][:n] + frac * sc.attribution_s[k][n:]
                                           for k in BOUNDS]))
@@ -215,9 +224,12 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     bound_level = np.where(np.char.endswith(bound.astype(str), "_link"),
                            np.where(sc.bound_level[:n] != "", sc.bound_level[:n], sc.bound_level[n:]), "")
     lam = np.where(b > 0, b / (steps * tau), 0.0)
+    # an arrival waits for the step in progress, or with a scheduler that polls for new requests
+    # every ``recv_interval`` decode steps, for recv_interval·τ/2 on average
+    wait = dep.recv_interval * tau / 2
     lengths = {None: wl.mean_isl, **{qq: wl.isl_quantile(qq) for qq in QUANTILES}}
     pre_s = _prefill_s(model, pricer, dep, lengths, b_mb, ctx, ttft_step)
-    ttft_q = {k: tau / 2 + pre_s[k] + frontend_s(eff, isl) for k, isl in lengths.items()}
+    ttft_q = {k: wait + pre_s[k] + frontend_s(eff, isl) for k, isl in lengths.items()}
     c = lam * (ttft_q[None] + steps * tau)
     feasible = fits & (b > 0)
     reason = np.where(b > 0, np.where(sc.feasible[:n], sc.reason[n:], sc.reason[:n]), "no sequence fits in the KV cache: weights and activations "
@@ -239,10 +251,11 @@ def _prefill_s(model: ModelSpec, pricer: Pricer, dep: Deployment, lengths: dict,
     one step-cost call prices every chunk of every such length at every batch point.
     """
     out = {k: chunk_step for k in lengths}
-    long = [k for k, v in lengths.items() if math.ceil(v / dep.token_budget) > 1]
+    budget = dep.prefill_chunk_budget
+    long = [k for k, v in lengths.items() if math.ceil(v / budget) > 1]
     if not long:
         return out
-    tok, pre, owner = chunk_plan([lengths[k] for k in long], dep.token_budget)
+    tok, pre, owner = chunk_plan([lengths[k] for k in long], budget)
     n, k = b_mb.shape[0], tok.shape[0]
     sc = step_cost(model, pricer, dep.decode.layout, dep.precision,
                    Batch.make(decode_seqs=np.repeat(b_mb, k), decode_ctx=ctx, prefill_tokens=np.tile(tok, n),

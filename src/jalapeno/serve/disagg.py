@@ -18,11 +18,12 @@ import numpy as np
 
 from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import Batch, step_cost
-from jalapeno.deploy.deployment import MTP
+from jalapeno.deploy.deployment import MTP, Deployment, query_len
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.serve.analytic import QUANTILES, ServingPoints, frontend_s
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
+from jalapeno.serve.limits import batch_caps, decode_step_s
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -59,6 +60,7 @@ class DecodeCurve:
     feasible: np.ndarray
     reason: np.ndarray
     cap: float
+    cap_name: str = "kv_capacity"
 
 
 def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, wl: Workload,
@@ -95,20 +97,29 @@ def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
 
 
 def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, wl: Workload,
-                 batch, mtp: MTP | None = None, memory_fraction: float | None = None) -> DecodeCurve:
-    """Decode step latency of one decode instance at batches ``batch`` (clipped to KV capacity).
+                 batch, mtp: MTP | None = None, limits: Deployment | None = None) -> DecodeCurve:
+    """Decode step latency of one decode instance at batches ``batch`` (K,), clipped to its cap.
 
-    ``memory_fraction``: the engine's share of usable HBM (Deployment.memory_fraction).
+    The cap is the KV capacity and, with ``limits`` (a deployment whose engine limits apply),
+    ``max_running`` and ``max_tokens_per_step`` (B ≤ T·pp/q: a decode instance runs no
+    prefill); decode batches per attention rank above its ``cuda_graph_max_batch`` run eagerly
+    (serve/limits.py). ``cap_name`` names the binding cap. The KV capacity uses the engine's
+    ``limits.memory_fraction`` (Deployment.memory_fraction).
     """
     ctx = wl.mean_isl + wl.mean_osl / 2
     b = np.asarray(batch, dtype=float)
-    cap = decode_batch_cap(model, pricer.system, layout, precision, ctx, pricer.efficiency, mtp,
-                           memory_fraction=memory_fraction)
+    mf = limits.memory_fraction if limits is not None else None
+    caps = {"kv_capacity": decode_batch_cap(model, pricer.system, layout, precision, ctx, pricer.efficiency, mtp,
+                                            memory_fraction=mf)}
+    if limits is not None:
+        caps.update(batch_caps(limits, query_len(mtp), 0.0, layout.pp, backstop=False))
+    cap_name = min(caps, key=caps.get)
+    cap = caps[cap_name]
     b = np.minimum(b, cap)
-    sc = step_cost(model, pricer, layout, precision, Batch.make(decode_seqs=b / layout.pp, decode_ctx=ctx), mtp,
-                   memory_fraction)
-    return DecodeCurve(layout, b, sc.step_time_s, sc.bound, sc.bound_margin, sc.bound_level, sc.feasible & (b > 0),
-                       sc.reason, cap)
+    sc = step_cost(model, pricer, layout, precision, Batch.make(decode_seqs=b / layout.pp, decode_ctx=ctx), mtp, mf)
+    tau = sc.step_time_s if limits is None else decode_step_s(sc, pricer.efficiency, limits, b, layout)
+    return DecodeCurve(layout, b, tau, sc.bound, sc.bound_margin, sc.bound_level, sc.feasible & (b > 0),
+                       sc.reason, cap, cap_name)
 
 
 def kv_transfer_s(model: ModelSpec, pricer: Pricer, precision: Precision, isl: float,
@@ -167,7 +178,7 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
                                                f"prefill pool saturated (utilisation >= {MAX_PREFILL_UTILISATION:.0%}): add prefill workers"))
     if not pre.feasible:
         reason = np.full(c.shape, f"prefill: {pre.reason}", dtype=object)
-    limit = flat(np.where(dec.batch >= dec.cap, "kv_capacity", "")[None, :])
+    limit = flat(np.where(dec.batch >= dec.cap, dec.cap_name, "")[None, :])
     n = c.shape[0]
     return ServingPoints.assemble(
         concurrency=c, decode_batch=flat(b), request_rate_per_s=lam_f, ttft_by_quantile=ttft_q, tpot_s=tau_f / a,

@@ -49,9 +49,9 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
         return dataclasses.replace(pts, concurrency=pts.concurrency * w,
                                    request_rate_per_s=pts.request_rate_per_s * w,
                                    chips=pts.chips * w)
-    pre = prefill_perf(model, pricer, dep.prefill.layout, dep.precision, wl, dep.token_budget)
+    pre = prefill_perf(model, pricer, dep.prefill.layout, dep.precision, wl, dep.prefill_chunk_budget)
     x, y = np.array([dep.prefill.workers]), np.array([dep.decode.workers])
-    grid = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, _GRID, dep.mtp, dep.memory_fraction)
+    grid = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, _GRID, dep.mtp, dep)
     gp = disaggregated_points(model, pricer, dep.precision, wl, pre, grid, x, y, dep.mtp)
     _, first = np.unique(grid.batch, return_index=True)
     first = np.sort(first)
@@ -60,7 +60,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     # MAX_PREFILL_UTILISATION of it are not steady states; users beyond the last one queue
     rho = gp.request_rate_per_s[first] * wl.mean_isl / (dep.prefill.workers * pre.tokens_per_s)
     pos = (cs > 0) & (rho < MAX_PREFILL_UTILISATION)
-    cap_name = "prefill_capacity" if ((cs > 0) & ~pos).any() else "kv_capacity"
+    cap_name = "prefill_capacity" if ((cs > 0) & ~pos).any() else grid.cap_name
     cs, bs = (cs[pos], bs[pos]) if pos.any() else (np.array([1.0]), np.array([_GRID[0]]))
     order = np.argsort(cs)
     lc, lb = np.log(cs[order]), np.log(bs[order])
@@ -70,7 +70,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     slope = np.interp(np.log(c_req), lc, np.gradient(lb, lc) if len(lc) > 1 else np.ones_like(lc))
     b_max = float(np.exp(lb[-1]))
     for _ in range(4):
-        dec = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, b, dep.mtp, dep.memory_fraction)
+        dec = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, b, dep.mtp, dep)
         pts = disaggregated_points(model, pricer, dep.precision, wl, pre, dec, x, y, dep.mtp)
         got = np.maximum(pts.concurrency, 1e-30)
         if np.all(np.abs(got / c_req - 1) < 1e-4) or not np.all(np.isfinite(got)):
@@ -80,7 +80,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     queued = excess > 1e-3 * c_req
     wait = np.where(queued & (pts.request_rate_per_s > 0),
                     excess / np.maximum(pts.request_rate_per_s, 1e-30), 0.0)
-    limit = "kv_capacity" if cap_name == "prefill_capacity" and (b >= dec.cap).all() else cap_name
+    limit = dec.cap_name if cap_name == "prefill_capacity" and (b >= dec.cap).all() else cap_name
     return requeue(pts, c_req, wait, limit)
 
 

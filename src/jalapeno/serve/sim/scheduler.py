@@ -5,10 +5,11 @@ recompute when the cache overflows, and an LRU prefix cache of finished turns.
 Roles: ``agg`` (prefill + decode), ``prefill`` (prefill only; hands the KV off) and ``decode``
 (decode only; admits a request once its KV has arrived, reserving its whole context so it is
 never preempted). Accounting per step:
-- admission: a waiting request is admitted while running < ``max_running`` and its prompt's
-  KV fits (evicting prefix-cache entries LRU-first); admission is head-of-line FCFS;
+- admission: a waiting request is admitted while running < ``max_running`` (and, with
+  ``max_tokens_per_step`` T, while the running sequences' decode rows q each stay ≤ T) and its
+  prompt's KV fits (evicting prefix-cache entries LRU-first); admission is head-of-line FCFS;
 - the step carries every decoding sequence plus prefill chunks of admitted requests, oldest
-  first, up to ``token_budget`` prefill tokens;
+  first, up to ``token_budget`` prefill tokens (and within T − decode rows when T is set);
 - after the step each decoding sequence holds ``a`` more tokens (a = 1, or the MTP mean);
   if the cache overflows, the most recently admitted decoding request is preempted: its KV is
   freed and it waits at the head of the queue to recompute its prompt and output so far.
@@ -54,9 +55,13 @@ class Instance:
 
     def __init__(self, idx: int, role: str, timer: StepTimer, chips: int, capacity_tokens: float,
                  max_running: int, token_budget: int, prefix_cache: PrefixCache, mtp: MTP | None,
-                 rng: np.random.Generator) -> None:
+                 rng: np.random.Generator, max_tokens_per_step: int | None = None) -> None:
         self.id, self.role, self.timer, self.chips = idx, role, timer, chips
         self.capacity = float(capacity_tokens)
+        self.rows = 1 + mtp.draft_tokens if mtp else 1  # decode rows per sequence per step
+        self.max_tokens = max_tokens_per_step
+        if max_tokens_per_step is not None:  # every running sequence decodes q rows per step
+            max_running = min(max_running, max(1, max_tokens_per_step // self.rows))
         self.max_running, self.budget = max_running, token_budget
         self.cache, self.mtp, self.rng = prefix_cache, mtp, rng
         self.a = mtp.tokens_per_step if mtp else 1.0
@@ -131,6 +136,8 @@ class Instance:
         """Admit, build the next batch and return its duration (None when idle)."""
         self._admit(now)
         budget = self.budget
+        if self.max_tokens is not None:
+            budget = min(budget, self.max_tokens - len(self.decoding) * self.rows)
         chunks: list[tuple[Request, int]] = []
         pre_tokens = pre_ctx_w = 0.0
         for req in self.prefilling:

@@ -82,16 +82,18 @@ class Simulation:
         pools = [("agg", dep.decode)] if dep.prefill is None else [("prefill", dep.prefill), ("decode", dep.decode)]
         for role, pool in pools:
             validate_layout(pool.layout, model, self.system)
-            cap = _capacity_tokens(model, pricer, pool.layout, dep.precision, ctx_ref, dep.token_budget,
+            cap = _capacity_tokens(model, pricer, pool.layout, dep.precision, ctx_ref, dep.prefill_chunk_budget,
                                    dep.mtp if role != "prefill" else None, dep.memory_fraction)
             if cap <= 0:
                 raise InfeasibleDeployment("deployment", f"the {role} layout {pool.layout.label} leaves no "
                                            "HBM for the KV cache", "shard wider or use a smaller precision")
-            timer = StepTimer(model, pricer, pool.layout, dep.precision, dep.mtp if role != "prefill" else None)
+            timer = StepTimer(model, pricer, pool.layout, dep.precision, dep.mtp if role != "prefill" else None,
+                              cuda_graph_max_batch=dep.cuda_graph_max_batch)
             for _ in range(pool.workers):
                 self.instances.append(Instance(len(self.instances), role, timer, pool.layout.chips, cap,
-                                               dep.max_running, dep.token_budget,
-                                               PrefixCache(enabled=prefix_cache), dep.mtp, self.rng))
+                                               dep.running_cap, dep.prefill_chunk_budget,
+                                               PrefixCache(enabled=prefix_cache), dep.mtp, self.rng,
+                                               dep.max_tokens_per_step))
         self.chips = dep.chips
         self.engine = Engine(self._dispatch)
         self.link_free = {i.id: 0.0 for i in self.instances if i.role == "decode"}

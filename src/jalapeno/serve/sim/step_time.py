@@ -17,6 +17,7 @@ from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MTP
 from jalapeno.deploy.layout import Layout
+from jalapeno.serve.limits import eager_step_s
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.model import ModelSpec
 
@@ -25,9 +26,12 @@ class StepTimer:
     """Callable: step time (s) of one instance for a batch, memoised on bucketed inputs."""
 
     def __init__(self, model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision,
-                 mtp: MTP | None = None, ratio: float = 1.03) -> None:
+                 mtp: MTP | None = None, ratio: float = 1.03, cuda_graph_max_batch: int | None = None) -> None:
+        """``cuda_graph_max_batch``: decode-only steps with more sequences per attention rank run
+        eagerly (serve/limits.eager_step_s); None = every decode step graphed."""
         self.model, self.pricer, self.layout, self.precision = model, pricer, layout, precision
         self.mtp = mtp
+        self.graph_max = cuda_graph_max_batch
         self.log_r = math.log(ratio)
         self.cache: dict[tuple, float] = {}
         self.calls = 0
@@ -50,5 +54,9 @@ class StepTimer:
                            Batch.make(decode_seqs=key[0], decode_ctx=key[1], prefill_tokens=key[2],
                                       prefill_ctx=key[3], prefill_seqs=key[4]), self.mtp)
             t = float(sc.step_time_s[0])  # MTP verify + drafting passes included by step_cost
+            lay = self.layout
+            if (self.graph_max is not None and key[2] == 0
+                    and key[0] / (lay.pp * lay.dp) > self.graph_max):  # decode-only, above the ceiling
+                t = float(eager_step_s(sc, self.pricer.efficiency, lay.pp)[0])
             self.cache[key] = t
         return t

@@ -1,0 +1,97 @@
+"""Sweeps "as deployed": an engine recipe's precision, serving mode, limits and MTP by load.
+
+A recipe (deploy/engines.py) fixes what a measured system runs: one precision, aggregated or
+disaggregated serving, its engine limits, and an MTP draft length that depends on the load
+(e.g. Dynamo + TRT-LLM: 3 drafts at <= 48 decoding sequences per attention rank, 2 at <= 100, 1
+above). A sweep as deployed runs once per draft length and keeps, from each, the points whose
+sequences per attention rank fall in that draft length's band, so every point runs the draft
+length its recipe would. Several precisions (``compare`` without ``--precision``) are swept one
+after the other and merged; each point's deployment names its precision and its config.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from jalapeno.analysis.sweep import SweepOptions, SweepResult, concat_points, sweep
+from jalapeno.cost.pricer import Pricer
+from jalapeno.deploy.engines import Recipe
+from jalapeno.errors import InfeasibleDeployment
+from jalapeno.specs.formats import Precision, get_precision
+from jalapeno.specs.model import ModelSpec
+from jalapeno.specs.workload import Workload
+
+
+def recipe_options(recipe: Recipe, base: SweepOptions, label: str) -> SweepOptions:
+    """``base`` with the recipe's serving mode, limits and scheduler poll interval (MTP: per band).
+
+    ``label`` is recorded as every deployment's config (e.g. ``"as deployed: <recipe>"``).
+    """
+    kw = recipe.deployment_kwargs()
+    return replace(base, serving=recipe.serving, mtp=None, recipe=label,
+                   **{k: v for k, v in kw.items() if k in ("max_running", "max_tokens_per_step",
+                                                          "cuda_graph_max_batch", "token_budget",
+                                                          "recv_interval")})
+
+
+def merge_sweeps(parts: list[SweepResult], precision_label: str) -> SweepResult:
+    """One sweep result from several (points concatenated, deployment indices shifted)."""
+    if len(parts) == 1:
+        return parts[0]
+    deps, idx, offset = [], [], 0
+    for p in parts:
+        deps.extend(p.deployments)
+        idx.append(p.dep_index + offset)
+        offset += len(p.deployments)
+    p0 = parts[0]
+    return SweepResult(p0.model, p0.system, p0.workload, precision_label, concat_points([p.points for p in parts]),
+                       deps, np.concatenate(idx))
+
+
+def _per_rank(res: SweepResult) -> np.ndarray:
+    dp = np.array([d.decode.layout.dp * d.decode.layout.pp for d in res.deployments], dtype=float)
+    return res.points.decode_batch / dp[res.dep_index]
+
+
+def sweep_by_load(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision, options: SweepOptions,
+                  recipe: Recipe | None) -> SweepResult:
+    """Sweep with ``options``; with a recipe that runs MTP by load, one sweep per draft length.
+
+    Each draft length keeps the points whose decoding sequences per attention rank fall in its
+    band of ``recipe.mtp_draft_by_seqs_per_rank``.
+
+    Raises:
+        InfeasibleDeployment: nothing fits (as :func:`analysis.sweep.sweep`).
+    """
+    if recipe is None or not recipe.mtp_draft_by_seqs_per_rank or options.mtp is not None:
+        return sweep(model, pricer, wl, precision, options)
+    parts, lo = [], 0.0
+    for hi, k in recipe.mtp_draft_by_seqs_per_rank:
+        res = sweep(model, pricer, wl, precision, replace(options, mtp=recipe.mtp_for(k)))
+        r = _per_rank(res)
+        keep = np.flatnonzero((r > lo) & (r <= hi)) if lo > 0 else np.flatnonzero(r <= hi)
+        lo = hi
+        if keep.size:
+            parts.append(SweepResult(res.model, res.system, wl, res.precision, res.points.take(keep),
+                                     res.deployments, res.dep_index[keep]))
+    return merge_sweeps(parts, precision.name)
+
+
+def sweep_precisions(model: ModelSpec, pricer: Pricer, wl: Workload, precisions: list[str], options: SweepOptions,
+                     recipe: Recipe | None = None) -> SweepResult:
+    """Sweep each precision (by load with ``recipe``) and merge; precisions that fit nowhere are skipped.
+
+    Raises:
+        InfeasibleDeployment: no precision fits (the first one's error).
+    """
+    parts, first_err = [], None
+    for name in precisions:
+        try:
+            parts.append(sweep_by_load(model, pricer, wl, get_precision(name), options, recipe))
+        except InfeasibleDeployment as e:
+            first_err = first_err or e
+    if not parts:
+        raise first_err
+    return merge_sweeps(parts, ",".join(p.precision for p in parts))

@@ -1,0 +1,87 @@
+"""Engine recipe and engine-limit options shared by predict, frontier, compare and simulate.
+
+Precedence: an explicit CLI option beats the recipe (``--engine``), which beats jalapeno's
+defaults (deploy/deployment.py).
+"""
+
+from __future__ import annotations
+
+import typer
+
+from jalapeno.errors import SpecError
+
+ENGINE_HELP = "Engine recipe (data/engines.toml), e.g. sglang-b200-dsr1-fp4: its limits, precision, MTP, serving."
+
+
+def engine_option():
+    return typer.Option(None, "--engine", help=ENGINE_HELP)
+
+
+def max_running_option():
+    return typer.Option(None, "--max-running", help="Max running requests per instance (engine limit).")
+
+
+def max_tokens_option():
+    return typer.Option(None, "--max-tokens-per-step",
+                        help="Max tokens per step: decode rows + prefill (TRT-LLM max_num_tokens).")
+
+
+def graph_option():
+    return typer.Option(None, "--cuda-graph-max-batch",
+                        help="Largest decode batch per attention rank run as a CUDA graph; above it, eager.")
+
+
+def load_recipe(engine: str | None, workload: str | None):
+    """The recipe named ``engine`` with its overrides for ``workload`` (None when no --engine)."""
+    if engine is None:
+        return None
+    from jalapeno.deploy.engines import get_recipe
+
+    return get_recipe(engine).for_workload(workload)
+
+
+def limit_kwargs(recipe, concurrency: float | None, max_running: int | None, max_tokens: int | None,
+                 graph: int | None) -> dict:
+    """Deployment keyword arguments: the recipe's limits, then the explicit options over them."""
+    kw = recipe.deployment_kwargs(concurrency) if recipe else {}
+    for key, val in (("max_running", max_running), ("max_tokens_per_step", max_tokens),
+                     ("cuda_graph_max_batch", graph)):
+        if val is not None:
+            kw[key] = val
+    if recipe is not None:
+        kw["recipe"] = f"engine: {recipe.label}"
+    return kw
+
+
+def recipe_mtp(recipe, explicit, seqs_per_rank: float | None):
+    """The MTP to run: the explicit one, else the recipe's at this load (None without MTP).
+
+    Raises:
+        SpecError: the recipe's draft length depends on the load and no load is known.
+    """
+    if explicit is not None or recipe is None or not recipe.draft_lengths:
+        return explicit
+    if seqs_per_rank is None:
+        if len(recipe.draft_lengths) > 1:
+            raise SpecError("--engine", f"{recipe.name} sets the MTP draft length by load, which an open-loop "
+                            "rate does not give", "pass --mtp K --mtp-acceptance A, or use --concurrency")
+        return recipe.mtp_for(recipe.draft_lengths[0])
+    return recipe.mtp_at(seqs_per_rank)
+
+
+def sweep_options(base, recipe, serving_explicit: bool, max_running, max_tokens, graph):
+    """Sweep options with the recipe (limits, serving unless given) and explicit limits over it."""
+    from dataclasses import replace
+
+    from jalapeno.analysis.deployed import recipe_options
+
+    opt = base
+    if recipe is not None:
+        opt = recipe_options(recipe, base, f"engine: {recipe.label}")
+        if serving_explicit:
+            opt = replace(opt, serving=base.serving)
+        if base.mtp is not None:
+            opt = replace(opt, mtp=base.mtp)
+    over = {k: v for k, v in (("max_running", max_running), ("max_tokens_per_step", max_tokens),
+                              ("cuda_graph_max_batch", graph)) if v is not None}
+    return replace(opt, **over) if over else opt

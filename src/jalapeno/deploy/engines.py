@@ -1,0 +1,225 @@
+"""Engine recipes: how measured systems are deployed, from ``data/engines.toml`` (one home).
+
+A recipe is one engine + version serving one model on a family of systems as a public launch
+script does (InferenceX recipes at a pinned commit): its precision, aggregated or disaggregated
+serving, engine limits (max running requests, tokens per step, CUDA-graph batch ceiling, token
+budget, memory fraction, scheduler poll interval), MTP draft length by load and the assumed
+acceptance, two-batch overlap and KV format. Every value is quoted from the recipe's ``source``
+or named in its ``assumed`` table with the reason (docs/model.md §8.6). Limits the recipe sizes to
+the benchmark's concurrency (``sized_to_load``) never bind at the measured loads and are not
+modelled as caps.
+
+``memory_fraction``, ``overlap`` and ``kv_dtype`` are carried as data: they map to deployment
+fields added elsewhere (memory fit, two-batch overlap, KV dtype) and are applied where those
+exist.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from importlib import resources
+from types import MappingProxyType
+
+from jalapeno.deploy.deployment import MTP
+from jalapeno.errors import SpecError
+
+_REQUIRED = ("name", "engine", "version", "systems", "model", "source", "precision", "serving")
+_LIMITS = ("max_running", "max_tokens_per_step", "cuda_graph_max_batch", "token_budget")
+_OPTIONAL = (*_LIMITS, "image", "memory_fraction", "recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank",
+             "tep_max_seqs_per_worker", "mtp_acceptance_single", "mtp_acceptance_chain", "overlap", "kv_dtype",
+             "sized_to_load", "assumed", "workload", "default_for")
+
+
+def _table(pairs, key: str, where: str) -> tuple[tuple[float, int], ...]:
+    """A by-load table [[upper bound, value], ...]: ascending bounds, the last one inf."""
+    try:
+        out = tuple((float(b), int(v)) for b, v in pairs)
+    except (TypeError, ValueError):
+        raise SpecError(f"{where}.{key}", "not a list of [bound, integer] pairs", "write e.g. [[48, 3], [inf, 1]]") from None
+    bounds = [b for b, _ in out]
+    if not out or bounds != sorted(bounds) or not math.isinf(bounds[-1]) or any(v < 1 for _, v in out):
+        raise SpecError(f"{where}.{key}", "bounds must ascend and end with inf, values >= 1",
+                        "write e.g. [[48, 3], [100, 2], [inf, 1]]")
+    return out
+
+
+def _lookup(table: tuple[tuple[float, int], ...], x: float) -> int:
+    return next(v for bound, v in table if x <= bound)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One engine recipe (fields as the keys documented in ``data/engines.toml``).
+
+    Limits that are None are not set by the recipe (the engine's own default or the load-sized
+    value applies; jalapeno keeps its defaults). ``assumed`` maps each assumed field to why.
+    """
+
+    name: str
+    engine: str
+    version: str
+    systems: tuple[str, ...]
+    model: str
+    source: str
+    precision: str
+    serving: str
+    image: str = ""
+    max_running: int | None = None
+    max_tokens_per_step: int | None = None
+    cuda_graph_max_batch: int | None = None
+    token_budget: int | None = None
+    memory_fraction: float | None = None
+    recv_interval_by_concurrency: tuple[tuple[float, int], ...] = ((math.inf, 1),)
+    mtp_draft_by_seqs_per_rank: tuple[tuple[float, int], ...] | None = None
+    tep_max_seqs_per_worker: int | None = None
+    mtp_acceptance_single: float | None = None
+    mtp_acceptance_chain: float | None = None
+    overlap: str = "none"
+    kv_dtype: str | None = None
+    sized_to_load: tuple[str, ...] = ()
+    assumed: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    workload: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    default_for: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """``name (engine version)``."""
+        return f"{self.name} ({self.engine} {self.version})"
+
+    def for_workload(self, name: str | None) -> Recipe:
+        """The recipe with its overrides for workload ``name`` (e.g. ``"1k1k"``) applied."""
+        over = self.workload.get(name or "", {})
+        return replace(self, **over) if over else self
+
+    def recv_interval_at(self, concurrency: float | None) -> int:
+        """Scheduler poll interval (decode steps) at a concurrency; None = the highest load's."""
+        t = self.recv_interval_by_concurrency
+        return t[-1][1] if concurrency is None else _lookup(t, concurrency)
+
+    @property
+    def draft_lengths(self) -> tuple[int, ...]:
+        """Draft lengths the recipe runs at some load ((), without MTP)."""
+        return tuple(dict.fromkeys(k for _, k in self.mtp_draft_by_seqs_per_rank or ()))
+
+    def mtp_for(self, k: int) -> MTP:
+        """MTP with ``k`` drafts and the recipe's (assumed) acceptance for that length."""
+        a = self.mtp_acceptance_single if k == 1 else self.mtp_acceptance_chain
+        if a is None:
+            raise SpecError(f"engine recipe {self.name}", "runs MTP but gives no acceptance",
+                            "add mtp_acceptance_single / mtp_acceptance_chain to data/engines.toml")
+        return MTP(k, a)
+
+    def mtp_at(self, seqs_per_rank: float) -> MTP | None:
+        """The MTP the recipe runs with this many decoding sequences per attention rank."""
+        if not self.mtp_draft_by_seqs_per_rank:
+            return None
+        return self.mtp_for(_lookup(self.mtp_draft_by_seqs_per_rank, seqs_per_rank))
+
+    def deployment_kwargs(self, concurrency: float | None = None) -> dict:
+        """Deployment keyword arguments the recipe sets: its limits and poll interval."""
+        out = {k: getattr(self, k) for k in _LIMITS if getattr(self, k) is not None}
+        out["recv_interval"] = self.recv_interval_at(concurrency)
+        return out
+
+    def sourced(self) -> dict[str, str]:
+        """Each value the recipe sets → where it comes from (its source, or the assumption)."""
+        keys = [k for k in ("precision", "serving", *_OPTIONAL[:-3]) if getattr(self, k, None) not in (None, (), "")]
+        return {k: (f"assumed: {self.assumed[k]}" if k in self.assumed else self.source) for k in keys}
+
+
+def _recipe(raw: dict, i: int) -> Recipe:
+    where = f"data/engines.toml recipe {raw.get('name', i)}"
+    unknown = set(raw) - set(_REQUIRED) - set(_OPTIONAL)
+    if unknown:
+        raise SpecError(where, f"unknown keys {sorted(unknown)}", "use the keys listed at the top of data/engines.toml")
+    missing = [k for k in _REQUIRED if not raw.get(k)]
+    if missing:
+        raise SpecError(where, f"missing {missing}", "every recipe needs " + ", ".join(_REQUIRED))
+    if raw["serving"] not in ("agg", "disagg"):
+        raise SpecError(f"{where}.serving", f"{raw['serving']!r}", "use agg or disagg")
+    if raw.get("overlap", "none") not in ("none", "tbo"):
+        raise SpecError(f"{where}.overlap", f"{raw['overlap']!r}", "use none or tbo")
+    assumed = raw.get("assumed", {})
+    bad = [k for k, v in assumed.items() if not (isinstance(v, str) and v.strip())
+           or k not in (*_REQUIRED, *_OPTIONAL)]
+    if bad:
+        raise SpecError(f"{where}.assumed", f"entries {bad} name no field or give no reason", "write field = \"why\"")
+    kw = dict(raw)
+    kw["systems"] = tuple(raw["systems"])
+    kw["default_for"] = tuple(raw.get("default_for", ()))
+    kw["sized_to_load"] = tuple(raw.get("sized_to_load", ()))
+    kw["assumed"] = MappingProxyType(dict(assumed))
+    kw["workload"] = MappingProxyType({w: MappingProxyType(dict(o)) for w, o in raw.get("workload", {}).items()})
+    for key in ("recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank"):
+        if key in raw:
+            kw[key] = _table(raw[key], key, where)
+    for wname, over in kw["workload"].items():
+        if set(over) - set(_LIMITS) - {"memory_fraction"}:
+            raise SpecError(f"{where}.workload.{wname}", "overrides only limits", f"use {', '.join(_LIMITS)}")
+    return Recipe(**kw)
+
+
+@lru_cache(maxsize=1)
+def _data() -> tuple[dict[str, Recipe], MappingProxyType]:
+    raw = tomllib.loads((resources.files("jalapeno") / "data" / "engines.toml").read_text(encoding="utf-8"))
+    recipes = {}
+    for i, r in enumerate(raw.get("recipe", [])):
+        rec = _recipe(r, i)
+        if rec.name in recipes:
+            raise SpecError("data/engines.toml", f"recipe {rec.name!r} given twice", "name each recipe once")
+        recipes[rec.name] = rec
+    ck = MappingProxyType({m: tuple((p, src) for p, src in v) for m, v in raw.get("checkpoints", {}).items()})
+    return recipes, ck
+
+
+def recipes() -> dict[str, Recipe]:
+    """Every recipe by name."""
+    return dict(_data()[0])
+
+
+def get_recipe(name: str) -> Recipe:
+    """The recipe called ``name``.
+
+    Raises:
+        SpecError: unknown name (the message lists the recipes).
+    """
+    try:
+        return _data()[0][name]
+    except KeyError:
+        raise SpecError("--engine", f"unknown engine recipe {name!r}",
+                        f"use one of {', '.join(_data()[0])} (data/engines.toml)") from None
+
+
+def deployed_recipe(system: str, model: str) -> Recipe | None:
+    """The recipe a measured system is deployed with for ``model`` (``default_for``), or None."""
+    for r in _data()[0].values():
+        if r.model == model and system in r.default_for:
+            return r
+    return None
+
+
+def released_precisions(model: str, default: str) -> tuple[str, ...]:
+    """Precision presets the model has released checkpoints in (``[checkpoints]``; else its default)."""
+    ck = _data()[1].get(model)
+    return tuple(p for p, _ in ck) if ck else (default,)
+
+
+def available_precisions(model: str, default: str, chip_formats) -> tuple[str, ...]:
+    """Released precisions the chip computes natively: every module's compute format supported.
+
+    FP8 needs fp8 math (Hopper and later, CDNA3 and later), FP4 fp4 math (Blackwell, CDNA4);
+    a preset whose formats the chip lacks would run upcast, which no deployment does.
+    """
+    from jalapeno.specs.formats import get_precision
+
+    fmts = set(chip_formats)
+    out = []
+    for name in released_precisions(model, default):
+        prec = get_precision(name)
+        need = {m.compute for m in prec.modules.values()} - {"bf16"}
+        if need <= fmts:
+            out.append(name)
+    return tuple(out) or (default,)

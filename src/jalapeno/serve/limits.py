@@ -1,0 +1,98 @@
+"""Engine limits that shape a serving frontier: running requests, tokens per step, CUDA graphs.
+
+Serving engines cap what one instance runs at once (docs/model.md §8.6):
+
+- ``max_running`` (SGLang ``--max-running-requests``, vLLM ``max_num_seqs``, TRT-LLM
+  ``max_batch_size``): decoding + prefilling sequences per instance (per pipeline micro-batch),
+  so the decode batch B ≤ max_running·pp;
+- ``max_tokens_per_step`` T (TRT-LLM ``max_num_tokens``, vLLM ``max_num_batched_tokens``): the
+  rows one step processes. In the aggregated steady state a step carries B/pp decoding sequences
+  of q rows (q = 1 + k with MTP) and on average p = (B/pp)·ISL/D prefill tokens, so
+  B ≤ T·pp / (q + ISL/D); a decode-only instance (disaggregated) has B ≤ T·pp/q;
+- beyond a cap the excess requests queue (serve/analytic.py: throughput flat, TTFT grows).
+
+CUDA graphs: engines replay the decode step as a captured CUDA graph up to a batch ceiling
+(SGLang ``--cuda-graph-max-bs``, TRT-LLM ``cuda_graph_config.max_batch_size``, vLLM
+``max_capture_size``); a larger decode batch (per attention rank) runs eagerly. Eagerly, the
+host enqueues every kernel itself; it runs ahead of the GPU asynchronously, so the step takes
+max(graph step, kernels · :data:`EAGER_LAUNCH_S` + step overhead) — the GPU waits only when the
+host is slower than the kernels it launches.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jalapeno.cost.step import StepCost
+from jalapeno.deploy.deployment import Deployment
+from jalapeno.specs.efficiency import Efficiency
+
+#: Host time to launch one kernel from an eager PyTorch engine (Python, the ATen dispatcher and
+#: the CUDA driver's cudaLaunchKernel), seconds. A named assumption: 10 µs, inside the 5-20 µs
+#: commonly measured for eager PyTorch ops; the driver alone costs ~2-4 µs per launch ("Getting
+#: Started with CUDA Graphs", NVIDIA developer blog, A. Gray, 2019: graphs remove that per-kernel
+#: launch cost), and CUDA graphs replay the whole step with one launch (PyTorch blog,
+#: "Accelerating PyTorch with CUDA Graphs", 2021). Band: 5-20 µs.
+EAGER_LAUNCH_S = 10e-6
+
+
+def kernels_per_step(sc: StepCost, pp: int) -> np.ndarray:
+    """Kernels (and collective calls) one step launches through all pp stages, (N,).
+
+    Counts the ops that run at each point (an op with no work launches nothing) times their
+    kernels, per-stage ops pp times, plus every collective call.
+    """
+    w = np.where(sc.ops.per_stage, float(pp), 1.0)[:, None]
+    active = (sc.ops.flop + sc.ops.weight_bytes + sc.ops.kv_bytes + sc.ops.act_bytes) > 0
+    k = (np.asarray(sc.ops.kernels, dtype=float)[:, None] * active * w).sum(axis=0)
+    c = sc.collectives
+    if len(c.name):
+        cw = np.where(c.per_stage, float(pp), 1.0)
+        k = k + float((np.asarray(c.calls, dtype=float) * cw).sum())
+    return k
+
+
+def eager_step_s(sc: StepCost, eff: Efficiency, pp: int) -> np.ndarray:
+    """Step latency of ``sc`` run eagerly (no CUDA graph), (N,): max(graph, host launch time)."""
+    host = kernels_per_step(sc, pp) * EAGER_LAUNCH_S + eff.step_overhead_s
+    if sc.draft_s.any():  # MTP drafting passes launch their own kernels: one layer's worth each
+        host = host * (1 + sc.draft_s / np.maximum(sc.step_time_s - sc.draft_s, 1e-30))
+    return np.maximum(sc.step_time_s, host)
+
+
+def graphed(dep: Deployment, decode_batch, layout) -> np.ndarray:
+    """Whether decode batches (N,) per instance run as a CUDA graph (per attention rank ≤ ceiling)."""
+    b = np.asarray(decode_batch, dtype=float)
+    if dep.cuda_graph_max_batch is None:
+        return np.ones(b.shape, dtype=bool)
+    return b / (layout.pp * layout.dp) <= dep.cuda_graph_max_batch + 1e-9
+
+
+def decode_step_s(sc: StepCost, eff: Efficiency, dep: Deployment, decode_batch, layout) -> np.ndarray:
+    """Decode-step latency (N,) with the CUDA-graph ceiling applied: eager above it."""
+    if dep.cuda_graph_max_batch is None:
+        return sc.step_time_s
+    return np.where(graphed(dep, decode_batch, layout), sc.step_time_s, eager_step_s(sc, eff, layout.pp))
+
+
+def batch_caps(dep: Deployment, rows_per_seq: int, prefill_tokens_per_seq_step: float, pp: int,
+               backstop: bool = True) -> dict[str, float]:
+    """Decode-batch caps (sequences per instance) set by the engine limits.
+
+    Args:
+        rows_per_seq: q, rows per decoding sequence per step (1, or 1 + k with MTP).
+        prefill_tokens_per_seq_step: mean prefill tokens per decoding sequence per step
+            (ISL/D aggregated; 0 for a decode-only instance).
+        pp: pipeline stages (the batch is spread over pp micro-batches).
+        backstop: apply the default ``max_running`` backstop when the deployment sets none
+            (aggregated instances); False for disaggregated decode pools.
+
+    Returns:
+        ``{"max_running": ..., "max_tokens_per_step": ...}`` (each only when it applies).
+    """
+    caps = {}
+    if dep.max_running is not None or backstop:
+        caps["max_running"] = float(dep.running_cap * pp)
+    if dep.max_tokens_per_step is not None:
+        caps["max_tokens_per_step"] = dep.max_tokens_per_step * pp / (rows_per_seq + prefill_tokens_per_seq_step)
+    return caps

@@ -1,0 +1,306 @@
+"""Engine limits (serve/limits.py) and engine recipes (deploy/engines.py, data/engines.toml).
+
+Expected values are computed here from the formulas of docs/model.md §8.6 with independent
+step-cost calls, from the recipe files' published flags, or from measured InferenceX figures —
+never copied from the code's own output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from cli_runner import check_error, run
+
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.cost.step import Batch, step_cost
+from jalapeno.deploy.deployment import MTP, Deployment, Pool
+from jalapeno.deploy.engines import (
+    _recipe,
+    available_precisions,
+    deployed_recipe,
+    get_recipe,
+    recipes,
+    released_precisions,
+)
+from jalapeno.deploy.layout import Layout
+from jalapeno.errors import SpecError
+from jalapeno.serve.analytic import aggregated_batch_cap
+from jalapeno.serve.disagg import decode_curve
+from jalapeno.serve.limits import EAGER_LAUNCH_S
+from jalapeno.serve.point import serve_at_concurrency
+from jalapeno.specs.catalog import load_model, load_system
+from jalapeno.specs.formats import get_precision
+from jalapeno.specs.workload import get_workload
+
+
+@pytest.fixture(scope="module")
+def b200():
+    return load_model("deepseek-r1"), load_pricer("b200"), get_workload("1k1k", None, None)
+
+
+def _dep(**kw):
+    return Deployment(get_precision("fp4"), Pool(Layout(tp=8, ep=8)), **kw)
+
+
+# ---- limits cap throughput exactly at the limit ----------------------------------------------
+
+def test_max_running_caps_throughput_exactly_at_the_limit(b200):
+    """Above max_running the decode batch is max_running: throughput is λ(B = 32)·(ISL+OSL)/chips
+    computed by hand from two step costs, whatever the concurrency, and TTFT grows by ΔC/λ."""
+    m, pr, wl = b200
+    cap = 32
+    pts = serve_at_concurrency(m, pr, _dep(max_running=cap), wl, [64, 128, 256])
+    # hand: τ = (1 − f)·step(B, 0) + f·step(B, chunk), f = p/chunk, p = B·ISL/D (docs/model.md §8.2)
+    isl, osl = wl.mean_isl, wl.mean_osl
+    d = osl - 1
+    chunk = min(isl, 8192)
+    p = cap * isl / d
+    ctx = isl + osl / 2
+    sc = step_cost(m, pr, Layout(tp=8, ep=8), get_precision("fp4"),
+                   Batch.make(decode_seqs=[cap, cap], decode_ctx=ctx, prefill_tokens=[0, chunk],
+                              prefill_ctx=0.0, prefill_seqs=[0, 1]))
+    f = p / chunk
+    tau = (1 - f) * sc.step_time_s[0] + f * sc.step_time_s[1]
+    lam = cap / (d * tau)
+    expected = lam * (isl + osl) / 8
+    assert pts.throughput_per_chip == pytest.approx([expected] * 3, rel=1e-9)
+    assert pts.decode_batch == pytest.approx([cap] * 3)
+    assert all(str(x) == "max_running (queueing)" for x in pts.limit)
+    # Little's law: 64 more users in the queue wait 64/λ longer
+    assert pts.ttft_s[1] - pts.ttft_s[0] == pytest.approx(64 / lam, rel=1e-6)
+    # without the limit the throughput keeps growing (the limit is what flattens it)
+    free = serve_at_concurrency(m, pr, _dep(), wl, [64, 128])
+    assert free.throughput_per_chip[1] > 1.3 * expected
+
+
+def test_max_tokens_per_step_cap_is_the_hand_formula(b200):
+    """B ≤ T·pp/(q + ISL/D) aggregated (q = 1 + k with MTP); T·pp/q for a decode-only instance."""
+    m, pr, wl = b200
+    mtp = MTP(2, 0.8)
+    a = (1 - 0.8**3) / (1 - 0.8)
+    d = (wl.mean_osl - 1) / a
+    cap, name = aggregated_batch_cap(m, pr, _dep(max_tokens_per_step=512, mtp=mtp), wl)
+    assert name == "max_tokens_per_step"
+    assert cap == pytest.approx(512 / (3 + wl.mean_isl / d), rel=1e-12)
+    dec = decode_curve(m, pr, Layout(tp=1, dp=8, ep=8), get_precision("fp4"), wl, [1.0, 1e4], None,
+                       _dep(max_tokens_per_step=512))
+    assert dec.cap == pytest.approx(512.0) and dec.cap_name == "max_tokens_per_step"
+    assert dec.batch.max() == pytest.approx(512.0)
+
+
+def test_disaggregated_decode_pool_honours_max_running(b200):
+    m, pr, wl = b200
+    dep = Deployment(get_precision("fp4"), Pool(Layout(tp=1, dp=8, ep=8)), prefill=Pool(Layout(tp=4, ep=4), 2),
+                     max_running=100)
+    pts = serve_at_concurrency(m, pr, dep, wl, [400, 800])
+    assert pts.decode_batch == pytest.approx([100, 100], rel=1e-3)
+    assert pts.throughput_per_chip[0] == pytest.approx(pts.throughput_per_chip[1], rel=1e-3)
+    assert "max_running" in str(pts.limit[1])
+
+
+def test_cuda_graph_ceiling_runs_larger_batches_eagerly(b200):
+    """Below the ceiling nothing changes; above it a step costs max(graph step, kernels·10 µs +
+    step overhead), so it is never faster and, where the host is slower, slower."""
+    m, pr, wl = b200
+    ref = serve_at_concurrency(m, pr, _dep(), wl, [8, 64])
+    g = serve_at_concurrency(m, pr, _dep(cuda_graph_max_batch=16), wl, [8, 64])
+    assert g.tpot_s[0] == pytest.approx(ref.tpot_s[0], rel=1e-9)  # batch ~8 <= 16: graphed
+    assert g.tpot_s[1] >= ref.tpot_s[1] * (1 - 1e-12)  # batch ~63 > 16: eager, never faster
+    assert EAGER_LAUNCH_S == 10e-6
+
+
+def test_eager_step_is_host_bound_for_a_small_batch():
+    """A one-sequence DeepSeek step on 8 B200 takes ~10 ms graphed; launched eagerly its >1,000
+    kernels at 10 µs each take longer, so the eager step is the host's time."""
+    from jalapeno.serve.limits import eager_step_s, kernels_per_step
+
+    m, pr = load_model("deepseek-r1"), load_pricer("b200")
+    sc = step_cost(m, pr, Layout(tp=8, ep=8), get_precision("fp4"), Batch.make(decode_seqs=2, decode_ctx=1000))
+    k = kernels_per_step(sc, 1)
+    assert k[0] > 61 * 10  # at least ten kernels per layer
+    host = k[0] * 10e-6 + pr.efficiency.step_overhead_s
+    assert eager_step_s(sc, pr.efficiency, 1)[0] == pytest.approx(max(host, sc.step_time_s[0]))
+
+
+def test_limits_reject_bad_values_with_the_option_named():
+    for kw, opt in (({"max_running": 0}, "--max-running"), ({"max_tokens_per_step": -5}, "--max-tokens-per-step"),
+                    ({"cuda_graph_max_batch": 1.5}, "--cuda-graph-max-batch")):
+        with pytest.raises(SpecError, match=opt):
+            _dep(**kw)
+
+
+def test_simulator_admits_at_most_max_running(b200):
+    from jalapeno.serve.sim.simulation import simulate
+
+    m, pr, _ = b200
+    wl = get_workload(None, 256, 32)
+    capped = simulate(m, pr, _dep(max_running=4), workload=wl, concurrency=16, seed=1).summary
+    free = simulate(m, pr, _dep(), workload=wl, concurrency=16, seed=1).summary
+    # 4 of 16 users run at a time: the other 12 wait (the free run's wait is the prefill queue only)
+    assert capped["queue_s"]["mean"] > 4 * free["queue_s"]["mean"]
+    assert capped["throughput_per_chip"] < 0.6 * free["throughput_per_chip"]
+    mtp = MTP(3, 0.7)
+    t = simulate(m, pr, _dep(max_tokens_per_step=8, mtp=mtp), workload=wl, concurrency=16, seed=1).summary
+    t_free = simulate(m, pr, _dep(mtp=mtp), workload=wl, concurrency=16, seed=1).summary
+    # 8 tokens per step / 4 rows per sequence: two sequences run at a time
+    assert t["queue_s"]["mean"] > 4 * t_free["queue_s"]["mean"]
+    assert t["throughput_per_chip"] < 0.25 * t_free["throughput_per_chip"]
+
+
+# ---- the example of the issue: DeepSeek-R1 FP4, 8x B200 TP8 EP8, SGLang, 1k/1k -----------------
+
+#: measured (SemiAnalysisAI/InferenceX issue #870, run 22745657943, SGLang v0.5.6): concurrency →
+#: (total tok/s/GPU, mean TTFT s)
+MEASURED = {4: (120.0, 0.1996), 8: (208.9, 0.1972), 16: (340.3, 0.3549), 32: (563.9, 0.3944), 64: (625.2, 5.719)}
+
+
+def test_example_recipe_limits_as_published():
+    r = get_recipe("sglang-b200-dsr1-fp4")
+    # benchmarks/single_node/dsr1_fp4_b200.sh @962bd4c3: --max-running-requests 256
+    # --cuda-graph-max-bs 256 --chunked-prefill-size 16384 --mem-fraction-static 0.85
+    # --scheduler-recv-interval 30 (10 below concurrency 16)
+    assert (r.max_running, r.cuda_graph_max_batch, r.token_budget, r.memory_fraction) == (256, 256, 16384, 0.85)
+    assert r.recv_interval_at(8) == 10 and r.recv_interval_at(16) == 30 and r.recv_interval_at(64) == 30
+    assert "dsr1_fp4_b200.sh" in r.source and "962bd4c3" in r.source
+
+
+def test_example_within_tolerance_and_limits_do_not_bind_at_64(b200):
+    """With the recipe's limits the model matches concurrency 4-32 (throughput within 10%, TTFT
+    at 16-32 within 10%: the 30-step poll interval adds 15 decode steps); at 64 none of the
+    recipe's limits binds (256 running, graphs to 256), so the modelled throughput keeps growing
+    (~975 tok/s/GPU) while the measured run reports 625 with a p99 TTFT of 73 s, which a steady
+    admission queue cannot produce (docs/model.md §8.6: a one-off stall of ~75-90 s fits both)."""
+    m, pr, wl = b200
+    r = get_recipe("sglang-b200-dsr1-fp4").for_workload("1k1k")
+    for c, (tput, ttft) in MEASURED.items():
+        pts = serve_at_concurrency(m, pr, _dep(**r.deployment_kwargs(c)), wl, [c])
+        if c <= 32:
+            assert pts.throughput_per_chip[0] == pytest.approx(tput, rel=0.10), c
+        if 16 <= c <= 32:
+            assert pts.ttft_s[0] == pytest.approx(ttft, rel=0.10), c
+        if c == 64:
+            assert str(pts.limit[0]) == ""
+            assert pts.throughput_per_chip[0] > 1.4 * tput
+            assert pts.ttft_s[0] < 0.1 * ttft
+
+
+# ---- recipes --------------------------------------------------------------------------------
+
+def test_every_recipe_value_has_a_source_or_a_named_assumption():
+    recs = recipes()
+    assert {"sglang-b200-dsr1-fp4", "dynamo-trt-dsr1-fp4", "sglang-h200-dsr1-fp8"} <= set(recs)
+    for r in recs.values():
+        assert re.search(r"@[0-9a-f]{7,}", r.source) and (".sh" in r.source or ".yaml" in r.source), r.name
+        src = r.sourced()
+        assert {"precision", "serving"} <= set(src)
+        for key, why in src.items():
+            assert why.strip(), (r.name, key)
+        for key in r.assumed:
+            assert hasattr(r, key), (r.name, key)
+        if r.draft_lengths:
+            assert r.mtp_acceptance_single is not None and "mtp_acceptance_single" in r.assumed
+        get_precision(r.precision)  # a real preset
+        for s in r.systems:
+            load_system(s)  # a catalog system
+
+
+def test_dynamo_trt_draft_length_by_load_from_the_recipe_names():
+    r = get_recipe("dynamo-trt-dsr1-fp4")
+    # recipes ctx*_gen*_..._mtp3 at <= 48 sequences per rank, mtp2 at <= 100, mtp1 above
+    assert [r.mtp_at(x).draft_tokens for x in (1, 48, 49, 100, 101, 5000)] == [3, 3, 2, 2, 1, 1]
+    assert r.mtp_at(10).acceptance == 0.75 and r.mtp_at(500).acceptance == 0.85
+    assert deployed_recipe("gb200-nvl72", "deepseek-r1") is r
+    assert deployed_recipe("jalapeno", "deepseek-r1") is None
+
+
+def test_validation_reads_mtp_from_the_engine_data():
+    from jalapeno.fit import validate
+
+    r = get_recipe("dynamo-trt-dsr1-fp4")
+    assert validate.MTP_DRAFT_BY_SEQS_PER_RANK == r.mtp_draft_by_seqs_per_rank
+    assert validate.VALIDATION_MTP == MTP(1, r.mtp_acceptance_single)
+    assert validate.TEP_MAX_SEQS_PER_WORKER == 64
+
+
+def test_bad_recipe_entries_are_rejected():
+    good = dict(name="x", engine="e", version="1", systems=["b200"], model="deepseek-r1", source="s", precision="fp8",
+                serving="agg")
+    with pytest.raises(SpecError, match="unknown keys"):
+        _recipe({**good, "max_runing": 3}, 0)
+    with pytest.raises(SpecError, match="missing"):
+        _recipe({k: v for k, v in good.items() if k != "source"}, 0)
+    with pytest.raises(SpecError, match="no reason|name no field"):
+        _recipe({**good, "assumed": {"overlap": ""}}, 0)
+    with pytest.raises(SpecError, match="end with inf"):
+        _recipe({**good, "mtp_draft_by_seqs_per_rank": [[48, 3], [100, 1]]}, 0)
+    with pytest.raises(SpecError, match="unknown engine recipe"):
+        get_recipe("no-such-engine")
+
+
+def test_available_precisions_follow_chip_formats_and_checkpoints():
+    assert released_precisions("deepseek-r1", "fp8") == ("fp8", "fp4")
+    assert available_precisions("deepseek-r1", "fp8", load_system("h200").chip.formats) == ("fp8",)
+    assert available_precisions("deepseek-r1", "fp8", load_system("b200").chip.formats) == ("fp8", "fp4")
+    assert available_precisions("gpt-oss-120b", "mxfp4", load_system("h200").chip.formats) == ("mxfp4",)
+
+
+# ---- CLI: --engine and override precedence, compare as deployed ---------------------------------
+
+def _predict(capsys, *extra):
+    code, out, err = run(capsys, "predict", "-s", "b200", "-w", "1k1k", "--tp", "8", "--ep", "8", "-c", "32",
+                         "--json", *extra)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_engine_applies_the_recipe_and_explicit_options_override_it(capsys):
+    d = _predict(capsys, "--engine", "sglang-b200-dsr1-fp4")
+    dep = d["deployment"]
+    assert (dep["precision"], dep["max_running"], dep["cuda_graph_max_batch"], dep["token_budget"]) == (
+        "fp4", 256, 256, 16384)
+    assert dep["recv_interval"] == 30 and d["config"].startswith("engine: sglang-b200-dsr1-fp4")
+    d = _predict(capsys, "--engine", "sglang-b200-dsr1-fp4", "--max-running", "16", "--precision", "fp8",
+                 "--cuda-graph-max-batch", "8")
+    dep = d["deployment"]
+    assert (dep["precision"], dep["max_running"], dep["cuda_graph_max_batch"]) == ("fp8", 16, 8)
+    assert d["limit"].startswith("max_running")
+    plain = _predict(capsys)
+    assert plain["config"] == "as stated" and "cuda_graph_max_batch" not in plain["deployment"]
+
+
+def test_engine_mtp_by_load_on_predict(capsys):
+    code, out, err = run(capsys, "predict", "-s", "gb200-nvl72", "-w", "1k1k", "--prefill", "tp=4,ep=4",
+                         "--decode", "tp=8,ep=8,workers=4", "-c", "48", "--engine", "dynamo-trt-dsr1-fp4", "--json")
+    assert code == 0, err
+    assert json.loads(out)["deployment"]["mtp"]["draft_tokens"] == 3  # 12 sequences per rank
+
+
+def test_bad_engine_options_are_one_clear_error(capsys):
+    check_error(*run(capsys, "predict", "-s", "b200", "--tp", "8", "--ep", "8", "-c", "8", "--max-running", "0"),
+                "max_running", "--max-running")
+    check_error(*run(capsys, "predict", "-s", "b200", "--tp", "8", "--ep", "8", "-c", "8", "--engine", "nope"),
+                "unknown engine recipe", "sglang-b200-dsr1-fp4")
+
+
+def test_compare_as_deployed_labels_every_point_and_sweeps_precisions(capsys):
+    code, out, err = run(capsys, "compare", "-s", "b200,h200", "-w", "1k1k", "--as-deployed", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    b, h = d["systems"]["b200"]["frontier"], d["systems"]["h200"]["frontier"]
+    assert all(p["config"].startswith("as deployed: dynamo-trt-dsr1-fp4") for p in b)
+    assert all(p["deployment"]["kind"] == "disagg" and p["deployment"]["precision"] == "fp4" for p in b)
+    assert all(p["config"].startswith("as deployed: sglang-h200-dsr1-fp8") for p in h)
+    assert all(p["deployment"]["max_running"] == 512 for p in h)  # the 1k1k override of the H200 recipe
+    code, out, err = run(capsys, "compare", "-s", "b200,h200", "-w", "1k1k", "--serving", "agg", "--json")
+    d = json.loads(out)
+    assert {p["deployment"]["precision"] for p in d["systems"]["h200"]["frontier"]} == {"fp8"}
+    b_precs = {p["deployment"]["precision"] for p in d["systems"]["b200"]["frontier"]}
+    assert b_precs <= {"fp8", "fp4"} and "fp4" in b_precs
+    assert all(p["config"] == "as stated" for p in d["systems"]["b200"]["frontier"])
+    code, out, err = run(capsys, "compare", "-s", "b200,h200", "-w", "1k1k", "--serving", "agg", "-p", "fp8", "--json")
+    d = json.loads(out)
+    assert d["precision"] == "fp8"
+    assert {p["deployment"]["precision"] for p in d["systems"]["b200"]["frontier"]} == {"fp8"}
+
