@@ -240,4 +240,4 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
     opts = options or SweepOptions()
     return Comparison(model.name, wl, precision.name, convention, baseline, fr, heads, comps,
                       {"serving": opts.serving, "mtp": opts.mtp.as_dict() if opts.mtp else None,
-                       "token_budget": opts.token_budget})
+                       "token_budget": opts.token_budget, "overlap": opts.overlap})

@@ -61,11 +61,12 @@ def _floors(text: str) -> dict[str, float]:
     return out
 
 
-def _options(serving: str, mtp: int | None, acceptance: float | None, concurrency: str | None):
+def _options(serving: str, mtp: int | None, acceptance: float | None, concurrency: str | None,
+             overlap: str = "auto"):
     from jalapeno.analysis.sweep import SweepOptions
 
     conc = tuple(_floats(concurrency, "--concurrency")) if concurrency else None
-    return SweepOptions(serving=serving, mtp=_mtp(mtp, acceptance), concurrency=conc)
+    return SweepOptions(serving=serving, mtp=_mtp(mtp, acceptance), concurrency=conc, overlap=overlap)
 
 
 def parse_pool(text: str, option: str):
@@ -113,6 +114,8 @@ def compare(
     serving: str = typer.Option("both", "--serving", help="agg, disagg or both."),
     mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
+    overlap: str = typer.Option("auto", "--overlap",
+                                help="Two-batch overlap: auto (the faster of none/tbo per point), none or tbo."),
     at: str = typer.Option("10,25,50,100", "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios."),
     tiers: str = typer.Option("fast=100,ultra_fast=300", "--tiers", help="Tier floors in tok/s/user, name=value,..."),
     efficiency: str = typer.Option("calibrated", "--efficiency",
@@ -154,7 +157,7 @@ def compare(
     if html and not html.lower().endswith((".html", ".htm")):
         raise SpecError("--html", f"{html!r} is not an .html file", "give a path ending in .html")
     res = compare_systems(m, syss, wl, prec, baseline=base, convention=power,
-                          options=_options(serving, mtp, mtp_acceptance, concurrency),
+                          options=_options(serving, mtp, mtp_acceptance, concurrency, overlap),
                           iso_interactivity=_floats(at, "--at"), floors=_floors(tiers),
                           bands={s.system.name: band_pricers(s) for s in syss} if bands else None)
     rec = res.record()
@@ -179,6 +182,8 @@ def frontier(
     serving: str = typer.Option("both", "--serving", help="agg, disagg or both."),
     mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
+    overlap: str = typer.Option("auto", "--overlap",
+                                help="Two-batch overlap: auto (the faster of none/tbo per point), none or tbo."),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
@@ -195,7 +200,7 @@ def frontier(
     m, wl, prec = _setup(model, workload, isl, osl, precision, fixed_lengths)
     pr = load_pricer(system, efficiency)
     s = pr.system
-    sf = system_frontier(m, pr, wl, prec, _options(serving, mtp, mtp_acceptance, concurrency), power)
+    sf = system_frontier(m, pr, wl, prec, _options(serving, mtp, mtp_acceptance, concurrency, overlap), power)
     rec = sf.record()
     if out:
         write_frontier(rec, out)
@@ -224,6 +229,8 @@ def predict(
     decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "ep=32,dp=32,workers=1".'),
     mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
+    overlap: str = typer.Option("none", "--overlap",
+                                help="none or tbo (two-batch overlap of the MoE all-to-all; pools with DP attention + EP)."),
     precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
@@ -250,9 +257,10 @@ def predict(
             raise SpecError("--tp/--dp/--ep/--pp", "aggregated layout options given with --prefill/--decode",
                             'put the layouts in the pools, e.g. --decode "dp=8,ep=8,workers=1"')
         dep = Deployment(prec, parse_pool(decode, "--decode"), prefill=parse_pool(prefill, "--prefill"),
-                         mtp=_mtp(mtp, mtp_acceptance))
+                         mtp=_mtp(mtp, mtp_acceptance), overlap=overlap)
     else:
-        dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp)), mtp=_mtp(mtp, mtp_acceptance))
+        dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp)), mtp=_mtp(mtp, mtp_acceptance),
+                         overlap=overlap)
     point = predict_point(m, pr, dep, wl, concurrency, power, rate=rate)
     if not point.feasible:
         from jalapeno.errors import InfeasibleDeployment

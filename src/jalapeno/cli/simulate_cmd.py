@@ -34,6 +34,8 @@ def simulate(
     decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "dp=8,ep=8,workers=1".'),
     mtp: int = typer.Option(None, "--mtp"),
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance"),
+    overlap: str = typer.Option("none", "--overlap",
+                                help="none or tbo (two-batch overlap of the MoE all-to-all; pools with DP attention + EP)."),
     precision: str = typer.Option(None, "--precision", "-p"),
     no_prefix_cache: bool = typer.Option(False, "--no-prefix-cache", help="Disable prefix reuse across turns."),
     seed: int = typer.Option(0, "--seed"),
@@ -68,11 +70,12 @@ def simulate(
         raise SpecError("--prefill/--decode", "disaggregated serving needs both pools", "pass both, or neither")
     mt = _mtp(mtp, mtp_acceptance)
     if prefill is not None:
-        dep = Deployment(prec, parse_pool(decode, "--decode"), prefill=parse_pool(prefill, "--prefill"), mtp=mt)
+        dep = Deployment(prec, parse_pool(decode, "--decode"), prefill=parse_pool(prefill, "--prefill"), mtp=mt,
+                         overlap=overlap)
     else:
         if replicas < 1:
             raise SpecError("--replicas", f"must be >= 1, got {replicas}", "give a positive number of instances")
-        dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp), replicas), mtp=mt)
+        dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp), replicas), mtp=mt, overlap=overlap)
     for opt, v in (("--seed", seed), ("--requests", requests), ("--sessions", sessions)):
         if v is not None and v < (0 if opt == "--seed" else 1):
             raise SpecError(opt, f"must be {'>= 0' if opt == '--seed' else '>= 1'}, got {v}", f"give a valid {opt[2:]}")

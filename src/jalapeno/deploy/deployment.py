@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jalapeno.deploy.layout import Layout
+from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import Precision
 
@@ -39,6 +40,41 @@ def check_mtp(mtp: "MTP | None", model) -> None:
     if mtp is not None and not model.mtp_layers:
         raise SpecError("mtp", f"{model.name} has no MTP module (num_nextn_predict_layers = 0)",
                         "leave MTP off for this model (draft-model speculative decoding is not modelled)")
+
+
+#: Compute/communication overlap modes: ``none`` (serial step) and ``tbo`` (two-batch overlap).
+OVERLAP_MODES = ("none", "tbo")
+
+
+def check_overlap(overlap: str) -> None:
+    """Refuse an unknown overlap mode.
+
+    Raises:
+        SpecError: ``overlap`` is not one of :data:`OVERLAP_MODES`.
+    """
+    if overlap not in OVERLAP_MODES:
+        raise SpecError("overlap", f"unknown overlap mode {overlap!r}",
+                        f"use one of {', '.join(OVERLAP_MODES)} (--overlap none|tbo)")
+
+
+def check_overlap_layout(overlap: str, model, layout: Layout) -> None:
+    """Two-batch overlap needs a MoE all-to-all to hide (attention DP with EP > 1).
+
+    Raises:
+        SpecError: unknown mode, or ``tbo`` on a layout without an EP all-to-all.
+    """
+    check_overlap(overlap)
+    if overlap == "tbo" and not has_ep_all_to_all(model, layout):
+        raise SpecError("overlap", f"two-batch overlap hides the MoE dispatch/combine all-to-all, which "
+                        f"{model.name} on {layout.label} does not have",
+                        "use attention DP with expert parallelism (e.g. --dp 8 --ep 8) or --overlap none")
+
+
+def pool_overlap(overlap: str, model, layout: Layout) -> str:
+    """The overlap a pool of ``layout`` runs under the deployment's ``overlap``: ``tbo`` only where the
+    layout has an EP all-to-all to hide (a TP-only prefill pool beside a DEP decode pool runs serially,
+    as SGLang's two-batch overlap needs the DeepEP dispatcher), else ``none``."""
+    return "tbo" if overlap == "tbo" and has_ep_all_to_all(model, layout) else "none"
 
 
 def query_len(mtp: "MTP | None") -> int:
@@ -116,6 +152,11 @@ class Deployment:
         mtp: MTP settings or None.
         token_budget: chunked-prefill tokens per step (aggregated) / per prefill step.
         max_running: cap on running requests per instance.
+        overlap: ``none`` or ``tbo`` (two-batch overlap; :data:`OVERLAP_MODES`), applied to the
+            pools with an EP all-to-all (:func:`pool_overlap`).
+
+    Raises:
+        SpecError: an unknown ``overlap``.
     """
 
     precision: Precision
@@ -124,6 +165,20 @@ class Deployment:
     mtp: MTP | None = None
     token_budget: int = DEFAULT_TOKEN_BUDGET
     max_running: int = DEFAULT_MAX_RUNNING
+    overlap: str = "none"
+
+    def __post_init__(self) -> None:
+        check_overlap(self.overlap)
+
+    def check_overlap(self, model) -> None:
+        """``tbo`` must have a pool to apply to.
+
+        Raises:
+            SpecError: ``tbo`` but no pool's layout has an EP all-to-all.
+        """
+        pools = [p for p in (self.prefill, self.decode) if p is not None]
+        if self.overlap == "tbo" and not any(has_ep_all_to_all(model, p.layout) for p in pools):
+            check_overlap_layout("tbo", model, self.decode.layout)
 
     @property
     def kind(self) -> str:
@@ -137,6 +192,7 @@ class Deployment:
     @property
     def label(self) -> str:
         mtp = f" MTP{self.mtp.draft_tokens}@{self.mtp.acceptance:g}" if self.mtp else ""
+        mtp += " TBO" if self.overlap == "tbo" else ""
         if self.prefill is None:
             return f"agg {self.decode.layout.label}{mtp} [{self.precision.name}]"
         return (f"disagg P {self.prefill.workers}x({self.prefill.layout.label}) + D "
@@ -145,7 +201,7 @@ class Deployment:
     def as_dict(self) -> dict:
         d = {"kind": self.kind, "precision": self.precision.name, "chips": self.chips,
              "label": self.label, "token_budget": self.token_budget, "max_running": self.max_running,
-             "mtp": self.mtp.as_dict() if self.mtp else None}
+             "mtp": self.mtp.as_dict() if self.mtp else None, "overlap": self.overlap}
         if self.prefill is None:
             d["layout"] = self.decode.layout.as_dict()
         else:

@@ -8,7 +8,9 @@ two can never disagree. Conventions of deploy/layout.py:
 - attention heads per rank: H / tp (TP divides the heads, checked by the layout);
 - GQA KV heads per rank: ceil(KV / tp), at least one (replicated once tp exceeds KV heads);
 - routed experts per EP rank: ceil(E / ep) (the busiest rank when EP does not divide E);
-- tensor parallelism inside each expert: moe_tp = tp · dp / ep.
+- tensor parallelism inside each expert: moe_tp = tp · dp / ep;
+- MoE token exchange: an all-to-all dispatch/combine over the stage exactly when attention is
+  data-parallel and the experts expert-parallel (dp > 1 and ep > 1, the DeepEP layout).
 """
 
 from __future__ import annotations
@@ -38,6 +40,21 @@ def experts_per_rank(model: ModelSpec, ep: int) -> int:
     77
     """
     return math.ceil(model.moe.num_experts / ep) if model.moe else 0
+
+
+def has_ep_all_to_all(model: ModelSpec, layout: Layout) -> bool:
+    """Whether a MoE layer of ``model`` under ``layout`` exchanges tokens by all-to-all.
+
+    True for attention DP with EP (dp > 1 and ep > 1): each rank dispatches its own tokens to the
+    experts' ranks and combines the results (DeepEP). Otherwise the MoE layer all-reduces over TP
+    (dp = 1) or all-gathers / reduce-scatters over the stage (ep = 1). Two-batch overlap hides
+    exactly this exchange (cost/overlap.py).
+
+    >>> from types import SimpleNamespace as N
+    >>> has_ep_all_to_all(N(moe=object()), Layout(tp=1, dp=8, ep=8)), has_ep_all_to_all(N(moe=object()), Layout(tp=8, ep=8))
+    (True, False)
+    """
+    return model.moe is not None and layout.dp > 1 and layout.ep > 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,7 @@ import numpy as np
 
 from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost
-from jalapeno.deploy.deployment import Deployment
+from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.model import ModelSpec
@@ -175,7 +175,8 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
                         decode_batch) -> ServingPoints:
     """Aggregated closed-loop points at decode batches ``decode_batch`` (N,) per instance.
 
-    Batches above the instance's cap are clipped to it (``limit`` names the cap).
+    Batches above the instance's cap are clipped to it (``limit`` names the cap). Steps run
+    under the deployment's overlap where the layout has an EP all-to-all (deploy/deployment.py).
     """
     eff = pricer.efficiency
     lay = dep.decode.layout
@@ -199,7 +200,8 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     pre = np.concatenate([np.zeros(n), p_big])
     sc = step_cost(model, pricer, lay, dep.precision,
                    Batch.make(decode_seqs=np.concatenate([b_mb, b_mb]), decode_ctx=ctx, prefill_tokens=pre,
-                              prefill_ctx=pre_ctx, prefill_seqs=pre / chunk), dep.mtp)
+                              prefill_ctx=pre_ctx, prefill_seqs=pre / chunk), dep.mtp,
+                   pool_overlap(dep.overlap, model, lay))
     frac = np.where(p_mb < chunk, p_mb / chunk, 1.0)
     t_dec, ttft_step = sc.step_time_s[:n], sc.step_time_s[n:]
     tau = (1 - frac) * t_dec + frac * ttft_step

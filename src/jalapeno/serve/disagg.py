@@ -59,12 +59,16 @@ class DecodeCurve:
 
 
 def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, wl: Workload,
-                 token_budget: int) -> PrefillPerf:
-    """Throughput and service time of one prefill instance at full token-budget steps."""
+                 token_budget: int, overlap: str = "none") -> PrefillPerf:
+    """Throughput and service time of one prefill instance at full token-budget steps.
+
+    ``overlap``: ``none`` or ``tbo`` (two-batch overlap; needs an EP all-to-all, cost/overlap.py).
+    """
     chunk = float(min(wl.mean_isl, token_budget))
     seqs = token_budget / chunk
     sc = step_cost(model, pricer, layout, precision,
-                   Batch.make(prefill_tokens=token_budget, prefill_seqs=seqs, prefill_ctx=(wl.mean_isl - chunk) / 2))
+                   Batch.make(prefill_tokens=token_budget, prefill_seqs=seqs, prefill_ctx=(wl.mean_isl - chunk) / 2),
+                   overlap=overlap)
     tau = float(sc.interval_s[0])
     lat = float(sc.step_time_s[0])
     q = {p: math.ceil(wl.isl_quantile(p) / token_budget) * lat for p in QUANTILES}
@@ -74,13 +78,17 @@ def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
 
 
 def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, wl: Workload,
-                 batch, mtp: MTP | None = None) -> DecodeCurve:
-    """Decode step latency of one decode instance at batches ``batch`` (clipped to KV capacity)."""
+                 batch, mtp: MTP | None = None, overlap: str = "none") -> DecodeCurve:
+    """Decode step latency of one decode instance at batches ``batch`` (clipped to KV capacity).
+
+    ``overlap``: ``none`` or ``tbo`` (two-batch overlap; needs an EP all-to-all, cost/overlap.py).
+    """
     ctx = wl.mean_isl + wl.mean_osl / 2
     b = np.asarray(batch, dtype=float)
     cap = decode_batch_cap(model, pricer.system, layout, precision, ctx, pricer.efficiency, mtp)
     b = np.minimum(b, cap)
-    sc = step_cost(model, pricer, layout, precision, Batch.make(decode_seqs=b / layout.pp, decode_ctx=ctx), mtp)
+    sc = step_cost(model, pricer, layout, precision, Batch.make(decode_seqs=b / layout.pp, decode_ctx=ctx), mtp,
+                   overlap)
     return DecodeCurve(layout, b, sc.step_time_s, sc.bound, sc.bound_margin, sc.bound_level, sc.feasible & (b > 0),
                        sc.reason, cap)
 

@@ -22,12 +22,15 @@ from jalapeno.specs.model import ModelSpec
 
 
 class StepTimer:
-    """Callable: step time (s) of one instance for a batch, memoised on bucketed inputs."""
+    """Callable: step time (s) of one instance for a batch, memoised on bucketed inputs.
+
+    ``overlap`` is the pool's overlap mode (``none``/``tbo``), passed to ``step_cost``.
+    """
 
     def __init__(self, model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision,
-                 mtp: MTP | None = None, ratio: float = 1.03) -> None:
+                 mtp: MTP | None = None, ratio: float = 1.03, overlap: str = "none") -> None:
         self.model, self.pricer, self.layout, self.precision = model, pricer, layout, precision
-        self.mtp = mtp
+        self.mtp, self.overlap = mtp, overlap
         self.log_r = math.log(ratio)
         self.cache: dict[tuple, float] = {}
         self.calls = 0
@@ -48,7 +51,7 @@ class StepTimer:
             self.calls += 1
             sc = step_cost(self.model, self.pricer, self.layout, self.precision,
                            Batch.make(decode_seqs=key[0], decode_ctx=key[1], prefill_tokens=key[2],
-                                      prefill_ctx=key[3], prefill_seqs=key[4]), self.mtp)
+                                      prefill_ctx=key[3], prefill_seqs=key[4]), self.mtp, self.overlap)
             t = float(sc.step_time_s[0])  # MTP verify + drafting passes included by step_cost
             self.cache[key] = t
         return t
