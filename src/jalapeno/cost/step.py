@@ -337,7 +337,7 @@ def _two_batch(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
                                      + ov.exposed_s * cts.time_s[a2a & sel].sum(axis=0) / a2a_total)
     for k, v in tbo_share.items():
         share[k] = np.where(split, v, share[k])
-    return np.where(split, ov.stage_s, serial_layer), np.where(split, ov.link_s - ov.exposed_s, 0.0)
+    return np.where(split, ov.stage_s, serial_layer), np.where(split, np.maximum(ov.link_s - ov.exposed_s, 0.0), 0.0)
 
 
 def _link_level(bound: np.ndarray, ct: np.ndarray, cw, scope_arr: np.ndarray, levels: list[str],
