@@ -17,7 +17,9 @@ Two-batch overlap (``SweepOptions.overlap``): ``auto`` (default) evaluates every
 all-to-all (attention DP + EP > 1, the only ones it applies to) with and without it and keeps, at
 each operating point (decode batch or concurrency), the faster of the two — the option is used
 only where it wins, as a recipe author would set it; ``none`` never uses it, ``tbo`` always where
-it applies. Point counts do not grow (one deployment per point either way).
+it applies. On the batch grid point counts do not grow (one deployment per point either way); with
+fixed concurrencies both variants keep every concurrency (one block of len(concurrency) points
+per deployment, as callers expect).
 """
 
 from __future__ import annotations
@@ -202,8 +204,9 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
             if opt.concurrency is None:  # the same batch grid for every variant (same memory fit)
                 _, first = np.unique(sets[0].decode_batch, return_index=True)
                 sets = [p.take(np.sort(first)) for p in sets]
-            if len(sets) == 1:
-                add(variants[0], sets[0])
+            if len(sets) == 1 or opt.concurrency is not None:  # fixed concurrencies: every
+                for d, p in zip(variants, sets):                 # deployment keeps all of them
+                    add(d, p)
                 continue
             off, on = sets
             use = on.feasible & (~off.feasible | (on.throughput_per_chip > off.throughput_per_chip))
