@@ -80,7 +80,6 @@ def test_step_cost_doubles_all_but_the_step_overhead(pricers):
     a = step_cost(m, roof, Layout(tp=1, dp=8, ep=8), prec, batch)
     b = step_cost(m, toy, Layout(tp=1, dp=8, ep=8), prec, batch)
     so = roof.efficiency.step_overhead_s
-    assert roof.efficiency.comm_overlap == 0
     np.testing.assert_allclose(b.step_time_s - so, 2 * (a.step_time_s - so), rtol=1e-12)
     # attribution doubles too (overhead keeps one step overhead)
     np.testing.assert_allclose(b.attribution_s["compute"], 2 * a.attribution_s["compute"], rtol=1e-12)

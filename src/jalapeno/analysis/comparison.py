@@ -272,4 +272,4 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
     extra = {"as_deployed": {n: r.label for n, r in recipes.items()}} if recipes else {}
     return Comparison(model.name, wl, prec_label, convention, baseline, fr, heads, comps,
                       {"serving": opts.serving, "mtp": opts.mtp.as_dict() if opts.mtp else None,
-                       "token_budget": opts.token_budget, **extra})
+                       "token_budget": opts.token_budget, "overlap": opts.overlap, **extra})

@@ -16,6 +16,14 @@ Enumerated (like the InferenceX sweeps; all restrictable by :class:`SweepOptions
   cap) — the closed-loop concurrency of each point is derived from it (serve/analytic.py), or,
   with ``concurrency`` given, solved for those concurrencies (aggregated only).
 Layouts whose weights do not fit are skipped; points that do not fit are kept, marked infeasible.
+
+Two-batch overlap (``SweepOptions.overlap``): ``auto`` (default) evaluates every layout with an EP
+all-to-all (attention DP + EP > 1, the only ones it applies to) with and without it and keeps, at
+each operating point (decode batch or concurrency), the faster of the two — the option is used
+only where it wins, as a recipe author would set it; ``none`` never uses it, ``tbo`` always where
+it applies. On the batch grid point counts do not grow (one deployment per point either way); with
+fixed concurrencies both variants keep every concurrency (one block of len(concurrency) points
+per deployment, as callers expect).
 """
 
 from __future__ import annotations
@@ -24,9 +32,10 @@ from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
-from jalapeno.deploy.deployment import DEFAULT_TOKEN_BUDGET, MTP, Deployment, Pool
+from jalapeno.deploy.deployment import DEFAULT_TOKEN_BUDGET, MTP, Deployment, Pool, pool_overlap
 from jalapeno.deploy.layout import Layout, validate_layout
 from jalapeno.deploy.memory_fit import weight_bytes_per_chip
+from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.errors import JalapenoError, SpecError
 from jalapeno.serve.analytic import (
     ServingPoints,
@@ -56,6 +65,8 @@ EPLB_MIN_EP = 8
 #: prompt in a few chunk steps and CP only adds chips (a sweep-size choice, keeping compare fast).
 CP_PREFILL_MIN_ISL = 32768
 CP_DEGREES = (2, 4)
+#: Overlap choices of a sweep: the faster per point, never, or always (where it applies).
+SWEEP_OVERLAP = ("auto", "none", "tbo")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +85,8 @@ class SweepOptions:
         max_running, max_tokens_per_step, cuda_graph_max_batch, recv_interval: engine limits
             of every deployment (deploy/deployment.Deployment; serve/limits.py).
         recipe: label of the engine recipe these options come from (None: as stated).
+        overlap: ``auto`` (per point, the faster of with and without two-batch overlap where a
+            layout has an EP all-to-all), ``none`` or ``tbo`` (module docstring).
     """
 
     serving: str = "both"
@@ -88,20 +101,24 @@ class SweepOptions:
     cuda_graph_max_batch: int | None = None
     recv_interval: int = 1
     recipe: str | None = None
+    overlap: str = "auto"
 
     def deployment(self, precision: Precision, decode: Pool, prefill: Pool | None = None,
-                   mtp: MTP | None = None) -> Deployment:
+                   mtp: MTP | None = None, overlap: str = "none") -> Deployment:
         """A deployment with these options' MTP (or ``mtp``), budget and engine limits."""
         return Deployment(precision, decode, prefill=prefill, mtp=mtp or self.mtp, token_budget=self.token_budget,
                           max_running=self.max_running, max_tokens_per_step=self.max_tokens_per_step,
                           cuda_graph_max_batch=self.cuda_graph_max_batch, recv_interval=self.recv_interval,
-                          recipe=self.recipe)
+                          recipe=self.recipe, overlap=overlap)
 
     def __post_init__(self) -> None:
         if self.eplb is not None and (isinstance(self.eplb, bool) or not isinstance(self.eplb, int)
                                       or self.eplb < 0):
             raise SpecError("eplb", f"redundant experts must be an integer >= 0, got {self.eplb!r}",
                             "give --eplb R with R >= 0, or --eplb off")
+        if self.overlap not in SWEEP_OVERLAP:
+            raise SpecError("overlap", f"unknown overlap choice {self.overlap!r}",
+                            f"use one of {', '.join(SWEEP_OVERLAP)} (auto: the faster of none and tbo)")
         if self.serving not in ("both", "agg", "disagg"):
             raise SpecError("serving", f"unknown serving mode {self.serving!r}", "use agg, disagg or both")
         if self.concurrency is not None and any(c <= 0 for c in self.concurrency):
@@ -249,40 +266,71 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
     if opt.serving in ("both", "agg"):
         for lay in aggregated_layouts(model, system, precision, eff, opt.max_stage_factor, opt.eplb):
             dep = opt.deployment(precision, Pool(lay))
-            if opt.concurrency is not None:
-                pts = solve_concurrency(model, pricer, dep, wl, np.asarray(opt.concurrency))
-            else:
-                pts = aggregated_by_batch(model, pricer, dep, wl, batches)
-                _, first = np.unique(pts.decode_batch, return_index=True)
-                pts = pts.take(np.sort(first))
-            add(dep, pts)
+            variants = [dep]
+            if opt.overlap != "none" and has_ep_all_to_all(model, lay):
+                variants = [replace(dep, overlap="tbo")] if opt.overlap == "tbo" else [dep, replace(dep, overlap="tbo")]
+            sets = []
+            for d in variants:
+                if opt.concurrency is not None:
+                    sets.append(solve_concurrency(model, pricer, d, wl, np.asarray(opt.concurrency)))
+                else:
+                    sets.append(aggregated_by_batch(model, pricer, d, wl, batches))
+            if opt.concurrency is None:  # the same batch grid for every variant (same memory fit)
+                _, first = np.unique(sets[0].decode_batch, return_index=True)
+                sets = [p.take(np.sort(first)) for p in sets]
+            if len(sets) == 1 or opt.concurrency is not None:  # fixed concurrencies: every
+                for d, p in zip(variants, sets):                 # deployment keeps all of them
+                    add(d, p)
+                continue
+            off, on = sets
+            use = on.feasible & (~off.feasible | (on.throughput_per_chip > off.throughput_per_chip))
+            for d, p, sel in ((variants[0], off, ~use), (variants[1], on, use)):
+                if sel.any():
+                    add(d, p.take(np.flatnonzero(sel)))
     if opt.serving in ("both", "disagg") and opt.concurrency is None:
         pre_layouts, dec_layouts = disaggregated_layouts(model, system, precision, eff, opt.max_stage_factor,
                                                          opt.eplb, wl.mean_isl)
         limits = opt.deployment(precision, Pool(Layout()))  # carries the engine limits only
-        pres = [prefill_perf(model, pricer, lay, precision, wl, limits.prefill_chunk_budget) for lay in pre_layouts]
+        pre_ov = "tbo" if opt.overlap == "tbo" else "none"  # enumerated prefill pools have no all-to-all
+        pres = [prefill_perf(model, pricer, lay, precision, wl, limits.prefill_chunk_budget,
+                             pool_overlap(pre_ov, model, lay))
+                for lay in pre_layouts]
         pairs = [(x, y) for x in PREFILL_WORKERS for y in DECODE_WORKERS]
         xs = np.array([p[0] for p in pairs])
         ys = np.array([p[1] for p in pairs])
         for dlay in dec_layouts:
-            dec = decode_curve(model, pricer, dlay, precision, wl, batches, opt.mtp, limits)
-            keep = np.sort(np.unique(dec.batch, return_index=True)[1])
+            curves = {"none": decode_curve(model, pricer, dlay, precision, wl, batches, opt.mtp, limits)}
+            if opt.overlap != "none" and has_ep_all_to_all(model, dlay):
+                curves["tbo"] = decode_curve(model, pricer, dlay, precision, wl, batches, opt.mtp, limits, "tbo")
+                if opt.overlap == "tbo":
+                    del curves["none"]
+            dec0 = next(iter(curves.values()))
+            keep = np.sort(np.unique(dec0.batch, return_index=True)[1])
+            # per decode batch, the overlap mode it runs (the faster where both are evaluated)
+            mode = np.full(dec0.batch.shape[0], next(iter(curves)), dtype=object)
+            if len(curves) == 2:
+                off, on = curves["none"], curves["tbo"]
+                mode = np.where(on.feasible & (~off.feasible | (on.tau_s < off.tau_s)), "tbo", "none")
             for pre in pres:
                 if not pre.feasible:
                     continue
-                pts = disaggregated_points(model, pricer, precision, wl, pre, dec, xs, ys, opt.mtp)
-                k = dec.batch.shape[0]
-                sel, owner = [], []
-                for m, (x, y) in enumerate(pairs):
-                    dep = opt.deployment(precision, Pool(dlay, y), prefill=Pool(pre.layout, x))
-                    if dep.chips > system.max_chips:
+                k = dec0.batch.shape[0]
+                for ov, dec in curves.items():
+                    kv = keep[mode[keep] == ov]
+                    if not kv.size:
                         continue
-                    sel.append(m * k + keep)
-                    owner.append(np.full(keep.size, len(deps)))
-                    deps.append(dep)
-                if sel:  # one block for every worker pair of this (prefill, decode) layout pair
-                    parts.append(pts.take(np.concatenate(sel)))
-                    idx.append(np.concatenate(owner))
+                    pts = disaggregated_points(model, pricer, precision, wl, pre, dec, xs, ys, opt.mtp)
+                    sel, owner = [], []
+                    for m, (x, y) in enumerate(pairs):
+                        dep = opt.deployment(precision, Pool(dlay, y), prefill=Pool(pre.layout, x), overlap=ov)
+                        if dep.chips > system.max_chips:
+                            continue
+                        sel.append(m * k + kv)
+                        owner.append(np.full(kv.size, len(deps)))
+                        deps.append(dep)
+                    if sel:  # one block for every worker pair of this (prefill, decode) layout pair
+                        parts.append(pts.take(np.concatenate(sel)))
+                        idx.append(np.concatenate(owner))
     if not parts:
         raise InfeasibleDeployment(
             "deployment", f"no layout of {model.name} ({precision.name}) fits on {system.name} "

@@ -97,11 +97,12 @@ def sweep_eplb(text: str) -> int | None:
 
 
 def _options(serving: str, mtp: int | None, acceptance: float | None, concurrency: str | None,
-             eplb: str = "32"):
+             eplb: str = "32", overlap: str = "auto"):
     from jalapeno.analysis.sweep import SweepOptions
 
     conc = tuple(_floats(concurrency, "--concurrency")) if concurrency else None
-    return SweepOptions(serving=serving, mtp=_mtp(mtp, acceptance), concurrency=conc, eplb=sweep_eplb(eplb))
+    return SweepOptions(serving=serving, mtp=_mtp(mtp, acceptance), concurrency=conc, eplb=sweep_eplb(eplb),
+                        overlap=overlap)
 
 
 def parse_pool(text: str, option: str):
@@ -160,6 +161,8 @@ def compare(
     max_running: int = max_running_option(),
     max_tokens_per_step: int = max_tokens_option(),
     cuda_graph_max_batch: int = graph_option(),
+    overlap: str = typer.Option("auto", "--overlap",
+                                help="Two-batch overlap: auto (the faster of none/tbo per point), none or tbo."),
     at: str = typer.Option("10,25,50,100", "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios."),
     tiers: str = typer.Option("fast=100,ultra_fast=300", "--tiers", help="Tier floors in tok/s/user, name=value,..."),
     efficiency: str = typer.Option("calibrated", "--efficiency",
@@ -209,7 +212,7 @@ def compare(
         html = "" if json_out else "jalapeno-compare.html"
     if html and not html.lower().endswith((".html", ".htm")):
         raise SpecError("--html", f"{html!r} is not an .html file", "give a path ending in .html")
-    opts = sweep_options(_options(serving or "both", mtp, mtp_acceptance, concurrency, eplb), rec,
+    opts = sweep_options(_options(serving or "both", mtp, mtp_acceptance, concurrency, eplb, overlap), rec,
                          serving is not None, max_running, max_tokens_per_step, cuda_graph_max_batch)
     pinned = precision is not None or rec is not None
     precs = None if pinned else {s.system.name: list(available_precisions(m.name, m.default_precision,
@@ -258,6 +261,8 @@ def frontier(
     max_running: int = max_running_option(),
     max_tokens_per_step: int = max_tokens_option(),
     cuda_graph_max_batch: int = graph_option(),
+    overlap: str = typer.Option("auto", "--overlap",
+                                help="Two-batch overlap: auto (the faster of none/tbo per point), none or tbo."),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
@@ -278,7 +283,7 @@ def frontier(
                          kv_dtype, attention_dtype, compute_fallback, routing)
     pr = load_pricer(system, efficiency)
     s = pr.system
-    opts = sweep_options(_options(serving or "both", mtp, mtp_acceptance, concurrency, eplb), rec,
+    opts = sweep_options(_options(serving or "both", mtp, mtp_acceptance, concurrency, eplb, overlap), rec,
                          serving is not None, max_running, max_tokens_per_step, cuda_graph_max_batch)
     sf = system_frontier(m, pr, wl, prec, opts, power, recipe=rec if opts.mtp is None else None)
     rec = sf.record()
@@ -312,6 +317,8 @@ def predict(
     decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "ep=32,dp=32,workers=1".'),
     mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
+    overlap: str = typer.Option("none", "--overlap",
+                                help="none or tbo (two-batch overlap of the MoE all-to-all; pools with DP attention + EP)."),
     precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
     kv_dtype: str = kv_dtype_option(),
     attention_dtype: str = attention_dtype_option(),
@@ -352,12 +359,12 @@ def predict(
         per_rank = concurrency / (dec.workers * dec.layout.dp) if concurrency else None
         dep = Deployment(prec, dec, prefill=parse_pool(prefill, "--prefill"),
                          mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank), memory_fraction=memory_fraction,
-                         **lim)
+                         overlap=overlap, **lim)
     else:
         per_rank = concurrency / dp if concurrency else None
         dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp, eplb=eplb)),
                          mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank), memory_fraction=memory_fraction,
-                         **lim)
+                         overlap=overlap, **lim)
     point = predict_point(m, pr, dep, wl, concurrency, power, rate=rate)
     if not point.feasible:
         from jalapeno.errors import InfeasibleDeployment

@@ -39,6 +39,8 @@ def simulate(
     decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "dp=8,ep=8,workers=1".'),
     mtp: int = typer.Option(None, "--mtp"),
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance"),
+    overlap: str = typer.Option("none", "--overlap",
+                                help="none or tbo (two-batch overlap of the MoE all-to-all; pools with DP attention + EP)."),
     precision: str = typer.Option(None, "--precision", "-p"),
     kv_dtype: str = kv_dtype_option(),
     attention_dtype: str = attention_dtype_option(),
@@ -90,13 +92,13 @@ def simulate(
         dec = parse_pool(decode, "--decode")
         mt = recipe_mtp(rec, mt, concurrency / (dec.workers * dec.layout.dp) if concurrency else None)
         dep = Deployment(prec, dec, prefill=parse_pool(prefill, "--prefill"), mtp=mt,
-                         memory_fraction=memory_fraction, **lim)
+                         memory_fraction=memory_fraction, overlap=overlap, **lim)
     else:
         if replicas < 1:
             raise SpecError("--replicas", f"must be >= 1, got {replicas}", "give a positive number of instances")
         mt = recipe_mtp(rec, mt, concurrency / (replicas * dp) if concurrency else None)
         dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp, eplb=eplb), replicas), mtp=mt,
-                         memory_fraction=memory_fraction, **lim)
+                         memory_fraction=memory_fraction, overlap=overlap, **lim)
     for opt, v in (("--seed", seed), ("--requests", requests), ("--sessions", sessions)):
         if v is not None and v < (0 if opt == "--seed" else 1):
             raise SpecError(opt, f"must be {'>= 0' if opt == '--seed' else '>= 1'}, got {v}", f"give a valid {opt[2:]}")

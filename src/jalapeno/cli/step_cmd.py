@@ -36,6 +36,8 @@ def step(
     prefix: int = typer.Option(0, "--prefix", help="Cached prefix of the prefilled prompt, tokens (a later chunk)."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
+    overlap: str = typer.Option("none", "--overlap",
+                                help="none or tbo (two-batch overlap of the MoE all-to-all; needs --dp > 1 and --ep > 1)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Cost of one forward step on one chip: ops, collectives, time and binding constraint."""
@@ -50,7 +52,7 @@ def step(
     sc = step_cost(m, pr, Layout(tp=tp, dp=dp, ep=ep, pp=pp, cp=cp, eplb=eplb), prec,
                    Batch.make(decode_seqs=batch, decode_ctx=context, prefill_tokens=prefill_tokens,
                               prefill_ctx=prefix),
-                   memory_fraction=check_memory_fraction(memory_fraction))
+                   memory_fraction=check_memory_fraction(memory_fraction), overlap=overlap)
     out = sc.summary(0)
     if not out["feasible"]:
         from jalapeno.errors import InfeasibleDeployment
@@ -63,7 +65,8 @@ def step(
         return
     t = Table(title=f"{m.name} on {s.name}, {sc.layout.label}, {prec.name}, batch {batch} x ctx {context}"
               + (f" + {prefill_tokens} prefill tokens" if prefill_tokens else "")
-              + (f" at prefix {prefix}" if prefix else ""))
+              + (f" at prefix {prefix}" if prefix else "")
+              + (" (ops of the whole step; times below are two-batch overlapped)" if overlap == "tbo" else ""))
     for col in ("op", "fmt", "FLOP", "weights B", "KV B", "act B", "time us", "bound"):
         t.add_column(col, justify="right" if col not in ("op", "fmt", "bound") else "left")
     for r in sc.op_rows(0):
@@ -80,6 +83,8 @@ def step(
                        f"{r['time_s'] * 1e6:.1f}", r["algorithm"], f"{r['level']} ({r['scope']})")
         console.print(ct)
     att = ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in out["attribution_s"].items())
+    if overlap == "tbo":
+        console.print(f"two-batch overlap: {out['hidden_comm_s'] * 1e3:.2f} ms of all-to-all hidden under compute")
     console.print(f"step time [bold]{out['step_time_s'] * 1e3:.2f} ms[/bold], bound by "
                   f"[bold]{out['bound']}[/bold] ({out['bound_margin']:.2f}x the next); {att}")
     mem = out["memory"]

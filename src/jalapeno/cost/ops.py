@@ -37,7 +37,7 @@ from jalapeno.cost.moe import busiest_rank_assignments, experts_touched_on_rank
 from jalapeno.cost.optable import MOE_KERNELS, CollectiveTable, OpBuilder, OpTable
 from jalapeno.deploy.eplb import busiest_rank_share
 from jalapeno.deploy.layout import Layout
-from jalapeno.deploy.sharding import sharding
+from jalapeno.deploy.sharding import has_ep_all_to_all, sharding
 from jalapeno.deploy.memory_fit import ROUTER_BYTES
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import Precision, resolve_compute_format
@@ -122,10 +122,11 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         # routing/permute/finalize passes over the tokens a rank handles: with attention DP and an
         # all-to-all dispatch its own tokens (the received ones are in the assignments' bytes);
         # otherwise every token of the group, which each rank holds (TP) or gathers
-        scanned = t if dp > 1 and layout.ep > 1 else tokens_in_group
+        a2a = has_ep_all_to_all(model, layout)
+        scanned = t if a2a else tokens_in_group
         scan = scanned * h * 2.0 * eff.moe_passes(wf)
         add_routed_experts(ob, "moe.experts", wf, load, touched, h, inter, w_expert, wb, ain, scan, n_moe)
-        if dp > 1 and layout.ep > 1:
+        if a2a:
             disp_b = 1.0 if wf in ("fp8", "fp4") else 2.0
             # the busiest receiver sets the all-to-all time: its load over the mean rank's
             hot = np.where(tokens_in_group > 0, load * layout.ep / np.maximum(tokens_in_group * m.top_k, 1e-9), 1.0)

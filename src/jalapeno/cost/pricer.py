@@ -7,7 +7,7 @@ A step is described once, independently of any chip, by the op table and the col
     pricer.collective_times(colls)    -> CollectiveTimes  per-collective time, algorithm, level, scope
     pricer.collective(kind, g, bytes) -> CollectiveTime   one collective (KV hand-off, the CLI)
 
-plus the fixed per-step terms the step assembly needs (``step_overhead_s``, ``comm_overlap``)
+plus the fixed per-step term the step assembly needs (``step_overhead_s``)
 and the serving-software terms (front end, memory reserve), all read from its ``efficiency``.
 ``step_cost`` (cost/step.py) takes a pricer and never looks at a chip or an efficiency set
 directly; everything downstream (serving, sweeps, the simulator, calibration) is priced through

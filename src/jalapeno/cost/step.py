@@ -2,14 +2,19 @@
 
 For N batch points at once (NumPy arrays), one chip of the heaviest pipeline stage:
 
-    layer_time = Σ_stage-ops t_op + Σ_stage-collectives t_coll − hidden
-    hidden     = min(comm_overlap · Σ t_coll, Σ compute-bound op time)
+    layer_time = Σ_stage-ops t_op + Σ_stage-collectives t_coll          (overlap "none")
+    layer_time = two-batch-overlap stage time (cost/overlap.py)        (overlap "tbo")
     step_time  = pp · layer_time + Σ_edge-ops t_op + t_gather + (pp − 1) · t_p2p + step_overhead
     interval   = layer_time + Σ_edge t + t_p2p·[pp > 1] + step_overhead
     a collective with ``hidden_under`` (the CP ring KV exchange) costs max(0, t_coll − t_op)
     with MTP (k drafts): every decoding sequence verifies 1 + k rows, and the step adds k
     drafting passes of the MTP module, each priced as one mean layer of the verify step:
     draft = k · (step_time − step_overhead) / (layers + 1)   (on points with decode sequences)
+
+With ``overlap="tbo"`` the step's rows are split into two micro-batches; the micro-batch op and
+collective tables are priced through the same pricer and interleaved layer by layer so that
+each micro-batch's compute hides the other's MoE dispatch/combine (cost/overlap.py); a step
+that cannot be split (fewer than two decoding sequences per DP rank and no prefill) runs serially.
 
 Times come from a pricer (cost/pricer.py): the op and collective tables say what the step does,
 the pricer what it costs on one system with one efficiency set.
@@ -18,7 +23,10 @@ the pricer what it costs on one system with one efficiency set.
 is the time between consecutive steps of the instance with pp micro-batches in flight (what
 throughput sees; equal to the step time when pp = 1). The time is attributed to compute,
 HBM bandwidth, scale-up link, scale-out link and overhead (kernel launches + step overhead);
-the largest share is the binding constraint and ``bound_margin`` = largest / second largest.
+the shares sum to the step time. Under two-batch overlap the stage's shares are those of the two
+micro-batches (their compute, HBM, launches and blocking collectives) and the links are charged
+only the all-to-all time left exposed; hidden communication costs no time and is reported as
+``hidden_comm_s``. The largest share is the binding constraint and ``bound_margin`` = largest / second largest.
 A batch whose weights + KV + activations exceed usable HBM is infeasible (``feasible`` False,
 ``reason`` says why, bound ``hbm_capacity``).
 """
@@ -31,11 +39,13 @@ import numpy as np
 
 from jalapeno.cost.ops import build_step_ops
 from jalapeno.cost.optable import CollectiveTable, OpTable
+from jalapeno.cost.overlap import MIN_SPLIT_SEQS, PREFILL_COMM_SM_FRACTION, roof_parts, tbo_stage
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.cost.roofline import OpTimes
-from jalapeno.deploy.deployment import MTP, check_mtp, query_len
+from jalapeno.deploy.deployment import MTP, check_mtp, check_overlap_layout, query_len
 from jalapeno.deploy.layout import Layout, validate_layout
 from jalapeno.deploy.memory_fit import MemoryFit, memory_fit
+from jalapeno.deploy.sharding import sharding
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import Precision, check_precision
 from jalapeno.specs.model import ModelSpec
@@ -102,10 +112,22 @@ class Batch:
         """Rows processed by the step: decode sequences × ``query_len`` + prefill tokens."""
         return self.decode_seqs * query_len + self.prefill_tokens
 
+    def halved(self) -> Batch:
+        """One of two equal micro-batches: half the decoding sequences, half the prefill tokens
+        and sequences (a prefill chunk split by its tokens keeps its mean length, so each half
+        carries half the causal attention work — DeepSeek balances it so), same contexts."""
+        return Batch(self.decode_seqs / 2, self.decode_ctx, self.prefill_tokens / 2, self.prefill_ctx,
+                     self.prefill_seqs / 2)
+
 
 @dataclass(frozen=True, slots=True)
 class StepCost:
-    """Cost of one step for N batch points; per-chip, seconds and bytes. See module docstring."""
+    """Cost of one step for N batch points; per-chip, seconds and bytes. See module docstring.
+
+    ``ops``/``times``/``collectives`` describe the whole (unsplit) step; under two-batch overlap
+    (``overlap`` ``tbo``) the step time and attribution come from the two micro-batches instead,
+    and ``hidden_comm_s`` (N,) is the all-to-all time they hide (0 where the step runs serially).
+    """
 
     model: str
     system: str
@@ -128,6 +150,8 @@ class StepCost:
     memory: MemoryFit
     feasible: np.ndarray
     reason: np.ndarray
+    overlap: str = "none"
+    hidden_comm_s: np.ndarray | None = None
 
     def op_rows(self, i: int = 0) -> list[dict]:
         """The op table of point ``i`` as records (for tables and JSON)."""
@@ -172,6 +196,8 @@ class StepCost:
                        "reserve_bytes": float(self.memory.reserve_bytes),
                        "usable_bytes": float(self.memory.usable_bytes)},
             "feasible": bool(self.feasible[i]), "reason": str(self.reason[i]),
+            "overlap": self.overlap,
+            "hidden_comm_s": float(self.hidden_comm_s[i]) if self.hidden_comm_s is not None else 0.0,
         }
 
 
@@ -188,7 +214,7 @@ def rank_bounds(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
-              mtp: MTP | None = None, memory_fraction: float | None = None) -> StepCost:
+              mtp: MTP | None = None, memory_fraction: float | None = None, overlap: str = "none") -> StepCost:
     """Cost of one forward step for every point of ``batch`` on one chip, priced by ``pricer``.
 
     Args:
@@ -200,6 +226,8 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
             resident in memory. None: plain decoding.
         memory_fraction: the engine's share of usable HBM for the memory fit (Deployment.
             memory_fraction; None: the efficiency set's 1 − memory_reserve_fraction).
+        overlap: ``none`` (serial step) or ``tbo`` (two-batch overlap of the MoE all-to-all;
+            cost/overlap.py), which needs attention DP with EP > 1.
 
     Returns:
         :class:`StepCost` with arrays of shape (N,).
@@ -207,7 +235,8 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
     Raises:
         InfeasibleDeployment: the layout cannot run the model on the system.
         SpecError: MTP on a model without an MTP module; a precision the model or chip cannot
-            run (:func:`~jalapeno.specs.formats.check_precision`).
+            run (:func:`~jalapeno.specs.formats.check_precision`); an unknown ``overlap``, or
+            ``tbo`` on a layout without an EP all-to-all.
     """
     check_pricer(pricer, "step_cost")
     system, eff = pricer.system, pricer.efficiency
@@ -218,6 +247,7 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
         raise SpecError("cp", f"context parallelism (CP{layout.cp}) is modelled for prefill steps only, "
                         "and the batch has decoding sequences",
                         "give a prefill-only batch (decode_seqs = 0, e.g. --batch 0 --prefill-tokens N) or set cp = 1")
+    check_overlap_layout(overlap, model, layout)
     qlen = query_len(mtp)
     ops, colls = build_step_ops(model, system.chip, layout, precision, batch, eff, qlen)
     times = pricer.op_times(ops)
@@ -229,13 +259,20 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
     stage_c = colls.per_stage & ~is_p2p
     edge_c = ~colls.per_stage & ~is_p2p
 
-    roof = np.maximum(times.compute_s, times.memory_s)
-    comp_part = np.where(times.compute_s >= times.memory_s, roof, 0.0)
-    mem_part = roof - comp_part
+    comp_part, mem_part = roof_parts(times)
     st = ops.per_stage
-    comm_stage = ct[stage_c].sum(axis=0)
-    hidden = np.minimum(eff.comm_overlap * comm_stage, comp_part[st].sum(axis=0))
-    layer_time = times.time_s[st].sum(axis=0) + comm_stage - hidden
+    scope_arr = np.array(scopes, dtype=object)
+    scope_names = ("scale_up", "scale_out")
+    # per-stage shares of the serial step (they sum to its layer time)
+    stage_share = {"compute": comp_part[st].sum(axis=0), "hbm_bandwidth": mem_part[st].sum(axis=0),
+                   "overhead": times.overhead_s[st].sum(axis=0)}
+    for sc_name in scope_names:
+        stage_share[f"{sc_name}_link"] = ct[stage_c & (scope_arr == sc_name)].sum(axis=0) if nc else np.zeros(n)
+    layer_time = times.time_s[st].sum(axis=0) + ct[stage_c].sum(axis=0)
+    hidden = np.zeros(n)
+    if overlap == "tbo":
+        layer_time, hidden = _two_batch(model, pricer, layout, precision, batch, qlen, layer_time,
+                                        stage_share, scope_names)
     edge_time = times.time_s[~st].sum(axis=0) + ct[edge_c].sum(axis=0)
     p2p = ct[is_p2p].sum(axis=0)
     step_time = pp * layer_time + edge_time + (pp - 1) * p2p + eff.step_overhead_s
@@ -246,25 +283,21 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
                          mtp.draft_tokens * (step_time - eff.step_overhead_s) / (model.num_layers + 1), 0.0)
         step_time, interval = step_time + draft, interval + draft
 
-    w = np.where(st, float(pp), 1.0)[:, None]
-    scope_arr = np.array(scopes, dtype=object)
-    cw = np.where(is_p2p, pp - 1.0, np.where(colls.per_stage, float(pp), 1.0))[:, None] if nc else None
-    exposed_frac = np.where(comm_stage > 0, (comm_stage - hidden) / np.maximum(comm_stage, 1e-30), 1.0)
+    cw = np.where(is_p2p, pp - 1.0, 1.0)[:, None] if nc else None
 
-    def link(scope: str) -> np.ndarray:
+    def edge_link(scope: str) -> np.ndarray:
         if not nc:
             return np.zeros(n)
-        sel = scope_arr == scope
-        hideable = (ct[sel & stage_c] * cw[sel & stage_c]).sum(axis=0) * exposed_frac
-        return hideable + (ct[sel & ~stage_c] * cw[sel & ~stage_c]).sum(axis=0)
+        return (ct * cw)[~stage_c & (scope_arr == scope)].sum(axis=0)
     attribution = {
-        "compute": (comp_part * w).sum(axis=0),
-        "hbm_bandwidth": (mem_part * w).sum(axis=0),
-        "scale_up_link": link("scale_up"),
-        "scale_out_link": link("scale_out"),
-        "overhead": (times.overhead_s * w).sum(axis=0) + eff.step_overhead_s,
+        "compute": pp * stage_share["compute"] + comp_part[~st].sum(axis=0),
+        "hbm_bandwidth": pp * stage_share["hbm_bandwidth"] + mem_part[~st].sum(axis=0),
+        "scale_up_link": pp * stage_share["scale_up_link"] + edge_link("scale_up"),
+        "scale_out_link": pp * stage_share["scale_out_link"] + edge_link("scale_out"),
+        "overhead": pp * stage_share["overhead"] + times.overhead_s[~st].sum(axis=0) + eff.step_overhead_s,
     }
     bound, margin = rank_bounds(np.stack([attribution[b] for b in BOUNDS]))
+    cw = np.where(is_p2p, pp - 1.0, np.where(colls.per_stage, float(pp), 1.0))[:, None] if nc else None
 
     ctx_mean = np.where(batch.decode_seqs + batch.prefill_seqs > 0,
                         (batch.decode_seqs * batch.decode_ctx
@@ -278,7 +311,42 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
     bound_level = _link_level(bound, ct, cw, scope_arr, levels, n)
     return StepCost(model.name, system.name, layout, precision.name, ops, times, colls, ct, cts.algorithm,
                     tuple(levels), tuple(scopes), step_time, interval, draft, attribution, bound, margin,
-                    bound_level, mem, mem.fits, mem.reason)
+                    bound_level, mem, mem.fits, mem.reason, overlap, pp * hidden)
+
+
+def _two_batch(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
+               qlen: int, serial_layer: np.ndarray, share: dict, scope_names) -> tuple[np.ndarray, np.ndarray]:
+    """Stage time under two-batch overlap where the step can be split (serial elsewhere), and the
+    all-to-all time hidden per stage; rewrites ``share`` (the per-stage attribution) in place.
+
+    The micro-batch tables are built by cost/ops.py for half the batch and priced by ``pricer``;
+    cost/overlap.py interleaves them. Attribution: the micro-batches' compute, HBM and launch
+    shares (x2), their blocking collectives (x2) by link scope, and the exposed all-to-all time
+    split over the scopes in proportion to the all-to-all times.
+    """
+    ops, colls = build_step_ops(model, pricer.system.chip, layout, precision, batch.halved(),
+                                pricer.efficiency, qlen)
+    times = pricer.op_times(ops)
+    cts = pricer.collective_times(colls)
+    sh = sharding(model, layout)
+    sm = np.where(batch.prefill_tokens > 0, PREFILL_COMM_SM_FRACTION, 0.0)
+    ov = tbo_stage(ops, times, colls, cts.time_s, model.num_layers * sh.layer_share,
+                   model.num_dense_layers * sh.layer_share, model.num_moe_layers * sh.layer_share, sm)
+    split = (batch.decode_seqs / layout.dp >= MIN_SPLIT_SEQS) | (batch.prefill_tokens / layout.dp >= 2.0)
+    st = ops.per_stage
+    a2a = np.array([k == "all_to_all" for k in colls.kind], dtype=bool) & colls.per_stage
+    blocking = colls.per_stage & ~a2a & np.array([k != "send_recv" for k in colls.kind], dtype=bool)
+    scope = np.array(cts.scope, dtype=object)
+    a2a_total = np.maximum(cts.time_s[a2a].sum(axis=0), 1e-30)
+    tbo_share = {"compute": 2 * ov.comp_part_s[st].sum(axis=0), "hbm_bandwidth": 2 * ov.mem_part_s[st].sum(axis=0),
+                 "overhead": 2 * ov.overhead_s[st].sum(axis=0)}
+    for name in scope_names:
+        sel = scope == name
+        tbo_share[f"{name}_link"] = (2 * cts.time_s[blocking & sel].sum(axis=0)
+                                     + ov.exposed_s * cts.time_s[a2a & sel].sum(axis=0) / a2a_total)
+    for k, v in tbo_share.items():
+        share[k] = np.where(split, v, share[k])
+    return np.where(split, ov.stage_s, serial_layer), np.where(split, np.maximum(ov.link_s - ov.exposed_s, 0.0), 0.0)
 
 
 def _expose(ct: np.ndarray, colls: CollectiveTable, ops: OpTable, times: OpTimes) -> np.ndarray:

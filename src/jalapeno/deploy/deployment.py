@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jalapeno.deploy.layout import Layout
+from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import Precision
 
@@ -63,6 +64,41 @@ def check_mtp(mtp: "MTP | None", model) -> None:
     if mtp is not None and not model.mtp_layers:
         raise SpecError("mtp", f"{model.name} has no MTP module (num_nextn_predict_layers = 0)",
                         "leave MTP off for this model (draft-model speculative decoding is not modelled)")
+
+
+#: Compute/communication overlap modes: ``none`` (serial step) and ``tbo`` (two-batch overlap).
+OVERLAP_MODES = ("none", "tbo")
+
+
+def check_overlap(overlap: str) -> None:
+    """Refuse an unknown overlap mode.
+
+    Raises:
+        SpecError: ``overlap`` is not one of :data:`OVERLAP_MODES`.
+    """
+    if overlap not in OVERLAP_MODES:
+        raise SpecError("overlap", f"unknown overlap mode {overlap!r}",
+                        f"use one of {', '.join(OVERLAP_MODES)} (--overlap none|tbo)")
+
+
+def check_overlap_layout(overlap: str, model, layout: Layout) -> None:
+    """Two-batch overlap needs a MoE all-to-all to hide (attention DP with EP > 1).
+
+    Raises:
+        SpecError: unknown mode, or ``tbo`` on a layout without an EP all-to-all.
+    """
+    check_overlap(overlap)
+    if overlap == "tbo" and not has_ep_all_to_all(model, layout):
+        raise SpecError("overlap", f"two-batch overlap hides the MoE dispatch/combine all-to-all, which "
+                        f"{model.name} on {layout.label} does not have",
+                        "use attention DP with expert parallelism (e.g. --dp 8 --ep 8) or --overlap none")
+
+
+def pool_overlap(overlap: str, model, layout: Layout) -> str:
+    """The overlap a pool of ``layout`` runs under the deployment's ``overlap``: ``tbo`` only where the
+    layout has an EP all-to-all to hide (a TP-only prefill pool beside a DEP decode pool runs serially,
+    as SGLang's two-batch overlap needs the DeepEP dispatcher), else ``none``."""
+    return "tbo" if overlap == "tbo" and has_ep_all_to_all(model, layout) else "none"
 
 
 def query_len(mtp: "MTP | None") -> int:
@@ -163,10 +199,12 @@ class Deployment:
             ``recv_interval``·τ/2 on average before it can be scheduled (aggregated serving).
         recipe: the engine recipe that set this deployment (deploy/engines.py), as a label;
             None = the deployment as the user stated it.
+        overlap: ``none`` or ``tbo`` (two-batch overlap; :data:`OVERLAP_MODES`), applied to the
+            pools with an EP all-to-all (:func:`pool_overlap`).
 
     Raises:
         SpecError: memory_fraction outside (0, 1]; a limit that is not a positive integer; cp > 1
-            on an aggregated instance or a decode pool.
+            on an aggregated instance or a decode pool; an unknown ``overlap``.
     """
 
     precision: Precision
@@ -180,17 +218,19 @@ class Deployment:
     cuda_graph_max_batch: int | None = None
     recv_interval: int = 1
     recipe: str | None = None
+    overlap: str = "none"
 
     def __post_init__(self) -> None:
-        """Check the engine memory fraction and limits, and that context parallelism is on prefill
-        workers only.
+        """Check the engine memory fraction, limits and overlap mode, and that context parallelism is
+        on prefill workers only.
 
         Raises:
-            SpecError: memory_fraction outside (0, 1]; a limit that is not a positive integer;
-                cp > 1 on an aggregated instance or a decode pool (decoding with the KV cache split
-                over CP ranks — vLLM's DCP, TRT-LLM's Helix — is not modelled).
+            SpecError: memory_fraction outside (0, 1]; a limit that is not a positive integer; an
+                unknown overlap; cp > 1 on an aggregated instance or a decode pool (decoding with
+                the KV cache split over CP ranks — vLLM's DCP, TRT-LLM's Helix — is not modelled).
         """
         check_memory_fraction(self.memory_fraction)
+        check_overlap(self.overlap)
         _positive_int_or_none(self.token_budget, "token_budget", "--token-budget")
         _positive_int_or_none(self.max_running, "max_running", "--max-running")
         _positive_int_or_none(self.max_tokens_per_step, "max_tokens_per_step", "--max-tokens-per-step")
@@ -201,6 +241,16 @@ class Deployment:
             raise SpecError("cp", f"context parallelism (CP{self.decode.layout.cp}) on {where}: CP is modelled "
                             "for prefill workers only (decode context parallelism is not modelled)",
                             'put cp= in the prefill pool only, e.g. --prefill "tp=8,cp=4,workers=1"')
+
+    def check_overlap(self, model) -> None:
+        """``tbo`` must have a pool to apply to.
+
+        Raises:
+            SpecError: ``tbo`` but no pool's layout has an EP all-to-all.
+        """
+        pools = [p for p in (self.prefill, self.decode) if p is not None]
+        if self.overlap == "tbo" and not any(has_ep_all_to_all(model, p.layout) for p in pools):
+            check_overlap_layout("tbo", model, self.decode.layout)
 
     @property
     def running_cap(self) -> int:
@@ -229,6 +279,7 @@ class Deployment:
     @property
     def label(self) -> str:
         mtp = f" MTP{self.mtp.draft_tokens}@{self.mtp.acceptance:g}" if self.mtp else ""
+        mtp += " TBO" if self.overlap == "tbo" else ""
         if self.prefill is None:
             return f"agg {self.decode.layout.label}{mtp} [{self.precision.name}]"
         return (f"disagg P {self.prefill.workers}x({self.prefill.layout.label}) + D "
@@ -238,7 +289,7 @@ class Deployment:
         d = {"kind": self.kind, "precision": self.precision.name, "chips": self.chips,
              "label": self.label, "token_budget": self.token_budget, "max_running": self.running_cap,
              "memory_fraction": self.memory_fraction,
-             "mtp": self.mtp.as_dict() if self.mtp else None}
+             "mtp": self.mtp.as_dict() if self.mtp else None, "overlap": self.overlap}
         # engine limits beyond the defaults appear only when set (earlier outputs stay identical)
         for k in ("max_tokens_per_step", "cuda_graph_max_batch"):
             if getattr(self, k) is not None:

@@ -9,7 +9,9 @@ two can never disagree. Conventions of deploy/layout.py:
 - GQA KV heads per rank: ceil(KV / tp), at least one (replicated once tp exceeds KV heads);
 - routed experts per EP rank: ceil(E / ep) (the busiest rank when EP does not divide E), or
   (E + R) / ep expert slots with EPLB's R redundant experts (Layout.eplb);
-- tensor parallelism inside each expert: moe_tp = tp · dp / ep.
+- tensor parallelism inside each expert: moe_tp = tp · dp / ep;
+- MoE token exchange: an all-to-all dispatch/combine over the stage exactly when attention is
+  data-parallel and the experts expert-parallel (dp > 1 and ep > 1, the DeepEP layout).
 """
 
 from __future__ import annotations
@@ -49,6 +51,21 @@ def experts_per_rank(model: ModelSpec, ep: int, redundant: int | None = None) ->
     if redundant is None:
         return math.ceil(model.moe.num_experts / ep)
     return math.ceil((model.moe.num_experts + redundant) / ep)
+
+
+def has_ep_all_to_all(model: ModelSpec, layout: Layout) -> bool:
+    """Whether a MoE layer of ``model`` under ``layout`` exchanges tokens by all-to-all.
+
+    True for attention DP with EP (dp > 1 and ep > 1): each rank dispatches its own tokens to the
+    experts' ranks and combines the results (DeepEP). Otherwise the MoE layer all-reduces over TP
+    (dp = 1) or all-gathers / reduce-scatters over the stage (ep = 1). Two-batch overlap hides
+    exactly this exchange (cost/overlap.py).
+
+    >>> from types import SimpleNamespace as N
+    >>> has_ep_all_to_all(N(moe=object()), Layout(tp=1, dp=8, ep=8)), has_ep_all_to_all(N(moe=object()), Layout(tp=8, ep=8))
+    (True, False)
+    """
+    return model.moe is not None and layout.dp > 1 and layout.ep > 1
 
 
 @dataclass(frozen=True, slots=True)

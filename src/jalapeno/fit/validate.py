@@ -336,10 +336,13 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
 # ---- predictions and errors ---------------------------------------------------------------
 
 def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = frozenset(),
-                   on_progress=None, efficiency: str = "calibrated") -> pd.DataFrame:
+                   on_progress=None, efficiency: str = "calibrated", overlap: str = "none") -> pd.DataFrame:
     """Predict every point; one row per (point, metric) with measured, predicted and % error.
 
-    Matched points of one deployment and workload are solved in one vectorised call.
+    Matched points of one deployment and workload are solved in one vectorised call. Points
+    mapped to a sweep (best at a concurrency, a frontier) sweep with ``overlap`` (``none``: the
+    engines' recipes do not set two-batch overlap unless a recipe says so; ``auto``/``tbo``:
+    analysis/sweep.py), so a recipe-less point is not credited with an option its run lacked.
     """
     from jalapeno.analysis.comparison import system_frontier
     from jalapeno.analysis.frontier import interp_frontier
@@ -371,7 +374,8 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                 from jalapeno.analysis.sweep import sweep
 
                 res = sweep(model, system, wl, get_precision(pt0.precision),
-                            SweepOptions(serving="agg", concurrency=tuple(p.concurrency for p in pts)))
+                            SweepOptions(serving="agg", concurrency=tuple(p.concurrency for p in pts),
+                                         overlap=overlap))
                 k = len(pts)
                 tp = np.where(res.points.feasible, res.points.throughput_per_chip, 0.0).reshape(-1, k)
                 preds = [{"throughput_per_chip": float(tp[:, i].max()), "feasible": bool(tp[:, i].max() > 0),
@@ -380,7 +384,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                 fk = (pt0.system, pt0.model, pt0.precision, pt0.isl, pt0.osl)
                 if fk not in frontiers:
                     frontiers[fk] = system_frontier(model, system, wl, get_precision(pt0.precision),
-                                                    SweepOptions())
+                                                    SweepOptions(overlap=overlap))
                 sf = frontiers[fk]
                 preds = []
                 for p in pts:

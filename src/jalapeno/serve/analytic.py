@@ -38,7 +38,7 @@ import numpy as np
 
 from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost
-from jalapeno.deploy.deployment import Deployment
+from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
 from jalapeno.deploy.deployment import query_len
@@ -184,7 +184,8 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
                         decode_batch) -> ServingPoints:
     """Aggregated closed-loop points at decode batches ``decode_batch`` (N,) per instance.
 
-    Batches above the instance's cap are clipped to it (``limit`` names the cap).
+    Batches above the instance's cap are clipped to it (``limit`` names the cap). Steps run
+    under the deployment's overlap where the layout has an EP all-to-all (deploy/deployment.py).
     """
     eff = pricer.efficiency
     lay = dep.decode.layout
@@ -210,7 +211,7 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     sc = step_cost(model, pricer, lay, dep.precision,
                    Batch.make(decode_seqs=np.concatenate([b_mb, b_mb]), decode_ctx=ctx, prefill_tokens=pre,
                               prefill_ctx=pre_ctx, prefill_seqs=pre / chunk), dep.mtp,
-                   dep.memory_fraction)
+                   dep.memory_fraction, pool_overlap(dep.overlap, model, lay))
     frac = np.where(p_mb < chunk, p_mb / chunk, 1.0)
     # decode-only steps above the CUDA-graph ceiling run eagerly (serve/limits.py); the steps
     # carrying a prefill chunk are priced as they are (engines graph decode batches only)
@@ -259,7 +260,8 @@ def _prefill_s(model: ModelSpec, pricer: Pricer, dep: Deployment, lengths: dict,
     n, k = b_mb.shape[0], tok.shape[0]
     sc = step_cost(model, pricer, dep.decode.layout, dep.precision,
                    Batch.make(decode_seqs=np.repeat(b_mb, k), decode_ctx=ctx, prefill_tokens=np.tile(tok, n),
-                              prefill_ctx=np.tile(pre, n)), dep.mtp)
+                              prefill_ctx=np.tile(pre, n)), dep.mtp, dep.memory_fraction,
+                   pool_overlap(dep.overlap, model, dep.decode.layout))
     t = pipelined_prefill_s(sc.step_time_s.reshape(n, k), sc.interval_s.reshape(n, k), owner, len(long))
     out.update({key: t[:, i] for i, key in enumerate(long)})
     return out

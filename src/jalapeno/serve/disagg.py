@@ -64,7 +64,7 @@ class DecodeCurve:
 
 
 def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, wl: Workload,
-                 token_budget: int) -> PrefillPerf:
+                 token_budget: int, overlap: str = "none") -> PrefillPerf:
     """Throughput and service time of one prefill instance at full token-budget steps.
 
     Throughput: budget / interval of a full budget step (budget/chunk prompts at the mean
@@ -72,12 +72,14 @@ def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     — the latency of that full step; L > budget — the prompt's ⌈L/budget⌉ chunks alone, chunk j at
     prefix j·budget, pipelined over the PP stages: Σ_j I_j + max_j (S_j − I_j) (serve/chunked.py).
     The instance is infeasible if either step does not fit in memory (the last chunk holds the
-    prompt's whole KV cache, split over the CP ranks).
+    prompt's whole KV cache, split over the CP ranks). ``overlap``: ``none`` or ``tbo`` (two-batch
+    overlap; needs an EP all-to-all, cost/overlap.py).
     """
     chunk = float(min(wl.mean_isl, token_budget))
     seqs = token_budget / chunk
     sc = step_cost(model, pricer, layout, precision,
-                   Batch.make(prefill_tokens=token_budget, prefill_seqs=seqs, prefill_ctx=(wl.mean_isl - chunk) / 2))
+                   Batch.make(prefill_tokens=token_budget, prefill_seqs=seqs, prefill_ctx=(wl.mean_isl - chunk) / 2),
+                   overlap=overlap)
     tau = float(sc.interval_s[0])
     lat = float(sc.step_time_s[0])
     lengths = {None: wl.mean_isl, **{p: wl.isl_quantile(p) for p in QUANTILES}}
@@ -86,7 +88,7 @@ def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     long = [k for k, v in lengths.items() if math.ceil(v / token_budget) > 1]
     if long:
         tok, pre, owner = chunk_plan([lengths[k] for k in long], token_budget)
-        cs = step_cost(model, pricer, layout, precision, Batch.make(prefill_tokens=tok, prefill_ctx=pre))
+        cs = step_cost(model, pricer, layout, precision, Batch.make(prefill_tokens=tok, prefill_ctx=pre), overlap=overlap)
         t = pipelined_prefill_s(cs.step_time_s, cs.interval_s, owner, len(long))
         q.update({k: float(v) for k, v in zip(long, t)})
         if feasible and not cs.feasible.all():
@@ -97,14 +99,16 @@ def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
 
 
 def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, wl: Workload,
-                 batch, mtp: MTP | None = None, limits: Deployment | None = None) -> DecodeCurve:
+                 batch, mtp: MTP | None = None, limits: Deployment | None = None,
+                 overlap: str = "none") -> DecodeCurve:
     """Decode step latency of one decode instance at batches ``batch`` (K,), clipped to its cap.
 
     The cap is the KV capacity and, with ``limits`` (a deployment whose engine limits apply),
     ``max_running`` and ``max_tokens_per_step`` (B ≤ T·pp/q: a decode instance runs no
     prefill); decode batches per attention rank above its ``cuda_graph_max_batch`` run eagerly
     (serve/limits.py). ``cap_name`` names the binding cap. The KV capacity uses the engine's
-    ``limits.memory_fraction`` (Deployment.memory_fraction).
+    ``limits.memory_fraction`` (Deployment.memory_fraction). ``overlap``: ``none`` or ``tbo``
+    (two-batch overlap; needs an EP all-to-all, cost/overlap.py).
     """
     ctx = wl.mean_isl + wl.mean_osl / 2
     b = np.asarray(batch, dtype=float)
@@ -116,7 +120,8 @@ def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     cap_name = min(caps, key=caps.get)
     cap = caps[cap_name]
     b = np.minimum(b, cap)
-    sc = step_cost(model, pricer, layout, precision, Batch.make(decode_seqs=b / layout.pp, decode_ctx=ctx), mtp, mf)
+    sc = step_cost(model, pricer, layout, precision, Batch.make(decode_seqs=b / layout.pp, decode_ctx=ctx), mtp,
+                   memory_fraction=mf, overlap=overlap)
     tau = sc.step_time_s if limits is None else decode_step_s(sc, pricer.efficiency, limits, b, layout)
     return DecodeCurve(layout, b, tau, sc.bound, sc.bound_margin, sc.bound_level, sc.feasible & (b > 0),
                        sc.reason, cap, cap_name)

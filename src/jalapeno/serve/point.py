@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 
-from jalapeno.deploy.deployment import Deployment, check_mtp
+from jalapeno.deploy.deployment import Deployment, check_mtp, pool_overlap
 from jalapeno.deploy.layout import validate_layout
 from jalapeno.serve.analytic import ServingPoints, requeue, solve_concurrency
 from jalapeno.serve.disagg import MAX_PREFILL_UTILISATION, decode_curve, disaggregated_points, prefill_perf
@@ -25,7 +25,8 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
 
     Raises:
         InfeasibleDeployment: a pool's layout cannot run the model on the system (deploy/layout.py).
-        SpecError: MTP on a model without an MTP module.
+        SpecError: MTP on a model without an MTP module; two-batch overlap where no pool has an
+            EP all-to-all.
 
     Aggregated: Little's-law fixed point (serve/analytic.py). Disaggregated: C(B) is evaluated on
     a geometric grid of decode batches per decode instance (1e-6 ... 65536, ratio 1.12), inverted by
@@ -40,6 +41,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
         if pool is not None:
             validate_layout(pool.layout, model, pricer.system)
     check_mtp(dep.mtp, model)
+    dep.check_overlap(model)
     if dep.prefill is None:
         # ``workers`` identical aggregated instances share the load evenly
         w = dep.decode.workers
@@ -49,9 +51,11 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
         return dataclasses.replace(pts, concurrency=pts.concurrency * w,
                                    request_rate_per_s=pts.request_rate_per_s * w,
                                    chips=pts.chips * w)
-    pre = prefill_perf(model, pricer, dep.prefill.layout, dep.precision, wl, dep.prefill_chunk_budget)
+    pre = prefill_perf(model, pricer, dep.prefill.layout, dep.precision, wl, dep.prefill_chunk_budget,
+                       pool_overlap(dep.overlap, model, dep.prefill.layout))
+    dec_ov = pool_overlap(dep.overlap, model, dep.decode.layout)
     x, y = np.array([dep.prefill.workers]), np.array([dep.decode.workers])
-    grid = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, _GRID, dep.mtp, dep)
+    grid = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, _GRID, dep.mtp, dep, dec_ov)
     gp = disaggregated_points(model, pricer, dep.precision, wl, pre, grid, x, y, dep.mtp)
     _, first = np.unique(grid.batch, return_index=True)
     first = np.sort(first)
@@ -70,7 +74,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     slope = np.interp(np.log(c_req), lc, np.gradient(lb, lc) if len(lc) > 1 else np.ones_like(lc))
     b_max = float(np.exp(lb[-1]))
     for _ in range(4):
-        dec = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, b, dep.mtp, dep)
+        dec = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, b, dep.mtp, dep, dec_ov)
         pts = disaggregated_points(model, pricer, dep.precision, wl, pre, dec, x, y, dep.mtp)
         got = np.maximum(pts.concurrency, 1e-30)
         if np.all(np.abs(got / c_req - 1) < 1e-4) or not np.all(np.isfinite(got)):

@@ -230,9 +230,6 @@ class Efficiency:
             a calibration split (5 InferenceX H200 SGLang TP8 points at concurrency <= 8) and
             judged on every other measured TTFT (docs/validation.md). A property of the serving
             software, not the chip, so every system gets it.
-        comm_overlap: fraction of collective time hidden under compute (0 = serial, 1 = hidden
-            while compute is longer). Default 0: engines run TP all-reduce on the critical path;
-            two-batch overlap for EP is an option, not a default.
         moe_load_skew: multiplier on the binomial tail of the busiest expert-parallel rank
             (1 = uniform routing; >1 skewed routers; <1 with redundant experts / EPLB). Default 1.
         memory_reserve_fraction: fraction of usable HBM kept for workspaces, CUDA graphs and
@@ -262,7 +259,6 @@ class Efficiency:
     step_overhead_s: float = 0.5e-3
     request_overhead_s: float = 0.15
     prompt_overhead_s_per_token: float = 6.4e-6
-    comm_overlap: float = 0.0
     moe_load_skew: float = 1.0
     memory_reserve_fraction: float = 0.04
     source: str = "jalapeno defaults (docs/model.md)"
@@ -374,6 +370,11 @@ class Efficiency:
             if k in KERNEL_FIELDS:
                 self._kernel_overrides(k, v, tables[k], where)
                 continue
+            if k == "comm_overlap":
+                raise SpecError(f"{where}.comm_overlap", "the scalar overlap fraction was removed: "
+                                "communication overlap is a deployment option, not an efficiency",
+                                "delete it; model two-batch overlap with --overlap tbo "
+                                "(Deployment.overlap; docs/model.md §6)")
             if k not in names:
                 new = _RENAMED.get(k)
                 if new is not None:
@@ -423,8 +424,8 @@ def _checked(key: str, name: str, v: Any) -> float:
     v = float(v)
     if not math.isfinite(v):
         raise SpecError(key, f"must be finite, got {v}", "give a finite number")
-    frac = "_fraction" in name or name == "comm_overlap"
-    if frac and not (0.0 < v <= 1.0 or (name == "comm_overlap" and v == 0.0)):
+    frac = "_fraction" in name
+    if frac and not 0.0 < v <= 1.0:
         raise SpecError(key, f"must be in (0, 1], got {v}", "give a fraction of peak between 0 and 1")
     if not frac and v < 0:
         raise SpecError(key, f"must be >= 0, got {v}", "give a non-negative value")

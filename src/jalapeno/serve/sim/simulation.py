@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from jalapeno.deploy.deployment import Deployment
+from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.layout import Layout, validate_layout
 from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.errors import InfeasibleDeployment, SpecError
@@ -77,6 +77,7 @@ class Simulation:
         self.system, self.eff = pricer.system, pricer.efficiency
         # its own stream (MTP draws), independent of the workload's lengths and arrivals
         self.rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
+        dep.check_overlap(model)
         self.requests: list[Request] = []
         self.instances: list[Instance] = []
         pools = [("agg", dep.decode)] if dep.prefill is None else [("prefill", dep.prefill), ("decode", dep.decode)]
@@ -88,7 +89,8 @@ class Simulation:
                 raise InfeasibleDeployment("deployment", f"the {role} layout {pool.layout.label} leaves no "
                                            "HBM for the KV cache", "shard wider or use a smaller precision")
             timer = StepTimer(model, pricer, pool.layout, dep.precision, dep.mtp if role != "prefill" else None,
-                              cuda_graph_max_batch=dep.cuda_graph_max_batch)
+                              cuda_graph_max_batch=dep.cuda_graph_max_batch,
+                              overlap=pool_overlap(dep.overlap, model, pool.layout))
             for _ in range(pool.workers):
                 self.instances.append(Instance(len(self.instances), role, timer, pool.layout.chips, cap,
                                                dep.running_cap, dep.prefill_chunk_budget,

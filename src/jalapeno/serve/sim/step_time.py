@@ -23,14 +23,19 @@ from jalapeno.specs.model import ModelSpec
 
 
 class StepTimer:
-    """Callable: step time (s) of one instance for a batch, memoised on bucketed inputs."""
+    """Callable: step time (s) of one instance for a batch, memoised on bucketed inputs.
+
+    ``overlap`` is the pool's overlap mode (``none``/``tbo``), passed to ``step_cost``.
+    """
 
     def __init__(self, model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision,
-                 mtp: MTP | None = None, ratio: float = 1.03, cuda_graph_max_batch: int | None = None) -> None:
+                 mtp: MTP | None = None, ratio: float = 1.03, cuda_graph_max_batch: int | None = None,
+                 overlap: str = "none") -> None:
         """``cuda_graph_max_batch``: decode-only steps with more sequences per attention rank run
-        eagerly (serve/limits.eager_step_s); None = every decode step graphed."""
+        eagerly (serve/limits.eager_step_s); None = every decode step graphed. ``overlap``: ``none``
+        or ``tbo`` (two-batch overlap, cost/overlap.py)."""
         self.model, self.pricer, self.layout, self.precision = model, pricer, layout, precision
-        self.mtp = mtp
+        self.mtp, self.overlap = mtp, overlap
         self.graph_max = cuda_graph_max_batch
         self.log_r = math.log(ratio)
         self.cache: dict[tuple, float] = {}
@@ -52,7 +57,7 @@ class StepTimer:
             self.calls += 1
             sc = step_cost(self.model, self.pricer, self.layout, self.precision,
                            Batch.make(decode_seqs=key[0], decode_ctx=key[1], prefill_tokens=key[2],
-                                      prefill_ctx=key[3], prefill_seqs=key[4]), self.mtp)
+                                      prefill_ctx=key[3], prefill_seqs=key[4]), self.mtp, overlap=self.overlap)
             t = float(sc.step_time_s[0])  # MTP verify + drafting passes included by step_cost
             lay = self.layout
             if (self.graph_max is not None and key[2] == 0

@@ -1,0 +1,210 @@
+"""Two-batch overlap (TBO): two micro-batches whose compute hides each other's MoE all-to-all.
+
+What the engines do. SGLang ``--enable-two-batch-overlap`` (with the DeepEP all-to-all backend and
+DP attention; PRs #4068, #6598: ``MaybeTboDeepEPDispatcher``), DeepSeek's online system (its
+profile-data repository: prefill at EP32 and decode at EP128 both run "two micro-batches to overlap
+computation and all-to-all communication"; DeepSeek-V3 report §3.4) and ATOM split every step into
+two micro-batches of about half the rows each and interleave them layer by layer: while one
+micro-batch runs attention or its experts, the other's dispatch or combine is in flight. Only the
+MoE token exchange (dispatch/combine) is hidden; a TP all-reduce (attention TP > 1 inside a DP
+group, the shared expert's) is a blocking call on the compute stream and stays on it.
+
+The model, per MoE layer, for one micro-batch of half the step's rows (priced through the same
+pricer as the serial step; no new roofline):
+
+    A = pre-dispatch compute: attention, norms, router, shared expert (+ their TP all-reduces)
+    M = routed-expert compute,   D = dispatch,   K = combine        (micro-batch times, s)
+
+Two resources, each serving both micro-batches a and b in the engines' order — compute stream
+A_a, A_b, M_a, M_b; links D_a, D_b, K_a, K_b — with the chain A → D → M → K → next layer's A per
+micro-batch. Completion times follow the max-plus recursion (every term a start = max(resource
+free, input ready)):
+
+    A_a = max(c, r_a) + A     A_b = max(A_a, r_b) + A
+    D_a = max(l, A_a) + D     D_b = max(D_a, A_b) + D
+    M_a = max(A_b, D_a) + M   M_b = max(M_a, D_b) + M
+    K_a = max(D_b, M_a) + K   K_b = max(K_a, M_b) + K
+    next layer: r_a = K_a, r_b = K_b, c = M_b, l = K_b
+
+It is periodic from the first layer on (checked on 200k random (A, M, D, K) spanning three orders
+of magnitude; the tests re-check it), so L MoE layers take K_b(1) + (L − 1)·P with P the period:
+the largest cycle mean of the event graph, e.g. 2(A + M) when compute binds, 2(D + K) when the
+links bind, 2A + D + M when the dispatch outlasts the expert compute it should hide under. With
+D = K = 0, P = 2(A + M): the step pays its two micro-batches' compute and hides nothing. Dense
+layers (no all-to-all) run both micro-batches back to back. Edge ops (embedding, LM head) run once
+on the whole batch (cost/step.py).
+
+Costs of splitting, all carried by the micro-batch op table: GEMMs at half the rows run at a
+lower η(m) (SGLang PR #9660: with Hopper's 64-row WGMMA tiles "the MLP GEMM suffers from redundant
+computations" at small decode batches, and TBO gains "only at larger batch sizes (e.g. 64, 128)");
+every micro-batch streams the weights it touches again (a layer's weights, hundreds of MB per
+chip for DeepSeek-R1, do not stay in a 50-126 MB L2 while the other micro-batch's kernels run
+between the two reads); every kernel and collective launches twice.
+
+SM share of the communication kernels. DeepEP's normal (prefill) kernels occupy SMs (SM number
+control; DeepSeek-V3 report §3.2.2: 20 of the H800's 132 SMs suffice for IB and NVLink), so in a
+step with prefill tokens the compute-bound part of every MoE-layer op runs on 1 − f of the SMs
+for the fraction φ = min(1, (D + K)/(A + M)) of the time communication is in flight:
+compute term × (1 + φ·f/(1 − f)), f = :data:`PREFILL_COMM_SM_FRACTION`. Decode steps use the
+low-latency kernels, whose hook-based receive "does not occupy any SM resource" (DeepEP README;
+profile-data: "after RDMA messages are issued, all GPU SMs are freed"): f = 0 (an assumption on
+NVLink-only domains, where DeepEP V2 no longer offers the zero-SM path).
+
+A step whose DP ranks hold fewer than :data:`MIN_SPLIT_SEQS` decoding sequences and no prefill
+tokens cannot be split (SGLang splits decode batches by request; a prefill chunk of one sequence
+can be split by its tokens, PR #8144 "two-chunk overlap"): it runs serially (cost/step.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from jalapeno.cost.optable import CollectiveTable, OpTable
+from jalapeno.cost.roofline import OpTimes
+
+#: Fraction of a chip's SMs DeepEP's normal-mode (prefill) dispatch/combine kernels occupy while
+#: in flight: 20 of 132 on H800 (DeepSeek-V3 technical report §3.2.2; DeepEP ``Buffer.num_sms``
+#: defaults to 20). Taken as the same fraction on every chip (assumption).
+PREFILL_COMM_SM_FRACTION = 20.0 / 132.0
+#: Fewest decoding sequences per attention-DP rank a decode step needs to be split in two.
+MIN_SPLIT_SEQS = 2.0
+
+
+def layer_group(name: str) -> str:
+    """Which layers an op or collective of cost/ops.py belongs to, from its name.
+
+    ``dense`` (``dense_ffn.*``: the dense-FFN layers), ``moe`` (``moe.*``: the MoE layers), else
+    ``all`` (attention, norms: every layer of the stage).
+
+    >>> layer_group("moe.shared_expert.down"), layer_group("dense_ffn.gate_up"), layer_group("attn.o_proj")
+    ('moe', 'dense', 'all')
+    """
+    if name.startswith("dense_ffn."):
+        return "dense"
+    if name.startswith("moe."):
+        return "moe"
+    return "all"
+
+
+@dataclass(frozen=True, slots=True)
+class OverlapTimes:
+    """One pipeline stage of a TBO step, N points; seconds, both micro-batches together.
+
+    Attributes:
+        stage_s: the stage's layers under two-batch overlap (what replaces the serial layer time).
+        compute_s: busy time of the compute stream (every stage op of both micro-batches, with
+            the SM-share stretch, plus the blocking TP all-reduces).
+        link_s: the hidden-able all-to-all time (dispatch + combine of both micro-batches).
+        exposed_s: stage_s − compute_s: the all-to-all time not hidden under compute.
+        comp_part_s, mem_part_s, overhead_s: (n_ops, N) one micro-batch's per-op compute-bound,
+            memory-bound and launch time after the SM-share stretch (zero for edge ops), for the
+            attribution (cost/step.py).
+    """
+
+    stage_s: np.ndarray
+    compute_s: np.ndarray
+    link_s: np.ndarray
+    exposed_s: np.ndarray
+    comp_part_s: np.ndarray
+    mem_part_s: np.ndarray
+    overhead_s: np.ndarray
+
+
+def _stretched(t: OpTimes, stretch: np.ndarray, rows: np.ndarray) -> OpTimes:
+    """``t`` with the compute term of the ``rows`` ops multiplied by ``stretch`` (N,), recombined by
+    the roofline rule max(compute, memory) + overhead (cost/roofline.py)."""
+    comp = np.where(rows[:, None], t.compute_s * stretch[None, :], t.compute_s)
+    return OpTimes(comp, t.memory_s, t.overhead_s, np.maximum(comp, t.memory_s) + t.overhead_s)
+
+
+def tbo_stage(ops: OpTable, times: OpTimes, colls: CollectiveTable, coll_s: np.ndarray,
+              layers: float, dense_layers: float, moe_layers: float, sm_fraction) -> OverlapTimes:
+    """Stage time of a two-batch-overlapped step from its micro-batch tables (module docstring).
+
+    Args:
+        ops, times: op table of ONE micro-batch (half the step's rows) and its prices (n_ops, N).
+        colls, coll_s: its collective table and prices (n_coll, N), calls per step included.
+        layers, dense_layers, moe_layers: layers of each kind on the stage (may be fractional:
+            ceil(L/pp)/L of the model's).
+        sm_fraction: (N,) or scalar: fraction of SMs the all-to-all kernels hold (0 in decode).
+
+    Returns:
+        :class:`OverlapTimes`.
+    """
+    n = times.time_s.shape[1]
+    st = ops.per_stage
+    op_grp = np.array([layer_group(x) for x in ops.name], dtype=object)
+    is_a2a = np.array([k == "all_to_all" for k in colls.kind], dtype=bool)
+    is_p2p = np.array([k == "send_recv" for k in colls.kind], dtype=bool)
+    c_grp = np.array([layer_group(x) for x in colls.name], dtype=object)
+    stage_c = colls.per_stage & ~is_p2p
+    blocking = stage_c & ~is_a2a
+    disp = stage_c & np.array([x == "moe.dispatch" for x in colls.name], dtype=bool)
+    comb = stage_c & is_a2a & ~disp
+
+    def per_layer(t: np.ndarray, sel_op, sel_c, count: float) -> np.ndarray:
+        tot = t[sel_op].sum(axis=0) + coll_s[sel_c].sum(axis=0)
+        return tot / count if count > 0 else np.zeros(n)
+
+    moe_expert = st & np.array([k == "moe" for k in ops.kind], dtype=bool)
+    no_op = np.zeros(len(ops.name), dtype=bool)
+    no_coll = np.zeros(len(colls.name), dtype=bool)
+    d = per_layer(times.time_s, no_op, disp, moe_layers)
+    k = per_layer(times.time_s, no_op, comb, moe_layers)
+
+    def compute_parts(t: OpTimes):
+        g = per_layer(t.time_s, st & (op_grp == "all"), blocking & (c_grp == "all"), layers)
+        dense = t.time_s[st & (op_grp == "dense")].sum(axis=0) + coll_s[blocking & (c_grp == "dense")].sum(axis=0)
+        a = g + per_layer(t.time_s, st & (op_grp == "moe") & ~moe_expert, blocking & (c_grp == "moe"), moe_layers)
+        m = per_layer(t.time_s, moe_expert, no_coll, moe_layers)
+        return g, dense, a, m
+
+    _, _, a0, m0 = compute_parts(times)
+    phi = np.minimum(1.0, (d + k) / np.maximum(a0 + m0, 1e-30))
+    f = np.broadcast_to(np.asarray(sm_fraction, dtype=float), (n,))
+    stretch = 1.0 + phi * f / (1.0 - f)
+    moe_rows = st & (op_grp != "dense")  # ops that run inside MoE layers (attention runs in both)
+    t_moe = _stretched(times, stretch, moe_rows)
+    _, _, a, m = compute_parts(t_moe)
+    g_plain, dense, _, _ = compute_parts(times)
+    # dense layers: both micro-batches back to back, nothing to hide
+    dense_s = 2.0 * (g_plain * dense_layers + dense)
+    # MoE layers: first layer by the recursion, then the period
+    z = np.zeros(n)
+    ra, rb, c, ln = z, z, z, z
+    ends = []
+    for _ in range(2):
+        e_aa = np.maximum(c, ra) + a
+        e_ab = np.maximum(e_aa, rb) + a
+        e_da = np.maximum(ln, e_aa) + d
+        e_db = np.maximum(e_da, e_ab) + d
+        e_ma = np.maximum(e_ab, e_da) + m
+        e_mb = np.maximum(e_ma, e_db) + m
+        e_ka = np.maximum(e_db, e_ma) + k
+        e_kb = np.maximum(e_ka, e_mb) + k
+        ra, rb, c, ln = e_ka, e_kb, e_mb, e_kb
+        ends.append(e_kb)
+    period = ends[1] - ends[0]
+    moe_s = np.where(moe_layers >= 1, ends[0] + (moe_layers - 1) * period, moe_layers * ends[0])
+    stage = dense_s + moe_s
+    compute = dense_s + 2.0 * moe_layers * (a + m)
+    link = 2.0 * moe_layers * (d + k)
+    # per-op micro-batch times for attribution: MoE-layer ops stretched, dense-layer ops not, and
+    # the every-layer ops (attention) stretched in their MoE-layer share moe_layers / layers
+    w = np.where(op_grp == "moe", 1.0, np.where(op_grp == "all", moe_layers / layers if layers else 0.0, 0.0))
+    w = np.where(st, w, 0.0)[:, None]
+    comp_p, mem_p = roof_parts(t_moe)
+    comp_0, mem_0 = roof_parts(times)
+    return OverlapTimes(stage, compute, link, np.maximum(stage - compute, 0.0),
+                        w * comp_p + (1 - w) * comp_0, w * mem_p + (1 - w) * mem_0,
+                        w * t_moe.overhead_s + (1 - w) * times.overhead_s)
+
+
+def roof_parts(t: OpTimes) -> tuple[np.ndarray, np.ndarray]:
+    """(compute-bound part, memory-bound part) of each op's roofline time (n_ops, N): the roofline
+    max(compute, memory) goes to compute where compute >= memory, else to HBM bandwidth."""
+    roof = np.maximum(t.compute_s, t.memory_s)
+    comp = np.where(t.compute_s >= t.memory_s, roof, 0.0)
+    return comp, roof - comp
