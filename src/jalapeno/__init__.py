@@ -44,3 +44,8 @@ def __getattr__(name: str):
     if mod is None:
         raise AttributeError(f"module 'jalapeno' has no attribute {name!r}")
     return getattr(importlib.import_module(mod), name)
+
+
+def __dir__() -> list[str]:
+    """The public API (resolved lazily), so notebooks can complete it."""
+    return sorted(set(globals()) | set(_API))

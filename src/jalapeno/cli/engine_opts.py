@@ -31,13 +31,37 @@ def graph_option():
                         help="Largest decode batch per attention rank run as a CUDA graph; above it, eager.")
 
 
-def load_recipe(engine: str | None, workload: str | None):
-    """The recipe named ``engine`` with its overrides for ``workload`` (None when no --engine)."""
+def load_recipe(engine: str | None, workload: str | None, model: str | None = None,
+                systems: list[str] | None = None):
+    """The recipe named ``engine`` with its overrides for ``workload`` (None when no --engine).
+
+    ``model`` (a name or path) and ``systems`` (names or paths), when given, must be what the
+    recipe was written for: a recipe is one engine's launch settings for one model on some systems.
+
+    Raises:
+        UnknownNameError: unknown recipe. SpecError: the recipe is for another model or system
+            (field ``--engine``).
+    """
     if engine is None:
         return None
     from jalapeno.deploy.engines import get_recipe
 
-    return get_recipe(engine).for_workload(workload)
+    recipe = get_recipe(engine)
+    if model is not None:
+        from jalapeno.specs.catalog import load_model
+
+        name = load_model(model).name
+        if name != recipe.model:
+            raise SpecError("--engine", f"recipe {recipe.name} is written for {recipe.model}, not {name}",
+                            f"use a recipe for {name}, or drop --engine")
+    if systems:
+        from jalapeno.specs.catalog import load_system
+
+        other = [n for n in (load_system(x).name for x in systems) if n not in recipe.systems]
+        if other:
+            raise SpecError("--engine", f"recipe {recipe.name} is written for {', '.join(recipe.systems)}, "
+                            f"not {', '.join(other)}", "use a recipe for that system, or drop --engine")
+    return recipe.for_workload(workload)
 
 
 def limit_kwargs(recipe, concurrency: float | None, max_running: int | None, max_tokens: int | None,

@@ -35,6 +35,8 @@ def _mtp(k: int | None, acceptance: float | None):
 
     if k is None and acceptance is None:
         return None
+    if k is not None and k < 1:
+        raise SpecError("--mtp", f"draft length must be >= 1, got {k}", "to run without MTP leave --mtp out")
     if k is None or acceptance is None:
         raise SpecError("--mtp/--mtp-acceptance", "MTP needs both the draft length and the acceptance rate",
                         "pass --mtp K --mtp-acceptance A (no default acceptance is assumed)")
@@ -55,6 +57,23 @@ def _setup(model: str, workload: str | None, isl: int | None, osl: int | None, p
                         "use shorter requests")
     prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
     return m, wl, prec
+
+
+def _runnable(model, names, chip) -> list[str]:
+    """The released precisions ``model`` can run on ``chip`` (a dense model's FP4 checkpoint is
+    NVFP4 in every linear layer: the ``nvfp4`` preset, not the MoE ``fp4`` one)."""
+    from jalapeno.specs.formats import check_precision, get_precision
+
+    out = []
+    for name in names:
+        for cand in (name, "nvfp4") if name == "fp4" and model.moe is None else (name,):
+            try:
+                check_precision(get_precision(cand), model, chip)
+            except SpecError:
+                continue
+            out.append(cand)
+            break
+    return out or [model.default_precision]
 
 
 def _floats(text: str, option: str) -> list[float]:
@@ -161,8 +180,9 @@ def compare(
     max_running: int = max_running_option(),
     max_tokens_per_step: int = max_tokens_option(),
     cuda_graph_max_batch: int = graph_option(),
-    overlap: str = typer.Option("auto", "--overlap",
-                                help="Two-batch overlap: auto (the faster of none/tbo per point), none or tbo."),
+    overlap: str = typer.Option(None, "--overlap",
+                                help="Two-batch overlap: auto (the faster of none/tbo per point; the default unless "
+                                "an --engine recipe sets one), none or tbo."),
     at: str = typer.Option("10,25,50,100", "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios."),
     tiers: str = typer.Option("fast=100,ultra_fast=300", "--tiers", help="Tier floors in tok/s/user, name=value,..."),
     efficiency: str = typer.Option("calibrated", "--efficiency",
@@ -189,10 +209,18 @@ def compare(
     from jalapeno.report.tables import comparison_tables
     from jalapeno.specs.catalog import load_system
 
-    rec = load_recipe(engine, workload)
+    names = [s.strip() for s in systems.split(",") if s.strip()]
+    if as_deployed:
+        given = [opt for opt, v in (("--precision", precision), ("--serving", serving), ("--concurrency", concurrency),
+                                    ("--mtp", mtp), ("--engine", engine), ("--max-running", max_running),
+                                    ("--max-tokens-per-step", max_tokens_per_step),
+                                    ("--cuda-graph-max-batch", cuda_graph_max_batch)) if v is not None]
+        if given:
+            raise SpecError("--as-deployed", f"{', '.join(given)} would be overridden by each system's engine recipe",
+                            f"drop {', '.join(given)} (recipes set them), or drop --as-deployed to state them")
+    rec = load_recipe(engine, workload, model, names)
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          kv_dtype, attention_dtype, compute_fallback, routing)
-    names = [s.strip() for s in systems.split(",") if s.strip()]
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
     syss = [load_pricer(n, efficiency) for n in names]
@@ -212,11 +240,13 @@ def compare(
         html = "" if json_out else "jalapeno-compare.html"
     if html and not html.lower().endswith((".html", ".htm")):
         raise SpecError("--html", f"{html!r} is not an .html file", "give a path ending in .html")
+    overlap = overlap or (rec.overlap if rec else "auto")
     opts = sweep_options(_options(serving or "both", mtp, mtp_acceptance, concurrency, eplb, overlap), rec,
                          serving is not None, max_running, max_tokens_per_step, cuda_graph_max_batch)
     pinned = precision is not None or rec is not None
-    precs = None if pinned else {s.system.name: list(available_precisions(m.name, m.default_precision,
-                                                                         s.system.chip.formats)) for s in syss}
+    precs = None if pinned else {s.system.name: _runnable(m, available_precisions(m.name, m.default_precision,
+                                                                                  s.system.chip.formats), s.system.chip)
+                                 for s in syss}
     recipes = {}
     if as_deployed:
         for s in syss:
@@ -261,8 +291,9 @@ def frontier(
     max_running: int = max_running_option(),
     max_tokens_per_step: int = max_tokens_option(),
     cuda_graph_max_batch: int = graph_option(),
-    overlap: str = typer.Option("auto", "--overlap",
-                                help="Two-batch overlap: auto (the faster of none/tbo per point), none or tbo."),
+    overlap: str = typer.Option(None, "--overlap",
+                                help="Two-batch overlap: auto (the faster of none/tbo per point; the default unless "
+                                "an --engine recipe sets one), none or tbo."),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
@@ -278,11 +309,12 @@ def frontier(
     from jalapeno.cost.pricer import load_pricer
     from jalapeno.report.tables import frontier_table, write_frontier
 
-    rec = load_recipe(engine, workload)
+    rec = load_recipe(engine, workload, model, [system])
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          kv_dtype, attention_dtype, compute_fallback, routing)
     pr = load_pricer(system, efficiency)
     s = pr.system
+    overlap = overlap or (rec.overlap if rec else "auto")
     opts = sweep_options(_options(serving or "both", mtp, mtp_acceptance, concurrency, eplb, overlap), rec,
                          serving is not None, max_running, max_tokens_per_step, cuda_graph_max_batch)
     sf = system_frontier(m, pr, wl, prec, opts, power, recipe=rec if opts.mtp is None else None)
@@ -339,7 +371,7 @@ def predict(
     from jalapeno.cost.pricer import load_pricer
     from jalapeno.report.tables import point_table
 
-    rec = load_recipe(engine, workload)
+    rec = load_recipe(engine, workload, model, [system])
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          kv_dtype, attention_dtype, compute_fallback, routing)
     pr = load_pricer(system, efficiency)

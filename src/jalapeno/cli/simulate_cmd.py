@@ -73,7 +73,7 @@ def simulate(
     m = with_routing(load_model(model), routing)
     pr = load_pricer(system)
     s = pr.system
-    rec = load_recipe(engine, workload)
+    rec = load_recipe(engine, workload, model, [system])
     prec = resolve_precision(m, precision or (rec.precision if rec else None), kv_dtype, attention_dtype,
                              compute_fallback)
     lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)

@@ -11,6 +11,7 @@ from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP, check_memory_fraction
 from jalapeno.deploy.layout import Layout
 from jalapeno.cost.pricer import load_pricer
+from jalapeno.errors import SpecError
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.routing import ROUTING_HELP
 
@@ -49,6 +50,13 @@ def step(
     prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
     if m.moe is None and ep != 1:
         ep = 1
+    if prefix and not prefill_tokens:
+        raise SpecError("--prefix", "is the cached prefix of prefilled tokens, and the step prefills none",
+                        "add --prefill-tokens N, or drop --prefix")
+    for opt, length in (("--context", context), ("--prefix/--prefill-tokens", prefix + prefill_tokens)):
+        if m.max_context and length > m.max_context:
+            raise SpecError(opt, f"{length} tokens exceed {m.name}'s context of {m.max_context}",
+                            "use a context within the model's max_position_embeddings")
     sc = step_cost(m, pr, Layout(tp=tp, dp=dp, ep=ep, pp=pp, cp=cp, eplb=eplb), prec,
                    Batch.make(decode_seqs=batch, decode_ctx=context, prefill_tokens=prefill_tokens,
                               prefill_ctx=prefix),

@@ -42,7 +42,7 @@ from jalapeno.cost.optable import CollectiveTable, OpTable
 from jalapeno.cost.overlap import MIN_SPLIT_SEQS, PREFILL_COMM_SM_FRACTION, roof_parts, tbo_stage
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.cost.roofline import OpTimes
-from jalapeno.deploy.deployment import MTP, check_mtp, check_overlap_layout, query_len
+from jalapeno.deploy.deployment import MTP, check_memory_fraction, check_mtp, check_overlap_layout, query_len
 from jalapeno.deploy.layout import Layout, validate_layout
 from jalapeno.deploy.memory_fit import MemoryFit, memory_fit
 from jalapeno.deploy.sharding import sharding
@@ -239,6 +239,7 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
             ``tbo`` on a layout without an EP all-to-all.
     """
     check_pricer(pricer, "step_cost")
+    check_memory_fraction(memory_fraction)
     system, eff = pricer.system, pricer.efficiency
     validate_layout(layout, model, system)
     check_mtp(mtp, model)

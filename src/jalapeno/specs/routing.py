@@ -96,6 +96,10 @@ def with_routing(model, mode: str):
     """
     if mode not in ROUTING_MODES:
         raise SpecError("--routing", f"unknown routing {mode!r}", f"use one of {', '.join(ROUTING_MODES)}")
+    if mode == "measured" and (model.moe is None or not model.moe.aux_loss_free):
+        what = "is dense" if model.moe is None else "has an auxiliary-loss router, for which no routing skew is published"
+        raise SpecError("--routing", f"measured routing applies to auxiliary-loss-free MoE routers (DeepSeek-V3 family); "
+                        f"{model.name} {what}", "leave --routing at uniform for this model")
     if model.moe is None:
         return model
     sigma = family_routing_sigma(model.moe) if mode == "measured" else 0.0

@@ -1,0 +1,64 @@
+"""Findings of the break-it pass on the options added with the pricer seam and the deployed
+configurations (issues 10-11): each refused with one line naming the option and the fix, or run
+the way the user asked."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cli_runner import check_error, run
+
+
+@pytest.mark.parametrize("args, words", [
+    # a recipe is one engine's settings for one model on some systems
+    (("predict", "-s", "h200", "-c", "64", "--engine", "sglang-b200-dsr1-fp4"), ["--engine", "b200", "not h200"]),
+    (("predict", "-s", "b200", "-m", "gpt-oss-120b", "-c", "64", "--engine", "sglang-b200-dsr1-fp4"),
+     ["--engine", "deepseek-r1", "not gpt-oss-120b"]),
+    (("frontier", "-s", "b200", "--engine", "sglang-mi355x-dsr1-fp4"), ["--engine", "not b200"]),
+    # --as-deployed runs each system's recipe: stated options would be silently overridden
+    (("compare", "-s", "h200,b200", "--as-deployed", "--serving", "agg"), ["--as-deployed", "--serving"]),
+    (("compare", "-s", "h200", "--as-deployed", "-p", "bf16", "--max-running", "8"),
+     ["--as-deployed", "--precision", "--max-running"]),
+    # measured routing skew is published for aux-loss-free routers only
+    (("predict", "-s", "gb200-nvl72", "-m", "gpt-oss-120b", "-c", "8", "--routing", "measured"),
+     ["--routing", "auxiliary-loss router", "uniform"]),
+    (("step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "--dp", "1", "--routing", "measured"),
+     ["--routing", "dense"]),
+    # a cached prefix without prefill tokens, contexts beyond the model's
+    (("step", "-s", "gb200-nvl72", "--prefix", "4096"), ["--prefix", "--prefill-tokens"]),
+    (("step", "-s", "gb200-nvl72", "--batch", "8", "--context", "1000000"), ["--context", "163840"]),
+    (("predict", "-s", "b200", "--tp", "8", "--ep", "8", "-c", "8", "--mtp", "0"), ["--mtp", ">= 1", "leave --mtp out"]),
+])
+def test_refused_with_one_line(capsys, args, words):
+    check_error(*run(capsys, *args), *words)
+
+
+def test_compare_on_a_dense_model_sweeps_its_runnable_precisions(capsys):
+    """Llama-3.3-70B's FP4 checkpoint is NVFP4 in every linear layer: B200 runs nvfp4 (and fp8),
+    H200 only fp8 — no error about the MoE-only fp4 preset the user never asked for."""
+    code, out, err = run(capsys, "compare", "-m", "llama-3.3-70b", "-s", "b200,h200", "--serving", "agg",
+                         "-c", "16", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    precs = {n: {p["deployment"]["precision"] for p in s["frontier"]} for n, s in d["systems"].items()}
+    assert precs["h200"] <= {"fp8", "bf16"} and "fp4" not in precs["b200"]
+
+
+def test_frontier_with_an_engine_uses_its_overlap(capsys):
+    """The recipe says no two-batch overlap; without --overlap the frontier follows it."""
+    code, out, err = run(capsys, "frontier", "-s", "b200", "--engine", "sglang-b200-dsr1-fp4", "--serving", "agg",
+                         "--json")
+    assert code == 0, err
+    assert not any("TBO" in p["deployment"]["label"] for p in json.loads(out)["frontier"])
+
+
+def test_api_refuses_a_bad_memory_fraction_and_lists_its_names():
+    import jalapeno as jp
+    from jalapeno.errors import SpecError
+
+    with pytest.raises(SpecError, match="memory-fraction"):
+        jp.step_cost(jp.load_model("gpt-oss-120b"), jp.load_pricer("h200"), jp.Layout(), jp.get_precision("mxfp4"),
+                     jp.Batch.make(decode_seqs=1, decode_ctx=10), memory_fraction=2.0)
+    assert {"load_pricer", "step_cost", "compare_systems"} <= set(dir(jp))
