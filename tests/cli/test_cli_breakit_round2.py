@@ -62,3 +62,22 @@ def test_api_refuses_a_bad_memory_fraction_and_lists_its_names():
         jp.step_cost(jp.load_model("gpt-oss-120b"), jp.load_pricer("h200"), jp.Layout(), jp.get_precision("mxfp4"),
                      jp.Batch.make(decode_seqs=1, decode_ctx=10), memory_fraction=2.0)
     assert {"load_pricer", "step_cost", "compare_systems"} <= set(dir(jp))
+
+
+def test_api_wrong_types_get_one_clear_error():
+    import jalapeno as jp
+    from jalapeno.errors import JalapenoError
+
+    m, p, prec = jp.load_model("gpt-oss-120b"), jp.load_pricer("h200"), jp.get_precision("mxfp4")
+    calls = [
+        lambda: jp.step_cost("gpt-oss-120b", p, jp.Layout(), prec, jp.Batch.make(decode_seqs=1, decode_ctx=8)),
+        lambda: jp.step_cost(m, p, jp.Layout(), "mxfp4", jp.Batch.make(decode_seqs=1, decode_ctx=8)),
+        lambda: jp.collective_time("all_reduce", 8, 1e6, p, p.efficiency),
+        lambda: jp.system_frontier(m, p, jp.get_workload("1k1k"), None),
+        lambda: jp.load_model(None),
+        lambda: jp.load_system(42),
+    ]
+    for call in calls:
+        with pytest.raises(JalapenoError) as e:
+            call()
+        assert e.value.fix

@@ -85,9 +85,13 @@ def system_frontier(model: ModelSpec, pricer: Pricer, wl: Workload, precision: P
 
     Raises:
         InfeasibleDeployment: nothing fits, or no point is feasible.
+        SpecError: neither ``precision`` nor ``precisions`` given.
     """
+    check_pricer(pricer, "system_frontier")
     system = pricer.system
     power_w_per_chip(system, convention)  # validates the convention early
+    if precision is None and not precisions:
+        raise SpecError("precision", "no precision to sweep", "pass a Precision (get_precision(name)) or precisions=[...]")
     if precisions is not None or recipe is not None:
         res = sweep_precisions(model, pricer, wl, precisions or [precision.name], options or SweepOptions(), recipe)
     else:

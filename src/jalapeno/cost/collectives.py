@@ -145,6 +145,9 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
     if placement not in PLACEMENTS:
         raise UnknownNameError("placement", f"unknown placement {placement!r}",
                                f"use one of {', '.join(PLACEMENTS)}")
+    if not isinstance(system, System) or not isinstance(eff, Efficiency):
+        raise SpecError("collective_time", f"expected a System and an Efficiency, got {type(system).__name__} and "
+                        f"{type(eff).__name__}", "pass pricer.system and pricer.efficiency, or call pricer.collective(...)")
     m = np.asarray(message_bytes, dtype=float)
     if np.any(m < 0) or not np.all(np.isfinite(m)):
         raise SpecError("bytes", "message sizes must be finite and >= 0", "give a non-negative byte count")

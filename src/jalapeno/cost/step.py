@@ -240,6 +240,13 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
     """
     check_pricer(pricer, "step_cost")
     check_memory_fraction(memory_fraction)
+    for name, obj, kind, fix in (("model", model, ModelSpec, "load_model(name)"),
+                                 ("layout", layout, Layout, "Layout(tp=..., dp=..., ep=...)"),
+                                 ("precision", precision, Precision, "get_precision(name)"),
+                                 ("batch", batch, Batch, "Batch.make(decode_seqs=..., decode_ctx=...)")):
+        if not isinstance(obj, kind):
+            raise SpecError(f"step_cost: {name}", f"expected a {kind.__name__}, got {type(obj).__name__}",
+                            f"pass {fix}")
     system, eff = pricer.system, pricer.efficiency
     validate_layout(layout, model, system)
     check_mtp(mtp, model)

@@ -37,6 +37,9 @@ def list_models() -> list[str]:
 
 
 def _looks_like_path(s: str, ext: str) -> bool:
+    if not isinstance(s, str):
+        raise UnknownNameError("name", f"expected a name or a path, got {type(s).__name__}",
+                               "pass a catalog name (`jalapeno hardware list`, `jalapeno models list`) or a file path")
     return "/" in s or "\\" in s or s.endswith(ext)
 
 
