@@ -30,7 +30,8 @@ def recipe_options(recipe: Recipe, base: SweepOptions, label: str) -> SweepOptio
     ``label`` is recorded as every deployment's config (e.g. ``"as deployed: <recipe>"``).
     """
     kw = recipe.deployment_kwargs()
-    return replace(base, serving=recipe.serving, mtp=None, recipe=label,
+    return replace(base, serving=recipe.serving, mtp=None, recipe=label, budget_per=recipe.budget_per,
+                   prefill_attention_dp=recipe.prefill_attention_dp,
                    **{k: v for k, v in kw.items() if k in ("max_running", "max_tokens_per_step",
                                                           "cuda_graph_max_batch", "token_budget",
                                                           "recv_interval")})

@@ -87,6 +87,11 @@ class SweepOptions:
         recipe: label of the engine recipe these options come from (None: as stated).
         overlap: ``auto`` (per point, the faster of with and without two-batch overlap where a
             layout has an EP all-to-all), ``none`` or ``tbo`` (module docstring).
+        budget_per: ``instance`` or ``rank`` — whether the limits count per instance or per
+            attention-DP rank (Deployment.budget_per; a recipe's engine semantics).
+        prefill_attention_dp: also enumerate attention-DP prefill workers (DEPn, n in 2, 4, 8) for
+            MoE models, as recipes whose prefill workers run ``dp-attn`` deploy (default False:
+            the TP/TEP prefill workers only).
     """
 
     serving: str = "both"
@@ -102,6 +107,8 @@ class SweepOptions:
     recv_interval: int = 1
     recipe: str | None = None
     overlap: str = "auto"
+    budget_per: str = "instance"
+    prefill_attention_dp: bool = False
 
     def deployment(self, precision: Precision, decode: Pool, prefill: Pool | None = None,
                    mtp: MTP | None = None, overlap: str = "none") -> Deployment:
@@ -109,7 +116,7 @@ class SweepOptions:
         return Deployment(precision, decode, prefill=prefill, mtp=mtp or self.mtp, token_budget=self.token_budget,
                           max_running=self.max_running, max_tokens_per_step=self.max_tokens_per_step,
                           cuda_graph_max_batch=self.cuda_graph_max_batch, recv_interval=self.recv_interval,
-                          recipe=self.recipe, overlap=overlap)
+                          recipe=self.recipe, overlap=overlap, budget_per=self.budget_per)
 
     def __post_init__(self) -> None:
         if self.eplb is not None and (isinstance(self.eplb, bool) or not isinstance(self.eplb, int)
@@ -207,8 +214,11 @@ def aggregated_layouts(model: ModelSpec, system: System, precision: Precision, e
 
 def disaggregated_layouts(model: ModelSpec, system: System, precision: Precision, eff: Efficiency,
                           factor: int = 4, eplb: int | None = None,
-                          isl: float = 0.0) -> tuple[list[Layout], list[Layout]]:
+                          isl: float = 0.0, prefill_dp: bool = False) -> tuple[list[Layout], list[Layout]]:
     """(prefill layouts, decode layouts) whose weights fit (with EPLB twins, :func:`with_eplb`).
+
+    ``prefill_dp``: MoE prefill workers of 2, 4 and 8 chips are also tried with attention DP
+    (DEPn: TP1 DPn EPn), as the Dynamo + TRT-LLM recipes deploy them.
 
     ``isl``: the mean prompt length; from :data:`CP_PREFILL_MIN_ISL` on, every prefill layout is
     also tried with each of :data:`CP_DEGREES` (where the chips exist).
@@ -217,6 +227,8 @@ def disaggregated_layouts(model: ModelSpec, system: System, precision: Precision
     pre = []
     for s in (1, 2, 4, 8):
         pre.append(Layout(tp=s, ep=s if moe else 1))
+        if prefill_dp and moe and s > 1:
+            pre.append(Layout(tp=1, dp=s, ep=s))
         if isl >= CP_PREFILL_MIN_ISL:
             pre += [Layout(tp=s, ep=s if moe else 1, cp=c) for c in CP_DEGREES if s * c <= system.max_chips]
     dec = []
@@ -289,10 +301,10 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
                     add(d, p.take(np.flatnonzero(sel)))
     if opt.serving in ("both", "disagg") and opt.concurrency is None:
         pre_layouts, dec_layouts = disaggregated_layouts(model, system, precision, eff, opt.max_stage_factor,
-                                                         opt.eplb, wl.mean_isl)
+                                                         opt.eplb, wl.mean_isl, opt.prefill_attention_dp)
         limits = opt.deployment(precision, Pool(Layout()))  # carries the engine limits only
-        pre_ov = "tbo" if opt.overlap == "tbo" else "none"  # enumerated prefill pools have no all-to-all
-        pres = [prefill_perf(model, pricer, lay, precision, wl, limits.prefill_chunk_budget,
+        pre_ov = "tbo" if opt.overlap == "tbo" else "none"  # TP/TEP prefill pools have no all-to-all
+        pres = [prefill_perf(model, pricer, lay, precision, wl, limits.prefill_budget(lay),
                              pool_overlap(pre_ov, model, lay))
                 for lay in pre_layouts]
         pairs = [(x, y) for x in PREFILL_WORKERS for y in DECODE_WORKERS]

@@ -66,6 +66,30 @@ def check_mtp(mtp: "MTP | None", model) -> None:
                         "leave MTP off for this model (draft-model speculative decoding is not modelled)")
 
 
+#: Whose token and batch limits an engine counts (``Deployment.budget_per``): ``instance`` — the
+#: limit is the whole instance's, divided over its attention-DP ranks (SGLang: with
+#: ``--enable-dp-attention``, ``server_args.py`` sets ``chunked_prefill_size //= dp_size``, and the
+#: TP worker divides ``max_running_requests`` by dp_size; jalapeno's default); ``rank`` — every
+#: attention-DP rank runs its own scheduler under the limit (TensorRT-LLM: each rank's PyExecutor
+#: schedules up to ``max_batch_size`` requests and ``max_num_tokens`` tokens,
+#: ``tensorrt_llm/_torch/pyexecutor/py_executor.py``, ``_balance_adp_requests`` spreading context
+#: requests over the ranks; the InferenceX GB200 recipe ``ctx11_gen1_dep16_batch256`` serves 4301
+#: users on 16 DP ranks with ``max_batch_size: 256``, which only a per-rank cap allows).
+BUDGET_PER = ("instance", "rank")
+
+
+def check_budget_per(value: str, field: str = "budget_per") -> None:
+    """Refuse anything but :data:`BUDGET_PER`.
+
+    Raises:
+        SpecError: naming ``field`` and the two accepted values.
+    """
+    if value not in BUDGET_PER:
+        raise SpecError(field, f"unknown budget scope {value!r}",
+                        "use instance (SGLang: limits divided over attention-DP ranks) or rank "
+                        "(TensorRT-LLM: limits per attention-DP rank)")
+
+
 #: Compute/communication overlap modes: ``none`` (serial step) and ``tbo`` (two-batch overlap).
 OVERLAP_MODES = ("none", "tbo")
 
@@ -201,6 +225,11 @@ class Deployment:
             None = the deployment as the user stated it.
         overlap: ``none`` or ``tbo`` (two-batch overlap; :data:`OVERLAP_MODES`), applied to the
             pools with an EP all-to-all (:func:`pool_overlap`).
+        budget_per: ``instance`` (default) or ``rank`` (:data:`BUDGET_PER`): whether
+            ``token_budget``, ``max_tokens_per_step`` and ``max_running`` bound a whole instance or
+            each of its attention-DP ranks (TensorRT-LLM). With ``rank``, an instance of DP d
+            carries d times each limit per step (:meth:`prefill_budget`, :meth:`step_token_cap`,
+            :meth:`running_limit`).
 
     Raises:
         SpecError: memory_fraction outside (0, 1]; a limit that is not a positive integer; cp > 1
@@ -219,6 +248,7 @@ class Deployment:
     recv_interval: int = 1
     recipe: str | None = None
     overlap: str = "none"
+    budget_per: str = "instance"
 
     def __post_init__(self) -> None:
         """Check the engine memory fraction, limits and overlap mode, and that context parallelism is
@@ -231,6 +261,7 @@ class Deployment:
         """
         check_memory_fraction(self.memory_fraction)
         check_overlap(self.overlap)
+        check_budget_per(self.budget_per)
         _positive_int_or_none(self.token_budget, "token_budget", "--token-budget")
         _positive_int_or_none(self.max_running, "max_running", "--max-running")
         _positive_int_or_none(self.max_tokens_per_step, "max_tokens_per_step", "--max-tokens-per-step")
@@ -261,6 +292,33 @@ class Deployment:
     def prefill_chunk_budget(self) -> int:
         """Prefill tokens one step may carry: the token budget, within ``max_tokens_per_step``."""
         return min(self.token_budget, self.max_tokens_per_step or self.token_budget)
+
+    def rank_scale(self, layout: Layout) -> int:
+        """Attention-DP ranks one limit counts for on ``layout``: its dp with ``budget_per`` =
+        ``rank``, else 1."""
+        return layout.dp if self.budget_per == "rank" else 1
+
+    def prefill_budget(self, layout: Layout) -> int:
+        """Prefill tokens one step of an instance of ``layout`` may carry (tokens per step):
+        :attr:`prefill_chunk_budget`, times the attention-DP ranks when the budget is per rank.
+
+        >>> from jalapeno.specs.formats import get_precision
+        >>> d = Deployment(get_precision("fp4"), Pool(Layout(dp=8, ep=8)), token_budget=16640,
+        ...                budget_per="rank")
+        >>> d.prefill_budget(Layout(dp=8, ep=8)), d.prefill_budget(Layout(tp=8, ep=8))
+        (133120, 16640)
+        """
+        return self.prefill_chunk_budget * self.rank_scale(layout)
+
+    def step_token_cap(self, layout: Layout) -> int | None:
+        """``max_tokens_per_step`` of one instance of ``layout`` (None when unset), per-rank scaled."""
+        t = self.max_tokens_per_step
+        return None if t is None else t * self.rank_scale(layout)
+
+    def running_limit(self, layout: Layout) -> int:
+        """Running requests one instance of ``layout`` holds: ``max_running`` (per-rank scaled) or
+        the :data:`DEFAULT_MAX_RUNNING` backstop (an instance-wide jalapeno default, never scaled)."""
+        return self.running_cap if self.max_running is None else self.max_running * self.rank_scale(layout)
 
     @property
     def config(self) -> str:
@@ -296,6 +354,8 @@ class Deployment:
                 d[k] = getattr(self, k)
         if self.recv_interval != 1:
             d["recv_interval"] = self.recv_interval
+        if self.budget_per != "instance":
+            d["budget_per"] = self.budget_per
         if self.recipe is not None:
             d["recipe"] = self.recipe
         if self.prefill is None:

@@ -23,12 +23,13 @@ from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
 
-from jalapeno.deploy.deployment import MTP
+from jalapeno.deploy.deployment import MTP, Deployment, Pool, check_budget_per
+from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 
 _REQUIRED = ("name", "engine", "version", "systems", "model", "source", "precision", "serving")
 _LIMITS = ("max_running", "max_tokens_per_step", "cuda_graph_max_batch", "token_budget")
-_OPTIONAL = (*_LIMITS, "image", "memory_fraction", "recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank",
+_OPTIONAL = (*_LIMITS, "budget_per", "budget_per_source", "prefill_attention_dp", "image", "memory_fraction", "recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank",
              "tep_max_seqs_per_worker", "mtp_acceptance_single", "mtp_acceptance_chain", "overlap", "kv_dtype",
              "sized_to_load", "assumed", "workload", "default_for")
 
@@ -56,6 +57,10 @@ class Recipe:
 
     Limits that are None are not set by the recipe (the engine's own default or the load-sized
     value applies; jalapeno keeps its defaults). ``assumed`` maps each assumed field to why.
+    ``budget_per`` (``instance`` | ``rank``, deploy/deployment.BUDGET_PER) says whether the engine
+    counts its limits per instance or per attention-DP rank; ``budget_per_source`` cites the
+    engine source or docs that say so. ``prefill_attention_dp``: the recipe's prefill workers run
+    attention data-parallel (DEPn) rather than TP.
     """
 
     name: str
@@ -71,6 +76,9 @@ class Recipe:
     max_tokens_per_step: int | None = None
     cuda_graph_max_batch: int | None = None
     token_budget: int | None = None
+    budget_per: str = "instance"
+    budget_per_source: str = ""
+    prefill_attention_dp: bool = False
     memory_fraction: float | None = None
     recv_interval_by_concurrency: tuple[tuple[float, int], ...] = ((math.inf, 1),)
     mtp_draft_by_seqs_per_rank: tuple[tuple[float, int], ...] | None = None
@@ -122,12 +130,18 @@ class Recipe:
         """Deployment keyword arguments the recipe sets: its limits and poll interval."""
         out = {k: getattr(self, k) for k in _LIMITS if getattr(self, k) is not None}
         out["recv_interval"] = self.recv_interval_at(concurrency)
+        if self.budget_per != "instance":
+            out["budget_per"] = self.budget_per
         return out
 
     def sourced(self) -> dict[str, str]:
         """Each value the recipe sets → where it comes from (its source, or the assumption)."""
-        keys = [k for k in ("precision", "serving", *_OPTIONAL[:-3]) if getattr(self, k, None) not in (None, (), "")]
-        return {k: (f"assumed: {self.assumed[k]}" if k in self.assumed else self.source) for k in keys}
+        keys = [k for k in ("precision", "serving", *_OPTIONAL[:-3]) if getattr(self, k, None) not in (None, (), "", False)
+                and k != "budget_per_source" and (k != "budget_per" or self.budget_per_source)]
+        out = {k: (f"assumed: {self.assumed[k]}" if k in self.assumed else self.source) for k in keys}
+        if "budget_per" in out and "budget_per" not in self.assumed:
+            out["budget_per"] = self.budget_per_source
+        return out
 
 
 def _recipe(raw: dict, i: int) -> Recipe:
@@ -142,6 +156,11 @@ def _recipe(raw: dict, i: int) -> Recipe:
         raise SpecError(f"{where}.serving", f"{raw['serving']!r}", "use agg or disagg")
     if raw.get("overlap", "none") not in ("none", "tbo"):
         raise SpecError(f"{where}.overlap", f"{raw['overlap']!r}", "use none or tbo")
+    if "budget_per" in raw:
+        check_budget_per(raw["budget_per"], f"{where}.budget_per")
+        if not str(raw.get("budget_per_source", "")).strip():
+            raise SpecError(f"{where}.budget_per_source", "budget_per is given without its source",
+                            "cite the engine source or docs that say how the engine counts its limits")
     assumed = raw.get("assumed", {})
     bad = [k for k, v in assumed.items() if not (isinstance(v, str) and v.strip())
            or k not in (*_REQUIRED, *_OPTIONAL)]
@@ -162,8 +181,75 @@ def _recipe(raw: dict, i: int) -> Recipe:
     return Recipe(**kw)
 
 
+@dataclass(frozen=True)
+class IdentifiedConfig:
+    """One published recipe entry a measured point is identified with (``[[identified]]`` in
+    data/engines.toml): the point's system, model, framework, precision, ISL/OSL and concurrency
+    select exactly this entry of the benchmark's search space (``source``).
+
+    Attributes:
+        name: the recipe entry's name (e.g. ``ctx11_gen1_dep16_batch256_eplb256_mtp1``).
+        recipe: the engine recipe it belongs to (its budget semantics, MTP acceptance).
+        prefill, decode: pools (workers x layout); ``prefill`` None for aggregated serving.
+        mtp_draft: draft length the entry runs (0: none); acceptance from the recipe.
+        token_budget: prefill tokens per step as the entry sets them (per rank with a per-rank
+            recipe), or None for the recipe's own.
+    """
+
+    name: str
+    recipe: str
+    system: str
+    model: str
+    framework: str
+    precision: str
+    isl: int
+    osl: int
+    concurrency: int
+    prefill: Pool | None
+    decode: Pool
+    mtp_draft: int
+    token_budget: int | None
+    source: str
+
+    def deployment(self) -> Deployment:
+        """The entry as a Deployment: its pools, MTP (recipe acceptance) and the recipe's budgets."""
+        from jalapeno.specs.formats import get_precision
+
+        rec = get_recipe(self.recipe)
+        kw = {k: v for k, v in rec.deployment_kwargs().items() if k in ("token_budget", "budget_per")}
+        if self.token_budget is not None:
+            kw["token_budget"] = self.token_budget
+        mtp = rec.mtp_for(self.mtp_draft) if self.mtp_draft else None
+        return Deployment(get_precision(self.precision), self.decode, prefill=self.prefill, mtp=mtp,
+                          recipe=f"identified: {self.name} ({rec.label})", **kw)
+
+
+def _pool(raw: dict | None, where: str) -> Pool | None:
+    if raw is None:
+        return None
+    lay = {k: raw[k] for k in ("tp", "dp", "ep", "eplb") if k in raw}
+    if set(raw) - {"tp", "dp", "ep", "eplb", "workers"}:
+        raise SpecError(where, f"unknown keys {sorted(set(raw) - set(lay) - {'workers'})}", "use tp, dp, ep, eplb, workers")
+    return Pool(Layout(**lay), int(raw.get("workers", 1)))
+
+
+def _identified(raw: dict, i: int, recipes: dict) -> IdentifiedConfig:
+    where = f"data/engines.toml identified {raw.get('name', i)}"
+    need = ("name", "recipe", "system", "model", "framework", "precision", "isl", "osl", "concurrency", "decode",
+            "source")
+    missing = [k for k in need if not raw.get(k)]
+    if missing:
+        raise SpecError(where, f"missing {missing}", "every identified entry needs " + ", ".join(need))
+    if raw["recipe"] not in recipes:
+        raise SpecError(f"{where}.recipe", f"unknown recipe {raw['recipe']!r}", f"use one of {', '.join(recipes)}")
+    return IdentifiedConfig(raw["name"], raw["recipe"], raw["system"], raw["model"], raw["framework"],
+                            raw["precision"], int(raw["isl"]), int(raw["osl"]), int(raw["concurrency"]),
+                            _pool(raw.get("prefill"), f"{where}.prefill"), _pool(raw["decode"], f"{where}.decode"),
+                            int(raw.get("mtp_draft", 0)), raw.get("token_budget"), raw["source"])
+
+
 @lru_cache(maxsize=1)
-def _data() -> tuple[dict[str, Recipe], MappingProxyType]:
+def _data() -> tuple[dict[str, Recipe], MappingProxyType, tuple[IdentifiedConfig, ...]]:
     raw = tomllib.loads((resources.files("jalapeno") / "data" / "engines.toml").read_text(encoding="utf-8"))
     recipes = {}
     for i, r in enumerate(raw.get("recipe", [])):
@@ -172,7 +258,26 @@ def _data() -> tuple[dict[str, Recipe], MappingProxyType]:
             raise SpecError("data/engines.toml", f"recipe {rec.name!r} given twice", "name each recipe once")
         recipes[rec.name] = rec
     ck = MappingProxyType({m: tuple((p, src) for p, src in v) for m, v in raw.get("checkpoints", {}).items()})
-    return recipes, ck
+    ident = tuple(_identified(r, i, recipes) for i, r in enumerate(raw.get("identified", [])))
+    return recipes, ck, ident
+
+
+def identified_config(system: str, model: str, framework: str, precision: str, isl: int, osl: int,
+                      concurrency: float | None) -> IdentifiedConfig | None:
+    """The published recipe entry a measured point is identified with, or None.
+
+    A point matches an ``[[identified]]`` entry when every key (system, model, framework,
+    precision, ISL, OSL and concurrency) is equal: a concurrency that appears in exactly one
+    entry of the benchmark's search space identifies the deployment (docs/model.md §8.6).
+    """
+    if concurrency is None:
+        return None
+    for c in _data()[2]:
+        if (c.system, c.model, c.framework, c.precision, c.isl, c.osl) == (system, model, framework, precision,
+                                                                            isl, osl) \
+                and c.concurrency == round(concurrency):
+            return c
+    return None
 
 
 def recipes() -> dict[str, Recipe]:

@@ -14,6 +14,10 @@ Each measured point is mapped to a prediction, labelled by how:
   derived interactivity) or one with no interactivity; the best throughput per chip over the
   enumerated aggregated layouts at that concurrency.
 - ``frontier_peak``: a max-throughput point with neither; the predicted frontier's peak.
+A row without a topology whose system, model, framework, precision, lengths and concurrency
+identify one published recipe entry (``[[identified]]`` in data/engines.toml, with its source) is
+``matched`` with that entry's deployment, MTP and prefill budget. Dynamo + TRT-LLM disaggregated
+rows carry the recipe's prefill budget per attention-DP rank (:func:`recipe_budget`).
 Rows that cannot be mapped are skipped with the reason. MTP rows use an assumed draft length
 and acceptance (:data:`VALIDATION_MTP`; Dynamo + TRT-LLM rows the draft length their recipes use
 at that load, :func:`recipe_mtp`; labelled on every such row), since the sources do not report
@@ -33,11 +37,11 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
-from jalapeno.deploy.engines import get_recipe
+from jalapeno.deploy.engines import get_recipe, identified_config
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError, SpecError
 from jalapeno.specs.formats import get_precision
-from jalapeno.specs.workload import Workload
+from jalapeno.specs.workload import PRESETS, Workload
 
 #: The Dynamo + TRT-LLM recipe of the InferenceX DeepSeek runs, read from the engine data
 #: (data/engines.toml, deploy/engines.py: the one home of these facts, with their sources):
@@ -106,6 +110,20 @@ def _ix_precision(model: str, prec: str) -> str:
     if model == "gpt-oss-120b":
         return "mxfp4"
     return "fp4" if "FP4" in prec.upper() else "fp8"
+
+
+def recipe_budget(isl: int, osl: int) -> dict:
+    """Deployment keywords for the Dynamo + TRT-LLM recipe's prefill token budget at ISL/OSL: its
+    per-workload ``token_budget`` (GB200 recipes: 16384 at 1k/1k, 16640 at 8k/1k) counted per
+    attention-DP rank (``budget_per = "rank"``, TensorRT-LLM ``max_num_tokens``); other lengths the
+    recipe's base value.
+
+    >>> recipe_budget(8192, 1024)
+    {'token_budget': 16640, 'budget_per': 'rank'}
+    """
+    name = next((k for k, w in PRESETS.items() if (w.isl, w.osl) == (isl, osl)), None)
+    kw = DYNAMO_TRT_RECIPE.for_workload(name).deployment_kwargs()
+    return {k: kw[k] for k in ("token_budget", "budget_per") if k in kw}
 
 
 def recipe_mtp(decode: Pool, concurrency: float) -> MTP:
@@ -241,8 +259,21 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
             if mtp and dec is not None and conc and dynamo_trt:
                 mtp = recipe_mtp(dec, conc)
             if dec is not None and conc:
-                dep = Deployment(get_precision(prec), dec, prefill=pre, mtp=mtp)
+                budget = recipe_budget(isl, osl) if dynamo_trt and pre is not None else {}
+                dep = Deployment(get_precision(prec), dec, prefill=pre, mtp=mtp, **budget)
                 mapping = "matched"
+                if budget:
+                    notes.append(f"prefill budget {budget['token_budget']} tokens per attention-DP rank "
+                                 "(recipe max_num_tokens)")
+        if dep is None:  # no topology: a published recipe entry the concurrency identifies
+            ident = identified_config(system, model, r.get("framework", "").strip(), prec, isl, osl, conc)
+            if ident is not None:
+                dep = ident.deployment()
+                mtp = dep.mtp
+                mapping = "matched"
+                notes = [n for n in notes if not n.startswith("MTP use unspecified")]
+                notes.append(f"deployment identified by its concurrency: {ident.name} ({dep.label}; prefill budget "
+                             f"{dep.token_budget} per rank); source: {ident.source}")
         if mtp:
             notes.append(f"MTP assumed k={mtp.draft_tokens}, acceptance {mtp.acceptance}")
         if dep is None:

@@ -148,7 +148,7 @@ class ServingPoints:
 
 
 def _chunk(dep: Deployment, isl: float) -> float:
-    return float(min(isl, dep.prefill_chunk_budget))
+    return float(min(isl, dep.prefill_budget(dep.decode.layout)))
 
 
 def frontend_s(eff: Efficiency, isl: float) -> float:
@@ -171,10 +171,10 @@ def aggregated_batch_cap(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     lay = dep.decode.layout
     chunk = _chunk(dep, wl.mean_isl)
     kv = decode_batch_cap(model, pricer.system, lay, dep.precision, ctx, pricer.efficiency, dep.mtp,
-                          float(dep.prefill_chunk_budget), wl.mean_isl / (steps * chunk),
+                          float(dep.prefill_budget(lay)), wl.mean_isl / (steps * chunk),
                           memory_fraction=dep.memory_fraction)
-    budget_cap = dep.prefill_chunk_budget * steps / wl.mean_isl * lay.pp
-    engine = batch_caps(dep, query_len(dep.mtp), wl.mean_isl / steps, lay.pp)
+    budget_cap = dep.prefill_budget(lay) * steps / wl.mean_isl * lay.pp
+    engine = batch_caps(dep, query_len(dep.mtp), wl.mean_isl / steps, lay.pp, layout=lay)
     caps = {"kv_capacity": kv, "max_running": engine.pop("max_running"), "prefill_budget": budget_cap, **engine}
     name = min(caps, key=caps.get)
     return caps[name], name
@@ -205,7 +205,7 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     # into every step would overstate the experts and weights a step touches); above one chunk
     # every step carries p tokens. One call prices the three step kinds.
     n = b.shape[0]
-    budget = dep.prefill_chunk_budget
+    budget = dep.prefill_budget(dep.decode.layout)
     p_big = np.minimum(np.maximum(p_mb, chunk), budget)
     pre = np.concatenate([np.zeros(n), p_big])
     sc = step_cost(model, pricer, lay, dep.precision,
@@ -252,7 +252,7 @@ def _prefill_s(model: ModelSpec, pricer: Pricer, dep: Deployment, lengths: dict,
     one step-cost call prices every chunk of every such length at every batch point.
     """
     out = {k: chunk_step for k in lengths}
-    budget = dep.prefill_chunk_budget
+    budget = dep.prefill_budget(dep.decode.layout)
     long = [k for k, v in lengths.items() if math.ceil(v / budget) > 1]
     if not long:
         return out

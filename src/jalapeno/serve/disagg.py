@@ -73,7 +73,9 @@ def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     prefix j·budget, pipelined over the PP stages: Σ_j I_j + max_j (S_j − I_j) (serve/chunked.py).
     The instance is infeasible if either step does not fit in memory (the last chunk holds the
     prompt's whole KV cache, split over the CP ranks). ``overlap``: ``none`` or ``tbo`` (two-batch
-    overlap; needs an EP all-to-all, cost/overlap.py).
+    overlap; needs an EP all-to-all, cost/overlap.py). ``token_budget`` is the whole instance's
+    prefill tokens per step — a deployment's ``prefill_budget(layout)``, which counts a per-rank
+    engine budget (TensorRT-LLM ``max_num_tokens``) once per attention-DP rank.
     """
     chunk = float(min(wl.mean_isl, token_budget))
     seqs = token_budget / chunk
@@ -105,7 +107,7 @@ def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
 
     The cap is the KV capacity and, with ``limits`` (a deployment whose engine limits apply),
     ``max_running`` and ``max_tokens_per_step`` (B ≤ T·pp/q: a decode instance runs no
-    prefill); decode batches per attention rank above its ``cuda_graph_max_batch`` run eagerly
+    prefill; both x dp when the engine counts them per attention-DP rank, ``limits.budget_per``); decode batches per attention rank above its ``cuda_graph_max_batch`` run eagerly
     (serve/limits.py). ``cap_name`` names the binding cap. The KV capacity uses the engine's
     ``limits.memory_fraction`` (Deployment.memory_fraction). ``overlap``: ``none`` or ``tbo``
     (two-batch overlap; needs an EP all-to-all, cost/overlap.py).
@@ -116,7 +118,7 @@ def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     caps = {"kv_capacity": decode_batch_cap(model, pricer.system, layout, precision, ctx, pricer.efficiency, mtp,
                                             memory_fraction=mf)}
     if limits is not None:
-        caps.update(batch_caps(limits, query_len(mtp), 0.0, layout.pp, backstop=False))
+        caps.update(batch_caps(limits, query_len(mtp), 0.0, layout.pp, backstop=False, layout=layout))
     cap_name = min(caps, key=caps.get)
     cap = caps[cap_name]
     b = np.minimum(b, cap)

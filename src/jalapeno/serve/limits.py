@@ -76,7 +76,7 @@ def decode_step_s(sc: StepCost, eff: Efficiency, dep: Deployment, decode_batch, 
 
 
 def batch_caps(dep: Deployment, rows_per_seq: int, prefill_tokens_per_seq_step: float, pp: int,
-               backstop: bool = True) -> dict[str, float]:
+               backstop: bool = True, layout=None) -> dict[str, float]:
     """Decode-batch caps (sequences per instance) set by the engine limits.
 
     Args:
@@ -86,13 +86,17 @@ def batch_caps(dep: Deployment, rows_per_seq: int, prefill_tokens_per_seq_step: 
         pp: pipeline stages (the batch is spread over pp micro-batches).
         backstop: apply the default ``max_running`` backstop when the deployment sets none
             (aggregated instances); False for disaggregated decode pools.
+        layout: the instance's layout; with ``dep.budget_per == "rank"`` the limits count per
+            attention-DP rank (x dp, Deployment.running_limit / step_token_cap). None: as one rank.
 
     Returns:
         ``{"max_running": ..., "max_tokens_per_step": ...}`` (each only when it applies).
     """
     caps = {}
+    scale = 1 if layout is None else dep.rank_scale(layout)
     if dep.max_running is not None or backstop:
-        caps["max_running"] = float(dep.running_cap * pp)
+        caps["max_running"] = float((dep.running_cap if dep.max_running is None else dep.max_running * scale) * pp)
     if dep.max_tokens_per_step is not None:
-        caps["max_tokens_per_step"] = dep.max_tokens_per_step * pp / (rows_per_seq + prefill_tokens_per_seq_step)
+        caps["max_tokens_per_step"] = (dep.max_tokens_per_step * scale * pp
+                                       / (rows_per_seq + prefill_tokens_per_seq_step))
     return caps

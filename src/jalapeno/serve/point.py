@@ -51,7 +51,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
         return dataclasses.replace(pts, concurrency=pts.concurrency * w,
                                    request_rate_per_s=pts.request_rate_per_s * w,
                                    chips=pts.chips * w)
-    pre = prefill_perf(model, pricer, dep.prefill.layout, dep.precision, wl, dep.prefill_chunk_budget,
+    pre = prefill_perf(model, pricer, dep.prefill.layout, dep.precision, wl, dep.prefill_budget(dep.prefill.layout),
                        pool_overlap(dep.overlap, model, dep.prefill.layout))
     dec_ov = pool_overlap(dep.overlap, model, dep.decode.layout)
     x, y = np.array([dep.prefill.workers]), np.array([dep.decode.workers])

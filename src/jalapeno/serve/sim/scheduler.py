@@ -9,7 +9,10 @@ never preempted). Accounting per step:
   ``max_tokens_per_step`` T, while the running sequences' decode rows q each stay ≤ T) and its
   prompt's KV fits (evicting prefix-cache entries LRU-first); admission is head-of-line FCFS;
 - the step carries every decoding sequence plus prefill chunks of admitted requests, oldest
-  first, up to ``token_budget`` prefill tokens (and within T − decode rows when T is set);
+  first, up to ``token_budget`` prefill tokens (and within T − decode rows when T is set); the
+  limits an instance gets are its own (Simulation passes Deployment.prefill_budget /
+  step_token_cap / running_limit: an engine limit counted per attention-DP rank, TensorRT-LLM,
+  is multiplied by the ranks);
 - after the step each decoding sequence holds ``a`` more tokens (a = 1, or the MTP mean);
   if the cache overflows, the most recently admitted decoding request is preempted: its KV is
   freed and it waits at the head of the queue to recompute its prompt and output so far.

@@ -83,7 +83,7 @@ class Simulation:
         pools = [("agg", dep.decode)] if dep.prefill is None else [("prefill", dep.prefill), ("decode", dep.decode)]
         for role, pool in pools:
             validate_layout(pool.layout, model, self.system)
-            cap = _capacity_tokens(model, pricer, pool.layout, dep.precision, ctx_ref, dep.prefill_chunk_budget,
+            cap = _capacity_tokens(model, pricer, pool.layout, dep.precision, ctx_ref, dep.prefill_budget(pool.layout),
                                    dep.mtp if role != "prefill" else None, dep.memory_fraction)
             if cap <= 0:
                 raise InfeasibleDeployment("deployment", f"the {role} layout {pool.layout.label} leaves no "
@@ -93,9 +93,9 @@ class Simulation:
                               overlap=pool_overlap(dep.overlap, model, pool.layout))
             for _ in range(pool.workers):
                 self.instances.append(Instance(len(self.instances), role, timer, pool.layout.chips, cap,
-                                               dep.running_cap, dep.prefill_chunk_budget,
+                                               dep.running_limit(pool.layout), dep.prefill_budget(pool.layout),
                                                PrefixCache(enabled=prefix_cache), dep.mtp, self.rng,
-                                               dep.max_tokens_per_step))
+                                               dep.step_token_cap(pool.layout)))
         self.chips = dep.chips
         self.engine = Engine(self._dispatch)
         self.link_free = {i.id: 0.0 for i in self.instances if i.role == "decode"}
