@@ -81,3 +81,21 @@ def test_api_wrong_types_get_one_clear_error():
         with pytest.raises(JalapenoError) as e:
             call()
         assert e.value.fix
+
+
+def test_frontier_takes_the_engine_memory_fraction(capsys):
+    """A smaller engine share of HBM leaves less KV cache: the frontier's peak throughput cannot
+    rise, every point records the fraction, and an impossible fraction is refused."""
+    def frontier(*extra):
+        code, out, err = run(capsys, "frontier", "-s", "h100", "-m", "gpt-oss-120b", "--serving", "agg", *extra,
+                             "--json")
+        assert code == 0, err
+        pts = json.loads(out)["frontier"]
+        return max(p["throughput_per_chip"] for p in pts), {p["deployment"]["memory_fraction"] for p in pts}
+
+    peak0, fr0 = frontier()
+    peak, fr = frontier("--memory-fraction", "0.85")
+    assert fr0 == {None} and fr == {0.85}
+    assert peak <= peak0 * (1 + 1e-9)
+    check_error(*run(capsys, "compare", "-s", "h100", "-m", "gpt-oss-120b", "--memory-fraction", "0"),
+                "memory-fraction", "(0, 1]")

@@ -34,7 +34,7 @@ import numpy as np
 
 from jalapeno.deploy.deployment import DEFAULT_TOKEN_BUDGET, MTP, Deployment, Pool, pool_overlap
 from jalapeno.deploy.layout import Layout, validate_layout
-from jalapeno.deploy.memory_fit import weight_bytes_per_chip
+from jalapeno.deploy.memory_fit import usable_fraction, weight_bytes_per_chip
 from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.errors import JalapenoError, SpecError
 from jalapeno.serve.analytic import (
@@ -89,6 +89,8 @@ class SweepOptions:
             layout has an EP all-to-all), ``none`` or ``tbo`` (module docstring).
         budget_per: ``instance`` or ``rank`` — whether the limits count per instance or per
             attention-DP rank (Deployment.budget_per; a recipe's engine semantics).
+        memory_fraction: the engine's share of usable HBM for every deployment
+            (Deployment.memory_fraction; None: the efficiency set's 1 − memory_reserve_fraction).
         prefill_attention_dp: also enumerate attention-DP prefill workers (DEPn, n in 2, 4, 8) for
             MoE models, as recipes whose prefill workers run ``dp-attn`` deploy (default False:
             the TP/TEP prefill workers only).
@@ -108,6 +110,7 @@ class SweepOptions:
     recipe: str | None = None
     overlap: str = "auto"
     budget_per: str = "instance"
+    memory_fraction: float | None = None
     prefill_attention_dp: bool = False
 
     def deployment(self, precision: Precision, decode: Pool, prefill: Pool | None = None,
@@ -116,7 +119,8 @@ class SweepOptions:
         return Deployment(precision, decode, prefill=prefill, mtp=mtp or self.mtp, token_budget=self.token_budget,
                           max_running=self.max_running, max_tokens_per_step=self.max_tokens_per_step,
                           cuda_graph_max_batch=self.cuda_graph_max_batch, recv_interval=self.recv_interval,
-                          recipe=self.recipe, overlap=overlap, budget_per=self.budget_per)
+                          recipe=self.recipe, overlap=overlap, budget_per=self.budget_per,
+                          memory_fraction=self.memory_fraction)
 
     def __post_init__(self) -> None:
         if self.eplb is not None and (isinstance(self.eplb, bool) or not isinstance(self.eplb, int)
@@ -148,12 +152,13 @@ class SweepResult:
     dep_index: np.ndarray = field(repr=False)
 
 
-def _fits(model: ModelSpec, system: System, layout: Layout, precision: Precision, eff: Efficiency) -> bool:
+def _fits(model: ModelSpec, system: System, layout: Layout, precision: Precision, eff: Efficiency,
+          memory_fraction: float | None = None) -> bool:
     try:
         validate_layout(layout, model, system)
     except JalapenoError:
         return False
-    usable = system.chip.hbm_usable_bytes * (1 - eff.memory_reserve_fraction)
+    usable = system.chip.hbm_usable_bytes * usable_fraction(eff, memory_fraction)
     return weight_bytes_per_chip(model, layout, precision, system=system) < 0.95 * usable
 
 
@@ -192,8 +197,9 @@ def with_eplb(layouts: list[Layout], model: ModelSpec, redundant: int | None) ->
 
 
 def aggregated_layouts(model: ModelSpec, system: System, precision: Precision, eff: Efficiency,
-                       factor: int = 4, eplb: int | None = None) -> list[Layout]:
-    """Valid aggregated layouts whose weights fit (with EPLB twins, see :func:`with_eplb`)."""
+                       factor: int = 4, eplb: int | None = None, memory_fraction: float | None = None) -> list[Layout]:
+    """Valid aggregated layouts whose weights fit in the engine's share of HBM (with EPLB twins,
+    see :func:`with_eplb`)."""
     out = []
     heads = model.attention.num_heads
     for s in stage_sizes(system, factor):
@@ -209,12 +215,13 @@ def aggregated_layouts(model: ModelSpec, system: System, precision: Precision, e
                 out.append(Layout(tp=tp, dp=s // tp, ep=ep))
         if model.moe is None and s > 8 and heads % s == 0 and s <= 64:
             out.append(Layout(tp=s))
-    return [lay for lay in with_eplb(out, model, eplb) if _fits(model, system, lay, precision, eff)]
+    return [lay for lay in with_eplb(out, model, eplb) if _fits(model, system, lay, precision, eff, memory_fraction)]
 
 
 def disaggregated_layouts(model: ModelSpec, system: System, precision: Precision, eff: Efficiency,
                           factor: int = 4, eplb: int | None = None,
-                          isl: float = 0.0, prefill_dp: bool = False) -> tuple[list[Layout], list[Layout]]:
+                          isl: float = 0.0, prefill_dp: bool = False,
+                          memory_fraction: float | None = None) -> tuple[list[Layout], list[Layout]]:
     """(prefill layouts, decode layouts) whose weights fit (with EPLB twins, :func:`with_eplb`).
 
     ``prefill_dp``: MoE prefill workers of 2, 4 and 8 chips are also tried with attention DP
@@ -238,7 +245,7 @@ def disaggregated_layouts(model: ModelSpec, system: System, precision: Precision
         if moe and s >= 8:
             dec.append(Layout(tp=1, dp=s, ep=s))
     keep = lambda ls: [lay for lay in dict.fromkeys(with_eplb(ls, model, eplb))  # noqa: E731
-                       if _fits(model, system, lay, precision, eff)]
+                       if _fits(model, system, lay, precision, eff, memory_fraction)]
     return keep(pre), keep(dec)
 
 
@@ -276,7 +283,8 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
         parts.append(pts)
 
     if opt.serving in ("both", "agg"):
-        for lay in aggregated_layouts(model, system, precision, eff, opt.max_stage_factor, opt.eplb):
+        for lay in aggregated_layouts(model, system, precision, eff, opt.max_stage_factor, opt.eplb,
+                                      opt.memory_fraction):
             dep = opt.deployment(precision, Pool(lay))
             variants = [dep]
             if opt.overlap != "none" and has_ep_all_to_all(model, lay):
@@ -301,7 +309,8 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
                     add(d, p.take(np.flatnonzero(sel)))
     if opt.serving in ("both", "disagg") and opt.concurrency is None:
         pre_layouts, dec_layouts = disaggregated_layouts(model, system, precision, eff, opt.max_stage_factor,
-                                                         opt.eplb, wl.mean_isl, opt.prefill_attention_dp)
+                                                         opt.eplb, wl.mean_isl, opt.prefill_attention_dp,
+                                                         opt.memory_fraction)
         limits = opt.deployment(precision, Pool(Layout()))  # carries the engine limits only
         pre_ov = "tbo" if opt.overlap == "tbo" else "none"  # TP/TEP prefill pools have no all-to-all
         pres = [prefill_perf(model, pricer, lay, precision, wl, limits.prefill_budget(lay),

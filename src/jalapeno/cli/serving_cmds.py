@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from dataclasses import replace
+
 import typer
 from rich.markup import escape
 
@@ -20,7 +22,7 @@ from jalapeno.cli.engine_opts import (
     recipe_mtp,
     sweep_options,
 )
-from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
+from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP, check_memory_fraction
 from jalapeno.errors import SpecError
 from jalapeno.specs.routing import ROUTING_HELP
 
@@ -180,6 +182,7 @@ def compare(
     max_running: int = max_running_option(),
     max_tokens_per_step: int = max_tokens_option(),
     cuda_graph_max_batch: int = graph_option(),
+    memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     overlap: str = typer.Option(None, "--overlap",
                                 help="Two-batch overlap: auto (the faster of none/tbo per point; the default unless "
                                 "an --engine recipe sets one), none or tbo."),
@@ -243,6 +246,8 @@ def compare(
     overlap = overlap or (rec.overlap if rec else "auto")
     opts = sweep_options(_options(serving or "both", mtp, mtp_acceptance, concurrency, eplb, overlap), rec,
                          serving is not None, max_running, max_tokens_per_step, cuda_graph_max_batch)
+    if memory_fraction is not None:
+        opts = replace(opts, memory_fraction=check_memory_fraction(memory_fraction))
     pinned = precision is not None or rec is not None
     precs = None if pinned else {s.system.name: _runnable(m, available_precisions(m.name, m.default_precision,
                                                                                   s.system.chip.formats), s.system.chip)
@@ -291,6 +296,7 @@ def frontier(
     max_running: int = max_running_option(),
     max_tokens_per_step: int = max_tokens_option(),
     cuda_graph_max_batch: int = graph_option(),
+    memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     overlap: str = typer.Option(None, "--overlap",
                                 help="Two-batch overlap: auto (the faster of none/tbo per point; the default unless "
                                 "an --engine recipe sets one), none or tbo."),
@@ -317,6 +323,8 @@ def frontier(
     overlap = overlap or (rec.overlap if rec else "auto")
     opts = sweep_options(_options(serving or "both", mtp, mtp_acceptance, concurrency, eplb, overlap), rec,
                          serving is not None, max_running, max_tokens_per_step, cuda_graph_max_batch)
+    if memory_fraction is not None:
+        opts = replace(opts, memory_fraction=check_memory_fraction(memory_fraction))
     sf = system_frontier(m, pr, wl, prec, opts, power, recipe=rec if opts.mtp is None else None)
     rec = sf.record()
     if out:
