@@ -20,9 +20,11 @@ Context of a generation row: ``step`` cached tokens + the new one (the table's `
 
 Fit: robust least squares (soft-L1) on log(predicted/measured) over the rows of one phase and
 format except the held-out ones — the largest context of the table (generation step 131,071;
-context isl 32,768), judged separately as an extrapolation in context. Decode: every row,
-(peak_fraction, hbm_fraction, t0) — few heads per GPU make the kernel HBM-bound on the latent
-read, many heads compute-bound. Prefill: rows with isl >= 2048 only (the chunk sizes engines
+context isl 32,768), judged separately as an extrapolation in context. Decode: rows with a
+context of 1024 tokens or more (step >= 1023: the serving regime, and the threshold of the GQA
+decode fit, fit/kernels.fit_attention; shorter contexts are dominated by fixed costs, which
+otherwise pull the HBM fraction down), (peak_fraction, hbm_fraction, t0) — few heads per GPU
+make the kernel HBM-bound on the latent read, many heads compute-bound. Prefill: rows with isl >= 2048 only (the chunk sizes engines
 prefill in, and the threshold of the GQA prefill fit, fit/kernels.fit_attention), (peak_fraction,
 t0): the kernel is compute-bound there under any HBM fraction, so ``mla_prefill[f].hbm_fraction``
 is not identified and stays unset (the generic ``hbm_fraction``); below 2K tokens the context
@@ -53,6 +55,8 @@ MLA_TABLE_MODEL = "deepseek-r1"
 MLA_TABLES = {"decode": ("mla_decode", "generation_mla_perf"), "prefill": ("mla_prefill", "context_mla_perf")}
 #: shortest prompt of a context-table row the prefill fit uses (module docstring)
 MLA_PREFILL_MIN_ISL = 2048
+#: smallest ``step`` (cached tokens) of a generation-table row the decode fit uses: context >= 1024
+MLA_DECODE_MIN_STEP = 1023
 
 
 def mla_rank_batch(phase: str, rows: pd.DataFrame) -> RankBatch:
@@ -93,8 +97,7 @@ def fit_mla_phase(df: pd.DataFrame, system: System, phase: str, attention) -> tu
 
     ctx_col = "step" if phase == "decode" else "isl"
     with_hbm = phase == "decode"  # prefill rows are compute-bound: hbm not identified
-    if not with_hbm:
-        df = df[df.isl >= MLA_PREFILL_MIN_ISL]
+    df = df[df.step >= MLA_DECODE_MIN_STEP] if with_hbm else df[df.isl >= MLA_PREFILL_MIN_ISL]
     params, report = {}, {}
     for kv_dtype, d in df.groupby("kv_cache_dtype"):
         if kv_dtype not in MLA_KV_DTYPES:
