@@ -30,6 +30,36 @@ def _pct(x: float) -> str:
     return "-" if x is None or np.isnan(x) else f"{x:+.0%}" if x < 0 or x > 0 else "0%"
 
 
+def _mla_fit_table() -> list[str]:
+    """Fitted MLA kernel parameters per measured system with fit and held-out errors
+    (fit/mla_kernels.py; read from the shipped calibration sets)."""
+    from jalapeno.specs.calibration import load_calibration
+
+    lines = ["Fitted `mla_decode[f]` (peak / HBM fraction) and `mla_prefill[f]` (peak fraction) per system; "
+             "errors are median / p90 of |predicted/measured − 1| on the fit rows and, in brackets, on the "
+             "held-out largest context (decode step 131,071; prefill isl 32,768). Unset in a set, MLA ops "
+             "take the generic attention values.", "",
+             "| system | decode bf16 | decode fp8 | prefill bf16 | prefill fp8 | decode bf16 err | decode fp8 err "
+             "| prefill bf16 err | prefill fp8 err |", "|---|---|---|---|---|---|---|---|---|"]
+    for name in sorted(calibrated_systems(("measured",))):
+        cal = load_calibration(name)
+        rep = (cal or {}).get("report", {}).get("mla", {})
+        if "decode" not in rep:
+            continue
+        p = cal["parameters"]
+        cells = [f"{p['mla_decode'][f]['peak_fraction']:.3f} / {p['mla_decode'][f]['hbm_fraction']:.2f}"
+                 for f in ("bf16", "fp8")]
+        cells += [f"{p['mla_prefill'][f]['peak_fraction']:.3f}" for f in ("bf16", "fp8")]
+        for ph in ("decode", "prefill"):
+            for f in ("bf16", "fp8"):
+                r = rep[ph][f]
+                h = r["held_out_largest_context"]
+                cells.append(f"{r['fit']['median_ape']:.0%} / {r['fit']['p90_ape']:.0%} "
+                             f"({h['median_ape']:.0%} / {h['p90_ape']:.0%})")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def _overall_table(res_cal: dict, res_spec: dict) -> list[str]:
     lines = ["| source | metric | n | median abs. error (calibrated) | bias (calibrated) | "
              "median abs. error (spec-only) | bias (spec-only) |", "|---|---|---|---|---|---|---|"]
@@ -165,7 +195,8 @@ def main() -> None:
         f"(`{DEFAULT_POINTS.name}` in shared/data/validation) and {n_pts.get('aiconfigurator', 0)} rows of "
         "aiconfigurator-core 0.12.0's `silicon_sample.csv` (measured TTFT/TPOT with full deployments; "
         "models and systems in the catalog only).",
-        "- **Calibrated on (kernels only):** aiconfigurator-core's per-kernel tables (GEMM, attention, MoE, NCCL, "
+        "- **Calibrated on (kernels only):** aiconfigurator-core's per-kernel tables (GEMM, attention, MLA "
+        "attention, MoE, NCCL, "
         f"custom all-reduce) for {', '.join(sorted(calibrated_systems(('measured',))))} (`jalapeno calibrate`, "
         "fit/calibrate.py), and for MI300X/MI325X/MI355X amd-aiter's tuned GEMM and fused-MoE tables "
         "(fit/amd.py; their other parameters borrowed, `kind = \"partial\"`); sets in "
@@ -195,6 +226,10 @@ def main() -> None:
         "## Overall",
         "",
         *_overall_table(cal, spec),
+        "",
+        "## Kernel fits: MLA attention (TRT-LLM `generation_mla_perf` / `context_mla_perf`)",
+        "",
+        *_mla_fit_table(),
         "",
         "## InferenceX, per system / model / mode (calibrated)",
         "",

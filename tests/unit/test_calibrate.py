@@ -44,7 +44,7 @@ DERIVED = [n for n in SHIPPED if load_calibration(n)["kind"] == "derived"]
 FRACTION_FIELDS = [f.name for f in dataclasses.fields(Efficiency) if "_fraction" in f.name]  # scalar ones
 KERNEL_TABLES = {("gemm", "gemm_perf"), ("attention", "context_attention_perf"),
                  ("attention", "generation_attention_perf"), ("moe", "moe_perf"), ("comm", "nccl_perf"),
-                 ("comm", "custom_allreduce_perf")}
+                 ("comm", "custom_allreduce_perf"), ("mla", "generation_mla_perf"), ("mla", "context_mla_perf")}
 GB200_PEAK_BF16 = 2.5e15  # dense BF16 FLOP/s of one GB200 GPU, as the catalog gives it
 GB200_HBM = 8e12  # HBM bytes/s
 
@@ -405,6 +405,7 @@ def test_calibration_is_identical_whatever_the_end_to_end_data(calibrated_with_p
     assert {k: v for k, v in res["report"]["nccl"].items() if k != "nccl_folder"} == nccl_fit[1]
     assert res["report"]["moe"] == {"rows": 0}  # no MoE table in the fixture
     assert res["report"]["custom_allreduce"] == {"rows": 0}  # nor a custom all-reduce table
+    assert res["report"]["mla"] == {"rows": 0}  # nor MLA kernel tables
     assert {(f, n) for _, f, n in reads} <= KERNEL_TABLES
     assert ("comm", "nccl_perf") in {(f, n) for _, f, n in reads}
     assert {s for s, _, _ in reads} == {"gb200"}
@@ -416,7 +417,7 @@ def test_calibration_provenance_names_kernel_tables_only(calibrated_with_perturb
     assert set(prov) == {"package", "backend", "gemm_version", "attention_version", "system_dir"}
     assert prov["gemm_version"] == prov["attention_version"] == ktables.PINNED_VERSION
     assert prov["system_dir"] == "gb200" and prov["backend"] == ktables.BACKEND
-    assert set(res["report"]) == {"gemm", "attention", "nccl", "custom_allreduce", "moe"}
+    assert set(res["report"]) == {"gemm", "attention", "nccl", "custom_allreduce", "moe", "mla"}
     assert "silicon" not in repr(res).lower()
     eff = load_efficiency("gb200-nvl72", "spec").with_overrides(res["parameters"])
     for f in FRACTION_FIELDS:
@@ -441,10 +442,10 @@ def test_shipped_provenance_and_report_are_kernel_only(name):
         assert set(c["report"]) <= {"cu_num", "gemm", "moe"} and c["report"]["gemm"]["rows"] > 0
     elif c["kind"] == "measured":
         assert set(prov) == {"package", "backend", "gemm_version", "attention_version", "system_dir",
-                             "moe_version"}
+                             "moe_version", "mla_version"}
         assert prov["package"].startswith("aiconfigurator-core ")
         assert prov["system_dir"] == ktables.AIC_SYSTEM_DIRS[name]
-        assert set(c["report"]) <= {"gemm", "attention", "nccl", "custom_allreduce", "moe"}
+        assert set(c["report"]) <= {"gemm", "attention", "nccl", "custom_allreduce", "moe", "mla"}
         assert {"gemm", "attention"} <= set(c["report"])
         assert c["report"]["gemm"]["rows"] > 0
     else:

@@ -96,6 +96,43 @@ def add_cp_ring(ob: OpBuilder, name: str, rb: RankBatch, bytes_per_token: float,
                   count=layers * (rb.cp - 1), hidden_under=hidden_under)
 
 
+def add_mla_decode_kernel(ob: OpBuilder, a, rb: RankBatch, n: float, attn_fmt: str, kv_token_bytes: float,
+                          layers: float) -> None:
+    """The weight-absorbed MLA generation kernel (``attn.mla_decode``; kernel family ``mla_decode``).
+
+    Per layer: FLOPs 2·Td·n·(2r + d_rope)·L' (scores against the latent and rope key, values from
+    the latent), KV bytes b·L'·kv_token_bytes (the latent read once per sequence for all heads),
+    activations Td·n·(2r + d_rope)·2 (absorbed queries in, latent outputs out), two kernels;
+    L' = min(L, index_topk) with a DSA indexer. ``a``: the model's AttentionSpec; ``n``: heads per
+    chip. Also what calibration prices for every measured ``generation_mla_perf`` row
+    (fit/mla_kernels.py).
+    """
+    r, dr = a.kv_lora_rank, a.qk_rope_dim
+    td, b, ctx = rb.decode_rows, rb.decode_seqs, rb.decode_ctx
+    attended = np.minimum(ctx, a.index_topk) if a.has_indexer else ctx
+    ob.op("attn.mla_decode", "attention", attn_fmt, flop=2.0 * td * n * (2 * r + dr) * attended,
+          kv=b * attended * kv_token_bytes, act=td * n * (2 * r + dr) * 2, kernels=2,
+          count=layers, kernel="mla_decode")
+
+
+def add_mla_prefill_kernel(ob: OpBuilder, a, rb: RankBatch, n: float, attn_fmt: str, kv_token_bytes: float,
+                           layers: float) -> None:
+    """The non-absorbed MLA context kernel (``attn.mla_prefill``; kernel family ``mla_prefill``).
+
+    Per layer: FLOPs 2·n·(d_nope + d_rope + d_v)·pairs (causal pairs, :meth:`RankBatch.prefill_pairs`,
+    top-k capped with DSA), KV bytes of the cached prefix and other CP ranks' keys
+    (:meth:`RankBatch.prefill_keys` x kv_token_bytes), activations of the up-projected Q/K/V
+    (rows·n·(d_nope + d_rope + d_v)·2). Also what calibration prices for every measured
+    ``context_mla_perf`` row (fit/mla_kernels.py).
+    """
+    dr, dn, dv = a.qk_rope_dim, a.qk_nope_dim, a.v_head_dim
+    up_rows = rb.prefill_tokens + rb.prefill_keys()
+    pairs = rb.prefill_pairs(a.index_topk if a.has_indexer else None)
+    ob.op("attn.mla_prefill", "attention", attn_fmt, flop=2.0 * n * (dn + dr + dv) * pairs,
+          kv=rb.prefill_keys() * kv_token_bytes,
+          act=up_rows * n * (dn + dr + dv) * 2, count=layers, kernel="mla_prefill")
+
+
 def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers: float,
                 w_bytes: float, w_fmt: str, attn_fmt: str, kv_token_bytes: float, act_in: float,
                 index_fmt: str = "fp8", cp_group: int = 1) -> None:
@@ -126,14 +163,11 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
           kv=t * kv_token_bytes, kernels=3, count=layers)
     td, b, ctx = rb.decode_rows, rb.decode_seqs, rb.decode_ctx
     if np.any(td > 0):
-        attended = np.minimum(ctx, a.index_topk) if a.has_indexer else ctx
         # per-head batched GEMMs: [Td, d_nope] x [d_nope, r] for each of the n heads
         ob.op("attn.absorb_uk", "gemm", w_fmt, flop=2.0 * td * n * dn * r,
               weight=np.where(td > 0, n * dn * r * w_bytes, 0.0),
               act=td * n * (dn * act_in + 2.0 * r), rows=td, count=layers)
-        ob.op("attn.mla_decode", "attention", attn_fmt, flop=2.0 * td * n * (2 * r + dr) * attended,
-              kv=b * attended * kv_token_bytes, act=td * n * (2 * r + dr) * 2, kernels=2,
-              count=layers)
+        add_mla_decode_kernel(ob, a, rb, n, attn_fmt, kv_token_bytes, layers)
         if a.has_indexer:
             ob.op("attn.dsa_indexer", "attention", index_fmt,
                   flop=2.0 * td * a.index_heads * a.index_head_dim * ctx,
@@ -144,10 +178,7 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
     if np.any(rb.prefill_tokens > 0):
         up_rows = rb.prefill_tokens + rb.prefill_keys()
         ob.gemm("attn.kv_b_proj", w_fmt, up_rows, r, n * (dn + dv), w_bytes, act_in, count=layers)
-        pairs = rb.prefill_pairs(a.index_topk if a.has_indexer else None)
-        ob.op("attn.mla_prefill", "attention", attn_fmt, flop=2.0 * n * (dn + dr + dv) * pairs,
-              kv=rb.prefill_keys() * kv_token_bytes,
-              act=up_rows * n * (dn + dr + dv) * 2, count=layers)
+        add_mla_prefill_kernel(ob, a, rb, n, attn_fmt, kv_token_bytes, layers)
         if a.has_indexer:
             ob.op("attn.dsa_indexer_prefill", "attention", index_fmt,
                   flop=2.0 * a.index_heads * a.index_head_dim * rb.prefill_pairs(), count=layers)

@@ -2,8 +2,11 @@
 
 Every row carries per-chip counts for the whole step (layer multiplicity folded in): FLOPs,
 bytes by kind (weights, KV cache, activations), the GEMM row count that sets its efficiency, the
-kernels it launches, its compute format and kind (``gemm``, ``moe``, ``attention``, ``memory``), and
-whether it repeats on every pipeline stage (layer ops) or runs once per step (embedding, head).
+kernels it launches, its compute format and kind (``gemm``, ``moe``, ``attention``, ``memory``),
+whether it repeats on every pipeline stage (layer ops) or runs once per step (embedding, head),
+and optionally the measured kernel family that prices it (``kernel``: ``mla_decode`` /
+``mla_prefill`` for the MLA attention kernels, which have their own efficiency entries; "" = its
+kind's parameters).
 Collectives form a second table: kind, group size, per-chip message bytes, calls per step, and
 optionally the op whose compute overlaps them by construction (``hidden_under``: the ring KV
 exchange of context-parallel attention runs under the attention of the block in hand).
@@ -35,6 +38,9 @@ class OpTable:
     act_bytes: np.ndarray
     rows: np.ndarray
     kernels: np.ndarray
+    #: (n_ops,) kernel family with its own efficiency entries (specs/efficiency.KERNEL_FAMILIES), ""
+    #: for none; () = none for every op
+    kernel: tuple[str, ...] = ()
 
     @property
     def bytes(self) -> np.ndarray:
@@ -74,13 +80,16 @@ class OpBuilder:
         return np.full(self.n, float(a)) if a.ndim == 0 else np.broadcast_to(a, (self.n,))
 
     def op(self, name: str, kind: str, fmt: str, *, flop=0.0, weight=0.0, kv=0.0, act=0.0,
-           rows=1.0, kernels: float = 1.0, count: float = 1.0, per_stage: bool = True) -> None:
-        """Add an op; every quantity is per occurrence and is multiplied by ``count``."""
+           rows=1.0, kernels: float = 1.0, count: float = 1.0, per_stage: bool = True, kernel: str = "") -> None:
+        """Add an op; every quantity is per occurrence and is multiplied by ``count``.
+
+        ``kernel``: the kernel family whose efficiency entries price it ("" = those of ``kind``).
+        """
         c = float(count)
         if c <= 0:
             return
         self._ops.append((name, kind, fmt, per_stage, self._arr(flop) * c, self._arr(weight) * c,
-                          self._arr(kv) * c, self._arr(act) * c, self._arr(rows), kernels * c))
+                          self._arr(kv) * c, self._arr(act) * c, self._arr(rows), kernels * c, kernel))
 
     def gemm(self, name: str, fmt: str, rows, k: float, n_out: float, weight_bytes_per_elem: float,
              act_in_bytes: float, *, count: float = 1.0, per_stage: bool = True, kernels: float = 1.0,
@@ -118,7 +127,7 @@ class OpBuilder:
             kv_bytes=np.stack([o[6] for o in ops]) if ops else z,
             act_bytes=np.stack([o[7] for o in ops]) if ops else z,
             rows=np.stack([o[8] for o in ops]) if ops else z,
-            kernels=np.array([o[9] for o in ops], dtype=float))
+            kernels=np.array([o[9] for o in ops], dtype=float), kernel=tuple(o[10] for o in ops))
         cs = self._colls
         colls = CollectiveTable(
             name=tuple(c[0] for c in cs), kind=tuple(c[1] for c in cs), group=tuple(c[2] for c in cs),

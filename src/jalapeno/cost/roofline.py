@@ -6,7 +6,10 @@ F_fmt is the chip's dense peak in the op's compute format, W its HBM bandwidth. 
 the op: GEMMs follow eta(m) = gemm_peak_fraction_f · m / (m + gemm_half_rows_f) in their row count m
 (a few-row GEMM cannot fill a tensor-core tile), per compute format f; attention kernels use
 attention_peak(f) (attention_peak_fraction for BF16; FP8 attention kernels reach a lower
-fraction of their higher peak, specs/efficiency.py). eta_m = gemm_hbm_fraction_f for GEMMs (weight streaming), hbm_fraction
+fraction of their higher peak, specs/efficiency.py), except the ops that name a measured kernel
+family (OpTable.kernel: the MLA decode and prefill kernels), which use that family's
+mla_decode[f] / mla_prefill[f] peak and HBM fractions (falling back to the generic attention
+values when unset). eta_m = gemm_hbm_fraction_f for GEMMs (weight streaming), hbm_fraction
 for every other op. The routed-expert block of an MoE layer (kind ``moe``) has the same form with
 its own parameters (moe_peak_fraction_f, moe_half_rows_f, moe_hbm_fraction_f: grouped GEMMs plus
 permute/quantise/finalize, fitted on measured MoE layers) and, when moe_floor_s is set, a fixed
@@ -60,10 +63,12 @@ def op_times(table: OpTable, chip: Chip, eff: Efficiency) -> OpTimes:
 
     top, half = per_op(eff.gemm_peak, eff.moe_peak), per_op(eff.gemm_half, eff.moe_half)
     m = np.maximum(table.rows, 1e-9)
-    attn = np.array([eff.attention_peak(f) for f in table.fmt], dtype=float).reshape(n_ops, 1)
+    fam = table.kernel or ("",) * n_ops
+    attn = np.array([eff.kernel_peak(k, f) for k, f in zip(fam, table.fmt)], dtype=float).reshape(n_ops, 1)
     eta = np.where(is_gemm, top * m / (m + half), attn)  # gemm_efficiency, per op
     compute = table.flop / (peak * eta)
-    eta_m = np.where(is_gemm, per_op(eff.gemm_hbm, eff.moe_hbm), eff.hbm_fraction)
+    other_m = np.array([eff.kernel_hbm(k, f) for k, f in zip(fam, table.fmt)], dtype=float).reshape(n_ops, 1)
+    eta_m = np.where(is_gemm, per_op(eff.gemm_hbm, eff.moe_hbm), other_m)
     memory = table.bytes / (chip.hbm_bandwidth_bytes_per_s * eta_m)
     active = (table.flop + table.bytes) > 0  # an op with no work at a point launches nothing
     launch = np.array([eff.moe_floor_s / MOE_KERNELS if mo and eff.moe_floor_s is not None

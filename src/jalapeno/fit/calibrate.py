@@ -21,6 +21,10 @@ used. Functional forms (the same ones the step cost uses, cost/roofline.py):
   ``moe[f].token_passes`` (BF16 passes over the EP group's token vectors, identified where the
   table spans several EP sizes), on the cost/ops.py quantities; DeepSeek-V3/R1's shape is held
   out of the fit and judged.
+- MLA attention kernels (TRT-LLM ``generation_mla_perf`` / ``context_mla_perf``):
+  ``mla_decode[f]`` (peak and HBM fraction) and ``mla_prefill[f]`` (peak fraction) per compute
+  format, each row priced as the step's own MLA op, the largest context held out
+  (fit/mla_kernels.py).
 Every fit reports its median and p90 absolute % error. The result is
 a named parameter set with provenance (package version, tables, row counts, fit errors), written
 to ``src/jalapeno/data/calibration/<system>.toml``; systems without tables (Jalapeño, Vera Rubin,
@@ -43,6 +47,7 @@ from jalapeno.fit.kernels import (
     fit_moe,
     fit_nccl,
 )
+from jalapeno.fit.mla_kernels import MLA_TABLES, fit_mla
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, flatten_params, nest_params
 from jalapeno.specs.hardware import System
 
@@ -92,9 +97,16 @@ def calibrate_system(system: System) -> dict:
         params.update(p_moe)
     except SpecError:
         reports["moe"], v_moe = {"rows": 0}, None
+    try:
+        mla = {ph: load_table(sdir, "mla", name) for ph, (_, name) in MLA_TABLES.items()}
+        p_mla, reports["mla"] = fit_mla({ph: t for ph, (t, _) in mla.items()}, system)
+        params.update(p_mla)
+        v_mla = mla["decode"][1]
+    except SpecError:
+        reports["mla"], v_mla = {"rows": 0}, None
     prov = {"package": f"aiconfigurator-core {package_version()}", "backend": BACKEND,
             "gemm_version": v_gemm, "attention_version": v_att, "system_dir": sdir,
-            **({"moe_version": v_moe} if v_moe else {})}
+            **({"moe_version": v_moe} if v_moe else {}), **({"mla_version": v_mla} if v_mla else {})}
     return {"system": system.name, "parameters": params, "report": reports, "provenance": prov}
 
 

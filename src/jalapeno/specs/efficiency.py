@@ -42,7 +42,14 @@ KERNEL_FIELDS: dict[str, tuple[str, ...]] = {
     "gemm": ("peak_fraction", "half_rows", "hbm_fraction"),
     "moe": ("peak_fraction", "half_rows", "hbm_fraction", "token_passes"),
     "attention": ("peak_fraction",),
+    "mla_decode": ("peak_fraction", "hbm_fraction"),
+    "mla_prefill": ("peak_fraction", "hbm_fraction"),
 }
+#: Measured attention-kernel families with their own entries, priced instead of the generic
+#: attention values for the ops that name them (cost/optable.OpTable.kernel): the MLA generation
+#: (weight-absorbed, latent KV) and MLA context kernels (cost/attention.py), fitted on TRT-LLM's
+#: ``generation_mla_perf`` / ``context_mla_perf`` tables (fit/mla_kernels.py).
+KERNEL_FAMILIES: tuple[str, ...] = ("mla_decode", "mla_prefill")
 
 #: Fraction of peak an FP8 attention kernel reaches relative to the BF16 kernel's fraction of its
 #: (half as high) peak: FlashAttention-3 reaches 740 TFLOP/s in BF16 (75% of H100's 989) and close
@@ -198,6 +205,18 @@ class Efficiency:
             (default): ``attention_peak_fraction`` x :data:`FP8_ATTENTION_RELATIVE_PEAK` for FP8
             (FlashAttention-3's FP8/BF16 ratio), so a calibrated BF16 value carries over
             (:meth:`attention_peak`). The BF16 value is ``attention_peak_fraction`` itself.
+        mla_decode, mla_prefill: the MLA attention kernels' own entries by compute format
+            (``mla_decode[fp8]``, in TOML ``[efficiency.mla_decode.fp8]``): ``peak_fraction`` of
+            the format's peak and ``hbm_fraction`` of HBM bandwidth reading the latent KV cache,
+            for the ``attn.mla_decode`` (weight-absorbed generation kernel) and
+            ``attn.mla_prefill`` (context kernel) ops of cost/attention.py. Calibrations fit them
+            on TRT-LLM's measured MLA kernels (aiconfigurator ``generation_mla_perf`` /
+            ``context_mla_perf``; fit/mla_kernels.py): the generation kernel reaches 0.5-0.6 of
+            peak at 128 heads and 8K context, about twice the GQA-prefill-fitted attention
+            fraction. Each format stands alone — an unset field is the generic value of the same
+            format, ``attention_peak(fmt)`` and ``hbm_fraction`` (:meth:`kernel_peak`,
+            :meth:`kernel_hbm`), never another format's MLA entry (the BF16 and FP8 MLA kernels
+            are different kernels) — so a set without MLA entries prices MLA exactly as before.
         hbm_fraction: achieved fraction of HBM bandwidth for streaming weights and KV. Default
             0.85: FlashMLA reaches 3,000 GB/s memory-bound on H800 SXM5 (3.35 TB/s) = 0.90;
             0.85 allows for smaller, less regular reads (assumption).
@@ -249,6 +268,8 @@ class Efficiency:
     moe_floor_s: float | None = None
     attention: FormatTable = _NO_ENTRIES
     attention_peak_fraction: float = 0.65
+    mla_decode: FormatTable = _NO_ENTRIES
+    mla_prefill: FormatTable = _NO_ENTRIES
     hbm_fraction: float = 0.85
     link_fraction: float = 0.80
     scale_out_link_fraction: float = 0.80
@@ -312,6 +333,29 @@ class Efficiency:
         if e is not None and e.peak_fraction is not None:
             return e.peak_fraction
         return self.attention_peak_fraction * (1.0 if fmt == BASE_FORMAT else FP8_ATTENTION_RELATIVE_PEAK)
+
+    def kernel_peak(self, family: str, fmt: str) -> float:
+        """Best fraction of the ``fmt`` peak of an attention kernel of ``family``.
+
+        ``family`` is one of :data:`KERNEL_FAMILIES` or "" (generic attention):
+        ``family[fmt].peak_fraction`` if set, else :meth:`attention_peak` of ``fmt``.
+
+        >>> e = Efficiency().with_overrides({"mla_decode": {"fp8": {"peak_fraction": 0.5}}})
+        >>> e.kernel_peak("mla_decode", "fp8"), e.kernel_peak("mla_decode", "bf16"), e.kernel_peak("", "bf16")
+        (0.5, 0.65, 0.65)
+        """
+        e = getattr(self, family).get(fmt) if family else None
+        if e is not None and e.peak_fraction is not None:
+            return e.peak_fraction
+        return self.attention_peak(fmt)
+
+    def kernel_hbm(self, family: str, fmt: str) -> float:
+        """Achieved HBM fraction of an attention kernel of ``family`` in ``fmt`` (``hbm_fraction``
+        if unset or ``family`` is "")."""
+        e = getattr(self, family).get(fmt) if family else None
+        if e is not None and e.hbm_fraction is not None:
+            return e.hbm_fraction
+        return self.hbm_fraction
 
     def moe_peak(self, fmt: str) -> float:
         """Best fraction of peak of the routed-expert block in ``fmt`` (GEMM value if unset)."""
