@@ -153,3 +153,15 @@ def test_cli_engine_applies_the_per_rank_budget_and_explicit_limits_override():
     out = CliRunner().invoke(app, [*args, "--max-tokens-per-step", "4096"])
     assert out.exit_code == 0, out.output
     assert json.loads(out.output)["deployment"]["max_tokens_per_step"] == 4096
+
+
+def test_a_recipe_setting_can_differ_by_system():
+    """InferenceX's B200 Dynamo-TRT recipes set prefill max_num_tokens 10240 (1k1k) and 16896 (8k1k)
+    where the GB200 ones set 16384 and 16640 (ctx3_gen4_dep8_batch128_eplb0_mtp1.yaml,
+    ctx5_gen1_dep8_batch192_eplb0_mtp1.yaml): the ``@b200`` keys override the workload's value."""
+    r = get_recipe("dynamo-trt-dsr1-fp4")
+    assert r.for_workload("1k1k").token_budget == 16384
+    assert r.for_workload("1k1k", "b200").token_budget == 10240
+    assert r.for_workload("8k1k", "b200").token_budget == 16896
+    assert r.for_workload("8k1k", "gb200-nvl72").token_budget == 16640
+    assert load_recipe("dynamo-trt-dsr1-fp4", "1k1k", "deepseek-r1", ["b200"]).token_budget == 10240

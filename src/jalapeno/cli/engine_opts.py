@@ -61,7 +61,8 @@ def load_recipe(engine: str | None, workload: str | None, model: str | None = No
         if other:
             raise SpecError("--engine", f"recipe {recipe.name} is written for {', '.join(recipe.systems)}, "
                             f"not {', '.join(other)}", "use a recipe for that system, or drop --engine")
-    return recipe.for_workload(workload)
+    one = load_system(systems[0]).name if systems and len(systems) == 1 else None
+    return recipe.for_workload(workload, one)
 
 
 def limit_kwargs(recipe, concurrency: float | None, max_running: int | None, max_tokens: int | None,

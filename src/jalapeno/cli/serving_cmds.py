@@ -257,7 +257,7 @@ def compare(
         for s in syss:
             r = deployed_recipe(s.system.name, m.name)
             if r is not None:
-                recipes[s.system.name] = r.for_workload(wl.name)
+                recipes[s.system.name] = r.for_workload(wl.name, s.system.name)
                 if precs is not None:
                     precs[s.system.name] = [r.precision]
     if precs is not None:  # the KV/attention/fallback overrides apply to every swept precision

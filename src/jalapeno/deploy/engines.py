@@ -97,9 +97,13 @@ class Recipe:
         """``name (engine version)``."""
         return f"{self.name} ({self.engine} {self.version})"
 
-    def for_workload(self, name: str | None) -> Recipe:
-        """The recipe with its overrides for workload ``name`` (e.g. ``"1k1k"``) applied."""
-        over = self.workload.get(name or "", {})
+    def for_workload(self, name: str | None, system: str | None = None) -> Recipe:
+        """The recipe with its overrides for workload ``name`` (e.g. ``"1k1k"``) applied, then those
+        for that workload on ``system`` (a ``"1k1k@b200"`` key: recipes whose settings differ by
+        system)."""
+        over = dict(self.workload.get(name or "", {}))
+        if system:
+            over.update(self.workload.get(f"{name or ''}@{system}", {}))
         return replace(self, **over) if over else self
 
     def recv_interval_at(self, concurrency: float | None) -> int:
@@ -176,6 +180,10 @@ def _recipe(raw: dict, i: int) -> Recipe:
         if key in raw:
             kw[key] = _table(raw[key], key, where)
     for wname, over in kw["workload"].items():
+        on = wname.partition("@")[2]
+        if on and on not in kw["systems"]:
+            raise SpecError(f"{where}.workload.{wname}", f"system {on!r} is not one of the recipe's systems",
+                            f"use one of {', '.join(kw['systems'])} after '@'")
         if set(over) - set(_LIMITS) - {"memory_fraction"}:
             raise SpecError(f"{where}.workload.{wname}", "overrides only limits", f"use {', '.join(_LIMITS)}")
     return Recipe(**kw)

@@ -112,17 +112,20 @@ def _ix_precision(model: str, prec: str) -> str:
     return "fp4" if "FP4" in prec.upper() else "fp8"
 
 
-def recipe_budget(isl: int, osl: int) -> dict:
+def recipe_budget(isl: int, osl: int, system: str | None = None) -> dict:
     """Deployment keywords for the Dynamo + TRT-LLM recipe's prefill token budget at ISL/OSL: its
-    per-workload ``token_budget`` (GB200 recipes: 16384 at 1k/1k, 16640 at 8k/1k) counted per
+    per-workload ``token_budget`` (GB200 recipes: 16384 at 1k/1k, 16640 at 8k/1k; B200: 10240 and
+    16896, the ``@b200`` overrides) counted per
     attention-DP rank (``budget_per = "rank"``, TensorRT-LLM ``max_num_tokens``); other lengths the
     recipe's base value.
 
     >>> recipe_budget(8192, 1024)
     {'token_budget': 16640, 'budget_per': 'rank'}
+    >>> recipe_budget(1024, 1024, "b200")  # the B200 recipes' own prefill max_num_tokens
+    {'token_budget': 10240, 'budget_per': 'rank'}
     """
     name = next((k for k, w in PRESETS.items() if (w.isl, w.osl) == (isl, osl)), None)
-    kw = DYNAMO_TRT_RECIPE.for_workload(name).deployment_kwargs()
+    kw = DYNAMO_TRT_RECIPE.for_workload(name, system).deployment_kwargs()
     return {k: kw[k] for k in ("token_budget", "budget_per") if k in kw}
 
 
@@ -259,7 +262,7 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
             if mtp and dec is not None and conc and dynamo_trt:
                 mtp = recipe_mtp(dec, conc)
             if dec is not None and conc:
-                budget = recipe_budget(isl, osl) if dynamo_trt and pre is not None else {}
+                budget = recipe_budget(isl, osl, system) if dynamo_trt and pre is not None else {}
                 dep = Deployment(get_precision(prec), dec, prefill=pre, mtp=mtp, **budget)
                 mapping = "matched"
                 if budget:
