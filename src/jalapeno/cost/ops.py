@@ -130,11 +130,12 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
             disp_b = 1.0 if wf in ("fp8", "fp4") else 2.0
             # the busiest receiver sets the all-to-all time: its load over the mean rank's
             hot = np.where(tokens_in_group > 0, load * layout.ep / np.maximum(tokens_in_group * m.top_k, 1e-9), 1.0)
-            per_chip_tokens = t / tp * hot
-            ob.collective("moe.dispatch", "all_to_all", layout.stage_chips,
-                          per_chip_tokens * m.top_k * h * disp_b, count=n_moe)
-            ob.collective("moe.combine", "all_to_all", layout.stage_chips,
-                          per_chip_tokens * m.top_k * h * 2, count=n_moe)
+            copies = dispatch_copies(rb.decode_rows, rb.prefill_tokens, m.top_k, layout.ep)
+            per_chip_vectors = copies / tp * hot
+            ob.collective("moe.dispatch", "all_to_all", layout.stage_chips, per_chip_vectors * h * disp_b,
+                          count=n_moe)
+            ob.collective("moe.combine", "all_to_all", layout.stage_chips, per_chip_vectors * h * 2,
+                          count=n_moe)
             ob.collective("moe.shared_all_reduce", "all_reduce", tp, t * h * 2, count=n_moe)
         elif dp > 1:  # experts tensor-parallel over the stage: gather every token, scatter back
             ob.collective("moe.all_gather", "all_gather", layout.stage_chips, tokens_in_group * h * 2,
@@ -156,6 +157,28 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         ob.collective("pp.send_recv", "send_recv", 2 * layout.cp_span, t * h * 2,
                       count=1, per_stage=False)
     return ob.build()
+
+
+def dispatch_copies(decode_rows, prefill_tokens, top_k: int, ep: int) -> np.ndarray:
+    """Hidden vectors one attention rank sends in an MoE all-to-all dispatch (and gets back in the
+    combine), for its decode rows and prefill tokens (arrays (N,)).
+
+    Decode steps run DeepEP's low-latency kernels, which send a token once per selected expert
+    (their receive buffer is laid out per local expert: deepseek-ai/DeepEP README, low-latency
+    ``low_latency_dispatch``): top_k copies. Prefill steps run the normal kernels, which send a
+    token once per destination rank holding any of its experts (``get_dispatch_layout`` →
+    ``is_token_in_rank``; the combine returns one reduced vector per rank): with the k experts on
+    distinct ranks uniformly, E[ranks] = ep·(1 − (1 − 1/ep)^k) copies — 3.60 at EP4 and 6.45 at
+    EP16 for DeepSeek's top-8, against 8 — the own rank's copy included (the all-to-all's
+    (g − 1)/g term, cost/collectives.py, keeps it off the links).
+
+    >>> round(float(dispatch_copies(0.0, 1.0, 8, 4)), 4)  # 4·(1 − 0.75^8)
+    3.5995
+    >>> float(dispatch_copies(1.0, 0.0, 8, 4))
+    8.0
+    """
+    ranks = ep * (1.0 - (1.0 - 1.0 / ep) ** top_k)
+    return np.asarray(decode_rows, dtype=float) * top_k + np.asarray(prefill_tokens, dtype=float) * ranks
 
 
 def add_routed_experts(ob: OpBuilder, name: str, fmt: str, load, touched, h: float, inter,
