@@ -18,7 +18,7 @@ from jalapeno.errors import (
     UnsupportedModelError,
 )
 from jalapeno.cost.pricer import load_pricer
-from jalapeno.specs.catalog import load_model, load_system
+from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 
 

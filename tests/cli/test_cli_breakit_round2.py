@@ -99,3 +99,14 @@ def test_frontier_takes_the_engine_memory_fraction(capsys):
     assert peak <= peak0 * (1 + 1e-9)
     check_error(*run(capsys, "compare", "-s", "h100", "-m", "gpt-oss-120b", "--memory-fraction", "0"),
                 "memory-fraction", "(0, 1]")
+
+
+@pytest.mark.parametrize("pools, words", [
+    (("--prefill", "tp=4,ep=4,workers=1", "--decode", "dp=8,ep=8,eplb=5"), ["--decode eplb", "eplb="]),
+    (("--prefill", "tp=0,workers=1", "--decode", "dp=8,ep=8"), ["--prefill tp", "tp >= 1"]),
+    (("--prefill", "tp=4,ep=4", "--decode", "dp=8,ep=8,pp=0"), ["--decode pp"]),
+])
+def test_pool_errors_name_the_pool(capsys, pools, words):
+    code, out, err = run(capsys, "predict", "-s", "gb200-nvl72", "-c", "64", *pools)
+    check_error(code, out, err, *words)
+    assert "--eplb " not in err  # the fix is written as a pool key

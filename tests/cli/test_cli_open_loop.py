@@ -11,7 +11,7 @@ from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.serve.point import serve_at_concurrency, serve_at_rate
 from jalapeno.cost.pricer import load_pricer
-from jalapeno.specs.catalog import load_model, load_system
+from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import get_workload
 

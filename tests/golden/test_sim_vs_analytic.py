@@ -17,7 +17,7 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.sim.simulation import simulate
 from jalapeno.cost.pricer import load_pricer
-from jalapeno.specs.catalog import load_model, load_system
+from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import get_workload
 

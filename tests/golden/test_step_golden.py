@@ -13,7 +13,7 @@ from jalapeno.cost.moe import expected_distinct_experts
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout
 from jalapeno.cost.pricer import load_pricer
-from jalapeno.specs.catalog import load_model, load_system
+from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 
 

@@ -19,7 +19,7 @@ from jalapeno.analysis.comparison import system_frontier
 from jalapeno.analysis.sweep import SweepOptions
 from jalapeno.deploy.deployment import MTP
 from jalapeno.cost.pricer import load_pricer
-from jalapeno.specs.catalog import load_model, load_system
+from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import get_workload
 

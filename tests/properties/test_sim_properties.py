@@ -41,7 +41,6 @@ from jalapeno.serve.sim.workloads import (
     read_trace,
 )
 from jalapeno.specs.formats import get_precision
-from jalapeno.specs.hardware import load_system_file
 from jalapeno.specs.model_config import load_model_file
 from jalapeno.specs.workload import Workload
 

@@ -32,9 +32,8 @@ from jalapeno.serve.analytic import (
     solve_concurrency,
 )
 from jalapeno.cost.pricer import load_pricer
-from jalapeno.specs.catalog import load_model, load_system
+from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
-from jalapeno.specs.hardware import load_system_file
 from jalapeno.specs.model_config import load_model_file
 from jalapeno.specs.workload import Workload, get_workload
 

@@ -171,7 +171,7 @@ def test_ratios_in_a_collapsed_frontier_tail_are_labelled():
     quotient of two small numbers: it must carry the at_frontier_end label."""
     from jalapeno.analysis.comparison import compare_systems
     from jalapeno.analysis.sweep import SweepOptions
-    from jalapeno.specs.catalog import load_model, load_system
+    from jalapeno.specs.catalog import load_model
     from jalapeno.specs.formats import get_precision
     from jalapeno.specs.workload import get_workload
 

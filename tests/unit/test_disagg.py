@@ -13,7 +13,7 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.serve.disagg import prefill_perf
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.cost.pricer import load_pricer
-from jalapeno.specs.catalog import load_model, load_system
+from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import Workload, get_workload
 

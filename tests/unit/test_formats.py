@@ -11,7 +11,6 @@ from __future__ import annotations
 import pytest
 
 from jalapeno.errors import UnknownNameError
-from jalapeno.cost.pricer import load_pricer
 from jalapeno.specs.catalog import load_system
 from jalapeno.specs.formats import (
     FORMATS,

@@ -21,7 +21,7 @@ from jalapeno.errors import InfeasibleDeployment, SpecError
 from jalapeno.specs.routing import with_routing
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
-from jalapeno.specs.routing import MEASURED_ROUTING_SIGMA, expert_popularity, with_routing
+from jalapeno.specs.routing import MEASURED_ROUTING_SIGMA, expert_popularity
 
 # TensorRT-LLM tech blog 4, Table 1 (DeepSeek-R1, 32 GB200, EP32, 8 experts per rank, no EPLB /
 # EPLB with 9 slots per rank): per expert mean 128, std 164.1, imbalance (max-mean)/mean 10.948;

@@ -37,7 +37,6 @@ from jalapeno.serve.sim.scheduler import Instance, decode_steps
 from jalapeno.serve.sim.simulation import Simulation, simulate
 from jalapeno.serve.sim.workloads import AgenticSpec, RequestSpec
 from jalapeno.specs.formats import get_precision
-from jalapeno.specs.hardware import load_system_file
 from jalapeno.specs.model_config import load_model_file
 from jalapeno.specs.workload import Workload
 

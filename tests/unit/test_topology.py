@@ -12,7 +12,6 @@ import pytest
 from jalapeno.cli.app import main
 from jalapeno.cost.collectives import (
     COLLECTIVES,
-    collective_time,
     mean_torus_hops,
     torus_subshape,
 )
@@ -20,7 +19,7 @@ from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError
 from jalapeno.cost.pricer import RooflinePricer, load_pricer
-from jalapeno.specs.catalog import list_systems, load_model, load_system
+from jalapeno.specs.catalog import list_systems, load_model
 from jalapeno.specs.formats import get_precision
 
 

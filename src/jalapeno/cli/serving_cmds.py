@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 from dataclasses import replace
@@ -124,6 +125,25 @@ def _options(serving: str, mtp: int | None, acceptance: float | None, concurrenc
     conc = tuple(_floats(concurrency, "--concurrency")) if concurrency else None
     return SweepOptions(serving=serving, mtp=_mtp(mtp, acceptance), concurrency=conc, eplb=sweep_eplb(eplb),
                         overlap=overlap)
+
+
+def check_pool(pool, option: str, model, system) -> None:
+    """Validate a parsed pool's layout for ``model`` on ``system``, naming the pool option in the error.
+
+    Raises:
+        InfeasibleDeployment / SpecError: as deploy/layout.validate_layout and check_eplb, with the
+            field ``<option> <key>`` and a fix written as pool keys (``eplb=8``, not ``--eplb 8``).
+    """
+    from jalapeno.deploy.layout import check_eplb, validate_layout
+    from jalapeno.errors import JalapenoError
+
+    try:
+        validate_layout(pool.layout, model, system)
+        if pool.layout.eplb is not None:
+            check_eplb(pool.layout, model)
+    except JalapenoError as e:
+        fix = re.sub(r"--(tp|dp|ep|pp|cp|eplb) ", r"\1=", e.fix)
+        raise type(e)(f"{option} {e.field}", e.problem, fix) from None
 
 
 def parse_pool(text: str, option: str):
@@ -395,9 +415,11 @@ def predict(
         if (tp, dp, ep, pp, eplb) != (1, 1, 1, 1, None):
             raise SpecError("--tp/--dp/--ep/--pp/--eplb", "aggregated layout options given with --prefill/--decode",
                             'put the layouts in the pools, e.g. --decode "dp=8,ep=8,eplb=32,workers=1"')
-        dec = parse_pool(decode, "--decode")
+        dec, pre = parse_pool(decode, "--decode"), parse_pool(prefill, "--prefill")
+        check_pool(dec, "--decode", m, s)
+        check_pool(pre, "--prefill", m, s)
         per_rank = concurrency / (dec.workers * dec.layout.dp) if concurrency else None
-        dep = Deployment(prec, dec, prefill=parse_pool(prefill, "--prefill"),
+        dep = Deployment(prec, dec, prefill=pre,
                          mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank), memory_fraction=memory_fraction,
                          overlap=overlap, **lim)
     else:

@@ -59,7 +59,7 @@ def simulate(
 ) -> None:
     """Simulate requests through a deployment: queueing, tails, bursts, agentic sessions, traces."""
     from jalapeno.cli.engine_opts import limit_kwargs, load_recipe, recipe_mtp
-    from jalapeno.cli.serving_cmds import _mtp, parse_pool
+    from jalapeno.cli.serving_cmds import _mtp, check_pool, parse_pool
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.deploy.layout import Layout
     from jalapeno.serve.sim.simulation import simulate as run_sim
@@ -90,6 +90,8 @@ def simulate(
     mt = _mtp(mtp, mtp_acceptance)
     if prefill is not None:
         dec = parse_pool(decode, "--decode")
+        check_pool(dec, "--decode", m, s)
+        check_pool(parse_pool(prefill, "--prefill"), "--prefill", m, s)
         mt = recipe_mtp(rec, mt, concurrency / (dec.workers * dec.layout.dp) if concurrency else None)
         dep = Deployment(prec, dec, prefill=parse_pool(prefill, "--prefill"), mtp=mt,
                          memory_fraction=memory_fraction, overlap=overlap, **lim)

@@ -10,6 +10,7 @@ from jalapeno.cli.common import (attention_dtype_option, compute_fallback_option
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP, check_memory_fraction
 from jalapeno.deploy.layout import Layout
+from jalapeno.cost.overlap import MIN_SPLIT_SEQS, can_split
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.errors import SpecError
 from jalapeno.specs.catalog import load_model
@@ -71,10 +72,11 @@ def step(
         print_json({**out, "efficiency_source": pr.efficiency.source, "ops": sc.op_rows(0),
                     "collectives": sc.collective_rows(0)})
         return
+    split = bool(can_split(batch, prefill_tokens, dp))
     t = Table(title=f"{m.name} on {s.name}, {sc.layout.label}, {prec.name}, batch {batch} x ctx {context}"
               + (f" + {prefill_tokens} prefill tokens" if prefill_tokens else "")
               + (f" at prefix {prefix}" if prefix else "")
-              + (" (ops of the whole step; times below are two-batch overlapped)" if overlap == "tbo" else ""))
+              + (" (ops of the whole step; times below are two-batch overlapped)" if overlap == "tbo" and split else ""))
     for col in ("op", "fmt", "FLOP", "weights B", "KV B", "act B", "time us", "bound"):
         t.add_column(col, justify="right" if col not in ("op", "fmt", "bound") else "left")
     for r in sc.op_rows(0):
@@ -92,7 +94,9 @@ def step(
         console.print(ct)
     att = ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in out["attribution_s"].items())
     if overlap == "tbo":
-        console.print(f"two-batch overlap: {out['hidden_comm_s'] * 1e3:.2f} ms of all-to-all hidden under compute")
+        console.print(f"two-batch overlap: {out['hidden_comm_s'] * 1e3:.2f} ms of all-to-all hidden under compute"
+                      if split else f"two-batch overlap: fewer than {MIN_SPLIT_SEQS:g} decoding sequences per DP rank "
+                      "and no prefill — the step cannot be split and runs serially")
     console.print(f"step time [bold]{out['step_time_s'] * 1e3:.2f} ms[/bold], bound by "
                   f"[bold]{out['bound']}[/bold] ({out['bound_margin']:.2f}x the next); {att}")
     mem = out["memory"]

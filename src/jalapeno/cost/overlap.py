@@ -72,6 +72,12 @@ PREFILL_COMM_SM_FRACTION = 20.0 / 132.0
 MIN_SPLIT_SEQS = 2.0
 
 
+def can_split(decode_seqs, prefill_tokens, dp: int):
+    """Where a step can run as two micro-batches: at least :data:`MIN_SPLIT_SEQS` decoding
+    sequences per DP rank, or prefill tokens to halve (arrays or scalars, same shape)."""
+    return (np.asarray(decode_seqs) / dp >= MIN_SPLIT_SEQS) | (np.asarray(prefill_tokens) / dp >= 2.0)
+
+
 def layer_group(name: str) -> str:
     """Which layers an op or collective of cost/ops.py belongs to, from its name.
 

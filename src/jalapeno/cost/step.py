@@ -39,7 +39,7 @@ import numpy as np
 
 from jalapeno.cost.ops import build_step_ops
 from jalapeno.cost.optable import CollectiveTable, OpTable
-from jalapeno.cost.overlap import MIN_SPLIT_SEQS, PREFILL_COMM_SM_FRACTION, roof_parts, tbo_stage
+from jalapeno.cost.overlap import PREFILL_COMM_SM_FRACTION, can_split, roof_parts, tbo_stage
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.cost.roofline import OpTimes
 from jalapeno.deploy.deployment import MTP, check_memory_fraction, check_mtp, check_overlap_layout, query_len
@@ -340,7 +340,7 @@ def _two_batch(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
     sm = np.where(batch.prefill_tokens > 0, PREFILL_COMM_SM_FRACTION, 0.0)
     ov = tbo_stage(ops, times, colls, cts.time_s, model.num_layers * sh.layer_share,
                    model.num_dense_layers * sh.layer_share, model.num_moe_layers * sh.layer_share, sm)
-    split = (batch.decode_seqs / layout.dp >= MIN_SPLIT_SEQS) | (batch.prefill_tokens / layout.dp >= 2.0)
+    split = can_split(batch.decode_seqs, batch.prefill_tokens, layout.dp)
     st = ops.per_stage
     a2a = np.array([k == "all_to_all" for k in colls.kind], dtype=bool) & colls.per_stage
     blocking = colls.per_stage & ~a2a & np.array([k != "send_recv" for k in colls.kind], dtype=bool)

@@ -6,7 +6,6 @@ architectures outside :data:`~jalapeno.specs.model.SUPPORTED_MODEL_TYPES` are re
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
