@@ -110,3 +110,49 @@ def test_pool_errors_name_the_pool(capsys, pools, words):
     code, out, err = run(capsys, "predict", "-s", "gb200-nvl72", "-c", "64", *pools)
     check_error(code, out, err, *words)
     assert "--eplb " not in err  # the fix is written as a pool key
+
+
+@pytest.mark.parametrize("args, words", [
+    (("predict", "-s", "b200", "--dp", "8", "--ep", "8", "-c", "8", "--engine", "dynamo-trt-dsr1-fp4"),
+     ["--engine", "disaggregated", "--prefill"]),
+    (("compare", "-s", "h200", "--as-deployed", "--overlap", "tbo"), ["--as-deployed", "--overlap"]),
+    (("compare", "-s", "h200", "--as-deployed", "--memory-fraction", "0.5"), ["--as-deployed", "--memory-fraction"]),
+    (("collective", "-s", "h100", "-g", "1"), ["--group", ">= 2"]),
+])
+def test_second_pass_refusals(capsys, args, words):
+    check_error(*run(capsys, *args), *words)
+
+
+def test_a_recipes_workload_settings_do_not_depend_on_how_lengths_are_spelled(capsys):
+    """-w 8k1k, the default workload and --isl 8192 --osl 1024 are one workload: the Dynamo-TRT
+    recipe's 8k1k prefill budget (16,640 per rank) applies to all three."""
+    base = ("predict", "-s", "gb200-nvl72", "-c", "64", "--prefill", "dp=4,ep=4,workers=2", "--decode",
+            "dp=16,ep=16", "--engine", "dynamo-trt-dsr1-fp4", "--json")
+    budgets = set()
+    for extra in (("-w", "8k1k"), (), ("--isl", "8192", "--osl", "1024")):
+        code, out, err = run(capsys, *base, *extra)
+        assert code == 0, err
+        budgets.add(json.loads(out)["deployment"]["token_budget"])
+    assert budgets == {16640}
+
+
+def test_api_second_pass_type_errors():
+    import jalapeno as jp
+    from jalapeno.cost.pricer import band_pricers
+    from jalapeno.errors import JalapenoError
+
+    m, p, prec = jp.load_model("gpt-oss-120b"), jp.load_pricer("h200"), jp.get_precision("mxfp4")
+    wl = jp.get_workload("1k1k")
+    h100 = jp.load_pricer("h100")
+    calls = [
+        lambda: jp.step_cost(jp.load_model("deepseek-r1"), jp.load_pricer("b200"), jp.Layout(dp=8, ep=8),
+                             jp.get_precision("fp8"), jp.Batch.make(decode_seqs=8, decode_ctx=64), mtp=(1, 0.8)),
+        lambda: jp.sweep(m, p, "1k1k", prec),
+        lambda: jp.sweep(m, p, wl, "mxfp4"),
+        lambda: jp.compare_systems(m, [p], wl, prec, bands={"h200": {"low": p}}),
+        lambda: jp.compare_systems(m, [p], wl, prec, bands=[p, p]),
+        lambda: jp.compare_systems(m, [p], wl, prec, bands={"h200": band_pricers(h100)}),
+    ]
+    for call in calls:
+        with pytest.raises(JalapenoError):
+            call()

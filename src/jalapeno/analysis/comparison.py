@@ -8,6 +8,7 @@ throughput per chip divided by a per-system constant, so the same frontier serve
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -196,6 +197,31 @@ def _flag_tails(rows: list[dict], a: cmp.Frontier, b: cmp.Frontier) -> list[dict
     return rows
 
 
+def _check_bands(bands, names: list[str]) -> None:
+    """``bands``: None, or system name → {"low": Pricer, "high": Pricer[, "calibrated": Pricer]},
+    each a pricer of that same system.
+
+    Raises:
+        SpecError: another shape, an unknown system, a missing key or another system's pricer.
+    """
+    if bands is None:
+        return
+    fix = 'pass {name: {"low": pricer, "high": pricer}}, e.g. from cost/pricer.band_pricers(pricer)'
+    if not isinstance(bands, Mapping):
+        raise SpecError("bands", f"expected a mapping of system name to band pricers, got {type(bands).__name__}", fix)
+    for n, band in bands.items():
+        if n not in names:
+            raise SpecError("bands", f"band for {n!r}, which is not among the compared systems {names}",
+                            "give bands for compared systems only")
+        if not isinstance(band, Mapping) or not {"low", "high"} <= set(band) or set(band) - {"low", "calibrated", "high"}:
+            raise SpecError(f"bands.{n}", "must map exactly low, high (and optionally calibrated) to pricers", fix)
+        for which, pr in band.items():
+            check_pricer(pr, f"bands.{n}.{which}")
+            if pr.system.name != n:
+                raise SpecError(f"bands.{n}.{which}", f"is a pricer of {pr.system.name}, not {n}",
+                                f"give {n}'s own pricers (band_pricers of its pricer)")
+
+
 def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, precision: Precision,
                     baseline: str | None = None, convention: str = "all-in",
                     options: SweepOptions | None = None, iso_interactivity=DEFAULT_ISO_INTERACTIVITY,
@@ -236,14 +262,12 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
             per_sys[n] = (recipe_options(rec, opts0, f"as deployed: {rec.label}"), precisions.get(n) or [rec.precision], rec)
         else:
             per_sys[n] = (options, precisions.get(n), None)
+    _check_bands(bands, names)
     fr = {s.system.name: system_frontier(model, s, wl, precision, per_sys[s.system.name][0], convention,
                                          precisions=per_sys[s.system.name][1], recipe=per_sys[s.system.name][2])
           for s in systems}
     heads = {n: headline(sf) for n, sf in fr.items()}
     for n, band in (bands or {}).items():
-        if n not in heads:
-            raise SpecError("bands", f"band for {n!r}, which is not among the compared systems {names}",
-                            "give bands for compared systems only")
         heads[n] = replace(heads[n], bands=efficiency_bands(model, band, wl, precision, per_sys[n][0], convention,
                                                             heads[n], fr[n].pricer, per_sys[n][1], per_sys[n][2]))
     base = fr[baseline]

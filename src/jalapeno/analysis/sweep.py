@@ -268,6 +268,10 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
     from jalapeno.errors import InfeasibleDeployment
 
     opt = options or SweepOptions()
+    for name, obj, kind, fix in (("wl", wl, Workload, "get_workload(name)"), ("precision", precision, Precision,
+                                 "get_precision(name)"), ("options", opt, SweepOptions, "SweepOptions(...)")):
+        if not isinstance(obj, kind):
+            raise SpecError(f"sweep: {name}", f"expected a {kind.__name__}, got {type(obj).__name__}", f"pass {fix}")
     check_mtp(opt.mtp, model)
     check_pricer(pricer, "sweep")
     system, eff = pricer.system, pricer.efficiency

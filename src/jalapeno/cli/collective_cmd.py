@@ -30,8 +30,9 @@ def collective(
         raise SpecError("--bytes", f"{bytes_!r} is not a number or list of numbers", "write e.g. --bytes 1e6,1e8") from None
     if sizes.size == 0:
         raise SpecError("--bytes", "no message size given", "write e.g. --bytes 1e6")
-    if group < 1:
-        raise SpecError("--group", f"must be >= 1, got {group}", "give the number of chips in the group")
+    if group < 2:
+        raise SpecError("--group", f"must be >= 2, got {group} (one chip has no collective)",
+                        "give the number of chips in the group, e.g. --group 8")
     r = pr.collective(op, group, sizes, placement=placement)
     g = group
     factor = {"all_reduce": 2 * (g - 1) / g, "all_gather": (g - 1) / g, "reduce_scatter": (g - 1) / g,

@@ -32,7 +32,7 @@ def graph_option():
 
 
 def load_recipe(engine: str | None, workload: str | None, model: str | None = None,
-                systems: list[str] | None = None):
+                systems: list[str] | None = None, isl: int | None = None, osl: int | None = None):
     """The recipe named ``engine`` with its overrides for ``workload`` (None when no --engine).
 
     ``model`` (a name or path) and ``systems`` (names or paths), when given, must be what the
@@ -62,7 +62,21 @@ def load_recipe(engine: str | None, workload: str | None, model: str | None = No
             raise SpecError("--engine", f"recipe {recipe.name} is written for {', '.join(recipe.systems)}, "
                             f"not {', '.join(other)}", "use a recipe for that system, or drop --engine")
     one = load_system(systems[0]).name if systems and len(systems) == 1 else None
-    return recipe.for_workload(workload, one)
+    return recipe.for_workload(_preset_name(workload, isl, osl), one)
+
+
+def _preset_name(workload: str | None, isl: int | None, osl: int | None) -> str | None:
+    """The preset a workload resolves to (``-w 8k1k``, the default, or ``--isl 8192 --osl 1024``
+    alike), so a recipe's per-workload settings do not depend on how the lengths were spelled."""
+    from jalapeno.specs.workload import PRESETS, get_workload
+
+    from jalapeno.errors import JalapenoError
+
+    try:
+        wl = get_workload(workload, isl, osl)
+    except JalapenoError:  # a trace or an agentic preset: no fixed-length override applies
+        return workload
+    return next((k for k, p in PRESETS.items() if (p.isl, p.osl) == (wl.isl, wl.osl)), workload)
 
 
 def limit_kwargs(recipe, concurrency: float | None, max_running: int | None, max_tokens: int | None,
@@ -110,3 +124,19 @@ def sweep_options(base, recipe, serving_explicit: bool, max_running, max_tokens,
     over = {k: v for k, v in (("max_running", max_running), ("max_tokens_per_step", max_tokens),
                               ("cuda_graph_max_batch", graph)) if v is not None}
     return replace(opt, **over) if over else opt
+
+
+def check_recipe_serving(recipe, disaggregated: bool) -> None:
+    """A recipe's serving mode must be the deployment's: a disaggregated recipe's limits, budgets
+    and MTP-by-load belong to prefill/decode pools.
+
+    Raises:
+        SpecError: a disaggregated recipe with an aggregated deployment, or the other way round.
+    """
+    if recipe is None or (recipe.serving == "disagg") == disaggregated:
+        return
+    if recipe.serving == "disagg":
+        raise SpecError("--engine", f"recipe {recipe.name} serves disaggregated and the deployment is aggregated",
+                        'give --prefill "..." and --decode "..." pools, or drop --engine')
+    raise SpecError("--engine", f"recipe {recipe.name} serves aggregated and the deployment has prefill/decode pools",
+                    "drop --prefill/--decode (use --tp/--dp/--ep), or drop --engine")

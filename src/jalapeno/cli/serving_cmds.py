@@ -14,6 +14,8 @@ from rich.markup import escape
 from jalapeno.cli.common import (attention_dtype_option, compute_fallback_option, console, kv_dtype_option,
                                   print_json, resolve_precision)
 from jalapeno.cli.engine_opts import (
+    _preset_name,
+    check_recipe_serving,
     engine_option,
     graph_option,
     limit_kwargs,
@@ -237,11 +239,12 @@ def compare(
         given = [opt for opt, v in (("--precision", precision), ("--serving", serving), ("--concurrency", concurrency),
                                     ("--mtp", mtp), ("--engine", engine), ("--max-running", max_running),
                                     ("--max-tokens-per-step", max_tokens_per_step),
-                                    ("--cuda-graph-max-batch", cuda_graph_max_batch)) if v is not None]
+                                    ("--cuda-graph-max-batch", cuda_graph_max_batch), ("--overlap", overlap),
+                                    ("--memory-fraction", memory_fraction)) if v is not None]
         if given:
             raise SpecError("--as-deployed", f"{', '.join(given)} would be overridden by each system's engine recipe",
                             f"drop {', '.join(given)} (recipes set them), or drop --as-deployed to state them")
-    rec = load_recipe(engine, workload, model, names)
+    rec = load_recipe(engine, workload, model, names, isl, osl)
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          kv_dtype, attention_dtype, compute_fallback, routing)
     if not names:
@@ -277,7 +280,7 @@ def compare(
         for s in syss:
             r = deployed_recipe(s.system.name, m.name)
             if r is not None:
-                recipes[s.system.name] = r.for_workload(wl.name, s.system.name)
+                recipes[s.system.name] = r.for_workload(_preset_name(workload, isl, osl), s.system.name)
                 if precs is not None:
                     precs[s.system.name] = [r.precision]
     if precs is not None:  # the KV/attention/fallback overrides apply to every swept precision
@@ -335,7 +338,7 @@ def frontier(
     from jalapeno.cost.pricer import load_pricer
     from jalapeno.report.tables import frontier_table, write_frontier
 
-    rec = load_recipe(engine, workload, model, [system])
+    rec = load_recipe(engine, workload, model, [system], isl, osl)
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          kv_dtype, attention_dtype, compute_fallback, routing)
     pr = load_pricer(system, efficiency)
@@ -399,11 +402,12 @@ def predict(
     from jalapeno.cost.pricer import load_pricer
     from jalapeno.report.tables import point_table
 
-    rec = load_recipe(engine, workload, model, [system])
+    rec = load_recipe(engine, workload, model, [system], isl, osl)
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          kv_dtype, attention_dtype, compute_fallback, routing)
     pr = load_pricer(system, efficiency)
     s = pr.system
+    check_recipe_serving(rec, prefill is not None and decode is not None)
     lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
     if (concurrency is None) == (rate is None):
         raise SpecError("--concurrency/--rate", "give exactly one of them",

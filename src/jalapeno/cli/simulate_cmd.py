@@ -58,7 +58,7 @@ def simulate(
     out: str = typer.Option(None, "--out", "-o", help="Per-request results to FILE.parquet or .csv."),
 ) -> None:
     """Simulate requests through a deployment: queueing, tails, bursts, agentic sessions, traces."""
-    from jalapeno.cli.engine_opts import limit_kwargs, load_recipe, recipe_mtp
+    from jalapeno.cli.engine_opts import check_recipe_serving, limit_kwargs, load_recipe, recipe_mtp
     from jalapeno.cli.serving_cmds import _mtp, check_pool, parse_pool
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.deploy.layout import Layout
@@ -73,7 +73,8 @@ def simulate(
     m = with_routing(load_model(model), routing)
     pr = load_pricer(system)
     s = pr.system
-    rec = load_recipe(engine, workload, model, [system])
+    rec = load_recipe(engine, workload, model, [system], isl, osl)
+    check_recipe_serving(rec, prefill is not None and decode is not None)
     prec = resolve_precision(m, precision or (rec.precision if rec else None), kv_dtype, attention_dtype,
                              compute_fallback)
     lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)

@@ -247,6 +247,9 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
         if not isinstance(obj, kind):
             raise SpecError(f"step_cost: {name}", f"expected a {kind.__name__}, got {type(obj).__name__}",
                             f"pass {fix}")
+    if mtp is not None and not isinstance(mtp, MTP):
+        raise SpecError("step_cost: mtp", f"expected an MTP or None, got {type(mtp).__name__}",
+                        "pass MTP(draft_tokens, acceptance), or None for no speculative decoding")
     system, eff = pricer.system, pricer.efficiency
     validate_layout(layout, model, system)
     check_mtp(mtp, model)

@@ -9,9 +9,13 @@ or named in its ``assumed`` table with the reason (docs/model.md §8.6). Limits 
 the benchmark's concurrency (``sized_to_load``) never bind at the measured loads and are not
 modelled as caps.
 
-``memory_fraction``, ``overlap`` and ``kv_dtype`` are carried as data: they map to deployment
-fields added elsewhere (memory fit, two-batch overlap, KV dtype) and are applied where those
-exist.
+``overlap`` is applied (a recipe's sweeps run with it, not ``auto``). ``memory_fraction`` and
+``kv_dtype`` are recorded, not applied: an engine's memory fraction (SGLang
+``mem_fraction_static``, TRT-LLM ``free_gpu_memory_fraction``) is a share of the memory the
+driver reports (or of what is free after weights), not of the catalog's usable HBM that
+``Deployment.memory_fraction`` divides — converting needs each chip's driver-reported memory
+(known here for H100 and B200 only, deploy/memory_fit.usable_fraction); pass
+``--memory-fraction`` to set it. The KV dtype of the recipes equals the presets' own.
 """
 
 from __future__ import annotations

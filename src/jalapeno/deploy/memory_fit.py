@@ -228,9 +228,9 @@ def memory_fit(model: ModelSpec, system: System, layout: Layout, precision: Prec
     if not fits.all():
         gib = 2.0**30
         if w + reserve > usable:
-            msg = (f"weights need {w / gib:.1f} GiB per chip, more than the {usable / gib:.1f} GiB usable "
-                   f"(after a {reserve / gib:.1f} GiB reserve); shard wider (more TP/EP/PP) or use a "
-                   f"smaller precision")
+            msg = (f"weights need {w / gib:.1f} GiB per chip, more than the {(usable - reserve) / gib:.1f} GiB "
+                   f"the engine may fill ({usable / gib:.1f} GiB usable less a {reserve / gib:.1f} GiB reserve); "
+                   f"shard wider (more TP/EP/PP), use a smaller precision or raise the memory fraction")
             reason[~fits] = msg
         else:
             reason[~fits] = (f"KV cache + activations exceed the {(usable - reserve - w) / gib:.1f} GiB "
