@@ -19,7 +19,7 @@ def collective(
     bytes_: str = typer.Option("1e6", "--bytes", "-b", help="Message bytes per chip; comma-separated for several."),
     placement: str = typer.Option("packed", "--placement", help="packed (contiguous) or spread (one per domain)."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Price one collective on a system's link hierarchy (time, algorithm, bandwidths)."""
     pr = load_pricer(system, efficiency)

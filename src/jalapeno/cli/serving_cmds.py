@@ -443,7 +443,8 @@ def predict(
         print_json(point.as_dict())
         return
     load = f"concurrency {concurrency:g}" if rate is None else f"{rate:g} requests/s (open loop)"
-    console.print(point_table(point, escape(f"{m.name} on {s.name} · {wl.name} · {dep.label} · {load}")))
+    engine = f" · engine {rec.name}" if rec is not None else ""
+    console.print(point_table(point, escape(f"{m.name} on {s.name} · {wl.name} · {dep.label}{engine} · {load}")))
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,7 @@ from jalapeno.cli.common import console, print_json
 def calibrate(
     systems: str = typer.Option(None, "--systems", "-s", help="Comma-separated systems (default: all)."),
     out_dir: str = typer.Option(None, "--out-dir", help="Where to write <system>.toml (default: the package data)."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Fit efficiency parameters on aiconfigurator's measured kernels (needs the \\[calibrate] extra)."""
     from jalapeno.fit.calibrate import calibrate_catalog
@@ -53,7 +53,7 @@ def validate(
     aiconfigurator: bool = typer.Option(True, "--aiconfigurator/--no-aiconfigurator",
                                         help="Include aiconfigurator's end-to-end rows when the package is installed."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
-    json_out: bool = typer.Option(False, "--json"),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     html: str = typer.Option(None, "--html", help="Parity plot (predicted vs measured) HTML."),
     out: str = typer.Option(None, "--out", "-o", help="Per-point results CSV."),
 ) -> None:
