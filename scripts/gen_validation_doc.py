@@ -192,7 +192,7 @@ def main() -> None:
         "## Data and split",
         "",
         f"- **Judged on (end-to-end):** {n_pts.get('inferencex', 0)} InferenceX points "
-        f"(`{DEFAULT_POINTS.name}` in shared/data/validation) and {n_pts.get('aiconfigurator', 0)} rows of "
+        f"(`{DEFAULT_POINTS.name}`, shipped in src/jalapeno/data/validation) and {n_pts.get('aiconfigurator', 0)} rows of "
         "aiconfigurator-core 0.12.0's `silicon_sample.csv` (measured TTFT/TPOT with full deployments; "
         "models and systems in the catalog only).",
         "- **Calibrated on (kernels only):** aiconfigurator-core's per-kernel tables (GEMM, attention, MLA "

@@ -366,3 +366,19 @@ def test_run_validation_skips_aiconfigurator_quietly_when_absent(no_package):
 def test_run_validation_missing_points_file(tmp_path):
     with pytest.raises(SpecError, match="not found"):
         run_validation(points_path=str(tmp_path / "nope.csv"), use_aiconfigurator=False)
+
+
+def test_the_default_points_ship_with_the_package_each_with_its_source():
+    """`jalapeno validate` works on a fresh clone: its InferenceX points are package data, and every
+    row names the public source it was transcribed from."""
+    import csv
+
+    import jalapeno
+    from jalapeno.fit.validation_run import DEFAULT_POINTS
+
+    assert DEFAULT_POINTS.is_file()
+    assert Path(jalapeno.__file__).parent in DEFAULT_POINTS.resolve().parents
+    with DEFAULT_POINTS.open(encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) > 100
+    assert all(r["source"].strip() and r["date"].strip() for r in rows)

@@ -48,8 +48,8 @@ def calibrate(
 
 
 def validate(
-    points: str = typer.Option(None, "--points", help="InferenceX points CSV (default: ../shared/data/validation/"
-                               "inferencex_points.csv next to a checkout)."),
+    points: str = typer.Option(None, "--points", help="InferenceX points CSV (default: the shipped points, "
+                               "src/jalapeno/data/validation/inferencex_points.csv)."),
     aiconfigurator: bool = typer.Option(True, "--aiconfigurator/--no-aiconfigurator",
                                         help="Include aiconfigurator's end-to-end rows when the package is installed."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),

@@ -15,8 +15,8 @@ from jalapeno.fit.validate import (
 )
 from jalapeno.errors import SpecError
 
-#: Where the shared validation data sits next to a checkout (…/shared/data/validation).
-DEFAULT_POINTS = Path(__file__).resolve().parents[4] / "shared" / "data" / "validation" / "inferencex_points.csv"
+#: The shipped InferenceX points (package data, every row with its source; data/validation/README.md).
+DEFAULT_POINTS = Path(__file__).resolve().parents[1] / "data" / "validation" / "inferencex_points.csv"
 
 
 def calibrated_systems(kinds: tuple[str, ...] = ("measured", "partial")) -> frozenset:
@@ -40,11 +40,11 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
         SpecError: an empty or missing points path, or no row of the file could be mapped.
     """
     if points_path is not None and not str(points_path).strip():
-        raise SpecError("--points", "empty path", "give a CSV path, or omit --points for the shared data")
+        raise SpecError("--points", "empty path", "give a CSV path, or omit --points for the shipped points")
     path = Path(points_path) if points_path else DEFAULT_POINTS
     if not path.is_file():
-        raise SpecError("--points", f"{path} not found", "pass --points FILE.csv (InferenceX points format), or run "
-                        "from a checkout with ../shared/data/validation beside it")
+        raise SpecError("--points", f"{path} not found", "pass --points FILE.csv (InferenceX points format), or "
+                        "omit --points for the shipped points")
     pts, skipped = load_inferencex(path)
     sources = {"inferencex": str(path)}
     if use_aiconfigurator or aic_frame is not None:
