@@ -655,3 +655,21 @@ def test_amd_calibration_needs_the_package_and_says_how(monkeypatch):
     with pytest.raises(SpecError, match=r"amd-aiter.*not installed") as e:
         amd.read_table("tuned_fmoe")
     assert ".[calibrate]" in e.value.fix
+
+
+def test_an_efficiency_set_can_be_a_calibration_directory_or_file(tmp_path):
+    """`calibrate --out-dir DIR` writes sets that `--efficiency DIR` (or DIR/<system>.toml) reads:
+    the same parameters as the shipped file they copy, with the path as the set's source."""
+    import shutil
+
+    from jalapeno.specs.calibration import _DIR
+    from jalapeno.specs.catalog import load_efficiency
+
+    shutil.copy(str(_DIR / "h200.toml"), tmp_path / "h200.toml")
+    by_dir = load_efficiency("h200", str(tmp_path))
+    by_file = load_efficiency("h200", str(tmp_path / "h200.toml"))
+    shipped = load_efficiency("h200")
+    assert by_dir.gemm_peak("fp8") == by_file.gemm_peak("fp8") == shipped.gemm_peak("fp8")
+    assert str(tmp_path) in by_dir.source and by_dir.source != shipped.source
+    with pytest.raises(UnknownNameError, match="b200.toml not found"):
+        load_efficiency("b200", str(tmp_path))

@@ -13,8 +13,9 @@ from __future__ import annotations
 import tomllib
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 
-from jalapeno.errors import UnknownNameError
+from jalapeno.errors import SpecError, UnknownNameError
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency, flatten_params, nest_params
 
 EFFICIENCY_SETS = ("calibrated", "low", "high", "spec")
@@ -30,16 +31,55 @@ def load_calibration(system: str) -> dict | None:
     return tomllib.loads(f.read_text())
 
 
-def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
-    """The efficiency set a shipped system starts from (before its TOML's own overrides).
+def _calibration_path(which: str, system: str) -> Path | None:
+    """The calibration file ``which`` names when it is a path: a ``.toml`` file, or a directory
+    written by ``jalapeno calibrate --out-dir DIR`` (its ``<system>.toml``); None for a set name."""
+    p = Path(which)
+    if p.suffix == ".toml":
+        return p
+    if "/" in which or "\\" in which or p.is_dir():
+        return p / f"{Path(system).stem}.toml"
+    return None
+
+
+def _read_calibration_file(path: Path) -> dict:
+    """Parse a calibration TOML given by path.
 
     Raises:
-        UnknownNameError: unknown set name.
+        UnknownNameError: the file does not exist. SpecError: not TOML, not UTF-8, unreadable.
     """
-    if which not in EFFICIENCY_SETS:
+    if not path.is_file():
+        raise UnknownNameError("efficiency", f"{path} not found",
+                               "give a set name (calibrated, low, high, spec), a directory written by "
+                               "`jalapeno calibrate --out-dir DIR` (holding <system>.toml) or a calibration .toml file")
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as e:
+        raise SpecError("efficiency", f"{path} is not a readable calibration TOML ({type(e).__name__})",
+                        "pass a file written by `jalapeno calibrate --out-dir DIR`") from None
+
+
+def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
+    """The efficiency set a system starts from (before its TOML's own overrides).
+
+    ``which``: a set name — ``calibrated`` (the shipped mid set), ``low``, ``high``, ``spec`` (the
+    documented defaults) — or a path: a calibration ``.toml`` file or a directory written by
+    ``jalapeno calibrate --out-dir DIR`` (its ``<system>.toml``), whose mid set is used.
+
+    Raises:
+        UnknownNameError: unknown set name or missing file. SpecError: an unreadable file or a bad
+            parameter in it.
+    """
+    path = _calibration_path(which, system) if isinstance(which, str) else None
+    if path is not None:
+        cal = _read_calibration_file(path)
+        which_label, where = "calibrated", str(path)
+    elif which not in EFFICIENCY_SETS:
         raise UnknownNameError("efficiency", f"unknown efficiency set {which!r}",
-                               f"use one of {', '.join(EFFICIENCY_SETS)}")
-    cal = load_calibration(system)
+                               f"use one of {', '.join(EFFICIENCY_SETS)}, or a calibration directory/.toml path")
+    else:
+        cal, which_label, where = load_calibration(system), which, f"data/calibration/{system}.toml"
+    which = which_label
     if which == "spec" or cal is None:
         return DEFAULT_EFFICIENCY
     params = flatten_params(cal.get("parameters", {}))  # a band replaces single parameters, not whole tables
@@ -50,6 +90,6 @@ def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
     what = ("measured kernels" if kind == "measured" else
             f"measured kernels ({prov.get('package', '?')}) + derived from {prov.get('derived_from', '?')}"
             if kind == "partial" else f"derived from {prov.get('derived_from', '?')}")
-    parts = [what, prov.get("package", ""), f"set {which}", f"data/calibration/{system}.toml"]
+    parts = [what, prov.get("package", ""), f"set {which}", where]
     src = "calibrated (" + "; ".join(p for p in parts if p) + ")"
     return DEFAULT_EFFICIENCY.with_overrides({**nest_params(params), "source": src}, where=f"calibration {system}")
