@@ -295,8 +295,13 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
             tiers_tok_s_per_kw=cmp.tiers(a_kw, floors),
         )
     opts = opts0
-    prec_label = precision.name if precision is not None and not precisions else "per system: " + "; ".join(
-        f"{n} {sf.sweep.precision}" for n, sf in fr.items())
+    swept = {n: sf.sweep.precision for n, sf in fr.items()}
+    if precision is not None and not precisions:
+        prec_label = precision.name
+    elif len(set(swept.values())) == 1:  # every system swept the same presets: say it once
+        prec_label = f"{next(iter(swept.values()))} (each system)"
+    else:
+        prec_label = "per system: " + "; ".join(f"{n} {p}" for n, p in swept.items())
     extra = {"as_deployed": {n: r.label for n, r in recipes.items()}} if recipes else {}
     return Comparison(model.name, wl, prec_label, convention, baseline, fr, heads, comps,
                       {"serving": opts.serving, "mtp": opts.mtp.as_dict() if opts.mtp else None,
