@@ -81,3 +81,7 @@ def resolve_precision(model, precision: str | None, kv_dtype: str | None = None,
 
     return get_precision(precision or model.default_precision).with_options(kv_dtype, attention_dtype,
                                                                              compute_fallback)
+
+
+#: ``--overlap`` of the commands that run one deployment (predict, simulate)
+OVERLAP_HELP = "none or tbo (two-batch overlap of the MoE all-to-all; pools with DP attention + EP)."

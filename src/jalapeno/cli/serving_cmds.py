@@ -11,8 +11,8 @@ from dataclasses import replace
 import typer
 from rich.markup import escape
 
-from jalapeno.cli.common import (attention_dtype_option, compute_fallback_option, console, kv_dtype_option,
-                                  print_json, resolve_precision)
+from jalapeno.cli.common import (OVERLAP_HELP, attention_dtype_option, compute_fallback_option, console,
+                                  kv_dtype_option, print_json, resolve_precision)
 from jalapeno.cli.engine_opts import (
     _preset_name,
     check_recipe_serving,
@@ -32,6 +32,8 @@ from jalapeno.specs.routing import ROUTING_HELP
 SYSTEMS_DEFAULT = "jalapeno,gb200-nvl72,gb300-nvl72,vera-rubin-nvl72"
 SWEEP_EPLB_HELP = ("Redundant experts the sweep tries with EPLB on MoE layouts with EP >= 8 (rounded up so EP "
                    "divides experts + R; beside EPLB off), or 'off'.")
+SWEEP_OVERLAP_HELP = ("Two-batch overlap: auto (the faster of none/tbo per point; the default unless an --engine "
+                      "recipe sets one), none or tbo.")
 EPLB_HELP = "EPLB with this many redundant experts (EP must divide experts + R; default: EPLB off)."
 
 
@@ -64,21 +66,18 @@ def _setup(model: str, workload: str | None, isl: int | None, osl: int | None, p
     return m, wl, prec
 
 
-def _runnable(model, names, chip) -> list[str]:
-    """The released precisions ``model`` can run on ``chip`` (a dense model's FP4 checkpoint is
-    NVFP4 in every linear layer: the ``nvfp4`` preset, not the MoE ``fp4`` one)."""
-    from jalapeno.specs.formats import check_precision, get_precision
-
-    out = []
-    for name in names:
-        for cand in (name, "nvfp4") if name == "fp4" and model.moe is None else (name,):
-            try:
-                check_precision(get_precision(cand), model, chip)
-            except SpecError:
-                continue
-            out.append(cand)
-            break
-    return out or [model.default_precision]
+def _sweep_opts(serving, mtp, acceptance, concurrency, eplb, overlap, recipe, max_running, max_tokens, graph,
+                memory_fraction):
+    """The sweep options of compare/frontier: stated options, then the recipe, then explicit options
+    over it (an explicit --overlap or --memory-fraction beats the recipe's; without either, a
+    recipe's overlap, else ``auto``)."""
+    opts = sweep_options(_options(serving or "both", mtp, acceptance, concurrency, eplb, overlap or "auto"), recipe,
+                         serving is not None, max_running, max_tokens, graph)
+    if overlap is not None:
+        opts = replace(opts, overlap=overlap)
+    if memory_fraction is not None:
+        opts = replace(opts, memory_fraction=check_memory_fraction(memory_fraction))
+    return opts
 
 
 def _floats(text: str, option: str) -> list[float]:
@@ -205,9 +204,7 @@ def compare(
     max_tokens_per_step: int = max_tokens_option(),
     cuda_graph_max_batch: int = graph_option(),
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
-    overlap: str = typer.Option(None, "--overlap",
-                                help="Two-batch overlap: auto (the faster of none/tbo per point; the default unless "
-                                "an --engine recipe sets one), none or tbo."),
+    overlap: str = typer.Option(None, "--overlap", help=SWEEP_OVERLAP_HELP),
     at: str = typer.Option("10,25,50,100", "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios."),
     tiers: str = typer.Option("fast=100,ultra_fast=300", "--tiers", help="Tier floors in tok/s/user, name=value,..."),
     efficiency: str = typer.Option("calibrated", "--efficiency",
@@ -266,14 +263,11 @@ def compare(
         html = "" if json_out else "jalapeno-compare.html"
     if html and not html.lower().endswith((".html", ".htm")):
         raise SpecError("--html", f"{html!r} is not an .html file", "give a path ending in .html")
-    overlap = overlap or (rec.overlap if rec else "auto")
-    opts = sweep_options(_options(serving or "both", mtp, mtp_acceptance, concurrency, eplb, overlap), rec,
-                         serving is not None, max_running, max_tokens_per_step, cuda_graph_max_batch)
-    if memory_fraction is not None:
-        opts = replace(opts, memory_fraction=check_memory_fraction(memory_fraction))
+    opts = _sweep_opts(serving, mtp, mtp_acceptance, concurrency, eplb, overlap, rec, max_running,
+                       max_tokens_per_step, cuda_graph_max_batch, memory_fraction)
     pinned = precision is not None or rec is not None
-    precs = None if pinned else {s.system.name: _runnable(m, available_precisions(m.name, m.default_precision,
-                                                                                  s.system.chip.formats), s.system.chip)
+    precs = None if pinned else {s.system.name: list(available_precisions(m.name, m.default_precision,
+                                                                         s.system.chip.formats, m, s.system.chip))
                                  for s in syss}
     recipes = {}
     if as_deployed:
@@ -320,9 +314,7 @@ def frontier(
     max_tokens_per_step: int = max_tokens_option(),
     cuda_graph_max_batch: int = graph_option(),
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
-    overlap: str = typer.Option(None, "--overlap",
-                                help="Two-batch overlap: auto (the faster of none/tbo per point; the default unless "
-                                "an --engine recipe sets one), none or tbo."),
+    overlap: str = typer.Option(None, "--overlap", help=SWEEP_OVERLAP_HELP),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
@@ -343,11 +335,8 @@ def frontier(
                          kv_dtype, attention_dtype, compute_fallback, routing)
     pr = load_pricer(system, efficiency)
     s = pr.system
-    overlap = overlap or (rec.overlap if rec else "auto")
-    opts = sweep_options(_options(serving or "both", mtp, mtp_acceptance, concurrency, eplb, overlap), rec,
-                         serving is not None, max_running, max_tokens_per_step, cuda_graph_max_batch)
-    if memory_fraction is not None:
-        opts = replace(opts, memory_fraction=check_memory_fraction(memory_fraction))
+    opts = _sweep_opts(serving, mtp, mtp_acceptance, concurrency, eplb, overlap, rec, max_running,
+                       max_tokens_per_step, cuda_graph_max_batch, memory_fraction)
     sf = system_frontier(m, pr, wl, prec, opts, power, recipe=rec if opts.mtp is None else None)
     rec = sf.record()
     if out:
@@ -380,8 +369,7 @@ def predict(
     decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "ep=32,dp=32,workers=1".'),
     mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
-    overlap: str = typer.Option("none", "--overlap",
-                                help="none or tbo (two-batch overlap of the MoE all-to-all; pools with DP attention + EP)."),
+    overlap: str = typer.Option("none", "--overlap", help=OVERLAP_HELP),
     precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
     kv_dtype: str = kv_dtype_option(),
     attention_dtype: str = attention_dtype_option(),

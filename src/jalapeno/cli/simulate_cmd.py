@@ -9,8 +9,9 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from jalapeno.cli.common import (attention_dtype_option, compute_fallback_option, console, kv_dtype_option,
-                                  print_json, resolve_precision)
+from jalapeno.cli.common import (OVERLAP_HELP, attention_dtype_option, compute_fallback_option, console,
+                                  kv_dtype_option, print_json, resolve_precision)
+from jalapeno.cli.engine_opts import engine_option, graph_option, max_running_option, max_tokens_option
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
 from jalapeno.specs.routing import ROUTING_HELP
@@ -39,17 +40,15 @@ def simulate(
     decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "dp=8,ep=8,workers=1".'),
     mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
-    overlap: str = typer.Option("none", "--overlap",
-                                help="none or tbo (two-batch overlap of the MoE all-to-all; pools with DP attention + EP)."),
+    overlap: str = typer.Option("none", "--overlap", help=OVERLAP_HELP),
     precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
     kv_dtype: str = kv_dtype_option(),
     attention_dtype: str = attention_dtype_option(),
     compute_fallback: bool = compute_fallback_option(),
-    engine: str = typer.Option(None, "--engine", help="Engine recipe (data/engines.toml): limits, precision, MTP."),
-    max_running: int = typer.Option(None, "--max-running", help="Max running requests per instance."),
-    max_tokens_per_step: int = typer.Option(None, "--max-tokens-per-step", help="Max tokens per step (decode rows + prefill)."),
-    cuda_graph_max_batch: int = typer.Option(None, "--cuda-graph-max-batch",
-                                             help="Largest decode batch per attention rank run as a CUDA graph."),
+    engine: str = engine_option(),
+    max_running: int = max_running_option(),
+    max_tokens_per_step: int = max_tokens_option(),
+    cuda_graph_max_batch: int = graph_option(),
     no_prefix_cache: bool = typer.Option(False, "--no-prefix-cache", help="Disable prefix reuse across turns."),
     seed: int = typer.Option(0, "--seed"),
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),

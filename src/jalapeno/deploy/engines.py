@@ -324,19 +324,27 @@ def released_precisions(model: str, default: str) -> tuple[str, ...]:
     return tuple(p for p, _ in ck) if ck else (default,)
 
 
-def available_precisions(model: str, default: str, chip_formats) -> tuple[str, ...]:
+def available_precisions(model: str, default: str, chip_formats, model_spec=None, chip=None) -> tuple[str, ...]:
     """Released precisions the chip computes natively: every module's compute format supported.
 
     FP8 needs fp8 math (Hopper and later, CDNA3 and later), FP4 fp4 math (Blackwell, CDNA4);
-    a preset whose formats the chip lacks would run upcast, which no deployment does.
+    a preset whose formats the chip lacks would run upcast, which no deployment does. With
+    ``model_spec`` and ``chip``, presets the model itself cannot run (specs/formats.check_precision)
+    are dropped too.
     """
-    from jalapeno.specs.formats import get_precision
+    from jalapeno.specs.formats import check_precision, get_precision
 
     fmts = set(chip_formats)
     out = []
     for name in released_precisions(model, default):
         prec = get_precision(name)
         need = {m.compute for m in prec.modules.values()} - {"bf16"}
-        if need <= fmts:
-            out.append(name)
+        if not need <= fmts:
+            continue
+        if model_spec is not None and chip is not None:
+            try:
+                check_precision(prec, model_spec, chip)
+            except SpecError:
+                continue
+        out.append(name)
     return tuple(out) or (default,)

@@ -70,7 +70,8 @@ def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
         UnknownNameError: unknown set name or missing file. SpecError: an unreadable file or a bad
             parameter in it.
     """
-    path = _calibration_path(which, system) if isinstance(which, str) else None
+    # a set name wins over a same-named folder in the working directory
+    path = _calibration_path(which, system) if isinstance(which, str) and which not in EFFICIENCY_SETS else None
     if path is not None:
         cal = _read_calibration_file(path)
         which_label, where = "calibrated", str(path)
