@@ -7,7 +7,8 @@ from rich.table import Table
 
 from jalapeno import units
 from jalapeno.cli.common import console, fmt_si, print_json
-from jalapeno.specs.catalog import list_models, list_systems, load_efficiency, load_model, load_system
+from jalapeno.cli.system_opts import SET_OPTION, system_pricer
+from jalapeno.specs.catalog import list_models, list_systems, load_model, load_system
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.hardware import System
 
@@ -62,9 +63,12 @@ def hardware_list(json_out: bool = typer.Option(False, "--json", help="Print JSO
 
 @hardware_app.command("show")
 def hardware_show(name: str = typer.Argument(..., help="System name or path to a TOML file."),
+                  efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+                  sets: list[str] = SET_OPTION,
                   json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Show one system: chip, link hierarchy, power, cost, efficiencies and sources."""
-    s, eff = load_system(name), load_efficiency(name)
+    pr = system_pricer(name, efficiency, sets)
+    s, eff = pr.system, pr.efficiency
     if json_out:
         print_json(system_dict(s, eff))
         return

@@ -8,7 +8,7 @@ from rich.table import Table
 
 from jalapeno.cli.common import console, print_json
 from jalapeno.cost.collectives import COLLECTIVES
-from jalapeno.cost.pricer import load_pricer
+from jalapeno.cli.system_opts import SET_OPTION, system_pricer
 from jalapeno.errors import SpecError
 
 
@@ -19,10 +19,11 @@ def collective(
     bytes_: str = typer.Option("1e6", "--bytes", "-b", help="Message bytes per chip; comma-separated for several."),
     placement: str = typer.Option("packed", "--placement", help="packed (contiguous) or spread (one per domain)."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    sets: list[str] = SET_OPTION,
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Price one collective on a system's link hierarchy (time, algorithm, bandwidths)."""
-    pr = load_pricer(system, efficiency)
+    pr = system_pricer(system, efficiency, sets)
     s = pr.system
     try:
         sizes = np.array([float(v) for v in bytes_.split(",") if v.strip()])

@@ -25,6 +25,7 @@ from jalapeno.cli.engine_opts import (
     recipe_mtp,
     sweep_options,
 )
+from jalapeno.cli.system_opts import SET_OPTION, SETS_OPTION, system_pricer, systems_pricers
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP, check_memory_fraction
 from jalapeno.errors import SpecError
 from jalapeno.specs.routing import ROUTING_HELP
@@ -213,6 +214,7 @@ def compare(
     concurrency: str = typer.Option(None, "--concurrency", "-c",
                                     help="Concurrencies to sweep, e.g. 1,4,16,64 (aggregated only; default: batch grid)."),
     bands: bool = typer.Option(False, "--bands", help="Also sweep the low/high efficiency sets (3x time)."),
+    sets: list[str] = SETS_OPTION,
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
     eplb: str = typer.Option("32", "--eplb", help=SWEEP_EPLB_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON result instead of tables."),
@@ -227,7 +229,7 @@ def compare(
     from jalapeno.analysis.comparison import compare_systems
     from jalapeno.deploy.engines import available_precisions, deployed_recipe
     from jalapeno.report.html import write_html
-    from jalapeno.cost.pricer import band_pricers, load_pricer
+    from jalapeno.cost.pricer import band_pricers
     from jalapeno.report.tables import comparison_tables
     from jalapeno.specs.catalog import load_system
 
@@ -246,7 +248,7 @@ def compare(
                          kv_dtype, attention_dtype, compute_fallback, routing)
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
-    syss = [load_pricer(n, efficiency) for n in names]
+    syss = systems_pricers(names, efficiency, sets)
     seen = [s.system.name for s in syss]
     dup = sorted({n for n in seen if seen.count(n) > 1})
     if dup:
@@ -317,6 +319,7 @@ def frontier(
     overlap: str = typer.Option(None, "--overlap", help=SWEEP_OVERLAP_HELP),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    sets: list[str] = SET_OPTION,
     fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
     concurrency: str = typer.Option(None, "--concurrency", "-c",
                                     help="Concurrencies to sweep, e.g. 1,4,16,64 (aggregated only; default: batch grid)."),
@@ -327,13 +330,12 @@ def frontier(
 ) -> None:
     """Every point of one system's throughput-vs-interactivity frontier, with its deployment."""
     from jalapeno.analysis.comparison import system_frontier
-    from jalapeno.cost.pricer import load_pricer
     from jalapeno.report.tables import frontier_table, write_frontier
 
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          kv_dtype, attention_dtype, compute_fallback, routing)
-    pr = load_pricer(system, efficiency)
+    pr = system_pricer(system, efficiency, sets)
     s = pr.system
     opts = _sweep_opts(serving, mtp, mtp_acceptance, concurrency, eplb, overlap, rec, max_running,
                        max_tokens_per_step, cuda_graph_max_batch, memory_fraction)
@@ -380,6 +382,7 @@ def predict(
     cuda_graph_max_batch: int = graph_option(),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    sets: list[str] = SET_OPTION,
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
@@ -387,13 +390,12 @@ def predict(
     from jalapeno.analysis.prediction import predict_point
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.deploy.layout import Layout
-    from jalapeno.cost.pricer import load_pricer
     from jalapeno.report.tables import point_table
 
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          kv_dtype, attention_dtype, compute_fallback, routing)
-    pr = load_pricer(system, efficiency)
+    pr = system_pricer(system, efficiency, sets)
     s = pr.system
     check_recipe_serving(rec, prefill is not None and decode is not None)
     lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)

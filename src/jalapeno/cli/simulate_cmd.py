@@ -12,6 +12,7 @@ from rich.table import Table
 from jalapeno.cli.common import (OVERLAP_HELP, attention_dtype_option, compute_fallback_option, console,
                                   kv_dtype_option, print_json, resolve_precision)
 from jalapeno.cli.engine_opts import engine_option, graph_option, max_running_option, max_tokens_option
+from jalapeno.cli.system_opts import SET_OPTION
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
 from jalapeno.specs.routing import ROUTING_HELP
@@ -52,6 +53,8 @@ def simulate(
     no_prefix_cache: bool = typer.Option(False, "--no-prefix-cache", help="Disable prefix reuse across turns."),
     seed: int = typer.Option(0, "--seed"),
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
+    efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    sets: list[str] = SET_OPTION,
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     html: str = typer.Option(None, "--html", help="Write latency CDFs and time series to this HTML file."),
     out: str = typer.Option(None, "--out", "-o", help="Per-request results to FILE.parquet or .csv."),
@@ -63,14 +66,14 @@ def simulate(
     from jalapeno.deploy.layout import Layout
     from jalapeno.serve.sim.simulation import simulate as run_sim
     from jalapeno.serve.sim.workloads import AGENTIC_PRESETS, read_trace
-    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.cli.system_opts import system_pricer
     from jalapeno.specs.catalog import load_model
     from jalapeno.specs.workload import get_workload
 
     from jalapeno.specs.routing import with_routing
 
     m = with_routing(load_model(model), routing)
-    pr = load_pricer(system)
+    pr = system_pricer(system, efficiency, sets)
     s = pr.system
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     check_recipe_serving(rec, prefill is not None and decode is not None)

@@ -11,7 +11,7 @@ from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP, check_memory_fraction
 from jalapeno.deploy.layout import Layout
 from jalapeno.cost.overlap import MIN_SPLIT_SEQS, can_split
-from jalapeno.cost.pricer import load_pricer
+from jalapeno.cli.system_opts import SET_OPTION, system_pricer
 from jalapeno.errors import SpecError
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.routing import ROUTING_HELP
@@ -40,13 +40,14 @@ def step(
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     overlap: str = typer.Option("none", "--overlap",
                                 help="none or tbo (two-batch overlap of the MoE all-to-all; needs --dp > 1 and --ep > 1)."),
+    sets: list[str] = SET_OPTION,
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Cost of one forward step on one chip: ops, collectives, time and binding constraint."""
     from jalapeno.specs.routing import with_routing
 
     m = with_routing(load_model(model), routing)
-    pr = load_pricer(system, efficiency)
+    pr = system_pricer(system, efficiency, sets)
     s = pr.system
     prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
     if m.moe is None and ep != 1:

@@ -157,29 +157,37 @@ class RooflinePricer:
         return replace(self, efficiency=efficiency)
 
 
-def load_pricer(system: str, efficiency: str = "calibrated") -> RooflinePricer:
+def load_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = ()) -> RooflinePricer:
     """The roofline pricer of a catalog system (or a system TOML path) with a named efficiency set.
 
     Args:
-        system: catalog name or TOML path.
+        system: catalog name or TOML path (a variant file's ``base`` chain is resolved).
         efficiency: ``calibrated`` (default), ``low``, ``high`` or ``spec`` (specs/calibration.py).
+        overrides: dotted (key, value) pairs applied to the system and its efficiency set
+            (``("chip.hbm_stacks", 8)``, ``("efficiency.kernel_launch_s", 2.5e-7)``;
+            specs/variants.py), as ``--set`` does.
 
     Raises:
-        UnknownNameError: unknown system or set; SpecError: a malformed file.
+        UnknownNameError: unknown system or set; SpecError: a malformed file or override.
     """
-    from jalapeno.specs.catalog import load_efficiency, load_system
+    from jalapeno.specs.catalog import load_system
+    from jalapeno.specs.variants import variant_efficiency
 
-    return RooflinePricer(load_system(system), load_efficiency(system, efficiency))
+    s = load_system(system, tuple(overrides))
+    return RooflinePricer(s, variant_efficiency(s, efficiency))
 
 
 def band_pricers(pricer: Pricer) -> dict[str, Pricer]:
     """``pricer`` under the low / calibrated / high efficiency sets of its system.
 
-    A catalog system's bands come from its calibration file; a system from a user's file has no
-    band (all three are ``pricer`` itself, so a comparison sweeps it once).
+    A catalog system's bands come from its calibration file, a variant's from its base's (or the
+    calibration it names), with the variant's efficiency overrides on each; a system priced with
+    the documented defaults (a user file without a base) has no band (all three are ``pricer``
+    itself, so a comparison sweeps it once).
     """
-    from jalapeno.specs.catalog import efficiency_band, is_catalog_system
+    from jalapeno.specs.variants import variant_efficiency
 
-    if not is_catalog_system(pricer.system):
+    o = pricer.system.origin
+    if o is None or o.calibration is None:
         return {"low": pricer, "calibrated": pricer, "high": pricer}
-    return {w: pricer.with_efficiency(e) for w, e in efficiency_band(pricer.system.name).items()}
+    return {w: pricer.with_efficiency(variant_efficiency(pricer.system, w)) for w in ("low", "calibrated", "high")}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +33,26 @@ def _ratio(r: dict) -> str:
     if "below_frontier_start" in (r["status_a"], r["status_b"]):
         return s + " (below a frontier's start)"
     return s + " (at frontier end)" if r["at_frontier_end"] else s
+
+
+def efficiency_label(source: str) -> str:
+    """A short name of an efficiency set from its ``source`` (specs/calibration.py,
+    specs/variants.py): ``calibrated: derived from gb300-nvl72``, ``spec (documented defaults)``,
+    with ``+ overrides`` when a variant or ``--set`` changed it.
+
+    >>> efficiency_label("calibrated (measured kernels; aic 1.3; set low; data/calibration/b200.toml)")
+    'low: measured kernels'
+    """
+    if source.startswith("calibrated ("):
+        inner = source[len("calibrated ("):]
+        what = inner.split(";")[0].strip()
+        m = re.search(r"; set (\w+);", inner)
+        label = f"{m.group(1) if m else 'calibrated'}: {what}"
+    elif source.startswith("jalapeno defaults"):
+        label = "spec (documented defaults)"
+    else:
+        label = source if len(source) <= 48 else source[:45] + "..."
+    return label + (" + overrides" if "overrides:" in source else "")
 
 
 def comparison_tables(d: ComparisonRecord) -> list[Table]:
@@ -95,9 +116,12 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
             else:
                 cells.append(f"{_f(v['throughput'], ',.0f')} @ {_f(v['interactivity'], '.0f')}")
         tiers.add_row(name, *cells)
+    sets = "efficiency sets: " + "; ".join(f"{n}: {efficiency_label(s.headline.efficiency_source)}"
+                                           for n, s in d.systems.items())
+    head.caption = escape(sets)
     if any(s.headline.bands is not None for s in d.systems.values()):
-        head.caption = ("(low-high): the system's efficiency band; only systems with borrowed efficiencies "
-                        "carry one")
+        head.caption += ("\n(low-high): the system's efficiency band; only systems with borrowed efficiencies "
+                         "carry one")
     return [head, ratios, tiers]
 
 

@@ -13,9 +13,8 @@ from importlib import resources
 from pathlib import Path
 
 from jalapeno.errors import UnknownNameError
-from jalapeno.specs.calibration import base_efficiency
 from jalapeno.specs.efficiency import Efficiency
-from jalapeno.specs.hardware import System, efficiency_overrides, load_system_file, read_system_toml
+from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.model_config import load_model_file
 
@@ -50,7 +49,7 @@ def _unknown(kind: str, name: str, known: list[str], cmd: str) -> UnknownNameErr
                             f"use one of {', '.join(known)} (`jalapeno {cmd} list`) or a file path")
 
 
-def _system_path(name_or_path: str):
+def system_path(name_or_path: str):
     """(is_shipped, path) of a system name or TOML path.
 
     Raises:
@@ -65,32 +64,36 @@ def _system_path(name_or_path: str):
         return True, Path(p)
 
 
-@lru_cache(maxsize=64)
-def load_system(name_or_path: str) -> System:
-    """A system (hardware facts only) by catalog name or TOML path.
+def load_system(name_or_path: str, overrides: tuple = ()) -> System:
+    """A system (hardware facts only) by catalog name or TOML path, a ``base`` chain resolved and
+    dotted ``overrides`` ((key, value) pairs, specs/variants.py) applied.
 
     Raises:
         UnknownNameError: not a shipped name and not a path.
         SpecError: the file is malformed (the message names the key).
     """
-    return load_system_file(_system_path(name_or_path)[1])
+    from jalapeno.specs.variants import load_variant
+
+    return load_variant(name_or_path, tuple(overrides))
 
 
 @lru_cache(maxsize=128)
-def load_efficiency(name_or_path: str, which: str = "calibrated") -> Efficiency:
+def load_efficiency(name_or_path: str, which: str = "calibrated", overrides: tuple = ()) -> Efficiency:
     """The efficiency set a system is priced with.
 
     A shipped system starts from its calibration file's set ``which`` (specs/calibration.py:
-    ``calibrated`` (default), ``low``, ``high`` or ``spec``); a user TOML given by path starts
-    from the documented defaults. The file's own ``[efficiency]`` table applies on top.
+    ``calibrated`` (default), ``low``, ``high`` or ``spec``); a variant (``base = ...``) from its
+    base's; a user TOML with neither a base nor ``calibration = ...`` from the documented
+    defaults. The ``[efficiency]`` tables along the chain and ``efficiency.*`` overrides apply on
+    top (specs/variants.py).
 
     Raises:
         UnknownNameError: unknown system or efficiency set.
         SpecError: a malformed file or ``[efficiency]`` entry.
     """
-    shipped, path = _system_path(name_or_path)
-    base = base_efficiency(path.stem if shipped else str(path), which)
-    return efficiency_overrides(read_system_toml(path), path.name, base)
+    from jalapeno.specs.variants import variant_efficiency
+
+    return variant_efficiency(load_system(name_or_path, tuple(overrides)), which)
 
 
 def efficiency_band(name_or_path: str) -> dict[str, Efficiency]:
@@ -100,6 +103,9 @@ def efficiency_band(name_or_path: str) -> dict[str, Efficiency]:
         UnknownNameError, SpecError: as :func:`load_efficiency`.
     """
     return {w: load_efficiency(name_or_path, w) for w in ("low", "calibrated", "high")}
+
+
+_system_path = system_path  # former private name
 
 
 def is_catalog_system(system: System) -> bool:

@@ -10,7 +10,7 @@ Schema reference: ``docs/catalog.md``.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
@@ -198,6 +198,36 @@ class HostLink:
 
 
 @dataclass(frozen=True, slots=True)
+class SystemOrigin:
+    """Where a system came from and which efficiency set prices it (specs/variants.py).
+
+    Attributes:
+        calibration: the catalog system whose calibration file (``data/calibration/<name>.toml``)
+            gives the efficiency set and its low/high band; None: the documented defaults.
+        efficiency: ``[efficiency]`` overrides along the base chain, then ``efficiency.*``
+            overrides, as (dotted key, value) pairs applied in order.
+        base: the ``base`` a variant file names (None for a file without one).
+        overrides: every dotted override applied on top of the file (``--set``), in order.
+        where: the file the system was read from (for messages).
+        explicit: the file chose its efficiency set (a base, ``calibration`` or ``[efficiency]``).
+        data: the system in file form after the overrides (what further overrides start from).
+    """
+
+    calibration: str | None = None
+    efficiency: tuple = ()
+    base: str | None = None
+    overrides: tuple = ()
+    where: str = ""
+    explicit: bool = False
+    data: Any = field(default=None, compare=False, repr=False)
+
+    def extended(self, efficiency: tuple, overrides: tuple, data: Any = None) -> SystemOrigin:
+        """This origin with more efficiency and dotted overrides (and the new file form)."""
+        return replace(self, efficiency=self.efficiency + tuple(efficiency), overrides=self.overrides + tuple(overrides),
+                       explicit=self.explicit or bool(efficiency), data=self.data if data is None else data)
+
+
+@dataclass(frozen=True, slots=True)
 class System:
     """A system: chip, link hierarchy, power and cost — hardware facts only.
 
@@ -208,6 +238,7 @@ class System:
         allin_power_w_per_chip: provisioned power per chip incl. host, network, facility.
         usd_per_chip_hour: total cost of ownership per chip-hour.
         sources: dotted file key → source text of every number.
+        origin: where it came from and which efficiency set prices it (None: built in code).
     """
 
     name: str
@@ -220,6 +251,7 @@ class System:
     sources: MappingProxyType = field(compare=False)
     path: str = field(default="", compare=False)
     host: HostLink | None = None
+    origin: SystemOrigin | None = field(default=None, compare=False)
 
     @property
     def scale_up_chips(self) -> int:

@@ -1,0 +1,74 @@
+"""``--set KEY=VALUE`` on every command that takes a system, and the pricers built from it.
+
+``--set chip.hbm_stacks=8`` (repeatable) applies a dotted-key override to the system and its
+efficiency set exactly as a variant file's keys do (specs/variants.py). On commands that take
+several systems (``compare``), ``--set NAME:KEY=VALUE`` targets one of them and a plain
+``KEY=VALUE`` applies to all. A user file with neither a base nor its own efficiency set is
+named once on stderr, with the set it is priced with.
+"""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+
+from jalapeno.errors import SpecError
+
+SET_HELP = ("Override a system field by its dotted key, as a variant TOML does (repeatable): "
+            "chip.hbm_stacks=8, chip.hbm_bandwidth_tb_per_s=20, levels.rack.bandwidth_gb_per_s=900, "
+            "power.allin_kw_per_chip=1.3, efficiency.kernel_launch_s=2.5e-7.")
+SETS_HELP = SET_HELP[:-1] + "; NAME:KEY=VALUE targets one of --systems, a plain KEY=VALUE all of them."
+
+_err = Console(stderr=True)
+_NOTED: set[str] = set()
+
+
+#: The repeatable ``--set`` option of a command taking one system, and of one taking several.
+SET_OPTION = typer.Option(None, "--set", help=SET_HELP)
+SETS_OPTION = typer.Option(None, "--set", help=SETS_HELP)
+
+
+def note_efficiency(system) -> None:
+    """Say once per process which efficiency set a user file without a base or set is priced with."""
+    from jalapeno.specs.variants import efficiency_note
+
+    note = efficiency_note(system)
+    key = system.path or system.name
+    if note and key not in _NOTED:
+        _NOTED.add(key)
+        _err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+
+
+def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] | None = None):
+    """The pricer of ``system`` under ``efficiency`` with the ``--set`` overrides.
+
+    Raises:
+        UnknownNameError, SpecError: as ``load_pricer`` and ``parse_sets``.
+    """
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.specs.variants import parse_sets
+
+    pr = load_pricer(system, efficiency, parse_sets(sets or ()))
+    note_efficiency(pr.system)
+    return pr
+
+
+def systems_pricers(names: list[str], efficiency: str = "calibrated", sets: list[str] | None = None) -> list:
+    """Pricers of several systems; ``NAME:KEY=VALUE`` applies to the system given as NAME.
+
+    Raises:
+        SpecError: a ``NAME:`` that is not among ``names``; as :func:`system_pricer`.
+    """
+    per: dict[str, list[str]] = {n: [] for n in names}
+    for item in sets or ():
+        key = item.partition("=")[0]
+        if ":" in key:
+            target, _, rest = item.partition(":")
+            if target not in per:
+                raise SpecError("--set", f"{target!r} is not among --systems",
+                                f"use one of {', '.join(names)} before the colon, or drop NAME: to set all")
+            per[target].append(rest)
+        else:
+            for n in names:
+                per[n].append(item)
+    return [system_pricer(n, efficiency, per[n]) for n in names]
