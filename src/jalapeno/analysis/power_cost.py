@@ -50,3 +50,65 @@ def energy_and_cost(throughput_per_chip, system: System, convention: str) -> dic
             "j_per_token": np.where(t > 0, p / t, np.inf),
             "usd_per_mtok": np.where(t > 0, system.usd_per_chip_hour / (t * 3600 / 1e6), np.inf),
         }
+
+
+def point_utilisation(model, pricer, dep, workload, decode_batch, step_time_s, throughput_per_chip):
+    """Compute and HBM utilisation of one deployment's operating points (arrays (N,)).
+
+    One step of the (decode) instance at each point's decode batch ``B`` and mean context
+    ISL + OSL/2 is priced with ``step_cost`` (aggregated: plus the prefill tokens that arrive per
+    step, B·ISL/(OSL − 1)); its op table is one chip's share of the step, so with τ the point's
+    step time:
+
+        u_c = chip FLOP per step / (τ · peak FLOP/s of the routed-expert (else dense-FFN) format)
+        u_m = chip HBM bytes per step / (τ · HBM bandwidth)
+
+    Disaggregated: the decode chips at those utilisations, the prefill chips at the compute
+    utilisation of their prompt tokens (2 · active parameters FLOP per token, the forward-pass
+    count of Kaplan et al. 2020) and no HBM streaming; the point's value is the chip-weighted
+    mean — a stated approximation. Returns (u_c, u_m), each clipped to [0, 1].
+    """
+    from jalapeno.cost.step import Batch, step_cost
+    from jalapeno.deploy.deployment import pool_overlap
+
+    b = np.asarray(decode_batch, dtype=float)
+    tau = np.asarray(step_time_s, dtype=float)
+    isl, osl = workload.mean_isl, workload.mean_osl
+    p = b * isl / max(osl - 1, 1) if dep.prefill is None else np.zeros_like(b)
+    lay = dep.decode.layout
+    sc = step_cost(model, pricer, lay, dep.precision, Batch.make(decode_seqs=b, decode_ctx=isl + osl / 2,
+                                                                 prefill_tokens=p),
+                   dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay))
+    chip = pricer.system.chip
+    module = "routed_experts" if model.moe is not None else "dense_ffn"
+    peak = chip.peak_flop_per_s.get(dep.precision.modules[module].compute) or max(chip.peak_flop_per_s.values())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u_c = np.clip(np.nan_to_num(sc.ops.flop.sum(axis=0) / (tau * peak)), 0, 1)
+        u_m = np.clip(np.nan_to_num(sc.ops.bytes.sum(axis=0) / (tau * chip.hbm_bandwidth_bytes_per_s)), 0, 1)
+    if dep.prefill is not None:
+        n_pre, n_dec = dep.prefill.chips, dep.decode.chips
+        prompt_rate = np.asarray(throughput_per_chip, dtype=float) * dep.chips * isl / (isl + osl)
+        u_pre = np.clip(prompt_rate * 2 * model.active_params / (n_pre * peak), 0, 1)
+        u_c = (n_dec * u_c + n_pre * u_pre) / dep.chips
+        u_m = u_m * n_dec / dep.chips
+    return u_c, u_m
+
+
+def load_power_w_per_chip(model, pricer, dep, workload, decode_batch, step_time_s, throughput_per_chip):
+    """Chip power drawn at operating points (W, (N,)): specs/power.load_power_w at the
+    utilisations of :func:`point_utilisation`, with the chip's components (a variant's relative
+    to its root)."""
+    from jalapeno.specs.power import chip_power, load_power_w
+
+    u_c, u_m = point_utilisation(model, pricer, dep, workload, decode_batch, step_time_s, throughput_per_chip)
+    return load_power_w(chip_power(pricer.system, _root(pricer.system)), u_c, u_m)
+
+
+def _root(system):
+    """The catalog system a variant's power components are anchored on (None: itself)."""
+    o = system.origin
+    if o is None or o.root is None or not any(not k.startswith("efficiency.") for k, _ in o.overrides):
+        return None
+    from jalapeno.specs.catalog import load_system
+
+    return load_system(o.root)

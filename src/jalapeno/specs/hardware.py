@@ -211,6 +211,8 @@ class SystemOrigin:
         where: the file the system was read from (for messages).
         explicit: the file chose its efficiency set (a base, ``calibration`` or ``[efficiency]``).
         data: the system in file form after the overrides (what further overrides start from).
+        root: the catalog name (or file path) the base chain starts from; its power components
+            anchor the variant's (specs/power.py). None: built in code.
     """
 
     calibration: str | None = None
@@ -220,6 +222,7 @@ class SystemOrigin:
     where: str = ""
     explicit: bool = False
     data: Any = field(default=None, compare=False, repr=False)
+    root: str | None = None
 
     def extended(self, efficiency: tuple, overrides: tuple, data: Any = None) -> SystemOrigin:
         """This origin with more efficiency and dotted overrides (and the new file form)."""

@@ -15,7 +15,9 @@ The variant inherits the base's efficiency set — its calibration (``calibrated
 ``calibration = "<catalog system>"`` (that system's calibration file) or ``calibration = "spec"``
 (the documented defaults). ``--set KEY=VALUE`` on the command line applies the same overrides
 (:func:`parse_sets`, :func:`load_variant`). Every override passes through the ordinary schema
-validation (specs/hardware.py), so a variant can be no less valid than a catalog file.
+validation (specs/hardware.py), so a variant can be no less valid than a catalog file. A variant's
+TDP, sustained and all-in power and $/chip-hour follow its components relative to the catalog
+system its chain starts from (specs/power.py), unless the variant states them.
 
 Public functions:
     :func:`apply_overrides` (raw system dict + dotted overrides → new dict; the building block a
@@ -275,7 +277,7 @@ def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tupl
         for k in VARIANT_KEYS:
             data.pop(k, None)
         eff = tuple(flatten_params(data.pop("efficiency", {}) or {}).items())
-        return data, SystemOrigin(calibration=path.stem, efficiency=eff, where=path.name)
+        return data, SystemOrigin(calibration=path.stem, efficiency=eff, where=path.name, root=path.stem)
     base = data.pop("base", None)
     calibration = data.pop("calibration", None)
     if calibration is not None and (not isinstance(calibration, str) or
@@ -290,7 +292,7 @@ def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tupl
     if base is None:
         cal = None if calibration in (None, SPEC) else calibration
         return data, SystemOrigin(calibration=cal, efficiency=own, where=path.name,
-                                  explicit=calibration is not None or bool(own))
+                                  explicit=calibration is not None or bool(own), root=str(path))
     if not isinstance(base, str) or not base:
         raise SpecError(f"{path.name}: base", f"must be a system name or path, got {base!r}",
                         'write base = "jalapeno" (a catalog name) or a TOML path')
@@ -298,7 +300,8 @@ def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tupl
     if ("/" in base or "\\" in base or base.endswith(".toml")) and not Path(base).is_absolute():
         base_ref = str(path.parent / base)
     bdata, borigin = resolve_system_data(base_ref, _chain + (key,))
-    merged = apply_overrides(bdata, _leaf_overrides({k: v for k, v in data.items()}), where=path.name)
+    leaves = _leaf_overrides(data)
+    merged = apply_overrides(bdata, leaves, where=path.name)
     merged.setdefault("name", path.stem)
     if "name" not in data:
         merged["name"] = path.stem
@@ -308,7 +311,10 @@ def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tupl
         cal, eff = borigin.calibration, borigin.efficiency + own
     else:
         cal, eff = (None if calibration == SPEC else calibration), own
-    return merged, SystemOrigin(calibration=cal, efficiency=eff, base=base, where=path.name, explicit=True)
+    return merged, SystemOrigin(calibration=cal, efficiency=eff, base=base, where=path.name, explicit=True,
+                                overrides=borigin.overrides + tuple((k, v) for k, v in leaves
+                                                                    if k not in ("name", "description")),
+                                root=borigin.root)
 
 
 def _suffix(overrides: Overrides) -> str:
@@ -337,7 +343,24 @@ def build_variant(data: Mapping[str, Any], origin: SystemOrigin, overrides: Iter
         _efficiency_from(new_origin, "calibrated")  # validates the efficiency overrides now, naming the key
     sys_ = system_from_dict(d, where=where if hw else origin.where or where)
     object.__setattr__(sys_, "origin", new_origin)
-    return sys_
+    return _follow_power(sys_)
+
+
+def _follow_power(sys_: System) -> System:
+    """A variant's TDP, sustained and all-in power and $/chip-hour follow its components
+    (specs/power.py), relative to the root it derives from; values the variant states are kept."""
+    from jalapeno.specs.power import POWER_KEYS, follow_variant
+
+    o = sys_.origin
+    hw = [k for k, _ in o.overrides if not k.startswith("efficiency.")]
+    if o.root is None or not hw:
+        return sys_
+    root = load_variant(o.root)
+    stated = {k for k in hw if k in POWER_KEYS}
+    out = follow_variant(sys_, root, stated)
+    if out is not sys_:
+        object.__setattr__(out, "origin", o)
+    return out
 
 
 @lru_cache(maxsize=128)
