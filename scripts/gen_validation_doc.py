@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from validation_kernel_sections import fp4_blackwell_ultra_section, kernel_crosscheck_section
 
 from jalapeno.fit.validation_run import (
     DEFAULT_POINTS,
@@ -230,6 +231,14 @@ def main() -> None:
         "## Kernel fits: MLA attention (TRT-LLM `generation_mla_perf` / `context_mla_perf`)",
         "",
         *_mla_fit_table(),
+        "",
+        "## Kernel fits: FP4 on Blackwell Ultra",
+        "",
+        *fp4_blackwell_ultra_section(),
+        "",
+        "## Kernel fits against measured bests and published figures",
+        "",
+        *kernel_crosscheck_section(),
         "",
         "## InferenceX, per system / model / mode (calibrated)",
         "",

@@ -445,7 +445,7 @@ def test_shipped_provenance_and_report_are_kernel_only(name):
                              "moe_version", "mla_version"}
         assert prov["package"].startswith("aiconfigurator-core ")
         assert prov["system_dir"] == ktables.AIC_SYSTEM_DIRS[name]
-        assert set(c["report"]) <= {"gemm", "attention", "nccl", "custom_allreduce", "moe", "mla"}
+        assert set(c["report"]) <= {"gemm", "attention", "nccl", "custom_allreduce", "moe", "mla", "ordering"}
         assert {"gemm", "attention"} <= set(c["report"])
         assert c["report"]["gemm"]["rows"] > 0
     else:

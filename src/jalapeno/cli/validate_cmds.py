@@ -14,8 +14,8 @@ def calibrate(
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Fit efficiency parameters on aiconfigurator's measured kernels (needs the \\[calibrate] extra)."""
-    from jalapeno.fit.calibrate import calibrate_catalog
     from jalapeno.errors import SpecError
+    from jalapeno.fit.calibrate import calibrate_catalog
     from jalapeno.specs.catalog import list_systems
     from jalapeno.specs.efficiency import flatten_params
 
@@ -29,9 +29,13 @@ def calibrate(
         raise SpecError("--out-dir", "empty path", "give a directory, or omit --out-dir to rewrite the shipped sets")
     res = calibrate_catalog(names, out_dir, on_progress=None if json_out else
                             lambda n, i, k: console.print(f"fitting {n} ({i + 1}/{k}) ..."))
+    flags = res.pop("_ordering_flags")
     if json_out:
-        print_json(res)
+        print_json({**res, "ordering_flags": flags})
         return
+    for f in flags:
+        console.print(f"[yellow]warning:[/] {f['newer']}'s {f['group']} fit is {f['median_ratio'] - 1:.0%} slower than "
+                      f"{f['older']}'s in the {f['regime']} regime (same shapes); check its kernel tables")
     t = Table(title="calibrated efficiency parameters")
     keys = ["gemm.bf16.peak_fraction", "gemm.fp8.peak_fraction", "gemm.fp4.peak_fraction", "gemm.bf16.half_rows",
             "gemm.fp8.hbm_fraction", "hbm_fraction", "attention_peak_fraction", "link_fraction", "collective_launch_s"]
@@ -58,8 +62,8 @@ def validate(
     out: str = typer.Option(None, "--out", "-o", help="Per-point results CSV."),
 ) -> None:
     """Predict measured points and report the error per system / model / mode."""
-    from jalapeno.fit.validation_run import run_validation
     from jalapeno.errors import SpecError
+    from jalapeno.fit.validation_run import run_validation
 
     res = run_validation(points, aiconfigurator, efficiency)
     if out:

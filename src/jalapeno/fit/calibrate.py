@@ -5,9 +5,9 @@ ships, read through the installed package (``pip install -e ".[calibrate]"``); n
 used. Functional forms (the same ones the step cost uses, cost/roofline.py):
 
 - GEMM, per compute format f (bf16, block-scaled fp8, nvfp4):
-  t = max(2mnk / (F_f · eta_f · m/(m + m_half_f)), bytes / (W · eta_m_f)) + t0_f, the four
-  parameters by robust nonlinear least squares (scipy, soft-L1 loss) on log(predicted/measured)
-  over every row with m >= 8. t0_f is reported as the kernel floor, not used as the serving
+  t = max(2mnk / (F_f · eta_f · m/(m + m_half_f)), bytes / (W · eta_m_f)) + t0_f, by robust
+  nonlinear least squares (scipy, soft-L1 loss) on log(predicted/measured): eta_m_f on the
+  memory-bound rows (m <= 16) first, then eta_f, m_half_f, t0_f over every row with m >= 8. t0_f is reported as the kernel floor, not used as the serving
   launch cost (microbenchmarks time single launches; CUDA graphs hide most of that).
 - Attention: prefill (GQA kernels, isl >= 2048) eta_attn = median of flops/((t − t0)·F_bf16),
   flops = 4·b·heads·head_dim·isl²/2 (causal); decode (KV length >= 1024) t = KV bytes/(W·eta_m)
@@ -20,12 +20,14 @@ used. Functional forms (the same ones the step cost uses, cost/roofline.py):
   GEMM form with its own (eta_f, m_half_f, eta_m_f) per format, one fixed floor per layer and
   ``moe[f].token_passes`` (BF16 passes over the EP group's token vectors, identified where the
   table spans several EP sizes), on the cost/ops.py quantities; DeepSeek-V3/R1's shape is held
-  out of the fit and judged.
+  out of the fit and judged. A kernel path missing from a Blackwell Ultra table and present in
+  its Blackwell sibling's is imputed first (fit/kernel_tables.fill_missing_kernel_paths).
 - MLA attention kernels (TRT-LLM ``generation_mla_perf`` / ``context_mla_perf``):
   ``mla_decode[f]`` (peak and HBM fraction) and ``mla_prefill[f]`` (peak fraction) per compute
   format, each row priced as the step's own MLA op, the largest context held out
   (fit/mla_kernels.py).
-Every fit reports its median and p90 absolute % error. The result is
+Every fit reports its median and p90 absolute % error; fit/ordering.py then flags a newer chip
+whose fit comes out slower than its predecessor's on the same shapes. The result is
 a named parameter set with provenance (package version, tables, row counts, fit errors), written
 to ``src/jalapeno/data/calibration/<system>.toml``; systems without tables (Jalapeño, Vera Rubin,
 AMD) get the nearest measured family's set with a low/high range (:func:`derived_set`).
@@ -39,8 +41,18 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.errors import SpecError
-from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, BACKEND, _root, _vkey, load_table, package_version
+from jalapeno.fit.kernel_tables import (
+    AIC_SYSTEM_DIRS,
+    BACKEND,
+    KERNEL_PATH_SIBLING,
+    _root,
+    _vkey,
+    fill_missing_kernel_paths,
+    load_table,
+    package_version,
+)
 from jalapeno.fit.kernels import (
+    MOE_KEYS,
     fit_attention,
     fit_custom_allreduce_launch,
     fit_gemm,
@@ -48,9 +60,9 @@ from jalapeno.fit.kernels import (
     fit_nccl,
 )
 from jalapeno.fit.mla_kernels import MLA_TABLES, fit_mla
+from jalapeno.fit.ordering import PREDECESSOR, ordering_check
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, flatten_params, nest_params
 from jalapeno.specs.hardware import System
-
 
 # ---- driver ------------------------------------------------------------------------------------
 
@@ -93,7 +105,13 @@ def calibrate_system(system: System) -> dict:
         reports["custom_allreduce"] = {"rows": 0}
     try:
         moe, v_moe = load_table(sdir, "moe", "moe_perf")
+        filled = {}
+        if sdir in KERNEL_PATH_SIBLING:  # kernel paths its table lacks, from its predecessor's
+            sib, _ = load_table(KERNEL_PATH_SIBLING[sdir], "moe", "moe_perf")
+            moe, filled = fill_missing_kernel_paths(moe, sib, MOE_KEYS, "moe_dtype", KERNEL_PATH_SIBLING[sdir])
         p_moe, reports["moe"] = fit_moe(moe, system)
+        if filled:
+            reports["moe"]["imputed_kernel_paths"] = filled
         params.update(p_moe)
     except SpecError:
         reports["moe"], v_moe = {"rows": 0}, None
@@ -185,6 +203,10 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
     Args:
         names: systems to (re)write (default: every shipped system).
         out_dir: where to write (default: the package's data/calibration folder).
+
+    Returns:
+        name → calibration set written, plus ``"_ordering_flags"``: the fit/ordering.ordering_check
+        rows where a newer chip's fit is slower than its predecessor's (empty when plausible).
     """
     from pathlib import Path
 
@@ -203,6 +225,8 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
         raise SpecError("--out-dir", f"cannot create directory {out}: {e.strerror or e}",
                         "give a writable directory path (not a file)") from None
     needed = set(n for n in names if n in AIC_SYSTEM_DIRS)
+    # each successor's predecessor too, so that the ordering check sees both fits
+    needed |= {PREDECESSOR[n] for n in list(needed) if n in PREDECESSOR}
     for n in names:
         if n in DERIVED_FROM:
             mid, span = DERIVED_FROM[n]
@@ -212,6 +236,11 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
         if on_progress:
             on_progress(n, i, len(needed))
         measured[n] = calibrate_system(load_system(n))
+    order = ordering_check({n: load_system(n) for n in measured}, {n: c["parameters"] for n, c in measured.items()})
+    for n, cal in measured.items():  # each successor's comparisons go into its report
+        for r in (r for r in order if r["newer"] == n):  # median time ratio newer/older per group, regime
+            grp = cal["report"].setdefault("ordering", {}).setdefault(f'vs_{r["older"]}', {})
+            grp.setdefault(r["group"].replace(".", "_"), {})[r["regime"].split()[0]] = r["median_ratio"]
     amd = sorted((n for n in names if n in AITER_CU), key=lambda n: n in MOE_FROM)  # MoE donors first
     tables = {t: read_table(t) for t in (*GEMM_TABLES, "tuned_fmoe")} if amd else {}
     partial: dict[str, dict] = {}
@@ -220,7 +249,7 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
         if MOE_FROM.get(n) and donor is None:  # the donor was not asked for: fit it too
             donor = fit_amd(load_system(MOE_FROM[n]), tables)[0]
         partial[n] = amd_overlay(n, load_system(n), derived_set(n, measured), donor, tables)
-    written = {}
+    written = {"_ordering_flags": [r for r in order if r["flagged"]]}
     for n in names:
         if n in partial:
             cal, kind = partial[n], "partial"

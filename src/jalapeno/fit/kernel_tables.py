@@ -63,3 +63,55 @@ def load_table(system_dir: str, family: str, name: str) -> tuple[pd.DataFrame, s
     """One kernel table (latency in ms) and the backend version it came from."""
     v, d = _version_dir(system_dir, family, name)
     return pd.read_parquet(d / f"{name}.parquet"), v
+
+
+#: Architecture siblings: a system's tables and the predecessor of the same board form whose
+#: tables stand in for a kernel path missing from them (Blackwell Ultra SM103 ← Blackwell SM100).
+#: aiconfigurator-core 0.12.0's B300/GB300 ``moe_perf`` (TRT-LLM 1.3.0rc20) has no
+#: ``moe_torch_flow_min_latency`` rows (the TRT-LLM-gen low-latency NVFP4 MoE path), which is the
+#: fastest NVFP4 path on 66% of B200/GB200 configurations; without it the B300 fit reads only the
+#: CUTLASS path and comes out slower than B200 (docs/validation.md, "FP4 on Blackwell Ultra").
+KERNEL_PATH_SIBLING = {"b300_sxm": "b200_sxm", "gb300": "gb200"}
+
+
+def fill_missing_kernel_paths(df: pd.DataFrame, sibling: pd.DataFrame, keys: list[str], dtype_col: str,
+                              sibling_name: str) -> tuple[pd.DataFrame, dict]:
+    """``df`` with the kernel paths (``kernel_source``) its sibling's table has and it lacks.
+
+    For each dtype and each kernel source present in ``sibling`` but absent from ``df``: the
+    reference source is the one both tables have that shares the most configurations (``keys``)
+    with the missing one on the sibling; the imputed latency of a configuration is this chip's
+    reference latency times the sibling's measured ratio missing/reference on the same
+    configuration (fastest kernel per configuration on both sides). Assumption (named): a kernel
+    path's relative speed over another carries over between architecture siblings (same tensor
+    core instruction set, same HBM bandwidth: B200 → B300 both 8 TB/s).
+
+    Returns:
+        (table with imputed rows appended, their ``kernel_source`` suffixed ``"(imputed from
+        <sibling>)"``; report {dtype: {source: {"reference": ..., "rows": n}}}).
+    """
+    cols = [*keys, "kernel_source"]
+    a = df.groupby(cols, as_index=False).latency.min()
+    b = sibling.groupby(cols, as_index=False).latency.min()
+    added, report = [], {}
+    for dt, bd in b.groupby(dtype_col):
+        ad = a[a[dtype_col] == dt]
+        have, need = set(ad.kernel_source), set(bd.kernel_source)
+        for src in sorted(need - have):
+            miss = bd[bd.kernel_source == src].drop(columns="kernel_source")
+            best, ref = None, None
+            for r in sorted(have & need):
+                j = miss.merge(bd[bd.kernel_source == r].drop(columns="kernel_source"), on=keys,
+                               suffixes=("", "_ref")).merge(ad[ad.kernel_source == r].drop(columns="kernel_source"),
+                                                            on=keys, suffixes=("", "_own"))
+                if best is None or len(j) > len(best):
+                    best, ref = j, r
+            if best is None or best.empty:
+                continue
+            imp = best[keys].assign(kernel_source=f"{src} (imputed from {sibling_name})",
+                                    latency=best.latency_own * best.latency / best.latency_ref)
+            added.append(imp)
+            report.setdefault(str(dt), {})[src] = {"reference": ref, "rows": int(len(imp))}
+    if not added:
+        return df, report
+    return pd.concat([df, *added], ignore_index=True), report

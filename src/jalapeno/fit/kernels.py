@@ -84,8 +84,21 @@ def gemm_model_s(system: System, table, fmt: str, eta_f, m_half, eta_m, t0) -> n
                                                     hbm_fraction=eta_m), "kernel_launch_s": t0})
 
 
+#: rows at most this many (m) are the memory-bound anchor of the GEMM fit: the HBM fraction and
+#: the kernel floor are identified on them first (weights streamed, compute negligible)
+GEMM_MEMORY_ANCHOR_ROWS = 16
+
+
 def fit_gemm(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
     """(parameters, fit report) from a GEMM table: one (eta_f, m_half_f, eta_m_f) per format.
+
+    Two stages, each asymptote identified where it binds: (1) eta_m_f and the floor t0 on the
+    memory-bound rows (m <= GEMM_MEMORY_ANCHOR_ROWS), with the compute term at its least (eta 0.5,
+    m_half 16: below 1% of those rows' time); (2) eta_f, m_half_f and t0 on every row (m >= 8)
+    with eta_m_f held. A joint four-parameter fit let the many floor-dominated small shapes pull
+    eta_m_f far below the bandwidth the large weight-streaming rows reach (B300 NVFP4: 0.30 where
+    its m <= 16 rows stream at 0.74 of HBM, the same as B200's), modelling B300 FP4 slower than
+    B200 FP4 (docs/validation.md, "FP4 on Blackwell Ultra").
 
     The intercept t0 is each format's standalone-kernel floor; it is reported, not used as
     ``kernel_launch_s`` (microbenchmarks time single launches, which CUDA graphs in serving hide).
@@ -103,13 +116,21 @@ def fit_gemm(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
             continue
         m_, n_, k_, t_ = (d[c].to_numpy(dtype=float) for c in ("m", "n", "k", "t"))
         tab = gemm_table(m_, n_, k_, fmt, wb, ab)
+        mem = m_ <= GEMM_MEMORY_ANCHOR_ROWS
+        tab_m = gemm_table(m_[mem], n_[mem], k_[mem], fmt, wb, ab)
 
-        def resid(x, tab=tab, t_=t_, fmt=fmt):
-            return np.log(gemm_model_s(system, tab, fmt, _sig(x[0]), math.exp(x[1]), _sig(x[2]), math.exp(x[3])) / t_)
+        def resid_mem(x, tab_m=tab_m, t_m=t_[mem], fmt=fmt):
+            return np.log(gemm_model_s(system, tab_m, fmt, 0.5, 16.0, _sig(x[0]), math.exp(x[1])) / t_m)
 
-        sol = least_squares(resid, [0.5, math.log(100.0), 1.5, math.log(5e-6)], loss="soft_l1", f_scale=0.2,
+        s1 = least_squares(resid_mem, [1.0, math.log(5e-6)], loss="soft_l1", f_scale=0.2, max_nfev=200)
+        em = _sig(s1.x[0])
+
+        def resid(x, tab=tab, t_=t_, fmt=fmt, em=em):
+            return np.log(gemm_model_s(system, tab, fmt, _sig(x[0]), math.exp(x[1]), em, math.exp(x[2])) / t_)
+
+        sol = least_squares(resid, [0.5, math.log(100.0), math.log(5e-6)], loss="soft_l1", f_scale=0.2,
                             max_nfev=300)
-        eta, mh, em, t0 = _sig(sol.x[0]), math.exp(sol.x[1]), _sig(sol.x[2]), math.exp(sol.x[3])
+        eta, mh, t0 = _sig(sol.x[0]), math.exp(sol.x[1]), math.exp(sol.x[2])
         # a half-rows far below one tensor-core tile is a degenerate fit (memory time hides the
         # compute term at few rows); keep it at 16 rows or more
         mh = max(mh, 16.0)
@@ -118,7 +139,8 @@ def fit_gemm(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
         p = gemm_model_s(system, tab, fmt, eta, mh, em, t0)
         preds.append(p)
         meas.append(t_)
-        report["formats"][fmt] = {"dtype": dtype, **_ape(p, t_), "kernel_floor_s": t0}
+        report["formats"][fmt] = {"dtype": dtype, **_ape(p, t_), "kernel_floor_s": t0,
+                                  "memory_anchor_rows": int(mem.sum())}
     allp, allm = np.concatenate(preds), np.concatenate(meas)
     report.update({"rows": int(allm.size), **_ape(allp, allm)})
     return nest_params(params), report
@@ -212,6 +234,11 @@ MOE_HELD_OUT_SHAPE = (7168, 256, 8)
 MOE_COMPUTE_MIN_SHARE = 0.1
 
 
+#: the columns that name one MoE configuration of a ``moe_perf`` table
+MOE_KEYS = ["moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size",
+            "moe_ep_size", "distribution"]
+
+
 def moe_rows(df: pd.DataFrame) -> pd.DataFrame:
     """Balanced-routing rows of a ``moe_perf`` table in a format we model, one per configuration.
 
@@ -222,8 +249,7 @@ def moe_rows(df: pd.DataFrame) -> pd.DataFrame:
     """
     from jalapeno.cost.moe import busiest_rank_assignments, experts_touched_on_rank
 
-    keys = ["moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size",
-            "moe_ep_size"]
+    keys = MOE_KEYS
     d = df[(df.distribution == "balanced") & df.moe_dtype.isin(list(GEMM_DTYPES))
            & (df.num_experts >= df.moe_ep_size)]
     d = d.groupby(keys, as_index=False).latency.min()
