@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
+from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -53,6 +55,10 @@ def decode_steps(tokens: int, mtp: MTP | None, rng: np.random.Generator) -> int:
         n *= 2
 
 
+#: steps :meth:`Instance.lookahead` plays forward on a step-time miss (benchmarks/bench_simulate.py)
+LOOKAHEAD_STEPS = 256
+
+
 class Instance:
     """One model instance (a replica, or a prefill/decode worker) and its scheduler state."""
 
@@ -79,6 +85,11 @@ class Instance:
         self.busy = False
         self.preemptions = 0
         self._chunks: list[tuple[Request, int]] = []
+        #: (prompt tokens, front-end s) of the next n requests the simulation will issue (for lookahead)
+        self.upcoming: Callable[[int], list[tuple[int, float]]] | None = None
+        self._dt_decode_s = self._dt_prefill_token_s = 0.0  # the last steps' times, for lookahead
+        # a StepTimer prices the lookahead's guesses with a miss; any other callable is used as is
+        self._time = partial(timer, hint=self.lookahead) if isinstance(timer, StepTimer) else timer
 
     # ---- queue -------------------------------------------------------------------------
     @property
@@ -160,7 +171,86 @@ class Instance:
         self._chunks = chunks
         self.busy = True
         ctx = self.decode_ctx_sum / b if b else 0.0
-        return self.timer(b, ctx, pre_tokens, pre_ctx_w / pre_tokens if pre_tokens else 0.0, len(chunks))
+        dur = self._time(b, ctx, pre_tokens, pre_ctx_w / pre_tokens if pre_tokens else 0.0, len(chunks))
+        if pre_tokens:
+            self._dt_prefill_token_s = max(dur - self._dt_decode_s, 0.0) / pre_tokens
+        else:
+            self._dt_decode_s = dur
+        return dur
+
+    def lookahead(self, steps: int = LOOKAHEAD_STEPS) -> np.ndarray:
+        """Guesses (M, 5) at the inputs of the next ``steps`` steps, for the step timer to price ahead.
+
+        Plays the batch forward, a step lasting as long as the last decode-only one plus the
+        last mixed step's time per prefill token: each step's prefill
+        chunks as :meth:`plan` builds them, decode sequences joining when their prefill ends and
+        leaving at their finish step, and each finish issuing the next request of ``upcoming``
+        (the simulation's closed-loop queue), queued after its front-end time. It checks no KV
+        capacity, preempts nothing and draws no MTP acceptance. Guesses only warm the cache
+        (sim/step_time.StepTimer): a wrong one costs a priced point (microseconds), never a
+        different step time.
+        """
+        pre = [[r.prefill_needed, r.cached_tokens + r.prefill_done] for r in self.prefilling]
+        slots = self.max_running - len(self.prefilling) - len(self.decoding)
+        queue = [[r.prefill_needed, r.cached_tokens + r.prefill_done] for r in self.waiting]
+        finishes = sorted(f - self.step_index for f, rid in self.finish if f - self.step_index <= steps)
+        arriving = iter(self.upcoming(len(finishes)) if self.upcoming is not None else ())
+        dt_dec, dt_tok = self._dt_decode_s, self._dt_prefill_token_s
+        due: list[tuple[float, int]] = []  # (arrival time from now, prompt tokens)
+        b, ctx_sum, fi, q, step, t = len(self.decoding), self.decode_ctx_sum, 0, 0, 1, 0.0
+        out: list[tuple[float, float, float, float, float]] = []
+        while step <= steps:  # t: time of this step's plan, from now
+            if due:  # arrivals before this step's plan join the queue, earliest first
+                due.sort()
+                while due and due[0][0] < t:
+                    queue.append([due.pop(0)[1], 0])
+            while slots > 0 and q < len(queue):
+                pre.append(queue[q])
+                q += 1
+                slots -= 1
+            if not pre:  # decode only until the next finish or arrival: skip to it
+                nxt = min(finishes[fi] if fi < len(finishes) else steps, steps)
+                if due and dt_dec > 0:
+                    nxt = min(nxt, step + int((due[0][0] - t) / dt_dec) + 1)
+                if nxt > step:
+                    ctx_sum += b * self.a * (nxt - step)
+                    t += dt_dec * (nxt - step)
+                    step = nxt
+                    continue
+            budget = self.budget if self.max_tokens is None else min(self.budget, self.max_tokens - b * self.rows)
+            tok = w = 0.0
+            n = 0
+            for c in pre:
+                if budget <= 0:
+                    break
+                take = min(c[0], budget)
+                if take <= 0:
+                    continue
+                budget -= take
+                tok += take
+                w += take * c[1]
+                n += 1
+                c[0] -= take
+                c[1] += take
+            ctx = ctx_sum / b if b else 0.0
+            out.append((b, ctx, tok, w / tok if tok else 0.0, n))
+            ctx_sum += b * self.a
+            t += dt_dec + tok * dt_tok
+            while fi < len(finishes) and finishes[fi] <= step:
+                fi += 1
+                b -= 1
+                slots += 1
+                ctx_sum -= ctx
+                nxt_req = next(arriving, None)
+                if nxt_req is not None:
+                    due.append((t + nxt_req[1], nxt_req[0]))
+            if self.role == "agg":
+                joined = [c for c in pre if c[0] <= 0]
+                b += len(joined)
+                ctx_sum += sum(c[1] for c in joined)
+            pre = [c for c in pre if c[0] > 0]
+            step += 1
+        return np.array(out, dtype=float).reshape(-1, 5)
 
     def complete(self, now: float) -> tuple[list[Request], list[Request]]:
         """Apply the finished step. Returns (requests done, requests whose prefill finished)."""

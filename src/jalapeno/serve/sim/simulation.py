@@ -97,6 +97,7 @@ class Simulation:
                                                PrefixCache(enabled=prefix_cache), dep.mtp, self.rng,
                                                dep.step_token_cap(pool.layout)))
         self.chips = dep.chips
+        self._kv_capacity = sum(i.capacity for i in self.instances if i.role != "prefill")
         self.engine = Engine(self._dispatch)
         self.link_free = {i.id: 0.0 for i in self.instances if i.role == "decode"}
         self.pending: list[RequestSpec] = []
@@ -133,8 +134,15 @@ class Simulation:
         self.pending = list(reversed(specs))
         self.warmup_left = warmup
         self.target = len(specs)
+        for inst in self.instances:
+            if inst.role != "decode":
+                inst.upcoming = self._upcoming
         for _ in range(min(concurrency, len(specs))):
             self._issue_next(0.0)
+
+    def _upcoming(self, n: int) -> list[tuple[int, float]]:
+        """(prompt tokens, front-end s) of the next ``n`` closed-loop requests (the step timer's lookahead)."""
+        return [(spec.isl, frontend_s(self.eff, spec.isl)) for spec in self.pending[:-n - 1:-1]]
 
     def _issue_next(self, now: float) -> None:
         if not self.pending:
@@ -246,10 +254,14 @@ class Simulation:
         return []
 
     def _sample(self, now: float) -> None:
-        run = sum(len(i.decoding) + len(i.prefilling) for i in self.instances)
-        wait = sum(len(i.waiting) for i in self.instances)
-        used = sum(i.used for i in self.instances if i.role != "prefill")
-        cap = sum(i.capacity for i in self.instances if i.role != "prefill")
+        run = wait = 0
+        used = 0
+        for i in self.instances:  # one plain loop: this runs after every step
+            run += len(i.decoding) + len(i.prefilling)
+            wait += len(i.waiting)
+            if i.role != "prefill":
+                used += i.used
+        cap = self._kv_capacity
         self.samples.append((now, run, wait, used / cap if cap else 0.0))
 
     # ---- run ---------------------------------------------------------------------------
@@ -267,7 +279,7 @@ class Simulation:
         summary.update({
             "simulated_s": end, "wall_s": wall, "speedup": end / wall if wall > 0 else float("inf"),
             "events": self.engine.processed,
-            "step_cost_evaluations": sum(t.calls for t in {id(i.timer): i.timer for i in self.instances}.values()),
+            "step_cost_evaluations": sum(t.evaluations for t in {id(i.timer): i.timer for i in self.instances}.values()),
             "preemptions_total": sum(i.preemptions for i in self.instances),
             "prefix_hit_rate_cache": float(np.mean([i.cache.hit_rate for i in self.instances])),
         })

@@ -7,11 +7,22 @@ their mean context, prefill tokens, prefill context); it is at most linear in th
 at most quadratic in prefill tokens (causal attention), so the worst case, all inputs erring the
 same way, is about ±(1 + 1 + 2 + 1)·1.5% ≈ ±7.7%. Rounding is unbiased in log space, so errors
 average out over many steps; measured against unbucketed step costs the error stays under 2%.
+
+Speed: one ``step_cost`` call costs about a millisecond whatever the number of points it prices
+(its time is per-op Python, not arithmetic), so on a cache miss the timer prices the missing
+batch together with the caller's guesses at the next steps (``hint``, see
+scheduler.Instance.lookahead) in one vectorised call. A guess only fills the cache: a step's
+time is always the step cost of its own bucketed inputs. Every call prices at least two points
+(a lone point is padded), so a value does not depend on which call priced it: numpy reduces a
+one-point column in a different summation order, which moves the last bit (≤ 1 ulp).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+
+import numpy as np
 
 from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import Batch, step_cost
@@ -21,11 +32,26 @@ from jalapeno.serve.limits import eager_step_s
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.model import ModelSpec
 
+#: bits per input in a packed key (codes < 4096: inputs up to e^(4095·ln 1.03), far past any batch)
+_BITS = 12
+
+#: codes 17..this are unused: inputs above 16 get round(ln x / ln 1.03) >= 94
+_FIRST_LOG_CODE = 93
+
+#: most points one step_cost call prices (its time grows past a few hundred)
+MAX_PRICED = 192
+
+#: a step's raw inputs: (decode sequences, their mean context, prefill tokens, prefill context, prefill sequences)
+StepInputs = tuple[float, float, float, float, float]
+
 
 class StepTimer:
     """Callable: step time (s) of one instance for a batch, memoised on bucketed inputs.
 
     ``overlap`` is the pool's overlap mode (``none``/``tbo``), passed to ``step_cost``.
+    ``cache`` holds the times of the inputs steps used, ``ahead`` those priced on a guess and not
+    used yet; ``calls`` counts the vectorised ``step_cost`` calls, ``priced`` the points they
+    priced, :attr:`evaluations` the distinct inputs used.
     """
 
     def __init__(self, model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision,
@@ -38,30 +64,94 @@ class StepTimer:
         self.mtp, self.overlap = mtp, overlap
         self.graph_max = cuda_graph_max_batch
         self.log_r = math.log(ratio)
-        self.cache: dict[tuple, float] = {}
+        self.cache: dict[int, float] = {}
+        self.ahead: dict[int, float] = {}  # priced, not used by a step yet
         self.calls = 0
+        self.priced = 0
 
-    def _b(self, x: float) -> float:
+    def _code(self, x: float) -> int:
+        """Bucket of one input: the value itself up to 16 (0 below 0), else round(ln x / ln r) (> 93)."""
         if x <= 0:
-            return 0.0
+            return 0
         if x <= 16:
-            return float(round(x))
-        return math.exp(round(math.log(x) / self.log_r) * self.log_r)
+            return round(x)
+        return round(math.log(x) / self.log_r)
+
+    def value(self, code: int) -> float:
+        """The input a bucket code stands for (what ``step_cost`` is priced at)."""
+        return float(code) if code <= 16 else math.exp(code * self.log_r)
+
+    def key(self, decode_seqs: float, decode_ctx: float, prefill_tokens: float, prefill_ctx: float,
+            prefill_seqs: float) -> int:
+        """The cache key of a step: its inputs' bucket codes (:meth:`_code`, inlined: this runs every
+        step) packed into one integer, ``_BITS`` each."""
+        log, lr = math.log, self.log_r
+        k = max(round(prefill_seqs), 1 if prefill_tokens > 0 else 0)
+        for x in (prefill_ctx, prefill_tokens, decode_ctx, decode_seqs):
+            k = k << _BITS | (0 if x <= 0 else round(x) if x <= 16 else round(log(x) / lr))
+        return k
+
+    def inputs(self, key: int) -> tuple[float, float, float, float, float]:
+        """The inputs a key is priced at (decode sequences, context, prefill tokens, context, sequences)."""
+        v, m = self.value, (1 << _BITS) - 1
+        return (v(key & m), v(key >> _BITS & m), v(key >> 2 * _BITS & m), v(key >> 3 * _BITS & m),
+                float(key >> 4 * _BITS))
+
+    def _codes(self, guesses: np.ndarray) -> list[int]:
+        """Keys of guesses (M, 5) not cached yet, vectorised; a guess with prefill tokens also brings
+        its neighbours one bucket either side in decode sequences and decode context (the play
+        ahead drifts there). A key off by one bucket at a rounding tie only wastes a guess:
+        cached times are always priced from their own key."""
+        g = np.asarray(guesses, dtype=float).reshape(-1, 5)
+        x = g[:, :4]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            codes = np.where(x <= 0, 0, np.where(x <= 16, np.rint(x), np.rint(np.log(x) / self.log_r)))
+        seqs = np.maximum(np.rint(g[:, 4]), (g[:, 2] > 0).astype(float))
+        k = np.column_stack([codes, seqs]).astype(np.int64)
+        k = k[(k[:, :4] < 1 << _BITS).all(axis=1) & (k[:, 4] < 1 << (62 - 4 * _BITS))]
+        mixed = k[k[:, 2] > 0]
+        if len(mixed):
+            k = np.vstack([k, *(mixed + (db, dc, 0, 0, 0) for db in (-1, 0, 1) for dc in (-1, 0, 1) if db or dc)])
+            d = k[:, :2]
+            k = k[((d >= 0) & ((d <= 16) | (d > _FIRST_LOG_CODE))).all(axis=1)]
+        packed = np.unique(k @ (1 << np.arange(0, 5 * _BITS, _BITS, dtype=np.int64)))
+        cache, ahead = self.cache, self.ahead
+        return [t for t in packed.tolist() if t not in cache and t not in ahead]
 
     def __call__(self, decode_seqs: float, decode_ctx: float, prefill_tokens: float, prefill_ctx: float,
-                 prefill_seqs: float) -> float:
-        key = (self._b(decode_seqs), self._b(decode_ctx), self._b(prefill_tokens), self._b(prefill_ctx),
-               float(max(round(prefill_seqs), 1 if prefill_tokens > 0 else 0)))
+                 prefill_seqs: float, hint: Callable[[], np.ndarray] | None = None) -> float:
+        """Step time (s) of the batch; on a miss also prices the inputs ``hint()`` (M, 5) guesses
+        come next (at most ``MAX_PRICED`` points per call)."""
+        key = self.key(decode_seqs, decode_ctx, prefill_tokens, prefill_ctx, prefill_seqs)
         t = self.cache.get(key)
         if t is None:
-            self.calls += 1
-            sc = step_cost(self.model, self.pricer, self.layout, self.precision,
-                           Batch.make(decode_seqs=key[0], decode_ctx=key[1], prefill_tokens=key[2],
-                                      prefill_ctx=key[3], prefill_seqs=key[4]), self.mtp, overlap=self.overlap)
-            t = float(sc.step_time_s[0])  # MTP verify + drafting passes included by step_cost
-            lay = self.layout
-            if (self.graph_max is not None and key[2] == 0
-                    and key[0] / (lay.pp * lay.dp) > self.graph_max):  # decode-only, above the ceiling
-                t = float(eager_step_s(sc, self.pricer.efficiency, lay.pp)[0])
+            t = self.ahead.pop(key, None)
+            if t is None:
+                keys = [key]
+                if hint is not None:
+                    keys += [k for k in self._codes(hint()) if k != key][:MAX_PRICED - 1]
+                self._price(keys)
+                t = self.ahead.pop(key)
             self.cache[key] = t
         return t
+
+    @property
+    def evaluations(self) -> int:
+        """Distinct step inputs the simulation used (one step-cost evaluation each, however priced)."""
+        return len(self.cache)
+
+    def _price(self, keys: list[int]) -> None:
+        """Price ``keys`` in one ``step_cost`` call (at least two points) and cache their times."""
+        self.calls += 1
+        self.priced += len(keys)
+        cols = np.array([self.inputs(k) for k in (keys if len(keys) > 1 else keys * 2)]).T
+        sc = step_cost(self.model, self.pricer, self.layout, self.precision,
+                       Batch.make(decode_seqs=cols[0], decode_ctx=cols[1], prefill_tokens=cols[2],
+                                  prefill_ctx=cols[3], prefill_seqs=cols[4]), self.mtp, overlap=self.overlap)
+        t = sc.step_time_s  # MTP verify + drafting passes included by step_cost
+        lay = self.layout
+        if self.graph_max is not None:  # decode-only steps above the ceiling run eagerly
+            eager = (cols[2] == 0) & (cols[0] / (lay.pp * lay.dp) > self.graph_max)
+            if eager.any():
+                t = np.where(eager, eager_step_s(sc, self.pricer.efficiency, lay.pp), t)
+        self.ahead.update(zip(keys, t.tolist()))

@@ -1,0 +1,110 @@
+"""The simulator's step timer (serve/sim/step_time.py) and the scheduler's lookahead that feeds it.
+
+The lookahead only decides *when* a step's time is priced (with a miss, in one vectorised
+step-cost call), never *what* it is: a simulation with the lookahead switched off must give the
+same per-request timestamps, bit for bit, and the same count of distinct step inputs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.cost.step import Batch, step_cost
+from jalapeno.deploy.layout import Layout
+from jalapeno.serve.sim import step_time
+from jalapeno.serve.sim.scheduler import Instance
+from jalapeno.serve.sim.simulation import simple_deployment, simulate
+from jalapeno.serve.sim.step_time import StepTimer
+from jalapeno.specs.catalog import load_model
+from jalapeno.specs.formats import get_precision
+from jalapeno.specs.workload import Workload
+
+LOG_R = math.log(1.03)
+
+
+def _bucket(x: float) -> float:
+    """The documented bucketing, written out independently: integers up to 16, else the nearest
+    power of 1.03."""
+    if x <= 0:
+        return 0.0
+    if x <= 16:
+        return float(round(x))
+    return math.exp(round(math.log(x) / LOG_R) * LOG_R)
+
+
+@pytest.fixture(scope="module")
+def r1():
+    return load_model("deepseek-r1"), load_pricer("gb200-nvl72"), get_precision("fp8")
+
+
+def test_key_round_trips_to_the_bucketed_inputs(r1):
+    m, pr, p = r1
+    t = StepTimer(m, pr, Layout(dp=8, ep=8), p)
+    for raw in [(0, 0, 0, 0, 0), (3.4, 12.6, 0, 0, 0), (255, 8650.2, 7795, 252, 1), (1, 17.2, 16.4, 16.6, 3),
+                (4096, 131072, 16384, 65536, 2)]:
+        got = t.inputs(t.key(*raw))
+        want = tuple(_bucket(x) for x in raw[:4]) + (float(max(round(raw[4]), 1 if raw[2] > 0 else 0)),)
+        assert got == want
+
+
+def test_guesses_warm_the_cache_without_changing_a_time(r1):
+    """A timer fed guesses returns exactly what one without guesses returns, with fewer calls."""
+    m, pr, p = r1
+    lay = Layout(dp=8, ep=8)
+    steps = [(250 + i % 5, 8000 + 7 * i, 7000 - 50 * i if i % 3 else 0, 40.0 * i if i % 3 else 0, 1 + i % 2)
+             for i in range(30)]
+    plain, warmed = StepTimer(m, pr, lay, p), StepTimer(m, pr, lay, p)
+    a = [plain(*s) for s in steps]
+    b = [warmed(*s, hint=lambda: np.array(steps, dtype=float)) for s in steps]
+    assert a == b
+    assert warmed.calls == 1 < plain.calls
+    assert warmed.evaluations == plain.evaluations == len({plain.key(*s) for s in steps})
+    # and each time is the step cost of its own bucketed inputs
+    k = plain.key(*steps[7])
+    sc = step_cost(m, pr, lay, p, Batch.make(*[[v, v] for v in plain.inputs(k)[:4]],
+                                             prefill_seqs=[plain.inputs(k)[4]] * 2))
+    assert a[7] == float(sc.step_time_s[0])
+
+
+def test_lookahead_leaves_the_simulation_unchanged(r1, monkeypatch):
+    """Same requests, same timestamps, same distinct step inputs, with and without lookahead;
+    the lookahead needs far fewer step-cost calls (closed loop, 8K/1K-like prompts)."""
+    m, pr, p = r1
+    wl = Workload("t", 2048, 128)
+    calls = [0]
+    price = StepTimer._price
+
+    def counted(self, keys):
+        calls[0] += 1
+        return price(self, keys)
+
+    monkeypatch.setattr(StepTimer, "_price", counted)
+
+    def run():
+        calls[0] = 0
+        res = simulate(m, pr, simple_deployment(p, dp=8, ep=8), workload=wl, concurrency=64, num_requests=400,
+                       seed=3)
+        return res, calls[0]
+
+    with_la, n_with = run()
+    monkeypatch.setattr(Instance, "lookahead", lambda self, steps=0: np.zeros((0, 5)))
+    without, n_without = run()
+    cols = ["arrival_s", "first_scheduled_s", "first_token_s", "done_s", "input_tokens", "output_tokens"]
+    assert np.array_equal(with_la.requests[cols].to_numpy(), without.requests[cols].to_numpy())
+    assert with_la.summary["step_cost_evaluations"] == without.summary["step_cost_evaluations"]
+    assert n_with < n_without / 2
+
+
+def test_neighbour_guesses_skip_unused_codes(r1):
+    """Guesses one bucket beside a small input never land on codes 17..93 (no input maps there)."""
+    m, pr, p = r1
+    t = StepTimer(m, pr, Layout(dp=8, ep=8), p)
+    keys = t._codes(np.array([[16.0, 16.0, 100.0, 0.0, 1.0]]))
+    mask = (1 << step_time._BITS) - 1
+    for k in keys:
+        for code in (k & mask, k >> step_time._BITS & mask):
+            assert code <= 16 or code > step_time._FIRST_LOG_CODE
