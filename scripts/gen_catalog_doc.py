@@ -19,6 +19,7 @@ from _docgen import write_or_check
 from jalapeno import units
 from jalapeno.specs import hardware as hw
 from jalapeno.specs.catalog import list_systems, load_system
+from jalapeno.specs.die import DieFile
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "docs" / "catalog.md"
@@ -34,6 +35,7 @@ SYSTEM_KEYS = {
     "power": ("table", "see `[power]`"),
     "cost": ("table", "see `[cost]`"),
     "host": ("table", "optional host-CPU-to-chip path, see `[host]`"),
+    "die": ("table", "optional slices and on-die network of the chip (the sliced pricer, docs/chip.md), see `[die]`; absent = one slice"),
     "efficiency": ("table of numbers/strings", "optional per-system overrides of the software efficiency factors (docs/model.md); plain numbers, not sourced tables; GEMM and routed-expert kernel parameters go in per-format sub-tables, e.g. `[efficiency.gemm.fp8]` `peak_fraction = 0.6`, `[efficiency.moe.fp4]` `hbm_fraction = 0.7` (formats bf16, fp8, fp4; bf16 also serves formats without their own)"),
 }
 CHIP_KEYS = {
@@ -74,6 +76,16 @@ HOST_KEYS = {
     "latency_us": ("us", "one-way latency of the host path"),
     "note": ("-", "free text"),
 }
+DIE_KEYS = {
+    "slices": ("count", "units owning local HBM stacks and 1/slices of the compute (dies, I/O dies, or regions of one die); chip.hbm_stacks must be a multiple"),
+    "compute_dies": ("count", "compute dies on the slices where they differ (MI300X: 8 XCDs on 4 I/O dies); optional"),
+    "topology": ("-", "`pair`, `ring`, `mesh2d` or `full_mesh` (docs/chip.md §1 for port and bisection arithmetic); default pair"),
+    "mesh_shape": ("[rows, columns]", "required for `mesh2d`; rows x columns must equal slices"),
+    "link_bandwidth_tb_per_s": ("TB/s", "one on-die link, per direction; sourced, with optional `low`/`high` band; required for more than one slice"),
+    "hop_latency_ns": ("ns", "latency of one on-die hop; sourced, with optional `low`/`high` band; required for more than one slice"),
+    "placement": ("-", "`striped` (a GPU's uniform interleaved address space, default) or `local_first` (explicit local placement)"),
+    "note": ("-", "free text"),
+}
 SOURCED_KEYS = {
     "value": ("number > 0", "the value, in the unit of the key it belongs to"),
     "source": ("text", "where it comes from (document, table, quote); required, at least 3 characters"),
@@ -88,6 +100,7 @@ SECTIONS = [
     ("`[power]`", hw.PowerFile, POWER_KEYS),
     ("`[cost]`", hw.CostFile, COST_KEYS),
     ("`[host]` (optional)", hw.HostFile, HOST_KEYS),
+    ("`[die]` (optional)", DieFile, DIE_KEYS),
     ("A sourced number `{ value, source, alternatives, estimate }`", hw.Sourced, SOURCED_KEYS),
 ]
 

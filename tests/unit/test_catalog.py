@@ -14,7 +14,7 @@ EXPECTED = ["jalapeno", "gb200-nvl72", "gb300-nvl72", "vera-rubin-nvl72", "b200"
             "h100", "h200", "mi300x", "mi325x", "mi355x"]
 
 # Keys whose values are plain numbers by design (counts, shapes, efficiency overrides), not sourced.
-PLAIN_NUMERIC = {"schema_version", "chips", "links_per_chip", "torus_dims"}
+PLAIN_NUMERIC = {"schema_version", "chips", "links_per_chip", "torus_dims", "mesh_shape", "low", "high"}
 
 GB, TB, GiB, MiB = 1e9, 1e12, 2.0**30, 2.0**20
 

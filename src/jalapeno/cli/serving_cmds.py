@@ -11,6 +11,7 @@ from dataclasses import replace
 import typer
 from rich.markup import escape
 
+from jalapeno.cli.chip_opts import chip_model_option, placement_option
 from jalapeno.cli.common import (OVERLAP_HELP, attention_dtype_option, compute_fallback_option, console,
                                   kv_dtype_option, print_json, resolve_precision)
 from jalapeno.cli.engine_opts import (
@@ -217,6 +218,8 @@ def compare(
     sets: list[str] = SETS_OPTION,
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
     eplb: str = typer.Option("32", "--eplb", help=SWEEP_EPLB_HELP),
+    chip_model: str = chip_model_option(),
+    placement: str = placement_option(),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON result instead of tables."),
     html: str = typer.Option(None, "--html", help="Write the frontier chart here (default jalapeno-compare.html "
                              "without --json; '' = none)."),
@@ -230,6 +233,7 @@ def compare(
     from jalapeno.deploy.engines import available_precisions, deployed_recipe
     from jalapeno.report.html import write_html
     from jalapeno.cost.pricer import band_pricers
+    from jalapeno.cost.sliced import chip_model_pricer
     from jalapeno.report.tables import comparison_tables
     from jalapeno.specs.catalog import load_system
 
@@ -248,7 +252,7 @@ def compare(
                          kv_dtype, attention_dtype, compute_fallback, routing)
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
-    syss = systems_pricers(names, efficiency, sets)
+    syss = [chip_model_pricer(p, chip_model, placement) for p in systems_pricers(names, efficiency, sets)]
     seen = [s.system.name for s in syss]
     dup = sorted({n for n in seen if seen.count(n) > 1})
     if dup:
@@ -325,17 +329,20 @@ def frontier(
                                     help="Concurrencies to sweep, e.g. 1,4,16,64 (aggregated only; default: batch grid)."),
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
     eplb: str = typer.Option("32", "--eplb", help=SWEEP_EPLB_HELP),
+    chip_model: str = chip_model_option(),
+    placement: str = placement_option(),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     out: str = typer.Option(None, "--out", "-o", help="Write the frontier to FILE.csv, .json or .parquet."),
 ) -> None:
     """Every point of one system's throughput-vs-interactivity frontier, with its deployment."""
     from jalapeno.analysis.comparison import system_frontier
+    from jalapeno.cost.sliced import chip_model_pricer
     from jalapeno.report.tables import frontier_table, write_frontier
 
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          kv_dtype, attention_dtype, compute_fallback, routing)
-    pr = system_pricer(system, efficiency, sets)
+    pr = chip_model_pricer(system_pricer(system, efficiency, sets), chip_model, placement)
     s = pr.system
     opts = _sweep_opts(serving, mtp, mtp_acceptance, concurrency, eplb, overlap, rec, max_running,
                        max_tokens_per_step, cuda_graph_max_batch, memory_fraction)

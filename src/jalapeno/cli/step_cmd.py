@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
+from jalapeno.cli.chip_opts import chip_model_option, placement_option, print_slices
 from jalapeno.cli.common import (attention_dtype_option, compute_fallback_option, console, fmt_si,
                                   kv_dtype_option, print_json, resolve_precision)
 from jalapeno.cost.step import Batch, step_cost
@@ -41,13 +42,21 @@ def step(
     overlap: str = typer.Option("none", "--overlap",
                                 help="none or tbo (two-batch overlap of the MoE all-to-all; needs --dp > 1 and --ep > 1)."),
     sets: list[str] = SET_OPTION,
+    chip_model: str = chip_model_option(),
+    placement: str = placement_option(),
+    slices: bool = typer.Option(False, "--slices", help="Price the chip as slices (implies --chip-model sliced) "
+                                "and show per-slice time, bytes moved on die and the bound."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Cost of one forward step on one chip: ops, collectives, time and binding constraint."""
+    from jalapeno.cost.sliced import chip_model_pricer, slice_summary
+
     from jalapeno.specs.routing import with_routing
 
     m = with_routing(load_model(model), routing)
-    pr = system_pricer(system, efficiency, sets)
+    if slices and chip_model == "flat":
+        chip_model = "sliced"
+    pr = chip_model_pricer(system_pricer(system, efficiency, sets), chip_model, placement)
     s = pr.system
     prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
     if m.moe is None and ep != 1:
@@ -69,9 +78,10 @@ def step(
 
         raise InfeasibleDeployment("deployment", f"{sc.layout.label} on {s.name}: {out['reason']}",
                                    "shard wider (more TP/DP/EP/PP), use a smaller precision or a smaller batch")
+    sliced = slice_summary(sc.ops, sc.times, pr, 0) if chip_model == "sliced" else None
     if json_out:
         print_json({**out, "efficiency_source": pr.efficiency.source, "ops": sc.op_rows(0),
-                    "collectives": sc.collective_rows(0)})
+                    "collectives": sc.collective_rows(0), **({"slices": sliced} if sliced else {})})
         return
     split = bool(can_split(batch, prefill_tokens, dp))
     t = Table(title=f"{m.name} on {s.name}, {sc.layout.label}, {prec.name}, batch {batch} x ctx {context}"
@@ -83,7 +93,8 @@ def step(
     for r in sc.op_rows(0):
         t.add_row(r["op"], r["format"], fmt_si(r["flop"]), fmt_si(r["weight_bytes"]), fmt_si(r["kv_bytes"]),
                   fmt_si(r["act_bytes"]), f"{r['time_s'] * 1e6:.1f}",
-                  "overhead" if r["overhead_s"] > max(r["compute_s"], r["memory_s"]) else r["bound"])
+                  "overhead" if r["overhead_s"] > max(r["compute_s"], r["memory_s"], r.get("network_s", 0.0))
+                  else r["bound"])
     console.print(t)
     if sc.collectives.name:
         ct = Table(title="collectives")
@@ -93,7 +104,10 @@ def step(
             ct.add_row(r["collective"], str(r["group"]), fmt_si(r["bytes_per_call"], "B"), f"{r['calls']:.0f}",
                        f"{r['time_s'] * 1e6:.1f}", r["algorithm"], f"{r['level']} ({r['scope']})")
         console.print(ct)
-    att = ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in out["attribution_s"].items())
+    if slices:
+        print_slices(sliced)
+    att = ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in out["attribution_s"].items()
+                    if k != "on_die_network" or chip_model == "sliced")
     if overlap == "tbo":
         console.print(f"two-batch overlap: {out['hidden_comm_s'] * 1e3:.2f} ms of all-to-all hidden under compute"
                       if split else f"two-batch overlap: fewer than {MIN_SPLIT_SEQS:g} decoding sequences per DP rank "

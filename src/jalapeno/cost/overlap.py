@@ -104,9 +104,9 @@ class OverlapTimes:
             the SM-share stretch, plus the blocking TP all-reduces).
         link_s: the hidden-able all-to-all time (dispatch + combine of both micro-batches).
         exposed_s: stage_s − compute_s: the all-to-all time not hidden under compute.
-        comp_part_s, mem_part_s, overhead_s: (n_ops, N) one micro-batch's per-op compute-bound,
-            memory-bound and launch time after the SM-share stretch (zero for edge ops), for the
-            attribution (cost/step.py).
+        comp_part_s, mem_part_s, overhead_s, net_part_s: (n_ops, N) one micro-batch's per-op
+            compute-bound, memory-bound, launch and on-die-network-bound time after the SM-share
+            stretch (zero for edge ops), for the attribution (cost/step.py).
     """
 
     stage_s: np.ndarray
@@ -116,13 +116,15 @@ class OverlapTimes:
     comp_part_s: np.ndarray
     mem_part_s: np.ndarray
     overhead_s: np.ndarray
+    net_part_s: np.ndarray
 
 
 def _stretched(t: OpTimes, stretch: np.ndarray, rows: np.ndarray) -> OpTimes:
     """``t`` with the compute term of the ``rows`` ops multiplied by ``stretch`` (N,), recombined by
     the roofline rule max(compute, memory) + overhead (cost/roofline.py)."""
     comp = np.where(rows[:, None], t.compute_s * stretch[None, :], t.compute_s)
-    return OpTimes(comp, t.memory_s, t.overhead_s, np.maximum(comp, t.memory_s) + t.overhead_s)
+    roof = np.maximum(np.maximum(comp, t.memory_s), t.network)
+    return OpTimes(comp, t.memory_s, t.overhead_s, roof + t.overhead_s, t.network_s)
 
 
 def tbo_stage(ops: OpTable, times: OpTimes, colls: CollectiveTable, coll_s: np.ndarray,
@@ -201,16 +203,19 @@ def tbo_stage(ops: OpTable, times: OpTimes, colls: CollectiveTable, coll_s: np.n
     # the every-layer ops (attention) stretched in their MoE-layer share moe_layers / layers
     w = np.where(op_grp == "moe", 1.0, np.where(op_grp == "all", moe_layers / layers if layers else 0.0, 0.0))
     w = np.where(st, w, 0.0)[:, None]
-    comp_p, mem_p = roof_parts(t_moe)
-    comp_0, mem_0 = roof_parts(times)
+    comp_p, mem_p, net_p = roof_parts(t_moe)
+    comp_0, mem_0, net_0 = roof_parts(times)
     return OverlapTimes(stage, compute, link, np.maximum(stage - compute, 0.0),
                         w * comp_p + (1 - w) * comp_0, w * mem_p + (1 - w) * mem_0,
-                        w * t_moe.overhead_s + (1 - w) * times.overhead_s)
+                        w * t_moe.overhead_s + (1 - w) * times.overhead_s, w * net_p + (1 - w) * net_0)
 
 
-def roof_parts(t: OpTimes) -> tuple[np.ndarray, np.ndarray]:
-    """(compute-bound part, memory-bound part) of each op's roofline time (n_ops, N): the roofline
-    max(compute, memory) goes to compute where compute >= memory, else to HBM bandwidth."""
-    roof = np.maximum(t.compute_s, t.memory_s)
-    comp = np.where(t.compute_s >= t.memory_s, roof, 0.0)
-    return comp, roof - comp
+def roof_parts(t: OpTimes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(compute-bound, memory-bound, on-die-network-bound) parts of each op's roofline time
+    (n_ops, N): the roofline max(compute, memory, network) goes to the largest term (compute
+    first on ties, then HBM); the network term is zero on the flat chip (cost/sliced.py)."""
+    net = t.network
+    roof = np.maximum(np.maximum(t.compute_s, t.memory_s), net)
+    comp = np.where((t.compute_s >= t.memory_s) & (t.compute_s >= net), roof, 0.0)
+    mem = np.where((comp == 0.0) & (t.memory_s >= net), roof, 0.0)
+    return comp, mem, roof - comp - mem

@@ -29,12 +29,22 @@ from jalapeno.specs.hardware import Chip
 
 @dataclass(frozen=True, slots=True)
 class OpTimes:
-    """Per-op times (n_ops, N), seconds."""
+    """Per-op times (n_ops, N), seconds.
+
+    ``network_s``: on-die network time where a pricer models the chip's slices (cost/sliced.py);
+    None on the flat chip. ``time_s`` = max(compute, memory, network) + overhead.
+    """
 
     compute_s: np.ndarray
     memory_s: np.ndarray
     overhead_s: np.ndarray
     time_s: np.ndarray
+    network_s: np.ndarray | None = None
+
+    @property
+    def network(self) -> np.ndarray:
+        """On-die network time, zeros on the flat chip, (n_ops, N)."""
+        return np.zeros_like(self.compute_s) if self.network_s is None else self.network_s
 
 
 def gemm_efficiency(rows, eff: Efficiency, fmt: str = "bf16") -> np.ndarray:

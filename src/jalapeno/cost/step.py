@@ -50,7 +50,7 @@ from jalapeno.errors import SpecError
 from jalapeno.specs.formats import Precision, check_precision
 from jalapeno.specs.model import ModelSpec
 
-BOUNDS = ("compute", "hbm_bandwidth", "scale_up_link", "scale_out_link", "overhead")
+BOUNDS = ("compute", "hbm_bandwidth", "scale_up_link", "scale_out_link", "overhead", "on_die_network")
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,13 +158,15 @@ class StepCost:
         t = self.times
         rows = []
         for j, name in enumerate(self.ops.name):
-            c, m = t.compute_s[j, i], t.memory_s[j, i]
+            c, m, net = t.compute_s[j, i], t.memory_s[j, i], t.network[j, i]
+            bound = "compute" if c >= max(m, net) else "hbm_bandwidth" if m >= net else "on_die_network"
             rows.append({
                 "op": name, "kind": self.ops.kind[j], "format": self.ops.fmt[j],
                 "flop": float(self.ops.flop[j, i]), "weight_bytes": float(self.ops.weight_bytes[j, i]),
                 "kv_bytes": float(self.ops.kv_bytes[j, i]), "act_bytes": float(self.ops.act_bytes[j, i]),
                 "compute_s": float(c), "memory_s": float(m), "overhead_s": float(t.overhead_s[j, i]),
-                "time_s": float(t.time_s[j, i]), "bound": "compute" if c >= m else "hbm_bandwidth",
+                **({"network_s": float(net)} if t.network_s is not None else {}),
+                "time_s": float(t.time_s[j, i]), "bound": bound,
                 "per_stage": bool(self.ops.per_stage[j]),
             })
         return rows
@@ -270,13 +272,13 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
     stage_c = colls.per_stage & ~is_p2p
     edge_c = ~colls.per_stage & ~is_p2p
 
-    comp_part, mem_part = roof_parts(times)
+    comp_part, mem_part, net_part = roof_parts(times)
     st = ops.per_stage
     scope_arr = np.array(scopes, dtype=object)
     scope_names = ("scale_up", "scale_out")
     # per-stage shares of the serial step (they sum to its layer time)
     stage_share = {"compute": comp_part[st].sum(axis=0), "hbm_bandwidth": mem_part[st].sum(axis=0),
-                   "overhead": times.overhead_s[st].sum(axis=0)}
+                   "overhead": times.overhead_s[st].sum(axis=0), "on_die_network": net_part[st].sum(axis=0)}
     for sc_name in scope_names:
         stage_share[f"{sc_name}_link"] = ct[stage_c & (scope_arr == sc_name)].sum(axis=0) if nc else np.zeros(n)
     layer_time = times.time_s[st].sum(axis=0) + ct[stage_c].sum(axis=0)
@@ -306,6 +308,7 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
         "scale_up_link": pp * stage_share["scale_up_link"] + edge_link("scale_up"),
         "scale_out_link": pp * stage_share["scale_out_link"] + edge_link("scale_out"),
         "overhead": pp * stage_share["overhead"] + times.overhead_s[~st].sum(axis=0) + eff.step_overhead_s,
+        "on_die_network": pp * stage_share["on_die_network"] + net_part[~st].sum(axis=0),
     }
     bound, margin = rank_bounds(np.stack([attribution[b] for b in BOUNDS]))
     cw = np.where(is_p2p, pp - 1.0, np.where(colls.per_stage, float(pp), 1.0))[:, None] if nc else None
@@ -350,7 +353,8 @@ def _two_batch(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
     scope = np.array(cts.scope, dtype=object)
     a2a_total = np.maximum(cts.time_s[a2a].sum(axis=0), 1e-30)
     tbo_share = {"compute": 2 * ov.comp_part_s[st].sum(axis=0), "hbm_bandwidth": 2 * ov.mem_part_s[st].sum(axis=0),
-                 "overhead": 2 * ov.overhead_s[st].sum(axis=0)}
+                 "overhead": 2 * ov.overhead_s[st].sum(axis=0),
+                 "on_die_network": 2 * ov.net_part_s[st].sum(axis=0)}
     for name in scope_names:
         sel = scope == name
         tbo_share[f"{name}_link"] = (2 * cts.time_s[blocking & sel].sum(axis=0)

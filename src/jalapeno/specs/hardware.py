@@ -117,6 +117,7 @@ class SystemFile(_Strict):
     power: PowerFile
     cost: CostFile
     host: HostFile | None = None
+    die: dict[str, Any] | None = None  # checked by specs/die.py (the chip's slices and on-die network)
     efficiency: dict[str, Any] = Field(default_factory=dict)  # checked by Efficiency.with_overrides
 
     @model_validator(mode="after")
@@ -140,6 +141,7 @@ class Chip:
         hbm_stacks: HBM stacks (or slices wired to local stacks).
         sram_bytes: on-chip SRAM (L2 + scratchpads); None where unpublished.
         tdp_w: rated board/chip power; sustained_w: sustained under load where known.
+        die: the chip's slices and on-die network (:class:`jalapeno.specs.die.Die`), None = one slice.
     """
 
     name: str
@@ -151,6 +153,8 @@ class Chip:
     sram_bytes: float | None
     tdp_w: float
     sustained_w: float | None
+    #: slices and on-die network (specs/die.py); None = one slice (the flat chip)
+    die: Any = None
 
     @property
     def formats(self) -> frozenset[str]:
@@ -323,6 +327,14 @@ def _pydantic_to_spec_error(err: ValidationError, where: str) -> SpecError:
     return SpecError(f"{where}: {loc}", msg, fix)
 
 
+def _die(data: dict | None, hbm_stacks: int, where: str):
+    if data is None:
+        return None
+    from jalapeno.specs.die import die_from_dict
+
+    return die_from_dict(data, hbm_stacks, where)
+
+
 def system_from_dict(data: dict, where: str = "system") -> System:
     """Validate a parsed system TOML and convert it to SI.
 
@@ -353,6 +365,7 @@ def system_from_dict(data: dict, where: str = "system") -> System:
         sram_bytes=c.sram_mib.value * units.MiB if c.sram_mib else None,
         tdp_w=c.tdp_w.value,
         sustained_w=c.sustained_w.value if c.sustained_w else None,
+        die=_die(f.die, int(c.hbm_stacks.value), where),
     )
     levels = []
     for i, lv in enumerate(f.levels):
@@ -369,6 +382,10 @@ def system_from_dict(data: dict, where: str = "system") -> System:
             shares_ports_with_inner=lv.shares_ports_with_inner))
     sources: dict[str, str] = {}
     _collect_sources(f, "", sources)
+    if f.die is not None:
+        from jalapeno.specs.die import DieFile
+
+        _collect_sources(DieFile.model_validate(f.die), "die", sources)
     if f.efficiency:
         efficiency_overrides(data, where)  # validates the table; the set itself is not kept
     return System(

@@ -1,0 +1,43 @@
+"""Options and output of the chip-internal model (``--chip-model``, ``--placement``, ``step --slices``)."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from jalapeno.cli.common import console, fmt_si
+
+CHIP_MODEL_HELP = ("flat (one roofline per chip, default) or sliced (slices with local HBM joined by an on-die "
+                   "network, cost/sliced.py; docs/chip.md).")
+PLACEMENT_HELP = ("With --chip-model sliced: local_first, striped or best (default: the chip's own — striped on "
+                  "GPUs, local_first on Jalapeño).")
+
+
+def chip_model_option() -> str:
+    return typer.Option("flat", "--chip-model", help=CHIP_MODEL_HELP)
+
+
+def placement_option() -> str:
+    return typer.Option("", "--placement", help=PLACEMENT_HELP)
+
+
+def print_slices(summary: dict) -> None:
+    """The per-slice table of ``jalapeno step --slices`` (cost/sliced.slice_summary)."""
+    s = summary["slices"]
+    net = (f"{summary['topology']} on-die network (port {fmt_si(summary['port_bandwidth_bytes_per_s'], 'B/s')}, "
+           f"bisection {fmt_si(summary['bisection_bandwidth_bytes_per_s'], 'B/s')} per direction)"
+           if s > 1 else "no on-die network: one slice is the flat chip")
+    t = Table(title=f"{s} slice(s), {net}, placement {summary['placement']}")
+    for col in ("slice", "compute ms", "HBM ms", "on-die ms", "local HBM B", "remote HBM B", "exchange B"):
+        t.add_column(col, justify="right")
+    for r in summary["per_slice"]:
+        t.add_row(str(r["slice"]), f"{r['compute_s'] * 1e3:.3f}", f"{r['hbm_s'] * 1e3:.3f}",
+                  f"{r['network_s'] * 1e3:.3f}", fmt_si(r["hbm_local_bytes"]), fmt_si(r["hbm_remote_bytes"]),
+                  fmt_si(r["exchange_bytes"]))
+    console.print(t)
+    ops = summary["network_bound_ops"]
+    used = sorted(set(summary["splits"].values()))
+    console.print(f"on-die bytes {fmt_si(summary['on_die_bytes'], 'B')} per step; "
+                  f"ops bound by the on-die network: {', '.join(ops) if ops else 'none'}"
+                  + (f"; placements used: {', '.join(used)}" if summary["placement"] == "best" else ""),
+                  markup=False)

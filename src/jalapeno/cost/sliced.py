@@ -1,0 +1,268 @@
+"""The sliced chip: a second pricer, with slices, local HBM, an on-die network and placement.
+
+A chip of S slices (specs/die.py) gives each slice 1/S of the compute, HBM stacks and HBM
+bandwidth. Every op is split over the slices so that each does 1/S of its FLOPs and reads 1/S of
+its HBM bytes (balanced placements), so each slice's compute and HBM times equal the flat chip's
+(cost/roofline.py: FLOP/S ÷ (peak/S · η) = FLOP ÷ (peak · η)). What the slicing adds is the on-die
+traffic, which depends on where the op's bytes live (the *placement*):
+
+``local_first`` (explicit placement, as Jalapeño's software is reported to do): every weight
+  matrix is split by output columns over the slices (experts by their intermediate dimension), the
+  KV cache by token blocks (split-KV), each slice reads only its local stacks. The split costs the
+  exchange of the op's activations: every slice needs the whole input of a column-split GEMM,
+  attention's queries and partial outputs are combined across slices — (S − 1)·A bytes on die for
+  an op with A activation bytes; element-wise ops run on each slice's own rows (no exchange).
+``striped`` (a GPU's uniform, interleaved address space): every byte lives on all stacks in
+  turn, so (S − 1)/S of the weights, KV and activations a slice reads are remote; the activation
+  exchange of the split rides on those remote reads. On-die bytes = local_first's
+  + (S − 1)/S·(W + K) (+ (S − 1)/S·A for element-wise ops): striping is never cheaper.
+``best``: per op and point the cheapest of local_first, local_first with a row split (GEMMs and
+  experts split by rows: each slice needs every weight, multicast on die, (S − 1)·W bytes
+  instead of (S − 1)·A — cheaper for large prefill GEMMs) and striped.
+
+HBM reads are conserved: local reads + remote reads = the op table's bytes (every byte is read
+once from some stack; activation copies between slices are exchange, not reads).
+
+On-die time of N bytes spread uniformly over the slices (module docstring of specs/die.py for
+port and bisection bandwidth, both per direction):
+
+    t_net = max(N/S ÷ port, N·S/(4(S − 1)) ÷ bisection) + kernels · diameter · hop_latency   (N > 0)
+
+(of N bytes between all pairs, a fraction S/(2(S − 1)) crosses a balanced cut, half each way).
+The op's time is the roofline over the three resources, on-die transfers streaming concurrently
+with HBM reads as DMA engines and load pipelines do:
+
+    t_op = max(t_compute, t_hbm, t_net) + kernels · t_launch
+
+so a one-slice chip, or an infinite on-die network, gives exactly the flat pricer's time, and the
+binding constraint can be ``on_die_network``. Inter-chip collectives are priced as on the flat chip
+(the chip's link ports are taken to be spread over the slices — NVLink ports on both Blackwell
+dies, Jalapeño's I/O chiplet over all slices — so received bytes land at their slice).
+
+The efficiency set stays the calibrated one: for GPUs it was measured on the real (striped) chip,
+so this pricer adds time only where the network binds; it does not re-charge what calibration saw.
+Derivation, sources and a worked example: docs/chip.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from jalapeno.cost.collectives import CollectiveTime, collective_time
+from jalapeno.cost.optable import CollectiveTable, OpTable
+from jalapeno.cost.pricer import CollectiveTimes, price_collectives
+from jalapeno.cost.roofline import OpTimes, op_times
+from jalapeno.errors import SpecError
+from jalapeno.specs.die import ONE_SLICE, PLACEMENTS, Die
+from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.hardware import System
+
+#: op kinds whose work is split over the slices by output columns (their inputs are exchanged)
+SPLIT_KINDS = ("gemm", "moe", "attention")
+#: op kinds that may instead be split by rows (weights multicast to every slice)
+ROW_SPLIT_KINDS = ("gemm", "moe")
+
+
+@dataclass(frozen=True, slots=True)
+class SliceTraffic:
+    """Where one op table's bytes come from on a sliced chip, (n_ops, N) arrays, bytes per step.
+
+    Attributes:
+        hbm_local_bytes: read from the reading slice's own stacks (summed over slices).
+        hbm_remote_bytes: read from another slice's stacks (cross the on-die network).
+        exchange_bytes: activation copies between slices (gathers, partial-result combines).
+        network_s: on-die time of each op (module docstring), seconds.
+        split: (n_ops, N) the placement each op uses at each point (``best`` chooses per point).
+    """
+
+    hbm_local_bytes: np.ndarray
+    hbm_remote_bytes: np.ndarray
+    exchange_bytes: np.ndarray
+    network_s: np.ndarray
+    split: np.ndarray
+
+    @property
+    def network_bytes(self) -> np.ndarray:
+        """Bytes crossing the on-die network, (n_ops, N)."""
+        return self.hbm_remote_bytes + self.exchange_bytes
+
+
+def network_time(die: Die, net_bytes: np.ndarray, kernels: np.ndarray) -> np.ndarray:
+    """On-die time of ``net_bytes`` (n_ops, N) spread uniformly over the slices (module docstring).
+
+    >>> from jalapeno.specs.die import Die
+    >>> d = Die(slices=2, topology="pair", link_bandwidth_bytes_per_s=5e12, hop_latency_s=0.0)
+    >>> float(network_time(d, np.array([[1e9]]), np.array([1.0]))[0, 0])  # 0.5 GB each way at 5 TB/s
+    0.0001
+    """
+    s = die.slices
+    if s == 1:
+        return np.zeros_like(net_bytes, dtype=float)
+    n = np.asarray(net_bytes, dtype=float)
+    port = n / s / die.port_bandwidth_bytes_per_s
+    cut = n * s / (4.0 * (s - 1)) / die.bisection_bandwidth_bytes_per_s
+    lat = np.asarray(kernels, dtype=float).reshape(-1, 1) * die.diameter * die.hop_latency_s
+    return np.where(n > 0, np.maximum(port, cut) + lat, 0.0)
+
+
+def _traffic_of(ops: OpTable, s: int, how: str) -> tuple[np.ndarray, np.ndarray]:
+    """(HBM remote bytes, exchange bytes), (n_ops, N), of every op under one placement ``how``."""
+    kinds = np.array(ops.kind, dtype=object).reshape(-1, 1)
+    split = np.isin(kinds, SPLIT_KINDS)
+    a, w, k = ops.act_bytes, ops.weight_bytes, ops.kv_bytes
+    if how == "local_first":
+        return np.zeros_like(a), np.where(split, (s - 1) * a, 0.0)
+    if how == "row_split":
+        rowable = np.isin(kinds, ROW_SPLIT_KINDS)
+        return np.zeros_like(a), np.where(rowable, (s - 1) * w, np.where(split, (s - 1) * a, 0.0))
+    if how == "striped":
+        remote = (s - 1) / s * (w + k + a)
+        return remote, np.where(split, (s - 1) * a - (s - 1) / s * a, 0.0)
+    raise SpecError("placement", f"unknown placement {how!r}", f"use one of {PLACEMENTS}")
+
+
+def slice_traffic(ops: OpTable, die: Die, placement: str) -> SliceTraffic:
+    """On-die traffic and time of every op of ``ops`` under ``placement`` (module docstring).
+
+    Raises:
+        SpecError: an unknown placement.
+    """
+    if placement not in PLACEMENTS:
+        raise SpecError("placement", f"unknown placement {placement!r}", f"use one of {PLACEMENTS}")
+    s, total = die.slices, ops.bytes
+    candidates = ("local_first", "row_split", "striped") if placement == "best" else (placement,)
+    best = None
+    for how in candidates:
+        remote, exch = _traffic_of(ops, s, how)
+        t = network_time(die, remote + exch, ops.kernels)
+        if best is None:
+            best = [remote, exch, t, np.full(t.shape, how, dtype=object)]
+            continue
+        better = t < best[2]
+        for i, new in enumerate((remote, exch, t, how)):
+            best[i] = np.where(better, new, best[i])
+    remote, exch, t, split = best
+    return SliceTraffic(total - remote, remote, exch, t, split)
+
+
+@dataclass(frozen=True, slots=True)
+class SlicedPricer:
+    """Ops priced on a chip of slices with local HBM and an on-die network (module docstring).
+
+    Args:
+        system: the hardware; its ``chip.die`` gives the slices (None = one slice: the flat chip).
+        efficiency: the efficiency set (the same calibrated set as the flat pricer).
+        placement: ``local_first``, ``striped`` or ``best``; "" = the chip's own (``die.placement``).
+
+    Raises:
+        SpecError: ``system``/``efficiency`` of the wrong type, or an unknown placement.
+    """
+
+    system: System
+    efficiency: Efficiency
+    placement: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.system, System):
+            raise SpecError("pricer.system", f"expected a System, got {type(self.system).__name__}",
+                            "load one with jalapeno.load_system(name)")
+        if not isinstance(self.efficiency, Efficiency):
+            raise SpecError("pricer.efficiency", f"expected an Efficiency, got {type(self.efficiency).__name__}",
+                            "load one with jalapeno.load_efficiency(name, which)")
+        if self.placement and self.placement not in PLACEMENTS:
+            raise SpecError("--placement", f"unknown placement {self.placement!r}",
+                            f"use one of {', '.join(PLACEMENTS)}")
+
+    @property
+    def name(self) -> str:
+        return self.system.name
+
+    @property
+    def die(self) -> Die:
+        """The chip's slices (one slice where the catalog gives no ``[die]`` table)."""
+        return self.system.chip.die or ONE_SLICE
+
+    @property
+    def placement_used(self) -> str:
+        """The placement the prices use (``placement`` or the chip's default)."""
+        return self.placement or self.die.placement
+
+    def traffic(self, ops: OpTable) -> SliceTraffic:
+        """On-die traffic of ``ops`` under this pricer's placement."""
+        return slice_traffic(ops, self.die, self.placement_used)
+
+    def op_times(self, ops: OpTable) -> OpTimes:
+        flat = op_times(ops, self.system.chip, self.efficiency)
+        net = self.traffic(ops).network_s
+        roof = np.maximum(np.maximum(flat.compute_s, flat.memory_s), net)
+        return OpTimes(flat.compute_s, flat.memory_s, flat.overhead_s, roof + flat.overhead_s, net)
+
+    def collective(self, kind: str, group: int, message_bytes, placement: str = "packed") -> CollectiveTime:
+        return collective_time(kind, group, message_bytes, self.system, self.efficiency, placement)
+
+    def collective_times(self, colls: CollectiveTable) -> CollectiveTimes:
+        return price_collectives(self, colls)
+
+    def with_efficiency(self, efficiency: Efficiency) -> SlicedPricer:
+        return replace(self, efficiency=efficiency)
+
+    def with_die(self, die: Die) -> SlicedPricer:
+        """The same pricer on a chip with another slice structure (what-ifs: docs/chip.md)."""
+        return replace(self, system=replace(self.system, chip=replace(self.system.chip, die=die)))
+
+
+CHIP_MODELS = ("flat", "sliced")
+
+
+def chip_model_pricer(pricer, chip_model: str = "flat", placement: str = ""):
+    """``pricer`` as the flat roofline pricer (``flat``) or as a :class:`SlicedPricer` (``sliced``).
+
+    Raises:
+        SpecError: an unknown chip model, or a placement given with the flat model.
+    """
+    if chip_model not in CHIP_MODELS:
+        raise SpecError("--chip-model", f"unknown chip model {chip_model!r}", "use flat or sliced")
+    if chip_model == "flat":
+        if placement:
+            raise SpecError("--placement", "applies to the sliced chip model only",
+                            "add --chip-model sliced, or drop --placement")
+        return pricer
+    return SlicedPricer(pricer.system, pricer.efficiency, placement)
+
+
+def slice_summary(ops: OpTable, times: OpTimes, pricer: SlicedPricer, i: int = 0) -> dict:
+    """Per-slice view of point ``i`` of a step priced by ``pricer`` (what ``jalapeno step --slices`` shows).
+
+    Every placement here is balanced, so each slice does 1/S of the step's FLOPs and HBM reads:
+    the rows of ``per_slice`` are equal, and the busiest slice is any of them.
+
+    Returns:
+        dict: ``slices``, ``topology``, ``placement``, ``per_slice`` (list of dicts: compute_s, hbm_s,
+        network_s, hbm_local_bytes, hbm_remote_bytes, exchange_bytes), ``on_die_bytes`` (whole
+        chip), ``network_bound_ops`` (ops whose time the network sets), ``splits`` (op → the
+        placement it uses at point ``i``), ``byte_check`` (local + remote − op table bytes, 0).
+    """
+    die, tr = pricer.die, pricer.traffic(ops)
+    s = die.slices
+    row = {  # every op of the table counts once (its layer multiplicity is folded in)
+        "compute_s": float(times.compute_s[:, i].sum()),
+        "hbm_s": float(times.memory_s[:, i].sum()),
+        "network_s": float(tr.network_s[:, i].sum()),
+        "hbm_local_bytes": float(tr.hbm_local_bytes[:, i].sum() / s),
+        "hbm_remote_bytes": float(tr.hbm_remote_bytes[:, i].sum() / s),
+        "exchange_bytes": float(tr.exchange_bytes[:, i].sum() / s),
+    }
+    net_bound = [ops.name[j] for j in range(len(ops.name))
+                 if tr.network_s[j, i] > max(times.compute_s[j, i], times.memory_s[j, i])]
+    return {
+        "slices": s, "topology": die.topology, "placement": pricer.placement_used,
+        "port_bandwidth_bytes_per_s": die.port_bandwidth_bytes_per_s,
+        "bisection_bandwidth_bytes_per_s": die.bisection_bandwidth_bytes_per_s,
+        "per_slice": [dict(row, slice=k) for k in range(s)],
+        "on_die_bytes": float(tr.network_bytes[:, i].sum()),
+        "network_bound_ops": net_bound,
+        "splits": {ops.name[j]: str(tr.split[j, i]) for j in range(len(ops.name))},
+        "byte_check": float((tr.hbm_local_bytes[:, i] + tr.hbm_remote_bytes[:, i] - ops.bytes[:, i]).sum()),
+    }

@@ -1,0 +1,224 @@
+"""The chip inside: slices (dies, or regions of one die) with local HBM, and the network joining them.
+
+A system TOML may describe its chip's structure in a ``[die]`` table::
+
+    [die]
+    slices = { value = 2, source = "..." }                 # units that own local HBM stacks
+    compute_dies = { value = 8, source = "..." }           # optional: compute dies on them (XCDs)
+    topology = "pair"                                      # pair | ring | mesh2d | full_mesh
+    mesh_shape = [2, 3]                                    # mesh2d only: rows x columns = slices
+    link_bandwidth_tb_per_s = { value = 5.0, source = "...", low = 5.0, high = 10.0 }  # per link, per direction
+    hop_latency_ns = { value = 100, source = "...", estimate = true, low = 50, high = 300 }
+    placement = "striped"                                  # what the chip's software does by default
+
+A slice has 1/slices of the chip's compute, HBM stacks, HBM bandwidth and SRAM. A chip without
+a ``[die]`` table is one slice (the flat chip). The SI form is :class:`Die`; the pricer that uses
+it is cost/sliced.py. Derivation and sources: docs/chip.md.
+
+Topology arithmetic (per direction, B = link bandwidth):
+
+- ``pair`` (2 slices, one link): port = B, bisection = B, diameter 1.
+- ``ring`` (S slices): port = 2B, bisection = 2B, diameter ⌊S/2⌋.
+- ``mesh2d`` (r x c): port = the mean degree x B (degree 2-4), bisection = the links a balanced
+  cut crosses (r if c is even, else c if r is even, else min(r, c)), diameter r + c − 2.
+- ``full_mesh`` (S slices): port = (S − 1) B, bisection = (S/2)² B (⌊S/2⌋·⌈S/2⌉), diameter 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from jalapeno import units
+from jalapeno.errors import SpecError
+from jalapeno.specs.hardware import Sourced, _Strict, _pydantic_to_spec_error
+
+TOPOLOGIES = ("pair", "ring", "mesh2d", "full_mesh")
+PLACEMENTS = ("local_first", "striped", "best")
+
+
+class Banded(Sourced):
+    """A sourced number with an optional plausible range (``low`` ≤ value ≤ ``high``)."""
+
+    low: float | None = Field(default=None, gt=0)
+    high: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        lo = self.low if self.low is not None else self.value
+        hi = self.high if self.high is not None else self.value
+        if not lo <= self.value <= hi:
+            raise ValueError(f"need low <= value <= high, got {self.low}, {self.value}, {self.high}")
+        return self
+
+
+class DieFile(_Strict):
+    slices: Sourced
+    compute_dies: Sourced | None = None
+    topology: Literal["pair", "ring", "mesh2d", "full_mesh"] = "pair"
+    mesh_shape: list[int] | None = None
+    link_bandwidth_tb_per_s: Banded | None = None
+    hop_latency_ns: Banded | None = None
+    placement: Literal["local_first", "striped"] = "striped"
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _network_given(self):
+        if self.slices.value > 1 and (self.link_bandwidth_tb_per_s is None or self.hop_latency_ns is None):
+            raise ValueError("a die of more than one slice needs link_bandwidth_tb_per_s and hop_latency_ns")
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class Die:
+    """A chip's slices and on-die network (SI units).
+
+    Attributes:
+        slices: units that own local HBM stacks (and 1/slices of compute and SRAM).
+        topology: ``pair``, ``ring``, ``mesh2d`` or ``full_mesh`` (module docstring).
+        mesh_shape: (rows, columns) for ``mesh2d``, else ().
+        link_bandwidth_bytes_per_s: one on-die link, per direction.
+        hop_latency_s: latency of one hop of the on-die network.
+        placement: the placement the chip's software uses by default (``striped`` = a GPU's
+            uniform, interleaved address space; ``local_first`` = explicit local placement).
+        compute_dies: compute dies on the slices (e.g. 8 XCDs on MI300X's 4 I/O dies); 0 = slices.
+        bands: file key → (low, high) of each banded number, in file units.
+    """
+
+    slices: int
+    topology: str
+    link_bandwidth_bytes_per_s: float
+    hop_latency_s: float
+    placement: str = "striped"
+    mesh_shape: tuple[int, ...] = ()
+    compute_dies: int = 0
+    bands: MappingProxyType = field(default_factory=lambda: MappingProxyType({}), compare=False)
+
+    def __post_init__(self) -> None:
+        if self.slices < 1 or int(self.slices) != self.slices:
+            raise SpecError("die.slices", f"must be a whole number >= 1, got {self.slices}", "give e.g. 2")
+        if self.topology not in TOPOLOGIES:
+            raise SpecError("die.topology", f"unknown topology {self.topology!r}", f"use one of {TOPOLOGIES}")
+        if self.placement not in ("local_first", "striped"):
+            raise SpecError("die.placement", f"unknown placement {self.placement!r}",
+                            "use local_first or striped")
+        if not (self.link_bandwidth_bytes_per_s > 0 and self.hop_latency_s >= 0):
+            raise SpecError("die.link_bandwidth", "needs a positive bandwidth and a non-negative latency",
+                            "give link_bandwidth_tb_per_s > 0 and hop_latency_ns >= 0")
+        _check_shape(self.topology, self.slices, self.mesh_shape)
+
+    @property
+    def degree(self) -> float:
+        """Mean number of on-die links per slice."""
+        s = self.slices
+        if s == 1:
+            return 0.0
+        if self.topology == "pair":
+            return 1.0
+        if self.topology == "ring":
+            return 2.0 if s > 2 else 1.0
+        if self.topology == "full_mesh":
+            return float(s - 1)
+        r, c = self.mesh_shape
+        return 2.0 * (2 * r * c - r - c) / (r * c)
+
+    @property
+    def bisection_links(self) -> float:
+        """Links a balanced cut of the slices crosses."""
+        s = self.slices
+        if s == 1:
+            return 0.0
+        if self.topology == "pair":
+            return 1.0
+        if self.topology == "ring":
+            return 2.0 if s > 2 else 1.0
+        if self.topology == "full_mesh":
+            return float((s // 2) * (s - s // 2))
+        r, c = self.mesh_shape
+        if c % 2 == 0:
+            return float(r)
+        if r % 2 == 0:
+            return float(c)
+        return float(min(r, c))
+
+    @property
+    def diameter(self) -> int:
+        """Hops between the two farthest slices."""
+        s = self.slices
+        if s == 1:
+            return 0
+        if self.topology in ("pair", "full_mesh"):
+            return 1
+        if self.topology == "ring":
+            return s // 2
+        r, c = self.mesh_shape
+        return r + c - 2
+
+    @property
+    def port_bandwidth_bytes_per_s(self) -> float:
+        """What one slice can send (or receive) on die per direction: mean degree x link bandwidth."""
+        if self.slices == 1:
+            return float("inf")
+        return self.degree * self.link_bandwidth_bytes_per_s
+
+    @property
+    def bisection_bandwidth_bytes_per_s(self) -> float:
+        """Bandwidth across a balanced cut, per direction."""
+        if self.slices == 1:
+            return float("inf")
+        return self.bisection_links * self.link_bandwidth_bytes_per_s
+
+
+def _check_shape(topology: str, slices: int, shape) -> None:
+    if topology == "mesh2d":
+        if not shape or len(shape) != 2 or any(int(x) < 1 for x in shape):
+            raise SpecError("die.mesh_shape", f"mesh2d needs [rows, columns], got {list(shape) if shape else shape}",
+                            "add e.g. mesh_shape = [2, 3]")
+        if shape[0] * shape[1] != slices:
+            raise SpecError("die.mesh_shape", f"{list(shape)} holds {shape[0] * shape[1]} slices but the die "
+                            f"has {slices}", "make rows x columns equal slices")
+    elif shape:
+        raise SpecError("die.mesh_shape", f"is only for mesh2d (topology is {topology!r})", "remove mesh_shape")
+    if topology == "pair" and slices not in (1, 2):
+        raise SpecError("die.topology", f"pair joins 2 slices, the die has {slices}",
+                        "use ring, mesh2d or full_mesh for more than 2 slices")
+
+
+#: the flat chip: one slice, no on-die network
+ONE_SLICE = Die(slices=1, topology="pair", link_bandwidth_bytes_per_s=float("inf"), hop_latency_s=0.0)
+
+
+def die_from_dict(data: dict, hbm_stacks: int, where: str = "system") -> Die:
+    """Validate a ``[die]`` table and convert it to SI.
+
+    Raises:
+        SpecError: a malformed table, a mesh shape that does not hold the slices, or HBM stacks
+            that do not divide evenly over the slices (each slice owns whole local stacks).
+    """
+    try:
+        f = DieFile.model_validate(data)
+    except ValidationError as err:
+        raise _pydantic_to_spec_error(err, f"{where}: die") from None
+    s = f.slices.value
+    if s != int(s):
+        raise SpecError(f"{where}: die.slices", f"must be a whole number, got {s}", "give e.g. 2")
+    if hbm_stacks % int(s):
+        raise SpecError(f"{where}: die.slices", f"{int(s)} slices cannot each own whole HBM stacks of the "
+                        f"chip's {hbm_stacks}", "make chip.hbm_stacks a multiple of die.slices")
+    if int(s) == 1:
+        return replace(ONE_SLICE, placement=f.placement)
+    bands = {}
+    for key in ("link_bandwidth_tb_per_s", "hop_latency_ns"):
+        v: Banded = getattr(f, key)
+        bands[key] = (v.low if v.low is not None else v.value, v.high if v.high is not None else v.value)
+    try:
+        return Die(slices=int(s), topology=f.topology, mesh_shape=tuple(f.mesh_shape or ()),
+                   link_bandwidth_bytes_per_s=f.link_bandwidth_tb_per_s.value * units.TB,
+                   hop_latency_s=f.hop_latency_ns.value * 1e-9, placement=f.placement,
+                   compute_dies=int(f.compute_dies.value) if f.compute_dies else 0,
+                   bands=MappingProxyType(bands))
+    except SpecError as e:
+        raise SpecError(f"{where}: {e.field}", e.problem, e.fix) from None
