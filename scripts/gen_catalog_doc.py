@@ -77,10 +77,10 @@ HOST_KEYS = {
     "note": ("-", "free text"),
 }
 DIE_KEYS = {
-    "slices": ("count", "units owning local HBM stacks and 1/slices of the compute (dies, I/O dies, or regions of one die); chip.hbm_stacks must be a multiple"),
+    "slices": ("count", "units owning local HBM stacks and 1/slices of the compute (dies, I/O dies, or regions of one die); chip.hbm_stacks must be a multiple; optional: absent = one slice per HBM stack"),
     "compute_dies": ("count", "compute dies on the slices where they differ (MI300X: 8 XCDs on 4 I/O dies); optional"),
     "topology": ("-", "`pair`, `ring`, `mesh2d` or `full_mesh` (docs/chip.md §1 for port and bisection arithmetic); default pair"),
-    "mesh_shape": ("[rows, columns]", "required for `mesh2d`; rows x columns must equal slices"),
+    "mesh_shape": ("[rows, columns]", "for `mesh2d`: rows x columns must equal slices; optional: absent = the most nearly square shape"),
     "link_bandwidth_tb_per_s": ("TB/s", "one on-die link, per direction; sourced, with optional `low`/`high` band; required for more than one slice"),
     "hop_latency_ns": ("ns", "latency of one on-die hop; sourced, with optional `low`/`high` band; required for more than one slice"),
     "placement": ("-", "`striped` (a GPU's uniform interleaved address space, default) or `local_first` (explicit local placement)"),

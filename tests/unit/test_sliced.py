@@ -166,7 +166,7 @@ def _with_die(die: dict) -> dict:
      ["die.slices", "whole hbm stacks", "multiple"]),
     (_die_table(link_bandwidth_tb_per_s=None), ["link_bandwidth_tb_per_s"]),
     (_die_table(topology="torus"), ["die", "topology"]),
-    (_die_table(link_bandwidth_tb_per_s={"value": 1.0, "source": "test", "low": 2.0}), ["low <= value"]),
+    (_die_table(link_bandwidth_tb_per_s={"value": 1.0, "source": "test", "low": 2.0, "high": 1.5}), ["low <= high"]),
 ])
 def test_malformed_die_tables_name_the_field(die, words):
     die = {k: v for k, v in die.items() if v is not None}
@@ -204,3 +204,18 @@ def test_cli_step_slices(capsys):
     check_error(code, out, err, "--placement", "local_first")
     code, out, err = run(capsys, "frontier", "--system", "b200", "--placement", "striped")
     check_error(code, out, err, "--placement", "--chip-model sliced")
+
+
+def test_die_keys_are_variant_keys(capsys):
+    """--set reaches the [die] table: a 0.1 TB/s on-die link makes striped decode network-bound,
+    and 8 HBM stacks give 8 slices (one per stack when slices is left out, as for Jalapeño)."""
+    import json
+
+    code, out, err = run(capsys, "step", "--system", "jalapeno", "--dp", "8", "--ep", "8", "--batch", "64",
+                         "--slices", "--placement", "striped", "--set", "die.link_bandwidth_tb_per_s=0.1", "--json")
+    assert code == 0, err
+    assert json.loads(out)["bound"] == "on_die_network"
+    code, out, err = run(capsys, "step", "--system", "jalapeno", "--dp", "8", "--ep", "8", "--batch", "64",
+                         "--slices", "--set", "chip.hbm_stacks=8", "--json")
+    assert code == 0, err
+    assert json.loads(out)["slices"]["slices"] == 8

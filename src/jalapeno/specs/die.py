@@ -3,10 +3,10 @@
 A system TOML may describe its chip's structure in a ``[die]`` table::
 
     [die]
-    slices = { value = 2, source = "..." }                 # units that own local HBM stacks
+    slices = { value = 2, source = "..." }                 # units that own local HBM stacks (absent: one per stack)
     compute_dies = { value = 8, source = "..." }           # optional: compute dies on them (XCDs)
     topology = "pair"                                      # pair | ring | mesh2d | full_mesh
-    mesh_shape = [2, 3]                                    # mesh2d only: rows x columns = slices
+    mesh_shape = [2, 3]                                    # mesh2d only: rows x columns = slices (absent: most square)
     link_bandwidth_tb_per_s = { value = 5.0, source = "...", low = 5.0, high = 10.0 }  # per link, per direction
     hop_latency_ns = { value = 100, source = "...", estimate = true, low = 50, high = 300 }
     placement = "striped"                                  # what the chip's software does by default
@@ -28,48 +28,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import ValidationError
 
 from jalapeno import units
 from jalapeno.errors import SpecError
-from jalapeno.specs.hardware import Sourced, _Strict, _pydantic_to_spec_error
+from jalapeno.specs.hardware import Banded, DieFile, _pydantic_to_spec_error
 
 TOPOLOGIES = ("pair", "ring", "mesh2d", "full_mesh")
 PLACEMENTS = ("local_first", "striped", "best")
-
-
-class Banded(Sourced):
-    """A sourced number with an optional plausible range (``low`` ≤ value ≤ ``high``)."""
-
-    low: float | None = Field(default=None, gt=0)
-    high: float | None = Field(default=None, gt=0)
-
-    @model_validator(mode="after")
-    def _ordered(self):
-        lo = self.low if self.low is not None else self.value
-        hi = self.high if self.high is not None else self.value
-        if not lo <= self.value <= hi:
-            raise ValueError(f"need low <= value <= high, got {self.low}, {self.value}, {self.high}")
-        return self
-
-
-class DieFile(_Strict):
-    slices: Sourced
-    compute_dies: Sourced | None = None
-    topology: Literal["pair", "ring", "mesh2d", "full_mesh"] = "pair"
-    mesh_shape: list[int] | None = None
-    link_bandwidth_tb_per_s: Banded | None = None
-    hop_latency_ns: Banded | None = None
-    placement: Literal["local_first", "striped"] = "striped"
-    note: str = ""
-
-    @model_validator(mode="after")
-    def _network_given(self):
-        if self.slices.value > 1 and (self.link_bandwidth_tb_per_s is None or self.hop_latency_ns is None):
-            raise ValueError("a die of more than one slice needs link_bandwidth_tb_per_s and hop_latency_ns")
-        return self
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,18 +158,37 @@ def _check_shape(topology: str, slices: int, shape) -> None:
 ONE_SLICE = Die(slices=1, topology="pair", link_bandwidth_bytes_per_s=float("inf"), hop_latency_s=0.0)
 
 
+def auto_mesh(slices: int) -> tuple[int, int]:
+    """The most nearly square rows x columns holding ``slices`` (rows <= columns).
+
+    >>> auto_mesh(6), auto_mesh(8), auto_mesh(7)
+    ((2, 3), (2, 4), (1, 7))
+    """
+    rows = max(r for r in range(1, int(slices ** 0.5) + 1) if slices % r == 0)
+    return rows, slices // rows
+
+
 def die_from_dict(data: dict, hbm_stacks: int, where: str = "system") -> Die:
-    """Validate a ``[die]`` table and convert it to SI.
+    """Validate a ``[die]`` table and convert it to SI (:func:`die_from_file`).
 
     Raises:
-        SpecError: a malformed table, a mesh shape that does not hold the slices, or HBM stacks
-            that do not divide evenly over the slices (each slice owns whole local stacks).
+        SpecError: a malformed table (and what :func:`die_from_file` raises).
     """
     try:
         f = DieFile.model_validate(data)
     except ValidationError as err:
         raise _pydantic_to_spec_error(err, f"{where}: die") from None
-    s = f.slices.value
+    return die_from_file(f, hbm_stacks, where)
+
+
+def die_from_file(f: DieFile, hbm_stacks: int, where: str = "system") -> Die:
+    """A validated ``[die]`` table (specs/hardware.DieFile) in SI.
+
+    Raises:
+        SpecError: a mesh shape that does not hold the slices, or HBM stacks that do not divide
+            evenly over the slices (each slice owns whole local stacks).
+    """
+    s = f.slices.value if f.slices is not None else hbm_stacks
     if s != int(s):
         raise SpecError(f"{where}: die.slices", f"must be a whole number, got {s}", "give e.g. 2")
     if hbm_stacks % int(s):
@@ -215,7 +201,8 @@ def die_from_dict(data: dict, hbm_stacks: int, where: str = "system") -> Die:
         v: Banded = getattr(f, key)
         bands[key] = (v.low if v.low is not None else v.value, v.high if v.high is not None else v.value)
     try:
-        return Die(slices=int(s), topology=f.topology, mesh_shape=tuple(f.mesh_shape or ()),
+        shape = tuple(f.mesh_shape or ()) or (auto_mesh(int(s)) if f.topology == "mesh2d" else ())
+        return Die(slices=int(s), topology=f.topology, mesh_shape=shape,
                    link_bandwidth_bytes_per_s=f.link_bandwidth_tb_per_s.value * units.TB,
                    hop_latency_s=f.hop_latency_ns.value * 1e-9, placement=f.placement,
                    compute_dies=int(f.compute_dies.value) if f.compute_dies else 0,

@@ -99,6 +99,37 @@ class HostFile(_Strict):
     note: str = ""
 
 
+class Banded(Sourced):
+    """A sourced number with an optional plausible range (``low`` ≤ ``high``); the value may lie
+    outside it (a what-if override does), the band is what sensitivity and audits sweep."""
+
+    low: float | None = Field(default=None, gt=0)
+    high: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if self.low is not None and self.high is not None and self.low > self.high:
+            raise ValueError(f"need low <= high, got low {self.low} and high {self.high}")
+        return self
+
+
+class DieFile(_Strict):
+    slices: Sourced | None = None  # None: one slice per HBM stack (chip.hbm_stacks)
+    compute_dies: Sourced | None = None
+    topology: Literal["pair", "ring", "mesh2d", "full_mesh"] = "pair"
+    mesh_shape: list[int] | None = None
+    link_bandwidth_tb_per_s: Banded | None = None
+    hop_latency_ns: Banded | None = None
+    placement: Literal["local_first", "striped"] = "striped"
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _network_given(self):
+        if (self.slices is None or self.slices.value > 1) and (self.link_bandwidth_tb_per_s is None or self.hop_latency_ns is None):
+            raise ValueError("a die of more than one slice needs link_bandwidth_tb_per_s and hop_latency_ns")
+        return self
+
+
 class PowerFile(_Strict):
     allin_kw_per_chip: Sourced
 
@@ -117,7 +148,7 @@ class SystemFile(_Strict):
     power: PowerFile
     cost: CostFile
     host: HostFile | None = None
-    die: dict[str, Any] | None = None  # checked by specs/die.py (the chip's slices and on-die network)
+    die: DieFile | None = None  # the chip's slices and on-die network (specs/die.py)
     efficiency: dict[str, Any] = Field(default_factory=dict)  # checked by Efficiency.with_overrides
 
     @model_validator(mode="after")
@@ -327,12 +358,12 @@ def _pydantic_to_spec_error(err: ValidationError, where: str) -> SpecError:
     return SpecError(f"{where}: {loc}", msg, fix)
 
 
-def _die(data: dict | None, hbm_stacks: int, where: str):
-    if data is None:
+def _die(f: DieFile | None, hbm_stacks: int, where: str):
+    if f is None:
         return None
-    from jalapeno.specs.die import die_from_dict
+    from jalapeno.specs.die import die_from_file
 
-    return die_from_dict(data, hbm_stacks, where)
+    return die_from_file(f, hbm_stacks, where)
 
 
 def system_from_dict(data: dict, where: str = "system") -> System:
@@ -382,10 +413,6 @@ def system_from_dict(data: dict, where: str = "system") -> System:
             shares_ports_with_inner=lv.shares_ports_with_inner))
     sources: dict[str, str] = {}
     _collect_sources(f, "", sources)
-    if f.die is not None:
-        from jalapeno.specs.die import DieFile
-
-        _collect_sources(DieFile.model_validate(f.die), "die", sources)
     if f.efficiency:
         efficiency_overrides(data, where)  # validates the table; the set itself is not kept
     return System(

@@ -102,6 +102,11 @@ def _thawed(v: Any) -> Any:
     return v
 
 
+def _is_sourced_model(sub: Any) -> bool:
+    """A schema node that is a sourced number (Sourced, or a subclass such as a banded one)."""
+    return isinstance(sub, type) and issubclass(sub, Sourced)
+
+
 def _is_sourced(d: Any) -> bool:
     return isinstance(d, Mapping) and "value" in d
 
@@ -129,7 +134,7 @@ def _known_keys(data: Mapping[str, Any], model: type = SystemFile, prefix: str =
     for name, f in model.model_fields.items():
         sub, kind = _inner(f.annotation)
         key = prefix + name
-        if sub is Sourced or sub is None:
+        if _is_sourced_model(sub) or sub is None:
             out.append(key)
         elif kind == "model":
             out += _known_keys(data.get(name) or {}, sub, key + ".")
@@ -184,13 +189,13 @@ def _apply_one(data: dict, key: str, value: Any, where: str) -> None:
                 raise SpecError(f"{where}: {key}", "names a link level, not one of its fields",
                                 f"write e.g. {key}.bandwidth_gb_per_s=<value>")
             continue
-        if sub is Sourced or kind != "model":
+        if _is_sourced_model(sub) or kind != "model":
             raise SpecError(f"{where}: {key}", f"{'.'.join(parts[: i + 1])} is a value, not a table",
                             f"write {'.'.join(parts[: i + 1])}=<value>")
         node, model, i = node.setdefault(p, {}), sub, i + 1
     if kind == "dict":  # peak_dense_tflops.fp8: the key inside the table is the schema's to check
         node, p = node.setdefault(p, {}), parts[-1]
-    if sub is Sourced and not isinstance(value, Mapping):
+    if _is_sourced_model(sub) and not isinstance(value, Mapping):
         old = node.get(p)
         if _is_sourced(old):
             value = {**old, "value": value,
