@@ -12,6 +12,8 @@ exceeds its capacity, and equals the tokens its requests hold, recounted from th
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 
 import numpy as np
@@ -217,6 +219,7 @@ def test_decode_step_time_is_the_hand_roofline(tiny):
 
 def test_kv_capacity_not_exceeded_by_one_decoder_beside_a_long_prefill(tiny, kv_monitor):
     model, small, _ = tiny
+    model = dataclasses.replace(model, max_context=1 << 20)  # B is longer than tiny-llama's 4K context
     violations, _ = kv_monitor
     dep = _dep(budget=16)  # a long prompt needs hundreds of 16-token chunks
     sim = Simulation(model, small, dep, ctx_ref=3000.0)

@@ -66,6 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     _register()
     try:
         app(args=argv, standalone_mode=False)
+        sys.stdout.flush()
     except JalapenoError as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
@@ -73,6 +74,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
     except typer.Abort:
         sys.exit(1)
+    except OSError as e:  # stdout (a full disk, a closed pipe) or an output file cannot be written
+        _output_failed(e)
     except Exception as e:  # click usage errors carry their own exit code
         if isinstance(e, _click_exception()):
             if not e.format_message().strip():  # a bare group (`jalapeno hardware`): its help was shown
@@ -84,6 +87,23 @@ def main(argv: list[str] | None = None) -> None:
                   file=sys.stderr)
             sys.exit(e.exit_code)
         raise
+
+
+def _output_failed(e: OSError) -> None:
+    """One line for an output that cannot be written; a closed pipe (``| head``) exits quietly."""
+    import errno
+    import os
+
+    try:  # whatever is still buffered for stdout would fail again at exit: send it nowhere
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    if e.errno == errno.EPIPE:
+        sys.exit(0)
+    where = e.filename or "stdout"
+    print(f"error: {where}: cannot write the output ({e.strerror or type(e).__name__}). Fix: write to a "
+          "device or file with space and permission (or pass --out/--html elsewhere)", file=sys.stderr)
+    sys.exit(2)
 
 
 def _click_exception() -> type:

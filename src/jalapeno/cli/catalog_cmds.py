@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from jalapeno import units
 from jalapeno.cli.common import console, fmt_si, print_json
@@ -73,8 +74,8 @@ def hardware_show(name: str = typer.Argument(..., help="System name or path to a
         print_json(system_dict(s, eff))
         return
     c = s.chip
-    console.print(f"[bold]{s.name}[/bold]: {s.description}"
-                  + ("" if s.vendor_verified else "  [yellow](not vendor-verified)[/yellow]"))
+    console.print(Text.assemble((s.name, "bold"), f": {s.description}",
+                                ("" if s.vendor_verified else ("  (not vendor-verified)", "yellow"))))
     t = Table(title="chip", show_header=False)
     t.add_column("field")
     t.add_column("value")

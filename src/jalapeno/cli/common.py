@@ -12,8 +12,11 @@ import numpy as np
 import typer
 from rich.console import Console
 
-#: Wide enough for the comparison tables when stdout is not a terminal (pipes, CI logs).
-console = Console(width=shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 160)
+#: Wide enough for the comparison tables when stdout is not a terminal (pipes, CI logs). Markup is
+#: off: every string printed is literal, so a user's name, description or source holding square
+#: brackets (``my-h200 [/bold]``) prints as written; styles are given as rich ``Text``/``style=``.
+console = Console(width=shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 160,
+                  markup=False)
 
 
 def _clean(o: Any) -> Any:

@@ -9,7 +9,6 @@ from pathlib import Path
 from dataclasses import replace
 
 import typer
-from rich.markup import escape
 
 from jalapeno.cli.chip_opts import chip_model_option, placement_option
 from jalapeno.cli.common import (OVERLAP_HELP, attention_dtype_option, compute_fallback_option, console,
@@ -61,9 +60,7 @@ def _setup(model: str, workload: str | None, isl: int | None, osl: int | None, p
 
     m = with_routing(load_model(model), routing)
     wl = get_workload(workload, isl, osl, fixed)
-    if m.max_context and wl.isl + wl.osl > m.max_context:
-        raise SpecError("--isl/--osl", f"{wl.isl} + {wl.osl} tokens exceed {m.name}'s context of {m.max_context}",
-                        "use shorter requests")
+    m.check_context(wl.isl + wl.osl, "--isl/--osl", f"{wl.isl} + {wl.osl} tokens")
     prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
     return m, wl, prec
 
@@ -441,7 +438,7 @@ def predict(
         return
     load = f"concurrency {concurrency:g}" if rate is None else f"{rate:g} requests/s (open loop)"
     engine = f" · engine {rec.name}" if rec is not None else ""
-    console.print(point_table(point, escape(f"{m.name} on {s.name} · {wl.name} · {dep.label}{engine} · {load}")))
+    console.print(point_table(point, f"{m.name} on {s.name} · {wl.name} · {dep.label}{engine} · {load}"))
 
 
 def register(app: typer.Typer) -> None:

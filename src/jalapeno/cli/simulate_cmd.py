@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -27,9 +26,11 @@ def simulate(
     osl: int = typer.Option(None, "--osl", help="Output length."),
     concurrency: int = typer.Option(None, "--concurrency", "-c", help="Closed loop: requests (sessions) in flight."),
     rate: float = typer.Option(None, "--rate", "-r", help="Open loop: requests per second."),
-    arrival: str = typer.Option("poisson", "--arrival", help="Open loop process: poisson, gamma or burst."),
-    requests: int = typer.Option(None, "--requests", "-n", help="Counted requests (default 10 x concurrency)."),
-    sessions: int = typer.Option(None, "--sessions", help="Agentic tasks (default 2 x concurrency)."),
+    arrival: str = typer.Option(None, "--arrival", help="Open loop process: poisson (default), gamma or burst."),
+    requests: int = typer.Option(None, "--requests", "-n",
+                                 help="Counted requests (fixed-length workloads; default 10 x concurrency, "
+                                      "open loop 1,000)."),
+    sessions: int = typer.Option(None, "--sessions", help="Agentic tasks (agentic workloads; default 2 x concurrency)."),
     tp: int = typer.Option(1, "--tp"),
     dp: int = typer.Option(1, "--dp"),
     ep: int = typer.Option(1, "--ep"),
@@ -82,12 +83,18 @@ def simulate(
     lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
     kw: dict = {}
     name = "coding-agent" if workload == "agentic" else workload
-    if name in AGENTIC_PRESETS:
+    kind = ("agentic" if name in AGENTIC_PRESETS else
+            "trace" if workload.endswith((".csv", ".jsonl", ".json")) or "/" in workload else "fixed")
+    check_applicable(kind, {"--concurrency": concurrency, "--rate": rate, "--arrival": arrival, "--requests": requests,
+                            "--sessions": sessions, "--isl": isl, "--osl": osl})
+    if kind == "agentic":
         kw["agentic"] = AGENTIC_PRESETS[name]
-    elif workload.endswith((".csv", ".jsonl", ".json")) or "/" in workload:
+    elif kind == "trace":
         kw["trace"] = read_trace(workload)
     else:
         kw["workload"] = get_workload(workload, isl, osl)
+        m.check_context(kw["workload"].isl + kw["workload"].osl, "--isl/--osl",
+                        f"{kw['workload'].isl} + {kw['workload'].osl} tokens")
     if (prefill is None) != (decode is None):
         raise SpecError("--prefill/--decode", "disaggregated serving needs both pools", "pass both, or neither")
     mt = _mtp(mtp, mtp_acceptance)
@@ -107,12 +114,21 @@ def simulate(
     for opt, v in (("--seed", seed), ("--requests", requests), ("--sessions", sessions)):
         if v is not None and v < (0 if opt == "--seed" else 1):
             raise SpecError(opt, f"must be {'>= 0' if opt == '--seed' else '>= 1'}, got {v}", f"give a valid {opt[2:]}")
-    with Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} requests"),
-                  TimeElapsedColumn(), console=console, transient=True, disable=json_out) as bar:
-        task = bar.add_task("sim", total=None)
-        res = run_sim(m, pr, dep, concurrency=concurrency, rate=rate, arrival=arrival, num_requests=requests,
-                      sessions=sessions, seed=seed, prefix_cache=not no_prefix_cache,
-                      on_progress=lambda d, t: bar.update(task, completed=d, total=t), **kw)
+    bar = Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} requests"),
+                   TimeElapsedColumn(), console=console, transient=True, disable=json_out)
+    task = bar.add_task("sim", total=None)
+
+    def progress(done: int, total: int) -> None:  # the bar appears once requests run, not before a refusal
+        if not bar.live.is_started:
+            bar.start()
+        bar.update(task, completed=done, total=total)
+    try:
+        res = run_sim(m, pr, dep, concurrency=concurrency, rate=rate, arrival=arrival or "poisson",
+                      num_requests=requests, sessions=sessions, seed=seed, prefix_cache=not no_prefix_cache,
+                      on_progress=progress, **kw)
+    finally:
+        if bar.live.is_started:
+            bar.stop()
     if html:
         from jalapeno.report.sim_html import write_sim_html
 
@@ -122,9 +138,39 @@ def simulate(
     if json_out:
         print_json(res.as_dict())
         return
-    console.print(_summary_table(res.summary, escape(f"{m.name} on {s.name} · {dep.label} · seed {seed}")))
+    console.print(_summary_table(res.summary, f"{m.name} on {s.name} · {dep.label} · seed {seed}"))
     for path in filter(None, (html, out)):
         console.print(f"wrote {Path(path).resolve()}")
+
+
+_TRACE = "a trace replays its own arrivals and lengths"
+_CLOSED = "agentic sessions run closed loop (--concurrency sessions in flight)"
+#: Options that only some workload kinds use: option -> {kind that cannot use it: why}
+_NOT_FOR = {
+    "--concurrency": {"trace": _TRACE},
+    "--rate": {"trace": _TRACE, "agentic": _CLOSED},
+    "--arrival": {"trace": _TRACE, "agentic": _CLOSED},
+    "--requests": {"trace": _TRACE, "agentic": "an agentic run counts sessions (--sessions)"},
+    "--sessions": {"trace": _TRACE, "fixed": "only agentic workloads have sessions"},
+    "--isl": {"trace": _TRACE, "agentic": "an agentic preset sets its own lengths"},
+    "--osl": {"trace": _TRACE, "agentic": "an agentic preset sets its own lengths"},
+}
+
+
+def check_applicable(kind: str, given: dict) -> None:
+    """Refuse an option the workload kind (``fixed``, ``agentic``, ``trace``) would ignore.
+
+    Raises:
+        SpecError: naming the option, why it does not apply, and the fix.
+    """
+    for opt, value in given.items():
+        why = _NOT_FOR[opt].get(kind)
+        if value is not None and why:
+            label = {"fixed": "a fixed-length", "agentic": "an agentic", "trace": "a trace"}[kind]
+            raise SpecError(opt, f"does not apply to {label} workload: {why}", f"drop {opt}")
+    if kind == "fixed" and given["--arrival"] is not None and given["--rate"] is None:
+        raise SpecError("--arrival", "shapes open-loop arrivals and this run is closed loop (--concurrency)",
+                        "drop --arrival, or use --rate R instead of --concurrency")
 
 
 def _write_requests(df, path: str) -> None:

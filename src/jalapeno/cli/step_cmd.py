@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from jalapeno.cli.chip_opts import chip_model_option, placement_option, print_slices
 from jalapeno.cli.common import (attention_dtype_option, compute_fallback_option, console, fmt_si,
@@ -65,9 +66,7 @@ def step(
         raise SpecError("--prefix", "is the cached prefix of prefilled tokens, and the step prefills none",
                         "add --prefill-tokens N, or drop --prefix")
     for opt, length in (("--context", context), ("--prefix/--prefill-tokens", prefix + prefill_tokens)):
-        if m.max_context and length > m.max_context:
-            raise SpecError(opt, f"{length} tokens exceed {m.name}'s context of {m.max_context}",
-                            "use a context within the model's max_position_embeddings")
+        m.check_context(length, opt)
     sc = step_cost(m, pr, Layout(tp=tp, dp=dp, ep=ep, pp=pp, cp=cp, eplb=eplb), prec,
                    Batch.make(decode_seqs=batch, decode_ctx=context, prefill_tokens=prefill_tokens,
                               prefill_ctx=prefix),
@@ -112,11 +111,12 @@ def step(
         console.print(f"two-batch overlap: {out['hidden_comm_s'] * 1e3:.2f} ms of all-to-all hidden under compute"
                       if split else f"two-batch overlap: fewer than {MIN_SPLIT_SEQS:g} decoding sequences per DP rank "
                       "and no prefill — the step cannot be split and runs serially")
-    console.print(f"step time [bold]{out['step_time_s'] * 1e3:.2f} ms[/bold], bound by "
-                  f"[bold]{out['bound']}[/bold] ({out['bound_margin']:.2f}x the next); {att}")
+    console.print(Text.assemble("step time ", (f"{out['step_time_s'] * 1e3:.2f} ms", "bold"), ", bound by ",
+                                (out["bound"], "bold"), f" ({out['bound_margin']:.2f}x the next); {att}"))
     mem = out["memory"]
     gib = 2**30
     console.print(f"memory per chip: weights {mem['weights_bytes'] / gib:.1f} GiB + KV {mem['kv_bytes'] / gib:.1f}"
                   f" GiB + activations {mem['activation_bytes'] / gib:.1f} GiB + reserve "
                   f"{mem['reserve_bytes'] / gib:.1f} GiB of {mem['usable_bytes'] / gib:.1f} GiB usable"
-                  + ("" if out["feasible"] else f" — [red]does not fit: {out['reason']}[/red]"))
+                  + ("" if out["feasible"] else f" — does not fit: {out['reason']}"),
+                  style=None if out["feasible"] else "red")

@@ -27,7 +27,6 @@ absolute % error and the median signed error (bias).
 
 from __future__ import annotations
 
-import csv
 import math
 import re
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from jalapeno.deploy.deployment import MTP, Deployment, Pool
 from jalapeno.deploy.engines import get_recipe, identified_config
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError, SpecError
+from jalapeno.specs.files import csv_rows, read_user_text
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import PRESETS, Workload
 
@@ -201,15 +201,7 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
         SpecError: missing file or a missing column.
     """
     p = Path(path)
-    if not p.is_file():
-        raise SpecError(str(p), "file not found", "pass an InferenceX points CSV")
-    try:
-        with p.open(newline="", encoding="utf-8-sig") as f:  # tolerate a byte-order mark
-            rows = list(csv.DictReader(f))
-    except UnicodeDecodeError:
-        raise SpecError(str(p), "not a UTF-8 text CSV", "pass an InferenceX points CSV (UTF-8)") from None
-    except (OSError, csv.Error) as e:
-        raise SpecError(str(p), f"cannot read it as CSV: {e}", "pass an InferenceX points CSV") from None
+    rows = csv_rows(read_user_text(p, "an InferenceX points CSV", "pass an InferenceX points CSV"), p.name)
     if not rows:
         raise SpecError(str(p), "no data rows", "pass an InferenceX points CSV with at least one row")
     need = {"hardware", "model", "precision", "isl", "osl", "conc", "topology", "tput_per_gpu", "tok_s_user"}
@@ -381,8 +373,8 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
     from jalapeno.analysis.comparison import system_frontier
     from jalapeno.analysis.frontier import interp_frontier
     from jalapeno.analysis.sweep import SweepOptions
-    from jalapeno.serve.point import serve_at_concurrency
     from jalapeno.cost.pricer import load_pricer
+    from jalapeno.serve.point import serve_at_concurrency
     from jalapeno.specs.catalog import load_model
 
     out = []

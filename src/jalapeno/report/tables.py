@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
 from rich.table import Table
 
 from jalapeno.errors import SpecError
@@ -79,7 +78,7 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
                      _f(h.peak_tok_s_per_kw[conv], ",.0f") + band(h, "peak_tok_s_per_kw", ",.0f", conv),
                      _f(h.usd_per_mtok_at_peak, ".3f"), h.bound_at_peak,
                      _f(h.max_interactivity, ".1f") + band(h, "max_interactivity", ".1f"),
-                     h.bound_at_max_interactivity, _f(h.min_e2e_s, ".2f"), escape(h.deployment_at_peak))
+                     h.bound_at_max_interactivity, _f(h.min_e2e_s, ".2f"), h.deployment_at_peak)
     ratios = Table(title=f"ratios vs {d.baseline} (throughput per chip; per kW in brackets)")
     ratios.add_column("system", no_wrap=True, min_width=16)
     ratios.add_column("peak")
@@ -136,7 +135,7 @@ def frontier_table(points: Sequence[PointRecord], title: str) -> Table:
                   _f(p.output_throughput_per_chip, ",.0f"), _f(p.tok_s_per_kw, ",.0f"),
                   _f(p.ttft_s * 1e3, ".0f"), _f(p.tpot_s * 1e3, ".1f"), _f(p.e2e_s, ".1f"),
                   _f(p.concurrency, ".0f"), _f(p.chips, ".0f"),
-                  p.bound + (f" · {p.limit}" if p.limit else ""), escape(p.deployment.label))
+                  p.bound + (f" · {p.limit}" if p.limit else ""), p.deployment.label)
     return t
 
 
@@ -160,7 +159,7 @@ def point_table(p: PointRecord, title: str) -> Table:
         ("tok/s per kW", _f(p.tok_s_per_kw, ",.0f")),
         ("J per token", _f(p.j_per_token, ".3f")),
         ("$ per M tokens", _f(p.usd_per_mtok, ".3f")),
-        ("efficiency set", escape(str(getattr(p, "efficiency_source", "")))),
+        ("efficiency set", str(getattr(p, "efficiency_source", ""))),
         ("bound", f"{p.bound} ({_f(p.bound_margin, '.2f')}x the next)"
          + (f"; capped by {p.limit}" if p.limit else "")),
         ("KV transfer", f"{_f(p.kv_transfer_s * 1e3, '.2f')} ms"),

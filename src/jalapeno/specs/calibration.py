@@ -17,6 +17,7 @@ from pathlib import Path
 
 from jalapeno.errors import SpecError, UnknownNameError
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency, flatten_params, nest_params
+from jalapeno.specs.files import read_user_text
 
 EFFICIENCY_SETS = ("calibrated", "low", "high", "spec")
 _DIR = resources.files("jalapeno") / "data" / "calibration"
@@ -52,9 +53,10 @@ def _read_calibration_file(path: Path) -> dict:
         raise UnknownNameError("efficiency", f"{path} not found",
                                "give a set name (calibrated, low, high, spec), a directory written by "
                                "`jalapeno calibrate --out-dir DIR` (holding <system>.toml) or a calibration .toml file")
+    text = read_user_text(path, "a calibration TOML", "pass a file written by `jalapeno calibrate --out-dir DIR`")
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as e:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
         raise SpecError("efficiency", f"{path} is not a readable calibration TOML ({type(e).__name__})",
                         "pass a file written by `jalapeno calibrate --out-dir DIR`") from None
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from jalapeno import units
 from jalapeno.errors import SpecError
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
+from jalapeno.specs.files import read_user_text
 
 COMPUTE_FORMATS = ("bf16", "fp8", "fp4", "int8")
 TOPOLOGIES = ("switched", "full_mesh", "torus3d", "fat_tree")
@@ -449,15 +450,12 @@ def read_system_toml(path: Path) -> dict:
         SpecError: missing file, TOML syntax error, not UTF-8.
     """
     path = Path(path)
-    if not path.is_file():
-        raise SpecError(str(path), "file not found",
-                        "pass a system name from `jalapeno hardware list` or the path of a TOML file")
+    text = read_user_text(path, "a system TOML file",
+                          "pass a system name from `jalapeno hardware list` or the path of a TOML file")
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(str(path), f"malformed TOML: {e}", "fix the TOML syntax") from None
-    except UnicodeDecodeError:
-        raise SpecError(str(path), "not a UTF-8 text file", "pass a TOML system file") from None
 
 
 def load_system_file(path: Path) -> System:

@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from jalapeno.errors import SpecError
+
 #: model_type values jalapeno models, by family.
 _MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2"}
 _GQA_DENSE_TYPES = {"llama", "mistral", "qwen2", "qwen3"}
@@ -145,6 +147,22 @@ class ModelSpec:
     default_precision: str
     max_context: int
     source: str = field(default="", compare=False)
+
+    def check_context(self, tokens: float, field: str, what: str | None = None) -> None:
+        """Every path that runs a sequence (predict, step, simulate, traces) makes this one check.
+
+        Args:
+            tokens: the sequence's total length (input + output, or the context), tokens.
+            field: the option or file field that set it, for the message.
+            what: how to show the length (default: the number).
+
+        Raises:
+            SpecError: longer than ``max_context`` (``max_position_embeddings``; 0 = unknown, no check).
+        """
+        if self.max_context and tokens > self.max_context:
+            raise SpecError(field, f"{what or f'{tokens:.0f} tokens'} exceed {self.name}'s context of "
+                            f"{self.max_context} tokens (max_position_embeddings)",
+                            "use shorter requests or a model with a longer context")
 
     # ---- per-module parameter counts (elements) ------------------------------------------
     @property

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from jalapeno.errors import SpecError, UnsupportedModelError
+from jalapeno.specs.files import read_user_text
 from jalapeno.specs.model import (
     _GQA_MOE_TYPES,
     _MLA_TYPES,
@@ -180,10 +181,7 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
         if top_k > n_exp:
             raise SpecError(f"{src}: num_experts_per_tok", f"top-k {top_k} exceeds {n_exp} experts",
                             "set num_experts_per_tok <= the number of experts")
-        if mt == "gpt_oss":
-            expert_inter = _req(cfg, "intermediate_size", src)
-            dense_inter = 0
-        elif mt == "mixtral":
+        if mt == "gpt_oss" or mt == "mixtral":
             expert_inter = _req(cfg, "intermediate_size", src)
             dense_inter = 0
         else:
@@ -234,17 +232,14 @@ def load_model_file(path: Path, name: str | None = None) -> ModelSpec:
         UnsupportedModelError: the architecture is not supported.
     """
     path = Path(path)
-    if not path.is_file():
-        raise SpecError(str(path), "file not found", "pass a model name from `jalapeno models list` "
-                        "or the path of a config.json")
+    text = read_user_text(path, "a Hugging Face config.json", "pass a model name from `jalapeno models list` "
+                          "or the path of a config.json")
     try:
-        cfg = json.loads(path.read_text(encoding="utf-8"))
+        cfg = json.loads(text)
     except RecursionError:
         raise SpecError(str(path), "JSON nested too deeply", "pass a Hugging Face config.json") from None
     except json.JSONDecodeError as e:
         raise SpecError(str(path), f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}",
                         "fix the JSON syntax of the config file") from None
-    except UnicodeDecodeError:
-        raise SpecError(str(path), "not a text file", "pass a JSON config.json") from None
     stem = path.stem if path.stem != "config" else path.parent.name
     return model_from_config(cfg, name or stem, str(path))

@@ -28,3 +28,11 @@ class KVTransferDone:
     request_id: int
     instance: int
     priority: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class TraceNext:
+    """The next request of a trace or open-loop plan arrives (created now, routed after the front end)."""
+
+    index: int
+    priority: int = 1

@@ -14,13 +14,21 @@ import pandas as pd
 QUANTILES = (50, 90, 99)
 
 
+#: (column, Request attribute, dtype) of the per-request frame
+_FRAME_COLUMNS = (("id", "id", np.int64), ("session", "session", np.int64), ("turn", "turn", np.int64),
+                  ("instance", "instance", np.int64), ("arrival_s", "arrival_s", float),
+                  ("first_scheduled_s", "first_scheduled_s", float), ("first_token_s", "first_token_s", float),
+                  ("done_s", "done_s", float), ("input_tokens", "isl", np.int64), ("output_tokens", "osl", np.int64),
+                  ("cached_tokens", "cached_tokens", np.int64), ("preemptions", "preemptions", np.int64))
+
+
 def request_frame(requests) -> pd.DataFrame:
     """One row per counted request, with derived latencies (seconds)."""
-    rows = [(r.id, r.session, r.turn, r.instance, r.arrival_s, r.first_scheduled_s, r.first_token_s, r.done_s,
-             r.isl, r.osl, r.cached_tokens, r.preemptions) for r in requests if r.counted]
-    df = pd.DataFrame(rows, columns=["id", "session", "turn", "instance", "arrival_s", "first_scheduled_s",
-                                     "first_token_s", "done_s", "input_tokens", "output_tokens",
-                                     "cached_tokens", "preemptions"])
+    counted = [r for r in requests if r.counted]
+    n = len(counted)
+    # column by column (np.fromiter), not a list of row tuples: a million requests stay ~0.1 GB
+    df = pd.DataFrame({col: np.fromiter((getattr(r, attr) for r in counted), dtype=dt, count=n)
+                       for col, attr, dt in _FRAME_COLUMNS})
     df["ttft_s"] = df.first_token_s - df.arrival_s
     df["tpot_s"] = (df.done_s - df.first_token_s) / (df.output_tokens - 1).clip(lower=1)
     df["e2e_s"] = df.done_s - df.arrival_s

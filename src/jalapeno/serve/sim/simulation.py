@@ -26,10 +26,12 @@ from jalapeno.serve.analytic import frontend_s
 from jalapeno.serve.disagg import kv_transfer_s
 from jalapeno.serve.sim.engine import Engine
 from jalapeno.serve.sim.entities import PrefixCache, Request
-from jalapeno.serve.sim.events import Arrival, KVTransferDone, StepDone
+from jalapeno.serve.sim.events import Arrival, KVTransferDone, StepDone, TraceNext
 from jalapeno.serve.sim.metrics import downsample, request_frame, summarize, task_frame
 from jalapeno.serve.sim.scheduler import Instance
 from jalapeno.serve.sim.step_time import StepTimer
+from jalapeno.serve.sim.timeseries import BinnedSeries
+from jalapeno.serve.sim.trace import Trace
 from jalapeno.serve.sim.workloads import (
     AgenticSpec,
     RequestSpec,
@@ -66,6 +68,10 @@ def _capacity_tokens(model, pricer: Pricer, layout, precision, ctx_ref: float, b
     """KV tokens one instance holds: the decode-batch cap at the reference context x that context."""
     return decode_batch_cap(model, pricer.system, layout, precision, ctx_ref, pricer.efficiency, mtp,
                             float(budget), memory_fraction=memory_fraction) * ctx_ref
+
+
+#: Requests of a trace or open-loop plan created per feed event (serve/sim/simulation.open_loop)
+FEED_CHUNK = 256
 
 
 class Simulation:
@@ -105,7 +111,8 @@ class Simulation:
         self.think_s = 0.0
         self.done_count = 0
         self.target = 0
-        self.samples: list[tuple] = []
+        self.series = BinnedSeries()
+        self.trace: Trace | None = None
         self._session_instance: dict[int, int] = {}
         self.warmup_left = 0
         self.on_progress: Callable[[int, int], None] | None = None
@@ -123,9 +130,19 @@ class Simulation:
         return frontend_s(self.eff, r.isl)
 
     def _check_fits(self, r: Request) -> None:
+        self.check_lengths(r.isl, r.osl)
+
+    def check_lengths(self, isl: int, osl: int, where: str = "workload") -> None:
+        """A request of ``isl`` + ``osl`` tokens must fit the model's context (checked first: it is
+        the model's limit whatever the deployment) and one instance's KV cache.
+
+        Raises:
+            SpecError: longer than the model's context. InfeasibleDeployment: longer than the KV cache.
+        """
+        self.model.check_context(isl + osl, where, f"{isl} + {osl} tokens")
         biggest = max(i.capacity for i in self.instances if i.role != "prefill")
-        if r.isl + r.osl > biggest:
-            raise InfeasibleDeployment("workload", f"a request of {r.isl}+{r.osl} tokens exceeds the "
+        if isl + osl > biggest:
+            raise InfeasibleDeployment(where, f"a request of {isl}+{osl} tokens exceeds the "
                                        f"{biggest:.0f}-token KV cache of one instance",
                                        "shard wider, use a smaller precision or shorter requests")
 
@@ -170,12 +187,36 @@ class Simulation:
         self.next_turn[first.session] = list(reversed(rest))
         self._new_request(first, now, True)
 
-    def open_loop(self, specs: list[RequestSpec], arrivals_s: np.ndarray | None = None) -> None:
-        """Issue ``specs`` at their own arrival times (trace) or at ``arrivals_s``."""
-        self.target = len(specs)
+    def open_loop(self, specs: list[RequestSpec] | Trace, arrivals_s: np.ndarray | None = None) -> None:
+        """Issue ``specs`` at their own arrival times (trace) or at ``arrivals_s``.
+
+        The requests are fed in chunks of :data:`FEED_CHUNK` (a :class:`TraceNext` event at the
+        first arrival of a chunk creates its requests and schedules the next chunk), so the event
+        heap holds at most one chunk of pending arrivals, not the whole plan.
+        """
+        tr = Trace.from_specs(specs)
+        if arrivals_s is not None:
+            tr = Trace(np.asarray(arrivals_s, dtype=float), tr.isl, tr.osl, tr.session, tr.prefix_group)
+        k = int(np.argmax(tr.isl + tr.osl))
+        self.check_lengths(int(tr.isl[k]), int(tr.osl[k]), "workload" if arrivals_s is not None else f"trace row {k + 1}")
+        self.trace = tr
+        self.target = len(tr)
         self.warmup_left = 0
-        for k, s in enumerate(specs):
-            self._new_request(s, float(arrivals_s[k]) if arrivals_s is not None else s.arrival_s, True)
+        self.engine.schedule(float(tr.arrival_s[0]), TraceNext(0), priority=1)
+
+    def _feed(self, k: int, now: float):
+        tr = self.trace
+        end = min(k + FEED_CHUNK, len(tr))
+        out = []
+        for at, isl, osl, sess, grp in zip(tr.arrival_s[k:end].tolist(), tr.isl[k:end].tolist(),
+                                           tr.osl[k:end].tolist(), tr.session[k:end].tolist(),
+                                           tr.prefix_group[k:end].tolist()):
+            r = Request(len(self.requests), at, isl, osl, sess, 0, grp, True)
+            self.requests.append(r)
+            out.append((at - now + self._frontend(r), Arrival(r.id)))
+        if end < len(tr):
+            out.append((float(tr.arrival_s[end]) - now, TraceNext(end)))
+        return out
 
     # ---- events ------------------------------------------------------------------------
     def _route(self, req: Request) -> Instance:
@@ -185,6 +226,8 @@ class Simulation:
         return min(pool, key=lambda i: (i.load, i.id))
 
     def _dispatch(self, now: float, ev):
+        if isinstance(ev, TraceNext):
+            return self._feed(ev.index, now)
         if isinstance(ev, Arrival):
             req = self.requests[ev.request_id]
             prev = self._session_instance.get(req.session) if req.session >= 0 else None
@@ -262,7 +305,7 @@ class Simulation:
             if i.role != "prefill":
                 used += i.used
         cap = self._kv_capacity
-        self.samples.append((now, run, wait, used / cap if cap else 0.0))
+        self.series.add(now, run, wait, used / cap if cap else 0.0)
 
     # ---- run ---------------------------------------------------------------------------
     def run(self) -> SimResult:
@@ -283,8 +326,37 @@ class Simulation:
             "preemptions_total": sum(i.preemptions for i in self.instances),
             "prefix_hit_rate_cache": float(np.mean([i.cache.hit_rate for i in self.instances])),
         })
-        ts = pd.DataFrame(self.samples, columns=["t_s", "running", "waiting", "kv_occupancy"])
+        ts = self.series.frame()
         return SimResult(summary, df, tasks, ts)
+
+
+#: Most requests one run plans (closed loop: warm-up + counted; open loop: arrivals; agentic:
+#: turns). Memory grows with the requests (~0.5 KB each with their results), so a plausible typo
+#: (``-c 1000000`` plans 12,000,000) is refused before it runs instead of growing without bound;
+#: a trace is limited only by its file.
+MAX_PLANNED_REQUESTS = 2_000_000
+
+
+def _check_plan_size(workload, agentic, concurrency, rate, num_requests, sessions) -> None:
+    """Raises SpecError when a run would plan more than :data:`MAX_PLANNED_REQUESTS` requests."""
+    if workload is not None:
+        if concurrency is not None:
+            n, why, opt = (num_requests or 10 * concurrency) + 2 * concurrency, (
+                f"{num_requests or 10 * concurrency:,} counted + {2 * concurrency:,} warm-up requests"), "--concurrency"
+        else:
+            n, why, opt = num_requests or 1000, f"{num_requests or 1000:,} arrivals", "--requests"
+        if num_requests is not None and num_requests > MAX_PLANNED_REQUESTS:
+            opt = "--requests"
+    elif agentic is not None and concurrency is not None:
+        k = sessions or 2 * concurrency
+        n, why, opt = k * agentic.turns, f"{k:,} sessions x {agentic.turns} turns", (
+            "--sessions" if sessions else "--concurrency")
+    else:
+        return
+    if n > MAX_PLANNED_REQUESTS:
+        raise SpecError(opt, f"the run would simulate {n:,} requests ({why}), over the limit of "
+                        f"{MAX_PLANNED_REQUESTS:,}", "lower --concurrency (a deployment holds far fewer sequences "
+                        "at once; the rest only queue) or --requests/--sessions")
 
 
 def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Workload | None = None,
@@ -315,6 +387,12 @@ def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Wor
             raise SpecError(opt, f"must be >= 1, got {v}", f"give a positive {opt[2:]} count or leave it out")
     if seed < 0:
         raise SpecError("--seed", f"must be >= 0, got {seed}", "give a non-negative integer seed")
+    _check_plan_size(workload, agentic, concurrency, rate, num_requests, sessions)
+    if workload is not None:
+        model.check_context(workload.isl + workload.osl, "--isl/--osl", f"{workload.isl} + {workload.osl} tokens")
+    if agentic is not None:
+        model.check_context(agentic.final_context_tokens * (1 + agentic.jitter), "--workload",
+                            f"agentic preset {agentic.name} (context up to ~{agentic.final_context_tokens:,} tokens)")
     check_pricer(pricer, "simulate")
     check_precision(dep.precision, model, pricer.system.chip)
     system = pricer.system
@@ -327,7 +405,11 @@ def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Wor
     elif agentic is not None:
         ctx_ref = agentic.final_context_tokens / 2
     else:
-        ctx_ref = float(np.mean([s.isl + s.osl / 2 for s in trace]))
+        trace = Trace.from_specs(trace)
+        k = int(np.argmax(trace.isl + trace.osl))
+        model.check_context(int(trace.isl[k] + trace.osl[k]), f"trace row {k + 1}",
+                            f"{trace.isl[k]} + {trace.osl[k]} tokens")
+        ctx_ref = float(np.mean(trace.isl + trace.osl / 2))
     sim = Simulation(model, pricer, dep, seed=seed, ctx_ref=ctx_ref, prefix_cache=prefix_cache)
     sim.on_progress = on_progress
     config = {"model": model.name, "system": system.name, "deployment": dep.as_dict(), "seed": seed,

@@ -4,11 +4,8 @@ trace replay; and open-loop arrival processes (Poisson, gamma, bursts).
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -112,54 +109,8 @@ def open_loop_arrivals(n: int, rate_per_s: float, process: str, rng: np.random.G
     return np.cumsum(gaps) - gaps[0]
 
 
-_TRACE_COLS = ("arrival_s", "input_tokens", "output_tokens")
+def read_trace(path):
+    """Read a CSV or JSONL trace into columns (serve/sim/trace.py: :func:`~jalapeno.serve.sim.trace.read_trace`)."""
+    from jalapeno.serve.sim.trace import read_trace as _read
 
-
-def read_trace(path: str | Path) -> list[RequestSpec]:
-    """Read a CSV or JSONL trace: arrival_s, input_tokens, output_tokens [, session_id, prefix_group].
-
-    Raises:
-        SpecError: missing file, unknown extension, a missing column or a bad value (named).
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise SpecError(str(p), "trace file not found", "pass a CSV or JSONL file with arrival_s, "
-                        "input_tokens, output_tokens")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise SpecError(str(p), "not a UTF-8 text file", "pass a CSV or JSONL trace") from None
-    if p.suffix.lower() == ".csv":
-        rows = list(csv.DictReader(text.splitlines()))
-    elif p.suffix.lower() in (".jsonl", ".json"):
-        rows = []
-        for i, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise SpecError(f"{p.name}: line {i}", f"malformed JSON: {e.msg}", "one JSON object per line") from None
-                if not isinstance(obj, dict):
-                    raise SpecError(f"{p.name}: line {i}", "not a JSON object", "one JSON object per line")
-                rows.append(obj)
-    else:
-        raise SpecError(str(p), f"unknown trace format {p.suffix!r}", "use .csv or .jsonl")
-    if not rows:
-        raise SpecError(str(p), "the trace has no rows", "add at least one request")
-    out = []
-    for i, r in enumerate(rows, start=1):
-        for c in _TRACE_COLS:
-            if c not in r or r[c] in (None, ""):
-                raise SpecError(f"{p.name}: row {i}: {c}", "missing value", f"give {c} for every row")
-        try:
-            arr, isl, osl = float(r["arrival_s"]), int(float(r["input_tokens"])), int(float(r["output_tokens"]))
-            sess = int(float(r.get("session_id") or -1)) if str(r.get("session_id", "")).strip() not in ("", "None") else -1
-            grp = int(float(r.get("prefix_group") or -1)) if str(r.get("prefix_group", "")).strip() not in ("", "None") else -1
-        except (TypeError, ValueError, OverflowError):
-            raise SpecError(f"{p.name}: row {i}", "a value is not a finite number",
-                            "use finite numbers for times, lengths and ids") from None
-        if not math.isfinite(arr) or arr < 0 or isl < 1 or osl < 1:
-            raise SpecError(f"{p.name}: row {i}", "arrival_s must be >= 0 and token counts >= 1", "fix the row")
-        out.append(RequestSpec(isl, max(osl, 2), arr, sess, 0, grp))
-    out.sort(key=lambda s: s.arrival_s)
-    return out
+    return _read(path)

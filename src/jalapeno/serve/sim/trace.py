@@ -1,0 +1,195 @@
+"""A user's request trace, read into columns (``jalapeno simulate -w trace.csv``).
+
+A trace of a million requests is held as five NumPy columns (~40 MB), not a million row objects,
+and the simulator feeds it one arrival at a time (serve/sim/simulation.py), so memory grows with
+the requests in flight and the counted results, not with a plan of the whole trace.
+
+Arrival times are seconds. Times that are plainly not seconds since the trace's start are
+refused with the unit they look like: epoch timestamps in ms, µs or ns (~1.7e12-1.7e18; at
+1.7e18 the spacing of a float64 is 256 s, so every step of a simulation would vanish). Epoch
+*seconds* (~1.7e9) are rebased to the first arrival (float64 spacing there is 0.24 µs).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from jalapeno.errors import SpecError
+from jalapeno.specs.files import read_user_text
+
+COLUMNS = ("arrival_s", "input_tokens", "output_tokens")
+OPTIONAL = ("session_id", "prefix_group")
+#: First arrival at or above this (s) is taken as an absolute timestamp and rebased to zero:
+#: 1e6 s is 11.6 days, longer than any trace's own offset and far below epoch seconds (1.7e9).
+REBASE_ABOVE_S = 1e6
+#: Arrival times at or above this are not seconds at all: 1e11 s is 3,200 years, and epoch
+#: milliseconds (1.7e12), microseconds (1.7e15) and nanoseconds (1.7e18) all lie above it.
+NOT_SECONDS_ABOVE = 1e11
+#: Largest token count accepted in a trace cell (a billion tokens; any model's context is far below).
+MAX_TOKENS = 1e9
+#: Longest trace span accepted after rebasing (s): 1e8 s is 3.2 years of requests.
+MAX_SPAN_S = 1e8
+_PER_S = {"nanoseconds": "1e9", "microseconds": "1e6", "milliseconds": "1e3"}
+_HELP = "pass a CSV or JSONL file with arrival_s, input_tokens, output_tokens [, session_id, prefix_group]"
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Requests of a trace as columns, sorted by arrival (stable: equal times keep file order).
+
+    Attributes (all shape (N,)): ``arrival_s`` float64 seconds from the first arrival's origin;
+    ``isl``, ``osl`` int64 tokens (osl >= 2: one token is the prefill's); ``session``,
+    ``prefix_group`` int64 (-1 = none).
+    """
+
+    arrival_s: np.ndarray
+    isl: np.ndarray
+    osl: np.ndarray
+    session: np.ndarray
+    prefix_group: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.arrival_s.size)
+
+    def spec(self, k: int):
+        """Request ``k`` as a :class:`~jalapeno.serve.sim.workloads.RequestSpec`."""
+        from jalapeno.serve.sim.workloads import RequestSpec
+
+        return RequestSpec(int(self.isl[k]), int(self.osl[k]), float(self.arrival_s[k]), int(self.session[k]), 0,
+                           int(self.prefix_group[k]))
+
+    def __iter__(self) -> Iterator:
+        return (self.spec(k) for k in range(len(self)))
+
+    @classmethod
+    def from_specs(cls, specs: Sequence) -> Trace:
+        """A trace from request specs (sorted by arrival, stable).
+
+        Raises:
+            SpecError: an empty list.
+        """
+        if isinstance(specs, Trace):
+            return specs
+        if len(specs) == 0:
+            raise SpecError("trace", "the trace has no requests", "give at least one request")
+        cols = [np.array([getattr(s, a) for s in specs], dtype=t) for a, t in
+                (("arrival_s", float), ("isl", np.int64), ("osl", np.int64), ("session", np.int64),
+                 ("prefix_group", np.int64))]
+        order = np.argsort(cols[0], kind="stable")
+        return cls(*(c[order] for c in cols))
+
+
+def _bad_row(name: str, k: int, col: str, problem: str, fix: str) -> SpecError:
+    return SpecError(f"{name}: row {k + 1}: {col}", problem, fix)
+
+
+def _numeric(name: str, col: str, raw, n: int) -> np.ndarray:
+    """A column as float64; a missing or non-numeric cell is named by its row."""
+    import pandas as pd
+
+    s = pd.Series(raw, dtype=object) if not hasattr(raw, "dtype") else raw
+    vals = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(vals)
+    if bad.any():
+        k = int(np.argmax(bad))
+        cell = s.iloc[k] if hasattr(s, "iloc") else s[k]
+        missing = cell is None or (isinstance(cell, float) and math.isnan(cell)) or str(cell).strip() == ""
+        if missing:
+            raise _bad_row(name, k, col, "missing value", f"give {col} for every row")
+        raise _bad_row(name, k, col, f"{cell!r} is not a finite number", "use finite numbers for times, lengths and ids")
+    return vals
+
+
+def _columns_from_csv(text: str, name: str) -> dict:
+    import pandas as pd
+
+    try:
+        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True)
+    except pd.errors.EmptyDataError:
+        raise SpecError(name, "the trace has no rows", "add a header and at least one request") from None
+    except (pd.errors.ParserError, ValueError) as e:
+        raise SpecError(name, f"malformed CSV ({str(e).splitlines()[0]})",
+                        "one request per line; close every quoted field with a matching \"") from None
+    df.columns = [str(c).strip() for c in df.columns]
+    return {c: df[c] for c in df.columns}
+
+
+def _columns_from_jsonl(text: str, name: str) -> dict:
+    cols: dict[str, list] = {c: [] for c in COLUMNS + OPTIONAL}
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (json.JSONDecodeError, RecursionError) as e:
+            raise SpecError(f"{name}: line {i}", f"malformed JSON: {getattr(e, 'msg', 'nested too deeply')}",
+                            "one JSON object per line") from None
+        if not isinstance(obj, dict):
+            raise SpecError(f"{name}: line {i}", "not a JSON object", "one JSON object per line")
+        for c, col in cols.items():
+            v = obj.get(c)
+            col.append("" if v is None else repr(v) if isinstance(v, (dict, list, bool)) else v)
+    return {c: v for c, v in cols.items() if c in COLUMNS or any(x != "" for x in v)}
+
+
+def read_trace(path: str | Path) -> Trace:
+    """Read a CSV or JSONL trace: arrival_s, input_tokens, output_tokens [, session_id, prefix_group].
+
+    Raises:
+        SpecError: missing or unreadable file, unknown extension, malformed CSV/JSON, a missing
+            column or a bad value (the row and column named), arrival times that are not seconds.
+    """
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix not in (".csv", ".jsonl", ".json"):
+        raise SpecError(str(p), f"unknown trace format {p.suffix!r}", "use .csv or .jsonl")
+    text = read_user_text(p, "a CSV or JSONL trace", _HELP)
+    cols = _columns_from_csv(text, p.name) if suffix == ".csv" else _columns_from_jsonl(text, p.name)
+    n = len(next(iter(cols.values()))) if cols else 0
+    if n == 0:
+        raise SpecError(str(p), "the trace has no rows", "add at least one request")
+    for c in COLUMNS:
+        if c not in cols:
+            raise SpecError(f"{p.name}: {c}", "missing column", _HELP)
+    arr = _numeric(p.name, "arrival_s", cols["arrival_s"], n)
+    isl = _numeric(p.name, "input_tokens", cols["input_tokens"], n)
+    osl = _numeric(p.name, "output_tokens", cols["output_tokens"], n)
+    opt = {}
+    for c in OPTIONAL:
+        raw = cols.get(c)
+        if raw is None:
+            opt[c] = np.full(n, -1, dtype=np.int64)
+            continue
+        import pandas as pd
+
+        s = pd.Series(raw, dtype=object).map(lambda v: "" if v is None or str(v).strip() in ("", "None") else v)
+        blank = (s == "").to_numpy()
+        vals = _numeric(p.name, c, s.where(~blank, "-1"), n)
+        opt[c] = vals.astype(np.int64)
+    for col, v in (("arrival_s", arr), ("input_tokens", isl), ("output_tokens", osl)):
+        tokens = col != "arrival_s"
+        out = (v < 1) | (v > MAX_TOKENS) if tokens else v < 0
+        if out.any():
+            k = int(np.argmax(out))
+            raise _bad_row(p.name, k, col, f"{v[k]:g} is out of range "
+                           f"({f'1 to {MAX_TOKENS:.0e} tokens' if tokens else '>= 0 s'})", "fix the row")
+    first = float(arr.min())
+    if float(arr.max()) >= NOT_SECONDS_ABOVE:
+        unit = "nanoseconds" if first >= 1e17 else "microseconds" if first >= 1e14 else "milliseconds"
+        raise SpecError(f"{p.name}: arrival_s", f"values up to {arr.max():.3g} are not seconds (epoch {unit}?)",
+                        f"give seconds: divide by {_PER_S[unit]}")
+    if first >= REBASE_ABOVE_S:
+        arr = arr - first  # an absolute clock (epoch seconds): only the gaps matter
+    if float(arr.max()) > MAX_SPAN_S:
+        raise SpecError(f"{p.name}: arrival_s", f"the trace spans {arr.max():.3g} s (over {MAX_SPAN_S:.0e} s, "
+                        "3 years)", "give arrival times in seconds")
+    order = np.argsort(arr, kind="stable")
+    return Trace(arr[order], isl.astype(np.int64)[order], np.maximum(osl.astype(np.int64), 2)[order],
+                 opt["session_id"][order], opt["prefix_group"][order])

@@ -1,0 +1,78 @@
+"""Reading a user's file: one place that turns every way a read can fail into a named error.
+
+Every reader of a user file (system TOML, model config.json, trace CSV/JSONL, calibration TOML,
+validation CSV) goes through :func:`read_user_text`, so a missing file, a directory, a file the
+user may not read, a non-UTF-8 file and a UTF-8 byte-order mark are handled the same way
+everywhere. :func:`csv_rows` parses CSV text with the same care (an unterminated quote, a field
+past the csv module's limit).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from jalapeno.errors import SpecError
+
+#: Largest CSV field accepted, in characters. The csv module's default limit is 131,072; a longer
+#: field in a trace or points file is always a broken quote, so it is refused with that reason.
+CSV_FIELD_LIMIT = 131_072
+
+
+def read_user_text(path: str | Path, what: str, fix: str) -> str:
+    """The text of a user's file, UTF-8 with an optional byte-order mark removed.
+
+    Args:
+        path: the file.
+        what: what the file should be, for the message ("a system TOML file").
+        fix: what to pass instead, for the message.
+
+    Raises:
+        SpecError: missing, a directory, unreadable (permission, I/O error) or not UTF-8; the
+            field is the path.
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise SpecError(str(p), f"is a directory, not {what}", fix)
+    if not p.exists():
+        raise SpecError(str(p), "file not found", fix)
+    try:
+        data = p.read_bytes()
+    except PermissionError:
+        raise SpecError(str(p), "permission denied (the file cannot be read)",
+                        "make the file readable (chmod u+r) or pass another file") from None
+    except OSError as e:
+        raise SpecError(str(p), f"cannot be read ({e.strerror or type(e).__name__})", fix) from None
+    try:
+        return data.decode("utf-8-sig")  # a byte-order mark (Excel's CSV export) is not part of the data
+    except UnicodeDecodeError:
+        raise SpecError(str(p), f"not a UTF-8 text file (expected {what})", fix) from None
+
+
+def csv_rows(text: str, where: str) -> list[dict[str, str]]:
+    """Rows of CSV text as dicts keyed by the header (header names stripped of spaces).
+
+    Raises:
+        SpecError: a malformed CSV (an unterminated quote, a field over :data:`CSV_FIELD_LIMIT`
+            characters), naming the line.
+    """
+    reader = csv.DictReader(text.splitlines())
+    rows = []
+    try:
+        for row in reader:
+            if None in row:  # more cells than the header has columns
+                raise SpecError(f"{where}: line {reader.line_num}", "more cells than the header has columns",
+                                "give one value per column (quote a value that contains a comma)")
+            rows.append(row)
+    except csv.Error as e:
+        msg = str(e)
+        if "field larger than field limit" in msg:
+            msg = (f"a field is longer than {CSV_FIELD_LIMIT:,} characters (an unterminated quote "
+                   "runs to the end of the file)")
+        raise SpecError(f"{where}: line {reader.line_num}", f"malformed CSV: {msg}",
+                        "close every quoted field with a matching \"") from None
+    if reader.fieldnames:
+        rename = {k: k.strip() for k in reader.fieldnames if k is not None and k != k.strip()}
+        if rename:
+            rows = [{rename.get(k, k): v for k, v in r.items()} for r in rows]
+    return rows
