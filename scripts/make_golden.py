@@ -11,6 +11,7 @@ Usage::
 
     python scripts/make_golden.py            # write the file
     python scripts/make_golden.py --check    # only report cases whose output changed
+    python scripts/make_golden.py --only sim_gb200_r1_mtp   # rerun the named cases, keep the rest
 """
 
 from __future__ import annotations
@@ -121,10 +122,19 @@ def main() -> int:
     """Build (or with ``--check`` compare) the golden file; return the exit status."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="compare with the stored file, write nothing")
+    ap.add_argument("--only", default=None, help="comma-separated case names: rerun only these, keep the rest")
     ns = ap.parse_args()
+    only = set(ns.only.split(",")) if ns.only else None
+    unknown = (only or set()) - {n for n, _ in INVOCATIONS}
+    if unknown:
+        ap.error(f"unknown case(s) {sorted(unknown)}")
+    stored = json.loads(DATA.read_text())["cases"] if only else {}
     cases = {}
     t_all = time.perf_counter()
     for name, args in INVOCATIONS:
+        if only is not None and name not in only and name in stored:
+            cases[name] = stored[name]
+            continue
         t0 = time.perf_counter()
         cases[name] = {"args": args, "output": strip_volatile(run_cli(args))}
         print(f"{name:36s} {time.perf_counter() - t0:6.2f} s", file=sys.stderr)

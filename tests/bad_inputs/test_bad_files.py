@@ -15,7 +15,6 @@ import pytest
 from cli_runner import check_error, run
 from jalapeno.errors import SpecError
 from jalapeno.serve.sim.trace import read_trace
-from jalapeno.specs.catalog import load_model, load_system
 from jalapeno.specs.files import read_user_text
 
 SIM = ["simulate", "-s", "h200", "-m", "gpt-oss-120b"]
@@ -43,9 +42,7 @@ def _deny(monkeypatch, name: str) -> None:
 def test_unreadable_file_is_one_line(capsys, monkeypatch, tmp_path, name, text, args):
     p = tmp_path / name
     p.write_text(text)
-    _deny(monkeypatch, name)
-    load_system.cache_clear()
-    load_model.cache_clear()
+    _deny(monkeypatch, name)  # tmp_path is new for each case: no cached load of the path
     check_error(*run(capsys, *args(str(p))), name, "permission denied", "chmod")
 
 

@@ -117,7 +117,7 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
         tiers.add_row(name, *cells)
     sets = "efficiency sets: " + "; ".join(f"{n}: {efficiency_label(s.headline.efficiency_source)}"
                                            for n, s in d.systems.items())
-    head.caption = escape(sets)
+    head.caption = sets
     if any(s.headline.bands is not None for s in d.systems.values()):
         head.caption += ("\n(low-high): the system's efficiency band; only systems with borrowed efficiencies "
                          "carry one")
