@@ -48,6 +48,9 @@ CHIP_KEYS = {
     "hbm_bandwidth_tb_per_s": ("TB/s (1e12 B/s)", "total peak HBM bandwidth"),
     "hbm_stacks": ("count", "HBM stacks (or compute slices wired to a local stack)"),
     "sram_mib": ("MiB", "on-chip SRAM (L2 / last-level cache); optional, left out where unpublished"),
+    "compute_units": ("count", "SMs / CUs, for the tile model (`--chip-model tiled`, `step --tiles`, docs/chip.md §5); optional"),
+    "sram_per_unit_kib": ("KiB", "shared memory (LDS) per SM/CU, for the tile model; optional"),
+    "mma_tile_m": ("rows", "smallest M of the tensor-core (MMA) instruction tile: 64 wgmma, 128 tcgen05, 16 MFMA; optional"),
     "tdp_w": ("W", "rated chip/board power (TGP/TBP)"),
     "sustained_w": ("W", "sustained power under load where measured; optional"),
 }

@@ -7,10 +7,10 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from cli_runner import check_error, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli_runner import check_error, run
 from jalapeno.cost.optable import OpBuilder
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.cost.sliced import SlicedPricer, chip_model_pricer, network_time, slice_traffic
@@ -219,3 +219,60 @@ def test_die_keys_are_variant_keys(capsys):
                          "--slices", "--set", "chip.hbm_stacks=8", "--json")
     assert code == 0, err
     assert json.loads(out)["slices"]["slices"] == 8
+
+
+# ---- tile-level mapping (cost/tiles.py) --------------------------------------------------------
+
+def test_one_row_gemm_on_h100_by_hand():
+    """m = 1, k = 7168, n = 2048, BF16 on H100 (132 SMs, wgmma M = 64, 228 KiB):
+    a 64-row tile wastes 63/64 of its rows; the best tiling fills 128 of 132 SMs in one wave
+    (e.g. 8 column tiles of 256 x split-K 16) → η = 1/64 · 128/132."""
+    from jalapeno.cost.tiles import gemm_tiles
+
+    t = gemm_tiles(1.0, 7168.0, 2048.0, load_pricer("h100").system.chip, 2.0)
+    assert float(t.eta) == pytest.approx(1 / 64 * 128 / 132)
+    assert float(t.tile_m) == 64
+
+
+def test_full_waves_of_full_tiles_reach_the_whole_machine():
+    """132 row tiles of 64 x 64 (m = 64·132, n = 64, k = 256: no split-K) fill H100 once: η = 1."""
+    from jalapeno.cost.tiles import gemm_tiles
+
+    t = gemm_tiles(64.0 * 132, 256.0, 64.0, load_pricer("h100").system.chip, 2.0)
+    assert float(t.eta) == pytest.approx(1.0)
+    # 133 row tiles: two waves of 64-row tiles, or one wave of 67 128-row tiles (the last half
+    # empty) — both spend 132 x 2 tile-times of 64 x 64 on 133 useful ones: 8512·64 / (2·132·64·64)
+    t2 = gemm_tiles(64.0 * 133, 256.0, 64.0, load_pricer("h100").system.chip, 2.0)
+    assert float(t2.eta) == pytest.approx(8512 / 16896)
+
+
+def test_blackwell_tile_is_128_rows_and_amd_16():
+    from jalapeno.cost.tiles import gemm_tiles
+
+    assert float(gemm_tiles(1.0, 7168.0, 2048.0, load_pricer("b200").system.chip, 1.0).eta) <= 1 / 128
+    assert float(gemm_tiles(16.0, 7168.0, 2048.0, load_pricer("mi300x").system.chip, 2.0).eta) > 0.5
+
+
+def test_tile_model_refuses_a_chip_without_sm_counts(capsys):
+    from jalapeno.cost.tiles import TiledPricer
+
+    p = load_pricer("jalapeno")
+    with pytest.raises(SpecError, match="compute_units"):
+        TiledPricer(p.system, p.efficiency)
+    check_error(*run(capsys, "step", "--system", "jalapeno", "--tiles"), "--tiles", "compute_units")
+    code, out, err = run(capsys, "step", "--system", "b200", "--dp", "8", "--ep", "8", "--batch", "64", "--tiles")
+    assert code == 0 and "GEMM tile mapping" in out and "moe.experts" in out
+    code, out, err = run(capsys, "step", "--system", "b200", "--dp", "8", "--ep", "8", "--chip-model", "tiled", "--json")
+    assert code == 0, err
+
+
+def test_tiled_pricer_only_changes_gemm_compute():
+    from jalapeno.cost.tiles import TiledPricer
+
+    p = load_pricer("h100")
+    sc = _step(p, layout=Layout(tp=8), model=load_model("llama-3.3-70b"))
+    flat, tiled = p.op_times(sc.ops), TiledPricer(p.system, p.efficiency).op_times(sc.ops)
+    gemm = np.array([k in ("gemm", "moe") for k in sc.ops.kind])
+    np.testing.assert_array_equal(flat.memory_s, tiled.memory_s)
+    np.testing.assert_array_equal(flat.compute_s[~gemm], tiled.compute_s[~gemm])
+    assert not np.allclose(flat.compute_s[gemm], tiled.compute_s[gemm])

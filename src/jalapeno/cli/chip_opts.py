@@ -7,8 +7,8 @@ from rich.table import Table
 
 from jalapeno.cli.common import console, fmt_si
 
-CHIP_MODEL_HELP = ("flat (one roofline per chip, default) or sliced (slices with local HBM joined by an on-die "
-                   "network, cost/sliced.py; docs/chip.md).")
+CHIP_MODEL_HELP = ("flat (one roofline per chip, default), sliced (slices with local HBM joined by an on-die "
+                   "network) or tiled (GEMM efficiency from the tile mapping); docs/chip.md.")
 PLACEMENT_HELP = ("With --chip-model sliced: local_first, striped or best (default: the chip's own — striped on "
                   "GPUs, local_first on Jalapeño).")
 
@@ -41,3 +41,16 @@ def print_slices(summary: dict) -> None:
                   f"ops bound by the on-die network: {', '.join(ops) if ops else 'none'}"
                   + (f"; placements used: {', '.join(used)}" if summary["placement"] == "best" else ""),
                   markup=False)
+
+
+def print_tiles(rows: list[dict]) -> None:
+    """The GEMM tile table of ``jalapeno step --tiles`` (cost/tiles.tile_rows)."""
+    t = Table(title="GEMM tile mapping (cost/tiles.py): structural efficiency x the calibrated asymptote vs the "
+              "calibrated curve")
+    for col in ("op", "fmt", "m", "k", "n", "tile", "split-K", "waves", "η struct", "η tiled", "η calibrated"):
+        t.add_column(col, justify="left" if col in ("op", "fmt", "tile") else "right")
+    for r in rows:
+        t.add_row(r["op"], r["format"], f"{r['m']:.4g}", f"{r['k']:.0f}", f"{r['n']:.0f}", r["tile"],
+                  f"{r['split_k']:.0f}", f"{r['waves']:.0f}", f"{r['eta_struct']:.3f}", f"{r['eta_tiled']:.3f}",
+                  f"{r['eta_calibrated']:.3f}")
+    console.print(t)

@@ -6,14 +6,21 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from jalapeno.cli.chip_opts import chip_model_option, placement_option, print_slices
-from jalapeno.cli.common import (attention_dtype_option, compute_fallback_option, console, fmt_si,
-                                  kv_dtype_option, print_json, resolve_precision)
+from jalapeno.cli.chip_opts import chip_model_option, placement_option, print_slices, print_tiles
+from jalapeno.cli.common import (
+    attention_dtype_option,
+    compute_fallback_option,
+    console,
+    fmt_si,
+    kv_dtype_option,
+    print_json,
+    resolve_precision,
+)
+from jalapeno.cli.system_opts import SET_OPTION, system_pricer
+from jalapeno.cost.overlap import MIN_SPLIT_SEQS, can_split
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP, check_memory_fraction
 from jalapeno.deploy.layout import Layout
-from jalapeno.cost.overlap import MIN_SPLIT_SEQS, can_split
-from jalapeno.cli.system_opts import SET_OPTION, system_pricer
 from jalapeno.errors import SpecError
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.routing import ROUTING_HELP
@@ -47,11 +54,12 @@ def step(
     placement: str = placement_option(),
     slices: bool = typer.Option(False, "--slices", help="Price the chip as slices (implies --chip-model sliced) "
                                 "and show per-slice time, bytes moved on die and the bound."),
+    tiles: bool = typer.Option(False, "--tiles", help="Show each GEMM's tile mapping (tile, split-K, waves) and its "
+                               "tile-model efficiency beside the calibrated one (chips that publish SM/CU counts)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Cost of one forward step on one chip: ops, collectives, time and binding constraint."""
     from jalapeno.cost.sliced import chip_model_pricer, slice_summary
-
     from jalapeno.specs.routing import with_routing
 
     m = with_routing(load_model(model), routing)
@@ -78,9 +86,16 @@ def step(
         raise InfeasibleDeployment("deployment", f"{sc.layout.label} on {s.name}: {out['reason']}",
                                    "shard wider (more TP/DP/EP/PP), use a smaller precision or a smaller batch")
     sliced = slice_summary(sc.ops, sc.times, pr, 0) if chip_model == "sliced" else None
+    tile_table = None
+    if tiles:
+        from jalapeno.cost.tiles import check_tile_chip, tile_rows
+
+        check_tile_chip(s.chip, "--tiles")
+        tile_table = tile_rows(sc.ops, s.chip, pr.efficiency, 0)
     if json_out:
         print_json({**out, "efficiency_source": pr.efficiency.source, "ops": sc.op_rows(0),
-                    "collectives": sc.collective_rows(0), **({"slices": sliced} if sliced else {})})
+                    "collectives": sc.collective_rows(0), **({"slices": sliced} if sliced else {}),
+                    **({"tiles": tile_table} if tiles else {})})
         return
     split = bool(can_split(batch, prefill_tokens, dp))
     t = Table(title=f"{m.name} on {s.name}, {sc.layout.label}, {prec.name}, batch {batch} x ctx {context}"
@@ -105,6 +120,8 @@ def step(
         console.print(ct)
     if slices:
         print_slices(sliced)
+    if tiles:
+        print_tiles(tile_table)
     att = ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in out["attribution_s"].items()
                     if k != "on_die_network" or chip_model == "sliced")
     if overlap == "tbo":

@@ -197,7 +197,8 @@ def add_routed_experts(ob: OpBuilder, name: str, fmt: str, load, touched, h: flo
     load, touched = np.asarray(load, dtype=float), np.asarray(touched, dtype=float)
     ob.op(name, "moe", fmt, flop=2.0 * load * 3 * h * inter, weight=touched * expert_weight_elems * w_bytes,
           act=load * (h * act_in_bytes + 2 * inter * 2 + inter * act_in_bytes + h * 2) + scan_bytes,
-          rows=np.where(touched > 0, load / np.maximum(touched, 1e-9), 0.0), kernels=MOE_KERNELS, count=count)
+          rows=np.where(touched > 0, load / np.maximum(touched, 1e-9), 0.0), kernels=MOE_KERNELS, count=count,
+          kn=(h, inter))
 
 
 def _ffn(ob: OpBuilder, name: str, fmt: str, t, h: int, inter: float, wb: float, ain: float,

@@ -41,6 +41,9 @@ class OpTable:
     #: (n_ops,) kernel family with its own efficiency entries (specs/efficiency.KERNEL_FAMILIES), ""
     #: for none; () = none for every op
     kernel: tuple[str, ...] = ()
+    #: (n_ops,) the (k, n) of a GEMM-like op's matrix, each an array (N,) (the inner and output
+    #: dimension per row; zeros for other ops), for the tile model (cost/tiles.py); () = unknown
+    kn: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
 
     @property
     def bytes(self) -> np.ndarray:
@@ -80,16 +83,19 @@ class OpBuilder:
         return np.full(self.n, float(a)) if a.ndim == 0 else np.broadcast_to(a, (self.n,))
 
     def op(self, name: str, kind: str, fmt: str, *, flop=0.0, weight=0.0, kv=0.0, act=0.0,
-           rows=1.0, kernels: float = 1.0, count: float = 1.0, per_stage: bool = True, kernel: str = "") -> None:
+           rows=1.0, kernels: float = 1.0, count: float = 1.0, per_stage: bool = True, kernel: str = "",
+           kn: tuple[float, float] = (0.0, 0.0)) -> None:
         """Add an op; every quantity is per occurrence and is multiplied by ``count``.
 
-        ``kernel``: the kernel family whose efficiency entries price it ("" = those of ``kind``).
+        ``kernel``: the kernel family whose efficiency entries price it ("" = those of ``kind``);
+        ``kn``: the (k, n) of a GEMM-like op's matrix (scalars or (N,); the tile model's shape).
         """
         c = float(count)
         if c <= 0:
             return
         self._ops.append((name, kind, fmt, per_stage, self._arr(flop) * c, self._arr(weight) * c,
-                          self._arr(kv) * c, self._arr(act) * c, self._arr(rows), kernels * c, kernel))
+                          self._arr(kv) * c, self._arr(act) * c, self._arr(rows), kernels * c, kernel,
+                          (self._arr(kn[0]), self._arr(kn[1]))))
 
     def gemm(self, name: str, fmt: str, rows, k: float, n_out: float, weight_bytes_per_elem: float,
              act_in_bytes: float, *, count: float = 1.0, per_stage: bool = True, kernels: float = 1.0,
@@ -103,7 +109,7 @@ class OpBuilder:
         weight = np.where(rows > 0, w_elems * weight_bytes_per_elem, 0.0)
         self.op(name, "gemm", fmt, flop=2.0 * rows * k * n_out, weight=weight,
                 act=rows * (k * act_in_bytes + 2.0 * n_out), rows=rows, kernels=kernels, count=count,
-                per_stage=per_stage)
+                per_stage=per_stage, kn=(k, n_out))
 
     def collective(self, name: str, kind: str, group: int, message_bytes, *, count: float = 1.0,
                    per_stage: bool = True, hidden_under: str = "") -> None:
@@ -127,7 +133,8 @@ class OpBuilder:
             kv_bytes=np.stack([o[6] for o in ops]) if ops else z,
             act_bytes=np.stack([o[7] for o in ops]) if ops else z,
             rows=np.stack([o[8] for o in ops]) if ops else z,
-            kernels=np.array([o[9] for o in ops], dtype=float), kernel=tuple(o[10] for o in ops))
+            kernels=np.array([o[9] for o in ops], dtype=float), kernel=tuple(o[10] for o in ops),
+            kn=tuple(o[11] for o in ops))
         cs = self._colls
         colls = CollectiveTable(
             name=tuple(c[0] for c in cs), kind=tuple(c[1] for c in cs), group=tuple(c[2] for c in cs),

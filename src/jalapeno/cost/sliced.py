@@ -213,22 +213,28 @@ class SlicedPricer:
         return replace(self, system=replace(self.system, chip=replace(self.system.chip, die=die)))
 
 
-CHIP_MODELS = ("flat", "sliced")
+CHIP_MODELS = ("flat", "sliced", "tiled")
 
 
 def chip_model_pricer(pricer, chip_model: str = "flat", placement: str = ""):
-    """``pricer`` as the flat roofline pricer (``flat``) or as a :class:`SlicedPricer` (``sliced``).
+    """``pricer`` as the flat roofline pricer (``flat``), a :class:`SlicedPricer` (``sliced``) or
+    the tile-model pricer (``tiled``, cost/tiles.py).
 
     Raises:
-        SpecError: an unknown chip model, or a placement given with the flat model.
+        SpecError: an unknown chip model, a placement given without the sliced model, or a chip
+            without the tile figures for ``tiled``.
     """
     if chip_model not in CHIP_MODELS:
-        raise SpecError("--chip-model", f"unknown chip model {chip_model!r}", "use flat or sliced")
+        raise SpecError("--chip-model", f"unknown chip model {chip_model!r}", "use flat, sliced or tiled")
+    if chip_model != "sliced" and placement:
+        raise SpecError("--placement", "applies to the sliced chip model only",
+                        "add --chip-model sliced, or drop --placement")
     if chip_model == "flat":
-        if placement:
-            raise SpecError("--placement", "applies to the sliced chip model only",
-                            "add --chip-model sliced, or drop --placement")
         return pricer
+    if chip_model == "tiled":
+        from jalapeno.cost.tiles import TiledPricer
+
+        return TiledPricer(pricer.system, pricer.efficiency)
     return SlicedPricer(pricer.system, pricer.efficiency, placement)
 
 

@@ -57,6 +57,9 @@ class ChipFile(_Strict):
             raise ValueError("hbm_stacks must be a whole number")
         return self
     sram_mib: Sourced | None = None
+    compute_units: Sourced | None = None  # SMs / CUs: the tile model (cost/tiles.py)
+    sram_per_unit_kib: Sourced | None = None
+    mma_tile_m: Sourced | None = None
     tdp_w: Sourced
     sustained_w: Sourced | None = None
 
@@ -187,6 +190,11 @@ class Chip:
     sustained_w: float | None
     #: slices and on-die network (specs/die.py); None = one slice (the flat chip)
     die: Any = None
+    #: compute units (SMs/CUs), shared memory per unit and the tensor-core tile's smallest M, for
+    #: the tile model (cost/tiles.py); None where unpublished
+    compute_units: int | None = None
+    sram_per_unit_bytes: float | None = None
+    mma_tile_m: int | None = None
 
     @property
     def formats(self) -> frozenset[str]:
@@ -398,6 +406,9 @@ def system_from_dict(data: dict, where: str = "system") -> System:
         tdp_w=c.tdp_w.value,
         sustained_w=c.sustained_w.value if c.sustained_w else None,
         die=_die(f.die, int(c.hbm_stacks.value), where),
+        compute_units=int(c.compute_units.value) if c.compute_units else None,
+        sram_per_unit_bytes=c.sram_per_unit_kib.value * units.KiB if c.sram_per_unit_kib else None,
+        mma_tile_m=int(c.mma_tile_m.value) if c.mma_tile_m else None,
     )
     levels = []
     for i, lv in enumerate(f.levels):
