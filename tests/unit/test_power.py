@@ -88,9 +88,9 @@ def test_unchanged_and_efficiency_only_variants_keep_power():
 
 
 def test_operating_point_power_grows_with_load():
+    from jalapeno.cost.pricer import load_pricer
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.deploy.layout import Layout
-    from jalapeno.cost.pricer import load_pricer
     from jalapeno.specs.catalog import load_model
     from jalapeno.specs.formats import get_precision
     from jalapeno.specs.workload import get_workload

@@ -184,7 +184,7 @@ def test_cli_set_on_predict_and_compare(capsys):
     assert code == 0
     d = json.loads(out)
     assert d["chip"]["hbm_stacks"] == 8 and d["name"] == "jalapeno+chip.hbm_stacks=8"
-    code, out, err = run(capsys, "step", "--system", "jalapeno", "--set", "efficiency.kernel_launch_s=1e-7",
+    code, out, _ = run(capsys, "step", "--system", "jalapeno", "--set", "efficiency.kernel_launch_s=1e-7",
                          "--json")
     assert code == 0 and "kernel_launch_s=1e-07" in json.loads(out)["efficiency_source"]
     check_error(*run(capsys, "step", "--system", "jalapeno", "--set", "chip.hbm_stak=8"), "chip.hbm_stak",

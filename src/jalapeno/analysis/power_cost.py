@@ -94,14 +94,15 @@ def point_utilisation(model, pricer, dep, workload, decode_batch, step_time_s, t
     return u_c, u_m
 
 
-def load_power_w_per_chip(model, pricer, dep, workload, decode_batch, step_time_s, throughput_per_chip):
+def load_power_w_per_chip(model, pricer, dep, workload, decode_batch, step_time_s, throughput_per_chip,
+                          terms=None):
     """Chip power drawn at operating points (W, (N,)): specs/power.load_power_w at the
     utilisations of :func:`point_utilisation`, with the chip's components (a variant's relative
-    to its root)."""
+    to its root); ``terms``: power-term values replacing the mid ones (specs/power.POWER_TERMS)."""
     from jalapeno.specs.power import chip_power, load_power_w
 
     u_c, u_m = point_utilisation(model, pricer, dep, workload, decode_batch, step_time_s, throughput_per_chip)
-    return load_power_w(chip_power(pricer.system, _root(pricer.system)), u_c, u_m)
+    return load_power_w(chip_power(pricer.system, _root(pricer.system), terms), u_c, u_m)
 
 
 def _root(system):

@@ -40,6 +40,7 @@ def _register() -> None:
         return
     _REGISTERED = True
     from jalapeno.cli import (
+        audit_cmds,
         catalog_cmds,
         collective_cmd,
         serving_cmds,
@@ -56,6 +57,7 @@ def _register() -> None:
     app.command("calibrate")(validate_cmds.calibrate)
     app.command("validate")(validate_cmds.validate)
     serving_cmds.register(app)
+    audit_cmds.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:

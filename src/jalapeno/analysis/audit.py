@@ -1,0 +1,285 @@
+"""Claim audit: a stated figure held against the model (DESIGN.md §8 "Claim audit").
+
+For a claim (analysis/claims.py) about a system, optionally against a baseline:
+
+1. the predicted value with its band (full sweeps under the calibrated, low and high efficiency
+   sets; a ratio takes the baseline at its calibrated set);
+2. the physical limit: every fixed cost 0, every efficiency 1 (links at line rate), the stated
+   specs kept (analysis/uncertain.physical_limit) — a full sweep;
+3. for each uncertain parameter alone, the value it would need (root-finding between its current
+   value and its physical end, on the candidate deployments that decide the metric), how far
+   that is from the current value (``factor``) and whether it is inside the band; "none in range"
+   when even its physical end does not reach the claim. Every value found is re-checked with a
+   full sweep (and refined once on its candidates when that moved it by more than 0.5%);
+4. joint changes: every fixed cost and efficiency at the favourable end of its band at once
+   (``band_ends``), and the smallest common move — fixed costs scaled together by a factor k
+   (``fixed_costs_factor``), efficiencies moved together a fraction s of the way to 1
+   (``efficiency_toward_peak``), and both with one s (``together``) — by root-finding, each
+   re-checked with a full sweep;
+5. the verdict: ``holds`` (the prediction meets the claim), ``plausible`` (some change inside the
+   bands meets it: the band's far end, one parameter or the joint move), ``requires`` (only changes
+   outside the bands do — named), ``impossible`` (not even the physical limit meets it under the
+   stated specs).
+
+"Meets": at least the claim for higher-is-better metrics, at most for ``min_e2e_s``, within
+:data:`RTOL`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from jalapeno.analysis.claims import Claim, ClaimContext
+from jalapeno.analysis.uncertain import Parameter, apply, physical_limit, uncertain_parameters
+
+#: Relative tolerance of "meets the claim" (a claim equal to the prediction holds).
+RTOL = 1e-3
+#: Root-finding stops when the metric is within this relative distance of the claim.
+ROOT_RTOL = 2e-3
+
+
+@dataclass
+class AuditResult:
+    """The audit of one claim; :meth:`as_dict` is the ``jalapeno audit --json`` contract."""
+
+    claim: Claim
+    system: str
+    baseline: str | None
+    predicted: float
+    low: float
+    high: float
+    physical_limit: float
+    verdict: str
+    changes: list[dict]
+    joint_change: dict
+    baseline_value: float | None = None
+    context: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "claim": {"metric": self.claim.name, "value": self.claim.value, "system": self.system,
+                      "baseline": self.baseline, "unit": self.claim.unit},
+            "predicted": {"value": self.predicted, "low": self.low, "high": self.high},
+            "physical_limit": self.physical_limit,
+            "verdict": self.verdict,
+            "changes": self.changes,
+            "joint_change": self.joint_change,
+            "baseline_value": self.baseline_value,
+            "context": self.context,
+        }
+
+
+class _Auditor:
+    """Evaluations of one claim on one system (cached), as a ratio when a baseline is given."""
+
+    def __init__(self, ctx: ClaimContext, pricer, claim: Claim, base_value: float | None):
+        self.ctx, self.pricer, self.claim, self.base = ctx, pricer, claim, base_value
+        self.cands: list = []
+        self.cache: dict = {}
+        self.full_sweeps = 0
+
+    def _scale(self, v: float) -> float:
+        return v / self.base if self.base else v
+
+    def meets(self, v: float) -> bool:
+        if not math.isfinite(v):
+            return False
+        c = self.claim.value
+        return v >= c * (1 - RTOL) if self.claim.higher_is_better else v <= c * (1 + RTOL)
+
+    def gap(self, v: float) -> float:
+        """Signed distance to the claim, > 0 where it is met (log scale)."""
+        if not math.isfinite(v) or v <= 0:
+            return -math.inf
+        g = math.log(v / self.claim.value)
+        return g if self.claim.higher_is_better else -g
+
+    def add_candidates(self, sweep) -> None:
+        points, deps = sweep
+        have = {d.label for d in self.cands}
+        self.cands += [d for d in self.ctx.candidates(self.claim, points, deps) if d.label not in have]
+
+    def full(self, values: dict) -> float:
+        pr, terms = apply(self.pricer, values)
+        ctx = _with_terms(self.ctx, terms)
+        v, sw = ctx.full(pr, self.claim)
+        self.full_sweeps += 1
+        self.add_candidates(sw)
+        return self._scale(v)
+
+    def fast(self, values: dict) -> float:
+        """The metric on the candidate deployments; NaN where the values are not a valid system."""
+        from jalapeno.errors import JalapenoError
+
+        key = tuple(sorted(values.items()))
+        if key not in self.cache:
+            try:
+                pr, terms = apply(self.pricer, values)
+                self.cache[key] = self._scale(_with_terms(self.ctx, terms).restricted(pr, self.claim, self.cands))
+            except JalapenoError:
+                self.cache[key] = math.nan
+        return self.cache[key]
+
+    def root(self, move, a: float, b: float, evaluate=None) -> float | None:
+        """The value t in [a, b] (``move(t)`` → parameter values) where the metric meets the claim
+        at its boundary; ``a`` must miss and ``b`` meet. Illinois regula falsi on the log gap."""
+        ev = evaluate or self.fast
+        ga, gb = self.gap(ev(move(a))), self.gap(ev(move(b)))
+        if not gb >= 0:
+            return None
+        if ga >= 0:
+            return a
+        if not math.isfinite(ga):
+            ga = -1.0
+        side = 0
+        t = b
+        for _ in range(14):
+            t = b - gb * (b - a) / (gb - ga) if math.isfinite(gb) and gb != ga else 0.5 * (a + b)
+            if not (min(a, b) < t < max(a, b)):
+                t = 0.5 * (a + b)
+            g = self.gap(ev(move(t)))
+            if g >= 0 and g < ROOT_RTOL:
+                return t
+            if g >= 0:
+                b, gb = t, g
+                if side == 1:
+                    ga /= 2
+                side = 1
+            else:
+                a, ga = t, g if math.isfinite(g) else ga
+                if side == -1:
+                    gb /= 2
+                side = -1
+            if abs(b - a) <= 1e-9 * max(abs(a), abs(b), 1e-30):
+                break
+        return b
+
+
+def _with_terms(ctx: ClaimContext, terms: dict | None) -> ClaimContext:
+    if not terms:
+        return ctx
+    from dataclasses import replace
+
+    return replace(ctx, terms={**(ctx.terms or {}), **terms})
+
+
+def _param_move(p: Parameter, target: float):
+    """(move(t) → {key: value}, a, b): t runs from the current value (a) to ``target`` (b); in log
+    space where both ends are positive and a decade or more apart."""
+    if p.current > 0 and target > 0 and max(p.current, target) / min(p.current, target) >= 10:
+        return (lambda t: {p.key: math.exp(t)}), math.log(p.current), math.log(target)
+    return (lambda t: {p.key: t}), p.current, target
+
+
+def _solve_param(aud: _Auditor, p: Parameter) -> dict:
+    """The value ``p`` alone would need (None: none in its physical range)."""
+    best_end, best_gap = None, -math.inf
+    for e in (p.lo, p.hi):
+        for _ in range(8):  # an end the schema refuses (usable HBM above nominal): halve toward current
+            if e == p.current or math.isfinite(aud.fast({p.key: e})):
+                break
+            e = p.current + (e - p.current) / 2
+        if e == p.current:
+            continue
+        g = aud.gap(aud.fast({p.key: e}))
+        if g > best_gap:
+            best_end, best_gap = e, g
+    row = {"parameter": p.key, "kind": p.kind, "current": p.current, "band": [p.low, p.high],
+           "required": None, "factor": None, "within_band": False, "note": "none in range"}
+    if best_end is None or best_gap < 0:
+        return row
+    move, a, b = _param_move(p, best_end)
+    t = aud.root(move, a, b)
+    if t is None:
+        return row
+    req = move(t)[p.key]
+    full = aud.full({p.key: req})  # re-check on a full sweep; refine on the new candidates if it moved
+    if abs(aud.gap(full)) > 5e-3:
+        aud.cache.clear()
+        t2 = aud.root(move, a, b)
+        if t2 is not None:
+            req = move(t2)[p.key]
+            full = aud.full({p.key: req})
+    row.update(required=req, factor=req / p.current if p.current else None, within_band=p.within_band(req),
+               note="", value_at_required=full)
+    return row
+
+
+def _joint(aud: _Auditor, params: list[Parameter], limit_met: bool) -> dict:
+    """Joint changes of the fixed costs and efficiencies (module docstring, step 4)."""
+    fixed = [p for p in params if p.kind == "fixed_cost"]
+    effs = [p for p in params if p.kind == "efficiency"]
+    corner = {p.key: p.low for p in fixed} | {p.key: p.high for p in effs}
+    moves = {
+        "fixed_costs_factor": lambda s: {p.key: p.current * (1 - s) for p in fixed},
+        "efficiency_toward_peak": lambda s: {p.key: p.current + s * (1 - p.current) for p in effs},
+        "together": lambda s: {p.key: p.current * (1 - s) for p in fixed}
+        | {p.key: p.current + s * (1 - p.current) for p in effs},
+    }
+    out: dict = {"band_ends": {"value": aud.full(corner), "parameters": corner}}
+    out["within_band"] = aud.meets(out["band_ends"]["value"])
+    for name, move in moves.items():
+        s = aud.root(move, 0.0, 1.0) if limit_met else None
+        if s is None:
+            out[name] = None
+            continue
+        vals = move(s)
+        out[name] = {"value": 1 - s if name == "fixed_costs_factor" else s, "metric_at_change": aud.full(vals),
+                     "within_band": all(p.within_band(vals[p.key]) for p in params if p.key in vals),
+                     "parameters": vals}
+    return out
+
+
+def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> AuditResult:
+    """Audit ``claim`` about ``pricer``'s system (module docstring), against ``baseline`` (a
+    pricer) when the claim is a ratio.
+
+    Raises:
+        SpecError: a ratio claim without a baseline, or a baseline given for a plain claim.
+        InfeasibleDeployment: the model does not fit the system or the baseline.
+    """
+    from jalapeno.cost.pricer import band_pricers
+    from jalapeno.errors import SpecError
+
+    if claim.ratio != (baseline is not None):
+        raise SpecError("--baseline", "a ratio claim needs a baseline and a plain claim takes none",
+                        f"{'add --baseline SYSTEM' if claim.ratio else 'drop --baseline, or claim ' + claim.metric + '_ratio'}")
+    base_value = None
+    if baseline is not None:
+        base_value, _ = ctx.full(baseline, claim)
+    aud = _Auditor(ctx, pricer, claim, base_value)
+    predicted = aud.full({})
+    bands = band_pricers(pricer)
+    vals = [predicted]
+    for w in ("low", "high"):
+        if bands[w] is not pricer and bands[w].efficiency != pricer.efficiency:
+            v, sw = ctx.full(bands[w], claim)
+            aud.add_candidates(sw)
+            vals.append(aud._scale(v))
+    finite = [v for v in vals if math.isfinite(v)]
+    lo, hi = (min(finite), max(finite)) if finite else (math.nan, math.nan)
+    best_band = hi if claim.higher_is_better else lo
+    params = uncertain_parameters(pricer, ctx.model, ctx.precision, ctx.convention)
+    limit_values = physical_limit(params)
+    limit = aud.full(limit_values)
+    changes: list[dict] = []
+    joint: dict = {}
+    if aud.meets(predicted):
+        verdict = "holds"
+    else:
+        for p in params:
+            changes.append(_solve_param(aud, p))
+        joint = _joint(aud, params, aud.meets(limit))
+        if not aud.meets(limit) and not any(c["required"] is not None for c in changes):
+            verdict = "impossible"
+        elif aud.meets(best_band) or any(c["within_band"] for c in changes) or joint.get("within_band"):
+            verdict = "plausible"
+        else:
+            verdict = "requires"
+    return AuditResult(claim, pricer.system.name, baseline.system.name if baseline is not None else None,
+                       predicted, lo, hi, limit, verdict, changes, joint, base_value,
+                       {"model": ctx.model.name, "workload": ctx.workload.name, "precision": ctx.precision.name,
+                        "power": ctx.convention, "efficiency_source": pricer.efficiency.source,
+                        "full_sweeps": aud.full_sweeps, "fast_evaluations": len(aud.cache),
+                        "physical_limit_parameters": limit_values})

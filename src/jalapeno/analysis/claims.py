@@ -1,0 +1,243 @@
+"""Claim metrics: what a claim about a system measures, and evaluating it fast under what-ifs.
+
+A claim names a metric of a system's frontier (DESIGN.md §3), optionally at an interactivity and
+optionally as a ratio against a baseline system:
+
+    peak_throughput_per_chip        tok/s/chip at the frontier's peak (input + output tokens)
+    peak_tok_s_per_kw               tok/s per kW under the power convention (``load``: the power
+                                    drawn at each point, analysis/power_cost.py)
+    peak_tokens_per_usd             tokens per $ at the peak (3600 · tok/s/chip / $/chip-hour)
+    max_interactivity               highest tok/s/user on the frontier
+    min_e2e_s                       lowest mean end-to-end latency (lower is better)
+    throughput_per_chip@X           frontier throughput at X tok/s/user (log-log interpolation)
+    tok_s_per_kw@X                  the per-kW frontier at X tok/s/user
+    <any of these>_ratio            the system's value over the baseline's (``peak_tok_s_per_kw_ratio``,
+                                    ``throughput_per_chip_ratio@100``)
+
+:func:`parse_claim` reads ``NAME[@X]=VALUE``. :class:`ClaimContext` evaluates a metric on a pricer
+by a full sweep (:meth:`ClaimContext.full`) or — for the many evaluations of an audit — on the few
+*candidate* deployments that decide it (:meth:`ClaimContext.candidates`,
+:meth:`ClaimContext.restricted`): the same serving model (serve/analytic.py, serve/disagg.py) at
+the same batch grid, so at the parameters the candidates came from the two agree exactly, and
+elsewhere the restricted value is a lower bound for max-type metrics (the audit re-checks its
+answers with full sweeps).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from jalapeno.analysis.frontier import frontier_indices, interp_frontier
+from jalapeno.analysis.power_cost import CONVENTIONS, load_power_w_per_chip, power_w_per_chip
+from jalapeno.errors import SpecError
+
+#: Metric name → (unit, higher is better, needs an interactivity)
+METRICS = {
+    "peak_throughput_per_chip": ("tok/s/chip", True, False),
+    "peak_tok_s_per_kw": ("tok/s/kW", True, False),
+    "peak_tokens_per_usd": ("tokens/$", True, False),
+    "max_interactivity": ("tok/s/user", True, False),
+    "min_e2e_s": ("s", False, False),
+    "throughput_per_chip": ("tok/s/chip", True, True),
+    "tok_s_per_kw": ("tok/s/kW", True, True),
+}
+#: Power conventions a claim may use: the catalog's three plus ``load`` (drawn at each point).
+POWER_CONVENTIONS = (*CONVENTIONS, "load")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A stated figure: ``metric`` (a key of :data:`METRICS`), at interactivity ``at`` (tok/s/user)
+    where the metric needs one, as a ratio to a baseline when ``ratio``."""
+
+    metric: str
+    value: float
+    at: float | None = None
+    ratio: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.metric + ("_ratio" if self.ratio else "") + (f"@{self.at:g}" if self.at is not None else "")
+
+    @property
+    def higher_is_better(self) -> bool:
+        return METRICS[self.metric][1]
+
+    @property
+    def unit(self) -> str:
+        return "x" if self.ratio else METRICS[self.metric][0]
+
+
+def parse_claim(text: str) -> Claim:
+    """``NAME[@X]=VALUE`` → :class:`Claim` (``_ratio`` may come before or after ``@X``).
+
+    Raises:
+        SpecError: malformed text, an unknown metric, a missing or extra ``@X``, a value that is
+            not a positive number.
+
+    >>> parse_claim("max_interactivity=700")
+    Claim(metric='max_interactivity', value=700.0, at=None, ratio=False)
+    >>> parse_claim("tok_s_per_kw_ratio@100=2").name
+    'tok_s_per_kw_ratio@100'
+    """
+    m = re.fullmatch(r"\s*([a-z_0-9]+?)(_ratio)?(?:@([0-9.eE+-]+))?(_ratio)?\s*=\s*(\S+)\s*", text or "")
+    known = ", ".join(f"{k}@X" if v[2] else k for k, v in METRICS.items())
+    if not m:
+        raise SpecError("--claim", f"{text!r} is not METRIC[@X]=VALUE",
+                        f"write e.g. --claim max_interactivity=700; metrics: {known} (each also as <metric>_ratio)")
+    name, r1, at, r2, val = m.groups()
+    if name not in METRICS:
+        raise SpecError("--claim", f"unknown metric {name!r}", f"use one of {known} (each also as <metric>_ratio)")
+    try:
+        value = float(val)
+        x = float(at) if at is not None else None
+    except ValueError:
+        raise SpecError("--claim", f"{text!r}: not a number", "write e.g. --claim max_interactivity=700") from None
+    if not (value > 0 and math.isfinite(value)) or (x is not None and not (x > 0 and math.isfinite(x))):
+        raise SpecError("--claim", f"{text!r}: values must be positive and finite", "give a positive number")
+    if METRICS[name][2] and x is None:
+        raise SpecError("--claim", f"{name} is taken at an interactivity", f"write {name}@100=VALUE (tok/s/user)")
+    if not METRICS[name][2] and x is not None:
+        raise SpecError("--claim", f"{name} takes no @X", f"write {name}=VALUE")
+    return Claim(name, value, x, bool(r1 or r2))
+
+
+@dataclass
+class ClaimContext:
+    """Everything but the pricer that a metric depends on: the model, workload, precision, sweep
+    options, power convention, and (``terms``) power-term values for the ``load`` convention."""
+
+    model: object
+    workload: object
+    precision: object
+    options: object = None
+    convention: str = "chip"
+    terms: dict | None = None
+    _cands: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.convention not in POWER_CONVENTIONS:
+            raise SpecError("--power", f"unknown power convention {self.convention!r}",
+                            f"use one of {', '.join(POWER_CONVENTIONS)}")
+
+    # ---- evaluation ------------------------------------------------------------------------
+    def full(self, pricer, claim: Claim):
+        """(value, sweep) of ``claim``'s metric (not the ratio) on a full sweep of ``pricer``.
+
+        Raises:
+            InfeasibleDeployment: nothing fits.
+        """
+        from jalapeno.analysis.sweep import sweep
+
+        res = sweep(self.model, pricer, self.workload, self.precision, self.options)
+        deps = [res.deployments[int(i)] for i in res.dep_index]
+        return self._metric(pricer, claim, res.points, deps), (res.points, deps)
+
+    def candidates(self, claim: Claim, points, deps, k: int = 3) -> list:
+        """The deployments that decide ``claim``'s metric in a sweep's points (up to ``k`` each side)."""
+        ok = np.flatnonzero(points.feasible & (points.throughput_per_chip > 0) & np.isfinite(points.interactivity))
+        if ok.size == 0:
+            return []
+        x, y = points.interactivity[ok], points.throughput_per_chip[ok]
+        fi = ok[frontier_indices(x, y)]
+        if claim.metric == "min_e2e_s":
+            pick = ok[np.argsort(points.e2e_s[ok])[:k]]
+        elif claim.metric == "max_interactivity":
+            pick = fi[-k:]
+        elif claim.at is not None:
+            j = int(np.searchsorted(points.interactivity[fi], claim.at))
+            pick = fi[max(0, j - k):j + k]
+        else:  # the peak; per kW / per $ the peak of a per-point power may sit elsewhere: keep a spread
+            pick = np.concatenate([fi[:k], fi[:: max(1, fi.size // 6)]])
+        out, seen = [], set()
+        for i in pick:
+            d = deps[int(i)]
+            if d.label not in seen:
+                seen.add(d.label)
+                out.append(d)
+        return out
+
+    def restricted(self, pricer, claim: Claim, deps: list) -> float:
+        """``claim``'s metric evaluated only on ``deps`` (each at the sweep's batch grid)."""
+        from jalapeno.analysis.sweep import SweepOptions, concat_points
+        from jalapeno.serve.analytic import aggregated_by_batch
+        from jalapeno.serve.disagg import decode_curve, disaggregated_points, prefill_perf
+
+        opt = self.options or SweepOptions()
+        batches = np.asarray(opt.batches, dtype=float)
+        parts, owners = [], []
+        for d in deps:
+            if d.prefill is None:
+                pts = aggregated_by_batch(self.model, pricer, d, self.workload, batches)
+            else:
+                pre = prefill_perf(self.model, pricer, d.prefill.layout, d.precision, self.workload,
+                                   d.prefill_budget(d.prefill.layout))
+                if not pre.feasible:
+                    continue
+                dec = decode_curve(self.model, pricer, d.decode.layout, d.precision, self.workload, batches, d.mtp,
+                                   d, d.overlap)
+                pts = disaggregated_points(self.model, pricer, d.precision, self.workload, pre, dec,
+                                           np.array([d.prefill.workers]), np.array([d.decode.workers]), d.mtp)
+            parts.append(pts)
+            owners += [d] * len(pts)
+        if not parts:
+            return math.nan
+        return self._metric(pricer, claim, concat_points(parts), owners)
+
+    # ---- the metric of a set of points -----------------------------------------------------------
+    def _power(self, pricer, points, deps) -> np.ndarray:
+        """Power per chip at every point, W, under the context's convention."""
+        if self.convention != "load":
+            return np.full(len(points), power_w_per_chip(pricer.system, self.convention)[0])
+        out = np.full(len(points), np.nan)
+        by_dep: dict[int, list[int]] = {}
+        for i, d in enumerate(deps):
+            by_dep.setdefault(id(d), []).append(i)
+        for idx in by_dep.values():
+            ii = np.array(idx)
+            out[ii] = load_power_w_per_chip(self.model, pricer, deps[idx[0]], self.workload, points.decode_batch[ii],
+                                            points.step_time_s[ii], points.throughput_per_chip[ii], self.terms)
+        return out
+
+    def _metric(self, pricer, claim: Claim, points, deps) -> float:
+        ok = points.feasible & (points.throughput_per_chip > 0) & np.isfinite(points.interactivity)
+        if not ok.any():
+            return math.nan
+        x, tput = points.interactivity[ok], points.throughput_per_chip[ok]
+        m = claim.metric
+        if m == "max_interactivity":
+            return float(x.max())
+        if m == "min_e2e_s":
+            return float(points.e2e_s[ok].min())
+        if m == "peak_throughput_per_chip":
+            return float(tput.max())
+        if m == "peak_tokens_per_usd":
+            return float(tput.max() * 3600 / pricer.system.usd_per_chip_hour)
+        if m in ("peak_tok_s_per_kw", "tok_s_per_kw"):
+            okd = [d for d, k in zip(deps, ok) if k]
+            sel = np.flatnonzero(ok)
+            if self.convention == "load":
+                fi = frontier_indices(x, tput)  # power is drawn per point: only frontier points matter
+                w = self._power(pricer, points.take(sel[fi]), [okd[i] for i in fi])
+                xs, ys = x[fi], tput[fi] / (w / 1000)
+            else:
+                xs, ys = x, tput / (power_w_per_chip(pricer.system, self.convention)[0] / 1000)
+            if m == "peak_tok_s_per_kw":
+                return float(np.nanmax(ys))
+            return _at(xs, ys, claim.at)
+        return _at(x, tput, claim.at)
+
+
+def _at(x: np.ndarray, y: np.ndarray, at: float) -> float:
+    """The frontier of (x, y) at interactivity ``at`` (NaN where unreachable)."""
+    good = np.isfinite(y) & (y > 0)
+    x, y = x[good], y[good]
+    if x.size == 0:
+        return math.nan
+    fi = frontier_indices(x, y)
+    val, _ = interp_frontier(x[fi], y[fi], np.array([at]))
+    return float(val[0])

@@ -1,0 +1,189 @@
+"""The uncertain parameters of a system, each with its band and its physical limit.
+
+One list serves sensitivity (each parameter moved across its band) and the claim audit (the
+value each would need, the joint change, the physical limit). Every parameter is a dotted key that
+``--set`` accepts (specs/variants.py), except ``power_terms.<name>`` (the component power model's
+constants, specs/power.py), so any answer can be plugged back in on the command line.
+
+Kinds and bands:
+
+- ``fixed_cost`` — ``efficiency.kernel_launch_s``, ``collective_launch_s``, ``step_overhead_s``
+  (and ``moe_floor_s`` where set), wherever the efficiency set keeps them. A system whose serving
+  stack was measured (a calibration of kind ``measured``/``partial``, vendor-verified specs) gets
+  a ±50% band (assumption: the spread between engine versions on one chip, DESIGN.md §7 "software
+  maturity"). A system whose stack is its vendor's own compiler (derived calibration — Jalapeño,
+  Vera Rubin) gets a band from the whole-graph-compiled anchors of issue 12 (0.25 µs per kernel,
+  0.05 ms per step, 1 µs per collective launch — assumption) up to the GPU-like values it is
+  priced with. Physical limit 0.
+- ``efficiency`` — the fractions of peak and of bandwidth the precision's ops use (GEMM, MoE, MLA
+  per compute format, attention, HBM, links): band = the calibration's low/high sets where they
+  differ, else ±10% (assumption; at most 1). Physical limit 1 (links at line rate).
+- ``spec`` — every number of the system file marked ``estimate = true``: ±20% (link latencies
+  0.5-2x; assumption). The physical limit keeps the stated specs.
+- ``power`` — with the ``load`` power convention, the power model's terms with their bands.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from jalapeno.cost.pricer import RooflinePricer
+from jalapeno.specs.calibration import load_calibration
+from jalapeno.specs.power import POWER_TERMS
+from jalapeno.specs.variants import variant_efficiency, with_overrides
+
+#: Whole-graph-compiled fixed costs (issue 12: ~0.25 µs per kernel, 0.05 ms per step; 1 µs per
+#: collective launch is an assumption), the low end of a vendor-compiler stack's band.
+COMPILED_ANCHORS = {"kernel_launch_s": 0.25e-6, "step_overhead_s": 0.05e-3, "collective_launch_s": 1e-6}
+FIXED_COSTS = ("kernel_launch_s", "collective_launch_s", "step_overhead_s", "moe_floor_s")
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One uncertain parameter.
+
+    Attributes:
+        key: dotted key (``--set`` form; ``power_terms.<name>`` for power-model constants).
+        current, low, high: the value priced now and its band.
+        limit: its value at the physical limit (None: kept, as the stated specs are).
+        lo, hi: the range a root-finder may search (physically meaningful values).
+        kind: fixed_cost, efficiency, spec or power. band_source: where the band comes from.
+    """
+
+    key: str
+    current: float
+    low: float
+    high: float
+    limit: float | None
+    lo: float
+    hi: float
+    kind: str
+    band_source: str
+
+    def within_band(self, v: float) -> bool:
+        return self.low * (1 - 1e-9) <= v <= self.high * (1 + 1e-9)
+
+
+def _stack_measured(system) -> bool:
+    o = system.origin
+    cal = load_calibration(o.calibration) if o is not None and o.calibration else None
+    return bool(system.vendor_verified and cal and cal.get("kind") in ("measured", "partial"))
+
+
+def _efficiency_getters(model, precision, system) -> dict:
+    """``efficiency.*`` key → getter on an Efficiency, for the ops the precision runs."""
+    fmts = {precision.modules[m].compute for m in precision.modules} & set(system.chip.formats)
+    out = {"efficiency.hbm_fraction": lambda e: e.hbm_fraction,
+           "efficiency.attention_peak_fraction": lambda e: e.attention_peak_fraction,
+           "efficiency.link_fraction": lambda e: e.link_fraction}
+    for f in sorted(fmts):
+        out[f"efficiency.gemm.{f}.peak_fraction"] = lambda e, f=f: e.gemm_peak(f)
+        out[f"efficiency.gemm.{f}.hbm_fraction"] = lambda e, f=f: e.gemm_hbm(f)
+        if model.moe is not None:
+            out[f"efficiency.moe.{f}.peak_fraction"] = lambda e, f=f: e.moe_peak(f)
+            out[f"efficiency.moe.{f}.hbm_fraction"] = lambda e, f=f: e.moe_hbm(f)
+    if model.attention.kind == "mla":
+        a = precision.attention_compute
+        out[f"efficiency.mla_decode.{a}.peak_fraction"] = lambda e: e.kernel_peak("mla_decode", a)
+        out[f"efficiency.mla_decode.{a}.hbm_fraction"] = lambda e: e.kernel_hbm("mla_decode", a)
+    if any(lv.in_network_reduction for lv in system.levels):
+        out["efficiency.in_switch_fraction"] = lambda e: e.in_switch_fraction
+    if any(lv.scope == "scale_out" for lv in system.levels):
+        out["efficiency.scale_out_link_fraction"] = lambda e: e.scale_out_link_fraction
+    return out
+
+
+def _spec_value(data: dict, key: str) -> float | None:
+    node = data
+    for p in key.split("."):
+        if isinstance(node, list):
+            node = next((lv for lv in node if lv.get("name") == p), None)
+        elif isinstance(node, dict):
+            node = node.get(p)
+        if node is None:
+            return None
+    v = node.get("value") if isinstance(node, dict) else node
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def uncertain_parameters(pricer, model, precision, convention: str = "chip") -> list[Parameter]:
+    """The uncertain parameters of ``pricer``'s system for ``model`` at ``precision`` (see the
+    module docstring for kinds, bands and limits)."""
+    system, eff = pricer.system, pricer.efficiency
+    out: list[Parameter] = []
+    measured = _stack_measured(system)
+    for name in FIXED_COSTS:
+        v = getattr(eff, name)
+        if v is None or v <= 0:
+            continue
+        if measured or name not in COMPILED_ANCHORS:
+            lo, hi, src = 0.5 * v, 1.5 * v, "assumption: ±50% spread of a measured stack's fixed costs"
+        else:
+            lo, hi = min(COMPILED_ANCHORS[name], v), v
+            src = "vendor compiler: compiled anchors up to the value priced"
+        out.append(Parameter(f"efficiency.{name}", v, lo, hi, 0.0, 0.0, 10 * v, "fixed_cost", src))
+    has_band = system.origin is not None and system.origin.calibration is not None
+    lo_eff = variant_efficiency(system, "low") if has_band else eff
+    hi_eff = variant_efficiency(system, "high") if has_band else eff
+    for key, get in _efficiency_getters(model, precision, system).items():
+        v, a, b = get(eff), get(lo_eff), get(hi_eff)
+        a, b = min(a, b, v), max(a, b, v)
+        if a == b:
+            a, b, src = 0.9 * v, min(1.0, 1.1 * v), "assumption: ±10% (no calibrated band)"
+        else:
+            src = "calibration low/high sets"
+        out.append(Parameter(key, v, a, b, 1.0, min(a, v) * 0.1, 1.0, "efficiency", src))
+    data = system.origin.data if system.origin is not None else None
+    if data is not None:
+        for skey, text in system.sources.items():
+            if "(estimate)" not in text or skey.startswith(("host.", "efficiency")):
+                continue
+            key = skey.replace("[", ".").replace("]", "")
+            v = _spec_value(data, key)
+            if v is None or v <= 0:
+                continue
+            lat = key.endswith("latency_us")
+            lo, hi = (0.5 * v, 2 * v) if lat else (0.8 * v, 1.2 * v)
+            src = "assumption: estimate " + ("0.5-2x" if lat else "±20%")
+            out.append(Parameter(key, v, lo, hi, None, v / 10, 10 * v, "spec", src))
+    if convention == "load":
+        for name, t in POWER_TERMS.items():
+            if t.low < t.high:
+                out.append(Parameter(f"power_terms.{name}", t.value, t.low, t.high, None, t.low / 2,
+                                     t.high * 2, "power", t.source))
+    return out
+
+
+def apply(pricer, values: dict) -> tuple[RooflinePricer, dict | None]:
+    """``pricer`` with parameter ``values`` ({key: value}) applied: (pricer, power terms or None).
+
+    Hardware keys rebuild the system through its file form (specs/variants.with_overrides, every
+    schema check applies; its power and cost follow); ``efficiency.*`` keys apply to the pricer's
+    own efficiency set, as ``--set`` applies them to the set a command prices with.
+
+    Raises:
+        SpecError: a value the schema or the efficiency set refuses (named).
+    """
+    terms = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("power_terms.")}
+    hw = [(k, _clean(v)) for k, v in values.items() if not k.startswith(("power_terms.", "efficiency."))]
+    effo = [(k, v) for k, v in values.items() if k.startswith("efficiency.")]
+    system = with_overrides(pricer.system, hw, where="audit", rename=False)[0] if hw else pricer.system
+    eff = pricer.efficiency.with_overrides(_nested(effo), where="audit") if effo else pricer.efficiency
+    return RooflinePricer(system, eff), terms or None
+
+
+def _clean(v: float) -> float:
+    """Whole numbers for integer fields written as floats by a root-finder stay floats; stacks round."""
+    return float(v) if not math.isclose(v, round(v)) else float(round(v))
+
+
+def _nested(items) -> dict:
+    from jalapeno.specs.efficiency import nest_params
+
+    return nest_params({k[len("efficiency."):]: v for k, v in items})
+
+
+def physical_limit(params: list[Parameter]) -> dict:
+    """The values at the physical limit: every parameter that has one (fixed costs 0, efficiencies 1)."""
+    return {p.key: p.limit for p in params if p.limit is not None}

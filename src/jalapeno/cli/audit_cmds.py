@@ -1,0 +1,157 @@
+"""``jalapeno audit`` (hold a claim against the model) and ``jalapeno sensitivity`` (a tornado)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from jalapeno.cli.common import console, print_json
+from jalapeno.cli.system_opts import SET_OPTION, system_pricer
+from jalapeno.errors import SpecError
+
+POWER_HELP = ("Power convention of per-kW metrics: chip (TDP), sustained, all-in (provisioned) or load "
+              "(the chip power drawn at each operating point).")
+CLAIM_HELP = ("METRIC[@X]=VALUE: peak_throughput_per_chip, peak_tok_s_per_kw, peak_tokens_per_usd, "
+              "max_interactivity, min_e2e_s, throughput_per_chip@X, tok_s_per_kw@X (X in tok/s/user); "
+              "<metric>_ratio against --baseline.")
+
+
+def _context(model: str, workload: str | None, isl: int | None, osl: int | None, precision: str | None,
+             power: str, serving: str):
+    from jalapeno.analysis.claims import ClaimContext
+    from jalapeno.analysis.sweep import SweepOptions
+    from jalapeno.cli.common import resolve_precision
+    from jalapeno.specs.catalog import load_model
+    from jalapeno.specs.workload import get_workload
+
+    if serving not in ("agg", "disagg", "both"):
+        raise SpecError("--serving", f"unknown serving mode {serving!r}", "use agg, disagg or both")
+    m = load_model(model)
+    wl = get_workload(workload, isl, osl)
+    return ClaimContext(m, wl, resolve_precision(m, precision), SweepOptions(serving=serving), power)
+
+
+def _f(x, fmt: str = ".4g") -> str:
+    return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, fmt)
+
+
+def audit(
+    system: str = typer.Option(..., "--system", "-s", help="System the claim is about (name or TOML path)."),
+    claim: str = typer.Option(..., "--claim", help=CLAIM_HELP),
+    baseline: str = typer.Option(None, "--baseline", "-b", help="Baseline system of a *_ratio claim."),
+    model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
+    workload: str = typer.Option(None, "--workload", "-w", help="1k1k, 8k1k (default) or 1k8k."),
+    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
+    osl: int = typer.Option(None, "--osl", help="Output length."),
+    precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
+    power: str = typer.Option("all-in", "--power", help=POWER_HELP),
+    serving: str = typer.Option("both", "--serving", help="agg, disagg or both (default)."),
+    efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    sets: list[str] = SET_OPTION,
+    json_out: bool = typer.Option(False, "--json", help="Print the JSON result."),
+) -> None:
+    """Hold a claim against the model: predicted value and band, what would make it hold, verdict.
+
+    Verdicts: holds (the prediction meets it), plausible (changes inside the parameters' bands
+    meet it), requires (only changes outside the bands do; named), impossible (not even zero
+    fixed costs and peak efficiencies meet it under the stated specs). Method: docs/audit.md.
+    """
+    from jalapeno.analysis.audit import audit_claim
+    from jalapeno.analysis.claims import parse_claim
+
+    c = parse_claim(claim)
+    ctx = _context(model, workload, isl, osl, precision, power, serving)
+    pr = system_pricer(system, efficiency, sets)
+    base = system_pricer(baseline, "calibrated") if baseline else None
+    res = audit_claim(ctx, pr, c, base)
+    if json_out:
+        print_json(res.as_dict())
+        return
+    d = res.as_dict()
+    vs = f" vs {res.baseline}" if res.baseline else ""
+    head = Table(title=escape(f"claim: {c.name} = {c.value:g} {c.unit} for {res.system}{vs} · {ctx.model.name} · "
+                              f"{ctx.workload.name} · {ctx.precision.name} · power {power}"))
+    for col in ("predicted", "band (low-high)", "physical limit", "verdict"):
+        head.add_column(col)
+    head.add_row(_f(res.predicted), f"{_f(res.low)}-{_f(res.high)}", _f(res.physical_limit), f"[bold]{res.verdict}[/]")
+    console.print(head)
+    if d["changes"]:
+        t = Table(title="each parameter alone: the value the claim needs")
+        for col in ("parameter", "kind", "current", "band", "required", "factor", "in band"):
+            t.add_column(col, overflow="fold")
+        for ch in sorted(d["changes"], key=lambda r: (r["required"] is None, not r["within_band"])):
+            t.add_row(ch["parameter"], ch["kind"], _f(ch["current"]), f"{_f(ch['band'][0])}-{_f(ch['band'][1])}",
+                      _f(ch["required"]) if ch["required"] is not None else ch["note"], _f(ch["factor"], ".3g"),
+                      "yes" if ch["within_band"] else "no")
+        console.print(t)
+    j = d["joint_change"]
+    if j:
+        t = Table(title="joint changes (fixed costs and efficiencies together)")
+        for col in ("move", "amount", "metric there", "in band"):
+            t.add_column(col)
+        t.add_row("every parameter at its favourable band end", "-", _f(j["band_ends"]["value"]),
+                  "yes" if j["within_band"] else "no")
+        for name, label in (("fixed_costs_factor", "fixed costs x k"), ("efficiency_toward_peak",
+                            "efficiencies a fraction s toward 1"), ("together", "both, by s")):
+            v = j.get(name)
+            t.add_row(label, _f(v["value"], ".3g") if v else "not reachable", _f(v["metric_at_change"]) if v else "-",
+                      ("yes" if v["within_band"] else "no") if v else "-")
+        console.print(t)
+
+
+def sensitivity(
+    system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
+    metric: str = typer.Option("max_interactivity", "--metric", help="METRIC[@X]: " + CLAIM_HELP.split(": ", 1)[1]
+                               .split(";")[0].split(" <metric>")[0]),
+    model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
+    workload: str = typer.Option(None, "--workload", "-w", help="1k1k, 8k1k (default) or 1k8k."),
+    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
+    osl: int = typer.Option(None, "--osl", help="Output length."),
+    precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
+    power: str = typer.Option("all-in", "--power", help=POWER_HELP),
+    serving: str = typer.Option("both", "--serving", help="agg, disagg or both (default)."),
+    efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    sets: list[str] = SET_OPTION,
+    html: str = typer.Option(None, "--html", help="Write the tornado chart here (default jalapeno-sensitivity.html "
+                             "without --json; '' = none)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the JSON result."),
+) -> None:
+    """Each uncertain parameter moved across its band, one at a time: a tornado (HTML) and table."""
+    from jalapeno.analysis.sensitivity import parse_metric
+    from jalapeno.analysis.sensitivity import sensitivity as run
+
+    mt = parse_metric(metric)
+    if html is None:
+        html = "" if json_out else "jalapeno-sensitivity.html"
+    if html and not html.lower().endswith((".html", ".htm")):
+        raise SpecError("--html", f"{html!r} is not an .html file", "give a path ending in .html")
+    ctx = _context(model, workload, isl, osl, precision, power, serving)
+    res = run(ctx, system_pricer(system, efficiency, sets), mt)
+    d = res.as_dict()
+    if html:
+        from jalapeno.report.tornado import write_tornado
+
+        write_tornado(d, html)
+    if json_out:
+        print_json(d)
+        return
+    t = Table(title=escape(f"{res.system} · {ctx.model.name} · {ctx.workload.name}: {res.metric} = {_f(res.value)} "
+                           f"{res.unit} as priced; one parameter at a time across its band"))
+    for col in ("parameter", "kind", "current", "band", f"{res.metric} at low", "at high", "swing", "band from"):
+        t.add_column(col, overflow="fold")
+    for r in d["rows"]:
+        t.add_row(r["parameter"], r["kind"], _f(r["current"]), f"{_f(r['low'])}-{_f(r['high'])}",
+                  _f(r["metric_at_low"]), _f(r["metric_at_high"]), _f(r["swing"], ".3g"), escape(r["band_source"]))
+    console.print(t)
+    if html:
+        console.print(f"tornado chart: {Path(html).resolve()}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``audit`` and ``sensitivity`` to ``app``."""
+    app.command("audit")(audit)
+    app.command("sensitivity")(sensitivity)

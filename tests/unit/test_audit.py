@@ -1,0 +1,160 @@
+"""Claim audit and sensitivity (analysis/claims.py, uncertain.py, audit.py, sensitivity.py; the
+``audit`` and ``sensitivity`` commands). Real model and system: gpt-oss-120b on Jalapeño at 8K/1K,
+aggregated serving (the cheapest real sweep). Claims are checked through another path than the
+audit's own (the ``frontier`` command with ``--set``), so an audit cannot agree with itself."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from cli_runner import check_error, run
+
+from jalapeno.analysis.claims import ClaimContext, parse_claim
+from jalapeno.analysis.sweep import SweepOptions
+from jalapeno.analysis.uncertain import apply, uncertain_parameters
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.errors import SpecError
+from jalapeno.specs.catalog import load_model
+from jalapeno.specs.formats import get_precision
+from jalapeno.specs.workload import get_workload
+
+ARGS = ("--system", "jalapeno", "--model", "gpt-oss-120b", "--workload", "8k1k", "--serving", "agg")
+
+
+def _frontier_max_interactivity(capsys, *sets: str) -> float:
+    args = ["frontier", *ARGS]
+    for s in sets:
+        args += ["--set", s]
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    return max(p["interactivity"] for p in json.loads(out)["frontier"])
+
+
+def _audit(capsys, claim: str, *extra: str) -> dict:
+    code, out, err = run(capsys, "audit", *ARGS, "--claim", claim, *extra, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    m = load_model("gpt-oss-120b")
+    return ClaimContext(m, get_workload("8k1k"), get_precision(m.default_precision), SweepOptions(serving="agg"))
+
+
+def test_parse_claim_and_its_errors():
+    c = parse_claim("throughput_per_chip@100=5000")
+    assert (c.metric, c.at, c.value, c.ratio) == ("throughput_per_chip", 100.0, 5000.0, False)
+    assert parse_claim("peak_tok_s_per_kw_ratio=1.7").ratio
+    for bad, word in (("max_interactivity", "METRIC"), ("speed=3", "unknown metric"),
+                      ("throughput_per_chip=3", "@100"), ("max_interactivity@5=3", "takes no @X"),
+                      ("max_interactivity=-1", "positive")):
+        with pytest.raises(SpecError, match=word):
+            parse_claim(bad)
+
+
+def test_claim_equal_to_the_prediction_holds_with_no_change(capsys):
+    now = _frontier_max_interactivity(capsys)
+    d = _audit(capsys, f"max_interactivity={now}")
+    assert d["verdict"] == "holds" and d["changes"] == [] and d["joint_change"] == {}
+    assert d["predicted"]["value"] == pytest.approx(now, rel=1e-9)
+    assert d["predicted"]["low"] <= now <= d["predicted"]["high"]
+    assert set(d) >= {"claim", "predicted", "physical_limit", "verdict", "changes", "joint_change"}
+    assert d["claim"] == {"metric": "max_interactivity", "value": now, "system": "jalapeno", "baseline": None,
+                          "unit": "tok/s/user"}
+
+
+def test_required_value_plugged_back_through_set_reproduces_the_claim(capsys):
+    now = _frontier_max_interactivity(capsys)
+    claim = round(now * 1.08, 1)  # a little faster than predicted: fixed costs can buy it
+    d = _audit(capsys, f"max_interactivity={claim}")
+    assert d["verdict"] == "plausible"
+    found = [c for c in d["changes"] if c["required"] is not None]
+    assert {c["parameter"] for c in found} >= {"efficiency.kernel_launch_s", "efficiency.step_overhead_s"}
+    for c in found:
+        if c["parameter"].startswith("efficiency.") and c["kind"] == "fixed_cost":
+            assert c["required"] < c["current"] and c["factor"] == pytest.approx(c["required"] / c["current"])
+            got = _frontier_max_interactivity(capsys, f"{c['parameter']}={c['required']!r}")
+            assert got == pytest.approx(claim, rel=0.01), c["parameter"]
+    assert d["physical_limit"] > claim
+
+
+def test_hundred_times_the_physical_limit_is_impossible(capsys):
+    limit = _audit(capsys, "max_interactivity=1")["physical_limit"]  # holds trivially; gives the limit
+    d = _audit(capsys, f"max_interactivity={100 * limit}")
+    assert d["verdict"] == "impossible"
+    assert all(c["required"] is None and c["note"] == "none in range" for c in d["changes"])
+    assert d["physical_limit"] == pytest.approx(limit, rel=1e-6)
+
+
+def test_outside_the_bands_requires_named_changes(capsys):
+    first = _audit(capsys, "max_interactivity=1")
+    limit = first["physical_limit"]
+    d = _audit(capsys, f"max_interactivity={0.6 * limit}")
+    assert d["joint_change"]["band_ends"]["value"] < 0.6 * limit  # the bands do not reach it ...
+    assert d["verdict"] == "requires"  # ... the physical limit does
+    assert not any(c["within_band"] for c in d["changes"])
+    assert d["joint_change"]["together"]["within_band"] is False
+
+
+def test_metric_monotone_in_parameters_where_physics_says(ctx):
+    pr = load_pricer("jalapeno")
+    mi, peak, perkw, e2e = (parse_claim(c) for c in ("max_interactivity=1", "peak_throughput_per_chip=1",
+                                                     "peak_tok_s_per_kw=1", "min_e2e_s=1"))
+
+    def full(values, claim, c=ctx):
+        p, _ = apply(pr, values)
+        return c.full(p, claim)[0]
+
+    launch = [full({"efficiency.kernel_launch_s": v}, mi) for v in (1e-6, 4e-6, 8e-6)]
+    assert launch[0] > launch[1] > launch[2]  # fixed cost per kernel: slower per user
+    hbm = [full({"efficiency.hbm_fraction": v}, peak) for v in (0.7, 0.85, 1.0)]
+    assert hbm[0] <= hbm[1] <= hbm[2] and hbm[0] < hbm[2]  # more bandwidth: no less throughput
+    ctx_chip = ClaimContext(ctx.model, ctx.workload, ctx.precision, ctx.options, "chip")
+    tdp = [full({"chip.tdp_w": v}, perkw, ctx_chip) for v in (600, 700, 900)]
+    assert tdp[0] > tdp[1] > tdp[2] and tdp[0] * 600 == pytest.approx(tdp[2] * 900)  # tok/s/kW ∝ 1/TDP
+    step = [full({"efficiency.step_overhead_s": v}, e2e) for v in (1e-4, 5e-4, 1e-3)]
+    assert step[0] < step[1] < step[2]
+
+
+def test_load_power_gives_more_tokens_per_kw_than_tdp(ctx):
+    from dataclasses import replace
+
+    pr = load_pricer("jalapeno")
+    claim = parse_claim("peak_tok_s_per_kw=1")
+    at_tdp = replace(ctx, convention="chip").full(pr, claim)[0]
+    at_load = replace(ctx, convention="load").full(pr, claim)[0]
+    assert at_load > at_tdp  # the chip draws less than its TDP at every operating point
+
+
+def test_uncertain_parameters_carry_bands_and_limits():
+    m = load_model("deepseek-r1")
+    params = {p.key: p for p in uncertain_parameters(load_pricer("jalapeno"), m, get_precision("fp8"), "load")}
+    k = params["efficiency.kernel_launch_s"]
+    assert (k.low, k.high, k.limit) == (0.25e-6, 4e-6, 0.0)  # compiled anchor .. GPU-like; limit 0
+    assert params["efficiency.hbm_fraction"].limit == 1.0
+    assert "levels.rack.latency_us" in params and params["levels.rack.latency_us"].limit is None
+    assert "power_terms.hbm4_pj_per_bit" in params
+    g = {p.key: p for p in uncertain_parameters(load_pricer("gb300-nvl72"), m, get_precision("fp8"))}
+    assert g["efficiency.kernel_launch_s"].low == pytest.approx(0.5 * g["efficiency.kernel_launch_s"].current)
+
+
+def test_sensitivity_tornado(tmp_path, capsys):
+    html = tmp_path / "t.html"
+    code, out, err = run(capsys, "sensitivity", *ARGS, "--metric", "max_interactivity", "--html", str(html),
+                         "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    swings = [r["swing"] for r in d["rows"] if r["swing"] is not None]
+    assert swings == sorted(swings, reverse=True)
+    k = next(r for r in d["rows"] if r["parameter"] == "efficiency.kernel_launch_s")
+    assert k["metric_at_low"] > d["value"] >= k["metric_at_high"]  # cheaper kernels: faster per user
+    assert html.read_text().count("plotly") > 0 and "kernel_launch_s" in html.read_text()
+
+
+def test_cli_errors(capsys):
+    check_error(*run(capsys, "audit", *ARGS, "--claim", "peak_tok_s_per_kw_ratio=2"), "--baseline", "ratio")
+    check_error(*run(capsys, "audit", *ARGS, "--claim", "fast=2"), "--claim", "unknown metric")
+    check_error(*run(capsys, "audit", *ARGS, "--claim", "max_interactivity=2", "--power", "wall"), "--power")
+    check_error(*run(capsys, "sensitivity", *ARGS, "--metric", "max_interactivity=3"), "--metric")
