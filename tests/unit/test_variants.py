@@ -180,7 +180,7 @@ def test_memory_bound_step_halves_with_twice_the_bandwidth(tmp_path):
 
 
 def test_cli_set_on_predict_and_compare(capsys):
-    code, out, err = run(capsys, "hardware", "show", "jalapeno", "--set", "chip.hbm_stacks=8", "--json")
+    code, out, _ = run(capsys, "hardware", "show", "jalapeno", "--set", "chip.hbm_stacks=8", "--json")
     assert code == 0
     d = json.loads(out)
     assert d["chip"]["hbm_stacks"] == 8 and d["name"] == "jalapeno+chip.hbm_stacks=8"

@@ -13,7 +13,8 @@ For a claim (analysis/claims.py) about a system, optionally against a baseline:
    full sweep (and refined once on its candidates when that moved it by more than 0.5%);
 4. joint changes: every fixed cost and efficiency at the favourable end of its band at once
    (``band_ends``), and the smallest common move — fixed costs scaled together by a factor k
-   (``fixed_costs_factor``), efficiencies moved together a fraction s of the way to 1
+   (``fixed_costs_factor``), efficiencies moved together a fraction s of the way to their limit (fractions to 1, half
+   rows and token passes to 0)
    (``efficiency_toward_peak``), and both with one s (``together``) — by root-finding, each
    re-checked with a full sweep;
 5. the verdict: ``holds`` (the prediction meets the claim), ``plausible`` (some change inside the
@@ -210,13 +211,12 @@ def _joint(aud: _Auditor, params: list[Parameter], limit_met: bool) -> dict:
     """Joint changes of the fixed costs and efficiencies (module docstring, step 4)."""
     fixed = [p for p in params if p.kind == "fixed_cost"]
     effs = [p for p in params if p.kind == "efficiency"]
-    corner = {p.key: p.low for p in fixed} | {p.key: p.high for p in effs}
-    moves = {
-        "fixed_costs_factor": lambda s: {p.key: p.current * (1 - s) for p in fixed},
-        "efficiency_toward_peak": lambda s: {p.key: p.current + s * (1 - p.current) for p in effs},
-        "together": lambda s: {p.key: p.current * (1 - s) for p in fixed}
-        | {p.key: p.current + s * (1 - p.current) for p in effs},
-    }
+    corner = {p.key: p.favourable_end for p in fixed + effs}
+
+    def toward(group):
+        return lambda s: {p.key: p.current + s * (p.limit - p.current) for p in group}
+    moves = {"fixed_costs_factor": toward(fixed), "efficiency_toward_peak": toward(effs),
+             "together": toward(fixed + effs)}
     out: dict = {"band_ends": {"value": aud.full(corner), "parameters": corner}}
     out["within_band"] = aud.meets(out["band_ends"]["value"])
     for name, move in moves.items():
@@ -281,5 +281,6 @@ def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> Audit
                        predicted, lo, hi, limit, verdict, changes, joint, base_value,
                        {"model": ctx.model.name, "workload": ctx.workload.name, "precision": ctx.precision.name,
                         "power": ctx.convention, "efficiency_source": pricer.efficiency.source,
+                        "baseline_efficiency_source": baseline.efficiency.source if baseline is not None else None,
                         "full_sweeps": aud.full_sweeps, "fast_evaluations": len(aud.cache),
                         "physical_limit_parameters": limit_values})

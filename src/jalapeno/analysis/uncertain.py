@@ -16,8 +16,10 @@ Kinds and bands:
   0.05 ms per step, 1 µs per collective launch — assumption) up to the GPU-like values it is
   priced with. Physical limit 0.
 - ``efficiency`` — the fractions of peak and of bandwidth the precision's ops use (GEMM, MoE, MLA
-  per compute format, attention, HBM, links): band = the calibration's low/high sets where they
-  differ, else ±10% (assumption; at most 1). Physical limit 1 (links at line rate).
+  decode and prefill per compute format, attention, HBM, links), and the GEMM half rows and MoE
+  token passes: band = the calibration's low/high sets where they differ, else ±10% for a
+  fraction (at most 1) and ±50% for the others (assumption). Physical limit: fractions 1 (links at
+  line rate), half rows and token passes 0.
 - ``spec`` — every number of the system file marked ``estimate = true``: ±20% (link latencies
   0.5-2x; assumption). The physical limit keeps the stated specs.
 - ``power`` — with the ``load`` power convention, the power model's terms with their bands.
@@ -25,6 +27,7 @@ Kinds and bands:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -49,6 +52,8 @@ class Parameter:
         limit: its value at the physical limit (None: kept, as the stated specs are).
         lo, hi: the range a root-finder may search (physically meaningful values).
         kind: fixed_cost, efficiency, spec or power. band_source: where the band comes from.
+        better: ``higher`` or ``lower`` (the direction that speeds a step: fractions up; fixed
+            costs, half rows and token passes down); "" where it depends (specs, power terms).
     """
 
     key: str
@@ -60,6 +65,12 @@ class Parameter:
     hi: float
     kind: str
     band_source: str
+    better: str = ""
+
+    @property
+    def favourable_end(self) -> float | None:
+        """The end of the band that speeds a step (None where the direction is not fixed)."""
+        return self.high if self.better == "higher" else self.low if self.better == "lower" else None
 
     def within_band(self, v: float) -> bool:
         return self.low * (1 - 1e-9) <= v <= self.high * (1 + 1e-9)
@@ -80,13 +91,16 @@ def _efficiency_getters(model, precision, system) -> dict:
     for f in sorted(fmts):
         out[f"efficiency.gemm.{f}.peak_fraction"] = lambda e, f=f: e.gemm_peak(f)
         out[f"efficiency.gemm.{f}.hbm_fraction"] = lambda e, f=f: e.gemm_hbm(f)
+        out[f"efficiency.gemm.{f}.half_rows"] = lambda e, f=f: e.gemm_half(f)
         if model.moe is not None:
             out[f"efficiency.moe.{f}.peak_fraction"] = lambda e, f=f: e.moe_peak(f)
             out[f"efficiency.moe.{f}.hbm_fraction"] = lambda e, f=f: e.moe_hbm(f)
+            out[f"efficiency.moe.{f}.token_passes"] = lambda e, f=f: e.moe_passes(f)
     if model.attention.kind == "mla":
         a = precision.attention_compute
         out[f"efficiency.mla_decode.{a}.peak_fraction"] = lambda e: e.kernel_peak("mla_decode", a)
         out[f"efficiency.mla_decode.{a}.hbm_fraction"] = lambda e: e.kernel_hbm("mla_decode", a)
+        out[f"efficiency.mla_prefill.{a}.peak_fraction"] = lambda e: e.kernel_peak("mla_prefill", a)
     if any(lv.in_network_reduction for lv in system.levels):
         out["efficiency.in_switch_fraction"] = lambda e: e.in_switch_fraction
     if any(lv.scope == "scale_out" for lv in system.levels):
@@ -122,18 +136,25 @@ def uncertain_parameters(pricer, model, precision, convention: str = "chip") -> 
         else:
             lo, hi = min(COMPILED_ANCHORS[name], v), v
             src = "vendor compiler: compiled anchors up to the value priced"
-        out.append(Parameter(f"efficiency.{name}", v, lo, hi, 0.0, 0.0, 10 * v, "fixed_cost", src))
+        out.append(Parameter(f"efficiency.{name}", v, lo, hi, 0.0, 0.0, 10 * v, "fixed_cost", src, "lower"))
     has_band = system.origin is not None and system.origin.calibration is not None
     lo_eff = variant_efficiency(system, "low") if has_band else eff
     hi_eff = variant_efficiency(system, "high") if has_band else eff
     for key, get in _efficiency_getters(model, precision, system).items():
         v, a, b = get(eff), get(lo_eff), get(hi_eff)
+        if v is None:
+            continue
         a, b = min(a, b, v), max(a, b, v)
+        frac = key.endswith("_fraction")
         if a == b:
-            a, b, src = 0.9 * v, min(1.0, 1.1 * v), "assumption: ±10% (no calibrated band)"
+            a, b = (0.9 * v, min(1.0, 1.1 * v)) if frac else (0.5 * v, 1.5 * v)
+            src = "assumption: " + ("±10%" if frac else "±50%") + " (no calibrated band)"
         else:
             src = "calibration low/high sets"
-        out.append(Parameter(key, v, a, b, 1.0, min(a, v) * 0.1, 1.0, "efficiency", src))
+        if frac:
+            out.append(Parameter(key, v, a, b, 1.0, min(a, v) * 0.1, 1.0, "efficiency", src, "higher"))
+        elif v > 0:  # half rows, token passes: fewer is faster; limit 0 (peak at any row count, no passes)
+            out.append(Parameter(key, v, a, b, 0.0, 0.0, 10 * max(b, v), "efficiency", src, "lower"))
     data = system.origin.data if system.origin is not None else None
     if data is not None:
         for skey, text in system.sources.items():
@@ -170,6 +191,8 @@ def apply(pricer, values: dict) -> tuple[RooflinePricer, dict | None]:
     effo = [(k, v) for k, v in values.items() if k.startswith("efficiency.")]
     system = with_overrides(pricer.system, hw, where="audit", rename=False)[0] if hw else pricer.system
     eff = pricer.efficiency.with_overrides(_nested(effo), where="audit") if effo else pricer.efficiency
+    if dataclasses.is_dataclass(pricer):  # the same kind of pricer (flat or sliced) on the new inputs
+        return dataclasses.replace(pricer, system=system, efficiency=eff), terms or None
     return RooflinePricer(system, eff), terms or None
 
 

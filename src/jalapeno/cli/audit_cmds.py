@@ -78,6 +78,12 @@ def audit(
     for col in ("predicted", "band (low-high)", "physical limit", "verdict"):
         head.add_column(col)
     head.add_row(_f(res.predicted), f"{_f(res.low)}-{_f(res.high)}", _f(res.physical_limit), f"[bold]{res.verdict}[/]")
+    from jalapeno.report.tables import efficiency_label
+
+    sets = [f"{res.system}: {efficiency_label(res.context['efficiency_source'])}"]
+    if res.baseline:
+        sets.append(f"{res.baseline}: {efficiency_label(res.context['baseline_efficiency_source'])}")
+    head.caption = escape("efficiency sets: " + "; ".join(sets))
     console.print(head)
     if d["changes"]:
         t = Table(title="each parameter alone: the value the claim needs")
