@@ -6,7 +6,6 @@ import math
 from pathlib import Path
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from jalapeno.cli.common import console, print_json
@@ -73,17 +72,17 @@ def audit(
         return
     d = res.as_dict()
     vs = f" vs {res.baseline}" if res.baseline else ""
-    head = Table(title=escape(f"claim: {c.name} = {c.value:g} {c.unit} for {res.system}{vs} · {ctx.model.name} · "
+    head = Table(title=(f"claim: {c.name} = {c.value:g} {c.unit} for {res.system}{vs} · {ctx.model.name} · "
                               f"{ctx.workload.name} · {ctx.precision.name} · power {power}"))
     for col in ("predicted", "band (low-high)", "physical limit", "verdict"):
         head.add_column(col)
-    head.add_row(_f(res.predicted), f"{_f(res.low)}-{_f(res.high)}", _f(res.physical_limit), f"[bold]{res.verdict}[/]")
+    head.add_row(_f(res.predicted), f"{_f(res.low)}-{_f(res.high)}", _f(res.physical_limit), res.verdict.upper())
     from jalapeno.report.tables import efficiency_label
 
     sets = [f"{res.system}: {efficiency_label(res.context['efficiency_source'])}"]
     if res.baseline:
         sets.append(f"{res.baseline}: {efficiency_label(res.context['baseline_efficiency_source'])}")
-    head.caption = escape("efficiency sets: " + "; ".join(sets))
+    head.caption = ("efficiency sets: " + "; ".join(sets))
     console.print(head)
     if d["changes"]:
         t = Table(title="each parameter alone: the value the claim needs")
@@ -145,13 +144,13 @@ def sensitivity(
     if json_out:
         print_json(d)
         return
-    t = Table(title=escape(f"{res.system} · {ctx.model.name} · {ctx.workload.name}: {res.metric} = {_f(res.value)} "
+    t = Table(title=(f"{res.system} · {ctx.model.name} · {ctx.workload.name}: {res.metric} = {_f(res.value)} "
                            f"{res.unit} as priced; one parameter at a time across its band"))
     for col in ("parameter", "kind", "current", "band", f"{res.metric} at low", "at high", "swing", "band from"):
         t.add_column(col, overflow="fold")
     for r in d["rows"]:
         t.add_row(r["parameter"], r["kind"], _f(r["current"]), f"{_f(r['low'])}-{_f(r['high'])}",
-                  _f(r["metric_at_low"]), _f(r["metric_at_high"]), _f(r["swing"], ".3g"), escape(r["band_source"]))
+                  _f(r["metric_at_low"]), _f(r["metric_at_high"]), _f(r["swing"], ".3g"), (r["band_source"]))
     console.print(t)
     if html:
         console.print(f"tornado chart: {Path(html).resolve()}")
