@@ -34,6 +34,9 @@ def system_dict(s: System, eff: Efficiency) -> dict:
         "host": None if s.host is None else {"location": s.host.location,
                                              "bandwidth_bytes_per_s": s.host.bandwidth_bytes_per_s,
                                              "latency_s": s.host.latency_s, "note": s.host.note},
+        "kv_tiers": [{"name": t.name, "link": t.link, "capacity_bytes_per_chip": t.capacity_bytes,
+                      "bandwidth_bytes_per_s": t.bandwidth_bytes_per_s, "latency_s": t.latency_s} for t in s.kv_tiers],
+        "kv_tiers_absent": list(s.kv_tiers_absent),
         "allin_power_w_per_chip": s.allin_power_w_per_chip,
         "usd_per_chip_hour": s.usd_per_chip_hour,
         "efficiency": eff.as_dict(),
@@ -108,6 +111,10 @@ def hardware_show(name: str = typer.Argument(..., help="System name or path to a
     if s.host:
         console.print(f"host CPUs: {s.host.location.replace('_', ' ')}, {s.host.bandwidth_bytes_per_s / 1e9:.0f} GB/s "
                       f"per chip, {s.host.latency_s * 1e6:.1f} us ({src.get('host.bandwidth_gb_per_s', '')})")
+    from jalapeno.specs.kv_tiers import tier_status
+
+    console.print("KV-cache tiers below HBM (docs/agentic.md): "
+                  + "; ".join(f"{k}: {v}" for k, v in tier_status(s).items()))
     console.print(f"efficiency: {eff.source}")
 
 

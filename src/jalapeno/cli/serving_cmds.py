@@ -31,6 +31,10 @@ from jalapeno.errors import SpecError
 from jalapeno.specs.routing import ROUTING_HELP
 
 SYSTEMS_DEFAULT = "jalapeno,gb200-nvl72,gb300-nvl72,vera-rubin-nvl72"
+AT_DEFAULT = "10,25,50,100"
+TIERS_DEFAULT = "fast=100,ultra_fast=300"
+WORKLOAD_HELP = ("1k1k, 8k1k (default), 1k8k, 32k1k, 64k1k, 128k1k, or agentic:PRESET (coding-agent, research-agent, "
+                 "long-memory-chat, chat-agent) / agentic:FILE.toml.")
 SWEEP_EPLB_HELP = ("Redundant experts the sweep tries with EPLB on MoE layouts with EP >= 8 (rounded up so EP "
                    "divides experts + R; beside EPLB off), or 'off'.")
 SWEEP_OVERLAP_HELP = ("Two-batch overlap: auto (the faster of none/tbo per point; the default unless an --engine "
@@ -181,7 +185,7 @@ def parse_pool(text: str, option: str):
 
 def compare(
     model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
-    workload: str = typer.Option(None, "--workload", "-w", help="1k1k, 8k1k (default) or 1k8k."),
+    workload: str = typer.Option(None, "--workload", "-w", help=WORKLOAD_HELP),
     isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
     osl: int = typer.Option(None, "--osl", help="Output length."),
     precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
@@ -204,8 +208,10 @@ def compare(
     cuda_graph_max_batch: int = graph_option(),
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     overlap: str = typer.Option(None, "--overlap", help=SWEEP_OVERLAP_HELP),
-    at: str = typer.Option("10,25,50,100", "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios."),
-    tiers: str = typer.Option("fast=100,ultra_fast=300", "--tiers", help="Tier floors in tok/s/user, name=value,..."),
+    at: str = typer.Option(AT_DEFAULT, "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios "
+                           "(agentic: task times in minutes, default 5,10,20)."),
+    tiers: str = typer.Option(TIERS_DEFAULT, "--tiers", help="Tier floors in tok/s/user, name=value,... (agentic: "
+                              "task-time ceilings in minutes, default fast=10,ultra_fast=5)."),
     efficiency: str = typer.Option("calibrated", "--efficiency",
                                    help="Efficiency set: calibrated (default), low, high or spec."),
     fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
@@ -234,6 +240,18 @@ def compare(
     from jalapeno.report.tables import comparison_tables
     from jalapeno.specs.catalog import load_system
 
+    if workload and workload.startswith("agentic:"):
+        from jalapeno.cli.agentic_cmd import agentic_compare, refuse
+
+        refuse({"--isl": isl, "--osl": osl, "--serving": serving if serving != "agg" else None, "--mtp": mtp,
+                "--engine": engine, "--as-deployed": as_deployed, "--concurrency": concurrency, "--bands": bands,
+                "--html": html, "--fixed-lengths": fixed_lengths, "--max-running": max_running,
+                "--max-tokens-per-step": max_tokens_per_step, "--cuda-graph-max-batch": cuda_graph_max_batch})
+        return agentic_compare(model=model, workload=workload, precision=precision, kv_dtype=kv_dtype,
+                               attention_dtype=attention_dtype, compute_fallback=compute_fallback, systems=systems,
+                               baseline=baseline, power=power, efficiency=efficiency, routing=routing, eplb=eplb,
+                               overlap=overlap, memory_fraction=memory_fraction, at=at, tiers=tiers,
+                               json_out=json_out, default_at=AT_DEFAULT, default_tiers=TIERS_DEFAULT)
     names = [s.strip() for s in systems.split(",") if s.strip()]
     if as_deployed:
         given = [opt for opt, v in (("--precision", precision), ("--serving", serving), ("--concurrency", concurrency),
@@ -302,7 +320,7 @@ def compare(
 def frontier(
     system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
     model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
-    workload: str = typer.Option(None, "--workload", "-w", help="1k1k, 8k1k (default) or 1k8k."),
+    workload: str = typer.Option(None, "--workload", "-w", help=WORKLOAD_HELP),
     isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
     osl: int = typer.Option(None, "--osl", help="Output length."),
     precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
@@ -336,6 +354,18 @@ def frontier(
     from jalapeno.cost.sliced import chip_model_pricer
     from jalapeno.report.tables import frontier_table, write_frontier
 
+    if workload and workload.startswith("agentic:"):
+        from jalapeno.cli.agentic_cmd import agentic_frontier_cmd, refuse
+
+        refuse({"--isl": isl, "--osl": osl, "--serving": serving if serving != "agg" else None, "--mtp": mtp,
+                "--engine": engine, "--concurrency": concurrency, "--fixed-lengths": fixed_lengths,
+                "--max-running": max_running, "--max-tokens-per-step": max_tokens_per_step,
+                "--cuda-graph-max-batch": cuda_graph_max_batch})
+        return agentic_frontier_cmd(system=system, model=model, workload=workload, precision=precision,
+                                    kv_dtype=kv_dtype, attention_dtype=attention_dtype,
+                                    compute_fallback=compute_fallback, power=power, efficiency=efficiency,
+                                    routing=routing, eplb=eplb, overlap=overlap, memory_fraction=memory_fraction,
+                                    json_out=json_out, out=out)
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          kv_dtype, attention_dtype, compute_fallback, routing)

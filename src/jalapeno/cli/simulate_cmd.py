@@ -21,7 +21,8 @@ def simulate(
     system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
     model: str = typer.Option("deepseek-r1", "--model", "-m"),
     workload: str = typer.Option("8k1k", "--workload", "-w",
-                                 help="1k1k/8k1k/1k8k, agentic (coding-agent), chat-agent, or a trace .csv/.jsonl"),
+                                 help="1k1k/8k1k/1k8k/32k1k/64k1k/128k1k, agentic (coding-agent), research-agent, "
+                                 "long-memory-chat, chat-agent, or a trace .csv/.jsonl"),
     isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides the workload preset)."),
     osl: int = typer.Option(None, "--osl", help="Output length."),
     concurrency: int = typer.Option(None, "--concurrency", "-c", help="Closed loop: requests (sessions) in flight."),

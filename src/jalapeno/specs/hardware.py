@@ -154,6 +154,7 @@ class SystemFile(_Strict):
     host: HostFile | None = None
     die: DieFile | None = None  # the chip's slices and on-die network (specs/die.py)
     efficiency: dict[str, Any] = Field(default_factory=dict)  # checked by Efficiency.with_overrides
+    kv_tiers: dict[str, Any] = Field(default_factory=dict)  # checked by specs/kv_tiers.parse_kv_tiers
 
     @model_validator(mode="after")
     def _levels_grow(self):
@@ -299,6 +300,8 @@ class System:
     path: str = field(default="", compare=False)
     host: HostLink | None = None
     origin: SystemOrigin | None = field(default=None, compare=False)
+    kv_tiers: tuple = ()  # specs/kv_tiers.KVTier, nearest first (HBM excluded)
+    kv_tiers_absent: tuple = ()  # lower tiers the file declares absent
 
     @property
     def scale_up_chips(self) -> int:
@@ -425,6 +428,9 @@ def system_from_dict(data: dict, where: str = "system") -> System:
             shares_ports_with_inner=lv.shares_ports_with_inner))
     sources: dict[str, str] = {}
     _collect_sources(f, "", sources)
+    from jalapeno.specs.kv_tiers import parse_kv_tiers
+
+    tiers, absent = parse_kv_tiers(f.kv_tiers, where, sources)
     if f.efficiency:
         efficiency_overrides(data, where)  # validates the table; the set itself is not kept
     return System(
@@ -433,7 +439,8 @@ def system_from_dict(data: dict, where: str = "system") -> System:
         usd_per_chip_hour=f.cost.usd_per_chip_hour.value,
         vendor_verified=f.vendor_verified, sources=MappingProxyType(sources),
         host=HostLink(f.host.location, f.host.bandwidth_gb_per_s.value * units.GB,
-                      f.host.latency_us.value * units.US, f.host.note) if f.host else None)
+                      f.host.latency_us.value * units.US, f.host.note) if f.host else None,
+        kv_tiers=tiers, kv_tiers_absent=absent)
 
 
 def efficiency_overrides(data: dict, where: str = "system", base: Efficiency | None = None) -> Efficiency:

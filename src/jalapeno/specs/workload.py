@@ -72,6 +72,12 @@ PRESETS = {
     "1k1k": Workload("1k1k", 1024, 1024),
     "8k1k": Workload("8k1k", 8192, 1024),
     "1k8k": Workload("1k8k", 1024, 8192),
+    # long-context single-shot (whole-repository questions, long documents): one prompt of 32K-128K
+    # tokens, no prefix reuse, the InferenceX length distribution; 128K + 1K fits DeepSeek-R1's
+    # 163,840-token context (hardware_specs.md §2.1). Agentic multi-turn: specs/agentic.py.
+    "32k1k": Workload("32k1k", 32768, 1024),
+    "64k1k": Workload("64k1k", 65536, 1024),
+    "128k1k": Workload("128k1k", 131072, 1024),
 }
 
 

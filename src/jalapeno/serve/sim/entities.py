@@ -43,6 +43,8 @@ class Request:
     first_token_s: float = float("nan")
     done_s: float = float("nan")
     kv_ready_s: float = float("nan")
+    reload_checked: bool = False
+    reload_s: float = 0.0
 
     @property
     def prefill_needed(self) -> int:
@@ -56,12 +58,29 @@ class Request:
 
 
 @dataclass(slots=True)
+class LowerTier:
+    """A KV-cache tier below HBM (specs/kv_tiers.py) as the simulator keeps it: an LRU of entries
+    (tokens per key) of at most ``capacity`` tokens for one instance. ``link_lanes``: when each
+    reload lane (one per attention-DP rank) is next free, s."""
+
+    name: str
+    capacity: float
+    bandwidth_bytes_per_s: float
+    latency_s: float
+    entries: OrderedDict = field(default_factory=OrderedDict)
+    tokens: float = 0.0
+
+
+@dataclass(slots=True)
 class PrefixCache:
-    """LRU cache of inactive KV (tokens per key), sharing the instance's KV capacity.
+    """LRU cache of inactive KV (tokens per key), sharing the instance's KV capacity, with
+    optional lower tiers (host, SSD, remote) that evicted entries move down to.
 
     Keys are sessions (agentic multi-turn) or prefix groups. Entries are evicted LRU-first when
-    running requests need the space. ``lookup`` returns the cached tokens usable by a request
-    whose prompt starts with the cached context.
+    running requests need the space; with ``lower`` tiers an evicted entry moves to the next
+    tier (whose own LRU entries move further down, or are dropped past the last tier).
+    ``lookup`` returns the cached tokens usable by a request whose prompt starts with the cached
+    context; ``take_lower`` removes an entry from a lower tier (to reload or to recompute it).
     """
 
     enabled: bool = True
@@ -69,6 +88,10 @@ class PrefixCache:
     tokens: int = 0
     hits_tokens: int = 0
     lookup_tokens: int = 0
+    lower: list = field(default_factory=list)
+    reloads: int = 0
+    recomputes: int = 0
+    pending: dict = field(default_factory=dict)
 
     def lookup(self, key: int, prompt_tokens: int) -> int:
         """Tokens of ``prompt_tokens`` found in the cache under ``key`` (entry is consumed)."""
@@ -91,13 +114,38 @@ class PrefixCache:
         self.entries[key] = tokens
 
     def evict(self, need: int) -> int:
-        """Free at least ``need`` tokens LRU-first; returns tokens freed."""
+        """Free at least ``need`` tokens LRU-first (moving entries to the lower tiers); returns tokens freed."""
         freed = 0
         while freed < need and self.entries:
-            _, t = self.entries.popitem(last=False)
+            k, t = self.entries.popitem(last=False)
             freed += t
             self.tokens -= t
+            self._demote(0, k, t)
         return freed
+
+    def _demote(self, level: int, key: int, tokens: float) -> None:
+        if level >= len(self.lower):
+            return
+        tier = self.lower[level]
+        if tokens > tier.capacity:
+            return self._demote(level + 1, key, tokens)
+        while tier.tokens + tokens > tier.capacity and tier.entries:
+            k, t = tier.entries.popitem(last=False)
+            tier.tokens -= t
+            self._demote(level + 1, k, t)
+        tier.entries[key] = tokens
+        tier.tokens += tokens
+
+    def take_lower(self, key: int) -> tuple[LowerTier, float] | None:
+        """Remove ``key`` from the lower tier holding it: (tier, tokens), or None."""
+        if not self.enabled or key < 0 or key in self.entries:
+            return None
+        for tier in self.lower:
+            if key in tier.entries:
+                t = tier.entries.pop(key)
+                tier.tokens -= t
+                return tier, t
+        return None
 
     @property
     def hit_rate(self) -> float:

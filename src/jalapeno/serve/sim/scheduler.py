@@ -91,6 +91,14 @@ class Instance:
         # a StepTimer prices the lookahead's guesses with a miss; any other callable is used as is
         self._time = partial(timer, hint=self.lookahead) if isinstance(timer, StepTimer) else timer
 
+    def recompute_s(self, tokens: float) -> float:
+        """Estimated extra prefill time to recompute ``tokens`` of a prefix: tokens/budget steps of a
+        full-budget chunk at half that prefix beside the current decode batch (the reload-or-
+        recompute choice, serve/sessions.py)."""
+        b = len(self.decoding)
+        ctx = self.decode_ctx_sum / b if b else 0.0
+        return self.timer(b, ctx, float(self.budget), tokens / 2, 1) * tokens / self.budget
+
     # ---- queue -------------------------------------------------------------------------
     @property
     def load(self) -> int:

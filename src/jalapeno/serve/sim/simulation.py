@@ -20,12 +20,12 @@ import pandas as pd
 
 from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.layout import Layout, validate_layout
-from jalapeno.deploy.memory_fit import decode_batch_cap
+from jalapeno.deploy.memory_fit import decode_batch_cap, kv_bytes_per_seq_per_chip
 from jalapeno.errors import InfeasibleDeployment, SpecError
 from jalapeno.serve.analytic import frontend_s
 from jalapeno.serve.disagg import kv_transfer_s
 from jalapeno.serve.sim.engine import Engine
-from jalapeno.serve.sim.entities import PrefixCache, Request
+from jalapeno.serve.sim.entities import LowerTier, PrefixCache, Request
 from jalapeno.serve.sim.events import Arrival, KVTransferDone, StepDone, TraceNext
 from jalapeno.serve.sim.metrics import downsample, request_frame, summarize, task_frame
 from jalapeno.serve.sim.scheduler import Instance
@@ -78,7 +78,7 @@ class Simulation:
     """One run. Build with the deployment and a request plan, then :meth:`run`."""
 
     def __init__(self, model: ModelSpec, pricer: Pricer, dep: Deployment, *, seed: int = 0,
-                 ctx_ref: float = 4096.0, prefix_cache: bool = True) -> None:
+                 ctx_ref: float = 4096.0, prefix_cache: bool = True, kv_tiers: bool = True) -> None:
         self.model, self.pricer, self.dep = model, pricer, dep
         self.system, self.eff = pricer.system, pricer.efficiency
         # its own stream (MTP draws), independent of the workload's lengths and arrivals
@@ -98,14 +98,16 @@ class Simulation:
                               cuda_graph_max_batch=dep.cuda_graph_max_batch,
                               overlap=pool_overlap(dep.overlap, model, pool.layout))
             for _ in range(pool.workers):
+                cache = PrefixCache(enabled=prefix_cache,
+                                    lower=self._lower_tiers(pool.layout) if kv_tiers and role != "decode" else [])
                 self.instances.append(Instance(len(self.instances), role, timer, pool.layout.chips, cap,
                                                dep.running_limit(pool.layout), dep.prefill_budget(pool.layout),
-                                               PrefixCache(enabled=prefix_cache), dep.mtp, self.rng,
-                                               dep.step_token_cap(pool.layout)))
+                                               cache, dep.mtp, self.rng, dep.step_token_cap(pool.layout)))
         self.chips = dep.chips
         self._kv_capacity = sum(i.capacity for i in self.instances if i.role != "prefill")
         self.engine = Engine(self._dispatch)
         self.link_free = {i.id: 0.0 for i in self.instances if i.role == "decode"}
+        self.reload_lanes = {i.id: [0.0] * i.timer.layout.dp for i in self.instances if i.role != "decode"}
         self.pending: list[RequestSpec] = []
         self.next_turn: dict[int, list[RequestSpec]] = {}
         self.think_s = 0.0
@@ -124,6 +126,35 @@ class Simulation:
         self.requests.append(r)
         self.engine.schedule(at + self._frontend(r), Arrival(r.id), priority=1)
         return r
+
+    def _lower_tiers(self, layout) -> list[LowerTier]:
+        """The system's usable KV tiers below HBM (specs/kv_tiers.py) in tokens per instance."""
+        kv1 = float(kv_bytes_per_seq_per_chip(self.model, layout, self.dep.precision, 1.0))
+        return [LowerTier(t.name, t.capacity_bytes * layout.dp * layout.cp / kv1, t.bandwidth_bytes_per_s, t.latency_s)
+                for t in self.system.kv_tiers if t.usable]
+
+    def _reload(self, inst: Instance, req: Request, now: float) -> float:
+        """Delay before ``req`` can be queued: a prefix found in a lower tier is reloaded over the
+        tier's link (one lane per attention-DP rank, first free lane) when that is faster than
+        recomputing it, else dropped and recomputed (delay 0)."""
+        found = inst.cache.take_lower(req.session)
+        if found is None:
+            return 0.0
+        tier, tokens = found
+        lay = inst.timer.layout
+        load_s = tier.latency_s + float(kv_bytes_per_seq_per_chip(self.model, lay, self.dep.precision, tokens)) \
+            / tier.bandwidth_bytes_per_s
+        if inst.recompute_s(tokens) <= load_s:
+            inst.cache.recomputes += 1
+            return 0.0
+        lanes = self.reload_lanes[inst.id]
+        j = min(range(len(lanes)), key=lanes.__getitem__)
+        start = max(now, lanes[j])
+        lanes[j] = start + load_s
+        inst.cache.reloads += 1
+        inst.cache.pending[req.session] = tokens
+        req.reload_s = start + load_s - now
+        return req.reload_s
 
     def _frontend(self, r: Request) -> float:
         """Front-end time before the request reaches the router (serve/analytic.frontend_s)."""
@@ -176,8 +207,11 @@ class Simulation:
         self.target = sum(len(p) for p in plans)
         self.session_queue = list(reversed(plans))
         self.warmup_left = 0
-        for _ in range(min(concurrency, sessions)):
-            self._start_session(0.0)
+        # the first sessions start at random offsets within one think time, so that equal think
+        # times do not keep them in lock-step waves (a steady state has no such phase)
+        offsets = self.rng.uniform(0.0, spec.think_s, size=min(concurrency, sessions))
+        for off in sorted(offsets):
+            self._start_session(float(off))
 
     def _start_session(self, now: float) -> None:
         if not getattr(self, "session_queue", None):
@@ -234,9 +268,16 @@ class Simulation:
             if prev is not None:
                 req.instance = prev
             inst = self._route(req)
-            inst.enqueue(req)
             if req.session >= 0:
                 self._session_instance[req.session] = inst.id
+                if not req.reload_checked and inst.cache.lower:
+                    req.reload_checked = True
+                    delay = self._reload(inst, req, now)
+                    if delay > 0:
+                        return [(delay, Arrival(req.id))]
+                if req.session in inst.cache.pending:  # the reloaded prefix is back in HBM
+                    inst.cache.insert(req.session, inst.cache.pending.pop(req.session))
+            inst.enqueue(req)
             return self._wake(inst, now)
         if isinstance(ev, StepDone):
             inst = self.instances[ev.instance]
@@ -325,6 +366,9 @@ class Simulation:
             "step_cost_evaluations": sum(t.evaluations for t in {id(i.timer): i.timer for i in self.instances}.values()),
             "preemptions_total": sum(i.preemptions for i in self.instances),
             "prefix_hit_rate_cache": float(np.mean([i.cache.hit_rate for i in self.instances])),
+            "kv_reloads": sum(i.cache.reloads for i in self.instances),
+            "kv_recomputes": sum(i.cache.recomputes for i in self.instances),
+            "reload_s_total": float(sum(r.reload_s for r in self.requests)),
         })
         ts = self.series.frame()
         return SimResult(summary, df, tasks, ts)
@@ -363,7 +407,7 @@ def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Wor
              agentic: AgenticSpec | None = None, trace: list[RequestSpec] | None = None,
              concurrency: int | None = None, rate: float | None = None, arrival: str = "poisson",
              num_requests: int | None = None, sessions: int | None = None, seed: int = 0,
-             prefix_cache: bool = True,
+             prefix_cache: bool = True, kv_tiers: bool = True,
              on_progress: Callable[[int, int], None] | None = None) -> SimResult:
     """Simulate ``dep`` serving one workload; exactly one of workload / agentic / trace.
 
@@ -410,10 +454,10 @@ def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Wor
         model.check_context(int(trace.isl[k] + trace.osl[k]), f"trace row {k + 1}",
                             f"{trace.isl[k]} + {trace.osl[k]} tokens")
         ctx_ref = float(np.mean(trace.isl + trace.osl / 2))
-    sim = Simulation(model, pricer, dep, seed=seed, ctx_ref=ctx_ref, prefix_cache=prefix_cache)
+    sim = Simulation(model, pricer, dep, seed=seed, ctx_ref=ctx_ref, prefix_cache=prefix_cache, kv_tiers=kv_tiers)
     sim.on_progress = on_progress
     config = {"model": model.name, "system": system.name, "deployment": dep.as_dict(), "seed": seed,
-              "concurrency": concurrency, "rate": rate, "prefix_cache": prefix_cache}
+              "concurrency": concurrency, "rate": rate, "prefix_cache": prefix_cache, "kv_tiers": kv_tiers}
     if workload is not None:
         config["workload"] = workload.as_dict()
         if concurrency is not None:

@@ -10,42 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from jalapeno.errors import SpecError, UnknownNameError
+from jalapeno.specs.agentic import AGENTIC_PRESETS, AgenticSpec  # noqa: F401  (re-exported)
 from jalapeno.specs.workload import Workload
-
-
-@dataclass(frozen=True, slots=True)
-class AgenticSpec:
-    """A multi-turn agent session: each turn sends the whole growing context and gets a reply.
-
-    Turn k (0-based) sends system_prompt + Σ_{j<k} (tool_output_j + reply_j) + tool_output_k
-    tokens and asks for reply_k tokens; tool and reply lengths are uniform in ±``jitter`` of
-    their means; ``think_s`` (tool execution + agent thinking) separates the turns.
-    """
-
-    name: str
-    turns: int
-    system_prompt_tokens: int
-    tool_output_tokens: int
-    reply_tokens: int
-    think_s: float
-    jitter: float = 0.2
-    description: str = ""
-
-    @property
-    def final_context_tokens(self) -> int:
-        return self.system_prompt_tokens + self.turns * (self.tool_output_tokens + self.reply_tokens)
-
-
-#: Presets (assumptions, documented in docs/simulator.md). "coding-agent": tens of turns with
-#: contexts growing past 100K tokens, as coding agents (SWE-bench-style sessions) produce:
-#: 6K system prompt + tools, 40 turns of ~2.5K-token tool output (file reads, test logs) and
-#: ~350-token replies (a tool call or an edit), ~2 s of tool execution between turns.
-AGENTIC_PRESETS = {
-    "coding-agent": AgenticSpec("coding-agent", 40, 6000, 2500, 350, 2.0,
-                                description="40 turns, context 6K -> ~120K tokens, 2 s tool time"),
-    "chat-agent": AgenticSpec("chat-agent", 8, 1500, 600, 300, 5.0,
-                              description="8 turns, context 1.5K -> ~8.7K tokens, 5 s user/tool time"),
-}
 
 
 @dataclass(frozen=True, slots=True)

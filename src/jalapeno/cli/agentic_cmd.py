@@ -1,0 +1,151 @@
+"""``compare`` / ``frontier`` with ``--workload agentic:PRESET`` (or ``agentic:file.toml``).
+
+Thin: parse, call analysis/agentic.compare_agentic (or agentic_frontier), render
+report/agentic_tables or ``--json``. Options of the fixed-length comparison that have no
+meaning for sessions are refused by name (``refuse``).
+"""
+
+from __future__ import annotations
+
+from jalapeno.cli.common import console, print_json, resolve_precision
+from jalapeno.errors import SpecError
+
+#: Sweep defaults of the agentic comparison (speed choices, documented in docs/agentic.md §3):
+#: instances up to the scale-up domain and no two-batch overlap unless --overlap asks for it (in
+#: a check on the four default systems neither moved the frontier by more than 1.5%).
+AGENTIC_STAGE_FACTOR = 1
+
+
+def refuse(given: dict) -> None:
+    """Raise for options the agentic comparison does not take (``given``: option → value or None).
+
+    Raises:
+        SpecError: naming the first option given.
+    """
+    bad = [k for k, v in given.items() if v not in (None, False)]
+    if bad:
+        raise SpecError(bad[0], "does not apply to --workload agentic:… (sessions, not fixed lengths)",
+                        f"drop {', '.join(bad)}; the agentic comparison runs aggregated instances with a prefix cache")
+
+
+def _parse_min(text: str, option: str) -> list[float]:
+    try:
+        vals = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise SpecError(option, f"{text!r} is not a comma-separated list of minutes", f"write e.g. {option} 5,10,20") from None
+    if not vals or any(not (v > 0) for v in vals):
+        raise SpecError(option, "needs positive task times in minutes", f"write e.g. {option} 5,10,20")
+    return vals
+
+
+def _ceilings(text: str) -> dict[str, float]:
+    out = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, _, val = part.partition("=")
+        try:
+            out[name.strip()] = float(val)
+        except ValueError:
+            raise SpecError("--tiers", f"{part!r} is not name=minutes", "write e.g. --tiers fast=10,ultra_fast=5") from None
+    return out
+
+
+def _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallback, routing, overlap, eplb,
+           memory_fraction):
+    from dataclasses import replace
+
+    from jalapeno.analysis.sweep import SweepOptions
+    from jalapeno.cli.serving_cmds import sweep_eplb
+    from jalapeno.deploy.deployment import check_memory_fraction
+    from jalapeno.specs.agentic import get_agentic
+    from jalapeno.specs.catalog import load_model
+    from jalapeno.specs.routing import with_routing
+
+    m = with_routing(load_model(model), routing)
+    spec = get_agentic(workload)
+    # the analytic model runs the mean lengths: the last turn's prompt + reply must fit
+    m.check_context(spec.final_context_tokens, "--workload",
+                    f"{spec.name}'s last turn ({spec.final_context_tokens:,} tokens)")
+    opts = SweepOptions(serving="agg", eplb=sweep_eplb(eplb), overlap=overlap or "none",
+                        max_stage_factor=AGENTIC_STAGE_FACTOR)
+    if memory_fraction is not None:
+        opts = replace(opts, memory_fraction=check_memory_fraction(memory_fraction))
+    pinned = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback) if precision else None
+    return m, spec, opts, pinned
+
+
+def _precisions(m, pricer, pinned, kv_dtype, attention_dtype, compute_fallback) -> list[str]:
+    from jalapeno.deploy.engines import available_precisions
+
+    if pinned is not None:
+        return [pinned.name]
+    names = available_precisions(m.name, m.default_precision, pricer.system.chip.formats, m, pricer.system.chip)
+    return [resolve_precision(m, p, kv_dtype, attention_dtype, compute_fallback).name for p in names]
+
+
+def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, compute_fallback, systems, baseline,
+                    power, efficiency, routing, eplb, overlap, memory_fraction, at, tiers, json_out,
+                    default_at: str, default_tiers: str) -> None:
+    """``jalapeno compare --workload agentic:…``."""
+    from jalapeno.analysis.agentic import DEFAULT_ISO_TASK_MIN, compare_agentic
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.report.agentic_tables import agentic_tables
+    from jalapeno.specs.catalog import load_system
+
+    m, spec, opts, pinned = _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallback, routing,
+                                   overlap, eplb, memory_fraction)
+    names = [s.strip() for s in systems.split(",") if s.strip()]
+    if not names:
+        raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
+    syss = [load_pricer(n, efficiency) for n in names]
+    seen = [s.system.name for s in syss]
+    if len(set(seen)) != len(seen):
+        raise SpecError("--systems", "a system is named twice", "compare each system once")
+    if baseline:
+        base = load_system(baseline).name
+        if base not in seen:
+            raise SpecError("--baseline", f"{baseline!r} is not among --systems", "add it to --systems or pick one of them")
+    else:
+        base = "gb300-nvl72" if "gb300-nvl72" in seen else seen[-1]
+    iso = DEFAULT_ISO_TASK_MIN if at == default_at else tuple(_parse_min(at, "--at"))
+    ceil = None if tiers == default_tiers else _ceilings(tiers)
+    precs = {s.system.name: _precisions(m, s, pinned, kv_dtype, attention_dtype, compute_fallback) for s in syss}
+    res = compare_agentic(m, syss, spec, precs, baseline=base, convention=power, options=opts, iso_task_min=iso,
+                          tier_ceilings_min=ceil)
+    d = res.as_dict()
+    if json_out:
+        print_json(d)
+        return
+    for t in agentic_tables(d):
+        console.print(t)
+
+
+def agentic_frontier_cmd(*, system, model, workload, precision, kv_dtype, attention_dtype, compute_fallback, power,
+                         efficiency, routing, eplb, overlap, memory_fraction, json_out, out) -> None:
+    """``jalapeno frontier --workload agentic:…``: every frontier point of one system."""
+    import json
+    from pathlib import Path
+
+    from jalapeno.analysis.agentic import agentic_frontier
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.report.agentic_tables import agentic_frontier_table
+
+    m, spec, opts, pinned = _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallback, routing,
+                                   overlap, eplb, memory_fraction)
+    pr = load_pricer(system, efficiency)
+    af = agentic_frontier(m, pr, spec, _precisions(m, pr, pinned, kv_dtype, attention_dtype, compute_fallback), opts)
+    pts = af.points(power)
+    if out:
+        if not out.lower().endswith((".json", ".csv")):
+            raise SpecError("--out", f"{out!r}: agentic frontiers are written as .json or .csv", "use a .json or .csv path")
+        if out.lower().endswith(".json"):
+            Path(out).write_text(json.dumps(pts, indent=1), encoding="utf-8")
+        else:
+            import pandas as pd
+
+            pd.DataFrame(pts).to_csv(out, index=False)
+    if json_out:
+        print_json({"system": pr.system.name, "model": m.name, "workload": spec.as_dict(), "frontier": pts})
+        return
+    console.print(agentic_frontier_table(pts, f"{m.name} on {pr.system.name} · agentic:{spec.name}"))
+    if out:
+        console.print(f"wrote {out}")

@@ -1,0 +1,97 @@
+"""Rich tables of an agentic comparison (analysis/agentic.py ``AgenticComparison.as_dict()``)."""
+
+from __future__ import annotations
+
+import math
+
+from rich.markup import escape
+from rich.table import Table
+
+
+def _f(x, fmt: str = ".3g") -> str:
+    if x is None or (isinstance(x, float) and (math.isnan(x) or math.isinf(x))):
+        return "-"
+    return format(x, fmt)
+
+
+def _min(s) -> str:
+    return "-" if s is None or math.isnan(s) else f"{s / 60:.1f}"
+
+
+def _kv(p: dict) -> str:
+    if not p["kv_bound"]:
+        return f"none (KV in {p['kv_tier']})"
+    share = f", {p['kv_bound_share']:.0%} of task" if p["kv_bound_share"] >= 0.005 else ""
+    return f"{p['kv_bound']} (KV in {p['kv_tier']}{share})"
+
+
+def agentic_tables(d: dict) -> list[Table]:
+    """Headline, per-turn breakdown, ratio and tier tables of an agentic comparison dict."""
+    wl, conv = d["workload"], d["convention"]
+    title = (f"{d['model']} · agentic:{wl['agentic']} ({wl['turns']} turns, context -> "
+             f"{wl['final_context_tokens']:,} tokens, think {wl['think_s']:g} s) · power: {conv} · baseline {d['baseline']}")
+    head = Table(title=title)
+    for col in ("system", "peak tasks/h/chip", f"tasks/h/kW ({conv})", "$/task at peak", "task min at peak (p90)",
+                "fastest task min (p90)", "tasks/h/chip at fastest", "bound at peak", "KV bound at peak",
+                "deployment at peak"):
+        head.add_column(col, overflow="fold", no_wrap=col == "system")
+    for name, s in d["systems"].items():
+        pk, fa = s["peak"], s["fastest"]
+        head.add_row(name, _f(pk["tasks_per_hour_per_chip"], ".1f"), _f(pk["tasks_per_hour_per_kw"], ".1f"),
+                     _f(pk["usd_per_task"], ".3f"), f"{_min(pk['task_time_s'])} ({_min(pk['task_time_p90_s'])})",
+                     f"{_min(fa['task_time_s'])} ({_min(fa['task_time_p90_s'])})",
+                     _f(fa["tasks_per_hour_per_chip"], ".2f"), pk["bound"], _kv(pk), escape(pk["deployment"]))
+    turns = Table(title="per turn at peak and at the fastest point: TTFT first / mean / last turn, TPOT, "
+                        "prefix-cache hit rate")
+    for col in ("system", "point", "TTFT first s", "TTFT mean s", "TTFT last s", "TPOT ms", "hit rate",
+                "reload s/task", "KV tiers (catalog)"):
+        turns.add_column(col, overflow="fold")
+    for name, s in d["systems"].items():
+        tiers = "; ".join(f"{k}: {v}" for k, v in s["kv_tiers"].items())
+        for label, p in (("peak", s["peak"]), ("fastest", s["fastest"])):
+            turns.add_row(name if label == "peak" else "", label, _f(p["ttft_first_turn_s"], ".2f"),
+                          _f(p["ttft_mean_s"], ".2f"), _f(p["ttft_last_turn_s"], ".2f"), _f(p["tpot_s"] * 1e3, ".1f"),
+                          f"{p['hit_rate']:.1%}", _f(p["reload_s_per_task"], ".2f"), tiers if label == "peak" else "")
+    ratios = Table(title=f"ratios vs {d['baseline']} (tasks/h per chip; per kW and per $ in brackets)")
+    ratios.add_column("system", no_wrap=True)
+    ratios.add_column("peak (kW, $)")
+    ratios.add_column("fastest task time")
+    first = next(iter(d["ratios"].values()))
+    for r in first["iso_task_time"]:
+        ratios.add_column(f"@ {r['task_time_min']:g} min/task", overflow="fold")
+    for name, c in d["ratios"].items():
+        peak = (f"{c['peak_tasks_per_hour_per_chip']:.2f}x ({c['peak_tasks_per_hour_per_kw']:.2f}x, "
+                f"{c['peak_tasks_per_usd']:.2f}x)")
+        cells = [peak, f"{c['fastest_task_time']:.2f}x"]
+        for r in c["iso_task_time"]:
+            v = r["ratio"]
+            end = " (at frontier end)" if r["at_frontier_end"] else ""
+            cells.append("unreachable" if math.isnan(v) else f"{v:.2f}x{end}")
+        ratios.add_row(name, *cells)
+    tiers = Table(title="operating tiers: best tasks/h per chip within a task-time ceiling")
+    tiers.add_column("system", no_wrap=True)
+    names = list(next(iter(d["systems"].values()))["tiers"])
+    for t in names:
+        c = next(iter(d["systems"].values()))["tiers"][t]["ceiling_min"]
+        tiers.add_column(t + (f" (<= {c:g} min)" if c else " (peak)"), overflow="fold")
+    for name, s in d["systems"].items():
+        cells = []
+        for t in names:
+            v = s["tiers"][t]
+            cells.append("unreachable" if v["status"] == "unreachable"
+                         else f"{_f(v['tasks_per_hour_per_chip'], '.1f')} @ {_min(v['task_time_s'])} min")
+        tiers.add_row(name, *cells)
+    return [head, turns, ratios, tiers]
+
+
+def agentic_frontier_table(points: list[dict], title: str) -> Table:
+    """Every frontier point of one system on an agentic workload."""
+    t = Table(title=title)
+    for col in ("tasks/h/chip", "task min", "p90 min", "sessions", "TTFT mean s", "TPOT ms", "hit rate", "KV tier",
+                "bound", "KV bound", "deployment"):
+        t.add_column(col, overflow="fold")
+    for p in points:
+        t.add_row(_f(p["tasks_per_hour_per_chip"], ".2f"), _min(p["task_time_s"]), _min(p["task_time_p90_s"]),
+                  _f(p["sessions"], ".0f"), _f(p["ttft_mean_s"], ".2f"), _f(p["tpot_s"] * 1e3, ".1f"),
+                  f"{p['hit_rate']:.1%}", p["kv_tier"], p["bound"], p["kv_bound"] or "-", escape(p["deployment"]))
+    return t

@@ -1,0 +1,334 @@
+"""Steady-state analytic model of agentic sessions on one aggregated instance, with KV-cache tiers.
+
+Sessions run turns back to back (specs/agentic.py): turn k prefills its new tokens n_k (the
+system prompt and first tool output, then each tool output u) on top of the cached prefix
+P_k, decodes r tokens, and after θ = ``think_s`` the next turn arrives. Parametrised by the
+decode batch B of the instance (as serve/analytic.py), with a = tokens per decode step and
+D = (r − 1)/a decode steps per turn:
+
+    λ = B/(D·τ) turns/s,   X = λ/K tasks/s,   p = λ·n̄·τ = B·n̄/D prefill tokens per step,
+    τ = (1 − f)·step(B, 0) + f·step(B, c),  f = p/c (c = min(n̄, budget); p ≥ c: τ = step(B, p)),
+    TTFT_k = τ/2 + reload_k + prefill_k + front end (a + b·ISL_k),   TPOT = τ/a,
+    T_task = Σ_k (TTFT_k + D·τ) + (K − 1)·θ,   sessions in flight N = X·T_task (Little's law).
+
+KV-cache tiers (specs/kv_tiers.py). Running sequences hold B·ctx_dec tokens of HBM; the rest of
+the instance's KV capacity caches finished turns (an LRU prefix cache). Between two turns of a
+session the other sessions keep inserting their contexts, so the cache holds a parked volume
+
+    V = X·θ·Σ_k E_k   tokens   (E_k = ISL_k + r, the context each turn leaves)
+
+that fills HBM's free capacity first, then host memory, SSD and the remote service (each tier's
+capacity per chip × chips / KV bytes per token per chip); the part beyond every tier is
+evicted. A returning entry is taken to be equally likely anywhere in that LRU stack (turn
+and think times vary, which mixes the order), so tier t serves its share of V
+(:func:`placement`). A prefix found in a lower tier is reloaded (latency + bytes/bandwidth per
+chip) or recomputed (its tokens prefilled again), whichever is faster for that turn —
+cache-offload engines (LMCache, Dynamo KVBM) make the same choice; a tier with zero capacity or
+bandwidth is never used. Recomputing adds prefill to every step, which slows the instance and
+shrinks V: the recomputed share is solved as a damped fixed point. The reload link's utilisation
+ρ = reload bytes/s / (bandwidth × attention-DP ranks) adds an M/D/1 wait reload·ρ/(2(1 − ρ));
+ρ ≥ 0.95 is not a steady state. The prefix-cache hit rate (cached prompt tokens / prompt
+tokens) is a result. Bound per point (``kv_bound``): ``kv_capacity:hbm`` (returns served below
+HBM), ``reload_link:<link>`` (reloads ≥ 5% of the task time or ρ ≥ 0.5) or ``prefill_recompute``
+(recompute's TTFT plus the throughput it costs ≥ 5%), with its share.
+
+Per-turn prefill and recompute times are priced at up to 8 sample turns and interpolated
+linearly in between (they are smooth in the prefix). p90 task time: the sum of K turns whose
+reply lengths are uniform in ±jitter, by the central limit theorem T + 1.2816·σ,
+σ = (τ/a)·jitter·r·sqrt(K/3); queueing tails come from the simulator. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+
+from jalapeno.cost.pricer import Pricer
+from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost
+from jalapeno.deploy.deployment import Deployment, pool_overlap, query_len
+from jalapeno.deploy.memory_fit import decode_batch_cap, kv_bytes_per_seq_per_chip
+from jalapeno.serve.analytic import frontend_s
+from jalapeno.serve.limits import batch_caps, decode_step_s
+from jalapeno.specs.agentic import AgenticSpec
+from jalapeno.specs.model import ModelSpec
+
+#: p90 of a normal distribution (the task time is a sum of K turns).
+Z90 = 1.2816
+#: Link utilisation at which reloads are no longer a steady state.
+MAX_LINK_UTILISATION = 0.95
+#: A reload (or recompute) share of the task time above which it is named the point's KV bound.
+KV_BOUND_SHARE = 0.05
+#: Turns priced individually; the others interpolate (a speed choice, see module docstring).
+SAMPLE_TURNS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPoints:
+    """Operating points of agentic sessions on one deployment; arrays of shape (N,) unless noted.
+
+    Units: seconds, tasks/s (the whole deployment). ``ttft_turn_s`` is (N, K): TTFT of each turn.
+    ``kv_tier``: the deepest tier serving at least 5% of returning sessions (``hbm``, ``host``,
+    ``ssd``, ``remote``, or ``recompute`` for evicted prefixes); ``kv_bound``: ``""``,
+    ``kv_capacity:hbm``, ``reload_link:<link>`` or ``prefill_recompute`` (module docstring), and
+    ``kv_bound_share`` the share of task time (or throughput) it costs.
+    """
+
+    sessions: np.ndarray
+    decode_batch: np.ndarray
+    tasks_per_s: np.ndarray
+    task_time_s: np.ndarray
+    task_time_p90_s: np.ndarray
+    ttft_turn_s: np.ndarray
+    tpot_s: np.ndarray
+    step_time_s: np.ndarray
+    reload_s_per_task: np.ndarray
+    recompute_tokens_per_task: np.ndarray
+    hit_rate: np.ndarray
+    kv_tier: np.ndarray
+    link_utilisation: np.ndarray
+    kv_bound: np.ndarray
+    kv_bound_share: np.ndarray
+    bound: np.ndarray
+    bound_margin: np.ndarray
+    chips: np.ndarray
+    limit: np.ndarray
+    feasible: np.ndarray
+    reason: np.ndarray
+
+    def __len__(self) -> int:
+        return self.sessions.shape[0]
+
+    @property
+    def tasks_per_hour_per_chip(self) -> np.ndarray:
+        return self.tasks_per_s * 3600.0 / self.chips
+
+    def take(self, idx) -> SessionPoints:
+        return SessionPoints(**{f.name: getattr(self, f.name)[idx] for f in fields(self)})
+
+
+def _tier_chain(model, pricer, dep) -> list[tuple[str, str, float, float, float]]:
+    """Usable tiers below HBM as (name, link, capacity tokens per instance, bandwidth B/s per chip,
+    latency s); token capacity = capacity per chip × chips / KV bytes per token per chip."""
+    lay = dep.decode.layout
+    kv1 = float(kv_bytes_per_seq_per_chip(model, lay, dep.precision, 1.0))
+    tokens_per_byte = lay.dp * lay.cp / kv1  # a token's KV lives on chips/dp chips of the instance
+    return [(t.name, t.link, t.capacity_bytes * tokens_per_byte, t.bandwidth_bytes_per_s, t.latency_s)
+            for t in pricer.system.kv_tiers if t.usable]
+
+
+def placement(volume, hbm_free, capacities) -> np.ndarray:
+    """Shares of returning sessions served by HBM, each lower tier and none (evicted), (N, T + 2).
+
+    The parked volume V fills HBM's free capacity first, then each tier in turn; a returning
+    entry is equally likely anywhere in the LRU stack (the spread of turn and think times mixes
+    the order), so tier t serves (min(V, cum_t) − min(V, cum_{t−1}))/V of the returns and the
+    part of V beyond every tier is recomputed.
+
+    >>> placement(np.array([100.0]), np.array([50.0]), [30.0]).round(2).tolist()
+    [[0.5, 0.3, 0.2]]
+    """
+    v = np.maximum(np.asarray(volume, dtype=float), 1e-12)
+    cum = [np.asarray(hbm_free, dtype=float)]
+    for c in capacities:
+        cum.append(cum[-1] + c)
+    filled = [np.minimum(v, c) for c in cum]
+    shares = [filled[0] / v] + [(filled[i] - filled[i - 1]) / v for i in range(1, len(filled))]
+    shares.append(1 - filled[-1] / v)
+    return np.stack(shares, axis=1)
+
+
+def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: AgenticSpec, decode_batch,
+                      use_tiers: bool = True, iterations: int = 12) -> SessionPoints:
+    """Agentic points of one aggregated instance at decode batches ``decode_batch`` (N,).
+
+    ``use_tiers=False`` keeps only HBM (a prefix evicted from it is recomputed). Points whose
+    parked volume exceeds HBM solve the recompute fraction by a damped fixed point
+    (``iterations``; recomputing slows the instance, which shrinks the volume parked).
+
+    Raises:
+        SpecError: a disaggregated deployment (prefix caching across pools is not modelled).
+    """
+    from jalapeno.errors import SpecError
+
+    if dep.prefill is not None:
+        raise SpecError("serving", "agentic sessions are modelled on aggregated instances",
+                        "use --serving agg (the prefix cache lives with the instance that prefills)")
+    eff, lay, prec = pricer.efficiency, dep.decode.layout, dep.precision
+    a = dep.mtp.tokens_per_step if dep.mtp else 1.0
+    K, r, theta = spec.turns, float(spec.reply_tokens), float(spec.think_s)
+    isl, new0, prefix = spec.turn_isl(), spec.turn_new_tokens(), spec.turn_prefix_tokens()
+    D = (r - 1) / a
+    ctx_dec = float(isl.mean() + r / 2)
+    budget = float(dep.prefill_budget(lay))
+    ctx_ref = spec.final_context_tokens / 2
+    cap_tokens = decode_batch_cap(model, pricer.system, lay, prec, ctx_ref, eff, dep.mtp, budget,
+                                  memory_fraction=dep.memory_fraction) * ctx_ref
+    chain = _tier_chain(model, pricer, dep) if use_tiers else []
+    nbar0 = float(new0.mean())
+    caps = {"kv_capacity": cap_tokens / (ctx_dec + nbar0),
+            "prefill_budget": budget * D / nbar0 * lay.pp,
+            **batch_caps(dep, query_len(dep.mtp), nbar0 / D, lay.pp, layout=lay)}
+    cap_name = min(caps, key=caps.get)
+    b_req = np.atleast_1d(np.asarray(decode_batch, dtype=float))
+    b_all = np.minimum(b_req, max(caps[cap_name], 0.0))
+    b_u, inv = np.unique(b_all, return_inverse=True)
+    samp = np.unique(np.round(np.linspace(0, K - 1, min(K, SAMPLE_TURNS))).astype(int))
+    kv_pc = kv_bytes_per_seq_per_chip(model, lay, prec, prefix)  # (K,) per chip holding the sequence
+    ov = pool_overlap(dep.overlap, model, lay)
+    kk = np.arange(K)
+
+    def evaluate(b, miss):
+        """Every quantity at decode batches b (n,) with a recomputed share ``miss`` (n, K) of each prefix."""
+        n = b.shape[0]
+        b_mb = b / lay.pp
+        new = new0[None, :] + miss * prefix[None, :]
+        pre_ctx = (1 - miss) * prefix[None, :]
+        nbar = new.mean(axis=1)
+        p_mb = b_mb * nbar / D
+        chunk = np.minimum(nbar, budget)
+        w_ctx = (new * (pre_ctx + new / 2)).sum(axis=1) / new.sum(axis=1)
+        p_big = np.minimum(np.maximum(p_mb, chunk), budget)
+        ks = samp.size
+        ch_k = np.minimum(new[:, samp], budget)
+        sc = step_cost(model, pricer, lay, prec, Batch.make(
+            decode_seqs=np.concatenate([b_mb, b_mb, np.repeat(b_mb, ks), np.repeat(b_mb, ks)]),
+            decode_ctx=ctx_dec,
+            prefill_tokens=np.concatenate([np.zeros(n), p_big, ch_k.ravel(), np.full(n * ks, budget)]),
+            prefill_ctx=np.concatenate([np.zeros(n), w_ctx, (pre_ctx[:, samp] + ch_k / 2).ravel(),
+                                        np.tile(prefix[samp] / 2, n)]),
+            prefill_seqs=np.concatenate([np.zeros(n), np.maximum(p_big / chunk, 1), np.ones(2 * n * ks)])),
+            dep.mtp, dep.memory_fraction, ov)
+        t_dec = decode_step_s(sc, eff, dep, np.concatenate([b, b]), lay)[:n]
+        f = np.where(p_mb < chunk, p_mb / chunk, 1.0)
+        tau = (1 - f) * t_dec + f * sc.step_time_s[n:2 * n]
+        def interp(y):
+            return np.stack([np.interp(kk, samp, row) for row in y])
+        chunk_s = sc.step_time_s[2 * n:2 * n + n * ks].reshape(n, ks)
+        prefill_s = interp(chunk_s * np.ceil(new[:, samp] / budget))
+        recompute_s = interp(sc.step_time_s[2 * n + n * ks:].reshape(n, ks)) * prefix[None, :] / budget
+        lam = np.where(b > 0, b / (D * tau), 0.0)
+        X = lam / K
+        volume = X * theta * (isl + r).sum()
+        running = b * ctx_dec + lam * prefill_s.mean(axis=1) * isl.mean()
+        w = placement(volume, np.maximum(cap_tokens - running, 0.0), [c[2] for c in chain])
+        # per lower tier and turn: reload (latency + bytes/bandwidth) or recompute, whichever is faster
+        reload = np.stack([c[4] + kv_pc / c[3] for c in chain]) if chain else np.zeros((0, K))  # (T, K)
+        use = reload[None, :, :] < recompute_s[:, None, :]                                      # (n, T, K)
+        use[:, :, 0] = False
+        share = w[:, 1:-1, None]                                                                 # (n, T, 1)
+        target = w[:, -1:] + (share * ~use).sum(axis=1)                                          # (n, K)
+        target[:, 0] = 0.0
+        rho = (X[:, None] * (share[:, :, 0:1] * use * kv_pc[None, None, :]).sum(axis=2)
+               / np.array([c[3] for c in chain])[None, :] / lay.dp) if chain else np.zeros((n, 0))
+        wait = np.where(rho < 1, rho / (2 * np.maximum(1 - rho, 1e-9)), np.inf)                   # (n, T)
+        reload_k = (share * use * reload[None, :, :] * (1 + wait[:, :, None])).sum(axis=1)       # (n, K)
+        return {"sc": sc, "f": f, "tau": tau, "prefill_s": prefill_s, "recompute_s": recompute_s, "X": X, "w": w,
+                "target": target, "reload_k": reload_k, "rho": rho.max(axis=1) if chain else np.zeros(n)}
+
+    n = b_u.shape[0]
+    miss = np.zeros((n, K))
+    ev = evaluate(b_u, miss)
+    x_no_miss = ev["X"].copy()
+    spill = ev["target"].max(axis=1) > 1e-9
+    if spill.any():
+        idx = np.flatnonzero(spill)
+        m = np.zeros((idx.size, K))
+        for _ in range(iterations):
+            e = evaluate(b_u[idx], m)
+            m_next = 0.5 * m + 0.5 * e["target"]
+            if np.max(np.abs(m_next - m)) < 1e-3:
+                m = m_next
+                break
+            m = m_next
+        miss[idx] = m
+        e = evaluate(b_u[idx], m)
+        ev = {k: _put(ev[k], idx, e[k]) for k in ev if k != "sc"} | {"sc": ev["sc"], "sc_spill": (idx, e["sc"])}
+    sc, f, tau = ev["sc"], ev["f"], ev["tau"]
+    attr = np.stack([(1 - f) * sc.attribution_s[k][:n] + f * sc.attribution_s[k][n:2 * n] for k in BOUNDS])
+    fits = sc.feasible[:n] & sc.feasible[n:2 * n]
+    reason = np.where(sc.feasible[:n], sc.reason[n:2 * n], sc.reason[:n]).astype(object)
+    if "sc_spill" in ev:
+        idx, s2 = ev["sc_spill"]
+        m2 = idx.size
+        attr[:, idx] = np.stack([(1 - f[idx]) * s2.attribution_s[k][:m2] + f[idx] * s2.attribution_s[k][m2:2 * m2]
+                                 for k in BOUNDS])
+        fits[idx] = s2.feasible[:m2] & s2.feasible[m2:2 * m2]
+        reason[idx] = np.where(s2.feasible[:m2], s2.reason[m2:2 * m2], s2.reason[:m2])
+    bound, margin = rank_bounds(attr)
+    X, w, rho = ev["X"], ev["w"], ev["rho"]
+    wait = dep.recv_interval * tau / 2
+    ttft = wait[:, None] + ev["reload_k"] + ev["prefill_s"] + frontend_s(eff, isl)[None, :]
+    task = ttft.sum(axis=1) + K * D * tau + (K - 1) * theta
+    sd = tau / a * spec.jitter * r * math.sqrt(K / 3)
+    hit = ((1 - miss) * prefix[None, :]).sum(axis=1) / isl.sum()
+    reload_total = ev["reload_k"].sum(axis=1)
+    recompute_total = (miss * ev["recompute_s"]).sum(axis=1)
+    names = np.array(["hbm"] + [c[0] for c in chain] + ["recompute"], dtype=object)
+    deepest = np.array([max(np.flatnonzero(row >= 0.05), default=0) for row in w])
+    tier = names[deepest]
+    links = np.array([""] + [c[1] for c in chain] + [""], dtype=object)
+    spilled = w[:, 0] < 0.95
+    kv_bound = np.full(n, "", dtype=object)
+    kv_bound[spilled] = "kv_capacity:hbm"
+    slow = spilled & ((reload_total / task >= KV_BOUND_SHARE) | (rho >= 0.5))
+    if slow.any():
+        lk = [links[max(np.flatnonzero(row[1:-1] >= 0.05), default=0) + 1] for row in w[slow]]
+        kv_bound[slow] = np.array([f"reload_link:{x}" for x in lk], dtype=object)
+    # recomputing costs its own TTFT and, by the extra prefill in every step, throughput
+    rec_loss = recompute_total / task + np.maximum(1 - X / np.maximum(x_no_miss, 1e-30), 0.0)
+    rec = spilled & (rec_loss >= KV_BOUND_SHARE) & (rec_loss >= reload_total / task)
+    kv_bound[rec] = "prefill_recompute"
+    share = np.where(rec, rec_loss, np.where(spilled, reload_total / task, 0.0))
+    fits &= b_u > 0
+    ok_link = rho < MAX_LINK_UTILISATION
+    reason = np.where(~fits, np.where(b_u > 0, reason, "no sequence fits in the KV cache; shard wider"),
+                      np.where(ok_link, "", "the KV reload link is saturated (utilisation >= 0.95); "
+                               "fewer sessions or a faster tier"))
+    pts = SessionPoints(
+        sessions=X * task, decode_batch=b_u, tasks_per_s=X, task_time_s=task, task_time_p90_s=task + Z90 * sd,
+        ttft_turn_s=ttft, tpot_s=tau / a, step_time_s=tau, reload_s_per_task=reload_total,
+        recompute_tokens_per_task=(miss * prefix[None, :]).sum(axis=1), hit_rate=hit, kv_tier=tier,
+        link_utilisation=rho, kv_bound=kv_bound, kv_bound_share=share, bound=np.where(fits, bound, "hbm_capacity"),
+        bound_margin=margin, chips=np.full(n, float(lay.chips)), limit=np.full(n, "", dtype=object),
+        feasible=fits & ok_link, reason=reason.astype(object))
+    out = pts.take(inv)
+    return replace(out, limit=np.where(b_req > caps[cap_name], cap_name, "").astype(object))
+
+
+def _put(base: np.ndarray, idx: np.ndarray, vals: np.ndarray) -> np.ndarray:
+    out = np.array(base, copy=True)
+    out[idx] = vals
+    return out
+
+
+def sessions_at(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: AgenticSpec, sessions,
+                use_tiers: bool = True) -> SessionPoints:
+    """Points at requested sessions in flight (N,) per instance: N(B) tabulated on a geometric grid
+    of decode batches, inverted log-log and refined by secant steps; beyond the batch cap the extra
+    sessions wait for admission (task time grows by the wait, throughput stays flat)."""
+    s_req = np.atleast_1d(np.asarray(sessions, dtype=float))
+    grid = np.geomspace(0.05, 16384.0, 64)
+    g = sessions_by_batch(model, pricer, dep, spec, grid, use_tiers)
+    ok = g.sessions > 0
+    sb, bb = g.sessions[ok], g.decode_batch[ok]
+    _, first = np.unique(bb, return_index=True)
+    sb, bb = sb[first], bb[first]
+    order = np.argsort(sb)
+    ls, lb = np.log(sb[order]), np.log(bb[order])
+    b = np.exp(np.interp(np.log(s_req), ls, lb))
+    for _ in range(4):
+        pts = sessions_by_batch(model, pricer, dep, spec, b, use_tiers)
+        got = np.maximum(pts.sessions, 1e-30)
+        if np.all(np.abs(got / s_req - 1) < 1e-3):
+            break
+        b = np.minimum(b * s_req / got, float(np.exp(lb[-1])))
+    excess = np.maximum(s_req - pts.sessions, 0.0)
+    queued = excess > 1e-3 * s_req
+    wait = np.where(queued & (pts.tasks_per_s > 0), excess / np.maximum(pts.tasks_per_s, 1e-30), 0.0)
+    d = {f.name: getattr(pts, f.name) for f in fields(pts)}
+    d["task_time_s"] = d["task_time_s"] + wait
+    d["task_time_p90_s"] = d["task_time_p90_s"] + wait
+    d["sessions"] = np.where(queued, s_req, d["sessions"])
+    return SessionPoints(**d)

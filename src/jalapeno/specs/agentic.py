@@ -1,0 +1,180 @@
+"""Agentic multi-turn workloads: presets with their sources, user TOML files, per-turn shapes.
+
+A session (one agent task) runs ``turns`` turns. Turn k (0-based) sends the whole context so
+far and asks for a reply:
+
+    ISL_k = S + Σ_{j≤k} u_j + Σ_{j<k} r_j      (S system prompt, u tool output, r reply)
+
+so the context grows by u + r per turn; ``think_s`` (tool execution, agent or user time)
+separates the turns. With the previous turn's KV cached, turn k ≥ 1 prefills only its new
+tool output u_k: its prefix E_{k−1} = ISL_k − u_k is reused. Lengths are uniform in ±``jitter``
+of their means (the simulator draws them; the analytic model uses the means).
+
+A user file (``--workload agentic:path/to/agent.toml``) has the same keys as
+:class:`AgenticSpec` (``turns``, ``system_prompt_tokens``, ``tool_output_tokens``,
+``reply_tokens``, ``think_s``, optional ``jitter``, ``description``, ``source``).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from jalapeno.errors import SpecError, UnknownNameError
+
+
+@dataclass(frozen=True, slots=True)
+class AgenticSpec:
+    """A multi-turn agent session: each turn sends the whole growing context and gets a reply.
+
+    Attributes:
+        turns: K, turns per task (>= 1).
+        system_prompt_tokens: S, tokens before the first tool output (system prompt, tools, task).
+        tool_output_tokens: u, mean tokens each turn appends before the model runs (tool result,
+            user message).
+        reply_tokens: r, mean output tokens per turn (>= 2: TPOT needs two).
+        think_s: time between a reply and the next turn's request, s (tool execution, user).
+        jitter: tool and reply lengths are uniform in [(1 − j)·mean, (1 + j)·mean].
+        source: where the shape comes from (or the named assumption).
+
+    Raises:
+        SpecError: a non-positive count, a negative think time, jitter outside [0, 1).
+    """
+
+    name: str
+    turns: int
+    system_prompt_tokens: int
+    tool_output_tokens: int
+    reply_tokens: int
+    think_s: float
+    jitter: float = 0.2
+    description: str = ""
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        for k in ("turns", "system_prompt_tokens", "tool_output_tokens", "reply_tokens"):
+            v = getattr(self, k)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise SpecError(f"agentic.{k}", f"must be a positive integer, got {v!r}", f"give {k} >= 1")
+        if self.reply_tokens < 2:
+            raise SpecError("agentic.reply_tokens", "TPOT needs at least 2 output tokens", "give reply_tokens >= 2")
+        if not (isinstance(self.think_s, (int, float)) and np.isfinite(self.think_s) and self.think_s >= 0):
+            raise SpecError("agentic.think_s", f"must be a finite number >= 0, got {self.think_s!r}",
+                            "give the seconds between turns (0 for none)")
+        if not (0 <= self.jitter < 1):
+            raise SpecError("agentic.jitter", f"must be in [0, 1), got {self.jitter!r}", "use e.g. 0.2")
+
+    @property
+    def final_context_tokens(self) -> int:
+        return self.system_prompt_tokens + self.turns * (self.tool_output_tokens + self.reply_tokens)
+
+    def turn_isl(self) -> np.ndarray:
+        """(K,) mean input tokens of each turn: S + (k + 1)·u + k·r."""
+        k = np.arange(self.turns, dtype=float)
+        return self.system_prompt_tokens + (k + 1) * self.tool_output_tokens + k * self.reply_tokens
+
+    def turn_new_tokens(self) -> np.ndarray:
+        """(K,) tokens each turn prefills when the previous turn's KV is cached: S + u, then u."""
+        new = np.full(self.turns, float(self.tool_output_tokens))
+        new[0] += self.system_prompt_tokens
+        return new
+
+    def turn_prefix_tokens(self) -> np.ndarray:
+        """(K,) cached prefix each turn can reuse: 0, then E_{k−1} = ISL_k − u."""
+        return self.turn_isl() - self.turn_new_tokens()
+
+    def hit_rate_no_eviction(self) -> float:
+        """Prefix-cache hit rate of a session that never evicts: 1 − Σ new / Σ ISL
+        (every token is prefilled once, in the turn it first appears)."""
+        return float(1 - self.turn_new_tokens().sum() / self.turn_isl().sum())
+
+    def as_dict(self) -> dict:
+        return {"agentic": self.name, "turns": self.turns, "system_prompt_tokens": self.system_prompt_tokens,
+                "tool_output_tokens": self.tool_output_tokens, "reply_tokens": self.reply_tokens,
+                "think_s": self.think_s, "jitter": self.jitter, "final_context_tokens": self.final_context_tokens}
+
+
+_SWE = ("median SWE-agent trajectory length 29-78 steps per task (nilenso SWE-Bench Pro trajectory analysis, "
+        "2,920 trajectories of 4 models; nilenso.github.io/swe-bench-pro-cost-token-time-analysis)")
+
+#: Presets. Turn counts are sourced where a public figure exists; token sizes and think times
+#: are named assumptions (docs/agentic.md §2 gives the reasoning for each).
+AGENTIC_PRESETS = {
+    "coding-agent": AgenticSpec(
+        "coding-agent", 40, 6000, 2500, 350, 2.0,
+        description="40 turns, context 6K -> ~120K tokens, 2 s tool time",
+        source=f"turns: {_SWE}; 6K system prompt + tool schemas, ~2.5K-token tool outputs (file reads, test logs), "
+               "~350-token replies (one tool call or edit) and 2 s tool execution are assumptions"),
+    "research-agent": AgenticSpec(
+        "research-agent", 20, 3000, 4000, 500, 3.0,
+        description="20 turns, context 3K -> ~93K tokens, 3 s search/fetch time",
+        source="assumption: a browsing agent that searches and reads ~20 pages per question, each page trimmed "
+               "to ~4K tokens, ~500-token replies (reasoning + next query), ~3 s per web search/fetch"),
+    "long-memory-chat": AgenticSpec(
+        "long-memory-chat", 12, 16000, 300, 600, 20.0,
+        description="12 turns over a 16K-token memory, context 16K -> ~27K, 20 s between user messages",
+        source="assumption: a chat assistant with ~16K tokens of retrieved long-term memory + system prompt, "
+               "~300-token user messages, ~600-token replies, a user who reads and types for ~20 s"),
+    "chat-agent": AgenticSpec(
+        "chat-agent", 8, 1500, 600, 300, 5.0,
+        description="8 turns, context 1.5K -> ~8.7K tokens, 5 s user/tool time",
+        source="assumption (the simulator's original short chat preset)"),
+}
+
+_KEYS = {"turns": int, "system_prompt_tokens": int, "tool_output_tokens": int, "reply_tokens": int,
+         "think_s": float, "jitter": float, "description": str, "source": str, "name": str}
+
+
+def agentic_from_toml(path: str | Path) -> AgenticSpec:
+    """Read a user agentic workload file (keys as :class:`AgenticSpec`).
+
+    Raises:
+        SpecError: missing file, TOML syntax, an unknown or missing key, a bad value (named).
+    """
+    from jalapeno.specs.files import read_user_text
+
+    p = Path(path)
+    text = read_user_text(p, "an agentic workload TOML file",
+                          f"use a preset ({', '.join(AGENTIC_PRESETS)}) or the path of a TOML file")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(str(p), f"malformed TOML: {e}", "fix the TOML syntax") from None
+    unknown = sorted(set(data) - set(_KEYS))
+    if unknown:
+        raise SpecError(f"{p.name}: {unknown[0]}", "unknown key", f"use only {', '.join(_KEYS)}")
+    for k in ("turns", "system_prompt_tokens", "tool_output_tokens", "reply_tokens", "think_s"):
+        if k not in data:
+            raise SpecError(f"{p.name}: {k}", "missing", f"add {k} = <number> (docs/agentic.md §2)")
+    kw = {}
+    for k, v in data.items():
+        typ = _KEYS[k]
+        ok = (isinstance(v, int) and not isinstance(v, bool)) if typ is int else (
+            isinstance(v, (int, float)) and not isinstance(v, bool)) if typ is float else isinstance(v, str)
+        if not ok:
+            raise SpecError(f"{p.name}: {k}", f"expected {typ.__name__}, got {v!r}", f"write {k} as a {typ.__name__}")
+        kw[k] = float(v) if typ is float else v
+    kw.setdefault("name", p.stem)
+    kw.setdefault("source", f"user file {p.name}")
+    try:
+        return AgenticSpec(**kw)
+    except SpecError as e:
+        raise SpecError(f"{p.name}: {e.field.removeprefix('agentic.')}", e.problem, e.fix) from None
+
+
+def get_agentic(name: str) -> AgenticSpec:
+    """A preset by name, or a TOML file by path (``agentic:`` prefix allowed).
+
+    Raises:
+        UnknownNameError: neither a preset nor a ``.toml`` path. SpecError: a bad file.
+    """
+    key = name.removeprefix("agentic:").strip() or "coding-agent"
+    if key in AGENTIC_PRESETS:
+        return AGENTIC_PRESETS[key]
+    if key.endswith(".toml") or Path(key).exists():
+        return agentic_from_toml(key)
+    raise UnknownNameError("--workload", f"unknown agentic preset {key!r}",
+                           f"use agentic:{'|agentic:'.join(AGENTIC_PRESETS)} or agentic:path/to/agent.toml")

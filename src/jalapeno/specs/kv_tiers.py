@@ -1,0 +1,152 @@
+"""KV-cache tiers below HBM: host memory, local NVMe, a remote cache service.
+
+A system TOML may carry a ``[kv_tiers]`` section, one sub-table per tier (``host``, ``ssd``,
+``remote``), each number ``{ value, source }`` as everywhere in the catalog::
+
+    [kv_tiers.host]
+    link = "nvlink_c2c"                      # nvlink_c2c | pcie | rack_switch | nic
+    capacity_gb_per_chip = { value = 240, source = "..." }
+    usable_fraction = { value = 0.75, source = "assumption: ..." }
+    bandwidth_gb_per_s = { value = 225, source = "..." }   # per chip, per direction
+    latency_us = { value = 2, source = "..." }
+
+``[kv_tiers] none = ["ssd", "remote"]`` says explicitly that a system has no such tier (e.g.
+Jalapeño has no reported local NVMe); a tier neither given nor named in ``none`` is absent too,
+and :func:`tier_status` reports it as "not in the catalog" so that the difference is visible.
+HBM is always the first tier (its capacity is what the memory fit leaves for the KV cache).
+
+Bandwidth is per chip and per direction of the path that moves a sequence's KV back into HBM
+(the narrowest hop: the chip-to-chip link, the medium itself or the NIC). A tier's blocks are
+reloaded before a turn's prefill, or recomputed when recomputing is faster (serve/sessions.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from jalapeno import units
+from jalapeno.errors import SpecError
+
+#: Tiers below HBM in reload order (nearest first).
+TIER_NAMES = ("host", "ssd", "remote")
+LINKS = ("nvlink_c2c", "pcie", "rack_switch", "nic")
+
+
+class _Num(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    value: float = Field(gt=0, allow_inf_nan=False)
+    source: str = Field(min_length=3)
+    estimate: bool = False
+    alternatives: str = ""
+
+
+class _Fraction(_Num):
+    value: float = Field(gt=0, le=1, allow_inf_nan=False)
+
+
+class TierFile(BaseModel):
+    """One tier of a system TOML's ``[kv_tiers]`` section."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    link: Literal["nvlink_c2c", "pcie", "rack_switch", "nic"]
+    capacity_gb_per_chip: _Num
+    usable_fraction: _Fraction | None = None
+    bandwidth_gb_per_s: _Num
+    latency_us: _Num
+    note: str = ""
+
+
+class TiersFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    host: TierFile | None = None
+    ssd: TierFile | None = None
+    remote: TierFile | None = None
+    none: list[Literal["host", "ssd", "remote"]] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _none_disjoint(self):
+        both = [n for n in self.none if getattr(self, n) is not None]
+        if both:
+            raise ValueError(f"tier {both[0]!r} is both described and listed in none")
+        return self
+
+
+@dataclass(frozen=True, slots=True)
+class KVTier:
+    """One KV-cache tier below HBM (SI units, per chip).
+
+    Attributes:
+        name: ``host``, ``ssd`` or ``remote``.
+        link: the reload path (``nvlink_c2c``, ``pcie``, ``rack_switch``, ``nic``).
+        capacity_bytes: KV bytes this tier holds per chip (capacity × usable fraction).
+        bandwidth_bytes_per_s: reload bandwidth per chip, one direction (0 = unusable).
+        latency_s: fixed latency of one reload (a turn's blocks move as one batch of transfers).
+    """
+
+    name: str
+    link: str
+    capacity_bytes: float
+    bandwidth_bytes_per_s: float
+    latency_s: float
+
+    @property
+    def usable(self) -> bool:
+        """A tier with no capacity or no bandwidth is never used."""
+        return self.capacity_bytes > 0 and self.bandwidth_bytes_per_s > 0
+
+    def reload_s(self, nbytes) -> Any:
+        """Time to move ``nbytes`` (per chip; scalar or array) back into HBM: latency + bytes/bandwidth."""
+        return self.latency_s + nbytes / self.bandwidth_bytes_per_s
+
+
+def parse_kv_tiers(table: dict | None, where: str, sources: dict[str, str]) -> tuple[tuple[KVTier, ...], tuple[str, ...]]:
+    """Validate a ``[kv_tiers]`` table → (tiers nearest first, names declared absent).
+
+    Adds ``kv_tiers.<tier>.<field>`` → source to ``sources``.
+
+    Raises:
+        SpecError: unknown key, a missing or non-positive number, a fraction above 1 (named).
+    """
+    if not table:
+        return (), ()
+    try:
+        f = TiersFile.model_validate(table)
+    except ValidationError as err:
+        e = err.errors()[0]
+        loc = ".".join(str(x) for x in e["loc"])
+        fix = ("write it as { value = <number>, source = \"...\" }" if e["type"] in ("model_type", "dict_type")
+               else "see docs/agentic.md §1 for the [kv_tiers] schema")
+        raise SpecError(f"{where}: kv_tiers.{loc}", e["msg"], fix) from None
+    tiers = []
+    for name in TIER_NAMES:
+        t: TierFile | None = getattr(f, name)
+        if t is None:
+            continue
+        frac = t.usable_fraction.value if t.usable_fraction else 1.0
+        for k in ("capacity_gb_per_chip", "usable_fraction", "bandwidth_gb_per_s", "latency_us"):
+            v = getattr(t, k)
+            if v is not None:
+                sources[f"kv_tiers.{name}.{k}"] = v.source + (" (estimate)" if v.estimate else "")
+        tiers.append(KVTier(name, t.link, t.capacity_gb_per_chip.value * units.GB * frac,
+                            t.bandwidth_gb_per_s.value * units.GB, t.latency_us.value * units.US))
+    return tuple(tiers), tuple(f.none)
+
+
+def tier_status(system) -> dict[str, str]:
+    """Per lower tier of ``system``: ``"<capacity> GB/chip over <link> at <bw> GB/s"``, ``"none"``
+    (declared absent) or ``"not in the catalog"``."""
+    out = {}
+    have = {t.name: t for t in system.kv_tiers}
+    for name in TIER_NAMES:
+        if name in have:
+            t = have[name]
+            out[name] = (f"{t.capacity_bytes / units.GB:.0f} GB/chip over {t.link} at "
+                         f"{t.bandwidth_bytes_per_s / units.GB:.0f} GB/s")
+        elif name in system.kv_tiers_absent:
+            out[name] = "none"
+        else:
+            out[name] = "not in the catalog"
+    return out
