@@ -39,6 +39,14 @@ def test_compare_agentic_tables_and_user_file(capsys, tmp_path):
     assert "agentic:triage" in out and "tasks/h/chip" in out and "@ 2 min/task" in out and "fast (<= 2 min)" in out
 
 
+def test_hgx_node_spans_nodes_when_the_model_does_not_fit_in_one(capsys):
+    # DeepSeek-R1 FP8 (671 GB of weights) does not fit in one 8 x 80 GB H100 node
+    code, out, err = run(capsys, "compare", "--workload", "agentic:coding-agent", "--systems", "h100", "--json")
+    assert code == 0, err
+    peak = json.loads(out)["systems"]["h100"]["peak"]
+    assert int(peak["deployment"].split(" DP")[1].split()[0]) > 8
+
+
 def test_frontier_agentic(capsys):
     code, out, err = run(capsys, "frontier", "--system", "gb200-nvl72", "--workload", "agentic:research-agent",
                          "--json")

@@ -40,8 +40,16 @@ def test_jalapeno_host_behind_the_rack_switch_and_no_ssd():
     assert host.bandwidth_bytes_per_s == pytest.approx(s.host.bandwidth_bytes_per_s)
 
 
+def test_hgx_host_tier_from_the_dgx_facts():
+    # DGX H100: 2 TB DDR5 for 8 GPUs, 3/4 usable; eight 3.84 TB U.2 cache drives, 90% usable
+    tiers = {t.name: t for t in load_system("h100").kv_tiers}
+    assert tiers["host"].capacity_bytes == pytest.approx(2000 / 8 * 0.75 * GB)
+    assert tiers["ssd"].capacity_bytes == pytest.approx(3840 * 0.9 * GB)
+    assert tiers["host"].link == "pcie"
+
+
 def test_system_without_tiers_says_so():
-    assert set(tier_status(load_system("h100")).values()) == {"not in the catalog"}
+    assert set(tier_status(load_system("mi355x")).values()) == {"not in the catalog"}
 
 
 def test_reload_time_is_latency_plus_bytes_over_bandwidth():

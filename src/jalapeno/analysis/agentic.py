@@ -51,6 +51,9 @@ def sweep_agentic(model: ModelSpec, pricer: Pricer, spec: AgenticSpec, precision
                   options: SweepOptions | None = None, use_tiers: bool = True) -> AgenticSweep:
     """Every aggregated layout of every precision × decode batches, through the session model.
 
+    Layouts up to ``options.max_stage_factor`` × the scale-up domain; where none fits there (an
+    8-GPU HGX node and a model larger than its HBM) the default factor of the fixed-length sweep.
+
     Raises:
         InfeasibleDeployment: no layout fits.
     """
@@ -58,9 +61,16 @@ def sweep_agentic(model: ModelSpec, pricer: Pricer, spec: AgenticSpec, precision
     opt = options or SweepOptions(serving="agg")
     parts, deps, idx = [], [], []
     batches = np.asarray(BATCHES)
+    factor = opt.max_stage_factor
+    def fits(f: int) -> bool:
+        return any(aggregated_layouts(model, pricer.system, get_precision(p) if isinstance(p, str) else p,
+                                      pricer.efficiency, f, opt.eplb, opt.memory_fraction) for p in precisions)
+
+    if not fits(factor) and factor < SweepOptions().max_stage_factor:
+        factor = SweepOptions().max_stage_factor  # nothing fits in the scale-up domain: span it, as compare does
     for pname in precisions:
         prec = get_precision(pname) if isinstance(pname, str) else pname
-        for lay in aggregated_layouts(model, pricer.system, prec, pricer.efficiency, opt.max_stage_factor, opt.eplb,
+        for lay in aggregated_layouts(model, pricer.system, prec, pricer.efficiency, factor, opt.eplb,
                                       opt.memory_fraction):
             dep = opt.deployment(prec, Pool(lay))
             variants = [dep]
