@@ -94,14 +94,18 @@ def test_pp4_128k_prefill_is_pipelined(llama):
     assert old / four.service_s > 2.7  # what the model used to say: ~3x too slow
 
 
-def test_short_prompt_service_unchanged(llama):
-    """A prompt within one token budget: service = one full-budget step (as before)."""
+def test_short_prompt_service_is_its_own_step(llama):
+    """A prompt within one token budget: service = a step carrying that prompt alone (the prompts
+    batched with it are the queue's, serve/queueing.py); throughput = budget / full-step interval."""
     m, pr, prec = llama
     wl = Workload("8k", 8192, 1024)
     p = prefill_perf(m, pr, Layout(tp=8, pp=2), prec, wl, 8192)
-    sc = step_cost(m, pr, Layout(tp=8, pp=2), prec,
-                   Batch.make(prefill_tokens=8192, prefill_seqs=8192 / wl.mean_isl, prefill_ctx=0.0))
-    assert p.service_s == pytest.approx(sc.step_time_s[0], rel=1e-12)
+    lone = step_cost(m, pr, Layout(tp=8, pp=2), prec, Batch.make(prefill_tokens=wl.mean_isl, prefill_ctx=0.0))
+    full = step_cost(m, pr, Layout(tp=8, pp=2), prec,
+                     Batch.make(prefill_tokens=8192, prefill_seqs=8192 / wl.mean_isl, prefill_ctx=0.0))
+    assert p.service_s == pytest.approx(lone.step_time_s[0], rel=1e-12)
+    assert p.tokens_per_s == pytest.approx(8192 / full.interval_s[0], rel=1e-12)
+    assert p.service_s < full.step_time_s[0]
 
 
 # ----------------------------------------------------------------------------- context parallelism
@@ -250,8 +254,11 @@ def test_aggregated_ttft_pipelined_over_pp(llama):
     wl = Workload("64k", 65536, 1024, range_ratio=1.0)
     lay = Layout(tp=8, pp=4)
     dep = Deployment(prec, Pool(lay))
-    pts = aggregated_by_batch(m, pr, dep, wl, np.array([8.0]))
-    b_mb, ctx = 8.0 / 4, 65536 + 1024 / 2
+    # half a sequence on average: fewer than two users, so no other prompt queues (arrival
+    # theorem, serve/queueing.py) and TTFT is the prompt's own pipelined chunks
+    pts = aggregated_by_batch(m, pr, dep, wl, np.array([0.5]))
+    assert pts.concurrency[0] < 1
+    b_mb, ctx = 0.5 / 4, 65536 + 1024 / 2
     scs = [step_cost(m, pr, lay, prec, Batch.make(decode_seqs=b_mb, decode_ctx=ctx, prefill_tokens=8192,
                                                   prefill_ctx=j * 8192)) for j in range(8)]
     hand = sum(s.interval_s[0] for s in scs[:7]) + scs[7].step_time_s[0]

@@ -8,7 +8,8 @@ request rate λ and a decode step of latency τ, a request spends D = (OSL − 1
     τ = (1 − f)·step(B, 0) + f·step(B, chunk),  f = p/chunk  (p < chunk: a fraction f of the
         steps carries one prefill chunk of min(ISL, budget) tokens, the rest only decode)
     τ = step(B, p)                              (p ≥ chunk, p ≤ token budget),
-    TTFT = τ/2 + T_prefill(ISL) + front end (a + b·ISL),   TPOT = τ/a,   E2E = TTFT + D·τ,
+    TTFT = τ/2 + T_prefill(ISL) + front end (a + b·ISL) + Q,   TPOT = τ/a,   E2E = TTFT + D·τ,
+    Q = the steady prefill queue of the steps (batch service, serve/queueing.py effect 1),
     T_prefill = τ_chunk (ISL ≤ budget), else the ⌈ISL/budget⌉ chunks of the prompt, each a step
         beside the decode batch at its own prefix, pipelined over the PP stages (serve/chunked.py),
     C = λ·E2E = B + λ·TTFT,
@@ -21,7 +22,8 @@ W = (C − C_cap)/λ_cap (the knee). With PP, B is spread over pp micro-batches.
 
 Disaggregated serving: x prefill instances of throughput P (tokens/s) and y decode instances at
 batch B with step latency τ_d: λ = y·B/(D·τ_d), prefill utilisation ρ = λ·ISL/(x·P) < 1,
-TTFT = S_p·(1 + ρ/(2(1 − ρ))) + t_KV + τ_d/2 (M/D/1 queue on the prefill service time S_p),
+TTFT = S_p + ρ·I_p/2 + ρ/(2(1 − ρ))·ISL/P + t_KV + τ_d/2 (bulk service on the prefill workers:
+the step in progress, then the M/D/1 queue at the per-prompt pace; serve/queueing.py effect 2),
 t_KV = latency + ISL·kv_bytes_per_token / (chips_p·link bandwidth), chips = x·c_p + y·c_d.
 
 Tails: lengths are uniform in [r·L, L] (InferenceX), so E2E and TTFT quantiles follow from the
@@ -38,11 +40,11 @@ import numpy as np
 
 from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost
-from jalapeno.deploy.deployment import Deployment, pool_overlap
+from jalapeno.deploy.deployment import Deployment, pool_overlap, query_len
 from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
-from jalapeno.deploy.deployment import query_len
 from jalapeno.serve.limits import batch_caps, decode_step_s
+from jalapeno.serve.queueing import agg_queue_s
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -231,6 +233,12 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     lengths = {None: wl.mean_isl, **{qq: wl.isl_quantile(qq) for qq in QUANTILES}}
     pre_s = _prefill_s(model, pricer, dep, lengths, b_mb, ctx, ttft_step)
     ttft_q = {k: wait + pre_s[k] + frontend_s(eff, isl) for k, isl in lengths.items()}
+    # the steady prefill queue (serve/queueing.py, effect 1): s = marginal cost of one chunk in
+    # a step, n̄ = chunks per step; C for the arrival theorem from the no-queue Little's law
+    n_bar = p_mb / chunk
+    s_chunk = np.maximum(ttft_step - t_dec, 0.0) / np.maximum(n_bar, 1.0)
+    queue = agg_queue_s(s_chunk, n_bar, tau, lam * (ttft_q[None] + steps * tau))
+    ttft_q = {k: v + queue for k, v in ttft_q.items()}
     c = lam * (ttft_q[None] + steps * tau)
     feasible = fits & (b > 0)
     reason = np.where(b > 0, np.where(sc.feasible[:n], sc.reason[n:], sc.reason[:n]), "no sequence fits in the KV cache: weights and activations "

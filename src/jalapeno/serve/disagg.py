@@ -24,13 +24,14 @@ from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.serve.analytic import QUANTILES, ServingPoints, frontend_s
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
 from jalapeno.serve.limits import batch_caps, decode_step_s
+from jalapeno.serve.queueing import MAX_RHO, bulk_prefill_s
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
-#: Prefill utilisation above which a disaggregated point counts as saturated: the M/D/1 wait
-#: rho/(2(1 - rho)) diverges as rho -> 1 (at 0.95 it is 9.5 service times); a steady state needs
-#: headroom. A modelling threshold, not a measurement.
+#: Prefill utilisation above which a disaggregated point counts as saturated: the queue's wait
+#: rho/(2(1 - rho)) per-prompt paces diverges as rho -> 1 (at 0.95 it is 9.5); a steady state
+#: needs headroom. A modelling threshold, not a measurement.
 MAX_PREFILL_UTILISATION = 0.95
 
 
@@ -45,6 +46,12 @@ class PrefillPerf:
     feasible: bool
     reason: str
     bound: str
+    #: one full budget step's interval I, s (the worker's pace per prompt is I·ISL/budget)
+    interval_s: float = 0.0
+    #: a step of p prefill tokens takes t0 + σ·p (interval), plus ``fill_s`` end to end (PP stages)
+    step0_s: float = 0.0
+    per_token_s: float = 0.0
+    fill_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,23 +76,31 @@ def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
 
     Throughput: budget / interval of a full budget step (budget/chunk prompts at the mean
     prefix (ISL − chunk)/2). Service time per length L (mean and :data:`QUANTILES`): L ≤ budget
-    — the latency of that full step; L > budget — the prompt's ⌈L/budget⌉ chunks alone, chunk j at
+    — the latency of a step carrying that prompt alone (the queue adds the others batched with
+    it, serve/queueing.py); L > budget — the prompt's ⌈L/budget⌉ chunks alone, chunk j at
     prefix j·budget, pipelined over the PP stages: Σ_j I_j + max_j (S_j − I_j) (serve/chunked.py).
-    The instance is infeasible if either step does not fit in memory (the last chunk holds the
+    A step of p prefill tokens is taken as t0 + σ·p (fitted on the full step and a second size)
+    plus the PP fill (latency − interval). The instance is infeasible if either step does not fit in memory (the last chunk holds the
     prompt's whole KV cache, split over the CP ranks). ``overlap``: ``none`` or ``tbo`` (two-batch
     overlap; needs an EP all-to-all, cost/overlap.py). ``token_budget`` is the whole instance's
     prefill tokens per step — a deployment's ``prefill_budget(layout)``, which counts a per-rank
     engine budget (TensorRT-LLM ``max_num_tokens``) once per attention-DP rank.
     """
     chunk = float(min(wl.mean_isl, token_budget))
-    seqs = token_budget / chunk
-    sc = step_cost(model, pricer, layout, precision,
-                   Batch.make(prefill_tokens=token_budget, prefill_seqs=seqs, prefill_ctx=(wl.mean_isl - chunk) / 2),
+    lengths = {None: wl.mean_isl, **{p: wl.isl_quantile(p) for p in QUANTILES}}
+    short = [k for k, v in lengths.items() if math.ceil(v / token_budget) <= 1]
+    # one call: the full budget step, a second size for the linear fit t0 + σ·p (a lone mean
+    # prompt, or half the budget when the prompt fills it), and each short length's lone step
+    p2 = chunk if chunk < token_budget else token_budget / 2
+    toks = np.array([float(token_budget), p2, *(lengths[k] for k in short)])
+    seqs = np.concatenate([[token_budget / chunk, max(p2 / chunk, 1.0)], np.ones(len(short))])
+    ctx = np.concatenate([[(wl.mean_isl - chunk) / 2] * 2, np.zeros(len(short))])
+    sc = step_cost(model, pricer, layout, precision, Batch.make(prefill_tokens=toks, prefill_seqs=seqs, prefill_ctx=ctx),
                    overlap=overlap)
     tau = float(sc.interval_s[0])
     lat = float(sc.step_time_s[0])
-    lengths = {None: wl.mean_isl, **{p: wl.isl_quantile(p) for p in QUANTILES}}
-    q = {k: lat for k in lengths}
+    sigma = max((tau - float(sc.interval_s[1])) / (token_budget - p2), 0.0)
+    q = {k: float(sc.step_time_s[2 + i]) for i, k in enumerate(short)}
     feasible, reason = bool(sc.feasible[0]), str(sc.reason[0])
     long = [k for k, v in lengths.items() if math.ceil(v / token_budget) > 1]
     if long:
@@ -97,7 +112,8 @@ def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
             feasible = False
             reason = (f"one {max(lengths[k] for k in long):.0f}-token prompt: "
                       f"{cs.reason[~cs.feasible][0]} (context parallelism, cp=, splits its KV)")
-    return PrefillPerf(layout, token_budget / tau, q[None], q, feasible, reason, str(sc.bound[0]))
+    return PrefillPerf(layout, token_budget / tau, q[None], q, feasible, reason, str(sc.bound[0]), tau,
+                       max(tau - sigma * token_budget, 0.0), sigma, max(lat - tau, 0.0))
 
 
 def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, wl: Workload,
@@ -165,8 +181,15 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
     lam = ys * b / (steps * tau)
     rho = lam * wl.mean_isl / (xs * pre.tokens_per_s)
     ok = (rho < MAX_PREFILL_UTILISATION) & dec.feasible[None, :] & pre.feasible
-    rho_c = np.minimum(rho, MAX_PREFILL_UTILISATION)
-    wait_factor = 1 + rho_c / (2 * (1 - rho_c))
+    # the prefill workers' steady queue (serve/queueing.py, effect 2): chunks arrive at
+    # λ_c = λ·m/x, each costs s = σ·chunk in a step of t0 + s·n chunks
+    chunk = min(wl.mean_isl, pre.tokens_per_s * pre.interval_s)
+    m_chunks = math.ceil(wl.mean_isl / chunk - 1e-9)
+    s_chunk = pre.per_token_s * chunk
+    lam_c = lam * m_chunks / xs
+    rho_c = np.minimum(lam_c * s_chunk, MAX_RHO)
+    tau_p = pre.step0_s / (1 - rho_c)
+    n_bar = lam_c * tau_p
     cache: dict[int, float] = {}
     for t in chips[:, 0].astype(int).tolist():
         if t not in cache:
@@ -174,10 +197,13 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
     xfer = np.array([[cache[int(t)]] for t in chips[:, 0]])
     eff_ = pricer.efficiency
     isl_of = {None: wl.mean_isl, **{q: wl.isl_quantile(q) for q in QUANTILES}}
-    ttft_q = {q: (v * wait_factor + xfer + tau / 2 + frontend_s(eff_, isl_of[q])).ravel()
+    # bulk service on the prefill workers (serve/queueing.py, effect 2)
+    users = lam * (pre.service_s + steps * tau)  # the no-queue Little's law, for the arrival theorem
+    wait = bulk_prefill_s(s_chunk, n_bar, tau_p, users)
+    ttft_q = {q: (v + wait + xfer + tau / 2 + frontend_s(eff_, isl_of[q])).ravel()
               for q, v in pre.service_q_s.items()}
     shape = lam.shape
-    flat = lambda arr: np.broadcast_to(arr, shape).ravel()  # noqa: E731
+    flat = lambda arr: np.broadcast_to(arr, shape).ravel()
     lam_f, tau_f = lam.ravel(), flat(tau)
     c = lam_f * (ttft_q[None] + steps * tau_f)
     dec_ok = flat(dec.feasible[None, :])

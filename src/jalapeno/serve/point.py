@@ -6,11 +6,20 @@ import dataclasses
 
 import numpy as np
 
+from jalapeno.cost.pricer import Pricer, check_pricer
+from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Deployment, check_mtp, pool_overlap
 from jalapeno.deploy.layout import validate_layout
-from jalapeno.serve.analytic import ServingPoints, requeue, solve_concurrency
-from jalapeno.serve.disagg import MAX_PREFILL_UTILISATION, decode_curve, disaggregated_points, prefill_perf
-from jalapeno.cost.pricer import Pricer, check_pricer
+from jalapeno.serve.analytic import QUANTILES, ServingPoints, frontend_s, requeue, solve_concurrency
+from jalapeno.serve.disagg import (
+    MAX_PREFILL_UTILISATION,
+    PrefillPerf,
+    decode_curve,
+    disaggregated_points,
+    prefill_perf,
+)
+from jalapeno.serve.queueing import first_wave_s
+from jalapeno.serve.queueing import idle_start as idle_start_ttft
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
@@ -20,8 +29,13 @@ _GRID = np.geomspace(1e-6, 65536.0, 221)
 
 
 def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload,
-                         concurrency) -> ServingPoints:
+                         concurrency, idle_start: bool = True) -> ServingPoints:
     """Points of ``dep`` at each requested concurrency (N,) — the whole deployment's concurrency.
+
+    ``idle_start`` (default): TTFT and E2E (mean and tail) are those of an InferenceX run — 10·C
+    counted requests starting from an idle server with C at once — not the steady state alone;
+    the first wave's queue is a transient (serve/queueing.py, effect 3) that leaves throughput,
+    TPOT and the steady concurrency as they are. ``False``: the steady state (open loop).
 
     Raises:
         InfeasibleDeployment: a pool's layout cannot run the model on the system (deploy/layout.py).
@@ -46,6 +60,8 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
         # ``workers`` identical aggregated instances share the load evenly
         w = dep.decode.workers
         pts = solve_concurrency(model, pricer, dep, wl, c_req / w)
+        if idle_start:
+            pts = _agg_idle_start(model, pricer, dep, wl, pts, c_req / w)
         if w == 1:
             return pts
         return dataclasses.replace(pts, concurrency=pts.concurrency * w,
@@ -85,7 +101,69 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     wait = np.where(queued & (pts.request_rate_per_s > 0),
                     excess / np.maximum(pts.request_rate_per_s, 1e-30), 0.0)
     limit = dec.cap_name if cap_name == "prefill_capacity" and (b >= dec.cap).all() else cap_name
-    return requeue(pts, c_req, wait, limit)
+    pts = requeue(pts, c_req, wait, limit)
+    return _disagg_idle_start(pricer, dep, wl, pts, c_req, pre) if idle_start else pts
+
+
+def _linear_prefill(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, layout, decode_seqs,
+                    budget: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(t0, σ, fill) of a step costing t0 + σ·p for p prefill tokens beside ``decode_seqs`` (N,) at
+    context ISL, from the step cost at p = budget and budget/4 (intervals); fill = latency − interval
+    of the full step (the PP pipeline's fill, paid once per wave)."""
+    chunk = min(wl.mean_isl, budget)
+    n = np.shape(decode_seqs)[0]
+    p = np.array([budget, max(budget / 4, 1.0)])
+    sc = step_cost(model, pricer, layout, dep.precision,
+                   Batch.make(decode_seqs=np.repeat(np.asarray(decode_seqs, dtype=float), 2), decode_ctx=wl.mean_isl,
+                              prefill_tokens=np.tile(p, n), prefill_ctx=(wl.mean_isl - chunk) / 2,
+                              prefill_seqs=np.tile(p, n) / chunk),
+                   dep.mtp, dep.memory_fraction,
+                   pool_overlap(dep.overlap, model, layout))
+    t = sc.interval_s.reshape(n, 2)
+    sigma = np.maximum((t[:, 0] - t[:, 1]) / (p[0] - p[1]), 0.0)
+    fill = np.maximum(sc.step_time_s.reshape(n, 2)[:, 0] - t[:, 0], 0.0)
+    return np.maximum(t[:, 0] - sigma * budget, 0.0), sigma, fill
+
+
+def _with_ttft(pts: ServingPoints, new: dict) -> ServingPoints:
+    """``pts`` with TTFT by key (None = mean, else quantile) replaced; E2E moves by the same amount."""
+    d = {}
+    for key, v in new.items():
+        tag = "" if key is None else f"_p{int(key * 100)}"
+        delta = v - getattr(pts, f"ttft{tag}_s")
+        d[f"ttft{tag}_s"] = v
+        d[f"e2e{tag}_s"] = getattr(pts, f"e2e{tag}_s") + delta
+    return dataclasses.replace(pts, **d)
+
+
+def _ttft_by_key(pts: ServingPoints) -> dict:
+    return {None: pts.ttft_s, **{q: getattr(pts, f"ttft_p{int(q * 100)}_s") for q in QUANTILES}}
+
+
+def _agg_idle_start(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pts: ServingPoints,
+                    users) -> ServingPoints:
+    """InferenceX's idle start on one aggregated instance with ``users`` (N,) (serve/queueing.py,
+    effect 3): the wave's steps carry the budget beside the half of it already decoding."""
+    lay = dep.decode.layout
+    budget = float(dep.prefill_budget(lay))
+    n = np.maximum(np.asarray(users, dtype=float), 1.0)
+    t0, sigma, fill = _linear_prefill(model, pricer, dep, wl, lay, np.minimum(n / 2, pts.decode_batch) / lay.pp,
+                                      budget)
+    waves = first_wave_s(n, wl.mean_isl, budget, t0, sigma)
+    extra = fill + frontend_s(pricer.efficiency, wl.mean_isl)
+    return _with_ttft(pts, idle_start_ttft(_ttft_by_key(pts), waves, extra))
+
+
+def _disagg_idle_start(pricer: Pricer, dep: Deployment, wl: Workload, pts: ServingPoints, users,
+                       pre: PrefillPerf) -> ServingPoints:
+    """InferenceX's idle start on the prefill pool: each of its x workers takes users/x (N,) of the
+    first wave at once, in steps of t0 + σ·p (``pre``); the KV hand-off and half a decode step
+    follow each prompt."""
+    budget = float(dep.prefill_budget(dep.prefill.layout))
+    n = np.maximum(np.asarray(users, dtype=float) / dep.prefill.workers, 1.0)
+    waves = first_wave_s(n, wl.mean_isl, budget, pre.step0_s, pre.per_token_s)
+    extra = pre.fill_s + frontend_s(pricer.efficiency, wl.mean_isl) + pts.kv_transfer_s + pts.step_time_s / 2
+    return _with_ttft(pts, idle_start_ttft(_ttft_by_key(pts), waves, extra))
 
 
 def serve_at_rate(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, rate_per_s) -> ServingPoints:
@@ -99,7 +177,7 @@ def serve_at_rate(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
     lam_req = np.atleast_1d(np.asarray(rate_per_s, dtype=float))
     w = dep.decode.workers if dep.prefill is None else 1
     grid_c = np.geomspace(1.0 / 64, 65536.0, 145)
-    grid = serve_at_concurrency(model, pricer, dep, wl, grid_c)
+    grid = serve_at_concurrency(model, pricer, dep, wl, grid_c, idle_start=False)
     # steady states without an admission queue (a sliver of queueing from interpolation is not one)
     ok = grid.feasible & (grid.request_rate_per_s > 0) & (grid.queue_s <= 1e-3 * grid.e2e_s)
     if not ok.any():
@@ -120,11 +198,11 @@ def serve_at_rate(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
         hi = np.full(band.sum(), float(above[0]) if above.size else float(grid_c[-1]))
         while np.max(hi / lo) > 1 + 1e-6:
             mid = np.sqrt(lo * hi)
-            r = serve_at_concurrency(model, pricer, dep, wl, mid)
+            r = serve_at_concurrency(model, pricer, dep, wl, mid, idle_start=False)
             below = (r.request_rate_per_s < lam_req[band]) & (r.queue_s <= 1e-3 * r.e2e_s)
             lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
         c[band] = lo
-    pts = serve_at_concurrency(model, pricer, dep, wl, c)
+    pts = serve_at_concurrency(model, pricer, dep, wl, c, idle_start=False)
     over = lam_req > lam_cap * (1 + 1e-6)
     what = f"{w} instance(s)" if dep.prefill is None else "prefill and decode pools"
     reason = np.where(over, f"overloaded: the deployment sustains at most {lam_cap:.3g} requests/s "

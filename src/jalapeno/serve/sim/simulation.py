@@ -4,8 +4,9 @@ Entities: requests (sim/entities.py) and instances with their schedulers (sim/sc
 events: arrivals, step completions, KV hand-offs (sim/events.py); engine: sim/engine.py.
 Iteration durations come from the same step-cost function as the analytic model, memoised on
 bucketed inputs (sim/step_time.py). Workloads: InferenceX closed loop at a concurrency
-(12·C requests, the first 2·C warm-up and not counted), open loop at a rate, agentic sessions
-(closed loop over C concurrent sessions, think time between turns), or a trace.
+(12·C requests, the first 2·C warm-up and not counted; ``warmup=0``: InferenceX's idle start),
+open loop at a rate, agentic sessions (closed loop over C concurrent sessions, think time between
+turns), or a trace.
 Randomness only through ``numpy.random.default_rng(seed)``: same seed, same result.
 """
 
@@ -407,11 +408,15 @@ def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Wor
              agentic: AgenticSpec | None = None, trace: list[RequestSpec] | None = None,
              concurrency: int | None = None, rate: float | None = None, arrival: str = "poisson",
              num_requests: int | None = None, sessions: int | None = None, seed: int = 0,
-             prefix_cache: bool = True, kv_tiers: bool = True,
+             prefix_cache: bool = True, kv_tiers: bool = True, warmup: int | None = None,
              on_progress: Callable[[int, int], None] | None = None) -> SimResult:
     """Simulate ``dep`` serving one workload; exactly one of workload / agentic / trace.
 
-    Closed loop (``concurrency``): fixed-length issues 12·C requests (2·C warm-up, InferenceX);
+    Closed loop (``concurrency``): fixed-length issues ``warmup`` (default 2·C) uncounted warm-up
+    requests in line, then 10·C counted ones (a steady state). ``warmup=0`` is InferenceX's own
+    protocol: its ``--num-warmups 2·C`` run as a separate phase that drains before the measured
+    run, so the 10·C counted requests start from an idle server with C of them at once
+    (utils/bench_serving/benchmark_serving.py, ``benchmark()``).
     agentic runs ``sessions`` (default 2·C) tasks with C in flight. Open loop (``rate``):
     ``num_requests`` (default 1,000) arrivals of the given process. A trace replays its own
     arrival times.
@@ -426,6 +431,9 @@ def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Wor
                         "open loop: --rate R")
     if concurrency is not None and concurrency < 1:
         raise SpecError("--concurrency", f"must be >= 1, got {concurrency}", "give a positive concurrency")
+    if warmup is not None and (isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0):
+        raise SpecError("--warmup", f"must be a non-negative integer, got {warmup!r}",
+                        "give 0 (idle start, InferenceX) or a number of warm-up requests")
     for opt, v in (("--requests", num_requests), ("--sessions", sessions)):
         if v is not None and v < 1:
             raise SpecError(opt, f"must be >= 1, got {v}", f"give a positive {opt[2:]} count or leave it out")
@@ -462,7 +470,7 @@ def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Wor
         config["workload"] = workload.as_dict()
         if concurrency is not None:
             n = num_requests or 10 * concurrency
-            warm = 2 * concurrency
+            warm = 2 * concurrency if warmup is None else warmup
             sim.closed_loop(fixed_length_requests(workload, n + warm, rng), concurrency, warm)
         else:
             n = num_requests or 1000

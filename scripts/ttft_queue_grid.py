@@ -1,0 +1,55 @@
+"""TTFT under load, analytic against the simulator on a grid (docs/model.md §8.7).
+
+Systems x models x concurrency x aggregated/disaggregated; the analytic side is
+``serve_at_concurrency`` (InferenceX's idle start, serve/queueing.py), the simulator runs the same
+deployment with ``warmup=0`` (InferenceX's protocol: 10·C counted requests from an idle server).
+Prints a markdown table and the median / largest |error|.
+Run: python scripts/ttft_queue_grid.py   (a few minutes)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.deploy.deployment import Deployment, Pool
+from jalapeno.deploy.layout import Layout
+from jalapeno.serve.point import serve_at_concurrency
+from jalapeno.serve.sim.simulation import simulate
+from jalapeno.specs.catalog import load_model
+from jalapeno.specs.formats import get_precision
+from jalapeno.specs.workload import get_workload
+
+SYSTEMS = ("h200", "b200", "gb200-nvl72", "mi325x")
+CONCURRENCIES = (4, 32, 128)
+
+
+def cases():
+    fp8, mx = get_precision("fp8"), get_precision("mxfp4")
+    ds = Layout(tp=8, ep=8)
+    yield "deepseek-r1", "8k1k", "agg", Deployment(fp8, Pool(ds))
+    yield "deepseek-r1", "8k1k", "disagg", Deployment(fp8, Pool(ds), prefill=Pool(ds, 1))
+    yield "gpt-oss-120b", "1k1k", "agg", Deployment(mx, Pool(Layout(tp=2)))
+    yield "gpt-oss-120b", "1k1k", "disagg", Deployment(mx, Pool(Layout(tp=2)), prefill=Pool(Layout(tp=1), 1))
+
+
+def main() -> None:
+    print("| system | model | workload | mode | deployment | C | analytic TTFT s | simulated TTFT s | error |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    errs = []
+    for s in SYSTEMS:
+        pr = load_pricer(s)
+        for mname, wname, mode, dep in cases():
+            model, wl = load_model(mname), get_workload(wname)
+            for c in CONCURRENCIES:
+                a = serve_at_concurrency(model, pr, dep, wl, [c]).record(0)
+                sim = simulate(model, pr, dep, workload=wl, concurrency=c, seed=0, warmup=0).summary["ttft_s"]["mean"]
+                e = a["ttft_s"] / sim - 1
+                errs.append(abs(e))
+                print(f"| {s} | {mname} | {wname} | {mode} | {dep.label} | {c} | {a['ttft_s']:.3f} | {sim:.3f} | {e:+.1%} |",
+                      flush=True)
+    print(f"\n{len(errs)} points: median |error| {np.median(errs):.1%}, largest {max(errs):.1%}")
+
+
+if __name__ == "__main__":
+    main()

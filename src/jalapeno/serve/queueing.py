@@ -1,0 +1,167 @@
+"""Prefill queueing: the TTFT a closed loop adds on top of one prompt's own prefill.
+
+Three effects, each a closed form (derivations below and in docs/model.md §8.7); the
+request-level simulator (serve/sim/) runs the same scheduler explicitly and is the reference
+they are tested against (tests/golden/test_ttft_sim_vs_analytic.py).
+
+**1. Aggregated steady state: a batch-service queue on the engine's steps.** Every step of an
+aggregated instance carries the decoding batch plus the prefill chunks that arrived while the
+previous step ran (continuous batching, chunked prefill). With t_d the decode-only step, s the
+marginal cost of one prefill chunk in a step and A_k the chunks that arrived during step k,
+
+    τ_{k+1} = t_d + s·A_k,    A_k ~ Poisson(λ_c·τ_k)    (chunk arrival rate λ_c)
+
+so E[τ] = t_d/(1 − ρ) with ρ = λ_c·s (the step mean the analytic model already uses) and, from
+Var τ_{k+1} = s²·(λ_c·E[τ] + λ_c²·Var τ_k) at stationarity, Var τ = s·ρ·E[τ]/(1 − ρ²). An
+arriving prompt waits the residual of the step in progress, length-biased (renewal theory):
+E[R] = E[τ²]/(2E[τ]) = E[τ]/2 + s·ρ/(2(1 − ρ²)); its own step carries it and the n' other chunks
+that arrived in the same (length-biased) step, E[n'] = λ_c·E[τ²]/E[τ] = n̄ + ρ²/(1 − ρ²), n̄ = λ_c·E[τ].
+Against the no-queue TTFT (τ/2 + one step with max(n̄, 1) chunks) the queue adds
+
+    ΔTTFT = s·min(n̄, 1) + s·ρ²/(1 − ρ²) + s·ρ/(2(1 − ρ²)).
+
+Closed loop, not Poisson: by the arrival theorem of closed queueing networks (Lavenberg & Reiser
+1980; the basis of mean-value analysis) an arriving request sees the system as it is with C − 1
+users, so the other users' rate is λ·(C − 1)/C: n̄ and ρ above are scaled by (C − 1)/C (one
+user never queues behind another). ρ is capped at :data:`MAX_RHO` (the formula's pole).
+
+**2. Disaggregated steady state: the same batch service on a prefill worker.** A worker's
+step of p prefill tokens takes t0 + σ·p (no decode beside it), so the chain of effect 1 holds
+with t_d → t0 while the worker is busy, E[τ] = t0/(1 − ρ), ρ = λ_c·s, s = σ·chunk, λ_c the
+worker's chunk arrival rate. Unlike an aggregated engine it idles between bursts: an arrival
+finds a step in progress with probability min(n̄, 1) (steps per second × E[τ]), so
+
+    TTFT_prefill = S_1 + min(n̄, 1)·E[τ]/2 + ΔTTFT(effect 1),
+
+S_1 the prompt's lone prefill (a step of its own tokens; its chunks when longer than the
+budget). (The earlier form S_full·(1 + ρ/(2(1 − ρ))) charged every prompt a full budget step
+even alone, and counted the M/D/1 queue at that step's length.)
+
+**3. InferenceX's idle start (a transient, in the mean and the tail only).** InferenceX's client
+runs its 2·C warm-up requests as a separate phase that drains, then issues 10·C counted requests
+with C of them at once into the idle server (utils/bench_serving/benchmark_serving.py,
+``benchmark()``, and benchmarks/benchmark_lib.sh ``--num-warmups 2·C``; the model scripts pass
+``--num-prompts $((CONC * 10))``). The first wave queues behind itself: per instance n prompts
+of ISL tokens in steps of b budget tokens, each step costing t0 + σ·p for p prefill tokens, so
+prompt k (1..n) has its first token after m_k = ⌈k·ISL/b⌉ steps:
+
+    t_k = m_k·t0 + σ·min(m_k·b, n·ISL),
+
+and the run's mean TTFT is the steady one plus (1/R)·mean_k max(0, t_k + front end − TTFT_ss),
+R = :data:`REQUESTS_PER_USER` = 10 counted requests per user. The wave spreads its users'
+completions, so later waves arrive close to the steady state (the simulator shows the residue:
+the test tolerance). Quantile q of the run is the larger of the steady quantile and the
+1 − (1 − q)·R quantile of the first wave (when (1 − q)·R < 1: p99 reads the wave's p90).
+Throughput and the steady concurrency are unchanged (a transient of one wave out of ten).
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Counted requests per user in an InferenceX run (``--num-prompts $((CONC * 10))``,
+#: SemiAnalysisAI/InferenceX benchmarks/*.sh).
+REQUESTS_PER_USER = 10
+#: Cap on the queue's utilisation in the closed forms (their pole is at 1); a steady state with
+#: more prefill load than this is flagged by the serving models' own limits.
+MAX_RHO = 0.95
+
+
+def others(concurrency) -> np.ndarray:
+    """(C − 1)/C, the other users' share of the request rate an arrival sees (arrival theorem), (N,).
+
+    >>> others([1, 4]).tolist()
+    [0.0, 0.75]
+    """
+    c = np.maximum(np.asarray(concurrency, dtype=float), 1.0)
+    return (c - 1) / c
+
+
+def agg_queue_s(chunk_cost_s, chunks_per_step, step_s, concurrency) -> np.ndarray:
+    """TTFT an aggregated instance's steady prefill queue adds (effect 1 of the module docstring), s, (N,).
+
+    Args:
+        chunk_cost_s: s, the marginal step time of one prefill chunk, (N,).
+        chunks_per_step: n̄ = λ_c·E[τ], mean prefill chunks per step, (N,).
+        step_s: E[τ], the mean step, s, (N,).
+        concurrency: C, users of the instance (for the arrival theorem), (N,).
+
+    >>> round(float(agg_queue_s(0.1, 0.5, 0.2, 1e9)), 4)  # ρ = 0.25: 0.05 + 0.1/15 + 0.0125/0.9375
+    0.07
+    """
+    s = np.asarray(chunk_cost_s, dtype=float)
+    n = np.asarray(chunks_per_step, dtype=float) * others(concurrency)
+    rho = np.clip(n * s / np.maximum(step_s, 1e-30), 0.0, MAX_RHO)
+    return s * np.minimum(n, 1.0) + s * rho**2 / (1 - rho**2) + s * rho / (2 * (1 - rho**2))
+
+
+def bulk_prefill_s(chunk_cost_s, chunks_per_step, step_s, concurrency) -> np.ndarray:
+    """Queueing a disaggregated prefill worker adds to a prompt's lone prefill (effect 2), s, (N,).
+
+    Args as :func:`agg_queue_s`, for the worker's steps (t_d → t0, the step's fixed cost).
+    The step in progress is found with probability min(n̄, 1) (the worker idles between
+    bursts); the rest is :func:`agg_queue_s`.
+
+    >>> round(float(bulk_prefill_s(0.1, 0.5, 0.2, 1e9)), 4)  # 0.5·0.1 + 0.07
+    0.12
+    """
+    n = np.asarray(chunks_per_step, dtype=float) * others(concurrency)
+    busy = np.minimum(n, 1.0) * np.asarray(step_s, dtype=float) / 2
+    return busy + agg_queue_s(chunk_cost_s, chunks_per_step, step_s, concurrency)
+
+
+def first_wave_s(prompts, isl: float, budget: float, step0_s, per_token_s) -> list[np.ndarray]:
+    """Time to the first token of each prompt of an idle-start wave, per point (effect 3).
+
+    Args:
+        prompts: n, prompts arriving at once at one instance, (N,) (rounded, at least 1).
+        isl: tokens per prompt; budget: prefill tokens per step b.
+        step0_s, per_token_s: t0 and σ of a step costing t0 + σ·p, (N,) or scalars.
+
+    Returns:
+        N arrays, point i's t_k for k = 1..n_i, s.
+
+    >>> [a.round(3).tolist() for a in first_wave_s([3], 100, 200, 0.1, 0.001)]
+    [[0.3, 0.3, 0.5]]
+    """
+    n_all = np.maximum(np.rint(np.asarray(prompts, dtype=float)), 1).astype(int)
+    t0 = np.broadcast_to(np.asarray(step0_s, dtype=float), n_all.shape)
+    sig = np.broadcast_to(np.asarray(per_token_s, dtype=float), n_all.shape)
+    out = []
+    for n, a, b in zip(n_all.tolist(), t0.tolist(), sig.tolist()):
+        k = np.arange(1, n + 1, dtype=float)
+        m = np.ceil(k * isl / budget - 1e-9)
+        out.append(m * a + b * np.minimum(m * budget, n * isl))
+    return out
+
+
+def idle_start(ttft_ss: dict, waves: list[np.ndarray], extra_s) -> dict:
+    """Run-level TTFT (mean and :data:`REQUESTS_PER_USER`-weighted quantiles) after an idle start.
+
+    Args:
+        ttft_ss: steady TTFT by key (None = mean, else the quantile q), each (N,).
+        waves: point i's first-wave times to the first token on the accelerator (first_wave_s).
+        extra_s: what every first-wave request adds outside those steps (front end, KV hand-off), (N,).
+
+    Returns:
+        the same keys: mean + (1/R)·mean_k max(0, t_k + extra − mean_ss); quantile q:
+        max(ss_q, wave quantile 1 − (1 − q)·R) where (1 − q)·R < 1, else ss_q.
+
+    >>> r = idle_start({None: np.array([1.0]), 0.99: np.array([1.0])}, [np.arange(1.0, 12.0)], 0.0)
+    >>> round(float(r[None][0]), 3), round(float(r[0.99][0]), 3)  # 1 + 0.1·mean(0..10); wave p90
+    (1.5, 10.0)
+    """
+    extra = np.broadcast_to(np.asarray(extra_s, dtype=float), (len(waves),))
+    out = {}
+    for key, ss in ttft_ss.items():
+        ss = np.asarray(ss, dtype=float)
+        adj = ss.copy()
+        for i, t in enumerate(waves):
+            w1 = t + extra[i]
+            if key is None:
+                adj[i] = ss[i] + float(np.mean(np.maximum(w1 - ss[i], 0.0))) / REQUESTS_PER_USER
+            elif (1 - key) * REQUESTS_PER_USER < 1:
+                adj[i] = max(ss[i], float(np.quantile(w1, 1 - (1 - key) * REQUESTS_PER_USER)))
+        out[key] = adj
+    return out
