@@ -132,12 +132,14 @@ def test_uncertain_parameters_carry_bands_and_limits():
     m = load_model("deepseek-r1")
     params = {p.key: p for p in uncertain_parameters(load_pricer("jalapeno"), m, get_precision("fp8"), "load")}
     k = params["efficiency.kernel_launch_s"]
-    assert (k.low, k.high, k.limit) == (0.25e-6, 4e-6, 0.0)  # compiled anchor .. GPU-like; limit 0
+    # a vendor-compiler stack: from whole-graph-compiled (~0.25-0.35 µs) up to the GPU-like 4 µs priced
+    assert k.low <= 0.35e-6 and k.high == k.current == 4e-6 and k.limit == 0.0
     assert params["efficiency.hbm_fraction"].limit == 1.0
     assert "levels.rack.latency_us" in params and params["levels.rack.latency_us"].limit is None
     assert "power_terms.hbm4_pj_per_bit" in params
     g = {p.key: p for p in uncertain_parameters(load_pricer("gb300-nvl72"), m, get_precision("fp8"))}
-    assert g["efficiency.kernel_launch_s"].low == pytest.approx(0.5 * g["efficiency.kernel_launch_s"].current)
+    gk = g["efficiency.kernel_launch_s"]
+    assert gk.low < gk.current < gk.high and gk.high <= 2 * gk.current + 1e-12  # a measured stack's spread
 
 
 def test_sensitivity_tornado(tmp_path, capsys):

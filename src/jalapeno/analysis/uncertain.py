@@ -7,8 +7,10 @@ constants, specs/power.py), so any answer can be plugged back in on the command 
 
 Kinds and bands:
 
-- ``fixed_cost`` — ``efficiency.kernel_launch_s``, ``collective_launch_s``, ``step_overhead_s``
-  (and ``moe_floor_s`` where set), wherever the efficiency set keeps them. A system whose serving
+- ``fixed_cost`` — ``efficiency.kernel_launch_s``, ``collective_launch_s``, ``step_overhead_s``,
+  the front end ``request_overhead_s`` / ``prompt_overhead_s_per_token`` (and ``moe_floor_s``
+  where set), as the efficiency set (with its software stack applied) holds them. Where the
+  stack profile (specs/stacks.py) gives a band, that band. Otherwise a system whose serving
   stack was measured (a calibration of kind ``measured``/``partial``, vendor-verified specs) gets
   a ±50% band (assumption: the spread between engine versions on one chip, DESIGN.md §7 "software
   maturity"). A system whose stack is its vendor's own compiler (derived calibration — Jalapeño,
@@ -39,7 +41,19 @@ from jalapeno.specs.variants import variant_efficiency, with_overrides
 #: Whole-graph-compiled fixed costs (issue 12: ~0.25 µs per kernel, 0.05 ms per step; 1 µs per
 #: collective launch is an assumption), the low end of a vendor-compiler stack's band.
 COMPILED_ANCHORS = {"kernel_launch_s": 0.25e-6, "step_overhead_s": 0.05e-3, "collective_launch_s": 1e-6}
-FIXED_COSTS = ("kernel_launch_s", "collective_launch_s", "step_overhead_s", "moe_floor_s")
+FIXED_COSTS = ("kernel_launch_s", "collective_launch_s", "step_overhead_s", "moe_floor_s", "request_overhead_s",
+               "prompt_overhead_s_per_token")
+
+
+def _stack_bands(pricer) -> tuple[dict, dict, str] | None:
+    """(slow-end costs, fast-end costs, profile name) of the software stack the pricer's efficiency
+    set was priced with (specs/stacks.py, when that module is present), else None."""
+    try:
+        from jalapeno.specs.stacks import stack_of_source
+    except ImportError:  # software-stack profiles not in this build: the module's own bands apply
+        return None
+    st = stack_of_source(pricer.efficiency.source, pricer.system.name)
+    return st.costs("low"), st.costs("high"), st.name
 
 
 @dataclass(frozen=True)
@@ -127,11 +141,16 @@ def uncertain_parameters(pricer, model, precision, convention: str = "chip") -> 
     system, eff = pricer.system, pricer.efficiency
     out: list[Parameter] = []
     measured = _stack_measured(system)
+    stack = _stack_bands(pricer)
     for name in FIXED_COSTS:
         v = getattr(eff, name)
         if v is None or v <= 0:
             continue
-        if measured or name not in COMPILED_ANCHORS:
+        ends = [stack[0][name], stack[1][name]] if stack and name in stack[0] and name in stack[1] else None
+        if ends is not None and min(ends) != max(ends):
+            lo, hi = min(*ends, v), max(*ends, v)
+            src = f"software stack '{stack[2]}' band (data/stacks.toml)"
+        elif measured or name not in COMPILED_ANCHORS:
             lo, hi, src = 0.5 * v, 1.5 * v, "assumption: ±50% spread of a measured stack's fixed costs"
         else:
             lo, hi = min(COMPILED_ANCHORS[name], v), v
