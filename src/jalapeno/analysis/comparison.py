@@ -152,6 +152,8 @@ class Comparison:
     headlines: dict[str, Headline]
     comparisons: dict[str, Ratios]
     options: dict = field(default_factory=dict)
+    #: system → {"low", "high"} FrontierRecords of its efficiency band (``bands=``; None = the calibrated one)
+    band_frontiers: dict = field(default_factory=dict)
 
     def record(self) -> ComparisonRecord:
         """The comparison as a record (analysis/records.py): frontiers, headlines, ratios."""
@@ -167,19 +169,28 @@ class Comparison:
 def efficiency_bands(model: ModelSpec, band: dict[str, Pricer], wl: Workload, precision: Precision,
                      options: SweepOptions | None, convention: str, mid: Headline,
                      mid_pricer: Pricer | None = None, precisions: list[str] | None = None,
-                     recipe: Recipe | None = None) -> Bands:
+                     recipe: Recipe | None = None, keep: dict | None = None) -> Bands:
     """Headline figures under a system's low / mid / high pricers (``band`` has ``low`` and ``high``).
 
     A band is just other pricers of the same system (cost/pricer.band_pricers builds them from
     the calibration file: measured systems have the same set for all three unless their file
     carries a band; derived ones (Jalapeño, Vera Rubin, AMD) carry one; a user file has none).
     Where a band pricer is ``mid_pricer`` itself, its headline is ``mid`` (no second sweep).
+    With ``keep`` (a dict), the low and high frontiers are stored there as FrontierRecords under
+    ``"low"``/``"high"`` (None where the band pricer is ``mid_pricer``): the charts shade them.
     """
     out = {}
     for which in ("low", "high"):
         pr = band[which]
-        out[which] = mid if pr is mid_pricer else headline(system_frontier(
-            model, pr, wl, precision, options, convention, precisions=precisions, recipe=recipe))
+        if pr is mid_pricer:
+            out[which] = mid
+            if keep is not None:
+                keep[which] = None
+            continue
+        sf = system_frontier(model, pr, wl, precision, options, convention, precisions=precisions, recipe=recipe)
+        out[which] = headline(sf)
+        if keep is not None:
+            keep[which] = sf.record()
     out["mid"] = mid
     keys = ("peak_throughput_per_chip", "max_interactivity", "min_e2e_s")
     return Bands(**{k: Band(*(getattr(out[w], k) for w in ("low", "mid", "high"))) for k in keys},
@@ -267,9 +278,12 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
                                          precisions=per_sys[s.system.name][1], recipe=per_sys[s.system.name][2])
           for s in systems}
     heads = {n: headline(sf) for n, sf in fr.items()}
+    band_fronts: dict[str, dict] = {}
     for n, band in (bands or {}).items():
+        band_fronts[n] = {}
         heads[n] = replace(heads[n], bands=efficiency_bands(model, band, wl, precision, per_sys[n][0], convention,
-                                                            heads[n], fr[n].pricer, per_sys[n][1], per_sys[n][2]))
+                                                            heads[n], fr[n].pricer, per_sys[n][1], per_sys[n][2],
+                                                            keep=band_fronts[n]))
     base = fr[baseline]
     bp, _ = power_w_per_chip(base.system, convention)
     comps: dict[str, Ratios] = {}
@@ -305,4 +319,5 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
     extra = {"as_deployed": {n: r.label for n, r in recipes.items()}} if recipes else {}
     return Comparison(model.name, wl, prec_label, convention, baseline, fr, heads, comps,
                       {"serving": opts.serving, "mtp": opts.mtp.as_dict() if opts.mtp else None,
-                       "token_budget": opts.token_budget, "overlap": opts.overlap, **extra})
+                       "token_budget": opts.token_budget, "overlap": opts.overlap, **extra},
+                      band_fronts)

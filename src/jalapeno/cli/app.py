@@ -43,6 +43,7 @@ def _register() -> None:
         audit_cmds,
         catalog_cmds,
         collective_cmd,
+        report_cmd,
         serving_cmds,
         simulate_cmd,
         step_cmd,
@@ -58,6 +59,7 @@ def _register() -> None:
     app.command("validate")(validate_cmds.validate)
     serving_cmds.register(app)
     audit_cmds.register(app)
+    app.command("report")(report_cmd.report)
 
 
 def main(argv: list[str] | None = None) -> None:

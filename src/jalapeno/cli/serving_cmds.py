@@ -307,7 +307,7 @@ def compare(
                           precisions=precs, recipes=recipes)
     rec = res.record()
     if html:
-        write_html(rec, html)
+        write_html(rec, html, res.band_frontiers, sorted(_floors(tiers).items(), key=lambda kv: kv[1]))
     if json_out:
         print_json(rec.as_dict())
         return

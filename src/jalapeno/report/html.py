@@ -1,75 +1,134 @@
 """Interactive Plotly HTML of the frontiers of a comparison (or of one system).
 
 Three panels share the interactivity axis (tok/s/user): throughput per chip, tokens/s per kW
-(the comparison's power convention) and tokens per dollar-hour per chip. Every marker's hover
-shows the deployment, bound, concurrency, TTFT and TPOT. The file embeds plotly.js, so it opens
-offline.
+(the comparison's power convention) and tokens per dollar-hour per chip. Each system has one
+colour on every panel (report/colors.py); its efficiency band, when swept (``--bands``), is a
+shaded region between the low and high frontiers; tier floors are dashed vertical lines. Every
+marker's hover shows the deployment, bound, concurrency, TTFT and TPOT. The page fills the
+browser window (no fixed width) and embeds plotly.js, so it opens offline.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jalapeno.errors import SpecError
+from jalapeno.report.colors import rgba, system_color
 
 if TYPE_CHECKING:
-    from jalapeno.analysis.records import ComparisonRecord, PointRecord
+    from jalapeno.analysis.records import ComparisonRecord, FrontierRecord, PointRecord
+
+#: plotly.js config of every page: resizes with the window; the camera button saves a PNG
+PLOT_CONFIG = {"responsive": True, "displaylogo": False,
+               "toImageButtonOptions": {"format": "png", "filename": "jalapeno", "scale": 2}}
 
 
-def _hover(p: PointRecord) -> str:
+def hover_text(p: PointRecord) -> str:
+    """Hover of one frontier point: deployment, chips, concurrency, bound, TTFT/TPOT, throughput."""
     d = p.deployment
     mtp = d.mtp
-    return (f"{d.label}<br>chips {p.chips:.0f} · concurrency {p.concurrency:.0f}"
-            f"<br>bound: {p.bound}{(' · limit: ' + p.limit) if p.limit else ''}"
-            f"<br>TTFT {p.ttft_s * 1e3:.0f} ms · TPOT {p.tpot_s * 1e3:.1f} ms"
+    return (f"{_esc(d.label)}<br>chips {p.chips:.0f} · concurrency {p.concurrency:.0f}"
+            f"<br>bound: {_esc(p.bound)}{(' · limit: ' + _esc(p.limit)) if p.limit else ''}"
+            f"<br>TTFT {p.ttft_s * 1e3:.0f} ms · TPOT {p.tpot_s * 1e3:.1f} ms · E2E {p.e2e_s:.1f} s"
             f"<br>{p.throughput_per_chip:.0f} tok/s/chip · {p.interactivity:.1f} tok/s/user"
             + (f"<br>MTP k={mtp.draft_tokens} α={mtp.acceptance}" if mtp else ""))
 
 
-def frontier_figure(result: ComparisonRecord):
-    """A plotly Figure of a comparison's frontiers."""
+def _esc(s: str) -> str:
+    """Escape a user string for plotly's HTML-like hover/legend text."""
+    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _usd_per_hour(fr: FrontierRecord) -> float:
+    h = fr.headline
+    return h.usd_per_mtok_at_peak * h.peak_throughput_per_chip * 3600 / 1e6
+
+
+def frontier_figure(result: ComparisonRecord, bands: Mapping[str, Mapping] | None = None,
+                    floors: Sequence[tuple[str, float]] = ()):
+    """A plotly Figure of a comparison's frontiers.
+
+    Args:
+        result: the comparison record.
+        bands: system → {"low": FrontierRecord | None, "high": FrontierRecord | None}
+            (analysis.comparison.Comparison.band_frontiers); None entries are the calibrated frontier.
+        floors: (tier name, floor in tok/s/user) drawn as dashed vertical lines.
+    """
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     conv = result.power_convention
-    fig = make_subplots(rows=1, cols=3, subplot_titles=(
+    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.07, subplot_titles=(
         "throughput per chip (tok/s)", f"tok/s per kW ({conv} power)", "tok/s per $/h per chip"))
+
+    def series(pts, usd):
+        return ([p.throughput_per_chip for p in pts], [p.tok_s_per_kw_by_convention[conv] for p in pts],
+                [p.throughput_per_chip / usd for p in pts])
+
     for name, s in result.systems.items():
+        color = system_color(name)
+        usd = _usd_per_hour(s)
         pts = s.frontier
         x = [p.interactivity for p in pts]
-        hover = [_hover(p) for p in pts]
-        usd = s.headline.usd_per_mtok_at_peak * s.headline.peak_throughput_per_chip * 3600 / 1e6
-        series = ([p.throughput_per_chip for p in pts], [p.tok_s_per_kw for p in pts],
-                  [p.throughput_per_chip / usd for p in pts])
-        for col, y in enumerate(series, start=1):
+        band = (bands or {}).get(name)
+        if band:
+            lo, hi = band.get("low") or s, band.get("high") or s
+            for col, (y_lo, y_hi) in enumerate(zip(series(lo.frontier, usd), series(hi.frontier, usd)), start=1):
+                xs = [p.interactivity for p in hi.frontier] + [p.interactivity for p in reversed(lo.frontier)]
+                fig.add_trace(go.Scatter(x=xs, y=list(y_hi) + list(reversed(y_lo)), fill="toself", mode="lines",
+                                         line={"width": 0, "color": color}, fillcolor=rgba(color, 0.15),
+                                         name=f"{name} band", legendgroup=name, showlegend=False,
+                                         hoverinfo="skip"), row=1, col=col)
+        for col, y in enumerate(series(pts, usd), start=1):
             fig.add_trace(go.Scatter(x=x, y=y, mode="lines+markers", name=name, legendgroup=name,
-                                     showlegend=col == 1, hovertext=hover, hoverinfo="text+name"),
-                          row=1, col=col)
+                                     line={"color": color}, marker={"color": color},
+                                     showlegend=col == 1, hovertext=[hover_text(p) for p in pts],
+                                     hoverinfo="text+name"), row=1, col=col)
+    for tier, floor in floors:
+        for col in (1, 2, 3):
+            fig.add_vline(x=floor, line={"dash": "dash", "color": "#555", "width": 1}, row=1, col=col)
+        fig.add_annotation(x=_log10(floor), y=0.01, xref="x", yref="y domain", text=_esc(f" {tier} ≥ {floor:g}"),
+                           showarrow=False, xanchor="left", yanchor="bottom", font={"size": 10, "color": "#555"})
+    if bands:
+        fig.add_annotation(x=0, y=-0.3, xref="paper", yref="paper", showarrow=False, xanchor="left",
+                           text="shaded: the system's efficiency band (frontiers under its low and high efficiency sets)",
+                           font={"size": 11, "color": "#555"})
     for col in (1, 2, 3):
         fig.update_xaxes(title_text="interactivity (tok/s/user)", type="log", row=1, col=col)
         fig.update_yaxes(type="log", row=1, col=col)
     wl = result.workload
-    fig.update_layout(title=f"{result.model} · ISL {wl.isl} / OSL {wl.osl} · {result.precision}"
-                      f" · baseline {result.baseline}", height=520, width=1500,
-                      hovermode="closest")
+    fig.update_layout(title=_esc(f"{result.model} · ISL {wl.isl} / OSL {wl.osl} · {result.precision}"
+                                 f" · baseline {result.baseline}"), height=560, autosize=True,
+                      hovermode="closest", margin={"l": 60, "r": 20, "t": 90, "b": 110},
+                      legend={"orientation": "h", "x": 0, "y": -0.22, "xanchor": "left"})
     return fig
 
 
+def _log10(x: float) -> float:
+    import math
+
+    return math.log10(x)
+
+
 def write_figure(fig, path: str | Path) -> Path:
-    """Write a plotly figure as a self-contained HTML file (plotly.js embedded, opens offline).
+    """Write a plotly figure as a self-contained HTML file (plotly.js embedded, opens offline),
+    sized to the browser window.
 
     Raises:
         SpecError: the file cannot be written.
     """
     p = Path(path)
     try:
-        fig.write_html(str(p), include_plotlyjs=True, full_html=True)
+        fig.write_html(str(p), include_plotlyjs=True, full_html=True, config=PLOT_CONFIG,
+                       default_width="100%", default_height=f"{fig.layout.height or 600}px")
     except OSError as e:
         raise SpecError("--html", f"cannot write {p}: {e.strerror or e}", "give a writable file path") from None
     return p
 
 
-def write_html(result: ComparisonRecord, path: str | Path) -> Path:
+def write_html(result: ComparisonRecord, path: str | Path, bands: Mapping[str, Mapping] | None = None,
+               floors: Sequence[tuple[str, float]] = ()) -> Path:
     """Write the frontier chart of ``result`` to ``path`` (:func:`write_figure`)."""
-    return write_figure(frontier_figure(result), path)
+    return write_figure(frontier_figure(result, bands, floors), path)

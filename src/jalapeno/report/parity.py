@@ -1,10 +1,22 @@
-"""Parity plot of a validation: predicted against measured, one panel per metric, log-log."""
+"""Parity plot of a validation: predicted against measured, one panel per metric, log-log.
+
+Colour = system (report/colors.py, the same as on the compare chart), marker = source
+(InferenceX measured runs, aiconfigurator kernel tables); every (source, system) group is in the
+legend at its first panel, whichever metrics it has. The page fills the browser window.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pandas as pd
+
+from jalapeno.report.colors import system_color
+
+METRICS = (("throughput_per_chip", "throughput per chip (tok/s)"), ("interactivity", "interactivity (tok/s/user)"),
+           ("ttft_s", "TTFT (s)"), ("tpot_s", "TPOT (s)"))
+#: marker per data source; others get "diamond"
+SYMBOLS = {"inferencex": "circle", "aiconfigurator": "x"}
 
 
 def write_parity(rows: pd.DataFrame, path: str | Path) -> Path:
@@ -16,24 +28,31 @@ def write_parity(rows: pd.DataFrame, path: str | Path) -> Path:
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    metrics = ["throughput_per_chip", "interactivity", "ttft_s", "tpot_s"]
-    fig = make_subplots(rows=1, cols=4, subplot_titles=metrics)
+    from jalapeno.report.html import _esc, write_figure
+
+    fig = make_subplots(rows=2, cols=2, subplot_titles=[t for _, t in METRICS], vertical_spacing=0.14)
     ok = rows.dropna(subset=["predicted"])
-    for col, m in enumerate(metrics, 1):
+    shown: set[tuple[str, str]] = set()
+    for k, (m, title) in enumerate(METRICS):
+        row, col = k // 2 + 1, k % 2 + 1
         d = ok[ok.metric == m]
         for (src, system), g in d.groupby(["source", "system"]):
-            hover = [f"{r.id}<br>{r.deployment or r.mapping}<br>err {r.error:+.0%}" + (" (kernels calibrated)"
-                     if r.kernels_calibrated else "") for r in g.itertuples()]
-            fig.add_trace(go.Scatter(x=g.measured, y=g.predicted, mode="markers", name=f"{src} {system}",
-                                     legendgroup=f"{src} {system}", showlegend=col == 1, hovertext=hover,
-                                     hoverinfo="text"), row=1, col=col)
+            hover = [f"{_esc(r.id)}<br>{_esc(r.deployment or r.mapping)}<br>err {r.error:+.0%}"
+                     + (" (kernels calibrated)" if r.kernels_calibrated else "") for r in g.itertuples()]
+            color = system_color(str(system))
+            fig.add_trace(go.Scatter(x=g.measured, y=g.predicted, mode="markers", name=_esc(f"{src} {system}"),
+                                     legendgroup=f"{src} {system}", showlegend=(src, system) not in shown,
+                                     marker={"color": color, "symbol": SYMBOLS.get(str(src).lower(), "diamond"),
+                                             "size": 8, "line": {"width": 1, "color": color}},
+                                     hovertext=hover, hoverinfo="text"), row=row, col=col)
+            shown.add((src, system))
         if not d.empty:
             lo, hi = float(min(d.measured.min(), d.predicted.min())), float(max(d.measured.max(), d.predicted.max()))
             fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line={"dash": "dash", "color": "grey"},
-                                     showlegend=False), row=1, col=col)
-        fig.update_xaxes(type="log", title_text="measured", row=1, col=col)
-        fig.update_yaxes(type="log", title_text="predicted", row=1, col=col)
-    fig.update_layout(title="jalapeno validation: predicted vs measured", height=520, width=1700)
-    from jalapeno.report.html import write_figure
-
+                                     name="parity (y = x)", showlegend=k == 0, hoverinfo="skip"), row=row, col=col)
+        fig.update_xaxes(type="log", title_text=f"measured {title}", row=row, col=col)
+        fig.update_yaxes(type="log", title_text="predicted", row=row, col=col)
+    fig.update_layout(title="jalapeno validation: predicted vs measured", height=900, autosize=True,
+                      margin={"l": 60, "r": 20, "t": 70, "b": 60},
+                      legend={"orientation": "v", "x": 1.01, "y": 1, "xanchor": "left"})
     return write_figure(fig, path)

@@ -1,0 +1,106 @@
+"""``jalapeno report``: one self-contained HTML page for a model × workload × systems question."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from jalapeno.cli.common import console
+from jalapeno.cli.system_opts import SETS_OPTION, systems_pricers
+from jalapeno.errors import SpecError
+
+MEASURED_HELP = ("Measured points to overlay: 'shipped' (the InferenceX points shipped with jalapeno; default), "
+                 "'none', or a CSV of the same columns (src/jalapeno/data/validation/README.md).")
+
+
+def report(
+    model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
+    workload: str = typer.Option(None, "--workload", "-w", help="1k1k, 8k1k (default) or 1k8k."),
+    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
+    osl: int = typer.Option(None, "--osl", help="Output length."),
+    precision: str = typer.Option(None, "--precision", "-p",
+                                  help="Precision preset (default: each system sweeps what it runs natively)."),
+    systems: str = typer.Option("jalapeno,gb200-nvl72,gb300-nvl72,vera-rubin-nvl72", "--systems", "-s",
+                                help="Comma-separated names or TOML paths."),
+    baseline: str = typer.Option(None, "--baseline", "-b",
+                                 help="System the ratios are taken against (default: gb300-nvl72 if compared, "
+                                 "else the last)."),
+    power: str = typer.Option("all-in", "--power",
+                              help="Power convention the page opens with and the ratio table uses: chip, "
+                              "sustained or all-in (the page switches between them)."),
+    serving: str = typer.Option("both", "--serving", help="agg, disagg or both."),
+    bands: bool = typer.Option(False, "--bands/--no-bands",
+                               help="Also sweep the low/high efficiency sets and shade each system's band (3x time)."),
+    tiers: str = typer.Option("fast=100,ultra_fast=300", "--tiers", help="Tier floors in tok/s/user, name=value,..."),
+    at: str = typer.Option("10,25,50,100", "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios."),
+    efficiency: str = typer.Option("calibrated", "--efficiency",
+                                   help="Efficiency set: calibrated (default), low, high or spec."),
+    measured: str = typer.Option("shipped", "--measured", help=MEASURED_HELP),
+    sets: list[str] = SETS_OPTION,
+    out: str = typer.Option("jalapeno-report.html", "--out", "-o", help="The HTML file to write."),
+) -> None:
+    """Write one self-contained HTML report (plotly inline, works offline): frontiers with metric,
+    power-convention and x-axis selectors, efficiency bands, tier floors, measured points, the
+    comparison tables with flagged ratios, and PNG/SVG export."""
+    from jalapeno.analysis.comparison import compare_systems
+    from jalapeno.cli.common import resolve_precision
+    from jalapeno.cli.serving_cmds import _floats, _floors, _options, _setup
+    from jalapeno.cost.pricer import band_pricers
+    from jalapeno.deploy.engines import available_precisions
+    from jalapeno.report.page import report_data, write_report
+    from jalapeno.specs.catalog import load_system
+
+    if not out.lower().endswith((".html", ".htm")):
+        raise SpecError("--out", f"{out!r} is not an .html file", "give a path ending in .html")
+    if serving not in ("agg", "disagg", "both"):
+        raise SpecError("--serving", f"unknown mode {serving!r}", "use agg, disagg or both")
+    names = [s.strip() for s in systems.split(",") if s.strip()]
+    if not names:
+        raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
+    m, wl, prec = _setup(model, workload, isl, osl, precision)
+    syss = systems_pricers(names, efficiency, sets)
+    seen = [s.system.name for s in syss]
+    dup = sorted({n for n in seen if seen.count(n) > 1})
+    if dup:
+        raise SpecError("--systems", f"two systems are named {dup[0]!r}",
+                        "compare each system once; give a user file its own name = \"...\"")
+    if baseline:
+        base = load_system(baseline).name
+        if base not in seen:
+            raise SpecError("--baseline", f"{baseline!r} is not among --systems", "add it to --systems or pick one of them")
+    else:
+        base = "gb300-nvl72" if "gb300-nvl72" in seen else seen[-1]
+    precs = None if precision is not None else {
+        s.system.name: [p.name for p in (resolve_precision(m, q) for q in available_precisions(
+            m.name, m.default_precision, s.system.chip.formats, m, s.system.chip))] for s in syss}
+    floors = _floors(tiers)
+    res = compare_systems(m, syss, wl, None if precs else prec, baseline=base, convention=power,
+                          options=_options(serving, None, None, None), iso_interactivity=_floats(at, "--at"),
+                          floors=floors, bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
+                          precisions=precs)
+    rec = res.record()
+    points, notes = _measured_points(measured, m.name, wl)
+    data = report_data(rec, {s.system.name: s.system for s in syss}, res.band_frontiers,
+                       sorted(floors.items(), key=lambda kv: kv[1]), points)
+    if not data["measured"] and measured != "none":
+        notes.append(f"No measured point of {m.name} at ISL {wl.isl} / OSL {wl.osl} on these systems in the "
+                     f"{'shipped data' if measured == 'shipped' else measured}.")
+    path = write_report(rec, data, out, notes)
+    console.print(f"report: {Path(path).resolve()}")
+
+
+def _measured_points(measured: str, model: str, wl) -> tuple[list, list[str]]:
+    """Measured points of ``model`` at the workload's ISL/OSL (the page keeps the compared systems)."""
+    if measured == "none":
+        return [], []
+    from jalapeno.fit.validate import load_inferencex
+    from jalapeno.fit.validation_run import DEFAULT_POINTS
+
+    path = DEFAULT_POINTS if measured == "shipped" else Path(measured)
+    if measured != "shipped" and not path.is_file():
+        raise SpecError("--measured", f"{measured!r}: file not found", "give 'shipped', 'none' or a CSV path")
+    pts, _ = load_inferencex(path)
+    keep = [p for p in pts if p.model == model and p.isl == wl.isl and p.osl == wl.osl]
+    src = "InferenceX points shipped with jalapeno" if measured == "shipped" else str(path)
+    return keep, ([f"Measured points: {src} (each row's source in the CSV)."] if keep else [])

@@ -1,0 +1,264 @@
+"""``jalapeno report``: one self-contained HTML page for a model × workload × systems question.
+
+The page holds plotly.js inline (opens offline), the comparison's data as JSON, and a small
+script that draws it. Controls: metric (throughput per chip, tokens/s per kW, tokens/s per
+$/h per chip), power convention (chip TDP, sustained, all-in; for the per-kW metric) and x axis
+(interactivity in tok/s/user, or E2E latency in s). Each system has one colour
+(report/colors.py); its efficiency band (``--bands``) is a shaded region; tier floors are dashed
+vertical lines on the interactivity axis; measured points (InferenceX, shipped with the package or
+a user CSV of the same columns) are drawn as open markers in the system's colour. Hover: the
+deployment, bound, concurrency, TTFT, TPOT and E2E. Below the chart: the headline table and the
+ratio table with its flags (at a frontier's end, below its start, unreachable), then the tiers.
+Buttons export the current view as PNG or SVG (plotly.js renders them in the browser).
+
+Every user string (system, model and deployment names, CSV text) is HTML-escaped in the tables
+and the hover text, and the embedded JSON escapes ``<``, ``>`` and ``&`` so no string can close
+the script element.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
+from jalapeno.errors import SpecError
+from jalapeno.report.colors import rgba, system_color
+from jalapeno.report.html import _esc, hover_text
+
+if TYPE_CHECKING:
+    from jalapeno.analysis.records import ComparisonRecord, PointRecord
+    from jalapeno.fit.validate import MeasuredPoint
+    from jalapeno.specs.hardware import System
+
+METRICS = {"chip": "throughput per chip (tok/s)", "kw": "tok/s per kW", "usd": "tok/s per $/h per chip"}
+XAXES = {"interactivity": "interactivity (tok/s/user)", "e2e": "E2E latency (s)"}
+
+
+def _num(x: float) -> float | None:
+    return float(x) if x is not None and math.isfinite(x) else None
+
+
+def _points(pts: Sequence[PointRecord], system: System) -> dict:
+    """Column-wise series of frontier points for the page's script."""
+    usd = system.usd_per_chip_hour
+    return {"interactivity": [_num(p.interactivity) for p in pts], "e2e": [_num(p.e2e_s) for p in pts],
+            "chip": [_num(p.throughput_per_chip) for p in pts],
+            "kw": {c: [_num(p.tok_s_per_kw_by_convention[c]) for p in pts] for c in CONVENTIONS},
+            "usd": [_num(p.throughput_per_chip / usd) for p in pts],
+            "hover": [hover_text(p) for p in pts]}
+
+
+def _measured(points: Sequence[MeasuredPoint], systems: Mapping[str, System], osl: int) -> list[dict]:
+    out = []
+    for mp in points:
+        s = systems.get(mp.system)
+        m = mp.measured
+        thr, inter = m.get("throughput_per_chip"), m.get("interactivity")
+        if s is None or not thr or not inter:
+            continue
+        ttft, tpot = m.get("ttft_s"), m.get("tpot_s") or 1 / inter
+        e2e = ttft + (osl - 1) * tpot if ttft else None  # E2E = TTFT + (OSL - 1)·TPOT (docs/metrics.md)
+        out.append({"system": mp.system, "interactivity": inter, "e2e": e2e, "chip": thr,
+                    "kw": {c: thr / (power_w_per_chip(s, c)[0] / 1000) for c in CONVENTIONS},
+                    "usd": thr / s.usd_per_chip_hour,
+                    "hover": _esc(f"measured {mp.id} · {mp.framework} · {mp.precision}"
+                                  f"{' · conc ' + format(mp.concurrency, 'g') if mp.concurrency else ''}")
+                    + f"<br>{thr:,.0f} tok/s/chip · {inter:.1f} tok/s/user"})
+    return out
+
+
+def report_data(rec: ComparisonRecord, systems: Mapping[str, System], bands: Mapping[str, Mapping] | None = None,
+                floors: Sequence[tuple[str, float]] = (), measured: Sequence[MeasuredPoint] = ()) -> dict:
+    """The JSON the page draws: per system its colour, frontier, band and measured points.
+
+    Args:
+        rec: the comparison (analysis.comparison.compare_systems(...).record()).
+        systems: system name → System (for the power and $/h of the measured points).
+        bands: system → {"low", "high"} FrontierRecords (Comparison.band_frontiers; None = calibrated).
+        floors: (tier, tok/s/user) floors.
+        measured: measured points (fit/validate.load_inferencex), filtered here to the compared systems.
+    """
+    data: dict = {"title": f"{rec.model} · ISL {rec.workload.isl} / OSL {rec.workload.osl} · {rec.precision}",
+                  "convention": rec.power_convention, "conventions": list(CONVENTIONS),
+                  "floors": [[t, f] for t, f in floors], "systems": []}
+    for name, fr in rec.systems.items():
+        s = systems[name]
+        entry = {"name": name, "color": system_color(name), "fill": rgba(system_color(name), 0.15),
+                 "frontier": _points(fr.frontier, s), "band": None}
+        band = (bands or {}).get(name)
+        if band:
+            entry["band"] = {w: _points((band.get(w) or fr).frontier, s) for w in ("low", "high")}
+        data["systems"].append(entry)
+    data["measured"] = _measured(measured, systems, rec.workload.osl)
+    return data
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]], cls: str) -> str:
+    th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<table class="{cls}"><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _fmt(x, fmt: str) -> str:
+    return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, fmt)
+
+
+def _ratio_cell(r: Mapping) -> str:
+    """A ratio with its flag, as table HTML (the flag in a <span class="flag">)."""
+    if r["ratio"] is None or (isinstance(r["ratio"], float) and math.isnan(r["ratio"])):
+        a, b = r["status_a"] == "unreachable", r["status_b"] == "unreachable"
+        return f'<span class="flag">unreachable ({"both" if a and b else "this" if a else "baseline"})</span>'
+    cell = f"{r['ratio']:.2f}×"
+    if "below_frontier_start" in (r["status_a"], r["status_b"]):
+        return cell + ' <span class="flag">below a frontier\'s start</span>'
+    return cell + (' <span class="flag">at frontier end</span>' if r["at_frontier_end"] else "")
+
+
+def tables_html(rec: ComparisonRecord) -> str:
+    """Headline, ratio and tier tables of a comparison as escaped HTML."""
+    conv = rec.power_convention
+    e = html.escape
+    head_rows = [[e(n), _fmt(h.peak_throughput_per_chip, ",.0f"), _fmt(h.peak_tok_s_per_kw[conv], ",.0f"),
+                  _fmt(h.usd_per_mtok_at_peak, ".3f"), e(h.bound_at_peak), _fmt(h.max_interactivity, ".1f"),
+                  _fmt(h.min_e2e_s, ".2f"), e(h.deployment_at_peak)]
+                 for n, fr in rec.systems.items() for h in [fr.headline]]
+    out = ["<h2>Headline</h2>", _table(["system", "peak tok/s/chip", f"peak tok/s/kW ({conv})", "$/M tok at peak",
+                                        "bound at peak", "max tok/s/user", "min E2E s", "deployment at peak"],
+                                       head_rows, "headline")]
+    first = next(iter(rec.comparisons.values()))
+    xs = [r["x"] for r in first.iso_interactivity["throughput_per_chip"]]
+    rows = []
+    for n, c in rec.comparisons.items():
+        pk = c.peak_ratio
+        rows.append([e(n), f"{pk['throughput_per_chip']:.2f}× ({pk['tok_s_per_kw']:.2f}×)",
+                     f"{c.max_interactivity_ratio:.2f}×"]
+                    + [_ratio_cell(r) for r in c.iso_interactivity["throughput_per_chip"]])
+    out += [f"<h2>Ratios vs {e(rec.baseline)}</h2>",
+            "<p>Throughput per chip (per kW, " + e(conv) + " power, in brackets). Flags: <i>at frontier end</i> — "
+            "within 10% of a frontier's last point or in its tail below 10% of its peak, where ratios swing; "
+            "<i>below a frontier's start</i> — slower than its first point; <i>unreachable</i> — that frontier "
+            "never reaches the speed.</p>",
+            _table(["system", "peak", "max tok/s/user"] + [f"@{x:g} tok/s/user" for x in xs], rows, "ratios")]
+    tiers = list(first.tiers)
+    trows = [[e(n)] + [("unreachable" if c.tiers[t]["status"] == "unreachable" else
+                        f"{_fmt(c.tiers[t]['throughput'], ',.0f')} @ {_fmt(c.tiers[t]['interactivity'], '.0f')}")
+                       for t in tiers] for n, c in rec.comparisons.items()]
+    heads = [t + (f" (≥ {first.tiers[t]['floor_tok_per_s_per_user']:g} tok/s/user)"
+                  if first.tiers[t].get("floor_tok_per_s_per_user") else " (peak)") for t in tiers]
+    out += [("<h2>Operating tiers</h2><p>Best throughput per chip (tok/s) at or above a per-user speed floor "
+             "(@ its tok/s/user).</p>"), _table(["system", *heads], trows, "tiers")]
+    return "\n".join(out)
+
+
+_SCRIPT = r"""
+const D = JSON.parse(document.getElementById('report-data').textContent);
+const gd = document.getElementById('plot');
+const ctl = id => document.getElementById(id);
+function yOf(s, metric, conv) { return metric === 'kw' ? s.kw[conv] : s[metric]; }
+function draw() {
+  const metric = ctl('metric').value, conv = ctl('convention').value, xk = ctl('xaxis').value;
+  const traces = [];
+  for (const s of D.systems) {
+    if (s.band) {
+      const hi = s.band.high, lo = s.band.low;
+      traces.push({x: hi[xk].concat(lo[xk].slice().reverse()),
+                   y: yOf(hi, metric, conv).concat(yOf(lo, metric, conv).slice().reverse()),
+                   fill: 'toself', fillcolor: s.fill, mode: 'lines', line: {width: 0, color: s.color},
+                   name: s.name + ' band', legendgroup: s.name, showlegend: false, hoverinfo: 'skip'});
+    }
+    traces.push({x: s.frontier[xk], y: yOf(s.frontier, metric, conv), mode: 'lines+markers', name: s.name,
+                 legendgroup: s.name, line: {color: s.color}, marker: {color: s.color},
+                 hovertext: s.frontier.hover, hoverinfo: 'text+name'});
+    const m = D.measured.filter(p => p.system === s.name && p[xk] !== null);
+    if (m.length) {
+      traces.push({x: m.map(p => p[xk]), y: m.map(p => metric === 'kw' ? p.kw[conv] : p[metric]),
+                   mode: 'markers', name: s.name + ' measured', legendgroup: s.name,
+                   marker: {color: s.color, symbol: 'circle-open', size: 10, line: {width: 2, color: s.color}},
+                   hovertext: m.map(p => p.hover), hoverinfo: 'text+name'});
+    }
+  }
+  const shapes = [], notes = [];
+  if (xk === 'interactivity') {
+    for (const [tier, f] of D.floors) {
+      shapes.push({type: 'line', xref: 'x', yref: 'paper', x0: f, x1: f, y0: 0, y1: 1,
+                   line: {dash: 'dash', color: '#555', width: 1}});
+      notes.push({x: Math.log10(f), y: 0.01, xref: 'x', yref: 'paper', text: ' ' + tier + ' ≥ ' + f,
+                  showarrow: false, xanchor: 'left', yanchor: 'bottom', font: {size: 11, color: '#555'}});
+    }
+  }
+  const ylab = metric === 'kw' ? D.labels.kw + ' (' + conv + ' power)' : D.labels[metric];
+  Plotly.react(gd, traces, {
+    title: {text: D.title_html}, autosize: true, height: 600, hovermode: 'closest',
+    xaxis: {type: 'log', title: {text: D.xlabels[xk]}}, yaxis: {type: 'log', title: {text: ylab}},
+    shapes: shapes, annotations: notes, margin: {l: 70, r: 20, t: 60, b: 60},
+    legend: {orientation: 'h', x: 0, y: -0.15}}, D.config);
+}
+for (const id of ['metric', 'convention', 'xaxis']) ctl(id).addEventListener('change', draw);
+for (const fmt of ['png', 'svg']) ctl('export-' + fmt).addEventListener('click',
+  () => Plotly.downloadImage(gd, {format: fmt, filename: 'jalapeno-report', width: 1400, height: 700}));
+draw();
+"""
+
+_STYLE = """body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+.controls{display:flex;flex-wrap:wrap;gap:1.2em;align-items:center;margin:.5em 0}
+#plot{width:100%;min-height:600px}table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:.9em}
+th,td{border:1px solid #ccc;padding:.3em .6em;text-align:right}th:first-child,td:first-child{text-align:left}
+.flag{color:#b03000;font-size:.85em}p{max-width:70em}.note{color:#555;font-size:.9em}"""
+
+
+def _options(values: Mapping[str, str], selected: str) -> str:
+    return "".join(f'<option value="{html.escape(k)}"{" selected" if k == selected else ""}>{html.escape(v)}</option>'
+                   for k, v in values.items())
+
+
+def render_report(rec: ComparisonRecord, data: dict, notes: Sequence[str] = ()) -> str:
+    """The page's HTML text (plotly.js inline)."""
+    from plotly.offline import get_plotlyjs
+
+    from jalapeno.report.html import PLOT_CONFIG
+
+    data = {**data, "labels": METRICS, "xlabels": XAXES, "config": PLOT_CONFIG, "title_html": _esc(data["title"])}
+    blob = json.dumps(data, allow_nan=False).replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+    conv = {c: c for c in data["conventions"]}
+    note_html = "".join(f'<p class="note">{html.escape(n)}</p>' for n in notes)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(data["title"])} · jalapeno report</title>
+<style>{_STYLE}</style><script>{get_plotlyjs()}</script></head>
+<body><h1>{html.escape(data["title"])}</h1>
+<p>Baseline {html.escape(rec.baseline)}. Lines: each system's Pareto frontier; shaded: its efficiency band
+(frontiers under its low and high efficiency sets, where swept); open circles: measured points; dashed lines:
+tier floors.</p>
+<div class="controls">
+<label>metric <select id="metric">{_options(METRICS, "chip")}</select></label>
+<label>power convention <select id="convention">{_options(conv, data["convention"])}</select></label>
+<label>x axis <select id="xaxis">{_options(XAXES, "interactivity")}</select></label>
+<button id="export-png">export PNG</button> <button id="export-svg">export SVG</button>
+</div>
+<div id="plot"></div>
+{note_html}
+{tables_html(rec)}
+<script type="application/json" id="report-data">{blob}</script>
+<script>{_SCRIPT}</script>
+</body></html>
+"""
+
+
+def write_report(rec: ComparisonRecord, data: dict, path: str | Path, notes: Sequence[str] = ()) -> Path:
+    """Write the report page to ``path``.
+
+    Raises:
+        SpecError: the path does not end in .html or cannot be written.
+    """
+    p = Path(path)
+    if p.suffix.lower() not in (".html", ".htm"):
+        raise SpecError("--out", f"{str(p)!r} is not an .html file", "give a path ending in .html")
+    try:
+        p.write_text(render_report(rec, data, notes), encoding="utf-8")
+    except OSError as e:
+        raise SpecError("--out", f"cannot write {p}: {e.strerror or e}", "give a writable file path") from None
+    return p

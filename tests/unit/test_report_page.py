@@ -1,0 +1,110 @@
+"""The report page's data and tables (report/page.py), the chart fixes of issue 15 (one colour per
+system, charts that follow the window, the parity legend, titled simulator axes) and the
+``jalapeno report`` command's errors. In-browser checks: tests/browser/test_pages.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+import pytest
+from cli_runner import check_error, run
+
+from jalapeno.analysis.comparison import compare_systems
+from jalapeno.analysis.sweep import SweepOptions
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.fit.validate import MeasuredPoint
+from jalapeno.report.colors import CATALOG, rgba, system_color
+from jalapeno.report.html import frontier_figure
+from jalapeno.report.page import render_report, report_data, tables_html
+from jalapeno.specs.catalog import load_model
+from jalapeno.specs.formats import get_precision
+from jalapeno.specs.workload import get_workload
+
+
+@pytest.fixture(scope="module")
+def comparison():
+    m = load_model("deepseek-r1")
+    pr = [load_pricer("jalapeno"), load_pricer("b200")]
+    res = compare_systems(m, pr, get_workload("1k1k"), get_precision("fp8"), baseline="b200",
+                          options=SweepOptions(serving="agg", concurrency=(4.0, 64.0, 512.0)),
+                          floors={"fast": 100.0})
+    return res, {p.system.name: p.system for p in pr}
+
+
+def test_colours_are_fixed_per_name():
+    assert system_color("jalapeno") == CATALOG["jalapeno"]
+    assert system_color("my-chip") == system_color("my-chip")  # hashed, stable
+    assert len(set(CATALOG.values())) == len(CATALOG)
+    assert rgba("#ff0080", 0.5) == "rgba(255,0,128,0.5)"
+
+
+def test_compare_chart_colours_each_system_the_same_on_every_panel(comparison):
+    """Defect 1: traces were coloured by position, so panel 2's 'jalapeno' line had another colour."""
+    res, _ = comparison
+    fig = frontier_figure(res.record(), floors=[("fast", 100.0)])
+    by_system: dict[str, set] = {}
+    for t in fig.data:
+        by_system.setdefault(t.legendgroup, set()).add(t.line.color)
+    assert by_system == {"jalapeno": {CATALOG["jalapeno"]}, "b200": {CATALOG["b200"]}}
+    assert fig.layout.width is None and fig.layout.autosize  # defect 2: no fixed 1,500 px
+    assert len(fig.layout.shapes) == 3  # the tier floor on each panel
+
+
+def test_report_data_converts_each_metric(comparison):
+    """Per kW: throughput / (power per chip / 1000) under each convention; per $: throughput / $/chip-h."""
+    res, systems = comparison
+    rec = res.record()
+    measured = [MeasuredPoint("inferencex", "t:2", "b200", "deepseek-r1", "fp8", "sglang", 1024, 1024, 64.0, None,
+                              {"throughput_per_chip": 2000.0, "interactivity": 40.0, "ttft_s": 0.5, "tpot_s": 0.025},
+                              "matched"),
+                  MeasuredPoint("inferencex", "t:3", "h100", "deepseek-r1", "fp8", "sglang", 1024, 1024, 8.0, None,
+                                {"throughput_per_chip": 900.0, "interactivity": 30.0}, "matched")]
+    data = report_data(rec, systems, floors=[("fast", 100.0)], measured=measured)
+    jal = next(s for s in data["systems"] if s["name"] == "jalapeno")
+    p0 = rec.systems["jalapeno"].frontier[0]
+    chip = systems["jalapeno"].chip
+    assert jal["frontier"]["chip"][0] == pytest.approx(p0.throughput_per_chip)
+    assert jal["frontier"]["kw"]["chip"][0] == pytest.approx(p0.throughput_per_chip / (chip.tdp_w / 1000))
+    assert jal["frontier"]["usd"][0] == pytest.approx(p0.throughput_per_chip / systems["jalapeno"].usd_per_chip_hour)
+    assert jal["color"] == CATALOG["jalapeno"]
+    # h100 is not compared: only the b200 point stays; E2E = 0.5 + 1023 x 0.025 = 26.075 s
+    (m,) = data["measured"]
+    assert m["system"] == "b200" and m["e2e"] == pytest.approx(26.075)
+    assert m["kw"]["chip"] == pytest.approx(2000.0 / 1.0)  # B200 TDP 1,000 W
+    assert data["floors"] == [["fast", 100.0]]
+
+
+def test_tables_flag_ratios_and_escape(comparison):
+    res, systems = comparison
+    html = tables_html(res.record())
+    assert "Ratios vs b200" in html and "×" in html
+    assert re.search(r"at frontier end|below a frontier|unreachable", html)
+    page = render_report(res.record(), report_data(res.record(), systems))
+    blob = page.split('id="report-data">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in blob and json.loads(blob)["systems"][0]["name"] == "jalapeno"
+    assert "Plotly" in page and "<script src" not in page  # plotly.js inline: works offline
+
+
+def test_parity_legend_lists_every_source(tmp_path):
+    """Defect 2: aiconfigurator rows (TTFT/TPOT only) never reached the legend, which showed panel 1's."""
+    from jalapeno.report.parity import write_parity
+
+    rows = pd.DataFrame([
+        {"id": "a", "source": "inferencex", "system": "b200", "metric": "throughput_per_chip", "measured": 100.0,
+         "predicted": 110.0, "error": 0.1, "deployment": "agg TP8", "mapping": "", "kernels_calibrated": False},
+        {"id": "b", "source": "aiconfigurator", "system": "h200", "metric": "tpot_s", "measured": 0.02,
+         "predicted": 0.021, "error": 0.05, "deployment": "agg TP8", "mapping": "", "kernels_calibrated": True}])
+    out = write_parity(rows, tmp_path / "p.html")
+    text = out.read_text()
+    names = set(re.findall(r'"name":"([^"]+)","showlegend":true', text))
+    assert {"inferencex b200", "aiconfigurator h200"} <= names
+
+
+def test_report_cli_errors(capsys, tmp_path):
+    check_error(*run(capsys, "report", "-o", str(tmp_path / "r.txt")), "--out", ".html")
+    check_error(*run(capsys, "report", "--serving", "fast", "-o", str(tmp_path / "r.html")), "--serving")
+    check_error(*run(capsys, "report", "--systems", "jalapeno", "--serving", "agg", "--measured",
+                     str(tmp_path / "none.csv"), "-o", str(tmp_path / "r.html")), "--measured", "not found")
