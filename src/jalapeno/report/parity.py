@@ -13,8 +13,8 @@ import pandas as pd
 
 from jalapeno.report.colors import system_color
 
-METRICS = (("throughput_per_chip", "throughput per chip (tok/s)"), ("interactivity", "interactivity (tok/s/user)"),
-           ("ttft_s", "TTFT (s)"), ("tpot_s", "TPOT (s)"))
+#: (metric of the validation rows, its unit): panel titles name the metric as the rows and tables do
+METRICS = (("throughput_per_chip", "tok/s"), ("interactivity", "tok/s/user"), ("ttft_s", "s"), ("tpot_s", "s"))
 #: marker per data source; others get "diamond"
 SYMBOLS = {"inferencex": "circle", "aiconfigurator": "x"}
 
@@ -30,10 +30,10 @@ def write_parity(rows: pd.DataFrame, path: str | Path) -> Path:
 
     from jalapeno.report.html import _esc, write_figure
 
-    fig = make_subplots(rows=2, cols=2, subplot_titles=[t for _, t in METRICS], vertical_spacing=0.14)
+    fig = make_subplots(rows=2, cols=2, subplot_titles=[f"{m} ({u})" for m, u in METRICS], vertical_spacing=0.14)
     ok = rows.dropna(subset=["predicted"])
     shown: set[tuple[str, str]] = set()
-    for k, (m, title) in enumerate(METRICS):
+    for k, (m, unit) in enumerate(METRICS):
         row, col = k // 2 + 1, k % 2 + 1
         d = ok[ok.metric == m]
         for (src, system), g in d.groupby(["source", "system"]):
@@ -50,8 +50,8 @@ def write_parity(rows: pd.DataFrame, path: str | Path) -> Path:
             lo, hi = float(min(d.measured.min(), d.predicted.min())), float(max(d.measured.max(), d.predicted.max()))
             fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", line={"dash": "dash", "color": "grey"},
                                      name="parity (y = x)", showlegend=k == 0, hoverinfo="skip"), row=row, col=col)
-        fig.update_xaxes(type="log", title_text=f"measured {title}", row=row, col=col)
-        fig.update_yaxes(type="log", title_text="predicted", row=row, col=col)
+        fig.update_xaxes(type="log", title_text=f"measured ({unit})", row=row, col=col)
+        fig.update_yaxes(type="log", title_text=f"predicted ({unit})", row=row, col=col)
     fig.update_layout(title="jalapeno validation: predicted vs measured", height=900, autosize=True,
                       margin={"l": 60, "r": 20, "t": 70, "b": 60},
                       legend={"orientation": "v", "x": 1.01, "y": 1, "xanchor": "left"})
