@@ -71,3 +71,11 @@ def test_agentic_bad_names(capsys, tmp_path):
     p.write_text("turns = 100\nsystem_prompt_tokens = 6000\ntool_output_tokens = 2000\nreply_tokens = 300\n"
                  "think_s = 1\n")
     check_error(*run(capsys, "compare", "--workload", f"agentic:{p}"), "huge's last turn", "deepseek-r1")
+
+
+def test_set_reaches_the_agentic_comparison(capsys):
+    code, out, err = run(capsys, "compare", "--workload", "agentic:chat-agent", "--systems", "jalapeno",
+                         "--set", "kv_tiers.host.bandwidth_gb_per_s=225", "--json")
+    assert code == 0, err
+    (name, s), = json.loads(out)["systems"].items()
+    assert "kv_tiers.host.bandwidth_gb_per_s=225" in name and "225 GB/s" in s["kv_tiers"]["host"]

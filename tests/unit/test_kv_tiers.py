@@ -23,6 +23,13 @@ def test_gb200_host_tier_from_the_grace_facts():
     assert "gb200-nvl72" in s.sources["kv_tiers.host.capacity_gb_per_chip"].lower()
 
 
+def test_set_reaches_a_tier_field():
+    from jalapeno.specs.catalog import load_system as load
+
+    s = load("jalapeno", (("kv_tiers.host.bandwidth_gb_per_s", 225),))
+    assert {t.name: t for t in s.kv_tiers}["host"].bandwidth_bytes_per_s == pytest.approx(225 * GB)
+
+
 def test_vera_rubin_host_tier_from_the_vera_facts():
     # Vera: 1.5 TB LPDDR5X, NVLink-C2C 1.8 TB/s bidirectional, one Vera per two Rubin GPUs
     host = {t.name: t for t in load_system("vera-rubin-nvl72").kv_tiers}["host"]
@@ -84,9 +91,9 @@ def test_good_tier_table_loads():
 
 
 @pytest.mark.parametrize("tiers, words", [
-    ({"hots": HOST}, ["kv_tiers.hots", "schema"]),
+    ({"hots": HOST}, ["kv_tiers.hots", "correct its spelling"]),
     ({"host": dict(HOST, bandwidth_gb_per_s={"value": -1, "source": "tst"})}, ["bandwidth_gb_per_s", "greater than 0"]),
-    ({"host": dict(HOST, usable_fraction={"value": 1.5, "source": "tst"})}, ["usable_fraction", "less than or equal"]),
+    ({"host": dict(HOST, usable_fraction={"value": 1.5, "source": "tst"})}, ["usable_fraction must be <= 1"]),
     ({"host": dict(HOST, link="usb")}, ["kv_tiers.host.link"]),
     ({"host": dict(HOST, latency_us=3)}, ["latency_us", "value = <number>"]),
     ({"host": HOST, "none": ["host"]}, ["both described and listed in none"]),

@@ -84,10 +84,11 @@ def _precisions(m, pricer, pinned, kv_dtype, attention_dtype, compute_fallback) 
 
 def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, compute_fallback, systems, baseline,
                     power, efficiency, routing, eplb, overlap, memory_fraction, at, tiers, json_out,
-                    default_at: str, default_tiers: str) -> None:
+                    default_at: str, default_tiers: str, sets=None, chip_model="flat", placement="") -> None:
     """``jalapeno compare --workload agentic:…``."""
     from jalapeno.analysis.agentic import DEFAULT_ISO_TASK_MIN, compare_agentic
-    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.cli.system_opts import systems_pricers
+    from jalapeno.cost.sliced import chip_model_pricer
     from jalapeno.report.agentic_tables import agentic_tables
     from jalapeno.specs.catalog import load_system
 
@@ -96,7 +97,7 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
     names = [s.strip() for s in systems.split(",") if s.strip()]
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
-    syss = [load_pricer(n, efficiency) for n in names]
+    syss = [chip_model_pricer(p, chip_model, placement) for p in systems_pricers(names, efficiency, sets)]
     seen = [s.system.name for s in syss]
     if len(set(seen)) != len(seen):
         raise SpecError("--systems", "a system is named twice", "compare each system once")
@@ -120,18 +121,20 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
 
 
 def agentic_frontier_cmd(*, system, model, workload, precision, kv_dtype, attention_dtype, compute_fallback, power,
-                         efficiency, routing, eplb, overlap, memory_fraction, json_out, out) -> None:
+                         efficiency, routing, eplb, overlap, memory_fraction, json_out, out, sets=None,
+                         chip_model="flat", placement="") -> None:
     """``jalapeno frontier --workload agentic:…``: every frontier point of one system."""
     import json
     from pathlib import Path
 
     from jalapeno.analysis.agentic import agentic_frontier
-    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.cli.system_opts import system_pricer
+    from jalapeno.cost.sliced import chip_model_pricer
     from jalapeno.report.agentic_tables import agentic_frontier_table
 
     m, spec, opts, pinned = _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallback, routing,
                                    overlap, eplb, memory_fraction)
-    pr = load_pricer(system, efficiency)
+    pr = chip_model_pricer(system_pricer(system, efficiency, sets), chip_model, placement)
     af = agentic_frontier(m, pr, spec, _precisions(m, pr, pinned, kv_dtype, attention_dtype, compute_fallback), opts)
     pts = af.points(power)
     if out:

@@ -251,7 +251,8 @@ def compare(
                                attention_dtype=attention_dtype, compute_fallback=compute_fallback, systems=systems,
                                baseline=baseline, power=power, efficiency=efficiency, routing=routing, eplb=eplb,
                                overlap=overlap, memory_fraction=memory_fraction, at=at, tiers=tiers,
-                               json_out=json_out, default_at=AT_DEFAULT, default_tiers=TIERS_DEFAULT)
+                               json_out=json_out, default_at=AT_DEFAULT, default_tiers=TIERS_DEFAULT, sets=sets,
+                               chip_model=chip_model, placement=placement)
     names = [s.strip() for s in systems.split(",") if s.strip()]
     if as_deployed:
         given = [opt for opt, v in (("--precision", precision), ("--serving", serving), ("--concurrency", concurrency),
@@ -365,7 +366,7 @@ def frontier(
                                     kv_dtype=kv_dtype, attention_dtype=attention_dtype,
                                     compute_fallback=compute_fallback, power=power, efficiency=efficiency,
                                     routing=routing, eplb=eplb, overlap=overlap, memory_fraction=memory_fraction,
-                                    json_out=json_out, out=out)
+                                    json_out=json_out, out=out, sets=sets, chip_model=chip_model, placement=placement)
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          kv_dtype, attention_dtype, compute_fallback, routing)

@@ -15,31 +15,20 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from jalapeno import units
 from jalapeno.errors import SpecError
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from jalapeno.specs.files import read_user_text
+from jalapeno.specs.kv_tiers import TiersFile, parse_kv_tiers
+from jalapeno.specs.sourced import Sourced, _Strict
 
 COMPUTE_FORMATS = ("bf16", "fp8", "fp4", "int8")
 TOPOLOGIES = ("switched", "full_mesh", "torus3d", "fat_tree")
 
 
 # ---- file schema -------------------------------------------------------------------------
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Sourced(_Strict):
-    """A number with its source."""
-
-    value: float = Field(gt=0, allow_inf_nan=False, strict=False)
-    source: str = Field(min_length=3)
-    alternatives: str = ""
-    estimate: bool = False
-
 
 class ChipFile(_Strict):
     name: str
@@ -154,7 +143,7 @@ class SystemFile(_Strict):
     host: HostFile | None = None
     die: DieFile | None = None  # the chip's slices and on-die network (specs/die.py)
     efficiency: dict[str, Any] = Field(default_factory=dict)  # checked by Efficiency.with_overrides
-    kv_tiers: dict[str, Any] = Field(default_factory=dict)  # checked by specs/kv_tiers.parse_kv_tiers
+    kv_tiers: TiersFile | None = None  # specs/kv_tiers.py
 
     @model_validator(mode="after")
     def _levels_grow(self):
@@ -428,9 +417,7 @@ def system_from_dict(data: dict, where: str = "system") -> System:
             shares_ports_with_inner=lv.shares_ports_with_inner))
     sources: dict[str, str] = {}
     _collect_sources(f, "", sources)
-    from jalapeno.specs.kv_tiers import parse_kv_tiers
-
-    tiers, absent = parse_kv_tiers(f.kv_tiers, where, sources)
+    tiers, absent = parse_kv_tiers(f.kv_tiers)
     if f.efficiency:
         efficiency_overrides(data, where)  # validates the table; the set itself is not kept
     return System(

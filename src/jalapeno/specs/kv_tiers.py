@@ -25,42 +25,36 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
 from jalapeno import units
-from jalapeno.errors import SpecError
+from jalapeno.specs.sourced import Sourced, _Strict
 
 #: Tiers below HBM in reload order (nearest first).
 TIER_NAMES = ("host", "ssd", "remote")
 LINKS = ("nvlink_c2c", "pcie", "rack_switch", "nic")
 
 
-class _Num(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    value: float = Field(gt=0, allow_inf_nan=False)
-    source: str = Field(min_length=3)
-    estimate: bool = False
-    alternatives: str = ""
-
-
-class _Fraction(_Num):
-    value: float = Field(gt=0, le=1, allow_inf_nan=False)
-
-
-class TierFile(BaseModel):
+class TierFile(_Strict):
     """One tier of a system TOML's ``[kv_tiers]`` section."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     link: Literal["nvlink_c2c", "pcie", "rack_switch", "nic"]
-    capacity_gb_per_chip: _Num
-    usable_fraction: _Fraction | None = None
-    bandwidth_gb_per_s: _Num
-    latency_us: _Num
+    capacity_gb_per_chip: Sourced
+    usable_fraction: Sourced | None = None
+    bandwidth_gb_per_s: Sourced
+    latency_us: Sourced
     note: str = ""
 
+    @model_validator(mode="after")
+    def _fraction(self):
+        if self.usable_fraction is not None and self.usable_fraction.value > 1:
+            raise ValueError("usable_fraction must be <= 1 (a share of the tier's capacity)")
+        return self
 
-class TiersFile(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+
+class TiersFile(_Strict):
+    """The ``[kv_tiers]`` section: one optional table per tier and the tiers declared absent."""
+
     host: TierFile | None = None
     ssd: TierFile | None = None
     remote: TierFile | None = None
@@ -102,34 +96,17 @@ class KVTier:
         return self.latency_s + nbytes / self.bandwidth_bytes_per_s
 
 
-def parse_kv_tiers(table: dict | None, where: str, sources: dict[str, str]) -> tuple[tuple[KVTier, ...], tuple[str, ...]]:
-    """Validate a ``[kv_tiers]`` table → (tiers nearest first, names declared absent).
-
-    Adds ``kv_tiers.<tier>.<field>`` → source to ``sources``.
-
-    Raises:
-        SpecError: unknown key, a missing or non-positive number, a fraction above 1 (named).
-    """
-    if not table:
+def parse_kv_tiers(f: TiersFile | None) -> tuple[tuple[KVTier, ...], tuple[str, ...]]:
+    """A validated ``[kv_tiers]`` table (the system schema checked it, naming any bad field)
+    → (tiers nearest first, in SI per chip, names declared absent)."""
+    if f is None:
         return (), ()
-    try:
-        f = TiersFile.model_validate(table)
-    except ValidationError as err:
-        e = err.errors()[0]
-        loc = ".".join(str(x) for x in e["loc"])
-        fix = ("write it as { value = <number>, source = \"...\" }" if e["type"] in ("model_type", "dict_type")
-               else "see docs/agentic.md §1 for the [kv_tiers] schema")
-        raise SpecError(f"{where}: kv_tiers.{loc}", e["msg"], fix) from None
     tiers = []
     for name in TIER_NAMES:
         t: TierFile | None = getattr(f, name)
         if t is None:
             continue
         frac = t.usable_fraction.value if t.usable_fraction else 1.0
-        for k in ("capacity_gb_per_chip", "usable_fraction", "bandwidth_gb_per_s", "latency_us"):
-            v = getattr(t, k)
-            if v is not None:
-                sources[f"kv_tiers.{name}.{k}"] = v.source + (" (estimate)" if v.estimate else "")
         tiers.append(KVTier(name, t.link, t.capacity_gb_per_chip.value * units.GB * frac,
                             t.bandwidth_gb_per_s.value * units.GB, t.latency_us.value * units.US))
     return tuple(tiers), tuple(f.none)

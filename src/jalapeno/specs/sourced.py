@@ -1,0 +1,23 @@
+"""The file-schema base of the catalog: strict pydantic models and the sourced number.
+
+Every number in a system TOML is ``{ value = ..., source = "..." }`` (optional ``alternatives``
+and ``estimate = true``). Shared by specs/hardware.py and the schema tables that live beside it
+(specs/kv_tiers.py), so that a table can be typed without importing hardware.py.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Sourced(_Strict):
+    """A number with its source."""
+
+    value: float = Field(gt=0, allow_inf_nan=False, strict=False)
+    source: str = Field(min_length=3)
+    alternatives: str = ""
+    estimate: bool = False
