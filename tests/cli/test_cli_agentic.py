@@ -79,3 +79,13 @@ def test_set_reaches_the_agentic_comparison(capsys):
     assert code == 0, err
     (name, s), = json.loads(out)["systems"].items()
     assert "kv_tiers.host.bandwidth_gb_per_s=225" in name and "225 GB/s" in s["kv_tiers"]["host"]
+
+
+def test_simulate_takes_a_user_agentic_file(capsys, tmp_path):
+    p = tmp_path / "tiny-agent.toml"
+    p.write_text("turns = 3\nsystem_prompt_tokens = 1000\ntool_output_tokens = 500\nreply_tokens = 20\nthink_s = 0.5\n")
+    code, out, err = run(capsys, "simulate", "--system", "gb200-nvl72", "--dp", "8", "--ep", "8",
+                         "--workload", f"agentic:{p}", "--concurrency", "2", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["summary"]["tasks"] == 4 and d["config"]["workload"]["turns"] == 3

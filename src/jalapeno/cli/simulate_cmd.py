@@ -22,7 +22,7 @@ def simulate(
     model: str = typer.Option("deepseek-r1", "--model", "-m"),
     workload: str = typer.Option("8k1k", "--workload", "-w",
                                  help="1k1k/8k1k/1k8k/32k1k/64k1k/128k1k, agentic (coding-agent), research-agent, "
-                                 "long-memory-chat, chat-agent, or a trace .csv/.jsonl"),
+                                 "long-memory-chat, chat-agent, agentic:FILE.toml, or a trace .csv/.jsonl"),
     isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides the workload preset)."),
     osl: int = typer.Option(None, "--osl", help="Output length."),
     concurrency: int = typer.Option(None, "--concurrency", "-c", help="Closed loop: requests (sessions) in flight."),
@@ -83,13 +83,15 @@ def simulate(
                              compute_fallback)
     lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
     kw: dict = {}
-    name = "coding-agent" if workload == "agentic" else workload
-    kind = ("agentic" if name in AGENTIC_PRESETS else
+    name = "coding-agent" if workload == "agentic" else workload.removeprefix("agentic:")
+    kind = ("agentic" if name in AGENTIC_PRESETS or workload.startswith("agentic:") else
             "trace" if workload.endswith((".csv", ".jsonl", ".json")) or "/" in workload else "fixed")
     check_applicable(kind, {"--concurrency": concurrency, "--rate": rate, "--arrival": arrival, "--requests": requests,
                             "--sessions": sessions, "--isl": isl, "--osl": osl})
     if kind == "agentic":
-        kw["agentic"] = AGENTIC_PRESETS[name]
+        from jalapeno.specs.agentic import get_agentic
+
+        kw["agentic"] = get_agentic(name)  # a preset, or agentic:FILE.toml (docs/agentic.md §2)
     elif kind == "trace":
         kw["trace"] = read_trace(workload)
     else:
