@@ -191,20 +191,30 @@ def _solve_param(aud: _Auditor, p: Parameter) -> dict:
     if best_end is None or best_gap < 0:
         return row
     move, a, b = _param_move(p, best_end)
+    found = _checked_root(aud, move, a, b)
+    if found is None:
+        return row
+    vals, full = found
+    req = vals[p.key]
+    row.update(required=req, factor=req / p.current if p.current else None, within_band=p.within_band(req),
+               note="", value_at_required=full)
+    return row
+
+
+def _checked_root(aud: _Auditor, move, a: float, b: float):
+    """(values, metric by full sweep) at the root of ``move`` on [a, b]; the root is re-checked with
+    a full sweep and, when that moved the metric by more than 0.5%, found again on the candidates
+    the full sweep added. None when no value in [a, b] meets the claim."""
     t = aud.root(move, a, b)
     if t is None:
-        return row
-    req = move(t)[p.key]
-    full = aud.full({p.key: req})  # re-check on a full sweep; refine on the new candidates if it moved
+        return None
+    full = aud.full(move(t))
     if abs(aud.gap(full)) > 5e-3:
         aud.cache.clear()
         t2 = aud.root(move, a, b)
         if t2 is not None:
-            req = move(t2)[p.key]
-            full = aud.full({p.key: req})
-    row.update(required=req, factor=req / p.current if p.current else None, within_band=p.within_band(req),
-               note="", value_at_required=full)
-    return row
+            t, full = t2, aud.full(move(t2))
+    return move(t), full
 
 
 def _joint(aud: _Auditor, params: list[Parameter], limit_met: bool) -> dict:
@@ -220,12 +230,15 @@ def _joint(aud: _Auditor, params: list[Parameter], limit_met: bool) -> dict:
     out: dict = {"band_ends": {"value": aud.full(corner), "parameters": corner}}
     out["within_band"] = aud.meets(out["band_ends"]["value"])
     for name, move in moves.items():
-        s = aud.root(move, 0.0, 1.0) if limit_met else None
-        if s is None:
+        found = _checked_root(aud, move, 0.0, 1.0) if limit_met else None
+        if found is None:
             out[name] = None
             continue
-        vals = move(s)
-        out[name] = {"value": 1 - s if name == "fixed_costs_factor" else s, "metric_at_change": aud.full(vals),
+        vals, full = found
+        # the move's amount, read back from a parameter it moves
+        p0 = next((p for p in params if p.key in vals and p.limit != p.current), None)
+        s = (vals[p0.key] - p0.current) / (p0.limit - p0.current) if p0 is not None else 0.0
+        out[name] = {"value": 1 - s if name == "fixed_costs_factor" else s, "metric_at_change": full,
                      "within_band": all(p.within_band(vals[p.key]) for p in params if p.key in vals),
                      "parameters": vals}
     return out
