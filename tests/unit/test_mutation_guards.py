@@ -48,7 +48,9 @@ def test_ring_all_reduce_time_spread_h200(capsys):
     hw = cli_json(capsys, "hardware", "show", "h200")
     eff, out = hw["efficiency"], level(hw, "cluster")
     g, m = 8, 1e9
-    bw = out["bandwidth_bytes_per_s"] * eff["scale_out_link_fraction"]
+    # NCCL's size ramp (docs/collectives.md) on the NIC's asymptotic fraction
+    bw = out["bandwidth_bytes_per_s"] * eff["scale_out_link_fraction"] / (
+        1 + (eff["link_half_bytes"] / m) ** eff["link_shape"])
     expected = 2 * (g - 1) * out["latency_s"] + 2 * (g - 1) / g * m / bw + eff["collective_launch_s"]
     r = cli_json(capsys, "collective", "-s", "h200", "--op", "all_reduce", "-g", str(g), "-b", "1e9",
                  "--placement", "spread")["results"][0]
@@ -61,18 +63,26 @@ def test_ring_all_reduce_time_spread_h200(capsys):
 def test_two_shot_beats_ring_inside_nvl72(capsys):
     """8 chips inside one NVL72 domain (scale-up, switched), 1 GB per chip.
 
-    Ring: 2(g-1)·alpha + 2(g-1)/g·M/B; two-shot: 2·alpha + the same bandwidth term, so two-shot
-    (or in-switch reduction) is never slower and the ring must not be chosen; the time is
-    min(two-shot, in-switch 2·alpha + M/(B_raw·in_switch_fraction)) + launch.
+    Two-shot (the engines' custom kernel): 2·alpha + 2(g-1)/g·M/(B·eta_c(M)); in-switch:
+    2·alpha + M/(B·eta_n(M)), with eta(M) = fraction / (1 + (half/M)^shape) per family
+    (docs/collectives.md). The ring pays 2(g-1) hops at NCCL's own ramp and must not be chosen;
+    the time is min(two-shot, in-switch) + launch.
     """
     hw = cli_json(capsys, "hardware", "show", "gb200-nvl72")
     eff, lv = hw["efficiency"], hw["levels"][0]
     assert lv["scope"] == "scale_up" and lv["chips"] >= 8
     g, m, a = 8, 1e9, lv["latency_s"]
-    two_shot = 2 * a + 2 * (g - 1) / g * m / (lv["bandwidth_bytes_per_s"] * eff["link_fraction"])
+
+    def eta(frac, half, shape):
+        return frac / (1 + (half / m) ** shape)
+
+    b = lv["bandwidth_bytes_per_s"]
+    two_shot = 2 * a + 2 * (g - 1) / g * m / (b * eta(eff["custom_ar_fraction"], eff["custom_ar_half_bytes"],
+                                                       eff["custom_ar_shape"]))
     cands = [two_shot]
     if lv["in_network_reduction"]:
-        cands.append(2 * a + m / (lv["bandwidth_bytes_per_s"] * eff["in_switch_fraction"]))
+        cands.append(2 * a + m / (b * eta(eff["in_switch_fraction"], eff["in_switch_half_bytes"],
+                                          eff["in_switch_shape"])))
     r = cli_json(capsys, "collective", "-s", "gb200-nvl72", "--op", "all_reduce", "-g", "8", "-b", "1e9")["results"][0]
     assert r["algorithm"] != "ring"
     assert r["time_s"] == pytest.approx(min(cands) + eff["collective_launch_s"], rel=1e-9)
@@ -92,7 +102,7 @@ def test_hierarchical_all_to_all_h200(capsys, group):
     hw = cli_json(capsys, "hardware", "show", "h200")
     eff, node, cl = hw["efficiency"], level(hw, "node"), level(hw, "cluster")
     s, m = node["chips"], 1e8
-    b_in = node["bandwidth_bytes_per_s"] * eff["link_fraction"]
+    b_in = node["bandwidth_bytes_per_s"] * eff["all_to_all_fraction"]
     b_out = cl["bandwidth_bytes_per_s"] * eff["scale_out_link_fraction"]
     t_in, t_out = (s - 1) / group * m / b_in, (group - s) / group * m / b_out
     expected = cl["latency_s"] + max(t_in, t_out) + eff["collective_launch_s"]

@@ -38,7 +38,7 @@ def calibrate(
                       f"{f['older']}'s in the {f['regime']} regime (same shapes); check its kernel tables")
     t = Table(title="calibrated efficiency parameters")
     keys = ["gemm.bf16.peak_fraction", "gemm.fp8.peak_fraction", "gemm.fp4.peak_fraction", "gemm.bf16.half_rows",
-            "gemm.fp8.hbm_fraction", "hbm_fraction", "attention_peak_fraction", "link_fraction", "collective_launch_s"]
+            "gemm.fp8.hbm_fraction", "hbm_fraction", "attention_peak_fraction", "collective_launch_s"]
     t.add_column("system")
     for k in keys:
         t.add_column(k.replace("_fraction", "").replace(".peak", ""))

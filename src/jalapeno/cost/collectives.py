@@ -121,7 +121,8 @@ def _levels_for(system: System, group: int) -> tuple[LinkLevel | None, LinkLevel
 
 
 def collective_time(kind: str, group: int, message_bytes, system: System,
-                    eff: Efficiency, placement: str = "packed") -> CollectiveTime:
+                    eff: Efficiency, placement: str = "packed",
+                    algorithms: tuple[str, ...] | None = None) -> CollectiveTime:
     """Time of one collective for an array of message sizes on ``system``.
 
     Args:
@@ -132,6 +133,8 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
         eff: the efficiency set (link fractions, launch cost, torus congestion).
         placement: ``packed`` (contiguous, innermost first) or ``spread`` (one member per inner
             domain: every byte crosses the outer level).
+        algorithms: restrict the choice to these candidates (e.g. ``("ring", "direct")`` for
+            NCCL without in-switch reduction); None (default) takes the fastest of all.
 
     Returns:
         :class:`CollectiveTime` with ``time_s`` shaped like ``message_bytes``.
@@ -164,6 +167,8 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
         cands = _hierarchical(kind, group, m, inner, outer, eff)
     else:
         cands = _flat(kind, group, m, outer, eff)
+    if algorithms is not None:
+        cands = {k: v for k, v in cands.items() if k in algorithms} or cands
     names = list(cands)
     stack = np.stack([cands[n] for n in names])
     best = np.argmin(stack, axis=0)
@@ -172,18 +177,78 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
     return CollectiveTime(t, alg, outer.name, outer.scope)
 
 
-def _bw(level: LinkLevel, eff: Efficiency, group: int | None = None) -> float:
-    """Achievable per-chip bandwidth at ``level`` for a group of ``group`` chips."""
-    frac = eff.scale_out_link_fraction if level.scope == "scale_out" else eff.link_fraction
-    b = level.bandwidth_bytes_per_s * frac
+def size_efficiency(m: np.ndarray, fraction: float, half_bytes: float, shape: float) -> np.ndarray:
+    """Fraction of the link bandwidth a collective's bulk transfer reaches at message size ``m``.
+
+    eta(m) = fraction / (1 + (half_bytes / m)^shape): ``fraction`` at large messages, half of it at
+    ``half_bytes``; ``shape`` < 1 gives the slow approach to the plateau nccl-tests curves show
+    (protocol switches LL → LL128 → Simple and channel count growing with size). Fitted on
+    published nccl-tests curves (fit/collectives.py, docs/collectives.md). ``half_bytes`` = 0
+    gives the constant ``fraction``.
+
+    >>> float(size_efficiency(np.array([4e6]), 0.8, 4e6, 0.5)[0])
+    0.4
+    """
+    if half_bytes <= 0:
+        return np.full(np.shape(m), fraction, dtype=float)
+    m = np.maximum(np.asarray(m, dtype=float), 1.0)
+    return fraction / (1.0 + (half_bytes / m) ** shape)
+
+
+def _a2a_bw(level: LinkLevel, eff: Efficiency, group: int) -> float:
+    """Per-chip bandwidth of an all-to-all or send/recv on a scale-up level: the constant
+    ``all_to_all_fraction`` (NICs: ``scale_out_link_fraction``)."""
+    if level.scope == "scale_out":
+        return _bw(level, eff, group)
+    b = level.bandwidth_bytes_per_s * eff.all_to_all_fraction
     if level.topology == "full_mesh" and level.links_per_chip and group:
         b *= min(group - 1, level.links_per_chip) / level.links_per_chip
     return b
 
 
+def _bw(level: LinkLevel, eff: Efficiency, group: int | None = None, m: np.ndarray | None = None):
+    """Achievable per-chip bandwidth at ``level`` for a group of ``group`` chips.
+
+    With message sizes ``m``: the size-dependent NCCL fraction (:func:`size_efficiency` with
+    ``link_fraction`` — ``scale_out_link_fraction`` on NICs — ``link_half_bytes``, ``link_shape``),
+    an array like ``m``; without: the constant asymptotic fraction (all-to-all, send/recv).
+    """
+    if level.scope == "scale_out":
+        # the NCCL ramp (fitted on NVLink) shapes NIC collectives too (assumption): a group is
+        # never faster for leaving its switch domain
+        frac = eff.scale_out_link_fraction if m is None else size_efficiency(
+            m, eff.scale_out_link_fraction, eff.link_half_bytes, eff.link_shape)
+    elif m is not None:
+        frac = size_efficiency(m, eff.link_fraction, eff.link_half_bytes, eff.link_shape)
+    else:
+        frac = eff.link_fraction
+    b = level.bandwidth_bytes_per_s * frac
+    if level.topology == "full_mesh" and level.links_per_chip and group:
+        b = b * (min(group - 1, level.links_per_chip) / level.links_per_chip)
+    return b
+
+
+def _custom_bw(level: LinkLevel, eff: Efficiency, group: int, m: np.ndarray) -> np.ndarray:
+    """Effective per-chip bandwidth of the serving engines' custom one-/two-shot all-reduce kernels
+    (TensorRT-LLM / vLLM / SGLang; P2P loads and stores over the scale-up fabric) at size ``m``."""
+    b = level.bandwidth_bytes_per_s * size_efficiency(m, eff.custom_ar_fraction, eff.custom_ar_half_bytes,
+                                                      eff.custom_ar_shape)
+    if level.topology == "full_mesh" and level.links_per_chip:
+        b = b * (min(group - 1, level.links_per_chip) / level.links_per_chip)
+    return b
+
+
+def _in_switch_bw(level: LinkLevel, eff: Efficiency, m: np.ndarray) -> np.ndarray:
+    """Effective bandwidth M/t of an in-switch (NVLS/SHARP) all-reduce at message size ``m``."""
+    return level.bandwidth_bytes_per_s * size_efficiency(m, eff.in_switch_fraction, eff.in_switch_half_bytes,
+                                                         eff.in_switch_shape)
+
+
 def _flat(kind: str, g: int, m: np.ndarray, lv: LinkLevel, eff: Efficiency) -> dict[str, np.ndarray]:
     """Algorithms inside one level (the group does not leave it)."""
-    a, bw = lv.latency_s, _bw(lv, eff, g)
+    a, bw = lv.latency_s, _bw(lv, eff, g)  # all-to-all, send/recv, torus: the asymptotic fraction
+    bw_m = _bw(lv, eff, g, m)  # NCCL ring / direct: size-dependent
+    bw_c = _custom_bw(lv, eff, g, m)  # engines' one-/two-shot all-reduce kernels: their own ramp
     frac = (g - 1) / g
     out: dict[str, np.ndarray] = {}
     if lv.topology == "torus3d":
@@ -196,26 +261,26 @@ def _flat(kind: str, g: int, m: np.ndarray, lv: LinkLevel, eff: Efficiency) -> d
             out["torus_ring"] = ring_steps * a + frac * m / bw
         elif kind == "all_to_all":
             f = torus_all_to_all_factor(shape, lv.links_per_chip or 6) * eff.torus_congestion
-            out["torus_direct"] = diam * a + m * f / bw
+            out["torus_direct"] = diam * a + m * f / _a2a_bw(lv, eff, g)
         else:
-            out["p2p"] = a + m / bw
+            out["p2p"] = a + m / _a2a_bw(lv, eff, g)
         return out
     if kind == "all_reduce":
-        out["ring"] = 2 * (g - 1) * a + 2 * frac * m / bw
+        out["ring"] = 2 * (g - 1) * a + 2 * frac * m / bw_m
         if lv.scope == "scale_up":  # load/store fabrics: every rank reaches every peer directly
-            out["two_shot"] = 2 * a + 2 * frac * m / bw
-            out["one_shot"] = a + (g - 1) * m / bw
+            out["two_shot"] = 2 * a + 2 * frac * m / bw_c
+            out["one_shot"] = a + (g - 1) * m / bw_c
         elif g > 2:  # NICs: NCCL's rings and double binary trees
             out["tree"] = 2 * math.ceil(math.log2(g)) * a + 2 * m / bw
         if lv.in_network_reduction:
-            out["in_switch"] = 2 * a + m / (lv.bandwidth_bytes_per_s * eff.in_switch_fraction)
+            out["in_switch"] = 2 * a + m / _in_switch_bw(lv, eff, m)
     elif kind in ("all_gather", "reduce_scatter"):
-        out["ring"] = (g - 1) * a + frac * m / bw
-        out["direct"] = a + frac * m / bw
+        out["ring"] = (g - 1) * a + frac * m / bw_m
+        out["direct"] = a + frac * m / bw_m
     elif kind == "all_to_all":
-        out["direct"] = a + frac * m / bw
+        out["direct"] = a + frac * m / _a2a_bw(lv, eff, g)
     else:
-        out["p2p"] = a + m / bw
+        out["p2p"] = a + m / _a2a_bw(lv, eff, g)
     return out
 
 
@@ -224,7 +289,7 @@ def _hierarchical(kind: str, g: int, m: np.ndarray, inner: LinkLevel, outer: Lin
     """A group spanning ``outer`` whose pieces of ``inner.chips`` chips share a faster domain."""
     s = min(inner.chips, g)
     n_out = max(1, math.ceil(g / s))
-    bi, bo = _bw(inner, eff, s), _bw(outer, eff, n_out)
+    bi, bo = _bw(inner, eff, s, m), _bw(outer, eff, n_out, m / s)
     out_factor = 1.0
     out_diam = 1
     if outer.topology == "torus3d":
@@ -237,7 +302,7 @@ def _hierarchical(kind: str, g: int, m: np.ndarray, inner: LinkLevel, outer: Lin
         # reduce-scatter inside, all-reduce of M/s across domains, all-gather inside.
         inner_t = 2 * (ai + (s - 1) / s * m / bi)
         if inner.in_network_reduction:
-            inner_t = np.minimum(inner_t, 2 * ai + m / (inner.bandwidth_bytes_per_s * eff.in_switch_fraction))
+            inner_t = np.minimum(inner_t, 2 * ai + m / _in_switch_bw(inner, eff, m))
         across = 2 * ao + 2 * (n_out - 1) / n_out * (m / s) / bo
         out["hierarchical"] = inner_t + across
         out["flat_ring"] = 2 * (g - 1) * max(ai, outer.latency_s) + 2 * (g - 1) / g * m / bo
@@ -247,9 +312,9 @@ def _hierarchical(kind: str, g: int, m: np.ndarray, inner: LinkLevel, outer: Lin
         out["hierarchical"] = (ao + (n_out - 1) / n_out * (m / s) / bo) + (ai + (s - 1) / s * m / bi)
     elif kind == "all_to_all":
         # concurrent: traffic to peers in the same inner domain on inner links, rest on outer.
-        t_in = (s - 1) / g * m / bi
-        t_out = (g - s) / g * m * out_factor / bo
+        t_in = (s - 1) / g * m / _a2a_bw(inner, eff, s)
+        t_out = (g - s) / g * m * out_factor / _a2a_bw(outer, eff, n_out)
         out["hierarchical"] = ao + np.maximum(t_in, t_out)
-    else:
-        out["p2p"] = ao + m / bo
+    else:  # send/recv (KV hand-off, pipeline stages): the constant asymptotic fraction
+        out["p2p"] = ao + m / _a2a_bw(outer, eff, n_out)
     return out

@@ -12,10 +12,19 @@ used. Functional forms (the same ones the step cost uses, cost/roofline.py):
 - Attention: prefill (GQA kernels, isl >= 2048) eta_attn = median of flops/((t − t0)·F_bf16),
   flops = 4·b·heads·head_dim·isl²/2 (causal); decode (KV length >= 1024) t = KV bytes/(W·eta_m)
   + c by linear least squares, eta_m → ``hbm_fraction`` (KV and other non-GEMM HBM traffic).
-- NCCL all-reduce / all-gather / reduce-scatter on one node (2, 4, 8 GPUs): link_fraction,
-  in_switch_fraction and collective_launch_s by grid search minimising the median absolute log
-  error of cost/collectives.py's times; then collective_launch_s is replaced by the floor of the
-  custom all-reduce kernels (the ones engines use for TP all-reduce), small messages only.
+- NCCL all-reduce / all-gather / reduce-scatter on one node (2, 4, 8 GPUs): not fitted per system
+  — the link-efficiency ramps are NCCL's on NVLink, fitted once on published nccl-tests data
+  (fit/collectives.py); each system's table is reported as a held-out check. collective_launch_s
+  is the floor of the custom all-reduce kernels (the ones engines use for TP all-reduce), small
+  messages only.
+- ``all_to_all_fraction`` (all-to-all and send/recv on scale-up links) is carried over from the
+  shipped set: the per-system value of the former constant-fraction NCCL fit (0.45-0.60); the
+  custom all-reduce ramp and NCCL's ramp both mispriced GB200's disaggregated DeepSeek points
+  (fidelity guard), and no all-to-all kernel table exists to fit it.
+- Custom all-reduce kernels (TRT-LLM ``custom_allreduce_perf``, TP 2/4/8, every size): the
+  one-/two-shot ramp ``custom_ar_fraction``, ``custom_ar_half_bytes``, ``custom_ar_shape``
+  (fit/collectives.fit_custom_allreduce), per system — Blackwell's kernels reach a smaller share
+  of NVLink 5 than Hopper's of NVLink 4 (docs/collectives.md).
 - MoE layers (routed-expert block, ``moe_perf``, balanced routing, fastest kernel per row): the
   GEMM form with its own (eta_f, m_half_f, eta_m_f) per format, one fixed floor per layer and
   ``moe[f].token_passes`` (BF16 passes over the EP group's token vectors, identified where the
@@ -40,7 +49,9 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
+from jalapeno.cost.collectives import size_efficiency
 from jalapeno.errors import SpecError
+from jalapeno.fit.collectives import custom_allreduce_frame, fit_custom_allreduce
 from jalapeno.fit.kernel_tables import (
     AIC_SYSTEM_DIRS,
     BACKEND,
@@ -61,6 +72,7 @@ from jalapeno.fit.kernels import (
 )
 from jalapeno.fit.mla_kernels import MLA_TABLES, fit_mla
 from jalapeno.fit.ordering import PREDECESSOR, ordering_check
+from jalapeno.specs.calibration import load_calibration
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, flatten_params, nest_params
 from jalapeno.specs.hardware import System
 
@@ -91,16 +103,21 @@ def calibrate_system(system: System) -> dict:
             nccl, v_nccl = cand, v
             break
     params = {**p_gemm, **p_att}
+    prev = (load_calibration(system.name) or {}).get("parameters", {})
+    if "all_to_all_fraction" in prev:  # carried over: no all-to-all table calibrates it (module docstring)
+        params["all_to_all_fraction"] = prev["all_to_all_fraction"]
     reports = {"gemm": r_gemm, "attention": r_att}
     if nccl is not None:
-        p_nccl, r_nccl = fit_nccl(nccl, system)
-        params.update(p_nccl)
+        _, r_nccl = fit_nccl(nccl, system, DEFAULT_EFFICIENCY.with_overrides(params))  # judged, not fitted
         reports["nccl"] = {**r_nccl, "nccl_folder": v_nccl}
     try:  # the launch cost serving sees comes from the custom all-reduce kernels, not NCCL's
         car, _ = load_table(sdir, "comm", "custom_allreduce_perf")
+        p_ramp, r_ramp = fit_custom_allreduce(custom_allreduce_frame(car, system))
+        params.update(p_ramp)
         p_car, reports["custom_allreduce"] = fit_custom_allreduce_launch(
             car, system, DEFAULT_EFFICIENCY.with_overrides(params))
         params.update(p_car)
+        reports["custom_allreduce"].update({f"ramp_{k}": v for k, v in r_ramp.items()})
     except SpecError:
         reports["custom_allreduce"] = {"rows": 0}
     try:
@@ -137,7 +154,8 @@ DERIVED_FROM = {"jalapeno": ("gb300-nvl72", ("h200", "b200", "gb200-nvl72", "gb3
 
 #: Parameters where a larger value is more favourable (the rest: smaller is); kernel fields
 #: (``gemm.fp8.peak_fraction``) by their last name, any op kind and format.
-_HIGHER_IS_BETTER = ("hbm_fraction", "attention_peak_fraction", "link_fraction", "in_switch_fraction")
+_HIGHER_IS_BETTER = ("hbm_fraction", "attention_peak_fraction", "link_fraction", "in_switch_fraction",
+                     "custom_ar_fraction", "all_to_all_fraction")
 _HIGHER_IS_BETTER_KERNEL = ("peak_fraction", "hbm_fraction")
 
 
@@ -162,6 +180,15 @@ def derived_set(name: str, calibrated: dict[str, dict]) -> dict:
             continue
         good, bad = (max(vals), min(vals)) if _higher_is_better(k) else (min(vals), max(vals))
         low[k], high[k] = bad, good
+    # a ramp is one curve: its band takes the whole (fraction, half size, shape) of the family
+    # member slowest / fastest at 1 MiB, never a mix of members' fields
+    ramp = ("custom_ar_fraction", "custom_ar_half_bytes", "custom_ar_shape")
+    have = [s for s in span if all(k in fam[s] for k in ramp)]
+    if have:
+        def eta(s: str) -> float:
+            return float(size_efficiency(np.array([2.0**20]), *(fam[s][k] for k in ramp))[0])
+        for band, pick in ((low, min(have, key=eta)), (high, max(have, key=eta))):
+            band.update({k: fam[pick][k] for k in ramp})
     return {"system": name, "parameters": nest_params(mid), "low": nest_params(low), "high": nest_params(high),
             "provenance": {"derived_from": mid_name, "range_over": list(span)}}
 

@@ -220,19 +220,28 @@ class Efficiency:
         hbm_fraction: achieved fraction of HBM bandwidth for streaming weights and KV. Default
             0.85: FlashMLA reaches 3,000 GB/s memory-bound on H800 SXM5 (3.35 TB/s) = 0.90;
             0.85 allows for smaller, less regular reads (assumption).
-        link_fraction: achieved fraction of link bandwidth for large collectives without in-switch
-            reduction. Default 0.80 (assumption): tuned kernels reach more — DeepEP's intranode
-            all-to-all reaches 153 of ~160 GB/s on H800 (0.96), while NCCL ring collectives on
-            NVLink typically land at 0.8-0.85 of the per-direction link rate. docs/collectives.md
-            reports the model against DeepEP (held out; the spec default is 17% pessimistic there, the
-            calibrated NCCL-fitted scale-up values more).
+        link_fraction, link_half_bytes, link_shape: NCCL ring / direct collectives on a scale-up
+            level reach eta(M) = link_fraction / (1 + (link_half_bytes/M)^link_shape) of the
+            per-direction link bandwidth at message size M (cost/collectives.size_efficiency).
+            Defaults 0.79, 10.2 MB, 0.71: fitted (fit/collectives.py) on aiconfigurator's NCCL
+            2.27.3 table of an 8x H100 node (>= 1 MiB); judged on published nccl-tests figures.
         scale_out_link_fraction: the same for scale-out NICs (RDMA over InfiniBand/RoCE). Default
             0.80: DeepEP's low-latency all-to-all reaches 39-43 GB/s per 400 Gb/s (50 GB/s) CX7 NIC
-            at EP 64-256 (deepseek-ai/DeepEP README). Kernel calibrations fit only the scale-up
-            ``link_fraction`` (their NCCL tables are single-node).
-        in_switch_fraction: fraction of raw per-chip link bandwidth an in-switch (NVLS/SHARP)
-            all-reduce achieves, M/(B·f). Default 0.61: nccl-tests all_reduce bus bandwidth with
-            NVLS on 8x H100 is 460-480 GB/s = 1.75 · 450 · f (docs/collectives.md).
+            at EP 64-256 (deepseek-ai/DeepEP README). Not calibrated (the tables are single-node).
+        in_switch_fraction, in_switch_half_bytes, in_switch_shape: the same ramp for an
+            in-switch (NVLS/SHARP) all-reduce, t = M/(B·eta(M)). Defaults 0.66, 20.4 MB, 0.63:
+            fitted on the same table's NVLS all-reduce rows (>= 1 MiB); judged on nccl-tests's
+            460-480 GB/s bus bandwidth at 4-8 GiB on H100 and 215 GB/s on H800.
+        all_to_all_fraction: constant fraction of a scale-up link an all-to-all (MoE dispatch /
+            combine) or send/recv (KV hand-off, pipeline) reaches. Default 0.80 (assumption, as
+            link_fraction was); calibrated sets carry the per-system value of the former NCCL
+            all-size fit (0.45-0.60) until an all-to-all table calibrates it (docs/collectives.md).
+        custom_ar_fraction, custom_ar_half_bytes, custom_ar_shape: the ramp of the serving
+            engines' custom one-shot / two-shot all-reduce kernels (the TP all-reduce of decode).
+            Defaults 1.0, 2.65 MB, 0.21: fitted on aiconfigurator-core's TensorRT-LLM custom
+            all-reduce table of an H100 node (TP 2/4/8, 256 B - 1 GiB); judged on SGLang's H100
+            table. Calibration fits each system's own table (Blackwell's kernels reach a smaller
+            share of NVLink 5, docs/collectives.md).
         torus_congestion: multiplier (>= 1) on torus all-to-all time for routing conflicts beyond
             the hop and bisection bounds. Default 1 (ideal adaptive routing; assumption).
         kernel_launch_s: fixed cost per kernel in a step (launch and tail, with CUDA graphs).
@@ -271,9 +280,17 @@ class Efficiency:
     mla_decode: FormatTable = _NO_ENTRIES
     mla_prefill: FormatTable = _NO_ENTRIES
     hbm_fraction: float = 0.85
-    link_fraction: float = 0.80
+    link_fraction: float = 0.79
     scale_out_link_fraction: float = 0.80
-    in_switch_fraction: float = 0.61
+    in_switch_fraction: float = 0.66
+    link_half_bytes: float = 10.2e6
+    link_shape: float = 0.71
+    in_switch_half_bytes: float = 20.4e6
+    in_switch_shape: float = 0.63
+    all_to_all_fraction: float = 0.80
+    custom_ar_fraction: float = 1.0
+    custom_ar_half_bytes: float = 2.65e6
+    custom_ar_shape: float = 0.21
     torus_congestion: float = 1.0
     kernel_launch_s: float = 4e-6
     collective_launch_s: float = 5e-6
@@ -489,6 +506,8 @@ _UPPER = {"kernel_launch_s": (1e-3, "seconds: 4e-6 is 4 µs"), "collective_launc
           "request_overhead_s": (60.0, "seconds"), "prompt_overhead_s_per_token": (1e-3, "seconds per token"),
           "half_rows": (1e6, "rows"), "token_passes": (1e3, "passes"), "moe_load_skew": (100.0, "a multiplier"),
           "torus_congestion": (100.0, "a multiplier"),
+          **{f"{f}_{k}": cap for f in ("link", "in_switch", "custom_ar")
+             for k, cap in (("half_bytes", (1e11, "bytes")), ("shape", (4.0, "an exponent")))},
           "memory_reserve_fraction": (0.5, "a fraction of usable HBM; engines keep well under half")}
 
 #: Former flat names (``gemm_peak_fraction_fp8``) → their nested spelling (``gemm.fp8.peak_fraction``),
