@@ -60,6 +60,9 @@ def _register() -> None:
     serving_cmds.register(app)
     audit_cmds.register(app)
     app.command("report")(report_cmd.report)
+    from jalapeno.cli import explore_cmd
+
+    explore_cmd.register(app)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -223,6 +223,8 @@ def compare(
     eplb: str = typer.Option("32", "--eplb", help=SWEEP_EPLB_HELP),
     chip_model: str = chip_model_option(),
     placement: str = placement_option(),
+    store: str = typer.Option(None, "--store", help="Also keep the frontiers in this results store (jalapeno "
+                              "results list|show|export; needs the [explore] extra)."),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON result instead of tables."),
     html: str = typer.Option(None, "--html", help="Write the frontier chart here (default jalapeno-compare.html "
                              "without --json; '' = none)."),
@@ -307,6 +309,12 @@ def compare(
                           bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
                           precisions=precs, recipes=recipes)
     rec = res.record()
+    if store:
+        from jalapeno.cli.explore_cmd import store_frontier
+
+        run = store_frontier(store, "compare", f"{m.name}-{wl.name}", rec, {"systems": names, "power": power})
+        if not json_out:
+            console.print(f"stored as run {run} in {store}", markup=False)
     if html:
         write_html(rec, html, res.band_frontiers, sorted(_floors(tiers).items(), key=lambda kv: kv[1]))
     if json_out:
@@ -347,6 +355,8 @@ def frontier(
     eplb: str = typer.Option("32", "--eplb", help=SWEEP_EPLB_HELP),
     chip_model: str = chip_model_option(),
     placement: str = placement_option(),
+    store: str = typer.Option(None, "--store", help="Also keep the frontier in this results store (jalapeno "
+                              "results list|show|export; needs the [explore] extra)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     out: str = typer.Option(None, "--out", "-o", help="Write the frontier to FILE.csv, .json or .parquet."),
 ) -> None:
@@ -376,6 +386,12 @@ def frontier(
                        max_tokens_per_step, cuda_graph_max_batch, memory_fraction)
     sf = system_frontier(m, pr, wl, prec, opts, power, recipe=rec if opts.mtp is None else None)
     rec = sf.record()
+    if store:
+        from jalapeno.cli.explore_cmd import store_frontier
+
+        run = store_frontier(store, "frontier", f"{s.name}-{m.name}-{wl.name}", rec, {"power": power})
+        if not json_out:
+            console.print(f"stored as run {run} in {store}", markup=False)
     if out:
         write_frontier(rec, out)
     if json_out:

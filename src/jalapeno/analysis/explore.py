@@ -1,0 +1,203 @@
+"""Design search: which chip and rack parameters maximise the objectives within the constraints.
+
+One *trial* is a design: values for the space's parameters (specs/design_space.py), applied to the
+base system as a variant (specs/variants.with_overrides: every schema check applies, and power
+and cost follow the components). A trial is
+
+1. *checked*: each hard constraint (chip TDP, rack power, $/chip-hour, HBM stacks, FP8 peak) on the
+   variant — a violating design is pruned with the reason, never evaluated, never reported;
+2. *evaluated*: for every case (model x workload) the vectorised sweep (analysis/sweep.py, the
+   coarse settings of the space's ``[sweep]``) gives the system's feasible points; each metric is
+   read at the best point at or above the interactivity floor (``tok_s_per_kw``,
+   ``tok_s_per_chip``, ``usd_per_mtok``) or over all points (``max_interactivity``). A case that
+   never reaches the floor prunes the design with the reason;
+3. *scored*: per metric, the weighted geometric mean over cases of the design's value relative to
+   the base system's — a design-wide "x base" figure (1.0 = the base; > 1 better for maximised
+   metrics), so models whose absolute throughputs differ by 10x weigh by their case weights.
+
+The search itself (Optuna: TPE for one objective, NSGA-II for several; batches of trials asked
+together, evaluated serially or on Ray, told back in order, so results depend on the seed and
+the batch size only, not on the number of workers) is ``run_search``; storage and results are
+``analysis/results_store.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from jalapeno.analysis.power_cost import power_w_per_chip
+from jalapeno.analysis.sweep import SweepOptions, sweep
+from jalapeno.cost.pricer import RooflinePricer
+from jalapeno.errors import JalapenoError
+from jalapeno.specs.design_space import DesignSpace
+from jalapeno.specs.hardware import System
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One case of one design: the metrics (NaN where unreachable) and the reason if pruned."""
+
+    model: str
+    workload: str
+    metrics: dict[str, float]
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """A design's evaluation: feasible (scores) or pruned (reason).
+
+    Attributes:
+        params: the design's parameter values.
+        system: the variant's name; chip_power_w, allin_kw, usd_per_chip_hour of the variant.
+        cases: per-case metrics; scores: per objective metric, the weighted geometric mean of the
+            case values relative to the base (empty if pruned).
+    """
+
+    params: dict[str, Any]
+    system: str
+    chip_power_w: float
+    allin_kw: float
+    usd_per_chip_hour: float
+    cases: tuple[CaseResult, ...] = ()
+    scores: dict[str, float] = field(default_factory=dict)
+    reason: str = ""
+
+    @property
+    def feasible(self) -> bool:
+        return not self.reason
+
+
+def rack_chips(system: System) -> int:
+    """Chips of one rack: the link level named ``rack``, else the scale-up domain."""
+    for lv in system.levels:
+        if lv.name == "rack":
+            return lv.chips
+    return system.scale_up_chips
+
+
+def constraint_values(system: System) -> dict[str, float]:
+    """The quantities the space's constraints bound (specs/design_space.CONSTRAINTS)."""
+    c = system.chip
+    return {"chip_power_w": c.tdp_w, "rack_power_kw": system.allin_power_w_per_chip * rack_chips(system) / 1e3,
+            "usd_per_chip_hour": system.usd_per_chip_hour, "hbm_stacks": float(c.hbm_stacks),
+            "fp8_pflops": c.peak_flop_per_s.get("fp8", c.peak_flop_per_s.get("bf16", 0.0) * 2) / 1e15}
+
+
+def violated(system: System, limits: dict[str, float]) -> str:
+    """The first violated constraint as a reason ("" when none)."""
+    vals = constraint_values(system)
+    for k, lim in limits.items():
+        if vals[k] > lim * (1 + 1e-12):
+            return f"{k} {vals[k]:.4g} > {lim:.4g}"
+    return ""
+
+
+def sweep_options(space: DesignSpace) -> SweepOptions:
+    """The coarse sweep every trial uses (the space's ``[sweep]``)."""
+    s = space.sweep
+    return SweepOptions(serving=s.serving, batches=tuple(float(b) for b in s.batches),
+                        max_stage_factor=s.max_stage_factor, eplb=None, overlap="none")
+
+
+def case_metrics(space: DesignSpace, pricer, model, workload, precision) -> CaseResult:
+    """The objective metrics of one design on one case (module docstring, step 2)."""
+    obj = space.objective
+    try:
+        res = sweep(model, pricer, workload, precision, sweep_options(space))
+    except JalapenoError as e:
+        return CaseResult(model.name, workload.name, {}, f"{model.name}: {e.problem}")
+    p = res.points
+    ok = p.feasible & (p.throughput_per_chip > 0) & np.isfinite(p.interactivity)
+    if not ok.any():
+        return CaseResult(model.name, workload.name, {}, f"{model.name} {workload.name}: no feasible point")
+    fast = ok & (p.interactivity >= obj.min_interactivity)
+    if obj.min_interactivity and not fast.any():
+        return CaseResult(model.name, workload.name, {},
+                          f"{model.name} {workload.name}: never reaches {obj.min_interactivity:g} tok/s/user "
+                          f"(max {float(p.interactivity[ok].max()):.1f})")
+    tput = float(p.throughput_per_chip[fast].max()) if fast.any() else float("nan")
+    watts, _ = power_w_per_chip(pricer.system, obj.power)
+    return CaseResult(model.name, workload.name, {
+        "tok_s_per_chip": tput, "tok_s_per_kw": tput / (watts / 1e3),
+        "usd_per_mtok": pricer.system.usd_per_chip_hour / (tput * 3600 / 1e6),
+        "max_interactivity": float(p.interactivity[ok].max())})
+
+
+@dataclass(frozen=True)
+class Evaluator:
+    """Evaluates designs of one space (picklable: Ray ships it to workers once per batch).
+
+    ``base_metrics``: per case, the base system's metrics (the scores' reference), computed once.
+    """
+
+    space: DesignSpace
+    base_metrics: tuple[dict[str, float], ...] = ()
+
+    def cases(self):
+        from jalapeno.specs.catalog import load_model
+        from jalapeno.specs.formats import get_precision
+        from jalapeno.specs.workload import get_workload
+
+        for c in self.space.cases:
+            m = load_model(c.model)
+            yield c, m, get_workload(c.workload), get_precision(c.precision or m.default_precision)
+
+    def design(self, params: dict[str, Any]):
+        """(System, Efficiency) of a design: the base with the parameters as variant overrides."""
+        from jalapeno.specs.catalog import load_system
+        from jalapeno.specs.variants import with_overrides
+
+        return with_overrides(load_system(self.space.base), self.space.overrides(params), where="design")
+
+    def evaluate(self, params: dict[str, Any]) -> TrialResult:
+        """Check, evaluate and score one design (module docstring)."""
+        try:
+            system, eff = self.design(params)
+        except JalapenoError as e:
+            return TrialResult(params, "", math.nan, math.nan, math.nan, reason=f"{e.field}: {e.problem}")
+        head = (system.name, system.chip.tdp_w, system.allin_power_w_per_chip / 1e3, system.usd_per_chip_hour)
+        why = violated(system, self.space.constraints)
+        if why:
+            return TrialResult(params, *head, reason=why)
+        pricer = RooflinePricer(system, eff)
+        cases = tuple(case_metrics(self.space, pricer, m, wl, prec) for _, m, wl, prec in self.cases())
+        bad = [c.reason for c in cases if c.reason]
+        if bad:
+            return TrialResult(params, *head, cases=cases, reason=bad[0])
+        return TrialResult(params, *head, cases=cases, scores=self.scores(cases))
+
+    def scores(self, cases: tuple[CaseResult, ...]) -> dict[str, float]:
+        """Per metric, the weighted geometric mean of case value / base value."""
+        w = np.array([c.weight for c in self.space.cases], dtype=float)
+        out = {}
+        for metric in self.space.objective.metrics:
+            ratio = np.array([c.metrics[metric] / b[metric] for c, b in zip(cases, self.base_metrics)])
+            out[metric] = float(np.exp(np.sum(w * np.log(ratio)) / w.sum()))
+        return out
+
+
+def make_evaluator(space: DesignSpace) -> Evaluator:
+    """An :class:`Evaluator` with the base system's metrics (the reference of every score).
+
+    Raises:
+        InfeasibleDeployment: the base system itself cannot run a case at the floor (then no
+            design can be scored against it; lower min_interactivity or change the base).
+    """
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.errors import InfeasibleDeployment
+
+    ev = Evaluator(space)
+    base = load_pricer(space.base)
+    metrics = []
+    for _, m, wl, prec in ev.cases():
+        r = case_metrics(space, base, m, wl, prec)
+        if r.reason:
+            raise InfeasibleDeployment("base", f"the base system {space.base!r} cannot be scored: {r.reason}",
+                                       "lower objective.min_interactivity or pick another base")
+        metrics.append(r.metrics)
+    return Evaluator(space, tuple(metrics))

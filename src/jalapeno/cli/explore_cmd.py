@@ -1,0 +1,237 @@
+"""``jalapeno explore`` (design search) and ``jalapeno results list|show|export`` (the results store)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from jalapeno.cli.common import console, print_json
+from jalapeno.errors import SpecError
+
+results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show (re-render), export.")
+
+STORE_HELP = "Results store folder (Optuna SQLite + Parquet runs; created). Default jalapeno-results."
+
+
+def explore(
+    space_file: str = typer.Argument(..., metavar="SPACE.toml", help="Design space (docs/explore.md)."),
+    trials: int = typer.Option(None, "--trials", "-n", help="Finished trials to reach (default: the space's)."),
+    workers: int = typer.Option(1, "--workers", help="Parallel trial evaluations on a local Ray instance (1 = "
+                                "in-process)."),
+    address: str = typer.Option(None, "--address", help="Join an existing Ray cluster (e.g. ray://host:10001)."),
+    batch: int = typer.Option(8, "--batch", help="Trials asked together; results depend on seed and batch, not on "
+                              "--workers."),
+    store: str = typer.Option("jalapeno-results", "--store", help=STORE_HELP),
+    storage: str = typer.Option(None, "--storage", help="Optuna storage URL (any SQLAlchemy URL; default: SQLite "
+                                "in --store)."),
+    study: str = typer.Option(None, "--study", help="Study name (default: the space's name)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue a stored study up to --trials finished trials."),
+    top: int = typer.Option(5, "--top", help="Designs to list."),
+    html: str = typer.Option(None, "--html", help="Write the report (designs, parallel coordinates, importance)."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Search a design space for the chips that best meet its objectives within its constraints."""
+    from jalapeno.analysis import results_store as rs
+    from jalapeno.analysis.explore import make_evaluator
+    from jalapeno.analysis.search import importances, open_study, run_search
+    from jalapeno.specs.design_space import load_design_space
+
+    space = load_design_space(space_file)
+    n = space.trials if trials is None else trials
+    if n < 1:
+        raise SpecError("--trials", f"must be at least 1, got {n}", "give --trials 100, say")
+    name = study or space.name
+    url = rs.storage_url(store, storage)
+    st = open_study(space, url, name, resume)
+    ev = make_evaluator(space)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True, disable=json_out) as bar:
+        task = bar.add_task(f"explore {name}", total=n, completed=rs_finished(st))
+        run_search(space, ev, st, n, batch=batch, workers=workers, address=address,
+                   on_trial=lambda i, r: bar.advance(task))
+    rows = rs.trial_rows(st)
+    imp = importances(st, space)
+    meta = _explore_meta(space, name, url, rows, st)
+    meta["base_metrics"] = [{"model": c.model, "workload": c.workload, **b}
+                            for c, b in zip(space.cases, ev.base_metrics)]
+    d = rs.new_run_dir(store, "explore", name, fixed=True)
+    rs.write_json(d / "meta.json", meta)
+    rs.write_table(d / "trials.parquet", rows)
+    rs.write_json(d / "extra.json", {"importance": imp})
+    if html:
+        _write_explore_html(d, html)
+    out = {"run": d.name, "store": str(Path(store)), **_summary(meta, rows, imp, top)}
+    if json_out:
+        print_json(out)
+        return
+    _print_summary(out)
+    if html:
+        console.print(f"report: {Path(html).resolve()}", markup=False)
+
+
+def rs_finished(st) -> int:
+    from jalapeno.analysis.search import finished
+
+    return finished(st)
+
+
+def _explore_meta(space, name: str, url: str, rows: list[dict], st) -> dict:
+    from jalapeno.analysis.results_store import data_versions
+
+    done = [r for r in rows if r["state"] == "COMPLETE"]
+    if len(space.objective.metrics) > 1:
+        pareto = sorted(t.number for t in st.best_trials)
+    else:
+        sign = 1 if space.directions[0] == "maximize" else -1
+        key = f"score:{space.objective.metrics[0]}"
+        pareto = [max(done, key=lambda r: sign * r[key])["trial"]] if done else []
+    return {"run": f"explore-{name}", "kind": "explore", "name": name, "base": space.base,
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "metrics": list(space.objective.metrics), "directions": space.directions, "pareto": pareto,
+            "space": space.model_dump(), "storage": url.split("///")[0] + "///…" if url.startswith("sqlite") else url,
+            "versions": data_versions()}
+
+
+def _summary(meta: dict, rows: list[dict], imp: dict, top: int) -> dict:
+    metrics = meta["metrics"]
+    done = [r for r in rows if r["state"] == "COMPLETE"]
+    sign = 1 if meta["directions"][0] == "maximize" else -1
+    best = sorted(done, key=lambda r: -sign * r[f"score:{metrics[0]}"])[:top]
+    if len(metrics) > 1:
+        best = [r for r in done if r["trial"] in set(meta["pareto"])][:top]
+    pruned: dict[str, int] = {}
+    for r in rows:
+        if r["state"] == "PRUNED":
+            k = r["reason"].split(" ")[0]
+            pruned[k] = pruned.get(k, 0) + 1
+    return {"name": meta["name"], "base": meta["base"], "base_metrics": meta.get("base_metrics", []),
+            "metrics": metrics, "trials": len(rows),
+            "feasible": len(done), "pruned_by": pruned, "designs": best, "importance": imp,
+            "versions": meta["versions"]}
+
+
+def _print_summary(out: dict) -> None:
+    t = Table(title=f"{out['name']}: best designs of {out['trials']} trials ({out['feasible']} feasible; scores "
+              f"relative to {out['base']})")
+    cols = ["trial"] + [k for k in (out["designs"][0] if out["designs"] else {}) if k.startswith(("param:", "score:"))]
+    for c in cols + ["chip W", "$/chip-h"]:
+        t.add_column(c.split(":", 1)[-1], justify="right")
+    for r in out["designs"]:
+        t.add_row(*[f"{r[c]:.4g}" if isinstance(r[c], float) else str(r[c]) for c in cols],
+                  f"{r['chip_power_w']:.0f}", f"{r['usd_per_chip_hour']:.2f}")
+    console.print(t)
+    if out["pruned_by"]:
+        console.print("pruned: " + ", ".join(f"{k} {v}" for k, v in sorted(out["pruned_by"].items())), markup=False)
+    for m, imp in out["importance"].items():
+        if imp:
+            console.print(f"importance for {m}: " + ", ".join(f"{k} {v:.2f}" for k, v in imp.items()), markup=False)
+
+
+def _write_explore_html(d: Path, html: str) -> None:
+    import json
+
+    from jalapeno.analysis import results_store as rs
+    from jalapeno.report.explore_html import explore_page, write_page
+
+    meta, rows = rs.read_meta(d), rs.read_table(d)
+    imp = json.loads((d / "extra.json").read_text())["importance"]
+    write_page(explore_page(meta, rows, imp), html)
+
+
+@results_app.command("list")
+def results_list(store: str = typer.Option("jalapeno-results", "--store", help=STORE_HELP),
+                 json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Every stored run (a DuckDB query over the store's meta files)."""
+    from jalapeno.analysis.results_store import list_runs
+
+    runs = list_runs(store)
+    if json_out:
+        print_json(runs)
+        return
+    t = Table(title=f"runs in {store}")
+    for c in ("run", "kind", "name", "created"):
+        t.add_column(c)
+    for r in runs:
+        t.add_row(str(r["run"]), str(r["kind"]), str(r["name"]), str(r["created"]))
+    console.print(t)
+
+
+@results_app.command("show")
+def results_show(run: str = typer.Argument(..., help="Run name (see `jalapeno results list`)."),
+                 store: str = typer.Option("jalapeno-results", "--store", help=STORE_HELP),
+                 top: int = typer.Option(5, "--top", help="Designs or points to list."),
+                 html: str = typer.Option(None, "--html", help="Re-render the run's report here."),
+                 json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Re-render a stored run: its summary table and (with --html) the same report it wrote."""
+    import json
+
+    from jalapeno.analysis import results_store as rs
+    from jalapeno.report.explore_html import frontier_page, write_page
+
+    d = rs.run_dir(store, run)
+    meta, rows = rs.read_meta(d), rs.read_table(d)
+    if meta["kind"] == "explore":
+        imp = json.loads((d / "extra.json").read_text())["importance"]
+        if html:
+            _write_explore_html(d, html)
+        out = {"run": run, "store": store, **_summary(meta, rows, imp, top)}
+        if json_out:
+            print_json(out)
+        else:
+            _print_summary(out)
+        return
+    if html:
+        write_page(frontier_page(meta, rows), html)
+    if json_out:
+        print_json({"run": run, "meta": meta, "points": rows[:top]})
+        return
+    t = Table(title=f"{run}: {meta['kind']} {meta['name']} ({len(rows)} frontier points)")
+    for c in ("system", "interactivity", "throughput_per_chip", "deployment"):
+        t.add_column(c)
+    for r in rows[:top]:
+        t.add_row(str(r["system"]), f"{r['interactivity']:.1f}", f"{r['throughput_per_chip']:.0f}",
+                  str(r.get("deployment", "")))
+    console.print(t)
+
+
+@results_app.command("export")
+def results_export(run: str = typer.Argument(..., help="Run name (see `jalapeno results list`)."),
+                   out: str = typer.Option(..., "--out", "-o", help="FILE.csv, .json or .parquet."),
+                   store: str = typer.Option("jalapeno-results", "--store", help=STORE_HELP)) -> None:
+    """Export a run's table (trials or frontier points) through DuckDB."""
+    from jalapeno.analysis import results_store as rs
+
+    d = rs.run_dir(store, run)
+    f = d / ("trials.parquet" if (d / "trials.parquet").is_file() else "points.parquet")
+    suffix = Path(out).suffix.lower()
+    fmt = {".csv": "CSV, HEADER", ".json": "JSON, ARRAY true", ".parquet": "PARQUET"}.get(suffix)
+    if fmt is None:
+        raise SpecError("--out", f"unknown file type {suffix or '(none)'!r}", "end the path in .csv, .json or .parquet")
+    target = str(Path(out).resolve()).replace("'", "''")
+    rs.query(f"COPY (SELECT * FROM read_parquet('{f.resolve()}')) TO '{target}' (FORMAT {fmt})")
+    console.print(f"wrote {out}", markup=False)
+
+
+def store_frontier(store: str, kind: str, name: str, record, settings: dict) -> str:
+    """``compare``/``frontier --store``: the record's frontier points as a Parquet run; returns its name."""
+    import datetime
+
+    from jalapeno.analysis import results_store as rs
+
+    d = rs.new_run_dir(store, kind, name)
+    frame = record.to_frame()
+    rs.write_table(d / "points.parquet", frame.to_dict(orient="records"))
+    rs.write_json(d / "extra.json", record.as_dict())
+    rs.write_json(d / "meta.json", {"run": d.name, "kind": kind, "name": name, "settings": settings,
+                                    "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                                    "versions": rs.data_versions()})
+    return d.name
+
+
+def register(app: typer.Typer) -> None:
+    app.command("explore")(explore)
+    app.add_typer(results_app, name="results")

@@ -1,0 +1,254 @@
+"""A design space for ``jalapeno explore``: a base system, parameters with ranges or choices,
+hard constraints, objectives, and the models x workloads they are judged on (one TOML file).
+
+Example (docs/explore.md has the full worked one)::
+
+    name = "700w-chip"
+    base = "jalapeno"                     # catalog system or TOML path; every trial is a variant of it
+    seed = 7
+    [objective]
+    metrics = ["tok_s_per_kw"]            # one (TPE) or several (NSGA-II): tok_s_per_kw,
+                                          # usd_per_mtok, max_interactivity, tok_s_per_chip
+    min_interactivity = 100               # the metric is read at the best point at or above this speed
+    power = "chip"                        # power convention of per-kW metrics: chip, sustained, all-in
+    [[cases]]
+    model = "deepseek-r1"
+    workload = "8k1k"
+    weight = 1.0
+    [params."chip.hbm_stacks"]
+    choices = [6, 8]
+    [params."chip.peak_dense_tflops.fp8"]
+    low = 2000
+    high = 5000
+    step = 100
+    [derived]                             # keys computed from the parameters (+ - * / and numbers)
+    "chip.hbm_bandwidth_tb_per_s" = "2.567 * {chip.hbm_stacks}"
+    [constraints]
+    chip_power_w = 700                    # the variant's TDP (it follows its components, specs/power.py)
+    usd_per_chip_hour = 2.5
+
+Every parameter key is a variant key (specs/variants.py: ``--set`` keys, ``efficiency.*`` included);
+each is checked against a probe variant when the space loads, so a typo fails before any trial.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from jalapeno.errors import SpecError
+
+#: objective metric → direction
+METRICS = {"tok_s_per_kw": "maximize", "usd_per_mtok": "minimize", "max_interactivity": "maximize",
+           "tok_s_per_chip": "maximize"}
+#: constraint key → what it bounds (all upper bounds)
+CONSTRAINTS = {
+    "chip_power_w": "the chip's TDP, W (a variant's follows its components: specs/power.py)",
+    "rack_power_kw": "all-in power of one rack (the level named 'rack', else the scale-up domain), kW",
+    "usd_per_chip_hour": "total cost of ownership per chip-hour, $",
+    "hbm_stacks": "HBM stacks on the package: the HBM-site proxy of die/package area",
+    "fp8_pflops": "dense FP8 peak, PFLOP/s: the compute-area proxy of the die at a given node",
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Param(_Strict):
+    """A range (``low``, ``high``, optional ``step``/``log``, ``integer``) or a ``choices`` list."""
+
+    low: float | None = None
+    high: float | None = None
+    step: float | None = Field(default=None, gt=0)
+    log: bool = False
+    integer: bool = False
+    choices: list[float | int | str | bool] | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self):
+        if self.choices is not None:
+            if self.low is not None or self.high is not None:
+                raise ValueError("give either choices or low/high, not both")
+            if not self.choices:
+                raise ValueError("choices is empty")
+            return self
+        if self.low is None or self.high is None:
+            raise ValueError("a range needs low and high (or give choices = [...])")
+        if not self.low < self.high:
+            raise ValueError(f"need low < high, got {self.low} and {self.high}")
+        if self.log and self.low <= 0:
+            raise ValueError("a log range needs low > 0")
+        return self
+
+
+class Objective(_Strict):
+    metrics: list[Literal["tok_s_per_kw", "usd_per_mtok", "max_interactivity", "tok_s_per_chip"]] = Field(
+        min_length=1)
+    min_interactivity: float = Field(default=0.0, ge=0)
+    power: Literal["chip", "sustained", "all-in"] = "all-in"
+
+
+class Case(_Strict):
+    model: str
+    workload: str = "8k1k"
+    precision: str | None = None
+    weight: float = Field(default=1.0, gt=0)
+
+
+class SweepSettings(_Strict):
+    """How each trial is swept (coarse by default: a design search needs the ranking, not every point)."""
+
+    serving: Literal["agg", "disagg", "both"] = "agg"
+    batches: list[float] = Field(default_factory=lambda: [1, 4, 16, 64, 128, 256, 512, 1024])
+    max_stage_factor: int = Field(default=1, ge=1)
+
+
+class DesignSpace(_Strict):
+    name: str = Field(min_length=1)
+    base: str
+    seed: int = 0
+    trials: int = Field(default=100, ge=1)
+    objective: Objective
+    cases: list[Case] = Field(min_length=1)
+    params: dict[str, Param] = Field(min_length=1)
+    derived: dict[str, str] = Field(default_factory=dict)
+    constraints: dict[str, float] = Field(default_factory=dict)
+    sweep: SweepSettings = Field(default_factory=SweepSettings)
+
+    @model_validator(mode="after")
+    def _derived_refs(self):  # reported at the top level: name the table in the message
+        for key, expr in self.derived.items():
+            if key in self.params:
+                raise ValueError(f"derived: key {key!r} is also a parameter")
+            for ref in _REF.findall(expr):
+                if ref not in self.params:
+                    raise ValueError(f"derived: {key!r} refers to {{{ref}}}, which is not a parameter")
+            _evaluate(expr, {r: 1.0 for r in _REF.findall(expr)})  # syntax check
+        return self
+
+    def overrides(self, values: dict) -> list[tuple[str, object]]:
+        """The variant overrides of a design: its parameter values and the derived keys, sorted."""
+        out = dict(values)
+        for key, expr in self.derived.items():
+            out[key] = _evaluate(expr, values)
+        return sorted(out.items())
+
+    @field_validator("constraints")
+    @classmethod
+    def _known_constraints(cls, v: dict[str, float]) -> dict[str, float]:
+        bad = sorted(set(v) - set(CONSTRAINTS))
+        if bad:
+            raise ValueError(f"unknown constraint {bad[0]!r}; known: {', '.join(CONSTRAINTS)}")
+        if any(x <= 0 for x in v.values()):
+            raise ValueError("constraint limits must be positive")
+        return v
+
+    @property
+    def directions(self) -> list[str]:
+        """Optuna directions of the objective metrics, in order."""
+        return [METRICS[m] for m in self.objective.metrics]
+
+
+_REF = re.compile(r"\{([^{}]+)\}")
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+def _evaluate(expr: str, values: dict) -> float:
+    """An arithmetic expression over ``{param}`` references: numbers, + - * / and parentheses only.
+
+    >>> _evaluate("2.5 * {a} + 1", {"a": 4})
+    11.0
+
+    Raises:
+        ValueError: anything else in the expression.
+    """
+    names = {}
+
+    def sub(m):
+        names[f"_v{len(names)}"] = float(values[m.group(1)])
+        return f"_v{len(names) - 1}"
+
+    tree = ast.parse(_REF.sub(sub, expr), mode="eval")
+
+    def ev(node):
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return float(node.value)
+        if isinstance(node, ast.Name) and node.id in names:
+            return names[node.id]
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            return _OPS[type(node.op)](ev(node.left), ev(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
+        raise ValueError(f"{expr!r}: only numbers, {{param}} references, + - * / and parentheses are allowed")
+
+    return ev(tree)
+
+
+def design_space_from_dict(data: dict, where: str = "design space") -> DesignSpace:
+    """Validate a parsed design-space TOML.
+
+    Raises:
+        SpecError: a missing, unknown or inconsistent field (named), or a parameter key that is
+            not a variant key of the base system (checked on a probe variant).
+    """
+    try:
+        space = DesignSpace.model_validate(data)
+    except ValidationError as err:
+        e = err.errors()[0]
+        loc = ".".join(str(x) for x in e["loc"]) or "(top level)"
+        raise SpecError(f"{where}: {loc}", e["msg"], "see docs/explore.md for the design-space format") from None
+    _check_keys(space, where)
+    return space
+
+
+def load_design_space(path: str | Path) -> DesignSpace:
+    """Read and validate a design-space TOML file.
+
+    Raises:
+        SpecError: an unreadable or malformed file, or a bad field (named).
+    """
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SpecError("SPACE", f"no file {str(p)!r}", "give the path of a design-space .toml (docs/explore.md)") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise SpecError("SPACE", f"cannot read {str(p)!r}: {e}", "check the path and its permissions") from None
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{p.name}", f"is not valid TOML: {e}", "fix the syntax (docs/explore.md)") from None
+    return design_space_from_dict(data, p.name)
+
+
+def probe_values(space: DesignSpace) -> dict[str, object]:
+    """One value per parameter (the first choice or the low end), for checking keys."""
+    return {k: (p.choices[0] if p.choices is not None else (int(p.low) if p.integer else p.low))
+            for k, p in space.params.items()}
+
+
+def _check_keys(space: DesignSpace, where: str) -> None:
+    from jalapeno.specs.catalog import load_system
+    from jalapeno.specs.variants import with_overrides
+
+    base = load_system(space.base)
+    overrides = space.overrides(probe_values(space))
+    try:
+        with_overrides(base, overrides, where=f"{where}: params")
+        return
+    except SpecError as whole:
+        for key, value in overrides:  # name the key at fault where one alone is
+            try:
+                with_overrides(base, [(key, value)], where=f"{where}: params")
+            except SpecError as e:
+                table = "derived" if key in space.derived else "params"
+                raise SpecError(f"{where}: {table}.{key}", e.problem, e.fix) from None
+        raise SpecError(f"{where}: params", f"the first design (each parameter at its low end or first choice) "
+                        f"is invalid: {whole.problem}", whole.fix) from None
