@@ -132,6 +132,62 @@ def _system_tables(eff) -> list[str]:
     return lines
 
 
+
+#: Held-out end-to-end check of small-batch tensor parallelism (issue 18 part 4): QwQ-32B BF16 on
+#: A100 80GB SXM, static batch, 1 input / 200 output tokens, TP2 -> TP8 decode speed-up.
+TP_SCALING_MEASURED = {1: 1.74, 16: 1.44}
+
+
+def tp_scaling_section() -> list[str]:
+    """The QwQ-32B / A100 TP2 -> TP8 speed-up, model against measurement, and what it would take."""
+    from jalapeno.cost.collectives import collective_time
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.serve.point import serve_at_concurrency
+    from jalapeno.specs.catalog import load_model
+    from jalapeno.specs.formats import get_precision
+    from jalapeno.specs.workload import Workload
+
+    model, pricer = load_model("qwq-32b"), load_pricer("a100-sxm")
+    wl = Workload("1/200", 1, 200, 1.0)
+    tpot = {}
+    for tp in (2, 8):
+        r = serve_at_concurrency(model, pricer, Deployment(get_precision("bf16"), Pool(Layout(tp=tp))), wl, [1.0, 16.0])
+        tpot[tp] = dict(zip((1, 16), (float(x) for x in r.tpot_s)))
+    calls = 2 * model.num_layers  # attention and FFN all-reduce per layer
+    lines = ["## Small-batch tensor parallelism (held-out end-to-end check)", "",
+             "QwQ-32B (Qwen2, BF16) on `a100-sxm`, static batch, 1 input / 200 output tokens: decode TPOT at",
+             "TP2 and TP8 and the speed-up, against the measured 1.74x (batch 1) and 1.44x (batch 16) (issue 18",
+             "part 4; never fitted). `python benchmarks/bench_tp_scaling.py` prints the same.", "",
+             ("| batch | TPOT TP2 | TPOT TP8 | model speed-up | measured | all-reduce TP2 / TP8 (engine kernel) | "
+              "NCCL ring TP2 / TP8 | speed-up with NCCL ring | extra per TP8 all-reduce to match |"),
+             "|---|---|---|---|---|---|---|---|---|"]
+    system, eff = pricer.system, pricer.efficiency
+    for b in (1, 16):
+        m = np.array([b * model.hidden_size * 2.0])
+        ar = {g: float(collective_time("all_reduce", g, m, system, eff).time_s[0]) for g in (2, 8)}
+        ring = {g: float(collective_time("all_reduce", g, m, system, eff, algorithms=("ring",)).time_s[0])
+                for g in (2, 8)}
+        s = tpot[2][b] / tpot[8][b]
+        s_ring = (tpot[2][b] + calls * (ring[2] - ar[2])) / (tpot[8][b] + calls * (ring[8] - ar[8]))
+        need = tpot[2][b] / TP_SCALING_MEASURED[b] - tpot[8][b]
+        lines.append(f"| {b} | {tpot[2][b] * 1e3:.2f} ms | {tpot[8][b] * 1e3:.2f} ms | {s:.2f}x | "
+                     f"{TP_SCALING_MEASURED[b]:.2f}x | {ar[2] * 1e6:.1f} / {ar[8] * 1e6:.1f} us | "
+                     f"{ring[2] * 1e6:.1f} / {ring[8] * 1e6:.1f} us | {s_ring:.2f}x | {need / calls * 1e6:+.0f} us |")
+    lines += ["", "Reading: the TP all-reduce of decode is latency-bound (10-160 KB). Priced as the engines'",
+              "one-/two-shot kernels (the per-system custom ramp; A100 has no table, so the H100-fitted",
+              "default) it costs 6-10 us, and TP8 keeps a 2.5-2.6x speed-up. An engine that runs NCCL's ring",
+              "instead (no custom all-reduce, 2(g-1) hops at NCCL's ramp) pays 13-43 us per call: that alone",
+              "brings the speed-up to about 2.0x / 1.8x and reproduces the drop with batch, but matching the",
+              "measurement still needs 33-53 us more per TP8 all-reduce than the engine kernel (last column),",
+              "4-7 ms per step. The rest is a per-step cost that does not shrink with TP (host-side launch and",
+              "scheduling of the measured engine, e.g. no CUDA graphs), which belongs to the engine's",
+              "fixed-cost profile (issue 18 part 2), not to the collective model. Which all-reduce the",
+              "measured engine ran is not stated, so neither is fitted. Before this change the model gave",
+              "2.62x / 2.55x.", ""]
+    return lines
+
+
 def main() -> None:
     rows = []
     h100 = load_pricer("h100")
@@ -201,6 +257,7 @@ def main() -> None:
         "",
     ]
     lines += efficiency_section()
+    lines += tp_scaling_section()
     OUT.write_text("\n".join(lines) + "\n")
     for r in rows:
         print(" | ".join(r))

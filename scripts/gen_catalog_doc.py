@@ -35,6 +35,7 @@ SYSTEM_KEYS = {
     "power": ("table", "see `[power]`"),
     "cost": ("table", "see `[cost]`"),
     "host": ("table", "optional host-CPU-to-chip path, see `[host]`"),
+    "kv_tiers": ("table", "optional KV-cache tiers below HBM (host memory, local drives, remote), specs/kv_tiers.py"),
     "die": ("table", "optional slices and on-die network of the chip (the sliced pricer, docs/chip.md), see `[die]`; absent = one slice"),
     "efficiency": ("table of numbers/strings", "optional per-system overrides of the software efficiency factors (docs/model.md); plain numbers, not sourced tables; GEMM and routed-expert kernel parameters go in per-format sub-tables, e.g. `[efficiency.gemm.fp8]` `peak_fraction = 0.6`, `[efficiency.moe.fp4]` `hbm_fraction = 0.7` (formats bf16, fp8, fp4; bf16 also serves formats without their own)"),
 }
