@@ -132,6 +132,7 @@ class PointRecord(_Record):
     system: str
     deployment: Deployment
     config: str
+    output_throughput_per_decode_chip: float
 
     @classmethod
     def from_points(cls, points: ServingPoints, i: int, dep: Deployment, system: System,
@@ -156,6 +157,11 @@ def _point_fields(points: ServingPoints, i: int, dep: Deployment, system: System
     for k in ("bound", "bound_level", "limit", "reason"):
         rec[k] = str(rec[k])
     rec["feasible"] = bool(rec["feasible"])
+    # output tokens per second per decode chip (InferenceX's output_tput_per_gpu when disaggregated):
+    # the same output over the decode pool's chips only; equal to the per-chip figure when aggregated
+    rec["output_throughput_per_decode_chip"] = (float(p["output_throughput_per_chip"]) * float(p["chips"])
+                                                / dep.decode.chips if dep.prefill is not None
+                                                else float(p["output_throughput_per_chip"]))
     t = np.array([p["throughput_per_chip"]])
     ec = energy_and_cost(t, system, convention)
     rec.update({

@@ -43,6 +43,7 @@ def _register() -> None:
         audit_cmds,
         catalog_cmds,
         collective_cmd,
+        plan_cmd,
         report_cmd,
         serving_cmds,
         simulate_cmd,
@@ -63,6 +64,7 @@ def _register() -> None:
     from jalapeno.cli import explore_cmd
 
     explore_cmd.register(app)
+    app.command("plan")(plan_cmd.plan)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,128 @@
+"""Capacity planning (``jalapeno plan``): how many chips serve a token-rate target at a per-user speed.
+
+From a system's frontier (analysis/comparison.system_frontier) the plan picks the point with the
+highest throughput per chip at or above ``min_interactivity`` (the operating-tier rule of
+docs/metrics.md §6), then:
+
+    instances = ceil(target_tok_per_s / (throughput_per_chip × chips_per_instance))
+    chips     = instances × chips_per_instance
+    <level>s  = ceil(chips / chips of that level)      for each packaging level (tray, node, rack)
+    power_w   = chips × power per chip                  under each convention (power_cost.py)
+    usd/hour  = chips × $/chip-hour
+
+``target_kind`` says which tokens the target counts: ``total`` (input + output, InferenceX's
+``tput_per_gpu``) or ``output`` (output tokens only). Throughput per chip counts every chip of
+the deployment, prefill pools included. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
+from jalapeno.analysis.records import FrontierRecord, PointRecord
+from jalapeno.errors import InfeasibleDeployment, SpecError
+from jalapeno.specs.hardware import System
+
+TARGET_KINDS = ("output", "total")
+
+
+@dataclass(frozen=True)
+class CapacityPlan:
+    """A capacity plan and the numbers behind it (SI units; ``*_w`` watts).
+
+    Attributes:
+        point: the frontier point the fleet runs at.
+        tok_per_s_per_chip: its throughput per chip of the target's kind.
+        chips_per_instance: chips of one deployment (prefill + decode pools).
+        instances: deployments needed; chips: instances × chips_per_instance.
+        packaging: (level name, chips per level, count) per packaging level, innermost first.
+        power_w: convention → (power per chip W, its label, fleet power W).
+        usd_per_hour: fleet $/hour; delivered_tok_per_s: what the fleet serves (≥ the target).
+    """
+
+    system: str
+    target_tok_per_s: float
+    target_kind: str
+    min_interactivity: float
+    point: PointRecord
+    tok_per_s_per_chip: float
+    chips_per_instance: int
+    instances: int
+    chips: int
+    packaging: tuple[tuple[str, int, int], ...]
+    power_w: dict
+    usd_per_chip_hour: float
+    usd_per_hour: float
+    delivered_tok_per_s: float
+
+    def arithmetic(self) -> list[str]:
+        """The plan's arithmetic, one line per step (what ``jalapeno plan`` prints)."""
+        p, k = self.point, self.target_kind
+        per_inst = self.tok_per_s_per_chip * self.chips_per_instance
+        lines = [
+            f"operating point: the highest {k} throughput per chip at >= {self.min_interactivity:g} tok/s/user: "
+            f"{self.tok_per_s_per_chip:,.1f} tok/s/chip at {p.interactivity:.1f} tok/s/user "
+            f"(TTFT {p.ttft_s * 1e3:,.0f} ms, TPOT {p.tpot_s * 1e3:.1f} ms, bound {p.bound})",
+            f"one instance: {self.tok_per_s_per_chip:,.1f} tok/s/chip x {self.chips_per_instance} chips "
+            f"= {per_inst:,.0f} tok/s",
+            f"instances: ceil({self.target_tok_per_s:,.0f} / {per_inst:,.0f}) = {self.instances}",
+            f"chips: {self.instances} x {self.chips_per_instance} = {self.chips:,}",
+        ]
+        for name, size, n in self.packaging:
+            lines.append(f"{name}s: ceil({self.chips:,} / {size}) = {n:,}")
+        for c, (w, label, total) in self.power_w.items():
+            lines.append(f"power ({c}: {label}): {self.chips:,} x {w:,.0f} W = {total / 1e3:,.1f} kW")
+        lines.append(f"cost: {self.chips:,} x ${self.usd_per_chip_hour:.2f}/chip-hour = ${self.usd_per_hour:,.2f}/hour")
+        lines.append(f"delivered: {self.chips:,} x {self.tok_per_s_per_chip:,.1f} = {self.delivered_tok_per_s:,.0f} "
+                     f"tok/s ({self.target_kind}) >= target {self.target_tok_per_s:,.0f}")
+        return lines
+
+
+def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: float, target_kind: str = "output",
+                  min_interactivity: float = 0.0) -> CapacityPlan:
+    """The smallest fleet of one deployment that serves ``target_tok_per_s`` at ``min_interactivity``.
+
+    Args:
+        frontier: the system's frontier (points by interactivity).
+        system: the system (packaging levels, power, $/chip-hour).
+        target_tok_per_s: tokens per second the fleet must serve (> 0).
+        target_kind: ``output`` or ``total`` (input + output).
+        min_interactivity: per-user speed floor, tok/s/user (>= 0).
+
+    Raises:
+        SpecError: a non-positive target, an unknown kind, a negative floor.
+        InfeasibleDeployment: no frontier point reaches the floor (names the fastest one).
+    """
+    if not (target_tok_per_s > 0 and math.isfinite(target_tok_per_s)):
+        raise SpecError("--target", f"must be a positive number of tokens/s, got {target_tok_per_s}",
+                        "write e.g. --target 1e6")
+    if target_kind not in TARGET_KINDS:
+        raise SpecError("--target-kind", f"unknown kind {target_kind!r}", "use output or total")
+    if not (min_interactivity >= 0 and math.isfinite(min_interactivity)):
+        raise SpecError("--min-interactivity", f"must be >= 0 tok/s/user, got {min_interactivity}",
+                        "write e.g. --min-interactivity 50")
+    ok = [p for p in frontier.frontier if p.feasible and p.interactivity >= min_interactivity]
+    if not ok:
+        fastest = max((p.interactivity for p in frontier.frontier), default=0.0)
+        raise InfeasibleDeployment("--min-interactivity", f"{system.name} reaches at most {fastest:.1f} tok/s/user "
+                                   f"on this workload, below {min_interactivity:g}",
+                                   "lower --min-interactivity or plan on a faster system")
+
+    def rate(p: PointRecord) -> float:
+        return p.output_throughput_per_chip if target_kind == "output" else p.throughput_per_chip
+
+    best = max(ok, key=rate)
+    per_chip = rate(best)
+    per_inst_chips = int(round(best.deployment.chips))
+    instances = math.ceil(target_tok_per_s / (per_chip * per_inst_chips))
+    chips = instances * per_inst_chips
+    packaging = tuple((lv.name, lv.chips, math.ceil(chips / lv.chips)) for lv in system.levels[:-1])
+    power = {}
+    for c in CONVENTIONS:
+        w, label = power_w_per_chip(system, c)
+        power[c] = (w, label, chips * w)
+    return CapacityPlan(system.name, float(target_tok_per_s), target_kind, float(min_interactivity), best, per_chip,
+                        per_inst_chips, instances, chips, packaging, power, system.usd_per_chip_hour,
+                        chips * system.usd_per_chip_hour, chips * per_chip)

@@ -1,0 +1,63 @@
+"""``jalapeno plan``: capacity planning on one system, with the arithmetic shown."""
+
+from __future__ import annotations
+
+import typer
+from jalapeno.cli.common import console, print_json
+from jalapeno.cli.system_opts import SET_OPTION, system_pricer
+
+
+def plan(
+    system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
+    model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
+    workload: str = typer.Option(None, "--workload", "-w", help="1k1k, 8k1k (default) or 1k8k."),
+    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
+    osl: int = typer.Option(None, "--osl", help="Output length."),
+    precision: str = typer.Option(None, "--precision", "-p",
+                                  help="Precision preset (default: every preset the chip runs natively)."),
+    target: float = typer.Option(..., "--target", help="Tokens per second the fleet must serve, e.g. 1e6."),
+    target_kind: str = typer.Option("output", "--target-kind",
+                                    help="What the target counts: output (output tokens) or total (input + output)."),
+    min_interactivity: float = typer.Option(0.0, "--min-interactivity",
+                                            help="Per-user speed floor, tok/s/user (0 = none: peak throughput)."),
+    serving: str = typer.Option("both", "--serving", help="agg, disagg or both."),
+    efficiency: str = typer.Option("calibrated", "--efficiency",
+                                   help="Efficiency set: calibrated (default), low, high or spec."),
+    sets: list[str] = SET_OPTION,
+    json_out: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
+) -> None:
+    """Chips, racks/nodes, power (each convention), $/hour and the deployment that serve a token
+    rate at a per-user speed, with the arithmetic shown."""
+    from jalapeno.analysis.capacity import plan_capacity
+    from jalapeno.analysis.comparison import system_frontier
+    from jalapeno.cli.common import resolve_precision
+    from jalapeno.cli.serving_cmds import _options, _setup
+    from jalapeno.deploy.engines import available_precisions
+    from jalapeno.errors import SpecError
+
+    if serving not in ("agg", "disagg", "both"):
+        raise SpecError("--serving", f"unknown mode {serving!r}", "use agg, disagg or both")
+    m, wl, prec = _setup(model, workload, isl, osl, precision)
+    pr = system_pricer(system, efficiency, sets)
+    s = pr.system
+    precs = None if precision is not None else [
+        resolve_precision(m, q).name for q in available_precisions(m.name, m.default_precision, s.chip.formats, m,
+                                                                   s.chip)]
+    sf = system_frontier(m, pr, wl, None if precs else prec, _options(serving, None, None, None), precisions=precs)
+    cp = plan_capacity(sf.record(), s, target, target_kind, min_interactivity)
+    if json_out:
+        p = cp.point
+        print_json({"system": s.name, "model": m.name, "workload": wl.as_dict(), "target_tok_per_s": target,
+                    "target_kind": target_kind, "min_interactivity": min_interactivity,
+                    "deployment": p.deployment.as_dict(), "point": p.as_dict(),
+                    "tok_per_s_per_chip": cp.tok_per_s_per_chip, "instances": cp.instances, "chips": cp.chips,
+                    "packaging": {name: n for name, _, n in cp.packaging},
+                    "power_kw": {c: v[2] / 1e3 for c, v in cp.power_w.items()},
+                    "usd_per_hour": cp.usd_per_hour, "delivered_tok_per_s": cp.delivered_tok_per_s,
+                    "arithmetic": cp.arithmetic()})
+        return
+    console.print(f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · target {target:,.0f} "
+                  f"{target_kind} tok/s at >= {min_interactivity:g} tok/s/user")  # console markup is off
+    console.print(f"deployment: {cp.point.deployment.label} ({cp.chips_per_instance} chips per instance)")
+    for line in cp.arithmetic():
+        console.print("  " + line, soft_wrap=True)

@@ -1,0 +1,70 @@
+"""Capacity planning (analysis/capacity.py, ``jalapeno plan``).
+
+Expected values by hand: GB200 NVL72 is 72 GPUs per rack, 1,200 W TDP, 2.10 kW all-in per GPU
+and $2.21 per GPU-hour (InferenceX's figures, DESIGN.md §3); the plan must meet the target, and
+one instance fewer must not; its point must be the best of the frontier above the floor
+(checked by brute force over the frontier).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from cli_runner import check_error, run
+
+from jalapeno.analysis.capacity import plan_capacity
+from jalapeno.analysis.comparison import system_frontier
+from jalapeno.analysis.sweep import SweepOptions
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.errors import InfeasibleDeployment, SpecError
+from jalapeno.specs.catalog import load_model
+from jalapeno.specs.formats import get_precision
+from jalapeno.specs.workload import get_workload
+
+
+@pytest.fixture(scope="module")
+def gb200():
+    pr = load_pricer("gb200-nvl72")
+    sf = system_frontier(load_model("deepseek-r1"), pr, get_workload("1k1k"), get_precision("fp8"),
+                         SweepOptions(serving="agg"))
+    return sf.record(), pr.system
+
+
+@pytest.mark.parametrize("kind", ["output", "total"])
+def test_plan_meets_the_target_with_the_fewest_instances(gb200, kind):
+    fr, s = gb200
+    cp = plan_capacity(fr, s, 1e6, kind, 30.0)
+    rate = (lambda p: p.output_throughput_per_chip) if kind == "output" else (lambda p: p.throughput_per_chip)
+    above = [p for p in fr.frontier if p.interactivity >= 30.0]
+    assert cp.point.interactivity >= 30.0 and rate(cp.point) == max(rate(p) for p in above)
+    k = cp.chips_per_instance
+    assert cp.chips == cp.instances * k
+    assert cp.chips * rate(cp.point) >= 1e6 > (cp.instances - 1) * k * rate(cp.point)
+    assert cp.packaging == (("rack", 72, math.ceil(cp.chips / 72)),)
+    assert cp.power_w["chip"][2] == pytest.approx(cp.chips * 1200)
+    assert cp.power_w["all-in"][2] == pytest.approx(cp.chips * 2100)
+    assert cp.usd_per_hour == pytest.approx(cp.chips * 2.21)
+    text = "\n".join(cp.arithmetic())
+    assert f"= {cp.chips:,}" in text and "racks: ceil(" in text
+
+
+def test_plan_refuses_bad_inputs(gb200):
+    fr, s = gb200
+    with pytest.raises(SpecError, match="--target"):
+        plan_capacity(fr, s, 0.0)
+    with pytest.raises(SpecError, match="--target-kind"):
+        plan_capacity(fr, s, 1e6, "input")
+    with pytest.raises(InfeasibleDeployment, match="reaches at most"):
+        plan_capacity(fr, s, 1e6, "output", 1e5)
+
+
+def test_plan_cli(capsys):
+    code, out, err = run(capsys, "plan", "--system", "b200", "-w", "1k1k", "-p", "fp8", "--serving", "agg",
+                         "--target", "1e5", "--target-kind", "total", "--min-interactivity", "20")
+    assert code == 0, err
+    assert "nodes: ceil(" in out and "power (all-in" in out and "$1.95/chip-hour" in out and "deployment: agg" in out
+    check_error(*run(capsys, "plan", "--system", "b200", "--target", "1e5", "--target-kind", "input"),
+                "--target-kind", "output or total")
+    check_error(*run(capsys, "plan", "--system", "b200", "-p", "fp8", "--serving", "agg", "--target", "1e5",
+                     "--min-interactivity", "100000"), "--min-interactivity")
