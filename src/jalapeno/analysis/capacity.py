@@ -62,11 +62,11 @@ class CapacityPlan:
         p, k = self.point, self.target_kind
         per_inst = self.tok_per_s_per_chip * self.chips_per_instance
         lines = [
-            f"operating point: the highest {k} throughput per chip at >= {self.min_interactivity:g} tok/s/user: "
-            f"{self.tok_per_s_per_chip:,.1f} tok/s/chip at {p.interactivity:.1f} tok/s/user "
-            f"(TTFT {p.ttft_s * 1e3:,.0f} ms, TPOT {p.tpot_s * 1e3:.1f} ms, bound {p.bound})",
-            f"one instance: {self.tok_per_s_per_chip:,.1f} tok/s/chip x {self.chips_per_instance} chips "
-            f"= {per_inst:,.0f} tok/s",
+            (f"operating point: the highest {k} throughput per chip at >= {self.min_interactivity:g} tok/s/user: "
+             f"{self.tok_per_s_per_chip:,.1f} tok/s/chip at {p.interactivity:.1f} tok/s/user "
+             f"(TTFT {p.ttft_s * 1e3:,.0f} ms, TPOT {p.tpot_s * 1e3:.1f} ms, bound {p.bound})"),
+            (f"one instance: {self.tok_per_s_per_chip:,.1f} tok/s/chip x {self.chips_per_instance} chips "
+             f"= {per_inst:,.0f} tok/s"),
             f"instances: ceil({self.target_tok_per_s:,.0f} / {per_inst:,.0f}) = {self.instances}",
             f"chips: {self.instances} x {self.chips_per_instance} = {self.chips:,}",
         ]
@@ -115,7 +115,7 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
 
     best = max(ok, key=rate)
     per_chip = rate(best)
-    per_inst_chips = int(round(best.deployment.chips))
+    per_inst_chips = best.deployment.chips
     instances = math.ceil(target_tok_per_s / (per_chip * per_inst_chips))
     chips = instances * per_inst_chips
     packaging = tuple((lv.name, lv.chips, math.ceil(chips / lv.chips)) for lv in system.levels[:-1])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+
 from jalapeno.cli.common import console, print_json
 from jalapeno.cli.system_opts import SET_OPTION, system_pricer
 

@@ -148,8 +148,9 @@ def point_table(p: PointRecord, title: str) -> Table:
         ("feasible", str(p.feasible) + (f" — {p.reason}" if p.reason else "")),
         ("throughput per chip (in+out)", f"{_f(p.throughput_per_chip, ',.1f')} tok/s"),
         ("output throughput per chip", f"{_f(p.output_throughput_per_chip, ',.1f')} tok/s"),
-        *([("output throughput per decode chip", f"{_f(p.output_throughput_per_decode_chip, ',.1f')} tok/s "
-             "(InferenceX's output_tput_per_gpu when disaggregated)")] if p.deployment.prefill is not None else []),
+        *([("output throughput per decode chip", (f"{_f(p.output_throughput_per_decode_chip, ',.1f')} tok/s "
+                                                   "(InferenceX's output_tput_per_gpu when disaggregated)"))]
+          if p.deployment.prefill is not None else []),
         ("interactivity", f"{_f(p.interactivity, '.1f')} tok/s/user"),
         ("TTFT mean / p99", f"{_f(p.ttft_s * 1e3, '.0f')} / {_f(p.ttft_p99_s * 1e3, '.0f')} ms"),
         ("TPOT", f"{_f(p.tpot_s * 1e3, '.2f')} ms"),
