@@ -34,7 +34,7 @@ _API = {
     "predict_point": "jalapeno.analysis.prediction", "run_validation": "jalapeno.fit.validation_run",
     "PointRecord": "jalapeno.analysis.records", "PredictionRecord": "jalapeno.analysis.records",
     "FrontierRecord": "jalapeno.analysis.records", "ComparisonRecord": "jalapeno.analysis.records",
-    "JalapenoError": "jalapeno.errors",
+    "JalapenoError": "jalapeno.errors", "plan_capacity": "jalapeno.analysis.capacity",
 }
 __all__ = sorted(_API) + ["__version__"]
 

@@ -56,6 +56,10 @@ class SystemFrontier:
         dep = self.sweep.deployments[int(self.sweep.dep_index[i])]
         return PointRecord.from_points(self.sweep.points, i, dep, self.system, self.convention)
 
+    def to_frame(self):
+        """The frontier points, one row each (:meth:`FrontierRecord.to_frame`)."""
+        return self.record().to_frame()
+
     def record(self, headline: Headline | None = None) -> FrontierRecord:
         """The frontier points as a record (with ``headline``, as a comparison carries it)."""
         s = self.sweep
@@ -154,6 +158,25 @@ class Comparison:
     options: dict = field(default_factory=dict)
     #: system → {"low", "high"} FrontierRecords of its efficiency band (``bands=``; None = the calibrated one)
     band_frontiers: dict = field(default_factory=dict)
+
+    def to_frame(self):
+        """Every system's frontier points, one row each (``system`` tells them apart):
+        :meth:`ComparisonRecord.to_frame` of :meth:`record`."""
+        return self.record().to_frame()
+
+    def ratios_frame(self):
+        """One row per system and iso-interactivity value: the ratio to the baseline in throughput
+        per chip and per kW, with the flags (``at_frontier_end``, each frontier's status)."""
+        import pandas as pd
+
+        rows = []
+        for n, c in self.comparisons.items():
+            for rt, rk in zip(c.iso_interactivity["throughput_per_chip"], c.iso_interactivity["tok_s_per_kw"]):
+                rows.append({"system": n, "vs": c.vs, "interactivity": rt["x"], "ratio_per_chip": rt["ratio"],
+                             "ratio_per_kw": rk["ratio"], "at_frontier_end": bool(rt["at_frontier_end"]),
+                             "status": rt["status_a"], "status_baseline": rt["status_b"],
+                             "peak_ratio_per_chip": c.peak_ratio["throughput_per_chip"]})
+        return pd.DataFrame(rows)
 
     def record(self) -> ComparisonRecord:
         """The comparison as a record (analysis/records.py): frontiers, headlines, ratios."""

@@ -202,6 +202,66 @@ class StepCost:
             "hidden_comm_s": float(self.hidden_comm_s[i]) if self.hidden_comm_s is not None else 0.0,
         }
 
+    # ---- notebook views: scalars of one point, a frame of all, a short repr -------------------
+    @property
+    def n(self) -> int:
+        """Number of batch points N the arrays hold."""
+        return int(self.step_time_s.shape[0])
+
+    def _one(self, i: int | None) -> int:
+        if i is None:
+            if self.n != 1:
+                raise SpecError("i", f"this step cost holds {self.n} points",
+                                "pass the point's index, e.g. .time_s(0), or use .to_frame()")
+            return 0
+        if not -self.n <= i < self.n:
+            raise SpecError("i", f"index {i} is outside the {self.n} points", f"pass 0 ... {self.n - 1}")
+        return i
+
+    def time_s(self, i: int | None = None) -> float:
+        """Step latency of point ``i`` in seconds (``i`` may be left out when N = 1).
+
+        Raises:
+            SpecError: ``i`` left out with N > 1, or out of range.
+        """
+        return float(self.step_time_s[self._one(i)])
+
+    def bound_of(self, i: int | None = None) -> str:
+        """Binding constraint of point ``i`` (compute, hbm_bandwidth, scale_up_link, ...)."""
+        return str(self.bound[self._one(i)])
+
+    def flop(self, i: int | None = None) -> float:
+        """FLOPs per chip of point ``i`` (all ops)."""
+        return float(self.ops.flop[:, self._one(i)].sum())
+
+    def hbm_bytes(self, i: int | None = None) -> float:
+        """HBM bytes per chip of point ``i``: weights + KV cache + activations."""
+        j = self._one(i)
+        return float(self.ops.weight_bytes[:, j].sum() + self.ops.kv_bytes[:, j].sum() + self.ops.act_bytes[:, j].sum())
+
+    def to_frame(self):
+        """One row per point: :meth:`summary`'s scalars (attribution as ``attribution_<bound>_s``,
+        memory as ``memory_<part>``; the layout as its label)."""
+        import pandas as pd
+
+        rows = []
+        for i in range(self.n):
+            d = self.summary(i)
+            row = {k: v for k, v in d.items() if not isinstance(v, dict)}
+            row["layout"] = self.layout.label
+            row.update({f"attribution_{k}_s": v for k, v in d["attribution_s"].items()})
+            row.update({f"memory_{k}": v for k, v in d["memory"].items()})
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def __repr__(self) -> str:
+        t = self.step_time_s * 1e3
+        head = f"StepCost({self.model} on {self.system}, {self.layout.label}, {self.precision}"
+        if self.n == 1:
+            return (f"{head}: step {t[0]:.3g} ms, {self.bound[0]}-bound x{self.bound_margin[0]:.2g}"
+                    f"{'' if self.feasible[0] else ', infeasible: ' + str(self.reason[0])})")
+        return f"{head}: {self.n} points, step {t.min():.3g}-{t.max():.3g} ms)"
+
 
 def rank_bounds(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Binding constraint and margin from attributed times ``stack`` (len(BOUNDS), N).
