@@ -92,7 +92,7 @@ def frontier_figure(result: ComparisonRecord, bands: Mapping[str, Mapping] | Non
         fig.add_annotation(x=_log10(floor), y=0.01, xref="x", yref="y domain", text=_esc(f" {tier} ≥ {floor:g}"),
                            showarrow=False, xanchor="left", yanchor="bottom", font={"size": 10, "color": "#555"})
     if bands:
-        fig.add_annotation(x=0, y=-0.3, xref="paper", yref="paper", showarrow=False, xanchor="left",
+        fig.add_annotation(x=0, y=-0.4, xref="paper", yref="paper", showarrow=False, xanchor="left",
                            text="shaded: the system's efficiency band (frontiers under its low and high efficiency sets)",
                            font={"size": 11, "color": "#555"})
     for col in (1, 2, 3):
@@ -101,7 +101,7 @@ def frontier_figure(result: ComparisonRecord, bands: Mapping[str, Mapping] | Non
     wl = result.workload
     fig.update_layout(title=_esc(f"{result.model} · ISL {wl.isl} / OSL {wl.osl} · {result.precision}"
                                  f" · baseline {result.baseline}"), height=560, autosize=True,
-                      hovermode="closest", margin={"l": 60, "r": 20, "t": 90, "b": 110},
+                      hovermode="closest", margin={"l": 60, "r": 20, "t": 90, "b": 150},
                       legend={"orientation": "h", "x": 0, "y": -0.22, "xanchor": "left"})
     return fig
 

@@ -3,7 +3,7 @@ running and waiting requests and KV-cache occupancy.
 
 Every axis is titled with its unit; KV occupancy is drawn as a percentage of the KV capacity
 on a 0-100% axis (a fraction of a per-cent stays visibly small rather than filling the panel).
-The legend sits under the plots, horizontal, and the page fills the browser window.
+The legend sits above the plots, horizontal, and the page fills the browser window.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ def simulation_figure(result):
     c = result.config
     fig.update_layout(title=_esc(f"{c.get('model')} on {c.get('system')} · "
                                  f"{c.get('deployment', {}).get('label', '')}"),
-                      height=820, autosize=True, margin={"l": 70, "r": 20, "t": 80, "b": 90},
-                      legend={"orientation": "h", "x": 0, "y": -0.12, "xanchor": "left"})
+                      height=820, autosize=True, margin={"l": 70, "r": 20, "t": 100, "b": 70},
+                      legend={"orientation": "h", "x": 1, "y": 1.04, "xanchor": "right", "yanchor": "bottom"})
     return fig
 
 
