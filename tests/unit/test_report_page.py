@@ -108,3 +108,25 @@ def test_report_cli_errors(capsys, tmp_path):
     check_error(*run(capsys, "report", "--serving", "fast", "-o", str(tmp_path / "r.html")), "--serving")
     check_error(*run(capsys, "report", "--systems", "jalapeno", "--serving", "agg", "--measured",
                      str(tmp_path / "none.csv"), "-o", str(tmp_path / "r.html")), "--measured", "not found")
+
+
+def test_tier_cells_name_their_deployments(comparison):
+    """Defect 6: a tier interpolated between two frontier points looked like one deployment's."""
+    from jalapeno.report.tables import tier_deployments
+
+    res, _ = comparison
+    rec = res.record()
+    seen = set()
+    for name, c in rec.comparisons.items():
+        pts = rec.systems[name].frontier
+        for t, v in c.tiers.items():
+            text = tier_deployments(v, pts)
+            seen.add(v["status"])
+            if v["status"] == "interpolated":
+                f = v["floor_tok_per_s_per_user"]
+                below = [p for p in pts if p.interactivity < f][-1].deployment.label
+                above = [p for p in pts if p.interactivity >= f][0].deployment.label
+                assert text == f"interpolated between {below} and {above}"
+            elif v["status"] != "unreachable":
+                assert text == pts[v["frontier_index"]].deployment.label
+    assert "at_point" in seen

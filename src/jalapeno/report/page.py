@@ -29,6 +29,7 @@ from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.errors import SpecError
 from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.html import _esc, hover_text
+from jalapeno.report.tables import tier_deployments
 
 if TYPE_CHECKING:
     from jalapeno.analysis.records import ComparisonRecord, PointRecord
@@ -146,7 +147,8 @@ def tables_html(rec: ComparisonRecord) -> str:
             _table(["system", "peak", "max tok/s/user"] + [f"@{x:g} tok/s/user" for x in xs], rows, "ratios")]
     tiers = list(first.tiers)
     trows = [[e(n)] + [("unreachable" if c.tiers[t]["status"] == "unreachable" else
-                        f"{_fmt(c.tiers[t]['throughput'], ',.0f')} @ {_fmt(c.tiers[t]['interactivity'], '.0f')}")
+                        f"{_fmt(c.tiers[t]['throughput'], ',.0f')} @ {_fmt(c.tiers[t]['interactivity'], '.0f')}"
+                        f"<br><small>{e(tier_deployments(c.tiers[t], rec.systems[n].frontier))}</small>")
                        for t in tiers] for n, c in rec.comparisons.items()]
     heads = [t + (f" (≥ {first.tiers[t]['floor_tok_per_s_per_user']:g} tok/s/user)"
                   if first.tiers[t].get("floor_tok_per_s_per_user") else " (peak)") for t in tiers]

@@ -100,7 +100,9 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
     ratios.caption = ("(at frontier end): within 10% of a frontier's last point or in its tail below 10% of its "
                       "peak, where ratios swing; (below a frontier's start): slower than its first point; "
                       "unreachable (who): that frontier never reaches the speed")
-    tiers = Table(title="operating tiers: best throughput per chip at or above a per-user speed floor")
+    tiers = Table(title="operating tiers: best throughput per chip at or above a per-user speed floor",
+                  caption="interpolated: the floor falls between two frontier points (log-log), run by the two "
+                          "deployments named")
     tiers.add_column("system", no_wrap=True, min_width=16)
     tier_names = list(first.tiers)
     for t in tier_names:
@@ -113,7 +115,8 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
             if v["status"] == "unreachable":
                 cells.append("unreachable")
             else:
-                cells.append(f"{_f(v['throughput'], ',.0f')} @ {_f(v['interactivity'], '.0f')}")
+                cells.append(f"{_f(v['throughput'], ',.0f')} @ {_f(v['interactivity'], '.0f')}: "
+                             + tier_deployments(v, d.systems[name].frontier))
         tiers.add_row(name, *cells)
     sets = "efficiency sets: " + "; ".join(f"{n}: {efficiency_label(s.headline.efficiency_source)}"
                                            for n, s in d.systems.items())
@@ -122,6 +125,21 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
         head.caption += ("\n(low-high): the system's efficiency band; only systems with borrowed efficiencies "
                          "carry one")
     return [head, ratios, tiers]
+
+
+def tier_deployments(tier: dict, frontier: Sequence[PointRecord]) -> str:
+    """The deployment behind an operating tier (analysis/compare.tiers): the frontier point's, or,
+    where the tier is interpolated at its floor, "interpolated between A and B" (the frontier
+    points either side of the floor, by interactivity)."""
+    i = tier.get("frontier_index")
+    if i is not None and 0 <= i < len(frontier):
+        return frontier[i].deployment.label
+    floor = tier.get("floor_tok_per_s_per_user")
+    if tier.get("status") == "interpolated" and floor is not None:
+        j = next((k for k, p in enumerate(frontier) if p.interactivity >= floor), None)
+        if j is not None and j > 0:
+            return f"interpolated between {frontier[j - 1].deployment.label} and {frontier[j].deployment.label}"
+    return "interpolated"
 
 
 def frontier_table(points: Sequence[PointRecord], title: str) -> Table:
