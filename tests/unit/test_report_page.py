@@ -119,13 +119,13 @@ def test_tier_cells_name_their_deployments(comparison):
     seen = set()
     for name, c in rec.comparisons.items():
         pts = rec.systems[name].frontier
-        for t, v in c.tiers.items():
+        for v in c.tiers.values():
             text = tier_deployments(v, pts)
             seen.add(v["status"])
             if v["status"] == "interpolated":
                 f = v["floor_tok_per_s_per_user"]
                 below = [p for p in pts if p.interactivity < f][-1].deployment.label
-                above = [p for p in pts if p.interactivity >= f][0].deployment.label
+                above = next(p for p in pts if p.interactivity >= f).deployment.label
                 assert text == f"interpolated between {below} and {above}"
             elif v["status"] != "unreachable":
                 assert text == pts[v["frontier_index"]].deployment.label
