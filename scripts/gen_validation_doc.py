@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from validation_group_sections import group_sections
+from validation_mlperf_section import mlperf_section
 from validation_kernel_sections import fp4_blackwell_ultra_section, kernel_crosscheck_section
 
 from jalapeno.fit.validation_run import (
@@ -249,6 +250,7 @@ def main() -> None:
         "",
         *_group_table(cal["summary"], "inferencex"),
         "",
+        *mlperf_section(),
     ]
     if "aiconfigurator" in cal["overall"]:
         lines += ["## aiconfigurator end-to-end rows, per system / model / mode (calibrated)", "",

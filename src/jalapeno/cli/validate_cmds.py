@@ -57,6 +57,9 @@ def validate(
     aiconfigurator: bool = typer.Option(True, "--aiconfigurator/--no-aiconfigurator",
                                         help="Include aiconfigurator's end-to-end rows when the package is installed."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    mlperf: bool = typer.Option(False, "--mlperf/--no-mlperf",
+                                help="Also predict the shipped MLPerf Inference v5.1 results (their own source; "
+                                     "lengths assumed per benchmark, fit/mlperf.py)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     html: str = typer.Option(None, "--html", help="Parity plot (predicted vs measured) HTML."),
     out: str = typer.Option(None, "--out", "-o", help="Per-point results CSV."),
@@ -65,7 +68,7 @@ def validate(
     from jalapeno.errors import SpecError
     from jalapeno.fit.validation_run import run_validation
 
-    res = run_validation(points, aiconfigurator, efficiency)
+    res = run_validation(points, aiconfigurator, efficiency, mlperf=mlperf)
     if out:
         try:
             res["rows"].to_csv(out, index=False)

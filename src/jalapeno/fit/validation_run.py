@@ -29,7 +29,7 @@ def calibrated_systems(kinds: tuple[str, ...] = ("measured", "partial")) -> froz
 
 
 def run_validation(points_path: str | None = None, use_aiconfigurator: bool = True, efficiency: str = "calibrated",
-                   aic_frame: pd.DataFrame | None = None) -> dict:
+                   aic_frame: pd.DataFrame | None = None, mlperf: bool = False) -> dict:
     """Predict every mappable measured point and summarise the errors.
 
     Returns a dict: ``rows`` (per point and metric), ``summary`` (per source/system/model/mode/metric),
@@ -56,6 +56,13 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
         except SpecError:
             if aic_frame is not None:
                 raise
+    if mlperf:  # the shipped MLPerf Inference results, their own source (fit/mlperf.py)
+        from jalapeno.fit.mlperf import DEFAULT_MLPERF, load_mlperf
+
+        more, sk = load_mlperf()
+        pts += more
+        skipped += sk
+        sources["mlperf"] = str(DEFAULT_MLPERF)
     if not pts:
         first = f" (first: {skipped[0][0]}: {skipped[0][1]})" if skipped else ""
         raise SpecError("--points", f"no measured point could be mapped; {len(skipped)} row(s) skipped{first}",
