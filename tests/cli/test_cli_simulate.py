@@ -59,6 +59,15 @@ def test_closed_loop_json(capsys):
     assert cfg["workload"]["isl"] == 8192 and cfg["workload"]["osl"] == 1024
 
 
+def test_warmup_zero_is_inferencex_idle_start(capsys):
+    """--warmup 0: the 10·C counted requests start at once into an idle server (InferenceX), so
+    the first wave queues behind itself: mean TTFT above the steady state's, same count."""
+    idle = run_json(capsys, *BASE, "--concurrency", "16", "--warmup", "0")
+    steady = run_json(capsys, *BASE, "--concurrency", "16")
+    check_summary(idle["summary"], 160)
+    assert idle["summary"]["ttft_s"]["mean"] > steady["summary"]["ttft_s"]["mean"]
+
+
 def test_agentic_json_has_tasks(capsys):
     d = run_json(capsys, *BASE, "--workload", "agentic", "--concurrency", "4", "--sessions", "4")
     sm = d["summary"]
@@ -181,6 +190,9 @@ def test_zero_replicas(capsys):
     (["--rate", "-1"], ["--rate"]),
     (["--workload", "agentic", "--rate", "2"], ["--rate"]),
     (["--rate", "2", "--arrival", "weekly"], ["arrival", "weekly"]),
+    (["--concurrency", "4", "--warmup", "-1"], ["--warmup", "non-negative"]),
+    (["--rate", "2", "--warmup", "0"], ["--warmup", "closed loop"]),
+    (["--workload", "agentic", "--concurrency", "2", "--warmup", "0"], ["--warmup", "agentic"]),
 ])
 def test_other_bad_options(capsys, args, words):
     check_error(*run(capsys, *BASE, *args), *words)

@@ -54,6 +54,9 @@ def simulate(
     cuda_graph_max_batch: int = graph_option(),
     no_prefix_cache: bool = typer.Option(False, "--no-prefix-cache", help="Disable prefix reuse across turns."),
     seed: int = typer.Option(0, "--seed"),
+    warmup: int = typer.Option(None, "--warmup", help="Closed loop: uncounted warm-up requests sent before the "
+                               "counted ones (default 2·C: a steady state); 0 = InferenceX's protocol, its warm-up "
+                               "drained first, then C requests at once into an idle server."),
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     sets: list[str] = SET_OPTION,
@@ -87,7 +90,10 @@ def simulate(
     kind = ("agentic" if name in AGENTIC_PRESETS or workload.startswith("agentic:") else
             "trace" if workload.endswith((".csv", ".jsonl", ".json")) or "/" in workload else "fixed")
     check_applicable(kind, {"--concurrency": concurrency, "--rate": rate, "--arrival": arrival, "--requests": requests,
-                            "--sessions": sessions, "--isl": isl, "--osl": osl})
+                            "--sessions": sessions, "--isl": isl, "--osl": osl, "--warmup": warmup})
+    if warmup is not None and rate is not None:
+        raise SpecError("--warmup", "applies to a closed loop (--concurrency); an open-loop run counts every "
+                        "arrival", "drop --warmup, or use --concurrency C instead of --rate")
     if kind == "agentic":
         from jalapeno.specs.agentic import get_agentic
 
@@ -128,6 +134,7 @@ def simulate(
     try:
         res = run_sim(m, pr, dep, concurrency=concurrency, rate=rate, arrival=arrival or "poisson",
                       num_requests=requests, sessions=sessions, seed=seed, prefix_cache=not no_prefix_cache,
+                      warmup=warmup,
                       on_progress=progress, **kw)
     finally:
         if bar.live.is_started:
@@ -157,6 +164,7 @@ _NOT_FOR = {
     "--sessions": {"trace": _TRACE, "fixed": "only agentic workloads have sessions"},
     "--isl": {"trace": _TRACE, "agentic": "an agentic preset sets its own lengths"},
     "--osl": {"trace": _TRACE, "agentic": "an agentic preset sets its own lengths"},
+    "--warmup": {"trace": _TRACE, "agentic": "every agentic turn is counted (no warm-up)"},
 }
 
 
