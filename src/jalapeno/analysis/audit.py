@@ -79,6 +79,7 @@ class _Auditor:
         self.cands: list = []
         self.cache: dict = {}
         self.full_sweeps = 0
+        self.fast_evaluations = 0
 
     def _scale(self, v: float) -> float:
         return v / self.base if self.base else v
@@ -115,6 +116,7 @@ class _Auditor:
 
         key = tuple(sorted(values.items()))
         if key not in self.cache:
+            self.fast_evaluations += 1
             try:
                 pr, terms = apply(self.pricer, values)
                 self.cache[key] = self._scale(_with_terms(self.ctx, terms).restricted(pr, self.claim, self.cands))
@@ -295,5 +297,5 @@ def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> Audit
                        {"model": ctx.model.name, "workload": ctx.workload.name, "precision": ctx.precision.name,
                         "power": ctx.convention, "efficiency_source": pricer.efficiency.source,
                         "baseline_efficiency_source": baseline.efficiency.source if baseline is not None else None,
-                        "full_sweeps": aud.full_sweeps, "fast_evaluations": len(aud.cache),
+                        "full_sweeps": aud.full_sweeps, "fast_evaluations": aud.fast_evaluations,
                         "physical_limit_parameters": limit_values})
