@@ -246,6 +246,7 @@ def main() -> None:
         "",
         *kernel_crosscheck_section(),
         "",
+        *__import__("jalapeno.report.stack_fits", fromlist=["markdown"]).markdown(),  # engine fixed-cost fits
         "## InferenceX, per system / model / mode (calibrated)",
         "",
         *_group_table(cal["summary"], "inferencex"),

@@ -137,7 +137,10 @@ def test_row22_is_matched_with_the_identified_recipe_entry(tmp_path):
     assert d.prefill.workers == 11 and d.prefill.layout == Layout(tp=1, dp=4, ep=4)
     assert d.decode.workers == 1 and d.decode.layout == Layout(tp=1, dp=16, ep=16, eplb=0)
     assert d.chips == 60  # 11 x 4 + 16 (the recipe name ctx11_gen1_dep16)
-    assert (d.mtp.draft_tokens, d.mtp.acceptance) == (1, 0.85)
+    # acceptance: the Dynamo + TRT-LLM engine profile's on DeepSeek-R1 (data/stacks.toml / stack_fits.toml)
+    from jalapeno.specs.stacks import get_stack
+
+    assert (d.mtp.draft_tokens, d.mtp.acceptance) == (1, get_stack("dynamo-trtllm").acceptance("deepseek-r1", 1))
     assert d.budget_per == "rank" and d.token_budget == 16640
     assert any("ctx11_gen1_dep16_batch256_eplb256_mtp1" in n and "nvidia-master.yaml" in n for n in p.notes)
     # the rule is general: another concurrency is not identified

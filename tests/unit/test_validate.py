@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from jalapeno.specs.stacks import get_stack
 from jalapeno.fit.validate import (
     METRICS,
     VALIDATION_MTP,
@@ -94,9 +95,9 @@ def test_load_inferencex_measured_values_and_deployments(ix):
     assert d.prefill.layout == Layout(tp=1, dp=4, ep=4) and d.prefill.workers == 1
     assert any("read as DEP4" in n for n in p.notes)
     # 4 sequences over 4 decode workers of 8: light load, read as TEP8 (the recipe's tep8), and
-    # 1 sequence per attention rank: the recipes' MTP3, chain acceptance 0.75
+    # 1 sequence per attention rank: the recipes' MTP3 at the engine profile's chain acceptance
     assert d.decode.layout == Layout(tp=8, ep=8) and d.decode.workers == 4
-    assert d.mtp == MTP(3, 0.75) and any("MTP assumed k=3" in n for n in p.notes)
+    assert d.mtp == MTP(3, get_stack("dynamo-trtllm").acceptance("deepseek-r1", 3)) and any("MTP assumed k=3" in n for n in p.notes)
     assert any("read as TEP8" in n for n in p.notes)
     # line 7: H200 FP8 sglang TP8 EP1 at conc 4, TTFT 157.77 ms
     p = pts[7]
@@ -130,7 +131,7 @@ def test_dynamo_trt_recipe_layout_and_draft_length(topology, conc, layout, worke
     _, dec, _ = parse_topology(topology, moe=True, concurrency=conc)
     assert (dec.layout, dec.workers) == (layout, workers)
     m = recipe_mtp(dec, conc)
-    assert m.draft_tokens == k and m.acceptance == (0.85 if k == 1 else 0.75)
+    assert m.draft_tokens == k and m.acceptance == get_stack("dynamo-trtllm").acceptance("deepseek-r1", k)
     # without the concurrency the attention split is unknown: DEP, as before
     assert parse_topology(topology, moe=True)[1].layout.dp == layout.ep
 

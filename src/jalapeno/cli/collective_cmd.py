@@ -6,7 +6,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from jalapeno.cli.common import console, print_json
+from jalapeno.cli.common import console, print_json, stack_option
 from jalapeno.cost.collectives import COLLECTIVES
 from jalapeno.cli.system_opts import SET_OPTION, system_pricer
 from jalapeno.errors import SpecError
@@ -20,10 +20,11 @@ def collective(
     placement: str = typer.Option("packed", "--placement", help="packed (contiguous) or spread (one per domain)."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     sets: list[str] = SET_OPTION,
+    stack: str = stack_option(),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Price one collective on a system's link hierarchy (time, algorithm, bandwidths)."""
-    pr = system_pricer(system, efficiency, sets)
+    pr = system_pricer(system, efficiency, sets, stack)
     s = pr.system
     try:
         sizes = np.array([float(v) for v in bytes_.split(",") if v.strip()])

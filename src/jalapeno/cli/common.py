@@ -86,5 +86,18 @@ def resolve_precision(model, precision: str | None, kv_dtype: str | None = None,
                                                                              compute_fallback)
 
 
+def stack_option():
+    """``--stack``: the software-stack profile (fixed costs of the serving engine, specs/stacks.py)."""
+    return typer.Option(None, "--stack",
+                        help="Software stack: default, kernel (every fixed cost zero), sglang, trtllm, "
+                             "dynamo-trtllm, vllm, sglang-rocm, vllm-rocm, atom-rocm, compiled, jalapeno "
+                             "(data/stacks.toml; default: the system's own).")
+
+
+def stack_label(stack: str | None) -> str:
+    """`` · stack NAME`` for titles when ``--stack`` was given, else ""."""
+    return f" · stack {stack}" if stack else ""
+
+
 #: ``--overlap`` of the commands that run one deployment (predict, simulate)
 OVERLAP_HELP = "none or tbo (two-batch overlap of the MoE all-to-all; pools with DP attention + EP)."

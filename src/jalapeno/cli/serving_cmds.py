@@ -12,7 +12,7 @@ import typer
 
 from jalapeno.cli.chip_opts import chip_model_option, placement_option
 from jalapeno.cli.common import (OVERLAP_HELP, attention_dtype_option, compute_fallback_option, console,
-                                  kv_dtype_option, print_json, resolve_precision)
+                                  kv_dtype_option, print_json, resolve_precision, stack_label, stack_option)
 from jalapeno.cli.engine_opts import (
     _preset_name,
     check_recipe_serving,
@@ -212,6 +212,7 @@ def compare(
                            "(agentic: task times in minutes, default 5,10,20)."),
     tiers: str = typer.Option(TIERS_DEFAULT, "--tiers", help="Tier floors in tok/s/user, name=value,... (agentic: "
                               "task-time ceilings in minutes, default fast=10,ultra_fast=5)."),
+    stack: str = stack_option(),
     efficiency: str = typer.Option("calibrated", "--efficiency",
                                    help="Efficiency set: calibrated (default), low, high or spec."),
     fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
@@ -270,7 +271,7 @@ def compare(
                          kv_dtype, attention_dtype, compute_fallback, routing)
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
-    syss = [chip_model_pricer(p, chip_model, placement) for p in systems_pricers(names, efficiency, sets)]
+    syss = [chip_model_pricer(p, chip_model, placement) for p in systems_pricers(names, efficiency, sets, stack)]
     seen = [s.system.name for s in syss]
     dup = sorted({n for n in seen if seen.count(n) > 1})
     if dup:
@@ -322,6 +323,8 @@ def compare(
         return
     for t in comparison_tables(rec):
         console.print(t)
+    if stack:
+        console.print(f"software stack: {stack} (every system; data/stacks.toml)")
     if html:
         console.print(f"frontier chart: {Path(html).resolve()}")
 
@@ -346,6 +349,7 @@ def frontier(
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     overlap: str = typer.Option(None, "--overlap", help=SWEEP_OVERLAP_HELP),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
+    stack: str = stack_option(),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     sets: list[str] = SET_OPTION,
     fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
@@ -380,7 +384,7 @@ def frontier(
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          kv_dtype, attention_dtype, compute_fallback, routing)
-    pr = chip_model_pricer(system_pricer(system, efficiency, sets), chip_model, placement)
+    pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack), chip_model, placement)
     s = pr.system
     opts = _sweep_opts(serving, mtp, mtp_acceptance, concurrency, eplb, overlap, rec, max_running,
                        max_tokens_per_step, cuda_graph_max_batch, memory_fraction)
@@ -397,7 +401,7 @@ def frontier(
     if json_out:
         print_json(rec.as_dict())
         return
-    console.print(frontier_table(rec.frontier, f"{m.name} on {s.name} · {wl.name} · {prec.name}"))
+    console.print(frontier_table(rec.frontier, f"{m.name} on {s.name} · {wl.name} · {prec.name}{stack_label(stack)}"))
     if out:
         console.print(f"wrote {out}")
 
@@ -432,6 +436,7 @@ def predict(
     max_tokens_per_step: int = max_tokens_option(),
     cuda_graph_max_batch: int = graph_option(),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
+    stack: str = stack_option(),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     sets: list[str] = SET_OPTION,
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
@@ -446,7 +451,7 @@ def predict(
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          kv_dtype, attention_dtype, compute_fallback, routing)
-    pr = system_pricer(system, efficiency, sets)
+    pr = system_pricer(system, efficiency, sets, stack)
     s = pr.system
     check_recipe_serving(rec, prefill is not None and decode is not None)
     lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
@@ -485,7 +490,7 @@ def predict(
         return
     load = f"concurrency {concurrency:g}" if rate is None else f"{rate:g} requests/s (open loop)"
     engine = f" · engine {rec.name}" if rec is not None else ""
-    console.print(point_table(point, f"{m.name} on {s.name} · {wl.name} · {dep.label}{engine} · {load}"))
+    console.print(point_table(point, f"{m.name} on {s.name} · {wl.name} · {dep.label}{engine}{stack_label(stack)} · {load}"))
 
 
 def register(app: typer.Typer) -> None:

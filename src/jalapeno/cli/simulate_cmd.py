@@ -9,7 +9,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from jalapeno.cli.common import (OVERLAP_HELP, attention_dtype_option, compute_fallback_option, console,
-                                  kv_dtype_option, print_json, resolve_precision)
+                                  kv_dtype_option, print_json, resolve_precision, stack_label, stack_option)
 from jalapeno.cli.engine_opts import engine_option, graph_option, max_running_option, max_tokens_option
 from jalapeno.cli.system_opts import SET_OPTION
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
@@ -60,6 +60,7 @@ def simulate(
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     sets: list[str] = SET_OPTION,
+    stack: str = stack_option(),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     html: str = typer.Option(None, "--html", help="Write latency CDFs and time series to this HTML file."),
     out: str = typer.Option(None, "--out", "-o", help="Per-request results to FILE.parquet or .csv."),
@@ -78,7 +79,7 @@ def simulate(
     from jalapeno.specs.routing import with_routing
 
     m = with_routing(load_model(model), routing)
-    pr = system_pricer(system, efficiency, sets)
+    pr = system_pricer(system, efficiency, sets, stack)
     s = pr.system
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     check_recipe_serving(rec, prefill is not None and decode is not None)
@@ -148,7 +149,7 @@ def simulate(
     if json_out:
         print_json(res.as_dict())
         return
-    console.print(_summary_table(res.summary, f"{m.name} on {s.name} · {dep.label} · seed {seed}"))
+    console.print(_summary_table(res.summary, f"{m.name} on {s.name} · {dep.label}{stack_label(stack)} · seed {seed}"))
     for path in filter(None, (html, out)):
         console.print(f"wrote {Path(path).resolve()}")
 

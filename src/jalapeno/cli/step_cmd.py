@@ -15,6 +15,8 @@ from jalapeno.cli.common import (
     kv_dtype_option,
     print_json,
     resolve_precision,
+    stack_label,
+    stack_option,
 )
 from jalapeno.cli.system_opts import SET_OPTION, system_pricer
 from jalapeno.cost.overlap import MIN_SPLIT_SEQS, can_split
@@ -46,6 +48,7 @@ def step(
     prefill_tokens: int = typer.Option(0, "--prefill-tokens", help="Prompt tokens prefilled in the same step."),
     prefix: int = typer.Option(0, "--prefix", help="Cached prefix of the prefilled prompt, tokens (a later chunk)."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    stack: str = stack_option(),
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     overlap: str = typer.Option("none", "--overlap",
                                 help="none or tbo (two-batch overlap of the MoE all-to-all; needs --dp > 1 and --ep > 1)."),
@@ -65,7 +68,7 @@ def step(
     m = with_routing(load_model(model), routing)
     if slices and chip_model == "flat":
         chip_model = "sliced"
-    pr = chip_model_pricer(system_pricer(system, efficiency, sets), chip_model, placement)
+    pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack), chip_model, placement)
     s = pr.system
     prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
     if m.moe is None and ep != 1:
@@ -99,6 +102,7 @@ def step(
         return
     split = bool(can_split(batch, prefill_tokens, dp))
     t = Table(title=f"{m.name} on {s.name}, {sc.layout.label}, {prec.name}, batch {batch} x ctx {context}"
+                    f"{stack_label(stack)}"
               + (f" + {prefill_tokens} prefill tokens" if prefill_tokens else "")
               + (f" at prefix {prefix}" if prefix else "")
               + (" (ops of the whole step; times below are two-batch overlapped)" if overlap == "tbo" and split else ""))

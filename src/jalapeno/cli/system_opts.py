@@ -39,8 +39,10 @@ def note_efficiency(system) -> None:
         _err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
-def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] | None = None):
-    """The pricer of ``system`` under ``efficiency`` with the ``--set`` overrides.
+def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] | None = None,
+                  stack: str | None = None):
+    """The pricer of ``system`` under ``efficiency`` with the ``--set`` overrides and the software
+    stack ``stack`` (``--stack``; None: the system's own profile).
 
     Raises:
         UnknownNameError, SpecError: as ``load_pricer`` and ``parse_sets``.
@@ -48,12 +50,13 @@ def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] |
     from jalapeno.cost.pricer import load_pricer
     from jalapeno.specs.variants import parse_sets
 
-    pr = load_pricer(system, efficiency, parse_sets(sets or ()))
+    pr = load_pricer(system, efficiency, parse_sets(sets or ()), stack)
     note_efficiency(pr.system)
     return pr
 
 
-def systems_pricers(names: list[str], efficiency: str = "calibrated", sets: list[str] | None = None) -> list:
+def systems_pricers(names: list[str], efficiency: str = "calibrated", sets: list[str] | None = None,
+                    stack: str | None = None) -> list:
     """Pricers of several systems; ``NAME:KEY=VALUE`` applies to the system given as NAME.
 
     Raises:
@@ -71,4 +74,4 @@ def systems_pricers(names: list[str], efficiency: str = "calibrated", sets: list
         else:
             for n in names:
                 per[n].append(item)
-    return [system_pricer(n, efficiency, per[n]) for n in names]
+    return [system_pricer(n, efficiency, per[n], stack) for n in names]

@@ -60,6 +60,8 @@ def validate(
     mlperf: bool = typer.Option(False, "--mlperf/--no-mlperf",
                                 help="Also predict the shipped MLPerf Inference v5.1 results (their own source; "
                                      "lengths assumed per benchmark, fit/mlperf.py)."),
+    stack: str = typer.Option(None, "--stack", help="Price every point with this software stack (default: each "
+                              "point's framework's profile, data/stacks.toml; 'default' = the sets' own fixed costs)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     html: str = typer.Option(None, "--html", help="Parity plot (predicted vs measured) HTML."),
     out: str = typer.Option(None, "--out", "-o", help="Per-point results CSV."),
@@ -68,7 +70,7 @@ def validate(
     from jalapeno.errors import SpecError
     from jalapeno.fit.validation_run import run_validation
 
-    res = run_validation(points, aiconfigurator, efficiency, mlperf=mlperf)
+    res = run_validation(points, aiconfigurator, efficiency, mlperf=mlperf, stack=stack)
     if out:
         try:
             res["rows"].to_csv(out, index=False)
@@ -82,7 +84,8 @@ def validate(
         print_json({"summary": res["summary"].to_dict(orient="records"), "overall": res["overall"],
                     "skipped": res["skipped"], "unpredicted": res["unpredicted"], "sources": res["sources"]})
         return
-    t = Table(title=f"validation ({efficiency} efficiencies): error = predicted/measured - 1")
+    t = Table(title=f"validation ({efficiency} efficiencies{', stack ' + stack if stack else ''}): "
+              "error = predicted/measured - 1")
     for col in ("source", "system", "model", "mode", "metric", "n", "median |err|", "p90 |err|", "bias"):
         t.add_column(col)
     for r in res["summary"].itertuples(index=False):

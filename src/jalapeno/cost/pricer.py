@@ -157,8 +157,9 @@ class RooflinePricer:
         return replace(self, efficiency=efficiency)
 
 
-def load_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = ()) -> RooflinePricer:
-    """The roofline pricer of a catalog system (or a system TOML path) with a named efficiency set.
+def load_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = (), stack=None) -> RooflinePricer:
+    """The roofline pricer of a catalog system (or a system TOML path) with a named efficiency set
+    and software stack.
 
     Args:
         system: catalog name or TOML path (a variant file's ``base`` chain is resolved).
@@ -166,28 +167,53 @@ def load_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = 
         overrides: dotted (key, value) pairs applied to the system and its efficiency set
             (``("chip.hbm_stacks", 8)``, ``("efficiency.kernel_launch_s", 2.5e-7)``;
             specs/variants.py), as ``--set`` does.
+        stack: a software-stack profile (specs/stacks.Stack) or its name; None: the system's
+            default profile (specs/stacks.default_stack; ``default`` keeps the set's fixed costs).
+            An ``efficiency.*`` fixed cost given in ``overrides`` wins over the stack's.
 
     Raises:
-        UnknownNameError: unknown system or set; SpecError: a malformed file or override.
+        UnknownNameError: unknown system, set or stack; SpecError: a malformed file or override.
     """
     from jalapeno.specs.catalog import load_system
+    from jalapeno.specs.stacks import default_stack, get_stack
     from jalapeno.specs.variants import variant_efficiency
 
     s = load_system(system, tuple(overrides))
-    return RooflinePricer(s, variant_efficiency(s, efficiency))
+    st = default_stack(s.name) if stack is None else get_stack(stack) if isinstance(stack, str) else stack
+    return RooflinePricer(s, apply_stack(s, variant_efficiency(s, efficiency), st))
+
+
+def apply_stack(system: System, eff: Efficiency, stack, which: str = "calibrated") -> Efficiency:
+    """``eff`` with ``stack``'s fixed costs (its band ``which``), except those the system's own
+    ``--set efficiency.<field>`` overrides name (an explicit what-if wins over a profile)."""
+    out = stack.apply(eff, which)
+    given = {k[len("efficiency."):] for k, _ in (system.origin.overrides if system.origin else ())
+             if k.startswith("efficiency.")}
+    keep = {f: getattr(eff, f) for f in given if hasattr(eff, f) and getattr(out, f) != getattr(eff, f)}
+    return replace(out, **keep) if keep else out
 
 
 def band_pricers(pricer: Pricer) -> dict[str, Pricer]:
-    """``pricer`` under the low / calibrated / high efficiency sets of its system.
+    """``pricer`` under the low / calibrated / high efficiency sets of its system, each with the
+    matching band of its software stack (specs/stacks.py: Jalapeño's spans GPU-like to compiled).
 
     A catalog system's bands come from its calibration file, a variant's from its base's (or the
     calibration it names), with the variant's efficiency overrides on each; a system priced with
-    the documented defaults (a user file without a base) has no band (all three are ``pricer``
-    itself, so a comparison sweeps it once).
+    the documented defaults (a user file without a base) has no efficiency band (all three are
+    ``pricer`` itself, so a comparison sweeps it once). Each band also takes the matching band of
+    the pricer's software stack where it has one (Jalapeño: GPU-like to compiled; the ``default``
+    stack's band is not swept: specs/stacks.Stack.has_band).
     """
+    from jalapeno.specs.stacks import stack_of_source
     from jalapeno.specs.variants import variant_efficiency
 
+    st = stack_of_source(pricer.efficiency.source, pricer.system.name)
     o = pricer.system.origin
     if o is None or o.calibration is None:
-        return {"low": pricer, "calibrated": pricer, "high": pricer}
-    return {w: pricer.with_efficiency(variant_efficiency(pricer.system, w)) for w in ("low", "calibrated", "high")}
+        if not st.has_band:
+            return {"low": pricer, "calibrated": pricer, "high": pricer}
+        return {w: pricer.with_efficiency(apply_stack(pricer.system, pricer.efficiency, st, w))
+                for w in ("low", "calibrated", "high")}
+    return {w: pricer.with_efficiency(apply_stack(pricer.system, variant_efficiency(pricer.system, w), st,
+                                                  w if st.has_band else "calibrated"))
+            for w in ("low", "calibrated", "high")}

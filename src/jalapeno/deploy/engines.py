@@ -121,8 +121,14 @@ class Recipe:
         return tuple(dict.fromkeys(k for _, k in self.mtp_draft_by_seqs_per_rank or ()))
 
     def mtp_for(self, k: int) -> MTP:
-        """MTP with ``k`` drafts and the recipe's (assumed) acceptance for that length."""
-        a = self.mtp_acceptance_single if k == 1 else self.mtp_acceptance_chain
+        """MTP with ``k`` drafts at the acceptance of the recipe's engine profile on its model
+        (data/stacks.toml: fitted or published, specs/stacks.py) if it gives one, else the recipe's
+        (assumed) acceptance for that length."""
+        from jalapeno.specs.stacks import stack_for_framework
+
+        a = stack_for_framework(self.engine, self.systems[0]).acceptance(self.model, k)
+        if a is None:
+            a = self.mtp_acceptance_single if k == 1 else self.mtp_acceptance_chain
         if a is None:
             raise SpecError(f"engine recipe {self.name}", "runs MTP but gives no acceptance",
                             "add mtp_acceptance_single / mtp_acceptance_chain to data/engines.toml")

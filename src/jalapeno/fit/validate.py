@@ -51,8 +51,9 @@ from jalapeno.specs.workload import PRESETS, Workload
 DYNAMO_TRT_RECIPE = get_recipe("dynamo-trt-dsr1-fp4")
 #: Assumed MTP for rows measured with MTP: one draft token, accepted at the recipe's single-draft
 #: acceptance (0.85: DeepSeek-V3 technical report §5.4.3, lower end). Labelled per row.
-VALIDATION_MTP = DYNAMO_TRT_RECIPE.mtp_for(1)
+VALIDATION_MTP = MTP(1, DYNAMO_TRT_RECIPE.mtp_acceptance_single)
 #: Per-token acceptance assumed for chains of 2-3 draft tokens (the recipe's chain acceptance, 0.75).
+#: A point's engine profile replaces either where it gives its own (data/stacks.toml, :func:`with_stack_mtp`).
 CHAIN_ACCEPTANCE = DYNAMO_TRT_RECIPE.mtp_acceptance_chain
 TEP_MAX_SEQS_PER_WORKER = DYNAMO_TRT_RECIPE.tep_max_seqs_per_worker
 MTP_DRAFT_BY_SEQS_PER_RANK = DYNAMO_TRT_RECIPE.mtp_draft_by_seqs_per_rank
@@ -361,9 +362,32 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
 
 # ---- predictions and errors ---------------------------------------------------------------
 
+def point_stack(p: MeasuredPoint):
+    """The software-stack profile of a measured point: its framework's (specs/stacks.py)."""
+    from jalapeno.specs.stacks import stack_for_framework
+
+    return stack_for_framework(p.framework, p.system)
+
+
+def with_stack_mtp(dep: Deployment | None, stack, model: str) -> Deployment | None:
+    """``dep`` with its MTP acceptance replaced by the stack's for ``model`` (when it gives one)."""
+    if dep is None or dep.mtp is None:
+        return dep
+    a = stack.acceptance(model, dep.mtp.draft_tokens)
+    if a is None or a == dep.mtp.acceptance:
+        return dep
+    from dataclasses import replace
+
+    return replace(dep, mtp=MTP(dep.mtp.draft_tokens, a))
+
+
 def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = frozenset(),
-                   on_progress=None, efficiency: str = "calibrated", overlap: str = "none") -> pd.DataFrame:
+                   on_progress=None, efficiency: str = "calibrated", overlap: str = "none",
+                   stack_of=point_stack) -> pd.DataFrame:
     """Predict every point; one row per (point, metric) with measured, predicted and % error.
+
+    Each point is priced with its software stack's fixed costs and MTP acceptance
+    (``stack_of(point)`` → a specs/stacks.Stack; default: its framework's profile, :func:`point_stack`).
 
     Matched points of one deployment and workload are solved in one vectorised call. Points
     mapped to a sweep (best at a concurrency, a frontier) sweep with ``overlap`` (``none``: the
@@ -379,20 +403,26 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
 
     out = []
     groups: dict[tuple, list[MeasuredPoint]] = {}
+    stack_by_id = {}
     for pt in points:
+        st = stack_of(pt)
+        stack_by_id[pt.id] = st
+        dep = with_stack_mtp(pt.deployment, st, pt.model)
         key = (pt.system, pt.model, pt.isl, pt.osl, pt.fixed_lengths, pt.mapping,
-               pt.deployment.label if pt.deployment else pt.precision)
+               dep.label if dep else pt.precision, id(st), dep.mtp if dep else None)
         groups.setdefault(key, []).append(pt)
     frontiers: dict[tuple, object] = {}
     for n, (key, pts) in enumerate(groups.items()):
         if on_progress:
             on_progress(n, len(groups))
         pt0 = pts[0]
-        model, system = load_model(pt0.model), load_pricer(pt0.system, efficiency)
+        st = stack_by_id[pt0.id]
+        model, system = load_model(pt0.model), load_pricer(pt0.system, efficiency, stack=st)
+        dep0 = with_stack_mtp(pt0.deployment, st, pt0.model)
         wl = Workload(f"{pt0.isl}/{pt0.osl}", pt0.isl, pt0.osl, 1.0 if pt0.fixed_lengths else 0.8)
         try:
             if pt0.mapping == "matched":
-                res = serve_at_concurrency(model, system, pt0.deployment, wl, [p.concurrency for p in pts])
+                res = serve_at_concurrency(model, system, dep0, wl, [p.concurrency for p in pts])
                 preds = [{"throughput_per_chip": res.throughput_per_chip[i], "interactivity": res.interactivity[i],
                           "ttft_s": res.ttft_s[i], "tpot_s": res.tpot_s[i], "feasible": bool(res.feasible[i]),
                           "reason": str(res.reason[i])} for i in range(len(pts))]
@@ -407,7 +437,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                 preds = [{"throughput_per_chip": float(tp[:, i].max()), "feasible": bool(tp[:, i].max() > 0),
                           "reason": "no aggregated layout fits"} for i in range(k)]
             else:
-                fk = (pt0.system, pt0.model, pt0.precision, pt0.isl, pt0.osl)
+                fk = (pt0.system, pt0.model, pt0.precision, pt0.isl, pt0.osl, id(st))
                 if fk not in frontiers:
                     frontiers[fk] = system_frontier(model, system, wl, get_precision(pt0.precision),
                                                     SweepOptions(overlap=overlap))
@@ -433,7 +463,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                 ok = pr.get("feasible", False) and val is not None and np.isfinite(val) and val > 0
                 out.append({
                     "source": p.source, "id": p.id, "system": p.system, "model": p.model, "precision": p.precision,
-                    "framework": p.framework, "mode": p.mode,
+                    "framework": p.framework, "stack": stack_by_id[p.id].name, "mode": p.mode,
                     "isl": p.isl, "osl": p.osl, "concurrency": p.concurrency, "mapping": p.mapping,
                     "deployment": p.deployment.label if p.deployment else "", "metric": m,
                     "measured": float(meas), "predicted": float(val) if ok else float("nan"),

@@ -29,12 +29,14 @@ def calibrated_systems(kinds: tuple[str, ...] = ("measured", "partial")) -> froz
 
 
 def run_validation(points_path: str | None = None, use_aiconfigurator: bool = True, efficiency: str = "calibrated",
-                   aic_frame: pd.DataFrame | None = None, mlperf: bool = False) -> dict:
+                   aic_frame: pd.DataFrame | None = None, mlperf: bool = False, stack: str | None = None) -> dict:
     """Predict every mappable measured point and summarise the errors.
 
     Returns a dict: ``rows`` (per point and metric), ``summary`` (per source/system/model/mode/metric),
     ``overall`` (per source and metric), ``skipped`` (id, reason), ``sources``, ``unpredicted``
     (id, notes/reason) of mapped points the model gave no prediction for (infeasible deployments).
+    Each point is priced with its framework's software stack (specs/stacks.py), or with ``stack``
+    (a profile name) for every point.
 
     Raises:
         SpecError: an empty or missing points path, or no row of the file could be mapped.
@@ -67,7 +69,13 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
         first = f" (first: {skipped[0][0]}: {skipped[0][1]})" if skipped else ""
         raise SpecError("--points", f"no measured point could be mapped; {len(skipped)} row(s) skipped{first}",
                         "check the CSV's hardware/model names and numbers against the InferenceX points format")
-    rows = predict_points(pts, calibrated_systems(), efficiency=efficiency)
+    if stack is not None:
+        from jalapeno.specs.stacks import get_stack
+
+        st = get_stack(stack)
+        rows = predict_points(pts, calibrated_systems(), efficiency=efficiency, stack_of=lambda p: st)
+    else:
+        rows = predict_points(pts, calibrated_systems(), efficiency=efficiency)
     summary = error_summary(rows)
     bad = rows[rows.error.isna()]
     unpredicted = sorted({(r.id, r.notes) for r in bad.itertuples()})

@@ -122,8 +122,8 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
                                            for n, s in d.systems.items())
     head.caption = sets
     if any(s.headline.bands is not None for s in d.systems.values()):
-        head.caption += ("\n(low-high): the system's efficiency band; only systems with borrowed efficiencies "
-                         "carry one")
+        head.caption += ("\n(low-high): the system's efficiency band (with its software stack's: Jalapeño spans "
+                         "GPU-like to compiled, docs/stacks.md); only systems with borrowed efficiencies carry one")
     return [head, ratios, tiers]
 
 

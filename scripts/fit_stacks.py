@@ -1,0 +1,63 @@
+"""Fit the software stacks' fixed costs on the declared split and write data/stack_fits.toml.
+
+Runs fit/stack_fit.fit_all (the split, the loss and what is fitted: its docstring) on the shipped
+InferenceX points and aiconfigurator's silicon_sample.csv rows (pip install -e ".[calibrate]"),
+and writes the fitted values with their report (fit and held-out errors before and after).
+Run: python scripts/fit_stacks.py [--dry-run]   (a few minutes)
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from jalapeno.fit.stack_fit import fit_all
+
+OUT = Path(__file__).resolve().parent.parent / "src" / "jalapeno" / "data" / "stack_fits.toml"
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(float(f"{v:.6g}")) if isinstance(v, float) else str(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f'"{k}" = {_toml_value(x)}' for k, x in v.items()) + " }"
+    raise TypeError(v)
+
+
+def to_toml(fits: dict) -> str:
+    """The fits as ``[fits.<stack>]`` tables (values, mtp_acceptance, report)."""
+    lines = ["# Written by scripts/fit_stacks.py (fit/stack_fit.py) - do not edit by hand; rerun the script.",
+             "# Fitted fixed costs per software stack on a declared split of end-to-end points, with the",
+             "# fit and held-out errors before (the default profile) and after. Read by specs/stacks.py.", ""]
+    for name, f in fits.items():
+        lines.append(f'[fits."{name}"]')
+        lines.append(f"values = {_toml_value(f['values'])}")
+        if f.get("mtp_acceptance"):
+            lines.append(f"mtp_acceptance = {_toml_value(f['mtp_acceptance'])}")
+        lines.append(f"report = {_toml_value(f['report'])}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    fits = fit_all()
+    text = to_toml(fits)
+    for name, f in fits.items():
+        r = f["report"]
+        print(name, f["values"], f["mtp_acceptance"], f"n fit {r['n_fit']}, held out {r['n_held_out']}")
+        for when in ("before", "after"):
+            print("  ", when, {m: f"{d['median_ape']:.1%}/{d['bias']:+.1%} (n {d['n']})"
+                                for m, d in r[when]["held_out"].items()})
+    if "--dry-run" not in sys.argv:
+        OUT.write_text(text)
+        print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,228 @@
+"""Fit each software stack's fixed costs on a declared split of end-to-end points (docs/stacks.md).
+
+Data: the shipped InferenceX points and aiconfigurator's ``silicon_sample.csv`` rows (when the
+``aiconfigurator-core`` package is installed), each priced with its framework's profile
+(specs/stacks.stack_for_framework). Only ``matched`` points enter (the deployment is known).
+
+Declared split (:func:`split`): the points of one (stack, source, system, model, ISL, OSL, mode)
+group sorted by concurrency (then id) alternate fit / held out, starting with fit — both halves
+span the load range, every group is on both sides. Nothing of the held-out half enters a fit.
+
+What is fitted, per profile (:data:`PLAN`), in this order:
+1. step costs — one scale on ``kernel_launch_s`` and ``step_overhead_s`` together (their split
+   kept: :data:`RAY_FIELDS`; ROCm profiles: ``step_overhead_s`` alone, their kernel floor is the
+   AMD set's measured one) — on TPOT (throughput per chip where a
+   point has no TPOT), minimising the mean |log(predicted / measured)| over the fit half;
+2. front end — ``request_overhead_s`` and ``prompt_overhead_s_per_token`` — on TTFT of fit points
+   at concurrency <= :data:`FRONTEND_MAX_CONCURRENCY` (little queueing), same loss;
+3. MTP acceptance (``dynamo-trtllm`` on DeepSeek-R1) — one per-token acceptance shared by every
+   draft length (too few single-draft fit points to fit it alone), on the TPOT of the MTP fit points.
+Steps 1-2 use a linear surrogate: each point's prediction at zero and at one probe value per
+parameter gives its slope (TPOT and 1/throughput are linear in a per-kernel or per-step constant at
+a fixed batch; TTFT in the front-end terms), then a grid over the bounds (:data:`BOUNDS`). Step 3
+evaluates the model on a grid. Every reported error comes from full predictions with the fitted
+values, not from the surrogate. A parameter group with fewer than :data:`MIN_POINTS` fit points,
+or whose best value lies on its upper search bound, is not fitted (the profile keeps its stated
+value; the report says why).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from jalapeno.fit.validate import MeasuredPoint, load_aiconfigurator, load_inferencex, predict_points
+from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
+from jalapeno.specs.stacks import Stack, build_stacks, load_stacks, stack_for_framework
+
+#: Parameter groups fitted per profile (profiles not listed keep their stated values).
+PLAN: dict[str, tuple[tuple[str, ...], ...]] = {
+    "sglang": (("fixed_scale",), ("request_overhead_s", "prompt_overhead_s_per_token")),
+    "trtllm": (("fixed_scale",), ("request_overhead_s", "prompt_overhead_s_per_token")),
+    "vllm": (("fixed_scale",), ("request_overhead_s", "prompt_overhead_s_per_token")),
+    "dynamo-trtllm": (("request_overhead_s", "prompt_overhead_s_per_token"), ("mtp",)),
+    "sglang-rocm": (("step_overhead_s",), ("request_overhead_s", "prompt_overhead_s_per_token")),
+    "atom-rocm": (("step_overhead_s",),),
+}
+#: Fields a ``fixed_scale`` group scales together from the profile's values (else the defaults'):
+#: the per-kernel and per-step costs trade off almost exactly within one model and layout, so
+#: their ratio stays the documented default's (specs/efficiency.py) and one scale is fitted.
+RAY_FIELDS = ("kernel_launch_s", "step_overhead_s")
+#: Search bounds (s; s per prompt token): wide enough to contain every engine's plausible value.
+BOUNDS = {"fixed_scale": (0.0, 4.0), "kernel_launch_s": (0.0, 20e-6), "step_overhead_s": (0.0, 5e-3), "request_overhead_s": (0.0, 1.0),
+          "prompt_overhead_s_per_token": (0.0, 50e-6)}
+#: Probe value of each parameter for the surrogate's slope.
+PROBE = {"fixed_scale": 1.0, "kernel_launch_s": 10e-6, "step_overhead_s": 2e-3, "request_overhead_s": 0.5,
+         "prompt_overhead_s_per_token": 2e-5}
+#: TTFT points used for the front end: at most this concurrency (queueing small).
+FRONTEND_MAX_CONCURRENCY = 16
+#: Fewest fit points for a parameter group to be fitted.
+MIN_POINTS = 4
+#: Acceptance grid for the MTP fit.
+ACCEPTANCE_GRID = np.round(np.arange(0.30, 0.951, 0.025), 3)
+SPLIT_TEXT = ("declared split: per (stack, source, system, model, ISL, OSL, mode) group sorted by concurrency, "
+              "alternate points fit / held out (fit/stack_fit.split)")
+
+
+def load_points() -> list[MeasuredPoint]:
+    """The matched end-to-end points: shipped InferenceX rows and aiconfigurator rows (if installed)."""
+    from jalapeno.errors import SpecError
+    from jalapeno.fit.validation_run import DEFAULT_POINTS
+
+    pts, _ = load_inferencex(DEFAULT_POINTS)
+    try:
+        pts += load_aiconfigurator()[0]
+    except SpecError:
+        pass
+    return [p for p in pts if p.mapping == "matched" and p.deployment is not None]
+
+
+def split(points: Sequence[MeasuredPoint]) -> dict[str, str]:
+    """Point id → ``"fit"`` or ``"held_out"`` (the declared split of the module docstring)."""
+    groups: dict[tuple, list[MeasuredPoint]] = {}
+    for p in points:
+        key = (stack_for_framework(p.framework, p.system).name, p.source, p.system, p.model, p.isl, p.osl, p.mode)
+        groups.setdefault(key, []).append(p)
+    out = {}
+    for g in groups.values():
+        for i, p in enumerate(sorted(g, key=lambda q: (q.concurrency or 0.0, q.id))):
+            out[p.id] = "fit" if i % 2 == 0 else "held_out"
+    return out
+
+
+def _predict(points, stack: Stack) -> pd.DataFrame:
+    return predict_points(points, stack_of=lambda p: stack)
+
+
+def _target(rows: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
+    """One row per point: the first of ``metrics`` it has a measurement and prediction of."""
+    rows = rows[rows.metric.isin(metrics)].dropna(subset=["predicted"])
+    rank = rows.metric.map({m: i for i, m in enumerate(metrics)})
+    return rows.assign(rank=rank).sort_values(["id", "rank"]).drop_duplicates("id").set_index("id")
+
+
+def _linear_fit(points, stack: Stack, params: tuple[str, ...], metrics: tuple[str, ...],
+                inverse: Callable[[str], bool]) -> dict[str, float] | str | None:
+    """Surrogate grid fit of ``params`` (module docstring, steps 1-2); None with too few points, a
+    reason when the best value lies on the upper search bound (rejected: the data does not
+    identify it — it absorbs an error of something else)."""
+    ray = params == ("fixed_scale",)
+    if ray:  # one scale on the per-kernel and per-step costs together, their split kept
+        unit = {f: getattr(stack, f) if getattr(stack, f) is not None else getattr(DEFAULT_EFFICIENCY, f)
+                for f in RAY_FIELDS}
+
+        def at(p, v):
+            return {f: v * unit[f] for f in RAY_FIELDS}
+    else:
+        def at(p, v):
+            return {p: v}
+    zero = replace(stack, **{k: v for p in params for k, v in at(p, 0.0).items()}, fusion=1.0)
+    base = _target(_predict(points, zero), metrics)
+    if len(base) < MIN_POINTS:
+        return None
+
+    def value(df):  # quantities linear in the parameters: times, and 1/throughput
+        v = df.predicted.to_numpy()
+        return np.where([inverse(m) for m in df.metric], 1.0 / v, v)
+
+    y0 = value(base)
+    slopes = []
+    for p in params:
+        probe = _target(_predict(points, replace(zero, **at(p, PROBE[p]))), metrics).reindex(base.index)
+        slopes.append((value(probe) - y0) / PROBE[p])
+    meas = base.measured.to_numpy()
+    inv = np.array([inverse(m) for m in base.metric])
+    grids = [np.linspace(*BOUNDS[p], 81) for p in params]
+    mesh = np.meshgrid(*grids, indexing="ij")
+    flat = [m.ravel() for m in mesh]
+    y = y0[None, :] + sum(f[:, None] * s[None, :] for f, s in zip(flat, slopes))
+    pred = np.where(inv[None, :], 1.0 / np.maximum(y, 1e-30), y)
+    loss = np.mean(np.abs(np.log(np.maximum(pred, 1e-30) / meas[None, :])), axis=1)
+    best = int(np.argmin(loss))
+    if any(f[best] >= BOUNDS[p][1] for p, f in zip(params, flat)):
+        return "at its search bound (not identified by the data)"
+    out = {}
+    for p, f in zip(params, flat):
+        out.update({k: float(v) for k, v in at(p, f[best]).items()})
+    return out
+
+
+def _mtp_fit(points, stack: Stack, model: str = "deepseek-r1") -> dict[str, float]:
+    """Single-draft and chain acceptance on the TPOT of MTP fit points (module docstring, step 3)."""
+    pts = [p for p in points if p.model == model and p.deployment.mtp and p.measured.get("tpot_s")]
+    if len(pts) < MIN_POINTS:
+        return {}
+    losses = []
+    for a in ACCEPTANCE_GRID:
+        st = replace(stack, mtp_acceptance={**stack.mtp_acceptance, model: {"single": float(a), "chain": float(a)}})
+        t = _target(_predict(pts, st), ("tpot_s",))
+        losses.append(np.mean(np.abs(np.log(t.predicted / t.measured))) if len(t) else np.inf)
+    a = float(ACCEPTANCE_GRID[int(np.argmin(losses))])
+    return {"single": a, "chain": a}
+
+
+def errors(rows: pd.DataFrame, ids: set[str]) -> dict[str, dict[str, float]]:
+    """Per metric over ``ids``: n, median |error|, p90 |error|, bias (median signed error)."""
+    d = rows[rows.id.isin(ids)].dropna(subset=["error"])
+    return {m: {"n": len(g), "median_ape": float(np.median(np.abs(g.error))),
+                "p90_ape": float(np.percentile(np.abs(g.error), 90)), "bias": float(np.median(g.error))}
+            for m, g in d.groupby("metric") if m != "interactivity"}
+
+
+def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], start: Stack | None = None) -> dict:
+    """Fit one profile on its fit half, starting from ``start`` (default: its stated values);
+    report fit / held-out errors before (the ``default`` profile's fixed costs, the stated MTP
+    acceptance) and after.
+
+    Returns ``{"values": {...}, "mtp_acceptance": {model: {...}}, "report": {...}}`` in the form
+    of ``data/stack_fits.toml``.
+    """
+    stack = start or load_stacks(False)[name]
+    mine = [p for p in points if stack_for_framework(p.framework, p.system).name == name]
+    fit_pts = [p for p in mine if sp[p.id] == "fit"]
+    values: dict[str, float] = {}
+    acc: dict[str, dict[str, float]] = {}
+    notes = []
+    cur = stack
+    for group in PLAN.get(name, ()):
+        if group == ("mtp",):
+            a = _mtp_fit(fit_pts, cur)
+            if a:
+                acc["deepseek-r1"] = a
+                cur = replace(cur, mtp_acceptance={**cur.mtp_acceptance, "deepseek-r1": {
+                    **cur.mtp_acceptance.get("deepseek-r1", {}), **a}})
+            continue
+        front = group[0] == "request_overhead_s"
+        pts = [p for p in fit_pts if not front or (p.concurrency or 0) <= FRONTEND_MAX_CONCURRENCY]
+        metrics = ("ttft_s",) if front else ("tpot_s", "throughput_per_chip")
+        got = _linear_fit(pts, cur, group, metrics, lambda m: m == "throughput_per_chip")
+        if not isinstance(got, dict):
+            why = got or f"fewer than {MIN_POINTS} fit points"
+            notes.append(f"{', '.join(group)}: {why}, not fitted")
+            continue
+        values.update(got)
+        cur = replace(cur, **got)
+    ids = {p.id for p in mine}
+    fit_ids = {p.id for p in fit_pts}
+    before = _predict(mine, replace(load_stacks(False)["default"],
+                                    mtp_acceptance=load_stacks(False)[name].mtp_acceptance))
+    after = _predict(mine, cur)
+    report = {"split": SPLIT_TEXT, "n_fit": len(fit_ids), "n_held_out": len(ids - fit_ids),
+              "systems": sorted({p.system for p in mine}),
+              "sources": sorted({p.source for p in mine}), "notes": notes,
+              "before": {"fit": errors(before, fit_ids), "held_out": errors(before, ids - fit_ids)},
+              "after": {"fit": errors(after, fit_ids), "held_out": errors(after, ids - fit_ids)}}
+    return {"values": values, "mtp_acceptance": acc, "report": report}
+
+
+def fit_all(names: Sequence[str] = tuple(PLAN)) -> dict[str, dict]:
+    """Fit every profile of ``names`` (each on its own points) on one shared split."""
+    pts = load_points()
+    sp = split(pts)
+    out: dict[str, dict] = {}
+    for n in names:  # in order: a derived profile starts from its base's fitted values
+        out[n] = fit_stack(n, pts, sp, build_stacks(out)[n])
+    return out

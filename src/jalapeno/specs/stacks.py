@@ -1,0 +1,293 @@
+"""Software stacks: the fixed costs of a serving engine as a named, sourced profile (``data/stacks.toml``).
+
+A stack is what the serving software adds to the kernels' work, independent of the chip's
+efficiencies: the per-kernel launch/tail cost (``kernel_launch_s``) times the share of the op
+table's kernels that launch separately (``fusion``: 1 for a GPU engine that graphs but does not
+fuse across ops; below 1 for a whole-graph compiler), the software cost of a collective call
+(``collective_launch_s``), the per-step cost outside kernels (``step_overhead_s``: scheduler,
+sampling, input preparation), the front end a request passes before its first token
+(``request_overhead_s`` + ``prompt_overhead_s_per_token`` x ISL: HTTP server, tokenisation,
+hand-off), the engine's default compute/communication overlap and the MTP acceptance it reaches
+on a model. Formulas: docs/model.md (fixed costs), docs/stacks.md (profiles, fits, the compiled
+anchor).
+
+A field left unset (``None``) keeps the value of the system's efficiency set (specs/efficiency.py),
+so a stack changes only what it says. Each profile gives every value's source (``sources``) —
+a fit on a declared split of end-to-end points (fit/stack_fit.py; the split and the held-out
+error are in its ``fit`` table), a published figure, or a named assumption — and a ``low`` /
+``high`` band per field (``low``: the slower end). Bands are plain named fields so that
+sensitivity and audit can move them.
+
+The profile named ``kernel`` sets every fixed cost to zero: kernel-level questions (what do the
+kernels alone take?) without the engine.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from functools import lru_cache
+from importlib import resources
+from types import MappingProxyType
+
+from jalapeno.errors import SpecError, UnknownNameError
+from jalapeno.specs.efficiency import Efficiency
+
+#: Fixed-cost fields a stack may set, each an :class:`~jalapeno.specs.efficiency.Efficiency` field
+#: of the same name (seconds; seconds per prompt token).
+COST_FIELDS: tuple[str, ...] = ("kernel_launch_s", "collective_launch_s", "step_overhead_s",
+                                "request_overhead_s", "prompt_overhead_s_per_token")
+#: Numeric fields with bands: the fixed costs and the fusion factor.
+BAND_FIELDS: tuple[str, ...] = (*COST_FIELDS, "fusion")
+#: The profile every system runs with unless told otherwise (the efficiency sets' own fixed costs).
+DEFAULT_STACK = "default"
+def _empty() -> MappingProxyType:
+    return MappingProxyType({})
+
+
+_STACK_TAG = re.compile(r" \+ stack ")
+_KEYS = {"name", "label", "engines", "base", "source", "overlap", "mtp_acceptance", "low", "high", "sources",
+         "fit", "default_for", *BAND_FIELDS}
+
+
+@dataclass(frozen=True)
+class Stack:
+    """One serving-software profile (keys as documented in ``data/stacks.toml``).
+
+    Attributes:
+        name, label: short name (``--stack NAME``) and a readable description.
+        engines: framework names of measured points this profile prices (``sglang``, ``trt``, ...).
+        base: profile whose values this one inherits where it sets none ("" for none).
+        kernel_launch_s, collective_launch_s, step_overhead_s, request_overhead_s,
+            prompt_overhead_s_per_token: fixed costs (s, s per prompt token); None keeps the
+            efficiency set's value.
+        fusion: share of the op table's kernels that launch separately (1: every kernel; the
+            effective per-kernel cost is ``kernel_launch_s x fusion``).
+        overlap: the engine's default two-batch overlap ("none", "tbo") or None (not stated).
+        mtp_acceptance: model → {"single": alpha at one draft, "chain": alpha per token at >= 2}.
+        low, high: band values of :data:`BAND_FIELDS` (low = slower).
+        sources: field → where its value comes from.
+        fit: the fit's report (split, n, errors) when the values were fitted.
+    """
+
+    name: str
+    label: str
+    source: str
+    engines: tuple[str, ...] = ()
+    base: str = ""
+    kernel_launch_s: float | None = None
+    collective_launch_s: float | None = None
+    step_overhead_s: float | None = None
+    request_overhead_s: float | None = None
+    prompt_overhead_s_per_token: float | None = None
+    fusion: float = 1.0
+    overlap: str | None = None
+    mtp_acceptance: MappingProxyType = field(default_factory=_empty)
+    low: MappingProxyType = field(default_factory=_empty)
+    high: MappingProxyType = field(default_factory=_empty)
+    sources: MappingProxyType = field(default_factory=_empty)
+    fit: MappingProxyType = field(default_factory=_empty)
+    default_for: tuple[str, ...] = ()
+
+    def costs(self, which: str = "calibrated") -> dict[str, float]:
+        """The fixed costs the profile sets (``which``: calibrated, low or high), kernel launch
+        already multiplied by ``fusion``.
+
+        >>> s = Stack("x", "x", "x", kernel_launch_s=4e-6, fusion=0.5, high={"kernel_launch_s": 2e-6})
+        >>> s.costs()["kernel_launch_s"], s.costs("high")["kernel_launch_s"]
+        (2e-06, 1e-06)
+        """
+        band = {"calibrated": {}, "low": self.low, "high": self.high}.get(which)
+        if band is None:
+            raise SpecError("stack band", f"unknown band {which!r}", "use calibrated, low or high")
+        vals = {f: band.get(f, getattr(self, f)) for f in BAND_FIELDS}
+        out = {f: vals[f] for f in COST_FIELDS if vals[f] is not None}
+        if "kernel_launch_s" in out:
+            out["kernel_launch_s"] = out["kernel_launch_s"] * vals["fusion"]
+        return out
+
+    def apply(self, eff: Efficiency, which: str = "calibrated") -> Efficiency:
+        """``eff`` with this profile's fixed costs (band ``which``) and the stack named in its source."""
+        costs = self.costs(which)
+        if self.name == DEFAULT_STACK and which == "calibrated" or not costs:
+            return eff
+        base = _STACK_TAG.split(eff.source)[0]
+        return replace(eff.with_overrides(costs, f"stack {self.name}"),
+                       source=f"{base} + stack {self.name}" + ("" if which == "calibrated" else f" ({which})"))
+
+    def acceptance(self, model: str, draft_tokens: int) -> float | None:
+        """MTP per-token acceptance on ``model`` at ``draft_tokens`` drafts (None: not given)."""
+        a = self.mtp_acceptance.get(model)
+        if a is None:
+            return None
+        return a.get("single" if draft_tokens == 1 else "chain")
+
+    @property
+    def has_band(self) -> bool:
+        """True when the profile's low or high band differs from its value (the ``default``
+        profile's band is data for sensitivity and audit, not swept by ``compare --bands``)."""
+        return self.name != DEFAULT_STACK and any(self.low.get(f, getattr(self, f)) != getattr(self, f)
+                   or self.high.get(f, getattr(self, f)) != getattr(self, f) for f in BAND_FIELDS)
+
+
+def _number(v, key: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(float(v)) or v < 0:
+        raise SpecError(key, f"must be a finite number >= 0, got {v!r}", "give seconds (4e-6 is 4 µs)")
+    return float(v)
+
+
+def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
+    where = f"data/stacks.toml stack {raw.get('name', i)}"
+    unknown = set(raw) - _KEYS
+    if unknown:
+        raise SpecError(where, f"unknown keys {sorted(unknown)}", "use the keys listed at the top of data/stacks.toml")
+    for k in ("name", "label", "source"):
+        if not str(raw.get(k, "")).strip():
+            raise SpecError(f"{where}.{k}", "missing", f"every stack needs {k}")
+    base = raw.get("base", "")
+    if base and base not in known:
+        raise SpecError(f"{where}.base", f"{base!r} is not an earlier stack", "name a stack defined above this one")
+    kw = {f.name: getattr(known[base], f.name) for f in fields(Stack)} if base else {}
+    kw.update(name=raw["name"], label=raw["label"], source=raw["source"], base=base,
+              engines=tuple(raw.get("engines", ())), default_for=tuple(raw.get("default_for", ())))
+    for f in BAND_FIELDS:
+        if f in raw:
+            kw[f] = _number(raw[f], f"{where}.{f}")
+    if raw.get("overlap") not in (None, "none", "tbo"):
+        raise SpecError(f"{where}.overlap", f"{raw['overlap']!r}", "use none or tbo")
+    if "overlap" in raw:
+        kw["overlap"] = raw["overlap"]
+    for band in ("low", "high"):
+        b = dict(kw.get(band, {})) if base else {}
+        for f, v in raw.get(band, {}).items():
+            if f not in BAND_FIELDS:
+                raise SpecError(f"{where}.{band}.{f}", "not a banded field", f"use {', '.join(BAND_FIELDS)}")
+            b[f] = _number(v, f"{where}.{band}.{f}")
+        kw[band] = MappingProxyType(b)
+    acc = dict(kw.get("mtp_acceptance", {})) if base else {}
+    for model, a in raw.get("mtp_acceptance", {}).items():
+        if set(a) - {"single", "chain"} or not all(0 <= v < 1 for v in a.values()):
+            raise SpecError(f"{where}.mtp_acceptance.{model}", f"{a!r}", "give {single = 0.x, chain = 0.x} in [0, 1)")
+        acc[model] = MappingProxyType(dict(a))
+    kw["mtp_acceptance"] = MappingProxyType(acc)
+    kw["sources"] = MappingProxyType({**(dict(kw.get("sources", {})) if base else {}), **raw.get("sources", {})})
+    kw["fit"] = MappingProxyType(dict(raw.get("fit", {})))
+    if not 0 < kw.get("fusion", 1.0) <= 1:
+        raise SpecError(f"{where}.fusion", f"must be in (0, 1], got {kw['fusion']}", "give the share of kernels launched")
+    return Stack(**kw)
+
+
+def stacks() -> MappingProxyType:
+    """Every shipped profile by name (``data/stacks.toml``, fitted values from ``data/stack_fits.toml``).
+
+    Raises:
+        SpecError: a malformed profile (unknown key, bad value, unknown base).
+    """
+    return load_stacks(True)
+
+
+@lru_cache(maxsize=2)
+def load_stacks(with_fits: bool = True) -> MappingProxyType:
+    """The profiles of ``data/stacks.toml``; with ``with_fits`` the fitted values of
+    ``data/stack_fits.toml`` replace the stated ones. Without: the stated values (what
+    fit/stack_fit.py starts from).
+
+    Raises:
+        SpecError: a malformed profile.
+    """
+    data = resources.files("jalapeno").joinpath("data")
+    fits = {}
+    if with_fits and data.joinpath(FITS_FILE).is_file():
+        with data.joinpath(FITS_FILE).open("rb") as f:
+            fits = tomllib.load(f).get("fits", {})
+    return build_stacks(fits)
+
+
+def build_stacks(fits: dict) -> MappingProxyType:
+    """The profiles of ``data/stacks.toml`` with ``fits`` ({name: {"values": ..., "mtp_acceptance":
+    ..., "report": ...}}, the form of data/stack_fits.toml) in place; a derived profile (``base``)
+    inherits its base's fitted values.
+
+    Raises:
+        SpecError: a malformed profile.
+    """
+    with resources.files("jalapeno").joinpath("data", "stacks.toml").open("rb") as f:
+        raw = tomllib.load(f)
+    out: dict[str, Stack] = {}
+    for i, r in enumerate(raw.get("stack", [])):
+        s = _stack(_with_fit(r, fits.get(r.get("name", ""))), i, out)
+        out[s.name] = s
+    return MappingProxyType(out)
+
+
+#: Fitted values and their report (scripts/fit_stacks.py writes it; fit/stack_fit.py fits them).
+FITS_FILE = "stack_fits.toml"
+
+
+def _with_fit(raw: dict, fit: dict | None) -> dict:
+    """A profile's raw table with its fitted values (``data/stack_fits.toml``) in place."""
+    if not fit:
+        return raw
+    r = dict(raw)
+    vals = fit.get("values", {})
+    r.update(vals)
+    srcs = dict(r.get("sources", {}))
+    split = fit.get("report", {}).get("split", "see data/stack_fits.toml")
+    srcs.update({k: f"fitted: {split}" for k in vals})
+    if fit.get("mtp_acceptance"):
+        r["mtp_acceptance"] = {**r.get("mtp_acceptance", {}), **fit["mtp_acceptance"]}
+        srcs["mtp_acceptance"] = f"fitted: {split}"
+    for band in ("low", "high"):
+        if fit.get(band):
+            r[band] = {**r.get(band, {}), **fit[band]}
+    r["sources"] = srcs
+    r["fit"] = fit.get("report", {})
+    return r
+
+
+def get_stack(name: str) -> Stack:
+    """A profile by name.
+
+    Raises:
+        UnknownNameError: no such profile (the message lists them).
+    """
+    s = stacks().get(name)
+    if s is None:
+        raise UnknownNameError("--stack", f"unknown software stack {name!r}",
+                               f"use one of {', '.join(stacks())} (data/stacks.toml)")
+    return s
+
+
+def stack_for_framework(framework: str, system: str = "") -> Stack:
+    """The profile that prices a measured point run with ``framework`` on ``system``.
+
+    ROCm systems (``mi*``) take a ``-rocm`` profile when one lists the framework; unknown
+    frameworks take :data:`DEFAULT_STACK`.
+
+    >>> stack_for_framework("trt").name, stack_for_framework("sglang", "mi325x").name
+    ('trtllm', 'sglang-rocm')
+    """
+    fw = framework.strip().split(" ")[0].lower()
+    rocm = system.startswith("mi")
+    for s in stacks().values():
+        if fw in s.engines and (s.name.endswith("-rocm") == rocm or not _has_rocm_variant(fw)):
+            return s
+    return stacks()[DEFAULT_STACK]
+
+
+def _has_rocm_variant(fw: str) -> bool:
+    return any(fw in s.engines and s.name.endswith("-rocm") for s in stacks().values())
+
+
+def default_stack(system: str) -> Stack:
+    """The profile a system runs with when no ``--stack`` is given (``default_for``, else default)."""
+    return next((s for s in stacks().values() if system in s.default_for), stacks()[DEFAULT_STACK])
+
+
+def stack_of_source(source: str, system: str) -> Stack:
+    """The profile an efficiency set was priced with, read from its ``source`` (``... + stack NAME``,
+    as :meth:`Stack.apply` writes it), else the system's default profile."""
+    m = re.search(r" \+ stack (\S+)", source)
+    return get_stack(m.group(1)) if m else default_stack(system)

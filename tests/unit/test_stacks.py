@@ -1,0 +1,170 @@
+"""Software-stack profiles (specs/stacks.py, data/stacks.toml) and their fit (fit/stack_fit.py)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from cli_runner import check_error, run
+
+from jalapeno.cost.pricer import band_pricers, load_pricer
+from jalapeno.cost.step import Batch, step_cost
+from jalapeno.deploy.deployment import MTP, Deployment, Pool
+from jalapeno.deploy.layout import Layout
+from jalapeno.errors import SpecError, UnknownNameError
+from jalapeno.serve.analytic import frontend_s
+from jalapeno.serve.limits import kernels_per_step
+from jalapeno.specs.catalog import load_model
+from jalapeno.specs.formats import get_precision
+from jalapeno.specs.stacks import COST_FIELDS, Stack, _stack, get_stack, stack_for_framework, stacks
+
+
+def _one(x: float) -> np.ndarray:
+    return np.array([float(x)])
+
+
+def test_every_profile_loads_with_sources():
+    for s in stacks().values():
+        assert s.label and s.source
+        for band in (s.low, s.high):
+            for f, v in band.items():
+                assert v >= 0, (s.name, f)
+
+
+def test_frameworks_map_to_their_engine_profiles():
+    assert stack_for_framework("sglang", "h200").name == "sglang"
+    assert stack_for_framework("sglang 0.5.6", "b200").name == "sglang"  # aiconfigurator backend + version
+    assert stack_for_framework("sglang", "mi325x").name == "sglang-rocm"
+    assert stack_for_framework("trt (single node, no disagg)", "b200").name == "trtllm"
+    assert stack_for_framework("trtllm 1.2.0", "gb200-nvl72").name == "trtllm"
+    assert stack_for_framework("dynamo-trt", "gb200-nvl72").name == "dynamo-trtllm"
+    assert stack_for_framework("vllm", "mi300x").name == "vllm-rocm"
+    assert stack_for_framework("atom", "mi355x").name == "atom-rocm"
+    assert stack_for_framework("(best FP8)", "b200").name == "default"
+
+
+def test_kernel_profile_zeroes_every_fixed_cost():
+    pr = load_pricer("h200", stack="kernel")
+    eff = pr.efficiency
+    assert all(getattr(eff, f) == 0.0 for f in COST_FIELDS)
+    assert frontend_s(eff, 8192) == 0.0
+    assert "stack kernel" in eff.source
+    # one decode step of Llama on H200 TP8: dropping the fixed costs saves at least the default's
+    # 0.5 ms step overhead plus 4 us for each of its ~964 kernels (DESIGN.md §7 defaults)
+    m, layout, prec = load_model("llama-3.3-70b"), Layout(tp=8), get_precision("bf16")
+    b = Batch(_one(1), _one(1000), _one(0), _one(0), _one(0))
+    full = step_cost(m, load_pricer("h200"), layout, prec, b)
+    bare = step_cost(m, pr, layout, prec, b)
+    k = float(kernels_per_step(full, 1)[0])
+    assert full.step_time_s[0] - bare.step_time_s[0] >= 0.5e-3 + 0.9 * k * 4e-6
+
+
+def test_compiled_profile_follows_its_published_anchor():
+    """Cerebras: 969 tok/s/user on Llama 3.1 405B (126 layers), 2024-11-18. The bound on the
+    per-kernel cost is the token time less the step overhead over every kernel the op table
+    launches for 126 Llama layers; the profile's slow end is the bound, its value half of it."""
+    m = load_model("llama-3.3-70b")
+    sc = step_cost(m, load_pricer("h200"), Layout(tp=8), get_precision("bf16"),
+                   Batch(_one(1), _one(1000), _one(0), _one(0), _one(0)))
+    per_layer = float(kernels_per_step(sc, 1)[0]) / m.num_layers
+    c = get_stack("compiled")
+    bound = (1 / 969 - c.step_overhead_s) / (126 * per_layer)
+    assert c.low["kernel_launch_s"] == pytest.approx(bound, rel=0.02)
+    assert c.kernel_launch_s == pytest.approx(bound / 2, rel=0.02)
+    assert c.high["kernel_launch_s"] < c.kernel_launch_s < c.low["kernel_launch_s"]
+
+
+def test_jalapeno_band_spans_gpu_like_to_compiled():
+    pr = load_pricer("jalapeno")
+    band = band_pricers(pr)
+    gpu = load_pricer("h200").efficiency
+    assert pr.efficiency.kernel_launch_s == gpu.kernel_launch_s  # the value stays GPU-like
+    assert band["high"].efficiency.kernel_launch_s == pytest.approx(get_stack("compiled").kernel_launch_s)
+    assert band["high"].efficiency.step_overhead_s == pytest.approx(get_stack("compiled").step_overhead_s)
+    assert band["low"].efficiency.kernel_launch_s >= gpu.kernel_launch_s
+    # a GPU on its default profile keeps the efficiency sets' own fixed costs in its band
+    b = band_pricers(load_pricer("h200"))
+    assert b["high"].efficiency.kernel_launch_s == gpu.kernel_launch_s
+
+
+def test_unknown_stack_is_one_clear_error(capsys):
+    with pytest.raises(UnknownNameError, match="unknown software stack"):
+        get_stack("tensorrt")
+    check_error(*run(capsys, "step", "-s", "h200", "--stack", "tensorrt"), "--stack", "unknown software stack",
+                "sglang")
+
+
+def test_bad_profile_values_name_the_field():
+    with pytest.raises(SpecError, match="kernel_launch_s"):
+        _stack({"name": "x", "label": "x", "source": "x", "kernel_launch_s": -1.0}, 0, {})
+    with pytest.raises(SpecError, match="fusion"):
+        _stack({"name": "x", "label": "x", "source": "x", "fusion": 0.0}, 0, {})
+    with pytest.raises(SpecError, match="unknown keys"):
+        _stack({"name": "x", "label": "x", "source": "x", "kernel_us": 1}, 0, {})
+    with pytest.raises(SpecError, match="base"):
+        _stack({"name": "x", "label": "x", "source": "x", "base": "nope"}, 0, {})
+
+
+def test_fusion_scales_the_per_kernel_cost():
+    s = Stack("x", "x", "x", kernel_launch_s=4e-6, fusion=0.25)
+    assert s.costs()["kernel_launch_s"] == pytest.approx(1e-6)
+
+
+def test_stack_named_in_title_and_json(capsys):
+    code, out, _ = run(capsys, "step", "-s", "h200", "--stack", "compiled", "--tp", "8", "--json")
+    assert code == 0
+    assert "stack compiled" in json.loads(out)["efficiency_source"]
+    code, out, _ = run(capsys, "step", "-s", "h200", "--stack", "compiled", "--tp", "8")
+    assert code == 0 and "stack compiled" in out
+
+
+def test_stack_mtp_acceptance_replaces_the_assumed_one():
+    from jalapeno.fit.validate import with_stack_mtp
+
+    dep = Deployment(get_precision("fp4"), Pool(Layout(tp=1, dp=8, ep=8)), mtp=MTP(1, 0.85))
+    st = Stack("x", "x", "x", mtp_acceptance={"deepseek-r1": {"single": 0.6, "chain": 0.5}})
+    assert with_stack_mtp(dep, st, "deepseek-r1").mtp == MTP(1, 0.6)
+    assert with_stack_mtp(dep, st, "gpt-oss-120b") is dep  # no figure for that model: unchanged
+
+
+# ---- the fit ------------------------------------------------------------------------------------
+
+class _P:
+    def __init__(self, i, conc, system="h200"):
+        self.id, self.concurrency, self.system = f"p{i}", conc, system
+        self.framework, self.source, self.model, self.isl, self.osl, self.mode = "sglang", "x", "m", 1, 1, "agg"
+
+
+def test_split_alternates_by_concurrency_and_is_disjoint():
+    from jalapeno.fit.stack_fit import split
+
+    pts = [_P(i, c) for i, c in enumerate([64, 1, 16, 4, 256, 32])] + [_P(9, 8, "b200")]
+    sp = split(pts)
+    assert [sp[p.id] for p in sorted(pts[:6], key=lambda p: p.concurrency)] == ["fit", "held_out"] * 3
+    assert sp["p9"] == "fit"  # a group of one is fitted, never only held out of nothing
+
+
+def test_linear_fit_recovers_known_fixed_costs(monkeypatch):
+    """A fake engine whose TPOT is 2 ms + 800 kernels x k + s: the surrogate fit must find
+    k = 5 us, s = 1.25 ms (on the grid) from measurements generated with them."""
+    from jalapeno.fit import stack_fit
+
+    pts = [_P(i, c) for i, c in enumerate([1, 2, 4, 8, 16])]
+    base = {p.id: 2e-3 * (1 + 0.1 * i) for i, p in enumerate(pts)}
+
+    def tpot(p, st):
+        return base[p.id] + 800 * st.kernel_launch_s + st.step_overhead_s
+
+    truth = Stack("t", "t", "t", kernel_launch_s=5e-6, step_overhead_s=1.25e-3)
+
+    def fake_predict(points, st):
+        return pd.DataFrame([{"id": p.id, "metric": "tpot_s", "predicted": tpot(p, st),
+                              "measured": tpot(p, truth)} for p in points])
+
+    monkeypatch.setattr(stack_fit, "_predict", fake_predict)
+    got = stack_fit._linear_fit(pts, Stack("s", "s", "s", kernel_launch_s=4e-6, step_overhead_s=0.5e-3),
+                                ("kernel_launch_s", "step_overhead_s"), ("tpot_s",), lambda m: False)
+    # k and s trade off exactly (800 k + s), so check the fitted sum and that the loss is zero
+    assert 800 * got["kernel_launch_s"] + got["step_overhead_s"] == pytest.approx(800 * 5e-6 + 1.25e-3, rel=1e-6)
