@@ -102,7 +102,10 @@ def test_bare_number_override_keeps_the_source_and_dotted_keys_reach_levels(tmp_
 def test_calibration_key_chooses_another_set(tmp_path):
     spec = _write(tmp_path, "a.toml", 'base = "jalapeno"\ncalibration = "spec"\n')
     assert load_efficiency(spec) == DEFAULT_EFFICIENCY
-    assert band_pricers(load_pricer(spec))["low"].efficiency == DEFAULT_EFFICIENCY  # no band
+    # no efficiency band: only the base's software-stack band (Jalapeño: GPU-like to compiled, docs/stacks.md)
+    from jalapeno.specs.stacks import get_stack
+
+    assert band_pricers(load_pricer(spec))["low"].efficiency == get_stack("jalapeno").apply(DEFAULT_EFFICIENCY, "low")
     borrowed = _write(tmp_path, "b.toml", 'base = "jalapeno"\ncalibration = "b200"\n')
     assert load_efficiency(borrowed).gemm == load_efficiency("b200").gemm
     bad = _write(tmp_path, "c.toml", 'base = "jalapeno"\ncalibration = "b2000"\n')

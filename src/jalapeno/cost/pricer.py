@@ -179,8 +179,14 @@ def load_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = 
     from jalapeno.specs.variants import variant_efficiency
 
     s = load_system(system, tuple(overrides))
-    st = default_stack(s.name) if stack is None else get_stack(stack) if isinstance(stack, str) else stack
+    st = default_stack(_root(s)) if stack is None else get_stack(stack) if isinstance(stack, str) else stack
     return RooflinePricer(s, apply_stack(s, variant_efficiency(s, efficiency), st))
+
+
+def _root(system: System) -> str:
+    """The catalog name a system's base chain starts from (a variant runs its base's stack)."""
+    o = system.origin
+    return o.root if o is not None and o.root else system.name
 
 
 def apply_stack(system: System, eff: Efficiency, stack, which: str = "calibrated") -> Efficiency:
@@ -207,7 +213,7 @@ def band_pricers(pricer: Pricer) -> dict[str, Pricer]:
     from jalapeno.specs.stacks import stack_of_source
     from jalapeno.specs.variants import variant_efficiency
 
-    st = stack_of_source(pricer.efficiency.source, pricer.system.name)
+    st = stack_of_source(pricer.efficiency.source, _root(pricer.system))
     o = pricer.system.origin
     if o is None or o.calibration is None:
         if not st.has_band:
