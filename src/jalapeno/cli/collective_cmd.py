@@ -7,8 +7,8 @@ import typer
 from rich.table import Table
 
 from jalapeno.cli.common import console, print_json, stack_option
-from jalapeno.cost.collectives import COLLECTIVES
 from jalapeno.cli.system_opts import SET_OPTION, system_pricer
+from jalapeno.cost.collectives import COLLECTIVES
 from jalapeno.errors import SpecError
 
 
