@@ -275,6 +275,21 @@ def _system_md(s) -> list[str]:
     return out
 
 
+def _ranges_md() -> list[str]:
+    from jalapeno.specs.plausibility import RANGES
+
+    lines = ["## Plausible ranges", "",
+             "Every system built from data (catalog, user file, `base =` variant, `--set`) is checked against",
+             "one range per key (`specs/plausibility.py`): a value outside it is a `SpecError` naming the key, the",
+             "range and the likely unit slip. The ranges are the catalog's span widened about 10x each way (more",
+             "where real outliers exist), so any real or hypothetical chip passes and a slip of 10^3 does not.",
+             "Also checked: FP4 peak >= FP8 peak >= BF16 peak, sustained <= TDP, all-in power >= the chip's own.",
+             "", "| key | unit | plausible range | catalog span |", "|---|---|---|---|"]
+    for r in RANGES.values():
+        lines.append(f"| `{r.key}` | {r.unit} | {r.lo:g} to {r.hi:g} | {r.catalog} |")
+    return [*lines, ""]
+
+
 def render() -> str:
     _check_schema_covered()
     names = list_systems()
@@ -291,6 +306,7 @@ def render() -> str:
         "",
     ]
     lines += _schema_md()
+    lines += _ranges_md()
     lines += _summary_md(systems)
     lines += ["## Systems", ""]
     for s in systems:

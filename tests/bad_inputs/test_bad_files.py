@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from cli_runner import check_error, run
+
 from jalapeno.errors import SpecError
 from jalapeno.serve.sim.trace import read_trace
 from jalapeno.specs.files import read_user_text

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from cli_runner import check_error, run
+
 from jalapeno.serve.sim.simulation import MAX_PLANNED_REQUESTS
 
 SIM = ["simulate", "-s", "h200", "-m", "gpt-oss-120b"]

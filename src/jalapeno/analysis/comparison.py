@@ -158,6 +158,7 @@ class Comparison:
     options: dict = field(default_factory=dict)
     #: system → {"low", "high"} FrontierRecords of its efficiency band (``bands=``; None = the calibrated one)
     band_frontiers: dict = field(default_factory=dict)
+    infeasible: dict[str, str] = field(default_factory=dict)
 
     def to_frame(self):
         """Every system's frontier points, one row each (``system`` tells them apart):
@@ -182,7 +183,7 @@ class Comparison:
         """The comparison as a record (analysis/records.py): frontiers, headlines, ratios."""
         return ComparisonRecord(self.model, self.workload, self.precision, self.convention, self.baseline,
                                 self.options, {n: sf.record(self.headlines[n]) for n, sf in self.frontiers.items()},
-                                self.comparisons)
+                                self.comparisons, self.infeasible)
 
     def as_dict(self) -> dict:
         """``record().as_dict()``: the JSON of ``jalapeno compare --json``."""
@@ -261,8 +262,12 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
                     options: SweepOptions | None = None, iso_interactivity=DEFAULT_ISO_INTERACTIVITY,
                     floors=None, bands: dict[str, dict[str, Pricer]] | None = None,
                     precisions: dict[str, list[str]] | None = None,
-                    recipes: dict[str, Recipe] | None = None) -> Comparison:
+                    recipes: dict[str, Recipe] | None = None, strict_baseline: bool = True) -> Comparison:
     """Frontiers of every system (one pricer each) and their ratios against ``baseline``.
+
+    A system on which no deployment of the model fits is listed in ``infeasible`` (name → the
+    reason) and the others are compared; when ``baseline`` is such a system, the last feasible one
+    stands in unless ``strict_baseline`` (then it is an error).
 
     With ``bands`` (system name → {"low", "calibrated", "high"} pricers, e.g. from
     cost/pricer.band_pricers) each headline also carries low/mid/high values (up to three sweeps
@@ -277,6 +282,7 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
 
     Raises:
         SpecError: baseline not among the systems, or an empty system list.
+        InfeasibleDeployment: no system can run the model, or (``strict_baseline``) the baseline cannot.
     """
     if not systems:
         raise SpecError("systems", "no system given", "pass at least one system")
@@ -297,12 +303,28 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
         else:
             per_sys[n] = (options, precisions.get(n), None)
     _check_bands(bands, names)
-    fr = {s.system.name: system_frontier(model, s, wl, precision, per_sys[s.system.name][0], convention,
-                                         precisions=per_sys[s.system.name][1], recipe=per_sys[s.system.name][2])
-          for s in systems}
+    fr, infeasible = {}, {}
+    for s in systems:
+        n = s.system.name
+        try:
+            fr[n] = system_frontier(model, s, wl, precision, per_sys[n][0], convention, precisions=per_sys[n][1],
+                                    recipe=per_sys[n][2])
+        except InfeasibleDeployment as e:  # this system cannot run the model: say why, compare the rest
+            infeasible[n] = e.problem
+    if not fr:
+        raise InfeasibleDeployment("--systems", f"no compared system can run {model.name}: "
+                                   + "; ".join(f"{n}: {why}" for n, why in infeasible.items()),
+                                   "use a smaller precision, a smaller model or bigger systems")
+    if baseline in infeasible:
+        if strict_baseline:
+            raise InfeasibleDeployment("--baseline", f"{baseline} cannot run {model.name} ({infeasible[baseline]})",
+                                       "pick a system that can as --baseline")
+        baseline = list(fr)[-1]
     heads = {n: headline(sf) for n, sf in fr.items()}
     band_fronts: dict[str, dict] = {}
     for n, band in (bands or {}).items():
+        if n in infeasible:
+            continue
         band_fronts[n] = {}
         heads[n] = replace(heads[n], bands=efficiency_bands(model, band, wl, precision, per_sys[n][0], convention,
                                                             heads[n], fr[n].pricer, per_sys[n][1], per_sys[n][2],
@@ -343,4 +365,4 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
     return Comparison(model.name, wl, prec_label, convention, baseline, fr, heads, comps,
                       {"serving": opts.serving, "mtp": opts.mtp.as_dict() if opts.mtp else None,
                        "token_budget": opts.token_budget, "overlap": opts.overlap, **extra},
-                      band_fronts)
+                      band_fronts, infeasible)

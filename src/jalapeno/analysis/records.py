@@ -287,6 +287,8 @@ class ComparisonRecord(_Record):
     options: Mapping[str, Any]
     systems: Mapping[str, FrontierRecord]
     comparisons: Mapping[str, Ratios]
+    #: systems that cannot run the model (name → reason), compared without them
+    infeasible: Mapping[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         d = _Record.as_dict(self)

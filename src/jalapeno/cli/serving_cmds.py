@@ -28,6 +28,7 @@ from jalapeno.cli.engine_opts import (
 from jalapeno.cli.system_opts import SET_OPTION, SETS_OPTION, system_pricer, systems_pricers
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP, check_memory_fraction
 from jalapeno.errors import SpecError
+from jalapeno.specs.workload import check_concurrency
 from jalapeno.specs.routing import ROUTING_HELP
 
 SYSTEMS_DEFAULT = "jalapeno,gb200-nvl72,gb300-nvl72,vera-rubin-nvl72"
@@ -127,6 +128,8 @@ def _options(serving: str, mtp: int | None, acceptance: float | None, concurrenc
     from jalapeno.analysis.sweep import SweepOptions
 
     conc = tuple(_floats(concurrency, "--concurrency")) if concurrency else None
+    if conc:
+        check_concurrency(conc)
     return SweepOptions(serving=serving, mtp=_mtp(mtp, acceptance), concurrency=conc, eplb=sweep_eplb(eplb),
                         overlap=overlap)
 
@@ -308,7 +311,7 @@ def compare(
     res = compare_systems(m, syss, wl, None if precs else prec, baseline=base, convention=power, options=opts,
                           iso_interactivity=_floats(at, "--at"), floors=_floors(tiers),
                           bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
-                          precisions=precs, recipes=recipes)
+                          precisions=precs, recipes=recipes, strict_baseline=bool(baseline))
     rec = res.record()
     if store:
         from jalapeno.cli.explore_cmd import store_frontier
@@ -458,6 +461,8 @@ def predict(
     if (concurrency is None) == (rate is None):
         raise SpecError("--concurrency/--rate", "give exactly one of them",
                         "closed loop: --concurrency C; open loop: --rate R (requests/s)")
+    if concurrency is not None:
+        check_concurrency([concurrency])
     if (prefill is None) != (decode is None):
         raise SpecError("--prefill/--decode", "disaggregated serving needs both pools",
                         'pass both --prefill "tp=..,workers=.." and --decode "..", or neither')

@@ -14,6 +14,7 @@ from jalapeno.cli.engine_opts import engine_option, graph_option, max_running_op
 from jalapeno.cli.system_opts import SET_OPTION
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
+from jalapeno.specs.workload import check_concurrency
 from jalapeno.specs.routing import ROUTING_HELP
 
 
@@ -90,6 +91,8 @@ def simulate(
     name = "coding-agent" if workload == "agentic" else workload.removeprefix("agentic:")
     kind = ("agentic" if name in AGENTIC_PRESETS or workload.startswith("agentic:") else
             "trace" if workload.endswith((".csv", ".jsonl", ".json")) or "/" in workload else "fixed")
+    if concurrency is not None:
+        check_concurrency([concurrency])
     check_applicable(kind, {"--concurrency": concurrency, "--rate": rate, "--arrival": arrival, "--requests": requests,
                             "--sessions": sessions, "--isl": isl, "--osl": osl, "--warmup": warmup})
     if warmup is not None and rate is not None:

@@ -99,3 +99,7 @@ def validate(
     if n_skip or n_unp:
         console.print(f"{n_skip} row(s) skipped (not mappable) and {n_unp} mapped point(s) without a prediction "
                       "(infeasible deployment); reasons: --json (skipped, unpredicted) or the notes column of --out")
+        for rid, why in res["skipped"][:5]:  # the first reasons, so a broken row is never silent
+            console.print(f"  skipped {rid}: {why}")
+        if n_skip > 5:
+            console.print(f"  ... and {n_skip - 5} more")

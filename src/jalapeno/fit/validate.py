@@ -107,6 +107,26 @@ def _num(s: str) -> float | None:
     return v if math.isfinite(v) and v > 0 else None
 
 
+#: Cells that, when given, must hold a positive finite number (conc: a closed-loop concurrency >= 1)
+_CHECKED_CELLS = ("conc", "tput_per_gpu", "tok_s_user", "tpot_ms", "ttft_ms")
+
+
+def _bad_cell(r: dict) -> str | None:
+    """Why a row's given measurement or concurrency is unusable (None when every given cell is).
+
+    A blank cell is "not measured"; a cell that is present but zero, negative, not finite or not a
+    number is a broken row, skipped with this reason rather than read as missing."""
+    for key in _CHECKED_CELLS:
+        raw = (r.get(key) or "").strip()
+        if not raw:
+            continue
+        v = _num(raw)
+        if v is None or (key == "conc" and v < 1):
+            need = "a closed-loop concurrency >= 1" if key == "conc" else "a positive finite number"
+            return f"{key} {raw!r} is not {need}"
+    return None
+
+
 def _ix_precision(model: str, prec: str) -> str:
     if model == "gpt-oss-120b":
         return "mxfp4"
@@ -223,6 +243,10 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
             skipped.append((rid, "isl/osl missing or invalid"))
             continue
         isl, osl = int(isl_f), int(osl_f)
+        bad = _bad_cell(r)
+        if bad:
+            skipped.append((rid, bad))
+            continue
         meas = {"throughput_per_chip": _num(r["tput_per_gpu"]), "interactivity": _num(r["tok_s_user"]),
                 "tpot_s": (_num(r.get("tpot_ms")) or 0) / 1e3 or None,
                 "ttft_s": (_num(r.get("ttft_ms")) or 0) / 1e3 or None}

@@ -79,6 +79,8 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
                      _f(h.usd_per_mtok_at_peak, ".3f"), h.bound_at_peak,
                      _f(h.max_interactivity, ".1f") + band(h, "max_interactivity", ".1f"),
                      h.bound_at_max_interactivity, _f(h.min_e2e_s, ".2f"), h.deployment_at_peak)
+    for name, why in getattr(d, "infeasible", {}).items():  # compared without them, each with its reason
+        head.add_row(name, "infeasible", "-", "-", "-", "-", "-", "-", f"cannot run the model: {why}", style="dim")
     ratios = Table(title=f"ratios vs {d.baseline} (throughput per chip; per kW in brackets)")
     ratios.add_column("system", no_wrap=True, min_width=16)
     ratios.add_column("peak")

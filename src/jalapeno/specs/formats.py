@@ -280,6 +280,28 @@ PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
             "bf16", "bf16", requires=("routed_experts",),
             routed_experts=("int4", "bf16"),
         ),
+        "w4a16": _preset(
+            "w4a16",
+            "AWQ / GPTQ / compressed-tensors W4A16 checkpoints: INT4 weight-only in every linear layer, "
+            "group 128 with 16-bit scales (AutoAWQ q_group_size and GPTQ group_size default 128), BF16 "
+            "math (dequantised in the GEMM kernel); BF16 KV, the engines' default.",
+            "bf16", "bf16",
+            attention=("int4_g128", "bf16"),
+            dense_ffn=("int4_g128", "bf16"),
+            routed_experts=("int4_g128", "bf16"),
+            shared_experts=("int4_g128", "bf16"),
+        ),
+        "w4a16-g32": _preset(
+            "w4a16-g32",
+            "INT4 weight-only checkpoints with small groups (group <= 32; bitsandbytes NF4 blocksize 64 "
+            "with an fp32 absmax stores the same 4.5 bits per weight) in every linear layer, BF16 math; "
+            "BF16 KV.",
+            "bf16", "bf16",
+            attention=("int4", "bf16"),
+            dense_ffn=("int4", "bf16"),
+            routed_experts=("int4", "bf16"),
+            shared_experts=("int4", "bf16"),
+        ),
     }
 )
 

@@ -23,6 +23,7 @@ from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from jalapeno.specs.files import read_user_text
 from jalapeno.specs.kv_tiers import TiersFile, parse_kv_tiers
 from jalapeno.specs.sourced import Sourced, _Strict
+from jalapeno.specs.plausibility import check_plausible
 
 COMPUTE_FORMATS = ("bf16", "fp8", "fp4", "int8")
 TOPOLOGIES = ("switched", "full_mesh", "torus3d", "fat_tree")
@@ -420,7 +421,7 @@ def system_from_dict(data: dict, where: str = "system") -> System:
     tiers, absent = parse_kv_tiers(f.kv_tiers)
     if f.efficiency:
         efficiency_overrides(data, where)  # validates the table; the set itself is not kept
-    return System(
+    system = System(
         name=f.name, description=f.description, chip=chip, levels=tuple(levels),
         allin_power_w_per_chip=f.power.allin_kw_per_chip.value * units.KW,
         usd_per_chip_hour=f.cost.usd_per_chip_hour.value,
@@ -428,6 +429,8 @@ def system_from_dict(data: dict, where: str = "system") -> System:
         host=HostLink(f.host.location, f.host.bandwidth_gb_per_s.value * units.GB,
                       f.host.latency_us.value * units.US, f.host.note) if f.host else None,
         kv_tiers=tiers, kv_tiers_absent=absent)
+    check_plausible(system, where)  # a unit slip is an error (specs/plausibility.py)
+    return system
 
 
 def efficiency_overrides(data: dict, where: str = "system", base: Efficiency | None = None) -> Efficiency:

@@ -20,6 +20,7 @@ from jalapeno.specs.model import (
     ModelSpec,
     MoESpec,
 )
+from jalapeno.specs.quant_config import checkpoint_precision
 
 # ---- parsing -----------------------------------------------------------------------------
 
@@ -43,24 +44,6 @@ def _opt_int(cfg: dict, key: str, src: str, default: int = 0) -> int:
         raise SpecError(f"{src}: {key}", f"must be a non-negative integer, got {v!r}",
                         f"set \"{key}\" to a non-negative integer or remove it")
     return v
-
-
-def _default_precision(cfg: dict) -> str:
-    q = cfg.get("quantization_config") or {}
-    method = str(q.get("quant_method", "")).lower()
-    if method == "mxfp4":
-        return "mxfp4"
-    if method == "fp8":
-        # engines keep the KV cache in the model dtype (vLLM/SGLang --kv-cache-dtype auto) unless
-        # the checkpoint carries KV scales (compressed-tensors kv_cache_scheme); DeepSeek MLA
-        # checkpoints are served with FP8 KV (TensorRT-LLM deepseek_v3 README serving configs
-        # set kv_cache_config.dtype fp8), the project's DeepSeek-R1 baseline
-        if q.get("kv_cache_scheme") or cfg.get("model_type") in _MLA_TYPES:
-            return "fp8"
-        return "fp8,kv=bf16"
-    if method == "compressed-tensors":
-        return "int4"
-    return "bf16"
 
 
 #: Largest layer count accepted (the biggest public decoders have ~100-200 layers).
@@ -218,7 +201,7 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
         attention=attn, dense_intermediate=dense_inter, dense_layers=dense_layers, moe=moe,
         mtp_layers=_opt_int(cfg, "num_nextn_predict_layers", src),
         tie_embeddings=_flag(cfg, "tie_word_embeddings", src, False),
-        default_precision=_default_precision(cfg),
+        default_precision=checkpoint_precision(cfg, src, mt in _MLA_TYPES),
         max_context=_opt_int(cfg, "max_position_embeddings", src, 0),
         source=source,
     )

@@ -15,6 +15,28 @@ from jalapeno.errors import SpecError, UnknownNameError
 #: InferenceX ``--random-range-ratio`` (validation/README.md).
 INFERENCEX_RANGE_RATIO = 0.8
 
+#: Largest closed-loop concurrency accepted. InferenceX sweeps 1 to 16,384 requests in flight
+#: (DESIGN §2.4); a million is 60x past any benchmark, where a result would measure only the
+#: queue in front of the deployment (``predict -c 1e12`` answered 1e11 s of queueing).
+MAX_CONCURRENCY = 1_000_000
+
+
+def check_concurrency(values, option: str = "--concurrency") -> None:
+    """Closed-loop concurrencies must lie in [1, :data:`MAX_CONCURRENCY`] (requests in flight).
+
+    Raises:
+        SpecError: a value below 1 (a fraction of a request in flight is not a closed loop), not
+            finite, or above the limit; the option named.
+    """
+    for v in values:
+        if not (v >= 1):
+            raise SpecError(option, f"{v:g} is not a closed-loop concurrency (requests in flight, >= 1)",
+                            "give whole numbers of requests >= 1, e.g. 1,4,16,64; for a request rate use --rate")
+        if v > MAX_CONCURRENCY:
+            raise SpecError(option, f"{v:g} requests in flight is beyond what any benchmark measures (limit "
+                            f"{MAX_CONCURRENCY:,}; InferenceX sweeps 1-16,384): the result would be only queueing",
+                            "use a concurrency up to the thousands (the deployment's batch is far smaller)")
+
 
 @dataclass(frozen=True, slots=True)
 class Workload:

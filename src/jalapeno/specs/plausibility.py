@@ -1,0 +1,136 @@
+"""Plausible ranges of hardware values: a unit slip is an error, not a plausible-looking result.
+
+A system TOML gives each number in the unit its key names (``hbm_bandwidth_tb_per_s``). A value
+typed in another unit (bytes for GB, W for kW, FLOP/s for TFLOPS, seconds for µs) is off by
+10^3-10^12 and would otherwise price a chip that cannot exist. Each key has one range below, wide
+on purpose: from the shipped catalog's span (H100 to Vera Rubin NVL72, the 11 systems in
+``data/systems``; spans as of this module) widened by about 10x each way and more where real
+outliers exist (wafer-scale parts, toy test systems), so any real or hypothetical accelerator
+fits and a slip of a factor 1,000 does not. Relations that hold for every real chip are checked
+too: a narrower format's peak is not below a wider one's (FP8 >= BF16, FP4 >= FP8), sustained
+power <= TDP, and all-in power per chip >= the chip's own power.
+
+:func:`check_plausible` is called wherever a :class:`~jalapeno.specs.hardware.System` is built
+from data (``system_from_dict``: catalog TOML, user TOML, ``base =`` variants and ``--set``
+overrides alike). Ranges are documented in ``docs/catalog.md`` ("Plausible ranges").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jalapeno import units
+from jalapeno.errors import SpecError
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    """A plausible range of one file key, in the key's unit.
+
+    Attributes:
+        key: the file key (dotted, as in the TOML).
+        unit: the key's unit as written in the file.
+        lo, hi: the range (inclusive).
+        catalog: the shipped catalog's span, for the message and the docs.
+        hint: how the common slip looks (what the number would be in the neighbouring unit).
+    """
+
+    key: str
+    unit: str
+    lo: float
+    hi: float
+    catalog: str
+    hint: str
+
+
+#: One range per hardware key. Catalog spans: data/systems/*.toml (H100 ... Vera Rubin NVL72).
+RANGES: dict[str, Range] = {r.key: r for r in (
+    Range("chip.peak_dense_tflops", "TFLOPS", 1.0, 2e5, "989 (H100 BF16) to 35,000 (Vera Rubin FP4)",
+          "dense TFLOPS: 989 for H100 BF16, not 9.89e14 FLOP/s and not the sparse figure"),
+    Range("chip.hbm_capacity", "GB", 0.1, 1e4, "80 (H100) to 288 (B300, MI355X, Vera Rubin)",
+          "GB per chip: 141 for H200, not 1.41e11 bytes"),
+    Range("chip.hbm_bandwidth_tb_per_s", "TB/s", 0.01, 500.0, "3.35 (H100) to 22 (Vera Rubin)",
+          "TB/s per chip: 4.8 for H200, not 4800 (GB/s)"),
+    Range("chip.hbm_stacks", "stacks", 1, 64, "5 (H100) to 8", "a count of HBM stacks"),
+    Range("chip.sram_mib", "MiB", 0.1, 1e6, "50 (H100) to 256 (MI300X)",
+          "MiB per chip (up to ~42,000 for a wafer-scale part)"),
+    Range("chip.tdp_w", "W", 10.0, 5e4, "700 (H100) to 1,800 (Vera Rubin)", "watts: 1000 for B200, not 1.0 (kW)"),
+    Range("chip.sustained_w", "W", 10.0, 5e4, "550 (Jalapeño)", "watts: 550, not 0.55 (kW)"),
+    Range("power.allin_kw_per_chip", "kW", 0.05, 100.0, "1.15 (Jalapeño) to 2.98 (Vera Rubin)",
+          "kW per chip: 1.73 for H100, not 1730 (W)"),
+    Range("cost.usd_per_chip_hour", "$/chip-hour", 0.01, 1000.0, "1.12 (MI300X) to 3.18 (Vera Rubin)",
+          "dollars per chip-hour: 1.30 for H100"),
+    Range("levels.bandwidth_gb_per_s", "GB/s", 0.1, 5e4, "50 (400 Gb/s NIC) to 1,800 (NVLink 6)",
+          "GB/s per chip per direction: 450 for NVLink 4, not 450,000 (MB/s) or 3600 (Gb/s)"),
+    Range("levels.latency_us", "µs", 0.001, 1e4, "1 to 5", "microseconds: 1.0, not 1e-6 (seconds)"),
+    Range("host.bandwidth_gb_per_s", "GB/s", 0.1, 5e4, "50 to 225", "GB/s per chip per direction"),
+    Range("host.latency_us", "µs", 0.001, 1e4, "1 to 3", "microseconds: 1.0, not 1e-6 (seconds)"),
+)}
+
+
+def _check(where: str, key: str, shown_key: str, value: float) -> None:
+    r = RANGES[key]
+    if not (r.lo <= value <= r.hi):
+        raise SpecError(f"{where}: {shown_key}", f"{value:.4g} {r.unit} is outside the plausible range "
+                        f"{r.lo:g}-{r.hi:g} {r.unit} (catalog: {r.catalog})",
+                        f"check the unit: {r.hint} (ranges: docs/catalog.md, specs/plausibility.py)")
+
+
+def check_plausible(system, where: str = "system") -> None:
+    """Refuse hardware values outside :data:`RANGES` or breaking the relations every chip obeys.
+
+    Args:
+        system: a :class:`~jalapeno.specs.hardware.System` (SI units; converted back to the file's
+            units for the message).
+        where: the file or option it came from, for the message.
+
+    Raises:
+        SpecError: naming the key, the value in the key's unit, the range, the catalog's span and
+            the likely slip.
+    """
+    c = system.chip
+    for fmt, v in c.peak_flop_per_s.items():
+        _check(where, "chip.peak_dense_tflops", f"chip.peak_dense_tflops.{fmt}", v / units.TFLOPS)
+    _check(where, "chip.hbm_capacity", "chip.hbm_capacity_gb", c.hbm_capacity_bytes / units.GB)
+    _check(where, "chip.hbm_capacity", "chip.hbm_usable_gb", c.hbm_usable_bytes / units.GB)
+    _check(where, "chip.hbm_bandwidth_tb_per_s", "chip.hbm_bandwidth_tb_per_s", c.hbm_bandwidth_bytes_per_s / units.TB)
+    _check(where, "chip.hbm_stacks", "chip.hbm_stacks", c.hbm_stacks)
+    if c.sram_bytes is not None:
+        _check(where, "chip.sram_mib", "chip.sram_mib", c.sram_bytes / units.MiB)
+    _check(where, "chip.tdp_w", "chip.tdp_w", c.tdp_w)
+    if c.sustained_w is not None:
+        _check(where, "chip.sustained_w", "chip.sustained_w", c.sustained_w)
+    _check(where, "power.allin_kw_per_chip", "power.allin_kw_per_chip", system.allin_power_w_per_chip / units.KW)
+    _check(where, "cost.usd_per_chip_hour", "cost.usd_per_chip_hour", system.usd_per_chip_hour)
+    for lv in system.levels:
+        _check(where, "levels.bandwidth_gb_per_s", f"levels[{lv.name}].bandwidth_gb_per_s",
+               lv.bandwidth_bytes_per_s / units.GB)
+        _check(where, "levels.latency_us", f"levels[{lv.name}].latency_us", lv.latency_s / units.US)
+    if system.host is not None:
+        _check(where, "host.bandwidth_gb_per_s", "host.bandwidth_gb_per_s", system.host.bandwidth_bytes_per_s / units.GB)
+        _check(where, "host.latency_us", "host.latency_us", system.host.latency_s / units.US)
+    _check_relations(system, where)
+
+
+#: Formats from wider to narrower: a narrower format's dense peak is never below a wider one's on
+#: any shipped chip (each halving of the width doubles or keeps the tensor-core rate).
+_WIDER_FIRST = ("bf16", "fp8", "fp4")
+
+
+def _check_relations(system, where: str) -> None:
+    c = system.chip
+    peaks = [(f, c.peak_flop_per_s[f]) for f in _WIDER_FIRST if f in c.peak_flop_per_s]
+    for (wide, pw), (narrow, pn) in zip(peaks, peaks[1:]):
+        if pn < pw:
+            raise SpecError(f"{where}: chip.peak_dense_tflops.{narrow}",
+                            f"the {narrow.upper()} peak {pn / units.TFLOPS:,.0f} TFLOPS is below the "
+                            f"{wide.upper()} peak {pw / units.TFLOPS:,.0f} TFLOPS (a narrower format is never slower)",
+                            "check both are dense TFLOPS (not sparse) of the same chip")
+    if c.sustained_w is not None and c.sustained_w > c.tdp_w:
+        raise SpecError(f"{where}: chip.sustained_w", f"sustained {c.sustained_w:g} W exceeds the TDP "
+                        f"{c.tdp_w:g} W", "check both are in W: sustained power is at most the rated TDP")
+    own = min(c.tdp_w, c.sustained_w or c.tdp_w)
+    if system.allin_power_w_per_chip < own:
+        raise SpecError(f"{where}: power.allin_kw_per_chip", f"all-in {system.allin_power_w_per_chip / units.KW:g} kW "
+                        f"per chip is below the chip's own {own:g} W", "check it is in kW and tdp_w in W: all-in "
+                        "power includes the chip, host, network and facility share")

@@ -1,0 +1,92 @@
+"""A checkpoint's ``quantization_config`` → the precision preset it is stored in.
+
+Every known ``quant_method`` maps to the storage it really has; an unknown one (or a known one
+with a layout no preset describes) is refused with the list, never read as BF16 (4x the bytes of
+an INT4 checkpoint). Sources of each mapping:
+
+- ``fp8``, ``fbgemm_fp8``: FP8 weights (DeepSeek-V3/R1 release: block 128x128, fp32 scales);
+  KV in the model dtype unless the checkpoint carries KV scales (``kv_cache_scheme``) or the
+  model is MLA (served with FP8 KV; TensorRT-LLM deepseek_v3 README) → ``fp8`` / ``fp8,kv=bf16``.
+- ``mxfp4``: gpt-oss release (MXFP4 experts) → ``mxfp4``.
+- ``compressed-tensors`` (llm-compressor): the weights' ``type``/``num_bits`` in
+  ``config_groups``: float 8 → FP8 as above; int 4 → INT4 weight-only: routed experts only when
+  the targets name experts (Kimi K2.5's release → ``int4``), else every linear layer (``w4a16``
+  / ``w4a16-g32`` by group size).
+- ``awq`` (AutoAWQ), ``gptq`` (AutoGPTQ/GPTQModel): ``bits`` 4 → INT4 weight-only in every linear
+  layer, BF16 math; group size 128 is both tools' default (``w4a16``), <= 32 → ``w4a16-g32``.
+- ``bitsandbytes``: ``load_in_4bit`` (NF4/FP4, blocksize 64 with an fp32 absmax: 4 + 32/64 = 4.5
+  bits per weight, the bytes of INT4 g32 with 16-bit scales) → ``w4a16-g32``; 8-bit (LLM.int8) is
+  not modelled and refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jalapeno.errors import SpecError
+
+KNOWN_METHODS = ("fp8", "fbgemm_fp8", "mxfp4", "compressed-tensors", "awq", "gptq", "bitsandbytes")
+
+
+def _fp8(q: dict, mla: bool) -> str:
+    return "fp8" if q.get("kv_cache_scheme") or mla else "fp8,kv=bf16"
+
+
+def _w4(group: Any) -> str:
+    g = group if isinstance(group, int) and not isinstance(group, bool) else 128
+    return "w4a16-g32" if 0 < g <= 32 else "w4a16"
+
+
+def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
+    """The precision preset of a config.json's checkpoint (``bf16`` without a quantization_config).
+
+    Args:
+        cfg: the parsed config.json.
+        src: the file, for the message.
+        mla: the model uses MLA attention (its FP8 checkpoints are served with FP8 KV).
+
+    Raises:
+        SpecError: an unknown ``quant_method``, or a known one whose bit width no preset stores
+            (the field ``quantization_config.quant_method`` / ``.bits`` named, with the list).
+    """
+    q = cfg.get("quantization_config") or {}
+    method = str(q.get("quant_method", "")).strip().lower()
+    if not method:
+        return "bf16"
+    field = f"{src}: quantization_config"
+    if method in ("fp8", "fbgemm_fp8"):
+        return _fp8(q, mla)
+    if method == "mxfp4":
+        return "mxfp4"
+    if method in ("awq", "gptq"):
+        bits = q.get("bits", q.get("w_bit", 4))
+        if bits != 4:
+            raise SpecError(f"{field}.bits", f"{method} with {bits}-bit weights is not modelled (4-bit only)",
+                            "use a 4-bit checkpoint or pass -p with a preset (`jalapeno models show` lists them)")
+        return _w4(q.get("group_size", q.get("q_group_size", 128)))
+    if method == "bitsandbytes":
+        if q.get("load_in_4bit"):
+            return "w4a16-g32"
+        raise SpecError(f"{field}.load_in_8bit", "bitsandbytes 8-bit (LLM.int8) weights are not modelled",
+                        "use a 4-bit (load_in_4bit) or FP8 checkpoint, or pass -p with a preset")
+    if method == "compressed-tensors":
+        groups = q.get("config_groups") or {}
+        w = next((g.get("weights") for g in groups.values() if isinstance(g, dict) and g.get("weights")), None)
+        if not isinstance(w, dict):
+            raise SpecError(f"{field}.config_groups", "compressed-tensors without a weights scheme",
+                            "give config_groups.<group>.weights {type, num_bits} as llm-compressor writes it")
+        kind, bits = str(w.get("type", "")).lower(), w.get("num_bits")
+        if kind == "float" and bits == 8:
+            return _fp8(q, mla)
+        if kind == "int" and bits == 4:
+            targets = " ".join(str(t) for g in groups.values() if isinstance(g, dict)
+                               for t in g.get("targets", []) or []).lower()
+            if "expert" in targets and "linear" not in targets:
+                return "int4"
+            return _w4(w.get("group_size"))
+        raise SpecError(f"{field}.config_groups", f"compressed-tensors {kind or '?'} {bits}-bit weights are not "
+                        "modelled (FP8 and INT4 are)", "pass -p with a preset (`jalapeno models show` lists them)")
+    raise SpecError(f"{field}.quant_method", f"unknown quantization method {method!r} (its storage cannot be "
+                    "guessed: reading it as BF16 would be 4x the bytes of INT4)",
+                    f"use a checkpoint quantised with one of {', '.join(KNOWN_METHODS)}, or remove "
+                    "quantization_config and pass -p with a preset")
