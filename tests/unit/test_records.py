@@ -109,7 +109,7 @@ def test_comparison_as_dict_keys_and_values(comp):
     d = comp.as_dict()
     assert d == rec.as_dict()
     assert list(d) == ["model", "workload", "precision", "power_convention", "baseline", "options", "systems",
-                       "comparisons"]
+                       "comparisons", "infeasible"]
     for name, s in d["systems"].items():
         assert list(s) == ["frontier", "headline"]
         assert list(s["headline"]) == HEADLINE_KEYS
