@@ -67,12 +67,32 @@ def _register() -> None:
     app.command("plan")(plan_cmd.plan)
 
 
+def _flags_without_a_type() -> None:
+    """On/off flags (``--json``, ``--no-prefix-cache``) take no value: the help shows no ``<bool>``
+    type beside them (typer's rich help prints a type for every option whose metavar is unset)."""
+    try:
+        from typer.core import TyperOption
+    except ImportError:  # pragma: no cover - older typer renders flags without a type already
+        return
+    if getattr(TyperOption.display_type_rich, "_jalapeno", False):
+        return
+    shown = TyperOption.display_type_rich
+
+    def display_type_rich(self, ctx):
+        if getattr(self, "is_flag", False) and self.metavar is None:
+            return None
+        return shown(self, ctx)
+    display_type_rich._jalapeno = True
+    TyperOption.display_type_rich = display_type_rich
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app, turning user errors into one line and exit code 2."""
     import warnings
 
     warnings.filterwarnings("ignore", category=RuntimeWarning)  # numpy inf/nan notes: results say it
     _register()
+    _flags_without_a_type()
     try:
         app(args=argv, standalone_mode=False)
         sys.stdout.flush()
@@ -92,8 +112,9 @@ def main(argv: list[str] | None = None) -> None:
             known = set(getattr(typer.main.get_command(app), "commands", {}))
             words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")][:1]
             words = [w for w in words if w in known]
-            print(f"error: {e.format_message().rstrip('.')}. Fix: see `{' '.join(['jalapeno', *words, '--help'])}`",
-                  file=sys.stderr)
+            msg = e.format_message().rstrip(".")
+            end = "" if msg.endswith(("?", "!")) else "."  # "Did you mean 'compare'?" ends its own sentence
+            print(f"error: {msg}{end} Fix: see `{' '.join(['jalapeno', *words, '--help'])}`", file=sys.stderr)
             sys.exit(e.exit_code)
         raise
 

@@ -28,6 +28,7 @@ from jalapeno.cli.engine_opts import (
 from jalapeno.cli.system_opts import SET_OPTION, SETS_OPTION, system_pricer, systems_pricers
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP, check_memory_fraction
 from jalapeno.errors import SpecError
+from jalapeno.specs.formats import check_fallback_used
 from jalapeno.specs.workload import check_concurrency
 from jalapeno.specs.routing import ROUTING_HELP
 
@@ -132,6 +133,23 @@ def _options(serving: str, mtp: int | None, acceptance: float | None, concurrenc
         check_concurrency(conc)
     return SweepOptions(serving=serving, mtp=_mtp(mtp, acceptance), concurrency=conc, eplb=sweep_eplb(eplb),
                         overlap=overlap)
+
+
+def _fallback_used_somewhere(m, pricers, precs, prec) -> None:
+    """``compare --compute-fallback``: refused when no system's swept precision falls back."""
+    from jalapeno.specs.formats import get_precision
+
+    pairs = [(get_precision(p), pr.system.chip) for pr in pricers
+             for p in (precs.get(pr.system.name, []) if precs else [prec.name])]
+    first = None
+    for p, chip in pairs:
+        try:
+            check_fallback_used(p, m, [chip])
+            return
+        except SpecError as e:
+            first = first or e
+    if first is not None:
+        raise first
 
 
 def check_pool(pool, option: str, model, system) -> None:
@@ -308,6 +326,8 @@ def compare(
     if precs is not None:  # the KV/attention/fallback overrides apply to every swept precision
         precs = {n: [resolve_precision(m, p, kv_dtype, attention_dtype, compute_fallback).name for p in ps]
                  for n, ps in precs.items()}
+    if compute_fallback:  # refused only when no system and no swept precision falls back
+        _fallback_used_somewhere(m, syss, precs, prec)
     res = compare_systems(m, syss, wl, None if precs else prec, baseline=base, convention=power, options=opts,
                           iso_interactivity=_floats(at, "--at"), floors=_floors(tiers),
                           bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
@@ -389,6 +409,7 @@ def frontier(
                          kv_dtype, attention_dtype, compute_fallback, routing)
     pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack), chip_model, placement)
     s = pr.system
+    check_fallback_used(prec, m, [s.chip])
     opts = _sweep_opts(serving, mtp, mtp_acceptance, concurrency, eplb, overlap, rec, max_running,
                        max_tokens_per_step, cuda_graph_max_batch, memory_fraction)
     sf = system_frontier(m, pr, wl, prec, opts, power, recipe=rec if opts.mtp is None else None)
@@ -456,6 +477,7 @@ def predict(
                          kv_dtype, attention_dtype, compute_fallback, routing)
     pr = system_pricer(system, efficiency, sets, stack)
     s = pr.system
+    check_fallback_used(prec, m, [s.chip])
     check_recipe_serving(rec, prefill is not None and decode is not None)
     lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
     if (concurrency is None) == (rate is None):

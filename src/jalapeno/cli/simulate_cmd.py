@@ -14,13 +14,14 @@ from jalapeno.cli.engine_opts import engine_option, graph_option, max_running_op
 from jalapeno.cli.system_opts import SET_OPTION
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
+from jalapeno.specs.formats import check_fallback_used
 from jalapeno.specs.workload import check_concurrency
 from jalapeno.specs.routing import ROUTING_HELP
 
 
 def simulate(
     system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
-    model: str = typer.Option("deepseek-r1", "--model", "-m"),
+    model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
     workload: str = typer.Option("8k1k", "--workload", "-w",
                                  help="1k1k/8k1k/1k8k/32k1k/64k1k/128k1k, agentic (coding-agent), research-agent, "
                                  "long-memory-chat, chat-agent, agentic:FILE.toml, or a trace .csv/.jsonl"),
@@ -33,10 +34,10 @@ def simulate(
                                  help="Counted requests (fixed-length workloads; default 10 x concurrency, "
                                       "open loop 1,000)."),
     sessions: int = typer.Option(None, "--sessions", help="Agentic tasks (agentic workloads; default 2 x concurrency)."),
-    tp: int = typer.Option(1, "--tp"),
-    dp: int = typer.Option(1, "--dp"),
-    ep: int = typer.Option(1, "--ep"),
-    pp: int = typer.Option(1, "--pp"),
+    tp: int = typer.Option(1, "--tp", help="Attention tensor parallelism per replica (aggregated)."),
+    dp: int = typer.Option(1, "--dp", help="Attention data parallelism per replica (aggregated)."),
+    ep: int = typer.Option(1, "--ep", help="Expert parallelism per replica (aggregated; divides tp*dp)."),
+    pp: int = typer.Option(1, "--pp", help="Pipeline stages per replica (aggregated)."),
     eplb: int = typer.Option(None, "--eplb", help="EPLB redundant experts (default off; pools take eplb=R)."),
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
     replicas: int = typer.Option(1, "--replicas", help="Aggregated instances behind the router."),
@@ -54,7 +55,8 @@ def simulate(
     max_tokens_per_step: int = max_tokens_option(),
     cuda_graph_max_batch: int = graph_option(),
     no_prefix_cache: bool = typer.Option(False, "--no-prefix-cache", help="Disable prefix reuse across turns."),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", help="Seed of the lengths, arrivals and MTP draws (same seed, same run)."),
+    power: str = typer.Option("all-in", "--power", help="Power convention of tok/s/kW: chip, sustained or all-in."),
     warmup: int = typer.Option(None, "--warmup", help="Closed loop: uncounted warm-up requests sent before the "
                                "counted ones (default 2·C: a steady state); 0 = InferenceX's protocol, its warm-up "
                                "drained first, then C requests at once into an idle server."),
@@ -86,6 +88,7 @@ def simulate(
     check_recipe_serving(rec, prefill is not None and decode is not None)
     prec = resolve_precision(m, precision or (rec.precision if rec else None), kv_dtype, attention_dtype,
                              compute_fallback)
+    check_fallback_used(prec, m, [s.chip])
     lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
     kw: dict = {}
     name = "coding-agent" if workload == "agentic" else workload.removeprefix("agentic:")
@@ -93,6 +96,9 @@ def simulate(
             "trace" if workload.endswith((".csv", ".jsonl", ".json")) or "/" in workload else "fixed")
     if concurrency is not None:
         check_concurrency([concurrency])
+    from jalapeno.analysis.power_cost import power_w_per_chip
+
+    watts, _ = power_w_per_chip(s, power)  # an unknown convention fails before the run
     check_applicable(kind, {"--concurrency": concurrency, "--rate": rate, "--arrival": arrival, "--requests": requests,
                             "--sessions": sessions, "--isl": isl, "--osl": osl, "--warmup": warmup})
     if warmup is not None and rate is not None:
@@ -149,6 +155,10 @@ def simulate(
         write_sim_html(res, html)
     if out:
         _write_requests(res.requests, out)
+    sm = res.summary
+    if sm.get("requests"):
+        sm.update({"power_convention": power, "power_w_per_chip": watts,
+                   "tok_s_per_kw": sm["throughput_per_chip"] / (watts / 1000.0)})
     if json_out:
         print_json(res.as_dict())
         return
@@ -217,6 +227,8 @@ def _summary_table(sm: dict, title: str) -> Table:
     rows = [("requests (counted)", f"{sm['requests']}"),
             ("throughput per chip (in+out)", f"{sm['throughput_per_chip']:,.1f} tok/s"),
             ("output throughput per chip", f"{sm['output_throughput_per_chip']:,.1f} tok/s"),
+            *([(f"throughput per kW ({sm['power_convention']}, {sm['power_w_per_chip']:,.0f} W/chip)",
+                f"{sm['tok_s_per_kw']:,.0f} tok/s/kW")] if "tok_s_per_kw" in sm else []),
             ("interactivity (1/median TPOT)", f"{sm['interactivity']:.1f} tok/s/user"),
             ("TTFT", q(sm["ttft_s"], 1e3, "ms")), ("TPOT", q(sm["tpot_s"], 1e3, "ms")),
             ("E2E", q(sm["e2e_s"], 1, "s")), ("queueing delay", q(sm["queue_s"], 1e3, "ms")),

@@ -6,6 +6,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from jalapeno.specs.formats import check_fallback_used
+
 from jalapeno.cli.chip_opts import chip_model_option, placement_option, print_slices, print_tiles
 from jalapeno.cli.common import (
     attention_dtype_option,
@@ -71,6 +73,7 @@ def step(
     pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack), chip_model, placement)
     s = pr.system
     prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
+    check_fallback_used(prec, m, [s.chip])
     if m.moe is None and ep != 1:
         ep = 1
     if prefix and not prefill_tokens:

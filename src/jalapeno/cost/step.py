@@ -81,12 +81,18 @@ class Batch:
         ``prefill_seqs`` defaults to one sequence wherever there are prefill tokens.
 
         Raises:
-            SpecError: a negative or non-finite field, or shapes that do not broadcast.
+            SpecError: a negative or non-finite field, or array fields of different lengths (only
+                scalars broadcast).
         """
         if prefill_seqs is None:
             prefill_seqs = np.where(np.asarray(prefill_tokens, dtype=float) > 0, 1.0, 0.0)
         raw = dict(decode_seqs=decode_seqs, decode_ctx=decode_ctx, prefill_tokens=prefill_tokens,
                    prefill_ctx=prefill_ctx, prefill_seqs=prefill_seqs)
+        lengths = {k: np.size(v) for k, v in raw.items() if np.ndim(v) > 0}
+        if len(set(lengths.values())) > 1:  # only scalars broadcast: [64] beside 3 contexts is a mistake
+            raise SpecError("batch", "array fields of different lengths: "
+                            + ", ".join(f"{k} {n}" for k, n in lengths.items()),
+                            "give every array field the same length (scalars apply to every row)")
         try:
             arrs = np.broadcast_arrays(*[np.atleast_1d(np.asarray(v, dtype=float)) for v in raw.values()])
         except ValueError:

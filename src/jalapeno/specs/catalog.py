@@ -43,7 +43,8 @@ def _looks_like_path(s: str, ext: str) -> bool:
 
 
 def _unknown(kind: str, name: str, known: list[str], cmd: str) -> UnknownNameError:
-    close = difflib.get_close_matches(name, known, n=1)
+    # a family name (gb200, vera-rubin) means the system it starts: prefer it to a near spelling
+    close = [k for k in known if k.startswith(f"{name}-")][:1] or difflib.get_close_matches(name, known, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return UnknownNameError(kind, f"unknown {kind} {name!r}{hint}",
                             f"use one of {', '.join(known)} (`jalapeno {cmd} list`) or a file path")

@@ -335,6 +335,36 @@ def get_precision(name: str) -> Precision:
     return p.with_options(**kw) if kw else p
 
 
+def _present_modules(model) -> set[str]:
+    present = {"attention", "embedding", "lm_head"}
+    if model.num_dense_layers or model.moe is None:
+        present.add("dense_ffn")
+    if model.moe is not None:
+        present.add("routed_experts")
+        if model.moe.shared_intermediate:
+            present.add("shared_experts")
+    return present
+
+
+def check_fallback_used(precision: Precision, model, chips) -> None:
+    """``--compute-fallback`` must change something: some op of ``model`` asks for a compute
+    format one of ``chips`` lacks. Otherwise it is refused, not echoed in the results' name as if
+    it had applied.
+
+    Raises:
+        SpecError: the precision allows the fallback and every chip has every format it computes in.
+    """
+    if not precision.compute_fallback:
+        return
+    need = {precision.attention_compute} | {precision.modules[m].compute for m in _present_modules(model)}
+    if all(need <= chip.formats for chip in chips):
+        names = ", ".join(sorted({c.name for c in chips}))
+        base = precision.name.replace(",fallback", "")
+        raise SpecError("--compute-fallback", f"{names} computes every op of {base} natively "
+                        f"({', '.join(sorted(f.upper() for f in need))}): nothing falls back",
+                        "drop --compute-fallback")
+
+
 def check_precision(precision: Precision, model, chip) -> None:
     """Refuse a precision that the model or chip cannot run, with one clear error.
 
@@ -348,13 +378,7 @@ def check_precision(precision: Precision, model, chip) -> None:
             or compute format the chip has no kernels/tensor cores for, unless the precision
             allows the documented fallback.
     """
-    present = {"attention", "embedding", "lm_head"}
-    if model.num_dense_layers or model.moe is None:
-        present.add("dense_ffn")
-    if model.moe is not None:
-        present.add("routed_experts")
-        if model.moe.shared_intermediate:
-            present.add("shared_experts")
+    present = _present_modules(model)
     missing = [m for m in precision.requires if m not in present]
     if missing:
         raise SpecError(
