@@ -170,3 +170,17 @@ def test_bad_jsonl_values(capsys, tmp_path, line, words):
     p = tmp_path / "t.jsonl"
     p.write_text(line + "\n")
     check_error(*run(capsys, *SIM, "-w", str(p)), "t.jsonl", *words)
+
+
+# ---- own break-it pass: CSV rows pandas would silently re-align --------------------------------
+
+@pytest.mark.parametrize("text, words", [
+    # one cell too many: pandas would take the first column as the index and shift every value
+    (HEADER + "0,100,10,99\n", ["more cells than the header"]),
+    # a column twice: pandas would rename the second one and drop it silently
+    ("arrival_s,input_tokens,output_tokens,arrival_s\n0,100,10,5\n", ["header", "'arrival_s' appears twice"]),
+])
+def test_csv_that_would_be_realigned_is_refused(capsys, tmp_path, text, words):
+    p = tmp_path / "t.csv"
+    p.write_text(text)
+    check_error(*run(capsys, *SIM, "-w", str(p)), "t.csv", *words)

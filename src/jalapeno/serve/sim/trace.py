@@ -12,9 +12,11 @@ refused with the unit they look like: epoch timestamps in ms, µs or ns (~1.7e12
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,8 +112,18 @@ def _numeric(name: str, col: str, raw, n: int) -> np.ndarray:
 def _columns_from_csv(text: str, name: str) -> dict:
     import pandas as pd
 
+    header = [h.strip() for h in next(csv.reader([text.split("\n", 1)[0]]), [])]
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup:
+        raise SpecError(f"{name}: header", f"column {dup[0]!r} appears twice", "give each column once")
     try:
-        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True)
+        with warnings.catch_warnings():  # pandas only warns when a row has more cells than the header
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True,
+                             index_col=False)
+    except pd.errors.ParserWarning:
+        raise SpecError(name, "a row has more cells than the header has columns",
+                        "give one value per column (quote a value that holds a comma)") from None
     except pd.errors.EmptyDataError:
         raise SpecError(name, "the trace has no rows", "add a header and at least one request") from None
     except (pd.errors.ParserError, ValueError) as e:
