@@ -15,7 +15,11 @@ import numpy as np
 import pandas as pd
 from validation_group_sections import group_sections
 from validation_mlperf_section import mlperf_section
-from validation_kernel_sections import fp4_blackwell_ultra_section, kernel_crosscheck_section
+from validation_kernel_sections import (
+    fp4_blackwell_ultra_section,
+    kernel_crosscheck_section,
+    pricer_and_loso_section,
+)
 
 from jalapeno.fit.validation_run import (
     DEFAULT_POINTS,
@@ -247,6 +251,10 @@ def main() -> None:
         *kernel_crosscheck_section(),
         "",
         *__import__("jalapeno.report.stack_fits", fromlist=["markdown"]).markdown(),  # engine fixed-cost fits
+        "## Pricers: roofline vs table lookup, and leave-one-system-out",
+        "",
+        *pricer_and_loso_section(),
+        "",
         "## InferenceX, per system / model / mode (calibrated)",
         "",
         *_group_table(cal["summary"], "inferencex"),

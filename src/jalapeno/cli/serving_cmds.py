@@ -25,7 +25,14 @@ from jalapeno.cli.engine_opts import (
     recipe_mtp,
     sweep_options,
 )
-from jalapeno.cli.system_opts import SET_OPTION, SETS_OPTION, system_pricer, systems_pricers
+from jalapeno.cli.system_opts import (
+    PRICER_OPTION,
+    SET_OPTION,
+    SETS_OPTION,
+    check_pricer_chip_model,
+    system_pricer,
+    systems_pricers,
+)
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP, check_memory_fraction
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import check_fallback_used
@@ -236,6 +243,7 @@ def compare(
     stack: str = stack_option(),
     efficiency: str = typer.Option("calibrated", "--efficiency",
                                    help="Efficiency set: calibrated (default), low, high or spec."),
+    pricer: str = PRICER_OPTION,
     fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
     concurrency: str = typer.Option(None, "--concurrency", "-c",
                                     help="Concurrencies to sweep, e.g. 1,4,16,64 (aggregated only; default: batch grid)."),
@@ -292,7 +300,8 @@ def compare(
                          kv_dtype, attention_dtype, compute_fallback, routing)
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
-    syss = [chip_model_pricer(p, chip_model, placement) for p in systems_pricers(names, efficiency, sets, stack)]
+    check_pricer_chip_model(pricer, chip_model)
+    syss = [chip_model_pricer(p, chip_model, placement) for p in systems_pricers(names, efficiency, sets, stack, pricer)]
     seen = [s.system.name for s in syss]
     dup = sorted({n for n in seen if seen.count(n) > 1})
     if dup:
@@ -374,6 +383,7 @@ def frontier(
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     stack: str = stack_option(),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    pricer: str = PRICER_OPTION,
     sets: list[str] = SET_OPTION,
     fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
     concurrency: str = typer.Option(None, "--concurrency", "-c",
@@ -407,7 +417,8 @@ def frontier(
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          kv_dtype, attention_dtype, compute_fallback, routing)
-    pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack), chip_model, placement)
+    check_pricer_chip_model(pricer, chip_model)
+    pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
     s = pr.system
     check_fallback_used(prec, m, [s.chip])
     opts = _sweep_opts(serving, mtp, mtp_acceptance, concurrency, eplb, overlap, rec, max_running,
@@ -462,6 +473,7 @@ def predict(
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     stack: str = stack_option(),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    pricer: str = PRICER_OPTION,
     sets: list[str] = SET_OPTION,
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -475,7 +487,7 @@ def predict(
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          kv_dtype, attention_dtype, compute_fallback, routing)
-    pr = system_pricer(system, efficiency, sets, stack)
+    pr = system_pricer(system, efficiency, sets, stack, pricer)
     s = pr.system
     check_fallback_used(prec, m, [s.chip])
     check_recipe_serving(rec, prefill is not None and decode is not None)

@@ -11,7 +11,7 @@ from rich.table import Table
 from jalapeno.cli.common import (OVERLAP_HELP, attention_dtype_option, compute_fallback_option, console,
                                   kv_dtype_option, print_json, resolve_precision, stack_label, stack_option)
 from jalapeno.cli.engine_opts import engine_option, graph_option, max_running_option, max_tokens_option
-from jalapeno.cli.system_opts import SET_OPTION
+from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import check_fallback_used
@@ -62,6 +62,7 @@ def simulate(
                                "drained first, then C requests at once into an idle server."),
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    pricer: str = PRICER_OPTION,
     sets: list[str] = SET_OPTION,
     stack: str = stack_option(),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -82,7 +83,7 @@ def simulate(
     from jalapeno.specs.routing import with_routing
 
     m = with_routing(load_model(model), routing)
-    pr = system_pricer(system, efficiency, sets, stack)
+    pr = system_pricer(system, efficiency, sets, stack, pricer)
     s = pr.system
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     check_recipe_serving(rec, prefill is not None and decode is not None)

@@ -20,7 +20,7 @@ from jalapeno.cli.common import (
     stack_label,
     stack_option,
 )
-from jalapeno.cli.system_opts import SET_OPTION, system_pricer
+from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION, check_pricer_chip_model, system_pricer
 from jalapeno.cost.overlap import MIN_SPLIT_SEQS, can_split
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP, check_memory_fraction
@@ -51,6 +51,7 @@ def step(
     prefix: int = typer.Option(0, "--prefix", help="Cached prefix of the prefilled prompt, tokens (a later chunk)."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     stack: str = stack_option(),
+    pricer: str = PRICER_OPTION,
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     overlap: str = typer.Option("none", "--overlap",
                                 help="none or tbo (two-batch overlap of the MoE all-to-all; needs --dp > 1 and --ep > 1)."),
@@ -70,7 +71,8 @@ def step(
     m = with_routing(load_model(model), routing)
     if slices and chip_model == "flat":
         chip_model = "sliced"
-    pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack), chip_model, placement)
+    check_pricer_chip_model(pricer, chip_model)
+    pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
     s = pr.system
     prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
     check_fallback_used(prec, m, [s.chip])

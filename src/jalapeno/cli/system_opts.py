@@ -25,6 +25,11 @@ _NOTED: set[str] = set()
 
 #: The repeatable ``--set`` option of a command taking one system, and of one taking several.
 SET_OPTION = typer.Option(None, "--set", help=SET_HELP)
+#: ``--pricer``: how ops are priced (cost/pricer.py, cost/table_pricer.py)
+PRICER_OPTION = typer.Option("roofline", "--pricer", help="roofline (fitted fractions of peak; every system), "
+                             "table (measured kernel latencies interpolated, roofline for ops without a table; "
+                             "systems with aiconfigurator kernel tables, needs the [calibrate] extra) or auto "
+                             "(per system the one with the lower end-to-end error, docs/validation.md).")
 SETS_OPTION = typer.Option(None, "--set", help=SETS_HELP)
 
 
@@ -40,23 +45,38 @@ def note_efficiency(system) -> None:
 
 
 def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] | None = None,
-                  stack: str | None = None):
+                  stack: str | None = None, pricer: str = "roofline"):
     """The pricer of ``system`` under ``efficiency`` with the ``--set`` overrides and the software
-    stack ``stack`` (``--stack``; None: the system's own profile).
+    stack ``stack`` (``--stack``; None: the system's own profile); ``pricer`` ``roofline``,
+    ``table`` or ``auto`` (fit/table_lookup.load_any_pricer).
 
     Raises:
-        UnknownNameError, SpecError: as ``load_pricer`` and ``parse_sets``.
+        UnknownNameError, SpecError: as ``load_pricer`` and ``parse_sets``; an unknown pricer, or
+            ``table`` for a system without kernel tables.
     """
-    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.fit.table_lookup import load_any_pricer
     from jalapeno.specs.variants import parse_sets
 
-    pr = load_pricer(system, efficiency, parse_sets(sets or ()), stack)
+    pr = load_any_pricer(system, efficiency, parse_sets(sets or ()), pricer, stack)
     note_efficiency(pr.system)
     return pr
 
 
+def check_pricer_chip_model(pricer: str, chip_model: str) -> None:
+    """Refuse ``--pricer table|auto`` with a chip model other than ``flat``: the sliced and tiled
+    chip models re-price every op from the roofline and would drop the table lookup.
+
+    Raises:
+        SpecError: the two options conflict.
+    """
+    if pricer != "roofline" and chip_model != "flat":
+        raise SpecError("--pricer", f"--pricer {pricer} prices ops from measured kernels; --chip-model {chip_model} "
+                        "re-prices them from the chip's structure", "use one of the two (--pricer roofline with "
+                        "--chip-model, or --chip-model flat with --pricer table)")
+
+
 def systems_pricers(names: list[str], efficiency: str = "calibrated", sets: list[str] | None = None,
-                    stack: str | None = None) -> list:
+                    stack: str | None = None, pricer: str = "roofline") -> list:
     """Pricers of several systems; ``NAME:KEY=VALUE`` applies to the system given as NAME.
 
     Raises:
@@ -74,4 +94,4 @@ def systems_pricers(names: list[str], efficiency: str = "calibrated", sets: list
         else:
             for n in names:
                 per[n].append(item)
-    return [system_pricer(n, efficiency, per[n], stack) for n in names]
+    return [system_pricer(n, efficiency, per[n], stack, pricer) for n in names]

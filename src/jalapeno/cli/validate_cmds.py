@@ -6,6 +6,7 @@ import typer
 from rich.table import Table
 
 from jalapeno.cli.common import console, print_json
+from jalapeno.cli.system_opts import PRICER_OPTION
 
 
 def calibrate(
@@ -62,6 +63,7 @@ def validate(
                                      "lengths assumed per benchmark, fit/mlperf.py)."),
     stack: str = typer.Option(None, "--stack", help="Price every point with this software stack (default: each "
                               "point's framework's profile, data/stacks.toml; 'default' = the sets' own fixed costs)."),
+    pricer: str = PRICER_OPTION,
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     html: str = typer.Option(None, "--html", help="Parity plot (predicted vs measured) HTML."),
     out: str = typer.Option(None, "--out", "-o", help="Per-point results CSV."),
@@ -70,7 +72,7 @@ def validate(
     from jalapeno.errors import SpecError
     from jalapeno.fit.validation_run import run_validation
 
-    res = run_validation(points, aiconfigurator, efficiency, mlperf=mlperf, stack=stack)
+    res = run_validation(points, aiconfigurator, efficiency, mlperf=mlperf, stack=stack, pricer=pricer)
     if out:
         try:
             res["rows"].to_csv(out, index=False)

@@ -39,7 +39,8 @@ Every fit reports its median and p90 absolute % error; fit/ordering.py then flag
 whose fit comes out slower than its predecessor's on the same shapes. The result is
 a named parameter set with provenance (package version, tables, row counts, fit errors), written
 to ``src/jalapeno/data/calibration/<system>.toml``; systems without tables (Jalapeño, Vera Rubin,
-AMD) get the nearest measured family's set with a low/high range (:func:`derived_set`).
+AMD) get the nearest measured family's set with a low/high band set by the leave-one-system-out
+end-to-end error (:func:`derived_set`, fit/loso.py).
 """
 
 from __future__ import annotations
@@ -49,7 +50,6 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from jalapeno.cost.collectives import size_efficiency
 from jalapeno.errors import SpecError
 from jalapeno.fit.collectives import custom_allreduce_frame, fit_custom_allreduce
 from jalapeno.fit.kernel_tables import (
@@ -146,7 +146,8 @@ def calibrate_system(system: System) -> dict:
 
 
 #: Systems without kernel tables: the measured family whose parameters they borrow (mid), and
-#: the calibrated systems spanning the range (low = the worst value, high = the best).
+#: the calibrated systems of that family (kept in the provenance; the band comes from the
+#: leave-one-system-out error, fit/loso.py).
 DERIVED_FROM = {"jalapeno": ("gb300-nvl72", ("h200", "b200", "gb200-nvl72", "gb300-nvl72")),
                 "vera-rubin-nvl72": ("gb300-nvl72", ("b200", "gb200-nvl72", "gb300-nvl72")),
                 "mi300x": ("h200", ("h100", "h200")), "mi325x": ("h200", ("h100", "h200")),
@@ -164,33 +165,43 @@ def _higher_is_better(key: str) -> bool:
     return key.rsplit(".", 1)[-1] in _HIGHER_IS_BETTER_KERNEL if "." in key else key in _HIGHER_IS_BETTER
 
 
-def derived_set(name: str, calibrated: dict[str, dict]) -> dict:
+def band_values(mid: dict, error: float) -> tuple[dict, dict]:
+    """(low, high) of flat parameters ``mid`` for an end-to-end error ``error`` (a fraction):
+    every favourable-when-higher parameter divided (low) or multiplied (high, capped at 1) by
+    1 + error, every other one (times, half rows and half sizes, passes) multiplied (low) or
+    divided (high), a ramp's shape exponent kept — so each roofline and collective term, and the
+    step time, moves by about that factor."""
+    f = 1.0 + error
+    low, high = {}, {}
+    for k, v in mid.items():
+        if k.endswith("_shape"):  # a ramp's exponent sets its curvature, not its speed: kept
+            low[k] = high[k] = v
+        elif _higher_is_better(k):
+            low[k], high[k] = v / f, min(v * f, 1.0)
+        else:
+            low[k], high[k] = v * f, v / f
+    return low, high
+
+
+def derived_set(name: str, calibrated: dict[str, dict], band_error: float | None = None) -> dict:
     """Parameters of an unmeasured system: its nearest family's set (mid) and a low/high band.
 
-    ``low`` takes each parameter's least favourable value among the family range, ``high`` the
-    most favourable (fractions: min/max; times and m_half: max/min).
+    The band is the leave-one-system-out end-to-end error (``band_error``; default the shipped
+    fit/loso.load_loso()["band_error"]): what borrowing a measured chip's set costs on chips whose
+    measurements were left out (:func:`band_values`), not the spread of the fitted values.
+
+    Raises:
+        SpecError: no shipped LOSO result and no ``band_error`` given.
     """
+    from jalapeno.fit.loso import load_loso
+
     mid_name, span = DERIVED_FROM[name]
+    err = load_loso()["band_error"] if band_error is None else band_error
     mid = flatten_params(calibrated[mid_name]["parameters"])  # one level: gemm.fp8.peak_fraction
-    fam = {s: flatten_params(calibrated[s]["parameters"]) for s in span}
-    low, high = {}, {}
-    for k in mid:
-        vals = [fam[s][k] for s in span if k in fam[s]]
-        if not vals:
-            continue
-        good, bad = (max(vals), min(vals)) if _higher_is_better(k) else (min(vals), max(vals))
-        low[k], high[k] = bad, good
-    # a ramp is one curve: its band takes the whole (fraction, half size, shape) of the family
-    # member slowest / fastest at 1 MiB, never a mix of members' fields
-    ramp = ("custom_ar_fraction", "custom_ar_half_bytes", "custom_ar_shape")
-    have = [s for s in span if all(k in fam[s] for k in ramp)]
-    if have:
-        def eta(s: str) -> float:
-            return float(size_efficiency(np.array([2.0**20]), *(fam[s][k] for k in ramp))[0])
-        for band, pick in ((low, min(have, key=eta)), (high, max(have, key=eta))):
-            band.update({k: fam[pick][k] for k in ramp})
+    low, high = band_values(mid, err)
     return {"system": name, "parameters": nest_params(mid), "low": nest_params(low), "high": nest_params(high),
-            "provenance": {"derived_from": mid_name, "range_over": list(span)}}
+            "provenance": {"derived_from": mid_name, "range_over": list(span), "band_error": float(err),
+                           "band": "leave-one-system-out end-to-end error (data/validation/loso_error.toml)"}}
 
 
 def _toml_value(v) -> str:

@@ -407,11 +407,16 @@ def with_stack_mtp(dep: Deployment | None, stack, model: str) -> Deployment | No
 
 def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = frozenset(),
                    on_progress=None, efficiency: str = "calibrated", overlap: str = "none",
-                   stack_of=point_stack) -> pd.DataFrame:
+                   stack_of=point_stack, pricer: str = "roofline") -> pd.DataFrame:
     """Predict every point; one row per (point, metric) with measured, predicted and % error.
 
     Each point is priced with its software stack's fixed costs and MTP acceptance
     (``stack_of(point)`` → a specs/stacks.Stack; default: its framework's profile, :func:`point_stack`).
+
+    ``pricer``: ``roofline`` (every system), ``table`` (fit/table_lookup.py: the table-lookup
+    pricer on systems with kernel tables, the roofline pricer on the others) or ``auto`` (per
+    system the one with the lower shipped end-to-end error); each row's ``pricer`` column says
+    which priced it.
 
     Matched points of one deployment and workload are solved in one vectorised call. Points
     mapped to a sweep (best at a concurrency, a frontier) sweep with ``overlap`` (``none``: the
@@ -421,9 +426,12 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
     from jalapeno.analysis.comparison import system_frontier
     from jalapeno.analysis.frontier import interp_frontier
     from jalapeno.analysis.sweep import SweepOptions
-    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS
+    from jalapeno.fit.table_lookup import load_any_pricer, resolve_pricer
     from jalapeno.serve.point import serve_at_concurrency
     from jalapeno.specs.catalog import load_model
+
+    resolve_pricer("", "roofline" if pricer == "auto" else pricer)  # refuse an unknown name up front
 
     out = []
     groups: dict[tuple, list[MeasuredPoint]] = {}
@@ -441,7 +449,8 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
             on_progress(n, len(groups))
         pt0 = pts[0]
         st = stack_by_id[pt0.id]
-        model, system = load_model(pt0.model), load_pricer(pt0.system, efficiency, stack=st)
+        used = resolve_pricer(pt0.system, pricer) if pt0.system in AIC_SYSTEM_DIRS else "roofline"
+        model, system = load_model(pt0.model), load_any_pricer(pt0.system, efficiency, pricer=used, stack=st)
         dep0 = with_stack_mtp(pt0.deployment, st, pt0.model)
         wl = Workload(f"{pt0.isl}/{pt0.osl}", pt0.isl, pt0.osl, 1.0 if pt0.fixed_lengths else 0.8)
         try:
@@ -492,7 +501,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                     "deployment": p.deployment.label if p.deployment else "", "metric": m,
                     "measured": float(meas), "predicted": float(val) if ok else float("nan"),
                     "error": float(val) / float(meas) - 1 if ok else float("nan"),
-                    "kernels_calibrated": p.system in calibrated_systems,
+                    "kernels_calibrated": p.system in calibrated_systems, "pricer": used,
                     "notes": "; ".join(p.notes + ([] if ok else [pr.get("reason", "")])),
                 })
     return pd.DataFrame(out)

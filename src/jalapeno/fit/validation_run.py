@@ -29,7 +29,8 @@ def calibrated_systems(kinds: tuple[str, ...] = ("measured", "partial")) -> froz
 
 
 def run_validation(points_path: str | None = None, use_aiconfigurator: bool = True, efficiency: str = "calibrated",
-                   aic_frame: pd.DataFrame | None = None, mlperf: bool = False, stack: str | None = None) -> dict:
+                   aic_frame: pd.DataFrame | None = None, mlperf: bool = False, stack: str | None = None,
+                   pricer: str = "roofline", systems: tuple[str, ...] | None = None) -> dict:
     """Predict every mappable measured point and summarise the errors.
 
     Returns a dict: ``rows`` (per point and metric), ``summary`` (per source/system/model/mode/metric),
@@ -37,6 +38,8 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     (id, notes/reason) of mapped points the model gave no prediction for (infeasible deployments).
     Each point is priced with its framework's software stack (specs/stacks.py), or with ``stack``
     (a profile name) for every point.
+    ``pricer``: ``roofline`` or ``table`` (fit/validate.predict_points); ``systems``: only the
+    points of these systems (None: all).
 
     Raises:
         SpecError: an empty or missing points path, or no row of the file could be mapped.
@@ -69,13 +72,17 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
         first = f" (first: {skipped[0][0]}: {skipped[0][1]})" if skipped else ""
         raise SpecError("--points", f"no measured point could be mapped; {len(skipped)} row(s) skipped{first}",
                         "check the CSV's hardware/model names and numbers against the InferenceX points format")
+    if systems is not None:
+        pts = [p for p in pts if p.system in systems]
+        if not pts:
+            raise SpecError("systems", f"no measured point on {', '.join(systems)}", "name systems with points")
     if stack is not None:
         from jalapeno.specs.stacks import get_stack
 
         st = get_stack(stack)
-        rows = predict_points(pts, calibrated_systems(), efficiency=efficiency, stack_of=lambda p: st)
+        rows = predict_points(pts, calibrated_systems(), efficiency=efficiency, stack_of=lambda p: st, pricer=pricer)
     else:
-        rows = predict_points(pts, calibrated_systems(), efficiency=efficiency)
+        rows = predict_points(pts, calibrated_systems(), efficiency=efficiency, pricer=pricer)
     summary = error_summary(rows)
     bad = rows[rows.error.isna()]
     unpredicted = sorted({(r.id, r.notes) for r in bad.itertuples()})
