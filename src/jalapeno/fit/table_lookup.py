@@ -152,6 +152,21 @@ def load_table_pricer(system: str, efficiency: str = "calibrated", overrides: tu
     return TablePricer(rp.system, rp.efficiency, surfaces, src)
 
 
+def resolve_pricer(system_name: str, pricer: str) -> str:
+    """``roofline`` or ``table`` for ``pricer`` on a system (``auto`` resolved; see PRICERS).
+
+    Raises:
+        SpecError: an unknown pricer name.
+    """
+    if pricer not in PRICERS:
+        raise SpecError("--pricer", f"unknown pricer {pricer!r}", f"use one of {', '.join(PRICERS)}")
+    if pricer != "auto":
+        return pricer
+    from jalapeno.fit.loso import load_loso
+
+    return load_loso()["systems"].get(system_name, {}).get("preferred_pricer", "roofline")
+
+
 def load_any_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = (), pricer: str = "roofline",
                     stack=None):
     """The ``roofline`` (every system), ``table`` (systems with kernel tables) or ``auto`` pricer,
