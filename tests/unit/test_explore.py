@@ -157,3 +157,103 @@ def test_cli_missing_space_and_unknown_run(tmp_path, capsys):
     check_error(*run(capsys, "explore", str(tmp_path / "none.toml")), "SPACE", "no file")
     (tmp_path / "st" / "runs").mkdir(parents=True)
     check_error(*run(capsys, "results", "show", "nope", "--store", str(tmp_path / "st")), "RUN", "no run")
+
+
+# ---- break-it findings (each kind as a case) ---------------------------------------------------
+
+@pytest.mark.parametrize("over, words", [
+    ({"derived": {"chip.peak_dense_tflops.fp4": "(2.5 * {chip.peak_dense_tflops.fp8}"}}, ["not a valid expression"]),
+    ({"derived": {"chip.peak_dense_tflops.fp4": ""}}, ["not a valid expression"]),
+    ({"derived": {"chip.peak_dense_tflops.fp4": "２ * {chip.peak_dense_tflops.fp8}"}}, ["not a valid expression"]),
+    ({"derived": {"chip.peak_dense_tflops.fp4": "(" * 5000 + "1" + ")" * 5000}}, ["derived"]),
+    ({"seed": -1}, ["seed"]),
+    ({"seed": 2**40}, ["seed"]),
+    ({"params": {"chip.peak_dense_tflops.fp8": {"low": 2000, "high": 3000, "step": 100, "log": True}}},
+     ["log range takes no step"]),
+    ({"params": {"chip.hbm_stacks": {"low": 4, "high": 8, "step": 0.5, "integer": True}}}, ["whole"]),
+    ({"params": {"chip.peak_dense_tflops.fp8": {"low": 2000, "high": 3000, "step": 1e9}}}, ["larger than"]),
+    ({"params": {"chip.hbm_stacks": {"choices": [True, False]}}}, ["true/false"]),
+    ({"params": {"chip.hbm_stacks": {"choices": [6, "six"]}}}, ["params.chip.hbm_stacks", "'six'"]),
+    ({"sweep": {"batches": []}}, ["sweep.batches"]),
+    ({"sweep": {"batches": [0, -1]}}, ["sweep.batches"]),
+    ({"objective": {"metrics": ["tok_s_per_kw", "tok_s_per_kw"]}}, ["twice"]),
+    ({"params": {"die.link_bandwidth_tb_per_s": {"low": 0.1, "high": 2}}}, ["chip_model", "sliced"]),
+])
+def test_bad_spaces_found_by_breaking_it(over, words):
+    with pytest.raises(SpecError) as e:
+        design_space_from_dict(_space(**over), "space.toml")
+    msg = str(e.value).lower()
+    for w in words:
+        assert w.lower() in msg, (w, msg)
+
+
+def test_a_derived_division_by_zero_is_refused_at_load_and_pruned_at_trial_time():
+    d = _space(params={"chip.hbm_stacks": {"choices": [4, 6]}},
+               derived={"chip.hbm_bandwidth_tb_per_s": "2.5667 * {chip.hbm_stacks} + 0 / ({chip.hbm_stacks} - 6)"})
+    with pytest.raises(SpecError, match="divides by zero"):
+        design_space_from_dict(d, "space.toml")
+    from jalapeno.analysis.explore import Evaluator
+    from jalapeno.specs.design_space import DesignSpace
+
+    res = Evaluator(DesignSpace.model_validate(d)).evaluate({"chip.hbm_stacks": 6})  # (unchecked space)
+    assert not res.feasible and "divides by zero" in res.reason
+
+
+def test_sliced_explore_prices_die_keys():
+    """die.* keys are priced once the space asks for the sliced model: a very slow on-die link under
+    striping lowers the score (it was silently ignored under the flat model)."""
+    sp = design_space_from_dict(_space(
+        params={"die.link_bandwidth_tb_per_s": {"choices": [1.1, 0.001]}},
+        sweep={"batches": [1, 16], "chip_model": "sliced", "placement": "striped"},
+        objective={"metrics": ["tok_s_per_chip"], "min_interactivity": 0, "power": "chip"}))
+    ev = make_evaluator(sp)
+    fast = ev.evaluate({"die.link_bandwidth_tb_per_s": 1.1}).scores["tok_s_per_chip"]
+    slow = ev.evaluate({"die.link_bandwidth_tb_per_s": 0.001}).scores["tok_s_per_chip"]
+    assert fast == pytest.approx(1.0) and slow < 0.5
+
+
+def test_storage_address_resume_and_store_errors(space, evaluator, tmp_path, capsys):
+    from jalapeno.analysis.search import _check_address
+
+    for url in ("junk://x", "hello", f"sqlite:///{tmp_path}/no/such/dir/x.db"):
+        with pytest.raises(SpecError, match="--storage"):
+            open_study(space, url, "s", resume=False)
+    for addr in ("junk://nowhere", "127.0.0.1:1"):
+        with pytest.raises(SpecError, match="--address"):
+            _check_address(addr, timeout_s=1.0)
+    url = f"sqlite:///{tmp_path / 'r.db'}"
+    st = open_study(space, url, "r", resume=False)
+    run_search(space, evaluator, st, 2, batch=2)
+    other = design_space_from_dict(_space(params={"chip.peak_dense_tflops.fp8": {"choices": [2000, 2600]}}))
+    with pytest.raises(SpecError, match="different design space"):
+        open_study(other, url, "r", resume=True)
+    # a resumed study does not re-propose its first designs
+    again = open_study(space, url, "r", resume=True)
+    run_search(space, evaluator, again, 4, batch=2)
+    t = again.get_trials(deepcopy=False)
+    assert [x.params for x in t[2:4]] != [x.params for x in t[0:2]]
+
+
+def test_corrupt_or_odd_stores_give_one_line(tmp_path, capsys):
+    store = tmp_path / "q'uote [gl*b]"
+    code, out, err = run(capsys, "frontier", "--system", "b200", "--model", "gpt-oss-120b", "-w", "1k1k",
+                         "--store", str(store), "--json")
+    assert code == 0, err
+    code, out, err = run(capsys, "results", "list", "--store", str(store), "--json")
+    assert code == 0, err
+    runs = [r["run"] for r in json.loads(out)]
+    assert runs == ["frontier-b200-gpt-oss-120b-1k1k-1"]
+    code, out, err = run(capsys, "results", "show", runs[0], "--store", str(store), "--html", str(tmp_path / "a.html"))
+    assert code == 0, err
+    check_error(*run(capsys, "results", "export", runs[0], "--store", str(store), "--out", str(tmp_path)), "--out")
+    check_error(*run(capsys, "results", "export", runs[0], "--store", str(store), "--out",
+                     str(tmp_path / "none" / "x.csv")), "--out")
+    check_error(*run(capsys, "results", "show", "../runs/" + runs[0], "--store", str(store)), "RUN")
+    d = store / "runs" / runs[0]
+    (d / "points.parquet").write_bytes(b"not parquet")
+    check_error(*run(capsys, "results", "show", runs[0], "--store", str(store)), "points.parquet", "corrupt")
+    (d / "meta.json").write_text("[1, 2]")
+    check_error(*run(capsys, "results", "show", runs[0], "--store", str(store)), "meta.json", "corrupt")
+    code, out, err = run(capsys, "results", "list", "--store", str(store), "--json")
+    assert code == 0 and json.loads(out) == [] and "skipped" in err
+    check_error(*run(capsys, "results", "show", runs[0], "--store", str(store), "--top", "-1"), "--top")

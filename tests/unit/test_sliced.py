@@ -276,3 +276,13 @@ def test_tiled_pricer_only_changes_gemm_compute():
     np.testing.assert_array_equal(flat.memory_s, tiled.memory_s)
     np.testing.assert_array_equal(flat.compute_s[~gemm], tiled.compute_s[~gemm])
     assert not np.allclose(flat.compute_s[gemm], tiled.compute_s[gemm])
+
+
+def test_break_it_chip_model_cases(capsys):
+    check_error(*run(capsys, "step", "--system", "b200", "--dp", "8", "--ep", "8", "--batch", "64", "--slices",
+                     "--chip-model", "tiled"), "--slices", "--chip-model")
+    check_error(*run(capsys, "step", "--system", "jalapeno", "--set", "die.link_bandwidth_tb_per_s=0.001"),
+                "--set", "die.link_bandwidth_tb_per_s", "--chip-model sliced")
+    code, out, err = run(capsys, "step", "--system", "h100", "--model", "llama-3.3-70b", "--tp", "8", "--dp", "1",
+                         "--ep", "1", "--batch", "0", "--prefill-tokens", "0", "--tiles")
+    assert "holds no tile" not in err

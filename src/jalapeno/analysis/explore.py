@@ -160,16 +160,25 @@ class Evaluator:
             system, eff = self.design(params)
         except JalapenoError as e:
             return TrialResult(params, "", math.nan, math.nan, math.nan, reason=f"{e.field}: {e.problem}")
+        except ValueError as e:  # a derived expression that cannot be evaluated for this design
+            return TrialResult(params, "", math.nan, math.nan, math.nan, reason=str(e))
         head = (system.name, system.chip.tdp_w, system.allin_power_w_per_chip / 1e3, system.usd_per_chip_hour)
         why = violated(system, self.space.constraints)
         if why:
             return TrialResult(params, *head, reason=why)
-        pricer = RooflinePricer(system, eff)
+        pricer = self.pricer(system, eff)
         cases = tuple(case_metrics(self.space, pricer, m, wl, prec) for _, m, wl, prec in self.cases())
         bad = [c.reason for c in cases if c.reason]
         if bad:
             return TrialResult(params, *head, cases=cases, reason=bad[0])
         return TrialResult(params, *head, cases=cases, scores=self.scores(cases))
+
+    def pricer(self, system: System, eff):
+        """The pricer of a design: the space's chip model (flat, sliced with its placement, tiled)."""
+        from jalapeno.cost.sliced import chip_model_pricer
+
+        sw = self.space.sweep
+        return chip_model_pricer(RooflinePricer(system, eff), sw.chip_model, sw.placement)
 
     def scores(self, cases: tuple[CaseResult, ...]) -> dict[str, float]:
         """Per metric, the weighted geometric mean of case value / base value."""
@@ -192,7 +201,8 @@ def make_evaluator(space: DesignSpace) -> Evaluator:
     from jalapeno.errors import InfeasibleDeployment
 
     ev = Evaluator(space)
-    base = load_pricer(space.base)
+    p = load_pricer(space.base)
+    base = ev.pricer(p.system, p.efficiency)
     metrics = []
     for _, m, wl, prec in ev.cases():
         r = case_metrics(space, base, m, wl, prec)

@@ -140,19 +140,31 @@ def trial_rows(study) -> list[dict]:
 
 
 def query(sql: str, **params) -> list[dict]:
-    """Run a DuckDB query; rows as dicts."""
+    """Run a DuckDB query (paths passed as ``$name`` parameters, never pasted into the SQL); rows
+    as dicts."""
     duckdb = _require("duckdb")
     con = duckdb.connect()
     try:
         cur = con.execute(sql, params or None)
+        if cur.description is None:
+            return []
         cols = [d[0] for d in cur.description]
         return [dict(zip(cols, r)) for r in cur.fetchall()]
     finally:
         con.close()
 
 
+def _readable_meta(f: Path) -> dict | None:
+    try:
+        d = json.loads(f.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return d if isinstance(d, dict) and {"run", "kind", "name"} <= set(d) else None
+
+
 def list_runs(store: str | Path) -> list[dict]:
-    """Every run in the store: run, kind, name, created, versions (a DuckDB query over meta.json).
+    """Every run in the store: run, kind, name, created (DuckDB over each readable meta.json; an
+    unreadable one is skipped with a note on stderr).
 
     Raises:
         SpecError: no store at ``store``.
@@ -160,10 +172,24 @@ def list_runs(store: str | Path) -> list[dict]:
     p = Path(store)
     if not (p / "runs").is_dir():
         raise SpecError("--store", f"no results store at {str(p)!r}", "run explore (or compare --store) first")
-    if not any((p / "runs").glob("*/meta.json")):
+    import sys
+
+    files, bad = [], []
+    for d in sorted(x for x in (p / "runs").iterdir() if x.is_dir()):
+        meta = d / "meta.json"
+        if meta.is_file():
+            (files if _readable_meta(meta) is not None else bad).append(meta)
+    for f in bad:
+        print(f"note: {f} is unreadable or not a run's meta file; skipped", file=sys.stderr)
+    if not files:
         return []
-    glob = str((p / "runs" / "*" / "meta.json").resolve())
-    return query(f"SELECT run, kind, name, CAST(created AS VARCHAR) AS created, versions FROM read_json_auto('{glob}') ORDER BY run")
+    rows = []
+    for f in files:  # one file per query: a list of files unions their schemas, which may differ
+        r = query("SELECT run, kind, name, CAST(created AS VARCHAR) AS created FROM read_json_auto($f)",
+                  f=str(f.resolve()))[0]
+        r["run"] = f.parent.name  # the folder is the run's name (what results show takes)
+        rows.append(r)
+    return rows
 
 
 def run_dir(store: str | Path, run: str) -> Path:
@@ -173,7 +199,7 @@ def run_dir(store: str | Path, run: str) -> Path:
         SpecError: unknown run (with the known ones).
     """
     d = Path(store) / "runs" / run
-    if not (d / "meta.json").is_file():
+    if "/" in run or "\\" in run or run in ("", ".", "..") or not (d / "meta.json").is_file():
         known = sorted(x.name for x in (Path(store) / "runs").glob("*") if (x / "meta.json").is_file()) \
             if (Path(store) / "runs").is_dir() else []
         raise SpecError("RUN", f"no run {run!r} in {str(store)!r}",
@@ -181,11 +207,83 @@ def run_dir(store: str | Path, run: str) -> Path:
     return d
 
 
+def _corrupt(d: Path, name: str, why: str) -> SpecError:
+    return SpecError(f"RUN {d.name}", f"{name} is unreadable or corrupt ({why})",
+                     f"re-run it, or delete {d} and run again")
+
+
 def read_meta(d: Path) -> dict:
-    return json.loads((d / "meta.json").read_text())
+    """A run's meta.json, checked.
+
+    Raises:
+        SpecError: missing, unreadable or not a run's meta file.
+    """
+    meta = _readable_meta(d / "meta.json")
+    if meta is None:
+        raise _corrupt(d, "meta.json", "not a JSON object with run, kind and name")
+    if meta["kind"] not in ("explore", "compare", "frontier"):
+        raise _corrupt(d, "meta.json", f"unknown kind {meta['kind']!r}")
+    return meta
 
 
-def read_table(d: Path) -> list[dict]:
-    """The run's table (trials or points) through DuckDB, in stored order."""
-    f = d / ("trials.parquet" if (d / "trials.parquet").is_file() else "points.parquet")
-    return query(f"SELECT * FROM read_parquet('{f.resolve()}')")
+def read_json(d: Path, name: str) -> dict:
+    """A run's JSON side file (extra.json), checked.
+
+    Raises:
+        SpecError: missing or unreadable.
+    """
+    try:
+        out = json.loads((d / name).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise _corrupt(d, name, type(e).__name__) from None
+    if not isinstance(out, dict):
+        raise _corrupt(d, name, "not a JSON object")
+    return out
+
+
+def table_file(d: Path, meta: dict) -> Path:
+    return d / ("trials.parquet" if meta["kind"] == "explore" else "points.parquet")
+
+
+def read_table(d: Path, meta: dict | None = None, need: tuple[str, ...] = ()) -> list[dict]:
+    """The run's table (trials or points) through DuckDB, in stored order.
+
+    Raises:
+        SpecError: the file is missing or corrupt, or lacks a column in ``need``.
+    """
+    meta = meta or read_meta(d)
+    f = table_file(d, meta)
+    duckdb = _require("duckdb")
+    try:
+        rows = query("SELECT * FROM read_parquet($f)", f=str(f.resolve()))
+    except (duckdb.Error, OSError) as e:
+        raise _corrupt(d, f.name, type(e).__name__) from None
+    missing = [c for c in need if rows and c not in rows[0]]
+    if missing:
+        raise _corrupt(d, f.name, f"no column {missing[0]!r} for a {meta['kind']} run")
+    return rows
+
+
+def export(d: Path, out: str) -> None:
+    """Copy a run's table to ``out`` (.csv, .json, .parquet) with DuckDB.
+
+    Raises:
+        SpecError: an unknown suffix, an unwritable path, or a corrupt table.
+    """
+    meta = read_meta(d)
+    f = table_file(d, meta)
+    suffix = Path(out).suffix.lower()
+    fmt = {".csv": "CSV, HEADER", ".json": "JSON, ARRAY true", ".parquet": "PARQUET"}.get(suffix)
+    if fmt is None:
+        raise SpecError("--out", f"unknown file type {suffix or '(none)'!r}", "end the path in .csv, .json or .parquet")
+    target = Path(out)
+    if target.is_dir() or not target.parent.is_dir():
+        raise SpecError("--out", f"cannot write {out!r} (a folder, or its folder does not exist)",
+                        "give a file path in an existing folder")
+    read_table(d, meta)  # a corrupt table is named as such, not as an output error
+    duckdb = _require("duckdb")
+    lit = str(target.resolve()).replace("'", "''")
+    try:
+        query(f"COPY (SELECT * FROM read_parquet($f)) TO '{lit}' (FORMAT {fmt})", f=str(f.resolve()))
+    except (duckdb.Error, OSError) as e:
+        raise SpecError("--out", f"cannot write {out!r} ({type(e).__name__})", "give a writable file path") from None

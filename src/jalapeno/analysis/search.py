@@ -37,11 +37,24 @@ def _require(module: str):
                         'install the extra: pip install -e ".[explore]"') from None
 
 
-def _sampler(space: DesignSpace):
+def _sampler(space: DesignSpace, offset: int = 0):
+    """The seeded sampler; ``offset`` (the trials a resumed study already holds) moves the seed so
+    that a resumed run does not propose the first designs again."""
     optuna = _require("optuna")
+    seed = (space.seed + 7919 * offset) % 2**32
     if len(space.objective.metrics) == 1:
-        return optuna.samplers.TPESampler(seed=space.seed)
-    return optuna.samplers.NSGAIISampler(seed=space.seed)
+        return optuna.samplers.TPESampler(seed=seed)
+    return optuna.samplers.NSGAIISampler(seed=seed)
+
+
+def space_digest(space: DesignSpace) -> str:
+    """SHA-256 (16 hex) of what a study's trials depend on: parameters, derived keys, objective,
+    cases, constraints and sweep settings (not the name, seed or trial count)."""
+    import hashlib
+    import json
+
+    d = space.model_dump(exclude={"name", "seed", "trials"})
+    return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def suggest(trial, space: DesignSpace) -> dict[str, Any]:
@@ -65,14 +78,32 @@ def open_study(space: DesignSpace, storage: str, study_name: str, resume: bool):
     """
     optuna = _require("optuna")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    names = {s.study_name for s in optuna.study.get_all_study_summaries(storage)}
+    try:
+        rdb = optuna.storages.RDBStorage(storage)
+        names = {s.study_name for s in optuna.study.get_all_study_summaries(rdb)}
+    except Exception as e:  # SQLAlchemy/driver errors of every kind: a bad URL, a missing driver or folder
+        raise SpecError("--storage", f"cannot open {storage!r} ({type(e).__name__}: {str(e).splitlines()[0][:120]})",
+                        "give a SQLAlchemy URL such as sqlite:///path/explore.db (its folder must exist), "
+                        "or drop --storage to use the store's SQLite file") from None
     if study_name in names and not resume:
         raise SpecError("--study", f"a study named {study_name!r} is already in {storage}",
                         "add --resume to continue it, or give another --study name")
     if resume and study_name not in names:
         raise SpecError("--resume", f"no study named {study_name!r} in {storage}", "drop --resume to start it")
-    study = optuna.create_study(study_name=study_name, storage=storage, directions=space.directions,
-                                sampler=_sampler(space), load_if_exists=resume)
+    digest = space_digest(space)
+    offset = 0
+    if resume:
+        old = optuna.load_study(study_name=study_name, storage=rdb)
+        if old.user_attrs.get("space_digest") != digest or list(old.directions) != [
+                optuna.study.StudyDirection.MAXIMIZE if d == "maximize" else optuna.study.StudyDirection.MINIMIZE
+                for d in space.directions]:
+            raise SpecError("--resume", f"study {study_name!r} was created with a different design space",
+                            "resume with the space it was started with, or give another --study name")
+        offset = len(old.get_trials(deepcopy=False))
+    study = optuna.create_study(study_name=study_name, storage=rdb, directions=space.directions,
+                                sampler=_sampler(space, offset), load_if_exists=resume)
+    if not resume:
+        study.set_user_attr("space_digest", digest)
     stale = [t for t in study.get_trials(deepcopy=False) if t.state == optuna.trial.TrialState.RUNNING]
     for t in stale:
         study._storage.set_trial_state_values(t._trial_id, optuna.trial.TrialState.FAIL)
@@ -95,9 +126,17 @@ class _Pool:
         self.seen: dict[tuple, TrialResult] = {}
         if workers > 1 or address:
             ray = _require("ray")
+            if address:
+                _check_address(address)
             if not ray.is_initialized():
-                ray.init(address=address or None, num_cpus=None if address else workers,
-                         include_dashboard=False, log_to_driver=False, configure_logging=False)
+                try:
+                    ray.init(address=address or None, num_cpus=None if address else workers,
+                             include_dashboard=False, log_to_driver=False, configure_logging=False)
+                except Exception as e:  # Ray's own errors: a missing client extra, a refused cluster
+                    raise SpecError("--address" if address else "--workers",
+                                    f"Ray could not start ({type(e).__name__}: {str(e).splitlines()[0][:120]})",
+                                    "check the cluster address (host:port or ray://host:port, with ray[client]), "
+                                    "or run with --workers 1") from None
             self.ray = ray
             self.ref = ray.put(evaluator)
             self.remote = ray.remote(_evaluate_remote)
@@ -113,6 +152,29 @@ class _Pool:
             new = self.ray.get([self.remote.remote(self.ref, d) for d in todo.values()])
         self.seen.update(zip(todo, new))
         return [self.seen[k] for k in keys]
+
+
+def _check_address(address: str, timeout_s: float = 5.0) -> None:
+    """Refuse a cluster address that is malformed or does not answer within ``timeout_s`` (Ray
+    itself retries for minutes).
+
+    Raises:
+        SpecError: not ``auto``, ``host:port`` or ``ray://host:port``, or nothing listens there.
+    """
+    import re
+    import socket
+
+    if address == "auto":
+        return
+    m = re.fullmatch(r"(?:ray://)?([^:/\s]+):(\d{1,5})", address)
+    if not m:
+        raise SpecError("--address", f"{address!r} is not a Ray cluster address",
+                        "give host:port (the head's GCS port), ray://host:port (Ray Client) or auto")
+    try:
+        socket.create_connection((m.group(1), int(m.group(2))), timeout=timeout_s).close()
+    except OSError as e:
+        raise SpecError("--address", f"nothing answers at {m.group(1)}:{m.group(2)} ({e.strerror or e})",
+                        "start the cluster (ray start --head) or check the host and port") from None
 
 
 def _evaluate_remote(evaluator: Evaluator, design: dict[str, Any]) -> TrialResult:
@@ -174,6 +236,10 @@ def importances(study, space: DesignSpace) -> dict[str, dict[str, float]]:
     for i, m in enumerate(space.objective.metrics):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # PED-ANOVA's note on minimising the target
+            vals = {round(t.values[i], 12) for t in done}
+            if len(vals) < 2:  # every design scored the same: nothing to attribute
+                out[m] = {}
+                continue
             try:
                 imp = optuna.importance.get_param_importances(
                     study, evaluator=optuna.importance.PedAnovaImportanceEvaluator(),

@@ -30,7 +30,7 @@ def explore(
                                 "in --store)."),
     study: str = typer.Option(None, "--study", help="Study name (default: the space's name)."),
     resume: bool = typer.Option(False, "--resume", help="Continue a stored study up to --trials finished trials."),
-    top: int = typer.Option(5, "--top", help="Designs to list."),
+    top: int = typer.Option(5, "--top", min=0, help="Designs to list."),
     html: str = typer.Option(None, "--html", help="Write the report (designs, parallel coordinates, importance)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
@@ -44,6 +44,8 @@ def explore(
     n = space.trials if trials is None else trials
     if n < 1:
         raise SpecError("--trials", f"must be at least 1, got {n}", "give --trials 100, say")
+    if html:
+        check_html_path(html)
     name = study or space.name
     url = rs.storage_url(store, storage)
     st = open_study(space, url, name, resume)
@@ -55,10 +57,11 @@ def explore(
                    on_trial=lambda i, r: bar.advance(task))
     rows = rs.trial_rows(st)
     imp = importances(st, space)
+    d = rs.new_run_dir(store, "explore", name, fixed=True)
     meta = _explore_meta(space, name, url, rows, st)
+    meta["run"] = d.name
     meta["base_metrics"] = [{"model": c.model, "workload": c.workload, **b}
                             for c, b in zip(space.cases, ev.base_metrics)]
-    d = rs.new_run_dir(store, "explore", name, fixed=True)
     rs.write_json(d / "meta.json", meta)
     rs.write_table(d / "trials.parquet", rows)
     rs.write_json(d / "extra.json", {"importance": imp})
@@ -71,6 +74,20 @@ def explore(
     _print_summary(out)
     if html:
         console.print(f"report: {Path(html).resolve()}", markup=False)
+
+
+def check_html_path(html: str) -> None:
+    """Refuse an --html path that cannot be written, before any work is done.
+
+    Raises:
+        SpecError: not an .html file, a folder, or in a folder that does not exist.
+    """
+    p = Path(html)
+    if p.suffix.lower() not in (".html", ".htm"):
+        raise SpecError("--html", f"{html!r} is not an .html file", "give a path ending in .html")
+    if p.is_dir() or not p.parent.is_dir():
+        raise SpecError("--html", f"cannot write {html!r} (a folder, or its folder does not exist)",
+                        "give a file path in an existing folder")
 
 
 def rs_finished(st) -> int:
@@ -132,13 +149,13 @@ def _print_summary(out: dict) -> None:
 
 
 def _write_explore_html(d: Path, html: str) -> None:
-    import json
 
     from jalapeno.analysis import results_store as rs
     from jalapeno.report.explore_html import explore_page, write_page
 
-    meta, rows = rs.read_meta(d), rs.read_table(d)
-    imp = json.loads((d / "extra.json").read_text())["importance"]
+    meta = rs.read_meta(d)
+    rows = rs.read_table(d, meta, need=("trial", "state"))
+    imp = rs.read_json(d, "extra.json").get("importance", {})
     write_page(explore_page(meta, rows, imp), html)
 
 
@@ -163,19 +180,24 @@ def results_list(store: str = typer.Option("jalapeno-results", "--store", help=S
 @results_app.command("show")
 def results_show(run: str = typer.Argument(..., help="Run name (see `jalapeno results list`)."),
                  store: str = typer.Option("jalapeno-results", "--store", help=STORE_HELP),
-                 top: int = typer.Option(5, "--top", help="Designs or points to list."),
+                 top: int = typer.Option(5, "--top", min=0, help="Designs or points to list."),
                  html: str = typer.Option(None, "--html", help="Re-render the run's report here."),
                  json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Re-render a stored run: its summary table and (with --html) the same report it wrote."""
-    import json
 
     from jalapeno.analysis import results_store as rs
     from jalapeno.report.explore_html import frontier_page, write_page
 
+    if html:
+        check_html_path(html)
     d = rs.run_dir(store, run)
-    meta, rows = rs.read_meta(d), rs.read_table(d)
+    meta = rs.read_meta(d)
+    need = ("trial", "state") if meta["kind"] == "explore" else ("system", "interactivity", "throughput_per_chip")
+    rows = rs.read_table(d, meta, need=need)
     if meta["kind"] == "explore":
-        imp = json.loads((d / "extra.json").read_text())["importance"]
+        if not {"metrics", "directions"} <= set(meta):
+            raise SpecError(f"RUN {run}", "meta.json lacks the explore run's metrics", "re-run it")
+        imp = rs.read_json(d, "extra.json").get("importance", {})
         if html:
             _write_explore_html(d, html)
         out = {"run": run, "store": store, **_summary(meta, rows, imp, top)}
@@ -205,14 +227,7 @@ def results_export(run: str = typer.Argument(..., help="Run name (see `jalapeno 
     """Export a run's table (trials or frontier points) through DuckDB."""
     from jalapeno.analysis import results_store as rs
 
-    d = rs.run_dir(store, run)
-    f = d / ("trials.parquet" if (d / "trials.parquet").is_file() else "points.parquet")
-    suffix = Path(out).suffix.lower()
-    fmt = {".csv": "CSV, HEADER", ".json": "JSON, ARRAY true", ".parquet": "PARQUET"}.get(suffix)
-    if fmt is None:
-        raise SpecError("--out", f"unknown file type {suffix or '(none)'!r}", "end the path in .csv, .json or .parquet")
-    target = str(Path(out).resolve()).replace("'", "''")
-    rs.query(f"COPY (SELECT * FROM read_parquet('{f.resolve()}')) TO '{target}' (FORMAT {fmt})")
+    rs.export(rs.run_dir(store, run), out)
     console.print(f"wrote {out}", markup=False)
 
 
@@ -226,9 +241,9 @@ def store_frontier(store: str, kind: str, name: str, record, settings: dict) -> 
     frame = record.to_frame()
     rs.write_table(d / "points.parquet", frame.to_dict(orient="records"))
     rs.write_json(d / "extra.json", record.as_dict())
+    created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     rs.write_json(d / "meta.json", {"run": d.name, "kind": kind, "name": name, "settings": settings,
-                                    "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                                    "versions": rs.data_versions()})
+                                    "created": created, "versions": rs.data_versions()})
     return d.name
 
 

@@ -254,7 +254,7 @@ def compare(
     chip_model: str = chip_model_option(),
     placement: str = placement_option(),
     store: str = typer.Option(None, "--store", help="Also keep the frontiers in this results store (jalapeno "
-                              "results list|show|export; needs the [explore] extra)."),
+                              "results list|show|export; needs the explore extra)."),
     json_out: bool = typer.Option(False, "--json", help="Print the JSON result instead of tables."),
     html: str = typer.Option(None, "--html", help="Write the frontier chart here (default jalapeno-compare.html "
                              "without --json; '' = none)."),
@@ -345,7 +345,9 @@ def compare(
     if store:
         from jalapeno.cli.explore_cmd import store_frontier
 
-        run = store_frontier(store, "compare", f"{m.name}-{wl.name}", rec, {"systems": names, "power": power})
+        run = store_frontier(store, "compare", f"{m.name}-{wl.name}", rec,
+                             {"systems": names, "power": power, "efficiency": efficiency, "stack": stack,
+                              "chip_model": chip_model, "placement": placement, "set": list(sets or [])})
         if not json_out:
             console.print(f"stored as run {run} in {store}", markup=False)
     if html:
@@ -393,7 +395,7 @@ def frontier(
     chip_model: str = chip_model_option(),
     placement: str = placement_option(),
     store: str = typer.Option(None, "--store", help="Also keep the frontier in this results store (jalapeno "
-                              "results list|show|export; needs the [explore] extra)."),
+                              "results list|show|export; needs the explore extra)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     out: str = typer.Option(None, "--out", "-o", help="Write the frontier to FILE.csv, .json or .parquet."),
 ) -> None:
@@ -428,7 +430,9 @@ def frontier(
     if store:
         from jalapeno.cli.explore_cmd import store_frontier
 
-        run = store_frontier(store, "frontier", f"{s.name}-{m.name}-{wl.name}", rec, {"power": power})
+        run = store_frontier(store, "frontier", f"{s.name}-{m.name}-{wl.name}", rec,
+                             {"power": power, "efficiency": efficiency, "stack": stack, "chip_model": chip_model,
+                              "placement": placement, "set": list(sets or [])})
         if not json_out:
             console.print(f"stored as run {run} in {store}", markup=False)
     if out:

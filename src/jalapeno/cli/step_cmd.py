@@ -69,6 +69,9 @@ def step(
     from jalapeno.specs.routing import with_routing
 
     m = with_routing(load_model(model), routing)
+    if slices and chip_model == "tiled":
+        raise SpecError("--slices", "shows the sliced chip model, and --chip-model tiled was given",
+                        "drop --slices, or use --chip-model sliced (or leave it out: --slices implies it)")
     if slices and chip_model == "flat":
         chip_model = "sliced"
     check_pricer_chip_model(pricer, chip_model)

@@ -229,6 +229,11 @@ def chip_model_pricer(pricer, chip_model: str = "flat", placement: str = ""):
     if chip_model != "sliced" and placement:
         raise SpecError("--placement", "applies to the sliced chip model only",
                         "add --chip-model sliced, or drop --placement")
+    origin = getattr(pricer.system, "origin", None)
+    die_keys = [k for k, _ in getattr(origin, "overrides", ()) if k.startswith("die.")]
+    if chip_model != "sliced" and die_keys:
+        raise SpecError("--set", f"{die_keys[0]} changes only the sliced chip model, and --chip-model is {chip_model}",
+                        "add --chip-model sliced (or step --slices), or drop the die.* override")
     if chip_model == "flat":
         return pricer
     if chip_model == "tiled":

@@ -69,7 +69,7 @@ class Param(_Strict):
     step: float | None = Field(default=None, gt=0)
     log: bool = False
     integer: bool = False
-    choices: list[float | int | str | bool] | None = None
+    choices: list[bool | int | float | str] | None = None
 
     @model_validator(mode="after")
     def _one_kind(self):
@@ -78,6 +78,10 @@ class Param(_Strict):
                 raise ValueError("give either choices or low/high, not both")
             if not self.choices:
                 raise ValueError("choices is empty")
+            if any(isinstance(c, bool) for c in self.choices):
+                raise ValueError("choices must be numbers or names, not true/false (a count or a size is a number)")
+            if len({repr(c) for c in self.choices}) != len(self.choices):
+                raise ValueError("choices repeat a value")
             return self
         if self.low is None or self.high is None:
             raise ValueError("a range needs low and high (or give choices = [...])")
@@ -85,12 +89,27 @@ class Param(_Strict):
             raise ValueError(f"need low < high, got {self.low} and {self.high}")
         if self.log and self.low <= 0:
             raise ValueError("a log range needs low > 0")
+        if self.log and self.step is not None:
+            raise ValueError("a log range takes no step (Optuna samples log ranges continuously)")
+        if self.step is not None and self.step > self.high - self.low:
+            raise ValueError(f"step {self.step:g} is larger than high - low = {self.high - self.low:g}")
+        if self.integer and any(v is not None and v != int(v) for v in (self.low, self.high, self.step)):
+            raise ValueError("an integer range needs whole low, high and step")
+        if self.integer and self.log and self.low < 1:
+            raise ValueError("an integer log range needs low >= 1")
         return self
 
 
 class Objective(_Strict):
     metrics: list[Literal["tok_s_per_kw", "usd_per_mtok", "max_interactivity", "tok_s_per_chip"]] = Field(
         min_length=1)
+
+    @field_validator("metrics")
+    @classmethod
+    def _distinct(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError("a metric is listed twice")
+        return v
     min_interactivity: float = Field(default=0.0, ge=0)
     power: Literal["chip", "sustained", "all-in"] = "all-in"
 
@@ -106,14 +125,24 @@ class SweepSettings(_Strict):
     """How each trial is swept (coarse by default: a design search needs the ranking, not every point)."""
 
     serving: Literal["agg", "disagg", "both"] = "agg"
-    batches: list[float] = Field(default_factory=lambda: [1, 4, 16, 64, 128, 256, 512, 1024])
+    batches: list[int] = Field(default_factory=lambda: [1, 4, 16, 64, 128, 256, 512, 1024], min_length=1)
     max_stage_factor: int = Field(default=1, ge=1)
+    #: how each design's chip is priced (cost/sliced.py, cost/tiles.py): ``die.*`` keys need ``sliced``
+    chip_model: Literal["flat", "sliced", "tiled"] = "flat"
+    placement: Literal["", "local_first", "striped", "best"] = ""
+
+    @field_validator("batches")
+    @classmethod
+    def _positive(cls, v: list[int]) -> list[int]:
+        if any(b < 1 for b in v):
+            raise ValueError("decode batches must be whole numbers >= 1")
+        return v
 
 
 class DesignSpace(_Strict):
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=100)
     base: str
-    seed: int = 0
+    seed: int = Field(default=0, ge=0, le=2**32 - 1)
     trials: int = Field(default=100, ge=1)
     objective: Objective
     cases: list[Case] = Field(min_length=1)
@@ -130,14 +159,18 @@ class DesignSpace(_Strict):
             for ref in _REF.findall(expr):
                 if ref not in self.params:
                     raise ValueError(f"derived: {key!r} refers to {{{ref}}}, which is not a parameter")
-            _evaluate(expr, {r: 1.0 for r in _REF.findall(expr)})  # syntax check
+            _evaluate(expr, {r: 1.0 for r in _REF.findall(expr)}, key, check_only=True)  # syntax check
+        if self.sweep.chip_model != "sliced" and any(k.startswith("die.") for k in [*self.params, *self.derived]):
+            raise ValueError('die.* keys change only the sliced chip model: add chip_model = "sliced" to [sweep]')
+        if self.sweep.placement and self.sweep.chip_model != "sliced":
+            raise ValueError('[sweep] placement applies to chip_model = "sliced" only')
         return self
 
     def overrides(self, values: dict) -> list[tuple[str, object]]:
         """The variant overrides of a design: its parameter values and the derived keys, sorted."""
         out = dict(values)
         for key, expr in self.derived.items():
-            out[key] = _evaluate(expr, values)
+            out[key] = _evaluate(expr, values, key)
         return sorted(out.items())
 
     @field_validator("constraints")
@@ -160,27 +193,34 @@ _REF = re.compile(r"\{([^{}]+)\}")
 _OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
 
-def _evaluate(expr: str, values: dict) -> float:
+def _evaluate(expr: str, values: dict, key: str = "", check_only: bool = False) -> float:
     """An arithmetic expression over ``{param}`` references: numbers, + - * / and parentheses only.
 
     >>> _evaluate("2.5 * {a} + 1", {"a": 4})
     11.0
 
     Raises:
-        ValueError: anything else in the expression.
+        ValueError: anything else in the expression, a syntax error, or (unless ``check_only``)
+            a division by zero or a non-finite result for these values (named with ``key``).
     """
+    import math
+
     names = {}
 
     def sub(m):
         names[f"_v{len(names)}"] = float(values[m.group(1)])
         return f"_v{len(names) - 1}"
 
-    tree = ast.parse(_REF.sub(sub, expr), mode="eval")
+    where = f"derived {key!r}: " if key else ""
+    try:
+        tree = ast.parse(_REF.sub(sub, expr).strip() or "?", mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+        raise ValueError(f"{where}{expr!r} is not a valid expression ({type(e).__name__})") from None
 
     def ev(node):
         if isinstance(node, ast.Expression):
             return ev(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
             return float(node.value)
         if isinstance(node, ast.Name) and node.id in names:
             return names[node.id]
@@ -188,9 +228,19 @@ def _evaluate(expr: str, values: dict) -> float:
             return _OPS[type(node.op)](ev(node.left), ev(node.right))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return -ev(node.operand)
-        raise ValueError(f"{expr!r}: only numbers, {{param}} references, + - * / and parentheses are allowed")
+        raise ValueError(f"{where}{expr!r}: only numbers, {{param}} references, + - * / and parentheses are allowed")
 
-    return ev(tree)
+    try:
+        out = ev(tree)
+    except ZeroDivisionError:
+        if check_only:
+            return 1.0
+        raise ValueError(f"{where}{expr!r} divides by zero at {values}") from None
+    except (RecursionError, OverflowError):
+        raise ValueError(f"{where}{expr!r} is too deep or too large to evaluate") from None
+    if not math.isfinite(out) and not check_only:
+        raise ValueError(f"{where}{expr!r} is not finite at {values}")
+    return out
 
 
 def design_space_from_dict(data: dict, where: str = "design space") -> DesignSpace:
@@ -239,10 +289,13 @@ def _check_keys(space: DesignSpace, where: str) -> None:
     from jalapeno.specs.variants import with_overrides
 
     base = load_system(space.base)
-    overrides = space.overrides(probe_values(space))
+    probe = probe_values(space)
+    try:
+        overrides = space.overrides(probe)
+    except ValueError as e:
+        raise SpecError(f"{where}: derived", str(e), "fix the expression (numbers, {param}, + - * /)") from None
     try:
         with_overrides(base, overrides, where=f"{where}: params")
-        return
     except SpecError as whole:
         for key, value in overrides:  # name the key at fault where one alone is
             try:
@@ -252,3 +305,11 @@ def _check_keys(space: DesignSpace, where: str) -> None:
                 raise SpecError(f"{where}: {table}.{key}", e.problem, e.fix) from None
         raise SpecError(f"{where}: params", f"the first design (each parameter at its low end or first choice) "
                         f"is invalid: {whole.problem}", whole.fix) from None
+    for key, p in space.params.items():  # every choice, and the high end of a range, with the others as probed
+        for value in (p.choices[1:] if p.choices is not None else [int(p.high) if p.integer else p.high]):
+            try:
+                with_overrides(base, space.overrides({**probe, key: value}), where=f"{where}: params")
+            except (SpecError, ValueError) as e:
+                problem = e.problem if isinstance(e, SpecError) else str(e)
+                raise SpecError(f"{where}: params.{key}", f"the value {value!r} is invalid: {problem}",
+                                "drop it from the choices or the range, or fix it") from None
