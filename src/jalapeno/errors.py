@@ -38,3 +38,18 @@ class UnsupportedModelError(JalapenoError):
 
 class InfeasibleDeployment(JalapenoError):
     """A deployment that cannot run: it does not fit in memory or its layout is invalid."""
+
+
+def require_extra(module: str, extra: str, field: str):
+    """Import an optional package, or refuse with the extra that installs it.
+
+    Raises:
+        SpecError: ``module`` is not installed (names ``field`` and ``pip install -e ".[extra]"``).
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise SpecError(field, f"needs the {module} package, which is not installed",
+                        f'install the extra: pip install -e ".[{extra}]"') from None

@@ -25,17 +25,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, require_extra
 
 DEFAULT_STORE = "jalapeno-results"
 
 
 def _require(module: str):
-    try:
-        return __import__(module)
-    except ImportError:
-        raise SpecError("--store", f"needs the {module} package, which is not installed",
-                        'install the extra: pip install -e ".[explore]"') from None
+    return require_extra(module, "explore", "--store")
 
 
 def data_versions() -> dict[str, str]:

@@ -22,7 +22,7 @@ from dataclasses import asdict
 from typing import Any
 
 from jalapeno.analysis.explore import Evaluator, TrialResult
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, require_extra
 from jalapeno.specs.design_space import DesignSpace
 
 #: trial user-attribute names
@@ -30,11 +30,7 @@ ATTR_RESULT = "result"
 
 
 def _require(module: str):
-    try:
-        return __import__(module)
-    except ImportError:
-        raise SpecError("explore", f"needs the {module} package, which is not installed",
-                        'install the extra: pip install -e ".[explore]"') from None
+    return require_extra(module, "explore", "explore")
 
 
 def _sampler(space: DesignSpace, offset: int = 0):
@@ -81,7 +77,7 @@ def open_study(space: DesignSpace, storage: str, study_name: str, resume: bool):
     try:
         rdb = optuna.storages.RDBStorage(storage)
         names = {s.study_name for s in optuna.study.get_all_study_summaries(rdb)}
-    except Exception as e:  # SQLAlchemy/driver errors of every kind: a bad URL, a missing driver or folder
+    except Exception as e:  # noqa: BLE001 — SQLAlchemy/driver errors of every kind: bad URL, driver, folder
         raise SpecError("--storage", f"cannot open {storage!r} ({type(e).__name__}: {str(e).splitlines()[0][:120]})",
                         "give a SQLAlchemy URL such as sqlite:///path/explore.db (its folder must exist), "
                         "or drop --storage to use the store's SQLite file") from None
@@ -132,7 +128,7 @@ class _Pool:
                 try:
                     ray.init(address=address or None, num_cpus=None if address else workers,
                              include_dashboard=False, log_to_driver=False, configure_logging=False)
-                except Exception as e:  # Ray's own errors: a missing client extra, a refused cluster
+                except Exception as e:  # noqa: BLE001 — Ray's own errors: a missing client extra, a refused cluster
                     raise SpecError("--address" if address else "--workers",
                                     f"Ray could not start ({type(e).__name__}: {str(e).splitlines()[0][:120]})",
                                     "check the cluster address (host:port or ray://host:port, with ray[client]), "

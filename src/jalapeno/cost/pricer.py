@@ -116,20 +116,17 @@ def price_collectives(pricer: Pricer, colls: CollectiveTable) -> CollectiveTimes
     return CollectiveTimes(ct, alg, tuple(levels), tuple(scopes))
 
 
-@dataclass(frozen=True, slots=True)
-class RooflinePricer:
-    """Roofline ops + link-hierarchy collectives on ``system`` with ``efficiency``.
-
-    Per op: max(FLOP / (peak_fmt · η_c), bytes / (HBM bandwidth · η_m)) + kernels · launch
-    (cost/roofline.py); per collective: the fastest algorithm on the levels the group spans
-    (cost/collectives.py). Formulas and constants: docs/model.md.
+class SystemPricer:
+    """What every pricer of a system with an efficiency set shares: the input checks, ``name``,
+    collectives on the link hierarchy (cost/collectives.py) and ``with_efficiency``. A pricer is a
+    frozen dataclass with ``system`` and ``efficiency`` fields that inherits this and adds
+    ``op_times`` (and its own checks in ``__post_init__``, calling this one first).
 
     Raises:
         SpecError: ``system`` is not a System or ``efficiency`` not an Efficiency.
     """
 
-    system: System
-    efficiency: Efficiency
+    __slots__ = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.system, System):
@@ -144,17 +141,33 @@ class RooflinePricer:
         """The system's name (what tables and records show)."""
         return self.system.name
 
-    def op_times(self, ops: OpTable) -> OpTimes:
-        return op_times(ops, self.system.chip, self.efficiency)
-
     def collective(self, kind: str, group: int, message_bytes, placement: str = "packed") -> CollectiveTime:
         return collective_time(kind, group, message_bytes, self.system, self.efficiency, placement)
 
     def collective_times(self, colls: CollectiveTable) -> CollectiveTimes:
         return price_collectives(self, colls)
 
-    def with_efficiency(self, efficiency: Efficiency) -> RooflinePricer:
+    def with_efficiency(self, efficiency: Efficiency):
         return replace(self, efficiency=efficiency)
+
+
+@dataclass(frozen=True, slots=True)
+class RooflinePricer(SystemPricer):
+    """Roofline ops + link-hierarchy collectives on ``system`` with ``efficiency``.
+
+    Per op: max(FLOP / (peak_fmt · η_c), bytes / (HBM bandwidth · η_m)) + kernels · launch
+    (cost/roofline.py); per collective: the fastest algorithm on the levels the group spans
+    (cost/collectives.py). Formulas and constants: docs/model.md.
+
+    Raises:
+        SpecError: ``system`` is not a System or ``efficiency`` not an Efficiency.
+    """
+
+    system: System
+    efficiency: Efficiency
+
+    def op_times(self, ops: OpTable) -> OpTimes:
+        return op_times(ops, self.system.chip, self.efficiency)
 
 
 def load_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = (), stack=None) -> RooflinePricer:

@@ -50,9 +50,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from jalapeno.cost.collectives import CollectiveTime, collective_time
-from jalapeno.cost.optable import CollectiveTable, OpTable
-from jalapeno.cost.pricer import CollectiveTimes, price_collectives
+from jalapeno.cost.optable import OpTable
+from jalapeno.cost.pricer import SystemPricer
 from jalapeno.cost.roofline import OpTimes, op_times
 from jalapeno.errors import SpecError
 from jalapeno.specs.die import ONE_SLICE, PLACEMENTS, Die
@@ -148,7 +147,7 @@ def slice_traffic(ops: OpTable, die: Die, placement: str) -> SliceTraffic:
 
 
 @dataclass(frozen=True, slots=True)
-class SlicedPricer:
+class SlicedPricer(SystemPricer):
     """Ops priced on a chip of slices with local HBM and an on-die network (module docstring).
 
     Args:
@@ -165,19 +164,10 @@ class SlicedPricer:
     placement: str = ""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.system, System):
-            raise SpecError("pricer.system", f"expected a System, got {type(self.system).__name__}",
-                            "load one with jalapeno.load_system(name)")
-        if not isinstance(self.efficiency, Efficiency):
-            raise SpecError("pricer.efficiency", f"expected an Efficiency, got {type(self.efficiency).__name__}",
-                            "load one with jalapeno.load_efficiency(name, which)")
+        SystemPricer.__post_init__(self)
         if self.placement and self.placement not in PLACEMENTS:
             raise SpecError("--placement", f"unknown placement {self.placement!r}",
                             f"use one of {', '.join(PLACEMENTS)}")
-
-    @property
-    def name(self) -> str:
-        return self.system.name
 
     @property
     def die(self) -> Die:
@@ -198,15 +188,6 @@ class SlicedPricer:
         net = self.traffic(ops).network_s
         roof = np.maximum(np.maximum(flat.compute_s, flat.memory_s), net)
         return OpTimes(flat.compute_s, flat.memory_s, flat.overhead_s, roof + flat.overhead_s, net)
-
-    def collective(self, kind: str, group: int, message_bytes, placement: str = "packed") -> CollectiveTime:
-        return collective_time(kind, group, message_bytes, self.system, self.efficiency, placement)
-
-    def collective_times(self, colls: CollectiveTable) -> CollectiveTimes:
-        return price_collectives(self, colls)
-
-    def with_efficiency(self, efficiency: Efficiency) -> SlicedPricer:
-        return replace(self, efficiency=efficiency)
 
     def with_die(self, die: Die) -> SlicedPricer:
         """The same pricer on a chip with another slice structure (what-ifs: docs/chip.md)."""

@@ -17,13 +17,12 @@ this module only evaluates them, vectorised over thousands of points per call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from jalapeno.cost.collectives import CollectiveTime, collective_time
-from jalapeno.cost.optable import CollectiveTable, OpTable
-from jalapeno.cost.pricer import CollectiveTimes, price_collectives
+from jalapeno.cost.optable import OpTable
+from jalapeno.cost.pricer import SystemPricer
 from jalapeno.cost.roofline import OpTimes, op_times
 from jalapeno.errors import SpecError
 from jalapeno.specs.efficiency import Efficiency
@@ -110,7 +109,7 @@ def _fill(grid: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, slots=True)
-class TablePricer:
+class TablePricer(SystemPricer):
     """Measured-kernel lookup for the ops with a table, roofline for the rest (module docstring).
 
     Attributes:
@@ -131,21 +130,11 @@ class TablePricer:
     source: str = ""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.system, System):
-            raise SpecError("pricer.system", f"expected a System, got {type(self.system).__name__}",
-                            "load one with jalapeno.load_system(name)")
-        if not isinstance(self.efficiency, Efficiency):
-            raise SpecError("pricer.efficiency", f"expected an Efficiency, got {type(self.efficiency).__name__}",
-                            "load one with jalapeno.load_efficiency(name, which)")
+        SystemPricer.__post_init__(self)
         for k in self.surfaces:
             if not (isinstance(k, tuple) and len(k) == 2):
                 raise SpecError("pricer.surfaces", f"key {k!r} is not an (op kind, format) pair",
                                 'key surfaces like ("gemm", "fp8")')
-
-    @property
-    def name(self) -> str:
-        """The system's name (what tables and records show)."""
-        return self.system.name
 
     def op_times(self, ops: OpTable) -> OpTimes:
         base = op_times(ops, self.system.chip, self.efficiency)
@@ -163,11 +152,4 @@ class TablePricer:
                 scale[i, ok] = np.exp(surf.log_ratio(flop[ok], wb[ok]))
         return OpTimes(base.compute_s * scale, base.memory_s * scale, base.overhead_s * scale, base.time_s * scale)
 
-    def collective(self, kind: str, group: int, message_bytes, placement: str = "packed") -> CollectiveTime:
-        return collective_time(kind, group, message_bytes, self.system, self.efficiency, placement)
 
-    def collective_times(self, colls: CollectiveTable) -> CollectiveTimes:
-        return price_collectives(self, colls)
-
-    def with_efficiency(self, efficiency: Efficiency) -> TablePricer:
-        return replace(self, efficiency=efficiency)

@@ -27,13 +27,12 @@ chips that publish SM/CU counts. Chips that do not (Jalapeño, Rubin) have no ti
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from jalapeno.cost.collectives import CollectiveTime, collective_time
-from jalapeno.cost.optable import CollectiveTable, OpTable
-from jalapeno.cost.pricer import CollectiveTimes, price_collectives
+from jalapeno.cost.optable import OpTable
+from jalapeno.cost.pricer import SystemPricer
 from jalapeno.cost.roofline import OpTimes, op_times
 from jalapeno.errors import SpecError
 from jalapeno.specs.efficiency import Efficiency
@@ -141,7 +140,7 @@ def op_tiles(ops: OpTable, chip: Chip) -> TileMap:
 
 
 @dataclass(frozen=True, slots=True)
-class TiledPricer:
+class TiledPricer(SystemPricer):
     """The flat roofline with GEMM and routed-expert efficiency from the tile model:
     η = η_peak(fmt) · η_struct(m, k, n) instead of η_peak · m / (m + m_half) (module docstring).
 
@@ -153,13 +152,8 @@ class TiledPricer:
     efficiency: Efficiency
 
     def __post_init__(self) -> None:
-        if not isinstance(self.system, System) or not isinstance(self.efficiency, Efficiency):
-            raise SpecError("pricer", "needs a System and an Efficiency", "use TiledPricer(load_system(n), load_efficiency(n))")
+        SystemPricer.__post_init__(self)
         check_tile_chip(self.system.chip)
-
-    @property
-    def name(self) -> str:
-        return self.system.name
 
     def op_times(self, ops: OpTable) -> OpTimes:
         flat = op_times(ops, self.system.chip, self.efficiency)
@@ -172,14 +166,6 @@ class TiledPricer:
         compute = np.where(use, ops.flop / (peak * top * np.maximum(tiles.eta, 1e-30)), flat.compute_s)
         return OpTimes(compute, flat.memory_s, flat.overhead_s, np.maximum(compute, flat.memory_s) + flat.overhead_s)
 
-    def collective(self, kind: str, group: int, message_bytes, placement: str = "packed") -> CollectiveTime:
-        return collective_time(kind, group, message_bytes, self.system, self.efficiency, placement)
-
-    def collective_times(self, colls: CollectiveTable) -> CollectiveTimes:
-        return price_collectives(self, colls)
-
-    def with_efficiency(self, efficiency: Efficiency) -> TiledPricer:
-        return replace(self, efficiency=efficiency)
 
 
 def tile_rows(ops: OpTable, chip: Chip, eff: Efficiency, i: int = 0) -> list[dict]:
