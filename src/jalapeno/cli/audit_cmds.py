@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from jalapeno.cli.common import console, print_json
+from jalapeno.cli.common import FIXED_WORKLOAD_HELP, console, print_json
 from jalapeno.cli.system_opts import SET_OPTION, system_pricer
 from jalapeno.errors import SpecError
 
@@ -43,7 +43,7 @@ def audit(
     claim: str = typer.Option(..., "--claim", help=CLAIM_HELP),
     baseline: str = typer.Option(None, "--baseline", "-b", help="Baseline system of a *_ratio claim."),
     model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
-    workload: str = typer.Option(None, "--workload", "-w", help="1k1k, 8k1k (default) or 1k8k."),
+    workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
     isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
     osl: int = typer.Option(None, "--osl", help="Output length."),
     precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
@@ -113,7 +113,7 @@ def sensitivity(
     metric: str = typer.Option("max_interactivity", "--metric", help="METRIC[@X]: " + CLAIM_HELP.split(": ", 1)[1]
                                .split(";")[0].split(" <metric>")[0]),
     model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
-    workload: str = typer.Option(None, "--workload", "-w", help="1k1k, 8k1k (default) or 1k8k."),
+    workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
     isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
     osl: int = typer.Option(None, "--osl", help="Output length."),
     precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),

@@ -57,7 +57,7 @@ def hardware_list(json_out: bool = typer.Option(False, "--json", help="Print JSO
     for s in systems:
         c = s.chip
         fp4 = c.peak_flop_per_s.get("fp4")
-        t.add_row(s.name, c.name, f"{c.peak_flop_per_s.get('fp8', 0) / 1e15:.2f}",
+        t.add_row(s.name, c.name, f"{c.peak_flop_per_s['fp8'] / 1e15:.2f}" if "fp8" in c.peak_flop_per_s else "-",
                   f"{fp4 / 1e15:.2f}" if fp4 else "-", f"{c.hbm_capacity_bytes / units.GB:.0f}",
                   f"{c.hbm_bandwidth_bytes_per_s / units.TB:.1f}", f"{c.tdp_w:.0f}",
                   f"{s.scale_up_chips}", f"{s.allin_power_w_per_chip / 1e3:.2f}",

@@ -41,6 +41,10 @@ def print_json(obj: Any) -> None:
     print(json.dumps(_clean(obj), indent=2))
 
 
+#: ``--workload`` of the commands that take a fixed-length workload only (not agentic presets)
+FIXED_WORKLOAD_HELP = "1k1k, 8k1k (default), 1k8k, or long-context 32k1k, 64k1k, 128k1k."
+
+
 def fmt_si(x: float, unit: str = "") -> str:
     """Format a number with an SI prefix: 1.23e9 → '1.23 G'."""
     if x is None or (isinstance(x, float) and math.isnan(x)):

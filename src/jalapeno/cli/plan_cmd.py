@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import typer
 
-from jalapeno.cli.common import console, print_json
+from jalapeno.cli.common import FIXED_WORKLOAD_HELP, console, print_json
 from jalapeno.cli.system_opts import SET_OPTION, system_pricer
 
 
 def plan(
     system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
     model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
-    workload: str = typer.Option(None, "--workload", "-w", help="1k1k, 8k1k (default) or 1k8k."),
+    workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
     isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
     osl: int = typer.Option(None, "--osl", help="Output length."),
     precision: str = typer.Option(None, "--precision", "-p",

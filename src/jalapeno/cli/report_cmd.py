@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from jalapeno.cli.common import console
+from jalapeno.cli.common import FIXED_WORKLOAD_HELP, console
 from jalapeno.cli.system_opts import SETS_OPTION, systems_pricers
 from jalapeno.errors import SpecError
 
@@ -16,7 +16,7 @@ MEASURED_HELP = ("Measured points to overlay: 'shipped' (the InferenceX points s
 
 def report(
     model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
-    workload: str = typer.Option(None, "--workload", "-w", help="1k1k, 8k1k (default) or 1k8k."),
+    workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
     isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
     osl: int = typer.Option(None, "--osl", help="Output length."),
     precision: str = typer.Option(None, "--precision", "-p",

@@ -11,7 +11,7 @@ from dataclasses import replace
 import typer
 
 from jalapeno.cli.chip_opts import chip_model_option, placement_option
-from jalapeno.cli.common import (OVERLAP_HELP, attention_dtype_option, compute_fallback_option, console,
+from jalapeno.cli.common import (FIXED_WORKLOAD_HELP, OVERLAP_HELP, attention_dtype_option, compute_fallback_option, console,
                                   kv_dtype_option, print_json, resolve_precision, stack_label, stack_option)
 from jalapeno.cli.engine_opts import (
     _preset_name,
@@ -448,7 +448,7 @@ def frontier(
 def predict(
     system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
     model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
-    workload: str = typer.Option(None, "--workload", "-w", help="1k1k, 8k1k (default) or 1k8k."),
+    workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
     isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
     osl: int = typer.Option(None, "--osl", help="Output length."),
     concurrency: float = typer.Option(None, "--concurrency", "-c", help="Closed-loop concurrency of the deployment."),

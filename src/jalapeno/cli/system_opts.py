@@ -28,7 +28,7 @@ SET_OPTION = typer.Option(None, "--set", help=SET_HELP)
 #: ``--pricer``: how ops are priced (cost/pricer.py, cost/table_pricer.py)
 PRICER_OPTION = typer.Option("roofline", "--pricer", help="roofline (fitted fractions of peak; every system), "
                              "table (measured kernel latencies interpolated, roofline for ops without a table; "
-                             "systems with aiconfigurator kernel tables, needs the [calibrate] extra) or auto "
+                             "systems with aiconfigurator kernel tables, needs the calibrate extra) or auto "
                              "(per system the one with the lower end-to-end error, docs/validation.md).")
 SETS_OPTION = typer.Option(None, "--set", help=SETS_HELP)
 

@@ -40,7 +40,7 @@ def agentic_tables(d: dict) -> list[Table]:
         head.add_row(name, _f(pk["tasks_per_hour_per_chip"], ".1f"), _f(pk["tasks_per_hour_per_kw"], ".1f"),
                      _f(pk["usd_per_task"], ".3f"), f"{_min(pk['task_time_s'])} ({_min(pk['task_time_p90_s'])})",
                      f"{_min(fa['task_time_s'])} ({_min(fa['task_time_p90_s'])})",
-                     _f(fa["tasks_per_hour_per_chip"], ".2f"), pk["bound"], _kv(pk), escape(pk["deployment"]))
+                     _f(fa["tasks_per_hour_per_chip"], ".2f"), pk["bound"], _kv(pk), pk["deployment"])
     turns = Table(title="per turn at peak and at the fastest point: TTFT first / mean / last turn, TPOT, "
                         "prefix-cache hit rate")
     for col in ("system", "point", "TTFT first s", "TTFT mean s", "TTFT last s", "TPOT ms", "hit rate",
@@ -93,5 +93,5 @@ def agentic_frontier_table(points: list[dict], title: str) -> Table:
     for p in points:
         t.add_row(_f(p["tasks_per_hour_per_chip"], ".2f"), _min(p["task_time_s"]), _min(p["task_time_p90_s"]),
                   _f(p["sessions"], ".0f"), _f(p["ttft_mean_s"], ".2f"), _f(p["tpot_s"] * 1e3, ".1f"),
-                  f"{p['hit_rate']:.1%}", p["kv_tier"], p["bound"], p["kv_bound"] or "-", escape(p["deployment"]))
+                  f"{p['hit_rate']:.1%}", p["kv_tier"], p["bound"], p["kv_bound"] or "-", p["deployment"])
     return t
