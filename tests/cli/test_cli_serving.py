@@ -324,3 +324,17 @@ def test_predict_json_names_the_efficiency_set(capsys):
     assert code == 0, err
     src = json.loads(out)["efficiency_source"]
     assert "calibrated" in src and "b200.toml" in src
+
+
+def test_predict_defaults_to_the_smallest_layout_that_fits_and_names_a_weight_misfit(capsys):
+    """Issue 15 defect 5: DeepSeek-R1 (671B, fp8) cannot run on one B200 (180 GB): the default is the
+    smallest fitting layout (8 chips: 671 GB of weights over 8 x ~173 GB usable), announced on stderr;
+    an explicit TP2 says the weights do not fit and names that layout."""
+    import json
+
+    code, out, err = run(capsys, "predict", "--system", "b200", "--model", "deepseek-r1", "-c", "8", "--json")
+    assert code == 0, err
+    assert "smallest whose weights fit" in err
+    assert json.loads(out)["chips"] == 8
+    check_error(*run(capsys, "predict", "--system", "b200", "--model", "deepseek-r1", "--tp", "2", "-c", "8"),
+                "weights do not fit", "TP1 DP8 EP8")

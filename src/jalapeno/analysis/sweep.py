@@ -218,6 +218,28 @@ def aggregated_layouts(model: ModelSpec, system: System, precision: Precision, e
     return [lay for lay in with_eplb(out, model, eplb) if _fits(model, system, lay, precision, eff, memory_fraction)]
 
 
+def smallest_fitting_layout(model: ModelSpec, system: System, precision: Precision, eff: Efficiency,
+                            memory_fraction: float | None = None) -> Layout | None:
+    """The aggregated layout on the fewest chips whose weights fit (``predict``'s default): among
+    layouts of equal size, experts over the whole stage first (EP = TP x DP, the usual MoE
+    deployment), then the smaller TP. None when nothing fits within 4x the scale-up domain."""
+    lays = aggregated_layouts(model, system, precision, eff, memory_fraction=memory_fraction)
+    if not lays:
+        return None
+    return min(lays, key=lambda x: (x.chips, 0 if model.moe is None or x.ep == x.tp * x.dp else 1, x.tp))
+
+
+def weights_misfit(model: ModelSpec, system: System, layout: Layout, precision: Precision, eff: Efficiency,
+                   memory_fraction: float | None = None) -> str:
+    """Why the weights of ``layout`` do not fit on one chip ("" when they do), in GB."""
+    usable = system.chip.hbm_usable_bytes * usable_fraction(eff, memory_fraction)
+    w = weight_bytes_per_chip(model, layout, precision, system=system)
+    if w < 0.95 * usable:
+        return ""
+    return (f"the weights do not fit: {w / 1e9:.0f} GB per chip against {usable / 1e9:.0f} GB usable "
+            f"({system.chip.name}, {layout.label})")
+
+
 def disaggregated_layouts(model: ModelSpec, system: System, precision: Precision, eff: Efficiency,
                           factor: int = 4, eplb: int | None = None,
                           isl: float = 0.0, prefill_dp: bool = False,

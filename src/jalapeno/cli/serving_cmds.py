@@ -454,10 +454,11 @@ def predict(
     concurrency: float = typer.Option(None, "--concurrency", "-c", help="Closed-loop concurrency of the deployment."),
     rate: float = typer.Option(None, "--rate", "-r", help="Open loop instead: requests per second."),
     fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
-    tp: int = typer.Option(1, "--tp", help="Attention tensor parallelism (aggregated)."),
-    dp: int = typer.Option(1, "--dp", help="Attention data parallelism (aggregated)."),
-    ep: int = typer.Option(1, "--ep", help="Expert parallelism (aggregated; divides tp*dp)."),
-    pp: int = typer.Option(1, "--pp", help="Pipeline stages (aggregated)."),
+    tp: int = typer.Option(None, "--tp", help="Attention tensor parallelism (aggregated; default: the smallest "
+                           "layout whose weights fit, when no --tp/--dp/--ep/--pp is given)."),
+    dp: int = typer.Option(None, "--dp", help="Attention data parallelism (aggregated; default 1)."),
+    ep: int = typer.Option(None, "--ep", help="Expert parallelism (aggregated; divides tp*dp; default 1)."),
+    pp: int = typer.Option(None, "--pp", help="Pipeline stages (aggregated; default 1)."),
     eplb: int = typer.Option(None, "--eplb", help=EPLB_HELP + " Pools take eplb=R."),
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
     prefill: str = typer.Option(None, "--prefill",
@@ -485,7 +486,6 @@ def predict(
     """One operating point: a deployment at a concurrency (an infeasible one is an error)."""
     from jalapeno.analysis.prediction import predict_point
     from jalapeno.deploy.deployment import Deployment, Pool
-    from jalapeno.deploy.layout import Layout
     from jalapeno.report.tables import point_table
 
     rec = load_recipe(engine, workload, model, [system], isl, osl)
@@ -504,8 +504,9 @@ def predict(
     if (prefill is None) != (decode is None):
         raise SpecError("--prefill/--decode", "disaggregated serving needs both pools",
                         'pass both --prefill "tp=..,workers=.." and --decode "..", or neither')
+    note = ""
     if prefill is not None:
-        if (tp, dp, ep, pp, eplb) != (1, 1, 1, 1, None):
+        if any(v is not None for v in (tp, dp, ep, pp, eplb)):
             raise SpecError("--tp/--dp/--ep/--pp/--eplb", "aggregated layout options given with --prefill/--decode",
                             'put the layouts in the pools, e.g. --decode "dp=8,ep=8,eplb=32,workers=1"')
         dec, pre = parse_pool(decode, "--decode"), parse_pool(prefill, "--prefill")
@@ -516,8 +517,9 @@ def predict(
                          mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank), memory_fraction=memory_fraction,
                          overlap=overlap, **lim)
     else:
-        per_rank = concurrency / dp if concurrency else None
-        dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp, eplb=eplb)),
+        layout, note = _predict_layout(m, pr, prec, (tp, dp, ep, pp, eplb), memory_fraction)
+        per_rank = concurrency / layout.dp if concurrency else None
+        dep = Deployment(prec, Pool(layout),
                          mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank), memory_fraction=memory_fraction,
                          overlap=overlap, **lim)
     point = predict_point(m, pr, dep, wl, concurrency, power, rate=rate)
@@ -528,12 +530,49 @@ def predict(
         raise InfeasibleDeployment("deployment", f"{dep.label} at {at}: {point.reason}",
                                    "change the deployment (more workers, wider layouts) or the "
                                    + ("concurrency" if rate is None else "rate"))
+    if prefill is None and note:
+        import sys
+
+        print(note, file=sys.stderr)
     if json_out:
         print_json(point.as_dict())
         return
     load = f"concurrency {concurrency:g}" if rate is None else f"{rate:g} requests/s (open loop)"
     engine = f" · engine {rec.name}" if rec is not None else ""
     console.print(point_table(point, f"{m.name} on {s.name} · {wl.name} · {dep.label}{engine}{stack_label(stack)} · {load}"))
+
+
+def _predict_layout(m, pr, prec, given: tuple, memory_fraction):
+    """``predict``'s aggregated layout and a note: the one given, or (none given) the smallest whose
+    weights fit, with a note for stderr. A given layout whose weights do not fit is refused with
+    the smallest one that does.
+
+    Raises:
+        InfeasibleDeployment: the weights do not fit (on the given layout, or on any layout).
+    """
+    from jalapeno.analysis.sweep import smallest_fitting_layout, weights_misfit
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.errors import InfeasibleDeployment
+
+    tp, dp, ep, pp, eplb = given
+    s, eff = pr.system, pr.efficiency
+    smallest = smallest_fitting_layout(m, s, prec, eff, memory_fraction)
+    if all(v is None for v in given):
+        if smallest is None:
+            raise InfeasibleDeployment("deployment", f"{m.name} [{prec.name}] does not fit on any layout of "
+                                       f"{s.name} up to 4x its scale-up domain",
+                                       "use a smaller precision or a system with more HBM")
+        return smallest, (f"note: layout {smallest.label} — the smallest whose weights fit on {s.name} "
+                          "(give --tp/--dp/--ep/--pp to choose)")
+    layout = Layout(tp=tp or 1, dp=dp or 1, ep=ep or 1, pp=pp or 1, eplb=eplb)
+    why = weights_misfit(m, s, layout, prec, eff, memory_fraction)
+    if why:
+        pp_opt = f" --pp {smallest.pp}" if smallest and smallest.pp > 1 else ""
+        hint = (f"shard wider: the smallest layout that fits is {smallest.label} (--tp {smallest.tp} --dp "
+                f"{smallest.dp} --ep {smallest.ep}{pp_opt}), or use a smaller precision") if smallest \
+            else "use a smaller precision or a system with more HBM"
+        raise InfeasibleDeployment("deployment", why, hint)
+    return layout, ""
 
 
 def register(app: typer.Typer) -> None:
