@@ -1,0 +1,170 @@
+"""``jalapeno predict``: one operating point of one deployment (aggregated or disaggregated)."""
+
+from __future__ import annotations
+
+import typer
+
+from jalapeno.cli.common import (
+    FIXED_WORKLOAD_HELP,
+    OVERLAP_HELP,
+    attention_dtype_option,
+    compute_fallback_option,
+    console,
+    kv_dtype_option,
+    print_json,
+    stack_label,
+    stack_option,
+)
+from jalapeno.cli.engine_opts import (
+    check_recipe_serving,
+    engine_option,
+    graph_option,
+    limit_kwargs,
+    load_recipe,
+    max_running_option,
+    max_tokens_option,
+    recipe_mtp,
+)
+from jalapeno.cli.serving_cmds import EPLB_HELP, _mtp, _setup, check_pool, parse_pool
+from jalapeno.cli.system_opts import (
+    PRICER_OPTION,
+    SET_OPTION,
+    system_pricer,
+)
+from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
+from jalapeno.errors import SpecError
+from jalapeno.specs.formats import check_fallback_used
+from jalapeno.specs.routing import ROUTING_HELP
+from jalapeno.specs.workload import check_concurrency
+
+
+def predict(
+    system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
+    model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
+    workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
+    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
+    osl: int = typer.Option(None, "--osl", help="Output length."),
+    concurrency: float = typer.Option(None, "--concurrency", "-c", help="Closed-loop concurrency of the deployment."),
+    rate: float = typer.Option(None, "--rate", "-r", help="Open loop instead: requests per second."),
+    fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
+    tp: int = typer.Option(None, "--tp", help="Attention tensor parallelism (aggregated; default: the smallest "
+                           "layout whose weights fit, when no --tp/--dp/--ep/--pp is given)."),
+    dp: int = typer.Option(None, "--dp", help="Attention data parallelism (aggregated; default 1)."),
+    ep: int = typer.Option(None, "--ep", help="Expert parallelism (aggregated; divides tp*dp; default 1)."),
+    pp: int = typer.Option(None, "--pp", help="Pipeline stages (aggregated; default 1)."),
+    eplb: int = typer.Option(None, "--eplb", help=EPLB_HELP + " Pools take eplb=R."),
+    routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
+    prefill: str = typer.Option(None, "--prefill",
+                                help='Disaggregated prefill pool, e.g. "tp=4,workers=2" or "tp=8,cp=4,workers=1".'),
+    decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "ep=32,dp=32,workers=1".'),
+    mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
+    mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
+    overlap: str = typer.Option("none", "--overlap", help=OVERLAP_HELP),
+    precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
+    kv_dtype: str = kv_dtype_option(),
+    attention_dtype: str = attention_dtype_option(),
+    compute_fallback: bool = compute_fallback_option(),
+    engine: str = engine_option(),
+    max_running: int = max_running_option(),
+    max_tokens_per_step: int = max_tokens_option(),
+    cuda_graph_max_batch: int = graph_option(),
+    power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
+    stack: str = stack_option(),
+    efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    pricer: str = PRICER_OPTION,
+    sets: list[str] = SET_OPTION,
+    memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """One operating point: a deployment at a concurrency (an infeasible one is an error)."""
+    from jalapeno.analysis.prediction import predict_point
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.report.tables import point_table
+
+    rec = load_recipe(engine, workload, model, [system], isl, osl)
+    m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
+                         kv_dtype, attention_dtype, compute_fallback, routing)
+    pr = system_pricer(system, efficiency, sets, stack, pricer)
+    s = pr.system
+    check_fallback_used(prec, m, [s.chip])
+    check_recipe_serving(rec, prefill is not None and decode is not None)
+    lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
+    if (concurrency is None) == (rate is None):
+        raise SpecError("--concurrency/--rate", "give exactly one of them",
+                        "closed loop: --concurrency C; open loop: --rate R (requests/s)")
+    if concurrency is not None:
+        check_concurrency([concurrency])
+    if (prefill is None) != (decode is None):
+        raise SpecError("--prefill/--decode", "disaggregated serving needs both pools",
+                        'pass both --prefill "tp=..,workers=.." and --decode "..", or neither')
+    note = ""
+    if prefill is not None:
+        if any(v is not None for v in (tp, dp, ep, pp, eplb)):
+            raise SpecError("--tp/--dp/--ep/--pp/--eplb", "aggregated layout options given with --prefill/--decode",
+                            'put the layouts in the pools, e.g. --decode "dp=8,ep=8,eplb=32,workers=1"')
+        dec, pre = parse_pool(decode, "--decode"), parse_pool(prefill, "--prefill")
+        check_pool(dec, "--decode", m, s)
+        check_pool(pre, "--prefill", m, s)
+        per_rank = concurrency / (dec.workers * dec.layout.dp) if concurrency else None
+        dep = Deployment(prec, dec, prefill=pre,
+                         mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank), memory_fraction=memory_fraction,
+                         overlap=overlap, **lim)
+    else:
+        layout, note = _predict_layout(m, pr, prec, (tp, dp, ep, pp, eplb), memory_fraction)
+        per_rank = concurrency / layout.dp if concurrency else None
+        dep = Deployment(prec, Pool(layout),
+                         mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank), memory_fraction=memory_fraction,
+                         overlap=overlap, **lim)
+    point = predict_point(m, pr, dep, wl, concurrency, power, rate=rate)
+    if not point.feasible:
+        from jalapeno.errors import InfeasibleDeployment
+
+        at = f"concurrency {concurrency:g}" if rate is None else f"{rate:g} requests/s"
+        raise InfeasibleDeployment("deployment", f"{dep.label} at {at}: {point.reason}",
+                                   "change the deployment (more workers, wider layouts) or the "
+                                   + ("concurrency" if rate is None else "rate"))
+    if prefill is None and note:
+        import sys
+
+        print(note, file=sys.stderr)
+    if json_out:
+        print_json(point.as_dict())
+        return
+    load = f"concurrency {concurrency:g}" if rate is None else f"{rate:g} requests/s (open loop)"
+    engine = f" · engine {rec.name}" if rec is not None else ""
+    console.print(point_table(point, f"{m.name} on {s.name} · {wl.name} · {dep.label}{engine}{stack_label(stack)} · {load}"))
+
+
+def _predict_layout(m, pr, prec, given: tuple, memory_fraction):
+    """``predict``'s aggregated layout and a note: the one given, or (none given) the smallest whose
+    weights fit, with a note for stderr. A given layout whose weights do not fit is refused with
+    the smallest one that does.
+
+    Raises:
+        InfeasibleDeployment: the weights do not fit (on the given layout, or on any layout).
+    """
+    from jalapeno.analysis.sweep import smallest_fitting_layout, weights_misfit
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.errors import InfeasibleDeployment
+
+    tp, dp, ep, pp, eplb = given
+    s, eff = pr.system, pr.efficiency
+    smallest = smallest_fitting_layout(m, s, prec, eff, memory_fraction)
+    if all(v is None for v in given):
+        if smallest is None:
+            raise InfeasibleDeployment("deployment", f"{m.name} [{prec.name}] does not fit on any layout of "
+                                       f"{s.name} up to 4x its scale-up domain",
+                                       "use a smaller precision or a system with more HBM")
+        return smallest, (f"note: layout {smallest.label} — the smallest whose weights fit on {s.name} "
+                          "(give --tp/--dp/--ep/--pp to choose)")
+    layout = Layout(tp=tp or 1, dp=dp or 1, ep=ep or 1, pp=pp or 1, eplb=eplb)
+    why = weights_misfit(m, s, layout, prec, eff, memory_fraction)
+    if why:
+        pp_opt = f" --pp {smallest.pp}" if smallest and smallest.pp > 1 else ""
+        hint = (f"shard wider: the smallest layout that fits is {smallest.label} (--tp {smallest.tp} --dp "
+                f"{smallest.dp} --ep {smallest.ep}{pp_opt}), or use a smaller precision") if smallest \
+            else "use a smaller precision or a system with more HBM"
+        raise InfeasibleDeployment("deployment", why, hint)
+    return layout, ""
+
+
