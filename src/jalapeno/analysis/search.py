@@ -37,7 +37,7 @@ def _sampler(space: DesignSpace, offset: int = 0):
     """The seeded sampler; ``offset`` (the trials a resumed study already holds) moves the seed so
     that a resumed run does not propose the first designs again."""
     optuna = _require("optuna")
-    seed = (space.seed + 7919 * offset) % 2**32
+    seed = (space.seed + 7919 * offset) % 2**32  # any odd multiplier works; a prime keeps resumes apart
     if len(space.objective.metrics) == 1:
         return optuna.samplers.TPESampler(seed=seed)
     return optuna.samplers.NSGAIISampler(seed=seed)

@@ -28,27 +28,6 @@ def refuse(given: dict) -> None:
                         f"drop {', '.join(bad)}; the agentic comparison runs aggregated instances with a prefix cache")
 
 
-def _parse_min(text: str, option: str) -> list[float]:
-    try:
-        vals = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise SpecError(option, f"{text!r} is not a comma-separated list of minutes", f"write e.g. {option} 5,10,20") from None
-    if not vals or any(not (v > 0) for v in vals):
-        raise SpecError(option, "needs positive task times in minutes", f"write e.g. {option} 5,10,20")
-    return vals
-
-
-def _ceilings(text: str) -> dict[str, float]:
-    out = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        name, _, val = part.partition("=")
-        try:
-            out[name.strip()] = float(val)
-        except ValueError:
-            raise SpecError("--tiers", f"{part!r} is not name=minutes", "write e.g. --tiers fast=10,ultra_fast=5") from None
-    return out
-
-
 def _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallback, routing, overlap, eplb,
            memory_fraction):
     from dataclasses import replace
@@ -87,6 +66,7 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
                     default_at: str, default_tiers: str, sets=None, chip_model="flat", placement="") -> None:
     """``jalapeno compare --workload agentic:…``."""
     from jalapeno.analysis.agentic import DEFAULT_ISO_TASK_MIN, compare_agentic
+    from jalapeno.cli.serving_cmds import _floats, _floors
     from jalapeno.cli.system_opts import systems_pricers
     from jalapeno.cost.sliced import chip_model_pricer
     from jalapeno.report.agentic_tables import agentic_tables
@@ -107,8 +87,8 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
             raise SpecError("--baseline", f"{baseline!r} is not among --systems", "add it to --systems or pick one of them")
     else:
         base = "gb300-nvl72" if "gb300-nvl72" in seen else seen[-1]
-    iso = DEFAULT_ISO_TASK_MIN if at == default_at else tuple(_parse_min(at, "--at"))
-    ceil = None if tiers == default_tiers else _ceilings(tiers)
+    iso = DEFAULT_ISO_TASK_MIN if at == default_at else tuple(_floats(at, "--at", "task times in minutes", "5,10,20"))
+    ceil = None if tiers == default_tiers else _floors(tiers, "minutes", "fast=10,ultra_fast=5")
     precs = {s.system.name: _precisions(m, s, pinned, kv_dtype, attention_dtype, compute_fallback) for s in syss}
     res = compare_agentic(m, syss, spec, precs, baseline=base, convention=power, options=opts, iso_task_min=iso,
                           tier_ceilings_min=ceil)

@@ -96,24 +96,36 @@ def _sweep_opts(serving, mtp, acceptance, concurrency, eplb, overlap, recipe, ma
     return opts
 
 
-def _floats(text: str, option: str) -> list[float]:
+def _floats(text: str, option: str, what: str = "numbers", example: str = "10,50,100") -> list[float]:
+    """Positive finite numbers from ``a,b,c`` (``what`` and ``example`` word the error).
+
+    Raises:
+        SpecError: not numbers, or none positive and finite.
+    """
     try:
         vals = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
-        raise SpecError(option, f"{text!r} is not a comma-separated list of numbers", f"write e.g. {option} 10,50,100") from None
+        raise SpecError(option, f"{text!r} is not a comma-separated list of {what}",
+                        f"write e.g. {option} {example}") from None
     if not vals or any(not (v > 0 and math.isfinite(v)) for v in vals):
-        raise SpecError(option, "needs positive values", f"write e.g. {option} 10,50,100")
+        raise SpecError(option, f"needs positive {'values' if what == 'numbers' else what}",
+                        f"write e.g. {option} {example}")
     return vals
 
 
-def _floors(text: str) -> dict[str, float]:
+def _floors(text: str, unit: str = "value", example: str = "fast=100,ultra_fast=300") -> dict[str, float]:
+    """``name=number,...`` tier thresholds (``unit`` and ``example`` word the error).
+
+    Raises:
+        SpecError: a part that is not name=number.
+    """
     out = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, _, val = part.partition("=")
         try:
             out[name.strip()] = float(val)
         except ValueError:
-            raise SpecError("--tiers", f"{part!r} is not name=value", "write e.g. --tiers fast=100,ultra_fast=300") from None
+            raise SpecError("--tiers", f"{part!r} is not name={unit}", f"write e.g. --tiers {example}") from None
     return out
 
 

@@ -41,9 +41,10 @@ class OpTable:
     #: (n_ops,) kernel family with its own efficiency entries (specs/efficiency.KERNEL_FAMILIES), ""
     #: for none; () = none for every op
     kernel: tuple[str, ...] = ()
-    #: (n_ops,) the (k, n) of a GEMM-like op's matrix, each an array (N,) (the inner and output
-    #: dimension per row; zeros for other ops), for the tile model (cost/tiles.py); () = unknown
-    kn: tuple[tuple[np.ndarray, np.ndarray], ...] = ()
+    #: (n_ops,) the (k, n) of a GEMM-like op's matrix, each a scalar or an array (N,) as given (the
+    #: inner and output dimension per row; zeros for other ops), for the tile model (cost/tiles.py),
+    #: which broadcasts them; () = unknown. Kept unbroadcast: the sweep builds tables per call.
+    kn: tuple[tuple, ...] = ()
 
     @property
     def bytes(self) -> np.ndarray:
@@ -95,7 +96,7 @@ class OpBuilder:
             return
         self._ops.append((name, kind, fmt, per_stage, self._arr(flop) * c, self._arr(weight) * c,
                           self._arr(kv) * c, self._arr(act) * c, self._arr(rows), kernels * c, kernel,
-                          (self._arr(kn[0]), self._arr(kn[1]))))
+                          kn))
 
     def gemm(self, name: str, fmt: str, rows, k: float, n_out: float, weight_bytes_per_elem: float,
              act_in_bytes: float, *, count: float = 1.0, per_stage: bool = True, kernels: float = 1.0,

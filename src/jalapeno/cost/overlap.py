@@ -214,7 +214,11 @@ def roof_parts(t: OpTimes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(compute-bound, memory-bound, on-die-network-bound) parts of each op's roofline time
     (n_ops, N): the roofline max(compute, memory, network) goes to the largest term (compute
     first on ties, then HBM); the network term is zero on the flat chip (cost/sliced.py)."""
-    net = t.network
+    if t.network_s is None:  # the flat chip (every sweep): the two-term roofline
+        roof = np.maximum(t.compute_s, t.memory_s)
+        comp = np.where(t.compute_s >= t.memory_s, roof, 0.0)
+        return comp, roof - comp, np.zeros_like(roof)
+    net = t.network_s
     roof = np.maximum(np.maximum(t.compute_s, t.memory_s), net)
     comp = np.where((t.compute_s >= t.memory_s) & (t.compute_s >= net), roof, 0.0)
     mem = np.where((comp == 0.0) & (t.memory_s >= net), roof, 0.0)

@@ -43,7 +43,8 @@ TILE_K = 64
 #: candidate tile widths (n) and split-K factors an autotuner tries
 TILE_N = (64.0, 128.0, 256.0)
 SPLIT_K = (1.0, 2.0, 4.0, 8.0, 16.0)
-#: smallest k per split (a split-K part below this is not worth its reduction)
+#: smallest k per split: named assumption (four TILE_K stages per part, so the pipeline fills;
+#: below it the partial-sum reduction outweighs the extra parallelism)
 MIN_K_PER_SPLIT = 256.0
 
 

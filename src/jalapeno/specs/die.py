@@ -80,49 +80,17 @@ class Die:
     @property
     def degree(self) -> float:
         """Mean number of on-die links per slice."""
-        s = self.slices
-        if s == 1:
-            return 0.0
-        if self.topology == "pair":
-            return 1.0
-        if self.topology == "ring":
-            return 2.0 if s > 2 else 1.0
-        if self.topology == "full_mesh":
-            return float(s - 1)
-        r, c = self.mesh_shape
-        return 2.0 * (2 * r * c - r - c) / (r * c)
+        return _links(self.topology, self.slices, self.mesh_shape)[0]
 
     @property
     def bisection_links(self) -> float:
         """Links a balanced cut of the slices crosses."""
-        s = self.slices
-        if s == 1:
-            return 0.0
-        if self.topology == "pair":
-            return 1.0
-        if self.topology == "ring":
-            return 2.0 if s > 2 else 1.0
-        if self.topology == "full_mesh":
-            return float((s // 2) * (s - s // 2))
-        r, c = self.mesh_shape
-        if c % 2 == 0:
-            return float(r)
-        if r % 2 == 0:
-            return float(c)
-        return float(min(r, c))
+        return _links(self.topology, self.slices, self.mesh_shape)[1]
 
     @property
     def diameter(self) -> int:
         """Hops between the two farthest slices."""
-        s = self.slices
-        if s == 1:
-            return 0
-        if self.topology in ("pair", "full_mesh"):
-            return 1
-        if self.topology == "ring":
-            return s // 2
-        r, c = self.mesh_shape
-        return r + c - 2
+        return _links(self.topology, self.slices, self.mesh_shape)[2]
 
     @property
     def port_bandwidth_bytes_per_s(self) -> float:
@@ -137,6 +105,21 @@ class Die:
         if self.slices == 1:
             return float("inf")
         return self.bisection_links * self.link_bandwidth_bytes_per_s
+
+
+def _links(topology: str, s: int, shape: tuple[int, ...]) -> tuple[float, float, int]:
+    """(mean degree, links across a balanced cut, diameter) of ``s`` slices (module docstring)."""
+    if s == 1:
+        return 0.0, 0.0, 0
+    if topology == "pair" or (topology == "ring" and s == 2):
+        return 1.0, 1.0, 1
+    if topology == "ring":
+        return 2.0, 2.0, s // 2
+    if topology == "full_mesh":
+        return float(s - 1), float((s // 2) * (s - s // 2)), 1
+    r, c = shape
+    cut = r if c % 2 == 0 else c if r % 2 == 0 else min(r, c)
+    return 2.0 * (2 * r * c - r - c) / (r * c), float(cut), r + c - 2
 
 
 def _check_shape(topology: str, slices: int, shape) -> None:
