@@ -85,7 +85,7 @@ Run
 ---
 ::
 
-    source /work/venv/bin/activate
+    . .venv/bin/activate      # the project's venv (see README)
     python scripts/aic_own_error.py --aic-path /tmp/aic_upper --n 10          # quick check
     nohup python scripts/aic_own_error.py --aic-path /tmp/aic_upper > /tmp/aic_own_error.log 2>&1 &
 

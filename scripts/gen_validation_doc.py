@@ -1,8 +1,8 @@
 """Generate docs/validation.md: predictions against measured end-to-end results.
 
 Runs ``jalapeno.fit.validation_run.run_validation`` twice — with the calibrated efficiency
-sets (fitted on kernels only) and with the spec-only defaults — on the InferenceX points in
-shared/data/validation and, when ``aiconfigurator-core`` is installed, on its end-to-end rows.
+sets (fitted on kernels only) and with the spec-only defaults — on the InferenceX points shipped in
+src/jalapeno/data/validation and, when ``aiconfigurator-core`` is installed, on its end-to-end rows.
 Run: python scripts/gen_validation_doc.py   (about a minute)
 """
 

@@ -30,7 +30,7 @@ def test_presets_have_sources_and_fit_the_models():
         assert spec.source, name
     coding = get_agentic("agentic:coding-agent")
     assert coding.turns == 40 and coding.final_context_tokens == 6000 + 40 * 2850
-    assert coding.final_context_tokens <= 163_840  # DeepSeek-R1's context (hardware_specs.md §2.1)
+    assert coding.final_context_tokens <= 163_840  # DeepSeek-R1's context (config.json max_position_embeddings)
 
 
 def test_long_context_single_shot_presets():

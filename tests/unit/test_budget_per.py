@@ -120,7 +120,7 @@ def test_sweep_with_the_recipe_enumerates_dep_prefill_workers_at_the_per_rank_bu
     assert dep4 and dep4[0].budget_per == "rank" and dep4[0].prefill_budget(dep4[0].prefill.layout) == 66_560
 
 
-#: InferenceX row 22 (../shared/data/validation/inferencex_points.csv): public measured data with its source
+#: InferenceX row 22 (src/jalapeno/data/validation/inferencex_points.csv): public measured data with its source
 ROW22 = ('hardware,model,precision,framework,spec,disagg,isl,osl,conc,topology,num_gpus,tput_per_gpu,output_tput_per_gpu,tok_s_user,tpot_ms,tpot_stat,ttft_ms,ttft_stat,e2el_s,cost_per_mtok_usd,date,point_type,check_ratio,notes,source',
          'GB200 NVL72,DeepSeek-R1-0528,FP4,dynamo-trt,unspecified (may be MTP),1,8192,1024,4301,,,14952.0,,27.1,36.9,median,2298.3,median,,0.04,2026-03-23,max_throughput_per_gpu,,one row per GPU = highest tput config; tok_s_user derived = 1000/TPOT,InferenceX-app packages/app/content/blog/best-gpu-for-dsr1-inference.mdx @2d1d3d65df4d6cb7773de89d548becc15dafab44 (published 2026-04-06)')
 

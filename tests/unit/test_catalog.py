@@ -1,5 +1,5 @@
 """The shipped hardware catalog: every system loads, every number is sourced, spot values match
-the spec-sheet facts (shared/data/hardware_specs.md), and a user file loads by path."""
+the public spec-sheet facts each file cites, and a user file loads by path."""
 
 from __future__ import annotations
 
@@ -194,7 +194,8 @@ def test_jalapeno_spot_values():
 @pytest.mark.parametrize("name", ["h100", "h200", "b200", "b300", "gb200-nvl72", "gb300-nvl72",
                                   "mi300x", "mi325x", "mi355x"])
 def test_allin_and_cost_match_inferencex_constants(name):
-    # SemiAnalysis InferenceX constants.ts (hardware_specs.md §1.2): all-in kW/GPU, costh $/GPU-h.
+    # SemiAnalysis InferenceX-app packages/app/src/lib/constants.ts GPU_SPECS (commit 77ca49a, Apr 2026):
+    # all-in kW/GPU, costh $/GPU-h.
     table = {"h100": (1.73, 1.30), "h200": (1.73, 1.41), "b200": (2.17, 1.95), "b300": (2.17, 2.34),
              "gb200-nvl72": (2.10, 2.21), "gb300-nvl72": (2.10, 2.652), "mi300x": (1.79, 1.12),
              "mi325x": (2.18, 1.28), "mi355x": (2.65, 1.48)}

@@ -1,7 +1,7 @@
 """Validation: predictions against measured serving results, with error statistics.
 
 Sources:
-- InferenceX points (CSV, ``shared/data/validation/inferencex_points.csv`` format).
+- InferenceX points (CSV, the shipped ``data/validation/inferencex_points.csv`` format).
 - aiconfigurator's end-to-end file (``silicon_sample.csv`` in the optional ``aiconfigurator-core``
   package, read through the installed package): measured TTFT/TPOT with full deployments.
 Each measured point is mapped to a prediction, labelled by how:

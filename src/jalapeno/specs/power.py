@@ -63,8 +63,11 @@ POWER_TERMS: MappingProxyType = MappingProxyType({
                            "$10-25 per GB (industry press, 2024-2025)"),
     "usd_per_kwh": Term(0.08, 0.05, 0.15, "$/kWh", "assumption: US industrial electricity ~0.08 $/kWh (EIA 2024)"),
     "tco_usd_per_hour_per_capex_usd": Term(2.21 / 46_500, 1.6 / 46_500, 2.8 / 46_500, "$/h per $ capex",
-                                           "InferenceX GB200: 2.21 $/GPU-hour over ~$46.5k capex per GPU "
-                                           "(hardware_specs.md §1.2), as the catalog's Jalapeño cost estimate"),
+                                           "InferenceX GB200 costh 2.21 $/GPU-hour (SemiAnalysisAI/InferenceX-app "
+                                           "constants.ts, Apr 2026) over ~$46.5k capex per GPU (third-party "
+                                           "GB200 NVL72 rack price ~$3-3.5M = $44-49k/GPU, AshitaOrbis/"
+                                           "inference-margins site/engine.js notes), as the catalog's "
+                                           "Jalapeño cost estimate"),
 })
 
 #: System-file keys a variant may state itself; a stated one is not re-derived from components.

@@ -2,7 +2,8 @@
 
 InferenceX draws input and output lengths uniformly in [r·L, L] with ``--random-range-ratio``
 r = 0.8 (random tokens, no prefix reuse, ``--ignore-eos`` forcing the output length) and runs a
-closed loop at a concurrency cap (shared/data/validation/README.md). A ``fixed`` workload uses
+closed loop at a concurrency cap (data/validation/README.md, from InferenceX's
+``benchmarks/benchmark_lib.sh``). A ``fixed`` workload uses
 exactly L. Open loop: requests arrive at a rate instead of a concurrency cap.
 """
 
@@ -96,7 +97,7 @@ PRESETS = {
     "1k8k": Workload("1k8k", 1024, 8192),
     # long-context single-shot (whole-repository questions, long documents): one prompt of 32K-128K
     # tokens, no prefix reuse, the InferenceX length distribution; 128K + 1K fits DeepSeek-R1's
-    # 163,840-token context (hardware_specs.md §2.1). Agentic multi-turn: specs/agentic.py.
+    # 163,840-token context (max_position_embeddings of the DeepSeek-V3/R1 config.json, data/models/deepseek-r1.json). Agentic multi-turn: specs/agentic.py.
     "32k1k": Workload("32k1k", 32768, 1024),
     "64k1k": Workload("64k1k", 65536, 1024),
     "128k1k": Workload("128k1k", 131072, 1024),
