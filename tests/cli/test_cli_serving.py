@@ -337,4 +337,4 @@ def test_predict_defaults_to_the_smallest_layout_that_fits_and_names_a_weight_mi
     assert "smallest whose weights fit" in err
     assert json.loads(out)["chips"] == 8
     check_error(*run(capsys, "predict", "--system", "b200", "--model", "deepseek-r1", "--tp", "2", "-c", "8"),
-                "weights do not fit", "TP1 DP8 EP8")
+                "weights do not fit", "attn TP1 DP8 · MoE TP1 EP8")

@@ -27,7 +27,7 @@ def test_one_point_scalars_and_repr(r1):
     assert sc.flop() == pytest.approx(sum(r["flop"] for r in rows))
     assert sc.hbm_bytes() == pytest.approx(sum(r["weight_bytes"] + r["kv_bytes"] + r["act_bytes"] for r in rows))
     text = repr(sc)
-    assert text.startswith("StepCost(deepseek-r1 on jalapeno, TP1 DP8 EP8, fp8: step ")
+    assert text.startswith("StepCost(deepseek-r1 on jalapeno, attn TP1 DP8 · MoE TP1 EP8, fp8: step ")
     assert f"{sc.time_s() * 1e3:.3g} ms" in text and sc.bound_of() in text and len(text) < 120
 
 

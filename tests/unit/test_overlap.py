@@ -213,7 +213,7 @@ def test_bad_overlap_inputs_name_the_field():
 def test_deployment_label_and_pools():
     d = Deployment(FP8, Pool(DEP, 2), prefill=Pool(Layout(tp=4, ep=4), 3), overlap="tbo")
     assert d.label.endswith("TBO [fp8]") and d.as_dict()["overlap"] == "tbo"
-    assert Deployment(FP8, Pool(DEP)).label == "agg TP1 DP8 EP8 [fp8]"
+    assert Deployment(FP8, Pool(DEP)).label == "agg attn TP1 DP8 · MoE TP1 EP8 [fp8]"
     # the TEP prefill pool has no all-to-all and runs serially; the DEP decode pool overlaps
     pr, wl = load_pricer("gb200-nvl72"), get_workload("8k1k")
     on = serve_at_concurrency(R1, pr, d, wl, [512])

@@ -126,7 +126,8 @@ def test_tier_cells_name_their_deployments(comparison):
                 f = v["floor_tok_per_s_per_user"]
                 below = [p for p in pts if p.interactivity < f][-1].deployment.label
                 above = next(p for p in pts if p.interactivity >= f).deployment.label
-                assert text == f"interpolated between {below} and {above}"
+                assert text == (f"interpolated between two points of {below}" if below == above
+                                else f"interpolated between {below} and {above}")
             elif v["status"] != "unreachable":
                 assert text == pts[v["frontier_index"]].deployment.label
     assert "at_point" in seen

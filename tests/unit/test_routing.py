@@ -108,7 +108,7 @@ def test_eplb_layout_errors_name_the_field_and_the_fix():
 
 def test_eplb_label_and_dict():
     lay = Layout(dp=32, ep=32, eplb=32)
-    assert lay.label == "TP1 DP32 EP32 EPLB+32"
+    assert lay.label == "attn TP1 DP32 · MoE TP1 EP32 EPLB+32"
     assert lay.as_dict()["eplb_redundant_experts"] == 32
     assert "eplb_redundant_experts" not in Layout(dp=32, ep=32).as_dict()
 

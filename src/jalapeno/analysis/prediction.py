@@ -28,6 +28,7 @@ def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
     if value is None or not (math.isfinite(value) and value > 0):
         raise SpecError(load, f"must be a finite number > 0, got {value}", f"give {load} > 0")
     system = pricer.system
+    dep = dep.for_model(model)
     power_w_per_chip(system, convention)
     for pool in filter(None, (dep.prefill, dep.decode)):
         validate_layout(pool.layout, model, system)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
 from jalapeno.deploy.deployment import DEFAULT_TOKEN_BUDGET, MTP, Deployment, Pool, pool_overlap
-from jalapeno.deploy.layout import Layout, validate_layout
+from jalapeno.deploy.layout import Layout, for_model, validate_layout
 from jalapeno.deploy.memory_fit import usable_fraction, weight_bytes_per_chip
 from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.errors import JalapenoError, SpecError
@@ -180,7 +180,7 @@ def with_eplb(layouts: list[Layout], model: ModelSpec, redundant: int | None) ->
     >>> from types import SimpleNamespace as N
     >>> skewed = N(moe=N(num_experts=256, routing_sigma=1.03))
     >>> [lay.label for lay in with_eplb([Layout(dp=64, ep=64)], skewed, 32)]
-    ['TP1 DP64 EP64', 'TP1 DP64 EP64 EPLB+64']
+    ['attn TP1 DP64 · MoE TP1 EP64', 'attn TP1 DP64 · MoE TP1 EP64 EPLB+64']
     >>> len(with_eplb([Layout(dp=64, ep=64)], N(moe=N(num_experts=256, routing_sigma=0.0)), 32))
     1
     """
@@ -215,7 +215,8 @@ def aggregated_layouts(model: ModelSpec, system: System, precision: Precision, e
                 out.append(Layout(tp=tp, dp=s // tp, ep=ep))
         if model.moe is None and s > 8 and heads % s == 0 and s <= 64:
             out.append(Layout(tp=s))
-    return [lay for lay in with_eplb(out, model, eplb) if _fits(model, system, lay, precision, eff, memory_fraction)]
+    return [for_model(lay, model) for lay in with_eplb(out, model, eplb)
+            if _fits(model, system, lay, precision, eff, memory_fraction)]
 
 
 def smallest_fitting_layout(model: ModelSpec, system: System, precision: Precision, eff: Efficiency,
@@ -237,7 +238,7 @@ def weights_misfit(model: ModelSpec, system: System, layout: Layout, precision: 
     if w < 0.95 * usable:
         return ""
     return (f"the weights do not fit: {w / 1e9:.0f} GB per chip against {usable / 1e9:.0f} GB usable "
-            f"({system.chip.name}, {layout.label})")
+            f"({system.chip.name}, {for_model(layout, model).label})")
 
 
 def disaggregated_layouts(model: ModelSpec, system: System, precision: Precision, eff: Efficiency,
@@ -266,7 +267,7 @@ def disaggregated_layouts(model: ModelSpec, system: System, precision: Precision
             dec.append(Layout(tp=s, ep=s if moe else 1))
         if moe and s >= 8:
             dec.append(Layout(tp=1, dp=s, ep=s))
-    keep = lambda ls: [lay for lay in dict.fromkeys(with_eplb(ls, model, eplb))  # noqa: E731
+    keep = lambda ls: [for_model(lay, model) for lay in dict.fromkeys(with_eplb(ls, model, eplb))  # noqa: E731
                        if _fits(model, system, lay, precision, eff, memory_fraction)]
     return keep(pre), keep(dec)
 
@@ -305,7 +306,7 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
 
     def add(dep: Deployment, pts: ServingPoints) -> None:
         idx.append(np.full(len(pts), len(deps)))
-        deps.append(dep)
+        deps.append(dep.for_model(model))
         parts.append(pts)
 
     if opt.serving in ("both", "agg"):
@@ -374,7 +375,7 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
                             continue
                         sel.append(m * k + kv)
                         owner.append(np.full(kv.size, len(deps)))
-                        deps.append(dep)
+                        deps.append(dep.for_model(model))
                     if sel:  # one block for every worker pair of this (prefill, decode) layout pair
                         parts.append(pts.take(np.concatenate(sel)))
                         idx.append(np.concatenate(owner))

@@ -144,7 +144,7 @@ def _predict_layout(m, pr, prec, given: tuple, memory_fraction):
         InfeasibleDeployment: the weights do not fit (on the given layout, or on any layout).
     """
     from jalapeno.analysis.sweep import smallest_fitting_layout, weights_misfit
-    from jalapeno.deploy.layout import Layout
+    from jalapeno.deploy.layout import Layout, for_model
     from jalapeno.errors import InfeasibleDeployment
 
     tp, dp, ep, pp, eplb = given
@@ -157,7 +157,7 @@ def _predict_layout(m, pr, prec, given: tuple, memory_fraction):
                                        "use a smaller precision or a system with more HBM")
         return smallest, (f"note: layout {smallest.label} — the smallest whose weights fit on {s.name} "
                           "(give --tp/--dp/--ep/--pp to choose)")
-    layout = Layout(tp=tp or 1, dp=dp or 1, ep=ep or 1, pp=pp or 1, eplb=eplb)
+    layout = for_model(Layout(tp=tp or 1, dp=dp or 1, ep=ep or 1, pp=pp or 1, eplb=eplb), m)
     why = weights_misfit(m, s, layout, prec, eff, memory_fraction)
     if why:
         pp_opt = f" --pp {smallest.pp}" if smallest and smallest.pp > 1 else ""

@@ -131,6 +131,7 @@ def simulate(
         mt = recipe_mtp(rec, mt, concurrency / (replicas * dp) if concurrency else None)
         dep = Deployment(prec, Pool(Layout(tp=tp, dp=dp, ep=ep, pp=pp, eplb=eplb), replicas), mtp=mt,
                          memory_fraction=memory_fraction, overlap=overlap, **lim)
+    dep = dep.for_model(m)
     for opt, v in (("--seed", seed), ("--requests", requests), ("--sessions", sessions)):
         if v is not None and v < (0 if opt == "--seed" else 1):
             raise SpecError(opt, f"must be {'>= 0' if opt == '--seed' else '>= 1'}, got {v}", f"give a valid {opt[2:]}")

@@ -24,7 +24,7 @@ from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION, check_pricer_chi
 from jalapeno.cost.overlap import MIN_SPLIT_SEQS, can_split
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP, check_memory_fraction
-from jalapeno.deploy.layout import Layout
+from jalapeno.deploy.layout import Layout, for_model
 from jalapeno.errors import SpecError
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.routing import ROUTING_HELP
@@ -86,7 +86,7 @@ def step(
                         "add --prefill-tokens N, or drop --prefix")
     for opt, length in (("--context", context), ("--prefix/--prefill-tokens", prefix + prefill_tokens)):
         m.check_context(length, opt)
-    sc = step_cost(m, pr, Layout(tp=tp, dp=dp, ep=ep, pp=pp, cp=cp, eplb=eplb), prec,
+    sc = step_cost(m, pr, for_model(Layout(tp=tp, dp=dp, ep=ep, pp=pp, cp=cp, eplb=eplb), m), prec,
                    Batch.make(decode_seqs=batch, decode_ctx=context, prefill_tokens=prefill_tokens,
                               prefill_ctx=prefix),
                    memory_fraction=check_memory_fraction(memory_fraction), overlap=overlap)

@@ -43,7 +43,7 @@ from jalapeno.cost.overlap import PREFILL_COMM_SM_FRACTION, can_split, roof_part
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.cost.roofline import OpTimes
 from jalapeno.deploy.deployment import MTP, check_memory_fraction, check_mtp, check_overlap_layout, query_len
-from jalapeno.deploy.layout import Layout, validate_layout
+from jalapeno.deploy.layout import Layout, for_model, validate_layout
 from jalapeno.deploy.memory_fit import MemoryFit, memory_fit
 from jalapeno.deploy.sharding import sharding
 from jalapeno.errors import SpecError
@@ -320,6 +320,7 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
                         "pass MTP(draft_tokens, acceptance), or None for no speculative decoding")
     system, eff = pricer.system, pricer.efficiency
     validate_layout(layout, model, system)
+    layout = for_model(layout, model)  # its label names a dense model's FFN, a MoE model's experts
     check_mtp(mtp, model)
     check_precision(precision, model, system.chip)
     if layout.cp > 1 and np.any(batch.decode_seqs > 0):

@@ -9,9 +9,9 @@ layout; the KV cache moves from prefill to decode; chips = prefill + decode (Inf
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from jalapeno.deploy.layout import Layout
+from jalapeno.deploy.layout import Layout, for_model
 from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import Precision
@@ -334,8 +334,19 @@ class Deployment:
         """Chips of the deployment (prefill + decode when disaggregated)."""
         return self.decode.chips + (self.prefill.chips if self.prefill else 0)
 
+    def for_model(self, model) -> Deployment:
+        """This deployment with its pools' layouts labelled for ``model`` (``Layout.moe``: a dense
+        model's label names its FFN's TP, a MoE model's the experts' TP and EP); equal to ``self``."""
+        pools = {k: replace(p, layout=for_model(p.layout, model))
+                 for k, p in (("decode", self.decode), ("prefill", self.prefill)) if p is not None}
+        if all(pools[k].layout.moe == getattr(self, k).layout.moe for k in pools):
+            return self
+        return replace(self, **pools)
+
     @property
     def label(self) -> str:
+        """``agg <layout> [MTPk@α] [TBO] [precision]`` or ``disagg P <x>x(<layout>) + D <y>x(<layout>) ...``
+        (layouts: :attr:`Layout.label`, attention then MoE parallelism)."""
         mtp = f" MTP{self.mtp.draft_tokens}@{self.mtp.acceptance:g}" if self.mtp else ""
         mtp += " TBO" if self.overlap == "tbo" else ""
         if self.prefill is None:

@@ -19,7 +19,7 @@ the E + R slots are spread evenly over the EP ranks (deploy/eplb.py places them)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from jalapeno.errors import InfeasibleDeployment
 from jalapeno.specs.hardware import System
@@ -43,6 +43,7 @@ class Layout:
     pp: int = 1
     cp: int = 1
     eplb: int | None = None
+    moe: bool = field(default=True, compare=False)
 
     @property
     def stage_chips(self) -> int:
@@ -66,24 +67,49 @@ class Layout:
 
     @property
     def label(self) -> str:
-        parts = [f"TP{self.tp}"]
-        if self.dp > 1:
-            parts.append(f"DP{self.dp}")
-        if self.ep > 1:
-            parts.append(f"EP{self.ep}")
-        if self.pp > 1:
-            parts.append(f"PP{self.pp}")
+        """Attention parallelism, then MoE parallelism, in the field's terms (docs/metrics.md §1.1):
+        ``attn TP<tp> DP<dp> · MoE TP<moe_tp> EP<ep>``, then ``EPLB+R``, ``· CP<cp>``, ``· PP<pp>``
+        where used. A dense model (``moe=False``) names its FFN instead: ``attn TP<tp> DP<dp> ·
+        FFN TP<tp>`` (dense FFN layers run TP over the attention group, replicated over DP).
+        Engines' short forms: DEP8 = attn TP1 DP8 · MoE TP1 EP8; TEP8 = attn TP8 DP1 · MoE TP1 EP8;
+        TP8 = attn TP8 DP1 · MoE TP8 EP1.
+
+        >>> Layout(dp=4).label
+        'attn TP1 DP4 · MoE TP4 EP1'
+        >>> Layout(tp=2, dp=32, ep=64, pp=2, eplb=64).label
+        'attn TP2 DP32 · MoE TP1 EP64 EPLB+64 · PP2'
+        >>> Layout(tp=8, moe=False).label
+        'attn TP8 DP1 · FFN TP8'
+        """
+        attn = f"attn TP{self.tp} DP{self.dp}"
+        if self.moe:
+            ok = isinstance(self.ep, int) and self.ep >= 1 and self.stage_chips % self.ep == 0
+            ffn = f"MoE TP{self.moe_tp if ok else '?'} EP{self.ep}" + (f" EPLB+{self.eplb}" if self.eplb is not None else "")
+        else:
+            ffn = f"FFN TP{self.tp}"
+        parts = [attn, ffn]
         if self.cp > 1:
             parts.append(f"CP{self.cp}")
-        if self.eplb is not None:
-            parts.append(f"EPLB+{self.eplb}")
-        return " ".join(parts)
+        if self.pp > 1:
+            parts.append(f"PP{self.pp}")
+        return " · ".join(parts)
 
     def as_dict(self) -> dict[str, int]:
         d = {"tp": self.tp, "dp": self.dp, "ep": self.ep, "pp": self.pp, "cp": self.cp}
         if self.eplb is not None:
             d["eplb_redundant_experts"] = self.eplb
         return d
+
+
+def for_model(layout: Layout, model: ModelSpec) -> Layout:
+    """``layout`` labelled for ``model``: ``moe`` set to whether the model has MoE layers.
+
+    >>> from types import SimpleNamespace as N
+    >>> for_model(Layout(tp=8), N(moe=None)).label
+    'attn TP8 DP1 · FFN TP8'
+    """
+    moe = model.moe is not None
+    return layout if layout.moe == moe else replace(layout, moe=moe)
 
 
 def validate_layout(layout: Layout, model: ModelSpec, system: System) -> None:

@@ -498,7 +498,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                     "source": p.source, "id": p.id, "system": p.system, "model": p.model, "precision": p.precision,
                     "framework": p.framework, "stack": stack_by_id[p.id].name, "mode": p.mode,
                     "isl": p.isl, "osl": p.osl, "concurrency": p.concurrency, "mapping": p.mapping,
-                    "deployment": p.deployment.label if p.deployment else "", "metric": m,
+                    "deployment": p.deployment.for_model(model).label if p.deployment else "", "metric": m,
                     "measured": float(meas), "predicted": float(val) if ok else float("nan"),
                     "error": float(val) / float(meas) - 1 if ok else float("nan"),
                     "kernels_calibrated": p.system in calibrated_systems, "pricer": used,

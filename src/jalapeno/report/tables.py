@@ -132,7 +132,8 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
 def tier_deployments(tier: dict, frontier: Sequence[PointRecord]) -> str:
     """The deployment behind an operating tier (analysis/compare.tiers): the frontier point's, or,
     where the tier is interpolated at its floor, "interpolated between A and B" (the frontier
-    points either side of the floor, by interactivity)."""
+    points either side of the floor, by interactivity; "interpolated between two points of A" when
+    one deployment runs both)."""
     i = tier.get("frontier_index")
     if i is not None and 0 <= i < len(frontier):
         return frontier[i].deployment.label
@@ -140,7 +141,9 @@ def tier_deployments(tier: dict, frontier: Sequence[PointRecord]) -> str:
     if tier.get("status") == "interpolated" and floor is not None:
         j = next((k for k, p in enumerate(frontier) if p.interactivity >= floor), None)
         if j is not None and j > 0:
-            return f"interpolated between {frontier[j - 1].deployment.label} and {frontier[j].deployment.label}"
+            a, b = frontier[j - 1].deployment.label, frontier[j].deployment.label
+            return (f"interpolated between two points of {a}" if a == b
+                    else f"interpolated between {a} and {b}")
     return "interpolated"
 
 
