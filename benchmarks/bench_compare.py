@@ -1,8 +1,9 @@
 """Benchmark: the default ``jalapeno compare`` (DeepSeek-R1 8k1k, 4 systems).
 
-Goals (issue: main job): sweep <= 1 s, whole command <= 3 s wall including start-up, peak
-memory <= 1 GB. Prints the sweep time, points evaluated per second, the command's wall time
-and its peak RSS (from a child process, so start-up and imports are included).
+Goals (issue: main job): sweep <= 1 s, whole command <= 3 s wall including start-up (<= 2.5 s
+for a margin, issue 15), peak memory <= 1 GB. Prints the sweep time, points evaluated per second,
+the command's wall and CPU time and its peak RSS (from a child process, so start-up and imports
+are included).
 Run: python benchmarks/bench_compare.py
 """
 
@@ -35,15 +36,29 @@ def sweep_only(repeats: int = 3) -> None:
           f"{n / best:,.0f} points/s; goal <= 1 s: {'met' if best <= 1 else 'NOT met'}")
 
 
-def whole_command() -> None:
+def whole_command(repeats: int = 3) -> None:
+    """Wall and CPU (user + sys) time of the default command, best of ``repeats`` runs after one
+    warm-up run (which writes the bytecode cache a normal install has; a busy machine inflates the
+    wall time, the CPU time much less)."""
     exe = os.path.join(os.path.dirname(sys.executable), "jalapeno")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    walls, cpus = [], []
     with tempfile.TemporaryDirectory() as d:
-        t0 = time.perf_counter()
-        subprocess.run([exe, "compare"], cwd=d, check=True, stdout=subprocess.DEVNULL)
-        wall = time.perf_counter() - t0
+        for i in range(repeats + 1):
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            subprocess.run([exe, "compare"], cwd=d, check=True, stdout=subprocess.DEVNULL, env=env)
+            wall = time.perf_counter() - t0
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if i:
+                walls.append(wall)
+                cpus.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
     rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(f"`jalapeno compare` wall: {wall:.2f} s (goal <= 3 s: {'met' if wall <= 3 else 'NOT met'}); "
-          f"peak RSS {rss_mb:.0f} MB (goal <= 1024 MB: {'met' if rss_mb <= 1024 else 'NOT met'})")
+    wall, cpu = min(walls), min(cpus)
+    print(f"`jalapeno compare` wall: {wall:.2f} s, CPU {cpu:.2f} s (best of {repeats}; goal <= 3 s, "
+          f"with margin <= 2.5 s: {'met' if wall <= 2.5 else 'NOT met'}; load average "
+          f"{os.getloadavg()[0]:.1f}); peak RSS {rss_mb:.0f} MB (goal <= 1024 MB: "
+          f"{'met' if rss_mb <= 1024 else 'NOT met'})")
 
 
 if __name__ == "__main__":

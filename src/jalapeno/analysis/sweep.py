@@ -343,6 +343,7 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
         pres = [prefill_perf(model, pricer, lay, precision, wl, limits.prefill_budget(lay),
                              pool_overlap(pre_ov, model, lay))
                 for lay in pre_layouts]
+        transfers: dict = {}  # KV hand-off times by pool sizes, shared by this sweep's pairs
         pairs = [(x, y) for x in PREFILL_WORKERS for y in DECODE_WORKERS]
         xs = np.array([p[0] for p in pairs])
         ys = np.array([p[1] for p in pairs])
@@ -367,7 +368,7 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
                     kv = keep[mode[keep] == ov]
                     if not kv.size:
                         continue
-                    pts = disaggregated_points(model, pricer, precision, wl, pre, dec, xs, ys, opt.mtp)
+                    pts = disaggregated_points(model, pricer, precision, wl, pre, dec, xs, ys, opt.mtp, transfers)
                     sel, owner = [], []
                     for m, (x, y) in enumerate(pairs):
                         dep = opt.deployment(precision, Pool(dlay, y), prefill=Pool(pre.layout, x), overlap=ov)

@@ -54,10 +54,17 @@ def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] |
         UnknownNameError, SpecError: as ``load_pricer`` and ``parse_sets``; an unknown pricer, or
             ``table`` for a system without kernel tables.
     """
-    from jalapeno.fit.table_lookup import load_any_pricer
     from jalapeno.specs.variants import parse_sets
 
-    pr = load_any_pricer(system, efficiency, parse_sets(sets or ()), pricer, stack)
+    overrides = parse_sets(sets or ())
+    if pricer == "roofline":  # the default: the table machinery (and its pandas import, ~0.3 s) is not needed
+        from jalapeno.cost.pricer import load_pricer
+
+        pr = load_pricer(system, efficiency, tuple(overrides), stack)
+    else:
+        from jalapeno.fit.table_lookup import load_any_pricer
+
+        pr = load_any_pricer(system, efficiency, overrides, pricer, stack)
     note_efficiency(pr.system)
     return pr
 

@@ -172,7 +172,7 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
     names = list(cands)
     stack = np.stack([cands[n] for n in names])
     best = np.argmin(stack, axis=0)
-    t = np.take_along_axis(stack, best[None, ...], axis=0)[0] + eff.collective_launch_s
+    t = stack.min(axis=0) + eff.collective_launch_s  # the value at ``best``
     alg = np.asarray(names, dtype=object)[best]
     return CollectiveTime(t, alg, outer.name, outer.scope)
 

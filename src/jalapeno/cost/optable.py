@@ -94,6 +94,10 @@ class OpBuilder:
         c = float(count)
         if c <= 0:
             return
+        if c == 1.0:  # x·1 is x: skip four array multiplications on the hot path (same values)
+            self._ops.append((name, kind, fmt, per_stage, self._arr(flop), self._arr(weight), self._arr(kv),
+                              self._arr(act), self._arr(rows), kernels * c, kernel, kn))
+            return
         self._ops.append((name, kind, fmt, per_stage, self._arr(flop) * c, self._arr(weight) * c,
                           self._arr(kv) * c, self._arr(act) * c, self._arr(rows), kernels * c, kernel,
                           kn))

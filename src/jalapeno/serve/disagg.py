@@ -161,11 +161,14 @@ def kv_transfer_s(model: ModelSpec, pricer: Pricer, precision: Precision, isl: f
 
 def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision, wl: Workload,
                          pre: PrefillPerf, dec: DecodeCurve, prefill_workers, decode_workers,
-                         mtp: MTP | None = None) -> ServingPoints:
+                         mtp: MTP | None = None, transfer_cache: dict | None = None) -> ServingPoints:
     """Closed-loop points for every (prefill workers x_m, decode workers y_m) pair and every batch.
 
     Args:
         prefill_workers, decode_workers: (M,) worker counts, paired element-wise.
+        transfer_cache: (prefill chips, decode chips, total chips) → KV hand-off time, s, shared by
+            the calls of one sweep (the same model, pricer, precision and workload), which meet the
+            same pool sizes many times; None = a cache for this call only.
 
     Returns:
         :class:`ServingPoints` of M·K points, pair-major (pair m occupies [m·K, (m+1)·K)).
@@ -190,11 +193,11 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
     rho_c = np.minimum(lam_c * s_chunk, MAX_RHO)
     tau_p = pre.step0_s / (1 - rho_c)
     n_bar = lam_c * tau_p
-    cache: dict[int, float] = {}
+    cache = {} if transfer_cache is None else transfer_cache
     for t in chips[:, 0].astype(int).tolist():
-        if t not in cache:
-            cache[t] = kv_transfer_s(model, pricer, precision, wl.mean_isl, cp, cd, t)
-    xfer = np.array([[cache[int(t)]] for t in chips[:, 0]])
+        if (cp, cd, t) not in cache:
+            cache[(cp, cd, t)] = kv_transfer_s(model, pricer, precision, wl.mean_isl, cp, cd, t)
+    xfer = np.array([[cache[(cp, cd, int(t))]] for t in chips[:, 0]])
     eff_ = pricer.efficiency
     isl_of = {None: wl.mean_isl, **{q: wl.isl_quantile(q) for q in QUANTILES}}
     # bulk service on the prefill workers (serve/queueing.py, effect 2)

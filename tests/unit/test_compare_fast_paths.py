@@ -1,0 +1,101 @@
+"""The shortcuts that keep ``jalapeno compare`` fast change no result (issue 15, part 2).
+
+- cost/step.py reuses the priced tables of the previous call with the very same inputs (a
+  sweep prices each EP layout serially and then under two-batch overlap with the same batch);
+- the sweep shares KV hand-off times between its (prefill, decode) layout pairs;
+- the default roofline pricer is built without the table-pricer machinery (and so without pandas).
+
+Each check compares against the same quantity computed with the shortcut out of the way, value
+for value (bitwise), not against stored figures. The speed itself is a benchmark
+(benchmarks/bench_compare.py), not a test.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import fields
+
+import numpy as np
+import pytest
+
+import jalapeno.cost.step as step_mod
+from jalapeno.analysis.sweep import SweepOptions, sweep
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.cost.step import Batch, step_cost
+from jalapeno.deploy.layout import Layout
+from jalapeno.specs.catalog import load_model
+from jalapeno.specs.formats import get_precision
+from jalapeno.specs.workload import get_workload
+
+R1 = load_model("deepseek-r1")
+FP8 = get_precision("fp8")
+
+
+def _same(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype == object or b.dtype == object:
+        return a.shape == b.shape and a.tolist() == b.tolist()
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def _fresh(fn, *args, **kw):
+    step_mod._PRICED.clear()
+    return fn(*args, **kw)
+
+
+def test_serial_then_overlapped_step_equals_a_fresh_overlapped_step():
+    pr = load_pricer("gb200-nvl72")
+    lay = Layout(tp=1, dp=8, ep=8)
+    b = Batch.make(decode_seqs=[8.0, 256.0, 2048.0], decode_ctx=8704, prefill_tokens=[0.0, 4096.0, 8192.0],
+                   prefill_ctx=1024)
+    fresh = _fresh(step_cost, R1, pr, lay, FP8, b, overlap="tbo")
+    serial = _fresh(step_cost, R1, pr, lay, FP8, b)
+    reused = step_cost(R1, pr, lay, FP8, b, overlap="tbo")
+    assert reused.ops is serial.ops and reused.ops is not fresh.ops  # served from the serial call
+    for name in ("step_time_s", "interval_s", "bound", "bound_margin", "hidden_comm_s", "feasible"):
+        assert _same(getattr(reused, name), getattr(fresh, name)), name
+    for k in fresh.attribution_s:
+        assert _same(reused.attribution_s[k], fresh.attribution_s[k]), k
+
+
+def test_a_different_batch_layout_or_pricer_is_not_served_from_the_memo():
+    pr, lay = load_pricer("gb200-nvl72"), Layout(tp=1, dp=8, ep=8)
+    b1 = Batch.make(decode_seqs=[64.0], decode_ctx=8704)
+    b2 = Batch.make(decode_seqs=[65.0], decode_ctx=8704)
+    first = _fresh(step_cost, R1, pr, lay, FP8, b1)
+    assert not _same(step_cost(R1, pr, lay, FP8, b2).step_time_s, first.step_time_s)
+    assert not _same(step_cost(R1, pr, Layout(tp=8), FP8, b1).step_time_s, first.step_time_s)
+    other = load_pricer("gb200-nvl72", overrides=(("chip.hbm_bandwidth_tb_per_s", 4.0),))
+    assert not _same(step_cost(R1, other, lay, FP8, b1).step_time_s, first.step_time_s)
+    assert _same(step_cost(R1, pr, lay, FP8, b1).step_time_s, first.step_time_s)
+
+
+@pytest.fixture(scope="module")
+def gb300_sweeps():
+    """The default compare's GB300 sweep with the shortcuts, and with the step memo disabled."""
+    pr, wl = load_pricer("gb300-nvl72"), get_workload("8k1k")
+    with_memo = _fresh(sweep, R1, pr, wl, FP8, SweepOptions())
+    keep = step_mod._PRICED_KEEP
+    step_mod._PRICED_KEEP = 0
+    try:
+        without = _fresh(sweep, R1, pr, wl, FP8, SweepOptions())
+    finally:
+        step_mod._PRICED_KEEP = keep
+    return with_memo, without
+
+
+def test_the_sweep_is_unchanged_by_the_shortcuts(gb300_sweeps):
+    a, b = gb300_sweeps
+    assert len(a.points) == len(b.points) > 1000
+    for f in fields(a.points):
+        assert _same(getattr(a.points, f.name), getattr(b.points, f.name)), f.name
+    assert _same(a.dep_index, b.dep_index)
+    assert [repr(d) for d in a.deployments] == [repr(d) for d in b.deployments]
+
+
+def test_the_default_compare_pricer_does_not_import_pandas():
+    code = ("import sys; from jalapeno.cli.system_opts import systems_pricers; "
+            "systems_pricers(['jalapeno', 'gb300-nvl72']); print('pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
