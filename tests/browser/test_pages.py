@@ -123,8 +123,15 @@ def test_report_loads_and_colours_match_the_legend(browser, pages):
         assert _hex(legend[system]) == system_color(system).lower()
     for group, name, color in _trace_colors(browser):
         assert color.lower() == system_color(group).lower(), (group, name, color)
-    # measured points of B200 at 1K/1K are shipped: drawn in B200's colour
-    assert "b200 measured" in legend
+    # measured points of B200 at 1K/1K are shipped: drawn in B200's colour, one legend entry per
+    # configuration; the disaggregated and MTP runs are marked against this aggregated, MTP-free frontier
+    measured = [k for k in legend if k.startswith("b200 measured · ")]
+    assert measured and any(k.endswith("(not like for like)") for k in measured), measured
+    assert "b200 measured · fp8 · agg · no MTP" in measured
+    symbols = browser.execute_script("""return document.querySelector('.js-plotly-plot')._fullData
+        .filter(t => t.name.includes(' measured · ')).map(t => [t.name, t.marker.symbol]);""")
+    assert symbols and all(sym == ("diamond-open" if name.endswith("(not like for like)") else "circle-open")
+                           for name, sym in symbols), symbols
 
 
 def test_report_selectors_change_the_plot(browser, pages):

@@ -79,7 +79,7 @@ def test_frontier_frame_csv_and_hover_name_both(r1_frontier, tmp_path, capsys):
         assert lab.count("attn TP") == lab.count("MoE TP") >= 1, lab
     assert all("attn TP" in hover_text(p) and "MoE TP" in hover_text(p) for p in rec.frontier)
     path = tmp_path / "f.csv"
-    code, out, err = run(capsys, "frontier", "-s", "b200", "-m", "deepseek-r1", "-w", "1k1k", "-o", str(path))
+    code, _, err = run(capsys, "frontier", "-s", "b200", "-m", "deepseek-r1", "-w", "1k1k", "-o", str(path))
     assert code == 0, err
     csv = pd.read_csv(path)
     assert all("attn TP" in s and "MoE TP" in s for s in csv["deployment"])
@@ -104,5 +104,5 @@ def test_tier_cell_marks_interpolation_within_one_deployment(r1_frontier):
     if other is not None:
         floor = (pts[other - 1].interactivity + pts[other].interactivity) / 2
         cell = tier_deployments({"status": "interpolated", "floor_tok_per_s_per_user": floor}, pts)
-        assert cell.startswith("interpolated between agg") or cell.startswith("interpolated between disagg")
+        assert cell.startswith(("interpolated between agg", "interpolated between disagg"))
         assert " and " in cell

@@ -46,7 +46,7 @@ POINT_KEYS = ["throughput_per_chip", "output_throughput_per_chip", "interactivit
               "bound", "bound_margin", "bound_level", "limit", "feasible", "reason", "power_convention",
               "power_label", "power_w_per_chip", "tok_s_per_kw", "tok_s_per_kw_by_convention", "j_per_token",
               "usd_per_mtok", "system", "deployment", "config",
-              "output_throughput_per_decode_chip"]  # issue 15: appended, earlier keys unchanged
+              "output_throughput_per_decode_chip", "in_flight"]  # issue 15: appended, earlier keys unchanged
 HEADLINE_KEYS = ["peak_throughput_per_chip", "peak_output_throughput_per_chip", "interactivity_at_peak",
                  "bound_at_peak", "deployment_at_peak", "peak_tok_s_per_kw", "power_labels", "usd_per_mtok_at_peak",
                  "max_interactivity", "throughput_at_max_interactivity", "bound_at_max_interactivity",

@@ -133,6 +133,7 @@ class PointRecord(_Record):
     deployment: Deployment
     config: str
     output_throughput_per_decode_chip: float
+    in_flight: float
 
     @classmethod
     def from_points(cls, points: ServingPoints, i: int, dep: Deployment, system: System,
@@ -157,6 +158,11 @@ def _point_fields(points: ServingPoints, i: int, dep: Deployment, system: System
     for k in ("bound", "bound_level", "limit", "reason"):
         rec[k] = str(rec[k])
     rec["feasible"] = bool(rec["feasible"])
+    # requests admitted to a batch (decoding or prefilling), Little's law over the time after the
+    # admission queue: L = λ·(E2E − W) = C·(E2E − W)/E2E; the concurrency cap C counts the queued too
+    e2e, wait = float(p["e2e_s"]), float(p["queue_s"])
+    c = float(p["concurrency"])
+    rec["in_flight"] = c * (e2e - wait) / e2e if e2e > 0 and wait > 0 else c
     # output tokens per second per decode chip (InferenceX's output_tput_per_gpu when disaggregated):
     # the same output over the decode pool's chips only; equal to the per-chip figure when aggregated
     rec["output_throughput_per_decode_chip"] = (float(p["output_throughput_per_chip"]) * float(p["chips"])

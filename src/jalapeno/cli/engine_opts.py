@@ -140,3 +140,36 @@ def check_recipe_serving(recipe, disaggregated: bool) -> None:
                         'give --prefill "..." and --decode "..." pools, or drop --engine')
     raise SpecError("--engine", f"recipe {recipe.name} serves aggregated and the deployment has prefill/decode pools",
                     "drop --prefill/--decode (use --tp/--dp/--ep), or drop --engine")
+
+
+AS_DEPLOYED_HELP = ("Systems with an engine recipe run as deployed (its precision, MTP, serving, limits); the others "
+                    "as stated.")
+
+
+def refuse_with_as_deployed(given: dict[str, object]) -> None:
+    """``--as-deployed`` lets each system's recipe set these options: refuse the ones given (not None).
+
+    Raises:
+        SpecError: field ``--as-deployed``, naming the options to drop.
+    """
+    names = [opt for opt, v in given.items() if v is not None]
+    if names:
+        raise SpecError("--as-deployed", f"{', '.join(names)} would be overridden by each system's engine recipe",
+                        f"drop {', '.join(names)} (recipes set them), or drop --as-deployed to state them")
+
+
+def deployed_recipes(pricers, model: str, workload: str | None, isl: int | None, osl: int | None,
+                     precisions: dict[str, list[str]] | None) -> dict:
+    """System name → the engine recipe it is deployed with for this model and workload (``--as-deployed``;
+    systems without one are left out). Where ``precisions`` is given, each such system's entry becomes
+    the recipe's precision (in place), as the recipe pins it."""
+    from jalapeno.deploy.engines import deployed_recipe
+
+    out = {}
+    for p in pricers:
+        r = deployed_recipe(p.system.name, model)
+        if r is not None:
+            out[p.system.name] = r.for_workload(_preset_name(workload, isl, osl), p.system.name)
+            if precisions is not None:
+                precisions[p.system.name] = [r.precision]
+    return out

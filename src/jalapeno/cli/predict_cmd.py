@@ -132,7 +132,8 @@ def predict(
         return
     load = f"concurrency {concurrency:g}" if rate is None else f"{rate:g} requests/s (open loop)"
     engine = f" · engine {rec.name}" if rec is not None else ""
-    console.print(point_table(point, f"{m.name} on {s.name} · {wl.name} · {dep.label}{engine}{stack_label(stack)} · {load}"))
+    console.print(point_table(point, f"{m.name} on {s.name} · {wl.name} · {dep.label}{engine}{stack_label(stack)} · {load}",
+                              open_loop=rate is not None))
 
 
 def _predict_layout(m, pr, prec, given: tuple, memory_fraction):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
 
 from jalapeno.cli.common import FIXED_WORKLOAD_HELP, console
+from jalapeno.cli.engine_opts import AS_DEPLOYED_HELP, deployed_recipes, refuse_with_as_deployed
 from jalapeno.cli.system_opts import SETS_OPTION, systems_pricers
 from jalapeno.errors import SpecError
 
@@ -29,7 +31,8 @@ def report(
     power: str = typer.Option("all-in", "--power",
                               help="Power convention the page opens with and the ratio table uses: chip, "
                               "sustained or all-in (the page switches between them)."),
-    serving: str = typer.Option("both", "--serving", help="agg, disagg or both."),
+    serving: str = typer.Option(None, "--serving", help="agg, disagg or both (default both)."),
+    as_deployed: bool = typer.Option(False, "--as-deployed", help=AS_DEPLOYED_HELP),
     bands: bool = typer.Option(False, "--bands/--no-bands",
                                help="Also sweep the low/high efficiency sets and shade each system's band (3x time)."),
     tiers: str = typer.Option("fast=100,ultra_fast=300", "--tiers", help="Tier floors in tok/s/user, name=value,..."),
@@ -37,24 +40,31 @@ def report(
     efficiency: str = typer.Option("calibrated", "--efficiency",
                                    help="Efficiency set: calibrated (default), low, high or spec."),
     measured: str = typer.Option("shipped", "--measured", help=MEASURED_HELP),
+    like_for_like: bool = typer.Option(False, "--like-for-like",
+                                       help="Overlay only the measured points whose configuration (precision, "
+                                       "agg/disagg, MTP) the system's frontier models; by default all are drawn, "
+                                       "the others marked 'not like for like'."),
     sets: list[str] = SETS_OPTION,
     out: str = typer.Option("jalapeno-report.html", "--out", "-o", help="The HTML file to write."),
 ) -> None:
     """Write one self-contained HTML report (plotly inline, works offline): frontiers with metric,
     power-convention and x-axis selectors, efficiency bands, tier floors, measured points, the
-    comparison tables with flagged ratios, and PNG/SVG export."""
+    comparison tables with flagged ratios, and PNG/SVG export. --as-deployed runs each system that
+    has an engine recipe as deployed, as compare --as-deployed does."""
     from jalapeno.analysis.comparison import compare_systems
     from jalapeno.cli.common import resolve_precision
     from jalapeno.cli.serving_cmds import _floats, _floors, _options, _setup
     from jalapeno.cost.pricer import band_pricers
     from jalapeno.deploy.engines import available_precisions
-    from jalapeno.report.page import report_data, write_report
+    from jalapeno.report.page import measured_warning, report_data, write_report
     from jalapeno.specs.catalog import load_system
 
     if not out.lower().endswith((".html", ".htm")):
         raise SpecError("--out", f"{out!r} is not an .html file", "give a path ending in .html")
-    if serving not in ("agg", "disagg", "both"):
+    if serving not in (None, "agg", "disagg", "both"):
         raise SpecError("--serving", f"unknown mode {serving!r}", "use agg, disagg or both")
+    if as_deployed:
+        refuse_with_as_deployed({"--precision": precision, "--serving": serving})
     names = [s.strip() for s in systems.split(",") if s.strip()]
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
@@ -72,20 +82,33 @@ def report(
     else:
         base = "gb300-nvl72" if "gb300-nvl72" in seen else seen[-1]
     precs = None if precision is not None else {
-        s.system.name: [p.name for p in (resolve_precision(m, q) for q in available_precisions(
-            m.name, m.default_precision, s.system.chip.formats, m, s.system.chip))] for s in syss}
+        s.system.name: list(available_precisions(m.name, m.default_precision, s.system.chip.formats, m, s.system.chip))
+        for s in syss}
+    recipes = deployed_recipes(syss, m.name, workload, isl, osl, precs) if as_deployed else {}
+    if precs is not None:
+        precs = {n: [resolve_precision(m, q).name for q in ps] for n, ps in precs.items()}
     floors = _floors(tiers)
     res = compare_systems(m, syss, wl, None if precs else prec, baseline=base, convention=power,
-                          options=_options(serving, None, None, None), iso_interactivity=_floats(at, "--at"),
-                          floors=floors, bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
-                          precisions=precs)
+                          options=_options(serving or "both", None, None, None),
+                          iso_interactivity=_floats(at, "--at"), floors=floors,
+                          bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
+                          precisions=precs, recipes=recipes)
     rec = res.record()
     points, notes = _measured_points(measured, m.name, wl)
+    if as_deployed:
+        notes.insert(0, "As deployed: " + ("; ".join(f"{n}: {r.label}" for n, r in recipes.items()) or "no system")
+                     + " (engine recipe: precision, serving, limits, MTP by load); "
+                     + (", ".join(n for n in seen if n not in recipes) or "no other system") + ": as stated.")
     data = report_data(rec, {s.system.name: s.system for s in syss}, res.band_frontiers,
-                       sorted(floors.items(), key=lambda kv: kv[1]), points)
+                       sorted(floors.items(), key=lambda kv: kv[1]), points, like_for_like)
     if not data["measured"] and measured != "none":
-        notes.append(f"No measured point of {m.name} at ISL {wl.isl} / OSL {wl.osl} on these systems in the "
+        notes.append(f"No {'like-for-like ' if like_for_like and points else ''}measured point of {m.name} at "
+                     f"ISL {wl.isl} / OSL {wl.osl} on these systems in the "
                      f"{'shipped data' if measured == 'shipped' else measured}.")
+    warn = measured_warning(data)
+    if warn:
+        notes.append(warn)
+        print(f"warning: {warn}", file=sys.stderr)
     path = write_report(rec, data, out, notes)
     console.print(f"report: {Path(path).resolve()}")
 

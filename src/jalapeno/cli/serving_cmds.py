@@ -21,12 +21,14 @@ from jalapeno.cli.common import (
     stack_option,
 )
 from jalapeno.cli.engine_opts import (
-    _preset_name,
+    AS_DEPLOYED_HELP,
+    deployed_recipes,
     engine_option,
     graph_option,
     load_recipe,
     max_running_option,
     max_tokens_option,
+    refuse_with_as_deployed,
     sweep_options,
 )
 from jalapeno.cli.system_opts import (
@@ -244,9 +246,7 @@ def compare(
     mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
     mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
     engine: str = engine_option(),
-    as_deployed: bool = typer.Option(False, "--as-deployed",
-                                     help="Systems with an engine recipe run as deployed (its precision, MTP, "
-                                     "serving, limits); the others as stated."),
+    as_deployed: bool = typer.Option(False, "--as-deployed", help=AS_DEPLOYED_HELP),
     max_running: int = max_running_option(),
     max_tokens_per_step: int = max_tokens_option(),
     cuda_graph_max_batch: int = graph_option(),
@@ -283,7 +283,7 @@ def compare(
     from jalapeno.analysis.comparison import compare_systems
     from jalapeno.cost.pricer import band_pricers
     from jalapeno.cost.sliced import chip_model_pricer
-    from jalapeno.deploy.engines import available_precisions, deployed_recipe
+    from jalapeno.deploy.engines import available_precisions
     from jalapeno.report.html import write_html
     from jalapeno.report.tables import comparison_tables
     from jalapeno.specs.catalog import load_system
@@ -303,14 +303,11 @@ def compare(
                                chip_model=chip_model, placement=placement)
     names = [s.strip() for s in systems.split(",") if s.strip()]
     if as_deployed:
-        given = [opt for opt, v in (("--precision", precision), ("--serving", serving), ("--concurrency", concurrency),
-                                    ("--mtp", mtp), ("--engine", engine), ("--max-running", max_running),
-                                    ("--max-tokens-per-step", max_tokens_per_step),
-                                    ("--cuda-graph-max-batch", cuda_graph_max_batch), ("--overlap", overlap),
-                                    ("--memory-fraction", memory_fraction)) if v is not None]
-        if given:
-            raise SpecError("--as-deployed", f"{', '.join(given)} would be overridden by each system's engine recipe",
-                            f"drop {', '.join(given)} (recipes set them), or drop --as-deployed to state them")
+        refuse_with_as_deployed({"--precision": precision, "--serving": serving, "--concurrency": concurrency,
+                                 "--mtp": mtp, "--engine": engine, "--max-running": max_running,
+                                 "--max-tokens-per-step": max_tokens_per_step,
+                                 "--cuda-graph-max-batch": cuda_graph_max_batch, "--overlap": overlap,
+                                 "--memory-fraction": memory_fraction})
     rec = load_recipe(engine, workload, model, names, isl, osl)
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          kv_dtype, attention_dtype, compute_fallback, routing)
@@ -340,14 +337,7 @@ def compare(
     precs = None if pinned else {s.system.name: list(available_precisions(m.name, m.default_precision,
                                                                          s.system.chip.formats, m, s.system.chip))
                                  for s in syss}
-    recipes = {}
-    if as_deployed:
-        for s in syss:
-            r = deployed_recipe(s.system.name, m.name)
-            if r is not None:
-                recipes[s.system.name] = r.for_workload(_preset_name(workload, isl, osl), s.system.name)
-                if precs is not None:
-                    precs[s.system.name] = [r.precision]
+    recipes = deployed_recipes(syss, m.name, workload, isl, osl, precs) if as_deployed else {}
     if precs is not None:  # the KV/attention/fallback overrides apply to every swept precision
         precs = {n: [resolve_precision(m, p, kv_dtype, attention_dtype, compute_fallback).name for p in ps]
                  for n, ps in precs.items()}

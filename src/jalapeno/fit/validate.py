@@ -89,6 +89,15 @@ class MeasuredPoint:
     notes: list = field(default_factory=list)
     #: the source says the run was disaggregated (even when its deployment could not be read)
     disagg: bool = False
+    #: speculative decoding as the source states it: ``mtp``, ``none`` or ``unspecified`` ("" = not stated)
+    spec: str = ""
+
+    @property
+    def uses_mtp(self) -> bool | None:
+        """Whether the run used MTP: True/False where the source or the deployment says, None when unknown."""
+        if self.deployment is not None and self.deployment.mtp is not None or self.spec == "mtp":
+            return True
+        return False if self.spec == "none" else None
 
     @property
     def mode(self) -> str:
@@ -308,7 +317,9 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
                 skipped.append((rid, "no deployment and no throughput to map to a frontier"))
                 continue
         points.append(MeasuredPoint("inferencex", rid, system, model, prec, r.get("framework", ""), isl, osl, conc,
-                                    dep, meas, mapping, False, notes, (r.get("disagg") or "").strip() == "1"))
+                                    dep, meas, mapping, False, notes, (r.get("disagg") or "").strip() == "1",
+                                    "mtp" if spec == "mtp" else "none" if spec == "none"
+                                    else "unspecified" if spec.startswith("unspecified") else ""))
     return points, skipped
 
 

@@ -26,10 +26,11 @@ PLOT_CONFIG = {"responsive": True, "displaylogo": False,
 
 
 def hover_text(p: PointRecord) -> str:
-    """Hover of one frontier point: deployment, chips, concurrency, bound, TTFT/TPOT, throughput."""
+    """Hover of one frontier point: deployment, chips, concurrency cap and requests in flight
+    (docs/metrics.md §1), bound, TTFT/TPOT, throughput."""
     d = p.deployment
     mtp = d.mtp
-    return (f"{_esc(d.label)}<br>chips {p.chips:.0f} · concurrency {p.concurrency:.0f}"
+    return (f"{_esc(d.label)}<br>chips {p.chips:.0f} · conc. cap {p.concurrency:,.0f} · in flight {p.in_flight:,.0f}"
             f"<br>bound: {_esc(p.bound)}{(' · limit: ' + _esc(p.limit)) if p.limit else ''}"
             f"<br>TTFT {p.ttft_s * 1e3:.0f} ms · TPOT {p.tpot_s * 1e3:.1f} ms · E2E {p.e2e_s:.1f} s"
             f"<br>{p.throughput_per_chip:.0f} tok/s/chip · {p.interactivity:.1f} tok/s/user"

@@ -6,8 +6,11 @@ $/h per chip), power convention (chip TDP, sustained, all-in; for the per-kW met
 (interactivity in tok/s/user, or E2E latency in s). Each system has one colour
 (report/colors.py); its efficiency band (``--bands``) is a shaded region; tier floors are dashed
 vertical lines on the interactivity axis; measured points (InferenceX, shipped with the package or
-a user CSV of the same columns) are drawn as open markers in the system's colour. Hover: the
-deployment, bound, concurrency, TTFT, TPOT and E2E. Below the chart: the headline table and the
+a user CSV of the same columns) are drawn as open markers in the system's colour, one legend entry
+per configuration (precision · agg/disagg · MTP): circles where the system's frontier models that
+configuration, diamonds marked "not like for like" where it does not (an MTP run over a frontier
+without MTP; ``--like-for-like`` keeps only the matching ones). Hover: the deployment, bound,
+concurrency cap and requests in flight, TTFT, TPOT and E2E. Below the chart: the headline table and the
 ratio table with its flags (at a frontier's end, below its start, unreachable), then the tiers.
 Buttons export the current view as PNG or SVG (plotly.js renders them in the browser).
 
@@ -29,7 +32,7 @@ from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.errors import SpecError
 from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.html import _esc, hover_text
-from jalapeno.report.tables import tier_deployments
+from jalapeno.report.tables import CONCURRENCY_CAPTION, peak_load, tier_deployments
 
 if TYPE_CHECKING:
     from jalapeno.analysis.records import ComparisonRecord, PointRecord
@@ -54,7 +57,42 @@ def _points(pts: Sequence[PointRecord], system: System) -> dict:
             "hover": [hover_text(p) for p in pts]}
 
 
-def _measured(points: Sequence[MeasuredPoint], systems: Mapping[str, System], osl: int) -> list[dict]:
+def frontier_config(fr, serving: str = "both") -> dict:
+    """What a system's frontier models, for matching measured points like for like: its swept
+    precisions, serving modes (``--serving``) and whether its deployments run with and without MTP."""
+    mtp = {p.deployment.mtp is not None for p in fr.frontier}
+    return {"precisions": {x.strip() for x in fr.precision.split(",") if x.strip()},
+            "modes": {"agg", "disagg"} if serving == "both" else {serving},
+            "mtp": True in mtp, "no_mtp": False in mtp or not mtp}
+
+
+def measured_config(mp: MeasuredPoint, cfg: Mapping) -> tuple[str, list[str]]:
+    """A measured point's configuration label (precision · agg/disagg · MTP) and how it differs from
+    the frontier's ``cfg`` (:func:`frontier_config`; empty: like for like).
+
+    >>> from types import SimpleNamespace as N
+    >>> mp = N(precision="fp4", mode="disagg", uses_mtp=True)
+    >>> measured_config(mp, {"precisions": {"fp4"}, "modes": {"agg", "disagg"}, "mtp": False, "no_mtp": True})
+    ('fp4 · disagg · MTP', ['MTP (the frontier runs without)'])
+    """
+    mtp = mp.uses_mtp
+    label = f"{mp.precision} · {mp.mode} · " + {True: "MTP", False: "no MTP", None: "MTP not stated"}[mtp]
+    why = []
+    if mp.precision not in cfg["precisions"]:
+        why.append(f"precision {mp.precision} (the frontier sweeps {', '.join(sorted(cfg['precisions']))})")
+    if mp.mode not in cfg["modes"]:
+        why.append(f"{mp.mode} serving (the frontier is {'/'.join(sorted(cfg['modes']))} only)")
+    if mtp is True and not cfg["mtp"]:
+        why.append("MTP (the frontier runs without)")
+    elif mtp is False and not cfg["no_mtp"]:
+        why.append("no MTP (the frontier runs with)")
+    elif mtp is None:
+        why.append("MTP use not stated by the source")
+    return label, why
+
+
+def _measured(points: Sequence[MeasuredPoint], systems: Mapping[str, System], osl: int,
+              configs: Mapping[str, Mapping] | None = None) -> list[dict]:
     out = []
     for mp in points:
         s = systems.get(mp.system)
@@ -64,17 +102,34 @@ def _measured(points: Sequence[MeasuredPoint], systems: Mapping[str, System], os
             continue
         ttft, tpot = m.get("ttft_s"), m.get("tpot_s") or 1 / inter
         e2e = ttft + (osl - 1) * tpot if ttft else None  # E2E = TTFT + (OSL - 1)·TPOT (docs/metrics.md)
+        cfg = (configs or {}).get(mp.system)
+        label, why = measured_config(mp, cfg) if cfg else (f"{mp.precision} · {mp.mode}", [])
+        dep = f"<br>{_esc(mp.deployment.label)}" if mp.deployment is not None else ""
         out.append({"system": mp.system, "interactivity": inter, "e2e": e2e, "chip": thr,
                     "kw": {c: thr / (power_w_per_chip(s, c)[0] / 1000) for c in CONVENTIONS},
-                    "usd": thr / s.usd_per_chip_hour,
-                    "hover": _esc(f"measured {mp.id} · {mp.framework} · {mp.precision}"
+                    "usd": thr / s.usd_per_chip_hour, "config": label, "like": not why, "why": why,
+                    "hover": _esc(f"measured {mp.id} · {mp.framework} · {label}"
                                   f"{' · conc ' + format(mp.concurrency, 'g') if mp.concurrency else ''}")
-                    + f"<br>{thr:,.0f} tok/s/chip · {inter:.1f} tok/s/user"})
+                    + dep + f"<br>{thr:,.0f} tok/s/chip · {inter:.1f} tok/s/user"
+                    + ("".join(f"<br>not like for like: {_esc(w)}" for w in why))})
     return out
 
 
+def measured_warning(data: Mapping) -> str:
+    """One sentence on the overlaid measured points whose configuration the frontiers do not model
+    ("" when every one is like for like)."""
+    bad = [p for p in data.get("measured", ()) if not p["like"]]
+    if not bad:
+        return ""
+    kinds = sorted({f"{p['system']} {p['config']}: {', '.join(p['why'])}" for p in bad})
+    return (f"{len(bad)} of {len(data['measured'])} measured points ran a configuration the predicted frontiers "
+            f"do not model ({'; '.join(kinds)}). They are drawn as open diamonds marked 'not like for like' in "
+            "the legend and hover; pass --like-for-like to overlay only the matching ones.")
+
+
 def report_data(rec: ComparisonRecord, systems: Mapping[str, System], bands: Mapping[str, Mapping] | None = None,
-                floors: Sequence[tuple[str, float]] = (), measured: Sequence[MeasuredPoint] = ()) -> dict:
+                floors: Sequence[tuple[str, float]] = (), measured: Sequence[MeasuredPoint] = (),
+                like_for_like: bool = False) -> dict:
     """The JSON the page draws: per system its colour, frontier, band and measured points.
 
     Args:
@@ -82,7 +137,10 @@ def report_data(rec: ComparisonRecord, systems: Mapping[str, System], bands: Map
         systems: system name → System (for the power and $/h of the measured points).
         bands: system → {"low", "high"} FrontierRecords (Comparison.band_frontiers; None = calibrated).
         floors: (tier, tok/s/user) floors.
-        measured: measured points (fit/validate.load_inferencex), filtered here to the compared systems.
+        measured: measured points (fit/validate.load_inferencex), filtered here to the compared systems;
+            each carries its configuration (precision · agg/disagg · MTP) and whether the system's
+            frontier models it (``like``; :func:`measured_config`).
+        like_for_like: keep only the measured points whose configuration the frontier models.
     """
     data: dict = {"title": f"{rec.model} · ISL {rec.workload.isl} / OSL {rec.workload.osl} · {rec.precision}",
                   "convention": rec.power_convention, "conventions": list(CONVENTIONS),
@@ -95,7 +153,10 @@ def report_data(rec: ComparisonRecord, systems: Mapping[str, System], bands: Map
         if band:
             entry["band"] = {w: _points((band.get(w) or fr).frontier, s) for w in ("low", "high")}
         data["systems"].append(entry)
-    data["measured"] = _measured(measured, systems, rec.workload.osl)
+    serving = rec.options.get("serving", "both")
+    configs = {n: frontier_config(fr, serving) for n, fr in rec.systems.items()}
+    pts = _measured(measured, systems, rec.workload.osl, configs)
+    data["measured"] = [p for p in pts if p["like"]] if like_for_like else pts
     return data
 
 
@@ -125,12 +186,13 @@ def tables_html(rec: ComparisonRecord) -> str:
     conv = rec.power_convention
     e = html.escape
     head_rows = [[e(n), _fmt(h.peak_throughput_per_chip, ",.0f"), _fmt(h.peak_tok_s_per_kw[conv], ",.0f"),
-                  _fmt(h.usd_per_mtok_at_peak, ".3f"), e(h.bound_at_peak), _fmt(h.max_interactivity, ".1f"),
-                  _fmt(h.min_e2e_s, ".2f"), e(h.deployment_at_peak)]
+                  _fmt(h.usd_per_mtok_at_peak, ".3f"), e(h.bound_at_peak), e(peak_load(fr.frontier)),
+                  _fmt(h.max_interactivity, ".1f"), _fmt(h.min_e2e_s, ".2f"), e(h.deployment_at_peak)]
                  for n, fr in rec.systems.items() for h in [fr.headline]]
     out = ["<h2>Headline</h2>", _table(["system", "peak tok/s/chip", f"peak tok/s/kW ({conv})", "$/M tok at peak",
-                                        "bound at peak", "max tok/s/user", "min E2E s", "deployment at peak"],
-                                       head_rows, "headline")]
+                                        "bound at peak", "conc. cap / in flight at peak", "max tok/s/user",
+                                        "min E2E s", "deployment at peak"], head_rows, "headline"),
+           f'<p class="note">{e(CONCURRENCY_CAPTION)}.</p>']
     first = next(iter(rec.comparisons.values()))
     xs = [r["x"] for r in first.iso_interactivity["throughput_per_chip"]]
     rows = []
@@ -176,11 +238,13 @@ function draw() {
     traces.push({x: s.frontier[xk], y: yOf(s.frontier, metric, conv), mode: 'lines+markers', name: s.name,
                  legendgroup: s.name, line: {color: s.color}, marker: {color: s.color},
                  hovertext: s.frontier.hover, hoverinfo: 'text+name'});
-    const m = D.measured.filter(p => p.system === s.name && p[xk] !== null);
-    if (m.length) {
+    const mine = D.measured.filter(p => p.system === s.name && p[xk] !== null);
+    for (const cfg of [...new Set(mine.map(p => p.config + (p.like ? '' : ' (not like for like)')))]) {
+      const m = mine.filter(p => p.config + (p.like ? '' : ' (not like for like)') === cfg);
       traces.push({x: m.map(p => p[xk]), y: m.map(p => metric === 'kw' ? p.kw[conv] : p[metric]),
-                   mode: 'markers', name: s.name + ' measured', legendgroup: s.name,
-                   marker: {color: s.color, symbol: 'circle-open', size: 10, line: {width: 2, color: s.color}},
+                   mode: 'markers', name: s.name + ' measured · ' + cfg, legendgroup: s.name,
+                   marker: {color: s.color, symbol: m[0].like ? 'circle-open' : 'diamond-open', size: 10,
+                            line: {width: 2, color: s.color}},
                    hovertext: m.map(p => p.hover), hoverinfo: 'text+name'});
     }
   }
@@ -233,8 +297,9 @@ def render_report(rec: ComparisonRecord, data: dict, notes: Sequence[str] = ()) 
 <style>{_STYLE}</style><script>{get_plotlyjs()}</script></head>
 <body><h1>{html.escape(data["title"])}</h1>
 <p>Baseline {html.escape(rec.baseline)}. Lines: each system's Pareto frontier; shaded: its efficiency band
-(frontiers under its low and high efficiency sets, where swept); open circles: measured points; dashed lines:
-tier floors.</p>
+(frontiers under its low and high efficiency sets, where swept); open circles: measured points whose
+configuration (precision · agg/disagg · MTP, in the legend) the frontier models; open diamonds: measured points
+it does not (not like for like); dashed lines: tier floors.</p>
 <div class="controls">
 <label>metric <select id="metric">{_options(METRICS, "chip")}</select></label>
 <label>power convention <select id="convention">{_options(conv, data["convention"])}</select></label>

@@ -17,6 +17,12 @@ if TYPE_CHECKING:
     from jalapeno.analysis.records import ComparisonRecord, FrontierRecord, PointRecord
 
 
+#: what the two concurrency columns mean (docs/metrics.md §1)
+CONCURRENCY_CAPTION = ("conc. cap: requests the closed-loop client keeps outstanding (InferenceX conc; on the batch "
+                       "grid, the cap that sustains the point); in flight: requests admitted to a batch, Little's law "
+                       "λ·(E2E − queue) — below the cap only when the excess queues for admission")
+
+
 def _f(x, fmt: str = ".3g") -> str:
     if x is None or (isinstance(x, float) and (math.isnan(x) or math.isinf(x))):
         return "-"
@@ -63,7 +69,7 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
     head = Table(title=title)
     head.add_column("system", no_wrap=True, min_width=16)
     for col in ("peak tok/s/chip", f"peak tok/s/kW ({conv})", "$/M tok at peak", "bound at peak",
-                "max tok/s/user", "bound at max", "min E2E s", "deployment at peak"):
+                "conc. cap / in flight at peak", "max tok/s/user", "bound at max", "min E2E s", "deployment at peak"):
         head.add_column(col, overflow="fold")
     def band(h, key, fmt, sub=None):
         if h.bands is None:
@@ -76,11 +82,11 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
         h = s.headline
         head.add_row(name, _f(h.peak_throughput_per_chip, ",.0f") + band(h, "peak_throughput_per_chip", ",.0f"),
                      _f(h.peak_tok_s_per_kw[conv], ",.0f") + band(h, "peak_tok_s_per_kw", ",.0f", conv),
-                     _f(h.usd_per_mtok_at_peak, ".3f"), h.bound_at_peak,
+                     _f(h.usd_per_mtok_at_peak, ".3f"), h.bound_at_peak, peak_load(s.frontier),
                      _f(h.max_interactivity, ".1f") + band(h, "max_interactivity", ".1f"),
                      h.bound_at_max_interactivity, _f(h.min_e2e_s, ".2f"), h.deployment_at_peak)
     for name, why in getattr(d, "infeasible", {}).items():  # compared without them, each with its reason
-        head.add_row(name, "infeasible", "-", "-", "-", "-", "-", "-", f"cannot run the model: {why}", style="dim")
+        head.add_row(name, "infeasible", "-", "-", "-", "-", "-", "-", "-", f"cannot run the model: {why}", style="dim")
     ratios = Table(title=f"ratios vs {d.baseline} (throughput per chip; per kW in brackets)")
     ratios.add_column("system", no_wrap=True, min_width=16)
     ratios.add_column("peak")
@@ -122,11 +128,19 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
         tiers.add_row(name, *cells)
     sets = "efficiency sets: " + "; ".join(f"{n}: {efficiency_label(s.headline.efficiency_source)}"
                                            for n, s in d.systems.items())
-    head.caption = sets
+    head.caption = sets + "\n" + CONCURRENCY_CAPTION
     if any(s.headline.bands is not None for s in d.systems.values()):
         head.caption += ("\n(low-high): the system's efficiency band (with its software stack's: Jalapeño spans "
                          "GPU-like to compiled, docs/stacks.md); only systems with borrowed efficiencies carry one")
     return [head, ratios, tiers]
+
+
+def peak_load(frontier: Sequence[PointRecord]) -> str:
+    """``cap / in flight`` of a frontier's peak-throughput point (docs/metrics.md §1), "-" when empty."""
+    if not frontier:
+        return "-"
+    p = max(frontier, key=lambda q: q.throughput_per_chip)
+    return f"{_f(p.concurrency, ',.0f')} / {_f(p.in_flight, ',.0f')}"
 
 
 def tier_deployments(tier: dict, frontier: Sequence[PointRecord]) -> str:
@@ -148,22 +162,23 @@ def tier_deployments(tier: dict, frontier: Sequence[PointRecord]) -> str:
 
 
 def frontier_table(points: Sequence[PointRecord], title: str) -> Table:
-    """One row per frontier point."""
-    t = Table(title=title)
+    """One row per frontier point (the concurrency cap and the requests in flight both, labelled)."""
+    t = Table(title=title, caption=CONCURRENCY_CAPTION)
     for col in ("tok/s/user", "tok/s/chip", "out tok/s/chip", "tok/s/kW", "TTFT ms", "TPOT ms", "E2E s",
-                "conc.", "chips", "bound", "deployment"):
+                "conc. cap", "in flight", "chips", "bound", "deployment"):
         t.add_column(col, overflow="fold")
     for p in points:
         t.add_row(_f(p.interactivity, ".1f"), _f(p.throughput_per_chip, ",.0f"),
                   _f(p.output_throughput_per_chip, ",.0f"), _f(p.tok_s_per_kw, ",.0f"),
                   _f(p.ttft_s * 1e3, ".0f"), _f(p.tpot_s * 1e3, ".1f"), _f(p.e2e_s, ".1f"),
-                  _f(p.concurrency, ".0f"), _f(p.chips, ".0f"),
+                  _f(p.concurrency, ",.0f"), _f(p.in_flight, ",.0f"), _f(p.chips, ".0f"),
                   p.bound + (f" · {p.limit}" if p.limit else ""), p.deployment.label)
     return t
 
 
-def point_table(p: PointRecord, title: str) -> Table:
-    """Two-column table of one point (with its efficiency set when it is a prediction)."""
+def point_table(p: PointRecord, title: str, open_loop: bool = False) -> Table:
+    """Two-column table of one point (with its efficiency set when it is a prediction); ``open_loop``:
+    the point was solved at a request rate, so its concurrency is λ·E2E, not a cap."""
     t = Table(title=title, show_header=False)
     t.add_column("metric")
     t.add_column("value", overflow="fold")
@@ -179,6 +194,7 @@ def point_table(p: PointRecord, title: str) -> Table:
         ("TPOT", f"{_f(p.tpot_s * 1e3, '.2f')} ms"),
         ("E2E mean / p50 / p90 / p99", " / ".join(_f(v, ".2f") for v in (p.e2e_s, p.e2e_p50_s, p.e2e_p90_s, p.e2e_p99_s)) + " s"),
         ("queueing delay", f"{_f(p.queue_s, '.2f')} s"),
+        *load_rows(p, open_loop),
         ("decode batch per instance", _f(p.decode_batch, ".1f")),
         ("chips", _f(p.chips, ".0f")),
         (f"power per chip ({p.power_label})", f"{_f(p.power_w_per_chip, '.0f')} W"),
@@ -193,6 +209,16 @@ def point_table(p: PointRecord, title: str) -> Table:
     for k, v in rows:
         t.add_row(k, v)
     return t
+
+
+def load_rows(p: PointRecord, open_loop: bool = False) -> list[tuple[str, str]]:
+    """The point table's concurrency rows: the cap (closed loop) and the requests in flight, labelled.
+    An open-loop point (``predict --rate``) has no cap: its first row says what the number is."""
+    if open_loop:
+        first = ("requests in the system (open loop, λ·E2E)", _f(p.concurrency, ",.1f"))
+    else:
+        first = ("concurrency cap (closed loop, InferenceX conc)", _f(p.concurrency, ",.1f"))
+    return [first, ("in flight (admitted; Little's law λ·(E2E − queue))", _f(p.in_flight, ",.1f"))]
 
 
 def write_frontier(record: FrontierRecord, path: str) -> Path:
