@@ -7,6 +7,7 @@ expert split over all 4 chips. The expected strings are written out by hand from
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 import pytest
@@ -106,3 +107,20 @@ def test_tier_cell_marks_interpolation_within_one_deployment(r1_frontier):
         cell = tier_deployments({"status": "interpolated", "floor_tok_per_s_per_user": floor}, pts)
         assert cell.startswith(("interpolated between agg", "interpolated between disagg"))
         assert " and " in cell
+
+
+def test_agentic_tier_rows_name_the_deployments_either_side():
+    """An agentic tier interpolated at its task-time ceiling names both deployments (by hand: a
+    ceiling of 2 min = 30 tasks/h/user falls between the points at 20 and 40)."""
+    from jalapeno.analysis.agentic import _tier_rows
+    from jalapeno.analysis.compare import build_frontier
+
+    fr = build_frontier([20.0, 40.0, 60.0], [9.0, 4.0, 1.0])
+    pts = [{"deployment": d} for d in ("agg A", "agg B", "agg C")]
+    rows = _tier_rows(fr, {"fast": 2.0, "exact": 1.5}, pts)
+    assert rows["batch"]["deployment"] == "agg A"
+    assert rows["exact"]["deployment"] == "agg B" and "between" not in rows["exact"]  # 60/1.5 = 40: a point
+    # log-log between (20, 9) and (40, 4) at 30: 9·(4/9)^(ln 1.5 / ln 2) = 5.60 > 4 (the point at 40)
+    assert rows["fast"]["status"] == "interpolated"
+    assert rows["fast"]["tasks_per_hour_per_chip"] == pytest.approx(9 * (4 / 9) ** (math.log(1.5) / math.log(2)))
+    assert rows["fast"]["deployment"] is None and rows["fast"]["between"] == ["agg A", "agg B"]

@@ -170,14 +170,22 @@ class AgenticComparison:
 
 
 def _tier_rows(fr: cmp.Frontier, ceilings_min: dict[str, float], frontier_pts: list[dict]) -> dict:
+    """Tiers of a frontier; each names its deployment (``deployment``, at a frontier point) or, when
+    interpolated at its ceiling, the deployments of the two frontier points either side (``between``)."""
     floors = {k: 60.0 / v for k, v in ceilings_min.items()}
     out = {}
     for name, t in cmp.tiers(fr, floors).items():
         j = t["frontier_index"]
-        out[name] = {"tasks_per_hour_per_chip": t["throughput"],
-                     "task_time_s": 3600.0 / t["interactivity"] if t["interactivity"] == t["interactivity"] else float("nan"),
-                     "ceiling_min": ceilings_min.get(name), "status": t["status"],
-                     "deployment": frontier_pts[j]["deployment"] if j is not None else None}
+        row = {"tasks_per_hour_per_chip": t["throughput"],
+               "task_time_s": 3600.0 / t["interactivity"] if t["interactivity"] == t["interactivity"] else float("nan"),
+               "ceiling_min": ceilings_min.get(name), "status": t["status"],
+               "deployment": frontier_pts[j]["deployment"] if j is not None else None}
+        f = t["floor_tok_per_s_per_user"]
+        if j is None and f is not None and t["status"] != "unreachable":
+            k = int(np.searchsorted(fr.x, f, side="left"))
+            if 0 < k < len(frontier_pts):
+                row["between"] = [frontier_pts[k - 1]["deployment"], frontier_pts[k]["deployment"]]
+        out[name] = row
     return out
 
 

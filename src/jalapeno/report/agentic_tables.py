@@ -68,7 +68,8 @@ def agentic_tables(d: dict) -> list[Table]:
             end = " (at frontier end)" if r["at_frontier_end"] else ""
             cells.append("unreachable" if math.isnan(v) else f"{v:.2f}x{end}")
         ratios.add_row(name, *cells)
-    tiers = Table(title="operating tiers: best tasks/h per chip within a task-time ceiling")
+    tiers = Table(title="operating tiers: best tasks/h per chip within a task-time ceiling",
+                  caption="interpolated: the ceiling falls between two frontier points, run by the deployments named")
     tiers.add_column("system", no_wrap=True)
     names = list(next(iter(d["systems"].values()))["tiers"])
     for t in names:
@@ -78,8 +79,13 @@ def agentic_tables(d: dict) -> list[Table]:
         cells = []
         for t in names:
             v = s["tiers"][t]
-            cells.append("unreachable" if v["status"] == "unreachable"
-                         else f"{_f(v['tasks_per_hour_per_chip'], '.1f')} @ {_min(v['task_time_s'])} min")
+            if v["status"] == "unreachable":
+                cells.append("unreachable")
+                continue
+            a, b = (v.get("between") or [None, None])
+            dep = (v.get("deployment") or (f"interpolated between two points of {a}" if a == b and a
+                   else f"interpolated between {a} and {b}" if a else "interpolated"))
+            cells.append(f"{_f(v['tasks_per_hour_per_chip'], '.1f')} @ {_min(v['task_time_s'])} min: {dep}")
         tiers.add_row(name, *cells)
     return [head, turns, ratios, tiers]
 

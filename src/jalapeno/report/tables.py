@@ -152,7 +152,7 @@ def tier_deployments(tier: dict, frontier: Sequence[PointRecord]) -> str:
     if i is not None and 0 <= i < len(frontier):
         return frontier[i].deployment.label
     floor = tier.get("floor_tok_per_s_per_user")
-    if tier.get("status") == "interpolated" and floor is not None:
+    if tier.get("status") != "unreachable" and floor is not None:  # interpolated (or so at a frontier's end)
         j = next((k for k, p in enumerate(frontier) if p.interactivity >= floor), None)
         if j is not None and j > 0:
             a, b = frontier[j - 1].deployment.label, frontier[j].deployment.label
