@@ -2,7 +2,8 @@
 
 - cost/step.py reuses the priced tables of the previous call with the very same inputs (a
   sweep prices each EP layout serially and then under two-batch overlap with the same batch);
-- the sweep shares KV hand-off times between its (prefill, decode) layout pairs;
+- the sweep shares KV hand-off times between its (prefill, decode) layout pairs (keyed by the
+  lanes and group size they depend on);
 - the default roofline pricer is built without the table-pricer machinery (and so without pandas).
 
 Each check compares against the same quantity computed with the shortcut out of the way, value
@@ -24,6 +25,7 @@ from jalapeno.analysis.sweep import SweepOptions, sweep
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout
+from jalapeno.serve.disagg import decode_curve, disaggregated_points, prefill_perf
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import get_workload
@@ -99,3 +101,20 @@ def test_the_default_compare_pricer_does_not_import_pandas():
             "systems_pricers(['jalapeno', 'gb300-nvl72']); print('pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_kv_hand_off_times_shared_across_layout_pairs_equal_fresh_ones():
+    """One transfer cache for several (prefill, decode) layout pairs gives the times each pair
+    computes alone: the hand-off depends on the pool sizes only through (lanes, group)."""
+    pr, wl = load_pricer("gb200-nvl72"), get_workload("8k1k")
+    xs, ys = np.array([1, 1, 2, 3, 4]), np.array([1, 2, 1, 1, 2])
+    shared: dict = {}
+    for pre_lay, dec_lay in ((Layout(tp=4), Layout(tp=1, dp=8, ep=8)), (Layout(tp=8), Layout(tp=1, dp=16, ep=16)),
+                             (Layout(tp=4), Layout(tp=1, dp=16, ep=16))):
+        pre = prefill_perf(R1, pr, pre_lay, FP8, wl, 8192)
+        dec = decode_curve(R1, pr, dec_lay, FP8, wl, np.array([8.0, 64.0]))
+        with_cache = disaggregated_points(R1, pr, FP8, wl, pre, dec, xs, ys, None, shared)
+        alone = disaggregated_points(R1, pr, FP8, wl, pre, dec, xs, ys)
+        assert _same(with_cache.kv_transfer_s, alone.kv_transfer_s)
+        assert _same(with_cache.ttft_s, alone.ttft_s)
+    assert len(shared) < 3 * xs.size  # pairs met the same (lanes, group) again

@@ -153,10 +153,15 @@ def kv_transfer_s(model: ModelSpec, pricer: Pricer, precision: Precision, isl: f
     deployment (a send/recv each): latency + bytes / (chips · bandwidth).
     """
     kv_bytes = model.kv_bytes_per_token(precision.kv_cache, int(isl)) * isl
-    lanes = max(1, min(prefill_chips, decode_chips))
-    group = min(max(total_chips, 2), pricer.system.max_chips)
+    lanes, group = transfer_lanes_group(pricer, prefill_chips, decode_chips, total_chips)
     r = pricer.collective("send_recv", group, np.array([kv_bytes / lanes]))
     return float(r.time_s[0])
+
+
+def transfer_lanes_group(pricer: Pricer, prefill_chips: int, decode_chips: int, total_chips: int) -> tuple[int, int]:
+    """(parallel lanes, send/recv group size) of a KV hand-off: all :func:`kv_transfer_s` depends on
+    besides the model, pricer, precision and ISL."""
+    return max(1, min(prefill_chips, decode_chips)), min(max(total_chips, 2), pricer.system.max_chips)
 
 
 def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision, wl: Workload,
@@ -166,9 +171,9 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
 
     Args:
         prefill_workers, decode_workers: (M,) worker counts, paired element-wise.
-        transfer_cache: (prefill chips, decode chips, total chips) → KV hand-off time, s, shared by
-            the calls of one sweep (the same model, pricer, precision and workload), which meet the
-            same pool sizes many times; None = a cache for this call only.
+        transfer_cache: (lanes, group) of :func:`transfer_lanes_group` → KV hand-off time, s, shared
+            by the calls of one sweep (the same model, pricer, precision and workload), which meet
+            the same pool sizes many times; None = a cache for this call only.
 
     Returns:
         :class:`ServingPoints` of M·K points, pair-major (pair m occupies [m·K, (m+1)·K)).
@@ -194,10 +199,13 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
     tau_p = pre.step0_s / (1 - rho_c)
     n_bar = lam_c * tau_p
     cache = {} if transfer_cache is None else transfer_cache
+    xfer = []
     for t in chips[:, 0].astype(int).tolist():
-        if (cp, cd, t) not in cache:
-            cache[(cp, cd, t)] = kv_transfer_s(model, pricer, precision, wl.mean_isl, cp, cd, t)
-    xfer = np.array([[cache[(cp, cd, int(t))]] for t in chips[:, 0]])
+        key = transfer_lanes_group(pricer, cp, cd, t)
+        if key not in cache:
+            cache[key] = kv_transfer_s(model, pricer, precision, wl.mean_isl, cp, cd, t)
+        xfer.append([cache[key]])
+    xfer = np.array(xfer)
     eff_ = pricer.efficiency
     isl_of = {None: wl.mean_isl, **{q: wl.isl_quantile(q) for q in QUANTILES}}
     # bulk service on the prefill workers (serve/queueing.py, effect 2)
