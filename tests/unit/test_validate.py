@@ -17,7 +17,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from jalapeno.specs.stacks import get_stack
+from jalapeno.deploy.deployment import MTP
+from jalapeno.deploy.layout import Layout
+from jalapeno.errors import SpecError
 from jalapeno.fit.validate import (
     METRICS,
     VALIDATION_MTP,
@@ -29,10 +31,8 @@ from jalapeno.fit.validate import (
     recipe_mtp,
 )
 from jalapeno.fit.validation_run import calibrated_systems, run_validation
-from jalapeno.deploy.deployment import MTP
-from jalapeno.deploy.layout import Layout
-from jalapeno.errors import SpecError
 from jalapeno.specs.calibration import load_calibration
+from jalapeno.specs.stacks import get_stack
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 POINTS = FIXTURES / "inferencex_points_sample.csv"
@@ -91,14 +91,18 @@ def test_load_inferencex_measured_values_and_deployments(ix):
                           "ttft_s": None}
     assert (p.isl, p.osl, p.precision) == (1024, 1024, "fp4")
     d = p.deployment
-    # "prefill 4 GPU TP=4" of a Dynamo-TRT run: its recipes run prefill attention data-parallel (DEP4)
+    # concurrency 4 of the GB200 1k1k MTP search space ran ctx1_gen4_tep8_batch8_eplb0_mtp3 (nvidia-master.yaml
+    # @298d8f94c; data/engines.toml): 1 DEP4 prefill worker, 4 TEP8 decode workers of 8 slots, MTP3 at the
+    # engine profile's chain acceptance; the topology's 36 GPUs agree
     assert d.prefill.layout == Layout(tp=1, dp=4, ep=4) and d.prefill.workers == 1
-    assert any("read as DEP4" in n for n in p.notes)
-    # 4 sequences over 4 decode workers of 8: light load, read as TEP8 (the recipe's tep8), and
-    # 1 sequence per attention rank: the recipes' MTP3 at the engine profile's chain acceptance
-    assert d.decode.layout == Layout(tp=8, ep=8) and d.decode.workers == 4
+    assert d.decode.layout == Layout(tp=8, ep=8) and d.decode.workers == 4 and d.max_running == 8
     assert d.mtp == MTP(3, get_stack("dynamo-trtllm").acceptance("deepseek-r1", 3)) and any("MTP assumed k=3" in n for n in p.notes)
-    assert any("read as TEP8" in n for n in p.notes)
+    assert any("ctx1_gen4_tep8_batch8_eplb0_mtp3" in n for n in p.notes)
+    # without the entry, the topology reading gives the same pools (prefill read as DEP4, decode as TEP8)
+    pre, dec, note = parse_topology("prefill 4 GPU TP=4; decode 32 GPU EP=8", moe=True, concurrency=4,
+                                    prefill_dp_attention=True)
+    assert (pre.layout, dec.layout, dec.workers) == (d.prefill.layout, d.decode.layout, 4)
+    assert "read as DEP4" in note and "read as TEP8" in note
     # line 7: H200 FP8 sglang TP8 EP1 at conc 4, TTFT 157.77 ms
     p = pts[7]
     assert p.deployment.decode.layout == Layout(tp=8, ep=1) and p.deployment.prefill is None

@@ -6,8 +6,9 @@ serving, engine limits (max running requests, tokens per step, CUDA-graph batch 
 budget, memory fraction, scheduler poll interval), MTP draft length by load and the assumed
 acceptance, two-batch overlap and KV format. Every value is quoted from the recipe's ``source``
 or named in its ``assumed`` table with the reason (docs/model.md §8.6). Limits the recipe sizes to
-the benchmark's concurrency (``sized_to_load``) never bind at the measured loads and are not
-modelled as caps.
+the benchmark's concurrency (``sized_to_load``) are not caps of the recipe: each published entry
+(``[[identified]]``) sets its own decode ``max_batch_size``, which does bind (the Dynamo entries run
+concurrencies above their decode slots).
 
 ``overlap`` is applied (a recipe's sweeps run with it, not ``auto``). ``memory_fraction`` and
 ``kv_dtype`` are recorded, not applied: an engine's memory fraction (SGLang
@@ -202,16 +203,22 @@ def _recipe(raw: dict, i: int) -> Recipe:
 @dataclass(frozen=True)
 class IdentifiedConfig:
     """One published recipe entry a measured point is identified with (``[[identified]]`` in
-    data/engines.toml): the point's system, model, framework, precision, ISL/OSL and concurrency
-    select exactly this entry of the benchmark's search space (``source``).
+    data/engines.toml): the point's system, model, framework, precision, ISL/OSL, concurrency (and
+    MTP use, when the point says) select exactly this entry of the benchmark's search space
+    (``source``).
 
     Attributes:
         name: the recipe entry's name (e.g. ``ctx11_gen1_dep16_batch256_eplb256_mtp1``).
         recipe: the engine recipe it belongs to (its budget semantics, MTP acceptance).
+        concurrency: the concurrencies the benchmark ran this entry at (its ``conc-list``).
         prefill, decode: pools (workers x layout); ``prefill`` None for aggregated serving.
         mtp_draft: draft length the entry runs (0: none); acceptance from the recipe.
         token_budget: prefill tokens per step as the entry sets them (per rank with a per-rank
             recipe), or None for the recipe's own.
+        decode_max_batch: the decode workers' ``max_batch_size`` (TRT-LLM: per attention-DP rank;
+            per worker under attention TP), or None when not read. It caps the decode batch: a
+            concurrency above workers x ranks x max_batch queues for admission (the entry
+            ``ctx1_gen4_tep8_batch8`` serves concurrency 48 with 32 decode slots).
     """
 
     name: str
@@ -222,12 +229,13 @@ class IdentifiedConfig:
     precision: str
     isl: int
     osl: int
-    concurrency: int
+    concurrency: tuple[int, ...]
     prefill: Pool | None
     decode: Pool
     mtp_draft: int
     token_budget: int | None
     source: str
+    decode_max_batch: int | None = None
 
     def deployment(self) -> Deployment:
         """The entry as a Deployment: its pools, MTP (recipe acceptance) and the recipe's budgets."""
@@ -239,16 +247,25 @@ class IdentifiedConfig:
             kw["token_budget"] = self.token_budget
         mtp = rec.mtp_for(self.mtp_draft) if self.mtp_draft else None
         return Deployment(get_precision(self.precision), self.decode, prefill=self.prefill, mtp=mtp,
-                          recipe=f"identified: {self.name} ({rec.label})", **kw)
+                          max_running=self.decode_max_batch, recipe=f"identified: {self.name} ({rec.label})", **kw)
 
 
-def _pool(raw: dict | None, where: str) -> Pool | None:
+def _pool(raw: dict | None, where: str, allowed=("tp", "dp", "ep", "eplb", "workers")) -> Pool | None:
     if raw is None:
         return None
     lay = {k: raw[k] for k in ("tp", "dp", "ep", "eplb") if k in raw}
-    if set(raw) - {"tp", "dp", "ep", "eplb", "workers"}:
-        raise SpecError(where, f"unknown keys {sorted(set(raw) - set(lay) - {'workers'})}", "use tp, dp, ep, eplb, workers")
+    if set(raw) - set(allowed):
+        raise SpecError(where, f"unknown keys {sorted(set(raw) - set(allowed))}", f"use {', '.join(allowed)}")
     return Pool(Layout(**lay), int(raw.get("workers", 1)))
+
+
+def _concurrencies(raw, where: str) -> tuple[int, ...]:
+    """An entry's ``concurrency``: one integer or a list of them (the benchmark's ``conc-list``)."""
+    vals = raw if isinstance(raw, list) else [raw]
+    if not vals or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in vals):
+        raise SpecError(f"{where}.concurrency", f"{raw!r} is not a positive integer or a list of them",
+                        "write e.g. concurrency = [4, 8, 12]")
+    return tuple(vals)
 
 
 def _identified(raw: dict, i: int, recipes: dict) -> IdentifiedConfig:
@@ -260,10 +277,16 @@ def _identified(raw: dict, i: int, recipes: dict) -> IdentifiedConfig:
         raise SpecError(where, f"missing {missing}", "every identified entry needs " + ", ".join(need))
     if raw["recipe"] not in recipes:
         raise SpecError(f"{where}.recipe", f"unknown recipe {raw['recipe']!r}", f"use one of {', '.join(recipes)}")
+    mb = raw["decode"].get("max_batch")
+    if mb is not None and (isinstance(mb, bool) or not isinstance(mb, int) or mb < 1):
+        raise SpecError(f"{where}.decode.max_batch", f"{mb!r} is not a positive integer",
+                        "give the decode workers' max_batch_size from the recipe file")
     return IdentifiedConfig(raw["name"], raw["recipe"], raw["system"], raw["model"], raw["framework"],
-                            raw["precision"], int(raw["isl"]), int(raw["osl"]), int(raw["concurrency"]),
-                            _pool(raw.get("prefill"), f"{where}.prefill"), _pool(raw["decode"], f"{where}.decode"),
-                            int(raw.get("mtp_draft", 0)), raw.get("token_budget"), raw["source"])
+                            raw["precision"], int(raw["isl"]), int(raw["osl"]),
+                            _concurrencies(raw["concurrency"], where),
+                            _pool(raw.get("prefill"), f"{where}.prefill"),
+                            _pool(raw["decode"], f"{where}.decode", ("tp", "dp", "ep", "eplb", "workers", "max_batch")),
+                            int(raw.get("mtp_draft", 0)), raw.get("token_budget"), raw["source"], mb)
 
 
 @lru_cache(maxsize=1)
@@ -281,21 +304,23 @@ def _data() -> tuple[dict[str, Recipe], MappingProxyType, tuple[IdentifiedConfig
 
 
 def identified_config(system: str, model: str, framework: str, precision: str, isl: int, osl: int,
-                      concurrency: float | None) -> IdentifiedConfig | None:
+                      concurrency: float | None, mtp: bool | None = None) -> IdentifiedConfig | None:
     """The published recipe entry a measured point is identified with, or None.
 
     A point matches an ``[[identified]]`` entry when every key (system, model, framework,
-    precision, ISL, OSL and concurrency) is equal: a concurrency that appears in exactly one
-    entry of the benchmark's search space identifies the deployment (docs/model.md §8.6).
+    precision, ISL, OSL) is equal and its concurrency is in the entry's list; ``mtp`` (the point
+    says it ran with MTP: True, without: False, unknown: None) keeps the entries that agree. The
+    match identifies the deployment only when exactly one entry remains: a concurrency that
+    appears in exactly one entry of the benchmark's search space (docs/model.md §8.6); two
+    entries (e.g. an MTP and a non-MTP one at the same concurrency, the point silent on MTP) give
+    None.
     """
     if concurrency is None:
         return None
-    for c in _data()[2]:
-        if (c.system, c.model, c.framework, c.precision, c.isl, c.osl) == (system, model, framework, precision,
-                                                                            isl, osl) \
-                and c.concurrency == round(concurrency):
-            return c
-    return None
+    key = (system, model, framework, precision, isl, osl)
+    hits = [c for c in _data()[2] if (c.system, c.model, c.framework, c.precision, c.isl, c.osl) == key
+            and round(concurrency) in c.concurrency and (mtp is None or (c.mtp_draft > 0) == mtp)]
+    return hits[0] if len(hits) == 1 else None
 
 
 def recipes() -> dict[str, Recipe]:

@@ -14,15 +14,18 @@ Each measured point is mapped to a prediction, labelled by how:
   derived interactivity) or one with no interactivity; the best throughput per chip over the
   enumerated aggregated layouts at that concurrency.
 - ``frontier_peak``: a max-throughput point with neither; the predicted frontier's peak.
-A row without a topology whose system, model, framework, precision, lengths and concurrency
+A row whose system, model, framework, precision, lengths, concurrency (and MTP use, when stated)
 identify one published recipe entry (``[[identified]]`` in data/engines.toml, with its source) is
-``matched`` with that entry's deployment, MTP and prefill budget. Dynamo + TRT-LLM disaggregated
+``matched`` with that entry's deployment, MTP, prefill budget and decode ``max_batch`` (the slots
+beyond which users queue) — a stated topology must agree on the GPU count, else it is read instead. Dynamo + TRT-LLM disaggregated
 rows carry the recipe's prefill budget per attention-DP rank (:func:`recipe_budget`).
 Rows that cannot be mapped are skipped with the reason. MTP rows use an assumed draft length
 and acceptance (:data:`VALIDATION_MTP`; Dynamo + TRT-LLM rows the draft length their recipes use
 at that load, :func:`recipe_mtp`; labelled on every such row), since the sources do not report
 acceptance. Both come from the engine recipe data (data/engines.toml, ``dynamo-trt-dsr1-fp4``). Errors: signed % error = predicted/measured − 1; per group n, median and p90
-absolute % error and the median signed error (bias).
+absolute % error and the median signed error (bias). A row whose TTFT is the runs' median
+(``ttft_stat``) is compared with the predicted median (p50, which the idle start's first wave skews
+far less than the mean), the others with the predicted mean.
 """
 
 from __future__ import annotations
@@ -91,6 +94,8 @@ class MeasuredPoint:
     disagg: bool = False
     #: speculative decoding as the source states it: ``mtp``, ``none`` or ``unspecified`` ("" = not stated)
     spec: str = ""
+    #: the measured TTFT is the runs' median (InferenceX ``ttft_stat``), compared with the predicted p50
+    ttft_median: bool = False
 
     @property
     def uses_mtp(self) -> bool | None:
@@ -279,7 +284,15 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
         conc = _num(r["conc"])
         dep = None
         mapping = ""
-        if topo:
+        ident = identified_config(system, model, r.get("framework", "").strip(), prec, isl, osl, conc,
+                                  {"mtp": True, "none": False}.get(spec))
+        if topo and ident is not None:  # the entry must agree with the stated topology's GPU count
+            pre, dec, _ = parse_topology(topo, moe=True, concurrency=conc)
+            given = sum(p.chips for p in (pre, dec) if p is not None)
+            if dec is None or given != ident.deployment().chips:
+                notes.append(f"recipe entry {ident.name} not used: its GPU count differs from the topology's")
+                ident = None
+        if topo and ident is None:
             dynamo_trt = r.get("framework", "").strip() == "dynamo-trt"
             pre, dec, note = parse_topology(topo, moe=True, concurrency=conc,  # both seed models are MoE
                                             prefill_dp_attention=dynamo_trt)
@@ -294,15 +307,14 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
                 if budget:
                     notes.append(f"prefill budget {budget['token_budget']} tokens per attention-DP rank "
                                  "(recipe max_num_tokens)")
-        if dep is None:  # no topology: a published recipe entry the concurrency identifies
-            ident = identified_config(system, model, r.get("framework", "").strip(), prec, isl, osl, conc)
-            if ident is not None:
-                dep = ident.deployment()
-                mtp = dep.mtp
-                mapping = "matched"
-                notes = [n for n in notes if not n.startswith("MTP use unspecified")]
-                notes.append(f"deployment identified by its concurrency: {ident.name} ({dep.label}; prefill budget "
-                             f"{dep.token_budget} per rank); source: {ident.source}")
+        if ident is not None:  # a published recipe entry the concurrency identifies
+            dep = ident.deployment()
+            mtp = dep.mtp
+            mapping = "matched"
+            notes = [n for n in notes if not n.startswith("MTP use unspecified")]
+            notes.append(f"deployment identified by its concurrency: {ident.name} ({dep.label}; prefill budget "
+                         f"{dep.token_budget} per rank; decode max_batch {ident.decode_max_batch}); "
+                         f"source: {ident.source}")
         if mtp:
             notes.append(f"MTP assumed k={mtp.draft_tokens}, acceptance {mtp.acceptance}")
         if dep is None:
@@ -319,7 +331,8 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
         points.append(MeasuredPoint("inferencex", rid, system, model, prec, r.get("framework", ""), isl, osl, conc,
                                     dep, meas, mapping, False, notes, (r.get("disagg") or "").strip() == "1",
                                     "mtp" if spec == "mtp" else "none" if spec == "none"
-                                    else "unspecified" if spec.startswith("unspecified") else ""))
+                                    else "unspecified" if spec.startswith("unspecified") else "",
+                                    (r.get("ttft_stat") or "").strip().startswith("median")))
     return points, skipped
 
 
@@ -452,7 +465,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
         stack_by_id[pt.id] = st
         dep = with_stack_mtp(pt.deployment, st, pt.model)
         key = (pt.system, pt.model, pt.isl, pt.osl, pt.fixed_lengths, pt.mapping,
-               dep.label if dep else pt.precision, id(st), dep.mtp if dep else None)
+               repr(dep.as_dict()) if dep else pt.precision, id(st))  # every limit, not the label alone
         groups.setdefault(key, []).append(pt)
     frontiers: dict[tuple, object] = {}
     for n, (key, pts) in enumerate(groups.items()):
@@ -468,8 +481,9 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
             if pt0.mapping == "matched":
                 res = serve_at_concurrency(model, system, dep0, wl, [p.concurrency for p in pts])
                 preds = [{"throughput_per_chip": res.throughput_per_chip[i], "interactivity": res.interactivity[i],
-                          "ttft_s": res.ttft_s[i], "tpot_s": res.tpot_s[i], "feasible": bool(res.feasible[i]),
-                          "reason": str(res.reason[i])} for i in range(len(pts))]
+                          "ttft_s": (res.ttft_p50_s if p.ttft_median else res.ttft_s)[i], "tpot_s": res.tpot_s[i],
+                          "feasible": bool(res.feasible[i]),
+                          "reason": str(res.reason[i])} for i, p in enumerate(pts)]
             elif pt0.mapping == "best@concurrency":
                 from jalapeno.analysis.sweep import sweep
 

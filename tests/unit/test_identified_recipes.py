@@ -1,0 +1,115 @@
+"""Measured disaggregated rows read as the recipe entries they ran (data/engines.toml [[identified]]).
+
+Expected values by hand from InferenceX's .github/configs/nvidia-master.yaml (@298d8f94c,
+2026-05-22) and the recipe files it names (@792d8aa4b858): the GB200 FP4 1k1k MTP entry
+``ctx1_gen4_tep8_batch8_eplb0_mtp3`` runs concurrencies 4, 8, 12, 24, 48 on 4 TEP8 decode workers
+with ``max_batch_size: 8`` each, i.e. 32 decode slots; its non-MTP sibling
+``ctx1_gen4_tep8_batch32_eplb0_mtp0`` runs 12, 24, 48, 96, 192.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from jalapeno.deploy.engines import _identified, identified_config, recipes
+from jalapeno.deploy.layout import Layout
+from jalapeno.errors import SpecError
+from jalapeno.fit.table_lookup import load_any_pricer
+from jalapeno.fit.validate import load_inferencex, predict_points
+from jalapeno.serve.point import serve_at_concurrency
+from jalapeno.specs.catalog import load_model
+from jalapeno.specs.stacks import get_stack
+from jalapeno.specs.workload import Workload
+
+HEADER = ("hardware,model,precision,framework,spec,disagg,isl,osl,conc,topology,num_gpus,tput_per_gpu,"
+          "output_tput_per_gpu,tok_s_user,tpot_ms,tpot_stat,ttft_ms,ttft_stat,e2el_s,cost_per_mtok_usd,date,"
+          "point_type,check_ratio,notes,source")
+#: InferenceX-app blog gb200-nvl72-vs-b200-disagg-deepseek-r1-fp4-dynamo-trt.mdx @0e0425cb (public measured rows)
+GB200_48 = ("GB200 NVL72,DeepSeek-R1-0528,FP4,dynamo-trt,mtp,1,1024,1024,48,prefill 4 GPU TP=4; decode 32 GPU EP=8,"
+            "36,363.3,,207.3,4.82,median (dashboard),,,,1.69,2026-05-22,frontier,0.657,,blog")
+B200_6 = ("B200,DeepSeek-R1-0528,FP4,dynamo-trt,mtp,1,1024,1024,6,prefill 4 GPU TP=4; decode 40 GPU EP=8,44,49.3,,"
+          "309.17,3.23,median (dashboard),,,,10.99,2026-05-22,frontier,0.585,,blog")
+B200_10 = ("B200,DeepSeek-R1-0528,FP4,dynamo-trt,mtp,1,1024,1024,10,prefill 4 GPU TP=4; decode 40 GPU EP=8,44,118.7,,"
+           "277.39,3.61,median (dashboard),,,,4.56,2026-05-22,frontier,0.941,,blog")
+
+
+def _points(tmp_path, *rows):
+    path = tmp_path / "pts.csv"
+    path.write_text("\n".join((HEADER, *rows)) + "\n")
+    pts, skipped = load_inferencex(path)
+    assert skipped == []
+    return pts
+
+
+def test_a_concurrency_list_identifies_one_entry_and_mtp_use_disambiguates():
+    e = identified_config("gb200-nvl72", "deepseek-r1", "dynamo-trt", "fp4", 1024, 1024, 48, mtp=True)
+    assert e.name == "ctx1_gen4_tep8_batch8_eplb0_mtp3" and e.concurrency == (4, 8, 12, 24, 48)
+    assert (e.decode.workers, e.decode.layout, e.decode_max_batch, e.mtp_draft) == (4, Layout(tp=8, ep=8), 8, 3)
+    assert identified_config("gb200-nvl72", "deepseek-r1", "dynamo-trt", "fp4", 1024, 1024, 48,
+                             mtp=False).name == "ctx1_gen4_tep8_batch32_eplb0_mtp0"
+    # a point silent on MTP at a concurrency both entries ran is not identified
+    assert identified_config("gb200-nvl72", "deepseek-r1", "dynamo-trt", "fp4", 1024, 1024, 48) is None
+    # 4 runs only in the MTP entry: identified whatever the point says about MTP
+    assert identified_config("gb200-nvl72", "deepseek-r1", "dynamo-trt", "fp4", 1024, 1024, 4).mtp_draft == 3
+    # three entries ran 4301 at 1k1k (one MTP, two not): only the MTP one is unique
+    assert identified_config("gb200-nvl72", "deepseek-r1", "dynamo-trt", "fp4", 1024, 1024, 4301) is None
+    e = identified_config("gb200-nvl72", "deepseek-r1", "dynamo-trt", "fp4", 1024, 1024, 4301, mtp=True)
+    assert (e.prefill.workers, e.decode.layout, e.decode_max_batch) == (2, Layout(tp=1, dp=16, ep=16, eplb=0), 256)
+
+
+def test_the_entry_deployment_caps_the_decode_batch_at_its_slots():
+    """48 users on 4 workers x 8 slots: 32 decode, 16 queue; below 32 users the cap is not reached."""
+    dep = identified_config("gb200-nvl72", "deepseek-r1", "dynamo-trt", "fp4", 1024, 1024, 48, mtp=True).deployment()
+    assert dep.max_running == 8 and dep.budget_per == "rank" and dep.token_budget == 16384
+    pricer = load_any_pricer("gb200-nvl72", "calibrated", pricer="roofline", stack=get_stack("dynamo-trtllm"))
+    wl = Workload("1k1k", 1024, 1024, 0.8)
+    r = serve_at_concurrency(load_model("deepseek-r1"), pricer, dep, wl, [24.0, 48.0], idle_start=False)
+    # decode_batch is per decode worker: 8 on each of the 4 (32 in all); 24 users fit below it
+    assert r.decode_batch[1] == pytest.approx(8.0) and r.decode_batch[0] < 8.0
+    assert str(r.limit[1]).startswith("max_running") and str(r.limit[0]) == ""
+    # Little's law: all 48 users are in the loop, 32 of them decoding (E2E - TTFT), the rest waiting
+    lam = r.request_rate_per_s[1]
+    assert lam * r.e2e_s[1] == pytest.approx(48.0, rel=1e-3)
+    assert lam * (r.e2e_s[1] - r.ttft_s[1]) == pytest.approx(32.0, rel=1e-3) and r.queue_s[1] > 0
+
+
+def test_a_measured_row_is_read_as_its_entry_when_the_gpu_counts_agree(tmp_path):
+    p = _points(tmp_path, GB200_48)[0]
+    d = p.deployment
+    assert p.mapping == "matched" and d.max_running == 8 and d.chips == 36
+    assert any("ctx1_gen4_tep8_batch8_eplb0_mtp3" in n and "decode max_batch 8" in n for n in p.notes)
+    # a topology whose GPU count disagrees with the entry keeps the topology's reading
+    p = _points(tmp_path, GB200_48.replace("decode 32 GPU EP=8", "decode 40 GPU EP=8"))[0]
+    assert p.deployment.max_running is None and p.deployment.decode.workers == 5
+    assert any("not used: its GPU count differs" in n for n in p.notes)
+
+
+def test_points_with_one_label_but_different_limits_are_predicted_apart(tmp_path):
+    """B200 conc 6 ran ctx1_gen5_tep8_batch1 (5 slots), conc 10 ctx1_gen5_tep8_batch32: same pools and
+    MTP, so the same label; each must be served with its own max_batch."""
+    pts = _points(tmp_path, B200_6, B200_10)
+    assert pts[0].deployment.label == pts[1].deployment.label
+    assert (pts[0].deployment.max_running, pts[1].deployment.max_running) == (1, 32)
+    rows = predict_points(pts)
+    got = rows[(rows.id == pts[0].id) & (rows.metric == "throughput_per_chip")].predicted.iloc[0]
+    from jalapeno.fit.validate import with_stack_mtp
+
+    st = get_stack("dynamo-trtllm")
+    own = serve_at_concurrency(load_model("deepseek-r1"),
+                               load_any_pricer("b200", "calibrated", pricer="roofline", stack=st),
+                               with_stack_mtp(pts[0].deployment, st, "deepseek-r1"),
+                               Workload("1024/1024", 1024, 1024, 0.8), [6.0])
+    assert got == pytest.approx(float(own.throughput_per_chip[0]), rel=1e-9)
+    assert own.decode_batch[0] == pytest.approx(1.0)  # per worker: max_batch 1 on each of the 5
+
+
+def test_bad_identified_entries_are_refused_with_the_field():
+    rec = next(iter(recipes()))
+    base = {"name": "x", "recipe": rec, "system": "b200", "model": "deepseek-r1", "framework": "dynamo-trt",
+            "precision": "fp4", "isl": 1024, "osl": 1024, "decode": {"tp": 8, "ep": 8}, "source": "s"}
+    with pytest.raises(SpecError, match="concurrency.*positive integer or a list"):
+        _identified({**base, "concurrency": [4, 0]}, 0, recipes())
+    with pytest.raises(SpecError, match="max_batch.*positive integer"):
+        _identified({**base, "concurrency": [4], "decode": {"tp": 8, "ep": 8, "max_batch": 0}}, 0, recipes())
+    with pytest.raises(SpecError, match="unknown keys"):
+        _identified({**base, "concurrency": 4, "prefill": {"tp": 4, "max_batch": 2}}, 0, recipes())
