@@ -113,3 +113,28 @@ def test_bad_identified_entries_are_refused_with_the_field():
         _identified({**base, "concurrency": [4], "decode": {"tp": 8, "ep": 8, "max_batch": 0}}, 0, recipes())
     with pytest.raises(SpecError, match="unknown keys"):
         _identified({**base, "concurrency": 4, "prefill": {"tp": 4, "max_batch": 2}}, 0, recipes())
+
+
+#: InferenceX-app blog best-gpu-for-dsr1-inference.mdx @2d1d3d65 (public measured row: H100 FP8 Dynamo-TRT 1k1k)
+H100_4916 = ("H100,DeepSeek-R1-0528,FP8,dynamo-trt,unspecified (may be MTP),1,1024,1024,4916,,,1375.9,,8.37,119.5,"
+             "median,20175.8,median,,,2026-02-08,max_throughput_per_gpu,,,blog")
+
+
+def test_h100_best_row_is_its_entry_and_its_slots_make_the_wait(tmp_path):
+    """nvidia-master.yaml @2767db504, dsr1-fp8-h100-dynamo-trt: 4916 ran only in
+    ctx2_gen1_dep16_batch256_eplb0_mtp0 (2 DEP16 prefill workers + 1 DEP16 decode worker, 256 slots
+    per rank): 48 GPUs, 16 x 256 = 4096 decoding, the other 820 users wait (TTFT 20 s measured)."""
+    p = _points(tmp_path, H100_4916)[0]
+    d = p.deployment
+    assert p.mapping == "matched" and d.chips == 48 and d.mtp is None and d.precision.name == "fp8"
+    assert (d.prefill.workers, d.prefill.layout) == (2, Layout(tp=1, dp=16, ep=16))
+    assert d.decode.layout == Layout(tp=1, dp=16, ep=16) and d.max_running == 256 and d.budget_per == "rank"
+    pricer = load_any_pricer("h100", "calibrated", pricer="roofline", stack=get_stack("dynamo-trtllm"))
+    r = serve_at_concurrency(load_model("deepseek-r1"), pricer, d, Workload("1k1k", 1024, 1024, 0.8), [4916.0],
+                             idle_start=False)
+    lam = r.request_rate_per_s[0]
+    assert r.decode_batch[0] == pytest.approx(4096.0) and str(r.limit[0]).startswith("max_running")
+    assert lam * (r.e2e_s[0] - r.ttft_s[0]) == pytest.approx(4096.0, rel=1e-3)
+    assert lam * r.e2e_s[0] == pytest.approx(4916.0, rel=1e-3)
+    # the 8k1k row at 154 ran an MTP and a non-MTP entry; silent on MTP, it is not identified
+    assert identified_config("h100", "deepseek-r1", "dynamo-trt", "fp8", 8192, 1024, 154) is None
