@@ -138,3 +138,27 @@ def test_h100_best_row_is_its_entry_and_its_slots_make_the_wait(tmp_path):
     assert lam * r.e2e_s[0] == pytest.approx(4916.0, rel=1e-3)
     # the 8k1k row at 154 ran an MTP and a non-MTP entry; silent on MTP, it is not identified
     assert identified_config("h100", "deepseek-r1", "dynamo-trt", "fp8", 8192, 1024, 154) is None
+
+
+#: InferenceX-app blog best-gpu-for-gptoss120b-inference.mdx @2d1d3d65 (public measured row)
+GPTOSS_2048 = ("GB200 NVL72,gpt-oss-120b,FP4 (MXFP4),dynamo-trt,none,1,1024,1024,2048,,,52495.8,,40.65,24.6,median,"
+               "215.6,median,,,2026-01-07,max_throughput_per_gpu,,,blog")
+
+
+def test_a_best_row_that_several_entries_ran_is_the_best_of_them(tmp_path):
+    """nvidia-master.yaml @645b97aa4, gptoss-fp4-gb200-dynamo-trt 1k1k: 2048 ran in two entries (1 TP1
+    prefill worker + 1 or 2 DEP2 decode workers, 1536 slots per rank); the row is InferenceX's highest
+    throughput per GPU at 2048, so its prediction is the higher of the two entries' predictions."""
+    from jalapeno.fit.entries import best_entry
+
+    p = _points(tmp_path, GPTOSS_2048)[0]
+    assert p.mapping == "best_entry@concurrency" and p.deployment is None and p.mode == "disagg"
+    assert sorted(d.chips for d in p.candidates) == [3, 5]
+    assert all(d.max_running == 1536 and d.token_budget == 20000 for d in p.candidates)
+    pricer = load_any_pricer("gb200-nvl72", "calibrated", pricer="roofline", stack=get_stack("dynamo-trtllm"))
+    model, wl = load_model("gpt-oss-120b"), Workload("1024/1024", 1024, 1024, 0.8)
+    each = [float(serve_at_concurrency(model, pricer, d, wl, [2048.0]).throughput_per_chip[0]) for d in p.candidates]
+    got = best_entry(model, pricer, p.candidates, wl, 2048.0)
+    assert got["feasible"] and got["throughput_per_chip"] == pytest.approx(max(each), rel=1e-12)
+    rows = predict_points([p])
+    assert rows.predicted.iloc[0] == pytest.approx(max(each), rel=1e-9) and list(rows.metric) == ["throughput_per_chip"]

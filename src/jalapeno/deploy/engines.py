@@ -315,12 +315,19 @@ def identified_config(system: str, model: str, framework: str, precision: str, i
     entries (e.g. an MTP and a non-MTP one at the same concurrency, the point silent on MTP) give
     None.
     """
-    if concurrency is None:
-        return None
-    key = (system, model, framework, precision, isl, osl)
-    hits = [c for c in _data()[2] if (c.system, c.model, c.framework, c.precision, c.isl, c.osl) == key
-            and round(concurrency) in c.concurrency and (mtp is None or (c.mtp_draft > 0) == mtp)]
+    hits = identified_candidates(system, model, framework, precision, isl, osl, concurrency, mtp)
     return hits[0] if len(hits) == 1 else None
+
+
+def identified_candidates(system: str, model: str, framework: str, precision: str, isl: int, osl: int,
+                          concurrency: float | None, mtp: bool | None = None) -> list[IdentifiedConfig]:
+    """Every ``[[identified]]`` entry that ran this point's system, model, framework, precision,
+    ISL/OSL and concurrency (and agrees with its MTP use when ``mtp`` is given), in file order."""
+    if concurrency is None:
+        return []
+    key = (system, model, framework, precision, isl, osl)
+    return [c for c in _data()[2] if (c.system, c.model, c.framework, c.precision, c.isl, c.osl) == key
+            and round(concurrency) in c.concurrency and (mtp is None or (c.mtp_draft > 0) == mtp)]
 
 
 def recipes() -> dict[str, Recipe]:

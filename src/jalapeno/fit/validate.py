@@ -14,6 +14,8 @@ Each measured point is mapped to a prediction, labelled by how:
   derived interactivity) or one with no interactivity; the best throughput per chip over the
   enumerated aggregated layouts at that concurrency.
 - ``frontier_peak``: a max-throughput point with neither; the predicted frontier's peak.
+- ``best_entry@concurrency``: a best-configuration point whose concurrency several published recipe
+  entries ran; the highest throughput per chip over those entries (fit/entries.py).
 A row whose system, model, framework, precision, lengths, concurrency (and MTP use, when stated)
 identify one published recipe entry (``[[identified]]`` in data/engines.toml, with its source) is
 ``matched`` with that entry's deployment, MTP, prefill budget and decode ``max_batch`` (the slots
@@ -39,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
-from jalapeno.deploy.engines import get_recipe, identified_config
+from jalapeno.deploy.engines import get_recipe, identified_candidates, identified_config
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError, SpecError
 from jalapeno.specs.files import csv_rows, read_user_text
@@ -96,6 +98,8 @@ class MeasuredPoint:
     spec: str = ""
     #: the measured TTFT is the runs' median (InferenceX ``ttft_stat``), compared with the predicted p50
     ttft_median: bool = False
+    #: ``best_entry@concurrency``: the published entries that ran this concurrency (fit/entries.py)
+    candidates: tuple = ()
 
     @property
     def uses_mtp(self) -> bool | None:
@@ -317,7 +321,13 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
                          f"source: {ident.source}")
         if mtp:
             notes.append(f"MTP assumed k={mtp.draft_tokens}, acceptance {mtp.acceptance}")
-        if dep is None:
+        cands = () if dep is not None or r.get("point_type", "") != "max_throughput_per_gpu" else tuple(
+            c.deployment() for c in identified_candidates(system, model, r.get("framework", "").strip(), prec, isl,
+                                                          osl, conc, {"mtp": True, "none": False}.get(spec)))
+        if len(cands) > 1 and meas["throughput_per_chip"]:
+            mapping = "best_entry@concurrency"
+            notes.append(f"best of the {len(cands)} published entries that ran concurrency {conc:g}")
+        elif dep is None:
             best_at_c = r.get("point_type", "") == "max_throughput_per_gpu" or not meas["interactivity"]
             if meas["throughput_per_chip"] and conc and r.get("disagg", "").strip() == "0" and best_at_c:
                 mapping = "best@concurrency"
@@ -332,7 +342,7 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
                                     dep, meas, mapping, False, notes, (r.get("disagg") or "").strip() == "1",
                                     "mtp" if spec == "mtp" else "none" if spec == "none"
                                     else "unspecified" if spec.startswith("unspecified") else "",
-                                    (r.get("ttft_stat") or "").strip().startswith("median")))
+                                    (r.get("ttft_stat") or "").strip().startswith("median"), cands))
     return points, skipped
 
 
@@ -484,6 +494,11 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                           "ttft_s": (res.ttft_p50_s if p.ttft_median else res.ttft_s)[i], "tpot_s": res.tpot_s[i],
                           "feasible": bool(res.feasible[i]),
                           "reason": str(res.reason[i])} for i, p in enumerate(pts)]
+            elif pt0.mapping == "best_entry@concurrency":
+                from jalapeno.fit.entries import best_entry
+
+                preds = [best_entry(model, system, tuple(with_stack_mtp(d, st, p.model) for d in p.candidates), wl,
+                                    p.concurrency) for p in pts]
             elif pt0.mapping == "best@concurrency":
                 from jalapeno.analysis.sweep import sweep
 

@@ -1,0 +1,34 @@
+"""Best of the published recipe entries a measured "best configuration" point could have run.
+
+InferenceX's ``max_throughput_per_gpu`` rows are the highest throughput per GPU the benchmark
+measured at one concurrency, over the entries of its search space that ran it. When several
+``[[identified]]`` entries (data/engines.toml, deploy/engines.identified_candidates) ran the
+point's concurrency, the point is validated ``best_entry@concurrency``: each entry is served at
+that concurrency (serve/point.py, with the point's engine profile) and the highest throughput per
+chip is the prediction — the same maximum the measurement took, over the same deployments, rather
+than the model's own frontier (which searches layouts the benchmark never ran).
+"""
+
+from __future__ import annotations
+
+from jalapeno.cost.pricer import Pricer
+from jalapeno.deploy.deployment import Deployment
+from jalapeno.serve.point import serve_at_concurrency
+from jalapeno.specs.model import ModelSpec
+from jalapeno.specs.workload import Workload
+
+
+def best_entry(model: ModelSpec, pricer: Pricer, deployments: tuple[Deployment, ...], wl: Workload,
+               concurrency: float) -> dict:
+    """The highest predicted throughput per chip over ``deployments`` at ``concurrency``.
+
+    Returns a prediction dict (fit/validate.predict_points): ``throughput_per_chip``, ``feasible``,
+    ``reason`` and ``entry`` (the winning deployment's label); infeasible when no entry is.
+    """
+    best = {"feasible": False, "reason": "no published entry is feasible"}
+    for dep in deployments:
+        r = serve_at_concurrency(model, pricer, dep, wl, [concurrency])
+        tp = float(r.throughput_per_chip[0])
+        if bool(r.feasible[0]) and tp > best.get("throughput_per_chip", 0.0):
+            best = {"throughput_per_chip": tp, "feasible": True, "reason": "", "entry": dep.label}
+    return best
