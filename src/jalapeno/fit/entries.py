@@ -11,8 +11,10 @@ than the model's own frontier (which searches layouts the benchmark never ran).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from jalapeno.cost.pricer import Pricer
-from jalapeno.deploy.deployment import Deployment
+from jalapeno.deploy.deployment import MTP, Deployment
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -32,3 +34,14 @@ def best_entry(model: ModelSpec, pricer: Pricer, deployments: tuple[Deployment, 
         if bool(r.feasible[0]) and tp > best.get("throughput_per_chip", 0.0):
             best = {"throughput_per_chip": tp, "feasible": True, "reason": "", "entry": dep.label}
     return best
+
+
+def with_stack_mtp(dep: Deployment | None, stack, model: str) -> Deployment | None:
+    """``dep`` with its MTP acceptance replaced by the engine profile's (``stack``, specs/stacks.Stack)
+    for ``model``, when it gives one; ``dep`` itself otherwise (also re-exported by fit/validate.py)."""
+    if dep is None or dep.mtp is None:
+        return dep
+    a = stack.acceptance(model, dep.mtp.draft_tokens)
+    if a is None or a == dep.mtp.acceptance:
+        return dep
+    return replace(dep, mtp=MTP(dep.mtp.draft_tokens, a))

@@ -44,6 +44,7 @@ from jalapeno.deploy.deployment import MTP, Deployment, Pool
 from jalapeno.deploy.engines import get_recipe, identified_candidates, identified_config
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError, SpecError
+from jalapeno.fit.entries import best_entry, with_stack_mtp
 from jalapeno.specs.files import csv_rows, read_user_text
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import PRESETS, Workload
@@ -427,18 +428,6 @@ def point_stack(p: MeasuredPoint):
     return stack_for_framework(p.framework, p.system)
 
 
-def with_stack_mtp(dep: Deployment | None, stack, model: str) -> Deployment | None:
-    """``dep`` with its MTP acceptance replaced by the stack's for ``model`` (when it gives one)."""
-    if dep is None or dep.mtp is None:
-        return dep
-    a = stack.acceptance(model, dep.mtp.draft_tokens)
-    if a is None or a == dep.mtp.acceptance:
-        return dep
-    from dataclasses import replace
-
-    return replace(dep, mtp=MTP(dep.mtp.draft_tokens, a))
-
-
 def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = frozenset(),
                    on_progress=None, efficiency: str = "calibrated", overlap: str = "none",
                    stack_of=point_stack, pricer: str = "roofline") -> pd.DataFrame:
@@ -495,8 +484,6 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                           "feasible": bool(res.feasible[i]),
                           "reason": str(res.reason[i])} for i, p in enumerate(pts)]
             elif pt0.mapping == "best_entry@concurrency":
-                from jalapeno.fit.entries import best_entry
-
                 preds = [best_entry(model, system, tuple(with_stack_mtp(d, st, p.model) for d in p.candidates), wl,
                                     p.concurrency) for p in pts]
             elif pt0.mapping == "best@concurrency":
