@@ -78,7 +78,7 @@ def point_utilisation(model, pricer, dep, workload, decode_batch, step_time_s, t
     lay = dep.decode.layout
     sc = step_cost(model, pricer, lay, dep.precision, Batch.make(decode_seqs=b, decode_ctx=isl + osl / 2,
                                                                  prefill_tokens=p),
-                   dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay))
+                   dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
     chip = pricer.system.chip
     module = "routed_experts" if model.moe is not None else "dense_ffn"
     peak = chip.peak_flop_per_s.get(dep.precision.modules[module].compute) or max(chip.peak_flop_per_s.values())

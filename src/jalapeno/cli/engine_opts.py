@@ -31,6 +31,36 @@ def graph_option():
                         help="Largest decode batch per attention rank run as a CUDA graph; above it, eager.")
 
 
+def engine_memory_option():
+    return typer.Option(None, "--engine-memory",
+                        help="Engine memory profile (data/engine_memory.toml), e.g. vllm-0.11: the KV pool is what "
+                             "the engine's start-up profiling leaves (sampler, activations, non-torch memory); "
+                             "--memory-fraction is then its gpu_memory_utilization. Default: none.")
+
+
+def check_positive_limits(max_running: int | None, max_tokens_per_step: int | None) -> None:
+    """Raises SpecError when a given engine limit is not a positive integer."""
+    for opt, v in (("--max-running", max_running), ("--max-tokens-per-step", max_tokens_per_step)):
+        if v is not None and v < 1:
+            raise SpecError(opt, f"must be a positive integer, got {v}", f"give {opt} 1 or more")
+
+
+def memory_breakdown_lines(b: dict) -> list[str]:
+    """Lines showing each term of deploy/memory_fit.engine_memory_breakdown ``b`` (GiB)."""
+    gib = 2.0**30
+    total = "driver-reported" if b["device_total_sourced"] else "catalog usable HBM (no driver figure)"
+    pool = (f"KV pool {b['kv_pool'] / gib:.2f} GiB -> longest request admitted {b['max_model_len']:,} tokens"
+            if b["kv_pool"] > 0 else f"KV pool {b['kv_pool'] / gib:.2f} GiB: the engine does not start")
+    head = (f"engine memory ({b['profile']}) per chip: {b['device_total'] / gib:.2f} GiB {total} x "
+            f"{b['utilization']:.2f} = {b['budget'] / gib:.2f} GiB budget ({b['reserve'] / gib:.2f} GiB outside it: "
+            "CUDA context, CUDA graphs)")
+    terms = (f"  weights {b['weights'] / gib:.2f} GiB; sampler peak {b['sampler'] / gib:.2f} GiB "
+             f"({b['sampler_rows']} rows); forward peak {b['forward'] / gib:.2f} GiB "
+             f"({b['max_num_batched_tokens']} tokens); torch peak {b['torch_peak'] / gib:.2f} GiB; "
+             f"non-torch {b['non_torch'] / gib:.2f} GiB")
+    return [head, terms, f"  {pool}"]
+
+
 def load_recipe(engine: str | None, workload: str | None, model: str | None = None,
                 systems: list[str] | None = None, isl: int | None = None, osl: int | None = None):
     """The recipe named ``engine`` with its overrides for ``workload`` (None when no --engine).

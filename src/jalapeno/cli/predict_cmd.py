@@ -17,12 +17,14 @@ from jalapeno.cli.common import (
 )
 from jalapeno.cli.engine_opts import (
     check_recipe_serving,
+    engine_memory_option,
     engine_option,
     graph_option,
     limit_kwargs,
     load_recipe,
     max_running_option,
     max_tokens_option,
+    memory_breakdown_lines,
     recipe_mtp,
 )
 from jalapeno.cli.serving_cmds import EPLB_HELP, _mtp, _setup, check_pool, parse_pool
@@ -32,6 +34,8 @@ from jalapeno.cli.system_opts import (
     system_pricer,
 )
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
+from jalapeno.deploy.engine_memory import get_engine_memory
+from jalapeno.deploy.memory_fit import engine_memory_breakdown
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import check_fallback_used
 from jalapeno.specs.routing import ROUTING_HELP
@@ -74,6 +78,7 @@ def predict(
     pricer: str = PRICER_OPTION,
     sets: list[str] = SET_OPTION,
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
+    engine_memory: str = engine_memory_option(),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """One operating point: a deployment at a concurrency (an infeasible one is an error)."""
@@ -89,6 +94,7 @@ def predict(
     check_fallback_used(prec, m, [s.chip])
     check_recipe_serving(rec, prefill is not None and decode is not None)
     lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
+    lim["engine_memory"] = get_engine_memory(engine_memory)
     if (concurrency is None) == (rate is None):
         raise SpecError("--concurrency/--rate", "give exactly one of them",
                         "closed loop: --concurrency C; open loop: --rate R (requests/s)")
@@ -110,11 +116,13 @@ def predict(
                          mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank), memory_fraction=memory_fraction,
                          overlap=overlap, **lim)
     else:
-        layout, note = _predict_layout(m, pr, prec, (tp, dp, ep, pp, eplb), memory_fraction)
+        layout, note = _predict_layout(m, pr, prec, (tp, dp, ep, pp, eplb),
+                                       None if lim["engine_memory"] else memory_fraction)
         per_rank = concurrency / layout.dp if concurrency else None
         dep = Deployment(prec, Pool(layout),
                          mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank), memory_fraction=memory_fraction,
                          overlap=overlap, **lim)
+    _check_engine_pool(m, s, dep, memory_fraction)
     point = predict_point(m, pr, dep, wl, concurrency, power, rate=rate)
     if not point.feasible:
         from jalapeno.errors import InfeasibleDeployment
@@ -127,13 +135,43 @@ def predict(
         import sys
 
         print(note, file=sys.stderr)
+    layouts = dict.fromkeys(p.layout for p in (dep.prefill, dep.decode) if p is not None)
+    memory = [engine_memory_breakdown(m, s, lay, prec, dep.memory_profile, memory_fraction, dep.mtp)
+              for lay in layouts] if dep.memory_profile is not None else []
     if json_out:
-        print_json(point.as_dict())
+        print_json({**point.as_dict(), **({"engine_memory": memory} if memory else {})})
         return
     load = f"concurrency {concurrency:g}" if rate is None else f"{rate:g} requests/s (open loop)"
     engine = f" · engine {rec.name}" if rec is not None else ""
     console.print(point_table(point, f"{m.name} on {s.name} · {wl.name} · {dep.label}{engine}{stack_label(stack)} · {load}",
                               open_loop=rate is not None))
+    for b in memory:
+        for line in memory_breakdown_lines(b):
+            console.print(line)
+
+
+def _check_engine_pool(m, s, dep, memory_fraction) -> None:
+    """With an engine memory profile, refuse a deployment whose KV pool the engine cannot size.
+
+    Raises:
+        InfeasibleDeployment: weights + profiled terms exceed the engine's budget on some pool.
+    """
+    from jalapeno.errors import InfeasibleDeployment
+
+    if dep.memory_profile is None:
+        return
+    for p in (dep.prefill, dep.decode):
+        if p is None:
+            continue
+        b = engine_memory_breakdown(m, s, p.layout, dep.precision, dep.memory_profile, memory_fraction, dep.mtp)
+        if b["kv_pool"] <= 0:
+            gib = 2.0**30
+            raise InfeasibleDeployment(
+                "--engine-memory", f"{p.layout.label}: the engine has no KV cache ({b['kv_pool'] / gib:.2f} GiB): "
+                f"budget {b['budget'] / gib:.2f} GiB - weights {b['weights'] / gib:.2f} - sampler/forward peak "
+                f"{b['torch_peak'] / gib:.2f} - non-torch {b['non_torch'] / gib:.2f}",
+                "raise --memory-fraction, lower --max-running or --max-tokens-per-step (they size the "
+                "profiling run), or shard wider")
 
 
 def _predict_layout(m, pr, prec, given: tuple, memory_fraction):

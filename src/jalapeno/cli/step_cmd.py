@@ -8,6 +8,7 @@ from rich.text import Text
 
 from jalapeno.specs.formats import check_fallback_used
 
+from jalapeno.cli.engine_opts import check_positive_limits, engine_memory_option, memory_breakdown_lines
 from jalapeno.cli.chip_opts import chip_model_option, placement_option, print_slices, print_tiles
 from jalapeno.cli.common import (
     attention_dtype_option,
@@ -24,7 +25,9 @@ from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION, check_pricer_chi
 from jalapeno.cost.overlap import MIN_SPLIT_SEQS, can_split
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP, check_memory_fraction
+from jalapeno.deploy.engine_memory import get_engine_memory
 from jalapeno.deploy.layout import Layout, for_model
+from jalapeno.deploy.memory_fit import engine_memory_breakdown
 from jalapeno.errors import SpecError
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.routing import ROUTING_HELP
@@ -53,6 +56,10 @@ def step(
     stack: str = stack_option(),
     pricer: str = PRICER_OPTION,
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
+    engine_memory: str = engine_memory_option(),
+    max_running: int = typer.Option(None, "--max-running", help="With --engine-memory: max_num_seqs of its profiling run."),
+    max_tokens_per_step: int = typer.Option(None, "--max-tokens-per-step",
+                                            help="With --engine-memory: max_num_batched_tokens of its profiling run."),
     overlap: str = typer.Option("none", "--overlap",
                                 help="none or tbo (two-batch overlap of the MoE all-to-all; needs --dp > 1 and --ep > 1)."),
     sets: list[str] = SET_OPTION,
@@ -86,10 +93,17 @@ def step(
                         "add --prefill-tokens N, or drop --prefix")
     for opt, length in (("--context", context), ("--prefix/--prefill-tokens", prefix + prefill_tokens)):
         m.check_context(length, opt)
+    profile = get_engine_memory(engine_memory)
+    if profile is None and (max_running is not None or max_tokens_per_step is not None):
+        raise SpecError("--max-running/--max-tokens-per-step", "size an engine's profiling run, and no "
+                        "--engine-memory was given", "add --engine-memory NAME, or drop them")
+    if profile is not None:
+        check_positive_limits(max_running, max_tokens_per_step)
+        profile = profile.with_limits(max_running, max_tokens_per_step)
     sc = step_cost(m, pr, for_model(Layout(tp=tp, dp=dp, ep=ep, pp=pp, cp=cp, eplb=eplb), m), prec,
                    Batch.make(decode_seqs=batch, decode_ctx=context, prefill_tokens=prefill_tokens,
                               prefill_ctx=prefix),
-                   memory_fraction=check_memory_fraction(memory_fraction), overlap=overlap)
+                   memory_fraction=check_memory_fraction(memory_fraction), overlap=overlap, engine_memory=profile)
     out = sc.summary(0)
     if not out["feasible"]:
         from jalapeno.errors import InfeasibleDeployment
@@ -103,8 +117,9 @@ def step(
 
         check_tile_chip(s.chip, "--tiles")
         tile_table = tile_rows(sc.ops, s.chip, pr.efficiency, 0)
+    breakdown = None if profile is None else engine_memory_breakdown(m, s, sc.layout, prec, profile, memory_fraction)
     if json_out:
-        print_json({**out, "efficiency_source": pr.efficiency.source, "ops": sc.op_rows(0),
+        print_json({**out, **({"engine_memory": breakdown} if breakdown else {}), "efficiency_source": pr.efficiency.source, "ops": sc.op_rows(0),
                     "collectives": sc.collective_rows(0), **({"slices": sliced} if sliced else {}),
                     **({"tiles": tile_table} if tiles else {})})
         return
@@ -149,3 +164,5 @@ def step(
                   f"{mem['reserve_bytes'] / gib:.1f} GiB of {mem['usable_bytes'] / gib:.1f} GiB usable"
                   + ("" if out["feasible"] else f" — does not fit: {out['reason']}"),
                   style=None if out["feasible"] else "red")
+    for line in memory_breakdown_lines(breakdown) if breakdown else ():
+        console.print(line)

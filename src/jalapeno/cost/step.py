@@ -282,7 +282,8 @@ def rank_bounds(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
-              mtp: MTP | None = None, memory_fraction: float | None = None, overlap: str = "none") -> StepCost:
+              mtp: MTP | None = None, memory_fraction: float | None = None, overlap: str = "none",
+              engine_memory=None) -> StepCost:
     """Cost of one forward step for every point of ``batch`` on one chip, priced by ``pricer``.
 
     Args:
@@ -294,6 +295,8 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
             resident in memory. None: plain decoding.
         memory_fraction: the engine's share of usable HBM for the memory fit (Deployment.
             memory_fraction; None: the efficiency set's 1 − memory_reserve_fraction).
+        engine_memory: an engine memory profile for the memory fit (Deployment.memory_profile;
+            deploy/engine_memory.py); None: the step's own activations (kernel-level questions).
         overlap: ``none`` (serial step) or ``tbo`` (two-batch overlap of the MoE all-to-all;
             cost/overlap.py), which needs attention DP with EP > 1.
 
@@ -385,7 +388,7 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
                         / np.maximum(batch.decode_seqs + batch.prefill_seqs, 1e-9), 0.0)
     sampled = batch.decode_seqs * qlen + np.where(batch.prefill_tokens > 0, batch.prefill_seqs, 0.0)
     mem = memory_fit(model, system, layout, precision, batch.decode_seqs + batch.prefill_seqs,
-                     ctx_mean, batch.tokens(qlen), eff, sampled, mtp, memory_fraction)
+                     ctx_mean, batch.tokens(qlen), eff, sampled, mtp, memory_fraction, engine_memory)
     bound = np.where(mem.fits, bound, "hbm_capacity")
     bound_level = _link_level(bound, ct, cw, scope_arr, levels, n)
     return StepCost(model.name, system.name, layout, precision.name, ops, times, colls, ct, cts.algorithm,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from jalapeno.deploy.engine_memory import EngineMemory
 from jalapeno.deploy.layout import Layout, for_model
 from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.errors import SpecError
@@ -230,6 +231,10 @@ class Deployment:
             each of its attention-DP ranks (TensorRT-LLM). With ``rank``, an instance of DP d
             carries d times each limit per step (:meth:`prefill_budget`, :meth:`step_token_cap`,
             :meth:`running_limit`).
+        engine_memory: an engine memory profile (deploy/engine_memory.py): the KV pool is what the
+            engine's start-up profiling leaves (``memory_fraction`` is then its share of the
+            driver-reported memory); the deployment's ``max_running`` / ``max_tokens_per_step``
+            size the profiling run (:attr:`memory_profile`). None: the engine-free memory fit.
 
     Raises:
         SpecError: memory_fraction outside (0, 1]; a limit that is not a positive integer; cp > 1
@@ -249,6 +254,7 @@ class Deployment:
     recipe: str | None = None
     overlap: str = "none"
     budget_per: str = "instance"
+    engine_memory: EngineMemory | None = None
 
     def __post_init__(self) -> None:
         """Check the engine memory fraction, limits and overlap mode, and that context parallelism is
@@ -282,6 +288,13 @@ class Deployment:
         pools = [p for p in (self.prefill, self.decode) if p is not None]
         if self.overlap == "tbo" and not any(has_ep_all_to_all(model, p.layout) for p in pools):
             check_overlap_layout("tbo", model, self.decode.layout)
+
+    @property
+    def memory_profile(self) -> EngineMemory | None:
+        """``engine_memory`` sized by this deployment's ``max_running`` and ``max_tokens_per_step``."""
+        if self.engine_memory is None:
+            return None
+        return self.engine_memory.with_limits(self.max_running, self.max_tokens_per_step)
 
     @property
     def running_cap(self) -> int:
@@ -369,6 +382,8 @@ class Deployment:
             d["budget_per"] = self.budget_per
         if self.recipe is not None:
             d["recipe"] = self.recipe
+        if self.engine_memory is not None:
+            d["engine_memory"] = self.engine_memory.name
         if self.prefill is None:
             d["layout"] = self.decode.layout.as_dict()
         else:

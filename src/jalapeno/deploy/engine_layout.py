@@ -23,7 +23,7 @@ layout_details/hopper_value.py`` and ``hopper_scale.py``):
 
 Measured check (vLLM v0.14.1, one H100, Triton backend, vLLM issue #33155): "Model loading took
 64.38 GiB"; :func:`expert_bytes` + the BF16 rest gives 64.17 GiB (docs/model.md §7). The Marlin
-path (h → 256, I → 128) gives 65.90 GiB against 65.97 GiB measured (vLLM issue #23278).
+path (``hopper_marlin``: h → 256, I → 128, vLLM before 0.11.1 on Hopper) gives 65.90 GiB against 65.97 GiB measured (vLLM issue #23278).
 """
 
 from __future__ import annotations
@@ -69,6 +69,10 @@ LAYOUTS: dict[str, ExpertLayout] = {
                                   source=f"{_VLLM} (Triton backend: I round_up 64, biases fp32); triton_kernels "
                                          "hopper_value.py _padded_shape (K/2 to 64 B, N to 256) and "
                                          "hopper_scale.py SWIZZLE_ALIGN_M = 2*num_warps*2*8 = 256"),
+    "hopper_marlin": ExpertLayout("hopper_marlin", hidden_align=256, inter_align=128,
+                                  source=f"{_VLLM} (Marlin backend, vLLM < 0.11.1 on Hopper: h round_up 256, I "
+                                         "round_up 128, biases bf16); 65.90 GiB modelled vs 65.97 GiB measured "
+                                         "(vLLM issue #23278)"),
     "blackwell_trtllm": ExpertLayout("blackwell_trtllm", hidden_align=256, inter_align=256, bias_bytes=4.0,
                                      source=f"{_VLLM} (SM100 FlashInfer TRT-LLM: I and h round_up 256; "
                                             "biases fp32)"),
@@ -84,14 +88,17 @@ _FAMILIES = (("H100", "hopper_triton"), ("H200", "hopper_triton"), ("GH200", "ho
              ("GB300", "blackwell_trtllm"), ("MI300", "cdna3"), ("MI325", "cdna3"), ("MI355", "cdna4"))
 
 
-def expert_layout(system: System | None, fmt: NumberFormat) -> ExpertLayout:
+def expert_layout(system: System | None, fmt: NumberFormat, override: str | None = None) -> ExpertLayout:
     """The layout routed experts stored in ``fmt`` take on ``system``'s chip.
 
     Padding rules are sourced for MXFP4 only; every other format (and ``system`` None, or a chip
-    not in the table) keeps the checkpoint layout.
+    not in the table) keeps the checkpoint layout. ``override`` names the layout an engine
+    version uses instead of the chip's default (deploy/engine_memory.py ``moe_layout``).
     """
     if system is None or fmt.name != "mxfp4":
         return LAYOUTS["checkpoint"]
+    if override is not None:
+        return LAYOUTS[override]
     name = system.chip.name.upper()
     for prefix, layout in _FAMILIES:
         if name.startswith(prefix):

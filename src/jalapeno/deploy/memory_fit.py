@@ -19,12 +19,14 @@ A deployment whose need exceeds usable HBM is infeasible, and the reason names t
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from jalapeno.deploy.deployment import MTP, query_len, resident_draft_modules
 from jalapeno.deploy.engine_layout import expert_bytes, expert_layout
+from jalapeno.deploy.engine_memory import EngineMemory
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.sharding import sharding
 from jalapeno.specs.efficiency import Efficiency
@@ -94,13 +96,15 @@ ROUTER_BYTES = 2.0
 
 
 def weight_bytes_per_chip(model: ModelSpec, layout: Layout, precision: Precision,
-                          draft_modules: int = 0, system: System | None = None) -> float:
+                          draft_modules: int = 0, system: System | None = None,
+                          engine: EngineMemory | None = None) -> float:
     """Resident weight bytes per chip (heaviest stage), with each module's storage format.
 
     Routed experts in a format with 1-D group scales along K (mxfp4, nvfp4, int4: block <= 128)
     are counted per expert by :func:`~jalapeno.deploy.engine_layout.expert_bytes`: values, scales
     and biases (BF16 in the checkpoint, fp32 where the engine converts them), padded as the
-    engine's kernel lays them out on ``system``'s chip (None: the checkpoint layout).
+    engine's kernel lays them out on ``system``'s chip (None: the checkpoint layout); ``engine``
+    (an engine memory profile) may name the layout its version uses on that chip instead.
     """
     elems = weight_elems_per_chip(model, layout, draft_modules)
     total = 0.0
@@ -111,9 +115,22 @@ def weight_bytes_per_chip(model: ModelSpec, layout: Layout, precision: Precision
         sh = sharding(model, layout)
         main = sh.experts_per_rank * model.expert_params() / sh.moe_tp * model.num_moe_layers * sh.layer_share
         stored = (sh.experts_per_rank * model.num_moe_layers * sh.layer_share
-                  * expert_bytes(model, fmt, expert_layout(system, fmt), sh.moe_tp))
+                  * expert_bytes(model, fmt, expert_layout(system, fmt, _engine_layout(engine, system)),
+                                 sh.moe_tp))
         total += stored - main * fmt.bytes_per_elem
     return total
+
+
+def _engine_layout(engine: EngineMemory | None, system: System | None) -> str | None:
+    return engine.moe_layout_for(system.chip) if engine is not None and system is not None else None
+
+
+def _kv_token_layer_bytes(model: ModelSpec, layout: Layout, precision: Precision) -> float:
+    """KV bytes one token takes in one layer on one chip (the precision's KV format, §1.1)."""
+    a, kv = model.attention, precision.kv_cache
+    if a.kind == "mla":
+        return kv.mla_token_bytes(a.kv_lora_rank, a.qk_rope_dim)
+    return kv.gqa_token_bytes(sharding(model, layout).kv_heads_per_rank, a.head_dim)
 
 
 def kv_bytes_per_seq_per_chip(model: ModelSpec, layout: Layout, precision: Precision,
@@ -129,11 +146,7 @@ def kv_bytes_per_seq_per_chip(model: ModelSpec, layout: Layout, precision: Preci
     """
     ctx = np.asarray(context_tokens, dtype=float)
     a = model.attention
-    kv = precision.kv_cache
-    if a.kind == "mla":
-        per_layer_tok = kv.mla_token_bytes(a.kv_lora_rank, a.qk_rope_dim)
-    else:
-        per_layer_tok = kv.gqa_token_bytes(sharding(model, layout).kv_heads_per_rank, a.head_dim)
+    per_layer_tok = _kv_token_layer_bytes(model, layout, precision)
     total = np.zeros_like(ctx)
     windows, counts = np.unique(np.asarray(model.layer_windows), return_counts=True)
     for w, cnt in zip(windows.tolist(), counts.tolist()):
@@ -173,6 +186,27 @@ def usable_fraction(eff: Efficiency, memory_fraction: float | None = None) -> fl
     return 1 - eff.memory_reserve_fraction if memory_fraction is None else memory_fraction
 
 
+def engine_reserve_terms(model: ModelSpec, system: System, layout: Layout, engine: EngineMemory,
+                         memory_fraction: float | None = None) -> dict[str, float]:
+    """An engine's start-up memory terms per chip (bytes; deploy/engine_memory.py, docs/model.md §7.1).
+
+    Returns:
+        dict: ``device_total`` (driver-reported; ``device_total_sourced`` 1.0/0.0), ``utilization``
+        u (``memory_fraction`` or the profile's default), ``budget`` = total·u, ``reserve`` =
+        total·(1 − u) (CUDA graphs, CUDA context: outside the budget), ``sampler`` (R·V·b_s,
+        full vocabulary on every rank: vLLM gathers the logits before sampling), ``forward``
+        (the activation estimate at ``max_num_batched_tokens`` tokens, no logits), ``torch_peak``
+        = max(sampler, forward), ``non_torch``.
+    """
+    total, sourced = engine.device_total(system.chip)
+    u = engine.gpu_memory_utilization if memory_fraction is None else memory_fraction
+    sampler = engine.sampler_peak_bytes(model.vocab_size)
+    forward = float(activation_bytes_per_chip(model, layout, engine.max_num_batched_tokens * layout.dp, 0.0))
+    return {"device_total": total, "device_total_sourced": float(sourced), "utilization": u,
+            "budget": total * u, "reserve": total * (1 - u), "sampler": sampler, "forward": forward,
+            "torch_peak": max(sampler, forward), "non_torch": engine.non_torch_bytes}
+
+
 @dataclass(frozen=True, slots=True)
 class MemoryFit:
     """Per-chip memory of a deployment at given batches (arrays of shape (N,)).
@@ -182,9 +216,11 @@ class MemoryFit:
         kv_bytes: KV cache of the resident sequences per chip.
         activation_bytes: activation workspace per chip.
         reserve_bytes: held back ((1 − memory fraction) of usable; :func:`usable_fraction`).
-        usable_bytes: the chip's usable HBM.
+        usable_bytes: the chip's usable HBM (with an engine profile: its driver-reported memory).
         fits: need <= usable.
         reason: '' where it fits, else which part overflows and the fix.
+        engine_terms: with an engine memory profile, :func:`engine_reserve_terms` (its
+            ``torch_peak`` + ``non_torch`` are then the activation bytes); else None.
     """
 
     weights_bytes: float
@@ -194,6 +230,7 @@ class MemoryFit:
     usable_bytes: float
     fits: np.ndarray
     reason: np.ndarray
+    engine_terms: dict | None = None
 
     @property
     def free_for_kv_bytes(self) -> np.ndarray:
@@ -202,7 +239,8 @@ class MemoryFit:
 
 def memory_fit(model: ModelSpec, system: System, layout: Layout, precision: Precision,
                resident_seqs, context_tokens, tokens_per_step, eff: Efficiency,
-               sampled_rows=None, mtp: MTP | None = None, memory_fraction: float | None = None) -> MemoryFit:
+               sampled_rows=None, mtp: MTP | None = None, memory_fraction: float | None = None,
+               engine: EngineMemory | None = None) -> MemoryFit:
     """Check weights + KV + activations per chip against usable HBM.
 
     Args:
@@ -212,22 +250,35 @@ def memory_fit(model: ModelSpec, system: System, layout: Layout, precision: Prec
         eff: the efficiency set (its ``memory_reserve_fraction``).
         sampled_rows: (N,) rows whose logits are computed (default: all tokens).
         mtp: MTP setting; its draft module is resident (see :func:`weight_elems_per_chip`).
-        memory_fraction: the engine's share of usable HBM (see :func:`usable_fraction`).
+        memory_fraction: the engine's share of usable HBM (see :func:`usable_fraction`); with
+            ``engine``, its share of the driver-reported memory (vLLM ``gpu_memory_utilization``).
+        engine: an engine memory profile (deploy/engine_memory.py): the reserve is the profile's
+            start-up terms (:func:`engine_reserve_terms`) instead of the step's own activations.
 
     Sequences are a steady-state average, so fractional counts are kept (no rounding up).
     """
-    usable = system.chip.hbm_usable_bytes
-    reserve = usable * (eff.memory_reserve_fraction if memory_fraction is None else 1 - memory_fraction)
-    w = weight_bytes_per_chip(model, layout, precision, resident_draft_modules(model, mtp), system)
     seqs = np.asarray(resident_seqs, dtype=float) / layout.dp
     kv = seqs * kv_bytes_per_seq_per_chip(model, layout, precision, context_tokens) / layout.cp
-    act = activation_bytes_per_chip(model, layout, tokens_per_step, sampled_rows)
+    w = weight_bytes_per_chip(model, layout, precision, resident_draft_modules(model, mtp), system, engine)
+    terms = None
+    if engine is None:
+        usable = system.chip.hbm_usable_bytes
+        reserve = usable * (eff.memory_reserve_fraction if memory_fraction is None else 1 - memory_fraction)
+        act = activation_bytes_per_chip(model, layout, tokens_per_step, sampled_rows)
+    else:
+        terms = engine_reserve_terms(model, system, layout, engine, memory_fraction)
+        usable, reserve = terms["device_total"], terms["reserve"]
+        act = np.full(np.shape(kv), terms["torch_peak"] + terms["non_torch"])
     need = w + kv + act + reserve
     fits = need <= usable
     reason = np.full(fits.shape, "", dtype=object)
     if not fits.all():
         gib = 2.0**30
-        if w + reserve > usable:
+        if terms is not None and w + reserve + act.max() > usable:
+            reason[~fits] = (f"weights {w / gib:.1f} GiB + the engine's profiled peak {act.max() / gib:.1f} GiB "
+                             f"exceed its {(usable - reserve) / gib:.1f} GiB budget ({engine.name}); raise the "
+                             "memory fraction, lower max_running / max_tokens_per_step, or shard wider")
+        elif w + reserve > usable:
             msg = (f"weights need {w / gib:.1f} GiB per chip, more than the {(usable - reserve) / gib:.1f} GiB "
                    f"the engine may fill ({usable / gib:.1f} GiB usable less a {reserve / gib:.1f} GiB reserve); "
                    f"shard wider (more TP/EP/PP), use a smaller precision or raise the memory fraction")
@@ -235,22 +286,27 @@ def memory_fit(model: ModelSpec, system: System, layout: Layout, precision: Prec
         else:
             reason[~fits] = (f"KV cache + activations exceed the {(usable - reserve - w) / gib:.1f} GiB "
                              f"left after weights; lower the concurrency or shard wider")
-    return MemoryFit(w, kv, act, reserve, usable, fits, reason)
+    return MemoryFit(w, kv, act, reserve, usable, fits, reason, terms)
 
 
 def kv_capacity_seqs(model: ModelSpec, system: System, layout: Layout, precision: Precision,
                      context_tokens, tokens_per_step, eff: Efficiency, sampled_rows=None,
                      mtp: MTP | None = None, clip: bool = True,
-                     memory_fraction: float | None = None) -> np.ndarray:
+                     memory_fraction: float | None = None, engine: EngineMemory | None = None) -> np.ndarray:
     """Most sequences of ``context_tokens`` the instance's KV cache holds (0 if weights don't fit).
 
     Returns an array (N,) of sequences per instance (dp groups x per-group capacity), fractional
-    (a steady-state average, consistent with :func:`memory_fit`).
+    (a steady-state average, consistent with :func:`memory_fit`). With ``engine``, the pool is
+    the profile's (:func:`kv_pool_bytes`), the same at every step.
     """
-    usable = system.chip.hbm_usable_bytes
-    free = (usable * usable_fraction(eff, memory_fraction)
-            - weight_bytes_per_chip(model, layout, precision, resident_draft_modules(model, mtp), system)
-            - activation_bytes_per_chip(model, layout, tokens_per_step, sampled_rows))
+    if engine is not None:
+        free = kv_pool_bytes(model, system, layout, precision, engine, memory_fraction, mtp) \
+            + 0.0 * np.asarray(tokens_per_step, dtype=float)
+    else:
+        usable = system.chip.hbm_usable_bytes
+        free = (usable * usable_fraction(eff, memory_fraction)
+                - weight_bytes_per_chip(model, layout, precision, resident_draft_modules(model, mtp), system)
+                - activation_bytes_per_chip(model, layout, tokens_per_step, sampled_rows))
     per_seq = kv_bytes_per_seq_per_chip(model, layout, precision, np.maximum(context_tokens, 1))
     seqs = free / per_seq * layout.dp * layout.cp
     return np.maximum(seqs, 0) if clip else seqs
@@ -259,7 +315,7 @@ def kv_capacity_seqs(model: ModelSpec, system: System, layout: Layout, precision
 def decode_batch_cap(model: ModelSpec, system: System, layout: Layout, precision: Precision,
                      context_tokens: float, eff: Efficiency, mtp: MTP | None = None,
                      prefill_tokens: float = 0.0, prefill_seqs_per_decode: float = 0.0,
-                     memory_fraction: float | None = None) -> float:
+                     memory_fraction: float | None = None, engine: EngineMemory | None = None) -> float:
     """Largest decode batch B (whole instance) whose step fits in memory.
 
     The step holds B decoding sequences plus B·g + 1 prefilling ones (g = prefill sequences per
@@ -276,10 +332,83 @@ def decode_batch_cap(model: ModelSpec, system: System, layout: Layout, precision
         tokens = np.array([b * q + prefill_tokens])
         rows = np.array([b * q + extra])
         free = kv_capacity_seqs(model, system, layout, precision, ctx, tokens, eff, rows, mtp, clip=False,
-                                memory_fraction=memory_fraction)
+                                memory_fraction=memory_fraction, engine=engine)
         return float(free[0])
 
     s0 = seqs(0.0)
     s1 = (s0 - seqs(1024.0)) / 1024.0
     b = (s0 - extra) / (1.0 + prefill_seqs_per_decode + s1)
     return max(b, 0.0) * (1 - 1e-9)
+
+
+def kv_pool_bytes(model: ModelSpec, system: System, layout: Layout, precision: Precision, engine: EngineMemory,
+                  memory_fraction: float | None = None, mtp: MTP | None = None) -> float:
+    """The KV pool per chip an engine sizes at start-up: budget − weights − torch peak − non-torch.
+
+    Negative when the weights and profiled terms exceed the budget (the engine refuses to start).
+    """
+    t = engine_reserve_terms(model, system, layout, engine, memory_fraction)
+    w = weight_bytes_per_chip(model, layout, precision, resident_draft_modules(model, mtp), system, engine)
+    return t["budget"] - w - t["torch_peak"] - t["non_torch"]
+
+
+#: vLLM's default KV block size on CUDA (vllm/config/cache.py: block_size 16).
+VLLM_BLOCK_TOKENS = 16
+
+
+def vllm_kv_need_bytes(model: ModelSpec, layout: Layout, precision: Precision, max_model_len: int,
+                       max_num_batched_tokens: int, block: int = VLLM_BLOCK_TOKENS) -> float:
+    """KV bytes per chip vLLM requires to admit one request of ``max_model_len`` tokens.
+
+    vLLM v1/kv_cache_interface.py ``max_memory_usage_bytes``, summed over layers: a full-attention
+    layer needs ⌈L/block⌉ pages; a sliding-window layer of window w needs ⌈min(w − 1 + T, L)/block⌉
+    + 1 pages (T = ``max_num_batched_tokens``: the window plus one chunk, + 1 for a window that does
+    not start on a block boundary). The hybrid allocator gives every layer group the same page size
+    and shares one block pool (kv_cache_utils.py), so bytes add over layers.
+    """
+    per_tok = _kv_token_layer_bytes(model, layout, precision)
+    need = 0
+    for w in model.layer_windows:
+        pages = math.ceil(min(w - 1 + max_num_batched_tokens, max_model_len) / block) + 1 if w else \
+            math.ceil(max_model_len / block)
+        need += pages * block
+    return need * per_tok * sharding(model, layout).layer_share
+
+
+def vllm_max_model_len(model: ModelSpec, layout: Layout, precision: Precision, pool_bytes: float,
+                       max_num_batched_tokens: int) -> int:
+    """The longest request vLLM admits with a KV pool of ``pool_bytes`` per chip (its start-up
+    "estimated maximum model length": a binary search of :func:`vllm_kv_need_bytes`, capped by the
+    model's context); 0 when not even one token fits.
+
+    >>> # gpt-oss-120b TP1, BF16 KV, T = 1024, pool 1.71 GiB (vLLM issue #27508):
+    >>> # (1.71·2^30 − 18·73·16·2048 B) / (18·2048 B per token) → about 48.6K tokens
+    """
+    lo, hi = 0, int(model.max_context) or 1 << 24
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if vllm_kv_need_bytes(model, layout, precision, mid, max_num_batched_tokens) <= pool_bytes:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def engine_memory_breakdown(model: ModelSpec, system: System, layout: Layout, precision: Precision,
+                            engine: EngineMemory, memory_fraction: float | None = None,
+                            mtp: MTP | None = None) -> dict:
+    """Every term of an engine's start-up memory split per chip, and what it leaves for the KV cache.
+
+    Returns:
+        dict: the :func:`engine_reserve_terms` (bytes), ``weights`` (bytes, the version's MoE
+        layout), ``kv_pool`` (bytes; negative: the engine does not start), ``max_model_len`` (the
+        longest request vLLM admits, tokens; 0 when the pool is negative), ``sampler_rows``,
+        ``max_num_batched_tokens``, ``profile`` (name).
+    """
+    t = engine_reserve_terms(model, system, layout, engine, memory_fraction)
+    w = weight_bytes_per_chip(model, layout, precision, resident_draft_modules(model, mtp), system, engine)
+    pool = t["budget"] - w - t["torch_peak"] - t["non_torch"]
+    return {**t, "weights": w, "kv_pool": pool, "profile": engine.name,
+            "sampler_rows": engine.sampler_rows(), "max_num_batched_tokens": engine.max_num_batched_tokens,
+            "max_model_len": vllm_max_model_len(model, layout, precision, pool, engine.max_num_batched_tokens)
+            if pool > 0 else 0}

@@ -174,7 +174,7 @@ def aggregated_batch_cap(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     chunk = _chunk(dep, wl.mean_isl)
     kv = decode_batch_cap(model, pricer.system, lay, dep.precision, ctx, pricer.efficiency, dep.mtp,
                           float(dep.prefill_budget(lay)), wl.mean_isl / (steps * chunk),
-                          memory_fraction=dep.memory_fraction)
+                          memory_fraction=dep.memory_fraction, engine=dep.memory_profile)
     budget_cap = dep.prefill_budget(lay) * steps / wl.mean_isl * lay.pp
     engine = batch_caps(dep, query_len(dep.mtp), wl.mean_isl / steps, lay.pp, layout=lay)
     caps = {"kv_capacity": kv, "max_running": engine.pop("max_running"), "prefill_budget": budget_cap, **engine}
@@ -213,7 +213,7 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     sc = step_cost(model, pricer, lay, dep.precision,
                    Batch.make(decode_seqs=np.concatenate([b_mb, b_mb]), decode_ctx=ctx, prefill_tokens=pre,
                               prefill_ctx=pre_ctx, prefill_seqs=pre / chunk), dep.mtp,
-                   dep.memory_fraction, pool_overlap(dep.overlap, model, lay))
+                   dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
     frac = np.where(p_mb < chunk, p_mb / chunk, 1.0)
     # decode-only steps above the CUDA-graph ceiling run eagerly (serve/limits.py); the steps
     # carrying a prefill chunk are priced as they are (engines graph decode batches only)
@@ -269,7 +269,7 @@ def _prefill_s(model: ModelSpec, pricer: Pricer, dep: Deployment, lengths: dict,
     sc = step_cost(model, pricer, dep.decode.layout, dep.precision,
                    Batch.make(decode_seqs=np.repeat(b_mb, k), decode_ctx=ctx, prefill_tokens=np.tile(tok, n),
                               prefill_ctx=np.tile(pre, n)), dep.mtp, dep.memory_fraction,
-                   pool_overlap(dep.overlap, model, dep.decode.layout))
+                   pool_overlap(dep.overlap, model, dep.decode.layout), dep.memory_profile)
     t = pipelined_prefill_s(sc.step_time_s.reshape(n, k), sc.interval_s.reshape(n, k), owner, len(long))
     out.update({key: t[:, i] for i, key in enumerate(long)})
     return out

@@ -131,15 +131,16 @@ def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     ctx = wl.mean_isl + wl.mean_osl / 2
     b = np.asarray(batch, dtype=float)
     mf = limits.memory_fraction if limits is not None else None
+    prof = limits.memory_profile if limits is not None else None
     caps = {"kv_capacity": decode_batch_cap(model, pricer.system, layout, precision, ctx, pricer.efficiency, mtp,
-                                            memory_fraction=mf)}
+                                            memory_fraction=mf, engine=prof)}
     if limits is not None:
         caps.update(batch_caps(limits, query_len(mtp), 0.0, layout.pp, backstop=False, layout=layout))
     cap_name = min(caps, key=caps.get)
     cap = caps[cap_name]
     b = np.minimum(b, cap)
     sc = step_cost(model, pricer, layout, precision, Batch.make(decode_seqs=b / layout.pp, decode_ctx=ctx), mtp,
-                   memory_fraction=mf, overlap=overlap)
+                   memory_fraction=mf, overlap=overlap, engine_memory=prof)
     tau = sc.step_time_s if limits is None else decode_step_s(sc, pricer.efficiency, limits, b, layout)
     return DecodeCurve(layout, b, tau, sc.bound, sc.bound_margin, sc.bound_level, sc.feasible & (b > 0),
                        sc.reason, cap, cap_name)

@@ -118,7 +118,7 @@ def _linear_prefill(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workl
                               prefill_tokens=np.tile(p, n), prefill_ctx=(wl.mean_isl - chunk) / 2,
                               prefill_seqs=np.tile(p, n) / chunk),
                    dep.mtp, dep.memory_fraction,
-                   pool_overlap(dep.overlap, model, layout))
+                   pool_overlap(dep.overlap, model, layout), dep.memory_profile)
     t = sc.interval_s.reshape(n, 2)
     sigma = np.maximum((t[:, 0] - t[:, 1]) / (p[0] - p[1]), 0.0)
     fill = np.maximum(sc.step_time_s.reshape(n, 2)[:, 0] - t[:, 0], 0.0)

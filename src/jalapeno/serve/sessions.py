@@ -164,7 +164,7 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
     budget = float(dep.prefill_budget(lay))
     ctx_ref = spec.final_context_tokens / 2
     cap_tokens = decode_batch_cap(model, pricer.system, lay, prec, ctx_ref, eff, dep.mtp, budget,
-                                  memory_fraction=dep.memory_fraction) * ctx_ref
+                                  memory_fraction=dep.memory_fraction, engine=dep.memory_profile) * ctx_ref
     chain = _tier_chain(model, pricer, dep) if use_tiers else []
     nbar0 = float(new0.mean())
     caps = {"kv_capacity": cap_tokens / (ctx_dec + nbar0),
@@ -199,7 +199,7 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
             prefill_ctx=np.concatenate([np.zeros(n), w_ctx, (pre_ctx[:, samp] + ch_k / 2).ravel(),
                                         np.tile(prefix[samp] / 2, n)]),
             prefill_seqs=np.concatenate([np.zeros(n), np.maximum(p_big / chunk, 1), np.ones(2 * n * ks)])),
-            dep.mtp, dep.memory_fraction, ov)
+            dep.mtp, dep.memory_fraction, ov, dep.memory_profile)
         t_dec = decode_step_s(sc, eff, dep, np.concatenate([b, b]), lay)[:n]
         f = np.where(p_mb < chunk, p_mb / chunk, 1.0)
         tau = (1 - f) * t_dec + f * sc.step_time_s[n:2 * n]

@@ -65,10 +65,11 @@ class SimResult:
 
 
 def _capacity_tokens(model, pricer: Pricer, layout, precision, ctx_ref: float, budget: int, mtp,
-                     memory_fraction: float | None = None) -> float:
-    """KV tokens one instance holds: the decode-batch cap at the reference context x that context."""
+                     memory_fraction: float | None = None, engine=None) -> float:
+    """KV tokens one instance holds: the decode-batch cap at the reference context x that context
+    (``engine``: the deployment's engine memory profile, Deployment.memory_profile)."""
     return decode_batch_cap(model, pricer.system, layout, precision, ctx_ref, pricer.efficiency, mtp,
-                            float(budget), memory_fraction=memory_fraction) * ctx_ref
+                            float(budget), memory_fraction=memory_fraction, engine=engine) * ctx_ref
 
 
 #: Requests of a trace or open-loop plan created per feed event (serve/sim/simulation.open_loop)
@@ -91,7 +92,7 @@ class Simulation:
         for role, pool in pools:
             validate_layout(pool.layout, model, self.system)
             cap = _capacity_tokens(model, pricer, pool.layout, dep.precision, ctx_ref, dep.prefill_budget(pool.layout),
-                                   dep.mtp if role != "prefill" else None, dep.memory_fraction)
+                                   dep.mtp if role != "prefill" else None, dep.memory_fraction, dep.memory_profile)
             if cap <= 0:
                 raise InfeasibleDeployment("deployment", f"the {role} layout {pool.layout.label} leaves no "
                                            "HBM for the KV cache", "shard wider or use a smaller precision")

@@ -1,0 +1,146 @@
+"""Engine memory profiles: the reserve terms a serving engine's start-up profiling takes per GPU.
+
+vLLM sizes its KV cache once, at start-up (v1/worker/gpu_worker.py ``determine_available_memory``):
+
+    KV pool = total · u − weights − torch peak increase − non-torch increase
+
+with ``total`` the driver-reported memory (cudaMemGetInfo), ``u`` = ``gpu_memory_utilization``
+and the two increases measured over ``profile_run``: a forward pass of ``max_num_batched_tokens``
+tokens, then the sampler over R = min(``max_num_seqs``, ``max_num_batched_tokens``) rows of
+fp32 logits with top-k and top-p on (the sort path). Modelled per term (docs/model.md §7.1):
+
+- sampler peak = R · V · b_s, V the vocabulary, b_s the bytes live per logit element at the sort
+  (38 from R >= 128, 50 below: counted tensor by tensor in ``data/engine_memory.toml``);
+- forward peak = the activation estimate of deploy/memory_fit.py at T = ``max_num_batched_tokens``
+  tokens with no logits; the torch peak increase is the larger of the two (they run one after
+  the other);
+- non-torch increase: a measured constant (cuBLAS workspace, kernel images);
+- CUDA graphs: captured after the pool is sized, out of the (1 − u) headroom (vLLM < 0.21).
+
+The pool is fixed for the engine's life: every step's activations fit in the profiled peak, so
+a deployment with a profile subtracts the profile, not its own step's activations. ``None``
+(the default everywhere) keeps the engine-free memory fit — what kernel-level questions use.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from types import MappingProxyType
+
+from jalapeno.errors import SpecError, UnknownNameError
+from jalapeno.specs.hardware import Chip
+from jalapeno.units import GiB
+
+#: Rows below which PyTorch sorts a batch of rows by one full sort instead of a segmented one
+#: (aten/src/ATen/native/cuda/SortStable.cu ``launch_stable_sort_kernel``: nsegments < 128).
+SEGMENTED_SORT_MIN_ROWS = 128
+
+
+@dataclass(frozen=True)
+class EngineMemory:
+    """One engine version's start-up memory profile (fields as the keys of ``data/engine_memory.toml``).
+
+    Attributes:
+        max_num_seqs, max_num_batched_tokens: the engine's defaults the profiling run is sized by
+            (requests, tokens); a deployment's own limits override them (:meth:`with_limits`).
+        gpu_memory_utilization: default share of the driver-reported memory the engine fills.
+        sampler_bytes_per_logit: (from 128 rows, below 128 rows) bytes per (row, vocab entry).
+        non_torch_bytes: memory outside PyTorch's allocator gained while profiling.
+        cuda_graphs: ``outside`` — graphs come from the (1 − utilization) headroom.
+        moe_layout: chip-name prefix → MXFP4 expert layout (deploy/engine_layout.py).
+        device_total_bytes: chip-name prefix → driver-reported total memory.
+    """
+
+    name: str
+    engine: str
+    version: str
+    source: str
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    gpu_memory_utilization: float
+    sampler_bytes_per_logit: tuple[float, float]
+    non_torch_bytes: float
+    cuda_graphs: str
+    moe_layout: MappingProxyType
+    device_total_bytes: MappingProxyType
+
+    def with_limits(self, max_num_seqs: int | None = None, max_num_batched_tokens: int | None = None) -> EngineMemory:
+        """The profile with a deployment's own ``max_running`` / ``max_tokens_per_step``."""
+        from dataclasses import replace
+
+        return replace(self, max_num_seqs=max_num_seqs or self.max_num_seqs,
+                       max_num_batched_tokens=max_num_batched_tokens or self.max_num_batched_tokens)
+
+    def device_total(self, chip: Chip) -> tuple[float, bool]:
+        """(driver-reported memory of ``chip`` in bytes, whether it is sourced). Chips without a
+        figure use the catalog's usable HBM (the profile's named assumption)."""
+        name = chip.name.upper()
+        for prefix, total in self.device_total_bytes.items():
+            if name.startswith(prefix):
+                return total, True
+        return chip.hbm_usable_bytes, False
+
+    def moe_layout_for(self, chip: Chip) -> str | None:
+        """The MXFP4 expert layout this version uses on ``chip`` (None: the chip's default)."""
+        name = chip.name.upper()
+        return next((lay for prefix, lay in self.moe_layout.items() if name.startswith(prefix)), None)
+
+    def sampler_rows(self) -> int:
+        """Rows of the profiling sampler run: min(max_num_seqs, max_num_batched_tokens)."""
+        return min(self.max_num_seqs, self.max_num_batched_tokens)
+
+    def sampler_peak_bytes(self, vocab: int) -> float:
+        """R · V · b_s: the sampler's profiled peak.
+
+        >>> p = get_engine_memory("vllm-0.11").with_limits(max_num_batched_tokens=1024)
+        >>> p.sampler_peak_bytes(201_088) / 2**30   # 1024 x 201,088 x 38 B
+        7.2873...
+        """
+        rows = self.sampler_rows()
+        b = self.sampler_bytes_per_logit[0 if rows >= SEGMENTED_SORT_MIN_ROWS else 1]
+        return rows * vocab * b
+
+
+def _profile(raw: dict) -> EngineMemory:
+    where = f"engine_memory.toml profile {raw.get('name', '?')!r}"
+    try:
+        b = tuple(float(x) for x in raw["sampler_bytes_per_logit"])
+        if len(b) != 2 or raw["cuda_graphs"] != "outside":
+            raise ValueError
+        return EngineMemory(
+            name=raw["name"], engine=raw["engine"], version=raw["version"], source=raw["source"],
+            max_num_seqs=int(raw["max_num_seqs"]), max_num_batched_tokens=int(raw["max_num_batched_tokens"]),
+            gpu_memory_utilization=float(raw["gpu_memory_utilization"]), sampler_bytes_per_logit=b,
+            non_torch_bytes=float(raw["non_torch_gib"]) * GiB, cuda_graphs=raw["cuda_graphs"],
+            moe_layout=MappingProxyType({k.upper(): v for k, v in raw.get("moe_layout", {}).items()}),
+            device_total_bytes=MappingProxyType({k.upper(): float(v) * GiB
+                                                 for k, v in raw.get("device_total_gib", {}).items()}))
+    except (KeyError, TypeError, ValueError) as e:
+        raise SpecError(where, f"malformed profile ({e!r})",
+                        "give every key of the file header; cuda_graphs = 'outside'") from None
+
+
+@lru_cache(maxsize=1)
+def engine_memory_profiles() -> MappingProxyType:
+    """Name → :class:`EngineMemory`, from the package's ``data/engine_memory.toml``."""
+    text = resources.files("jalapeno").joinpath("data/engine_memory.toml").read_text()
+    return MappingProxyType({p["name"]: _profile(p) for p in tomllib.loads(text)["profile"]})
+
+
+def get_engine_memory(name: str | None) -> EngineMemory | None:
+    """The profile called ``name``; None or ``none`` → None (no engine terms).
+
+    Raises:
+        UnknownNameError: an unknown profile name (the message lists the valid ones).
+    """
+    if name is None or name == "none":
+        return None
+    profiles = engine_memory_profiles()
+    if name not in profiles:
+        raise UnknownNameError("--engine-memory", f"unknown engine memory profile {name!r}",
+                               f"use one of: none, {', '.join(profiles)}")
+    return profiles[name]
+
