@@ -130,3 +130,4 @@ def test_cli_refusals(capsys):
     check_error(*run(capsys, "predict", "-m", "gpt-oss-120b", "-s", "h100", "--tp", "1", "--ep", "1", "-c", "1",
                      "--isl", "1000", "--osl", "100", "--engine-memory", "vllm-0.11"),
                 "the engine has no KV cache (-2.04 GiB)", "raise --memory-fraction")
+

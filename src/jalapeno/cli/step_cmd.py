@@ -6,9 +6,6 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from jalapeno.specs.formats import check_fallback_used
-
-from jalapeno.cli.engine_opts import check_positive_limits, engine_memory_option, memory_breakdown_lines
 from jalapeno.cli.chip_opts import chip_model_option, placement_option, print_slices, print_tiles
 from jalapeno.cli.common import (
     attention_dtype_option,
@@ -21,6 +18,7 @@ from jalapeno.cli.common import (
     stack_label,
     stack_option,
 )
+from jalapeno.cli.engine_opts import check_positive_limits, engine_memory_option, memory_breakdown_lines
 from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION, check_pricer_chip_model, system_pricer
 from jalapeno.cost.overlap import MIN_SPLIT_SEQS, can_split
 from jalapeno.cost.step import Batch, step_cost
@@ -30,6 +28,7 @@ from jalapeno.deploy.layout import Layout, for_model
 from jalapeno.deploy.memory_fit import engine_memory_breakdown
 from jalapeno.errors import SpecError
 from jalapeno.specs.catalog import load_model
+from jalapeno.specs.formats import check_fallback_used
 from jalapeno.specs.routing import ROUTING_HELP
 
 

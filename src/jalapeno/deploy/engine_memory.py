@@ -50,8 +50,8 @@ class EngineMemory:
         sampler_bytes_per_logit: (from 128 rows, below 128 rows) bytes per (row, vocab entry).
         non_torch_bytes: memory outside PyTorch's allocator gained while profiling.
         cuda_graphs: ``outside`` — graphs come from the (1 − utilization) headroom.
-        moe_layout: chip-name prefix → MXFP4 expert layout (deploy/engine_layout.py).
-        device_total_bytes: chip-name prefix → driver-reported total memory.
+        moe_layout: (chip-name prefix, MXFP4 expert layout of deploy/engine_layout.py) pairs.
+        device_total_bytes: (chip-name prefix, driver-reported total memory) pairs.
     """
 
     name: str
@@ -64,8 +64,8 @@ class EngineMemory:
     sampler_bytes_per_logit: tuple[float, float]
     non_torch_bytes: float
     cuda_graphs: str
-    moe_layout: MappingProxyType
-    device_total_bytes: MappingProxyType
+    moe_layout: tuple[tuple[str, str], ...]
+    device_total_bytes: tuple[tuple[str, float], ...]
 
     def with_limits(self, max_num_seqs: int | None = None, max_num_batched_tokens: int | None = None) -> EngineMemory:
         """The profile with a deployment's own ``max_running`` / ``max_tokens_per_step``."""
@@ -78,7 +78,7 @@ class EngineMemory:
         """(driver-reported memory of ``chip`` in bytes, whether it is sourced). Chips without a
         figure use the catalog's usable HBM (the profile's named assumption)."""
         name = chip.name.upper()
-        for prefix, total in self.device_total_bytes.items():
+        for prefix, total in self.device_total_bytes:
             if name.startswith(prefix):
                 return total, True
         return chip.hbm_usable_bytes, False
@@ -86,7 +86,7 @@ class EngineMemory:
     def moe_layout_for(self, chip: Chip) -> str | None:
         """The MXFP4 expert layout this version uses on ``chip`` (None: the chip's default)."""
         name = chip.name.upper()
-        return next((lay for prefix, lay in self.moe_layout.items() if name.startswith(prefix)), None)
+        return next((lay for prefix, lay in self.moe_layout if name.startswith(prefix)), None)
 
     def sampler_rows(self) -> int:
         """Rows of the profiling sampler run: min(max_num_seqs, max_num_batched_tokens)."""
@@ -115,9 +115,8 @@ def _profile(raw: dict) -> EngineMemory:
             max_num_seqs=int(raw["max_num_seqs"]), max_num_batched_tokens=int(raw["max_num_batched_tokens"]),
             gpu_memory_utilization=float(raw["gpu_memory_utilization"]), sampler_bytes_per_logit=b,
             non_torch_bytes=float(raw["non_torch_gib"]) * GiB, cuda_graphs=raw["cuda_graphs"],
-            moe_layout=MappingProxyType({k.upper(): v for k, v in raw.get("moe_layout", {}).items()}),
-            device_total_bytes=MappingProxyType({k.upper(): float(v) * GiB
-                                                 for k, v in raw.get("device_total_gib", {}).items()}))
+            moe_layout=tuple((k.upper(), v) for k, v in raw.get("moe_layout", {}).items()),
+            device_total_bytes=tuple((k.upper(), float(v) * GiB) for k, v in raw.get("device_total_gib", {}).items()))
     except (KeyError, TypeError, ValueError) as e:
         raise SpecError(where, f"malformed profile ({e!r})",
                         "give every key of the file header; cuda_graphs = 'outside'") from None
