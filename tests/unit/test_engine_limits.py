@@ -186,6 +186,36 @@ def test_example_within_tolerance_and_limits_do_not_bind_at_64(b200):
             assert pts.ttft_s[0] < 0.1 * ttft
 
 
+def test_example_conc64_one_stall_accounts_for_every_user_in_flight(b200):
+    """Re-check of docs/model.md §8.6 from the source run's own figures. Little's law (closed loop,
+    C = λ·E2E, λ = tok/s/GPU · 8 / (ISL + OSL)) turns the measured throughput and mean TTFT into
+    the mean TPOT: at 32 it equals the model's (the reconstruction holds where nothing went wrong);
+    at 64 it is 19.4 ms against the model's 16.2. A cap on running requests would hold the running
+    batch, hence TPOT, at or below its value at the cap; one stall of S seconds instead lengthens
+    whatever is in flight. The time lost (measured minus modelled duration of the 640 requests,
+    --num-prompts $((CONC * 10)) in dsr1_fp4_b200.sh @962bd4c3) spread over the excess TTFT and the
+    excess decode time counts the requests the stall caught: ~41 before their first token and
+    ~23 while decoding — the 64 users in flight."""
+    m, pr, wl = b200
+    r = get_recipe("sglang-b200-dsr1-fp4").for_workload("1k1k")
+    gpus, per_req, steps = 8, wl.mean_isl + wl.mean_osl, wl.mean_osl - 1
+    got = {}
+    for c in (32, 64):
+        pts = serve_at_concurrency(m, pr, _dep(**r.deployment_kwargs(c)), wl, [c])
+        tput, ttft = MEASURED[c]
+        tpot_measured = (c / (tput * gpus / per_req) - ttft) / steps
+        got[c] = (pts, tpot_measured)
+    assert got[32][1] == pytest.approx(got[32][0].tpot_s[0], rel=0.05)
+    pts, tpot64 = got[64]
+    assert tpot64 > 1.15 * pts.tpot_s[0] > 1.15 * got[32][0].tpot_s[0]
+    n = 10 * 64
+    lost_s = n * per_req / gpus * (1 / MEASURED[64][0] - 1 / pts.throughput_per_chip[0])
+    before = n * (MEASURED[64][1] - pts.ttft_s[0]) / lost_s
+    during = n * (tpot64 - pts.tpot_s[0]) * steps / lost_s
+    assert 70 < lost_s < 95
+    assert before + during == pytest.approx(64, rel=0.15)
+
+
 # ---- recipes --------------------------------------------------------------------------------
 
 def test_every_recipe_value_has_a_source_or_a_named_assumption():
