@@ -52,6 +52,7 @@ CHIP_KEYS = {
     "compute_units": ("count", "SMs / CUs, for the tile model (`--chip-model tiled`, `step --tiles`, docs/chip.md §5); optional"),
     "sram_per_unit_kib": ("KiB", "shared memory (LDS) per SM/CU, for the tile model; optional"),
     "mma_tile_m": ("rows", "smallest M of the tensor-core (MMA) instruction tile: 64 wgmma, 128 tcgen05, 16 MFMA; optional"),
+    "fp4_block_formats": ("list", "`{ formats = [\"mxfp4\", \"nvfp4\"], source }`: the FP4 block-scaled formats the FP4 tensor cores consume (Blackwell both, CDNA 4 MXFP4 only); needs `peak_dense_tflops.fp4`; absent = every FP4 format accepted. A precision whose FP4 weights are in another format is refused (`-p nvfp4` on MI355X)"),
     "tdp_w": ("W", "rated chip/board power (TGP/TBP)"),
     "sustained_w": ("W", "sustained power under load where measured; optional"),
 }

@@ -217,8 +217,9 @@ def main() -> None:
         "(`scripts/fit_frontend.py`); those 5 points are part of the tables below, every other point is "
         "held out for it.",
         "- **Derived systems** (no kernel tables: Jalapeño, Vera Rubin) borrow their nearest family's set.",
-        "- **Mapping:** `matched` (the deployment and concurrency given by the source), `best@concurrency`, "
-        "`frontier@interactivity`, `frontier_peak` (fit/validate.py). Dynamo-TRT disaggregated rows read "
+        "- **Mapping:** `matched` (the deployment and concurrency given by the source), `best@concurrency` "
+        "(the best of the layouts the benchmark searched where its recipe states them: MI300X/MI325X SGLang "
+        "TP8 only, amd-master.yaml), `frontier@interactivity`, `frontier_peak` (fit/validate.py). Dynamo-TRT disaggregated rows read "
         "the InferenceX recipes (SemiAnalysisAI/InferenceX nvidia-master.yaml): prefill attention "
         "data-parallel, decode TEP at <= 64 sequences per worker else DEP, MTP draft length by sequences per "
         "attention rank (3 / 2 / 1 at <= 48 / <= 100 / more) at 0.75 acceptance per token; other MTP rows "

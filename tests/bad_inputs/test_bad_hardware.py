@@ -221,3 +221,18 @@ def test_bf16_moe_parameter_covers_formats_without_their_own(tmp_path):
     e = load_efficiency(_write(tmp_path, GOOD + "\n[efficiency.moe.bf16]\ntoken_passes = 5\n[efficiency.moe.fp4]\n"
                                             "token_passes = 9\n"))
     assert (e.moe_passes("bf16"), e.moe_passes("fp8"), e.moe_passes("fp4")) == (5.0, 5.0, 9.0)
+
+
+def test_fp4_block_formats_need_an_fp4_peak(tmp_path):
+    p = _write(tmp_path, _replace('tdp_w = { value = 700, source = "test" }',
+                                  'fp4_block_formats = { formats = ["mxfp4"], source = "test" }\n'
+                                  'tdp_w = { value = 700, source = "test" }'))
+    err = _expect(p, "chip")
+    assert "fp4_block_formats needs an FP4 peak" in str(err)
+
+
+def test_unknown_fp4_block_format(tmp_path):
+    p = _write(tmp_path, _replace('tdp_w = { value = 700, source = "test" }',
+                                  'fp4_block_formats = { formats = ["fp4e2"], source = "test" }\n'
+                                  'tdp_w = { value = 700, source = "test" }'))
+    _expect(p, "fp4_block_formats")

@@ -276,7 +276,7 @@ def test_bad_recipe_entries_are_rejected():
 
 
 def test_available_precisions_follow_chip_formats_and_checkpoints():
-    assert released_precisions("deepseek-r1", "fp8") == ("fp8", "fp4")
+    assert released_precisions("deepseek-r1", "fp8") == ("fp8", "fp4", "quark-mxfp4")
     assert available_precisions("deepseek-r1", "fp8", load_system("h200").chip.formats) == ("fp8",)
     assert available_precisions("deepseek-r1", "fp8", load_system("b200").chip.formats) == ("fp8", "fp4")
     assert available_precisions("gpt-oss-120b", "mxfp4", load_system("h200").chip.formats) == ("mxfp4",)

@@ -36,7 +36,7 @@ _REQUIRED = ("name", "engine", "version", "systems", "model", "source", "precisi
 _LIMITS = ("max_running", "max_tokens_per_step", "cuda_graph_max_batch", "token_budget")
 _OPTIONAL = (*_LIMITS, "budget_per", "budget_per_source", "prefill_attention_dp", "image", "memory_fraction", "recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank",
              "tep_max_seqs_per_worker", "mtp_acceptance_single", "mtp_acceptance_chain", "overlap", "kv_dtype",
-             "sized_to_load", "assumed", "workload", "default_for")
+             "sized_to_load", "assumed", "workload", "default_for", "search_space")
 
 
 def _table(pairs, key: str, where: str) -> tuple[tuple[float, int], ...]:
@@ -96,6 +96,9 @@ class Recipe:
     assumed: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     workload: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     default_for: tuple[str, ...] = ()
+    #: the aggregated layouts (tp, dp, ep) the benchmark's search space ran with this recipe
+    #: (``search_space``); empty = not stated (every layout a sweep enumerates)
+    search_space: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def label(self) -> str:
@@ -159,6 +162,19 @@ class Recipe:
         return out
 
 
+def _search_space(entries, where: str) -> tuple[tuple[int, int, int], ...]:
+    """``[{ tp = 8, ep = 1 }, ...]`` (dp default 1) → ((tp, dp, ep), ...)."""
+    out = []
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict) or set(e) - {"tp", "dp", "ep"} or "tp" not in e:
+            raise SpecError(f"{where}[{i}]", f"{e!r} is not a layout", "write { tp = N, ep = M } (dp optional)")
+        vals = (e["tp"], e.get("dp", 1), e.get("ep", 1))
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in vals):
+            raise SpecError(f"{where}[{i}]", f"{e!r}: degrees must be whole numbers >= 1", "use e.g. { tp = 8, ep = 1 }")
+        out.append(vals)
+    return tuple(out)
+
+
 def _recipe(raw: dict, i: int) -> Recipe:
     where = f"data/engines.toml recipe {raw.get('name', i)}"
     unknown = set(raw) - set(_REQUIRED) - set(_OPTIONAL)
@@ -187,6 +203,7 @@ def _recipe(raw: dict, i: int) -> Recipe:
     kw["sized_to_load"] = tuple(raw.get("sized_to_load", ()))
     kw["assumed"] = MappingProxyType(dict(assumed))
     kw["workload"] = MappingProxyType({w: MappingProxyType(dict(o)) for w, o in raw.get("workload", {}).items()})
+    kw["search_space"] = _search_space(raw.get("search_space", []), f"{where}.search_space")
     for key in ("recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank"):
         if key in raw:
             kw[key] = _table(raw[key], key, where)
@@ -289,6 +306,16 @@ def _identified(raw: dict, i: int, recipes: dict) -> IdentifiedConfig:
                             int(raw.get("mtp_draft", 0)), raw.get("token_budget"), raw["source"], mb)
 
 
+def _checkpoint(entry: list, where: str) -> tuple[str, str, str | None]:
+    """One ``[checkpoints]`` entry: ``[preset, source]``, or ``[preset, source, substitutes]`` for a
+    checkpoint released for chips that cannot run the ``substitutes`` preset (AMD's MXFP4 DeepSeek
+    for the NVFP4 one: ``Supported Hardware: AMD MI350/MI355``)."""
+    if len(entry) not in (2, 3):
+        raise SpecError(where, f"entry {entry!r} has {len(entry)} fields", "write [preset, source] or "
+                        "[preset, source, preset it substitutes for]")
+    return entry[0], entry[1], entry[2] if len(entry) == 3 else None
+
+
 @lru_cache(maxsize=1)
 def _data() -> tuple[dict[str, Recipe], MappingProxyType, tuple[IdentifiedConfig, ...]]:
     raw = tomllib.loads((resources.files("jalapeno") / "data" / "engines.toml").read_text(encoding="utf-8"))
@@ -298,7 +325,8 @@ def _data() -> tuple[dict[str, Recipe], MappingProxyType, tuple[IdentifiedConfig
         if rec.name in recipes:
             raise SpecError("data/engines.toml", f"recipe {rec.name!r} given twice", "name each recipe once")
         recipes[rec.name] = rec
-    ck = MappingProxyType({m: tuple((p, src) for p, src in v) for m, v in raw.get("checkpoints", {}).items()})
+    ck = MappingProxyType({m: tuple(_checkpoint(e, f"data/engines.toml: checkpoints.{m}") for e in v)
+                           for m, v in raw.get("checkpoints", {}).items()})
     ident = tuple(_identified(r, i, recipes) for i, r in enumerate(raw.get("identified", [])))
     return recipes, ck, ident
 
@@ -359,7 +387,27 @@ def deployed_recipe(system: str, model: str) -> Recipe | None:
 def released_precisions(model: str, default: str) -> tuple[str, ...]:
     """Precision presets the model has released checkpoints in (``[checkpoints]``; else its default)."""
     ck = _data()[1].get(model)
-    return tuple(p for p, _ in ck) if ck else (default,)
+    return tuple(p for p, _, _ in ck) if ck else (default,)
+
+
+def checkpoint_for(model: str, preset: str, system: str) -> str:
+    """The preset ``system`` serves ``model``'s ``preset`` checkpoint as: ``preset``, or the checkpoint
+    released as its substitute (``[checkpoints]``' third field) where the chip cannot run it.
+
+    >>> checkpoint_for("deepseek-r1", "fp4", "mi355x"), checkpoint_for("deepseek-r1", "fp4", "b200")
+    ('quark-mxfp4', 'fp4')
+    """
+    from jalapeno.specs.catalog import load_model, load_system
+    from jalapeno.specs.formats import check_precision, get_precision
+
+    subs = [p for p, _, sub in _data()[1].get(model, ()) if sub == preset]
+    if not subs:
+        return preset
+    try:
+        check_precision(get_precision(preset), load_model(model), load_system(system).chip)
+    except SpecError:
+        return subs[0]
+    return preset
 
 
 def available_precisions(model: str, default: str, chip_formats, model_spec=None, chip=None) -> tuple[str, ...]:
@@ -368,13 +416,18 @@ def available_precisions(model: str, default: str, chip_formats, model_spec=None
     FP8 needs fp8 math (Hopper and later, CDNA3 and later), FP4 fp4 math (Blackwell, CDNA4);
     a preset whose formats the chip lacks would run upcast, which no deployment does. With
     ``model_spec`` and ``chip``, presets the model itself cannot run (specs/formats.check_precision)
-    are dropped too.
+    are dropped too. A checkpoint released as a substitute (``[checkpoints]``' third field) is
+    offered only where the preset it stands in for is not: MI355X serves DeepSeek-R1 FP4 from
+    AMD's MXFP4 checkpoint, B200 from NVIDIA's NVFP4 one.
     """
     from jalapeno.specs.formats import check_precision, get_precision
 
     fmts = set(chip_formats)
     out = []
-    for name in released_precisions(model, default):
+    substitutes = {p: sub for p, _, sub in _data()[1].get(model, ()) if sub}
+    for name in sorted(released_precisions(model, default), key=lambda n: n in substitutes):
+        if substitutes.get(name) in out:  # the chip runs the checkpoint this one stands in for
+            continue
         prec = get_precision(name)
         need = {m.compute for m in prec.modules.values()} - {"bf16"}
         if not need <= fmts:

@@ -69,7 +69,7 @@ MLPERF_SKIPPED = {
     "llama3_1-405b_finetuned": "open-division fine-tuned variant (and the same unsourced input lengths)",
 }
 _PRECISION = {("llama-2-70b", "weights fp8"): "fp8", ("llama-2-70b", "weights fp4"): "nvfp4",
-              ("llama-2-70b", "weights mxfp4"): "mxfp4", ("deepseek-r1", "weights fp8"): "fp8",
+              ("llama-2-70b", "weights mxfp4"): "w4a4-mxfp4", ("deepseek-r1", "weights fp8"): "fp8",
               ("deepseek-r1", "weights fp4"): "fp4"}
 
 

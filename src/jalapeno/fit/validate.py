@@ -11,8 +11,8 @@ Each measured point is mapped to a prediction, labelled by how:
   at the measured interactivity.
 - ``best@concurrency``: an aggregated "best configuration" point (InferenceX
   ``max_throughput_per_gpu``: the sweep's highest throughput at a capped concurrency, with a
-  derived interactivity) or one with no interactivity; the best throughput per chip over the
-  enumerated aggregated layouts at that concurrency.
+  derived interactivity) or one with no interactivity; the best throughput per chip at that
+  concurrency over the layouts its benchmark searched (fit/search_space.py), else every one.
 - ``frontier_peak``: a max-throughput point with neither; the predicted frontier's peak.
 - ``best_entry@concurrency``: a best-configuration point whose concurrency several published recipe
   entries ran; the highest throughput per chip over those entries (fit/entries.py).
@@ -41,10 +41,11 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
-from jalapeno.deploy.engines import get_recipe, identified_candidates, identified_config
+from jalapeno.deploy.engines import checkpoint_for, get_recipe, identified_candidates, identified_config
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError, SpecError
 from jalapeno.fit.entries import best_entry, with_stack_mtp
+from jalapeno.fit.search_space import searched_layouts, searched_mask
 from jalapeno.specs.files import csv_rows, read_user_text
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import PRESETS, Workload
@@ -146,10 +147,10 @@ def _bad_cell(r: dict) -> str | None:
     return None
 
 
-def _ix_precision(model: str, prec: str) -> str:
+def _ix_precision(model: str, prec: str, system: str) -> str:
     if model == "gpt-oss-120b":
         return "mxfp4"
-    return "fp4" if "FP4" in prec.upper() else "fp8"
+    return checkpoint_for(model, "fp4" if "FP4" in prec.upper() else "fp8", system)  # MI355X: quark-mxfp4
 
 
 def recipe_budget(isl: int, osl: int, system: str | None = None) -> dict:
@@ -285,7 +286,7 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
         mtp = VALIDATION_MTP if spec == "mtp" else None
         if spec.startswith("unspecified"):
             notes.append("MTP use unspecified: predicted without MTP")
-        prec = _ix_precision(model, r["precision"])
+        prec = _ix_precision(model, r["precision"], system)
         conc = _num(r["conc"])
         dep = None
         mapping = ""
@@ -493,7 +494,8 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                             SweepOptions(serving="agg", concurrency=tuple(p.concurrency for p in pts),
                                          overlap=overlap))
                 k = len(pts)
-                tp = np.where(res.points.feasible, res.points.throughput_per_chip, 0.0).reshape(-1, k)
+                ok = res.points.feasible & searched_mask(res, searched_layouts(pt0, st))
+                tp = np.where(ok, res.points.throughput_per_chip, 0.0).reshape(-1, k)
                 preds = [{"throughput_per_chip": float(tp[:, i].max()), "feasible": bool(tp[:, i].max() > 0),
                           "reason": "no aggregated layout fits"} for i in range(k)]
             else:

@@ -253,6 +253,30 @@ PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
             routed_experts=("nvfp4", "fp4"),
             shared_experts=("fp8", "fp8"),
         ),
+        "quark-mxfp4": _preset(
+            "quark-mxfp4",
+            "AMD's MXFP4 DeepSeek-R1 checkpoints amd/DeepSeek-R1-0528-MXFP4 and -Preview (model cards: "
+            "AMD-Quark --quant_scheme w_mxfp4_a_mxfp4 --group_size 32, --exclude_layers '*self_attn* "
+            "*mlp.gate.* *lm_head'), served with --kv-cache-dtype fp8 in the InferenceX MI355X FP4 runs "
+            "(amd-master.yaml); attention math as in -p fp8 (assumption). MoE models only",
+            "fp8", "bf16", requires=("routed_experts",),
+            attention=("bf16", "bf16"),
+            dense_ffn=("mxfp4", "fp4"),
+            routed_experts=("mxfp4", "fp4"),
+            shared_experts=("mxfp4", "fp4"),
+        ),
+        "w4a4-mxfp4": _preset(
+            "w4a4-mxfp4",
+            "AMD-Quark w_mxfp4_a_mxfp4 checkpoints of dense models (group 32, OCP MXFP4 weights and "
+            "activations; the MI355X Llama 2 70B MLPerf Inference v5.1 submissions, 'weights mxfp4'); "
+            "FP8 KV and attention math as in -p fp8 are assumptions (AMD's MLPerf Llama 2 70B "
+            "submissions keep an FP8 KV cache); on MoE models every linear layer of the decoder likewise",
+            "fp8", "bf16",
+            attention=("mxfp4", "fp4"),
+            dense_ffn=("mxfp4", "fp4"),
+            routed_experts=("mxfp4", "fp4"),
+            shared_experts=("mxfp4", "fp4"),
+        ),
         "nvfp4": _preset(
             "nvfp4",
             "NVIDIA ModelOpt NVFP4 checkpoints of dense models (nvidia/Llama-3.3-70B-Instruct-FP4 "
@@ -384,12 +408,14 @@ def check_precision(precision: Precision, model, chip) -> None:
         raise SpecError(
             "--precision", f"preset {precision.name} is defined by its {_MODULE_LABELS[missing[0]]}, which "
             f"{model.name} does not have (a dense model); it would silently equal another preset",
-            "use -p nvfp4 for NVFP4 in every linear layer (NVIDIA's NVFP4 dense checkpoints), -p fp8 or -p bf16")
+            "use -p nvfp4 (NVIDIA's NVFP4 dense checkpoints) or -p w4a4-mxfp4 (AMD's MXFP4 ones) for FP4 in "
+            "every linear layer, -p fp8 or -p bf16")
     kv = precision.kv_cache
     if kv.mla_only and model.attention.kind != "mla":
         raise SpecError("--kv-dtype", f"{kv.name} is a layout of MLA latents; {model.name} uses "
                         f"{model.attention.kind.upper()} attention", "use --kv-dtype fp8 or bf16")
     formats = chip.formats
+    _check_fp4_blocks(precision, present, chip)
     if kv.needs and kv.needs not in formats:
         raise SpecError("--kv-dtype", f"{kv.name} KV cache exists only in kernels for chips with "
                         f"{kv.needs.upper()} tensor cores; {chip.name} has none", "use --kv-dtype fp8 or bf16")
@@ -400,6 +426,35 @@ def check_precision(precision: Precision, model, chip) -> None:
     for m in MODULES:
         if m in present:
             precision.compute_for(precision.modules[m].compute, formats, f"the {_MODULE_LABELS[m]} on {chip.name}")
+
+
+#: FP4 block-scaled formats and what a chip's FP4 tensor cores must consume to run them natively
+_FP4_BLOCKS = ("mxfp4", "nvfp4")
+
+
+def _check_fp4_blocks(precision: Precision, present: set[str], chip) -> None:
+    """Refuse FP4 data in a block format the chip's FP4 tensor cores do not consume.
+
+    A chip that states ``fp4_block_formats`` (specs/hardware.Chip: CDNA 4 takes MXFP4 only) cannot
+    run NVFP4 weights or KV as FP4 math: the scales differ (E4M3 per 16 elements against E8M0 per
+    32), so the op would not be the one the preset names. No silent substitution.
+
+    Raises:
+        SpecError: a module's weights or the KV cache are in a block format the chip lacks.
+    """
+    runs = getattr(chip, "runs_fp4_block", None)
+    if runs is None:
+        return
+    used = [(f"the {_MODULE_LABELS[m]}", precision.modules[m].weight.name) for m in MODULES if m in present]
+    used.append(("the KV cache", precision.kv_cache.name))
+    for what, fmt in used:
+        if fmt in _FP4_BLOCKS and not runs(fmt):
+            have = ", ".join(sorted(f.upper() for f in chip.fp4_block_formats))
+            kv = what == "the KV cache"
+            raise SpecError("--kv-dtype" if kv else "--precision", f"{precision.name} stores {what} in "
+                            f"{fmt.upper()}, which {chip.name}'s FP4 tensor cores do not take (they take {have})",
+                            "use --kv-dtype fp8 or bf16" if kv else "use -p quark-mxfp4 for AMD's MXFP4 "
+                            "DeepSeek checkpoints, -p mxfp4 for gpt-oss, or -p fp8")
 
 
 def resolve_compute_format(requested: str, supported: frozenset[str]) -> str:

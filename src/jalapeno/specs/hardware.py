@@ -22,7 +22,7 @@ from jalapeno.errors import SpecError
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from jalapeno.specs.files import read_user_text
 from jalapeno.specs.kv_tiers import TiersFile, parse_kv_tiers
-from jalapeno.specs.sourced import Sourced, _Strict
+from jalapeno.specs.sourced import Sourced, SourcedNames, _Strict
 from jalapeno.specs.plausibility import check_plausible
 
 COMPUTE_FORMATS = ("bf16", "fp8", "fp4", "int8")
@@ -50,6 +50,7 @@ class ChipFile(_Strict):
     compute_units: Sourced | None = None  # SMs / CUs: the tile model (cost/tiles.py)
     sram_per_unit_kib: Sourced | None = None
     mma_tile_m: Sourced | None = None
+    fp4_block_formats: SourcedNames | None = None
     tdp_w: Sourced
     sustained_w: Sourced | None = None
 
@@ -61,6 +62,8 @@ class ChipFile(_Strict):
             raise ValueError("give at most one of hbm_usable_gb or hbm_usable_gib")
         if "bf16" not in self.peak_dense_tflops:
             raise ValueError("peak_dense_tflops needs at least bf16")
+        if self.fp4_block_formats is not None and "fp4" not in self.peak_dense_tflops:
+            raise ValueError("fp4_block_formats needs an FP4 peak (peak_dense_tflops.fp4)")
         return self
 
 
@@ -186,10 +189,21 @@ class Chip:
     compute_units: int | None = None
     sram_per_unit_bytes: float | None = None
     mma_tile_m: int | None = None
+    #: the FP4 block-scaled formats its FP4 tensor cores consume (``mxfp4``, ``nvfp4``); None = not
+    #: stated (every FP4 format accepted: a hypothetical chip)
+    fp4_block_formats: frozenset[str] | None = None
 
     @property
     def formats(self) -> frozenset[str]:
         return frozenset(self.peak_flop_per_s)
+
+    def runs_fp4_block(self, fmt: str) -> bool:
+        """Whether the FP4 tensor cores consume block format ``fmt`` (``mxfp4``/``nvfp4``) natively.
+
+        >>> Chip("x", MappingProxyType({}), 1, 1, 1, 1, None, 1, None, fp4_block_formats=frozenset({"mxfp4"})).runs_fp4_block("nvfp4")
+        False
+        """
+        return self.fp4_block_formats is None or fmt in self.fp4_block_formats
 
     def peak(self, fmt: str) -> float:
         """Peak FLOP/s in ``fmt`` (the caller resolves fallbacks first)."""
@@ -402,6 +416,7 @@ def system_from_dict(data: dict, where: str = "system") -> System:
         compute_units=int(c.compute_units.value) if c.compute_units else None,
         sram_per_unit_bytes=c.sram_per_unit_kib.value * units.KiB if c.sram_per_unit_kib else None,
         mma_tile_m=int(c.mma_tile_m.value) if c.mma_tile_m else None,
+        fp4_block_formats=frozenset(c.fp4_block_formats.formats) if c.fp4_block_formats else None,
     )
     levels = []
     for i, lv in enumerate(f.levels):

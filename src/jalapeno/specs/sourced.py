@@ -7,6 +7,8 @@ and ``estimate = true``). Shared by specs/hardware.py and the schema tables that
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -21,3 +23,10 @@ class Sourced(_Strict):
     source: str = Field(min_length=3)
     alternatives: str = ""
     estimate: bool = False
+
+
+class SourcedNames(_Strict):
+    """A set of FP4 block-scaled format names with its source (``fp4_block_formats``)."""
+
+    formats: list[Literal["mxfp4", "nvfp4"]] = Field(min_length=1)
+    source: str = Field(min_length=3)
