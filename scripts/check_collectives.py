@@ -101,15 +101,41 @@ def _system_tables(eff) -> list[str]:
         from jalapeno.specs.calibration import load_calibration
     except ImportError:
         return []
-    lines = ["### Per-system tables (aiconfigurator-core; H100's fitted, the rest held out)", "",
-             "Time error (model/measured − 1; negative: the model is faster), NCCL's own algorithms only.", "",
-             "| system | NCCL rows | median abs error (all / >= 1 MiB) | bias (>= 1 MiB) |", "|---|---|---|---|"]
+    lines = ["### Per NVLink generation (aiconfigurator-core NCCL tables; declared split)", "",
+             "Each NVIDIA system's calibrated set carries the ring and NVLS ramps of its NVLink generation",
+             "(fit/collectives.fit_generation, run by `jalapeno calibrate`): fitted on all-gather and",
+             "all-reduce at the even powers of two >= 1 MiB (1, 4, 16, 64, 256 MiB) of every table of the",
+             "generation (2, 4, 8 GPUs on HGX; 2, 4 on the GB200/GB300 tables); reduce-scatter and the",
+             "odd powers (2 MiB ... 512 MiB) are held out. A100 (NVLink 3) has no calibrated set and keeps",
+             "the shipped default (H100's curve above); Vera Rubin (NVLink 6) and Jalapeño borrow",
+             "GB300's set, i.e. the NVLink 5 curve (named assumption, docs/model.md §5).", "",
+             "| generation | systems | fraction | half size | shape | NVLS fraction | NVLS half | NVLS shape | fit rows | fit median / p90 |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    seen = set()
+    for name in AIC_SYSTEM_DIRS:
+        r = (load_calibration(name) or {}).get("report", {}).get("nccl", {})
+        p = (load_calibration(name) or {}).get("parameters", {})
+        gen = r.get("nvlink_generation")
+        if gen is None or gen in seen:
+            continue
+        seen.add(gen)
+        lines.append(f"| NVLink {gen} | {', '.join(r['ramp_systems'])} | {p['link_fraction']:.3f} | "
+                     f"{_size(p['link_half_bytes'])} | {p['link_shape']:.2f} | {p['in_switch_fraction']:.3f} | "
+                     f"{_size(p['in_switch_half_bytes'])} | {p['in_switch_shape']:.2f} | {r['ramp_rows']} | "
+                     f"{r['ramp_median_ape']:.1%} / {r['ramp_p90_ape']:.1%} |")
+    lines += ["", "Time error per system (model/measured − 1; negative: the model is faster), NCCL's own",
+              "algorithms only, the model's full pricing (per-hop latency + `collective_launch_s`). Before",
+              "this fit every system used H100's ramp: B200/B300/GB200/GB300 were 25-31% fast at >= 1 MiB",
+              "(bias -27.5% / -27.0% / -30.9% / -28.1% in the former reports).", "",
+              "| system | generation | NCCL rows | median abs error (all / >= 1 MiB) | bias (>= 1 MiB) | held-out rows: median / bias |",
+              "|---|---|---|---|---|---|"]
     for name in AIC_SYSTEM_DIRS:
         cal = load_calibration(name) or {}
         r = cal.get("report", {}).get("nccl")
         if r and "bias_ge_1mib" in r:
-            lines.append(f"| {name} | {r['rows']} | {r['median_ape']:.1%} / {r['median_ape_ge_1mib']:.1%} | "
-                         f"{r['bias_ge_1mib']:+.1%} |")
+            lines.append(f"| {name} | {r.get('nvlink_generation', '-')} | {r['rows']} | {r['median_ape']:.1%} / "
+                         f"{r['median_ape_ge_1mib']:.1%} | {r['bias_ge_1mib']:+.1%} | {r.get('held_out_rows', 0)}: "
+                         f"{r.get('held_out_median_ape', float('nan')):.1%} / {r.get('held_out_bias', float('nan')):+.1%} |")
     lines += ["", "(from each calibration file's `[report.nccl]`, written by `jalapeno calibrate`.)", "",
               "Custom all-reduce ramp per system (fitted by `jalapeno calibrate` on each system's own",
               "TensorRT-LLM custom all-reduce table; the shipped default is H100's). Blackwell's kernels",

@@ -392,18 +392,24 @@ def calibrated_with_perturbed_e2e(tmp_path_factory, tables, silicon, nccl_fit):
 
 
 def test_calibration_is_identical_whatever_the_end_to_end_data(calibrated_with_perturbed_e2e, gemm_fit,
-                                                               attention_fit, nccl_fit):
+                                                               attention_fit, nccl_fit, tables):
     """(a) Fit twice — once directly on the kernel fixtures, once through calibrate_system with the
     end-to-end sample shuffled and rescaled beside the tables: the parameters are bit-identical
     (NCCL: the same table reaches the deterministic fit; see the fixture)."""
     res, reads = calibrated_with_perturbed_e2e
     # all_to_all_fraction is carried over from the shipped set, not fitted (fit/calibrate.py)
     carried = {"all_to_all_fraction": load_calibration("gb200-nvl72")["parameters"]["all_to_all_fraction"]}
-    direct = {**gemm_fit[0], **attention_fit[0], **nccl_fit[0], **carried}
+    # the NVLink 5 ramps, fitted on the generation's tables the package holds: here gb200's only
+    from jalapeno.fit.collectives import aic_nccl_frame, fit_generation
+    link, link_rep = fit_generation({"gb200-nvl72": aic_nccl_frame(tables["nccl"], load_system("gb200-nvl72"))})
+    direct = {**gemm_fit[0], **attention_fit[0], **nccl_fit[0], **link, **carried}
     assert res["parameters"] == direct  # exact, not approx
     assert res["report"]["gemm"] == gemm_fit[1]
     assert res["report"]["attention"] == attention_fit[1]
-    assert {k: v for k, v in res["report"]["nccl"].items() if k != "nccl_folder"} == nccl_fit[1]
+    rep = res["report"]["nccl"]
+    assert {k: v for k, v in rep.items() if k in nccl_fit[1]} == nccl_fit[1]
+    assert rep["nvlink_generation"] == 5 and rep["ramp_systems"] == ["gb200-nvl72"]
+    assert rep["ramp_rows"] == link_rep["rows"] and rep["held_out_rows"] == link_rep["held_out"]["gb200-nvl72"]["rows"]
     assert res["report"]["moe"] == {"rows": 0}  # no MoE table in the fixture
     assert res["report"]["custom_allreduce"] == {"rows": 0}  # nor a custom all-reduce table
     assert res["report"]["mla"] == {"rows": 0}  # nor MLA kernel tables

@@ -32,6 +32,13 @@ def collective(
         raise SpecError("--bytes", f"{bytes_!r} is not a number or list of numbers", "write e.g. --bytes 1e6,1e8") from None
     if sizes.size == 0:
         raise SpecError("--bytes", "no message size given", "write e.g. --bytes 1e6")
+    if not np.all(np.isfinite(sizes)) or np.any(sizes < 0):
+        raise SpecError("--bytes", f"message sizes must be finite and >= 0, got {bytes_!r}", "write e.g. --bytes 1e6")
+    cap = s.chip.hbm_capacity_bytes
+    if np.any(sizes > cap):
+        raise SpecError("--bytes", f"{sizes.max():.3g} bytes per chip is more than {s.name}'s {cap / 1e9:.0f} GB of "
+                        "HBM per chip (a collective's per-chip buffer lives in device memory)",
+                        f"give at most {cap:.3g} bytes, e.g. --bytes 1e9")
     if group < 2:
         raise SpecError("--group", f"must be >= 2, got {group} (one chip has no collective)",
                         "give the number of chips in the group, e.g. --group 8")

@@ -12,9 +12,12 @@ used. Functional forms (the same ones the step cost uses, cost/roofline.py):
 - Attention: prefill (GQA kernels, isl >= 2048) eta_attn = median of flops/((t − t0)·F_bf16),
   flops = 4·b·heads·head_dim·isl²/2 (causal); decode (KV length >= 1024) t = KV bytes/(W·eta_m)
   + c by linear least squares, eta_m → ``hbm_fraction`` (KV and other non-GEMM HBM traffic).
-- NCCL all-reduce / all-gather / reduce-scatter on one node (2, 4, 8 GPUs): not fitted per system
-  — the link-efficiency ramps are NCCL's on NVLink, fitted once on published nccl-tests data
-  (fit/collectives.py); each system's table is reported as a held-out check. collective_launch_s
+- NCCL all-reduce / all-gather / reduce-scatter on one node: the ring and in-switch (NVLS) ramps
+  per NVLink generation (A100: 3; H100/H200: 4; B200/B300/GB200/GB300: 5), fitted on all the
+  generation's tables with a declared split (fit/collectives.fit_generation: all-gather and
+  all-reduce at even powers of two >= 1 MiB fit, reduce-scatter and the odd powers are held out;
+  the largest group of each table); every system's set carries its generation's ramp and its
+  report the held-out error on its own table (``report.nccl``). collective_launch_s
   is the floor of the custom all-reduce kernels (the ones engines use for TP all-reduce), small
   messages only.
 - ``all_to_all_fraction`` (all-to-all and send/recv on scale-up links) is carried over from the
@@ -48,17 +51,22 @@ from __future__ import annotations
 from importlib import resources
 
 import numpy as np
-import pandas as pd
 
 from jalapeno.errors import SpecError
-from jalapeno.fit.collectives import custom_allreduce_frame, fit_custom_allreduce
+from jalapeno.fit.collectives import (
+    NVLINK_GENERATION,
+    custom_allreduce_frame,
+    fit_custom_allreduce,
+    fit_generation,
+    generation_frames,
+)
 from jalapeno.fit.kernel_tables import (
     AIC_SYSTEM_DIRS,
     BACKEND,
     KERNEL_PATH_SIBLING,
     _root,
-    _vkey,
     fill_missing_kernel_paths,
+    load_nccl_table,
     load_table,
     package_version,
 )
@@ -94,15 +102,12 @@ def calibrate_system(system: System) -> dict:
     gen, _ = load_table(sdir, "attention", "generation_attention_perf")
     t0 = float(np.median([f["kernel_floor_s"] for f in r_gemm["formats"].values()]))
     p_att, r_att = fit_attention(ctx, gen, system, t0)
-    nccl_dir = _root() / "data" / sdir / "comm" / "nccl"
-    nccl_versions = sorted((p.name for p in nccl_dir.iterdir() if p.is_dir()), key=_vkey) if nccl_dir.is_dir() else []
-    nccl = None
-    for v in reversed(nccl_versions):
-        cand = pd.read_parquet(nccl_dir / v / "nccl_perf.parquet")
-        if "all_reduce" in set(cand.op_name):
-            nccl, v_nccl = cand, v
-            break
+    nccl, v_nccl = load_nccl_table(sdir)
     params = {**p_gemm, **p_att}
+    r_link = None
+    if system.name in NVLINK_GENERATION:  # the NCCL ramps of this system's NVLink generation
+        p_link, r_link = fit_generation(generation_frames(NVLINK_GENERATION[system.name]))
+        params.update(p_link)
     prev = (load_calibration(system.name) or {}).get("parameters", {})
     if "all_to_all_fraction" in prev:  # carried over: no all-to-all table calibrates it (module docstring)
         params["all_to_all_fraction"] = prev["all_to_all_fraction"]
@@ -110,6 +115,11 @@ def calibrate_system(system: System) -> dict:
     if nccl is not None:
         _, r_nccl = fit_nccl(nccl, system, DEFAULT_EFFICIENCY.with_overrides(params))  # judged, not fitted
         reports["nccl"] = {**r_nccl, "nccl_folder": v_nccl}
+    if r_link is not None:
+        held = r_link.pop("held_out")
+        reports.setdefault("nccl", {}).update(
+            {"nvlink_generation": NVLINK_GENERATION[system.name], **{f"ramp_{k}": v for k, v in r_link.items()},
+             **{f"held_out_{k}": v for k, v in held.get(system.name, {}).items()}})
     try:  # the launch cost serving sees comes from the custom all-reduce kernels, not NCCL's
         car, _ = load_table(sdir, "comm", "custom_allreduce_perf")
         p_ramp, r_ramp = fit_custom_allreduce(custom_allreduce_frame(car, system))

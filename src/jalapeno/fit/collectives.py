@@ -70,7 +70,8 @@ def _family_time(params: np.ndarray, df: pd.DataFrame) -> np.ndarray:
     g = df.gpus.to_numpy(dtype=float)
     b = df.link_bytes_per_s.to_numpy(dtype=float)
     nvls = (df.algorithm.str.contains("nvls")).to_numpy()
-    ring = a_r + (g - 1) / g * m / (b * size_efficiency(m, f_r, h_r, p_r))
+    passes = np.where(df.collective.to_numpy() == "all_reduce", 2.0, 1.0)  # a ring all-reduce: RS + AG
+    ring = a_r + passes * (g - 1) / g * m / (b * size_efficiency(m, f_r, h_r, p_r))
     inswitch = a_n + m / (b * size_efficiency(m, f_n, h_n, p_n))
     return np.where(nvls, inswitch, ring)
 
@@ -97,8 +98,9 @@ def fit_link_efficiency(df: pd.DataFrame | None = None) -> tuple[dict, dict]:
                         x_scale=np.array([0.1, 1e6, 0.1, 0.1, 1e6, 0.1, 1e-5, 1e-5]))
     f_r, h_r, p_r, f_n, h_n, p_n, a_r, a_n = (float(v) for v in res.x)
     err = _family_time(res.x, fit) / t - 1
-    params = {"link_fraction": f_r, "link_half_bytes": h_r, "link_shape": p_r, "in_switch_fraction": f_n,
-              "in_switch_half_bytes": h_n, "in_switch_shape": p_n}
+    params = {"link_fraction": f_r, "link_half_bytes": h_r, "link_shape": p_r}
+    if fit.algorithm.str.contains("nvls").any():  # else the in-switch ramp is not identified (no NVLS rows)
+        params.update({"in_switch_fraction": f_n, "in_switch_half_bytes": h_n, "in_switch_shape": p_n})
     return params, {"rows": len(fit), "median_ape": float(np.median(np.abs(err))),
                     "p90_ape": float(np.percentile(np.abs(err), 90)), "alpha_ring_s": a_r, "alpha_nvls_s": a_n}
 
@@ -190,3 +192,89 @@ def level_efficiency(level: LinkLevel, eff: Efficiency, m: np.ndarray) -> np.nda
     if level.scope != "scale_up":
         return np.full(np.shape(m), eff.scale_out_link_fraction)
     return size_efficiency(m, eff.link_fraction, eff.link_half_bytes, eff.link_shape)
+
+
+# ---- per NVLink generation, on aiconfigurator's NCCL tables ------------------------------------------
+
+#: NVLink generation of each calibrated NVIDIA system's scale-up fabric (NVIDIA datasheets:
+#: H100/H200 NVLink 4, B200/B300/GB200/GB300 NVLink 5). Systems of one generation share one NCCL
+#: ramp, fitted on the generation's aiconfigurator NCCL tables (:func:`fit_generation`). Vera
+#: Rubin (NVLink 6) and Jalapeño have no tables: their sets borrow GB300's, i.e. the NVLink 5
+#: curve (named assumption, docs/model.md §5). A100 (NVLink 3) has no calibrated set: it is
+#: priced with the shipped defaults, i.e. H100's NVLink 4 curve (named assumption).
+NVLINK_GENERATION = {"h100": 4, "h200": 4, "b200": 5, "b300": 5, "gb200-nvl72": 5, "gb300-nvl72": 5}
+#: Declared split of a generation's tables: ramps are fitted on these ops at message sizes of
+#: an even power of two (1 MiB, 4 MiB, ..., 256 MiB); reduce_scatter, and every op at the odd
+#: powers (2 MiB, 8 MiB, ... 512 MiB), are held out and reported per system.
+GENERATION_FIT_OPS = ("all_gather", "all_reduce")
+
+
+def aic_nccl_frame(table: pd.DataFrame, system: System) -> pd.DataFrame:
+    """aiconfigurator's ``nccl_perf`` table (latency ms, message in half-precision elements) in
+    this module's row schema, on ``system``'s innermost link.
+
+    All-reduce rows are labelled ``nccl_default_nvls`` where the switch reduces (NVLink 4 and
+    later: NCCL's default picks NVLS there, as in the H100 fit rows), ``ring`` otherwise;
+    all-gather and reduce-scatter ``ring``. Every group the table has inside the innermost level
+    (2, 4, 8 GPUs on HGX; 2, 4 on the GB200/GB300 tables).
+    """
+    lv = system.levels[0]
+    t = table[table.op_name.isin(list(_BUS_FACTOR)) & (table.nccl_dtype == "half") & (table.num_gpus <= lv.chips)]
+    t = t.drop_duplicates(subset=["op_name", "num_gpus", "message_size"])
+    nvls = "nccl_default_nvls" if lv.in_network_reduction else "ring"
+    alg = np.where(t.op_name.to_numpy() == "all_reduce", nvls, "ring")
+    return pd.DataFrame({"system": system.name, "collective": t.op_name.to_numpy(), "algorithm": alg,
+                         "message_bytes": t.message_size.to_numpy() * 2.0, "gpus": t.num_gpus.to_numpy(),
+                         "time_s": t.latency.to_numpy() * 1e-3, "link_bytes_per_s": lv.bandwidth_bytes_per_s})
+
+
+def generation_split(frame: pd.DataFrame) -> pd.Series:
+    """True for the fit rows of :data:`GENERATION_FIT_OPS` at an even power of two >= 1 MiB."""
+    m = frame.message_bytes.to_numpy(dtype=float)
+    exp = np.round(np.log2(np.maximum(m, 1.0)))
+    even = (np.abs(np.log2(np.maximum(m, 1.0)) - exp) < 1e-9) & (exp % 2 == 0)
+    return pd.Series(frame.collective.isin(GENERATION_FIT_OPS).to_numpy() & even & (m >= FIT_MIN_BYTES),
+                     index=frame.index)
+
+
+def fit_generation(frames: dict[str, pd.DataFrame]) -> tuple[dict, dict]:
+    """Fit one NVLink generation's NCCL ring and in-switch ramps on its systems' tables.
+
+    Args:
+        frames: system name -> :func:`aic_nccl_frame` of that system's table (one generation).
+
+    Returns:
+        (the six ramp parameters, as :func:`fit_link_efficiency`; report: ``systems``, fit rows
+        and their median/p90 error, and per system the held-out rows (>= 1 MiB, not fitted):
+        ``held_out.<system>`` = rows, median absolute and median signed error of the time).
+    """
+    df = pd.concat(list(frames.values()), ignore_index=True)
+    split = generation_split(df)
+    fit = df[split].assign(role="fit")
+    params, rep = fit_link_efficiency(fit)
+    rep = {"systems": sorted(frames), "split": "fit: all_gather + all_reduce at even powers of two >= 1 MiB; "
+           "held out: reduce_scatter and odd powers", **rep}
+    held = df[~split & (df.message_bytes >= FIT_MIN_BYTES)]
+    alpha = np.array([params.get(k, getattr(DEFAULT_EFFICIENCY, k)) for k in ("link_fraction", "link_half_bytes", "link_shape", "in_switch_fraction",
+                                       "in_switch_half_bytes", "in_switch_shape")] + [rep["alpha_ring_s"], rep["alpha_nvls_s"]])
+    err = _family_time(alpha, held) / held.time_s.to_numpy() - 1
+    rep["held_out"] = {s: {"rows": int(np.sum(idx)), "median_ape": float(np.median(np.abs(err[idx]))),
+                           "bias": float(np.median(err[idx]))}
+                       for s in sorted(frames) if np.any(idx := (held.system == s).to_numpy())}
+    return params, rep
+
+
+def generation_frames(generation: int) -> dict[str, pd.DataFrame]:
+    """:func:`aic_nccl_frame` of every catalog system of one NVLink generation that has an
+    aiconfigurator NCCL table (needs the ``[calibrate]`` extra)."""
+    from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, load_nccl_table
+    from jalapeno.specs.catalog import load_system
+
+    out = {}
+    for name, gen in NVLINK_GENERATION.items():
+        if gen != generation or name not in AIC_SYSTEM_DIRS:
+            continue
+        table, _ = load_nccl_table(AIC_SYSTEM_DIRS[name])
+        if table is not None:
+            out[name] = aic_nccl_frame(table, load_system(name))
+    return out

@@ -59,6 +59,18 @@ def _vkey(v: str):
     return [int(x) if x.isdigit() else x for x in v.replace("rc", ".rc.").replace("post", ".post.").split(".")]
 
 
+def load_nccl_table(system_dir: str) -> tuple[pd.DataFrame | None, str | None]:
+    """The newest NCCL version folder of ``system_dir`` whose ``nccl_perf`` table has all-reduce rows
+    (latency in ms, message size in elements), and its version; (None, None) without one."""
+    d = _root() / "data" / system_dir / "comm" / "nccl"
+    versions = sorted((p.name for p in d.iterdir() if p.is_dir()), key=_vkey) if d.is_dir() else []
+    for v in reversed(versions):
+        cand = pd.read_parquet(d / v / "nccl_perf.parquet")
+        if "all_reduce" in set(cand.op_name):
+            return cand, v
+    return None, None
+
+
 def load_table(system_dir: str, family: str, name: str) -> tuple[pd.DataFrame, str]:
     """One kernel table (latency in ms) and the backend version it came from."""
     v, d = _version_dir(system_dir, family, name)
