@@ -3,8 +3,9 @@
 
 Published measurement (held out; never fitted): speed-up 1.74x at batch 1 and 1.44x at batch 16
 (issue 18, part 4). Run: python benchmarks/bench_tp_scaling.py [SYSTEM_TOML MODEL_JSON]
-Prints, per batch, the E2E latency at TP2 and TP8, the speed-up, and where the TP8 step's time
-goes (weights/compute, kernel fixed costs, all-reduces).
+Prints, per serving-stack profile (the default one, and the vLLM, TRT-LLM and SGLang profiles
+whose per-TP-rank step cost ``tp_rank_step_s`` is fitted on other end-to-end data), the TPOT at TP2
+and TP8, the speed-up and its error against the measurement.
 """
 
 from __future__ import annotations
@@ -20,21 +21,22 @@ from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import Workload
 
 MEASURED = {1: 1.74, 16: 1.44}
+STACKS = ("default", "vllm", "trtllm", "sglang")
 
 
 def main(system: str = "a100-sxm", model: str = "qwq-32b") -> None:
-    m, p = load_model(model), load_pricer(system)
+    m = load_model(model)
     wl = Workload("1/200", 1, 200, 1.0)
-    e2e = {}
-    for tp in (2, 8):
-        dep = Deployment(get_precision("bf16"), Pool(Layout(tp=tp)))
-        r = serve_at_concurrency(m, p, dep, wl, [1.0, 16.0])
-        e2e[tp] = {1: float(r.tpot_s[0]), 16: float(r.tpot_s[1])}
     print(f"{system} / {model}: TPOT ms (TP2, TP8), speed-up model vs measured")
-    for b in (1, 16):
-        s = e2e[2][b] / e2e[8][b]
-        print(f"  batch {b:2d}: {e2e[2][b] * 1e3:6.2f} {e2e[8][b] * 1e3:6.2f}  model {s:.2f}x  measured "
-              f"{MEASURED[b]:.2f}x  error {s / MEASURED[b] - 1:+.0%}")
+    for stack in STACKS:
+        p = load_pricer(system, stack=stack)
+        tpot = {tp: serve_at_concurrency(m, p, Deployment(get_precision("bf16"), Pool(Layout(tp=tp))), wl,
+                                         [1.0, 16.0]).tpot_s for tp in (2, 8)}
+        print(f" stack {stack} (per TP rank per step {p.efficiency.tp_rank_step_s * 1e3:.3f} ms)")
+        for i, b in enumerate((1, 16)):
+            s = tpot[2][i] / tpot[8][i]
+            print(f"  batch {b:2d}: {tpot[2][i] * 1e3:6.2f} {tpot[8][i] * 1e3:6.2f}  model {s:.2f}x  measured "
+                  f"{MEASURED[b]:.2f}x  error {s / MEASURED[b] - 1:+.0%}")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ For N batch points at once (NumPy arrays), one chip of the heaviest pipeline sta
     layer_time = two-batch-overlap stage time (cost/overlap.py)        (overlap "tbo")
     step_time  = pp · layer_time + Σ_edge-ops t_op + t_gather + (pp − 1) · t_p2p + step_overhead
     interval   = layer_time + Σ_edge t + t_p2p·[pp > 1] + step_overhead
+    step_overhead = step_overhead_s + (tp − 1) · tp_rank_step_s      (:func:`step_overhead`)
     a collective with ``hidden_under`` (the CP ring KV exchange) costs max(0, t_coll − t_op)
     with MTP (k drafts): every decoding sequence verifies 1 + k rows, and the step adds k
     drafting passes of the MTP module, each priced as one mean layer of the verify step:
@@ -269,6 +270,19 @@ class StepCost:
         return f"{head}: {self.n} points, step {t.min():.3g}-{t.max():.3g} ms)"
 
 
+def step_overhead(eff, layout: Layout) -> float:
+    """Per-step cost outside kernels, s: ``step_overhead_s + (tp − 1)·tp_rank_step_s`` — the
+    engine's scheduler, sampling and input preparation, plus the host-side work that grows with
+    the number of tensor-parallel workers (specs/efficiency.py ``tp_rank_step_s``).
+
+    >>> from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
+    >>> from dataclasses import replace
+    >>> round(step_overhead(replace(DEFAULT_EFFICIENCY, tp_rank_step_s=1e-4), Layout(tp=8)), 6)
+    0.0012
+    """
+    return eff.step_overhead_s + (layout.tp - 1) * eff.tp_rank_step_s
+
+
 def rank_bounds(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Binding constraint and margin from attributed times ``stack`` (len(BOUNDS), N).
 
@@ -356,12 +370,13 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
                                         stage_share, scope_names)
     edge_time = times.time_s[~st].sum(axis=0) + ct[edge_c].sum(axis=0)
     p2p = ct[is_p2p].sum(axis=0)
-    step_time = pp * layer_time + edge_time + (pp - 1) * p2p + eff.step_overhead_s
-    interval = layer_time + edge_time + (p2p if pp > 1 else 0.0) + eff.step_overhead_s
+    step_over = step_overhead(eff, layout)
+    step_time = pp * layer_time + edge_time + (pp - 1) * p2p + step_over
+    interval = layer_time + edge_time + (p2p if pp > 1 else 0.0) + step_over
     draft = np.zeros(n)
     if mtp is not None:  # k drafting passes of the MTP module, each one mean layer of the verify step
         draft = np.where(batch.decode_seqs > 0,
-                         mtp.draft_tokens * (step_time - eff.step_overhead_s) / (model.num_layers + 1), 0.0)
+                         mtp.draft_tokens * (step_time - step_over) / (model.num_layers + 1), 0.0)
         step_time, interval = step_time + draft, interval + draft
 
     cw = np.where(is_p2p, pp - 1.0, 1.0)[:, None] if nc else None
@@ -375,7 +390,7 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
         "hbm_bandwidth": pp * stage_share["hbm_bandwidth"] + mem_part[~st].sum(axis=0),
         "scale_up_link": pp * stage_share["scale_up_link"] + edge_link("scale_up"),
         "scale_out_link": pp * stage_share["scale_out_link"] + edge_link("scale_out"),
-        "overhead": pp * stage_share["overhead"] + times.overhead_s[~st].sum(axis=0) + eff.step_overhead_s,
+        "overhead": pp * stage_share["overhead"] + times.overhead_s[~st].sum(axis=0) + step_over,
         "on_die_network": pp * stage_share["on_die_network"] + net_part[~st].sum(axis=0),
     }
     bound, margin = rank_bounds(np.stack([attribution[b] for b in BOUNDS]))

@@ -11,7 +11,9 @@ span the load range, every group is on both sides. Nothing of the held-out half 
 What is fitted, per profile (:data:`PLAN`), in this order:
 1. step costs — one scale on ``kernel_launch_s`` and ``step_overhead_s`` together (their split
    kept: :data:`RAY_FIELDS`; ROCm profiles: ``step_overhead_s`` alone, their kernel floor is the
-   AMD set's measured one) — on TPOT (throughput per chip where a
+   AMD set's measured one); TRT-LLM and vLLM jointly with the per-TP-rank step cost ``tp_rank_step_s`` (identified
+   by the fit points that run one model and workload at several TP sizes: aiconfigurator's
+   Llama-3.3-70B and MoE rows at TP1-TP8; specs/efficiency.py) — on TPOT (throughput per chip where a
    point has no TPOT), minimising the mean |log(predicted / measured)| over the fit half;
 2. front end (only with ``front_end=True``; :data:`FRONT_END` says why the shipped fits leave it
    out) — ``request_overhead_s`` and ``prompt_overhead_s_per_token`` — on TTFT of InferenceX
@@ -42,9 +44,9 @@ from jalapeno.specs.stacks import Stack, build_stacks, load_stacks, stack_for_fr
 
 #: Parameter groups fitted per profile (profiles not listed keep their stated values).
 PLAN: dict[str, tuple[tuple[str, ...], ...]] = {
-    "sglang": (("fixed_scale",),),
-    "trtllm": (("fixed_scale",),),
-    "vllm": (("fixed_scale",),),
+    "sglang": (("fixed_scale",),),  # its points do not identify a per-rank cost (the joint fit gives 0)
+    "trtllm": (("fixed_scale", "tp_rank_step_s"),),
+    "vllm": (("fixed_scale", "tp_rank_step_s"),),
     "dynamo-trtllm": (("mtp",),),
     "sglang-rocm": (("step_overhead_s",),),
     "atom-rocm": (("step_overhead_s",),),
@@ -60,10 +62,12 @@ FRONT_END = ("request_overhead_s", "prompt_overhead_s_per_token")
 #: their ratio stays the documented default's (specs/efficiency.py) and one scale is fitted.
 RAY_FIELDS = ("kernel_launch_s", "step_overhead_s")
 #: Search bounds (s; s per prompt token): wide enough to contain every engine's plausible value.
-BOUNDS = {"fixed_scale": (0.0, 4.0), "kernel_launch_s": (0.0, 20e-6), "step_overhead_s": (0.0, 5e-3), "request_overhead_s": (0.0, 1.0),
+BOUNDS = {"fixed_scale": (0.0, 4.0), "kernel_launch_s": (0.0, 20e-6), "step_overhead_s": (0.0, 5e-3),
+          "tp_rank_step_s": (0.0, 1e-3), "request_overhead_s": (0.0, 1.0),
           "prompt_overhead_s_per_token": (0.0, 50e-6)}
 #: Probe value of each parameter for the surrogate's slope.
-PROBE = {"fixed_scale": 1.0, "kernel_launch_s": 10e-6, "step_overhead_s": 2e-3, "request_overhead_s": 0.5,
+PROBE = {"fixed_scale": 1.0, "kernel_launch_s": 10e-6, "step_overhead_s": 2e-3, "tp_rank_step_s": 2e-4,
+         "request_overhead_s": 0.5,
          "prompt_overhead_s_per_token": 2e-5}
 #: TTFT points used for the front end: at most this concurrency (the closed-loop prefill queue, which
 #: the front end must not absorb, grows from concurrency 8 on the InferenceX SGLang rows).
@@ -124,16 +128,12 @@ def _linear_fit(points, stack: Stack, params: tuple[str, ...], metrics: tuple[st
     identify it — it absorbs an error of something else)."""
     if len(points) < MIN_POINTS:
         return None
-    ray = params == ("fixed_scale",)
-    if ray:  # one scale on the per-kernel and per-step costs together, their split kept
-        unit = {f: getattr(stack, f) if getattr(stack, f) is not None else getattr(DEFAULT_EFFICIENCY, f)
-                for f in RAY_FIELDS}
+    # "fixed_scale": one scale on the per-kernel and per-step costs together, their split kept
+    unit = {f: getattr(stack, f) if getattr(stack, f) is not None else getattr(DEFAULT_EFFICIENCY, f)
+            for f in RAY_FIELDS}
 
-        def at(p, v):
-            return {f: v * unit[f] for f in RAY_FIELDS}
-    else:
-        def at(p, v):
-            return {p: v}
+    def at(p, v):
+        return {f: v * unit[f] for f in RAY_FIELDS} if p == "fixed_scale" else {p: v}
     zero = replace(stack, **{k: v for p in params for k, v in at(p, 0.0).items()}, fusion=1.0)
     base = _target(_predict(points, zero), metrics)
     if len(base) < MIN_POINTS:

@@ -61,15 +61,13 @@ FP8_ATTENTION_RELATIVE_PEAK = (1200.0 / 1979.0) / (740.0 / 989.0)
 
 @dataclass(frozen=True, slots=True)
 class KernelEfficiency:
-    """Efficiency of one op kind's kernels in one compute format (None: inherit, see
-    :class:`Efficiency` for the fallback of each op kind).
+    """Efficiency of one op kind's kernels in one compute format (None: inherit; fallbacks: :class:`Efficiency`).
 
     Attributes:
         peak_fraction: best fraction of the format's dense peak FLOP/s the kernel reaches.
-        half_rows: rows (tokens; per expert for MoE) at which it reaches half of
-            ``peak_fraction``: eta(m) = peak_fraction * m / (m + half_rows).
-        hbm_fraction: achieved HBM fraction when the kernel streams its weights (memory-bound,
-            few rows).
+        half_rows: rows (tokens; per expert for MoE) at which it reaches half of ``peak_fraction``:
+            eta(m) = peak_fraction * m / (m + half_rows).
+        hbm_fraction: achieved HBM fraction when the kernel streams its weights (memory-bound, few rows).
         token_passes: MoE only — passes over the expert-parallel group's BF16 token vectors
             besides the expert GEMMs (see ``Efficiency.moe``).
     """
@@ -183,8 +181,7 @@ class Efficiency:
             compute format (``moe[fmt]``, in TOML ``[efficiency.moe.<fmt>]``), fitted on measured
             MoE layers (aiconfigurator ``moe_perf``). A format without its own value takes
             ``moe[bf16]``'s (as the GEMM entries do); None there: the GEMM value of the same
-            format (:meth:`moe_peak`, :meth:`moe_half`, :meth:`moe_hbm`). Besides the three GEMM
-            fields:
+            format (:meth:`moe_peak`, :meth:`moe_half`, :meth:`moe_hbm`). Besides the GEMM fields:
 
             - ``moe[f].token_passes``: passes over every token of the expert-parallel group's
               hidden vectors (BF16) that each rank's routed-expert block makes besides the expert
@@ -251,6 +248,8 @@ class Efficiency:
             Default 5 us (NCCL/custom all-reduce launch and synchronisation; assumption).
         step_overhead_s: per-step cost outside kernels (scheduler, sampling, input prep).
             Default 0.5 ms with an overlapped scheduler (SGLang/vLLM V1 design; assumption).
+        tp_rank_step_s: per-step cost per TP rank beyond the first (host work growing with the TP
+            workers: inputs handed to each, rank skew); 0 here, fitted per stack (docs/stacks.md).
         request_overhead_s, prompt_overhead_s_per_token: time a request spends outside the
             accelerator before its first token (HTTP/API server, tokenisation, scheduling hand-off,
             detokenisation), a + b·ISL, added to TTFT and E2E but overlapping other requests'
@@ -295,6 +294,7 @@ class Efficiency:
     kernel_launch_s: float = 4e-6
     collective_launch_s: float = 5e-6
     step_overhead_s: float = 0.5e-3
+    tp_rank_step_s: float = 0.0
     request_overhead_s: float = 0.15
     prompt_overhead_s_per_token: float = 6.4e-6
     moe_load_skew: float = 1.0

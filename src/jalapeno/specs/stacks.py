@@ -37,7 +37,7 @@ from jalapeno.specs.efficiency import Efficiency
 
 #: Fixed-cost fields a stack may set, each an :class:`~jalapeno.specs.efficiency.Efficiency` field
 #: of the same name (seconds; seconds per prompt token).
-COST_FIELDS: tuple[str, ...] = ("kernel_launch_s", "collective_launch_s", "step_overhead_s",
+COST_FIELDS: tuple[str, ...] = ("kernel_launch_s", "collective_launch_s", "step_overhead_s", "tp_rank_step_s",
                                 "request_overhead_s", "prompt_overhead_s_per_token")
 #: Numeric fields with bands: the fixed costs and the fusion factor.
 BAND_FIELDS: tuple[str, ...] = (*COST_FIELDS, "fusion")
@@ -60,9 +60,9 @@ class Stack:
         name, label: short name (``--stack NAME``) and a readable description.
         engines: framework names of measured points this profile prices (``sglang``, ``trt``, ...).
         base: profile whose values this one inherits where it sets none ("" for none).
-        kernel_launch_s, collective_launch_s, step_overhead_s, request_overhead_s,
-            prompt_overhead_s_per_token: fixed costs (s, s per prompt token); None keeps the
-            efficiency set's value.
+        kernel_launch_s, collective_launch_s, step_overhead_s, tp_rank_step_s, request_overhead_s,
+            prompt_overhead_s_per_token: fixed costs (s, s per TP rank beyond the first, s per
+            prompt token); None keeps the efficiency set's value.
         fusion: share of the op table's kernels that launch separately (1: every kernel; the
             effective per-kernel cost is ``kernel_launch_s x fusion``).
         overlap: the engine's default two-batch overlap ("none", "tbo") or None (not stated).
@@ -80,6 +80,7 @@ class Stack:
     kernel_launch_s: float | None = None
     collective_launch_s: float | None = None
     step_overhead_s: float | None = None
+    tp_rank_step_s: float | None = None
     request_overhead_s: float | None = None
     prompt_overhead_s_per_token: float | None = None
     fusion: float = 1.0
