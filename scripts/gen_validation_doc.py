@@ -131,7 +131,7 @@ def _causes(rows: pd.DataFrame) -> list[str]:
     nv = ix & ~rows.system.str.startswith("mi")
     n_a, m_a, b_a = _group_stat(rows, "throughput_per_chip", amd)
     n_n, m_n, b_n = _group_stat(rows, "throughput_per_chip", nv)
-    _, _, b_t = _group_stat(rows, "ttft_s", ix)
+    _, m_t, b_t = _group_stat(rows, "ttft_s", ix)
     sat = ix & (rows.concurrency >= 800) & (rows["mode"] == "disagg") & (rows.framework == "dynamo-trt")
     n_s, _, b_s = _group_stat(rows, "throughput_per_chip", sat)
     mid = ix & (rows["mode"] == "disagg") & (rows.framework == "dynamo-trt") & rows.concurrency.between(48, 180)
@@ -146,13 +146,15 @@ def _causes(rows: pd.DataFrame) -> list[str]:
         "DeepSeek-R1 FP8 (ATOM on MI355X, SGLang on MI300X), where attention, collectives and BF16 kernels "
         "are still NVIDIA-derived, and gpt-oss on MI355X is under-predicted (its many small kernels pay the "
         "ROCm kernel floor).",
-        f"- **TTFT is under-predicted (bias {b_t:+.0%}).** The front-end cost (0.15 s + 6.4 µs per prompt token) "
-        "closes the gap at low concurrency; the prefill queue under load and InferenceX's idle start (its 10·C "
-        "counted requests begin with C at once in an idle server) are modelled (docs/model.md §8.7; within 10% "
-        "of the simulator on a 48-point grid). What remains — B200 1k1k at concurrency >= 16, MI325X, the "
-        "saturated GB200 Dynamo point — is not prefill queueing (the simulator agrees with the model there): "
-        "per-request front-end and scheduling costs under load, and where the excess users of a saturated "
-        "disaggregated deployment wait.",
+        f"- **TTFT: median {m_t:.0%}, bias {b_t:+.0%}.** The front end (0.15 s + 6.4 µs per prompt token) is "
+        "charged at every load; under load the prefill queue, InferenceX's idle start (its 10·C counted "
+        "requests begin with C at once in an idle server) and the scheduler's poll for new requests (SGLang "
+        "`--scheduler-recv-interval`, 10 or 30 decode steps in InferenceX's B200 scripts) are modelled "
+        "(docs/model.md §8.7; the queue within 10% of the simulator on a 48-point grid). What remains: the "
+        "front end over-predicts concurrency <= 8 on H200 and B200 (it was fitted on older H200 runs), two "
+        "H200 1k1k sweeps of different SGLang versions disagree by up to 2x at the same load, MI325X misses "
+        "a ~0.45 s constant at every load, B200 1k1k at concurrency 64 (FP4: a flagged 5.7 s run) and "
+        "the saturated GB200 Dynamo point (where the excess users of a disaggregated deployment wait).",
         f"- **Prefill-bound disaggregated runs** (Dynamo-TRT at concurrency >= 800, n = {n_s}): throughput "
         f"{b_s:+.0%} median. With one prefill worker per 8-40 decode GPUs the prefill pool sets the "
         "admission rate; users beyond it queue (`prefill_capacity (queueing)`). FP4 prefill depends on the "

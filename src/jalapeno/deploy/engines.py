@@ -34,7 +34,7 @@ from jalapeno.errors import SpecError
 
 _REQUIRED = ("name", "engine", "version", "systems", "model", "source", "precision", "serving")
 _LIMITS = ("max_running", "max_tokens_per_step", "cuda_graph_max_batch", "token_budget")
-_OPTIONAL = (*_LIMITS, "budget_per", "budget_per_source", "prefill_attention_dp", "image", "memory_fraction", "recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank",
+_OPTIONAL = (*_LIMITS, "tp", "budget_per", "budget_per_source", "prefill_attention_dp", "image", "memory_fraction", "recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank",
              "tep_max_seqs_per_worker", "mtp_acceptance_single", "mtp_acceptance_chain", "overlap", "kv_dtype",
              "sized_to_load", "assumed", "workload", "default_for", "search_space")
 
@@ -65,7 +65,8 @@ class Recipe:
     ``budget_per`` (``instance`` | ``rank``, deploy/deployment.BUDGET_PER) says whether the engine
     counts its limits per instance or per attention-DP rank; ``budget_per_source`` cites the
     engine source or docs that say so. ``prefill_attention_dp``: the recipe's prefill workers run
-    attention data-parallel (DEPn) rather than TP.
+    attention data-parallel (DEPn) rather than TP. ``tp``: the tensor-parallel size the recipe's
+    flags are for, when its launch script sets them per TP (None: any).
     """
 
     name: str
@@ -81,6 +82,7 @@ class Recipe:
     max_tokens_per_step: int | None = None
     cuda_graph_max_batch: int | None = None
     token_budget: int | None = None
+    tp: int | None = None
     budget_per: str = "instance"
     budget_per_source: str = ""
     prefill_attention_dp: bool = False
@@ -382,6 +384,54 @@ def deployed_recipe(system: str, model: str) -> Recipe | None:
         if r.model == model and system in r.default_for:
             return r
     return None
+
+
+def launch_recipe(system: str, model: str, framework: str, precision: str, serving: str = "agg",
+                  tp: int | None = None) -> Recipe | None:
+    """The recipe whose launch script ran a measured point, or None (no recipe, or more than one).
+
+    A recipe matches when it lists ``system`` and serves ``model`` at ``precision`` in ``serving``
+    mode with the point's engine: ``framework`` (InferenceX ``framework``) equals the recipe's
+    engine, a ``-rocm`` engine serving the same framework on MI systems; a recipe written for one
+    tensor-parallel size (``tp``) matches only a point of that size.
+
+    >>> launch_recipe("b200", "deepseek-r1", "sglang", "fp8", tp=8).recv_interval_at(64)
+    30
+    >>> launch_recipe("b200", "deepseek-r1", "sglang", "fp8", tp=4).token_budget
+    8192
+    """
+    fw = framework.strip().split(" ")[0].lower()
+    hits = [r for r in _data()[0].values()
+            if system in r.systems and r.model == model and r.precision == precision and r.serving == serving
+            and r.engine.removesuffix("-rocm") == fw and (r.tp is None or tp is None or r.tp == tp)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def workload_key(isl: int, osl: int) -> str:
+    """The recipes' workload key of an ISL/OSL pair (``"1k1k"``, ``"8k1k"``; data/engines.toml).
+
+    >>> workload_key(8192, 1024)
+    '8k1k'
+    """
+    return f"{round(isl / 1024)}k{round(osl / 1024)}k"
+
+
+def launch_limits(system: str, model: str, framework: str, precision: str, tp: int, isl: int, osl: int,
+                  concurrency: float) -> tuple[dict, str]:
+    """Deployment keywords of the recipe whose launch script ran a measured aggregated point (its
+    limits and scheduler poll interval at this load, :func:`launch_recipe`) and a note naming it;
+    ``({}, "")`` when no recipe describes the run.
+
+    >>> kw, note = launch_limits("b200", "deepseek-r1", "sglang", "fp8", 8, 1024, 1024, 32)
+    >>> kw["recv_interval"], kw["token_budget"]
+    (30, 32768)
+    """
+    r = launch_recipe(system, model, framework, precision, tp=tp)
+    if r is None:
+        return {}, ""
+    kw = r.for_workload(workload_key(isl, osl), system).deployment_kwargs(concurrency)
+    return kw, (f"engine limits of recipe {r.name} (token budget {kw.get('token_budget')}, poll every "
+                f"{kw['recv_interval']} decode steps)")
 
 
 def released_precisions(model: str, default: str) -> tuple[str, ...]:

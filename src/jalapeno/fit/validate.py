@@ -41,7 +41,8 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
-from jalapeno.deploy.engines import checkpoint_for, get_recipe, identified_candidates, identified_config
+from jalapeno.deploy.engines import (checkpoint_for, get_recipe, identified_candidates, identified_config,
+                                     launch_limits)
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError, SpecError
 from jalapeno.fit.entries import best_entry, with_stack_mtp
@@ -308,7 +309,10 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
                 mtp = recipe_mtp(dec, conc)
             if dec is not None and conc:
                 budget = recipe_budget(isl, osl, system) if dynamo_trt and pre is not None else {}
-                dep = Deployment(get_precision(prec), dec, prefill=pre, mtp=mtp, **budget)
+                launch, why = (launch_limits(system, model, r.get("framework", ""), prec, dec.layout.tp, isl, osl, conc)
+                               if pre is None else ({}, ""))
+                notes += [why] if why else []
+                dep = Deployment(get_precision(prec), dec, prefill=pre, mtp=mtp, **budget, **launch)
                 mapping = "matched"
                 if budget:
                     notes.append(f"prefill budget {budget['token_budget']} tokens per attention-DP rank "

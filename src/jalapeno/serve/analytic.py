@@ -44,7 +44,7 @@ from jalapeno.deploy.deployment import Deployment, pool_overlap, query_len
 from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
 from jalapeno.serve.limits import batch_caps, decode_step_s
-from jalapeno.serve.queueing import agg_queue_s
+from jalapeno.serve.queueing import agg_queue_s, poll_wait_s
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -227,17 +227,17 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     bound_level = np.where(np.char.endswith(bound.astype(str), "_link"),
                            np.where(sc.bound_level[:n] != "", sc.bound_level[:n], sc.bound_level[n:]), "")
     lam = np.where(b > 0, b / (steps * tau), 0.0)
-    # an arrival waits for the step in progress, or with a scheduler that polls for new requests
-    # every ``recv_interval`` decode steps, for recv_interval·τ/2 on average
-    wait = dep.recv_interval * tau / 2
     lengths = {None: wl.mean_isl, **{qq: wl.isl_quantile(qq) for qq in QUANTILES}}
     pre_s = _prefill_s(model, pricer, dep, lengths, b_mb, ctx, ttft_step)
-    ttft_q = {k: wait + pre_s[k] + frontend_s(eff, isl) for k, isl in lengths.items()}
+    ttft_q = {k: tau / 2 + pre_s[k] + frontend_s(eff, isl) for k, isl in lengths.items()}
     # the steady prefill queue (serve/queueing.py, effect 1): s = marginal cost of one chunk in
-    # a step, n̄ = chunks per step; C for the arrival theorem from the no-queue Little's law
+    # a step, n̄ = chunks per step; C for the arrival theorem from the no-queue Little's law;
+    # with a scheduler that polls for new requests every ``recv_interval`` decode steps the
+    # arrival also waits the rest of the poll period, beside the chunks that arrived in it (effect 4)
     n_bar = p_mb / chunk
     s_chunk = np.maximum(ttft_step - t_dec, 0.0) / np.maximum(n_bar, 1.0)
-    queue = agg_queue_s(s_chunk, n_bar, tau, lam * (ttft_q[None] + steps * tau))
+    users = lam * (ttft_q[None] + steps * tau)
+    queue = agg_queue_s(s_chunk, n_bar, tau, users) + poll_wait_s(dep.recv_interval, tau, users, s_chunk, n_bar) - tau / 2
     ttft_q = {k: v + queue for k, v in ttft_q.items()}
     c = lam * (ttft_q[None] + steps * tau)
     feasible = fits & (b > 0)

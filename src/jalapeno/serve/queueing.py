@@ -53,6 +53,17 @@ completions, so later waves arrive close to the steady state (the simulator show
 the test tolerance). Quantile q of the run is the larger of the steady quantile and the
 1 − (1 − q)·R quantile of the first wave (when (1 − q)·R < 1: p99 reads the wave's p90).
 Throughput and the steady concurrency are unchanged (a transient of one wave out of ten).
+**4. The scheduler's poll for new requests (aggregated).** SGLang's ``--scheduler-recv-interval
+n`` reads new requests only every n decode steps (``managers/scheduler_recv_skipper.py``: a decode
+step weighs 1, any other step forces a read), and ``--num-continuous-decode-steps n`` runs n decode
+steps back to back before the scheduler looks again: either way requests are admitted at polls n
+decode steps apart. With C ≥ 2 users of a closed loop the scheduler is always decoding someone else
+when a request arrives (no think time), so the arrival waits the residual of an n-step poll period,
+n·τ/2 on average instead of τ/2, and its prefill step carries every chunk that arrived in that
+period, (n − 1)·n̄·(C − 1)/C more than with a poll every step (each costing s). A lone user
+(C = 1) finds the engine idle, where it polls every loop: no extra wait. Between C = 1 and 2 the
+extra part is scaled by min(C − 1, 1). :func:`poll_wait_s`.
+
 Pure: no I/O.
 """
 
@@ -94,6 +105,37 @@ def agg_queue_s(chunk_cost_s, chunks_per_step, step_s, concurrency) -> np.ndarra
     n = np.asarray(chunks_per_step, dtype=float) * others(concurrency)
     rho = np.clip(n * s / np.maximum(step_s, 1e-30), 0.0, MAX_RHO)
     return s * np.minimum(n, 1.0) + s * rho**2 / (1 - rho**2) + s * rho / (2 * (1 - rho**2))
+
+
+def poll_wait_s(recv_interval, step_s, concurrency, chunk_cost_s=0.0, chunks_per_step=0.0) -> np.ndarray:
+    """Wait of an arrival for the scheduler to admit it and run its step (effect 4), s, (N,).
+
+    τ/2 (the step in progress) plus, when other users keep the engine decoding, the rest of an
+    n-step poll period, (n − 1)·τ/2, and the (n − 1)·n̄·(C − 1)/C chunks that arrived in it and
+    share the arrival's prefill step, s each.
+
+    Args:
+        recv_interval: n, decode steps between the scheduler's polls for new requests (≥ 1).
+        step_s: τ, the mean step, s, (N,).
+        concurrency: C, users of the instance, (N,).
+        chunk_cost_s: s, the marginal step time of one prefill chunk, (N,).
+        chunks_per_step: n̄, mean prefill chunks per step, (N,).
+
+    >>> poll_wait_s(1, 0.02, 64).round(4).tolist()  # a poll every step: the step in progress
+    0.01
+    >>> poll_wait_s(30, 0.02, 64).round(4).tolist()  # 0.01 + 29·0.01
+    0.3
+    >>> round(float(poll_wait_s(30, 0.02, 2, 0.04, 0.05)), 4)  # + 29·0.05·0.5 chunks × 0.04 s
+    0.329
+    >>> poll_wait_s(30, 0.02, 1).round(4).tolist()  # a lone user finds the engine idle
+    0.01
+    """
+    tau = np.asarray(step_s, dtype=float)
+    extra = max(int(recv_interval), 1) - 1
+    c = np.asarray(concurrency, dtype=float)
+    busy = np.clip(c - 1.0, 0.0, 1.0)
+    joined = extra * np.asarray(chunks_per_step, dtype=float) * others(c)
+    return tau / 2 + busy * (extra * tau / 2 + np.asarray(chunk_cost_s, dtype=float) * joined)
 
 
 def bulk_prefill_s(chunk_cost_s, chunks_per_step, step_s, concurrency) -> np.ndarray:
