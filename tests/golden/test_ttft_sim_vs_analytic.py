@@ -91,3 +91,20 @@ def test_bad_warmup_is_one_clear_error(pricers, bad):
     model, wl, dep = load_model("gpt-oss-120b"), WORKLOADS["gpt-oss-120b"], _deps("gpt-oss-120b")["agg"]
     with pytest.raises(SpecError, match="--warmup.*must be a non-negative integer"):
         simulate(model, pricers["h200"], dep, workload=wl, concurrency=2, warmup=bad)
+
+
+@pytest.mark.parametrize(("c", "n", "osl"), [(8, 10, 1024), (32, 30, 1024), (32, 30, 256)])
+def test_scheduler_poll_agrees_with_the_simulator(c, n, osl):
+    """SGLang's poll for new requests every n decode steps (InferenceX's B200 scripts: 10 below
+    concurrency 16, 30 from 16) at the InferenceX 1k/1k workload of those runs and at short
+    outputs (a prefill every few steps): the closed form (serve/queueing.poll_wait_s) against the
+    simulator, which holds arrivals in an inbox until the scheduler's poll; and the poll is a real
+    delay, well above the same deployment polling every step."""
+    model, pr, wl = load_model("deepseek-r1"), load_pricer("b200"), Workload("1k", 1024, osl)
+    dep = Deployment(get_precision("fp8"), Pool(Layout(tp=8)), token_budget=32768, recv_interval=n)
+    ana = serve_at_concurrency(model, pr, dep, wl, [c]).record(0)
+    sim = simulate(model, pr, dep, workload=wl, concurrency=c, seed=0, warmup=0).summary["ttft_s"]["mean"]
+    assert ana["ttft_s"] == pytest.approx(sim, rel=TOL), (ana["ttft_s"], sim)
+    every = Deployment(get_precision("fp8"), Pool(Layout(tp=8)), token_budget=32768)
+    base = simulate(model, pr, every, workload=wl, concurrency=c, seed=0, warmup=0).summary["ttft_s"]["mean"]
+    assert sim - base > 0.5 * (n - 1) * ana["step_time_s"] / 2  # at least half the poll period's residual

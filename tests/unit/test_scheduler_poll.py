@@ -25,16 +25,26 @@ from jalapeno.specs.workload import get_workload
 
 
 def test_poll_wait_by_hand():
-    # n = 30, τ = 20 ms, C = 32, s = 40 ms per chunk, n̄ = 0.05 chunks per step:
-    # 0.01 + 29·0.01 + 0.04·29·0.05·31/32 = 0.30 + 0.0561875
-    assert float(poll_wait_s(30, 0.020, 32, 0.040, 0.05)) == pytest.approx(0.3561875, rel=1e-12)
+    # n = 30, τ = 20 ms, t_dec = 19 ms, lone-chunk step 40 ms, s = 10 ms per joined chunk, n̄ = 0.05
+    # chunks per step, C = 32 (others 31/32):
+    #   λ_c = 0.05·31/32/0.020 = 2.421875 /s;  L_d = 30·0.019 = 0.57 s
+    #   L_p = 0.040 + 0.010·2.421875·0.57 = 0.053804688 s
+    #   R = (0.57² + 0.053804688²)/(2·(0.57 + 0.053804688)) = 0.262738 s
+    #   joined = 2·2.421875·0.262738 − 0.0484375 = 1.224202 chunks
+    #   W = 0.010 + (0.262738 − 0.010) + 0.010·1.224202 = 0.274980 s
+    lam = 0.05 * 31 / 32 / 0.020
+    l_d, l_p = 30 * 0.019, 0.040 + 0.010 * lam * 30 * 0.019
+    r = (l_d**2 + l_p**2) / (2 * (l_d + l_p))
+    want = 0.010 + (r - 0.010) + 0.010 * (2 * lam * r - 0.05 * 31 / 32)
+    assert want == pytest.approx(0.274980, abs=2e-6)
+    got = float(poll_wait_s(30, 0.020, 32, 0.010, 0.05, decode_step_s=0.019, prefill_step_s=0.040))
+    assert got == pytest.approx(want, rel=1e-12)
     # a poll every step: only the step in progress, whatever the load
-    assert float(poll_wait_s(1, 0.020, 32, 0.040, 0.05)) == pytest.approx(0.010, rel=1e-12)
+    assert float(poll_wait_s(1, 0.020, 32, 0.010, 0.05, 0.019, 0.040)) == pytest.approx(0.010, rel=1e-12)
     # a lone user finds the engine idle (it polls every loop): no extra wait
-    assert float(poll_wait_s(30, 0.020, 1.0, 0.040, 0.05)) == pytest.approx(0.010, rel=1e-12)
-    # between one and two users the extra part scales by C − 1: C = 1.5 → half of 29·0.01
-    # (the joined chunks: 29·0.05·(0.5/1.5) = 0.48333 chunks × 0.04 s × 0.5)
-    assert float(poll_wait_s(30, 0.020, 1.5, 0.040, 0.05)) == pytest.approx(0.010 + 0.5 * (0.29 + 0.04 * 29 * 0.05 / 3))
+    assert float(poll_wait_s(30, 0.020, 1.0, 0.010, 0.05, 0.019, 0.040)) == pytest.approx(0.010, rel=1e-12)
+    # nothing arriving (n̄ = 0), t_dec = L_p = τ: the residual of a 30 + 1-step cycle, 0.29065 s
+    assert float(poll_wait_s(30, 0.020, 64)) == pytest.approx((0.6**2 + 0.02**2) / (2 * 0.62), rel=1e-12)
 
 
 def test_analytic_ttft_carries_the_poll_period():
@@ -46,12 +56,13 @@ def test_analytic_ttft_carries_the_poll_period():
     tau = float(p1.step_time_s[0])
     assert float(p30.step_time_s[0]) == tau and float(p30.tpot_s[0]) == float(p1.tpot_s[0])  # steps unchanged
     extra = float(p30.ttft_s[0] - p1.ttft_s[0])
-    # at least the rest of the 30-step poll period, 29·τ/2; at most that plus the chunks that
-    # arrive in it (29·n̄ of them, n̄ = B·ISL/(D·chunk) per step) each priced at a whole lone
-    # prefill step of one chunk (an upper bound on its marginal cost s)
+    # bounds from the cycle of 30 decode-only steps and one prefill step: the decode-only step is
+    # below τ and the prefill step above it, so the residual lies between that of 30 steps of
+    # 0.9·τ and half the cycle plus the chunks arriving in it (at most 2·31·n̄, n̄ = B·ISL/(D·chunk)
+    # per step) each priced at a whole lone prefill step of one chunk (an upper bound on s)
     n_bar = 31.0 * wl.mean_isl / ((wl.mean_osl - 1) * wl.mean_isl)
     lone = float(aggregated_by_batch(model, pricer, base, wl, np.array([1e-6])).ttft_s[0])
-    assert 29 * tau / 2 < extra <= 29 * tau / 2 + 29 * n_bar * lone
+    assert 30 * 0.9 * tau / 2 - tau / 2 < extra <= 31 * tau / 2 + 2 * 31 * n_bar * lone
     # a load below one user: nothing extra (the engine is idle when the request arrives)
     q1, q30 = (aggregated_by_batch(model, pricer, d, wl, np.array([1e-3])) for d in (base, polled))
     assert float(q30.ttft_s[0]) == pytest.approx(float(q1.ttft_s[0]), rel=1e-9)

@@ -15,8 +15,8 @@ What is fitted, per profile (:data:`PLAN`), in this order:
    by the fit points that run one model and workload at several TP sizes: aiconfigurator's
    Llama-3.3-70B and MoE rows at TP1-TP8; specs/efficiency.py) — on TPOT (throughput per chip where a
    point has no TPOT), minimising the mean |log(predicted / measured)| over the fit half;
-2. front end (only with ``front_end=True``; :data:`FRONT_END` says why the shipped fits leave it
-   out) — ``request_overhead_s`` and ``prompt_overhead_s_per_token`` — on TTFT of InferenceX
+2. front end (with ``front_end=True``, the default of :func:`fit_all`; :data:`FRONT_END`) —
+   ``request_overhead_s`` and ``prompt_overhead_s_per_token`` — on TTFT of InferenceX
    fit points (:data:`FRONTEND_SOURCES`: the benchmark client is part of it) at concurrency <=
    :data:`FRONTEND_MAX_CONCURRENCY` (little queueing), same loss;
 3. MTP acceptance (``dynamo-trtllm`` on DeepSeek-R1) — one per-token acceptance shared by every
@@ -51,11 +51,11 @@ PLAN: dict[str, tuple[tuple[str, ...], ...]] = {
     "sglang-rocm": (("step_overhead_s",),),
     "atom-rocm": (("step_overhead_s",),),
 }
-#: The front-end group, fitted by :func:`fit_stack` only when asked (``front_end=True``): on today's
-#: model the InferenceX TTFT at concurrency >= 8 is under-predicted by the closed-loop prefill
-#: queue (issue 18 part 6a), which the single global front end partly absorbed; a front end fitted
-#: on low-load points alone is smaller and raises the TTFT median (37% -> 42%), so the profiles keep
-#: the global one until the queue is modelled (docs/stacks.md).
+#: The front-end group, fitted by :func:`fit_stack` when asked (``front_end=True``; :func:`fit_all`
+#: asks). It was left out while the InferenceX TTFT at concurrency >= 8 was under-predicted by the
+#: unmodelled closed-loop prefill queue (issue 18 part 6a), which the single global front end
+#: partly absorbed; with the queue, the idle start and the scheduler's poll modelled
+#: (serve/queueing.py) the low-load fit lowers the InferenceX TTFT median (docs/stacks.md).
 FRONT_END = ("request_overhead_s", "prompt_overhead_s_per_token")
 #: Fields a ``fixed_scale`` group scales together from the profile's values (else the defaults'):
 #: the per-kernel and per-step costs trade off almost exactly within one model and layout, so
@@ -235,11 +235,11 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
     return {"values": values, "mtp_acceptance": acc, "report": report}
 
 
-def fit_all(names: Sequence[str] = tuple(PLAN)) -> dict[str, dict]:
+def fit_all(names: Sequence[str] = tuple(PLAN), front_end: bool = True) -> dict[str, dict]:
     """Fit every profile of ``names`` (each on its own points) on one shared split."""
     pts = load_points()
     sp = split(pts)
     out: dict[str, dict] = {}
     for n in names:  # in order: a derived profile starts from its base's fitted values
-        out[n] = fit_stack(n, pts, sp, build_stacks(out)[n])
+        out[n] = fit_stack(n, pts, sp, build_stacks(out)[n], front_end=front_end)
     return out

@@ -37,9 +37,10 @@ def markdown() -> list[str]:
              "`python scripts/fit_stacks.py` (fit/stack_fit.py) on the *fit* half of a declared split of the matched "
              "end-to-end points (InferenceX and aiconfigurator rows): per (stack, source, system, model, ISL, OSL, "
              "mode) group sorted by concurrency, points alternate fit / held out. Step costs (per-kernel and per-step) "
-             "are fitted on TPOT (throughput where a point has none); the front end keeps the global constant (fitting it "
-             "on low-load TTFT alone raised the TTFT median while the closed-loop prefill queue is not modelled: "
-             "docs/stacks.md); "
+             "are fitted on TPOT (throughput where a point has none); the front end (per request and per prompt "
+             "token) on the TTFT of InferenceX fit points at concurrency <= 4, where a profile has at least 4 "
+             "(docs/stacks.md; the held-out TTFT below includes aiconfigurator's static-batch rows, which it is not "
+             "fitted on); "
              "Dynamo-TRT's MTP acceptance on the TPOT of its MTP rows; the loss is the mean |log(pred/meas)|. "
              "The errors below are median |error| / bias on the **held-out** half, before (the global defaults) and "
              "after; `set's` = the efficiency set's own value (AMD: amd-aiter's kernel floor)."), "",

@@ -237,7 +237,9 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     n_bar = p_mb / chunk
     s_chunk = np.maximum(ttft_step - t_dec, 0.0) / np.maximum(n_bar, 1.0)
     users = lam * (ttft_q[None] + steps * tau)
-    queue = agg_queue_s(s_chunk, n_bar, tau, users) + poll_wait_s(dep.recv_interval, tau, users, s_chunk, n_bar) - tau / 2
+    s_join = _joined_chunk_s(model, pricer, dep, b_mb, ctx, pre_ctx, p_big, n_bar, chunk, ttft_step, s_chunk)
+    queue = agg_queue_s(s_chunk, n_bar, tau, users) + poll_wait_s(dep.recv_interval, tau, users, s_join, n_bar,
+                                                             t_dec, ttft_step) - tau / 2
     ttft_q = {k: v + queue for k, v in ttft_q.items()}
     c = lam * (ttft_q[None] + steps * tau)
     feasible = fits & (b > 0)
@@ -248,6 +250,29 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
         decode_steps_per_request=steps, step_time_s=tau, workload=wl, chips=lay.chips, bound=bound,
         bound_margin=margin, limit=limit, feasible=feasible, reason=reason, queue_s=np.zeros_like(b),
         kv_transfer_s=np.zeros_like(b), bound_level=bound_level.astype(object))
+
+
+def _joined_chunk_s(model: ModelSpec, pricer: Pricer, dep: Deployment, b_mb, ctx: float, pre_ctx: float, p_big,
+                    n_bar, chunk: float, chunk_step, s_chunk) -> np.ndarray:
+    """Marginal step time of each chunk that joins an arrival's prefill step after a poll period, s, (N,).
+
+    With a poll every n decode steps the (n − 1)·n̄ chunks that arrived in the period run in one
+    step beside the arrival's (serve/queueing.py effect 4): priced as that step (``p_big`` prefill
+    tokens plus theirs, up to the token budget) minus the step with the arrival's chunk alone
+    (``chunk_step``), per joined chunk — batched chunks share the weight reads, so this is below
+    the lone chunk's ``s_chunk``, which it falls back to when nothing joins (n = 1).
+    """
+    joined = (dep.recv_interval - 1) * np.asarray(n_bar, dtype=float)
+    if dep.recv_interval <= 1 or not np.any(joined > 0):
+        return s_chunk
+    lay = dep.decode.layout
+    p_join = np.minimum(p_big + chunk * joined, dep.prefill_budget(lay))
+    sc = step_cost(model, pricer, lay, dep.precision,
+                   Batch.make(decode_seqs=b_mb, decode_ctx=ctx, prefill_tokens=p_join, prefill_ctx=pre_ctx,
+                              prefill_seqs=p_join / chunk), dep.mtp, dep.memory_fraction,
+                   pool_overlap(dep.overlap, model, lay))
+    extra = (p_join - p_big) / chunk
+    return np.where(extra > 1e-9, np.maximum(sc.step_time_s - chunk_step, 0.0) / np.maximum(extra, 1e-9), s_chunk)
 
 
 def _prefill_s(model: ModelSpec, pricer: Pricer, dep: Deployment, lengths: dict, b_mb: np.ndarray, ctx: float,

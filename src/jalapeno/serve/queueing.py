@@ -55,14 +55,14 @@ the test tolerance). Quantile q of the run is the larger of the steady quantile 
 Throughput and the steady concurrency are unchanged (a transient of one wave out of ten).
 **4. The scheduler's poll for new requests (aggregated).** SGLang's ``--scheduler-recv-interval
 n`` reads new requests only every n decode steps (``managers/scheduler_recv_skipper.py``: a decode
-step weighs 1, any other step forces a read), and ``--num-continuous-decode-steps n`` runs n decode
-steps back to back before the scheduler looks again: either way requests are admitted at polls n
-decode steps apart. With C ≥ 2 users of a closed loop the scheduler is always decoding someone else
-when a request arrives (no think time), so the arrival waits the residual of an n-step poll period,
-n·τ/2 on average instead of τ/2, and its prefill step carries every chunk that arrived in that
-period, (n − 1)·n̄·(C − 1)/C more than with a poll every step (each costing s). A lone user
-(C = 1) finds the engine idle, where it polls every loop: no extra wait. Between C = 1 and 2 the
-extra part is scaled by min(C − 1, 1). :func:`poll_wait_s`.
+step weighs 1, any other step forces a read). With C ≥ 2 users of a closed loop the scheduler is
+always decoding someone else when a request arrives (no think time), so it cycles through n
+decode-only steps (L_d) and the prefill step that carries what arrived in them (L_p, a poll right
+after it); an arrival waits the rest of the part it lands in, R = (L_d² + L_p²)/(2(L_d + L_p)) on
+average, and its prefill step carries the others that arrived in that part. A lone user (C = 1)
+finds the engine idle, where it polls every loop: no extra wait; between C = 1 and 2 the extra
+part is scaled by min(C − 1, 1). :func:`poll_wait_s`. (``--num-continuous-decode-steps`` would
+act alike but is inert in current SGLang; not modelled.)
 
 Pure: no I/O.
 """
@@ -107,35 +107,49 @@ def agg_queue_s(chunk_cost_s, chunks_per_step, step_s, concurrency) -> np.ndarra
     return s * np.minimum(n, 1.0) + s * rho**2 / (1 - rho**2) + s * rho / (2 * (1 - rho**2))
 
 
-def poll_wait_s(recv_interval, step_s, concurrency, chunk_cost_s=0.0, chunks_per_step=0.0) -> np.ndarray:
+def poll_wait_s(recv_interval, step_s, concurrency, chunk_cost_s=0.0, chunks_per_step=0.0, decode_step_s=None,
+                prefill_step_s=None) -> np.ndarray:
     """Wait of an arrival for the scheduler to admit it and run its step (effect 4), s, (N,).
 
-    τ/2 (the step in progress) plus, when other users keep the engine decoding, the rest of an
-    n-step poll period, (n − 1)·τ/2, and the (n − 1)·n̄·(C − 1)/C chunks that arrived in it and
-    share the arrival's prefill step, s each.
+    A poll every step (n = 1): τ/2, the step in progress. With n > 1 and other users keeping the
+    engine decoding, the scheduler cycles through n decode-only steps (L_d = n·t_dec) and the
+    prefill step that carries what arrived in them (L_p; a poll follows it at once). An arrival
+    lands in either part in proportion to its length and waits the rest of it, on average
+    R = (L_d² + L_p²)/(2(L_d + L_p)), and its prefill step carries the others that arrived in the
+    same part, 2·λ_c·R·(C − 1)/C chunks (λ_c = n̄/τ chunks per second), s each, of which the
+    n̄·(C − 1)/C of one step are already in the steady queue (:func:`agg_queue_s`).
 
     Args:
         recv_interval: n, decode steps between the scheduler's polls for new requests (≥ 1).
         step_s: τ, the mean step, s, (N,).
         concurrency: C, users of the instance, (N,).
-        chunk_cost_s: s, the marginal step time of one prefill chunk, (N,).
+        chunk_cost_s: s, the marginal step time of one prefill chunk joining the step, (N,).
         chunks_per_step: n̄, mean prefill chunks per step, (N,).
+        decode_step_s: t_dec, the decode-only step, s, (N,); None = τ.
+        prefill_step_s: the step carrying one chunk beside the decode batch, s, (N,); None = τ.
 
     >>> poll_wait_s(1, 0.02, 64).round(4).tolist()  # a poll every step: the step in progress
     0.01
-    >>> poll_wait_s(30, 0.02, 64).round(4).tolist()  # 0.01 + 29·0.01
-    0.3
-    >>> round(float(poll_wait_s(30, 0.02, 2, 0.04, 0.05)), 4)  # + 29·0.05·0.5 chunks × 0.04 s
-    0.329
+    >>> # n = 30, t_dec = L_p = τ = 0.02 (nothing arrives): R = (0.6² + 0.02²)/(2·0.62)
+    >>> round(float(poll_wait_s(30, 0.02, 64)), 5)
+    0.29065
     >>> poll_wait_s(30, 0.02, 1).round(4).tolist()  # a lone user finds the engine idle
     0.01
     """
     tau = np.asarray(step_s, dtype=float)
-    extra = max(int(recv_interval), 1) - 1
+    n = max(int(recv_interval), 1)
+    if n == 1:
+        return tau / 2
     c = np.asarray(concurrency, dtype=float)
     busy = np.clip(c - 1.0, 0.0, 1.0)
-    joined = extra * np.asarray(chunks_per_step, dtype=float) * others(c)
-    return tau / 2 + busy * (extra * tau / 2 + np.asarray(chunk_cost_s, dtype=float) * joined)
+    s = np.asarray(chunk_cost_s, dtype=float)
+    nb = np.asarray(chunks_per_step, dtype=float) * others(c)
+    lam_c = nb / np.maximum(tau, 1e-30)
+    l_d = n * (tau if decode_step_s is None else np.asarray(decode_step_s, dtype=float))
+    l_p = (tau if prefill_step_s is None else np.asarray(prefill_step_s, dtype=float)) + s * lam_c * l_d
+    r = (l_d**2 + l_p**2) / (2 * (l_d + l_p))
+    joined = np.maximum(2 * lam_c * r - nb, 0.0)
+    return tau / 2 + busy * (np.maximum(r - tau / 2, 0.0) + s * joined)
 
 
 def bulk_prefill_s(chunk_cost_s, chunks_per_step, step_s, concurrency) -> np.ndarray:

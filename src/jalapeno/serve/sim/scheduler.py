@@ -15,7 +15,10 @@ never preempted). Accounting per step:
   is multiplied by the ranks);
 - after the step each decoding sequence holds ``a`` more tokens (a = 1, or the MTP mean);
   if the cache overflows, the most recently admitted decoding request is preempted: its KV is
-  freed and it waits at the head of the queue to recompute its prompt and output so far.
+  freed and it waits at the head of the queue to recompute its prompt and output so far;
+- new requests reach the queue when the scheduler polls for them (SGLang ``--scheduler-recv-interval``
+  n, ``managers/scheduler_recv_skipper.py``): after a step that carried prefill, after an idle loop,
+  and otherwise after every n decode-only steps; until then they wait in an inbox.
 KV is counted in tokens; the block granularity of a paged cache (16-64 tokens) adds under one
 block per sequence, which the instance capacity absorbs.
 """
@@ -64,7 +67,7 @@ class Instance:
 
     def __init__(self, idx: int, role: str, timer: StepTimer, chips: int, capacity_tokens: float,
                  max_running: int, token_budget: int, prefix_cache: PrefixCache, mtp: MTP | None,
-                 rng: np.random.Generator, max_tokens_per_step: int | None = None) -> None:
+                 rng: np.random.Generator, max_tokens_per_step: int | None = None, recv_interval: int = 1) -> None:
         self.id, self.role, self.timer, self.chips = idx, role, timer, chips
         self.capacity = float(capacity_tokens)
         self.rows = 1 + mtp.draft_tokens if mtp else 1  # decode rows per sequence per step
@@ -75,6 +78,10 @@ class Instance:
         self.cache, self.mtp, self.rng = prefix_cache, mtp, rng
         self.a = mtp.tokens_per_step if mtp else 1.0
         self.waiting: deque[Request] = deque()
+        self.inbox: list[Request] = []  # arrived, not yet read by the scheduler (its poll)
+        self.recv_interval = max(int(recv_interval), 1)
+        self._since_poll = 0
+        self._last_prefill = False
         self.prefilling: list[Request] = []
         self.decoding: dict[int, Request] = {}
         self.admit_order: list[int] = []  # decoding request ids, oldest first
@@ -102,11 +109,22 @@ class Instance:
     # ---- queue -------------------------------------------------------------------------
     @property
     def load(self) -> int:
-        return len(self.waiting) + len(self.prefilling) + len(self.decoding)
+        return len(self.inbox) + len(self.waiting) + len(self.prefilling) + len(self.decoding)
 
     def enqueue(self, req: Request) -> None:
         req.instance = self.id
-        self.waiting.append(req)
+        self.inbox.append(req)
+
+    def _poll(self) -> None:
+        """Read the inbox into the queue when the scheduler polls (module docstring): after a step
+        with prefill or an idle loop, else every ``recv_interval`` decode-only steps."""
+        if self.busy and not self._last_prefill:
+            self._since_poll += 1
+            if self._since_poll < self.recv_interval:
+                return
+        self._since_poll = 0
+        self.waiting.extend(self.inbox)
+        self.inbox.clear()
 
     def _free(self, need: float) -> bool:
         short = self.used + self.cache.tokens + need - self.capacity
@@ -155,7 +173,8 @@ class Instance:
 
     # ---- one step ----------------------------------------------------------------------
     def plan(self, now: float) -> float | None:
-        """Admit, build the next batch and return its duration (None when idle)."""
+        """Poll, admit, build the next batch and return its duration (None when idle)."""
+        self._poll()
         self._admit(now)
         budget = self.budget
         if self.max_tokens is not None:
@@ -173,6 +192,7 @@ class Instance:
             pre_tokens += take
             pre_ctx_w += take * (req.cached_tokens + req.prefill_done)
         b = len(self.decoding)
+        self._last_prefill = bool(chunks)
         if b == 0 and not chunks:
             self.busy = False
             return None

@@ -104,7 +104,8 @@ class Simulation:
                                     lower=self._lower_tiers(pool.layout) if kv_tiers and role != "decode" else [])
                 self.instances.append(Instance(len(self.instances), role, timer, pool.layout.chips, cap,
                                                dep.running_limit(pool.layout), dep.prefill_budget(pool.layout),
-                                               cache, dep.mtp, self.rng, dep.step_token_cap(pool.layout)))
+                                               cache, dep.mtp, self.rng, dep.step_token_cap(pool.layout),
+                                               dep.recv_interval if role == "agg" else 1))
         self.chips = dep.chips
         self._kv_capacity = sum(i.capacity for i in self.instances if i.role != "prefill")
         self.engine = Engine(self._dispatch)
@@ -344,7 +345,7 @@ class Simulation:
         used = 0
         for i in self.instances:  # one plain loop: this runs after every step
             run += len(i.decoding) + len(i.prefilling)
-            wait += len(i.waiting)
+            wait += len(i.waiting) + len(i.inbox)
             if i.role != "prefill":
                 used += i.used
         cap = self._kv_capacity
