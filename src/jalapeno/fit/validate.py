@@ -41,8 +41,7 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
-from jalapeno.deploy.engines import (checkpoint_for, get_recipe, identified_candidates, identified_config,
-                                     launch_limits)
+from jalapeno.deploy.engines import checkpoint_for, get_recipe, identified_candidates, identified_config, launch_limits
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError, SpecError
 from jalapeno.fit.entries import best_entry, with_stack_mtp
@@ -303,8 +302,7 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
             dynamo_trt = r.get("framework", "").strip() == "dynamo-trt"
             pre, dec, note = parse_topology(topo, moe=True, concurrency=conc,  # both seed models are MoE
                                             prefill_dp_attention=dynamo_trt)
-            if note:
-                notes.append(note)
+            notes += [note] if note else []
             if mtp and dec is not None and conc and dynamo_trt:
                 mtp = recipe_mtp(dec, conc)
             if dec is not None and conc:
