@@ -23,10 +23,10 @@ import pytest
 from jalapeno.report.colors import system_color
 
 selenium = pytest.importorskip("selenium", reason="selenium not installed (pip install -e '.[test]')")
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
-from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select
+from selenium import webdriver  # noqa: E402 (after importorskip)
+from selenium.webdriver.chrome.service import Service  # noqa: E402 (after importorskip)
+from selenium.webdriver.common.by import By  # noqa: E402 (after importorskip)
+from selenium.webdriver.support.ui import Select  # noqa: E402 (after importorskip)
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-from rich.markup import escape
 from rich.table import Table
 
 

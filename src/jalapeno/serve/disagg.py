@@ -215,7 +215,10 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
     ttft_q = {q: (v + wait + xfer + tau / 2 + frontend_s(eff_, isl_of[q])).ravel()
               for q, v in pre.service_q_s.items()}
     shape = lam.shape
-    flat = lambda arr: np.broadcast_to(arr, shape).ravel()
+
+    def flat(arr):
+        return np.broadcast_to(arr, shape).ravel()
+
     lam_f, tau_f = lam.ravel(), flat(tau)
     c = lam_f * (ttft_q[None] + steps * tau_f)
     dec_ok = flat(dec.feasible[None, :])
