@@ -338,3 +338,15 @@ def test_predict_defaults_to_the_smallest_layout_that_fits_and_names_a_weight_mi
     assert json.loads(out)["chips"] == 8
     check_error(*run(capsys, "predict", "--system", "b200", "--model", "deepseek-r1", "--tp", "2", "-c", "8"),
                 "weights do not fit", "attn TP1 DP8 · MoE TP1 EP8")
+
+
+def test_simulate_defaults_to_the_smallest_layout_that_fits_like_predict(capsys):
+    """Issue 15 defect 5 for ``simulate``: DeepSeek-R1 fp8 (~671 GB of weights) on GB200 (186 GB, 0.96
+    of it usable = 178.6 GB): 2 chips hold ~337 GB each (no), 4 chips ~168 GB (yes) — so the default is
+    a 4-chip layout, announced on stderr, and an explicit TP2 is refused as a weight misfit."""
+    code, out, err = run(capsys, "simulate", "--system", "gb200-nvl72", "--model", "deepseek-r1", "-w", "1k1k",
+                         "-c", "4", "--requests", "20", "--json")
+    assert code == 0, err
+    assert "smallest whose weights fit" in err and "TP4" in err
+    check_error(*run(capsys, "simulate", "--system", "gb200-nvl72", "--model", "deepseek-r1", "-w", "1k1k",
+                     "--tp", "2", "-c", "4", "--requests", "20"), "weights do not fit", "--tp 4")
