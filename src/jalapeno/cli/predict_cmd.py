@@ -181,11 +181,14 @@ def _predict_layout(m, pr, prec, given: tuple, memory_fraction):
 
     Raises:
         InfeasibleDeployment: the weights do not fit (on the given layout, or on any layout).
+        SpecError: memory_fraction outside (0, 1].
     """
     from jalapeno.analysis.sweep import smallest_fitting_layout, weights_misfit
+    from jalapeno.deploy.deployment import check_memory_fraction
     from jalapeno.deploy.layout import Layout, for_model
     from jalapeno.errors import InfeasibleDeployment
 
+    check_memory_fraction(memory_fraction)  # a bad fraction is named as such, not as "fits on no layout"
     tp, dp, ep, pp, eplb = given
     s, eff = pr.system, pr.efficiency
     smallest = smallest_fitting_layout(m, s, prec, eff, memory_fraction)
