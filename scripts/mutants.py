@@ -43,8 +43,8 @@ MUTANTS: list[tuple[str, str, str, str]] = [
     # one home since the pricer seam (issue 10): step_cost owns the MTP draft passes for the
     # analytic model, disaggregated pools and the simulator alike
     ("c_mtp_draft_cost_dropped", "src/jalapeno/cost/step.py",
-     "mtp.draft_tokens * (step_time - eff.step_overhead_s)",
-     "0 * (step_time - eff.step_overhead_s)"),
+     "mtp.draft_tokens * (step_time - step_over)",
+     "0 * (step_time - step_over)"),
     # one home for sharding shapes (deploy/sharding.py), read by the memory fit and the op table
     ("d_experts_per_rank_floor", "src/jalapeno/deploy/sharding.py",
      "return math.ceil(model.moe.num_experts / ep)\n",
@@ -68,11 +68,13 @@ class MutantError(RuntimeError):
 
 
 def make_copy(dest: Path) -> None:
-    """Copy src/, tests/, docs/ (tests read the documented schema) and pyproject.toml into ``dest``."""
+    """Copy src/, tests/, docs/ (tests read the documented schema), scripts/, benchmarks/, README.md and
+    pyproject.toml into ``dest`` (tests/unit/test_sources_in_repo.py scans all of them)."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.egg-info")
-    for d in ("src", "tests", "docs"):
+    for d in ("src", "tests", "docs", "scripts", "benchmarks"):
         shutil.copytree(ROOT / d, dest / d, ignore=ignore)
-    shutil.copy2(ROOT / "pyproject.toml", dest / "pyproject.toml")
+    for f in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / f, dest / f)
 
 
 def apply_mutant(copy: Path, file: str, old: str, new: str) -> None:
