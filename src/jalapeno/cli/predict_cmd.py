@@ -116,7 +116,7 @@ def predict(
                          mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank), memory_fraction=memory_fraction,
                          overlap=overlap, **lim)
     else:
-        layout, note = _predict_layout(m, pr, prec, (tp, dp, ep, pp, eplb),
+        layout, note = aggregated_layout(m, pr, prec, (tp, dp, ep, pp, eplb),
                                        None if lim["engine_memory"] else memory_fraction)
         per_rank = concurrency / layout.dp if concurrency else None
         dep = Deployment(prec, Pool(layout),
@@ -174,10 +174,10 @@ def _check_engine_pool(m, s, dep, memory_fraction) -> None:
                 "profiling run), or shard wider")
 
 
-def _predict_layout(m, pr, prec, given: tuple, memory_fraction):
-    """``predict``'s aggregated layout and a note: the one given, or (none given) the smallest whose
-    weights fit, with a note for stderr. A given layout whose weights do not fit is refused with
-    the smallest one that does.
+def aggregated_layout(m, pr, prec, given: tuple, memory_fraction):
+    """The aggregated layout of ``predict`` and ``simulate``, and a note: the one given, or (none
+    given) the smallest whose weights fit, with a note for stderr. A given layout whose weights do
+    not fit is refused with the smallest one that does.
 
     Raises:
         InfeasibleDeployment: the weights do not fit (on the given layout, or on any layout).

@@ -128,10 +128,10 @@ def simulate(
     else:
         if replicas < 1:
             raise SpecError("--replicas", f"must be >= 1, got {replicas}", "give a positive number of instances")
-        from jalapeno.cli.predict_cmd import _predict_layout
+        from jalapeno.cli.predict_cmd import aggregated_layout
 
         # as predict (issue 15 defect 5): no layout given -> the smallest whose weights fit, noted on stderr
-        layout, note = _predict_layout(m, pr, prec, (tp, dp, ep, pp, eplb), memory_fraction)
+        layout, note = aggregated_layout(m, pr, prec, (tp, dp, ep, pp, eplb), memory_fraction)
         mt = recipe_mtp(rec, mt, concurrency / (replicas * layout.dp) if concurrency else None)
         dep = Deployment(prec, Pool(layout, replicas), mtp=mt,
                          memory_fraction=memory_fraction, overlap=overlap, **lim)
