@@ -5,12 +5,17 @@ Published measurement (held out; never fitted): speed-up 1.74x at batch 1 and 1.
 (issue 18, part 4). Run: python benchmarks/bench_tp_scaling.py [SYSTEM_TOML MODEL_JSON]
 Prints, per serving-stack profile (the default one, and the vLLM, TRT-LLM and SGLang profiles
 whose per-TP-rank step cost ``tp_rank_step_s`` is fitted on other end-to-end data), the TPOT at TP2
-and TP8, the speed-up and its error against the measurement.
+and TP8, the speed-up and its error against the measurement. Then (with the ``[calibrate]`` extra)
+the kernel-level decomposition of fit/tp_scaling.py: each op group per step from vLLM 0.14.0's own
+A100 kernel tables beside the model's (vLLM profile), the speed-up the tables allow, and the
+non-kernel time TP8 would need to match the measurement.
 """
 
 from __future__ import annotations
 
 import sys
+
+import numpy as np
 
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.deploy.deployment import Deployment, Pool
@@ -22,6 +27,8 @@ from jalapeno.specs.workload import Workload
 
 MEASURED = {1: 1.74, 16: 1.44}
 STACKS = ("default", "vllm", "trtllm", "sglang")
+#: KV length over the 200 decode steps after a 1-token prompt
+CTX = np.arange(1.0, 201.0)
 
 
 def main(system: str = "a100-sxm", model: str = "qwq-32b") -> None:
@@ -37,6 +44,36 @@ def main(system: str = "a100-sxm", model: str = "qwq-32b") -> None:
             s = tpot[2][i] / tpot[8][i]
             print(f"  batch {b:2d}: {tpot[2][i] * 1e3:6.2f} {tpot[8][i] * 1e3:6.2f}  model {s:.2f}x  measured "
                   f"{MEASURED[b]:.2f}x  error {s / MEASURED[b] - 1:+.0%}")
+    decomposition(m, system)
+
+
+def decomposition(m, system: str) -> None:
+    """Per op group and step: the engine's measured kernels against the model (vLLM profile)."""
+    from jalapeno.errors import SpecError
+    from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS
+    from jalapeno.fit.tp_scaling import GROUPS, load_engine_kernels, tp_decomposition
+
+    try:
+        k = load_engine_kernels(AIC_SYSTEM_DIRS.get(system, system.replace("-", "_")), "vllm")
+    except SpecError as e:
+        print(f"(kernel decomposition skipped: {e})")
+        return
+    d = tp_decomposition(m, load_pricer(system, stack="vllm"), k, CTX)
+    print(f"\nkernel decomposition, ms per step: measured kernels ({k.label}; standalone launches, an upper"
+          "\nbound under CUDA graphs) | model (vllm profile)")
+    for b in (1, 16):
+        tab, mod = {tp: d[b, tp]["kernels"] for tp in (2, 8)}, {tp: d[b, tp]["model"] for tp in (2, 8)}
+        print(f" batch {b:2d}        TP2 kernels  model   TP8 kernels  model")
+        for g in GROUPS:
+            print(f"  {g:<12} {tab[2][g] * 1e3:9.2f} {mod[2][g] * 1e3:7.2f} {tab[8][g] * 1e3:11.2f} {mod[8][g] * 1e3:7.2f}")
+        print(f"  {'other (model)':<12} {'':9} {mod[2]['other'] * 1e3:7.2f} {'':11} {mod[8]['other'] * 1e3:7.2f}")
+        step = {tp: sum(tab[tp].values()) + mod[tp]["other"] for tp in (2, 8)}
+        mstep = {tp: sum(mod[tp].values()) for tp in (2, 8)}
+        need = step[2] / MEASURED[b] - step[8]
+        print(f"  step         {step[2] * 1e3:9.2f} {mstep[2] * 1e3:7.2f} {step[8] * 1e3:11.2f} {mstep[8] * 1e3:7.2f}"
+              f"   speed-up kernels {sum(tab[2].values()) / sum(tab[8].values()):.2f}x, kernels + model's other "
+              f"{step[2] / step[8]:.2f}x, model {mstep[2] / mstep[8]:.2f}x, measured {MEASURED[b]:.2f}x")
+        print(f"  TP8 needs {need * 1e3:+.2f} ms per step beyond them ({need / m.num_layers * 1e6:+.0f} us per layer)")
 
 
 if __name__ == "__main__":

@@ -41,8 +41,8 @@ def package_version() -> str:
     return version("aiconfigurator-core")
 
 
-def _version_dir(system_dir: str, family: str, name: str) -> tuple[str, object]:
-    base = _root() / "data" / system_dir / family / BACKEND
+def _version_dir(system_dir: str, family: str, name: str, backend: str = BACKEND) -> tuple[str, object]:
+    base = _root() / "data" / system_dir / family / backend
     if not base.is_dir():
         raise SpecError("aiconfigurator", f"no {family} tables for {system_dir}", "check the package version")
     versions = sorted((p.name for p in base.iterdir() if p.is_dir()), key=_vkey)
@@ -71,9 +71,10 @@ def load_nccl_table(system_dir: str) -> tuple[pd.DataFrame | None, str | None]:
     return None, None
 
 
-def load_table(system_dir: str, family: str, name: str) -> tuple[pd.DataFrame, str]:
-    """One kernel table (latency in ms) and the backend version it came from."""
-    v, d = _version_dir(system_dir, family, name)
+def load_table(system_dir: str, family: str, name: str, backend: str = BACKEND) -> tuple[pd.DataFrame, str]:
+    """One kernel table (latency in ms) and the version of ``backend`` (an aiconfigurator backend
+    folder: ``trtllm``, ``vllm``, ``sglang``) it came from."""
+    v, d = _version_dir(system_dir, family, name, backend)
     return pd.read_parquet(d / f"{name}.parquet"), v
 
 
