@@ -56,7 +56,13 @@ def group_sections(rows: pd.DataFrame) -> list[str]:
            "## Errors per precision, serving mode and MTP (calibrated)", "",
            ("MTP as the row was predicted (the deployment's draft length, or the draft length assumed for "
             "a row the source marks as measured with MTP)."), "",
-           *_table(d, ["source", "precision", "mode", "mtp"]), ""]
+           *_table(d, ["source", "precision", "mode", "mtp"]), "",
+           "## Errors per mapping (calibrated)", "",
+           ("How each row was mapped to a prediction (fit/validate.py's docstring): a deployment the source "
+            "gives (`matched`), the best of the published entries or of the benchmark's search-space runs "
+            "(`best_entry@concurrency`, `searched_best[@concurrency]`, fit/searched.py), or, for rows no "
+            "search space covers, a sweep or the model's own frontier."), "",
+           *_table(d, ["source", "mapping"]), ""]
     fig = guard_figures(guard_rows())
     th = load_thresholds()
     out += ["## Fidelity guard (CI)", "",

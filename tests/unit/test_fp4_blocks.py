@@ -8,7 +8,7 @@ import pytest
 
 from jalapeno.deploy.engines import available_precisions
 from jalapeno.errors import SpecError
-from jalapeno.fit.validate import _ix_precision
+from jalapeno.fit.searched import ix_precision as _ix_precision
 from jalapeno.specs.catalog import load_model, load_system
 from jalapeno.specs.formats import check_precision, get_precision
 

@@ -38,10 +38,13 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 POINTS = FIXTURES / "inferencex_points_sample.csv"
 SILICON = FIXTURES / "aiconfigurator" / "silicon_sample_subset.csv"
 
-#: fixture line → (system, mapping, concurrency); by hand from the CSV
+#: fixture line → (system, mapping, concurrency); by hand from the CSV and InferenceX's search spaces
+#: (fit/searched.py): line 4 ran concurrency 256, which only dsr1-fp8-h200-trt-mtp's { tp: 8, ep: 8,
+#: dp-attn: true, conc 256 } ran; line 6 is a best over B200 FP8 runs; no H200 Dynamo + TRT-LLM entry
+#: ran line 5's 1024 (conc-lists up to 512) and no GB200 entry without MTP line 12's 512
 EXPECTED = {2: ("gb200-nvl72", "matched", 4.0), 3: ("gb200-nvl72", "matched", 8.0),
-            4: ("h200", "best@concurrency", 256.0), 5: ("h200", "frontier@interactivity", 1024.0),
-            6: ("b200", "frontier_peak", None), 7: ("h200", "matched", 4.0), 8: ("h200", "matched", 8.0),
+            4: ("h200", "searched_best@concurrency", 256.0), 5: ("h200", "frontier@interactivity", 1024.0),
+            6: ("b200", "searched_best", None), 7: ("h200", "matched", 4.0), 8: ("h200", "matched", 8.0),
             9: ("b200", "matched", 1.0), 10: ("b200", "matched", 4.0), 11: ("mi355x", "matched", 4.0),
             12: ("gb200-nvl72", "frontier_peak", 512.0)}
 #: concurrency in each silicon fixture row id (..._c<N>_...), read by hand, in file order
@@ -333,7 +336,8 @@ def test_run_validation_without_the_package(run, silicon):
     assert run["skipped"] == []
     assert rows[rows.source == "aiconfigurator"].id.nunique() == len(silicon)
     assert rows[rows.source == "inferencex"].id.nunique() == len(EXPECTED)
-    assert set(rows.mapping) == {"matched", "best@concurrency", "frontier@interactivity", "frontier_peak"}
+    assert set(rows.mapping) == {"matched", "searched_best@concurrency", "searched_best", "frontier@interactivity",
+                                 "frontier_peak"}
     # the unmatched mappings are judged on throughput only
     assert set(rows[rows.mapping != "matched"].metric) == {"throughput_per_chip"}
 

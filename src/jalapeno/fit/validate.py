@@ -7,13 +7,13 @@ Sources:
 Each measured point is mapped to a prediction, labelled by how:
 - ``matched``: the source gives the deployment (layout, worker counts) and the concurrency;
   the model serves exactly that (serve/point.py).
-- ``frontier@interactivity``: no deployment given; the predicted frontier's throughput per chip
-  at the measured interactivity.
-- ``best@concurrency``: an aggregated "best configuration" point (InferenceX
-  ``max_throughput_per_gpu``: the sweep's highest throughput at a capped concurrency, with a
-  derived interactivity) or one with no interactivity; the best throughput per chip at that
-  concurrency over the layouts its benchmark searched (fit/search_space.py), else every one.
-- ``frontier_peak``: a max-throughput point with neither; the predicted frontier's peak.
+- ``searched_best`` / ``searched_best@concurrency``: no deployment given, and the benchmark's search
+  space (fit/searched.py) names the runs the row is the best of: the best throughput per chip over
+  those runs (at the row's concurrency, when it gives one).
+- Rows no search space covers: ``best@concurrency`` (an aggregated "best configuration" row, or
+  one with no interactivity: the best at that concurrency over its recipe's layouts,
+  fit/search_space.py, else every one); ``frontier@interactivity`` (the predicted frontier at the
+  measured interactivity); ``frontier_peak`` (neither: the predicted frontier's peak).
 - ``best_entry@concurrency``: a best-configuration point whose concurrency several published recipe
   entries ran; the highest throughput per chip over those entries (fit/entries.py).
 A row whose system, model, framework, precision, lengths, concurrency (and MTP use, when stated)
@@ -41,11 +41,12 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
-from jalapeno.deploy.engines import checkpoint_for, get_recipe, identified_candidates, identified_config, launch_limits
+from jalapeno.deploy.engines import get_recipe, identified_candidates, identified_config, launch_limits
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError, SpecError
 from jalapeno.fit.entries import best_entry, with_stack_mtp
 from jalapeno.fit.search_space import searched_layouts, searched_mask
+from jalapeno.fit.searched import best_searched, ix_precision, searched_mapping
 from jalapeno.specs.files import csv_rows, read_user_text
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import PRESETS, Workload
@@ -100,7 +101,8 @@ class MeasuredPoint:
     spec: str = ""
     #: the measured TTFT is the runs' median (InferenceX ``ttft_stat``), compared with the predicted p50
     ttft_median: bool = False
-    #: ``best_entry@concurrency``: the published entries that ran this concurrency (fit/entries.py)
+    #: ``best_entry@concurrency``: the published entries that ran this concurrency (fit/entries.py);
+    #: ``searched_best*``: the search space's runs, (deployment, concurrencies) pairs (fit/searched.py)
     candidates: tuple = ()
 
     @property
@@ -145,12 +147,6 @@ def _bad_cell(r: dict) -> str | None:
             need = "a closed-loop concurrency >= 1" if key == "conc" else "a positive finite number"
             return f"{key} {raw!r} is not {need}"
     return None
-
-
-def _ix_precision(model: str, prec: str, system: str) -> str:
-    if model == "gpt-oss-120b":
-        return "mxfp4"
-    return checkpoint_for(model, "fp4" if "FP4" in prec.upper() else "fp8", system)  # MI355X: quark-mxfp4
 
 
 def recipe_budget(isl: int, osl: int, system: str | None = None) -> dict:
@@ -286,7 +282,7 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
         mtp = VALIDATION_MTP if spec == "mtp" else None
         if spec.startswith("unspecified"):
             notes.append("MTP use unspecified: predicted without MTP")
-        prec = _ix_precision(model, r["precision"], system)
+        prec = ix_precision(model, r["precision"], system)
         conc = _num(r["conc"])
         dep = None
         mapping = ""
@@ -331,8 +327,10 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
         if len(cands) > 1 and meas["throughput_per_chip"]:
             mapping = "best_entry@concurrency"
             notes.append(f"best of the {len(cands)} published entries that ran concurrency {conc:g}")
+        elif dep is None and (best_at_c := r.get("point_type", "") == "max_throughput_per_gpu" or not meas["interactivity"]) \
+                and (sm := meas["throughput_per_chip"] and searched_mapping(r, system, model, isl, osl, conc)):
+            mapping, cands, notes = sm[0], sm[1], [n for n in notes if not (sm[3] and n.startswith("MTP use"))] + [sm[2]]
         elif dep is None:
-            best_at_c = r.get("point_type", "") == "max_throughput_per_gpu" or not meas["interactivity"]
             if meas["throughput_per_chip"] and conc and r.get("disagg", "").strip() == "0" and best_at_c:
                 mapping = "best@concurrency"
             elif meas["throughput_per_chip"] and meas["interactivity"]:
@@ -489,6 +487,8 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
             elif pt0.mapping == "best_entry@concurrency":
                 preds = [best_entry(model, system, tuple(with_stack_mtp(d, st, p.model) for d in p.candidates), wl,
                                     p.concurrency) for p in pts]
+            elif pt0.mapping.startswith("searched_best"):  # fit/searched.py
+                preds = [best_searched(model, system, p.candidates, wl, lambda d: with_stack_mtp(d, st, p.model)) for p in pts]
             elif pt0.mapping == "best@concurrency":
                 from jalapeno.analysis.sweep import sweep
 
