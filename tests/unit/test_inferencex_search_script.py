@@ -1,0 +1,42 @@
+"""scripts/inferencex_search_space.py reads InferenceX config entries as the benchmark runs them
+(the concurrency steps of utils/matrix_logic/generate_sweep_configs.py, default --step-size 2)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "inferencex_search_space.py"
+_spec = importlib.util.spec_from_file_location("inferencex_search_space", SCRIPT)
+gen = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(gen)
+
+
+def test_concurrency_steps_double_and_stop_at_conc_end():
+    assert gen._concs({"conc-start": 4, "conc-end": 64}) == [4, 8, 16, 32, 64]
+    assert gen._concs({"conc-start": 4, "conc-end": 48}) == [4, 8, 16, 32, 48]  # capped at conc-end
+    assert gen._concs({"conc-start": 256, "conc-end": 256}) == [256]
+    assert gen._concs({"conc-list": [1075, 512]}) == [1075, 512]
+
+
+def test_layouts_workers_and_recipe_names():
+    agg = gen._entry({"tp": 8, "ep": 8, "dp-attn": True, "conc-start": 128, "conc-end": 256})
+    assert agg == "  { agg = { tp = 1, dp = 8, ep = 8 }, mtp = false, conc = [128, 256] },"
+    dis = gen._entry({"spec-decoding": "mtp", "conc-list": [512],
+                      "prefill": {"num-worker": 1, "tp": 4, "ep": 4, "dp-attn": True,
+                                  "additional-settings": ["CONFIG_FILE=x/ctx1_gen1_dep16_batch32_eplb0_mtp3.yaml"]},
+                      "decode": {"num-worker": 1, "tp": 16, "ep": 16, "dp-attn": True}})
+    assert dis == ("  { prefill = { tp = 1, dp = 4, ep = 4, workers = 1 }, decode = { tp = 1, dp = 16, ep = 16, "
+                   "workers = 1 }, mtp = true, max_batch = 32, mtp_draft = 3, conc = [512] },")
+    # "Aggregated mode": no decode workers, the prefill worker serves both
+    one = gen._entry({"conc-list": [4], "prefill": {"num-worker": 1, "tp": 8, "ep": 1},
+                      "decode": {"num-worker": 0, "tp": 8, "ep": 1}})
+    assert one == "  { agg = { tp = 8, dp = 1, ep = 1 }, mtp = false, conc = [4] },"
+
+
+def test_placeholder_fields_are_left_out():
+    # early entries: "tp: 1, ep: 1, dp-attn: true" under a comment saying DEP4; EP wider than the worker
+    assert gen._entry({"conc-list": [4], "prefill": {"num-worker": 1, "tp": 1, "ep": 1, "dp-attn": True},
+                       "decode": {"num-worker": 2, "tp": 1, "ep": 1, "dp-attn": True}}) is None
+    assert gen._entry({"conc-list": [4], "prefill": {"num-worker": 5, "tp": 1, "ep": 8},
+                       "decode": {"num-worker": 1, "tp": 1, "ep": 32}}) is None
