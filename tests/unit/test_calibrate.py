@@ -207,12 +207,19 @@ def test_fit_attention_fractions_and_cap(gb200, tables):
 
 
 def test_fit_attention_stays_in_range_on_extreme_data(gb200, tables):
-    """Absurdly fast kernels would imply > 100% of peak: the fit clips into (0, 1]."""
+    """Absurdly fast prefill kernels would imply > 100% of peak: the fit clips into (0, 1]; decode
+    rows faster than peak HBM are no measurement of the KV read: left out, and refused when none
+    is left."""
     ctx, gen = tables["context_attention"].copy(), tables["generation_attention"].copy()
     ctx["latency"] /= 1e3
-    gen["latency"] /= 1e3
-    params, _ = kern.fit_attention(ctx, gen, gb200, 0.0)
+    params, report = kern.fit_attention(ctx, gen, gb200, 0.0)
     assert 0.0 < params["attention_peak_fraction"] <= 1.0 and 0.0 < params["hbm_fraction"] <= 0.95
+    assert report["decode"]["dropped_above_peak"] == 0
+    fast = gen.copy()
+    fast["latency"] /= 1e3
+    with pytest.raises(SpecError, match="faster than the chip's peak HBM bandwidth"):
+        kern.fit_attention(ctx, fast, gb200, 0.0)
+    gen["latency"] /= 1e3
     ctx["latency"] *= 1e6
     gen["latency"] *= 1e6
     params, _ = kern.fit_attention(ctx, gen, gb200, 0.0)

@@ -14,7 +14,7 @@ import pandas as pd
 from jalapeno.errors import SpecError
 
 #: catalog system → aiconfigurator system folder
-AIC_SYSTEM_DIRS = {"h100": "h100_sxm", "h200": "h200_sxm", "b200": "b200_sxm", "b300": "b300_sxm",
+AIC_SYSTEM_DIRS = {"a100-sxm": "a100_sxm", "h100": "h100_sxm", "h200": "h200_sxm", "b200": "b200_sxm", "b300": "b300_sxm",
                    "gb200-nvl72": "gb200", "gb300-nvl72": "gb300"}
 #: aiconfigurator GEMM dtype → (our compute format, weight bytes/elem, activation bytes/elem)
 #: (NVFP4: 16-element blocks with an FP8 scale, 0.5625 B/elem; MXFP4: 32-element blocks with an
