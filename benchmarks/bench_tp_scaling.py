@@ -8,7 +8,9 @@ whose per-TP-rank step cost ``tp_rank_step_s`` is fitted on other end-to-end dat
 and TP8, the speed-up and its error against the measurement. Then (with the ``[calibrate]`` extra)
 the kernel-level decomposition of fit/tp_scaling.py: each op group per step from vLLM 0.14.0's own
 A100 kernel tables beside the model's (vLLM profile), the speed-up the tables allow, and the
-non-kernel time TP8 would need to match the measurement.
+non-kernel time TP8 would need to match the measurement. Last, a second held-out check on a
+graph-captured engine: Qwen3-32B (BF16) on H100 with vLLM 0.12.0, aiconfigurator's end-to-end rows
+at TP2/TP4/TP8 (fit/tp_scaling.tp_sweep_rows; no fit reads them), measured against model speed-up.
 """
 
 from __future__ import annotations
@@ -45,6 +47,31 @@ def main(system: str = "a100-sxm", model: str = "qwq-32b") -> None:
             print(f"  batch {b:2d}: {tpot[2][i] * 1e3:6.2f} {tpot[8][i] * 1e3:6.2f}  model {s:.2f}x  measured "
                   f"{MEASURED[b]:.2f}x  error {s / MEASURED[b] - 1:+.0%}")
     decomposition(m, system)
+    h100_sweep()
+
+
+def h100_sweep() -> None:
+    """Qwen3-32B on H100, vLLM 0.12.0: TP2 -> TP8 speed-up per workload and concurrency."""
+    from jalapeno.errors import SpecError
+    from jalapeno.fit.tp_scaling import tp_sweep_predictions, tp_sweep_rows
+
+    try:
+        rows = tp_sweep_rows()
+    except SpecError as e:
+        print(f"(H100 sweep skipped: {e})")
+        return
+    d = tp_sweep_predictions(load_model("qwen3-32b"), load_pricer("h100", stack="vllm"), rows)
+    t = d.pivot_table(index=["isl", "osl", "concurrency"], columns="tp", values=["tpot_s", "pred_tpot_s"])
+    print("\nh100 / qwen3-32b (BF16), vLLM 0.12.0 (aiconfigurator rows, held out): TP2 -> TP8 speed-up, "
+          "TPOT error TP2 / TP8")
+    errs = []
+    for (isl, osl, c), r in t.iterrows():
+        ms, ps = r["tpot_s"][2] / r["tpot_s"][8], r["pred_tpot_s"][2] / r["pred_tpot_s"][8]
+        errs.append(ps / ms - 1)
+        print(f"  {isl:4d}/{osl:<4d} c{int(c):<3d}  measured {ms:.2f}x  model {ps:.2f}x  error {ps / ms - 1:+.0%}   "
+              f"TPOT {r['pred_tpot_s'][2] / r['tpot_s'][2] - 1:+.0%} / {r['pred_tpot_s'][8] / r['tpot_s'][8] - 1:+.0%}")
+    e = np.array(errs)
+    print(f"  speed-up error: median {np.median(e):+.1%}, median |error| {np.median(np.abs(e)):.1%} over {e.size} points")
 
 
 def decomposition(m, system: str) -> None:

@@ -35,6 +35,7 @@ def test_a100_has_no_fp8():
     ("llama-3.1-405b", 126, 405.85, 0.005),  # Meta: 405B
     ("mixtral-8x7b", 32, 46.7, 0.005),    # Mistral AI: 46.7B total
     ("qwq-32b", 64, 32.5, 0.01),          # Qwen: 32.5B (31.0B non-embedding + 2 x 152064 x 5120)
+    ("qwen3-32b", 64, 32.8, 0.005),       # Qwen3 model card: 32.8B (31.2B non-embedding)
 ])
 def test_new_models_match_published_sizes(name, layers, params_b, rel):
     m = load_model(name)

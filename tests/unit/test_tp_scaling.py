@@ -125,3 +125,36 @@ def test_a100_measured_set_prices_gemms_as_vllms_independent_a100_table():
     for tp in (2, 8):
         for g in ("gate_up", "down"):
             assert d[1, tp]["model"][g] == pytest.approx(d[1, tp]["kernels"][g], rel=0.10)
+
+
+def test_tp_sweep_predictions_keep_each_row_with_its_own_deployment():
+    """Rows in any order get the TPOT of their own TP, workload and concurrency."""
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.fit.tp_scaling import tp_sweep_predictions
+    from jalapeno.serve.point import serve_at_concurrency
+    from jalapeno.specs.formats import get_precision
+    from jalapeno.specs.workload import Workload
+
+    m, p = load_model("qwen3-32b"), load_pricer("h100", stack="vllm")
+    rows = pd.DataFrame({"isl": [1024, 1024, 4096], "osl": [128, 128, 512], "concurrency": [16.0, 8.0, 8.0],
+                         "tp": [8, 2, 8], "tpot_s": [0.01, 0.02, 0.01], "version": "x"})
+    got = tp_sweep_predictions(m, p, rows)
+    for r in got.itertuples():
+        one = serve_at_concurrency(m, p, Deployment(get_precision("bf16"), Pool(Layout(tp=r.tp))),
+                                   Workload("w", r.isl, r.osl, 1.0), [r.concurrency]).tpot_s[0]
+        assert r.pred_tpot_s == pytest.approx(float(one))
+    assert got.pred_tpot_s[1] > got.pred_tpot_s[0]  # TP2 at c8 is slower than TP8 at c16
+
+
+def test_tp_sweep_rows_read_the_h100_vllm_qwen3_sweep():
+    """aiconfigurator's Qwen3-32B H100 vLLM 0.12.0 rows: 6 workloads x 5 concurrencies x TP 2/4/8."""
+    pytest.importorskip("aiconfigurator_core")
+    from jalapeno.fit.tp_scaling import tp_sweep_rows
+
+    r = tp_sweep_rows()
+    assert len(r) == 90 and set(r.tp) == {2, 4, 8} and set(r.concurrency) == {8.0, 16.0, 32.0, 64.0, 128.0}
+    assert set(r.version) == {"0.12.0"}
+    with pytest.raises(SpecError, match="no aggregated vllm rows of Nope/Model"):
+        tp_sweep_rows("Nope/Model")

@@ -34,6 +34,7 @@ import pandas as pd
 
 from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import Batch, step_cost
+from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.kernel_tables import load_table
@@ -203,3 +204,49 @@ def tp_decomposition(model: ModelSpec, pricer: Pricer, kernels: EngineKernels, c
     return {(b, tp): {"kernels": dense_decode_kernels(model, tp, b, ctx, kernels),
                       "model": model_groups(model, pricer, tp, b, float(np.mean(ctx)))}
             for b in batches for tp in tps}
+
+
+def tp_sweep_rows(model_path: str = "Qwen/Qwen3-32B", system_dir: str = "h100_sxm", backend: str = "vllm") -> pd.DataFrame:
+    """aiconfigurator's end-to-end rows (``silicon_sample.csv``) of one model on one system and
+    engine, aggregated serving, run at several TP sizes: columns isl, osl, concurrency (from the
+    row id's ``_c<N>_``), tp, tpot_s, version. Default: Qwen3-32B on H100 with vLLM 0.12.0 (TP2/4/8,
+    concurrency 8-128, 1k-4k prompts), a small-batch tensor-parallel check no fit reads (the model is
+    not mapped into ``validate``).
+
+    Raises:
+        SpecError: the package is missing, or no such rows.
+    """
+    from importlib.resources import files
+
+    try:
+        d = pd.read_csv(files("aiconfigurator_core") / "systems" / "silicon_sample.csv")
+    except ModuleNotFoundError:
+        raise SpecError("aiconfigurator", "the aiconfigurator-core package is not installed",
+                        'pip install -e ".[calibrate]"') from None
+    d = d[(d.model_path == model_path) & (d.system == system_dir) & (d.backend == backend) & (d["mode"] == "agg")]
+    c = d.id.str.extract(r"_c(\d+)_")[0].astype(float)
+    out = pd.DataFrame({"isl": d.isl, "osl": d.osl, "concurrency": c, "tp": d.tp_size, "tpot_s": d.silicon_tpot_ms / 1e3,
+                        "version": d.backend_version.astype(str)}).dropna(subset=["concurrency", "tp", "tpot_s"])
+    if out.empty:
+        raise SpecError("model", f"no aggregated {backend} rows of {model_path} on {system_dir}",
+                        "pick a model, system and engine silicon_sample.csv has")
+    return out.astype({"isl": int, "osl": int, "tp": int}).reset_index(drop=True)
+
+
+def tp_sweep_predictions(model: ModelSpec, pricer: Pricer, rows: pd.DataFrame, precision: str = "bf16") -> pd.DataFrame:
+    """``rows`` (:func:`tp_sweep_rows`) with the model's TPOT at each row's TP, workload and
+    concurrency (column ``pred_tpot_s``; TP-only layout, serve/point.serve_at_concurrency).
+
+    Raises:
+        SpecError, InfeasibleDeployment: a row the model cannot run.
+    """
+    from jalapeno.serve.point import serve_at_concurrency
+    from jalapeno.specs.workload import Workload
+
+    out = rows.copy()
+    out["pred_tpot_s"] = np.nan
+    for (isl, osl, tp), g in rows.groupby(["isl", "osl", "tp"]):
+        r = serve_at_concurrency(model, pricer, Deployment(get_precision(precision), Pool(Layout(tp=int(tp)))),
+                                 Workload(f"{isl}/{osl}", int(isl), int(osl), 1.0), g.concurrency.to_numpy(float))
+        out.loc[g.index, "pred_tpot_s"] = np.asarray(r.tpot_s, dtype=float)
+    return out
