@@ -162,10 +162,12 @@ def _causes(rows: pd.DataFrame) -> list[str]:
         "admission rate; users beyond it queue (`prefill_capacity (queueing)`). FP4 prefill depends on the "
         "MoE token-pass term fitted on the kernel tables (docs/model.md §11.1).",
         "- **MTP** acceptance is not reported by the sources: Dynamo-TRT rows take the recipes' draft length "
-        "(MTP3 light load, MTP1-2 heavy) at 0.75 per token for chains, other MTP rows k = 1 at 0.85 "
-        f"(labelled per row). Mid-load Dynamo-TRT points (concurrency 48-180, n = {n_m}) are over-predicted "
-        f"(throughput {b_m:+.0%}) with TPOT {b_mt:+.0%}: a longer chain accepted less often at larger "
-        "batches, or wide-EP decode costs the model misses, are the likely causes.",
+        "(MTP3 light load, MTP1-2 heavy) at the `dynamo-trtllm` profile's fitted per-token acceptance "
+        "(data/stack_fits.toml, docs/stacks.md), other MTP rows k = 1 at 0.85 (labelled per row). Their "
+        "decode pools' MoE layers are priced by the kernels of the backend the recipe names (CUTLASS, "
+        "TRT-LLM-gen; CuteDSL unmeasured: docs/model.md §8.6). Mid-load Dynamo-TRT points (concurrency "
+        f"48-180, n = {n_m}) are over-predicted (throughput {b_m:+.0%}) with TPOT {b_mt:+.0%}: B200's TEP8 "
+        "entry at 18-32 sequences per worker and GB200's CuteDSL DEP32 entry at 180 users.",
         f"- **aiconfigurator disaggregated rows** (n = {n_d} with worker counts; TPOT {m_d:.1%} median, "
         f"{b_d:+.1%} bias): rows without prefill/decode worker counts are skipped (the batch per decode "
         "worker, hence TPOT, is unknown); MTP is not recorded there and is not assumed.",

@@ -196,6 +196,34 @@ def load_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = 
     return RooflinePricer(s, apply_stack(s, variant_efficiency(s, efficiency), st))
 
 
+def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pricer:
+    """``pricer`` with the routed-expert ops of ``model`` on ``layout`` priced by the measured
+    kernels of the engine MoE backend ``backend`` (cost/moe_backend.MeasuredMoePricer; data from
+    specs/moe_backends.py); ``pricer`` itself when ``backend`` is None, or the system (its root, for
+    a variant) has no measurement of that backend at the model's shape on this layout (expert
+    parallelism, expert TP; layouts with redundant EPLB experts are not measured).
+
+    Raises:
+        SpecError: an unknown backend name.
+    """
+    from jalapeno.cost.moe import busiest_rank_assignments
+    from jalapeno.cost.moe_backend import MeasuredMoePricer, MoeCurve
+    from jalapeno.specs.moe_backends import moe_backend_curve
+
+    if backend is None or model.moe is None or (layout.eplb or 0) > 0:
+        return pricer
+    m = model.moe
+    got = moe_backend_curve(_root(pricer.system), backend, model.hidden_size, m.expert_intermediate, m.num_experts,
+                            m.top_k, layout.moe_tp, layout.ep)
+    if got is None:
+        return pricer
+    fmt, tokens, latency_s, label = got
+    load = busiest_rank_assignments(np.asarray(tokens, dtype=float), m.top_k, layout.ep, 0.0)
+    curve = MoeCurve(float(model.hidden_size), float(m.expert_intermediate / layout.moe_tp), fmt, load,
+                     np.asarray(latency_s, dtype=float), label)
+    return MeasuredMoePricer(pricer, curve, backend)
+
+
 def _root(system: System) -> str:
     """The catalog name a system's base chain starts from (a variant runs its base's stack)."""
     o = system.origin

@@ -177,17 +177,30 @@ class MTP:
 
 @dataclass(frozen=True, slots=True)
 class Pool:
-    """``workers`` identical instances of one layout."""
+    """``workers`` identical instances of one layout.
+
+    ``moe_backend``: the engine's MoE kernel backend on these workers when its recipe names one
+    (TensorRT-LLM ``moe_config.backend``, lower case; specs/moe_backends.MOE_BACKENDS), priced with
+    that backend's measured-kernel parameters where the system has them (cost/pricer.with_moe_backend);
+    None: the calibrated set (the fastest measured kernel per shape).
+    """
 
     layout: Layout
     workers: int = 1
+    moe_backend: str | None = None
+
+    def __post_init__(self) -> None:
+        from jalapeno.specs.moe_backends import check_moe_backend
+
+        check_moe_backend(self.moe_backend, "moe_backend")
 
     @property
     def chips(self) -> int:
         return self.layout.chips * self.workers
 
     def as_dict(self) -> dict:
-        return {**self.layout.as_dict(), "workers": self.workers, "chips": self.chips}
+        return {**self.layout.as_dict(), "workers": self.workers, "chips": self.chips,
+                **({"moe_backend": self.moe_backend} if self.moe_backend else {})}
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from types import MappingProxyType
 from jalapeno.deploy.deployment import MTP, Deployment, Pool, check_budget_per
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
+from jalapeno.specs.moe_backends import check_moe_backend
 
 _REQUIRED = ("name", "engine", "version", "systems", "model", "source", "precision", "serving")
 _LIMITS = ("max_running", "max_tokens_per_step", "cuda_graph_max_batch", "token_budget")
@@ -269,13 +270,14 @@ class IdentifiedConfig:
                           max_running=self.decode_max_batch, recipe=f"identified: {self.name} ({rec.label})", **kw)
 
 
-def _pool(raw: dict | None, where: str, allowed=("tp", "dp", "ep", "eplb", "workers")) -> Pool | None:
+def _pool(raw: dict | None, where: str, allowed=("tp", "dp", "ep", "eplb", "workers", "moe_backend")) -> Pool | None:
     if raw is None:
         return None
     lay = {k: raw[k] for k in ("tp", "dp", "ep", "eplb") if k in raw}
     if set(raw) - set(allowed):
         raise SpecError(where, f"unknown keys {sorted(set(raw) - set(allowed))}", f"use {', '.join(allowed)}")
-    return Pool(Layout(**lay), int(raw.get("workers", 1)))
+    check_moe_backend(raw.get("moe_backend"), f"{where}.moe_backend")
+    return Pool(Layout(**lay), int(raw.get("workers", 1)), raw.get("moe_backend"))
 
 
 def _concurrencies(raw, where: str) -> tuple[int, ...]:
@@ -304,7 +306,8 @@ def _identified(raw: dict, i: int, recipes: dict) -> IdentifiedConfig:
                             raw["precision"], int(raw["isl"]), int(raw["osl"]),
                             _concurrencies(raw["concurrency"], where),
                             _pool(raw.get("prefill"), f"{where}.prefill"),
-                            _pool(raw["decode"], f"{where}.decode", ("tp", "dp", "ep", "eplb", "workers", "max_batch")),
+                            _pool(raw["decode"], f"{where}.decode",
+                                  ("tp", "dp", "ep", "eplb", "workers", "max_batch", "moe_backend")),
                             int(raw.get("mtp_draft", 0)), raw.get("token_budget"), raw["source"], mb)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jalapeno.cost.pricer import Pricer
+from jalapeno.cost.pricer import Pricer, with_moe_backend
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MTP, Deployment, query_len
 from jalapeno.deploy.layout import Layout
@@ -126,8 +126,11 @@ def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     prefill; both x dp when the engine counts them per attention-DP rank, ``limits.budget_per``); decode batches per attention rank above its ``cuda_graph_max_batch`` run eagerly
     (serve/limits.py). ``cap_name`` names the binding cap. The KV capacity uses the engine's
     ``limits.memory_fraction`` (Deployment.memory_fraction). ``overlap``: ``none`` or ``tbo``
-    (two-batch overlap; needs an EP all-to-all, cost/overlap.py).
+    (two-batch overlap; needs an EP all-to-all, cost/overlap.py). The decode pool's MoE backend
+    (``limits.decode.moe_backend``) prices its routed experts (cost/pricer.with_moe_backend).
     """
+    if limits is not None:
+        pricer = with_moe_backend(pricer, limits.decode.moe_backend, model, layout)
     ctx = wl.mean_isl + wl.mean_osl / 2
     b = np.asarray(batch, dtype=float)
     mf = limits.memory_fraction if limits is not None else None

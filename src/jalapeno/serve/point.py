@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 
-from jalapeno.cost.pricer import Pricer, check_pricer
+from jalapeno.cost.pricer import Pricer, check_pricer, with_moe_backend
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Deployment, check_mtp, pool_overlap
 from jalapeno.deploy.layout import validate_layout
@@ -47,7 +47,9 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     log-log interpolation, and the point re-evaluated exactly at the interpolated batch; beyond
     the decode KV capacity, or beyond the batch at which the prefill pool reaches
     MAX_PREFILL_UTILISATION (serve/disagg.py), the excess users queue for admission: throughput
-    stays flat and TTFT grows (limit ``kv_capacity`` / ``prefill_capacity`` "(queueing)").
+    stays flat and TTFT grows (limit ``kv_capacity`` / ``prefill_capacity`` "(queueing)"). Each
+    pool's routed experts are priced by its named MoE backend (``Pool.moe_backend``;
+    cost/pricer.with_moe_backend).
     """
     check_pricer(pricer, "serve_at_concurrency")
     c_req = np.atleast_1d(np.asarray(concurrency, dtype=float))
@@ -59,6 +61,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     if dep.prefill is None:
         # ``workers`` identical aggregated instances share the load evenly
         w = dep.decode.workers
+        pricer = with_moe_backend(pricer, dep.decode.moe_backend, model, dep.decode.layout)
         pts = solve_concurrency(model, pricer, dep, wl, c_req / w)
         if idle_start:
             pts = _agg_idle_start(model, pricer, dep, wl, pts, c_req / w)
@@ -67,7 +70,8 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
         return dataclasses.replace(pts, concurrency=pts.concurrency * w,
                                    request_rate_per_s=pts.request_rate_per_s * w,
                                    chips=pts.chips * w)
-    pre = prefill_perf(model, pricer, dep.prefill.layout, dep.precision, wl, dep.prefill_budget(dep.prefill.layout),
+    pre = prefill_perf(model, with_moe_backend(pricer, dep.prefill.moe_backend, model, dep.prefill.layout),
+                       dep.prefill.layout, dep.precision, wl, dep.prefill_budget(dep.prefill.layout),
                        pool_overlap(dep.overlap, model, dep.prefill.layout))
     dec_ov = pool_overlap(dep.overlap, model, dep.decode.layout)
     x, y = np.array([dep.prefill.workers]), np.array([dep.decode.workers])

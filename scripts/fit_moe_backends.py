@@ -1,0 +1,58 @@
+"""Write data/moe_backends.toml: the measured routed-expert latency of each TensorRT-LLM MoE backend.
+
+Runs fit/moe_backends.measured_curves (which rows, which shapes: its docstring) on aiconfigurator's
+B200 and GB200 ``moe_perf`` tables (pip install -e ".[calibrate]").
+Run: python scripts/fit_moe_backends.py [--dry-run]   (seconds)
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from jalapeno.fit.moe_backends import measured_curves
+
+OUT = Path(__file__).resolve().parent.parent / "src" / "jalapeno" / "data" / "moe_backends.toml"
+
+
+def _v(x) -> str:
+    if isinstance(x, str):
+        return '"' + x + '"'
+    if isinstance(x, list):
+        return "[" + ", ".join(_v(i) for i in x) + "]"
+    if isinstance(x, float):
+        return repr(float(f"{x:.6g}"))
+    return str(x)
+
+
+def to_toml(curves: list[dict], report: dict) -> str:
+    """``[[curve]]`` tables and ``[report.<system>.<backend>]``."""
+    lines = ["# Written by scripts/fit_moe_backends.py (fit/moe_backends.py) - do not edit by hand; rerun the script.",
+             "# Measured per-layer latency (ms) of one TensorRT-LLM MoE backend (moe_config.backend) against the",
+             "# tokens of the expert-parallel group, at the routed-expert shapes of the catalog's MoE models;",
+             "# read by specs/moe_backends.py and priced by cost/moe_backend.py for the pools whose recipe names",
+             "# the backend (data/engines.toml `moe_backend`; docs/model.md §8.6).", ""]
+    for c in curves:
+        lines.append("[[curve]]")
+        lines += [f"{k} = {_v(v)}" for k, v in c.items()]
+        lines.append("")
+    for system, backends in report.items():
+        for backend, r in backends.items():
+            lines.append(f'[report."{system}".{backend}]')
+            lines += [f"{k} = {_v(v)}" for k, v in r.items()]
+            lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    text = to_toml(*measured_curves())
+    if "--dry-run" in argv:
+        print(text)
+    else:
+        OUT.write_text(text)
+        print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,119 @@
+"""Routed-expert blocks priced by the measured kernels of the engine's named MoE backend.
+
+A serving engine runs its MoE layers through the kernel path its launch config names
+(TensorRT-LLM ``moe_config.backend``: ``CUTLASS``, ``TRTLLM`` (TRT-LLM-gen), ``CUTEDSL``, ...; not
+autotuned). The calibrated efficiency set prices the *fastest* measured path per shape
+(fit/kernels.moe_rows). Where the system has measured latencies of the named backend at the
+model's exact routed-expert shape (hidden h, intermediate I per expert-TP rank, experts E, top-k,
+expert parallelism ep; data/moe_backends.toml, written by scripts/fit_moe_backends.py from
+aiconfigurator's ``moe_perf`` tables), :class:`MeasuredMoePricer` prices the op as that
+measurement:
+
+    load  = FLOP / (count · 6 · h · I)                    token-expert assignments of the busiest rank
+    t_meas(load) = interpolation, log-log in load, of the measured per-layer latency, each measured
+                   row at its balanced load num_tokens · k / ep (cost/moe.busiest_rank_assignments,
+                   no tail: the table's routing is exactly balanced); beyond the last row linear in
+                   load from the last two rows, below the first row the first row's latency
+    r     = count · t_meas(load) / t_roofline              every time of the op (compute, memory,
+                                                           launches) scaled by r
+
+so the op's bound attribution keeps the roofline's split (as the table-lookup pricer does,
+cost/table_pricer.py). Every other op, and every collective, is the wrapped pricer's. Worked
+number (B200, DeepSeek-R1 NVFP4, EP8, TRT-LLM 1.3.0rc20): 512 tokens of the EP group put 512 · 8 /
+8 = 512 assignments on each rank; CUTLASS measures 0.287 ms per layer there, TRT-LLM-gen 0.212 ms,
+the calibrated roofline (fastest path, fitted on other shapes) 0.153 ms.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from jalapeno.cost.optable import MOE_KERNELS, CollectiveTable, OpTable
+from jalapeno.cost.roofline import OpTimes
+
+
+@dataclass(frozen=True, slots=True)
+class MoeCurve:
+    """Measured per-layer latency of one routed-expert shape against the busiest rank's load.
+
+    Attributes:
+        h, inter: hidden size and intermediate size per expert-TP rank (the op's ``kn``).
+        fmt: compute format of the op (``fp4``).
+        load: (n,) ascending token-expert assignments per rank.
+        time_s: (n,) measured latency of one layer's routed-expert block, s.
+        label: where it comes from (system, backend, table), for records.
+    """
+
+    h: float
+    inter: float
+    fmt: str
+    load: np.ndarray
+    time_s: np.ndarray
+    label: str = ""
+
+    def __call__(self, load) -> np.ndarray:
+        """Interpolated latency (s) at ``load`` (array); see the module docstring."""
+        x = np.log(np.maximum(np.asarray(load, dtype=float), 1e-12))
+        lx, ly = np.log(self.load), np.log(self.time_s)
+        t = np.exp(np.interp(x, lx, ly))
+        if len(self.load) >= 2:
+            slope = (self.time_s[-1] - self.time_s[-2]) / (self.load[-1] - self.load[-2])
+            beyond = np.asarray(load, dtype=float) > self.load[-1]
+            t = np.where(beyond, self.time_s[-1] + max(slope, 0.0) * (np.asarray(load, dtype=float) - self.load[-1]), t)
+        return t
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredMoePricer:
+    """A pricer whose routed-expert ops of one shape are priced by a measured :class:`MoeCurve`.
+
+    Attributes:
+        inner: the wrapped pricer (every other op, every collective, the efficiency set).
+        curve: the backend's measured curve at the model's shape on this layout.
+        backend: the engine MoE backend's name (``cutlass``, ``trtllm``), for records.
+    """
+
+    inner: object
+    curve: MoeCurve
+    backend: str
+
+    @property
+    def system(self):
+        return self.inner.system
+
+    @property
+    def efficiency(self):
+        return self.inner.efficiency
+
+    @property
+    def name(self) -> str:
+        return self.inner.system.name
+
+    def op_times(self, ops: OpTable) -> OpTimes:
+        base = self.inner.op_times(ops)
+        c = self.curve
+        scale = np.ones_like(base.time_s)
+        hit = False
+        for i, (kind, fmt) in enumerate(zip(ops.kind, ops.fmt)):
+            if kind != "moe" or fmt != c.fmt or not ops.kn or tuple(float(v) for v in np.ravel(ops.kn[i])[:2]) != (c.h, c.inter):
+                continue
+            count = np.asarray(ops.kernels[i], dtype=float) / MOE_KERNELS
+            load = ops.flop[i] / np.maximum(count * 6.0 * c.h * c.inter, 1e-30)
+            ok = (load > 0) & (base.time_s[i] > 0)
+            scale[i, ok] = np.broadcast_to(count, load.shape)[ok] * c(load[ok]) / base.time_s[i, ok]
+            hit = True
+        if not hit:
+            return base
+        net = None if base.network_s is None else base.network_s * scale
+        return OpTimes(base.compute_s * scale, base.memory_s * scale, base.overhead_s * scale, base.time_s * scale, net)
+
+    def collective_times(self, colls: CollectiveTable):
+        return self.inner.collective_times(colls)
+
+    def collective(self, kind: str, group: int, message_bytes, placement: str = "packed"):
+        return self.inner.collective(kind, group, message_bytes, placement)
+
+    def with_efficiency(self, efficiency):
+        return replace(self, inner=self.inner.with_efficiency(efficiency))

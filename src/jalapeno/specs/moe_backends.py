@@ -1,0 +1,65 @@
+"""MoE kernel backends: per-system routed-expert parameters of one engine MoE backend.
+
+A serving engine may run its MoE layers through one of several kernel paths, chosen by its launch
+config, not autotuned (TensorRT-LLM ``moe_config.backend``: ``CUTLASS``, ``TRTLLM`` (TRT-LLM-gen),
+``CUTEDSL``, ...). A chip's calibrated efficiency set prices the fastest measured path per
+configuration; ``data/moe_backends.toml`` (written by scripts/fit_moe_backends.py from the measured
+rows of one path only, fit/moe_backends.py) holds the measured per-layer latency of one backend
+on one system at the routed-expert shapes of the catalog's MoE models. A pool whose recipe names a
+backend (``Pool.moe_backend``, data/engines.toml) has its routed experts priced by them
+(cost/pricer.with_moe_backend, cost/moe_backend.py); a backend or shape with no measurement on the
+system (``cutedsl``: not collected; a user's system) keeps the calibrated set. docs/model.md §8.6.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import lru_cache
+from importlib import resources
+from types import MappingProxyType
+
+from jalapeno.errors import SpecError
+
+#: backend names a recipe may give (TensorRT-LLM ``moe_config.backend``, lower case)
+MOE_BACKENDS: tuple[str, ...] = ("trtllm", "cutlass", "cutedsl", "deepgemm", "wideep", "triton", "vanilla")
+
+
+def check_moe_backend(value, field: str = "moe_backend") -> None:
+    """Refuse an unknown backend name.
+
+    Raises:
+        SpecError: ``value`` is not None and not one of :data:`MOE_BACKENDS`.
+    """
+    if value is not None and value not in MOE_BACKENDS:
+        raise SpecError(field, f"unknown MoE backend {value!r}",
+                        f"use one of {', '.join(MOE_BACKENDS)} (TensorRT-LLM moe_config.backend, lower case)")
+
+
+@lru_cache(maxsize=1)
+def _data() -> MappingProxyType:
+    raw = tomllib.loads((resources.files("jalapeno") / "data" / "moe_backends.toml").read_text())
+    curves = {}
+    for c in raw.get("curve", []):
+        key = (c["system"], c["backend"], c["hidden"], c["inter"], c["experts"], c["top_k"], c["moe_tp"], c["ep"])
+        curves[key] = (c["fmt"], tuple(c["tokens"]), tuple(v * 1e-3 for v in c["latency_ms"]),
+                       f"{c['system']} {c['backend']} {c['table']}")
+    return MappingProxyType({"curves": MappingProxyType(curves), "report": raw.get("report", {})})
+
+
+def moe_backend_curve(system: str, backend: str, hidden: int, inter: int, experts: int, top_k: int, moe_tp: int,
+                      ep: int) -> tuple[str, tuple[float, ...], tuple[float, ...], str] | None:
+    """(compute format, tokens of the EP group, measured latency per layer in s, label) of
+    ``backend``'s routed-expert block on ``system`` at one shape (``inter``: the full expert
+    intermediate size; ``moe_tp``: tensor parallelism inside each expert), or None when not measured.
+
+    Raises:
+        SpecError: an unknown backend name.
+    """
+    check_moe_backend(backend)
+    return _data()["curves"].get((system, backend, int(hidden), int(inter), int(experts), int(top_k), int(moe_tp),
+                                  int(ep)))
+
+
+def moe_backend_report(system: str, backend: str) -> dict:
+    """What the shipped curves of one backend on one system were read from ({} if none)."""
+    return dict(_data()["report"].get(system, {}).get(backend, {}))

@@ -1,0 +1,137 @@
+"""Engine MoE backends: routed experts priced by the measured kernels of the backend a recipe names.
+
+Expected values by hand from aiconfigurator-core 0.12.0's B200 ``moe_perf`` table (TRT-LLM
+1.3.0rc20; systems/data/b200_sxm/moe/trtllm/1.3.0rc20/moe_perf.parquet), DeepSeek-R1's routed-expert
+shape (hidden 7168, intermediate 2048, 256 experts, top-8), NVFP4, MoE TP1 EP8, balanced routing,
+latency per layer in ms:
+
+    tokens            32     128    512
+    CUTLASS        0.307  0.278  0.287      (kernel_source moe_torch_flow_cutlass)
+    TRT-LLM-gen    0.136  0.182  0.212      (kernel_source moe_torch_flow_min_latency)
+
+and from the InferenceX recipe files (benchmarks/multi_node/srt-slurm-recipes/dsr1/trtllm/
+{b200,gb200}-fp4/1k1k/disagg/mtp/*.yaml @792d8aa4b858, decode ``moe_config.backend``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from jalapeno.cost.moe_backend import MeasuredMoePricer, MoeCurve
+from jalapeno.cost.pricer import with_moe_backend
+from jalapeno.cost.step import Batch, step_cost
+from jalapeno.deploy.deployment import Pool
+from jalapeno.deploy.engines import _identified, _pool, identified_config, recipes
+from jalapeno.deploy.layout import Layout
+from jalapeno.errors import SpecError
+from jalapeno.fit.table_lookup import load_any_pricer
+from jalapeno.serve.disagg import decode_curve
+from jalapeno.specs.catalog import load_model
+from jalapeno.specs.formats import get_precision
+from jalapeno.specs.workload import Workload
+
+MOE_LAYERS = 58  # DeepSeek-R1: 61 layers, the first 3 dense
+MEASURED_MS = {"cutlass": {32: 0.307, 128: 0.278, 512: 0.287}, "trtllm": {32: 0.136, 128: 0.182, 512: 0.212}}
+
+
+@pytest.fixture(scope="module")
+def dsr1():
+    return load_model("deepseek-r1")
+
+
+@pytest.fixture(scope="module")
+def b200():
+    return load_any_pricer("b200", "calibrated")
+
+
+def _moe_ms_per_layer(pricer, model, layout, tokens):
+    sc = step_cost(model, pricer, layout, get_precision("fp4"),
+                   Batch.make(decode_seqs=np.asarray(tokens, dtype=float), decode_ctx=1536.0))
+    return sc.times.time_s[sc.ops.name.index("moe.experts")] / MOE_LAYERS * 1e3
+
+
+@pytest.mark.parametrize("backend", ["cutlass", "trtllm"])
+def test_routed_experts_cost_the_measured_kernel_of_the_named_backend(dsr1, b200, backend):
+    # balanced routing (no busiest-rank tail), as the table measured it: the op is the measurement
+    flat = b200.with_efficiency(replace(b200.efficiency, moe_load_skew=0.0))
+    lay = Layout(tp=1, dp=8, ep=8)
+    p = with_moe_backend(flat, backend, dsr1, lay)
+    assert isinstance(p, MeasuredMoePricer)
+    got = _moe_ms_per_layer(p, dsr1, lay, list(MEASURED_MS[backend]))
+    np.testing.assert_allclose(got, list(MEASURED_MS[backend].values()), atol=5e-4)  # ms, table rounded to 1 µs
+
+
+def test_cutlass_is_slower_than_trtllm_gen_where_the_tables_say_so(dsr1, b200):
+    lay = Layout(tp=1, dp=8, ep=8)
+    cut = _moe_ms_per_layer(with_moe_backend(b200, "cutlass", dsr1, lay), dsr1, lay, [512.0])
+    gen = _moe_ms_per_layer(with_moe_backend(b200, "trtllm", dsr1, lay), dsr1, lay, [512.0])
+    cal = _moe_ms_per_layer(b200, dsr1, lay, [512.0])
+    # with the busiest-rank tail the load sits a little above 512 assignments: between the rows
+    assert 0.287 <= cut[0] <= 0.292 and 0.212 <= gen[0] <= 0.255
+    assert cal[0] < gen[0] < cut[0]
+
+
+def test_other_ops_and_collectives_are_the_wrapped_pricers(dsr1, b200):
+    lay = Layout(tp=1, dp=8, ep=8)
+    p = with_moe_backend(b200, "cutlass", dsr1, lay)
+    b = Batch.make(decode_seqs=np.array([64.0, 512.0]), decode_ctx=1536.0)
+    a, c = step_cost(dsr1, b200, lay, get_precision("fp4"), b), step_cost(dsr1, p, lay, get_precision("fp4"), b)
+    other = [i for i, n in enumerate(a.ops.name) if n != "moe.experts"]
+    np.testing.assert_array_equal(a.times.time_s[other], c.times.time_s[other])
+    np.testing.assert_array_equal(a.coll_time_s, c.coll_time_s)
+    assert p.system is b200.system and p.efficiency is b200.efficiency
+
+
+def test_unmeasured_backend_shape_or_layout_keeps_the_calibrated_pricer(dsr1, b200):
+    dep8 = Layout(tp=1, dp=8, ep=8)
+    assert with_moe_backend(b200, None, dsr1, dep8) is b200
+    assert with_moe_backend(b200, "cutedsl", dsr1, dep8) is b200  # not collected by aiconfigurator
+    assert with_moe_backend(b200, "cutlass", dsr1, Layout(tp=1, dp=8, ep=8, eplb=32)) is b200  # redundant experts
+    assert with_moe_backend(b200, "cutlass", load_model("llama-3.3-70b"), Layout(tp=8)) is b200  # dense
+    h100 = load_any_pricer("h100", "calibrated")
+    assert with_moe_backend(h100, "cutlass", dsr1, dep8) is h100  # no B200/GB200 table
+
+
+def test_curve_interpolates_log_log_and_extends_linearly():
+    c = MoeCurve(7168.0, 2048.0, "fp4", np.array([10.0, 100.0, 1000.0]), np.array([1e-4, 2e-4, 1e-3]))
+    assert c(np.array([10.0]))[0] == pytest.approx(1e-4)
+    assert c(np.array([np.sqrt(10 * 100)]))[0] == pytest.approx(np.sqrt(1e-4 * 2e-4))  # log-log midpoint
+    assert c(np.array([1.0]))[0] == pytest.approx(1e-4)  # below the first row: the first latency
+    slope = (1e-3 - 2e-4) / 900.0
+    assert c(np.array([2000.0]))[0] == pytest.approx(1e-3 + slope * 1000.0)
+
+
+def test_identified_entries_carry_the_recipes_decode_backend():
+    cases = {("b200", 875): "cutlass", ("b200", 180): "trtllm", ("gb200-nvl72", 180): "cutedsl",
+             ("gb200-nvl72", 16130): "cutlass", ("gb200-nvl72", 8): "trtllm"}
+    for (system, conc), backend in cases.items():
+        e = identified_config(system, "deepseek-r1", "dynamo-trt", "fp4", 1024, 1024, conc, True)
+        assert e is not None and e.decode.moe_backend == backend, (system, conc)
+        assert f"moe_config.backend {backend.upper()}" in e.source
+
+
+def test_decode_pool_prices_its_backend(dsr1, b200):
+    e = identified_config("b200", "deepseek-r1", "dynamo-trt", "fp4", 1024, 1024, 875, True)
+    dep = e.deployment()
+    wl = Workload("1k/1k", 1024, 1024, 0.8)
+    with_be = decode_curve(dsr1, b200, dep.decode.layout, dep.precision, wl, [128.0], dep.mtp, dep)
+    plain = decode_curve(dsr1, b200, dep.decode.layout, dep.precision, wl, [128.0], dep.mtp,
+                         replace(dep, decode=replace(dep.decode, moe_backend=None)))
+    # 16 sequences x 4 rows per rank x 8 ranks = 512 tokens into each MoE layer: CUTLASS's 0.287+ ms
+    # per layer against the calibrated 0.153 ms, over 58 layers and the 3 MTP drafts' share
+    assert with_be.tau_s[0] - plain.tau_s[0] > MOE_LAYERS * (0.287 - 0.16) * 1e-3
+
+
+def test_unknown_backend_is_refused_naming_the_field():
+    with pytest.raises(SpecError, match="moe_backend.*unknown MoE backend 'cutlas'.*cutlass"):
+        Pool(Layout(tp=8, ep=8), 1, "cutlas")
+    with pytest.raises(SpecError, match=r"decode\.moe_backend"):
+        _pool({"tp": 8, "ep": 8, "moe_backend": "CUTLASS"}, "entry x.decode")
+    raw = {"name": "x", "recipe": next(iter(recipes())), "system": "b200", "model": "deepseek-r1",
+           "framework": "dynamo-trt", "precision": "fp4", "isl": 1024, "osl": 1024, "concurrency": 4,
+           "decode": {"tp": 8, "ep": 8, "moe_backend": "fast"}, "source": "s"}
+    with pytest.raises(SpecError, match="unknown MoE backend 'fast'"):
+        _identified(raw, 0, recipes())
