@@ -450,10 +450,15 @@ def test_shipped_provenance_and_report_are_kernel_only(name):
     if c["kind"] == "partial":  # AMD: aiter kernel tables + the derived rest
         assert set(prov) == {"package", "tables", "measured", "derived_from", "range_over", "band_error", "band"}
         assert prov["package"].startswith("amd-aiter ")
-        assert set(prov["tables"]) <= {"a8w8_blockscale_tuned_gemm", "a4w4_blockscale_tuned_gemm", "tuned_fmoe"}
+        assert set(prov["tables"]) <= {"a8w8_blockscale_tuned_gemm", "a4w4_blockscale_tuned_gemm", "tuned_fmoe",
+                                       "a8w8_blockscale_bpreshuffle_tuned_gemm",
+                                       "a8w8_blockscale_bpreshuffle_tuned_gemm_dsv3"}
         assert set(prov["measured"]) <= set(flatten_params(c["parameters"]))
         assert "gemm.fp8.peak_fraction" in prov["measured"]
-        assert set(c["report"]) <= {"cu_num", "gemm", "moe"} and c["report"]["gemm"]["rows"] > 0
+        assert set(c["report"]) <= {"cu_num", "gemm", "moe", "fastest_kernel_s"} and c["report"]["gemm"]["rows"] > 0
+        # the per-kernel cost is never above the fastest tuned kernel of the chip's tables
+        assert c["parameters"]["kernel_launch_s"] <= c["report"]["fastest_kernel_s"]
+        assert not {"link_fraction", "in_switch_fraction"} & set(c["parameters"])  # no NVLink ramps
     elif c["kind"] == "measured":
         assert set(prov) == {"package", "backend", "gemm_version", "attention_version", "system_dir",
                              "moe_version", "mla_version"}
@@ -608,9 +613,27 @@ def test_aiter_gemm_frame_keeps_one_chip_and_converts_units(aiter_tables):
     mi300 = src[src.cu_num == 304]
     assert len(g) == len(mi300) and set(g.gemm_dtype) == {"fp8_block"}  # no MXFP4 table rows at 304 CUs
     r = mi300.iloc[0]
-    row = g.iloc[0]
-    assert (row.m, row.n, row.k) == (r.M, r.N, r.K) and row.latency == pytest.approx(r.us / 1e3)
+    row = g[(g.m == r.M) & (g.n == r.N) & (g.k == r.K)]
+    assert len(row) == 1 and row.latency.iloc[0] == pytest.approx(r.us / 1e3)  # us -> ms
     assert set(amd.gemm_frame(aiter_tables, 256).gemm_dtype) == {"fp8_block", "mxfp4"}
+
+
+def test_aiter_preshuffled_fp8_tables_replace_the_plain_one_where_they_have_rows(aiter_tables):
+    g = amd.gemm_frame(aiter_tables, 256)
+    pre = pd.concat([aiter_tables[n] for n in amd.PRESHUFFLED_TABLES])
+    pre = pre[pre.cu_num == 256]
+    fp8 = g[g.gemm_dtype == "fp8_block"]
+    # MI355X: one row per shape of the two pre-shuffled samples, none of the plain table's
+    assert len(fp8) == len(pre.drop_duplicates(["M", "N", "K"]))
+    assert fp8.latency.min() * 1e3 == pytest.approx(pre.us.min())
+    # MI300X/MI325X (304 CUs): no pre-shuffled rows, so the plain table stays
+    assert len(amd.gemm_frame(aiter_tables, 304)) == int((aiter_tables["a8w8_blockscale_tuned_gemm"].cu_num == 304).sum())
+    # the same shape in both tables: the faster kernel is kept (the tuner's best per shape)
+    row = dict(cu_num=256, M=16, N=7168, K=2048)
+    two = {"a8w8_blockscale_bpreshuffle_tuned_gemm": pd.DataFrame([{**row, "us": 9.0}]),
+           "a8w8_blockscale_bpreshuffle_tuned_gemm_dsv3": pd.DataFrame([{**row, "us": 6.0}])}
+    one = amd.gemm_frame(two, 256)
+    assert len(one) == 1 and one.latency.iloc[0] == pytest.approx(6.0e-3)
 
 
 def test_aiter_moe_frame_keeps_deepseek_recipes_only(aiter_tables):
@@ -629,13 +652,15 @@ def test_fit_amd_mi355x_measures_fp8_fp4_and_moe_with_floors(aiter_tables):
               "gemm.fp4.hbm_fraction", "moe.fp8.hbm_fraction"):
         assert 0.0 < flat[k] <= 1.0, k
     assert report["cu_num"] == 256 and set(report["gemm"]["formats"]) == {"fp8", "fp4"}
-    # the per-kernel floor is the median of the formats' fitted GEMM floors, the MoE floor the fit's
+    # the per-kernel floor is the median of the formats' fitted GEMM floors bounded by the fastest
+    # kernel the fit read (MI355X: the pre-shuffled FP8 and MXFP4 samples), the MoE floor the fit's
     floors = [f["kernel_floor_s"] for f in report["gemm"]["formats"].values()]
-    assert params["kernel_launch_s"] == pytest.approx(float(np.median(floors)))
+    fastest = min(d[d.cu_num == 256].us.min() for n, d in aiter_tables.items()
+                  if n in (*amd.PRESHUFFLED_TABLES, "a4w4_blockscale_tuned_gemm")) * 1e-6
+    assert fastest == pytest.approx(2.889e-6)  # bpreshuffle_tuned_gemm's fastest row in the sample
+    assert params["kernel_launch_s"] == pytest.approx(min(float(np.median(floors)), fastest))
+    assert params["kernel_launch_s"] == pytest.approx(fastest) and fastest < float(np.median(floors))  # it binds
     assert params["moe_floor_s"] == report["moe"]["kernel_floor_s"] > 0
-    # independent check of the floor's size: the fastest tuned FP8 GEMM in the sample takes > 3 us
-    src = aiter_tables["a8w8_blockscale_tuned_gemm"]
-    assert src[src.cu_num == 256].us.min() > 3.0 and 1e-6 < params["kernel_launch_s"] < 30e-6
     Efficiency().with_overrides(params)
 
 

@@ -229,8 +229,9 @@ def test_every_recipe_value_has_a_source_or_a_named_assumption():
             assert why.strip(), (r.name, key)
         for key in r.assumed:
             assert hasattr(r, key), (r.name, key)
-        if r.draft_lengths:
-            assert r.mtp_acceptance_single is not None and "mtp_acceptance_single" in r.assumed
+        if r.draft_lengths:  # acceptance: a named assumption, or cited in the source
+            assert r.mtp_acceptance_single is not None
+            assert "mtp_acceptance_single" in r.assumed or "acceptance" in r.source, r.name
         get_precision(r.precision)  # a real preset
         for s in r.systems:
             load_system(s)  # a catalog system
@@ -251,6 +252,30 @@ def test_dynamo_trt_draft_length_by_load_from_the_recipe_names():
     assert deployed_recipe("jalapeno", "deepseek-r1") is None
 
 
+def test_atom_mi355x_mtp_as_its_launch_scripts_and_engine_fix_say():
+    from jalapeno.deploy.engines import launch_mtp
+
+    tp8, tp4 = Pool(Layout(tp=8)), Pool(Layout(tp=4))
+    # FP8 script: --method mtp --num-speculative-tokens 3; ATOM #755: DeepSeek FP8 MTP accepted ~0%
+    fp8 = launch_mtp("mi355x", "deepseek-r1", "atom", "fp8", tp8, 4)
+    assert (fp8.draft_tokens, fp8.acceptance, fp8.tokens_per_step) == (3, 0.0, 1.0)
+    # FP4 script: --method mtp only -> ATOM's default of one draft, at the shared assumption 0.85
+    fp4 = launch_mtp("mi355x", "deepseek-r1", "atom", "quark-mxfp4", tp4, 4)
+    assert (fp4.draft_tokens, fp4.acceptance) == (1, 0.85)
+    assert launch_mtp("b200", "deepseek-r1", "atom", "fp8", tp8, 4) is None  # no recipe
+    r = get_recipe("atom-mi355x-dsr1-fp8-mtp")
+    assert (r.token_budget, r.max_running) == (16384, 512)  # ATOM EngineArgs defaults @7934d5e8f
+    # physics: MTP that accepts nothing verifies 4 rows per sequence and drafts 3 times for one token,
+    # so the same deployment serves fewer tokens than without MTP (ATOM CI: 85.8 tok/s/GPU without
+    # MTP at 1k/1k c4, ROCm/ATOM PR #409; InferenceX with this MTP: 67.1)
+    model, pricer, wl = load_model("deepseek-r1"), load_pricer("mi355x"), get_workload("1k1k", None, None)
+    pool = Pool(Layout(tp=8, ep=1))
+    base = Deployment(get_precision("fp8"), pool)
+    off = serve_at_concurrency(model, pricer, base, wl, [4]).throughput_per_chip[0]
+    on = serve_at_concurrency(model, pricer, Deployment(get_precision("fp8"), pool, mtp=fp8), wl, [4])
+    assert on.throughput_per_chip[0] < off
+
+
 def test_validation_reads_mtp_from_the_engine_data():
     from jalapeno.fit import validate
 
@@ -258,6 +283,14 @@ def test_validation_reads_mtp_from_the_engine_data():
     assert validate.MTP_DRAFT_BY_SEQS_PER_RANK == r.mtp_draft_by_seqs_per_rank
     assert validate.VALIDATION_MTP == MTP(1, r.mtp_acceptance_single)
     assert validate.TEP_MAX_SEQS_PER_WORKER == 64
+    # an aggregated MTP row takes its launch recipe's draft length and acceptance (InferenceX
+    # PR #1628's FP8 TP8 ATOM rows: 3 drafts, acceptance 0; PR #1629's FP4 TP4 rows: 1 draft)
+    from jalapeno.fit.validation_run import DEFAULT_POINTS
+
+    pts, _ = validate.load_inferencex(DEFAULT_POINTS)
+    atom = {p.precision: p.deployment.mtp for p in pts if p.framework == "atom" and p.deployment is not None
+            and p.model == "deepseek-r1"}
+    assert atom == {"fp8": MTP(3, 0.0), "quark-mxfp4": MTP(1, 0.85)}
 
 
 def test_bad_recipe_entries_are_rejected():

@@ -250,3 +250,17 @@ def test_qwq_tp_scaling_moves_toward_the_held_out_measurement():
 
     d, v = speedup("default"), speedup("vllm")
     assert 1.74 < v < d
+
+
+def test_rocm_profiles_per_kernel_costs():
+    """SGLang-ROCm's per-kernel cost is fitted (data/stack_fits.toml) above the AMD set's floor, the
+    chip's fastest tuned kernel; vLLM-ROCm, with too few points to fit, borrows it (its base)."""
+    from jalapeno.specs.calibration import load_calibration
+    from jalapeno.specs.stacks import get_stack
+
+    sg, vl = get_stack("sglang-rocm"), get_stack("vllm-rocm")
+    assert sg.fit and sg.kernel_launch_s is not None
+    assert vl.base == "sglang-rocm" and vl.kernel_launch_s == sg.kernel_launch_s
+    for chip in ("mi300x", "mi325x", "mi355x"):
+        cal = load_calibration(chip)
+        assert cal["parameters"]["kernel_launch_s"] <= cal["report"]["fastest_kernel_s"] < sg.kernel_launch_s

@@ -437,6 +437,19 @@ def launch_limits(system: str, model: str, framework: str, precision: str, tp: i
                 f"{kw['recv_interval']} decode steps)")
 
 
+def launch_mtp(system: str, model: str, framework: str, precision: str, decode: Pool,
+               concurrency: float) -> MTP | None:
+    """The MTP (draft length, acceptance) the launch recipe of a measured aggregated MTP point runs
+    at this load (:func:`launch_recipe`, ``mtp_draft_by_seqs_per_rank`` over the sequences per
+    attention rank); None when no recipe describes the run or the recipe states no draft length.
+
+    >>> launch_mtp("mi355x", "deepseek-r1", "atom", "fp8", Pool(Layout(tp=8)), 4)  # accept ~0, ATOM #755
+    MTP(draft_tokens=3, acceptance=0.0)
+    """
+    r = launch_recipe(system, model, framework, precision, tp=decode.layout.tp)
+    return r.mtp_at(concurrency / (decode.workers * decode.layout.dp)) if r is not None else None
+
+
 def released_precisions(model: str, default: str) -> tuple[str, ...]:
     """Precision presets the model has released checkpoints in (``[checkpoints]``; else its default)."""
     ck = _data()[1].get(model)

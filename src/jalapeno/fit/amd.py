@@ -13,7 +13,14 @@ measured time (``us``), keyed by the chip's compute-unit count ``cu_num``:
 Tables and the formats they calibrate (the forms are calibrate.py's, fitted by its functions):
 
 - ``a8w8_blockscale_tuned_gemm``: FP8 GEMMs with 1x128/128x128 block scales (DeepSeek's FP8
-  recipe) → ``gemm[fp8]``;
+  recipe) → ``gemm[fp8]``; on a chip whose pre-shuffled-weight tables have rows
+  (``a8w8_blockscale_bpreshuffle_tuned_gemm`` and its DeepSeek-V3 shapes,
+  ``model_configs/a8w8_blockscale_bpreshuffle_tuned_gemm_dsv3``: MI355X only) those replace it,
+  the fastest kernel per shape: they are the kernels the engines run for block-scale FP8 linears
+  (ROCm/ATOM ``atom/model_ops/linear.py`` @7934d5e8f calls ``gemm_a8w8_blockscale_bpreshuffle``
+  while ``ATOM_FP8_BLOCKSCALE_WEIGHT_PRESHUFFLE``, default 1, is set; before ROCm/ATOM d3475867c,
+  2026-05-08, always), ~2x the plain kernels' median throughput at M >= 4096 (1,170-1,340 vs 623
+  TFLOP/s);
 - ``a4w4_blockscale_tuned_gemm``: MXFP4 GEMMs (32-element blocks, one E8M0 scale: 0.53125 B per
   element) → ``gemm[fp4]`` (MI355X only);
 - ``tuned_fmoe``: fused MoE layers (BF16, and FP8 with 1x128 block scales), routed experts on one
@@ -26,12 +33,17 @@ NVIDIA sets keep the small ``kernel_launch_s`` assumption and report their kerne
 ROCm has no PDL counterpart, so an AMD kernel's measured floor is paid in serving: the AMD sets
 set ``kernel_launch_s`` to the median floor of the tuned GEMMs (the time of a kernel doing almost
 no work, taken as every kernel's fixed cost; charging it to GEMMs only was tried and predicted
-the AMD points worse, docs/validation.md) and ``moe_floor_s`` to the fused-MoE floor. A
+the AMD points worse, docs/validation.md), bounded by the fastest kernel in the same tables (a
+fixed cost cannot exceed the whole time of a kernel that also did work: the fitted intercept of a
+poorly fitted format — 12.5 µs for MI355X's plain FP8 rows, 24% median error — is not a floor
+when a tuned kernel completes in 2.9-3.7 µs), and ``moe_floor_s`` to the fused-MoE floor. A
 modelling choice, judged on end-to-end data in docs/validation.md.
 
 Everything else (attention, HBM fraction of non-GEMM traffic, collectives, BF16 GEMMs) keeps the
 nearest measured NVIDIA family's value and its low/high band (calibrate.derived_set); the file is
-``kind = "partial"``.
+``kind = "partial"``. Except the NCCL message-size ramps (:data:`NVLINK_RAMPS`): fitted per NVLink
+generation on NVIDIA's tables, they are not Infinity Fabric's, so the AMD sets keep the shipped
+default ramp (docs/model.md §5).
 """
 
 from __future__ import annotations
@@ -51,6 +63,15 @@ AITER_CU = {"mi300x": 304, "mi325x": 304, "mi355x": 256}
 MOE_FROM = {"mi300x": "mi355x", "mi325x": "mi355x"}
 #: aiter GEMM table → the dtype name calibrate.GEMM_DTYPES knows it by
 GEMM_TABLES = {"a8w8_blockscale_tuned_gemm": "fp8_block", "a4w4_blockscale_tuned_gemm": "mxfp4"}
+#: pre-shuffled-weight block-scale FP8 tables (``aiter/configs`` and ``aiter/configs/model_configs``):
+#: where they hold a chip's rows, they replace the plain table of the same dtype (module docstring)
+PRESHUFFLED_TABLES = {"a8w8_blockscale_bpreshuffle_tuned_gemm": "fp8_block",
+                      "a8w8_blockscale_bpreshuffle_tuned_gemm_dsv3": "fp8_block"}
+#: NVLink-generation NCCL ramps of the derived family, not carried into an AMD set (module docstring)
+NVLINK_RAMPS = ("link_fraction", "link_half_bytes", "link_shape", "in_switch_fraction", "in_switch_half_bytes",
+                "in_switch_shape")
+#: every table the AMD calibration reads
+TABLES = (*GEMM_TABLES, *PRESHUFFLED_TABLES, "tuned_fmoe")
 #: aiter fused-MoE quantisation → calibrate.GEMM_DTYPES name (per-token/per-tensor FP8 rows are
 #: not DeepSeek's recipe and are left out)
 MOE_QUANT = {"QuantType.No": "bfloat16", "QuantType.per_1x128": "fp8_block"}
@@ -81,6 +102,8 @@ def read_table(name: str) -> pd.DataFrame:
 
     package_version()
     path = distribution(DISTRIBUTION).locate_file(f"aiter/configs/{name}.csv")
+    if not path.is_file():  # per-model tables (e.g. DeepSeek-V3's shapes) live one level down
+        path = distribution(DISTRIBUTION).locate_file(f"aiter/configs/model_configs/{name}.csv")
     if not path.is_file():
         raise SpecError("amd-aiter", f"no table {name}.csv in amd-aiter {package_version()}",
                         "install the version pinned in pyproject.toml's [calibrate] extra")
@@ -88,15 +111,24 @@ def read_table(name: str) -> pd.DataFrame:
 
 
 def gemm_frame(tables: dict[str, pd.DataFrame], cu: int) -> pd.DataFrame:
-    """aiter GEMM rows of one chip in calibrate.fit_gemm's format (gemm_dtype, m, n, k, latency ms)."""
+    """aiter GEMM rows of one chip in calibrate.fit_gemm's format (gemm_dtype, m, n, k, latency ms).
+
+    A dtype whose :data:`PRESHUFFLED_TABLES` hold rows of this chip takes those (the fastest kernel
+    per shape over them) instead of its :data:`GEMM_TABLES` table.
+    """
+    def rows(names: dict[str, str], dtype: str) -> pd.DataFrame:
+        ds = [d[d.cu_num == cu] for n, t in names.items() if t == dtype and (d := tables.get(n)) is not None]
+        ds = [d for d in ds if len(d)]
+        if not ds:
+            return pd.DataFrame()
+        d = pd.concat(ds).groupby(["M", "N", "K"], as_index=False).us.min()
+        return pd.DataFrame({"gemm_dtype": dtype, "m": d.M.to_numpy(), "n": d.N.to_numpy(),
+                             "k": d.K.to_numpy(), "latency": d.us.to_numpy() / 1e3})
     parts = []
-    for name, dtype in GEMM_TABLES.items():
-        d = tables.get(name)
-        if d is None:
-            continue
-        d = d[d.cu_num == cu]
-        parts.append(pd.DataFrame({"gemm_dtype": dtype, "m": d.M.to_numpy(), "n": d.N.to_numpy(),
-                                   "k": d.K.to_numpy(), "latency": d.us.to_numpy() / 1e3}))
+    for dtype in dict.fromkeys(GEMM_TABLES.values()):
+        pre = rows(PRESHUFFLED_TABLES, dtype)
+        parts.append(pre if len(pre) else rows(GEMM_TABLES, dtype))
+    parts = [p for p in parts if len(p)]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["gemm_dtype", "m", "n", "k",
                                                                                     "latency"])
 
@@ -124,8 +156,9 @@ def fit_amd(system: System, tables: dict[str, pd.DataFrame]) -> tuple[dict, dict
         params.update(p_gemm)
         report["gemm"] = r_gemm
         floors = [f["kernel_floor_s"] for f in r_gemm["formats"].values()]
-        if floors:
-            params["kernel_launch_s"] = float(np.median(floors))
+        if floors:  # the median fitted floor, bounded by the fastest measured kernel (module docstring)
+            params["kernel_launch_s"] = min(float(np.median(floors)), float(g.latency.min()) / 1e3)
+            report["fastest_kernel_s"] = float(g.latency.min()) / 1e3
     if "tuned_fmoe" in tables:
         m = moe_frame(tables["tuned_fmoe"], cu)
         if len(m):
@@ -147,7 +180,7 @@ def amd_overlay(name: str, system: System, derived: dict, moe_source: dict | Non
         tables: aiter tables by name (default: read from the installed package).
     """
     if tables is None:
-        tables = {n: read_table(n) for n in (*GEMM_TABLES, "tuned_fmoe")}
+        tables = {n: read_table(n) for n in TABLES}
     # parameters one level deep (flatten_params: ``moe.fp8.hbm_fraction``), nested again at the end
     params, report = fit_amd(system, tables)
     params = flatten_params(params)
@@ -156,7 +189,7 @@ def amd_overlay(name: str, system: System, derived: dict, moe_source: dict | Non
         params.update(borrowed)
         report["moe"] = {"rows": 0, "borrowed_from": MOE_FROM.get(name, "")}
     measured = set(params)
-    base = flatten_params(derived["parameters"])
+    base = {k: v for k, v in flatten_params(derived["parameters"]).items() if k not in NVLINK_RAMPS}
     # an unmeasured MoE parameter falls back to the AMD GEMM fit (token passes: to none — aiter's
     # single-GPU fused-MoE rows fold them into the HBM fraction)
     for k in [k for k in base if k.startswith("moe.") and k not in measured]:
@@ -165,7 +198,7 @@ def amd_overlay(name: str, system: System, derived: dict, moe_source: dict | Non
                             if k in base and k not in measured}) for b in ("low", "high")}
     out = {"system": name, "parameters": nest_params({**base, **params}), **band,
            "provenance": {"package": f"amd-aiter {package_version()}",
-                          "tables": [n for n in (*GEMM_TABLES, "tuned_fmoe") if n in tables],
+                          "tables": [n for n in TABLES if n in tables],
                           "measured": sorted(measured), **derived["provenance"]},
            "report": report}
     return out

@@ -258,7 +258,7 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
     """
     from pathlib import Path
 
-    from jalapeno.fit.amd import AITER_CU, GEMM_TABLES, MOE_FROM, amd_overlay, fit_amd, read_table
+    from jalapeno.fit.amd import AITER_CU, MOE_FROM, TABLES, amd_overlay, fit_amd, read_table
     from jalapeno.specs.catalog import list_systems, load_system
 
     out = Path(out_dir) if out_dir else Path(str(resources.files("jalapeno") / "data" / "calibration"))
@@ -290,7 +290,7 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
             grp = cal["report"].setdefault("ordering", {}).setdefault(f'vs_{r["older"]}', {})
             grp.setdefault(r["group"].replace(".", "_"), {})[r["regime"].split()[0]] = r["median_ratio"]
     amd = sorted((n for n in names if n in AITER_CU), key=lambda n: n in MOE_FROM)  # MoE donors first
-    tables = {t: read_table(t) for t in (*GEMM_TABLES, "tuned_fmoe")} if amd else {}
+    tables = {t: read_table(t) for t in TABLES} if amd else {}
     partial: dict[str, dict] = {}
     for n in amd:
         donor = partial.get(MOE_FROM.get(n, ""), {}).get("parameters")

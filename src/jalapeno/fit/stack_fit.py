@@ -10,8 +10,9 @@ span the load range, every group is on both sides. Nothing of the held-out half 
 
 What is fitted, per profile (:data:`PLAN`), in this order:
 1. step costs — one scale on ``kernel_launch_s`` and ``step_overhead_s`` together (their split
-   kept: :data:`RAY_FIELDS`; ROCm profiles: ``step_overhead_s`` alone, their kernel floor is the
-   AMD set's measured one); TRT-LLM and vLLM jointly with the per-TP-rank step cost ``tp_rank_step_s`` (identified
+   kept: :data:`RAY_FIELDS`; ROCm profiles one field alone: SGLang-ROCm its ``kernel_launch_s``,
+   the per-kernel cost of its unfused kernels and HIP-graph gaps above the AMD set's floor (the
+   chip's fastest tuned kernel, fit/amd.py), ATOM its ``step_overhead_s``); TRT-LLM and vLLM jointly with the per-TP-rank step cost ``tp_rank_step_s`` (identified
    by the fit points that run one model and workload at several TP sizes: aiconfigurator's
    Llama-3.3-70B and MoE rows at TP1-TP8; specs/efficiency.py) — on TPOT (throughput per chip where a
    point has no TPOT), minimising the mean |log(predicted / measured)| over the fit half;
@@ -48,7 +49,7 @@ PLAN: dict[str, tuple[tuple[str, ...], ...]] = {
     "trtllm": (("fixed_scale", "tp_rank_step_s"),),
     "vllm": (("fixed_scale", "tp_rank_step_s"),),
     "dynamo-trtllm": (("mtp",),),
-    "sglang-rocm": (("step_overhead_s",),),
+    "sglang-rocm": (("kernel_launch_s",),),
     "atom-rocm": (("step_overhead_s",),),
 }
 #: The front-end group, fitted by :func:`fit_stack` when asked (``front_end=True``; :func:`fit_all`

@@ -19,15 +19,14 @@ Each measured point is mapped to a prediction, labelled by how:
 A row whose system, model, framework, precision, lengths, concurrency (and MTP use, when stated)
 identify one published recipe entry (``[[identified]]`` in data/engines.toml, with its source) is
 ``matched`` with that entry's deployment, MTP, prefill budget and decode ``max_batch`` (the slots
-beyond which users queue) — a stated topology must agree on the GPU count, else it is read instead. Dynamo + TRT-LLM disaggregated
-rows carry the recipe's prefill budget per attention-DP rank (:func:`recipe_budget`).
-Rows that cannot be mapped are skipped with the reason. MTP rows use an assumed draft length
-and acceptance (:data:`VALIDATION_MTP`; Dynamo + TRT-LLM rows the draft length their recipes use
-at that load, :func:`recipe_mtp`; labelled on every such row), since the sources do not report
-acceptance. Both come from the engine recipe data (data/engines.toml, ``dynamo-trt-dsr1-fp4``). Errors: signed % error = predicted/measured − 1; per group n, median and p90
-absolute % error and the median signed error (bias). A row whose TTFT is the runs' median
-(``ttft_stat``) is compared with the predicted median (p50, which the idle start's first wave skews
-far less than the mean), the others with the predicted mean.
+beyond which users queue) — a stated topology must agree on the GPU count, else it is read instead.
+Dynamo + TRT-LLM disaggregated rows carry the recipe's prefill budget per rank (:func:`recipe_budget`).
+Rows that cannot be mapped are skipped with the reason. MTP rows take the draft length and
+acceptance of their launch recipe (data/engines.toml: Dynamo + TRT-LLM's by load, :func:`recipe_mtp`;
+an aggregated row's, deploy/engines.launch_mtp), else :data:`VALIDATION_MTP`; labelled per row.
+Errors: signed % error = predicted/measured − 1; per group n, median and p90 absolute % error and
+the median signed error (bias). A row whose TTFT is the runs' median (``ttft_stat``) is compared with
+the predicted median (p50, which the idle start's first wave skews far less), the others with the mean.
 """
 
 from __future__ import annotations
@@ -41,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
-from jalapeno.deploy.engines import get_recipe, identified_candidates, identified_config, launch_limits
+from jalapeno.deploy.engines import get_recipe, identified_candidates, identified_config, launch_limits, launch_mtp
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError, SpecError
 from jalapeno.fit.entries import best_entry, with_stack_mtp
@@ -299,8 +298,9 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
             pre, dec, note = parse_topology(topo, moe=True, concurrency=conc,  # both seed models are MoE
                                             prefill_dp_attention=dynamo_trt)
             notes += [note] if note else []
-            if mtp and dec is not None and conc and dynamo_trt:
-                mtp = recipe_mtp(dec, conc)
+            if mtp and dec is not None and conc:  # the draft length and acceptance the launch recipe runs
+                mtp = (recipe_mtp(dec, conc) if dynamo_trt
+                       else launch_mtp(system, model, r["framework"], prec, dec, conc) or mtp)
             if dec is not None and conc:
                 budget = recipe_budget(isl, osl, system) if dynamo_trt and pre is not None else {}
                 launch, why = (launch_limits(system, model, r.get("framework", ""), prec, dec.layout.tp, isl, osl, conc)
