@@ -115,8 +115,10 @@ def test_load_inferencex_measured_values_and_deployments(ix):
     p = pts[10]
     assert p.precision == "fp4" and p.deployment.decode.layout == Layout(tp=8, ep=8)
     assert p.measured["interactivity"] is None and p.measured["tpot_s"] is None
-    # line 11: MI355X with MTP, throughput only
-    assert pts[11].deployment.mtp == VALIDATION_MTP
+    # line 11: MI355X ATOM FP8 with MTP, throughput only: its launch recipe's MTP (the script's
+    # --num-speculative-tokens 3, accepted at ~0 by that image: ROCm/ATOM #755), not VALIDATION_MTP
+    assert pts[11].deployment.mtp == MTP(3, 0.0) != VALIDATION_MTP
+    assert any("MTP assumed k=3, acceptance 0.0" in n for n in pts[11].notes)
     # line 4: best config (max_throughput_per_gpu): interactivity derived from TPOT
     assert pts[4].measured["interactivity"] == 9.43 and "MTP use unspecified" in pts[4].notes[0]
     # line 12: a topology the parser cannot read: noted, mapped to the frontier's peak
