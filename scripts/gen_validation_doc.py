@@ -54,11 +54,16 @@ def _mla_fit_table() -> list[str]:
         if "decode" not in rep:
             continue
         p = cal["parameters"]
+        # a format the chip has no MLA table for (A100: no FP8) is shown as "-"
         cells = [f"{p['mla_decode'][f]['peak_fraction']:.3f} / {p['mla_decode'][f]['hbm_fraction']:.2f}"
-                 for f in ("bf16", "fp8")]
-        cells += [f"{p['mla_prefill'][f]['peak_fraction']:.3f}" for f in ("bf16", "fp8")]
+                 if f in p['mla_decode'] else "-" for f in ("bf16", "fp8")]
+        cells += [f"{p['mla_prefill'][f]['peak_fraction']:.3f}" if f in p['mla_prefill'] else "-"
+                  for f in ("bf16", "fp8")]
         for ph in ("decode", "prefill"):
             for f in ("bf16", "fp8"):
+                if f not in rep[ph]:
+                    cells.append("-")
+                    continue
                 r = rep[ph][f]
                 h = r["held_out_largest_context"]
                 cells.append(f"{r['fit']['median_ape']:.0%} / {r['fit']['p90_ape']:.0%} "
