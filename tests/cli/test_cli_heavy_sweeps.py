@@ -88,7 +88,8 @@ def test_concurrency_a_benchmark_cannot_mean_is_refused(capsys, args, words):
 
 
 @pytest.mark.parametrize("conc, tput, reason", [
-    ("0", "60.7", "conc '0' is not a closed-loop concurrency >= 1"),
+    ("0", "60.7", "conc '0' is not a closed-loop concurrency in [1, 1,000,000]"),
+    ("1e12", "60.7", "conc '1e12' is not a closed-loop concurrency in [1, 1,000,000]"),
     ("-4", "60.7", "conc '-4'"),
     ("0.25", "60.7", "conc '0.25'"),
     ("4", "-60.7", "tput_per_gpu '-60.7' is not a positive finite number"),

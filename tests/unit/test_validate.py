@@ -175,6 +175,28 @@ def test_load_inferencex_skips_with_reasons(tmp_path):
     assert len(points) + len(skipped) == 11
 
 
+def test_load_inferencex_skips_cells_it_cannot_read(tmp_path):
+    """A cell the loader cannot read skips its row with the column, the value and what it must hold:
+    before, BF16 was priced as FP8, ``MTP`` as no MTP, ``yes`` as either mode, and an ISL of 1e12
+    (past DeepSeek-R1's 163,840-token context, its config.json max_position_embeddings) ran out of memory."""
+    def edit(rows):
+        rows[0]["precision"] = "BF16"  # line 2
+        rows[1]["spec"] = "MTP"  # line 3
+        rows[2]["disagg"] = "yes"  # line 4
+        rows[3]["isl"] = "1e12"  # line 5
+        rows[4]["conc"] = "2e6"  # line 6
+
+    _, skipped = load_inferencex(_write_variant(tmp_path, edit))
+    reasons = dict(skipped)
+    assert reasons["variant:2"] == ("precision 'BF16' is not FP4 or FP8 (the formats the InferenceX rows of "
+                                    "the catalog's models use)")
+    assert reasons["variant:3"] == "spec 'MTP' is not mtp, none, unspecified or blank"
+    assert reasons["variant:4"] == "disagg 'yes' is not 1 (disaggregated), 0 (aggregated) or blank"
+    assert reasons["variant:5"].startswith("isl + osl = 1000000001024 tokens exceed deepseek-r1's context of "
+                                           "163840 tokens")
+    assert reasons["variant:6"] == "conc '2e6' is not a closed-loop concurrency in [1, 1,000,000] (specs/workload.py)"
+
+
 def test_load_inferencex_bad_files(tmp_path):
     with pytest.raises(SpecError, match="file not found"):
         load_inferencex(tmp_path / "missing.csv")

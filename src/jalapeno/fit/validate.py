@@ -44,6 +44,9 @@ from jalapeno.deploy.engines import get_recipe, identified_candidates, identifie
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError, SpecError
 from jalapeno.fit.entries import best_entry, with_stack_mtp
+from jalapeno.fit.ix_cells import bad_cell as _bad_cell
+from jalapeno.fit.ix_cells import context_overrun
+from jalapeno.fit.ix_cells import positive_num as _num
 from jalapeno.fit.search_space import searched_layouts, searched_mask
 from jalapeno.fit.searched import best_searched, ix_precision, searched_mapping
 from jalapeno.specs.files import csv_rows, read_user_text
@@ -118,35 +121,6 @@ class MeasuredPoint:
 
 
 # ---- InferenceX ---------------------------------------------------------------------------
-
-def _num(s: str) -> float | None:
-    """A positive finite number, else None (missing, garbage, zero or negative measurements)."""
-    try:
-        v = float(s)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return v if math.isfinite(v) and v > 0 else None
-
-
-#: Cells that, when given, must hold a positive finite number (conc: a closed-loop concurrency >= 1)
-_CHECKED_CELLS = ("conc", "tput_per_gpu", "tok_s_user", "tpot_ms", "ttft_ms")
-
-
-def _bad_cell(r: dict) -> str | None:
-    """Why a row's given measurement or concurrency is unusable (None when every given cell is).
-
-    A blank cell is "not measured"; a cell that is present but zero, negative, not finite or not a
-    number is a broken row, skipped with this reason rather than read as missing."""
-    for key in _CHECKED_CELLS:
-        raw = (r.get(key) or "").strip()
-        if not raw:
-            continue
-        v = _num(raw)
-        if v is None or (key == "conc" and v < 1):
-            need = "a closed-loop concurrency >= 1" if key == "conc" else "a positive finite number"
-            return f"{key} {raw!r} is not {need}"
-    return None
-
 
 def recipe_budget(isl: int, osl: int, system: str | None = None) -> dict:
     """Deployment keywords for the Dynamo + TRT-LLM recipe's prefill token budget at ISL/OSL: its
@@ -258,7 +232,7 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
             skipped.append((rid, "isl/osl missing or invalid"))
             continue
         isl, osl = int(isl_f), int(osl_f)
-        bad = _bad_cell(r)
+        bad = _bad_cell(r) or context_overrun(model, isl, osl)
         if bad:
             skipped.append((rid, bad))
             continue

@@ -1,0 +1,78 @@
+"""The cells of an InferenceX points CSV row (fit/validate.py reads the file): which values each holds.
+
+A user's ``validate --points`` file is hostile input: a cell the loader cannot read must skip its row
+with the reason (naming the column, the value and what it must hold), never be read as something else.
+Before this check, ``precision = BF16`` was priced as FP8, ``spec = MTP`` as no MTP and
+``disagg = yes`` as "either mode", silently; an ``isl`` or ``conc`` of ``1e12`` exhausted memory.
+"""
+
+from __future__ import annotations
+
+import math
+
+from jalapeno.specs.workload import MAX_CONCURRENCY
+
+#: Cells that, when given, must hold a positive finite number (conc: a closed-loop concurrency in [1, 1e6])
+CHECKED_CELLS = ("conc", "tput_per_gpu", "tok_s_user", "tpot_ms", "ttft_ms")
+
+#: The precision cells the loader reads (first word, a trailing ``?`` = "not stated"; fit/searched.ix_precision)
+PRECISIONS = ("FP4", "FP8")
+
+#: ``disagg`` cell: ``1`` disaggregated, ``0`` aggregated, blank not stated
+DISAGG = ("", "0", "1")
+
+
+def positive_num(s: str) -> float | None:
+    """A positive finite number, else None (missing, garbage, zero or negative measurements)."""
+    try:
+        v = float(s)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return v if math.isfinite(v) and v > 0 else None
+
+
+def bad_cell(r: dict) -> str | None:
+    """Why a row's given measurement, concurrency, precision, ``spec`` or ``disagg`` cell is
+    unusable (None when every given cell is).
+
+    A blank measurement is "not measured"; a cell that is present but zero, negative, not finite or
+    not a number is a broken row, skipped with this reason rather than read as missing.
+
+    >>> bad_cell({"precision": "BF16"})
+    "precision 'BF16' is not FP4 or FP8 (the formats the InferenceX rows of the catalog's models use)"
+    >>> bad_cell({"precision": "FP4 (NVFP4)", "spec": "unspecified (may be MTP)", "disagg": "1"}) is None
+    True
+    """
+    for key in CHECKED_CELLS:
+        raw = (r.get(key) or "").strip()
+        if not raw:
+            continue
+        v = positive_num(raw)
+        if v is None or (key == "conc" and not 1 <= v <= MAX_CONCURRENCY):
+            need = (f"a closed-loop concurrency in [1, {MAX_CONCURRENCY:,}] (specs/workload.py)" if key == "conc"
+                    else "a positive finite number")
+            return f"{key} {raw!r} is not {need}"
+    prec = (r.get("precision") or "").strip()
+    if (prec.rstrip("?").split() or [""])[0].upper() not in PRECISIONS:
+        return f"precision {prec!r} is not FP4 or FP8 (the formats the InferenceX rows of the catalog's models use)"
+    spec = (r.get("spec") or "").strip()
+    if spec not in ("", "mtp", "none") and not spec.startswith("unspecified"):
+        return f"spec {spec!r} is not mtp, none, unspecified or blank"
+    disagg = (r.get("disagg") or "").strip()
+    if disagg not in DISAGG:
+        return f"disagg {disagg!r} is not 1 (disaggregated), 0 (aggregated) or blank"
+    return None
+
+
+def context_overrun(model: str, isl: int, osl: int) -> str | None:
+    """Why ``isl + osl`` cannot run on catalog ``model`` (longer than its ``max_position_embeddings``), else None.
+
+    >>> context_overrun("deepseek-r1", 10**12, 1024)
+    "isl + osl = 1000000001024 tokens exceed deepseek-r1's context of 163840 tokens (max_position_embeddings)"
+    """
+    from jalapeno.specs.catalog import load_model
+
+    ctx = load_model(model).max_context
+    if ctx and isl + osl > ctx:
+        return f"isl + osl = {isl + osl} tokens exceed {model}'s context of {ctx} tokens (max_position_embeddings)"
+    return None
