@@ -222,6 +222,8 @@ def test_bf16_only_chip_refuses_fp8_compute_without_fallback(tmp_path, model, mo
     assert ei.value.field == "--precision"
     assert f"the {module} on T1 in FP8" in ei.value.problem
     assert "--compute-fallback" in ei.value.fix
+    # the presets it suggests are ones the chip runs (the fix once said "e.g. -p fp8" to a chip without FP8)
+    assert "(-p bf16, " in ei.value.fix and "-p fp8" not in ei.value.fix
 
 
 def test_bf16_only_chip_runs_deepseek_v32(tmp_path):

@@ -209,8 +209,19 @@ class Precision:
         raise SpecError(
             "--precision", f"{self.name} runs {what} in {requested.upper()}, which the chip has no tensor "
             f"cores for (it has {', '.join(sorted(f.upper() for f in supported))})",
-            "pick a precision the chip runs (e.g. -p fp8 or -p bf16), or pass --compute-fallback to run it "
+            f"pick a precision the chip runs ({runs_on(supported)}), or pass --compute-fallback to run it "
             "dequantised at the next wider format the chip has (COMPUTE_FALLBACK, docs/model.md §1)")
+
+
+def runs_on(supported: frozenset[str]) -> str:
+    """The ``-p`` presets whose every compute format (modules and attention) is in ``supported``.
+
+    >>> runs_on(frozenset({"bf16", "fp16"}))
+    '-p bf16, -p int4, -p w4a16 or -p w4a16-g32'
+    """
+    ok = [f"-p {n}" for n, p in PRESETS.items()
+          if {p.attention_compute, *(m.compute for m in p.modules.values())} <= supported]
+    return " or ".join([", ".join(ok[:-1]), ok[-1]] if len(ok) > 1 else ok) or "none of the presets"
 
 
 def _preset(name, source, kv, attn_compute, requires=(), **mods) -> Precision:
