@@ -113,6 +113,24 @@ def test_kv_heads_not_dividing_heads(tmp_path):
     _expect(_write(tmp_path, cfg), "num_key_value_heads")
 
 
+@pytest.mark.parametrize("key", ["num_key_value_heads", "head_dim"])
+def test_zero_kv_heads_or_head_dim_is_refused_not_derived(tmp_path, key):
+    """0 is not "absent": Qwen3-32B with ``num_key_value_heads: 0`` was priced as MHA (64 KV heads, 8x its KV cache)."""
+    cfg = _config("qwen3-32b")
+    cfg[key] = 0
+    err = _expect(_write(tmp_path, cfg), key)
+    assert "must be a positive integer, got 0" in err.problem and "remove it (null) to derive it" in err.fix
+
+
+def test_head_dim_not_derivable_is_refused(tmp_path):
+    """Without head_dim, hidden_size / num_attention_heads must be whole (5120 / 48 is not: no silent floor)."""
+    cfg = _config("qwen3-32b")
+    del cfg["head_dim"]
+    cfg["num_attention_heads"], cfg["num_key_value_heads"] = 48, 8
+    err = _expect(_write(tmp_path, cfg), "head_dim")
+    assert "hidden_size=5120 is not a multiple of num_attention_heads=48" in err.problem
+
+
 def test_negative_batch_field():
     with pytest.raises(SpecError) as ei:
         Batch.make(decode_seqs=-1, decode_ctx=100)

@@ -46,6 +46,18 @@ def _opt_int(cfg: dict, key: str, src: str, default: int = 0) -> int:
     return v
 
 
+def _opt_pos(cfg: dict, key: str, src: str) -> int | None:
+    """A positive integer, or None when the key is absent or null (Hugging Face: "derive it");
+    an explicit 0 is refused, not read as absent (``num_key_value_heads: 0`` once priced as MHA)."""
+    v = cfg.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise SpecError(f"{src}: {key}", f"must be a positive integer, got {v!r}",
+                        f"set \"{key}\" to a positive integer, or remove it (null) to derive it")
+    return v
+
+
 #: Largest layer count accepted (the biggest public decoders have ~100-200 layers).
 MAX_LAYERS = 4096
 
@@ -100,7 +112,7 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
                         "check the layer count")
     vocab = _req(cfg, "vocab_size", src)
     heads = _req(cfg, "num_attention_heads", src)
-    kv_heads = _opt_int(cfg, "num_key_value_heads", src, heads) or heads
+    kv_heads = _opt_pos(cfg, "num_key_value_heads", src) or heads
     if heads % kv_heads:
         raise SpecError(f"{src}: num_key_value_heads",
                         f"{kv_heads} does not divide num_attention_heads={heads}",
@@ -123,7 +135,11 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
             raise SpecError(f"{src}: index_topk", "DeepSeek-V3.2 needs its DSA indexer fields",
                             "add index_n_heads, index_head_dim and index_topk")
     else:
-        head_dim = _opt_int(cfg, "head_dim", src) or h // heads
+        head_dim = _opt_pos(cfg, "head_dim", src)
+        if head_dim is None and h % heads:
+            raise SpecError(f"{src}: head_dim", f"missing, and hidden_size={h} is not a multiple of "
+                            f"num_attention_heads={heads} to derive it from", "add \"head_dim\" to the config.json")
+        head_dim = head_dim or h // heads
         windows: tuple[int, ...] = ()
         lt = cfg.get("layer_types")
         sw = cfg.get("sliding_window")
