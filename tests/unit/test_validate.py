@@ -177,7 +177,7 @@ def test_load_inferencex_skips_with_reasons(tmp_path):
 
 def test_load_inferencex_skips_cells_it_cannot_read(tmp_path):
     """A cell the loader cannot read skips its row with the column, the value and what it must hold:
-    before, BF16 was priced as FP8, ``MTP`` as no MTP, ``yes`` as either mode, and an ISL of 1e12
+    before, BF16 was priced as FP8, ``MTP`` as no MTP, ``yes`` as either mode, a garbled date as none, and an ISL of 1e12
     (past DeepSeek-R1's 163,840-token context, its config.json max_position_embeddings) ran out of memory."""
     def edit(rows):
         rows[0]["precision"] = "BF16"  # line 2
@@ -185,6 +185,8 @@ def test_load_inferencex_skips_cells_it_cannot_read(tmp_path):
         rows[2]["disagg"] = "yes"  # line 4
         rows[3]["isl"] = "1e12"  # line 5
         rows[4]["conc"] = "2e6"  # line 6
+        rows[5]["date"] = "last spring"  # line 7
+        rows[6]["date"] = "2026-02-30"  # line 8
 
     _, skipped = load_inferencex(_write_variant(tmp_path, edit))
     reasons = dict(skipped)
@@ -195,6 +197,9 @@ def test_load_inferencex_skips_cells_it_cannot_read(tmp_path):
     assert reasons["variant:5"].startswith("isl + osl = 1000000001024 tokens exceed deepseek-r1's context of "
                                            "163840 tokens")
     assert reasons["variant:6"] == "conc '2e6' is not a closed-loop concurrency in [1, 1,000,000] (specs/workload.py)"
+    for line, date in ((7, "last spring"), (8, "2026-02-30")):  # once read as "no date": every space up to the latest
+        assert reasons[f"variant:{line}"] == (f"date {date!r} is not YYYY-MM-DD, <=YYYY-MM-DD or blank (it selects "
+                                              "the benchmark's search space)")
 
 
 def test_load_inferencex_bad_files(tmp_path):

@@ -3,12 +3,14 @@
 A user's ``validate --points`` file is hostile input: a cell the loader cannot read must skip its row
 with the reason (naming the column, the value and what it must hold), never be read as something else.
 Before this check, ``precision = BF16`` was priced as FP8, ``spec = MTP`` as no MTP and
-``disagg = yes`` as "either mode", silently; an ``isl`` or ``conc`` of ``1e12`` exhausted memory.
+``disagg = yes`` as "either mode" and ``date = last spring`` as "not stated", silently; an ``isl`` or ``conc`` of ``1e12`` exhausted memory.
 """
 
 from __future__ import annotations
 
+import datetime
 import math
+import re
 
 from jalapeno.specs.workload import MAX_CONCURRENCY
 
@@ -22,6 +24,10 @@ PRECISIONS = ("FP4", "FP8")
 DISAGG = ("", "0", "1")
 
 
+#: ``date`` cell: blank, ``YYYY-MM-DD`` or ``<=YYYY-MM-DD`` (the run's date, or a bound on it), then any note
+DATE_CELL = re.compile(r"\s*(<=)?\s*(\d{4}-\d{2}-\d{2})(?!\d)")
+
+
 def positive_num(s: str) -> float | None:
     """A positive finite number, else None (missing, garbage, zero or negative measurements)."""
     try:
@@ -32,8 +38,8 @@ def positive_num(s: str) -> float | None:
 
 
 def bad_cell(r: dict) -> str | None:
-    """Why a row's given measurement, concurrency, precision, ``spec`` or ``disagg`` cell is
-    unusable (None when every given cell is).
+    """Why a row's given measurement, concurrency, precision, ``spec``, ``disagg`` or ``date`` cell
+    is unusable (None when every given cell is).
 
     A blank measurement is "not measured"; a cell that is present but zero, negative, not finite or
     not a number is a broken row, skipped with this reason rather than read as missing.
@@ -61,7 +67,19 @@ def bad_cell(r: dict) -> str | None:
     disagg = (r.get("disagg") or "").strip()
     if disagg not in DISAGG:
         return f"disagg {disagg!r} is not 1 (disaggregated), 0 (aggregated) or blank"
+    date = (r.get("date") or "").strip()
+    m = DATE_CELL.match(date)
+    if date and not (m and _iso(m.group(2))):
+        return f"date {date!r} is not YYYY-MM-DD, <=YYYY-MM-DD or blank (it selects the benchmark's search space)"
     return None
+
+
+def _iso(text: str) -> bool:
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def context_overrun(model: str, isl: int, osl: int) -> str | None:
