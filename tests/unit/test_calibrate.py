@@ -715,3 +715,24 @@ def test_an_efficiency_set_can_be_a_calibration_directory_or_file(tmp_path):
     assert str(tmp_path) in by_dir.source and by_dir.source != shipped.source
     with pytest.raises(UnknownNameError, match="b200.toml not found"):
         load_efficiency("b200", str(tmp_path))
+
+
+@pytest.mark.parametrize("edit, problem, fix", [
+    (('system = "h200"', 'system = "h100"'), "was fitted for system 'h100', not h200",
+     "pass h200's calibration (a directory holding h200.toml, or that file)"),
+    (('kind = "measured"', 'kind = "guessed"'), "kind 'guessed' is not one of measured, derived, partial",
+     "pass a file written by `jalapeno calibrate --out-dir DIR`"),
+])
+def test_a_calibration_file_for_another_system_or_of_no_known_kind_is_refused(tmp_path, edit, problem, fix):
+    """--efficiency FILE: an H100 file once priced an H200 without a word, and an unknown kind was
+    labelled 'derived from ?'."""
+    from jalapeno.specs.calibration import _DIR
+    from jalapeno.specs.catalog import load_efficiency
+
+    text = (_DIR / "h200.toml").read_text()
+    assert edit[0] in text
+    (tmp_path / "h200.toml").write_text(text.replace(edit[0], edit[1], 1))
+    with pytest.raises(SpecError) as ei:
+        load_efficiency("h200", str(tmp_path / "h200.toml"))
+    assert ei.value.field == "efficiency" and problem in ei.value.problem and ei.value.fix == fix
+

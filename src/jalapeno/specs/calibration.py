@@ -61,6 +61,28 @@ def _read_calibration_file(path: Path) -> dict:
                         "pass a file written by `jalapeno calibrate --out-dir DIR`") from None
 
 
+#: ``kind`` of a calibration file (fit/calibrate.py writes one of these)
+KINDS = ("measured", "derived", "partial")
+
+
+def _check_calibration_file(cal: dict, path: Path, system: str) -> None:
+    """A calibration file given by path must be of a known ``kind`` and, for a catalog system, fitted
+    for that system (an ``h100`` file once priced an A100 without a word).
+
+    Raises:
+        SpecError: unknown kind, or another catalog system's file.
+    """
+    from jalapeno.specs.catalog import list_systems
+
+    kind, fitted = cal.get("kind"), cal.get("system")
+    if kind not in KINDS:
+        raise SpecError("efficiency", f"{path}: kind {kind!r} is not one of {', '.join(KINDS)}",
+                        "pass a file written by `jalapeno calibrate --out-dir DIR`")
+    if system in list_systems() and fitted != system:
+        raise SpecError("efficiency", f"{path} was fitted for system {fitted!r}, not {system}",
+                        f"pass {system}'s calibration (a directory holding {system}.toml, or that file)")
+
+
 def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
     """The efficiency set a system starts from (before its TOML's own overrides).
 
@@ -76,6 +98,7 @@ def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
     path = _calibration_path(which, system) if isinstance(which, str) and which not in EFFICIENCY_SETS else None
     if path is not None:
         cal = _read_calibration_file(path)
+        _check_calibration_file(cal, path, system)
         which_label, where = "calibrated", str(path)
     elif which not in EFFICIENCY_SETS:
         raise UnknownNameError("efficiency", f"unknown efficiency set {which!r}",
