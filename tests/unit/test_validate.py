@@ -202,6 +202,16 @@ def test_load_inferencex_skips_cells_it_cannot_read(tmp_path):
                                               "the benchmark's search space)")
 
 
+def test_load_inferencex_refuses_a_column_named_twice(tmp_path):
+    """csv.DictReader keeps the last of two ``hardware`` cells: the row was priced on the second system, silently."""
+    header, row = POINTS.read_text().splitlines()[:2]
+    p = tmp_path / "dup.csv"
+    p.write_text(f"hardware,{header}\nB200,{row}\n")
+    with pytest.raises(SpecError) as ei:
+        load_inferencex(p)
+    assert str(ei.value) == "dup.csv: header: column 'hardware' appears twice. Fix: give each column once"
+
+
 def test_load_inferencex_bad_files(tmp_path):
     with pytest.raises(SpecError, match="file not found"):
         load_inferencex(tmp_path / "missing.csv")

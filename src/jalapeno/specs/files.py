@@ -54,7 +54,7 @@ def csv_rows(text: str, where: str) -> list[dict[str, str]]:
 
     Raises:
         SpecError: a malformed CSV (an unterminated quote, a field over :data:`CSV_FIELD_LIMIT`
-            characters), naming the line.
+            characters), naming the line; a column named twice in the header.
     """
     reader = csv.DictReader(text.splitlines())
     rows = []
@@ -72,6 +72,10 @@ def csv_rows(text: str, where: str) -> list[dict[str, str]]:
         raise SpecError(f"{where}: line {reader.line_num}", f"malformed CSV: {msg}",
                         "close every quoted field with a matching \"") from None
     if reader.fieldnames:
+        names = [k.strip() for k in reader.fieldnames if k is not None]
+        dup = [k for k in dict.fromkeys(names) if names.count(k) > 1]
+        if dup:  # DictReader keeps the last cell of a repeated column, silently
+            raise SpecError(f"{where}: header", f"column {dup[0]!r} appears twice", "give each column once")
         rename = {k: k.strip() for k in reader.fieldnames if k is not None and k != k.strip()}
         if rename:
             rows = [{rename.get(k, k): v for k, v in r.items()} for r in rows]
