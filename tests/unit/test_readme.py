@@ -1,0 +1,91 @@
+"""The README says what the code and the generated docs say (a new user's first page).
+
+A brand-new user reads README.md first and trusts its numbers; each check here fails when the
+README drifts from what the package ships or from the generated docs/validation.md:
+- the catalog counts ("14 systems ... and 11 models") against the catalog folders;
+- the "Docs" index names every docs/*.md, and the benchmark list names every benchmarks/bench_*.py;
+- the "How far to trust it" error figures equal docs/validation.md's (which
+  `python scripts/gen_validation_doc.py` writes from `jalapeno validate`);
+- the Python-API walk-through's StepCost repr comment shows the step time the call prints.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text()
+FIX = "update README.md to match"
+
+
+def _section(text: str, heading: str) -> str:
+    """The body of the ``## heading`` section of ``text`` (up to the next ``## ``)."""
+    m = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    assert m, f"README.md has no '## {heading}' section"
+    return m.group(1)
+
+
+def test_catalog_counts_match_the_catalog():
+    from jalapeno.specs.catalog import list_models, list_systems
+
+    m = re.search(r"the catalog: (\d+) systems .*? and (\d+) models", README)
+    assert m, "README.md lost its catalog line ('the catalog: N systems ... and M models')"
+    assert int(m.group(1)) == len(list_systems()), f"{len(list_systems())} systems ship; {FIX}"
+    assert int(m.group(2)) == len(list_models()), f"{len(list_models())} models ship; {FIX}"
+
+
+def test_docs_index_names_every_doc():
+    docs = _section(README, "Docs")
+    missing = [p.name for p in sorted((ROOT / "docs").glob("*.md")) if f"docs/{p.name}" not in docs]
+    assert not missing, f"README.md's Docs section does not name {missing}; add each with a line"
+
+
+def test_benchmark_list_names_every_benchmark():
+    missing = [p.name for p in sorted((ROOT / "benchmarks").glob("bench_*.py"))
+               if f"benchmarks/{p.name}" not in README]
+    assert not missing, f"README.md does not list {missing} among the benchmarks"
+
+
+def _pct(text: str, pattern: str, where: str) -> float:
+    m = re.search(pattern, text, re.S)
+    assert m, f"{where}: no match for {pattern!r}"
+    return float(m.group(1))
+
+
+def test_trust_figures_match_validation_doc():
+    """README's headline errors are docs/validation.md's, to the printed digit."""
+    val = (ROOT / "docs" / "validation.md").read_text()
+    trust = _section(README, "How far to trust it").replace("\n", " ")
+    pairs = {
+        "InferenceX throughput per chip": (
+            r"InferenceX throughput_per_chip: median abs\. error ([\d.]+)%",
+            r"throughput per chip ([\d.]+)% median error"),
+        "kernel-calibrated NVIDIA": (
+            r"Kernel-calibrated NVIDIA systems\*\* land at ([\d.]+)% median",
+            r"\(([\d.]+)% on the kernel-calibrated NVIDIA systems"),
+        "AMD": (r"\*\*AMD\*\* .*? at ([\d.]+)% /", r"([\d.]+)% on AMD\)"),
+        "InferenceX interactivity": (
+            r"InferenceX interactivity: median abs\. error ([\d.]+)%", r"per-user speed ([\d.]+)%"),
+        "aiconfigurator TPOT": (
+            r"aiconfigurator end-to-end TPOT: median abs\. error ([\d.]+)%",
+            r"TPOT on aiconfigurator's rows ([\d.]+)%"),
+    }
+    for name, (in_doc, in_readme) in pairs.items():
+        doc = _pct(val, in_doc, "docs/validation.md")
+        readme = _pct(trust, in_readme, "README.md 'How far to trust it'")
+        assert readme == doc, f"{name}: README says {readme}%, docs/validation.md {doc}%; {FIX}"
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_api_walkthrough_step_time_is_what_the_call_prints():
+    import jalapeno as jp
+
+    m = re.search(r"# StepCost\(deepseek-r1 on jalapeno, .*?: step ([\d.]+) ms", README)
+    assert m, "README.md lost the StepCost repr comment of its Python-API walk-through"
+    sc = jp.step_cost(jp.load_model("deepseek-r1"), jp.load_pricer("jalapeno"),
+                      jp.Layout(dp=8, ep=8), jp.get_precision("fp8"),
+                      jp.Batch.make(decode_seqs=64, decode_ctx=8192))
+    assert f"step {m.group(1)} ms" in repr(sc), f"the call prints {sc!r}; {FIX}"
