@@ -153,6 +153,21 @@ def test_bad_spaces_name_the_field(over, words):
         assert w.lower() in msg, (w, msg)
 
 
+def test_a_space_whose_case_cannot_load_leaves_no_study(tmp_path, capsys):
+    """An unknown case model was found only after the study was created: the corrected file then
+    met 'a study named ... is already in ...; add --resume'."""
+    f = tmp_path / "space.toml"
+    f.write_text('name = "typo"\nbase = "jalapeno"\n[objective]\nmetrics = ["tok_s_per_kw"]\n'
+                 '[[cases]]\nmodel = "gpt-oss-12b"\nworkload = "1k1k"\n'
+                 '[params."chip.peak_dense_tflops.fp8"]\nchoices = [2000, 2600]\n')
+    store = tmp_path / "store"
+    check_error(*run(capsys, "explore", str(f), "--store", str(store), "--trials", "1"), "model", "gpt-oss-12b")
+    url = f"sqlite:///{store / 'explore.db'}"
+    names = ({s.study_name for s in optuna.study.get_all_study_summaries(optuna.storages.RDBStorage(url))}
+             if (store / "explore.db").exists() else set())
+    assert "typo" not in names
+
+
 def test_cli_missing_space_and_unknown_run(tmp_path, capsys):
     check_error(*run(capsys, "explore", str(tmp_path / "none.toml")), "SPACE", "no file")
     (tmp_path / "st" / "runs").mkdir(parents=True)

@@ -48,8 +48,8 @@ def explore(
         check_html_path(html)
     name = study or space.name
     url = rs.storage_url(store, storage)
+    ev = make_evaluator(space)  # first: an unknown case model or an unscorable base must not leave a study behind
     st = open_study(space, url, name, resume)
-    ev = make_evaluator(space)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True, disable=json_out) as bar:
         task = bar.add_task(f"explore {name}", total=n, completed=rs_finished(st))
