@@ -181,3 +181,17 @@ def test_calibrate_bad_out_dir(capsys, tmp_path, kind):
 def test_calibrate_empty_systems_list(capsys):
     line = error_line(*run(capsys, "calibrate", "--systems", ","))
     assert "--systems" in line and "no system" in line
+
+
+def test_validate_table_pricer_says_which_systems_fell_back_to_the_roofline(capsys, tmp_path):
+    """validate --pricer table covers every system; one without kernel tables (MI355X) is priced with
+    the roofline, which only the per-point CSV's pricer column used to say."""
+    from importlib import resources
+
+    lines = (resources.files("jalapeno") / "data" / "validation" / "inferencex_points.csv").read_text().splitlines()
+    mi = next(x for x in lines if x.startswith("MI355X,gpt-oss-120b,"))
+    p = tmp_path / "mi.csv"
+    p.write_text(f"{lines[0]}\n{mi}\n")
+    code, out, err = run(capsys, "validate", "--points", str(p), "--no-aiconfigurator", "--pricer", "table")
+    assert code == 0, err
+    assert "--pricer table: no measured kernel tables for mi355x: priced with the roofline" in out
