@@ -195,3 +195,19 @@ def test_validate_table_pricer_says_which_systems_fell_back_to_the_roofline(caps
     code, out, err = run(capsys, "validate", "--points", str(p), "--no-aiconfigurator", "--pricer", "table")
     assert code == 0, err
     assert "--pricer table: no measured kernel tables for mi355x: priced with the roofline" in out
+
+
+def test_validate_says_which_frameworks_took_the_default_stack(capsys, tmp_path):
+    """A framework no profile lists (here 'nosuchfw') is priced with the 'default' profile: said once."""
+    from importlib import resources
+
+    lines = (resources.files("jalapeno") / "data" / "validation" / "inferencex_points.csv").read_text().splitlines()
+    mi = next(x for x in lines if x.startswith("MI355X,gpt-oss-120b,")).replace(",atom,", ",nosuchfw,", 1)
+    p = tmp_path / "fw.csv"
+    p.write_text(f"{lines[0]}\n{mi}\n")
+    code, out, err = run(capsys, "validate", "--points", str(p), "--no-aiconfigurator")
+    assert code == 0, err
+    assert ("framework(s) 'nosuchfw': no software-stack profile lists them (data/stacks.toml engines): priced with "
+            "the 'default' profile; --stack NAME to choose one") in " ".join(out.split())
+    code, out, err = run(capsys, "validate", "--points", str(p), "--no-aiconfigurator", "--stack", "vllm-rocm")
+    assert code == 0 and "no software-stack profile" not in out

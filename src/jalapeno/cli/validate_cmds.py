@@ -98,9 +98,13 @@ def validate(
         console.print(f"{k}: " + ", ".join(f"{m} median |err| {d['median_ape']:.1%}, bias {d['bias']:+.1%} (n={d['n']})"
                                           for m, d in v.items()))
     rows = res["rows"]
-    roof = sorted(set(rows.system[rows.pricer == "roofline"])) if pricer == "table" and len(rows) else []
+    roof = sorted(set(rows["system"][rows["pricer"] == "roofline"])) if pricer == "table" and len(rows) else []
     if roof:  # validate covers every system: one without tables falls back, and says so
         console.print(f"--pricer table: no measured kernel tables for {', '.join(roof)}: priced with the roofline")
+    fws = sorted(set(rows["framework"][rows["stack"] == "default"])) if stack is None and len(rows) else []
+    if fws:  # specs/stacks.stack_for_framework: a framework no profile lists takes the default profile
+        console.print(f"framework(s) {', '.join(map(repr, fws))}: no software-stack profile lists them "
+                      "(data/stacks.toml engines): priced with the 'default' profile; --stack NAME to choose one")
     n_skip, n_unp = len(res["skipped"]), len({i for i, _ in res["unpredicted"]})
     if n_skip or n_unp:
         console.print(f"{n_skip} row(s) skipped (not mappable) and {n_unp} mapped point(s) without a prediction "
