@@ -108,3 +108,16 @@ def test_report_as_deployed_refuses_what_recipes_set(capsys, tmp_path):
     check_error(*run(capsys, *REPORT, "--as-deployed", "--serving", "agg", "-o", out),
                 "--as-deployed", "--serving", "overridden", "drop --serving")
     check_error(*run(capsys, *REPORT, "--as-deployed", "-p", "fp8", "-o", out), "--as-deployed", "--precision")
+
+
+def test_a_user_measured_file_names_the_rows_it_skipped(capsys, tmp_path):
+    """report --measured FILE dropped the rows load_inferencex skipped without a word."""
+    lines = DEFAULT_POINTS.read_text().splitlines()
+    row = next(x for x in lines if x.startswith("MI355X,gpt-oss-120b,")).replace(",FP4 (MXFP4),", ",BF16,", 1)
+    p = tmp_path / "mine.csv"
+    p.write_text(f"{lines[0]}\n{row}\n")
+    code, _, err = run(capsys, "report", "--systems", "jalapeno", "--serving", "agg", "-m", "gpt-oss-120b", "-w", "8k1k",
+                       "--measured", str(p), "-o", str(tmp_path / "r.html"))
+    assert code == 0, err
+    assert ("warning: --measured mine.csv: 1 row(s) skipped, first mine:2: precision 'BF16' is not FP4 or FP8 "
+            "(the formats the InferenceX rows of the catalog's models use)") in err
