@@ -113,17 +113,34 @@ def _log10(x: float) -> float:
     return math.log10(x)
 
 
+def page_title(fig) -> str:
+    """The browser-tab title of a figure's page: its layout title as plain text (markup such as
+    ``<br>`` and HTML entities resolved), ``· jalapeno`` appended; ``jalapeno`` when it has none."""
+    import html
+    import re
+
+    text = fig.layout.title.text or ""
+    text = html.unescape(re.sub(r"<[^>]*>", " ", text))
+    text = " ".join(text.split())
+    return f"{text} · jalapeno" if text else "jalapeno"
+
+
 def write_figure(fig, path: str | Path) -> Path:
     """Write a plotly figure as a self-contained HTML file (plotly.js embedded, opens offline),
-    sized to the browser window.
+    sized to the browser window, with the figure's title as the page title (:func:`page_title`;
+    plotly's own page has an empty one, so a browser tab showed only the file name).
 
     Raises:
         SpecError: the file cannot be written.
     """
+    import html
+
     p = Path(path)
-    try:
-        fig.write_html(str(p), include_plotlyjs=True, full_html=True, config=PLOT_CONFIG,
+    page = fig.to_html(include_plotlyjs=True, full_html=True, config=PLOT_CONFIG,
                        default_width="100%", default_height=f"{fig.layout.height or 600}px")
+    page = page.replace("</head>", f"<title>{html.escape(page_title(fig))}</title></head>", 1)
+    try:
+        p.write_text(page, encoding="utf-8")
     except OSError as e:
         raise SpecError("--html", f"cannot write {p}: {e.strerror or e}", "give a writable file path") from None
     return p

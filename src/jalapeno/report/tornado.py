@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 
-from jalapeno.errors import SpecError
-
 
 def write_tornado(sens: dict, path: str, top: int = 20) -> None:
     """Write the tornado of ``sens`` (``Sensitivity.as_dict()``) to ``path``: one horizontal bar per
@@ -13,7 +11,7 @@ def write_tornado(sens: dict, path: str, top: int = 20) -> None:
     top, around a line at the value as priced.
 
     Raises:
-        SpecError: ``path`` cannot be written.
+        SpecError: ``path`` cannot be written (report/html.write_figure).
     """
     import plotly.graph_objects as go
 
@@ -35,7 +33,6 @@ def write_tornado(sens: dict, path: str, top: int = 20) -> None:
                       title=f"{sens['system']} · {ctx.get('model', '')} · {ctx.get('workload', '')}: "
                             f"{sens['metric']} ({sens['unit']}), one parameter at a time across its band",
                       xaxis_title=f"{sens['metric']} ({sens['unit']})")
-    try:
-        fig.write_html(path, include_plotlyjs=True)
-    except OSError as e:
-        raise SpecError("--html", f"cannot write {path}: {e.strerror}", "give a writable path") from None
+    from jalapeno.report.html import write_figure
+
+    write_figure(fig, path)
