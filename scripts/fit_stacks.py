@@ -40,6 +40,8 @@ def to_toml(fits: dict) -> str:
         lines.append(f"values = {_toml_value(f['values'])}")
         if f.get("mtp_acceptance"):
             lines.append(f"mtp_acceptance = {_toml_value(f['mtp_acceptance'])}")
+        if f.get("clients"):
+            lines.append(f"clients = {_toml_value(f['clients'])}")
         lines.append(f"report = {_toml_value(f['report'])}")
         lines.append("")
     return "\n".join(lines)
@@ -50,7 +52,7 @@ def main() -> None:
     text = to_toml(fits)
     for name, f in fits.items():
         r = f["report"]
-        print(name, f["values"], f["mtp_acceptance"], f"n fit {r['n_fit']}, held out {r['n_held_out']}")
+        print(name, f["values"], f["mtp_acceptance"], f.get("clients", {}), f"n fit {r['n_fit']}, held out {r['n_held_out']}")
         for when in ("before", "after"):
             print("  ", when, {m: f"{d['median_ape']:.1%}/{d['bias']:+.1%} (n {d['n']})"
                                 for m, d in r[when]["held_out"].items()})

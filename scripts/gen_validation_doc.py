@@ -144,6 +144,7 @@ def _causes(rows: pd.DataFrame) -> list[str]:
     _, _, b_mt = _group_stat(rows, "tpot_s", mid)
     agg_ds = (rows.source == "aiconfigurator") & (rows["mode"] == "disagg")
     n_d, m_d, b_d = _group_stat(rows, "tpot_s", agg_ds)
+    n_at, m_at, b_at = _group_stat(rows, "ttft_s", rows.source == "aiconfigurator")
     return [
         f"- **Kernel-calibrated NVIDIA systems** land at {m_n:.1%} median / {b_n:+.1%} bias on InferenceX "
         f"throughput per chip (n = {n_n}); **AMD** (GEMM and MoE parameters from amd-aiter's tuned-kernel "
@@ -162,6 +163,12 @@ def _causes(rows: pd.DataFrame) -> list[str]:
         "MI325X misses a ~0.45 s constant at every load (its 8k prefill), B200 1k1k at concurrency 64 (FP4: "
         "a flagged 5.7 s run) and the saturated GB200 Dynamo point (where the excess users of a "
         "disaggregated deployment wait).",
+        f"- **aiconfigurator TTFT: median {m_at:.0%}, bias {b_at:+.0%}** (n = {n_at}). Its rows are timed by "
+        "another benchmark client (NVIDIA's genai-perf runs, fixed lengths), whose front end is fitted per "
+        "engine on its own low-load rows (`clients.aiconfigurator`, docs/stacks.md). Under load its TTFT grows "
+        "faster than the model's: with fixed lengths the first wave's burst recurs in every wave (the "
+        "simulator shows it at range ratio 1; the analytic idle start assumes the waves spread, docs/model.md "
+        "§12), and many rows repeat one measurement under several deployments or carry multi-second outliers.",
         f"- **Prefill-bound disaggregated runs** (Dynamo-TRT at concurrency >= 800, n = {n_s}): throughput "
         f"{b_s:+.0%} median. With one prefill worker per 8-40 decode GPUs the prefill pool sets the "
         "admission rate; users beyond it queue (`prefill_capacity (queueing)`). FP4 prefill depends on the "

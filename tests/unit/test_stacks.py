@@ -264,3 +264,74 @@ def test_rocm_profiles_per_kernel_costs():
     for chip in ("mi300x", "mi325x", "mi355x"):
         cal = load_calibration(chip)
         assert cal["parameters"]["kernel_launch_s"] <= cal["report"]["fastest_kernel_s"] < sg.kernel_launch_s
+
+
+# ---- the benchmark client's front end (issue 18 part 6b) ------------------------------------------
+
+def test_client_front_end_prices_only_its_own_source():
+    s = Stack("x", "x", "x", request_overhead_s=0.1, prompt_overhead_s_per_token=2e-5,
+              clients={"aiconfigurator": {"request_overhead_s": 0.02, "prompt_overhead_s_per_token": 5e-6}})
+    aic, ix = s.for_client("aiconfigurator"), s.for_client("inferencex")
+    assert (aic.request_overhead_s, aic.prompt_overhead_s_per_token) == (0.02, 5e-6)
+    assert ix is s  # no entry for that client: the profile's own front end
+    assert aic.kernel_launch_s == s.kernel_launch_s and "client aiconfigurator" in aic.sources["request_overhead_s"]
+
+
+def test_bad_client_entry_names_the_field():
+    with pytest.raises(SpecError, match="clients.aic"):
+        _stack({"name": "x", "label": "x", "source": "x", "clients": {"aic": {"kernel_launch_s": 1e-6}}}, 0, {})
+    with pytest.raises(SpecError, match="clients.aic.request_overhead_s"):
+        _stack({"name": "x", "label": "x", "source": "x", "clients": {"aic": {"request_overhead_s": -1}}}, 0, {})
+
+
+def test_validation_prices_each_point_with_its_clients_front_end():
+    from jalapeno.fit.validate import MeasuredPoint, point_stack
+
+    def pt(source):
+        return MeasuredPoint(source, "p", "b200", "gpt-oss-120b", "mxfp4", "vllm 0.15.1", 1024, 1024, 4.0, None, {},
+                             "matched")
+    aic, ix = point_stack(pt("aiconfigurator")), point_stack(pt("inferencex"))
+    assert ix.request_overhead_s == stack_for_framework("vllm").request_overhead_s
+    # aiconfigurator silicon_sample.csv, gpt-oss-120b on one B200 under vLLM 0.15.1, 1k/1k at
+    # concurrency 4: 46 ms measured TTFT — the client's whole front end must fit inside it (the
+    # global 0.15 s + 6.4 us/token cannot: 0.157 s)
+    assert aic.request_overhead_s + aic.prompt_overhead_s_per_token * 1024 < 0.046
+
+
+def test_client_front_end_is_fitted_on_its_own_points_only(monkeypatch):
+    """Fake TTFT = 50 ms + a + b·ISL, with InferenceX's client at a = 0.1 s, b = 20 us and
+    aiconfigurator's at a = 0.025 s, b = 5 us (grid values): the fit must give each client its own
+    front end from its own low-load points (concurrency <= 4; the loaded ones would pull it up)."""
+    from jalapeno.fit import stack_fit
+
+    truth = {"inferencex": (0.1, 20e-6), "aiconfigurator": (0.025, 5e-6)}
+    pts = []
+    for src in truth:
+        for isl in (1024, 8192):
+            for c in (1, 2, 3, 4, 64, 128):
+                p = _P(len(pts), c)
+                p.source, p.isl, p.id = src, isl, f"{src}-{isl}-{c}"
+                pts.append(p)
+
+    def ttft(p, a, b):
+        return 0.05 + a + b * p.isl + (0.5 if p.concurrency > 4 else 0.0) * (p.source == "aiconfigurator")
+
+    def fake_predict(points, st):
+        rows = []
+        for p in points:
+            s = st.for_client(p.source)
+            pred = ttft(p, s.request_overhead_s or 0.0, s.prompt_overhead_s_per_token or 0.0)
+            meas = ttft(p, *truth[p.source]) + 0.2 * (p.concurrency > 4) * (p.source == "aiconfigurator")
+            tp = 0.01 + 800 * (s.kernel_launch_s or 4e-6) + (s.step_overhead_s or 5e-4)
+            rows += [{"id": p.id, "metric": "ttft_s", "predicted": pred, "measured": meas, "error": pred / meas - 1},
+                     {"id": p.id, "metric": "tpot_s", "predicted": tp, "measured": 0.0142, "error": tp / 0.0142 - 1}]
+        return pd.DataFrame(rows)
+
+    monkeypatch.setattr(stack_fit, "_predict", fake_predict)
+    start = Stack("sglang", "s", "s", kernel_launch_s=4e-6, step_overhead_s=0.5e-3,
+                  clients={"aiconfigurator": {"request_overhead_s": 0.9}})  # a stale entry is refitted
+    got = stack_fit.fit_stack("sglang", pts, stack_fit.split(pts), start, front_end=True)
+    assert got["values"]["request_overhead_s"] == pytest.approx(0.1)
+    assert got["values"]["prompt_overhead_s_per_token"] == pytest.approx(20e-6)
+    assert got["clients"]["aiconfigurator"] == pytest.approx({"request_overhead_s": 0.025,
+                                                              "prompt_overhead_s_per_token": 5e-6})

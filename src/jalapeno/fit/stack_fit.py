@@ -17,9 +17,12 @@ What is fitted, per profile (:data:`PLAN`), in this order:
    Llama-3.3-70B and MoE rows at TP1-TP8; specs/efficiency.py) — on TPOT (throughput per chip where a
    point has no TPOT), minimising the mean |log(predicted / measured)| over the fit half;
 2. front end (with ``front_end=True``, the default of :func:`fit_all`; :data:`FRONT_END`) —
-   ``request_overhead_s`` and ``prompt_overhead_s_per_token`` — on TTFT of InferenceX
-   fit points (:data:`FRONTEND_SOURCES`: the benchmark client is part of it) at concurrency <=
-   :data:`FRONTEND_MAX_CONCURRENCY` (little queueing), same loss;
+   ``request_overhead_s`` and ``prompt_overhead_s_per_token`` — on TTFT of fit points at
+   concurrency <= :data:`FRONTEND_MAX_CONCURRENCY` (little queueing), same loss, once per
+   benchmark client: the benchmark client is part of the front end (it timestamps the request and
+   parses the stream), so InferenceX's points (:data:`FRONTEND_SOURCES`) give the profile's own
+   front end and every other source's points (:data:`CLIENT_SOURCES`) the profile's ``clients``
+   entry for that source (specs/stacks.Stack.for_client), each fitted on its own points only;
 3. MTP acceptance (``dynamo-trtllm`` on DeepSeek-R1) — one per-token acceptance shared by every
    draft length (too few single-draft fit points to fit it alone), on the TPOT of the MTP fit points.
 Steps 1-2 use a linear surrogate: each point's prediction at zero and at one probe value per
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from types import MappingProxyType
 
 import numpy as np
 import pandas as pd
@@ -73,10 +77,14 @@ PROBE = {"fixed_scale": 1.0, "kernel_launch_s": 10e-6, "step_overhead_s": 2e-3, 
 #: TTFT points used for the front end: at most this concurrency (the closed-loop prefill queue, which
 #: the front end must not absorb, grows from concurrency 8 on the InferenceX SGLang rows).
 FRONTEND_MAX_CONCURRENCY = 4
-#: Sources whose TTFT the front end is fitted on: the front end is the engine's and the benchmark
-#: client's (InferenceX's serving benchmark); aiconfigurator's static-batch runs time TTFT with
-#: another client, so they are judged, never fitted, for it.
+#: Sources whose TTFT the profile's own front end is fitted on: the front end is the engine's and
+#: the benchmark client's (InferenceX's serving benchmark, utils/bench_serving).
 FRONTEND_SOURCES = ("inferencex",)
+#: Sources whose TTFT fits a client entry of their own (``clients.<source>``): aiconfigurator's
+#: silicon rows time TTFT with NVIDIA's client (its own eval runner drives genai-perf in
+#: concurrency mode: aiconfigurator ``eval/benchmarks/genai_perf_runner.py``, streaming chat
+#: completions, 10·C counted and 2·C warm-up requests, fixed lengths), not InferenceX's.
+CLIENT_SOURCES = ("aiconfigurator",)
 #: Fewest fit points for a parameter group to be fitted.
 MIN_POINTS = 4
 #: Acceptance grid for the MTP fit.
@@ -112,7 +120,7 @@ def split(points: Sequence[MeasuredPoint]) -> dict[str, str]:
 
 
 def _predict(points, stack: Stack) -> pd.DataFrame:
-    return predict_points(points, stack_of=lambda p: stack)
+    return predict_points(points, stack_of=lambda p: stack.for_client(p.source))
 
 
 def _target(rows: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
@@ -194,17 +202,20 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
     report fit / held-out errors before (the ``default`` profile's fixed costs, the stated MTP
     acceptance) and after.
 
-    Returns ``{"values": {...}, "mtp_acceptance": {model: {...}}, "report": {...}}`` in the form
-    of ``data/stack_fits.toml``.
+    Returns ``{"values": {...}, "mtp_acceptance": {model: {...}}, "clients": {source: {...}},
+    "report": {...}}`` in the form of ``data/stack_fits.toml``.
     """
     stack = start or load_stacks(False)[name]
     mine = [p for p in points if stack_for_framework(p.framework, p.system).name == name]
     fit_pts = [p for p in mine if sp[p.id] == "fit"]
     values: dict[str, float] = {}
     acc: dict[str, dict[str, float]] = {}
+    clients: dict[str, dict[str, float]] = {}
     notes = []
-    cur = stack
-    for group in PLAN.get(name, ()) + ((FRONT_END,) if front_end and name in PLAN else ()):
+    cur = replace(stack, clients=MappingProxyType({}))  # every client entry is refitted below
+    fronts = ((FRONT_END, src) for src in (*FRONTEND_SOURCES, *CLIENT_SOURCES))
+    for group, src in [(g, FRONTEND_SOURCES[0]) for g in PLAN.get(name, ())] + (
+            list(fronts) if front_end and name in PLAN else []):
         if group == ("mtp",):
             a = _mtp_fit(fit_pts, cur)
             if a:
@@ -214,15 +225,20 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
             continue
         front = group[0] == "request_overhead_s"
         pts = [p for p in fit_pts if not front or ((p.concurrency or 0) <= FRONTEND_MAX_CONCURRENCY
-                                                   and p.source in FRONTEND_SOURCES)]
+                                                   and p.source == src)]
         metrics = ("ttft_s",) if front else ("tpot_s", "throughput_per_chip")
         got = _linear_fit(pts, cur, group, metrics, lambda m: m == "throughput_per_chip")
+        client = front and src in CLIENT_SOURCES
         if not isinstance(got, dict):
             why = got or f"fewer than {MIN_POINTS} fit points"
-            notes.append(f"{', '.join(group)}: {why}, not fitted")
+            notes.append(f"{', '.join(group)}{f' (client {src})' if client else ''}: {why}, not fitted")
+            continue
+        if client:
+            clients[src] = got
             continue
         values.update(got)
         cur = replace(cur, **got)
+    cur = replace(cur, clients=MappingProxyType({c: MappingProxyType(v) for c, v in clients.items()}))
     ids = {p.id for p in mine}
     fit_ids = {p.id for p in fit_pts}
     before = _predict(mine, replace(load_stacks(False)["default"],
@@ -233,7 +249,7 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
               "sources": sorted({p.source for p in mine}), "notes": notes,
               "before": {"fit": errors(before, fit_ids), "held_out": errors(before, ids - fit_ids)},
               "after": {"fit": errors(after, fit_ids), "held_out": errors(after, ids - fit_ids)}}
-    return {"values": values, "mtp_acceptance": acc, "report": report}
+    return {"values": values, "mtp_acceptance": acc, "clients": clients, "report": report}
 
 
 def fit_all(names: Sequence[str] = tuple(PLAN), front_end: bool = True) -> dict[str, dict]:

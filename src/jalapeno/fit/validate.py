@@ -397,10 +397,11 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
 # ---- predictions and errors ---------------------------------------------------------------
 
 def point_stack(p: MeasuredPoint):
-    """The software-stack profile of a measured point: its framework's (specs/stacks.py)."""
+    """The software-stack profile of a measured point: its framework's (specs/stacks.py), with the
+    front end of the benchmark client that timed it (the point's source, ``Stack.for_client``)."""
     from jalapeno.specs.stacks import stack_for_framework
 
-    return stack_for_framework(p.framework, p.system)
+    return stack_for_framework(p.framework, p.system).for_client(p.source)
 
 
 def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = frozenset(),

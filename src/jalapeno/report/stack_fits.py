@@ -6,7 +6,7 @@ written by scripts/fit_stacks.py); computes nothing.
 
 from __future__ import annotations
 
-from jalapeno.specs.stacks import stacks
+from jalapeno.specs.stacks import CLIENT_FIELDS, stacks
 
 _VALUE_COLS = (("kernel_launch_s", 1e6, "{:.2f} µs"), ("step_overhead_s", 1e3, "{:.2f} ms"),
                ("request_overhead_s", 1.0, "{:.3f} s"), ("prompt_overhead_s_per_token", 1e6, "{:.2f} µs"))
@@ -26,6 +26,13 @@ def _value(s, field: str, scale: float, fmt: str) -> str:
     return fmt.format(v * scale) + mark
 
 
+def _with_clients(s, field: str, scale: float, fmt: str) -> str:
+    """The profile's value of a front-end field, then each benchmark client's own (``clients``)."""
+    cell = _value(s, field, scale, fmt)
+    extra = [f"{c}'s client {fmt.format(f[field] * scale)}" for c, f in s.clients.items() if field in f]
+    return "; ".join([cell, *extra])
+
+
 def markdown() -> list[str]:
     """Lines of the section: the split, each profile's values and its fit / held-out errors before
     (the ``default`` profile: 4 µs per kernel, 0.5 ms per step, 0.15 s + 6.4 µs per prompt token,
@@ -38,9 +45,9 @@ def markdown() -> list[str]:
              "end-to-end points (InferenceX and aiconfigurator rows): per (stack, source, system, model, ISL, OSL, "
              "mode) group sorted by concurrency, points alternate fit / held out. Step costs (per-kernel and per-step) "
              "are fitted on TPOT (throughput where a point has none); the front end (per request and per prompt "
-             "token) on the TTFT of InferenceX fit points at concurrency <= 4, where a profile has at least 4 "
-             "(docs/stacks.md; the held-out TTFT below includes aiconfigurator's static-batch rows, which it is not "
-             "fitted on); "
+             "token) on the TTFT of fit points at concurrency <= 4, where a profile has at least 4, once per benchmark "
+             "client: InferenceX's points give the profile's own front end, aiconfigurator's rows (timed by another "
+             "client) the profile's `aiconfigurator's client` entry, each on its own points only (docs/stacks.md); "
              "Dynamo-TRT's MTP acceptance on the TPOT of its MTP rows; the loss is the mean |log(pred/meas)|. "
              "The errors below are median |error| / bias on the **held-out** half, before (the global defaults) and "
              "after; `set's` = the efficiency set's own value (AMD: amd-aiter's kernel floor)."), "",
@@ -54,7 +61,7 @@ def markdown() -> list[str]:
         r = s.fit
         b, a = r.get("before", {}).get("held_out", {}), r.get("after", {}).get("held_out", {})
         acc = "; ".join(f"{m}: {v.get('single', '-')} / {v.get('chain', '-')}" for m, v in s.mtp_acceptance.items()) or "-"
-        cells = [_value(s, f, k, fmt) for f, k, fmt in _VALUE_COLS]
+        cells = [(_with_clients if f in CLIENT_FIELDS else _value)(s, f, k, fmt) for f, k, fmt in _VALUE_COLS]
         lines.append(f"| {s.name} | " + " | ".join(cells) + f" | {acc} | {r.get('n_fit', 0)} / {r.get('n_held_out', 0)} | "
                      + " | ".join(f"{_cell(b.get(m))} → {_cell(a.get(m))}"
                                   for m in ("tpot_s", "throughput_per_chip", "ttft_s")) + " |")

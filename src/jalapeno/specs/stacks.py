@@ -49,7 +49,11 @@ def _empty() -> MappingProxyType:
 
 _STACK_TAG = re.compile(r" \+ stack ")
 _KEYS = {"name", "label", "engines", "base", "source", "overlap", "mtp_acceptance", "low", "high", "sources",
-         "fit", "default_for", *BAND_FIELDS}
+         "fit", "default_for", "clients", *BAND_FIELDS}
+#: The front-end fields a benchmark client's entry may set (``clients``): what a request spends
+#: outside the accelerator before its first token depends on the engine's server and on the
+#: client that times it (HTTP stack, tokenisation, streaming parser).
+CLIENT_FIELDS: tuple[str, ...] = ("request_overhead_s", "prompt_overhead_s_per_token")
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,10 @@ class Stack:
         low, high: band values of :data:`BAND_FIELDS` (low = slower).
         sources: field → where its value comes from.
         fit: the fit's report (split, n, errors) when the values were fitted.
+        clients: benchmark client (a measured point's ``source``: ``inferencex``,
+            ``aiconfigurator``) → its front end on this engine ({request_overhead_s,
+            prompt_overhead_s_per_token}); :meth:`for_client` applies it. The profile's own front
+            end is the one its ``sources`` name (SGLang's: InferenceX's client).
     """
 
     name: str
@@ -91,6 +99,22 @@ class Stack:
     sources: MappingProxyType = field(default_factory=_empty)
     fit: MappingProxyType = field(default_factory=_empty)
     default_for: tuple[str, ...] = ()
+    clients: MappingProxyType = field(default_factory=_empty)
+
+    def for_client(self, client: str) -> Stack:
+        """This profile with the front end measured through benchmark client ``client`` (its
+        ``clients`` entry), else unchanged.
+
+        >>> s = Stack("x", "x", "x", request_overhead_s=0.1, clients={"aic": {"request_overhead_s": 0.02}})
+        >>> s.for_client("aic").request_overhead_s, s.for_client("other").request_overhead_s
+        (0.02, 0.1)
+        """
+        front = self.clients.get(client)
+        if not front:
+            return self
+        return replace(self, **front, sources=MappingProxyType(
+            {**self.sources, **{f: f"client {client}: {self.sources.get(f'clients.{client}', 'fitted')}"
+                                for f in front}}))
 
     def costs(self, which: str = "calibrated") -> dict[str, float]:
         """The fixed costs the profile sets (``which``: calibrated, low or high), kernel launch
@@ -175,6 +199,13 @@ def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
     kw["mtp_acceptance"] = MappingProxyType(acc)
     kw["sources"] = MappingProxyType({**(dict(kw.get("sources", {})) if base else {}), **raw.get("sources", {})})
     kw["fit"] = MappingProxyType(dict(raw.get("fit", {})))
+    clients = {}
+    for client, front in raw.get("clients", {}).items():
+        if not isinstance(front, dict) or set(front) - set(CLIENT_FIELDS):
+            raise SpecError(f"{where}.clients.{client}", f"{front!r}",
+                            f"give a table of {', '.join(CLIENT_FIELDS)} (s; s per prompt token)")
+        clients[client] = MappingProxyType({f: _number(v, f"{where}.clients.{client}.{f}") for f, v in front.items()})
+    kw["clients"] = MappingProxyType({**(dict(kw.get("clients", {})) if base else {}), **clients})
     if not 0 < kw.get("fusion", 1.0) <= 1:
         raise SpecError(f"{where}.fusion", f"must be in (0, 1], got {kw['fusion']}", "give the share of kernels launched")
     return Stack(**kw)
@@ -237,6 +268,9 @@ def _with_fit(raw: dict, fit: dict | None) -> dict:
     srcs = dict(r.get("sources", {}))
     split = fit.get("report", {}).get("split", "see data/stack_fits.toml")
     srcs.update({k: f"fitted: {split}" for k in vals})
+    if fit.get("clients"):
+        r["clients"] = {**r.get("clients", {}), **fit["clients"]}
+        srcs.update({f"clients.{c}": f"fitted: {split}" for c in fit["clients"]})
     if fit.get("mtp_acceptance"):
         r["mtp_acceptance"] = {**r.get("mtp_acceptance", {}), **fit["mtp_acceptance"]}
         srcs["mtp_acceptance"] = f"fitted: {split}"
