@@ -397,8 +397,7 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
 # ---- predictions and errors ---------------------------------------------------------------
 
 def point_stack(p: MeasuredPoint):
-    """The software-stack profile of a measured point: its framework's (specs/stacks.py), with the
-    front end of the benchmark client that timed it (the point's source, ``Stack.for_client``)."""
+    """A point's software-stack profile: its framework's, with its source's client front end (specs/stacks.py)."""
     from jalapeno.specs.stacks import stack_for_framework
 
     return stack_for_framework(p.framework, p.system).for_client(p.source)
