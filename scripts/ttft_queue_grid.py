@@ -4,10 +4,16 @@ Systems x models x concurrency x aggregated/disaggregated; the analytic side is
 ``serve_at_concurrency`` (InferenceX's idle start, serve/queueing.py), the simulator runs the same
 deployment with ``warmup=0`` (InferenceX's protocol: 10·C counted requests from an idle server).
 Prints a markdown table and the median / largest |error|.
-Run: python scripts/ttft_queue_grid.py   (a few minutes)
+``--fixed-lengths``: every request exactly ISL/OSL tokens (range ratio 1: genai-perf with zero
+stddev, the client of aiconfigurator's silicon rows) instead of InferenceX's uniform [0.8, 1]·L;
+there the first wave's burst recurs in every wave in the simulator, which the analytic idle start
+does not model (docs/model.md §12).
+Run: python scripts/ttft_queue_grid.py [--fixed-lengths]   (a few minutes)
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 
@@ -34,13 +40,14 @@ def cases():
 
 
 def main() -> None:
+    fixed = "--fixed-lengths" in sys.argv[1:]
     print("| system | model | workload | mode | deployment | C | analytic TTFT s | simulated TTFT s | error |")
     print("|---|---|---|---|---|---|---|---|---|")
     errs = []
     for s in SYSTEMS:
         pr = load_pricer(s)
         for mname, wname, mode, dep in cases():
-            model, wl = load_model(mname), get_workload(wname)
+            model, wl = load_model(mname), get_workload(wname, fixed=fixed)
             for c in CONCURRENCIES:
                 a = serve_at_concurrency(model, pr, dep, wl, [c]).record(0)
                 sim = simulate(model, pr, dep, workload=wl, concurrency=c, seed=0, warmup=0).summary["ttft_s"]["mean"]
