@@ -169,6 +169,9 @@ def test_load_inferencex_skips_with_reasons(tmp_path):
     reasons = dict(skipped)
     assert set(reasons) == {"variant:2", "variant:6", "variant:7"}
     assert "not in the catalog" in reasons["variant:2"] and "TPU v7" in reasons["variant:2"]
+    # the reason names what the loader reads (a lower-case 'h200' or 'DeepSeek-R1' was skipped without it)
+    assert reasons["variant:2"].endswith("(InferenceX names read: hardware GB200 NVL72, GB300 NVL72, B200, B300, "
+                                         "H200, H100, MI300X, MI325X, MI355X; model DeepSeek-R1-0528, gpt-oss-120b)")
     assert reasons["variant:6"] == "no measured metric"
     assert "no deployment" in reasons["variant:7"]
     assert _by_line(points)[8].mapping == "frontier@interactivity"

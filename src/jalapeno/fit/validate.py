@@ -70,6 +70,8 @@ MTP_DRAFT_BY_SEQS_PER_RANK = DYNAMO_TRT_RECIPE.mtp_draft_by_seqs_per_rank
 
 HARDWARE = {"GB200 NVL72": "gb200-nvl72", "GB300 NVL72": "gb300-nvl72", "B200": "b200", "B300": "b300",
             "H200": "h200", "H100": "h100", "MI300X": "mi300x", "MI325X": "mi325x", "MI355X": "mi355x"}
+#: InferenceX model name → catalog model (the seed models InferenceX benchmarks)
+IX_MODELS = {"DeepSeek-R1-0528": "deepseek-r1", "gpt-oss-120b": "gpt-oss-120b"}
 AIC_SYSTEMS = {"h100_sxm": "h100", "h200_sxm": "h200", "b200_sxm": "b200", "b300_sxm": "b300",
                "gb200": "gb200-nvl72", "gb300": "gb300-nvl72"}
 AIC_MODELS = {"deepseek-ai/DeepSeek-R1": "deepseek-r1", "deepseek-ai/DeepSeek-V3": "deepseek-r1",
@@ -223,9 +225,10 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
     for k, r in enumerate(rows, start=2):
         rid = f"{p.stem}:{k}"
         system = HARDWARE.get(r["hardware"].strip())
-        model = {"DeepSeek-R1-0528": "deepseek-r1", "gpt-oss-120b": "gpt-oss-120b"}.get(r["model"].strip())
+        model = IX_MODELS.get(r["model"].strip())
         if not system or not model:
-            skipped.append((rid, f"hardware/model {r['hardware']!r}/{r['model']!r} not in the catalog"))
+            skipped.append((rid, f"hardware/model {r['hardware']!r}/{r['model']!r} not in the catalog (InferenceX "
+                                 f"names read: hardware {', '.join(HARDWARE)}; model {', '.join(IX_MODELS)})"))
             continue
         isl_f, osl_f = _num(r["isl"]), _num(r["osl"])
         if isl_f is None or osl_f is None or osl_f < 2:
