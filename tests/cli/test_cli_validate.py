@@ -211,3 +211,17 @@ def test_validate_says_which_frameworks_took_the_default_stack(capsys, tmp_path)
             "the 'default' profile; --stack NAME to choose one") in " ".join(out.split())
     code, out, err = run(capsys, "validate", "--points", str(p), "--no-aiconfigurator", "--stack", "vllm-rocm")
     assert code == 0 and "no software-stack profile" not in out
+
+
+def test_validate_names_why_a_mapped_point_has_no_prediction(capsys, tmp_path):
+    """'1 mapped point(s) without a prediction' came with no reason in the table output (only --json had it)."""
+    lines = POINTS.read_text().splitlines()
+    row = lines[1].replace("decode 32 GPU EP=8", "decode 1024 GPU EP=1024", 1)
+    assert row != lines[1]
+    p = tmp_path / "wide.csv"
+    p.write_text(f"{lines[0]}\n{row}\n")
+    code, out, err = run(capsys, "validate", "--points", str(p), "--no-aiconfigurator")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "1 mapped point(s) without a prediction" in text
+    assert "not predicted wide:2: " in text and "EP1024 exceeds 256 experts. Fix: use ep <= 256" in text

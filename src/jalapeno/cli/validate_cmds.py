@@ -113,3 +113,8 @@ def validate(
             console.print(f"  skipped {rid}: {why}")
         if n_skip > 5:
             console.print(f"  ... and {n_skip - 5} more")
+        first = dict(reversed(res["unpredicted"]))  # one reason per point (its first), in file order
+        for rid in list(dict.fromkeys(i for i, _ in res["unpredicted"]))[:5]:
+            console.print(f"  not predicted {rid}: {first[rid]}")
+        if n_unp > 5:
+            console.print(f"  ... and {n_unp - 5} more")
