@@ -96,6 +96,18 @@ def test_table_pricer_for_a_system_without_tables_names_the_fix():
         load_any_pricer("b200", pricer="exact")
 
 
+def test_table_pricer_for_a_system_file_says_it_has_no_tables(capsys, tmp_path):
+    """A copy of a catalog system under its own name was refused as 'unknown system 'my-a100' ... or a
+    file path', though the user had given a file path."""
+    from importlib import resources
+
+    text = (resources.files("jalapeno") / "data" / "systems" / "a100-sxm.toml").read_text()
+    p = tmp_path / "mine.toml"
+    p.write_text(text.replace('name = "a100-sxm"', 'name = "my-a100"', 1))
+    check_error(*run(capsys, "predict", "-s", str(p), "-m", "qwen3-32b", "--tp", "2", "-c", "4", "--pricer", "table"),
+                "--pricer", f"no measured kernel tables for my-a100 ({p})", "--pricer roofline")
+
+
 def test_cli_pricer_errors(capsys):
     check_error(*run(capsys, "step", "-s", "mi300x", "-m", "llama-3.3-70b", "--tp", "8", "-b", "8",
                      "--pricer", "table"), "--pricer", "no measured kernel tables for mi300x", "--pricer roofline")

@@ -147,7 +147,11 @@ def load_table_pricer(system: str, efficiency: str = "calibrated", overrides: tu
     from jalapeno.cost.pricer import load_pricer
     from jalapeno.specs.catalog import load_system
 
-    surfaces, src = _cached(load_system(system).name, "calibrated")
+    name = load_system(system).name
+    if name not in AIC_SYSTEM_DIRS:  # a system file's own name is no catalog system: said as such, not 'unknown system'
+        raise SpecError("--pricer", f"no measured kernel tables for {name}" + ("" if name == system else f" ({system})"),
+                        f"use --pricer roofline, or a system with tables: {', '.join(AIC_SYSTEM_DIRS)}")
+    surfaces, src = _cached(name, "calibrated")
     rp = load_pricer(system, efficiency, tuple(overrides), stack)
     return TablePricer(rp.system, rp.efficiency, surfaces, src)
 
