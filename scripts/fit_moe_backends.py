@@ -31,7 +31,10 @@ def to_toml(curves: list[dict], report: dict) -> str:
              "# Measured per-layer latency (ms) of one TensorRT-LLM MoE backend (moe_config.backend) against the",
              "# tokens of the expert-parallel group, at the routed-expert shapes of the catalog's MoE models;",
              "# read by specs/moe_backends.py and priced by cost/moe_backend.py for the pools whose recipe names",
-             "# the backend (data/engines.toml `moe_backend`; docs/model.md §8.6).", ""]
+             "# the backend (data/engines.toml `moe_backend`; docs/model.md §8.6).",
+             "# Data: a small subset of the moe_perf tables shipped in NVIDIA's aiconfigurator-core package",
+             "# (Apache License 2.0, github.com/ai-dynamo/aiconfigurator), selected by the script and",
+             "# redistributed under that licence with this attribution; the package itself is read at fit time.", ""]
     for c in curves:
         lines.append("[[curve]]")
         lines += [f"{k} = {_v(v)}" for k, v in c.items()]
