@@ -45,13 +45,13 @@ from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.engines import checkpoint_for, launch_limits
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
+from jalapeno.fit.ix_cells import DATE_CELL
 from jalapeno.specs.formats import get_precision
 
 #: The benchmark configs' name of the framework a results row names differently (the InferenceX
 #: blog's "mori-sglang" is amd-master.yaml's ``sglang-disagg``: SGLang with the MoRI transfer
 #: engine, image rocm/sgl-dev:...-mori-...).
 FRAMEWORK_ALIASES = {"mori-sglang": "sglang-disagg"}
-_DATE = re.compile(r"\s*(<=)?\s*(\d{4}-\d{2}-\d{2})")
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ def matching_spaces(system: str, model: str, precision_cell: str, framework_cell
     >>> [s.key for s in matching_spaces("mi355x", "deepseek-r1", "FP4", "atom", 8192, 1024, "", "2026-03-13")]
     ['dsr1-fp4-mi355x-atom', 'dsr1-fp4-mi355x-atom-mtp']
     """
-    m = _DATE.match(date_cell or "")
+    m = DATE_CELL.match(date_cell or "")
     upto, date = (bool(m.group(1)), m.group(2)) if m else (True, "9999-12-31")
     fw = re.match(r"[\w.-]*", framework_cell.strip()).group(0).lower()
     fw = FRAMEWORK_ALIASES.get(fw, fw)

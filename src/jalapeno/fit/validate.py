@@ -399,20 +399,11 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
 
 # ---- predictions and errors ---------------------------------------------------------------
 
-#: (id of a framework's profile, client) -> (that profile, it with the client's front end): one
-#: object per pair, so that predict_points groups the points of one stack (it keys on identity)
-_CLIENT_STACKS: dict[tuple[int, str], tuple] = {}
-
-
 def point_stack(p: MeasuredPoint):
     """A point's software-stack profile: its framework's, with its source's client front end (specs/stacks.py)."""
     from jalapeno.specs.stacks import stack_for_framework
 
-    base = stack_for_framework(p.framework, p.system)
-    hit = _CLIENT_STACKS.get((id(base), p.source))
-    if hit is None or hit[0] is not base:
-        hit = _CLIENT_STACKS[(id(base), p.source)] = (base, base.for_client(p.source))
-    return hit[1]
+    return stack_for_framework(p.framework, p.system).for_client(p.source)
 
 
 def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = frozenset(),

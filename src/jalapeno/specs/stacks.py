@@ -54,6 +54,8 @@ _KEYS = {"name", "label", "engines", "base", "source", "overlap", "mtp_acceptanc
 #: outside the accelerator before its first token depends on the engine's server and on the
 #: client that times it (HTTP stack, tokenisation, streaming parser).
 CLIENT_FIELDS: tuple[str, ...] = ("request_overhead_s", "prompt_overhead_s_per_token")
+#: (id of a profile, client) -> (that profile, its copy with the client's front end); see Stack.for_client
+_CLIENT_COPIES: dict[tuple[int, str], tuple] = {}
 
 
 @dataclass(frozen=True)
@@ -112,9 +114,16 @@ class Stack:
         front = self.clients.get(client)
         if not front:
             return self
-        return replace(self, **front, sources=MappingProxyType(
-            {**self.sources, **{f: f"client {client}: {self.sources.get(f'clients.{client}', 'fitted')}"
-                                for f in front}}))
+        # one object per (profile, client): callers group points by stack identity
+        # (fit/validate.predict_points), so a fresh copy per point would solve each point alone
+        hit = _CLIENT_COPIES.get((id(self), client))
+        if hit is None or hit[0] is not self:
+            if len(_CLIENT_COPIES) > 1024:
+                _CLIENT_COPIES.clear()
+            hit = _CLIENT_COPIES[(id(self), client)] = (self, replace(self, **front, sources=MappingProxyType(
+                {**self.sources, **{f: f"client {client}: {self.sources.get(f'clients.{client}', 'fitted')}"
+                                    for f in front}})))
+        return hit[1]
 
     def costs(self, which: str = "calibrated") -> dict[str, float]:
         """The fixed costs the profile sets (``which``: calibrated, low or high), kernel launch
