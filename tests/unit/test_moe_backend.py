@@ -135,3 +135,25 @@ def test_unknown_backend_is_refused_naming_the_field():
            "decode": {"tp": 8, "ep": 8, "moe_backend": "fast"}, "source": "s"}
     with pytest.raises(SpecError, match="unknown MoE backend 'fast'"):
         _identified(raw, 0, recipes())
+
+
+def test_a_variant_chip_carries_the_measurement_over_by_its_roofline(dsr1):
+    # The measured CUTLASS latency is of the B200 chip (8 TB/s HBM3e). A what-if with twice the HBM
+    # bandwidth must not keep the B200's absolute latency: at 32 tokens the routed experts read
+    # every expert's weights once (memory bound), so doubling the bandwidth about halves the op
+    # (a little more than half: kernel launches do not scale); the measured-to-roofline ratio of
+    # the root chip is kept at every load.
+    from jalapeno.cost.pricer import load_pricer
+
+    lay = Layout(tp=1, dp=8, ep=8)
+    base = load_pricer("b200")
+    fast = load_pricer("b200", overrides=(("chip.hbm_bandwidth_tb_per_s", 16.0),))
+    tokens = [32.0, 512.0, 4096.0]
+    measured = _moe_ms_per_layer(with_moe_backend(fast, "cutlass", dsr1, lay), dsr1, lay, tokens) / \
+        _moe_ms_per_layer(with_moe_backend(base, "cutlass", dsr1, lay), dsr1, lay, tokens)
+    roofline = _moe_ms_per_layer(fast, dsr1, lay, tokens) / _moe_ms_per_layer(base, dsr1, lay, tokens)
+    assert 0.5 < measured[0] < 0.6
+    np.testing.assert_allclose(measured, roofline, rtol=1e-9)
+    # an efficiency-only what-if leaves the chip as measured: the measurement is used as is
+    same = load_pricer("b200", overrides=(("efficiency.kernel_launch_s", 4e-6),))
+    assert with_moe_backend(same, "cutlass", dsr1, lay).reference is None

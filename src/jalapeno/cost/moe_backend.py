@@ -17,7 +17,11 @@ measurement:
     r     = count · t_meas(load) / t_roofline              every time of the op (compute, memory,
                                                            launches) scaled by r
 
-so the op's bound attribution keeps the roofline's split (as the table-lookup pricer does,
+so the op's bound attribution keeps the roofline's split. The measurement is of the catalog chip: a
+variant whose chip differs (``--set chip.*``, a variant file) keeps the measured-to-roofline ratio
+of its root chip and applies it to its own roofline, r = count · t_meas / t_roofline(root chip),
+so that a what-if on bandwidth or FLOPS moves these ops as it moves every other one (the
+variant's efficiency set prices both rooflines, so only the chip change shows) (as the table-lookup pricer does,
 cost/table_pricer.py). Every other op, and every collective, is the wrapped pricer's. Worked
 number (B200, DeepSeek-R1 NVFP4, EP8, TRT-LLM 1.3.0rc20): 512 tokens of the EP group put 512 · 8 /
 8 = 512 assignments on each rank; CUTLASS measures 0.287 ms per layer there, TRT-LLM-gen 0.212 ms,
@@ -73,11 +77,15 @@ class MeasuredMoePricer:
         inner: the wrapped pricer (every other op, every collective, the efficiency set).
         curve: the backend's measured curve at the model's shape on this layout.
         backend: the engine MoE backend's name (``cutlass``, ``trtllm``), for records.
+        reference: for a variant whose chip differs from the measured (root) chip, the same pricer
+            on the root's chip; the measurement scales by the variant's roofline over its roofline.
+            None: the measured chip itself.
     """
 
     inner: object
     curve: MoeCurve
     backend: str
+    reference: object = None
 
     @property
     def system(self):
@@ -93,6 +101,7 @@ class MeasuredMoePricer:
 
     def op_times(self, ops: OpTable) -> OpTimes:
         base = self.inner.op_times(ops)
+        ref = base if self.reference is None else self.reference.op_times(ops)
         c = self.curve
         scale = np.ones_like(base.time_s)
         hit = False
@@ -101,8 +110,8 @@ class MeasuredMoePricer:
                 continue
             count = np.asarray(ops.kernels[i], dtype=float) / MOE_KERNELS
             load = ops.flop[i] / np.maximum(count * 6.0 * c.h * c.inter, 1e-30)
-            ok = (load > 0) & (base.time_s[i] > 0)
-            scale[i, ok] = np.broadcast_to(count, load.shape)[ok] * c(load[ok]) / base.time_s[i, ok]
+            ok = (load > 0) & (base.time_s[i] > 0) & (ref.time_s[i] > 0)
+            scale[i, ok] = np.broadcast_to(count, load.shape)[ok] * c(load[ok]) / ref.time_s[i, ok]
             hit = True
         if not hit:
             return base
@@ -116,4 +125,5 @@ class MeasuredMoePricer:
         return self.inner.collective(kind, group, message_bytes, placement)
 
     def with_efficiency(self, efficiency):
-        return replace(self, inner=self.inner.with_efficiency(efficiency))
+        ref = None if self.reference is None else self.reference.with_efficiency(efficiency)
+        return replace(self, inner=self.inner.with_efficiency(efficiency), reference=ref)

@@ -201,7 +201,9 @@ def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pric
     kernels of the engine MoE backend ``backend`` (cost/moe_backend.MeasuredMoePricer; data from
     specs/moe_backends.py); ``pricer`` itself when ``backend`` is None, or the system (its root, for
     a variant) has no measurement of that backend at the model's shape on this layout (expert
-    parallelism, expert TP; layouts with redundant EPLB experts are not measured).
+    parallelism, expert TP; layouts with redundant EPLB experts are not measured). On a variant
+    whose chip differs from its root's, the measurement is carried over by the ratio of the two
+    chips' rooflines (cost/moe_backend.py), not used as if it had been taken on the variant.
 
     Raises:
         SpecError: an unknown backend name.
@@ -221,7 +223,24 @@ def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pric
     load = busiest_rank_assignments(np.asarray(tokens, dtype=float), m.top_k, layout.ep, 0.0)
     curve = MoeCurve(float(model.hidden_size), float(m.expert_intermediate / layout.moe_tp), fmt, load,
                      np.asarray(latency_s, dtype=float), label)
-    return MeasuredMoePricer(pricer, curve, backend)
+    return MeasuredMoePricer(pricer, curve, backend, _root_chip_pricer(pricer))
+
+
+def _root_chip_pricer(pricer: Pricer):
+    """``pricer`` on its root system's chip when a variant changed the chip, else None."""
+    from jalapeno.specs.catalog import load_system
+
+    from dataclasses import fields, is_dataclass
+
+    s = pricer.system
+    if not is_dataclass(pricer) or "system" not in {f.name for f in fields(pricer)}:
+        return None  # a pricer not built as system + efficiency: nothing to carry the measurement over to
+    if s.origin is None or not s.origin.root or s.origin.root == s.name and not s.origin.overrides:
+        return None
+    root = load_system(s.origin.root)
+    if root.chip == s.chip:
+        return None
+    return replace(pricer, system=replace(s, chip=root.chip))
 
 
 def _root(system: System) -> str:
