@@ -103,3 +103,20 @@ def test_peak_load_cell(capped_frontier):
     p = max(capped_frontier.frontier, key=lambda q: q.throughput_per_chip)
     assert peak_load(capped_frontier.frontier) == f"{p.concurrency:,.0f} / {p.in_flight:,.0f}"
     assert peak_load(()) == "-"
+
+
+def test_the_tiers_table_says_what_its_cells_are():
+    """A tiers cell reads "12,345 @ 110: <deployment>"; the caption must say which figure is which."""
+    from rich.console import Console
+
+    from jalapeno.analysis.comparison import compare_systems
+    from jalapeno.report.tables import comparison_tables
+
+    m = load_model("deepseek-r1")
+    res = compare_systems(m, [load_pricer("b200")], get_workload("1k1k"), get_precision("fp8"),
+                          options=SweepOptions(serving="agg", concurrency=(8.0, 64.0)))
+    con = Console(width=400, record=True)
+    con.print(comparison_tables(res.record())[2])
+    text = con.export_text()
+    assert " @ " in text
+    assert "each cell: throughput per chip (tok/s) @ per-user speed (tok/s/user)" in text

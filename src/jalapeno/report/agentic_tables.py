@@ -68,7 +68,8 @@ def agentic_tables(d: dict) -> list[Table]:
             cells.append("unreachable" if math.isnan(v) else f"{v:.2f}x{end}")
         ratios.add_row(name, *cells)
     tiers = Table(title="operating tiers: best tasks/h per chip within a task-time ceiling",
-                  caption="interpolated: the ceiling falls between two frontier points, run by the deployments named")
+                  caption="each cell: tasks per hour per chip @ task time (min): the deployment that runs it; "
+                          "interpolated: the ceiling falls between two frontier points, run by the deployments named")
     tiers.add_column("system", no_wrap=True)
     names = list(next(iter(d["systems"].values()))["tiers"])
     for t in names:

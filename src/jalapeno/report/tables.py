@@ -109,8 +109,9 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
                       "peak, where ratios swing; (below a frontier's start): slower than its first point; "
                       "unreachable (who): that frontier never reaches the speed")
     tiers = Table(title="operating tiers: best throughput per chip at or above a per-user speed floor",
-                  caption="interpolated: the floor falls between two frontier points (log-log), run by the two "
-                          "deployments named")
+                  caption="each cell: throughput per chip (tok/s) @ per-user speed (tok/s/user): the deployment "
+                          "that runs it; interpolated: the floor falls between two frontier points (log-log), run "
+                          "by the two deployments named")
     tiers.add_column("system", no_wrap=True, min_width=16)
     tier_names = list(first.tiers)
     for t in tier_names:
