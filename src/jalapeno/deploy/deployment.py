@@ -235,6 +235,10 @@ class Deployment:
         recv_interval: decode steps between the scheduler's polls for new requests (SGLang
             ``--scheduler-recv-interval``; 1 = every step): an arrival waits
             ``recv_interval``·τ/2 on average before it can be scheduled (aggregated serving).
+        adp_balance_timeout_iters: TensorRT-LLM's attention-DP context balancing
+            (``attention_dp_config``: ``enable_balance: true``, ``timeout_iters``): each attention-DP
+            rank holds its new prompts until every rank has one, at most this many steps
+            (serve/queueing.adp_balance_wait_s); None = prompts are scheduled as they arrive.
         recipe: the engine recipe that set this deployment (deploy/engines.py), as a label;
             None = the deployment as the user stated it.
         overlap: ``none`` or ``tbo`` (two-batch overlap; :data:`OVERLAP_MODES`), applied to the
@@ -264,6 +268,7 @@ class Deployment:
     max_tokens_per_step: int | None = None
     cuda_graph_max_batch: int | None = None
     recv_interval: int = 1
+    adp_balance_timeout_iters: int | None = None
     recipe: str | None = None
     overlap: str = "none"
     budget_per: str = "instance"
@@ -286,6 +291,8 @@ class Deployment:
         _positive_int_or_none(self.max_tokens_per_step, "max_tokens_per_step", "--max-tokens-per-step")
         _positive_int_or_none(self.cuda_graph_max_batch, "cuda_graph_max_batch", "--cuda-graph-max-batch")
         _positive_int_or_none(self.recv_interval, "recv_interval", "recv_interval (engine recipe)")
+        _positive_int_or_none(self.adp_balance_timeout_iters, "adp_balance_timeout_iters",
+                              "adp_balance_timeout_iters (engine recipe: attention_dp_config timeout_iters)")
         if self.decode.layout.cp > 1:
             where = "an aggregated instance" if self.prefill is None else "the decode pool"
             raise SpecError("cp", f"context parallelism (CP{self.decode.layout.cp}) on {where}: CP is modelled "
@@ -391,6 +398,8 @@ class Deployment:
                 d[k] = getattr(self, k)
         if self.recv_interval != 1:
             d["recv_interval"] = self.recv_interval
+        if self.adp_balance_timeout_iters is not None:
+            d["adp_balance_timeout_iters"] = self.adp_balance_timeout_iters
         if self.budget_per != "instance":
             d["budget_per"] = self.budget_per
         if self.recipe is not None:

@@ -36,7 +36,7 @@ from jalapeno.specs.moe_backends import check_moe_backend
 _REQUIRED = ("name", "engine", "version", "systems", "model", "source", "precision", "serving")
 _LIMITS = ("max_running", "max_tokens_per_step", "cuda_graph_max_batch", "token_budget")
 _OPTIONAL = (*_LIMITS, "tp", "budget_per", "budget_per_source", "prefill_attention_dp", "image", "memory_fraction", "recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank",
-             "tep_max_seqs_per_worker", "mtp_acceptance_single", "mtp_acceptance_chain", "overlap", "kv_dtype",
+             "tep_max_seqs_per_worker", "adp_balance_timeout_iters", "max_running_is_concurrency", "mtp_acceptance_single", "mtp_acceptance_chain", "overlap", "kv_dtype",
              "sized_to_load", "assumed", "workload", "default_for", "search_space")
 
 
@@ -91,6 +91,11 @@ class Recipe:
     recv_interval_by_concurrency: tuple[tuple[float, int], ...] = ((math.inf, 1),)
     mtp_draft_by_seqs_per_rank: tuple[tuple[float, int], ...] | None = None
     tep_max_seqs_per_worker: int | None = None
+    #: attention-DP context balancing (TRT-LLM attention_dp_config enable_balance, timeout_iters)
+    adp_balance_timeout_iters: int | None = None
+    #: the launch script sizes max_batch_size to the concurrency (CONC, or CONC / ranks per
+    #: attention-DP rank): the instance runs exactly as many requests as the benchmark sends
+    max_running_is_concurrency: bool = False
     mtp_acceptance_single: float | None = None
     mtp_acceptance_chain: float | None = None
     overlap: str = "none"
@@ -151,6 +156,10 @@ class Recipe:
         """Deployment keyword arguments the recipe sets: its limits and poll interval."""
         out = {k: getattr(self, k) for k in _LIMITS if getattr(self, k) is not None}
         out["recv_interval"] = self.recv_interval_at(concurrency)
+        if self.adp_balance_timeout_iters is not None:
+            out["adp_balance_timeout_iters"] = self.adp_balance_timeout_iters
+        if self.max_running_is_concurrency and concurrency is not None:
+            out["max_running"] = max(int(math.ceil(concurrency)), 1)
         if self.budget_per != "instance":
             out["budget_per"] = self.budget_per
         return out

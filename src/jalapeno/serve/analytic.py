@@ -44,7 +44,7 @@ from jalapeno.deploy.deployment import Deployment, pool_overlap, query_len
 from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
 from jalapeno.serve.limits import batch_caps, decode_step_s
-from jalapeno.serve.queueing import agg_queue_s, poll_wait_s
+from jalapeno.serve.queueing import adp_balance_wait_s, agg_queue_s, poll_wait_s
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -183,11 +183,15 @@ def aggregated_batch_cap(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
 
 
 def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload,
-                        decode_batch) -> ServingPoints:
+                        decode_batch, slots_full=None) -> ServingPoints:
     """Aggregated closed-loop points at decode batches ``decode_batch`` (N,) per instance.
 
     Batches above the instance's cap are clipped to it (``limit`` names the cap). Steps run
     under the deployment's overlap where the layout has an EP all-to-all (deploy/deployment.py).
+    With attention-DP context balancing (``dep.adp_balance_timeout_iters``) TTFT adds the wait for
+    every rank to have a prompt (serve/queueing.adp_balance_wait_s), in the regime ``slots_full``
+    (N,) bool: whether the users fill the engine's running slots (None: the decode batch reaches
+    ``max_running``).
     """
     eff = pricer.efficiency
     lay = dep.decode.layout
@@ -240,6 +244,7 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     s_join = _joined_chunk_s(model, pricer, dep, b_mb, ctx, pre_ctx, p_big, n_bar, chunk, ttft_step, s_chunk)
     queue = agg_queue_s(s_chunk, n_bar, tau, users) + poll_wait_s(dep.recv_interval, tau, users, s_join, n_bar,
                                                              t_dec, ttft_step) - tau / 2
+    queue = queue + _adp_gate_s(dep, lay, b, lam, tau, slots_full)
     ttft_q = {k: v + queue for k, v in ttft_q.items()}
     c = lam * (ttft_q[None] + steps * tau)
     feasible = fits & (b > 0)
@@ -250,6 +255,26 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
         decode_steps_per_request=steps, step_time_s=tau, workload=wl, chips=lay.chips, bound=bound,
         bound_margin=margin, limit=limit, feasible=feasible, reason=reason, queue_s=np.zeros_like(b),
         kv_transfer_s=np.zeros_like(b), bound_level=bound_level.astype(object))
+
+
+def running_slots(dep: Deployment, layout) -> float | None:
+    """Requests one aggregated instance runs at once (``max_running``, per rank scaled, x pp), or
+    None when the deployment sets no limit."""
+    if dep.max_running is None:
+        return None
+    return float(dep.max_running * dep.rank_scale(layout) * layout.pp)
+
+
+def _adp_gate_s(dep: Deployment, lay, b, lam, tau, slots_full) -> np.ndarray:
+    """TTFT added by attention-DP context balancing (0 without it), (N,): only while every rank is
+    decoding (a rank with no generation request releases at once, so b/dp ≥ 1)."""
+    if dep.adp_balance_timeout_iters is None or lay.dp <= 1:
+        return np.zeros_like(b)
+    slots = running_slots(dep, lay)
+    full = (np.zeros(b.shape, dtype=bool) if slots is None else b >= slots - 1e-9) if slots_full is None \
+        else np.asarray(slots_full, dtype=bool)
+    wait = adp_balance_wait_s(lay.dp * lay.pp, lam, tau, dep.adp_balance_timeout_iters, full)
+    return np.where(b / (lay.dp * lay.pp) >= 1.0, wait, 0.0)
 
 
 def _joined_chunk_s(model: ModelSpec, pricer: Pricer, dep: Deployment, b_mb, ctx: float, pre_ctx: float, p_big,
@@ -309,12 +334,14 @@ def solve_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Wor
     """
     c_req = np.asarray(concurrency, dtype=float)
     cap, cap_name = aggregated_batch_cap(model, pricer, dep, wl)
+    slots = running_slots(dep, dep.decode.layout)
+    full = None if slots is None or dep.adp_balance_timeout_iters is None else c_req >= slots - 1e-9
     b = np.minimum(c_req, max(cap, 1e-9))
     for _ in range(iterations):
-        pts = _at_unique_batches(model, pricer, dep, wl, b)
+        pts = _at_unique_batches(model, pricer, dep, wl, b, full)
         ratio = np.where(pts.e2e_s > 0, (pts.e2e_s - pts.ttft_s) / pts.e2e_s, 1.0)
         b = np.minimum(np.maximum(c_req * ratio, 1e-6), cap)
-    pts = _at_unique_batches(model, pricer, dep, wl, b)
+    pts = _at_unique_batches(model, pricer, dep, wl, b, full)
     excess = np.maximum(c_req - pts.concurrency, 0.0)
     queued = excess > 1e-6 * np.maximum(c_req, 1)
     wait = np.where(queued & (pts.request_rate_per_s > 0), excess / np.maximum(pts.request_rate_per_s, 1e-30), 0.0)
@@ -322,10 +349,12 @@ def solve_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Wor
 
 
 def _at_unique_batches(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload,
-                       b: np.ndarray) -> ServingPoints:
+                       b: np.ndarray, full=None) -> ServingPoints:
     """:func:`aggregated_by_batch` at batches ``b`` (N,), each distinct batch priced once: every
     concurrency past the instance's cap clips to the same batch, so a long explicit list
     (``-c 1..20000``) prices far fewer rows. Exact: a point depends on its batch only."""
+    if full is not None:  # the balancing regime differs by point: price each as it is
+        return aggregated_by_batch(model, pricer, dep, wl, b, full)
     u, inv = np.unique(b, return_inverse=True)
     pts = aggregated_by_batch(model, pricer, dep, wl, u)
     if u.size == b.size and np.array_equal(u, b):

@@ -221,3 +221,54 @@ def idle_start(ttft_ss: dict, waves: list[np.ndarray], extra_s) -> dict:
                 adj[i] = max(ss[i], float(np.quantile(w1, 1 - (1 - key) * REQUESTS_PER_USER)))
         out[key] = adj
     return out
+
+
+def adp_balance_wait_s(dp: int, request_rate_per_s, step_s, timeout_iters: int | None, slots_full) -> np.ndarray:
+    """Wait of a new prompt for TensorRT-LLM's attention-DP context balancing (effect 5), s, (N,).
+
+    With ``attention_dp_config.enable_balance`` every attention-DP rank holds its context requests
+    until all ``dp`` ranks have one (and a free slot), then all prefill in the same step; a rank
+    waits at most ``timeout_iters`` steps (NVIDIA/TensorRT-LLM
+    ``tensorrt_llm/_torch/pyexecutor/py_executor.py``, ``_balance_adp_requests``: the context
+    requests are emptied while ``all_ranks_have_ctx_requests`` is false, until
+    ``adp_ctx_waiting_iters_count >= attention_dp_time_out_iters``; ranks with no generation
+    request release at once). A round is complete once each rank has received a prompt:
+
+    - slots free: new requests go to the least-loaded rank (``executor_request_queue.py``,
+      ``_balance_requests_across_ranks``), so a round is dp consecutive arrivals and the i-th waits
+      for dp − i more: on average (dp − 1)/(2λ);
+    - slots full (the running cap binds): a request can only join the rank whose request just
+      finished, a uniformly random one, so the round lasts until every rank has been hit (the
+      coupon collector). With j ranks hit, the next new rank arrives after m_j = dp/(λ·(dp − j))
+      on average; memoryless, every arrival in phase j (the one that opened it and the j/(dp − j)
+      that hit an already-waiting rank meanwhile: dp/(dp − j) in all) waits S_j = Σ_{i ≥ j} m_i,
+      the last arrival none, so the mean wait is Σ_{j=1}^{dp−1} dp/(dp − j)·S_j over the
+      dp + Σ_j j/(dp − j) arrivals of a round.
+
+    Either is capped at ``timeout_iters``·τ. Backlogs carried from round to round are not modelled
+    (they shorten later rounds); the closed form is the wait of a round that starts empty.
+
+    Args:
+        dp: attention-DP ranks of the instance (1: no gate).
+        request_rate_per_s: λ, requests per second reaching the instance, (N,).
+        step_s: τ, the mean step, s, (N,).
+        timeout_iters: the engine's ``timeout_iters`` (None: no balancing, no wait).
+        slots_full: (N,) bool, whether the instance's running cap binds.
+
+    >>> round(float(adp_balance_wait_s(8, 2.0, 0.1, 60, False)), 4)  # (8 − 1)/(2·2)
+    1.75
+    >>> round(float(adp_balance_wait_s(2, 1.0, 1.0, 60, True)), 4)  # m_1 = 2: (2·2)/(2 + 1)
+    1.3333
+    >>> float(adp_balance_wait_s(8, 0.01, 0.1, 60, True))  # capped at 60 steps
+    6.0
+    """
+    lam = np.maximum(np.asarray(request_rate_per_s, dtype=float), 1e-30)
+    tau = np.asarray(step_s, dtype=float)
+    if timeout_iters is None or dp <= 1:
+        return np.zeros(np.broadcast(lam, tau).shape)
+    j = np.arange(1, dp, dtype=float)
+    m = dp / (dp - j)  # m_j·λ, j = 1..dp − 1
+    s_j = np.cumsum(m[::-1])[::-1]  # S_j·λ
+    full = float((dp / (dp - j) * s_j).sum()) / float(dp + (j / (dp - j)).sum()) / lam
+    free = (dp - 1) / (2.0 * lam)
+    return np.minimum(np.where(np.asarray(slots_full, dtype=bool), full, free), timeout_iters * tau)
