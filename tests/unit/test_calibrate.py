@@ -455,7 +455,10 @@ def test_shipped_provenance_and_report_are_kernel_only(name):
                                        "a8w8_blockscale_bpreshuffle_tuned_gemm_dsv3"}
         assert set(prov["measured"]) <= set(flatten_params(c["parameters"]))
         assert "gemm.fp8.peak_fraction" in prov["measured"]
-        assert set(c["report"]) <= {"cu_num", "gemm", "moe", "fastest_kernel_s"} and c["report"]["gemm"]["rows"] > 0
+        assert set(c["report"]) <= {"cu_num", "gemm", "moe", "fastest_kernel_s", "mla_decode"}
+        assert c["report"]["gemm"]["rows"] > 0
+        # MLA decode: a published aiter kernel benchmark (fit/amd.py), not an end-to-end figure
+        assert c["report"]["mla_decode"]["source"].startswith("ROCm/aiter PR #")
         # the per-kernel cost is never above the fastest tuned kernel of the chip's tables
         assert c["parameters"]["kernel_launch_s"] <= c["report"]["fastest_kernel_s"]
         assert not {"link_fraction", "in_switch_fraction"} & set(c["parameters"])  # no NVLink ramps
@@ -686,6 +689,26 @@ def test_amd_overlay_measured_on_top_of_derived_and_borrows_amd_moe(aiter_tables
     assert out["provenance"]["derived_from"] == "h200" and out["provenance"]["package"] == "amd-aiter 0.0-test"
     back = tomllib.loads(cal.to_toml(out, "partial"))
     assert back["kind"] == "partial" and flatten_params(back["parameters"]) == pytest.approx(flatten_params(p))
+
+
+def test_amd_overlay_prices_mla_decode_at_aiters_published_best(aiter_tables):
+    """aiter publishes no MLA table; its best MLA decode figure replaces the NVIDIA (FlashMLA) fit."""
+    pytest.importorskip("scipy")
+    derived = cal.derived_set("mi355x", {s: load_calibration(s) for s in ("h200", "b200")})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(amd, "package_version", lambda: "0.0-test")
+        out = amd.amd_overlay("mi355x", load_system("mi355x"), derived, None, aiter_tables)
+    # ROCm/aiter PR #3188: 367 TFLOPS (MI300X, QH64 FP8, batch 128 x 32k) of the MI300X datasheet's
+    # 2,614.9 TFLOPS FP8 dense: 367 / 2614.9 = 0.14035 (by hand)
+    for f in ("bf16", "fp8"):
+        assert out["parameters"]["mla_decode"][f]["peak_fraction"] == pytest.approx(0.14035, abs=1e-5)
+        assert f"mla_decode.{f}.peak_fraction" in out["provenance"]["measured"]
+        assert "peak_fraction" not in out["low"].get("mla_decode", {}).get(f, {})  # no NVIDIA band on it
+        # the HBM fraction is not published: it stays the derived (NVIDIA-family) one
+        assert (out["parameters"]["mla_decode"][f]["hbm_fraction"]
+                == derived["parameters"]["mla_decode"][f]["hbm_fraction"])
+    assert derived["parameters"]["mla_decode"]["fp8"]["peak_fraction"] > 3 * 0.14035  # FlashMLA's fit is far higher
+    assert "PR #3188" in out["report"]["mla_decode"]["source"]
 
 
 def test_amd_calibration_needs_the_package_and_says_how(monkeypatch):

@@ -39,6 +39,19 @@ poorly fitted format — 12.5 µs for MI355X's plain FP8 rows, 24% median error 
 when a tuned kernel completes in 2.9-3.7 µs), and ``moe_floor_s`` to the fused-MoE floor. A
 modelling choice, judged on end-to-end data in docs/validation.md.
 
+MLA decode (``attn.mla_decode``, the weight-absorbed generation kernel): aiter ships no tuned table
+for it, so its compute fraction is the best aiter publishes: ROCm/aiter PR #3188 (merged 2026-05-14,
+native QH64 FP8 persistent decode, ``op_tests/test_mla_persistent.py`` over batch {1, 4, 16, 64,
+128} x context {1k .. 32k} on MI300X) reports "Peak: 367 TFLOPS at b128/ctx32k", in the test's own
+FLOP count 2·heads·(576 + 512) per query per cached token — the model's count (cost/attention.py) —
+against MI300X's 2,614.9 TFLOPS FP8 dense (AMD datasheet): :data:`AITER_MLA_DECODE_PEAK_FRACTION`
+= 0.140, set as ``mla_decode.{fp8,bf16}.peak_fraction`` on every AMD set. Assumptions, named: the
+BF16-query kernels (a16w8/a16w16) reach the same fraction of the BF16 peak, and CDNA4 (MI355X,
+gfx950) the same fraction of its own peaks (no MI355X figure read). The NVIDIA fit it replaces
+(FlashMLA / TRT-LLM kernels, 0.52-0.58 of peak) prices a 128-head (attention data-parallel) decode
+compute-bound at 4x aiter's published best. The HBM fraction stays the derived one (the test's
+"TB/s" column counts bytes the same way, but no figure was read for it).
+
 Everything else (attention, HBM fraction of non-GEMM traffic, collectives, BF16 GEMMs) keeps the
 nearest measured NVIDIA family's value and its low/high band (calibrate.derived_set); the file is
 ``kind = "partial"``. Except the NCCL message-size ramps (:data:`NVLINK_RAMPS`): fitted per NVLink
@@ -72,6 +85,13 @@ NVLINK_RAMPS = ("link_fraction", "link_half_bytes", "link_shape", "in_switch_fra
                 "in_switch_shape")
 #: every table the AMD calibration reads
 TABLES = (*GEMM_TABLES, *PRESHUFFLED_TABLES, "tuned_fmoe")
+#: aiter's MLA decode kernel, best published fraction of the dense peak (module docstring): ROCm/aiter
+#: PR #3188, MI300X QH64 FP8 persistent decode, 367 TFLOPS at batch 128 x context 32k / 2,614.9 TFLOPS
+#: (AMD Instinct MI300X datasheet, FP8 dense); applied to every AMD chip and to BF16 queries (assumed)
+AITER_MLA_DECODE_TFLOPS, AITER_MLA_DECODE_ON_PEAK_TFLOPS = 367.0, 2614.9
+AITER_MLA_DECODE_PEAK_FRACTION = AITER_MLA_DECODE_TFLOPS / AITER_MLA_DECODE_ON_PEAK_TFLOPS
+#: the attention formats the AMD engines run MLA decode in (fp8 queries: ATOM FP8; bf16: SGLang, Quark MXFP4)
+MLA_DECODE_FORMATS = ("bf16", "fp8")
 #: aiter fused-MoE quantisation → calibrate.GEMM_DTYPES name (per-token/per-tensor FP8 rows are
 #: not DeepSeek's recipe and are left out)
 MOE_QUANT = {"QuantType.No": "bfloat16", "QuantType.per_1x128": "fp8_block"}
@@ -188,6 +208,12 @@ def amd_overlay(name: str, system: System, derived: dict, moe_source: dict | Non
         borrowed = {k: v for k, v in flatten_params(moe_source).items() if k.startswith(("moe.", "moe_"))}
         params.update(borrowed)
         report["moe"] = {"rows": 0, "borrowed_from": MOE_FROM.get(name, "")}
+    # MLA decode: aiter's published best (module docstring), not an NVIDIA kernel's
+    for f in MLA_DECODE_FORMATS:
+        params[f"mla_decode.{f}.peak_fraction"] = AITER_MLA_DECODE_PEAK_FRACTION
+    report["mla_decode"] = {"peak_fraction": AITER_MLA_DECODE_PEAK_FRACTION,
+                            "source": "ROCm/aiter PR #3188: MI300X QH64 FP8 persistent MLA decode, "
+                                      "367 TFLOPS at b128/ctx32k over 2614.9 TFLOPS FP8 dense"}
     measured = set(params)
     base = {k: v for k, v in flatten_params(derived["parameters"]).items() if k not in NVLINK_RAMPS}
     # an unmeasured MoE parameter falls back to the AMD GEMM fit (token passes: to none — aiter's
