@@ -5,10 +5,11 @@ Systems x models x concurrency x aggregated/disaggregated; the analytic side is
 deployment with ``warmup=0`` (InferenceX's protocol: 10·C counted requests from an idle server).
 Prints a markdown table and the median / largest |error|.
 ``--fixed-lengths``: every request exactly ISL/OSL tokens (range ratio 1: genai-perf with zero
-stddev, the client of aiconfigurator's silicon rows) instead of InferenceX's uniform [0.8, 1]·L;
-there the first wave's burst recurs in every wave in the simulator, which the analytic idle start
-does not model (docs/model.md §12).
-Run: python scripts/ttft_queue_grid.py [--fixed-lengths]   (a few minutes)
+stddev, the client of aiconfigurator's silicon rows) instead of InferenceX's uniform [0.8, 1]·L,
+over C = 1..512 and a third model (Llama-3.3-70B, dense, TP4, 1k/1k); there the first wave's
+burst recurs in every wave, which the analytic side models as a periodic regime
+(serve/queueing.py effect 6; docs/model.md §8.7).
+Run: python scripts/ttft_queue_grid.py [--fixed-lengths] [--agg-only]   (a few minutes; fixed ~15)
 """
 
 from __future__ import annotations
@@ -28,28 +29,34 @@ from jalapeno.specs.workload import get_workload
 
 SYSTEMS = ("h200", "b200", "gb200-nvl72", "mi325x")
 CONCURRENCIES = (4, 32, 128)
+FIXED_CONCURRENCIES = (1, 4, 16, 64, 256, 512)
 
 
-def cases():
+def cases(fixed: bool):
     fp8, mx = get_precision("fp8"), get_precision("mxfp4")
     ds = Layout(tp=8, ep=8)
     yield "deepseek-r1", "8k1k", "agg", Deployment(fp8, Pool(ds))
     yield "deepseek-r1", "8k1k", "disagg", Deployment(fp8, Pool(ds), prefill=Pool(ds, 1))
     yield "gpt-oss-120b", "1k1k", "agg", Deployment(mx, Pool(Layout(tp=2)))
     yield "gpt-oss-120b", "1k1k", "disagg", Deployment(mx, Pool(Layout(tp=2)), prefill=Pool(Layout(tp=1), 1))
+    if fixed:
+        yield "llama-3.3-70b", "1k1k", "agg", Deployment(fp8, Pool(Layout(tp=4)))
 
 
 def main() -> None:
     fixed = "--fixed-lengths" in sys.argv[1:]
+    agg_only = "--agg-only" in sys.argv[1:]
     print("| system | model | workload | mode | deployment | C | analytic TTFT s | simulated TTFT s | error |")
     print("|---|---|---|---|---|---|---|---|---|")
     errs = []
     for s in SYSTEMS:
         pr = load_pricer(s)
-        for mname, wname, mode, dep in cases():
+        for mname, wname, mode, dep in cases(fixed):
+            if agg_only and mode != "agg":
+                continue
             model, wl = load_model(mname), get_workload(wname, fixed=fixed)
-            for c in CONCURRENCIES:
-                a = serve_at_concurrency(model, pr, dep, wl, [c]).record(0)
+            for c in FIXED_CONCURRENCIES if fixed else CONCURRENCIES:
+                a = serve_at_concurrency(model, pr, dep, wl, [c], recurring_waves=fixed).record(0)
                 sim = simulate(model, pr, dep, workload=wl, concurrency=c, seed=0, warmup=0).summary["ttft_s"]["mean"]
                 e = a["ttft_s"] / sim - 1
                 errs.append(abs(e))

@@ -408,7 +408,7 @@ def point_stack(p: MeasuredPoint):
 
 def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = frozenset(),
                    on_progress=None, efficiency: str = "calibrated", overlap: str = "none",
-                   stack_of=point_stack, pricer: str = "roofline") -> pd.DataFrame:
+                   stack_of=point_stack, pricer: str = "roofline", recurring_waves: bool = False) -> pd.DataFrame:
     """Predict every point; one row per (point, metric) with measured, predicted and % error.
 
     Each point is priced with its software stack's fixed costs and MTP acceptance
@@ -417,7 +417,8 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
     ``pricer``: ``roofline`` (every system), ``table`` (fit/table_lookup.py: the table-lookup
     pricer on systems with kernel tables, the roofline pricer on the others) or ``auto`` (per
     system the one with the lower shipped end-to-end error); each row's ``pricer`` column says
-    which priced it.
+    which priced it. ``recurring_waves``: fixed-length matched points take the periodic regime of
+    a synchronised closed loop (serve/point.serve_at_concurrency; off by default: docs/model.md §12).
 
     Matched points of one deployment and workload are solved in one vectorised call. Points
     mapped to a sweep (best at a concurrency, a frontier) sweep with ``overlap`` (``none``: the
@@ -456,7 +457,8 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
         wl = Workload(f"{pt0.isl}/{pt0.osl}", pt0.isl, pt0.osl, 1.0 if pt0.fixed_lengths else 0.8)
         try:
             if pt0.mapping == "matched":
-                res = serve_at_concurrency(model, system, dep0, wl, [p.concurrency for p in pts])
+                res = serve_at_concurrency(model, system, dep0, wl, [p.concurrency for p in pts],
+                                           recurring_waves=recurring_waves and pt0.fixed_lengths)
                 preds = [{"throughput_per_chip": res.throughput_per_chip[i], "interactivity": res.interactivity[i],
                           "ttft_s": (res.ttft_p50_s if p.ttft_median else res.ttft_s)[i], "tpot_s": res.tpot_s[i],
                           "feasible": bool(res.feasible[i]),

@@ -18,7 +18,8 @@ from jalapeno.serve.disagg import (
     disaggregated_points,
     prefill_perf,
 )
-from jalapeno.serve.queueing import first_wave_s
+from jalapeno.serve.limits import decode_step_s
+from jalapeno.serve.queueing import first_wave_s, fixed_cycle_s, run_of_waves
 from jalapeno.serve.queueing import idle_start as idle_start_ttft
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -29,13 +30,17 @@ _GRID = np.geomspace(1e-6, 65536.0, 221)
 
 
 def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload,
-                         concurrency, idle_start: bool = True) -> ServingPoints:
+                         concurrency, idle_start: bool = True, recurring_waves: bool = False) -> ServingPoints:
     """Points of ``dep`` at each requested concurrency (N,) — the whole deployment's concurrency.
 
     ``idle_start`` (default): TTFT and E2E (mean and tail) are those of an InferenceX run — 10·C
     counted requests starting from an idle server with C at once — not the steady state alone;
     the first wave's queue is a transient (serve/queueing.py, effect 3) that leaves throughput,
     TPOT and the steady concurrency as they are. ``False``: the steady state (open loop).
+    ``recurring_waves`` (with ``idle_start``, fixed lengths, aggregated, no MTP): the run's other
+    R − 1 waves repeat the first wave's burst as a limit cycle (serve/queueing.py, effect 6) — what
+    the simulator shows for a fixed-length closed loop whose users start together. Off by default:
+    aiconfigurator's fixed-length rows do not show it (docs/model.md §8.7, §12).
 
     Raises:
         InfeasibleDeployment: a pool's layout cannot run the model on the system (deploy/layout.py).
@@ -64,7 +69,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
         pricer = with_moe_backend(pricer, dep.decode.moe_backend, model, dep.decode.layout)
         pts = solve_concurrency(model, pricer, dep, wl, c_req / w)
         if idle_start:
-            pts = _agg_idle_start(model, pricer, dep, wl, pts, c_req / w)
+            pts = _agg_idle_start(model, pricer, dep, wl, pts, c_req / w, recurring_waves)
         if w == 1:
             return pts
         return dataclasses.replace(pts, concurrency=pts.concurrency * w,
@@ -145,9 +150,10 @@ def _ttft_by_key(pts: ServingPoints) -> dict:
 
 
 def _agg_idle_start(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pts: ServingPoints,
-                    users) -> ServingPoints:
+                    users, recurring: bool = False) -> ServingPoints:
     """InferenceX's idle start on one aggregated instance with ``users`` (N,) (serve/queueing.py,
-    effect 3): the wave's steps carry the budget beside the half of it already decoding."""
+    effect 3): the wave's steps carry the budget beside the half of it already decoding; with
+    ``recurring`` and fixed lengths (no MTP) the other waves repeat it (effect 6)."""
     lay = dep.decode.layout
     budget = float(dep.prefill_budget(lay))
     n = np.maximum(np.asarray(users, dtype=float), 1.0)
@@ -155,7 +161,50 @@ def _agg_idle_start(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workl
                                       budget)
     waves = first_wave_s(n, wl.mean_isl, budget, t0, sigma)
     extra = fill + frontend_s(pricer.efficiency, wl.mean_isl)
-    return _with_ttft(pts, idle_start_ttft(_ttft_by_key(pts), waves, extra))
+    out = idle_start_ttft(_ttft_by_key(pts), waves, extra)
+    if recurring and wl.range_ratio >= 1 and dep.mtp is None:  # fixed lengths: the waves recur (effect 6)
+        out = _fixed_cycle(model, pricer, dep, wl, pts, users, (t0, sigma, fill), waves, extra, out)
+    return _with_ttft(pts, out)
+
+
+def _fixed_cycle(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pts: ServingPoints, users,
+                 line: tuple, waves: list, extra, out: dict) -> dict:
+    """TTFT by key of a fixed-length run: its first wave and R − 1 recurring ones (serve/queueing.py,
+    effect 6), for the ``users`` (N,) of each instance admitted at once (the rest queue for a slot,
+    ``pts.queue_s``); points whose engine is prefill-bound keep ``out`` (effect 1 and the first wave).
+
+    The decode-only steps of the window between two waves are priced at the batch still decoding
+    (CUDA-graph ceiling applied, serve/limits.py) at the end of the requests' lives, context ISL + OSL.
+    """
+    lay = dep.decode.layout
+    t0, sigma, fill = line
+    admitted = np.maximum(np.asarray(users, dtype=float) - pts.queue_s * pts.request_rate_per_s, 1.0)
+    n = np.maximum(np.rint(admitted), 1).astype(int)
+    grids = [np.unique(np.maximum(np.rint(k * np.array([1 / 16, 1 / 8, 1 / 4, 1 / 2, 3 / 4, 1.0])), 1.0))
+             for k in n.tolist()]
+    flat = np.concatenate(grids)
+    sc = step_cost(model, pricer, lay, dep.precision,
+                   Batch.make(decode_seqs=flat / lay.pp, decode_ctx=wl.mean_isl + wl.mean_osl,
+                              prefill_tokens=np.zeros_like(flat)),
+                   dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    td_flat = decode_step_s(sc, pricer.efficiency, dep, flat, lay)
+    bounds = np.cumsum([0] + [g.size for g in grids])
+
+    def decode_at(i: int, batch: np.ndarray) -> np.ndarray:
+        return np.interp(batch, grids[i], td_flat[bounds[i]:bounds[i + 1]])
+
+    front = frontend_s(pricer.efficiency, wl.mean_isl)
+    cycles = fixed_cycle_s(n, wl.mean_isl, float(dep.prefill_budget(lay)), int(round(wl.mean_osl)) - 1, front,
+                           t0, sigma, decode_at, dep.recv_interval)
+    extra = np.broadcast_to(np.asarray(extra, dtype=float), n.shape)
+    res = {k: np.array(v, dtype=float) for k, v in out.items()}
+    for i, cyc in enumerate(cycles):
+        if cyc is None:
+            continue
+        run = run_of_waves(waves[i], cyc + fill[i], float(extra[i]))
+        for key in res:
+            res[key][i] = run[key] + pts.queue_s[i]
+    return res
 
 
 def _disagg_idle_start(pricer: Pricer, dep: Deployment, wl: Workload, pts: ServingPoints, users,

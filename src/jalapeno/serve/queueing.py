@@ -1,6 +1,6 @@
 """Prefill queueing: the TTFT a closed loop adds on top of one prompt's own prefill.
 
-Three effects, each a closed form (derivations below and in docs/model.md §8.7); the
+Each effect below is a closed form (derivations below and in docs/model.md §8.7); the
 request-level simulator (serve/sim/) runs the same scheduler explicitly and is the reference
 they are tested against (tests/golden/test_ttft_sim_vs_analytic.py).
 
@@ -64,10 +64,42 @@ finds the engine idle, where it polls every loop: no extra wait; between C = 1 a
 part is scaled by min(C − 1, 1). :func:`poll_wait_s`. (``--num-continuous-decode-steps`` would
 act alike but is inert in current SGLang; not modelled.)
 
+**6. The recurring wave of a fixed-length closed loop** (aggregated; :func:`fixed_cycle_s`). With
+every request exactly ISL/OSL tokens (genai-perf with zero stddev, aiconfigurator's end-to-end
+rows) the first wave's burst does not spread: prompt k has its first token at step m_k of the
+wave, decodes OSL − 1 steps and finishes at step m_k + OSL − 1, so the wave's completions keep
+the step pattern of its prefills, and the next prompts arrive a front end f after them. Take the
+first completion of a wave as time 0 and c_k = m_k − m_1 its completion step. Until the next wave's
+first prompt arrives the engine runs decode-only steps (t_d at the batch still decoding, B_i = n −
+#{c_k < i}); the first step boundary at or after f (after the scheduler's next poll, effect 4;
+at f itself when the batch has drained, an idle engine starts at once) opens the new wave at
+S = T_K = Σ_{i ≤ K} t_d(B_i). From there the steps carry the wave's prefill, t0 + σ·p_j for p_j
+tokens, FCFS under the budget, exactly as the first wave's (the arrivals keep the queue from
+emptying), so with P(j) = j·t0 + σ·W(j) (W(j) the wave's tokens through its step j)
+
+    F_k = S + P(m_k)                                 (prompt k's first token)
+    E_k = T_{c_k}                  for c_k ≤ K       (its request issued in a decode-only step)
+    E_k = S + P(c_k − K)           for c_k > K       (issued during the wave's own prefill steps)
+    TTFT_k = F_k − E_k             (issue to first token; the front end f is inside it)
+
+The prompts issued during the K decode-only steps arrive t_d apart but are served t_b = t0 + σ·b
+apart: TTFT grows by t_b − t_d per step of them; those issued later meet a conveyor of constant
+length, TTFT = (K + 1)·t_b when whole prompts fill a step. A long front end against short decode
+steps (f ≥ M·t_d) makes every wave the first; f → 0 dissolves the burst (K = 0: each prompt waits
+its own step). The idle engine's first step carries the first arrival alone (it starts on it,
+before the others of its group land): m_1 = ⌈ISL/b⌉, and with ISL ≤ b the stream of the others
+starts at step 2. The cycle needs the wave prefilled before its first completion (M − m_1 <
+OSL − 1); a prefill-bound engine never drains and stays in the steady state of effect 1.
+A run of R = :data:`REQUESTS_PER_USER` waves from an idle server is its first wave (effect 3)
+and R − 1 such waves. Applied by ``serve_at_concurrency(..., recurring_waves=True)`` only:
+aiconfigurator's fixed-length rows do not show the recurring burst (docs/model.md §8.7).
+
 Pure: no I/O.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -272,3 +304,99 @@ def adp_balance_wait_s(dp: int, request_rate_per_s, step_s, timeout_iters: int |
     full = float((dp / (dp - j) * s_j).sum()) / float(dp + (j / (dp - j)).sum()) / lam
     free = (dp - 1) / (2.0 * lam)
     return np.minimum(np.where(np.asarray(slots_full, dtype=bool), full, free), timeout_iters * tau)
+
+def _wave_steps(n: int, isl: float, budget: float) -> tuple[np.ndarray, np.ndarray]:
+    """(m_k for k = 1..n, W(j) for j = 0..M): each prompt's first-token step in a wave whose first
+    step carries the first arrival alone, and the wave's prefill tokens through each step."""
+    s1 = math.ceil(isl / budget - 1e-9)
+    k = np.arange(1, n + 1, dtype=float)
+    if s1 == 1:  # step 1: prompt 1 alone; then the others' stream, b tokens a step
+        m = np.where(k == 1, 1.0, 1.0 + np.ceil((k - 1) * isl / budget - 1e-9))
+        j = np.arange(0, int(m[-1]) + 1, dtype=float)
+        w = np.where(j >= 1, isl + np.minimum(np.maximum(j - 1, 0) * budget, (n - 1) * isl), 0.0)
+    else:  # a prompt longer than the budget: the stream is continuous from step 1
+        m = np.ceil(k * isl / budget - 1e-9)
+        j = np.arange(0, int(m[-1]) + 1, dtype=float)
+        w = np.minimum(j * budget, n * isl)
+    return m.astype(int), w
+
+
+def fixed_cycle_s(prompts, isl: float, budget: float, decode_steps: int, front_s, step0_s, per_token_s,
+                  decode_step_s, recv_interval: int = 1) -> list[np.ndarray | None]:
+    """Each prompt's TTFT in the periodic regime of a fixed-length closed loop (effect 6), per point.
+
+    Args:
+        prompts: n, users of one instance, (N,) (rounded, at least 1).
+        isl: tokens per prompt; budget: prefill tokens per step b; decode_steps: OSL − 1.
+        front_s: f, the front end before a request reaches the engine, s, (N,) or scalar.
+        step0_s, per_token_s: t0 and σ of a step costing t0 + σ·p with p prefill tokens, (N,) or scalars.
+        decode_step_s: callable (point index i, batches (G,)) → decode-only step times (G,), s.
+        recv_interval: the scheduler's poll for new requests, every n decode-only steps (effect 4).
+
+    Returns:
+        N entries: point i's TTFT_k for k = 1..n_i (s), or None where the engine is prefill-bound
+        (the wave's prefill outlasts its decode: M − m_1 ≥ OSL − 1; effect 1 applies there).
+
+    Two users of 1k prompts, b = 2048, f = 0.1 s, t_d = 0.03 s, t0 = 0.03 s, σ = 1e-4 s (a
+    1,024-token step 0.1324 s): prompt 1 finishes first, prompt 2 one decode step later (batch 1);
+    then the batch is empty, so the engine idles until prompt 1's next request lands at f = 0.1 and
+    starts it at once (0.1 + 0.1324); prompt 2's arrives at 0.03 + 0.1, queues behind it and is
+    served in step 2: 0.2324 + 0.1324 − 0.03.
+
+    >>> [a.round(4).tolist() for a in fixed_cycle_s([2], 1024, 2048, 100, 0.1, 0.03, 1e-4, lambda i, b: 0.03 + 0 * b)]
+    [[0.2324, 0.3348]]
+    """
+    n_all = np.maximum(np.rint(np.asarray(prompts, dtype=float)), 1).astype(int)
+    shape = n_all.shape
+    f_all, t0_all, sig_all = (np.broadcast_to(np.asarray(v, dtype=float), shape)
+                              for v in (front_s, step0_s, per_token_s))
+    every = max(int(recv_interval), 1)
+    out: list[np.ndarray | None] = []
+    for i, (n, f, t0, sig) in enumerate(zip(n_all.tolist(), f_all.tolist(), t0_all.tolist(), sig_all.tolist())):
+        m, w = _wave_steps(n, isl, budget)
+        big_m = int(m[-1])
+        if big_m - m[0] >= decode_steps:
+            out.append(None)
+            continue
+        c = m - m[0]
+        # decode-only steps of the window until the new wave's first step; a step i ends with
+        # decode_steps + m_1 − M + i decode steps since the last prefill step (the poll's phase)
+        steps = np.arange(1, int(c[-1]) + 2)
+        batch = n - np.searchsorted(c, steps, side="left")
+        live = steps[batch > 0]
+        td = np.asarray(decode_step_s(i, batch[batch > 0].astype(float)), dtype=float) if live.size else np.zeros(0)
+        t_end = np.concatenate([[0.0], np.cumsum(td)])
+        since = decode_steps + int(m[0]) - big_m + live
+        ok = (t_end[1:] >= f - 1e-12) & (since % every == 0)
+        if f <= 0:
+            k_open, start = 0, 0.0
+        elif ok.any():
+            k_open = int(np.argmax(ok)) + 1
+            start = float(t_end[k_open])
+        else:  # the batch drains first: the idle engine polls and starts on the first arrival
+            k_open, start = live.size, max(f, float(t_end[-1]))
+        p = np.arange(w.size) * t0 + sig * w  # P(j), the wave's first j steps
+        first = start + p[m]
+        issued = np.where(c <= k_open, t_end[np.minimum(c, k_open)], start + p[np.clip(c - k_open, 0, big_m)])
+        own = f + math.ceil(isl / budget - 1e-9) * t0 + sig * isl
+        out.append(np.maximum(first - issued, own))
+    return out
+
+
+def run_of_waves(first: np.ndarray, cycle: np.ndarray, extra: float) -> dict:
+    """Mean and :data:`QUANTILES`-style TTFT of a run: its first wave (``first`` + ``extra``, effect 3)
+    and R − 1 recurring waves (``cycle``, effect 6), R = :data:`REQUESTS_PER_USER`, s.
+
+    >>> r = run_of_waves(np.array([1.0, 3.0]), np.array([1.0, 1.0]), 0.0)
+    >>> round(r[None], 3), r[0.5]  # mean (0.1·2 + 0.9·1); the median of 20 values, 18 of them 1
+    (1.1, 1.0)
+    """
+    vals = np.concatenate([first + extra, cycle])
+    wts = np.concatenate([np.full(first.size, 1.0 / (REQUESTS_PER_USER * first.size)),
+                          np.full(cycle.size, (REQUESTS_PER_USER - 1.0) / (REQUESTS_PER_USER * cycle.size))])
+    order = np.argsort(vals)
+    vals, cum = vals[order], np.cumsum(wts[order])
+    out = {None: float(np.sum(vals * wts[order]))}
+    for q in (0.5, 0.9, 0.99):
+        out[q] = float(vals[min(int(np.searchsorted(cum, q - 1e-12)), vals.size - 1)])
+    return out
