@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from validation_group_sections import group_sections
 from validation_mlperf_section import mlperf_section
+from validation_quality_section import quality_section
 from validation_kernel_sections import (
     fp4_blackwell_ultra_section,
     kernel_crosscheck_section,
@@ -73,13 +74,18 @@ def _mla_fit_table() -> list[str]:
 
 
 def _overall_table(res_cal: dict, res_spec: dict) -> list[str]:
-    lines = ["| source | metric | n | median abs. error (calibrated) | bias (calibrated) | "
-             "median abs. error (spec-only) | bias (spec-only) |", "|---|---|---|---|---|---|---|"]
+    lines = ["Without the data-quality flagged group (its points, and the figures with them: the data-quality "
+             "section below; fit/data_quality.py).", "",
+             "| source | metric | n | median abs. error (calibrated) | bias (calibrated) | "
+             "median abs. error (spec-only) | bias (spec-only) | calibrated with the flagged group (n, median, bias) |",
+             "|---|---|---|---|---|---|---|---|"]
     for src, mets in res_cal["overall"].items():
         for m, d in sorted(mets.items()):
             s = res_spec["overall"].get(src, {}).get(m, {})
+            a = res_cal["overall_all"].get(src, {}).get(m, d)
             lines.append(f"| {src} | {m} | {d['n']} | {d['median_ape']:.1%} | {d['bias']:+.1%} | "
-                         f"{s.get('median_ape', float('nan')):.1%} | {s.get('bias', float('nan')):+.1%} |")
+                         f"{s.get('median_ape', float('nan')):.1%} | {s.get('bias', float('nan')):+.1%} | "
+                         f"{a['n']}, {a['median_ape']:.1%}, {a['bias']:+.1%} |")
     return lines
 
 
@@ -191,8 +197,8 @@ def _causes(rows: pd.DataFrame) -> list[str]:
 def main() -> None:
     cal = run_validation(None, True, "calibrated")
     spec = run_validation(None, True, "spec")
-    rows = cal["rows"]
-    n_pts = rows.drop_duplicates("id").groupby("source").size().to_dict()
+    rows = cal["rows"][cal["rows"].quality == ""]  # the flagged group has its own section (quality_section)
+    n_pts = cal["rows"].drop_duplicates("id").groupby("source").size().to_dict()  # flagged ones included
     skipped = pd.DataFrame(cal["skipped"], columns=["id", "reason"])
     top_skips = skipped.reason.str.slice(0, 70).value_counts().head(8)
     ix = cal["overall"].get("inferencex", {})
@@ -265,6 +271,7 @@ def main() -> None:
         "",
         *_overall_table(cal, spec),
         "",
+        *quality_section(cal),
         "## Kernel fits: MLA attention (TRT-LLM `generation_mla_perf` / `context_mla_perf`)",
         "",
         *_mla_fit_table(),

@@ -225,3 +225,25 @@ def test_validate_names_why_a_mapped_point_has_no_prediction(capsys, tmp_path):
     text = " ".join(out.split())
     assert "1 mapped point(s) without a prediction" in text
     assert "not predicted wide:2: " in text and "EP1024 exceeds 256 experts. Fix: use ep <= 256" in text
+
+
+def test_validate_reports_the_flagged_group_and_both_headlines(capsys, tmp_path):
+    """A row that breaks the closed-loop identity (B200 Dynamo-TRT c6: implied TTFT 10x its sweep's c10
+    row's, fit/data_quality.py) is left out of the figures and shown in its own group with the reason;
+    the headline is printed with it too, and --json carries both."""
+    from importlib import resources
+
+    lines = (resources.files("jalapeno") / "data" / "validation" / "inferencex_points.csv").read_text().splitlines()
+    p = tmp_path / "dq.csv"
+    p.write_text("\n".join([lines[0], lines[10], lines[11]]) + "\n")  # file lines 11 and 12: c6 and c10
+    assert ",1024,1024,6," in lines[10] and ",1024,1024,10," in lines[11]
+    code, out, err = run(capsys, "validate", "--points", str(p), "--no-aiconfigurator")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "flagged group" in text and "dq:2" in text and "implied TTFT 2.12 s at concurrency 6" in text
+    assert "inferencex with the flagged group: " in text
+    code, out, err = run(capsys, "validate", "--points", str(p), "--no-aiconfigurator", "--json")
+    d = json.loads(out)
+    assert [i for i, _ in d["flagged"]] == ["dq:2"]
+    assert d["overall"]["inferencex"]["throughput_per_chip"]["n"] == 1
+    assert d["overall_with_flagged"]["inferencex"]["throughput_per_chip"]["n"] == 2

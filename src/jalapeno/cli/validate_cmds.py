@@ -84,6 +84,7 @@ def validate(
         write_parity(res["rows"], html)
     if json_out:
         print_json({"summary": res["summary"].to_dict(orient="records"), "overall": res["overall"],
+                    "overall_with_flagged": res["overall_all"], "flagged": res["flagged"],
                     "skipped": res["skipped"], "unpredicted": res["unpredicted"], "sources": res["sources"]})
         return
     t = Table(title=f"validation ({efficiency} efficiencies{', stack ' + stack if stack else ''}): "
@@ -98,6 +99,8 @@ def validate(
         console.print(f"{k}: " + ", ".join(f"{m} median |err| {d['median_ape']:.1%}, bias {d['bias']:+.1%} (n={d['n']})"
                                           for m, d in v.items()))
     rows = res["rows"]
+    if res["flagged"]:
+        _print_flagged(res)
     roof = sorted(set(rows["system"][rows["pricer"] == "roofline"])) if pricer == "table" and len(rows) else []
     if roof:  # validate covers every system: one without tables falls back, and says so
         console.print(f"--pricer table: no measured kernel tables for {', '.join(roof)}: priced with the roofline")
@@ -118,3 +121,19 @@ def validate(
             console.print(f"  not predicted {rid}: {first[rid]}")
         if n_unp > 5:
             console.print(f"  ... and {n_unp - 5} more")
+
+
+def _print_flagged(res: dict) -> None:
+    """The data-quality flagged group (fit/data_quality.py): its points, their errors and the reason,
+    and the headline with them included (they are left out of the table above, never dropped)."""
+    rows = res["rows"]
+    t = Table(title="flagged group: points that break a data-quality rule (fit/data_quality.py), "
+              "not in the figures above")
+    for col in ("id", "system", "error per metric", "reason"):
+        t.add_column(col, overflow="fold")
+    for rid, g in rows[rows.quality != ""].dropna(subset=["error"]).groupby("id", sort=False):
+        t.add_row(rid, g.system.iloc[0], ", ".join(f"{m} {e:+.1%}" for m, e in zip(g.metric, g.error)), g.quality.iloc[0])
+    console.print(t)
+    for k, v in res["overall_all"].items():
+        console.print(f"{k} with the flagged group: " + ", ".join(
+            f"{m} median |err| {d['median_ape']:.1%}, bias {d['bias']:+.1%} (n={d['n']})" for m, d in v.items()))

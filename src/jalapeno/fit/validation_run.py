@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from jalapeno.fit.data_quality import flagged_points
 from jalapeno.fit.validate import (
     error_summary,
     load_aiconfigurator,
@@ -33,9 +34,13 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
                    pricer: str = "roofline", systems: tuple[str, ...] | None = None) -> dict:
     """Predict every mappable measured point and summarise the errors.
 
-    Returns a dict: ``rows`` (per point and metric), ``summary`` (per source/system/model/mode/metric),
-    ``overall`` (per source and metric), ``skipped`` (id, reason), ``sources``, ``unpredicted``
-    (id, notes/reason) of mapped points the model gave no prediction for (infeasible deployments).
+    Returns a dict: ``rows`` (per point and metric, with ``quality``: the data-quality flag of the
+    point, "" when it passes, fit/data_quality.py), ``summary`` (per source/system/model/mode/metric)
+    and ``overall`` (per source and metric) over the points that pass, ``overall_all`` (the same over
+    every point, flagged ones included: the headline is stated both ways), ``flagged`` (id, reason)
+    of the predicted points in the flagged group, ``skipped`` (id, reason), ``sources``,
+    ``unpredicted`` (id, notes/reason) of mapped points the model gave no prediction for
+    (infeasible deployments).
     Each point is priced with its framework's software stack (specs/stacks.py), or with ``stack``
     (a profile name) for every point.
     ``pricer``: ``roofline`` or ``table`` (fit/validate.predict_points); ``systems``: only the
@@ -83,13 +88,23 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
         rows = predict_points(pts, calibrated_systems(), efficiency=efficiency, stack_of=lambda p: st, pricer=pricer)
     else:
         rows = predict_points(pts, calibrated_systems(), efficiency=efficiency, pricer=pricer)
-    summary = error_summary(rows)
+    flags = flagged_points(path)  # fit/data_quality.py: the InferenceX file's rows only
+    rows["quality"] = ([flags.get(i, "") if src == "inferencex" else "" for i, src in zip(rows["id"], rows["source"])]
+                       if len(rows) else [])
+    ok = rows[rows.quality == ""]
+    summary = error_summary(ok)
     bad = rows[rows.error.isna()]
     unpredicted = sorted({(r.id, r.notes) for r in bad.itertuples()})
+    flagged = sorted({(r.id, r.quality) for r in rows[rows.quality != ""].dropna(subset=["error"]).itertuples()})
+    return {"rows": rows, "summary": summary, "overall": overall_errors(ok), "overall_all": overall_errors(rows),
+            "flagged": flagged, "skipped": skipped, "sources": sources, "unpredicted": unpredicted}
+
+
+def overall_errors(rows: pd.DataFrame) -> dict:
+    """Per source and metric over predicted ``rows``: n, median and p90 absolute error, bias."""
     overall = {}
     for src, d in rows.dropna(subset=["error"]).groupby("source"):
         overall[src] = {m: {"n": int(len(g)), "median_ape": float(np.median(np.abs(g.error))),
                             "p90_ape": float(np.percentile(np.abs(g.error), 90)), "bias": float(np.median(g.error))}
                         for m, g in d.groupby("metric")}
-    return {"rows": rows, "summary": summary, "overall": overall, "skipped": skipped, "sources": sources,
-            "unpredicted": unpredicted}
+    return overall

@@ -1,0 +1,73 @@
+"""The data-quality section of docs/validation.md (fit/data_quality.py): the rules, the flagged group
+with its errors and reasons, the headline with and without it, and the closed-loop identity on
+every row of the shipped InferenceX points whose cells allow it. scripts/gen_validation_doc.py
+calls :func:`quality_section` with the calibrated run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jalapeno.fit.data_quality import (
+    IDENTITY_NOISE,
+    RATIO_MAX,
+    RESIDUAL_BAND,
+    SWEEP_TTFT_FACTOR,
+    quality_table,
+)
+from jalapeno.fit.validation_run import DEFAULT_POINTS
+
+
+def _fig(d: dict | None) -> str:
+    return "-" if not d else f"{d['median_ape']:.1%} / {d['p90_ape']:.1%} / {d['bias']:+.1%} (n = {d['n']})"
+
+
+def quality_section(res: dict) -> list[str]:
+    """Markdown lines of the section, from a fit/validation_run.run_validation result."""
+    t = quality_table(DEFAULT_POINTS)
+    rows = res["rows"]
+    ix, ix_all = res["overall"].get("inferencex", {}), res["overall_all"].get("inferencex", {})
+    out = ["## Data quality: the closed-loop identity and the flagged group", "",
+           "Every row of the shipped InferenceX points is held to two stated rules (`fit/data_quality.py`; the "
+           "model is never consulted). **1. The closed-loop identity** (Little's law): with C requests always in "
+           "flight, tput_per_gpu · GPUs = C · (ISL + OSL) / E2E, E2E = TTFT + (OSL_mean − 1) · TPOT "
+           "(OSL_mean = 0.9 · OSL: lengths uniform in [0.8·L, L]). The file's `check_ratio` column is its TTFT-free "
+           "form, tput_per_gpu · GPUs / (C · interactivity · (ISL + OSL) / OSL) (≤ 1 by the share of the request "
+           f"spent before its first token). Where TTFT is measured, check_ratio over its expected value must lie in "
+           f"{RESIDUAL_BAND[0]}-{RESIDUAL_BAND[1]}; where it is not, check_ratio must be ≤ {RATIO_MAX} and the TTFT it "
+           f"implies must not exceed {SWEEP_TTFT_FACTOR:g}x that of the same sweep's next-higher concurrency (each "
+           f"± {IDENTITY_NOISE:.0%} of E2E, the identity's observed noise): the prefill queue only grows with load. "
+           "**2. The source's own flag:** a value its publication calls anomalous "
+           "(`src/jalapeno/data/validation/source_flags.toml`, each with where the source says so).", "",
+           "A flagged point is not dropped: `jalapeno validate` lists it in its own group with the reason, and "
+           "the figures of this page (and `validate`'s table) leave it out. They are stated both ways here; the "
+           "fidelity guard (CI) still judges every point, flagged ones included.", "",
+           "| InferenceX metric | median / p90 / bias without the flagged group (headline) | with it |",
+           "|---|---|---|"]
+    for m in ("throughput_per_chip", "interactivity", "tpot_s", "ttft_s"):
+        out.append(f"| {m} | {_fig(ix.get(m))} | {_fig(ix_all.get(m))} |")
+    out += ["", "**The flagged group** (predicted points):", "",
+            "| id | system | framework | concurrency | error per metric | reason |", "|---|---|---|---|---|---|"]
+    fl = rows[rows.quality != ""].dropna(subset=["error"])
+    for rid, g in fl.groupby("id", sort=False):
+        errs = ", ".join(f"{m} {e:+.0%}" for m, e in zip(g.metric, g.error))
+        out.append(f"| {rid} | {g.system.iloc[0]} | {g.framework.iloc[0]} | {g.concurrency.iloc[0]:g} | {errs} | "
+                   f"{g.quality.iloc[0]} |")
+    chk = t[t.checked]
+    out += ["", f"**The identity on every row whose cells allow it** ({len(chk)} of {len(t)} rows; the others lack "
+            "the GPU count, the concurrency or TPOT/interactivity). TTFT is the measured one, else the one the ratio "
+            "implies (*italic*).", "",
+            "| id | hardware | framework | ISL/OSL | concurrency | check ratio | expected (TTFT measured) | residual "
+            "| TTFT s | verdict |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in chk.itertuples(index=False):
+        exp = "-" if np.isnan(r.expected_ratio) else f"{r.expected_ratio:.3f}"
+        resid = "-" if np.isnan(r.residual) else f"{r.residual:.3f}"
+        tt = f"{r.ttft_s:.2f}" if r.ttft_measured else f"*{r.ttft_s:.2f}*"
+        verdict = "flagged" if r.flag else "ok"
+        out.append(f"| {r.id} | {r.hardware} | {r.framework} | {r.isl}/{r.osl} | {r.concurrency:g} | "
+                   f"{r.check_ratio:.3f} | {exp} | {resid} | {tt} | {verdict} |")
+    src = t[(t.flag != "") & ~t.checked]
+    if len(src):
+        out += ["", "Flagged rows the identity cannot check: " + "; ".join(
+            f"{r.id} ({r.flag})" for r in src.itertuples(index=False)) + "."]
+    return out + [""]
