@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from jalapeno.serve.queueing import REQUESTS_PER_USER, fixed_cycle_s, run_of_waves
+from jalapeno.serve.queueing import REQUESTS_PER_USER, fixed_cycle_s, locked_cycle_s, run_of_waves
 
 
 def _const(td):
@@ -81,3 +81,19 @@ def test_run_is_one_first_wave_and_the_recurring_ones():
     r = run_of_waves(np.array([1.0, 3.0]), np.array([1.0, 1.0]), 0.5)
     assert r[None] == pytest.approx(1.15)
     assert r[0.5] == 1.0 and r[0.9] == 1.0 and r[0.99] == 3.5
+
+
+def test_disaggregated_groups_split_into_singles_wave_by_wave():
+    """Disaggregated prefill worker, 6 users of 1,000-token prompts, budget 2,000, t0 = 0.02 s,
+    σ = 1e-4 s (a lone prompt 0.12 s). First wave's steps: prompt 1 alone, then 2 a step: groups
+    [1, 2, 2, 1]. Later wave 1: each group of two arrives at an idle worker, which starts on one
+    (0.12 s) and then runs the other (0.12 + 0.02 + 0.1 = 0.24 s); wave 2: all singles."""
+    (got,) = locked_cycle_s([6], 1000, 2000, 0.02, 1e-4, waves=2)
+    assert got == pytest.approx([0.12, 0.12, 0.24, 0.12, 0.24, 0.12] + [0.12] * 6)
+
+
+def test_disaggregated_prompts_longer_than_the_budget_take_their_own_steps():
+    """2 users of 1,500-token prompts, budget 1,000: the wave's steps carry 1,000 tokens each
+    (P(j) = 0.02·j + 0.1·j), prompt 1 in steps 1-2 (0.24 s), prompt 2 in steps 2-3 (0.24 s)."""
+    (got,) = locked_cycle_s([2], 1500, 1000, 0.02, 1e-4, waves=1)
+    assert got == pytest.approx([0.24, 0.24])

@@ -19,7 +19,7 @@ from jalapeno.serve.disagg import (
     prefill_perf,
 )
 from jalapeno.serve.limits import decode_step_s
-from jalapeno.serve.queueing import first_wave_s, fixed_cycle_s, run_of_waves
+from jalapeno.serve.queueing import first_wave_s, fixed_cycle_s, locked_cycle_s, run_of_waves
 from jalapeno.serve.queueing import idle_start as idle_start_ttft
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -111,7 +111,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
                     excess / np.maximum(pts.request_rate_per_s, 1e-30), 0.0)
     limit = dec.cap_name if cap_name == "prefill_capacity" and (b >= dec.cap).all() else cap_name
     pts = requeue(pts, c_req, wait, limit)
-    return _disagg_idle_start(pricer, dep, wl, pts, c_req, pre) if idle_start else pts
+    return _disagg_idle_start(pricer, dep, wl, pts, c_req, pre, recurring_waves) if idle_start else pts
 
 
 def _linear_prefill(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, layout, decode_seqs,
@@ -208,15 +208,29 @@ def _fixed_cycle(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload
 
 
 def _disagg_idle_start(pricer: Pricer, dep: Deployment, wl: Workload, pts: ServingPoints, users,
-                       pre: PrefillPerf) -> ServingPoints:
+                       pre: PrefillPerf, recurring: bool = False) -> ServingPoints:
     """InferenceX's idle start on the prefill pool: each of its x workers takes users/x (N,) of the
     first wave at once, in steps of t0 + σ·p (``pre``); the KV hand-off and half a decode step
-    follow each prompt."""
+    follow each prompt. With ``recurring`` and fixed lengths (no MTP) the other R − 1 waves are
+    the locked cycle (serve/queueing.py effect 6, :func:`~jalapeno.serve.queueing.locked_cycle_s`)
+    where a worker's wave is shorter than the decode ((OSL − 1)·τ_d); elsewhere the steady queue."""
     budget = float(dep.prefill_budget(dep.prefill.layout))
     n = np.maximum(np.asarray(users, dtype=float) / dep.prefill.workers, 1.0)
     waves = first_wave_s(n, wl.mean_isl, budget, pre.step0_s, pre.per_token_s)
     extra = pre.fill_s + frontend_s(pricer.efficiency, wl.mean_isl) + pts.kv_transfer_s + pts.step_time_s / 2
-    return _with_ttft(pts, idle_start_ttft(_ttft_by_key(pts), waves, extra))
+    out = idle_start_ttft(_ttft_by_key(pts), waves, extra)
+    if recurring and wl.range_ratio >= 1 and dep.mtp is None:
+        admitted = np.maximum(n - pts.queue_s * pts.request_rate_per_s / dep.prefill.workers, 1.0)
+        cycles = locked_cycle_s(admitted, wl.mean_isl, budget, pre.step0_s, pre.per_token_s)
+        wave_s = np.array([pre.step0_s * np.ceil(k * wl.mean_isl / budget) + pre.per_token_s * k * wl.mean_isl
+                           for k in np.rint(admitted)])
+        for i, cyc in enumerate(cycles):
+            if wave_s[i] >= (wl.mean_osl - 1) * pts.step_time_s[i]:
+                continue  # the worker never idles between waves: the steady queue holds
+            run = run_of_waves(waves[i], cyc + extra[i], float(extra[i]))
+            for key in out:
+                out[key][i] = run[key] + pts.queue_s[i]
+    return _with_ttft(pts, out)
 
 
 def serve_at_rate(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, rate_per_s) -> ServingPoints:

@@ -64,7 +64,7 @@ finds the engine idle, where it polls every loop: no extra wait; between C = 1 a
 part is scaled by min(C − 1, 1). :func:`poll_wait_s`. (``--num-continuous-decode-steps`` would
 act alike but is inert in current SGLang; not modelled.)
 
-**6. The recurring wave of a fixed-length closed loop** (aggregated; :func:`fixed_cycle_s`). With
+**6. The recurring wave of a fixed-length closed loop** (:func:`fixed_cycle_s`). With
 every request exactly ISL/OSL tokens (genai-perf with zero stddev, aiconfigurator's end-to-end
 rows) the first wave's burst does not spread: prompt k has its first token at step m_k of the
 wave, decodes OSL − 1 steps and finishes at step m_k + OSL − 1, so the wave's completions keep
@@ -91,7 +91,9 @@ before the others of its group land): m_1 = ⌈ISL/b⌉, and with ISL ≤ b the 
 starts at step 2. The cycle needs the wave prefilled before its first completion (M − m_1 <
 OSL − 1); a prefill-bound engine never drains and stays in the steady state of effect 1.
 A run of R = :data:`REQUESTS_PER_USER` waves from an idle server is its first wave (effect 3)
-and R − 1 such waves. Applied by ``serve_at_concurrency(..., recurring_waves=True)`` only:
+and R − 1 such waves. A disaggregated prefill worker does not recur the burst: its decode worker
+never runs prefill, so the completions come apart as the prefills did and the next wave arrives at
+the worker's own pace (:func:`locked_cycle_s`). Applied by ``serve_at_concurrency(..., recurring_waves=True)`` only:
 aiconfigurator's fixed-length rows do not show the recurring burst (docs/model.md §8.7).
 
 Pure: no I/O.
@@ -380,6 +382,53 @@ def fixed_cycle_s(prompts, isl: float, budget: float, decode_steps: int, front_s
         issued = np.where(c <= k_open, t_end[np.minimum(c, k_open)], start + p[np.clip(c - k_open, 0, big_m)])
         own = f + math.ceil(isl / budget - 1e-9) * t0 + sig * isl
         out.append(np.maximum(first - issued, own))
+    return out
+
+
+def locked_cycle_s(prompts, isl: float, budget: float, step0_s: float, per_token_s: float,
+                   waves: int = REQUESTS_PER_USER - 1) -> list[np.ndarray]:
+    """Each prompt's time on a disaggregated prefill worker in the waves after the first of a
+    fixed-length loop (effect 6), s: ``waves`` waves of n values each, per point.
+
+    A decode worker never runs prefill, so a wave's completions come apart in time exactly as its
+    prefills did (each joins the decode batch at its hand-off and decodes OSL − 1 steps of the same
+    length): the next prompts reach the worker at the pace it served them, each group (the prompts
+    of one step of the first wave) as the worker falls idle. An idle worker starts on the first
+    arrival alone (as the first wave's step 1), so a group of g splits: in the j-th later wave j of
+    its prompts come as singles, t0 + σ·ISL each, and the other g − j wait for that single step and
+    then share one, t0 + σ·ISL + t0 + σ·(g − j)·ISL. Prompts longer than the budget are singles
+    from the start: the steps that carry their tokens, P(m_k) − P(s_k − 1) (s_k the first).
+    Valid while the worker idles between waves (its wave shorter than the decode); the caller checks.
+
+    Args:
+        prompts: n, users per prefill worker, (N,) (rounded, at least 1).
+        isl, budget: tokens per prompt and per step; step0_s, per_token_s: a step of p tokens takes t0 + σ·p.
+        waves: later waves to return (R − 1).
+
+    Three 1k prompts, b = 2,048, t0 = 0.03, σ = 1e-4 (a lone prompt 0.1324 s): the first wave's
+    steps carry prompt 1, then prompts 2 and 3. Later wave 1: prompt 1 alone; of the group of two
+    one single, the other 0.1324 + 0.1324; wave 2: all singles.
+
+    >>> [a.round(4).tolist() for a in locked_cycle_s([3], 1024, 2048, 0.03, 1e-4, waves=2)]
+    [[0.1324, 0.1324, 0.2648, 0.1324, 0.1324, 0.1324]]
+    """
+    out = []
+    lone = step0_s + per_token_s * isl
+    for n in np.maximum(np.rint(np.asarray(prompts, dtype=float)), 1).astype(int).tolist():
+        m, w = _wave_steps(n, isl, budget)
+        if math.ceil(isl / budget - 1e-9) > 1:
+            k = np.arange(1, n + 1, dtype=float)
+            first = np.floor((k - 1) * isl / budget + 1e-9).astype(int)
+            p = np.arange(w.size) * step0_s + per_token_s * w
+            out.append(np.tile(p[m] - p[first], waves))
+            continue
+        groups = np.bincount(m)[1:]
+        vals = []
+        for j in range(1, waves + 1):
+            for g in groups[groups > 0].tolist():
+                single = min(j, g)
+                vals += [lone] * single + [lone + step0_s + per_token_s * (g - single) * isl] * (g - single)
+        out.append(np.array(vals))
     return out
 
 
