@@ -33,9 +33,11 @@ def graph_option():
 
 def engine_memory_option():
     return typer.Option(None, "--engine-memory",
-                        help="Engine memory profile (data/engine_memory.toml), e.g. vllm-0.11: the KV pool is what "
-                             "the engine's start-up profiling leaves (sampler, activations, non-torch memory); "
-                             "--memory-fraction is then its gpu_memory_utilization. Default: none.")
+                        help="Engine memory profile (data/engine_memory.toml): vllm-0.11 (the KV pool is what the "
+                             "start-up profiling leaves: sampler, activations, non-torch memory; --memory-fraction "
+                             "is its gpu_memory_utilization) or sglang-0.5 (pool = free memory x "
+                             "--memory-fraction (mem_fraction_static) - weights; admission reserves outputs). "
+                             "Default: none.")
 
 
 def check_positive_limits(max_running: int | None, max_tokens_per_step: int | None) -> None:
@@ -49,6 +51,14 @@ def memory_breakdown_lines(b: dict) -> list[str]:
     """Lines showing each term of deploy/memory_fit.engine_memory_breakdown ``b`` (GiB)."""
     gib = 2.0**30
     total = "driver-reported" if b["device_total_sourced"] else "catalog usable HBM (no driver figure)"
+    if "free_before_load" in b:  # SGLang: pool = F·m − weights
+        free = "logged" if b["free_before_load_sourced"] else "device total less the assumed context"
+        pool = (f"KV pool {b['kv_pool'] / gib:.2f} GiB = {b['max_total_tokens']:,} tokens" if b["kv_pool"] > 0
+                else f"KV pool {b['kv_pool'] / gib:.2f} GiB: the engine does not start")
+        return [f"engine memory ({b['profile']}) per chip: {b['free_before_load'] / gib:.2f} GiB free before "
+                f"loading ({free}; device {b['device_total'] / gib:.2f} GiB {total}) x {b['utilization']:.2f} = "
+                f"{b['budget'] / gib:.2f} GiB for weights + KV (the rest: activations, CUDA graphs)",
+                f"  weights {b['weights'] / gib:.2f} GiB", f"  {pool}"]
     pool = (f"KV pool {b['kv_pool'] / gib:.2f} GiB -> longest request admitted {b['max_model_len']:,} tokens"
             if b["kv_pool"] > 0 else f"KV pool {b['kv_pool'] / gib:.2f} GiB: the engine does not start")
     head = (f"engine memory ({b['profile']}) per chip: {b['device_total'] / gib:.2f} GiB {total} x "

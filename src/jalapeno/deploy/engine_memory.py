@@ -20,6 +20,19 @@ fp32 logits with top-k and top-p on (the sort path). Modelled per term (docs/mod
 The pool is fixed for the engine's life: every step's activations fit in the profiled peak, so
 a deployment with a profile subtracts the profile, not its own step's activations. ``None``
 (the default everywhere) keeps the engine-free memory fit — what kernel-level questions use.
+
+SGLang (``rule = "sglang"``) sizes its pool differently (``ModelRunner.profile_max_num_token``):
+
+    KV pool = free after the weights load − free before it · (1 − mem_fraction_static)
+            = F · m − weights
+
+with F the free memory the runner measures after the distributed set-up, before loading
+(``min_per_gpu_memory``): activations, CUDA graphs and workspaces come out of the F·(1 − m)
+headroom, so no profiling run enters. Its scheduler admits a request only while the pool holds
+its prompt and its whole output (clipped at ``clip_max_new_tokens``) on top of what the running
+requests use and a ``new_token_ratio`` share of their remaining outputs
+(``PrefillAdder.add_one_req``); requests with ``ignore_eos`` on a server without radix cache are
+admitted only while all of them can finish (``add_one_req_ignore_eos``; docs/model.md §7.2).
 """
 
 from __future__ import annotations
@@ -52,6 +65,15 @@ class EngineMemory:
         cuda_graphs: ``outside`` — graphs come from the (1 − utilization) headroom.
         moe_layout: (chip-name prefix, MXFP4 expert layout of deploy/engine_layout.py) pairs.
         device_total_bytes: (chip-name prefix, driver-reported total memory) pairs.
+        rule: ``vllm`` (the terms above) or ``sglang`` (pool = F·m − weights; module docstring).
+        free_before_load_bytes: (chip-name prefix, F) pairs, SGLang's free memory before loading.
+        context_bytes: device total − F where F is not sourced (CUDA context, NCCL and all-reduce
+            buffers; SGLang).
+        new_token_ratio: share of a running request's remaining output SGLang's admission keeps
+            reserved once its ratio has decayed (0 for vLLM, which admits by blocks).
+        clip_max_new_tokens: SGLang's clip of the output it reserves per request.
+        ignore_eos_admission: requests carry ``ignore_eos`` and the radix cache is off, so SGLang
+            admits by whole remaining outputs (:meth:`admission_tokens`).
     """
 
     name: str
@@ -66,6 +88,12 @@ class EngineMemory:
     cuda_graphs: str
     moe_layout: tuple[tuple[str, str], ...]
     device_total_bytes: tuple[tuple[str, float], ...]
+    rule: str = "vllm"
+    free_before_load_bytes: tuple[tuple[str, float], ...] = ()
+    context_bytes: float = 0.0
+    new_token_ratio: float = 0.0
+    clip_max_new_tokens: int = 0
+    ignore_eos_admission: bool = False
 
     def with_limits(self, max_num_seqs: int | None = None, max_num_batched_tokens: int | None = None) -> EngineMemory:
         """The profile with a deployment's own ``max_running`` / ``max_tokens_per_step``."""
@@ -82,6 +110,38 @@ class EngineMemory:
             if name.startswith(prefix):
                 return total, True
         return chip.hbm_usable_bytes, False
+
+    def free_before_load(self, chip: Chip) -> tuple[float, bool]:
+        """(SGLang's free memory before the weights load on ``chip`` in bytes, whether sourced):
+        the chip's figure, else its device total less ``context_bytes`` (the named assumption)."""
+        name = chip.name.upper()
+        for prefix, free in self.free_before_load_bytes:
+            if name.startswith(prefix):
+                return free, True
+        return self.device_total(chip)[0] - self.context_bytes, False
+
+    def admission_tokens(self, isl: float, osl: float) -> tuple[float, float]:
+        """(tokens each running request counts for, tokens the request being admitted needs on top)
+        under SGLang's admission rule at mean prompt ``isl`` and output ``osl``; (0, 0) for vLLM.
+
+        With ``ignore_eos_admission`` (benchmark clients send ``ignore_eos`` and the server runs
+        without a radix cache: ``PrefillAdder.add_one_req_ignore_eos``) a request is admitted
+        only while every running request and it can finish with its whole output in the pool; a
+        run that starts as one cohort (InferenceX's idle start: C requests at once) stays in step,
+        so each counts ISL + OSL and the new one nothing more. Otherwise (``add_one_req``) a running
+        request counts its cached context ISL + OSL/2 and ``new_token_ratio`` of its remaining
+        output (half of it on average), and the new one needs its prompt and clipped output free.
+
+        >>> p = get_engine_memory("sglang-0.5")
+        >>> [round(x, 1) for x in p.admission_tokens(7373, 921.6)]   # 7373 + 921.6, nothing more
+        [8294.6, 0.0]
+        """
+        if self.rule != "sglang":
+            return 0.0, 0.0
+        out = min(osl, self.clip_max_new_tokens)
+        if self.ignore_eos_admission:
+            return isl + osl, 0.0
+        return isl + osl / 2 + self.new_token_ratio * out / 2, isl + out
 
     def moe_layout_for(self, chip: Chip) -> str | None:
         """The MXFP4 expert layout this version uses on ``chip`` (None: the chip's default)."""
@@ -104,8 +164,29 @@ class EngineMemory:
         return rows * vocab * b
 
 
+def _gib_pairs(raw: dict, key: str) -> tuple[tuple[str, float], ...]:
+    return tuple((k.upper(), float(v) * GiB) for k, v in raw.get(key, {}).items())
+
+
 def _profile(raw: dict) -> EngineMemory:
     where = f"engine_memory.toml profile {raw.get('name', '?')!r}"
+    if raw.get("rule") == "sglang":
+        try:
+            ratio = float(raw["init_new_token_ratio"]) * float(raw["min_new_token_ratio_factor"])
+            return EngineMemory(
+                name=raw["name"], engine=raw["engine"], version=raw["version"], source=raw["source"],
+                max_num_seqs=0, max_num_batched_tokens=0,
+                gpu_memory_utilization=float(raw["mem_fraction_static"]), sampler_bytes_per_logit=(0.0, 0.0),
+                non_torch_bytes=0.0, cuda_graphs="outside", moe_layout=(),
+                device_total_bytes=_gib_pairs(raw, "device_total_gib"), rule="sglang",
+                free_before_load_bytes=_gib_pairs(raw, "free_before_load_gib"),
+                context_bytes=float(raw["context_gib"]) * GiB, new_token_ratio=ratio,
+                clip_max_new_tokens=int(raw["clip_max_new_tokens"]),
+                ignore_eos_admission=bool(raw["ignore_eos_admission"]))
+        except (KeyError, TypeError, ValueError) as e:
+            raise SpecError(where, f"malformed SGLang profile ({e!r})",
+                            "give mem_fraction_static, context_gib, init_new_token_ratio, "
+                            "min_new_token_ratio_factor, clip_max_new_tokens and ignore_eos_admission") from None
     try:
         b = tuple(float(x) for x in raw["sampler_bytes_per_logit"])
         if len(b) != 2 or raw["cuda_graphs"] != "outside":
@@ -116,7 +197,7 @@ def _profile(raw: dict) -> EngineMemory:
             gpu_memory_utilization=float(raw["gpu_memory_utilization"]), sampler_bytes_per_logit=b,
             non_torch_bytes=float(raw["non_torch_gib"]) * GiB, cuda_graphs=raw["cuda_graphs"],
             moe_layout=tuple((k.upper(), v) for k, v in raw.get("moe_layout", {}).items()),
-            device_total_bytes=tuple((k.upper(), float(v) * GiB) for k, v in raw.get("device_total_gib", {}).items()))
+            device_total_bytes=_gib_pairs(raw, "device_total_gib"))
     except (KeyError, TypeError, ValueError) as e:
         raise SpecError(where, f"malformed profile ({e!r})",
                         "give every key of the file header; cuda_graphs = 'outside'") from None

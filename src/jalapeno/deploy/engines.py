@@ -11,12 +11,11 @@ the benchmark's concurrency (``sized_to_load``) are not caps of the recipe: each
 concurrencies above their decode slots).
 
 ``overlap`` is applied (a recipe's sweeps run with it, not ``auto``). ``memory_fraction`` and
-``kv_dtype`` are recorded, not applied: an engine's memory fraction (SGLang
-``mem_fraction_static``, TRT-LLM ``free_gpu_memory_fraction``) is a share of the memory the
-driver reports (or of what is free after weights), not of the catalog's usable HBM that
-``Deployment.memory_fraction`` divides — converting needs each chip's driver-reported memory
-(known here for H100 and B200 only, deploy/memory_fit.usable_fraction); pass
-``--memory-fraction`` to set it. The KV dtype of the recipes equals the presets' own.
+``kv_dtype`` are applied to the measured runs a recipe describes (:func:`launch_limits`: SGLang's
+fraction with the SGLang memory profile of deploy/engine_memory.py, whose pool is a share of the
+free memory the engine measures; the KV dtype on the precision); elsewhere they are recorded: an
+engine's memory fraction is not a share of the catalog's usable HBM that a profile-free
+``Deployment.memory_fraction`` divides; pass ``--memory-fraction`` to set it.
 """
 
 from __future__ import annotations
@@ -432,7 +431,9 @@ def launch_limits(system: str, model: str, framework: str, precision: str, tp: i
                   concurrency: float) -> tuple[dict, str]:
     """Deployment keywords of the recipe whose launch script ran a measured aggregated point (its
     limits and scheduler poll interval at this load, :func:`launch_recipe`) and a note naming it;
-    ``({}, "")`` when no recipe describes the run.
+    ``({}, "")`` when no recipe describes the run. An SGLang recipe with a memory fraction also
+    gives the SGLang memory profile (:data:`SGLANG_MEMORY_PROFILE`) at that fraction, and a recipe
+    with a KV dtype gives ``kv_dtype`` (apply it with :func:`with_launch_kv`).
 
     >>> kw, note = launch_limits("b200", "deepseek-r1", "sglang", "fp8", 8, 1024, 1024, 32)
     >>> kw["recv_interval"], kw["token_budget"]
@@ -441,9 +442,28 @@ def launch_limits(system: str, model: str, framework: str, precision: str, tp: i
     r = launch_recipe(system, model, framework, precision, tp=tp)
     if r is None:
         return {}, ""
-    kw = r.for_workload(workload_key(isl, osl), system).deployment_kwargs(concurrency)
-    return kw, (f"engine limits of recipe {r.name} (token budget {kw.get('token_budget')}, poll every "
-                f"{kw['recv_interval']} decode steps)")
+    r = r.for_workload(workload_key(isl, osl), system)
+    kw = r.deployment_kwargs(concurrency)
+    note = f"token budget {kw.get('token_budget')}, poll every {kw['recv_interval']} decode steps"
+    if r.engine.startswith("sglang") and r.memory_fraction is not None:
+        from jalapeno.deploy.engine_memory import get_engine_memory
+
+        kw.update(engine_memory=get_engine_memory(SGLANG_MEMORY_PROFILE), memory_fraction=r.memory_fraction)
+        note += f"; KV pool of {SGLANG_MEMORY_PROFILE} at --mem-fraction-static {r.memory_fraction:g}"
+    if r.kv_dtype is not None:
+        kw["kv_dtype"] = r.kv_dtype
+        note += f", KV {r.kv_dtype}"
+    return kw, f"engine limits of recipe {r.name} ({note})"
+
+
+#: The engine memory profile (data/engine_memory.toml) validation gives SGLang recipes' runs.
+SGLANG_MEMORY_PROFILE = "sglang-0.5"
+
+
+def with_launch_kv(precision, kw: dict):
+    """``precision`` with the KV dtype a :func:`launch_limits` dict names (popped from ``kw``)."""
+    kv = kw.pop("kv_dtype", None)
+    return precision.with_options(kv=kv) if kv is not None else precision
 
 
 def launch_mtp(system: str, model: str, framework: str, precision: str, decode: Pool,

@@ -196,10 +196,18 @@ def engine_reserve_terms(model: ModelSpec, system: System, layout: Layout, engin
         total·(1 − u) (CUDA graphs, CUDA context: outside the budget), ``sampler`` (R·V·b_s,
         full vocabulary on every rank: vLLM gathers the logits before sampling), ``forward``
         (the activation estimate at ``max_num_batched_tokens`` tokens, no logits), ``torch_peak``
-        = max(sampler, forward), ``non_torch``.
+        = max(sampler, forward), ``non_torch``. An SGLang profile: ``budget`` = F·m with F
+        ``free_before_load`` (``free_before_load_sourced``), ``reserve`` = total − F·m (context,
+        activations, CUDA graphs) and the profiling terms 0.
     """
     total, sourced = engine.device_total(system.chip)
     u = engine.gpu_memory_utilization if memory_fraction is None else memory_fraction
+    if engine.rule == "sglang":  # pool = F·m − weights: the profile's only terms (engine_memory.py)
+        free, free_sourced = engine.free_before_load(system.chip)
+        return {"device_total": total, "device_total_sourced": float(sourced), "utilization": u,
+                "free_before_load": free, "free_before_load_sourced": float(free_sourced),
+                "budget": free * u, "reserve": total - free * u, "sampler": 0.0, "forward": 0.0,
+                "torch_peak": 0.0, "non_torch": 0.0}
     sampler = engine.sampler_peak_bytes(model.vocab_size)
     forward = float(activation_bytes_per_chip(model, layout, engine.max_num_batched_tokens * layout.dp, 0.0))
     return {"device_total": total, "device_total_sourced": float(sourced), "utilization": u,
@@ -352,6 +360,33 @@ def kv_pool_bytes(model: ModelSpec, system: System, layout: Layout, precision: P
     return t["budget"] - w - t["torch_peak"] - t["non_torch"]
 
 
+def admission_batch_cap(model: ModelSpec, system: System, layout: Layout, precision: Precision,
+                        engine: EngineMemory, isl: float, osl: float, memory_fraction: float | None = None,
+                        mtp: MTP | None = None) -> float:
+    """Most running requests (whole instance) an engine with a token-reserving admission rule
+    keeps, at mean prompt ``isl`` and output ``osl`` tokens (inf for a profile without one).
+
+    With (per running request, for the one admitted) tokens (a, h) of
+    deploy/engine_memory.EngineMemory.admission_tokens, per attention group
+
+        n = (pool − kv(h)) / kv(a)
+
+    a mean-value count (the spread of random lengths is not modelled). Worked number (H200,
+    DeepSeek-R1 FP8 TP8, SGLang at --mem-fraction-static 0.82, BF16 MLA latent 70,272 B per token):
+    pool 137.90 x 0.82 − 79.29 GiB = 33.79 GiB = 516,256 tokens; 8k1k under ``ignore_eos``
+    admission (a = ISL + OSL = 7,373 + 921.6): n = 516,256 / 8,294.6 = 62.2.
+    """
+    per, head = engine.admission_tokens(isl, osl)
+    if per <= 0:
+        return math.inf
+    pool = kv_pool_bytes(model, system, layout, precision, engine, memory_fraction, mtp)
+    need = float(kv_bytes_per_seq_per_chip(model, layout, precision, head)) if head > 0 else 0.0
+    if pool <= need:
+        return 0.0
+    per_seq = float(kv_bytes_per_seq_per_chip(model, layout, precision, per))
+    return (pool - need) / per_seq * layout.dp * layout.cp
+
+
 #: vLLM's default KV block size on CUDA (vllm/config/cache.py: block_size 16).
 VLLM_BLOCK_TOKENS = 16
 
@@ -403,11 +438,16 @@ def engine_memory_breakdown(model: ModelSpec, system: System, layout: Layout, pr
         dict: the :func:`engine_reserve_terms` (bytes), ``weights`` (bytes, the version's MoE
         layout), ``kv_pool`` (bytes; negative: the engine does not start), ``max_model_len`` (the
         longest request vLLM admits, tokens; 0 when the pool is negative), ``sampler_rows``,
-        ``max_num_batched_tokens``, ``profile`` (name).
+        ``max_num_batched_tokens``, ``profile`` (name); an SGLang profile gives
+        ``max_total_tokens`` (the pool in tokens, as SGLang logs it) instead of the vLLM terms.
     """
     t = engine_reserve_terms(model, system, layout, engine, memory_fraction)
     w = weight_bytes_per_chip(model, layout, precision, resident_draft_modules(model, mtp), system, engine)
     pool = t["budget"] - w - t["torch_peak"] - t["non_torch"]
+    if engine.rule == "sglang":  # SGLang logs max_total_num_tokens = pool // cell size
+        cell = float(kv_bytes_per_seq_per_chip(model, layout, precision, 1.0))
+        return {**t, "weights": w, "kv_pool": pool, "profile": engine.name,
+                "max_total_tokens": int(max(pool, 0.0) // cell)}
     return {**t, "weights": w, "kv_pool": pool, "profile": engine.name,
             "sampler_rows": engine.sampler_rows(), "max_num_batched_tokens": engine.max_num_batched_tokens,
             "max_model_len": vllm_max_model_len(model, layout, precision, pool, engine.max_num_batched_tokens)

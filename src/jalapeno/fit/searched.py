@@ -42,7 +42,7 @@ from functools import cache
 from importlib.resources import files
 
 from jalapeno.deploy.deployment import Deployment, Pool
-from jalapeno.deploy.engines import checkpoint_for, launch_limits
+from jalapeno.deploy.engines import checkpoint_for, launch_limits, with_launch_kv
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.ix_cells import DATE_CELL
@@ -210,7 +210,7 @@ def searched_runs(system: str, model: str, isl: int, osl: int, spaces: list[Sear
                     extra["max_running"] = e.max_batch  # per attention-DP rank, as the recipe's budgets
                 if e.prefill is None:
                     extra = launch_limits(system, model, s.framework, prec.name, e.decode.layout.tp, isl, osl, c)[0]
-                dep = Deployment(prec, e.decode, prefill=e.prefill, mtp=mtp, **extra)
+                dep = Deployment(with_launch_kv(prec, extra), e.decode, prefill=e.prefill, mtp=mtp, **extra)
                 runs.setdefault(repr(dep.as_dict()), (dep, []))[1].append(c)
     return tuple((d, tuple(sorted(set(c)))) for d, c in runs.values())
 

@@ -40,7 +40,14 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
-from jalapeno.deploy.engines import get_recipe, identified_candidates, identified_config, launch_limits, launch_mtp
+from jalapeno.deploy.engines import (
+    get_recipe,
+    identified_candidates,
+    identified_config,
+    launch_limits,
+    launch_mtp,
+    with_launch_kv,
+)
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError, SpecError
 from jalapeno.fit.entries import best_entry, with_stack_mtp
@@ -283,7 +290,8 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
                 launch, why = (launch_limits(system, model, r.get("framework", ""), prec, dec.layout.tp, isl, osl, conc)
                                if pre is None else ({}, ""))
                 notes += [why] if why else []
-                dep = Deployment(get_precision(prec), dec, prefill=pre, mtp=mtp, **budget, **launch)
+                dep = Deployment(with_launch_kv(get_precision(prec), launch), dec, prefill=pre, mtp=mtp,
+                                 **budget, **launch)
                 mapping = "matched"
                 if budget:
                     notes.append(f"prefill budget {budget['token_budget']} tokens per attention-DP rank "

@@ -41,7 +41,7 @@ import numpy as np
 from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost
 from jalapeno.deploy.deployment import Deployment, pool_overlap, query_len
-from jalapeno.deploy.memory_fit import decode_batch_cap
+from jalapeno.deploy.memory_fit import admission_batch_cap, decode_batch_cap
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
 from jalapeno.serve.limits import batch_caps, decode_step_s
 from jalapeno.serve.queueing import adp_balance_wait_s, agg_queue_s, poll_wait_s
@@ -162,7 +162,9 @@ def aggregated_batch_cap(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     """Largest decode batch one aggregated instance sustains, and what caps it.
 
     Caps: KV capacity at the mean resident context (ISL + OSL/2) for the decoding sequences and
-    the prefilling ones beside them (deploy/memory_fit.decode_batch_cap), the prefill budget
+    the prefilling ones beside them (deploy/memory_fit.decode_batch_cap) — with an SGLang memory
+    profile, the running requests its admission rule keeps (memory_fit.admission_batch_cap), of
+    which the decoding share D·chunk/(D·chunk + ISL) —, the prefill budget
     (p = B·ISL/D ≤ token budget) and the engine limits ``max_running`` and
     ``max_tokens_per_step`` (serve/limits.batch_caps). Ties go to kv_capacity, max_running,
     prefill_budget, max_tokens_per_step, in that order.
@@ -175,6 +177,11 @@ def aggregated_batch_cap(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     kv = decode_batch_cap(model, pricer.system, lay, dep.precision, ctx, pricer.efficiency, dep.mtp,
                           float(dep.prefill_budget(lay)), wl.mean_isl / (steps * chunk),
                           memory_fraction=dep.memory_fraction, engine=dep.memory_profile)
+    prof = dep.memory_profile
+    if prof is not None and prof.rule == "sglang":  # the engine admits by reserved tokens, not by use
+        kv = min(kv, admission_batch_cap(model, pricer.system, lay, dep.precision, prof, wl.mean_isl,
+                                         wl.mean_osl, dep.memory_fraction, dep.mtp)
+                 * (steps * chunk) / (steps * chunk + wl.mean_isl))
     budget_cap = dep.prefill_budget(lay) * steps / wl.mean_isl * lay.pp
     engine = batch_caps(dep, query_len(dep.mtp), wl.mean_isl / steps, lay.pp, layout=lay)
     caps = {"kv_capacity": kv, "max_running": engine.pop("max_running"), "prefill_budget": budget_cap, **engine}

@@ -8,6 +8,8 @@ never preempted). Accounting per step:
 - admission: a waiting request is admitted while running < ``max_running`` (and, with
   ``max_tokens_per_step`` T, while the running sequences' decode rows q each stay ≤ T) and its
   prompt's KV fits (evicting prefix-cache entries LRU-first); admission is head-of-line FCFS;
+  with ``reserve_outputs`` (an SGLang memory profile for ``ignore_eos`` clients) also only while
+  every running request and it can finish with their whole outputs (:meth:`Instance._can_finish`);
 - the step carries every decoding sequence plus prefill chunks of admitted requests, oldest
   first, up to ``token_budget`` prefill tokens (and within T − decode rows when T is set); the
   limits an instance gets are its own (Simulation passes Deployment.prefill_budget /
@@ -67,7 +69,8 @@ class Instance:
 
     def __init__(self, idx: int, role: str, timer: StepTimer, chips: int, capacity_tokens: float,
                  max_running: int, token_budget: int, prefix_cache: PrefixCache, mtp: MTP | None,
-                 rng: np.random.Generator, max_tokens_per_step: int | None = None, recv_interval: int = 1) -> None:
+                 rng: np.random.Generator, max_tokens_per_step: int | None = None, recv_interval: int = 1,
+                 reserve_outputs: bool = False) -> None:
         self.id, self.role, self.timer, self.chips = idx, role, timer, chips
         self.capacity = float(capacity_tokens)
         self.rows = 1 + mtp.draft_tokens if mtp else 1  # decode rows per sequence per step
@@ -80,6 +83,7 @@ class Instance:
         self.waiting: deque[Request] = deque()
         self.inbox: list[Request] = []  # arrived, not yet read by the scheduler (its poll)
         self.recv_interval = max(int(recv_interval), 1)
+        self.reserve_outputs = reserve_outputs and role != "decode"
         self._since_poll = 0
         self._last_prefill = False
         self.prefilling: list[Request] = []
@@ -132,6 +136,26 @@ class Instance:
             self.cache.evict(int(short) + 1)
         return self.used + self.cache.tokens + need <= self.capacity
 
+    def _can_finish(self, req: Request) -> bool:
+        """SGLang's admission of ``ignore_eos`` requests without a radix cache
+        (``PrefillAdder.add_one_req_ignore_eos``; deploy/engine_memory.py): the running requests and
+        ``req``, sorted by output tokens left, must all finish in the pool — when the i-th finishes,
+        the free tokens plus those the earlier ones freed cover the growth (its tokens left) of each
+        of the bs still running, with one token per sequence to spare."""
+        held = [(r.osl - r.generated, r.isl + r.generated) for r in (*self.prefilling, *self.decoding.values())]
+        held.append((req.osl - req.generated, req.isl + req.generated))
+        held.sort()
+        free = self.capacity - self.used - self.cache.tokens - (req.isl + req.generated)
+        freed, n = 0.0, len(held)
+        for i, (left, occ) in enumerate(held):
+            if left <= 0:
+                freed += occ
+                continue
+            if free + freed - left * (n - i) <= n - i:
+                return False
+            freed += occ
+        return True
+
     def _admit(self, now: float) -> None:
         while self.waiting and len(self.prefilling) + len(self.decoding) < self.max_running:
             req = self.waiting[0]
@@ -145,7 +169,7 @@ class Instance:
                     entry = self.cache.entries.get(key, 0)
                     req.cached_tokens = self.cache.lookup(key, req.isl)
                 need = req.isl + req.generated
-            if not self._free(need):
+            if not self._free(need) or (self.reserve_outputs and not self._can_finish(req)):
                 if self.role != "decode" and entry:
                     self.cache.insert(key, entry)  # not admitted: its prefix stays cached
                     self.cache.hits_tokens -= req.cached_tokens

@@ -89,6 +89,7 @@ class Simulation:
         self.requests: list[Request] = []
         self.instances: list[Instance] = []
         pools = [("agg", dep.decode)] if dep.prefill is None else [("prefill", dep.prefill), ("decode", dep.decode)]
+        prof = dep.memory_profile
         for role, pool in pools:
             validate_layout(pool.layout, model, self.system)
             cap = _capacity_tokens(model, pricer, pool.layout, dep.precision, ctx_ref, dep.prefill_budget(pool.layout),
@@ -106,7 +107,8 @@ class Simulation:
                 self.instances.append(Instance(len(self.instances), role, timer, pool.layout.chips, cap,
                                                dep.running_limit(pool.layout), dep.prefill_budget(pool.layout),
                                                cache, dep.mtp, self.rng, dep.step_token_cap(pool.layout),
-                                               dep.recv_interval if role == "agg" else 1))
+                                               dep.recv_interval if role == "agg" else 1,
+                                               reserve_outputs=prof is not None and prof.ignore_eos_admission))
         self.chips = dep.chips
         self._kv_capacity = sum(i.capacity for i in self.instances if i.role != "prefill")
         self.engine = Engine(self._dispatch)
