@@ -144,5 +144,8 @@ def test_simulation_runs_the_rule_with_the_profile_only():
     m, pr = load_model("deepseek-r1"), load_pricer("h200")
     kw, _ = launch_limits("h200", "deepseek-r1", "sglang", "fp8", 8, 8192, 1024, 64)
     dep = Deployment(with_launch_kv(get_precision("fp8"), kw), Pool(TP8), **kw)
-    assert all(i.reserve_outputs for i in Simulation(m, pr, dep).instances)
+    sim = Simulation(m, pr, dep)
+    assert all(i.reserve_outputs for i in sim.instances)
+    # the pool is SGLang's max_total_num_tokens, whatever the reference context
+    assert sim.instances[0].capacity == pytest.approx(_h200_pool_bytes(m, dep.precision) / R1_BF16_TOKEN)
     assert not any(i.reserve_outputs for i in Simulation(m, pr, Deployment(dep.precision, Pool(TP8))).instances)
