@@ -16,8 +16,12 @@ from jalapeno.specs.workload import Workload
 
 
 def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, concurrency: float | None,
-                  convention: str = "all-in", rate: float | None = None) -> PredictionRecord:
+                  convention: str = "all-in", rate: float | None = None,
+                  recurring_waves: bool = False) -> PredictionRecord:
     """The record (analysis/records.py) of ``dep`` serving ``wl`` at ``concurrency`` (or open-loop ``rate``).
+
+    ``recurring_waves``: a fixed-length closed loop whose users start together repeats its first
+    wave's burst (serve/queueing.py effect 6; serve/point.serve_at_concurrency).
 
     Raises:
         SpecError: non-positive concurrency or unknown power convention.
@@ -38,7 +42,7 @@ def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
         raise InfeasibleDeployment("deployment", f"{dep.chips} chips exceed {system.name}'s {system.max_chips}",
                                    "use fewer workers or smaller pools")
     if rate is None:
-        pts = serve_at_concurrency(model, pricer, dep, wl, [concurrency])
+        pts = serve_at_concurrency(model, pricer, dep, wl, [concurrency], recurring_waves=recurring_waves)
     else:
         pts = serve_at_rate(model, pricer, dep, wl, [rate])
     return PredictionRecord.from_points(pts, 0, dep, system, convention, model=model.name, workload=wl,

@@ -51,6 +51,10 @@ def predict(
     concurrency: float = typer.Option(None, "--concurrency", "-c", help="Closed-loop concurrency of the deployment."),
     rate: float = typer.Option(None, "--rate", "-r", help="Open loop instead: requests per second."),
     fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
+    recurring_waves: bool = typer.Option(False, "--recurring-waves",
+                                         help="With --fixed-lengths and --concurrency: the users start together "
+                                         "and every wave repeats the first one's prefill burst (as the simulator "
+                                         "shows; docs/model.md §8.7 (6)), instead of waves that spread."),
     tp: int = typer.Option(None, "--tp", help="Attention tensor parallelism (aggregated; default: the smallest "
                            "layout whose weights fit, when no --tp/--dp/--ep/--pp is given)."),
     dp: int = typer.Option(None, "--dp", help="Attention data parallelism (aggregated; default 1)."),
@@ -100,6 +104,9 @@ def predict(
                         "closed loop: --concurrency C; open loop: --rate R (requests/s)")
     if concurrency is not None:
         check_concurrency([concurrency])
+    if recurring_waves and (not fixed_lengths or concurrency is None):
+        raise SpecError("--recurring-waves", "applies to a fixed-length closed loop only",
+                        "add --fixed-lengths and give --concurrency (not --rate), or drop --recurring-waves")
     if (prefill is None) != (decode is None):
         raise SpecError("--prefill/--decode", "disaggregated serving needs both pools",
                         'pass both --prefill "tp=..,workers=.." and --decode "..", or neither')
@@ -123,7 +130,7 @@ def predict(
                          mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank), memory_fraction=memory_fraction,
                          overlap=overlap, **lim)
     _check_engine_pool(m, s, dep, memory_fraction)
-    point = predict_point(m, pr, dep, wl, concurrency, power, rate=rate)
+    point = predict_point(m, pr, dep, wl, concurrency, power, rate=rate, recurring_waves=recurring_waves)
     if not point.feasible:
         from jalapeno.errors import InfeasibleDeployment
 
