@@ -350,3 +350,16 @@ def test_simulate_defaults_to_the_smallest_layout_that_fits_like_predict(capsys)
     assert "smallest whose weights fit" in err and "TP4" in err
     check_error(*run(capsys, "simulate", "--system", "gb200-nvl72", "--model", "deepseek-r1", "-w", "1k1k",
                      "--tp", "2", "-c", "4", "--requests", "20"), "weights do not fit", "--tp 4")
+
+
+@pytest.mark.parametrize(("args", "layout"), [
+    ((), "attn TP1 DP8 · MoE TP1 EP8"),                     # no layout option: DEP8, as before
+    (("--tp", "8"), "attn TP8 DP1 · MoE TP1 EP8"),          # was TP8 x DP8: 64 chips for "--tp 8"
+    (("--tp", "8", "--ep", "1"), "attn TP8 DP1 · MoE TP8 EP1"),
+    (("--dp", "32"), "attn TP1 DP32 · MoE TP1 EP32"),
+    (("--ep", "16"), "attn TP1 DP16 · MoE TP1 EP16"),
+])
+def test_step_fills_the_layout_options_not_given_from_those_given(capsys, args, layout):
+    code, out, err = run(capsys, "step", "-s", "b200", "-m", "deepseek-r1", *args)
+    assert code == 0, err
+    assert layout in " ".join(out.split())

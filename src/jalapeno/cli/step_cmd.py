@@ -32,6 +32,17 @@ from jalapeno.specs.formats import check_fallback_used
 from jalapeno.specs.routing import ROUTING_HELP
 
 
+def default_layout(tp: int | None, dp: int | None, ep: int | None) -> tuple[int, int, int]:
+    """``step``'s layout from the options given: DEP8 (attention DP8, EP8) with none of them;
+    otherwise TP 1, DP 1 with ``--tp`` (else ``--ep``'s value), EP over every chip of the instance
+    (tp x dp), so that ``--tp 8`` alone is TP8 on 8 chips, not TP8 x DP8 on 64."""
+    if tp is None and dp is None and ep is None:
+        return 1, 8, 8
+    tp = 1 if tp is None else tp
+    dp = (1 if ep is None or tp > 1 else ep) if dp is None else dp
+    return tp, dp, tp * dp if ep is None else ep
+
+
 def step(
     system: str = typer.Option("jalapeno", "--system", "-s", help="System name or TOML path."),
     model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
@@ -39,9 +50,11 @@ def step(
     kv_dtype: str = kv_dtype_option(),
     attention_dtype: str = attention_dtype_option(),
     compute_fallback: bool = compute_fallback_option(),
-    tp: int = typer.Option(1, "--tp", help="Attention tensor parallelism."),
-    dp: int = typer.Option(8, "--dp", help="Attention data parallelism."),
-    ep: int = typer.Option(8, "--ep", help="Expert parallelism (1 for dense models)."),
+    tp: int = typer.Option(None, "--tp", help="Attention tensor parallelism (default 1)."),
+    dp: int = typer.Option(None, "--dp", help="Attention data parallelism (default: 1 with --tp, else --ep's "
+                           "value, else 8: with none of --tp/--dp/--ep the step is DEP8)."),
+    ep: int = typer.Option(None, "--ep", help="Expert parallelism (default: every chip of the instance, tp x dp; "
+                           "1 for dense models)."),
     pp: int = typer.Option(1, "--pp", help="Pipeline stages."),
     eplb: int = typer.Option(None, "--eplb", help="EPLB with this many redundant experts (EP must divide "
                              "experts + R; default: off)."),
@@ -74,6 +87,7 @@ def step(
     from jalapeno.cost.sliced import chip_model_pricer, slice_summary
     from jalapeno.specs.routing import with_routing
 
+    tp, dp, ep = default_layout(tp, dp, ep)
     m = with_routing(load_model(model), routing)
     if slices and chip_model == "tiled":
         raise SpecError("--slices", "shows the sliced chip model, and --chip-model tiled was given",
