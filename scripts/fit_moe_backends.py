@@ -1,8 +1,10 @@
 """Write data/moe_backends.toml: the measured routed-expert latency of each TensorRT-LLM MoE backend.
 
 Runs fit/moe_backends.measured_curves (which rows, which shapes: its docstring) on aiconfigurator's
-B200 and GB200 ``moe_perf`` tables (pip install -e ".[calibrate]").
-Run: python scripts/fit_moe_backends.py [--dry-run]   (seconds)
+B200 and GB200 ``moe_perf`` tables (pip install -e ".[calibrate]"); the ``cutedsl`` curves are read
+from a checkout of github.com/ai-dynamo/aiconfigurator (fit/moe_backends.REPO_TABLES: not in the
+released package), given as ``--aic-repo PATH`` (``git clone`` it and check out 095f58a51c4c).
+Run: python scripts/fit_moe_backends.py --aic-repo PATH [--dry-run]   (seconds)
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from jalapeno.fit.moe_backends import measured_curves
+from jalapeno.errors import JalapenoError
+from jalapeno.fit.moe_backends import REPO_TABLES, measured_curves
 
 OUT = Path(__file__).resolve().parent.parent / "src" / "jalapeno" / "data" / "moe_backends.toml"
 
@@ -34,7 +37,9 @@ def to_toml(curves: list[dict], report: dict) -> str:
              "# the backend (data/engines.toml `moe_backend`; docs/model.md §8.6).",
              "# Data: a small subset of the moe_perf tables shipped in NVIDIA's aiconfigurator-core package",
              "# (Apache License 2.0, github.com/ai-dynamo/aiconfigurator), selected by the script and",
-             "# redistributed under that licence with this attribution; the package itself is read at fit time.", ""]
+             "# redistributed under that licence with this attribution; the package itself is read at fit time.",
+             "# The cutedsl curves: SGLang's FlashInfer CuTe-DSL NVFP4 MoE rows of the same project's source",
+             "# tree (commit named in each curve's table; not in the released package), same licence.", ""]
     for c in curves:
         lines.append("[[curve]]")
         lines += [f"{k} = {_v(v)}" for k, v in c.items()]
@@ -48,7 +53,16 @@ def to_toml(curves: list[dict], report: dict) -> str:
 
 
 def main(argv: list[str]) -> int:
-    text = to_toml(*measured_curves())
+    repo = argv[argv.index("--aic-repo") + 1] if "--aic-repo" in argv[:-1] else None
+    if repo is None and "--dry-run" not in argv:
+        print(f"--aic-repo PATH is needed to write {OUT.name}: without it the curves of "
+              f"{', '.join(REPO_TABLES)} would be dropped (a checkout of github.com/ai-dynamo/aiconfigurator)")
+        return 2
+    try:
+        text = to_toml(*measured_curves(repo=repo))
+    except JalapenoError as e:
+        print(e)
+        return 2
     if "--dry-run" in argv:
         print(text)
     else:

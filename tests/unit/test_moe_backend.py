@@ -11,6 +11,20 @@ latency per layer in ms:
 
 and from the InferenceX recipe files (benchmarks/multi_node/srt-slurm-recipes/dsr1/trtllm/
 {b200,gb200}-fp4/1k1k/disagg/mtp/*.yaml @792d8aa4b858, decode ``moe_config.backend``).
+
+CuTe-DSL (``cutedsl``), GB200, same shape and routing, from aiconfigurator's source tree @095f58a51c4c
+(aic-core/src/aiconfigurator_core/systems/data/gb200/moe/sglang/0.5.10/moe_perf.parquet,
+kernel_source sglang_flashinfer_cutedsl_moe), ms per layer:
+
+    EP16: 512 tokens 0.0890, 8192 tokens 0.1480;   EP32: 512 tokens 0.0521
+
+Independent cross-check: FlashInfer's benchmark of TensorRT-LLM's fused CuTe-DSL NVFP4 MoE as ported
+to FlashInfer (flashinfer-ai/flashinfer PR #5301 description, benchmarks/bench_moe_deepseek.py,
+DeepSeek-V3 shape, 32 local experts = EP8, CuteDSL W4A4 column; EP8 confirmed by its TFLOPS column:
+552.98 TFLOP/s x 0.163106 ms / (6·7168·2048 FLOP) = 1024 assignments at 1024 tokens), ms:
+
+    tokens      64        128       256       512       1024
+    CuteDSL   0.143649  0.147601  0.155697  0.157825  0.163106
 """
 
 from __future__ import annotations
@@ -35,6 +49,8 @@ from jalapeno.specs.workload import Workload
 
 MOE_LAYERS = 58  # DeepSeek-R1: 61 layers, the first 3 dense
 MEASURED_MS = {"cutlass": {32: 0.307, 128: 0.278, 512: 0.287}, "trtllm": {32: 0.136, 128: 0.182, 512: 0.212}}
+CUTEDSL_GB200_MS = {16: {512: 0.0890, 8192: 0.1480}, 32: {512: 0.0521}}
+FLASHINFER_CUTEDSL_EP8_MS = {64: 0.143649, 128: 0.147601, 256: 0.155697, 512: 0.157825, 1024: 0.163106}
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +80,29 @@ def test_routed_experts_cost_the_measured_kernel_of_the_named_backend(dsr1, b200
     np.testing.assert_allclose(got, list(MEASURED_MS[backend].values()), atol=5e-4)  # ms, table rounded to 1 µs
 
 
+@pytest.mark.parametrize("ep", sorted(CUTEDSL_GB200_MS))
+def test_gb200_cutedsl_pools_cost_the_measured_cute_dsl_kernel(dsr1, ep):
+    gb = load_any_pricer("gb200-nvl72", "calibrated")
+    flat = gb.with_efficiency(replace(gb.efficiency, moe_load_skew=0.0))
+    lay = Layout(tp=1, dp=ep, ep=ep)
+    p = with_moe_backend(flat, "cutedsl", dsr1, lay)
+    assert isinstance(p, MeasuredMoePricer) and "sglang 0.5.10" in p.curve.label
+    got = _moe_ms_per_layer(p, dsr1, lay, list(CUTEDSL_GB200_MS[ep]))
+    np.testing.assert_allclose(got, list(CUTEDSL_GB200_MS[ep].values()), atol=5e-4)
+
+
+@pytest.mark.parametrize("system", ["b200", "gb200-nvl72"])
+def test_cutedsl_curve_agrees_with_flashinfers_fused_cute_dsl_moe(dsr1, system):
+    # two CuTe-DSL NVFP4 MoE paths measured independently (SGLang's masked grouped GEMM in
+    # aiconfigurator's table; TensorRT-LLM's gather/finalize-fused kernels in FlashInfer's benchmark)
+    lay = Layout(tp=1, dp=8, ep=8)
+    pr = load_any_pricer(system, "calibrated")
+    p = with_moe_backend(pr.with_efficiency(replace(pr.efficiency, moe_load_skew=0.0)), "cutedsl", dsr1, lay)
+    got = _moe_ms_per_layer(p, dsr1, lay, list(FLASHINFER_CUTEDSL_EP8_MS))
+    ratio = got / np.array(list(FLASHINFER_CUTEDSL_EP8_MS.values()))
+    assert np.all(np.abs(ratio - 1) < 0.10), ratio
+
+
 def test_cutlass_is_slower_than_trtllm_gen_where_the_tables_say_so(dsr1, b200):
     lay = Layout(tp=1, dp=8, ep=8)
     cut = _moe_ms_per_layer(with_moe_backend(b200, "cutlass", dsr1, lay), dsr1, lay, [512.0])
@@ -88,7 +127,7 @@ def test_other_ops_and_collectives_are_the_wrapped_pricers(dsr1, b200):
 def test_unmeasured_backend_shape_or_layout_keeps_the_calibrated_pricer(dsr1, b200):
     dep8 = Layout(tp=1, dp=8, ep=8)
     assert with_moe_backend(b200, None, dsr1, dep8) is b200
-    assert with_moe_backend(b200, "cutedsl", dsr1, dep8) is b200  # not collected by aiconfigurator
+    assert with_moe_backend(b200, "deepgemm", dsr1, dep8) is b200  # not collected for B200 NVFP4
     assert with_moe_backend(b200, "cutlass", dsr1, Layout(tp=1, dp=8, ep=8, eplb=32)) is b200  # redundant experts
     assert with_moe_backend(b200, "cutlass", load_model("llama-3.3-70b"), Layout(tp=8)) is b200  # dense
     h100 = load_any_pricer("h100", "calibrated")
@@ -157,3 +196,30 @@ def test_a_variant_chip_carries_the_measurement_over_by_its_roofline(dsr1):
     # an efficiency-only what-if leaves the chip as measured: the measurement is used as is
     same = load_pricer("b200", overrides=(("efficiency.kernel_launch_s", 4e-6),))
     assert with_moe_backend(same, "cutlass", dsr1, lay).reference is None
+
+
+def test_repo_table_is_read_from_a_checkout_and_a_missing_one_is_named(tmp_path):
+    pytest.importorskip("pyarrow")  # parquet: the [calibrate] extra
+    import pandas as pd
+
+    from jalapeno.fit.kernel_tables import REPO_DATA, load_repo_table
+
+    d = tmp_path.joinpath(*REPO_DATA, "gb200", "moe", "sglang", "0.5.10")
+    d.mkdir(parents=True)
+    pd.DataFrame({"num_tokens": [1, 2], "latency": [0.02, 0.03]}).to_parquet(d / "moe_perf.parquet")
+    got = load_repo_table(str(tmp_path), "gb200", "moe", "moe_perf", "sglang", "0.5.10")
+    assert list(got.latency) == [0.02, 0.03]
+    with pytest.raises(SpecError, match=r"aic_repo.*moe/sglang/0\.5\.9/moe_perf\.parquet.*ai-dynamo/aiconfigurator"):
+        load_repo_table(str(tmp_path), "gb200", "moe", "moe_perf", "sglang", "0.5.9")
+
+
+def test_fit_script_refuses_to_drop_the_repo_curves(capsys):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "fit_moe_backends.py"
+    spec = importlib.util.spec_from_file_location("fit_moe_backends", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main([]) == 2
+    assert "--aic-repo PATH is needed" in capsys.readouterr().out

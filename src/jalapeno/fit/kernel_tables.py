@@ -71,6 +71,27 @@ def load_nccl_table(system_dir: str) -> tuple[pd.DataFrame | None, str | None]:
     return None, None
 
 
+#: Where a table lives in a checkout of github.com/ai-dynamo/aiconfigurator (the source tree the
+#: package is built from; it holds tables a released package may not ship)
+REPO_DATA = ("aic-core", "src", "aiconfigurator_core", "systems", "data")
+
+
+def load_repo_table(repo: str, system_dir: str, family: str, name: str, backend: str, version: str) -> pd.DataFrame:
+    """One kernel table (latency in ms) read from an aiconfigurator source checkout ``repo`` (a
+    folder; :data:`REPO_DATA` below it), for tables the installed package lacks.
+
+    Raises:
+        SpecError: the table is not in that checkout.
+    """
+    from pathlib import Path
+
+    f = Path(repo).joinpath(*REPO_DATA, system_dir, family, backend, version, f"{name}.parquet")
+    if not f.is_file():
+        raise SpecError("aic_repo", f"no {f.relative_to(repo) if f.is_relative_to(repo) else f} in {repo}",
+                        "pass a checkout of github.com/ai-dynamo/aiconfigurator that has it (e.g. commit 095f58a51)")
+    return pd.read_parquet(f)
+
+
 def load_table(system_dir: str, family: str, name: str, backend: str = BACKEND) -> tuple[pd.DataFrame, str]:
     """One kernel table (latency in ms) and the version of ``backend`` (an aiconfigurator backend
     folder: ``trtllm``, ``vllm``, ``sglang``) it came from."""

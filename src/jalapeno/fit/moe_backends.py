@@ -21,21 +21,39 @@ collector labels the TRT-LLM-gen min-latency path ``moe_torch_flow_min_latency``
 balanced-routing NVFP4 rows at the routed-expert shapes of the catalog's MoE models (hidden,
 expert intermediate, experts, top-k), one curve (tokens → latency) per EP size, with no tensor
 parallelism inside the experts (:data:`MOE_TP`: the layouts the recipes naming a backend run).
-A backend without measured rows (``CUTEDSL``: not collected) ships nothing and keeps the
-calibrated set. scripts/fit_moe_backends.py writes the result to data/moe_backends.toml (read by
-specs/moe_backends.py, priced by cost/moe_backend.py).
+TensorRT-LLM's ``CUTEDSL`` backend (the CuTe-DSL NVFP4 grouped GEMMs with the token gather
+fused into the first and the finalize into the second, TensorRT-LLM PRs #8880, #9288, #9618) is
+not in aiconfigurator's TRT-LLM tables. The CuTe-DSL NVFP4 MoE measured on the same chips is
+SGLang's ``flashinfer_cutedsl`` path (FlashInfer's CuTe-DSL block-scaled masked grouped GEMMs,
+``flashinfer_cutedsl_moe_masked``: kernel_source ``sglang_flashinfer_cutedsl_moe``, SGLang 0.5.10,
+collector/sglang/collect_moe.py), in aiconfigurator's source tree (commit 095f58a51c4c, not in the
+0.12.0 package: :data:`REPO_TABLES`, read with ``--aic-repo``); it is shipped as the ``cutedsl``
+curve. Cross-check (tests/unit/test_moe_backend.py): FlashInfer's own benchmark of TensorRT-LLM's
+fused CuTe-DSL MoE ported to FlashInfer (``cute_dsl_fused_moe_nvfp4``, flashinfer-ai/flashinfer
+PR #2398; figures in PR #5301, ``benchmarks/bench_moe_deepseek.py``, DeepSeek-V3 shape, EP8, W4A4)
+lies within 0.93-1.00x of the B200 EP8 curve at 64-1024 tokens; below 16 tokens the fused path is
+8-16 µs slower (routing sort and output memset the masked path leaves to DeepEP). EP1 rows are
+left out (:data:`MIN_EP`: the collector ran EP1 NVFP4 through FlashInfer's TRT-LLM BF16xFP4
+kernel, ``use_trtllm_bf16_fp4``). scripts/fit_moe_backends.py writes the result to
+data/moe_backends.toml (read by specs/moe_backends.py, priced by cost/moe_backend.py).
 """
 
 from __future__ import annotations
 
-from jalapeno.fit.kernel_tables import load_table
+from jalapeno.fit.kernel_tables import load_repo_table, load_table
 from jalapeno.specs.catalog import list_models, load_model
 
 #: backend name (TRT-LLM ``moe_config.backend``, lower case) → aiconfigurator ``kernel_source`` labels
 BACKEND_SOURCES: dict[str, tuple[str, ...]] = {
     "trtllm": ("moe_torch_flow_min_latency",),
     "cutlass": ("moe_torch_flow_cutlass",),
+    "cutedsl": ("sglang_flashinfer_cutedsl_moe",),
 }
+#: backends whose rows come from an aiconfigurator source checkout, not the installed package:
+#: backend → (aiconfigurator framework folder, its version, the checkout's commit the data were read at)
+REPO_TABLES: dict[str, tuple[str, str, str]] = {"cutedsl": ("sglang", "0.5.10", "095f58a51c4c")}
+#: smallest expert parallelism shipped per backend (others: 1)
+MIN_EP: dict[str, int] = {"cutedsl": 2}
 #: systems whose own tables hold both paths (B300/GB300's lack the TRT-LLM-gen rows: fit/kernel_tables.py)
 SYSTEM_DIRS: dict[str, str] = {"b200": "b200_sxm", "gb200-nvl72": "gb200"}
 #: table formats shipped → the op's compute format (NVFP4: what the recipes naming a backend serve)
@@ -56,22 +74,39 @@ def catalog_shapes() -> set[tuple[int, int, int, int]]:
     return out
 
 
-def measured_curves(systems=tuple(SYSTEM_DIRS)) -> tuple[list[dict], dict]:
+def _tables(name: str, repo: str | None) -> dict[str, tuple]:
+    """backend → (table, its label) for one system: the package's TRT-LLM table, and each of
+    :data:`REPO_TABLES` from the checkout ``repo`` (left out when ``repo`` is None)."""
+    df, version = load_table(SYSTEM_DIRS[name], "moe", "moe_perf")
+    out = {b: (df, f"aiconfigurator {SYSTEM_DIRS[name]} moe_perf {version}") for b in BACKEND_SOURCES if b not in REPO_TABLES}
+    if repo is not None:
+        for b, (framework, ver, commit) in REPO_TABLES.items():
+            out[b] = (load_repo_table(repo, SYSTEM_DIRS[name], "moe", "moe_perf", framework, ver),
+                      f"aiconfigurator @{commit} {SYSTEM_DIRS[name]} {framework} {ver} moe_perf")
+    return out
+
+
+def measured_curves(systems=tuple(SYSTEM_DIRS), repo: str | None = None) -> tuple[list[dict], dict]:
     """(curves, report): one dict per (system, backend, shape, expert TP, EP) with ``tokens`` and
     ``latency_ms`` (ascending tokens; the fastest of repeated rows), and per system and backend
-    the table, kernel sources and counts behind them."""
+    the table, kernel sources and counts behind them. ``repo``: a checkout of
+    github.com/ai-dynamo/aiconfigurator holding :data:`REPO_TABLES` (None: those backends are left out).
+
+    Raises:
+        SpecError: ``repo`` lacks a table of :data:`REPO_TABLES`.
+    """
     shapes = catalog_shapes()
     curves, report = [], {}
     for name in systems:
-        df, version = load_table(SYSTEM_DIRS[name], "moe", "moe_perf")
-        table = f"aiconfigurator {SYSTEM_DIRS[name]} moe_perf {version}"
-        for backend, sources in BACKEND_SOURCES.items():
+        for backend, (df, table) in _tables(name, repo).items():
+            sources = BACKEND_SOURCES[backend]
             d = df[df.kernel_source.isin(sources) & df.moe_dtype.isin(list(DTYPES)) & (df.distribution == "balanced")]
             keys = ["moe_dtype", "hidden_size", "inter_size", "num_experts", "topk", "moe_tp_size", "moe_ep_size"]
             n = 0
             for k, g in d.groupby(keys):
                 dtype, h, inter, e, top, tp, ep = k
-                if (int(h), int(inter), int(e), int(top)) not in shapes or int(tp) not in MOE_TP:
+                if ((int(h), int(inter), int(e), int(top)) not in shapes or int(tp) not in MOE_TP
+                        or int(ep) < MIN_EP.get(backend, 1)):
                     continue
                 g = g.groupby("num_tokens", as_index=False).latency.min().sort_values("num_tokens")
                 if len(g) < MIN_POINTS:

@@ -8,7 +8,8 @@ rows of one path only, fit/moe_backends.py) holds the measured per-layer latency
 on one system at the routed-expert shapes of the catalog's MoE models. A pool whose recipe names a
 backend (``Pool.moe_backend``, data/engines.toml) has its routed experts priced by them
 (cost/pricer.with_moe_backend, cost/moe_backend.py); a backend or shape with no measurement on the
-system (``cutedsl``: not collected; a user's system) keeps the calibrated set. docs/model.md §8.6.
+system (``deepgemm`` on B200/GB200; B300/GB300; a user's system) keeps the calibrated set. ``cutedsl`` curves are
+SGLang's FlashInfer CuTe-DSL rows (fit/moe_backends.py). docs/model.md §8.6.
 """
 
 from __future__ import annotations
