@@ -7,7 +7,7 @@ Prints Markdown tables; docs/agentic.md §4-§5 are this script's output.
 
 from __future__ import annotations
 
-import sys
+import argparse
 
 from jalapeno.analysis.agentic import compare_agentic
 from jalapeno.analysis.sweep import SweepOptions
@@ -83,8 +83,11 @@ def sim_grid() -> None:
 
 
 if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--no-sim", action="store_true", help="skip the simulator grid")
+    args = ap.parse_args()
     for name in ("deepseek-r1", "kimi-k2.5"):
         worked(name)
     worked("deepseek-r1", use_tiers=False)
-    if "--no-sim" not in sys.argv:
+    if not args.no_sim:
         sim_grid()

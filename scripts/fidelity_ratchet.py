@@ -9,6 +9,7 @@ ever lowers one (and adds a threshold for a new group of at least MIN_GROUP poin
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from jalapeno.fit.fidelity import MIN_GROUP, THRESHOLDS, check, guard_figures, guard_rows, load_thresholds, ratchet
@@ -48,4 +49,6 @@ def main(write: bool) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main("--write" in sys.argv[1:]))
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--write", action="store_true", help="ratchet the thresholds file down to the figures + margin")
+    sys.exit(main(ap.parse_args().write))

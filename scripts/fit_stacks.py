@@ -8,7 +8,7 @@ Run: python scripts/fit_stacks.py [--dry-run]   (a few minutes)
 
 from __future__ import annotations
 
-import sys
+import argparse
 from pathlib import Path
 
 from jalapeno.fit.stack_fit import fit_all
@@ -47,7 +47,7 @@ def to_toml(fits: dict) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(dry_run: bool) -> None:
     fits = fit_all()
     text = to_toml(fits)
     for name, f in fits.items():
@@ -56,10 +56,12 @@ def main() -> None:
         for when in ("before", "after"):
             print("  ", when, {m: f"{d['median_ape']:.1%}/{d['bias']:+.1%} (n {d['n']})"
                                 for m, d in r[when]["held_out"].items()})
-    if "--dry-run" not in sys.argv:
+    if not dry_run:
         OUT.write_text(text)
         print(f"wrote {OUT}")
 
 
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dry-run", action="store_true", help="print the fits; do not write data/stack_fits.toml")
+    main(ap.parse_args().dry_run)
