@@ -428,18 +428,21 @@ def workload_key(isl: int, osl: int) -> str:
 
 
 def launch_limits(system: str, model: str, framework: str, precision: str, tp: int, isl: int, osl: int,
-                  concurrency: float) -> tuple[dict, str]:
-    """Deployment keywords of the recipe whose launch script ran a measured aggregated point (its
-    limits and scheduler poll interval at this load, :func:`launch_recipe`) and a note naming it;
-    ``({}, "")`` when no recipe describes the run. An SGLang recipe with a memory fraction also
-    gives the SGLang memory profile (:data:`SGLANG_MEMORY_PROFILE`) at that fraction, and a recipe
-    with a KV dtype gives ``kv_dtype`` (apply it with :func:`with_launch_kv`).
+                  concurrency: float, serving: str = "agg") -> tuple[dict, str]:
+    """Deployment keywords of the recipe whose launch script ran a measured point (its limits and
+    scheduler poll interval at this load, :func:`launch_recipe`; ``serving`` "agg" or "disagg", ``tp``
+    the decode pool's) and a note naming it; ``({}, "")`` when no recipe describes the run. An SGLang
+    recipe with a memory fraction also gives the SGLang memory profile (:data:`SGLANG_MEMORY_PROFILE`)
+    at that fraction, and a recipe with a KV dtype gives ``kv_dtype`` (apply it with :func:`with_launch_kv`).
 
     >>> kw, note = launch_limits("b200", "deepseek-r1", "sglang", "fp8", 8, 1024, 1024, 32)
     >>> kw["recv_interval"], kw["token_budget"]
     (30, 32768)
+    >>> kw, _ = launch_limits("mi355x", "deepseek-r1", "sglang-disagg", "quark-mxfp4", 1, 1024, 1024, 2048, "disagg")
+    >>> kw["max_running"], kw["token_budget"], kw["budget_per"]  # per attention-DP rank (the MoRI recipe)
+    (160, 12288, 'rank')
     """
-    r = launch_recipe(system, model, framework, precision, tp=tp)
+    r = launch_recipe(system, model, framework, precision, serving=serving, tp=tp)
     if r is None:
         return {}, ""
     r = r.for_workload(workload_key(isl, osl), system)

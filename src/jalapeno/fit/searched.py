@@ -188,8 +188,9 @@ def searched_runs(system: str, model: str, isl: int, osl: int, spaces: list[Sear
     runs the draft length the entry's recipe file names, else the recipe's by load (recipe_mtp).
     Disaggregated Dynamo + TRT-LLM runs carry the recipe's prefill budget (recipe_budget) and the
     decode max_batch their file names (as ``max_running`` per attention-DP rank, like an
-    ``[[identified]]`` entry); aggregated runs their launch recipe's limits where one describes
-    them (deploy/engines.launch_limits).
+    ``[[identified]]`` entry); aggregated runs, and disaggregated runs of other engines (SGLang +
+    MoRI on MI355X), their launch recipe's limits where one describes them
+    (deploy/engines.launch_limits).
     """
     from jalapeno.fit.validate import DYNAMO_TRT_RECIPE, VALIDATION_MTP, recipe_budget, recipe_mtp
 
@@ -210,6 +211,9 @@ def searched_runs(system: str, model: str, isl: int, osl: int, spaces: list[Sear
                     extra["max_running"] = e.max_batch  # per attention-DP rank, as the recipe's budgets
                 if e.prefill is None:
                     extra = launch_limits(system, model, s.framework, prec.name, e.decode.layout.tp, isl, osl, c)[0]
+                elif not trt:  # a disaggregated run of another engine: its launch recipe's limits, if one
+                    extra = launch_limits(system, model, s.framework, prec.name, e.decode.layout.tp, isl, osl, c,
+                                          serving="disagg")[0]
                 dep = Deployment(with_launch_kv(prec, extra), e.decode, prefill=e.prefill, mtp=mtp, **extra)
                 runs.setdefault(repr(dep.as_dict()), (dep, []))[1].append(c)
     return tuple((d, tuple(sorted(set(c)))) for d, c in runs.values())
