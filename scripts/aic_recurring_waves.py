@@ -10,6 +10,8 @@ the regime does not touch). Run: python scripts/aic_recurring_waves.py   (~30 s)
 
 from __future__ import annotations
 
+import argparse
+
 import pandas as pd
 
 from jalapeno.fit.validate import load_aiconfigurator, predict_points
@@ -31,7 +33,7 @@ def main() -> None:
               f"{b['median'].iloc[0]:.1%} (bias {b['bias'].iloc[0]:+.1%}), n {int(a['n'].iloc[0])}")
     a = _summary(spread[spread.metric == "ttft_s"], keys)
     b = _summary(recur[recur.metric == "ttft_s"], keys)
-    t = a.join(b, rsuffix=" recurring")
+    t = a.join(b.add_suffix(" recurring"))
     print("\n| system | model | engine | mode | n | TTFT spread | bias | TTFT recurring | bias |")
     print("|---|---|---|---|---|---|---|---|---|")
     for (s, m, e, mode), r in t.iterrows():
@@ -40,4 +42,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -14,7 +14,7 @@ Run: python scripts/ttft_queue_grid.py [--fixed-lengths] [--agg-only]   (a few m
 
 from __future__ import annotations
 
-import sys
+import argparse
 
 import numpy as np
 
@@ -43,9 +43,7 @@ def cases(fixed: bool):
         yield "llama-3.3-70b", "1k1k", "agg", Deployment(fp8, Pool(Layout(tp=4)))
 
 
-def main() -> None:
-    fixed = "--fixed-lengths" in sys.argv[1:]
-    agg_only = "--agg-only" in sys.argv[1:]
+def main(fixed: bool, agg_only: bool) -> None:
     print("| system | model | workload | mode | deployment | C | analytic TTFT s | simulated TTFT s | error |")
     print("|---|---|---|---|---|---|---|---|---|")
     errs = []
@@ -66,4 +64,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fixed-lengths", action="store_true", help="every request exactly ISL/OSL, C = 1..512")
+    ap.add_argument("--agg-only", action="store_true", help="aggregated deployments only")
+    args = ap.parse_args()
+    main(args.fixed_lengths, args.agg_only)
