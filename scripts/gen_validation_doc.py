@@ -148,6 +148,7 @@ def _causes(rows: pd.DataFrame) -> list[str]:
     mid = ix & (rows["mode"] == "disagg") & (rows.framework == "dynamo-trt") & rows.concurrency.between(48, 180)
     n_m, _, b_m = _group_stat(rows, "throughput_per_chip", mid)
     _, _, b_mt = _group_stat(rows, "tpot_s", mid)
+    n_sg, _, b_sg = _group_stat(rows, "throughput_per_chip", ix & (rows.framework == "dynamo-sglang"))
     agg_ds = (rows.source == "aiconfigurator") & (rows["mode"] == "disagg")
     n_d, m_d, b_d = _group_stat(rows, "tpot_s", agg_ds)
     n_at, m_at, b_at = _group_stat(rows, "ttft_s", rows.source == "aiconfigurator")
@@ -183,7 +184,10 @@ def _causes(rows: pd.DataFrame) -> list[str]:
         "MoE token-pass term fitted on the kernel tables (docs/model.md §11.1).",
         "- **MTP** acceptance is not reported by the sources: Dynamo-TRT rows take the recipes' draft length "
         "(MTP3 light load, MTP1-2 heavy) at the `dynamo-trtllm` profile's fitted per-token acceptance "
-        "(data/stack_fits.toml, docs/stacks.md), other MTP rows k = 1 at 0.85 (labelled per row). Their "
+        "(data/stack_fits.toml, docs/stacks.md), Dynamo-SGLang's B200 FP4 rows their recipes' EAGLE chain "
+        f"(k = 2 at 0.75; throughput {b_sg:+.0%} median, n = {n_sg}: the rows at 32-64 users would match at 0.6 per token, "
+        "those at 256-512 users stay 17-36% over even then, so most of the residual is not the draft mapping), "
+        "other MTP rows k = 1 at 0.85 (labelled per row). Their "
         "decode pools' MoE layers are priced by the kernels of the backend the recipe names (CUTLASS, "
         "TRT-LLM-gen; CuteDSL unmeasured: docs/model.md §8.6). Mid-load Dynamo-TRT points (concurrency "
         f"48-180, n = {n_m}) are over-predicted (throughput {b_m:+.0%}) with TPOT {b_mt:+.0%}: B200's TEP8 "
@@ -257,8 +261,10 @@ def main() -> None:
         "`frontier@interactivity`, `frontier_peak` (fit/validate.py). Dynamo-TRT disaggregated rows read "
         "the InferenceX recipes (SemiAnalysisAI/InferenceX nvidia-master.yaml): prefill attention "
         "data-parallel, decode TEP at <= 64 sequences per worker else DEP, MTP draft length by sequences per "
-        "attention rank (3 / 2 / 1 at <= 48 / <= 100 / more) at 0.75 acceptance per token; other MTP rows "
-        "assume one draft token accepted 85% of the time (DeepSeek-V3 report). Labelled per row. "
+        "attention rank (3 / 2 / 1 at <= 48 / <= 100 / more) at 0.75 acceptance per token; Dynamo-SGLang "
+        "B200 FP4 rows the recipes' EAGLE chain of 2 drafts (speculative-num-steps 2, topk 1) at the same "
+        "0.75; other MTP rows without a recipe assume one draft token accepted 85% of the time (DeepSeek-V3 "
+        "report). Labelled per row. "
         "aiconfigurator disaggregated rows without worker counts are skipped.",
         f"- **Skipped:** {len(skipped)} rows, mostly models outside the catalog or disaggregated rows "
         "without worker counts:",

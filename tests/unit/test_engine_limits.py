@@ -293,6 +293,25 @@ def test_validation_reads_mtp_from_the_engine_data():
     assert atom == {"fp8": MTP(3, 0.0), "quark-mxfp4": MTP(1, 0.85)}
 
 
+def test_dynamo_sglang_b200_fp4_rows_take_the_recipes_eagle_chain():
+    """InferenceX's dsr1-fp4-b200-dynamo-sglang-mtp recipes (1k1k_mtp_{lowlat,maxtpt}_{0,1}.yaml) run
+    EAGLE with speculative-num-steps 2, eagle-topk 1, num-draft-tokens 3: a chain of 2 drafts, at every
+    load; the rows were mapped to the generic 1 draft at 0.85 before. Aggregated SGLang rows keep theirs."""
+    from jalapeno.deploy.engines import launch_mtp
+    from jalapeno.fit import validate
+    from jalapeno.fit.validation_run import DEFAULT_POINTS
+
+    for dec, c in ((Pool(Layout(tp=8, ep=8), 6), 32), (Pool(Layout(tp=1, dp=8, ep=8), 1), 1024)):
+        m = launch_mtp("b200", "deepseek-r1", "dynamo-sglang", "fp4", dec, c, "disagg")
+        assert (m.draft_tokens, m.acceptance) == (2, 0.75)
+        assert m.tokens_per_step == pytest.approx(1 + 0.75 + 0.75 ** 2)
+    assert launch_mtp("b200", "deepseek-r1", "dynamo-sglang", "fp4", Pool(Layout(tp=8, ep=8)), 32) is None  # agg
+    pts, _ = validate.load_inferencex(DEFAULT_POINTS)
+    sg = [p for p in pts if p.framework == "dynamo-sglang" and p.system == "b200" and p.uses_mtp]
+    assert len(sg) == 4 and all(p.deployment.mtp == MTP(2, 0.75) for p in sg)
+    assert all("MTP assumed k=2, acceptance 0.75" in p.notes for p in sg)
+
+
 def test_bad_recipe_entries_are_rejected():
     good = dict(name="x", engine="e", version="1", systems=["b200"], model="deepseek-r1", source="s", precision="fp8",
                 serving="agg")

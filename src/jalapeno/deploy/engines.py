@@ -470,15 +470,18 @@ def with_launch_kv(precision, kw: dict):
 
 
 def launch_mtp(system: str, model: str, framework: str, precision: str, decode: Pool,
-               concurrency: float) -> MTP | None:
-    """The MTP (draft length, acceptance) the launch recipe of a measured aggregated MTP point runs
-    at this load (:func:`launch_recipe`, ``mtp_draft_by_seqs_per_rank`` over the sequences per
-    attention rank); None when no recipe describes the run or the recipe states no draft length.
+               concurrency: float, serving: str = "agg") -> MTP | None:
+    """The MTP (draft length, acceptance) the launch recipe of a measured MTP point runs at this load
+    (:func:`launch_recipe` in ``serving`` mode, ``mtp_draft_by_seqs_per_rank`` over the sequences
+    per attention rank of ``decode``, the aggregated or decode pool); None when no recipe describes
+    the run or the recipe states no draft length.
 
     >>> launch_mtp("mi355x", "deepseek-r1", "atom", "fp8", Pool(Layout(tp=8)), 4)  # accept ~0, ATOM #755
     MTP(draft_tokens=3, acceptance=0.0)
+    >>> launch_mtp("b200", "deepseek-r1", "dynamo-sglang", "fp4", Pool(Layout(tp=8, ep=8), 6), 32, "disagg")
+    MTP(draft_tokens=2, acceptance=0.75)
     """
-    r = launch_recipe(system, model, framework, precision, tp=decode.layout.tp)
+    r = launch_recipe(system, model, framework, precision, serving, tp=decode.layout.tp)
     return r.mtp_at(concurrency / (decode.workers * decode.layout.dp)) if r is not None else None
 
 

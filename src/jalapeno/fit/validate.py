@@ -23,7 +23,8 @@ beyond which users queue) — a stated topology must agree on the GPU count, els
 Dynamo + TRT-LLM disaggregated rows carry the recipe's prefill budget per rank (:func:`recipe_budget`).
 Rows that cannot be mapped are skipped with the reason. MTP rows take the draft length and
 acceptance of their launch recipe (data/engines.toml: Dynamo + TRT-LLM's by load, :func:`recipe_mtp`;
-an aggregated row's, deploy/engines.launch_mtp), else :data:`VALIDATION_MTP`; labelled per row.
+another engine's aggregated or disaggregated recipe, deploy/engines.launch_mtp: Dynamo + SGLang's
+EAGLE chain of 2 drafts on B200 FP4), else :data:`VALIDATION_MTP`; labelled per row.
 Errors: signed % error = predicted/measured − 1; per group n, median and p90 absolute % error and
 the median signed error (bias). A row whose TTFT is the runs' median (``ttft_stat``) is compared with
 the predicted median (p50, which the idle start's first wave skews far less), the others with the mean.
@@ -283,8 +284,8 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
                                             prefill_dp_attention=dynamo_trt)
             notes += [note] if note else []
             if mtp and dec is not None and conc:  # the draft length and acceptance the launch recipe runs
-                mtp = (recipe_mtp(dec, conc) if dynamo_trt
-                       else launch_mtp(system, model, r["framework"], prec, dec, conc) or mtp)
+                mtp = (recipe_mtp(dec, conc) if dynamo_trt else launch_mtp(
+                    system, model, r["framework"], prec, dec, conc, "agg" if pre is None else "disagg") or mtp)
             if dec is not None and conc:
                 budget = recipe_budget(isl, osl, system) if dynamo_trt and pre is not None else {}
                 launch, why = (launch_limits(system, model, r.get("framework", ""), prec, dec.layout.tp, isl, osl, conc)
