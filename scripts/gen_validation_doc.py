@@ -221,7 +221,7 @@ def main() -> None:
         verdict.append(f"- aiconfigurator end-to-end TPOT: median abs. error {aic['median_ape']:.1%} "
                        f"(goal: below 21%): **{'met' if aic['median_ape'] < 0.21 else 'not met'}**. {own_verdict}")
     worst = (rows.dropna(subset=["error"]).assign(abs_err=lambda d: d.error.abs())
-             .sort_values("abs_err", ascending=False).drop_duplicates(["system", "model", "metric"]).head(12))
+             .sort_values(["abs_err", "id"], ascending=[False, True], kind="stable").drop_duplicates(["system", "model", "metric"]).head(12))
     lines = [
         "# Validation: predictions against measured end-to-end results",
         "",
