@@ -20,7 +20,11 @@ Counts follow the model config, the layout (deploy/layout.py conventions) and th
   TP; LM-head logits all-gather over TP; PP activation send/recv between stages; with context
   parallelism the ring KV exchange of attention (cost/attention.py). With attention DP and EP = 1
   (experts tensor-parallel over the whole stage) the MoE layer all-gathers the stage's tokens
-  and reduce-scatters the outputs instead of the all-to-all.
+  and reduce-scatters the outputs instead of the all-to-all, and so does an engine that runs no
+  all-to-all for the layout's EP group on the system (``all_to_all`` False: TensorRT-LLM beyond one
+  NVLink domain, specs/stacks.moe_all_to_all_on): every rank gathers the stage's tokens (BF16: the
+  FP8 block-scale MoE quantises inside its kernel), routes and computes its experts' share of all
+  of them, and the outputs are reduce-scattered back.
 - Context parallelism (cp > 1, prefill only): every CP rank is a replica of the stage's tp·dp
   chips holding 1/cp of each prompt's tokens, so every linear op (GEMMs, MoE, elementwise) runs
   on the rank's tokens with the full per-rank weights (each CP rank reads the weights) and the
@@ -49,7 +53,7 @@ ELEMENTWISE_VECTORS_PER_LAYER = 10.0
 
 
 def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Precision,
-                   batch, eff: Efficiency, query_len: int = 1) -> tuple[OpTable, CollectiveTable]:
+                   batch, eff: Efficiency, query_len: int = 1, all_to_all: bool = True) -> tuple[OpTable, CollectiveTable]:
     """Op and collective tables of one step for one chip of the heaviest stage.
 
     Args:
@@ -57,6 +61,8 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         eff: the efficiency set; the op table reads only what the implementation does (MoE
             load skew and token passes), never a time.
         query_len: rows per decoding sequence (1, or 1 + drafts for an MTP verify step).
+        all_to_all: the engine runs an MoE all-to-all where the layout has one (attention DP with
+            EP); False: all-gather + reduce-scatter instead (module docstring).
 
     Returns:
         (OpTable, CollectiveTable) with arrays (rows, N).
@@ -122,7 +128,7 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         # routing/permute/finalize passes over the tokens a rank handles: with attention DP and an
         # all-to-all dispatch its own tokens (the received ones are in the assignments' bytes);
         # otherwise every token of the group, which each rank holds (TP) or gathers
-        a2a = has_ep_all_to_all(model, layout)
+        a2a = has_ep_all_to_all(model, layout) and all_to_all
         scanned = t if a2a else tokens_in_group
         scan = scanned * h * 2.0 * eff.moe_passes(wf)
         add_routed_experts(ob, "moe.experts", wf, load, touched, h, inter, w_expert, wb, ain, scan, n_moe)
@@ -137,8 +143,11 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
             ob.collective("moe.combine", "all_to_all", layout.stage_chips, per_chip_vectors * h * 2,
                           count=n_moe)
             ob.collective("moe.shared_all_reduce", "all_reduce", tp, t * h * 2, count=n_moe)
-        elif dp > 1:  # experts tensor-parallel over the stage: gather every token, scatter back
-            ob.collective("moe.all_gather", "all_gather", layout.stage_chips, tokens_in_group * h * 2,
+        elif dp > 1:  # gather every token of the stage, scatter the outputs back
+            # TensorRT-LLM gathers NVFP4 activations already quantised (4 bits + an FP8 scale per
+            # 16: fused_moe_cutlass.py quantize_input before allgather); BF16 otherwise
+            ag_b = 0.5 + 1.0 / 16 if eff.moe_exchange == "nvlink_all_to_all" and wf == "fp4" else 2.0
+            ob.collective("moe.all_gather", "all_gather", layout.stage_chips, tokens_in_group * h * ag_b,
                           count=n_moe)
             ob.collective("moe.reduce_scatter", "reduce_scatter", layout.stage_chips,
                           tokens_in_group * h * 2, count=n_moe)

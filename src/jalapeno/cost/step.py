@@ -50,6 +50,7 @@ from jalapeno.deploy.sharding import sharding
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import Precision, check_precision
 from jalapeno.specs.model import ModelSpec
+from jalapeno.specs.stacks import moe_all_to_all_on
 
 BOUNDS = ("compute", "hbm_bandwidth", "scale_up_link", "scale_out_link", "overhead", "on_die_network")
 
@@ -418,6 +419,14 @@ _PRICED: list[tuple[tuple, tuple]] = []
 _PRICED_KEEP = 2
 
 
+def _moe_all_to_all(pricer: Pricer, layout: Layout) -> bool:
+    """Whether the engine (``pricer.efficiency.moe_exchange``) runs the MoE all-to-all for this
+    layout's EP group on this system (specs/stacks.moe_all_to_all_on), else all-gather +
+    reduce-scatter."""
+    return moe_all_to_all_on(pricer.efficiency.moe_exchange, layout.stage_chips, pricer.system.scale_up_chips,
+                             layout.moe_tp)
+
+
 def _priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
                    qlen: int) -> tuple[OpTable, CollectiveTable, OpTimes, object]:
     """The step's op and collective tables (cost/ops.build_step_ops) priced by ``pricer``.
@@ -431,7 +440,8 @@ def _priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: 
     for (m, p, prec, k), out in _PRICED:
         if m is model and p is pricer and prec is precision and k == key:
             return out
-    ops, colls = build_step_ops(model, pricer.system.chip, layout, precision, batch, pricer.efficiency, qlen)
+    ops, colls = build_step_ops(model, pricer.system.chip, layout, precision, batch, pricer.efficiency, qlen,
+                                _moe_all_to_all(pricer, layout))
     out = (ops, colls, pricer.op_times(ops), pricer.collective_times(colls))
     _PRICED.insert(0, ((model, pricer, precision, key), out))
     del _PRICED[_PRICED_KEEP:]
@@ -449,7 +459,7 @@ def _two_batch(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
     split over the scopes in proportion to the all-to-all times.
     """
     ops, colls = build_step_ops(model, pricer.system.chip, layout, precision, batch.halved(),
-                                pricer.efficiency, qlen)
+                                pricer.efficiency, qlen, _moe_all_to_all(pricer, layout))
     times = pricer.op_times(ops)
     cts = pricer.collective_times(colls)
     sh = sharding(model, layout)

@@ -259,15 +259,14 @@ class Efficiency:
             software, not the chip, so every system gets it.
         moe_load_skew: multiplier on the binomial tail of the busiest expert-parallel rank
             (1 = uniform routing; >1 skewed routers; <1 with redundant experts / EPLB). Default 1.
-        memory_reserve_fraction: fraction of usable HBM kept for workspaces, CUDA graphs and
-            fragmentation, beyond the modelled activations. Default 0.04 (7 GB of a B200's 180 GB):
-            engines give 0.85-0.95 of HBM to weights + KV (SGLang mem_fraction_static), but part
-            of the rest is the activation memory modelled separately, and usable HBM already
-            excludes the driver's share (assumption; InferenceX ran DeepSeek-R1 FP8, 168 GB of
-            weights per GPU, on B200 TP4, so the reserve cannot exceed ~6%). Grounding: 1 − 0.04
-            of the nominal 80 / 180 GB equals vLLM's default gpu_memory_utilization 0.9 of the
-            81,559 / 183,359 MiB an H100 / B200 reports within 0.3% (deploy/memory_fit.
+        memory_reserve_fraction: share of usable HBM kept for workspaces, CUDA graphs and
+            fragmentation beyond the modelled activations. Default 0.04 (7 GB of a B200's 180 GB;
+            assumption: InferenceX ran DeepSeek-R1 FP8, 168 GB of weights per GPU, on B200 TP4, so
+            it cannot exceed ~6%); 1 − 0.04 of the nominal 80 / 180 GB equals vLLM's default 0.9 of
+            the 81,559 / 183,359 MiB an H100 / B200 reports within 0.3% (deploy/memory_fit.
             usable_fraction). A deployment's ``memory_fraction`` overrides it.
+        moe_exchange: MoE token exchange under attention DP with EP, set by the software stack
+            (specs/stacks.MOE_EXCHANGES: ``all_to_all``, DeepEP; ``nvlink_all_to_all``, TRT-LLM).
         source: where this parameter set came from (defaults, a TOML, a calibration id).
     """
 
@@ -298,6 +297,7 @@ class Efficiency:
     request_overhead_s: float = 0.15
     prompt_overhead_s_per_token: float = 6.4e-6
     moe_load_skew: float = 1.0
+    moe_exchange: str = "all_to_all"
     memory_reserve_fraction: float = 0.04
     source: str = "jalapeno defaults (docs/model.md)"
 

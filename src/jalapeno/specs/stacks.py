@@ -48,12 +48,33 @@ def _empty() -> MappingProxyType:
 
 
 _STACK_TAG = re.compile(r" \+ stack ")
-_KEYS = {"name", "label", "engines", "base", "source", "overlap", "mtp_acceptance", "low", "high", "sources",
+_KEYS = {"name", "label", "engines", "base", "source", "overlap", "moe_exchange", "mtp_acceptance", "low", "high", "sources",
          "fit", "default_for", "clients", *BAND_FIELDS}
 #: The front-end fields a benchmark client's entry may set (``clients``): what a request spends
 #: outside the accelerator before its first token depends on the engine's server and on the
 #: client that times it (HTTP stack, tokenisation, streaming parser).
 CLIENT_FIELDS: tuple[str, ...] = ("request_overhead_s", "prompt_overhead_s_per_token")
+#: MoE token exchanges an engine runs under attention DP with EP (Efficiency.moe_exchange): a
+#: dispatch/combine all-to-all wherever the layout has one (DeepEP: SGLang, vLLM), or TensorRT-LLM's,
+#: whose all-to-all kernels (MNNVL/NVLink) need the whole EP group inside one NVLink scale-up
+#: domain: beyond it the tokens are all-gathered and the outputs reduce-scattered (DeepEP is off
+#: unless TRTLLM_CAN_USE_DEEP_EP is set; NVIDIA/TensorRT-LLM tensorrt_llm/_torch/modules/fused_moe/
+#: communication/communication_factory.py: MNNVL, then DeepEP, then the AllGatherReduceScatter fallback).
+MOE_EXCHANGES: tuple[str, ...] = ("all_to_all", "nvlink_all_to_all")
+
+
+def moe_all_to_all_on(exchange: str, group_chips: int, scale_up_chips: int, moe_tp: int = 1) -> bool:
+    """Whether an EP group of ``group_chips`` (experts split ``moe_tp`` ways) exchanges tokens by
+    all-to-all under ``exchange``, else all-gather + reduce-scatter: always with ``all_to_all``;
+    with ``nvlink_all_to_all`` only inside one scale-up domain of ``scale_up_chips`` and with
+    whole experts per rank (TensorRT-LLM: "AlltoAll cannot support MoE TP").
+
+    >>> moe_all_to_all_on("nvlink_all_to_all", 16, 8), moe_all_to_all_on("nvlink_all_to_all", 32, 72)
+    (False, True)
+    >>> moe_all_to_all_on("nvlink_all_to_all", 8, 8, moe_tp=2), moe_all_to_all_on("all_to_all", 64, 8, 8)
+    (False, True)
+    """
+    return exchange != "nvlink_all_to_all" or (group_chips <= scale_up_chips and moe_tp == 1)
 #: (id of a profile, client) -> (that profile, its copy with the client's front end); see Stack.for_client
 _CLIENT_COPIES: dict[tuple[int, str], tuple] = {}
 
@@ -72,6 +93,8 @@ class Stack:
         fusion: share of the op table's kernels that launch separately (1: every kernel; the
             effective per-kernel cost is ``kernel_launch_s x fusion``).
         overlap: the engine's default two-batch overlap ("none", "tbo") or None (not stated).
+        moe_exchange: the engine's MoE token exchange (:data:`MOE_EXCHANGES`), or None (the
+            efficiency set's, ``all_to_all``).
         mtp_acceptance: model → {"single": alpha at one draft, "chain": alpha per token at >= 2}.
         low, high: band values of :data:`BAND_FIELDS` (low = slower).
         sources: field → where its value comes from.
@@ -95,6 +118,7 @@ class Stack:
     prompt_overhead_s_per_token: float | None = None
     fusion: float = 1.0
     overlap: str | None = None
+    moe_exchange: str | None = None
     mtp_acceptance: MappingProxyType = field(default_factory=_empty)
     low: MappingProxyType = field(default_factory=_empty)
     high: MappingProxyType = field(default_factory=_empty)
@@ -145,6 +169,8 @@ class Stack:
     def apply(self, eff: Efficiency, which: str = "calibrated") -> Efficiency:
         """``eff`` with this profile's fixed costs (band ``which``) and the stack named in its source."""
         costs = self.costs(which)
+        if self.moe_exchange is not None and self.moe_exchange != eff.moe_exchange:
+            eff = replace(eff, moe_exchange=self.moe_exchange)
         if self.name == DEFAULT_STACK and which == "calibrated" or not costs:
             return eff
         base = _STACK_TAG.split(eff.source)[0]
@@ -193,6 +219,10 @@ def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
         raise SpecError(f"{where}.overlap", f"{raw['overlap']!r}", "use none or tbo")
     if "overlap" in raw:
         kw["overlap"] = raw["overlap"]
+    if "moe_exchange" in raw:
+        if raw["moe_exchange"] not in MOE_EXCHANGES:
+            raise SpecError(f"{where}.moe_exchange", f"{raw['moe_exchange']!r}", f"use one of {', '.join(MOE_EXCHANGES)}")
+        kw["moe_exchange"] = raw["moe_exchange"]
     for band in ("low", "high"):
         b = dict(kw.get(band, {})) if base else {}
         for f, v in raw.get(band, {}).items():
