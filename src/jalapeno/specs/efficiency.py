@@ -423,19 +423,19 @@ class Efficiency:
         clean: dict[str, Any] = {}
         tables = {op: dict(getattr(self, op)) for op in KERNEL_FIELDS}
         for k, v in overrides.items():
-            if k == "source":
-                if not isinstance(v, str):
-                    raise SpecError(f"{where}.source", f"must be a string, got {v!r}", "quote it")
+            if k in ("source", "moe_exchange"):  # the two text parameters
+                if not isinstance(v, str) or k == "moe_exchange" and v not in ("all_to_all", "nvlink_all_to_all"):
+                    raise SpecError(f"{where}.{k}", f"must be a {'string' if k == 'source' else 'name'}, got {v!r}",
+                                    "quote it" if k == "source" else "use all_to_all or nvlink_all_to_all")
                 clean[k] = v
                 continue
             if k in KERNEL_FIELDS:
                 self._kernel_overrides(k, v, tables[k], where)
                 continue
             if k == "comm_overlap":
-                raise SpecError(f"{where}.comm_overlap", "the scalar overlap fraction was removed: "
-                                "communication overlap is a deployment option, not an efficiency",
-                                "delete it; model two-batch overlap with --overlap tbo "
-                                "(Deployment.overlap; docs/model.md §6)")
+                raise SpecError(f"{where}.comm_overlap", "the scalar overlap fraction was removed: communication "
+                                "overlap is a deployment option, not an efficiency", "delete it; model two-batch "
+                                "overlap with --overlap tbo (Deployment.overlap; docs/model.md §6)")
             if k not in names:
                 new = _RENAMED.get(k)
                 if new is not None:
