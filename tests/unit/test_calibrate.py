@@ -44,7 +44,8 @@ DERIVED = [n for n in SHIPPED if load_calibration(n)["kind"] == "derived"]
 FRACTION_FIELDS = [f.name for f in dataclasses.fields(Efficiency) if "_fraction" in f.name]  # scalar ones
 KERNEL_TABLES = {("gemm", "gemm_perf"), ("attention", "context_attention_perf"),
                  ("attention", "generation_attention_perf"), ("moe", "moe_perf"), ("comm", "nccl_perf"),
-                 ("comm", "custom_allreduce_perf"), ("mla", "generation_mla_perf"), ("mla", "context_mla_perf")}
+                 ("comm", "custom_allreduce_perf"), ("mla", "generation_mla_perf"), ("mla", "context_mla_perf"),
+                 ("comm", "trtllm_alltoall_perf")}
 GB200_PEAK_BF16 = 2.5e15  # dense BF16 FLOP/s of one GB200 GPU, as the catalog gives it
 GB200_HBM = 8e12  # HBM bytes/s
 
@@ -467,7 +468,8 @@ def test_shipped_provenance_and_report_are_kernel_only(name):
                              "moe_version", "mla_version"}
         assert prov["package"].startswith("aiconfigurator-core ")
         assert prov["system_dir"] == ktables.AIC_SYSTEM_DIRS[name]
-        assert set(c["report"]) <= {"gemm", "attention", "nccl", "custom_allreduce", "moe", "mla", "ordering"}
+        assert set(c["report"]) <= {"gemm", "attention", "nccl", "custom_allreduce", "moe", "mla", "ordering",
+                                    "all_to_all"}
         assert {"gemm", "attention"} <= set(c["report"])
         assert c["report"]["gemm"]["rows"] > 0
     else:

@@ -23,7 +23,10 @@ NCCL's double binary tree after Sanders, Speck & Träff 2009):
 - tree all-reduce:        2·ceil(log2 g)·alpha + 2 · M/B           (scale-out, many ranks)
 - in-switch (NVLS):       2·alpha + M/(B_raw · in_switch_fraction) (switches that reduce)
 - all-gather / reduce-scatter: alpha + (g-1)/g · M/B  (direct)  or  (g-1)·alpha + same (ring)
-- all-to-all, switched:   alpha + (g-1)/g · M/B
+- all-to-all, switched:   alpha + alpha_a2a + (g-1)/g · M/B   (alpha_a2a = ``all_to_all_latency_s``,
+  scale-up levels: the MoE dispatch/combine kernel's per-call synchronisation; B with
+  ``all_to_all_fraction``; both judged and fitted on TensorRT-LLM's measured NVLink all-to-all on
+  GB200 by fit/collectives.judge_ep_all_to_all)
 - full mesh (AMD Infinity Fabric): a group of g chips uses g-1 of the chip's L links, so
   B_eff = B · min(g-1, L)/L (AMD MI300X: 7 links x 64 GB/s per direction)
 - all-to-all, 3-D torus:  diameter·alpha + max(hop bound, bisection bound) · congestion,
@@ -206,6 +209,11 @@ def _a2a_bw(level: LinkLevel, eff: Efficiency, group: int) -> float:
     return b
 
 
+def _a2a_latency(level: LinkLevel, eff: Efficiency) -> float:
+    """Fixed time of an all-to-all call's kernel on a scale-up level (``all_to_all_latency_s``); 0 on NICs."""
+    return eff.all_to_all_latency_s if level.scope == "scale_up" else 0.0
+
+
 def _bw(level: LinkLevel, eff: Efficiency, group: int | None = None, m: np.ndarray | None = None):
     """Achievable per-chip bandwidth at ``level`` for a group of ``group`` chips.
 
@@ -261,7 +269,7 @@ def _flat(kind: str, g: int, m: np.ndarray, lv: LinkLevel, eff: Efficiency) -> d
             out["torus_ring"] = ring_steps * a + frac * m / bw
         elif kind == "all_to_all":
             f = torus_all_to_all_factor(shape, lv.links_per_chip or 6) * eff.torus_congestion
-            out["torus_direct"] = diam * a + m * f / _a2a_bw(lv, eff, g)
+            out["torus_direct"] = diam * a + _a2a_latency(lv, eff) + m * f / _a2a_bw(lv, eff, g)
         else:
             out["p2p"] = a + m / _a2a_bw(lv, eff, g)
         return out
@@ -278,7 +286,7 @@ def _flat(kind: str, g: int, m: np.ndarray, lv: LinkLevel, eff: Efficiency) -> d
         out["ring"] = (g - 1) * a + frac * m / bw_m
         out["direct"] = a + frac * m / bw_m
     elif kind == "all_to_all":
-        out["direct"] = a + frac * m / _a2a_bw(lv, eff, g)
+        out["direct"] = a + _a2a_latency(lv, eff) + frac * m / _a2a_bw(lv, eff, g)
     else:
         out["p2p"] = a + m / _a2a_bw(lv, eff, g)
     return out
@@ -314,7 +322,7 @@ def _hierarchical(kind: str, g: int, m: np.ndarray, inner: LinkLevel, outer: Lin
         # concurrent: traffic to peers in the same inner domain on inner links, rest on outer.
         t_in = (s - 1) / g * m / _a2a_bw(inner, eff, s)
         t_out = (g - s) / g * m * out_factor / _a2a_bw(outer, eff, n_out)
-        out["hierarchical"] = ao + np.maximum(t_in, t_out)
+        out["hierarchical"] = ao + _a2a_latency(inner, eff) + np.maximum(t_in, t_out)
     else:  # send/recv (KV hand-off, pipeline stages): the constant asymptotic fraction
         out["p2p"] = ao + m / _a2a_bw(outer, eff, n_out)
     return out

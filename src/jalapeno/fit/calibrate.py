@@ -20,10 +20,14 @@ used. Functional forms (the same ones the step cost uses, cost/roofline.py):
   report the held-out error on its own table (``report.nccl``). collective_launch_s
   is the floor of the custom all-reduce kernels (the ones engines use for TP all-reduce), small
   messages only.
-- ``all_to_all_fraction`` (all-to-all and send/recv on scale-up links) is carried over from the
-  shipped set: the per-system value of the former constant-fraction NCCL fit (0.45-0.60); the
-  custom all-reduce ramp and NCCL's ramp both mispriced GB200's disaggregated DeepSeek points
-  (fidelity guard), and no all-to-all kernel table exists to fit it.
+- ``all_to_all_fraction`` (all-to-all and send/recv on scale-up links) and ``all_to_all_latency_s``
+  are carried over from the shipped set: the fraction is the per-system value of the former
+  constant-fraction NCCL fit (0.45-0.60), the latency 0. Where aiconfigurator ships TensorRT-LLM's
+  measured NVLink MoE all-to-all (``trtllm_alltoall_perf``, GB200 only in 0.12.0) the report
+  judges the carried values on it and gives the kernel-level fit (fraction 0.85, 19 us per call;
+  fit/collectives.judge_ep_all_to_all) — not applied: it moves GB200's disaggregated throughput
+  error from 9% to 16% median (fidelity guard), i.e. the carried 0.45 stands in for costs the
+  model misses elsewhere (docs/gap_gb200_fp4_8k1k.md, Update 4).
 - Custom all-reduce kernels (TRT-LLM ``custom_allreduce_perf``, TP 2/4/8, every size): the
   one-/two-shot ramp ``custom_ar_fraction``, ``custom_ar_half_bytes``, ``custom_ar_shape``
   (fit/collectives.fit_custom_allreduce), per system — Blackwell's kernels reach a smaller share
@@ -57,6 +61,7 @@ from jalapeno.fit.collectives import (
     NVLINK_GENERATION,
     custom_allreduce_frame,
     fit_custom_allreduce,
+    judge_ep_all_to_all,
     fit_generation,
     generation_frames,
 )
@@ -108,9 +113,6 @@ def calibrate_system(system: System) -> dict:
     if system.name in NVLINK_GENERATION:  # the NCCL ramps of this system's NVLink generation
         p_link, r_link = fit_generation(generation_frames(NVLINK_GENERATION[system.name]))
         params.update(p_link)
-    prev = (load_calibration(system.name) or {}).get("parameters", {})
-    if "all_to_all_fraction" in prev:  # carried over: no all-to-all table calibrates it (module docstring)
-        params["all_to_all_fraction"] = prev["all_to_all_fraction"]
     reports = {"gemm": r_gemm, "attention": r_att}
     if nccl is not None:
         _, r_nccl = fit_nccl(nccl, system, DEFAULT_EFFICIENCY.with_overrides(params))  # judged, not fitted
@@ -130,6 +132,14 @@ def calibrate_system(system: System) -> dict:
         reports["custom_allreduce"].update({f"ramp_{k}": v for k, v in r_ramp.items()})
     except SpecError:
         reports["custom_allreduce"] = {"rows": 0}
+    prev = (load_calibration(system.name) or {}).get("parameters", {})  # all-to-all: carried over
+    params.update({k: prev[k] for k in ("all_to_all_fraction", "all_to_all_latency_s") if k in prev})
+    try:  # judged on TensorRT-LLM's measured NVLink all-to-all where the table exists; fit reported
+        a2a, v_a2a = load_table(sdir, "comm", "trtllm_alltoall_perf")
+        reports["all_to_all"] = {"version": v_a2a, **judge_ep_all_to_all(a2a, system,
+                                                                          DEFAULT_EFFICIENCY.with_overrides(params))}
+    except SpecError:
+        pass
     try:
         moe, v_moe = load_table(sdir, "moe", "moe_perf")
         filled = {}

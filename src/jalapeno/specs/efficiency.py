@@ -229,10 +229,9 @@ class Efficiency:
             in-switch (NVLS/SHARP) all-reduce, t = M/(B·eta(M)). Defaults 0.66, 20.4 MB, 0.63:
             fitted on the same table's NVLS all-reduce rows (>= 1 MiB); judged on nccl-tests's
             460-480 GB/s bus bandwidth at 4-8 GiB on H100 and 215 GB/s on H800.
-        all_to_all_fraction: constant fraction of a scale-up link an all-to-all (MoE dispatch /
-            combine) or send/recv (KV hand-off, pipeline) reaches. Default 0.80 (assumption, as
-            link_fraction was); calibrated sets carry the per-system value of the former NCCL
-            all-size fit (0.45-0.60) until an all-to-all table calibrates it (docs/collectives.md).
+        all_to_all_fraction, all_to_all_latency_s: share of a scale-up link an all-to-all (MoE dispatch/combine;
+            send/recv: the share too) reaches, and its fixed time per call beyond hop latency + collective_launch_s.
+            Defaults 0.80 (assumption), 0; calibrated sets carry 0.45-0.60, 0 (judged on GB200: fit/calibrate.py).
         custom_ar_fraction, custom_ar_half_bytes, custom_ar_shape: the ramp of the serving
             engines' custom one-shot / two-shot all-reduce kernels (the TP all-reduce of decode).
             Defaults 1.0, 2.65 MB, 0.21: fitted on aiconfigurator-core's TensorRT-LLM custom
@@ -286,6 +285,7 @@ class Efficiency:
     in_switch_half_bytes: float = 20.4e6
     in_switch_shape: float = 0.63
     all_to_all_fraction: float = 0.80
+    all_to_all_latency_s: float = 0.0
     custom_ar_fraction: float = 1.0
     custom_ar_half_bytes: float = 2.65e6
     custom_ar_shape: float = 0.21
@@ -502,7 +502,7 @@ def _checked(key: str, name: str, v: Any) -> float:
 #: collective launch above 1 ms, a step overhead above 1 s, a front-end cost above a minute.
 #: Keyed by the parameter's (or kernel field's) name.
 _UPPER = {"kernel_launch_s": (1e-3, "seconds: 4e-6 is 4 µs"), "collective_launch_s": (1e-3, "seconds"),
-          "moe_floor_s": (1e-3, "seconds"), "step_overhead_s": (1.0, "seconds"),
+          "moe_floor_s": (1e-3, "seconds"), "step_overhead_s": (1.0, "seconds"), "all_to_all_latency_s": (1e-3, "s"),
           "request_overhead_s": (60.0, "seconds"), "prompt_overhead_s_per_token": (1e-3, "seconds per token"),
           "half_rows": (1e6, "rows"), "token_passes": (1e3, "passes"), "moe_load_skew": (100.0, "a multiplier"),
           "torus_congestion": (100.0, "a multiplier"),
