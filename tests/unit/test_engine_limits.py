@@ -392,3 +392,18 @@ def test_compare_as_deployed_labels_every_point_and_sweeps_precisions(capsys):
     assert d["precision"] == "fp8"
     assert {p["deployment"]["precision"] for p in d["systems"]["b200"]["frontier"]} == {"fp8"}
 
+
+
+def test_every_recipe_is_reachable_from_the_framework_its_points_name():
+    # A recipe is applied to a measured point through the point's framework cell (launch_recipe):
+    # its engine must be one of InferenceX's framework keys (.github/configs/*-master.yaml:
+    # atom, dynamo-sglang, dynamo-trt, sglang, sglang-disagg, trt, vllm; "-rocm" marks the AMD
+    # build of one). "trtllm" was not one: the B200 TRT-LLM recipe could never apply.
+    from jalapeno.deploy.engines import launch_recipe, recipes
+
+    keys = {"atom", "dynamo-sglang", "dynamo-trt", "sglang", "sglang-disagg", "trt", "vllm"}
+    for r in recipes().values():
+        assert r.engine.removesuffix("-rocm") in keys, r.name
+        for s in r.systems:
+            assert launch_recipe(s, r.model, r.engine.removesuffix("-rocm"), r.precision, serving=r.serving,
+                                 tp=r.tp) is r, (r.name, s)
