@@ -363,3 +363,23 @@ def test_step_fills_the_layout_options_not_given_from_those_given(capsys, args, 
     code, out, err = run(capsys, "step", "-s", "b200", "-m", "deepseek-r1", *args)
     assert code == 0, err
     assert layout in " ".join(out.split())
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    (("--ep", "0"), "--ep"),      # was reported as "dp: must be a positive integer" (dp is filled from --ep)
+    (("--ep", "-1"), "--ep"),
+    (("--dp", "0"), "--dp"),
+    (("--tp", "0", "--ep", "8"), "--tp"),
+])
+def test_step_refuses_a_layout_option_below_one_by_its_own_name(capsys, args, named):
+    check_error(*run(capsys, "step", "-s", "b200", "-m", "deepseek-r1", *args),
+                f"{named}: must be a positive integer", f"give {named} 1 or more")
+
+
+def test_step_refuses_ep_on_a_dense_model_instead_of_dropping_it(capsys):
+    # --ep 4 on a dense model was dropped silently and, through the fill rule, became attention DP4
+    check_error(*run(capsys, "step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "4", "--ep", "4"),
+                "--ep: llama-3.3-70b is dense", "drop --ep, or give --ep 1")
+    code, out, err = run(capsys, "step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "4")
+    assert code == 0, err
+    assert "attn TP4 DP1 · FFN TP4" in " ".join(out.split())

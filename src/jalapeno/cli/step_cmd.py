@@ -36,6 +36,10 @@ def default_layout(tp: int | None, dp: int | None, ep: int | None) -> tuple[int,
     """``step``'s layout from the options given: DEP8 (attention DP8, EP8) with none of them;
     otherwise TP 1, DP 1 with ``--tp`` (else ``--ep``'s value), EP over every chip of the instance
     (tp x dp), so that ``--tp 8`` alone is TP8 on 8 chips, not TP8 x DP8 on 64."""
+    for opt, v in (("--tp", tp), ("--dp", dp), ("--ep", ep)):
+        if v is not None and v < 1:
+            # checked here, before the fill, so that ``--ep 0`` is not reported as ``dp`` (its filled value)
+            raise SpecError(opt, f"must be a positive integer, got {v}", f"give {opt} 1 or more, or leave it out")
     if tp is None and dp is None and ep is None:
         return 1, 8, 8
     tp = 1 if tp is None else tp
@@ -87,6 +91,7 @@ def step(
     from jalapeno.cost.sliced import chip_model_pricer, slice_summary
     from jalapeno.specs.routing import with_routing
 
+    ep_given = ep
     tp, dp, ep = default_layout(tp, dp, ep)
     m = with_routing(load_model(model), routing)
     if slices and chip_model == "tiled":
@@ -100,6 +105,10 @@ def step(
     prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
     check_fallback_used(prec, m, [s.chip])
     if m.moe is None and ep != 1:
+        if ep_given:
+            raise SpecError("--ep", f"{m.name} is dense; expert parallelism needs MoE layers, and --ep "
+                            f"{ep_given} was given", "drop --ep, or give --ep 1; for data parallelism "
+                            "use --dp")
         ep = 1
     if prefix and not prefill_tokens:
         raise SpecError("--prefix", "is the cached prefix of prefilled tokens, and the step prefills none",
