@@ -178,6 +178,25 @@ def test_load_inferencex_skips_with_reasons(tmp_path):
     assert len(points) + len(skipped) == 11
 
 
+def test_load_inferencex_skips_a_gpu_count_or_output_throughput_it_cannot_read(tmp_path):
+    """num_gpus and output_tput_per_gpu feed the data-quality rule (fit/data_quality.py): a zero,
+    negative or fractional GPU count left the row unchecked by that rule and counted as clean, silently."""
+    def edit(rows):
+        rows[0]["num_gpus"] = "0"  # line 2
+        rows[1]["num_gpus"] = "-8"  # line 3
+        rows[2]["num_gpus"] = "36.5"  # line 4
+        rows[3]["output_tput_per_gpu"] = "-1"  # line 5
+        rows[4]["num_gpus"] = ""  # line 6: not stated, so not checked by the rule, and still predicted
+
+    _, skipped = load_inferencex(_write_variant(tmp_path, edit))
+    reasons = dict(skipped)
+    assert reasons["variant:2"] == "num_gpus '0' is not a whole number of GPUs >= 1"
+    assert reasons["variant:3"] == "num_gpus '-8' is not a whole number of GPUs >= 1"
+    assert reasons["variant:4"] == "num_gpus '36.5' is not a whole number of GPUs >= 1"
+    assert reasons["variant:5"] == "output_tput_per_gpu '-1' is not a positive finite number"
+    assert "variant:6" not in reasons
+
+
 def test_load_inferencex_skips_cells_it_cannot_read(tmp_path):
     """A cell the loader cannot read skips its row with the column, the value and what it must hold:
     before, BF16 was priced as FP8, ``MTP`` as no MTP, ``yes`` as either mode, a garbled date as none, and an ISL of 1e12

@@ -14,8 +14,11 @@ import re
 
 from jalapeno.specs.workload import MAX_CONCURRENCY
 
-#: Cells that, when given, must hold a positive finite number (conc: a closed-loop concurrency in [1, 1e6])
-CHECKED_CELLS = ("conc", "tput_per_gpu", "tok_s_user", "tpot_ms", "ttft_ms")
+#: Cells that, when given, must hold a positive finite number (conc: a closed-loop concurrency in [1, 1e6];
+#: num_gpus: a whole GPU count). num_gpus and output_tput_per_gpu are read by the data-quality rule
+#: (fit/data_quality.py); before they were checked here a zero or negative GPU count left the row
+#: unchecked by that rule and counted as clean, silently.
+CHECKED_CELLS = ("conc", "num_gpus", "tput_per_gpu", "output_tput_per_gpu", "tok_s_user", "tpot_ms", "ttft_ms")
 
 #: The precision cells the loader reads (first word, a trailing ``?`` = "not stated"; fit/searched.ix_precision)
 PRECISIONS = ("FP4", "FP8")
@@ -54,9 +57,10 @@ def bad_cell(r: dict) -> str | None:
         if not raw:
             continue
         v = positive_num(raw)
-        if v is None or (key == "conc" and not 1 <= v <= MAX_CONCURRENCY):
+        if (v is None or (key == "conc" and not 1 <= v <= MAX_CONCURRENCY)
+                or (key == "num_gpus" and v != int(v))):
             need = (f"a closed-loop concurrency in [1, {MAX_CONCURRENCY:,}] (specs/workload.py)" if key == "conc"
-                    else "a positive finite number")
+                    else "a whole number of GPUs >= 1" if key == "num_gpus" else "a positive finite number")
             return f"{key} {raw!r} is not {need}"
     prec = (r.get("precision") or "").strip()
     if (prec.rstrip("?").split() or [""])[0].upper() not in PRECISIONS:
