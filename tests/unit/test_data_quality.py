@@ -115,6 +115,26 @@ def test_a_bad_source_flag_file_names_what_is_missing(tmp_path):
         load_source_flags(flags)
 
 
+@pytest.mark.parametrize(("body", "words"), [
+    # each was accepted: a string match raised AttributeError, an empty one flagged every row, a
+    # misspelt column flagged none, a boolean matched conc = 1, an empty reason printed nothing
+    ('flag = "x"\n', "flags.toml: flag: must be a list of [[flag]] tables"),
+    ('[[flag]]\nmatch = "B200"\nreason = "r"\nsource = "s"\n', "flags.toml flag 1: match: must be a non-empty table"),
+    ('[[flag]]\nmatch = {}\nreason = "r"\nsource = "s"\n', "flags.toml flag 1: match: must be a non-empty table"),
+    ('[[flag]]\nmatch = { hardwre = "B200" }\nreason = "r"\nsource = "s"\n',
+     "flags.toml flag 1: match: names no column of the points CSV: hardwre"),
+    ('[[flag]]\nmatch = { conc = true }\nreason = "r"\nsource = "s"\n',
+     "flags.toml flag 1: match.conc: must be a string or a number, got True"),
+    ('[[flag]]\nmatch = { conc = 64 }\nreason = " "\nsource = "s"\n', "flags.toml flag 1: reason: must be a non-empty string"),
+])
+def test_a_malformed_source_flag_is_refused_by_its_field(tmp_path, body, words):
+    flags = tmp_path / "flags.toml"
+    flags.write_text(body)
+    with pytest.raises(SpecError) as ei:
+        load_source_flags(flags)
+    assert words in str(ei.value) and "Fix:" in str(ei.value)
+
+
 def _shipped():
     return resources.files("jalapeno") / "data" / "validation" / "inferencex_points.csv"
 

@@ -38,6 +38,7 @@ lists each such flag with the cells it names and where the source says so.
 
 from __future__ import annotations
 
+import csv
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,12 +130,40 @@ def load_source_flags(path: str | Path | None = None) -> list[dict]:
     except tomllib.TOMLDecodeError as e:
         raise SpecError(str(p), f"not valid TOML: {e}", "fix the file's syntax") from None
     flags = raw.get("flag", [])
+    if not isinstance(flags, list) or not all(isinstance(f, dict) for f in flags):
+        raise SpecError(f"{p.name}: flag", "must be a list of [[flag]] tables",
+                        "write each flag as a [[flag]] table with match, reason and source")
+    columns = _points_columns()
     for i, f in enumerate(flags):
+        where = f"{p.name} flag {i + 1}"
         missing = {"match", "reason", "source"} - set(f)
         if missing:
-            raise SpecError(f"{p.name} flag {i + 1}", f"missing {sorted(missing)}",
-                            "give match = {cell = value, ...}, reason and source")
+            raise SpecError(where, f"missing {sorted(missing)}", "give match = {cell = value, ...}, reason and source")
+        match = f["match"]
+        # an empty match flagged every row; a misspelt column flagged none; both silently
+        if not isinstance(match, dict) or not match:
+            raise SpecError(f"{where}: match", f"must be a non-empty table of cells, got {match!r}",
+                            'name the row(s) by their cells, e.g. match = { hardware = "B200", conc = 64 }')
+        unknown = sorted(set(match) - columns)
+        if unknown:
+            raise SpecError(f"{where}: match", f"names no column of the points CSV: {', '.join(unknown)}",
+                            f"use the points CSV's column names ({', '.join(sorted(columns))})")
+        for k, v in match.items():
+            if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+                raise SpecError(f"{where}: match.{k}", f"must be a string or a number, got {v!r}",
+                                f'give the cell\'s value, e.g. {k} = "..." or {k} = 64')
+        for k in ("reason", "source"):
+            if not isinstance(f[k], str) or not f[k].strip():
+                raise SpecError(f"{where}: {k}", f"must be a non-empty string, got {f[k]!r}",
+                                "quote the source's words (reason) and where it says so (source)")
     return flags
+
+
+def _points_columns() -> set[str]:
+    """Column names of the shipped points CSV (data/validation/inferencex_points.csv): the cells a
+    source flag may name."""
+    with (SOURCE_FLAGS.parent / "inferencex_points.csv").open(newline="") as fh:
+        return {c.strip() for c in next(csv.reader(fh))}
 
 
 def _matches(r: dict, match: dict) -> bool:
