@@ -149,3 +149,31 @@ def test_simulation_runs_the_rule_with_the_profile_only():
     # the pool is SGLang's max_total_num_tokens, whatever the reference context
     assert sim.instances[0].capacity == pytest.approx(_h200_pool_bytes(m, dep.precision) / R1_BF16_TOKEN)
     assert not any(i.reserve_outputs for i in Simulation(m, pr, Deployment(dep.precision, Pool(TP8))).instances)
+
+
+def test_predict_refuses_another_engines_memory_profile_with_a_recipe(capsys):
+    from cli_runner import check_error, run
+
+    # an SGLang recipe's KV pool was sized by vLLM's start-up profiling, silently
+    check_error(*run(capsys, "predict", "-s", "b200", "-c", "64", "--engine", "sglang-b200-dsr1-fp4",
+                     "--engine-memory", "vllm-0.11"),
+                "--engine-memory: vllm-0.11 is vllm's memory profile and recipe sglang-b200-dsr1-fp4 runs sglang",
+                "drop --engine-memory")
+    check_error(*run(capsys, "predict", "-s", "h200", "-c", "64", "--engine", "trtllm-h200-dsr1-fp8-mtp",
+                     "--engine-memory", "sglang-0.5"), "recipe trtllm-h200-dsr1-fp8-mtp runs trt")
+
+
+def test_predict_with_an_sglang_recipe_takes_its_mem_fraction_static(capsys):
+    from cli_runner import run
+
+    # sglang-b200-dsr1-fp4 launches with --mem-fraction-static 0.85 (data/engines.toml); B200's free memory
+    # before load is 179.06 GiB (driver) less 2.5 GiB context = 176.56 GiB, x 0.85 = 150.08 GiB (by hand).
+    # Before, the profile's default 0.88 ran (155.37 GiB), unlike validation's run of the same recipe.
+    code, out, err = run(capsys, "predict", "-s", "b200", "-c", "64", "--engine", "sglang-b200-dsr1-fp4",
+                         "--engine-memory", "sglang-0.5")
+    assert code == 0, err
+    assert "x 0.85 = 150.08" in " ".join(out.split())
+    code, out, err = run(capsys, "predict", "-s", "b200", "-c", "64", "--engine", "sglang-b200-dsr1-fp4",
+                         "--engine-memory", "sglang-0.5", "--memory-fraction", "0.88")
+    assert code == 0, err
+    assert "x 0.88 = 155.37" in " ".join(out.split())  # an explicit fraction still wins

@@ -151,6 +151,13 @@ def test_parse_sets():
         parse_sets(["chip.hbm_stacks"])
 
 
+def test_a_set_key_given_twice_is_refused(capsys):
+    # the last value won silently (b200 at 4 TB/s while the title named 16 and 4)
+    check_error(*run(capsys, "predict", "-s", "b200", "-c", "64", "--set", "chip.hbm_bandwidth_tb_per_s=16",
+                     "--set", "chip.hbm_bandwidth_tb_per_s=4"),
+                "--set chip.hbm_bandwidth_tb_per_s: given twice", "give chip.hbm_bandwidth_tb_per_s once")
+
+
 def test_apply_overrides_does_not_touch_its_input():
     data, _ = resolve_system_data("jalapeno")
     before = json.dumps(data, sort_keys=True)

@@ -47,6 +47,18 @@ def check_positive_limits(max_running: int | None, max_tokens_per_step: int | No
             raise SpecError(opt, f"must be a positive integer, got {v}", f"give {opt} 1 or more")
 
 
+def check_recipe_memory(recipe, profile) -> None:
+    """Raises SpecError when an engine memory profile of one engine is given with a recipe of another
+    (``--engine sglang-b200-dsr1-fp4 --engine-memory vllm-0.11`` sized SGLang's KV pool by vLLM's
+    start-up profiling, silently). A recipe's ``engine`` names its engine family (data/engines.toml:
+    sglang, sglang-rocm, dynamo-sglang, trtllm, ...), a profile's the engine it models."""
+    if recipe is None or profile is None or profile.engine in recipe.engine.split("-"):
+        return
+    raise SpecError("--engine-memory", f"{profile.name} is {profile.engine}'s memory profile and recipe {recipe.name} "
+                    f"runs {recipe.engine}", "drop --engine-memory, or give the profile of the recipe's engine "
+                    "(sglang-0.5 for SGLang recipes)")
+
+
 def memory_breakdown_lines(b: dict) -> list[str]:
     """Lines showing each term of deploy/memory_fit.engine_memory_breakdown ``b`` (GiB)."""
     gib = 2.0**30

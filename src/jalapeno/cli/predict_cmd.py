@@ -16,6 +16,7 @@ from jalapeno.cli.common import (
     stack_option,
 )
 from jalapeno.cli.engine_opts import (
+    check_recipe_memory,
     check_recipe_serving,
     engine_memory_option,
     engine_option,
@@ -99,6 +100,11 @@ def predict(
     check_recipe_serving(rec, prefill is not None and decode is not None)
     lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
     lim["engine_memory"] = get_engine_memory(engine_memory)
+    check_recipe_memory(rec, lim["engine_memory"])
+    if memory_fraction is None and lim["engine_memory"] is not None and rec is not None and rec.memory_fraction:
+        # the recipe's own fraction (SGLang mem_fraction_static; its engine's, by check_recipe_memory),
+        # as validation runs it (deploy/engines.launch_limits); it was the profile's default, silently
+        memory_fraction = rec.memory_fraction
     if (concurrency is None) == (rate is None):
         raise SpecError("--concurrency/--rate", "give exactly one of them",
                         "closed loop: --concurrency C; open loop: --rate R (requests/s)")

@@ -15,7 +15,10 @@ concurrencies above their decode slots).
 fraction with the SGLang memory profile of deploy/engine_memory.py, whose pool is a share of the
 free memory the engine measures; the KV dtype on the precision); elsewhere they are recorded: an
 engine's memory fraction is not a share of the catalog's usable HBM that a profile-free
-``Deployment.memory_fraction`` divides; pass ``--memory-fraction`` to set it.
+``Deployment.memory_fraction`` divides; pass ``--memory-fraction`` to set it. With an engine
+memory profile of the recipe's own engine (``predict --engine R --engine-memory sglang-0.5``) the
+recipe's fraction is applied unless ``--memory-fraction`` is given; a profile of another engine is
+refused (cli/engine_opts.check_recipe_memory).
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def parse_sets(items: Iterable[str], option: str = "--set") -> Overrides:
     TOML is kept as text.
 
     Raises:
-        SpecError: an item without ``=`` or with an empty key.
+        SpecError: an item without ``=`` or with an empty key; a key given twice.
 
     >>> parse_sets(["chip.hbm_stacks=8", "efficiency.kernel_launch_s=2.5e-7", "name=my-chip"])
     (('chip.hbm_stacks', 8), ('efficiency.kernel_launch_s', 2.5e-07), ('name', 'my-chip'))
@@ -73,6 +73,8 @@ def parse_sets(items: Iterable[str], option: str = "--set") -> Overrides:
         if not eq or not key or any(not p for p in key.split(".")):
             raise SpecError(option, f"{item!r} is not KEY=VALUE",
                             f"write e.g. {option} chip.hbm_stacks=8 (dotted keys as in the system TOML)")
+        if any(k == key for k, _ in out):  # the last one won, silently, and the label named both
+            raise SpecError(f"{option} {key}", "given twice", f"give {key} once, with the value you mean")
         try:
             value = tomllib.loads(f"v = {text.strip()}")["v"]
         except tomllib.TOMLDecodeError:
