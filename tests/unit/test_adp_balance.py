@@ -90,3 +90,13 @@ def test_gate_adds_its_wait_to_ttft_and_lowers_throughput():
 def test_bad_timeout_is_one_clear_error():
     with pytest.raises(SpecError, match="adp_balance_timeout_iters.*positive integer"):
         Deployment(get_precision("fp8"), Pool(Layout(dp=8, ep=8)), adp_balance_timeout_iters=0)
+
+
+@pytest.mark.parametrize("cmd", [("predict",), ("simulate", "--requests", "20")])
+def test_a_recipe_whose_running_cap_is_the_concurrency_needs_one(capsys, cmd):
+    from cli_runner import check_error, run
+
+    # max_running_is_concurrency with an open-loop rate ran without any running cap, silently
+    check_error(*run(capsys, *cmd, "-s", "h200", "-r", "2", "--engine", "trtllm-h200-dsr1-fp8-mtp"),
+                "--engine: trtllm-h200-dsr1-fp8-mtp sizes its running requests to the benchmark's concurrency",
+                "pass --max-running N with the rate, or use --concurrency")

@@ -133,7 +133,17 @@ def _preset_name(workload: str | None, isl: int | None, osl: int | None) -> str 
 
 def limit_kwargs(recipe, concurrency: float | None, max_running: int | None, max_tokens: int | None,
                  graph: int | None) -> dict:
-    """Deployment keyword arguments: the recipe's limits, then the explicit options over them."""
+    """Deployment keyword arguments: the recipe's limits, then the explicit options over them.
+
+    Raises:
+        SpecError: the recipe sizes its running cap to the benchmark's concurrency
+            (``max_running_is_concurrency``) and neither a concurrency nor ``--max-running`` is given
+            (an open-loop rate ran uncapped, silently).
+    """
+    if recipe is not None and recipe.max_running_is_concurrency and concurrency is None and max_running is None:
+        raise SpecError("--engine", f"{recipe.name} sizes its running requests to the benchmark's concurrency "
+                        "(max_batch_size = CONC), which an open-loop rate does not give",
+                        "pass --max-running N with the rate, or use --concurrency")
     kw = recipe.deployment_kwargs(concurrency) if recipe else {}
     for key, val in (("max_running", max_running), ("max_tokens_per_step", max_tokens),
                      ("cuda_graph_max_batch", graph)):
