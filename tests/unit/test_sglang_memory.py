@@ -177,3 +177,13 @@ def test_predict_with_an_sglang_recipe_takes_its_mem_fraction_static(capsys):
                          "--engine-memory", "sglang-0.5", "--memory-fraction", "0.88")
     assert code == 0, err
     assert "x 0.88 = 155.37" in " ".join(out.split())  # an explicit fraction still wins
+
+
+@pytest.mark.parametrize("opt", [("--max-running", "10"), ("--max-tokens-per-step", "100000")])
+def test_step_refuses_profiling_limits_the_sglang_profile_does_not_use(capsys, opt):
+    from cli_runner import check_error, run
+
+    # accepted and without effect: SGLang's pool has no start-up profiling run to size
+    check_error(*run(capsys, "step", "-s", "h200", "--tp", "8", "--engine-memory", "sglang-0.5", *opt),
+                "--max-running/--max-tokens-per-step: size vLLM's start-up profiling run",
+                "sglang-0.5's KV pool does not depend on them", "drop them, or use --engine-memory vllm-0.11")

@@ -73,9 +73,9 @@ def step(
     pricer: str = PRICER_OPTION,
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
     engine_memory: str = engine_memory_option(),
-    max_running: int = typer.Option(None, "--max-running", help="With --engine-memory: max_num_seqs of its profiling run."),
+    max_running: int = typer.Option(None, "--max-running", help="With --engine-memory vllm-0.11: max_num_seqs of its profiling run."),
     max_tokens_per_step: int = typer.Option(None, "--max-tokens-per-step",
-                                            help="With --engine-memory: max_num_batched_tokens of its profiling run."),
+                                            help="With --engine-memory vllm-0.11: max_num_batched_tokens of its profiling run."),
     overlap: str = typer.Option("none", "--overlap",
                                 help="none or tbo (two-batch overlap of the MoE all-to-all; needs --dp > 1 and --ep > 1)."),
     sets: list[str] = SET_OPTION,
@@ -119,6 +119,11 @@ def step(
     if profile is None and (max_running is not None or max_tokens_per_step is not None):
         raise SpecError("--max-running/--max-tokens-per-step", "size an engine's profiling run, and no "
                         "--engine-memory was given", "add --engine-memory NAME, or drop them")
+    if profile is not None and profile.rule == "sglang" and (max_running is not None or max_tokens_per_step is not None):
+        # they were accepted and changed nothing: SGLang's pool has no profiling run to size
+        raise SpecError("--max-running/--max-tokens-per-step", f"size vLLM's start-up profiling run, and "
+                        f"{profile.name}'s KV pool does not depend on them (free memory x mem_fraction_static - "
+                        "weights)", "drop them, or use --engine-memory vllm-0.11")
     if profile is not None:
         check_positive_limits(max_running, max_tokens_per_step)
         profile = profile.with_limits(max_running, max_tokens_per_step)
