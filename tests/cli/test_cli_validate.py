@@ -247,3 +247,28 @@ def test_validate_reports_the_flagged_group_and_both_headlines(capsys, tmp_path)
     assert [i for i, _ in d["flagged"]] == ["dq:2"]
     assert d["overall"]["inferencex"]["throughput_per_chip"]["n"] == 1
     assert d["overall_with_flagged"]["inferencex"]["throughput_per_chip"]["n"] == 2
+
+
+def test_validate_counts_the_points_the_identity_could_not_check(capsys, tmp_path):
+    """A row without num_gpus cannot be held to the closed-loop identity (fit/data_quality.py): it stays
+    in the figures, and validate now says so (before, 'not flagged' read as 'checked', silently)."""
+    import csv
+    import io
+    from importlib import resources
+
+    text = (resources.files("jalapeno") / "data" / "validation" / "inferencex_points.csv").read_text()
+    rows = list(csv.DictReader(io.StringIO(text)))
+    checked, blank = dict(rows[10]), dict(rows[10])  # file line 12: B200 Dynamo-TRT c10, every cell given
+    blank["num_gpus"] = ""
+    p = tmp_path / "uc.csv"
+    with p.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows([checked, blank])
+    code, out, err = run(capsys, "validate", "--points", str(p), "--no-aiconfigurator")
+    assert code == 0, err
+    assert "data quality: 1 point(s) in the figures above could not be held to the closed-loop identity" in " ".join(
+        out.split())
+    code, out, err = run(capsys, "validate", "--points", str(p), "--no-aiconfigurator", "--json")
+    d = json.loads(out)
+    assert d["unchecked"] == ["uc:3"] and d["flagged"] == []

@@ -84,7 +84,7 @@ def validate(
         write_parity(res["rows"], html)
     if json_out:
         print_json({"summary": res["summary"].to_dict(orient="records"), "overall": res["overall"],
-                    "overall_with_flagged": res["overall_all"], "flagged": res["flagged"],
+                    "overall_with_flagged": res["overall_all"], "flagged": res["flagged"], "unchecked": res["unchecked"],
                     "skipped": res["skipped"], "unpredicted": res["unpredicted"], "sources": res["sources"]})
         return
     t = Table(title=f"validation ({efficiency} efficiencies{', stack ' + stack if stack else ''}): "
@@ -101,6 +101,10 @@ def validate(
     rows = res["rows"]
     if res["flagged"]:
         _print_flagged(res)
+    if res["unchecked"]:
+        console.print(f"data quality: {len(res['unchecked'])} point(s) in the figures above could not be held to the "
+                      "closed-loop identity (a cell it needs is blank: num_gpus, conc, throughput or TPOT/"
+                      "interactivity; fit/data_quality.py); ids: --json (unchecked)")
     roof = sorted(set(rows["system"][rows["pricer"] == "roofline"])) if pricer == "table" and len(rows) else []
     if roof:  # validate covers every system: one without tables falls back, and says so
         console.print(f"--pricer table: no measured kernel tables for {', '.join(roof)}: priced with the roofline")

@@ -29,7 +29,7 @@ Where a row gives it, ``output_tput_per_gpu`` stands in for the throughput (× (
   concurrency, each taken at its upper noise bound (+ :data:`IDENTITY_NOISE` × E2E: the residual
   spread above).
 Rows without throughput, concurrency, GPU count or TPOT/interactivity are not checked (reported as
-such in docs/validation.md).
+such in docs/validation.md, and counted by ``jalapeno validate``: its ``unchecked`` ids).
 
 **Rule 2 — the source's own flag.** A row whose publication itself calls the value anomalous or
 suspect (the person who ran it) is flagged with the source's words: data/validation/source_flags.toml

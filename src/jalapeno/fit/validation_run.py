@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jalapeno.fit.data_quality import flagged_points
+from jalapeno.fit.data_quality import quality_table
 from jalapeno.fit.validate import (
     error_summary,
     load_aiconfigurator,
@@ -38,7 +38,9 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     point, "" when it passes, fit/data_quality.py), ``summary`` (per source/system/model/mode/metric)
     and ``overall`` (per source and metric) over the points that pass, ``overall_all`` (the same over
     every point, flagged ones included: the headline is stated both ways), ``flagged`` (id, reason)
-    of the predicted points in the flagged group, ``skipped`` (id, reason), ``sources``,
+    of the predicted points in the flagged group, ``unchecked`` (ids of the predicted InferenceX
+    points in ``overall`` that rule 1 could not be applied to: a cell it needs is blank), ``skipped``
+    (id, reason), ``sources``,
     ``unpredicted`` (id, notes/reason) of mapped points the model gave no prediction for
     (infeasible deployments).
     Each point is priced with its framework's software stack (specs/stacks.py), or with ``stack``
@@ -88,7 +90,9 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
         rows = predict_points(pts, calibrated_systems(), efficiency=efficiency, stack_of=lambda p: st, pricer=pricer)
     else:
         rows = predict_points(pts, calibrated_systems(), efficiency=efficiency, pricer=pricer)
-    flags = flagged_points(path)  # fit/data_quality.py: the InferenceX file's rows only
+    quality = quality_table(path)  # fit/data_quality.py: the InferenceX file's rows only
+    flags = dict(zip(quality.id[quality.flag != ""], quality.flag[quality.flag != ""]))
+    not_checked = set(quality.id[~quality.checked])
     rows["quality"] = ([flags.get(i, "") if src == "inferencex" else "" for i, src in zip(rows["id"], rows["source"])]
                        if len(rows) else [])
     ok = rows[rows.quality == ""]
@@ -96,8 +100,13 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     bad = rows[rows.error.isna()]
     unpredicted = sorted({(r.id, r.notes) for r in bad.itertuples()})
     flagged = sorted({(r.id, r.quality) for r in rows[rows.quality != ""].dropna(subset=["error"]).itertuples()})
+    # predicted points the identity could not be applied to (a cell it needs is blank): in the figures
+    # above unless a source flag names them; counted so that "not flagged" is not read as "checked"
+    unchecked = sorted({r.id for r in ok.dropna(subset=["error"]).itertuples()
+                        if r.source == "inferencex" and r.id in not_checked})
     return {"rows": rows, "summary": summary, "overall": overall_errors(ok), "overall_all": overall_errors(rows),
-            "flagged": flagged, "skipped": skipped, "sources": sources, "unpredicted": unpredicted}
+            "flagged": flagged, "unchecked": unchecked, "skipped": skipped, "sources": sources,
+            "unpredicted": unpredicted}
 
 
 def overall_errors(rows: pd.DataFrame) -> dict:
