@@ -187,3 +187,22 @@ def test_step_refuses_profiling_limits_the_sglang_profile_does_not_use(capsys, o
     check_error(*run(capsys, "step", "-s", "h200", "--tp", "8", "--engine-memory", "sglang-0.5", *opt),
                 "--max-running/--max-tokens-per-step: size vLLM's start-up profiling run",
                 "sglang-0.5's KV pool does not depend on them", "drop them, or use --engine-memory vllm-0.11")
+
+
+@pytest.mark.parametrize("name", ["sglang-0.5", "vllm-0.11"])
+def test_a_variant_chip_with_other_memory_does_not_keep_the_logged_figures(name):
+    """h200 with 96 GB (a --set what-if) kept H200's logged 137.90 GiB free / 140.40 GiB device under
+    sglang-0.5: a pool larger than the chip. The logged figures stand only for the chip they were
+    logged on; the variant takes the profile's fallback: its usable HBM, 96e9 B (less the assumed
+    2.50 GiB context for SGLang). vllm-0.11 logs H100: the same holds for an H100 variant."""
+    m, prec = load_model("deepseek-r1"), get_precision("fp8")
+    root = "h200" if name == "sglang-0.5" else "h100"
+    s = load_system(root, (("chip.hbm_capacity_gb", 96),))
+    b = engine_memory_breakdown(m, s, TP8, prec, get_engine_memory(name), 0.88)
+    assert b["device_total"] == pytest.approx(96e9) and b["device_total_sourced"] == 0.0
+    if name == "sglang-0.5":
+        assert b["free_before_load"] == pytest.approx(96e9 - 2.5 * GIB) and b["free_before_load_sourced"] == 0.0
+    # a what-if that leaves the memory alone keeps them
+    same = load_system(root, (("chip.hbm_bandwidth_tb_per_s", 6),))
+    b = engine_memory_breakdown(m, same, TP8, prec, get_engine_memory(name), 0.88)
+    assert b["device_total_sourced"] == 1.0

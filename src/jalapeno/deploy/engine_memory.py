@@ -102,23 +102,26 @@ class EngineMemory:
         return replace(self, max_num_seqs=max_num_seqs or self.max_num_seqs,
                        max_num_batched_tokens=max_num_batched_tokens or self.max_num_batched_tokens)
 
-    def device_total(self, chip: Chip) -> tuple[float, bool]:
+    def device_total(self, chip: Chip, measured: bool = True) -> tuple[float, bool]:
         """(driver-reported memory of ``chip`` in bytes, whether it is sourced). Chips without a
-        figure use the catalog's usable HBM (the profile's named assumption)."""
+        figure use the catalog's usable HBM (the profile's named assumption), as does a chip that is
+        not the one the figure was logged on (``measured`` False: a what-if variant whose memory or
+        name differs from its catalog root's, deploy/memory_fit.engine_memory_breakdown)."""
         name = chip.name.upper()
-        for prefix, total in self.device_total_bytes:
+        for prefix, total in self.device_total_bytes if measured else ():
             if name.startswith(prefix):
                 return total, True
         return chip.hbm_usable_bytes, False
 
-    def free_before_load(self, chip: Chip) -> tuple[float, bool]:
+    def free_before_load(self, chip: Chip, measured: bool = True) -> tuple[float, bool]:
         """(SGLang's free memory before the weights load on ``chip`` in bytes, whether sourced):
-        the chip's figure, else its device total less ``context_bytes`` (the named assumption)."""
+        the chip's figure, else its device total less ``context_bytes`` (the named assumption);
+        ``measured`` as in :meth:`device_total`."""
         name = chip.name.upper()
-        for prefix, free in self.free_before_load_bytes:
+        for prefix, free in self.free_before_load_bytes if measured else ():
             if name.startswith(prefix):
                 return free, True
-        return self.device_total(chip)[0] - self.context_bytes, False
+        return self.device_total(chip, measured)[0] - self.context_bytes, False
 
     def admission_tokens(self, isl: float, osl: float) -> tuple[float, float]:
         """(tokens each running request counts for, tokens the request being admitted needs on top)

@@ -200,10 +200,11 @@ def engine_reserve_terms(model: ModelSpec, system: System, layout: Layout, engin
         ``free_before_load`` (``free_before_load_sourced``), ``reserve`` = total − F·m (context,
         activations, CUDA graphs) and the profiling terms 0.
     """
-    total, sourced = engine.device_total(system.chip)
+    measured = _is_logged_chip(system)
+    total, sourced = engine.device_total(system.chip, measured)
     u = engine.gpu_memory_utilization if memory_fraction is None else memory_fraction
     if engine.rule == "sglang":  # pool = F·m − weights: the profile's only terms (engine_memory.py)
-        free, free_sourced = engine.free_before_load(system.chip)
+        free, free_sourced = engine.free_before_load(system.chip, measured)
         return {"device_total": total, "device_total_sourced": float(sourced), "utilization": u,
                 "free_before_load": free, "free_before_load_sourced": float(free_sourced),
                 "budget": free * u, "reserve": total - free * u, "sampler": 0.0, "forward": 0.0,
@@ -213,6 +214,23 @@ def engine_reserve_terms(model: ModelSpec, system: System, layout: Layout, engin
     return {"device_total": total, "device_total_sourced": float(sourced), "utilization": u,
             "budget": total * u, "reserve": total * (1 - u), "sampler": sampler, "forward": forward,
             "torch_peak": max(sampler, forward), "non_torch": engine.non_torch_bytes}
+
+
+def _is_logged_chip(system: System) -> bool:
+    """Whether an engine profile's logged figures (keyed by chip name) may stand for ``system``'s
+    chip: a catalog system's, or a variant's whose chip keeps its root's name and HBM. A what-if
+    with another capacity (``--set chip.hbm_capacity_gb=96`` on h200) or another name kept the
+    root's driver-reported memory (a 140 GiB device on a 96 GB chip), silently; it now takes the
+    profile's fallback (the catalog's usable HBM, less the assumed context for SGLang)."""
+    o = system.origin
+    if o is None or not o.root or o.root == system.name:
+        return True
+    from jalapeno.specs.catalog import load_system
+
+    root = load_system(o.root).chip
+    chip = system.chip
+    return (root.name, root.hbm_capacity_bytes, root.hbm_usable_bytes) == (
+        chip.name, chip.hbm_capacity_bytes, chip.hbm_usable_bytes)
 
 
 @dataclass(frozen=True, slots=True)
