@@ -61,14 +61,14 @@ def test_trust_figures_match_validation_doc():
     trust = _section(README, "How far to trust it").replace("\n", " ")
     pairs = {
         "InferenceX throughput per chip": (
-            r"InferenceX throughput_per_chip: median abs\. error ([\d.]+)%",
+            r"InferenceX throughput_per_chip \(n \d+\): median ([\d.]+)%",
             r"throughput per chip ([\d.]+)% median error"),
         "kernel-calibrated NVIDIA": (
             r"Kernel-calibrated NVIDIA systems\*\* land at ([\d.]+)% median",
             r"\(([\d.]+)% on the kernel-calibrated NVIDIA systems"),
         "AMD": (r"\*\*AMD\*\* .*? at ([\d.]+)% /", r"([\d.]+)% on AMD\)"),
         "InferenceX interactivity": (
-            r"InferenceX interactivity: median abs\. error ([\d.]+)%", r"per-user speed ([\d.]+)%"),
+            r"InferenceX interactivity \(n \d+\): median ([\d.]+)%", r"per-user speed ([\d.]+)%"),
         "aiconfigurator TPOT": (
             r"aiconfigurator end-to-end TPOT: median abs\. error ([\d.]+)%",
             r"TPOT on aiconfigurator's rows ([\d.]+)%"),
