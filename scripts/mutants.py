@@ -38,8 +38,8 @@ MUTANTS: list[tuple[str, str, str, str]] = [
      'out["ring"] = 2 * (g - 1) * a + 2 * frac * m / bw',
      'out["ring"] = 2 * (g - 1) * a + frac * m / bw'),
     ("b_hier_all_to_all_sum_not_max", "src/jalapeno/cost/collectives.py",
-     'out["hierarchical"] = ao + np.maximum(t_in, t_out)',
-     'out["hierarchical"] = ao + t_in + t_out'),
+     'out["hierarchical"] = ao + _a2a_latency(inner, eff) + np.maximum(t_in, t_out)',
+     'out["hierarchical"] = ao + _a2a_latency(inner, eff) + t_in + t_out'),
     # one home since the pricer seam (issue 10): step_cost owns the MTP draft passes for the
     # analytic model, disaggregated pools and the simulator alike
     ("c_mtp_draft_cost_dropped", "src/jalapeno/cost/step.py",
