@@ -383,3 +383,22 @@ def test_step_refuses_ep_on_a_dense_model_instead_of_dropping_it(capsys):
     code, out, err = run(capsys, "step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "4")
     assert code == 0, err
     assert "attn TP4 DP1 · FFN TP4" in " ".join(out.split())
+
+
+def test_predict_engine_sizes_the_kv_pool_as_validation_does(capsys):
+    # The H200 SGLang recipe (sglang-h200-dsr1-fp8) runs --mem-fraction-static 0.82 with SGLang's
+    # default BF16 KV: pool = 137.90 GiB x 0.82 = 113.08 GiB less 79.3 GiB of weights per GPU
+    # = 33.8 GiB / 70,272 B per token = 0.516 M tokens; under ignore_eos admission each running
+    # request holds ISL + OSL = 7,373 + 922 (means of InferenceX's 0.8-1.0 lengths) = 8,295 tokens,
+    # so 62 run and 2 of 64 users queue, as in validation's row inferencex_points:65. `predict
+    # --engine` now takes the same profile and KV dtype by default; `--engine-memory none` drops it.
+    args = ("predict", "-s", "h200", "-m", "deepseek-r1", "-w", "8k1k", "-c", "64", "--tp", "8",
+            "--engine", "sglang-h200-dsr1-fp8", "--json")
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    d = json.loads(out)
+    code, out, err = run(capsys, *args, "--engine-memory", "none")
+    assert code == 0, err
+    bare = json.loads(out)
+    assert "kv_capacity" in d["limit"] and "kv_capacity" not in bare["limit"]
+    assert d["ttft_s"] > 1.4 * bare["ttft_s"]

@@ -37,7 +37,8 @@ def engine_memory_option():
                              "start-up profiling leaves: sampler, activations, non-torch memory; --memory-fraction "
                              "is its gpu_memory_utilization) or sglang-0.5 (pool = free memory x "
                              "--memory-fraction (mem_fraction_static) - weights; admission reserves outputs). "
-                             "Default: none.")
+                             "Default: with --engine, the profile validation sizes that recipe's runs by "
+                             "(SGLang recipes: sglang-0.5 at their fraction), else none; 'none' drops it.")
 
 
 def check_positive_limits(max_running: int | None, max_tokens_per_step: int | None) -> None:

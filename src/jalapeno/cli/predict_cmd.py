@@ -35,7 +35,7 @@ from jalapeno.cli.system_opts import (
     system_pricer,
 )
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
-from jalapeno.deploy.engine_memory import get_engine_memory
+from jalapeno.deploy.engine_memory import get_engine_memory, recipe_memory_profile
 from jalapeno.deploy.memory_fit import engine_memory_breakdown
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import check_fallback_used
@@ -93,13 +93,16 @@ def predict(
 
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
-                         kv_dtype, attention_dtype, compute_fallback, routing)
+                         kv_dtype or (rec.kv_dtype if rec else None), attention_dtype, compute_fallback, routing)
     pr = system_pricer(system, efficiency, sets, stack, pricer)
     s = pr.system
     check_fallback_used(prec, m, [s.chip])
     check_recipe_serving(rec, prefill is not None and decode is not None)
     lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
-    lim["engine_memory"] = get_engine_memory(engine_memory)
+    # default: the profile validation sizes the recipe's runs by (an SGLang recipe's pool), so that
+    # `predict --engine R` reproduces a validated point; --engine-memory none drops it
+    lim["engine_memory"] = get_engine_memory(engine_memory if engine_memory is not None
+                                             else recipe_memory_profile(rec))
     check_recipe_memory(rec, lim["engine_memory"])
     if memory_fraction is None and lim["engine_memory"] is not None and rec is not None and rec.memory_fraction:
         # the recipe's own fraction (SGLang mem_fraction_static; its engine's, by check_recipe_memory),

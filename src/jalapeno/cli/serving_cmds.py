@@ -310,7 +310,7 @@ def compare(
                                  "--memory-fraction": memory_fraction})
     rec = load_recipe(engine, workload, model, names, isl, osl)
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
-                         kv_dtype, attention_dtype, compute_fallback, routing)
+                         kv_dtype or (rec.kv_dtype if rec else None), attention_dtype, compute_fallback, routing)
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
     check_pricer_chip_model(pricer, chip_model)
@@ -424,7 +424,7 @@ def frontier(
                                     json_out=json_out, out=out, sets=sets, chip_model=chip_model, placement=placement)
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
-                         kv_dtype, attention_dtype, compute_fallback, routing)
+                         kv_dtype or (rec.kv_dtype if rec else None), attention_dtype, compute_fallback, routing)
     check_pricer_chip_model(pricer, chip_model)
     pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
     s = pr.system

@@ -227,3 +227,14 @@ def get_engine_memory(name: str | None) -> EngineMemory | None:
                                f"use one of: none, {', '.join(profiles)}")
     return profiles[name]
 
+
+#: The engine memory profile validation and ``predict --engine`` give SGLang recipes' runs.
+SGLANG_MEMORY_PROFILE = "sglang-0.5"
+
+
+def recipe_memory_profile(recipe) -> str | None:
+    """The engine memory profile a recipe's runs are sized by (deploy/engines.Recipe; validation's
+    and ``predict --engine``'s default): :data:`SGLANG_MEMORY_PROFILE` for an SGLang-family recipe
+    that states its ``--mem-fraction-static``, else None (the catalog's memory fit)."""
+    ok = recipe is not None and recipe.engine.startswith("sglang") and recipe.memory_fraction is not None
+    return SGLANG_MEMORY_PROFILE if ok else None

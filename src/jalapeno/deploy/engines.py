@@ -435,7 +435,7 @@ def launch_limits(system: str, model: str, framework: str, precision: str, tp: i
     """Deployment keywords of the recipe whose launch script ran a measured point (its limits and
     scheduler poll interval at this load, :func:`launch_recipe`; ``serving`` "agg" or "disagg", ``tp``
     the decode pool's) and a note naming it; ``({}, "")`` when no recipe describes the run. An SGLang
-    recipe with a memory fraction also gives the SGLang memory profile (:data:`SGLANG_MEMORY_PROFILE`)
+    recipe with a memory fraction also gives the SGLang memory profile (engine_memory.recipe_memory_profile)
     at that fraction, and a recipe with a KV dtype gives ``kv_dtype`` (apply it with :func:`with_launch_kv`).
 
     >>> kw, note = launch_limits("b200", "deepseek-r1", "sglang", "fp8", 8, 1024, 1024, 32)
@@ -451,19 +451,15 @@ def launch_limits(system: str, model: str, framework: str, precision: str, tp: i
     r = r.for_workload(workload_key(isl, osl), system)
     kw = r.deployment_kwargs(concurrency)
     note = f"token budget {kw.get('token_budget')}, poll every {kw['recv_interval']} decode steps"
-    if r.engine.startswith("sglang") and r.memory_fraction is not None:
-        from jalapeno.deploy.engine_memory import get_engine_memory
+    from jalapeno.deploy.engine_memory import get_engine_memory, recipe_memory_profile
 
-        kw.update(engine_memory=get_engine_memory(SGLANG_MEMORY_PROFILE), memory_fraction=r.memory_fraction)
-        note += f"; KV pool of {SGLANG_MEMORY_PROFILE} at --mem-fraction-static {r.memory_fraction:g}"
+    if (profile := recipe_memory_profile(r)) is not None:
+        kw.update(engine_memory=get_engine_memory(profile), memory_fraction=r.memory_fraction)
+        note += f"; KV pool of {profile} at --mem-fraction-static {r.memory_fraction:g}"
     if r.kv_dtype is not None:
         kw["kv_dtype"] = r.kv_dtype
         note += f", KV {r.kv_dtype}"
     return kw, f"engine limits of recipe {r.name} ({note})"
-
-
-#: The engine memory profile (data/engine_memory.toml) validation gives SGLang recipes' runs.
-SGLANG_MEMORY_PROFILE = "sglang-0.5"
 
 
 def with_launch_kv(precision, kw: dict):
