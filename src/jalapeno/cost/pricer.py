@@ -24,7 +24,7 @@ the documented defaults or a user's overrides — and a band is simply another p
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -227,20 +227,16 @@ def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pric
 
 
 def _root_chip_pricer(pricer: Pricer):
-    """``pricer`` on its root system's chip when a variant changed the chip, else None."""
+    """``pricer`` on its root system's chip when a variant changed the chip, else None (a catalog
+    system as shipped, or a pricer not built as a ``system`` + efficiency dataclass)."""
     from jalapeno.specs.catalog import load_system
 
-    from dataclasses import fields, is_dataclass
-
     s = pricer.system
-    if not is_dataclass(pricer) or "system" not in {f.name for f in fields(pricer)}:
-        return None  # a pricer not built as system + efficiency: nothing to carry the measurement over to
-    if s.origin is None or not s.origin.root or s.origin.root == s.name and not s.origin.overrides:
+    if not (is_dataclass(pricer) and "system" in {f.name for f in fields(pricer)}) or s.origin is None \
+            or not s.origin.root or (s.origin.root == s.name and not s.origin.overrides):
         return None
     root = load_system(s.origin.root)
-    if root.chip == s.chip:
-        return None
-    return replace(pricer, system=replace(s, chip=root.chip))
+    return None if root.chip == s.chip else replace(pricer, system=replace(s, chip=root.chip))
 
 
 def _root(system: System) -> str:

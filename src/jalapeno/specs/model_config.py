@@ -36,26 +36,23 @@ def _req(cfg: dict, key: str, src: str, kind: type = int) -> Any:
     return v
 
 
-def _opt_int(cfg: dict, key: str, src: str, default: int = 0) -> int:
+def _opt_int(cfg: dict, key: str, src: str, default: int | None = 0, minimum: int = 0,
+             removed: str = " or remove it") -> int | None:
+    """An integer >= ``minimum``, or ``default`` when the key is absent or null."""
     v = cfg.get(key, default)
     if v is None:
         return default
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise SpecError(f"{src}: {key}", f"must be a non-negative integer, got {v!r}",
-                        f"set \"{key}\" to a non-negative integer or remove it")
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        kind = "non-negative" if minimum == 0 else "positive"
+        raise SpecError(f"{src}: {key}", f"must be a {kind} integer, got {v!r}",
+                        f"set \"{key}\" to a {kind} integer{removed}")
     return v
 
 
 def _opt_pos(cfg: dict, key: str, src: str) -> int | None:
     """A positive integer, or None when the key is absent or null (Hugging Face: "derive it");
     an explicit 0 is refused, not read as absent (``num_key_value_heads: 0`` once priced as MHA)."""
-    v = cfg.get(key)
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-        raise SpecError(f"{src}: {key}", f"must be a positive integer, got {v!r}",
-                        f"set \"{key}\" to a positive integer, or remove it (null) to derive it")
-    return v
+    return _opt_int(cfg, key, src, None, 1, ", or remove it (null) to derive it")
 
 
 #: Largest layer count accepted (the biggest public decoders have ~100-200 layers).
