@@ -48,11 +48,11 @@ import pandas as pd
 
 from jalapeno.fit.ix_cells import positive_num
 from jalapeno.specs.files import csv_rows, read_user_text
+from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO
 
-#: InferenceX's ``--random-range-ratio`` (data/validation/README.md): lengths uniform in [0.8·L, L].
-RANGE_RATIO = 0.8
-#: Mean length as a fraction of the nominal one: (1 + RANGE_RATIO) / 2.
-MEAN_LENGTH_FRACTION = (1 + RANGE_RATIO) / 2
+#: Mean length as a fraction of the nominal one under InferenceX's ``--random-range-ratio``
+#: (specs/workload.INFERENCEX_RANGE_RATIO: lengths uniform in [0.8·L, L]): (1 + 0.8) / 2.
+MEAN_LENGTH_FRACTION = (1 + INFERENCEX_RANGE_RATIO) / 2
 #: Allowed residual (check_ratio / expected ratio) where TTFT is measured: the shipped rows with
 #: every cell give 0.972-0.997 (module docstring); the band is 2.5x that spread each side.
 RESIDUAL_BAND = (0.90, 1.05)

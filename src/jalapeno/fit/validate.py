@@ -59,7 +59,7 @@ from jalapeno.fit.search_space import searched_layouts, searched_mask
 from jalapeno.fit.searched import best_searched, ix_precision, searched_mapping
 from jalapeno.specs.files import csv_rows, read_user_text
 from jalapeno.specs.formats import get_precision
-from jalapeno.specs.workload import PRESETS, Workload
+from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO, PRESETS, Workload
 
 #: The Dynamo + TRT-LLM recipe of the InferenceX DeepSeek runs, read from the engine data
 #: (data/engines.toml, deploy/engines.py: the one home of these facts, with their sources):
@@ -463,7 +463,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
         used = resolve_pricer(pt0.system, pricer) if pt0.system in AIC_SYSTEM_DIRS else "roofline"
         model, system = load_model(pt0.model), load_any_pricer(pt0.system, efficiency, pricer=used, stack=st)
         dep0 = with_stack_mtp(pt0.deployment, st, pt0.model)
-        wl = Workload(f"{pt0.isl}/{pt0.osl}", pt0.isl, pt0.osl, 1.0 if pt0.fixed_lengths else 0.8)
+        wl = Workload(f"{pt0.isl}/{pt0.osl}", pt0.isl, pt0.osl, 1.0 if pt0.fixed_lengths else INFERENCEX_RANGE_RATIO)
         try:
             if pt0.mapping == "matched":
                 res = serve_at_concurrency(model, system, dep0, wl, [p.concurrency for p in pts],
