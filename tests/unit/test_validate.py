@@ -41,12 +41,13 @@ SILICON = FIXTURES / "aiconfigurator" / "silicon_sample_subset.csv"
 #: fixture line → (system, mapping, concurrency); by hand from the CSV and InferenceX's search spaces
 #: (fit/searched.py): line 4 ran concurrency 256, which only dsr1-fp8-h200-trt-mtp's { tp: 8, ep: 8,
 #: dp-attn: true, conc 256 } ran; line 6 is a best over B200 FP8 runs; no H200 Dynamo + TRT-LLM entry
-#: ran line 5's 1024 (conc-lists up to 512) and no GB200 entry without MTP line 12's 512
+#: ran line 5's 1024 (conc-lists up to 512) and no GB200 entry without MTP line 12's 512, so line 12
+#: (throughput only, with its concurrency) is the predicted sweep's best at concurrency <= 512
 EXPECTED = {2: ("gb200-nvl72", "matched", 4.0), 3: ("gb200-nvl72", "matched", 8.0),
             4: ("h200", "searched_best@concurrency", 256.0), 5: ("h200", "frontier@interactivity", 1024.0),
             6: ("b200", "searched_best", None), 7: ("h200", "matched", 4.0), 8: ("h200", "matched", 8.0),
             9: ("b200", "matched", 1.0), 10: ("b200", "matched", 4.0), 11: ("mi355x", "matched", 4.0),
-            12: ("gb200-nvl72", "frontier_peak", 512.0)}
+            12: ("gb200-nvl72", "frontier_peak@concurrency", 512.0)}
 #: concurrency in each silicon fixture row id (..._c<N>_...), read by hand, in file order
 SILICON_CONC = [4, 32, 8, 4, 8, 32, 8, 16]
 
@@ -350,6 +351,33 @@ def few_rows(ix):
     return predict_points([pts[7], pts[8], pts[9], pts[11]], frozenset({"h200", "b200"}))
 
 
+def test_throughput_only_row_is_bounded_by_its_concurrency(ix, tmp_path):
+    # fixture line 12: GB200 Dynamo-TRT, throughput only, concurrency 512, no search-space run
+    p = _by_line(ix[0])[12]
+    assert p.mapping == "frontier_peak@concurrency" and p.concurrency == 512.0
+    bounded = predict_points([p])
+    p.mapping = "frontier_peak"
+    try:
+        unbounded = predict_points([p])
+    finally:
+        p.mapping = "frontier_peak@concurrency"
+    b, u = bounded.predicted.iloc[0], unbounded.predicted.iloc[0]
+    # 512 users cannot reach the frontier's peak, which needs thousands of sequences per decode pool
+    assert np.isfinite(b) and 0 < b < u / 2
+    # without a concurrency the concurrency bound does not apply: the row is the best of every run the
+    # GB200 search space made (fit/searched.py), another bound
+    with POINTS.open() as f:
+        rows = list(csv.DictReader(f))
+    row = dict(rows[12 - 2], conc="")
+    path = tmp_path / "noconc.csv"
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(row))
+        w.writeheader()
+        w.writerow(row)
+    (q,), _ = load_inferencex(path)
+    assert q.mapping == "searched_best" and q.concurrency is None
+
+
 def test_predict_points_error_is_predicted_over_measured_minus_one(few_rows):
     df = few_rows
     assert set(df.id) == {f"inferencex_points_sample:{i}" for i in (7, 8, 9, 11)}
@@ -398,7 +426,7 @@ def test_run_validation_without_the_package(run, silicon):
     assert rows[rows.source == "aiconfigurator"].id.nunique() == len(silicon)
     assert rows[rows.source == "inferencex"].id.nunique() == len(EXPECTED)
     assert set(rows.mapping) == {"matched", "searched_best@concurrency", "searched_best", "frontier@interactivity",
-                                 "frontier_peak"}
+                                 "frontier_peak@concurrency"}
     # the unmatched mappings are judged on throughput only
     assert set(rows[rows.mapping != "matched"].metric) == {"throughput_per_chip"}
 

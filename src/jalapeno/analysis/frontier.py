@@ -212,3 +212,22 @@ def interp_frontier(
     y[beyond] = np.nan
     status[beyond] = "unreachable"
     return y.reshape(xq.shape), status.reshape(xq.shape)
+
+
+def peak_at_concurrency(points, concurrency: float) -> float:
+    """Highest throughput per chip (tok/s) among the feasible sweep ``points`` (ServingPoints, (N,))
+    whose closed-loop concurrency is at most ``concurrency`` (whole deployment); 0 where none is.
+
+    The bound of a throughput-only row that states its concurrency (``frontier_peak@concurrency``):
+    along one deployment throughput per chip does not fall as the load rises, so the best of the
+    points at or below C is the best at C up to the sweep's batch-grid spacing (the disaggregated
+    sweep solves on a batch grid, not at a fixed concurrency), never the unbounded frontier peak.
+
+    >>> from types import SimpleNamespace as N
+    >>> pts = N(feasible=np.array([True, True, False, True]), concurrency=np.array([64., 512., 100., 600.]),
+    ...         throughput_per_chip=np.array([900., 3000., 9000., 5000.]))
+    >>> peak_at_concurrency(pts, 512)
+    3000.0
+    """
+    ok = points.feasible & (points.throughput_per_chip > 0) & (points.concurrency <= concurrency * (1 + 1e-9))
+    return float(points.throughput_per_chip[ok].max()) if ok.any() else 0.0

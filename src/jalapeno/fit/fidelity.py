@@ -4,7 +4,7 @@ The guard predicts the shipped InferenceX points (``data/validation/inferencex_p
 map to a deployment (``matched``), to the best of the published entries or the search space's
 runs that ran them (``best_entry@concurrency``, ``searched_best@concurrency``, ``searched_best``,
 fit/searched.py: a few to a few dozen deployments each) or to a predicted frontier
-(``frontier@interactivity``, ``frontier_peak``) — every system and model of the file, about 120
+(``frontier@interactivity``, ``frontier_peak@concurrency``, ``frontier_peak``) — every system and model of the file, about 120
 points in a few seconds. The ``best@concurrency`` rows (none in the shipped file since the search
 spaces cover them) are left out: each sweeps every aggregated layout. Figures: per metric the
 median absolute error |predicted/measured − 1| over all guarded points, the same per system
@@ -31,7 +31,7 @@ from jalapeno.errors import SpecError
 THRESHOLDS = Path(__file__).resolve().parents[1] / "data" / "validation" / "fidelity_thresholds.toml"
 #: Mappings the guard predicts (module docstring).
 GUARD_MAPPINGS = ("matched", "best_entry@concurrency", "searched_best@concurrency", "searched_best",
-                  "frontier@interactivity", "frontier_peak")
+                  "frontier@interactivity", "frontier_peak@concurrency", "frontier_peak")
 #: Metrics guarded, overall and per system.
 GUARD_METRICS = ("throughput_per_chip", "interactivity", "ttft_s")
 #: Smallest per-system group that gets its own threshold: a median of one or two points moves

@@ -29,8 +29,9 @@ shipped rows this rule reads differently from its cells: the blog's "plain sglan
 (precision ``FP4?``: the blog states none) takes the FP4 and the FP8 SGLang configs; the atom row
 is read as the FP4 the row states (the blog compares it with mori-sglang's FP4); the third-party
 GB200 row at concurrency 512 without MTP ("config_id 205", stored TP 20 + 20: no layout of the
-GB200 configs) matches no run — only MTP entries ran 512 there — so it stays ``frontier_peak``
-(unbounded) rather than being re-read against its own ``spec`` cell.
+GB200 configs) matches no run — only MTP entries ran 512 there — so it is not re-read against its
+own ``spec`` cell; it is ``frontier_peak@concurrency`` (fit/validate.py: the predicted sweep's best at
+a concurrency no higher than its 512), no longer the unbounded ``frontier_peak``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,10 @@ Each measured point is mapped to a prediction, labelled by how:
 - Rows no search space covers: ``best@concurrency`` (an aggregated "best configuration" row, or
   one with no interactivity: the best at that concurrency over its recipe's layouts,
   fit/search_space.py, else every one); ``frontier@interactivity`` (the predicted frontier at the
-  measured interactivity); ``frontier_peak`` (neither: the predicted frontier's peak).
+  measured interactivity); ``frontier_peak@concurrency`` (neither, with a concurrency: the highest
+  throughput per chip of the predicted sweep's points at a concurrency no higher than the row's, so
+  the prediction is bounded by the load the run had); ``frontier_peak`` (no concurrency either: the
+  predicted frontier's peak, unbounded).
 - ``best_entry@concurrency``: a best-configuration point whose concurrency several published recipe
   entries ran; the highest throughput per chip over those entries (fit/entries.py).
 A row whose system, model, framework, precision, lengths, concurrency (and MTP use, when stated)
@@ -322,7 +325,7 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
             elif meas["throughput_per_chip"] and meas["interactivity"]:
                 mapping = "frontier@interactivity"
             elif meas["throughput_per_chip"]:
-                mapping = "frontier_peak"
+                mapping = "frontier_peak@concurrency" if conc else "frontier_peak"
             else:
                 skipped.append((rid, "no deployment and no throughput to map to a frontier"))
                 continue
@@ -435,7 +438,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
     analysis/sweep.py), so a recipe-less point is not credited with an option its run lacked.
     """
     from jalapeno.analysis.comparison import system_frontier
-    from jalapeno.analysis.frontier import interp_frontier
+    from jalapeno.analysis.frontier import interp_frontier, peak_at_concurrency
     from jalapeno.analysis.sweep import SweepOptions
     from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS
     from jalapeno.fit.table_lookup import load_any_pricer, resolve_pricer
@@ -498,12 +501,17 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                 for p in pts:
                     if p.mapping == "frontier_peak":
                         y, st = float(sf.y.max()), "peak"
+                    elif p.mapping == "frontier_peak@concurrency":
+                        y = peak_at_concurrency(sf.sweep.points, p.concurrency)
+                        st = "peak" if y > 0 else "unreachable"
                     else:
                         yy, ss = interp_frontier(sf.x, sf.y, np.array([p.measured["interactivity"]]))
                         y, st = float(yy[0]), str(ss[0])
+                    why = (f"no feasible predicted point at concurrency <= {p.concurrency:g}"
+                           if p.mapping == "frontier_peak@concurrency"
+                           else "measured interactivity beyond the predicted frontier")
                     preds.append({"throughput_per_chip": y, "feasible": st != "unreachable",
-                                  "reason": "" if st != "unreachable" else "measured interactivity beyond the "
-                                  "predicted frontier", "frontier_status": st})
+                                  "reason": "" if st != "unreachable" else why, "frontier_status": st})
         except JalapenoError as e:
             preds = [{"feasible": False, "reason": str(e)} for _ in pts]
         for p, pr in zip(pts, preds):
