@@ -394,6 +394,31 @@ def test_compare_as_deployed_labels_every_point_and_sweeps_precisions(capsys):
 
 
 
+def test_sglang_mi355x_mtp_rows_run_the_mtp_scripts_eagle_chain():
+    # InferenceX dsr1_fp4_mi355x_mtp.sh @8a16828e6f70: --speculative-algorithm EAGLE
+    # --speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4 (a chain of
+    # 3 drafts, 4 rows verified), beside the plain dsr1_fp4_mi355x.sh with the same limits
+    from jalapeno.deploy.engines import launch_limits, launch_mtp, launch_recipe
+    from jalapeno.fit.validate import load_inferencex
+    from jalapeno.fit.validation_run import DEFAULT_POINTS
+
+    args = ("mi355x", "deepseek-r1", "sglang", "quark-mxfp4")
+    assert launch_recipe(*args) is None  # two scripts match alike: the point's MTP use decides
+    plain, mtp = launch_recipe(*args, mtp=False), launch_recipe(*args, mtp=True)
+    assert (plain.name, mtp.name) == ("sglang-mi355x-dsr1-fp4", "sglang-mi355x-dsr1-fp4-mtp")
+    m = launch_mtp(*args, Pool(Layout(tp=8)), 64)
+    assert (m.draft_tokens, m.acceptance) == (3, 0.75)
+    assert abs(m.tokens_per_step - (1 - 0.75 ** 4) / (1 - 0.75)) < 1e-12  # 2.734 tokens per verify step
+    kw_plain = launch_limits(*args, 8, 8192, 1024, 64, mtp=False)[0]
+    kw_mtp = launch_limits(*args, 8, 8192, 1024, 64, mtp=True)[0]
+    assert kw_mtp["token_budget"] == kw_plain["token_budget"] == 32768  # PREFILL_SIZE above concurrency 32
+    assert launch_limits(*args, 8, 1024, 1024, 64, mtp=True)[0]["token_budget"] == 196608
+    pts, _ = load_inferencex(DEFAULT_POINTS)
+    row = next(p for p in pts if p.id == "inferencex_points:119")  # PR #1645's rocm700 CI point
+    assert (row.deployment.mtp.draft_tokens, row.deployment.mtp.acceptance) == (3, 0.75)
+    assert any("sglang-mi355x-dsr1-fp4-mtp" in n for n in row.notes)
+
+
 def test_every_recipe_is_reachable_from_the_framework_its_points_name():
     # A recipe is applied to a measured point through the point's framework cell (launch_recipe):
     # its engine must be one of InferenceX's framework keys (.github/configs/*-master.yaml:
@@ -406,4 +431,4 @@ def test_every_recipe_is_reachable_from_the_framework_its_points_name():
         assert r.engine.removesuffix("-rocm") in keys, r.name
         for s in r.systems:
             assert launch_recipe(s, r.model, r.engine.removesuffix("-rocm"), r.precision, serving=r.serving,
-                                 tp=r.tp) is r, (r.name, s)
+                                 tp=r.tp, mtp=bool(r.draft_lengths)) is r, (r.name, s)

@@ -401,23 +401,28 @@ def deployed_recipe(system: str, model: str) -> Recipe | None:
 
 
 def launch_recipe(system: str, model: str, framework: str, precision: str, serving: str = "agg",
-                  tp: int | None = None) -> Recipe | None:
+                  tp: int | None = None, mtp: bool | None = None) -> Recipe | None:
     """The recipe whose launch script ran a measured point, or None (no recipe, or more than one).
 
     A recipe matches when it lists ``system`` and serves ``model`` at ``precision`` in ``serving``
     mode with the point's engine: ``framework`` (InferenceX ``framework``) equals the recipe's
     engine, a ``-rocm`` engine serving the same framework on MI systems; a recipe written for one
-    tensor-parallel size (``tp``) matches only a point of that size.
+    tensor-parallel size (``tp``) matches only a point of that size. Of an MTP and a plain recipe that
+    match alike (two launch scripts), ``mtp`` (whether the point runs MTP) picks the one that does.
 
     >>> launch_recipe("b200", "deepseek-r1", "sglang", "fp8", tp=8).recv_interval_at(64)
     30
     >>> launch_recipe("b200", "deepseek-r1", "sglang", "fp8", tp=4).token_budget
     8192
+    >>> [launch_recipe("mi355x", "deepseek-r1", "sglang", "quark-mxfp4", mtp=m).name for m in (False, True)]
+    ['sglang-mi355x-dsr1-fp4', 'sglang-mi355x-dsr1-fp4-mtp']
     """
     fw = framework.strip().split(" ")[0].lower()
     hits = [r for r in _data()[0].values()
             if system in r.systems and r.model == model and r.precision == precision and r.serving == serving
             and r.engine.removesuffix("-rocm") == fw and (r.tp is None or tp is None or r.tp == tp)]
+    if len(hits) > 1 and mtp is not None:
+        hits = [r for r in hits if bool(r.draft_lengths) == mtp]
     return hits[0] if len(hits) == 1 else None
 
 
@@ -431,12 +436,13 @@ def workload_key(isl: int, osl: int) -> str:
 
 
 def launch_limits(system: str, model: str, framework: str, precision: str, tp: int, isl: int, osl: int,
-                  concurrency: float, serving: str = "agg") -> tuple[dict, str]:
+                  concurrency: float, serving: str = "agg", mtp: bool | None = None) -> tuple[dict, str]:
     """Deployment keywords of the recipe whose launch script ran a measured point (its limits and
     scheduler poll interval at this load, :func:`launch_recipe`; ``serving`` "agg" or "disagg", ``tp``
-    the decode pool's) and a note naming it; ``({}, "")`` when no recipe describes the run. An SGLang
-    recipe with a memory fraction also gives the SGLang memory profile (engine_memory.recipe_memory_profile)
-    at that fraction, and a recipe with a KV dtype gives ``kv_dtype`` (apply it with :func:`with_launch_kv`).
+    the decode pool's; ``mtp``: the point runs MTP) and a note naming it; ``({}, "")`` when no recipe
+    describes the run. An SGLang recipe with a memory fraction also gives the SGLang memory profile
+    (engine_memory.recipe_memory_profile) at that fraction, and a recipe with a KV dtype gives
+    ``kv_dtype`` (apply it with :func:`with_launch_kv`).
 
     >>> kw, note = launch_limits("b200", "deepseek-r1", "sglang", "fp8", 8, 1024, 1024, 32)
     >>> kw["recv_interval"], kw["token_budget"]
@@ -445,7 +451,7 @@ def launch_limits(system: str, model: str, framework: str, precision: str, tp: i
     >>> kw["max_running"], kw["token_budget"], kw["budget_per"]  # per attention-DP rank (the MoRI recipe)
     (160, 12288, 'rank')
     """
-    r = launch_recipe(system, model, framework, precision, serving=serving, tp=tp)
+    r = launch_recipe(system, model, framework, precision, serving=serving, tp=tp, mtp=mtp)
     if r is None:
         return {}, ""
     r = r.for_workload(workload_key(isl, osl), system)
@@ -479,8 +485,10 @@ def launch_mtp(system: str, model: str, framework: str, precision: str, decode: 
     MTP(draft_tokens=3, acceptance=0.0)
     >>> launch_mtp("b200", "deepseek-r1", "dynamo-sglang", "fp4", Pool(Layout(tp=8, ep=8), 6), 32, "disagg")
     MTP(draft_tokens=2, acceptance=0.75)
+    >>> launch_mtp("mi355x", "deepseek-r1", "sglang", "quark-mxfp4", Pool(Layout(tp=8)), 64)  # EAGLE, 3 steps
+    MTP(draft_tokens=3, acceptance=0.75)
     """
-    r = launch_recipe(system, model, framework, precision, serving, tp=decode.layout.tp)
+    r = launch_recipe(system, model, framework, precision, serving, tp=decode.layout.tp, mtp=True)
     return r.mtp_at(concurrency / (decode.workers * decode.layout.dp)) if r is not None else None
 
 

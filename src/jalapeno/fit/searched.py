@@ -43,7 +43,7 @@ from functools import cache
 from importlib.resources import files
 
 from jalapeno.deploy.deployment import Deployment, Pool
-from jalapeno.deploy.engines import checkpoint_for, launch_limits, with_launch_kv
+from jalapeno.deploy.engines import checkpoint_for, launch_limits, launch_mtp, with_launch_kv
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.ix_cells import DATE_CELL
@@ -186,7 +186,8 @@ def searched_runs(system: str, model: str, isl: int, osl: int, spaces: list[Sear
     Entries with MTP only when ``uses_mtp`` is not False, without only when it is not True; with
     ``concurrency`` only the entries that ran it, at it. MTP: one draft token at the Dynamo +
     TRT-LLM recipe's single-draft acceptance (fit/validate.VALIDATION_MTP); on Dynamo + TRT-LLM
-    runs the draft length the entry's recipe file names, else the recipe's by load (recipe_mtp).
+    runs the draft length the entry's recipe file names, else the recipe's by load (recipe_mtp); on
+    other engines the draft length their launch recipe runs (deploy/engines.launch_mtp), if one.
     Disaggregated Dynamo + TRT-LLM runs carry the recipe's prefill budget (recipe_budget) and the
     decode max_batch their file names (as ``max_running`` per attention-DP rank, like an
     ``[[identified]]`` entry); aggregated runs, and disaggregated runs of other engines (SGLang +
@@ -206,15 +207,18 @@ def searched_runs(system: str, model: str, isl: int, osl: int, spaces: list[Sear
                 mtp, trt = None, s.framework == "dynamo-trt"
                 if e.mtp:
                     mtp = (DYNAMO_TRT_RECIPE.mtp_for(e.mtp_draft) if trt and e.mtp_draft else
-                           recipe_mtp(e.decode, c) if trt else VALIDATION_MTP)
+                           recipe_mtp(e.decode, c) if trt else launch_mtp(
+                               system, model, s.framework, prec.name, e.decode, c,
+                               "agg" if e.prefill is None else "disagg") or VALIDATION_MTP)
                 extra = recipe_budget(isl, osl, system) if e.prefill is not None and trt else {}
                 if e.max_batch and trt:
                     extra["max_running"] = e.max_batch  # per attention-DP rank, as the recipe's budgets
                 if e.prefill is None:
-                    extra = launch_limits(system, model, s.framework, prec.name, e.decode.layout.tp, isl, osl, c)[0]
+                    extra = launch_limits(system, model, s.framework, prec.name, e.decode.layout.tp, isl, osl, c,
+                                          mtp=e.mtp)[0]
                 elif not trt:  # a disaggregated run of another engine: its launch recipe's limits, if one
                     extra = launch_limits(system, model, s.framework, prec.name, e.decode.layout.tp, isl, osl, c,
-                                          serving="disagg")[0]
+                                          serving="disagg", mtp=e.mtp)[0]
                 dep = Deployment(with_launch_kv(prec, extra), e.decode, prefill=e.prefill, mtp=mtp, **extra)
                 runs.setdefault(repr(dep.as_dict()), (dep, []))[1].append(c)
     return tuple((d, tuple(sorted(set(c)))) for d, c in runs.values())

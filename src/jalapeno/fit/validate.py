@@ -291,8 +291,8 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
                     system, model, r["framework"], prec, dec, conc, "agg" if pre is None else "disagg") or mtp)
             if dec is not None and conc:
                 budget = recipe_budget(isl, osl, system) if dynamo_trt and pre is not None else {}
-                launch, why = (launch_limits(system, model, r.get("framework", ""), prec, dec.layout.tp, isl, osl, conc)
-                               if pre is None else ({}, ""))
+                launch, why = (launch_limits(system, model, r.get("framework", ""), prec, dec.layout.tp, isl, osl, conc,
+                                             mtp=mtp is not None) if pre is None else ({}, ""))
                 notes += [why] if why else []
                 dep = Deployment(with_launch_kv(get_precision(prec), launch), dec, prefill=pre, mtp=mtp,
                                  **budget, **launch)
