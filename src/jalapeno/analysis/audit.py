@@ -251,7 +251,8 @@ def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> Audit
     pricer) when the claim is a ratio.
 
     Raises:
-        SpecError: a ratio claim without a baseline, or a baseline given for a plain claim.
+        SpecError: a ratio claim without a baseline, a baseline given for a plain claim, or the
+            audited system (same efficiency set) as its own baseline.
         InfeasibleDeployment: the model does not fit the system or the baseline.
     """
     from jalapeno.cost.pricer import band_pricers
@@ -260,6 +261,11 @@ def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> Audit
     if claim.ratio != (baseline is not None):
         raise SpecError("--baseline", "a ratio claim needs a baseline and a plain claim takes none",
                         f"{'add --baseline SYSTEM' if claim.ratio else 'drop --baseline, or claim ' + claim.metric + '_ratio'}")
+    if baseline is not None and (baseline.system.name, baseline.efficiency) == (pricer.system.name, pricer.efficiency):
+        # the ratio of a system to itself is 1 whatever holds; moving only one side's parameters
+        # would report a band and requirements for a comparison that is not one
+        raise SpecError("--baseline", f"{baseline.system.name!r} is the audited system itself (same efficiency set)",
+                        "name another system, a variant of it (--set on --system) or another --efficiency")
     base_value = None
     if baseline is not None:
         base_value, _ = ctx.full(baseline, claim)

@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from jalapeno.cli.common import FIXED_WORKLOAD_HELP, console, print_json
+from jalapeno.cli.common import FIXED_WORKLOAD_HELP, check_writable, console, print_json
 from jalapeno.cli.system_opts import SET_OPTION, system_pricer
 from jalapeno.errors import SpecError
 
@@ -134,6 +134,7 @@ def sensitivity(
         html = "" if json_out else "jalapeno-sensitivity.html"
     if html and not html.lower().endswith((".html", ".htm")):
         raise SpecError("--html", f"{html!r} is not an .html file", "give a path ending in .html")
+    check_writable(html, "--html")
     ctx = _context(model, workload, isl, osl, precision, power, serving)
     res = run(ctx, system_pricer(system, efficiency, sets), mt)
     d = res.as_dict()

@@ -41,6 +41,30 @@ def print_json(obj: Any) -> None:
     print(json.dumps(_clean(obj), indent=2))
 
 
+def check_writable(path: str | None, option: str) -> None:
+    """Refuse an output path that cannot be written, before the run that would fill it (a
+    validation or report run of seconds otherwise ends in "cannot write"). None or '' is no output.
+
+    Raises:
+        SpecError: the path is a folder, its folder does not exist, or either is not writable.
+    """
+    import os
+    from pathlib import Path
+
+    from jalapeno.errors import SpecError
+
+    if not path:
+        return
+    p = Path(path)
+    folder = p.parent if str(p.parent) else Path(".")
+    if p.is_dir() or not folder.is_dir():
+        raise SpecError(option, f"cannot write {path!r} (a folder, or its folder does not exist)",
+                        "give a file path in an existing folder")
+    if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise SpecError(option, f"cannot write {path!r} (no write permission)",
+                        "give a file path in a folder you can write to")
+
+
 #: ``--workload`` of the commands that take a fixed-length workload only (not agentic presets)
 FIXED_WORKLOAD_HELP = "1k1k, 8k1k (default), 1k8k, or long-context 32k1k, 64k1k, 128k1k."
 

@@ -197,12 +197,12 @@ def aggregated_layout(m, pr, prec, given: tuple, memory_fraction):
 
     Raises:
         InfeasibleDeployment: the weights do not fit (on the given layout, or on any layout).
-        SpecError: memory_fraction outside (0, 1].
+        SpecError: memory_fraction outside (0, 1]; a given --tp/--dp/--ep/--pp below 1.
     """
     from jalapeno.analysis.sweep import smallest_fitting_layout, weights_misfit
     from jalapeno.deploy.deployment import check_memory_fraction
     from jalapeno.deploy.layout import Layout, for_model
-    from jalapeno.errors import InfeasibleDeployment
+    from jalapeno.errors import InfeasibleDeployment, SpecError
 
     check_memory_fraction(memory_fraction)  # a bad fraction is named as such, not as "fits on no layout"
     tp, dp, ep, pp, eplb = given
@@ -215,7 +215,11 @@ def aggregated_layout(m, pr, prec, given: tuple, memory_fraction):
                                        "use a smaller precision or a system with more HBM")
         return smallest, (f"note: layout {smallest.label} — the smallest whose weights fit on {s.name} "
                           "(give --tp/--dp/--ep/--pp to choose)")
-    layout = for_model(Layout(tp=tp or 1, dp=dp or 1, ep=ep or 1, pp=pp or 1, eplb=eplb), m)
+    for opt, v in (("--tp", tp), ("--dp", dp), ("--ep", ep), ("--pp", pp)):
+        if v is not None and v < 1:  # a given 0 is refused, not read as "not given"
+            raise SpecError(opt, f"must be a positive integer, got {v}", f"give {opt} 1 or more, or leave it out")
+    tp, dp, ep, pp = (1 if v is None else v for v in (tp, dp, ep, pp))
+    layout = for_model(Layout(tp=tp, dp=dp, ep=ep, pp=pp, eplb=eplb), m)
     why = weights_misfit(m, s, layout, prec, eff, memory_fraction)
     if why:
         pp_opt = f" --pp {smallest.pp}" if smallest and smallest.pp > 1 else ""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from jalapeno.cli.common import FIXED_WORKLOAD_HELP, console
+from jalapeno.cli.common import FIXED_WORKLOAD_HELP, check_writable, console
 from jalapeno.cli.engine_opts import AS_DEPLOYED_HELP, deployed_recipes, refuse_with_as_deployed
 from jalapeno.cli.system_opts import SETS_OPTION, systems_pricers
 from jalapeno.errors import SpecError
@@ -61,6 +61,7 @@ def report(
 
     if not out.lower().endswith((".html", ".htm")):
         raise SpecError("--out", f"{out!r} is not an .html file", "give a path ending in .html")
+    check_writable(out, "--out")
     if serving not in (None, "agg", "disagg", "both"):
         raise SpecError("--serving", f"unknown mode {serving!r}", "use agg, disagg or both")
     if as_deployed:

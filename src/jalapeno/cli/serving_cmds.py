@@ -11,6 +11,7 @@ import typer
 
 from jalapeno.cli.chip_opts import chip_model_option, placement_option
 from jalapeno.cli.common import (
+    check_writable,
     attention_dtype_option,
     compute_fallback_option,
     console,
@@ -102,7 +103,7 @@ def _floats(text: str, option: str, what: str = "numbers", example: str = "10,50
     """Positive finite numbers from ``a,b,c`` (``what`` and ``example`` word the error).
 
     Raises:
-        SpecError: not numbers, or none positive and finite.
+        SpecError: not numbers, one not positive and finite, or one given twice.
     """
     try:
         vals = [float(v) for v in text.split(",") if v.strip()]
@@ -112,6 +113,9 @@ def _floats(text: str, option: str, what: str = "numbers", example: str = "10,50
     if not vals or any(not (v > 0 and math.isfinite(v)) for v in vals):
         raise SpecError(option, f"needs positive {'values' if what == 'numbers' else what}",
                         f"write e.g. {option} {example}")
+    twice = sorted({v for v in vals if vals.count(v) > 1})
+    if twice:  # --at 10,10 printed the same ratio column twice
+        raise SpecError(option, f"{twice[0]:g} is given twice", f"list each value once, e.g. {option} {example}")
     return vals
 
 
@@ -331,6 +335,7 @@ def compare(
         html = "" if json_out else "jalapeno-compare.html"
     if html and not html.lower().endswith((".html", ".htm")):
         raise SpecError("--html", f"{html!r} is not an .html file", "give a path ending in .html")
+    check_writable(html, "--html")
     opts = _sweep_opts(serving, mtp, mtp_acceptance, concurrency, eplb, overlap, rec, max_running,
                        max_tokens_per_step, cuda_graph_max_batch, memory_fraction)
     pinned = precision is not None or rec is not None
@@ -410,6 +415,7 @@ def frontier(
     from jalapeno.cost.sliced import chip_model_pricer
     from jalapeno.report.tables import frontier_table, write_frontier
 
+    check_writable(out, "--out")
     if workload and workload.startswith("agentic:"):
         from jalapeno.cli.agentic_cmd import agentic_frontier_cmd, refuse
 

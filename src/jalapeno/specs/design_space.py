@@ -58,7 +58,8 @@ CONSTRAINTS = {
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # allow_inf_nan: a weight of inf made every objective NaN, and the search ran on without a ranking
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Param(_Strict):
@@ -119,6 +120,16 @@ class Case(_Strict):
     workload: str = "8k1k"
     precision: str | None = None
     weight: float = Field(default=1.0, gt=0)
+
+    @field_validator("workload")
+    @classmethod
+    def _preset(cls, v: str) -> str:  # named here with its case, not later as a bare "workload"
+        from jalapeno.specs.workload import PRESETS
+
+        if v not in PRESETS:
+            raise ValueError(f"unknown workload {v!r} (a design search sweeps fixed-length workloads): "
+                             f"use one of {', '.join(PRESETS)}")
+        return v
 
 
 class SweepSettings(_Strict):
@@ -253,8 +264,13 @@ def design_space_from_dict(data: dict, where: str = "design space") -> DesignSpa
     try:
         space = DesignSpace.model_validate(data)
     except ValidationError as err:
-        e = err.errors()[0]
-        loc = ".".join(str(x) for x in e["loc"]) or "(top level)"
+        errs = err.errors()
+        # a NaN among choices fails every member of the union; the finite-number one is the cause
+        e = next((x for x in errs if x["type"] == "finite_number"), errs[0])
+        parts = list(e["loc"])
+        if len(parts) > 1 and parts[-1] in ("bool", "int", "float", "str"):  # the union member tried
+            parts = parts[:-1]
+        loc = ".".join(str(x) for x in parts) or "(top level)"
         raise SpecError(f"{where}: {loc}", e["msg"], "see docs/explore.md for the design-space format") from None
     _check_keys(space, where)
     return space

@@ -69,13 +69,13 @@ class ChipFile(_Strict):
 
 class LevelFile(_Strict):
     name: str
-    chips: int = Field(gt=0)
+    chips: int = Field(gt=0, strict=True)
     scope: Literal["scale_up", "scale_out"]
     topology: Literal["switched", "full_mesh", "torus3d", "fat_tree"]
     bandwidth_gb_per_s: Sourced
     latency_us: Sourced
     in_network_reduction: bool = False
-    links_per_chip: int | None = Field(default=None, gt=0)
+    links_per_chip: int | None = Field(default=None, gt=0, strict=True)
     torus_dims: list[int] | None = None
     shares_ports_with_inner: bool = False
     note: str = ""
@@ -100,8 +100,8 @@ class Banded(Sourced):
     """A sourced number with an optional plausible range (``low`` ≤ ``high``); the value may lie
     outside it (a what-if override does), the band is what sensitivity and audits sweep."""
 
-    low: float | None = Field(default=None, gt=0)
-    high: float | None = Field(default=None, gt=0)
+    low: float | None = Field(default=None, gt=0, strict=True)
+    high: float | None = Field(default=None, gt=0, strict=True)
 
     @model_validator(mode="after")
     def _ordered(self):
@@ -361,8 +361,12 @@ def _pydantic_to_spec_error(err: ValidationError, where: str) -> SpecError:
     loc = ".".join(str(x) for x in e["loc"]) or "(top level)"
     msg = e["msg"]
     kind = e["type"]
-    if kind in ("model_type", "dict_type", "model_attributes_type"):
+    if kind in ("model_type", "dict_type", "model_attributes_type") and "Sourced" not in msg and "Banded" not in msg:
+        fix = f"write {loc} as a table of its keys ([{loc}] in the file; see docs/catalog.md for the schema)"
+    elif kind in ("model_type", "dict_type", "model_attributes_type"):
         fix = f"write {loc} as {{ value = <number>, source = \"<where it comes from>\" }}"
+    elif kind in ("float_type", "int_type", "bool_type", "string_type"):
+        msg, fix = f"{msg}, got {e['input']!r}", "correct the value (see docs/catalog.md for the schema)"
     elif kind == "missing":
         fix = f"add {loc} to the file (see docs/catalog.md for the schema)"
     elif kind == "extra_forbidden":

@@ -19,7 +19,7 @@ class _Strict(BaseModel):
 class Sourced(_Strict):
     """A number with its source."""
 
-    value: float = Field(gt=0, allow_inf_nan=False, strict=False)
+    value: float = Field(gt=0, allow_inf_nan=False, strict=True)  # true/"5" are not numbers
     source: str = Field(min_length=3)
     alternatives: str = ""
     estimate: bool = False

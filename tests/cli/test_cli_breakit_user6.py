@@ -1,0 +1,118 @@
+"""Findings of a new-user / hostile-tester pass (round 6): inputs that ran with a silent default
+or failed only after the work was done. Each is now one line naming the option and the fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from cli_runner import check_error, run
+
+AGG = ("-s", "h200", "-m", "deepseek-r1", "-c", "4")
+
+
+@pytest.mark.parametrize("cmd", ["predict", "simulate"])
+@pytest.mark.parametrize("opt", ["--tp", "--dp", "--ep", "--pp"])
+@pytest.mark.parametrize("value", ["0", "-2"])
+def test_zero_or_negative_degree_is_refused_not_read_as_one(capsys, cmd, opt, value):
+    """``--dp 0`` ran as DP1 (``dp or 1``); ``--tp 0`` was reported as TP1's weights not fitting."""
+    others = {"--tp": "8", "--dp": "1", "--ep": "8", "--pp": "1"}
+    others[opt] = value
+    args = [a for k, v in others.items() for a in (k, v)]
+    check_error(*run(capsys, cmd, *AGG, *args), opt, f"got {value}", f"{opt} 1 or more")
+
+
+@pytest.mark.parametrize("key", ["chip.hbm_bandwidth_tb_per_s", "chip.hbm_stacks", "power.allin_kw_per_chip"])
+def test_boolean_for_a_sourced_number_is_refused(capsys, key):
+    """TOML ``true`` was read as 1.0 (pydantic's lax float): HBM at 1 TB/s, silently."""
+    check_error(*run(capsys, "predict", *AGG, "--tp", "8", "--ep", "8", "--set", f"{key}=true"),
+                "--set", key, "valid number", "got true")
+
+
+def test_string_for_a_sourced_number_is_refused(capsys):
+    check_error(*run(capsys, "predict", *AGG, "--tp", "8", "--ep", "8", "--set", 'chip.hbm_bandwidth_tb_per_s="5"'),
+                "chip.hbm_bandwidth_tb_per_s", "valid number", "got '5'")
+
+
+def test_boolean_level_size_is_refused(capsys):
+    check_error(*run(capsys, "predict", *AGG, "--tp", "8", "--ep", "8", "--set", "levels.node.chips=true"),
+                "chips", "valid integer", "got true")
+
+
+def test_boolean_in_a_system_file_is_refused(capsys, tmp_path):
+    f = tmp_path / "v.toml"
+    f.write_text('base = "h200"\nname = "h200-bool"\n'
+                 '[chip]\nhbm_bandwidth_tb_per_s = { value = true, source = "typo" }\n')
+    check_error(*run(capsys, "predict", "-s", str(f), "-m", "deepseek-r1", "-c", "4", "--tp", "8", "--ep", "8"),
+                "hbm_bandwidth_tb_per_s", "valid number", "got true")
+
+
+def test_a_table_given_a_number_names_a_table_not_a_sourced_number(capsys):
+    """``--set chip=5`` told the user to write chip as { value = ..., source = ... }."""
+    check_error(*run(capsys, "predict", *AGG, "--tp", "8", "--ep", "8", "--set", "chip=5"),
+                "--set", "chip", "table of its keys")
+
+
+@pytest.mark.parametrize("args, opt", [
+    (("compare", "--html", "{d}/missing/x.html"), "--html"),
+    (("frontier", "-s", "h200", "-m", "llama-3.3-70b", "--out", "{d}/missing/x.csv"), "--out"),
+    (("report", "-o", "{d}/missing/x.html"), "--out"),
+    (("sensitivity", "-s", "jalapeno", "--metric", "max_interactivity", "--html", "{d}/missing/t.html"), "--html"),
+    (("simulate", "-s", "jalapeno", "--dp", "8", "--ep", "8", "-c", "4", "--html", "{d}/missing/s.html"), "--html"),
+    (("simulate", "-s", "jalapeno", "--dp", "8", "--ep", "8", "-c", "4", "--out", "{d}"), "--out"),
+    (("validate", "--html", "{d}/missing/p.html"), "--html"),
+    (("validate", "--out", "{d}"), "--out"),
+])
+def test_unwritable_output_is_refused_before_the_run(capsys, monkeypatch, tmp_path, args, opt):
+    """A folder, or a file in a folder that does not exist, is refused before any pricing: the
+    run behind it (validate: seconds) must not start."""
+    import jalapeno.analysis.comparison as comparison
+    import jalapeno.fit.validation_run as validation_run
+    import jalapeno.serve.sim.simulation as simulation
+
+    def boom(*a, **k):
+        raise AssertionError("the run started before the output path was checked")
+
+    for mod, name in ((comparison, "system_frontier"), (comparison, "compare_systems"),
+                      (validation_run, "run_validation"), (simulation, "simulate")):
+        if hasattr(mod, name):
+            monkeypatch.setattr(mod, name, boom)
+    argv = [a.format(d=tmp_path) for a in args]
+    check_error(*run(capsys, *argv), opt, "cannot write", "existing folder")
+
+
+def test_audit_ratio_against_itself_is_refused(capsys):
+    """A ratio of jalapeno to jalapeno is 1 whatever holds; audit reported a band and a 'REQUIRES'."""
+    check_error(*run(capsys, "audit", "-s", "jalapeno", "--baseline", "jalapeno", "--claim",
+                     "peak_tok_s_per_kw_ratio=1.7"), "--baseline", "audited system itself", "another system")
+
+
+@pytest.mark.parametrize("args, opt", [
+    (("compare", "--at", "10,10.0"), "--at"),
+    (("compare", "--concurrency", "1,2,2"), "--concurrency"),
+    (("compare", "-w", "agentic:coding-agent", "--at", "5,5"), "--at"),
+])
+def test_a_value_listed_twice_is_refused(capsys, args, opt):
+    """``--at 10,10`` printed the same ratio column twice."""
+    check_error(*run(capsys, *args), opt, "given twice", "once")
+
+
+@pytest.mark.parametrize("text, where, words", [
+    ("weight = inf", "cases.0.weight", ["finite"]),
+    ("weight = nan", "cases.0.weight", ["finite"]),
+    ('workload = "agentic:coding-agent"', "cases.0.workload", ["unknown workload", "8k1k"]),
+])
+def test_design_space_case_fields(capsys, tmp_path, text, where, words):
+    """A weight of inf made every objective NaN and the search ran on (Optuna warned per trial);
+    an agentic workload in a case was refused with no location and a --isl/--osl hint."""
+    f = tmp_path / "space.toml"
+    f.write_text('name = "x"\nbase = "jalapeno"\ntrials = 1\n[objective]\nmetrics = ["tok_s_per_kw"]\n'
+                 f'[[cases]]\nmodel = "deepseek-r1"\n{text}\n[params."chip.hbm_stacks"]\nchoices = [4, 8]\n')
+    check_error(*run(capsys, "explore", str(f)), where, *words)
+
+
+def test_nan_among_choices_names_the_choice(capsys, tmp_path):
+    """It was reported as 'choices.1.bool: Input should be a valid boolean' (the union's first member)."""
+    f = tmp_path / "space.toml"
+    f.write_text('name = "x"\nbase = "jalapeno"\ntrials = 1\n[objective]\nmetrics = ["tok_s_per_kw"]\n'
+                 '[[cases]]\nmodel = "deepseek-r1"\n[params."chip.hbm_stacks"]\nchoices = [4, nan]\n')
+    check_error(*run(capsys, "explore", str(f)), "choices.1:", "finite number")
