@@ -1,0 +1,50 @@
+"""Where the TTFT of a measured sweep goes: steady state, first wave, and what is left (docs/model.md §12).
+
+For each matched InferenceX point with a measured TTFT (default: the MI325X and H200 DeepSeek-R1
+8k/1k SGLang sweeps, rows 76-80 and 61-65), the point's validation deployment is served twice
+(serve/point.serve_at_concurrency): with InferenceX's idle start (the run's mean, what validation
+reports) and without it (the steady state). The difference is the first wave's term (§8.7 (3));
+measured minus both is the residual. A residual that is flat in the concurrency is a per-request
+latency off the GPU's critical path; a slower GPU prefill would grow it with the load (its queue
+and the first wave scale with the prefill time).
+Run: python scripts/ttft_offset.py [ROW ...]   (seconds; ROW = the number after inferencex_points:)
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from jalapeno.fit.table_lookup import load_any_pricer
+from jalapeno.fit.validate import load_inferencex, point_stack, with_stack_mtp
+from jalapeno.fit.validation_run import DEFAULT_POINTS
+from jalapeno.serve.point import serve_at_concurrency
+from jalapeno.specs.catalog import load_model
+from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO, Workload
+
+ROWS = (61, 62, 63, 64, 65, 76, 77, 78, 79, 80)
+
+
+def main(rows) -> None:
+    want = {f"inferencex_points:{r}" for r in rows}
+    pts, _ = load_inferencex(DEFAULT_POINTS)
+    print("| row | system | C | measured s | steady s | first wave s | residual s |")
+    print("|---|---|---|---|---|---|---|")
+    for p in pts:
+        if p.id not in want or p.deployment is None or not p.measured.get("ttft_s"):
+            continue
+        stack = point_stack(p)
+        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
+        wl = Workload("ix", p.isl, p.osl, 1.0 if p.fixed_lengths else INFERENCEX_RANGE_RATIO)
+        dep = with_stack_mtp(p.deployment, stack, p.model)
+        model = load_model(p.model)
+        run = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency]).ttft_s[0]
+        steady = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency], idle_start=False).ttft_s[0]
+        meas = p.measured["ttft_s"]
+        print(f"| {p.id.split(':')[1]} | {p.system} | {p.concurrency:g} | {meas:.3f} | {steady:.3f} | "
+              f"{run - steady:.3f} | {meas - run:+.3f} |")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("rows", nargs="*", type=int, default=list(ROWS), help="InferenceX row numbers")
+    main(ap.parse_args().rows)
