@@ -116,3 +116,26 @@ def test_nan_among_choices_names_the_choice(capsys, tmp_path):
     f.write_text('name = "x"\nbase = "jalapeno"\ntrials = 1\n[objective]\nmetrics = ["tok_s_per_kw"]\n'
                  '[[cases]]\nmodel = "deepseek-r1"\n[params."chip.hbm_stacks"]\nchoices = [4, nan]\n')
     check_error(*run(capsys, "explore", str(f)), "choices.1:", "finite number")
+
+
+def test_zero_context_length_is_refused_absent_is_unchecked(capsys, tmp_path):
+    """``max_position_embeddings: 0`` was read as 'unknown' and the context check skipped."""
+    import json
+    from importlib import resources
+
+    cfg = json.loads((resources.files("jalapeno") / "data" / "models" / "llama-3.3-70b.json").read_text())
+    f = tmp_path / "zero.json"
+    f.write_text(json.dumps({**cfg, "max_position_embeddings": 0}))
+    check_error(*run(capsys, "predict", "-s", "h200", "-m", str(f), "--tp", "8", "-c", "2"),
+                "max_position_embeddings", "positive integer", "got 0", "remove it")
+    absent = {k: v for k, v in cfg.items() if k != "max_position_embeddings"}
+    f.write_text(json.dumps(absent))
+    code, out, err = run(capsys, "predict", "-s", "h200", "-m", str(f), "--tp", "8", "-c", "2", "--isl", "200000",
+                         "--osl", "10")
+    assert code == 0, err  # no context known: no check (documented in ModelSpec.check_context)
+
+
+def test_empty_step_is_refused(capsys):
+    """``step --batch 0`` without prefill tokens printed a 0.95 ms step of launch and collective latency."""
+    check_error(*run(capsys, "step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "--batch", "0"),
+                "--batch/--prefill-tokens", "no tokens", "--prefill-tokens N")

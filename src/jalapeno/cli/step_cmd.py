@@ -110,6 +110,9 @@ def step(
                             f"{ep_given} was given", "drop --ep, or give --ep 1; for data parallelism "
                             "use --dp")
         ep = 1
+    if batch == 0 and prefill_tokens == 0:  # priced as launch and collective latency alone, ~1 ms of nothing
+        raise SpecError("--batch/--prefill-tokens", "the step has no tokens: no decoding sequence and no "
+                        "prompt token", "give --batch N (decoding sequences) and/or --prefill-tokens N")
     if prefix and not prefill_tokens:
         raise SpecError("--prefix", "is the cached prefix of prefilled tokens, and the step prefills none",
                         "add --prefill-tokens N, or drop --prefix")

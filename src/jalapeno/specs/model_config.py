@@ -215,7 +215,9 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
         mtp_layers=_opt_int(cfg, "num_nextn_predict_layers", src),
         tie_embeddings=_flag(cfg, "tie_word_embeddings", src, False),
         default_precision=checkpoint_precision(cfg, src, mt in _MLA_TYPES),
-        max_context=_opt_int(cfg, "max_position_embeddings", src, 0),
+        # absent: unknown, no context check; an explicit 0 is refused, not read as absent
+        max_context=_opt_int(cfg, "max_position_embeddings", src, None, 1,
+                             ", or remove it (then no context check is made)") or 0,
         source=source,
     )
 
