@@ -40,3 +40,20 @@ def test_placeholder_fields_are_left_out():
                        "decode": {"num-worker": 2, "tp": 1, "ep": 1, "dp-attn": True}}) is None
     assert gen._entry({"conc-list": [4], "prefill": {"num-worker": 5, "tp": 1, "ep": 8},
                        "decode": {"num-worker": 1, "tp": 1, "ep": 32}}) is None
+
+
+def test_recipe_entries_take_the_recipes_benchmark_concurrencies():
+    # an srt-slurm recipe's benchmark block (NVIDIA/srt-slurm @5063eb43 recipes/trtllm/h200/1k1k/mtp/
+    # c512_ctx1_gen2_dep8_batch256_eplb0_mtp1.yaml: concurrencies "1024"; sa-bench also takes "AxB")
+    text = 'benchmark:\n  type: "sa-bench"\n  isl: 1024\n  osl: 1024\n  concurrencies: "1024"\n  req_rate: "inf"\n'
+    assert gen.recipe_concurrencies(text) == [1024]
+    assert gen.recipe_concurrencies('benchmark:\n  concurrencies: "512x1024"\n') == [512, 1024]
+    assert gen.recipe_concurrencies("benchmark:\n  isl: 1024\n") is None  # states none: the conc-list stays
+    path = "recipes/trtllm/h200/1k1k/mtp/c512_ctx1_gen2_dep8_batch256_eplb0_mtp1.yaml"
+    e = {"spec-decoding": "mtp", "conc-list": [512],
+         "prefill": {"num-worker": 1, "tp": 8, "ep": 8, "dp-attn": True, "additional-settings": [f"CONFIG_FILE={path}"]},
+         "decode": {"num-worker": 2, "tp": 8, "ep": 8, "dp-attn": True}}
+    ran = gen._entry(e, lambda p: [1024] if p == path else None)
+    assert ran.endswith("max_batch = 256, mtp_draft = 1, conc = [1024] },")
+    assert gen._entry(e).endswith("conc = [512] },")  # without the recipes: the conc-list
+    assert gen._entry(e, lambda p: None).endswith("conc = [512] },")  # recipe not found: the conc-list
