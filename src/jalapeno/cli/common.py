@@ -119,7 +119,8 @@ def stack_option():
     return typer.Option(None, "--stack",
                         help="Software stack: default, kernel (every fixed cost zero), sglang, trtllm, "
                              "dynamo-trtllm, vllm, sglang-rocm, vllm-rocm, atom-rocm, compiled, jalapeno "
-                             "(data/stacks.toml; default: the system's own).")
+                             "(data/stacks.toml; default: the system's own, with --engine the recipe engine's); "
+                             "NAME@VERSION pins an engine release, e.g. trtllm@1.1.0rc2.post2.")
 
 
 def stack_label(stack: str | None) -> str:

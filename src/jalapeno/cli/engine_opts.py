@@ -236,3 +236,17 @@ def deployed_recipes(pricers, model: str, workload: str | None, isl: int | None,
             if precisions is not None:
                 precisions[p.system.name] = [r.precision]
     return out
+
+
+def engine_rules(recipe, stack: str | None) -> list[dict]:
+    """The version rules of the profile ``stack`` (``NAME@VERSION``, as ``predict --engine`` pins it)
+    that hold at its release: field, value, span and source each (empty without a recipe or release)."""
+    if recipe is None or not stack:
+        from_rules = ()
+    else:
+        from jalapeno.specs.stacks import get_stack
+
+        name, _, version = stack.partition("@")
+        base = get_stack(name)
+        from_rules = [(base.name, r) for r in base.rules_at(version)]
+    return [{"field": r.field, "value": r.value, "span": f"{n} {r.span}", "source": r.source} for n, r in from_rules]

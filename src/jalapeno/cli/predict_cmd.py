@@ -19,6 +19,7 @@ from jalapeno.cli.engine_opts import (
     check_recipe_memory,
     check_recipe_serving,
     engine_memory_option,
+    engine_rules,
     engine_option,
     graph_option,
     limit_kwargs,
@@ -36,6 +37,7 @@ from jalapeno.cli.system_opts import (
 )
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.deploy.engine_memory import get_engine_memory, recipe_memory_profile
+from jalapeno.deploy.engine_version import recipe_engine_version, recipe_stack
 from jalapeno.deploy.memory_fit import engine_memory_breakdown
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import check_fallback_used
@@ -94,6 +96,8 @@ def predict(
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          kv_dtype or (rec.kv_dtype if rec else None), attention_dtype, compute_fallback, routing)
+    if rec is not None:  # the recipe's engine at its release, as validation prices its runs
+        stack = recipe_stack(rec, system.lower(), stack).name
     pr = system_pricer(system, efficiency, sets, stack, pricer)
     s = pr.system
     check_fallback_used(prec, m, [s.chip])
@@ -154,13 +158,19 @@ def predict(
     layouts = dict.fromkeys(p.layout for p in (dep.prefill, dep.decode) if p is not None)
     memory = [engine_memory_breakdown(m, s, lay, prec, dep.memory_profile, memory_fraction, dep.mtp)
               for lay in layouts] if dep.memory_profile is not None else []
+    rules = engine_rules(rec, stack)
     if json_out:
-        print_json({**point.as_dict(), **({"engine_memory": memory} if memory else {})})
+        print_json({**point.as_dict(), **({"engine_memory": memory} if memory else {}),
+                    **({"engine_version": recipe_engine_version(rec), "version_rules": rules} if rec else {})})
         return
     load = f"concurrency {concurrency:g}" if rate is None else f"{rate:g} requests/s (open loop)"
     engine = f" · engine {rec.name}" if rec is not None else ""
     console.print(point_table(point, f"{m.name} on {s.name} · {wl.name} · {dep.label}{engine}{stack_label(stack)} · {load}",
                               open_loop=rate is not None))
+    if rec is not None:
+        console.print(f"engine release {recipe_engine_version(rec) or 'not stated (newest behaviour)'}: "
+                      + ("; ".join(f"{r['field']} = {r['value']} ({r['span']}: {r['source']})" for r in rules)
+                         or "no version rule of the stack applies"))
     for b in memory:
         for line in memory_breakdown_lines(b):
             console.print(line)

@@ -146,7 +146,7 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         elif dp > 1:  # gather every token of the stage, scatter the outputs back
             # TensorRT-LLM gathers NVFP4 activations already quantised (4 bits + an FP8 scale per
             # 16: fused_moe_cutlass.py quantize_input before allgather); BF16 otherwise
-            ag_b = 0.5 + 1.0 / 16 if eff.moe_exchange == "nvlink_all_to_all" and wf == "fp4" else 2.0
+            ag_b = 0.5 + 1.0 / 16 if eff.moe_exchange.startswith("nvlink_all_to_all") and wf == "fp4" else 2.0
             ob.collective("moe.all_gather", "all_gather", layout.stage_chips, tokens_in_group * h * ag_b,
                           count=n_moe)
             ob.collective("moe.reduce_scatter", "reduce_scatter", layout.stage_chips,

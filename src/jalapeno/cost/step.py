@@ -419,12 +419,12 @@ _PRICED: list[tuple[tuple, tuple]] = []
 _PRICED_KEEP = 2
 
 
-def _moe_all_to_all(pricer: Pricer, layout: Layout) -> bool:
+def _moe_all_to_all(pricer: Pricer, layout: Layout, model: ModelSpec) -> bool:
     """Whether the engine (``pricer.efficiency.moe_exchange``) runs the MoE all-to-all for this
-    layout's EP group on this system (specs/stacks.moe_all_to_all_on), else all-gather +
-    reduce-scatter."""
+    layout's EP group on this system (specs/stacks.moe_all_to_all_on, with the model's experts per
+    token), else all-gather + reduce-scatter."""
     return moe_all_to_all_on(pricer.efficiency.moe_exchange, layout.stage_chips, pricer.system.scale_up_chips,
-                             layout.moe_tp)
+                             layout.moe_tp, model.moe.top_k if model.moe else None)
 
 
 def _priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
@@ -441,7 +441,7 @@ def _priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: 
         if m is model and p is pricer and prec is precision and k == key:
             return out
     ops, colls = build_step_ops(model, pricer.system.chip, layout, precision, batch, pricer.efficiency, qlen,
-                                _moe_all_to_all(pricer, layout))
+                                _moe_all_to_all(pricer, layout, model))
     out = (ops, colls, pricer.op_times(ops), pricer.collective_times(colls))
     _PRICED.insert(0, ((model, pricer, precision, key), out))
     del _PRICED[_PRICED_KEEP:]
@@ -459,7 +459,7 @@ def _two_batch(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
     split over the scopes in proportion to the all-to-all times.
     """
     ops, colls = build_step_ops(model, pricer.system.chip, layout, precision, batch.halved(),
-                                pricer.efficiency, qlen, _moe_all_to_all(pricer, layout))
+                                pricer.efficiency, qlen, _moe_all_to_all(pricer, layout, model))
     times = pricer.op_times(ops)
     cts = pricer.collective_times(colls)
     sh = sharding(model, layout)

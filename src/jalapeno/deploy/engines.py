@@ -1,24 +1,22 @@
 """Engine recipes: how measured systems are deployed, from ``data/engines.toml`` (one home).
 
-A recipe is one engine + version serving one model on a family of systems as a public launch
-script does (InferenceX recipes at a pinned commit): its precision, aggregated or disaggregated
-serving, engine limits (max running requests, tokens per step, CUDA-graph batch ceiling, token
-budget, memory fraction, scheduler poll interval), MTP draft length by load and the assumed
-acceptance, two-batch overlap and KV format. Every value is quoted from the recipe's ``source``
-or named in its ``assumed`` table with the reason (docs/model.md §8.6). Limits the recipe sizes to
-the benchmark's concurrency (``sized_to_load``) are not caps of the recipe: each published entry
-(``[[identified]]``) sets its own decode ``max_batch_size``, which does bind (the Dynamo entries run
-concurrencies above their decode slots).
+A recipe is one engine + version serving one model on a family of systems as a public launch script does (InferenceX
+recipes at a pinned commit): its precision, aggregated or disaggregated serving, engine limits (max running
+requests, tokens per step, CUDA-graph batch ceiling, token budget, memory fraction, scheduler poll interval), MTP
+draft length by load and the assumed acceptance, two-batch overlap and KV format. Every value is quoted from the
+recipe's ``source`` or named in its ``assumed`` table with the reason (docs/model.md §8.6). Limits the recipe sizes
+to the benchmark's concurrency (``sized_to_load``) are not caps of the recipe: each published entry
+(``[[identified]]``) sets its own decode ``max_batch_size``, which does bind (the Dynamo entries run concurrencies
+above their decode slots).
 
-``overlap`` is applied (a recipe's sweeps run with it, not ``auto``). ``memory_fraction`` and
-``kv_dtype`` are applied to the measured runs a recipe describes (:func:`launch_limits`: SGLang's
-fraction with the SGLang memory profile of deploy/engine_memory.py, whose pool is a share of the
-free memory the engine measures; the KV dtype on the precision); elsewhere they are recorded: an
-engine's memory fraction is not a share of the catalog's usable HBM that a profile-free
-``Deployment.memory_fraction`` divides; pass ``--memory-fraction`` to set it. With an engine
-memory profile of the recipe's own engine (``predict --engine R --engine-memory sglang-0.5``) the
-recipe's fraction is applied unless ``--memory-fraction`` is given; a profile of another engine is
-refused (cli/engine_opts.check_recipe_memory).
+``overlap`` is applied (a recipe's sweeps run with it, not ``auto``). ``memory_fraction`` and ``kv_dtype`` are
+applied to the measured runs a recipe describes (:func:`launch_limits`: SGLang's fraction with the SGLang memory
+profile of deploy/engine_memory.py, whose pool is a share of the free memory the engine measures; the KV dtype on
+the precision); elsewhere they are recorded: an engine's memory fraction is not a share of the catalog's usable HBM
+that a profile-free ``Deployment.memory_fraction`` divides; pass ``--memory-fraction`` to set it. With an engine
+memory profile of the recipe's own engine (``predict --engine R --engine-memory sglang-0.5``) the recipe's fraction
+is applied unless ``--memory-fraction`` is given; a profile of another engine is refused
+(cli/engine_opts.check_recipe_memory).
 """
 
 from __future__ import annotations
@@ -39,7 +37,7 @@ _REQUIRED = ("name", "engine", "version", "systems", "model", "source", "precisi
 _LIMITS = ("max_running", "max_tokens_per_step", "cuda_graph_max_batch", "token_budget")
 _OPTIONAL = (*_LIMITS, "tp", "budget_per", "budget_per_source", "prefill_attention_dp", "image", "memory_fraction", "recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank",
              "tep_max_seqs_per_worker", "adp_balance_timeout_iters", "max_running_is_concurrency", "mtp_acceptance_single", "mtp_acceptance_chain", "overlap", "kv_dtype",
-             "sized_to_load", "assumed", "workload", "default_for", "search_space")
+             "sized_to_load", "assumed", "workload", "default_for", "search_space", "engine_version", "engine_version_source")
 
 
 def _table(pairs, key: str, where: str) -> tuple[tuple[float, int], ...]:
@@ -63,13 +61,12 @@ def _lookup(table: tuple[tuple[float, int], ...], x: float) -> int:
 class Recipe:
     """One engine recipe (fields as the keys documented in ``data/engines.toml``).
 
-    Limits that are None are not set by the recipe (the engine's own default or the load-sized
-    value applies; jalapeno keeps its defaults). ``assumed`` maps each assumed field to why.
-    ``budget_per`` (``instance`` | ``rank``, deploy/deployment.BUDGET_PER) says whether the engine
-    counts its limits per instance or per attention-DP rank; ``budget_per_source`` cites the
-    engine source or docs that say so. ``prefill_attention_dp``: the recipe's prefill workers run
-    attention data-parallel (DEPn) rather than TP. ``tp``: the tensor-parallel size the recipe's
-    flags are for, when its launch script sets them per TP (None: any).
+    Limits that are None are not set by the recipe (the engine's own default or the load-sized value applies;
+    jalapeno keeps its defaults). ``assumed`` maps each assumed field to why. ``budget_per`` (``instance`` |
+    ``rank``, deploy/deployment.BUDGET_PER) says whether the engine counts its limits per instance or per
+    attention-DP rank; ``budget_per_source`` cites the engine source or docs that say so. ``prefill_attention_dp``:
+    the recipe's prefill workers run attention data-parallel (DEPn) rather than TP. ``tp``: the tensor-parallel size
+    the recipe's flags are for, when its launch script sets them per TP (None: any).
     """
 
     name: str
@@ -109,6 +106,8 @@ class Recipe:
     #: the aggregated layouts (tp, dp, ep) the benchmark's search space ran with this recipe
     #: (``search_space``); empty = not stated (every layout a sweep enumerates)
     search_space: tuple[tuple[int, int, int], ...] = ()
+    engine_version: str = ""  # the release the stack's version rules read, when ``version`` names another program
+    engine_version_source: str = ""  # where that pairing is stated (required with engine_version)
 
     @property
     def label(self) -> str:
@@ -201,6 +200,8 @@ def _recipe(raw: dict, i: int) -> Recipe:
         raise SpecError(f"{where}.serving", f"{raw['serving']!r}", "use agg or disagg")
     if raw.get("overlap", "none") not in ("none", "tbo"):
         raise SpecError(f"{where}.overlap", f"{raw['overlap']!r}", "use none or tbo")
+    if raw.get("engine_version") and not str(raw.get("engine_version_source", "")).strip():
+        raise SpecError(f"{where}.engine_version_source", "engine_version without its source", "cite where it is stated")
     if "budget_per" in raw:
         check_budget_per(raw["budget_per"], f"{where}.budget_per")
         if not str(raw.get("budget_per_source", "")).strip():

@@ -412,10 +412,13 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
 # ---- predictions and errors ---------------------------------------------------------------
 
 def point_stack(p: MeasuredPoint):
-    """A point's software-stack profile: its framework's, with its source's client front end (specs/stacks.py)."""
+    """A point's software-stack profile: its framework's at the engine release its launch recipe
+    runs (deploy/engine_version.py), with its source's client front end (specs/stacks.py)."""
+    from jalapeno.deploy.engine_version import point_engine_version
     from jalapeno.specs.stacks import stack_for_framework
 
-    return stack_for_framework(p.framework, p.system).for_client(p.source)
+    version = point_engine_version(p.system, p.model, p.framework, p.precision, p.mode)
+    return stack_for_framework(p.framework, p.system).at_version(version).for_client(p.source)
 
 
 def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = frozenset(),

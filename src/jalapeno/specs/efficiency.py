@@ -144,6 +144,7 @@ class FormatTable(Mapping[str, KernelEfficiency]):
 
 _DEFAULT_GEMM = FormatTable({BASE_FORMAT: KernelEfficiency(peak_fraction=0.75, half_rows=32.0)})
 _NO_ENTRIES = FormatTable()
+MOE_EXCHANGE_NAMES = ("all_to_all", "nvlink_all_to_all", "nvlink_all_to_all_above_top_k")  # specs/stacks.MOE_EXCHANGES
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,8 +265,7 @@ class Efficiency:
             it cannot exceed ~6%); 1 − 0.04 of the nominal 80 / 180 GB equals vLLM's default 0.9 of
             the 81,559 / 183,359 MiB an H100 / B200 reports within 0.3% (deploy/memory_fit.
             usable_fraction). A deployment's ``memory_fraction`` overrides it.
-        moe_exchange: MoE token exchange under attention DP with EP, set by the software stack
-            (specs/stacks.MOE_EXCHANGES: ``all_to_all``, DeepEP; ``nvlink_all_to_all``, TRT-LLM).
+        moe_exchange: MoE token exchange under attention DP + EP, set by the stack (specs/stacks.MOE_EXCHANGES).
         source: where this parameter set came from (defaults, a TOML, a calibration id).
     """
 
@@ -424,9 +424,9 @@ class Efficiency:
         tables = {op: dict(getattr(self, op)) for op in KERNEL_FIELDS}
         for k, v in overrides.items():
             if k in ("source", "moe_exchange"):  # the two text parameters
-                if not isinstance(v, str) or k == "moe_exchange" and v not in ("all_to_all", "nvlink_all_to_all"):
+                if not isinstance(v, str) or k == "moe_exchange" and v not in MOE_EXCHANGE_NAMES:
                     raise SpecError(f"{where}.{k}", f"must be a {'string' if k == 'source' else 'name'}, got {v!r}",
-                                    "quote it" if k == "source" else "use all_to_all or nvlink_all_to_all")
+                                    "quote it" if k == "source" else f"use one of {', '.join(MOE_EXCHANGE_NAMES)}")
                 clean[k] = v
                 continue
             if k in KERNEL_FIELDS:

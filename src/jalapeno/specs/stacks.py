@@ -33,7 +33,7 @@ from importlib import resources
 from types import MappingProxyType
 
 from jalapeno.errors import SpecError, UnknownNameError
-from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.efficiency import MOE_EXCHANGE_NAMES, Efficiency
 
 #: Fixed-cost fields a stack may set, each an :class:`~jalapeno.specs.efficiency.Efficiency` field
 #: of the same name (seconds; seconds per prompt token).
@@ -49,7 +49,7 @@ def _empty() -> MappingProxyType:
 
 _STACK_TAG = re.compile(r" \+ stack ")
 _KEYS = {"name", "label", "engines", "base", "source", "overlap", "moe_exchange", "mtp_acceptance", "low", "high", "sources",
-         "fit", "default_for", "clients", *BAND_FIELDS}
+         "fit", "default_for", "clients", "version_rules", *BAND_FIELDS}
 #: The front-end fields a benchmark client's entry may set (``clients``): what a request spends
 #: outside the accelerator before its first token depends on the engine's server and on the
 #: client that times it (HTTP stack, tokenisation, streaming parser).
@@ -60,23 +60,113 @@ CLIENT_FIELDS: tuple[str, ...] = ("request_overhead_s", "prompt_overhead_s_per_t
 #: domain: beyond it the tokens are all-gathered and the outputs reduce-scattered (DeepEP is off
 #: unless TRTLLM_CAN_USE_DEEP_EP is set; NVIDIA/TensorRT-LLM tensorrt_llm/_torch/modules/fused_moe/
 #: communication/communication_factory.py: MNNVL, then DeepEP, then the AllGatherReduceScatter fallback).
-MOE_EXCHANGES: tuple[str, ...] = ("all_to_all", "nvlink_all_to_all")
+#: ``nvlink_all_to_all_above_top_k`` is TensorRT-LLM's rule before 1.2.0rc3: the all-to-all also
+#: needs more EP ranks than experts per token (fused_moe_cutlass.py select_alltoall_method_type:
+#: ``if not (moe_ep_size > experts_per_token and MnnvlMemory.supports_mnnvl()): NotEnabled``,
+#: removed by NVIDIA/TensorRT-LLM PR #8950, Nov 2025), so DeepSeek's top-8 at EP8 gathers.
+MOE_EXCHANGES: tuple[str, ...] = MOE_EXCHANGE_NAMES
 
 
-def moe_all_to_all_on(exchange: str, group_chips: int, scale_up_chips: int, moe_tp: int = 1) -> bool:
+def moe_all_to_all_on(exchange: str, group_chips: int, scale_up_chips: int, moe_tp: int = 1,
+                      top_k: int | None = None) -> bool:
     """Whether an EP group of ``group_chips`` (experts split ``moe_tp`` ways) exchanges tokens by
     all-to-all under ``exchange``, else all-gather + reduce-scatter: always with ``all_to_all``;
     with ``nvlink_all_to_all`` only inside one scale-up domain of ``scale_up_chips`` and with
-    whole experts per rank (TensorRT-LLM: "AlltoAll cannot support MoE TP").
+    whole experts per rank (TensorRT-LLM: "AlltoAll cannot support MoE TP"); with
+    ``nvlink_all_to_all_above_top_k`` also only with more ranks than the ``top_k`` experts a
+    token selects (None: not checked).
 
     >>> moe_all_to_all_on("nvlink_all_to_all", 16, 8), moe_all_to_all_on("nvlink_all_to_all", 32, 72)
     (False, True)
     >>> moe_all_to_all_on("nvlink_all_to_all", 8, 8, moe_tp=2), moe_all_to_all_on("all_to_all", 64, 8, 8)
     (False, True)
+    >>> moe_all_to_all_on("nvlink_all_to_all_above_top_k", 8, 8, top_k=8)  # DeepSeek EP8 on HGX
+    False
+    >>> moe_all_to_all_on("nvlink_all_to_all_above_top_k", 16, 72, top_k=8)
+    True
     """
-    return exchange != "nvlink_all_to_all" or (group_chips <= scale_up_chips and moe_tp == 1)
+    if exchange == "all_to_all":
+        return True
+    if exchange == "nvlink_all_to_all_above_top_k" and top_k is not None and group_chips <= top_k:
+        return False
+    return group_chips <= scale_up_chips and moe_tp == 1
 #: (id of a profile, client) -> (that profile, its copy with the client's front end); see Stack.for_client
 _CLIENT_COPIES: dict[tuple[int, str], tuple] = {}
+#: (id of a profile, engine version) -> (that profile, its copy at that version); see Stack.at_version
+_VERSION_COPIES: dict[tuple[int, str], tuple] = {}
+_VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)(?:(a|b|rc)(\d+))?(?:\.post(\d+))?$")
+#: Profile fields a version rule may set: the text behaviours and the banded numbers.
+RULE_FIELDS: tuple[str, ...] = ("moe_exchange", "overlap", *BAND_FIELDS)
+
+
+def version_key(version: str, where: str = "version") -> tuple:
+    """A sortable key of a release number (PEP 440 subset: ``1.2.0``, ``1.2.0rc6``, ``1.1.0rc2.post2``):
+    pre-releases before the release, post-releases after.
+
+    >>> version_key("1.2.0rc2") < version_key("1.2.0rc3") < version_key("1.2.0") < version_key("1.2.0.post1")
+    True
+    >>> version_key("1.1.0rc2.post2") < version_key("1.2.0rc3")
+    True
+
+    Raises:
+        SpecError: not a release number (``where`` names the field).
+    """
+    m = _VERSION.match(str(version).strip())
+    if not m:
+        raise SpecError(where, f"{version!r} is not a release number",
+                        "give it as the engine prints it, e.g. 1.2.0rc6.post3 or 0.5.9")
+    rel = tuple(int(x) for x in m.group(1).split("."))
+    rel = rel + (0,) * (4 - len(rel))
+    pre = (0, "abrc".index(m.group(2)[0]), int(m.group(3))) if m.group(2) else (1, 0, 0)
+    return (*rel, pre, int(m.group(4) or -1))
+
+
+@dataclass(frozen=True)
+class VersionRule:
+    """An engine behaviour that holds for a range of the engine's versions (``version_rules`` of a
+    profile in data/stacks.toml): ``field`` (one of :data:`RULE_FIELDS`) takes ``value`` for versions
+    ``since`` <= v < ``before`` ("" = unbounded), as ``source`` (the engine's code or release notes at
+    those versions) says. Outside the range the profile's own value holds (its newest behaviour)."""
+
+    field: str
+    value: object
+    since: str
+    before: str
+    source: str
+
+    def holds(self, key: tuple) -> bool:
+        """Whether the rule applies at a version of :func:`version_key` ``key``."""
+        return (not self.since or version_key(self.since) <= key) and (not self.before or key < version_key(self.before))
+
+    @property
+    def span(self) -> str:
+        """``>= A``, ``< B`` or ``>= A, < B``."""
+        return ", ".join(x for x in (self.since and f">= {self.since}", self.before and f"< {self.before}") if x)
+
+
+def _version_rules(raw, where: str) -> tuple[VersionRule, ...]:
+    out = []
+    for i, r in enumerate(raw):
+        w = f"{where}.version_rules[{i}]"
+        if not isinstance(r, dict) or set(r) - {"field", "value", "since", "before", "source"}:
+            raise SpecError(w, f"{r!r}", "give { field, value, since and/or before, source }")
+        f, v = r.get("field"), r.get("value")
+        if f not in RULE_FIELDS:
+            raise SpecError(f"{w}.field", f"{f!r}", f"use one of {', '.join(RULE_FIELDS)}")
+        if f == "moe_exchange" and v not in MOE_EXCHANGES or f == "overlap" and v not in ("none", "tbo"):
+            raise SpecError(f"{w}.value", f"{v!r} is not a {f}", "use " + ", ".join(
+                MOE_EXCHANGES if f == "moe_exchange" else ("none", "tbo")))
+        if f in BAND_FIELDS:
+            v = _number(v, f"{w}.value")
+        since, before = str(r.get("since", "")), str(r.get("before", ""))
+        if not (since or before) or not str(r.get("source", "")).strip():
+            raise SpecError(w, "needs a version bound (since/before) and a source",
+                            "give since = \"A\" and/or before = \"B\" and where the behaviour is documented")
+        for b, name in ((since, "since"), (before, "before")):
+            if b:
+                version_key(b, f"{w}.{name}")
+        out.append(VersionRule(f, v, since, before, str(r["source"])))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -126,6 +216,42 @@ class Stack:
     fit: MappingProxyType = field(default_factory=_empty)
     default_for: tuple[str, ...] = ()
     clients: MappingProxyType = field(default_factory=_empty)
+    version_rules: tuple[VersionRule, ...] = ()
+    version: str = ""
+
+    def at_version(self, version: str) -> Stack:
+        """This profile as engine version ``version`` behaves: the :attr:`version_rules` whose
+        range holds it applied, named ``NAME@VERSION`` (``--stack trtllm@1.1.0rc2.post2``).
+        A profile without rules, or an empty ``version``, is returned unchanged.
+
+        >>> r = VersionRule("moe_exchange", "nvlink_all_to_all_above_top_k", "", "1.2.0rc3", "src")
+        >>> s = Stack("t", "t", "t", moe_exchange="nvlink_all_to_all", version_rules=(r,))
+        >>> s.at_version("1.1.0rc2.post2").moe_exchange, s.at_version("1.2.0rc6.post3").moe_exchange
+        ('nvlink_all_to_all_above_top_k', 'nvlink_all_to_all')
+
+        Raises:
+            SpecError: ``version`` is not a release number (``1.2.0rc6.post3``).
+        """
+        if not version or not self.version_rules:
+            return self
+        key = version_key(version, "engine version")
+        hit = _VERSION_COPIES.get((id(self), version))
+        if hit is None or hit[0] is not self:
+            if len(_VERSION_COPIES) > 1024:
+                _VERSION_COPIES.clear()
+            rules = [r for r in self.version_rules if r.holds(key)]
+            kw = {r.field: r.value for r in rules}
+            srcs = {**self.sources, **{r.field: f"{self.name} {r.span}: {r.source}" for r in rules}}
+            hit = _VERSION_COPIES[(id(self), version)] = (self, replace(
+                self, name=f"{self.name}@{version}", version=version, sources=MappingProxyType(srcs), **kw))
+        return hit[1]
+
+    def rules_at(self, version: str) -> tuple[VersionRule, ...]:
+        """The version rules that apply at engine version ``version`` (none for "")."""
+        if not version:
+            return ()
+        key = version_key(version, "engine version")
+        return tuple(r for r in self.version_rules if r.holds(key))
 
     def for_client(self, client: str) -> Stack:
         """This profile with the front end measured through benchmark client ``client`` (its
@@ -238,6 +364,8 @@ def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
     kw["mtp_acceptance"] = MappingProxyType(acc)
     kw["sources"] = MappingProxyType({**(dict(kw.get("sources", {})) if base else {}), **raw.get("sources", {})})
     kw["fit"] = MappingProxyType(dict(raw.get("fit", {})))
+    if "version_rules" in raw:
+        kw["version_rules"] = _version_rules(raw["version_rules"], where)
     clients = {}
     for client, front in raw.get("clients", {}).items():
         if not isinstance(front, dict) or set(front) - set(CLIENT_FIELDS):
@@ -322,16 +450,20 @@ def _with_fit(raw: dict, fit: dict | None) -> dict:
 
 
 def get_stack(name: str) -> Stack:
-    """A profile by name.
+    """A profile by name; ``NAME@VERSION`` pins it at an engine version (:meth:`Stack.at_version`).
 
     Raises:
-        UnknownNameError: no such profile (the message lists them).
+        UnknownNameError: no such profile (the message lists them). SpecError: a version that is
+            not a release number.
     """
-    s = stacks().get(name)
+    base, _, version = name.partition("@")
+    s = stacks().get(base)
     if s is None:
-        raise UnknownNameError("--stack", f"unknown software stack {name!r}",
-                               f"use one of {', '.join(stacks())} (data/stacks.toml)")
-    return s
+        raise UnknownNameError("--stack", f"unknown software stack {base!r}",
+                               f"use one of {', '.join(stacks())} (data/stacks.toml), optionally NAME@VERSION")
+    if "@" in name:
+        version_key(version, "--stack")
+    return s.at_version(version)
 
 
 def stack_for_framework(framework: str, system: str = "") -> Stack:

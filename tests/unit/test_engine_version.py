@@ -1,0 +1,151 @@
+"""Engine version as a property of a stack/recipe (issue 18): version-dependent behaviour is chosen
+by the engine release a recipe runs (specs/stacks.VersionRule, deploy/engine_version.py).
+
+The rule checked here is TensorRT-LLM's MoE exchange before 1.2.0rc3 (NVIDIA/TensorRT-LLM
+fused_moe_cutlass.py select_alltoall_method_type before PR #8950: the all-to-all only when
+moe_ep_size > experts_per_token): DeepSeek-R1 routes each token to 8 experts (config.json
+num_experts_per_tok = 8), so at EP8 the engine gathers every token of the stage instead
+(hidden 7168 x 2 bytes BF16 per token, worked by hand). Releases: InferenceX's H200 TRT-LLM image
+nvcr.io/nvidia/tensorrt-llm/release:1.1.0rc2.post2; Dynamo 0.8.1.post3's TensorRT-LLM runtime
+1.2.0rc6.post3 (Dynamo support matrix).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from cli_runner import check_error, run
+
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.cost.step import Batch, step_cost
+from jalapeno.deploy.engine_version import point_engine_version, recipe_engine_version, recipe_stack
+from jalapeno.deploy.engines import _recipe, get_recipe
+from jalapeno.deploy.layout import Layout
+from jalapeno.errors import SpecError, UnknownNameError
+from jalapeno.specs.catalog import load_model
+from jalapeno.specs.formats import get_precision
+from jalapeno.specs.stacks import _version_rules, get_stack, moe_all_to_all_on, version_key
+
+H = 7168
+
+
+def test_release_numbers_order_as_pep440():
+    order = ["1.1.0rc2", "1.1.0rc2.post2", "1.1.0", "1.2.0rc2", "1.2.0rc3", "1.2.0rc6.post3", "1.2.0", "1.2.0.post1"]
+    keys = [version_key(v) for v in order]
+    assert keys == sorted(keys)
+    assert version_key("v0.5.9") == version_key("0.5.9.0")
+    with pytest.raises(SpecError) as e:
+        version_key("dynamo 0.8.1", "--stack")
+    assert e.value.field == "--stack" and "not a release number" in str(e.value) and "1.2.0rc6.post3" in e.value.fix
+
+
+def test_exchange_above_top_k():
+    # EP8 with top-8: not more ranks than experts per token -> all-gather + reduce-scatter
+    assert not moe_all_to_all_on("nvlink_all_to_all_above_top_k", 8, 8, top_k=8)
+    assert moe_all_to_all_on("nvlink_all_to_all", 8, 8, top_k=8)  # the newer rule keeps the all-to-all
+    assert moe_all_to_all_on("nvlink_all_to_all_above_top_k", 16, 72, top_k=8)  # EP16 in one NVL72 domain
+    assert not moe_all_to_all_on("nvlink_all_to_all_above_top_k", 16, 8, top_k=8)  # still one domain only
+    assert moe_all_to_all_on("nvlink_all_to_all_above_top_k", 8, 8, top_k=4)  # gpt-oss top-4 at EP8
+
+
+def test_trtllm_profile_by_release():
+    old, new = get_stack("trtllm@1.1.0rc2.post2"), get_stack("trtllm@1.2.0rc6.post3")
+    assert (old.name, old.version, old.moe_exchange) == ("trtllm@1.1.0rc2.post2", "1.1.0rc2.post2",
+                                                         "nvlink_all_to_all_above_top_k")
+    assert "PR #8950" in old.sources["moe_exchange"] and "< 1.2.0rc3" in old.sources["moe_exchange"]
+    assert new.moe_exchange == "nvlink_all_to_all" and get_stack("trtllm@1.2.0rc3").moe_exchange == "nvlink_all_to_all"
+    assert get_stack("trtllm@1.2.0rc2").moe_exchange == "nvlink_all_to_all_above_top_k"
+    assert get_stack("trtllm").moe_exchange == "nvlink_all_to_all" and get_stack("trtllm").version == ""
+    assert get_stack("dynamo-trtllm@1.1.0rc5").moe_exchange == "nvlink_all_to_all_above_top_k"
+    assert get_stack("sglang@0.5.9") is get_stack("sglang")  # no rules: unchanged
+    # the pricer names the pinned profile, and the efficiency source reads back to it
+    eff = load_pricer("h200", stack="trtllm@1.1.0rc2.post2").efficiency
+    assert eff.moe_exchange == "nvlink_all_to_all_above_top_k" and eff.source.endswith("+ stack trtllm@1.1.0rc2.post2")
+
+
+def test_bad_stack_versions_are_refused():
+    with pytest.raises(SpecError) as e:
+        get_stack("trtllm@latest")
+    assert e.value.field == "--stack" and "'latest' is not a release number" in str(e.value)
+    with pytest.raises(UnknownNameError) as e:
+        get_stack("trtlm@1.1.0")
+    assert "unknown software stack 'trtlm'" in str(e.value) and "NAME@VERSION" in e.value.fix
+
+
+@pytest.mark.parametrize("rule, field, msg", [
+    ({"field": "fusion2", "value": 1, "before": "1", "source": "s"}, ".field", "'fusion2'"),
+    ({"field": "moe_exchange", "value": "deepep", "before": "1", "source": "s"}, ".value", "not a moe_exchange"),
+    ({"field": "moe_exchange", "value": "all_to_all", "source": "s"}, "version_rules[0]", "needs a version bound"),
+    ({"field": "moe_exchange", "value": "all_to_all", "before": "1.2"}, "version_rules[0]", "and a source"),
+    ({"field": "moe_exchange", "value": "all_to_all", "before": "soon", "source": "s"}, ".before", "not a release"),
+    ({"field": "kernel_launch_s", "value": -1, "since": "1", "source": "s"}, ".value", "finite number >= 0"),
+])
+def test_malformed_version_rules_name_the_field(rule, field, msg):
+    with pytest.raises(SpecError) as e:
+        _version_rules([rule], "data/stacks.toml stack x")
+    assert field in e.value.field and msg in str(e.value)
+
+
+def test_recipes_state_their_engine_release():
+    assert recipe_engine_version(get_recipe("trtllm-h200-dsr1-fp8-mtp")) == "1.1.0rc2.post2"
+    assert recipe_engine_version(get_recipe("trtllm-b200-dsr1-fp4-mtp")) == "1.2.0rc6.post3"
+    assert recipe_engine_version(get_recipe("dynamo-trt-dsr1-fp8")) == "1.2.0rc6.post3"  # Dynamo 0.8.1.post3
+    assert recipe_engine_version(get_recipe("dynamo-trt-gptoss-fp4")) == ""  # Dynamo 0.7.0.post2: runtime not stated
+    assert recipe_stack(get_recipe("trtllm-h200-dsr1-fp8-mtp"), "h200").name == "trtllm@1.1.0rc2.post2"
+    assert recipe_stack(get_recipe("dynamo-trt-dsr1-fp8"), "h200").name == "dynamo-trtllm@1.2.0rc6.post3"
+    # an explicit release wins; an explicit profile without one is pinned at the recipe's
+    assert recipe_stack(get_recipe("trtllm-h200-dsr1-fp8-mtp"), "h200", "trtllm@1.3.0").moe_exchange == "nvlink_all_to_all"
+    assert recipe_stack(get_recipe("trtllm-h200-dsr1-fp8-mtp"), "h200", "trtllm").name == "trtllm@1.1.0rc2.post2"
+    assert point_engine_version("h200", "deepseek-r1", "trt", "fp8", "agg") == "1.1.0rc2.post2"
+    assert point_engine_version("h200", "deepseek-r1", "vllm", "fp8", "agg") == ""
+
+
+def test_engine_version_needs_its_source():
+    raw = {"name": "x", "engine": "dynamo-trt", "version": "dynamo 9", "systems": ["h200"], "model": "deepseek-r1",
+           "source": "s", "precision": "fp8", "serving": "disagg", "engine_version": "1.2.0"}
+    with pytest.raises(SpecError) as e:
+        _recipe(raw, 0)
+    assert e.value.field.endswith("engine_version_source") and "without its source" in str(e.value)
+
+
+def _moe(stack: str) -> dict[str, float]:
+    sc = step_cost(load_model("deepseek-r1"), load_pricer("h200", stack=stack), Layout(dp=8, ep=8),
+                   get_precision("fp8"), Batch.make(decode_seqs=np.array([256.0]), decode_ctx=8000.0))
+    c = sc.collectives
+    return {n: float(c.bytes[i][0]) for i, n in enumerate(c.name) if n.startswith("moe.")}
+
+
+def test_h200_dep8_step_gathers_on_trtllm_1_1_and_all_to_alls_on_1_2():
+    old = _moe("trtllm@1.1.0rc2.post2")
+    assert set(old) == {"moe.all_gather", "moe.reduce_scatter"}
+    assert old["moe.all_gather"] == pytest.approx(256 * H * 2)  # every token of the 8 ranks, BF16
+    assert "moe.dispatch" in _moe("trtllm@1.2.0rc6.post3") and "moe.all_gather" not in _moe("trtllm@1.2.0rc6.post3")
+
+
+def test_validation_prices_a_point_at_its_recipes_release():
+    from jalapeno.fit.validate import MeasuredPoint, point_stack
+
+    p = MeasuredPoint("inferencex", "x:1", "h200", "deepseek-r1", "fp8", "trt", 8192, 1024, 256.0, None, {}, "x")
+    assert point_stack(p).name == "trtllm@1.1.0rc2.post2"
+    q = MeasuredPoint("inferencex", "x:2", "h200", "deepseek-r1", "fp8", "dynamo-trt", 1024, 1024, 1024.0, None, {},
+                      "x", disagg=True)
+    assert point_stack(q).name == "dynamo-trtllm@1.2.0rc6.post3"
+
+
+def test_predict_engine_shows_the_release_and_its_rules(capsys):
+    args = ["predict", "-m", "deepseek-r1", "-s", "h200", "--isl", "8192", "--osl", "1024", "--concurrency", "64",
+            "--engine", "trtllm-h200-dsr1-fp8-mtp", "--tp", "1", "--dp", "8", "--ep", "8"]
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "stack trtllm@1.1.0rc2.post2" in text
+    assert "engine release 1.1.0rc2.post2: moe_exchange = nvlink_all_to_all_above_top_k (trtllm < 1.2.0rc3:" in text
+    code, out, err = run(capsys, *args, "--json")
+    j = json.loads(out)
+    assert j["engine_version"] == "1.1.0rc2.post2"
+    assert [(x["field"], x["value"]) for x in j["version_rules"]] == [("moe_exchange", "nvlink_all_to_all_above_top_k")]
+    code, out, err = run(capsys, *args, "--stack", "trtllm@1.2.0rc6.post3")
+    assert code == 0 and "no version rule of the stack applies" in " ".join(out.split())
+    check_error(*run(capsys, *args, "--stack", "trtllm@newest"), "--stack", "not a release number")
