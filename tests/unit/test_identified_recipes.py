@@ -162,3 +162,15 @@ def test_a_best_row_that_several_entries_ran_is_the_best_of_them(tmp_path):
     assert got["feasible"] and got["throughput_per_chip"] == pytest.approx(max(each), rel=1e-12)
     rows = predict_points([p])
     assert rows.predicted.iloc[0] == pytest.approx(max(each), rel=1e-9) and list(rows.metric) == ["throughput_per_chip"]
+
+
+def test_h100_entries_carry_their_recipe_files_prefill_budget():
+    """NVIDIA/srt-slurm @5063eb43 (the sa-submission-q1-2026 recipes InferenceX's runners ran):
+    recipes/trtllm/h100-fp8/1k1k/stp/ctx2_gen1_dep16_batch256_eplb0_mtp0.yaml prefill max_num_tokens
+    2048 per rank; the two 8k1k entries 8224 (not TensorRT-LLM's default 8192)."""
+    from jalapeno.deploy.engines import _data
+
+    got = {i.name: (i.deployment().token_budget, i.deployment().budget_per) for i in _data()[2] if i.system == "h100"}
+    assert got == {"ctx2_gen1_dep16_batch256_eplb0_mtp0": (2048, "rank"),
+                   "ctx2_gen1_dep16_batch8_eplb0_mtp3": (8224, "rank"),
+                   "ctx1_gen2_tep16_batch64_eplb0_mtp0": (8224, "rank")}

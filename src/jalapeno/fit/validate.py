@@ -50,6 +50,7 @@ from jalapeno.deploy.engines import (
     identified_config,
     launch_limits,
     launch_mtp,
+    launch_recipe,
     with_launch_kv,
 )
 from jalapeno.deploy.layout import Layout
@@ -135,20 +136,20 @@ class MeasuredPoint:
 
 # ---- InferenceX ---------------------------------------------------------------------------
 
-def recipe_budget(isl: int, osl: int, system: str | None = None) -> dict:
-    """Deployment keywords for the Dynamo + TRT-LLM recipe's prefill token budget at ISL/OSL: its
-    per-workload ``token_budget`` (GB200 recipes: 16384 at 1k/1k, 16640 at 8k/1k; B200: 10240 and
-    16896, the ``@b200`` overrides) counted per
-    attention-DP rank (``budget_per = "rank"``, TensorRT-LLM ``max_num_tokens``); other lengths the
-    recipe's base value.
+def recipe_budget(isl: int, osl: int, system: str | None = None, precision: str = "fp4") -> dict:
+    """Deployment keywords for the Dynamo + TRT-LLM recipe's prefill token budget at ISL/OSL: the
+    recipe of ``system`` at ``precision`` (DeepSeek-R1; else the FP4 one), its per-workload ``token_budget``
+    (GB200 FP4: 16384 at 1k/1k, 16640 at 8k/1k; B200 FP4 10240 / 16896; H200 FP8 8192 / 16640)
+    counted per attention-DP rank (``budget_per = "rank"``, TensorRT-LLM ``max_num_tokens``).
 
-    >>> recipe_budget(8192, 1024)
-    {'token_budget': 16640, 'budget_per': 'rank'}
-    >>> recipe_budget(1024, 1024, "b200")  # the B200 recipes' own prefill max_num_tokens
-    {'token_budget': 10240, 'budget_per': 'rank'}
+    >>> recipe_budget(8192, 1024), recipe_budget(1024, 1024, "b200")["token_budget"]
+    ({'token_budget': 16640, 'budget_per': 'rank'}, 10240)
+    >>> recipe_budget(1024, 1024, "h200", "fp8")["token_budget"]  # the H200 FP8 recipe files' 8192
+    8192
     """
     name = next((k for k, w in PRESETS.items() if (w.isl, w.osl) == (isl, osl)), None)
-    kw = DYNAMO_TRT_RECIPE.for_workload(name, system).deployment_kwargs()
+    rec = system and launch_recipe(system, "deepseek-r1", "dynamo-trt", precision, serving="disagg") or DYNAMO_TRT_RECIPE
+    kw = rec.for_workload(name, system).deployment_kwargs()
     return {k: kw[k] for k in ("token_budget", "budget_per") if k in kw}
 
 
@@ -290,7 +291,7 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
                 mtp = (recipe_mtp(dec, conc) if dynamo_trt else launch_mtp(
                     system, model, r["framework"], prec, dec, conc, "agg" if pre is None else "disagg") or mtp)
             if dec is not None and conc:
-                budget = recipe_budget(isl, osl, system) if dynamo_trt and pre is not None else {}
+                budget = recipe_budget(isl, osl, system, prec) if dynamo_trt and pre is not None else {}
                 launch, why = (launch_limits(system, model, r.get("framework", ""), prec, dec.layout.tp, isl, osl, conc,
                                              mtp=mtp is not None) if pre is None else ({}, ""))
                 notes += [why] if why else []
