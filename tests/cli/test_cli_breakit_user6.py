@@ -139,3 +139,29 @@ def test_empty_step_is_refused(capsys):
     """``step --batch 0`` without prefill tokens printed a 0.95 ms step of launch and collective latency."""
     check_error(*run(capsys, "step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "--batch", "0"),
                 "--batch/--prefill-tokens", "no tokens", "--prefill-tokens N")
+
+
+@pytest.mark.parametrize("opt, value, low", [("--sessions", "0", "1"), ("--requests", "0", "1"), ("--seed", "-1", "0")])
+def test_simulate_counts_name_the_bound(capsys, opt, value, low):
+    """The fix read 'give a valid sessions'."""
+    wl = ("-w", "agentic") if opt == "--sessions" else ()
+    check_error(*run(capsys, "simulate", "-s", "jalapeno", "--dp", "8", "--ep", "8", "-c", "4", *wl, opt, value),
+                opt, f">= {low}, got {value}", f"{opt} N with N >= {low}")
+
+
+def test_like_for_like_without_measured_points_is_refused(capsys, tmp_path):
+    check_error(*run(capsys, "report", "--like-for-like", "--measured", "none", "-o", str(tmp_path / "r.html")),
+                "--like-for-like", "--measured none", "drop --like-for-like")
+
+
+@pytest.mark.parametrize("args, preset", [
+    (("predict", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "-c", "4", "-w", "agentic:coding-agent"),
+     "coding-agent"),
+    (("plan", "-s", "h200", "-w", "research-agent", "--target", "1e6"), "research-agent"),
+    (("compare", "-w", "chat-agent"), "chat-agent"),  # compare takes agentic:chat-agent, not the bare name
+    (("audit", "-s", "jalapeno", "-w", "agentic", "--claim", "max_interactivity=100"), "coding-agent"),
+])
+def test_agentic_workload_where_fixed_lengths_are_taken(capsys, args, preset):
+    """Was 'unknown workload' with a fix listing only the fixed-length presets."""
+    check_error(*run(capsys, *args), "workload", "agentic (multi-turn)", f"--workload agentic:{preset}",
+                "8k1k")

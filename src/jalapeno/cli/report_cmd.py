@@ -62,6 +62,9 @@ def report(
     if not out.lower().endswith((".html", ".htm")):
         raise SpecError("--out", f"{out!r} is not an .html file", "give a path ending in .html")
     check_writable(out, "--out")
+    if like_for_like and measured == "none":
+        raise SpecError("--like-for-like", "filters the measured overlay, and --measured none draws none",
+                        "drop --like-for-like, or give --measured shipped or a CSV path")
     if serving not in (None, "agg", "disagg", "both"):
         raise SpecError("--serving", f"unknown mode {serving!r}", "use agg, disagg or both")
     if as_deployed:

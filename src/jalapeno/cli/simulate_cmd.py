@@ -140,7 +140,8 @@ def simulate(
     dep = dep.for_model(m)
     for opt, v in (("--seed", seed), ("--requests", requests), ("--sessions", sessions)):
         if v is not None and v < (0 if opt == "--seed" else 1):
-            raise SpecError(opt, f"must be {'>= 0' if opt == '--seed' else '>= 1'}, got {v}", f"give a valid {opt[2:]}")
+            low = 0 if opt == "--seed" else 1
+            raise SpecError(opt, f"must be >= {low}, got {v}", f"give {opt} N with N >= {low}, or leave it out")
     bar = Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} requests"),
                    TimeElapsedColumn(), console=console, transient=True, disable=json_out)
     task = bar.add_task("sim", total=None)

@@ -109,7 +109,8 @@ def get_workload(name: str | None = None, isl: int | None = None, osl: int | Non
     """A preset by name, or a custom ISL/OSL (InferenceX distribution unless ``fixed``).
 
     Raises:
-        UnknownNameError: unknown preset. SpecError: only one of isl/osl given, or bad lengths.
+        UnknownNameError: unknown preset, or an agentic one (named as such: the commands that take
+            those parse them before this). SpecError: only one of isl/osl given, or bad lengths.
     """
     ratio = 1.0 if fixed else INFERENCEX_RANGE_RATIO
     if isl is not None or osl is not None:
@@ -117,6 +118,17 @@ def get_workload(name: str | None = None, isl: int | None = None, osl: int | Non
             raise SpecError("isl/osl", "give both --isl and --osl", "pass both, or a --workload preset")
         return Workload(f"{isl}/{osl}", isl, osl, ratio)
     name = name or "8k1k"
+    from jalapeno.specs.agentic import AGENTIC_PRESETS
+
+    agent = name.removeprefix("agentic:")
+    if name.startswith("agentic:") or name == "agentic" or agent in AGENTIC_PRESETS:
+        # an agent preset reaching here is a command that sweeps fixed lengths (predict, plan, audit, report,
+        # explore), or a bare preset name where compare/frontier take agentic:NAME
+        preset = agent if name.startswith("agentic:") or agent in AGENTIC_PRESETS else "coding-agent"
+        raise UnknownNameError("workload", f"{name!r} names an agentic (multi-turn) workload, not a fixed-length one",
+                               f"compare, frontier and simulate take it as --workload agentic:{preset} "
+                               "(docs/agentic.md); for fixed lengths use one of "
+                               f"{', '.join(PRESETS)} or --isl N --osl N")
     if name not in PRESETS:
         raise UnknownNameError("workload", f"unknown workload {name!r}",
                                f"use one of {', '.join(PRESETS)} or --isl N --osl N")
