@@ -165,3 +165,24 @@ def test_agentic_workload_where_fixed_lengths_are_taken(capsys, args, preset):
     """Was 'unknown workload' with a fix listing only the fixed-length presets."""
     check_error(*run(capsys, *args), "workload", "agentic (multi-turn)", f"--workload agentic:{preset}",
                 "8k1k")
+
+
+def test_agentic_compare_takes_the_documented_no_chart_value(capsys):
+    """compare --html '' means no chart; the agentic comparison (which draws none) refused it as --html."""
+    code, out, err = run(capsys, "compare", "-w", "agentic:chat-agent", "--systems", "h200", "--html", "")
+    assert code == 0, err
+    check_error(*run(capsys, "compare", "-w", "agentic:chat-agent", "--systems", "h200", "--html", "x.html"),
+                "--html", "does not apply")
+
+
+def test_validator_messages_carry_no_pydantic_prefix(capsys, tmp_path):
+    """'chip: Value error, hbm_stacks must be a whole number' read as an internal error."""
+    code, out, err = run(capsys, "predict", *AGG, "--tp", "8", "--ep", "8", "--set", "chip.hbm_stacks=2.5")
+    check_error(code, out, err, "whole number")
+    assert "Value error" not in err
+    f = tmp_path / "space.toml"
+    f.write_text('name = "x"\nbase = "jalapeno"\ntrials = 1\n[objective]\nmetrics = ["tok_s_per_kw"]\n'
+                 '[[cases]]\nmodel = "deepseek-r1"\n[params."chip.hbm_stacks"]\nlow = 8\nhigh = 4\n')
+    code, out, err = run(capsys, "explore", str(f))
+    check_error(code, out, err, "low < high")
+    assert "Value error" not in err

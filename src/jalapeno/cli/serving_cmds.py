@@ -297,7 +297,8 @@ def compare(
 
         refuse({"--isl": isl, "--osl": osl, "--serving": serving if serving != "agg" else None, "--mtp": mtp,
                 "--engine": engine, "--as-deployed": as_deployed, "--concurrency": concurrency, "--bands": bands,
-                "--html": html, "--fixed-lengths": fixed_lengths, "--max-running": max_running,
+                "--html": html or None,  # "" = no chart (the option's documented "none")
+                "--fixed-lengths": fixed_lengths, "--max-running": max_running,
                 "--max-tokens-per-step": max_tokens_per_step, "--cuda-graph-max-batch": cuda_graph_max_batch})
         return agentic_compare(model=model, workload=workload, precision=precision, kv_dtype=kv_dtype,
                                attention_dtype=attention_dtype, compute_fallback=compute_fallback, systems=systems,

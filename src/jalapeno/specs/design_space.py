@@ -271,7 +271,7 @@ def design_space_from_dict(data: dict, where: str = "design space") -> DesignSpa
         if len(parts) > 1 and parts[-1] in ("bool", "int", "float", "str"):  # the union member tried
             parts = parts[:-1]
         loc = ".".join(str(x) for x in parts) or "(top level)"
-        raise SpecError(f"{where}: {loc}", e["msg"], "see docs/explore.md for the design-space format") from None
+        raise SpecError(f"{where}: {loc}", e["msg"].removeprefix("Value error, "), "see docs/explore.md for the design-space format") from None
     _check_keys(space, where)
     return space
 

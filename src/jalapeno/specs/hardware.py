@@ -359,7 +359,7 @@ def _collect_sources(obj, prefix: str, out: dict[str, str]) -> None:
 def _pydantic_to_spec_error(err: ValidationError, where: str) -> SpecError:
     e = err.errors()[0]
     loc = ".".join(str(x) for x in e["loc"]) or "(top level)"
-    msg = e["msg"]
+    msg = e["msg"].removeprefix("Value error, ")  # pydantic's prefix on a validator's own message
     kind = e["type"]
     if kind in ("model_type", "dict_type", "model_attributes_type") and "Sourced" not in msg and "Banded" not in msg:
         fix = f"write {loc} as a table of its keys ([{loc}] in the file; see docs/catalog.md for the schema)"
