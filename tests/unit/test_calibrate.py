@@ -747,6 +747,10 @@ def test_an_efficiency_set_can_be_a_calibration_directory_or_file(tmp_path):
      "pass h200's calibration (a directory holding h200.toml, or that file)"),
     (('kind = "measured"', 'kind = "guessed"'), "kind 'guessed' is not one of measured, derived, partial",
      "pass a file written by `jalapeno calibrate --out-dir DIR`"),
+    # a hand-written [efficiency] table (what a variant file holds) has no kind: say so, and name --set
+    (('kind = "measured"', ''), "has no top-level `kind` key",
+     "pass a file written by `jalapeno calibrate --out-dir DIR`, or use `--set efficiency.NAME=VALUE` to "
+     "change single efficiency parameters"),
 ])
 def test_a_calibration_file_for_another_system_or_of_no_known_kind_is_refused(tmp_path, edit, problem, fix):
     """--efficiency FILE: an H100 file once priced an H200 without a word, and an unknown kind was

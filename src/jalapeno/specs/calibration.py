@@ -75,6 +75,11 @@ def _check_calibration_file(cal: dict, path: Path, system: str) -> None:
     from jalapeno.specs.catalog import list_systems
 
     kind, fitted = cal.get("kind"), cal.get("system")
+    if kind is None:
+        raise SpecError("efficiency", f"{path} has no top-level `kind` key (a calibration file starts with "
+                        f"system = ..., kind = one of {', '.join(KINDS)}, then [parameters])",
+                        "pass a file written by `jalapeno calibrate --out-dir DIR`, or use `--set "
+                        "efficiency.NAME=VALUE` to change single efficiency parameters")
     if kind not in KINDS:
         raise SpecError("efficiency", f"{path}: kind {kind!r} is not one of {', '.join(KINDS)}",
                         "pass a file written by `jalapeno calibrate --out-dir DIR`")
