@@ -55,6 +55,7 @@ from jalapeno.deploy.engines import (
 )
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError, SpecError
+from jalapeno.fit.aic_layout import aic_agg_layout
 from jalapeno.fit.entries import best_entry, with_stack_mtp
 from jalapeno.fit.ix_cells import bad_cell as _bad_cell
 from jalapeno.fit.ix_cells import context_overrun
@@ -371,15 +372,9 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         try:
             notes = []
             if r.mode == "agg":
-                tp, dp, ep = num(r.tp_size), num(r.attention_dp_size, 1), num(r.moe_ep_size, 1)
-                m_tp = re.search(r"_tp(\d+)(?:_ep(\d+))?", str(r.id))
-                if m_tp and tp * dp != int(m_tp.group(1)):
-                    # some rows store tp_size / attention_dp_size / moe sizes inflated against the run
-                    # their id names (id tp8_ep8 with tp_size 64): trust the id
-                    n = int(m_tp.group(1))
-                    ep_id = int(m_tp.group(2)) if m_tp.group(2) else min(ep, n)
-                    notes.append(f"fields tp={tp} dp={dp} ep={ep} disagree with the id: used TP{n} EP{ep_id}")
-                    tp, dp, ep = n, 1, ep_id
+                tp, dp, ep, note = aic_agg_layout(num(r.tp_size), num(r.attention_dp_size), num(r.moe_tp_size),
+                                                  num(r.moe_ep_size), str(r.id))
+                notes += [note] if note else []
                 dep = Deployment(get_precision(prec), Pool(Layout(tp=tp, dp=dp, ep=ep, pp=num(r.pp_size, 1))))
                 conc = float(r.batch_size)
             else:
