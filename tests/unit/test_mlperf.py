@@ -40,3 +40,51 @@ def test_bad_file_names_the_missing_columns(tmp_path):
         load_mlperf(f)
     with pytest.raises(SpecError, match="file not found"):
         load_mlperf(tmp_path / "none.csv")
+
+
+def _write_server(tmp_path, tpot_p99_ms: float):
+    """One Llama-2-70B Server result (four metric rows) with a chosen p99 TPOT."""
+    head = "id,hardware,num_chips,model,precision,concurrency_or_batch,framework,metric,value,notes\n"
+    base = "r_{m},H200-SXM-141GB,8,llama2-70b-99,weights fp8,Server,TensorRT-LLM,{m},{v},{n}\n"
+    rows = [("tput", "output_tok_s_system", 30000, "mean output tok/sample ~294"), ("TTFT_mean", "TTFT_mean", 500, ""),
+            ("TTFT_p99", "TTFT_p99", 1500, ""), ("TPOT_mean", "TPOT_mean", 150, ""),
+            ("TPOT_p99", "TPOT_p99", tpot_p99_ms, "")]
+    f = tmp_path / "s.csv"
+    f.write_text(head + "".join(base.format(m=m, v=v, n=n).replace(f"r_{m}", f"r_{i}") for i, m, v, n in rows))
+    return f
+
+
+def test_server_result_beyond_the_tpot_limit_is_skipped_with_the_limit(tmp_path):
+    """loadgen/mlperf.conf: llama2-70b.Server.tpot_latency = 200 ms, ttft_latency = 2000 ms."""
+    pts, skipped = load_mlperf(_write_server(tmp_path, 201.0))
+    assert pts == [] and len(skipped) == 1
+    assert "beyond the benchmark's limits 2000/200 ms" in skipped[0][1]
+    pts, skipped = load_mlperf(_write_server(tmp_path, 199.0))
+    assert len(pts) == 1 and skipped == []
+
+
+def test_running_requests_per_chip_by_littles_law(tmp_path):
+    """30,000 output tok/s on 8 chips at a 150 ms mean TPOT: 3,750 tok/s x 0.15 s = 562.5 running."""
+    pts, _ = load_mlperf(_write_server(tmp_path, 199.0))
+    assert "running ~562 requests per chip" in pts[0].notes[1] or "running ~563 requests per chip" in pts[0].notes[1]
+
+
+def test_deepseek_offline_runs_the_submitted_engine_with_every_slot_filled():
+    """closed/NVIDIA/configs/GB200-NVL72_GB200-186GB_aarch64x72/Offline/deepseek-r1.py: TP8 with attention
+    DP, EP8, gpu_batch_size 512, max_num_tokens 4608; 72 GPUs = 9 instances, 512 x 8 ranks x 9 = 36,864."""
+    pts, _ = load_mlperf()
+    p = next(x for x in pts if x.id == "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_deepseek-r1_Offline")
+    assert p.mapping == "matched" and p.concurrency == 36864
+    d = p.deployment
+    assert (d.decode.layout.tp, d.decode.layout.dp, d.decode.layout.ep, d.decode.workers) == (1, 8, 8, 9)
+    assert (d.max_running, d.max_tokens_per_step, d.budget_per, d.decode.moe_backend) == (512, 4608, "rank", "wideep")
+    h = next(x for x in pts if x.id == "mlperf51_HPE_HPE_Cray_XD670_H200_SXM_141GBx8_TRT_deepseek-r1_Offline")
+    assert h.concurrency == 216 * 8 and h.precision == "fp8"
+
+
+def test_submitted_engine_refuses_a_partial_instance():
+    from jalapeno.fit.mlperf import MLPERF_ENGINES, submitted_deployment
+
+    eng = next(iter(MLPERF_ENGINES.values()))
+    with pytest.raises(SpecError, match="not a whole number of 8-GPU instances"):
+        submitted_deployment(eng, "fp4", 12)

@@ -6,8 +6,9 @@ Each row of the file is one metric of one (system, benchmark, scenario) result
 inputs come from datasets, not fixed lengths; the lengths assumed here (:data:`MLPERF_LENGTHS`)
 are stated per benchmark with where they come from. Mapping (fit/validate.py's labels):
 
-- **Offline** (no latency bound; all samples at once): ``frontier_peak`` — the predicted
-  frontier's highest throughput per chip.
+- **Offline** (no latency bound; all samples at once): ``matched`` where the submission's engine
+  config is read (:data:`MLPERF_ENGINES`: its layout and per-rank batch and token limits, every slot
+  filled), else ``frontier_peak`` — the predicted frontier's highest throughput per chip.
 - **Server / Interactive** (Poisson arrivals, p99 TTFT and TPOT bounds): ``frontier@interactivity``
   — the predicted frontier's throughput per chip at the measured interactivity 1 / mean TPOT.
 
@@ -16,6 +17,12 @@ Measured throughput per chip = output tok/s / chips x (ISL + OSL) / OSL (the mod
 own mean output tokens per sample where its log gives it (the row's notes) and the assumed mean
 input length. Results whose model is not in the catalog (Llama-3.1-405B pruned/finetuned open-
 division variants) or whose input lengths are not known well enough are skipped with the reason.
+
+The benchmark's rules (:data:`MLPERF_RULES`, loadgen/mlperf.conf of mlcommons/inference): a Server
+or Interactive result is valid only with p99 TTFT and p99 TPOT within its limits, so a row beyond
+them is skipped as not a valid result. Each mapped Server / Interactive row also states its
+measured running requests per chip by Little's law on the decode (output tok/s per chip x mean
+TPOT): the load the run actually carried, which the frontier mapping does not bound.
 """
 
 from __future__ import annotations
@@ -55,12 +62,115 @@ MLPERF_LENGTHS = {
         "ASSUMPTION (300 tokens: prompts are capped at 1,024 and no published mean was found); the "
         "run's own mean output per sample (its log summary) replaces 294 where the row gives it"),
     "deepseek-r1": BenchmarkLengths(
-        "deepseek-r1", 800, 3700,
+        "deepseek-r1", 800, 3886,
         "MLCommons 'DeepSeek-R1 in MLPerf Inference v5.1' (2025-09): reasoning prompts (math, "
-        "science, code), outputs up to 20K tokens; mean output ~3,700 from the runs' logs (the rows' "
-        "notes, 3,676-3,744); the mean input is an ASSUMPTION (800 tokens; short prompts, and at "
+        "science, code), outputs up to 20K tokens; mean output 3,886 in the reference accuracy run "
+        "(language/deepseek-r1/README.md, 4,388 samples), each row's own log value (3,676-3,828) "
+        "where it gives one; the mean input is an ASSUMPTION (800 tokens; short prompts, and at "
         "OSL ~3,700 the input is ~18% of the tokens)"),
 }
+
+
+@dataclass(frozen=True)
+class BenchmarkRules:
+    """One benchmark's latency limits (p99, seconds) and sample counts, from the MLPerf rules."""
+
+    server_ttft_s: float
+    server_tpot_s: float
+    interactive_ttft_s: float | None
+    interactive_tpot_s: float | None
+    #: ``performance_sample_count_override`` = Offline ``min_query_count`` (the dataset's samples)
+    samples: int
+    #: mean output tokens per sample of the reference implementation's accuracy run
+    reference_osl: float
+
+
+#: Source of :data:`MLPERF_RULES`: mlcommons/inference @b66003e (2026-08-20), loadgen/mlperf.conf
+#: (``*.Server.ttft_latency`` / ``tpot_latency`` in ms, ``performance_sample_count_override``,
+#: ``Offline.min_query_count``) and the reference READMEs (language/llama2-70b/README.md "Tokens per
+#: sample: 294.45"; language/deepseek-r1/README.md ``mean-output-tok-len`` 3886.2274 over 4,388
+#: samples; language/llama3.1-405b/README.md ``tokens_per_sample`` 684.68).
+MLPERF_RULES_SOURCE = ("mlcommons/inference @b66003e: loadgen/mlperf.conf (TTFT/TPOT p99 limits, sample "
+                       "counts) and the reference READMEs (mean output tokens per sample)")
+MLPERF_RULES = {
+    "llama2-70b-99": BenchmarkRules(2.0, 0.200, 0.450, 0.040, 24576, 294.45),
+    "deepseek-r1": BenchmarkRules(2.0, 0.080, 1.5, 0.015, 4388, 3886.2274),
+    "llama3.1-405b": BenchmarkRules(6.0, 0.175, 4.5, 0.080, 8313, 684.68),
+}
+
+
+def scenario_limits(bench: str, scenario: str) -> tuple[float, float] | None:
+    """(p99 TTFT, p99 TPOT) limits in seconds of ``bench`` in ``scenario`` (``Server`` or
+    ``Interactive``); None for Offline (no latency bound) or a benchmark without rules here."""
+    r = MLPERF_RULES.get(bench)
+    if r is None or scenario not in ("Server", "Interactive"):
+        return None
+    if scenario == "Server":
+        return r.server_ttft_s, r.server_tpot_s
+    return (r.interactive_ttft_s, r.interactive_tpot_s) if r.interactive_ttft_s else None
+
+
+def running_per_chip(output_tok_s_per_chip: float, tpot_mean_s: float) -> float:
+    """Requests decoding at once per chip, by Little's law on the decode: each running request
+    emits one token per TPOT, so running = output tok/s x mean TPOT (tok/s x s = requests).
+
+    >>> round(running_per_chip(18592.24 / 8, 0.066461232), 1)  # NVIDIA B200 DeepSeek-R1 Server
+    154.5
+    """
+    return output_tok_s_per_chip * tpot_mean_s
+
+
+@dataclass(frozen=True)
+class SubmittedEngine:
+    """A submission's TensorRT-LLM engine, from its config in mlcommons/inference_results_v5.1.
+
+    Every 8 GPUs run one instance: ``tensor_parallelism`` 8 with ``enable_attention_dp`` (attention
+    DP 8) and ``moe_expert_parallelism`` 8; ``gpu_batch_size`` (``batch_per_rank``) and runtime
+    ``max_num_tokens`` (``tokens_per_step``) bound each attention-DP rank (TensorRT-LLM's limits are
+    per rank under attention DP), ``moe_backend`` WIDEEP, FP8 KV cache, no speculative decoding.
+    """
+
+    batch_per_rank: int
+    tokens_per_step: int
+    source: str
+
+
+_DSR1_CFG = "inference_results_v5.1 @965182b closed/{}/configs/{}/Offline/deepseek-r1.py"
+#: Offline results whose engine is read from the submission's config: mapped ``matched`` at the
+#: submission's deployment with every slot filled (Offline issues all samples at once), not at the
+#: unbounded frontier peak. Keyed by result id (:func:`_result_key`).
+MLPERF_ENGINES = {
+    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Offline":
+        SubmittedEngine(512, 4608, _DSR1_CFG.format("NVIDIA", "B200-SXM-180GBx8")),
+    "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1_Offline":
+        SubmittedEngine(512, 4608, _DSR1_CFG.format("Google", "B200-SXM-180GBx8")),
+    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_deepseek-r1_Offline":
+        SubmittedEngine(512, 4608, _DSR1_CFG.format("NVIDIA", "GB200-NVL72_GB200-186GB_aarch64x72")),
+    "mlperf51_HPE_HPE_Cray_XD670_H200_SXM_141GBx8_TRT_deepseek-r1_Offline":
+        SubmittedEngine(216, 4608, _DSR1_CFG.format("HPE", "HPE_Cray_XD670_H200_SXM_141GBx8")),
+}
+
+
+def submitted_deployment(engine: SubmittedEngine, precision: str, chips: int):
+    """The :class:`~jalapeno.deploy.deployment.Deployment` of a :class:`SubmittedEngine` on
+    ``chips`` GPUs (chips / 8 instances of attention DP 8, EP 8) and the whole deployment's
+    concurrency with every slot filled (batch per rank x ranks).
+
+    Raises:
+        SpecError: ``chips`` not a multiple of 8.
+    """
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.specs.formats import get_precision
+
+    if chips % 8:
+        raise SpecError("num_chips", f"{chips} GPUs is not a whole number of 8-GPU instances",
+                        "give the submission's GPU count (8 per instance)")
+    dep = Deployment(get_precision(precision), Pool(Layout(tp=1, dp=8, ep=8), workers=chips // 8, moe_backend="wideep"),
+                     max_running=engine.batch_per_rank, max_tokens_per_step=engine.tokens_per_step, budget_per="rank")
+    return dep, float(engine.batch_per_rank * chips)
+
+
 #: Benchmarks left out, with the reason.
 MLPERF_SKIPPED = {
     "llama3.1-405b": "the mean input of its long-context dataset (LongBench, RULER, GovReport, up to "
@@ -123,10 +233,20 @@ def load_mlperf(path: str | Path | None = None) -> tuple[list[MeasuredPoint], li
         scenario = r["concurrency_or_batch"].strip()
         tpot = _num(res["metrics"].get("TPOT_mean"))
         ttft = _num(res["metrics"].get("TTFT_mean"))
+        limits = scenario_limits(bench, scenario)
+        p99 = (_num(res["metrics"].get("TTFT_p99")), _num(res["metrics"].get("TPOT_p99")))
+        if limits and any(v is not None and v / 1e3 > lim * (1 + 1e-9) for v, lim in zip(p99, limits)):
+            skipped.append((key, f"{scenario} p99 TTFT/TPOT {p99[0]}/{p99[1]} ms beyond the benchmark's limits "
+                                 f"{limits[0] * 1e3:g}/{limits[1] * 1e3:g} ms: not a valid result"))
+            continue
         meas = {"throughput_per_chip": out_tps / chips * (isl + osl) / osl,
                 "interactivity": 1e3 / tpot if tpot else None, "tpot_s": tpot / 1e3 if tpot else None,
                 "ttft_s": ttft / 1e3 if ttft else None}
-        if scenario == "Offline":
+        dep, conc = None, None
+        if scenario == "Offline" and key in MLPERF_ENGINES:
+            dep, conc = submitted_deployment(MLPERF_ENGINES[key], prec, int(chips))
+            mapping = "matched"
+        elif scenario == "Offline":
             mapping = "frontier_peak"
         elif meas["interactivity"]:
             mapping = "frontier@interactivity"
@@ -135,8 +255,13 @@ def load_mlperf(path: str | Path | None = None) -> tuple[list[MeasuredPoint], li
             continue
         notes = [(f"MLPerf {scenario}; lengths ISL {isl} / OSL {osl} ({'run log' if m else 'assumed'} output); "
                   f"{lengths.source.split(';')[0]}")]
+        if tpot and scenario != "Offline":
+            notes.append(f"running ~{running_per_chip(out_tps / chips, tpot / 1e3):.0f} requests per chip (Little's "
+                         "law: output tok/s x mean TPOT)")
+        if dep is not None:
+            notes.append(f"submitted engine ({MLPERF_ENGINES[key].source}): {int(conc)} in flight")
         points.append(MeasuredPoint("mlperf", key, system, lengths.model, prec, r.get("framework", ""), isl, osl,
-                                    None, None, meas, mapping, True, notes))
+                                    conc, dep, meas, mapping, True, notes))
     return points, skipped
 
 
