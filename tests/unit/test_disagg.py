@@ -193,3 +193,33 @@ def test_open_loop_serves_every_rate_up_to_the_closed_loop_plateau():
     assert r.request_rate_per_s[:2] == pytest.approx([0.5 * plateau, 0.99 * plateau], rel=1e-3)
     assert (r.queue_s[:2] <= 1e-3 * r.e2e_s[:2]).all()
     assert "overloaded" in r.reason[2]
+
+
+# ---- the prefill burst share of a client's runs (Efficiency.prefill_burst_fraction) ---------------
+
+def test_idle_start_weighs_the_wave_by_the_burst_share():
+    from jalapeno.serve.queueing import idle_start
+
+    ss = {None: np.array([1.0]), 0.99: np.array([1.0])}
+    wave = [np.arange(1.0, 12.0)]  # t_k = 1..11 s; excess over the steady 1 s: 0..10, mean 5
+    default = idle_start(ss, wave, 0.0)
+    half = idle_start(ss, wave, 0.0, burst_fraction=0.5)
+    assert default[None][0] == pytest.approx(1.0 + 5.0 / 10)  # one wave in R = 10
+    assert half[None][0] == pytest.approx(1.0 + 0.5 * 5.0)
+    # p99 reads the wave's quantile 1 − 0.01/0.5 = 0.98: 1 + 0.98·10 = 10.8 (numpy's linear rule)
+    assert half[0.99][0] == pytest.approx(10.8)
+
+
+def test_disaggregated_run_adds_the_burst_share_of_the_first_wave(oss):
+    import dataclasses
+
+    model, system, prec = oss
+    wl, dep = get_workload("1k1k"), _dep(prec, x=1, y=2)
+    steady = serve_at_concurrency(model, system, dep, wl, [64.0], idle_start=False).ttft_s[0]
+    run = serve_at_concurrency(model, system, dep, wl, [64.0]).ttft_s[0]
+    bunched = dataclasses.replace(system, efficiency=dataclasses.replace(system.efficiency,
+                                                                         prefill_burst_fraction=0.5))
+    run_half = serve_at_concurrency(model, bunched, dep, wl, [64.0]).ttft_s[0]
+    assert run > steady  # 64 prompts at once on one prefill worker queue behind each other
+    # the same wave, weighed 0.5 instead of 1/10: five times the excess over the steady state
+    assert run_half - steady == pytest.approx(5 * (run - steady), rel=1e-9)

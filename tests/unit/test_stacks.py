@@ -335,3 +335,41 @@ def test_client_front_end_is_fitted_on_its_own_points_only(monkeypatch):
     assert got["values"]["prompt_overhead_s_per_token"] == pytest.approx(20e-6)
     assert got["clients"]["aiconfigurator"] == pytest.approx({"request_overhead_s": 0.025,
                                                               "prompt_overhead_s_per_token": 5e-6})
+
+
+def test_client_burst_share_reaches_the_efficiency_and_is_checked():
+    from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
+
+    s = Stack("x", "x", "x", clients={"aiconfigurator": {"prefill_burst_fraction": 0.4}})
+    assert s.for_client("aiconfigurator").apply(DEFAULT_EFFICIENCY).prefill_burst_fraction == 0.4
+    assert s.for_client("inferencex").apply(DEFAULT_EFFICIENCY).prefill_burst_fraction is None  # 1/R
+    with pytest.raises(SpecError, match="clients.aic.prefill_burst_fraction") as e:
+        _stack({"name": "x", "label": "x", "source": "x", "clients": {"aic": {"prefill_burst_fraction": 1.5}}}, 0, {})
+    assert "(0, 1]" in str(e.value)
+
+
+def test_burst_share_is_fitted_on_the_clients_disaggregated_points(monkeypatch):
+    """Fake disaggregated TTFT = 0.3 s + w·2 s (steady state plus the share w of a 2 s wave
+    excess), measured at w = 0.4 (a grid value): the fit must find 0.4 from the aiconfigurator
+    disaggregated points alone (the aggregated ones, measured at w = 0.9, must not pull it)."""
+    from jalapeno.fit import stack_fit
+
+    pts = []
+    for mode in ("disagg", "agg"):
+        for c in (4, 8, 16, 32, 64, 128, 256, 512):
+            p = _P(len(pts), c)
+            p.source, p.mode = "aiconfigurator", mode
+            pts.append(p)
+
+    def fake_predict(points, st):
+        rows = []
+        for p in points:
+            w = st.for_client(p.source).prefill_burst_fraction or 0.1
+            truth = 0.4 if p.mode == "disagg" else 0.9
+            pred, meas = 0.3 + w * 2.0, 0.3 + truth * 2.0
+            rows.append({"id": p.id, "metric": "ttft_s", "predicted": pred, "measured": meas, "error": pred / meas - 1})
+        return pd.DataFrame(rows)
+
+    monkeypatch.setattr(stack_fit, "_predict", fake_predict)
+    assert stack_fit._burst_fit(pts, Stack("sglang", "s", "s"), "aiconfigurator") == pytest.approx(0.4)
+    assert "fewer than" in stack_fit._burst_fit(pts[:2], Stack("sglang", "s", "s"), "aiconfigurator")

@@ -24,7 +24,12 @@ What is fitted, per profile (:data:`PLAN`), in this order:
    front end and every other source's points (:data:`CLIENT_SOURCES`) the profile's ``clients``
    entry for that source (specs/stacks.Stack.for_client), each fitted on its own points only;
 3. MTP acceptance (``dynamo-trtllm`` on DeepSeek-R1) — one per-token acceptance shared by every
-   draft length (too few single-draft fit points to fit it alone), on the TPOT of the MTP fit points.
+   draft length (too few single-draft fit points to fit it alone), on the TPOT of the MTP fit points;
+4. a client's prefill burst share (with the front end, per :data:`CLIENT_SOURCES` source;
+   ``prefill_burst_fraction``, specs/efficiency.py) — the share of a disaggregated run's counted
+   requests that meet the idle-start burst on the prefill pool — on the TTFT of that source's
+   disaggregated fit points at every concurrency, over :data:`BURST_GRID`, same loss; the client
+   entry keeps it (InferenceX's own client keeps one wave in R = 10).
 Steps 1-2 use a linear surrogate: each point's prediction at zero and at one probe value per
 parameter gives its slope (TPOT and 1/throughput are linear in a per-kernel or per-step constant at
 a fixed batch; TTFT in the front-end terms), then a grid over the bounds (:data:`BOUNDS`). Step 3
@@ -85,6 +90,9 @@ FRONTEND_SOURCES = ("inferencex",)
 #: concurrency mode: aiconfigurator ``eval/benchmarks/genai_perf_runner.py``, streaming chat
 #: completions, 10·C counted and 2·C warm-up requests, fixed lengths), not InferenceX's.
 CLIENT_SOURCES = ("aiconfigurator",)
+#: Grid of a client's prefill burst share (step 4): from one wave in R = 10 (the idle start alone)
+#: to every counted request meeting a burst.
+BURST_GRID = np.round(np.arange(0.10, 1.0001, 0.05), 3)
 #: Fewest fit points for a parameter group to be fitted.
 MIN_POINTS = 4
 #: Acceptance grid for the MTP fit.
@@ -188,6 +196,30 @@ def _mtp_fit(points, stack: Stack, model: str = "deepseek-r1") -> dict[str, floa
     return {"single": a, "chain": a}
 
 
+def _with_client(stack: Stack, src: str, **vals: float) -> Stack:
+    entry = {**stack.clients.get(src, {}), **vals}
+    return replace(stack, clients=MappingProxyType({**stack.clients, src: MappingProxyType(entry)}))
+
+
+def _burst_fit(points, stack: Stack, src: str) -> float | str:
+    """Step 4: ``src``'s prefill burst share on its disaggregated fit points (mean |log ratio| of
+    TTFT over :data:`BURST_GRID`), or why it is not fitted."""
+    pts = [p for p in points if p.source == src and p.mode == "disagg"]
+    if len(pts) < MIN_POINTS:
+        return f"fewer than {MIN_POINTS} fit points"
+    loss = []
+    for w in BURST_GRID:
+        t = _predict(pts, _with_client(stack, src, prefill_burst_fraction=float(w)))
+        t = t[t.metric == "ttft_s"].dropna(subset=["error"])
+        loss.append(float(np.mean(np.abs(np.log1p(t.error)))) if len(t) >= MIN_POINTS else np.inf)
+    best = int(np.argmin(loss))
+    if not np.isfinite(loss[best]):
+        return f"fewer than {MIN_POINTS} predicted fit points"
+    if best == len(BURST_GRID) - 1:
+        return "best value on the upper search bound"
+    return float(BURST_GRID[best])
+
+
 def errors(rows: pd.DataFrame, ids: set[str]) -> dict[str, dict[str, float]]:
     """Per metric over ``ids``: n, median |error|, p90 |error|, bias (median signed error)."""
     d = rows[rows.id.isin(ids)].dropna(subset=["error"])
@@ -239,6 +271,13 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
         values.update(got)
         cur = replace(cur, **got)
     cur = replace(cur, clients=MappingProxyType({c: MappingProxyType(v) for c, v in clients.items()}))
+    for src in CLIENT_SOURCES if front_end and name in PLAN else ():
+        got = _burst_fit(fit_pts, cur, src)
+        if isinstance(got, str):
+            notes.append(f"prefill_burst_fraction (client {src}): {got}, not fitted")
+            continue
+        clients[src] = {**clients.get(src, {}), "prefill_burst_fraction": got}
+        cur = _with_client(cur, src, prefill_burst_fraction=got)
     ids = {p.id for p in mine}
     fit_ids = {p.id for p in fit_pts}
     before = _predict(mine, replace(load_stacks(False)["default"],

@@ -33,6 +33,13 @@ def _with_clients(s, field: str, scale: float, fmt: str) -> str:
     return "; ".join([cell, *extra])
 
 
+def _burst(s) -> str:
+    """The prefill burst share (a client entry's; the profile's own runs keep one wave in 10)."""
+    extra = [f"{c}'s client {f['prefill_burst_fraction']:.2f}" for c, f in s.clients.items()
+             if "prefill_burst_fraction" in f]
+    return "; ".join(["1/10", *extra])
+
+
 def markdown() -> list[str]:
     """Lines of the section: the split, each profile's values and its fit / held-out errors before
     (the ``default`` profile: 4 µs per kernel, 0.5 ms per step, 0.15 s + 6.4 µs per prompt token,
@@ -48,13 +55,17 @@ def markdown() -> list[str]:
              "token) on the TTFT of fit points at concurrency <= 4, where a profile has at least 4, once per benchmark "
              "client: InferenceX's points give the profile's own front end, aiconfigurator's rows (timed by another "
              "client) the profile's `aiconfigurator's client` entry, each on its own points only (docs/stacks.md); "
-             "Dynamo-TRT's MTP acceptance on the TPOT of its MTP rows; the loss is the mean |log(pred/meas)|. "
+             "Dynamo-TRT's MTP acceptance on the TPOT of its MTP rows; a client's prefill burst share (the share "
+             "of its disaggregated runs' counted requests that meet the idle-start burst on the prefill pool, "
+             "docs/model.md §8.7 (7)) on the TTFT of its disaggregated fit points; the loss is the mean "
+             "|log(pred/meas)|. "
              "The errors below are median |error| / bias on the **held-out** half, before (the global defaults) and "
              "after; `set's` = the efficiency set's own value (AMD: amd-aiter's kernel floor)."), "",
-             ("| stack | per kernel | per step | front end / request | front end / prompt token | MTP acceptance "
+             ("| stack | per kernel | per step | front end / request | front end / prompt token | prefill burst share "
+             "| MTP acceptance "
              "(single / chain) | fit / held out | held-out TPOT before → after | held-out throughput before → after "
              "| held-out TTFT before → after |"),
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for s in stacks().values():
         if not s.fit:
             continue
@@ -62,7 +73,7 @@ def markdown() -> list[str]:
         b, a = r.get("before", {}).get("held_out", {}), r.get("after", {}).get("held_out", {})
         acc = "; ".join(f"{m}: {v.get('single', '-')} / {v.get('chain', '-')}" for m, v in s.mtp_acceptance.items()) or "-"
         cells = [(_with_clients if f in CLIENT_FIELDS else _value)(s, f, k, fmt) for f, k, fmt in _VALUE_COLS]
-        lines.append(f"| {s.name} | " + " | ".join(cells) + f" | {acc} | {r.get('n_fit', 0)} / {r.get('n_held_out', 0)} | "
+        lines.append(f"| {s.name} | " + " | ".join(cells) + f" | {_burst(s)} | {acc} | {r.get('n_fit', 0)} / {r.get('n_held_out', 0)} | "
                      + " | ".join(f"{_cell(b.get(m))} → {_cell(a.get(m))}"
                                   for m in ("tpot_s", "throughput_per_chip", "ttft_s")) + " |")
     notes = [f"- {s.name}: " + "; ".join(s.fit["notes"]) for s in stacks().values() if s.fit.get("notes")]

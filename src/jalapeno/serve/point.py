@@ -211,14 +211,15 @@ def _disagg_idle_start(pricer: Pricer, dep: Deployment, wl: Workload, pts: Servi
                        pre: PrefillPerf, recurring: bool = False) -> ServingPoints:
     """InferenceX's idle start on the prefill pool: each of its x workers takes users/x (N,) of the
     first wave at once, in steps of t0 + σ·p (``pre``); the KV hand-off and half a decode step
-    follow each prompt. With ``recurring`` and fixed lengths (no MTP) the other R − 1 waves are
+    follow each prompt; the run's mean adds the share ``efficiency.prefill_burst_fraction`` of the
+    wave's excess (None: one wave in R, serve/queueing.idle_start). With ``recurring`` and fixed lengths (no MTP) the other R − 1 waves are
     the locked cycle (serve/queueing.py effect 6, :func:`~jalapeno.serve.queueing.locked_cycle_s`)
     where a worker's wave is shorter than the decode ((OSL − 1)·τ_d); elsewhere the steady queue."""
     budget = float(dep.prefill_budget(dep.prefill.layout))
     n = np.maximum(np.asarray(users, dtype=float) / dep.prefill.workers, 1.0)
     waves = first_wave_s(n, wl.mean_isl, budget, pre.step0_s, pre.per_token_s)
     extra = pre.fill_s + frontend_s(pricer.efficiency, wl.mean_isl) + pts.kv_transfer_s + pts.step_time_s / 2
-    out = idle_start_ttft(_ttft_by_key(pts), waves, extra)
+    out = idle_start_ttft(_ttft_by_key(pts), waves, extra, pricer.efficiency.prefill_burst_fraction)
     if recurring and wl.range_ratio >= 1 and dep.mtp is None:
         admitted = np.maximum(n - pts.queue_s * pts.request_rate_per_s / dep.prefill.workers, 1.0)
         cycles = locked_cycle_s(admitted, wl.mean_isl, budget, pre.step0_s, pre.per_token_s)

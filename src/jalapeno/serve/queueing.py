@@ -226,23 +226,27 @@ def first_wave_s(prompts, isl: float, budget: float, step0_s, per_token_s) -> li
     return out
 
 
-def idle_start(ttft_ss: dict, waves: list[np.ndarray], extra_s) -> dict:
+def idle_start(ttft_ss: dict, waves: list[np.ndarray], extra_s, burst_fraction: float | None = None) -> dict:
     """Run-level TTFT (mean and :data:`REQUESTS_PER_USER`-weighted quantiles) after an idle start.
 
     Args:
         ttft_ss: steady TTFT by key (None = mean, else the quantile q), each (N,).
         waves: point i's first-wave times to the first token on the accelerator (first_wave_s).
         extra_s: what every first-wave request adds outside those steps (front end, KV hand-off), (N,).
+        burst_fraction: share w of the counted requests that meet the burst; None = 1/R (one wave
+            of R = :data:`REQUESTS_PER_USER`, InferenceX's protocol). A client's fitted share
+            (Efficiency.prefill_burst_fraction) where its runs keep bunching (docs/model.md §8.7).
 
     Returns:
-        the same keys: mean + (1/R)·mean_k max(0, t_k + extra − mean_ss); quantile q:
-        max(ss_q, wave quantile 1 − (1 − q)·R) where (1 − q)·R < 1, else ss_q.
+        the same keys: mean + w·mean_k max(0, t_k + extra − mean_ss); quantile q:
+        max(ss_q, wave quantile 1 − (1 − q)/w) where (1 − q)/w < 1, else ss_q.
 
     >>> r = idle_start({None: np.array([1.0]), 0.99: np.array([1.0])}, [np.arange(1.0, 12.0)], 0.0)
     >>> round(float(r[None][0]), 3), round(float(r[0.99][0]), 3)  # 1 + 0.1·mean(0..10); wave p90
     (1.5, 10.0)
     """
     extra = np.broadcast_to(np.asarray(extra_s, dtype=float), (len(waves),))
+    w = 1.0 / REQUESTS_PER_USER if burst_fraction is None else float(burst_fraction)
     out = {}
     for key, ss in ttft_ss.items():
         ss = np.asarray(ss, dtype=float)
@@ -250,9 +254,9 @@ def idle_start(ttft_ss: dict, waves: list[np.ndarray], extra_s) -> dict:
         for i, t in enumerate(waves):
             w1 = t + extra[i]
             if key is None:
-                adj[i] = ss[i] + float(np.mean(np.maximum(w1 - ss[i], 0.0))) / REQUESTS_PER_USER
-            elif (1 - key) * REQUESTS_PER_USER < 1:
-                adj[i] = max(ss[i], float(np.quantile(w1, 1 - (1 - key) * REQUESTS_PER_USER)))
+                adj[i] = ss[i] + float(np.mean(np.maximum(w1 - ss[i], 0.0))) * w
+            elif (1 - key) / w < 1:
+                adj[i] = max(ss[i], float(np.quantile(w1, 1 - (1 - key) / w)))
         out[key] = adj
     return out
 

@@ -40,11 +40,8 @@ BASE_FORMAT = "bf16"
 #: Op kinds with per-format kernel parameters, and the fields each may set.
 KERNEL_FIELDS: dict[str, tuple[str, ...]] = {
     "gemm": ("peak_fraction", "half_rows", "hbm_fraction"),
-    "moe": ("peak_fraction", "half_rows", "hbm_fraction", "token_passes"),
-    "attention": ("peak_fraction",),
-    "mla_decode": ("peak_fraction", "hbm_fraction"),
-    "mla_prefill": ("peak_fraction", "hbm_fraction"),
-}
+    "moe": ("peak_fraction", "half_rows", "hbm_fraction", "token_passes"), "attention": ("peak_fraction",),
+    "mla_decode": ("peak_fraction", "hbm_fraction"), "mla_prefill": ("peak_fraction", "hbm_fraction")}
 #: Measured attention-kernel families with their own entries, priced instead of the generic
 #: attention values for the ops that name them (cost/optable.OpTable.kernel): the MLA generation
 #: (weight-absorbed, latent KV) and MLA context kernels (cost/attention.py), fitted on TRT-LLM's
@@ -257,6 +254,8 @@ class Efficiency:
             a calibration split (5 InferenceX H200 SGLang TP8 points at concurrency <= 8) and
             judged on every other measured TTFT (docs/validation.md). A property of the serving
             software, not the chip, so every system gets it.
+        prefill_burst_fraction: share in (0, 1] of a disaggregated run's requests meeting the prefill burst
+            (serve/queueing.idle_start); None = 1/10 (InferenceX); a client's, fitted (docs/model.md §8.7 (7)).
         moe_load_skew: multiplier on the binomial tail of the busiest expert-parallel rank
             (1 = uniform routing; >1 skewed routers; <1 with redundant experts / EPLB). Default 1.
         memory_reserve_fraction: share of usable HBM kept for workspaces, CUDA graphs and
@@ -296,6 +295,7 @@ class Efficiency:
     tp_rank_step_s: float = 0.0
     request_overhead_s: float = 0.15
     prompt_overhead_s_per_token: float = 6.4e-6
+    prefill_burst_fraction: float | None = None
     moe_load_skew: float = 1.0
     moe_exchange: str = "all_to_all"
     memory_reserve_fraction: float = 0.04

@@ -52,8 +52,9 @@ _KEYS = {"name", "label", "engines", "base", "source", "overlap", "moe_exchange"
          "fit", "default_for", "clients", "version_rules", *BAND_FIELDS}
 #: The front-end fields a benchmark client's entry may set (``clients``): what a request spends
 #: outside the accelerator before its first token depends on the engine's server and on the
-#: client that times it (HTTP stack, tokenisation, streaming parser).
-CLIENT_FIELDS: tuple[str, ...] = ("request_overhead_s", "prompt_overhead_s_per_token")
+#: client that times it (HTTP stack, tokenisation, streaming parser); so does how its requests
+#: bunch on a disaggregated prefill pool (``prefill_burst_fraction``, Efficiency).
+CLIENT_FIELDS: tuple[str, ...] = ("request_overhead_s", "prompt_overhead_s_per_token", "prefill_burst_fraction")
 #: MoE token exchanges an engine runs under attention DP with EP (Efficiency.moe_exchange): a
 #: dispatch/combine all-to-all wherever the layout has one (DeepEP: SGLang, vLLM), or TensorRT-LLM's,
 #: whose all-to-all kernels (MNNVL/NVLink) need the whole EP group inside one NVLink scale-up
@@ -180,6 +181,8 @@ class Stack:
         kernel_launch_s, collective_launch_s, step_overhead_s, tp_rank_step_s, request_overhead_s,
             prompt_overhead_s_per_token: fixed costs (s, s per TP rank beyond the first, s per
             prompt token); None keeps the efficiency set's value.
+        prefill_burst_fraction: share of a disaggregated run's counted requests that meet a prefill
+            burst (Efficiency.prefill_burst_fraction); set by a client entry only, None = 1/R.
         fusion: share of the op table's kernels that launch separately (1: every kernel; the
             effective per-kernel cost is ``kernel_launch_s x fusion``).
         overlap: the engine's default two-batch overlap ("none", "tbo") or None (not stated).
@@ -191,7 +194,7 @@ class Stack:
         fit: the fit's report (split, n, errors) when the values were fitted.
         clients: benchmark client (a measured point's ``source``: ``inferencex``,
             ``aiconfigurator``) → its front end on this engine ({request_overhead_s,
-            prompt_overhead_s_per_token}); :meth:`for_client` applies it. The profile's own front
+            prompt_overhead_s_per_token, prefill_burst_fraction}); :meth:`for_client` applies it. The profile's own front
             end is the one its ``sources`` name (SGLang's: InferenceX's client).
     """
 
@@ -206,6 +209,7 @@ class Stack:
     tp_rank_step_s: float | None = None
     request_overhead_s: float | None = None
     prompt_overhead_s_per_token: float | None = None
+    prefill_burst_fraction: float | None = None
     fusion: float = 1.0
     overlap: str | None = None
     moe_exchange: str | None = None
@@ -295,6 +299,8 @@ class Stack:
     def apply(self, eff: Efficiency, which: str = "calibrated") -> Efficiency:
         """``eff`` with this profile's fixed costs (band ``which``) and the stack named in its source."""
         costs = self.costs(which)
+        if self.prefill_burst_fraction is not None:  # a client's (for_client), not a fixed cost
+            costs = {**costs, "prefill_burst_fraction": self.prefill_burst_fraction}
         if self.moe_exchange is not None and self.moe_exchange != eff.moe_exchange:
             eff = replace(eff, moe_exchange=self.moe_exchange)
         if self.name == DEFAULT_STACK and which == "calibrated" or not costs:
@@ -370,8 +376,13 @@ def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
     for client, front in raw.get("clients", {}).items():
         if not isinstance(front, dict) or set(front) - set(CLIENT_FIELDS):
             raise SpecError(f"{where}.clients.{client}", f"{front!r}",
-                            f"give a table of {', '.join(CLIENT_FIELDS)} (s; s per prompt token)")
-        clients[client] = MappingProxyType({f: _number(v, f"{where}.clients.{client}.{f}") for f, v in front.items()})
+                            f"give a table of {', '.join(CLIENT_FIELDS)} (s; s per prompt token; a share in (0, 1])")
+        vals = {f: _number(v, f"{where}.clients.{client}.{f}") for f, v in front.items()}
+        if not 0 < vals.get("prefill_burst_fraction", 1.0) <= 1:
+            raise SpecError(f"{where}.clients.{client}.prefill_burst_fraction",
+                            f"must be in (0, 1], got {vals['prefill_burst_fraction']}",
+                            "give the share of counted requests that meet a prefill burst (0.1 = one wave in 10)")
+        clients[client] = MappingProxyType(vals)
     kw["clients"] = MappingProxyType({**(dict(kw.get("clients", {})) if base else {}), **clients})
     if not 0 < kw.get("fusion", 1.0) <= 1:
         raise SpecError(f"{where}.fusion", f"must be in (0, 1], got {kw['fusion']}", "give the share of kernels launched")
