@@ -327,6 +327,30 @@ def test_fit_moe_never_sees_the_held_out_shape(gb200, moe_table):
         assert v > 0 and (v <= 1.0 if "_fraction" in k else True), k
 
 
+def test_fit_moe_token_split_fits_every_shape_and_judges_the_odd_token_counts(gb200, moe_table):
+    """split="tokens" (AMD): DeepSeek's shape is fitted; the rows whose token count is an odd power
+    of two (32, 128, 512, ...) are held out, whatever their shape."""
+    pytest.importorskip("scipy")
+    p1, r1 = kern.fit_moe(moe_table, gb200, split="tokens")
+    bent = moe_table.copy()
+    ds = (bent.hidden_size == 7168) & (bent.num_experts == 256)
+    bent.loc[ds, "latency"] *= 3.0
+    p2, _ = kern.fit_moe(bent, gb200, split="tokens")
+    assert p1 != p2  # DeepSeek's rows now move the fit
+    rows = kern.moe_rows(moe_table)
+    rows = rows[rows.fmt == "fp4"]
+    odd = sum(1 for t in rows.num_tokens if round(math.log2(t)) % 2 == 1)  # counted by hand from the table
+    rep = r1["formats"]["fp4"]
+    assert "held_out_deepseek_shape" not in rep
+    assert rep["held_out_tokens"]["n"] == odd and rep["fit"]["n"] == len(rows) - odd
+
+
+def test_fit_moe_unknown_split_is_one_clear_error(gb200, moe_table):
+    with pytest.raises(SpecError, match="unknown split 'random'") as e:
+        kern.fit_moe(moe_table, gb200, split="random")
+    assert "shape, tokens" in e.value.fix
+
+
 # ---- the split: calibration never sees end-to-end points ----------------------------------------
 
 def test_fitting_functions_take_kernel_tables_only(gb200, silicon):
@@ -667,6 +691,19 @@ def test_fit_amd_mi355x_measures_fp8_fp4_and_moe_with_floors(aiter_tables):
     assert params["kernel_launch_s"] == pytest.approx(fastest) and fastest < float(np.median(floors))  # it binds
     assert params["moe_floor_s"] == report["moe"]["kernel_floor_s"] > 0
     Efficiency().with_overrides(params)
+
+
+def test_fit_amd_fits_deepseeks_moe_shape_and_lends_the_shape_held_out_fit(aiter_tables):
+    """MI355X's own MoE fit holds out alternate token counts (DeepSeek's TP slices are fitted); the
+    fit a chip of MOE_FROM borrows keeps DeepSeek's shape held out (fit/amd.MOE_DONOR_SPLIT)."""
+    pytest.importorskip("scipy")
+    mi355x = load_system("mi355x")
+    _, own = amd.fit_amd(mi355x, aiter_tables)
+    _, lent = amd.fit_amd(mi355x, aiter_tables, amd.MOE_DONOR_SPLIT)
+    assert amd.MOE_SPLIT == "tokens" and amd.MOE_DONOR_SPLIT == "shape"
+    assert own["moe"]["formats"] and set(own["moe"]["formats"]) == set(lent["moe"]["formats"])
+    assert all("held_out_tokens" in f for f in own["moe"]["formats"].values())
+    assert all("held_out_tokens" not in f for f in lent["moe"]["formats"].values())
 
 
 def test_amd_overlay_measured_on_top_of_derived_and_borrows_amd_moe(aiter_tables):

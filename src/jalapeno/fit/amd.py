@@ -25,7 +25,19 @@ Tables and the formats they calibrate (the forms are calibrate.py's, fitted by i
   element) → ``gemm[fp4]`` (MI355X only);
 - ``tuned_fmoe``: fused MoE layers (BF16, and FP8 with 1x128 block scales), routed experts on one
   GPU → ``moe[bf16]``, ``moe[fp8]`` (MI355X rows only; MI300X/MI325X borrow MI355X's fit — the same aiter kernels,
-  the nearest measured AMD family — rather than an NVIDIA one).
+  the nearest measured AMD family — rather than an NVIDIA one). aiter tunes three shapes per format
+  on MI355X, two of them DeepSeek-R1's TP8 and TP4 expert slices (hidden 7168, intermediate 256 /
+  512, 256 experts, top-8), at 16-1024 tokens. MI355X's own fit takes every shape and holds out the
+  token counts that are odd powers of two (:data:`MOE_SPLIT`): with DeepSeek's shape held out, as on
+  NVIDIA's many-shape tables, the FP8 fit rested on seven rows of one 4096 x 384 shape and missed
+  DeepSeek's TP8 layer by 56% median (113 µs measured vs 175 µs at 16 tokens, 221 vs 359 µs at 64);
+  fitted on all three, 14% (FP8) and 6% (BF16) median on the held-out token counts (HBM fraction
+  0.46 → 0.68 FP8, 0.63 → 0.77 BF16; fused-MoE floor 20 → 36 µs; the 512-1024-token FP8 rows, whose
+  per-assignment cost the HBM-bound form does not carry, stay 25-55% under). The fit MI300X/MI325X borrow keeps
+  DeepSeek's shape held out (:data:`MOE_DONOR_SPLIT`): lent the all-shape fit, their end-to-end
+  throughput error went 12.6% → 22.2% (MI300X) and 6.7% → 5.6% (MI325X), their own GEMM fit
+  instead 8.2% and 10.7%, each above one fidelity threshold; MI355X's FP8 fused-MoE kernels
+  (gfx950) are not CDNA3's, so the transfer stays as it was until CDNA3 rows are measured.
 
 Serving cost per kernel: NVIDIA stacks replay CUDA graphs with programmatic dependent launch (PDL,
 ``TRTLLM_ENABLE_PDL``), which overlaps a kernel's prologue with its predecessor's tail, so the
@@ -92,6 +104,13 @@ AITER_MLA_DECODE_TFLOPS, AITER_MLA_DECODE_ON_PEAK_TFLOPS = 367.0, 2614.9
 AITER_MLA_DECODE_PEAK_FRACTION = AITER_MLA_DECODE_TFLOPS / AITER_MLA_DECODE_ON_PEAK_TFLOPS
 #: the attention formats the AMD engines run MLA decode in (fp8 queries: ATOM FP8; bf16: SGLang, Quark MXFP4)
 MLA_DECODE_FORMATS = ("bf16", "fp8")
+#: the MoE fit's held-out split on a chip's own rows (fit/kernels.MOE_SPLITS): aiter tunes three
+#: fused-MoE shapes per format on MI355X, DeepSeek's TP8/TP4 slices among them (7168 x 256 and
+#: 7168 x 512, 256 experts, top-8), so every shape is fitted and alternate token counts are held out
+MOE_SPLIT = "tokens"
+#: the split of the fit a chip without fused-MoE rows borrows (:data:`MOE_FROM`): DeepSeek's shape
+#: held out, as before issue 18's ATOM round (module docstring: chosen on end-to-end error)
+MOE_DONOR_SPLIT = "shape"
 #: aiter fused-MoE quantisation → calibrate.GEMM_DTYPES name (per-token/per-tensor FP8 rows are
 #: not DeepSeek's recipe and are left out)
 MOE_QUANT = {"QuantType.No": "bfloat16", "QuantType.per_1x128": "fp8_block"}
@@ -166,8 +185,12 @@ def moe_frame(fmoe: pd.DataFrame, cu: int) -> pd.DataFrame:
                          "moe_ep_size": 1, "distribution": "balanced", "latency": d.us.to_numpy() / 1e3})
 
 
-def fit_amd(system: System, tables: dict[str, pd.DataFrame]) -> tuple[dict, dict]:
-    """(parameters, report) of one AMD chip from aiter tables (see the module docstring)."""
+def fit_amd(system: System, tables: dict[str, pd.DataFrame], moe_split: str = MOE_SPLIT) -> tuple[dict, dict]:
+    """(parameters, report) of one AMD chip from aiter tables (see the module docstring).
+
+    ``moe_split``: the fused-MoE fit's held-out split (fit/kernels.MOE_SPLITS): :data:`MOE_SPLIT`
+    for the chip's own set, :data:`MOE_DONOR_SPLIT` for the fit a chip of :data:`MOE_FROM` borrows.
+    """
     cu = AITER_CU[system.name]
     params, report = {}, {"cu_num": cu}
     g = gemm_frame(tables, cu)
@@ -182,7 +205,7 @@ def fit_amd(system: System, tables: dict[str, pd.DataFrame]) -> tuple[dict, dict
     if "tuned_fmoe" in tables:
         m = moe_frame(tables["tuned_fmoe"], cu)
         if len(m):
-            p_moe, r_moe = fit_moe(m, system)
+            p_moe, r_moe = fit_moe(m, system, split=moe_split)
             params.update(p_moe)
             if r_moe.get("rows"):
                 params["moe_floor_s"] = r_moe["kernel_floor_s"]

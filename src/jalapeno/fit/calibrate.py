@@ -268,7 +268,7 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
     """
     from pathlib import Path
 
-    from jalapeno.fit.amd import AITER_CU, MOE_FROM, TABLES, amd_overlay, fit_amd, read_table
+    from jalapeno.fit.amd import AITER_CU, MOE_DONOR_SPLIT, MOE_FROM, TABLES, amd_overlay, fit_amd, read_table
     from jalapeno.specs.catalog import list_systems, load_system
 
     out = Path(out_dir) if out_dir else Path(str(resources.files("jalapeno") / "data" / "calibration"))
@@ -299,13 +299,11 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
         for r in (r for r in order if r["newer"] == n):  # median time ratio newer/older per group, regime
             grp = cal["report"].setdefault("ordering", {}).setdefault(f'vs_{r["older"]}', {})
             grp.setdefault(r["group"].replace(".", "_"), {})[r["regime"].split()[0]] = r["median_ratio"]
-    amd = sorted((n for n in names if n in AITER_CU), key=lambda n: n in MOE_FROM)  # MoE donors first
+    amd = sorted(n for n in names if n in AITER_CU)
     tables = {t: read_table(t) for t in TABLES} if amd else {}
     partial: dict[str, dict] = {}
-    for n in amd:
-        donor = partial.get(MOE_FROM.get(n, ""), {}).get("parameters")
-        if MOE_FROM.get(n) and donor is None:  # the donor was not asked for: fit it too
-            donor = fit_amd(load_system(MOE_FROM[n]), tables)[0]
+    for n in amd:  # a chip without fused-MoE rows borrows its donor's MoE fit (fit/amd.MOE_DONOR_SPLIT)
+        donor = fit_amd(load_system(MOE_FROM[n]), tables, MOE_DONOR_SPLIT)[0] if n in MOE_FROM else None
         partial[n] = amd_overlay(n, load_system(n), derived_set(n, measured), donor, tables)
     written = {"_ordering_flags": [r for r in order if r["flagged"]]}
     for n in names:

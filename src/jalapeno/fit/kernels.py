@@ -303,22 +303,40 @@ def moe_model_s(system: System, r: pd.DataFrame, fmt: str, eta_f, m_half, eta_m,
     return moe_times(system, r, fmt, eta_f, m_half, eta_m, floor_s, passes).time_s[0]
 
 
-def fit_moe(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
-    """(parameters, report) from a ``moe_perf`` table, DeepSeek's shape held out.
+#: the declared held-out splits of :func:`fit_moe`: ``shape`` keeps DeepSeek's shape
+#: (:data:`MOE_HELD_OUT_SHAPE`) out of the fit; ``tokens`` fits every shape on the token counts that
+#: are even powers of two (16, 64, 256, 1024) and holds out the odd ones (32, 128, 512)
+MOE_SPLITS = {"shape": "held_out_deepseek_shape", "tokens": "held_out_tokens"}
+
+
+def fit_moe(df: pd.DataFrame, system: System, split: str = "shape") -> tuple[dict, dict]:
+    """(parameters, report) from a ``moe_perf`` table, part of it held out (``split``).
 
     Per compute format: (eta_f, m_half_f, eta_m_f, floor, passes) by robust least squares on log
     time; then one floor (the median over formats, reported as ``kernel_floor_s``) and the
     per-format parameters refitted with it. ``moe[f].token_passes`` is fitted only when the table
     spans several EP sizes (else it is confounded with the per-assignment traffic). The report
-    gives the fit error and the error on the held-out shape.
+    gives the fit error and the error on the held-out rows (:data:`MOE_SPLITS`).
+
+    Args:
+        split: ``shape`` (DeepSeek's shape held out: tables of many shapes, aiconfigurator's) or
+            ``tokens`` (every shape fitted, alternate token counts held out: tables of a few
+            shapes where DeepSeek's is the one served, AMD's aiter ``tuned_fmoe``; fit/amd.py).
+
+    Raises:
+        SpecError: an unknown ``split``.
     """
     from scipy.optimize import least_squares
 
+    if split not in MOE_SPLITS:
+        raise SpecError("fit_moe: split", f"unknown split {split!r}", f"use one of {', '.join(MOE_SPLITS)}")
     chip = system.chip
     d = moe_rows(df)
     d = d[d.fmt.isin(list(chip.peak_flop_per_s))]
     if d.empty:
         return {}, {"rows": 0}
+    if split == "tokens":
+        d = d.assign(held_out=np.round(np.log2(d.num_tokens.to_numpy(float))).astype(int) % 2 == 1)
 
     def fit(r, floor=None, scan=True):
         fmt = r.fmt.iloc[0]
@@ -347,6 +365,6 @@ def fit_moe(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
         rep = {"fit": _ape(times.time_s[0], r.t), "compute_bound_share": share}
         ho = d[d.held_out & (d.fmt == fmt)]
         if len(ho):
-            rep["held_out_deepseek_shape"] = _ape(moe_model_s(system, ho, fmt, eta, mh, em, floor, passes), ho.t)
+            rep[MOE_SPLITS[split]] = _ape(moe_model_s(system, ho, fmt, eta, mh, em, floor, passes), ho.t)
         report["formats"][fmt] = rep
     return nest_params(params), report
