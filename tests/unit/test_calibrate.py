@@ -706,6 +706,36 @@ def test_fit_amd_fits_deepseeks_moe_shape_and_lends_the_shape_held_out_fit(aiter
     assert all("held_out_tokens" not in f for f in lent["moe"]["formats"].values())
 
 
+def test_unbound_moe_compute_fills_only_unfitted_formats_with_the_chips_gemm_peak():
+    params = {"moe": {"fp8": {"hbm_fraction": 0.7}, "bf16": {"hbm_fraction": 0.8, "peak_fraction": 0.4,
+                                                             "half_rows": 30.0}}}
+    gemm = {"fp8": {"peak_fraction": 0.28, "half_rows": 120.0}}
+    report = {"formats": {"fp8": {}, "bf16": {}, "fp4": {}}}
+    amd.unbound_moe_compute(params, gemm, report)
+    assert params["moe"]["fp8"] == {"hbm_fraction": 0.7, "peak_fraction": 0.28, "half_rows": 1.0}
+    assert params["moe"]["bf16"] == {"hbm_fraction": 0.8, "peak_fraction": 0.4, "half_rows": 30.0}  # fitted: kept
+    assert "fp4" not in params["moe"] and "compute" in report["formats"]["fp8"]
+    assert "compute" not in report["formats"]["bf16"]
+
+
+def test_amd_overlay_unbinds_its_own_moe_compute_not_a_borrowed_one(aiter_tables):
+    """MI355X's own fused-MoE fit gets the GEMM peak with no row penalty; MI300X's borrowed one is lent as fitted."""
+    pytest.importorskip("scipy")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(amd, "package_version", lambda: "0.0-test")
+        own = amd.amd_overlay("mi355x", load_system("mi355x"),
+                              cal.derived_set("mi355x", {s: load_calibration(s) for s in ("h200", "b200")}),
+                              None, aiter_tables)
+        donor = amd.fit_amd(load_system("mi355x"), aiter_tables, amd.MOE_DONOR_SPLIT)[0]
+        lent = amd.amd_overlay("mi300x", load_system("mi300x"),
+                               cal.derived_set("mi300x", {s: load_calibration(s) for s in ("h100", "h200")}),
+                               donor, aiter_tables)
+    fp8 = own["parameters"]["moe"]["fp8"]
+    assert fp8["peak_fraction"] == own["parameters"]["gemm"]["fp8"]["peak_fraction"]
+    assert fp8["half_rows"] == amd.MOE_UNBOUND_HALF_ROWS == 1.0
+    assert "peak_fraction" not in lent["parameters"]["moe"]["fp8"]
+
+
 def test_amd_overlay_measured_on_top_of_derived_and_borrows_amd_moe(aiter_tables):
     pytest.importorskip("scipy")
     fam = {s: load_calibration(s) for s in ("h100", "h200")}

@@ -37,7 +37,9 @@ Tables and the formats they calibrate (the forms are calibrate.py's, fitted by i
   DeepSeek's shape held out (:data:`MOE_DONOR_SPLIT`): lent the all-shape fit, their end-to-end
   throughput error went 12.6% → 22.2% (MI300X) and 6.7% → 5.6% (MI325X), their own GEMM fit
   instead 8.2% and 10.7%, each above one fidelity threshold; MI355X's FP8 fused-MoE kernels
-  (gfx950) are not CDNA3's, so the transfer stays as it was until CDNA3 rows are measured.
+  (gfx950) are not CDNA3's, so the transfer stays as it was until CDNA3 rows are measured. No
+  fused-MoE row binds on compute, so a chip's own set takes its dense GEMM's peak fraction with no
+  row penalty as the MoE compute curve (:func:`unbound_moe_compute`), not the dense η(m) fallback.
 
 Serving cost per kernel: NVIDIA stacks replay CUDA graphs with programmatic dependent launch (PDL,
 ``TRTLLM_ENABLE_PDL``), which overlaps a kernel's prologue with its predecessor's tail, so the
@@ -111,6 +113,9 @@ MOE_SPLIT = "tokens"
 #: the split of the fit a chip without fused-MoE rows borrows (:data:`MOE_FROM`): DeepSeek's shape
 #: held out, as before issue 18's ATOM round (module docstring: chosen on end-to-end error)
 MOE_DONOR_SPLIT = "shape"
+#: the row count at which a fused-MoE format without a fitted compute curve reaches half its peak
+#: fraction (:func:`unbound_moe_compute`): the fit's own lower bound (fit/kernels.fit_moe)
+MOE_UNBOUND_HALF_ROWS = 1.0
 #: aiter fused-MoE quantisation → calibrate.GEMM_DTYPES name (per-token/per-tensor FP8 rows are
 #: not DeepSeek's recipe and are left out)
 MOE_QUANT = {"QuantType.No": "bfloat16", "QuantType.per_1x128": "fp8_block"}
@@ -185,6 +190,37 @@ def moe_frame(fmoe: pd.DataFrame, cu: int) -> pd.DataFrame:
                          "moe_ep_size": 1, "distribution": "balanced", "latency": d.us.to_numpy() / 1e3})
 
 
+def unbound_moe_compute(params: dict, gemm: dict, report: dict) -> None:
+    """Complete, in place, the compute curve of each fused-MoE format the fit left unidentified.
+
+    aiter's fused-MoE rows are HBM-bound at every measured token count (the fit's compute-bound
+    share is below ``MOE_COMPUTE_MIN_SHARE`` for every format), so the fit emits no compute
+    parameters and the step would fall back to the dense GEMM's η(m) curve — fitted on aiter's
+    dense GEMMs, whose few-row tiles leave the matrix cores idle (MI355X FP8: half of the peak
+    fraction at ~120 rows). Under it a fused MoE with a few rows per expert is priced compute-bound
+    where the tables show it HBM-bound (gpt-oss-120b at 128 sequences: 4 rows per expert, 20 of a
+    25 ms step). The fused kernel's compute is bounded from below only; it is set to the same
+    chip's measured dense-GEMM peak fraction with no row penalty (``half_rows`` =
+    :data:`MOE_UNBOUND_HALF_ROWS`), formats whose GEMM this chip measured; the report records it.
+    Applied to a chip's own fit only: MI300X/MI325X keep the borrowed fit as it was (lent, the
+    completed curve moved their vLLM gpt-oss rows from -21…+7% to +11…+35%; docs/model.md §12).
+
+    Args:
+        params: the chip's nested parameters (``{"moe": {fmt: {...}}, "gemm": ...}``), completed in place.
+        gemm: the chip's fitted ``gemm`` parameters.
+        report: the MoE fit's report; each completed format gets a ``compute`` note.
+    """
+    for fmt, rep in report.get("formats", {}).items():
+        have = params.get("moe", {}).get(fmt)
+        if have is None:
+            continue
+        peak = gemm.get(fmt, {}).get("peak_fraction")
+        if "peak_fraction" in have or peak is None:
+            continue
+        have.update(peak_fraction=peak, half_rows=MOE_UNBOUND_HALF_ROWS)
+        rep["compute"] = "unbound: the dense GEMM's peak fraction, no row penalty (fit/amd.unbound_moe_compute)"
+
+
 def fit_amd(system: System, tables: dict[str, pd.DataFrame], moe_split: str = MOE_SPLIT) -> tuple[dict, dict]:
     """(parameters, report) of one AMD chip from aiter tables (see the module docstring).
 
@@ -226,6 +262,8 @@ def amd_overlay(name: str, system: System, derived: dict, moe_source: dict | Non
         tables = {n: read_table(n) for n in TABLES}
     # parameters one level deep (flatten_params: ``moe.fp8.hbm_fraction``), nested again at the end
     params, report = fit_amd(system, tables)
+    if report.get("moe", {}).get("rows"):  # the chip's own fused-MoE fit (a borrowed one keeps its donor's)
+        unbound_moe_compute(params, params.get("gemm", {}), report["moe"])
     params = flatten_params(params)
     if "moe_floor_s" not in params and moe_source:
         borrowed = {k: v for k, v in flatten_params(moe_source).items() if k.startswith(("moe.", "moe_"))}
