@@ -149,3 +149,19 @@ def test_predict_engine_shows_the_release_and_its_rules(capsys):
     code, out, err = run(capsys, *args, "--stack", "trtllm@1.2.0rc6.post3")
     assert code == 0 and "no version rule of the stack applies" in " ".join(out.split())
     check_error(*run(capsys, *args, "--stack", "trtllm@newest"), "--stack", "not a release number")
+
+
+def test_simulate_frontier_compare_pin_the_recipes_release(capsys):
+    """`--engine R` prices with R's engine at its release on simulate, frontier and compare too (as
+    predict and validation do): trtllm-h200-dsr1-fp8-mtp runs TensorRT-LLM 1.1.0rc2.post2."""
+    wl = ["-m", "deepseek-r1", "--isl", "1024", "--osl", "128", "--engine", "trtllm-h200-dsr1-fp8-mtp"]
+    code, out, err = run(capsys, "frontier", "-s", "h200", *wl, "--concurrency", "8,64")
+    assert code == 0, err
+    assert "stack trtllm@1.1.0rc2.post2" in " ".join(out.split())
+    code, out, err = run(capsys, "simulate", "-s", "h200", *wl, "--concurrency", "8", "--requests", "16",
+                         "--tp", "8")
+    assert code == 0, err
+    assert "stack trtllm@1.1.0rc2.post2" in " ".join(out.split())
+    code, out, err = run(capsys, "compare", "--systems", "h200", *wl, "--concurrency", "8,64")
+    assert code == 0, err
+    assert "software stack (the engine recipe at its release): h200 trtllm@1.1.0rc2.post2" in " ".join(out.split())

@@ -40,6 +40,7 @@ from jalapeno.cli.system_opts import (
     system_pricer,
     systems_pricers,
 )
+from jalapeno.deploy.engine_version import recipe_stack
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP, check_memory_fraction
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import check_fallback_used
@@ -319,7 +320,10 @@ def compare(
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
     check_pricer_chip_model(pricer, chip_model)
-    syss = [chip_model_pricer(p, chip_model, placement) for p in systems_pricers(names, efficiency, sets, stack, pricer)]
+    # the recipe's engine at its release on each system, as predict and validation price its runs
+    stacks = {n: recipe_stack(rec, n.lower(), stack).name for n in names} if rec is not None else None
+    syss = [chip_model_pricer(p, chip_model, placement)
+            for p in systems_pricers(names, efficiency, sets, stack, pricer, stacks=stacks)]
     seen = [s.system.name for s in syss]
     dup = sorted({n for n in seen if seen.count(n) > 1})
     if dup:
@@ -358,7 +362,7 @@ def compare(
         from jalapeno.cli.explore_cmd import store_frontier
 
         run = store_frontier(store, "compare", f"{m.name}-{wl.name}", rec,
-                             {"systems": names, "power": power, "efficiency": efficiency, "stack": stack,
+                             {"systems": names, "power": power, "efficiency": efficiency, "stack": stacks or stack,
                               "chip_model": chip_model, "placement": placement, "set": list(sets or [])})
         if not json_out:
             console.print(f"stored as run {run} in {store}", markup=False)
@@ -369,7 +373,10 @@ def compare(
         return
     for t in comparison_tables(rec):
         console.print(t)
-    if stack:
+    if stacks:
+        console.print("software stack (the engine recipe at its release): "
+                      + ", ".join(f"{n} {v}" for n, v in stacks.items()), markup=False)
+    elif stack:
         console.print(f"software stack: {stack} (every system; data/stacks.toml)")
     if html:
         console.print(f"frontier chart: {Path(html).resolve()}")
@@ -433,6 +440,8 @@ def frontier(
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          kv_dtype or (rec.kv_dtype if rec else None), attention_dtype, compute_fallback, routing)
     check_pricer_chip_model(pricer, chip_model)
+    if rec is not None:  # the recipe's engine at its release, as predict and validation price its runs
+        stack = recipe_stack(rec, system.lower(), stack).name
     pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
     s = pr.system
     check_fallback_used(prec, m, [s.chip])

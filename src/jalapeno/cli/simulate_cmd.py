@@ -72,6 +72,7 @@ def simulate(
 ) -> None:
     """Simulate requests through a deployment: queueing, tails, bursts, agentic sessions, traces."""
     from jalapeno.cli.engine_opts import check_recipe_serving, limit_kwargs, load_recipe, recipe_mtp
+    from jalapeno.deploy.engine_version import recipe_stack
     from jalapeno.cli.serving_cmds import _mtp, check_pool, parse_pool
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.serve.sim.simulation import simulate as run_sim
@@ -85,9 +86,11 @@ def simulate(
     check_writable(html, "--html")
     check_writable(out, "--out")
     m = with_routing(load_model(model), routing)
+    rec = load_recipe(engine, workload, model, [system], isl, osl)
+    if rec is not None:  # the recipe's engine at its release, as predict and validation price its runs
+        stack = recipe_stack(rec, system.lower(), stack).name
     pr = system_pricer(system, efficiency, sets, stack, pricer)
     s = pr.system
-    rec = load_recipe(engine, workload, model, [system], isl, osl)
     check_recipe_serving(rec, prefill is not None and decode is not None)
     prec = resolve_precision(m, precision or (rec.precision if rec else None), kv_dtype, attention_dtype,
                              compute_fallback)

@@ -83,8 +83,9 @@ def check_pricer_chip_model(pricer: str, chip_model: str) -> None:
 
 
 def systems_pricers(names: list[str], efficiency: str = "calibrated", sets: list[str] | None = None,
-                    stack: str | None = None, pricer: str = "roofline") -> list:
-    """Pricers of several systems; ``NAME:KEY=VALUE`` applies to the system given as NAME.
+                    stack: str | None = None, pricer: str = "roofline", stacks: dict[str, str] | None = None) -> list:
+    """Pricers of several systems; ``NAME:KEY=VALUE`` applies to the system given as NAME;
+    ``stacks`` gives a system its own stack instead of ``stack`` (an engine recipe pinned per system).
 
     Raises:
         SpecError: a ``NAME:`` that is not among ``names``; as :func:`system_pricer`.
@@ -101,4 +102,4 @@ def systems_pricers(names: list[str], efficiency: str = "calibrated", sets: list
         else:
             for n in names:
                 per[n].append(item)
-    return [system_pricer(n, efficiency, per[n], stack, pricer) for n in names]
+    return [system_pricer(n, efficiency, per[n], (stacks or {}).get(n, stack), pricer) for n in names]

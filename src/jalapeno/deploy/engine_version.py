@@ -7,7 +7,7 @@ tokens (specs/stacks.MOE_EXCHANGES). A software-stack profile states such behavi
 ``version_rules`` (data/stacks.toml); a recipe (data/engines.toml) states the release it runs:
 ``engine_version`` when its ``version`` names another program (a Dynamo image and its
 TensorRT-LLM runtime), else ``version`` when that is a release number. Validation prices each
-measured point, and ``predict --engine R`` each run, with the profile pinned at that release
+measured point, and ``predict``/``simulate``/``frontier``/``compare --engine R`` each run, with the profile pinned at that release
 (:func:`recipe_stack`); a recipe whose release is unknown keeps the profile's newest behaviour.
 """
 
