@@ -10,9 +10,13 @@ from jalapeno.deploy.engines import _search_space, get_recipe
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.search_space import searched_layouts
-from jalapeno.fit.validate import MeasuredPoint, predict_points
+from jalapeno.fit.table_lookup import load_any_pricer
+from jalapeno.fit.validate import MeasuredPoint, point_stack, predict_points
+from jalapeno.serve.point import serve_at_concurrency
+from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.stacks import stack_for_framework
+from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO, Workload
 
 
 def test_recipes_carry_the_searched_layouts():
@@ -43,7 +47,8 @@ def test_searched_layouts_need_the_recipes_engine_and_precision():
 
 def test_best_at_concurrency_is_the_searched_layout():
     """MI325X SGLang searched TP8 only: the best-at-64 prediction equals the TP8 (EP1) deployment
-    served at concurrency 64, priced the same way (a matched point)."""
+    served at concurrency 64 in the steady state, priced the same way (a sweep reads the steady
+    state); the matched point reads the run, lower by the idle start's wave (serve/point.run_throughput)."""
     best = predict_points([_point("mi325x", "sglang")])
     matched = _point("mi325x", "sglang")
     matched.mapping = "matched"
@@ -51,4 +56,8 @@ def test_best_at_concurrency_is_the_searched_layout():
     tp8 = predict_points([matched])
     b = best[best.metric == "throughput_per_chip"].predicted.iloc[0]
     m = tp8[tp8.metric == "throughput_per_chip"].predicted.iloc[0]
-    assert b == pytest.approx(m, rel=1e-6)
+    pricer = load_any_pricer("mi325x", "calibrated", pricer="roofline", stack=point_stack(matched))
+    wl = Workload("8192/1024", 8192, 1024, INFERENCEX_RANGE_RATIO)
+    steady = serve_at_concurrency(load_model("deepseek-r1"), pricer, matched.deployment, wl, [64], idle_start=False)
+    assert b == pytest.approx(steady.throughput_per_chip[0], rel=1e-6)
+    assert 0.9 * b < m < b

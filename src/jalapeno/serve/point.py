@@ -69,7 +69,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
         pricer = with_moe_backend(pricer, dep.decode.moe_backend, model, dep.decode.layout)
         pts = solve_concurrency(model, pricer, dep, wl, c_req / w)
         if idle_start:
-            pts = _agg_idle_start(model, pricer, dep, wl, pts, c_req / w, recurring_waves)
+            pts = run_throughput(pts, _agg_idle_start(model, pricer, dep, wl, pts, c_req / w, recurring_waves))
         if w == 1:
             return pts
         return dataclasses.replace(pts, concurrency=pts.concurrency * w,
@@ -111,7 +111,8 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
                     excess / np.maximum(pts.request_rate_per_s, 1e-30), 0.0)
     limit = dec.cap_name if cap_name == "prefill_capacity" and (b >= dec.cap).all() else cap_name
     pts = requeue(pts, c_req, wait, limit)
-    return _disagg_idle_start(pricer, dep, wl, pts, c_req, pre, recurring_waves) if idle_start else pts
+    return run_throughput(pts, _disagg_idle_start(pricer, dep, wl, pts, c_req, pre, recurring_waves)) \
+        if idle_start else pts
 
 
 def _linear_prefill(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, layout, decode_seqs,
@@ -132,6 +133,35 @@ def _linear_prefill(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workl
     sigma = np.maximum((t[:, 0] - t[:, 1]) / (p[0] - p[1]), 0.0)
     fill = np.maximum(sc.step_time_s.reshape(n, 2)[:, 0] - t[:, 0], 0.0)
     return np.maximum(t[:, 0] - sigma * budget, 0.0), sigma, fill
+
+
+def run_throughput(steady: ServingPoints, run: ServingPoints) -> ServingPoints:
+    """``run`` (the idle-start points of ``steady``) with the throughput and request rate of the
+    benchmark run rather than of the steady state (docs/model.md §8.7, effect 5).
+
+    InferenceX's client keeps C requests in flight from the first of its R·C counted requests until
+    the pool is empty, so the C slots' busy time is the requests' summed E2E and the run completes
+    requests at C / E2E_run on average, E2E_run the run's mean E2E (idle-start wave included), not
+    at the steady λ = C / E2E_ss (Little's law over the run; the measured rows obey it within
+    0.97-1.0, fit/data_quality.py rule 1):
+
+        throughput_run = throughput_ss · E2E_ss / E2E_run      (request rate and output throughput alike)
+
+    Concurrency, TPOT and the decode batch are the steady state's. The drain after the pool empties
+    (the last requests finish alone) is not modelled: it lowers a run's throughput by another
+    ~1-3% (the simulator with ``warmup=0``).
+
+    >>> import numpy as np, dataclasses
+    >>> from jalapeno.serve.analytic import ServingPoints
+    >>> f = {k.name: np.array([1.0]) for k in dataclasses.fields(ServingPoints)}
+    >>> ss = ServingPoints(**{**f, "e2e_s": np.array([20.0]), "throughput_per_chip": np.array([1000.0])})
+    >>> float(run_throughput(ss, dataclasses.replace(ss, e2e_s=np.array([25.0]))).throughput_per_chip[0])
+    800.0
+    """
+    scale = np.where(run.e2e_s > 0, steady.e2e_s / np.maximum(run.e2e_s, 1e-30), 1.0)
+    return dataclasses.replace(run, throughput_per_chip=run.throughput_per_chip * scale,
+                               output_throughput_per_chip=run.output_throughput_per_chip * scale,
+                               request_rate_per_s=run.request_rate_per_s * scale)
 
 
 def _with_ttft(pts: ServingPoints, new: dict) -> ServingPoints:
