@@ -137,7 +137,7 @@ def _linear_prefill(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workl
 
 def run_throughput(steady: ServingPoints, run: ServingPoints) -> ServingPoints:
     """``run`` (the idle-start points of ``steady``) with the throughput and request rate of the
-    benchmark run rather than of the steady state (docs/model.md §8.7, effect 5).
+    benchmark run rather than of the steady state (docs/model.md §8.7, effect 8).
 
     InferenceX's client keeps C requests in flight from the first of its R·C counted requests until
     the pool is empty, so the C slots' busy time is the requests' summed E2E and the run completes
