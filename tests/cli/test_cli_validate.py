@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from cli_runner import error_line, run
+from csv_rows import write_rows
 
 from jalapeno.cli.app import main
 
@@ -119,11 +120,7 @@ def _points_variant(tmp_path, name, edit=None, raw: bytes | None = None) -> Path
         rows = list(csv.DictReader(f))
     for r in rows:
         edit(r)
-    with p.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    return p
+    return write_rows(p, rows)
 
 
 @pytest.mark.parametrize("name, edit, raw, words", [
@@ -260,11 +257,7 @@ def test_validate_counts_the_points_the_identity_could_not_check(capsys, tmp_pat
     rows = list(csv.DictReader(io.StringIO(text)))
     checked, blank = dict(rows[10]), dict(rows[10])  # file line 12: B200 Dynamo-TRT c10, every cell given
     blank["num_gpus"] = ""
-    p = tmp_path / "uc.csv"
-    with p.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows([checked, blank])
+    p = write_rows(tmp_path / "uc.csv", [checked, blank])
     code, out, err = run(capsys, "validate", "--points", str(p), "--no-aiconfigurator")
     assert code == 0, err
     assert "data quality: 1 point(s) in the figures above could not be held to the closed-loop identity" in " ".join(

@@ -7,11 +7,11 @@ the shipped TOML; the best-of-runs arithmetic is checked on a hand-computed thro
 
 from __future__ import annotations
 
-import csv
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from csv_rows import write_rows
 
 import jalapeno.serve.point as serve_point
 from jalapeno.deploy.deployment import Deployment, Pool
@@ -152,12 +152,7 @@ ROW_37 = {"hardware": "B200", "model": "DeepSeek-R1-0528", "precision": "FP4",
 
 
 def test_a_real_peak_row_is_the_best_of_its_searched_runs(tmp_path):
-    path = tmp_path / "row37.csv"
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(ROW_37))
-        w.writeheader()
-        w.writerow(ROW_37)
-    (p,), skipped = load_inferencex(path)
+    (p,), skipped = load_inferencex(write_rows(tmp_path / "row37.csv", [ROW_37]))
     assert skipped == [] and p.mapping == "searched_best" and p.concurrency is None
     lay = _layouts(p.candidates)
     # the 2026-04-06 space (above) is among the runs; none with MTP (unstated), none above 256 users

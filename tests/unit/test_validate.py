@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from csv_rows import write_rows
 
 from jalapeno.deploy.deployment import MTP
 from jalapeno.deploy.layout import Layout
@@ -371,12 +372,7 @@ def test_throughput_only_row_is_bounded_by_its_concurrency(ix, tmp_path):
     with POINTS.open() as f:
         rows = list(csv.DictReader(f))
     row = dict(rows[12 - 2], conc="")
-    path = tmp_path / "noconc.csv"
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(row))
-        w.writeheader()
-        w.writerow(row)
-    (q,), _ = load_inferencex(path)
+    (q,), _ = load_inferencex(write_rows(tmp_path / "noconc.csv", [row]))
     assert q.mapping == "searched_best" and q.concurrency is None
 
 
