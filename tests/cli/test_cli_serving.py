@@ -401,4 +401,5 @@ def test_predict_engine_sizes_the_kv_pool_as_validation_does(capsys):
     assert code == 0, err
     bare = json.loads(out)
     assert "kv_capacity" in d["limit"] and "kv_capacity" not in bare["limit"]
+    assert d["engine_memory"][0]["max_total_tokens"] == pytest.approx(0.516e6, rel=0.005)  # the pool above
     assert d["ttft_s"] > 1.4 * bare["ttft_s"]

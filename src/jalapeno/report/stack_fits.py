@@ -6,6 +6,7 @@ written by scripts/fit_stacks.py); computes nothing.
 
 from __future__ import annotations
 
+from jalapeno.serve.queueing import REQUESTS_PER_USER
 from jalapeno.specs.stacks import CLIENT_FIELDS, stacks
 
 _VALUE_COLS = (("kernel_launch_s", 1e6, "{:.2f} µs"), ("step_overhead_s", 1e3, "{:.2f} ms"),
@@ -37,7 +38,7 @@ def _burst(s) -> str:
     """The prefill burst share (a client entry's; the profile's own runs keep one wave in 10)."""
     extra = [f"{c}'s client {f['prefill_burst_fraction']:.2f}" for c, f in s.clients.items()
              if "prefill_burst_fraction" in f]
-    return "; ".join(["1/10", *extra])
+    return "; ".join([f"1/{REQUESTS_PER_USER}", *extra])
 
 
 def markdown() -> list[str]:
