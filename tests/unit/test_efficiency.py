@@ -12,11 +12,10 @@ from jalapeno.specs.calibration import base_efficiency, load_calibration
 from jalapeno.specs.efficiency import (
     DEFAULT_EFFICIENCY,
     Efficiency,
-    FormatTable,
-    KernelEfficiency,
     flatten_params,
     nest_params,
 )
+from jalapeno.specs.kernel_efficiency import FormatTable, KernelEfficiency
 
 FMTS = ("bf16", "fp8", "fp4")
 

@@ -1,5 +1,5 @@
 """Engine version as a property of a stack/recipe (issue 18): version-dependent behaviour is chosen
-by the engine release a recipe runs (specs/stacks.VersionRule, deploy/engine_version.py).
+by the engine release a recipe runs (specs/engine_versions.VersionRule, deploy/engine_version.py).
 
 The rule checked here is TensorRT-LLM's MoE exchange before 1.2.0rc3 (NVIDIA/TensorRT-LLM
 fused_moe_cutlass.py select_alltoall_method_type before PR #8950: the all-to-all only when
@@ -24,9 +24,12 @@ from jalapeno.deploy.engine_version import point_engine_version, recipe_engine_v
 from jalapeno.deploy.engines import _recipe, get_recipe
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError, UnknownNameError
+from jalapeno.fit import kernel_tables
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
-from jalapeno.specs.stacks import _version_rules, get_stack, moe_all_to_all_on, version_key
+from jalapeno.cost.moe_exchange import moe_all_to_all_on
+from jalapeno.specs.engine_versions import version_key
+from jalapeno.specs.stacks import _version_rules, get_stack
 
 H = 7168
 
@@ -39,6 +42,15 @@ def test_release_numbers_order_as_pep440():
     with pytest.raises(SpecError) as e:
         version_key("dynamo 0.8.1", "--stack")
     assert e.value.field == "--stack" and "not a release number" in str(e.value) and "1.2.0rc6.post3" in e.value.fix
+
+
+def test_kernel_table_folders_order_by_release():
+    # written out by hand: pre-releases before their release, post-releases after, numeric parts
+    # compared as numbers, a folder name that is not a release before every release
+    newest_last = ["0.1.dev19262", "0.5.6.post2", "0.5.9", "0.5.10", "1.2.0rc5", "1.3.0rc10", "1.3.0rc20",
+                   "1.3.0", "1.3.0.post1", "2.27", "2.27.3"]
+    shuffled = [newest_last[i] for i in (7, 2, 10, 0, 5, 8, 1, 9, 3, 6, 4)]
+    assert sorted(shuffled, key=kernel_tables._vkey) == newest_last
 
 
 def test_exchange_above_top_k():

@@ -1,4 +1,4 @@
-"""TensorRT-LLM's MoE token exchange (specs/stacks.moe_all_to_all_on, cost/ops.py): an all-to-all only
+"""TensorRT-LLM's MoE token exchange (cost/moe_exchange.moe_all_to_all_on, cost/ops.py): an all-to-all only
 when the EP group sits inside one NVLink domain with whole experts per rank, else all-gather +
 reduce-scatter (NVIDIA/TensorRT-LLM communication_factory.py: MNNVL, then DeepEP only with
 TRTLLM_CAN_USE_DEEP_EP, else AllGatherReduceScatter; "AlltoAll cannot support MoE TP").
@@ -14,13 +14,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from jalapeno.cost.moe_exchange import moe_all_to_all_on
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
-from jalapeno.specs.stacks import build_stacks, get_stack, moe_all_to_all_on
+from jalapeno.specs.stacks import build_stacks, get_stack
 
 H = 7168  # DeepSeek-R1 hidden size
 

@@ -22,7 +22,7 @@ Counts follow the model config, the layout (deploy/layout.py conventions) and th
   (experts tensor-parallel over the whole stage) the MoE layer all-gathers the stage's tokens
   and reduce-scatters the outputs instead of the all-to-all, and so does an engine that runs no
   all-to-all for the layout's EP group on the system (``all_to_all`` False: TensorRT-LLM beyond one
-  NVLink domain, specs/stacks.moe_all_to_all_on): every rank gathers the stage's tokens (BF16: the
+  NVLink domain, cost/moe_exchange.moe_all_to_all_on): every rank gathers the stage's tokens (BF16: the
   FP8 block-scale MoE quantises inside its kernel), routes and computes its experts' share of all
   of them, and the outputs are reduce-scattered back.
 - Context parallelism (cp > 1, prefill only): every CP rank is a replica of the stage's tp·dp

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jalapeno.cost.moe_exchange import moe_all_to_all_on
 from jalapeno.cost.ops import build_step_ops
 from jalapeno.cost.optable import CollectiveTable, OpTable
 from jalapeno.cost.overlap import PREFILL_COMM_SM_FRACTION, can_split, roof_parts, tbo_stage
@@ -50,7 +51,6 @@ from jalapeno.deploy.sharding import sharding
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import Precision, check_precision
 from jalapeno.specs.model import ModelSpec
-from jalapeno.specs.stacks import moe_all_to_all_on
 
 BOUNDS = ("compute", "hbm_bandwidth", "scale_up_link", "scale_out_link", "overhead", "on_die_network")
 
@@ -421,7 +421,7 @@ _PRICED_KEEP = 2
 
 def _moe_all_to_all(pricer: Pricer, layout: Layout, model: ModelSpec) -> bool:
     """Whether the engine (``pricer.efficiency.moe_exchange``) runs the MoE all-to-all for this
-    layout's EP group on this system (specs/stacks.moe_all_to_all_on, with the model's experts per
+    layout's EP group on this system (cost/moe_exchange.moe_all_to_all_on, with the model's experts per
     token), else all-gather + reduce-scatter."""
     return moe_all_to_all_on(pricer.efficiency.moe_exchange, layout.stage_chips, pricer.system.scale_up_chips,
                              layout.moe_tp, model.moe.top_k if model.moe else None)

@@ -3,7 +3,7 @@ release behaves (issue 18).
 
 The same engine changes behaviour between releases: TensorRT-LLM before 1.2.0rc3 ran the MoE
 all-to-all only with more EP ranks than experts per token, so DeepSeek-R1 at EP8 gathered its
-tokens (specs/stacks.MOE_EXCHANGES). A software-stack profile states such behaviours as
+tokens (specs/efficiency.MOE_EXCHANGE_NAMES). A software-stack profile states such behaviours as
 ``version_rules`` (data/stacks.toml); a recipe (data/engines.toml) states the release it runs:
 ``engine_version`` when its ``version`` names another program (a Dynamo image and its
 TensorRT-LLM runtime), else ``version`` when that is a release number. Validation prices each
@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from jalapeno.deploy.engines import Recipe, launch_recipe
 from jalapeno.errors import SpecError
-from jalapeno.specs.stacks import Stack, get_stack, stack_for_framework, version_key
+from jalapeno.specs.engine_versions import version_key
+from jalapeno.specs.stacks import Stack, get_stack, stack_for_framework
 
 
 def recipe_engine_version(recipe: Recipe | None) -> str:

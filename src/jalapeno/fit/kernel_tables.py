@@ -12,6 +12,7 @@ from importlib import resources
 import pandas as pd
 
 from jalapeno.errors import SpecError
+from jalapeno.specs.engine_versions import version_key
 
 #: catalog system → aiconfigurator system folder
 AIC_SYSTEM_DIRS = {"a100-sxm": "a100_sxm", "h100": "h100_sxm", "h200": "h200_sxm", "b200": "b200_sxm", "b300": "b300_sxm",
@@ -55,8 +56,14 @@ def _version_dir(system_dir: str, family: str, name: str, backend: str = BACKEND
     raise SpecError("aiconfigurator", f"no {name} table for {system_dir}", "check the package version")
 
 
-def _vkey(v: str):
-    return [int(x) if x.isdigit() else x for x in v.replace("rc", ".rc.").replace("post", ".post.").split(".")]
+def _vkey(v: str) -> tuple:
+    """Sort key of a table's version folder: a release number by specs/engine_versions.version_key
+    (``1.3.0rc20`` before ``1.3.0``); a name that is not one (``0.1.dev19262``) before every
+    release, by name, so the newest release is always read first."""
+    try:
+        return (1, version_key(v), "")
+    except SpecError:
+        return (0, (), v)
 
 
 def load_nccl_table(system_dir: str) -> tuple[pd.DataFrame | None, str | None]:

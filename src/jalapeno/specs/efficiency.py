@@ -25,23 +25,23 @@ passes) for FP8 GEMMs. In TOML they are nested tables::
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from jalapeno.errors import SpecError
-from jalapeno.specs.formats import COMPUTE_FALLBACK
+from jalapeno.specs.kernel_efficiency import COMPUTE_FORMATS, FormatTable, KernelEfficiency
 
-#: The compute formats an entry may be keyed by (specs/formats.py; widest first). A format added
-#: there (say ``fp6``) gets its own entries with no new fields here.
-COMPUTE_FORMATS: tuple[str, ...] = tuple(sorted(COMPUTE_FALLBACK, key=lambda f: len(COMPUTE_FALLBACK[f])))
 #: The entry every format without its own value falls back to.
 BASE_FORMAT = "bf16"
 #: Op kinds with per-format kernel parameters, and the fields each may set.
 KERNEL_FIELDS: dict[str, tuple[str, ...]] = {
     "gemm": ("peak_fraction", "half_rows", "hbm_fraction"),
-    "moe": ("peak_fraction", "half_rows", "hbm_fraction", "token_passes"), "attention": ("peak_fraction",),
-    "mla_decode": ("peak_fraction", "hbm_fraction"), "mla_prefill": ("peak_fraction", "hbm_fraction")}
+    "moe": ("peak_fraction", "half_rows", "hbm_fraction", "token_passes"),
+    "attention": ("peak_fraction",),
+    "mla_decode": ("peak_fraction", "hbm_fraction"),
+    "mla_prefill": ("peak_fraction", "hbm_fraction"),
+}
 #: Measured attention-kernel families with their own entries, priced instead of the generic
 #: attention values for the ops that name them (cost/optable.OpTable.kernel): the MLA generation
 #: (weight-absorbed, latent KV) and MLA context kernels (cost/attention.py), fitted on TRT-LLM's
@@ -56,92 +56,21 @@ KERNEL_FAMILIES: tuple[str, ...] = ("mla_decode", "mla_prefill")
 FP8_ATTENTION_RELATIVE_PEAK = (1200.0 / 1979.0) / (740.0 / 989.0)
 
 
-@dataclass(frozen=True, slots=True)
-class KernelEfficiency:
-    """Efficiency of one op kind's kernels in one compute format (None: inherit; fallbacks: :class:`Efficiency`).
-
-    Attributes:
-        peak_fraction: best fraction of the format's dense peak FLOP/s the kernel reaches.
-        half_rows: rows (tokens; per expert for MoE) at which it reaches half of ``peak_fraction``:
-            eta(m) = peak_fraction * m / (m + half_rows).
-        hbm_fraction: achieved HBM fraction when the kernel streams its weights (memory-bound, few rows).
-        token_passes: MoE only — passes over the expert-parallel group's BF16 token vectors
-            besides the expert GEMMs (see ``Efficiency.moe``).
-    """
-
-    peak_fraction: float | None = None
-    half_rows: float | None = None
-    hbm_fraction: float | None = None
-    token_passes: float | None = None
-
-    def is_empty(self) -> bool:
-        """True when every field inherits."""
-        return all(getattr(self, f.name) is None for f in fields(self))
-
-    def as_dict(self) -> dict[str, float]:
-        """The fields that are set, as the TOML table writes them."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
-
-
-def _format_order(fmt: str) -> tuple[int, str]:
-    return (COMPUTE_FORMATS.index(fmt), "") if fmt in COMPUTE_FORMATS else (len(COMPUTE_FORMATS), fmt)
-
-
-class FormatTable(Mapping[str, KernelEfficiency]):
-    """Immutable, hashable mapping compute format → :class:`KernelEfficiency`.
-
-    Entries that set nothing are dropped and the rest kept in a canonical order (bf16, fp8, fp4,
-    then any other format by name), so two tables with the same values compare and hash equal.
-
-    >>> t = FormatTable({"fp8": KernelEfficiency(peak_fraction=0.6), "fp4": KernelEfficiency()})
-    >>> list(t), t["fp8"].peak_fraction
-    (['fp8'], 0.6)
-    """
-
-    __slots__ = ("_items",)
-
-    def __init__(self, entries: Mapping[str, KernelEfficiency] | Iterable[tuple[str, KernelEfficiency]] = ()):
-        d = dict(entries)
-        for k, v in d.items():
-            if not isinstance(k, str) or not isinstance(v, KernelEfficiency):
-                raise TypeError(f"FormatTable maps a format name to a KernelEfficiency, got {k!r}: {v!r}")
-        self._items: tuple[tuple[str, KernelEfficiency], ...] = tuple(
-            sorted(((k, v) for k, v in d.items() if not v.is_empty()), key=lambda kv: _format_order(kv[0])))
-
-    def __getitem__(self, fmt: str) -> KernelEfficiency:
-        for k, v in self._items:
-            if k == fmt:
-                return v
-        raise KeyError(fmt)
-
-    def __iter__(self) -> Iterator[str]:
-        return (k for k, _ in self._items)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, FormatTable):
-            return self._items == other._items
-        return Mapping.__eq__(self, other)
-
-    def __hash__(self) -> int:
-        return hash(self._items)
-
-    def __reduce__(self):
-        return (FormatTable, (self._items,))
-
-    def __repr__(self) -> str:
-        return f"FormatTable({dict(self._items)!r})"
-
-    def as_dict(self) -> dict[str, dict[str, float]]:
-        """Nested plain dict ``{format: {field: value}}``, as the TOML tables write it."""
-        return {k: v.as_dict() for k, v in self._items}
-
-
 _DEFAULT_GEMM = FormatTable({BASE_FORMAT: KernelEfficiency(peak_fraction=0.75, half_rows=32.0)})
 _NO_ENTRIES = FormatTable()
-MOE_EXCHANGE_NAMES = ("all_to_all", "nvlink_all_to_all", "nvlink_all_to_all_above_top_k")  # specs/stacks.MOE_EXCHANGES
+#: MoE token exchanges an engine runs under attention DP with EP (Efficiency.moe_exchange, set by a
+#: software stack; cost/moe_exchange.moe_all_to_all_on applies them): ``all_to_all``, a
+#: dispatch/combine all-to-all wherever the layout has one (DeepEP: SGLang, vLLM), or
+#: ``nvlink_all_to_all``, TensorRT-LLM's, whose all-to-all kernels (MNNVL/NVLink) need the whole EP
+#: group inside one NVLink scale-up domain: beyond it the tokens are all-gathered and the outputs
+#: reduce-scattered (DeepEP is off unless TRTLLM_CAN_USE_DEEP_EP is set; NVIDIA/TensorRT-LLM
+#: tensorrt_llm/_torch/modules/fused_moe/communication/communication_factory.py: MNNVL, then
+#: DeepEP, then the AllGatherReduceScatter fallback). ``nvlink_all_to_all_above_top_k`` is
+#: TensorRT-LLM's rule before 1.2.0rc3: the all-to-all also needs more EP ranks than experts per
+#: token (fused_moe_cutlass.py select_alltoall_method_type: ``if not (moe_ep_size >
+#: experts_per_token and MnnvlMemory.supports_mnnvl()): NotEnabled``, removed by
+#: NVIDIA/TensorRT-LLM PR #8950, Nov 2025), so DeepSeek's top-8 at EP8 gathers.
+MOE_EXCHANGE_NAMES: tuple[str, ...] = ("all_to_all", "nvlink_all_to_all", "nvlink_all_to_all_above_top_k")
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,8 +183,10 @@ class Efficiency:
             a calibration split (5 InferenceX H200 SGLang TP8 points at concurrency <= 8) and
             judged on every other measured TTFT (docs/validation.md). A property of the serving
             software, not the chip, so every system gets it.
-        prefill_burst_fraction: share in (0, 1] of a disaggregated run's requests meeting the prefill burst
-            (serve/queueing.idle_start); None = 1/10 (InferenceX); a client's, fitted (docs/model.md §8.7 (7)).
+        prefill_burst_fraction: share in (0, 1] of a disaggregated run's counted requests that meet
+            the idle-start burst on the prefill pool (serve/queueing.idle_start). None (default):
+            1/10, InferenceX's protocol (serve/queueing.REQUESTS_PER_USER). A property of the
+            benchmark client, fitted per engine (a stack's ``clients`` entry; docs/model.md §8.7 (7)).
         moe_load_skew: multiplier on the binomial tail of the busiest expert-parallel rank
             (1 = uniform routing; >1 skewed routers; <1 with redundant experts / EPLB). Default 1.
         memory_reserve_fraction: share of usable HBM kept for workspaces, CUDA graphs and
@@ -264,7 +195,8 @@ class Efficiency:
             it cannot exceed ~6%); 1 − 0.04 of the nominal 80 / 180 GB equals vLLM's default 0.9 of
             the 81,559 / 183,359 MiB an H100 / B200 reports within 0.3% (deploy/memory_fit.
             usable_fraction). A deployment's ``memory_fraction`` overrides it.
-        moe_exchange: MoE token exchange under attention DP + EP, set by the stack (specs/stacks.MOE_EXCHANGES).
+        moe_exchange: MoE token exchange under attention DP with EP, set by the software stack
+            (:data:`MOE_EXCHANGE_NAMES`: ``all_to_all``, DeepEP; ``nvlink_all_to_all``, TRT-LLM).
         source: where this parameter set came from (defaults, a TOML, a calibration id).
     """
 

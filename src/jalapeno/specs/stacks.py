@@ -34,6 +34,7 @@ from types import MappingProxyType
 
 from jalapeno.errors import SpecError, UnknownNameError
 from jalapeno.specs.efficiency import MOE_EXCHANGE_NAMES, Efficiency
+from jalapeno.specs.engine_versions import VersionRule, parse_version_rules, version_key
 
 #: Fixed-cost fields a stack may set, each an :class:`~jalapeno.specs.efficiency.Efficiency` field
 #: of the same name (seconds; seconds per prompt token).
@@ -55,119 +56,36 @@ _KEYS = {"name", "label", "engines", "base", "source", "overlap", "moe_exchange"
 #: client that times it (HTTP stack, tokenisation, streaming parser); so does how its requests
 #: bunch on a disaggregated prefill pool (``prefill_burst_fraction``, Efficiency).
 CLIENT_FIELDS: tuple[str, ...] = ("request_overhead_s", "prompt_overhead_s_per_token", "prefill_burst_fraction")
-#: MoE token exchanges an engine runs under attention DP with EP (Efficiency.moe_exchange): a
-#: dispatch/combine all-to-all wherever the layout has one (DeepEP: SGLang, vLLM), or TensorRT-LLM's,
-#: whose all-to-all kernels (MNNVL/NVLink) need the whole EP group inside one NVLink scale-up
-#: domain: beyond it the tokens are all-gathered and the outputs reduce-scattered (DeepEP is off
-#: unless TRTLLM_CAN_USE_DEEP_EP is set; NVIDIA/TensorRT-LLM tensorrt_llm/_torch/modules/fused_moe/
-#: communication/communication_factory.py: MNNVL, then DeepEP, then the AllGatherReduceScatter fallback).
-#: ``nvlink_all_to_all_above_top_k`` is TensorRT-LLM's rule before 1.2.0rc3: the all-to-all also
-#: needs more EP ranks than experts per token (fused_moe_cutlass.py select_alltoall_method_type:
-#: ``if not (moe_ep_size > experts_per_token and MnnvlMemory.supports_mnnvl()): NotEnabled``,
-#: removed by NVIDIA/TensorRT-LLM PR #8950, Nov 2025), so DeepSeek's top-8 at EP8 gathers.
-MOE_EXCHANGES: tuple[str, ...] = MOE_EXCHANGE_NAMES
-
-
-def moe_all_to_all_on(exchange: str, group_chips: int, scale_up_chips: int, moe_tp: int = 1,
-                      top_k: int | None = None) -> bool:
-    """Whether an EP group of ``group_chips`` (experts split ``moe_tp`` ways) exchanges tokens by
-    all-to-all under ``exchange``, else all-gather + reduce-scatter: always with ``all_to_all``;
-    with ``nvlink_all_to_all`` only inside one scale-up domain of ``scale_up_chips`` and with
-    whole experts per rank (TensorRT-LLM: "AlltoAll cannot support MoE TP"); with
-    ``nvlink_all_to_all_above_top_k`` also only with more ranks than the ``top_k`` experts a
-    token selects (None: not checked).
-
-    >>> moe_all_to_all_on("nvlink_all_to_all", 16, 8), moe_all_to_all_on("nvlink_all_to_all", 32, 72)
-    (False, True)
-    >>> moe_all_to_all_on("nvlink_all_to_all", 8, 8, moe_tp=2), moe_all_to_all_on("all_to_all", 64, 8, 8)
-    (False, True)
-    >>> moe_all_to_all_on("nvlink_all_to_all_above_top_k", 8, 8, top_k=8)  # DeepSeek EP8 on HGX
-    False
-    >>> moe_all_to_all_on("nvlink_all_to_all_above_top_k", 16, 72, top_k=8)
-    True
-    """
-    if exchange == "all_to_all":
-        return True
-    if exchange == "nvlink_all_to_all_above_top_k" and top_k is not None and group_chips <= top_k:
-        return False
-    return group_chips <= scale_up_chips and moe_tp == 1
 #: (id of a profile, client) -> (that profile, its copy with the client's front end); see Stack.for_client
 _CLIENT_COPIES: dict[tuple[int, str], tuple] = {}
 #: (id of a profile, engine version) -> (that profile, its copy at that version); see Stack.at_version
 _VERSION_COPIES: dict[tuple[int, str], tuple] = {}
-_VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)(?:(a|b|rc)(\d+))?(?:\.post(\d+))?$")
 #: Profile fields a version rule may set: the text behaviours and the banded numbers.
 RULE_FIELDS: tuple[str, ...] = ("moe_exchange", "overlap", *BAND_FIELDS)
+_RULE_TEXT = {"moe_exchange": MOE_EXCHANGE_NAMES, "overlap": ("none", "tbo")}
 
 
-def version_key(version: str, where: str = "version") -> tuple:
-    """A sortable key of a release number (PEP 440 subset: ``1.2.0``, ``1.2.0rc6``, ``1.1.0rc2.post2``):
-    pre-releases before the release, post-releases after.
-
-    >>> version_key("1.2.0rc2") < version_key("1.2.0rc3") < version_key("1.2.0") < version_key("1.2.0.post1")
-    True
-    >>> version_key("1.1.0rc2.post2") < version_key("1.2.0rc3")
-    True
-
-    Raises:
-        SpecError: not a release number (``where`` names the field).
-    """
-    m = _VERSION.match(str(version).strip())
-    if not m:
-        raise SpecError(where, f"{version!r} is not a release number",
-                        "give it as the engine prints it, e.g. 1.2.0rc6.post3 or 0.5.9")
-    rel = tuple(int(x) for x in m.group(1).split("."))
-    rel = rel + (0,) * (4 - len(rel))
-    pre = (0, "abrc".index(m.group(2)[0]), int(m.group(3))) if m.group(2) else (1, 0, 0)
-    return (*rel, pre, int(m.group(4) or -1))
-
-
-@dataclass(frozen=True)
-class VersionRule:
-    """An engine behaviour that holds for a range of the engine's versions (``version_rules`` of a
-    profile in data/stacks.toml): ``field`` (one of :data:`RULE_FIELDS`) takes ``value`` for versions
-    ``since`` <= v < ``before`` ("" = unbounded), as ``source`` (the engine's code or release notes at
-    those versions) says. Outside the range the profile's own value holds (its newest behaviour)."""
-
-    field: str
-    value: object
-    since: str
-    before: str
-    source: str
-
-    def holds(self, key: tuple) -> bool:
-        """Whether the rule applies at a version of :func:`version_key` ``key``."""
-        return (not self.since or version_key(self.since) <= key) and (not self.before or key < version_key(self.before))
-
-    @property
-    def span(self) -> str:
-        """``>= A``, ``< B`` or ``>= A, < B``."""
-        return ", ".join(x for x in (self.since and f">= {self.since}", self.before and f"< {self.before}") if x)
+def _rule_value(f: str, v, key: str):
+    if f in _RULE_TEXT and v not in _RULE_TEXT[f]:
+        raise SpecError(key, f"{v!r} is not a {f}", "use " + ", ".join(_RULE_TEXT[f]))
+    return v if f in _RULE_TEXT else _number(v, key)
 
 
 def _version_rules(raw, where: str) -> tuple[VersionRule, ...]:
-    out = []
-    for i, r in enumerate(raw):
-        w = f"{where}.version_rules[{i}]"
-        if not isinstance(r, dict) or set(r) - {"field", "value", "since", "before", "source"}:
-            raise SpecError(w, f"{r!r}", "give { field, value, since and/or before, source }")
-        f, v = r.get("field"), r.get("value")
-        if f not in RULE_FIELDS:
-            raise SpecError(f"{w}.field", f"{f!r}", f"use one of {', '.join(RULE_FIELDS)}")
-        if f == "moe_exchange" and v not in MOE_EXCHANGES or f == "overlap" and v not in ("none", "tbo"):
-            raise SpecError(f"{w}.value", f"{v!r} is not a {f}", "use " + ", ".join(
-                MOE_EXCHANGES if f == "moe_exchange" else ("none", "tbo")))
-        if f in BAND_FIELDS:
-            v = _number(v, f"{w}.value")
-        since, before = str(r.get("since", "")), str(r.get("before", ""))
-        if not (since or before) or not str(r.get("source", "")).strip():
-            raise SpecError(w, "needs a version bound (since/before) and a source",
-                            "give since = \"A\" and/or before = \"B\" and where the behaviour is documented")
-        for b, name in ((since, "since"), (before, "before")):
-            if b:
-                version_key(b, f"{w}.{name}")
-        out.append(VersionRule(f, v, since, before, str(r["source"])))
-    return tuple(out)
+    """A profile's ``version_rules`` (specs/engine_versions.parse_version_rules with this module's fields)."""
+    return parse_version_rules(raw, where, RULE_FIELDS, _rule_value)
+
+
+def _memo_copy(cache: dict, key: str, profile: Stack, make) -> Stack:
+    """One copy of ``profile`` per ``key`` (``make()`` builds it): callers group points by stack
+    identity (fit/validate.predict_points), so a fresh copy per point would solve each point alone.
+    Keyed by the profile's id, checked to still be that profile; cleared past 1024 entries."""
+    hit = cache.get((id(profile), key))
+    if hit is None or hit[0] is not profile:
+        if len(cache) > 1024:
+            cache.clear()
+        hit = cache[(id(profile), key)] = (profile, make())
+    return hit[1]
 
 
 @dataclass(frozen=True)
@@ -186,7 +104,7 @@ class Stack:
         fusion: share of the op table's kernels that launch separately (1: every kernel; the
             effective per-kernel cost is ``kernel_launch_s x fusion``).
         overlap: the engine's default two-batch overlap ("none", "tbo") or None (not stated).
-        moe_exchange: the engine's MoE token exchange (:data:`MOE_EXCHANGES`), or None (the
+        moe_exchange: the engine's MoE token exchange (specs/efficiency.MOE_EXCHANGE_NAMES), or None (the
             efficiency set's, ``all_to_all``).
         mtp_acceptance: model → {"single": alpha at one draft, "chain": alpha per token at >= 2}.
         low, high: band values of :data:`BAND_FIELDS` (low = slower).
@@ -239,16 +157,13 @@ class Stack:
         if not version or not self.version_rules:
             return self
         key = version_key(version, "engine version")
-        hit = _VERSION_COPIES.get((id(self), version))
-        if hit is None or hit[0] is not self:
-            if len(_VERSION_COPIES) > 1024:
-                _VERSION_COPIES.clear()
+
+        def make() -> Stack:
             rules = [r for r in self.version_rules if r.holds(key)]
-            kw = {r.field: r.value for r in rules}
             srcs = {**self.sources, **{r.field: f"{self.name} {r.span}: {r.source}" for r in rules}}
-            hit = _VERSION_COPIES[(id(self), version)] = (self, replace(
-                self, name=f"{self.name}@{version}", version=version, sources=MappingProxyType(srcs), **kw))
-        return hit[1]
+            return replace(self, name=f"{self.name}@{version}", version=version, sources=MappingProxyType(srcs),
+                           **{r.field: r.value for r in rules})
+        return _memo_copy(_VERSION_COPIES, version, self, make)
 
     def rules_at(self, version: str) -> tuple[VersionRule, ...]:
         """The version rules that apply at engine version ``version`` (none for "")."""
@@ -268,16 +183,9 @@ class Stack:
         front = self.clients.get(client)
         if not front:
             return self
-        # one object per (profile, client): callers group points by stack identity
-        # (fit/validate.predict_points), so a fresh copy per point would solve each point alone
-        hit = _CLIENT_COPIES.get((id(self), client))
-        if hit is None or hit[0] is not self:
-            if len(_CLIENT_COPIES) > 1024:
-                _CLIENT_COPIES.clear()
-            hit = _CLIENT_COPIES[(id(self), client)] = (self, replace(self, **front, sources=MappingProxyType(
-                {**self.sources, **{f: f"client {client}: {self.sources.get(f'clients.{client}', 'fitted')}"
-                                    for f in front}})))
-        return hit[1]
+        return _memo_copy(_CLIENT_COPIES, client, self, lambda: replace(self, **front, sources=MappingProxyType(
+            {**self.sources, **{f: f"client {client}: {self.sources.get(f'clients.{client}', 'fitted')}"
+                                for f in front}})))
 
     def costs(self, which: str = "calibrated") -> dict[str, float]:
         """The fixed costs the profile sets (``which``: calibrated, low or high), kernel launch
@@ -352,8 +260,9 @@ def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
     if "overlap" in raw:
         kw["overlap"] = raw["overlap"]
     if "moe_exchange" in raw:
-        if raw["moe_exchange"] not in MOE_EXCHANGES:
-            raise SpecError(f"{where}.moe_exchange", f"{raw['moe_exchange']!r}", f"use one of {', '.join(MOE_EXCHANGES)}")
+        if raw["moe_exchange"] not in MOE_EXCHANGE_NAMES:
+            raise SpecError(f"{where}.moe_exchange", f"{raw['moe_exchange']!r}",
+                            f"use one of {', '.join(MOE_EXCHANGE_NAMES)}")
         kw["moe_exchange"] = raw["moe_exchange"]
     for band in ("low", "high"):
         b = dict(kw.get(band, {})) if base else {}

@@ -1,0 +1,98 @@
+"""Kernel efficiency entries by compute format: :class:`KernelEfficiency` (one op kind's kernels in
+one format) and :class:`FormatTable` (format → entry), the building blocks of the ``gemm[fmt]``,
+``moe[fmt]``, ``attention[fmt]`` and MLA tables of specs/efficiency.Efficiency (fallback rules there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, fields
+
+from jalapeno.specs.formats import COMPUTE_FALLBACK
+
+#: The compute formats an entry may be keyed by (specs/formats.py; widest first). A format added
+#: there (say ``fp6``) gets its own entries with no new fields here.
+COMPUTE_FORMATS: tuple[str, ...] = tuple(sorted(COMPUTE_FALLBACK, key=lambda f: len(COMPUTE_FALLBACK[f])))
+
+
+@dataclass(frozen=True, slots=True)
+class KernelEfficiency:
+    """Efficiency of one op kind's kernels in one compute format (None: inherit; fallbacks: specs/efficiency.Efficiency).
+
+    Attributes:
+        peak_fraction: best fraction of the format's dense peak FLOP/s the kernel reaches.
+        half_rows: rows (tokens; per expert for MoE) at which it reaches half of ``peak_fraction``:
+            eta(m) = peak_fraction * m / (m + half_rows).
+        hbm_fraction: achieved HBM fraction when the kernel streams its weights (memory-bound, few rows).
+        token_passes: MoE only — passes over the expert-parallel group's BF16 token vectors
+            besides the expert GEMMs (see ``Efficiency.moe``).
+    """
+
+    peak_fraction: float | None = None
+    half_rows: float | None = None
+    hbm_fraction: float | None = None
+    token_passes: float | None = None
+
+    def is_empty(self) -> bool:
+        """True when every field inherits."""
+        return all(getattr(self, f.name) is None for f in fields(self))
+
+    def as_dict(self) -> dict[str, float]:
+        """The fields that are set, as the TOML table writes them."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+
+
+def _format_order(fmt: str) -> tuple[int, str]:
+    return (COMPUTE_FORMATS.index(fmt), "") if fmt in COMPUTE_FORMATS else (len(COMPUTE_FORMATS), fmt)
+
+
+class FormatTable(Mapping[str, KernelEfficiency]):
+    """Immutable, hashable mapping compute format → :class:`KernelEfficiency`.
+
+    Entries that set nothing are dropped and the rest kept in a canonical order (bf16, fp8, fp4,
+    then any other format by name), so two tables with the same values compare and hash equal.
+
+    >>> t = FormatTable({"fp8": KernelEfficiency(peak_fraction=0.6), "fp4": KernelEfficiency()})
+    >>> list(t), t["fp8"].peak_fraction
+    (['fp8'], 0.6)
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self, entries: Mapping[str, KernelEfficiency] | Iterable[tuple[str, KernelEfficiency]] = ()):
+        d = dict(entries)
+        for k, v in d.items():
+            if not isinstance(k, str) or not isinstance(v, KernelEfficiency):
+                raise TypeError(f"FormatTable maps a format name to a KernelEfficiency, got {k!r}: {v!r}")
+        self._items: tuple[tuple[str, KernelEfficiency], ...] = tuple(
+            sorted(((k, v) for k, v in d.items() if not v.is_empty()), key=lambda kv: _format_order(kv[0])))
+
+    def __getitem__(self, fmt: str) -> KernelEfficiency:
+        for k, v in self._items:
+            if k == fmt:
+                return v
+        raise KeyError(fmt)
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k, _ in self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FormatTable):
+            return self._items == other._items
+        return Mapping.__eq__(self, other)
+
+    def __hash__(self) -> int:
+        return hash(self._items)
+
+    def __reduce__(self):
+        return (FormatTable, (self._items,))
+
+    def __repr__(self) -> str:
+        return f"FormatTable({dict(self._items)!r})"
+
+    def as_dict(self) -> dict[str, dict[str, float]]:
+        """Nested plain dict ``{format: {field: value}}``, as the TOML tables write it."""
+        return {k: v.as_dict() for k, v in self._items}
