@@ -9,6 +9,7 @@ Run: python scripts/fit_moe_backends.py --aic-repo PATH [--dry-run]   (seconds)
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -53,8 +54,13 @@ def to_toml(curves: list[dict], report: dict) -> str:
 
 
 def main(argv: list[str]) -> int:
-    repo = argv[argv.index("--aic-repo") + 1] if "--aic-repo" in argv[:-1] else None
-    if repo is None and "--dry-run" not in argv:
+    ap = argparse.ArgumentParser(description=f"Write {OUT.name}: measured MoE-backend curves from aiconfigurator.")
+    ap.add_argument("--aic-repo", metavar="PATH", help="a checkout of github.com/ai-dynamo/aiconfigurator "
+                    f"(for {', '.join(REPO_TABLES)}; needed unless --dry-run)")
+    ap.add_argument("--dry-run", action="store_true", help=f"print the TOML instead of writing {OUT.name}")
+    a = ap.parse_args(argv)
+    repo = a.aic_repo
+    if repo is None and not a.dry_run:
         print(f"--aic-repo PATH is needed to write {OUT.name}: without it the curves of "
               f"{', '.join(REPO_TABLES)} would be dropped (a checkout of github.com/ai-dynamo/aiconfigurator)")
         return 2
@@ -63,7 +69,7 @@ def main(argv: list[str]) -> int:
     except JalapenoError as e:
         print(e)
         return 2
-    if "--dry-run" in argv:
+    if a.dry_run:
         print(text)
     else:
         OUT.write_text(text)

@@ -31,6 +31,7 @@ entry whose recipe is not there keeps its conc-list.
 
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
 import sys
@@ -176,12 +177,11 @@ def main(repo: str, dates: list[str], srt_slurm: str | None = None) -> None:
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    srt = None
-    if "--srt-slurm" in args:
-        i = args.index("--srt-slurm")
-        srt = args[i + 1] if i + 1 < len(args) else sys.exit("--srt-slurm needs a path to an NVIDIA/srt-slurm clone")
-        del args[i:i + 2]
-    if len(args) < 2:
-        sys.exit("usage: inferencex_search_space.py INFERENCEX_REPO DATE [DATE ...] [--srt-slurm SRT_SLURM_REPO]")
-    main(args[0], args[1:], srt)
+    ap = argparse.ArgumentParser(description="Write data/validation/inferencex_search.toml from InferenceX's "
+                                 "config files at the commits in force on the given dates.")
+    ap.add_argument("repo", metavar="INFERENCEX_REPO", help="a clone of SemiAnalysisAI/InferenceX")
+    ap.add_argument("dates", metavar="DATE", nargs="+", help="dates (YYYY-MM-DD) whose commits to read")
+    ap.add_argument("--srt-slurm", metavar="SRT_SLURM_REPO",
+                    help="a clone of NVIDIA/srt-slurm: srt-slurm recipe entries take their recipe's concurrencies")
+    a = ap.parse_args()
+    main(a.repo, a.dates, a.srt_slurm)

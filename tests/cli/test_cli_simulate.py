@@ -196,3 +196,37 @@ def test_zero_replicas(capsys):
 ])
 def test_other_bad_options(capsys, args, words):
     check_error(*run(capsys, *BASE, *args), *words)
+
+
+# The SGLang H200 DeepSeek-R1 FP8 recipe (data/engines.toml): its launch script passes no
+# --kv-cache-dtype, so SGLang stores the KV cache in the model's BF16 (70,272 B per token), and it
+# runs --mem-fraction-static 0.82; validation prices its runs with the sglang-0.5 memory profile.
+SGL_H200 = ["-s", "h200", "--engine", "sglang-h200-dsr1-fp8"]
+
+
+def test_simulate_engine_takes_the_recipe_kv_dtype_and_memory_profile_as_predict(capsys):
+    """``simulate --engine R`` runs the recipe's KV dtype and SGLang memory profile, as ``predict
+    --engine R`` does (both through cli/engine_opts.recipe_run); it ran FP8 KV and the catalog fit."""
+    code, out, err = run(capsys, "predict", *SGL_H200, "-w", "8k1k", "-c", "64")
+    assert code == 0, err
+    assert "[fp8,kv=bf16]" in out
+    d = run_json(capsys, "simulate", *SGL_H200, "-w", "8k1k", "-c", "64", "-n", "64")
+    dep = d["config"]["deployment"]
+    assert dep["precision"] == "fp8,kv=bf16"
+    assert (dep["engine_memory"], dep["memory_fraction"]) == ("sglang-0.5", 0.82)
+    code, out, err = run(capsys, "simulate", *SGL_H200, "-w", "8k1k", "-c", "64", "-n", "64")
+    assert code == 0, err
+    assert "[fp8,kv=bf16]" in out
+
+
+def test_simulate_engine_admission_is_kv_bound_where_predict_is(capsys):
+    """64k1k at 64 users: 8 users per attention-DP rank of ~59k-token prompts (mean of [0.8, 1] x
+    65,536) hold ~470k tokens, and the SGLang pool of one H200 at 0.82 is (137.9 GiB free x 0.82 -
+    93.9 GiB FP8 weights) / 70,272 B = ~0.29 M BF16 tokens: the engine admits ~4-5 of them, the rest
+    queue. predict names the KV capacity as the cap; the simulator's KV fills and users queue (with
+    FP8 KV and the catalog fit, as it ran before, the pool held them all: KV ~half full, ~2 s queue)."""
+    p = run_json(capsys, "predict", *SGL_H200, "-w", "64k1k", "-c", "64")
+    assert p["limit"].startswith("kv_capacity"), p["limit"]
+    d = run_json(capsys, "simulate", *SGL_H200, "-w", "64k1k", "-c", "64", "-n", "64", "--warmup", "0")
+    assert max(d["timeseries"]["kv_occupancy"]) > 0.9
+    assert d["summary"]["queue_s"]["mean"] > 10.0  # most users wait for a slot (predict: ~93 s)

@@ -6,6 +6,8 @@ defaults (deploy/deployment.py).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import typer
 
 from jalapeno.errors import SpecError
@@ -41,11 +43,21 @@ def engine_memory_option():
                              "(SGLang recipes: sglang-0.5 at their fraction), else none; 'none' drops it.")
 
 
-def check_positive_limits(max_running: int | None, max_tokens_per_step: int | None) -> None:
-    """Raises SpecError when a given engine limit is not a positive integer."""
-    for opt, v in (("--max-running", max_running), ("--max-tokens-per-step", max_tokens_per_step)):
+def check_positive(given: dict[str, int | None], fix_tail: str = "") -> None:
+    """Refuse a given (not None) option below 1: ``given`` maps each option (``"--tp"``) to its value;
+    a given 0 is refused, not read as "not given". ``fix_tail`` ends the fix (e.g. ``", or leave it out"``).
+
+    Raises:
+        SpecError: field the first such option, "must be a positive integer", fix "give OPT 1 or more".
+    """
+    for opt, v in given.items():
         if v is not None and v < 1:
-            raise SpecError(opt, f"must be a positive integer, got {v}", f"give {opt} 1 or more")
+            raise SpecError(opt, f"must be a positive integer, got {v}", f"give {opt} 1 or more{fix_tail}")
+
+
+def check_positive_limits(max_running: int | None, max_tokens_per_step: int | None) -> None:
+    """Raises SpecError when a given engine limit is not a positive integer (:func:`check_positive`)."""
+    check_positive({"--max-running": max_running, "--max-tokens-per-step": max_tokens_per_step})
 
 
 def check_recipe_memory(recipe, profile) -> None:
@@ -82,6 +94,42 @@ def memory_breakdown_lines(b: dict) -> list[str]:
              f"({b['max_num_batched_tokens']} tokens); torch peak {b['torch_peak'] / gib:.2f} GiB; "
              f"non-torch {b['non_torch'] / gib:.2f} GiB")
     return [head, terms, f"  {pool}"]
+
+
+@dataclass(frozen=True)
+class RecipeRun:
+    """How one command runs an engine recipe (:func:`recipe_run`): ``stack`` the software-stack profile
+    name (the recipe's engine pinned at its release; the given one without a recipe or system),
+    ``kv_dtype`` the KV-cache dtype, ``engine_memory`` the engine memory profile (None: the catalog's
+    memory fit) and ``memory_fraction`` its fraction (None: the profile's or deployment's default)."""
+
+    stack: str | None
+    kv_dtype: str | None
+    engine_memory: object | None
+    memory_fraction: float | None
+
+
+def recipe_run(recipe, system: str | None, stack: str | None, kv_dtype: str | None,
+               engine_memory: str | None = None, memory_fraction: float | None = None) -> RecipeRun:
+    """The stack, KV dtype and engine memory a recipe's run takes on ``system`` — one rule for
+    predict, simulate, frontier and compare, the same that validation prices the recipe's measured
+    runs by (deploy/engine_version.recipe_stack, deploy/engine_memory.recipe_memory): each explicit
+    option (``stack``, ``kv_dtype``, ``engine_memory``, ``memory_fraction``; None = not given) beats
+    the recipe's, which beats jalapeno's default. Without a recipe the options pass through.
+
+    Raises:
+        UnknownNameError: unknown stack or memory profile. SpecError: a memory profile of another
+            engine than the recipe's (field ``--engine-memory``).
+    """
+    from jalapeno.deploy.engine_memory import recipe_memory
+    from jalapeno.deploy.engine_version import recipe_stack
+
+    if recipe is not None and system is not None:
+        stack = recipe_stack(recipe, system.lower(), stack).name
+    profile, fraction = recipe_memory(recipe, engine_memory)
+    check_recipe_memory(recipe, profile)
+    return RecipeRun(stack, kv_dtype or (recipe.kv_dtype if recipe else None), profile,
+                     fraction if memory_fraction is None else memory_fraction)
 
 
 def load_recipe(engine: str | None, workload: str | None, model: str | None = None,

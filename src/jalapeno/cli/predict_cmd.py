@@ -16,7 +16,7 @@ from jalapeno.cli.common import (
     stack_option,
 )
 from jalapeno.cli.engine_opts import (
-    check_recipe_memory,
+    check_positive,
     check_recipe_serving,
     engine_memory_option,
     engine_rules,
@@ -28,6 +28,7 @@ from jalapeno.cli.engine_opts import (
     max_tokens_option,
     memory_breakdown_lines,
     recipe_mtp,
+    recipe_run,
 )
 from jalapeno.cli.serving_cmds import EPLB_HELP, _mtp, _setup, check_pool, parse_pool
 from jalapeno.cli.system_opts import (
@@ -36,8 +37,7 @@ from jalapeno.cli.system_opts import (
     system_pricer,
 )
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
-from jalapeno.deploy.engine_memory import get_engine_memory, recipe_memory_profile
-from jalapeno.deploy.engine_version import recipe_engine_version, recipe_stack
+from jalapeno.deploy.engine_version import recipe_engine_version
 from jalapeno.deploy.memory_fit import engine_memory_breakdown
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import check_fallback_used
@@ -94,24 +94,18 @@ def predict(
     from jalapeno.report.tables import point_table
 
     rec = load_recipe(engine, workload, model, [system], isl, osl)
+    # the recipe's engine at its release, KV dtype and memory profile at its fraction, as validation
+    # prices its runs, so that `predict --engine R` reproduces a validated point (--engine-memory none drops it)
+    run = recipe_run(rec, system, stack, kv_dtype, engine_memory, memory_fraction)
+    stack, memory_fraction = run.stack, run.memory_fraction
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
-                         kv_dtype or (rec.kv_dtype if rec else None), attention_dtype, compute_fallback, routing)
-    if rec is not None:  # the recipe's engine at its release, as validation prices its runs
-        stack = recipe_stack(rec, system.lower(), stack).name
+                         run.kv_dtype, attention_dtype, compute_fallback, routing)
     pr = system_pricer(system, efficiency, sets, stack, pricer)
     s = pr.system
     check_fallback_used(prec, m, [s.chip])
     check_recipe_serving(rec, prefill is not None and decode is not None)
     lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
-    # default: the profile validation sizes the recipe's runs by (an SGLang recipe's pool), so that
-    # `predict --engine R` reproduces a validated point; --engine-memory none drops it
-    lim["engine_memory"] = get_engine_memory(engine_memory if engine_memory is not None
-                                             else recipe_memory_profile(rec))
-    check_recipe_memory(rec, lim["engine_memory"])
-    if memory_fraction is None and lim["engine_memory"] is not None and rec is not None and rec.memory_fraction:
-        # the recipe's own fraction (SGLang mem_fraction_static; its engine's, by check_recipe_memory),
-        # as validation runs it (deploy/engines.launch_limits); it was the profile's default, silently
-        memory_fraction = rec.memory_fraction
+    lim["engine_memory"] = run.engine_memory
     if (concurrency is None) == (rate is None):
         raise SpecError("--concurrency/--rate", "give exactly one of them",
                         "closed loop: --concurrency C; open loop: --rate R (requests/s)")
@@ -212,7 +206,7 @@ def aggregated_layout(m, pr, prec, given: tuple, memory_fraction):
     from jalapeno.analysis.sweep import smallest_fitting_layout, weights_misfit
     from jalapeno.deploy.deployment import check_memory_fraction
     from jalapeno.deploy.layout import Layout, for_model
-    from jalapeno.errors import InfeasibleDeployment, SpecError
+    from jalapeno.errors import InfeasibleDeployment
 
     check_memory_fraction(memory_fraction)  # a bad fraction is named as such, not as "fits on no layout"
     tp, dp, ep, pp, eplb = given
@@ -225,9 +219,7 @@ def aggregated_layout(m, pr, prec, given: tuple, memory_fraction):
                                        "use a smaller precision or a system with more HBM")
         return smallest, (f"note: layout {smallest.label} — the smallest whose weights fit on {s.name} "
                           "(give --tp/--dp/--ep/--pp to choose)")
-    for opt, v in (("--tp", tp), ("--dp", dp), ("--ep", ep), ("--pp", pp)):
-        if v is not None and v < 1:  # a given 0 is refused, not read as "not given"
-            raise SpecError(opt, f"must be a positive integer, got {v}", f"give {opt} 1 or more, or leave it out")
+    check_positive({"--tp": tp, "--dp": dp, "--ep": ep, "--pp": pp}, ", or leave it out")
     tp, dp, ep, pp = (1 if v is None else v for v in (tp, dp, ep, pp))
     layout = for_model(Layout(tp=tp, dp=dp, ep=ep, pp=pp, eplb=eplb), m)
     why = weights_misfit(m, s, layout, prec, eff, memory_fraction)

@@ -29,6 +29,7 @@ from jalapeno.cli.engine_opts import (
     load_recipe,
     max_running_option,
     max_tokens_option,
+    recipe_run,
     refuse_with_as_deployed,
     sweep_options,
 )
@@ -40,7 +41,6 @@ from jalapeno.cli.system_opts import (
     system_pricer,
     systems_pricers,
 )
-from jalapeno.deploy.engine_version import recipe_stack
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP, check_memory_fraction
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import check_fallback_used
@@ -316,12 +316,12 @@ def compare(
                                  "--memory-fraction": memory_fraction})
     rec = load_recipe(engine, workload, model, names, isl, osl)
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
-                         kv_dtype or (rec.kv_dtype if rec else None), attention_dtype, compute_fallback, routing)
+                         recipe_run(rec, None, stack, kv_dtype).kv_dtype, attention_dtype, compute_fallback, routing)
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
     check_pricer_chip_model(pricer, chip_model)
     # the recipe's engine at its release on each system, as predict and validation price its runs
-    stacks = {n: recipe_stack(rec, n.lower(), stack).name for n in names} if rec is not None else None
+    stacks = {n: recipe_run(rec, n, stack, kv_dtype).stack for n in names} if rec is not None else None
     syss = [chip_model_pricer(p, chip_model, placement)
             for p in systems_pricers(names, efficiency, sets, stack, pricer, stacks=stacks)]
     seen = [s.system.name for s in syss]
@@ -437,11 +437,13 @@ def frontier(
                                     routing=routing, eplb=eplb, overlap=overlap, memory_fraction=memory_fraction,
                                     json_out=json_out, out=out, sets=sets, chip_model=chip_model, placement=placement)
     rec = load_recipe(engine, workload, model, [system], isl, osl)
+    # the recipe's engine at its release and KV dtype, as predict and validation price its runs (the
+    # sweeps take no engine memory profile: the catalog's memory fit)
+    run = recipe_run(rec, system, stack, kv_dtype)
+    stack = run.stack
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
-                         kv_dtype or (rec.kv_dtype if rec else None), attention_dtype, compute_fallback, routing)
+                         run.kv_dtype, attention_dtype, compute_fallback, routing)
     check_pricer_chip_model(pricer, chip_model)
-    if rec is not None:  # the recipe's engine at its release, as predict and validation price its runs
-        stack = recipe_stack(rec, system.lower(), stack).name
     pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
     s = pr.system
     check_fallback_used(prec, m, [s.chip])

@@ -71,8 +71,7 @@ def simulate(
     out: str = typer.Option(None, "--out", "-o", help="Per-request results to FILE.parquet or .csv."),
 ) -> None:
     """Simulate requests through a deployment: queueing, tails, bursts, agentic sessions, traces."""
-    from jalapeno.cli.engine_opts import check_recipe_serving, limit_kwargs, load_recipe, recipe_mtp
-    from jalapeno.deploy.engine_version import recipe_stack
+    from jalapeno.cli.engine_opts import check_recipe_serving, limit_kwargs, load_recipe, recipe_mtp, recipe_run
     from jalapeno.cli.serving_cmds import _mtp, check_pool, parse_pool
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.serve.sim.simulation import simulate as run_sim
@@ -87,15 +86,18 @@ def simulate(
     check_writable(out, "--out")
     m = with_routing(load_model(model), routing)
     rec = load_recipe(engine, workload, model, [system], isl, osl)
-    if rec is not None:  # the recipe's engine at its release, as predict and validation price its runs
-        stack = recipe_stack(rec, system.lower(), stack).name
+    # the recipe's engine at its release, KV dtype and memory profile at its fraction, as predict and
+    # validation price its runs (engine_opts.recipe_run)
+    run = recipe_run(rec, system, stack, kv_dtype, None, memory_fraction)
+    stack, memory_fraction = run.stack, run.memory_fraction
     pr = system_pricer(system, efficiency, sets, stack, pricer)
     s = pr.system
     check_recipe_serving(rec, prefill is not None and decode is not None)
-    prec = resolve_precision(m, precision or (rec.precision if rec else None), kv_dtype, attention_dtype,
+    prec = resolve_precision(m, precision or (rec.precision if rec else None), run.kv_dtype, attention_dtype,
                              compute_fallback)
     check_fallback_used(prec, m, [s.chip])
     lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
+    lim["engine_memory"] = run.engine_memory
     kw: dict = {}
     name = "coding-agent" if workload == "agentic" else workload.removeprefix("agentic:")
     kind = ("agentic" if name in AGENTIC_PRESETS or workload.startswith("agentic:") else
@@ -136,7 +138,9 @@ def simulate(
         from jalapeno.cli.predict_cmd import aggregated_layout
 
         # as predict (issue 15 defect 5): no layout given -> the smallest whose weights fit, noted on stderr
-        layout, note = aggregated_layout(m, pr, prec, (tp, dp, ep, pp, eplb), memory_fraction)
+        # as predict: the weights-fit check takes no fraction when an engine profile sizes the memory
+        layout, note = aggregated_layout(m, pr, prec, (tp, dp, ep, pp, eplb),
+                                         None if run.engine_memory else memory_fraction)
         mt = recipe_mtp(rec, mt, concurrency / (replicas * layout.dp) if concurrency else None)
         dep = Deployment(prec, Pool(layout, replicas), mtp=mt,
                          memory_fraction=memory_fraction, overlap=overlap, **lim)

@@ -18,7 +18,7 @@ from jalapeno.cli.common import (
     stack_label,
     stack_option,
 )
-from jalapeno.cli.engine_opts import check_positive_limits, engine_memory_option, memory_breakdown_lines
+from jalapeno.cli.engine_opts import check_positive, check_positive_limits, engine_memory_option, memory_breakdown_lines
 from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION, check_pricer_chip_model, system_pricer
 from jalapeno.cost.overlap import MIN_SPLIT_SEQS, can_split
 from jalapeno.cost.step import Batch, step_cost
@@ -36,10 +36,8 @@ def default_layout(tp: int | None, dp: int | None, ep: int | None) -> tuple[int,
     """``step``'s layout from the options given: DEP8 (attention DP8, EP8) with none of them;
     otherwise TP 1, DP 1 with ``--tp`` (else ``--ep``'s value), EP over every chip of the instance
     (tp x dp), so that ``--tp 8`` alone is TP8 on 8 chips, not TP8 x DP8 on 64."""
-    for opt, v in (("--tp", tp), ("--dp", dp), ("--ep", ep)):
-        if v is not None and v < 1:
-            # checked here, before the fill, so that ``--ep 0`` is not reported as ``dp`` (its filled value)
-            raise SpecError(opt, f"must be a positive integer, got {v}", f"give {opt} 1 or more, or leave it out")
+    # checked here, before the fill, so that ``--ep 0`` is not reported as ``dp`` (its filled value)
+    check_positive({"--tp": tp, "--dp": dp, "--ep": ep}, ", or leave it out")
     if tp is None and dp is None and ep is None:
         return 1, 8, 8
     tp = 1 if tp is None else tp

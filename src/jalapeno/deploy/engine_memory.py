@@ -238,3 +238,27 @@ def recipe_memory_profile(recipe) -> str | None:
     that states its ``--mem-fraction-static``, else None (the catalog's memory fit)."""
     ok = recipe is not None and recipe.engine.startswith("sglang") and recipe.memory_fraction is not None
     return SGLANG_MEMORY_PROFILE if ok else None
+
+
+def recipe_memory(recipe, profile: str | None = None) -> tuple[EngineMemory | None, float | None]:
+    """The engine memory profile a recipe's runs are sized by and the memory fraction they run it at,
+    as validation (deploy/engines.launch_limits) and ``predict``/``simulate --engine`` size them.
+
+    ``profile``: a profile name given explicitly (``none`` drops it); None: the recipe's own
+    (:func:`recipe_memory_profile`). The fraction is the recipe's ``memory_fraction`` (SGLang's
+    ``--mem-fraction-static``) when a profile applies and the recipe states one, else None (the
+    profile's default). ``recipe`` may be None (no recipe: the given profile, no fraction).
+
+    >>> from jalapeno.deploy.engines import get_recipe
+    >>> prof, frac = recipe_memory(get_recipe("sglang-h200-dsr1-fp8"))
+    >>> prof.name, frac
+    ('sglang-0.5', 0.82)
+    >>> recipe_memory(get_recipe("sglang-h200-dsr1-fp8"), "none")
+    (None, None)
+
+    Raises:
+        UnknownNameError: an unknown profile name.
+    """
+    prof = get_engine_memory(profile if profile is not None else recipe_memory_profile(recipe))
+    frac = recipe.memory_fraction if prof is not None and recipe is not None and recipe.memory_fraction else None
+    return prof, frac

@@ -441,9 +441,8 @@ def launch_limits(system: str, model: str, framework: str, precision: str, tp: i
     """Deployment keywords of the recipe whose launch script ran a measured point (its limits and
     scheduler poll interval at this load, :func:`launch_recipe`; ``serving`` "agg" or "disagg", ``tp``
     the decode pool's; ``mtp``: the point runs MTP) and a note naming it; ``({}, "")`` when no recipe
-    describes the run. An SGLang recipe with a memory fraction also gives the SGLang memory profile
-    (engine_memory.recipe_memory_profile) at that fraction, and a recipe with a KV dtype gives
-    ``kv_dtype`` (apply it with :func:`with_launch_kv`).
+    describes the run. An SGLang recipe with a memory fraction also gives its memory profile at that
+    fraction (engine_memory.recipe_memory), a recipe with a KV dtype ``kv_dtype`` (:func:`with_launch_kv`).
 
     >>> kw, note = launch_limits("b200", "deepseek-r1", "sglang", "fp8", 8, 1024, 1024, 32)
     >>> kw["recv_interval"], kw["token_budget"]
@@ -458,11 +457,12 @@ def launch_limits(system: str, model: str, framework: str, precision: str, tp: i
     r = r.for_workload(workload_key(isl, osl), system)
     kw = r.deployment_kwargs(concurrency)
     note = f"token budget {kw.get('token_budget')}, poll every {kw['recv_interval']} decode steps"
-    from jalapeno.deploy.engine_memory import get_engine_memory, recipe_memory_profile
+    from jalapeno.deploy.engine_memory import recipe_memory
 
-    if (profile := recipe_memory_profile(r)) is not None:
-        kw.update(engine_memory=get_engine_memory(profile), memory_fraction=r.memory_fraction)
-        note += f"; KV pool of {profile} at --mem-fraction-static {r.memory_fraction:g}"
+    profile, fraction = recipe_memory(r)  # validation's KV pool: the recipe's profile at its fraction
+    if profile is not None:
+        kw.update(engine_memory=profile, memory_fraction=fraction)
+        note += f"; KV pool of {profile.name} at --mem-fraction-static {fraction:g}"
     if r.kv_dtype is not None:
         kw["kv_dtype"] = r.kv_dtype
         note += f", KV {r.kv_dtype}"
