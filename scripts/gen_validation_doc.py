@@ -22,6 +22,7 @@ from validation_kernel_sections import (
     pricer_and_loso_section,
 )
 
+from jalapeno.fit.fidelity import GOALS as FIDELITY_GOALS
 from jalapeno.fit.validation_run import (
     DEFAULT_POINTS,
     calibrated_systems,
@@ -31,8 +32,11 @@ from jalapeno.fit.validation_run import (
 OUT = Path(__file__).resolve().parent.parent / "docs" / "validation.md"
 #: aiconfigurator's own predictions of a stratified sample of its rows (scripts/aic_own_error.py)
 AIC_OWN = OUT.parent / "data" / "aiconfigurator_own_predictions.csv"
-#: issue 18's goals, on InferenceX: (median, p90, |bias|) per metric; TTFT median only
-GOALS = {"throughput_per_chip": (0.08, 0.25, 0.05), "interactivity": (0.08, 0.25, 0.05), "ttft_s": (0.20, None, None)}
+#: issue 18's goals, on InferenceX: (median, p90, |bias|) per metric; TTFT median only. The medians are the
+#: fidelity guard's overall goals (fit/fidelity.GOALS); the issue holds them "on every system with data", so the
+#: per-system line below uses the same median (the guard's 15% per system is its CI floor, not the goal).
+_P90_BIAS = {"throughput_per_chip": (0.25, 0.05), "interactivity": (0.25, 0.05), "ttft_s": (None, None)}
+GOALS = {m: (FIDELITY_GOALS["overall"][m], *pb) for m, pb in _P90_BIAS.items()}
 
 
 def _pct(x: float) -> str:

@@ -200,6 +200,10 @@ def test_a_variant_chip_with_other_memory_does_not_keep_the_logged_figures(name)
     s = load_system(root, (("chip.hbm_capacity_gb", 96),))
     b = engine_memory_breakdown(m, s, TP8, prec, get_engine_memory(name), 0.88)
     assert b["device_total"] == pytest.approx(96e9) and b["device_total_sourced"] == 0.0
+    # the same what-if that also keeps the root's name (`--set name=h200`: no renaming) is still a 96 GB chip
+    s = load_system(root, (("chip.hbm_capacity_gb", 96), ("name", root)))
+    b = engine_memory_breakdown(m, s, TP8, prec, get_engine_memory(name), 0.88)
+    assert b["device_total"] == pytest.approx(96e9) and b["device_total_sourced"] == 0.0
     if name == "sglang-0.5":
         assert b["free_before_load"] == pytest.approx(96e9 - 2.5 * GIB) and b["free_before_load_sourced"] == 0.0
     # a what-if that leaves the memory alone keeps them

@@ -44,7 +44,7 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.sharding import has_ep_all_to_all, sharding
 from jalapeno.deploy.memory_fit import ROUTER_BYTES
 from jalapeno.specs.efficiency import Efficiency
-from jalapeno.specs.formats import Precision, resolve_compute_format
+from jalapeno.specs.formats import FORMATS, Precision, resolve_compute_format
 from jalapeno.specs.hardware import Chip
 from jalapeno.specs.model import ModelSpec
 
@@ -133,7 +133,7 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         scan = scanned * h * 2.0 * eff.moe_passes(wf)
         add_routed_experts(ob, "moe.experts", wf, load, touched, h, inter, w_expert, wb, ain, scan, n_moe)
         if a2a:
-            disp_b = 1.0 if wf in ("fp8", "fp4") else 2.0
+            disp_b = dispatch_bytes_per_elem(wf)
             # the busiest receiver sets the all-to-all time: its load over the mean rank's
             hot = np.where(tokens_in_group > 0, load * layout.ep / np.maximum(tokens_in_group * m.top_k, 1e-9), 1.0)
             copies = dispatch_copies(rb.decode_rows, rb.prefill_tokens, m.top_k, layout.ep)
@@ -146,7 +146,8 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         elif dp > 1:  # gather every token of the stage, scatter the outputs back
             # TensorRT-LLM gathers NVFP4 activations already quantised (4 bits + an FP8 scale per
             # 16: fused_moe_cutlass.py quantize_input before allgather); BF16 otherwise
-            ag_b = 0.5 + 1.0 / 16 if eff.moe_exchange.startswith("nvlink_all_to_all") and wf == "fp4" else 2.0
+            ag_b = FORMATS["nvfp4"].bytes_per_elem if eff.moe_exchange.startswith("nvlink_all_to_all") and wf == "fp4" \
+                else 2.0
             ob.collective("moe.all_gather", "all_gather", layout.stage_chips, tokens_in_group * h * ag_b,
                           count=n_moe)
             ob.collective("moe.reduce_scatter", "reduce_scatter", layout.stage_chips,
@@ -166,6 +167,12 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         ob.collective("pp.send_recv", "send_recv", 2 * layout.cp_span, t * h * 2,
                       count=1, per_stage=False)
     return ob.build()
+
+
+def dispatch_bytes_per_elem(weight_format: str) -> float:
+    """Bytes per hidden element an MoE all-to-all dispatch sends: 1 when the experts compute in FP8
+    or FP4 (the activations are quantised before the send), else 2 (BF16). The combine returns BF16."""
+    return 1.0 if weight_format in ("fp8", "fp4") else 2.0
 
 
 def dispatch_copies(decode_rows, prefill_tokens, top_k: int, ep: int) -> np.ndarray:

@@ -55,11 +55,13 @@ def recipe_stack(recipe: Recipe, system: str, stack: str | Stack | None = None) 
     return st if st.version else st.at_version(recipe_engine_version(recipe))
 
 
-def point_engine_version(system: str, model: str, framework: str, precision: str, serving: str) -> str:
-    """The engine release that ran a measured point: its launch recipe's (deploy/engines.launch_recipe),
-    "" when no single recipe describes the run.
+def point_engine_version(system: str, model: str, framework: str, precision: str, serving: str,
+                         mtp: bool | None = None) -> str:
+    """The engine release that ran a measured point: its launch recipe's (deploy/engines.launch_recipe;
+    ``mtp``: whether the point runs MTP, which picks between an MTP and a plain launch script as
+    launch_limits does), "" when no single recipe describes the run.
 
     >>> point_engine_version("h200", "deepseek-r1", "trt", "fp8", "agg")
     '1.1.0rc2.post2'
     """
-    return recipe_engine_version(launch_recipe(system, model, framework, precision, serving=serving))
+    return recipe_engine_version(launch_recipe(system, model, framework, precision, serving=serving, mtp=mtp))

@@ -270,10 +270,11 @@ class IdentifiedConfig:
     decode_max_batch: int | None = None
 
     def deployment(self) -> Deployment:
-        """The entry as a Deployment: its pools, MTP (recipe acceptance) and the recipe's budgets."""
+        """The entry as a Deployment: its pools, MTP (recipe acceptance) and the recipe's budgets for
+        the entry's workload on its system (``Recipe.for_workload``)."""
         from jalapeno.specs.formats import get_precision
 
-        rec = get_recipe(self.recipe)
+        rec = get_recipe(self.recipe).for_workload(workload_key(self.isl, self.osl), self.system)
         kw = {k: v for k, v in rec.deployment_kwargs().items() if k in ("token_budget", "budget_per")}
         if self.token_budget is not None:
             kw["token_budget"] = self.token_budget

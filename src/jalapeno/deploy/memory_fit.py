@@ -223,7 +223,7 @@ def _is_logged_chip(system: System) -> bool:
     root's driver-reported memory (a 140 GiB device on a 96 GB chip), silently; it now takes the
     profile's fallback (the catalog's usable HBM, less the assumed context for SGLang)."""
     o = system.origin
-    if o is None or not o.root or o.root == system.name:
+    if o is None or not o.root or (o.root == system.name and not o.overrides):  # the catalog system itself
         return True
     from jalapeno.specs.catalog import load_system
 

@@ -52,7 +52,7 @@ def aic_agg_layout(tp: int, dp: int | None, moe_tp: int | None, moe_ep: int | No
     ep = moe_ep or 1
     if m_tp and tp * dp1 != n_id:
         # some rows store sizes inflated against the run their id names (id tp8_ep8 with tp_size 64): trust the id
-        n = int(m_tp.group(1))
+        n = n_id
         ep_id = int(m_tp.group(2)) if m_tp.group(2) else min(ep, n)
         return n, 1, ep_id, f"fields tp={tp} dp={dp1} ep={ep} disagree with the id: used TP{n} EP{ep_id}"
     return tp, dp1, ep, ""

@@ -302,9 +302,10 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
     amd = sorted(n for n in names if n in AITER_CU)
     tables = {t: read_table(t) for t in TABLES} if amd else {}
     partial: dict[str, dict] = {}
-    for n in amd:  # a chip without fused-MoE rows borrows its donor's MoE fit (fit/amd.MOE_DONOR_SPLIT)
-        donor = fit_amd(load_system(MOE_FROM[n]), tables, MOE_DONOR_SPLIT)[0] if n in MOE_FROM else None
-        partial[n] = amd_overlay(n, load_system(n), derived_set(n, measured), donor, tables)
+    # a chip without fused-MoE rows borrows its donor's MoE fit (fit/amd.MOE_DONOR_SPLIT), fitted once per donor
+    donors = {d: fit_amd(load_system(d), tables, MOE_DONOR_SPLIT)[0] for d in {MOE_FROM[n] for n in amd if n in MOE_FROM}}
+    for n in amd:
+        partial[n] = amd_overlay(n, load_system(n), derived_set(n, measured), donors.get(MOE_FROM.get(n)), tables)
     written = {"_ordering_flags": [r for r in order if r["flagged"]]}
     for n in names:
         if n in partial:

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.cost.collectives import collective_time, size_efficiency
+from jalapeno.cost.ops import dispatch_bytes_per_elem, dispatch_copies
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from jalapeno.specs.hardware import LinkLevel, System
 
@@ -287,6 +288,8 @@ def generation_frames(generation: int) -> dict[str, pd.DataFrame]:
 #: backends take with attention DP), NVFP4 dispatch, DeepSeek-V3/R1's shape (hidden 7168, top-8,
 #: 256 experts), balanced routing; one layer = ``alltoall_dispatch`` + ``alltoall_combine``.
 A2A_KERNEL = "NVLinkOneSided"
+#: The rows' model shape: DeepSeek-V3/R1 (hidden 7168, top-8 of 256 experts).
+A2A_HIDDEN, A2A_TOP_K, A2A_EXPERTS = 7168, 8, 256
 #: Declared split: fit on EP 8 and 32, EP 16 held out. EP 2 and 4 are outside the model's
 #: form and only reported: the model sends top_k copies of a decode token (DeepEP's low-latency
 #: layout, cost/ops.dispatch_copies), (g-1)/g of them off-rank, while the one-sided kernel sends a
@@ -301,13 +304,14 @@ def ep_all_to_all_frame(table: pd.DataFrame) -> pd.DataFrame:
     measured time of one MoE layer's dispatch + combine (s) on the :data:`A2A_KERNEL` path, and
     the model's per-rank message sizes for it (cost/ops.py: top_k copies of each decode row,
     1 B/element dispatch for FP4 experts, 2 B/element combine)."""
-    t = table[(table.kernel_source == A2A_KERNEL) & (table.moe_dtype == "nvfp4") & (table.hidden_size == 7168)
-              & (table.topk == 8) & (table.num_experts == 256)]
+    t = table[(table.kernel_source == A2A_KERNEL) & (table.moe_dtype == "nvfp4")
+              & (table.hidden_size == A2A_HIDDEN) & (table.topk == A2A_TOP_K) & (table.num_experts == A2A_EXPERTS)]
     p = t.groupby(["moe_ep_size", "num_tokens", "op_name"]).latency.min().unstack("op_name")
     p = p.dropna(subset=["alltoall_dispatch", "alltoall_combine"]).reset_index()
-    vec = p.num_tokens.to_numpy(float) * 8 * 7168
-    return pd.DataFrame({"ep": p.moe_ep_size.to_numpy(int), "tokens": p.num_tokens.to_numpy(float),
-                         "dispatch_bytes": vec * 1.0, "combine_bytes": vec * 2.0,
+    tokens, ep = p.num_tokens.to_numpy(float), p.moe_ep_size.to_numpy(int)
+    vec = dispatch_copies(tokens, 0.0, A2A_TOP_K, ep) * A2A_HIDDEN  # decode rows: top_k copies each
+    return pd.DataFrame({"ep": ep, "tokens": tokens,
+                         "dispatch_bytes": vec * dispatch_bytes_per_elem("fp4"), "combine_bytes": vec * 2.0,
                          "time_s": (p.alltoall_dispatch + p.alltoall_combine).to_numpy() * 1e-3})
 
 

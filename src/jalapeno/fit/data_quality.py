@@ -66,6 +66,8 @@ SWEEP_TTFT_FACTOR = 2.0
 IDENTITY_NOISE = 0.03
 #: The sources' own flags (package data).
 SOURCE_FLAGS = Path(__file__).resolve().parents[1] / "data" / "validation" / "source_flags.toml"
+#: The shipped InferenceX points (package data; fit/validation_run reads it as its default).
+DEFAULT_POINTS = SOURCE_FLAGS.parent / "inferencex_points.csv"
 #: The cells that define one sweep (rule 1, sweep test).
 SWEEP_KEY = ("source", "hardware", "framework", "precision", "spec", "disagg", "isl", "osl")
 
@@ -162,7 +164,7 @@ def load_source_flags(path: str | Path | None = None) -> list[dict]:
 def _points_columns() -> set[str]:
     """Column names of the shipped points CSV (data/validation/inferencex_points.csv): the cells a
     source flag may name."""
-    with (SOURCE_FLAGS.parent / "inferencex_points.csv").open(newline="") as fh:
+    with DEFAULT_POINTS.open(newline="") as fh:
         return {c.strip() for c in next(csv.reader(fh))}
 
 

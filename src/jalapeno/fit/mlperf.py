@@ -53,24 +53,6 @@ class BenchmarkLengths:
     source: str
 
 
-#: Per benchmark: the catalog model and the mean input / output lengths assumed.
-MLPERF_LENGTHS = {
-    "llama2-70b-99": BenchmarkLengths(
-        "llama-2-70b", 300, 294,
-        "MLPerf Inference rules (inference_rules.adoc, Llama2 row): OpenOrca, 24,576 samples, "
-        "max_seq_len 1,024, reference output 294.45 tokens per sample; the mean input is an "
-        "ASSUMPTION (300 tokens: prompts are capped at 1,024 and no published mean was found); the "
-        "run's own mean output per sample (its log summary) replaces 294 where the row gives it"),
-    "deepseek-r1": BenchmarkLengths(
-        "deepseek-r1", 800, 3886,
-        "MLCommons 'DeepSeek-R1 in MLPerf Inference v5.1' (2025-09): reasoning prompts (math, "
-        "science, code), outputs up to 20K tokens; mean output 3,886 in the reference accuracy run "
-        "(language/deepseek-r1/README.md, 4,388 samples), each row's own log value (3,676-3,828) "
-        "where it gives one; the mean input is an ASSUMPTION (800 tokens; short prompts, and at "
-        "OSL ~3,700 the input is ~18% of the tokens)"),
-}
-
-
 @dataclass(frozen=True)
 class BenchmarkRules:
     """One benchmark's latency limits (p99, seconds) and sample counts, from the MLPerf rules."""
@@ -96,6 +78,23 @@ MLPERF_RULES = {
     "llama2-70b-99": BenchmarkRules(2.0, 0.200, 0.450, 0.040, 24576, 294.45),
     "deepseek-r1": BenchmarkRules(2.0, 0.080, 1.5, 0.015, 4388, 3886.2274),
     "llama3.1-405b": BenchmarkRules(6.0, 0.175, 4.5, 0.080, 8313, 684.68),
+}
+
+#: Per benchmark: the catalog model and the mean input / output lengths assumed.
+MLPERF_LENGTHS = {
+    "llama2-70b-99": BenchmarkLengths(
+        "llama-2-70b", 300, round(MLPERF_RULES["llama2-70b-99"].reference_osl),
+        "MLPerf Inference rules (inference_rules.adoc, Llama2 row): OpenOrca, 24,576 samples, "
+        "max_seq_len 1,024, reference output 294.45 tokens per sample; the mean input is an "
+        "ASSUMPTION (300 tokens: prompts are capped at 1,024 and no published mean was found); the "
+        "run's own mean output per sample (its log summary) replaces 294 where the row gives it"),
+    "deepseek-r1": BenchmarkLengths(
+        "deepseek-r1", 800, round(MLPERF_RULES["deepseek-r1"].reference_osl),
+        "MLCommons 'DeepSeek-R1 in MLPerf Inference v5.1' (2025-09): reasoning prompts (math, "
+        "science, code), outputs up to 20K tokens; mean output 3,886 in the reference accuracy run "
+        "(language/deepseek-r1/README.md, 4,388 samples), each row's own log value (3,676-3,828) "
+        "where it gives one; the mean input is an ASSUMPTION (800 tokens; short prompts, and at "
+        "OSL ~3,700 the input is ~18% of the tokens)"),
 }
 
 

@@ -413,7 +413,7 @@ def point_stack(p: MeasuredPoint):
     from jalapeno.deploy.engine_version import point_engine_version
     from jalapeno.specs.stacks import stack_for_framework
 
-    version = point_engine_version(p.system, p.model, p.framework, p.precision, p.mode)
+    version = point_engine_version(p.system, p.model, p.framework, p.precision, p.mode, p.uses_mtp)
     return stack_for_framework(p.framework, p.system).at_version(version).for_client(p.source)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jalapeno.fit.data_quality import quality_table
+from jalapeno.fit.data_quality import DEFAULT_POINTS, quality_table
 from jalapeno.fit.validate import (
     error_summary,
     load_aiconfigurator,
@@ -16,8 +16,8 @@ from jalapeno.fit.validate import (
 )
 from jalapeno.errors import SpecError
 
-#: The shipped InferenceX points (package data, every row with its source; data/validation/README.md).
-DEFAULT_POINTS = Path(__file__).resolve().parents[1] / "data" / "validation" / "inferencex_points.csv"
+# DEFAULT_POINTS (fit/data_quality): the shipped InferenceX points, every row with its source
+# (data/validation/README.md); imported by callers from here too.
 
 
 def calibrated_systems(kinds: tuple[str, ...] = ("measured", "partial")) -> frozenset:

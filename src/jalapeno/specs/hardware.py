@@ -361,7 +361,8 @@ def _pydantic_to_spec_error(err: ValidationError, where: str) -> SpecError:
     loc = ".".join(str(x) for x in e["loc"]) or "(top level)"
     msg = e["msg"].removeprefix("Value error, ")  # pydantic's prefix on a validator's own message
     kind = e["type"]
-    if kind in ("model_type", "dict_type", "model_attributes_type") and "Sourced" not in msg and "Banded" not in msg:
+    sourced = e.get("ctx", {}).get("class_name") in ("Sourced", "Banded")  # a number that carries its source
+    if kind in ("model_type", "dict_type", "model_attributes_type") and not sourced:
         fix = f"write {loc} as a table of its keys ([{loc}] in the file; see docs/catalog.md for the schema)"
     elif kind in ("model_type", "dict_type", "model_attributes_type"):
         fix = f"write {loc} as {{ value = <number>, source = \"<where it comes from>\" }}"

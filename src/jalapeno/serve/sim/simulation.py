@@ -21,7 +21,7 @@ import pandas as pd
 
 from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.layout import Layout, validate_layout
-from jalapeno.deploy.memory_fit import decode_batch_cap, kv_bytes_per_seq_per_chip, kv_pool_bytes
+from jalapeno.deploy.memory_fit import decode_batch_cap, kv_bytes_per_seq_per_chip, kv_capacity_seqs
 from jalapeno.errors import InfeasibleDeployment, SpecError
 from jalapeno.serve.analytic import frontend_s
 from jalapeno.serve.disagg import kv_transfer_s
@@ -69,10 +69,10 @@ def _capacity_tokens(model, pricer: Pricer, layout, precision, ctx_ref: float, b
     """KV tokens one instance holds: the decode-batch cap at the reference context x that context
     (``engine``: the deployment's engine memory profile, Deployment.memory_profile; an SGLang
     profile's pool is a fixed number of tokens, SGLang's ``max_total_num_tokens``)."""
-    if engine is not None and engine.rule == "sglang":
-        per_token = float(kv_bytes_per_seq_per_chip(model, layout, precision, 1.0))
-        pool = kv_pool_bytes(model, pricer.system, layout, precision, engine, memory_fraction, mtp)
-        return max(pool, 0.0) / per_token * layout.dp * layout.cp
+    if engine is not None and engine.rule == "sglang":  # the pool in tokens: capacity at a 1-token context
+        return float(kv_capacity_seqs(model, pricer.system, layout, precision, np.array([1.0]), 0.0,
+                                      pricer.efficiency, mtp=mtp, memory_fraction=memory_fraction,
+                                      engine=engine)[0])
     return decode_batch_cap(model, pricer.system, layout, precision, ctx_ref, pricer.efficiency, mtp,
                             float(budget), memory_fraction=memory_fraction, engine=engine) * ctx_ref
 
