@@ -270,8 +270,7 @@ class IdentifiedConfig:
     decode_max_batch: int | None = None
 
     def deployment(self) -> Deployment:
-        """The entry as a Deployment: its pools, MTP (recipe acceptance) and the recipe's budgets for
-        the entry's workload on its system (``Recipe.for_workload``)."""
+        """The entry as a Deployment: pools, MTP (recipe acceptance), the recipe's budgets at its workload, system."""
         from jalapeno.specs.formats import get_precision
 
         rec = get_recipe(self.recipe).for_workload(workload_key(self.isl, self.osl), self.system)
