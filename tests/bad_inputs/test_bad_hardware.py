@@ -74,7 +74,7 @@ def test_good_template_loads(tmp_path):
 def test_negative_bandwidth(tmp_path):
     p = _write(tmp_path, _replace("bandwidth_gb_per_s = { value = 450", "bandwidth_gb_per_s = { value = -450"))
     err = _expect(p, "bandwidth_gb_per_s")
-    assert "levels.0" in err.field and "positive" in err.fix
+    assert "levels.node" in err.field and "positive" in err.fix  # the level by its name, as the file names it
 
 
 def test_zero_value(tmp_path):

@@ -35,7 +35,7 @@ def test_string_for_a_sourced_number_is_refused(capsys):
 
 def test_boolean_level_size_is_refused(capsys):
     check_error(*run(capsys, "predict", *AGG, "--tp", "8", "--ep", "8", "--set", "levels.node.chips=true"),
-                "chips", "valid integer", "got true")
+                "levels.node.chips", "valid integer", "got true")
 
 
 def test_boolean_in_a_system_file_is_refused(capsys, tmp_path):

@@ -55,6 +55,11 @@ def test_plan_refuses_bad_inputs(gb200):
         plan_capacity(fr, s, 0.0)
     with pytest.raises(SpecError, match="--target-kind"):
         plan_capacity(fr, s, 1e6, "input")
+    # a daily total typed as a rate: 1e17 tok/s is ~2e8x Google's ~5e8 tok/s of 2025
+    with pytest.raises(SpecError, match="plausibility bound") as ei:
+        plan_capacity(fr, s, 1e17)
+    assert "tokens per SECOND" in ei.value.fix
+    assert plan_capacity(fr, s, 1e9).chips > 0  # a large but plausible target plans
     with pytest.raises(InfeasibleDeployment, match="reaches at most"):
         plan_capacity(fr, s, 1e6, "output", 1e5)
 

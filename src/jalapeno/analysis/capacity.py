@@ -26,6 +26,10 @@ from jalapeno.errors import InfeasibleDeployment, SpecError
 from jalapeno.specs.hardware import System
 
 TARGET_KINDS = ("output", "total")
+# A plausibility bound, not a physical limit: 1e12 tok/s is ~2,000x all of Google's served tokens
+# (1.3 quadrillion a month, ~5e8 tok/s, Alphabet Q3 2025 earnings call, Oct 2025). A target above
+# it is a unit slip (tokens per day or month given as per second), so it is refused, not planned.
+MAX_TARGET_TOK_PER_S = 1e12
 
 
 @dataclass(frozen=True)
@@ -67,8 +71,8 @@ class CapacityPlan:
              f"(TTFT {p.ttft_s * 1e3:,.0f} ms, TPOT {p.tpot_s * 1e3:.1f} ms, bound {p.bound})"),
             (f"one instance: {self.tok_per_s_per_chip:,.1f} tok/s/chip x {self.chips_per_instance} chips "
              f"= {per_inst:,.0f} tok/s"),
-            f"instances: ceil({self.target_tok_per_s:,.0f} / {per_inst:,.0f}) = {self.instances}",
-            f"chips: {self.instances} x {self.chips_per_instance} = {self.chips:,}",
+            f"instances: ceil({self.target_tok_per_s:,.0f} / {per_inst:,.0f}) = {self.instances:,}",
+            f"chips: {self.instances:,} x {self.chips_per_instance} = {self.chips:,}",
         ]
         for name, size, n in self.packaging:
             lines.append(f"{name}s: ceil({self.chips:,} / {size}) = {n:,}")
@@ -92,12 +96,17 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
         min_interactivity: per-user speed floor, tok/s/user (>= 0).
 
     Raises:
-        SpecError: a non-positive target, an unknown kind, a negative floor.
+        SpecError: a non-positive target or one above ``MAX_TARGET_TOK_PER_S``, an unknown kind, a
+            negative floor.
         InfeasibleDeployment: no frontier point reaches the floor (names the fastest one).
     """
     if not (target_tok_per_s > 0 and math.isfinite(target_tok_per_s)):
         raise SpecError("--target", f"must be a positive number of tokens/s, got {target_tok_per_s}",
                         "write e.g. --target 1e6")
+    if target_tok_per_s > MAX_TARGET_TOK_PER_S:
+        raise SpecError("--target", f"{target_tok_per_s:.3g} tok/s is above the {MAX_TARGET_TOK_PER_S:.0e} tok/s "
+                        "plausibility bound (~2,000x all of Google's served tokens in 2025)",
+                        "give tokens per SECOND (a daily total / 86,400), e.g. --target 1e6")
     if target_kind not in TARGET_KINDS:
         raise SpecError("--target-kind", f"unknown kind {target_kind!r}", "use output or total")
     if not (min_interactivity >= 0 and math.isfinite(min_interactivity)):

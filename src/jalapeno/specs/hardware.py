@@ -356,9 +356,22 @@ def _collect_sources(obj, prefix: str, out: dict[str, str]) -> None:
             _collect_sources(v, f"{prefix}[{name}]", out)
 
 
-def _pydantic_to_spec_error(err: ValidationError, where: str) -> SpecError:
+def _named_loc(loc: tuple, data) -> str:
+    """``loc`` dotted, a list index given as its element's ``name`` where it has one
+    (``levels.rack.chips``, as ``--set`` and the file name it, not ``levels.0.chips``)."""
+    parts, node = [], data
+    for x in loc:
+        item = node[x] if isinstance(x, int) and isinstance(node, list) and x < len(node) else (
+            node.get(x) if isinstance(node, dict) else None)
+        name = item.get("name") if isinstance(x, int) and isinstance(item, dict) else None
+        parts.append(name if isinstance(name, str) and name else str(x))
+        node = item
+    return ".".join(parts)
+
+
+def _pydantic_to_spec_error(err: ValidationError, where: str, data=None) -> SpecError:
     e = err.errors()[0]
-    loc = ".".join(str(x) for x in e["loc"]) or "(top level)"
+    loc = _named_loc(e["loc"], data) or "(top level)"
     msg = e["msg"].removeprefix("Value error, ")  # pydantic's prefix on a validator's own message
     kind = e["type"]
     sourced = e.get("ctx", {}).get("class_name") in ("Sourced", "Banded")  # a number that carries its source
@@ -399,7 +412,7 @@ def system_from_dict(data: dict, where: str = "system") -> System:
     try:
         f = SystemFile.model_validate(data)
     except ValidationError as err:
-        raise _pydantic_to_spec_error(err, where) from None
+        raise _pydantic_to_spec_error(err, where, data) from None
     c = f.chip
     cap = _si_capacity(c.hbm_capacity_gb, c.hbm_capacity_gib)
     usable = _si_capacity(c.hbm_usable_gb, c.hbm_usable_gib) or cap
