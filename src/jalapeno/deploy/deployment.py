@@ -91,6 +91,26 @@ def check_budget_per(value: str, field: str = "budget_per") -> None:
                         "(TensorRT-LLM: limits per attention-DP rank)")
 
 
+#: How an aggregated engine schedules prefill beside decode: ``mixed`` (a step carries the decode
+#: batch and the prefill chunks together: vLLM V1 chunked prefill, TensorRT-LLM in-flight batching)
+#: or ``separate`` (prefill-first: a step with new prompts carries only them and the decoding
+#: sequences wait it out; ROCm/ATOM's Scheduler.schedule @7934d5e8f returns a prefill-only batch
+#: whenever a prompt is admitted, "TODO for prefill/decode mixed batch").
+PREFILL_STEPS = ("mixed", "separate")
+
+
+def check_prefill_steps(value: str, field: str = "prefill_steps") -> None:
+    """Refuse anything but :data:`PREFILL_STEPS`.
+
+    Raises:
+        SpecError: naming ``field`` and the two accepted values.
+    """
+    if value not in PREFILL_STEPS:
+        raise SpecError(field, f"unknown prefill scheduling {value!r}",
+                        "use mixed (prefill chunks ride in the decode step) or separate (prefill-first: "
+                        "prefill-only steps, decode waits)")
+
+
 #: Compute/communication overlap modes: ``none`` (serial step) and ``tbo`` (two-batch overlap).
 OVERLAP_MODES = ("none", "tbo")
 
@@ -248,6 +268,9 @@ class Deployment:
             each of its attention-DP ranks (TensorRT-LLM). With ``rank``, an instance of DP d
             carries d times each limit per step (:meth:`prefill_budget`, :meth:`step_token_cap`,
             :meth:`running_limit`).
+        prefill_steps: ``mixed`` (default) or ``separate`` (:data:`PREFILL_STEPS`): whether an
+            aggregated instance's prompts ride in the decode steps or run in prefill-only steps
+            that the decoding sequences wait out (serve/analytic.py).
         engine_memory: an engine memory profile (deploy/engine_memory.py): the KV pool is what the
             engine's start-up profiling leaves (``memory_fraction`` is then its share of the
             driver-reported memory); the deployment's ``max_running`` / ``max_tokens_per_step``
@@ -255,7 +278,7 @@ class Deployment:
 
     Raises:
         SpecError: memory_fraction outside (0, 1]; a limit that is not a positive integer; cp > 1
-            on an aggregated instance or a decode pool; an unknown ``overlap``.
+            on an aggregated instance or a decode pool; an unknown ``overlap`` or ``prefill_steps``.
     """
 
     precision: Precision
@@ -273,6 +296,7 @@ class Deployment:
     overlap: str = "none"
     budget_per: str = "instance"
     engine_memory: EngineMemory | None = None
+    prefill_steps: str = "mixed"
 
     def __post_init__(self) -> None:
         """Check the engine memory fraction, limits and overlap mode, and that context parallelism is
@@ -286,6 +310,7 @@ class Deployment:
         check_memory_fraction(self.memory_fraction)
         check_overlap(self.overlap)
         check_budget_per(self.budget_per)
+        check_prefill_steps(self.prefill_steps)
         _positive_int_or_none(self.token_budget, "token_budget", "--token-budget")
         _positive_int_or_none(self.max_running, "max_running", "--max-running")
         _positive_int_or_none(self.max_tokens_per_step, "max_tokens_per_step", "--max-tokens-per-step")
@@ -402,6 +427,8 @@ class Deployment:
             d["adp_balance_timeout_iters"] = self.adp_balance_timeout_iters
         if self.budget_per != "instance":
             d["budget_per"] = self.budget_per
+        if self.prefill_steps != "mixed":
+            d["prefill_steps"] = self.prefill_steps
         if self.recipe is not None:
             d["recipe"] = self.recipe
         if self.engine_memory is not None:

@@ -28,7 +28,7 @@ from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
 
-from jalapeno.deploy.deployment import MTP, Deployment, Pool, check_budget_per
+from jalapeno.deploy.deployment import MTP, Deployment, Pool, check_budget_per, check_prefill_steps
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.specs.moe_backends import check_moe_backend
@@ -36,7 +36,7 @@ from jalapeno.specs.moe_backends import check_moe_backend
 _REQUIRED = ("name", "engine", "version", "systems", "model", "source", "precision", "serving")
 _LIMITS = ("max_running", "max_tokens_per_step", "cuda_graph_max_batch", "token_budget")
 _OPTIONAL = (*_LIMITS, "tp", "budget_per", "budget_per_source", "prefill_attention_dp", "image", "memory_fraction", "recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank",
-             "tep_max_seqs_per_worker", "adp_balance_timeout_iters", "max_running_is_concurrency", "mtp_acceptance_single", "mtp_acceptance_chain", "overlap", "kv_dtype",
+             "tep_max_seqs_per_worker", "adp_balance_timeout_iters", "max_running_is_concurrency", "mtp_acceptance_single", "mtp_acceptance_chain", "overlap", "kv_dtype", "prefill_steps",
              "sized_to_load", "assumed", "workload", "default_for", "search_space", "engine_version", "engine_version_source")
 
 
@@ -99,6 +99,7 @@ class Recipe:
     mtp_acceptance_chain: float | None = None
     overlap: str = "none"
     kv_dtype: str | None = None
+    prefill_steps: str = "mixed"  # the engine's scheduling of prompts beside decode (deployment.PREFILL_STEPS)
     sized_to_load: tuple[str, ...] = ()
     assumed: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     workload: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
@@ -115,9 +116,8 @@ class Recipe:
         return f"{self.name} ({self.engine} {self.version})"
 
     def for_workload(self, name: str | None, system: str | None = None) -> Recipe:
-        """The recipe with its overrides for workload ``name`` (e.g. ``"1k1k"``) applied, then those
-        for that workload on ``system`` (a ``"1k1k@b200"`` key: recipes whose settings differ by
-        system)."""
+        """The recipe with its overrides for workload ``name`` (e.g. ``"1k1k"``) applied, then those for that
+        workload on ``system`` (a ``"1k1k@b200"`` key: recipes whose settings differ by system)."""
         over = dict(self.workload.get(name or "", {}))
         if system:
             over.update(self.workload.get(f"{name or ''}@{system}", {}))
@@ -134,9 +134,8 @@ class Recipe:
         return tuple(dict.fromkeys(k for _, k in self.mtp_draft_by_seqs_per_rank or ()))
 
     def mtp_for(self, k: int) -> MTP:
-        """MTP with ``k`` drafts at the acceptance of the recipe's engine profile on its model
-        (data/stacks.toml: fitted or published, specs/stacks.py) if it gives one, else the recipe's
-        (assumed) acceptance for that length."""
+        """MTP with ``k`` drafts at the acceptance of the recipe's engine profile on its model (data/stacks.toml:
+        fitted or published, specs/stacks.py) if it gives one, else the recipe's (assumed) acceptance for that length."""
         from jalapeno.specs.stacks import stack_for_framework
 
         a = stack_for_framework(self.engine, self.systems[0]).acceptance(self.model, k)
@@ -163,6 +162,8 @@ class Recipe:
             out["max_running"] = max(int(math.ceil(concurrency)), 1)
         if self.budget_per != "instance":
             out["budget_per"] = self.budget_per
+        if self.prefill_steps != "mixed":
+            out["prefill_steps"] = self.prefill_steps
         return out
 
     def sourced(self) -> dict[str, str]:
@@ -200,6 +201,7 @@ def _recipe(raw: dict, i: int) -> Recipe:
         raise SpecError(f"{where}.serving", f"{raw['serving']!r}", "use agg or disagg")
     if raw.get("overlap", "none") not in ("none", "tbo"):
         raise SpecError(f"{where}.overlap", f"{raw['overlap']!r}", "use none or tbo")
+    check_prefill_steps(raw.get("prefill_steps", "mixed"), f"{where}.prefill_steps")
     if raw.get("engine_version") and not str(raw.get("engine_version_source", "")).strip():
         raise SpecError(f"{where}.engine_version_source", "engine_version without its source", "cite where it is stated")
     if "budget_per" in raw:
@@ -303,8 +305,7 @@ def _concurrencies(raw, where: str) -> tuple[int, ...]:
 
 def _identified(raw: dict, i: int, recipes: dict) -> IdentifiedConfig:
     where = f"data/engines.toml identified {raw.get('name', i)}"
-    need = ("name", "recipe", "system", "model", "framework", "precision", "isl", "osl", "concurrency", "decode",
-            "source")
+    need = ("name", "recipe", "system", "model", "framework", "precision", "isl", "osl", "concurrency", "decode", "source")
     missing = [k for k in need if not raw.get(k)]
     if missing:
         raise SpecError(where, f"missing {missing}", "every identified entry needs " + ", ".join(need))
@@ -314,9 +315,8 @@ def _identified(raw: dict, i: int, recipes: dict) -> IdentifiedConfig:
     if mb is not None and (isinstance(mb, bool) or not isinstance(mb, int) or mb < 1):
         raise SpecError(f"{where}.decode.max_batch", f"{mb!r} is not a positive integer",
                         "give the decode workers' max_batch_size from the recipe file")
-    return IdentifiedConfig(raw["name"], raw["recipe"], raw["system"], raw["model"], raw["framework"],
-                            raw["precision"], int(raw["isl"]), int(raw["osl"]),
-                            _concurrencies(raw["concurrency"], where),
+    return IdentifiedConfig(raw["name"], raw["recipe"], raw["system"], raw["model"], raw["framework"], raw["precision"],
+                            int(raw["isl"]), int(raw["osl"]), _concurrencies(raw["concurrency"], where),
                             _pool(raw.get("prefill"), f"{where}.prefill"),
                             _pool(raw["decode"], f"{where}.decode",
                                   ("tp", "dp", "ep", "eplb", "workers", "max_batch", "moe_backend")),

@@ -8,6 +8,8 @@ request rate λ and a decode step of latency τ, a request spends D = (OSL − 1
     τ = (1 − f)·step(B, 0) + f·step(B, chunk),  f = p/chunk  (p < chunk: a fraction f of the
         steps carries one prefill chunk of min(ISL, budget) tokens, the rest only decode)
     τ = step(B, p)                              (p ≥ chunk, p ≤ token budget),
+    τ = step(B, 0) + f·step(0, max(p, chunk))   (prefill-first engines, Deployment.prefill_steps
+        "separate": prompts run in prefill-only steps the decoding sequences wait out; f ≤ 1),
     TTFT = τ/2 + T_prefill(ISL) + front end (a + b·ISL) + Q,   TPOT = τ/a,   E2E = TTFT + D·τ,
     Q = the steady prefill queue of the steps (batch service, serve/queueing.py effect 1),
     T_prefill = τ_chunk (ISL ≤ budget), else the ⌈ISL/budget⌉ chunks of the prompt, each a step
@@ -216,13 +218,19 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     # Prefill arrives in chunks: while the mean prefill load p per step is below one chunk, a
     # fraction f = p/chunk of steps carries a whole chunk and the rest decode only (averaging p
     # into every step would overstate the experts and weights a step touches); above one chunk
-    # every step carries p tokens. One call prices the three step kinds.
+    # every step carries p tokens. One call prices the three step kinds. A prefill-first engine
+    # (dep.prefill_steps "separate") runs the prompts in steps of their own, which the decoding
+    # sequences wait out: τ = step(B, 0) + f·step(0, chunk) (f ≥ 1 as p/p_big, one prefill step per
+    # decode step carrying p tokens); the prefill step reads every weight again where a mixed step
+    # shares the decode step's reads.
     n = b.shape[0]
     budget = dep.prefill_budget(dep.decode.layout)
     p_big = np.minimum(np.maximum(p_mb, chunk), budget)
     pre = np.concatenate([np.zeros(n), p_big])
+    sep = dep.prefill_steps == "separate"
+    b_pre = np.zeros(n) if sep else b_mb  # decoding sequences in a step that carries prefill
     sc = step_cost(model, pricer, lay, dep.precision,
-                   Batch.make(decode_seqs=np.concatenate([b_mb, b_mb]), decode_ctx=ctx, prefill_tokens=pre,
+                   Batch.make(decode_seqs=np.concatenate([b_mb, b_pre]), decode_ctx=ctx, prefill_tokens=pre,
                               prefill_ctx=pre_ctx, prefill_seqs=pre / chunk), dep.mtp,
                    dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
     frac = np.where(p_mb < chunk, p_mb / chunk, 1.0)
@@ -230,8 +238,9 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     # carrying a prefill chunk are priced as they are (engines graph decode batches only)
     t_dec = decode_step_s(sc, eff, dep, np.concatenate([b, b]), lay)[:n]
     ttft_step = sc.step_time_s[n:]
-    tau = (1 - frac) * t_dec + frac * ttft_step
-    bound, margin = rank_bounds(np.stack([(1 - frac) * sc.attribution_s[k][:n] + frac * sc.attribution_s[k][n:]
+    w_dec = np.ones(n) if sep else 1 - frac  # weight of the decode-only step per decode step
+    tau = w_dec * t_dec + frac * ttft_step
+    bound, margin = rank_bounds(np.stack([w_dec * sc.attribution_s[k][:n] + frac * sc.attribution_s[k][n:]
                                           for k in BOUNDS]))
     fits = sc.feasible[:n] & sc.feasible[n:]
     bound = np.where(fits, bound, "hbm_capacity")
@@ -239,16 +248,17 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
                            np.where(sc.bound_level[:n] != "", sc.bound_level[:n], sc.bound_level[n:]), "")
     lam = np.where(b > 0, b / (steps * tau), 0.0)
     lengths = {None: wl.mean_isl, **{qq: wl.isl_quantile(qq) for qq in QUANTILES}}
-    pre_s = _prefill_s(model, pricer, dep, lengths, b_mb, ctx, ttft_step)
+    pre_s = _prefill_s(model, pricer, dep, lengths, b_pre, ctx, ttft_step)
     ttft_q = {k: tau / 2 + pre_s[k] + frontend_s(eff, isl) for k, isl in lengths.items()}
     # the steady prefill queue (serve/queueing.py, effect 1): s = marginal cost of one chunk in
     # a step, n̄ = chunks per step; C for the arrival theorem from the no-queue Little's law;
     # with a scheduler that polls for new requests every ``recv_interval`` decode steps the
     # arrival also waits the rest of the poll period, beside the chunks that arrived in it (effect 4)
+    # (a separate prefill step is all marginal: the decode step does not run beside it)
     n_bar = p_mb / chunk
-    s_chunk = np.maximum(ttft_step - t_dec, 0.0) / np.maximum(n_bar, 1.0)
+    s_chunk = np.maximum(ttft_step - (0.0 if sep else t_dec), 0.0) / np.maximum(n_bar, 1.0)
     users = lam * (ttft_q[None] + steps * tau)
-    s_join = _joined_chunk_s(model, pricer, dep, b_mb, ctx, pre_ctx, p_big, n_bar, chunk, ttft_step, s_chunk)
+    s_join = _joined_chunk_s(model, pricer, dep, b_pre, ctx, pre_ctx, p_big, n_bar, chunk, ttft_step, s_chunk)
     queue = agg_queue_s(s_chunk, n_bar, tau, users) + poll_wait_s(dep.recv_interval, tau, users, s_join, n_bar,
                                                              t_dec, ttft_step) - tau / 2
     queue = queue + _adp_gate_s(dep, lay, b, lam, tau, slots_full)
@@ -292,7 +302,8 @@ def _joined_chunk_s(model: ModelSpec, pricer: Pricer, dep: Deployment, b_mb, ctx
     step beside the arrival's (serve/queueing.py effect 4): priced as that step (``p_big`` prefill
     tokens plus theirs, up to the token budget) minus the step with the arrival's chunk alone
     (``chunk_step``), per joined chunk — batched chunks share the weight reads, so this is below
-    the lone chunk's ``s_chunk``, which it falls back to when nothing joins (n = 1).
+    the lone chunk's ``s_chunk``, which it falls back to when nothing joins (n = 1). ``b_mb`` (N,):
+    the decoding sequences in a step that carries prefill (0 for a prefill-first engine).
     """
     joined = (dep.recv_interval - 1) * np.asarray(n_bar, dtype=float)
     if dep.recv_interval <= 1 or not np.any(joined > 0):
@@ -312,7 +323,8 @@ def _prefill_s(model: ModelSpec, pricer: Pricer, dep: Deployment, lengths: dict,
     """Prefill time of one prompt of each length in ``lengths`` (key → tokens), (N,) per key.
 
     A prompt within one token budget takes one chunk step ``chunk_step`` (N,); a longer one runs
-    its ⌈L/budget⌉ chunks, each a step beside the ``b_mb`` (N,) decoding sequences at context
+    its ⌈L/budget⌉ chunks, each a step beside the ``b_mb`` (N,) decoding sequences (0 for a
+    prefill-first engine, whose prefill steps carry no decode) at context
     ``ctx``, chunk j at its own prefix j·budget, pipelined over the PP stages (serve/chunked.py);
     one step-cost call prices every chunk of every such length at every batch point.
     """

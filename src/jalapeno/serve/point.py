@@ -182,13 +182,15 @@ def _ttft_by_key(pts: ServingPoints) -> dict:
 def _agg_idle_start(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pts: ServingPoints,
                     users, recurring: bool = False) -> ServingPoints:
     """InferenceX's idle start on one aggregated instance with ``users`` (N,) (serve/queueing.py,
-    effect 3): the wave's steps carry the budget beside the half of it already decoding; with
-    ``recurring`` and fixed lengths (no MTP) the other waves repeat it (effect 6)."""
+    effect 3): the wave's steps carry the budget beside the half of it already decoding (alone on a
+    prefill-first engine); with ``recurring`` and fixed lengths (no MTP) the other waves repeat it
+    (effect 6)."""
     lay = dep.decode.layout
     budget = float(dep.prefill_budget(lay))
     n = np.maximum(np.asarray(users, dtype=float), 1.0)
-    t0, sigma, fill = _linear_prefill(model, pricer, dep, wl, lay, np.minimum(n / 2, pts.decode_batch) / lay.pp,
-                                      budget)
+    # a prefill-first engine's wave steps carry the prompts alone (Deployment.prefill_steps)
+    beside = np.zeros_like(n) if dep.prefill_steps == "separate" else np.minimum(n / 2, pts.decode_batch) / lay.pp
+    t0, sigma, fill = _linear_prefill(model, pricer, dep, wl, lay, beside, budget)
     waves = first_wave_s(n, wl.mean_isl, budget, t0, sigma)
     extra = fill + frontend_s(pricer.efficiency, wl.mean_isl)
     out = idle_start_ttft(_ttft_by_key(pts), waves, extra)
