@@ -35,7 +35,7 @@ from jalapeno.cost.pricer import load_pricer
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.model_config import load_model_file
-from jalapeno.specs.workload import Workload, get_workload
+from jalapeno.specs.workload import LengthSpread, Workload, get_workload
 
 # ---------------------------------------------------------------- the tiny hand example
 
@@ -94,6 +94,24 @@ def _hand_step_s(batch: float) -> float:
     ctx = ISL + OSL / 2  # 576.5
     kv_read = batch * ctx * KV_BYTES_PER_TOKEN
     return (WEIGHT_BYTES_READ + kv_read) / (HBM_TB_S * 1e12)
+
+
+def test_length_spread_prices_the_output_weighted_context(tiny):
+    """Two requests (ISL 64, OSL 1025) and (64, 3073): each decodes OSL - 1 steps at a mean context
+    ISL + OSL/2, so the steps see (1024·576.5 + 3072·1600.5)/4096 = 1344.5 tokens per sequence, not
+    the 64 + 2049/2 = 1088.5 of fixed lengths at the same means; the step reads that much KV."""
+    model, system, _ = tiny
+    wl = Workload("two", 64, 2049, 1.0, spread=LengthSpread("two", np.array([64, 64]), np.array([1025, 3073])))
+    assert wl.decode_ctx == 1344.5 and (wl.mean_isl, wl.mean_osl) == (64, 2049)
+    fixed = Workload("fixed", 64, 2049, 1.0)
+    assert fixed.decode_ctx == 1088.5
+    dep = Deployment(get_precision("bf16"), Pool(Layout(tp=1)))
+    r = aggregated_by_batch(model, system, dep, wl, np.array([B])).record(0)
+    tau = (WEIGHT_BYTES_READ + B * 1344.5 * KV_BYTES_PER_TOKEN) / (HBM_TB_S * 1e12)
+    assert r["step_time_s"] >= tau * (1 - 1e-9)
+    assert r["step_time_s"] == pytest.approx(tau, rel=5e-3)
+    f = aggregated_by_batch(model, system, dep, fixed, np.array([B])).record(0)
+    assert f["step_time_s"] == pytest.approx((WEIGHT_BYTES_READ + B * 1088.5 * KV_BYTES_PER_TOKEN) / 1e12, rel=5e-3)
 
 
 def test_hand_computed_aggregated_point(tiny):

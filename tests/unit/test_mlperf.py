@@ -11,19 +11,37 @@ from jalapeno.fit.mlperf import load_mlperf
 
 def test_shipped_results_map_and_skip_with_reasons():
     pts, skipped = load_mlperf()
-    assert len(pts) == 26 and all(p.source == "mlperf" for p in pts)
-    assert {p.model for p in pts} == {"llama-2-70b", "deepseek-r1"}
+    assert len(pts) == 36 and all(p.source == "mlperf" for p in pts)
+    assert {p.model for p in pts} == {"llama-2-70b", "deepseek-r1", "llama-3.1-405b"}
     reasons = dict(skipped)
-    assert any("405b" in k for k in reasons) and all(v for v in reasons.values())
+    assert len(reasons) == 2 and all("405b" in k and "open-division" in v for k, v in reasons.items())
 
 
 def test_offline_throughput_counts_input_and_output_tokens():
     """MI300X Llama-2-70B Offline: 27,803.9 output tok/s on 8 GPUs, 302 output tokens per sample
-    (its log), 300 assumed input tokens: (27803.9 / 8) x (300 + 302) / 302 tok/s per chip."""
+    (its log), OpenOrca's mean input 222.33 tokens (24,576 prompts, mean of their token counts):
+    (27803.9 / 8) x (222.33 + 302) / 302 tok/s per chip."""
     pts, _ = load_mlperf()
     p = next(x for x in pts if x.id == "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Offline")
-    assert p.mapping == "frontier_peak" and (p.isl, p.osl) == (300, 302)
-    assert p.measured["throughput_per_chip"] == pytest.approx(27803.9 / 8 * 602 / 302, rel=1e-9)
+    assert p.mapping == "frontier_peak" and (p.isl, p.osl) == (222, 302)
+    assert p.measured["throughput_per_chip"] == pytest.approx(27803.9 / 8 * (222.33 + 302) / 302, rel=1e-4)
+    assert p.workload.spread is not None and p.workload.mean_osl == pytest.approx(302, rel=1e-6)
+    fixed = next(x for x in load_mlperf(spread=False)[0] if x.id == p.id)
+    assert fixed.workload.spread is None and (fixed.workload.isl, fixed.workload.osl) == (222, 302)
+
+
+def test_rows_are_priced_with_their_engine_at_the_submitted_release():
+    """The rows' 'TensorRT-LLM' is the trtllm profile (engines trt, trtllm) pinned before 1.2.0rc3
+    (NVIDIA's v5.1 code builds a 2025 commit), so DeepSeek-R1 at EP 8 = top-k 8 all-gathers; AMD's
+    vLLM-based harness on an MI system is vllm-rocm."""
+    from jalapeno.fit.validate import point_stack
+
+    pts, _ = load_mlperf()
+    nv = next(x for x in pts if x.id == "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Server")
+    st = point_stack(nv)
+    assert st.name == "trtllm@1.2.0rc2" and st.moe_exchange == "nvlink_all_to_all_above_top_k"
+    amd = next(x for x in pts if x.id == "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Offline")
+    assert point_stack(amd).name == "vllm-rocm"
 
 
 def test_server_maps_to_the_frontier_at_the_measured_interactivity():

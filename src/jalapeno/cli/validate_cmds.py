@@ -60,7 +60,7 @@ def validate(
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     mlperf: bool = typer.Option(False, "--mlperf/--no-mlperf",
                                 help="Also predict the shipped MLPerf Inference v5.1 results (their own source; "
-                                     "lengths assumed per benchmark, fit/mlperf.py)."),
+                                     "each served with its dataset's length spread, fit/mlperf.py)."),
     stack: str = typer.Option(None, "--stack", help="Price every point with this software stack (default: each "
                               "point's framework's profile, data/stacks.toml; 'default' = the sets' own fixed costs)."),
     pricer: str = PRICER_OPTION,

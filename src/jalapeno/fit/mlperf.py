@@ -13,10 +13,14 @@ are stated per benchmark with where they come from. Mapping (fit/validate.py's l
   — the predicted frontier's throughput per chip at the measured interactivity 1 / mean TPOT.
 
 Measured throughput per chip = output tok/s / chips x (ISL + OSL) / OSL (the model's
-``throughput_per_chip`` counts input and output tokens, InferenceX's convention), with the run's
-own mean output tokens per sample where its log gives it (the row's notes) and the assumed mean
-input length. Results whose model is not in the catalog (Llama-3.1-405B pruned/finetuned open-
-division variants) or whose input lengths are not known well enough are skipped with the reason.
+``throughput_per_chip`` counts input and output tokens, InferenceX's convention; MLPerf's "tokens
+per second" are the output tokens each response reports to LoadGen, ``exclude_input_from_output``
+in the TensorRT-LLM submissions), with the run's own mean output tokens per sample where its log
+gives it (the row's notes) and the dataset's mean input. The lengths are the benchmark datasets'
+own (:data:`DEFAULT_LENGTHS`, one (ISL, OSL) pair per sample): each row is served with that spread
+(:class:`~jalapeno.specs.workload.LengthSpread`, outputs scaled to the run's mean), or at the fixed
+means with ``spread=False``. Results whose model is not in the catalog (Llama-3.1-405B pruned /
+fine-tuned open-division variants) are skipped with the reason.
 
 The benchmark's rules (:data:`MLPERF_RULES`, loadgen/mlperf.conf of mlcommons/inference): a Server
 or Interactive result is valid only with p99 TTFT and p99 TPOT within its limits, so a row beyond
@@ -33,11 +37,29 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from jalapeno.errors import SpecError
 from jalapeno.fit.validate import MeasuredPoint
+from jalapeno.specs.workload import LengthSpread, Workload
 
 #: The shipped MLPerf Inference v5.1 rows (package data, each with its source).
 DEFAULT_MLPERF = Path(__file__).resolve().parents[1] / "data" / "validation" / "mlperf_points.csv"
+#: The benchmark datasets' request lengths, one (benchmark, isl, osl) row per sample (package
+#: data): the token counts of the official MLCommons dataset files (llama2-70b
+#: ``open_orca_gpt4_tokenized_llama.sampled_24576.pkl``: ``tok_input_length`` /
+#: ``tok_output_length``, the GPT-4 reference answer; deepseek-r1
+#: ``mlperf_deepseek_r1_dataset_4388_fp8_eval.pkl``: ``tok_input_len`` / ``tok_ref_output_len``;
+#: llama3.1-405b's 8,313 samples) as extracted by openshift-psap/performance-dashboard @7cd1065
+#: (mlperf-data/summaries/*.csv, mlperf-data/original/generate_dataset_summaries.py). Checked against
+#: independent figures in tests/unit/test_mlperf_lengths.py: 24,576 / 4,388 / 8,313 samples (rules),
+#: every OpenOrca input < 1,024 (processorca.py's filter), DeepSeek-R1's longest input 3,140 (NVIDIA's
+#: ``max_input_len``), its outputs capped at 20K averaging 3,886.2 (the reference README's
+#: ``mean-output-tok-len`` 3886.2274), Llama-3.1-405B's averaging 684.68 (its README).
+DEFAULT_LENGTHS = DEFAULT_MLPERF.with_name("mlperf_lengths.csv.gz")
+#: DeepSeek-R1's output cap (MLCommons "DeepSeek-R1 in MLPerf Inference v5.1": maximum output 20K;
+#: NVIDIA's configs ``max_seq_len`` 3140 + 20000); the dataset's reference outputs run to 32,768
+DSR1_MAX_OUTPUT = 20_000
 
 MLPERF_HARDWARE = {"B200-SXM-180GB": "b200", "GB200 NVL72": "gb200-nvl72", "H200-SXM-141GB": "h200",
                    "MI300X 192GB": "mi300x", "MI325X 256GB": "mi325x", "MI355X 288GB": "mi355x"}
@@ -45,7 +67,8 @@ MLPERF_HARDWARE = {"B200-SXM-180GB": "b200", "GB200 NVL72": "gb200-nvl72", "H200
 
 @dataclass(frozen=True)
 class BenchmarkLengths:
-    """Mean lengths assumed for one MLPerf benchmark (tokens) and their source."""
+    """One MLPerf benchmark's catalog model, its mean lengths (tokens, the dataset's mean input and
+    the reference implementation's mean output) and their source."""
 
     model: str
     isl: int
@@ -80,22 +103,64 @@ MLPERF_RULES = {
     "llama3.1-405b": BenchmarkRules(6.0, 0.175, 4.5, 0.080, 8313, 684.68),
 }
 
-#: Per benchmark: the catalog model and the mean input / output lengths assumed.
+_LEN_SRC = ("dataset lengths (DEFAULT_LENGTHS: the MLCommons dataset's token counts, per sample); mean "
+            "input {isl:.1f} tokens, {n:,} samples; {out}")
+#: Per benchmark: the catalog model and the mean input / output lengths (rounded; the rows are
+#: served with the whole spread, :func:`benchmark_spread`).
 MLPERF_LENGTHS = {
     "llama2-70b-99": BenchmarkLengths(
-        "llama-2-70b", 300, round(MLPERF_RULES["llama2-70b-99"].reference_osl),
-        "MLPerf Inference rules (inference_rules.adoc, Llama2 row): OpenOrca, 24,576 samples, "
-        "max_seq_len 1,024, reference output 294.45 tokens per sample; the mean input is an "
-        "ASSUMPTION (300 tokens: prompts are capped at 1,024 and no published mean was found); the "
-        "run's own mean output per sample (its log summary) replaces 294 where the row gives it"),
+        "llama-2-70b", 222, round(MLPERF_RULES["llama2-70b-99"].reference_osl),
+        _LEN_SRC.format(isl=222.33, n=24576, out="outputs: Llama-2's reference mean 294.45 per sample (README), or the "
+                        "run's own log value; their spread is the dataset's GPT-4 reference answers' (mean 218.9) "
+                        "scaled to that mean (an ASSUMPTION: Llama-2's own output lengths per sample are not published)")),
     "deepseek-r1": BenchmarkLengths(
-        "deepseek-r1", 800, round(MLPERF_RULES["deepseek-r1"].reference_osl),
-        "MLCommons 'DeepSeek-R1 in MLPerf Inference v5.1' (2025-09): reasoning prompts (math, "
-        "science, code), outputs up to 20K tokens; mean output 3,886 in the reference accuracy run "
-        "(language/deepseek-r1/README.md, 4,388 samples), each row's own log value (3,676-3,828) "
-        "where it gives one; the mean input is an ASSUMPTION (800 tokens; short prompts, and at "
-        "OSL ~3,700 the input is ~18% of the tokens)"),
+        "deepseek-r1", 804, round(MLPERF_RULES["deepseek-r1"].reference_osl),
+        _LEN_SRC.format(isl=803.79, n=4388, out="outputs: the reference outputs capped at 20K (mean 3,886.2, the "
+                        "README's accuracy-run figure), scaled to each run's own mean (3,676-3,828) where its log gives "
+                        "one; TensorRT-LLM tech blog 10 states the same 803-token mean input")),
+    "llama3.1-405b": BenchmarkLengths(
+        "llama-3.1-405b", 9429, round(MLPERF_RULES["llama3.1-405b"].reference_osl),
+        _LEN_SRC.format(isl=9428.64, n=8313, out="outputs: the reference answers (mean 684.68, the README's "
+                        "tokens_per_sample), scaled to each run's own mean (646-656)")),
 }
+def benchmark_spread(bench: str, path: str | Path | None = None) -> LengthSpread:
+    """The (ISL, OSL) pairs of benchmark ``bench``'s dataset as a
+    :class:`~jalapeno.specs.workload.LengthSpread` (DeepSeek-R1's outputs capped at
+    :data:`DSR1_MAX_OUTPUT`).
+
+    >>> s = benchmark_spread("deepseek-r1")
+    >>> round(s.mean_isl, 2), round(s.mean_osl, 1), round(s.decode_ctx)
+    (803.79, 3886.2, 4980)
+
+    Raises:
+        SpecError: missing file, or a benchmark with no lengths in it.
+    """
+    table = _length_table(str(path or DEFAULT_LENGTHS))
+    if bench not in table:
+        raise SpecError("benchmark", f"no dataset lengths for {bench!r}", f"use one of {', '.join(table)}")
+    isl, osl = table[bench]
+    if bench == "deepseek-r1":
+        osl = np.minimum(osl, DSR1_MAX_OUTPUT)
+    return LengthSpread(f"mlperf:{bench}", isl, osl, MLPERF_LENGTHS[bench].source if bench in MLPERF_LENGTHS else "")
+
+
+_TABLES: dict[str, dict] = {}
+
+
+def _length_table(path: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    if path not in _TABLES:
+        import gzip
+
+        p = Path(path)
+        if not p.is_file():
+            raise SpecError(str(p), "file not found", "pass the MLPerf dataset lengths (benchmark,isl,osl CSV, gzip)")
+        with gzip.open(p, "rt", newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        cols: dict[str, list] = {}
+        for r in rows:
+            cols.setdefault(r["benchmark"], []).append((float(r["isl"]), float(r["osl"])))
+        _TABLES[path] = {b: tuple(np.array(c) for c in zip(*v)) for b, v in cols.items()}
+    return _TABLES[path]
 
 
 def scenario_limits(bench: str, scenario: str) -> tuple[float, float] | None:
@@ -171,24 +236,37 @@ def submitted_deployment(engine: SubmittedEngine, precision: str, chips: int):
 
 
 #: Benchmarks left out, with the reason.
+#: The rows' ``framework`` as the engine names the stack profiles list (data/stacks.toml ``engines``):
+#: priced with that engine's profile (the trtllm one; AMD's vLLM-based harness: vllm-rocm). Before,
+#: neither string named an engine and every row took the default profile.
+MLPERF_ENGINE_OF = {"TensorRT-LLM": "trt", "AMD ROCm stack (vLLM-based per v5.1 code)": "vllm"}
+#: The TensorRT-LLM release the v5.1 TensorRT-LLM rows are priced at: NVIDIA's v5.1 code builds
+#: TensorRT-LLM at commit 18c0333e96ea (closed/NVIDIA/Makefile.build ``TRTLLM_HASH``, inference_results_v5.1
+#: @965182b, published 2025-09-09), older than 1.2.0rc2 (2025-11-07), the newest release it can
+#: behave like; so every data/stacks.toml version rule ``before = "1.2.0rc3"`` applies (the MoE
+#: exchange all-gathers at EP <= top-k). An upper bound, not the commit's own release number.
+MLPERF_TRTLLM_RELEASE = "1.2.0rc2"
+
 MLPERF_SKIPPED = {
-    "llama3.1-405b": "the mean input of its long-context dataset (LongBench, RULER, GovReport, up to "
-                     "~20K tokens) is not sourced, and it dominates the work: not mapped",
     "llama3_1-405b_pruned": "open-division pruned model: not the catalog's Llama-3.1-405B",
-    "llama3_1-405b_finetuned": "open-division fine-tuned variant (and the same unsourced input lengths)",
+    "llama3_1-405b_finetuned": "open-division fine-tuned variant: not the catalog's Llama-3.1-405B weights",
 }
 _PRECISION = {("llama-2-70b", "weights fp8"): "fp8", ("llama-2-70b", "weights fp4"): "nvfp4",
               ("llama-2-70b", "weights mxfp4"): "w4a4-mxfp4", ("deepseek-r1", "weights fp8"): "fp8",
-              ("deepseek-r1", "weights fp4"): "fp4"}
+              ("deepseek-r1", "weights fp4"): "fp4", ("llama-3.1-405b", "weights fp8"): "fp8",
+              ("llama-3.1-405b", "weights fp4"): "nvfp4"}
 
 
 def _result_key(rid: str) -> str:
     return re.sub(r"_(tput|TTFT_mean|TTFT_p99|TPOT_mean|TPOT_p99)$", "", rid)
 
 
-def load_mlperf(path: str | Path | None = None) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
+def load_mlperf(path: str | Path | None = None, spread: bool = True,
+                lengths_path: str | Path | None = None) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
     """MLPerf results of a ``published_points.csv``-format file as measured points, and the skipped
-    results (id, reason).
+    results (id, reason). ``spread``: serve each row with its dataset's length spread (outputs
+    scaled to the run's mean), else at the fixed mean lengths. ``lengths_path``: the dataset lengths
+    file (default :data:`DEFAULT_LENGTHS`).
 
     Raises:
         SpecError: missing file or a missing column.
@@ -227,8 +305,11 @@ def load_mlperf(path: str | Path | None = None) -> tuple[list[MeasuredPoint], li
             skipped.append((key, "precision, throughput or chip count missing"))
             continue
         m = re.search(r"mean output tok/sample ~(\d+)", res["notes"])
-        osl = int(m.group(1)) if m else lengths.osl
-        isl = lengths.isl
+        base = benchmark_spread(bench, lengths_path)
+        # the dataset's outputs scaled to the run's own mean (its log), else to the reference run's
+        spr = base.with_mean_osl(int(m.group(1)) if m else MLPERF_RULES[bench].reference_osl)
+        isl, osl = round(spr.mean_isl), round(spr.mean_osl)
+        wl = Workload(f"mlperf:{bench}{'' if spread else ' (fixed)'}", isl, osl, 1.0, spread=spr if spread else None)
         scenario = r["concurrency_or_batch"].strip()
         tpot = _num(res["metrics"].get("TPOT_mean"))
         ttft = _num(res["metrics"].get("TTFT_mean"))
@@ -238,7 +319,7 @@ def load_mlperf(path: str | Path | None = None) -> tuple[list[MeasuredPoint], li
             skipped.append((key, f"{scenario} p99 TTFT/TPOT {p99[0]}/{p99[1]} ms beyond the benchmark's limits "
                                  f"{limits[0] * 1e3:g}/{limits[1] * 1e3:g} ms: not a valid result"))
             continue
-        meas = {"throughput_per_chip": out_tps / chips * (isl + osl) / osl,
+        meas = {"throughput_per_chip": out_tps / chips * (spr.mean_isl + spr.mean_osl) / spr.mean_osl,
                 "interactivity": 1e3 / tpot if tpot else None, "tpot_s": tpot / 1e3 if tpot else None,
                 "ttft_s": ttft / 1e3 if ttft else None}
         dep, conc = None, None
@@ -252,15 +333,18 @@ def load_mlperf(path: str | Path | None = None) -> tuple[list[MeasuredPoint], li
         else:
             skipped.append((key, f"{scenario} result without a mean TPOT"))
             continue
-        notes = [(f"MLPerf {scenario}; lengths ISL {isl} / OSL {osl} ({'run log' if m else 'assumed'} output); "
-                  f"{lengths.source.split(';')[0]}")]
+        notes = [(f"MLPerf {scenario}; dataset lengths, mean ISL {isl} / OSL {osl} ({'run log' if m else 'reference'} "
+                  f"output mean), {'served with their spread' if spread else 'served at the fixed means'}")]
         if tpot and scenario != "Offline":
             notes.append(f"running ~{running_per_chip(out_tps / chips, tpot / 1e3):.0f} requests per chip (Little's "
                          "law: output tok/s x mean TPOT)")
         if dep is not None:
             notes.append(f"submitted engine ({MLPERF_ENGINES[key].source}): {int(conc)} in flight")
-        points.append(MeasuredPoint("mlperf", key, system, lengths.model, prec, r.get("framework", ""), isl, osl,
-                                    conc, dep, meas, mapping, True, notes))
+        fw = r.get("framework", "").strip()
+        engine = MLPERF_ENGINE_OF.get(fw, fw)
+        points.append(MeasuredPoint("mlperf", key, system, lengths.model, prec, engine, isl, osl, conc, dep, meas,
+                                    mapping, True, notes, workload=wl,
+                                    engine_version=MLPERF_TRTLLM_RELEASE if engine == "trt" else ""))
     return points, skipped
 
 

@@ -121,6 +121,9 @@ class MeasuredPoint:
     #: ``best_entry@concurrency``: the published entries that ran this concurrency (fit/entries.py);
     #: ``searched_best*``: the search space's runs, (deployment, concurrencies) pairs (fit/searched.py)
     candidates: tuple = ()
+    #: the lengths the run served when not the InferenceX range at isl/osl (an MLPerf dataset's spread)
+    workload: Workload | None = None
+    engine_version: str = ""  # the engine release the source states (else its launch recipe's: point_stack)
 
     @property
     def uses_mtp(self) -> bool | None:
@@ -413,7 +416,7 @@ def point_stack(p: MeasuredPoint):
     from jalapeno.deploy.engine_version import point_engine_version
     from jalapeno.specs.stacks import stack_for_framework
 
-    version = point_engine_version(p.system, p.model, p.framework, p.precision, p.mode, p.uses_mtp)
+    version = p.engine_version or point_engine_version(p.system, p.model, p.framework, p.precision, p.mode, p.uses_mtp)
     return stack_for_framework(p.framework, p.system).at_version(version).for_client(p.source)
 
 
@@ -453,7 +456,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
         st = stack_of(pt)
         stack_by_id[pt.id] = st
         dep = with_stack_mtp(pt.deployment, st, pt.model)
-        key = (pt.system, pt.model, pt.isl, pt.osl, pt.fixed_lengths, pt.mapping,
+        key = (pt.system, pt.model, pt.isl, pt.osl, pt.fixed_lengths, pt.mapping, id(pt.workload),
                repr(dep.as_dict()) if dep else pt.precision, id(st))  # every limit, not the label alone
         groups.setdefault(key, []).append(pt)
     frontiers: dict[tuple, object] = {}
@@ -465,7 +468,8 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
         used = resolve_pricer(pt0.system, pricer) if pt0.system in AIC_SYSTEM_DIRS else "roofline"
         model, system = load_model(pt0.model), load_any_pricer(pt0.system, efficiency, pricer=used, stack=st)
         dep0 = with_stack_mtp(pt0.deployment, st, pt0.model)
-        wl = Workload(f"{pt0.isl}/{pt0.osl}", pt0.isl, pt0.osl, 1.0 if pt0.fixed_lengths else INFERENCEX_RANGE_RATIO)
+        wl = pt0.workload or Workload(f"{pt0.isl}/{pt0.osl}", pt0.isl, pt0.osl,
+                                      1.0 if pt0.fixed_lengths else INFERENCEX_RANGE_RATIO)
         try:
             if pt0.mapping == "matched":
                 res = serve_at_concurrency(model, system, dep0, wl, [p.concurrency for p in pts],
@@ -491,7 +495,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                 preds = [{"throughput_per_chip": float(tp[:, i].max()), "feasible": bool(tp[:, i].max() > 0),
                           "reason": "no aggregated layout fits"} for i in range(k)]
             else:
-                fk = (pt0.system, pt0.model, pt0.precision, pt0.isl, pt0.osl, id(st))
+                fk = (pt0.system, pt0.model, pt0.precision, pt0.isl, pt0.osl, id(st), id(pt0.workload))
                 if fk not in frontiers:
                     frontiers[fk] = system_frontier(model, system, wl, get_precision(pt0.precision),
                                                     SweepOptions(overlap=overlap))

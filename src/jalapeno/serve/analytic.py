@@ -163,7 +163,8 @@ def frontend_s(eff: Efficiency, isl: float) -> float:
 def aggregated_batch_cap(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload) -> tuple[float, str]:
     """Largest decode batch one aggregated instance sustains, and what caps it.
 
-    Caps: KV capacity at the mean resident context (ISL + OSL/2) for the decoding sequences and
+    Caps: KV capacity at the mean resident context (ISL + OSL/2, or a length spread's
+    output-token-weighted mean, Workload.decode_ctx) for the decoding sequences and
     the prefilling ones beside them (deploy/memory_fit.decode_batch_cap) — with an SGLang memory
     profile, the running requests its admission rule keeps (memory_fit.admission_batch_cap), of
     which the decoding share D·chunk/(D·chunk + ISL) —, the prefill budget
@@ -173,7 +174,7 @@ def aggregated_batch_cap(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     """
     a = dep.mtp.tokens_per_step if dep.mtp else 1.0
     steps = (wl.mean_osl - 1) / a
-    ctx = wl.mean_isl + wl.mean_osl / 2
+    ctx = wl.decode_ctx
     lay = dep.decode.layout
     chunk = _chunk(dep, wl.mean_isl)
     kv = decode_batch_cap(model, pricer.system, lay, dep.precision, ctx, pricer.efficiency, dep.mtp,
@@ -213,7 +214,7 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     b_mb = b / lay.pp
     chunk = _chunk(dep, wl.mean_isl)
     p_mb = b_mb * wl.mean_isl / steps
-    ctx = wl.mean_isl + wl.mean_osl / 2
+    ctx = wl.decode_ctx
     pre_ctx = (wl.mean_isl - chunk) / 2
     # Prefill arrives in chunks: while the mean prefill load p per step is below one chunk, a
     # fraction f = p/chunk of steps carries a whole chunk and the rest decode only (averaging p

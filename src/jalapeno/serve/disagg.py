@@ -131,7 +131,7 @@ def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     """
     if limits is not None:
         pricer = with_moe_backend(pricer, limits.decode.moe_backend, model, layout)
-    ctx = wl.mean_isl + wl.mean_osl / 2
+    ctx = wl.decode_ctx
     b = np.asarray(batch, dtype=float)
     mf = limits.memory_fraction if limits is not None else None
     prof = limits.memory_profile if limits is not None else None

@@ -5,11 +5,19 @@ r = 0.8 (random tokens, no prefix reuse, ``--ignore-eos`` forcing the output len
 closed loop at a concurrency cap (data/validation/README.md, from InferenceX's
 ``benchmarks/benchmark_lib.sh``). A ``fixed`` workload uses
 exactly L. Open loop: requests arrive at a rate instead of a concurrency cap.
+
+A dataset's lengths (MLPerf's OpenOrca, DeepSeek-R1 reasoning prompts) spread far wider than
+InferenceX's ±10%: a :class:`LengthSpread` holds one (ISL, OSL) pair per request of the dataset
+and replaces the uniform draw. It moves the means, the quantiles and — through the long outputs a
+decode step keeps resident — the decode context, which is output-token-weighted
+(:attr:`LengthSpread.decode_ctx`), not the fixed-length ISL + OSL/2.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
 
 from jalapeno.errors import SpecError, UnknownNameError
 
@@ -39,6 +47,83 @@ def check_concurrency(values, option: str = "--concurrency") -> None:
                             "use a concurrency up to the thousands (the deployment's batch is far smaller)")
 
 
+@dataclass(frozen=True, eq=False)
+class LengthSpread:
+    """An empirical joint distribution of request lengths: one (ISL, OSL) pair per request.
+
+    Attributes:
+        name: label (e.g. ``mlperf:deepseek-r1``).
+        isl_tokens, osl_tokens: (N,) input / output lengths, tokens; each ISL >= 1, OSL >= 2.
+        source: where the pairs come from.
+
+    Compared by identity (it holds arrays). Raises SpecError on empty, mismatched or
+    out-of-range lengths, naming the field.
+    """
+
+    name: str
+    isl_tokens: np.ndarray
+    osl_tokens: np.ndarray
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        isl, osl = (np.asarray(v, dtype=float).ravel() for v in (self.isl_tokens, self.osl_tokens))
+        if isl.size == 0 or isl.shape != osl.shape:
+            raise SpecError("spread", f"{isl.size} input and {osl.size} output lengths",
+                            "give one (ISL, OSL) pair per request, at least one")
+        for k, v, lo in (("spread.isl_tokens", isl, 1), ("spread.osl_tokens", osl, 2)):
+            if not (np.all(np.isfinite(v)) and v.min() >= lo):
+                raise SpecError(k, f"lengths must be finite and >= {lo}, got min {v.min():g}",
+                                f"drop requests shorter than {lo} tokens")
+        object.__setattr__(self, "isl_tokens", isl)
+        object.__setattr__(self, "osl_tokens", osl)
+
+    @property
+    def mean_isl(self) -> float:
+        """Mean input length, tokens."""
+        return float(self.isl_tokens.mean())
+
+    @property
+    def mean_osl(self) -> float:
+        """Mean output length, tokens."""
+        return float(self.osl_tokens.mean())
+
+    @property
+    def decode_ctx(self) -> float:
+        """Mean context a decode step sees per sequence, tokens: each request spends OSL - 1 decode
+        steps at a mean context ISL + OSL/2, so the steps weight it by OSL - 1:
+        Σ (OSL - 1)(ISL + OSL/2) / Σ (OSL - 1). Equal lengths give the fixed-length ISL + OSL/2;
+        a long right tail of outputs raises it (long requests stay resident longer). The same
+        mean is the resident context of the running sequences (KV cache per sequence)."""
+        w = self.osl_tokens - 1
+        return float((w * (self.isl_tokens + self.osl_tokens / 2)).sum() / w.sum())
+
+    def isl_quantile(self, q: float) -> float:
+        """Input length at quantile q (linear interpolation between requests)."""
+        return float(np.quantile(self.isl_tokens, q))
+
+    def osl_quantile(self, q: float) -> float:
+        """Output length at quantile q."""
+        return float(np.quantile(self.osl_tokens, q))
+
+    def with_mean_osl(self, mean_osl: float, source: str = "") -> LengthSpread:
+        """The same shape with every output scaled so their mean is ``mean_osl`` (a run's own mean
+        output over the dataset's pairs); each output stays >= 2.
+
+        Raises:
+            SpecError: ``mean_osl`` < 2.
+        """
+        if not mean_osl >= 2:
+            raise SpecError("mean_osl", f"must be >= 2 tokens, got {mean_osl}", "give the run's mean output length")
+        osl = np.maximum(self.osl_tokens * (mean_osl / self.mean_osl), 2.0)
+        return LengthSpread(self.name, self.isl_tokens, osl, source or self.source)
+
+    def sample(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` requests drawn with replacement, pairs kept together: (ISL, OSL) int arrays (n,)."""
+        k = rng.integers(0, self.isl_tokens.size, size=n)
+        return (np.maximum(np.rint(self.isl_tokens[k]), 1).astype(int),
+                np.maximum(np.rint(self.osl_tokens[k]), 2).astype(int))
+
+
 @dataclass(frozen=True, slots=True)
 class Workload:
     """Request lengths and arrival mode.
@@ -48,6 +133,9 @@ class Workload:
         isl, osl: nominal input / output length L, tokens.
         range_ratio: lengths uniform in [range_ratio·L, L]; 1.0 = fixed lengths.
         arrival: ``closed`` (concurrency cap) or ``open`` (request rate).
+        spread: a dataset's (ISL, OSL) pairs (:class:`LengthSpread`) drawn instead of the uniform
+            range (needs ``range_ratio`` 1.0; ``isl``/``osl`` then label its rounded means).
+            None (default): InferenceX's uniform or fixed lengths, every figure as before.
     """
 
     name: str
@@ -55,6 +143,7 @@ class Workload:
     osl: int
     range_ratio: float = INFERENCEX_RANGE_RATIO
     arrival: str = "closed"
+    spread: LengthSpread | None = None
 
     def __post_init__(self) -> None:
         for k in ("isl", "osl"):
@@ -67,28 +156,43 @@ class Workload:
             raise SpecError("range_ratio", f"must be in (0, 1], got {self.range_ratio}", "use 0.8 or 1")
         if self.arrival not in ("closed", "open"):
             raise SpecError("arrival", f"unknown arrival {self.arrival!r}", "use closed or open")
+        if self.spread is not None and self.range_ratio != 1.0:
+            raise SpecError("range_ratio", f"{self.range_ratio} with a length spread: the spread's pairs are the "
+                            "lengths", "use range_ratio 1.0 with a spread")
 
     @property
     def mean_isl(self) -> float:
-        """Mean input length: (1 + r)/2 · L for lengths uniform in [r·L, L]."""
-        return (1 + self.range_ratio) / 2 * self.isl
+        """Mean input length: the spread's mean, else (1 + r)/2 · L for lengths uniform in [r·L, L]."""
+        return self.spread.mean_isl if self.spread is not None else (1 + self.range_ratio) / 2 * self.isl
 
     @property
     def mean_osl(self) -> float:
-        """Mean output length: (1 + r)/2 · L."""
-        return (1 + self.range_ratio) / 2 * self.osl
+        """Mean output length: the spread's mean, else (1 + r)/2 · L."""
+        return self.spread.mean_osl if self.spread is not None else (1 + self.range_ratio) / 2 * self.osl
+
+    @property
+    def decode_ctx(self) -> float:
+        """Mean context per decoding sequence, tokens: mean ISL + mean OSL / 2 (InferenceX's ±10%
+        range leaves it within 0.5% of the output-token-weighted mean), or the spread's
+        output-token-weighted :attr:`LengthSpread.decode_ctx`."""
+        return self.spread.decode_ctx if self.spread is not None else self.mean_isl + self.mean_osl / 2
 
     def osl_quantile(self, q: float) -> float:
-        """Output length at quantile q of its uniform distribution."""
+        """Output length at quantile q of its uniform distribution (or of the spread)."""
+        if self.spread is not None:
+            return self.spread.osl_quantile(q)
         return self.range_ratio * self.osl + q * (1 - self.range_ratio) * self.osl
 
     def isl_quantile(self, q: float) -> float:
-        """Input length at quantile q of its uniform distribution."""
+        """Input length at quantile q of its uniform distribution (or of the spread)."""
+        if self.spread is not None:
+            return self.spread.isl_quantile(q)
         return self.range_ratio * self.isl + q * (1 - self.range_ratio) * self.isl
 
     def as_dict(self) -> dict:
-        return {"name": self.name, "isl": self.isl, "osl": self.osl, "range_ratio": self.range_ratio,
-                "arrival": self.arrival}
+        d = {"name": self.name, "isl": self.isl, "osl": self.osl, "range_ratio": self.range_ratio,
+             "arrival": self.arrival}
+        return d | ({"spread": self.spread.name} if self.spread is not None else {})
 
 
 PRESETS = {

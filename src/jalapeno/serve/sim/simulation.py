@@ -463,7 +463,7 @@ def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Wor
                                    "use fewer replicas/workers or smaller layouts")
     rng = np.random.default_rng(seed)
     if workload is not None:
-        ctx_ref = workload.mean_isl + workload.mean_osl / 2
+        ctx_ref = workload.decode_ctx
     elif agentic is not None:
         ctx_ref = agentic.final_context_tokens / 2
     else:

@@ -27,7 +27,11 @@ class RequestSpec:
 
 
 def fixed_length_requests(wl: Workload, n: int, rng: np.random.Generator) -> list[RequestSpec]:
-    """InferenceX lengths: uniform integers in [r·L, L] (r = 1: exactly L)."""
+    """InferenceX lengths: uniform integers in [r·L, L] (r = 1: exactly L); a workload with a
+    :class:`~jalapeno.specs.workload.LengthSpread` draws its (ISL, OSL) pairs instead."""
+    if wl.spread is not None:
+        return [RequestSpec(int(i), int(o)) for i, o in zip(*wl.spread.sample(n, rng))]
+
     def draw(length: int) -> np.ndarray:
         lo = max(1, int(math.ceil(wl.range_ratio * length)))
         return rng.integers(lo, length + 1, size=n)
