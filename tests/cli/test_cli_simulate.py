@@ -59,6 +59,16 @@ def test_closed_loop_json(capsys):
     assert cfg["workload"]["isl"] == 8192 and cfg["workload"]["osl"] == 1024
 
 
+def test_disaggregated_recipe_runs(capsys):
+    """--prefill/--decode with a disaggregated recipe: the run completes (it raised an
+    UnboundLocalError after the run: the aggregated layout note was never set) on 8 + 8 chips."""
+    d = run_json(capsys, "simulate", "-s", "h200", "-m", "deepseek-r1", "-w", "1k1k", "-c", "4", "--engine",
+                 "dynamo-trt-dsr1-fp8", "--prefill", "dp=8,ep=8,workers=1", "--decode", "dp=8,ep=8,workers=1",
+                 "--requests", "8")
+    check_summary(d["summary"], 8)
+    assert d["summary"]["chips"] == 16
+
+
 def test_warmup_zero_is_inferencex_idle_start(capsys):
     """--warmup 0: the 10·C counted requests start at once into an idle server (InferenceX), so
     the first wave queues behind itself: mean TTFT above the steady state's, same count."""
@@ -133,6 +143,12 @@ def test_table_output_without_json(capsys):
     code, out, err = run(capsys, *BASE, "--concurrency", "2", "--requests", "4")
     assert code == 0, err
     assert "throughput per chip" in out and "TTFT" in out and "preemptions" in out
+    # the title names the protocol: predict's TTFT is the idle start's, compared with --warmup 0
+    title = " ".join(out.split())
+    assert "steady state (4 warm-up requests in line; --warmup 0: InferenceX's idle start, as predict)" in title
+    code, out, err = run(capsys, *BASE, "--concurrency", "2", "--requests", "4", "--warmup", "0")
+    assert code == 0, err
+    assert "idle start (InferenceX's protocol, as predict)" in " ".join(out.split())
 
 
 def test_same_seed_same_json(capsys):

@@ -171,3 +171,41 @@ def test_run_throughput_agrees_with_the_simulator(system, workers, c):
     sim = simulate(model, pricer, dep, workload=wl, concurrency=c, seed=0, warmup=0).summary["throughput_per_chip"]
     assert run["throughput_per_chip"] == pytest.approx(sim, rel=0.03), (run["throughput_per_chip"], sim)
     assert abs(run["throughput_per_chip"] / sim - 1) < abs(steady["throughput_per_chip"] / sim - 1)
+
+
+#: Recipe-driven deployments through the CLI (``--engine``: the recipe's token budget, running
+#: cap, CUDA-graph ceiling, KV dtype, memory profile and MTP reach both commands by the same path,
+#: cli/engine_opts.recipe_run / limit_kwargs; ``--stack`` where no recipe exists), InferenceX's
+#: 8k/1k: (model, system, engine options, layout, C). KV-capacity-bound at C = 256, the users beyond
+#: the cache queueing for admission: the H200 TRT-LLM MTP recipe (TEP8) and Kimi K2.5 on B200 under
+#: vLLM (TP8); below every cap: SGLang's 32k budget on B200 and three disaggregated recipes.
+RECIPE_CASES = (
+    ("deepseek-r1", "b200", ("--engine", "sglang-b200-dsr1-fp8"), ("--tp", "8"), 64),
+    ("deepseek-r1", "h200", ("--engine", "trtllm-h200-dsr1-fp8-mtp"), ("--tp", "8", "--ep", "8"), 256),
+    ("kimi-k2.5", "b200", ("--stack", "vllm"), ("--tp", "8"), 256),
+    ("deepseek-r1", "h200", ("--engine", "dynamo-trt-dsr1-fp8"),
+     ("--prefill", "dp=8,ep=8,workers=1", "--decode", "dp=8,ep=8,workers=1"), 64),
+    ("deepseek-r1", "gb200-nvl72", ("--engine", "dynamo-trt-dsr1-fp4"),
+     ("--prefill", "dp=4,ep=4,workers=2", "--decode", "dp=16,ep=16,workers=1"), 64),
+    ("deepseek-r1", "mi355x", ("--engine", "sglang-mori-mi355x-dsr1-fp4-dep"),
+     ("--prefill", "dp=8,ep=8,workers=1", "--decode", "dp=8,ep=8,workers=1"), 256),
+)
+
+
+@pytest.mark.parametrize("model,system,engine,layout,c", RECIPE_CASES)
+def test_recipe_deployments_agree_through_the_cli(capsys, model, system, engine, layout, c):
+    import json
+
+    from cli_runner import run
+
+    args = ("-s", system, "-m", model, "-w", "8k1k", "-c", str(c), *engine, *layout, "--json")
+    code, out, err = run(capsys, "predict", *args)
+    assert code == 0, err
+    ana = json.loads(out)
+    code, out, err = run(capsys, "simulate", *args, "--warmup", "0")
+    assert code == 0, err
+    sim = json.loads(out)["summary"]
+    assert sim["requests"] == 10 * c
+    assert ana["ttft_s"] == pytest.approx(sim["ttft_s"]["mean"], rel=TOL), (ana["ttft_s"], sim["ttft_s"]["mean"])
+    if ana["limit"]:  # a cap binds: the users beyond it wait for admission on both sides
+        assert ana["limit"] == "kv_capacity (queueing)" and sim["queue_s"]["mean"] > 5

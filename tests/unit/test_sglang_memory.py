@@ -138,6 +138,24 @@ def test_simulator_admits_only_requests_all_can_finish():
     assert inst._can_finish(_req(2, 100, 150))
 
 
+def test_simulator_counts_a_decoding_requests_progress():
+    # Two running requests of 300 prompt + 400 output tokens started decoding at step 0 with their
+    # first token (generated = 1, which the simulator moves only at retirement); at step 199 each
+    # has emitted 1 + 199 = 200 tokens: holds 500, 200 left. Capacity 1,500, used 1,000. A new
+    # request of 100 + 100: free 1,500 − 1,000 − 100 = 400; sorted by tokens left: the new one (100
+    # left, bs 3): 400 − 300 = 100 > 3; a running one (bs 2): 400 + 100 − 400 = 100 > 2; the last
+    # (bs 1): 400 + 600 − 200 = 800 > 1 → admitted. Counting each running request's left as its
+    # whole output (399) while its tokens so far fill the pool refused it (400 + 100 − 798 < 0).
+    inst = _instance(1500.0)
+    for i in (0, 1):
+        run = _req(i, 300, 400, generated=1)
+        inst.decoding[run.id] = run
+    inst.step_index, inst.used = 199, 1000.0
+    assert inst._can_finish(_req(2, 100, 100))
+    inst.step_index = 1  # 2 tokens each: 398 left, holds 302 (the same pool filled by 1,000 used)
+    assert not inst._can_finish(_req(3, 100, 100))
+
+
 def test_simulation_runs_the_rule_with_the_profile_only():
     from jalapeno.serve.sim.simulation import Simulation
 

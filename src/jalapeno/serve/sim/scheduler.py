@@ -141,8 +141,13 @@ class Instance:
         (``PrefillAdder.add_one_req_ignore_eos``; deploy/engine_memory.py): the running requests and
         ``req``, sorted by output tokens left, must all finish in the pool — when the i-th finishes,
         the free tokens plus those the earlier ones freed cover the growth (its tokens left) of each
-        of the bs still running, with one token per sequence to spare."""
-        held = [(r.osl - r.generated, r.isl + r.generated) for r in (*self.prefilling, *self.decoding.values())]
+        of the bs still running, with one token per sequence to spare. A decoding request's output so
+        far is ``generated`` at its decode start plus ``a`` tokens per step since (``generated``
+        itself moves only at retirement): its tokens left shrink and its occupancy grows as it decodes."""
+        held = [(r.osl - r.generated, r.isl + r.generated) for r in self.prefilling]
+        for r in self.decoding.values():  # a decoding request's output so far: its steps since it started
+            out = min(r.generated + (self.step_index - r.decode_start_step) * self.a, r.osl)
+            held.append((r.osl - out, r.isl + out))
         held.append((req.osl - req.generated, req.isl + req.generated))
         held.sort()
         free = self.capacity - self.used - self.cache.tokens - (req.isl + req.generated)
