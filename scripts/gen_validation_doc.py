@@ -195,17 +195,37 @@ def _causes(rows: pd.DataFrame) -> list[str]:
         "(data/stack_fits.toml, docs/stacks.md), Dynamo-SGLang's B200 FP4 rows their recipes' EAGLE chain "
         f"(k = 2 at 0.75; throughput {b_sg:+.0%} median, n = {n_sg}: the rows at 32-64 users would match at 0.6 per token, "
         "those at 256-512 users stay 17-36% over even then, so most of the residual is not the draft mapping), "
-        "other MTP rows k = 1 at 0.85 (labelled per row). Their "
+        "aiconfigurator's TRT-LLM DeepSeek-R1 rows of InferenceX MTP sweeps (identified by their measured time, "
+        "data/validation/aic_sweeps.toml: B200 1.2.0rc6.post3 and 1.1.0rc2.post2 of 2026-01-14, H200 "
+        "1.1.0rc2.post2 of 2026-01-14) their launch scripts' MTP3 (MTP1 with attention DP) at the `trtllm` "
+        "profile's fitted acceptance, other MTP rows k = 1 at 0.85 (labelled per row). Their "
         "decode pools' MoE layers are priced by the kernels of the backend the recipe names (CUTLASS, "
         "TRT-LLM-gen; CuteDSL unmeasured: docs/model.md §8.6). Mid-load Dynamo-TRT points (concurrency "
         f"48-180, n = {n_m}) are over-predicted (throughput {b_m:+.0%}) with TPOT {b_mt:+.0%}: B200's TEP8 "
         "entry at 18-32 sequences per worker and GB200's CuteDSL DEP32 entry at 180 users.",
         f"- **aiconfigurator disaggregated rows** (n = {n_d} with worker counts; TPOT {m_d:.1%} median, "
         f"{b_d:+.1%} bias): rows without prefill/decode worker counts are skipped (the batch per decode "
-        "worker, hence TPOT, is unknown); MTP is not recorded there and is not assumed.",
+        "worker, hence TPOT, is unknown); MTP is not recorded there and, outside the identified sweeps, not assumed.",
         "- **Spec-only defaults** are reported beside the calibrated sets: they were chosen from public kernel "
         "figures, not fitted.",
     ]
+
+
+def _repeats_table(cal: dict) -> list[str]:
+    """The repeated aiconfigurator runs the loader counted once, per group (fit/aic_duplicates.py)."""
+    from jalapeno.fit.aic_duplicates import SAME_VALUE_MS, repeats_per_group
+
+    kept = cal["rows"][cal["rows"].source == "aiconfigurator"].drop_duplicates("id")
+    table = repeats_per_group(cal["skipped"], list(kept.itertuples()))
+    return ["### Repeated runs counted once", "",
+            "aiconfigurator-core 0.12.0's sample holds many runs two or three times (dated source files, the "
+            "database dump's `cfgNNN` ids, gap-analysis copies rounded to 0.01 ms, DeepSeek-R1 and -V3 twins). Rows "
+            "of one system, model, engine release, precision, mode, ISL/OSL and concurrency whose measured TTFT and "
+            f"TPOT both agree within {SAME_VALUE_MS} ms are one measurement: one is kept (the one whose id names its "
+            "layout, then the unrounded one), the others are skipped as repeats (fit/aic_duplicates.py). "
+            f"{sum(t[3] for t in table)} rows dropped, {sum(t[4] for t in table)} measurements kept.", "",
+            "| system | model | mode | repeats dropped | measurements kept |", "|---|---|---|---|---|",
+            *[f"| {s} | {m} | {mode} | {n} | {k} |" for s, m, mode, n, k in table], ""]
 
 
 def _met(ok: bool) -> str:
@@ -340,7 +360,7 @@ def main() -> None:
     ]
     if "aiconfigurator" in cal["overall"]:
         lines += ["## aiconfigurator end-to-end rows, per system / model / mode (calibrated)", "",
-                  *_group_table(cal["summary"], "aiconfigurator"), ""]
+                  *_group_table(cal["summary"], "aiconfigurator"), "", *_repeats_table(cal)]
     if own_table:
         lines += ["## aiconfigurator's own error beside ours (same rows)", "",
                   "A stratified sample of 150 of the mappable rows (seed 0; every system / model / mode group "

@@ -247,7 +247,11 @@ def test_dynamo_trt_draft_length_by_load_from_the_recipe_names():
     st = get_stack("dynamo-trtllm")
     assert r.mtp_at(10).acceptance == st.acceptance("deepseek-r1", 3)
     assert r.mtp_at(500).acceptance == st.acceptance("deepseek-r1", 1)
-    assert get_recipe("trtllm-b200-dsr1-fp4-mtp").mtp_for(1).acceptance == 0.85  # no profile figure: the recipe's
+    # the trtllm profile's fitted figure (data/stack_fits.toml) wins over the recipe's stated 0.85 ...
+    assert get_recipe("trtllm-b200-dsr1-fp4-mtp").mtp_for(1).acceptance == get_stack("trtllm").acceptance("deepseek-r1", 1)
+    # ... and a recipe whose profile gives none (SGLang) keeps its own: 0.85 single, 0.75 per token in chains
+    assert get_stack("sglang").acceptance("deepseek-r1", 1) is None
+    assert [get_recipe("dynamo-sglang-b200-dsr1-fp4-mtp").mtp_for(k).acceptance for k in (1, 2)] == [0.85, 0.75]
     assert deployed_recipe("gb200-nvl72", "deepseek-r1") is r
     assert deployed_recipe("jalapeno", "deepseek-r1") is None
 

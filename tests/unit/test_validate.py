@@ -346,6 +346,40 @@ def test_load_aiconfigurator_deployment_agrees_with_the_row_id(silicon):
     assert p.deployment.chips == 8
 
 
+def test_load_aiconfigurator_counts_one_run_once(silicon):
+    """Copies of one run (a database-dump id, a DeepSeek-V3 twin, a copy rounded to 0.01 ms) are one
+    measurement; a second run of the same configuration (TPOT 0.05 ms apart) and the same figures at
+    another concurrency are not (fit/aic_duplicates.py)."""
+    base = silicon.iloc[2].to_dict()  # H200 SGLang 0.5.9 FP8, 1k/1k, c8, TP8: 244.861... / 12.472... ms
+    named = base["id"]
+    rows = [base,
+            {**base, "id": "dsr1_h200_sglang_fp8_agg_1024x1024_c8_cfg81", "model_path": "deepseek-ai/DeepSeek-V3"},
+            {**base, "id": "gap_h200_sxm_sglang_fp8_agg_1024x1024_c8_tp8_ep1_1", "silicon_ttft_ms": 244.86,
+             "silicon_tpot_ms": 12.47},
+            {**base, "id": "rerun_h200_sxm_sglang_fp8_agg_1024x1024_c8_tp8_ep1_2", "silicon_tpot_ms": 12.52},
+            {**base, "id": "other_h200_sxm_sglang_fp8_agg_1024x1024_c16_tp8_ep1_3"}]
+    points, skipped = load_aiconfigurator(pd.DataFrame(rows))
+    assert [p.id for p in points] == [f"aic:{named}", "aic:rerun_h200_sxm_sglang_fp8_agg_1024x1024_c8_tp8_ep1_2",
+                                      "aic:other_h200_sxm_sglang_fp8_agg_1024x1024_c16_tp8_ep1_3"]
+    why = f"repeat of aic:{named} (same run: same configuration, TTFT and TPOT within 0.0051 ms)"
+    assert skipped == [("aic:dsr1_h200_sglang_fp8_agg_1024x1024_c8_cfg81", why),
+                       ("aic:gap_h200_sxm_sglang_fp8_agg_1024x1024_c8_tp8_ep1_1", why)]
+
+
+def test_repeated_run_read_as_another_layout_keeps_the_named_one(silicon):
+    """A database-dump copy whose inflated fields read as 16 chips loses to the copy whose id names its
+    4-chip run (B200 Kimi K2.5 vLLM 0.17.0 cfg635 and ..._tp4_ep4_1294 in the 0.12.0 sample)."""
+    base = silicon.iloc[3].to_dict()  # B200 TRT-LLM FP4 TP4, c4
+    rows = [{**base, "id": "x_b200_agg_1024x8192_c4_cfg635", "tp_size": 4.0, "attention_dp_size": 4.0,
+             "moe_tp_size": 1.0, "moe_ep_size": 16.0},
+            {**base, "id": "x_b200_sxm_agg_1024x8192_c4_tp4_ep4_1294", "tp_size": 4.0, "attention_dp_size": 1.0,
+             "moe_tp_size": 1.0, "moe_ep_size": 4.0}]
+    (p,), skipped = load_aiconfigurator(pd.DataFrame(rows))
+    assert p.id == "aic:x_b200_sxm_agg_1024x8192_c4_tp4_ep4_1294" and p.deployment.chips == 4
+    assert [i for i, _ in skipped] == ["aic:x_b200_agg_1024x8192_c4_cfg635"]
+    assert "1 repeat(s) of this run dropped, 1 read as agg attn TP4 DP4" in p.notes[-1]
+
+
 # ---- predictions and errors -----------------------------------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,8 @@ What is fitted, per profile (:data:`PLAN`), in this order:
    parses the stream), so InferenceX's points (:data:`FRONTEND_SOURCES`) give the profile's own
    front end and every other source's points (:data:`CLIENT_SOURCES`) the profile's ``clients``
    entry for that source (specs/stacks.Stack.for_client), each fitted on its own points only;
-3. MTP acceptance (``dynamo-trtllm`` on DeepSeek-R1) — one per-token acceptance shared by every
+3. MTP acceptance (``dynamo-trtllm`` and ``trtllm`` on DeepSeek-R1; TRT-LLM's MTP points are
+   aiconfigurator's rows of InferenceX MTP sweeps, fit/aic_sweeps.py) — one per-token acceptance shared by every
    draft length (too few single-draft fit points to fit it alone), on the TPOT of the MTP fit points;
 4. a client's prefill burst share (with the front end, per :data:`CLIENT_SOURCES` source;
    ``prefill_burst_fraction``, specs/efficiency.py) — the share of a disaggregated run's counted
@@ -55,7 +56,7 @@ from jalapeno.specs.stacks import Stack, build_stacks, load_stacks, stack_for_fr
 #: Parameter groups fitted per profile (profiles not listed keep their stated values).
 PLAN: dict[str, tuple[tuple[str, ...], ...]] = {
     "sglang": (("fixed_scale",),),  # its points do not identify a per-rank cost (the joint fit gives 0)
-    "trtllm": (("fixed_scale", "tp_rank_step_s"),),
+    "trtllm": (("fixed_scale", "tp_rank_step_s"), ("mtp",)),
     "vllm": (("fixed_scale", "tp_rank_step_s"),),
     "dynamo-trtllm": (("mtp",),),
     "sglang-rocm": (("kernel_launch_s",),),

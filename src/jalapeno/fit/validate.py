@@ -2,8 +2,7 @@
 
 Sources:
 - InferenceX points (CSV, the shipped ``data/validation/inferencex_points.csv`` format).
-- aiconfigurator's end-to-end file (``silicon_sample.csv`` in the optional ``aiconfigurator-core``
-  package, read through the installed package): measured TTFT/TPOT with full deployments.
+- aiconfigurator's ``silicon_sample.csv`` (optional ``aiconfigurator-core``): TTFT/TPOT, full deployments.
 Each measured point is mapped to a prediction, labelled by how:
 - ``matched``: the source gives the deployment (layout, worker counts) and the concurrency;
   the model serves exactly that (serve/point.py).
@@ -21,13 +20,13 @@ Each measured point is mapped to a prediction, labelled by how:
   entries ran; the highest throughput per chip over those entries (fit/entries.py).
 A row whose system, model, framework, precision, lengths, concurrency (and MTP use, when stated)
 identify one published recipe entry (``[[identified]]`` in data/engines.toml, with its source) is
-``matched`` with that entry's deployment, MTP, prefill budget and decode ``max_batch`` (the slots
-beyond which users queue) — a stated topology must agree on the GPU count, else it is read instead.
+``matched`` with its deployment, MTP, prefill budget and decode ``max_batch`` (the slots beyond which
+users queue); a stated topology must agree on the GPU count, else it is read instead.
 Dynamo + TRT-LLM disaggregated rows carry the recipe's prefill budget per rank (:func:`recipe_budget`).
-Rows that cannot be mapped are skipped with the reason. MTP rows take the draft length and
-acceptance of their launch recipe (data/engines.toml: Dynamo + TRT-LLM's by load, :func:`recipe_mtp`;
-another engine's aggregated or disaggregated recipe, deploy/engines.launch_mtp: Dynamo + SGLang's
-EAGLE chain of 2 drafts on B200 FP4), else :data:`VALIDATION_MTP`; labelled per row.
+Rows that cannot be mapped are skipped with the reason. MTP rows take the draft length and acceptance
+of their launch recipe (data/engines.toml: Dynamo + TRT-LLM's by load, :func:`recipe_mtp`; another
+engine's recipe, deploy/engines.launch_mtp: Dynamo + SGLang's EAGLE chain of 2 drafts on B200 FP4;
+aiconfigurator rows of an InferenceX MTP sweep, fit/aic_sweeps.py), else :data:`VALIDATION_MTP`.
 Errors: signed % error = predicted/measured − 1; per group n, median and p90 absolute % error and
 the median signed error (bias). A row whose TTFT is the runs' median (``ttft_stat``) is compared with
 the predicted median (p50, which the idle start's first wave skews far less), the others with the mean.
@@ -55,7 +54,9 @@ from jalapeno.deploy.engines import (
 )
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError, SpecError
+from jalapeno.fit.aic_duplicates import drop_repeated_runs
 from jalapeno.fit.aic_layout import aic_agg_layout
+from jalapeno.fit.aic_sweeps import sweep_of, with_sweep_mtp
 from jalapeno.fit.entries import best_entry, with_stack_mtp
 from jalapeno.fit.ix_cells import bad_cell as _bad_cell
 from jalapeno.fit.ix_cells import context_overrun
@@ -345,7 +346,8 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
 # ---- aiconfigurator end-to-end rows -------------------------------------------------------
 
 def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
-    """Measured points of aiconfigurator's ``silicon_sample.csv`` (or a frame in its format).
+    """Measured points of aiconfigurator's ``silicon_sample.csv`` (or a frame in its format), one per
+    measurement (repeats skipped: fit/aic_duplicates.py); MTP as the InferenceX sweep ran it (fit/aic_sweeps.py).
 
     Raises:
         SpecError: the package is not installed and no frame was given.
@@ -371,7 +373,6 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
             str(r.precision), "fp8")
         def num(v, default=None):
             return default if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
-
         try:
             notes = []
             if r.mode == "agg":
@@ -403,9 +404,13 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
             continue
         meas = {"ttft_s": float(r.silicon_ttft_ms) / 1e3, "tpot_s": float(r.silicon_tpot_ms) / 1e3,
                 "throughput_per_chip": None, "interactivity": 1e3 / float(r.silicon_tpot_ms)}
-        points.append(MeasuredPoint("aiconfigurator", rid, system, model, prec, f"{r.backend} {r.backend_version}",
-                                    int(r.isl), int(r.osl), conc, dep, meas, "matched", True, notes))
-    return points, skipped
+        fw = f"{r.backend} {r.backend_version}"
+        dep, spec, note = with_sweep_mtp(dep, sweep_of(system, model, fw, prec, getattr(r, "silicon_data_source", "")),
+                                         VALIDATION_MTP.acceptance, CHAIN_ACCEPTANCE)
+        points.append(MeasuredPoint("aiconfigurator", rid, system, model, prec, fw, int(r.isl), int(r.osl), conc, dep,
+                                    meas, "matched", True, notes + [note] * bool(note), spec=spec))
+    points, repeats = drop_repeated_runs(points)
+    return points, skipped + repeats
 
 
 # ---- predictions and errors ---------------------------------------------------------------

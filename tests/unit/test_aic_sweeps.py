@@ -1,0 +1,76 @@
+"""aiconfigurator rows of InferenceX MTP sweeps (fit/aic_sweeps.py, data/validation/aic_sweeps.toml).
+
+Expected draft lengths are the launch scripts' (InferenceX benchmarks/dsr1_fp8_b200_trt_mtp.sh @5d517074c:
+MTP=3, MTP=1 when DP_ATTENTION); the acceptances are the validation's stated ones (0.85 for one draft,
+0.75 per token for chains: fit/validate.VALIDATION_MTP / CHAIN_ACCEPTANCE).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from jalapeno.deploy.deployment import MTP
+from jalapeno.errors import SpecError
+from jalapeno.fit.aic_sweeps import load_sweeps, measured_date, sweep_of
+from jalapeno.fit.validate import load_aiconfigurator
+
+SILICON = Path(__file__).resolve().parents[1] / "fixtures" / "aiconfigurator" / "silicon_sample_subset.csv"
+
+
+@pytest.fixture(scope="module")
+def b200_post3() -> dict:
+    row = pd.read_csv(SILICON).iloc[4].to_dict()  # B200 TRT-LLM 1.2.0rc6.post3 FP8, 1k/8k, c8, TP8
+    assert (row["backend_version"], row["precision"], row["tp_size"]) == ("1.2.0rc6.post3", "fp8", 8.0)
+    return row
+
+
+def test_rows_of_an_mtp_sweep_run_its_launch_scripts_mtp(b200_post3):
+    stamp = "source_file=2026-03-25.csv; model=DeepSeek-R1; measured=2026-02-05T19:55:05Z; wip=False"
+    rows = [{**b200_post3, "silicon_data_source": stamp},
+            {**b200_post3, "id": "x_agg_1024x1024_c256_tp8_ep8_1", "tp_size": 1.0, "attention_dp_size": 8.0,
+             "moe_tp_size": 1.0, "moe_ep_size": 8.0, "silicon_data_source": stamp, "silicon_tpot_ms": 21.03},
+            {**b200_post3, "id": "x_agg_1024x8192_c8_tp8_ep1_2", "silicon_data_source": "measured=2026-02-04",
+             "silicon_tpot_ms": 6.0}]
+    tep, dep, other = load_aiconfigurator(pd.DataFrame(rows))[0]
+    assert tep.deployment.mtp == MTP(3, 0.75) and tep.spec == "mtp" and tep.uses_mtp
+    assert dep.deployment.decode.layout.dp == 8 and dep.deployment.mtp == MTP(1, 0.85)
+    assert "dsr1-fp8-b200-trt-mtp" in tep.notes[-1]
+    assert other.deployment.mtp is None and other.spec == "" and other.uses_mtp is None  # no sweep that day
+
+
+def test_a_plain_sweep_says_so_and_runs_no_mtp(b200_post3):
+    row = {**b200_post3, "backend_version": "1.2.0rc6.post2", "silicon_data_source": "measured=2026-01-29T15:27:29Z"}
+    (p,), _ = load_aiconfigurator(pd.DataFrame([row]))
+    assert p.deployment.mtp is None and p.spec == "none" and p.uses_mtp is False
+
+
+def test_sweep_lookup_needs_every_field():
+    assert measured_date("db-dump/2026-04-27; config_id=75; measured=2026-01-29T00:00:00.000Z") == "2026-01-29"
+    assert measured_date("source_file=kimi-k2.5-gap-analysis.csv") == ""
+    assert sweep_of("h200", "deepseek-r1", "trtllm 1.1.0rc2.post2", "fp8", "measured=2026-01-14").spec == "mtp"
+    assert sweep_of("h200", "deepseek-r1", "trtllm 1.1.0rc2.post2", "fp8", "measured=2025-12-15") is None
+    assert sweep_of("b200", "deepseek-r1", "sglang 1.1.0rc2.post2", "fp8", "measured=2026-01-14") is None
+
+
+@pytest.mark.parametrize("entry, message", [
+    ('spec = "mtp"\nmtp_draft = 3', "an MTP sweep without draft lengths"),
+    ('spec = "eagle"', "'eagle'"),
+    ('spec = "none"\nflavour = 1', "unknown key(s) ['flavour']"),
+])
+def test_malformed_sweep_entries_are_named(tmp_path, entry, message):
+    f = tmp_path / "sweeps.toml"
+    f.write_text('[[sweep]]\nsystem = "b200"\nmodel = "deepseek-r1"\nengine = "trtllm"\nversion = "1.2.0"\n'
+                 'precision = "fp8"\nmeasured = "2026-02-05"\nconfig_key = "k"\nsource = "s"\n' + entry + "\n")
+    with pytest.raises(SpecError, match="sweeps.toml: sweep\\[0\\]") as e:
+        load_sweeps(f)
+    assert message in str(e.value)
+
+
+def test_every_shipped_sweep_names_its_commit():
+    sweeps = load_sweeps()
+    assert len(sweeps) == 7 and all("InferenceX" in s.source for s in sweeps)
+    assert {s.config_key for s in sweeps if s.spec == "mtp"} == {
+        "dsr1-fp8-b200-trt-mtp", "dsr1-fp4-b200-trt-mtp", "dsr1-fp8-h200-trt-mtp"}
