@@ -34,7 +34,6 @@ the predicted median (p50, which the idle start's first wave skews far less), th
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,9 +53,6 @@ from jalapeno.deploy.engines import (
 )
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError, SpecError
-from jalapeno.fit.aic_duplicates import drop_repeated_runs
-from jalapeno.fit.aic_layout import aic_agg_layout
-from jalapeno.fit.aic_sweeps import sweep_of, with_sweep_mtp
 from jalapeno.fit.entries import best_entry, with_stack_mtp
 from jalapeno.fit.ix_cells import bad_cell as _bad_cell
 from jalapeno.fit.ix_cells import context_overrun
@@ -86,12 +82,6 @@ HARDWARE = {"GB200 NVL72": "gb200-nvl72", "GB300 NVL72": "gb300-nvl72", "B200": 
             "H200": "h200", "H100": "h100", "MI300X": "mi300x", "MI325X": "mi325x", "MI355X": "mi355x"}
 #: InferenceX model name → catalog model (the seed models InferenceX benchmarks)
 IX_MODELS = {"DeepSeek-R1-0528": "deepseek-r1", "gpt-oss-120b": "gpt-oss-120b"}
-AIC_SYSTEMS = {"h100_sxm": "h100", "h200_sxm": "h200", "b200_sxm": "b200", "b300_sxm": "b300",
-               "gb200": "gb200-nvl72", "gb300": "gb300-nvl72"}
-AIC_MODELS = {"deepseek-ai/DeepSeek-R1": "deepseek-r1", "deepseek-ai/DeepSeek-V3": "deepseek-r1",
-              "openai/gpt-oss-120b": "gpt-oss-120b", "moonshotai/Kimi-K2.5": "kimi-k2.5",
-              "Qwen/Qwen3-235B-A22B-FP8": "qwen3-235b-a22b", "meta-llama/Llama-3.1-70B": "llama-3.3-70b",
-              "nvidia/DeepSeek-R1-NVFP4": "deepseek-r1", "nvidia/DeepSeek-V3.1-NVFP4": "deepseek-r1"}
 METRICS = ("throughput_per_chip", "interactivity", "ttft_s", "tpot_s")
 
 
@@ -346,71 +336,14 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
 # ---- aiconfigurator end-to-end rows -------------------------------------------------------
 
 def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
-    """Measured points of aiconfigurator's ``silicon_sample.csv`` (or a frame in its format), one per
-    measurement (repeats skipped: fit/aic_duplicates.py); MTP as the InferenceX sweep ran it (fit/aic_sweeps.py).
+    """Measured points of aiconfigurator's ``silicon_sample.csv`` and the skipped rows (fit/aic_rows.py).
 
     Raises:
         SpecError: the package is not installed and no frame was given.
     """
-    if frame is None:
-        try:
-            from importlib.resources import files
+    from jalapeno.fit.aic_rows import load_aiconfigurator as load
 
-            frame = pd.read_csv(files("aiconfigurator_core") / "systems" / "silicon_sample.csv")
-        except ModuleNotFoundError:
-            raise SpecError("aiconfigurator", "the aiconfigurator-core package is not installed",
-                            'pip install -e ".[calibrate]"') from None
-    points, skipped = [], []
-    for r in frame.itertuples(index=False):
-        rid = f"aic:{r.id}"
-        system, model = AIC_SYSTEMS.get(r.system), AIC_MODELS.get(r.model_path)
-        if not system or not model:
-            skipped.append((rid, f"{r.system}/{r.model_path} not in the catalog"))
-            continue
-        # gpt-oss ships MXFP4 experts whatever the row says; Kimi K2.5 runs as its INT4 release or
-        # as an NVFP4 requantisation (the row's precision tells which)
-        prec = {"gpt-oss-120b": "mxfp4"}.get(model) or {"fp4": "fp4", "bf16": "bf16", "int4": "int4"}.get(
-            str(r.precision), "fp8")
-        def num(v, default=None):
-            return default if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
-        try:
-            notes = []
-            if r.mode == "agg":
-                tp, dp, ep, note = aic_agg_layout(num(r.tp_size), num(r.attention_dp_size), num(r.moe_tp_size),
-                                                  num(r.moe_ep_size), str(r.id))
-                notes += [note] if note else []
-                dep = Deployment(get_precision(prec), Pool(Layout(tp=tp, dp=dp, ep=ep, pp=num(r.pp_size, 1))))
-                conc = float(r.batch_size)
-            else:
-                if num(r.decode_num_workers) is None or num(r.prefill_num_workers) is None:
-                    # the batch each decode worker runs (hence TPOT) depends on how many there were
-                    skipped.append((rid, "disaggregated row without prefill/decode worker counts"))
-                    continue
-                pre = Pool(Layout(tp=num(r.prefill_tp_size), dp=num(r.prefill_attention_dp_size, 1),
-                                  ep=num(r.prefill_moe_ep_size, 1)), num(r.prefill_num_workers))
-                dec = Pool(Layout(tp=num(r.decode_tp_size), dp=num(r.decode_attention_dp_size, 1),
-                                  ep=num(r.decode_moe_ep_size, 1)), num(r.decode_num_workers))
-                dep = Deployment(get_precision(prec), dec, prefill=pre)
-                bs = num(r.decode_batch_size)
-                conc = float(bs * dec.workers) if bs else float("nan")
-        except (TypeError, ValueError):
-            skipped.append((rid, "deployment fields missing"))
-            continue
-        m_c = re.search(r"_c(\d+)_", str(r.id))
-        if m_c:  # the run's concurrency, as encoded in the row id
-            conc = float(m_c.group(1))
-        if not conc or math.isnan(conc):
-            skipped.append((rid, "no concurrency (neither a batch size nor _c<N>_ in the id)"))
-            continue
-        meas = {"ttft_s": float(r.silicon_ttft_ms) / 1e3, "tpot_s": float(r.silicon_tpot_ms) / 1e3,
-                "throughput_per_chip": None, "interactivity": 1e3 / float(r.silicon_tpot_ms)}
-        fw = f"{r.backend} {r.backend_version}"
-        dep, spec, note = with_sweep_mtp(dep, sweep_of(system, model, fw, prec, getattr(r, "silicon_data_source", "")),
-                                         VALIDATION_MTP.acceptance, CHAIN_ACCEPTANCE)
-        points.append(MeasuredPoint("aiconfigurator", rid, system, model, prec, fw, int(r.isl), int(r.osl), conc, dep,
-                                    meas, "matched", True, notes + [note] * bool(note), spec=spec))
-    points, repeats = drop_repeated_runs(points)
-    return points, skipped + repeats
+    return load(frame)
 
 
 # ---- predictions and errors ---------------------------------------------------------------
