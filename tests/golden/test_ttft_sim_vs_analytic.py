@@ -178,7 +178,8 @@ def test_run_throughput_agrees_with_the_simulator(system, workers, c):
 #: cli/engine_opts.recipe_run / limit_kwargs; ``--stack`` where no recipe exists), InferenceX's
 #: 8k/1k: (model, system, engine options, layout, C). KV-capacity-bound at C = 256, the users beyond
 #: the cache queueing for admission: the H200 TRT-LLM MTP recipe (TEP8) and Kimi K2.5 on B200 under
-#: vLLM (TP8); below every cap: SGLang's 32k budget on B200 and three disaggregated recipes.
+#: vLLM (TP8); below every cap: SGLang's 32k budget on B200, ATOM's prefill-only steps
+#: (Deployment.prefill_steps) and three disaggregated recipes.
 RECIPE_CASES = (
     ("deepseek-r1", "b200", ("--engine", "sglang-b200-dsr1-fp8"), ("--tp", "8"), 64),
     ("deepseek-r1", "h200", ("--engine", "trtllm-h200-dsr1-fp8-mtp"), ("--tp", "8", "--ep", "8"), 256),
@@ -187,6 +188,7 @@ RECIPE_CASES = (
      ("--prefill", "dp=8,ep=8,workers=1", "--decode", "dp=8,ep=8,workers=1"), 64),
     ("deepseek-r1", "gb200-nvl72", ("--engine", "dynamo-trt-dsr1-fp4"),
      ("--prefill", "dp=4,ep=4,workers=2", "--decode", "dp=16,ep=16,workers=1"), 64),
+    ("deepseek-r1", "mi355x", ("--engine", "atom-mi355x-dsr1-fp8-mtp"), ("--tp", "8"), 256),  # prefill-first
     ("deepseek-r1", "mi355x", ("--engine", "sglang-mori-mi355x-dsr1-fp4-dep"),
      ("--prefill", "dp=8,ep=8,workers=1", "--decode", "dp=8,ep=8,workers=1"), 256),
 )

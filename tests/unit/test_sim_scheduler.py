@@ -345,3 +345,29 @@ def test_prefix_cache_disabled_and_invalid_inserts():
     on.insert(2, 0)  # nothing to keep
     assert on.tokens == 0 and not on.entries
     assert PrefixCache().hit_rate == 0.0
+
+
+def test_prefill_first_instance_runs_prompts_in_steps_of_their_own():
+    """Deployment.prefill_steps "separate" (ROCm/ATOM): a step with a prompt chunk carries no decode
+    row, and the decoding sequences do not advance in it; the next step, with no prompt, decodes."""
+    seen = []
+
+    def timer(b, ctx, pre_tokens, pre_ctx, pre_seqs, **kw):
+        seen.append((b, pre_tokens))
+        return 0.01
+
+    inst = Instance(0, "agg", timer, 1, 1e6, 64, 4096, PrefixCache(enabled=False), None,
+                    np.random.default_rng(0), prefill_first=True)
+    old, new = Request(id=0, arrival_s=0.0, isl=100, osl=10), Request(id=1, arrival_s=0.0, isl=300, osl=10)
+    inst.enqueue(old)
+    inst.plan(0.0)
+    inst.complete(0.01)  # old prefilled alone (first token), then decodes; no decode step yet
+    assert list(inst.decoding) == [0] and inst.step_index == 0
+    inst.enqueue(new)
+    inst.plan(0.01)
+    assert seen[-1] == (0, 300)  # the prompt's step: no decode rows
+    used = inst.used
+    inst.complete(0.02)
+    assert inst.step_index == 0 and inst.used == used + 1  # old did not advance; new got its first token
+    inst.plan(0.02)
+    assert seen[-1] == (2, 0)  # both decode

@@ -70,7 +70,7 @@ class Instance:
     def __init__(self, idx: int, role: str, timer: StepTimer, chips: int, capacity_tokens: float,
                  max_running: int, token_budget: int, prefix_cache: PrefixCache, mtp: MTP | None,
                  rng: np.random.Generator, max_tokens_per_step: int | None = None, recv_interval: int = 1,
-                 reserve_outputs: bool = False) -> None:
+                 reserve_outputs: bool = False, prefill_first: bool = False) -> None:
         self.id, self.role, self.timer, self.chips = idx, role, timer, chips
         self.capacity = float(capacity_tokens)
         self.rows = 1 + mtp.draft_tokens if mtp else 1  # decode rows per sequence per step
@@ -84,6 +84,10 @@ class Instance:
         self.inbox: list[Request] = []  # arrived, not yet read by the scheduler (its poll)
         self.recv_interval = max(int(recv_interval), 1)
         self.reserve_outputs = reserve_outputs and role != "decode"
+        # a prefill-first engine (Deployment.prefill_steps "separate", ROCm/ATOM): a step with prompt
+        # chunks carries them alone and the decoding sequences wait it out
+        self.prefill_first = prefill_first and role == "agg"
+        self._prefill_only = False
         self._since_poll = 0
         self._last_prefill = False
         self.prefilling: list[Request] = []
@@ -227,6 +231,9 @@ class Instance:
             return None
         self._chunks = chunks
         self.busy = True
+        self._prefill_only = self.prefill_first and bool(chunks)
+        if self._prefill_only:
+            b = 0  # the decode batch waits out the prefill step
         ctx = self.decode_ctx_sum / b if b else 0.0
         dur = self._time(b, ctx, pre_tokens, pre_ctx_w / pre_tokens if pre_tokens else 0.0, len(chunks))
         if pre_tokens:
@@ -310,14 +317,18 @@ class Instance:
         return np.array(out, dtype=float).reshape(-1, 5)
 
     def complete(self, now: float) -> tuple[list[Request], list[Request]]:
-        """Apply the finished step. Returns (requests done, requests whose prefill finished)."""
-        self.step_index += 1
-        b = len(self.decoding)
+        """Apply the finished step. Returns (requests done, requests whose prefill finished).
+
+        ``step_index`` counts decode steps: a prefill-only step (prefill-first engine) advances no
+        decoding sequence."""
+        b = 0 if self._prefill_only else len(self.decoding)
+        if not self._prefill_only:
+            self.step_index += 1
         self.decode_ctx_sum += b * self.a
         if self.role != "decode":  # decode workers reserved the whole context at admission
             self.used += b * self.a
         done: list[Request] = []
-        while self.finish and self.finish[0][0] <= self.step_index:
+        while not self._prefill_only and self.finish and self.finish[0][0] <= self.step_index:
             _, rid = heapq.heappop(self.finish)
             req = self.decoding.get(rid)
             if req is None or req.finish_step != self.step_index:

@@ -113,7 +113,8 @@ class Simulation:
                                                dep.running_limit(pool.layout), dep.prefill_budget(pool.layout),
                                                cache, dep.mtp, self.rng, dep.step_token_cap(pool.layout),
                                                dep.recv_interval if role == "agg" else 1,
-                                               reserve_outputs=prof is not None and prof.ignore_eos_admission))
+                                               reserve_outputs=prof is not None and prof.ignore_eos_admission,
+                                               prefill_first=dep.prefill_steps == "separate"))
         self.chips = dep.chips
         self._kv_capacity = sum(i.capacity for i in self.instances if i.role != "prefill")
         self.engine = Engine(self._dispatch)
