@@ -7,7 +7,8 @@ percentiles give the output-length percentiles; they agree with the dataset's ow
 (fit/mlperf.benchmark_spread: 4,388 (ISL, OSL) pairs, outputs capped at 20K). Then the model serves
 the submission's engine (fit/mlperf.MLPERF_ENGINES: attention DP 8, EP 8, 512 per rank, WIDEEP,
 no MTP) at the run's load (Little's law), step by step: fixed mean lengths, the dataset's spread,
-and the TensorRT-LLM release the submission built (fit/mlperf.MLPERF_TRTLLM_RELEASE). Last, the
+the TensorRT-LLM release the submission built (fit/mlperf.MLPERF_TRTLLM_RELEASE), and the expert
+popularity of natural text (MLPerf's prompts are real; specs/routing.py, not applied in validation). Last, the
 same engine's published throughput on the same length mix (TensorRT-LLM tech blog 10) bounds what
 attention-DP imbalance can explain. Prints; no prediction depends on it.
 
@@ -23,6 +24,7 @@ from jalapeno.fit.mlperf import MLPERF_ENGINES, MLPERF_TRTLLM_RELEASE, benchmark
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
+from jalapeno.specs.routing import with_routing
 from jalapeno.specs.stacks import get_stack
 from jalapeno.specs.workload import Workload
 
@@ -45,14 +47,16 @@ def diagnosis() -> dict:
     spr = benchmark_spread("deepseek-r1").with_mean_osl(MEAN_OSL)
     run = running_per_chip(OUT_TOK_S / 8, TPOT_MEAN_S)
     dep, full = submitted_deployment(MLPERF_ENGINES["mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Offline"], "fp4", 8)
-    model = load_model("deepseek-r1")
+    base = load_model("deepseek-r1")
     fixed = Workload("fixed", round(spr.mean_isl), MEAN_OSL, 1.0)
     spread = Workload("dataset", round(spr.mean_isl), MEAN_OSL, 1.0, spread=spr)
     steps = {}
-    for label, wl, stack in (("fixed means, newest trtllm", fixed, "trtllm"),
-                             ("dataset spread, newest trtllm", spread, "trtllm"),
-                             (f"dataset spread, trtllm@{MLPERF_TRTLLM_RELEASE}", spread,
-                              f"trtllm@{MLPERF_TRTLLM_RELEASE}")):
+    rel = f"trtllm@{MLPERF_TRTLLM_RELEASE}"
+    for label, wl, stack, routing in (("fixed means, newest trtllm", fixed, "trtllm", "uniform"),
+                                      ("dataset spread, newest trtllm", spread, "trtllm", "uniform"),
+                                      (f"dataset spread, {rel}", spread, rel, "uniform"),
+                                      (f"dataset spread, {rel}, natural-text routing", spread, rel, "measured")):
+        model = with_routing(base, routing)
         pricer = load_any_pricer("b200", "calibrated", pricer="roofline", stack=get_stack(stack))
         r = serve_at_concurrency(model, pricer, dep, wl, [run * 8, full])
         steps[label] = (float(r.tpot_s[0]), float(r.throughput_per_chip[1] * wl.mean_osl / (wl.mean_isl + wl.mean_osl)))
