@@ -25,14 +25,14 @@ from jalapeno.specs.workload import Workload
 
 
 def recipe_options(recipe: Recipe, base: SweepOptions, label: str) -> SweepOptions:
-    """``base`` with the recipe's serving mode, limits, overlap and scheduler poll interval (MTP: per
-    band).
+    """``base`` with the recipe's serving mode, limits, overlap, scheduler poll interval and MoE backend
+    (MTP: per band).
 
     ``label`` is recorded as every deployment's config (e.g. ``"as deployed: <recipe>"``).
     """
     kw = recipe.deployment_kwargs()
     return replace(base, serving=recipe.serving, mtp=None, recipe=label, budget_per=recipe.budget_per,
-                   prefill_attention_dp=recipe.prefill_attention_dp, overlap=recipe.overlap,
+                   prefill_attention_dp=recipe.prefill_attention_dp, overlap=recipe.overlap, moe_backend=recipe.moe_backend,
                    **{k: v for k, v in kw.items() if k in ("max_running", "max_tokens_per_step",
                                                           "cuda_graph_max_batch", "token_budget",
                                                           "recv_interval")})

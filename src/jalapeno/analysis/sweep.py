@@ -94,6 +94,8 @@ class SweepOptions:
         prefill_attention_dp: also enumerate attention-DP prefill workers (DEPn, n in 2, 4, 8) for
             MoE models, as recipes whose prefill workers run ``dp-attn`` deploy (default False:
             the TP/TEP prefill workers only).
+        moe_backend: the MoE kernel backend every decode (aggregated) pool runs, as a recipe's launch
+            script forces it (``Pool.moe_backend``; None: the calibrated set's pricing).
     """
 
     serving: str = "both"
@@ -112,10 +114,13 @@ class SweepOptions:
     budget_per: str = "instance"
     memory_fraction: float | None = None
     prefill_attention_dp: bool = False
+    moe_backend: str | None = None
 
     def deployment(self, precision: Precision, decode: Pool, prefill: Pool | None = None,
                    mtp: MTP | None = None, overlap: str = "none") -> Deployment:
-        """A deployment with these options' MTP (or ``mtp``), budget and engine limits."""
+        """A deployment with these options' MTP (or ``mtp``), budget, engine limits and MoE backend."""
+        if self.moe_backend and decode.moe_backend is None:
+            decode = replace(decode, moe_backend=self.moe_backend)
         return Deployment(precision, decode, prefill=prefill, mtp=mtp or self.mtp, token_budget=self.token_budget,
                           max_running=self.max_running, max_tokens_per_step=self.max_tokens_per_step,
                           cuda_graph_max_batch=self.cuda_graph_max_batch, recv_interval=self.recv_interval,

@@ -133,7 +133,7 @@ def predict(
         layout, note = aggregated_layout(m, pr, prec, (tp, dp, ep, pp, eplb),
                                        None if lim["engine_memory"] else memory_fraction)
         per_rank = concurrency / layout.dp if concurrency else None
-        dep = Deployment(prec, Pool(layout),
+        dep = Deployment(prec, Pool(layout, moe_backend=rec.moe_backend if rec else None),  # the MoE kernel it forces
                          mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank), memory_fraction=memory_fraction,
                          overlap=overlap, **lim)
     _check_engine_pool(m, s, dep, memory_fraction)

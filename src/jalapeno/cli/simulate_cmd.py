@@ -144,7 +144,7 @@ def simulate(
         layout, note = aggregated_layout(m, pr, prec, (tp, dp, ep, pp, eplb),
                                          None if run.engine_memory else memory_fraction)
         mt = recipe_mtp(rec, mt, concurrency / (replicas * layout.dp) if concurrency else None)
-        dep = Deployment(prec, Pool(layout, replicas), mtp=mt,
+        dep = Deployment(prec, Pool(layout, replicas, rec.moe_backend if rec else None), mtp=mt,
                          memory_fraction=memory_fraction, overlap=overlap, **lim)
     dep = dep.for_model(m)
     for opt, v in (("--seed", seed), ("--requests", requests), ("--sessions", sessions)):

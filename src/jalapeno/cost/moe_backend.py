@@ -127,3 +127,69 @@ class MeasuredMoePricer:
     def with_efficiency(self, efficiency):
         ref = None if self.reference is None else self.reference.with_efficiency(efficiency)
         return replace(self, inner=self.inner.with_efficiency(efficiency), reference=ref)
+
+
+@dataclass(frozen=True, slots=True)
+class KernelMoePricer:
+    """A pricer whose routed-expert ops run an engine backend's kernel, priced by its fitted form.
+
+    For a backend measured on the system but not at the served model's shape (vLLM's Marlin MoE on
+    H100: data/moe_backend_kernels.toml, fit/moe_backends.fit_backend_kernels): every op of kind
+    ``moe`` is priced by the wrapped pricer's roofline at the kernel's compute format ``fmt`` (Marlin:
+    BF16 tensor-core math on MXFP4 weights dequantised in registers, whatever compute format the
+    precision asks for) with the backend's ``moe[fmt]`` form (peak_fraction, half_rows, hbm_fraction)
+    and its per-layer ``floor_s`` in place of the set's, so the fitted numbers mean what the fit did
+    with them (fit/kernels.fit_moe). The op's weight and activation bytes stay as the op table built
+    them (the MXFP4 weights; the activation traffic of the precision's compute format: at gpt-oss-120b's
+    decode a few MB against ~0.85 GB of weights per layer at TP2). Every other op and every collective
+    is the wrapped pricer's. A variant's chip moves these ops through the same roofline.
+
+    Attributes:
+        inner: the wrapped pricer.
+        fmt: the kernel's compute format.
+        peak_fraction, half_rows, hbm_fraction: the backend's fitted form.
+        backend: the backend's name; label: where the form comes from (system, backend, table).
+    """
+
+    inner: object
+    fmt: str
+    peak_fraction: float
+    half_rows: float
+    hbm_fraction: float
+    backend: str
+    label: str = ""
+
+    @property
+    def system(self):
+        return self.inner.system
+
+    @property
+    def efficiency(self):
+        return self.inner.efficiency
+
+    @property
+    def name(self) -> str:
+        return self.inner.system.name
+
+    def op_times(self, ops: OpTable) -> OpTimes:
+        base = self.inner.op_times(ops)
+        moe = np.array([k == "moe" for k in ops.kind]).reshape(-1, 1)
+        if not moe.any():
+            return base
+        eff = self.inner.efficiency.with_kernel("moe", self.fmt, peak_fraction=self.peak_fraction,
+                                                half_rows=self.half_rows, hbm_fraction=self.hbm_fraction)
+        ops_k = replace(ops, fmt=tuple(self.fmt if k == "moe" else f for k, f in zip(ops.kind, ops.fmt)))
+        k = self.inner.with_efficiency(eff).op_times(ops_k)
+        net = None if base.network_s is None else np.where(moe, k.network, base.network_s)
+        return OpTimes(*(np.where(moe, b, a) for a, b in ((base.compute_s, k.compute_s), (base.memory_s, k.memory_s),
+                                                           (base.overhead_s, k.overhead_s), (base.time_s, k.time_s))),
+                       net)
+
+    def collective_times(self, colls: CollectiveTable):
+        return self.inner.collective_times(colls)
+
+    def collective(self, kind: str, group: int, message_bytes, placement: str = "packed"):
+        return self.inner.collective(kind, group, message_bytes, placement)
+
+    def with_efficiency(self, efficiency):
+        return replace(self, inner=self.inner.with_efficiency(efficiency))

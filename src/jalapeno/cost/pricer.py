@@ -199,8 +199,10 @@ def load_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = 
 def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pricer:
     """``pricer`` with the routed-expert ops of ``model`` on ``layout`` priced by the measured
     kernels of the engine MoE backend ``backend`` (cost/moe_backend.MeasuredMoePricer; data from
-    specs/moe_backends.py); ``pricer`` itself when ``backend`` is None, or the system (its root, for
-    a variant) has no measurement of that backend at the model's shape on this layout (expert
+    specs/moe_backends.py), or, where the system measured the backend only at other shapes, by its
+    fitted form (cost/moe_backend.KernelMoePricer, data/moe_backend_kernels.toml: vLLM's Marlin MoE on
+    H100); ``pricer`` itself when ``backend`` is None, or the system (its root, for
+    a variant) has neither for that backend at the model's shape on this layout (expert
     parallelism, expert TP; layouts with redundant EPLB experts are not measured). On a variant
     whose chip differs from its root's, the measurement is carried over by the ratio of the two
     chips' rooflines (cost/moe_backend.py), not used as if it had been taken on the variant.
@@ -209,16 +211,18 @@ def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pric
         SpecError: an unknown backend name.
     """
     from jalapeno.cost.moe import busiest_rank_assignments
-    from jalapeno.cost.moe_backend import MeasuredMoePricer, MoeCurve
-    from jalapeno.specs.moe_backends import moe_backend_curve
+    from jalapeno.cost.moe_backend import KernelMoePricer, MeasuredMoePricer, MoeCurve
+    from jalapeno.specs.moe_backends import moe_backend_curve, moe_backend_kernel
 
     if backend is None or model.moe is None or (layout.eplb or 0) > 0:
         return pricer
     m = model.moe
     got = moe_backend_curve(_root(pricer.system), backend, model.hidden_size, m.expert_intermediate, m.num_experts,
                             m.top_k, layout.moe_tp, layout.ep)
-    if got is None:
-        return pricer
+    if got is None:  # measured at another shape only: the backend's fitted form, if any
+        k = moe_backend_kernel(_root(pricer.system), backend)
+        return pricer if k is None else KernelMoePricer(pricer, k["fmt"], k["peak_fraction"], k["half_rows"],
+                                                        k["hbm_fraction"], backend, f"{k['system']} {backend} {k['table']}")
     fmt, tokens, latency_s, label = got
     load = busiest_rank_assignments(np.asarray(tokens, dtype=float), m.top_k, layout.ep, 0.0)
     curve = MoeCurve(float(model.hidden_size), float(m.expert_intermediate / layout.moe_tp), fmt, load,

@@ -1,22 +1,20 @@
 """Engine recipes: how measured systems are deployed, from ``data/engines.toml`` (one home).
 
 A recipe is one engine + version serving one model on a family of systems as a public launch script does (InferenceX
-recipes at a pinned commit): its precision, aggregated or disaggregated serving, engine limits (max running
-requests, tokens per step, CUDA-graph batch ceiling, token budget, memory fraction, scheduler poll interval), MTP
-draft length by load and the assumed acceptance, two-batch overlap and KV format. Every value is quoted from the
-recipe's ``source`` or named in its ``assumed`` table with the reason (docs/model.md §8.6). Limits the recipe sizes
-to the benchmark's concurrency (``sized_to_load``) are not caps of the recipe: each published entry
-(``[[identified]]``) sets its own decode ``max_batch_size``, which does bind (the Dynamo entries run concurrencies
-above their decode slots).
+recipes at a pinned commit): its precision, aggregated or disaggregated serving, engine limits (max running requests,
+tokens per step, CUDA-graph batch ceiling, token budget, memory fraction, scheduler poll interval), MTP draft length by
+load and the assumed acceptance, two-batch overlap and KV format. Every value is quoted from the recipe's ``source`` or
+named in its ``assumed`` table with the reason (docs/model.md §8.6). Limits the recipe sizes to the benchmark's
+concurrency (``sized_to_load``) are not caps of the recipe: each published entry (``[[identified]]``) sets its own
+decode ``max_batch_size``, which does bind (the Dynamo entries run concurrencies above their decode slots).
 
-``overlap`` is applied (a recipe's sweeps run with it, not ``auto``). ``memory_fraction`` and ``kv_dtype`` are
-applied to the measured runs a recipe describes (:func:`launch_limits`: SGLang's fraction with the SGLang memory
-profile of deploy/engine_memory.py, whose pool is a share of the free memory the engine measures; the KV dtype on
-the precision); elsewhere they are recorded: an engine's memory fraction is not a share of the catalog's usable HBM
-that a profile-free ``Deployment.memory_fraction`` divides; pass ``--memory-fraction`` to set it. With an engine
-memory profile of the recipe's own engine (``predict --engine R --engine-memory sglang-0.5``) the recipe's fraction
-is applied unless ``--memory-fraction`` is given; a profile of another engine is refused
-(cli/engine_opts.check_recipe_memory).
+``overlap`` is applied (a recipe's sweeps run with it, not ``auto``). ``memory_fraction`` and ``kv_dtype`` are applied
+to the measured runs a recipe describes (:func:`launch_limits`: SGLang's fraction with the SGLang memory profile of
+deploy/engine_memory.py, whose pool is a share of the free memory the engine measures; the KV dtype on the precision);
+elsewhere they are recorded: an engine's memory fraction is not a share of the catalog's usable HBM that a profile-free
+``Deployment.memory_fraction`` divides; pass ``--memory-fraction`` to set it. With an engine memory profile of the
+recipe's own engine (``predict --engine R --engine-memory sglang-0.5``) the recipe's fraction is applied unless
+``--memory-fraction`` is given; a profile of another engine is refused (cli/engine_opts.check_recipe_memory).
 """
 
 from __future__ import annotations
@@ -37,7 +35,7 @@ _REQUIRED = ("name", "engine", "version", "systems", "model", "source", "precisi
 _LIMITS = ("max_running", "max_tokens_per_step", "cuda_graph_max_batch", "token_budget")
 _OPTIONAL = (*_LIMITS, "tp", "budget_per", "budget_per_source", "prefill_attention_dp", "image", "memory_fraction", "recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank",
              "tep_max_seqs_per_worker", "adp_balance_timeout_iters", "max_running_is_concurrency", "mtp_acceptance_single", "mtp_acceptance_chain", "overlap", "kv_dtype", "prefill_steps",
-             "sized_to_load", "assumed", "workload", "default_for", "search_space", "engine_version", "engine_version_source")
+             "moe_backend", "sized_to_load", "assumed", "workload", "default_for", "search_space", "engine_version", "engine_version_source")
 
 
 def _table(pairs, key: str, where: str) -> tuple[tuple[float, int], ...]:
@@ -100,6 +98,7 @@ class Recipe:
     overlap: str = "none"
     kv_dtype: str | None = None
     prefill_steps: str = "mixed"  # the engine's scheduling of prompts beside decode (deployment.PREFILL_STEPS)
+    moe_backend: str | None = None  # the MoE kernel backend the launch script forces (specs/moe_backends.py)
     sized_to_load: tuple[str, ...] = ()
     assumed: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     workload: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
@@ -202,6 +201,7 @@ def _recipe(raw: dict, i: int) -> Recipe:
     if raw.get("overlap", "none") not in ("none", "tbo"):
         raise SpecError(f"{where}.overlap", f"{raw['overlap']!r}", "use none or tbo")
     check_prefill_steps(raw.get("prefill_steps", "mixed"), f"{where}.prefill_steps")
+    check_moe_backend(raw.get("moe_backend"), f"{where}.moe_backend")
     if raw.get("engine_version") and not str(raw.get("engine_version_source", "")).strip():
         raise SpecError(f"{where}.engine_version_source", "engine_version without its source", "cite where it is stated")
     if "budget_per" in raw:

@@ -253,28 +253,58 @@ MOE_KEYS = ["moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num
             "moe_ep_size", "distribution"]
 
 
-def moe_rows(df: pd.DataFrame) -> pd.DataFrame:
+#: How a kernel table's routing touches experts (:func:`moe_rows`). ``balanced``: aiconfigurator's
+#: collectors route by ``balanced_logits`` (collector/helper.py and the trtllm/sglang/vllm
+#: collect_moe.py copies: stride s = ceil(E/k); token i takes experts (i + j·s) mod E, j < k, when
+#: T >= s, else (i·s/T + j·s) mod E), so T tokens touch min(E, T·k) distinct experts (all of them once
+#: T >= s) and a rank of E/ep experts min(E/ep, T·k/ep): every expert the load can reach, not the
+#: uniform-random expectation E·(1 − (1 − k/E)^T) the serving op table takes (cost/moe.py) — at
+#: DeepSeek's 256 experts, top-8, 32 tokens: 256 against 163. ``uniform``: that random expectation
+#: (cost/moe.experts_touched_on_rank). The calibration sets (fit/calibrate.py, fit/amd.py) are fitted
+#: with ``uniform`` (a refit of every set under ``balanced`` lowers each NVIDIA MoE fit's median error,
+#: e.g. H100 FP8 14.6% -> 12.0%, but moves every system's end-to-end figures: not done here); the
+#: engine-backend fits (fit/moe_backends.fit_backend_kernels) use ``balanced``.
+MOE_TOUCHED_RULES = ("balanced", "uniform")
+
+
+def moe_rows(df: pd.DataFrame, touched_rule: str = "uniform", dtypes: dict | None = None) -> pd.DataFrame:
     """Balanced-routing rows of a ``moe_perf`` table in a format we model, one per configuration.
 
     The fastest kernel per configuration is kept (engines autotune the MoE backend), and each row
     gets the modelled quantities of the cost/ops.py expert op: the busiest rank's assignments
-    (uniform routing, so no binomial tail), distinct experts touched, FLOPs, weight and activation
-    bytes.
+    (even routing, so no binomial tail), distinct experts touched (``touched_rule``,
+    :data:`MOE_TOUCHED_RULES`), FLOPs, weight and activation bytes. ``dtypes``: table dtype →
+    (compute format, weight B/elem, activation B/elem); default :data:`GEMM_DTYPES`.
+
+    >>> one = pd.DataFrame({"moe_dtype": ["fp8_block"], "num_tokens": [32], "hidden_size": [7168], "inter_size": [2048],
+    ...                     "topk": [8], "num_experts": [256], "moe_tp_size": [1], "moe_ep_size": [1],
+    ...                     "distribution": ["balanced"], "latency": [0.1]})
+    >>> [round(float(moe_rows(one, rule).touched.iloc[0])) for rule in MOE_TOUCHED_RULES]
+    [256, 163]
+
+    Raises:
+        SpecError: an unknown ``touched_rule``.
     """
     from jalapeno.cost.moe import busiest_rank_assignments, experts_touched_on_rank
 
-    keys = MOE_KEYS
-    d = df[(df.distribution == "balanced") & df.moe_dtype.isin(list(GEMM_DTYPES))
+    if touched_rule not in MOE_TOUCHED_RULES:
+        raise SpecError("moe_rows: touched_rule", f"unknown rule {touched_rule!r}",
+                        f"use one of {', '.join(MOE_TOUCHED_RULES)}")
+    keys, dt = MOE_KEYS, GEMM_DTYPES if dtypes is None else dtypes
+    d = df[(df.distribution == "balanced") & df.moe_dtype.isin(list(dt))
            & (df.num_experts >= df.moe_ep_size)]
     d = d.groupby(keys, as_index=False).latency.min()
     load = np.array([float(busiest_rank_assignments(r.num_tokens, r.topk, r.moe_ep_size, 0.0))
                      for r in d.itertuples(index=False)])
-    touched = np.array([float(experts_touched_on_rank(a, math.ceil(r.num_experts / r.moe_ep_size), r.num_experts,
-                                                      r.topk, r.moe_ep_size))
-                        for a, r in zip(load, d.itertuples(index=False))])
-    wb = d.moe_dtype.map(lambda x: GEMM_DTYPES[x][1]).to_numpy(float)
-    ab = d.moe_dtype.map(lambda x: GEMM_DTYPES[x][2]).to_numpy(float)
-    return d.assign(fmt=d.moe_dtype.map(lambda x: GEMM_DTYPES[x][0]), t=d.latency * 1e-3, load=load,
+    on_rank = np.array([float(math.ceil(r.num_experts / r.moe_ep_size)) for r in d.itertuples(index=False)])
+    if touched_rule == "balanced":
+        touched = np.minimum(on_rank, load)
+    else:
+        touched = np.array([float(experts_touched_on_rank(a, int(n), r.num_experts, r.topk, r.moe_ep_size))
+                            for a, n, r in zip(load, on_rank, d.itertuples(index=False))])
+    wb = d.moe_dtype.map(lambda x: dt[x][1]).to_numpy(float)
+    ab = d.moe_dtype.map(lambda x: dt[x][2]).to_numpy(float)
+    return d.assign(fmt=d.moe_dtype.map(lambda x: dt[x][0]), t=d.latency * 1e-3, load=load,
                     touched=touched, inter=(d.inter_size / d.moe_tp_size).to_numpy(float), w_b=wb, a_b=ab,
                     token_bytes=d.num_tokens.to_numpy(float) * d.hidden_size.to_numpy(float) * 2.0,
                     held_out=[tuple(int(v) for v in x) == MOE_HELD_OUT_SHAPE for x in
@@ -309,7 +339,8 @@ def moe_model_s(system: System, r: pd.DataFrame, fmt: str, eta_f, m_half, eta_m,
 MOE_SPLITS = {"shape": "held_out_deepseek_shape", "tokens": "held_out_tokens"}
 
 
-def fit_moe(df: pd.DataFrame, system: System, split: str = "shape") -> tuple[dict, dict]:
+def fit_moe(df: pd.DataFrame, system: System, split: str = "shape", touched_rule: str = "uniform",
+            dtypes: dict | None = None) -> tuple[dict, dict]:
     """(parameters, report) from a ``moe_perf`` table, part of it held out (``split``).
 
     Per compute format: (eta_f, m_half_f, eta_m_f, floor, passes) by robust least squares on log
@@ -322,16 +353,17 @@ def fit_moe(df: pd.DataFrame, system: System, split: str = "shape") -> tuple[dic
         split: ``shape`` (DeepSeek's shape held out: tables of many shapes, aiconfigurator's) or
             ``tokens`` (every shape fitted, alternate token counts held out: tables of a few
             shapes where DeepSeek's is the one served, AMD's aiter ``tuned_fmoe``; fit/amd.py).
+        touched_rule, dtypes: as :func:`moe_rows` (how the table's routing touches experts; its dtypes).
 
     Raises:
-        SpecError: an unknown ``split``.
+        SpecError: an unknown ``split`` or ``touched_rule``.
     """
     from scipy.optimize import least_squares
 
     if split not in MOE_SPLITS:
         raise SpecError("fit_moe: split", f"unknown split {split!r}", f"use one of {', '.join(MOE_SPLITS)}")
     chip = system.chip
-    d = moe_rows(df)
+    d = moe_rows(df, touched_rule, dtypes)
     d = d[d.fmt.isin(list(chip.peak_flop_per_s))]
     if d.empty:
         return {}, {"rows": 0}

@@ -120,3 +120,52 @@ def measured_curves(systems=tuple(SYSTEM_DIRS), repo: str | None = None) -> tupl
                 report.setdefault(name, {})[backend] = {"table": table, "kernel_source": list(sources),
                                                         "distribution": "balanced", "curves": n}
     return curves, report
+
+
+#: Engine MoE backends priced by a fitted form rather than a measured curve: the system's tables hold
+#: the backend's kernel, but not at the served model's shape. (system, backend) → (aiconfigurator
+#: system folder, framework folder, kernel_source, table dtype → (compute format, weight B/elem,
+#: activation B/elem), the expert-parallel size of the rows read). vLLM's Marlin MoE (``marlin``,
+#: ``VLLM_MXFP4_USE_MARLIN=1``): MXFP4 weights dequantised in registers into BF16 tensor-core math
+#: (W4A16: 4 bits + an E8M0 scale per 32 elements = 0.53125 B/elem, BF16 activations); aiconfigurator
+#: measures it on H100 at one shape (compressed-tensors W4A4-MXFP4 checkpoints run as W4A16 by Marlin:
+#: hidden 3584, intermediate 3072, 896 experts, top-16), not at gpt-oss-120b's, EP 1 (the layouts the
+#: recipe naming it runs: TP only).
+KERNEL_BACKENDS: dict[tuple[str, str], tuple[str, str, str, dict, int]] = {
+    ("h100", "marlin"): ("h100_sxm", "vllm", "vllm_compressedtensorsw4a4mxfp4moe_marlin_marlinexperts_situ_as_silu",
+                         {"w4a16_mxfp4": ("bf16", 0.53125, 2.0)}, 1),
+}
+
+
+def fit_backend_kernels(backends=tuple(KERNEL_BACKENDS)) -> list[dict]:
+    """One fitted routed-expert form per (system, backend) of :data:`KERNEL_BACKENDS`.
+
+    fit/kernels.fit_moe on the backend's balanced-routing rows of the newest ``moe_perf`` table of
+    its framework (``touched_rule="balanced"``: aiconfigurator's ``balanced_logits`` reach every
+    expert the load can, fit/kernels.MOE_TOUCHED_RULES), alternate token counts held out
+    (``split="tokens"``: one shape). Each dict: system, backend, fmt (the kernel's compute format),
+    the fitted ``peak_fraction``, ``half_rows``, ``hbm_fraction``, ``floor_s`` (per layer), the
+    table, kernel source and the fit's median/p90 error on the fitted and held-out rows.
+
+    Raises:
+        SpecError: the package lacks the table (``pip install -e ".[calibrate]"``).
+    """
+    from jalapeno.fit.kernels import fit_moe
+    from jalapeno.specs.catalog import load_system
+
+    out = []
+    for key in backends:
+        sdir, framework, source, dtypes, ep = KERNEL_BACKENDS[key]
+        df, version = load_table(sdir, "moe", "moe_perf", backend=framework)
+        d = df[(df.kernel_source == source) & df.moe_dtype.isin(list(dtypes)) & (df.moe_ep_size == ep)]
+        params, rep = fit_moe(d, load_system(key[0]), split="tokens", touched_rule="balanced", dtypes=dtypes)
+        for fmt, p in params.get("moe", {}).items():
+            r = rep["formats"][fmt]
+            out.append({"system": key[0], "backend": key[1], "fmt": fmt, "peak_fraction": p["peak_fraction"],
+                        "half_rows": p["half_rows"], "hbm_fraction": p["hbm_fraction"],
+                        "floor_s": rep["kernel_floor_s"], "table": f"aiconfigurator {sdir} {framework} {version} moe_perf",
+                        "kernel_source": source, "ep": ep, "rows": int(r["fit"]["n"] + r["held_out_tokens"]["n"]),
+                        "fit_median_ape": r["fit"]["median_ape"], "fit_p90_ape": r["fit"]["p90_ape"],
+                        "held_out_median_ape": r["held_out_tokens"]["median_ape"],
+                        "held_out_p90_ape": r["held_out_tokens"]["p90_ape"]})
+    return out

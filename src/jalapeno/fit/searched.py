@@ -40,12 +40,12 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib.resources import files
 
 from jalapeno.deploy.deployment import Deployment, Pool
-from jalapeno.deploy.engines import checkpoint_for, launch_limits, launch_mtp, with_launch_kv
+from jalapeno.deploy.engines import checkpoint_for, launch_limits, launch_mtp, launch_recipe, with_launch_kv
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.ix_cells import DATE_CELL
@@ -194,7 +194,8 @@ def searched_runs(system: str, model: str, isl: int, osl: int, spaces: list[Sear
     decode max_batch their file names (as ``max_running`` per attention-DP rank, like an
     ``[[identified]]`` entry); aggregated runs, and disaggregated runs of other engines (SGLang +
     MoRI on MI355X), their launch recipe's limits where one describes them
-    (deploy/engines.launch_limits).
+    (deploy/engines.launch_limits), and aggregated runs the MoE backend it forces (``moe_backend``:
+    vLLM's Marlin MoE on H100, priced by cost/pricer.with_moe_backend).
     """
     from jalapeno.fit.validate import DYNAMO_TRT_RECIPE, VALIDATION_MTP, recipe_budget, recipe_mtp
 
@@ -215,15 +216,26 @@ def searched_runs(system: str, model: str, isl: int, osl: int, spaces: list[Sear
                 extra = recipe_budget(isl, osl, system, prec.name) if e.prefill is not None and trt else {}
                 if e.max_batch and trt:
                     extra["max_running"] = e.max_batch  # per attention-DP rank, as the recipe's budgets
+                decode = e.decode
                 if e.prefill is None:
                     extra = launch_limits(system, model, s.framework, prec.name, e.decode.layout.tp, isl, osl, c,
                                           mtp=e.mtp)[0]
+                    decode = with_launch_backend(system, model, s.framework, prec.name, decode, e.mtp)
                 elif not trt:  # a disaggregated run of another engine: its launch recipe's limits, if one
                     extra = launch_limits(system, model, s.framework, prec.name, e.decode.layout.tp, isl, osl, c,
                                           serving="disagg", mtp=e.mtp)[0]
-                dep = Deployment(with_launch_kv(prec, extra), e.decode, prefill=e.prefill, mtp=mtp, **extra)
+                dep = Deployment(with_launch_kv(prec, extra), decode, prefill=e.prefill, mtp=mtp, **extra)
                 runs.setdefault(repr(dep.as_dict()), (dep, []))[1].append(c)
     return tuple((d, tuple(sorted(set(c)))) for d, c in runs.values())
+
+
+def with_launch_backend(system: str, model: str, framework: str, precision: str, pool: Pool,
+                        mtp: bool | None = None) -> Pool:
+    """``pool`` (an aggregated one) running the MoE kernel backend its launch recipe forces
+    (deploy/engines ``moe_backend``: vLLM's Marlin MoE on H100, priced by cost/pricer.with_moe_backend);
+    ``pool`` itself when no recipe describes the run or it names none."""
+    r = launch_recipe(system, model, framework, precision, tp=pool.layout.tp, mtp=mtp)
+    return replace(pool, moe_backend=r.moe_backend) if r is not None and r.moe_backend else pool
 
 
 def best_searched(model, pricer, runs: tuple[tuple[Deployment, tuple[float, ...]], ...], wl,

@@ -58,7 +58,7 @@ from jalapeno.fit.ix_cells import bad_cell as _bad_cell
 from jalapeno.fit.ix_cells import context_overrun
 from jalapeno.fit.ix_cells import positive_num as _num
 from jalapeno.fit.search_space import searched_layouts, searched_mask
-from jalapeno.fit.searched import best_searched, ix_precision, searched_mapping
+from jalapeno.fit.searched import best_searched, ix_precision, searched_mapping, with_launch_backend
 from jalapeno.specs.files import csv_rows, read_user_text
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO, PRESETS, Workload
@@ -290,6 +290,7 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
                 launch, why = (launch_limits(system, model, r.get("framework", ""), prec, dec.layout.tp, isl, osl, conc,
                                              mtp=mtp is not None) if pre is None else ({}, ""))
                 notes += [why] if why else []
+                dec = dec if pre else with_launch_backend(system, model, r.get("framework", ""), prec, dec, bool(mtp))
                 dep = Deployment(with_launch_kv(get_precision(prec), launch), dec, prefill=pre, mtp=mtp,
                                  **budget, **launch)
                 mapping = "matched"

@@ -21,8 +21,9 @@ from types import MappingProxyType
 
 from jalapeno.errors import SpecError
 
-#: backend names a recipe may give (TensorRT-LLM ``moe_config.backend``, lower case)
-MOE_BACKENDS: tuple[str, ...] = ("trtllm", "cutlass", "cutedsl", "deepgemm", "wideep", "triton", "vanilla")
+#: backend names a recipe may give (TensorRT-LLM ``moe_config.backend``, lower case; ``marlin``: vLLM's
+#: Marlin MoE, ``VLLM_MXFP4_USE_MARLIN=1``)
+MOE_BACKENDS: tuple[str, ...] = ("trtllm", "cutlass", "cutedsl", "deepgemm", "wideep", "triton", "vanilla", "marlin")
 
 
 def check_moe_backend(value, field: str = "moe_backend") -> None:
@@ -33,7 +34,8 @@ def check_moe_backend(value, field: str = "moe_backend") -> None:
     """
     if value is not None and value not in MOE_BACKENDS:
         raise SpecError(field, f"unknown MoE backend {value!r}",
-                        f"use one of {', '.join(MOE_BACKENDS)} (TensorRT-LLM moe_config.backend, lower case)")
+                        f"use one of {', '.join(MOE_BACKENDS)} (TensorRT-LLM moe_config.backend, lower case, or "
+                        "marlin: vLLM's Marlin MoE)")
 
 
 @lru_cache(maxsize=1)
@@ -64,3 +66,20 @@ def moe_backend_curve(system: str, backend: str, hidden: int, inter: int, expert
 def moe_backend_report(system: str, backend: str) -> dict:
     """What the shipped curves of one backend on one system were read from ({} if none)."""
     return dict(_data()["report"].get(system, {}).get(backend, {}))
+
+
+@lru_cache(maxsize=1)
+def _kernels() -> MappingProxyType:
+    raw = tomllib.loads((resources.files("jalapeno") / "data" / "moe_backend_kernels.toml").read_text())
+    return MappingProxyType({(k["system"], k["backend"]): MappingProxyType(dict(k)) for k in raw.get("kernel", [])})
+
+
+def moe_backend_kernel(system: str, backend: str) -> MappingProxyType | None:
+    """The fitted routed-expert form of ``backend`` on ``system`` (data/moe_backend_kernels.toml:
+    fmt, peak_fraction, half_rows, hbm_fraction, floor_s, table, errors), or None when not fitted.
+
+    Raises:
+        SpecError: an unknown backend name.
+    """
+    check_moe_backend(backend)
+    return _kernels().get((system, backend))

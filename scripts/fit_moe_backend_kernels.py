@@ -1,0 +1,62 @@
+"""Write data/moe_backend_kernels.toml: the fitted routed-expert form of engine MoE backends measured
+at other shapes than the served model's (fit/moe_backends.fit_backend_kernels; vLLM's Marlin MoE on H100).
+
+Reads aiconfigurator-core's installed tables (pip install -e ".[calibrate]").
+Run: python scripts/fit_moe_backend_kernels.py [--dry-run]   (seconds)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from jalapeno.errors import JalapenoError
+from jalapeno.fit.moe_backends import fit_backend_kernels
+
+OUT = Path(__file__).resolve().parent.parent / "src" / "jalapeno" / "data" / "moe_backend_kernels.toml"
+HEADER = [
+    "# Written by scripts/fit_moe_backend_kernels.py (fit/moe_backends.fit_backend_kernels) - do not edit by hand.",
+    "# The routed-expert form (specs/efficiency.py moe[fmt]: peak_fraction, half_rows, hbm_fraction; floor_s",
+    "# per layer) of an engine MoE backend fitted through the roofline on the backend's own rows of an",
+    "# aiconfigurator-core moe_perf table (Apache License 2.0, github.com/ai-dynamo/aiconfigurator; read at",
+    "# fit time), with its fit and held-out (alternate token counts) errors; read by specs/moe_backends.py,",
+    "# priced by cost/moe_backend.KernelMoePricer for the pools whose recipe names the backend.",
+]
+
+
+def _v(x) -> str:
+    if isinstance(x, str):
+        return '"' + x + '"'
+    if isinstance(x, float):
+        return repr(float(f"{x:.6g}"))
+    return str(x)
+
+
+def to_toml(entries: list[dict]) -> str:
+    """``[[kernel]]`` tables, one per (system, backend, format)."""
+    lines = [*HEADER, ""]
+    for e in entries:
+        lines += ["[[kernel]]", *(f"{k} = {_v(v)}" for k, v in e.items()), ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=f"Write {OUT.name}: fitted MoE-backend kernel forms.")
+    ap.add_argument("--dry-run", action="store_true", help=f"print the TOML instead of writing {OUT.name}")
+    a = ap.parse_args(argv)
+    try:
+        text = to_toml(fit_backend_kernels())
+    except JalapenoError as e:
+        print(e)
+        return 2
+    if a.dry_run:
+        print(text)
+    else:
+        OUT.write_text(text)
+        print(f"wrote {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
