@@ -234,6 +234,16 @@ def test_trace_replay_preserves_arrivals_and_lengths(tiny, tmp_path, fmt):
     assert res.tasks.session.tolist() == [1]
 
 
+def test_trace_session_and_prefix_group_with_one_number_are_apart(tiny, tmp_path):
+    """Session 3 and prefix group 3 of one trace shared a prefix-cache entry: the group's first
+    request (no session) found session 3's 300 + 30 tokens of context and skipped their prefill."""
+    model, big, _ = tiny
+    p = tmp_path / "both.csv"
+    _write_csv(p, [(0.0, 300, 30, "3", ""), (1.5, 400, 20, "", "3"), (3.0, 400, 20, "", "3")])
+    df = simulate(model, big, _dep(), trace=read_trace(p), seed=0).requests.sort_values("arrival_s")
+    assert df.cached_tokens.tolist() == [0, 0, 399]  # group 3's second request reuses its own prompt (less one)
+
+
 @pytest.mark.parametrize("second_isl,key", [(120, "prefix_group"), (150, "session")])
 def test_full_prefix_hit_still_finishes(tiny, second_isl, key):
     """A prompt the cache fully covers must still compute its last token (engines recompute at

@@ -34,7 +34,8 @@ def parse_metric(text: str) -> Claim:
     try:
         c = parse_claim(f"{text}=1")
     except SpecError as e:
-        raise SpecError("--metric", e.problem, e.fix.replace("--claim", "--metric").replace("=700", "")) from None
+        problem = e.problem.replace(f"{text}=1", text).replace(" is not METRIC[@X]=VALUE", " is not METRIC[@X]")
+        raise SpecError("--metric", problem, e.fix.replace("--claim", "--metric").replace("=700", "")) from None
     if c.ratio:
         raise SpecError("--metric", "sensitivity is of one system's metric, not a ratio",
                         f"use --metric {c.metric}" + (f"@{c.at:g}" if c.at is not None else ""))

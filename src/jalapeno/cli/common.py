@@ -65,6 +65,20 @@ def check_writable(path: str | None, option: str) -> None:
                         "give a file path in a folder you can write to")
 
 
+def check_html_out(path: str | None, option: str = "--html") -> None:
+    """Refuse an HTML output path that does not end in .html/.htm (an HTML page written to
+    ``x.txt`` or ``x.csv``), or that cannot be written (:func:`check_writable`). None or '' is no output.
+
+    Raises:
+        SpecError: not an .html path, or not writable.
+    """
+    from jalapeno.errors import SpecError
+
+    if path and not str(path).lower().endswith((".html", ".htm")):
+        raise SpecError(option, f"{path!r} is not an .html file", "give a path ending in .html")
+    check_writable(path, option)
+
+
 #: ``--workload`` of the commands that take a fixed-length workload only (not agentic presets)
 FIXED_WORKLOAD_HELP = "1k1k, 8k1k (default), 1k8k, or long-context 32k1k, 64k1k, 128k1k."
 

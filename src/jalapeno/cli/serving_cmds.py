@@ -124,15 +124,20 @@ def _floors(text: str, unit: str = "value", example: str = "fast=100,ultra_fast=
     """``name=number,...`` tier thresholds (``unit`` and ``example`` word the error).
 
     Raises:
-        SpecError: a part that is not name=number.
+        SpecError: a part that is not name=number, a tier with no name or named twice.
     """
     out = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, _, val = part.partition("=")
         try:
-            out[name.strip()] = float(val)
+            v = float(val)
         except ValueError:
             raise SpecError("--tiers", f"{part!r} is not name={unit}", f"write e.g. --tiers {example}") from None
+        if not name.strip():
+            raise SpecError("--tiers", f"{part!r} names no tier", f"write e.g. --tiers {example}")
+        if name.strip() in out:  # fast=100,fast=200 kept the last floor, silently
+            raise SpecError("--tiers", f"tier {name.strip()!r} is given twice", f"name each tier once, e.g. --tiers {example}")
+        out[name.strip()] = v
     return out
 
 
@@ -239,7 +244,8 @@ def compare(
     workload: str = typer.Option(None, "--workload", "-w", help=WORKLOAD_HELP),
     isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
     osl: int = typer.Option(None, "--osl", help="Output length."),
-    precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
+    precision: str = typer.Option(None, "--precision", "-p",
+                                  help="Precision preset (default: each system sweeps what it runs natively)."),
     kv_dtype: str = kv_dtype_option(),
     attention_dtype: str = attention_dtype_option(),
     compute_fallback: bool = compute_fallback_option(),

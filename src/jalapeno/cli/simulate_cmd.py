@@ -9,8 +9,9 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from jalapeno.cli.common import (OVERLAP_HELP, attention_dtype_option, check_writable, compute_fallback_option, console,
-                                  kv_dtype_option, print_json, resolve_precision, stack_label, stack_option)
+from jalapeno.cli.common import (OVERLAP_HELP, attention_dtype_option, check_html_out, check_writable,
+                                  compute_fallback_option, console, kv_dtype_option, print_json, resolve_precision,
+                                  stack_label, stack_option)
 from jalapeno.cli.engine_opts import engine_option, graph_option, max_running_option, max_tokens_option
 from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
@@ -83,7 +84,7 @@ def simulate(
 
     from jalapeno.specs.routing import with_routing
 
-    check_writable(html, "--html")
+    check_html_out(html, "--html")
     check_writable(out, "--out")
     m = with_routing(load_model(model), routing)
     rec = load_recipe(engine, workload, model, [system], isl, osl)

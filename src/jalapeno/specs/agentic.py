@@ -169,9 +169,13 @@ def get_agentic(name: str) -> AgenticSpec:
     """A preset by name, or a TOML file by path (``agentic:`` prefix allowed).
 
     Raises:
-        UnknownNameError: neither a preset nor a ``.toml`` path. SpecError: a bad file.
+        UnknownNameError: neither a preset nor a ``.toml`` path. SpecError: a bad file, or
+            ``agentic:`` with nothing after it.
     """
-    key = name.removeprefix("agentic:").strip() or "coding-agent"
+    key = name.removeprefix("agentic:").strip()
+    if not key:  # 'agentic:' ran the coding-agent preset, silently
+        raise SpecError("--workload", "'agentic:' names no agentic preset or file",
+                        f"write agentic:{'|agentic:'.join(AGENTIC_PRESETS)} or agentic:path/to/agent.toml")
     if key in AGENTIC_PRESETS:
         return AGENTIC_PRESETS[key]
     if key.endswith(".toml") or Path(key).exists():

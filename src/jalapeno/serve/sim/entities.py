@@ -71,6 +71,19 @@ class LowerTier:
     tokens: float = 0.0
 
 
+#: A prefix group's key in :class:`PrefixCache` is ``GROUP_KEY_BASE + group``, so that group 3 and
+#: session 3 of one trace are different entries (trace ids are below it: serve/sim/trace.MAX_ID).
+GROUP_KEY_BASE = 1 << 62
+
+
+def cache_key(session: int, prefix_group: int) -> int:
+    """The prefix-cache key of a request: its session (>= 0), else its prefix group moved past
+    :data:`GROUP_KEY_BASE`, else -1 (not cached)."""
+    if session >= 0:
+        return session
+    return GROUP_KEY_BASE + prefix_group if prefix_group >= 0 else -1
+
+
 @dataclass(slots=True)
 class PrefixCache:
     """LRU cache of inactive KV (tokens per key), sharing the instance's KV capacity, with

@@ -35,7 +35,7 @@ from functools import partial
 import numpy as np
 
 from jalapeno.deploy.deployment import MTP
-from jalapeno.serve.sim.entities import PrefixCache, Request
+from jalapeno.serve.sim.entities import PrefixCache, Request, cache_key
 from jalapeno.serve.sim.step_time import StepTimer
 
 
@@ -172,7 +172,7 @@ class Instance:
             if self.role == "decode":
                 need = req.isl + req.osl  # whole context reserved: never preempted
             else:
-                key = req.session if req.session >= 0 else req.prefix_group
+                key = cache_key(req.session, req.prefix_group)
                 entry = 0
                 if req.prefill_done == 0 and req.generated == 0 and req.cached_tokens == 0:
                     entry = self.cache.entries.get(key, 0)
@@ -375,7 +375,7 @@ class Instance:
         if req.session >= 0:
             self.cache.insert(req.session, ctx)
         elif req.prefix_group >= 0:
-            self.cache.insert(req.prefix_group, req.isl)
+            self.cache.insert(cache_key(req.session, req.prefix_group), req.isl)
 
     def _preempt_if_full(self) -> None:
         if self.role == "decode" or self.used + self.cache.tokens <= self.capacity:

@@ -36,6 +36,9 @@ REBASE_ABOVE_S = 1e6
 NOT_SECONDS_ABOVE = 1e11
 #: Largest token count accepted in a trace cell (a billion tokens; any model's context is far below).
 MAX_TOKENS = 1e9
+#: Session and prefix-group ids are below this (the simulator's prefix cache keys a prefix group at
+#: GROUP_KEY_BASE + id, apart from the sessions: serve/sim/entities.py).
+MAX_ID = float(1 << 62)
 #: Longest trace span accepted after rebasing (s): 1e8 s is 3.2 years of requests.
 MAX_SPAN_S = 1e8
 _PER_S = {"nanoseconds": "1e9", "microseconds": "1e6", "milliseconds": "1e3"}
@@ -156,7 +159,8 @@ def read_trace(path: str | Path) -> Trace:
 
     Raises:
         SpecError: missing or unreadable file, unknown extension, malformed CSV/JSON, a missing
-            column or a bad value (the row and column named), arrival times that are not seconds.
+            column or a bad value (the row and column named: a token count that is not a whole
+            number >= 1, an id that is not a whole number >= 0), arrival times that are not seconds.
     """
     p = Path(path)
     suffix = p.suffix.lower()
@@ -184,6 +188,11 @@ def read_trace(path: str | Path) -> Trace:
         s = pd.Series(raw, dtype=object).map(lambda v: "" if v is None or str(v).strip() in ("", "None") else v)
         blank = (s == "").to_numpy()
         vals = _numeric(p.name, c, s.where(~blank, "-1"), n)
+        bad = ~blank & ((vals < 0) | (vals != np.floor(vals)) | (vals >= MAX_ID))
+        if bad.any():  # -5 was read as "no session" and 1.5 as session 1, silently
+            k = int(np.argmax(bad))
+            raise _bad_row(p.name, k, c, f"{vals[k]:g} is not an id (a whole number from 0 to 2^62)",
+                           f"number the {c}s 0, 1, 2, ... and leave the cell blank for none")
         opt[c] = vals.astype(np.int64)
     for col, v in (("arrival_s", arr), ("input_tokens", isl), ("output_tokens", osl)):
         tokens = col != "arrival_s"
@@ -192,6 +201,10 @@ def read_trace(path: str | Path) -> Trace:
             k = int(np.argmax(out))
             raise _bad_row(p.name, k, col, f"{v[k]:g} is out of range "
                            f"({f'1 to {MAX_TOKENS:.0e} tokens' if tokens else '>= 0 s'})", "fix the row")
+        frac = v != np.floor(v)
+        if tokens and frac.any():  # 100.5 was truncated to 100, silently
+            k = int(np.argmax(frac))
+            raise _bad_row(p.name, k, col, f"{v[k]:g} is not a whole number of tokens", "give token counts as integers")
     first = float(arr.min())
     if float(arr.max()) >= NOT_SECONDS_ABOVE:
         unit = "nanoseconds" if first >= 1e17 else "microseconds" if first >= 1e14 else "milliseconds"

@@ -1,0 +1,95 @@
+"""Findings of a new-user / hostile-tester pass (round 7, user7): inputs that ran with a silent
+default or a silent truncation, and help text that disagreed with the behaviour. Each is now one
+line naming the option and the fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from cli_runner import check_error, run
+
+TWO = ("--systems", "jalapeno,h200", "--html", "")
+
+
+def test_compare_precision_help_says_each_system_sweeps_its_own(capsys, monkeypatch):
+    """compare's --help said 'default: the model's release' while compare sweeps fp8 and fp4 on
+    Blackwell (its own description and title say so)."""
+    monkeypatch.setenv("COLUMNS", "300")
+    code, out, err = run(capsys, "compare", "--help")
+    assert code == 0
+    text = " ".join(out.split())
+    assert "each system sweeps what it runs natively" in text
+    assert "(default: the model's release)" not in text
+
+
+@pytest.mark.parametrize("tiers, words", [
+    ("fast=100,fast=200", ["tier 'fast'", "given twice", "name each tier once"]),
+    ("=100", ["'=100'", "names no tier"]),
+])
+def test_tiers_named_twice_or_unnamed_are_refused(capsys, tiers, words):
+    """``--tiers fast=100,fast=200`` kept the last floor silently; ``--tiers =100`` made a tier
+    with an empty name."""
+    check_error(*run(capsys, "compare", *TWO, "--tiers", tiers), "--tiers", *words)
+
+
+def test_agentic_tiers_named_twice_are_refused(capsys):
+    check_error(*run(capsys, "compare", *TWO, "-w", "agentic:chat-agent", "--tiers", "fast=10,fast=5"),
+                "--tiers", "given twice")
+
+
+@pytest.mark.parametrize("args", [
+    ("compare", *TWO, "-w", "agentic:"),
+    ("simulate", "-s", "jalapeno", "--dp", "8", "--ep", "8", "-c", "4", "-w", "agentic:"),
+])
+def test_agentic_prefix_with_nothing_after_it_is_refused(capsys, args):
+    """``-w agentic:`` ran the coding-agent preset without saying so."""
+    check_error(*run(capsys, *args), "--workload", "'agentic:' names no agentic preset",
+                "agentic:coding-agent")
+
+
+@pytest.mark.parametrize("args", [
+    ("simulate", "-s", "jalapeno", "--dp", "8", "--ep", "8", "-c", "4", "--html", "{d}/sim.txt"),
+    ("validate", "--no-aiconfigurator", "--html", "{d}/parity.csv"),
+])
+def test_html_output_needs_an_html_path(capsys, monkeypatch, tmp_path, args):
+    """simulate and validate wrote their HTML page to x.txt / x.csv (compare, report, sensitivity
+    and explore refuse it); refused before the run."""
+    import jalapeno.fit.validation_run as validation_run
+    import jalapeno.serve.sim.simulation as simulation
+
+    def boom(*a, **k):
+        raise AssertionError("the run started before the output path was checked")
+
+    monkeypatch.setattr(validation_run, "run_validation", boom)
+    monkeypatch.setattr(simulation, "simulate", boom)
+    argv = [a.format(d=tmp_path) for a in args]
+    check_error(*run(capsys, *argv), "--html", "is not an .html file", "ending in .html")
+    assert not any(tmp_path.iterdir())
+
+
+def test_sensitivity_metric_error_shows_what_was_typed(capsys):
+    """The error quoted 'throughput_per_chip@abc=1' and asked for METRIC[@X]=VALUE: the '=1' is
+    internal (a metric is parsed as a claim of value 1) and --metric takes no value."""
+    code, out, err = run(capsys, "sensitivity", "-s", "jalapeno", "--metric", "throughput_per_chip@abc")
+    check_error(code, out, err, "--metric", "'throughput_per_chip@abc' is not METRIC[@X]")
+    assert "=1" not in err and "=VALUE" not in err
+
+
+SIM = ("simulate", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8")
+HEADER = "arrival_s,input_tokens,output_tokens,session_id,prefix_group\n"
+
+
+@pytest.mark.parametrize("rows, words", [
+    ("0,100.5,10,,\n", ["row 1", "input_tokens", "100.5 is not a whole number of tokens", "integers"]),
+    ("0,100,10,,\n1,100,2.5,,\n", ["row 2", "output_tokens", "2.5 is not a whole number"]),
+    ("0,100,10,-5,\n", ["row 1", "session_id", "-5 is not an id", "leave the cell blank for none"]),
+    ("0,100,10,1.5,\n", ["row 1", "session_id", "1.5 is not an id"]),
+    ("0,100,10,,-2\n", ["row 1", "prefix_group", "-2 is not an id"]),
+    ("0,100,10,5e18,\n", ["row 1", "session_id", "5e+18 is not an id"]),
+])
+def test_trace_token_counts_and_ids_are_whole_numbers(capsys, tmp_path, rows, words):
+    """A fractional token count was truncated (100.5 -> 100); session -5 was read as 'no session'
+    and session 1.5 as session 1 (merging it with session 1), all silently."""
+    p = tmp_path / "t.csv"
+    p.write_text(HEADER + rows)
+    check_error(*run(capsys, *SIM, "-w", str(p)), "t.csv", *words)
