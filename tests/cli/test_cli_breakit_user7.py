@@ -93,3 +93,59 @@ def test_trace_token_counts_and_ids_are_whole_numbers(capsys, tmp_path, rows, wo
     p = tmp_path / "t.csv"
     p.write_text(HEADER + rows)
     check_error(*run(capsys, *SIM, "-w", str(p)), "t.csv", *words)
+
+
+def _config(tmp_path, name, **changes):
+    """A shipped config.json with ``changes`` (the package's own copy: tests do not read ../shared)."""
+    import json
+    from importlib import resources
+
+    cfg = json.loads((resources.files("jalapeno") / "data" / "models" / f"{name}.json").read_text())
+    f = tmp_path / f"{name}-changed.json"
+    f.write_text(json.dumps({**cfg, **changes}))
+    return str(f)
+
+
+@pytest.mark.parametrize("name, changes, words", [
+    # n_routed_experts 0 priced DeepSeek-R1 as a 37B dense model, with top-8 routing ignored
+    ("deepseek-r1", {"n_routed_experts": 0}, ["n_routed_experts", "0 experts with num_experts_per_tok = 8",
+                                              "null for a dense model"]),
+    # first_k_dense_replace past the last layer: every layer dense, the experts in none
+    ("deepseek-r1", {"first_k_dense_replace": 1000}, ["first_k_dense_replace", "none of the 61 layers moe",
+                                                      "fewer than num_hidden_layers = 61"]),
+    # 0 was read as 1 (Hugging Face's modelling code divides by it)
+    ("deepseek-r1", {"moe_layer_freq": 0}, ["moe_layer_freq", "positive integer, got 0"]),
+    ("qwen3-235b-a22b", {"decoder_sparse_step": 0}, ["decoder_sparse_step", "positive integer, got 0"]),
+])
+def test_moe_layout_fields_that_made_no_moe_layers_are_refused(capsys, tmp_path, name, changes, words):
+    check_error(*run(capsys, "models", "show", _config(tmp_path, name, **changes)), *words)
+
+
+def test_a_dense_config_with_a_null_expert_count_stays_dense(capsys, tmp_path):
+    """null (Hugging Face: no routed experts) is still a dense model: only a contradiction is refused."""
+    code, out, err = run(capsys, "models", "show", "--json",
+                         _config(tmp_path, "llama-3.3-70b", num_local_experts=None, num_experts_per_tok=None))
+    assert code == 0, err
+
+
+def test_open_loop_rate_spanning_years_is_refused(capsys):
+    """--rate 1e-9 simulated 1e12 s (31,000 years) of an idle server for 14 s of wall time:
+    1,000 requests at 1e-9 requests/s span 1e12 s, over the 1e8 s a trace may span."""
+    check_error(*run(capsys, *SIM, "-r", "1e-9"), "--rate", "1,000 requests at 1e-09 requests/s span 1e+12 s",
+                "requests per second")
+
+
+def test_points_folder_is_named_a_folder(capsys, tmp_path):
+    """``validate --points DIR`` said 'DIR not found'."""
+    check_error(*run(capsys, "validate", "--no-aiconfigurator", "--points", str(tmp_path)), "--points",
+                "is a folder, not a csv file")
+
+
+def test_stack_version_with_spaces_is_named_without_them(capsys):
+    """``--stack 'trtllm@ 1.1.0'`` was titled and recorded as 'trtllm@ 1.1.0'."""
+    code, out, err = run(capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "-c", "4",
+                         "--stack", "trtllm @ 1.1.0", "--json")
+    assert code == 0, err
+    import json
+
+    assert json.loads(out)["efficiency_source"].endswith("+ stack trtllm@1.1.0")

@@ -139,7 +139,7 @@ def stack_option():
 
 def stack_label(stack: str | None) -> str:
     """`` · stack NAME`` for titles when ``--stack`` was given, else ""."""
-    return f" · stack {stack}" if stack else ""
+    return f" · stack {'@'.join(p.strip() for p in stack.split('@', 1))}" if stack else ""
 
 
 #: ``--overlap`` of the commands that run one deployment (predict, simulate)

@@ -49,11 +49,14 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     points of these systems (None: all).
 
     Raises:
-        SpecError: an empty or missing points path, or no row of the file could be mapped.
+        SpecError: an empty or missing points path, a folder, or no row of the file could be mapped.
     """
     if points_path is not None and not str(points_path).strip():
         raise SpecError("--points", "empty path", "give a CSV path, or omit --points for the shipped points")
     path = Path(points_path) if points_path else DEFAULT_POINTS
+    if path.is_dir():
+        raise SpecError("--points", f"{path} is a folder, not a CSV file", "pass --points FILE.csv (InferenceX points "
+                        "format), or omit --points for the shipped points")
     if not path.is_file():
         raise SpecError("--points", f"{path} not found", "pass --points FILE.csv (InferenceX points format), or "
                         "omit --points for the shipped points")

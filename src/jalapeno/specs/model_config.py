@@ -168,6 +168,11 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
     dense_inter = _opt_int(cfg, "intermediate_size", src)
     dense_layers: tuple[int, ...] = tuple(range(layers))
     n_exp = cfg.get("n_routed_experts") or cfg.get("num_local_experts") or cfg.get("num_experts")
+    zero = next((k for k in ("n_routed_experts", "num_local_experts", "num_experts") if cfg.get(k) == 0), None)
+    top_key = "num_experts_per_tok" if "num_experts_per_tok" in cfg else "experts_per_token"
+    if not n_exp and zero and cfg.get(top_key):  # ran as a dense model of the same layers, silently
+        raise SpecError(f"{src}: {zero}", f"0 experts with {top_key} = {cfg[top_key]!r}",
+                        f"give the routed-expert count (>= {top_key}), or null for a dense model")
     if n_exp:
         src_key = ("n_routed_experts" if "n_routed_experts" in cfg else
                    "num_local_experts" if "num_local_experts" in cfg else "num_experts")
@@ -186,7 +191,10 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
         shared_inter = n_shared * expert_inter
         if mt in _MLA_TYPES:
             first_dense = _opt_int(cfg, "first_k_dense_replace", src)
-            freq = _opt_int(cfg, "moe_layer_freq", src, 1) or 1
+            if first_dense >= layers:  # every layer dense: the experts were counted in no layer
+                raise SpecError(f"{src}: first_k_dense_replace", f"{first_dense} leaves none of the {layers} layers "
+                                "MoE", f"give fewer than num_hidden_layers = {layers} (DeepSeek-V3: 3)")
+            freq = _opt_int(cfg, "moe_layer_freq", src, 1, 1)  # 0 was read as 1 (Hugging Face divides by it)
             dense_layers = tuple(i for i in range(layers)
                                  if i < first_dense or (i - first_dense) % freq)
             if dense_layers:
@@ -195,7 +203,7 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
             only = cfg.get("mlp_only_layers") or []
             if not isinstance(only, list):
                 raise SpecError(f"{src}: mlp_only_layers", "must be a list of layer indices", "give a JSON list")
-            step = _opt_int(cfg, "decoder_sparse_step", src, 1) or 1
+            step = _opt_int(cfg, "decoder_sparse_step", src, 1, 1)  # 0 was read as 1 (Hugging Face divides by it)
             dense_layers = tuple(i for i in range(layers) if i in only or (i + 1) % step)
         else:
             dense_layers = ()

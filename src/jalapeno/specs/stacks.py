@@ -377,6 +377,7 @@ def get_stack(name: str) -> Stack:
             not a release number.
     """
     base, _, version = name.partition("@")
+    base, version = base.strip(), version.strip()  # 'trtllm@ 1.1.0' was named 'trtllm@ 1.1.0' in titles
     s = stacks().get(base)
     if s is None:
         raise UnknownNameError("--stack", f"unknown software stack {base!r}",
