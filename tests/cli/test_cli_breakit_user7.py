@@ -149,3 +149,16 @@ def test_stack_version_with_spaces_is_named_without_them(capsys):
     import json
 
     assert json.loads(out)["efficiency_source"].endswith("+ stack trtllm@1.1.0")
+
+
+def test_report_measured_file_is_checked_before_the_sweep(capsys, monkeypatch, tmp_path):
+    """``report --measured banana`` swept every system (14 s) before 'file not found'."""
+    import jalapeno.analysis.comparison as comparison
+
+    def boom(*a, **k):
+        raise AssertionError("the sweep started before --measured was checked")
+
+    monkeypatch.setattr(comparison, "compare_systems", boom)
+    monkeypatch.setattr(comparison, "system_frontier", boom)
+    check_error(*run(capsys, "report", "--systems", "h200", "--measured", str(tmp_path / "banana.csv"),
+                     "-o", str(tmp_path / "r.html")), "--measured", "file not found", "'shipped', 'none' or a csv")

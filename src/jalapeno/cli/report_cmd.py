@@ -65,6 +65,8 @@ def report(
     if like_for_like and measured == "none":
         raise SpecError("--like-for-like", "filters the measured overlay, and --measured none draws none",
                         "drop --like-for-like, or give --measured shipped or a CSV path")
+    if measured not in ("shipped", "none") and not Path(measured).is_file():  # was refused after the sweep
+        raise SpecError("--measured", f"{measured!r}: file not found", "give 'shipped', 'none' or a CSV path")
     if serving not in (None, "agg", "disagg", "both"):
         raise SpecError("--serving", f"unknown mode {serving!r}", "use agg, disagg or both")
     if as_deployed:
