@@ -179,12 +179,11 @@ def _causes(rows: pd.DataFrame) -> list[str]:
         "disaggregated deployment wait).",
         f"- **aiconfigurator TTFT: median {m_at:.0%}, bias {b_at:+.0%}** (n = {n_at}). Its rows are timed by "
         "another benchmark client (NVIDIA's genai-perf runs, fixed lengths), whose front end is fitted per "
-        "engine on its own low-load rows (`clients.aiconfigurator`, docs/stacks.md). On disaggregated rows a "
-        "share of its counted requests meets the idle-start burst on the prefill pool (the client's "
-        "`prefill_burst_fraction`, fitted per engine on the declared split: docs/model.md §8.7 (7)). Under load "
-        "its aggregated TTFT grows faster than the model's: with fixed lengths the first wave's burst recurs "
-        "in every wave (the simulator shows it at range ratio 1; the analytic idle start assumes the waves "
-        "spread, docs/model.md §12), and many rows repeat one measurement under several deployments or carry "
+        "engine on its own low-load rows (`clients.aiconfigurator`, docs/stacks.md). A share of its counted "
+        "requests meets the idle-start prefill burst (the client's `prefill_burst_fraction` and "
+        "`agg_burst_fraction`, fitted per engine and mode on the declared split: docs/model.md §8.7 (7)); the "
+        "full recurring wave of a fixed-length closed loop (the simulator at range ratio 1) over-predicts it "
+        "(docs/model.md §12). Many rows repeat one measurement under several deployments or carry "
         "multi-second outliers.",
         f"- **Prefill-bound disaggregated runs** (Dynamo-TRT at concurrency >= 800, n = {n_s}): throughput "
         f"{b_s:+.0%} median. With one prefill worker per 8-40 decode GPUs the prefill pool sets the "

@@ -373,3 +373,44 @@ def test_burst_share_is_fitted_on_the_clients_disaggregated_points(monkeypatch):
     monkeypatch.setattr(stack_fit, "_predict", fake_predict)
     assert stack_fit._burst_fit(pts, Stack("sglang", "s", "s"), "aiconfigurator") == pytest.approx(0.4)
     assert "fewer than" in stack_fit._burst_fit(pts[:2], Stack("sglang", "s", "s"), "aiconfigurator")
+
+
+def test_aggregated_burst_share_weighs_the_aggregated_wave_and_is_fitted_on_agg_points(monkeypatch):
+    import dataclasses
+
+    from jalapeno.fit import stack_fit
+    from jalapeno.serve.point import serve_at_concurrency
+    from jalapeno.specs.workload import get_workload
+
+    model, pricer, wl = load_model("gpt-oss-120b"), load_pricer("h100"), get_workload("1k1k")
+    dep = Deployment(get_precision("mxfp4"), Pool(Layout(tp=2)))
+    steady = serve_at_concurrency(model, pricer, dep, wl, [64.0], idle_start=False).ttft_s[0]
+    run = serve_at_concurrency(model, pricer, dep, wl, [64.0]).ttft_s[0]
+    half = dataclasses.replace(pricer, efficiency=dataclasses.replace(pricer.efficiency, agg_burst_fraction=0.5))
+    assert run > steady
+    # the aggregated wave weighed 0.5 instead of 1/10: five times the excess over the steady state
+    assert serve_at_concurrency(model, half, dep, wl, [64.0]).ttft_s[0] - steady == pytest.approx(5 * (run - steady))
+    with pytest.raises(SpecError, match="clients.aic.agg_burst_fraction"):
+        _stack({"name": "x", "label": "x", "source": "x", "clients": {"aic": {"agg_burst_fraction": 0.0}}}, 0, {})
+
+    pts = []
+    for mode in ("disagg", "agg"):
+        for c in (4, 8, 16, 32, 64, 128):
+            p = _P(len(pts), c)
+            p.source, p.mode = "aiconfigurator", mode
+            pts.append(p)
+
+    def fake_predict(points, st):  # TTFT = 0.3 s + w·2 s; measured at w = 0.4 (disagg), 0.25 (agg)
+        s = st.for_client("aiconfigurator")
+        rows = []
+        for p in points:
+            w = (s.prefill_burst_fraction if p.mode == "disagg" else s.agg_burst_fraction) or 0.1
+            meas = 0.3 + (0.4 if p.mode == "disagg" else 0.25) * 2.0
+            rows.append({"id": p.id, "metric": "ttft_s", "predicted": 0.3 + w * 2.0, "measured": meas,
+                         "error": (0.3 + w * 2.0) / meas - 1})
+        return pd.DataFrame(rows)
+
+    monkeypatch.setattr(stack_fit, "_predict", fake_predict)
+    st = Stack("sglang", "s", "s")
+    assert stack_fit._burst_fit(pts, st, "aiconfigurator", "agg_burst_fraction") == pytest.approx(0.25)
+    assert stack_fit._burst_fit(pts, st, "aiconfigurator") == pytest.approx(0.4)

@@ -26,11 +26,11 @@ What is fitted, per profile (:data:`PLAN`), in this order:
 3. MTP acceptance (``dynamo-trtllm`` and ``trtllm`` on DeepSeek-R1; TRT-LLM's MTP points are
    aiconfigurator's rows of InferenceX MTP sweeps, fit/aic_sweeps.py) — one per-token acceptance shared by every
    draft length (too few single-draft fit points to fit it alone), on the TPOT of the MTP fit points;
-4. a client's prefill burst share (with the front end, per :data:`CLIENT_SOURCES` source;
-   ``prefill_burst_fraction``, specs/efficiency.py) — the share of a disaggregated run's counted
-   requests that meet the idle-start burst on the prefill pool — on the TTFT of that source's
-   disaggregated fit points at every concurrency, over :data:`BURST_GRID`, same loss; the client
-   entry keeps it (InferenceX's own client keeps one wave in R = 10).
+4. a client's burst shares (with the front end, per :data:`CLIENT_SOURCES` source;
+   ``prefill_burst_fraction``, ``agg_burst_fraction``, specs/efficiency.py) — the share of a
+   disaggregated / aggregated run's counted requests that meet the idle-start prefill burst — each
+   on the TTFT of that source's fit points of its mode at every concurrency, over :data:`BURST_GRID`,
+   same loss; the client entry keeps them (InferenceX's own client keeps one wave in R = 10).
 Steps 1-2 use a linear surrogate: each point's prediction at zero and at one probe value per
 parameter gives its slope (TPOT and 1/throughput are linear in a per-kernel or per-step constant at
 a fixed batch; TTFT in the front-end terms), then a grid over the bounds (:data:`BOUNDS`). Step 3
@@ -202,15 +202,19 @@ def _with_client(stack: Stack, src: str, **vals: float) -> Stack:
     return replace(stack, clients=MappingProxyType({**stack.clients, src: MappingProxyType(entry)}))
 
 
-def _burst_fit(points, stack: Stack, src: str) -> float | str:
-    """Step 4: ``src``'s prefill burst share on its disaggregated fit points (mean |log ratio| of
-    TTFT over :data:`BURST_GRID`), or why it is not fitted."""
-    pts = [p for p in points if p.source == src and p.mode == "disagg"]
+#: Step 4's fields and the serving mode of the points each is fitted on.
+BURST_MODES = {"prefill_burst_fraction": "disagg", "agg_burst_fraction": "agg"}
+
+
+def _burst_fit(points, stack: Stack, src: str, field: str = "prefill_burst_fraction") -> float | str:
+    """Step 4: ``src``'s burst share ``field`` on its fit points of that field's mode
+    (:data:`BURST_MODES`; mean |log ratio| of TTFT over :data:`BURST_GRID`), or why it is not fitted."""
+    pts = [p for p in points if p.source == src and p.mode == BURST_MODES[field]]
     if len(pts) < MIN_POINTS:
         return f"fewer than {MIN_POINTS} fit points"
     loss = []
     for w in BURST_GRID:
-        t = _predict(pts, _with_client(stack, src, prefill_burst_fraction=float(w)))
+        t = _predict(pts, _with_client(stack, src, **{field: float(w)}))
         t = t[t.metric == "ttft_s"].dropna(subset=["error"])
         loss.append(float(np.mean(np.abs(np.log1p(t.error)))) if len(t) >= MIN_POINTS else np.inf)
     best = int(np.argmin(loss))
@@ -218,6 +222,8 @@ def _burst_fit(points, stack: Stack, src: str) -> float | str:
         return f"fewer than {MIN_POINTS} predicted fit points"
     if best == len(BURST_GRID) - 1:
         return "best value on the upper search bound"
+    if np.ptp(loss) < 1e-12:  # a flat loss would pick the grid's first value for no reason
+        return "its fit points' TTFT does not depend on it"
     return float(BURST_GRID[best])
 
 
@@ -272,13 +278,13 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
         values.update(got)
         cur = replace(cur, **got)
     cur = replace(cur, clients=MappingProxyType({c: MappingProxyType(v) for c, v in clients.items()}))
-    for src in CLIENT_SOURCES if front_end and name in PLAN else ():
-        got = _burst_fit(fit_pts, cur, src)
+    for src, field in ((s, f) for s in CLIENT_SOURCES for f in BURST_MODES) if front_end and name in PLAN else ():
+        got = _burst_fit(fit_pts, cur, src, field)
         if isinstance(got, str):
-            notes.append(f"prefill_burst_fraction (client {src}): {got}, not fitted")
+            notes.append(f"{field} (client {src}): {got}, not fitted")
             continue
-        clients[src] = {**clients.get(src, {}), "prefill_burst_fraction": got}
-        cur = _with_client(cur, src, prefill_burst_fraction=got)
+        clients[src] = {**clients.get(src, {}), field: got}
+        cur = _with_client(cur, src, **{field: got})
     ids = {p.id for p in mine}
     fit_ids = {p.id for p in fit_pts}
     before = _predict(mine, replace(load_stacks(False)["default"],

@@ -35,9 +35,11 @@ def _with_clients(s, field: str, scale: float, fmt: str) -> str:
 
 
 def _burst(s) -> str:
-    """The prefill burst share (a client entry's; the profile's own runs keep one wave in 10)."""
-    extra = [f"{c}'s client {f['prefill_burst_fraction']:.2f}" for c, f in s.clients.items()
-             if "prefill_burst_fraction" in f]
+    """The burst shares, disaggregated / aggregated (a client entry's; the profile's own runs keep one
+    wave in REQUESTS_PER_USER)."""
+    one = 1 / REQUESTS_PER_USER
+    extra = [f"{c}'s client {f.get('prefill_burst_fraction', one):.2f} / {f.get('agg_burst_fraction', one):.2f}"
+             for c, f in s.clients.items() if {"prefill_burst_fraction", "agg_burst_fraction"} & set(f)]
     return "; ".join([f"1/{REQUESTS_PER_USER}", *extra])
 
 
@@ -56,13 +58,13 @@ def markdown() -> list[str]:
              "token) on the TTFT of fit points at concurrency <= 4, where a profile has at least 4, once per benchmark "
              "client: InferenceX's points give the profile's own front end, aiconfigurator's rows (timed by another "
              "client) the profile's `aiconfigurator's client` entry, each on its own points only (docs/stacks.md); "
-             "Dynamo-TRT's MTP acceptance on the TPOT of its MTP rows; a client's prefill burst share (the share "
-             "of its disaggregated runs' counted requests that meet the idle-start burst on the prefill pool, "
-             "docs/model.md §8.7 (7)) on the TTFT of its disaggregated fit points; the loss is the mean "
+             "Dynamo-TRT's MTP acceptance on the TPOT of its MTP rows; a client's burst shares (the share of its "
+             "disaggregated / aggregated runs' counted requests that meet the idle-start prefill burst, "
+             "docs/model.md §8.7 (7)) on the TTFT of its fit points of each mode; the loss is the mean "
              "|log(pred/meas)|. "
              "The errors below are median |error| / bias on the **held-out** half, before (the global defaults) and "
              "after; `set's` = the efficiency set's own value (AMD: amd-aiter's kernel floor)."), "",
-             ("| stack | per kernel | per step | front end / request | front end / prompt token | prefill burst share "
+             ("| stack | per kernel | per step | front end / request | front end / prompt token | burst share disagg / agg "
              "| MTP acceptance "
              "(single / chain) | fit / held out | held-out TPOT before → after | held-out throughput before → after "
              "| held-out TTFT before → after |"),

@@ -183,8 +183,9 @@ def _agg_idle_start(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workl
                     users, recurring: bool = False) -> ServingPoints:
     """InferenceX's idle start on one aggregated instance with ``users`` (N,) (serve/queueing.py,
     effect 3): the wave's steps carry the budget beside the half of it already decoding (alone on a
-    prefill-first engine); with ``recurring`` and fixed lengths (no MTP) the other waves repeat it
-    (effect 6)."""
+    prefill-first engine), weighed by ``efficiency.agg_burst_fraction`` (None: one wave in R,
+    serve/queueing.idle_start); with ``recurring`` and fixed lengths (no MTP) the other waves repeat
+    it (effect 6)."""
     lay = dep.decode.layout
     budget = float(dep.prefill_budget(lay))
     n = np.maximum(np.asarray(users, dtype=float), 1.0)
@@ -193,7 +194,7 @@ def _agg_idle_start(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workl
     t0, sigma, fill = _linear_prefill(model, pricer, dep, wl, lay, beside, budget)
     waves = first_wave_s(n, wl.mean_isl, budget, t0, sigma)
     extra = fill + frontend_s(pricer.efficiency, wl.mean_isl)
-    out = idle_start_ttft(_ttft_by_key(pts), waves, extra)
+    out = idle_start_ttft(_ttft_by_key(pts), waves, extra, pricer.efficiency.agg_burst_fraction)
     if recurring and wl.range_ratio >= 1 and dep.mtp is None:  # fixed lengths: the waves recur (effect 6)
         out = _fixed_cycle(model, pricer, dep, wl, pts, users, (t0, sigma, fill), waves, extra, out)
     return _with_ttft(pts, out)

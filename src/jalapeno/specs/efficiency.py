@@ -183,10 +183,10 @@ class Efficiency:
             a calibration split (5 InferenceX H200 SGLang TP8 points at concurrency <= 8) and
             judged on every other measured TTFT (docs/validation.md). A property of the serving
             software, not the chip, so every system gets it.
-        prefill_burst_fraction: share in (0, 1] of a disaggregated run's counted requests that meet
-            the idle-start burst on the prefill pool (serve/queueing.idle_start). None (default):
-            1/10, InferenceX's protocol (serve/queueing.REQUESTS_PER_USER). A property of the
-            benchmark client, fitted per engine (a stack's ``clients`` entry; docs/model.md §8.7 (7)).
+        prefill_burst_fraction, agg_burst_fraction: share in (0, 1] of a disaggregated / aggregated
+            run's counted requests that meet the idle-start prefill burst (serve/queueing.idle_start).
+            None (default): 1/10, InferenceX's protocol (serve/queueing.REQUESTS_PER_USER). A property
+            of the benchmark client, fitted per engine (a stack's ``clients`` entry; docs/model.md §8.7 (7)).
         moe_load_skew: multiplier on the binomial tail of the busiest expert-parallel rank
             (1 = uniform routing; >1 skewed routers; <1 with redundant experts / EPLB). Default 1.
         memory_reserve_fraction: share of usable HBM kept for workspaces, CUDA graphs and
@@ -228,6 +228,7 @@ class Efficiency:
     request_overhead_s: float = 0.15
     prompt_overhead_s_per_token: float = 6.4e-6
     prefill_burst_fraction: float | None = None
+    agg_burst_fraction: float | None = None
     moe_load_skew: float = 1.0
     moe_exchange: str = "all_to_all"
     memory_reserve_fraction: float = 0.04

@@ -54,8 +54,10 @@ _KEYS = {"name", "label", "engines", "base", "source", "overlap", "moe_exchange"
 #: The front-end fields a benchmark client's entry may set (``clients``): what a request spends
 #: outside the accelerator before its first token depends on the engine's server and on the
 #: client that times it (HTTP stack, tokenisation, streaming parser); so does how its requests
-#: bunch on a disaggregated prefill pool (``prefill_burst_fraction``, Efficiency).
-CLIENT_FIELDS: tuple[str, ...] = ("request_overhead_s", "prompt_overhead_s_per_token", "prefill_burst_fraction")
+#: bunch on a disaggregated prefill pool or an aggregated instance (``prefill_burst_fraction``,
+#: ``agg_burst_fraction``, Efficiency).
+BURST_FIELDS: tuple[str, ...] = ("prefill_burst_fraction", "agg_burst_fraction")
+CLIENT_FIELDS: tuple[str, ...] = ("request_overhead_s", "prompt_overhead_s_per_token", *BURST_FIELDS)
 #: (id of a profile, client) -> (that profile, its copy with the client's front end); see Stack.for_client
 _CLIENT_COPIES: dict[tuple[int, str], tuple] = {}
 #: (id of a profile, engine version) -> (that profile, its copy at that version); see Stack.at_version
@@ -99,8 +101,8 @@ class Stack:
         kernel_launch_s, collective_launch_s, step_overhead_s, tp_rank_step_s, request_overhead_s,
             prompt_overhead_s_per_token: fixed costs (s, s per TP rank beyond the first, s per
             prompt token); None keeps the efficiency set's value.
-        prefill_burst_fraction: share of a disaggregated run's counted requests that meet a prefill
-            burst (Efficiency.prefill_burst_fraction); set by a client entry only, None = 1/R.
+        prefill_burst_fraction, agg_burst_fraction: share of a disaggregated / aggregated run's counted
+            requests that meet a prefill burst (Efficiency); set by a client entry only, None = 1/R.
         fusion: share of the op table's kernels that launch separately (1: every kernel; the
             effective per-kernel cost is ``kernel_launch_s x fusion``).
         overlap: the engine's default two-batch overlap ("none", "tbo") or None (not stated).
@@ -112,8 +114,9 @@ class Stack:
         fit: the fit's report (split, n, errors) when the values were fitted.
         clients: benchmark client (a measured point's ``source``: ``inferencex``,
             ``aiconfigurator``) → its front end on this engine ({request_overhead_s,
-            prompt_overhead_s_per_token, prefill_burst_fraction}); :meth:`for_client` applies it. The profile's own front
-            end is the one its ``sources`` name (SGLang's: InferenceX's client).
+            prompt_overhead_s_per_token, prefill_burst_fraction, agg_burst_fraction});
+            :meth:`for_client` applies it. The profile's own front end is the one its ``sources``
+            name (SGLang's: InferenceX's client).
     """
 
     name: str
@@ -128,6 +131,7 @@ class Stack:
     request_overhead_s: float | None = None
     prompt_overhead_s_per_token: float | None = None
     prefill_burst_fraction: float | None = None
+    agg_burst_fraction: float | None = None
     fusion: float = 1.0
     overlap: str | None = None
     moe_exchange: str | None = None
@@ -207,8 +211,8 @@ class Stack:
     def apply(self, eff: Efficiency, which: str = "calibrated") -> Efficiency:
         """``eff`` with this profile's fixed costs (band ``which``) and the stack named in its source."""
         costs = self.costs(which)
-        if self.prefill_burst_fraction is not None:  # a client's (for_client), not a fixed cost
-            costs = {**costs, "prefill_burst_fraction": self.prefill_burst_fraction}
+        # a client's burst shares (for_client), not fixed costs
+        costs = {**costs, **{f: getattr(self, f) for f in BURST_FIELDS if getattr(self, f) is not None}}
         if self.moe_exchange is not None and self.moe_exchange != eff.moe_exchange:
             eff = replace(eff, moe_exchange=self.moe_exchange)
         if self.name == DEFAULT_STACK and which == "calibrated" or not costs:
@@ -287,10 +291,10 @@ def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
             raise SpecError(f"{where}.clients.{client}", f"{front!r}",
                             f"give a table of {', '.join(CLIENT_FIELDS)} (s; s per prompt token; a share in (0, 1])")
         vals = {f: _number(v, f"{where}.clients.{client}.{f}") for f, v in front.items()}
-        if not 0 < vals.get("prefill_burst_fraction", 1.0) <= 1:
-            raise SpecError(f"{where}.clients.{client}.prefill_burst_fraction",
-                            f"must be in (0, 1], got {vals['prefill_burst_fraction']}",
-                            "give the share of counted requests that meet a prefill burst (0.1 = one wave in 10)")
+        for f in BURST_FIELDS:
+            if not 0 < vals.get(f, 1.0) <= 1:
+                raise SpecError(f"{where}.clients.{client}.{f}", f"must be in (0, 1], got {vals[f]}",
+                                "give the share of counted requests that meet a prefill burst (0.1 = one wave in 10)")
         clients[client] = MappingProxyType(vals)
     kw["clients"] = MappingProxyType({**(dict(kw.get("clients", {})) if base else {}), **clients})
     if not 0 < kw.get("fusion", 1.0) <= 1:
