@@ -69,8 +69,33 @@ class MoeCurve:
         return t
 
 
+class _WrapsPricer:
+    """What a MoE-backend pricer passes through to the pricer it wraps (``self.inner``): the
+    system, its efficiency set and name, and every collective."""
+
+    __slots__ = ()
+
+    @property
+    def system(self):
+        return self.inner.system
+
+    @property
+    def efficiency(self):
+        return self.inner.efficiency
+
+    @property
+    def name(self) -> str:
+        return self.inner.system.name
+
+    def collective_times(self, colls: CollectiveTable):
+        return self.inner.collective_times(colls)
+
+    def collective(self, kind: str, group: int, message_bytes, placement: str = "packed"):
+        return self.inner.collective(kind, group, message_bytes, placement)
+
+
 @dataclass(frozen=True, slots=True)
-class MeasuredMoePricer:
+class MeasuredMoePricer(_WrapsPricer):
     """A pricer whose routed-expert ops of one shape are priced by a measured :class:`MoeCurve`.
 
     Attributes:
@@ -86,18 +111,6 @@ class MeasuredMoePricer:
     curve: MoeCurve
     backend: str
     reference: object = None
-
-    @property
-    def system(self):
-        return self.inner.system
-
-    @property
-    def efficiency(self):
-        return self.inner.efficiency
-
-    @property
-    def name(self) -> str:
-        return self.inner.system.name
 
     def op_times(self, ops: OpTable) -> OpTimes:
         base = self.inner.op_times(ops)
@@ -118,19 +131,13 @@ class MeasuredMoePricer:
         net = None if base.network_s is None else base.network_s * scale
         return OpTimes(base.compute_s * scale, base.memory_s * scale, base.overhead_s * scale, base.time_s * scale, net)
 
-    def collective_times(self, colls: CollectiveTable):
-        return self.inner.collective_times(colls)
-
-    def collective(self, kind: str, group: int, message_bytes, placement: str = "packed"):
-        return self.inner.collective(kind, group, message_bytes, placement)
-
     def with_efficiency(self, efficiency):
         ref = None if self.reference is None else self.reference.with_efficiency(efficiency)
         return replace(self, inner=self.inner.with_efficiency(efficiency), reference=ref)
 
 
 @dataclass(frozen=True, slots=True)
-class KernelMoePricer:
+class KernelMoePricer(_WrapsPricer):
     """A pricer whose routed-expert ops run an engine backend's kernel, priced by its fitted form.
 
     For a backend measured on the system but not at the served model's shape (vLLM's Marlin MoE on
@@ -159,18 +166,6 @@ class KernelMoePricer:
     backend: str
     label: str = ""
 
-    @property
-    def system(self):
-        return self.inner.system
-
-    @property
-    def efficiency(self):
-        return self.inner.efficiency
-
-    @property
-    def name(self) -> str:
-        return self.inner.system.name
-
     def op_times(self, ops: OpTable) -> OpTimes:
         base = self.inner.op_times(ops)
         moe = np.array([k == "moe" for k in ops.kind]).reshape(-1, 1)
@@ -184,12 +179,6 @@ class KernelMoePricer:
         return OpTimes(*(np.where(moe, b, a) for a, b in ((base.compute_s, k.compute_s), (base.memory_s, k.memory_s),
                                                            (base.overhead_s, k.overhead_s), (base.time_s, k.time_s))),
                        net)
-
-    def collective_times(self, colls: CollectiveTable):
-        return self.inner.collective_times(colls)
-
-    def collective(self, kind: str, group: int, message_bytes, placement: str = "packed"):
-        return self.inner.collective(kind, group, message_bytes, placement)
 
     def with_efficiency(self, efficiency):
         return replace(self, inner=self.inner.with_efficiency(efficiency))
