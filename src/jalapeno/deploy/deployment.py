@@ -79,16 +79,21 @@ def check_mtp(mtp: "MTP | None", model) -> None:
 BUDGET_PER = ("instance", "rank")
 
 
+def _one_of(value, allowed: tuple, field: str, what: str, fix: str) -> None:
+    """Refuse ``value`` unless it is in ``allowed``: one SpecError naming ``field`` and the fix."""
+    if value not in allowed:
+        raise SpecError(field, f"unknown {what} {value!r}", fix)
+
+
 def check_budget_per(value: str, field: str = "budget_per") -> None:
     """Refuse anything but :data:`BUDGET_PER`.
 
     Raises:
         SpecError: naming ``field`` and the two accepted values.
     """
-    if value not in BUDGET_PER:
-        raise SpecError(field, f"unknown budget scope {value!r}",
-                        "use instance (SGLang: limits divided over attention-DP ranks) or rank "
-                        "(TensorRT-LLM: limits per attention-DP rank)")
+    _one_of(value, BUDGET_PER, field, "budget scope",
+            "use instance (SGLang: limits divided over attention-DP ranks) or rank "
+            "(TensorRT-LLM: limits per attention-DP rank)")
 
 
 #: How an aggregated engine schedules prefill beside decode: ``mixed`` (a step carries the decode
@@ -105,10 +110,9 @@ def check_prefill_steps(value: str, field: str = "prefill_steps") -> None:
     Raises:
         SpecError: naming ``field`` and the two accepted values.
     """
-    if value not in PREFILL_STEPS:
-        raise SpecError(field, f"unknown prefill scheduling {value!r}",
-                        "use mixed (prefill chunks ride in the decode step) or separate (prefill-first: "
-                        "prefill-only steps, decode waits)")
+    _one_of(value, PREFILL_STEPS, field, "prefill scheduling",
+            "use mixed (prefill chunks ride in the decode step) or separate (prefill-first: "
+            "prefill-only steps, decode waits)")
 
 
 #: Compute/communication overlap modes: ``none`` (serial step) and ``tbo`` (two-batch overlap).
@@ -121,9 +125,8 @@ def check_overlap(overlap: str) -> None:
     Raises:
         SpecError: ``overlap`` is not one of :data:`OVERLAP_MODES`.
     """
-    if overlap not in OVERLAP_MODES:
-        raise SpecError("overlap", f"unknown overlap mode {overlap!r}",
-                        f"use one of {', '.join(OVERLAP_MODES)} (--overlap none|tbo)")
+    _one_of(overlap, OVERLAP_MODES, "overlap", "overlap mode",
+            f"use one of {', '.join(OVERLAP_MODES)} (--overlap none|tbo)")
 
 
 def check_overlap_layout(overlap: str, model, layout: Layout) -> None:

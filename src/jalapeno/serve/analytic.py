@@ -221,9 +221,9 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     # into every step would overstate the experts and weights a step touches); above one chunk
     # every step carries p tokens. One call prices the three step kinds. A prefill-first engine
     # (dep.prefill_steps "separate") runs the prompts in steps of their own, which the decoding
-    # sequences wait out: τ = step(B, 0) + f·step(0, chunk) (f ≥ 1 as p/p_big, one prefill step per
-    # decode step carrying p tokens); the prefill step reads every weight again where a mixed step
-    # shares the decode step's reads.
+    # sequences wait out: τ = step(B, 0) + f·step(0, max(p, chunk)) (f = 1 once p ≥ chunk: one
+    # prefill step per decode step carrying p tokens); the prefill step reads every weight again
+    # where a mixed step shares the decode step's reads.
     n = b.shape[0]
     budget = dep.prefill_budget(dep.decode.layout)
     p_big = np.minimum(np.maximum(p_mb, chunk), budget)
