@@ -22,7 +22,7 @@ def in_process(repeats: int = 3) -> None:
     from jalapeno.analysis.sweep import SweepOptions
     from jalapeno.cli.agentic_cmd import AGENTIC_STAGE_FACTOR
     from jalapeno.cost.pricer import load_pricer
-    from jalapeno.deploy.engines import available_precisions
+    from jalapeno.deploy.checkpoints import available_precisions
     from jalapeno.specs.agentic import get_agentic
     from jalapeno.specs.catalog import load_model
 

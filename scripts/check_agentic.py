@@ -14,7 +14,7 @@ from jalapeno.analysis.sweep import SweepOptions
 from jalapeno.cli.agentic_cmd import AGENTIC_STAGE_FACTOR
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.deploy.deployment import Deployment, Pool
-from jalapeno.deploy.engines import available_precisions
+from jalapeno.deploy.checkpoints import available_precisions
 from jalapeno.deploy.layout import Layout
 from jalapeno.serve.sessions import sessions_at
 from jalapeno.serve.sim.simulation import simulate

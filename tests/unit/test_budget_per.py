@@ -16,7 +16,8 @@ from jalapeno.cli.app import _register, app
 from jalapeno.cli.engine_opts import limit_kwargs, load_recipe
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.deploy.deployment import Deployment, Pool
-from jalapeno.deploy.engines import _recipe, get_recipe, identified_config
+from jalapeno.deploy.engines import get_recipe, identified_config
+from jalapeno.deploy.recipe import _recipe
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.serve.analytic import aggregated_batch_cap

@@ -16,14 +16,9 @@ from cli_runner import check_error, run
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
-from jalapeno.deploy.engines import (
-    _recipe,
-    available_precisions,
-    deployed_recipe,
-    get_recipe,
-    recipes,
-    released_precisions,
-)
+from jalapeno.deploy.checkpoints import available_precisions, released_precisions
+from jalapeno.deploy.engines import deployed_recipe, get_recipe, recipes
+from jalapeno.deploy.recipe import _recipe
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.serve.analytic import aggregated_batch_cap

@@ -21,7 +21,8 @@ from cli_runner import check_error, run
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.engine_version import point_engine_version, recipe_engine_version, recipe_stack
-from jalapeno.deploy.engines import _recipe, get_recipe
+from jalapeno.deploy.engines import get_recipe
+from jalapeno.deploy.recipe import _recipe
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError, UnknownNameError
 from jalapeno.fit import kernel_tables

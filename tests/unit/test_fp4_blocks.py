@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from jalapeno.deploy.engines import available_precisions
+from jalapeno.deploy.checkpoints import available_precisions
 from jalapeno.errors import SpecError
 from jalapeno.fit.searched import ix_precision as _ix_precision
 from jalapeno.specs.catalog import load_model, load_system

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from jalapeno.deploy.engines import _identified, identified_config, recipes
+from jalapeno.deploy.engines import identified_config, recipes
+from jalapeno.deploy.identified import _identified
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.table_lookup import load_any_pricer

@@ -32,7 +32,8 @@ from jalapeno.cost.moe_backend import KernelMoePricer
 from jalapeno.cost.pricer import load_pricer, with_moe_backend
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Pool
-from jalapeno.deploy.engines import _recipe, launch_recipe
+from jalapeno.deploy.engines import launch_recipe
+from jalapeno.deploy.recipe import _recipe
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.kernels import moe_rows, moe_table

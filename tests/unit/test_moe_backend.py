@@ -38,7 +38,8 @@ from jalapeno.cost.moe_backend import MeasuredMoePricer, MoeCurve
 from jalapeno.cost.pricer import with_moe_backend
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Pool
-from jalapeno.deploy.engines import _identified, _pool, identified_config, recipes
+from jalapeno.deploy.engines import identified_config, recipes
+from jalapeno.deploy.identified import _identified, _pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.table_lookup import load_any_pricer

@@ -12,7 +12,8 @@ import pytest
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Deployment, Pool
-from jalapeno.deploy.engines import _recipe, get_recipe, launch_limits
+from jalapeno.deploy.engines import get_recipe, launch_limits
+from jalapeno.deploy.recipe import _recipe
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.serve.analytic import aggregated_by_batch

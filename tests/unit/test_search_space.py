@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from jalapeno.deploy.deployment import Deployment, Pool
-from jalapeno.deploy.engines import _search_space, get_recipe
+from jalapeno.deploy.engines import get_recipe
+from jalapeno.deploy.recipe import _search_space
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.search_space import searched_layouts

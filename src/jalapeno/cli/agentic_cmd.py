@@ -53,7 +53,7 @@ def _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallba
 
 
 def _precisions(m, pricer, pinned, kv_dtype, attention_dtype, compute_fallback) -> list[str]:
-    from jalapeno.deploy.engines import available_precisions
+    from jalapeno.deploy.checkpoints import available_precisions
 
     if pinned is not None:
         return [pinned.name]

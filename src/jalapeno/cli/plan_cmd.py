@@ -33,7 +33,7 @@ def plan(
     from jalapeno.analysis.comparison import system_frontier
     from jalapeno.cli.common import resolve_precision
     from jalapeno.cli.serving_cmds import _options, _setup
-    from jalapeno.deploy.engines import available_precisions
+    from jalapeno.deploy.checkpoints import available_precisions
     from jalapeno.errors import SpecError
 
     if serving not in ("agg", "disagg", "both"):

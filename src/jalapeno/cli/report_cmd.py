@@ -55,7 +55,7 @@ def report(
     from jalapeno.cli.common import resolve_precision
     from jalapeno.cli.serving_cmds import _floats, _floors, _options, _setup
     from jalapeno.cost.pricer import band_pricers
-    from jalapeno.deploy.engines import available_precisions
+    from jalapeno.deploy.checkpoints import available_precisions
     from jalapeno.report.page import measured_warning, report_data, write_report
     from jalapeno.specs.catalog import load_system
 

@@ -294,7 +294,7 @@ def compare(
     from jalapeno.analysis.comparison import compare_systems
     from jalapeno.cost.pricer import band_pricers
     from jalapeno.cost.sliced import chip_model_pricer
-    from jalapeno.deploy.engines import available_precisions
+    from jalapeno.deploy.checkpoints import available_precisions
     from jalapeno.report.html import write_html
     from jalapeno.report.tables import comparison_tables
     from jalapeno.specs.catalog import load_system

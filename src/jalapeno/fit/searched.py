@@ -45,7 +45,8 @@ from functools import cache
 from importlib.resources import files
 
 from jalapeno.deploy.deployment import Deployment, Pool
-from jalapeno.deploy.engines import checkpoint_for, launch_limits, launch_mtp, launch_recipe, with_launch_kv
+from jalapeno.deploy.checkpoints import checkpoint_for
+from jalapeno.deploy.engines import launch_limits, launch_mtp, launch_recipe, with_launch_kv
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.ix_cells import DATE_CELL

@@ -1,0 +1,227 @@
+"""One engine recipe (:class:`Recipe`) and its parsing from a ``[[recipe]]`` table of ``data/engines.toml``.
+
+The recipes themselves, their lookups for measured points and the published entries are in deploy/engines.py
+(which documents what a recipe is and which of its values are applied); this module is the record and its checks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+from jalapeno.deploy.deployment import MTP, check_budget_per, check_prefill_steps
+from jalapeno.errors import SpecError
+from jalapeno.specs.moe_backends import check_moe_backend
+
+_REQUIRED = ("name", "engine", "version", "systems", "model", "source", "precision", "serving")
+_LIMITS = ("max_running", "max_tokens_per_step", "cuda_graph_max_batch", "token_budget")
+_OPTIONAL = (*_LIMITS, "tp", "budget_per", "budget_per_source", "prefill_attention_dp", "image", "memory_fraction", "recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank",
+             "tep_max_seqs_per_worker", "adp_balance_timeout_iters", "max_running_is_concurrency", "mtp_acceptance_single", "mtp_acceptance_chain", "overlap", "kv_dtype", "prefill_steps",
+             "moe_backend", "sized_to_load", "assumed", "workload", "default_for", "search_space", "engine_version", "engine_version_source")
+
+
+def _table(pairs, key: str, where: str) -> tuple[tuple[float, int], ...]:
+    """A by-load table [[upper bound, value], ...]: ascending bounds, the last one inf."""
+    try:
+        out = tuple((float(b), int(v)) for b, v in pairs)
+    except (TypeError, ValueError):
+        raise SpecError(f"{where}.{key}", "not a list of [bound, integer] pairs", "write e.g. [[48, 3], [inf, 1]]") from None
+    bounds = [b for b, _ in out]
+    if not out or bounds != sorted(bounds) or not math.isinf(bounds[-1]) or any(v < 1 for _, v in out):
+        raise SpecError(f"{where}.{key}", "bounds must ascend and end with inf, values >= 1",
+                        "write e.g. [[48, 3], [100, 2], [inf, 1]]")
+    return out
+
+
+def _lookup(table: tuple[tuple[float, int], ...], x: float) -> int:
+    return next(v for bound, v in table if x <= bound)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """One engine recipe (fields as the keys documented in ``data/engines.toml``).
+
+    Limits that are None are not set by the recipe (the engine's own default or the load-sized value applies;
+    jalapeno keeps its defaults). ``assumed`` maps each assumed field to why. ``budget_per`` (``instance`` |
+    ``rank``, deploy/deployment.BUDGET_PER) says whether the engine counts its limits per instance or per
+    attention-DP rank; ``budget_per_source`` cites the engine source or docs that say so. ``prefill_attention_dp``:
+    the recipe's prefill workers run attention data-parallel (DEPn) rather than TP. ``tp``: the tensor-parallel size
+    the recipe's flags are for, when its launch script sets them per TP (None: any).
+    """
+
+    name: str
+    engine: str
+    version: str
+    systems: tuple[str, ...]
+    model: str
+    source: str
+    precision: str
+    serving: str
+    image: str = ""
+    max_running: int | None = None
+    max_tokens_per_step: int | None = None
+    cuda_graph_max_batch: int | None = None
+    token_budget: int | None = None
+    tp: int | None = None
+    budget_per: str = "instance"
+    budget_per_source: str = ""
+    prefill_attention_dp: bool = False
+    memory_fraction: float | None = None
+    recv_interval_by_concurrency: tuple[tuple[float, int], ...] = ((math.inf, 1),)
+    mtp_draft_by_seqs_per_rank: tuple[tuple[float, int], ...] | None = None
+    tep_max_seqs_per_worker: int | None = None
+    #: attention-DP context balancing (TRT-LLM attention_dp_config enable_balance, timeout_iters)
+    adp_balance_timeout_iters: int | None = None
+    #: the launch script sizes max_batch_size to the concurrency (CONC, or CONC / ranks per
+    #: attention-DP rank): the instance runs exactly as many requests as the benchmark sends
+    max_running_is_concurrency: bool = False
+    mtp_acceptance_single: float | None = None
+    mtp_acceptance_chain: float | None = None
+    overlap: str = "none"
+    kv_dtype: str | None = None
+    prefill_steps: str = "mixed"  # the engine's scheduling of prompts beside decode (deployment.PREFILL_STEPS)
+    moe_backend: str | None = None  # the MoE kernel backend the launch script forces (specs/moe_backends.py)
+    sized_to_load: tuple[str, ...] = ()
+    assumed: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    workload: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    default_for: tuple[str, ...] = ()
+    #: the aggregated layouts (tp, dp, ep) the benchmark's search space ran with this recipe
+    #: (``search_space``); empty = not stated (every layout a sweep enumerates)
+    search_space: tuple[tuple[int, int, int], ...] = ()
+    engine_version: str = ""  # the release the stack's version rules read, when ``version`` names another program
+    engine_version_source: str = ""  # where that pairing is stated (required with engine_version)
+
+    @property
+    def label(self) -> str:
+        """``name (engine version)``."""
+        return f"{self.name} ({self.engine} {self.version})"
+
+    def for_workload(self, name: str | None, system: str | None = None) -> Recipe:
+        """The recipe with its overrides for workload ``name`` (e.g. ``"1k1k"``) applied, then those for that
+        workload on ``system`` (a ``"1k1k@b200"`` key: recipes whose settings differ by system)."""
+        over = dict(self.workload.get(name or "", {}))
+        if system:
+            over.update(self.workload.get(f"{name or ''}@{system}", {}))
+        return replace(self, **over) if over else self
+
+    def recv_interval_at(self, concurrency: float | None) -> int:
+        """Scheduler poll interval (decode steps) at a concurrency; None = the highest load's."""
+        t = self.recv_interval_by_concurrency
+        return t[-1][1] if concurrency is None else _lookup(t, concurrency)
+
+    @property
+    def draft_lengths(self) -> tuple[int, ...]:
+        """Draft lengths the recipe runs at some load ((), without MTP)."""
+        return tuple(dict.fromkeys(k for _, k in self.mtp_draft_by_seqs_per_rank or ()))
+
+    def mtp_for(self, k: int) -> MTP:
+        """MTP with ``k`` drafts at the acceptance of the recipe's engine profile on its model (data/stacks.toml:
+        fitted or published, specs/stacks.py) if it gives one, else the recipe's (assumed) acceptance for that length."""
+        from jalapeno.specs.stacks import stack_for_framework
+
+        a = stack_for_framework(self.engine, self.systems[0]).acceptance(self.model, k)
+        if a is None:
+            a = self.mtp_acceptance_single if k == 1 else self.mtp_acceptance_chain
+        if a is None:
+            raise SpecError(f"engine recipe {self.name}", "runs MTP but gives no acceptance",
+                            "add mtp_acceptance_single / mtp_acceptance_chain to data/engines.toml")
+        return MTP(k, a)
+
+    def mtp_at(self, seqs_per_rank: float) -> MTP | None:
+        """The MTP the recipe runs with this many decoding sequences per attention rank."""
+        if not self.mtp_draft_by_seqs_per_rank:
+            return None
+        return self.mtp_for(_lookup(self.mtp_draft_by_seqs_per_rank, seqs_per_rank))
+
+    def deployment_kwargs(self, concurrency: float | None = None) -> dict:
+        """Deployment keyword arguments the recipe sets: its limits and poll interval."""
+        out = {k: getattr(self, k) for k in _LIMITS if getattr(self, k) is not None}
+        out["recv_interval"] = self.recv_interval_at(concurrency)
+        if self.adp_balance_timeout_iters is not None:
+            out["adp_balance_timeout_iters"] = self.adp_balance_timeout_iters
+        if self.max_running_is_concurrency and concurrency is not None:
+            out["max_running"] = max(int(math.ceil(concurrency)), 1)
+        if self.budget_per != "instance":
+            out["budget_per"] = self.budget_per
+        if self.prefill_steps != "mixed":
+            out["prefill_steps"] = self.prefill_steps
+        return out
+
+    def sourced(self) -> dict[str, str]:
+        """Each value the recipe sets → where it comes from (its source, or the assumption)."""
+        keys = [k for k in ("precision", "serving", *_OPTIONAL[:-3]) if getattr(self, k, None) not in (None, (), "", False)
+                and k != "budget_per_source" and (k != "budget_per" or self.budget_per_source)]
+        out = {k: (f"assumed: {self.assumed[k]}" if k in self.assumed else self.source) for k in keys}
+        if "budget_per" in out and "budget_per" not in self.assumed:
+            out["budget_per"] = self.budget_per_source
+        return out
+
+
+def _search_space(entries, where: str) -> tuple[tuple[int, int, int], ...]:
+    """``[{ tp = 8, ep = 1 }, ...]`` (dp default 1) → ((tp, dp, ep), ...)."""
+    out = []
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict) or set(e) - {"tp", "dp", "ep"} or "tp" not in e:
+            raise SpecError(f"{where}[{i}]", f"{e!r} is not a layout", "write { tp = N, ep = M } (dp optional)")
+        vals = (e["tp"], e.get("dp", 1), e.get("ep", 1))
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in vals):
+            raise SpecError(f"{where}[{i}]", f"{e!r}: degrees must be whole numbers >= 1", "use e.g. { tp = 8, ep = 1 }")
+        out.append(vals)
+    return tuple(out)
+
+
+def _recipe(raw: dict, i: int) -> Recipe:
+    where = f"data/engines.toml recipe {raw.get('name', i)}"
+    unknown = set(raw) - set(_REQUIRED) - set(_OPTIONAL)
+    if unknown:
+        raise SpecError(where, f"unknown keys {sorted(unknown)}", "use the keys listed at the top of data/engines.toml")
+    missing = [k for k in _REQUIRED if not raw.get(k)]
+    if missing:
+        raise SpecError(where, f"missing {missing}", "every recipe needs " + ", ".join(_REQUIRED))
+    if raw["serving"] not in ("agg", "disagg"):
+        raise SpecError(f"{where}.serving", f"{raw['serving']!r}", "use agg or disagg")
+    if raw.get("overlap", "none") not in ("none", "tbo"):
+        raise SpecError(f"{where}.overlap", f"{raw['overlap']!r}", "use none or tbo")
+    check_prefill_steps(raw.get("prefill_steps", "mixed"), f"{where}.prefill_steps")
+    check_moe_backend(raw.get("moe_backend"), f"{where}.moe_backend")
+    if raw.get("engine_version") and not str(raw.get("engine_version_source", "")).strip():
+        raise SpecError(f"{where}.engine_version_source", "engine_version without its source", "cite where it is stated")
+    if "budget_per" in raw:
+        check_budget_per(raw["budget_per"], f"{where}.budget_per")
+        if not str(raw.get("budget_per_source", "")).strip():
+            raise SpecError(f"{where}.budget_per_source", "budget_per is given without its source",
+                            "cite the engine source or docs that say how the engine counts its limits")
+    assumed = raw.get("assumed", {})
+    bad = [k for k, v in assumed.items() if not (isinstance(v, str) and v.strip())
+           or k not in (*_REQUIRED, *_OPTIONAL)]
+    if bad:
+        raise SpecError(f"{where}.assumed", f"entries {bad} name no field or give no reason", "write field = \"why\"")
+    kw = dict(raw)
+    kw["systems"] = tuple(raw["systems"])
+    kw["default_for"] = tuple(raw.get("default_for", ()))
+    kw["sized_to_load"] = tuple(raw.get("sized_to_load", ()))
+    kw["assumed"] = MappingProxyType(dict(assumed))
+    kw["workload"] = MappingProxyType({w: MappingProxyType(dict(o)) for w, o in raw.get("workload", {}).items()})
+    kw["search_space"] = _search_space(raw.get("search_space", []), f"{where}.search_space")
+    for key in ("recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank"):
+        if key in raw:
+            kw[key] = _table(raw[key], key, where)
+    for wname, over in kw["workload"].items():
+        on = wname.partition("@")[2]
+        if on and on not in kw["systems"]:
+            raise SpecError(f"{where}.workload.{wname}", f"system {on!r} is not one of the recipe's systems",
+                            f"use one of {', '.join(kw['systems'])} after '@'")
+        if set(over) - set(_LIMITS) - {"memory_fraction"}:
+            raise SpecError(f"{where}.workload.{wname}", "overrides only limits", f"use {', '.join(_LIMITS)}")
+    return Recipe(**kw)
+
+
+
+def workload_key(isl: int, osl: int) -> str:
+    """The recipes' workload key of an ISL/OSL pair (``"1k1k"``, ``"8k1k"``; data/engines.toml).
+
+    >>> workload_key(8192, 1024)
+    '8k1k'
+    """
+    return f"{round(isl / 1024)}k{round(osl / 1024)}k"
