@@ -59,22 +59,23 @@ def _per_rank(res: SweepResult) -> np.ndarray:
 
 def sweep_by_load(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision, options: SweepOptions,
                   recipe: Recipe | None) -> SweepResult:
-    """Sweep with ``options``; with a recipe that runs MTP by load, one sweep per draft length.
+    """Sweep with ``options``; with a recipe that runs MTP, one sweep per draft length its rule gives.
 
-    Each draft length keeps the points whose decoding sequences per attention rank fall in its
-    band of ``recipe.mtp_draft_by_seqs_per_rank``.
+    Each draft length keeps the points whose layout (attention-DP degree) and decoding sequences per
+    attention rank the recipe's draft rule gives it for (``recipe.draft_rule``, deploy/recipe.DraftRule).
 
     Raises:
         InfeasibleDeployment: nothing fits (as :func:`analysis.sweep.sweep`).
     """
-    if recipe is None or not recipe.mtp_draft_by_seqs_per_rank or options.mtp is not None:
+    rule = recipe.draft_rule if recipe is not None else None
+    if rule is None or options.mtp is not None:
         return sweep(model, pricer, wl, precision, options)
-    parts, lo = [], 0.0
-    for hi, k in recipe.mtp_draft_by_seqs_per_rank:
+    parts = []
+    for k in rule.lengths:
         res = sweep(model, pricer, wl, precision, replace(options, mtp=recipe.mtp_for(k)))
-        r = _per_rank(res)
-        keep = np.flatnonzero((r > lo) & (r <= hi)) if lo > 0 else np.flatnonzero(r <= hi)
-        lo = hi
+        adp = [d.decode.layout.dp for d in res.deployments]
+        ks = [rule.draft_at(float(r), adp[i]) for r, i in zip(_per_rank(res), res.dep_index, strict=True)]
+        keep = np.flatnonzero(np.array(ks) == k)
         if keep.size:
             parts.append(SweepResult(res.model, res.system, wl, res.precision, res.points.take(keep),
                                      res.deployments, res.dep_index[keep]))

@@ -203,20 +203,21 @@ def limit_kwargs(recipe, concurrency: float | None, max_running: int | None, max
     return kw
 
 
-def recipe_mtp(recipe, explicit, seqs_per_rank: float | None):
-    """The MTP to run: the explicit one, else the recipe's at this load (None without MTP).
+def recipe_mtp(recipe, explicit, seqs_per_rank: float | None, attention_dp: int = 1):
+    """The MTP to run: the explicit one, else the recipe's at this layout (attention-DP degree
+    ``attention_dp``) and load (``seqs_per_rank`` decoding sequences per attention rank; None for an
+    open-loop rate); None without MTP (deploy/recipe.DraftRule).
 
     Raises:
-        SpecError: the recipe's draft length depends on the load and no load is known.
+        SpecError: the recipe's draft length at this layout depends on the load and no load is known.
     """
-    if explicit is not None or recipe is None or not recipe.draft_lengths:
+    if explicit is not None or recipe is None or recipe.draft_rule is None:
         return explicit
-    if seqs_per_rank is None:
-        if len(recipe.draft_lengths) > 1:
-            raise SpecError("--engine", f"{recipe.name} sets the MTP draft length by load, which an open-loop "
-                            "rate does not give", "pass --mtp K --mtp-acceptance A, or use --concurrency")
-        return recipe.mtp_for(recipe.draft_lengths[0])
-    return recipe.mtp_at(seqs_per_rank)
+    k = recipe.draft_rule.draft_at(seqs_per_rank, attention_dp)
+    if k is None:
+        raise SpecError("--engine", f"{recipe.name} sets the MTP draft length by load, which an open-loop "
+                        "rate does not give", "pass --mtp K --mtp-acceptance A, or use --concurrency")
+    return recipe.mtp_for(k)
 
 
 def sweep_options(base, recipe, serving_explicit: bool, max_running, max_tokens, graph):

@@ -127,15 +127,15 @@ def predict(
         check_pool(pre, "--prefill", m, s)
         per_rank = concurrency / (dec.workers * dec.layout.dp) if concurrency else None
         dep = Deployment(prec, dec, prefill=pre,
-                         mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank), memory_fraction=memory_fraction,
-                         overlap=overlap, **lim)
+                         mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank, dec.layout.dp),
+                         memory_fraction=memory_fraction, overlap=overlap, **lim)
     else:
         layout, note = aggregated_layout(m, pr, prec, (tp, dp, ep, pp, eplb),
                                        None if lim["engine_memory"] else memory_fraction)
         per_rank = concurrency / layout.dp if concurrency else None
         dep = Deployment(prec, Pool(layout, moe_backend=rec.moe_backend if rec else None),  # the MoE kernel it forces
-                         mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank), memory_fraction=memory_fraction,
-                         overlap=overlap, **lim)
+                         mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank, layout.dp),
+                         memory_fraction=memory_fraction, overlap=overlap, **lim)
     _check_engine_pool(m, s, dep, memory_fraction)
     point = predict_point(m, pr, dep, wl, concurrency, power, rate=rate, recurring_waves=recurring_waves)
     if not point.feasible:

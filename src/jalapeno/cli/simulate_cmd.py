@@ -132,7 +132,7 @@ def simulate(
         dec = parse_pool(decode, "--decode")
         check_pool(dec, "--decode", m, s)
         check_pool(parse_pool(prefill, "--prefill"), "--prefill", m, s)
-        mt = recipe_mtp(rec, mt, concurrency / (dec.workers * dec.layout.dp) if concurrency else None)
+        mt = recipe_mtp(rec, mt, concurrency / (dec.workers * dec.layout.dp) if concurrency else None, dec.layout.dp)
         dep = Deployment(prec, dec, prefill=parse_pool(prefill, "--prefill"), mtp=mt,
                          memory_fraction=memory_fraction, overlap=overlap, **lim)
     else:
@@ -144,7 +144,7 @@ def simulate(
         # as predict: the weights-fit check takes no fraction when an engine profile sizes the memory
         layout, note = aggregated_layout(m, pr, prec, (tp, dp, ep, pp, eplb),
                                          None if run.engine_memory else memory_fraction)
-        mt = recipe_mtp(rec, mt, concurrency / (replicas * layout.dp) if concurrency else None)
+        mt = recipe_mtp(rec, mt, concurrency / (replicas * layout.dp) if concurrency else None, layout.dp)
         dep = Deployment(prec, Pool(layout, replicas, rec.moe_backend if rec else None), mtp=mt,
                          memory_fraction=memory_fraction, overlap=overlap, **lim)
     dep = dep.for_model(m)

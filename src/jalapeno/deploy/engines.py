@@ -153,7 +153,7 @@ def launch_limits(system: str, model: str, framework: str, precision: str, tp: i
     >>> kw, note = launch_limits("b200", "deepseek-r1", "sglang", "fp8", 8, 1024, 1024, 32)
     >>> kw["recv_interval"], kw["token_budget"]
     (30, 32768)
-    >>> kw, _ = launch_limits("mi355x", "deepseek-r1", "sglang-disagg", "quark-mxfp4", 1, 1024, 1024, 2048, "disagg")
+    >>> kw, _ = launch_limits("mi355x", "deepseek-r1", "sglang-disagg", "quark-mxfp4", 1, 1024, 1024, 2048, "disagg", False)
     >>> kw["max_running"], kw["token_budget"], kw["budget_per"]  # per attention-DP rank (the MoRI recipe)
     (160, 12288, 'rank')
     """
@@ -184,8 +184,8 @@ def with_launch_kv(precision, kw: dict):
 def launch_mtp(system: str, model: str, framework: str, precision: str, decode: Pool,
                concurrency: float, serving: str = "agg") -> MTP | None:
     """The MTP (draft length, acceptance) the launch recipe of a measured MTP point runs at this load
-    (:func:`launch_recipe` in ``serving`` mode, ``mtp_draft_by_seqs_per_rank`` over the sequences
-    per attention rank of ``decode``, the aggregated or decode pool); None when no recipe describes
+    (:func:`launch_recipe` in ``serving`` mode, its draft rule (recipe.DraftRule) at the attention-DP degree and
+    the sequences per attention rank of ``decode``, the aggregated or decode pool); None when no recipe describes
     the run or the recipe states no draft length.
 
     >>> launch_mtp("mi355x", "deepseek-r1", "atom", "fp8", Pool(Layout(tp=8)), 4)  # accept ~0, ATOM #755
@@ -196,4 +196,4 @@ def launch_mtp(system: str, model: str, framework: str, precision: str, decode: 
     MTP(draft_tokens=3, acceptance=0.75)
     """
     r = launch_recipe(system, model, framework, precision, serving, tp=decode.layout.tp, mtp=True)
-    return r.mtp_at(concurrency / (decode.workers * decode.layout.dp)) if r is not None else None
+    return r.mtp_at(concurrency / (decode.workers * decode.layout.dp), decode.layout.dp) if r is not None else None

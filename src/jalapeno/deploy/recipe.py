@@ -16,7 +16,7 @@ from jalapeno.specs.moe_backends import check_moe_backend
 
 _REQUIRED = ("name", "engine", "version", "systems", "model", "source", "precision", "serving")
 _LIMITS = ("max_running", "max_tokens_per_step", "cuda_graph_max_batch", "token_budget")
-_OPTIONAL = (*_LIMITS, "tp", "budget_per", "budget_per_source", "prefill_attention_dp", "image", "memory_fraction", "recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank",
+_OPTIONAL = (*_LIMITS, "tp", "budget_per", "budget_per_source", "prefill_attention_dp", "image", "memory_fraction", "recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank", "mtp_draft_attention_dp_by_seqs_per_rank",
              "tep_max_seqs_per_worker", "adp_balance_timeout_iters", "max_running_is_concurrency", "mtp_acceptance_single", "mtp_acceptance_chain", "overlap", "kv_dtype", "prefill_steps",
              "moe_backend", "sized_to_load", "assumed", "workload", "default_for", "search_space", "engine_version", "engine_version_source")
 
@@ -36,6 +36,45 @@ def _table(pairs, key: str, where: str) -> tuple[tuple[float, int], ...]:
 
 def _lookup(table: tuple[tuple[float, int], ...], x: float) -> int:
     return next(v for bound, v in table if x <= bound)
+
+
+@dataclass(frozen=True)
+class DraftRule:
+    """The MTP draft length a launch script runs, keyed by the layout and the load (the one rule: engine recipes,
+    ``Recipe.draft_rule``, and the aiconfigurator rows' InferenceX sweeps, fit/aic_sweeps.Sweep, read it).
+
+    Attributes:
+        by_seqs_per_rank: ((upper bound on the decoding sequences per attention rank, draft length), ...), bounds
+            ascending, the last inf (Dynamo + TRT-LLM: 3 drafts at <= 48 sequences per rank, 2 at <= 100, 1 above).
+        attention_dp: the table of the same form for a layout with attention data parallelism (decode ``dp`` > 1);
+            None: ``by_seqs_per_rank`` applies there too. InferenceX's single-node TRT-LLM scripts run ``MTP=3``,
+            ``MTP=1`` when ``DP_ATTENTION`` is true: ``((inf, 3),)`` and ``((inf, 1),)``.
+    """
+
+    by_seqs_per_rank: tuple[tuple[float, int], ...]
+    attention_dp: tuple[tuple[float, int], ...] | None = None
+
+    @property
+    def lengths(self) -> tuple[int, ...]:
+        """Every draft length the rule gives on some layout and load, in table order."""
+        return tuple(dict.fromkeys(k for _, k in (*self.by_seqs_per_rank, *(self.attention_dp or ()))))
+
+    def draft_at(self, seqs_per_rank: float | None, attention_dp: int = 1) -> int | None:
+        """Draft tokens per step with ``seqs_per_rank`` decoding sequences per attention rank on a layout of
+        attention-DP degree ``attention_dp``; None when the load is unknown (``seqs_per_rank`` None) and the
+        length at this layout depends on it.
+
+        >>> r = DraftRule(((math.inf, 3),), attention_dp=((math.inf, 1),))
+        >>> r.draft_at(None, 1), r.draft_at(64, 8), r.lengths
+        (3, 1, (3, 1))
+        >>> DraftRule(((48, 3), (math.inf, 1))).draft_at(None) is None
+        True
+        """
+        table = self.attention_dp if attention_dp > 1 and self.attention_dp is not None else self.by_seqs_per_rank
+        if seqs_per_rank is None:
+            ks = {k for _, k in table}
+            return ks.pop() if len(ks) == 1 else None
+        return _lookup(table, seqs_per_rank)
 
 
 @dataclass(frozen=True)
@@ -70,6 +109,8 @@ class Recipe:
     memory_fraction: float | None = None
     recv_interval_by_concurrency: tuple[tuple[float, int], ...] = ((math.inf, 1),)
     mtp_draft_by_seqs_per_rank: tuple[tuple[float, int], ...] | None = None
+    #: the draft length by load on attention-DP layouts (DraftRule.attention_dp; None: the table above)
+    mtp_draft_attention_dp_by_seqs_per_rank: tuple[tuple[float, int], ...] | None = None
     tep_max_seqs_per_worker: int | None = None
     #: attention-DP context balancing (TRT-LLM attention_dp_config enable_balance, timeout_iters)
     adp_balance_timeout_iters: int | None = None
@@ -111,9 +152,16 @@ class Recipe:
         return t[-1][1] if concurrency is None else _lookup(t, concurrency)
 
     @property
+    def draft_rule(self) -> DraftRule | None:
+        """The recipe's MTP draft length by layout and load (None: the recipe runs no MTP)."""
+        if not self.mtp_draft_by_seqs_per_rank:
+            return None
+        return DraftRule(self.mtp_draft_by_seqs_per_rank, self.mtp_draft_attention_dp_by_seqs_per_rank)
+
+    @property
     def draft_lengths(self) -> tuple[int, ...]:
-        """Draft lengths the recipe runs at some load ((), without MTP)."""
-        return tuple(dict.fromkeys(k for _, k in self.mtp_draft_by_seqs_per_rank or ()))
+        """Draft lengths the recipe runs on some layout and load ((), without MTP)."""
+        return self.draft_rule.lengths if self.draft_rule else ()
 
     def mtp_for(self, k: int) -> MTP:
         """MTP with ``k`` drafts at the acceptance of the recipe's engine profile on its model (data/stacks.toml:
@@ -128,11 +176,11 @@ class Recipe:
                             "add mtp_acceptance_single / mtp_acceptance_chain to data/engines.toml")
         return MTP(k, a)
 
-    def mtp_at(self, seqs_per_rank: float) -> MTP | None:
-        """The MTP the recipe runs with this many decoding sequences per attention rank."""
-        if not self.mtp_draft_by_seqs_per_rank:
-            return None
-        return self.mtp_for(_lookup(self.mtp_draft_by_seqs_per_rank, seqs_per_rank))
+    def mtp_at(self, seqs_per_rank: float, attention_dp: int = 1) -> MTP | None:
+        """The MTP the recipe runs with this many decoding sequences per attention rank on a layout of
+        attention-DP degree ``attention_dp`` (:class:`DraftRule`); None without MTP."""
+        rule = self.draft_rule
+        return None if rule is None else self.mtp_for(rule.draft_at(seqs_per_rank, attention_dp))
 
     def deployment_kwargs(self, concurrency: float | None = None) -> dict:
         """Deployment keyword arguments the recipe sets: its limits and poll interval."""
@@ -204,9 +252,13 @@ def _recipe(raw: dict, i: int) -> Recipe:
     kw["assumed"] = MappingProxyType(dict(assumed))
     kw["workload"] = MappingProxyType({w: MappingProxyType(dict(o)) for w, o in raw.get("workload", {}).items()})
     kw["search_space"] = _search_space(raw.get("search_space", []), f"{where}.search_space")
-    for key in ("recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank"):
+    for key in ("recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank", "mtp_draft_attention_dp_by_seqs_per_rank"):
         if key in raw:
             kw[key] = _table(raw[key], key, where)
+    if "mtp_draft_attention_dp_by_seqs_per_rank" in raw and "mtp_draft_by_seqs_per_rank" not in raw:
+        raise SpecError(f"{where}.mtp_draft_attention_dp_by_seqs_per_rank", "given without mtp_draft_by_seqs_per_rank "
+                        "(the draft length without attention DP)", "write e.g. mtp_draft_by_seqs_per_rank = [[inf, 3]] "
+                        "beside mtp_draft_attention_dp_by_seqs_per_rank = [[inf, 1]] (MTP=3, MTP=1 with attention DP)")
     for wname, over in kw["workload"].items():
         on = wname.partition("@")[2]
         if on and on not in kw["systems"]:

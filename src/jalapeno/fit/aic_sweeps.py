@@ -10,12 +10,14 @@ its launch script ran at the row's layout.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from jalapeno.deploy.recipe import DraftRule
 from jalapeno.errors import SpecError
 
 SWEEPS = Path(__file__).resolve().parents[1] / "data" / "validation" / "aic_sweeps.toml"
@@ -39,11 +41,18 @@ class Sweep:
     mtp_draft: int = 0
     mtp_draft_dp_attention: int = 0
 
+    @property
+    def draft_rule(self) -> DraftRule | None:
+        """The launch script's draft length by layout (deploy/recipe.DraftRule, the rule engine recipes use):
+        ``mtp_draft`` without attention DP, ``mtp_draft_dp_attention`` with it; None without MTP."""
+        if self.spec != "mtp":
+            return None
+        return DraftRule(((math.inf, self.mtp_draft),), ((math.inf, self.mtp_draft_dp_attention),))
+
     def draft_tokens(self, attention_dp: int) -> int:
         """Draft tokens per step at a layout's attention DP degree (0 without MTP)."""
-        if self.spec != "mtp":
-            return 0
-        return self.mtp_draft_dp_attention if attention_dp > 1 else self.mtp_draft
+        rule = self.draft_rule
+        return 0 if rule is None else rule.draft_at(None, attention_dp)
 
 
 @cache

@@ -211,7 +211,7 @@ def searched_runs(system: str, model: str, isl: int, osl: int, spaces: list[Sear
                 mtp, trt = None, s.framework == "dynamo-trt"
                 if e.mtp:
                     mtp = (DYNAMO_TRT_RECIPE.mtp_for(e.mtp_draft) if trt and e.mtp_draft else
-                           recipe_mtp(e.decode, c) if trt else launch_mtp(
+                           recipe_mtp(e.decode, c, system, prec.name) if trt else launch_mtp(
                                system, model, s.framework, prec.name, e.decode, c,
                                "agg" if e.prefill is None else "disagg") or VALIDATION_MTP)
                 extra = recipe_budget(isl, osl, system, prec.name) if e.prefill is not None and trt else {}

@@ -148,15 +148,18 @@ def recipe_budget(isl: int, osl: int, system: str | None = None, precision: str 
     return {k: kw[k] for k in ("token_budget", "budget_per") if k in kw}
 
 
-def recipe_mtp(decode: Pool, concurrency: float) -> MTP:
-    """The MTP a Dynamo + TRT-LLM recipe runs at this load (:data:`MTP_DRAFT_BY_SEQS_PER_RANK`).
+def recipe_mtp(decode: Pool, concurrency: float, system: str | None = None, precision: str = "fp4") -> MTP:
+    """The MTP a Dynamo + TRT-LLM recipe runs at this decode layout and load: the draft rule
+    (deploy/recipe.DraftRule) of the launch recipe for ``system`` and ``precision`` (the H100/H200 FP8
+    recipe's own), else of :data:`DYNAMO_TRT_RECIPE` (:data:`MTP_DRAFT_BY_SEQS_PER_RANK`).
 
     >>> recipe_mtp(Pool(Layout(tp=8, ep=8), 5), 45).draft_tokens  # 9 sequences per worker
     3
     >>> recipe_mtp(Pool(Layout(tp=1, dp=8, ep=8), 4), 4968).draft_tokens  # 155 per rank
     1
     """
-    return DYNAMO_TRT_RECIPE.mtp_at(concurrency / (decode.workers * decode.layout.dp))
+    rec = system and launch_recipe(system, "deepseek-r1", "dynamo-trt", precision, serving="disagg") or DYNAMO_TRT_RECIPE
+    return rec.mtp_at(concurrency / (decode.workers * decode.layout.dp), decode.layout.dp)
 
 
 def parse_topology(text: str, moe: bool, concurrency: float | None = None,
@@ -283,7 +286,7 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
                                             prefill_dp_attention=dynamo_trt)
             notes += [note] if note else []
             if mtp and dec is not None and conc:  # the draft length and acceptance the launch recipe runs
-                mtp = (recipe_mtp(dec, conc) if dynamo_trt else launch_mtp(
+                mtp = (recipe_mtp(dec, conc, system, prec) if dynamo_trt else launch_mtp(
                     system, model, r["framework"], prec, dec, conc, "agg" if pre is None else "disagg") or mtp)
             if dec is not None and conc:
                 budget = recipe_budget(isl, osl, system, prec) if dynamo_trt and pre is not None else {}
