@@ -6,7 +6,11 @@ For each matched InferenceX point with a measured TTFT (default: the MI325X and 
 reports) and without it (the steady state). The difference is the first wave's term (§8.7 (3));
 measured minus both is the residual. A residual that is flat in the concurrency is a per-request
 latency off the GPU's critical path; a slower GPU prefill would grow it with the load (its queue
-and the first wave scale with the prefill time).
+and the first wave scale with the prefill time). A flat residual in a *mean* TTFT has a second
+reading: a one-off stall of S seconds while the run's first C requests wait for their first token
+adds C·S / (R·C) = S / R to the mean at every C (R = serve/queueing.REQUESTS_PER_USER counted
+requests per user, 10 in InferenceX's client) and nothing to the median; the last column is that S
+(R x the residual), the stall the residual would imply read that way (docs/model.md §12).
 Run: python scripts/ttft_offset.py [ROW ...]   (seconds; ROW = the number after inferencex_points:)
 """
 
@@ -18,6 +22,7 @@ from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_inferencex, point_stack, with_stack_mtp
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.point import serve_at_concurrency
+from jalapeno.serve.queueing import REQUESTS_PER_USER
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO, Workload
 
@@ -27,8 +32,9 @@ ROWS = (61, 62, 63, 64, 65, 76, 77, 78, 79, 80)
 def main(rows) -> None:
     want = {f"inferencex_points:{r}" for r in rows}
     pts, _ = load_inferencex(DEFAULT_POINTS)
-    print("| row | system | C | measured s | steady s | first wave s | residual s |")
-    print("|---|---|---|---|---|---|---|")
+    print(f"| row | system | C | TTFT stat | measured s | steady s | first wave s | residual s | "
+          f"one-off stall s ({REQUESTS_PER_USER} x residual) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for p in pts:
         if p.id not in want or p.deployment is None or not p.measured.get("ttft_s"):
             continue
@@ -37,11 +43,13 @@ def main(rows) -> None:
         wl = Workload("ix", p.isl, p.osl, 1.0 if p.fixed_lengths else INFERENCEX_RANGE_RATIO)
         dep = with_stack_mtp(p.deployment, stack, p.model)
         model = load_model(p.model)
-        run = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency]).ttft_s[0]
-        steady = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency], idle_start=False).ttft_s[0]
+        field = "ttft_p50_s" if p.ttft_median else "ttft_s"  # as validation compares (fit/validate.py)
+        run = getattr(serve_at_concurrency(model, pricer, dep, wl, [p.concurrency]), field)[0]
+        steady = getattr(serve_at_concurrency(model, pricer, dep, wl, [p.concurrency], idle_start=False), field)[0]
         meas = p.measured["ttft_s"]
-        print(f"| {p.id.split(':')[1]} | {p.system} | {p.concurrency:g} | {meas:.3f} | {steady:.3f} | "
-              f"{run - steady:.3f} | {meas - run:+.3f} |")
+        stat = "median" if p.ttft_median else "mean"
+        print(f"| {p.id.split(':')[1]} | {p.system} | {p.concurrency:g} | {stat} | {meas:.3f} | {steady:.3f} | "
+              f"{run - steady:.3f} | {meas - run:+.3f} | {REQUESTS_PER_USER * (meas - run):+.1f} |")
 
 
 if __name__ == "__main__":
