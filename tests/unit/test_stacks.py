@@ -414,3 +414,34 @@ def test_aggregated_burst_share_weighs_the_aggregated_wave_and_is_fitted_on_agg_
     st = Stack("sglang", "s", "s")
     assert stack_fit._burst_fit(pts, st, "aiconfigurator", "agg_burst_fraction") == pytest.approx(0.25)
     assert stack_fit._burst_fit(pts, st, "aiconfigurator") == pytest.approx(0.4)
+
+
+def test_logits_all_gather_moves_the_engines_logit_element_size():
+    """The LM head's TP all-gather carries sampled rows x vocab x the engine's logit bytes: vLLM,
+    SGLang, TensorRT-LLM and ATOM gather the BF16 GEMM output and cast to FP32 afterwards (their
+    logits processors, cited in data/stacks.toml), so 2 bytes. DeepSeek-R1 (vocab 129,280, its
+    config.json) at TP8 with 16 decoding sequences: 16 x 129,280 x 2 = 4,136,960 B; an engine
+    stated to gather FP32 moves twice that."""
+    m = load_model("deepseek-r1")
+    p = load_pricer("b200")
+    b = Batch.make(decode_seqs=np.array([16.0]), decode_ctx=np.array([2048.0]))
+
+    def gathered(eff):
+        sc = step_cost(m, p.with_efficiency(eff), Layout(tp=8, ep=8), get_precision("fp8"), b)
+        return sc.collectives.bytes[sc.collectives.name.index("lm_head.all_gather"), 0]
+
+    assert gathered(p.efficiency) == pytest.approx(16 * 129_280 * 2)
+    for name, file in (("sglang", "logits_processor.py"), ("vllm", "logits_processor.py"),
+                       ("trtllm", "embedding.py"), ("dynamo-trtllm", "embedding.py"), ("atom-rocm", "embed_head.py")):
+        st = get_stack(name)
+        assert st.logits_bytes_per_elem == 2.0 and file in st.sources["logits_bytes_per_elem"]
+        assert gathered(st.apply(p.efficiency)) == pytest.approx(16 * 129_280 * 2)
+    fp32 = Stack("x", "x", "x", logits_bytes_per_elem=4.0).apply(p.efficiency)
+    assert gathered(fp32) == pytest.approx(16 * 129_280 * 4)
+
+
+def test_bad_logit_element_size_names_the_field():
+    with pytest.raises(SpecError, match="logits_bytes_per_elem.*give 2"):
+        _stack({"name": "x", "label": "x", "source": "x", "logits_bytes_per_elem": 3}, 0, {})
+    with pytest.raises(SpecError, match="logits_bytes_per_elem"):
+        load_pricer("h100").efficiency.with_overrides({"logits_bytes_per_elem": 16})

@@ -17,12 +17,14 @@ Counts follow the model config, the layout (deploy/layout.py conventions) and th
   attention DP an all-to-all dispatch (FP8 when the experts compute in FP8/FP4, as DeepEP
   does) and a BF16 combine over the stage's chips, sized by the busiest rank's share of the
   assignments (the all-to-all waits for the rank that receives most), else one all-reduce over
-  TP; LM-head logits all-gather over TP; PP activation send/recv between stages; with context
-  parallelism the ring KV exchange of attention (cost/attention.py). With attention DP and EP = 1
-  (experts tensor-parallel over the whole stage) the MoE layer all-gathers the stage's tokens
-  and reduce-scatters the outputs instead of the all-to-all, and so does an engine that runs no
-  all-to-all for the layout's EP group on the system (``all_to_all`` False: TensorRT-LLM beyond one
-  NVLink domain, cost/moe_exchange.moe_all_to_all_on): every rank gathers the stage's tokens (BF16: the
+  TP; LM-head logits all-gather over TP (``Efficiency.logits_bytes_per_elem`` per element, the
+  engine's: BF16 in vLLM/SGLang/TensorRT-LLM, which cast to FP32 after the gather); PP
+  activation send/recv between stages; with context parallelism the ring KV exchange of
+  attention (cost/attention.py). With attention DP and EP = 1 (experts tensor-parallel over the
+  whole stage) the MoE layer all-gathers the stage's tokens and reduce-scatters the outputs
+  instead of the all-to-all, and so does an engine that runs no all-to-all for the layout's EP
+  group on the system (``all_to_all`` False: TensorRT-LLM beyond one NVLink domain,
+  cost/moe_exchange.moe_all_to_all_on): every rank gathers the stage's tokens (BF16: the
   FP8 block-scale MoE quantises inside its kernel), routes and computes its experts' share of all
   of them, and the outputs are reduce-scattered back.
 - Context parallelism (cp > 1, prefill only): every CP rank is a replica of the stage's tp·dp
@@ -161,7 +163,7 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
     sampled = rb.decode_rows + np.where(rb.prefill_tokens > 0, rb.prefill_seqs, 0.0)
     wb, wf, ain = mod("lm_head")
     ob.gemm("lm_head", wf, sampled, h, model.vocab_size / tp, wb, ain, per_stage=False, kernels=2)
-    ob.collective("lm_head.all_gather", "all_gather", tp, sampled * model.vocab_size * 4,
+    ob.collective("lm_head.all_gather", "all_gather", tp, sampled * model.vocab_size * eff.logits_bytes_per_elem,
                   per_stage=False)
     if layout.pp > 1:
         ob.collective("pp.send_recv", "send_recv", 2 * layout.cp_span, t * h * 2,

@@ -197,6 +197,10 @@ class Efficiency:
             usable_fraction). A deployment's ``memory_fraction`` overrides it.
         moe_exchange: MoE token exchange under attention DP with EP, set by the software stack
             (:data:`MOE_EXCHANGE_NAMES`: ``all_to_all``, DeepEP; ``nvlink_all_to_all``, TRT-LLM).
+        logits_bytes_per_elem: bytes per logit element of the LM head's TP all-gather, set by the
+            software stack. Default 2 (BF16, the model dtype): vLLM, SGLang, TensorRT-LLM and ATOM
+            gather the LM head's output as it comes out of the GEMM and cast to FP32 after the
+            gather (sources per engine in data/stacks.toml; docs/stacks.md).
         source: where this parameter set came from (defaults, a TOML, a calibration id).
     """
 
@@ -231,6 +235,7 @@ class Efficiency:
     agg_burst_fraction: float | None = None
     moe_load_skew: float = 1.0
     moe_exchange: str = "all_to_all"
+    logits_bytes_per_elem: float = 2.0
     memory_reserve_fraction: float = 0.04
     source: str = "jalapeno defaults (docs/model.md)"
 
@@ -437,6 +442,7 @@ def _checked(key: str, name: str, v: Any) -> float:
 _UPPER = {"kernel_launch_s": (1e-3, "seconds: 4e-6 is 4 µs"), "collective_launch_s": (1e-3, "seconds"),
           "moe_floor_s": (1e-3, "seconds"), "step_overhead_s": (1.0, "seconds"), "all_to_all_latency_s": (1e-3, "s"),
           "request_overhead_s": (60.0, "seconds"), "prompt_overhead_s_per_token": (1e-3, "seconds per token"),
+          "logits_bytes_per_elem": (8.0, "bytes per element: 2 = BF16, 4 = FP32"),
           "half_rows": (1e6, "rows"), "token_passes": (1e3, "passes"), "moe_load_skew": (100.0, "a multiplier"),
           "torus_congestion": (100.0, "a multiplier"),
           **{f"{f}_{k}": cap for f in ("link", "in_switch", "custom_ar")

@@ -49,7 +49,7 @@ def _empty() -> MappingProxyType:
 
 
 _STACK_TAG = re.compile(r" \+ stack ")
-_KEYS = {"name", "label", "engines", "base", "source", "overlap", "moe_exchange", "mtp_acceptance", "low", "high", "sources",
+_KEYS = {"name", "label", "engines", "base", "source", "overlap", "moe_exchange", "logits_bytes_per_elem", "mtp_acceptance", "low", "high", "sources",
          "fit", "default_for", "clients", "version_rules", *BAND_FIELDS}
 #: The front-end fields a benchmark client's entry may set (``clients``): what a request spends
 #: outside the accelerator before its first token depends on the engine's server and on the
@@ -108,6 +108,8 @@ class Stack:
         overlap: the engine's default two-batch overlap ("none", "tbo") or None (not stated).
         moe_exchange: the engine's MoE token exchange (specs/efficiency.MOE_EXCHANGE_NAMES), or None (the
             efficiency set's, ``all_to_all``).
+        logits_bytes_per_elem: bytes per logit element the engine's LM-head TP all-gather moves
+            (2: the model's BF16, cast to FP32 after the gather), or None (the efficiency set's, 2).
         mtp_acceptance: model → {"single": alpha at one draft, "chain": alpha per token at >= 2}.
         low, high: band values of :data:`BAND_FIELDS` (low = slower).
         sources: field → where its value comes from.
@@ -135,6 +137,7 @@ class Stack:
     fusion: float = 1.0
     overlap: str | None = None
     moe_exchange: str | None = None
+    logits_bytes_per_elem: float | None = None
     mtp_acceptance: MappingProxyType = field(default_factory=_empty)
     low: MappingProxyType = field(default_factory=_empty)
     high: MappingProxyType = field(default_factory=_empty)
@@ -215,6 +218,8 @@ class Stack:
         costs = {**costs, **{f: getattr(self, f) for f in BURST_FIELDS if getattr(self, f) is not None}}
         if self.moe_exchange is not None and self.moe_exchange != eff.moe_exchange:
             eff = replace(eff, moe_exchange=self.moe_exchange)
+        if self.logits_bytes_per_elem is not None and self.logits_bytes_per_elem != eff.logits_bytes_per_elem:
+            eff = replace(eff, logits_bytes_per_elem=self.logits_bytes_per_elem)
         if self.name == DEFAULT_STACK and which == "calibrated" or not costs:
             return eff
         base = _STACK_TAG.split(eff.source)[0]
@@ -268,6 +273,12 @@ def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
             raise SpecError(f"{where}.moe_exchange", f"{raw['moe_exchange']!r}",
                             f"use one of {', '.join(MOE_EXCHANGE_NAMES)}")
         kw["moe_exchange"] = raw["moe_exchange"]
+    if "logits_bytes_per_elem" in raw:
+        b = _number(raw["logits_bytes_per_elem"], f"{where}.logits_bytes_per_elem")
+        if b not in (1.0, 2.0, 4.0):
+            raise SpecError(f"{where}.logits_bytes_per_elem", f"{b:g} is not a logit element size",
+                            "give 2 (BF16/FP16 logits, cast to FP32 after the gather) or 4 (FP32)")
+        kw["logits_bytes_per_elem"] = b
     for band in ("low", "high"):
         b = dict(kw.get(band, {})) if base else {}
         for f, v in raw.get(band, {}).items():
