@@ -10,7 +10,14 @@ no MTP) at the run's load (Little's law), step by step: fixed mean lengths, the 
 the TensorRT-LLM release the submission built (fit/mlperf.MLPERF_TRTLLM_RELEASE), and the expert
 popularity of natural text (MLPerf's prompts are real; specs/routing.py, not applied in validation). Last, the
 same engine's published throughput on the same length mix (TensorRT-LLM tech blog 10) bounds what
-attention-DP imbalance can explain. Prints; no prediction depends on it.
+attention-DP imbalance can explain. The same engine shape outside MLPerf (:func:`published_engine_check`):
+NVIDIA's own trtllm-bench max-throughput figures for DeepSeek-R1 (attention DP 8, EP 8, 128-896
+sequences per rank, fixed 1K/2K lengths) served by the model at their published engine limits,
+which no other validation source covers (InferenceX's aggregated DeepSeek-R1 rows run SGLang at <= 64
+sequences). Llama-2-70B on AMD (:func:`amd_fp8_what_if`): the rows' FP8 is per-tensor (AMD's vLLM
+``quantization: fp8`` with pre-shuffled weights), priced today at the block-scale FP8 GEMM fit;
+the what-if scales that fit by aiter's own measured per-channel / block-scale ratio on CDNA3. Prints;
+no prediction depends on it.
 
     python scripts/mlperf_diagnosis.py
 """
@@ -37,6 +44,89 @@ TTFT_MEAN_S, TPOT_MEAN_S, OUT_TOK_S, MEAN_OSL = 0.726163, 0.066461, 18592.24, 37
 #: mean input 803 / output 3,653 tokens: 34,140 output tok/s with ADP balance (average balance ratio
 #: 87.70%), 37,912 at perfect balance ('SOL TPS'), 25,664 without it (54.11%)
 BLOG10_TPS, BLOG10_SOL_TPS, BLOG10_BALANCE, BLOG10_GPUS = 34140, 37912, 0.8770, 8
+
+
+#: NVIDIA/TensorRT-LLM docs/source/blogs/Best_perf_practice_on_DeepSeek-R1_in_TensorRT-LLM.md (reproduced at
+#: TensorRT-LLM commit b6261862, mid-2025: before 1.2.0rc3, as MLPerf's): trtllm-bench ``throughput``, TP8
+#: with attention DP, EP8, fixed ISL 1,024 / OSL 2,048, ``--max_batch_size`` per rank, ``--max_num_tokens``,
+#: ``--concurrency`` = batch x 8: (label, system, precision, batch per rank, tokens per step, published
+#: 'Per GPU Output Throughput (tps/gpu)', published 'Per User Output Throughput [w/ ctx]' tok/s)
+PUBLISHED_TRTLLM_BENCH = (
+    ("B200 FP4, FP8 KV (R1-0528)", "b200", "fp4", 896, 2048, 5393.2755, 6.1806),
+    ("B200 FP4, BF16 KV", "b200", "fp4,kv=bf16,attn=bf16", 384, 1536, 4548.0105, 11.9263),
+    ("H200 FP8, BF16 KV", "h200", "fp8,kv=bf16", 128, 1151, 1436.1584, 11.3476),
+)
+#: aiter's tuned-GEMM tables (amd-aiter 0.1.7.post2.dev18, ``aiter/configs``), ``cu_num`` 80 — gfx942 with
+#: 80 CUs, which aiter names MI308 (``aiter/jit/utils/chip_info.py`` get_device_name), the one CDNA3 part
+#: with both tables: over the 63 shapes with M >= 1024 in both ``a8w8_bpreshuffle_tuned_gemm`` (per-token
+#: x per-channel FP8, pre-shuffled weights) and ``a8w8_blockscale_tuned_gemm`` (1x128 / 128x128 block
+#: scales), the median ratio of their measured TFLOP/s (:func:`cdna3_fp8_scaling_ratio` recomputes it)
+CDNA3_PER_CHANNEL_OVER_BLOCKSCALE = 1.82
+
+
+def cdna3_fp8_scaling_ratio() -> float | None:
+    """:data:`CDNA3_PER_CHANNEL_OVER_BLOCKSCALE` from the installed aiter tables (None without them)."""
+    import importlib.metadata as md
+
+    import pandas as pd
+
+    try:
+        dist = md.distribution("amd-aiter")
+    except md.PackageNotFoundError:
+        return None
+    path = {str(f).rsplit("/", 1)[-1]: dist.locate_file(f) for f in dist.files or () if "configs/" in str(f)}
+    bs, pc = (pd.read_csv(path[f"{n}.csv"]) for n in ("a8w8_blockscale_tuned_gemm", "a8w8_bpreshuffle_tuned_gemm"))
+    j = bs[bs.cu_num == 80].merge(pc[pc.cu_num == 80], on=["M", "N", "K"], suffixes=("_bs", "_pc"))
+    j = j[j.M >= 1024]
+    return float(np.median(j.tflops_pc / j.tflops_bs))
+
+
+def published_engine_check() -> list[dict]:
+    """Per :data:`PUBLISHED_TRTLLM_BENCH` entry: the model's output tok/s per GPU and TPOT (s) at the
+    published engine (attention DP 8, EP 8, the batch per rank and token limit, TensorRT-LLM at
+    :data:`MLPERF_TRTLLM_RELEASE`), beside the published figures (step time = 1 / per-user rate)."""
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.specs.formats import get_precision
+
+    model, out = load_model("deepseek-r1"), []
+    for label, system, prec, batch, tokens, tps_gpu, tps_user in PUBLISHED_TRTLLM_BENCH:
+        dep = Deployment(get_precision(prec), Pool(Layout(tp=1, dp=8, ep=8), workers=1), max_running=batch,
+                         max_tokens_per_step=tokens, budget_per="rank")
+        pricer = load_any_pricer(system, "calibrated", pricer="roofline", stack=get_stack(f"trtllm@{MLPERF_TRTLLM_RELEASE}"))
+        r = serve_at_concurrency(model, pricer, dep, Workload("1K/2K", 1024, 2048, 1.0), [batch * 8])
+        out.append({"label": label, "batch": batch, "model_tps_gpu": float(r.output_throughput_per_chip[0]),
+                    "model_tpot_s": float(r.tpot_s[0]), "tps_gpu": tps_gpu, "step_s": 1 / tps_user})
+    return out
+
+
+def amd_fp8_what_if(ratio: float = CDNA3_PER_CHANNEL_OVER_BLOCKSCALE) -> list[dict]:
+    """The MI300X / MI325X Llama-2-70B rows predicted as mapped, and with the FP8 GEMM peak fraction
+    scaled by ``ratio`` (per-tensor / per-channel over block-scale kernels): id, measured, both
+    predictions (tok/s per chip, input + output)."""
+    from jalapeno.analysis.comparison import system_frontier
+    from jalapeno.analysis.sweep import SweepOptions
+    from jalapeno.fit.mlperf import load_mlperf
+    from jalapeno.fit.validate import peak_within_tpot, point_stack
+    from jalapeno.specs.formats import get_precision
+
+    model, fronts, out = load_model("llama-2-70b"), {}, []
+    for p in load_mlperf()[0]:
+        if p.model != "llama-2-70b" or p.system not in ("mi300x", "mi325x"):
+            continue
+        row = {"id": p.id, "measured": p.measured["throughput_per_chip"]}
+        for key, scale in (("as_mapped", 1.0), ("per_tensor", ratio)):
+            if (p.system, scale) not in fronts:
+                base = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=point_stack(p))
+                sets = [("efficiency.gemm.fp8.peak_fraction", base.efficiency.gemm_peak("fp8") * scale)]
+                pricer = load_any_pricer(p.system, "calibrated", sets, "roofline", point_stack(p))
+                fronts[p.system, scale] = system_frontier(model, pricer, p.workload, get_precision(p.precision),
+                                                          SweepOptions())
+            sf = fronts[p.system, scale]
+            row[key] = float(sf.y.max()) if p.mapping == "frontier_peak" else peak_within_tpot(sf.sweep.points,
+                                                                                               p.tpot_limit_s)
+        out.append(row)
+    return out
 
 
 def diagnosis() -> dict:
@@ -78,6 +168,17 @@ def main() -> None:
     print(f"TensorRT-LLM blog 10 (same length mix, 8 GB200, DP8 EP8): {d['blog_gpu']:,.0f} output tok/s per GPU at "
           f"balance {BLOG10_BALANCE:.1%}, {d['blog_sol_gpu']:,.0f} at perfect balance: imbalance explains "
           f"{BLOG10_SOL_TPS / BLOG10_TPS - 1:.0%} of the engine's time")
+    print("NVIDIA's published trtllm-bench max-throughput runs (DP8 EP8, 1K/2K), model vs published:")
+    for r in published_engine_check():
+        print(f"  {r['label']}, {r['batch']} per rank: {r['model_tps_gpu']:,.0f} vs {r['tps_gpu']:,.0f} output tok/s/GPU "
+              f"({r['model_tps_gpu'] / r['tps_gpu']:.2f}x); TPOT {r['model_tpot_s'] * 1e3:.0f} vs {r['step_s'] * 1e3:.0f} ms")
+    ratio = cdna3_fp8_scaling_ratio()
+    print(f"aiter CDNA3 per-channel / block-scale FP8 GEMM throughput: {ratio if ratio else 'aiter not installed'} "
+          f"(stated {CDNA3_PER_CHANNEL_OVER_BLOCKSCALE})")
+    for r in amd_fp8_what_if():
+        print(f"  {r['id']}: measured {r['measured']:,.0f}, as mapped {r['as_mapped']:,.0f} "
+              f"({r['as_mapped'] / r['measured'] - 1:+.0%}), per-tensor FP8 {r['per_tensor']:,.0f} "
+              f"({r['per_tensor'] / r['measured'] - 1:+.0%})")
 
 
 if __name__ == "__main__":

@@ -44,11 +44,43 @@ def test_rows_are_priced_with_their_engine_at_the_submitted_release():
     assert point_stack(amd).name == "vllm-rocm"
 
 
-def test_server_maps_to_the_frontier_at_the_measured_interactivity():
-    pts, _ = load_mlperf()
+def test_server_and_interactive_map_to_the_best_point_within_the_rules_tpot_limit():
+    """loadgen/mlperf.conf: llama2-70b.Server.tpot_latency 200 ms, Interactive 40 ms; deepseek-r1.Server
+    80 ms. The measured TPOT is not an input of the mapping."""
+    pts = {p.id: p for p in load_mlperf()[0]}
+    srv = pts["mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Server"]
+    assert (srv.mapping, srv.tpot_limit_s) == ("frontier@tpot_limit", 0.200)
+    assert pts["mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Interactive"].tpot_limit_s == 0.040
+    assert pts["mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Server"].tpot_limit_s == 0.080
+    assert all(p.tpot_limit_s is None for p in pts.values() if p.id.endswith("_Offline"))
+    assert any("mean TPOT <= the rules' p99 limit 200 ms" in n for n in srv.notes)
+
+
+def test_server_can_still_map_to_the_frontier_at_the_measured_interactivity():
+    pts, _ = load_mlperf(server_mapping="frontier@interactivity")
     p = next(x for x in pts if x.id == "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Server")
-    assert p.mapping == "frontier@interactivity"
+    assert p.mapping == "frontier@interactivity" and p.tpot_limit_s is None
     assert p.measured["interactivity"] == pytest.approx(1e3 / p.measured["tpot_s"] / 1e3)
+    with pytest.raises(SpecError, match="server_mapping.*unknown mapping 'peak'"):
+        load_mlperf(server_mapping="peak")
+
+
+def test_peak_within_tpot_keeps_feasible_points_within_the_limit():
+    """Four swept points (TPOT 50, 90, 70, 200 ms; 100, 300, 200, 400 tok/s/chip; the last infeasible):
+    within 80 ms only the 50 and 70 ms points count, so the best is 200; within 10 ms none."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from jalapeno.fit.validate import peak_within_tpot
+
+    pts = SimpleNamespace(feasible=np.array([True, True, True, False]), tpot_s=np.array([0.05, 0.09, 0.07, 0.2]),
+                          throughput_per_chip=np.array([100.0, 300.0, 200.0, 400.0]))
+    assert peak_within_tpot(pts, 0.080) == 200.0
+    assert peak_within_tpot(pts, 0.010) == 0.0
+    assert peak_within_tpot(pts, 1.0) == 300.0
+    with pytest.raises(SpecError, match="tpot_limit_s"):
+        peak_within_tpot(pts, None)
 
 
 def test_bad_file_names_the_missing_columns(tmp_path):

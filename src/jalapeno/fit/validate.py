@@ -15,7 +15,9 @@ Each measured point is mapped to a prediction, labelled by how:
   measured interactivity); ``frontier_peak@concurrency`` (neither, with a concurrency: the highest
   throughput per chip of the predicted sweep's points at a concurrency no higher than the row's, so
   the prediction is bounded by the load the run had); ``frontier_peak`` (no concurrency either: the
-  predicted frontier's peak, unbounded).
+  predicted frontier's peak, unbounded); ``frontier@tpot_limit`` (a latency-bounded benchmark result,
+  MLPerf Server / Interactive: the highest throughput per chip of the predicted sweep's points whose
+  mean TPOT is within the rules' p99 TPOT limit, ``MeasuredPoint.tpot_limit_s``).
 - ``best_entry@concurrency``: a best-configuration point whose concurrency several published recipe
   entries ran; the highest throughput per chip over those entries (fit/entries.py).
 A row whose system, model, framework, precision, lengths, concurrency (and MTP use, when stated)
@@ -115,6 +117,8 @@ class MeasuredPoint:
     #: the lengths the run served when not the InferenceX range at isl/osl (an MLPerf dataset's spread)
     workload: Workload | None = None
     engine_version: str = ""  # the engine release the source states (else its launch recipe's: point_stack)
+    #: ``frontier@tpot_limit``: the benchmark rules' p99 TPOT limit (s) the result had to meet
+    tpot_limit_s: float | None = None
 
     @property
     def uses_mtp(self) -> bool | None:
@@ -449,11 +453,16 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                     elif p.mapping == "frontier_peak@concurrency":
                         y = peak_at_concurrency(sf.sweep.points, p.concurrency)
                         st = "peak" if y > 0 else "unreachable"
+                    elif p.mapping == "frontier@tpot_limit":
+                        y = peak_within_tpot(sf.sweep.points, p.tpot_limit_s)
+                        st = "peak" if y > 0 else "unreachable"
                     else:
                         yy, ss = interp_frontier(sf.x, sf.y, np.array([p.measured["interactivity"]]))
                         y, st = float(yy[0]), str(ss[0])
                     why = (f"no feasible predicted point at concurrency <= {p.concurrency:g}"
                            if p.mapping == "frontier_peak@concurrency"
+                           else f"no feasible predicted point with mean TPOT <= {p.tpot_limit_s:g} s"
+                           if p.mapping == "frontier@tpot_limit"
                            else "measured interactivity beyond the predicted frontier")
                     preds.append({"throughput_per_chip": y, "feasible": st != "unreachable",
                                   "reason": "" if st != "unreachable" else why, "frontier_status": st})
@@ -477,6 +486,22 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                     "notes": "; ".join(p.notes + ([] if ok else [pr.get("reason", "")])),
                 })
     return pd.DataFrame(out)
+
+
+def peak_within_tpot(points, tpot_limit_s: float | None) -> float:
+    """Highest throughput per chip (tok/s) of the feasible swept ``points`` (a ServingPoints) whose
+    mean TPOT is at most ``tpot_limit_s`` seconds; 0.0 when none is. A benchmark's p99 limit bounds
+    every request's TPOT, so the mean within it is a necessary condition: an upper bound on what
+    the rules allow.
+
+    Raises:
+        SpecError: no limit given.
+    """
+    if tpot_limit_s is None or not tpot_limit_s > 0:
+        raise SpecError("tpot_limit_s", f"{tpot_limit_s!r} is not a TPOT limit",
+                        "give the benchmark rules' p99 TPOT limit in seconds")
+    ok = points.feasible & (points.tpot_s <= tpot_limit_s) & np.isfinite(points.throughput_per_chip)
+    return float(points.throughput_per_chip[ok].max()) if ok.any() else 0.0
 
 
 def error_summary(df: pd.DataFrame, by=("source", "system", "model", "mode")) -> pd.DataFrame:
