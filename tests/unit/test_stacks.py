@@ -15,9 +15,11 @@ from jalapeno.deploy.deployment import MTP, Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError, UnknownNameError
 from jalapeno.serve.analytic import frontend_s
+from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.limits import kernels_per_step
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
+from jalapeno.specs.workload import Workload
 from jalapeno.specs.stacks import COST_FIELDS, Stack, _stack, get_stack, stack_for_framework, stacks
 
 
@@ -254,16 +256,37 @@ def test_qwq_tp_scaling_moves_toward_the_held_out_measurement():
 
 def test_rocm_profiles_per_kernel_costs():
     """SGLang-ROCm's per-kernel cost is fitted (data/stack_fits.toml) above the AMD set's floor, the
-    chip's fastest tuned kernel; vLLM-ROCm, with too few points to fit, borrows it (its base)."""
+    chip's fastest tuned kernel; vLLM-ROCm, with too few points to fit, takes vLLM's engine costs
+    (its base), whose per-kernel cost sits within 10% of MI300X/MI325X's own floor."""
     from jalapeno.specs.calibration import load_calibration
     from jalapeno.specs.stacks import get_stack
 
-    sg, vl = get_stack("sglang-rocm"), get_stack("vllm-rocm")
+    sg, vl, v = get_stack("sglang-rocm"), get_stack("vllm-rocm"), get_stack("vllm")
     assert sg.fit and sg.kernel_launch_s is not None
-    assert vl.base == "sglang-rocm" and vl.kernel_launch_s == sg.kernel_launch_s
+    assert vl.base == "vllm" and not vl.fit
+    for f in ("kernel_launch_s", "step_overhead_s", "tp_rank_step_s"):
+        assert getattr(vl, f) == getattr(v, f) is not None, f
     for chip in ("mi300x", "mi325x", "mi355x"):
         cal = load_calibration(chip)
         assert cal["parameters"]["kernel_launch_s"] <= cal["report"]["fastest_kernel_s"] < sg.kernel_launch_s
+    for chip in ("mi300x", "mi325x"):
+        assert abs(vl.kernel_launch_s / load_calibration(chip)["report"]["fastest_kernel_s"] - 1) < 0.10
+
+
+def test_vllm_rocm_low_load_tp8_meets_a_published_run_it_was_not_fitted_on():
+    """vLLM PR #55934 (2026-09-08, MI300X, TP8, gpt-oss-120b, `vllm bench serve` random 1024/1024,
+    --ignore-eos, aiter W4A16 MoE): 264 output tok/s at concurrency 1, where the step is almost all
+    fixed cost. No vLLM-ROCm value is fitted to it (the profile is vLLM's, fitted on NVIDIA rows);
+    with SGLang-ROCm's per-kernel cost, the former base, the model gave 208 (-21%)."""
+    dep = Deployment(get_precision("mxfp4"), Pool(Layout(tp=8, ep=1)))
+    model = load_model("gpt-oss-120b")
+    out = {}
+    for name in ("vllm-rocm", "sglang-rocm"):
+        pr = load_pricer("mi300x", stack=name)
+        r = serve_at_concurrency(model, pr, dep, Workload("w", 1024, 1024, 1.0), [1])
+        out[name] = r.throughput_per_chip[0] * 8 / 2  # all 8 GPUs, output half of 1024 + 1024
+    assert abs(out["vllm-rocm"] / 264 - 1) < 0.08
+    assert out["sglang-rocm"] / 264 - 1 < -0.15
 
 
 # ---- the benchmark client's front end (issue 18 part 6b) ------------------------------------------
