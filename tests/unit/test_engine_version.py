@@ -147,6 +147,72 @@ def test_validation_prices_a_point_at_its_recipes_release():
     assert point_stack(q).name == "dynamo-trtllm@1.2.0rc6.post3"
 
 
+def _aic_row(**kw) -> dict:
+    """One aggregated aiconfigurator TRT-LLM row (silicon_sample.csv columns): H200 DeepSeek-R1 FP8,
+    attention DP8 + EP8, 1k/1k at concurrency 64."""
+    row = {"id": "x_agg_1024x1024_c64_tp8_ep8_1", "backend": "trtllm", "backend_version": "1.1.0rc2.post2",
+           "model_path": "deepseek-ai/DeepSeek-R1", "system": "h200_sxm", "precision": "fp8", "mode": "agg",
+           "isl": 1024, "osl": 1024, "batch_size": 64.0, "tp_size": 1.0, "pp_size": 1.0, "attention_dp_size": 8.0,
+           "moe_tp_size": 1.0, "moe_ep_size": 8.0, "silicon_ttft_ms": 300.0, "silicon_tpot_ms": 30.0,
+           "silicon_data_source": "source_file=x.csv"}
+    return {**row, **kw}
+
+
+@pytest.mark.parametrize("source, release", [
+    ("source_file=x.csv; measured=2025-12-01; image=nvcr.io/nvidia/tensorrt-llm/release:1.1.0rc2.post2", "1.1.0rc2.post2"),
+    ("source_file=x.csv; image=nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc2; dynamo_version=none", "1.2.0rc2"),
+    # a Dynamo runtime's tag is Dynamo's release, not TensorRT-LLM's; a dev tag is no release; no image says nothing
+    ("source_file=x.csv; image=nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.8.1.post1", ""),
+    ("source_file=x.csv; image=nvcr.io/nvidia/tensorrt-llm/release:gpt-oss-dev", ""),
+    ("source_file=x.csv", ""),
+])
+def test_aiconfigurator_trtllm_rows_are_pinned_to_their_release_image(source, release):
+    import pandas as pd
+
+    from jalapeno.fit.validate import load_aiconfigurator, point_stack
+
+    (p,), _ = load_aiconfigurator(pd.DataFrame([_aic_row(silicon_data_source=source)]))
+    assert p.engine_version == release
+    st = point_stack(p)
+    # pinned before 1.2.0rc3 (both releases here), the EP8 exchange of a top-8 model gathers (data/stacks.toml
+    # version rule); unpinned, the profile's newest behaviour
+    assert st.moe_exchange == ("nvlink_all_to_all_above_top_k" if release else "nvlink_all_to_all")
+    assert st.name == (f"trtllm@{release}" if release else "trtllm")
+
+
+def test_a_release_image_pins_only_trtllm_rows():
+    import pandas as pd
+
+    from jalapeno.fit.validate import load_aiconfigurator
+
+    row = _aic_row(backend="sglang", backend_version="0.5.9",
+                   silicon_data_source="image=nvcr.io/nvidia/tensorrt-llm/release:1.1.0rc2.post2")
+    (p,), _ = load_aiconfigurator(pd.DataFrame([row]))
+    assert p.engine_version == ""
+
+
+def test_the_stack_fit_prices_each_point_at_its_release(monkeypatch):
+    """fit/stack_fit prices every candidate pinned at the point's release, as validation does."""
+    from jalapeno.fit import stack_fit
+    from jalapeno.fit.validate import MeasuredPoint
+
+    seen = {}
+
+    def fake_predict(points, stack_of):
+        for p in points:
+            seen[p.id] = stack_of(p)
+        return None
+
+    monkeypatch.setattr(stack_fit, "predict_points", fake_predict)
+    old = MeasuredPoint("aiconfigurator", "a:1", "h200", "deepseek-r1", "fp8", "trtllm 1.1.0rc2.post2", 1024, 1024,
+                        64.0, None, {}, "matched", engine_version="1.1.0rc2.post2")
+    new = MeasuredPoint("aiconfigurator", "a:2", "h200", "deepseek-r1", "fp8", "trtllm 1.2.0rc6.post3", 1024, 1024,
+                        64.0, None, {}, "matched")
+    stack_fit._predict([old, new], get_stack("trtllm"))
+    assert seen["a:1"].moe_exchange == "nvlink_all_to_all_above_top_k" and seen["a:1"].version == "1.1.0rc2.post2"
+    assert seen["a:2"].moe_exchange == "nvlink_all_to_all" and not seen["a:2"].version
+
+
 def test_predict_engine_shows_the_release_and_its_rules(capsys):
     args = ["predict", "-m", "deepseek-r1", "-s", "h200", "--isl", "8192", "--osl", "1024", "--concurrency", "64",
             "--engine", "trtllm-h200-dsr1-fp8-mtp", "--tp", "1", "--dp", "8", "--ep", "8"]

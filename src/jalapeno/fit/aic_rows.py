@@ -21,6 +21,7 @@ from jalapeno.fit.aic_duplicates import drop_repeated_runs
 from jalapeno.fit.aic_layout import aic_agg_layout
 from jalapeno.fit.aic_sweeps import sweep_of, with_sweep_mtp
 from jalapeno.fit.validate import CHAIN_ACCEPTANCE, VALIDATION_MTP, MeasuredPoint
+from jalapeno.specs.engine_versions import version_key
 from jalapeno.specs.formats import get_precision
 
 AIC_SYSTEMS = {"h100_sxm": "h100", "h200_sxm": "h200", "b200_sxm": "b200", "b300_sxm": "b300",
@@ -29,6 +30,32 @@ AIC_MODELS = {"deepseek-ai/DeepSeek-R1": "deepseek-r1", "deepseek-ai/DeepSeek-V3
               "openai/gpt-oss-120b": "gpt-oss-120b", "moonshotai/Kimi-K2.5": "kimi-k2.5",
               "Qwen/Qwen3-235B-A22B-FP8": "qwen3-235b-a22b", "meta-llama/Llama-3.1-70B": "llama-3.3-70b",
               "nvidia/DeepSeek-R1-NVFP4": "deepseek-r1", "nvidia/DeepSeek-V3.1-NVFP4": "deepseek-r1"}
+
+
+#: the TensorRT-LLM release image a row's source names (``nvcr.io/nvidia/...`` or ``nvcr.io#nvidia/...``)
+_TRTLLM_RELEASE_IMAGE = re.compile(r"(?:^|;)\s*image=nvcr\.io[/#]nvidia/tensorrt-llm/release:([^;\s]+)")
+
+
+def trtllm_release(backend: str, source) -> str:
+    """The TensorRT-LLM release a row ran when its source names a ``tensorrt-llm/release`` image with a
+    release-number tag, else "" (not a TensorRT-LLM row, a Dynamo runtime image, no image, a dev tag).
+
+    >>> trtllm_release("trtllm", "source_file=x.csv; image=nvcr.io/nvidia/tensorrt-llm/release:1.1.0rc2.post2")
+    '1.1.0rc2.post2'
+    >>> trtllm_release("trtllm", "image=nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc2; dynamo_version=none")
+    '1.2.0rc2'
+    >>> [trtllm_release("trtllm", s) for s in ("image=nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.8.1.post1",
+    ...                                        "image=nvcr.io/nvidia/tensorrt-llm/release:gpt-oss-dev", float("nan"))]
+    ['', '', '']
+    """
+    m = _TRTLLM_RELEASE_IMAGE.search(source) if backend == "trtllm" and isinstance(source, str) else None
+    if not m:
+        return ""
+    try:
+        version_key(m.group(1))
+    except SpecError:
+        return ""
+    return m.group(1)
 
 
 def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
@@ -95,6 +122,8 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         dep, spec, note = with_sweep_mtp(dep, sweep_of(system, model, fw, prec, getattr(r, "silicon_data_source", "")),
                                          VALIDATION_MTP.acceptance, CHAIN_ACCEPTANCE)
         points.append(MeasuredPoint("aiconfigurator", rid, system, model, prec, fw, int(r.isl), int(r.osl), conc, dep,
-                                    meas, "matched", True, notes + [note] * bool(note), spec=spec))
+                                    meas, "matched", True, notes + [note] * bool(note), spec=spec,
+                                    engine_version=trtllm_release(str(r.backend),
+                                                                  getattr(r, "silicon_data_source", None))))
     points, repeats = drop_repeated_runs(points)
     return points, skipped + repeats

@@ -2,7 +2,10 @@
 
 Data: the shipped InferenceX points and aiconfigurator's ``silicon_sample.csv`` rows (when the
 ``aiconfigurator-core`` package is installed), each priced with its framework's profile
-(specs/stacks.stack_for_framework). Only ``matched`` points enter (the deployment is known).
+(specs/stacks.stack_for_framework), every candidate pinned at the engine release that ran the point
+(fit/validate.point_release: a stated release, as aiconfigurator's ``tensorrt-llm/release`` rows give,
+else the launch recipe's), so its version rules hold in the fit as in validation. Only ``matched``
+points enter (the deployment is known).
 
 Declared split (:func:`split`): the points of one (stack, source, system, model, ISL, OSL, mode)
 group sorted by concurrency (then id) alternate fit / held out, starting with fit — both halves
@@ -49,7 +52,7 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
-from jalapeno.fit.validate import MeasuredPoint, load_aiconfigurator, load_inferencex, predict_points
+from jalapeno.fit.validate import MeasuredPoint, load_aiconfigurator, load_inferencex, point_release, predict_points
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
 from jalapeno.specs.stacks import Stack, build_stacks, load_stacks, stack_for_framework
 
@@ -129,7 +132,10 @@ def split(points: Sequence[MeasuredPoint]) -> dict[str, str]:
 
 
 def _predict(points, stack: Stack) -> pd.DataFrame:
-    return predict_points(points, stack_of=lambda p: stack.for_client(p.source))
+    """Predictions with the candidate ``stack`` pinned at each point's engine release (fit/validate.point_release:
+    its version rules hold as they do in validation) and its source's client front end."""
+    releases = {p.id: point_release(p) for p in points}
+    return predict_points(points, stack_of=lambda p: stack.at_version(releases[p.id]).for_client(p.source))
 
 
 def _target(rows: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:

@@ -356,14 +356,20 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
 
 # ---- predictions and errors ---------------------------------------------------------------
 
-def point_stack(p: MeasuredPoint):
-    """A point's software-stack profile: its framework's at the engine release its launch recipe
-    runs (deploy/engine_version.py), with its source's client front end (specs/stacks.py)."""
+def point_release(p: MeasuredPoint) -> str:
+    """The engine release that ran a point: the one its source states (``engine_version``), else its
+    launch recipe's (deploy/engine_version.point_engine_version); "" when neither says."""
     from jalapeno.deploy.engine_version import point_engine_version
+
+    return p.engine_version or point_engine_version(p.system, p.model, p.framework, p.precision, p.mode, p.uses_mtp)
+
+
+def point_stack(p: MeasuredPoint):
+    """A point's software-stack profile: its framework's at the engine release that ran it
+    (:func:`point_release`), with its source's client front end (specs/stacks.py)."""
     from jalapeno.specs.stacks import stack_for_framework
 
-    version = p.engine_version or point_engine_version(p.system, p.model, p.framework, p.precision, p.mode, p.uses_mtp)
-    return stack_for_framework(p.framework, p.system).at_version(version).for_client(p.source)
+    return stack_for_framework(p.framework, p.system).at_version(point_release(p)).for_client(p.source)
 
 
 def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = frozenset(),
