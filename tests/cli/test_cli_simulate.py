@@ -2,7 +2,7 @@
 
 Runs the console script in-process (``jalapeno.cli.app.main``) with stdout/stderr captured, as
 tests/cli/test_cli_serving.py does. Contract (issue): the summary has throughput per chip,
-TTFT/TPOT/E2E/queueing delay with mean/p50/p90/p99, preemptions and the prefix-cache hit rate;
+TTFT/TPOT/E2E/wait to first step with mean/p50/p90/p99, preemptions and the prefix-cache hit rate;
 a time series of running and waiting requests and KV occupancy; agentic runs add tasks and the
 task completion time. Bad input: one ``error:`` line on stderr naming the field, exit code 2.
 """

@@ -72,7 +72,6 @@ def test_trtllm_profile_by_release():
     assert get_stack("trtllm@1.2.0rc2").moe_exchange == "nvlink_all_to_all_above_top_k"
     assert get_stack("trtllm").moe_exchange == "nvlink_all_to_all" and get_stack("trtllm").version == ""
     assert get_stack("dynamo-trtllm@1.1.0rc5").moe_exchange == "nvlink_all_to_all_above_top_k"
-    assert get_stack("sglang@0.5.9") is get_stack("sglang")  # no rules: unchanged
     # the pricer names the pinned profile, and the efficiency source reads back to it
     eff = load_pricer("h200", stack="trtllm@1.1.0rc2.post2").efficiency
     assert eff.moe_exchange == "nvlink_all_to_all_above_top_k" and eff.source.endswith("+ stack trtllm@1.1.0rc2.post2")
@@ -85,6 +84,11 @@ def test_bad_stack_versions_are_refused():
     with pytest.raises(UnknownNameError) as e:
         get_stack("trtlm@1.1.0")
     assert "unknown software stack 'trtlm'" in str(e.value) and "NAME@VERSION" in e.value.fix
+    # a profile without version rules: the version was dropped silently (kernel@1.0 priced as kernel)
+    with pytest.raises(SpecError) as e:
+        get_stack("sglang@0.5.9")
+    assert e.value.field == "--stack" and "'sglang' has no version rules" in str(e.value)
+    assert e.value.fix == "drop '@0.5.9', or pin a profile that takes versions: trtllm, dynamo-trtllm"
 
 
 @pytest.mark.parametrize("rule, field, msg", [

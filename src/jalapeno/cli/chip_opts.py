@@ -27,8 +27,14 @@ def print_slices(summary: dict) -> None:
     net = (f"{summary['topology']} on-die network (port {fmt_si(summary['port_bandwidth_bytes_per_s'], 'B/s')}, "
            f"bisection {fmt_si(summary['bisection_bandwidth_bytes_per_s'], 'B/s')} per direction)"
            if s > 1 else "no on-die network: one slice is the flat chip")
-    t = Table(title=f"{s} slice(s), {net}, placement {summary['placement']}")
-    for col in ("slice", "compute ms", "HBM ms", "on-die ms", "local HBM B", "remote HBM B", "exchange B"):
+    t = Table(title=f"{s} slice{'s' if s != 1 else ''}, {net}, placement {summary['placement']}",
+              caption="per slice, over every op of the step: compute, HBM and on-die time each summed whether "
+                      "or not it binds the op (the step time and its attribution below take each op's binding "
+                      "time only); bytes per step: HBM read from the slice's own stacks and from other slices' "
+                      "stacks (over the on-die network), and activations exchanged between slices (gathers, "
+                      "partial-sum combines). Every placement is balanced, so the rows are equal")
+    for col in ("slice", "compute ms (sum)", "HBM ms (sum)", "on-die ms (sum)", "HBM B local", "HBM B remote",
+                "exchange B"):
         t.add_column(col, justify="right")
     for r in summary["per_slice"]:
         t.add_row(str(r["slice"]), f"{r['compute_s'] * 1e3:.3f}", f"{r['hbm_s'] * 1e3:.3f}",
@@ -37,7 +43,8 @@ def print_slices(summary: dict) -> None:
     console.print(t)
     ops = summary["network_bound_ops"]
     used = sorted(set(summary["splits"].values()))
-    console.print(f"on-die bytes {fmt_si(summary['on_die_bytes'], 'B')} per step; "
+    console.print(f"on-die network bytes {fmt_si(summary['on_die_bytes'], 'B')} per step (remote HBM + exchange, "
+                  "whole chip); "
                   f"ops bound by the on-die network: {', '.join(ops) if ops else 'none'}"
                   + (f"; placements used: {', '.join(used)}" if summary["placement"] == "best" else ""),
                   markup=False)

@@ -20,7 +20,7 @@ def collective(
     placement: str = typer.Option("packed", "--placement", help="packed (contiguous) or spread (one per domain)."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
     sets: list[str] = SET_OPTION,
-    stack: str = stack_option(),
+    stack: str = stack_option(engine=False),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Price one collective on a system's link hierarchy (time, algorithm, bandwidths)."""

@@ -128,13 +128,16 @@ def resolve_precision(model, precision: str | None, kv_dtype: str | None = None,
                                                                              compute_fallback)
 
 
-def stack_option():
-    """``--stack``: the software-stack profile (fixed costs of the serving engine, specs/stacks.py)."""
+def stack_option(engine: bool = True):
+    """``--stack``: the software-stack profile (fixed costs of the serving engine, specs/stacks.py);
+    ``engine``: whether the command also takes ``--engine`` (its help names the recipe's default
+    only where there is one: ``collective --help`` named an option it does not have)."""
     return typer.Option(None, "--stack",
                         help="Software stack: default, kernel (every fixed cost zero), sglang, trtllm, "
                              "dynamo-trtllm, vllm, sglang-rocm, vllm-rocm, atom-rocm, compiled, jalapeno "
-                             "(data/stacks.toml; default: the system's own, with --engine the recipe engine's); "
-                             "NAME@VERSION pins an engine release, e.g. trtllm@1.1.0rc2.post2.")
+                             f"(data/stacks.toml; default: the system's own{', with --engine the recipe engine' + chr(39) + 's' if engine else ''}); "
+                             "NAME@VERSION pins an engine release of a profile with version rules, e.g. "
+                             "trtllm@1.1.0rc2.post2.")
 
 
 def stack_label(stack: str | None) -> str:

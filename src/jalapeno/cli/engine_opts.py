@@ -33,14 +33,17 @@ def graph_option():
                         help="Largest decode batch per attention rank run as a CUDA graph; above it, eager.")
 
 
-def engine_memory_option():
+def engine_memory_option(engine: bool = True):
+    """``--engine-memory``; ``engine``: whether the command also takes ``--engine`` (``step --help``
+    described a recipe default through an option step does not have)."""
+    default = ("Default: with --engine, the profile validation sizes that recipe's runs by (SGLang recipes: "
+               "sglang-0.5 at their fraction), else none; 'none' drops it." if engine else "Default: none.")
     return typer.Option(None, "--engine-memory",
                         help="Engine memory profile (data/engine_memory.toml): vllm-0.11 (the KV pool is what the "
                              "start-up profiling leaves: sampler, activations, non-torch memory; --memory-fraction "
                              "is its gpu_memory_utilization) or sglang-0.5 (pool = free memory x "
                              "--memory-fraction (mem_fraction_static) - weights; admission reserves outputs). "
-                             "Default: with --engine, the profile validation sizes that recipe's runs by "
-                             "(SGLang recipes: sglang-0.5 at their fraction), else none; 'none' drops it.")
+                             + default)
 
 
 def check_positive(given: dict[str, int | None], fix_tail: str = "") -> None:

@@ -124,8 +124,12 @@ def _floors(text: str, unit: str = "value", example: str = "fast=100,ultra_fast=
     """``name=number,...`` tier thresholds (``unit`` and ``example`` word the error).
 
     Raises:
-        SpecError: a part that is not name=number, a tier with no name or named twice.
+        SpecError: no tier at all (``--tiers ''`` dropped the tier table silently), a part that is
+            not name=number, a tier with no name or named twice.
     """
+    if not text.strip():
+        raise SpecError("--tiers", "names no tier (an empty list)",
+                        f"write e.g. --tiers {example}, or leave --tiers out for the default floors")
     out = {}
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, _, val = part.partition("=")
@@ -217,9 +221,13 @@ def parse_pool(text: str, option: str):
     from jalapeno.deploy.layout import Layout
 
     vals = {"tp": 1, "dp": 1, "ep": 1, "pp": 1, "cp": 1, "eplb": None, "workers": 1}
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if not parts:
+    parts = [p.strip() for p in text.split(",")]
+    if not any(parts):
         raise SpecError(option, "empty pool", f'describe it, e.g. {option} "tp=4,ep=4,workers=1"')
+    if not all(parts[:-1]):  # "tp=4,,ep=4" was read as "tp=4,ep=4": a typo (a dropped key) passed
+        raise SpecError(option, f"{text!r} has an empty item between commas",
+                        f'write one key=value per item, e.g. {option} "tp=4,ep=4,workers=1"')
+    parts = [p for p in parts if p]
     seen = set()
     for part in parts:
         key, _, val = part.partition("=")

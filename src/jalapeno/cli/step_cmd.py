@@ -67,10 +67,10 @@ def step(
     prefill_tokens: int = typer.Option(0, "--prefill-tokens", help="Prompt tokens prefilled in the same step."),
     prefix: int = typer.Option(0, "--prefix", help="Cached prefix of the prefilled prompt, tokens (a later chunk)."),
     efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
-    stack: str = stack_option(),
+    stack: str = stack_option(engine=False),
     pricer: str = PRICER_OPTION,
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
-    engine_memory: str = engine_memory_option(),
+    engine_memory: str = engine_memory_option(engine=False),
     max_running: int = typer.Option(None, "--max-running", help="With --engine-memory vllm-0.11: max_num_seqs of its profiling run."),
     max_tokens_per_step: int = typer.Option(None, "--max-tokens-per-step",
                                             help="With --engine-memory vllm-0.11: max_num_batched_tokens of its profiling run."),
@@ -108,6 +108,13 @@ def step(
                             f"{ep_given} was given", "drop --ep, or give --ep 1; for data parallelism "
                             "use --dp")
         ep = 1
+    if batch > 0 and context < 1:  # a decoding sequence attends over at least its own token; 0 priced no KV read
+        raise SpecError("--context", f"is {context} and the step decodes {batch} sequences: each attends over at "
+                        "least its own token", "give --context 1 or more (the mean decode context, tokens), or "
+                        "--batch 0 for a prefill-only step")
+    for opt, v in (("--batch", batch), ("--context", context), ("--prefill-tokens", prefill_tokens), ("--prefix", prefix)):
+        if v < 0:  # was refused as batch.decode_ctx etc., names the option does not have
+            raise SpecError(opt, f"must be >= 0, got {v}", f"give {opt} 0 or more")
     if batch == 0 and prefill_tokens == 0:  # priced as launch and collective latency alone, ~1 ms of nothing
         raise SpecError("--batch/--prefill-tokens", "the step has no tokens: no decoding sequence and no "
                         "prompt token", "give --batch N (decoding sequences) and/or --prefill-tokens N")

@@ -45,7 +45,8 @@ def explore_page(meta: dict, rows: list[dict], importance: dict) -> str:
                               ("Pareto set", [r for r in done if r["trial"] in pareto])):
                 fig.add_trace(go.Scatter(x=[r[s0] for r in sel], y=[r[s1] for r in sel], mode="markers", name=name,
                                          text=[f"trial {r['trial']}" for r in sel]))
-            fig.update_layout(title="designs (scores x base)", xaxis_title=metrics[0], yaxis_title=metrics[1])
+            fig.update_layout(title="designs (scores x base)", xaxis_title=f"{metrics[0]} (x base)",
+                              yaxis_title=f"{metrics[1]} (x base)")
         else:
             best, run = [], float("-inf") if meta["directions"][0] == "maximize" else float("inf")
             for r in done:
@@ -54,12 +55,13 @@ def explore_page(meta: dict, rows: list[dict], importance: dict) -> str:
             fig = go.Figure([go.Scatter(x=[r["trial"] for r in done], y=[r[s0] for r in done], mode="markers",
                                         name="designs"),
                              go.Scatter(x=[r["trial"] for r in done], y=best, mode="lines", name="best so far")])
-            fig.update_layout(title=f"{metrics[0]} (x base) by trial", xaxis_title="trial", yaxis_title=metrics[0])
+            fig.update_layout(title=f"{metrics[0]} (x base) by trial", xaxis_title="trial",
+                              yaxis_title=f"{metrics[0]} (x base)")
         fig.update_layout(autosize=True, height=480)
         parts.append(_fig_html(fig, "designs"))
         dims = [dict(label=p[len("param:"):], values=[r[p] for r in done]) for p in params
                 if all(isinstance(r[p], (int, float)) for r in done)]
-        dims += [dict(label=m, values=[r[f"score:{m}"] for r in done]) for m in metrics]
+        dims += [dict(label=f"{m} (x base)", values=[r[f"score:{m}"] for r in done]) for m in metrics]
         pc = go.Figure(go.Parcoords(dimensions=dims, line=dict(color=[r[s0] for r in done], showscale=True)))
         pc.update_layout(title="parallel coordinates (feasible designs)", height=480)
         parts.append(_fig_html(pc, "parcoords"))

@@ -194,7 +194,7 @@ def point_table(p: PointRecord, title: str, open_loop: bool = False) -> Table:
         ("TTFT mean / p99", f"{_f(p.ttft_s * 1e3, '.0f')} / {_f(p.ttft_p99_s * 1e3, '.0f')} ms"),
         ("TPOT", f"{_f(p.tpot_s * 1e3, '.2f')} ms"),
         ("E2E mean / p50 / p90 / p99", " / ".join(_f(v, ".2f") for v in (p.e2e_s, p.e2e_p50_s, p.e2e_p90_s, p.e2e_p99_s)) + " s"),
-        ("queueing delay", f"{_f(p.queue_s, '.2f')} s"),
+        ("admission queue (beyond capacity)", f"{_f(p.queue_s, '.2f')} s"),
         *load_rows(p, open_loop),
         ("decode batch per instance", _f(p.decode_batch, ".1f")),
         ("chips", _f(p.chips, ".0f")),

@@ -389,7 +389,8 @@ def get_stack(name: str) -> Stack:
 
     Raises:
         UnknownNameError: no such profile (the message lists them). SpecError: a version that is
-            not a release number.
+            not a release number, or a version on a profile without version rules (it would be
+            silently dropped; the message names the profiles that take one).
     """
     base, _, version = name.partition("@")
     base, version = base.strip(), version.strip()  # 'trtllm@ 1.1.0' was named 'trtllm@ 1.1.0' in titles
@@ -399,6 +400,11 @@ def get_stack(name: str) -> Stack:
                                f"use one of {', '.join(stacks())} (data/stacks.toml), optionally NAME@VERSION")
     if "@" in name:
         version_key(version, "--stack")
+        if not s.version_rules:  # the version would be dropped: nothing in this profile depends on it
+            takes = ", ".join(n for n, p in stacks().items() if p.version_rules)
+            raise SpecError("--stack", f"profile {base!r} has no version rules, so {name!r} would price "
+                            f"exactly as {base!r}", f"drop '@{version}', or pin a profile that takes "
+                            f"versions: {takes}")
     return s.at_version(version)
 
 

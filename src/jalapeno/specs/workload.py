@@ -35,7 +35,7 @@ def check_concurrency(values, option: str = "--concurrency") -> None:
 
     Raises:
         SpecError: a value below 1 (a fraction of a request in flight is not a closed loop), not
-            finite, or above the limit; the option named.
+            a whole number, not finite, or above the limit; the option named.
     """
     for v in values:
         if not (v >= 1):
@@ -45,6 +45,10 @@ def check_concurrency(values, option: str = "--concurrency") -> None:
             raise SpecError(option, f"{v:g} requests in flight is beyond what any benchmark measures (limit "
                             f"{MAX_CONCURRENCY:,}; InferenceX sweeps 1-16,384): the result would be only queueing",
                             "use a concurrency up to the thousands (the deployment's batch is far smaller)")
+        if v != int(v):  # predict -c 1.5 priced 1.5 requests in flight; a closed loop holds whole requests
+            raise SpecError(option, f"{v:g} is not a whole number of requests in flight",
+                            "give whole numbers of requests >= 1, e.g. 1,4,16,64; for a fractional mean "
+                            "load use --rate (requests/s)")
 
 
 @dataclass(frozen=True, eq=False)

@@ -393,12 +393,16 @@ class Simulation:
 MAX_PLANNED_REQUESTS = 2_000_000
 
 
-def _check_plan_size(workload, agentic, concurrency, rate, num_requests, sessions) -> None:
-    """Raises SpecError when a run would plan more than :data:`MAX_PLANNED_REQUESTS` requests."""
+def _check_plan_size(workload, agentic, concurrency, rate, num_requests, sessions, warmup=None) -> None:
+    """Raises SpecError when a run would plan more than :data:`MAX_PLANNED_REQUESTS` requests
+    (warm-up requests included: ``--warmup 100000000`` planned them unchecked)."""
     if workload is not None:
         if concurrency is not None:
-            n, why, opt = (num_requests or 10 * concurrency) + 2 * concurrency, (
-                f"{num_requests or 10 * concurrency:,} counted + {2 * concurrency:,} warm-up requests"), "--concurrency"
+            warm = 2 * concurrency if warmup is None else warmup
+            n, why, opt = (num_requests or 10 * concurrency) + warm, (
+                f"{num_requests or 10 * concurrency:,} counted + {warm:,} warm-up requests"), "--concurrency"
+            if warmup is not None and warmup > MAX_PLANNED_REQUESTS:
+                opt = "--warmup"
         else:
             n, why, opt = num_requests or 1000, f"{num_requests or 1000:,} arrivals", "--requests"
         if num_requests is not None and num_requests > MAX_PLANNED_REQUESTS:
@@ -412,7 +416,7 @@ def _check_plan_size(workload, agentic, concurrency, rate, num_requests, session
     if n > MAX_PLANNED_REQUESTS:
         raise SpecError(opt, f"the run would simulate {n:,} requests ({why}), over the limit of "
                         f"{MAX_PLANNED_REQUESTS:,}", "lower --concurrency (a deployment holds far fewer sequences "
-                        "at once; the rest only queue) or --requests/--sessions")
+                        "at once; the rest only queue) or --requests/--sessions/--warmup")
 
 
 def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Workload | None = None,
@@ -450,7 +454,7 @@ def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Wor
             raise SpecError(opt, f"must be >= 1, got {v}", f"give a positive {opt[2:]} count or leave it out")
     if seed < 0:
         raise SpecError("--seed", f"must be >= 0, got {seed}", "give a non-negative integer seed")
-    _check_plan_size(workload, agentic, concurrency, rate, num_requests, sessions)
+    _check_plan_size(workload, agentic, concurrency, rate, num_requests, sessions, warmup)
     if workload is not None:
         model.check_context(workload.isl + workload.osl, "--isl/--osl", f"{workload.isl} + {workload.osl} tokens")
     if agentic is not None:
