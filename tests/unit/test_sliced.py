@@ -198,7 +198,7 @@ def test_cli_step_slices(capsys):
     code, out, err = run(capsys, "step", "--system", "jalapeno", "--dp", "8", "--ep", "8", "--batch", "64",
                          "--slices")
     assert code == 0, err
-    assert "6 slices, mesh2d" in out and "compute ms (sum)" in out and "placement local_first" in out and "on_die_network" in out
+    assert "6 slices, placement local_first, mesh2d" in out and "(sum)" in out and "on_die_network" in out
     code, out, err = run(capsys, "step", "--system", "b200", "--dp", "8", "--ep", "8", "--batch", "64", "--slices",
                          "--placement", "sideways")
     check_error(code, out, err, "--placement", "local_first")

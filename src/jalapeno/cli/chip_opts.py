@@ -27,7 +27,7 @@ def print_slices(summary: dict) -> None:
     net = (f"{summary['topology']} on-die network (port {fmt_si(summary['port_bandwidth_bytes_per_s'], 'B/s')}, "
            f"bisection {fmt_si(summary['bisection_bandwidth_bytes_per_s'], 'B/s')} per direction)"
            if s > 1 else "no on-die network: one slice is the flat chip")
-    t = Table(title=f"{s} slice{'s' if s != 1 else ''}, {net}, placement {summary['placement']}",
+    t = Table(title=f"{s} slice{'s' if s != 1 else ''}, placement {summary['placement']}, {net}",
               caption="per slice, over every op of the step: compute, HBM and on-die time each summed whether "
                       "or not it binds the op (the step time and its attribution below take each op's binding "
                       "time only); bytes per step: HBM read from the slice's own stacks and from other slices' "
