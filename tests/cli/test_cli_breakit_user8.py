@@ -148,3 +148,19 @@ def test_a_claim_at_an_unreachable_speed_is_audited_without_searching_nan(capsys
     # two ends per parameter, plus a few ends the schema refuses (usable HBM above nominal) halved;
     # it was 18 per parameter
     assert d["context"]["fast_evaluations"] <= 3 * len(d["changes"]), d["context"]["fast_evaluations"]
+
+
+def test_a_variant_with_an_unknown_base_names_its_file_and_key(capsys, tmp_path):
+    """``base = "nope"`` was refused as 'system: unknown system', naming neither the file nor ``base``."""
+    f = tmp_path / "mine.toml"
+    f.write_text('base = "nope"\nname = "mine"\n')
+    check_error(*run(capsys, "step", "-s", str(f)), "mine.toml: base", "unknown system 'nope'", "jalapeno hardware list")
+
+
+def test_an_agentic_think_time_beyond_a_day_is_refused(capsys, tmp_path):
+    """``think_s = 1e12`` ran, reporting tasks of 3e12 s."""
+    f = tmp_path / "slow.toml"
+    f.write_text("turns = 4\nsystem_prompt_tokens = 100\ntool_output_tokens = 100\nreply_tokens = 50\nthink_s = 1e12\n")
+    check_error(*run(capsys, "simulate", "-s", "h200", "-m", "gpt-oss-120b", "--tp", "8", "-c", "2",
+                     "-w", f"agentic:{f}"),
+                "slow.toml: think_s", "1e+12 s between turns is over 86,400 s (one day)", "seconds between turns")

@@ -26,6 +26,12 @@ import numpy as np
 from jalapeno.errors import SpecError, UnknownNameError
 
 
+#: Longest time between two turns of one session (s): one day. A named assumption, a plausibility
+#: bound, not a measurement: a prefix cache (HBM, host memory, SSD tiers, docs/agentic.md §1) is not
+#: sized to hold a session across longer pauses, and a think time typed in ms or µs lands far above it.
+MAX_THINK_S = 86_400
+
+
 @dataclass(frozen=True, slots=True)
 class AgenticSpec:
     """A multi-turn agent session: each turn sends the whole growing context and gets a reply.
@@ -41,7 +47,8 @@ class AgenticSpec:
         source: where the shape comes from (or the named assumption).
 
     Raises:
-        SpecError: a non-positive count, a negative think time, jitter outside [0, 1).
+        SpecError: a non-positive count, a negative think time or one over :data:`MAX_THINK_S`,
+            jitter outside [0, 1).
     """
 
     name: str
@@ -64,6 +71,10 @@ class AgenticSpec:
         if not (isinstance(self.think_s, (int, float)) and np.isfinite(self.think_s) and self.think_s >= 0):
             raise SpecError("agentic.think_s", f"must be a finite number >= 0, got {self.think_s!r}",
                             "give the seconds between turns (0 for none)")
+        if self.think_s > MAX_THINK_S:  # think_s = 1e12 ran: tasks of 3e12 s, a KV prefix held for millennia
+            raise SpecError("agentic.think_s", f"{self.think_s:g} s between turns is over {MAX_THINK_S:,} s (one day): "
+                            "turns that far apart are separate sessions, not one whose prefix a KV cache holds",
+                            "give the seconds between turns (tool execution, user time; the presets use 2-20)")
         if not (0 <= self.jitter < 1):
             raise SpecError("agentic.jitter", f"must be in [0, 1), got {self.jitter!r}", "use e.g. 0.2")
 

@@ -40,7 +40,7 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
 
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, UnknownNameError
 from jalapeno.specs.calibration import EFFICIENCY_SETS, base_efficiency
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency, flatten_params, nest_params
 from jalapeno.specs.hardware import Sourced, System, SystemFile, SystemOrigin, read_system_toml, system_from_dict
@@ -306,7 +306,12 @@ def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tupl
     base_ref = base
     if ("/" in base or "\\" in base or base.endswith(".toml")) and not Path(base).is_absolute():
         base_ref = str(path.parent / base)
-    bdata, borigin = resolve_system_data(base_ref, _chain + (key,))
+    try:
+        bdata, borigin = resolve_system_data(base_ref, _chain + (key,))
+    except UnknownNameError as e:  # was 'system: unknown system ...', not naming the file or its key
+        if e.field != "system":
+            raise
+        raise UnknownNameError(f"{path.name}: base", e.problem, e.fix) from None
     leaves = _leaf_overrides(data)
     merged = apply_overrides(bdata, leaves, where=path.name)
     merged.setdefault("name", path.stem)
