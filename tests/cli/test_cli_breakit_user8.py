@@ -164,3 +164,23 @@ def test_an_agentic_think_time_beyond_a_day_is_refused(capsys, tmp_path):
     check_error(*run(capsys, "simulate", "-s", "h200", "-m", "gpt-oss-120b", "--tp", "8", "-c", "2",
                      "-w", f"agentic:{f}"),
                 "slow.toml: think_s", "1e+12 s between turns is over 86,400 s (one day)", "seconds between turns")
+
+
+@pytest.mark.parametrize("args, words", [
+    (("validate", "--no-aiconfigurator", "-o", "{d}/val.json"), ["'", "val.json' is not a .csv file", "--json prints"]),
+    (("simulate", "-s", "h200", "-m", "gpt-oss-120b", "--tp", "8", "-c", "2", "--out", "{d}/req.txt"),
+     ["req.txt' is not a .csv or .parquet file", "ending in .csv or .parquet"]),
+])
+def test_table_outputs_check_their_suffix_before_the_run(capsys, monkeypatch, tmp_path, args, words):
+    """``validate -o val.json`` wrote CSV into a .json file; ``simulate --out req.txt`` ran the whole
+    simulation, then refused the suffix."""
+    import jalapeno.fit.validation_run as validation_run
+    import jalapeno.serve.sim.simulation as simulation
+
+    def boom(*a, **k):
+        raise AssertionError("the run started before the output path was checked")
+
+    monkeypatch.setattr(validation_run, "run_validation", boom)
+    monkeypatch.setattr(simulation, "simulate", boom)
+    check_error(*run(capsys, *[a.format(d=tmp_path) for a in args]), "--out", *words)
+    assert not any(tmp_path.iterdir())

@@ -79,6 +79,25 @@ def check_html_out(path: str | None, option: str = "--html") -> None:
     check_writable(path, option)
 
 
+def check_table_out(path: str | None, option: str, suffixes: tuple[str, ...], note: str = "") -> None:
+    """Refuse a table output path whose suffix is not one of ``suffixes`` (``validate -o val.json``
+    wrote CSV into a .json file; ``simulate --out x.txt`` ran the simulation, then refused the
+    suffix), or that cannot be written (:func:`check_writable`); before the run. None or '' is no
+    output. ``note`` ends the fix (e.g. where the JSON goes instead).
+
+    Raises:
+        SpecError: an unsupported suffix, or not writable.
+    """
+    from pathlib import Path
+
+    from jalapeno.errors import SpecError
+
+    if path and Path(path).suffix.lower() not in suffixes:
+        raise SpecError(option, f"{path!r} is not a {' or '.join(suffixes)} file (the format follows the suffix)",
+                        f"give a path ending in {' or '.join(suffixes)}{note}")
+    check_writable(path, option)
+
+
 #: ``--workload`` of the commands that take a fixed-length workload only (not agentic presets)
 FIXED_WORKLOAD_HELP = "1k1k, 8k1k (default), 1k8k, or long-context 32k1k, 64k1k, 128k1k."
 

@@ -9,7 +9,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from jalapeno.cli.common import (OVERLAP_HELP, attention_dtype_option, check_html_out, check_writable,
+from jalapeno.cli.common import (OVERLAP_HELP, attention_dtype_option, check_html_out, check_table_out,
                                   compute_fallback_option, console, kv_dtype_option, print_json, resolve_precision,
                                   stack_label, stack_option)
 from jalapeno.cli.engine_opts import engine_option, graph_option, max_running_option, max_tokens_option
@@ -85,7 +85,7 @@ def simulate(
     from jalapeno.specs.routing import with_routing
 
     check_html_out(html, "--html")
-    check_writable(out, "--out")
+    check_table_out(out, "--out", (".csv", ".parquet"))
     m = with_routing(load_model(model), routing)
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     # the recipe's engine at its release, KV dtype and memory profile at its fraction, as predict and

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from jalapeno.cli.common import check_html_out, check_writable, console, print_json
+from jalapeno.cli.common import check_html_out, check_table_out, console, print_json
 from jalapeno.cli.system_opts import PRICER_OPTION
 
 
@@ -72,7 +72,7 @@ def validate(
     from jalapeno.errors import SpecError
     from jalapeno.fit.validation_run import run_validation
 
-    check_writable(out, "--out")
+    check_table_out(out, "--out", (".csv",), " (--json prints the summary as JSON on stdout)")
     check_html_out(html, "--html")
     res = run_validation(points, aiconfigurator, efficiency, mlperf=mlperf, stack=stack, pricer=pricer)
     if out:
