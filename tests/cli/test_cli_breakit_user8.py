@@ -184,3 +184,22 @@ def test_table_outputs_check_their_suffix_before_the_run(capsys, monkeypatch, tm
     monkeypatch.setattr(simulation, "simulate", boom)
     check_error(*run(capsys, *[a.format(d=tmp_path) for a in args]), "--out", *words)
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("kv, key", [("efficiency.hbm_fraction=1.5", "efficiency.hbm_fraction"),
+                                     ("efficiency.gemm.fp8.peak_fraction=2", "efficiency.gemm.fp8.peak_fraction")])
+def test_a_bad_efficiency_set_is_named_as_typed(capsys, kv, key):
+    """``--set efficiency.hbm_fraction=1.5`` was refused as 'jalapeno.toml: efficiency.hbm_fraction',
+    a file the user never edited."""
+    code, out, err = run(capsys, "step", "-s", "jalapeno", "--set", kv)
+    check_error(code, out, err, f"--set: {key}", "must be in (0, 1]")
+    assert "jalapeno.toml" not in err
+
+
+def test_a_calibration_file_without_a_system_says_so(capsys, tmp_path):
+    """It said 'was fitted for system None'."""
+    f = tmp_path / "cal.toml"
+    f.write_text('kind = "measured"\n[efficiency]\nhbm_fraction = 0.9\n')
+    code, out, err = run(capsys, "step", "-s", "h200", "--efficiency", str(f))
+    check_error(code, out, err, "efficiency", "cal.toml names no system", 'add system = "h200"')
+    assert "None" not in err

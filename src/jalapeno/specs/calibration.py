@@ -83,6 +83,10 @@ def _check_calibration_file(cal: dict, path: Path, system: str) -> None:
     if kind not in KINDS:
         raise SpecError("efficiency", f"{path}: kind {kind!r} is not one of {', '.join(KINDS)}",
                         "pass a file written by `jalapeno calibrate --out-dir DIR`")
+    if system in list_systems() and fitted is None:  # was "fitted for system None"
+        raise SpecError("efficiency", f"{path} names no system (a calibration file starts with system = ..., "
+                        "kind = ...)", f"add system = \"{system}\" if it was fitted for {system}, or pass "
+                        f"{system}'s calibration (a directory holding {system}.toml, or that file)")
     if system in list_systems() and fitted != system:
         raise SpecError("efficiency", f"{path} was fitted for system {fitted!r}, not {system}",
                         f"pass {system}'s calibration (a directory holding {system}.toml, or that file)")

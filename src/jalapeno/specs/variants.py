@@ -352,7 +352,13 @@ def build_variant(data: Mapping[str, Any], origin: SystemOrigin, overrides: Iter
         d["name"] = f"{d.get('name', 'system')}{_suffix(overrides)}"
     new_origin = origin.extended(eff, overrides, data=d)
     if new_origin.efficiency:
-        _efficiency_from(new_origin, "calibrated")  # validates the efficiency overrides now, naming the key
+        try:
+            _efficiency_from(new_origin, "calibrated")  # validates the efficiency overrides now, naming the key
+        except SpecError as e:  # a bad --set value was named as a key of the system's file ('jalapeno.toml: ...')
+            key = e.field.rpartition(": ")[2]
+            if any(f"efficiency.{k}" == key for k, _ in eff):
+                raise SpecError(f"{where}: {key}", e.problem, e.fix) from None
+            raise
     sys_ = system_from_dict(d, where=where if hw else origin.where or where)
     object.__setattr__(sys_, "origin", new_origin)
     return _follow_power(sys_)
