@@ -92,10 +92,10 @@ def check_table_out(path: str | None, option: str, suffixes: tuple[str, ...], no
 
     from jalapeno.errors import SpecError
 
+    check_writable(path, option)  # first: a folder has no suffix, and "cannot write a folder" is the news
     if path and Path(path).suffix.lower() not in suffixes:
         raise SpecError(option, f"{path!r} is not a {' or '.join(suffixes)} file (the format follows the suffix)",
                         f"give a path ending in {' or '.join(suffixes)}{note}")
-    check_writable(path, option)
 
 
 #: ``--workload`` of the commands that take a fixed-length workload only (not agentic presets)
