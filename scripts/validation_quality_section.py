@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jalapeno.fit.aic_quality import LOAD_TTFT_FACTOR, REPEAT_TTFT_FACTOR, SAME_TPOT
 from jalapeno.fit.data_quality import (
     IDENTITY_NOISE,
     RATIO_MAX,
@@ -20,6 +21,35 @@ from jalapeno.fit.validation_run import DEFAULT_POINTS
 
 def _fig(d: dict | None) -> str:
     return "-" if not d else f"{d['median_ape']:.1%} / {d['p90_ape']:.1%} / {d['bias']:+.1%} (n = {d['n']})"
+
+
+def _aic_lines(res: dict) -> list[str]:
+    """The aiconfigurator TTFT rules (fit/aic_quality.py), the headline both ways and the flags per group."""
+    aic, aic_all = res["overall"].get("aiconfigurator", {}), res["overall_all"].get("aiconfigurator", {})
+    if not aic_all:
+        return []
+    rows = res["rows"]
+    t = rows[(rows.source == "aiconfigurator") & (rows.metric == "ttft_s")].dropna(subset=["error"])
+    out = ["", "aiconfigurator's `silicon_sample.csv` gives no throughput, so the identity above cannot be written "
+           "for its rows; each names the deployment it ran, and two identities of one deployment hold its **TTFT** "
+           "(`fit/aic_quality.py`; the model is never consulted). **A. The queue only grows with load:** a row's "
+           f"TTFT must not exceed {LOAD_TTFT_FACTOR:g}x that of the same deployment (system, model, engine release, "
+           "precision, lengths, layout, workers, MTP) at a higher concurrency whose TPOT is no lower (within "
+           f"{SAME_TPOT:.0%}: at least the same load). **B. A repeat must reproduce:** two rows of one deployment at "
+           f"one concurrency with TPOT within {SAME_TPOT:.0%} must agree on TTFT within {REPEAT_TTFT_FACTOR:g}x "
+           "(both are flagged otherwise). Only the flagged rows' TTFT leaves the figures (their TPOT passes), "
+           "and the aiconfigurator client's front-end and burst fits (`scripts/fit_stacks.py`) leave it out.", "",
+           "| aiconfigurator metric | median / p90 / bias without the flagged TTFT (headline) | with it |",
+           "|---|---|---|", f"| ttft_s | {_fig(aic.get('ttft_s'))} | {_fig(aic_all.get('ttft_s'))} |", "",
+           "TTFT rows flagged per group (predicted rows; groups without a flag not shown):", "",
+           "| system | model | mode | flagged | of | rule A | rule B |", "|---|---|---|---|---|---|---|"]
+    for (sy, mo, md), g in t.groupby(["system", "model", "mode"]):
+        f = g[g.quality != ""]
+        if len(f):
+            a = int(f.quality.str.contains("rule A").sum())
+            b = int(f.quality.str.contains("rule B").sum())
+            out.append(f"| {sy} | {mo} | {md} | {len(f)} | {len(g)} | {a} | {b} |")
+    return out
 
 
 def quality_section(res: dict) -> list[str]:
@@ -46,6 +76,7 @@ def quality_section(res: dict) -> list[str]:
            "|---|---|---|"]
     for m in ("throughput_per_chip", "interactivity", "tpot_s", "ttft_s"):
         out.append(f"| {m} | {_fig(ix.get(m))} | {_fig(ix_all.get(m))} |")
+    out += _aic_lines(res)
     out += ["", "**The flagged group** (predicted points):", "",
             "| id | system | framework | concurrency | error per metric | reason |", "|---|---|---|---|---|---|"]
     fl = rows[rows.quality != ""].dropna(subset=["error"])

@@ -34,6 +34,8 @@ What is fitted, per profile (:data:`PLAN`), in this order:
    disaggregated / aggregated run's counted requests that meet the idle-start prefill burst — each
    on the TTFT of that source's fit points of its mode at every concurrency, over :data:`BURST_GRID`,
    same loss; the client entry keeps them (InferenceX's own client keeps one wave in R = 10).
+Steps 2 and 4 leave out the TTFT of the aiconfigurator rows that break a data-quality rule
+(fit/aic_quality.py), and every reported TTFT error does too.
 Steps 1-2 use a linear surrogate: each point's prediction at zero and at one probe value per
 parameter gives its slope (TPOT and 1/throughput are linear in a per-kernel or per-step constant at
 a fixed batch; TTFT in the front-end terms), then a grid over the bounds (:data:`BOUNDS`). Step 3
@@ -52,6 +54,7 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
+from jalapeno.fit.aic_quality import aic_ttft_flags
 from jalapeno.fit.validate import MeasuredPoint, load_aiconfigurator, load_inferencex, point_release, predict_points
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
 from jalapeno.specs.stacks import Stack, build_stacks, load_stacks, stack_for_framework
@@ -233,19 +236,21 @@ def _burst_fit(points, stack: Stack, src: str, field: str = "prefill_burst_fract
     return float(BURST_GRID[best])
 
 
-def errors(rows: pd.DataFrame, ids: set[str]) -> dict[str, dict[str, float]]:
-    """Per metric over ``ids``: n, median |error|, p90 |error|, bias (median signed error)."""
-    d = rows[rows.id.isin(ids)].dropna(subset=["error"])
+def errors(rows: pd.DataFrame, ids: set[str], ttft_flagged: frozenset = frozenset()) -> dict[str, dict[str, float]]:
+    """Per metric over ``ids``: n, median |error|, p90 |error|, bias (median signed error); the TTFT of
+    ``ttft_flagged`` points (fit/aic_quality.py) left out."""
+    d = rows[rows.id.isin(ids) & ~((rows.metric == "ttft_s") & rows.id.isin(ttft_flagged))].dropna(subset=["error"])
     return {m: {"n": len(g), "median_ape": float(np.median(np.abs(g.error))),
                 "p90_ape": float(np.percentile(np.abs(g.error), 90)), "bias": float(np.median(g.error))}
             for m, g in d.groupby("metric") if m != "interactivity"}
 
 
 def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], start: Stack | None = None,
-              front_end: bool = False) -> dict:
+              front_end: bool = False, ttft_flagged: frozenset = frozenset()) -> dict:
     """Fit one profile on its fit half, starting from ``start`` (default: its stated values);
     report fit / held-out errors before (the ``default`` profile's fixed costs, the stated MTP
-    acceptance) and after.
+    acceptance) and after. The TTFT of ``ttft_flagged`` points (aiconfigurator rows that break a
+    data-quality rule, fit/aic_quality.py) enters neither the front-end and burst fits nor the errors.
 
     Returns ``{"values": {...}, "mtp_acceptance": {model: {...}}, "clients": {source: {...}},
     "report": {...}}`` in the form of ``data/stack_fits.toml``.
@@ -270,7 +275,7 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
             continue
         front = group[0] == "request_overhead_s"
         pts = [p for p in fit_pts if not front or ((p.concurrency or 0) <= FRONTEND_MAX_CONCURRENCY
-                                                   and p.source == src)]
+                                                   and p.source == src and p.id not in ttft_flagged)]
         metrics = ("ttft_s",) if front else ("tpot_s", "throughput_per_chip")
         got = _linear_fit(pts, cur, group, metrics, lambda m: m == "throughput_per_chip")
         client = front and src in CLIENT_SOURCES
@@ -285,7 +290,7 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
         cur = replace(cur, **got)
     cur = replace(cur, clients=MappingProxyType({c: MappingProxyType(v) for c, v in clients.items()}))
     for src, field in ((s, f) for s in CLIENT_SOURCES for f in BURST_MODES) if front_end and name in PLAN else ():
-        got = _burst_fit(fit_pts, cur, src, field)
+        got = _burst_fit([p for p in fit_pts if p.id not in ttft_flagged], cur, src, field)
         if isinstance(got, str):
             notes.append(f"{field} (client {src}): {got}, not fitted")
             continue
@@ -299,16 +304,21 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
     report = {"split": SPLIT_TEXT, "n_fit": len(fit_ids), "n_held_out": len(ids - fit_ids),
               "systems": sorted({p.system for p in mine}),
               "sources": sorted({p.source for p in mine}), "notes": notes,
-              "before": {"fit": errors(before, fit_ids), "held_out": errors(before, ids - fit_ids)},
-              "after": {"fit": errors(after, fit_ids), "held_out": errors(after, ids - fit_ids)}}
+              "before": {"fit": errors(before, fit_ids, ttft_flagged),
+                         "held_out": errors(before, ids - fit_ids, ttft_flagged)},
+              "after": {"fit": errors(after, fit_ids, ttft_flagged),
+                        "held_out": errors(after, ids - fit_ids, ttft_flagged)}}
     return {"values": values, "mtp_acceptance": acc, "clients": clients, "report": report}
 
 
 def fit_all(names: Sequence[str] = tuple(PLAN), front_end: bool = True) -> dict[str, dict]:
-    """Fit every profile of ``names`` (each on its own points) on one shared split."""
+    """Fit every profile of ``names`` (each on its own points) on one shared split; the TTFT of the
+    aiconfigurator rows that break a data-quality rule (fit/aic_quality.py) is left out of every fit
+    and error (the split is drawn over every point, so a flag does not reshuffle it)."""
     pts = load_points()
     sp = split(pts)
+    flagged = frozenset(aic_ttft_flags(pts))
     out: dict[str, dict] = {}
     for n in names:  # in order: a derived profile starts from its base's fitted values
-        out[n] = fit_stack(n, pts, sp, build_stacks(out)[n], front_end=front_end)
+        out[n] = fit_stack(n, pts, sp, build_stacks(out)[n], front_end=front_end, ttft_flagged=flagged)
     return out
