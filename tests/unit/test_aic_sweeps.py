@@ -74,3 +74,45 @@ def test_every_shipped_sweep_names_its_commit():
     assert len(sweeps) == 7 and all("InferenceX" in s.source for s in sweeps)
     assert {s.config_key for s in sweeps if s.spec == "mtp"} == {
         "dsr1-fp8-b200-trt-mtp", "dsr1-fp4-b200-trt-mtp", "dsr1-fp8-h200-trt-mtp"}
+
+
+# ---- the launch scripts' attention-DP context balancing (with_sweep_launch) ---------------------------
+# Read by hand from the scripts at the sweeps' commits (SemiAnalysisAI/InferenceX): under DP_ATTENTION every
+# one appends attention_dp_config {batching_wait_iters: 0, enable_balance: true, timeout_iters: 60};
+# dsr1_fp8_b200_trt_mtp.sh @5d517074c passes --max_batch_size $(( CONC < 8 ? CONC : CONC / 8 )),
+# dsr1_fp4_b200_trt_mtp.sh @0aae52d4c $(( CONC < 4 ? CONC : CONC / 4 )), the @bf3456727 slurm scripts
+# $((CONC/TP)), and the plain dsr1_fp{4,8}_b200_trt.sh (@6eecc0e66, @ec7bafaae) none.
+
+def test_attention_dp_rows_run_their_scripts_balancing_and_running_cap(b200_post3):
+    stamp = "measured=2026-02-05T19:55:05Z"  # dsr1-fp8-b200-trt-mtp @5d517074c: CONC / 8 per rank
+    rows = [{**b200_post3, "id": "x_agg_1024x1024_c256_tp8_ep8_1", "tp_size": 1.0, "attention_dp_size": 8.0,
+             "moe_tp_size": 1.0, "moe_ep_size": 8.0, "silicon_data_source": stamp},
+            {**b200_post3, "id": "x_agg_1024x1024_c4_tp8_ep8_2", "tp_size": 1.0, "attention_dp_size": 8.0,
+             "moe_tp_size": 1.0, "moe_ep_size": 8.0, "silicon_data_source": stamp, "silicon_tpot_ms": 5.0},
+            {**b200_post3, "silicon_data_source": stamp}]  # attention TP8: no balancing
+    dep256, dep4, tep = (p.deployment for p in load_aiconfigurator(pd.DataFrame(rows))[0])
+    assert dep256.adp_balance_timeout_iters == 60 and dep256.max_running == 8 * (256 // 8)  # 8 ranks x 32
+    assert dep4.max_running == 8 * 4  # CONC < 8: CONC per rank
+    assert tep.adp_balance_timeout_iters is None and tep.max_running is None
+    plain = {**rows[0], "backend_version": "1.2.0rc6.post2", "silicon_data_source": "measured=2026-01-29T15:27:29Z"}
+    (p,), _ = load_aiconfigurator(pd.DataFrame([plain]))
+    assert p.deployment.adp_balance_timeout_iters == 60 and p.deployment.max_running is None  # the engine's default
+    assert "timeout_iters 60" in "; ".join(p.notes) and "dsr1-fp8-b200-trt" in "; ".join(p.notes)
+
+
+def test_every_shipped_sweep_carries_its_scripts_balancing():
+    rules = {s.config_key + " " + s.version: (s.adp_balance_timeout_iters, s.max_batch_dp_attention) for s in load_sweeps()}
+    assert rules == {"dsr1-fp8-b200-trt-mtp 1.2.0rc6.post3": (60, "conc/8"),
+                     "dsr1-fp4-b200-trt-mtp 1.2.0rc6.post3": (60, "conc/4"),
+                     "dsr1-fp4-b200-trt-mtp 1.1.0rc2.post2": (60, "conc/dp"),
+                     "dsr1-fp8-b200-trt-mtp 1.1.0rc2.post2": (60, "conc/dp"),
+                     "dsr1-fp8-h200-trt-mtp 1.1.0rc2.post2": (60, "conc/dp"),
+                     "dsr1-fp8-b200-trt 1.2.0rc6.post2": (60, ""), "dsr1-fp4-b200-trt 1.2.0rc6.post2": (60, "")}
+
+
+@pytest.mark.parametrize("entry, message", [
+    ('spec = "none"\nadp_balance_timeout_iters = -1', "adp_balance_timeout_iters"),
+    ('spec = "none"\nmax_batch_dp_attention = "conc*4"', 'as "conc/N" or "conc/dp"'),
+])
+def test_malformed_launch_fields_are_named(tmp_path, entry, message):
+    test_malformed_sweep_entries_are_named(tmp_path, entry, message)

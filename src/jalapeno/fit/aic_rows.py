@@ -4,7 +4,8 @@ Read through the installed ``aiconfigurator-core`` package (the ``[calibrate]`` 
 in its format. Each row is ``matched`` with the deployment its fields name (aggregated layouts as run:
 fit/aic_layout.py; disaggregated rows need their worker counts), at the concurrency its id encodes;
 one point per measurement (repeated copies skipped: fit/aic_duplicates.py); rows of an InferenceX
-MTP sweep run its MTP (fit/aic_sweeps.py). Called through fit/validate.load_aiconfigurator.
+MTP sweep run its MTP, and its attention-DP rows its launch script's context balancing and running cap
+(fit/aic_sweeps.py). Called through fit/validate.load_aiconfigurator.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.aic_duplicates import drop_repeated_runs
 from jalapeno.fit.aic_layout import aic_agg_layout
-from jalapeno.fit.aic_sweeps import sweep_of, with_sweep_mtp
+from jalapeno.fit.aic_sweeps import sweep_of, with_sweep_launch, with_sweep_mtp
 from jalapeno.fit.validate import CHAIN_ACCEPTANCE, VALIDATION_MTP, MeasuredPoint
 from jalapeno.specs.engine_versions import version_key
 from jalapeno.specs.formats import get_precision
@@ -119,8 +120,10 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         meas = {"ttft_s": float(r.silicon_ttft_ms) / 1e3, "tpot_s": float(r.silicon_tpot_ms) / 1e3,
                 "throughput_per_chip": None, "interactivity": 1e3 / float(r.silicon_tpot_ms)}
         fw = f"{r.backend} {r.backend_version}"
-        dep, spec, note = with_sweep_mtp(dep, sweep_of(system, model, fw, prec, getattr(r, "silicon_data_source", "")),
-                                         VALIDATION_MTP.acceptance, CHAIN_ACCEPTANCE)
+        sweep = sweep_of(system, model, fw, prec, getattr(r, "silicon_data_source", ""))
+        dep, spec, note = with_sweep_mtp(dep, sweep, VALIDATION_MTP.acceptance, CHAIN_ACCEPTANCE)
+        dep, launch = with_sweep_launch(dep, sweep, conc)
+        notes += [launch] if launch else []
         points.append(MeasuredPoint("aiconfigurator", rid, system, model, prec, fw, int(r.isl), int(r.osl), conc, dep,
                                     meas, "matched", True, notes + [note] * bool(note), spec=spec,
                                     engine_version=trtllm_release(str(r.backend),

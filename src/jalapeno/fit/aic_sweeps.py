@@ -4,8 +4,10 @@ aiconfigurator-core 0.12.0's sample does not record speculative decoding, yet se
 TensorRT-LLM DeepSeek-R1 groups are InferenceX MTP sweeps: the rows' ``measured=`` time is the
 commit time of the InferenceX change that triggered the sweep, and that change's perf-changelog
 names the configurations it ran (``data/validation/aic_sweeps.toml``, each entry with its commit,
-changelog keys and launch script). :func:`sweep_of` finds a row's entry; :func:`sweep_mtp` the MTP
-its launch script ran at the row's layout.
+changelog keys and launch script). :func:`sweep_of` finds a row's entry; :func:`with_sweep_mtp` the MTP
+its launch script ran at the row's layout; :func:`with_sweep_launch` the launch script's attention-DP
+context balancing and running cap on an attention-DP row (TensorRT-LLM ``attention_dp_config``, the
+mechanism of serve/queueing.adp_balance_wait_s, which the engine recipes already carry).
 """
 
 from __future__ import annotations
@@ -22,7 +24,11 @@ from jalapeno.errors import SpecError
 
 SWEEPS = Path(__file__).resolve().parents[1] / "data" / "validation" / "aic_sweeps.toml"
 _KEYS = {"system", "model", "engine", "version", "precision", "measured", "config_key", "spec", "mtp_draft",
-         "mtp_draft_dp_attention", "source"}
+         "mtp_draft_dp_attention", "source", "adp_balance_timeout_iters", "max_batch_dp_attention"}
+#: ``max_batch_dp_attention``: the launch script's per-rank ``max_batch_size`` under attention DP as
+#: ``conc/N`` (CONC / N, CONC itself below N: ``$(( CONC < N ? CONC : CONC / N ))``) or ``conc/dp``
+#: (``$((CONC/TP))`` with TP the attention-DP degree).
+_MAX_BATCH = re.compile(r"conc/(\d+|dp)")
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,32 @@ class Sweep:
     source: str
     mtp_draft: int = 0
     mtp_draft_dp_attention: int = 0
+    #: the launch script's ``attention_dp_config.timeout_iters`` (``enable_balance: true``) under attention
+    #: DP; 0 = the script sets no balancing
+    adp_balance_timeout_iters: int = 0
+    #: the script's per-rank ``max_batch_size`` rule under attention DP (:data:`_MAX_BATCH`); "" = the
+    #: script passes none (the engine's default, far above the sweep's concurrencies)
+    max_batch_dp_attention: str = ""
+
+    def max_batch_per_rank(self, concurrency: float, dp: int) -> int | None:
+        """The per-rank ``max_batch_size`` the script passes at ``concurrency`` on an attention-DP ``dp``
+        layout (None: it passes none).
+
+        >>> s = Sweep("b200", "deepseek-r1", "trtllm", "1", "fp4", "2026-01-01", "k", "mtp", "", 3, 1, 60, "conc/4")
+        >>> s.max_batch_per_rank(256, 8), s.max_batch_per_rank(2, 8)
+        (64, 2)
+        >>> Sweep("h200", "deepseek-r1", "trtllm", "1", "fp8", "2026-01-01", "k", "mtp", "", 3, 1, 60,
+        ...       "conc/dp").max_batch_per_rank(128, 8)
+        16
+        """
+        m = _MAX_BATCH.fullmatch(self.max_batch_dp_attention)
+        if m is None:
+            return None
+        c = int(concurrency)
+        if m.group(1) == "dp":
+            return max(c // dp, 1)
+        n = int(m.group(1))
+        return c if c < n else c // n
 
     @property
     def draft_rule(self) -> DraftRule | None:
@@ -74,6 +106,14 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
             raise SpecError(where, f"missing {sorted(missing)}", "give every field the file header lists")
         if e["spec"] not in ("mtp", "none"):
             raise SpecError(f"{where}.spec", repr(e["spec"]), 'use "mtp" or "none"')
+        t = e.get("adp_balance_timeout_iters", 0)
+        if isinstance(t, bool) or not isinstance(t, int) or t < 0:
+            raise SpecError(f"{where}.adp_balance_timeout_iters", repr(t),
+                            "give the launch script's attention_dp_config timeout_iters (a whole number of steps)")
+        mb = e.get("max_batch_dp_attention", "")
+        if mb and (not isinstance(mb, str) or _MAX_BATCH.fullmatch(mb) is None):
+            raise SpecError(f"{where}.max_batch_dp_attention", repr(mb),
+                            'write the launch script\'s per-rank max_batch_size as "conc/N" or "conc/dp"')
         if e["spec"] == "mtp" and not (e.get("mtp_draft", 0) > 0 and e.get("mtp_draft_dp_attention", 0) > 0):
             raise SpecError(where, "an MTP sweep without draft lengths",
                             "give mtp_draft and mtp_draft_dp_attention from its launch script")
@@ -126,3 +166,38 @@ def with_sweep_mtp(dep, sweep: Sweep | None, acceptance_single: float, acceptanc
     mtp = MTP(k, acceptance_single if k == 1 else acceptance_chain)
     return (replace(dep, mtp=mtp), "mtp", f"InferenceX MTP sweep {sweep.config_key}: MTP{k} (its launch script), "
             f"acceptance {mtp.acceptance} assumed (data/validation/aic_sweeps.toml)")
+
+
+def with_sweep_launch(dep, sweep: Sweep | None, concurrency: float):
+    """(deployment, note) of an aggregated attention-DP row its sweep ran: ``dep`` with the launch script's
+    TensorRT-LLM attention-DP context balancing (``adp_balance_timeout_iters``: each rank holds its new
+    prompts until every rank has one, at most that many steps; serve/queueing.adp_balance_wait_s) and, where
+    the script passes one, its running cap (``max_running`` = dp x the per-rank ``max_batch_size`` at the
+    row's ``concurrency``: whether the slots are full decides how new requests reach the ranks). Rows
+    without attention DP, disaggregated rows and sweeps whose script sets no balancing are returned as
+    they are, with "".
+
+    >>> from jalapeno.deploy.deployment import Deployment, Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.formats import get_precision
+    >>> s = Sweep("b200", "deepseek-r1", "trtllm", "1", "fp4", "2026-01-01", "k", "mtp", "", 3, 1, 60, "conc/4")
+    >>> d, note = with_sweep_launch(Deployment(get_precision("fp4"), Pool(Layout(tp=1, dp=4, ep=4))), s, 256)
+    >>> d.adp_balance_timeout_iters, d.max_running
+    (60, 256)
+    >>> with_sweep_launch(Deployment(get_precision("fp4"), Pool(Layout(tp=4, ep=4))), s, 256)[0].max_running is None
+    True
+    """
+    if sweep is None or dep is None or dep.prefill is not None or not sweep.adp_balance_timeout_iters:
+        return dep, ""
+    dp = dep.decode.layout.dp
+    if dp <= 1:
+        return dep, ""
+    from dataclasses import replace
+
+    kw = {"adp_balance_timeout_iters": sweep.adp_balance_timeout_iters}
+    per_rank = sweep.max_batch_per_rank(concurrency, dp)
+    if per_rank is not None:
+        kw["max_running"] = per_rank * dp
+    cap = f", max_batch_size {per_rank} per rank ({sweep.max_batch_dp_attention})" if per_rank is not None else ""
+    return replace(dep, **kw), (f"attention-DP context balancing, timeout_iters {sweep.adp_balance_timeout_iters}{cap}: "
+                                f"InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)")
