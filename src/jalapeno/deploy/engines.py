@@ -182,10 +182,11 @@ def with_launch_kv(precision, kw: dict):
 
 
 def launch_mtp(system: str, model: str, framework: str, precision: str, decode: Pool,
-               concurrency: float, serving: str = "agg") -> MTP | None:
+               concurrency: float, serving: str = "agg", isl: int | None = None, osl: int | None = None) -> MTP | None:
     """The MTP (draft length, acceptance) the launch recipe of a measured MTP point runs at this load
     (:func:`launch_recipe` in ``serving`` mode, its draft rule (recipe.DraftRule) at the attention-DP degree and
-    the sequences per attention rank of ``decode``, the aggregated or decode pool); None when no recipe describes
+    the sequences per attention rank of ``decode``, the aggregated or decode pool; at ``isl``/``osl`` with that
+    workload's overrides); None when no recipe describes
     the run or the recipe states no draft length.
 
     >>> launch_mtp("mi355x", "deepseek-r1", "atom", "fp8", Pool(Layout(tp=8)), 4)  # accept ~0, ATOM #755
@@ -196,4 +197,6 @@ def launch_mtp(system: str, model: str, framework: str, precision: str, decode: 
     MTP(draft_tokens=3, acceptance=0.75)
     """
     r = launch_recipe(system, model, framework, precision, serving, tp=decode.layout.tp, mtp=True)
+    if r is not None and isl is not None and osl is not None:  # a workload's own draft rule, if it has one
+        r = r.for_workload(workload_key(isl, osl), system)
     return r.mtp_at(concurrency / (decode.workers * decode.layout.dp), decode.layout.dp) if r is not None else None

@@ -16,9 +16,17 @@ from jalapeno.specs.moe_backends import check_moe_backend
 
 _REQUIRED = ("name", "engine", "version", "systems", "model", "source", "precision", "serving")
 _LIMITS = ("max_running", "max_tokens_per_step", "cuda_graph_max_batch", "token_budget")
-_OPTIONAL = (*_LIMITS, "tp", "budget_per", "budget_per_source", "prefill_attention_dp", "image", "memory_fraction", "recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank", "mtp_draft_attention_dp_by_seqs_per_rank",
+_OPTIONAL = (*_LIMITS, "tp", "budget_per", "budget_per_source", "prefill_attention_dp", "image", "memory_fraction", "recv_interval_by_concurrency", "token_budget_by_concurrency",
+             "mtp_draft_by_seqs_per_rank", "mtp_draft_attention_dp_by_seqs_per_rank",
              "tep_max_seqs_per_worker", "adp_balance_timeout_iters", "max_running_is_concurrency", "mtp_acceptance_single", "mtp_acceptance_chain", "overlap", "kv_dtype", "prefill_steps",
              "moe_backend", "sized_to_load", "assumed", "workload", "default_for", "search_space", "engine_version", "engine_version_source")
+
+
+#: the by-load tables a recipe (and a workload override) may give: [[upper bound, integer value], ...]
+_TABLES = ("recv_interval_by_concurrency", "token_budget_by_concurrency", "mtp_draft_by_seqs_per_rank",
+           "mtp_draft_attention_dp_by_seqs_per_rank")
+#: what a ``workload.<name>`` override may set: the limits, the memory fraction and the by-load tables but the poll's
+_WORKLOAD_KEYS = (*_LIMITS, "memory_fraction", *_TABLES[1:])
 
 
 def _table(pairs, key: str, where: str) -> tuple[tuple[float, int], ...]:
@@ -102,6 +110,8 @@ class Recipe:
     max_tokens_per_step: int | None = None
     cuda_graph_max_batch: int | None = None
     token_budget: int | None = None
+    #: the token budget by benchmark concurrency, where the script sets it by load (over ``token_budget``)
+    token_budget_by_concurrency: tuple[tuple[float, int], ...] | None = None
     tp: int | None = None
     budget_per: str = "instance"
     budget_per_source: str = ""
@@ -186,6 +196,9 @@ class Recipe:
         """Deployment keyword arguments the recipe sets: its limits and poll interval."""
         out = {k: getattr(self, k) for k in _LIMITS if getattr(self, k) is not None}
         out["recv_interval"] = self.recv_interval_at(concurrency)
+        if self.token_budget_by_concurrency:  # as the poll interval: None = the highest load's
+            t = self.token_budget_by_concurrency
+            out["token_budget"] = t[-1][1] if concurrency is None else _lookup(t, concurrency)
         if self.adp_balance_timeout_iters is not None:
             out["adp_balance_timeout_iters"] = self.adp_balance_timeout_iters
         if self.max_running_is_concurrency and concurrency is not None:
@@ -250,9 +263,11 @@ def _recipe(raw: dict, i: int) -> Recipe:
     kw["default_for"] = tuple(raw.get("default_for", ()))
     kw["sized_to_load"] = tuple(raw.get("sized_to_load", ()))
     kw["assumed"] = MappingProxyType(dict(assumed))
-    kw["workload"] = MappingProxyType({w: MappingProxyType(dict(o)) for w, o in raw.get("workload", {}).items()})
+    kw["workload"] = MappingProxyType({w: MappingProxyType({k: _table(v, k, f"{where}.workload.{w}") if k in _TABLES else v
+                                                            for k, v in o.items()})
+                                       for w, o in raw.get("workload", {}).items()})
     kw["search_space"] = _search_space(raw.get("search_space", []), f"{where}.search_space")
-    for key in ("recv_interval_by_concurrency", "mtp_draft_by_seqs_per_rank", "mtp_draft_attention_dp_by_seqs_per_rank"):
+    for key in _TABLES:
         if key in raw:
             kw[key] = _table(raw[key], key, where)
     if "mtp_draft_attention_dp_by_seqs_per_rank" in raw and "mtp_draft_by_seqs_per_rank" not in raw:
@@ -264,8 +279,9 @@ def _recipe(raw: dict, i: int) -> Recipe:
         if on and on not in kw["systems"]:
             raise SpecError(f"{where}.workload.{wname}", f"system {on!r} is not one of the recipe's systems",
                             f"use one of {', '.join(kw['systems'])} after '@'")
-        if set(over) - set(_LIMITS) - {"memory_fraction"}:
-            raise SpecError(f"{where}.workload.{wname}", "overrides only limits", f"use {', '.join(_LIMITS)}")
+        if set(over) - set(_WORKLOAD_KEYS):
+            raise SpecError(f"{where}.workload.{wname}", "overrides only limits, the memory fraction and by-load tables",
+                            f"use {', '.join(_WORKLOAD_KEYS)}")
     return Recipe(**kw)
 
 

@@ -213,7 +213,7 @@ def searched_runs(system: str, model: str, isl: int, osl: int, spaces: list[Sear
                     mtp = (DYNAMO_TRT_RECIPE.mtp_for(e.mtp_draft) if trt and e.mtp_draft else
                            recipe_mtp(e.decode, c, system, prec.name) if trt else launch_mtp(
                                system, model, s.framework, prec.name, e.decode, c,
-                               "agg" if e.prefill is None else "disagg") or VALIDATION_MTP)
+                               "agg" if e.prefill is None else "disagg", isl, osl) or VALIDATION_MTP)
                 extra = recipe_budget(isl, osl, system, prec.name) if e.prefill is not None and trt else {}
                 if e.max_batch and trt:
                     extra["max_running"] = e.max_batch  # per attention-DP rank, as the recipe's budgets

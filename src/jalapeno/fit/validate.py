@@ -291,7 +291,7 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
             notes += [note] if note else []
             if mtp and dec is not None and conc:  # the draft length and acceptance the launch recipe runs
                 mtp = (recipe_mtp(dec, conc, system, prec) if dynamo_trt else launch_mtp(
-                    system, model, r["framework"], prec, dec, conc, "agg" if pre is None else "disagg") or mtp)
+                    system, model, r["framework"], prec, dec, conc, "agg" if pre is None else "disagg", isl, osl) or mtp)
             if dec is not None and conc:
                 budget = recipe_budget(isl, osl, system, prec) if dynamo_trt and pre is not None else {}
                 launch, why = (launch_limits(system, model, r.get("framework", ""), prec, dec.layout.tp, isl, osl, conc,
