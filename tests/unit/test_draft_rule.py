@@ -130,3 +130,33 @@ def test_frontier_with_a_layout_keyed_rule_prices_each_layout_at_its_draft_lengt
     labels = set(re.findall(r"attn TP\d+ DP(\d+) [^\"]*?MTP(\d)", out))
     assert {dp for dp, _ in labels} >= {"1", "8"}
     assert all(k == ("1" if int(dp) > 1 else "3") for dp, k in labels), labels
+
+
+def _published_drafts(precision: str, systems: tuple[str, ...]):
+    """(sequences per decode attention rank, attention-DP degree, K of the entry's ..._mtpK file name) of every
+    MTP entry and concurrency of the shipped Dynamo-TRT search spaces (data/validation/inferencex_search.toml)."""
+    import tomllib
+    from importlib import resources
+
+    text = (resources.files("jalapeno") / "data" / "validation" / "inferencex_search.toml").read_text()
+    out = set()
+    for s in tomllib.loads(text)["space"]:
+        if (s["framework"], s["precision"], s["model"]) != ("dynamo-trt", precision, "deepseek-r1") or s["system"] not in systems:
+            continue
+        for e in s["entries"]:
+            if e.get("mtp") and e.get("mtp_draft"):
+                dec = e["decode"]
+                out |= {(c / (dec["workers"] * dec["dp"]), dec["dp"], e["mtp_draft"], s["key"], s["isl"], dec["workers"], c)
+                        for c in e["conc"]}  # each entry and concurrency once over the spaces' dates
+    return sorted(out)
+
+
+@pytest.mark.parametrize(("recipe", "precision", "systems", "agree", "total"), [
+    ("dynamo-trt-dsr1-fp4", "fp4", ("b200", "b300", "gb200-nvl72", "gb300-nvl72"), 86, 88),  # 48/100 bounds: 81
+    ("dynamo-trt-dsr1-fp8", "fp8", ("h100",), 14, 14),
+])
+def test_dynamo_trt_draft_rules_agree_with_the_published_entries(recipe, precision, systems, agree, total):
+    r = get_recipe(recipe)
+    rows = _published_drafts(precision, systems)
+    assert len(rows) == total
+    assert sum(r.mtp_at(x, dp).draft_tokens == k for x, dp, k, *_ in rows) == agree

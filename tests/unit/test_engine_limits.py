@@ -234,8 +234,10 @@ def test_every_recipe_value_has_a_source_or_a_named_assumption():
 
 def test_dynamo_trt_draft_length_by_load_from_the_recipe_names():
     r = get_recipe("dynamo-trt-dsr1-fp4")
-    # recipes ctx*_gen*_..._mtp3 at <= 48 sequences per rank, mtp2 at <= 100, mtp1 above
-    assert [r.mtp_at(x).draft_tokens for x in (1, 48, 49, 100, 101, 5000)] == [3, 3, 2, 2, 1, 1]
+    # recipe entries (nvidia-master.yaml @962bd4c3d043): ..._dep16_batch64_eplb256_mtp3 at 1127 over 16 ranks
+    # (70.4 per rank), ctx1_gen2_dep8_batch64_eplb0_mtp2 at 1214 over 16 (75.9), ..._dep16_batch64_eplb256_mtp1
+    # at 1229 over 16 (76.8), ctx1_gen4_tep8_batch8_eplb0_mtp3 at 48 over 4 workers (12)
+    assert [r.mtp_at(x).draft_tokens for x in (12, 1127 / 16, 1214 / 16, 1229 / 16, 5000)] == [3, 3, 2, 1, 1]
     # acceptance comes from the engine's profile where it gives one (data/stacks.toml), else the recipe
     from jalapeno.specs.stacks import get_stack
 

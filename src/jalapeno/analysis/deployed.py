@@ -2,10 +2,10 @@
 
 A recipe (deploy/engines.py) fixes what a measured system runs: one precision, aggregated or
 disaggregated serving, its engine limits, and an MTP draft length that depends on the load
-(e.g. Dynamo + TRT-LLM: 3 drafts at <= 48 decoding sequences per attention rank, 2 at <= 100, 1
-above). A sweep as deployed runs once per draft length and keeps, from each, the points whose
-sequences per attention rank fall in that draft length's band, so every point runs the draft
-length its recipe would. Several precisions (``compare`` without ``--precision``) are swept one
+(e.g. Dynamo + TRT-LLM FP4: 3 drafts up to 71 decoding sequences per attention rank, 2 up to 76, 1
+above) and, in some recipes, on the layout (deploy/recipe.DraftRule). A sweep as deployed runs once per
+draft length and keeps, from each, the points whose layout and sequences per attention rank the rule gives
+that length for, so every point runs the draft length its recipe would. Several precisions (``compare`` without ``--precision``) are swept one
 after the other and merged; each point's deployment names its precision and its config.
 """
 

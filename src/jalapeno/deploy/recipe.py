@@ -53,7 +53,7 @@ class DraftRule:
 
     Attributes:
         by_seqs_per_rank: ((upper bound on the decoding sequences per attention rank, draft length), ...), bounds
-            ascending, the last inf (Dynamo + TRT-LLM: 3 drafts at <= 48 sequences per rank, 2 at <= 100, 1 above).
+            ascending, the last inf (Dynamo + TRT-LLM FP4: 3 drafts up to 71 sequences per rank, 2 up to 76, 1 above).
         attention_dp: the table of the same form for a layout with attention data parallelism (decode ``dp`` > 1);
             None: ``by_seqs_per_rank`` applies there too. InferenceX's single-node TRT-LLM scripts run ``MTP=3``,
             ``MTP=1`` when ``DP_ATTENTION`` is true: ``((inf, 3),)`` and ``((inf, 1),)``.
