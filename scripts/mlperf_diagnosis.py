@@ -16,8 +16,10 @@ sequences per rank, fixed 1K/2K lengths) served by the model at their published 
 which no other validation source covers (InferenceX's aggregated DeepSeek-R1 rows run SGLang at <= 64
 sequences). Llama-2-70B on AMD (:func:`amd_fp8_what_if`): the rows' FP8 is per-tensor (AMD's vLLM
 ``quantization: fp8`` with pre-shuffled weights), priced today at the block-scale FP8 GEMM fit;
-the what-if scales that fit by aiter's own measured per-channel / block-scale ratio on CDNA3. Prints;
-no prediction depends on it.
+the what-if scales that fit by aiter's own measured per-channel / block-scale ratio on CDNA3. Llama-2-70B
+Offline at the submissions' own engines (:func:`llama2_at_submitted_engines`) against the frontier peak
+they map to, and H200's FP8 GEMMs at Llama-70B's shapes in TensorRT-LLM's measured table against the
+parametric fit (:func:`h200_fp8_gemm_check`). Prints; no prediction depends on it.
 
     python scripts/mlperf_diagnosis.py
 """
@@ -129,6 +131,71 @@ def amd_fp8_what_if(ratio: float = CDNA3_PER_CHANNEL_OVER_BLOCKSCALE) -> list[di
     return out
 
 
+#: The Llama-2-70B Offline submissions' engines (inference_results_v5.1 @965182b): per GPU one TP1
+#: instance; (batch, tokens per step). NVIDIA B200 / GB200 (closed/NVIDIA/configs/{B200-SXM-180GBx8,
+#: GB200-NVL72_GB200-186GB_aarch64x4}/Offline/llama2-70b.py: gpu_batch_size 2048, max_num_tokens 3584,
+#: FP8 KV, chunked context), Nebius H200 (closed/Nebius/configs/H200-SXM-141GBx8/Offline/llama2-70b.py:
+#: 2048, 1536), AMD vLLM (closed/AMD/code/llama2-70b-99.9/harness_llm/models/llama2-70b/offline_mi*.yaml:
+#: the decode batch the harness's scheduler targets, VLLM_LLAMA2_MLPERF_MAX_TARGET_DECODE_BATCH 1536 /
+#: 2048 / 3072, and max_num_batched_tokens 40960 / 65536 / 40960). MangoBoost's MI355X clusters are not
+#: read (their own harness).
+LLAMA2_OFFLINE_ENGINES = {"b200": (2048, 3584), "gb200-nvl72": (2048, 3584), "h200": (2048, 1536),
+                          "mi300x": (1536, 40960), "mi325x": (2048, 65536), "mi355x": (3072, 40960)}
+
+
+def llama2_at_submitted_engines() -> list[dict]:
+    """The Llama-2-70B Offline rows (8-GPU submissions) served at their engines
+    (:data:`LLAMA2_OFFLINE_ENGINES`, every slot filled) beside the frontier peak they map to: id,
+    measured, matched, peak (tok/s per chip, input + output) and the matched point's limit."""
+    from jalapeno.analysis.comparison import system_frontier
+    from jalapeno.analysis.sweep import SweepOptions
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.fit.mlperf import load_mlperf
+    from jalapeno.fit.validate import point_stack
+    from jalapeno.specs.formats import get_precision
+
+    model, out = load_model("llama-2-70b"), []
+    for p in load_mlperf()[0]:
+        if p.model != "llama-2-70b" or not p.id.endswith("_Offline") or "MangoBoost" in p.id:
+            continue
+        batch, tokens = LLAMA2_OFFLINE_ENGINES[p.system]
+        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=point_stack(p))
+        dep = Deployment(get_precision(p.precision), Pool(Layout(tp=1), workers=8), max_running=batch,
+                         max_tokens_per_step=tokens)
+        r = serve_at_concurrency(model, pricer, dep, p.workload, [batch * 8])
+        peak = system_frontier(model, pricer, p.workload, get_precision(p.precision), SweepOptions()).y.max()
+        out.append({"id": p.id, "measured": p.measured["throughput_per_chip"], "matched": float(r.throughput_per_chip[0]),
+                    "peak": float(peak), "limit": str(r.limit[0]), "decode_batch": float(r.decode_batch[0])})
+    return out
+
+
+def h200_fp8_gemm_check() -> dict:
+    """H200 FP8 GEMMs at Llama-2-70B's TP1 shapes (n x k = 8192 x 8192 and 10240 x 8192, m 1,024-4,096):
+    TensorRT-LLM's measured per-tensor FP8 TFLOP/s (aiconfigurator-core's h200_sxm trtllm 1.3.0rc20
+    ``gemm_perf``, ``gemm_dtype`` fp8; None without the package) beside the parametric fit's at m = 1,536
+    (gemm[fp8] peak fraction x m / (m + half rows) x the chip's FP8 peak)."""
+    from importlib import resources
+
+    import pandas as pd
+
+    pricer = load_any_pricer("h200", "calibrated", pricer="roofline")
+    eff, m = pricer.efficiency, 1536.0
+    peak = pricer.system.chip.peak("fp8")
+    fit = eff.gemm_peak("fp8") * m / (m + eff.gemm_half("fp8")) * peak
+    measured = None
+    try:
+        f = resources.files("aiconfigurator_core") / "systems/data/h200_sxm/gemm/trtllm/1.3.0rc20/gemm_perf.parquet"
+        df = pd.read_parquet(str(f))
+    except (ModuleNotFoundError, FileNotFoundError, OSError):
+        df = None
+    if df is not None:
+        s = df[(df.gemm_dtype == "fp8") & (df.k == 8192) & df.n.isin([8192, 10240]) & df.m.isin([1024, 1536, 2048, 4096])]
+        tf = 2 * s.m * s.n * s.k / s.latency / 1e9
+        measured = (float(tf.min()), float(tf.max()))
+    return {"peak_tflops": peak / 1e12, "fit_tflops_m1536": fit / 1e12, "measured_tflops": measured}
+
+
 def diagnosis() -> dict:
     """The figures: the run's and the dataset's output percentiles, the decode contexts, the run's
     running requests per chip, and per pricing step (label -> (TPOT s at the run's load, output
@@ -172,6 +239,10 @@ def main() -> None:
     for r in published_engine_check():
         print(f"  {r['label']}, {r['batch']} per rank: {r['model_tps_gpu']:,.0f} vs {r['tps_gpu']:,.0f} output tok/s/GPU "
               f"({r['model_tps_gpu'] / r['tps_gpu']:.2f}x); TPOT {r['model_tpot_s'] * 1e3:.0f} vs {r['step_s'] * 1e3:.0f} ms")
+    print("Llama-2-70B Offline at the submitted engines (matched) vs the frontier peak they map to:")
+    for r in llama2_at_submitted_engines():
+        print(f"  {r['id']}: measured {r['measured']:,.0f}, matched {r['matched']:,.0f} (decode batch "
+              f"{r['decode_batch']:,.0f}/GPU, {r['limit'] or 'slots'}), peak {r['peak']:,.0f}")
     ratio = cdna3_fp8_scaling_ratio()
     print(f"aiter CDNA3 per-channel / block-scale FP8 GEMM throughput: {ratio if ratio else 'aiter not installed'} "
           f"(stated {CDNA3_PER_CHANNEL_OVER_BLOCKSCALE})")

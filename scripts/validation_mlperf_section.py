@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 from mlperf_diagnosis import (BLOG10_BALANCE, CDNA3_PER_CHANNEL_OVER_BLOCKSCALE, TPOT_MEAN_S, amd_fp8_what_if,
-                              diagnosis, published_engine_check)
+                              diagnosis, h200_fp8_gemm_check, llama2_at_submitted_engines, published_engine_check)
 
+from jalapeno.errors import JalapenoError
 from jalapeno.fit.mlperf import (DEFAULT_LENGTHS, DEFAULT_MLPERF, MLPERF_ENGINE_OF, MLPERF_LENGTHS, MLPERF_RULES,
                                  MLPERF_RULES_SOURCE, MLPERF_SKIPPED, MLPERF_TRTLLM_RELEASE, benchmark_spread,
                                  load_mlperf)
@@ -135,6 +136,39 @@ def _amd_lines() -> list[str]:
         "under-prediction stay open.", ""]
 
 
+def _llama2_lines(pts) -> list[str]:
+    eng = "; ".join(f"{r['id'].split('_')[2].replace('8x', '').replace('-SXM-180GBx8', '').replace('-SXM-141GBx8', '')}"
+                    f" {r['matched']:,.0f} vs {r['peak']:,.0f}" for r in llama2_at_submitted_engines())
+    g = h200_fp8_gemm_check()
+    meas = (f"run at {g['measured_tflops'][0]:,.0f}-{g['measured_tflops'][1]:,.0f} TFLOP/s in TensorRT-LLM's own "
+            "per-tensor FP8 GEMM table (aiconfigurator-core h200_sxm trtllm 1.3.0rc20 `gemm_perf`, fp8)"
+            if g["measured_tflops"] else "have no measured table here (aiconfigurator-core not installed)")
+    lines = [
+        "Llama-2-70B, the mapping and the kernels (`llama2_at_submitted_engines`, `h200_fp8_gemm_check`). Served at",
+        "the submissions' own Offline engines (TP1 per GPU, the configs' batch and token limits, every slot",
+        f"filled), the model gives within 3% of the frontier peak they map to (tok/s per chip, matched vs peak: {eng}),",
+        "so the frontier peak is not the cause. H200's engine (Nebius, `max_num_tokens` 1,536) caps each step at",
+        "1,536 tokens — about 870 sequences decoding per GPU beside their prefill at these lengths — so its",
+        "measured 7,653 tok/s per GPU is ~1.06 PFLOP/s of linear-layer math alone (2 x 69B parameters per",
+        f"token), {1.06e3 / g['peak_tflops']:.0%} of the FP8 dense peak. Llama-70B's GEMM shapes at m = 1,024-4,096 {meas};",
+        f"the parametric fit (gemm[fp8], fitted over the `fp8_block` rows of every shape) gives {g['fit_tflops_m1536']:,.0f}",
+        "at m = 1,536: large dense GEMMs are priced slow, the NVIDIA Llama-2 rows' under-prediction."]
+    nv = [p for p in pts if p.system in ("b200", "gb200-nvl72", "h200") and p.model != "deepseek-r1"]
+    try:
+        tab = predict_points(nv, calibrated_systems(), pricer="table").dropna(subset=["error"])
+        roof = predict_points(nv, calibrated_systems()).dropna(subset=["error"])
+    except JalapenoError as e:
+        return lines + [f"(The table pricer is not available here: {e}.)", ""]
+    cells = []
+    for (sy, mo), g_r in roof.groupby(["system", "model"]):
+        g_t = tab[(tab.system == sy) & (tab.model == mo)]
+        cells.append(f"{sy} {mo} {np.median(g_r.error):+.0%} -> {np.median(g_t.error):+.0%}")
+    return lines + ["The table pricer (measured kernel latencies interpolated; `--pricer table`) on the same NVIDIA",
+                    f"Llama rows, median signed error roofline -> table: {'; '.join(cells)}. The Llama-2 rows",
+                    "close most of their gap; the Llama-3.1-405B rows go over, the Interactive ones most (their TTFT",
+                    "limit is not applied), so neither pricer serves every row: the roofline stays the default.", ""]
+
+
 def mlperf_section() -> list[str]:
     """Markdown lines: data, dataset lengths, mapping, errors per system / model (with the spread
     and at the fixed means), the DeepSeek-R1 diagnosis and the rows."""
@@ -171,7 +205,7 @@ def mlperf_section() -> list[str]:
               "batch (the latter within the TPOT limit only), and DeepSeek-R1's long outputs make them most",
               "optimistic. Rows the model cannot serve say why.", "", *_deepseek_paragraph(),
               *_engine_check_lines(list(diagnosis()["steps"].values())[2][0]),
-              *_amd_lines(),
+              *_amd_lines(), *_llama2_lines(pts),
               "| id | mapping | precision | measured tok/s/chip | predicted | error |", "|---|---|---|---|---|---|"]
     for r in rows.sort_values("id").itertuples():
         pred = f"not predicted: {r.notes.split('; ')[-1][:80]}" if np.isnan(r.predicted) else f"{r.predicted:.4g}"

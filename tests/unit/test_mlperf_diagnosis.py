@@ -40,3 +40,16 @@ def test_cdna3_ratio_is_the_installed_aiter_tables():
     if ratio is None:
         pytest.skip("amd-aiter not installed (pip install -e '.[calibrate]')")
     assert ratio == pytest.approx(diag.CDNA3_PER_CHANNEL_OVER_BLOCKSCALE, abs=0.005)
+
+
+def test_h200_token_budget_caps_the_decode_batch():
+    """Nebius H200 Offline: max_num_tokens 1,536 per step holds decode B plus the prefill that replaces
+    finished requests, B x ISL / OSL tokens: B = 1,536 / (1 + ISL / OSL) ~ 875 at 222 / 294 tokens."""
+    rows = {r["id"]: r for r in diag.llama2_at_submitted_engines()}
+    assert len(rows) == 7 and not any("MangoBoost" in k for k in rows)
+    from jalapeno.fit.mlperf import load_mlperf
+
+    p = next(x for x in load_mlperf()[0] if x.id == "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama2-70b-99_Offline")
+    h = rows[p.id]
+    assert h["limit"].startswith("max_tokens_per_step")
+    assert h["decode_batch"] == pytest.approx(1536 / (1 + p.workload.mean_isl / p.workload.mean_osl), rel=0.02)
