@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
@@ -159,8 +159,6 @@ def with_sweep_mtp(dep, sweep: Sweep | None, acceptance_single: float, acceptanc
     k = sweep.draft_tokens(dep.decode.layout.dp)
     if not k:
         return dep, sweep.spec, f"InferenceX sweep {sweep.config_key} (no MTP; data/validation/aic_sweeps.toml)"
-    from dataclasses import replace
-
     from jalapeno.deploy.deployment import MTP
 
     mtp = MTP(k, acceptance_single if k == 1 else acceptance_chain)
@@ -192,8 +190,6 @@ def with_sweep_launch(dep, sweep: Sweep | None, concurrency: float):
     dp = dep.decode.layout.dp
     if dp <= 1:
         return dep, ""
-    from dataclasses import replace
-
     kw = {"adp_balance_timeout_iters": sweep.adp_balance_timeout_iters}
     per_rank = sweep.max_batch_per_rank(concurrency, dp)
     if per_rank is not None:
