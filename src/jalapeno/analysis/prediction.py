@@ -14,6 +14,11 @@ from jalapeno.cost.pricer import Pricer
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
+#: Lowest open-loop rate predicted, requests/s (one request every 11.6 days): a plausibility
+#: bound, not a measured one; below it the server is idle between requests and the open-loop
+#: solver's per-instance batch (serve/analytic.py) would reach its numerical floor.
+MIN_RATE_PER_S = 1e-6
+
 
 def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, concurrency: float | None,
                   convention: str = "all-in", rate: float | None = None,
@@ -24,13 +29,18 @@ def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
     wave's burst (serve/queueing.py effect 6; serve/point.serve_at_concurrency).
 
     Raises:
-        SpecError: non-positive concurrency or unknown power convention.
+        SpecError: non-positive concurrency, a rate below :data:`MIN_RATE_PER_S`, or unknown
+            power convention.
         InfeasibleDeployment: a layout that cannot run the model on the system, or a
             deployment larger than the system.
     """
     load, value = ("--concurrency", concurrency) if rate is None else ("--rate", rate)
     if value is None or not (math.isfinite(value) and value > 0):
         raise SpecError(load, f"must be a finite number > 0, got {value}", f"give {load} > 0")
+    if rate is not None and rate < MIN_RATE_PER_S:
+        raise SpecError("--rate", f"{rate:g} requests/s is one request every {1 / rate / 86400:.3g} days: an idle "
+                        f"server, below the lowest rate predicted ({MIN_RATE_PER_S:g} requests/s)",
+                        f"give --rate {MIN_RATE_PER_S:g} or more (requests per second, not per hour)")
     system = pricer.system
     dep = dep.for_model(model)
     power_w_per_chip(system, convention)

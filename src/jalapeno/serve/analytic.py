@@ -360,7 +360,7 @@ def solve_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Wor
     for _ in range(iterations):
         pts = _at_unique_batches(model, pricer, dep, wl, b, full)
         ratio = np.where(pts.e2e_s > 0, (pts.e2e_s - pts.ttft_s) / pts.e2e_s, 1.0)
-        b = np.minimum(np.maximum(c_req * ratio, 1e-6), cap)
+        b = np.minimum(np.maximum(c_req * ratio, 1e-12), cap)
     pts = _at_unique_batches(model, pricer, dep, wl, b, full)
     excess = np.maximum(c_req - pts.concurrency, 0.0)
     queued = excess > 1e-6 * np.maximum(c_req, 1)

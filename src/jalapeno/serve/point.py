@@ -287,6 +287,11 @@ def serve_at_rate(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
     lam, conc = grid.request_rate_per_s[ok], grid.concurrency[ok]
     order = np.argsort(lam)
     c = np.exp(np.interp(np.log(lam_req), np.log(lam[order]), np.log(conc[order])))
+    # below the grid's lightest load the batch is not shared: E2E no longer changes with the rate,
+    # so Little's law C = λ·E2E scales the concurrency with λ (np.interp would clamp it, reporting
+    # the grid's floor rate, 0.006 requests/s, for any lower one)
+    light = lam_req < lam[order][0]
+    c[light] = conc[order][0] * lam_req[light] / lam[order][0]
     # the sustainable rate is the plateau the queued (closed-loop) points reach; rates between the
     # last unqueued grid point and it are found by bisection on the concurrency (λ(C) is monotone)
     feas = grid.feasible & (grid.request_rate_per_s > 0)

@@ -31,6 +31,15 @@ from jalapeno.errors import SpecError, UnknownNameError
 #: sized to hold a session across longer pauses, and a think time typed in ms or µs lands far above it.
 MAX_THINK_S = 86_400
 
+#: Most turns in one session: a named plausibility bound, not a measurement: the sourced agent
+#: trajectories run 29-78 turns (SWE-Bench Pro, below); ``turns = 1e8`` held the CLI for minutes.
+MAX_TURNS = 10_000
+
+#: Longest context a session may reach (tokens): 10M, Llama 4 Scout's context window (Meta, "The
+#: Llama 4 herd", ai.meta.com/blog/llama-4-multimodal-intelligence, Apr 2025), the longest of a
+#: public model; a model's own ``max_position_embeddings`` is checked later and is usually lower.
+MAX_CONTEXT_TOKENS = 10_000_000
+
 
 @dataclass(frozen=True, slots=True)
 class AgenticSpec:
@@ -47,7 +56,8 @@ class AgenticSpec:
         source: where the shape comes from (or the named assumption).
 
     Raises:
-        SpecError: a non-positive count, a negative think time or one over :data:`MAX_THINK_S`,
+        SpecError: a non-positive count, more than :data:`MAX_TURNS` turns or a last context over
+            :data:`MAX_CONTEXT_TOKENS`, a negative think time or one over :data:`MAX_THINK_S`,
             jitter outside [0, 1).
     """
 
@@ -66,6 +76,13 @@ class AgenticSpec:
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise SpecError(f"agentic.{k}", f"must be a positive integer, got {v!r}", f"give {k} >= 1")
+        if self.turns > MAX_TURNS:
+            raise SpecError("agentic.turns", f"{self.turns:,} turns per session is over {MAX_TURNS:,} (a plausibility "
+                            "bound; agent trajectories run tens of turns)", "give the turns of one task, e.g. 40")
+        if self.final_context_tokens > MAX_CONTEXT_TOKENS:
+            raise SpecError("agentic.turns", f"the last turn's context, system_prompt_tokens + turns x (tool_output_tokens "
+                            f"+ reply_tokens) = {self.final_context_tokens:,} tokens, is over {MAX_CONTEXT_TOKENS:,} "
+                            "(the longest public model context)", "give fewer turns or shorter tool outputs and replies")
         if self.reply_tokens < 2:
             raise SpecError("agentic.reply_tokens", "TPOT needs at least 2 output tokens", "give reply_tokens >= 2")
         if not (isinstance(self.think_s, (int, float)) and np.isfinite(self.think_s) and self.think_s >= 0):

@@ -223,6 +223,10 @@ def _evaluate(expr: str, values: dict, key: str = "", check_only: bool = False) 
         return f"_v{len(names) - 1}"
 
     where = f"derived {key!r}: " if key else ""
+    for ref in _REF.findall(expr):  # a name among a parameter's choices is no number to compute with
+        if isinstance(values.get(ref), str):
+            raise ValueError(f"{where}{{{ref}}} is the name {values[ref]!r} (one of its choices), not a number; "
+                             "derive only from numeric parameters")
     try:
         tree = ast.parse(_REF.sub(sub, expr).strip() or "?", mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
@@ -301,10 +305,22 @@ def probe_values(space: DesignSpace) -> dict[str, object]:
 
 
 def _check_keys(space: DesignSpace, where: str) -> None:
-    from jalapeno.specs.catalog import load_system
+    from jalapeno.errors import JalapenoError
+    from jalapeno.specs.catalog import load_model, load_system
+    from jalapeno.specs.formats import get_precision
     from jalapeno.specs.variants import with_overrides
 
-    base = load_system(space.base)
+    def named(field: str, load, arg):  # a bad name is named with the file and its key, not as a bare option
+        try:
+            return load(arg)
+        except JalapenoError as e:
+            raise type(e)(f"{where}: {field}", e.problem, e.fix) from None
+
+    base = named("base", load_system, space.base)
+    for i, c in enumerate(space.cases):
+        named(f"cases.{i}.model", load_model, c.model)
+        if c.precision is not None:
+            named(f"cases.{i}.precision", get_precision, c.precision)
     probe = probe_values(space)
     try:
         overrides = space.overrides(probe)
@@ -313,6 +329,10 @@ def _check_keys(space: DesignSpace, where: str) -> None:
     try:
         with_overrides(base, overrides, where=f"{where}: params")
     except SpecError as whole:
+        for key, _ in overrides:  # a key the system does not have: named as is (alone, another key could fail first)
+            if whole.field.endswith(f": {key}"):
+                table = "derived" if key in space.derived else "params"
+                raise SpecError(f"{where}: {table}.{key}", whole.problem, whole.fix) from None
         for key, value in overrides:  # name the key at fault where one alone is
             try:
                 with_overrides(base, [(key, value)], where=f"{where}: params")
