@@ -1,6 +1,6 @@
 """Decode-slot occupancy of the identified disaggregated InferenceX rows: measured, modelled, and
 what a slot held per request would have to be to explain the difference (docs/gap_gb200_fp4_8k1k.md,
-Update 7).
+Update 7), and the decode step bracketed by TensorRT-LLM's attention-DP CUDA-graph padding (Update 8).
 
 For every ``matched`` disaggregated row (Dynamo + TRT-LLM on GB200, B200, H100; the deployment is
 the row's identified recipe entry) it serves the row's deployment at its concurrency
@@ -25,7 +25,17 @@ the row's identified recipe entry) it serves the row's deployment at its concurr
 - TTFT (measured where published, model p50) and the model's TPOT / throughput errors;
 - step: the model's decode step priced at B_meas per decode worker (cost/step.step_cost with the
   pool's MoE backend, serve/limits.decode_step_s) beside the step the measured TPOT implies (TPOT x
-  the tokens a sequence emits per verify step at the row's MTP acceptance).
+  the tokens a sequence emits per verify step at the row's MTP acceptance);
+- step@slots: the same step priced with every decode slot of the worker full (``max_batch_size``
+  per attention rank). Under attention DP with CUDA-graph padding (the recipes' ``cuda_graph_config:
+  enable_padding: true``) TensorRT-LLM pads every rank's generation batch with dummy requests to the
+  graph batch size at or above the *largest* batch across the attention-DP ranks
+  (``_get_padded_batch``: ``new_batch_size = max(...)`` over ``tp_allgather([can_run_cuda_graph,
+  batch_size])``, then ``_round_up_batch_size``), so the step the measurement times runs at the
+  fullest rank's batch: between step@B_meas (ranks equally loaded) and step@slots (one rank full).
+  ``bracket`` says where the implied step falls: ``in`` (between the two), ``above`` or ``below``
+  (docs/gap_gb200_fp4_8k1k.md, Update 8); both are "—" on decode workers without attention DP
+  (one batch per worker: the padding only rounds it up to the next captured graph size).
 
 Run: python benchmarks/bench_disagg_occupancy.py [ROW ...]   (default: every matched disagg row)
 """
@@ -58,7 +68,7 @@ def main(rows: tuple[int, ...] = ()) -> None:
     pts, _ = load_inferencex(resources.files("jalapeno") / "data" / "validation" / "inferencex_points.csv")
     want = {f"inferencex_points:{r}" for r in rows}
     print("row  system       C      slots  B_meas  occ   B_run  occ_m  λ_meas λ_model  ρ_p   hold_s  "
-          "handoff_ms(priced/1 lane)  TTFT meas/model_s  TPOT_err  thr_err  step@B_meas/implied_ms")
+          "handoff_ms(priced/1 lane)  TTFT meas/model_s  TPOT_err  thr_err  step@B_meas/implied_ms  step@slots  bracket")
     for p in pts:
         dep0 = p.deployment
         if (want and p.id not in want) or p.mapping != "matched" or dep0 is None or dep0.prefill is None:
@@ -87,13 +97,24 @@ def main(rows: tuple[int, ...] = ()) -> None:
         one_lane = kv_transfer_s(model, pr, dep.precision, wl.mean_isl, 1, 1, int(chips))
         ttft = m.get("ttft_s")
         step, implied = _step_at(model, pr, dep, wl, b_meas / dep.decode.workers), tpot * _tokens_per_step(dep.mtp)
+        adp = dep.decode.layout.dp > 1  # the max-over-ranks padding needs attention DP
+        full = _step_at(model, pr, dep, wl, slots / dep.decode.workers) if slots and adp else None
         print(f"{p.id.split(':')[1]:>4} {p.system[:11]:11s} {p.concurrency:6g} {_fmt(slots, '6g')} {b_meas:7.0f} "
               f"{_fmt(b_meas / slots if slots else None, '5.2f')} {b_run:6.0f} "
               f"{_fmt(min(b_run, slots) / slots if slots else None, '5.2f')} {lam:7.1f} "
               f"{r.request_rate_per_s[0]:7.1f} {rho:5.2f} {_fmt(hold, '7.2f')}  "
               f"{r.kv_transfer_s[0] * 1e3:8.2f} / {one_lane * 1e3:6.2f}          "
               f"{_fmt(ttft, '6.2f')} / {r.ttft_p50_s[0]:6.2f}   {(r.tpot_s[0] / tpot - 1) * 100:+6.1f}%  "
-              f"{(r.throughput_per_chip[0] / thr - 1) * 100:+6.1f}%  {step * 1e3:6.1f} / {implied * 1e3:6.1f}")
+              f"{(r.throughput_per_chip[0] / thr - 1) * 100:+6.1f}%  {step * 1e3:6.1f} / {implied * 1e3:6.1f}  "
+              f"{_fmt(None if full is None else full * 1e3, '6.1f')}  {_bracket(step, full, implied)}")
+
+
+def _bracket(low: float, high: float | None, implied: float) -> str:
+    """Where the implied step falls against [step at B_meas, step with every slot full] ("—": no attention DP)."""
+    if high is None:
+        return "—"
+    lo, hi = min(low, high), max(low, high)
+    return "in" if lo <= implied <= hi else ("above" if implied > hi else "below")
 
 
 def _tokens_per_step(mtp) -> float:
