@@ -230,6 +230,24 @@ def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pric
     return MeasuredMoePricer(pricer, curve, backend, _root_chip_pricer(pricer))
 
 
+def with_attention_backend(pricer: Pricer, backend: str | None) -> Pricer:
+    """``pricer`` with its GQA decode attention reading the KV cache at the published speed of the
+    engine attention backend ``backend`` on the system (cost/attention_backend.AttentionBackendPricer;
+    data from specs/attention_backends.py, looked up on the system's root for a variant); ``pricer``
+    itself when ``backend`` is None or has no entry on that system.
+
+    Raises:
+        SpecError: an unknown backend name.
+    """
+    from jalapeno.cost.attention_backend import AttentionBackendPricer
+    from jalapeno.specs.attention_backends import attention_backend_entry
+
+    if backend is None:
+        return pricer
+    e = attention_backend_entry(_root(pricer.system), backend)
+    return pricer if e is None else AttentionBackendPricer(pricer, e["decode_hbm_fraction"], backend, e["source"])
+
+
 def _root_chip_pricer(pricer: Pricer):
     """``pricer`` on its root system's chip when a variant changed the chip, else None (a catalog
     system as shipped, or a pricer not built as a ``system`` + efficiency dataclass)."""

@@ -205,17 +205,24 @@ class Pool:
     ``moe_backend``: the engine's MoE kernel backend on these workers when its recipe names one
     (TensorRT-LLM ``moe_config.backend``, lower case; specs/moe_backends.MOE_BACKENDS), priced with
     that backend's measured-kernel parameters where the system has them (cost/pricer.with_moe_backend);
-    None: the calibrated set (the fastest measured kernel per shape).
+    None: the calibrated set (the fastest measured kernel per shape). ``attention_backend``: the
+    engine's attention backend on these workers when its recipe names one (vLLM
+    ``--attention-backend``, lower case; specs/attention_backends.ATTENTION_BACKENDS), its GQA decode
+    priced at the backend's published KV-read speed where the system has one
+    (cost/pricer.with_attention_backend); None: the set's HBM fraction.
     """
 
     layout: Layout
     workers: int = 1
     moe_backend: str | None = None
+    attention_backend: str | None = None
 
     def __post_init__(self) -> None:
+        from jalapeno.specs.attention_backends import check_attention_backend
         from jalapeno.specs.moe_backends import check_moe_backend
 
         check_moe_backend(self.moe_backend, "moe_backend")
+        check_attention_backend(self.attention_backend, "attention_backend")
 
     @property
     def chips(self) -> int:
@@ -223,7 +230,8 @@ class Pool:
 
     def as_dict(self) -> dict:
         return {**self.layout.as_dict(), "workers": self.workers, "chips": self.chips,
-                **({"moe_backend": self.moe_backend} if self.moe_backend else {})}
+                **({"moe_backend": self.moe_backend} if self.moe_backend else {}),
+                **({"attention_backend": self.attention_backend} if self.attention_backend else {})}
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 from jalapeno.deploy.deployment import MTP, check_budget_per, check_prefill_steps
 from jalapeno.errors import SpecError
+from jalapeno.specs.attention_backends import check_attention_backend
 from jalapeno.specs.moe_backends import check_moe_backend
 
 _REQUIRED = ("name", "engine", "version", "systems", "model", "source", "precision", "serving")
@@ -19,7 +20,7 @@ _LIMITS = ("max_running", "max_tokens_per_step", "cuda_graph_max_batch", "token_
 _OPTIONAL = (*_LIMITS, "tp", "budget_per", "budget_per_source", "prefill_attention_dp", "image", "memory_fraction", "recv_interval_by_concurrency", "token_budget_by_concurrency",
              "mtp_draft_by_seqs_per_rank", "mtp_draft_attention_dp_by_seqs_per_rank",
              "tep_max_seqs_per_worker", "adp_balance_timeout_iters", "max_running_is_concurrency", "mtp_acceptance_single", "mtp_acceptance_chain", "overlap", "kv_dtype", "prefill_steps",
-             "moe_backend", "sized_to_load", "assumed", "workload", "default_for", "search_space", "engine_version", "engine_version_source")
+             "moe_backend", "attention_backend", "sized_to_load", "assumed", "workload", "default_for", "search_space", "engine_version", "engine_version_source")
 
 
 #: the by-load tables a recipe (and a workload override) may give: [[upper bound, integer value], ...]
@@ -133,6 +134,7 @@ class Recipe:
     kv_dtype: str | None = None
     prefill_steps: str = "mixed"  # the engine's scheduling of prompts beside decode (deployment.PREFILL_STEPS)
     moe_backend: str | None = None  # the MoE kernel backend the launch script forces (specs/moe_backends.py)
+    attention_backend: str | None = None  # the attention backend the launch names (specs/attention_backends.py)
     sized_to_load: tuple[str, ...] = ()
     assumed: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     workload: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
@@ -246,6 +248,7 @@ def _recipe(raw: dict, i: int) -> Recipe:
         raise SpecError(f"{where}.overlap", f"{raw['overlap']!r}", "use none or tbo")
     check_prefill_steps(raw.get("prefill_steps", "mixed"), f"{where}.prefill_steps")
     check_moe_backend(raw.get("moe_backend"), f"{where}.moe_backend")
+    check_attention_backend(raw.get("attention_backend"), f"{where}.attention_backend")
     if raw.get("engine_version") and not str(raw.get("engine_version_source", "")).strip():
         raise SpecError(f"{where}.engine_version_source", "engine_version without its source", "cite where it is stated")
     if "budget_per" in raw:

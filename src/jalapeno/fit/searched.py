@@ -233,10 +233,15 @@ def searched_runs(system: str, model: str, isl: int, osl: int, spaces: list[Sear
 def with_launch_backend(system: str, model: str, framework: str, precision: str, pool: Pool,
                         mtp: bool | None = None) -> Pool:
     """``pool`` (an aggregated one) running the MoE kernel backend its launch recipe forces
-    (deploy/engines ``moe_backend``: vLLM's Marlin MoE on H100, priced by cost/pricer.with_moe_backend);
-    ``pool`` itself when no recipe describes the run or it names none."""
+    (deploy/engines ``moe_backend``: vLLM's Marlin MoE on H100, priced by cost/pricer.with_moe_backend)
+    and the attention backend it names (``attention_backend``: vLLM ROCm's ROCM_AITER_UNIFIED_ATTN on
+    MI300X/MI325X, cost/pricer.with_attention_backend); ``pool`` itself when no recipe describes the
+    run or it names neither."""
     r = launch_recipe(system, model, framework, precision, tp=pool.layout.tp, mtp=mtp)
-    return replace(pool, moe_backend=r.moe_backend) if r is not None and r.moe_backend else pool
+    if r is None:
+        return pool
+    return replace(pool, moe_backend=r.moe_backend or pool.moe_backend,
+                   attention_backend=r.attention_backend or pool.attention_backend)
 
 
 def best_searched(model, pricer, runs: tuple[tuple[Deployment, tuple[float, ...]], ...], wl,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jalapeno.cost.pricer import Pricer, with_moe_backend
+from jalapeno.cost.pricer import Pricer, with_attention_backend, with_moe_backend
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MTP, Deployment, query_len
 from jalapeno.deploy.layout import Layout
@@ -127,10 +127,13 @@ def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     (serve/limits.py). ``cap_name`` names the binding cap. The KV capacity uses the engine's
     ``limits.memory_fraction`` (Deployment.memory_fraction). ``overlap``: ``none`` or ``tbo``
     (two-batch overlap; needs an EP all-to-all, cost/overlap.py). The decode pool's MoE backend
-    (``limits.decode.moe_backend``) prices its routed experts (cost/pricer.with_moe_backend).
+    (``limits.decode.moe_backend``) prices its routed experts (cost/pricer.with_moe_backend), its
+    attention backend (``limits.decode.attention_backend``) its GQA decode attention
+    (cost/pricer.with_attention_backend).
     """
     if limits is not None:
-        pricer = with_moe_backend(pricer, limits.decode.moe_backend, model, layout)
+        pricer = with_attention_backend(with_moe_backend(pricer, limits.decode.moe_backend, model, layout),
+                                        limits.decode.attention_backend)
     ctx = wl.decode_ctx
     b = np.asarray(batch, dtype=float)
     mf = limits.memory_fraction if limits is not None else None

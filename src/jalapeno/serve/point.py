@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 
-from jalapeno.cost.pricer import Pricer, check_pricer, with_moe_backend
+from jalapeno.cost.pricer import Pricer, check_pricer, with_attention_backend, with_moe_backend
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Deployment, check_mtp, pool_overlap
 from jalapeno.deploy.layout import validate_layout
@@ -54,7 +54,8 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     MAX_PREFILL_UTILISATION (serve/disagg.py), the excess users queue for admission: throughput
     stays flat and TTFT grows (limit ``kv_capacity`` / ``prefill_capacity`` "(queueing)"). Each
     pool's routed experts are priced by its named MoE backend (``Pool.moe_backend``;
-    cost/pricer.with_moe_backend).
+    cost/pricer.with_moe_backend) and its GQA decode attention by its named attention backend
+    (``Pool.attention_backend``; cost/pricer.with_attention_backend).
     """
     check_pricer(pricer, "serve_at_concurrency")
     c_req = np.atleast_1d(np.asarray(concurrency, dtype=float))
@@ -66,7 +67,8 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     if dep.prefill is None:
         # ``workers`` identical aggregated instances share the load evenly
         w = dep.decode.workers
-        pricer = with_moe_backend(pricer, dep.decode.moe_backend, model, dep.decode.layout)
+        pricer = with_attention_backend(with_moe_backend(pricer, dep.decode.moe_backend, model, dep.decode.layout),
+                                        dep.decode.attention_backend)
         pts = solve_concurrency(model, pricer, dep, wl, c_req / w)
         if idle_start:
             pts = run_throughput(pts, _agg_idle_start(model, pricer, dep, wl, pts, c_req / w, recurring_waves))
@@ -75,7 +77,8 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
         return dataclasses.replace(pts, concurrency=pts.concurrency * w,
                                    request_rate_per_s=pts.request_rate_per_s * w,
                                    chips=pts.chips * w)
-    pre = prefill_perf(model, with_moe_backend(pricer, dep.prefill.moe_backend, model, dep.prefill.layout),
+    pre = prefill_perf(model, with_attention_backend(with_moe_backend(pricer, dep.prefill.moe_backend, model,
+                                                                      dep.prefill.layout), dep.prefill.attention_backend),
                        dep.prefill.layout, dep.precision, wl, dep.prefill_budget(dep.prefill.layout),
                        pool_overlap(dep.overlap, model, dep.prefill.layout))
     dec_ov = pool_overlap(dep.overlap, model, dep.decode.layout)
