@@ -75,3 +75,63 @@ def test_an_agentic_session_beyond_any_context_is_refused(capsys, tmp_path, head
                  .replace("reply_tokens = 50", "reply_tokens = 30"))
     check_error(*run(capsys, "compare", "--systems", "h200", "-m", "gpt-oss-120b", "-w", f"agentic:{f}",
                      "--html", ""), *words)
+
+
+@pytest.mark.parametrize("cmd, layout, words", [
+    ("predict", ("--ep", "8"), ["ep", "EP8 does not divide tp*dp = 1"]),
+    ("predict", ("--tp", "2", "--ep", "4"), ["ep", "EP4 does not divide tp*dp = 2"]),
+    ("simulate", ("--ep", "8"), ["ep", "EP8 does not divide tp*dp = 1"]),
+    # an invalid layout is named as such, not as a weight misfit
+    ("predict", ("--tp", "3"), ["tp", "TP3 does not divide deepseek-r1's 128 attention heads"]),
+])
+def test_an_invalid_layout_is_named_before_the_memory_fit(capsys, cmd, layout, words):
+    """``predict --ep 8`` (EP wider than TP x DP) ended in a ZeroDivisionError traceback: the
+    memory fit divided by MoE TP = 1 // 8 = 0 before the layout was checked."""
+    check_error(*run(capsys, cmd, "-s", "b200", "-m", "deepseek-r1", "-c", "4", "-w", "1k1k", *layout), *words)
+
+
+@pytest.mark.parametrize("kv, words", [
+    ("kv_tiers.host.bandwidth_gb_per_s=1e9", ["kv_tiers.host.bandwidth_gb_per_s", "1e+09 GB/s", "plausible range"]),
+    ("kv_tiers.ssd.latency_us=1e9", ["kv_tiers.ssd.latency_us", "1e+09 µs"]),
+    # 1e12 GB x the host tier's usable fraction 0.75
+    ("kv_tiers.host.capacity_gb_per_chip=1e12", ["kv_tiers.host.capacity_gb_per_chip", "7.5e+11 GB"]),
+    ("die.hop_latency_ns=1e9", ["die.hop_latency_ns", "1e+09 ns"]),
+    ("die.link_bandwidth_tb_per_s=5000", ["die.link_bandwidth_tb_per_s", "5000 TB/s"]),
+])
+def test_kv_tier_and_die_values_have_plausible_ranges(capsys, kv, words):
+    """A one-second on-die hop (step time 1,280 s) or an exabyte/s host link ran unremarked."""
+    check_error(*run(capsys, "hardware", "show", "b200", "--set", kv), "--set", *words, "check the unit")
+
+
+def test_two_link_levels_of_one_name_are_refused(capsys, tmp_path):
+    """``--set levels.cluster.*`` reached only the first of two levels named 'cluster'."""
+    from importlib import resources
+
+    text = (resources.files("jalapeno") / "data" / "systems" / "h200.toml").read_text()
+    f = tmp_path / "two.toml"
+    f.write_text(text.replace('[[levels]]\nname = "node"', '[[levels]]\nname = "cluster"', 1))
+    check_error(*run(capsys, "hardware", "show", str(f)), "two.toml", "two link levels are named 'cluster'")
+
+
+@pytest.mark.parametrize("tiers", ["fast=-1", "fast=nan", "fast=inf"])
+def test_a_tier_floor_is_named_as_the_option(capsys, tiers):
+    """It was named 'floors.fast', a field the user never typed."""
+    check_error(*run(capsys, "compare", "--systems", "h200", "-m", "gpt-oss-120b", "--html", "", "--tiers", tiers),
+                "--tiers", f"'{tiers}'", "not a finite number >= 0")
+
+
+@pytest.mark.parametrize("name, changes, words", [
+    ("deepseek-r1", {"q_lora_rank": 0}, ["q_lora_rank", "got 0", "or null for no query compression"]),
+    ("gpt-oss-120b", {"num_experts_per_tok": 4, "experts_per_token": 8},
+     ["num_experts_per_tok", "different values", "num_experts_per_tok = 4, experts_per_token = 8"]),
+    ("mixtral-8x7b", {"num_experts": 16}, ["num_local_experts = 8, num_experts = 16"]),
+])
+def test_config_fields_read_silently_are_refused(capsys, tmp_path, name, changes, words):
+    """``q_lora_rank: 0`` was read as no query compression (null's meaning); of two keys giving the
+    expert count or top-k, the first was used and the other ignored."""
+    from importlib import resources
+
+    cfg = json.loads((resources.files("jalapeno") / "data" / "models" / f"{name}.json").read_text())
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps({**cfg, **changes}))
+    check_error(*run(capsys, "models", "show", str(f)), *words)

@@ -205,7 +205,7 @@ def aggregated_layout(m, pr, prec, given: tuple, memory_fraction):
     """
     from jalapeno.analysis.sweep import smallest_fitting_layout, weights_misfit
     from jalapeno.deploy.deployment import check_memory_fraction
-    from jalapeno.deploy.layout import Layout, for_model
+    from jalapeno.deploy.layout import Layout, for_model, validate_layout
     from jalapeno.errors import InfeasibleDeployment
 
     check_memory_fraction(memory_fraction)  # a bad fraction is named as such, not as "fits on no layout"
@@ -222,6 +222,7 @@ def aggregated_layout(m, pr, prec, given: tuple, memory_fraction):
     check_positive({"--tp": tp, "--dp": dp, "--ep": ep, "--pp": pp}, ", or leave it out")
     tp, dp, ep, pp = (1 if v is None else v for v in (tp, dp, ep, pp))
     layout = for_model(Layout(tp=tp, dp=dp, ep=ep, pp=pp, eplb=eplb), m)
+    validate_layout(layout, m, s)  # before the memory fit: --ep 8 alone (EP > TP x DP) divided by MoE TP 0
     why = weights_misfit(m, s, layout, prec, eff, memory_fraction)
     if why:
         pp_opt = f" --pp {smallest.pp}" if smallest and smallest.pp > 1 else ""

@@ -154,6 +154,10 @@ class SystemFile(_Strict):
         sizes = [lv.chips for lv in self.levels]
         if any(b <= a for a, b in zip(sizes, sizes[1:])):
             raise ValueError(f"levels must grow in chips from innermost to outermost, got {sizes}")
+        names = [lv.name for lv in self.levels]
+        twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+        if twice is not None:  # --set levels.NAME.* and the tables would reach only the first of them
+            raise ValueError(f"two link levels are named {twice!r} (levels: {', '.join(names)})")
         return self
 
 

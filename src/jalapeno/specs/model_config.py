@@ -119,7 +119,8 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
     if mt in _MLA_TYPES:
         attn = AttentionSpec(
             kind="mla", num_heads=heads, num_kv_heads=heads,
-            q_lora_rank=_opt_int(cfg, "q_lora_rank", src),
+            # null = no query compression (DeepSeek-V2-Lite); 0 was read the same way, silently
+            q_lora_rank=_opt_int(cfg, "q_lora_rank", src, 0, 1, ", or null for no query compression"),
             kv_lora_rank=_req(cfg, "kv_lora_rank", src),
             qk_nope_dim=_req(cfg, "qk_nope_head_dim", src),
             qk_rope_dim=_req(cfg, "qk_rope_head_dim", src),
@@ -167,6 +168,12 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
     moe: MoESpec | None = None
     dense_inter = _opt_int(cfg, "intermediate_size", src)
     dense_layers: tuple[int, ...] = tuple(range(layers))
+    for keys in (("n_routed_experts", "num_local_experts", "num_experts"), ("num_experts_per_tok", "experts_per_token")):
+        given = {k: cfg[k] for k in keys if cfg.get(k) is not None}
+        if len(set(map(repr, given.values()))) > 1:  # the first was used and the other ignored, silently
+            shown = ", ".join(f"{k} = {v!r}" for k, v in given.items())
+            raise SpecError(f"{src}: {next(iter(given))}", f"the config gives different values: {shown}",
+                            "give one of them, or the same value in each")
     n_exp = cfg.get("n_routed_experts") or cfg.get("num_local_experts") or cfg.get("num_experts")
     zero = next((k for k in ("n_routed_experts", "num_local_experts", "num_experts") if cfg.get(k) == 0), None)
     top_key = "num_experts_per_tok" if "num_experts_per_tok" in cfg else "experts_per_token"

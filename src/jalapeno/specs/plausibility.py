@@ -65,6 +65,16 @@ RANGES: dict[str, Range] = {r.key: r for r in (
     Range("levels.latency_us", "µs", 0.001, 1e4, "1 to 5", "microseconds: 1.0, not 1e-6 (seconds)"),
     Range("host.bandwidth_gb_per_s", "GB/s", 0.1, 5e4, "50 to 225", "GB/s per chip per direction"),
     Range("host.latency_us", "µs", 0.001, 1e4, "1 to 3", "microseconds: 1.0, not 1e-6 (seconds)"),
+    Range("kv_tiers.bandwidth_gb_per_s", "GB/s", 0.01, 5e4, "7 (a U.2 NVMe drive) to 450 (NVLink-C2C to host)",
+          "GB/s per chip per direction: 32 for a shared PCIe Gen5 x16, not 32e9 (B/s) or 256 (Gb/s)"),
+    Range("kv_tiers.latency_us", "µs", 0.01, 1e6, "5 (NVLink-C2C) to 100 (NVMe)",
+          "microseconds: 100 for an NVMe read, not 1e-4 (seconds)"),
+    Range("kv_tiers.capacity_gb_per_chip", "GB", 0.1, 1e6, "48 (Jalapeño host) to 7,680 (Vera Rubin SSD)",
+          "GB per chip (x usable_fraction): 250 for a DGX's host memory, not 2.5e11 (bytes)"),
+    Range("die.link_bandwidth_tb_per_s", "TB/s", 0.01, 500.0, "1.1 (Jalapeño) to 5 (B200 NV-HBI)",
+          "TB/s per link per direction: 5.0 for B200, not 5000 (GB/s)"),
+    Range("die.hop_latency_ns", "ns", 1.0, 1e5, "50 (Jalapeño) to 150 (MI300X)",
+          "nanoseconds: 100, not 1e-7 (seconds) or 0.1 (µs)"),
 )}
 
 
@@ -109,6 +119,17 @@ def check_plausible(system, where: str = "system") -> None:
     if system.host is not None:
         _check(where, "host.bandwidth_gb_per_s", "host.bandwidth_gb_per_s", system.host.bandwidth_bytes_per_s / units.GB)
         _check(where, "host.latency_us", "host.latency_us", system.host.latency_s / units.US)
+    for t in system.kv_tiers:
+        _check(where, "kv_tiers.bandwidth_gb_per_s", f"kv_tiers.{t.name}.bandwidth_gb_per_s",
+               t.bandwidth_bytes_per_s / units.GB)
+        _check(where, "kv_tiers.latency_us", f"kv_tiers.{t.name}.latency_us", t.latency_s / units.US)
+        _check(where, "kv_tiers.capacity_gb_per_chip", f"kv_tiers.{t.name}.capacity_gb_per_chip",
+               t.capacity_bytes / units.GB)
+    die = c.die
+    if die is not None and die.slices > 1:
+        _check(where, "die.link_bandwidth_tb_per_s", "die.link_bandwidth_tb_per_s",
+               die.link_bandwidth_bytes_per_s / units.TB)
+        _check(where, "die.hop_latency_ns", "die.hop_latency_ns", die.hop_latency_s / (units.US / 1e3))
     _check_relations(system, where)
 
 
