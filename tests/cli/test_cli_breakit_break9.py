@@ -135,3 +135,19 @@ def test_config_fields_read_silently_are_refused(capsys, tmp_path, name, changes
     f = tmp_path / "config.json"
     f.write_text(json.dumps({**cfg, **changes}))
     check_error(*run(capsys, "models", "show", str(f)), *words)
+
+
+@pytest.mark.parametrize("opts, words", [
+    (("--workers", "0"), ["--batch/--workers", "got --batch 8 --workers 0"]),
+    (("--batch", "-2"), ["--batch/--workers", "got --batch -2 --workers 1"]),
+    (("--study", " "), ["--study", "is empty", "leave --study out for the space's ('x')"]),
+])
+def test_a_refused_exploration_leaves_no_study_behind(capsys, tmp_path, opts, words):
+    """``explore --workers 0`` was refused after its Optuna study had been created, so the corrected
+    rerun was refused too ('a study named ... is already in ...; add --resume'); ``--study ''``
+    ran under the space's name."""
+    f = tmp_path / "space.toml"
+    f.write_text(SPACE + '[params."chip.hbm_stacks"]\nchoices = [4, 8]\n')
+    store = tmp_path / "store"
+    check_error(*run(capsys, "explore", str(f), "--store", str(store), *opts), *words)
+    assert not store.exists()
