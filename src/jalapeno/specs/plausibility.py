@@ -71,7 +71,7 @@ RANGES: dict[str, Range] = {r.key: r for r in (
           "microseconds: 100 for an NVMe read, not 1e-4 (seconds)"),
     Range("kv_tiers.capacity_gb_per_chip", "GB", 0.1, 1e6, "48 (Jalapeño host) to 7,680 (Vera Rubin SSD)",
           "GB per chip (x usable_fraction): 250 for a DGX's host memory, not 2.5e11 (bytes)"),
-    Range("die.link_bandwidth_tb_per_s", "TB/s", 0.01, 500.0, "1.1 (Jalapeño) to 5 (B200 NV-HBI)",
+    Range("die.link_bandwidth_tb_per_s", "TB/s", 1e-4, 500.0, "1.1 (Jalapeño) to 5 (B200 NV-HBI)",
           "TB/s per link per direction: 5.0 for B200, not 5000 (GB/s)"),
     Range("die.hop_latency_ns", "ns", 1.0, 1e5, "50 (Jalapeño) to 150 (MI300X)",
           "nanoseconds: 100, not 1e-7 (seconds) or 0.1 (µs)"),
