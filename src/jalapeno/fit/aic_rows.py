@@ -15,6 +15,7 @@ import re
 
 import pandas as pd
 
+from jalapeno.deploy.checkpoints import released_precisions
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
@@ -59,6 +60,27 @@ def trtllm_release(backend: str, source) -> str:
     return m.group(1)
 
 
+def row_precision(model: str, precision: str) -> str:
+    """The precision preset a row of ``model`` at aiconfigurator ``precision`` ran.
+
+    gpt-oss ships MXFP4 experts whatever the row says; Kimi K2.5 runs as its INT4 release or as an
+    NVFP4 requantisation (the row's precision tells which). An FP4 row of a model whose released FP4
+    checkpoint quantises every linear layer (``nvfp4`` in data/engines.toml ``[checkpoints]``, no ``fp4``:
+    nvidia/Llama-3.3-70B-Instruct-FP4, whose rows give ``gemm_quant_mode`` nvfp4) runs that checkpoint;
+    the ``fp4`` preset is defined by routed experts, which a dense model lacks (specs/formats.check_precision
+    refused those rows, so none was predicted).
+
+    >>> [row_precision(m, p) for m, p in (("llama-3.3-70b", "fp4"), ("deepseek-r1", "fp4"), ("kimi-k2.5", "fp4"),
+    ...                                   ("gpt-oss-120b", "fp8"), ("llama-3.3-70b", "fp8"))]
+    ['nvfp4', 'fp4', 'fp4', 'mxfp4', 'fp8']
+    """
+    if model == "gpt-oss-120b":
+        return "mxfp4"
+    prec = {"fp4": "fp4", "bf16": "bf16", "int4": "int4"}.get(precision, "fp8")
+    released = released_precisions(model, prec)
+    return "nvfp4" if prec == "fp4" and "fp4" not in released and "nvfp4" in released else prec
+
+
 def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
     """Measured points of aiconfigurator's ``silicon_sample.csv`` (or a frame in its format), one per
     measurement (repeats skipped: fit/aic_duplicates.py); MTP as the InferenceX sweep ran it (fit/aic_sweeps.py).
@@ -81,10 +103,8 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         if not system or not model:
             skipped.append((rid, f"{r.system}/{r.model_path} not in the catalog"))
             continue
-        # gpt-oss ships MXFP4 experts whatever the row says; Kimi K2.5 runs as its INT4 release or
-        # as an NVFP4 requantisation (the row's precision tells which)
-        prec = {"gpt-oss-120b": "mxfp4"}.get(model) or {"fp4": "fp4", "bf16": "bf16", "int4": "int4"}.get(
-            str(r.precision), "fp8")
+        prec = row_precision(model, str(r.precision))
+
         def num(v, default=None):
             return default if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
 
