@@ -38,7 +38,7 @@ def main() -> None:
         trace = Path(d) / "trace.csv"
         write_trace(trace, n, rate)
         cmd = [sys.executable, "-m", "jalapeno.cli.app", "simulate", "-s", "h200", "-m", "gpt-oss-120b",
-               "--replicas", "8", "-w", str(trace), "--json"]
+               "--replicas", "8", "-w", str(trace), "--requests", str(n), "--json"]  # past the 200,000 default
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True)
         wall = time.perf_counter() - t0

@@ -71,7 +71,8 @@ def test_sensitivity_metric_error_shows_what_was_typed(capsys):
     """The error quoted 'throughput_per_chip@abc=1' and asked for METRIC[@X]=VALUE: the '=1' is
     internal (a metric is parsed as a claim of value 1) and --metric takes no value."""
     code, out, err = run(capsys, "sensitivity", "-s", "jalapeno", "--metric", "throughput_per_chip@abc")
-    check_error(code, out, err, "--metric", "'throughput_per_chip@abc' is not METRIC[@X]")
+    check_error(code, out, err, "--metric", "'throughput_per_chip@abc': @abc is not an interactivity",
+                "--metric throughput_per_chip@100")
     assert "=1" not in err and "=VALUE" not in err
 
 

@@ -84,7 +84,7 @@ def parse_claim(text: str) -> Claim:
     >>> parse_claim("tok_s_per_kw_ratio@100=2").name
     'tok_s_per_kw_ratio@100'
     """
-    m = re.fullmatch(r"\s*([a-z_0-9]+?)(_ratio)?(?:@([0-9.eE+-]+))?(_ratio)?\s*=\s*(\S+)\s*", text or "")
+    m = re.fullmatch(r"\s*([a-z_0-9]+?)(_ratio)?(?:@([^=_\s]+))?(_ratio)?\s*=\s*(\S+)\s*", text or "")
     known = ", ".join(f"{k}@X" if v[2] else k for k, v in METRICS.items())
     if not m:
         raise SpecError("--claim", f"{text!r} is not METRIC[@X]=VALUE",
@@ -93,12 +93,19 @@ def parse_claim(text: str) -> Claim:
     if name not in METRICS:
         raise SpecError("--claim", f"unknown metric {name!r}", f"use one of {known} (each also as <metric>_ratio)")
     try:
-        value = float(val)
         x = float(at) if at is not None else None
     except ValueError:
+        x = math.nan
+    if x is not None and not (x > 0 and math.isfinite(x)):  # '@inf' was "not METRIC[@X]=VALUE"
+        raise SpecError("--claim", f"{text!r}: @{at} is not an interactivity (@X is a positive, finite tok/s/user)",
+                        f"write e.g. --claim {name}{r1 or ''}@100{r2 or ''}={val}")
+    try:
+        value = float(val)
+    except ValueError:
         raise SpecError("--claim", f"{text!r}: not a number", "write e.g. --claim max_interactivity=700") from None
-    if not (value > 0 and math.isfinite(value)) or (x is not None and not (x > 0 and math.isfinite(x))):
-        raise SpecError("--claim", f"{text!r}: values must be positive and finite", "give a positive number")
+    if not (value > 0 and math.isfinite(value)):
+        raise SpecError("--claim", f"{text!r}: the value {val} is not a positive, finite number",
+                        "give a positive number")
     if METRICS[name][2] and x is None:
         raise SpecError("--claim", f"{name} is taken at an interactivity", f"write {name}@100=VALUE (tok/s/user)")
     if not METRICS[name][2] and x is not None:

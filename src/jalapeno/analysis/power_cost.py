@@ -24,7 +24,8 @@ def power_w_per_chip(system: System, convention: str) -> tuple[float, str]:
     """Power per chip under ``convention`` and a label saying what it is.
 
     Raises:
-        UnknownNameError: unknown convention.
+        UnknownNameError: unknown convention, or ``load`` (field ``--power``: the drawn power is
+            audit's convention, analysis/claims.py, not one figure per chip).
     """
     c = system.chip
     if convention == "chip":
@@ -35,7 +36,11 @@ def power_w_per_chip(system: System, convention: str) -> tuple[float, str]:
         return c.sustained_w, "chip sustained"
     if convention == "all-in":
         return system.allin_power_w_per_chip, "all-in provisioned"
-    raise UnknownNameError("power", f"unknown power convention {convention!r}",
+    if convention == "load":  # the drawn power is audit's convention (docs/audit.md §4): not a catalog figure
+        raise UnknownNameError("--power", "'load' (the chip power drawn at each operating point) is taken by "
+                               "jalapeno audit and sensitivity only", f"use one of {', '.join(CONVENTIONS)} here, "
+                               "or jalapeno audit --power load for the drawn power")
+    raise UnknownNameError("--power", f"unknown power convention {convention!r}",
                            f"use one of {', '.join(CONVENTIONS)}")
 
 

@@ -35,7 +35,8 @@ def parse_metric(text: str) -> Claim:
         c = parse_claim(f"{text}=1")
     except SpecError as e:
         problem = e.problem.replace(f"{text}=1", text).replace(" is not METRIC[@X]=VALUE", " is not METRIC[@X]")
-        raise SpecError("--metric", problem, e.fix.replace("--claim", "--metric").replace("=700", "")) from None
+        raise SpecError("--metric", problem, e.fix.replace("--claim", "--metric").replace("=700", "")
+                         .replace("@100=1", "@100")) from None
     if c.ratio:
         raise SpecError("--metric", "sensitivity is of one system's metric, not a ratio",
                         f"use --metric {c.metric}" + (f"@{c.at:g}" if c.at is not None else ""))

@@ -1,7 +1,8 @@
 """Engine recipe and engine-limit options shared by predict, frontier, compare and simulate.
 
 Precedence: an explicit CLI option beats the recipe (``--engine``), which beats jalapeno's
-defaults (deploy/deployment.py).
+defaults (deploy/deployment.py). Each recipe field an explicit option overrides (``-p``, ``--stack``,
+``--kv-dtype``) is named in one note on stderr (:func:`recipe_overrides`).
 """
 
 from __future__ import annotations
@@ -133,6 +134,48 @@ def recipe_run(recipe, system: str | None, stack: str | None, kv_dtype: str | No
     check_recipe_memory(recipe, profile)
     return RecipeRun(stack, kv_dtype or (recipe.kv_dtype if recipe else None), profile,
                      fraction if memory_fraction is None else memory_fraction)
+
+
+def recipe_overrides(recipe, systems: list[str], precision: str | None, stack: str | None,
+                     kv_dtype: str | None) -> list[str]:
+    """The recipe fields an explicit option overrides, one line each (empty without a recipe, or
+    where the option states the recipe's own value). An explicit option beats the recipe (a
+    capacity planner asking for ``-p fp8`` gets fp8), but never silently: the commands print each
+    line as a note on stderr and record them in ``--json`` (``recipe_overrides``).
+
+    ``systems``: the systems the recipe runs on (its stack is its engine at its release on each).
+
+    >>> from jalapeno.deploy.engines import get_recipe
+    >>> recipe_overrides(get_recipe("sglang-b200-dsr1-fp4"), ["b200"], "fp8", "kernel", None)
+    ["-p fp8 overrides recipe sglang-b200-dsr1-fp4's precision fp4", \
+"--stack kernel overrides recipe sglang-b200-dsr1-fp4's software stack sglang (the recipe's engine)"]
+    """
+    if recipe is None:
+        return []
+    from jalapeno.deploy.engine_version import recipe_stack
+    from jalapeno.specs.formats import get_precision
+
+    out = []
+    if precision is not None and get_precision(precision).name != get_precision(recipe.precision).name:
+        out.append(f"-p {precision} overrides recipe {recipe.name}'s precision {recipe.precision}")
+    if stack is not None:
+        own = list(dict.fromkeys(recipe_stack(recipe, s.lower()).name for s in systems))
+        given = list(dict.fromkeys(recipe_stack(recipe, s.lower(), stack).name for s in systems))
+        if own != given:
+            out.append(f"--stack {stack} overrides recipe {recipe.name}'s software stack {', '.join(own)} "
+                       "(the recipe's engine)")
+    if kv_dtype is not None and recipe.kv_dtype and kv_dtype != recipe.kv_dtype:
+        out.append(f"--kv-dtype {kv_dtype} overrides recipe {recipe.name}'s KV-cache dtype {recipe.kv_dtype}")
+    return out
+
+
+def note_overrides(lines: list[str]) -> None:
+    """Print each :func:`recipe_overrides` line on stderr as ``note: ...`` (stdout stays the result)."""
+    from rich.console import Console
+
+    err = Console(stderr=True)
+    for line in lines:
+        err.print(f"note: {line}", markup=False, highlight=False, soft_wrap=True)
 
 
 def load_recipe(engine: str | None, workload: str | None, model: str | None = None,

@@ -24,10 +24,12 @@ from jalapeno.cli.engine_opts import (
     graph_option,
     limit_kwargs,
     load_recipe,
+    note_overrides,
     max_running_option,
     max_tokens_option,
     memory_breakdown_lines,
     recipe_mtp,
+    recipe_overrides,
     recipe_run,
 )
 from jalapeno.cli.serving_cmds import EPLB_HELP, _mtp, _setup, check_pool, parse_pool
@@ -94,6 +96,7 @@ def predict(
     from jalapeno.report.tables import point_table
 
     rec = load_recipe(engine, workload, model, [system], isl, osl)
+    overrides = recipe_overrides(rec, [system], precision, stack, kv_dtype)  # explicit options beat the recipe
     # the recipe's engine at its release, KV dtype and memory profile at its fraction, as validation
     # prices its runs, so that `predict --engine R` reproduces a validated point (--engine-memory none drops it)
     run = recipe_run(rec, system, stack, kv_dtype, engine_memory, memory_fraction)
@@ -153,9 +156,11 @@ def predict(
     memory = [engine_memory_breakdown(m, s, lay, prec, dep.memory_profile, memory_fraction, dep.mtp)
               for lay in layouts] if dep.memory_profile is not None else []
     rules = engine_rules(rec, stack)
+    note_overrides(overrides)
     if json_out:
         print_json({**point.as_dict(), **({"engine_memory": memory} if memory else {}),
-                    **({"engine_version": recipe_engine_version(rec), "version_rules": rules} if rec else {})})
+                    **({"engine_version": recipe_engine_version(rec), "version_rules": rules,
+                        "recipe_overrides": overrides} if rec else {})})
         return
     load = f"concurrency {concurrency:g}" if rate is None else f"{rate:g} requests/s (open loop)"
     engine = f" · engine {rec.name}" if rec is not None else ""

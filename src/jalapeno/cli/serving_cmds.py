@@ -29,7 +29,9 @@ from jalapeno.cli.engine_opts import (
     load_recipe,
     max_running_option,
     max_tokens_option,
+    recipe_overrides,
     recipe_run,
+    note_overrides,
     refuse_with_as_deployed,
     sweep_options,
 )
@@ -125,7 +127,8 @@ def _floors(text: str, unit: str = "value", example: str = "fast=100,ultra_fast=
 
     Raises:
         SpecError: no tier at all (``--tiers ''`` dropped the tier table silently), a part that is
-            not name=number, a tier with no name or named twice.
+            not name=number, a tier with no name or named twice, the reserved name ``batch``, a value
+            that is negative or not finite (refused later as ``floors.NAME``, a name the CLI lacks).
     """
     if not text.strip():
         raise SpecError("--tiers", "names no tier (an empty list)",
@@ -144,6 +147,12 @@ def _floors(text: str, unit: str = "value", example: str = "fast=100,ultra_fast=
                             f"write e.g. --tiers {example}")
         if name.strip() in out:  # fast=100,fast=200 kept the last floor, silently
             raise SpecError("--tiers", f"tier {name.strip()!r} is given twice", f"name each tier once, e.g. --tiers {example}")
+        if name.strip() == "batch":  # was refused later as 'floors', a name the command does not have
+            raise SpecError("--tiers", "'batch' is the reserved name of the frontier's first point",
+                            f"name the tier otherwise, e.g. --tiers {example}")
+        if not (math.isfinite(v) and v >= 0):  # was refused later as 'floors.NAME'
+            raise SpecError("--tiers", f"tier {name.strip()!r} is {val.strip()}, not a finite {unit} >= 0",
+                            f"write e.g. --tiers {example}")
         out[name.strip()] = v
     return out
 
@@ -332,6 +341,7 @@ def compare(
                                  "--cuda-graph-max-batch": cuda_graph_max_batch, "--overlap": overlap,
                                  "--memory-fraction": memory_fraction})
     rec = load_recipe(engine, workload, model, names, isl, osl)
+    overrides = recipe_overrides(rec, names, precision, stack, kv_dtype)  # explicit options beat the recipe
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          recipe_run(rec, None, stack, kv_dtype).kv_dtype, attention_dtype, compute_fallback, routing)
     if not names:
@@ -375,6 +385,7 @@ def compare(
                           bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
                           precisions=precs, recipes=recipes, strict_baseline=bool(baseline))
     rec = res.record()
+    note_overrides(overrides)
     if store:
         from jalapeno.cli.explore_cmd import store_frontier
 
@@ -454,6 +465,7 @@ def frontier(
                                     routing=routing, eplb=eplb, overlap=overlap, memory_fraction=memory_fraction,
                                     json_out=json_out, out=out, sets=sets, chip_model=chip_model, placement=placement)
     rec = load_recipe(engine, workload, model, [system], isl, osl)
+    overrides = recipe_overrides(rec, [system], precision, stack, kv_dtype)  # explicit options beat the recipe
     # the recipe's engine at its release and KV dtype, as predict and validation price its runs (the
     # sweeps take no engine memory profile: the catalog's memory fit)
     run = recipe_run(rec, system, stack, kv_dtype)
@@ -468,6 +480,7 @@ def frontier(
                        max_tokens_per_step, cuda_graph_max_batch, memory_fraction)
     sf = system_frontier(m, pr, wl, prec, opts, power, recipe=rec if opts.mtp is None else None)
     rec = sf.record()
+    note_overrides(overrides)
     if store:
         from jalapeno.cli.explore_cmd import store_frontier
 

@@ -34,7 +34,8 @@ def simulate(
     arrival: str = typer.Option(None, "--arrival", help="Open loop process: poisson (default), gamma or burst."),
     requests: int = typer.Option(None, "--requests", "-n",
                                  help="Counted requests (fixed-length workloads; default 10 x concurrency, "
-                                      "open loop 1,000)."),
+                                      "open loop 1,000); a trace replays its first N by arrival (default "
+                                      "200,000, at most 2,000,000)."),
     sessions: int = typer.Option(None, "--sessions", help="Agentic tasks (agentic workloads; default 2 x concurrency)."),
     tp: int = typer.Option(None, "--tp", help="Attention tensor parallelism per replica (aggregated); with none of --tp/--dp/--ep/--pp: the smallest layout whose weights fit."),
     dp: int = typer.Option(None, "--dp", help="Attention data parallelism per replica (aggregated)."),
@@ -73,7 +74,8 @@ def simulate(
     out: str = typer.Option(None, "--out", "-o", help="Per-request results to FILE.parquet or .csv."),
 ) -> None:
     """Simulate requests through a deployment: queueing, tails, bursts, agentic sessions, traces."""
-    from jalapeno.cli.engine_opts import check_recipe_serving, limit_kwargs, load_recipe, recipe_mtp, recipe_run
+    from jalapeno.cli.engine_opts import (check_recipe_serving, limit_kwargs, load_recipe, note_overrides, recipe_mtp,
+                                          recipe_overrides, recipe_run)
     from jalapeno.cli.serving_cmds import _mtp, check_pool, parse_pool
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.serve.sim.simulation import simulate as run_sim
@@ -88,6 +90,7 @@ def simulate(
     check_table_out(out, "--out", (".csv", ".parquet"))
     m = with_routing(load_model(model), routing)
     rec = load_recipe(engine, workload, model, [system], isl, osl)
+    overrides = recipe_overrides(rec, [system], precision, stack, kv_dtype)  # explicit options beat the recipe
     # the recipe's engine at its release, KV dtype and memory profile at its fraction, as predict and
     # validation price its runs (engine_opts.recipe_run)
     run = recipe_run(rec, system, stack, kv_dtype, None, memory_fraction)
@@ -101,6 +104,7 @@ def simulate(
     lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
     lim["engine_memory"] = run.engine_memory
     kw: dict = {}
+    trace_note = ""
     name = "coding-agent" if workload == "agentic" else workload.removeprefix("agentic:")
     kind = ("agentic" if name in AGENTIC_PRESETS or workload.startswith("agentic:") else
             "trace" if workload.endswith((".csv", ".jsonl", ".json")) or "/" in workload else "fixed")
@@ -120,6 +124,13 @@ def simulate(
         kw["agentic"] = get_agentic(name)  # a preset, or agentic:FILE.toml (docs/agentic.md §2)
     elif kind == "trace":
         kw["trace"] = read_trace(workload)
+        from jalapeno.serve.sim.simulation import trace_replay_count
+
+        k = trace_replay_count(len(kw["trace"]), requests)
+        if k < len(kw["trace"]):  # a trace of millions of rows ran unbounded
+            trace_note = (f"note: the trace has {len(kw['trace']):,} requests; replaying the first {k:,} by "
+                          f"arrival (to {kw['trace'].arrival_s[k - 1]:.6g} s); --requests N replays another count "
+                          "(at most 2,000,000)")
     else:
         kw["workload"] = get_workload(workload, isl, osl)
         m.check_context(kw["workload"].isl + kw["workload"].osl, "--isl/--osl",
@@ -185,6 +196,9 @@ def simulate(
                    "tok_s_per_kw": sm["throughput_per_chip"] / (watts / 1000.0)})
     if note:  # after the run, so that a refusal stays one error line (as predict)
         print(note, file=sys.stderr)
+    if trace_note:
+        print(trace_note, file=sys.stderr)
+    note_overrides(overrides)
     if json_out:
         print_json(res.as_dict())
         return
@@ -220,7 +234,7 @@ _NOT_FOR = {
     "--concurrency": {"trace": _TRACE},
     "--rate": {"trace": _TRACE, "agentic": _CLOSED},
     "--arrival": {"trace": _TRACE, "agentic": _CLOSED},
-    "--requests": {"trace": _TRACE, "agentic": "an agentic run counts sessions (--sessions)"},
+    "--requests": {"agentic": "an agentic run counts sessions (--sessions)"},
     "--sessions": {"trace": _TRACE, "fixed": "only agentic workloads have sessions"},
     "--isl": {"trace": _TRACE, "agentic": "an agentic preset sets its own lengths"},
     "--osl": {"trace": _TRACE, "agentic": "an agentic preset sets its own lengths"},
@@ -273,6 +287,13 @@ def _summary_table(sm: dict, title: str) -> Table:
     rows = [("requests (counted)", f"{sm['requests']}"),
             ("throughput per chip (in+out)", f"{sm['throughput_per_chip']:,.1f} tok/s"),
             ("output throughput per chip", f"{sm['output_throughput_per_chip']:,.1f} tok/s"),
+            *([("throughput per chip, steady state", f"{ss['throughput_per_chip']:,.1f} tok/s (in+out), "
+                f"{ss['output_throughput_per_chip']:,.1f} output, over the {ss['window_s']:.1f} s while requests "
+                "still arrive; the whole-run figures above include the drain after the last arrival "
+                "(docs/simulator.md)")] if (ss := sm.get("steady_state")) else
+              [("throughput per chip, steady state", "none: every request arrived at once (no window while "
+                "requests still arrive); give --requests above --concurrency for one")] if "steady_state" in sm
+              else []),
             *([(f"throughput per kW ({sm['power_convention']}, {sm['power_w_per_chip']:,.0f} W/chip)",
                 f"{sm['tok_s_per_kw']:,.0f} tok/s/kW")] if "tok_s_per_kw" in sm else []),
             ("interactivity (1/median TPOT)", f"{sm['interactivity']:.1f} tok/s/user"),

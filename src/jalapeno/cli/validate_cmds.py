@@ -6,7 +6,6 @@ import typer
 from rich.table import Table
 
 from jalapeno.cli.common import check_html_out, check_table_out, console, print_json
-from jalapeno.cli.system_opts import PRICER_OPTION
 
 
 def calibrate(
@@ -52,6 +51,17 @@ def calibrate(
     console.print(t)
 
 
+#: ``validate --pricer``: the rule between its default and ``auto`` stated where a user looks (``auto``
+#: preferred the table pricer for H200 while validate's figures were the roofline's, unexplained)
+VALIDATE_PRICER_OPTION = typer.Option(
+    "roofline", "--pricer",
+    help="roofline (default, as on every command: the figures of docs/validation.md and the fidelity guard are "
+         "the roofline's), table (measured kernel latencies interpolated; systems with aiconfigurator kernel "
+         "tables, calibrate extra) or auto (per system the pricer with the lower end-to-end error, "
+         "preferred_pricer in data/validation/loso_error.toml: table on h200, roofline elsewhere; "
+         "validate --pricer auto shows auto's error).")
+
+
 def validate(
     points: str = typer.Option(None, "--points", help="InferenceX points CSV (default: the shipped points, "
                                "src/jalapeno/data/validation/inferencex_points.csv)."),
@@ -63,7 +73,7 @@ def validate(
                                      "each served with its dataset's length spread, fit/mlperf.py)."),
     stack: str = typer.Option(None, "--stack", help="Price every point with this software stack (default: each "
                               "point's framework's profile, data/stacks.toml; 'default' = the sets' own fixed costs)."),
-    pricer: str = PRICER_OPTION,
+    pricer: str = VALIDATE_PRICER_OPTION,
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     html: str = typer.Option(None, "--html", help="Parity plot (predicted vs measured) HTML."),
     out: str = typer.Option(None, "--out", "-o", help="Per-point results CSV."),

@@ -70,6 +70,49 @@ def summarize(df: pd.DataFrame, chips: int, tasks: pd.DataFrame | None = None) -
     return out
 
 
+def steady_state(arrival_s, first_token_s, done_s, isl, osl, counted, chips: int) -> dict:
+    """Throughput per chip over the window where the load is on: from the first counted arrival
+    to the last arrival of the run (closed loop: the pool holds C requests until the last one is
+    issued; open loop and traces: arrivals still come). The whole-run figure (:func:`summarize`)
+    also spans the drain after the last arrival, when fewer and fewer requests run (a short run's
+    drain is a large share: docs/gap_gb200_fp4_8k1k.md, "The drain after the pool empties").
+
+    Every request of the run counts (warm-up ones run in the window too), credited at the rate it
+    makes progress: its ISL + OSL tokens evenly over its life ``[arrival_s, done_s]`` (so the
+    window's figure is Σ (ISL + OSL)/E2E over the requests in flight — the analytic model's
+    C·(ISL + OSL)/E2E by Little's law — and phase-locked arrivals, a short run's waves, do not
+    bunch its prompts into the window), its output tokens evenly over ``[first_token_s, done_s]``.
+
+    Args: arrays of shape (N,) over all requests (s, s, s, tokens, tokens, bool); ``chips`` > 0.
+
+    Returns:
+        ``{"window_s", "throughput_per_chip", "output_throughput_per_chip"}`` (tok/s/chip); an empty
+        dict when the window is empty (every request arrives at once).
+
+    >>> r = steady_state([0, 0, 10], [1, 1, 11], [10, 10, 20], [100, 100, 100], [10, 10, 10],
+    ...                  [True, True, True], 1)
+    >>> r["window_s"], r["throughput_per_chip"], r["output_throughput_per_chip"]
+    (10.0, 22.0, 2.0)
+    """
+    arrival_s, ft, done = (np.asarray(x, dtype=float) for x in (arrival_s, first_token_s, done_s))
+    isl, osl, counted = np.asarray(isl, dtype=float), np.asarray(osl, dtype=float), np.asarray(counted, dtype=bool)
+    if not counted.any():
+        return {}
+    t0, t1 = float(arrival_s[counted].min()), float(arrival_s.max())
+    if not t1 > t0:
+        return {}
+
+    def share(a, b):  # the window's share of each interval [a, b] (an instant: 1 inside, 0 out)
+        span = b - a
+        inside = np.clip(np.minimum(b, t1) - np.maximum(a, t0), 0.0, None)
+        return np.where(span > 0, inside / np.where(span > 0, span, 1.0), ((b >= t0) & (b <= t1)).astype(float))
+
+    tok = float(np.sum((isl + osl) * share(arrival_s, done)))
+    out_tok = float(np.sum(osl * share(ft, done)))
+    w = t1 - t0
+    return {"window_s": w, "throughput_per_chip": tok / w / chips, "output_throughput_per_chip": out_tok / w / chips}
+
+
 def task_frame(df: pd.DataFrame) -> pd.DataFrame:
     """Agentic tasks: one row per session whose every turn was counted and finished."""
     s = df[df.session >= 0]

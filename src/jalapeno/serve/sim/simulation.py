@@ -28,7 +28,7 @@ from jalapeno.serve.disagg import kv_transfer_s
 from jalapeno.serve.sim.engine import Engine
 from jalapeno.serve.sim.entities import LowerTier, PrefixCache, Request
 from jalapeno.serve.sim.events import Arrival, KVTransferDone, StepDone, TraceNext
-from jalapeno.serve.sim.metrics import downsample, request_frame, summarize, task_frame
+from jalapeno.serve.sim.metrics import downsample, request_frame, steady_state, summarize, task_frame
 from jalapeno.serve.sim.scheduler import Instance
 from jalapeno.serve.sim.step_time import StepTimer
 from jalapeno.serve.sim.timeseries import BinnedSeries
@@ -373,6 +373,11 @@ class Simulation:
         df = request_frame(self.requests)
         tasks = task_frame(df)
         summary = summarize(df, self.chips, tasks if not tasks.empty else None)
+        rq = self.requests
+        summary["steady_state"] = steady_state(*(np.fromiter((getattr(r, a) for r in rq), dtype=float, count=len(rq))
+                                                 for a in ("arrival_s", "first_token_s", "done_s", "isl", "osl")),
+                                               np.fromiter((r.counted for r in rq), dtype=bool, count=len(rq)),
+                                               self.chips)
         summary.update({
             "simulated_s": end, "wall_s": wall, "speedup": end / wall if wall > 0 else float("inf"),
             "events": self.engine.processed,
@@ -390,8 +395,29 @@ class Simulation:
 #: Most requests one run plans (closed loop: warm-up + counted; open loop: arrivals; agentic:
 #: turns). Memory grows with the requests (~0.5 KB each with their results), so a plausible typo
 #: (``-c 1000000`` plans 12,000,000) is refused before it runs instead of growing without bound;
-#: a trace is limited only by its file.
+#: a trace replays at most this many of its requests too (``--requests``).
 MAX_PLANNED_REQUESTS = 2_000_000
+#: Requests of a trace replayed when no count is given: its first 200,000 by arrival. The event
+#: loop runs ~15,000 requests/s on one core of the development machine (``simulate -s gb200-nvl72
+#: --dp 8 --ep 8 -c 100000``: 1.2 million requests in 78 s), so the default replay takes ~15 s; a
+#: trace of millions of rows ran unbounded before. ``num_requests`` (``--requests``) replays more.
+TRACE_DEFAULT_REQUESTS = 200_000
+
+
+def trace_replay_count(rows: int, num_requests: int | None) -> int:
+    """How many of a trace's ``rows`` requests a run replays: the first ``num_requests`` by arrival
+    (default :data:`TRACE_DEFAULT_REQUESTS`), never more than the trace holds.
+
+    >>> trace_replay_count(5_000_000, None), trace_replay_count(500, None), trace_replay_count(500, 100)
+    (200000, 500, 100)
+
+    Raises:
+        SpecError: ``num_requests`` below 1 or above :data:`MAX_PLANNED_REQUESTS` (field ``--requests``).
+    """
+    if num_requests is not None and not 1 <= num_requests <= MAX_PLANNED_REQUESTS:
+        raise SpecError("--requests", f"replays {num_requests:,} requests of the trace, outside 1 to "
+                        f"{MAX_PLANNED_REQUESTS:,}", "give --requests N within that range (the first N by arrival)")
+    return min(rows, TRACE_DEFAULT_REQUESTS if num_requests is None else num_requests)
 
 
 def _check_plan_size(workload, agentic, concurrency, rate, num_requests, sessions, warmup=None) -> None:
@@ -435,7 +461,8 @@ def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Wor
     (utils/bench_serving/benchmark_serving.py, ``benchmark()``).
     agentic runs ``sessions`` (default 2·C) tasks with C in flight. Open loop (``rate``):
     ``num_requests`` (default 1,000) arrivals of the given process. A trace replays its own
-    arrival times.
+    arrival times: its first ``num_requests`` requests by arrival (default
+    :data:`TRACE_DEFAULT_REQUESTS`; :func:`trace_replay_count`), all of them in a shorter trace.
 
     Raises:
         SpecError: inconsistent options. InfeasibleDeployment: nothing fits.
@@ -474,6 +501,8 @@ def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Wor
         ctx_ref = agentic.final_context_tokens / 2
     else:
         trace = Trace.from_specs(trace)
+        rows = len(trace)
+        trace = trace.head(trace_replay_count(rows, num_requests))
         k = int(np.argmax(trace.isl + trace.osl))
         model.check_context(int(trace.isl[k] + trace.osl[k]), f"trace row {k + 1}",
                             f"{trace.isl[k]} + {trace.osl[k]} tokens")
@@ -498,7 +527,7 @@ def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Wor
                               "final_context_tokens": agentic.final_context_tokens, "think_s": agentic.think_s}
         sim.agentic(agentic, sessions or 2 * concurrency, concurrency)
     else:
-        config["workload"] = {"trace": len(trace)}
+        config["workload"] = {"trace": len(trace), "trace_rows": rows}
         sim.open_loop(trace)
     res = sim.run()
     return SimResult(res.summary, res.requests, res.tasks, res.timeseries, config)

@@ -73,6 +73,11 @@ class Trace:
     def __iter__(self) -> Iterator:
         return (self.spec(k) for k in range(len(self)))
 
+    def head(self, n: int) -> Trace:
+        """The first ``n`` requests by arrival (all of them when ``n >= len(self)``)."""
+        return self if n >= len(self) else Trace(*(c[:n] for c in (self.arrival_s, self.isl, self.osl, self.session,
+                                                                      self.prefix_group)))
+
     @classmethod
     def from_specs(cls, specs: Sequence) -> Trace:
         """A trace from request specs (sorted by arrival, stable).
