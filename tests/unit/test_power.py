@@ -43,12 +43,57 @@ def test_h200_memory_bound_decode_power_within_measurement():
 
 
 def test_load_power_monotone_and_capped():
+    """GB300: idle 168 + background 24 W; P(u, u) = 192 + u (250 + 1,208) reaches the 1,400 W TDP
+    at u = 1,208/1,458 = 0.83, and stays there."""
     cp = chip_power(load_system("gb300-nvl72"))
     u = np.linspace(0, 1, 11)
     p = load_power_w(cp, u, u)
-    assert np.all(np.diff(p) > 0) and p[0] == pytest.approx(cp.idle_w + cp.hbm_background_w)
-    assert p[-1] == pytest.approx(cp.tdp_w - cp.link_w)  # links idle
+    assert np.all(np.diff(p) >= 0) and p[0] == pytest.approx(cp.idle_w + cp.hbm_background_w)
+    assert p[8] == pytest.approx(192 + 0.8 * (8e12 * 8 * HBM3 * 1e-12 + 1400 - 192))
+    assert p[9] == p[10] == pytest.approx(1400)
     assert float(load_power_w(cp, 2.0, 2.0, 2.0)) == pytest.approx(cp.tdp_w)  # clipped to TDP
+
+
+def test_compute_bound_work_draws_the_rated_power():
+    """The TDP is reached by compute-bound work (memory-bound decode leaves it untouched and no cap
+    triggers: Ma et al., arXiv 2605.11999): H200 at full compute, HBM and links idle, draws 700 W;
+    memory-bound decode (u_c 0.05, u_m 0.8) 84 + 18 + 0.8 x 149.76 + 0.05 x (700 - 84 - 18) = 251.7 W.
+    Jalapeno: at full compute 700 W, where the remainder rule (compute = 189 W: 0.056 pJ per FP8
+    FLOP, against H200's 412 W / 1,979 TFLOP/s = 0.21) gave 84 + 18 + 189 = 291 W."""
+    h200, jal = chip_power(load_system("h200")), chip_power(load_system("jalapeno"))
+    assert float(load_power_w(h200, 1.0, 0.0)) == pytest.approx(700)
+    assert float(load_power_w(h200, 0.05, 0.8)) == pytest.approx(84 + 18 + 0.8 * 149.76 + 0.05 * 598)
+    assert h200.compute_bound_w == pytest.approx(700 - 84 - 18)
+    assert float(load_power_w(jal, 1.0, 0.0)) == pytest.approx(700)
+    assert jal.compute_w == pytest.approx(189.04)  # the TDP split variants follow is unchanged
+
+
+def test_utilisation_counts_each_format_at_its_peak_and_the_links():
+    """DeepSeek-R1 FP8 decode on H200 (DP8 EP8, 64 sequences per rank): the BF16 attention FLOPs
+    count at the 989 TFLOP/s BF16 peak, the FP8 ones at 1,979, and the step's all-to-all bytes
+    against NVLink's 450 GB/s per direction."""
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.cost.step import Batch, step_cost
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.specs.catalog import load_model
+    from jalapeno.specs.formats import get_precision
+    from jalapeno.specs.workload import get_workload
+
+    m, pr, wl = load_model("deepseek-r1"), load_pricer("h200"), get_workload("8k1k")
+    lay, prec = Layout(tp=1, dp=8, ep=8), get_precision("fp8")
+    dep = Deployment(prec, Pool(lay))
+    b, tau = np.array([512.0]), np.array([0.1])
+    u_c, u_m, u_l = point_utilisation(m, pr, dep, wl, b, tau, np.array([1000.0]))
+    isl, osl = wl.mean_isl, wl.mean_osl
+    sc = step_cost(m, pr, lay, prec, Batch.make(decode_seqs=b, decode_ctx=isl + osl / 2,
+                                                prefill_tokens=b * isl / (osl - 1)))
+    fl = {f: sum(float(x[0]) for x, g in zip(sc.ops.flop, sc.ops.fmt) if g == f) for f in set(sc.ops.fmt)}
+    assert set(fl) <= {"fp8", "bf16"} and fl.get("bf16", 0) > 0
+    assert u_c[0] == pytest.approx((fl.get("fp8", 0) / 1979e12 + fl["bf16"] / 989e12) / 0.1, rel=1e-3)
+    coll = sum(float(x[0]) * c for x, c in zip(sc.collectives.bytes, sc.collectives.calls))
+    assert coll > 0 and u_l[0] == pytest.approx(min(1.0, coll / (0.1 * 450e9)), rel=1e-6)
+    assert 0 < u_m[0] <= 1
 
 
 def test_eight_stacks_cost_their_background_power():
@@ -100,8 +145,12 @@ def test_operating_point_power_grows_with_load():
     b = np.array([8.0, 512.0])
     tau = np.array([0.02, 0.06])
     tput = np.array([300.0, 9000.0])
-    u_c, u_m = point_utilisation(m, pr, dep, wl, b, tau, tput)
-    assert np.all((0 <= u_c) & (u_c <= 1) & (0 <= u_m) & (u_m <= 1))
+    u_c, u_m, u_l = point_utilisation(m, pr, dep, wl, b, tau, tput)
+    assert np.all((0 <= u_c) & (u_c <= 1) & (0 <= u_m) & (u_m <= 1) & (0 <= u_l) & (u_l <= 1))
     assert u_c[1] > u_c[0]
     w = load_power_w_per_chip(m, pr, dep, wl, b, tau, tput)
     assert w[0] < w[1] <= 1400
+    dis = Deployment(get_precision("fp8"), Pool(Layout(tp=1, dp=8, ep=8)),
+                     prefill=Pool(Layout(tp=4, ep=4), workers=2))  # 8 prefill + 8 decode chips
+    u_c, u_m, u_l = point_utilisation(m, pr, dis, wl, b, tau, tput)
+    assert np.all((0 <= u_c) & (u_c <= 1)) and np.all(u_m <= 0.5) and np.all(u_l <= 0.5)  # prefill: no streaming

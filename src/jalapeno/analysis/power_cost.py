@@ -58,23 +58,32 @@ def energy_and_cost(throughput_per_chip, system: System, convention: str) -> dic
 
 
 def point_utilisation(model, pricer, dep, workload, decode_batch, step_time_s, throughput_per_chip):
-    """Compute and HBM utilisation of one deployment's operating points (arrays (N,)).
+    """Compute, HBM and scale-up link utilisation of one deployment's operating points (arrays (N,)).
 
     One step of the (decode) instance at each point's decode batch ``B`` and mean context
     ISL + OSL/2 is priced with ``step_cost`` (aggregated: plus the prefill tokens that arrive per
     step, B·ISL/(OSL − 1)); its op table is one chip's share of the step, so with τ the point's
     step time:
 
-        u_c = chip FLOP per step / (τ · peak FLOP/s of the routed-expert (else dense-FFN) format)
+        u_c = Σ_op FLOP_op / peak(format_op) / τ     (each op at the peak of its own compute format)
         u_m = chip HBM bytes per step / (τ · HBM bandwidth)
+        u_l = Σ collective bytes · calls per step / (τ · scale-up bandwidth per direction)
 
-    Disaggregated: the decode chips at those utilisations, the prefill chips at the compute
-    utilisation of their prompt tokens (2 · active parameters FLOP per token, the forward-pass
-    count of Kaplan et al. 2020) and no HBM streaming; the point's value is the chip-weighted
-    mean — a stated approximation. Returns (u_c, u_m), each clipped to [0, 1].
+    Each op's FLOPs count against its own format's peak: energy per FLOP at a format is the
+    compute power over that format's peak, so a BF16 FLOP (attention) costs twice an FP8 one on a
+    chip whose BF16 peak is half — dividing every FLOP by the FP8 peak halved the attention's power.
+    The links were charged nothing under load (``u_l`` was not passed); their SerDes power now
+    follows the step's collective bytes.
+
+    Disaggregated: the decode chips at those utilisations; the prefill chips at the compute
+    utilisation of their prompts — one prompt of ISL tokens priced on the prefill layout (FLOPs
+    per chip by format, attention included) times the prompts per second per prefill worker — and
+    no HBM streaming or link traffic; the point's value is the chip-weighted mean, a stated
+    approximation. Returns (u_c, u_m, u_l), each clipped to [0, 1].
     """
     from jalapeno.cost.step import Batch, step_cost
     from jalapeno.deploy.deployment import pool_overlap
+    from jalapeno.specs.power import scale_up_bytes_per_s
 
     b = np.asarray(decode_batch, dtype=float)
     tau = np.asarray(step_time_s, dtype=float)
@@ -85,29 +94,42 @@ def point_utilisation(model, pricer, dep, workload, decode_batch, step_time_s, t
                                                                  prefill_tokens=p),
                    dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
     chip = pricer.system.chip
-    module = "routed_experts" if model.moe is not None else "dense_ffn"
-    peak = chip.peak_flop_per_s.get(dep.precision.modules[module].compute) or max(chip.peak_flop_per_s.values())
+    link = scale_up_bytes_per_s(pricer.system)
+    co = sc.collectives
+    coll = (co.bytes * np.asarray(co.calls, dtype=float)[:, None]).sum(axis=0) if len(co.name) else np.zeros_like(b)
     with np.errstate(divide="ignore", invalid="ignore"):
-        u_c = np.clip(np.nan_to_num(sc.ops.flop.sum(axis=0) / (tau * peak)), 0, 1)
+        u_c = np.clip(np.nan_to_num(_peak_seconds(sc.ops, chip) / tau), 0, 1)
         u_m = np.clip(np.nan_to_num(sc.ops.bytes.sum(axis=0) / (tau * chip.hbm_bandwidth_bytes_per_s)), 0, 1)
+        u_l = np.clip(np.nan_to_num(coll / (tau * link)), 0, 1) if link > 0 else np.zeros_like(b)
     if dep.prefill is not None:
-        n_pre, n_dec = dep.prefill.chips, dep.decode.chips
-        prompt_rate = np.asarray(throughput_per_chip, dtype=float) * dep.chips * isl / (isl + osl)
-        u_pre = np.clip(prompt_rate * 2 * model.active_params / (n_pre * peak), 0, 1)
+        pre = dep.prefill
+        one = step_cost(model, pricer, pre.layout, dep.precision, Batch.make(decode_seqs=0, prefill_tokens=isl))
+        prompt_rate = np.asarray(throughput_per_chip, dtype=float) * dep.chips / (isl + osl)  # prompts/s
+        u_pre = np.clip(prompt_rate / pre.workers * float(_peak_seconds(one.ops, chip)[0]), 0, 1)
+        n_pre, n_dec = pre.chips, dep.decode.chips
         u_c = (n_dec * u_c + n_pre * u_pre) / dep.chips
         u_m = u_m * n_dec / dep.chips
-    return u_c, u_m
+        u_l = u_l * n_dec / dep.chips
+    return u_c, u_m, u_l
+
+
+def _peak_seconds(ops, chip) -> np.ndarray:
+    """Seconds the op table's FLOPs take at peak, each op at its own compute format's peak, (N,)."""
+    fallback = chip.peak_flop_per_s.get("bf16", max(chip.peak_flop_per_s.values()))
+    peak = np.array([chip.peak_flop_per_s.get(f, fallback) for f in ops.fmt], dtype=float)
+    return (ops.flop / peak[:, None]).sum(axis=0)
 
 
 def load_power_w_per_chip(model, pricer, dep, workload, decode_batch, step_time_s, throughput_per_chip,
                           terms=None):
     """Chip power drawn at operating points (W, (N,)): specs/power.load_power_w at the
-    utilisations of :func:`point_utilisation`, with the chip's components (a variant's relative
-    to its root); ``terms``: power-term values replacing the mid ones (specs/power.POWER_TERMS)."""
+    utilisations of :func:`point_utilisation` (compute, HBM and scale-up links), with the chip's
+    components (a variant's relative to its root); ``terms``: power-term values replacing the mid
+    ones (specs/power.POWER_TERMS)."""
     from jalapeno.specs.power import chip_power, load_power_w
 
-    u_c, u_m = point_utilisation(model, pricer, dep, workload, decode_batch, step_time_s, throughput_per_chip)
-    return load_power_w(chip_power(pricer.system, _root(pricer.system), terms), u_c, u_m)
+    u_c, u_m, u_l = point_utilisation(model, pricer, dep, workload, decode_batch, step_time_s, throughput_per_chip)
+    return load_power_w(chip_power(pricer.system, _root(pricer.system), terms), u_c, u_m, u_l)
 
 
 def _root(system):

@@ -15,13 +15,17 @@ stacks, more bandwidth or faster links cost watts, and its TDP, sustained power,
 (Δ · PUE) and $/chip-hour (Δ HBM capex, Δ energy) follow (:func:`follow_variant`).
 
 Power drawn at an operating point (:func:`load_power_w`) scales the dynamic terms with the
-utilisation of compute (achieved FLOP/s over peak) and HBM (achieved bytes/s over bandwidth):
+utilisation of compute (achieved FLOP/s over peak, each op at its format's peak), HBM (achieved
+bytes/s over bandwidth) and scale-up links (collective bytes/s over line rate):
 
-    P(u_c, u_m, u_l) = P_idle + P_hbm_bg + u_m · P_hbm + u_l · P_link + u_c · P_compute  (≤ TDP)
+    P(u_c, u_m, u_l) = P_idle + P_hbm_bg + u_m · P_hbm + u_l · P_link + u_c · (TDP − P_idle − P_hbm_bg)  (≤ TDP)
 
-Check against measurement: memory-bound decode on an H200 (u_m ≈ 0.8, u_c ≈ 0.05) gives about
-243 W with the mid terms; Ma et al. measured 137-300 W for decode on a 700 W H200 across four
-attention types ("The Illusion of Power Capping in LLM Decode", arXiv 2605.11999, 2026).
+The compute term is what fills the TDP (compute-bound work reaches the rated power; memory-bound
+decode does not), not the TDP's remainder after HBM and links at full rate too
+(:attr:`ChipPower.compute_bound_w`). Check against measurement: memory-bound decode on an H200
+(u_m ≈ 0.8, u_c ≈ 0.05) gives about 252 W with the mid terms; Ma et al. measured 137-300 W for
+decode on a 700 W H200 across four attention types ("The Illusion of Power Capping in LLM
+Decode", arXiv 2605.11999, 2026), and no power cap triggered in decode.
 """
 
 from __future__ import annotations
@@ -102,6 +106,15 @@ class ChipPower:
     def tdp_w(self) -> float:
         return self.idle_w + self.hbm_background_w + self.hbm_w + self.link_w + self.compute_w
 
+    @property
+    def compute_bound_w(self) -> float:
+        """What compute-bound work draws above the always-drawn terms at full compute utilisation:
+        the TDP less idle and HBM background (W). A chip's rated power is reached by dense math
+        with little HBM or link traffic (memory-bound decode leaves it untouched: on a 700 W H200
+        decode draws 137-300 W and a power cap never triggers, Ma et al., arXiv 2605.11999, 2026),
+        so the FLOPs, not the remainder after HBM and links at full rate as well, are what fill it."""
+        return self.tdp_w - self.idle_w - self.hbm_background_w
+
     def as_dict(self) -> dict[str, float]:
         return {"idle_w": self.idle_w, "hbm_background_w": self.hbm_background_w, "hbm_w": self.hbm_w,
                 "link_w": self.link_w, "compute_w": self.compute_w, "tdp_w": self.tdp_w}
@@ -113,10 +126,12 @@ def _hbm_pj_per_bit(chip, terms) -> float:
     return term(f"{gen}_pj_per_bit", terms)
 
 
-def _link_bytes_per_s(system) -> float:
-    """Per-chip scale-up bandwidth per direction over the levels with their own ports."""
+def scale_up_bytes_per_s(system) -> float:
+    """Per-chip scale-up bandwidth per direction over the levels with their own ports (B/s): the
+    line rate the SerDes power ``P_link`` is priced at."""
     return sum(lv.bandwidth_bytes_per_s for lv in system.levels
                if lv.scope == "scale_up" and not lv.shares_ports_with_inner)
+
 
 
 def _peak(chip) -> float:
@@ -127,7 +142,7 @@ def _fixed_parts(system, terms) -> tuple[float, float, float]:
     c = system.chip
     hbm_bg = c.hbm_stacks * term("hbm_stack_background_w", terms)
     hbm = c.hbm_bandwidth_bytes_per_s * 8 * _hbm_pj_per_bit(c, terms) * 1e-12
-    link = 2 * _link_bytes_per_s(system) * 8 * term("serdes_pj_per_bit", terms) * 1e-12
+    link = 2 * scale_up_bytes_per_s(system) * 8 * term("serdes_pj_per_bit", terms) * 1e-12
     return hbm_bg, hbm, link
 
 
@@ -161,14 +176,22 @@ def load_power_w(cp: ChipPower, u_compute, u_hbm, u_link=0.0):
     bandwidth), ``u_link`` (link bytes/s over line rate); arrays broadcast; each clipped to [0, 1]
     and the total to the TDP. W.
 
+        P = P_idle + P_hbm_bg + u_m · P_hbm + u_l · P_link + u_c · P_compute_bound   (≤ TDP)
+
+    with ``P_compute_bound`` = TDP − P_idle − P_hbm_bg (:attr:`ChipPower.compute_bound_w`): a
+    compute-bound chip draws its rated power. Pricing the FLOPs at the remainder after HBM and
+    links at full rate too (``compute_w``) left a chip with a large HBM share little for compute
+    (Jalapeño 189 W of 700: 0.056 pJ per FP8 FLOP against H200's 0.21 and B200's 0.12), and its
+    drawn power ~3.6x under its TDP at its peak throughput.
+
     >>> cp = ChipPower(idle_w=84, hbm_background_w=18, hbm_w=150, link_w=36, compute_w=412)
-    >>> round(float(load_power_w(cp, 0.05, 0.8)), 1)
-    242.6
+    >>> round(float(load_power_w(cp, 0.05, 0.8)), 1)  # 84 + 18 + 0.8 x 150 + 0.05 x 598
+    251.9
     """
     import numpy as np
 
     uc, um, ul = (np.clip(np.asarray(u, dtype=float), 0.0, 1.0) for u in (u_compute, u_hbm, u_link))
-    p = cp.idle_w + cp.hbm_background_w + um * cp.hbm_w + ul * cp.link_w + uc * cp.compute_w
+    p = cp.idle_w + cp.hbm_background_w + um * cp.hbm_w + ul * cp.link_w + uc * cp.compute_bound_w
     return np.minimum(p, cp.tdp_w)
 
 
