@@ -49,13 +49,14 @@ def test_step_context_past_the_model(capsys):
 
 @pytest.mark.parametrize("extra, words", [
     (["-c", "64"], ["--concurrency", "trace", "own arrivals"]),
-    (["-n", "5"], ["--requests", "trace"]),
     (["-r", "1000"], ["--rate", "trace"]),
     (["--arrival", "burst"], ["--arrival", "trace"]),
     (["--sessions", "3"], ["--sessions", "trace"]),
     (["--isl", "100", "--osl", "10"], ["--isl", "trace"]),
 ])
 def test_trace_refuses_options_it_would_ignore(capsys, tmp_path, extra, words):
+    """(``-n`` applies to a trace since round 9: it replays the first N requests by arrival,
+    tests/cli/test_cli_usability_user9.py.)"""
     p = _trace(tmp_path, "0,100,10\n")
     check_error(*run(capsys, *SIM, "-w", p, *extra), *words, "drop")
 
