@@ -171,3 +171,58 @@ def test_validate_help_states_the_pricer_rule_and_autos_choices(capsys):
     text = " ".join(out.replace("│", " ").split())
     assert "roofline (default, as on every command" in text and "preferred_pricer" in text
     assert f"table on {', '.join(by_table)}, roofline elsewhere" in text
+
+
+# ---- new-user pass (round 9): compare on each seed model ---------------------------------------------------------
+
+@pytest.mark.parametrize("args, words", [
+    # default workload 8k1k: 8,192 + 1,024 > Llama 2's 4,096; of the presets only 1k1k (2,048) fits
+    (("-m", "llama-2-70b"), ["--workload", "8k1k (8192 + 1024 tokens) exceed llama-2-70b's context of 4096",
+                             "use a preset that fits (-w 1k1k)", "at most 4,096 tokens"]),
+    (("-m", "llama-2-70b", "--isl", "4000", "--osl", "200"), ["--isl/--osl", "4000 + 200 tokens exceed",
+                                                               "at most 4,096 tokens"]),
+    # coding-agent's last turns reach 120,000 tokens; of the agentic presets long-memory-chat (26,800)
+    # and chat-agent (8,700) fit QwQ-32B's 40,960, research-agent (93,000) does not
+    (("-m", "qwq-32b", "-w", "agentic:coding-agent"),
+     ["--workload", "coding-agent's last turns (120,000 tokens) exceed qwq-32b's context of 40960",
+      "-w agentic:long-memory-chat, agentic:chat-agent"]),
+])
+def test_a_workload_longer_than_the_model_names_the_presets_that_fit(capsys, args, words):
+    """``compare -m llama-2-70b`` ran the default 8k1k past Llama 2's context and was refused under
+    ``--isl/--osl`` (not given) with "use shorter requests"."""
+    check_error(*run(capsys, "compare", "--html", "", *args), *words)
+
+
+def test_as_deployed_says_which_recipe_runs_which_system(capsys):
+    code, out, err = run(capsys, "compare", "--systems", "jalapeno,gb200-nvl72", "--as-deployed", "--html", "")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "as deployed (engine recipes, data/engines.toml): gb200-nvl72 " in text and "; as stated: jalapeno" in text
+
+
+def test_as_deployed_without_any_recipe_says_so(capsys):
+    """``compare -m gpt-oss-120b --as-deployed`` ran every system as stated without a word."""
+    code, out, err = run(capsys, "compare", "-m", "gpt-oss-120b", "--systems", "jalapeno", "--as-deployed",
+                         "--html", "", "--json")
+    assert code == 0, err
+    assert ("note: --as-deployed: no engine recipe deploys gpt-oss-120b on jalapeno (data/engines.toml "
+            "default_for); every system runs as stated") in err
+
+
+def test_compare_help_keeps_its_sentence_whole(capsys):
+    """The help read "...its chip computes / natively, e.g. ..." across a hard line break of the docstring."""
+    code, out, err = run(capsys, "compare", "--help")
+    assert code == 0, err
+    text = " ".join(out.split())  # the terminal wraps at its width; the docstring no longer breaks the sentence
+    assert "Each system sweeps every released precision its chip computes natively unless -p pins one." in text
+
+
+def test_an_aggregated_point_shows_no_kv_transfer(capsys):
+    """``predict`` on an aggregated deployment printed "KV transfer 0.00 ms", a disaggregated figure."""
+    code, out, err = run(capsys, "predict", "-s", "h200", "-m", "gpt-oss-120b", "--tp", "8", "-c", "4")
+    assert code == 0, err
+    assert "KV transfer" not in out
+    code, out, err = run(capsys, "predict", "-s", "gb200-nvl72", "-m", "deepseek-r1", "-w", "1k1k", "-c", "64",
+                         "--prefill", "tp=4,ep=4,workers=1", "--decode", "dp=8,ep=8,workers=1")
+    assert code == 0, err
+    assert "KV transfer (prefill to decode)" in out

@@ -43,7 +43,7 @@ def _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallba
     spec = get_agentic(workload)
     # the analytic model runs the mean lengths: the last turn's prompt + reply must fit
     m.check_context(spec.final_context_tokens, "--workload",
-                    f"{spec.name}'s last turn ({spec.final_context_tokens:,} tokens)")
+                    f"{spec.name}'s last turns ({spec.final_context_tokens:,} tokens)", agentic_context_fix(m.max_context))
     opts = SweepOptions(serving="agg", eplb=sweep_eplb(eplb), overlap=overlap or "none",
                         max_stage_factor=AGENTIC_STAGE_FACTOR)
     if memory_fraction is not None:
@@ -59,6 +59,15 @@ def _precisions(m, pricer, pinned, kv_dtype, attention_dtype, compute_fallback) 
         return [pinned.name]
     names = available_precisions(m.name, m.default_precision, pricer.system.chip.formats, m, pricer.system.chip)
     return [resolve_precision(m, p, kv_dtype, attention_dtype, compute_fallback).name for p in names]
+
+
+def agentic_context_fix(max_context: int) -> str:
+    """The agentic presets whose last turn fits ``max_context`` tokens, as the remedy to name."""
+    from jalapeno.specs.agentic import AGENTIC_PRESETS, get_agentic
+
+    fits = [n for n in AGENTIC_PRESETS if get_agentic(n).final_context_tokens <= max_context]
+    return (f"use a preset whose turns fit (-w {', '.join('agentic:' + n for n in fits)}) or a model with a longer "
+            "context") if fits else "use a model with a longer context"
 
 
 def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, compute_fallback, systems, baseline,

@@ -169,8 +169,8 @@ def recipe_overrides(recipe, systems: list[str], precision: str | None, stack: s
     return out
 
 
-def note_overrides(lines: list[str]) -> None:
-    """Print each :func:`recipe_overrides` line on stderr as ``note: ...`` (stdout stays the result)."""
+def note_lines(lines: list[str]) -> None:
+    """Print each line on stderr as ``note: ...`` (stdout stays the result; :func:`recipe_overrides`)."""
     from rich.console import Console
 
     err = Console(stderr=True)

@@ -24,7 +24,7 @@ from jalapeno.cli.engine_opts import (
     graph_option,
     limit_kwargs,
     load_recipe,
-    note_overrides,
+    note_lines,
     max_running_option,
     max_tokens_option,
     memory_breakdown_lines,
@@ -156,7 +156,7 @@ def predict(
     memory = [engine_memory_breakdown(m, s, lay, prec, dep.memory_profile, memory_fraction, dep.mtp)
               for lay in layouts] if dep.memory_profile is not None else []
     rules = engine_rules(rec, stack)
-    note_overrides(overrides)
+    note_lines(overrides)
     if json_out:
         print_json({**point.as_dict(), **({"engine_memory": memory} if memory else {}),
                     **({"engine_version": recipe_engine_version(rec), "version_rules": rules,

@@ -31,7 +31,7 @@ from jalapeno.cli.engine_opts import (
     max_tokens_option,
     recipe_overrides,
     recipe_run,
-    note_overrides,
+    note_lines,
     refuse_with_as_deployed,
     sweep_options,
 )
@@ -74,6 +74,20 @@ def _mtp(k: int | None, acceptance: float | None):
     return MTP(k, acceptance)
 
 
+def check_workload_context(m, wl, lengths_given: bool) -> None:
+    """A fixed-length workload longer than the model's context is refused under the option that set
+    it (``--workload``, or ``--isl/--osl`` when given) with the presets that fit (specs/workload.context_fix).
+
+    Raises:
+        SpecError: ISL + OSL above the model's ``max_position_embeddings``.
+    """
+    from jalapeno.specs.workload import context_fix
+
+    m.check_context(wl.isl + wl.osl, "--isl/--osl" if lengths_given else "--workload",
+                    f"{wl.isl} + {wl.osl} tokens" if lengths_given else f"{wl.name} ({wl.isl} + {wl.osl} tokens)",
+                    context_fix(m.max_context))
+
+
 def _setup(model: str, workload: str | None, isl: int | None, osl: int | None, precision: str | None,
            fixed: bool = False, kv_dtype: str | None = None, attention_dtype: str | None = None,
            compute_fallback: bool = False, routing: str = "uniform"):
@@ -83,7 +97,7 @@ def _setup(model: str, workload: str | None, isl: int | None, osl: int | None, p
 
     m = with_routing(load_model(model), routing)
     wl = get_workload(workload, isl, osl, fixed)
-    m.check_context(wl.isl + wl.osl, "--isl/--osl", f"{wl.isl} + {wl.osl} tokens")
+    check_workload_context(m, wl, isl is not None)
     prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
     return m, wl, prec
 
@@ -308,8 +322,7 @@ def compare(
 ) -> None:
     """Compare systems on one model and workload: frontiers, headline figures, ratios, tiers.
 
-    Each system sweeps the precisions it can run (released checkpoints its chip computes
-    natively, e.g. fp8 and fp4 on Blackwell, fp8 on Hopper) unless --precision pins one.
+    Each system sweeps every released precision its chip computes natively unless -p pins one.
     """
     from jalapeno.analysis.comparison import compare_systems
     from jalapeno.cost.pricer import band_pricers
@@ -385,7 +398,10 @@ def compare(
                           bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
                           precisions=precs, recipes=recipes, strict_baseline=bool(baseline))
     rec = res.record()
-    note_overrides(overrides)
+    note_lines(overrides)
+    if as_deployed and not recipes:  # gpt-oss-120b --as-deployed ran every system as stated, without a word
+        note_lines([f"--as-deployed: no engine recipe deploys {m.name} on {', '.join(names_in)} "
+                    "(data/engines.toml default_for); every system runs as stated"])
     if store:
         from jalapeno.cli.explore_cmd import store_frontier
 
@@ -401,6 +417,11 @@ def compare(
         return
     for t in comparison_tables(rec):
         console.print(t)
+    if recipes:
+        stated = [n for n in names_in if n not in recipes]
+        console.print("as deployed (engine recipes, data/engines.toml): "
+                      + ", ".join(f"{n} {r.name}" for n, r in recipes.items())
+                      + (f"; as stated: {', '.join(stated)}" if stated else ""), markup=False)
     if stacks:
         console.print("software stack (the engine recipe at its release): "
                       + ", ".join(f"{n} {v}" for n, v in stacks.items()), markup=False)
@@ -480,7 +501,7 @@ def frontier(
                        max_tokens_per_step, cuda_graph_max_batch, memory_fraction)
     sf = system_frontier(m, pr, wl, prec, opts, power, recipe=rec if opts.mtp is None else None)
     rec = sf.record()
-    note_overrides(overrides)
+    note_lines(overrides)
     if store:
         from jalapeno.cli.explore_cmd import store_frontier
 

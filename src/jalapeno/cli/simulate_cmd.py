@@ -74,9 +74,9 @@ def simulate(
     out: str = typer.Option(None, "--out", "-o", help="Per-request results to FILE.parquet or .csv."),
 ) -> None:
     """Simulate requests through a deployment: queueing, tails, bursts, agentic sessions, traces."""
-    from jalapeno.cli.engine_opts import (check_recipe_serving, limit_kwargs, load_recipe, note_overrides, recipe_mtp,
+    from jalapeno.cli.engine_opts import (check_recipe_serving, limit_kwargs, load_recipe, note_lines, recipe_mtp,
                                           recipe_overrides, recipe_run)
-    from jalapeno.cli.serving_cmds import _mtp, check_pool, parse_pool
+    from jalapeno.cli.serving_cmds import _mtp, check_pool, check_workload_context, parse_pool
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.serve.sim.simulation import simulate as run_sim
     from jalapeno.serve.sim.workloads import AGENTIC_PRESETS, read_trace
@@ -133,8 +133,7 @@ def simulate(
                           "(at most 2,000,000)")
     else:
         kw["workload"] = get_workload(workload, isl, osl)
-        m.check_context(kw["workload"].isl + kw["workload"].osl, "--isl/--osl",
-                        f"{kw['workload'].isl} + {kw['workload'].osl} tokens")
+        check_workload_context(m, kw["workload"], isl is not None)
     if (prefill is None) != (decode is None):
         raise SpecError("--prefill/--decode", "disaggregated serving needs both pools", "pass both, or neither")
     mt = _mtp(mtp, mtp_acceptance)
@@ -198,7 +197,7 @@ def simulate(
         print(note, file=sys.stderr)
     if trace_note:
         print(trace_note, file=sys.stderr)
-    note_overrides(overrides)
+    note_lines(overrides)
     if json_out:
         print_json(res.as_dict())
         return

@@ -205,7 +205,8 @@ def point_table(p: PointRecord, title: str, open_loop: bool = False) -> Table:
         ("efficiency set", str(getattr(p, "efficiency_source", ""))),
         ("bound", f"{p.bound} ({_f(p.bound_margin, '.2f')}x the next)"
          + (f"; capped by {p.limit}" if p.limit else "")),
-        ("KV transfer", f"{_f(p.kv_transfer_s * 1e3, '.2f')} ms"),
+        *([("KV transfer (prefill to decode)", f"{_f(p.kv_transfer_s * 1e3, '.2f')} ms")]
+          if p.deployment.prefill is not None else []),  # aggregated: no hand-off (printed "0.00 ms")
     ]
     for k, v in rows:
         t.add_row(k, v)

@@ -148,13 +148,14 @@ class ModelSpec:
     max_context: int
     source: str = field(default="", compare=False)
 
-    def check_context(self, tokens: float, field: str, what: str | None = None) -> None:
+    def check_context(self, tokens: float, field: str, what: str | None = None, fix: str | None = None) -> None:
         """Every path that runs a sequence (predict, step, simulate, traces) makes this one check.
 
         Args:
             tokens: the sequence's total length (input + output, or the context), tokens.
             field: the option or file field that set it, for the message.
             what: how to show the length (default: the number).
+            fix: the remedy to name (default: shorter requests or a longer-context model).
 
         Raises:
             SpecError: longer than ``max_context`` (``max_position_embeddings``; 0 = unknown, no check).
@@ -162,7 +163,7 @@ class ModelSpec:
         if self.max_context and tokens > self.max_context:
             raise SpecError(field, f"{what or f'{tokens:.0f} tokens'} exceed {self.name}'s context of "
                             f"{self.max_context} tokens (max_position_embeddings)",
-                            "use shorter requests or a model with a longer context")
+                            fix or "use shorter requests or a model with a longer context")
 
     # ---- per-module parameter counts (elements) ------------------------------------------
     @property

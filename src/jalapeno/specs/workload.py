@@ -212,6 +212,19 @@ PRESETS = {
 }
 
 
+def context_fix(max_context: int) -> str:
+    """The remedy for a fixed-length workload longer than a model's context: the presets that fit
+    (``compare -m llama-2-70b`` ran the default 8k1k into Llama 2's 4,096 tokens and was told to
+    "use shorter requests", naming --isl/--osl, which the user had not given).
+
+    >>> context_fix(4096)
+    'use a preset that fits (-w 1k1k), or --isl/--osl summing to at most 4,096 tokens'
+    """
+    fits = [n for n, w in PRESETS.items() if w.isl + w.osl <= max_context]
+    head = f"use a preset that fits (-w {', '.join(fits)}), or " if fits else "no preset fits: use "
+    return head + f"--isl/--osl summing to at most {max_context:,} tokens"
+
+
 def get_workload(name: str | None = None, isl: int | None = None, osl: int | None = None,
                  fixed: bool = False) -> Workload:
     """A preset by name, or a custom ISL/OSL (InferenceX distribution unless ``fixed``).
