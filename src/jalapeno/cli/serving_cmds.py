@@ -164,9 +164,6 @@ def _floors(text: str, unit: str = "value", example: str = "fast=100,ultra_fast=
         if name.strip() == "batch":  # was refused later as 'floors', a name the command does not have
             raise SpecError("--tiers", "'batch' is the reserved name of the frontier's first point",
                             f"name the tier otherwise, e.g. --tiers {example}")
-        if not (math.isfinite(v) and v >= 0):  # was refused later as 'floors.NAME'
-            raise SpecError("--tiers", f"tier {name.strip()!r} is {val.strip()}, not a finite {unit} >= 0",
-                            f"write e.g. --tiers {example}")
         out[name.strip()] = v
     return out
 
