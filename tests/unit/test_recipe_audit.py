@@ -58,3 +58,21 @@ def test_workload_overrides_refuse_other_keys_and_check_their_tables():
         _recipe({**good, "workload": {"8k1k": {"overlap": "tbo"}}}, 0)
     with pytest.raises(SpecError, match=r"workload\.8k1k\.token_budget_by_concurrency.*bounds must ascend"):
         _recipe({**good, "workload": {"8k1k": {"token_budget_by_concurrency": [[32, 4096], [16, 8192]]}}}, 0)
+
+
+def test_sglang_eagle_without_a_running_cap_runs_48_and_row_119_queues_the_rest():
+    # dsr1_fp4_mi355x_mtp.sh passes no --max-running-requests; SGLang v0.5.12's ServerArgs
+    # ._handle_speculative_decoding sets max_running_requests = 48 for EAGLE when it is unset. At 64
+    # users 16 wait for a slot, so the run's published throughput and TPOT disagree by Little's law:
+    # row 119's closed-loop ratio tput·GPUs / (C · (1/TPOT) · (ISL+OSL)/OSL) is 2841·8 / (64·55.25·9) = 0.714
+    # (measured; 48/64 = 0.75 times the decode share of a request's life). The model must show the same.
+    from jalapeno.fit.validate import load_inferencex, predict_points
+    from jalapeno.fit.validation_run import DEFAULT_POINTS
+
+    assert get_recipe("sglang-mi355x-dsr1-fp4-mtp").deployment_kwargs(64)["max_running"] == 48
+    pts, _ = load_inferencex(DEFAULT_POINTS)
+    row = next(p for p in pts if p.id == "inferencex_points:119")
+    got = predict_points([row]).set_index("metric")["predicted"]
+    ratio = got["throughput_per_chip"] * 8 / (64 * got["interactivity"] * (8192 + 1024) / 1024)
+    assert abs(ratio - 2841 * 8 / (64 * 55.25 * 9)) < 0.05
+    assert abs(got["tpot_s"] / 0.0181 - 1) < 0.15  # +27% when all 64 were priced running
