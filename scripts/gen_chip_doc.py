@@ -76,7 +76,7 @@ def _tile_vs_tables() -> str:
     (fitted η(m)) and by the tiled pricer (η_peak · η_struct); median / p90 absolute error on all
     rows and on the rows the flat model calls compute-bound."""
     try:
-        from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, GEMM_DTYPES, load_table
+        from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, GEMM_DTYPES, gemm_key, load_table
         from jalapeno.fit.kernels import fit_gemm, gemm_table
     except ImportError:
         return "(the [calibrate] extra is not installed; regenerate with it to fill this table)", ""
@@ -96,19 +96,20 @@ def _tile_vs_tables() -> str:
         df = df[df.gemm_dtype.isin(list(GEMM_DTYPES)) & (df.m >= 8)]
         for dtype, d in df.groupby("gemm_dtype"):
             fmt, wb, ab = GEMM_DTYPES[dtype]
-            if fmt not in p.system.chip.formats or fmt not in rep["formats"]:
+            key = gemm_key(dtype)  # per-tensor fp8 and block-scaled fp8_block: each its own entry
+            if fmt not in p.system.chip.formats or key not in rep["formats"]:
                 continue
-            eff = replace(p.efficiency, kernel_launch_s=rep["formats"][fmt]["kernel_floor_s"])
+            eff = replace(p.efficiency, kernel_launch_s=rep["formats"][key]["kernel_floor_s"])
             m_, n_, k_ = (d[c].to_numpy(dtype=float) for c in ("m", "n", "k"))
             t = d.latency.to_numpy(dtype=float) * 1e-3
-            tab = gemm_table(m_, n_, k_, fmt, wb, ab)
+            tab = gemm_table(m_, n_, k_, fmt, wb, ab, key)
             flat = RooflinePricer(p.system, eff).op_times(tab)
             tiled = TiledPricer(p.system, eff).op_times(tab)
             a_f, a_t = np.abs(flat.time_s[0] / t - 1), np.abs(tiled.time_s[0] / t - 1)
             cb = flat.compute_s[0] >= flat.memory_s[0]
             if cb.any():
                 gaps.append(float(np.median(a_t[cb]) - np.median(a_f[cb])))
-            lines.append(f"| {name} | {fmt} | {len(d)} | {err(a_f)} | {err(a_t)} | {int(cb.sum())} | "
+            lines.append(f"| {name} | {key} | {len(d)} | {err(a_f)} | {err(a_t)} | {int(cb.sum())} | "
                          f"{err(a_f[cb])} | {err(a_t[cb])} |")
     summary = (f"On the compute-bound rows, where the efficiency curve matters, the tiled pricer's median error "
                f"differs from the fitted curve's by {min(gaps) * 100:+.0f} to {max(gaps) * 100:+.0f} points over the "

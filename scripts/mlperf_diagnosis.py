@@ -14,12 +14,12 @@ attention-DP imbalance can explain. The same engine shape outside MLPerf (:func:
 NVIDIA's own trtllm-bench max-throughput figures for DeepSeek-R1 (attention DP 8, EP 8, 128-896
 sequences per rank, fixed 1K/2K lengths) served by the model at their published engine limits,
 which no other validation source covers (InferenceX's aggregated DeepSeek-R1 rows run SGLang at <= 64
-sequences). Llama-2-70B on AMD (:func:`amd_fp8_what_if`): the rows' FP8 is per-tensor (AMD's vLLM
-``quantization: fp8`` with pre-shuffled weights), priced today at the block-scale FP8 GEMM fit;
-the what-if scales that fit by aiter's own measured per-channel / block-scale ratio on CDNA3. Llama-2-70B
+sequences). The Llama FP8 rows by scale granularity (:func:`fp8_granularity_check`): their checkpoints
+are per-tensor (fit/mlperf.py), priced by the per-tensor FP8 GEMM (gemm[fp8]); read as block-scaled
+(``-p fp8``, gemm[fp8_block], their pricing before issue 18 item 7) for comparison. Llama-2-70B
 Offline at the submissions' own engines (:func:`llama2_at_submitted_engines`) against the frontier peak
 they map to, and H200's FP8 GEMMs at Llama-70B's shapes in TensorRT-LLM's measured table against the
-parametric fit (:func:`h200_fp8_gemm_check`). Prints; no prediction depends on it.
+parametric fits of both granularities (:func:`h200_fp8_gemm_check`). Prints; no prediction depends on it.
 
     python scripts/mlperf_diagnosis.py
 """
@@ -58,31 +58,6 @@ PUBLISHED_TRTLLM_BENCH = (
     ("B200 FP4, BF16 KV", "b200", "fp4,kv=bf16,attn=bf16", 384, 1536, 4548.0105, 11.9263),
     ("H200 FP8, BF16 KV", "h200", "fp8,kv=bf16", 128, 1151, 1436.1584, 11.3476),
 )
-#: aiter's tuned-GEMM tables (amd-aiter 0.1.7.post2.dev18, ``aiter/configs``), ``cu_num`` 80 — gfx942 with
-#: 80 CUs, which aiter names MI308 (``aiter/jit/utils/chip_info.py`` get_device_name), the one CDNA3 part
-#: with both tables: over the 63 shapes with M >= 1024 in both ``a8w8_bpreshuffle_tuned_gemm`` (per-token
-#: x per-channel FP8, pre-shuffled weights) and ``a8w8_blockscale_tuned_gemm`` (1x128 / 128x128 block
-#: scales), the median ratio of their measured TFLOP/s (:func:`cdna3_fp8_scaling_ratio` recomputes it)
-CDNA3_PER_CHANNEL_OVER_BLOCKSCALE = 1.82
-
-
-def cdna3_fp8_scaling_ratio() -> float | None:
-    """:data:`CDNA3_PER_CHANNEL_OVER_BLOCKSCALE` from the installed aiter tables (None without them)."""
-    import importlib.metadata as md
-
-    import pandas as pd
-
-    try:
-        dist = md.distribution("amd-aiter")
-    except md.PackageNotFoundError:
-        return None
-    path = {str(f).rsplit("/", 1)[-1]: dist.locate_file(f) for f in dist.files or () if "configs/" in str(f)}
-    bs, pc = (pd.read_csv(path[f"{n}.csv"]) for n in ("a8w8_blockscale_tuned_gemm", "a8w8_bpreshuffle_tuned_gemm"))
-    j = bs[bs.cu_num == 80].merge(pc[pc.cu_num == 80], on=["M", "N", "K"], suffixes=("_bs", "_pc"))
-    j = j[j.M >= 1024]
-    return float(np.median(j.tflops_pc / j.tflops_bs))
-
-
 def published_engine_check() -> list[dict]:
     """Per :data:`PUBLISHED_TRTLLM_BENCH` entry: the model's output tok/s per GPU and TPOT (s) at the
     published engine (attention DP 8, EP 8, the batch per rank and token limit, TensorRT-LLM at
@@ -102,29 +77,27 @@ def published_engine_check() -> list[dict]:
     return out
 
 
-def amd_fp8_what_if(ratio: float = CDNA3_PER_CHANNEL_OVER_BLOCKSCALE) -> list[dict]:
-    """The MI300X / MI325X Llama-2-70B rows predicted as mapped, and with the FP8 GEMM peak fraction
-    scaled by ``ratio`` (per-tensor / per-channel over block-scale kernels): id, measured, both
-    predictions (tok/s per chip, input + output)."""
+def fp8_granularity_check() -> list[dict]:
+    """The MLPerf Llama FP8 rows (per-tensor checkpoints, mapped to ``fp8-tensor``) predicted as mapped
+    and with the checkpoint read as 128x128-block scaled (``fp8``, priced by gemm[fp8_block]): id,
+    system, measured, block, per_tensor (tok/s per chip, input + output)."""
     from jalapeno.analysis.comparison import system_frontier
     from jalapeno.analysis.sweep import SweepOptions
     from jalapeno.fit.mlperf import load_mlperf
     from jalapeno.fit.validate import peak_within_tpot, point_stack
     from jalapeno.specs.formats import get_precision
 
-    model, fronts, out = load_model("llama-2-70b"), {}, []
+    fronts, out = {}, []
     for p in load_mlperf()[0]:
-        if p.model != "llama-2-70b" or p.system not in ("mi300x", "mi325x"):
+        if p.precision != "fp8-tensor":
             continue
-        row = {"id": p.id, "measured": p.measured["throughput_per_chip"]}
-        for key, scale in (("as_mapped", 1.0), ("per_tensor", ratio)):
-            if (p.system, scale) not in fronts:
-                base = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=point_stack(p))
-                sets = [("efficiency.gemm.fp8.peak_fraction", base.efficiency.gemm_peak("fp8") * scale)]
-                pricer = load_any_pricer(p.system, "calibrated", sets, "roofline", point_stack(p))
-                fronts[p.system, scale] = system_frontier(model, pricer, p.workload, get_precision(p.precision),
-                                                          SweepOptions())
-            sf = fronts[p.system, scale]
+        row = {"id": p.id, "system": p.system, "model": p.model, "measured": p.measured["throughput_per_chip"]}
+        for key, prec in (("block", "fp8"), ("per_tensor", p.precision)):
+            k = (p.system, p.model, p.workload.isl, p.workload.osl, prec)
+            if k not in fronts:
+                pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=point_stack(p))
+                fronts[k] = system_frontier(load_model(p.model), pricer, p.workload, get_precision(prec), SweepOptions())
+            sf = fronts[k]
             row[key] = float(sf.y.max()) if p.mapping == "frontier_peak" else peak_within_tpot(sf.sweep.points,
                                                                                                p.tpot_limit_s)
         out.append(row)
@@ -173,8 +146,8 @@ def llama2_at_submitted_engines() -> list[dict]:
 def h200_fp8_gemm_check() -> dict:
     """H200 FP8 GEMMs at Llama-2-70B's TP1 shapes (n x k = 8192 x 8192 and 10240 x 8192, m 1,024-4,096):
     TensorRT-LLM's measured per-tensor FP8 TFLOP/s (aiconfigurator-core's h200_sxm trtllm 1.3.0rc20
-    ``gemm_perf``, ``gemm_dtype`` fp8; None without the package) beside the parametric fit's at m = 1,536
-    (gemm[fp8] peak fraction x m / (m + half rows) x the chip's FP8 peak)."""
+    ``gemm_perf``, ``gemm_dtype`` fp8; None without the package) beside the parametric fits' at m = 1,536
+    (gemm[fp8] per-tensor and gemm[fp8_block]: peak fraction x m / (m + half rows) x the chip's FP8 peak)."""
     from importlib import resources
 
     import pandas as pd
@@ -182,7 +155,7 @@ def h200_fp8_gemm_check() -> dict:
     pricer = load_any_pricer("h200", "calibrated", pricer="roofline")
     eff, m = pricer.efficiency, 1536.0
     peak = pricer.system.chip.peak("fp8")
-    fit = eff.gemm_peak("fp8") * m / (m + eff.gemm_half("fp8")) * peak
+    fit, block = (eff.gemm_peak(k) * m / (m + eff.gemm_half(k)) * peak for k in ("fp8", "fp8_block"))
     measured = None
     try:
         f = resources.files("aiconfigurator_core") / "systems/data/h200_sxm/gemm/trtllm/1.3.0rc20/gemm_perf.parquet"
@@ -193,7 +166,8 @@ def h200_fp8_gemm_check() -> dict:
         s = df[(df.gemm_dtype == "fp8") & (df.k == 8192) & df.n.isin([8192, 10240]) & df.m.isin([1024, 1536, 2048, 4096])]
         tf = 2 * s.m * s.n * s.k / s.latency / 1e9
         measured = (float(tf.min()), float(tf.max()))
-    return {"peak_tflops": peak / 1e12, "fit_tflops_m1536": fit / 1e12, "measured_tflops": measured}
+    return {"peak_tflops": peak / 1e12, "fit_tflops_m1536": fit / 1e12, "block_fit_tflops_m1536": block / 1e12,
+            "measured_tflops": measured}
 
 
 def diagnosis() -> dict:
@@ -243,12 +217,10 @@ def main() -> None:
     for r in llama2_at_submitted_engines():
         print(f"  {r['id']}: measured {r['measured']:,.0f}, matched {r['matched']:,.0f} (decode batch "
               f"{r['decode_batch']:,.0f}/GPU, {r['limit'] or 'slots'}), peak {r['peak']:,.0f}")
-    ratio = cdna3_fp8_scaling_ratio()
-    print(f"aiter CDNA3 per-channel / block-scale FP8 GEMM throughput: {ratio if ratio else 'aiter not installed'} "
-          f"(stated {CDNA3_PER_CHANNEL_OVER_BLOCKSCALE})")
-    for r in amd_fp8_what_if():
-        print(f"  {r['id']}: measured {r['measured']:,.0f}, as mapped {r['as_mapped']:,.0f} "
-              f"({r['as_mapped'] / r['measured'] - 1:+.0%}), per-tensor FP8 {r['per_tensor']:,.0f} "
+    print("Llama FP8 rows (per-tensor checkpoints), priced as block-scaled FP8 vs as mapped (per-tensor):")
+    for r in fp8_granularity_check():
+        print(f"  {r['id']}: measured {r['measured']:,.0f}, block-scaled {r['block']:,.0f} "
+              f"({r['block'] / r['measured'] - 1:+.0%}), per-tensor {r['per_tensor']:,.0f} "
               f"({r['per_tensor'] / r['measured'] - 1:+.0%})")
 
 

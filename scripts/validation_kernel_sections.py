@@ -11,13 +11,14 @@ from __future__ import annotations
 from jalapeno.fit.ordering import ORDERING_TOLERANCE, PREDECESSOR, ordering_check
 from jalapeno.specs.calibration import load_calibration
 from jalapeno.specs.catalog import load_system
+from jalapeno.specs.kernel_efficiency import GEMM_KEYS
 
 #: Published kernel figures (vendor or kernel author), each with its source. ``fraction`` is the
 #: figure over the chip's dense peak (or HBM bandwidth) as the source states it; ``compare`` names
 #: the fitted parameter it bounds from above (a whole-range fit sits below a best-case figure).
 PUBLISHED = [
     {"kernel": "DeepGEMM FP8 block-scaled GEMM", "chip": "H800 (H100 SXM compute)", "figure": "1550 TFLOPS",
-     "fraction": 1550 / 1979, "system": "h100", "compare": "gemm.fp8.peak_fraction",
+     "fraction": 1550 / 1979, "system": "h100", "compare": "gemm.fp8_block.peak_fraction",
      "source": "deepseek-ai/DeepGEMM README, news 2025.04.18 (peak FP8 dense 1979 TFLOPS)"},
     {"kernel": "FlashMLA dense MLA decode, memory-bound", "chip": "H800 SXM5", "figure": "3000 GB/s",
      "fraction": 3000 / 3350, "system": "h100", "compare": "mla_decode.bf16.hbm_fraction",
@@ -32,8 +33,9 @@ PUBLISHED = [
      "fraction": 1450 / 2250, "system": "b200", "compare": "attention_peak_fraction",
      "source": "deepseek-ai/FlashMLA README, 'Test & benchmark MLA prefill (Sparse)'"},
 ]
-_TABLE_DTYPE = {"bf16": "bfloat16", "fp8": "fp8_block", "fp4": "nvfp4"}
-_BYTES = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5625}
+#: GEMM entry (compute format or kernel key, specs/kernel_efficiency.GEMM_KEYS) → its table dtype
+_TABLE_DTYPE = {"bf16": "bfloat16", "fp8": "fp8", "fp8_block": "fp8_block", "fp4": "nvfp4"}
+_BYTES = {"bf16": 2.0, "fp8": 1.0, "fp8_block": 1.0, "fp4": 0.5625}
 
 
 def _get(params: dict, dotted: str):
@@ -132,14 +134,14 @@ def kernel_crosscheck_section() -> list[str]:
         cal = load_calibration(name)
         sysm = load_system(name)
         best = _best_measured(name)
-        for fmt in ("bf16", "fp8", "fp4"):
-            g = _get(cal["parameters"], f"gemm.{fmt}")
-            if not g or fmt not in sysm.chip.peak_flop_per_s:
+        for fmt in _TABLE_DTYPE:
+            g, compute = _get(cal["parameters"], f"gemm.{fmt}"), GEMM_KEYS.get(fmt, fmt)
+            if not g or compute not in sysm.chip.peak_flop_per_s:
                 continue
             rep = cal["report"]["gemm"]["formats"].get(fmt, {})
             meas = best.get(fmt)
             lines.append(
-                f"| {name} | {fmt} | {g['peak_fraction'] * sysm.chip.peak(fmt) / 1e12:.0f} | "
+                f"| {name} | {fmt} | {g['peak_fraction'] * sysm.chip.peak(compute) / 1e12:.0f} | "
                 f"{'-' if meas is None else f'{meas[0] / 1e12:.0f}'} | "
                 f"{g['hbm_fraction'] * sysm.chip.hbm_bandwidth_bytes_per_s / 1e12:.2f} | "
                 f"{'-' if meas is None else f'{meas[1] / 1e12:.2f}'} | "

@@ -7,8 +7,8 @@ the datasets' length spread and at their fixed means). scripts/gen_validation_do
 from __future__ import annotations
 
 import numpy as np
-from mlperf_diagnosis import (BLOG10_BALANCE, CDNA3_PER_CHANNEL_OVER_BLOCKSCALE, TPOT_MEAN_S, amd_fp8_what_if,
-                              diagnosis, h200_fp8_gemm_check, llama2_at_submitted_engines, published_engine_check)
+from mlperf_diagnosis import (BLOG10_BALANCE, TPOT_MEAN_S, diagnosis, fp8_granularity_check, h200_fp8_gemm_check,
+                              llama2_at_submitted_engines, published_engine_check)
 
 from jalapeno.errors import JalapenoError
 from jalapeno.fit.mlperf import (DEFAULT_LENGTHS, DEFAULT_MLPERF, MLPERF_ENGINE_OF, MLPERF_LENGTHS, MLPERF_RULES,
@@ -112,28 +112,39 @@ def _engine_check_lines(tpot_at_load_s: float) -> list[str]:
         "Which step term is short needs kernel timings at that batch; none is published.", ""]
 
 
-def _amd_lines() -> list[str]:
-    rows = amd_fp8_what_if()
-    cells = "; ".join(f"{r['id'].split('_', 2)[2].replace('_2xEPYC_9575F', '')}: {r['as_mapped'] / r['measured'] - 1:+.0%} "
-                      f"-> {r['per_tensor'] / r['measured'] - 1:+.0%}" for r in rows)
+def _fp8_lines() -> list[str]:
+    rows = fp8_granularity_check()
+    cells = "; ".join(f"{r['id'].split('_', 2)[2].replace('_2xEPYC_9575F', '').replace('-SXM-141GBx8_TRT', '')}: "
+                      f"{r['block'] / r['measured'] - 1:+.0%} -> {r['per_tensor'] / r['measured'] - 1:+.0%}"
+                      for r in rows)
+    try:
+        from jalapeno.fit.amd import PER_CHANNEL_RATIO_CU, per_channel_ratio, read_table
+
+        ratio, shapes = per_channel_ratio({n: read_table(n) for n in ("a8w8_blockscale_tuned_gemm",
+                                                                       "a8w8_bpreshuffle_tuned_gemm")},
+                                          PER_CHANNEL_RATIO_CU["mi300x"])
+        amd = f"{ratio:.2f}x the block-scale kernels on the same {shapes} shapes (median, M >= 1024)"
+    except JalapenoError:
+        amd = "a measured multiple of the block-scale kernels (amd-aiter not installed here)"
     return [
-        "Llama-2-70B on AMD (`amd_fp8_what_if`). The rows' FP8 is per-tensor: AMD's v5.1 checkpoint is AMD-Quark",
-        "`--quant_scheme w_fp8_a_fp8 --kv_cache_dtype fp8` (per-tensor FP8 weights and activations; on gfx950",
-        "`w_mxfp4_a_mxfp4 --group_size 32`, so MI355X's `w4a4-mxfp4` read is right:",
+        "FP8 scale granularity (`fp8_granularity_check`). The Llama FP8 rows run per-tensor checkpoints: AMD's",
+        "v5.1 checkpoint is AMD-Quark `--quant_scheme w_fp8_a_fp8 --kv_cache_dtype fp8` (per-tensor FP8 weights",
+        "and activations; on gfx950 `w_mxfp4_a_mxfp4 --group_size 32`, so MI355X's `w4a4-mxfp4` read is right:",
         "`closed/AMD/setup/dataset_and_model/quantize_llama2_70b.sh`), served by vLLM TP1 with `quantization: fp8`",
         "and `VLLM_MLPERF_SWIZZLE_FP8_LINEAR` (pre-shuffled weights), decode batch 2,048, `max_num_seqs` 2,700",
-        "(`closed/AMD/code/llama2-70b-99.9/harness_llm/models/llama2-70b/offline_mi325x.yaml`). The",
-        "MI300X/MI325X FP8 GEMM fit is aiter's block-scale table (`a8w8_blockscale_tuned_gemm`,",
-        "DeepSeek's 128x128 recipe, fit/amd.py): 0.24 of FP8 peak on MI325X, below its BF16 throughput. aiter's",
-        "own CDNA3 tables (cu_num 80, MI308) time per-channel FP8 GEMMs (`a8w8_bpreshuffle_tuned_gemm`) at",
-        f"{CDNA3_PER_CHANNEL_OVER_BLOCKSCALE}x the block-scale kernels on the same 63 shapes (median, M >= 1024).",
-        f"With the FP8 GEMM peak fraction scaled by that measured ratio (a what-if, not applied): {cells}",
-        "(the Interactive rows, whose 450 ms p99 TTFT limit binds and is not applied here, go over).",
-        "So the AMD under-prediction is the precision read of the kernels — per-tensor FP8 priced at the",
-        "block-scale fit — not the mapping; the fix is a GEMM efficiency keyed by scale granularity (aiter's",
-        "per-channel tables give MI355X its own, CDNA3 the ratio above), for the AMD calibration's owners.",
-        "MI355X's over-prediction (MXFP4 GEMMs at 0.48 of FP4 peak, `a4w4_blockscale_tuned_gemm`) and H200's",
-        "under-prediction stay open.", ""]
+        "(`closed/AMD/code/llama2-70b-99.9/harness_llm/models/llama2-70b/offline_mi325x.yaml`); NVIDIA's (the",
+        "H200 TensorRT-LLM rows) is TensorRT Model Optimizer FP8 (`closed/NVIDIA/code/llama2-70b/tensorrt/",
+        "builder.py`: `fp8-quantized-modelopt`), per-tensor. They are mapped to `-p fp8-tensor` and priced by the",
+        "per-tensor FP8 GEMM entry `gemm[fp8]`, fitted apart from the block-scale one `gemm[fp8_block]` (DeepSeek's",
+        "128x128 recipe, which DeepSeek-R1's and Qwen3-235B-A22B-FP8's checkpoints keep): on NVIDIA on",
+        "TensorRT-LLM's `fp8` and `fp8_block` GEMM rows, on MI355X on aiter's per-channel",
+        "`a8w8_bpreshuffle_tuned_gemm` rows; MI300X/MI325X, with no per-channel rows at their CU count, borrow",
+        "their block-scale fit with the peak fraction scaled by aiter's CDNA3 per-channel / block-scale ratio",
+        f"(cu_num 80, MI308: per-channel at {amd}; fit/amd.py). Each row's signed error with its",
+        f"checkpoint read as block-scaled (the pricing before) -> as per-tensor (applied): {cells}.",
+        "The Offline rows close most of their gap; the Server / Interactive rows, whose p99 TTFT limit is not",
+        "applied (an upper bound), go over. MI355X's over-prediction (MXFP4 GEMMs at 0.48 of FP4 peak,",
+        "`a4w4_blockscale_tuned_gemm`) stays open.", ""]
 
 
 def _llama2_lines(pts) -> list[str]:
@@ -151,8 +162,9 @@ def _llama2_lines(pts) -> list[str]:
         "1,536 tokens — about 870 sequences decoding per GPU beside their prefill at these lengths — so its",
         "measured 7,653 tok/s per GPU is ~1.06 PFLOP/s of linear-layer math alone (2 x 69B parameters per",
         f"token), {1.06e3 / g['peak_tflops']:.0%} of the FP8 dense peak. Llama-70B's GEMM shapes at m = 1,024-4,096 {meas};",
-        f"the parametric fit (gemm[fp8], fitted over the `fp8_block` rows of every shape) gives {g['fit_tflops_m1536']:,.0f}",
-        "at m = 1,536: large dense GEMMs are priced slow, the NVIDIA Llama-2 rows' under-prediction."]
+        f"the per-tensor fit (gemm[fp8], fitted over TensorRT-LLM's `fp8` rows) gives {g['fit_tflops_m1536']:,.0f} at",
+        "m = 1,536, the block-scale fit (gemm[fp8_block], over the `fp8_block` rows, which priced these rows",
+        f"before) {g['block_fit_tflops_m1536']:,.0f}."]
     nv = [p for p in pts if p.system in ("b200", "gb200-nvl72", "h200") and p.model != "deepseek-r1"]
     try:
         tab = predict_points(nv, calibrated_systems(), pricer="table").dropna(subset=["error"])
@@ -205,7 +217,7 @@ def mlperf_section() -> list[str]:
               "batch (the latter within the TPOT limit only), and DeepSeek-R1's long outputs make them most",
               "optimistic. Rows the model cannot serve say why.", "", *_deepseek_paragraph(),
               *_engine_check_lines(list(diagnosis()["steps"].values())[2][0]),
-              *_amd_lines(), *_llama2_lines(pts),
+              *_fp8_lines(), *_llama2_lines(pts),
               "| id | mapping | precision | measured tok/s/chip | predicted | error |", "|---|---|---|---|---|---|"]
     for r in rows.sort_values("id").itertuples():
         pred = f"not predicted: {r.notes.split('; ')[-1][:80]}" if np.isnan(r.predicted) else f"{r.predicted:.4g}"

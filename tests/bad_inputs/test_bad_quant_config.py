@@ -38,7 +38,7 @@ def _bytes_per_weight(q: dict) -> float:
     ({"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"}, "w4a16-g32", 0.5625),
     ({"quant_method": "compressed-tensors", "config_groups": {"group_0": {
         "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}, "targets": ["Linear"]}}},
-     "fp8,kv=bf16", None),
+     "fp8-tensor,kv=bf16", None),
     ({"quant_method": "compressed-tensors", "config_groups": {"group_0": {
         "weights": {"num_bits": 4, "type": "int", "group_size": 128}, "targets": ["Linear"]}}}, "w4a16", 0.515625),
 ])

@@ -36,14 +36,15 @@ def test_refused_with_one_line(capsys, args, words):
 
 
 def test_compare_on_a_dense_model_sweeps_its_runnable_precisions(capsys):
-    """Llama-3.3-70B's FP4 checkpoint is NVFP4 in every linear layer: B200 runs nvfp4 (and fp8),
-    H200 only fp8 — no error about the MoE-only fp4 preset the user never asked for."""
+    """Llama-3.3-70B's FP4 checkpoint is NVFP4 in every linear layer: B200 runs nvfp4 (and FP8),
+    H200 only FP8 — no error about the MoE-only fp4 preset the user never asked for. Its FP8
+    checkpoint (nvidia/Llama-3.3-70B-Instruct-FP8, ModelOpt) is per-tensor: fp8-tensor."""
     code, out, err = run(capsys, "compare", "-m", "llama-3.3-70b", "-s", "b200,h200", "--serving", "agg",
                          "-c", "16", "--json")
     assert code == 0, err
     d = json.loads(out)
     precs = {n: {p["deployment"]["precision"] for p in s["frontier"]} for n, s in d["systems"].items()}
-    assert precs["h200"] <= {"fp8", "bf16"} and "fp4" not in precs["b200"]
+    assert precs["h200"] <= {"fp8-tensor", "bf16"} and "fp4" not in precs["b200"]
 
 
 def test_frontier_with_an_engine_uses_its_overlap(capsys):

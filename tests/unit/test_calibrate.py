@@ -122,13 +122,15 @@ def test_fixture_is_small_and_attributed():
 def test_fit_gemm_fractions_in_unit_interval_and_fit_is_good(gemm_fit, tables):
     params, report = gemm_fit
     assert list(params) == ["gemm"]  # nested by format: {"gemm": {"bf16": {...}, ...}}
-    for fmt in ("bf16", "fp8", "fp4"):  # gb200 has bf16, fp8 and fp4 peaks; the sample has all three dtypes
+    # gb200 has bf16, fp8 and fp4 peaks; the sample has three dtypes, its FP8 rows block-scaled (fp8_block)
+    for fmt in ("bf16", "fp8_block", "fp4"):
         g = params["gemm"][fmt]
         assert set(g) == {"peak_fraction", "half_rows", "hbm_fraction"}
         assert 0.0 < g["peak_fraction"] <= 1.0
         assert 0.0 < g["hbm_fraction"] <= 1.0
         assert g["half_rows"] > 0.0
-    assert set(report["formats"]) == {"bf16", "fp8", "fp4"}
+    assert set(report["formats"]) == {"bf16", "fp8_block", "fp4"}
+    assert all("held_out_median_ape" in f for f in report["formats"].values())  # every other shape refitted
     assert math.isfinite(report["median_ape"]) and report["median_ape"] < 0.5
     assert report["p90_ape"] >= report["median_ape"]
     # rows: every fixture row with m >= 8 (the fit's documented filter)
@@ -478,9 +480,9 @@ def test_shipped_provenance_and_report_are_kernel_only(name):
         assert prov["package"].startswith("amd-aiter ")
         assert set(prov["tables"]) <= {"a8w8_blockscale_tuned_gemm", "a4w4_blockscale_tuned_gemm", "tuned_fmoe",
                                        "a8w8_blockscale_bpreshuffle_tuned_gemm",
-                                       "a8w8_blockscale_bpreshuffle_tuned_gemm_dsv3"}
+                                       "a8w8_blockscale_bpreshuffle_tuned_gemm_dsv3", "a8w8_bpreshuffle_tuned_gemm"}
         assert set(prov["measured"]) <= set(flatten_params(c["parameters"]))
-        assert "gemm.fp8.peak_fraction" in prov["measured"]
+        assert {"gemm.fp8.peak_fraction", "gemm.fp8_block.peak_fraction"} <= set(prov["measured"])
         assert set(c["report"]) <= {"cu_num", "gemm", "moe", "fastest_kernel_s", "mla_decode"}
         assert c["report"]["gemm"]["rows"] > 0
         # MLA decode: a published aiter kernel benchmark (fit/amd.py), not an end-to-end figure
@@ -582,7 +584,7 @@ def test_to_toml_round_trips_a_measured_set(gemm_fit, attention_fit, nccl_fit):
     assert set(back_flat) == set(flat) and "gemm.fp4.half_rows" in flat
     for k, v in flat.items():
         assert back_flat[k] == pytest.approx(v, rel=1e-6, abs=1e-8), k
-    assert set(back["report"]["gemm"]["formats"]) == {"bf16", "fp8", "fp4"}
+    assert set(back["report"]["gemm"]["formats"]) == {"bf16", "fp8_block", "fp4"}
     assert back["report"]["gemm"]["rows"] == gemm_fit[1]["rows"]
     assert back["report"]["nccl"]["nccl_folder"] == "2.29.2"
     eff = DEFAULT_EFFICIENCY.with_overrides(back["parameters"])
@@ -645,7 +647,7 @@ def test_aiter_gemm_frame_keeps_one_chip_and_converts_units(aiter_tables):
     r = mi300.iloc[0]
     row = g[(g.m == r.M) & (g.n == r.N) & (g.k == r.K)]
     assert len(row) == 1 and row.latency.iloc[0] == pytest.approx(r.us / 1e3)  # us -> ms
-    assert set(amd.gemm_frame(aiter_tables, 256).gemm_dtype) == {"fp8_block", "mxfp4"}
+    assert set(amd.gemm_frame(aiter_tables, 256).gemm_dtype) == {"fp8", "fp8_block", "mxfp4"}  # fp8: per-channel
 
 
 def test_aiter_preshuffled_fp8_tables_replace_the_plain_one_where_they_have_rows(aiter_tables):
@@ -678,13 +680,15 @@ def test_fit_amd_mi355x_measures_fp8_fp4_and_moe_with_floors(aiter_tables):
     pytest.importorskip("scipy")
     params, report = amd.fit_amd(load_system("mi355x"), aiter_tables)
     flat = flatten_params(params)
-    for k in ("gemm.fp8.peak_fraction", "gemm.fp8.hbm_fraction", "gemm.fp4.peak_fraction",
-              "gemm.fp4.hbm_fraction", "moe.fp8.hbm_fraction"):
+    for k in ("gemm.fp8.peak_fraction", "gemm.fp8.hbm_fraction", "gemm.fp8_block.peak_fraction",
+              "gemm.fp8_block.hbm_fraction", "gemm.fp4.peak_fraction", "gemm.fp4.hbm_fraction", "moe.fp8.hbm_fraction"):
         assert 0.0 < flat[k] <= 1.0, k
-    assert report["cu_num"] == 256 and set(report["gemm"]["formats"]) == {"fp8", "fp4"}
+    # per-channel FP8 (a8w8_bpreshuffle_tuned_gemm), block-scale FP8 and MXFP4, each its own entry
+    assert report["cu_num"] == 256 and set(report["gemm"]["formats"]) == {"fp8", "fp8_block", "fp4"}
     # the per-kernel floor is the median of the formats' fitted GEMM floors bounded by the fastest
-    # kernel the fit read (MI355X: the pre-shuffled FP8 and MXFP4 samples), the MoE floor the fit's
-    floors = [f["kernel_floor_s"] for f in report["gemm"]["formats"].values()]
+    # kernel the fit read (MI355X: the pre-shuffled block-scale FP8 and MXFP4 samples; the per-channel
+    # FP8 kernels are left out of both, fit/kernels.FLOOR_EXCLUDED_DTYPES), the MoE floor the fit's
+    floors = [f["kernel_floor_s"] for k, f in report["gemm"]["formats"].items() if k != "fp8"]
     fastest = min(d[d.cu_num == 256].us.min() for n, d in aiter_tables.items()
                   if n in (*amd.PRESHUFFLED_TABLES, "a4w4_blockscale_tuned_gemm")) * 1e-6
     assert fastest == pytest.approx(2.889e-6)  # bpreshuffle_tuned_gemm's fastest row in the sample
@@ -710,7 +714,8 @@ def test_fit_amd_fits_deepseeks_moe_shape_and_lends_the_shape_held_out_fit(aiter
 def test_unbound_moe_compute_fills_only_unfitted_formats_with_the_chips_gemm_peak():
     params = {"moe": {"fp8": {"hbm_fraction": 0.7}, "bf16": {"hbm_fraction": 0.8, "peak_fraction": 0.4,
                                                              "half_rows": 30.0}}}
-    gemm = {"fp8": {"peak_fraction": 0.28, "half_rows": 120.0}}
+    # the FP8 MoE takes the block-scale GEMM's peak (specs/efficiency.MOE_GEMM_KEY), not the per-channel one
+    gemm = {"fp8_block": {"peak_fraction": 0.28, "half_rows": 120.0}, "fp8": {"peak_fraction": 0.5}}
     report = {"formats": {"fp8": {}, "bf16": {}, "fp4": {}}}
     amd.unbound_moe_compute(params, gemm, report)
     assert params["moe"]["fp8"] == {"hbm_fraction": 0.7, "peak_fraction": 0.28, "half_rows": 1.0}
@@ -732,7 +737,7 @@ def test_amd_overlay_unbinds_its_own_moe_compute_not_a_borrowed_one(aiter_tables
                                cal.derived_set("mi300x", {s: load_calibration(s) for s in ("h100", "h200")}),
                                donor, aiter_tables)
     fp8 = own["parameters"]["moe"]["fp8"]
-    assert fp8["peak_fraction"] == own["parameters"]["gemm"]["fp8"]["peak_fraction"]
+    assert fp8["peak_fraction"] == own["parameters"]["gemm"]["fp8_block"]["peak_fraction"]
     assert fp8["half_rows"] == amd.MOE_UNBOUND_HALF_ROWS == 1.0
     assert "peak_fraction" not in lent["parameters"]["moe"]["fp8"]
 
@@ -747,15 +752,21 @@ def test_amd_overlay_measured_on_top_of_derived_and_borrows_amd_moe(aiter_tables
         out = amd.amd_overlay("mi300x", load_system("mi300x"), derived, donor, aiter_tables)
     p = out["parameters"]
     # measured on the MI300X rows, not taken from the donor or the NVIDIA family
-    fp8 = p["gemm"]["fp8"]["peak_fraction"]
-    assert fp8 != 0.9 and fp8 != derived["parameters"]["gemm"]["fp8"]["peak_fraction"]
+    fp8 = p["gemm"]["fp8_block"]["peak_fraction"]
+    assert fp8 != 0.9 and fp8 != derived["parameters"]["gemm"]["fp8_block"]["peak_fraction"]
+    # per-tensor FP8: no MI300X rows, so the block fit x the CDNA3 per-channel / block-scale ratio of
+    # the sample's cu_num 80 shapes (fit/amd.per_channel_ratio), its half rows and HBM fraction kept
+    ratio, _ = amd.per_channel_ratio(aiter_tables, 80)
+    assert p["gemm"]["fp8"]["peak_fraction"] == pytest.approx(fp8 * ratio)
+    assert p["gemm"]["fp8"]["half_rows"] == p["gemm"]["fp8_block"]["half_rows"]
+    assert out["report"]["gemm"]["fp8_borrowed"]["ratio_cu_num"] == 80
     # MoE: the AMD donor's (only moe keys); unmeasured NVIDIA MoE values removed
     assert p["moe"] == {"fp8": {"hbm_fraction": 0.45}} and p["moe_floor_s"] == 2e-5  # NVIDIA's passes are not AMD's
     assert "moe" in derived["parameters"] and "moe" not in out["low"]
     assert out["report"]["moe"]["borrowed_from"] == "mi355x"
     # bands only on the derived parameters; provenance names both sources
     assert not set(flatten_params(out["low"])) & set(out["provenance"]["measured"])
-    assert "gemm.fp8.peak_fraction" in out["provenance"]["measured"]
+    assert {"gemm.fp8.peak_fraction", "gemm.fp8_block.peak_fraction"} <= set(out["provenance"]["measured"])
     assert out["provenance"]["derived_from"] == "h200" and out["provenance"]["package"] == "amd-aiter 0.0-test"
     back = tomllib.loads(cal.to_toml(out, "partial"))
     assert back["kind"] == "partial" and flatten_params(back["parameters"]) == pytest.approx(flatten_params(p))

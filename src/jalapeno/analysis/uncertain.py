@@ -99,13 +99,16 @@ def _stack_measured(system) -> bool:
 def _efficiency_getters(model, precision, system) -> dict:
     """``efficiency.*`` key → getter on an Efficiency, for the ops the precision runs."""
     fmts = {precision.modules[m].compute for m in precision.modules} & set(system.chip.formats)
+    # GEMM entries by kernel key (fp8_block for block-scaled FP8 weights: specs/formats.NumberFormat.gemm_key)
+    keys = {mp.weight.gemm_key(mp.compute) for mp in precision.modules.values() if mp.compute in fmts}
     out = {"efficiency.hbm_fraction": lambda e: e.hbm_fraction,
            "efficiency.attention_peak_fraction": lambda e: e.attention_peak_fraction,
            "efficiency.link_fraction": lambda e: e.link_fraction}
-    for f in sorted(fmts):
+    for f in sorted(keys):
         out[f"efficiency.gemm.{f}.peak_fraction"] = lambda e, f=f: e.gemm_peak(f)
         out[f"efficiency.gemm.{f}.hbm_fraction"] = lambda e, f=f: e.gemm_hbm(f)
         out[f"efficiency.gemm.{f}.half_rows"] = lambda e, f=f: e.gemm_half(f)
+    for f in sorted(fmts):
         if model.moe is not None:
             out[f"efficiency.moe.{f}.peak_fraction"] = lambda e, f=f: e.moe_peak(f)
             out[f"efficiency.moe.{f}.hbm_fraction"] = lambda e, f=f: e.moe_hbm(f)

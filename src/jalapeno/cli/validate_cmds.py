@@ -37,7 +37,8 @@ def calibrate(
         console.print(f"[yellow]warning:[/] {f['newer']}'s {f['group']} fit is {f['median_ratio'] - 1:.0%} slower than "
                       f"{f['older']}'s in the {f['regime']} regime (same shapes); check its kernel tables")
     t = Table(title="calibrated efficiency parameters")
-    keys = ["gemm.bf16.peak_fraction", "gemm.fp8.peak_fraction", "gemm.fp4.peak_fraction", "gemm.bf16.half_rows",
+    keys = ["gemm.bf16.peak_fraction", "gemm.fp8.peak_fraction", "gemm.fp8_block.peak_fraction",
+            "gemm.fp4.peak_fraction", "gemm.bf16.half_rows",
             "gemm.fp8.hbm_fraction", "hbm_fraction", "attention_peak_fraction", "collective_launch_s"]
     t.add_column("system")
     for k in keys:

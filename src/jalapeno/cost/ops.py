@@ -93,16 +93,20 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         fmt = precision.compute_for(mp.compute, chip.formats, f"the {m}")
         return mp.weight.bytes_per_elem, fmt, 1.0 if fmt in ("fp8", "fp4") else 2.0
 
+    def key(m: str, fmt: str) -> str:  # the GEMM kernel its weights run (fp8_block: block-scaled FP8)
+        return precision.modules[m].weight.gemm_key(fmt)
+
     attn_fmt = precision.compute_for(precision.attention_compute, chip.formats, "the attention math")
     kv = precision.kv_cache
     wb, wf, ain = mod("attention")
     if model.attention.kind == "mla":
         a = model.attention
         add_mla_ops(ob, model, rb, tp, n_layers, wb, wf, attn_fmt, kv.mla_token_bytes(a.kv_lora_rank, a.qk_rope_dim),
-                    ain, index_fmt=resolve_compute_format("fp8", chip.formats), cp_group=layout.cp_span)
+                    ain, index_fmt=resolve_compute_format("fp8", chip.formats), cp_group=layout.cp_span,
+                    w_key=key("attention", wf))
     else:
         add_gqa_ops(ob, model, rb, tp, share, wb, wf, attn_fmt, kv.vector_bytes(model.attention.head_dim), ain,
-                    cp_group=layout.cp_span)
+                    cp_group=layout.cp_span, w_key=key("attention", wf))
     ob.collective("attn.all_reduce", "all_reduce", tp, t * h * 2, count=n_layers)
     ob.op("layer.elementwise", "memory", "bf16", act=t * h * 2 * ELEMENTWISE_VECTORS_PER_LAYER,
           kernels=2, count=n_layers)
@@ -110,7 +114,7 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
     if n_dense:
         wb, wf, ain = mod("dense_ffn")
         inter = model.dense_intermediate / tp
-        _ffn(ob, "dense_ffn", wf, t, h, inter, wb, ain, n_dense)
+        _ffn(ob, "dense_ffn", wf, t, h, inter, wb, ain, n_dense, key("dense_ffn", wf))
         ob.collective("dense_ffn.all_reduce", "all_reduce", tp, t * h * 2, count=n_dense)
 
     if model.moe and n_moe:
@@ -118,7 +122,8 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         ob.gemm("moe.router", "bf16", t, h, m.num_experts, ROUTER_BYTES, 2.0, count=n_moe, kernels=2)
         if m.shared_intermediate:
             wb, wf, ain = mod("shared_experts")
-            _ffn(ob, "moe.shared_expert", wf, t, h, m.shared_intermediate / tp, wb, ain, n_moe)
+            _ffn(ob, "moe.shared_expert", wf, t, h, m.shared_intermediate / tp, wb, ain, n_moe,
+                 key("shared_experts", wf))
         wb, wf, ain = mod("routed_experts")
         tokens_in_group = t * dp  # unique tokens over the stage (replicated inside a TP group)
         share = busiest_rank_share(m.num_experts, m.routing_sigma, layout.ep, layout.eplb)
@@ -162,7 +167,8 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
           per_stage=False)
     sampled = rb.decode_rows + np.where(rb.prefill_tokens > 0, rb.prefill_seqs, 0.0)
     wb, wf, ain = mod("lm_head")
-    ob.gemm("lm_head", wf, sampled, h, model.vocab_size / tp, wb, ain, per_stage=False, kernels=2)
+    ob.gemm("lm_head", wf, sampled, h, model.vocab_size / tp, wb, ain, per_stage=False, kernels=2,
+            key=key("lm_head", wf))
     ob.collective("lm_head.all_gather", "all_gather", tp, sampled * model.vocab_size * eff.logits_bytes_per_elem,
                   per_stage=False)
     if layout.pp > 1:
@@ -220,7 +226,7 @@ def add_routed_experts(ob: OpBuilder, name: str, fmt: str, load, touched, h: flo
 
 
 def _ffn(ob: OpBuilder, name: str, fmt: str, t, h: int, inter: float, wb: float, ain: float,
-         count: float) -> None:
-    ob.gemm(f"{name}.gate_up", fmt, t, h, 2 * inter, wb, ain, count=count)
+         count: float, key: str = "") -> None:
+    ob.gemm(f"{name}.gate_up", fmt, t, h, 2 * inter, wb, ain, count=count, key=key)
     ob.op(f"{name}.act", "memory", "bf16", act=t * inter * 2 * 3, count=count)
-    ob.gemm(f"{name}.down", fmt, t, inter, h, wb, ain, count=count)
+    ob.gemm(f"{name}.down", fmt, t, inter, h, wb, ain, count=count, key=key)

@@ -45,6 +45,14 @@ class OpTable:
     #: inner and output dimension per row; zeros for other ops), for the tile model (cost/tiles.py),
     #: which broadcasts them; () = unknown. Kept unbroadcast: the sweep builds tables per call.
     kn: tuple[tuple, ...] = ()
+    #: (n_ops,) the efficiency entry a GEMM-like op is priced by when finer than its compute format
+    #: (``fp8_block``: block-scaled FP8 weights, specs/formats.NumberFormat.gemm_key); () = ``fmt``
+    key: tuple[str, ...] = ()
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Per op, the GEMM efficiency key it is priced by (``key`` where given, else ``fmt``)."""
+        return self.key or self.fmt
 
     @property
     def bytes(self) -> np.ndarray:
@@ -85,36 +93,38 @@ class OpBuilder:
 
     def op(self, name: str, kind: str, fmt: str, *, flop=0.0, weight=0.0, kv=0.0, act=0.0,
            rows=1.0, kernels: float = 1.0, count: float = 1.0, per_stage: bool = True, kernel: str = "",
-           kn: tuple[float, float] = (0.0, 0.0)) -> None:
+           kn: tuple[float, float] = (0.0, 0.0), key: str = "") -> None:
         """Add an op; every quantity is per occurrence and is multiplied by ``count``.
 
         ``kernel``: the kernel family whose efficiency entries price it ("" = those of ``kind``);
-        ``kn``: the (k, n) of a GEMM-like op's matrix (scalars or (N,); the tile model's shape).
+        ``kn``: the (k, n) of a GEMM-like op's matrix (scalars or (N,); the tile model's shape);
+        ``key``: the GEMM efficiency entry that prices it when finer than ``fmt`` ("" = ``fmt``).
         """
         c = float(count)
         if c <= 0:
             return
         if c == 1.0:  # x·1 is x: skip four array multiplications on the hot path (same values)
             self._ops.append((name, kind, fmt, per_stage, self._arr(flop), self._arr(weight), self._arr(kv),
-                              self._arr(act), self._arr(rows), kernels * c, kernel, kn))
+                              self._arr(act), self._arr(rows), kernels * c, kernel, kn, key or fmt))
             return
         self._ops.append((name, kind, fmt, per_stage, self._arr(flop) * c, self._arr(weight) * c,
                           self._arr(kv) * c, self._arr(act) * c, self._arr(rows), kernels * c, kernel,
-                          kn))
+                          kn, key or fmt))
 
     def gemm(self, name: str, fmt: str, rows, k: float, n_out: float, weight_bytes_per_elem: float,
              act_in_bytes: float, *, count: float = 1.0, per_stage: bool = True, kernels: float = 1.0,
-             weight_elems=None) -> None:
+             weight_elems=None, key: str = "") -> None:
         """A GEMM [rows, k] x [k, n_out]: 2·rows·k·n FLOPs, k·n weights, rows·(k·b_in + 2·n) act.
 
         At a point with no rows the GEMM does not run: it reads no weights and launches nothing.
+        ``key``: its GEMM efficiency entry when finer than ``fmt`` (``fp8_block``; "" = ``fmt``).
         """
         rows = self._arr(rows)
         w_elems = k * n_out if weight_elems is None else weight_elems
         weight = np.where(rows > 0, w_elems * weight_bytes_per_elem, 0.0)
         self.op(name, "gemm", fmt, flop=2.0 * rows * k * n_out, weight=weight,
                 act=rows * (k * act_in_bytes + 2.0 * n_out), rows=rows, kernels=kernels, count=count,
-                per_stage=per_stage, kn=(k, n_out))
+                per_stage=per_stage, kn=(k, n_out), key=key)
 
     def collective(self, name: str, kind: str, group: int, message_bytes, *, count: float = 1.0,
                    per_stage: bool = True, hidden_under: str = "") -> None:
@@ -139,7 +149,7 @@ class OpBuilder:
             act_bytes=np.stack([o[7] for o in ops]) if ops else z,
             rows=np.stack([o[8] for o in ops]) if ops else z,
             kernels=np.array([o[9] for o in ops], dtype=float), kernel=tuple(o[10] for o in ops),
-            kn=tuple(o[11] for o in ops))
+            kn=tuple(o[11] for o in ops), key=tuple(o[12] for o in ops))
         cs = self._colls
         colls = CollectiveTable(
             name=tuple(c[0] for c in cs), kind=tuple(c[1] for c in cs), group=tuple(c[2] for c in cs),

@@ -4,7 +4,9 @@
 
 F_fmt is the chip's dense peak in the op's compute format, W its HBM bandwidth. eta_c depends on
 the op: GEMMs follow eta(m) = gemm_peak_fraction_f · m / (m + gemm_half_rows_f) in their row count m
-(a few-row GEMM cannot fill a tensor-core tile), per compute format f; attention kernels use
+(a few-row GEMM cannot fill a tensor-core tile), per compute format f, or per GEMM kernel key where
+the op names one (OpTable.key: ``fp8_block`` for block-scaled FP8 weights, priced by gemm[fp8_block]
+at the FP8 peak); attention kernels use
 attention_peak(f) (attention_peak_fraction for BF16; FP8 attention kernels reach a lower
 fraction of their higher peak, specs/efficiency.py), except the ops that name a measured kernel
 family (OpTable.kernel: the MLA decode and prefill kernels), which use that family's
@@ -67,8 +69,8 @@ def op_times(table: OpTable, chip: Chip, eff: Efficiency) -> OpTimes:
     is_moe = [k == "moe" for k in table.kind]
     is_gemm = np.array([k in ("gemm", "moe") for k in table.kind]).reshape(n_ops, 1)
 
-    def per_op(gemm_fn, moe_fn) -> np.ndarray:
-        return np.array([moe_fn(f) if mo else gemm_fn(f) for f, mo in zip(table.fmt, is_moe)],
+    def per_op(gemm_fn, moe_fn) -> np.ndarray:  # GEMMs by their kernel key (fp8_block), MoE by format
+        return np.array([moe_fn(f) if mo else gemm_fn(g) for f, g, mo in zip(table.fmt, table.keys, is_moe)],
                         dtype=float).reshape(n_ops, 1)
 
     top, half = per_op(eff.gemm_peak, eff.moe_peak), per_op(eff.gemm_half, eff.moe_half)

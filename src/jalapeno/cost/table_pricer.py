@@ -116,7 +116,8 @@ class TablePricer(SystemPricer):
         system, efficiency: as :class:`~jalapeno.cost.pricer.RooflinePricer`; the roofline the
             corrections multiply is priced with ``efficiency`` (a band set scales the lookup by
             its roofline ratio to the calibrated set).
-        surfaces: (op kind, compute format) → :class:`KernelSurface` (``("gemm", "fp8")``).
+        surfaces: (op kind, compute format) → :class:`KernelSurface` (``("gemm", "fp8")``); GEMMs
+            by their kernel key (``("gemm", "fp8_block")``: OpTable.keys).
         source: what the surfaces were built from (package, table versions), for records.
 
     Raises:
@@ -141,8 +142,8 @@ class TablePricer(SystemPricer):
         if not self.surfaces:
             return base
         scale = np.ones_like(base.time_s)
-        for i, (kind, fmt) in enumerate(zip(ops.kind, ops.fmt)):
-            surf = self.surfaces.get((kind, fmt))
+        for i, (kind, fmt, key) in enumerate(zip(ops.kind, ops.fmt, ops.keys)):
+            surf = self.surfaces.get((kind, key if kind == "gemm" else fmt))
             if surf is None:
                 continue
             k = np.maximum(np.asarray(ops.kernels[i], dtype=float), 1e-30)

@@ -34,6 +34,25 @@ AIC_MODELS = {"deepseek-ai/DeepSeek-R1": "deepseek-r1", "deepseek-ai/DeepSeek-V3
               "nvidia/DeepSeek-R1-NVFP4": "deepseek-r1", "nvidia/DeepSeek-V3.1-NVFP4": "deepseek-r1"}
 
 
+#: FP8 checkpoints whose weights are 128x128-block scaled whatever a row's ``gemm_quant_mode`` says
+#: (aiconfigurator labels its DeepSeek rows ``fp8``): DeepSeek-V3/R1 (config.json ``quantization_config``
+#: ``weight_block_size`` [128, 128]) and Qwen3-235B-A22B-FP8 (model card: "fine-grained fp8
+#: quantization with block size of 128")
+BLOCK_FP8_CHECKPOINTS = frozenset({"deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-V3", "Qwen/Qwen3-235B-A22B-FP8"})
+
+
+def fp8_precision(model_path: str, gemm_quant_mode: str) -> str:
+    """The FP8 preset of an aiconfigurator row: ``fp8`` (128x128-block weights, ``gemm[fp8_block]``)
+    for a block-scaled checkpoint or a row timed with ``fp8_block`` GEMMs, else ``fp8-tensor`` (a
+    BF16 checkpoint the engine quantises per tensor: aiconfigurator's ``fp8`` GEMM mode, TensorRT-LLM's
+    per-tensor FP8 GEMM).
+
+    >>> fp8_precision("meta-llama/Llama-3.1-70B", "fp8"), fp8_precision("deepseek-ai/DeepSeek-R1", "fp8")
+    ('fp8-tensor', 'fp8')
+    """
+    return "fp8" if gemm_quant_mode == "fp8_block" or model_path in BLOCK_FP8_CHECKPOINTS else "fp8-tensor"
+
+
 #: the TensorRT-LLM release image a row's source names (``nvcr.io/nvidia/...`` or ``nvcr.io#nvidia/...``)
 _TRTLLM_RELEASE_IMAGE = re.compile(r"(?:^|;)\s*image=nvcr\.io[/#]nvidia/tensorrt-llm/release:([^;\s]+)")
 
@@ -60,8 +79,9 @@ def trtllm_release(backend: str, source) -> str:
     return m.group(1)
 
 
-def row_precision(model: str, precision: str) -> str:
-    """The precision preset a row of ``model`` at aiconfigurator ``precision`` ran.
+def row_precision(model: str, precision: str, model_path: str = "", gemm_quant_mode: str = "fp8") -> str:
+    """The precision preset a row of ``model`` at aiconfigurator ``precision`` ran (an FP8 row's
+    scale granularity from its checkpoint ``model_path`` and ``gemm_quant_mode``: :func:`fp8_precision`).
 
     gpt-oss ships MXFP4 experts whatever the row says; Kimi K2.5 runs as its INT4 release or as an
     NVFP4 requantisation (the row's precision tells which). An FP4 row of a model whose released FP4
@@ -71,12 +91,14 @@ def row_precision(model: str, precision: str) -> str:
     refused those rows, so none was predicted).
 
     >>> [row_precision(m, p) for m, p in (("llama-3.3-70b", "fp4"), ("deepseek-r1", "fp4"), ("kimi-k2.5", "fp4"),
-    ...                                   ("gpt-oss-120b", "fp8"), ("llama-3.3-70b", "fp8"))]
-    ['nvfp4', 'fp4', 'fp4', 'mxfp4', 'fp8']
+    ...                                   ("gpt-oss-120b", "fp8"))]
+    ['nvfp4', 'fp4', 'fp4', 'mxfp4']
+    >>> row_precision("llama-3.3-70b", "fp8", "meta-llama/Llama-3.1-70B"), row_precision("deepseek-r1", "fp8", "deepseek-ai/DeepSeek-R1")
+    ('fp8-tensor', 'fp8')
     """
     if model == "gpt-oss-120b":
         return "mxfp4"
-    prec = {"fp4": "fp4", "bf16": "bf16", "int4": "int4"}.get(precision, "fp8")
+    prec = {"fp4": "fp4", "bf16": "bf16", "int4": "int4"}.get(precision) or fp8_precision(model_path, gemm_quant_mode)
     released = released_precisions(model, prec)
     return "nvfp4" if prec == "fp4" and "fp4" not in released and "nvfp4" in released else prec
 
@@ -103,7 +125,7 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         if not system or not model:
             skipped.append((rid, f"{r.system}/{r.model_path} not in the catalog"))
             continue
-        prec = row_precision(model, str(r.precision))
+        prec = row_precision(model, str(r.precision), str(r.model_path), str(getattr(r, "gemm_quant_mode", "fp8")))
 
         def num(v, default=None):
             return default if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)

@@ -13,7 +13,7 @@ measured time (``us``), keyed by the chip's compute-unit count ``cu_num``:
 Tables and the formats they calibrate (the forms are calibrate.py's, fitted by its functions):
 
 - ``a8w8_blockscale_tuned_gemm``: FP8 GEMMs with 1x128/128x128 block scales (DeepSeek's FP8
-  recipe) → ``gemm[fp8]``; on a chip whose pre-shuffled-weight tables have rows
+  recipe) → ``gemm[fp8_block]``; on a chip whose pre-shuffled-weight tables have rows
   (``a8w8_blockscale_bpreshuffle_tuned_gemm`` and its DeepSeek-V3 shapes,
   ``model_configs/a8w8_blockscale_bpreshuffle_tuned_gemm_dsv3``: MI355X only) those replace it,
   the fastest kernel per shape: they are the kernels the engines run for block-scale FP8 linears
@@ -21,6 +21,16 @@ Tables and the formats they calibrate (the forms are calibrate.py's, fitted by i
   while ``ATOM_FP8_BLOCKSCALE_WEIGHT_PRESHUFFLE``, default 1, is set; before ROCm/ATOM d3475867c,
   2026-05-08, always), ~2x the plain kernels' median throughput at M >= 4096 (1,170-1,340 vs 623
   TFLOP/s);
+- ``a8w8_bpreshuffle_tuned_gemm``: FP8 GEMMs with per-token activation x per-channel weight
+  scales and pre-shuffled weights → ``gemm[fp8]``, the per-tensor / per-channel FP8 GEMM of
+  checkpoints without 2-D blocks (AMD-Quark ``w_fp8_a_fp8``, the kernels AMD's MLPerf v5.1 vLLM
+  runs with ``VLLM_MLPERF_SWIZZLE_FP8_LINEAR``: pre-shuffled weights) (MI355X rows). A chip without
+  rows of its own (MI300X/MI325X) borrows its block-scale fit with the peak fraction scaled by the
+  per-channel / block-scale throughput ratio measured on the same CDNA3 architecture
+  (:func:`per_channel_ratio`: aiter's ``cu_num`` 80 rows, gfx942 with 80 CUs, which aiter names
+  MI308 in ``aiter/jit/utils/chip_info.py``, the one CDNA3 part with both tables: median over the
+  shapes with M >= 1024 in both, where both kernels are compute-bound); half rows and HBM fraction
+  stay the block-scale fit's (assumption: no CDNA3 per-channel rows at MI300X's CU count);
 - ``a4w4_blockscale_tuned_gemm``: MXFP4 GEMMs (32-element blocks, one E8M0 scale: 0.53125 B per
   element) → ``gemm[fp4]`` (MI355X only);
 - ``tuned_fmoe``: fused MoE layers (BF16, and FP8 with 1x128 block scales), routed experts on one
@@ -78,9 +88,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from jalapeno.fit.kernels import fit_gemm, fit_moe
+from jalapeno.fit.kernels import FLOOR_EXCLUDED_DTYPES, fit_gemm, fit_moe, gemm_floors
 from jalapeno.errors import SpecError
-from jalapeno.specs.efficiency import flatten_params, nest_params
+from jalapeno.specs.efficiency import MOE_GEMM_KEY, flatten_params, nest_params
 from jalapeno.specs.hardware import System
 
 DISTRIBUTION = "amd-aiter"
@@ -89,7 +99,13 @@ AITER_CU = {"mi300x": 304, "mi325x": 304, "mi355x": 256}
 #: AMD systems whose tables hold no fused-MoE rows, and the AMD system whose MoE fit they take
 MOE_FROM = {"mi300x": "mi355x", "mi325x": "mi355x"}
 #: aiter GEMM table → the dtype name calibrate.GEMM_DTYPES knows it by
-GEMM_TABLES = {"a8w8_blockscale_tuned_gemm": "fp8_block", "a4w4_blockscale_tuned_gemm": "mxfp4"}
+GEMM_TABLES = {"a8w8_blockscale_tuned_gemm": "fp8_block", "a4w4_blockscale_tuned_gemm": "mxfp4",
+               "a8w8_bpreshuffle_tuned_gemm": "fp8"}
+#: AMD systems without per-channel FP8 GEMM rows of their own → the aiter ``cu_num`` of the same
+#: architecture whose per-channel / block-scale ratio their ``gemm[fp8]`` borrows (module docstring)
+PER_CHANNEL_RATIO_CU = {"mi300x": 80, "mi325x": 80}
+#: the GEMM rows (M) from which both FP8 kernels are taken as compute-bound for that ratio
+PER_CHANNEL_RATIO_MIN_M = 1024
 #: pre-shuffled-weight block-scale FP8 tables (``aiter/configs`` and ``aiter/configs/model_configs``):
 #: where they hold a chip's rows, they replace the plain table of the same dtype (module docstring)
 PRESHUFFLED_TABLES = {"a8w8_blockscale_bpreshuffle_tuned_gemm": "fp8_block",
@@ -190,6 +206,40 @@ def moe_frame(fmoe: pd.DataFrame, cu: int) -> pd.DataFrame:
                          "moe_ep_size": 1, "distribution": "balanced", "latency": d.us.to_numpy() / 1e3})
 
 
+def per_channel_ratio(tables: dict[str, pd.DataFrame], cu: int) -> tuple[float, int]:
+    """(median throughput ratio per-channel / block-scale FP8 GEMM, shapes) on aiter's ``cu`` rows:
+    the shapes (M, N, K) with M >= :data:`PER_CHANNEL_RATIO_MIN_M` timed in both
+    ``a8w8_bpreshuffle_tuned_gemm`` and ``a8w8_blockscale_tuned_gemm``, time ratio block / per-channel.
+
+    Raises:
+        SpecError: no shape of ``cu`` is in both tables.
+    """
+    bs, pc = (tables[n] for n in ("a8w8_blockscale_tuned_gemm", "a8w8_bpreshuffle_tuned_gemm"))
+    j = bs[bs.cu_num == cu].groupby(["M", "N", "K"], as_index=False).us.min().merge(
+        pc[pc.cu_num == cu].groupby(["M", "N", "K"], as_index=False).us.min(), on=["M", "N", "K"],
+        suffixes=("_bs", "_pc"))
+    j = j[j.M >= PER_CHANNEL_RATIO_MIN_M]
+    if not len(j):
+        raise SpecError("amd-aiter", f"no FP8 GEMM shape of cu_num {cu} in both the per-channel and block-scale "
+                        "tables", "install the amd-aiter version pinned in pyproject.toml's [calibrate] extra")
+    return float(np.median(j.us_bs / j.us_pc)), int(len(j))
+
+
+def borrow_per_channel(params: dict, report: dict, ratio: float, shapes: int, cu: int) -> None:
+    """Set, in place, ``gemm.fp8.*`` (flat keys) from the chip's block-scale fit with the peak
+    fraction scaled by ``ratio`` (capped at 1), where the chip has no per-channel fit of its own."""
+    if "gemm.fp8.peak_fraction" in params or "gemm.fp8_block.peak_fraction" not in params:
+        return
+    for f in ("half_rows", "hbm_fraction"):
+        if f"gemm.fp8_block.{f}" in params:
+            params[f"gemm.fp8.{f}"] = params[f"gemm.fp8_block.{f}"]
+    params["gemm.fp8.peak_fraction"] = min(params["gemm.fp8_block.peak_fraction"] * ratio, 1.0)
+    report.setdefault("gemm", {})["fp8_borrowed"] = {
+        "from": "fp8_block", "peak_ratio": ratio, "shapes": shapes, "ratio_cu_num": cu,
+        "source": "aiter a8w8_bpreshuffle_tuned_gemm / a8w8_blockscale_tuned_gemm, median time ratio, M >= "
+                  f"{PER_CHANNEL_RATIO_MIN_M} (fit/amd.per_channel_ratio)"}
+
+
 def unbound_moe_compute(params: dict, gemm: dict, report: dict) -> None:
     """Complete, in place, the compute curve of each fused-MoE format the fit left unidentified.
 
@@ -214,7 +264,7 @@ def unbound_moe_compute(params: dict, gemm: dict, report: dict) -> None:
         have = params.get("moe", {}).get(fmt)
         if have is None:
             continue
-        peak = gemm.get(fmt, {}).get("peak_fraction")
+        peak = gemm.get(MOE_GEMM_KEY.get(fmt, fmt), {}).get("peak_fraction")
         if "peak_fraction" in have or peak is None:
             continue
         have.update(peak_fraction=peak, half_rows=MOE_UNBOUND_HALF_ROWS)
@@ -234,10 +284,11 @@ def fit_amd(system: System, tables: dict[str, pd.DataFrame], moe_split: str = MO
         p_gemm, r_gemm = fit_gemm(g, system)
         params.update(p_gemm)
         report["gemm"] = r_gemm
-        floors = [f["kernel_floor_s"] for f in r_gemm["formats"].values()]
+        floors = gemm_floors(r_gemm)
+        fastest = float(g[~g.gemm_dtype.isin(FLOOR_EXCLUDED_DTYPES)].latency.min()) / 1e3
         if floors:  # the median fitted floor, bounded by the fastest measured kernel (module docstring)
-            params["kernel_launch_s"] = min(float(np.median(floors)), float(g.latency.min()) / 1e3)
-            report["fastest_kernel_s"] = float(g.latency.min()) / 1e3
+            params["kernel_launch_s"] = min(float(np.median(floors)), fastest)
+            report["fastest_kernel_s"] = fastest
     if "tuned_fmoe" in tables:
         m = moe_frame(tables["tuned_fmoe"], cu)
         if len(m):
@@ -265,6 +316,9 @@ def amd_overlay(name: str, system: System, derived: dict, moe_source: dict | Non
     if report.get("moe", {}).get("rows"):  # the chip's own fused-MoE fit (a borrowed one keeps its donor's)
         unbound_moe_compute(params, params.get("gemm", {}), report["moe"])
     params = flatten_params(params)
+    if name in PER_CHANNEL_RATIO_CU:  # no per-channel FP8 rows of its own: the CDNA3 ratio on its block fit
+        cu = PER_CHANNEL_RATIO_CU[name]
+        borrow_per_channel(params, report, *per_channel_ratio(tables, cu), cu)
     if "moe_floor_s" not in params and moe_source:
         borrowed = {k: v for k, v in flatten_params(moe_source).items() if k.startswith(("moe.", "moe_"))}
         params.update(borrowed)

@@ -4,7 +4,10 @@ Data: the per-kernel latency tables that the ``aiconfigurator-core`` package (Ap
 ships, read through the installed package (``pip install -e ".[calibrate]"``); none of its code is
 used. Functional forms (the same ones the step cost uses, cost/roofline.py):
 
-- GEMM, per compute format f (bf16, block-scaled fp8, nvfp4):
+- GEMM, per compute format f (bf16, per-tensor fp8, nvfp4) and per GEMM kernel key (block-scaled
+  ``fp8_block``: TensorRT-LLM's ``gemm_perf`` times both FP8 kernels; specs/kernel_efficiency.GEMM_KEYS);
+  each entry's report also gives a held-out error (refitted on every other (n, k) shape, judged on
+  the rest: fit/kernels.gemm_shape_held_out):
   t = max(2mnk / (F_f · eta_f · m/(m + m_half_f)), bytes / (W · eta_m_f)) + t0_f, by robust
   nonlinear least squares (scipy, soft-L1 loss) on log(predicted/measured): eta_m_f on the
   memory-bound rows (m <= 16) first, then eta_f, m_half_f, t0_f over every row with m >= 8. t0_f is reported as the kernel floor, not used as the serving
@@ -82,6 +85,7 @@ from jalapeno.fit.kernels import (
     fit_gemm,
     fit_moe,
     fit_nccl,
+    gemm_floors,
 )
 from jalapeno.fit.mla_kernels import MLA_TABLES, fit_mla
 from jalapeno.fit.ordering import PREDECESSOR, ordering_check
@@ -105,7 +109,7 @@ def calibrate_system(system: System) -> dict:
     p_gemm, r_gemm = fit_gemm(gemm, system)
     ctx, v_att = load_table(sdir, "attention", "context_attention_perf")
     gen, _ = load_table(sdir, "attention", "generation_attention_perf")
-    t0 = float(np.median([f["kernel_floor_s"] for f in r_gemm["formats"].values()]))
+    t0 = float(np.median(gemm_floors(r_gemm)))
     p_att, r_att = fit_attention(ctx, gen, system, t0)
     nccl, v_nccl = load_nccl_table(sdir)
     params = {**p_gemm, **p_att}

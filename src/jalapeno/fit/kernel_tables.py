@@ -19,9 +19,28 @@ AIC_SYSTEM_DIRS = {"a100-sxm": "a100_sxm", "h100": "h100_sxm", "h200": "h200_sxm
                    "gb200-nvl72": "gb200", "gb300-nvl72": "gb300"}
 #: aiconfigurator GEMM dtype → (our compute format, weight bytes/elem, activation bytes/elem)
 #: (NVFP4: 16-element blocks with an FP8 scale, 0.5625 B/elem; MXFP4: 32-element blocks with an
-#: E8M0 scale, 0.53125 B/elem — AMD's aiter tables)
-GEMM_DTYPES = {"bfloat16": ("bf16", 2.0, 2.0), "fp8_block": ("fp8", 1.0, 1.0), "nvfp4": ("fp4", 0.5625, 0.5625),
-               "mxfp4": ("fp4", 0.53125, 0.53125)}
+#: E8M0 scale, 0.53125 B/elem — AMD's aiter tables). ``fp8`` is TensorRT-LLM's per-tensor FP8 GEMM
+#: (and aiter's per-token x per-channel one), ``fp8_block`` the 1x128 / 128x128 block-scale GEMM;
+#: each fits its own entry (:data:`GEMM_DTYPE_KEYS`). The 128x128 blocks' fp32 scales add 32 bits
+#: per 16,384 weights (specs/formats.py): under 0.03% of the bytes, not counted here.
+GEMM_DTYPES = {"bfloat16": ("bf16", 2.0, 2.0), "fp8": ("fp8", 1.0, 1.0), "fp8_block": ("fp8", 1.0, 1.0),
+               "nvfp4": ("fp4", 0.5625, 0.5625), "mxfp4": ("fp4", 0.53125, 0.53125)}
+#: MoE table dtypes the ``moe[fmt]`` entries are fitted on (keyed by compute format): the GEMM
+#: dtypes less per-tensor ``fp8`` — FP8 routed experts are block-scaled in the checkpoints the
+#: catalog serves (DeepSeek-V3/R1, Qwen3-235B-A22B-FP8), so ``moe[fp8]`` stays the ``fp8_block`` kernels'
+MOE_DTYPES = {k: v for k, v in GEMM_DTYPES.items() if k != "fp8"}
+#: GEMM dtypes fitted under a GEMM kernel key finer than their compute format
+#: (specs/kernel_efficiency.GEMM_KEYS); every other dtype fits the entry of its compute format
+GEMM_DTYPE_KEYS = {"fp8_block": "fp8_block"}
+
+
+def gemm_key(dtype: str) -> str:
+    """The efficiency entry a table's GEMM dtype fits (``gemm[key]``).
+
+    >>> gemm_key("fp8_block"), gemm_key("fp8"), gemm_key("nvfp4")
+    ('fp8_block', 'fp8', 'fp4')
+    """
+    return GEMM_DTYPE_KEYS.get(dtype, GEMM_DTYPES[dtype][0])
 BACKEND = "trtllm"
 #: The backend version aiconfigurator-core 0.12.0 marks "current" (systems/query_versions.yaml);
 #: tables are read from it when present, else from the newest version that has them.

@@ -20,7 +20,7 @@ from jalapeno.cost.ops import add_routed_experts
 from jalapeno.cost.optable import OpBuilder
 from jalapeno.cost.pricer import RooflinePricer
 from jalapeno.errors import SpecError
-from jalapeno.fit.kernel_tables import GEMM_DTYPES
+from jalapeno.fit.kernel_tables import GEMM_DTYPES, MOE_DTYPES, gemm_key
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency, nest_params
 from jalapeno.specs.hardware import System
 
@@ -72,16 +72,17 @@ def _single_op(n: int, kind: str, **work):
     return ob.build()[0]
 
 
-def gemm_table(m, n, k, fmt: str, w_b: float, a_b: float):
-    """One GEMM op per kernel-table row ([m, k] x [k, n]), accounted as the step's op table does."""
+def gemm_table(m, n, k, fmt: str, w_b: float, a_b: float, key: str = ""):
+    """One GEMM op per kernel-table row ([m, k] x [k, n]), accounted as the step's op table does;
+    ``key``: its GEMM efficiency entry when finer than ``fmt`` (``fp8_block``)."""
     ob = OpBuilder(len(m))
-    ob.gemm("gemm", fmt, m, k, n, w_b, a_b)
+    ob.gemm("gemm", fmt, m, k, n, w_b, a_b, key=key)
     return ob.build()[0]
 
 
 def gemm_model_s(system: System, table, fmt: str, eta_f, m_half, eta_m, t0) -> np.ndarray:
-    """Modelled time (s) of the GEMMs of ``table``: the roofline pricer with these parameters and
-    a per-kernel cost ``t0``."""
+    """Modelled time (s) of the GEMMs of ``table``: the roofline pricer with these parameters (of
+    the entry ``fmt``: a compute format or GEMM kernel key) and a per-kernel cost ``t0``."""
     return priced_s(system, table, {**kernel_params("gemm", fmt, peak_fraction=eta_f, half_rows=m_half,
                                                     hbm_fraction=eta_m), "kernel_launch_s": t0})
 
@@ -105,8 +106,6 @@ def fit_gemm(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
     The intercept t0 is each format's standalone-kernel floor; it is reported, not used as
     ``kernel_launch_s`` (microbenchmarks time single launches, which CUDA graphs in serving hide).
     """
-    from scipy.optimize import least_squares
-
     chip = system.chip
     df = df[df.gemm_dtype.isin(list(GEMM_DTYPES)) & (df.m >= 8)].copy()
     df["t"] = df.latency * 1e-3
@@ -116,36 +115,82 @@ def fit_gemm(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
         fmt, wb, ab = GEMM_DTYPES[dtype]
         if fmt not in chip.peak_flop_per_s:
             continue
+        key = gemm_key(dtype)
         m_, n_, k_, t_ = (d[c].to_numpy(dtype=float) for c in ("m", "n", "k", "t"))
-        tab = gemm_table(m_, n_, k_, fmt, wb, ab)
-        mem = m_ <= GEMM_MEMORY_ANCHOR_ROWS
-        tab_m = gemm_table(m_[mem], n_[mem], k_[mem], fmt, wb, ab)
-
-        def resid_mem(x, tab_m=tab_m, t_m=t_[mem], fmt=fmt):
-            return np.log(gemm_model_s(system, tab_m, fmt, 0.5, 16.0, _sig(x[0]), math.exp(x[1])) / t_m)
-
-        s1 = least_squares(resid_mem, [1.0, math.log(5e-6)], loss="soft_l1", f_scale=0.2, max_nfev=200)
-        em = _sig(s1.x[0])
-
-        def resid(x, tab=tab, t_=t_, fmt=fmt, em=em):
-            return np.log(gemm_model_s(system, tab, fmt, _sig(x[0]), math.exp(x[1]), em, math.exp(x[2])) / t_)
-
-        sol = least_squares(resid, [0.5, math.log(100.0), math.log(5e-6)], loss="soft_l1", f_scale=0.2,
-                            max_nfev=300)
-        eta, mh, t0 = _sig(sol.x[0]), math.exp(sol.x[1]), math.exp(sol.x[2])
-        # a half-rows far below one tensor-core tile is a degenerate fit (memory time hides the
-        # compute term at few rows); keep it at 16 rows or more
-        mh = max(mh, 16.0)
-        params.update(kernel_params("gemm", fmt, peak_fraction=eta, half_rows=mh, hbm_fraction=em))
-        floors[fmt] = t0
-        p = gemm_model_s(system, tab, fmt, eta, mh, em, t0)
+        eta, mh, em, t0 = _fit_gemm_rows(system, fmt, key, wb, ab, m_, n_, k_, t_)
+        params.update(kernel_params("gemm", key, peak_fraction=eta, half_rows=mh, hbm_fraction=em))
+        floors[key] = t0
+        p = gemm_model_s(system, gemm_table(m_, n_, k_, fmt, wb, ab, key), key, eta, mh, em, t0)
         preds.append(p)
         meas.append(t_)
-        report["formats"][fmt] = {"dtype": dtype, **_ape(p, t_), "kernel_floor_s": t0,
-                                  "memory_anchor_rows": int(mem.sum())}
+        report["formats"][key] = {"dtype": dtype, **_ape(p, t_), "kernel_floor_s": t0,
+                                  "memory_anchor_rows": int((m_ <= GEMM_MEMORY_ANCHOR_ROWS).sum()),
+                                  **_held_out_shapes(system, fmt, key, wb, ab, m_, n_, k_, t_)}
     allp, allm = np.concatenate(preds), np.concatenate(meas)
     report.update({"rows": int(allm.size), **_ape(allp, allm)})
     return nest_params(params), report
+
+
+#: GEMM dtypes whose fitted floor is reported but not among the floors a set's fixed per-kernel
+#: costs are taken from (:func:`gemm_floors`): the per-tensor FP8 kernels, fitted apart from the
+#: block-scale ones since issue 18 item 7, so that the split moves no attention fit (calibrate.py)
+#: and no AMD launch cost (fit/amd.py): those read one floor per compute format as before
+FLOOR_EXCLUDED_DTYPES = ("fp8",)
+
+
+def gemm_floors(report: dict) -> list[float]:
+    """The fitted standalone floors (s) of a GEMM fit report (:func:`fit_gemm`) that fixed costs are
+    read from: one per compute format (:data:`FLOOR_EXCLUDED_DTYPES` left out)."""
+    return [f["kernel_floor_s"] for f in report["formats"].values() if f["dtype"] not in FLOOR_EXCLUDED_DTYPES]
+
+
+def _fit_gemm_rows(system: System, fmt: str, key: str, wb: float, ab: float, m_, n_, k_, t_) -> tuple:
+    """(eta_f, m_half_f, eta_m_f, t0_f) of one GEMM entry ``key`` on its rows (:func:`fit_gemm`'s two stages)."""
+    from scipy.optimize import least_squares
+
+    tab = gemm_table(m_, n_, k_, fmt, wb, ab, key)
+    mem = m_ <= GEMM_MEMORY_ANCHOR_ROWS
+    tab_m = gemm_table(m_[mem], n_[mem], k_[mem], fmt, wb, ab, key)
+
+    def resid_mem(x):
+        return np.log(gemm_model_s(system, tab_m, key, 0.5, 16.0, _sig(x[0]), math.exp(x[1])) / t_[mem])
+
+    s1 = least_squares(resid_mem, [1.0, math.log(5e-6)], loss="soft_l1", f_scale=0.2, max_nfev=200)
+    em = _sig(s1.x[0])
+
+    def resid(x):
+        return np.log(gemm_model_s(system, tab, key, _sig(x[0]), math.exp(x[1]), em, math.exp(x[2])) / t_)
+
+    sol = least_squares(resid, [0.5, math.log(100.0), math.log(5e-6)], loss="soft_l1", f_scale=0.2,
+                        max_nfev=300)
+    eta, mh, t0 = _sig(sol.x[0]), math.exp(sol.x[1]), math.exp(sol.x[2])
+    # a half-rows far below one tensor-core tile is a degenerate fit (memory time hides the
+    # compute term at few rows); keep it at 16 rows or more
+    return eta, max(mh, 16.0), em, t0
+
+
+def gemm_shape_held_out(n_, k_) -> np.ndarray:
+    """The GEMM rows the held-out check leaves out: every other (n, k) shape in sorted order, so
+    whole shapes (every token count of them) are judged by a fit that never saw them.
+
+    >>> gemm_shape_held_out(np.array([8., 8., 16., 32.]), np.array([4., 4., 4., 4.])).tolist()
+    [False, False, True, False]
+    """
+    shapes = sorted(set(zip(n_.tolist(), k_.tolist())))
+    out = {s: i % 2 == 1 for i, s in enumerate(shapes)}
+    return np.array([out[s] for s in zip(n_.tolist(), k_.tolist())], dtype=bool)
+
+
+def _held_out_shapes(system: System, fmt: str, key: str, wb: float, ab: float, m_, n_, k_, t_) -> dict:
+    """The entry refitted on half of its (n, k) shapes and judged on the other half
+    (:func:`gemm_shape_held_out`): ``held_out_median_ape`` / ``_p90_ape`` / ``_n``. Reported only:
+    the shipped parameters are fitted on every row."""
+    ho = gemm_shape_held_out(n_, k_)
+    if ho.all() or not ho.any():
+        return {}
+    eta, mh, em, t0 = _fit_gemm_rows(system, fmt, key, wb, ab, m_[~ho], n_[~ho], k_[~ho], t_[~ho])
+    p = gemm_model_s(system, gemm_table(m_[ho], n_[ho], k_[ho], fmt, wb, ab, key), key, eta, mh, em, t0)
+    return {f"held_out_{k}": v for k, v in _ape(p, t_[ho]).items()}
 
 
 # ---- attention ---------------------------------------------------------------------------------
@@ -274,7 +319,7 @@ def moe_rows(df: pd.DataFrame, touched_rule: str = "uniform", dtypes: dict | Non
     gets the modelled quantities of the cost/ops.py expert op: the busiest rank's assignments
     (even routing, so no binomial tail), distinct experts touched (``touched_rule``,
     :data:`MOE_TOUCHED_RULES`), FLOPs, weight and activation bytes. ``dtypes``: table dtype →
-    (compute format, weight B/elem, activation B/elem); default :data:`GEMM_DTYPES`.
+    (compute format, weight B/elem, activation B/elem); default fit/kernel_tables.MOE_DTYPES.
 
     >>> one = pd.DataFrame({"moe_dtype": ["fp8_block"], "num_tokens": [32], "hidden_size": [7168], "inter_size": [2048],
     ...                     "topk": [8], "num_experts": [256], "moe_tp_size": [1], "moe_ep_size": [1],
@@ -290,7 +335,7 @@ def moe_rows(df: pd.DataFrame, touched_rule: str = "uniform", dtypes: dict | Non
     if touched_rule not in MOE_TOUCHED_RULES:
         raise SpecError("moe_rows: touched_rule", f"unknown rule {touched_rule!r}",
                         f"use one of {', '.join(MOE_TOUCHED_RULES)}")
-    keys, dt = MOE_KEYS, GEMM_DTYPES if dtypes is None else dtypes
+    keys, dt = MOE_KEYS, MOE_DTYPES if dtypes is None else dtypes
     d = df[(df.distribution == "balanced") & df.moe_dtype.isin(list(dt))
            & (df.num_experts >= df.moe_ep_size)]
     d = d.groupby(keys, as_index=False).latency.min()

@@ -259,9 +259,15 @@ MLPERF_SKIPPED = {
     "llama3_1-405b_pruned": "open-division pruned model: not the catalog's Llama-3.1-405B",
     "llama3_1-405b_finetuned": "open-division fine-tuned variant: not the catalog's Llama-3.1-405B weights",
 }
-_PRECISION = {("llama-2-70b", "weights fp8"): "fp8", ("llama-2-70b", "weights fp4"): "nvfp4",
+#: (model, the row's weight format) → precision preset. The Llama FP8 checkpoints are per-tensor
+#: (``fp8-tensor``, priced by the per-tensor FP8 GEMM): AMD's is AMD-Quark ``--quant_scheme w_fp8_a_fp8``
+#: (closed/AMD/setup/dataset_and_model/quantize_llama2_70b.sh), NVIDIA's (which the H200 TensorRT-LLM
+#: submissions run) TensorRT Model Optimizer at Precision.FP8 (closed/NVIDIA/code/llama2-70b/tensorrt/
+#: builder.py: ``fp8-quantized-modelopt``; ModelOpt's FP8 format scales per tensor); DeepSeek-R1's is
+#: its release checkpoint, 128x128-block (``fp8``; config.json ``weight_block_size``).
+_PRECISION = {("llama-2-70b", "weights fp8"): "fp8-tensor", ("llama-2-70b", "weights fp4"): "nvfp4",
               ("llama-2-70b", "weights mxfp4"): "w4a4-mxfp4", ("deepseek-r1", "weights fp8"): "fp8",
-              ("deepseek-r1", "weights fp4"): "fp4", ("llama-3.1-405b", "weights fp8"): "fp8",
+              ("deepseek-r1", "weights fp4"): "fp4", ("llama-3.1-405b", "weights fp8"): "fp8-tensor",
               ("llama-3.1-405b", "weights fp4"): "nvfp4"}
 
 

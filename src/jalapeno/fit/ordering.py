@@ -18,6 +18,7 @@ import pandas as pd
 from jalapeno.cost.pricer import RooflinePricer
 from jalapeno.fit.kernels import gemm_table, moe_rows, moe_table
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
+from jalapeno.specs.kernel_efficiency import GEMM_KEYS
 from jalapeno.specs.hardware import System
 
 #: successor → predecessor (same board form where both exist)
@@ -34,7 +35,7 @@ REGIMES = {"decode (m <= 64)": (1, 64), "mixed (64 < m <= 1024)": (65, 1024), "p
 GEMM_SHAPES = ((7168, 2048), (2048, 7168), (18432, 7168), (7168, 18432), (8192, 8192), (28672, 8192),
                (8192, 28672))
 #: bytes per element (weights, activations) per format, as fit/kernel_tables.GEMM_DTYPES
-_BYTES = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5625}
+_BYTES = {"bf16": 2.0, "fp8": 1.0, "fp8_block": 1.0, "fp4": 0.5625}
 _MOE_DTYPE = {"bf16": "bfloat16", "fp8": "fp8_block", "fp4": "nvfp4"}
 _M = 2 ** np.arange(0, 15)  # 1 .. 16384 rows / tokens
 
@@ -43,9 +44,10 @@ def _gemm_s(system: System, params: dict, fmt: str) -> tuple[np.ndarray, np.ndar
     m = np.tile(_M.astype(float), len(GEMM_SHAPES))
     n = np.repeat([float(s[0]) for s in GEMM_SHAPES], len(_M))
     k = np.repeat([float(s[1]) for s in GEMM_SHAPES], len(_M))
-    b = _BYTES[fmt]
+    b = _BYTES[fmt]  # fmt: a compute format or a GEMM kernel key (fp8_block), priced at its format's peak
     eff = DEFAULT_EFFICIENCY.with_overrides(params)
-    return m, RooflinePricer(system, eff).op_times(gemm_table(m, n, k, fmt, b, b)).time_s[0]
+    table = gemm_table(m, n, k, GEMM_KEYS.get(fmt, fmt), b, b, fmt)
+    return m, RooflinePricer(system, eff).op_times(table).time_s[0]
 
 
 def _moe_s(system: System, params: dict, fmt: str) -> tuple[np.ndarray, np.ndarray]:
@@ -78,7 +80,8 @@ def ordering_check(systems: dict[str, System], params: dict[str, dict]) -> list[
             continue
         for kind, price in (("gemm", _gemm_s), ("moe", _moe_s)):
             fmts = set(params[new].get(kind, {})) & set(params[old].get(kind, {}))
-            fmts &= set(systems[new].chip.peak_flop_per_s) & set(systems[old].chip.peak_flop_per_s)
+            peaks = set(systems[new].chip.peak_flop_per_s) & set(systems[old].chip.peak_flop_per_s)
+            fmts = {f for f in fmts if GEMM_KEYS.get(f, f) in peaks}  # fp8_block: at the FP8 peak
             for fmt in sorted(fmts):
                 m, t_new = price(systems[new], params[new], fmt)
                 _, t_old = price(systems[old], params[old], fmt)

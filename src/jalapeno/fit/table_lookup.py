@@ -24,6 +24,7 @@ from jalapeno.errors import SpecError
 from jalapeno.fit.kernel_tables import (
     AIC_SYSTEM_DIRS,
     GEMM_DTYPES,
+    gemm_key,
     KERNEL_PATH_SIBLING,
     fill_missing_kernel_paths,
     load_table,
@@ -84,9 +85,10 @@ def kernel_rows(system_name: str, efficiency: Efficiency) -> tuple[dict, str]:
         fmt, wb, ab = GEMM_DTYPES[dtype]
         if fmt not in system.chip.peak_flop_per_s:
             continue
+        key = gemm_key(dtype)  # per-tensor fp8 and block-scaled fp8_block: separate surfaces
         d = d.groupby(["m", "n", "k"], as_index=False).latency.min()
         m, n, k = (d[c].to_numpy(float) for c in ("m", "n", "k"))
-        out[("gemm", fmt)] = (gemm_table(m, n, k, fmt, wb, ab), d.latency.to_numpy() * 1e-3,
+        out[("gemm", key)] = (gemm_table(m, n, k, fmt, wb, ab, key), d.latency.to_numpy() * 1e-3,
                               pd.util.hash_pandas_object(d[["n", "k"]], index=False).to_numpy())
     src = [f"aiconfigurator-core {package_version()}", f"gemm {v_gemm}"]
     try:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from jalapeno.errors import SpecError
-from jalapeno.specs.kernel_efficiency import COMPUTE_FORMATS, FormatTable, KernelEfficiency
+from jalapeno.specs.kernel_efficiency import COMPUTE_FORMATS, GEMM_KEYS, FormatTable, KernelEfficiency
 
 #: The entry every format without its own value falls back to.
 BASE_FORMAT = "bf16"
@@ -42,6 +42,12 @@ KERNEL_FIELDS: dict[str, tuple[str, ...]] = {
     "mla_decode": ("peak_fraction", "hbm_fraction"),
     "mla_prefill": ("peak_fraction", "hbm_fraction"),
 }
+#: The GEMM entry an MoE format without its own compute values falls back to: FP8 routed experts
+#: run block-scaled kernels — every FP8 MoE checkpoint the catalog serves is 128x128-block
+#: (DeepSeek-V3/R1 ``weight_block_size``) or microscaled (gpt-oss MXFP4 experts with MXFP8
+#: activations), and the measured FP8 MoE tables are ``fp8_block`` (aiconfigurator ``moe_perf``,
+#: aiter ``tuned_fmoe`` per_1x128) — so they take ``gemm[fp8_block]``, not the per-tensor ``gemm[fp8]``.
+MOE_GEMM_KEY: dict[str, str] = {"fp8": "fp8_block"}
 #: Measured attention-kernel families with their own entries, priced instead of the generic
 #: attention values for the ops that name them (cost/optable.OpTable.kernel): the MLA generation
 #: (weight-absorbed, latent KV) and MLA context kernels (cost/attention.py), fitted on TRT-LLM's
@@ -99,6 +105,11 @@ class Efficiency:
               measured GEMMs.
             - ``gemm[fp8].half_rows``, ``gemm[fp4].half_rows``: ``half_rows`` for FP8 / FP4 GEMMs
               (None: the same as BF16).
+            - ``gemm[fp8_block]`` (every field): FP8 GEMMs with 128x128 weight / 1x128 activation
+              block scales (specs/kernel_efficiency.GEMM_KEYS), a slower kernel than the
+              per-tensor / per-channel FP8 GEMM ``gemm[fp8]`` prices; unset fields fall back to
+              ``gemm[fp8]``, then ``gemm[bf16]``. An op asks for it when its weights are
+              block-scaled FP8 (specs/formats.NumberFormat.gemm_key).
             - ``gemm[f].hbm_fraction`` (bf16, fp8, fp4): achieved HBM fraction when a GEMM streams
               its weights (memory-bound, few rows), per format; None: use ``hbm_fraction``.
               Calibration measures block-scaled FP8 and NVFP4 GEMMs streaming weights well below
@@ -108,7 +119,8 @@ class Efficiency:
             compute format (``moe[fmt]``, in TOML ``[efficiency.moe.<fmt>]``), fitted on measured
             MoE layers (aiconfigurator ``moe_perf``). A format without its own value takes
             ``moe[bf16]``'s (as the GEMM entries do); None there: the GEMM value of the same
-            format (:meth:`moe_peak`, :meth:`moe_half`, :meth:`moe_hbm`). Besides the GEMM fields:
+            format (:meth:`moe_peak`, :meth:`moe_half`, :meth:`moe_hbm`; FP8: ``gemm[fp8_block]``,
+            :data:`MOE_GEMM_KEY`). Besides the GEMM fields:
 
             - ``moe[f].token_passes``: passes over every token of the expert-parallel group's
               hidden vectors (BF16) that each rank's routed-expert block makes besides the expert
@@ -254,16 +266,22 @@ class Efficiency:
             raise ValueError("token_passes is a moe parameter; GEMM entries do not take it")
 
     def _lookup(self, op: str, fmt: str, name: str) -> float | None:
-        """``op[fmt].name``, else ``op[bf16].name``, else None."""
+        """``op[fmt].name``, else (a GEMM kernel key such as ``fp8_block``) its compute format's,
+        else ``op[bf16].name``, else None."""
         table: FormatTable = getattr(self, op)
-        for key in (fmt, BASE_FORMAT):
+        for key in (fmt, GEMM_KEYS.get(fmt, fmt), BASE_FORMAT):
             e = table.get(key)
             if e is not None and getattr(e, name) is not None:
                 return getattr(e, name)
         return None
 
     def gemm_peak(self, fmt: str) -> float:
-        """Best fraction of peak for a GEMM in compute format ``fmt``."""
+        """Best fraction of peak for a GEMM in compute format (or GEMM kernel key) ``fmt``.
+
+        >>> e = Efficiency().with_overrides({"gemm": {"fp8": {"peak_fraction": 0.6}}})
+        >>> e.gemm_peak("fp8_block"), e.with_kernel("gemm", "fp8_block", peak_fraction=0.4).gemm_peak("fp8")
+        (0.6, 0.6)
+        """
         return self._lookup("gemm", fmt, "peak_fraction")
 
     def gemm_half(self, fmt: str) -> float:
@@ -315,17 +333,17 @@ class Efficiency:
     def moe_peak(self, fmt: str) -> float:
         """Best fraction of peak of the routed-expert block in ``fmt`` (GEMM value if unset)."""
         v = self._lookup("moe", fmt, "peak_fraction")
-        return self.gemm_peak(fmt) if v is None else v
+        return self.gemm_peak(MOE_GEMM_KEY.get(fmt, fmt)) if v is None else v
 
     def moe_half(self, fmt: str) -> float:
         """Rows per expert at which the routed-expert block reaches half its best fraction."""
         v = self._lookup("moe", fmt, "half_rows")
-        return self.gemm_half(fmt) if v is None else v
+        return self.gemm_half(MOE_GEMM_KEY.get(fmt, fmt)) if v is None else v
 
     def moe_hbm(self, fmt: str) -> float:
         """Achieved HBM fraction of the routed-expert block streaming expert weights."""
         v = self._lookup("moe", fmt, "hbm_fraction")
-        return self.gemm_hbm(fmt) if v is None else v
+        return self.gemm_hbm(MOE_GEMM_KEY.get(fmt, fmt)) if v is None else v
 
     def moe_passes(self, fmt: str) -> float:
         """Passes over the group's token vectors of the routed-expert block in ``fmt`` (0 if unset)."""
@@ -401,9 +419,10 @@ class Efficiency:
             if op == "attention" and fmt == BASE_FORMAT:
                 raise SpecError(f"{where}.attention.bf16", "the BF16 attention fraction has its own name",
                                 "write attention_peak_fraction = ... instead of [attention.bf16]")
-            if fmt not in COMPUTE_FORMATS:
-                raise SpecError(f"{where}.{op}.{fmt}", f"unknown compute format {fmt!r}",
-                                f"use one of {', '.join(COMPUTE_FORMATS)}")
+            keys = (*COMPUTE_FORMATS, *GEMM_KEYS) if op == "gemm" else COMPUTE_FORMATS
+            if fmt not in keys:
+                raise SpecError(f"{where}.{op}.{fmt}", f"unknown compute format{' or GEMM kernel key' if op == 'gemm' else ''}"
+                                f" {fmt!r}", f"use one of {', '.join(keys)}")
             if not isinstance(entry, Mapping):
                 raise SpecError(f"{where}.{op}.{fmt}", f"must be a table of {op} parameters, got {entry!r}",
                                 f"give some of {', '.join(allowed)}")

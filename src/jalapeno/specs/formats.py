@@ -57,6 +57,23 @@ class NumberFormat:
         scale = self.scale_bits / self.block_elems if self.block_elems else 0.0
         return (self.element_bits + scale) / 8.0
 
+    def gemm_key(self, compute: str) -> str:
+        """The GEMM efficiency entry a GEMM on these weights in ``compute`` is priced by: ``fp8_block``
+        for 8-bit weights with 2-D block scales (128x128: :data:`FP8_WEIGHT_BLOCK`) run in FP8 (the
+        block-scale kernels, specs/kernel_efficiency.GEMM_KEYS), else ``compute`` itself (per-tensor
+        or per-channel FP8, and every other format).
+
+        >>> FORMATS["fp8"].gemm_key("fp8"), FORMATS["fp8_e4m3"].gemm_key("fp8"), FORMATS["fp8"].gemm_key("bf16")
+        ('fp8_block', 'fp8', 'bf16')
+        """
+        return "fp8_block" if compute == "fp8" and self.element_bits == 8 and self.block_elems >= FP8_WEIGHT_BLOCK \
+            else compute
+
+
+#: Elements of one FP8 weight block with its own scale in block-scaled checkpoints: 128 x 128
+#: (DeepSeek-V3 config.json ``quantization_config.weight_block_size`` [128, 128]).
+FP8_WEIGHT_BLOCK = 128 * 128
+
 
 FORMATS: MappingProxyType[str, NumberFormat] = MappingProxyType(
     {
@@ -64,7 +81,7 @@ FORMATS: MappingProxyType[str, NumberFormat] = MappingProxyType(
         "bf16": NumberFormat("bf16", 16, 0, 0, "bf16"),
         # 128x128 weight blocks, fp32 scale each: 32 / 16384 bits per element.
         "fp8": NumberFormat("fp8", 8, 128 * 128, 32, "fp8"),
-        # KV cache / activations in plain fp8 (per-tensor scale, negligible).
+        # Per-tensor (or per-channel) scaled fp8 weights, KV cache, activations (scales negligible).
         "fp8_e4m3": NumberFormat("fp8_e4m3", 8, 0, 0, "fp8"),
         "mxfp4": NumberFormat("mxfp4", 4, 32, 8, "fp4"),
         "nvfp4": NumberFormat("nvfp4", 4, 16, 8, "fp4"),
@@ -108,7 +125,7 @@ ATTENTION_FORMATS = ("bf16", "fp8")
 #: How descriptions name modules and formats.
 _MODULE_LABELS = {"attention": "attention projections", "dense_ffn": "dense FFN", "routed_experts": "routed experts",
                   "shared_experts": "shared experts", "embedding": "embedding", "lm_head": "LM head"}
-_WEIGHT_LABELS = {"fp32": "FP32", "bf16": "BF16", "fp8": "FP8 e4m3 128x128-block", "fp8_e4m3": "FP8 e4m3",
+_WEIGHT_LABELS = {"fp32": "FP32", "bf16": "BF16", "fp8": "FP8 e4m3 128x128-block", "fp8_e4m3": "FP8 e4m3 per-tensor",
                   "mxfp4": "MXFP4", "nvfp4": "NVFP4", "int4": "INT4 g32", "int4_g128": "INT4 g128"}
 
 
@@ -251,6 +268,17 @@ PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
             "MLA kernels read FP8 KV into BF16 math): TensorRT-LLM's FP8 MLA is --attention-dtype fp8.",
             "fp8", "bf16",
             **_FP8_ALL,
+        ),
+        "fp8-tensor": _preset(
+            "fp8-tensor",
+            "Per-tensor / per-channel FP8 checkpoints of dense models (quantization_config fp8 without "
+            "weight_block_size; NVIDIA ModelOpt FP8, e.g. nvidia/Llama-3.3-70B-Instruct-FP8 hf_quant_config "
+            "quant_algo FP8; AMD-Quark --quant_scheme w_fp8_a_fp8, the AMD Llama 2 70B MLPerf Inference v5.1 "
+            "checkpoint), priced by the per-tensor FP8 GEMM (gemm[fp8]); FP8 KV and attention math as in "
+            "-p fp8 (the engines serve these checkpoints with --kv-cache-dtype fp8); on MoE models every "
+            "linear layer likewise.",
+            "fp8", "bf16",
+            **{m: ("fp8_e4m3", "fp8") for m in _FP8_ALL},
         ),
         "fp4": _preset(
             "fp4",

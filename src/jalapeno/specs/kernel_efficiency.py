@@ -13,6 +13,15 @@ from jalapeno.specs.formats import COMPUTE_FALLBACK
 #: The compute formats an entry may be keyed by (specs/formats.py; widest first). A format added
 #: there (say ``fp6``) gets its own entries with no new fields here.
 COMPUTE_FORMATS: tuple[str, ...] = tuple(sorted(COMPUTE_FALLBACK, key=lambda f: len(COMPUTE_FALLBACK[f])))
+#: GEMM kernel keys finer than a compute format, each → the compute format it runs at (whose peak
+#: it is a fraction of, and whose entry it falls back to). ``fp8_block``: FP8 GEMMs with 1x128
+#: activation / 128x128 weight block scales (DeepSeek-V3 report §3.3; the ``weight_block_size``
+#: of a checkpoint's ``quantization_config``), a different kernel from the per-tensor / per-channel
+#: FP8 GEMM that ``gemm[fp8]`` prices: TensorRT-LLM's tables time the two apart (aiconfigurator
+#: ``gemm_perf`` dtypes ``fp8`` and ``fp8_block``), as do aiter's (``a8w8_bpreshuffle_tuned_gemm``
+#: vs ``a8w8_blockscale_tuned_gemm``), the block-scaled ones slower on every chip measured
+#: (docs/model.md §1). Only GEMM entries take these keys.
+GEMM_KEYS: dict[str, str] = {"fp8_block": "fp8"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +52,8 @@ class KernelEfficiency:
 
 
 def _format_order(fmt: str) -> tuple[int, str]:
+    if fmt in GEMM_KEYS:  # right after its compute format: bf16, fp8, fp8_block, fp4
+        return COMPUTE_FORMATS.index(GEMM_KEYS[fmt]), fmt
     return (COMPUTE_FORMATS.index(fmt), "") if fmt in COMPUTE_FORMATS else (len(COMPUTE_FORMATS), fmt)
 
 

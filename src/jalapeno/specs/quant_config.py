@@ -4,12 +4,17 @@ Every known ``quant_method`` maps to the storage it really has; an unknown one (
 with a layout no preset describes) is refused with the list, never read as BF16 (4x the bytes of
 an INT4 checkpoint). Sources of each mapping:
 
-- ``fp8``, ``fbgemm_fp8``: FP8 weights (DeepSeek-V3/R1 release: block 128x128, fp32 scales);
-  KV in the model dtype unless the checkpoint carries KV scales (``kv_cache_scheme``) or the
-  model is MLA (served with FP8 KV; TensorRT-LLM deepseek_v3 README) → ``fp8`` / ``fp8,kv=bf16``.
+- ``fp8``, ``fbgemm_fp8``: FP8 weights. With ``weight_block_size`` (DeepSeek-V3/R1 release: block
+  128x128, fp32 scales) → ``fp8`` (block-scaled, priced by ``gemm[fp8_block]``); without it
+  (per-tensor, e.g. transformers' FP8 config with ``weight_block_size`` null; ``fbgemm_fp8`` is
+  per-channel: one scale per output row) → ``fp8-tensor`` (``gemm[fp8]``). KV in the model dtype
+  unless the checkpoint carries KV scales (``kv_cache_scheme``) or the model is MLA (served with
+  FP8 KV; TensorRT-LLM deepseek_v3 README) → ``...`` / ``...,kv=bf16``.
 - ``mxfp4``: gpt-oss release (MXFP4 experts) → ``mxfp4``.
 - ``compressed-tensors`` (llm-compressor): the weights' ``type``/``num_bits`` in
-  ``config_groups``: float 8 → FP8 as above; int 4 → INT4 weight-only: routed experts only when
+  ``config_groups``: float 8 → FP8 as above, block-scaled when the weights' ``strategy`` is
+  ``block`` (llm-compressor's FP8_BLOCK scheme, ``block_structure`` [128, 128]), per-tensor or
+  per-channel otherwise (``tensor``, ``channel``: the FP8 and FP8_DYNAMIC schemes); int 4 → INT4 weight-only: routed experts only when
   the targets name experts (Kimi K2.5's release → ``int4``), else every linear layer (``w4a16``
   / ``w4a16-g32`` by group size).
 - ``awq`` (AutoAWQ), ``gptq`` (AutoGPTQ/GPTQModel): ``bits`` 4 → INT4 weight-only in every linear
@@ -28,8 +33,9 @@ from jalapeno.errors import SpecError
 KNOWN_METHODS = ("fp8", "fbgemm_fp8", "mxfp4", "compressed-tensors", "awq", "gptq", "bitsandbytes")
 
 
-def _fp8(q: dict, mla: bool) -> str:
-    return "fp8" if q.get("kv_cache_scheme") or mla else "fp8,kv=bf16"
+def _fp8(q: dict, mla: bool, block: bool) -> str:
+    name = "fp8" if block else "fp8-tensor"
+    return name if q.get("kv_cache_scheme") or mla else f"{name},kv=bf16"
 
 
 def _w4(group: Any) -> str:
@@ -55,7 +61,7 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
         return "bf16"
     field = f"{src}: quantization_config"
     if method in ("fp8", "fbgemm_fp8"):
-        return _fp8(q, mla)
+        return _fp8(q, mla, method == "fp8" and bool(q.get("weight_block_size")))
     if method == "mxfp4":
         return "mxfp4"
     if method in ("awq", "gptq"):
@@ -77,7 +83,7 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
                             "give config_groups.<group>.weights {type, num_bits} as llm-compressor writes it")
         kind, bits = str(w.get("type", "")).lower(), w.get("num_bits")
         if kind == "float" and bits == 8:
-            return _fp8(q, mla)
+            return _fp8(q, mla, str(w.get("strategy", "")).lower() == "block")
         if kind == "int" and bits == 4:
             targets = " ".join(str(t) for g in groups.values() if isinstance(g, dict)
                                for t in g.get("targets", []) or []).lower()
