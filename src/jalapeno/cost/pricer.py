@@ -248,6 +248,18 @@ def with_attention_backend(pricer: Pricer, backend: str | None) -> Pricer:
     return pricer if e is None else AttentionBackendPricer(pricer, e["decode_hbm_fraction"], backend, e["source"])
 
 
+def with_pool_backends(pricer: Pricer, pool, model, layout) -> Pricer:
+    """``pricer`` as a pool's engine runs it: the routed experts of ``model`` on ``layout`` by the
+    pool's MoE backend (:func:`with_moe_backend`), the GQA decode attention by its attention
+    backend (:func:`with_attention_backend`). ``pool``: anything with ``moe_backend`` and
+    ``attention_backend`` (deploy/deployment.Pool).
+
+    Raises:
+        SpecError: an unknown backend name.
+    """
+    return with_attention_backend(with_moe_backend(pricer, pool.moe_backend, model, layout), pool.attention_backend)
+
+
 def _root_chip_pricer(pricer: Pricer):
     """``pricer`` on its root system's chip when a variant changed the chip, else None (a catalog
     system as shipped, or a pricer not built as a ``system`` + efficiency dataclass)."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jalapeno.cost.pricer import Pricer, with_attention_backend, with_moe_backend
+from jalapeno.cost.pricer import Pricer, with_pool_backends
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MTP, Deployment, query_len
 from jalapeno.deploy.layout import Layout
@@ -132,8 +132,7 @@ def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     (cost/pricer.with_attention_backend).
     """
     if limits is not None:
-        pricer = with_attention_backend(with_moe_backend(pricer, limits.decode.moe_backend, model, layout),
-                                        limits.decode.attention_backend)
+        pricer = with_pool_backends(pricer, limits.decode, model, layout)
     ctx = wl.decode_ctx
     b = np.asarray(batch, dtype=float)
     mf = limits.memory_fraction if limits is not None else None

@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 
-from jalapeno.cost.pricer import Pricer, check_pricer, with_attention_backend, with_moe_backend
+from jalapeno.cost.pricer import Pricer, check_pricer, with_pool_backends
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Deployment, check_mtp, pool_overlap
 from jalapeno.deploy.layout import validate_layout
@@ -67,8 +67,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     if dep.prefill is None:
         # ``workers`` identical aggregated instances share the load evenly
         w = dep.decode.workers
-        pricer = with_attention_backend(with_moe_backend(pricer, dep.decode.moe_backend, model, dep.decode.layout),
-                                        dep.decode.attention_backend)
+        pricer = with_pool_backends(pricer, dep.decode, model, dep.decode.layout)
         pts = solve_concurrency(model, pricer, dep, wl, c_req / w)
         if idle_start:
             pts = run_throughput(pts, _agg_idle_start(model, pricer, dep, wl, pts, c_req / w, recurring_waves))
@@ -77,8 +76,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
         return dataclasses.replace(pts, concurrency=pts.concurrency * w,
                                    request_rate_per_s=pts.request_rate_per_s * w,
                                    chips=pts.chips * w)
-    pre = prefill_perf(model, with_attention_backend(with_moe_backend(pricer, dep.prefill.moe_backend, model,
-                                                                      dep.prefill.layout), dep.prefill.attention_backend),
+    pre = prefill_perf(model, with_pool_backends(pricer, dep.prefill, model, dep.prefill.layout),
                        dep.prefill.layout, dep.precision, wl, dep.prefill_budget(dep.prefill.layout),
                        pool_overlap(dep.overlap, model, dep.prefill.layout))
     dec_ov = pool_overlap(dep.overlap, model, dep.decode.layout)

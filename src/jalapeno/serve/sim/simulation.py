@@ -40,7 +40,7 @@ from jalapeno.serve.sim.workloads import (
     fixed_length_requests,
     open_loop_arrivals,
 )
-from jalapeno.cost.pricer import Pricer, check_pricer, with_attention_backend, with_moe_backend
+from jalapeno.cost.pricer import Pricer, check_pricer, with_pool_backends
 from jalapeno.specs.formats import check_precision
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -102,8 +102,7 @@ class Simulation:
             if cap <= 0:
                 raise InfeasibleDeployment("deployment", f"the {role} layout {pool.layout.label} leaves no "
                                            "HBM for the KV cache", "shard wider or use a smaller precision")
-            timer = StepTimer(model, with_attention_backend(with_moe_backend(pricer, pool.moe_backend, model, pool.layout),
-                                                            pool.attention_backend), pool.layout,
+            timer = StepTimer(model, with_pool_backends(pricer, pool, model, pool.layout), pool.layout,
                               dep.precision, dep.mtp if role != "prefill" else None,
                               cuda_graph_max_batch=dep.cuda_graph_max_batch,
                               overlap=pool_overlap(dep.overlap, model, pool.layout))
