@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import numpy as np
 
 from jalapeno.cost.moe_backend import _WrapsPricer
 from jalapeno.cost.optable import OpTable
@@ -62,10 +61,7 @@ class AttentionBackendPricer(_WrapsPricer):
         eff = self.inner.efficiency
         for i in hit:
             memory[i] = base.memory_s[i] * eff.kernel_hbm("", ops.fmt[i]) / self.decode_hbm_fraction
-        bound = np.maximum(base.compute_s, memory)
-        if base.network_s is not None:
-            bound = np.maximum(bound, base.network_s)
-        return OpTimes(base.compute_s, memory, base.overhead_s, bound + base.overhead_s, base.network_s)
+        return OpTimes.combine(base.compute_s, memory, base.overhead_s, base.network_s)
 
     def with_efficiency(self, efficiency):
         return replace(self, inner=self.inner.with_efficiency(efficiency))

@@ -123,8 +123,7 @@ def _stretched(t: OpTimes, stretch: np.ndarray, rows: np.ndarray) -> OpTimes:
     """``t`` with the compute term of the ``rows`` ops multiplied by ``stretch`` (N,), recombined by
     the roofline rule max(compute, memory) + overhead (cost/roofline.py)."""
     comp = np.where(rows[:, None], t.compute_s * stretch[None, :], t.compute_s)
-    roof = np.maximum(np.maximum(comp, t.memory_s), t.network)
-    return OpTimes(comp, t.memory_s, t.overhead_s, roof + t.overhead_s, t.network_s)
+    return OpTimes.combine(comp, t.memory_s, t.overhead_s, t.network_s)
 
 
 def tbo_stage(ops: OpTable, times: OpTimes, colls: CollectiveTable, coll_s: np.ndarray,

@@ -48,6 +48,19 @@ class OpTimes:
         """On-die network time, zeros on the flat chip, (n_ops, N)."""
         return np.zeros_like(self.compute_s) if self.network_s is None else self.network_s
 
+    @classmethod
+    def combine(cls, compute_s: np.ndarray, memory_s: np.ndarray, overhead_s: np.ndarray,
+                network_s: np.ndarray | None = None) -> "OpTimes":
+        """Per-op times from their terms by the roofline rule: time = max(compute, memory, network) + overhead.
+
+        Every pricer that changes a term (overlap, tiles, slices, kernel backends) recombines through this one
+        rule, so the rule lives in one place. Arrays (n_ops, N), seconds; ``network_s`` None on the flat chip.
+        """
+        bound = np.maximum(compute_s, memory_s)
+        if network_s is not None:
+            bound = np.maximum(bound, network_s)
+        return cls(compute_s, memory_s, overhead_s, bound + overhead_s, network_s)
+
 
 def gemm_efficiency(rows, eff: Efficiency, fmt: str = "bf16") -> np.ndarray:
     """Achieved fraction of peak of a GEMM in ``fmt`` with ``rows`` rows: eta_f · m / (m + m_half_f).
@@ -86,4 +99,4 @@ def op_times(table: OpTable, chip: Chip, eff: Efficiency) -> OpTimes:
     launch = np.array([eff.moe_floor_s / MOE_KERNELS if mo and eff.moe_floor_s is not None
                        else eff.kernel_launch_s for mo in is_moe])
     overhead = np.where(active, (table.kernels * launch).reshape(n_ops, 1), 0.0)
-    return OpTimes(compute, memory, overhead, np.maximum(compute, memory) + overhead)
+    return OpTimes.combine(compute, memory, overhead)

@@ -186,8 +186,7 @@ class SlicedPricer(SystemPricer):
     def op_times(self, ops: OpTable) -> OpTimes:
         flat = op_times(ops, self.system.chip, self.efficiency)
         net = self.traffic(ops).network_s
-        roof = np.maximum(np.maximum(flat.compute_s, flat.memory_s), net)
-        return OpTimes(flat.compute_s, flat.memory_s, flat.overhead_s, roof + flat.overhead_s, net)
+        return OpTimes.combine(flat.compute_s, flat.memory_s, flat.overhead_s, net)
 
     def with_die(self, die: Die) -> SlicedPricer:
         """The same pricer on a chip with another slice structure (what-ifs: docs/chip.md)."""

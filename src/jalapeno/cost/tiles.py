@@ -165,7 +165,7 @@ class TiledPricer(SystemPricer):
                         for f, g, kd in zip(ops.fmt, ops.keys, ops.kind)], dtype=float).reshape(n_ops, 1)
         use = tiles.eta > 0
         compute = np.where(use, ops.flop / (peak * top * np.maximum(tiles.eta, 1e-30)), flat.compute_s)
-        return OpTimes(compute, flat.memory_s, flat.overhead_s, np.maximum(compute, flat.memory_s) + flat.overhead_s)
+        return OpTimes.combine(compute, flat.memory_s, flat.overhead_s)
 
 
 
