@@ -1,0 +1,92 @@
+"""How a measured sweep's time splits between TTFT and TPOT, against the model's split (docs/model.md §12).
+
+For each matched InferenceX point with a measured TPOT and TTFT (default: the MI325X and H200
+DeepSeek-R1 8k/1k SGLang sweeps, rows 76-80 and 61-65), the point's validation deployment is
+served three ways: analytically as validated (serve/point.serve_at_concurrency, the recipe's
+prefill scheduling), analytically with the other prefill scheduling (``mixed``: a prompt rides in
+a decode step; ``separate``: SGLang's default prefill-first step, docs/model.md §12), and by the
+request-level simulator with InferenceX's idle start (serve/sim, ``warmup=0``). Columns: the
+modelled decode-only step at the model's decode batch (cost/step.step_cost, no prefill), the
+stall (modelled TPOT minus that step: the prompts' prefill work the decoding users wait out),
+and the prefill stall per prompt the measured TPOT would imply were the decode-only step right,
+(TPOT_measured − decode step)·(mean OSL − 1)/(C − 1). A last table fits TPOT = a + b·C over
+each sweep (least squares), measured and modelled.
+Run: python scripts/tpot_split.py [ROW ...]   (ROW = the number after inferencex_points:)
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections import defaultdict
+
+import numpy as np
+
+from jalapeno.cost.step import Batch, step_cost
+from jalapeno.deploy.deployment import pool_overlap
+from jalapeno.fit.table_lookup import load_any_pricer
+from jalapeno.fit.validate import load_inferencex, point_stack, with_stack_mtp
+from jalapeno.fit.validation_run import DEFAULT_POINTS
+from jalapeno.serve.limits import decode_step_s
+from jalapeno.serve.point import serve_at_concurrency
+from jalapeno.serve.sim.simulation import simulate
+from jalapeno.specs.catalog import load_model
+from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO, Workload
+
+ROWS = (61, 62, 63, 64, 65, 76, 77, 78, 79, 80)
+
+
+def _decode_only_s(model, pricer, dep, wl: Workload, batch: float) -> float:
+    """Modelled decode-only step (no prompt in it) at ``batch`` sequences and the workload's decode context, s."""
+    lay = dep.decode.layout
+    b = np.array([batch / lay.pp])
+    sc = step_cost(model, pricer, lay, dep.precision, Batch.make(decode_seqs=b, decode_ctx=wl.decode_ctx),
+                   dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    return float(decode_step_s(sc, pricer.efficiency, dep, np.array([batch]), lay)[0])
+
+
+def main(rows) -> None:
+    want = {f"inferencex_points:{r}" for r in rows}
+    pts, _ = load_inferencex(DEFAULT_POINTS)
+    print("| row | system | C | TPOT meas ms | TPOT model ms | decode-only ms | stall ms | implied stall/prompt s | "
+          "other scheduling: TPOT ms / TTFT s | simulator: TPOT ms / TTFT s | TTFT meas s | TTFT model s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    sweeps: dict[str, list] = defaultdict(list)
+    for p in pts:
+        if p.id not in want or p.deployment is None or not p.measured.get("tpot_s") or not p.measured.get("ttft_s"):
+            continue
+        stack = point_stack(p)
+        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
+        wl = Workload("ix", p.isl, p.osl, 1.0 if p.fixed_lengths else INFERENCEX_RANGE_RATIO)
+        dep = with_stack_mtp(p.deployment, stack, p.model)
+        model = load_model(p.model)
+        c = int(p.concurrency)
+        run = serve_at_concurrency(model, pricer, dep, wl, [c])
+        other = "separate" if dep.prefill_steps == "mixed" else "mixed"
+        alt = serve_at_concurrency(model, pricer, dataclasses.replace(dep, prefill_steps=other), wl, [c])
+        sim = simulate(model, pricer, dep, workload=wl, concurrency=c, warmup=0).summary
+        t_dec = _decode_only_s(model, pricer, dep, wl, float(run.decode_batch[0]))
+        tpot_m, tpot = p.measured["tpot_s"], float(run.tpot_s[0])
+        implied = (tpot_m - t_dec) * (wl.mean_osl - 1) / (c - 1) if c > 1 else float("nan")
+        field = "ttft_p50_s" if p.ttft_median else "ttft_s"
+        print(f"| {p.id.split(':')[1]} | {p.system} | {c} | {tpot_m * 1e3:.1f} | {tpot * 1e3:.1f} | {t_dec * 1e3:.1f} | "
+              f"{(tpot - t_dec) * 1e3:.1f} | {implied:.2f} | {other}: {alt.tpot_s[0] * 1e3:.1f} / "
+              f"{getattr(alt, field)[0]:.2f} | {sim['tpot_s']['mean'] * 1e3:.1f} / {sim['ttft_s']['mean']:.2f} | "
+              f"{p.measured['ttft_s']:.2f} | {getattr(run, field)[0]:.2f} |")
+        sweeps[f"{p.system} {p.isl}/{p.osl}"].append((c, tpot_m, tpot))
+    print("\n| sweep | measured a ms, b ms/user | model a ms, b ms/user | per-user slope, measured (each step of C) | "
+          "model |")
+    print("|---|---|---|---|---|")
+    for name, pts_ in sweeps.items():
+        c, m, t = (np.array(x, dtype=float) for x in zip(*sorted(pts_)))
+        bm, am = np.polyfit(c, m * 1e3, 1)
+        bt, at = np.polyfit(c, t * 1e3, 1)
+        steps_m = " / ".join(f"{x:.2f}" for x in np.diff(m * 1e3) / np.diff(c))
+        steps_t = " / ".join(f"{x:.2f}" for x in np.diff(t * 1e3) / np.diff(c))
+        print(f"| {name} | {am:.1f}, {bm:.2f} | {at:.1f}, {bt:.2f} | {steps_m} | {steps_t} |")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("rows", nargs="*", type=int, default=list(ROWS), help="InferenceX row numbers")
+    main(ap.parse_args().rows)
