@@ -1,7 +1,7 @@
 """Write data/moe_backends.toml: the measured routed-expert latency of each TensorRT-LLM MoE backend.
 
-Runs fit/moe_backends.measured_curves (which rows, which shapes: its docstring) on aiconfigurator's
-B200 and GB200 ``moe_perf`` tables (pip install -e ".[calibrate]"); the ``cutedsl`` curves are read
+Runs fit/moe_backends.measured_curves (which rows, which shapes: its docstring; the MXFP4 curves:
+fit/moe_backends.mxfp4_curves) on aiconfigurator's B200 and GB200 ``moe_perf`` tables (pip install -e ".[calibrate]"); the ``cutedsl`` curves are read
 from a checkout of github.com/ai-dynamo/aiconfigurator (fit/moe_backends.REPO_TABLES: not in the
 released package), given as ``--aic-repo PATH`` (``git clone`` it and check out 095f58a51c4c).
 Run: python scripts/fit_moe_backends.py --aic-repo PATH [--dry-run]   (seconds)
@@ -40,16 +40,22 @@ def to_toml(curves: list[dict], report: dict) -> str:
              "# (Apache License 2.0, github.com/ai-dynamo/aiconfigurator), selected by the script and",
              "# redistributed under that licence with this attribution; the package itself is read at fit time.",
              "# The cutedsl curves: SGLang's FlashInfer CuTe-DSL NVFP4 MoE rows of the same project's source",
-             "# tree (commit named in each curve's table; not in the released package), same licence.", ""]
+             "# tree (commit named in each curve's table; not in the released package), same licence.",
+             "# Curves with weights = \"mxfp4\": MXFP4-stored experts run as W4A8 MXFP4 x MXFP8 (fmt fp8) on the",
+             "# TRT-LLM-gen kernels (gpt-oss-120b; fit/moe_backends.MXFP4_SOURCES), priced only for ops whose",
+             "# experts are stored in MXFP4 (cost/optable.MOE_WEIGHT_KEYS).", ""]
     for c in curves:
         lines.append("[[curve]]")
         lines += [f"{k} = {_v(v)}" for k, v in c.items()]
         lines.append("")
     for system, backends in report.items():
         for backend, r in backends.items():
-            lines.append(f'[report."{system}".{backend}]')
-            lines += [f"{k} = {_v(v)}" for k, v in r.items()]
-            lines.append("")
+            for sub, part in [("", {k: v for k, v in r.items() if not isinstance(v, dict)})] + \
+                    [(f".{k}", v) for k, v in r.items() if isinstance(v, dict)]:
+                if part:
+                    lines.append(f'[report."{system}".{backend}{sub}]')
+                    lines += [f"{k} = {_v(v)}" for k, v in part.items()]
+                    lines.append("")
     return "\n".join(lines)
 
 

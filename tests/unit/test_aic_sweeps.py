@@ -71,7 +71,7 @@ def test_malformed_sweep_entries_are_named(tmp_path, entry, message):
 
 def test_every_shipped_sweep_names_its_commit():
     sweeps = load_sweeps()
-    assert len(sweeps) == 7 and all("InferenceX" in s.source for s in sweeps)
+    assert len(sweeps) == 18 and all("InferenceX" in s.source for s in sweeps)
     assert {s.config_key for s in sweeps if s.spec == "mtp"} == {
         "dsr1-fp8-b200-trt-mtp", "dsr1-fp4-b200-trt-mtp", "dsr1-fp8-h200-trt-mtp"}
 
@@ -101,7 +101,8 @@ def test_attention_dp_rows_run_their_scripts_balancing_and_running_cap(b200_post
 
 
 def test_every_shipped_sweep_carries_its_scripts_balancing():
-    rules = {s.config_key + " " + s.version: (s.adp_balance_timeout_iters, s.max_batch_dp_attention) for s in load_sweeps()}
+    rules = {s.config_key + " " + s.version: (s.adp_balance_timeout_iters, s.max_batch_dp_attention) for s in load_sweeps()
+             if s.model == "deepseek-r1"}
     assert rules == {"dsr1-fp8-b200-trt-mtp 1.2.0rc6.post3": (60, "conc/8"),
                      "dsr1-fp4-b200-trt-mtp 1.2.0rc6.post3": (60, "conc/4"),
                      "dsr1-fp4-b200-trt-mtp 1.1.0rc2.post2": (60, "conc/dp"),
@@ -115,4 +116,44 @@ def test_every_shipped_sweep_carries_its_scripts_balancing():
     ('spec = "none"\nmax_batch_dp_attention = "conc*4"', 'as "conc/N" or "conc/dp"'),
 ])
 def test_malformed_launch_fields_are_named(tmp_path, entry, message):
+    test_malformed_sweep_entries_are_named(tmp_path, entry, message)
+
+
+# ---- the launch scripts' KV-cache dtype and MoE backend (with_sweep_kernels) ------------------------------
+# Read by hand (SemiAnalysisAI/InferenceX): every gptoss-fp4-b200-trt script 2025-11 to 2026-02
+# (gptoss_fp4_b200_trt_slurm.sh @e06929c70, @97f253b51, @06667a51e; gptoss_fp4_b200_trt.sh @d7dbd045b) sets
+# kv_cache_config dtype fp8 and MOE_BACKEND="TRTLLM"; gptoss_fp4_b200_docker.sh @e06929c70 exports
+# VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 with no kv-cache-dtype (added by PR #273 on 2025-12-05);
+# gptoss_fp4_b200.sh @d2c2acb19 (vLLM v0.15.1) sets kv-cache-dtype fp8.
+
+def _gptoss_row(b200_post3, **kw) -> dict:
+    return {**b200_post3, "model_path": "openai/gpt-oss-120b", "precision": "fp8", "gemm_quant_mode": "fp8",
+            "tp_size": 1.0, "attention_dp_size": 1.0, "moe_tp_size": 1.0, "moe_ep_size": 1.0,
+            "id": "g_agg_1024x1024_c8_tp1_1", **kw}
+
+
+def test_gpt_oss_b200_rows_run_their_scripts_kv_dtype_and_moe_backend(b200_post3):
+    runs = [("trtllm", "1.2.0rc2.post2", "2026-02-05"), ("trtllm", float("nan"), "2025-11-02"),
+            ("vllm", float("nan"), "2025-11-02"), ("vllm", "0.15.1", "2026-02-25"), ("trtllm", "1.2.0rc2.post2", "2026-02-06")]
+    rows = [_gptoss_row(b200_post3, backend=b, backend_version=v, silicon_data_source=f"measured={d}",
+                        id=f"g{i}_agg_1024x1024_c8_tp1_{i}", silicon_tpot_ms=3.0 + i) for i, (b, v, d) in enumerate(runs)]
+    trt, trt_nov, vllm_nov, vllm, none = load_aiconfigurator(pd.DataFrame(rows))[0]
+    for p in (trt, trt_nov, vllm):
+        assert p.deployment.precision.kv_cache.name == "fp8" and p.deployment.decode.moe_backend == "trtllm"
+        assert "MoE backend trtllm" in "; ".join(p.notes)
+    assert vllm_nov.deployment.precision.kv_cache.name == "bf16" and vllm_nov.deployment.decode.moe_backend == "trtllm"
+    # no sweep that day: the preset's BF16 KV, no backend
+    assert none.deployment.precision.kv_cache.name == "bf16" and none.deployment.decode.moe_backend is None
+    # H200 TensorRT-LLM (gptoss_fp4_h200_trt.sh): moe_config.backend TRITON, kv_cache_config dtype auto
+    h200 = _gptoss_row(b200_post3, system="h200_sxm", backend_version="gpt-oss-dev",
+                       silicon_data_source="measured=2025-12-15")
+    (p,), _ = load_aiconfigurator(pd.DataFrame([h200]))
+    assert p.deployment.decode.moe_backend == "triton" and p.deployment.precision.kv_cache.name == "bf16"
+
+
+@pytest.mark.parametrize("entry, message", [
+    ('spec = "none"\nkv_dtype = "fp7"', "kv_dtype"),
+    ('spec = "none"\nmoe_backend = "TRTLLM"', "unknown MoE backend 'TRTLLM'"),
+])
+def test_malformed_kernel_fields_are_named(tmp_path, entry, message):
     test_malformed_sweep_entries_are_named(tmp_path, entry, message)

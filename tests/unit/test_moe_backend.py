@@ -25,6 +25,19 @@ DeepSeek-V3 shape, 32 local experts = EP8, CuteDSL W4A4 column; EP8 confirmed by
 
     tokens      64        128       256       512       1024
     CuteDSL   0.143649  0.147601  0.155697  0.157825  0.163106
+
+MXFP4 experts (gpt-oss-120b: hidden 2880, intermediate 2880, 128 experts, top-4), W4A8 MXFP4 x MXFP8,
+TRT-LLM-gen (kernel_source moe_torch_flow, moe_dtype w4a8_mxfp4_mxfp8: aiconfigurator's collector pins
+TRTLLMGenFusedMoE for gpt-oss on SM100), same tables, MoE TP1, balanced routing, ms per layer:
+
+    tokens            1       32      128     1024
+    B200  EP1     0.0253   0.2730   0.2790   0.3119
+    B200  EP8     0.0194   0.0544   0.0762   0.2324
+    GB200 EP1     0.0252   0.2650   0.2709   0.3657
+
+Cross-check by hand: at 32 tokens on EP1 the 128 balanced assignments reach every expert once, so the
+layer reads all routed weights, 128 x 3 x 2880 x 2880 x 0.53125 B = 1.693 GB; in 0.2730 ms that is
+6.20 TB/s, 0.78 of B200's 8 TB/s.
 """
 
 from __future__ import annotations
@@ -49,6 +62,10 @@ from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import Workload
 
 MOE_LAYERS = 58  # DeepSeek-R1: 61 layers, the first 3 dense
+GPTOSS_LAYERS = 36  # gpt-oss-120b: every layer MoE
+MXFP4_MS = {("b200", 1): {1: 0.0253, 32: 0.2730, 128: 0.2790, 1024: 0.3119},
+            ("b200", 8): {1: 0.0194, 32: 0.0544, 128: 0.0762, 1024: 0.2324},
+            ("gb200-nvl72", 1): {1: 0.0252, 32: 0.2650, 128: 0.2709, 1024: 0.3657}}
 MEASURED_MS = {"cutlass": {32: 0.307, 128: 0.278, 512: 0.287}, "trtllm": {32: 0.136, 128: 0.182, 512: 0.212}}
 CUTEDSL_GB200_MS = {16: {512: 0.0890, 8192: 0.1480}, 32: {512: 0.0521}}
 FLASHINFER_CUTEDSL_EP8_MS = {64: 0.143649, 128: 0.147601, 256: 0.155697, 512: 0.157825, 1024: 0.163106}
@@ -224,3 +241,47 @@ def test_fit_script_refuses_to_drop_the_repo_curves(capsys):
     spec.loader.exec_module(mod)
     assert mod.main([]) == 2
     assert "--aic-repo PATH is needed" in capsys.readouterr().out
+
+
+# ---- MXFP4-stored experts (gpt-oss-120b) on the TRT-LLM-gen MXFP4 x MXFP8 kernels --------------------------
+
+def _gptoss_ms_per_layer(pricer, layout, tokens, precision="mxfp4"):
+    sc = step_cost(load_model("gpt-oss-120b"), pricer, layout, get_precision(precision),
+                   Batch.make(decode_seqs=np.asarray(tokens, dtype=float), decode_ctx=1024.0))
+    return sc.times.time_s[sc.ops.name.index("moe.experts")] / GPTOSS_LAYERS * 1e3
+
+
+@pytest.mark.parametrize("system, ep", sorted(MXFP4_MS))
+def test_mxfp4_experts_cost_the_measured_trtllm_gen_kernel(system, ep):
+    pr = load_any_pricer(system, "calibrated")
+    flat = pr.with_efficiency(replace(pr.efficiency, moe_load_skew=0.0))  # balanced routing, as measured
+    lay = Layout(tp=1, dp=ep, ep=ep)
+    p = with_moe_backend(flat, "trtllm", load_model("gpt-oss-120b"), lay)
+    assert isinstance(p, MeasuredMoePricer) and p.curve.weights == "mxfp4" and p.curve.fmt == "fp8"
+    got = _gptoss_ms_per_layer(p, lay, list(MXFP4_MS[system, ep]))
+    np.testing.assert_allclose(got, list(MXFP4_MS[system, ep].values()), atol=5e-5)
+
+
+def test_mxfp4_curve_streams_most_of_the_hbm_where_every_expert_is_read(b200):
+    lay = Layout(tp=1)
+    p = with_moe_backend(b200.with_efficiency(replace(b200.efficiency, moe_load_skew=0.0)), "trtllm",
+                         load_model("gpt-oss-120b"), lay)
+    t_ms = _gptoss_ms_per_layer(p, lay, [32.0])[0]
+    weights_b = 128 * 3 * 2880 * 2880 * 0.53125  # every expert once: 128 balanced assignments, 128 experts
+    assert 0.75 < weights_b / (t_ms * 1e-3) / 8e12 < 0.80  # 6.2 TB/s of 8 TB/s
+
+
+def test_mxfp4_curves_price_only_mxfp4_experts(b200):
+    gptoss = load_model("gpt-oss-120b")
+    lay = Layout(tp=1)
+    p = with_moe_backend(b200, "trtllm", gptoss, lay)
+    assert isinstance(p, MeasuredMoePricer)
+    # the same shape served with FP8 experts runs other kernels: the calibrated set prices it
+    np.testing.assert_array_equal(_gptoss_ms_per_layer(p, lay, [64.0], "fp8"),
+                                  _gptoss_ms_per_layer(b200, lay, [64.0], "fp8"))
+    assert _gptoss_ms_per_layer(p, lay, [64.0])[0] != _gptoss_ms_per_layer(b200, lay, [64.0])[0]
+    # expert TP (TP8, EP1) is not in TensorRT-LLM's table at this shape; Hopper has no W4A8 rows
+    assert with_moe_backend(b200, "trtllm", gptoss, Layout(tp=8)) is b200
+    h200 = load_any_pricer("h200", "calibrated")
+    assert with_moe_backend(h200, "trtllm", gptoss, lay) is h200
+    assert with_moe_backend(h200, "triton", gptoss, lay) is h200  # TRITON's rows not shipped (fit/moe_backends)

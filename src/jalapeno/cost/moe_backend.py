@@ -44,10 +44,14 @@ class MoeCurve:
 
     Attributes:
         h, inter: hidden size and intermediate size per expert-TP rank (the op's ``kn``).
-        fmt: compute format of the op (``fp4``).
+        fmt: compute format of the measured kernel (``fp4``; for MXFP4 experts ``fp8``, W4A8 MXFP4 x MXFP8 on
+            Blackwell, or ``bf16``, W4A16 on Hopper); a curve without ``weights`` prices ops of this format.
         load: (n,) ascending token-expert assignments per rank.
         time_s: (n,) measured latency of one layer's routed-expert block, s.
         label: where it comes from (system, backend, table), for records.
+        weights: the experts' stored format where it names kernels of its own (``mxfp4``:
+            cost/optable.MOE_WEIGHT_KEYS, the op's ``key``): the curve prices the ops keyed so, whatever
+            their compute format; "" otherwise (NVFP4 curves).
     """
 
     h: float
@@ -56,6 +60,7 @@ class MoeCurve:
     load: np.ndarray
     time_s: np.ndarray
     label: str = ""
+    weights: str = ""
 
     def __call__(self, load) -> np.ndarray:
         """Interpolated latency (s) at ``load`` (array); see the module docstring."""
@@ -118,8 +123,13 @@ class MeasuredMoePricer(_WrapsPricer):
         c = self.curve
         scale = np.ones_like(base.time_s)
         hit = False
-        for i, (kind, fmt) in enumerate(zip(ops.kind, ops.fmt)):
-            if kind != "moe" or fmt != c.fmt or not ops.kn or tuple(float(v) for v in np.ravel(ops.kn[i])[:2]) != (c.h, c.inter):
+        for i, (kind, fmt, key) in enumerate(zip(ops.kind, ops.fmt, ops.keys)):
+            # a curve of MXFP4 experts is the backend's own kernel whatever compute format the precision asks
+            # for (Hopper's TRITON runs W4A16); others price ops of their format (an op's key is its compute
+            # format unless its experts' stored format names other kernels, cost/optable.MOE_WEIGHT_KEYS)
+            mine = key == c.weights if c.weights else (fmt == c.fmt and key == fmt)
+            if (kind != "moe" or not mine or not ops.kn
+                    or tuple(float(v) for v in np.ravel(ops.kn[i])[:2]) != (c.h, c.inter)):
                 continue
             count = np.asarray(ops.kernels[i], dtype=float) / MOE_KERNELS
             load = ops.flop[i] / np.maximum(count * 6.0 * c.h * c.inter, 1e-30)

@@ -40,7 +40,7 @@ import numpy as np
 
 from jalapeno.cost.attention import RankBatch, add_gqa_ops, add_mla_ops
 from jalapeno.cost.moe import busiest_rank_assignments, experts_touched_on_rank
-from jalapeno.cost.optable import MOE_KERNELS, CollectiveTable, OpBuilder, OpTable
+from jalapeno.cost.optable import MOE_KERNELS, MOE_WEIGHT_KEYS, CollectiveTable, OpBuilder, OpTable
 from jalapeno.deploy.eplb import busiest_rank_share
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.sharding import has_ep_all_to_all, sharding
@@ -138,7 +138,9 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         a2a = has_ep_all_to_all(model, layout) and all_to_all
         scanned = t if a2a else tokens_in_group
         scan = scanned * h * 2.0 * eff.moe_passes(wf)
-        add_routed_experts(ob, "moe.experts", wf, load, touched, h, inter, w_expert, wb, ain, scan, n_moe)
+        stored = precision.modules["routed_experts"].weight.name
+        add_routed_experts(ob, "moe.experts", wf, load, touched, h, inter, w_expert, wb, ain, scan, n_moe,
+                           weights=stored if stored in MOE_WEIGHT_KEYS else "")
         if a2a:
             disp_b = dispatch_bytes_per_elem(wf)
             # the busiest receiver sets the all-to-all time: its load over the mean rank's
@@ -206,14 +208,17 @@ def dispatch_copies(decode_rows, prefill_tokens, top_k: int, ep: int) -> np.ndar
 
 
 def add_routed_experts(ob: OpBuilder, name: str, fmt: str, load, touched, h: float, inter,
-                       expert_weight_elems, w_bytes, act_in_bytes, scan_bytes=0.0, count: float = 1.0) -> None:
+                       expert_weight_elems, w_bytes, act_in_bytes, scan_bytes=0.0, count: float = 1.0,
+                       weights: str = "") -> None:
     """The routed-expert block of one MoE layer on one rank (op kind ``moe``), per occurrence:
 
     - FLOPs 2 · load · 3 · h · I (gate, up and down GEMMs over the rank's token-expert assignments);
     - weights: the ``touched`` experts' elements x bytes;
     - activations: load · (h·b_in + 2·I·2 + I·b_in + h·2) (input, gate/up output, quantised
       activation, output) + ``scan_bytes`` (routing/permute/finalize passes);
-    - rows per expert = load / touched (the grouped GEMMs' row count), MOE_KERNELS kernels.
+    - rows per expert = load / touched (the grouped GEMMs' row count), MOE_KERNELS kernels;
+    - ``weights``: the experts' stored format where it names kernels of its own (cost/optable.MOE_WEIGHT_KEYS:
+      "mxfp4"), carried as the op's ``key`` for the engine-backend pricer (cost/moe_backend.py); "" otherwise.
 
     Shared by the step's op table and the MoE calibration (fit/calibrate.py), so both price
     the same op. Arrays are (N,) or scalars.
@@ -222,7 +227,7 @@ def add_routed_experts(ob: OpBuilder, name: str, fmt: str, load, touched, h: flo
     ob.op(name, "moe", fmt, flop=2.0 * load * 3 * h * inter, weight=touched * expert_weight_elems * w_bytes,
           act=load * (h * act_in_bytes + 2 * inter * 2 + inter * act_in_bytes + h * 2) + scan_bytes,
           rows=np.where(touched > 0, load / np.maximum(touched, 1e-9), 0.0), kernels=MOE_KERNELS, count=count,
-          kn=(h, inter))
+          kn=(h, inter), key=weights)
 
 
 def _ffn(ob: OpBuilder, name: str, fmt: str, t, h: int, inter: float, wb: float, ain: float,

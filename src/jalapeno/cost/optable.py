@@ -22,6 +22,11 @@ import numpy as np
 #: GEMM); an op of kind "moe" counts this many per layer, and ``Efficiency.moe_floor_s`` is spread
 #: over them
 MOE_KERNELS = 3
+#: stored routed-expert formats whose MoE kernels are not their compute format's (MXFP4 experts run as
+#: W4A8 MXFP4 x MXFP8 on Blackwell, W4A16 on Hopper): an op of kind "moe" with such experts carries the
+#: stored format as its ``key``, so an engine-backend pricer can tell its measured curves apart
+#: (cost/moe_backend.MeasuredMoePricer); the roofline prices MoE ops by their compute format whatever the key
+MOE_WEIGHT_KEYS = ("mxfp4",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +51,8 @@ class OpTable:
     #: which broadcasts them; () = unknown. Kept unbroadcast: the sweep builds tables per call.
     kn: tuple[tuple, ...] = ()
     #: (n_ops,) the efficiency entry a GEMM-like op is priced by when finer than its compute format
-    #: (``fp8_block``: block-scaled FP8 weights, specs/formats.NumberFormat.gemm_key); () = ``fmt``
+    #: (``fp8_block``: block-scaled FP8 weights, specs/formats.NumberFormat.gemm_key); for an op of kind
+    #: "moe", its experts' stored format where that names other kernels (:data:`MOE_WEIGHT_KEYS`); () = ``fmt``
     key: tuple[str, ...] = ()
 
     @property

@@ -223,10 +223,10 @@ def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pric
         k = moe_backend_kernel(_root(pricer.system), backend)
         return pricer if k is None else KernelMoePricer(pricer, k["fmt"], k["peak_fraction"], k["half_rows"],
                                                         k["hbm_fraction"], backend, f"{k['system']} {backend} {k['table']}")
-    fmt, tokens, latency_s, label = got
+    fmt, weights, tokens, latency_s, label = got
     load = busiest_rank_assignments(np.asarray(tokens, dtype=float), m.top_k, layout.ep, 0.0)
     curve = MoeCurve(float(model.hidden_size), float(m.expert_intermediate / layout.moe_tp), fmt, load,
-                     np.asarray(latency_s, dtype=float), label)
+                     np.asarray(latency_s, dtype=float), label, weights)
     return MeasuredMoePricer(pricer, curve, backend, _root_chip_pricer(pricer))
 
 

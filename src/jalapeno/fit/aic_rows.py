@@ -5,7 +5,8 @@ in its format. Each row is ``matched`` with the deployment its fields name (aggr
 fit/aic_layout.py; disaggregated rows need their worker counts), at the concurrency its id encodes;
 one point per measurement (repeated copies skipped: fit/aic_duplicates.py); rows of an InferenceX
 MTP sweep run its MTP, and its attention-DP rows its launch script's context balancing and running cap
-(fit/aic_sweeps.py). Called through fit/validate.load_aiconfigurator.
+(fit/aic_sweeps.py), and its KV-cache dtype and MoE backend where the sweep's script sets them. Called
+through fit/validate.load_aiconfigurator.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.aic_duplicates import drop_repeated_runs
 from jalapeno.fit.aic_layout import aic_agg_layout
-from jalapeno.fit.aic_sweeps import sweep_of, with_sweep_launch, with_sweep_mtp
+from jalapeno.fit.aic_sweeps import sweep_of, with_sweep_kernels, with_sweep_launch, with_sweep_mtp
 from jalapeno.fit.validate import CHAIN_ACCEPTANCE, VALIDATION_MTP, MeasuredPoint
 from jalapeno.specs.engine_versions import version_key
 from jalapeno.specs.formats import get_precision
@@ -166,6 +167,8 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         dep, spec, note = with_sweep_mtp(dep, sweep, VALIDATION_MTP.acceptance, CHAIN_ACCEPTANCE)
         dep, launch = with_sweep_launch(dep, sweep, conc)
         notes += [launch] if launch else []
+        dep, kernels = with_sweep_kernels(dep, sweep)
+        notes += [kernels] if kernels else []
         points.append(MeasuredPoint("aiconfigurator", rid, system, model, prec, fw, int(r.isl), int(r.osl), conc, dep,
                                     meas, "matched", True, notes + [note] * bool(note), spec=spec,
                                     engine_version=trtllm_release(str(r.backend),

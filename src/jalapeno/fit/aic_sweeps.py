@@ -7,7 +7,9 @@ names the configurations it ran (``data/validation/aic_sweeps.toml``, each entry
 changelog keys and launch script). :func:`sweep_of` finds a row's entry; :func:`with_sweep_mtp` the MTP
 its launch script ran at the row's layout; :func:`with_sweep_launch` the launch script's attention-DP
 context balancing and running cap on an attention-DP row (TensorRT-LLM ``attention_dp_config``, the
-mechanism of serve/queueing.adp_balance_wait_s, which the engine recipes already carry).
+mechanism of serve/queueing.adp_balance_wait_s, which the engine recipes already carry);
+:func:`with_sweep_kernels` the KV-cache dtype and MoE kernel backend the launch script sets (the
+engine recipes' ``kv_dtype`` and ``moe_backend``).
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from functools import cache
 from pathlib import Path
 
 from jalapeno.deploy.recipe import DraftRule
-from jalapeno.errors import SpecError
+from jalapeno.errors import JalapenoError, SpecError
 
 SWEEPS = Path(__file__).resolve().parents[1] / "data" / "validation" / "aic_sweeps.toml"
 _KEYS = {"system", "model", "engine", "version", "precision", "measured", "config_key", "spec", "mtp_draft",
-         "mtp_draft_dp_attention", "source", "adp_balance_timeout_iters", "max_batch_dp_attention"}
+         "mtp_draft_dp_attention", "source", "adp_balance_timeout_iters", "max_batch_dp_attention", "kv_dtype",
+         "moe_backend"}
 #: ``max_batch_dp_attention``: the launch script's per-rank ``max_batch_size`` under attention DP as
 #: ``conc/N`` (CONC / N, CONC itself below N: ``$(( CONC < N ? CONC : CONC / N ))``) or ``conc/dp``
 #: (``$((CONC/TP))`` with TP the attention-DP degree).
@@ -52,6 +55,11 @@ class Sweep:
     #: the script's per-rank ``max_batch_size`` rule under attention DP (:data:`_MAX_BATCH`); "" = the
     #: script passes none (the engine's default, far above the sweep's concurrencies)
     max_batch_dp_attention: str = ""
+    #: the KV-cache storage format the script sets (specs/formats KV names); "" = the engine's default
+    #: (the model's dtype)
+    kv_dtype: str = ""
+    #: the MoE kernel backend the script forces (specs/moe_backends.MOE_BACKENDS); "" = none named
+    moe_backend: str = ""
 
     def max_batch_per_rank(self, concurrency: float, dp: int) -> int | None:
         """The per-rank ``max_batch_size`` the script passes at ``concurrency`` on an attention-DP ``dp``
@@ -114,6 +122,17 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
         if mb and (not isinstance(mb, str) or _MAX_BATCH.fullmatch(mb) is None):
             raise SpecError(f"{where}.max_batch_dp_attention", repr(mb),
                             'write the launch script\'s per-rank max_batch_size as "conc/N" or "conc/dp"')
+        if e.get("kv_dtype"):
+            from jalapeno.specs.formats import get_kv_format
+
+            try:
+                get_kv_format(e["kv_dtype"])
+            except JalapenoError as err:
+                raise SpecError(f"{where}.kv_dtype", repr(e["kv_dtype"]), err.fix) from None
+        if e.get("moe_backend"):
+            from jalapeno.specs.moe_backends import check_moe_backend
+
+            check_moe_backend(e["moe_backend"], f"{where}.moe_backend")
         if e["spec"] == "mtp" and not (e.get("mtp_draft", 0) > 0 and e.get("mtp_draft_dp_attention", 0) > 0):
             raise SpecError(where, "an MTP sweep without draft lengths",
                             "give mtp_draft and mtp_draft_dp_attention from its launch script")
@@ -144,8 +163,9 @@ def sweep_of(system: str, model: str, framework: str, precision: str, data_sourc
     if not date:
         return None
     engine, _, version = framework.strip().partition(" ")
+    version = "" if version.strip() == "nan" else version.strip()  # a row without a release: entries with version ""
     return next((s for s in load_sweeps() if (s.system, s.model, s.engine, s.version, s.precision, s.measured)
-                 == (system, model, engine, version.strip(), precision, date)), None)
+                 == (system, model, engine, version, precision, date)), None)
 
 
 def with_sweep_mtp(dep, sweep: Sweep | None, acceptance_single: float, acceptance_chain: float):
@@ -197,3 +217,30 @@ def with_sweep_launch(dep, sweep: Sweep | None, concurrency: float):
     cap = f", max_batch_size {per_rank} per rank ({sweep.max_batch_dp_attention})" if per_rank is not None else ""
     return replace(dep, **kw), (f"attention-DP context balancing, timeout_iters {sweep.adp_balance_timeout_iters}{cap}: "
                                 f"InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)")
+
+
+def with_sweep_kernels(dep, sweep: Sweep | None):
+    """(deployment, note) of a row its sweep ran: ``dep`` with the launch script's KV-cache dtype
+    (``kv_dtype``: the precision's KV format replaced) and MoE kernel backend (``moe_backend``: the decode
+    pool's, priced by cost/pricer.with_moe_backend where the system measured it); ``dep`` and "" when the
+    sweep sets neither (or there is no sweep).
+
+    >>> from jalapeno.deploy.deployment import Deployment, Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.formats import get_precision
+    >>> s = Sweep("b200", "gpt-oss-120b", "trtllm", "1", "mxfp4", "2026-01-01", "k", "none", "", kv_dtype="fp8_e4m3",
+    ...           moe_backend="trtllm")
+    >>> d, note = with_sweep_kernels(Deployment(get_precision("mxfp4"), Pool(Layout(tp=2))), s)
+    >>> d.precision.kv_cache.name, d.decode.moe_backend
+    ('fp8', 'trtllm')
+    """
+    if sweep is None or dep is None or not (sweep.kv_dtype or sweep.moe_backend):
+        return dep, ""
+    kw, said = {}, []
+    if sweep.kv_dtype:
+        kw["precision"] = dep.precision.with_options(kv=sweep.kv_dtype)
+        said.append(f"KV cache {sweep.kv_dtype}")
+    if sweep.moe_backend:
+        kw["decode"] = replace(dep.decode, moe_backend=sweep.moe_backend)
+        said.append(f"MoE backend {sweep.moe_backend}")
+    return replace(dep, **kw), f"{', '.join(said)}: InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)"

@@ -36,6 +36,10 @@ lies within 0.93-1.00x of the B200 EP8 curve at 64-1024 tokens; below 16 tokens 
 left out (:data:`MIN_EP`: the collector ran EP1 NVFP4 through FlashInfer's TRT-LLM BF16xFP4
 kernel, ``use_trtllm_bf16_fp4``). scripts/fit_moe_backends.py writes the result to
 data/moe_backends.toml (read by specs/moe_backends.py, priced by cost/moe_backend.py).
+
+MXFP4-stored experts (gpt-oss-120b) get curves of their own (:func:`mxfp4_curves`, :data:`MXFP4_TABLES`):
+TensorRT-LLM's W4A8 MXFP4 x MXFP8 TRT-LLM-gen rows on B200/GB200 at MoE TP1, written with
+``weights = "mxfp4"`` so that they price only ops whose experts are stored in MXFP4.
 """
 
 from __future__ import annotations
@@ -119,6 +123,74 @@ def measured_curves(systems=tuple(SYSTEM_DIRS), repo: str | None = None) -> tupl
             if n:
                 report.setdefault(name, {})[backend] = {"table": table, "kernel_source": list(sources),
                                                         "distribution": "balanced", "curves": n}
+    for name, backend in MXFP4_TABLES:
+        got, rep = mxfp4_curves(name, backend, shapes)
+        curves += got
+        if got:
+            report.setdefault(name, {}).setdefault(backend, {})["mxfp4"] = rep
+    return curves, report
+
+
+#: MXFP4-stored experts (gpt-oss-120b) as TensorRT-LLM runs them, from its own ``moe_perf`` rows
+#: (kernel_source ``moe_torch_flow``: aiconfigurator's collector pins gpt-oss's MoE backend as serving's AUTO
+#: resolves it, collector/trtllm/collect_moe.py): (system, backend) → (table dtype, the kernel's compute
+#: format). Blackwell: ``moe_config.backend: TRTLLM`` (TRTLLMGenFusedMoE), W4A8, MXFP4 weights x MXFP8
+#: activations — the backend InferenceX's gptoss_fp4_b200_trt.sh forces; vLLM's
+#: ``VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1`` (gptoss_fp4_b200.sh) runs FlashInfer's build of the same kernels.
+#: Hopper's ``TRITON`` rows (TritonFusedMoE on OpenAI's triton_kernels, W4A16, ``w4a16_mxfp4``; the backend
+#: InferenceX's gptoss_fp4_h200_trt.sh forces) are not shipped: priced by them, the aiconfigurator H200 rows of
+#: the ``gpt-oss-dev`` image go from TPOT median -0.1% to +28% at TP1 and from -11..-26% to +22..+50% at
+#: EP2-EP8 (the 1.3.0rc20 measurement is far slower than the kernels that image ran: 0.079 ms per layer at
+#: one token). The tables measure gpt-oss's shape at MoE TP1 only (EP1-EP128): the
+#: collector refuses a per-rank intermediate size that is not a multiple of 64 for 4-bit weights (2880/2 =
+#: 1440, /4 = 720, /8 = 360), so expert-TP layouts (TP2-TP8, EP1) keep the calibrated set. SGLang's
+#: FlashInfer build of the Blackwell kernels is measured there (aiconfigurator sglang 0.5.14 ``moe_perf``,
+#: ``sglang_flashinfer_trtllm_moe``; within 6% of TensorRT-LLM's at MoE TP1 EP1-EP8 up to 256 tokens), but
+#: priced by those rows the aiconfigurator B200 TP4/TP8 rows move the wrong way (TensorRT-LLM TPOT median
+#: +23% -> +33% at TP4, +40% -> +71% at TP8; vLLM TP8 +9% -> +23%): not shipped.
+MXFP4_TABLES: dict[tuple[str, str], tuple[str, str]] = {
+    ("b200", "trtllm"): ("w4a8_mxfp4_mxfp8", "fp8"),
+    ("gb200-nvl72", "trtllm"): ("w4a8_mxfp4_mxfp8", "fp8"),
+}
+#: the TensorRT-LLM ``moe_perf`` kernel_source of those rows
+MXFP4_SOURCE = "moe_torch_flow"
+
+
+def _balanced_curves(df, sources, dtype: str, shapes, moe_tp=None) -> dict:
+    """(hidden, inter, experts, top-k, moe_tp, ep) → (tokens, latency ms) of the balanced-routing
+    ``dtype`` rows of ``sources`` at ``shapes`` (fastest of repeated rows; at least MIN_POINTS)."""
+    d = df[df.kernel_source.isin(list(sources)) & (df.moe_dtype == dtype) & (df.distribution == "balanced")]
+    out = {}
+    for k, g in d.groupby(["hidden_size", "inter_size", "num_experts", "topk", "moe_tp_size", "moe_ep_size"]):
+        k = tuple(int(x) for x in k)
+        if k[:4] not in shapes or (moe_tp is not None and k[4] not in moe_tp):
+            continue
+        g = g.groupby("num_tokens", as_index=False).latency.min().sort_values("num_tokens")
+        if len(g) >= MIN_POINTS:
+            out[k] = ([int(x) for x in g.num_tokens], [float(x) for x in g.latency])
+    return out
+
+
+def mxfp4_curves(name: str, backend: str, shapes) -> tuple[list[dict], dict]:
+    """(curves, report) of ``backend``'s MXFP4-expert kernels on system ``name`` (:data:`MXFP4_TABLES`) at
+    ``shapes``: every (expert TP, EP) layout of the TensorRT-LLM ``moe_perf`` table, balanced routing (as
+    measured), one curve per layout, written with ``weights = "mxfp4"``.
+
+    Raises:
+        SpecError: the package lacks the table (``pip install -e ".[calibrate]"``).
+    """
+    from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS
+
+    sdir = AIC_SYSTEM_DIRS[name]
+    dtype, fmt = MXFP4_TABLES[name, backend]
+    df, version = load_table(sdir, "moe", "moe_perf")
+    table = f"aiconfigurator {sdir} moe_perf {version}"
+    got = _balanced_curves(df, (MXFP4_SOURCE,), dtype, shapes)
+    curves = [{"system": name, "backend": backend, "fmt": fmt, "weights": "mxfp4", "hidden": h, "inter": inter,
+               "experts": e, "top_k": top, "moe_tp": tp, "ep": ep, "table": table, "tokens": tokens, "latency_ms": lat}
+              for (h, inter, e, top, tp, ep), (tokens, lat) in sorted(got.items())]
+    report = {"dtype": dtype, "table": table, "kernel_source": [MXFP4_SOURCE], "curves": len(curves),
+              "distribution": "balanced"}
     return curves, report
 
 

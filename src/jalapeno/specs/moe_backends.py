@@ -44,16 +44,19 @@ def _data() -> MappingProxyType:
     curves = {}
     for c in raw.get("curve", []):
         key = (c["system"], c["backend"], c["hidden"], c["inter"], c["experts"], c["top_k"], c["moe_tp"], c["ep"])
-        curves[key] = (c["fmt"], tuple(c["tokens"]), tuple(v * 1e-3 for v in c["latency_ms"]),
+        if key in curves:  # one kernel per backend and layout: the script writes each shape in one format
+            raise SpecError("moe_backends.toml", f"two curves for {key}", "rerun scripts/fit_moe_backends.py")
+        curves[key] = (c["fmt"], c.get("weights", ""), tuple(c["tokens"]), tuple(v * 1e-3 for v in c["latency_ms"]),
                        f"{c['system']} {c['backend']} {c['table']}")
     return MappingProxyType({"curves": MappingProxyType(curves), "report": raw.get("report", {})})
 
 
 def moe_backend_curve(system: str, backend: str, hidden: int, inter: int, experts: int, top_k: int, moe_tp: int,
-                      ep: int) -> tuple[str, tuple[float, ...], tuple[float, ...], str] | None:
-    """(compute format, tokens of the EP group, measured latency per layer in s, label) of
-    ``backend``'s routed-expert block on ``system`` at one shape (``inter``: the full expert
-    intermediate size; ``moe_tp``: tensor parallelism inside each expert), or None when not measured.
+                      ep: int) -> tuple[str, str, tuple[float, ...], tuple[float, ...], str] | None:
+    """(compute format, stored weight format where it names kernels of its own ("mxfp4"; "" for NVFP4),
+    tokens of the EP group, measured latency per layer in s, label) of ``backend``'s routed-expert
+    block on ``system`` at one shape (``inter``: the full expert intermediate size; ``moe_tp``: tensor
+    parallelism inside each expert), or None when not measured.
 
     Raises:
         SpecError: an unknown backend name.
