@@ -84,6 +84,7 @@ def fp8_granularity_check() -> list[dict]:
     from jalapeno.analysis.comparison import system_frontier
     from jalapeno.analysis.sweep import SweepOptions
     from jalapeno.fit.mlperf import load_mlperf
+    from jalapeno.fit.latency_limits import peak_within_limits
     from jalapeno.fit.validate import peak_within_tpot, point_stack
     from jalapeno.specs.formats import get_precision
 
@@ -96,10 +97,16 @@ def fp8_granularity_check() -> list[dict]:
             k = (p.system, p.model, p.workload.isl, p.workload.osl, prec)
             if k not in fronts:
                 pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=point_stack(p))
-                fronts[k] = system_frontier(load_model(p.model), pricer, p.workload, get_precision(prec), SweepOptions())
-            sf = fronts[k]
-            row[key] = float(sf.y.max()) if p.mapping == "frontier_peak" else peak_within_tpot(sf.sweep.points,
-                                                                                               p.tpot_limit_s)
+                fronts[k] = (system_frontier(load_model(p.model), pricer, p.workload, get_precision(prec),
+                                             SweepOptions()), pricer)
+            sf, pricer = fronts[k]
+            if p.mapping == "frontier_peak":
+                row[key] = float(sf.y.max())
+            elif p.mapping == "frontier@limits":
+                row[key] = peak_within_limits(load_model(p.model), pricer, p.workload, sf.sweep, p.tpot_limit_s,
+                                              p.ttft_limit_s)[0]
+            else:
+                row[key] = peak_within_tpot(sf.sweep.points, p.tpot_limit_s)
         out.append(row)
     return out
 

@@ -44,22 +44,28 @@ def test_rows_are_priced_with_their_engine_at_the_submitted_release():
     assert point_stack(amd).name == "vllm-rocm"
 
 
-def test_server_and_interactive_map_to_the_best_point_within_the_rules_tpot_limit():
-    """loadgen/mlperf.conf: llama2-70b.Server.tpot_latency 200 ms, Interactive 40 ms; deepseek-r1.Server
-    80 ms. The measured TPOT is not an input of the mapping."""
+def test_server_and_interactive_map_to_the_best_point_within_the_rules_limits():
+    """loadgen/mlperf.conf: llama2-70b.Server ttft_latency 2000 ms / tpot_latency 200 ms, Interactive
+    450 / 40 ms; deepseek-r1.Server 2000 / 80 ms; llama3.1-405b.Interactive 4500 / 80 ms. The measured
+    TPOT and TTFT are not inputs of the mapping."""
     pts = {p.id: p for p in load_mlperf()[0]}
     srv = pts["mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Server"]
-    assert (srv.mapping, srv.tpot_limit_s) == ("frontier@tpot_limit", 0.200)
-    assert pts["mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Interactive"].tpot_limit_s == 0.040
+    assert (srv.mapping, srv.tpot_limit_s, srv.ttft_limit_s) == ("frontier@limits", 0.200, 2.0)
+    inter = pts["mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Interactive"]
+    assert (inter.tpot_limit_s, inter.ttft_limit_s) == (0.040, 0.450)
     assert pts["mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Server"].tpot_limit_s == 0.080
-    assert all(p.tpot_limit_s is None for p in pts.values() if p.id.endswith("_Offline"))
-    assert any("mean TPOT <= the rules' p99 limit 200 ms" in n for n in srv.notes)
+    big = pts["mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Interactive"]
+    assert (big.tpot_limit_s, big.ttft_limit_s) == (0.080, 4.5)
+    assert all(p.tpot_limit_s is None and p.ttft_limit_s is None for p in pts.values() if p.id.endswith("_Offline"))
+    assert any("mean TPOT <= the rules' p99 limit 200 ms and Poisson p99 TTFT <= 2 s" in n for n in srv.notes)
+    old = {p.id: p for p in load_mlperf(server_mapping="frontier@tpot_limit")[0]}[srv.id]
+    assert (old.mapping, old.tpot_limit_s, old.ttft_limit_s) == ("frontier@tpot_limit", 0.200, None)
 
 
 def test_server_can_still_map_to_the_frontier_at_the_measured_interactivity():
     pts, _ = load_mlperf(server_mapping="frontier@interactivity")
     p = next(x for x in pts if x.id == "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Server")
-    assert p.mapping == "frontier@interactivity" and p.tpot_limit_s is None
+    assert p.mapping == "frontier@interactivity" and p.tpot_limit_s is None and p.ttft_limit_s is None
     assert p.measured["interactivity"] == pytest.approx(1e3 / p.measured["tpot_s"] / 1e3)
     with pytest.raises(SpecError, match="server_mapping.*unknown mapping 'peak'"):
         load_mlperf(server_mapping="peak")

@@ -17,7 +17,9 @@ Each measured point is mapped to a prediction, labelled by how:
   the prediction is bounded by the load the run had); ``frontier_peak`` (no concurrency either: the
   predicted frontier's peak, unbounded); ``frontier@tpot_limit`` (a latency-bounded benchmark result,
   MLPerf Server / Interactive: the highest throughput per chip of the predicted sweep's points whose
-  mean TPOT is within the rules' p99 TPOT limit, ``MeasuredPoint.tpot_limit_s``).
+  mean TPOT is within the rules' p99 TPOT limit, ``MeasuredPoint.tpot_limit_s``); ``frontier@limits``
+  (the same, and its p99 TTFT under Poisson arrivals within ``MeasuredPoint.ttft_limit_s``:
+  fit/latency_limits.py).
 - ``best_entry@concurrency``: a best-configuration point whose concurrency several published recipe
   entries ran; the highest throughput per chip over those entries (fit/entries.py).
 A row whose system, model, framework, precision, lengths, concurrency (and MTP use, when stated)
@@ -117,8 +119,10 @@ class MeasuredPoint:
     #: the lengths the run served when not the InferenceX range at isl/osl (an MLPerf dataset's spread)
     workload: Workload | None = None
     engine_version: str = ""  # the engine release the source states (else its launch recipe's: point_stack)
-    #: ``frontier@tpot_limit``: the benchmark rules' p99 TPOT limit (s) the result had to meet
+    #: ``frontier@tpot_limit`` / ``frontier@limits``: the benchmark rules' p99 TPOT limit (s) the result had to meet
     tpot_limit_s: float | None = None
+    #: ``frontier@limits``: the rules' p99 TTFT limit (s), met under Poisson arrivals (fit/latency_limits.py)
+    ttft_limit_s: float | None = None
 
     @property
     def uses_mtp(self) -> bool | None:
@@ -395,6 +399,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
     from jalapeno.analysis.frontier import interp_frontier, peak_at_concurrency
     from jalapeno.analysis.sweep import SweepOptions
     from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS
+    from jalapeno.fit.latency_limits import peak_within_limits
     from jalapeno.fit.table_lookup import load_any_pricer, resolve_pricer
     from jalapeno.serve.point import serve_at_concurrency
     from jalapeno.specs.catalog import load_model
@@ -462,13 +467,17 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                     elif p.mapping == "frontier@tpot_limit":
                         y = peak_within_tpot(sf.sweep.points, p.tpot_limit_s)
                         st = "peak" if y > 0 else "unreachable"
+                    elif p.mapping == "frontier@limits":  # fit/latency_limits.py
+                        y = peak_within_limits(model, system, wl, sf.sweep, p.tpot_limit_s, p.ttft_limit_s)[0]
+                        st = "peak" if y > 0 else "unreachable"
                     else:
                         yy, ss = interp_frontier(sf.x, sf.y, np.array([p.measured["interactivity"]]))
                         y, st = float(yy[0]), str(ss[0])
                     why = (f"no feasible predicted point at concurrency <= {p.concurrency:g}"
                            if p.mapping == "frontier_peak@concurrency"
                            else f"no feasible predicted point with mean TPOT <= {p.tpot_limit_s:g} s"
-                           if p.mapping == "frontier@tpot_limit"
+                           + (f" and Poisson p99 TTFT <= {p.ttft_limit_s:g} s" if p.mapping == "frontier@limits" else "")
+                           if p.mapping in ("frontier@tpot_limit", "frontier@limits")
                            else "measured interactivity beyond the predicted frontier")
                     preds.append({"throughput_per_chip": y, "feasible": st != "unreachable",
                                   "reason": "" if st != "unreachable" else why, "frontier_status": st})
