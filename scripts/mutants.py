@@ -42,9 +42,9 @@ MUTANTS: list[tuple[str, str, str, str]] = [
      'out["hierarchical"] = ao + _a2a_latency(inner, eff) + t_in + t_out'),
     # one home since the pricer seam (issue 10): step_cost owns the MTP draft passes for the
     # analytic model, disaggregated pools and the simulator alike
-    ("c_mtp_draft_cost_dropped", "src/jalapeno/cost/step.py",
-     "mtp.draft_tokens * (step_time - step_over)",
-     "0 * (step_time - step_over)"),
+    ("c_mtp_draft_cost_dropped", "src/jalapeno/cost/mtp_draft.py",
+     "return np.where(seqs > 0, total, 0.0)",
+     "return np.where(seqs > 0, 0 * total, 0.0)"),
     # one home for sharding shapes (deploy/sharding.py), read by the memory fit and the op table
     ("d_experts_per_rank_floor", "src/jalapeno/deploy/sharding.py",
      "return math.ceil(model.moe.num_experts / ep)\n",

@@ -7,7 +7,7 @@ from the program's output. ``scripts/mutants.py`` applies the mutants and checks
 
 a. ring all-reduce bandwidth term halved (cost/collectives.py)
 b. hierarchical all-to-all levels summed instead of max'ed (cost/collectives.py)
-c. MTP draft cost dropped (serve/disagg.py, serve/analytic.py)
+c. MTP draft cost dropped (cost/mtp_draft.py)
 d. experts per rank floor(E/ep) instead of ceil (deploy/memory_fit.py, cost/ops.py)
 e. TP and EP swapped in the weight memory fit (deploy/memory_fit.py)
 """
@@ -147,22 +147,24 @@ def _step_time(capsys, tiny, batch: int, ctx: int) -> float:
 def _mtp_bounds(capsys, tiny, pt: dict, upper: bool) -> tuple[float, float | None]:
     """Bracket of the MTP step time tau at the point's decode batch B, derived by hand.
 
-    DESIGN (serve/disagg.py, serve/analytic.py docstrings): an MTP step verifies 1+k rows per
-    sequence, raw = step(B, query 1+k), and adds k draft passes of the MTP module, each costed
-    as one mean layer: tau = raw + k·(raw − overhead)/(L+1). With L = 2 layers, k = 3 and the
-    tiny system's zero step overhead, tau = 2·raw. The step time grows with rows and sequences,
-    so step(floor B, 1) <= raw <= step(ceil(B)·(1+k), 1) (same rows, more KV reads).
+    DESIGN (cost/mtp_draft.py): an MTP step verifies 1+k rows per sequence, raw = step(B, query
+    1+k), and adds k draft passes of the MTP module: each runs one decoder layer, the shared LM
+    head and the 2h -> h projection over at most the verify's rows. With L = 2 layers a pass
+    reads at least half of what a step of 2 layers + head reads (one layer + the head) and at most
+    all of it (2h·h projection weights < one layer's q,k,v,o + FFN), so with the tiny system's
+    zero step overhead raw + k·(raw − overhead)/2 <= tau <= (1 + k)·raw. The step time grows with
+    rows and sequences, so step(floor B, 1) <= raw <= step(ceil(B)·(1+k), 1) (same rows, more KV
+    reads).
     """
     hw = cli_json(capsys, "hardware", "show", tiny["system"])
     oh = hw["efficiency"]["step_overhead_s"]
     layers = cli_json(capsys, "models", "show", tiny["mtp"])["num_layers"]
     b, ctx = pt["decode_batch"], ISL + OSL // 2  # fixed lengths: mean context ISL + OSL/2
 
-    def tau(raw: float) -> float:
-        return raw + K * (raw - oh) / (layers + 1)
-
-    lo = tau(_step_time(capsys, tiny, math.floor(b), ctx))
-    hi = tau(_step_time(capsys, tiny, math.ceil(b) * (1 + K), ctx)) if upper else None
+    assert layers == 2
+    raw_lo = _step_time(capsys, tiny, math.floor(b), ctx)
+    lo = raw_lo + K * (raw_lo - oh) / layers
+    hi = (1 + K) * _step_time(capsys, tiny, math.ceil(b) * (1 + K), ctx) if upper else None
     return lo, hi
 
 

@@ -9,8 +9,9 @@ For N batch points at once (NumPy arrays), one chip of the heaviest pipeline sta
     step_overhead = step_overhead_s + (tp − 1) · tp_rank_step_s      (:func:`step_overhead`)
     a collective with ``hidden_under`` (the CP ring KV exchange) costs max(0, t_coll − t_op)
     with MTP (k drafts): every decoding sequence verifies 1 + k rows, and the step adds k
-    drafting passes of the MTP module, each priced as one mean layer of the verify step:
-    draft = k · (step_time − step_overhead) / (layers + 1)   (on points with decode sequences)
+    drafting passes of the MTP module, priced as that module (one decoder layer at the
+    checkpoint's MTP weights, its projection and the shared LM head; cost/mtp_draft.py):
+    draft = layer(1 + k rows/seq) + (k − 1)·layer(1 row/seq) + k·head(1 row/seq) + eh_proj
 
 With ``overlap="tbo"`` the step's rows are split into two micro-batches; the micro-batch op and
 collective tables are priced through the same pricer and interleaved layer by layer so that
@@ -39,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from jalapeno.cost.moe_exchange import moe_all_to_all_on
+from jalapeno.cost.mtp_draft import mtp_draft_s
 from jalapeno.cost.ops import build_step_ops
 from jalapeno.cost.optable import CollectiveTable, OpTable
 from jalapeno.cost.overlap import PREFILL_COMM_SM_FRACTION, can_split, roof_parts, tbo_stage
@@ -306,7 +308,7 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
         pricer: what ops and collectives cost (cost/pricer.py: system + efficiency set).
         batch: :class:`Batch` of N points (whole-instance quantities).
         mtp: speculative decoding with the model's MTP module: decoding sequences verify
-            1 + k rows, k drafting passes are added (module docstring), and the MTP module is
+            1 + k rows, k drafting passes are added (cost/mtp_draft.py), and the MTP module is
             resident in memory. None: plain decoding.
         memory_fraction: the engine's share of usable HBM for the memory fit (Deployment.
             memory_fraction; None: the efficiency set's 1 − memory_reserve_fraction).
@@ -375,9 +377,10 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
     step_time = pp * layer_time + edge_time + (pp - 1) * p2p + step_over
     interval = layer_time + edge_time + (p2p if pp > 1 else 0.0) + step_over
     draft = np.zeros(n)
-    if mtp is not None:  # k drafting passes of the MTP module, each one mean layer of the verify step
-        draft = np.where(batch.decode_seqs > 0,
-                         mtp.draft_tokens * (step_time - step_over) / (model.num_layers + 1), 0.0)
+    if mtp is not None:  # k drafting passes of the MTP module (cost/mtp_draft.py)
+        draft = mtp_draft_s(model, pricer, layout, precision,
+                            Batch.make(decode_seqs=batch.decode_seqs, decode_ctx=batch.decode_ctx), mtp,
+                            _moe_all_to_all(pricer, layout, model))
         step_time, interval = step_time + draft, interval + draft
 
     cw = np.where(is_p2p, pp - 1.0, 1.0)[:, None] if nc else None
