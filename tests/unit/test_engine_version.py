@@ -248,3 +248,47 @@ def test_simulate_frontier_compare_pin_the_recipes_release(capsys):
     code, out, err = run(capsys, "compare", "--systems", "h200", *wl, "--concurrency", "8,64")
     assert code == 0, err
     assert "software stack (the engine recipe at its release): h200 trtllm@1.1.0rc2.post2" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("framework, notes, release", [
+    ("sglang", "image lmsysorg/sglang:v0.5.12-cu130;", "0.5.12"),
+    ("sglang", "image lmsysorg/sglang:v0.5.19-rocm700-mi30x;", "0.5.19"),
+    ("sglang", "SGLang v0.5.7; e2el is mean;", "0.5.7"),
+    ("trt", "image nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post3; x", "1.2.0rc6.post3"),
+    ("vllm", "vllm/vllm-openai:v0.13.0", "0.13.0"),
+    # a Dynamo runtime's tag is Dynamo's release; another engine's image or name says nothing of this one's
+    ("dynamo-trt", "image nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.8.1.post3", ""),
+    ("trt", "image lmsysorg/sglang:v0.5.12-cu130", ""),
+    ("vllm", "SGLang v0.5.7", ""),
+    ("sglang", "no release stated", ""),
+])
+def test_inferencex_notes_state_the_release_that_ran(framework, notes, release):
+    from jalapeno.fit.ix_cells import stated_release
+
+    assert stated_release(framework, notes) == release
+
+
+def test_inferencex_rows_are_priced_at_the_release_their_source_states(tmp_path):
+    """A row's notes name the release that ran it; without them, its launch recipe's release. The two
+    shipped H200 SGLang DeepSeek-R1 FP8 sweeps of one configuration ran SGLang 0.5.12 (2026-05-17,
+    image lmsysorg/sglang:v0.5.12-cu130) and 0.5.7 (2026-03-05), the recipe pins 0.5.7. A TRT-LLM row
+    whose image is 1.2.0rc6.post3 all-to-alls at EP8 where the recipe's 1.1.0rc2.post2 would gather."""
+    from importlib.resources import files
+
+    from jalapeno.fit.validate import load_inferencex, point_release, point_stack
+
+    pts, _ = load_inferencex(files("jalapeno") / "data" / "validation" / "inferencex_points.csv")
+    by_id = {p.id: p for p in pts}
+    assert point_release(by_id["inferencex_points:56"]) == "0.5.12"
+    assert point_release(by_id["inferencex_points:81"]) == "0.5.7"
+    head = "hardware,model,precision,framework,spec,disagg,isl,osl,conc,topology,num_gpus,tput_per_gpu,tok_s_user,notes"
+    body = "H200,DeepSeek-R1-0528,FP8,trt,none,0,8192,1024,256,DEP8,8,1000,20,{}"
+    path = tmp_path / "pts.csv"
+    path.write_text("\n".join([head, body.format("image nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post3"),
+                               body.format("no image")]) + "\n")
+    stated, unstated = load_inferencex(path)[0]
+    assert (stated.engine_version, unstated.engine_version) == ("1.2.0rc6.post3", "")
+    assert point_stack(stated).name == "trtllm@1.2.0rc6.post3"
+    assert point_stack(unstated).name == "trtllm@1.1.0rc2.post2"
+    assert (point_stack(stated).moe_exchange, point_stack(unstated).moe_exchange) == (
+        "nvlink_all_to_all", "nvlink_all_to_all_above_top_k")

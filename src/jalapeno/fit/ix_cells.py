@@ -98,3 +98,41 @@ def context_overrun(model: str, isl: int, osl: int) -> str | None:
     if ctx and isl + osl > ctx:
         return f"isl + osl = {isl + osl} tokens exceed {model}'s context of {ctx} tokens (max_position_embeddings)"
     return None
+
+
+#: The engine's own release images, by the InferenceX ``framework`` cell: an image of one of these
+#: repositories runs the engine release its tag names (``lmsysorg/sglang:v0.5.12-cu130`` is SGLang 0.5.12;
+#: the ROCm tags ``v0.5.19-rocm700-mi30x`` too). A runtime image of another program (Dynamo's
+#: ``ai-dynamo/tensorrtllm-runtime:0.8.1.post3``) names that program's release, not the engine's: not read.
+ENGINE_IMAGES = {"sglang": ("lmsysorg/sglang",), "vllm": ("vllm/vllm-openai",),
+                 "trt": ("nvcr.io/nvidia/tensorrt-llm/release",)}
+#: The engine's name as the sources write it in a row's notes ("SGLang v0.5.7"), by framework cell
+ENGINE_NAMES = {"sglang": "SGLang", "vllm": "vLLM", "trt": "TensorRT-LLM"}
+_RELEASE = r"v?(\d+(?:\.\d+)+(?:(?:a|b|rc)\d+)?(?:\.post\d+)?)"
+
+
+def stated_release(framework: str, notes: str) -> str:
+    """The engine release a row's ``notes`` cell states for its ``framework`` cell, "" when it states none.
+
+    Read from an image of the engine's own repository (:data:`ENGINE_IMAGES`) or from the engine's
+    name followed by a release (:data:`ENGINE_NAMES`); validation then prices the row with its stack
+    at that release (fit/validate.point_release) rather than at the release of the recipe that
+    describes the configuration (two sweeps of one configuration ran different releases: the H200
+    SGLang DeepSeek-R1 FP8 rows of 2026-03-05 ran 0.5.7, those of 2026-05-17 ran 0.5.12).
+
+    >>> stated_release("sglang", "image lmsysorg/sglang:v0.5.12-cu130;")
+    '0.5.12'
+    >>> stated_release("sglang", "SGLang v0.5.7; e2el is mean;")
+    '0.5.7'
+    >>> stated_release("dynamo-trt", "image nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.8.1.post3")
+    ''
+    """
+    fw = (framework or "").strip()
+    text = notes or ""
+    for repo in ENGINE_IMAGES.get(fw, ()):
+        m = re.search(re.escape(repo) + ":" + _RELEASE + r"(?![\w.])", text)
+        if m:
+            return m.group(1)
+    name = ENGINE_NAMES.get(fw)
+    m = re.search(re.escape(name) + r"\s+" + _RELEASE + r"(?![\w.])", text) if name else None
+    return m.group(1) if m else ""

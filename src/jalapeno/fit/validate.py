@@ -61,6 +61,7 @@ from jalapeno.fit.entries import best_entry, with_stack_mtp
 from jalapeno.fit.ix_cells import bad_cell as _bad_cell
 from jalapeno.fit.ix_cells import context_overrun
 from jalapeno.fit.ix_cells import positive_num as _num
+from jalapeno.fit.ix_cells import stated_release
 from jalapeno.fit.search_space import searched_layouts, searched_mask
 from jalapeno.fit.searched import best_searched, ix_precision, searched_mapping, with_launch_backend
 from jalapeno.specs.files import csv_rows, read_user_text
@@ -341,7 +342,8 @@ def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[s
                                     dep, meas, mapping, False, notes, (r.get("disagg") or "").strip() == "1",
                                     "mtp" if spec == "mtp" else "none" if spec == "none"
                                     else "unspecified" if spec.startswith("unspecified") else "",
-                                    (r.get("ttft_stat") or "").strip().startswith("median"), cands))
+                                    (r.get("ttft_stat") or "").strip().startswith("median"), cands,
+                                    engine_version=stated_release(r.get("framework", ""), r.get("notes", ""))))
     return points, skipped
 
 
