@@ -61,6 +61,11 @@ class CapacityPlan:
     usd_per_hour: float
     delivered_tok_per_s: float
 
+    def target_text(self) -> str:
+        """The target as printed: thousands separators from 1,000 tok/s, four significant digits below
+        (``,.0f`` printed a target of 1e-30 tok/s as 0)."""
+        return format_rate(self.target_tok_per_s)
+
     def arithmetic(self) -> list[str]:
         """The plan's arithmetic, one line per step (what ``jalapeno plan`` prints)."""
         p, k = self.point, self.target_kind
@@ -71,7 +76,7 @@ class CapacityPlan:
              f"(TTFT {p.ttft_s * 1e3:,.0f} ms, TPOT {p.tpot_s * 1e3:.1f} ms, bound {p.bound})"),
             (f"one instance: {self.tok_per_s_per_chip:,.1f} tok/s/chip x {self.chips_per_instance} chips "
              f"= {per_inst:,.0f} tok/s"),
-            f"instances: ceil({self.target_tok_per_s:,.0f} / {per_inst:,.0f}) = {self.instances:,}",
+            f"instances: ceil({self.target_text()} / {per_inst:,.0f}) = {self.instances:,}",
             f"chips: {self.instances:,} x {self.chips_per_instance} = {self.chips:,}",
         ]
         for name, size, n in self.packaging:
@@ -80,8 +85,17 @@ class CapacityPlan:
             lines.append(f"power ({c}: {label}): {self.chips:,} x {w:,.0f} W = {total / 1e3:,.1f} kW")
         lines.append(f"cost: {self.chips:,} x ${self.usd_per_chip_hour:.2f}/chip-hour = ${self.usd_per_hour:,.2f}/hour")
         lines.append(f"delivered: {self.chips:,} x {self.tok_per_s_per_chip:,.1f} = {self.delivered_tok_per_s:,.0f} "
-                     f"tok/s ({self.target_kind}) >= target {self.target_tok_per_s:,.0f}")
+                     f"tok/s ({self.target_kind}) >= target {self.target_text()}")
         return lines
+
+
+def format_rate(tok_per_s: float) -> str:
+    """A token rate for a plan line: ``1,000,000`` from 1,000 up, ``7.5`` or ``1e-30`` below.
+
+    >>> format_rate(1e6), format_rate(7.5), format_rate(1e-30)
+    ('1,000,000', '7.5', '1e-30')
+    """
+    return f"{tok_per_s:,.0f}" if tok_per_s >= 1000 else f"{tok_per_s:.4g}"
 
 
 def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: float, target_kind: str = "output",

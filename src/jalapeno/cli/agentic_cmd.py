@@ -7,7 +7,7 @@ meaning for sessions are refused by name (``refuse``).
 
 from __future__ import annotations
 
-from jalapeno.cli.common import console, print_json, resolve_precision
+from jalapeno.cli.common import console, list_items, print_json, resolve_precision
 from jalapeno.errors import SpecError
 
 #: Sweep defaults of the agentic comparison (speed choices, documented in docs/agentic.md §3):
@@ -83,7 +83,7 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
 
     m, spec, opts, pinned = _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallback, routing,
                                    overlap, eplb, memory_fraction)
-    names = [s.strip() for s in systems.split(",") if s.strip()]
+    names = list_items(systems, "--systems", "jalapeno,gb300-nvl72")
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
     syss = [chip_model_pricer(p, chip_model, placement) for p in systems_pricers(names, efficiency, sets)]

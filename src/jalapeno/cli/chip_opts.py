@@ -13,8 +13,9 @@ PLACEMENT_HELP = ("With --chip-model sliced: local_first, striped or best (defau
                   "GPUs, local_first on Jalapeño).")
 
 
-def chip_model_option() -> str:
-    return typer.Option("flat", "--chip-model", help=CHIP_MODEL_HELP)
+def chip_model_option(default: str | None = "flat") -> str:
+    """``--chip-model``; ``default=None`` lets a command tell an explicit ``flat`` from the default."""
+    return typer.Option(default, "--chip-model", help=CHIP_MODEL_HELP, show_default=default is not None)
 
 
 def placement_option() -> str:

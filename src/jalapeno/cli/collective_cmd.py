@@ -6,7 +6,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from jalapeno.cli.common import console, print_json, stack_option
+from jalapeno.cli.common import console, list_items, print_json, stack_option
 from jalapeno.cli.system_opts import SET_OPTION, system_pricer
 from jalapeno.cost.collectives import COLLECTIVES
 from jalapeno.errors import SpecError
@@ -27,7 +27,7 @@ def collective(
     pr = system_pricer(system, efficiency, sets, stack)
     s = pr.system
     try:
-        sizes = np.array([float(v) for v in bytes_.split(",") if v.strip()])
+        sizes = np.array([float(v) for v in list_items(bytes_, "--bytes", "1e6,1e8")])
     except ValueError:
         raise SpecError("--bytes", f"{bytes_!r} is not a number or list of numbers", "write e.g. --bytes 1e6,1e8") from None
     if sizes.size == 0:

@@ -102,6 +102,28 @@ def check_table_out(path: str | None, option: str, suffixes: tuple[str, ...], no
 FIXED_WORKLOAD_HELP = "1k1k, 8k1k (default), 1k8k, or long-context 32k1k, 64k1k, 128k1k."
 
 
+def list_items(text: str, option: str, example: str) -> list[str]:
+    """The items of a comma-separated option value, stripped; one trailing comma is allowed, and a
+    value with no item at all (``''``, ``','``) gives [] for the option's own "none given" error.
+
+    One rule for every list option (``--systems``, ``--concurrency``, ``--at``, ``--bytes``,
+    ``--tiers``): ``4,,16`` was read as ``4,16`` (a typo that dropped a value ran without a word).
+
+    >>> list_items(" h200, b200,", "--systems", "h200,b200")
+    ['h200', 'b200']
+
+    Raises:
+        SpecError: an empty item between commas, naming the option and an example.
+    """
+    from jalapeno.errors import SpecError
+
+    parts = [p.strip() for p in text.split(",")]
+    if any(parts) and not all(parts[:-1]):  # nothing at all (',') is left to the option's "none given" error
+        raise SpecError(option, f"{text!r} has an empty item between commas",
+                        f"write one value per item, e.g. {option} {example}")
+    return [p for p in parts if p]
+
+
 def fmt_si(x: float, unit: str = "") -> str:
     """Format a number with an SI prefix: 1.23e9 → '1.23 G'."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
@@ -151,12 +173,31 @@ def stack_option(engine: bool = True):
     """``--stack``: the software-stack profile (fixed costs of the serving engine, specs/stacks.py);
     ``engine``: whether the command also takes ``--engine`` (its help names the recipe's default
     only where there is one: ``collective --help`` named an option it does not have)."""
-    return typer.Option(None, "--stack",
+    return typer.Option(None, "--stack", callback=note_stack_version,
                         help="Software stack: default, kernel (every fixed cost zero), sglang, trtllm, "
                              "dynamo-trtllm, vllm, sglang-rocm, vllm-rocm, atom-rocm, compiled, jalapeno "
                              f"(data/stacks.toml; default: the system's own{', with --engine the recipe engine' + chr(39) + 's' if engine else ''}); "
                              "NAME@VERSION pins an engine release of a profile with version rules, e.g. "
                              "trtllm@1.1.0rc2.post2.")
+
+
+def note_stack_version(value: str | None) -> str | None:
+    """Callback of ``--stack``: for ``NAME@VERSION`` say on stderr which of the profile's version
+    rules that release takes (or that none does), and when the release lies outside every one the
+    rules name (``trtllm@0.0.1`` was priced by the rule ``< 1.2.0rc3`` without a word). A name or
+    version the command will refuse prints nothing here: the command names the error."""
+    if value and "@" in value:
+        from jalapeno.errors import JalapenoError
+        from jalapeno.specs.stacks import stacks
+
+        base, _, version = value.partition("@")
+        try:
+            note = stacks()[base.strip()].version_note(version.strip())
+        except (KeyError, JalapenoError):
+            return value
+        if note:
+            Console(stderr=True).print(f"note: --stack {note}", markup=False, highlight=False, soft_wrap=True)
+    return value
 
 
 def stack_label(stack: str | None) -> str:

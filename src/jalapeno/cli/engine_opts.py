@@ -2,7 +2,8 @@
 
 Precedence: an explicit CLI option beats the recipe (``--engine``), which beats jalapeno's
 defaults (deploy/deployment.py). Each recipe field an explicit option overrides (``-p``, ``--stack``,
-``--kv-dtype``) is named in one note on stderr (:func:`recipe_overrides`).
+``--kv-dtype``, ``--max-running``, ``--max-tokens-per-step``, ``--cuda-graph-max-batch``,
+``--memory-fraction``) is named in one note on stderr (:func:`recipe_overrides`).
 """
 
 from __future__ import annotations
@@ -136,14 +137,24 @@ def recipe_run(recipe, system: str | None, stack: str | None, kv_dtype: str | No
                      fraction if memory_fraction is None else memory_fraction)
 
 
+def limit_options(max_running, max_tokens_per_step, cuda_graph_max_batch, memory_fraction) -> dict:
+    """The engine-limit options by option name, for :func:`recipe_overrides` (None: not given)."""
+    return {"--max-running": max_running, "--max-tokens-per-step": max_tokens_per_step,
+            "--cuda-graph-max-batch": cuda_graph_max_batch, "--memory-fraction": memory_fraction}
+
+
 def recipe_overrides(recipe, systems: list[str], precision: str | None, stack: str | None,
-                     kv_dtype: str | None) -> list[str]:
+                     kv_dtype: str | None, limits: dict[str, float | None] | None = None) -> list[str]:
     """The recipe fields an explicit option overrides, one line each (empty without a recipe, or
     where the option states the recipe's own value). An explicit option beats the recipe (a
     capacity planner asking for ``-p fp8`` gets fp8), but never silently: the commands print each
     line as a note on stderr and record them in ``--json`` (``recipe_overrides``).
 
     ``systems``: the systems the recipe runs on (its stack is its engine at its release on each).
+    ``limits``: the engine-limit options given, by option name (``--max-running``,
+    ``--max-tokens-per-step``, ``--cuda-graph-max-batch``, ``--memory-fraction``; None: not given),
+    each checked against the recipe field of the same name (``--memory-fraction 0.3`` replaced the
+    recipe's 0.85 without a word).
 
     >>> from jalapeno.deploy.engines import get_recipe
     >>> recipe_overrides(get_recipe("sglang-b200-dsr1-fp4"), ["b200"], "fp8", "kernel", None)
@@ -166,6 +177,11 @@ def recipe_overrides(recipe, systems: list[str], precision: str | None, stack: s
                        "(the recipe's engine)")
     if kv_dtype is not None and recipe.kv_dtype and kv_dtype != recipe.kv_dtype:
         out.append(f"--kv-dtype {kv_dtype} overrides recipe {recipe.name}'s KV-cache dtype {recipe.kv_dtype}")
+    for opt, v in (limits or {}).items():
+        field = opt.lstrip("-").replace("-", "_")
+        own = getattr(recipe, field, None)
+        if v is not None and own is not None and v != own:
+            out.append(f"{opt} {v:g} overrides recipe {recipe.name}'s {field} {own:g}")
     return out
 
 
@@ -267,12 +283,23 @@ def recipe_mtp(recipe, explicit, seqs_per_rank: float | None, attention_dp: int 
 
 
 def sweep_options(base, recipe, serving_explicit: bool, max_running, max_tokens, graph):
-    """Sweep options with the recipe (limits, serving unless given) and explicit limits over it."""
+    """Sweep options with the recipe (limits, serving) and explicit limits over it.
+
+    Raises:
+        SpecError: ``--serving`` other than the recipe's mode (``frontier --engine R --serving disagg``
+            with an aggregated recipe priced disaggregated pools with R's aggregated limits, silently;
+            predict and simulate refuse the same mismatch: :func:`check_recipe_serving`).
+    """
     from dataclasses import replace
 
     from jalapeno.analysis.deployed import recipe_options
 
     opt = base
+    if recipe is not None and serving_explicit and base.serving != recipe.serving:
+        mode = "disaggregated" if recipe.serving == "disagg" else "aggregated"
+        raise SpecError("--serving", f"recipe {recipe.name} serves {mode} ({recipe.serving}) and --serving "
+                        f"{base.serving} was given", f"drop --serving (or give --serving {recipe.serving}), or drop "
+                        "--engine")
     if recipe is not None:
         opt = recipe_options(recipe, base, f"engine: {recipe.label}")
         if serving_explicit:

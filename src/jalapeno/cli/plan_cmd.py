@@ -57,7 +57,7 @@ def plan(
                     "usd_per_hour": cp.usd_per_hour, "delivered_tok_per_s": cp.delivered_tok_per_s,
                     "arithmetic": cp.arithmetic()})
         return
-    console.print(f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · target {target:,.0f} "
+    console.print(f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · target {cp.target_text()} "
                   f"{target_kind} tok/s at >= {min_interactivity:g} tok/s/user")  # console markup is off
     console.print(f"deployment: {cp.point.deployment.label} ({cp.chips_per_instance} chips per instance)")
     for line in cp.arithmetic():

@@ -29,6 +29,7 @@ from jalapeno.cli.engine_opts import (
     max_tokens_option,
     memory_breakdown_lines,
     recipe_mtp,
+    limit_options,
     recipe_overrides,
     recipe_run,
 )
@@ -96,7 +97,9 @@ def predict(
     from jalapeno.report.tables import point_table
 
     rec = load_recipe(engine, workload, model, [system], isl, osl)
-    overrides = recipe_overrides(rec, [system], precision, stack, kv_dtype)  # explicit options beat the recipe
+    overrides = recipe_overrides(  # explicit options beat the recipe
+        rec, [system], precision, stack, kv_dtype,
+        limit_options(max_running, max_tokens_per_step, cuda_graph_max_batch, memory_fraction))
     # the recipe's engine at its release, KV dtype and memory profile at its fraction, as validation
     # prices its runs, so that `predict --engine R` reproduces a validated point (--engine-memory none drops it)
     run = recipe_run(rec, system, stack, kv_dtype, engine_memory, memory_fraction)

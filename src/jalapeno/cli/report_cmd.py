@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from jalapeno.cli.common import FIXED_WORKLOAD_HELP, check_writable, console
+from jalapeno.cli.common import FIXED_WORKLOAD_HELP, check_writable, console, list_items
 from jalapeno.cli.engine_opts import AS_DEPLOYED_HELP, deployed_recipes, refuse_with_as_deployed
 from jalapeno.cli.system_opts import SETS_OPTION, systems_pricers
 from jalapeno.errors import SpecError
@@ -71,7 +71,7 @@ def report(
         raise SpecError("--serving", f"unknown mode {serving!r}", "use agg, disagg or both")
     if as_deployed:
         refuse_with_as_deployed({"--precision": precision, "--serving": serving})
-    names = [s.strip() for s in systems.split(",") if s.strip()]
+    names = list_items(systems, "--systems", "jalapeno,gb300-nvl72")
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
     m, wl, prec = _setup(model, workload, isl, osl, precision)

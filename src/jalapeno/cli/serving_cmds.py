@@ -16,6 +16,7 @@ from jalapeno.cli.common import (
     compute_fallback_option,
     console,
     kv_dtype_option,
+    list_items,
     print_json,
     resolve_precision,
     stack_label,
@@ -29,6 +30,7 @@ from jalapeno.cli.engine_opts import (
     load_recipe,
     max_running_option,
     max_tokens_option,
+    limit_options,
     recipe_overrides,
     recipe_run,
     note_lines,
@@ -123,7 +125,7 @@ def _floats(text: str, option: str, what: str = "numbers", example: str = "10,50
         SpecError: not numbers, one not positive and finite, or one given twice.
     """
     try:
-        vals = [float(v) for v in text.split(",") if v.strip()]
+        vals = [float(v) for v in list_items(text, option, example)]
     except ValueError:
         raise SpecError(option, f"{text!r} is not a comma-separated list of {what}",
                         f"write e.g. {option} {example}") from None
@@ -148,7 +150,7 @@ def _floors(text: str, unit: str = "value", example: str = "fast=100,ultra_fast=
         raise SpecError("--tiers", "names no tier (an empty list)",
                         f"write e.g. --tiers {example}, or leave --tiers out for the default floors")
     out = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
+    for part in list_items(text, "--tiers", example):
         name, _, val = part.partition("=")
         try:
             v = float(val)
@@ -343,7 +345,7 @@ def compare(
                                overlap=overlap, memory_fraction=memory_fraction, at=at, tiers=tiers,
                                json_out=json_out, default_at=AT_DEFAULT, default_tiers=TIERS_DEFAULT, sets=sets,
                                chip_model=chip_model, placement=placement)
-    names = [s.strip() for s in systems.split(",") if s.strip()]
+    names = list_items(systems, "--systems", "jalapeno,gb300-nvl72")
     if as_deployed:
         refuse_with_as_deployed({"--precision": precision, "--serving": serving, "--concurrency": concurrency,
                                  "--mtp": mtp, "--engine": engine, "--max-running": max_running,
@@ -351,7 +353,9 @@ def compare(
                                  "--cuda-graph-max-batch": cuda_graph_max_batch, "--overlap": overlap,
                                  "--memory-fraction": memory_fraction})
     rec = load_recipe(engine, workload, model, names, isl, osl)
-    overrides = recipe_overrides(rec, names, precision, stack, kv_dtype)  # explicit options beat the recipe
+    overrides = recipe_overrides(  # explicit options beat the recipe
+        rec, names, precision, stack, kv_dtype,
+        limit_options(max_running, max_tokens_per_step, cuda_graph_max_batch, memory_fraction))
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          recipe_run(rec, None, stack, kv_dtype).kv_dtype, attention_dtype, compute_fallback, routing)
     if not names:
@@ -483,7 +487,9 @@ def frontier(
                                     routing=routing, eplb=eplb, overlap=overlap, memory_fraction=memory_fraction,
                                     json_out=json_out, out=out, sets=sets, chip_model=chip_model, placement=placement)
     rec = load_recipe(engine, workload, model, [system], isl, osl)
-    overrides = recipe_overrides(rec, [system], precision, stack, kv_dtype)  # explicit options beat the recipe
+    overrides = recipe_overrides(  # explicit options beat the recipe
+        rec, [system], precision, stack, kv_dtype,
+        limit_options(max_running, max_tokens_per_step, cuda_graph_max_batch, memory_fraction))
     # the recipe's engine at its release and KV dtype, as predict and validation price its runs (the
     # sweeps take no engine memory profile: the catalog's memory fit)
     run = recipe_run(rec, system, stack, kv_dtype)

@@ -74,8 +74,8 @@ def simulate(
     out: str = typer.Option(None, "--out", "-o", help="Per-request results to FILE.parquet or .csv."),
 ) -> None:
     """Simulate requests through a deployment: queueing, tails, bursts, agentic sessions, traces."""
-    from jalapeno.cli.engine_opts import (check_recipe_serving, limit_kwargs, load_recipe, note_lines, recipe_mtp,
-                                          recipe_overrides, recipe_run)
+    from jalapeno.cli.engine_opts import (check_recipe_serving, limit_kwargs, limit_options, load_recipe, note_lines,
+                                          recipe_mtp, recipe_overrides, recipe_run)
     from jalapeno.cli.serving_cmds import _mtp, check_pool, check_workload_context, parse_pool
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.serve.sim.simulation import simulate as run_sim
@@ -90,7 +90,9 @@ def simulate(
     check_table_out(out, "--out", (".csv", ".parquet"))
     m = with_routing(load_model(model), routing)
     rec = load_recipe(engine, workload, model, [system], isl, osl)
-    overrides = recipe_overrides(rec, [system], precision, stack, kv_dtype)  # explicit options beat the recipe
+    overrides = recipe_overrides(  # explicit options beat the recipe
+        rec, [system], precision, stack, kv_dtype,
+        limit_options(max_running, max_tokens_per_step, cuda_graph_max_batch, memory_fraction))
     # the recipe's engine at its release, KV dtype and memory profile at its fraction, as predict and
     # validation price its runs (engine_opts.recipe_run)
     run = recipe_run(rec, system, stack, kv_dtype, None, memory_fraction)

@@ -77,7 +77,7 @@ def step(
     overlap: str = typer.Option("none", "--overlap",
                                 help="none or tbo (two-batch overlap of the MoE all-to-all; needs --dp > 1 and --ep > 1)."),
     sets: list[str] = SET_OPTION,
-    chip_model: str = chip_model_option(),
+    chip_model: str | None = chip_model_option(default=None),
     placement: str = placement_option(),
     slices: bool = typer.Option(False, "--slices", help="Price the chip as slices (implies --chip-model sliced) "
                                 "and show per-slice time, bytes moved on die and the bound."),
@@ -92,11 +92,10 @@ def step(
     ep_given = ep
     tp, dp, ep = default_layout(tp, dp, ep)
     m = with_routing(load_model(model), routing)
-    if slices and chip_model == "tiled":
-        raise SpecError("--slices", "shows the sliced chip model, and --chip-model tiled was given",
+    if slices and chip_model in ("tiled", "flat"):
+        raise SpecError("--slices", f"shows the sliced chip model, and --chip-model {chip_model} was given",
                         "drop --slices, or use --chip-model sliced (or leave it out: --slices implies it)")
-    if slices and chip_model == "flat":
-        chip_model = "sliced"
+    chip_model = chip_model or ("sliced" if slices else "flat")
     check_pricer_chip_model(pricer, chip_model)
     pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
     s = pr.system

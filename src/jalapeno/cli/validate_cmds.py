@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from jalapeno.cli.common import check_html_out, check_table_out, console, print_json
+from jalapeno.cli.common import check_html_out, check_table_out, console, list_items, print_json
 
 
 def calibrate(
@@ -19,7 +19,7 @@ def calibrate(
     from jalapeno.specs.catalog import list_systems
     from jalapeno.specs.efficiency import flatten_params
 
-    names = [s.strip() for s in systems.split(",") if s.strip()] if systems is not None else None
+    names = list_items(systems, "--systems", "h200,b200") if systems is not None else None
     if names == []:
         raise SpecError("--systems", "no system named", f"use names from {', '.join(list_systems())}, or omit it")
     unknown = sorted(set(names or []) - set(list_systems()))

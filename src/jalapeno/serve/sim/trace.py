@@ -138,7 +138,21 @@ def _columns_from_csv(text: str, name: str) -> dict:
         raise SpecError(name, f"malformed CSV ({str(e).splitlines()[0]})",
                         "one request per line; close every quoted field with a matching \"") from None
     df.columns = [str(c).strip() for c in df.columns]
+    _check_names(df.columns, name)
     return {c: df[c] for c in df.columns}
+
+
+def _check_names(names, name: str) -> None:
+    """Refuse a column (CSV header) or key (JSONL) the trace reader does not read: a misspelt
+    optional column (``sesion_id``) was dropped silently and the trace replayed without sessions."""
+    import difflib
+
+    for c in names:
+        if c not in COLUMNS + OPTIONAL:
+            near = difflib.get_close_matches(c, COLUMNS + OPTIONAL, n=1, cutoff=0.6)
+            raise SpecError(f"{name}: {c}", "unknown column" + (f" (did you mean {near[0]!r}?)" if near else ""),
+                            "rename or drop it: a trace holds arrival_s, input_tokens, output_tokens "
+                            "[, session_id, prefix_group]")
 
 
 def _columns_from_jsonl(text: str, name: str) -> dict:
@@ -153,6 +167,7 @@ def _columns_from_jsonl(text: str, name: str) -> dict:
                             "one JSON object per line") from None
         if not isinstance(obj, dict):
             raise SpecError(f"{name}: line {i}", "not a JSON object", "one JSON object per line")
+        _check_names(obj, name)
         for c, col in cols.items():
             v = obj.get(c)
             col.append("" if v is None else repr(v) if isinstance(v, (dict, list, bool)) else v)
