@@ -73,3 +73,29 @@ def test_plan_cli(capsys):
                 "--target-kind", "output or total")
     check_error(*run(capsys, "plan", "--system", "b200", "-p", "fp8", "--serving", "agg", "--target", "1e5",
                      "--min-interactivity", "100000"), "--min-interactivity")
+
+
+def test_plan_names_a_point_that_needs_fewer_chips():
+    """Instances are whole: for a target of a few instances a smaller instance of lower throughput
+    per chip can need fewer chips. Brute force over the frontier above the floor: the fewest chips
+    any point needs is min over p of ceil(T / (rate(p) x n_p)) x n_p. On H200 (DeepSeek-R1 FP8,
+    1k1k, >= 20 tok/s/user) the best-per-chip point runs 56-chip instances and 1e5 tok/s needs
+    two of them, where a 48-chip instance serves it with two."""
+    pr = load_pricer("h200")
+    fr = system_frontier(load_model("deepseek-r1"), pr, get_workload("1k1k"), get_precision("fp8")).record()
+    above = [p for p in fr.frontier if p.feasible and p.interactivity >= 20.0]
+    named = 0
+    for target in (1e3, 1e5, 1e6):
+        cp = plan_capacity(fr, pr.system, target, "output", 20.0)
+        need = {id(p): math.ceil(target / (p.output_throughput_per_chip * p.deployment.chips)) * p.deployment.chips
+                for p in above}
+        least = min(need.values())
+        if least < cp.chips:
+            named += 1
+            q, n = cp.fewest
+            assert n == least == need[id(q)] and n * q.output_throughput_per_chip >= target
+            assert q.interactivity >= 20.0
+            assert f"serves the target with {n:,} chips" in cp.arithmetic()[-1]
+        else:
+            assert cp.fewest is None and "fewer chips" not in "\n".join(cp.arithmetic())
+    assert named >= 1  # the case the docstring names is among them

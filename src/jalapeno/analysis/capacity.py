@@ -10,6 +10,10 @@ docs/metrics.md §6), then:
     power_w   = chips × power per chip                  under each convention (power_cost.py)
     usd/hour  = chips × $/chip-hour
 
+Instances are whole, so for a target of a few instances another point above the floor, of lower
+throughput per chip on a smaller instance, can need fewer chips: the plan names it
+(``CapacityPlan.fewest``, the arithmetic's last line) rather than switch rules silently.
+
 ``target_kind`` says which tokens the target counts: ``total`` (input + output, InferenceX's
 ``tput_per_gpu``) or ``output`` (output tokens only). Throughput per chip counts every chip of
 the deployment, prefill pools included. Pure: no I/O.
@@ -44,6 +48,9 @@ class CapacityPlan:
         packaging: (level name, chips per level, count) per packaging level, innermost first.
         power_w: convention → (power per chip W, its label, fleet power W).
         usd_per_hour: fleet $/hour; delivered_tok_per_s: what the fleet serves (≥ the target).
+        fewest: (point, chips) of the frontier point above the floor that meets the target with
+            the fewest chips, when that is fewer than ``chips`` (instances are whole, so a point
+            of lower throughput per chip on a smaller instance can need fewer), else None.
     """
 
     system: str
@@ -60,6 +67,7 @@ class CapacityPlan:
     usd_per_chip_hour: float
     usd_per_hour: float
     delivered_tok_per_s: float
+    fewest: tuple[PointRecord, int] | None = None
 
     def target_text(self) -> str:
         """The target as printed: thousands separators from 1,000 tok/s, four significant digits below
@@ -86,6 +94,13 @@ class CapacityPlan:
         lines.append(f"cost: {self.chips:,} x ${self.usd_per_chip_hour:.2f}/chip-hour = ${self.usd_per_hour:,.2f}/hour")
         lines.append(f"delivered: {self.chips:,} x {self.tok_per_s_per_chip:,.1f} = {self.delivered_tok_per_s:,.0f} "
                      f"tok/s ({self.target_kind}) >= target {self.target_text()}")
+        if self.fewest is not None:
+            q, n = self.fewest
+            rate = q.output_throughput_per_chip if k == "output" else q.throughput_per_chip
+            lines.append(f"fewer chips: {q.deployment.label} ({q.deployment.chips} chips per instance) at "
+                         f"{q.interactivity:.1f} tok/s/user serves the target with {n:,} chips at {rate:,.1f} "
+                         f"tok/s/chip; this plan's point needs {self.chips:,} (whole instances of "
+                         f"{self.chips_per_instance})")
         return lines
 
 
@@ -100,7 +115,8 @@ def format_rate(tok_per_s: float) -> str:
 
 def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: float, target_kind: str = "output",
                   min_interactivity: float = 0.0) -> CapacityPlan:
-    """The smallest fleet of one deployment that serves ``target_tok_per_s`` at ``min_interactivity``.
+    """The fleet of the best-per-chip deployment at ``min_interactivity`` (whole instances) that
+    serves ``target_tok_per_s``, and the fewest-chip point above the floor when it needs fewer.
 
     Args:
         frontier: the system's frontier (points by interactivity).
@@ -141,6 +157,11 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
     per_inst_chips = best.deployment.chips
     instances = math.ceil(target_tok_per_s / (per_chip * per_inst_chips))
     chips = instances * per_inst_chips
+    def fleet(p: PointRecord) -> int:
+        return math.ceil(target_tok_per_s / (rate(p) * p.deployment.chips)) * p.deployment.chips
+
+    small = min(ok, key=lambda p: (fleet(p), -rate(p)))
+    fewest = (small, fleet(small)) if fleet(small) < chips else None
     packaging = tuple((lv.name, lv.chips, math.ceil(chips / lv.chips)) for lv in system.levels[:-1])
     power = {}
     for c in CONVENTIONS:
@@ -148,4 +169,4 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
         power[c] = (w, label, chips * w)
     return CapacityPlan(system.name, float(target_tok_per_s), target_kind, float(min_interactivity), best, per_chip,
                         per_inst_chips, instances, chips, packaging, power, system.usd_per_chip_hour,
-                        chips * system.usd_per_chip_hour, chips * per_chip)
+                        chips * system.usd_per_chip_hour, chips * per_chip, fewest)

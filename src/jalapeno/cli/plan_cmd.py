@@ -55,6 +55,9 @@ def plan(
                     "packaging": {name: n for name, _, n in cp.packaging},
                     "power_kw": {c: v[2] / 1e3 for c, v in cp.power_w.items()},
                     "usd_per_hour": cp.usd_per_hour, "delivered_tok_per_s": cp.delivered_tok_per_s,
+                    "fewest_chips": None if cp.fewest is None else {
+                        "chips": cp.fewest[1], "deployment": cp.fewest[0].deployment.as_dict(),
+                        "point": cp.fewest[0].as_dict()},
                     "arithmetic": cp.arithmetic()})
         return
     console.print(f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · target {cp.target_text()} "
