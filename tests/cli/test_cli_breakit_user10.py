@@ -143,3 +143,12 @@ def test_an_engine_limit_over_the_recipes_is_noted(capsys, opt, value, field, ow
     code, out, err = run(capsys, "predict", "-s", "b200", "-m", "deepseek-r1", "--tp", "8", "--ep", "8", "-c", "64",
                          "--engine", "sglang-b200-dsr1-fp4", opt, own, "--json")  # the recipe's own value: no note
     assert code == 0 and "overrides" not in err
+
+
+@pytest.mark.parametrize("text", ["", "# a system to come\n\n"])
+def test_an_empty_system_file_is_named_empty(capsys, tmp_path, text):
+    """An empty system TOML was refused as 'name: Field required' (the first of many missing keys)."""
+    f = tmp_path / "mine.toml"
+    f.write_text(text)
+    check_error(*run(capsys, "hardware", "show", str(f)), "mine.toml", "the file holds no keys (empty, or comments "
+                "only)", 'base = "h200"')

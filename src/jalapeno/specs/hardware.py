@@ -498,9 +498,13 @@ def read_system_toml(path: Path) -> dict:
     text = read_user_text(path, "a system TOML file",
                           "pass a system name from `jalapeno hardware list` or the path of a TOML file")
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(str(path), f"malformed TOML: {e}", "fix the TOML syntax") from None
+    if not data:  # an empty file was refused as 'name: Field required'
+        raise SpecError(str(path), "the file holds no keys (empty, or comments only)",
+                        'write a system (schema in docs/catalog.md) or a variant: base = "h200" and the keys it changes')
+    return data
 
 
 def load_system_file(path: Path) -> System:
