@@ -165,6 +165,28 @@ def test_cp_ring_exposed_only_beyond_attention(llama):
         assert (row["time_s"] > 0) == (C == 0.0)  # a short chunk exposes latency; a long one hides
 
 
+def test_cp_ring_counts_in_the_step_time_at_pp1(llama):
+    """The exposed ring is part of every layer, so it adds to the step at PP1 (it was once taken for the
+    pipeline hand-off, charged (pp − 1) times: zero at PP1). By hand: the step with the ring minus the
+    same step with the ring's exposed time taken out = the ring's exposed time, and it shows in the
+    link attribution of the ring's scope."""
+    m, pr, prec = llama
+    P = 2048.0
+    sc = step_cost(m, pr, Layout(tp=8, cp=8), prec, Batch.make(prefill_tokens=P))
+    row = _coll(sc, "attn.cp_ring_kv_full")
+    raw = pr.collective("send_recv", 64, np.array([row["bytes_per_call"]])).time_s[0] * row["calls"]
+    attn = sc.times.time_s[sc.ops.name.index("attn.prefill_full"), 0]
+    exposed = max(0.0, raw - attn)
+    assert exposed > 1e-3  # a 2K chunk over 8 ranks across nodes: latency-bound steps outlast attention
+    ops_s = sc.times.time_s[:, 0].sum()
+    others = sum(_coll(sc, n)["time_s"] for n in sc.collectives.name if n != "attn.cp_ring_kv_full")
+    eff = pr.efficiency
+    fixed = eff.step_overhead_s + 7 * eff.tp_rank_step_s  # cost/step.step_overhead at TP8
+    assert sc.step_time_s[0] == pytest.approx(ops_s + others + exposed + fixed, rel=1e-9)
+    assert sc.coll_scope[sc.collectives.name.index("attn.cp_ring_kv_full")] == "scale_out"
+    assert sc.attribution_s["scale_out_link"][0] == pytest.approx(exposed, rel=1e-9)
+
+
 def test_cp_kv_memory_split(llama):
     m, pr, prec = llama
     b = Batch.make(prefill_tokens=8192, prefill_ctx=100000)

@@ -81,7 +81,7 @@ def mtp_draft_s(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pre
         ops, colls = build_step_ops(module, pricer.system.chip, layout, prec, batch, pricer.efficiency, qlen,
                                     all_to_all)
         t, ct = pricer.op_times(ops).time_s, pricer.collective_times(colls).time_s
-        p2p = np.array([c == "send_recv" for c in colls.kind], dtype=bool)
+        p2p = colls.pipeline_p2p
         layer = t[ops.per_stage].sum(axis=0) + ct[colls.per_stage & ~p2p].sum(axis=0)
         head = t[~ops.per_stage].sum(axis=0) + ct[~colls.per_stage & ~p2p].sum(axis=0)
         return layer + _eh_proj_s(model, pricer, prec, seqs * qlen / layout.dp), head

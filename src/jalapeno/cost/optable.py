@@ -82,6 +82,13 @@ class CollectiveTable:
     calls: np.ndarray
     hidden_under: tuple[str, ...] = ()
 
+    @property
+    def pipeline_p2p(self) -> np.ndarray:
+        """(n_coll,) bool: the pipeline-stage hand-off, a send/recv outside the layers (cost/ops.py
+        ``pp.send_recv``), charged (pp − 1) times per step. A per-stage send/recv (the CP ring exchange,
+        cost/attention.add_cp_ring) is part of every layer and priced with it."""
+        return np.array([k == "send_recv" for k in self.kind], dtype=bool) & ~self.per_stage
+
 
 class OpBuilder:
     """Collects op and collective rows for N batch points, then freezes them into tables."""

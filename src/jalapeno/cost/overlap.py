@@ -144,7 +144,7 @@ def tbo_stage(ops: OpTable, times: OpTimes, colls: CollectiveTable, coll_s: np.n
     st = ops.per_stage
     op_grp = np.array([layer_group(x) for x in ops.name], dtype=object)
     is_a2a = np.array([k == "all_to_all" for k in colls.kind], dtype=bool)
-    is_p2p = np.array([k == "send_recv" for k in colls.kind], dtype=bool)
+    is_p2p = colls.pipeline_p2p
     c_grp = np.array([layer_group(x) for x in colls.name], dtype=object)
     stage_c = colls.per_stage & ~is_p2p
     blocking = stage_c & ~is_a2a

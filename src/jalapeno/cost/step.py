@@ -353,7 +353,7 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
     ct, levels, scopes = _expose(cts.time_s, colls, ops, times), cts.level, cts.scope
     n, pp = batch.n, layout.pp
     nc = len(colls.name)
-    is_p2p = np.array([k == "send_recv" for k in colls.kind], dtype=bool)
+    is_p2p = colls.pipeline_p2p
     stage_c = colls.per_stage & ~is_p2p
     edge_c = ~colls.per_stage & ~is_p2p
 
@@ -465,23 +465,24 @@ def _two_batch(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
                                 pricer.efficiency, qlen, _moe_all_to_all(pricer, layout, model))
     times = pricer.op_times(ops)
     cts = pricer.collective_times(colls)
+    ct = _expose(cts.time_s, colls, ops, times)  # a CP ring shows only where it outlasts its attention
     sh = sharding(model, layout)
     sm = np.where(batch.prefill_tokens > 0, PREFILL_COMM_SM_FRACTION, 0.0)
-    ov = tbo_stage(ops, times, colls, cts.time_s, model.num_layers * sh.layer_share,
+    ov = tbo_stage(ops, times, colls, ct, model.num_layers * sh.layer_share,
                    model.num_dense_layers * sh.layer_share, model.num_moe_layers * sh.layer_share, sm)
     split = can_split(batch.decode_seqs, batch.prefill_tokens, layout.dp)
     st = ops.per_stage
     a2a = np.array([k == "all_to_all" for k in colls.kind], dtype=bool) & colls.per_stage
-    blocking = colls.per_stage & ~a2a & np.array([k != "send_recv" for k in colls.kind], dtype=bool)
+    blocking = colls.per_stage & ~a2a
     scope = np.array(cts.scope, dtype=object)
-    a2a_total = np.maximum(cts.time_s[a2a].sum(axis=0), 1e-30)
+    a2a_total = np.maximum(ct[a2a].sum(axis=0), 1e-30)
     tbo_share = {"compute": 2 * ov.comp_part_s[st].sum(axis=0), "hbm_bandwidth": 2 * ov.mem_part_s[st].sum(axis=0),
                  "overhead": 2 * ov.overhead_s[st].sum(axis=0),
                  "on_die_network": 2 * ov.net_part_s[st].sum(axis=0)}
     for name in scope_names:
         sel = scope == name
-        tbo_share[f"{name}_link"] = (2 * cts.time_s[blocking & sel].sum(axis=0)
-                                     + ov.exposed_s * cts.time_s[a2a & sel].sum(axis=0) / a2a_total)
+        tbo_share[f"{name}_link"] = (2 * ct[blocking & sel].sum(axis=0)
+                                     + ov.exposed_s * ct[a2a & sel].sum(axis=0) / a2a_total)
     for k, v in tbo_share.items():
         share[k] = np.where(split, v, share[k])
     return np.where(split, ov.stage_s, serial_layer), np.where(split, np.maximum(ov.link_s - ov.exposed_s, 0.0), 0.0)
