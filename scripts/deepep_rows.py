@@ -24,10 +24,9 @@ from importlib.resources import files
 
 from jalapeno.cost.deepep import deepep_call
 from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, point_stack, with_stack_mtp
+from jalapeno.fit.validate import load_inferencex, point_stack, with_stack_mtp, point_workload
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
-from jalapeno.specs.workload import Workload
 
 
 def main(rows: list[str]) -> None:
@@ -37,7 +36,7 @@ def main(rows: list[str]) -> None:
         if p.id not in want:
             continue
         model = load_model(p.model)
-        wl = Workload("w", p.isl, p.osl, 1.0 if p.fixed_lengths else 0.8)
+        wl = point_workload(p)
         cands = p.candidates if p.candidates else ((p.deployment, (p.concurrency,)),)
         cands = [c if isinstance(c, tuple) else (c, (p.concurrency,)) for c in cands]
         print(f"== row {p.id.split(':')[1]} {p.system} ISL/OSL {p.isl}/{p.osl} C={p.concurrency}: measured "

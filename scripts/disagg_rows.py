@@ -15,10 +15,9 @@ import sys
 from importlib.resources import files
 
 from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, point_stack, with_stack_mtp
+from jalapeno.fit.validate import load_inferencex, point_stack, with_stack_mtp, point_workload
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
-from jalapeno.specs.workload import Workload
 
 
 def main(rows: list[str]) -> None:
@@ -28,7 +27,7 @@ def main(rows: list[str]) -> None:
         stack = point_stack(p)
         model = load_model(p.model)
         pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
-        wl = Workload("row", p.isl, p.osl, 1.0 if p.fixed_lengths else 0.8)
+        wl = point_workload(p)
         m = p.measured
         print(f"== {p.id} {p.system} {p.framework} C={p.concurrency:g} mapping={p.mapping} measured "
               f"thr={m['throughput_per_chip']} tpot={m['tpot_s']} ttft={m['ttft_s']}")

@@ -21,11 +21,10 @@ from importlib.resources import files
 
 from jalapeno.errors import JalapenoError
 from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import INFERENCEX_RANGE_RATIO, load_inferencex, point_release, point_stack, with_stack_mtp
+from jalapeno.fit.validate import load_inferencex, point_release, point_stack, with_stack_mtp, point_workload
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.sim.simulation import simulate
 from jalapeno.specs.catalog import load_model
-from jalapeno.specs.workload import Workload
 
 TOL = 0.15  # issue 18 item 6a: the analytic TTFT within 15% of the simulator's
 
@@ -45,7 +44,7 @@ def compare(p) -> dict:
     model = load_model(p.model)
     pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
     dep = with_stack_mtp(p.deployment, st, p.model)
-    wl = p.workload or Workload(f"{p.isl}/{p.osl}", p.isl, p.osl, 1.0 if p.fixed_lengths else INFERENCEX_RANGE_RATIO)
+    wl = point_workload(p)
     ana = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency]).record(0)
     sim = simulate(model, pricer, dep, workload=wl, concurrency=int(p.concurrency), warmup=0, seed=0).summary
     return {"ttft": (p.measured.get("ttft_s"), ana["ttft_s"], sim["ttft_s"]["mean"]),

@@ -19,12 +19,11 @@ from __future__ import annotations
 import argparse
 
 from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, point_stack, with_stack_mtp
+from jalapeno.fit.validate import load_inferencex, point_stack, with_stack_mtp, point_workload
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.queueing import REQUESTS_PER_USER
 from jalapeno.specs.catalog import load_model
-from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO, Workload
 
 ROWS = (61, 62, 63, 64, 65, 76, 77, 78, 79, 80)
 
@@ -40,7 +39,7 @@ def main(rows) -> None:
             continue
         stack = point_stack(p)
         pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
-        wl = Workload("ix", p.isl, p.osl, 1.0 if p.fixed_lengths else INFERENCEX_RANGE_RATIO)
+        wl = point_workload(p)
         dep = with_stack_mtp(p.deployment, stack, p.model)
         model = load_model(p.model)
         field = "ttft_p50_s" if p.ttft_median else "ttft_s"  # as validation compares (fit/validate.py)

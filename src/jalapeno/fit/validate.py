@@ -378,6 +378,13 @@ def point_stack(p: MeasuredPoint):
     return stack_for_framework(p.framework, p.system).at_version(point_release(p)).for_client(p.source)
 
 
+def point_workload(p: MeasuredPoint) -> Workload:
+    """The workload a point is served with: its own (an MLPerf dataset spread) or its ISL/OSL with
+    InferenceX's length range (uniform in [0.8·L, L], specs/workload.INFERENCEX_RANGE_RATIO), fixed
+    lengths where the source says so."""
+    return p.workload or Workload(f"{p.isl}/{p.osl}", p.isl, p.osl, 1.0 if p.fixed_lengths else INFERENCEX_RANGE_RATIO)
+
+
 def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = frozenset(),
                    on_progress=None, efficiency: str = "calibrated", overlap: str = "none",
                    stack_of=point_stack, pricer: str = "roofline", recurring_waves: bool = False) -> pd.DataFrame:
@@ -427,8 +434,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
         used = resolve_pricer(pt0.system, pricer) if pt0.system in AIC_SYSTEM_DIRS else "roofline"
         model, system = load_model(pt0.model), load_any_pricer(pt0.system, efficiency, pricer=used, stack=st)
         dep0 = with_stack_mtp(pt0.deployment, st, pt0.model)
-        wl = pt0.workload or Workload(f"{pt0.isl}/{pt0.osl}", pt0.isl, pt0.osl,
-                                      1.0 if pt0.fixed_lengths else INFERENCEX_RANGE_RATIO)
+        wl = point_workload(pt0)
         try:
             if pt0.mapping == "matched":
                 res = serve_at_concurrency(model, system, dep0, wl, [p.concurrency for p in pts],
