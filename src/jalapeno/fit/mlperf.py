@@ -18,7 +18,12 @@ are stated per benchmark with where they come from. Mapping (fit/validate.py's l
   p99 TTFT up to 96% (H200 Llama-3.1-405B Server: 5.64 of 6 s). The measured TPOT and TTFT are
   results of the run, not inputs of the prediction. ``server_mapping="frontier@tpot_limit"`` keeps
   the TPOT limit alone (the mapping before the TTFT limit), ``"frontier@interactivity"`` the
-  frontier at the measured 1 / mean TPOT.
+  frontier at the measured 1 / mean TPOT. ``server_mapping="engine@limits"`` (opt-in) serves the
+  submission's own engine where its config is read (:data:`MLPERF_LIMIT_ENGINES`: layout, batch and
+  token limits) at its best load within the same two limits (``matched@limits``,
+  fit/latency_limits.engine_within_limits); not the default, since on the Llama-3.1-405B rows'
+  aggregated engines the modelled Poisson TTFT tail binds far below the measured load
+  (docs/model.md §8.8).
 
 Measured throughput per chip = output tok/s / chips x (ISL + OSL) / OSL (the model's
 ``throughput_per_chip`` counts input and output tokens, InferenceX's convention; MLPerf's "tokens
@@ -199,15 +204,28 @@ def running_per_chip(output_tok_s_per_chip: float, tpot_mean_s: float) -> float:
 class SubmittedEngine:
     """A submission's TensorRT-LLM engine, from its config in mlcommons/inference_results_v5.1.
 
-    Every 8 GPUs run one instance: ``tensor_parallelism`` 8 with ``enable_attention_dp`` (attention
-    DP 8) and ``moe_expert_parallelism`` 8; ``gpu_batch_size`` (``batch_per_rank``) and runtime
-    ``max_num_tokens`` (``tokens_per_step``) bound each attention-DP rank (TensorRT-LLM's limits are
-    per rank under attention DP), ``moe_backend`` WIDEEP, FP8 KV cache, no speculative decoding.
+    One instance spans ``tp`` x ``dp`` GPUs (``tensor_parallelism``; with ``enable_attention_dp``
+    the attention runs DP ``dp`` and the MoE EP ``ep`` (``moe_expert_parallelism``), else attention
+    TP ``tp``); ``gpu_batch_size`` (or the runtime ``max_batch_size`` where it is lower:
+    ``batch_per_rank``) and runtime ``max_num_tokens`` (``tokens_per_step``) bound each attention
+    rank (TensorRT-LLM's limits are per rank under attention DP; per instance otherwise).
+    ``moe_backend``: the runtime ``moe_backend`` (lower case) of a MoE model, None for a dense one.
+    Defaults: DeepSeek-R1's engine (TP8 with attention DP 8, EP 8, WIDEEP, FP8 KV cache, no
+    speculative decoding).
     """
 
     batch_per_rank: int
     tokens_per_step: int
     source: str
+    tp: int = 1
+    dp: int = 8
+    ep: int = 8
+    moe_backend: str | None = "wideep"
+
+    @property
+    def instance_chips(self) -> int:
+        """GPUs of one instance (tp x dp)."""
+        return self.tp * self.dp
 
 
 _DSR1_CFG = "inference_results_v5.1 @965182b closed/{}/configs/{}/Offline/deepseek-r1.py"
@@ -228,22 +246,73 @@ MLPERF_ENGINES = {
 
 def submitted_deployment(engine: SubmittedEngine, precision: str, chips: int):
     """The :class:`~jalapeno.deploy.deployment.Deployment` of a :class:`SubmittedEngine` on
-    ``chips`` GPUs (chips / 8 instances of attention DP 8, EP 8) and the whole deployment's
-    concurrency with every slot filled (batch per rank x ranks).
+    ``chips`` GPUs (chips / instance_chips instances) and the whole deployment's concurrency with
+    every slot filled (batch per rank x attention ranks x instances).
+
+    >>> dep, conc = submitted_deployment(MLPERF_LIMIT_ENGINES[
+    ...     "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Server"], "fp8-tensor", 8)
+    >>> dep.decode.layout.tp, dep.decode.workers, conc
+    (8, 1, 64.0)
 
     Raises:
-        SpecError: ``chips`` not a multiple of 8.
+        SpecError: ``chips`` not a whole number of instances.
     """
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.deploy.layout import Layout
     from jalapeno.specs.formats import get_precision
 
-    if chips % 8:
-        raise SpecError("num_chips", f"{chips} GPUs is not a whole number of 8-GPU instances",
-                        "give the submission's GPU count (8 per instance)")
-    dep = Deployment(get_precision(precision), Pool(Layout(tp=1, dp=8, ep=8), workers=chips // 8, moe_backend="wideep"),
+    n = engine.instance_chips
+    if chips % n:
+        raise SpecError("num_chips", f"{chips} GPUs is not a whole number of {n}-GPU instances",
+                        f"give the submission's GPU count ({n} per instance)")
+    dep = Deployment(get_precision(precision), Pool(Layout(tp=engine.tp, dp=engine.dp, ep=engine.ep),
+                                                    workers=chips // n, moe_backend=engine.moe_backend),
                      max_running=engine.batch_per_rank, max_tokens_per_step=engine.tokens_per_step, budget_per="rank")
-    return dep, float(engine.batch_per_rank * chips)
+    return dep, float(engine.batch_per_rank * engine.dp * (chips // n))
+
+
+_CFG = "inference_results_v5.1 @965182b closed/{}/configs/{}/{}/{}.py"
+_B200, _GB72, _H200 = "B200-SXM-180GBx8", "GB200-NVL72_GB200-186GB_aarch64x72", "H200-SXM-141GBx8"
+#: Server / Interactive results whose engine is read from the submission's config (the Custom
+#: harness entry at accuracy target 0.99, MaxP): mapped ``matched@limits`` — that deployment at the
+#: best load within the rules' limits (fit/latency_limits.engine_within_limits), not the best of
+#: every enumerated layout. Keyed by result id (:func:`_result_key`). The Llama engines are dense
+#: TP (``enable_attention_dp`` unset): gpu_batch_size and max_num_tokens bound the whole instance;
+#: Nebius H200 Llama-3.1-405B caps it lower with the runtime ``max_batch_size`` 64. Not read: the
+#: AMD rows (vLLM harness), NVIDIA GB200-NVL72 x4 Llama-2-70B Interactive (no config in the
+#: repository) and the Dynamo Llama-3.1-405B row (a Triton/Dynamo harness entry): they keep
+#: ``frontier@limits``.
+MLPERF_LIMIT_ENGINES = {
+    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Server":
+        SubmittedEngine(512, 3456, _CFG.format("NVIDIA", _B200, "Server", "deepseek-r1")),
+    "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1_Server":
+        SubmittedEngine(512, 3456, _CFG.format("Google", _B200, "Server", "deepseek-r1")),
+    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_deepseek-r1_Server":
+        SubmittedEngine(512, 3456, _CFG.format("NVIDIA", _GB72, "Server", "deepseek-r1")),
+    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama2-70b-99_Server":
+        SubmittedEngine(2048, 3584, _CFG.format("NVIDIA", _B200, "Server", "llama2-70b"), 1, 1, 1, None),
+    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama2-70b-99_Interactive":
+        SubmittedEngine(768, 768, _CFG.format("NVIDIA", _B200, "Interactive", "llama2-70b"), 1, 1, 1, None),
+    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama3p1-405b_Server":
+        SubmittedEngine(256, 2048, _CFG.format("NVIDIA", _B200, "Server", "llama3_1-405b"), 4, 1, 1, None),
+    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama3p1-405b_Interactive":
+        SubmittedEngine(256, 1536, _CFG.format("NVIDIA", _B200, "Interactive", "llama3_1-405b"), 4, 1, 1, None),
+    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x4_TRT_llama2-70b-99_Server":
+        SubmittedEngine(2048, 3584, _CFG.format("NVIDIA", "GB200-NVL72_GB200-186GB_aarch64x4", "Server", "llama2-70b"),
+                        1, 1, 1, None),
+    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_llama3p1-405b_Server":
+        SubmittedEngine(256, 2048, _CFG.format("NVIDIA", _GB72, "Server", "llama3_1-405b"), 4, 1, 1, None),
+    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_llama3p1-405b_Interactive":
+        SubmittedEngine(2048, 1024, _CFG.format("NVIDIA", _GB72, "Interactive", "llama3_1-405b"), 4, 1, 1, None),
+    "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama2-70b-99_Server":
+        SubmittedEngine(2048, 1536, _CFG.format("Nebius", _H200, "Server", "llama2-70b"), 1, 1, 1, None),
+    "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama2-70b-99_Interactive":
+        SubmittedEngine(512, 256, _CFG.format("Nebius", _H200, "Interactive", "llama2-70b"), 1, 1, 1, None),
+    "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Server":
+        SubmittedEngine(64, 2560, _CFG.format("Nebius", _H200, "Server", "llama3_1-405b"), 8, 1, 1, None),
+    "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Interactive":
+        SubmittedEngine(64, 2560, _CFG.format("Nebius", _H200, "Interactive", "llama3_1-405b"), 8, 1, 1, None),
+}
 
 
 #: Benchmarks left out, with the reason.
@@ -279,7 +348,9 @@ def _result_key(rid: str) -> str:
 
 
 #: Mappings a Server / Interactive result may take (:func:`load_mlperf` ``server_mapping``).
-SERVER_MAPPINGS = ("frontier@limits", "frontier@tpot_limit", "frontier@interactivity")
+#: ``engine@limits``: the submission's own engine (:data:`MLPERF_LIMIT_ENGINES`) within the limits where
+#: it is read (mapping ``matched@limits``), else ``frontier@limits``.
+SERVER_MAPPINGS = ("engine@limits", "frontier@limits", "frontier@tpot_limit", "frontier@interactivity")
 
 
 def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_path: str | Path | None = None,
@@ -288,7 +359,8 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
     results (id, reason). ``spread``: serve each row with its dataset's length spread (outputs
     scaled to the run's mean), else at the fixed mean lengths. ``lengths_path``: the dataset lengths
     file (default :data:`DEFAULT_LENGTHS`). ``server_mapping``: how Server / Interactive results
-    map (:data:`SERVER_MAPPINGS`; default the best point within the rules' TPOT and Poisson TTFT limits).
+    map (:data:`SERVER_MAPPINGS`; default the submission's engine where read, else the best swept point,
+    within the rules' TPOT and Poisson TTFT limits).
 
     Raises:
         SpecError: missing file, a missing column, or an unknown ``server_mapping``.
@@ -352,8 +424,11 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
             mapping = "matched"
         elif scenario == "Offline":
             mapping = "frontier_peak"
-        elif server_mapping in ("frontier@limits", "frontier@tpot_limit") and limits:
-            mapping = server_mapping
+        elif server_mapping == "engine@limits" and limits and key in MLPERF_LIMIT_ENGINES:
+            dep, conc = submitted_deployment(MLPERF_LIMIT_ENGINES[key], prec, int(chips))
+            mapping = "matched@limits"
+        elif server_mapping in ("engine@limits", "frontier@limits", "frontier@tpot_limit") and limits:
+            mapping = "frontier@limits" if server_mapping == "engine@limits" else server_mapping
         elif meas["interactivity"]:
             mapping = "frontier@interactivity"
         else:
@@ -364,8 +439,12 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
         if tpot and scenario != "Offline":
             notes.append(f"running ~{running_per_chip(out_tps / chips, tpot / 1e3):.0f} requests per chip (Little's "
                          "law: output tok/s x mean TPOT)")
-        if dep is not None:
+        if dep is not None and mapping == "matched":
             notes.append(f"submitted engine ({MLPERF_ENGINES[key].source}): {int(conc)} in flight")
+        elif dep is not None:
+            notes.append(f"submitted engine ({MLPERF_LIMIT_ENGINES[key].source}) at its best load within the "
+                         f"rules' limits (mean TPOT <= {limits[1] * 1e3:g} ms, Poisson p99 TTFT <= {limits[0]:g} s; "
+                         f"at most {int(conc)} in flight)")
         if mapping == "frontier@tpot_limit":
             notes.append(f"best predicted point with mean TPOT <= the rules' p99 limit {limits[1] * 1e3:g} ms")
         elif mapping == "frontier@limits":
@@ -376,9 +455,12 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
         points.append(MeasuredPoint("mlperf", key, system, lengths.model, prec, engine, isl, osl, conc, dep, meas,
                                     mapping, True, notes, workload=wl,
                                     engine_version=MLPERF_TRTLLM_RELEASE if engine == "trt" else "",
-                                    tpot_limit_s=limits[1] if mapping in ("frontier@limits", "frontier@tpot_limit") else None,
-                                    ttft_limit_s=limits[0] if mapping == "frontier@limits" else None))
+                                    tpot_limit_s=limits[1] if mapping in _LIMITED else None,
+                                    ttft_limit_s=limits[0] if mapping in ("frontier@limits", "matched@limits") else None))
     return points, skipped
+
+
+_LIMITED = ("frontier@limits", "frontier@tpot_limit", "matched@limits")
 
 
 def _num(s) -> float | None:

@@ -19,7 +19,9 @@ Each measured point is mapped to a prediction, labelled by how:
   MLPerf Server / Interactive: the highest throughput per chip of the predicted sweep's points whose
   mean TPOT is within the rules' p99 TPOT limit, ``MeasuredPoint.tpot_limit_s``); ``frontier@limits``
   (the same, and its p99 TTFT under Poisson arrivals within ``MeasuredPoint.ttft_limit_s``:
-  fit/latency_limits.py).
+  fit/latency_limits.py); ``matched@limits`` (the same two limits over one declared deployment's
+  concurrency, up to ``MeasuredPoint.concurrency`` slots: a submission whose engine config is read,
+  fit/latency_limits.engine_within_limits).
 - ``best_entry@concurrency``: a best-configuration point whose concurrency several published recipe
   entries ran; the highest throughput per chip over those entries (fit/entries.py).
 A row whose system, model, framework, precision, lengths, concurrency (and MTP use, when stated)
@@ -408,7 +410,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
     from jalapeno.analysis.frontier import interp_frontier, peak_at_concurrency
     from jalapeno.analysis.sweep import SweepOptions
     from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS
-    from jalapeno.fit.latency_limits import peak_within_limits
+    from jalapeno.fit.latency_limits import engine_within_limits, peak_within_limits
     from jalapeno.fit.table_lookup import load_any_pricer, resolve_pricer
     from jalapeno.serve.point import serve_at_concurrency
     from jalapeno.specs.catalog import load_model
@@ -443,6 +445,9 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                           "ttft_s": (res.ttft_p50_s if p.ttft_median else res.ttft_s)[i], "tpot_s": res.tpot_s[i],
                           "feasible": bool(res.feasible[i]),
                           "reason": str(res.reason[i])} for i, p in enumerate(pts)]
+            elif pt0.mapping == "matched@limits":  # fit/latency_limits.py: the declared engine within the limits
+                preds = [engine_within_limits(model, system, dep0, wl, p.concurrency, p.tpot_limit_s, p.ttft_limit_s)
+                         for p in pts]
             elif pt0.mapping == "best_entry@concurrency":
                 preds = [best_entry(model, system, tuple(with_stack_mtp(d, st, p.model) for d in p.candidates), wl,
                                     p.concurrency) for p in pts]

@@ -1,0 +1,106 @@
+"""The submissions' declared Server / Interactive engines (fit/mlperf.MLPERF_LIMIT_ENGINES, read by
+hand from the configs of mlcommons/inference_results_v5.1 @965182b) and the best load of one declared
+deployment within the rules' limits (fit/latency_limits.engine_within_limits)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from jalapeno.errors import SpecError
+from jalapeno.fit.latency_limits import engine_within_limits
+from jalapeno.fit.mlperf import MLPERF_LIMIT_ENGINES, load_mlperf
+
+
+def test_engine_mapping_reads_each_declared_engine_and_leaves_the_rest_on_the_frontier():
+    pts = {p.id: p for p in load_mlperf(server_mapping="engine@limits")[0]}
+    assert {k for k, p in pts.items() if p.mapping == "matched@limits"} == set(MLPERF_LIMIT_ENGINES)
+    # closed/Nebius/configs/H200-SXM-141GBx8/Server/llama3_1-405b.py: tensor_parallelism 8, runtime
+    # max_batch_size 64 (below gpu_batch_size 512), runtime max_num_tokens 2560; 8 GPUs = one instance
+    h = pts["mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Server"]
+    d = h.deployment
+    assert (d.decode.layout.tp, d.decode.workers, d.max_running, d.max_tokens_per_step) == (8, 1, 64, 2560)
+    assert (h.concurrency, h.tpot_limit_s, h.ttft_limit_s) == (64.0, 0.175, 6.0)
+    # closed/NVIDIA/configs/B200-SXM-180GBx8/Interactive/llama3_1-405b.py: TP4 -> 8 / 4 = 2 instances of
+    # gpu_batch_size 256 -> 512 slots; runtime max_num_tokens 1536 (the build's is 2048)
+    b = pts["mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama3p1-405b_Interactive"]
+    assert (b.deployment.decode.layout.tp, b.deployment.decode.workers, b.concurrency) == (4, 2, 512.0)
+    assert b.deployment.max_tokens_per_step == 1536 and (b.tpot_limit_s, b.ttft_limit_s) == (0.080, 4.5)
+    # closed/NVIDIA/configs/B200-SXM-180GBx8/Server/deepseek-r1.py: attention DP 8, EP 8, WIDEEP,
+    # 512 per rank (4,096 slots), max_num_tokens 3456 (the Offline config's is 4608)
+    r = pts["mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Server"]
+    lay = r.deployment.decode.layout
+    assert (lay.dp, lay.ep, r.deployment.decode.moe_backend, r.concurrency) == (8, 8, "wideep", 4096.0)
+    assert r.deployment.max_tokens_per_step == 3456 and r.mode == "agg"
+    assert any("Server/deepseek-r1.py" in n and "at most 4096 in flight" in n for n in r.notes)
+    # no config read: the frontier within the limits, as by default
+    assert pts["mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x4_TRT_llama2-70b-99_Interactive"].mapping \
+        == "frontier@limits"
+    assert pts["mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Server"].mapping == "frontier@limits"
+    assert not any(p.mapping == "matched@limits" for p in load_mlperf()[0])  # opt-in
+
+
+@pytest.fixture(scope="module")
+def h200_llama():
+    """Nebius H200 Llama-2-70B Interactive: TP1 per GPU, 512 slots, max_num_tokens 256, its dataset."""
+    from jalapeno.fit.table_lookup import load_any_pricer
+    from jalapeno.fit.validate import point_stack, point_workload
+    from jalapeno.specs.catalog import load_model
+
+    p = next(x for x in load_mlperf(server_mapping="engine@limits")[0]
+             if x.id == "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama2-70b-99_Interactive")
+    pricer = load_any_pricer("h200", "calibrated", pricer="roofline", stack=point_stack(p))
+    return load_model(p.model), pricer, p.deployment, point_workload(p)
+
+
+def _served(fx, concurrency, workers=1):
+    from jalapeno.serve.point import serve_at_concurrency
+
+    model, pricer, dep, wl = fx
+    one = dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, workers=workers))
+    return serve_at_concurrency(model, pricer, one, wl, [concurrency], idle_start=False)
+
+
+def test_the_best_load_is_the_highest_one_within_the_tpot_limit(h200_llama):
+    """Throughput and TPOT both grow with the load, so within a TPOT limit the best point is the
+    highest load whose TPOT meets it: the load 20% above it (beyond the next rung, ratio <= 1.1)
+    breaks the limit; loose limits give the throughput of every slot filled (the engine's token cap
+    saturates it first: its lowest load reaching it is reported)."""
+    model, pricer, dep, wl = h200_llama
+    one = dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, workers=1))
+    loose = engine_within_limits(model, pricer, one, wl, 512, 10.0, 1e3)
+    assert loose["feasible"] and loose["concurrency"] <= 512
+    assert loose["throughput_per_chip"] == pytest.approx(float(_served(h200_llama, 512).throughput_per_chip[0]))
+    t_full = float(_served(h200_llama, 512).tpot_s[0])
+    limit = 0.6 * t_full
+    got = engine_within_limits(model, pricer, one, wl, 512, limit, 1e3)
+    assert got["feasible"] and got["throughput_per_chip"] < loose["throughput_per_chip"]
+    assert float(_served(h200_llama, got["concurrency"]).tpot_s[0]) <= limit
+    assert float(_served(h200_llama, 1.2 * got["concurrency"]).tpot_s[0]) > limit
+
+
+def test_identical_instances_share_the_load(h200_llama):
+    """Eight TP1 instances: the same throughput per chip as one, at eight times the concurrency."""
+    model, pricer, dep, wl = h200_llama
+    one = dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, workers=1))
+    a = engine_within_limits(model, pricer, one, wl, 512, 0.040, 0.450)
+    b = engine_within_limits(model, pricer, dep, wl, 8 * 512, 0.040, 0.450)
+    assert dep.decode.workers == 8 and b["throughput_per_chip"] == pytest.approx(a["throughput_per_chip"])
+    assert b["concurrency"] == pytest.approx(8 * a["concurrency"])
+
+
+def test_no_load_within_the_limits_says_so_and_bad_input_is_refused(h200_llama):
+    model, pricer, dep, wl = h200_llama
+    none = engine_within_limits(model, pricer, dep, wl, 4096, 1e-6, 0.450)
+    assert not none["feasible"] and none["throughput_per_chip"] == 0.0
+    assert "the submitted engine has no load with mean TPOT <= 1e-06 s" in none["reason"]
+    with pytest.raises(SpecError, match="max_concurrency.*give the engine's slots"):
+        engine_within_limits(model, pricer, dep, wl, 0.5, 0.040, 0.450)
+    with pytest.raises(SpecError, match="ttft_limit_s.*None is not a latency limit"):
+        engine_within_limits(model, pricer, dep, wl, 512, 0.040, None)
+    from jalapeno.deploy.deployment import Pool
+
+    dis = dataclasses.replace(dep, prefill=Pool(dep.decode.layout))
+    with pytest.raises(SpecError, match="deployment.*disaggregated.*aggregated engine"):
+        engine_within_limits(model, pricer, dis, wl, 512, 0.040, 0.450)
