@@ -307,7 +307,8 @@ MOE_KEYS = ["moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num
 #: DeepSeek's 256 experts, top-8, 32 tokens: 256 against 163. ``uniform``: that random expectation
 #: (cost/moe.experts_touched_on_rank). The calibration sets (fit/calibrate.py, fit/amd.py) are fitted
 #: with ``uniform`` (a refit of every set under ``balanced`` lowers each NVIDIA MoE fit's median error,
-#: e.g. H100 FP8 14.6% -> 12.0%, but moves every system's end-to-end figures: not done here); the
+#: e.g. H100 FP8 14.6% -> 12.0%, but moves every system's end-to-end figures, some groups worse even
+#: after refitting the stacks: not done here, docs/model.md §8.6); the
 #: engine-backend fits (fit/moe_backends.fit_backend_kernels) use ``balanced``.
 MOE_TOUCHED_RULES = ("balanced", "uniform")
 
