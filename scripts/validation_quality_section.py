@@ -24,7 +24,8 @@ def _fig(d: dict | None) -> str:
 
 
 def _aic_lines(res: dict) -> list[str]:
-    """The aiconfigurator TTFT rules (fit/aic_quality.py), the headline both ways and the flags per group."""
+    """The aiconfigurator data-quality rules (fit/aic_quality.py: A, B on TTFT; C, the source's correction, on every
+    metric), the headline both ways and the flags per group."""
     aic, aic_all = res["overall"].get("aiconfigurator", {}), res["overall_all"].get("aiconfigurator", {})
     if not aic_all:
         return []
@@ -38,17 +39,21 @@ def _aic_lines(res: dict) -> list[str]:
            f"{SAME_TPOT:.0%}: at least the same load). **B. A repeat must reproduce:** two rows of one deployment at "
            f"one concurrency with TPOT within {SAME_TPOT:.0%} must agree on TTFT within {REPEAT_TTFT_FACTOR:g}x "
            "(both are flagged otherwise). Only the flagged rows' TTFT leaves the figures (their TPOT passes), "
-           "and the aiconfigurator client's front-end and burst fits (`scripts/fit_stacks.py`) leave it out.", "",
-           "| aiconfigurator metric | median / p90 / bias without the flagged TTFT (headline) | with it |",
-           "|---|---|---|", f"| ttft_s | {_fig(aic.get('ttft_s'))} | {_fig(aic_all.get('ttft_s'))} |", "",
+           "and the aiconfigurator client's front-end and burst fits (`scripts/fit_stacks.py`) leave it out. "
+           "**C. The source's own correction:** a row of an InferenceX run that InferenceX itself states its "
+           "benchmark harness mis-measured, and re-ran, is flagged in every metric and enters no stack fit "
+           "(`data/validation/aic_source_flags.toml`: each entry with the source's words and where it says so).", "",
+           "| aiconfigurator metric | median / p90 / bias without the flagged rows (headline) | with them |",
+           "|---|---|---|", *(f"| {m} | {_fig(aic.get(m))} | {_fig(aic_all.get(m))} |" for m in ("ttft_s", "tpot_s")), "",
            "TTFT rows flagged per group (predicted rows; groups without a flag not shown):", "",
-           "| system | model | mode | flagged | of | rule A | rule B |", "|---|---|---|---|---|---|---|"]
+           "| system | model | mode | flagged | of | rule A | rule B | rule C |", "|---|---|---|---|---|---|---|---|"]
     for (sy, mo, md), g in t.groupby(["system", "model", "mode"]):
         f = g[g.quality != ""]
         if len(f):
             a = int(f.quality.str.contains("rule A").sum())
             b = int(f.quality.str.contains("rule B").sum())
-            out.append(f"| {sy} | {mo} | {md} | {len(f)} | {len(g)} | {a} | {b} |")
+            c = int(f.quality.str.contains("rule C").sum())
+            out.append(f"| {sy} | {mo} | {md} | {len(f)} | {len(g)} | {a} | {b} | {c} |")
     return out
 
 

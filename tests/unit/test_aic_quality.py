@@ -91,3 +91,73 @@ def test_run_validation_flags_the_ttft_only_and_states_the_headline_both_ways():
     assert res["overall"]["aiconfigurator"]["ttft_s"]["n"] == len(aic) - 1
     assert res["overall_all"]["aiconfigurator"]["ttft_s"]["n"] == len(aic)
     assert res["overall"]["aiconfigurator"]["tpot_s"]["n"] == res["overall_all"]["aiconfigurator"]["tpot_s"]["n"]
+
+
+# --- rule C: the source's own correction (data/validation/aic_source_flags.toml) --------------------------
+
+from jalapeno.errors import SpecError  # noqa: E402
+from jalapeno.fit.aic_quality import aic_source_flags, load_aic_source_flags  # noqa: E402
+
+
+def _row(pid, system="b300", framework="sglang 0.5.10.post1", model="deepseek-r1", source="aiconfigurator",
+         isl=8192):
+    return SimpleNamespace(id=pid, source=source, system=system, model=model, framework=framework,
+                           precision="fp4", isl=isl, osl=1024)
+
+
+def test_rule_c_flags_the_rows_the_shipped_correction_names_and_no_other():
+    # the shipped entry names DeepSeek-R1 on SGLang 0.5.10.post1 (InferenceX #1381 / #1502: the B300 runs
+    # 748/749 of 2026-04-17); the B200 twin on 0.5.9, a later 0.5.12 run, another model and an InferenceX
+    # row with the same fields are not named by it
+    pts = [_row("b300"), _row("b200", system="b200", framework="sglang 0.5.9"), _row("later", framework="sglang 0.5.12"),
+           _row("qwen", model="qwen3-235b-a22b"), _row("ix", source="inferencex")]
+    f = aic_source_flags(pts)
+    assert list(f) == ["b300"]
+    assert "tokenizer" in f["b300"] and "#1381" in f["b300"] and "#1502" in f["b300"] and "rule C" in f["b300"]
+
+
+def test_rule_c_matches_every_named_field_and_numbers_as_numbers(tmp_path):
+    flags = tmp_path / "flags.toml"
+    flags.write_text('[[flag]]\nmatch = { system = "b300", isl = 8192 }\nreason = "r"\nsource = "s"\n')
+    f = aic_source_flags([_row("a", isl=8192.0), _row("b", isl=1024), _row("c", system="b200")], flags)
+    assert list(f) == ["a"]  # 8192.0 == 8192; b fails isl, c fails system
+    assert f["a"].startswith("source correction: r (s)")
+
+
+def test_rule_c_bad_file_is_one_error_naming_the_field(tmp_path):
+    flags = tmp_path / "flags.toml"
+    with pytest.raises(SpecError, match="aiconfigurator source-flag file not found"):
+        load_aic_source_flags(flags)
+    flags.write_text("[[flag]\n")
+    with pytest.raises(SpecError, match="not valid TOML"):
+        load_aic_source_flags(flags)
+    for body, words in [
+        ('[[flag]]\nmatch = { system = "b300" }\nreason = "r"\n', "flags.toml flag 1: missing ['source']"),
+        ('[[flag]]\nmatch = {}\nreason = "r"\nsource = "s"\n', "must be a non-empty table of fields"),
+        ('[[flag]]\nmatch = { hardware = "B300" }\nreason = "r"\nsource = "s"\n',
+         "names no measured-point field: hardware"),
+        ('[[flag]]\nmatch = { system = true }\nreason = "r"\nsource = "s"\n', "match.system: must be a string or a number"),
+        ('[[flag]]\nmatch = { system = "b300" }\nreason = " "\nsource = "s"\n', "reason: must be a non-empty string"),
+    ]:
+        flags.write_text(body)
+        with pytest.raises(SpecError) as ei:
+            load_aic_source_flags(flags)
+        assert words in str(ei.value) and "Fix:" in str(ei.value)
+
+
+def test_run_validation_flags_every_metric_of_a_corrected_row():
+    from jalapeno.fit.validation_run import run_validation
+
+    silicon = pd.read_csv(__import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "aiconfigurator"
+                          / "silicon_sample_subset.csv")
+    frame = silicon.copy()
+    frame.loc[0, "backend_version"] = "0.5.10.post1"  # B200 SGLang FP4 TP8 1k/8k C = 4, now of the corrected release
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(sys.modules, "aiconfigurator_core", None)
+        res = run_validation(use_aiconfigurator=False, aic_frame=frame)
+    rows = res["rows"]
+    mine = rows[rows.id == f"aic:{frame.id.iloc[0]}"].set_index("metric")
+    assert all("rule C" in q for q in mine.quality)  # ttft_s, tpot_s and interactivity alike
+    aic_tpot = rows[(rows.source == "aiconfigurator") & (rows.metric == "tpot_s")].dropna(subset=["error"])
+    assert res["overall"]["aiconfigurator"]["tpot_s"]["n"] == len(aic_tpot) - 1
+    assert res["overall_all"]["aiconfigurator"]["tpot_s"]["n"] == len(aic_tpot)

@@ -1,10 +1,12 @@
-"""Data quality of aiconfigurator's measured TTFT: two stated rules, applied to every mapped row.
+"""Data quality of aiconfigurator's measured rows: two stated rules on their TTFT (A, B) and the sources'
+own corrections (C), applied to every mapped row.
 
 aiconfigurator-core's ``silicon_sample.csv`` gives no throughput, so InferenceX's closed-loop
 identity (fit/data_quality.py, rule 1) cannot be written for its rows; what each row does give is
 the exact deployment it ran (layout, worker counts, MTP: fit/aic_rows.py) and its concurrency. Two
 identities of one deployment follow from that alone. The model is never consulted: a rule reads only
-the rows' measured TTFT and TPOT, their concurrency and the deployment they name.
+the rows' measured TTFT and TPOT, their concurrency and the deployment they name (C: the fields its
+source's correction names).
 
 **Rule A — the queue only grows with load.** For one deployment (same system, catalog model,
 framework and release, precision, mode, ISL, OSL and deployment), a request's TTFT is its front end,
@@ -22,14 +24,23 @@ copies of one run are already merged, fit/aic_duplicates.py) but whose TTFT diff
 is right). Pairs whose TPOT differs more ran something the row does not record (e.g. a different
 speculative-decoding setting), and are not compared.
 
-Only the TTFT of a flagged row is flagged (its TPOT passes both rules' premise): ``jalapeno validate``
-leaves the flagged TTFT out of its figures and states them both ways (fit/validation_run.py), and the
-aiconfigurator client's front-end and burst fits (fit/stack_fit.py) leave it out.
+Only the TTFT of a row flagged by A or B is flagged (its TPOT passes both rules' premise): ``jalapeno
+validate`` leaves the flagged TTFT out of its figures and states them both ways (fit/validation_run.py), and
+the aiconfigurator client's front-end and burst fits (fit/stack_fit.py) leave it out.
+
+**Rule C — the source's own correction.** aiconfigurator republishes InferenceX runs; a row of a run whose
+producer states that its benchmark harness mis-measured it (and re-ran the configuration) measures the
+harness fault, not the deployment. data/validation/aic_source_flags.toml lists each such correction with
+the fields of the rows it names, the reason in the source's words and where it says so (InferenceX's rule 2,
+fit/data_quality.py, for republished rows). Every metric of such a row is flagged: a prompt the server
+saw ~5x longer than stated moves TTFT and, through the prefill between decode steps, TPOT.
 """
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Sequence
+from pathlib import Path
 
 #: A row's TTFT may exceed that of the same deployment at a higher concurrency by at most this factor
 #: (InferenceX's sweep factor, fit/data_quality.SWEEP_TTFT_FACTOR: the run-to-run noise of a serving
@@ -40,6 +51,10 @@ REPEAT_TTFT_FACTOR = 2.0
 #: TPOTs within this relative tolerance are "the same" (rule B) or "no lower" (rule A): run-to-run
 #: noise of a decode step is a few percent, a changed setting (MTP, a kernel) moves it by tens.
 SAME_TPOT = 0.10
+#: The sources' own corrections of aiconfigurator rows (package data, rule C).
+AIC_SOURCE_FLAGS = Path(__file__).resolve().parents[1] / "data" / "validation" / "aic_source_flags.toml"
+#: The measured-point fields a rule-C entry may name (fit/validate.MeasuredPoint).
+FLAG_FIELDS = ("system", "model", "framework", "precision", "isl", "osl")
 
 
 def _key(p) -> tuple:
@@ -90,3 +105,83 @@ def aic_ttft_flags(points: Sequence) -> dict[str, str]:
                         f"same deployment at concurrency {a.concurrency:g} with TPOT within {SAME_TPOT:.0%} ({b.id}): "
                         "the measurement does not reproduce (aiconfigurator rule B, fit/aic_quality.py)")
     return {i: "; ".join(w) for i, w in why.items()}
+
+
+def load_aic_source_flags(path: str | Path | None = None) -> list[dict]:
+    """Rule C's entries: ``[{"match": {field: value}, "reason", "source"}, ...]`` (module docstring).
+
+    Raises:
+        SpecError: the file is missing or not TOML, or an entry lacks ``match``, ``reason`` or ``source``,
+            has an empty ``match``, names a field other than :data:`FLAG_FIELDS`, or a value that is not
+            a string or a number.
+    """
+    from jalapeno.errors import SpecError
+
+    p = Path(path) if path else AIC_SOURCE_FLAGS
+    try:
+        raw = tomllib.loads(p.read_text())
+    except FileNotFoundError:
+        raise SpecError(str(p), "aiconfigurator source-flag file not found",
+                        "restore data/validation/aic_source_flags.toml") from None
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(str(p), f"not valid TOML: {e}", "fix the file's syntax") from None
+    flags = raw.get("flag", [])
+    if not isinstance(flags, list) or not all(isinstance(f, dict) for f in flags):
+        raise SpecError(f"{p.name}: flag", "must be a list of [[flag]] tables",
+                        "write each flag as a [[flag]] table with match, reason and source")
+    for i, f in enumerate(flags):
+        where = f"{p.name} flag {i + 1}"
+        missing = {"match", "reason", "source"} - set(f)
+        if missing:
+            raise SpecError(where, f"missing {sorted(missing)}", "give match = {field = value, ...}, reason and source")
+        match = f["match"]
+        if not isinstance(match, dict) or not match:  # an empty match would flag every row
+            raise SpecError(f"{where}: match", f"must be a non-empty table of fields, got {match!r}",
+                            'name the rows by their fields, e.g. match = { system = "b300", framework = "sglang 0.5.10" }')
+        unknown = sorted(set(match) - set(FLAG_FIELDS))
+        if unknown:  # a misspelt field would flag no row, silently
+            raise SpecError(f"{where}: match", f"names no measured-point field: {', '.join(unknown)}",
+                            f"use the fields {', '.join(FLAG_FIELDS)}")
+        for k, v in match.items():
+            if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+                raise SpecError(f"{where}: match.{k}", f"must be a string or a number, got {v!r}",
+                                f'give the field\'s value, e.g. {k} = "..." or {k} = 1024')
+        for k in ("reason", "source"):
+            if not isinstance(f[k], str) or not f[k].strip():
+                raise SpecError(f"{where}: {k}", f"must be a non-empty string, got {f[k]!r}",
+                                "quote the source's words (reason) and where it says so (source)")
+    return flags
+
+
+def aic_source_flags(points: Sequence, flags_path: str | Path | None = None) -> dict[str, str]:
+    """Point id → reason for every aiconfigurator point a rule-C entry names (module docstring); every
+    metric of such a point is flagged. Points of other sources are passed over.
+
+    >>> from types import SimpleNamespace as P
+    >>> pts = [P(id=f"r{v}", source="aiconfigurator", system="b300", model="deepseek-r1", framework=f"sglang {v}",
+    ...          precision="fp4", isl=8192, osl=1024) for v in ("0.5.9", "0.5.10.post1")]
+    >>> list(aic_source_flags(pts))
+    ['r0.5.10.post1']
+
+    Raises:
+        SpecError: an invalid flag file (:func:`load_aic_source_flags`).
+    """
+    flags = load_aic_source_flags(flags_path)
+    out: dict[str, str] = {}
+    for p in points:
+        if p.source != "aiconfigurator":
+            continue
+        why = [f"source correction: {f['reason']} ({f['source']}) (aiconfigurator rule C, fit/aic_quality.py)"
+               for f in flags if all(_same(getattr(p, k), v) for k, v in f["match"].items())]
+        if why:
+            out[p.id] = "; ".join(why)
+    return out
+
+
+def _same(value, want) -> bool:
+    if isinstance(want, (int, float)):
+        try:
+            return float(value) == float(want)
+        except (TypeError, ValueError):
+            return False
+    return str(value).strip() == want

@@ -54,7 +54,7 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
-from jalapeno.fit.aic_quality import aic_ttft_flags
+from jalapeno.fit.aic_quality import aic_source_flags, aic_ttft_flags
 from jalapeno.fit.validate import MeasuredPoint, load_aiconfigurator, load_inferencex, point_release, predict_points
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
 from jalapeno.specs.stacks import Stack, build_stacks, load_stacks, stack_for_framework
@@ -109,7 +109,9 @@ SPLIT_TEXT = ("declared split: per (stack, source, system, model, ISL, OSL, mode
 
 
 def load_points() -> list[MeasuredPoint]:
-    """The matched end-to-end points: shipped InferenceX rows and aiconfigurator rows (if installed)."""
+    """The matched end-to-end points: shipped InferenceX rows and aiconfigurator rows (if installed),
+    less the aiconfigurator rows their source corrected (fit/aic_quality.py rule C: they measure a
+    benchmark-harness fault, not the deployment, in every metric)."""
     from jalapeno.errors import SpecError
     from jalapeno.fit.validation_run import DEFAULT_POINTS
 
@@ -118,7 +120,8 @@ def load_points() -> list[MeasuredPoint]:
         pts += load_aiconfigurator()[0]
     except SpecError:
         pass
-    return [p for p in pts if p.mapping == "matched" and p.deployment is not None]
+    corrected = aic_source_flags(pts)
+    return [p for p in pts if p.mapping == "matched" and p.deployment is not None and p.id not in corrected]
 
 
 def split(points: Sequence[MeasuredPoint]) -> dict[str, str]:
