@@ -57,3 +57,20 @@ def test_recipe_entries_take_the_recipes_benchmark_concurrencies():
     assert ran.endswith("max_batch = 256, mtp_draft = 1, conc = [1024] },")
     assert gen._entry(e).endswith("conc = [512] },")  # without the recipes: the conc-list
     assert gen._entry(e, lambda p: None).endswith("conc = [512] },")  # recipe not found: the conc-list
+
+
+def test_sglang_recipe_entries_take_their_recipes_concurrencies_too():
+    # the B200 runner (runners/launch_b200-dgxc-slurm.sh @2767db504b61) runs `srtctl apply -f $CONFIG_FILE`
+    # for Dynamo-SGLang as for Dynamo-TRT: NVIDIA/srt-slurm @5063eb43 recipes/b200-fp8/8k1k/stp/
+    # max-tpt-dep8-2p1d.yaml benchmarks concurrencies "256" where the config's conc-list says 256, 512, 1024
+    path = "recipes/b200-fp8/8k1k/stp/max-tpt-dep8-2p1d.yaml"
+    e = {"conc-list": [256, 512, 1024],
+         "prefill": {"num-worker": 2, "tp": 8, "ep": 8, "dp-attn": True, "additional-settings": [f"CONFIG_FILE={path}"]},
+         "decode": {"num-worker": 1, "tp": 8, "ep": 8, "dp-attn": True}}
+    assert gen._entry(e, lambda p: [256] if p == path else None) == (
+        "  { prefill = { tp = 1, dp = 8, ep = 8, workers = 2 }, decode = { tp = 1, dp = 8, ep = 8, workers = 1 }, "
+        "mtp = false, conc = [256] },")
+    assert gen._entry(e).endswith("conc = [256, 512, 1024] },")  # without the recipes: the conc-list
+    # a path outside the srt-slurm recipes is not looked up
+    other = dict(e, prefill=dict(e["prefill"], **{"additional-settings": ["CONFIG_FILE=x/max-tpt-dep8-2p1d.yaml"]}))
+    assert gen._entry(other, lambda p: [256]).endswith("conc = [256, 512, 1024] },")

@@ -165,3 +165,18 @@ def test_a_real_peak_row_is_the_best_of_its_searched_runs(tmp_path):
     unbounded = predict_points([p])
     b, u = bounded.predicted.iloc[0], unbounded.predicted.iloc[0]
     assert np.isfinite(b) and 0 < b < u
+
+
+def test_b200_fp8_dynamo_sglang_8k1k_runs_are_its_recipes_benchmarks():
+    """dsr1-fp8-b200-dynamo-sglang, isl 8192, nvidia-master.yaml @2767db504b61 (2026-02-07): the
+    max-throughput entries' conc-lists say [128, 512, 1024] (1P1D DEP8) and [256, 512, 1024] (2P1D
+    DEP8), but the runner ran their srt-slurm recipes unchanged, whose benchmarks run 128 and 256
+    (NVIDIA/srt-slurm @5063eb43 recipes/b200-fp8/8k1k/stp/max-tpt-dep8-{1p1d,2p1d}.yaml
+    ``concurrencies: "128"`` / ``"256"``); the low-latency TEP8 ones: 4x32x64 (1P1D), 64 (1P4D), 32 (1P6D)."""
+    sp = [s for s in matching_spaces("b200", "deepseek-r1", "FP8", "dynamo-sglang", 8192, 1024, "1", "2026-03-01")
+          if s.key == "dsr1-fp8-b200-dynamo-sglang"]
+    assert [s.date for s in sp] == ["2026-02-07"]
+    lay = _layouts(searched_runs("b200", "deepseek-r1", 8192, 1024, sp, False, None))
+    assert lay == {((1, 8, 8, 1), (1, 8, 8, 1)): {128.0}, ((1, 8, 8, 2), (1, 8, 8, 1)): {256.0},
+                   ((8, 1, 8, 1), (8, 1, 8, 1)): {4.0, 32.0, 64.0}, ((8, 1, 8, 1), (8, 1, 8, 4)): {64.0},
+                   ((8, 1, 8, 1), (8, 1, 8, 6)): {32.0}}

@@ -8,9 +8,9 @@ layout at every concurrency, so it credits such a row with runs the benchmark ne
 frontier peak sits at thousands of users where the benchmark stopped at 64-256).
 
 ``data/validation/inferencex_search.toml`` (written by scripts/inferencex_search_space.py from
-the config files at pinned commits, one space per key, ISL/OSL and change date; a TensorRT-LLM
-srt-slurm recipe entry's concurrencies are those its recipe's benchmark ran, which the runners of
-2026-01-28 ... 2026-04-18 launched unchanged) holds those spaces.
+the config files at pinned commits, one space per key, ISL/OSL and change date; an srt-slurm
+recipe entry's concurrencies, TensorRT-LLM or SGLang, are those its recipe's benchmark ran, which the
+runners of 2026-01-28 ... 2026-04-18 launched unchanged) holds those spaces.
 The mapping rule, applied to every row alike (fit/validate.load_inferencex):
 
 - spaces of the row's system, model, ISL/OSL and precision (a cell ending in ``?`` states none:
