@@ -17,7 +17,8 @@ The mapping rule, applied to every row alike (fit/validate.load_inferencex):
   every precision); of its framework (the cell's first word; ``mori-sglang`` is the configs'
   ``sglang-disagg``; a cell naming none, e.g. ``(best FP8)``: every framework); aggregated or
   disaggregated as the row's ``disagg`` cell says (blank: both); MTP entries only for MTP rows,
-  none for rows without, both when unstated;
+  none for rows without; a row silent on MTP takes the entries without MTP, and the MTP entries
+  only where none without ran its concurrency (:func:`searched_mapping`, "MTP assumed");
 - in force at the row's date: a dated row takes each key's latest space on or before that date;
   a row dated ``<=D`` (the best of any run up to D) the union of every space up to D;
 - a row with a concurrency: the entries that ran it, at it (``searched_best@concurrency``); a row
