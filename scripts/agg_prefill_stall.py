@@ -1,0 +1,123 @@
+"""The prefill stall inside aggregated TPOT on aiconfigurator's measured rows, and what-ifs (docs/model.md §12).
+
+For aiconfigurator's DeepSeek-R1 aggregated rows of one system and framework prefix (default B200,
+SGLang; TP attention, no MTP), each row's deployment is served as validated (serve/point
+``serve_at_concurrency``) and with one scheduling rule changed at a time:
+
+- ``sep``: prefill-first steps (``Deployment.prefill_steps = "separate"``);
+- ``bud-C``: the chunk shrunk by the decode rows beside it (token budget 8192 − C: SGLang's
+  ``PrefillAdder`` subtracts the running batch from ``rem_chunk_tokens`` under mixed chunks);
+- ``16k``: a 16,384-token chunk budget;
+- ``mha``: every step that carries a prompt chunk also runs the B decode rows through the
+  non-absorbed MLA path (SGLang's DeepSeek dispatch of a MIXED batch to ``MHA_CHUNKED_KV``):
+  TPOT + f·(step(B one-token prefill rows at context L) − step(B decode rows at L)), f the
+  fraction of steps carrying a chunk (:func:`chunk_step_fraction`).
+
+Columns also give the modelled decode-only step and the implied prefill stall per prompt
+(:func:`implied_stall_s`) against the model's. Nothing is fitted or written.
+Run: python scripts/agg_prefill_stall.py [--system b200] [--framework sglang] [--isl 8192]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+import numpy as np
+
+from jalapeno.cost.step import Batch, step_cost
+from jalapeno.deploy.deployment import pool_overlap
+from jalapeno.serve.limits import decode_step_s
+
+
+def implied_stall_s(tpot_s: float, decode_step: float, osl: float, users: float) -> float:
+    """Prefill stall per prompt a TPOT implies, s: (TPOT − decode-only step)·(OSL − 1)/(C − 1).
+
+    Each of a request's OSL − 1 decode steps waits out the prompts of the other C − 1 users once
+    per cycle, so their prefill work spread over its steps is (C − 1)·stall/(OSL − 1).
+
+    Raises:
+        ValueError: ``users`` ≤ 1 (no other user's prompt to wait out) or ``osl`` ≤ 1, naming the field.
+    """
+    if users <= 1:
+        raise ValueError(f"users: {users} leaves no other prompt to wait out; pass a concurrency above 1")
+    if osl <= 1:
+        raise ValueError(f"osl: {osl} has no decode step; pass an output length above 1")
+    return (tpot_s - decode_step) * (osl - 1) / (users - 1)
+
+
+def chunk_step_fraction(batch: float, isl: float, osl: float, chunk: float) -> float:
+    """Fraction f of decode steps that carry a prompt chunk: min(1, B·ISL/((OSL − 1)·chunk)).
+
+    B users each bring ISL prompt tokens per OSL − 1 decode steps (Little's law, serve/analytic.py),
+    arriving as whole chunks of ``chunk`` tokens.
+
+    Raises:
+        ValueError: ``chunk`` ≤ 0 or ``osl`` ≤ 1, naming the field.
+    """
+    if chunk <= 0:
+        raise ValueError(f"chunk: {chunk} tokens; pass a positive chunk budget")
+    if osl <= 1:
+        raise ValueError(f"osl: {osl} has no decode step; pass an output length above 1")
+    return min(1.0, batch * isl / ((osl - 1) * chunk))
+
+
+def mha_rows_batch(batch: float, ctx: float) -> Batch:
+    """Two step batches (shape (2,)): B decode rows at context ``ctx``, and the same B rows as
+    one-token prefill sequences with a cached prefix of ``ctx`` (the non-absorbed MLA form)."""
+    return Batch.make(decode_seqs=np.array([batch, 0.0]), decode_ctx=ctx, prefill_tokens=np.array([0.0, batch]),
+                      prefill_ctx=ctx, prefill_seqs=np.array([0.0, batch]))
+
+
+def _rows(system: str, framework: str, isl: int):
+    from jalapeno.fit.validate import load_aiconfigurator
+
+    pts, _ = load_aiconfigurator()
+    keep = [p for p in pts if p.model == "deepseek-r1" and p.mode == "agg" and p.system == system
+            and p.isl == isl and p.framework.startswith(framework) and p.deployment is not None
+            and p.deployment.mtp is None and " DP1 " in p.deployment.label]
+    return sorted(keep, key=lambda p: (p.framework, p.deployment.label, p.concurrency))
+
+
+def main(system: str, framework: str, isl: int) -> None:
+    from jalapeno.fit.table_lookup import load_any_pricer
+    from jalapeno.fit.validate import point_stack, point_workload, with_stack_mtp
+    from jalapeno.serve.point import serve_at_concurrency
+    from jalapeno.specs.catalog import load_model
+
+    print("| framework | deployment | C | TPOT meas ms | model ms | decode-only ms | stall/prompt meas s | model s | "
+          "sep ms | bud-C ms | 16k ms | mha ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for p in _rows(system, framework, isl):
+        stack = point_stack(p)
+        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
+        wl, dep, model = point_workload(p), with_stack_mtp(p.deployment, stack, p.model), load_model(p.model)
+        lay, c = dep.decode.layout, int(p.concurrency)
+        if c <= 1:
+            continue
+        run = serve_at_concurrency(model, pricer, dep, wl, [c])
+        b, tpot = float(run.decode_batch[0]), float(run.tpot_s[0])
+        sc = step_cost(model, pricer, lay, dep.precision, mha_rows_batch(b / lay.pp, wl.decode_ctx), dep.mtp,
+                       dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+        dec = step_cost(model, pricer, lay, dep.precision, Batch.make(decode_seqs=np.array([b / lay.pp]),
+                        decode_ctx=wl.decode_ctx), dep.mtp, dep.memory_fraction,
+                        pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+        t_dec = float(decode_step_s(dec, pricer.efficiency, dep, np.array([b]), lay)[0])
+        f = chunk_step_fraction(b / lay.pp, wl.mean_isl, wl.mean_osl, min(wl.mean_isl, dep.prefill_budget(lay)))
+        what_if = [float(serve_at_concurrency(model, pricer, d, wl, [c]).tpot_s[0]) for d in (
+            dataclasses.replace(dep, prefill_steps="separate"), dataclasses.replace(dep, token_budget=max(8192 - c, 1)),
+            dataclasses.replace(dep, token_budget=16384))]
+        mha = tpot + f * float(sc.step_time_s[1] - sc.step_time_s[0])
+        meas = p.measured["tpot_s"]
+        print(f"| {p.framework} | {dep.label} | {c} | {meas * 1e3:.1f} | {tpot * 1e3:.1f} | {t_dec * 1e3:.1f} | "
+              f"{implied_stall_s(meas, t_dec, wl.mean_osl, c):.2f} | {(tpot - t_dec) * (wl.mean_osl - 1) / b:.2f} | "
+              + " | ".join(f"{x * 1e3:.1f}" for x in (*what_if, mha)) + " |")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--system", default="b200")
+    ap.add_argument("--framework", default="sglang", help="framework prefix, e.g. 'sglang 0.5.9' or 'trtllm'")
+    ap.add_argument("--isl", type=int, default=8192)
+    a = ap.parse_args()
+    main(a.system, a.framework, a.isl)

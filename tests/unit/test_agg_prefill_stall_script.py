@@ -1,0 +1,47 @@
+"""scripts/agg_prefill_stall.py: the implied stall, the chunk-carrying fraction and the MHA-rows batch, by hand."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "agg_prefill_stall.py"
+_spec = importlib.util.spec_from_file_location("agg_prefill_stall", SCRIPT)
+stall = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(stall)
+
+
+def test_implied_stall_by_hand():
+    # aiconfigurator B200 SGLang 0.5.9 FP8 TP8 8k/1k, C = 256: TPOT 117.709 ms, decode-only step 42.9 ms:
+    # (0.117709 - 0.0429) * 1023 / 255 = 0.074809 * 4.011765 = 0.300116 s per prompt
+    assert stall.implied_stall_s(0.117709, 0.0429, 1024, 256) == pytest.approx(0.300116, rel=1e-5)
+    # a TPOT below the decode-only step implies a negative stall (the decode step is priced too slow)
+    assert stall.implied_stall_s(0.010, 0.012, 11, 3) == pytest.approx(-0.002 * 10 / 2)
+
+
+def test_implied_stall_names_the_field():
+    with pytest.raises(ValueError, match="users: 1 leaves no other prompt"):
+        stall.implied_stall_s(0.01, 0.01, 1024, 1)
+    with pytest.raises(ValueError, match="osl: 1 has no decode step"):
+        stall.implied_stall_s(0.01, 0.01, 1, 8)
+
+
+def test_chunk_step_fraction_by_hand():
+    # 254 users, 8192-token prompts, 1023 decode steps, whole prompts per chunk: 254 / 1023 = 0.248289
+    assert stall.chunk_step_fraction(254, 8192, 1024, 8192) == pytest.approx(254 / 1023)
+    # a 4096-token chunk doubles the chunk-carrying steps; the fraction caps at every step
+    assert stall.chunk_step_fraction(254, 8192, 1024, 4096) == pytest.approx(508 / 1023)
+    assert stall.chunk_step_fraction(1000, 8192, 1024, 4096) == 1.0
+    with pytest.raises(ValueError, match="chunk: 0 tokens"):
+        stall.chunk_step_fraction(1, 8192, 1024, 0)
+
+
+def test_mha_rows_batch_puts_the_decode_rows_in_prefill_form():
+    b = stall.mha_rows_batch(64.0, 8704.0)
+    # point 0: 64 decode rows, no prefill; point 1: 64 one-token prefill sequences, each with a 8704-token prefix
+    assert list(b.decode_seqs) == [64.0, 0.0]
+    assert list(b.prefill_tokens) == [0.0, 64.0] and list(b.prefill_seqs) == [0.0, 64.0]
+    assert np.all(b.prefill_ctx == 8704.0)
