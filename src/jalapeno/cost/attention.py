@@ -70,9 +70,10 @@ class RankBatch:
 
     def prefill_keys(self, cap=None) -> np.ndarray:
         """Keys this rank's prefill attention reads beyond its own chunk tokens: Sr·C (window-capped
-        per sequence) + the other CP ranks' chunk tokens Pr·(cp − 1)."""
+        per sequence) + the other CP ranks' chunk tokens Pr·(cp − 1); 0 at a point with no prefill
+        tokens (a sequence with nothing to prefill this step reads no prefix)."""
         c = self.prefill_ctx if not cap else np.minimum(self.prefill_ctx, cap)
-        return self.prefill_seqs * c + self.prefill_tokens * (self.cp - 1)
+        return np.where(self.prefill_tokens > 0, self.prefill_seqs * c + self.prefill_tokens * (self.cp - 1), 0.0)
 
     def ring_block_tokens(self, cap=None) -> np.ndarray:
         """Tokens of KV one CP rank passes per ring step: its share of the prefix and its chunk."""
