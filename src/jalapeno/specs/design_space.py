@@ -43,6 +43,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from jalapeno.errors import SpecError
+from jalapeno.specs.schema_errors import describe
 
 #: objective metric → direction
 METRICS = {"tok_s_per_kw": "maximize", "usd_per_mtok": "minimize", "max_interactivity": "maximize",
@@ -275,7 +276,8 @@ def design_space_from_dict(data: dict, where: str = "design space") -> DesignSpa
         if len(parts) > 1 and parts[-1] in ("bool", "int", "float", "str"):  # the union member tried
             parts = parts[:-1]
         loc = ".".join(str(x) for x in parts) or "(top level)"
-        raise SpecError(f"{where}: {loc}", e["msg"].removeprefix("Value error, "), "see docs/explore.md for the design-space format") from None
+        problem, fix = describe(e, loc, "docs/explore.md")
+        raise SpecError(f"{where}: {loc}", problem, fix) from None
     _check_keys(space, where)
     return space
 

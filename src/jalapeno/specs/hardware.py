@@ -9,6 +9,7 @@ Schema reference: ``docs/catalog.md``.
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,6 +25,7 @@ from jalapeno.specs.files import read_user_text
 from jalapeno.specs.kv_tiers import TiersFile, parse_kv_tiers
 from jalapeno.specs.sourced import Sourced, SourcedNames, _Strict
 from jalapeno.specs.plausibility import check_plausible
+from jalapeno.specs.schema_errors import describe
 
 COMPUTE_FORMATS = ("bf16", "fp8", "fp4", "int8")
 TOPOLOGIES = ("switched", "full_mesh", "torus3d", "fat_tree")
@@ -374,26 +376,20 @@ def _named_loc(loc: tuple, data) -> str:
 
 
 def _pydantic_to_spec_error(err: ValidationError, where: str, data=None) -> SpecError:
-    e = err.errors()[0]
+    """The first schema error, the key named as the file names it, in the project's words
+    (specs/schema_errors.describe: never pydantic's ``Input should be`` / ``Field required``)."""
+    errs = err.errors()
+    # a misspelt key is both unknown and (its right spelling) missing: name the one the user wrote
+    e = next((x for x in errs if x["type"] == "extra_forbidden"), errs[0])
     loc = _named_loc(e["loc"], data) or "(top level)"
-    msg = e["msg"].removeprefix("Value error, ")  # pydantic's prefix on a validator's own message
-    kind = e["type"]
-    sourced = e.get("ctx", {}).get("class_name") in ("Sourced", "Banded")  # a number that carries its source
-    if kind in ("model_type", "dict_type", "model_attributes_type") and not sourced:
-        fix = f"write {loc} as a table of its keys ([{loc}] in the file; see docs/catalog.md for the schema)"
-    elif kind in ("model_type", "dict_type", "model_attributes_type"):
-        fix = f"write {loc} as {{ value = <number>, source = \"<where it comes from>\" }}"
-    elif kind in ("float_type", "int_type", "bool_type", "string_type"):
-        msg, fix = f"{msg}, got {e['input']!r}", "correct the value (see docs/catalog.md for the schema)"
-    elif kind == "missing":
-        fix = f"add {loc} to the file (see docs/catalog.md for the schema)"
-    elif kind == "extra_forbidden":
-        fix = "remove the key or correct its spelling (see docs/catalog.md)"
-    elif "greater_than" in kind:
-        fix = "give a positive value"
-    else:
-        fix = "correct the value (see docs/catalog.md for the schema)"
-    return SpecError(f"{where}: {loc}", msg, fix)
+    problem, fix = describe(e, loc, "docs/catalog.md")
+    if e["type"] == "extra_forbidden":
+        missing = [str(x["loc"][-1]) for x in errs
+                   if x["type"] == "missing" and x["loc"][:-1] == e["loc"][:-1]]
+        near = difflib.get_close_matches(str(e["loc"][-1]), missing, n=1)
+        if near:
+            fix = f"write {near[0]} (a required key, missing), not {e['loc'][-1]}"
+    return SpecError(f"{where}: {loc}", problem, fix)
 
 
 def _die(f: DieFile | None, hbm_stacks: int, where: str):

@@ -1,0 +1,88 @@
+"""One file-schema error in the project's words: what is wrong with the key, and the fix.
+
+pydantic reports a bad file key as ``Input should be a valid number [type=float_type, ...]``;
+:func:`describe` turns one entry of ``ValidationError.errors()`` into a problem sentence and a
+fix that name the key and what to write instead (``must be a number, got 'fast'`` / ``write
+chip.hbm_stacks = { value = <number>, source = "..." }``). A validator's own message
+(``value_error``) is already ours and is kept, without pydantic's ``Value error, `` prefix.
+Shared by specs/hardware.py (system files, ``--set``), specs/die.py and specs/design_space.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_SOURCED = ("Sourced", "Banded")  # a number that carries its source (specs/sourced.py)
+_TABLE = ("model_type", "dict_type", "model_attributes_type")
+_NUMBER = ("float_type", "float_parsing", "int_type", "int_parsing", "int_from_float",
+           "decimal_type", "decimal_parsing")
+
+
+def _got(e: dict[str, Any]) -> str:
+    """``, got <input>`` as the file writes it (TOML ``true``, not Python's ``True``)."""
+    if "input" not in e or isinstance(e["input"], dict):
+        return ""
+    x = e["input"]
+    return f", got {str(x).lower() if isinstance(x, bool) else repr(x)}"
+
+
+def describe(e: dict[str, Any], loc: str, schema_doc: str) -> tuple[str, str]:
+    """``(problem, fix)`` for one pydantic error entry, in the project's words.
+
+    Args:
+        e: one entry of ``pydantic.ValidationError.errors()`` (keys ``type``, ``msg``, ``ctx``,
+            ``input``).
+        loc: the key as the user writes it (``chip.hbm_stacks``), used in the fix.
+        schema_doc: the document that holds the schema (``docs/catalog.md``), named in fixes.
+
+    Returns:
+        The problem (no leading key, no trailing period) and the fix. Never pydantic's wording
+        (``Input should be``, ``Field required``, ``type=``).
+    """
+    kind, ctx = e.get("type", ""), e.get("ctx") or {}
+    got = _got(e)
+    see = f"(see {schema_doc} for the schema)"
+    if kind in _TABLE and ctx.get("class_name") in _SOURCED:
+        return (f"must be a number with its source{got}",
+                f'write {loc} = {{ value = <number>, source = "<where it comes from>" }}')
+    if kind in _TABLE:
+        return f"must be a table of its keys{got}", f"write {loc} as a table ([{loc}] in the file) {see}"
+    if kind in _NUMBER:
+        whole = kind.startswith("int")
+        return (f"must be a {'whole ' if whole else ''}number{got}",
+                f"write a {'whole ' if whole else ''}number without quotes, e.g. {loc} = "
+                f"{'4' if whole else '4.8'}")
+    if kind in ("bool_type", "bool_parsing"):
+        return f"must be true or false{got}", f"write {loc} = true or {loc} = false"
+    if kind in ("string_type", "string_unicode"):
+        return f"must be text{got}", f'write {loc} = "<text>" (in double quotes)'
+    if kind in ("list_type", "tuple_type", "set_type"):
+        return f"must be a list{got}", f"write {loc} = [ ... ] {see}"
+    if kind == "missing":
+        return "is missing", f"add {loc} to the file {see}"
+    if kind == "extra_forbidden":
+        return "is not a key this table knows", f"remove {loc} or correct its spelling {see}"
+    if kind == "finite_number":
+        return f"must be a finite number{got}", f"write a finite number for {loc} (not nan or inf)"
+    for bound, words in (("greater_than_equal", "at least"), ("less_than_equal", "at most"),
+                         ("greater_than", "greater than"), ("less_than", "less than")):
+        if kind == bound:
+            limit = next(iter(ctx.values()), "?")
+            if bound == "greater_than" and limit == 0:
+                return f"must be positive{got}", f"give {loc} a positive value"
+            return f"must be {words} {limit}{got}", f"give {loc} a value {words} {limit}"
+    if kind in ("too_short", "too_long"):
+        n = ctx.get("min_length" if kind == "too_short" else "max_length", "?")
+        return (f"must have {'at least' if kind == 'too_short' else 'at most'} {n} item(s){got}",
+                f"give {loc} {'at least' if kind == 'too_short' else 'at most'} {n} item(s)")
+    if kind in ("string_too_short", "string_too_long"):
+        n = ctx.get("min_length" if kind == "string_too_short" else "max_length", "?")
+        return (f"must be {'at least' if kind == 'string_too_short' else 'at most'} {n} character(s){got}",
+                f"write a {'longer' if kind == 'string_too_short' else 'shorter'} {loc}")
+    if kind in ("literal_error", "enum"):
+        return (f"must be one of {ctx.get('expected', '?')}{got}",
+                f"write one of {ctx.get('expected', '?')} for {loc}")
+    if kind in ("value_error", "assertion_error"):
+        msg = str(e.get("msg", "")).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        return msg, f"correct {loc} {see}"
+    return f"is not a valid value{got}", f"correct {loc} {see}"

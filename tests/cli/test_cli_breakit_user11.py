@@ -1,0 +1,68 @@
+"""Findings of break-it round 11 (user11): schema errors in pydantic's words, option names
+without their dashes, unbounded options, files of the wrong kind. Each refusal is one line
+naming the field (as the user typed it) and the fix, in the project's words."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import pytest
+
+from cli_runner import check_error, error_line, run
+
+PYDANTIC_WORDS = ("input should", "field required", "type=", "valid dictionary", "value error")
+
+
+def _h200(tmp_path, old: str, new: str):
+    text = (resources.files("jalapeno") / "data" / "systems" / "h200.toml").read_text()
+    assert old in text
+    f = tmp_path / "bad.toml"
+    f.write_text(text.replace(old, new, 1))
+    return str(f)
+
+
+@pytest.mark.parametrize(("old", "new", "words"), [
+    ("value = 4.8,", 'value = "fast",', ["chip.hbm_bandwidth_tb_per_s.value", "must be a number",
+                                         "got 'fast'", "without quotes"]),
+    ("value = 4.8,", "value = [1],", ["chip.hbm_bandwidth_tb_per_s.value", "must be a number", "got [1]"]),
+    ("value = 4.8,", "value = -4.8,", ["chip.hbm_bandwidth_tb_per_s.value", "must be positive", "got -4.8"]),
+    ("value = 4.8,", "value = nan,", ["chip.hbm_bandwidth_tb_per_s.value", "finite number", "not nan or inf"]),
+    ("hbm_stacks = {", "hbm_stackz = {", ["chip.hbm_stackz", "not a key this table knows", "write hbm_stacks",
+                                         "not hbm_stackz"]),
+    ('value = 4.8, source = "NVIDIA H200 datasheet; InferenceX dashboard specs (4.8 TB/s)"', "value = 4.8",
+     ["chip.hbm_bandwidth_tb_per_s.source", "is missing", "add chip.hbm_bandwidth_tb_per_s.source"]),
+])
+def test_schema_errors_are_in_our_words(capsys, tmp_path, old, new, words):
+    """They read 'Input should be a valid number' / 'Field required' (pydantic's words)."""
+    code, out, err = run(capsys, "hardware", "show", _h200(tmp_path, old, new))
+    check_error(code, out, err, *words)
+    line = error_line(code, out, err).lower()
+    assert not any(w in line for w in PYDANTIC_WORDS), line
+
+
+def test_missing_key_and_bare_number_for_a_sourced_one(capsys, tmp_path):
+    import re
+
+    text = (resources.files("jalapeno") / "data" / "systems" / "h200.toml").read_text()
+    f = tmp_path / "bad.toml"
+    f.write_text(re.sub(r"(?m)^hbm_stacks = .*$", "hbm_stacks = 6", text))
+    check_error(*run(capsys, "hardware", "show", str(f)), "chip.hbm_stacks",
+                "must be a number with its source", "got 6", 'value = <number>, source =')
+    f.write_text(re.sub(r"(?m)^hbm_stacks = .*$", "", text))
+    check_error(*run(capsys, "hardware", "show", str(f)), "chip.hbm_stacks", "is missing",
+                "add chip.hbm_stacks to the file")
+
+
+def test_set_of_a_table_to_a_number_names_a_table(capsys):
+    code, out, err = run(capsys, "hardware", "show", "h200", "--set", "chip=5")
+    check_error(code, out, err, "chip", "must be a table of its keys", "got 5")
+    assert not any(w in error_line(code, out, err).lower() for w in PYDANTIC_WORDS)
+
+
+def test_design_space_schema_error_in_our_words(capsys, tmp_path):
+    f = tmp_path / "space.toml"
+    f.write_text('name = "x"\nbase = "jalapeno"\ntrials = "many"\n[objective]\nmetrics = ["tok_s_per_kw"]\n'
+                 '[[cases]]\nmodel = "deepseek-r1"\n[params."chip.hbm_stacks"]\nchoices = [4, 8]\n')
+    code, out, err = run(capsys, "explore", str(f))
+    check_error(code, out, err, "trials", "must be a whole number", "got 'many'")
+    assert not any(w in error_line(code, out, err).lower() for w in PYDANTIC_WORDS)
