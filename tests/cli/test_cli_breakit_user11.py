@@ -66,3 +66,55 @@ def test_design_space_schema_error_in_our_words(capsys, tmp_path):
     code, out, err = run(capsys, "explore", str(f))
     check_error(code, out, err, "trials", "must be a whole number", "got 'many'")
     assert not any(w in error_line(code, out, err).lower() for w in PYDANTIC_WORDS)
+
+
+STEP = ("step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8")
+
+
+def test_an_integer_option_in_e_notation_is_refused_with_its_digits(capsys):
+    """typer showed 'Invalid value for '--batch' / '-b': Input should be a valid integer, unable to
+    parse string as an integer' (pydantic's words)."""
+    code, out, err = run(capsys, *STEP, "--batch", "1e8")
+    check_error(code, out, err, "--batch:", "must be a whole number", "got '1e8'",
+                "write it in digits: --batch 100000000")
+    assert not any(w in error_line(code, out, err).lower() for w in PYDANTIC_WORDS)
+    check_error(*run(capsys, *STEP, "--batch", "abc"), "--batch:", "got 'abc'", "jalapeno step --help")
+    check_error(*run(capsys, *STEP, "--batch", "8", "--memory-fraction", "most"), "--memory-fraction:",
+                "must be a number", "got 'most'")
+
+
+def test_step_out_of_memory_names_batch_not_concurrency(capsys):
+    """step has no --concurrency; its out-of-memory message told the user to lower it."""
+    code, out, err = run(capsys, *STEP, "--batch", "100000000")
+    check_error(code, out, err, "lower --batch", "smaller --batch")
+    assert "concurrency" not in error_line(code, out, err)
+
+
+def test_eplb_is_bounded_by_full_replication(capsys):
+    """--eplb 100000 was accepted and priced (weights 29,838 GiB a chip). DeepSeek-R1 has 256 routed
+    experts; EP8 holds every expert on every rank at 256 x (8 - 1) = 1,792 redundant experts."""
+    args = ("step", "-s", "gb200-nvl72", "-m", "deepseek-r1", "--dp", "8", "--ep", "8", "--batch", "8")
+    check_error(*run(capsys, *args, "--eplb", "100000"), "--eplb:", "exceed the 1792", "use --eplb 1792 or fewer")
+    check_error(*run(capsys, *args, "--eplb", "1793"), "--eplb:", "exceed the 1792")
+    code, out, err = run(capsys, *args, "--eplb", "1792")  # allowed by the bound, refused by memory
+    check_error(code, out, err, "deployment", "weights need")
+    check_error(*run(capsys, "predict", "-s", "gb200-nvl72", "-m", "deepseek-r1", "-c", "8", "--prefill", "tp=8",
+                     "--decode", "dp=8,ep=8,eplb=100000"), "--decode eplb", "use eplb=1792 or fewer")
+
+
+def test_sweep_eplb_is_bounded_by_the_expert_count(capsys):
+    check_error(*run(capsys, "frontier", "-s", "gb200-nvl72", "-m", "deepseek-r1", "--eplb", "257"),
+                "--eplb:", "more than deepseek-r1's 256 experts", "--eplb 256 or fewer")
+
+
+@pytest.mark.parametrize(("opt", "value", "words"), [
+    ("--max-running", "-1", ["--max-running:", "positive integer"]),
+    ("--cuda-graph-max-batch", "0", ["--cuda-graph-max-batch:", "positive integer"]),
+    ("--memory-fraction", "2", ["--memory-fraction:", "(0, 1]"]),
+])
+def test_option_errors_name_the_option_with_its_dashes(capsys, opt, value, words):
+    """They read 'max_running: ...', 'memory-fraction: ...' where the user typed --max-running."""
+    code, out, err = run(capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "-c", "8", opt, value)
+    check_error(code, out, err, *words)
+    assert error_line(code, out, err).startswith(f"error: {opt}:")
+

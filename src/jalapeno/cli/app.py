@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> None:
         app(args=argv, standalone_mode=False)
         sys.stdout.flush()
     except JalapenoError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {_as_typed(e, sys.argv[1:] if argv is None else argv)}", file=sys.stderr)
         sys.exit(2)
     except typer.Exit as e:
         sys.exit(e.exit_code)
@@ -112,9 +112,14 @@ def main(argv: list[str] | None = None) -> None:
             known = set(getattr(typer.main.get_command(app), "commands", {}))
             words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")][:1]
             words = [w for w in words if w in known]
+            helps = f"see `{' '.join(['jalapeno', *words, '--help'])}`"
+            typed = _option_value_error(e, helps)
+            if typed is not None:
+                print(f"error: {typed}", file=sys.stderr)
+                sys.exit(e.exit_code)
             msg = e.format_message().rstrip(".")
             end = "" if msg.endswith(("?", "!")) else "."  # "Did you mean 'compare'?" ends its own sentence
-            print(f"error: {msg}{end} Fix: see `{' '.join(['jalapeno', *words, '--help'])}`", file=sys.stderr)
+            print(f"error: {msg}{end} Fix: {helps}", file=sys.stderr)
             sys.exit(e.exit_code)
         raise
 
@@ -134,6 +139,51 @@ def _output_failed(e: OSError) -> None:
     print(f"error: {where}: cannot write the output ({e.strerror or type(e).__name__}). Fix: write to a "
           "device or file with space and permission (or pass --out/--html elsewhere)", file=sys.stderr)
     sys.exit(2)
+
+
+def _as_typed(e: JalapenoError, argv: list[str]) -> str:
+    """The error with its field as the user typed it: a library field (``eplb``, ``max_running``)
+    that names an option given on the command line is shown as that option (``--eplb``,
+    ``--max-running``), as the fix already writes it."""
+    if e.field.startswith("-") or " " in e.field:
+        return str(e)
+    opts = ["--" + part.replace("_", "-") for part in e.field.split("/")]  # isl/osl -> --isl/--osl
+    if any(a == o or a.startswith(o + "=") for o in opts for a in argv):
+        return f"{'/'.join(opts)}: {e.problem}. Fix: {e.fix}"
+    return str(e)
+
+
+def _option_value_error(e: Exception, helps: str) -> str | None:
+    """An option value typer could not convert, in the project's words, or None for other errors.
+
+    typer >= 0.2x converts option values with pydantic and shows its message (``Invalid value for
+    '--batch' / '-b': Input should be a valid integer, unable to parse string as an integer``);
+    this names the option as typed and the fix (``--batch: must be a whole number, got '1e8'.
+    Fix: write it in digits: --batch 100000000``).
+    """
+    from pydantic import ValidationError
+
+    from jalapeno.specs.schema_errors import describe
+
+    cause, param = e.__cause__, getattr(e, "param", None)
+    if not isinstance(cause, ValidationError) or param is None or not cause.errors():
+        return None
+    err = cause.errors()[0]
+    opts = [o for o in getattr(param, "opts", ()) if o.startswith("--")] or list(getattr(param, "opts", ()))
+    opt = max(opts, key=len) if opts else str(getattr(param, "name", "value"))
+    problem, _ = describe(err, opt, "")
+    v, kind = err.get("input"), err.get("type", "")
+    if kind.startswith("int"):
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            x = None
+        if x is not None and x == x and abs(x) != float("inf") and x == int(x):
+            return f"{opt}: {problem}. Fix: write it in digits: {opt} {int(x)}"
+        return f"{opt}: {problem}. Fix: give {opt} a whole number ({helps})"
+    if kind.startswith(("float", "decimal")):
+        return f"{opt}: {problem}. Fix: give {opt} a number such as 0.5 or 1e6 ({helps})"
+    return f"{opt}: {problem}. Fix: {helps}"
 
 
 def _click_exception() -> type:

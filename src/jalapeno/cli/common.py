@@ -207,3 +207,15 @@ def stack_label(stack: str | None) -> str:
 
 #: ``--overlap`` of the commands that run one deployment (predict, simulate)
 OVERLAP_HELP = "none or tbo (two-batch overlap of the MoE all-to-all; pools with DP attention + EP)."
+
+
+def in_option_words(reason: str, load: str) -> str:
+    """A library reason in the command's own option names: ``max_running`` → ``--max-running``,
+    ``the memory fraction`` → ``--memory-fraction``, ``the concurrency`` → ``load`` (``--batch``
+    on ``step``, which has no ``--concurrency``)."""
+    for lib, opt in (("max_running / max_tokens_per_step", "--max-running / --max-tokens-per-step"),
+                     ("max_running", "--max-running"), ("max_tokens_per_step", "--max-tokens-per-step"),
+                     ("raise the memory fraction", "raise --memory-fraction"),
+                     ("lower the concurrency", f"lower {load}")):
+        reason = reason.replace(lib, opt)
+    return reason

@@ -148,9 +148,11 @@ def predict(
         from jalapeno.errors import InfeasibleDeployment
 
         at = f"concurrency {concurrency:g}" if rate is None else f"{rate:g} requests/s"
-        raise InfeasibleDeployment("deployment", f"{dep.label} at {at}: {point.reason}",
-                                   "change the deployment (more workers, wider layouts) or the "
-                                   + ("concurrency" if rate is None else "rate"))
+        from jalapeno.cli.common import in_option_words
+
+        load = "--concurrency" if rate is None else "--rate"
+        raise InfeasibleDeployment("deployment", f"{dep.label} at {at}: {in_option_words(str(point.reason), load)}",
+                                   f"change the deployment (more workers, wider layouts) or {load}")
     if prefill is None and note:
         import sys
 

@@ -142,8 +142,11 @@ def step(
     if not out["feasible"]:
         from jalapeno.errors import InfeasibleDeployment
 
-        raise InfeasibleDeployment("deployment", f"{sc.layout.label} on {s.name}: {out['reason']}",
-                                   "shard wider (more TP/DP/EP/PP), use a smaller precision or a smaller batch")
+        from jalapeno.cli.common import in_option_words
+
+        raise InfeasibleDeployment("deployment", f"{sc.layout.label} on {s.name}: "
+                                   f"{in_option_words(out['reason'], '--batch')}",
+                                   "shard wider (more TP/DP/EP/PP), use a smaller precision or a smaller --batch")
     sliced = slice_summary(sc.ops, sc.times, pr, 0) if chip_model == "sliced" else None
     tile_table = None
     if tiles:

@@ -37,10 +37,10 @@ def check_memory_fraction(f):
     """Return ``f`` if it is None or in (0, 1].
 
     Raises:
-        SpecError: anything else (field ``memory-fraction``).
+        SpecError: anything else (field ``--memory-fraction``, the option that sets it).
     """
     if f is not None and (isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f <= 1):
-        raise SpecError("memory-fraction", f"must be in (0, 1], got {f!r}",
+        raise SpecError("--memory-fraction", f"must be in (0, 1], got {f!r}",
                         "give the engine's share of HBM, e.g. 0.9 (vLLM gpu_memory_utilization)")
     return f
 def _positive_int_or_none(value, field: str, option: str) -> None:

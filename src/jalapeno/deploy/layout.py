@@ -149,7 +149,10 @@ def validate_layout(layout: Layout, model: ModelSpec, system: System) -> None:
 
 
 def check_eplb(layout: Layout, model: ModelSpec) -> None:
-    """EPLB needs a MoE model, EP > 1, R >= 0 redundant experts and EP dividing E + R.
+    """EPLB needs a MoE model, EP > 1, 0 <= R <= E (EP - 1) redundant experts and EP dividing E + R.
+
+    R = E (EP - 1) is full replication (every rank holds all E experts); a larger R would put a
+    second copy of an expert on a rank that holds it, which balances nothing.
 
     Engines spread E + R expert slots evenly over the EP ranks (DeepSeek EPLB: the number of
     replicas must be a multiple of the GPU count; SGLang uses 256 + 32 = 288 slots for EP 12/72).
@@ -166,6 +169,11 @@ def check_eplb(layout: Layout, model: ModelSpec) -> None:
                                    f"{'a dense model has none' if model.moe is None else 'this layout has EP1'}",
                                    "leave EPLB off or use ep >= 2")
     e = model.moe.num_experts
+    if r > e * (layout.ep - 1):  # past it a rank would hold a copy of an expert it already has
+        raise InfeasibleDeployment("eplb", f"{r} redundant experts exceed the {e * (layout.ep - 1)} that "
+                                   f"EP{layout.ep} can place ({e} experts x {layout.ep - 1} other ranks: "
+                                   "at that every rank holds every expert)",
+                                   f"use --eplb {e * (layout.ep - 1)} or fewer (engines run 32 for 256 experts)")
     if (e + r) % layout.ep:
         ok = -(-(e + r) // layout.ep) * layout.ep - e
         raise InfeasibleDeployment("eplb", f"EP{layout.ep} does not divide {e} experts + {r} redundant = {e + r} slots",
