@@ -118,3 +118,59 @@ def test_option_errors_name_the_option_with_its_dashes(capsys, opt, value, words
     check_error(code, out, err, *words)
     assert error_line(code, out, err).startswith(f"error: {opt}:")
 
+
+def _llama(tmp_path, **changes):
+    import json
+
+    cfg = json.loads((resources.files("jalapeno") / "data" / "models" / "llama-3.3-70b.json").read_text())
+    cfg.pop("quantization_config", None)
+    for k, v in changes.items():
+        if v is None:
+            cfg.pop(k, None)
+        else:
+            cfg[k] = v
+    f = tmp_path / "config.json"
+    f.write_text(json.dumps(cfg))
+    return str(f)
+
+
+@pytest.mark.parametrize(("dtype", "words"), [
+    ("bfloat16", ["torch_dtype bfloat16 (no quantization_config)"]),
+    ("float16", ["torch_dtype float16", "priced as bf16"]),
+    ("float32", ["torch_dtype float32", "served in 16 bits"]),
+    (None, ["assumed bf16", "no torch_dtype"]),
+])
+def test_models_show_says_where_the_released_precision_comes_from(capsys, tmp_path, dtype, words):
+    """torch_dtype was never read and models show did not say so."""
+    import json
+
+    code, out, err = run(capsys, "models", "show", _llama(tmp_path, torch_dtype=dtype), "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["default_precision"] == "bf16"
+    for w in words:
+        assert w in r["default_precision_from"]
+
+
+def test_quantised_release_names_its_quantization_config(capsys):
+    import json
+
+    code, out, err = run(capsys, "models", "show", "deepseek-r1", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert (r["default_precision"], r["default_precision_from"]) == ("fp8", "config.json quantization_config "
+                                                                             "(quant_method fp8)")
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "int8", 16])
+def test_a_low_bit_torch_dtype_without_quantization_config_is_refused(capsys, tmp_path, dtype):
+    """An FP8 torch_dtype with no quantization_config was priced as BF16 weights (2x the bytes)."""
+    check_error(*run(capsys, "models", "show", _llama(tmp_path, torch_dtype=dtype)), "torch_dtype",
+                "without a quantization_config", "bfloat16, float16, float32", "add the checkpoint's quantization_config")
+
+
+def test_transformers_dtype_key_is_read_as_torch_dtype(capsys, tmp_path):
+    """transformers >= 4.56 writes ``dtype`` where older releases wrote ``torch_dtype``."""
+    check_error(*run(capsys, "models", "show", _llama(tmp_path, torch_dtype=None, dtype="float8_e5m2")),
+                "dtype", "'float8_e5m2' without a quantization_config")
+

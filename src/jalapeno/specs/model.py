@@ -129,6 +129,8 @@ class ModelSpec:
         mtp_layers: multi-token-prediction modules (DeepSeek ``num_nextn_predict_layers``).
         tie_embeddings: input embedding shared with the LM head.
         default_precision: preset matching the released checkpoint.
+        precision_from: where ``default_precision`` was read (quantization_config, torch_dtype or
+            assumed), shown by ``models show``.
         max_context: ``max_position_embeddings``.
         source: file the spec came from.
     """
@@ -147,6 +149,7 @@ class ModelSpec:
     default_precision: str
     max_context: int
     source: str = field(default="", compare=False)
+    precision_from: str = field(default="", compare=False)
 
     def check_context(self, tokens: float, field: str, what: str | None = None, fix: str | None = None) -> None:
         """Every path that runs a sequence (predict, step, simulate, traces) makes this one check.
@@ -363,6 +366,7 @@ class ModelSpec:
             },
             "mtp_layers": self.mtp_layers,
             "default_precision": self.default_precision,
+            "default_precision_from": self.precision_from,
             "kv_dtype": kv.name,
             "kv_bytes_per_token": self.kv_bytes_per_token(kv),
             "kv_bytes_per_token_at_8k": self.kv_bytes_per_token(kv, 8192),

@@ -20,7 +20,7 @@ from jalapeno.specs.model import (
     ModelSpec,
     MoESpec,
 )
-from jalapeno.specs.quant_config import checkpoint_precision
+from jalapeno.specs.quant_config import checkpoint_precision, precision_origin
 
 # ---- parsing -----------------------------------------------------------------------------
 
@@ -234,6 +234,7 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
         max_context=_opt_int(cfg, "max_position_embeddings", src, None, 1,
                              ", or remove it (then no context check is made)") or 0,
         source=source,
+        precision_from=precision_origin(cfg),
     )
 
 

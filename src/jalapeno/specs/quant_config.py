@@ -22,6 +22,15 @@ an INT4 checkpoint). Sources of each mapping:
 - ``bitsandbytes``: ``load_in_4bit`` (NF4/FP4, blocksize 64 with an fp32 absmax: 4 + 32/64 = 4.5
   bits per weight, the bytes of INT4 g32 with 16-bit scales) → ``w4a16-g32``; 8-bit (LLM.int8) is
   not modelled and refused.
+
+Without a ``quantization_config`` the checkpoint's ``torch_dtype`` (``dtype`` in transformers >=
+4.56) is read: ``bfloat16`` and ``float16`` are 16-bit weights → ``bf16`` (FP16 is priced as BF16:
+same bytes, same tensor-core rate on every catalog chip); ``float32`` → ``bf16`` too, as the
+engines serve it (vLLM ``--dtype auto``: "FP16 precision for FP32 and FP16 models, and BF16
+precision for BF16 models", vLLM engine-args docs; SGLang's ``--dtype auto`` alike). Absent →
+``bf16`` (a named assumption: the dtype every catalog release without a quantization_config
+has). Any other dtype (an 8-bit or 4-bit type without the scaling a quantization_config gives) is
+refused, naming the field.
 """
 
 from __future__ import annotations
@@ -43,8 +52,50 @@ def _w4(group: Any) -> str:
     return "w4a16-g32" if 0 < g <= 32 else "w4a16"
 
 
+#: torch_dtype values served as 16-bit weights (module docstring: float32 is served in 16 bits).
+SIXTEEN_BIT_DTYPES = ("bfloat16", "float16", "float32")
+
+
+def _dtype_key(cfg: dict) -> str:
+    return "torch_dtype" if "torch_dtype" in cfg else "dtype"
+
+
+def _check_dtype(cfg: dict, src: str) -> None:
+    """Refuse a ``torch_dtype`` that is not a 16/32-bit float (its scaling would be guessed)."""
+    key = _dtype_key(cfg)
+    d = cfg.get(key)
+    if d is None:
+        return
+    if not isinstance(d, str) or d.strip().lower().removeprefix("torch.") not in SIXTEEN_BIT_DTYPES:
+        raise SpecError(f"{src}: {key}", f"{d!r} without a quantization_config is not modelled (the "
+                        "weights' scaling cannot be read)", f"use one of {', '.join(SIXTEEN_BIT_DTYPES)}, "
+                        "or add the checkpoint's quantization_config")
+
+
+def precision_origin(cfg: dict) -> str:
+    """Where a config.json's released precision was read from, for ``models show``.
+
+    >>> precision_origin({"torch_dtype": "bfloat16"})
+    'config.json torch_dtype bfloat16 (no quantization_config)'
+    >>> precision_origin({"quantization_config": {"quant_method": "fp8"}, "torch_dtype": "bfloat16"})
+    'config.json quantization_config (quant_method fp8)'
+    """
+    q = cfg.get("quantization_config") or {}
+    method = str(q.get("quant_method", "")).strip().lower() if isinstance(q, dict) else ""
+    if method:
+        return f"config.json quantization_config (quant_method {method})"
+    d = cfg.get(_dtype_key(cfg))
+    if d is None:
+        return "assumed bf16: config.json has no quantization_config and no torch_dtype"
+    d = str(d).strip().lower().removeprefix("torch.")
+    served = "" if d == "bfloat16" else (", served in 16 bits as engines' --dtype auto does" if d == "float32"
+                                          else ", priced as bf16: same bytes and tensor-core rate")
+    return f"config.json {_dtype_key(cfg)} {d} (no quantization_config{served})"
+
+
 def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
-    """The precision preset of a config.json's checkpoint (``bf16`` without a quantization_config).
+    """The precision preset of a config.json's checkpoint (``bf16`` without a quantization_config,
+    where ``torch_dtype`` is a 16/32-bit float or absent).
 
     Args:
         cfg: the parsed config.json.
@@ -53,11 +104,13 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
 
     Raises:
         SpecError: an unknown ``quant_method``, or a known one whose bit width no preset stores
-            (the field ``quantization_config.quant_method`` / ``.bits`` named, with the list).
+            (the field ``quantization_config.quant_method`` / ``.bits`` named, with the list); a
+            ``torch_dtype`` other than bfloat16/float16/float32 without a quantization_config.
     """
     q = cfg.get("quantization_config") or {}
     method = str(q.get("quant_method", "")).strip().lower()
     if not method:
+        _check_dtype(cfg, src)
         return "bf16"
     field = f"{src}: quantization_config"
     if method in ("fp8", "fbgemm_fp8"):
