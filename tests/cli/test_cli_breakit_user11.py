@@ -174,3 +174,25 @@ def test_transformers_dtype_key_is_read_as_torch_dtype(capsys, tmp_path):
     check_error(*run(capsys, "models", "show", _llama(tmp_path, torch_dtype=None, dtype="float8_e5m2")),
                 "dtype", "'float8_e5m2' without a quantization_config")
 
+
+COLUMNS = "hardware, model, precision, isl, osl, conc, topology, tput_per_gpu, tok_s_user"
+
+
+@pytest.mark.parametrize(("name", "text", "words"), [
+    ("x.json", '{"a": 1}', ["--points x.json", "is json, not csv", COLUMNS]),
+    ("pts.csv", '[{"conc": 4}]', ["--points pts.csv", "is json, not csv", COLUMNS]),
+    ("pts.toml", "a = 1\n", ["--points pts.toml", "is toml, not csv"]),
+    ("cols.csv", "a,b\n1,2\n", ["--points cols.csv: columns", "missing hardware, model", COLUMNS]),
+])
+def test_points_file_of_the_wrong_kind_names_csv_and_its_columns(capsys, tmp_path, name, text, words):
+    """A JSON points file was refused as 'no data rows' with no word of CSV or its columns."""
+    f = tmp_path / name
+    f.write_text(text)
+    check_error(*run(capsys, "validate", "--points", str(f), "--no-aiconfigurator"), *words)
+
+
+def test_report_measured_file_is_named_as_measured(capsys, tmp_path):
+    f = tmp_path / "m.json"
+    f.write_text("{}")
+    check_error(*run(capsys, "report", "--systems", "h200", "-m", "llama-3.3-70b", "--measured", str(f),
+                     "-o", str(tmp_path / "r.html")), "--measured m.json", "not csv")

@@ -129,7 +129,7 @@ def _measured_points(measured: str, model: str, wl) -> tuple[list, list[str]]:
     path = DEFAULT_POINTS if measured == "shipped" else Path(measured)
     if measured != "shipped" and not path.is_file():
         raise SpecError("--measured", f"{measured!r}: file not found", "give 'shipped', 'none' or a CSV path")
-    pts, skipped = load_inferencex(path)
+    pts, skipped = load_inferencex(path, "--measured")
     if skipped and measured != "shipped":  # a user file's unreadable rows are named, not dropped silently
         print(f"warning: --measured {path.name}: {len(skipped)} row(s) skipped, first {skipped[0][0]}: "
               f"{skipped[0][1]}", file=sys.stderr)

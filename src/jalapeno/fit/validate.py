@@ -227,20 +227,30 @@ def parse_topology(text: str, moe: bool, concurrency: float | None = None,
     return bad
 
 
-def load_inferencex(path: str | Path) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
-    """Measured points of an InferenceX CSV and the skipped rows (id, reason).
+def load_inferencex(path: str | Path, option: str = "--points") -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
+    """Measured points of an InferenceX CSV and the skipped rows (id, reason); ``option`` is the
+    command-line option that named the file, for the messages.
 
     Raises:
-        SpecError: missing file or a missing column.
+        SpecError: missing file, a file that is not CSV (JSON, TOML...), no rows or a missing column
+            (each message lists the columns).
     """
     p = Path(path)
-    rows = csv_rows(read_user_text(p, "an InferenceX points CSV", "pass an InferenceX points CSV"), p.name)
+    need = ("hardware", "model", "precision", "isl", "osl", "conc", "topology", "tput_per_gpu", "tok_s_user")
+    shape = (f"a CSV file with a header row holding the columns {', '.join(need)} (as the shipped "
+             "src/jalapeno/data/validation/inferencex_points.csv)")
+    text = read_user_text(p, "an InferenceX points CSV", "pass an InferenceX points CSV")
+    head = text.lstrip()[:1]
+    if head in ("{", "[") or p.suffix.lower() in (".json", ".jsonl", ".toml", ".yaml", ".yml", ".parquet"):
+        kind = "JSON" if head in ("{", "[") else p.suffix.lstrip(".").upper()
+        raise SpecError(f"{option} {p.name}", f"is {kind}, not CSV: measured InferenceX points are read from CSV only",
+                        f"pass {shape}")
+    rows = csv_rows(text, p.name)
     if not rows:
-        raise SpecError(str(p), "no data rows", "pass an InferenceX points CSV with at least one row")
-    need = {"hardware", "model", "precision", "isl", "osl", "conc", "topology", "tput_per_gpu", "tok_s_user"}
-    missing = need - set(rows[0] if rows else {})
+        raise SpecError(f"{option} {p.name}", "no data rows", f"pass {shape}, and at least one row")
+    missing = [c for c in need if c not in rows[0]]
     if missing:
-        raise SpecError(f"{p.name}: columns", f"missing {sorted(missing)}", "use the InferenceX points format")
+        raise SpecError(f"{option} {p.name}: columns", f"missing {', '.join(missing)}", f"pass {shape}")
     points, skipped = [], []
     last_config: dict[str, str] = {}
     for k, r in enumerate(rows, start=2):
