@@ -102,9 +102,13 @@ def test_eplb_is_bounded_by_full_replication(capsys):
                      "--decode", "dp=8,ep=8,eplb=100000"), "--decode eplb", "use eplb=1792 or fewer")
 
 
-def test_sweep_eplb_is_bounded_by_the_expert_count(capsys):
-    check_error(*run(capsys, "frontier", "-s", "gb200-nvl72", "-m", "deepseek-r1", "--eplb", "257"),
-                "--eplb:", "more than deepseek-r1's 256 experts", "--eplb 256 or fewer")
+def test_sweep_eplb_is_bounded_by_full_replication_at_ep8(capsys):
+    """A sweep tries EPLB from EP8: 256 experts x 7 other ranks = 1,792 redundant at most.
+    Mixtral's 8 experts: 8 x 7 = 56, above the sweeps' default 32 (which must still run)."""
+    check_error(*run(capsys, "frontier", "-s", "gb200-nvl72", "-m", "deepseek-r1", "--eplb", "1793"),
+                "--eplb:", "more than the 1792 that ep8", "--eplb 1792 or fewer")
+    check_error(*run(capsys, "frontier", "-s", "h200", "-m", "mixtral-8x7b", "--eplb", "57"),
+                "--eplb:", "the 56 that ep8")
 
 
 @pytest.mark.parametrize(("opt", "value", "words"), [

@@ -81,9 +81,9 @@ class SweepOptions:
         token_budget: chunked-prefill budget per step.
         max_stage_factor: largest stage as a multiple of the scale-up domain.
         eplb: fewest redundant experts tried with EPLB on MoE layouts with EP >= 8 (rounded up so
-            EP divides E + R); None = never try EPLB. At most the model's expert count E (a
-            sweep refuses more: twins replicate the busiest experts, and SGLang's DeepSeek
-            recipes run 32 for 256, deploy/layout.check_eplb).
+            EP divides E + R); None = never try EPLB. A sweep refuses more than E (EPLB_MIN_EP - 1),
+            the full replication of the narrowest layout it tries EPLB on
+            (deploy/layout.check_eplb).
         max_running, max_tokens_per_step, cuda_graph_max_batch, recv_interval: engine limits
             of every deployment (deploy/deployment.Deployment; serve/limits.py).
         recipe: label of the engine recipe these options come from (None: as stated).
@@ -303,11 +303,12 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
         if not isinstance(obj, kind):
             raise SpecError(f"sweep: {name}", f"expected a {kind.__name__}, got {type(obj).__name__}", f"pass {fix}")
     check_mtp(opt.mtp, model)
-    if opt.eplb is not None and model.moe is not None and opt.eplb > model.moe.num_experts:
-        raise SpecError("--eplb", f"{opt.eplb} redundant experts is more than {model.name}'s "
-                        f"{model.moe.num_experts} experts (a sweep's EPLB twins replicate the busiest "
-                        "experts; engines run 32 for 256)", f"use --eplb {model.moe.num_experts} or fewer, "
-                        "or --eplb off")
+    most = None if model.moe is None else model.moe.num_experts * (EPLB_MIN_EP - 1)
+    if opt.eplb is not None and most is not None and opt.eplb > most:
+        raise SpecError("--eplb", f"{opt.eplb} redundant experts is more than the {most} that EP{EPLB_MIN_EP}, "
+                        f"the narrowest layout a sweep tries EPLB on, can place ({model.name}'s "
+                        f"{model.moe.num_experts} experts x {EPLB_MIN_EP - 1} other ranks: full replication)",
+                        f"use --eplb {most} or fewer (engines run 32 for 256 experts), or --eplb off")
     check_pricer(pricer, "sweep")
     system, eff = pricer.system, pricer.efficiency
     check_precision(precision, model, system.chip)
