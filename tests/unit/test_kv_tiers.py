@@ -92,7 +92,7 @@ def test_good_tier_table_loads():
 
 @pytest.mark.parametrize("tiers, words", [
     ({"hots": HOST}, ["kv_tiers.hots", "correct its spelling"]),
-    ({"host": dict(HOST, bandwidth_gb_per_s={"value": -1, "source": "tst"})}, ["bandwidth_gb_per_s", "greater than 0"]),
+    ({"host": dict(HOST, bandwidth_gb_per_s={"value": -1, "source": "tst"})}, ["bandwidth_gb_per_s", "must be positive", "got -1"]),
     ({"host": dict(HOST, usable_fraction={"value": 1.5, "source": "tst"})}, ["usable_fraction must be <= 1"]),
     ({"host": dict(HOST, link="usb")}, ["kv_tiers.host.link"]),
     ({"host": dict(HOST, latency_us=3)}, ["latency_us", "value = <number>"]),
