@@ -119,9 +119,9 @@ def test_pool_errors_name_the_pool(capsys, pools, words):
     (("compare", "-s", "h200", "--as-deployed", "--overlap", "tbo"), ["--as-deployed", "--overlap"]),
     (("compare", "-s", "h200", "--as-deployed", "--memory-fraction", "0.5"), ["--as-deployed", "--memory-fraction"]),
     (("collective", "-s", "h100", "-g", "1"), ["--group", ">= 2"]),
-    # 1e30 bytes used to be priced silently; h100 holds 80 GB per chip (datasheet)
-    (("collective", "-s", "h100", "--bytes", "1e30"), ["--bytes", "1e+30", "80 GB", "at most 8e+10"]),
-    (("collective", "-s", "h100", "--bytes", "1e6,9e10"), ["--bytes", "9e+10", "80 GB"]),
+    # 1e30 bytes used to be priced silently; h100 holds 80 GB per chip (datasheet) = 80e9 / 2^30 = 74.5 GiB
+    (("collective", "-s", "h100", "--bytes", "1e30"), ["--bytes", "1e+30", "74.5 GiB", "at most 8e+10"]),
+    (("collective", "-s", "h100", "--bytes", "1e6,9e10"), ["--bytes", "9e+10", "74.5 GiB"]),
     (("collective", "-s", "h100", "--bytes", "inf"), ["--bytes", "finite"]),
 ])
 def test_second_pass_refusals(capsys, args, words):

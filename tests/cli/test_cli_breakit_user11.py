@@ -200,3 +200,18 @@ def test_report_measured_file_is_named_as_measured(capsys, tmp_path):
     f.write_text("{}")
     check_error(*run(capsys, "report", "--systems", "h200", "-m", "llama-3.3-70b", "--measured", str(f),
                      "-o", str(tmp_path / "r.html")), "--measured m.json", "not csv")
+
+
+def test_hbm_is_shown_in_gib_everywhere(capsys):
+    """hardware list/show printed HBM in GB (141 for H200) while every memory message (step,
+    predict, engine memory) prints GiB: the same chip read 141 and 131.3. H200: 141e9 B / 2^30 =
+    131.3 GiB; GB200 usable 186e9 B (MLPerf 'GB200-186GB') = 173.2 GiB."""
+    code, out, err = run(capsys, "hardware", "show", "h200")
+    assert code == 0, err
+    assert "131.3 GiB" in out and "141.0 GB" not in out
+    code, out, err = run(capsys, "hardware", "list")
+    assert code == 0, err
+    assert "HBM GiB" in out and "HBM GB " not in out and "131.3" in out
+    code, out, err = run(capsys, "step", "-s", "gb200-nvl72", "-m", "deepseek-r1", "--dp", "8", "--ep", "8",
+                         "--batch", "8", "--eplb", "1792")
+    assert "173.2 GiB usable" in err

@@ -239,12 +239,13 @@ def smallest_fitting_layout(model: ModelSpec, system: System, precision: Precisi
 
 def weights_misfit(model: ModelSpec, system: System, layout: Layout, precision: Precision, eff: Efficiency,
                    memory_fraction: float | None = None) -> str:
-    """Why the weights of ``layout`` do not fit on one chip ("" when they do), in GB."""
+    """Why the weights of ``layout`` do not fit on one chip ("" when they do), in GiB (as every
+    memory message: deploy/memory_fit.py)."""
     usable = system.chip.hbm_usable_bytes * usable_fraction(eff, memory_fraction)
     w = weight_bytes_per_chip(model, layout, precision, system=system)
     if w < 0.95 * usable:
         return ""
-    return (f"the weights do not fit: {w / 1e9:.0f} GB per chip against {usable / 1e9:.0f} GB usable "
+    return (f"the weights do not fit: {w / 2**30:.1f} GiB per chip against {usable / 2**30:.1f} GiB usable "
             f"({system.chip.name}, {for_model(layout, model).label})")
 
 

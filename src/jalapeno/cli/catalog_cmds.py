@@ -52,13 +52,13 @@ def hardware_list(json_out: bool = typer.Option(False, "--json", help="Print JSO
         print_json([{"name": s.name, "description": s.description} for s in systems])
         return
     t = Table(title="Systems")
-    for col in ("name", "chip", "FP8 PF", "FP4 PF", "HBM GB", "HBM TB/s", "TDP W", "scale-up", "all-in kW", "$/chip-h"):
+    for col in ("name", "chip", "FP8 PF", "FP4 PF", "HBM GiB", "HBM TB/s", "TDP W", "scale-up", "all-in kW", "$/chip-h"):
         t.add_column(col)
     for s in systems:
         c = s.chip
         fp4 = c.peak_flop_per_s.get("fp4")
         t.add_row(s.name, c.name, f"{c.peak_flop_per_s['fp8'] / 1e15:.2f}" if "fp8" in c.peak_flop_per_s else "-",
-                  f"{fp4 / 1e15:.2f}" if fp4 else "-", f"{c.hbm_capacity_bytes / units.GB:.0f}",
+                  f"{fp4 / 1e15:.2f}" if fp4 else "-", f"{c.hbm_capacity_bytes / units.GiB:.1f}",
                   f"{c.hbm_bandwidth_bytes_per_s / units.TB:.1f}", f"{c.tdp_w:.0f}",
                   f"{s.scale_up_chips}", f"{s.allin_power_w_per_chip / 1e3:.2f}",
                   f"{s.usd_per_chip_hour:.2f}")
@@ -88,8 +88,8 @@ def hardware_show(name: str = typer.Argument(..., help="System name or path to a
         t.add_row(f"dense {fmt}", fmt_si(v, "FLOP/s"), src.get(f"chip.peak_dense_tflops.{fmt}", ""))
     cap_key = next((k for k in src if k.startswith("chip.hbm_capacity")), "")
     use_key = next((k for k in src if k.startswith("chip.hbm_usable")), "")
-    t.add_row("HBM nominal", f"{c.hbm_capacity_bytes / units.GB:.1f} GB", src.get(cap_key, ""))
-    t.add_row("HBM usable", f"{c.hbm_usable_bytes / units.GB:.1f} GB", src.get(use_key, ""))
+    t.add_row("HBM nominal", f"{c.hbm_capacity_bytes / units.GiB:.1f} GiB", src.get(cap_key, ""))
+    t.add_row("HBM usable", f"{c.hbm_usable_bytes / units.GiB:.1f} GiB", src.get(use_key, ""))
     t.add_row("HBM bandwidth", fmt_si(c.hbm_bandwidth_bytes_per_s, "B/s"), src.get("chip.hbm_bandwidth_tb_per_s", ""))
     t.add_row("HBM stacks", str(c.hbm_stacks), src.get("chip.hbm_stacks", ""))
     t.add_row("SRAM", f"{c.sram_bytes / units.MiB:.0f} MiB" if c.sram_bytes else "not published",

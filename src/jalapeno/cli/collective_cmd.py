@@ -36,7 +36,7 @@ def collective(
         raise SpecError("--bytes", f"message sizes must be finite and >= 0, got {bytes_!r}", "write e.g. --bytes 1e6")
     cap = s.chip.hbm_capacity_bytes
     if np.any(sizes > cap):
-        raise SpecError("--bytes", f"{sizes.max():.3g} bytes per chip is more than {s.name}'s {cap / 1e9:.0f} GB of "
+        raise SpecError("--bytes", f"{sizes.max():.3g} bytes per chip is more than {s.name}'s {cap / 2**30:.1f} GiB of "
                         "HBM per chip (a collective's per-chip buffer lives in device memory)",
                         f"give at most {cap:.3g} bytes, e.g. --bytes 1e9")
     if group < 2:

@@ -417,8 +417,8 @@ def system_from_dict(data: dict, where: str = "system") -> System:
     cap = _si_capacity(c.hbm_capacity_gb, c.hbm_capacity_gib)
     usable = _si_capacity(c.hbm_usable_gb, c.hbm_usable_gib) or cap
     if usable > cap * 1.0001:
-        raise SpecError(f"{where}: chip.hbm_usable", f"usable {usable / units.GB:.0f} GB exceeds "
-                        f"nominal {cap / units.GB:.0f} GB", "make usable HBM <= nominal")
+        raise SpecError(f"{where}: chip.hbm_usable", f"usable {usable / units.GiB:.1f} GiB exceeds "
+                        f"nominal {cap / units.GiB:.1f} GiB", "make usable HBM <= nominal")
     chip = Chip(
         name=c.name,
         peak_flop_per_s=MappingProxyType({k: v.value * units.TFLOPS
