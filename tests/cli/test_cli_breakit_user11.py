@@ -215,3 +215,26 @@ def test_hbm_is_shown_in_gib_everywhere(capsys):
     code, out, err = run(capsys, "step", "-s", "gb200-nvl72", "-m", "deepseek-r1", "--dp", "8", "--ep", "8",
                          "--batch", "8", "--eplb", "1792")
     assert "173.2 GiB usable" in err
+
+
+def test_explore_estimate_uses_the_measured_base_pricing_time(capsys):
+    """examples/explore_700w.toml (200 trials, 2 cases) ran ~167 s with no word: the fixed 0.1 s per
+    case estimated 40 s, under the 60 s threshold. 200 trials x 0.84 s = 168 s = 2.8 minutes."""
+    from jalapeno.cli.explore_cmd import _announce_long_run
+
+    _announce_long_run(200, 2, 1, 0.84)
+    err = capsys.readouterr().err
+    assert "200 trials x 2 case(s)" in err and "took 0.84 s" in err and "~2.8 minutes on 1 worker(s)" in err
+    _announce_long_run(200, 2, 1, 0.1)  # 20 s: below the 30 s threshold
+    assert capsys.readouterr().err == ""
+
+
+def test_the_evaluator_measures_the_base_pricing_time():
+    pytest.importorskip("optuna")
+    from jalapeno.analysis.explore import make_evaluator
+    from jalapeno.specs.design_space import load_design_space
+
+    from pathlib import Path
+
+    ev = make_evaluator(load_design_space(Path(__file__).parents[2] / "examples" / "explore_700w.toml"))
+    assert 0 < ev.base_eval_s < 600

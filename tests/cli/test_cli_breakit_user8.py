@@ -82,16 +82,16 @@ def test_a_long_simulation_says_so_before_it_runs(capsys, monkeypatch):
 
 
 def test_a_long_exploration_announces_its_estimate(capsys):
-    """``explore --trials 100000`` ran for hours with no estimate. 100,000 trials x 2 cases x 0.1 s
-    = 20,000 s = 5.6 h on one worker; 10 trials (2 s) say nothing."""
+    """``explore --trials 100000`` ran for hours with no estimate. 100,000 trials x 0.2 s (the base's
+    2 cases priced in 0.2 s) = 20,000 s = 5.6 h on one worker; 10 trials (2 s) say nothing."""
     from jalapeno.cli.explore_cmd import _announce_long_run
 
-    _announce_long_run(100_000, 2, 1)
+    _announce_long_run(100_000, 2, 1, 0.2)
     err = capsys.readouterr().err
     assert "100,000 trials x 2 case(s)" in err and "~5.6 hours on 1 worker(s)" in err and "--resume" in err
-    _announce_long_run(100_000, 2, 4)
+    _announce_long_run(100_000, 2, 4, 0.2)
     assert "~1.4 hours on 4 worker(s)" in capsys.readouterr().err
-    _announce_long_run(10, 2, 1)
+    _announce_long_run(10, 2, 1, 0.2)
     assert capsys.readouterr().err == ""
 
 

@@ -133,10 +133,14 @@ class Evaluator:
     """Evaluates designs of one space (picklable: Ray ships it to workers once per batch).
 
     ``base_metrics``: per case, the base system's metrics (the scores' reference), computed once.
+    ``base_eval_s``: wall seconds that base evaluation took, all cases together: what one
+    feasible trial costs on this machine (a design is priced as the base is), for the CLI's
+    up-front estimate only (never stored with results).
     """
 
     space: DesignSpace
     base_metrics: tuple[dict[str, float], ...] = ()
+    base_eval_s: float = 0.0
 
     def cases(self):
         from jalapeno.specs.catalog import load_model
@@ -200,14 +204,17 @@ def make_evaluator(space: DesignSpace) -> Evaluator:
     from jalapeno.cost.pricer import load_pricer
     from jalapeno.errors import InfeasibleDeployment
 
+    import time
+
     ev = Evaluator(space)
     p = load_pricer(space.base)
     base = ev.pricer(p.system, p.efficiency)
     metrics = []
+    t0 = time.perf_counter()
     for _, m, wl, prec in ev.cases():
         r = case_metrics(space, base, m, wl, prec)
         if r.reason:
             raise InfeasibleDeployment("base", f"the base system {space.base!r} cannot be scored: {r.reason}",
                                        "lower objective.min_interactivity or pick another base")
         metrics.append(r.metrics)
-    return Evaluator(space, tuple(metrics))
+    return Evaluator(space, tuple(metrics), time.perf_counter() - t0)

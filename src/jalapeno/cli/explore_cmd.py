@@ -14,12 +14,12 @@ from jalapeno.errors import SpecError
 
 results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show (re-render), export.")
 
-#: CPU seconds one trial spends per case (a frontier sweep of one variant chip), measured on the
-#: development machine: ``explore examples/explore_700w.toml -n 40`` (2 cases) took 8.0 s of user time
-#: (~0.1 s per case; pruned trials cost less, a wider sweep more). Used only for the up-front estimate.
-TRIAL_CASE_CPU_S = 0.1
-#: An estimated run above this many seconds is announced before it starts (with the estimate).
-LONG_RUN_S = 60.0
+#: An estimated run above this many seconds is announced before it starts (with the estimate). The
+#: estimate is measured, not a constant: one trial costs what pricing the base system took on this
+#: machine (analysis/explore.Evaluator.base_eval_s; a design is priced as the base is, pruned ones
+#: cost less). A fixed 0.1 s per case said nothing before examples/explore_700w.toml's 200 trials
+#: ran 167 s (0.42 s per case there).
+LONG_RUN_S = 30.0
 
 STORE_HELP = "Results store folder (Optuna SQLite + Parquet runs; created). Default jalapeno-results."
 
@@ -63,7 +63,7 @@ def explore(
     url = rs.storage_url(store, storage)
     ev = make_evaluator(space)  # first: an unknown case model or an unscorable base must not leave a study behind
     st = open_study(space, url, name, resume)
-    _announce_long_run(n - rs_finished(st), len(space.cases), workers)
+    _announce_long_run(n - rs_finished(st), len(space.cases), workers, ev.base_eval_s)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("left"), TimeRemainingColumn(), console=console, transient=True, disable=json_out) as bar:
         task = bar.add_task(f"explore {name}", total=n, completed=rs_finished(st))
@@ -90,19 +90,22 @@ def explore(
         console.print(f"report: {Path(html).resolve()}", markup=False)
 
 
-def _announce_long_run(trials: int, cases: int, workers: int) -> None:
-    """A note on stderr when ``trials`` left to run would take over :data:`LONG_RUN_S` (estimate:
-    :data:`TRIAL_CASE_CPU_S` per case per trial, spread over ``workers``): ``--trials 1000000`` ran
-    for days behind a bar with no estimate."""
-    est = max(trials, 0) * cases * TRIAL_CASE_CPU_S / max(workers, 1)
+def _announce_long_run(trials: int, cases: int, workers: int, trial_s: float) -> None:
+    """A note on stderr when ``trials`` left to run would take over :data:`LONG_RUN_S`. Estimate:
+    ``trials`` x ``trial_s`` (the measured seconds pricing the base system's ``cases`` took),
+    spread over ``workers``. ``--trials 1000000`` ran for days, and the 200 trials of
+    examples/explore_700w.toml for ~3 minutes, with no word before the bar."""
+    est = max(trials, 0) * max(trial_s, 0.0) / max(workers, 1)
     if est <= LONG_RUN_S:
         return
     import sys
 
-    span = f"{est / 3600:.1f} hours" if est >= 3600 else f"{est / 60:.0f} minutes"
-    print(f"note: {trials:,} trials x {cases} case(s) at ~{TRIAL_CASE_CPU_S:g} s of CPU each take at least ~{span} on "
-          f"{max(workers, 1)} worker(s); the bar estimates the time left. --trials N runs fewer (a stored study "
-          "continues later with --resume), --workers N spreads them", file=sys.stderr)
+    span = (f"{est / 3600:.1f} hours" if est >= 3600 else f"{est / 60:.1f} minutes" if est >= 60
+            else f"{est:.0f} s")
+    print(f"note: {trials:,} trials x {cases} case(s); pricing the base system took {trial_s:.2f} s here, so this "
+          f"takes up to ~{span} on {max(workers, 1)} worker(s) (pruned designs cost less); the bar shows the time "
+          "left. --trials N runs fewer (a stored study continues later with --resume), --workers N spreads them",
+          file=sys.stderr)
 
 
 def check_html_path(html: str) -> None:
