@@ -175,6 +175,24 @@ def launch_limits(system: str, model: str, framework: str, precision: str, tp: i
     return kw, f"engine limits of recipe {r.name} ({note})"
 
 
+def launch_budget(system: str, model: str, framework: str, precision: str, decode: Pool, isl: int, osl: int,
+                  concurrency: float, mtp: bool) -> dict:
+    """Deployment keywords for the prefill token budget of the disaggregated launch recipe that ran a
+    topology-parsed point (deploy/engines.launch_recipe, serving ``disagg``, at ``isl``/``osl`` with
+    that workload's overrides, at ``concurrency``): ``token_budget`` and, where the recipe counts
+    it per attention-DP rank, ``budget_per``; ``{}`` when no recipe describes the run or it sets
+    no budget (then the deployment's default, 8192, applies as before).
+
+    >>> launch_budget("b200", "deepseek-r1", "dynamo-sglang", "fp4", Pool(Layout(tp=8, ep=8), 6), 1024, 1024, 32, True)
+    {'token_budget': 32768}
+    """
+    rec = launch_recipe(system, model, framework, precision, serving="disagg", tp=decode.layout.tp, mtp=mtp)
+    if rec is None:
+        return {}
+    kw = rec.for_workload(workload_key(isl, osl), system).deployment_kwargs(concurrency)
+    return {k: kw[k] for k in ("token_budget", "budget_per") if k in kw}
+
+
 def with_launch_kv(precision, kw: dict):
     """``precision`` with the KV dtype a :func:`launch_limits` dict names (popped from ``kw``)."""
     kv = kw.pop("kv_dtype", None)

@@ -52,6 +52,7 @@ from jalapeno.deploy.engines import (
     get_recipe,
     identified_candidates,
     identified_config,
+    launch_budget,
     launch_limits,
     launch_mtp,
     launch_recipe,
@@ -310,7 +311,9 @@ def load_inferencex(path: str | Path, option: str = "--points") -> tuple[list[Me
                 mtp = (recipe_mtp(dec, conc, system, prec) if dynamo_trt else launch_mtp(
                     system, model, r["framework"], prec, dec, conc, "agg" if pre is None else "disagg", isl, osl) or mtp)
             if dec is not None and conc:
-                budget = recipe_budget(isl, osl, system, prec) if dynamo_trt and pre is not None else {}
+                budget = ((recipe_budget(isl, osl, system, prec) if dynamo_trt else
+                           launch_budget(system, model, r.get("framework", ""), prec, dec, isl, osl, conc, bool(mtp)))
+                          if pre is not None else {})
                 launch, why = (launch_limits(system, model, r.get("framework", ""), prec, dec.layout.tp, isl, osl, conc,
                                              mtp=mtp is not None) if pre is None else ({}, ""))
                 notes += [why] if why else []
@@ -319,8 +322,9 @@ def load_inferencex(path: str | Path, option: str = "--points") -> tuple[list[Me
                                  **budget, **launch)
                 mapping = "matched"
                 if budget:
-                    notes.append(f"prefill budget {budget['token_budget']} tokens per attention-DP rank "
-                                 "(recipe max_num_tokens)")
+                    per = ("per attention-DP rank" if budget.get("budget_per") == "rank" else "per instance")
+                    notes.append(f"prefill budget {budget['token_budget']} tokens {per} "
+                                 f"({'recipe max_num_tokens' if dynamo_trt else 'launch recipe token_budget'})")
         if ident is not None:  # a published recipe entry the concurrency identifies
             dep = ident.deployment()
             mtp = dep.mtp
