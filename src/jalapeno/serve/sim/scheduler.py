@@ -28,6 +28,7 @@ block per sequence, which the instance capacity absorbs.
 from __future__ import annotations
 
 import heapq
+import math
 from collections import deque
 from collections.abc import Callable
 from functools import partial
@@ -92,7 +93,8 @@ class Instance:
         self._last_prefill = False
         self.prefilling: list[Request] = []
         self.decoding: dict[int, Request] = {}
-        self.admit_order: list[int] = []  # decoding request ids, oldest first
+        # decoding request ids, oldest first (a dict as an ordered set: a retirement removes in O(1))
+        self.admit_order: dict[int, None] = {}
         self.finish: list[tuple[int, int]] = []
         self.step_index = 0
         self.used = 0.0  # KV tokens held by admitted requests
@@ -187,7 +189,7 @@ class Instance:
                 break
             self.waiting.popleft()
             self.used += need
-            if np.isnan(req.first_scheduled_s):
+            if math.isnan(req.first_scheduled_s):
                 req.first_scheduled_s = now
             if self.role == "decode":
                 self._start_decode(req)
@@ -200,7 +202,7 @@ class Instance:
         req.decode_steps = steps
         req.finish_step = self.step_index + steps
         self.decoding[req.id] = req
-        self.admit_order.append(req.id)
+        self.admit_order[req.id] = None
         self.decode_ctx_sum += req.isl + req.generated
         heapq.heappush(self.finish, (req.finish_step, req.id))
 
@@ -340,7 +342,7 @@ class Instance:
             req.prefill_done += take
             if req.prefill_needed == 0:
                 self.prefilling.remove(req)
-                if np.isnan(req.first_token_s):
+                if math.isnan(req.first_token_s):
                     req.first_token_s = now
                 if req.generated == 0:
                     req.generated = 1
@@ -363,7 +365,7 @@ class Instance:
 
     def _retire(self, req: Request, now: float) -> None:
         del self.decoding[req.id]
-        self.admit_order.remove(req.id)
+        del self.admit_order[req.id]
         ctx = req.isl + req.osl
         grown = req.isl + req.generated + req.decode_steps * self.a
         self.decode_ctx_sum -= grown
@@ -391,7 +393,7 @@ class Instance:
             self.preemptions += 1
             self.waiting.appendleft(req)
         while self.used > self.capacity and len(self.admit_order) > 1:
-            rid = self.admit_order.pop()
+            rid = self.admit_order.popitem()[0]
             req = self.decoding.pop(rid)
             progressed = (self.step_index - req.decode_start_step) * self.a
             held = req.isl + req.generated + progressed
