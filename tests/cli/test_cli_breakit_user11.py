@@ -238,3 +238,25 @@ def test_the_evaluator_measures_the_base_pricing_time():
 
     ev = make_evaluator(load_design_space(Path(__file__).parents[2] / "examples" / "explore_700w.toml"))
     assert 0 < ev.base_eval_s < 600
+
+
+def test_frontier_run_stored_with_the_old_column_names_still_shows(capsys, tmp_path):
+    """frontier --out / --store columns now carry their unit (throughput_per_chip_tok_per_s,
+    interactivity_tok_per_s_per_user); a run stored before reads under the new names."""
+    import json
+
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("duckdb")
+    pytest.importorskip("pyarrow")
+    store = tmp_path / "st"
+    code, out, err = run(capsys, "frontier", "-s", "h200", "-m", "llama-3.3-70b", "-w", "1k1k", "--store", str(store))
+    assert code == 0, err
+    (d,) = [f.parent for f in store.rglob("points.parquet")]
+    new = pd.read_parquet(d / "points.parquet")
+    assert {"throughput_per_chip_tok_per_s", "interactivity_tok_per_s_per_user"} <= set(new.columns)
+    new.rename(columns={"throughput_per_chip_tok_per_s": "throughput_per_chip",
+                        "interactivity_tok_per_s_per_user": "interactivity"}).to_parquet(d / "points.parquet")
+    code, out, err = run(capsys, "results", "show", d.name, "--store", str(store), "--json")
+    assert code == 0, err
+    pts = json.loads(out)["points"]
+    assert pts[0]["throughput_per_chip_tok_per_s"] == pytest.approx(float(new.throughput_per_chip_tok_per_s[0]))

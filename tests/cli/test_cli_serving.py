@@ -107,10 +107,11 @@ def test_frontier_csv(capsys, tmp_path):
     assert out_csv.is_file()
     rows = list(csv.DictReader(out_csv.open()))
     assert rows
-    assert {"throughput_per_chip", "interactivity", "chips", "tok_s_per_kw", "usd_per_mtok", "bound",
-            "deployment"} <= set(rows[0])
-    x = [float(r["interactivity"]) for r in rows]
-    y = [float(r["throughput_per_chip"]) for r in rows]
+    assert {"throughput_per_chip_tok_per_s", "interactivity_tok_per_s_per_user", "chips", "tok_s_per_kw",
+            "usd_per_mtok", "bound", "deployment", "ttft_s", "tpot_s"} <= set(rows[0])
+    assert not {"throughput_per_chip", "interactivity"} & set(rows[0])  # each rate names its unit
+    x = [float(r["interactivity_tok_per_s_per_user"]) for r in rows]
+    y = [float(r["throughput_per_chip_tok_per_s"]) for r in rows]
     assert x == sorted(x) and y == sorted(y, reverse=True)
 
 

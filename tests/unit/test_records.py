@@ -139,8 +139,14 @@ def test_frontier_record_json_and_frame(oss):
     df = rec.to_frame()
     assert len(df) == sf.frontier.size == len(rec.frontier)
     scalar = [k for k in POINT_KEYS if k not in ("tok_s_per_kw_by_convention", "deployment")]
-    assert list(df.columns) == scalar + ["deployment", "deployment_json"]
-    assert df["throughput_per_chip"].tolist() == [p.throughput_per_chip for p in rec.frontier]
+    units = {"throughput_per_chip": "throughput_per_chip_tok_per_s",  # STYLE §6: the column carries its unit
+             "output_throughput_per_chip": "output_throughput_per_chip_tok_per_s",
+             "interactivity": "interactivity_tok_per_s_per_user",
+             "output_throughput_per_decode_chip": "output_throughput_per_decode_chip_tok_per_s"}
+    assert list(df.columns) == [units.get(k, k) for k in scalar] + ["deployment", "deployment_json"]
+    assert df["throughput_per_chip_tok_per_s"].tolist() == [p.throughput_per_chip for p in rec.frontier]
+    assert df["interactivity_tok_per_s_per_user"].tolist() == [p.interactivity for p in rec.frontier]
+    assert not {"throughput_per_chip", "interactivity"} & set(df.columns)
     assert df["deployment"].tolist() == [p.deployment.label for p in rec.frontier]
     assert json.loads(df["deployment_json"].iloc[0]) == rec.frontier[0].deployment.as_dict()
     assert len(rec.frontier[0].to_frame()) == 1

@@ -81,9 +81,21 @@ class _Record:
         return out
 
 
+#: ``PointRecord`` fields whose frame (CSV, Parquet) column carries its unit as a suffix
+#: (STYLE §6: ``tput_per_chip_tok_per_s``); every other scalar field's name already ends in its
+#: unit (``ttft_s``, ``power_w_per_chip``, ``tok_s_per_kw``, ``usd_per_mtok``) or is a count or ratio.
+FRAME_UNITS = MappingProxyType({
+    "throughput_per_chip": "throughput_per_chip_tok_per_s",
+    "output_throughput_per_chip": "output_throughput_per_chip_tok_per_s",
+    "interactivity": "interactivity_tok_per_s_per_user",
+    "output_throughput_per_decode_chip": "output_throughput_per_decode_chip_tok_per_s",
+})
+
+
 def _flat_row(d: dict) -> dict:
-    """One frame row of a point's dict: scalar fields, the deployment as its label and its JSON."""
-    return {**{k: v for k, v in d.items() if not isinstance(v, dict)},
+    """One frame row of a point's dict: scalar fields (named with their unit, :data:`FRAME_UNITS`),
+    the deployment as its label and its JSON."""
+    return {**{FRAME_UNITS.get(k, k): v for k, v in d.items() if not isinstance(v, dict)},
             "deployment": d["deployment"]["label"], "deployment_json": json.dumps(d["deployment"])}
 
 
@@ -258,9 +270,10 @@ class FrontierRecord(_Record):
     headline: Headline | None = field(default=None, metadata=OPTIONAL)
 
     def to_frame(self):
-        """One row per frontier point: every scalar field of :class:`PointRecord`, then
-        ``deployment`` (its label) and ``deployment_json`` (the whole deployment as JSON);
-        ``tok_s_per_kw_by_convention`` is left out. The columns of ``frontier --out`` files."""
+        """One row per frontier point: every scalar field of :class:`PointRecord` (the rates named
+        with their unit: :data:`FRAME_UNITS`), then ``deployment`` (its label) and
+        ``deployment_json`` (the whole deployment as JSON); ``tok_s_per_kw_by_convention`` is left
+        out. The columns of ``frontier --out`` files."""
         return _frame(self.frontier)
 
 

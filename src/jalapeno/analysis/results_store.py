@@ -242,7 +242,9 @@ def table_file(d: Path, meta: dict) -> Path:
 
 
 def read_table(d: Path, meta: dict | None = None, need: tuple[str, ...] = ()) -> list[dict]:
-    """The run's table (trials or points) through DuckDB, in stored order.
+    """The run's table (trials or points) through DuckDB, in stored order; a frontier run's
+    points with the unit-suffixed column names (analysis/records.FRAME_UNITS; older runs renamed
+    on read).
 
     Raises:
         SpecError: the file is missing or corrupt, or lacks a column in ``need``.
@@ -254,6 +256,13 @@ def read_table(d: Path, meta: dict | None = None, need: tuple[str, ...] = ()) ->
         rows = query("SELECT * FROM read_parquet($f)", f=str(f.resolve()))
     except (duckdb.Error, OSError) as e:
         raise _corrupt(d, f.name, type(e).__name__) from None
+    if meta["kind"] != "explore":  # a frontier run stored before its columns carried units
+        from jalapeno.analysis.records import FRAME_UNITS
+
+        for r in rows:
+            for old, new in FRAME_UNITS.items():
+                if old in r and new not in r:
+                    r[new] = r.pop(old)
     missing = [c for c in need if rows and c not in rows[0]]
     if missing:
         raise _corrupt(d, f.name, f"no column {missing[0]!r} for a {meta['kind']} run")

@@ -224,7 +224,8 @@ def results_show(run: str = typer.Argument(..., help="Run name (see `jalapeno re
         check_html_path(html)
     d = rs.run_dir(store, run)
     meta = rs.read_meta(d)
-    need = ("trial", "state") if meta["kind"] == "explore" else ("system", "interactivity", "throughput_per_chip")
+    need = (("trial", "state") if meta["kind"] == "explore" else
+            ("system", "interactivity_tok_per_s_per_user", "throughput_per_chip_tok_per_s"))
     rows = rs.read_table(d, meta, need=need)
     if meta["kind"] == "explore":
         if not {"metrics", "directions"} <= set(meta):
@@ -244,10 +245,11 @@ def results_show(run: str = typer.Argument(..., help="Run name (see `jalapeno re
         print_json({"run": run, "meta": meta, "points": rows[:top]})
         return
     t = Table(title=f"{run}: {meta['kind']} {meta['name']} ({len(rows)} frontier points)")
-    for c in ("system", "interactivity", "throughput_per_chip", "deployment"):
+    for c in ("system", "interactivity tok/s/user", "throughput tok/s/chip", "deployment"):
         t.add_column(c)
     for r in rows[:top]:
-        t.add_row(str(r["system"]), f"{r['interactivity']:.1f}", f"{r['throughput_per_chip']:.0f}",
+        t.add_row(str(r["system"]), f"{r['interactivity_tok_per_s_per_user']:.1f}",
+                  f"{r['throughput_per_chip_tok_per_s']:.0f}",
                   str(r.get("deployment", "")))
     console.print(t)
 

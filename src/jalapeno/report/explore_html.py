@@ -81,7 +81,8 @@ def frontier_page(meta: dict, rows: list[dict]) -> str:
     fig = go.Figure()
     for sysname in sorted({r["system"] for r in rows}):
         pts = [r for r in rows if r["system"] == sysname]
-        fig.add_trace(go.Scatter(x=[r["interactivity"] for r in pts], y=[r["throughput_per_chip"] for r in pts],
+        fig.add_trace(go.Scatter(x=[r["interactivity_tok_per_s_per_user"] for r in pts],
+                                 y=[r["throughput_per_chip_tok_per_s"] for r in pts],
                                  mode="lines+markers", name=sysname,
                                  text=[str(r.get("deployment", "")) for r in pts]))
     fig.update_layout(title=f"{meta['kind']}: {meta['name']}", xaxis_title="interactivity (tok/s/user)",
