@@ -12,7 +12,39 @@ import datetime
 import math
 import re
 
+from pathlib import Path
+
+from jalapeno.errors import SpecError
+from jalapeno.specs.files import csv_rows, read_user_text
 from jalapeno.specs.workload import MAX_CONCURRENCY
+
+#: the columns every InferenceX points CSV must have (the shipped inferencex_points.csv has more)
+POINTS_COLUMNS = ("hardware", "model", "precision", "isl", "osl", "conc", "topology", "tput_per_gpu", "tok_s_user")
+
+
+def points_rows(p: Path, option: str = "--points") -> list[dict[str, str]]:
+    """The rows of an InferenceX points CSV, the file's shape checked; ``option`` names the file's
+    command-line option in the messages.
+
+    Raises:
+        SpecError: missing or unreadable file, a file that is not CSV (JSON content, or a .json,
+            .toml, .yaml or .parquet name), no rows or a missing column; each fix lists the columns.
+    """
+    shape = (f"a CSV file with a header row holding the columns {', '.join(POINTS_COLUMNS)} (as the shipped "
+             "src/jalapeno/data/validation/inferencex_points.csv)")
+    text = read_user_text(p, "an InferenceX points CSV", "pass an InferenceX points CSV")
+    head = text.lstrip()[:1]
+    if head in ("{", "[") or p.suffix.lower() in (".json", ".jsonl", ".toml", ".yaml", ".yml", ".parquet"):
+        kind = "JSON" if head in ("{", "[") else p.suffix.lstrip(".").upper()
+        raise SpecError(f"{option} {p.name}", f"is {kind}, not CSV: measured InferenceX points are read from CSV only",
+                        f"pass {shape}")
+    rows = csv_rows(text, p.name)
+    if not rows:
+        raise SpecError(f"{option} {p.name}", "no data rows", f"pass {shape}, and at least one row")
+    missing = [c for c in POINTS_COLUMNS if c not in rows[0]]
+    if missing:
+        raise SpecError(f"{option} {p.name}: columns", f"missing {', '.join(missing)}", f"pass {shape}")
+    return rows
 
 #: Cells that, when given, must hold a positive finite number (conc: a closed-loop concurrency in [1, 1e6];
 #: num_gpus: a whole GPU count). num_gpus and output_tput_per_gpu are read by the data-quality rule

@@ -63,11 +63,11 @@ from jalapeno.errors import JalapenoError, SpecError
 from jalapeno.fit.entries import best_entry, with_stack_mtp
 from jalapeno.fit.ix_cells import bad_cell as _bad_cell
 from jalapeno.fit.ix_cells import context_overrun
+from jalapeno.fit.ix_cells import points_rows
 from jalapeno.fit.ix_cells import positive_num as _num
 from jalapeno.fit.ix_cells import stated_release
 from jalapeno.fit.search_space import searched_layouts, searched_mask
 from jalapeno.fit.searched import best_searched, ix_precision, searched_mapping, with_launch_backend
-from jalapeno.specs.files import csv_rows, read_user_text
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO, PRESETS, Workload
 
@@ -233,25 +233,10 @@ def load_inferencex(path: str | Path, option: str = "--points") -> tuple[list[Me
     command-line option that named the file, for the messages.
 
     Raises:
-        SpecError: missing file, a file that is not CSV (JSON, TOML...), no rows or a missing column
-            (each message lists the columns).
+        SpecError: as fit/ix_cells.points_rows (missing file, not CSV, no rows, a missing column).
     """
     p = Path(path)
-    need = ("hardware", "model", "precision", "isl", "osl", "conc", "topology", "tput_per_gpu", "tok_s_user")
-    shape = (f"a CSV file with a header row holding the columns {', '.join(need)} (as the shipped "
-             "src/jalapeno/data/validation/inferencex_points.csv)")
-    text = read_user_text(p, "an InferenceX points CSV", "pass an InferenceX points CSV")
-    head = text.lstrip()[:1]
-    if head in ("{", "[") or p.suffix.lower() in (".json", ".jsonl", ".toml", ".yaml", ".yml", ".parquet"):
-        kind = "JSON" if head in ("{", "[") else p.suffix.lstrip(".").upper()
-        raise SpecError(f"{option} {p.name}", f"is {kind}, not CSV: measured InferenceX points are read from CSV only",
-                        f"pass {shape}")
-    rows = csv_rows(text, p.name)
-    if not rows:
-        raise SpecError(f"{option} {p.name}", "no data rows", f"pass {shape}, and at least one row")
-    missing = [c for c in need if c not in rows[0]]
-    if missing:
-        raise SpecError(f"{option} {p.name}: columns", f"missing {', '.join(missing)}", f"pass {shape}")
+    rows = points_rows(p, option)
     points, skipped = [], []
     last_config: dict[str, str] = {}
     for k, r in enumerate(rows, start=2):
