@@ -260,3 +260,24 @@ def test_frontier_run_stored_with_the_old_column_names_still_shows(capsys, tmp_p
     assert code == 0, err
     pts = json.loads(out)["points"]
     assert pts[0]["throughput_per_chip_tok_per_s"] == pytest.approx(float(new.throughput_per_chip_tok_per_s[0]))
+
+
+def test_a_config_without_model_type_is_named_missing(capsys, tmp_path):
+    """It read 'model_type: must be a string, got None' for a JSON file that is not a config.json."""
+    f = tmp_path / "x.json"
+    f.write_text('{"a": 1}')
+    check_error(*run(capsys, "models", "show", str(f)), "model_type", "is missing",
+                "names its architecture", "pass the model's config.json")
+
+
+def test_set_bound_names_the_key_as_typed(capsys):
+    """--set chip.hbm_stacks=0 told the user to 'give chip.hbm_stacks.value a positive value'."""
+    code, out, err = run(capsys, "hardware", "show", "h200", "--set", "chip.hbm_stacks=0")
+    check_error(code, out, err, "must be positive", "got 0", "give chip.hbm_stacks a positive value")
+
+
+def test_eplb_help_states_its_bound(capsys):
+    for cmd in ("step", "predict", "simulate", "frontier"):
+        code, out, err = run(capsys, cmd, "--help")
+        assert code == 0, err
+        assert "at most experts x" in " ".join(out.replace("│", " ").split()), cmd

@@ -57,10 +57,11 @@ TIERS_DEFAULT = "fast=100,ultra_fast=300"
 WORKLOAD_HELP = ("1k1k, 8k1k (default), 1k8k, 32k1k, 64k1k, 128k1k, or agentic:PRESET (coding-agent, research-agent, "
                  "long-memory-chat, chat-agent) / agentic:FILE.toml.")
 SWEEP_EPLB_HELP = ("Redundant experts the sweep tries with EPLB on MoE layouts with EP >= 8 (rounded up so EP "
-                   "divides experts + R; beside EPLB off), or 'off'.")
+                   "divides experts + R; beside EPLB off; at most experts x 7, full replication at EP8), or 'off'.")
 SWEEP_OVERLAP_HELP = ("Two-batch overlap: auto (the faster of none/tbo per point; the default unless an --engine "
                       "recipe sets one), none or tbo.")
-EPLB_HELP = "EPLB with this many redundant experts (EP must divide experts + R; default: EPLB off)."
+EPLB_HELP = ("EPLB with this many redundant experts (EP must divide experts + R; at most experts x (EP - 1), "
+             "every rank holding every expert; default: EPLB off).")
 
 
 def _mtp(k: int | None, acceptance: float | None):
@@ -466,7 +467,8 @@ def frontier(
     store: str = typer.Option(None, "--store", help="Also keep the frontier in this results store (jalapeno "
                               "results list|show|export; needs the explore extra)."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
-    out: str = typer.Option(None, "--out", "-o", help="Write the frontier to FILE.csv, .json or .parquet."),
+    out: str = typer.Option(None, "--out", "-o", help="Write the frontier to FILE.csv, .json or .parquet (CSV/Parquet columns name their unit, "
+                           "e.g. throughput_per_chip_tok_per_s; docs/metrics.md §11)."),
 ) -> None:
     """Every point of one system's throughput-vs-interactivity frontier, with its deployment."""
     from jalapeno.analysis.comparison import system_frontier

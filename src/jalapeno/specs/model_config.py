@@ -87,6 +87,10 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
     if not isinstance(cfg, dict):
         raise SpecError(src, "config.json must hold a JSON object", "pass a Hugging Face config.json")
     mt = cfg.get("model_type")
+    if mt is None:  # was 'must be a string, got None': the key is absent, not mistyped
+        raise UnsupportedModelError(f"{src}: model_type", "is missing: a Hugging Face config.json names its "
+                                    "architecture in model_type", "pass the model's config.json (it has "
+                                    f"\"model_type\", one of {', '.join(sorted(SUPPORTED_MODEL_TYPES))})")
     if not isinstance(mt, str):
         raise UnsupportedModelError(f"{src}: model_type", f"must be a string, got {mt!r}",
                                     f"use one of {', '.join(sorted(SUPPORTED_MODEL_TYPES))}")

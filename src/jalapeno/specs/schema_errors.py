@@ -68,9 +68,10 @@ def describe(e: dict[str, Any], loc: str, schema_doc: str) -> tuple[str, str]:
                          ("greater_than", "greater than"), ("less_than", "less than")):
         if kind == bound:
             limit = next(iter(ctx.values()), "?")
+            key = loc.removesuffix(".value")  # --set chip.hbm_stacks=0 names chip.hbm_stacks, as typed
             if bound == "greater_than" and limit == 0:
-                return f"must be positive{got}", f"give {loc} a positive value"
-            return f"must be {words} {limit}{got}", f"give {loc} a value {words} {limit}"
+                return f"must be positive{got}", f"give {key} a positive value"
+            return f"must be {words} {limit}{got}", f"give {key} a value {words} {limit}"
     if kind in ("too_short", "too_long"):
         n = ctx.get("min_length" if kind == "too_short" else "max_length", "?")
         return (f"must have {'at least' if kind == 'too_short' else 'at most'} {n} item(s){got}",
