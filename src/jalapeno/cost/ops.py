@@ -13,7 +13,9 @@ Counts follow the model config, the layout (deploy/layout.py conventions) and th
   own tokens when an all-to-all dispatches them (attention DP with EP), else the whole group's.
 - Per layer elementwise work (2 RMSNorms, 2 residual adds, activation quantisation): about
   10 bf16 vectors of h per token (an estimate).
-- Collectives: attention-TP all-reduce of the o_proj output; dense-FFN all-reduce; MoE: with
+- Collectives: attention-TP all-reduce of the o_proj output; dense-FFN all-reduce (with
+  ``Efficiency.gemm_allreduce_fusion`` both fused into their GEMM, o_proj and down, and exposed only
+  beyond it: :func:`gemm_allreduce_stages`); MoE: with
   attention DP an all-to-all dispatch (FP8 when the experts compute in FP8/FP4, as DeepEP
   does) and a BF16 combine over the stage's chips, sized by the busiest rank's share of the
   assignments (the all-to-all waits for the rank that receives most), else one all-reduce over
@@ -107,7 +109,10 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
     else:
         add_gqa_ops(ob, model, rb, tp, share, wb, wf, attn_fmt, kv.vector_bytes(model.attention.head_dim), ain,
                     cp_group=layout.cp_span, w_key=key("attention", wf))
-    ob.collective("attn.all_reduce", "all_reduce", tp, t * h * 2, count=n_layers)
+    # TensorRT-LLM's gemm_allreduce_plugin: the row-parallel GEMM and its all-reduce run fused
+    fuse = eff.gemm_allreduce_fusion and tp > 1
+    ob.collective("attn.all_reduce", "all_reduce", tp, t * h * 2, count=n_layers,
+                  **(_fused("attn.o_proj", t, h, chip) if fuse else {}))
     ob.op("layer.elementwise", "memory", "bf16", act=t * h * 2 * ELEMENTWISE_VECTORS_PER_LAYER,
           kernels=2, count=n_layers)
 
@@ -115,7 +120,8 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         wb, wf, ain = mod("dense_ffn")
         inter = model.dense_intermediate / tp
         _ffn(ob, "dense_ffn", wf, t, h, inter, wb, ain, n_dense, key("dense_ffn", wf))
-        ob.collective("dense_ffn.all_reduce", "all_reduce", tp, t * h * 2, count=n_dense)
+        ob.collective("dense_ffn.all_reduce", "all_reduce", tp, t * h * 2, count=n_dense,
+                      **(_fused("dense_ffn.down", t, h, chip) if fuse else {}))
 
     if model.moe and n_moe:
         m = model.moe
@@ -177,6 +183,48 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         ob.collective("pp.send_recv", "send_recv", 2 * layout.cp_span, t * h * 2,
                       count=1, per_stage=False)
     return ob.build()
+
+
+#: Output tile (rows, output features) and SMs per tile of TensorRT-LLM's fused GEMM + all-reduce
+#: kernels, keyed by the chip's smallest tensor-core M (``Chip.mma_tile_m``: its MMA generation).
+#: Source: cpp/tensorrt_llm/kernels/cutlass_kernels/allreduce_gemm/allreduce_gemm_runner.cu
+#: (GemmAllReduceImplRunner): SM100 registers one config, TileShape_128x256x128 with a 2-SM MMA
+#: (a 256 x 256 tile per SM pair); SM90 registers TileShape_128x{16,32,64,128}x128 with A and B
+#: swapped (128 along the output features), of which the 128 x 128 one is taken (assumption: the
+#: autotuner's pick at the prefill row counts where the overlap matters). Other SM versions throw
+#: "SM architecture not supported for GEMM+AR fusion": no entry, no overlap credited.
+GEMM_AR_TILES = {128: (256.0, 256.0, 2.0), 64: (128.0, 128.0, 1.0)}
+
+
+def gemm_allreduce_stages(rows, n_out: float, chip: Chip) -> np.ndarray:
+    """Waves W of output tiles of a row-parallel GEMM [rows, k] x [k, n_out] fused with the TP
+    all-reduce of its output (arrays (N,)): the pipeline stages of the overlap (cost/step._expose).
+
+    TensorRT-LLM's ``gemm_allreduce_plugin`` (CUTLASS kernels whose epilogue stores each finished
+    output tile into an NVLink-SHARP multicast buffer and all-reduces it there, two-shot, while the
+    next tiles compute: allreduce_gemm_impl_sm90.h / _sm100.h) reduces tile by tile, so the
+    all-reduce of one wave of tiles overlaps the next wave's MMA and only the last wave's is left.
+    W = ⌈⌈rows/tm⌉·⌈n_out/tn⌉ / (U/s)⌉, (tm, tn, s) from :data:`GEMM_AR_TILES`, U the chip's SMs; a
+    chip without a kernel or an SM count gets W = 1 (the all-reduce waits for the whole GEMM).
+    Assumptions (docs/model.md §6.3; NVIDIA publishes no exposed share): the waves take equal time
+    and the fused all-reduce moves data at the priced all-reduce's speed.
+
+    >>> from jalapeno.specs.catalog import load_system
+    >>> int(gemm_allreduce_stages(2048.0, 16384.0, load_system("b200").chip)[()])  # 8·64 tiles on 74 SM pairs
+    7
+    """
+    rows = np.asarray(rows, dtype=float)
+    tile = GEMM_AR_TILES.get(chip.mma_tile_m)
+    if tile is None or not chip.compute_units:
+        return np.ones_like(rows)
+    tm, tn, sms = tile
+    tiles = np.ceil(rows / tm) * np.ceil(n_out / tn)
+    return np.maximum(np.ceil(tiles / (chip.compute_units / sms)), 1.0)
+
+
+def _fused(gemm: str, rows, n_out: float, chip: Chip) -> dict:
+    """``OpBuilder.collective`` arguments of an all-reduce fused into the GEMM named ``gemm``."""
+    return {"hidden_under": gemm, "hidden_stages": gemm_allreduce_stages(rows, n_out, chip)}
 
 
 def dispatch_bytes_per_elem(weight_format: str) -> float:

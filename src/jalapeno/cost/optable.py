@@ -71,7 +71,9 @@ class CollectiveTable:
     """Collectives of one step on one chip. ``bytes`` is (n_coll, N), the rest (n_coll,).
 
     ``hidden_under[j]`` names the op whose time overlaps collective j by design ("" = none):
-    cost/step.py exposes only max(0, t_coll − t_op) of such a collective.
+    cost/step.py exposes only max(0, t_coll − t_op) of such a collective, plus
+    min(t_coll, t_op) / ``hidden_stages[j]`` where the two run as a pipeline of that many stages
+    (the fused GEMM + all-reduce's waves of output tiles; inf, the default, for the CP ring).
     """
 
     name: tuple[str, ...]
@@ -81,6 +83,7 @@ class CollectiveTable:
     bytes: np.ndarray
     calls: np.ndarray
     hidden_under: tuple[str, ...] = ()
+    hidden_stages: np.ndarray | None = None
 
     @property
     def pipeline_p2p(self) -> np.ndarray:
@@ -140,15 +143,17 @@ class OpBuilder:
                 per_stage=per_stage, kn=(k, n_out), key=key)
 
     def collective(self, name: str, kind: str, group: int, message_bytes, *, count: float = 1.0,
-                   per_stage: bool = True, hidden_under: str = "") -> None:
+                   per_stage: bool = True, hidden_under: str = "", hidden_stages=np.inf) -> None:
         """Add a collective of ``count`` calls of ``message_bytes`` per chip over ``group`` chips.
 
-        ``hidden_under``: name of an op (already added) whose time overlaps this collective.
+        ``hidden_under``: name of an op (already added) whose time overlaps this collective;
+        ``hidden_stages``: pipeline stages of that overlap (scalar or (N,); inf: only the excess
+        over the op shows; CollectiveTable).
         """
         if group <= 1 or count <= 0:
             return
         self._colls.append((name, kind, int(group), per_stage, self._arr(message_bytes), float(count),
-                            hidden_under))
+                            hidden_under, self._arr(hidden_stages)))
 
     def build(self) -> tuple[OpTable, CollectiveTable]:
         ops = self._ops
@@ -169,5 +174,6 @@ class OpBuilder:
             per_stage=np.array([c[3] for c in cs], dtype=bool),
             bytes=np.stack([c[4] for c in cs]) if cs else z,
             calls=np.array([c[5] for c in cs], dtype=float),
-            hidden_under=tuple(c[6] for c in cs))
+            hidden_under=tuple(c[6] for c in cs),
+            hidden_stages=np.stack([c[7] for c in cs]) if cs else z)
         return table, colls

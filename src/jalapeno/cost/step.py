@@ -7,7 +7,9 @@ For N batch points at once (NumPy arrays), one chip of the heaviest pipeline sta
     step_time  = pp · layer_time + Σ_edge-ops t_op + t_gather + (pp − 1) · t_p2p + step_overhead
     interval   = layer_time + Σ_edge t + t_p2p·[pp > 1] + step_overhead
     step_overhead = step_overhead_s + (tp − 1) · tp_rank_step_s      (:func:`step_overhead`)
-    a collective with ``hidden_under`` (the CP ring KV exchange) costs max(0, t_coll − t_op)
+    a collective with ``hidden_under`` (the CP ring KV exchange) costs max(0, t_coll − t_op);
+    a TP all-reduce fused into its GEMM (``Efficiency.gemm_allreduce_fusion``) costs
+    max(0, t_coll − t_op) + min(t_coll, t_op) / W, W waves of the GEMM's output tiles (:func:`_expose`)
     with MTP (k drafts): every decoding sequence verifies 1 + k rows, and the step adds k
     drafting passes of the MTP module, priced as that module (one decoder layer at the
     checkpoint's MTP weights, its projection and the shared LM head; cost/mtp_draft.py):
@@ -489,18 +491,26 @@ def _two_batch(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
 
 
 def _expose(ct: np.ndarray, colls: CollectiveTable, ops: OpTable, times: OpTimes) -> np.ndarray:
-    """Collective times (n_coll, N) with each ``hidden_under`` row reduced to max(0, t − t_op).
+    """Collective times (n_coll, N) with each ``hidden_under`` row reduced to its exposed part,
+    max(0, t − t_op) + min(t, t_op) / W with W = ``hidden_stages`` (inf: the first term alone).
 
     A collective overlapped with an op by construction (the CP ring exchange under the attention
-    of the block in hand, Liu et al. 2023) only shows where it outlasts that op.
+    of the block in hand, Liu et al. 2023) only shows where it outlasts that op. A collective fused
+    into its producing GEMM (cost/ops.gemm_allreduce_stages) runs as a two-stage pipeline over the
+    W waves of output tiles: W equal stages of compute t_op/W and communication t/W finish at
+    W·max(t_op, t)/W + min(t_op, t)/W, so t_op + (what this returns) (the last wave's all-reduce,
+    or the GEMM's last wave when the all-reduce binds, cannot overlap).
     """
     under = colls.hidden_under
     if not any(under):
         return ct
     out = ct.copy()
+    stages = colls.hidden_stages
     for j, op in enumerate(under):
         if op and op in ops.name:
-            out[j] = np.maximum(ct[j] - times.time_s[ops.name.index(op)], 0.0)
+            t_op = times.time_s[ops.name.index(op)]
+            tail = np.minimum(ct[j], t_op) / stages[j] if stages is not None and len(stages) else 0.0
+            out[j] = np.maximum(ct[j] - t_op, 0.0) + tail
     return out
 
 

@@ -315,6 +315,22 @@ MLPERF_LIMIT_ENGINES = {
 }
 
 
+#: Results whose engine build declares TensorRT-LLM's fused GEMM + all-reduce (``trtllm_build_flags``
+#: ``'gemm_allreduce_plugin': 'float16'`` in the Custom-harness, accuracy-0.99, MaxP entry of
+#: inference_results_v5.1 @965182b closed/<submitter>/configs/<system>/<scenario>/llama3_1-405b.py):
+#: priced with the o_proj and down-projection all-reduces fused into their GEMMs (cost/ops.py;
+#: MeasuredPoint.gemm_allreduce_fusion) when :func:`load_mlperf` is asked to (``declared_fusion``). Every NVIDIA, Google and Nebius Llama-3.1-405B config of the
+#: rows declares it but GB200-NVL72 x72 Interactive (its build flags set ``norm_quant_fusion`` and
+#: ``gemm_plugin: 'fp4'`` instead); the Llama-2-70B (TP1: no all-reduce) and DeepSeek-R1 configs do
+#: not; the Dynamo Llama-3.1-405B row has no config in the repository.
+MLPERF_GEMM_ALLREDUCE = frozenset(
+    f"mlperf51_{who}_{system}_TRT_llama3p1-405b_{scenario}"
+    for who, system, scenarios in (("NVIDIA", _B200, ("Offline", "Server", "Interactive")),
+                                   ("NVIDIA", _GB72, ("Offline", "Server")),
+                                   ("Nebius", _H200, ("Offline", "Server", "Interactive")))
+    for scenario in scenarios)
+
+
 #: Benchmarks left out, with the reason.
 #: The rows' ``framework`` as the engine names the stack profiles list (data/stacks.toml ``engines``):
 #: priced with that engine's profile (the trtllm one; AMD's vLLM-based harness: vllm-rocm). Before,
@@ -354,17 +370,25 @@ SERVER_MAPPINGS = ("engine@limits", "frontier@limits", "frontier@tpot_limit", "f
 
 
 def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_path: str | Path | None = None,
-                server_mapping: str = "frontier@limits") -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
+                server_mapping: str = "frontier@limits",
+                declared_fusion: bool = False) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
     """MLPerf results of a ``published_points.csv``-format file as measured points, and the skipped
     results (id, reason). ``spread``: serve each row with its dataset's length spread (outputs
     scaled to the run's mean), else at the fixed mean lengths. ``lengths_path``: the dataset lengths
     file (default :data:`DEFAULT_LENGTHS`). ``server_mapping``: how Server / Interactive results
     map (:data:`SERVER_MAPPINGS`; default the submission's engine where read, else the best swept point,
-    within the rules' TPOT and Poisson TTFT limits).
+    within the rules' TPOT and Poisson TTFT limits). ``declared_fusion`` (opt-in): price the rows whose
+    engine build declares the fused GEMM + all-reduce (:data:`MLPERF_GEMM_ALLREDUCE`) with it; not the
+    default, since it moves the default Server / Interactive mapping away from the measurements
+    (docs/model.md §6.3: the Offline rows and the submissions' own engines come closer, the best-of-every-
+    layout frontier within the limits overshoots).
 
     Raises:
-        SpecError: missing file, a missing column, or an unknown ``server_mapping``.
+        SpecError: missing file, a missing column, an unknown ``server_mapping`` or a non-bool ``declared_fusion``.
     """
+    if not isinstance(declared_fusion, bool):
+        raise SpecError("declared_fusion", f"must be True or False, got {declared_fusion!r}",
+                        "pass True to price the rows' declared gemm_allreduce_plugin, else False")
     if server_mapping not in SERVER_MAPPINGS:
         raise SpecError("server_mapping", f"unknown mapping {server_mapping!r}", f"use one of {', '.join(SERVER_MAPPINGS)}")
     p = Path(path) if path else DEFAULT_MLPERF
@@ -452,11 +476,16 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
                          f"Poisson p99 TTFT <= {limits[0]:g} s")
         fw = r.get("framework", "").strip()
         engine = MLPERF_ENGINE_OF.get(fw, fw)
+        fused = declared_fusion and key in MLPERF_GEMM_ALLREDUCE
+        if fused:
+            notes.append("engine built with gemm_allreduce_plugin (its config): o_proj and down GEMMs fused with "
+                         "their TP all-reduce")
         points.append(MeasuredPoint("mlperf", key, system, lengths.model, prec, engine, isl, osl, conc, dep, meas,
                                     mapping, True, notes, workload=wl,
                                     engine_version=MLPERF_TRTLLM_RELEASE if engine == "trt" else "",
                                     tpot_limit_s=limits[1] if mapping in _LIMITED else None,
-                                    ttft_limit_s=limits[0] if mapping in ("frontier@limits", "matched@limits") else None))
+                                    ttft_limit_s=limits[0] if mapping in ("frontier@limits", "matched@limits") else None,
+                                    gemm_allreduce_fusion=fused))
     return points, skipped
 
 

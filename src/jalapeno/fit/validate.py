@@ -127,6 +127,9 @@ class MeasuredPoint:
     tpot_limit_s: float | None = None
     #: ``frontier@limits``: the rules' p99 TTFT limit (s), met under Poisson arrivals (fit/latency_limits.py)
     ttft_limit_s: float | None = None
+    #: the run's engine build fuses each row-parallel GEMM with its TP all-reduce, as its config declares
+    #: (TensorRT-LLM ``gemm_allreduce_plugin``; fit/mlperf.py): priced with Stack.with_gemm_allreduce_fusion
+    gemm_allreduce_fusion: bool = False
 
     @property
     def uses_mtp(self) -> bool | None:
@@ -373,10 +376,12 @@ def point_release(p: MeasuredPoint) -> str:
 
 def point_stack(p: MeasuredPoint):
     """A point's software-stack profile: its framework's at the engine release that ran it
-    (:func:`point_release`), with its source's client front end (specs/stacks.py)."""
+    (:func:`point_release`), with its source's client front end (specs/stacks.py) and the GEMM +
+    all-reduce fusion where the point's engine build declares it (``gemm_allreduce_fusion``)."""
     from jalapeno.specs.stacks import stack_for_framework
 
-    return stack_for_framework(p.framework, p.system).at_version(point_release(p)).for_client(p.source)
+    st = stack_for_framework(p.framework, p.system).at_version(point_release(p)).for_client(p.source)
+    return st.with_gemm_allreduce_fusion(True) if p.gemm_allreduce_fusion else st
 
 
 def point_workload(p: MeasuredPoint) -> Workload:

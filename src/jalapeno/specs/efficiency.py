@@ -213,6 +213,11 @@ class Efficiency:
             software stack. Default 2 (BF16, the model dtype): vLLM, SGLang, TensorRT-LLM and ATOM
             gather the LM head's output as it comes out of the GEMM and cast to FP32 after the
             gather (sources per engine in data/stacks.toml; docs/stacks.md).
+        gemm_allreduce_fusion: the engine fuses each row-parallel GEMM (attention o_proj, FFN down)
+            with the TP all-reduce of its output (TensorRT-LLM's ``gemm_allreduce_plugin``: the
+            all-reduce runs tile by tile as the GEMM's output tiles complete), set by the software
+            stack or a measured point's declared engine build. Default False: the all-reduce
+            follows its GEMM. What stays exposed: cost/ops.py, docs/model.md §6.3.
         source: where this parameter set came from (defaults, a TOML, a calibration id).
     """
 
@@ -249,6 +254,7 @@ class Efficiency:
     moe_exchange: str = "all_to_all"
     logits_bytes_per_elem: float = 2.0
     memory_reserve_fraction: float = 0.04
+    gemm_allreduce_fusion: bool = False
     source: str = "jalapeno defaults (docs/model.md)"
 
     def __post_init__(self) -> None:
@@ -383,6 +389,13 @@ class Efficiency:
                 if not isinstance(v, str) or k == "moe_exchange" and v not in MOE_EXCHANGE_NAMES:
                     raise SpecError(f"{where}.{k}", f"must be a {'string' if k == 'source' else 'name'}, got {v!r}",
                                     "quote it" if k == "source" else f"use one of {', '.join(MOE_EXCHANGE_NAMES)}")
+                clean[k] = v
+                continue
+            if k == "gemm_allreduce_fusion":  # the one switch
+                if not isinstance(v, bool):
+                    raise SpecError(f"{where}.{k}", f"must be true or false, got {v!r}",
+                                    "write gemm_allreduce_fusion = true (the engine fuses the GEMM with its "
+                                    "TP all-reduce) or false")
                 clean[k] = v
                 continue
             if k in KERNEL_FIELDS:

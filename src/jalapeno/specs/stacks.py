@@ -49,7 +49,8 @@ def _empty() -> MappingProxyType:
 
 
 _STACK_TAG = re.compile(r" \+ stack ")
-_KEYS = {"name", "label", "engines", "base", "source", "overlap", "moe_exchange", "logits_bytes_per_elem", "mtp_acceptance", "low", "high", "sources",
+_KEYS = {"name", "label", "engines", "base", "source", "overlap", "moe_exchange", "logits_bytes_per_elem",
+         "gemm_allreduce_fusion", "mtp_acceptance", "low", "high", "sources",
          "fit", "default_for", "clients", "version_rules", *BAND_FIELDS}
 #: The front-end fields a benchmark client's entry may set (``clients``): what a request spends
 #: outside the accelerator before its first token depends on the engine's server and on the
@@ -62,6 +63,9 @@ CLIENT_FIELDS: tuple[str, ...] = ("request_overhead_s", "prompt_overhead_s_per_t
 _CLIENT_COPIES: dict[tuple[int, str], tuple] = {}
 #: (id of a profile, engine version) -> (that profile, its copy at that version); see Stack.at_version
 _VERSION_COPIES: dict[tuple[int, str], tuple] = {}
+#: (id of a profile, "on"/"off") -> (that profile, its copy with the GEMM + all-reduce fusion set); see
+#: Stack.with_gemm_allreduce_fusion
+_FUSION_COPIES: dict[tuple[int, str], tuple] = {}
 #: Profile fields a version rule may set: the text behaviours and the banded numbers.
 RULE_FIELDS: tuple[str, ...] = ("moe_exchange", "overlap", *BAND_FIELDS)
 _RULE_TEXT = {"moe_exchange": MOE_EXCHANGE_NAMES, "overlap": ("none", "tbo")}
@@ -110,6 +114,10 @@ class Stack:
             efficiency set's, ``all_to_all``).
         logits_bytes_per_elem: bytes per logit element the engine's LM-head TP all-gather moves
             (2: the model's BF16, cast to FP32 after the gather), or None (the efficiency set's, 2).
+        gemm_allreduce_fusion: the engine fuses each row-parallel GEMM with its TP all-reduce
+            (TensorRT-LLM's ``gemm_allreduce_plugin``; Efficiency.gemm_allreduce_fusion), or None (the
+            efficiency set's, False). An engine build option: a measured point that declares it sets it
+            with :meth:`with_gemm_allreduce_fusion`.
         mtp_acceptance: model → {"single": alpha at one draft, "chain": alpha per token at >= 2}.
         low, high: band values of :data:`BAND_FIELDS` (low = slower).
         sources: field → where its value comes from.
@@ -138,6 +146,7 @@ class Stack:
     overlap: str | None = None
     moe_exchange: str | None = None
     logits_bytes_per_elem: float | None = None
+    gemm_allreduce_fusion: bool | None = None
     mtp_acceptance: MappingProxyType = field(default_factory=_empty)
     low: MappingProxyType = field(default_factory=_empty)
     high: MappingProxyType = field(default_factory=_empty)
@@ -221,6 +230,25 @@ class Stack:
             {**self.sources, **{f: f"client {client}: {self.sources.get(f'clients.{client}', 'fitted')}"
                                 for f in front}})))
 
+    def with_gemm_allreduce_fusion(self, on: bool) -> Stack:
+        """This profile with the GEMM + TP all-reduce fusion switched ``on`` (one copy per profile
+        and setting, so points that share it are solved together), named ``NAME+gemm_ar`` when on.
+
+        >>> s = Stack("x", "x", "x")
+        >>> s.with_gemm_allreduce_fusion(True).name, s.with_gemm_allreduce_fusion(True) is s.with_gemm_allreduce_fusion(True)
+        ('x+gemm_ar', True)
+
+        Raises:
+            SpecError: ``on`` is not a bool.
+        """
+        if not isinstance(on, bool):
+            raise SpecError("gemm_allreduce_fusion", f"must be True or False, got {on!r}",
+                            "pass True where the engine build declares the fused GEMM + all-reduce, else False")
+        if bool(self.gemm_allreduce_fusion) == on:
+            return self
+        return _memo_copy(_FUSION_COPIES, "on" if on else "off", self, lambda: replace(
+            self, name=f"{self.name}+gemm_ar" if on else self.name.removesuffix("+gemm_ar"), gemm_allreduce_fusion=on))
+
     def costs(self, which: str = "calibrated") -> dict[str, float]:
         """The fixed costs the profile sets (``which``: calibrated, low or high), kernel launch
         already multiplied by ``fusion``.
@@ -247,6 +275,8 @@ class Stack:
             eff = replace(eff, moe_exchange=self.moe_exchange)
         if self.logits_bytes_per_elem is not None and self.logits_bytes_per_elem != eff.logits_bytes_per_elem:
             eff = replace(eff, logits_bytes_per_elem=self.logits_bytes_per_elem)
+        if self.gemm_allreduce_fusion is not None and self.gemm_allreduce_fusion != eff.gemm_allreduce_fusion:
+            eff = replace(eff, gemm_allreduce_fusion=self.gemm_allreduce_fusion)
         if self.name == DEFAULT_STACK and which == "calibrated" or not costs:
             return eff
         base = _STACK_TAG.split(eff.source)[0]
@@ -306,6 +336,11 @@ def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
             raise SpecError(f"{where}.logits_bytes_per_elem", f"{b:g} is not a logit element size",
                             "give 2 (BF16/FP16 logits, cast to FP32 after the gather) or 4 (FP32)")
         kw["logits_bytes_per_elem"] = b
+    if "gemm_allreduce_fusion" in raw:
+        if not isinstance(raw["gemm_allreduce_fusion"], bool):
+            raise SpecError(f"{where}.gemm_allreduce_fusion", f"must be true or false, got {raw['gemm_allreduce_fusion']!r}",
+                            "write gemm_allreduce_fusion = true (the engine fuses the GEMM with its TP all-reduce) or false")
+        kw["gemm_allreduce_fusion"] = raw["gemm_allreduce_fusion"]
     for band in ("low", "high"):
         b = dict(kw.get(band, {})) if base else {}
         for f, v in raw.get(band, {}).items():
