@@ -78,7 +78,6 @@ def load_system(name_or_path: str, overrides: tuple = ()) -> System:
     return load_variant(name_or_path, tuple(overrides))
 
 
-@lru_cache(maxsize=128)
 def load_efficiency(name_or_path: str, which: str = "calibrated", overrides: tuple = ()) -> Efficiency:
     """The efficiency set a system is priced with.
 
@@ -92,9 +91,18 @@ def load_efficiency(name_or_path: str, which: str = "calibrated", overrides: tup
         UnknownNameError: unknown system or efficiency set.
         SpecError: a malformed file or ``[efficiency]`` entry.
     """
+    from jalapeno.specs.variants import value_types
+
+    overrides = tuple(overrides)
+    return _load_efficiency(name_or_path, which, overrides, value_types(overrides))
+
+
+@lru_cache(maxsize=128)
+def _load_efficiency(name_or_path: str, which: str, overrides: tuple, _types: tuple) -> Efficiency:
+    """:func:`load_efficiency`, cached per value types too (specs/variants.value_types)."""
     from jalapeno.specs.variants import variant_efficiency
 
-    return variant_efficiency(load_system(name_or_path, tuple(overrides)), which)
+    return variant_efficiency(load_system(name_or_path, overrides), which)
 
 
 def efficiency_band(name_or_path: str) -> dict[str, Efficiency]:

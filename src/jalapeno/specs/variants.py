@@ -381,16 +381,36 @@ def _follow_power(sys_: System) -> System:
     return out
 
 
-@lru_cache(maxsize=128)
+def value_types(overrides: Overrides) -> tuple:
+    """The type of every override value, nested (a cache-key companion to ``overrides``).
+
+    ``True == 1 == 1.0`` in Python, so a cache keyed on the overrides alone hands the result of
+    ``--set k=true`` to a later ``--set k=1`` (which a boolean field must refuse) in the same
+    process; keying on these types as well keeps them apart.
+
+    >>> value_types((("a", True), ("b", 1), ("c", (1.0, "x"))))
+    ('bool', 'int', ('float', 'str'))
+    """
+    def one(v: Any) -> Any:
+        return tuple(one(x) for x in v) if isinstance(v, tuple) else type(v).__name__
+    return tuple(one(v) for _, v in overrides)
+
+
 def load_variant(name_or_path: str, overrides: Overrides = ()) -> System:
     """A system by catalog name or TOML path (a ``base`` chain resolved) with ``overrides``.
 
     ``overrides`` (dotted key, value) pairs, as :func:`parse_sets` returns them. Without overrides
-    this is what ``load_system`` returns.
+    this is what ``load_system`` returns. Cached per (name, overrides, their value types).
 
     Raises:
         UnknownNameError: unknown name or base. SpecError: a malformed file or override.
     """
+    overrides = tuple(overrides)
+    return _load_variant(name_or_path, overrides, value_types(overrides))
+
+
+@lru_cache(maxsize=128)
+def _load_variant(name_or_path: str, overrides: Overrides, _types: tuple) -> System:
     data, origin = resolve_system_data(name_or_path)
     _, path = _path_of(name_or_path)
     sys_ = build_variant(data, origin, overrides, where=origin.where if not overrides else "--set")
