@@ -11,11 +11,18 @@ SGLang; TP attention, no MTP), each row's deployment is served as validated (ser
 - ``mha``: every step that carries a prompt chunk also runs the B decode rows through the
   non-absorbed MLA path (SGLang's DeepSeek dispatch of a MIXED batch to ``MHA_CHUNKED_KV``):
   TPOT + f·(step(B one-token prefill rows at context L) − step(B decode rows at L)), f the
-  fraction of steps carrying a chunk (:func:`chunk_step_fraction`).
+  fraction of steps carrying a chunk (:func:`chunk_step_fraction`);
+- ``kmoe``: every step's routed-expert block priced by the row's engine's measured kernel at the
+  row's exact shape and layout (MoE TP, EP) instead of the calibrated form (a
+  cost/moe_backend.MeasuredMoePricer over a curve read from aiconfigurator's ``moe_perf`` table of
+  the row's framework, :data:`KERNEL_SOURCES`; :func:`measured_curve`); ``kdec`` is the decode-only
+  step under it, and ``pre8k`` the step of one whole prompt alone (ISL tokens) under the
+  calibrated form and under the measured kernel (the prefill-by-precision lead, docs/model.md §12).
 
 Columns also give the modelled decode-only step and the implied prefill stall per prompt
 (:func:`implied_stall_s`) against the model's. Nothing is fitted or written.
 Run: python scripts/agg_prefill_stall.py [--system b200] [--framework sglang] [--isl 8192]
+(the ``kmoe`` columns need the aiconfigurator-core package: pip install -e ".[calibrate]")
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import dataclasses
 
 import numpy as np
 
+from jalapeno.cost.moe_backend import MeasuredMoePricer, MoeCurve
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import pool_overlap
 from jalapeno.serve.limits import decode_step_s
@@ -62,6 +70,41 @@ def chunk_step_fraction(batch: float, isl: float, osl: float, chunk: float) -> f
     return min(1.0, batch * isl / ((osl - 1) * chunk))
 
 
+#: (aiconfigurator framework folder, table dtype) -> the kernel_source the what-if reads: TensorRT-LLM's
+#: FP8 block-scale MoE is the table's only fp8_block path (DeepGEMM); its NVFP4 path is CUTLASS, the
+#: default ``moe_config.backend`` (a launch that names TRTLLM runs ``moe_torch_flow_min_latency``, whose
+#: EP1 rows the collector ran through a BF16xFP4 kernel: fit/moe_backends.MIN_EP); SGLang's table holds
+#: one path per dtype at DeepSeek's shape, FlashInfer's TRT-LLM-gen MoE.
+KERNEL_SOURCES = {("trtllm", "fp8_block"): "deepgemm", ("trtllm", "nvfp4"): "moe_torch_flow_cutlass",
+                  ("sglang", "fp8_block"): "sglang_flashinfer_trtllm_moe",
+                  ("sglang", "nvfp4"): "sglang_flashinfer_trtllm_moe"}
+#: the precision's routed-expert compute format -> the table's dtype of it
+TABLE_DTYPES = {"fp8": "fp8_block", "fp4": "nvfp4"}
+
+
+def measured_curve(df, source: str, dtype: str, hidden: int, inter: int, experts: int, top_k: int, moe_tp: int,
+                   ep: int, fmt: str) -> MoeCurve:
+    """The measured routed-expert curve of one kernel at one shape and layout (balanced routing).
+
+    ``df``: an aiconfigurator ``moe_perf`` table (latency in ms). Each row's load is its busiest
+    rank's token-expert assignments, num_tokens · top_k / ep (the collector's routing is exactly
+    balanced), its time the fastest of repeated rows, in s; ``inter`` is the full expert
+    intermediate size (the curve's is inter / moe_tp, the op's ``kn``).
+
+    Raises:
+        ValueError: fewer than two rows of that kernel, dtype, shape and layout (names them).
+    """
+    d = df[(df.kernel_source == source) & (df.moe_dtype == dtype) & (df.distribution == "balanced")
+           & (df.hidden_size == hidden) & (df.inter_size == inter) & (df.num_experts == experts) & (df.topk == top_k)
+           & (df.moe_tp_size == moe_tp) & (df.moe_ep_size == ep)]
+    g = d.groupby("num_tokens", as_index=False).latency.min().sort_values("num_tokens")
+    if len(g) < 2:
+        raise ValueError(f"kernel_source: no {source} {dtype} curve at hidden {hidden}, inter {inter}, {experts} experts, "
+                         f"top-{top_k}, moe_tp {moe_tp}, ep {ep}; pick a layout the table measured")
+    return MoeCurve(float(hidden), float(inter / moe_tp), fmt, g.num_tokens.to_numpy(float) * top_k / ep,
+                    g.latency.to_numpy(float) * 1e-3, label=f"{source} {dtype}")
+
+
 def mha_rows_batch(batch: float, ctx: float) -> Batch:
     """Two step batches (shape (2,)): B decode rows at context ``ctx``, and the same B rows as
     one-token prefill sequences with a cached prefix of ``ctx`` (the non-absorbed MLA form)."""
@@ -85,9 +128,12 @@ def main(system: str, framework: str, isl: int) -> None:
     from jalapeno.serve.point import serve_at_concurrency
     from jalapeno.specs.catalog import load_model
 
+    from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, load_table
+
+    tables = {}
     print("| framework | deployment | C | TPOT meas ms | model ms | decode-only ms | stall/prompt meas s | model s | "
-          "sep ms | bud-C ms | 16k ms | mha ms |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "sep ms | bud-C ms | 16k ms | mha ms | kmoe ms | kdec ms | pre8k form / kmoe ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for p in _rows(system, framework, isl):
         stack = point_stack(p)
         pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
@@ -108,10 +154,25 @@ def main(system: str, framework: str, isl: int) -> None:
             dataclasses.replace(dep, prefill_steps="separate"), dataclasses.replace(dep, token_budget=max(8192 - c, 1)),
             dataclasses.replace(dep, token_budget=16384))]
         mha = tpot + f * float(sc.step_time_s[1] - sc.step_time_s[0])
+        fw = p.framework.split()[0]
+        if fw not in tables:
+            tables[fw] = load_table(AIC_SYSTEM_DIRS[p.system], "moe", "moe_perf", fw)[0]
+        kpr = MeasuredMoePricer(pricer, measured_curve(
+            tables[fw], KERNEL_SOURCES[(fw, TABLE_DTYPES[p.precision])], TABLE_DTYPES[p.precision], model.hidden_size,
+            model.moe.expert_intermediate, model.moe.num_experts, model.moe.top_k, lay.moe_tp, lay.ep, p.precision), fw)
+        ktpot = float(serve_at_concurrency(model, kpr, dep, wl, [c]).tpot_s[0])
+        args = (dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+        kdec = float(decode_step_s(step_cost(model, kpr, lay, dep.precision, Batch.make(
+            decode_seqs=np.array([b / lay.pp]), decode_ctx=wl.decode_ctx), *args), kpr.efficiency, dep, np.array([b]),
+            lay)[0])
+        pre = Batch.make(decode_seqs=np.array([0.0]), decode_ctx=0.0, prefill_tokens=np.array([wl.mean_isl]),
+                         prefill_ctx=0.0, prefill_seqs=np.array([1.0]))
+        pre_s = [float(step_cost(model, q, lay, dep.precision, pre, *args).step_time_s[0]) for q in (pricer, kpr)]
         meas = p.measured["tpot_s"]
         print(f"| {p.framework} | {dep.label} | {c} | {meas * 1e3:.1f} | {tpot * 1e3:.1f} | {t_dec * 1e3:.1f} | "
               f"{implied_stall_s(meas, t_dec, wl.mean_osl, c):.2f} | {(tpot - t_dec) * (wl.mean_osl - 1) / b:.2f} | "
-              + " | ".join(f"{x * 1e3:.1f}" for x in (*what_if, mha)) + " |")
+              + " | ".join(f"{x * 1e3:.1f}" for x in (*what_if, mha, ktpot, kdec)) +
+              f" | {pre_s[0] * 1e3:.0f} / {pre_s[1] * 1e3:.0f} |")
 
 
 if __name__ == "__main__":
@@ -119,5 +180,9 @@ if __name__ == "__main__":
     ap.add_argument("--system", default="b200")
     ap.add_argument("--framework", default="sglang", help="framework prefix, e.g. 'sglang 0.5.9' or 'trtllm'")
     ap.add_argument("--isl", type=int, default=8192)
+    ap.add_argument("--trtllm-fp4", choices=("cutlass", "trtllm"), default="cutlass",
+                    help="TensorRT-LLM NVFP4 MoE backend the kmoe columns read (trtllm: TRT-LLM-gen)")
     a = ap.parse_args()
+    if a.trtllm_fp4 == "trtllm":
+        KERNEL_SOURCES[("trtllm", "nvfp4")] = "moe_torch_flow_min_latency"
     main(a.system, a.framework, a.isl)

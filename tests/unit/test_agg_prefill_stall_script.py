@@ -45,3 +45,34 @@ def test_mha_rows_batch_puts_the_decode_rows_in_prefill_form():
     assert list(b.decode_seqs) == [64.0, 0.0]
     assert list(b.prefill_tokens) == [0.0, 64.0] and list(b.prefill_seqs) == [0.0, 64.0]
     assert np.all(b.prefill_ctx == 8704.0)
+
+
+def _moe_table():
+    import pandas as pd
+
+    base = {"moe_dtype": "fp8_block", "distribution": "balanced", "hidden_size": 7168, "inter_size": 2048,
+            "num_experts": 256, "topk": 8}
+    rows = [  # (kernel_source, moe_tp, ep, num_tokens, latency ms)
+        ("deepgemm", 8, 1, 8192, 1.500), ("deepgemm", 8, 1, 8192, 1.438), ("deepgemm", 8, 1, 16384, 2.736),
+        ("deepgemm", 1, 8, 8192, 0.502), ("deepgemm", 1, 8, 16384, 0.855), ("other", 8, 1, 8192, 0.100)]
+    return pd.DataFrame([{**base, "kernel_source": k, "moe_tp_size": tp, "moe_ep_size": ep, "num_tokens": t,
+                          "latency": ms} for k, tp, ep, t, ms in rows])
+
+
+def test_measured_curve_by_hand():
+    df = _moe_table()
+    c = stall.measured_curve(df, "deepgemm", "fp8_block", 7168, 2048, 256, 8, 8, 1, "fp8")
+    # MoE TP8: each rank holds 2048 / 8 = 256 columns of every expert; EP1: every rank sees all
+    # 8192 · 8 = 65,536 token-expert assignments; repeated rows keep the fastest (1.438 ms)
+    assert (c.h, c.inter, c.fmt) == (7168.0, 256.0, "fp8")
+    assert list(c.load) == [65536.0, 131072.0]
+    assert c.time_s == pytest.approx([1.438e-3, 2.736e-3])
+    # EP8, MoE TP1: 8192 · 8 / 8 = 8192 assignments on the busiest rank, the full 2048 columns
+    c = stall.measured_curve(df, "deepgemm", "fp8_block", 7168, 2048, 256, 8, 1, 8, "fp8")
+    assert c.inter == 2048.0 and list(c.load) == [8192.0, 16384.0]
+    assert c.time_s == pytest.approx([0.502e-3, 0.855e-3])
+
+
+def test_measured_curve_names_the_missing_layout():
+    with pytest.raises(ValueError, match="kernel_source: no deepgemm fp8_block curve .* moe_tp 4, ep 2"):
+        stall.measured_curve(_moe_table(), "deepgemm", "fp8_block", 7168, 2048, 256, 8, 4, 2, "fp8")
