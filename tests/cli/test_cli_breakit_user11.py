@@ -281,3 +281,11 @@ def test_eplb_help_states_its_bound(capsys):
         code, out, err = run(capsys, cmd, "--help")
         assert code == 0, err
         assert "at most experts x" in " ".join(out.replace("│", " ").split()), cmd
+
+
+@pytest.mark.parametrize(("op", "near"), [("alltoall", "all_to_all"), ("AllReduce", "all_reduce"),
+                                          ("all-gather", "all_gather"), ("all_reduc", "all_reduce")])
+def test_a_misspelt_collective_names_the_one_meant(capsys, op, near):
+    """--op alltoall listed the five names without saying which was meant."""
+    check_error(*run(capsys, "collective", "-s", "h200", "--op", op, "-g", "8", "--bytes", "1e6"),
+                "--op", f"unknown collective '{op}'", f"did you mean {near}?")

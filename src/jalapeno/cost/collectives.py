@@ -147,7 +147,13 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
         SpecError: the group is larger than the system, or a negative message size.
     """
     if kind not in COLLECTIVES:
-        raise UnknownNameError("op", f"unknown collective {kind!r}", f"use one of {', '.join(COLLECTIVES)}")
+        import difflib
+
+        flat = str(kind).lower().replace("-", "").replace("_", "").replace(" ", "")
+        near = [c for c in COLLECTIVES if c.replace("_", "") == flat] or difflib.get_close_matches(
+            str(kind), COLLECTIVES, n=1)
+        hint = f"did you mean {near[0]}? " if near else ""
+        raise UnknownNameError("op", f"unknown collective {kind!r}", f"{hint}use one of {', '.join(COLLECTIVES)}")
     if placement not in PLACEMENTS:
         raise UnknownNameError("placement", f"unknown placement {placement!r}",
                                f"use one of {', '.join(PLACEMENTS)}")
