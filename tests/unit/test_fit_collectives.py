@@ -238,3 +238,71 @@ def test_ep_all_to_all_fit_matches_the_table_by_hand():
     assert judged["shipped"]["ep32"]["median_ape"] > 0.5
     assert "role" not in judged["shipped"]["ep32"]
     assert judged["fit"]["all_to_all_fraction"] == pytest.approx(params["all_to_all_fraction"])
+
+
+def _synthetic_a2a_table(latency_s: float, fraction: float):
+    """A ``trtllm_alltoall_perf``-shaped table whose rows follow the switched all-to-all by hand:
+    per call 1 us NVSwitch hop + 2.69 us launch + ``latency_s`` + (g-1)/g of the message over
+    900 GB/s x ``fraction``; messages top-8 copies of each row at 7168 elements, 1 B dispatch
+    (NVFP4) and 2 B combine. Both calls' times are put on the dispatch row, combine 0."""
+    import pandas as pd
+
+    rows = []
+    for ep in (8, 16, 32):
+        for n in (1, 16, 128, 1024, 8192):
+            fixed = 1e-6 + 2.69e-6 + latency_s
+            bytes_ = n * 8 * 7168 * (1 + 2)
+            t = 2 * fixed + (ep - 1) / ep * bytes_ / (900e9 * fraction)
+            for op, lat in (("alltoall_dispatch", t * 1e3), ("alltoall_combine", 0.0)):
+                rows.append({"op_name": op, "kernel_source": "NVLinkOneSided", "moe_dtype": "nvfp4", "num_tokens": n,
+                             "hidden_size": 7168, "topk": 8, "num_experts": 256, "moe_ep_size": ep, "latency": lat})
+    return pd.DataFrame(rows)
+
+
+def test_ep_all_to_all_latency_fit_at_a_fixed_fraction_recovers_a_known_latency():
+    pytest.importorskip("scipy")
+    from jalapeno.fit.collectives import fit_ep_all_to_all, judge_ep_all_to_all
+    from jalapeno.specs.catalog import load_system
+
+    gb = load_system("gb200-nvl72")
+    eff = DEFAULT_EFFICIENCY.with_overrides({"collective_launch_s": 2.69e-6, "all_to_all_fraction": 0.45})
+    table = _synthetic_a2a_table(12e-6, 0.45)
+    params, rep = fit_ep_all_to_all(table, gb, eff, fix_fraction=True)
+    assert params["all_to_all_fraction"] == 0.45  # kept, not fitted
+    assert params["all_to_all_latency_s"] == pytest.approx(12e-6, rel=1e-3)
+    assert rep["ep16"]["role"] == "held_out" and rep["ep16"]["median_ape"] < 1e-3
+    # a table measured at another bandwidth share: the latency alone cannot fit it, the joint fit can
+    joint, _ = fit_ep_all_to_all(_synthetic_a2a_table(12e-6, 0.85), gb, eff)
+    assert joint["all_to_all_fraction"] == pytest.approx(0.85, rel=1e-3)
+    assert joint["all_to_all_latency_s"] == pytest.approx(12e-6, rel=1e-2)
+    judged = judge_ep_all_to_all(table, gb, eff)
+    assert judged["latency_fit"]["all_to_all_latency_s"] == pytest.approx(12e-6, rel=1e-3)
+
+
+def test_ep_all_to_all_latency_fit_on_the_measured_rows():
+    pytest.importorskip("scipy")
+    from jalapeno.fit.collectives import fit_ep_all_to_all
+    from jalapeno.specs.catalog import load_system
+
+    gb = load_system("gb200-nvl72")
+    eff = DEFAULT_EFFICIENCY.with_overrides({"collective_launch_s": 2.69e-6, "all_to_all_fraction": 0.45})
+    params, _ = fit_ep_all_to_all(_a2a_table(), gb, eff, fix_fraction=True)
+    # by hand: the 1-row layers alone give 18.1-23.0 us per call (test above); at 0.45 the 4,096- and
+    # 16,384-row layers are priced 1.9x the measurement already (16,384 rows at EP32: 6.75 ms against
+    # 3.60), so the log least squares takes a latency below the 1-row figure — and above the 64-row
+    # 64-row layers' time less their bytes: EP8 (49.6 us - 64·8·7168·3·7/8 B / 405 GB/s) / 2 - 3.69 us
+    # = (49.6 - 23.8) / 2 - 3.69 = 9.2 us
+    assert 9.2e-6 < params["all_to_all_latency_s"] < 18.1e-6
+    assert params["all_to_all_fraction"] == 0.45
+
+
+def test_shipped_gb200_all_to_all_latency_is_its_kernel_fit():
+    from jalapeno.specs.calibration import base_efficiency, load_calibration
+
+    cal = load_calibration("gb200-nvl72")
+    lat = cal["report"]["all_to_all"]["latency_fit"]
+    eff = base_efficiency("gb200-nvl72")
+    assert eff.all_to_all_latency_s == pytest.approx(lat["all_to_all_latency_s"])
+    assert eff.all_to_all_fraction == lat["all_to_all_fraction"] == 0.45
+    # sets without a measured all-to-all keep no kernel latency
+    assert base_efficiency("b200").all_to_all_latency_s == 0.0

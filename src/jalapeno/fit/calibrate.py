@@ -23,14 +23,17 @@ used. Functional forms (the same ones the step cost uses, cost/roofline.py):
   report the held-out error on its own table (``report.nccl``). collective_launch_s
   is the floor of the custom all-reduce kernels (the ones engines use for TP all-reduce), small
   messages only.
-- ``all_to_all_fraction`` (all-to-all and send/recv on scale-up links) and ``all_to_all_latency_s``
-  are carried over from the shipped set: the fraction is the per-system value of the former
-  constant-fraction NCCL fit (0.45-0.60), the latency 0. Where aiconfigurator ships TensorRT-LLM's
-  measured NVLink MoE all-to-all (``trtllm_alltoall_perf``, GB200 only in 0.12.0) the report
-  judges the carried values on it and gives the kernel-level fit (fraction 0.85, 19 us per call;
-  fit/collectives.judge_ep_all_to_all) — not applied: it moves GB200's disaggregated throughput
-  error from 9% to 16% median (fidelity guard), i.e. the carried 0.45 stands in for costs the
-  model misses elsewhere (docs/gap_gb200_fp4_8k1k.md, Update 4).
+- ``all_to_all_fraction`` (all-to-all and send/recv on scale-up links) is carried over from the
+  shipped set: the per-system value of the former constant-fraction NCCL fit (0.45-0.60).
+  ``all_to_all_latency_s`` (the MoE dispatch/combine kernel's fixed time per call) is fitted where
+  aiconfigurator ships TensorRT-LLM's measured NVLink MoE all-to-all (``trtllm_alltoall_perf``,
+  GB200 only in 0.12.0): at the carried fraction, on the table's declared split (EP 8 and 32 fit,
+  EP 16 held out; fit/collectives.fit_ep_all_to_all with ``fix_fraction``): 15.0 us on GB200;
+  elsewhere it is carried over (0). The report also gives the joint kernel-level fit (fraction
+  0.85, 19 us per call; fit/collectives.judge_ep_all_to_all) — its fraction is not applied: it
+  moves GB200's disaggregated throughput error from 9% to 16% median (fidelity guard), i.e. the
+  carried 0.45 stands in for costs the model misses elsewhere (docs/gap_gb200_fp4_8k1k.md,
+  Updates 4 and 10).
 - Custom all-reduce kernels (TRT-LLM ``custom_allreduce_perf``, TP 2/4/8, every size): the
   one-/two-shot ramp ``custom_ar_fraction``, ``custom_ar_half_bytes``, ``custom_ar_shape``
   (fit/collectives.fit_custom_allreduce), per system — Blackwell's kernels reach a smaller share
@@ -64,6 +67,7 @@ from jalapeno.fit.collectives import (
     NVLINK_GENERATION,
     custom_allreduce_frame,
     fit_custom_allreduce,
+    fit_ep_all_to_all,
     judge_ep_all_to_all,
     fit_generation,
     generation_frames,
@@ -138,8 +142,10 @@ def calibrate_system(system: System) -> dict:
         reports["custom_allreduce"] = {"rows": 0}
     prev = (load_calibration(system.name) or {}).get("parameters", {})  # all-to-all: carried over
     params.update({k: prev[k] for k in ("all_to_all_fraction", "all_to_all_latency_s") if k in prev})
-    try:  # judged on TensorRT-LLM's measured NVLink all-to-all where the table exists; fit reported
-        a2a, v_a2a = load_table(sdir, "comm", "trtllm_alltoall_perf")
+    try:  # where TensorRT-LLM's measured NVLink all-to-all exists: its per-call latency at the carried
+        a2a, v_a2a = load_table(sdir, "comm", "trtllm_alltoall_perf")  # fraction is shipped, the rest judged
+        p_lat, _ = fit_ep_all_to_all(a2a, system, DEFAULT_EFFICIENCY.with_overrides(params), fix_fraction=True)
+        params["all_to_all_latency_s"] = p_lat["all_to_all_latency_s"]
         reports["all_to_all"] = {"version": v_a2a, **judge_ep_all_to_all(a2a, system,
                                                                           DEFAULT_EFFICIENCY.with_overrides(params))}
     except SpecError:

@@ -337,7 +337,8 @@ def _ep_errors(frame: pd.DataFrame, err: np.ndarray, split: bool = True) -> dict
     return out
 
 
-def fit_ep_all_to_all(table: pd.DataFrame, system: System, eff: Efficiency) -> tuple[dict, dict]:
+def fit_ep_all_to_all(table: pd.DataFrame, system: System, eff: Efficiency,
+                      fix_fraction: bool = False) -> tuple[dict, dict]:
     """Fit ``all_to_all_fraction`` and ``all_to_all_latency_s`` on TensorRT-LLM's measured NVLink
     MoE all-to-all (least squares on log time of the model's own dispatch + combine on ``system``,
     ``eff`` for everything else) at EP :data:`A2A_FIT_EP`; report on :data:`A2A_HELD_EP`.
@@ -347,6 +348,8 @@ def fit_ep_all_to_all(table: pd.DataFrame, system: System, eff: Efficiency) -> t
         system: the system the table was measured on (its scale-up level prices the rows).
         eff: the efficiency set whose other fields (hop latency aside: ``collective_launch_s``)
             stay fixed.
+        fix_fraction: keep ``eff.all_to_all_fraction`` and fit the per-call latency alone (the
+            latency the shipped set takes: calibrate.py).
 
     Returns:
         (the two parameters; report: kernel, rows, median/p90 |%| error on the fit rows, and per
@@ -366,13 +369,17 @@ def fit_ep_all_to_all(table: pd.DataFrame, system: System, eff: Efficiency) -> t
                         "check the aiconfigurator-core package version")
 
     def at(x):
-        return eff.with_overrides({"all_to_all_fraction": float(x[0]), "all_to_all_latency_s": float(x[1])})
+        frac = eff.all_to_all_fraction if fix_fraction else float(x[0])
+        return eff.with_overrides({"all_to_all_fraction": frac, "all_to_all_latency_s": float(x[-1])})
 
+    x0, lo, hi, scale = [0.6, 10e-6], [0.05, 0.0], [1.0, 200e-6], [0.1, 1e-5]
+    if fix_fraction:
+        x0, lo, hi, scale = x0[1:], lo[1:], hi[1:], scale[1:]
     res = least_squares(lambda x: np.log(model_ep_all_to_all(fit, system, at(x)) / fit.time_s.to_numpy()),
-                        np.array([0.6, 10e-6]), bounds=(np.array([0.05, 0.0]), np.array([1.0, 200e-6])),
-                        x_scale=np.array([0.1, 1e-5]))
-    params = {"all_to_all_fraction": float(res.x[0]), "all_to_all_latency_s": float(res.x[1])}
-    err = model_ep_all_to_all(frame, system, at(res.x)) / frame.time_s.to_numpy() - 1
+                        np.array(x0), bounds=(np.array(lo), np.array(hi)), x_scale=np.array(scale))
+    best = at(res.x)
+    params = {"all_to_all_fraction": best.all_to_all_fraction, "all_to_all_latency_s": best.all_to_all_latency_s}
+    err = model_ep_all_to_all(frame, system, best) / frame.time_s.to_numpy() - 1
     on_fit = frame.ep.isin(A2A_FIT_EP).to_numpy()
     return params, {"kernel": A2A_KERNEL, "rows": int(on_fit.sum()),
                     "median_ape": float(np.median(np.abs(err[on_fit]))),
@@ -385,11 +392,13 @@ def judge_ep_all_to_all(table: pd.DataFrame, system: System, eff: Efficiency) ->
 
     Returns:
         {"shipped": per EP size the error of ``eff`` (as :func:`fit_ep_all_to_all`'s ``ep<g>``),
-        "fit": the fitted ``all_to_all_fraction`` / ``all_to_all_latency_s`` and its report}.
+        "fit": the fitted ``all_to_all_fraction`` / ``all_to_all_latency_s`` and its report,
+        "latency_fit": the latency fitted at ``eff``'s fraction (``fix_fraction``) and its report}.
     """
     frame = ep_all_to_all_frame(table)
     err = model_ep_all_to_all(frame, system, eff) / frame.time_s.to_numpy() - 1
     params, rep = fit_ep_all_to_all(table, system, eff)
+    p_lat, r_lat = fit_ep_all_to_all(table, system, eff, fix_fraction=True)
     return {"shipped": {"all_to_all_fraction": eff.all_to_all_fraction,
                         "all_to_all_latency_s": eff.all_to_all_latency_s, **_ep_errors(frame, err, split=False)},
-            "fit": {**params, **rep}}
+            "fit": {**params, **rep}, "latency_fit": {**p_lat, **r_lat}}
