@@ -432,8 +432,10 @@ def test_calibration_is_identical_whatever_the_end_to_end_data(calibrated_with_p
     end-to-end sample shuffled and rescaled beside the tables: the parameters are bit-identical
     (NCCL: the same table reaches the deterministic fit; see the fixture)."""
     res, reads = calibrated_with_perturbed_e2e
-    # all_to_all_fraction is carried over from the shipped set, not fitted (fit/calibrate.py)
-    carried = {"all_to_all_fraction": load_calibration("gb200-nvl72")["parameters"]["all_to_all_fraction"]}
+    # all_to_all_fraction is carried over from the shipped set, not fitted (fit/calibrate.py); so is
+    # all_to_all_latency_s when the package has no measured all-to-all table (the fixture has none)
+    shipped = load_calibration("gb200-nvl72")["parameters"]
+    carried = {k: shipped[k] for k in ("all_to_all_fraction", "all_to_all_latency_s") if k in shipped}
     # the NVLink 5 ramps, fitted on the generation's tables the package holds: here gb200's only
     from jalapeno.fit.collectives import aic_nccl_frame, fit_generation
     link, link_rep = fit_generation({"gb200-nvl72": aic_nccl_frame(tables["nccl"], load_system("gb200-nvl72"))})
