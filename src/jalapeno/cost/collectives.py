@@ -24,7 +24,7 @@ NCCL's double binary tree after Sanders, Speck & Träff 2009):
 - in-switch (NVLS):       2·alpha + M/(B_raw · in_switch_fraction) (switches that reduce)
 - all-gather / reduce-scatter: alpha + (g-1)/g · M/B  (direct)  or  (g-1)·alpha + same (ring)
 - all-to-all, switched:   alpha + alpha_a2a + (g-1)/g · M/B   (alpha_a2a = ``all_to_all_latency_s``,
-  scale-up levels: the MoE dispatch/combine kernel's per-call synchronisation; B with
+  every level: the MoE dispatch/combine kernel's per-call synchronisation; B with
   ``all_to_all_fraction``; both judged and fitted on TensorRT-LLM's measured NVLink all-to-all on
   GB200 by fit/collectives.judge_ep_all_to_all)
 - full mesh (AMD Infinity Fabric): a group of g chips uses g-1 of the chip's L links, so
@@ -216,8 +216,13 @@ def _a2a_bw(level: LinkLevel, eff: Efficiency, group: int) -> float:
 
 
 def _a2a_latency(level: LinkLevel, eff: Efficiency) -> float:
-    """Fixed time of an all-to-all call's kernel on a scale-up level (``all_to_all_latency_s``); 0 on NICs."""
-    return eff.all_to_all_latency_s if level.scope == "scale_up" else 0.0
+    """Fixed time of an all-to-all call's kernel (``all_to_all_latency_s``), on every level: it is
+    measured on NVLink (TensorRT-LLM's one-sided kernel, fit/collectives.fit_ep_all_to_all); a group
+    spread over NICs runs the same dispatch/combine synchronisation plus the NIC's own latency
+    (assumption: no smaller across NICs — DeepEP's internode low-latency kernels take longer than its
+    intranode ones), so a packed group is never slower than a spread one."""
+    del level
+    return eff.all_to_all_latency_s
 
 
 def _bw(level: LinkLevel, eff: Efficiency, group: int | None = None, m: np.ndarray | None = None):

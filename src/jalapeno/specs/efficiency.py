@@ -170,7 +170,9 @@ class Efficiency:
             460-480 GB/s bus bandwidth at 4-8 GiB on H100 and 215 GB/s on H800.
         all_to_all_fraction, all_to_all_latency_s: share of a scale-up link an all-to-all (MoE dispatch/combine;
             send/recv: the share too) reaches, and its fixed time per call beyond hop latency + collective_launch_s.
-            Defaults 0.80 (assumption), 0; calibrated sets carry 0.45-0.60, 0 (judged on GB200: fit/calibrate.py).
+            The latency applies on every level (NICs too: cost/collectives._a2a_latency). Defaults 0.80
+            (assumption), 0; calibrated sets carry 0.45-0.60 and 0, except GB200's latency, fitted on
+            TensorRT-LLM's measured NVLink all-to-all at the carried fraction (fit/calibrate.py).
         custom_ar_fraction, custom_ar_half_bytes, custom_ar_shape: the ramp of the serving
             engines' custom one-shot / two-shot all-reduce kernels (the TP all-reduce of decode).
             Defaults 1.0, 2.65 MB, 0.21: fitted on aiconfigurator-core's TensorRT-LLM custom
