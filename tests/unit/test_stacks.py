@@ -138,6 +138,10 @@ class _P:
         self.id, self.concurrency, self.system = f"p{i}", conc, system
         self.framework, self.source, self.model, self.isl, self.osl, self.mode = "sglang", "x", "m", 1, 1, "agg"
 
+    @property
+    def timed_by(self):  # as MeasuredPoint.timed_by with no client of its own: the source's
+        return self.source
+
 
 def test_split_alternates_by_concurrency_and_is_disjoint():
     from jalapeno.fit.stack_fit import split
@@ -311,14 +315,14 @@ def test_bad_client_entry_names_the_field():
 def test_validation_prices_each_point_with_its_clients_front_end():
     from jalapeno.fit.validate import MeasuredPoint, point_stack
 
-    def pt(source):
+    def pt(source, client=""):
         return MeasuredPoint(source, "p", "b200", "gpt-oss-120b", "mxfp4", "vllm 0.15.1", 1024, 1024, 4.0, None, {},
-                             "matched")
-    aic, ix = point_stack(pt("aiconfigurator")), point_stack(pt("inferencex"))
+                             "matched", client=client)
+    aic, ix = point_stack(pt("aiconfigurator", "inferencex-db")), point_stack(pt("inferencex"))
     assert ix.request_overhead_s == stack_for_framework("vllm").request_overhead_s
     # aiconfigurator silicon_sample.csv, gpt-oss-120b on one B200 under vLLM 0.15.1, 1k/1k at
-    # concurrency 4: 46 ms measured TTFT — the client's whole front end must fit inside it (the
-    # global 0.15 s + 6.4 us/token cannot: 0.157 s)
+    # concurrency 4 (source_file=2026-04-06.csv: an InferenceX export, client inferencex-db): 46 ms measured
+    # TTFT — the client's whole front end must fit inside it (the global 0.15 s + 6.4 us/token cannot: 0.157 s)
     assert aic.request_overhead_s + aic.prompt_overhead_s_per_token * 1024 < 0.046
 
 

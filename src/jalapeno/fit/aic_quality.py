@@ -57,8 +57,16 @@ AIC_SOURCE_FLAGS = Path(__file__).resolve().parents[1] / "data" / "validation" /
 FLAG_FIELDS = ("system", "model", "framework", "precision", "isl", "osl")
 
 
+#: Deployment fields an engine's launch script sets by load (deploy/engines.launch_limits: a scheduler poll,
+#: running cap or chunk that the script picks by concurrency; fit/aic_sweeps.with_sweep_launch's per-rank cap):
+#: not part of the deployment a row names (its layout, workers, MTP), so rows of one deployment stay comparable
+LAUNCH_FIELDS = ("token_budget", "max_running", "recv_interval", "cuda_graph_max_batch", "memory_fraction",
+                 "engine_memory")
+
+
 def _key(p) -> tuple:
-    dep = repr(p.deployment.as_dict()) if p.deployment is not None else ""
+    dep = (repr({k: v for k, v in p.deployment.as_dict().items() if k not in LAUNCH_FIELDS})
+           if p.deployment is not None else "")
     return (p.system, p.model, p.framework, p.precision, p.mode, p.isl, p.osl, dep)
 
 

@@ -5,8 +5,11 @@ in its format. Each row is ``matched`` with the deployment its fields name (aggr
 fit/aic_layout.py; disaggregated rows need their worker counts), at the concurrency its id encodes;
 one point per measurement (repeated copies skipped: fit/aic_duplicates.py); rows of an InferenceX
 MTP sweep run its MTP, and its attention-DP rows its launch script's context balancing and running cap
-(fit/aic_sweeps.py), and its KV-cache dtype and MoE backend where the sweep's script sets them. Called
-through fit/validate.load_aiconfigurator.
+(fit/aic_sweeps.py), and its KV-cache dtype and MoE backend where the sweep's script sets them. Each row
+carries the benchmark client that timed it (:func:`aic_client`: a row exported from InferenceX's results
+is InferenceX's run, with its length range, mean TTFT and, aggregated, the engine limits of its InferenceX
+launch recipe where data/engines.toml has one: :func:`with_recipe_limits`). Called through
+fit/validate.load_aiconfigurator.
 """
 
 from __future__ import annotations
@@ -80,6 +83,35 @@ def trtllm_release(backend: str, source) -> str:
     return m.group(1)
 
 
+#: ``silicon_data_source`` prefixes of the rows exported from InferenceX's results database, which
+#: InferenceX's own serving benchmark timed (vLLM's ``benchmark_serving`` lineage: random prompts with
+#: lengths uniform in [0.8 L, L], the run's MEAN TTFT). ``db-dump/<date>``: a dump of InferenceX's
+#: database (its ``config_id`` / ``workflow_run_id`` are that database's ``configs`` / ``workflow_runs``
+#: keys; NVIDIA's own export of the same database turns a ``benchmark_results`` row into a silicon row
+#: with ``silicon_ttft_ms = metrics["mean_ttft"] * 1000`` and replays it with ``random_range_ratio``
+#: 0.8: ai-dynamo/aisimulate scripts/e2e_accuracy/run_e2e_accuracy.py @04f9b1bb, which names the dumps
+#: ``db-dump__<date>``, scripts/e2e_accuracy/source/README.md @5a89d05a). ``source_file=2026-03-25.csv``,
+#: ``source_file=2026-04-06.csv``: exports of InferenceX sweeps (their ``measured=`` times are the
+#: InferenceX commits that triggered each sweep: data/validation/aic_sweeps.toml).
+INFERENCEX_EXPORTS = ("db-dump/", "source_file=2026-03-25.csv", "source_file=2026-04-06.csv")
+
+
+def aic_client(source) -> str:
+    """The benchmark client that timed an aiconfigurator row, from its ``silicon_data_source``:
+    ``inferencex-db`` for a row exported from InferenceX's results (:data:`INFERENCEX_EXPORTS`: its
+    serving benchmark, InferenceX's length range, mean TTFT), else ``aiconfigurator`` (NVIDIA's own
+    gap-analysis runs through a Dynamo front end, timed by its AIPerf / genai-perf client with fixed
+    lengths: fit/stack_fit.CLIENT_SOURCES).
+
+    >>> [aic_client(s) for s in ("db-dump/2026-04-27; config_id=733", "source_file=2026-04-06.csv; model=DeepSeek-R1",
+    ...                          "source_file=/Users/x/aic-auto-gap-analysis/data/h100_sxm/vllm/0.12.0/q.csv",
+    ...                          "source_file=kimi-k2.5-gap-analysis.csv", float("nan"))]
+    ['inferencex-db', 'inferencex-db', 'aiconfigurator', 'aiconfigurator', 'aiconfigurator']
+    """
+    text = source.strip() if isinstance(source, str) else ""
+    return "inferencex-db" if text.startswith(INFERENCEX_EXPORTS) else "aiconfigurator"
+
+
 def row_precision(model: str, precision: str, model_path: str = "", gemm_quant_mode: str = "fp8") -> str:
     """The precision preset a row of ``model`` at aiconfigurator ``precision`` ran (an FP8 row's
     scale granularity from its checkpoint ``model_path`` and ``gemm_quant_mode``: :func:`fp8_precision`).
@@ -102,6 +134,30 @@ def row_precision(model: str, precision: str, model_path: str = "", gemm_quant_m
     prec = {"fp4": "fp4", "bf16": "bf16", "int4": "int4"}.get(precision) or fp8_precision(model_path, gemm_quant_mode)
     released = released_precisions(model, prec)
     return "nvfp4" if prec == "fp4" and "fp4" not in released and "nvfp4" in released else prec
+
+
+#: InferenceX's ``framework`` name of each aiconfigurator backend (data/engines.toml recipe engines)
+IX_FRAMEWORK = {"sglang": "sglang", "trtllm": "trt", "vllm": "vllm"}
+
+
+def with_recipe_limits(dep, system: str, model: str, backend: str, precision: str, isl: int, osl: int,
+                       concurrency: float):
+    """(deployment, note): an aggregated row exported from an InferenceX sweep with the engine limits of the
+    InferenceX launch recipe that ran it (deploy/engines.launch_limits: token budget, scheduler poll, KV pool),
+    as validation gives InferenceX's own points; ``dep`` and "" when no single recipe describes the run or
+    the deployment already has limits of its sweep's script (a running cap)."""
+    from dataclasses import replace
+
+    from jalapeno.deploy.engines import launch_limits, with_launch_kv
+
+    if dep.max_running is not None or backend not in IX_FRAMEWORK:
+        return dep, ""
+    kw, why = launch_limits(system, model, IX_FRAMEWORK[backend], precision, dep.decode.layout.tp, isl, osl,
+                            concurrency, mtp=dep.mtp is not None)
+    if not kw:
+        return dep, ""
+    prec = with_launch_kv(dep.precision, kw)
+    return replace(dep, precision=prec, **kw), why
 
 
 def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
@@ -169,9 +225,14 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         notes += [launch] if launch else []
         dep, kernels = with_sweep_kernels(dep, sweep)
         notes += [kernels] if kernels else []
+        client = aic_client(getattr(r, "silicon_data_source", None))
+        if client == "inferencex-db" and dep.prefill is None:
+            dep, why = with_recipe_limits(dep, system, model, str(r.backend), prec, int(r.isl), int(r.osl), conc)
+            notes += [why] if why else []
         points.append(MeasuredPoint("aiconfigurator", rid, system, model, prec, fw, int(r.isl), int(r.osl), conc, dep,
-                                    meas, "matched", True, notes + [note] * bool(note), spec=spec,
+                                    meas, "matched", client == "aiconfigurator", notes + [note] * bool(note), spec=spec,
                                     engine_version=trtllm_release(str(r.backend),
-                                                                  getattr(r, "silicon_data_source", None))))
+                                                                  getattr(r, "silicon_data_source", None)),
+                                    client=client))
     points, repeats = drop_repeated_runs(points)
     return points, skipped + repeats

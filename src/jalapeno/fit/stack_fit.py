@@ -24,12 +24,13 @@ What is fitted, per profile (:data:`PLAN`), in this order:
    concurrency <= :data:`FRONTEND_MAX_CONCURRENCY` (little queueing), same loss, once per
    benchmark client: the benchmark client is part of the front end (it timestamps the request and
    parses the stream), so InferenceX's points (:data:`FRONTEND_SOURCES`) give the profile's own
-   front end and every other source's points (:data:`CLIENT_SOURCES`) the profile's ``clients``
-   entry for that source (specs/stacks.Stack.for_client), each fitted on its own points only;
+   front end and every other client's points (:data:`CLIENT_SOURCES`, ``MeasuredPoint.timed_by``) the
+   profile's ``clients`` entry for that client (specs/stacks.Stack.for_client), each fitted on its own
+   points only;
 3. MTP acceptance (``dynamo-trtllm`` and ``trtllm`` on DeepSeek-R1; TRT-LLM's MTP points are
    aiconfigurator's rows of InferenceX MTP sweeps, fit/aic_sweeps.py) — one per-token acceptance shared by every
    draft length (too few single-draft fit points to fit it alone), on the TPOT of the MTP fit points;
-4. a client's burst shares (with the front end, per :data:`CLIENT_SOURCES` source;
+4. a client's burst shares (with the front end, per :data:`CLIENT_SOURCES` client;
    ``prefill_burst_fraction``, ``agg_burst_fraction``, specs/efficiency.py) — the share of a
    disaggregated / aggregated run's counted requests that meet the idle-start prefill burst — each
    on the TTFT of that source's fit points of its mode at every concurrency, over :data:`BURST_GRID`,
@@ -92,11 +93,16 @@ FRONTEND_MAX_CONCURRENCY = 4
 #: Sources whose TTFT the profile's own front end is fitted on: the front end is the engine's and
 #: the benchmark client's (InferenceX's serving benchmark, utils/bench_serving).
 FRONTEND_SOURCES = ("inferencex",)
-#: Sources whose TTFT fits a client entry of their own (``clients.<source>``): aiconfigurator's
-#: silicon rows time TTFT with NVIDIA's client (its own eval runner drives genai-perf in
-#: concurrency mode: aiconfigurator ``eval/benchmarks/genai_perf_runner.py``, streaming chat
-#: completions, 10·C counted and 2·C warm-up requests, fixed lengths), not InferenceX's.
-CLIENT_SOURCES = ("aiconfigurator",)
+#: Benchmark clients whose TTFT fits a client entry of their own (``clients.<client>``; a point's
+#: client is ``MeasuredPoint.timed_by``). ``aiconfigurator``: the rows of NVIDIA's own gap-analysis runs
+#: (through a Dynamo front end; its eval runner drives genai-perf in concurrency mode: aiconfigurator
+#: ``eval/benchmarks/genai_perf_runner.py``, streaming chat completions, 10·C counted and 2·C warm-up
+#: requests, fixed lengths). ``inferencex-db``: the rows aiconfigurator exported from InferenceX's results
+#: database (fit/aic_rows.INFERENCEX_EXPORTS: InferenceX's serving benchmark, lengths in [0.8 L, L], the
+#: run's mean TTFT), fitted apart from InferenceX's own points (whose front end is the profile's) because
+#: their runs carry no launch recipe where data/engines.toml has none, and the fit must not move
+#: InferenceX's own figures.
+CLIENT_SOURCES = ("aiconfigurator", "inferencex-db")
 #: Grid of a client's prefill burst share (step 4): from one wave in R = 10 (the idle start alone)
 #: to every counted request meeting a burst.
 BURST_GRID = np.round(np.arange(0.10, 1.0001, 0.05), 3)
@@ -141,7 +147,7 @@ def _predict(points, stack: Stack) -> pd.DataFrame:
     """Predictions with the candidate ``stack`` pinned at each point's engine release (fit/validate.point_release:
     its version rules hold as they do in validation) and its source's client front end."""
     releases = {p.id: point_release(p) for p in points}
-    return predict_points(points, stack_of=lambda p: stack.at_version(releases[p.id]).for_client(p.source))
+    return predict_points(points, stack_of=lambda p: stack.at_version(releases[p.id]).for_client(p.timed_by))
 
 
 def _target(rows: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
@@ -221,7 +227,7 @@ BURST_MODES = {"prefill_burst_fraction": "disagg", "agg_burst_fraction": "agg"}
 def _burst_fit(points, stack: Stack, src: str, field: str = "prefill_burst_fraction") -> float | str:
     """Step 4: ``src``'s burst share ``field`` on its fit points of that field's mode
     (:data:`BURST_MODES`; mean |log ratio| of TTFT over :data:`BURST_GRID`), or why it is not fitted."""
-    pts = [p for p in points if p.source == src and p.mode == BURST_MODES[field]]
+    pts = [p for p in points if p.timed_by == src and p.mode == BURST_MODES[field]]
     if len(pts) < MIN_POINTS:
         return f"fewer than {MIN_POINTS} fit points"
     loss = []
@@ -278,7 +284,7 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
             continue
         front = group[0] == "request_overhead_s"
         pts = [p for p in fit_pts if not front or ((p.concurrency or 0) <= FRONTEND_MAX_CONCURRENCY
-                                                   and p.source == src and p.id not in ttft_flagged)]
+                                                   and p.timed_by == src and p.id not in ttft_flagged)]
         metrics = ("ttft_s",) if front else ("tpot_s", "throughput_per_chip")
         got = _linear_fit(pts, cur, group, metrics, lambda m: m == "throughput_per_chip")
         client = front and src in CLIENT_SOURCES

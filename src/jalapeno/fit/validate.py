@@ -130,6 +130,8 @@ class MeasuredPoint:
     #: the run's engine build fuses each row-parallel GEMM with its TP all-reduce, as its config declares
     #: (TensorRT-LLM ``gemm_allreduce_plugin``; fit/mlperf.py): priced with Stack.with_gemm_allreduce_fusion
     gemm_allreduce_fusion: bool = False
+    client: str = ""  # the benchmark client that timed it, "" = its source's (fit/aic_rows.aic_client)
+    timed_by = property(lambda self: self.client or self.source, doc="The client that timed it: client, else source.")
 
     @property
     def uses_mtp(self) -> bool | None:
@@ -376,11 +378,11 @@ def point_release(p: MeasuredPoint) -> str:
 
 def point_stack(p: MeasuredPoint):
     """A point's software-stack profile: its framework's at the engine release that ran it
-    (:func:`point_release`), with its source's client front end (specs/stacks.py) and the GEMM +
-    all-reduce fusion where the point's engine build declares it (``gemm_allreduce_fusion``)."""
+    (:func:`point_release`), with the front end of the client that timed it (``MeasuredPoint.timed_by``) and
+    the GEMM + all-reduce fusion where the point's engine build declares it (``gemm_allreduce_fusion``)."""
     from jalapeno.specs.stacks import stack_for_framework
 
-    st = stack_for_framework(p.framework, p.system).at_version(point_release(p)).for_client(p.source)
+    st = stack_for_framework(p.framework, p.system).at_version(point_release(p)).for_client(p.timed_by)
     return st.with_gemm_allreduce_fusion(True) if p.gemm_allreduce_fusion else st
 
 
