@@ -146,7 +146,7 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         scan = scanned * h * 2.0 * eff.moe_passes(wf)
         stored = precision.modules["routed_experts"].weight.name
         add_routed_experts(ob, "moe.experts", wf, load, touched, h, inter, w_expert, wb, ain, scan, n_moe,
-                           weights=stored if stored in MOE_WEIGHT_KEYS else "")
+                           weights=stored if stored in MOE_WEIGHT_KEYS else "", split=sh.moe_tp)
         if a2a:
             disp_b = dispatch_bytes_per_elem(wf)
             # the busiest receiver sets the all-to-all time: its load over the mean rank's
@@ -257,7 +257,7 @@ def dispatch_copies(decode_rows, prefill_tokens, top_k: int, ep: int) -> np.ndar
 
 def add_routed_experts(ob: OpBuilder, name: str, fmt: str, load, touched, h: float, inter,
                        expert_weight_elems, w_bytes, act_in_bytes, scan_bytes=0.0, count: float = 1.0,
-                       weights: str = "") -> None:
+                       weights: str = "", split: float = 1.0) -> None:
     """The routed-expert block of one MoE layer on one rank (op kind ``moe``), per occurrence:
 
     - FLOPs 2 · load · 3 · h · I (gate, up and down GEMMs over the rank's token-expert assignments);
@@ -266,7 +266,9 @@ def add_routed_experts(ob: OpBuilder, name: str, fmt: str, load, touched, h: flo
       activation, output) + ``scan_bytes`` (routing/permute/finalize passes);
     - rows per expert = load / touched (the grouped GEMMs' row count), MOE_KERNELS kernels;
     - ``weights``: the experts' stored format where it names kernels of its own (cost/optable.MOE_WEIGHT_KEYS:
-      "mxfp4"), carried as the op's ``key`` for the engine-backend pricer (cost/moe_backend.py); "" otherwise.
+      "mxfp4"), carried as the op's ``key`` for the engine-backend pricer (cost/moe_backend.py); "" otherwise;
+    - ``split``: the MoE TP degree (``inter`` is already the per-rank width), for the width term
+      (cost/moe_width.py).
 
     Shared by the step's op table and the MoE calibration (fit/calibrate.py), so both price
     the same op. Arrays are (N,) or scalars.
@@ -275,7 +277,7 @@ def add_routed_experts(ob: OpBuilder, name: str, fmt: str, load, touched, h: flo
     ob.op(name, "moe", fmt, flop=2.0 * load * 3 * h * inter, weight=touched * expert_weight_elems * w_bytes,
           act=load * (h * act_in_bytes + 2 * inter * 2 + inter * act_in_bytes + h * 2) + scan_bytes,
           rows=np.where(touched > 0, load / np.maximum(touched, 1e-9), 0.0), kernels=MOE_KERNELS, count=count,
-          kn=(h, inter), key=weights)
+          kn=(h, inter), key=weights, split=split)
 
 
 def _ffn(ob: OpBuilder, name: str, fmt: str, t, h: int, inter: float, wb: float, ain: float,

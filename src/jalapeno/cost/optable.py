@@ -54,6 +54,9 @@ class OpTable:
     #: (``fp8_block``: block-scaled FP8 weights, specs/formats.NumberFormat.gemm_key); for an op of kind
     #: "moe", its experts' stored format where that names other kernels (:data:`MOE_WEIGHT_KEYS`); () = ``fmt``
     key: tuple[str, ...] = ()
+    #: (n_ops,) how many ranks split a GEMM-like op's matrix width (the MoE TP degree of the routed
+    #: experts: each rank runs the experts ``split`` times narrower, cost/moe_width.py); () = 1 for every op
+    split: tuple[float, ...] = ()
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -109,23 +112,24 @@ class OpBuilder:
 
     def op(self, name: str, kind: str, fmt: str, *, flop=0.0, weight=0.0, kv=0.0, act=0.0,
            rows=1.0, kernels: float = 1.0, count: float = 1.0, per_stage: bool = True, kernel: str = "",
-           kn: tuple[float, float] = (0.0, 0.0), key: str = "") -> None:
+           kn: tuple[float, float] = (0.0, 0.0), key: str = "", split: float = 1.0) -> None:
         """Add an op; every quantity is per occurrence and is multiplied by ``count``.
 
         ``kernel``: the kernel family whose efficiency entries price it ("" = those of ``kind``);
         ``kn``: the (k, n) of a GEMM-like op's matrix (scalars or (N,); the tile model's shape);
-        ``key``: the GEMM efficiency entry that prices it when finer than ``fmt`` ("" = ``fmt``).
+        ``key``: the GEMM efficiency entry that prices it when finer than ``fmt`` ("" = ``fmt``);
+        ``split``: ranks splitting its matrix width (the routed experts' MoE TP; :attr:`OpTable.split`).
         """
         c = float(count)
         if c <= 0:
             return
         if c == 1.0:  # x·1 is x: skip four array multiplications on the hot path (same values)
             self._ops.append((name, kind, fmt, per_stage, self._arr(flop), self._arr(weight), self._arr(kv),
-                              self._arr(act), self._arr(rows), kernels * c, kernel, kn, key or fmt))
+                              self._arr(act), self._arr(rows), kernels * c, kernel, kn, key or fmt, float(split)))
             return
         self._ops.append((name, kind, fmt, per_stage, self._arr(flop) * c, self._arr(weight) * c,
                           self._arr(kv) * c, self._arr(act) * c, self._arr(rows), kernels * c, kernel,
-                          kn, key or fmt))
+                          kn, key or fmt, float(split)))
 
     def gemm(self, name: str, fmt: str, rows, k: float, n_out: float, weight_bytes_per_elem: float,
              act_in_bytes: float, *, count: float = 1.0, per_stage: bool = True, kernels: float = 1.0,
@@ -167,7 +171,8 @@ class OpBuilder:
             act_bytes=np.stack([o[7] for o in ops]) if ops else z,
             rows=np.stack([o[8] for o in ops]) if ops else z,
             kernels=np.array([o[9] for o in ops], dtype=float), kernel=tuple(o[10] for o in ops),
-            kn=tuple(o[11] for o in ops), key=tuple(o[12] for o in ops))
+            kn=tuple(o[11] for o in ops), key=tuple(o[12] for o in ops),
+            split=tuple(o[13] for o in ops))
         cs = self._colls
         colls = CollectiveTable(
             name=tuple(c[0] for c in cs), kind=tuple(c[1] for c in cs), group=tuple(c[2] for c in cs),

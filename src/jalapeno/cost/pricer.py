@@ -167,7 +167,10 @@ class RooflinePricer(SystemPricer):
     efficiency: Efficiency
 
     def op_times(self, ops: OpTable) -> OpTimes:
-        return op_times(ops, self.system.chip, self.efficiency)
+        from jalapeno.cost.moe_width import width_terms
+
+        eff = self.efficiency
+        return op_times(ops, self.system.chip, eff, width_terms(_root(self.system)) if eff.moe_width_term else None)
 
 
 def load_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = (), stack=None) -> RooflinePricer:

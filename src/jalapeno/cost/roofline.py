@@ -72,8 +72,25 @@ def gemm_efficiency(rows, eff: Efficiency, fmt: str = "bf16") -> np.ndarray:
     return eff.gemm_peak(fmt) * m / (m + eff.gemm_half(fmt))
 
 
-def op_times(table: OpTable, chip: Chip, eff: Efficiency) -> OpTimes:
+def _width_factors(table: OpTable, is_moe, terms, rows, half) -> np.ndarray:
+    """(n_ops, N) compute multipliers of the routed-expert width term (1 for other ops, and for
+    experts stored in a format with kernels of their own, ``key`` MXFP4: not the kernels fitted)."""
+    from jalapeno.cost.moe_width import width_factor
+
+    out = np.ones_like(table.flop)
+    for i, (mo, f, k, key) in enumerate(zip(is_moe, table.fmt, table.split, table.keys)):
+        if mo and k > 1 and f in terms and key == f:
+            out[i] = width_factor(table.kn[i][1], k, rows[i], half[i, 0], *terms[f])
+    return out
+
+
+def op_times(table: OpTable, chip: Chip, eff: Efficiency, moe_width=None) -> OpTimes:
     """Roofline time of every op in ``table`` on ``chip`` with the efficiency set ``eff``.
+
+    ``moe_width``: {compute format: (c, p)} of the routed experts' width term (cost/moe_width.py):
+    the compute time of a ``moe`` op split over MoE TP k > 1 is multiplied by
+    cost/moe_width.width_factor (fading with the row penalty at few rows per expert); None or
+    a format absent from it: no term.
 
     The pricing rule of :class:`jalapeno.cost.pricer.RooflinePricer`; calibration fits through it.
     """
@@ -92,6 +109,8 @@ def op_times(table: OpTable, chip: Chip, eff: Efficiency) -> OpTimes:
     attn = np.array([eff.kernel_peak(k, f) for k, f in zip(fam, table.fmt)], dtype=float).reshape(n_ops, 1)
     eta = np.where(is_gemm, top * m / (m + half), attn)  # gemm_efficiency, per op
     compute = table.flop / (peak * eta)
+    if moe_width and table.split and table.kn:
+        compute = compute * _width_factors(table, is_moe, moe_width, m, half)
     other_m = np.array([eff.kernel_hbm(k, f) for k, f in zip(fam, table.fmt)], dtype=float).reshape(n_ops, 1)
     eta_m = np.where(is_gemm, per_op(eff.gemm_hbm, eff.moe_hbm), other_m)
     memory = table.bytes / (chip.hbm_bandwidth_bytes_per_s * eta_m)

@@ -215,6 +215,8 @@ class Efficiency:
             software stack. Default 2 (BF16, the model dtype): vLLM, SGLang, TensorRT-LLM and ATOM
             gather the LM head's output as it comes out of the GEMM and cast to FP32 after the
             gather (sources per engine in data/stacks.toml; docs/stacks.md).
+        moe_width_term: price the routed experts' per-rank width term at MoE TP > 1 (cost/moe_width.py,
+            data/moe_width.toml; set by the TensorRT-LLM stack profiles, whose kernels it was fitted on).
         gemm_allreduce_fusion: the engine fuses each row-parallel GEMM (attention o_proj, FFN down)
             with the TP all-reduce of its output (TensorRT-LLM's ``gemm_allreduce_plugin``: the
             all-reduce runs tile by tile as the GEMM's output tiles complete), set by the software
@@ -257,6 +259,7 @@ class Efficiency:
     logits_bytes_per_elem: float = 2.0
     memory_reserve_fraction: float = 0.04
     gemm_allreduce_fusion: bool = False
+    moe_width_term: bool = False
     source: str = "jalapeno defaults (docs/model.md)"
 
     def __post_init__(self) -> None:
@@ -391,6 +394,13 @@ class Efficiency:
                 if not isinstance(v, str) or k == "moe_exchange" and v not in MOE_EXCHANGE_NAMES:
                     raise SpecError(f"{where}.{k}", f"must be a {'string' if k == 'source' else 'name'}, got {v!r}",
                                     "quote it" if k == "source" else f"use one of {', '.join(MOE_EXCHANGE_NAMES)}")
+                clean[k] = v
+                continue
+            if k == "moe_width_term":
+                if not isinstance(v, bool):
+                    raise SpecError(f"{where}.{k}", f"must be true or false, got {v!r}",
+                                    "write moe_width_term = true (price the routed experts' per-rank width "
+                                    "term, cost/moe_width.py) or false")
                 clean[k] = v
                 continue
             if k == "gemm_allreduce_fusion":  # the one switch

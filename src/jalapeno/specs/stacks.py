@@ -50,7 +50,7 @@ def _empty() -> MappingProxyType:
 
 _STACK_TAG = re.compile(r" \+ stack ")
 _KEYS = {"name", "label", "engines", "base", "source", "overlap", "moe_exchange", "logits_bytes_per_elem",
-         "gemm_allreduce_fusion", "mtp_acceptance", "low", "high", "sources",
+         "gemm_allreduce_fusion", "moe_width_term", "mtp_acceptance", "low", "high", "sources",
          "fit", "default_for", "clients", "version_rules", *BAND_FIELDS}
 #: The front-end fields a benchmark client's entry may set (``clients``): what a request spends
 #: outside the accelerator before its first token depends on the engine's server and on the
@@ -118,6 +118,9 @@ class Stack:
             (TensorRT-LLM's ``gemm_allreduce_plugin``; Efficiency.gemm_allreduce_fusion), or None (the
             efficiency set's, False). An engine build option: a measured point that declares it sets it
             with :meth:`with_gemm_allreduce_fusion`.
+        moe_width_term: the engine's routed-expert kernels pay the per-rank width term at MoE TP > 1
+            (cost/moe_width.py, fitted on TensorRT-LLM's kernels; Efficiency.moe_width_term), or None
+            (the efficiency set's, False).
         mtp_acceptance: model → {"single": alpha at one draft, "chain": alpha per token at >= 2}.
         low, high: band values of :data:`BAND_FIELDS` (low = slower).
         sources: field → where its value comes from.
@@ -147,6 +150,7 @@ class Stack:
     moe_exchange: str | None = None
     logits_bytes_per_elem: float | None = None
     gemm_allreduce_fusion: bool | None = None
+    moe_width_term: bool | None = None
     mtp_acceptance: MappingProxyType = field(default_factory=_empty)
     low: MappingProxyType = field(default_factory=_empty)
     high: MappingProxyType = field(default_factory=_empty)
@@ -277,6 +281,8 @@ class Stack:
             eff = replace(eff, logits_bytes_per_elem=self.logits_bytes_per_elem)
         if self.gemm_allreduce_fusion is not None and self.gemm_allreduce_fusion != eff.gemm_allreduce_fusion:
             eff = replace(eff, gemm_allreduce_fusion=self.gemm_allreduce_fusion)
+        if self.moe_width_term is not None and self.moe_width_term != eff.moe_width_term:
+            eff = replace(eff, moe_width_term=self.moe_width_term)
         if self.name == DEFAULT_STACK and which == "calibrated" or not costs:
             return eff
         base = _STACK_TAG.split(eff.source)[0]
@@ -341,6 +347,12 @@ def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
             raise SpecError(f"{where}.gemm_allreduce_fusion", f"must be true or false, got {raw['gemm_allreduce_fusion']!r}",
                             "write gemm_allreduce_fusion = true (the engine fuses the GEMM with its TP all-reduce) or false")
         kw["gemm_allreduce_fusion"] = raw["gemm_allreduce_fusion"]
+    if "moe_width_term" in raw:
+        if not isinstance(raw["moe_width_term"], bool):
+            raise SpecError(f"{where}.moe_width_term", f"must be true or false, got {raw['moe_width_term']!r}",
+                            "write moe_width_term = true (the engine runs the kernels data/moe_width.toml was "
+                            "fitted on) or false")
+        kw["moe_width_term"] = raw["moe_width_term"]
     for band in ("low", "high"):
         b = dict(kw.get(band, {})) if base else {}
         for f, v in raw.get(band, {}).items():
