@@ -169,7 +169,8 @@ def test_a_space_whose_case_cannot_load_leaves_no_study(tmp_path, capsys):
 
 
 def test_cli_missing_space_and_unknown_run(tmp_path, capsys):
-    check_error(*run(capsys, "explore", str(tmp_path / "none.toml")), "SPACE", "no file")
+    check_error(*run(capsys, "explore", str(tmp_path / "none.toml")), "design-space file:",
+                "none.toml' not found", "SPACE.toml argument")
     (tmp_path / "st" / "runs").mkdir(parents=True)
     check_error(*run(capsys, "results", "show", "nope", "--store", str(tmp_path / "st")), "RUN", "no run")
 

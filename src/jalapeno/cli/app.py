@@ -8,6 +8,7 @@ same object as ``--json``. A :class:`~jalapeno.errors.JalapenoError` becomes one
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import typer
 
@@ -142,15 +143,58 @@ def _output_failed(e: OSError) -> None:
 
 
 def _as_typed(e: JalapenoError, argv: list[str]) -> str:
-    """The error with its field as the user typed it: a library field (``eplb``, ``max_running``)
-    that names an option given on the command line is shown as that option (``--eplb``,
-    ``--max-running``), as the fix already writes it."""
+    """The error with its field as the user typed it.
+
+    A library field (``eplb``, ``max_running``, ``precision``) that names an option given on the
+    command line, long or short (``-p``), is shown as that option (``--eplb``, ``--precision``),
+    as the fix already writes it; ``system`` also names a plural ``--systems``. A field that is a
+    value the user gave an option (a missing ``mysys.toml``) is shown after that option
+    (``--system mysys.toml: file not found``).
+    """
     if e.field.startswith("-") or " " in e.field:
         return str(e)
+    given = _given_options(argv)
     opts = ["--" + part.replace("_", "-") for part in e.field.split("/")]  # isl/osl -> --isl/--osl
-    if any(a == o or a.startswith(o + "=") for o in opts for a in argv):
-        return f"{'/'.join(opts)}: {e.problem}. Fix: {e.fix}"
+    if all(o in given or o + "s" in given for o in opts):
+        shown = [o if o in given else o + "s" for o in opts]
+        return f"{'/'.join(shown)}: {e.problem}. Fix: {e.fix}"
+    for opt, values in given.items():
+        if any(e.field in (v, str(Path(v))) for value in values for v in value.split(",") if v):
+            return f"{opt} {e.field}: {e.problem}. Fix: {e.fix}"
     return str(e)
+
+
+def _given_options(argv: list[str]) -> dict[str, list[str]]:
+    """The options given on the command line, by long name (``-s h100`` -> ``--system``), with the
+    values typed for each ([] for a flag). Options of the command the words name (``hardware
+    show``), else the long options exactly as typed."""
+    cmd = typer.main.get_command(app)
+    for word in (a for a in argv if not a.startswith("-")):
+        sub = getattr(cmd, "commands", {}).get(word)
+        if sub is None:
+            break
+        cmd = sub
+    names: dict[str, str] = {}
+    for p in getattr(cmd, "params", ()):
+        if getattr(p, "param_type_name", "") == "option":  # typer may vendor click: no isinstance
+            longs = [o for o in p.opts if o.startswith("--")] or list(p.opts)
+            names.update({o: max(longs, key=len) for o in (*p.opts, *p.secondary_opts)})
+    given: dict[str, list[str]] = {}
+    for i, a in enumerate(argv):
+        key, eq, value = a.partition("=")
+        if not key.startswith("-") or key == "-":
+            continue
+        values = given.setdefault(names.get(key, key), [])
+        if eq:
+            values.append(value)
+        elif i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+            values.append(argv[i + 1])
+    return given
+
+
+# Valid values to show in the fix for a number option whose generic examples (0.5, 1e6) would be
+# refused: a closed-loop concurrency counts requests in flight, a whole number >= 1.
+_EXAMPLES = {"--concurrency": "a whole number of requests in flight >= 1, such as 1 or 64"}
 
 
 def _option_value_error(e: Exception, helps: str) -> str | None:
@@ -182,7 +226,7 @@ def _option_value_error(e: Exception, helps: str) -> str | None:
             return f"{opt}: {problem}. Fix: write it in digits: {opt} {int(x)}"
         return f"{opt}: {problem}. Fix: give {opt} a whole number ({helps})"
     if kind.startswith(("float", "decimal")):
-        return f"{opt}: {problem}. Fix: give {opt} a number such as 0.5 or 1e6 ({helps})"
+        return f"{opt}: {problem}. Fix: give {opt} {_EXAMPLES.get(opt, 'a number such as 0.5 or 1e6')} ({helps})"
     return f"{opt}: {problem}. Fix: {helps}"
 
 

@@ -292,9 +292,10 @@ def load_design_space(path: str | Path) -> DesignSpace:
     try:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise SpecError("SPACE", f"no file {str(p)!r}", "give the path of a design-space .toml (docs/explore.md)") from None
+        raise SpecError("design-space file", f"{str(p)!r} not found",
+                        "give the path of a design-space .toml, the SPACE.toml argument (docs/explore.md)") from None
     except (OSError, UnicodeDecodeError) as e:
-        raise SpecError("SPACE", f"cannot read {str(p)!r}: {e}", "check the path and its permissions") from None
+        raise SpecError("design-space file", f"cannot read {str(p)!r}: {e}", "check the path and its permissions") from None
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{p.name}", f"is not valid TOML: {e}", "fix the syntax (docs/explore.md)") from None
     return design_space_from_dict(data, p.name)

@@ -33,6 +33,11 @@ TOPOLOGIES = ("switched", "full_mesh", "torus3d", "fat_tree")
 
 # ---- file schema -------------------------------------------------------------------------
 
+# Sourced keys that count things (a float in the schema, a whole number by their validators):
+# a bad value's fix asks for a whole number.
+COUNT_KEYS = ("chip.hbm_stacks",)
+
+
 class ChipFile(_Strict):
     name: str
     peak_dense_tflops: dict[Literal["bf16", "fp8", "fp4", "int8"], Sourced]
@@ -382,14 +387,15 @@ def _pydantic_to_spec_error(err: ValidationError, where: str, data=None) -> Spec
     # a misspelt key is both unknown and (its right spelling) missing: name the one the user wrote
     e = next((x for x in errs if x["type"] == "extra_forbidden"), errs[0])
     loc = _named_loc(e["loc"], data) or "(top level)"
-    problem, fix = describe(e, loc, "docs/catalog.md")
+    option = "--set" if where.startswith("--set") else None  # the value came from the command line
+    problem, fix = describe(e, loc, "docs/catalog.md", option, whole=loc.removesuffix(".value") in COUNT_KEYS)
     if e["type"] == "extra_forbidden":
         missing = [str(x["loc"][-1]) for x in errs
                    if x["type"] == "missing" and x["loc"][:-1] == e["loc"][:-1]]
         near = difflib.get_close_matches(str(e["loc"][-1]), missing, n=1)
         if near:
             fix = f"write {near[0]} (a required key, missing), not {e['loc'][-1]}"
-    return SpecError(f"{where}: {loc}", problem, fix)
+    return SpecError(f"{where}: {loc.removesuffix('.value') if option else loc}", problem, fix)
 
 
 def _die(f: DieFile | None, hbm_stacks: int, where: str):

@@ -26,7 +26,8 @@ def _got(e: dict[str, Any]) -> str:
     return f", got {str(x).lower() if isinstance(x, bool) else repr(x)}"
 
 
-def describe(e: dict[str, Any], loc: str, schema_doc: str) -> tuple[str, str]:
+def describe(e: dict[str, Any], loc: str, schema_doc: str, option: str | None = None,
+             whole: bool = False) -> tuple[str, str]:
     """``(problem, fix)`` for one pydantic error entry, in the project's words.
 
     Args:
@@ -34,6 +35,10 @@ def describe(e: dict[str, Any], loc: str, schema_doc: str) -> tuple[str, str]:
             ``input``).
         loc: the key as the user writes it (``chip.hbm_stacks``), used in the fix.
         schema_doc: the document that holds the schema (``docs/catalog.md``), named in fixes.
+        option: the command-line option that gave the value (``--set``): a bad number's fix is
+            then written as that option takes it (``--set chip.hbm_stacks=8``), not as TOML.
+        whole: the key is a count (``chip.hbm_stacks``) even where its schema type is a float:
+            the fix asks for a whole number.
 
     Returns:
         The problem (no leading key, no trailing period) and the fix. Never pydantic's wording
@@ -48,10 +53,11 @@ def describe(e: dict[str, Any], loc: str, schema_doc: str) -> tuple[str, str]:
     if kind in _TABLE:
         return f"must be a table of its keys{got}", f"write {loc} as a table ([{loc}] in the file) {see}"
     if kind in _NUMBER:
-        whole = kind.startswith("int")
-        return (f"must be a {'whole ' if whole else ''}number{got}",
-                f"write a {'whole ' if whole else ''}number without quotes, e.g. {loc} = "
-                f"{'4' if whole else '4.8'}")
+        whole = whole or kind.startswith("int")
+        number, example = ("whole number", "8") if whole else ("number", "4.8")
+        if option:  # --set chip.hbm_stacks=eight: the key as typed (no .value), the option's syntax
+            return f"must be a {number}{got}", f"write a {number}, e.g. {option} {loc.removesuffix('.value')}={example}"
+        return f"must be a {number}{got}", f"write a {number} without quotes, e.g. {loc} = {example}"
     if kind in ("bool_type", "bool_parsing"):
         return f"must be true or false{got}", f"write {loc} = true or {loc} = false"
     if kind in ("string_type", "string_unicode"):
