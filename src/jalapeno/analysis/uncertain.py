@@ -18,10 +18,14 @@ Kinds and bands:
   0.05 ms per step, 1 µs per collective launch — assumption) up to the GPU-like values it is
   priced with. Physical limit 0.
 - ``efficiency`` — the fractions of peak and of bandwidth the precision's ops use (GEMM, MoE, MLA
-  decode and prefill per compute format, attention, HBM, links), and the GEMM half rows and MoE
-  token passes: band = the calibration's low/high sets where they differ, else ±10% for a
-  fraction (at most 1) and ±50% for the others (assumption). Physical limit: fractions 1 (links at
-  line rate), half rows and token passes 0.
+  decode and prefill per compute format, attention, HBM, links), the GEMM and MoE half rows, the
+  MoE token passes, and the collectives' parameters the calibration's low/high sets also move (the
+  all-to-all fraction of an MoE model, the custom all-reduce fraction and half size, the link and
+  in-switch half sizes): band = the calibration's low/high sets where they differ, else ±10% for
+  a fraction (at most 1) and ±50% for the others (assumption). Physical limit: fractions 1 (links
+  at line rate), half rows, token passes and half sizes 0. Every efficiency the sets move for the
+  ops the precision runs is listed, so the all-favourable corner (analysis/audit.py) is at least
+  as favourable as the band's far end.
 - ``spec`` — every number of the system file marked ``estimate = true``: ±20% (link latencies
   0.5-2x; assumption). The physical limit keeps the stated specs.
 - ``power`` — with the ``load`` power convention, the power model's terms with their bands.
@@ -112,14 +116,23 @@ def _efficiency_getters(model, precision, system) -> dict:
         if model.moe is not None:
             out[f"efficiency.moe.{f}.peak_fraction"] = lambda e, f=f: e.moe_peak(f)
             out[f"efficiency.moe.{f}.hbm_fraction"] = lambda e, f=f: e.moe_hbm(f)
+            out[f"efficiency.moe.{f}.half_rows"] = lambda e, f=f: e.moe_half(f)
             out[f"efficiency.moe.{f}.token_passes"] = lambda e, f=f: e.moe_passes(f)
     if model.attention.kind == "mla":
         a = precision.attention_compute
         out[f"efficiency.mla_decode.{a}.peak_fraction"] = lambda e: e.kernel_peak("mla_decode", a)
         out[f"efficiency.mla_decode.{a}.hbm_fraction"] = lambda e: e.kernel_hbm("mla_decode", a)
         out[f"efficiency.mla_prefill.{a}.peak_fraction"] = lambda e: e.kernel_peak("mla_prefill", a)
+    # collectives: the calibration's low/high sets move these too, so the all-favourable corner
+    # (analysis/audit.py) covers every value the band's far end takes
+    out["efficiency.link_half_bytes"] = lambda e: e.link_half_bytes
+    out["efficiency.custom_ar_fraction"] = lambda e: e.custom_ar_fraction
+    out["efficiency.custom_ar_half_bytes"] = lambda e: e.custom_ar_half_bytes
+    if model.moe is not None:
+        out["efficiency.all_to_all_fraction"] = lambda e: e.all_to_all_fraction
     if any(lv.in_network_reduction for lv in system.levels):
         out["efficiency.in_switch_fraction"] = lambda e: e.in_switch_fraction
+        out["efficiency.in_switch_half_bytes"] = lambda e: e.in_switch_half_bytes
     if any(lv.scope == "scale_out" for lv in system.levels):
         out["efficiency.scale_out_link_fraction"] = lambda e: e.scale_out_link_fraction
     return out
