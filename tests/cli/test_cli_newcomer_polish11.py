@@ -79,3 +79,17 @@ def test_explore_missing_file_names_the_argument(capsys, tmp_path):
     code, out, err = run(capsys, "explore", str(tmp_path / "none.toml"))
     check_error(code, out, err, "error: design-space file:", "not found", "SPACE.toml argument")
     assert "SPACE:" not in error_line(code, out, err)
+
+
+def test_fractional_stack_count_names_the_key_and_a_whole_number(capsys, tmp_path):
+    """--set chip.hbm_stacks=4.5 said 'chip: hbm_stacks must be a whole number. Fix: correct chip'."""
+    code, out, err = run(capsys, "hardware", "show", "h200", "--set", "chip.hbm_stacks=4.5")
+    check_error(code, out, err, "--set: chip.hbm_stacks: must be a whole number", "got 4.5",
+                "e.g. --set chip.hbm_stacks=8")
+    assert "correct chip" not in error_line(code, out, err)
+    text = (resources.files("jalapeno") / "data" / "systems" / "h200.toml").read_text()
+    old = re.search(r"hbm_stacks = \{ value = \d+,", text).group(0)
+    f = tmp_path / "half.toml"
+    f.write_text(text.replace(old, "hbm_stacks = { value = 6.5,", 1))
+    check_error(*run(capsys, "hardware", "show", str(f)), "chip.hbm_stacks: must be a whole number", "got 6.5",
+                "e.g. chip.hbm_stacks.value = 8")

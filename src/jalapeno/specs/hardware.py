@@ -16,7 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from jalapeno import units
 from jalapeno.errors import SpecError
@@ -48,11 +48,12 @@ class ChipFile(_Strict):
     hbm_bandwidth_tb_per_s: Sourced
     hbm_stacks: Sourced
 
-    @model_validator(mode="after")
-    def _whole_stacks(self):
-        if self.hbm_stacks.value != int(self.hbm_stacks.value):
-            raise ValueError("hbm_stacks must be a whole number")
-        return self
+    @field_validator("hbm_stacks")
+    @classmethod
+    def _whole_stacks(cls, v: Sourced) -> Sourced:
+        if v.value != int(v.value):  # named chip.hbm_stacks in the message (a field's own check)
+            raise ValueError(f"must be a whole number (a count of stacks), got {v.value:g}")
+        return v
     sram_mib: Sourced | None = None
     compute_units: Sourced | None = None  # SMs / CUs: the tile model (cost/tiles.py)
     sram_per_unit_kib: Sourced | None = None
@@ -388,7 +389,11 @@ def _pydantic_to_spec_error(err: ValidationError, where: str, data=None) -> Spec
     e = next((x for x in errs if x["type"] == "extra_forbidden"), errs[0])
     loc = _named_loc(e["loc"], data) or "(top level)"
     option = "--set" if where.startswith("--set") else None  # the value came from the command line
-    problem, fix = describe(e, loc, "docs/catalog.md", option, whole=loc.removesuffix(".value") in COUNT_KEYS)
+    count = loc.removesuffix(".value") in COUNT_KEYS
+    problem, fix = describe(e, loc, "docs/catalog.md", option, whole=count)
+    if count and e["type"] == "value_error":  # a fraction for a count: the number fix, as for a word
+        fix = (f"write a whole number, e.g. --set {loc.removesuffix('.value')}=8" if option else
+               f"write a whole number, e.g. {loc}.value = 8")
     if e["type"] == "extra_forbidden":
         missing = [str(x["loc"][-1]) for x in errs
                    if x["type"] == "missing" and x["loc"][:-1] == e["loc"][:-1]]
