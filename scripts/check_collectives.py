@@ -18,6 +18,7 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
+from collectives_engine_section import engine_allreduce_section
 
 from jalapeno.cost.pricer import RooflinePricer, load_pricer
 from jalapeno.fit.collectives import fit_custom_allreduce, fit_link_efficiency, load_nccl_tests, model_busbw
@@ -523,6 +524,7 @@ def main() -> None:
     ]
     lines += deepep_section(h100)
     lines += all_to_all_section()
+    lines += engine_allreduce_section(_size)
     lines += efficiency_section()
     lines += tp_scaling_section()
     OUT.write_text("\n".join(lines) + "\n")

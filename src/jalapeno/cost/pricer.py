@@ -30,6 +30,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from jalapeno.cost.collectives import CollectiveTime, collective_time
+from jalapeno.cost.engine_allreduce import measured_all_reduce
 from jalapeno.cost.optable import CollectiveTable, OpTable
 from jalapeno.cost.roofline import OpTimes, op_times
 from jalapeno.errors import SpecError
@@ -118,7 +119,9 @@ def price_collectives(pricer: Pricer, colls: CollectiveTable) -> CollectiveTimes
 
 class SystemPricer:
     """What every pricer of a system with an efficiency set shares: the input checks, ``name``,
-    collectives on the link hierarchy (cost/collectives.py) and ``with_efficiency``. A pricer is a
+    collectives on the link hierarchy (cost/collectives.py; a TP all-reduce by the engine's measured
+    kernel where the efficiency set's ``all_reduce_table`` names one, cost/engine_allreduce.py) and
+    ``with_efficiency``. A pricer is a
     frozen dataclass with ``system`` and ``efficiency`` fields that inherits this and adds
     ``op_times`` (and its own checks in ``__post_init__``, calling this one first).
 
@@ -142,7 +145,11 @@ class SystemPricer:
         return self.system.name
 
     def collective(self, kind: str, group: int, message_bytes, placement: str = "packed") -> CollectiveTime:
-        return collective_time(kind, group, message_bytes, self.system, self.efficiency, placement)
+        r = collective_time(kind, group, message_bytes, self.system, self.efficiency, placement)
+        if kind != "all_reduce" or self.efficiency.all_reduce_table == "none":
+            return r
+        # the engine's own all-reduce where measured on this system (cost/engine_allreduce.py)
+        return measured_all_reduce(r, self.efficiency.all_reduce_table, group, message_bytes, self.system, placement)
 
     def collective_times(self, colls: CollectiveTable) -> CollectiveTimes:
         return price_collectives(self, colls)

@@ -77,6 +77,13 @@ _NO_ENTRIES = FormatTable()
 #: experts_per_token and MnnvlMemory.supports_mnnvl()): NotEnabled``, removed by
 #: NVIDIA/TensorRT-LLM PR #8950, Nov 2025), so DeepSeek's top-8 at EP8 gathers.
 MOE_EXCHANGE_NAMES: tuple[str, ...] = ("all_to_all", "nvlink_all_to_all", "nvlink_all_to_all_above_top_k")
+#: Efficiency.all_reduce_table values: ``none`` (the link-hierarchy model, cost/collectives.py) or the engine
+#: whose measured all-reduce prices the TP all-reduces (``trtllm``: TensorRT-LLM's AllReduce, AUTO strategy;
+#: ``sglang``: SGLang's CUDA-graph custom all-reduce; cost/engine_allreduce.py)
+ALL_REDUCE_TABLE_NAMES: tuple[str, ...] = ("none", "trtllm", "sglang")
+#: the text parameters and their allowed values (() = any string)
+_TEXT_NAMES: dict[str, tuple[str, ...]] = {"source": (), "moe_exchange": MOE_EXCHANGE_NAMES,
+                                           "all_reduce_table": ALL_REDUCE_TABLE_NAMES}
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +229,9 @@ class Efficiency:
             all-reduce runs tile by tile as the GEMM's output tiles complete), set by the software
             stack or a measured point's declared engine build. Default False: the all-reduce
             follows its GEMM. What stays exposed: cost/ops.py, docs/model.md §6.3.
+        all_reduce_table: whose measured all-reduce prices the TP all-reduces, set by the software
+            stack (cost/engine_allreduce.ALL_REDUCE_TABLE_NAMES: ``none``, the link-hierarchy model;
+            ``trtllm`` / ``sglang``, the engine's own kernel as measured on the system, where measured).
         source: where this parameter set came from (defaults, a TOML, a calibration id).
     """
 
@@ -257,6 +267,7 @@ class Efficiency:
     moe_load_skew: float = 1.0
     moe_exchange: str = "all_to_all"
     logits_bytes_per_elem: float = 2.0
+    all_reduce_table: str = "none"
     memory_reserve_fraction: float = 0.04
     gemm_allreduce_fusion: bool = False
     moe_width_term: bool = False
@@ -390,10 +401,11 @@ class Efficiency:
         clean: dict[str, Any] = {}
         tables = {op: dict(getattr(self, op)) for op in KERNEL_FIELDS}
         for k, v in overrides.items():
-            if k in ("source", "moe_exchange"):  # the two text parameters
-                if not isinstance(v, str) or k == "moe_exchange" and v not in MOE_EXCHANGE_NAMES:
-                    raise SpecError(f"{where}.{k}", f"must be a {'string' if k == 'source' else 'name'}, got {v!r}",
-                                    "quote it" if k == "source" else f"use one of {', '.join(MOE_EXCHANGE_NAMES)}")
+            if k in _TEXT_NAMES:  # the text parameters
+                allowed = _TEXT_NAMES[k]
+                if not isinstance(v, str) or allowed and v not in allowed:
+                    raise SpecError(f"{where}.{k}", f"must be a {'name' if allowed else 'string'}, got {v!r}",
+                                    f"use one of {', '.join(allowed)}" if allowed else "quote it")
                 clean[k] = v
                 continue
             if k == "moe_width_term":

@@ -33,7 +33,7 @@ from importlib import resources
 from types import MappingProxyType
 
 from jalapeno.errors import SpecError, UnknownNameError
-from jalapeno.specs.efficiency import MOE_EXCHANGE_NAMES, Efficiency
+from jalapeno.specs.efficiency import ALL_REDUCE_TABLE_NAMES, MOE_EXCHANGE_NAMES, Efficiency
 from jalapeno.specs.engine_versions import VersionRule, parse_version_rules, version_key
 
 #: Fixed-cost fields a stack may set, each an :class:`~jalapeno.specs.efficiency.Efficiency` field
@@ -49,7 +49,7 @@ def _empty() -> MappingProxyType:
 
 
 _STACK_TAG = re.compile(r" \+ stack ")
-_KEYS = {"name", "label", "engines", "base", "source", "overlap", "moe_exchange", "logits_bytes_per_elem",
+_KEYS = {"name", "label", "engines", "base", "source", "overlap", "moe_exchange", "all_reduce_table", "logits_bytes_per_elem",
          "gemm_allreduce_fusion", "moe_width_term", "mtp_acceptance", "low", "high", "sources",
          "fit", "default_for", "clients", "version_rules", *BAND_FIELDS}
 #: The front-end fields a benchmark client's entry may set (``clients``): what a request spends
@@ -112,6 +112,9 @@ class Stack:
         overlap: the engine's default two-batch overlap ("none", "tbo") or None (not stated).
         moe_exchange: the engine's MoE token exchange (specs/efficiency.MOE_EXCHANGE_NAMES), or None (the
             efficiency set's, ``all_to_all``).
+        all_reduce_table: the engine whose measured all-reduce prices the TP all-reduces
+            (specs/efficiency.ALL_REDUCE_TABLE_NAMES; cost/engine_allreduce.py), or None (the
+            efficiency set's, ``none``: the link-hierarchy model).
         logits_bytes_per_elem: bytes per logit element the engine's LM-head TP all-gather moves
             (2: the model's BF16, cast to FP32 after the gather), or None (the efficiency set's, 2).
         gemm_allreduce_fusion: the engine fuses each row-parallel GEMM with its TP all-reduce
@@ -148,6 +151,7 @@ class Stack:
     fusion: float = 1.0
     overlap: str | None = None
     moe_exchange: str | None = None
+    all_reduce_table: str | None = None
     logits_bytes_per_elem: float | None = None
     gemm_allreduce_fusion: bool | None = None
     moe_width_term: bool | None = None
@@ -277,6 +281,8 @@ class Stack:
         costs = {**costs, **{f: getattr(self, f) for f in BURST_FIELDS if getattr(self, f) is not None}}
         if self.moe_exchange is not None and self.moe_exchange != eff.moe_exchange:
             eff = replace(eff, moe_exchange=self.moe_exchange)
+        if self.all_reduce_table is not None and self.all_reduce_table != eff.all_reduce_table:
+            eff = replace(eff, all_reduce_table=self.all_reduce_table)
         if self.logits_bytes_per_elem is not None and self.logits_bytes_per_elem != eff.logits_bytes_per_elem:
             eff = replace(eff, logits_bytes_per_elem=self.logits_bytes_per_elem)
         if self.gemm_allreduce_fusion is not None and self.gemm_allreduce_fusion != eff.gemm_allreduce_fusion:
@@ -336,6 +342,11 @@ def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
             raise SpecError(f"{where}.moe_exchange", f"{raw['moe_exchange']!r}",
                             f"use one of {', '.join(MOE_EXCHANGE_NAMES)}")
         kw["moe_exchange"] = raw["moe_exchange"]
+    if "all_reduce_table" in raw:
+        if raw["all_reduce_table"] not in ALL_REDUCE_TABLE_NAMES:
+            raise SpecError(f"{where}.all_reduce_table", f"unknown engine {raw['all_reduce_table']!r}",
+                            f"use one of {', '.join(ALL_REDUCE_TABLE_NAMES)}")
+        kw["all_reduce_table"] = raw["all_reduce_table"]
     if "logits_bytes_per_elem" in raw:
         b = _number(raw["logits_bytes_per_elem"], f"{where}.logits_bytes_per_elem")
         if b not in (1.0, 2.0, 4.0):

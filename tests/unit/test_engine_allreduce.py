@@ -1,0 +1,94 @@
+"""The serving engine's own all-reduce priced from its measured table (cost/engine_allreduce.py).
+
+Expected values are aiconfigurator-core 0.12.0's ``b200_sxm/comm/trtllm/1.3.0rc20/custom_allreduce_perf``
+rows at 8 GPUs, read from the parquet (``message_size`` in BF16 elements, latency in ms):
+131,072 el. -> 0.00793024 ms, 262,144 el. -> 0.0109443 ms, 524,288 el. -> 0.0177802 ms; 128 el. ->
+0.00504 ms (the smallest measured). Between two rows the price is the log-log interpolation:
+at the geometric mean of two sizes, the geometric mean of their times.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from jalapeno.cost.collectives import collective_time
+from jalapeno.cost.engine_allreduce import measured_all_reduce
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.errors import SpecError
+from jalapeno.specs.efficiency import Efficiency
+
+MB = 2 * 262_144  # bytes of 262,144 BF16 elements
+
+
+def test_trtllm_stacks_take_the_measured_table_and_default_does_not():
+    assert load_pricer("b200", stack="trtllm").efficiency.all_reduce_table == "trtllm"
+    assert load_pricer("b200", stack="dynamo-trtllm").efficiency.all_reduce_table == "trtllm"
+    assert load_pricer("b200", stack="default").efficiency.all_reduce_table == "none"
+
+
+def test_measured_rows_and_log_log_interpolation():
+    p = load_pricer("b200", stack="trtllm")
+    m = np.array([MB, 2 * MB, math.sqrt(MB * 2 * MB), 100.0])
+    r = p.collective("all_reduce", 8, m)
+    expect = [10.9443e-6, 17.7802e-6, math.sqrt(10.9443e-6 * 17.7802e-6), 5.04e-6]
+    assert r.time_s == pytest.approx(expect, rel=1e-4)
+    assert set(r.algorithm) == {"trtllm_measured"}
+
+
+def test_table_is_slower_than_the_ramp_at_mid_sizes_on_b200():
+    # the point of the change (docs/gap_mtp_verify_step.md): 1.84 MB at TP8, the MTP3 verify step of
+    # 128 rows x 7168 x 2 B. The TRT-LLM table brackets it between 1 MiB (17.8 us) and 2 MiB (30.4 us).
+    m = np.array([128 * 7168 * 2.0])
+    t_engine = load_pricer("b200", stack="trtllm").collective("all_reduce", 8, m).time_s[0]
+    t_model = load_pricer("b200", stack="default").collective("all_reduce", 8, m).time_s[0]
+    assert 17.78e-6 < t_engine < 30.38e-6
+    assert t_model < t_engine
+
+
+def test_fallbacks_to_the_link_hierarchy_model():
+    p = load_pricer("b200", stack="trtllm")
+    sys_, eff = p.system, p.efficiency
+    big = np.array([4e9])  # beyond the largest measured size (1 GiB)
+    base = collective_time("all_reduce", 8, big, sys_, eff)
+    assert p.collective("all_reduce", 8, big).time_s == pytest.approx(base.time_s)
+    # a group the table lacks: GB200's trays were measured at 2 and 4 GPUs only
+    g = load_pricer("gb200-nvl72", stack="trtllm")
+    m = np.array([MB])
+    r8 = g.collective("all_reduce", 8, m)
+    assert r8.algorithm[0] != "trtllm_measured"
+    assert g.collective("all_reduce", 4, m).algorithm[0] == "trtllm_measured"
+    # other collectives are untouched
+    ag = p.collective("all_gather", 8, m)
+    assert ag.time_s == pytest.approx(collective_time("all_gather", 8, m, sys_, eff).time_s)
+    # spread placement: not what the table measured
+    base = collective_time("all_reduce", 8, m, sys_, eff, "spread")
+    assert measured_all_reduce(base, "trtllm", 8, m, sys_, "spread") is base
+
+
+def test_variant_with_other_links_keeps_the_model():
+    p = load_pricer("b200", stack="trtllm", overrides=(("levels.node.bandwidth_gb_per_s", 1800),))
+    assert p.collective("all_reduce", 8, np.array([MB])).algorithm[0] != "trtllm_measured"
+    same = load_pricer("b200", stack="trtllm", overrides=(("chip.hbm_stacks", 8),))
+    assert same.collective("all_reduce", 8, np.array([MB])).algorithm[0] == "trtllm_measured"
+
+
+def test_bad_engine_names_are_refused():
+    with pytest.raises(SpecError, match=r"efficiency.all_reduce_table.*use one of none, trtllm, sglang"):
+        Efficiency().with_overrides({"all_reduce_table": "nccl"})
+    p = load_pricer("b200")
+    base = collective_time("all_reduce", 8, np.array([MB]), p.system, p.efficiency)
+    with pytest.raises(SpecError, match="unknown engine 'vllm'"):
+        measured_all_reduce(base, "vllm", 8, np.array([MB]), p.system)
+
+
+def test_stack_file_key_is_checked():
+    from jalapeno.specs.stacks import _stack
+
+    with pytest.raises(SpecError, match=r"all_reduce_table.*use one of none, trtllm, sglang"):
+        _stack({"name": "x", "label": "x", "source": "x", "all_reduce_table": "nccl"}, 0, {})
+    s = _stack({"name": "x", "label": "x", "source": "x", "all_reduce_table": "sglang"}, 0, {})
+    assert s.apply(replace(Efficiency())).all_reduce_table == "sglang"
