@@ -38,7 +38,6 @@ saw ~5x longer than stated moves TTFT and, through the prefill between decode st
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -123,42 +122,11 @@ def load_aic_source_flags(path: str | Path | None = None) -> list[dict]:
             has an empty ``match``, names a field other than :data:`FLAG_FIELDS`, or a value that is not
             a string or a number.
     """
-    from jalapeno.errors import SpecError
+    from jalapeno.fit.data_quality import read_flag_entries
 
-    p = Path(path) if path else AIC_SOURCE_FLAGS
-    try:
-        raw = tomllib.loads(p.read_text())
-    except FileNotFoundError:
-        raise SpecError(str(p), "aiconfigurator source-flag file not found",
-                        "restore data/validation/aic_source_flags.toml") from None
-    except tomllib.TOMLDecodeError as e:
-        raise SpecError(str(p), f"not valid TOML: {e}", "fix the file's syntax") from None
-    flags = raw.get("flag", [])
-    if not isinstance(flags, list) or not all(isinstance(f, dict) for f in flags):
-        raise SpecError(f"{p.name}: flag", "must be a list of [[flag]] tables",
-                        "write each flag as a [[flag]] table with match, reason and source")
-    for i, f in enumerate(flags):
-        where = f"{p.name} flag {i + 1}"
-        missing = {"match", "reason", "source"} - set(f)
-        if missing:
-            raise SpecError(where, f"missing {sorted(missing)}", "give match = {field = value, ...}, reason and source")
-        match = f["match"]
-        if not isinstance(match, dict) or not match:  # an empty match would flag every row
-            raise SpecError(f"{where}: match", f"must be a non-empty table of fields, got {match!r}",
-                            'name the rows by their fields, e.g. match = { system = "b300", framework = "sglang 0.5.10" }')
-        unknown = sorted(set(match) - set(FLAG_FIELDS))
-        if unknown:  # a misspelt field would flag no row, silently
-            raise SpecError(f"{where}: match", f"names no measured-point field: {', '.join(unknown)}",
-                            f"use the fields {', '.join(FLAG_FIELDS)}")
-        for k, v in match.items():
-            if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-                raise SpecError(f"{where}: match.{k}", f"must be a string or a number, got {v!r}",
-                                f'give the field\'s value, e.g. {k} = "..." or {k} = 1024')
-        for k in ("reason", "source"):
-            if not isinstance(f[k], str) or not f[k].strip():
-                raise SpecError(f"{where}: {k}", f"must be a non-empty string, got {f[k]!r}",
-                                "quote the source's words (reason) and where it says so (source)")
-    return flags
+    return read_flag_entries(Path(path) if path else AIC_SOURCE_FLAGS, "aiconfigurator source-flag file",
+                             FLAG_FIELDS, "field", f"use the fields {', '.join(FLAG_FIELDS)}",
+                             'match = { system = "b300", framework = "sglang 0.5.10" }', "1024")
 
 
 def aic_source_flags(points: Sequence, flags_path: str | Path | None = None) -> dict[str, str]:

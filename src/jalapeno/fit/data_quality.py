@@ -122,38 +122,51 @@ def load_source_flags(path: str | Path | None = None) -> list[dict]:
     Raises:
         SpecError: the file is missing, not TOML, or an entry lacks ``match``, ``reason`` or ``source``.
     """
+    columns = _points_columns()
+    return read_flag_entries(Path(path) if path else SOURCE_FLAGS, "source-flag file", columns, "cell",
+                             f"use the points CSV's column names ({', '.join(sorted(columns))})",
+                             'match = { hardware = "B200", conc = 64 }', "64")
+
+
+def read_flag_entries(p: Path, label: str, allowed, noun: str, allowed_fix: str, example: str,
+                      number: str) -> list[dict]:
+    """The ``[[flag]]`` tables of a flag file ``p``, each checked: ``match`` (a non-empty table of
+    ``noun`` → string or number, every key in ``allowed``), ``reason`` and ``source`` (non-empty
+    strings). Shared by rule 2 here and aiconfigurator's rule C (fit/aic_quality.py): an empty match
+    would flag every row and a misspelt key none, both silently.
+
+    Raises:
+        SpecError: naming the file ("``label`` not found", not TOML), the entry and the field.
+    """
     from jalapeno.errors import SpecError
 
-    p = Path(path) if path else SOURCE_FLAGS
     try:
         raw = tomllib.loads(p.read_text())
     except FileNotFoundError:
-        raise SpecError(str(p), "source-flag file not found", "restore data/validation/source_flags.toml") from None
+        raise SpecError(str(p), f"{label} not found", f"restore data/validation/{p.name}") from None
     except tomllib.TOMLDecodeError as e:
         raise SpecError(str(p), f"not valid TOML: {e}", "fix the file's syntax") from None
     flags = raw.get("flag", [])
     if not isinstance(flags, list) or not all(isinstance(f, dict) for f in flags):
         raise SpecError(f"{p.name}: flag", "must be a list of [[flag]] tables",
                         "write each flag as a [[flag]] table with match, reason and source")
-    columns = _points_columns()
+    kind = "column of the points CSV" if noun == "cell" else "measured-point field"
     for i, f in enumerate(flags):
         where = f"{p.name} flag {i + 1}"
         missing = {"match", "reason", "source"} - set(f)
         if missing:
-            raise SpecError(where, f"missing {sorted(missing)}", "give match = {cell = value, ...}, reason and source")
+            raise SpecError(where, f"missing {sorted(missing)}", f"give match = {{{noun} = value, ...}}, reason and source")
         match = f["match"]
-        # an empty match flagged every row; a misspelt column flagged none; both silently
         if not isinstance(match, dict) or not match:
-            raise SpecError(f"{where}: match", f"must be a non-empty table of cells, got {match!r}",
-                            'name the row(s) by their cells, e.g. match = { hardware = "B200", conc = 64 }')
-        unknown = sorted(set(match) - columns)
+            raise SpecError(f"{where}: match", f"must be a non-empty table of {noun}s, got {match!r}",
+                            f"name the row(s) by their {noun}s, e.g. {example}")
+        unknown = sorted(set(match) - set(allowed))
         if unknown:
-            raise SpecError(f"{where}: match", f"names no column of the points CSV: {', '.join(unknown)}",
-                            f"use the points CSV's column names ({', '.join(sorted(columns))})")
+            raise SpecError(f"{where}: match", f"names no {kind}: {', '.join(unknown)}", allowed_fix)
         for k, v in match.items():
             if isinstance(v, bool) or not isinstance(v, (str, int, float)):
                 raise SpecError(f"{where}: match.{k}", f"must be a string or a number, got {v!r}",
-                                f'give the cell\'s value, e.g. {k} = "..." or {k} = 64')
+                                f'give the {noun}\'s value, e.g. {k} = "..." or {k} = {number}')
         for k in ("reason", "source"):
             if not isinstance(f[k], str) or not f[k].strip():
                 raise SpecError(f"{where}: {k}", f"must be a non-empty string, got {f[k]!r}",

@@ -86,6 +86,13 @@ _TEXT_NAMES: dict[str, tuple[str, ...]] = {"source": (), "moe_exchange": MOE_EXC
                                            "all_reduce_table": ALL_REDUCE_TABLE_NAMES}
 
 
+#: The boolean parameters (engine switches) and what ``true`` means, for the error that asks for one.
+SWITCHES = {
+    "moe_width_term": "price the routed experts' per-rank width term, cost/moe_width.py",
+    "gemm_allreduce_fusion": "the engine fuses the GEMM with its TP all-reduce",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Efficiency:
     """Achieved fractions of peak and fixed costs (SI units).
@@ -408,18 +415,10 @@ class Efficiency:
                                     f"use one of {', '.join(allowed)}" if allowed else "quote it")
                 clean[k] = v
                 continue
-            if k == "moe_width_term":
+            if k in SWITCHES:
                 if not isinstance(v, bool):
                     raise SpecError(f"{where}.{k}", f"must be true or false, got {v!r}",
-                                    "write moe_width_term = true (price the routed experts' per-rank width "
-                                    "term, cost/moe_width.py) or false")
-                clean[k] = v
-                continue
-            if k == "gemm_allreduce_fusion":  # the one switch
-                if not isinstance(v, bool):
-                    raise SpecError(f"{where}.{k}", f"must be true or false, got {v!r}",
-                                    "write gemm_allreduce_fusion = true (the engine fuses the GEMM with its "
-                                    "TP all-reduce) or false")
+                                    f"write {k} = true ({SWITCHES[k]}) or false")
                 clean[k] = v
                 continue
             if k in KERNEL_FIELDS:
