@@ -68,10 +68,10 @@ class MutantError(RuntimeError):
 
 
 def make_copy(dest: Path) -> None:
-    """Copy src/, tests/, docs/ (tests read the documented schema), scripts/, benchmarks/, README.md and
-    pyproject.toml into ``dest`` (tests/unit/test_sources_in_repo.py scans all of them)."""
+    """Copy src/, tests/, docs/ (tests read the documented schema), scripts/, benchmarks/, examples/ (the
+    explore tests read its design spaces), README.md and pyproject.toml into ``dest`` (tests/unit/test_sources_in_repo.py scans all of them)."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", "*.egg-info")
-    for d in ("src", "tests", "docs", "scripts", "benchmarks"):
+    for d in ("src", "tests", "docs", "scripts", "benchmarks", "examples"):
         shutil.copytree(ROOT / d, dest / d, ignore=ignore)
     for f in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / f, dest / f)
