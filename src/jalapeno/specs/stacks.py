@@ -33,7 +33,7 @@ from importlib import resources
 from types import MappingProxyType
 
 from jalapeno.errors import SpecError, UnknownNameError
-from jalapeno.specs.efficiency import ALL_REDUCE_TABLE_NAMES, MOE_EXCHANGE_NAMES, Efficiency
+from jalapeno.specs.efficiency import ALL_REDUCE_TABLE_NAMES, MOE_EXCHANGE_NAMES, SWITCHES, Efficiency
 from jalapeno.specs.engine_versions import VersionRule, parse_version_rules, version_key
 
 #: Fixed-cost fields a stack may set, each an :class:`~jalapeno.specs.efficiency.Efficiency` field
@@ -66,6 +66,9 @@ _VERSION_COPIES: dict[tuple[int, str], tuple] = {}
 #: (id of a profile, "on"/"off") -> (that profile, its copy with the GEMM + all-reduce fusion set); see
 #: Stack.with_gemm_allreduce_fusion
 _FUSION_COPIES: dict[tuple[int, str], tuple] = {}
+#: Behaviour fields a profile may state, each copied onto the Efficiency field of the same name (Stack.apply)
+_BEHAVIOUR_FIELDS: tuple[str, ...] = ("moe_exchange", "all_reduce_table", "logits_bytes_per_elem",
+                                      "gemm_allreduce_fusion", "moe_width_term")
 #: Profile fields a version rule may set: the text behaviours and the banded numbers.
 RULE_FIELDS: tuple[str, ...] = ("moe_exchange", "overlap", *BAND_FIELDS)
 _RULE_TEXT = {"moe_exchange": MOE_EXCHANGE_NAMES, "overlap": ("none", "tbo")}
@@ -279,16 +282,10 @@ class Stack:
         costs = self.costs(which)
         # a client's burst shares (for_client), not fixed costs
         costs = {**costs, **{f: getattr(self, f) for f in BURST_FIELDS if getattr(self, f) is not None}}
-        if self.moe_exchange is not None and self.moe_exchange != eff.moe_exchange:
-            eff = replace(eff, moe_exchange=self.moe_exchange)
-        if self.all_reduce_table is not None and self.all_reduce_table != eff.all_reduce_table:
-            eff = replace(eff, all_reduce_table=self.all_reduce_table)
-        if self.logits_bytes_per_elem is not None and self.logits_bytes_per_elem != eff.logits_bytes_per_elem:
-            eff = replace(eff, logits_bytes_per_elem=self.logits_bytes_per_elem)
-        if self.gemm_allreduce_fusion is not None and self.gemm_allreduce_fusion != eff.gemm_allreduce_fusion:
-            eff = replace(eff, gemm_allreduce_fusion=self.gemm_allreduce_fusion)
-        if self.moe_width_term is not None and self.moe_width_term != eff.moe_width_term:
-            eff = replace(eff, moe_width_term=self.moe_width_term)
+        stated = {f: getattr(self, f) for f in _BEHAVIOUR_FIELDS if getattr(self, f) is not None}
+        changed = {f: v for f, v in stated.items() if v != getattr(eff, f)}
+        if changed:
+            eff = replace(eff, **changed)
         if self.name == DEFAULT_STACK and which == "calibrated" or not costs:
             return eff
         base = _STACK_TAG.split(eff.source)[0]
@@ -353,17 +350,11 @@ def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
             raise SpecError(f"{where}.logits_bytes_per_elem", f"{b:g} is not a logit element size",
                             "give 2 (BF16/FP16 logits, cast to FP32 after the gather) or 4 (FP32)")
         kw["logits_bytes_per_elem"] = b
-    if "gemm_allreduce_fusion" in raw:
-        if not isinstance(raw["gemm_allreduce_fusion"], bool):
-            raise SpecError(f"{where}.gemm_allreduce_fusion", f"must be true or false, got {raw['gemm_allreduce_fusion']!r}",
-                            "write gemm_allreduce_fusion = true (the engine fuses the GEMM with its TP all-reduce) or false")
-        kw["gemm_allreduce_fusion"] = raw["gemm_allreduce_fusion"]
-    if "moe_width_term" in raw:
-        if not isinstance(raw["moe_width_term"], bool):
-            raise SpecError(f"{where}.moe_width_term", f"must be true or false, got {raw['moe_width_term']!r}",
-                            "write moe_width_term = true (the engine runs the kernels data/moe_width.toml was "
-                            "fitted on) or false")
-        kw["moe_width_term"] = raw["moe_width_term"]
+    for k in (k for k in SWITCHES if k in raw):  # the engine switches (booleans)
+        if not isinstance(raw[k], bool):
+            raise SpecError(f"{where}.{k}", f"must be true or false, got {raw[k]!r}",
+                            f"write {k} = true ({SWITCHES[k]}) or false")
+        kw[k] = raw[k]
     for band in ("low", "high"):
         b = dict(kw.get(band, {})) if base else {}
         for f, v in raw.get(band, {}).items():
