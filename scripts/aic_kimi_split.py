@@ -50,10 +50,9 @@ MOE_KERNELS: dict[tuple[str, str], tuple[str, str, str, str, str]] = {
 }
 #: the attention projections' format of each checkpoint, as aiconfigurator's MLA module table names it: BF16 in
 #: both. The INT4 release quantises the experts only (config.json quantization_config targets); NVIDIA's NVFP4
-#: checkpoint excludes the MLA projections from quantisation (SGLang python/sglang/srt/layers/quantization/
-#: modelopt_quant.py, ModelOptQuantConfig.is_layer_excluded: the q_a_proj / q_b_proj / kv_a_proj_with_mqa /
-#: kv_b_proj patterns of "hf_quant_config.json for nvidia/Kimi-K2.5-NVFP4"); the catalog's fp4 preset prices
-#: them as FP8 (DeepSeek-R1-FP4's split), which makes the model faster, not slower, on these rows.
+#: checkpoint leaves every ``self_attn*`` module unquantised (its config.json, aiconfigurator-core 0.12.0
+#: ``model_configs/nvidia--Kimi-K2.5-NVFP4_config.json``: quantization_config ``ignore``); the catalog's fp4
+#: preset prices them as FP8 (DeepSeek-R1-FP4's split), which makes the model faster, not slower, on these rows.
 MLA_GEMM = {"fp4": "bfloat16", "int4": "bfloat16"}
 #: systems folder of aiconfigurator's vLLM MLA generation-module table used: B200 only. The B300 and GB200
 #: tables of the same release put the module at about 2.2x B200's latency at the same point (16 heads, batch 16,
