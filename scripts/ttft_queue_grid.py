@@ -9,7 +9,7 @@ stddev, the client of aiconfigurator's silicon rows) instead of InferenceX's uni
 over C = 1..512 and a third model (Llama-3.3-70B, dense, TP4, 1k/1k); there the first wave's
 burst recurs in every wave, which the analytic side models as a periodic regime
 (serve/queueing.py effect 6; docs/model.md §8.7).
-Run: python scripts/ttft_queue_grid.py [--fixed-lengths] [--agg-only]   (a few minutes; fixed ~15)
+Run: python scripts/ttft_queue_grid.py [--fixed-lengths] [--agg-only | --disagg-only]   (a few minutes; fixed ~15)
 """
 
 from __future__ import annotations
@@ -43,14 +43,14 @@ def cases(fixed: bool):
         yield "llama-3.3-70b", "1k1k", "agg", Deployment(fp8, Pool(Layout(tp=4)))
 
 
-def main(fixed: bool, agg_only: bool) -> None:
+def main(fixed: bool, agg_only: bool, disagg_only: bool = False) -> None:
     print("| system | model | workload | mode | deployment | C | analytic TTFT s | simulated TTFT s | error |")
     print("|---|---|---|---|---|---|---|---|---|")
     errs = []
     for s in SYSTEMS:
         pr = load_pricer(s)
         for mname, wname, mode, dep in cases(fixed):
-            if agg_only and mode != "agg":
+            if (agg_only and mode != "agg") or (disagg_only and mode != "disagg"):
                 continue
             model, wl = load_model(mname), get_workload(wname, fixed=fixed)
             for c in FIXED_CONCURRENCIES if fixed else CONCURRENCIES:
@@ -67,5 +67,6 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fixed-lengths", action="store_true", help="every request exactly ISL/OSL, C = 1..512")
     ap.add_argument("--agg-only", action="store_true", help="aggregated deployments only")
+    ap.add_argument("--disagg-only", action="store_true", help="disaggregated deployments only")
     args = ap.parse_args()
-    main(args.fixed_lengths, args.agg_only)
+    main(args.fixed_lengths, args.agg_only, args.disagg_only)

@@ -249,3 +249,28 @@ def test_validated_row_at_the_admission_bound_agrees_with_the_simulator():
     assert str(ana["limit"]).startswith("kv_capacity")
     sim = simulate(model, pricer, dep, workload=wl, concurrency=int(p.concurrency), seed=0, warmup=0).summary
     assert ana["ttft_s"] == pytest.approx(sim["ttft_s"]["mean"], rel=TOL), (ana["ttft_s"], sim["ttft_s"]["mean"])
+
+
+#: (model, system, decode slots per worker, decode workers, C): disaggregated past the decode slots,
+#: so most users' TTFT is the wait for a slot (issue 18 item 6a; docs/simulator.md §5)
+SLOT_CASES = (("gpt-oss-120b", "h200", 8, 2, 24), ("gpt-oss-120b", "b200", 32, 1, 64),
+              ("deepseek-r1", "b200", 16, 2, 48))
+
+
+@pytest.mark.parametrize("model_name,system,slots,workers,c", SLOT_CASES)
+def test_decode_slot_wait_is_ttft_in_both(model_name, system, slots, workers, c):
+    # the engines emit the first token from the decode worker once the request holds a slot
+    # (TensorRT-LLM _handle_first_token_response, SGLang process_prebuilt): the simulator's slot wait
+    # is TTFT as the analytic requeue's is, and neither side's TPOT carries it
+    model, wl = load_model(model_name), {"gpt-oss-120b": Workload("1k/256", 1024, 256),
+                                         "deepseek-r1": Workload("8k/1k", 8192, 1024, 0.8)}[model_name]
+    p, lay = (get_precision("fp8"), Layout(tp=8, ep=8)) if model_name == "deepseek-r1" else \
+        (get_precision("mxfp4"), Layout(tp=2))
+    pre = Layout(tp=8, ep=8) if model_name == "deepseek-r1" else Layout(tp=1)
+    dep = Deployment(p, Pool(lay, workers), prefill=Pool(pre, 1), max_running=slots)
+    pricer = load_pricer(system)
+    ana = serve_at_concurrency(model, pricer, dep, wl, [c]).record(0)
+    assert ana["limit"] == "max_running (queueing)" and ana["queue_s"] > ana["ttft_s"] / 2
+    sim = simulate(model, pricer, dep, workload=wl, concurrency=c, seed=0, warmup=0).summary
+    assert ana["ttft_s"] == pytest.approx(sim["ttft_s"]["mean"], rel=TOL), (ana["ttft_s"], sim["ttft_s"]["mean"])
+    assert ana["tpot_s"] == pytest.approx(sim["tpot_s"]["mean"], rel=0.05), (ana["tpot_s"], sim["tpot_s"]["mean"])

@@ -83,6 +83,10 @@ class Instance:
         self.a = mtp.tokens_per_step if mtp else 1.0
         self.waiting: deque[Request] = deque()
         self.inbox: list[Request] = []  # arrived, not yet read by the scheduler (its poll)
+        # a decode worker's hand-offs whose KV transfer is under way: the engine has taken the request
+        # (TensorRT-LLM's gen server allocates it at DISAGG_GENERATION_INIT, before the transfer), so
+        # the router counts it; without this, one prefill step's hand-offs all chose the same worker
+        self.incoming = 0
         self.recv_interval = max(int(recv_interval), 1)
         self.reserve_outputs = reserve_outputs and role != "decode"
         # a prefill-first engine (Deployment.prefill_steps "separate", ROCm/ATOM): a step with prompt
@@ -119,7 +123,9 @@ class Instance:
     # ---- queue -------------------------------------------------------------------------
     @property
     def load(self) -> int:
-        return len(self.inbox) + len(self.waiting) + len(self.prefilling) + len(self.decoding)
+        """Requests routed to this instance and not finished, those whose KV is still on its way in
+        (``incoming``, a decode worker) included."""
+        return self.incoming + len(self.inbox) + len(self.waiting) + len(self.prefilling) + len(self.decoding)
 
     def enqueue(self, req: Request) -> None:
         req.instance = self.id
@@ -192,6 +198,11 @@ class Instance:
             if math.isnan(req.first_scheduled_s):
                 req.first_scheduled_s = now
             if self.role == "decode":
+                # the client's first token leaves with the first decode iteration that schedules the
+                # request, after its slot and its KV (TensorRT-LLM ``_handle_first_token_response``,
+                # SGLang ``process_prebuilt``; docs/simulator.md §5): the slot wait is TTFT
+                if math.isnan(req.first_token_s):
+                    req.first_token_s = now
                 self._start_decode(req)
             else:
                 self.prefilling.append(req)

@@ -306,9 +306,8 @@ class Simulation:
         if isinstance(ev, KVTransferDone):
             inst = self.instances[ev.instance]
             req = self.requests[ev.request_id]
-            req.kv_ready_s = now
-            if np.isnan(req.first_token_s):
-                req.first_token_s = now  # disaggregated TTFT includes the KV hand-off
+            req.kv_ready_s = now  # the first token waits for a decode slot too (Instance._admit)
+            inst.incoming -= 1
             inst.enqueue(req)
             return self._wake(inst, now)
         raise AssertionError(f"unknown event {ev!r}")
@@ -325,6 +324,7 @@ class Simulation:
                           self.dep.prefill.layout.chips, dec.chips, self.chips)
         start = max(now, self.link_free[dec.id])
         self.link_free[dec.id] = start + t
+        dec.incoming += 1
         return (start + t - now, KVTransferDone(req.id, dec.id))
 
     def _finished(self, req: Request, now: float):
