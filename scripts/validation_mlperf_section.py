@@ -88,7 +88,9 @@ def _deepseek_paragraph() -> list[str]:
         f"~11% of the engine's time and the length spread and the exchange {o_fix / o_rel - 1:.0%} of the model's; the",
         "rest is the engine's decode step at 150-512 sequences and ~5K context being slower than the",
         "model's (MLA decode at 50% of FP8 peak and 46 GB of FP4 experts read at the fitted HBM fraction are its",
-        "two largest terms); no kernel figure for that regime on Blackwell is published to check it against.",
+        "two largest terms). The MLA block is not the short term: TensorRT-LLM's measured attention module",
+        "(aiconfigurator `mla_generation_module_perf`, 128 heads, 64-1,024 sequences, 1-8K context) is priced",
+        "within -18%..+12% on every NVIDIA system (docs/gap_disagg_overprediction.md, `scripts/mla_decode_table_check.py`).",
         "Llama-2-70B: the runs carry 450-1,530 running requests per chip (B200/GB200: TP1, `gpu_batch_size`",
         "2,048, `max_num_tokens` 3,584), where the frontier peak is the right reference; its mean input is now",
         "the dataset's 222 tokens (was an assumed 300).", ""]
@@ -110,7 +112,9 @@ def _engine_check_lines(tpot_at_load_s: float) -> list[str]:
         "rows are SGLang at <= 64 sequences) — not the MLPerf mapping, lengths, rules or batch: `gpu_batch_size`",
         "is per attention-DP rank (`closed/NVIDIA/code/llmlib/config.py`: 'max-bs applies per attention-rank'),",
         f"and the Server run's TPOT at its own load is {TPOT_MEAN_S / tpot_at_load_s:.1f}x the model's there (above).",
-        "Which step term is short needs kernel timings at that batch; none is published.", ""]
+        "Which step term is short needs timings at that batch: the attention block's agree with the model",
+        "(docs/gap_disagg_overprediction.md, MLA section); the routed experts, the exchange and the host's",
+        "per-request work per step are left.", ""]
 
 
 def _fp8_lines() -> list[str]:
