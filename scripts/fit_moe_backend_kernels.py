@@ -18,14 +18,17 @@ OUT = Path(__file__).resolve().parent.parent / "src" / "jalapeno" / "data" / "mo
 HEADER = [
     "# Written by scripts/fit_moe_backend_kernels.py (fit/moe_backends.fit_backend_kernels) - do not edit by hand.",
     "# The routed-expert form (specs/efficiency.py moe[fmt]: peak_fraction, half_rows, hbm_fraction; floor_s",
-    "# per layer) of an engine MoE backend fitted through the roofline on the backend's own rows of an",
-    "# aiconfigurator-core moe_perf table (Apache License 2.0, github.com/ai-dynamo/aiconfigurator; read at",
-    "# fit time), with its fit and held-out (alternate token counts) errors; read by specs/moe_backends.py,",
-    "# priced by cost/moe_backend.KernelMoePricer for the pools whose recipe names the backend.",
+    "# per layer, priced only where floor_applied = true) of an engine MoE backend fitted through the roofline",
+    "# on the backend's own rows of an aiconfigurator-core moe_perf table (Apache License 2.0,",
+    "# github.com/ai-dynamo/aiconfigurator; read at fit time), with its fit and held-out (alternate token",
+    "# counts) errors; read by specs/moe_backends.py, priced by cost/moe_backend.KernelMoePricer for the",
+    "# pools whose recipe names the backend.",
 ]
 
 
 def _v(x) -> str:
+    if isinstance(x, bool):
+        return "true" if x else "false"
     if isinstance(x, str):
         return '"' + x + '"'
     if isinstance(x, float):

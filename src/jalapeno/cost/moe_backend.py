@@ -155,9 +155,11 @@ class KernelMoePricer(_WrapsPricer):
     ``moe`` is priced by the wrapped pricer's roofline at the kernel's compute format ``fmt`` (Marlin:
     BF16 tensor-core math on MXFP4 weights dequantised in registers, whatever compute format the
     precision asks for) with the backend's ``moe[fmt]`` form (peak_fraction, half_rows, hbm_fraction)
-    and its per-layer ``floor_s`` in place of the set's, so the fitted numbers mean what the fit did
-    with them (fit/kernels.fit_moe). The op's weight and activation bytes stay as the op table built
-    them (the MXFP4 weights; the activation traffic of the precision's compute format: at gpt-oss-120b's
+    in place of the set's, so the fitted numbers mean what the fit did with them (fit/kernels.fit_moe);
+    where the backend's fit is marked ``floor_applied`` (fit/moe_backends.FLOOR_APPLIED: TensorRT-LLM's
+    Triton MoE on H200, 59 µs per layer) its fitted per-layer floor ``floor_s`` replaces the MoE kernels'
+    launches as ``moe_floor_s`` does (cost/roofline.py), otherwise no floor (the NVIDIA sets' rule). The
+    op's weight and activation bytes stay as the op table built them (the MXFP4 weights; the activation traffic of the precision's compute format: at gpt-oss-120b's
     decode a few MB against ~0.85 GB of weights per layer at TP2). Every other op and every collective
     is the wrapped pricer's. A variant's chip moves these ops through the same roofline.
 
@@ -166,6 +168,7 @@ class KernelMoePricer(_WrapsPricer):
         fmt: the kernel's compute format.
         peak_fraction, half_rows, hbm_fraction: the backend's fitted form.
         backend: the backend's name; label: where the form comes from (system, backend, table).
+        floor_s: the fitted per-layer floor, s, priced in place of the MoE kernels' launches; None: none.
     """
 
     inner: object
@@ -175,6 +178,7 @@ class KernelMoePricer(_WrapsPricer):
     hbm_fraction: float
     backend: str
     label: str = ""
+    floor_s: float | None = None
 
     def op_times(self, ops: OpTable) -> OpTimes:
         base = self.inner.op_times(ops)
@@ -183,6 +187,8 @@ class KernelMoePricer(_WrapsPricer):
             return base
         eff = self.inner.efficiency.with_kernel("moe", self.fmt, peak_fraction=self.peak_fraction,
                                                 half_rows=self.half_rows, hbm_fraction=self.hbm_fraction)
+        if self.floor_s is not None:
+            eff = replace(eff, moe_floor_s=self.floor_s)
         ops_k = replace(ops, fmt=tuple(self.fmt if k == "moe" else f for k, f in zip(ops.kind, ops.fmt)))
         k = self.inner.with_efficiency(eff).op_times(ops_k)
         net = None if base.network_s is None else np.where(moe, k.network, base.network_s)

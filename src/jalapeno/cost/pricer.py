@@ -209,11 +209,12 @@ def load_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = 
 def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pricer:
     """``pricer`` with the routed-expert ops of ``model`` on ``layout`` priced by the measured
     kernels of the engine MoE backend ``backend`` (cost/moe_backend.MeasuredMoePricer; data from
-    specs/moe_backends.py), or, where the system measured the backend only at other shapes, by its
-    fitted form (cost/moe_backend.KernelMoePricer, data/moe_backend_kernels.toml: vLLM's Marlin MoE on
-    H100); ``pricer`` itself when ``backend`` is None, or the system (its root, for
-    a variant) has neither for that backend at the model's shape on this layout (expert
-    parallelism, expert TP; layouts with redundant EPLB experts are not measured). On a variant
+    specs/moe_backends.py), or, where the system measured the backend only at other shapes or layouts,
+    by its fitted form (cost/moe_backend.KernelMoePricer, data/moe_backend_kernels.toml: vLLM's Marlin
+    MoE on H100; TensorRT-LLM's Triton MoE on H200, with its per-layer floor); ``pricer`` itself when
+    ``backend`` is None, or the system (its root, for a variant) has neither for that backend at the
+    model's shape on this layout (expert parallelism, expert TP; layouts with redundant EPLB experts
+    are not measured). On a variant
     whose chip differs from its root's, the measurement is carried over by the ratio of the two
     chips' rooflines (cost/moe_backend.py), not used as if it had been taken on the variant.
 
@@ -229,10 +230,11 @@ def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pric
     m = model.moe
     got = moe_backend_curve(_root(pricer.system), backend, model.hidden_size, m.expert_intermediate, m.num_experts,
                             m.top_k, layout.moe_tp, layout.ep)
-    if got is None:  # measured at another shape only: the backend's fitted form, if any
+    if got is None:  # measured at another shape or layout only: the backend's fitted form, if any
         k = moe_backend_kernel(_root(pricer.system), backend)
         return pricer if k is None else KernelMoePricer(pricer, k["fmt"], k["peak_fraction"], k["half_rows"],
-                                                        k["hbm_fraction"], backend, f"{k['system']} {backend} {k['table']}")
+                                                        k["hbm_fraction"], backend, f"{k['system']} {backend} {k['table']}",
+                                                        k["floor_s"] if k.get("floor_applied") else None)
     fmt, weights, tokens, latency_s, label = got
     load = busiest_rank_assignments(np.asarray(tokens, dtype=float), m.top_k, layout.ep, 0.0)
     curve = MoeCurve(float(model.hidden_size), float(m.expert_intermediate / layout.moe_tp), fmt, load,

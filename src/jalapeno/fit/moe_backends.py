@@ -202,11 +202,24 @@ def mxfp4_curves(name: str, backend: str, shapes) -> tuple[list[dict], dict]:
 #: (W4A16: 4 bits + an E8M0 scale per 32 elements = 0.53125 B/elem, BF16 activations); aiconfigurator
 #: measures it on H100 at one shape (compressed-tensors W4A4-MXFP4 checkpoints run as W4A16 by Marlin:
 #: hidden 3584, intermediate 3072, 896 experts, top-16), not at gpt-oss-120b's, EP 1 (the layouts the
-#: recipe naming it runs: TP only).
+#: recipe naming it runs: TP only). TensorRT-LLM's Triton MoE on H200 (``triton``: ``moe_config.backend:
+#: TRITON``, TritonFusedMoE on OpenAI's triton_kernels, W4A16 MXFP4, the backend every InferenceX
+#: gptoss_fp4_h200_trt script forces: data/validation/aic_sweeps.toml): measured at gpt-oss's own shape
+#: (TensorRT-LLM 1.3.0rc20 ``moe_perf``, ``moe_torch_flow`` ``w4a16_mxfp4``) but only at MoE TP1, and served
+#: mostly at expert TP (TP2-TP8, EP1: the collector refuses 2880/k widths), so the form is fitted on the EP1
+#: rows (the rank holds every expert, as at expert TP) and prices every layout; EP2-EP128 rows are not fitted.
 KERNEL_BACKENDS: dict[tuple[str, str], tuple[str, str, str, dict, int]] = {
     ("h100", "marlin"): ("h100_sxm", "vllm", "vllm_compressedtensorsw4a4mxfp4moe_marlin_marlinexperts_situ_as_silu",
                          {"w4a16_mxfp4": ("bf16", 0.53125, 2.0)}, 1),
+    ("h200", "triton"): ("h200_sxm", "trtllm", "moe_torch_flow", {"w4a16_mxfp4": ("bf16", 0.53125, 2.0)}, 1),
 }
+#: backends whose fitted per-layer floor is priced (written ``floor_applied = true``): the measured block
+#: has a fixed cost no load removes. Triton on H200: 71-79 µs per layer at 1 token at every EP size
+#: (1-128, 1.3.0rc20 and 1.3.0rc10 alike; H100 73-77 µs), i.e. its routing, swizzle/quantise and
+#: gather-scatter kernels around the two grouped GEMMs, where Blackwell's fused TRT-LLM-gen block measures
+#: 19-25 µs (B200 ``w4a8_mxfp4_mxfp8``, same table). Marlin's fitted floor (65 µs) is reported, not applied,
+#: as for every NVIDIA efficiency set (docs/model.md §8.6).
+FLOOR_APPLIED = frozenset({("h200", "triton")})
 
 
 def fit_backend_kernels(backends=tuple(KERNEL_BACKENDS)) -> list[dict]:
@@ -216,7 +229,8 @@ def fit_backend_kernels(backends=tuple(KERNEL_BACKENDS)) -> list[dict]:
     its framework (``touched_rule="balanced"``: aiconfigurator's ``balanced_logits`` reach every
     expert the load can, fit/kernels.MOE_TOUCHED_RULES), alternate token counts held out
     (``split="tokens"``: one shape). Each dict: system, backend, fmt (the kernel's compute format),
-    the fitted ``peak_fraction``, ``half_rows``, ``hbm_fraction``, ``floor_s`` (per layer), the
+    the fitted ``peak_fraction``, ``half_rows``, ``hbm_fraction``, ``floor_s`` (per layer), whether that
+    floor is priced (``floor_applied``, :data:`FLOOR_APPLIED`), the
     table, kernel source and the fit's median/p90 error on the fitted and held-out rows.
 
     Raises:
@@ -235,7 +249,8 @@ def fit_backend_kernels(backends=tuple(KERNEL_BACKENDS)) -> list[dict]:
             r = rep["formats"][fmt]
             out.append({"system": key[0], "backend": key[1], "fmt": fmt, "peak_fraction": p["peak_fraction"],
                         "half_rows": p["half_rows"], "hbm_fraction": p["hbm_fraction"],
-                        "floor_s": rep["kernel_floor_s"], "table": f"aiconfigurator {sdir} {framework} {version} moe_perf",
+                        "floor_s": rep["kernel_floor_s"], "floor_applied": key in FLOOR_APPLIED,
+                        "table": f"aiconfigurator {sdir} {framework} {version} moe_perf",
                         "kernel_source": source, "ep": ep, "rows": int(r["fit"]["n"] + r["held_out_tokens"]["n"]),
                         "fit_median_ape": r["fit"]["median_ape"], "fit_p90_ape": r["fit"]["p90_ape"],
                         "held_out_median_ape": r["held_out_tokens"]["median_ape"],
