@@ -5,9 +5,16 @@ installed distribution without importing it (``pip install -e ".[calibrate]"``);
 is used. Each row is the best kernel aiter's tuner found for one shape on one chip, with its
 measured time (``us``), keyed by the chip's compute-unit count ``cu_num``:
 
-- 304 CUs: MI300X and MI325X (the same CDNA3 die; the tables do not say which SKU was tuned, so
-  both fit on the same rows against their own peaks and HBM bandwidths — MI325X's faster HBM3E
-  then yields a lower fraction, the conservative reading);
+- 304 CUs: MI300X and MI325X (the same CDNA3 die). The block-scale rows were tuned on MI300X:
+  ROCm/aiter PR #365 (commit 1e8ac92007, 2025-05-01) added them as "config for 300", beside "config
+  for 308" (80 CUs) and the MI355X rows, and the installed rows' shapes and times are that commit's.
+  Both chips fit on them against their own peaks and HBM bandwidths, so MI325X is priced at
+  MI300X's absolute GEMM times (a lower fraction of its faster HBM3E), although AMD's
+  max-achievable dense FP8 GEMM is 1.19x MI300X's on it (1,519 vs 1,273 TFLOP/s at 1,464 vs
+  1,230 MHz, the 1,000 W board against 750 W; ROCm blog "Measuring Max-Achievable FLOPs - Part 2")
+  and its HBM 1.13x: transferring MI300X's fit with those ratios was tried and not kept, because
+  MI325X's own rows then over-predict by about what MI300X's do (docs/model.md §12,
+  ``scripts/gfx942_pair.py``);
 - 256 CUs: MI355X (CDNA4).
 
 Tables and the formats they calibrate (the forms are calibrate.py's, fitted by its functions):
