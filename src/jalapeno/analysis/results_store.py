@@ -54,15 +54,35 @@ def data_versions() -> dict[str, str]:
     return out
 
 
-def store_dir(store: str | Path) -> Path:
-    """The store folder (created), refusing a path that is a file.
+def check_store(store: str | Path) -> None:
+    """Refuse a ``--store`` value that cannot be the store folder, before the run that fills it.
+
+    ``--store -1`` and ``--store --json`` made folders named ``-1`` and ``--json``: a value taken
+    by ``--store`` that starts with ``-`` is a mistyped option or number, refused with the way to
+    name such a folder on purpose (``./-1``). An empty value stored nothing without a word.
 
     Raises:
-        SpecError: ``store`` exists and is not a folder, or cannot be created.
+        SpecError: ``store`` is empty, starts with ``-``, or is an existing file.
     """
+    s = str(store)
+    if not s.strip():
+        raise SpecError("--store", "is empty", "give a folder path, e.g. --store jalapeno-results (or leave --store out)")
+    if s.startswith("-"):
+        raise SpecError("--store", f"{s!r} looks like an option or a number, not a folder (the word after --store "
+                        "is taken as its folder)", f"give a folder path, e.g. --store jalapeno-results "
+                        f"(write ./{s} for a folder named so)")
+    if Path(s).exists() and not Path(s).is_dir():
+        raise SpecError("--store", f"{s!r} is a file, not a folder", "give a folder path (it is created)")
+
+
+def store_dir(store: str | Path) -> Path:
+    """The store folder (created), refusing a path that is a file (:func:`check_store`).
+
+    Raises:
+        SpecError: ``store`` is refused by :func:`check_store`, or cannot be created.
+    """
+    check_store(store)
     p = Path(store)
-    if p.exists() and not p.is_dir():
-        raise SpecError("--store", f"{str(p)!r} is a file, not a folder", "give a folder path (it is created)")
     try:
         (p / "runs").mkdir(parents=True, exist_ok=True)
     except OSError as e:

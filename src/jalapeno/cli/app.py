@@ -161,24 +161,38 @@ def _as_typed(e: JalapenoError, argv: list[str]) -> str:
     for opt, values in given.items():
         if any(e.field in (v, str(Path(v))) for value in values for v in value.split(",") if v):
             return f"{opt} {e.field}: {e.problem}. Fix: {e.fix}"
+    args = _given_arguments(argv)  # a positional argument (``hardware show nope.toml``) by its name in the help
+    for name, value in args:
+        if e.field in (value, str(Path(value))):
+            return f"{name} {e.field}: {e.problem}. Fix: {e.fix}"
+    if len(args) == 1 and e.field in ("system", "model"):  # ``hardware show nope``: the catalog lookup's field
+        return f"{args[0][0]}: {e.problem}. Fix: {e.fix}"
     return str(e)
+
+
+def _command(argv: list[str]):
+    """The click command the leading words of ``argv`` name (``hardware show``), and those words."""
+    cmd, words = typer.main.get_command(app), []
+    for word in (a for a in argv if not a.startswith("-")):
+        sub = getattr(cmd, "commands", {}).get(word)
+        if sub is None:
+            break
+        cmd = sub
+        words.append(word)
+    return cmd, words
 
 
 def _given_options(argv: list[str]) -> dict[str, list[str]]:
     """The options given on the command line, by long name (``-s h100`` -> ``--system``), with the
     values typed for each ([] for a flag). Options of the command the words name (``hardware
     show``), else the long options exactly as typed."""
-    cmd = typer.main.get_command(app)
-    for word in (a for a in argv if not a.startswith("-")):
-        sub = getattr(cmd, "commands", {}).get(word)
-        if sub is None:
-            break
-        cmd = sub
+    cmd, _ = _command(argv)
     names: dict[str, str] = {}
     for p in getattr(cmd, "params", ()):
         if getattr(p, "param_type_name", "") == "option":  # typer may vendor click: no isinstance
             longs = [o for o in p.opts if o.startswith("--")] or list(p.opts)
             names.update({o: max(longs, key=len) for o in (*p.opts, *p.secondary_opts)})
+    flags = _flags(cmd)
     given: dict[str, list[str]] = {}
     for i, a in enumerate(argv):
         key, eq, value = a.partition("=")
@@ -187,9 +201,38 @@ def _given_options(argv: list[str]) -> dict[str, list[str]]:
         values = given.setdefault(names.get(key, key), [])
         if eq:
             values.append(value)
-        elif i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+        elif key not in flags and i + 1 < len(argv) and not argv[i + 1].startswith("-"):
             values.append(argv[i + 1])
     return given
+
+
+def _flags(cmd) -> set[str]:
+    """The spellings of the command's on/off options (``--json``), which take no value."""
+    return {o for p in getattr(cmd, "params", ()) if getattr(p, "param_type_name", "") == "option"
+            and getattr(p, "is_flag", False) for o in (*p.opts, *p.secondary_opts)}
+
+
+def _given_arguments(argv: list[str]) -> list[tuple[str, str]]:
+    """The positional arguments typed after the command words, as (name in the help, value):
+    ``hardware show nope.toml`` -> [("NAME", "nope.toml")]. A word after an option that takes a
+    value is that option's value, not an argument."""
+    cmd, words = _command(argv)
+    params = getattr(cmd, "params", ())
+    arguments = [p for p in params if getattr(p, "param_type_name", "") == "argument"]
+    if not arguments:
+        return []
+    flags = _flags(cmd)
+    rest, i, free = argv[:], 0, []
+    for w in words:  # drop the command words (the first occurrence of each, in order)
+        rest.remove(w)
+    while i < len(rest):
+        a = rest[i]
+        if a.startswith("-") and a != "-":
+            i += 1 if ("=" in a or a in flags) else 2
+            continue
+        free.append(a)
+        i += 1
+    return [((p.metavar or p.name.upper()), v) for p, v in zip(arguments, free)]
 
 
 # Valid values to show in the fix for a number option whose generic examples (0.5, 1e6) would be

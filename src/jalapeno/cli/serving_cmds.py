@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 
+from jalapeno.analysis.results_store import check_store
 from jalapeno.cli.chip_opts import chip_model_option, placement_option
 from jalapeno.cli.common import (
     check_writable,
@@ -332,13 +333,15 @@ def compare(
     from jalapeno.report.tables import comparison_tables
     from jalapeno.specs.catalog import load_system
 
+    if store is not None:  # before the sweep: the store is written after it
+        check_store(store)
     if workload and workload.startswith("agentic:"):
         from jalapeno.cli.agentic_cmd import agentic_compare, refuse
 
         refuse({"--isl": isl, "--osl": osl, "--serving": serving if serving != "agg" else None, "--mtp": mtp,
                 "--engine": engine, "--as-deployed": as_deployed, "--concurrency": concurrency, "--bands": bands,
                 "--html": html or None,  # "" = no chart (the option's documented "none")
-                "--fixed-lengths": fixed_lengths, "--max-running": max_running,
+                "--fixed-lengths": fixed_lengths, "--max-running": max_running, "--store": store,
                 "--max-tokens-per-step": max_tokens_per_step, "--cuda-graph-max-batch": cuda_graph_max_batch})
         return agentic_compare(model=model, workload=workload, precision=precision, kv_dtype=kv_dtype,
                                attention_dtype=attention_dtype, compute_fallback=compute_fallback, systems=systems,
@@ -476,13 +479,15 @@ def frontier(
     from jalapeno.report.tables import frontier_table, write_frontier
 
     check_writable(out, "--out")
+    if store is not None:  # before the sweep: the store is written after it
+        check_store(store)
     if workload and workload.startswith("agentic:"):
         from jalapeno.cli.agentic_cmd import agentic_frontier_cmd, refuse
 
         refuse({"--isl": isl, "--osl": osl, "--serving": serving if serving != "agg" else None, "--mtp": mtp,
                 "--engine": engine, "--concurrency": concurrency, "--fixed-lengths": fixed_lengths,
                 "--max-running": max_running, "--max-tokens-per-step": max_tokens_per_step,
-                "--cuda-graph-max-batch": cuda_graph_max_batch})
+                "--cuda-graph-max-batch": cuda_graph_max_batch, "--store": store})
         return agentic_frontier_cmd(system=system, model=model, workload=workload, precision=precision,
                                     kv_dtype=kv_dtype, attention_dtype=attention_dtype,
                                     compute_fallback=compute_fallback, power=power, efficiency=efficiency,
