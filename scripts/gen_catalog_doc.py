@@ -136,7 +136,8 @@ def _schema_md() -> list[str]:
         "`src/jalapeno/data/systems/`; a user system is any `.toml` path passed where a system name is",
         "accepted (`load_system(\"path/to/my.toml\")`). The file is validated strictly: unknown keys,",
         "missing keys, non-positive numbers and inconsistent fields raise `SpecError` naming the key and",
-        "the fix. Keys carry their unit; the package converts to SI once, on load.",
+        "the fix (a file with no keys at all, empty or comments only, is named as such). Keys carry their",
+        "unit; the package converts to SI once, on load.",
         "",
         "Every number (the keys marked *sourced* below) is an inline table",
         "`{ value = ..., source = \"...\", alternatives = \"...\", estimate = true }`: `value` and `source`",
@@ -207,11 +208,12 @@ def _cap_key(sys_, stem: str) -> str:
     return ""
 
 
-def _gb(nbytes: float, key: str) -> str:
-    """GB, with the GiB figure alongside where the file quotes GiB."""
-    text = _fmt(nbytes / units.GB, 1)
-    if key.endswith("_gib"):
-        text += f" ({_fmt(nbytes / units.GiB, 1)} GiB)"
+def _gib(nbytes: float, key: str) -> str:
+    """GiB (as ``jalapeno hardware list|show`` print HBM), with the file's GB figure alongside
+    where the file quotes GB (the datasheet's number stays visible: H200 '131.3 (141 GB)')."""
+    text = _fmt(nbytes / units.GiB, 1)
+    if key.endswith("_gb"):
+        text += f" ({_fmt(nbytes / units.GB, 1)} GB)"
     return text
 
 
@@ -219,11 +221,12 @@ def _summary_md(systems) -> list[str]:
     out = [
         "## Per-chip summary",
         "",
-        "Dense peak in PFLOP/s (no sparsity); HBM in GB (1e9 B; GiB-quoted chips converted); power in W",
+        "Dense peak in PFLOP/s (no sparsity); HBM in GiB (2^30 B, as `jalapeno hardware list` prints it; the",
+        "file's figure in brackets where it quotes GB, 1e9 B); power in W",
         "per chip; all-in kW and $/chip-hour per chip. `~` marks an estimate (`estimate = true`);",
         "`-` a value the chip does not have or the source does not give (usable HBM then = nominal).",
         "",
-        "| system | chip | BF16 PF | FP8 PF | FP4 PF | HBM GB | usable GB | HBM TB/s | stacks | TDP W | sustained W | all-in kW | $/chip-h |",
+        "| system | chip | BF16 PF | FP8 PF | FP4 PF | HBM GiB | usable GiB | HBM TB/s | stacks | TDP W | sustained W | all-in kW | $/chip-h |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for s in systems:
@@ -233,11 +236,11 @@ def _summary_md(systems) -> list[str]:
             v = c.peak_flop_per_s.get(fmt)
             pf.append(_mark(s, f"chip.peak_dense_tflops.{fmt}", _fmt(v / units.PFLOPS, 3) if v else "-"))
         ukey = _cap_key(s, "hbm_usable")
-        usable = _mark(s, ukey, _gb(c.hbm_usable_bytes, ukey)) if ukey else "-"
+        usable = _mark(s, ukey, _gib(c.hbm_usable_bytes, ukey)) if ukey else "-"
         ckey = _cap_key(s, "hbm_capacity")
         row = [
             f"`{s.name}`", c.name, *pf,
-            _mark(s, ckey, _gb(c.hbm_capacity_bytes, ckey)),
+            _mark(s, ckey, _gib(c.hbm_capacity_bytes, ckey)),
             usable,
             _mark(s, "chip.hbm_bandwidth_tb_per_s", _fmt(c.hbm_bandwidth_bytes_per_s / units.TB, 2)),
             _mark(s, "chip.hbm_stacks", str(c.hbm_stacks)),

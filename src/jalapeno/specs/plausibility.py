@@ -86,6 +86,21 @@ def _check(where: str, key: str, shown_key: str, value: float) -> None:
                         f"check the unit: {r.hint} (ranges: docs/catalog.md, specs/plausibility.py)")
 
 
+def _check_capacity(where: str, system, stem: str, nbytes: float) -> None:
+    """The HBM range check under the key the file gave (``chip.hbm_capacity_gib`` in GiB, else
+    ``_gb`` in GB): a GiB value out of range was reported as ``chip.hbm_capacity_gb`` in GB, a key
+    the file did not have."""
+    if f"chip.{stem}_gib" not in system.sources:
+        _check(where, "chip.hbm_capacity", f"chip.{stem}_gb", nbytes / units.GB)
+        return
+    r, value, f = RANGES["chip.hbm_capacity"], nbytes / units.GiB, units.GB / units.GiB
+    if not (r.lo * f <= value <= r.hi * f):
+        raise SpecError(f"{where}: chip.{stem}_gib", f"{value:.4g} GiB is outside the plausible range "
+                        f"{r.lo * f:.3g}-{r.hi * f:.4g} GiB (catalog: {r.catalog} GB)",
+                        "check the unit: GiB per chip: 216 for Jalapeño, not 2.32e11 bytes "
+                        "(ranges: docs/catalog.md, specs/plausibility.py)")
+
+
 def check_plausible(system, where: str = "system") -> None:
     """Refuse hardware values outside :data:`RANGES` or breaking the relations every chip obeys.
 
@@ -101,8 +116,8 @@ def check_plausible(system, where: str = "system") -> None:
     c = system.chip
     for fmt, v in c.peak_flop_per_s.items():
         _check(where, "chip.peak_dense_tflops", f"chip.peak_dense_tflops.{fmt}", v / units.TFLOPS)
-    _check(where, "chip.hbm_capacity", "chip.hbm_capacity_gb", c.hbm_capacity_bytes / units.GB)
-    _check(where, "chip.hbm_capacity", "chip.hbm_usable_gb", c.hbm_usable_bytes / units.GB)
+    _check_capacity(where, system, "hbm_capacity", c.hbm_capacity_bytes)
+    _check_capacity(where, system, "hbm_usable", c.hbm_usable_bytes)
     _check(where, "chip.hbm_bandwidth_tb_per_s", "chip.hbm_bandwidth_tb_per_s", c.hbm_bandwidth_bytes_per_s / units.TB)
     _check(where, "chip.hbm_stacks", "chip.hbm_stacks", c.hbm_stacks)
     if c.sram_bytes is not None:
