@@ -462,7 +462,8 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
                   f"output mean), {'served with their spread' if spread else 'served at the fixed means'}")]
         if tpot and scenario != "Offline":
             notes.append(f"running ~{running_per_chip(out_tps / chips, tpot / 1e3):.0f} requests per chip (Little's "
-                         "law: output tok/s x mean TPOT)")
+                         "law: output tok/s x mean TPOT)" + (f"; its mean TPOT {tpot:g} ms is above its own p99 {p99[1]:g} "
+                         "ms, set by a tail of stalled requests (fit/mlperf_quality.py)" if p99[1] and tpot > p99[1] else ""))
         if dep is not None and mapping == "matched":
             notes.append(f"submitted engine ({MLPERF_ENGINES[key].source}): {int(conc)} in flight")
         elif dep is not None:

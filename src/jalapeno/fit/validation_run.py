@@ -100,8 +100,14 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     not_checked = set(quality.id[~quality.checked])
     aic = aic_ttft_flags(pts)  # fit/aic_quality.py rules A, B: aiconfigurator rows, their TTFT only
     corrected = aic_source_flags(pts)  # rule C: every metric of a row its source corrected
-    rows["quality"] = ([flags.get(i, "") if src == "inferencex" else corrected.get(i, "") or (
-                        aic.get(i, "") if m == "ttft_s" else "")
+    if mlperf:  # fit/mlperf_quality.py: a mean latency above its own p99, the metrics it feeds
+        from jalapeno.fit.mlperf_quality import mlperf_tail_flags
+
+        tail = mlperf_tail_flags()
+    else:
+        tail = {}
+    rows["quality"] = ([flags.get(i, "") if src == "inferencex" else tail.get((i, m), "") if src == "mlperf"
+                        else corrected.get(i, "") or (aic.get(i, "") if m == "ttft_s" else "")
                         for i, src, m in zip(rows["id"], rows["source"], rows["metric"])] if len(rows) else [])
     ok = rows[rows.quality == ""]
     summary = error_summary(ok)
