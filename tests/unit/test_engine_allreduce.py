@@ -3,8 +3,9 @@
 Expected values are aiconfigurator-core 0.12.0's ``b200_sxm/comm/trtllm/1.3.0rc20/custom_allreduce_perf``
 rows at 8 GPUs, read from the parquet (``message_size`` in BF16 elements, latency in ms):
 131,072 el. -> 0.00793024 ms, 262,144 el. -> 0.0109443 ms, 524,288 el. -> 0.0177802 ms; 128 el. ->
-0.00504 ms (the smallest measured). Between two rows the price is the log-log interpolation:
-at the geometric mean of two sizes, the geometric mean of their times.
+0.00504 ms (the smallest measured) and 256 el. -> 0.004967 ms (faster: the floor below the smallest
+size is 0.004967 ms, no message priced slower than a larger one). Between two rows the price is the
+log-log interpolation: at the geometric mean of two sizes, the geometric mean of their times.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def test_measured_rows_and_log_log_interpolation():
     p = load_pricer("b200", stack="trtllm")
     m = np.array([MB, 2 * MB, math.sqrt(MB * 2 * MB), 100.0])
     r = p.collective("all_reduce", 8, m)
-    expect = [10.9443e-6, 17.7802e-6, math.sqrt(10.9443e-6 * 17.7802e-6), 5.04e-6]
+    expect = [10.9443e-6, 17.7802e-6, math.sqrt(10.9443e-6 * 17.7802e-6), 4.967e-6]
     assert r.time_s == pytest.approx(expect, rel=1e-4)
     assert set(r.algorithm) == {"trtllm_measured"}
 
@@ -92,3 +93,22 @@ def test_stack_file_key_is_checked():
         _stack({"name": "x", "label": "x", "source": "x", "all_reduce_table": "nccl"}, 0, {})
     s = _stack({"name": "x", "label": "x", "source": "x", "all_reduce_table": "sglang"}, 0, {})
     assert s.apply(replace(Efficiency())).all_reduce_table == "sglang"
+
+
+def test_a_point_slower_than_a_larger_message_is_not_spread():
+    """aiconfigurator-core 0.12.0 a100_sxm/comm/trtllm/1.0.0, 8 GPUs (BF16 elements -> ms): 262,144 ->
+    0.0282522, 524,288 (1 MiB) -> 0.0832205, 1,048,576 (2 MiB) -> 0.0535859. The 1 MiB row is slower
+    than 2 MiB: priced at 2 MiB's 53.59 us, and the sizes between 512 KiB and 1 MiB interpolate
+    towards 53.59 us, not 83.2 us."""
+    p = load_pricer("a100-sxm", stack="trtllm")
+    kib512, mib = 2 * 262_144.0, 2 * 524_288.0
+    r = p.collective("all_reduce", 8, np.array([mib, math.sqrt(kib512 * mib), kib512]))
+    assert r.time_s == pytest.approx([53.5859e-6, math.sqrt(28.2522e-6 * 53.5859e-6), 28.2522e-6], rel=1e-4)
+    assert set(r.algorithm) == {"trtllm_measured"}
+
+
+def test_every_stored_curve_is_priced_non_decreasing():
+    from jalapeno.cost.engine_allreduce import _curves
+
+    for key, (lm, lt, _) in _curves().items():
+        assert np.all(np.diff(lt) >= 0), key
