@@ -72,7 +72,8 @@ def agentic_context_fix(max_context: int) -> str:
 
 def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, compute_fallback, systems, baseline,
                     power, efficiency, routing, eplb, overlap, memory_fraction, at, tiers, json_out,
-                    default_at: str, default_tiers: str, sets=None, chip_model="flat", placement="") -> None:
+                    default_at: str, default_tiers: str, sets=None, chip_model="flat", placement="",
+                    stack=None, pricer="roofline") -> None:
     """``jalapeno compare --workload agentic:…``."""
     from jalapeno.analysis.agentic import DEFAULT_ISO_TASK_MIN, compare_agentic
     from jalapeno.cli.serving_cmds import _floats, _floors
@@ -86,7 +87,8 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
     names = list_items(systems, "--systems", "jalapeno,gb300-nvl72")
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
-    syss = [chip_model_pricer(p, chip_model, placement) for p in systems_pricers(names, efficiency, sets)]
+    # --stack / --pricer as the fixed-length comparison takes them (they were dropped, silently)
+    syss = [chip_model_pricer(p, chip_model, placement) for p in systems_pricers(names, efficiency, sets, stack, pricer)]
     seen = [s.system.name for s in syss]
     if len(set(seen)) != len(seen):
         raise SpecError("--systems", "a system is named twice", "compare each system once")
@@ -111,7 +113,7 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
 
 def agentic_frontier_cmd(*, system, model, workload, precision, kv_dtype, attention_dtype, compute_fallback, power,
                          efficiency, routing, eplb, overlap, memory_fraction, json_out, out, sets=None,
-                         chip_model="flat", placement="") -> None:
+                         chip_model="flat", placement="", stack=None, pricer="roofline") -> None:
     """``jalapeno frontier --workload agentic:…``: every frontier point of one system."""
     import json
     from pathlib import Path
@@ -123,12 +125,12 @@ def agentic_frontier_cmd(*, system, model, workload, precision, kv_dtype, attent
 
     m, spec, opts, pinned = _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallback, routing,
                                    overlap, eplb, memory_fraction)
-    pr = chip_model_pricer(system_pricer(system, efficiency, sets), chip_model, placement)
+    if out and not out.lower().endswith((".json", ".csv")):  # before the sweep, not after it
+        raise SpecError("--out", f"{out!r}: agentic frontiers are written as .json or .csv", "use a .json or .csv path")
+    pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
     af = agentic_frontier(m, pr, spec, _precisions(m, pr, pinned, kv_dtype, attention_dtype, compute_fallback), opts)
     pts = af.points(power)
     if out:
-        if not out.lower().endswith((".json", ".csv")):
-            raise SpecError("--out", f"{out!r}: agentic frontiers are written as .json or .csv", "use a .json or .csv path")
         if out.lower().endswith(".json"):
             Path(out).write_text(json.dumps(pts, indent=1), encoding="utf-8")
         else:

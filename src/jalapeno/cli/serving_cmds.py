@@ -348,7 +348,7 @@ def compare(
                                baseline=baseline, power=power, efficiency=efficiency, routing=routing, eplb=eplb,
                                overlap=overlap, memory_fraction=memory_fraction, at=at, tiers=tiers,
                                json_out=json_out, default_at=AT_DEFAULT, default_tiers=TIERS_DEFAULT, sets=sets,
-                               chip_model=chip_model, placement=placement)
+                               chip_model=chip_model, placement=placement, stack=stack, pricer=pricer)
     names = list_items(systems, "--systems", "jalapeno,gb300-nvl72")
     if as_deployed:
         refuse_with_as_deployed({"--precision": precision, "--serving": serving, "--concurrency": concurrency,
@@ -492,7 +492,8 @@ def frontier(
                                     kv_dtype=kv_dtype, attention_dtype=attention_dtype,
                                     compute_fallback=compute_fallback, power=power, efficiency=efficiency,
                                     routing=routing, eplb=eplb, overlap=overlap, memory_fraction=memory_fraction,
-                                    json_out=json_out, out=out, sets=sets, chip_model=chip_model, placement=placement)
+                                    json_out=json_out, out=out, sets=sets, chip_model=chip_model, placement=placement,
+                                    stack=stack, pricer=pricer)
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     overrides = recipe_overrides(  # explicit options beat the recipe
         rec, [system], precision, stack, kv_dtype,
