@@ -49,3 +49,53 @@ def test_show_names_its_argument(capsys, tmp_path):
     check_error(*run(capsys, "models", "show", "nomodel"), "error: NAME: unknown model 'nomodel'", "models list")
     # an option's value keeps the option's name
     check_error(*run(capsys, "hardware", "show", "h200", "--efficiency", "nope"), "--efficiency")
+
+
+def test_a_file_with_another_suffix_is_not_called_an_unknown_name(capsys, tmp_path, monkeypatch):
+    """``hardware show my.cfg`` said "unknown system 'my.cfg' ... or a file path" of a file path."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my.cfg").write_text("x = 1\n")
+    check_error(*run(capsys, "hardware", "show", "my.cfg"), "error: NAME: 'my.cfg' is a file but not a catalog system",
+                "ends in .toml", "pass it as ./my.cfg")
+    check_error(*run(capsys, "models", "show", "my.cfg"), "'my.cfg' is a file but not a catalog model",
+                "ends in .json", "./my.cfg")
+    check_error(*run(capsys, "predict", "-s", "my.cfg", "-m", "llama-3.3-70b", "-c", "4"), "--system: 'my.cfg' is a file")
+    # a name that is no file keeps the catalog's list
+    check_error(*run(capsys, "hardware", "show", "nope.cfg"), "unknown system 'nope.cfg'", "hardware list")
+
+
+def test_collective_group_beyond_the_system_names_the_option(capsys):
+    """'error: group size: 100000 chips exceed h200's 8192' named no option; h200's catalog file
+    ends at 8,192 chips (its last link level)."""
+    check_error(*run(capsys, "collective", "-s", "h200", "--group", "100000"),
+                "error: --group: 100000 chips exceed h200's 8192", "at most --group 8192")
+
+
+def test_deepseek_config_without_expert_count_is_refused(capsys, tmp_path):
+    """A DeepSeek config with num_experts_per_tok but no n_routed_experts ran as a 37B dense model."""
+    import json
+    from importlib import resources
+
+    cfg = json.loads((resources.files("jalapeno") / "data" / "models" / "deepseek-r1.json").read_text())
+    del cfg["n_routed_experts"]
+    f = tmp_path / "ds.json"
+    f.write_text(json.dumps(cfg))
+    check_error(*run(capsys, "models", "show", str(f)), "n_routed_experts: missing, while num_experts_per_tok = 8",
+                "add \"n_routed_experts\"", "or remove num_experts_per_tok")
+
+
+def test_agentic_frontier_takes_stack_and_checks_out_first(capsys):
+    """--stack and --pricer were dropped by the agentic compare/frontier, silently; a .parquet
+    --out was refused only after the sweep."""
+    import json
+
+    base = ("frontier", "-s", "h200", "-m", "llama-3.3-70b", "-w", "agentic:coding-agent", "--json")
+    code, out, _ = run(capsys, *base)
+    assert code == 0
+    default = json.loads(out)["frontier"][0]["task_time_s"]
+    code, out, _ = run(capsys, *base, "--stack", "kernel")  # every fixed cost zero: a faster task
+    assert code == 0 and json.loads(out)["frontier"][0]["task_time_s"] < default
+    check_error(*run(capsys, *base, "--stack", "nope"), "--stack: unknown software stack 'nope'")
+    check_error(*run(capsys, "compare", "-s", "h200", "-m", "llama-3.3-70b", "-w", "agentic:coding-agent",
+                     "--pricer", "nope"), "--pricer: unknown pricer 'nope'")
+    check_error(*run(capsys, *base[:-1], "-o", "x.parquet"), "--out: 'x.parquet'", ".json or .csv")

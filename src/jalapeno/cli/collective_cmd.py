@@ -42,6 +42,9 @@ def collective(
     if group < 2:
         raise SpecError("--group", f"must be >= 2, got {group} (one chip has no collective)",
                         "give the number of chips in the group, e.g. --group 8")
+    if group > s.max_chips:  # the library's "group size" field, named as the option
+        raise SpecError("--group", f"{group} chips exceed {s.name}'s {s.max_chips}",
+                        f"give at most --group {s.max_chips}")
     r = pr.collective(op, group, sizes, placement=placement)
     g = group
     factor = {"all_reduce": 2 * (g - 1) / g, "all_gather": (g - 1) / g, "reduce_scatter": (g - 1) / g,

@@ -43,6 +43,11 @@ def _looks_like_path(s: str, ext: str) -> bool:
 
 
 def _unknown(kind: str, name: str, known: list[str], cmd: str) -> UnknownNameError:
+    ext, what = {"system": (".toml", "a system TOML"), "model": (".json", "a config.json")}[kind]
+    if name and Path(name).is_file():  # ``hardware show my.cfg``: a file, read as a name for its suffix
+        return UnknownNameError(kind, f"{name!r} is a file but not a catalog {kind}, and a file is read as "
+                                f"{what} only when its path ends in {ext} or holds a folder",
+                                f"pass it as ./{name} (read as {what}), or rename it to end in {ext}")
     # a family name (gb200, vera-rubin) means the system it starts: prefer it to a near spelling
     close = [k for k in known if k.startswith(f"{name}-")][:1] or difflib.get_close_matches(name, known, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""

@@ -184,6 +184,11 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
     if not n_exp and zero and cfg.get(top_key):  # ran as a dense model of the same layers, silently
         raise SpecError(f"{src}: {zero}", f"0 experts with {top_key} = {cfg[top_key]!r}",
                         f"give the routed-expert count (>= {top_key}), or null for a dense model")
+    if not n_exp and cfg.get(top_key) and mt in _MLA_TYPES:
+        # a DeepSeek config without its expert count ran as a dense model, silently (Hugging Face's
+        # DeepseekV3Config defaults an absent n_routed_experts to 256: neither is assumed here)
+        raise SpecError(f"{src}: n_routed_experts", f"missing, while {top_key} = {cfg[top_key]!r} routes tokens "
+                        "to experts", f"add \"n_routed_experts\" (DeepSeek-V3: 256), or remove {top_key} for a dense model")
     if n_exp:
         src_key = ("n_routed_experts" if "n_routed_experts" in cfg else
                    "num_local_experts" if "num_local_experts" in cfg else "num_experts")
