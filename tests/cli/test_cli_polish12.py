@@ -99,3 +99,60 @@ def test_agentic_frontier_takes_stack_and_checks_out_first(capsys):
     check_error(*run(capsys, "compare", "-s", "h200", "-m", "llama-3.3-70b", "-w", "agentic:coding-agent",
                      "--pricer", "nope"), "--pricer: unknown pricer 'nope'")
     check_error(*run(capsys, *base[:-1], "-o", "x.parquet"), "--out: 'x.parquet'", ".json or .csv")
+
+
+def test_a_list_option_given_twice_is_refused(capsys):
+    """click keeps the last value of a repeated option without a word: ``audit --claim a --claim b``
+    audited b only, ``compare -s h200 -s b200`` compared b200 alone, ``-c 4 -c 16`` ran 16."""
+    check_error(*run(capsys, "audit", "--system", "jalapeno", "--claim", "max_interactivity=700",
+                     "--claim", "max_interactivity=800"),
+                "--claim: given 2 times ('max_interactivity=700', 'max_interactivity=800')",
+                "does not add to it", "give --claim once per run")
+    check_error(*run(capsys, "compare", "-s", "h200", "--systems=b200", "-m", "llama-3.3-70b"),
+                "--systems: given 2 times ('h200', 'b200')", "e.g. --systems h200,b200")
+    check_error(*run(capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "-c", "4", "-c", "16"),
+                "--concurrency: given 2 times", "e.g. --concurrency 4,16")
+    # a one-value option keeps the last (a wrapper's default overridden), the same value twice and
+    # an option that collects values (--set) are not refused
+    code, out, err = run(capsys, "hardware", "show", "h200", "--efficiency", "low", "--efficiency", "low",
+                         "--set", "chip.tdp_w=600", "--set", "chip.sustained_w=500")
+    assert code == 0, err
+    assert "600 W" in out and "500 W" in out
+    code, out, err = run(capsys, "step", "-s", "h100", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "--json")
+    assert code == 0, err
+    assert '"h200"' in out
+
+
+def test_an_unknown_name_is_shown_under_the_option_that_gave_it(capsys):
+    """``audit --baseline nope`` said '--system: unknown system', ``compare --baseline nope``
+    '--systems: unknown system': the library's field is 'system' for both."""
+    check_error(*run(capsys, "audit", "--system", "jalapeno", "--baseline", "nope", "--claim",
+                     "peak_tok_s_per_kw_ratio=1.7"), "error: --baseline: unknown system 'nope'")
+    check_error(*run(capsys, "compare", "-s", "h200", "-m", "llama-3.3-70b", "--baseline", "nope", "--html", ""),
+                "error: --baseline: unknown system 'nope'")
+    check_error(*run(capsys, "compare", "--systems", "h100,foo", "-m", "llama-3.3-70b"), "error: --systems: unknown system 'foo'")
+
+
+def test_a_quoted_number_fix_shows_the_users_number(capsys, tmp_path):
+    """tdp_w = "700" was told 'e.g. chip.tdp_w.value = 4.8' (4.8 W for a TDP)."""
+    f = tmp_path / "v.toml"
+    f.write_text('base = "h200"\n[chip]\ntdp_w = "700"\n')
+    check_error(*run(capsys, "hardware", "show", str(f)), "chip.tdp_w.value: must be a number, got '700'",
+                "without quotes, e.g. chip.tdp_w.value = 700")
+    check_error(*run(capsys, "hardware", "show", "h200", "--set", 'chip.hbm_stacks="6"'),
+                "must be a whole number, got '6'", "e.g. --set chip.hbm_stacks=6")
+
+
+def test_an_output_path_that_looks_like_an_option_is_refused(capsys, tmp_path, monkeypatch):
+    """``validate -o -1`` and ``results export RUN -o -x.csv`` wrote files named '-1' / '-x.csv';
+    ``results export RUN -o FOLDER`` said "unknown file type '(none)'"."""
+    monkeypatch.chdir(tmp_path)
+    check_error(*run(capsys, "validate", "-o", "-1"), "--out: '-1' looks like an option or a number", "./-1")
+    assert run(capsys, "frontier", "-s", "h200", "-m", "llama-3.3-70b", "-c", "4", "--store", "st")[0] == 0
+    (tmp_path / "sub").mkdir()
+    runs = [p.name for p in (tmp_path / "st" / "runs").iterdir()]
+    check_error(*run(capsys, "results", "export", runs[0], "--store", "st", "-o", "-x.csv"),
+                "--out: '-x.csv' looks like an option")
+    check_error(*run(capsys, "results", "export", runs[0], "--store", "st", "-o", "sub"),
+                "--out: cannot write 'sub' (a folder")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["st", "sub"]

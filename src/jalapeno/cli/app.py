@@ -7,6 +7,7 @@ same object as ``--json``. A :class:`~jalapeno.errors.JalapenoError` becomes one
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -95,6 +96,7 @@ def main(argv: list[str] | None = None) -> None:
     _register()
     _flags_without_a_type()
     try:
+        _refuse_repeated(sys.argv[1:] if argv is None else argv)
         app(args=argv, standalone_mode=False)
         sys.stdout.flush()
     except JalapenoError as e:
@@ -142,6 +144,33 @@ def _output_failed(e: OSError) -> None:
     sys.exit(2)
 
 
+#: Options whose value is a list (comma-separated) or one claim of several a user may hold: given
+#: twice, the second looks as if it added to the first, and click kept the last alone. Options of one
+#: scalar value keep click's last-wins (a wrapper's default overridden: ``alias p='predict -s h200'``).
+_ADDS_UP = {"--systems": "comma-separated in one", "--concurrency": "comma-separated in one",
+            "--at": "comma-separated in one", "--tiers": "comma-separated in one",
+            "--bytes": "comma-separated in one", "--claim": "one per run"}
+
+
+def _refuse_repeated(argv: list[str]) -> None:
+    """Refuse a list option (:data:`_ADDS_UP`) given twice with different values: ``compare -s h200
+    -s b200`` compared b200 alone, ``audit --claim a --claim b`` audited b only, ``-c 4 -c 16`` swept
+    16 - each without a word. The same value twice is harmless.
+
+    Raises:
+        SpecError: naming the option, the values given and how to give several.
+    """
+    from jalapeno.errors import SpecError
+
+    for opt, values in _given_options(argv).items():
+        if opt in _ADDS_UP and len(set(values)) > 1:
+            shown = ", ".join(repr(v) for v in dict.fromkeys(values))
+            fix = (f"give {opt} once per run" if opt == "--claim" else
+                   f"give the values in one {opt}, e.g. {opt} {','.join(dict.fromkeys(values))}")
+            raise SpecError(opt, f"given {len(values)} times ({shown}); the later one replaced the earlier, "
+                            "it does not add to it", fix)
+
+
 def _as_typed(e: JalapenoError, argv: list[str]) -> str:
     """The error with its field as the user typed it.
 
@@ -154,6 +183,10 @@ def _as_typed(e: JalapenoError, argv: list[str]) -> str:
     if e.field.startswith("-") or " " in e.field:
         return str(e)
     given = _given_options(argv)
+    m = re.match(r"unknown \w+ '([^']+)'", e.problem)
+    named = [o for o, values in given.items() if m and any(m.group(1) in v.split(",") for v in values)]
+    if len(named) == 1:  # ``audit --baseline nope`` was shown as ``--system: unknown system 'nope'``
+        return f"{named[0]}: {e.problem}. Fix: {e.fix}"
     opts = ["--" + part.replace("_", "-") for part in e.field.split("/")]  # isl/osl -> --isl/--osl
     if all(o in given or o + "s" in given for o in opts):
         shown = [o if o in given else o + "s" for o in opts]

@@ -46,7 +46,8 @@ def check_writable(path: str | None, option: str) -> None:
     validation or report run of seconds otherwise ends in "cannot write"). None or '' is no output.
 
     Raises:
-        SpecError: the path is a folder, its folder does not exist, or either is not writable.
+        SpecError: the path starts with '-' (an option or a number taken as the path), is a
+            folder, its folder does not exist, or either is not writable.
     """
     import os
     from pathlib import Path
@@ -55,6 +56,9 @@ def check_writable(path: str | None, option: str) -> None:
 
     if not path:
         return
+    if str(path).startswith("-"):  # '-o -x.csv', '--html --json': an option or number taken as the path
+        raise SpecError(option, f"{path!r} looks like an option or a number, not a file (the word after {option} "
+                        "is taken as its path)", f"give a file path (write ./{path} for a file named so)")
     p = Path(path)
     folder = p.parent if str(p.parent) else Path(".")
     if p.is_dir() or not folder.is_dir():

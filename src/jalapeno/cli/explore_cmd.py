@@ -260,7 +260,9 @@ def results_export(run: str = typer.Argument(..., help="Run name (see `jalapeno 
                    store: str = typer.Option("jalapeno-results", "--store", help=STORE_HELP)) -> None:
     """Export a run's table (trials or frontier points) through DuckDB."""
     from jalapeno.analysis import results_store as rs
+    from jalapeno.cli.common import check_writable
 
+    check_writable(out, "--out")  # first: '-o st' (a folder) was told "unknown file type '(none)'"
     rs.export(rs.run_dir(store, run), out)
     console.print(f"wrote {out}", markup=False)
 

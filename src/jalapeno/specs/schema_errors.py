@@ -26,6 +26,23 @@ def _got(e: dict[str, Any]) -> str:
     return f", got {str(x).lower() if isinstance(x, bool) else repr(x)}"
 
 
+def _quoted_number(x: Any, whole: bool) -> str | None:
+    """The number a quoted value spells (``"700"`` -> ``700``), as the key takes it, or None.
+
+    >>> _quoted_number("700", False), _quoted_number(" 8 ", True), _quoted_number("eight", True)
+    ('700', '8', None)
+    """
+    if not isinstance(x, str):
+        return None
+    try:
+        v = float(x)
+    except ValueError:
+        return None
+    if v != v or v in (float("inf"), float("-inf")) or (whole and not v.is_integer()):
+        return None
+    return str(int(v)) if v.is_integer() else f"{v:g}"
+
+
 def describe(e: dict[str, Any], loc: str, schema_doc: str, option: str | None = None,
              whole: bool = False) -> tuple[str, str]:
     """``(problem, fix)`` for one pydantic error entry, in the project's words.
@@ -55,6 +72,9 @@ def describe(e: dict[str, Any], loc: str, schema_doc: str, option: str | None = 
     if kind in _NUMBER:
         whole = whole or kind.startswith("int")
         number, example = ("whole number", "8") if whole else ("number", "4.8")
+        quoted = _quoted_number(e.get("input"), whole)
+        if quoted is not None:  # tdp_w = "700": the user's own number, unquoted (not 4.8 W)
+            example = quoted
         if option:  # --set chip.hbm_stacks=eight: the key as typed (no .value), the option's syntax
             return f"must be a {number}{got}", f"write a {number}, e.g. {option} {loc.removesuffix('.value')}={example}"
         return f"must be a {number}{got}", f"write a {number} without quotes, e.g. {loc} = {example}"
