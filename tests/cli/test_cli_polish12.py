@@ -156,3 +156,22 @@ def test_an_output_path_that_looks_like_an_option_is_refused(capsys, tmp_path, m
     check_error(*run(capsys, "results", "export", runs[0], "--store", "st", "-o", "sub"),
                 "--out: cannot write 'sub' (a folder")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["st", "sub"]
+
+
+def test_pair_field_with_one_option_given_is_shown_as_options(capsys):
+    """``--isl 100`` without --osl said 'error: isl/osl: give both --isl and --osl'."""
+    check_error(*run(capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "-c", "4", "--isl", "100"),
+                "error: --isl/--osl: give both --isl and --osl")
+
+
+def test_design_space_whole_file_check_names_its_table(capsys, tmp_path):
+    """A derived entry referring to no parameter said '(top level): derived: ... Fix: correct (top level)'."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "examples" / "explore_700w.toml").read_text()
+    f = tmp_path / "space.toml"
+    f.write_text(text.replace('[params."chip.hbm_stacks"]', '[params."chip.nope"]'))
+    code, out, err = run(capsys, "explore", str(f))
+    check_error(code, out, err, "space.toml: derived: 'chip.hbm_bandwidth_tb_per_s' refers to {chip.hbm_stacks}",
+                "which is not a parameter", "correct [derived]")
+    assert "(top level)" not in err

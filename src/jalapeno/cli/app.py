@@ -188,8 +188,8 @@ def _as_typed(e: JalapenoError, argv: list[str]) -> str:
     if len(named) == 1:  # ``audit --baseline nope`` was shown as ``--system: unknown system 'nope'``
         return f"{named[0]}: {e.problem}. Fix: {e.fix}"
     opts = ["--" + part.replace("_", "-") for part in e.field.split("/")]  # isl/osl -> --isl/--osl
-    if all(o in given or o + "s" in given for o in opts):
-        shown = [o if o in given else o + "s" for o in opts]
+    if any(o in given or o + "s" in given for o in opts):  # isl/osl with --isl alone: --isl/--osl
+        shown = [o + "s" if o not in given and o + "s" in given else o for o in opts]
         return f"{'/'.join(shown)}: {e.problem}. Fix: {e.fix}"
     for opt, values in given.items():
         if any(e.field in (v, str(Path(v))) for value in values for v in value.split(",") if v):

@@ -277,6 +277,9 @@ def design_space_from_dict(data: dict, where: str = "design space") -> DesignSpa
             parts = parts[:-1]
         loc = ".".join(str(x) for x in parts) or "(top level)"
         problem, fix = describe(e, loc, "docs/explore.md")
+        table, sep, rest = problem.partition(": ")
+        if not parts and sep and table.isidentifier():  # a whole-file check names its table first
+            loc, problem, fix = table, rest, f"correct [{table}] (see docs/explore.md for the schema)"
         raise SpecError(f"{where}: {loc}", problem, fix) from None
     _check_keys(space, where)
     return space
