@@ -19,8 +19,11 @@ def engine_allreduce_section(_size) -> list[str]:
              "own `AllReduce` op as measured on the system (aiconfigurator-core `custom_allreduce_perf`, AUTO",
              "strategy, BF16; data/collectives/engine_allreduce.toml), log-log interpolated in the message",
              "size; the link-hierarchy model (the system's custom all-reduce ramp, NCCL ring, NVLS: the",
-             "fastest) prices it elsewhere. Measured / model (us) per rank's message, at TP 8 (TP 4 on the",
-             "NVL72 trays, whose tables stop there); error = model / measured - 1:", "",
+             "fastest) prices it elsewhere. No message is priced slower than a larger one of its curve (the",
+             "running minimum from the largest size down, docs/model.md §5): A100's 1 MiB row, 83.2 us in the",
+             "source (one row, above the 53.6 us at 2 MiB), is priced and shown below at 53.6 us. Measured (as",
+             "priced) / model (us) per rank's message, at TP 8 (TP 4 on the NVL72 trays, whose tables stop",
+             "there); error = model / measured - 1:", "",
              "| system | TP | " + " | ".join(_size(m) for m in sizes) + " |", "|---|---|" + "---|" * len(sizes)]
     for name in ("a100-sxm", "h100", "h200", "b200", "b300", "gb200-nvl72", "gb300-nvl72"):
         p = load_pricer(name)
