@@ -175,3 +175,11 @@ def test_design_space_whole_file_check_names_its_table(capsys, tmp_path):
     check_error(code, out, err, "space.toml: derived: 'chip.hbm_bandwidth_tb_per_s' refers to {chip.hbm_stacks}",
                 "which is not a parameter", "correct [derived]")
     assert "(top level)" not in err
+
+
+def test_usage_error_points_at_the_subcommand_help(capsys):
+    """``models list --nope`` pointed at `jalapeno models --help`, which does not list --json."""
+    check_error(*run(capsys, "models", "list", "--json", "--nope"), "no such option: --nope",
+                "see `jalapeno models list --help`")
+    check_error(*run(capsys, "hardware", "list", "extra"), "see `jalapeno hardware list --help`")
+    check_error(*run(capsys, "hardware", "shwo"), "did you mean 'show'?", "see `jalapeno hardware --help`")

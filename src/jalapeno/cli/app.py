@@ -112,9 +112,7 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(e, _click_exception()):
             if not e.format_message().strip():  # a bare group (`jalapeno hardware`): its help was shown
                 sys.exit(0)
-            known = set(getattr(typer.main.get_command(app), "commands", {}))
-            words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")][:1]
-            words = [w for w in words if w in known]
+            _, words = _command(sys.argv[1:] if argv is None else argv)  # `models list`, not `models`
             helps = f"see `{' '.join(['jalapeno', *words, '--help'])}`"
             typed = _option_value_error(e, helps)
             if typed is not None:
