@@ -183,3 +183,13 @@ def test_usage_error_points_at_the_subcommand_help(capsys):
                 "see `jalapeno models list --help`")
     check_error(*run(capsys, "hardware", "list", "extra"), "see `jalapeno hardware list --help`")
     check_error(*run(capsys, "hardware", "shwo"), "did you mean 'show'?", "see `jalapeno hardware --help`")
+
+
+def test_no_fitting_layout_names_the_memory_fraction_given(capsys):
+    """--memory-fraction 0.01 made every layout misfit, and the fix named only precision and HBM."""
+    check_error(*run(capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "-c", "4", "--memory-fraction", "0.01"),
+                "does not fit on any layout of h200", "with --memory-fraction 0.01 of hbm", "or raise --memory-fraction")
+    code, out, err = run(capsys, "predict", "-s", "h200", "--set", "chip.hbm_capacity_gb=1", "-m", "llama-3.3-70b",
+                         "-c", "4")
+    check_error(code, out, err, "does not fit on any layout of h200")
+    assert "--memory-fraction" not in err

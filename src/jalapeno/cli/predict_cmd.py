@@ -224,9 +224,11 @@ def aggregated_layout(m, pr, prec, given: tuple, memory_fraction):
     smallest = smallest_fitting_layout(m, s, prec, eff, memory_fraction)
     if all(v is None for v in given):
         if smallest is None:
+            frac = (f" with --memory-fraction {memory_fraction:g} of HBM" if memory_fraction is not None else "")
             raise InfeasibleDeployment("deployment", f"{m.name} [{prec.name}] does not fit on any layout of "
-                                       f"{s.name} up to 4x its scale-up domain",
-                                       "use a smaller precision or a system with more HBM")
+                                       f"{s.name} up to 4x its scale-up domain{frac}",
+                                       "use a smaller precision or a system with more HBM"
+                                       + (", or raise --memory-fraction" if frac else ""))
         return smallest, (f"note: layout {smallest.label} — the smallest whose weights fit on {s.name} "
                           "(give --tp/--dp/--ep/--pp to choose)")
     check_positive({"--tp": tp, "--dp": dp, "--ep": ep, "--pp": pp}, ", or leave it out")
