@@ -85,6 +85,22 @@ def _one_of(value, allowed: tuple, field: str, what: str, fix: str) -> None:
         raise SpecError(field, f"unknown {what} {value!r}", fix)
 
 
+def check_batch_wait(timeout_iters, ratio, where: str = "") -> None:
+    """Check TensorRT-LLM's batch-waiting settings (Deployment.batch_wait_timeout_iters and
+    batch_wait_max_tokens_ratio; ``where`` prefixes the field names).
+
+    Raises:
+        SpecError: a timeout that is not a whole number >= 0, or a ratio outside [0, 1] (a share of
+            max_num_tokens), naming the field and the fix.
+    """
+    if isinstance(timeout_iters, bool) or not isinstance(timeout_iters, int) or timeout_iters < 0:
+        raise SpecError(f"{where}batch_wait_timeout_iters", f"must be a whole number of steps >= 0, got {timeout_iters!r}",
+                        "give TensorRT-LLM's batch_wait_timeout_iters (e.g. 40; 0 = off)")
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0.0 <= float(ratio) <= 1.0:
+        raise SpecError(f"{where}batch_wait_max_tokens_ratio", f"must be a share of max_num_tokens in [0, 1], got {ratio!r}",
+                        "give TensorRT-LLM's batch_wait_max_tokens_ratio (e.g. 0.8; 0 = off)")
+
+
 def check_budget_per(value: str, field: str = "budget_per") -> None:
     """Refuse anything but :data:`BUDGET_PER`.
 
@@ -270,6 +286,12 @@ class Deployment:
             (``attention_dp_config``: ``enable_balance: true``, ``timeout_iters``): each attention-DP
             rank holds its new prompts until every rank has one, at most this many steps
             (serve/queueing.adp_balance_wait_s); None = prompts are scheduled as they arrive.
+        batch_wait_timeout_iters, batch_wait_max_tokens_ratio: TensorRT-LLM's batch waiting (LLM
+            arguments of the same names, both 0 by default: off): without attention DP and while
+            sequences decode, new prompts are held until they and the decode rows fill
+            ``batch_wait_max_tokens_ratio`` of ``max_tokens_per_step`` (else the token budget), at most
+            ``batch_wait_timeout_iters`` steps; a hold needs both set (serve/batch_wait.py, aggregated
+            instances).
         recipe: the engine recipe that set this deployment (deploy/engines.py), as a label;
             None = the deployment as the user stated it.
         overlap: ``none`` or ``tbo`` (two-batch overlap; :data:`OVERLAP_MODES`), applied to the
@@ -303,6 +325,8 @@ class Deployment:
     cuda_graph_max_batch: int | None = None
     recv_interval: int = 1
     adp_balance_timeout_iters: int | None = None
+    batch_wait_timeout_iters: int = 0
+    batch_wait_max_tokens_ratio: float = 0.0
     recipe: str | None = None
     overlap: str = "none"
     budget_per: str = "instance"
@@ -329,6 +353,7 @@ class Deployment:
         _positive_int_or_none(self.recv_interval, "recv_interval", "recv_interval (engine recipe)")
         _positive_int_or_none(self.adp_balance_timeout_iters, "adp_balance_timeout_iters",
                               "adp_balance_timeout_iters (engine recipe: attention_dp_config timeout_iters)")
+        check_batch_wait(self.batch_wait_timeout_iters, self.batch_wait_max_tokens_ratio)
         if self.decode.layout.cp > 1:
             where = "an aggregated instance" if self.prefill is None else "the decode pool"
             raise SpecError("cp", f"context parallelism (CP{self.decode.layout.cp}) on {where}: CP is modelled "
@@ -351,6 +376,12 @@ class Deployment:
         if self.engine_memory is None:
             return None
         return self.engine_memory.with_limits(self.max_running, self.max_tokens_per_step)
+
+    @property
+    def batch_waits(self) -> bool:
+        """Whether TensorRT-LLM's batch waiting can hold a prompt: both of its settings above 0 (with
+        either at 0 the engine's release condition holds at once; serve/batch_wait.py)."""
+        return self.batch_wait_timeout_iters > 0 and self.batch_wait_max_tokens_ratio > 0
 
     @property
     def running_cap(self) -> int:
@@ -436,6 +467,9 @@ class Deployment:
             d["recv_interval"] = self.recv_interval
         if self.adp_balance_timeout_iters is not None:
             d["adp_balance_timeout_iters"] = self.adp_balance_timeout_iters
+        if self.batch_waits:
+            d["batch_wait_timeout_iters"] = self.batch_wait_timeout_iters
+            d["batch_wait_max_tokens_ratio"] = self.batch_wait_max_tokens_ratio
         if self.budget_per != "instance":
             d["budget_per"] = self.budget_per
         if self.prefill_steps != "mixed":

@@ -9,7 +9,8 @@ its launch script ran at the row's layout; :func:`with_sweep_launch` the launch 
 context balancing and running cap on an attention-DP row (TensorRT-LLM ``attention_dp_config``, the
 mechanism of serve/queueing.adp_balance_wait_s, which the engine recipes already carry);
 :func:`with_sweep_kernels` the KV-cache dtype and MoE kernel backend the launch script sets (the
-engine recipes' ``kv_dtype`` and ``moe_backend``).
+engine recipes' ``kv_dtype`` and ``moe_backend``); :func:`with_sweep_batch_wait` the script's TensorRT-LLM
+batch waiting (serve/batch_wait.py).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from jalapeno.errors import JalapenoError, SpecError
 SWEEPS = Path(__file__).resolve().parents[1] / "data" / "validation" / "aic_sweeps.toml"
 _KEYS = {"system", "model", "engine", "version", "precision", "measured", "config_key", "spec", "mtp_draft",
          "mtp_draft_dp_attention", "source", "adp_balance_timeout_iters", "max_batch_dp_attention", "kv_dtype",
-         "moe_backend"}
+         "moe_backend", "batch_wait_timeout_iters", "batch_wait_max_tokens_ratio", "batch_wait_workload",
+         "batch_wait_from_concurrency"}
 #: ``max_batch_dp_attention``: the launch script's per-rank ``max_batch_size`` under attention DP as
 #: ``conc/N`` (CONC / N, CONC itself below N: ``$(( CONC < N ? CONC : CONC / N ))``) or ``conc/dp``
 #: (``$((CONC/TP))`` with TP the attention-DP degree).
@@ -60,6 +62,13 @@ class Sweep:
     kv_dtype: str = ""
     #: the MoE kernel backend the script forces (specs/moe_backends.MOE_BACKENDS); "" = none named
     moe_backend: str = ""
+    #: TensorRT-LLM batch waiting the script sets (``DELAY_BATCHING``): timeout (steps) and token ratio, on the
+    #: workload ``batch_wait_workload`` (deploy/recipe.workload_key) from ``batch_wait_from_concurrency`` up;
+    #: 0 = the script sets none
+    batch_wait_timeout_iters: int = 0
+    batch_wait_max_tokens_ratio: float = 0.0
+    batch_wait_workload: str = ""
+    batch_wait_from_concurrency: int = 0
 
     def max_batch_per_rank(self, concurrency: float, dp: int) -> int | None:
         """The per-rank ``max_batch_size`` the script passes at ``concurrency`` on an attention-DP ``dp``
@@ -133,6 +142,14 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
             from jalapeno.specs.moe_backends import check_moe_backend
 
             check_moe_backend(e["moe_backend"], f"{where}.moe_backend")
+        if e.get("batch_wait_timeout_iters") or e.get("batch_wait_max_tokens_ratio"):
+            from jalapeno.deploy.deployment import check_batch_wait
+
+            check_batch_wait(e.get("batch_wait_timeout_iters", 0), e.get("batch_wait_max_tokens_ratio", 0.0), f"{where}.")
+            if not e.get("batch_wait_workload") or not isinstance(e.get("batch_wait_from_concurrency"), int):
+                raise SpecError(f"{where}.batch_wait_workload", "batch waiting without the workload and load it applies to",
+                                'give batch_wait_workload (e.g. "1k1k") and batch_wait_from_concurrency (e.g. 64) '
+                                "from the launch script's DELAY_BATCHING condition")
         if e["spec"] == "mtp" and not (e.get("mtp_draft", 0) > 0 and e.get("mtp_draft_dp_attention", 0) > 0):
             raise SpecError(where, "an MTP sweep without draft lengths",
                             "give mtp_draft and mtp_draft_dp_attention from its launch script")
@@ -217,6 +234,36 @@ def with_sweep_launch(dep, sweep: Sweep | None, concurrency: float):
     cap = f", max_batch_size {per_rank} per rank ({sweep.max_batch_dp_attention})" if per_rank is not None else ""
     return replace(dep, **kw), (f"attention-DP context balancing, timeout_iters {sweep.adp_balance_timeout_iters}{cap}: "
                                 f"InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)")
+
+
+def with_sweep_batch_wait(dep, sweep: Sweep | None, isl: int, osl: int, concurrency: float):
+    """(deployment, note) of an aggregated row without attention DP that its sweep's launch script ran with
+    TensorRT-LLM batch waiting (its ``DELAY_BATCHING``: ``batch_wait_timeout_iters`` and
+    ``batch_wait_max_tokens_ratio`` on one workload from one concurrency up; serve/batch_wait.py); ``dep``
+    and "" otherwise (TensorRT-LLM skips the hold under attention DP).
+
+    >>> from jalapeno.deploy.deployment import Deployment, Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.formats import get_precision
+    >>> s = Sweep("b200", "deepseek-r1", "trtllm", "1", "fp8", "2026-01-01", "k", "none", "",
+    ...           batch_wait_timeout_iters=40, batch_wait_max_tokens_ratio=0.8, batch_wait_workload="1k1k",
+    ...           batch_wait_from_concurrency=64)
+    >>> d = Deployment(get_precision("fp8"), Pool(Layout(tp=8)))
+    >>> with_sweep_batch_wait(d, s, 1024, 1024, 64)[0].batch_wait_timeout_iters
+    40
+    >>> with_sweep_batch_wait(d, s, 1024, 1024, 32)[0].batch_wait_timeout_iters  # below the script's CONC 64
+    0
+    """
+    from jalapeno.deploy.recipe import workload_key
+
+    if (sweep is None or dep is None or dep.prefill is not None or not sweep.batch_wait_timeout_iters
+            or dep.decode.layout.dp > 1 or workload_key(isl, osl) != sweep.batch_wait_workload
+            or concurrency < sweep.batch_wait_from_concurrency):
+        return dep, ""
+    return (replace(dep, batch_wait_timeout_iters=sweep.batch_wait_timeout_iters,
+                    batch_wait_max_tokens_ratio=sweep.batch_wait_max_tokens_ratio),
+            f"batch waiting {sweep.batch_wait_timeout_iters} steps / {sweep.batch_wait_max_tokens_ratio:g} of "
+            f"max_num_tokens: InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)")
 
 
 def with_sweep_kernels(dep, sweep: Sweep | None):

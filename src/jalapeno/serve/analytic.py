@@ -11,7 +11,8 @@ request rate λ and a decode step of latency τ, a request spends D = (OSL − 1
     τ = step(B, 0) + f·step(0, max(p, chunk))   (prefill-first engines, Deployment.prefill_steps
         "separate": prompts run in prefill-only steps the decoding sequences wait out; f ≤ 1),
     TTFT = τ/2 + T_prefill(ISL) + front end (a + b·ISL) + Q,   TPOT = τ/a,   E2E = TTFT + D·τ,
-    Q = the steady prefill queue of the steps (batch service, serve/queueing.py effect 1),
+    Q = the steady prefill queue of the steps (batch service, serve/queueing.py effect 1); with
+        TensorRT-LLM's batch waiting, the hold of a prompt and its window's step instead (serve/batch_wait.py),
     T_prefill = τ_chunk (ISL ≤ budget), else the ⌈ISL/budget⌉ chunks of the prompt, each a step
         beside the decode batch at its own prefix, pipelined over the PP stages (serve/chunked.py),
     C = λ·E2E = B + λ·TTFT,
@@ -44,6 +45,7 @@ from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost
 from jalapeno.deploy.deployment import Deployment, pool_overlap, query_len
 from jalapeno.deploy.memory_fit import admission_batch_cap, decode_batch_cap
+from jalapeno.serve.batch_wait import batch_wait_steps, bunched_arrivals_per_step, prompts_to_fill
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
 from jalapeno.serve.limits import batch_caps, decode_step_s
 from jalapeno.serve.queueing import adp_balance_wait_s, agg_queue_s, poll_wait_s
@@ -263,6 +265,10 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     queue = agg_queue_s(s_chunk, n_bar, tau, users) + poll_wait_s(dep.recv_interval, tau, users, s_join, n_bar,
                                                              t_dec, ttft_step) - tau / 2
     queue = queue + _adp_gate_s(dep, lay, b, lam, tau, slots_full)
+    # TensorRT-LLM's batch waiting replaces the steady queue: a prompt waits for its window to close
+    # (serve/batch_wait.py) and shares that step with the window's other prompts
+    hold_s, joined = _batch_wait_s(dep, lay, wl, b, lam, users, t_dec)
+    queue = np.where(hold_s > 0, hold_s + joined * s_chunk, queue)
     ttft_q = {k: v + queue for k, v in ttft_q.items()}
     c = lam * (ttft_q[None] + steps * tau)
     feasible = fits & (b > 0)
@@ -293,6 +299,25 @@ def _adp_gate_s(dep: Deployment, lay, b, lam, tau, slots_full) -> np.ndarray:
         else np.asarray(slots_full, dtype=bool)
     wait = adp_balance_wait_s(lay.dp * lay.pp, lam, tau, dep.adp_balance_timeout_iters, full)
     return np.where(b / (lay.dp * lay.pp) >= 1.0, wait, 0.0)
+
+
+def _batch_wait_s(dep: Deployment, lay, wl: Workload, b, lam, users, t_dec) -> tuple[np.ndarray, np.ndarray]:
+    """(hold, joined) of TensorRT-LLM's batch waiting on an aggregated instance, (N,) each: the mean time
+    a prompt is held (s) and the other prompts sharing its prefill step (serve/batch_wait.py); zeros
+    without it, with attention DP (the engine skips the hold there) or with no other user decoding.
+    Held steps are decode-only (``t_dec``); the others arrive at λ·(C − 1)/C (arrival theorem), or at
+    the closed loop's bunched rate where that is higher (batch_wait.bunched_arrivals_per_step)."""
+    zero = np.zeros_like(b)
+    if not dep.batch_waits or lay.dp > 1:
+        return zero, zero
+    c = np.maximum(np.asarray(users, dtype=float), 1.0)
+    a = bunched_arrivals_per_step(c, lam * (c - 1) / c * t_dec, wl.osl, wl.range_ratio,
+                                  dep.mtp.tokens_per_step if dep.mtp else 1.0)
+    cap = dep.step_token_cap(lay) or dep.prefill_budget(lay)
+    k = prompts_to_fill(dep.batch_wait_max_tokens_ratio, cap, b / lay.pp * query_len(dep.mtp), wl.mean_isl)
+    steps, joined = batch_wait_steps(a, dep.batch_wait_timeout_iters, k)
+    busy = np.clip(c - 1.0, 0.0, 1.0) * (b > 0)
+    return busy * steps * t_dec, busy * joined
 
 
 def _joined_chunk_s(model: ModelSpec, pricer: Pricer, dep: Deployment, b_mb, ctx: float, pre_ctx: float, p_big,

@@ -20,7 +20,11 @@ never preempted). Accounting per step:
   freed and it waits at the head of the queue to recompute its prompt and output so far;
 - new requests reach the queue when the scheduler polls for them (SGLang ``--scheduler-recv-interval``
   n, ``managers/scheduler_recv_skipper.py``): after a step that carried prefill, after an idle loop,
-  and otherwise after every n decode-only steps; until then they wait in an inbox.
+  and otherwise after every n decode-only steps; until then they wait in an inbox;
+- TensorRT-LLM's batch waiting (``batch_wait_iters`` T > 0, ``batch_wait_tokens`` θ): a step whose
+  chunks meet a decoding batch runs the decode alone while fewer than T steps were held and the chunks'
+  prompts plus the decode rows stay below θ tokens; the step that lets them through resets the count
+  (serve/batch_wait.py).
 KV is counted in tokens; the block granularity of a paged cache (16-64 tokens) adds under one
 block per sequence, which the instance capacity absorbs.
 """
@@ -71,7 +75,8 @@ class Instance:
     def __init__(self, idx: int, role: str, timer: StepTimer, chips: int, capacity_tokens: float,
                  max_running: int, token_budget: int, prefix_cache: PrefixCache, mtp: MTP | None,
                  rng: np.random.Generator, max_tokens_per_step: int | None = None, recv_interval: int = 1,
-                 reserve_outputs: bool = False, prefill_first: bool = False) -> None:
+                 reserve_outputs: bool = False, prefill_first: bool = False, batch_wait_iters: int = 0,
+                 batch_wait_tokens: float = 0.0) -> None:
         self.id, self.role, self.timer, self.chips = idx, role, timer, chips
         self.capacity = float(capacity_tokens)
         self.rows = 1 + mtp.draft_tokens if mtp else 1  # decode rows per sequence per step
@@ -93,6 +98,10 @@ class Instance:
         # chunks carries them alone and the decoding sequences wait it out
         self.prefill_first = prefill_first and role == "agg"
         self._prefill_only = False
+        # TensorRT-LLM's batch waiting (serve/batch_wait.py): hold new prompts while fewer than
+        # ``batch_wait_iters`` steps were held and the step's tokens stay below ``batch_wait_tokens``
+        self.batch_wait_iters = int(batch_wait_iters) if role == "agg" and batch_wait_tokens > 0 else 0
+        self.batch_wait_tokens, self._held = float(batch_wait_tokens), 0
         self._since_poll = 0
         self._last_prefill = False
         self.prefilling: list[Request] = []
@@ -238,6 +247,13 @@ class Instance:
             pre_tokens += take
             pre_ctx_w += take * (req.cached_tokens + req.prefill_done)
         b = len(self.decoding)
+        if self.batch_wait_iters and chunks and b:  # PyExecutor._waiting_requests (serve/batch_wait.py)
+            tokens = sum(req.isl for req, _ in chunks) + b * self.rows
+            if self._held < self.batch_wait_iters and tokens < self.batch_wait_tokens:
+                self._held += 1
+                chunks, pre_tokens, pre_ctx_w = [], 0.0, 0.0
+            else:
+                self._held = 0
         self._last_prefill = bool(chunks)
         if b == 0 and not chunks:
             self.busy = False

@@ -24,6 +24,7 @@ from jalapeno.deploy.layout import Layout, validate_layout
 from jalapeno.deploy.memory_fit import decode_batch_cap, kv_bytes_per_seq_per_chip, kv_capacity_seqs
 from jalapeno.errors import InfeasibleDeployment, SpecError
 from jalapeno.serve.analytic import frontend_s
+from jalapeno.serve.batch_wait import instance_kw as batch_wait_kw
 from jalapeno.serve.disagg import kv_transfer_s
 from jalapeno.serve.sim.engine import Engine
 from jalapeno.serve.sim.entities import LowerTier, PrefixCache, Request
@@ -114,7 +115,8 @@ class Simulation:
                                                cache, dep.mtp, self.rng, dep.step_token_cap(pool.layout),
                                                dep.recv_interval if role == "agg" else 1,
                                                reserve_outputs=prof is not None and prof.ignore_eos_admission,
-                                               prefill_first=dep.prefill_steps == "separate"))
+                                               prefill_first=dep.prefill_steps == "separate",
+                                               **batch_wait_kw(dep, pool.layout)))
         self.chips = dep.chips
         self._kv_capacity = sum(i.capacity for i in self.instances if i.role != "prefill")
         self.engine = Engine(self._dispatch)
