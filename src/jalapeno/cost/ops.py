@@ -109,6 +109,8 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
     else:
         add_gqa_ops(ob, model, rb, tp, share, wb, wf, attn_fmt, kv.vector_bytes(model.attention.head_dim), ain,
                     cp_group=layout.cp_span, w_key=key("attention", wf))
+    if model.attention.qk_norm_tp:
+        _add_layer_qk_norm(ob, model, t, tp, n_layers)
     # TensorRT-LLM's gemm_allreduce_plugin: the row-parallel GEMM and its all-reduce run fused
     fuse = eff.gemm_allreduce_fusion and tp > 1
     ob.collective("attn.all_reduce", "all_reduce", tp, t * h * 2, count=n_layers,
@@ -194,6 +196,19 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
 #: autotuner's pick at the prefill row counts where the overlap matters). Other SM versions throw
 #: "SM architecture not supported for GEMM+AR fusion": no entry, no overlap credited.
 GEMM_AR_TILES = {128: (256.0, 256.0, 2.0), 64: (128.0, 128.0, 1.0)}
+
+
+def _add_layer_qk_norm(ob: OpBuilder, model: ModelSpec, t, tp: int, n_layers: float) -> None:
+    """MiniMax-M2's per-layer q/k RMSNorm (``qk_norm_type`` per_layer), as vLLM runs it
+    (``MiniMaxText01RMSNormTP.forward_qk``): each rank's q and k slices are cast to fp32 and their
+    mean squares taken, the (tokens, 2) fp32 partial variances are all-reduced over the TP group, then
+    q and k are scaled. Priced as one memory pass that reads and writes the rank's q and k in BF16
+    twice (before and after the all-reduce; two kernels) and one all-reduce of 8 bytes per token.
+    A per-head norm (Qwen3) needs no exchange and stays inside the layer's elementwise passes."""
+    a = model.attention
+    qk = (a.num_heads + a.num_kv_heads) * a.head_dim / tp
+    ob.op("attn.qk_norm", "memory", "bf16", act=t * qk * 2 * 2 * 2, kernels=2, count=n_layers)
+    ob.collective("attn.qk_norm_all_reduce", "all_reduce", tp, t * 2 * 4, count=n_layers)
 
 
 def gemm_allreduce_stages(rows, n_out: float, chip: Chip) -> np.ndarray:

@@ -41,8 +41,11 @@ AIC_MODELS = {"deepseek-ai/DeepSeek-R1": "deepseek-r1", "deepseek-ai/DeepSeek-V3
 #: FP8 checkpoints whose weights are 128x128-block scaled whatever a row's ``gemm_quant_mode`` says
 #: (aiconfigurator labels its DeepSeek rows ``fp8``): DeepSeek-V3/R1 (config.json ``quantization_config``
 #: ``weight_block_size`` [128, 128]) and Qwen3-235B-A22B-FP8 (model card: "fine-grained fp8
-#: quantization with block size of 128")
-BLOCK_FP8_CHECKPOINTS = frozenset({"deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-V3", "Qwen/Qwen3-235B-A22B-FP8"})
+#: quantization with block size of 128") and MiniMax-M2.5 (config.json ``quantization_config`` fp8,
+#: ``weight_block_size`` [128, 128], as aiconfigurator-core 0.12.0 ships it in
+#: model_configs/MiniMaxAI--MiniMax-M2.5_config.json)
+BLOCK_FP8_CHECKPOINTS = frozenset({"deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-V3", "Qwen/Qwen3-235B-A22B-FP8",
+                                   "MiniMaxAI/MiniMax-M2.5"})
 
 
 def fp8_precision(model_path: str, gemm_quant_mode: str) -> str:

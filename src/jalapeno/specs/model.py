@@ -1,7 +1,8 @@
 """Model specs read from a Hugging Face ``config.json`` (offline), with parameter accounting.
 
 Supported: dense and MoE decoders with GQA/MHA attention (Llama, Mistral, Qwen2/3, Mixtral,
-Qwen3-MoE, gpt-oss with sinks and sliding-window layers) and MLA attention (DeepSeek-V2/V3/R1,
+Qwen3-MoE, gpt-oss with sinks and sliding-window layers, MiniMax-M2 with its per-layer q/k norm and
+partial rotary) and MLA attention (DeepSeek-V2/V3/R1,
 Kimi K2/K2.5, DeepSeek-V3.2 with its DSA indexer). Anything else is refused, never guessed.
 
 Parameter conventions (checked by tests against published figures):
@@ -22,7 +23,7 @@ from jalapeno.errors import SpecError
 #: model_type values jalapeno models, by family.
 _MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2"}
 _GQA_DENSE_TYPES = {"llama", "mistral", "qwen2", "qwen3"}
-_GQA_MOE_TYPES = {"mixtral", "qwen3_moe", "gpt_oss"}
+_GQA_MOE_TYPES = {"mixtral", "qwen3_moe", "gpt_oss", "minimax_m2"}
 SUPPORTED_MODEL_TYPES = frozenset(_MLA_TYPES | _GQA_DENSE_TYPES | _GQA_MOE_TYPES)
 
 
@@ -38,7 +39,14 @@ class AttentionSpec:
         q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim: MLA shapes (0 if unused).
         bias: q/k/v/o projections carry biases (gpt-oss).
         sinks: one learned sink logit per head (gpt-oss).
-        qk_norm: per-head RMSNorm on q and k (Qwen3).
+        qk_norm: RMSNorm on q and k (Qwen3: per head; MiniMax-M2: ``qk_norm_tp``).
+        qk_norm_tp: the q/k norm runs over all heads of the layer (MiniMax-M2 ``qk_norm_type``
+            ``per_layer``: one weight of num_heads·head_dim for q, num_kv_heads·head_dim for k),
+            so a tensor-parallel rank all-reduces its partial sums of squares every layer
+            (vLLM ``MiniMaxText01RMSNormTP.forward_qk``: one fp32 all-reduce of (tokens, 2)).
+        rotary_dim: dimensions of each q/k head that RoPE rotates (0 = all of ``head_dim``;
+            MiniMax-M2: 64 of 128). RoPE is elementwise: its traffic is inside the per-layer
+            elementwise passes (cost/ops.ELEMENTWISE_VECTORS_PER_LAYER) whatever the fraction.
         windows: per layer, the sliding window in tokens (0 = full attention).
         index_heads, index_head_dim, index_topk: DSA indexer of DeepSeek-V3.2 (0 if absent).
     """
@@ -55,6 +63,8 @@ class AttentionSpec:
     bias: bool = False
     sinks: bool = False
     qk_norm: bool = False
+    qk_norm_tp: bool = False
+    rotary_dim: int = 0
     windows: tuple[int, ...] = ()
     index_heads: int = 0
     index_head_dim: int = 0
@@ -200,7 +210,9 @@ class ModelSpec:
             p += (a.num_heads + 2 * a.num_kv_heads) * d + h
         if a.sinks:
             p += a.num_heads
-        if a.qk_norm:
+        if a.qk_norm_tp:  # one weight over the whole q and the whole k (MiniMax-M2 per_layer)
+            p += (a.num_heads + a.num_kv_heads) * d
+        elif a.qk_norm:
             p += 2 * d
         return p
 

@@ -162,10 +162,14 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
             windows = tuple(int(sw) if t == "sliding_attention" else 0 for t in lt)
         elif sw and cfg.get("use_sliding_window", mt == "mistral"):
             windows = (int(sw),) * layers
+        qk_norm, qk_norm_tp, rotary_dim = mt in ("qwen3", "qwen3_moe"), False, 0
+        if mt == "minimax_m2":
+            qk_norm, qk_norm_tp, rotary_dim = _minimax_attention(cfg, src, layers, head_dim)
         attn = AttentionSpec(
             kind="gqa" if kv_heads < heads else "mha", num_heads=heads, num_kv_heads=kv_heads,
             head_dim=head_dim, bias=_flag(cfg, "attention_bias", src, mt == "qwen2"),
-            sinks=mt == "gpt_oss", qk_norm=mt in ("qwen3", "qwen3_moe"), windows=windows,
+            sinks=mt == "gpt_oss", qk_norm=qk_norm, qk_norm_tp=qk_norm_tp, rotary_dim=rotary_dim,
+            windows=windows,
         )
 
     # ---- FFN / MoE ----
@@ -198,12 +202,15 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
         if top_k > n_exp:
             raise SpecError(f"{src}: num_experts_per_tok", f"top-k {top_k} exceeds {n_exp} experts",
                             "set num_experts_per_tok <= the number of experts")
-        if mt == "gpt_oss" or mt == "mixtral":
+        if mt in ("gpt_oss", "mixtral", "minimax_m2"):  # intermediate_size is the expert's
             expert_inter = _req(cfg, "intermediate_size", src)
             dense_inter = 0
         else:
             expert_inter = _req(cfg, "moe_intermediate_size", src)
         n_shared = _opt_int(cfg, "n_shared_experts", src)
+        if mt == "minimax_m2" and _opt_int(cfg, "shared_intermediate_size", src):
+            raise SpecError(f"{src}: shared_intermediate_size", "a MiniMax-M2 shared expert is not modelled "
+                            "(every released MiniMax-M2/M2.5 config has 0)", "set shared_intermediate_size to 0")
         shared_inter = n_shared * expert_inter
         if mt in _MLA_TYPES:
             first_dense = _opt_int(cfg, "first_k_dense_replace", src)
@@ -223,11 +230,15 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
             dense_layers = tuple(i for i in range(layers) if i in only or (i + 1) % step)
         else:
             dense_layers = ()
+        # MiniMax-M2 use_routing_bias: sigmoid scores with a per-expert correction bias added for
+        # the top-k choice (e_score_correction_bias), DeepSeek-V3's noaux_tc scheme
+        bias_corrected = (cfg.get("topk_method") == "noaux_tc"
+                          or (mt == "minimax_m2" and _flag(cfg, "use_routing_bias", src, False)))
         moe = MoESpec(num_experts=n_exp, top_k=top_k, num_shared=n_shared,
                       expert_intermediate=expert_inter, shared_intermediate=shared_inter,
                       expert_bias=mt == "gpt_oss",
-                      router_bias=mt == "gpt_oss" or cfg.get("topk_method") == "noaux_tc",
-                      aux_loss_free=cfg.get("topk_method") == "noaux_tc")
+                      router_bias=mt == "gpt_oss" or bias_corrected,
+                      aux_loss_free=bias_corrected)
     elif mt in _GQA_MOE_TYPES:
         raise SpecError(f"{src}: num_experts", f"model_type {mt} is MoE but no expert count found",
                         "add num_experts / num_local_experts to the config")
@@ -236,7 +247,7 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
     return ModelSpec(
         name=name, model_type=mt, hidden_size=h, num_layers=layers, vocab_size=vocab,
         attention=attn, dense_intermediate=dense_inter, dense_layers=dense_layers, moe=moe,
-        mtp_layers=_opt_int(cfg, "num_nextn_predict_layers", src),
+        mtp_layers=_minimax_mtp(cfg, src) if mt == "minimax_m2" else _opt_int(cfg, "num_nextn_predict_layers", src),
         tie_embeddings=_flag(cfg, "tie_word_embeddings", src, False),
         default_precision=checkpoint_precision(cfg, src, mt in _MLA_TYPES),
         # absent: unknown, no context check; an explicit 0 is refused, not read as absent
@@ -245,6 +256,56 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
         source=source,
         precision_from=precision_origin(cfg),
     )
+
+
+def _minimax_attention(cfg: dict, src: str, layers: int, head_dim: int) -> tuple[bool, bool, int]:
+    """(qk_norm, qk_norm_tp, rotary_dim) of a MiniMax-M2 config; what no spec field prices is refused.
+
+    ``attn_type_list`` (MiniMax-01 lineage: 0 = lightning/linear attention, 1 = softmax attention)
+    must be all 1: linear-attention layers are not modelled. ``qk_norm_type`` ``per_layer`` (the
+    released M2/M2.5 value: one RMSNorm over all heads of q and of k) is the only kind read.
+    ``rotary_dim`` / ``partial_rotary_factor``: the rotated part of each head (M2.5: 64 of 128).
+    """
+    types = cfg.get("attn_type_list")
+    if types is not None:
+        if not isinstance(types, list) or len(types) != layers:
+            raise SpecError(f"{src}: attn_type_list", f"must list one attention type per layer ({layers})",
+                            "give num_hidden_layers entries (1 = softmax attention)")
+        if any(t != 1 for t in types):
+            raise SpecError(f"{src}: attn_type_list", "linear (lightning) attention layers (type 0) are not "
+                            "modelled", "use a config whose every layer is softmax attention (type 1), as "
+                            "MiniMax-M2/M2.5")
+    qk_norm = _flag(cfg, "use_qk_norm", src, False)
+    if qk_norm and cfg.get("qk_norm_type", "per_layer") != "per_layer":
+        raise SpecError(f"{src}: qk_norm_type", f"{cfg.get('qk_norm_type')!r} is not modelled",
+                        "use \"per_layer\" (MiniMax-M2/M2.5), or use_qk_norm false")
+    rot = _opt_pos(cfg, "rotary_dim", src)
+    frac = cfg.get("partial_rotary_factor")
+    if frac is not None:
+        if isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0 < frac <= 1:
+            raise SpecError(f"{src}: partial_rotary_factor", f"must be in (0, 1], got {frac!r}",
+                            "give the rotated fraction of head_dim (MiniMax-M2.5: 0.5)")
+        from_frac = round(frac * head_dim)
+        if rot is not None and rot != from_frac:
+            raise SpecError(f"{src}: rotary_dim", f"{rot} disagrees with partial_rotary_factor {frac} x head_dim "
+                            f"{head_dim} = {from_frac}", "give one of them, or values that agree")
+        rot = from_frac
+    if rot is not None and (rot > head_dim or rot % 2):
+        raise SpecError(f"{src}: rotary_dim", f"must be an even number <= head_dim {head_dim}, got {rot}",
+                        "give the rotated dimensions of one head")
+    return qk_norm, qk_norm, 0 if rot in (None, head_dim) else rot
+
+
+def _minimax_mtp(cfg: dict, src: str) -> int:
+    """MTP modules of a MiniMax-M2 config: ``num_mtp_modules`` when ``use_mtp``, each one decoder layer
+    (``mtp_transformer_layers`` 1, as DeepSeek's MTP module prices it); deeper modules are refused."""
+    if not _flag(cfg, "use_mtp", src, False):
+        return 0
+    depth = _opt_int(cfg, "mtp_transformer_layers", src, 1, 1)
+    if depth != 1:
+        raise SpecError(f"{src}: mtp_transformer_layers", f"MTP modules of {depth} layers are not modelled",
+                        "use 1 (MiniMax-M2.5), or use_mtp false")
+    return _opt_int(cfg, "num_mtp_modules", src, 1, 1)
 
 
 def load_model_file(path: Path, name: str | None = None) -> ModelSpec:
