@@ -30,8 +30,9 @@ from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
 #: Prefill utilisation above which a disaggregated point counts as saturated: the queue's wait
-#: rho/(2(1 - rho)) per-prompt paces diverges as rho -> 1 (at 0.95 it is 9.5); a steady state
-#: needs headroom. A modelling threshold, not a measurement.
+#: rho/(2(1 - rho)) per-prompt paces diverges as rho -> 1 (at 0.95 it is 9.5); an open-loop steady
+#: state needs headroom. A modelling threshold, not a measurement. A closed loop runs past it to the
+#: pool's whole capacity (serve/point._prefill_saturation: its users bound the queue).
 MAX_PREFILL_UTILISATION = 0.95
 
 

@@ -30,7 +30,8 @@ _GRID = np.geomspace(1e-6, 65536.0, 221)
 
 
 def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload,
-                         concurrency, idle_start: bool = True, recurring_waves: bool = False) -> ServingPoints:
+                         concurrency, idle_start: bool = True, recurring_waves: bool = False,
+                         saturate: bool = True) -> ServingPoints:
     """Points of ``dep`` at each requested concurrency (N,) — the whole deployment's concurrency.
 
     ``idle_start`` (default): TTFT and E2E (mean and tail) are those of an InferenceX run — 10·C
@@ -52,7 +53,12 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     log-log interpolation, and the point re-evaluated exactly at the interpolated batch; beyond
     the decode KV capacity, or beyond the batch at which the prefill pool reaches
     MAX_PREFILL_UTILISATION (serve/disagg.py), the excess users queue for admission: throughput
-    stays flat and TTFT grows (limit ``kv_capacity`` / ``prefill_capacity`` "(queueing)"). Each
+    stays flat and TTFT grows (limit ``kv_capacity`` / ``prefill_capacity`` "(queueing)").
+    ``saturate`` (default; a closed loop): past MAX_PREFILL_UTILISATION the users waiting for a
+    prefill keep the pool busy, so the steady range runs on to the batch at which it is fully busy
+    (ρ = 1, or the decode cap first) and only the users beyond that queue — the saturation asymptote
+    of a closed queueing network (:func:`_prefill_saturation`); ``False`` (open loop,
+    :func:`serve_at_rate`): the threshold ends the steady range. Each
     pool's routed experts are priced by its named MoE backend (``Pool.moe_backend``;
     cost/pricer.with_moe_backend) and its GQA decode attention by its named attention backend
     (``Pool.attention_backend``; cost/pricer.with_attention_backend).
@@ -91,7 +97,12 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     rho = gp.request_rate_per_s[first] * wl.mean_isl / (dep.prefill.workers * pre.tokens_per_s)
     pos = (cs > 0) & (rho < MAX_PREFILL_UTILISATION)
     cap_name = "prefill_capacity" if ((cs > 0) & ~pos).any() else grid.cap_name
+    sat = None
+    if saturate and cap_name == "prefill_capacity" and pos.any():
+        sat = _prefill_saturation(model, pricer, dep, wl, pre, x, y, dec_ov, cs, bs, rho)
     cs, bs = (cs[pos], bs[pos]) if pos.any() else (np.array([1.0]), np.array([_GRID[0]]))
+    if sat is not None and sat[0] > cs.max() and sat[1] > bs.max():
+        cs, bs = np.append(cs, sat[0]), np.append(bs, sat[1])
     order = np.argsort(cs)
     lc, lb = np.log(cs[order]), np.log(bs[order])
     b = np.exp(np.interp(np.log(c_req), lc, lb))
@@ -106,6 +117,11 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
         if np.all(np.abs(got / c_req - 1) < 1e-4) or not np.all(np.isfinite(got)):
             break
         b = np.minimum(b * (c_req / got) ** slope, b_max)
+    if sat is not None:  # between the threshold and ρ = 1 the prefill queue holds the users: a steady state
+        rho_b = pts.request_rate_per_s * wl.mean_isl / (dep.prefill.workers * pre.tokens_per_s)
+        band = ~pts.feasible & dec.feasible & pre.feasible & (rho_b >= MAX_PREFILL_UTILISATION)
+        pts = dataclasses.replace(pts, feasible=pts.feasible | band, reason=np.where(band, "", pts.reason).astype(object),
+                                  limit=np.where(band, "prefill_capacity (queueing)", pts.limit).astype(object))
     excess = np.maximum(c_req - pts.concurrency, 0.0)
     queued = excess > 1e-3 * c_req
     wait = np.where(queued & (pts.request_rate_per_s > 0),
@@ -114,6 +130,43 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     pts = requeue(pts, c_req, wait, limit)
     return run_throughput(pts, _disagg_idle_start(pricer, dep, wl, pts, c_req, pre, recurring_waves)) \
         if idle_start else pts
+
+
+def _prefill_saturation(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pre: PrefillPerf,
+                        x: np.ndarray, y: np.ndarray, dec_ov, cs: np.ndarray, bs: np.ndarray,
+                        rho: np.ndarray) -> tuple[float, float] | None:
+    """(C_sat, B_sat): the concurrency and decode batch per decode instance at which a closed loop
+    keeps the prefill pool fully busy, from the grid's C(B) ``cs``, batches ``bs`` and prefill
+    utilisation ``rho`` (M,). None when no such point exists.
+
+    Past MAX_PREFILL_UTILISATION a closed loop has no runaway queue: its C users bound the queue, and
+    those waiting for a prefill keep the pool busy. So the throughput rises to the pool's capacity
+    (ρ = 1) and only the users beyond the concurrency of that point queue — the saturation asymptote
+    of a closed queueing network, X(N) = 1/D_max and R(N) = N/X − Z past N* (Lazowska et al.,
+    *Quantitative System Performance*, 1984, §5.2, asymptotic bounds). B_sat is where ρ(B) crosses 1
+    (log B interpolated linearly in ρ between the grid points around it), or the largest batch
+    of the grid (the decode cap) when ρ stays below 1. The request-level simulator shows it: on
+    InferenceX row 22 (GB200 DEP16, 8k/1k, 4,301 users) its eleven prefill workers are 99.8% busy
+    (docs/model.md §8.4). Its point's TTFT carries the prefill queue capped at ρ = MAX_RHO
+    (serve/queueing.py), and a concurrency above C_sat adds (C − C_sat)/λ_sat (``requeue``), so
+    there TTFT + decode time = C/λ_sat whatever the cap (Little's law).
+    """
+    ok = cs > 0
+    r, b = rho[ok], bs[ok]
+    if r.size == 0:
+        return None
+    above = np.flatnonzero(r >= 1.0)
+    if above.size == 0:
+        b_sat = float(b[-1])
+    elif above[0] == 0:
+        return None
+    else:
+        j = int(above[0])
+        b_sat = float(np.exp(np.interp(1.0, r[j - 1:j + 1], np.log(b[j - 1:j + 1]))))
+    dec = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, np.array([b_sat]), dep.mtp, dep, dec_ov)
+    pts = disaggregated_points(model, pricer, dep.precision, wl, pre, dec, x, y, dep.mtp)
+    c = float(pts.concurrency[0])
+    return (c, b_sat) if np.isfinite(c) and c > 0 else None
 
 
 def _linear_prefill(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, layout, decode_seqs,
@@ -279,7 +332,7 @@ def serve_at_rate(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
     lam_req = np.atleast_1d(np.asarray(rate_per_s, dtype=float))
     w = dep.decode.workers if dep.prefill is None else 1
     grid_c = np.geomspace(1.0 / 64, 65536.0, 145)
-    grid = serve_at_concurrency(model, pricer, dep, wl, grid_c, idle_start=False)
+    grid = serve_at_concurrency(model, pricer, dep, wl, grid_c, idle_start=False, saturate=False)
     # steady states without an admission queue (a sliver of queueing from interpolation is not one)
     ok = grid.feasible & (grid.request_rate_per_s > 0) & (grid.queue_s <= 1e-3 * grid.e2e_s)
     if not ok.any():
@@ -305,11 +358,11 @@ def serve_at_rate(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
         hi = np.full(band.sum(), float(above[0]) if above.size else float(grid_c[-1]))
         while np.max(hi / lo) > 1 + 1e-6:
             mid = np.sqrt(lo * hi)
-            r = serve_at_concurrency(model, pricer, dep, wl, mid, idle_start=False)
+            r = serve_at_concurrency(model, pricer, dep, wl, mid, idle_start=False, saturate=False)
             below = (r.request_rate_per_s < lam_req[band]) & (r.queue_s <= 1e-3 * r.e2e_s)
             lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
         c[band] = lo
-    pts = serve_at_concurrency(model, pricer, dep, wl, c, idle_start=False)
+    pts = serve_at_concurrency(model, pricer, dep, wl, c, idle_start=False, saturate=False)
     over = lam_req > lam_cap * (1 + 1e-6)
     what = f"{w} instance(s)" if dep.prefill is None else "prefill and decode pools"
     reason = np.where(over, f"overloaded: the deployment sustains at most {lam_cap:.3g} requests/s "
