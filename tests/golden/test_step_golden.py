@@ -184,22 +184,35 @@ def test_routed_experts_use_the_moe_efficiencies_and_fall_back_to_the_gemm_ones(
             assert float(t.memory_s[k, 0]) == pytest.approx(sc.ops.bytes[k, 0] / (8e12 * 0.4), rel=1e-12)
 
 
-@pytest.mark.parametrize("layout, scanned", [
-    (Layout(tp=8, ep=8), 512),          # TEP8: every rank holds all 512 tokens and routes them
-    (Layout(tp=1, dp=8, ep=8), 64),     # DEP8: a rank routes its own 64; the all-to-all brings the rest
-])
-def test_routed_experts_scan_the_routed_tokens_moe_token_passes_times(layout, scanned):
-    """512 sequences on 8 chips; with p passes the expert op's activation bytes grow by
-    scanned · 7168 · 2 B · p per layer, on each of DeepSeek-R1's 58 MoE layers."""
+def _moe_scan_bytes(layout, passes):
+    """(extra activation bytes of moe.experts with ``passes`` token passes, busiest-rank assignments per
+    layer) for 512 DeepSeek-R1 decode sequences on 8 GB200 chips, FP8 experts."""
     base = load_pricer("gb200-nvl72", "spec")
     m, prec = load_model("deepseek-r1"), get_precision("fp8")
     batch = Batch.make(decode_seqs=512, decode_ctx=16)
     plain = step_cost(m, base, layout, prec, batch)
-    scan = step_cost(m, base.with_efficiency(base.efficiency.with_kernel("moe", "fp8", token_passes=4.0)),
+    scan = step_cost(m, base.with_efficiency(base.efficiency.with_kernel("moe", "fp8", token_passes=passes)),
                      layout, prec, batch)
-    extra = _op(scan, "moe.experts", "act_bytes") - _op(plain, "moe.experts", "act_bytes")
-    assert extra == pytest.approx(scanned * 7168 * 2 * 4.0 * 58, rel=1e-9)
     assert _op(scan, "moe.experts", "weight_bytes") == _op(plain, "moe.experts", "weight_bytes")
+    load = _op(plain, "moe.experts", "flop") / (2 * 3 * 7168 * 2048 * 58)  # FLOPs = 2 · load · 3 · h · I per layer
+    return _op(scan, "moe.experts", "act_bytes") - _op(plain, "moe.experts", "act_bytes"), load
+
+
+def test_routed_experts_scan_the_group_tokens_under_tp():
+    """TEP8: every rank holds all 512 tokens and routes them, so with p passes the expert op's
+    activation bytes grow by 512 · 7168 · 2 B · p per layer, on each of DeepSeek-R1's 58 MoE layers."""
+    extra, _ = _moe_scan_bytes(Layout(tp=8, ep=8), 4.0)
+    assert extra == pytest.approx(512 * 7168 * 2 * 4.0 * 58, rel=1e-9)
+
+
+def test_routed_experts_scan_the_received_vectors_under_dep():
+    """DEP8 decode: the rank's MoE kernels take in what the all-to-all delivers, one vector per
+    (token, selected expert) on the rank (DeepEP low-latency dispatch), i.e. its token-expert
+    assignments: at least the mean 512 · 8 / 8 = 512, not the rank's own 64 tokens. The passes are
+    fitted per kernel input vector (the kernel tables feed every rank the group's tokens)."""
+    extra, load = _moe_scan_bytes(Layout(tp=1, dp=8, ep=8), 4.0)
+    assert load >= 512
+    assert extra == pytest.approx(load * 7168 * 2 * 4.0 * 58, rel=1e-9)
 
 
 # ---- (d) MLA decode KV read --------------------------------------------------------------

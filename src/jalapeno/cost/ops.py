@@ -9,8 +9,9 @@ Counts follow the model config, the layout (deploy/layout.py conventions) and th
   skew and the layout's placement, EPLB or contiguous) through 3 grouped GEMMs, reading only the
   experts it touches,
   split ``moe_tp`` ways inside each expert, plus ``Efficiency.moe_token_passes`` BF16 passes over
-  the hidden vectors of the tokens the rank routes (routing, permute, finalize; calibrated): its
-  own tokens when an all-to-all dispatches them (attention DP with EP), else the whole group's.
+  the hidden vectors its MoE kernels take in (routing, permute, finalize; calibrated per input
+  vector): the ones the busiest rank receives when an all-to-all dispatches them (attention DP with
+  EP; :func:`dispatch_copies`), else the whole group's tokens.
 - Per layer elementwise work (2 RMSNorms, 2 residual adds, activation quantisation): about
   10 bf16 vectors of h per token (an estimate).
 - Collectives: attention-TP all-reduce of the o_proj output; dense-FFN all-reduce (with
@@ -140,21 +141,24 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
                                           m.routing_sigma)
         inter = m.expert_intermediate / sh.moe_tp
         w_expert = model.expert_params() / sh.moe_tp
-        # routing/permute/finalize passes over the tokens a rank handles: with attention DP and an
-        # all-to-all dispatch its own tokens (the received ones are in the assignments' bytes);
+        # routing/permute/finalize passes over the token vectors the rank's MoE kernels take in (the
+        # fitted moe[f].token_passes are per input vector: the kernel tables feed every rank the whole
+        # group's tokens): with attention DP and an all-to-all, the vectors the busiest rank receives
+        # (dispatch_copies: a decode token once per selected expert, a prefill token once per rank);
         # otherwise every token of the group, which each rank holds (TP) or gathers
         a2a = has_ep_all_to_all(model, layout) and all_to_all
-        scanned = t if a2a else tokens_in_group
+        if a2a:
+            # the busiest receiver sets the all-to-all time: its load over the mean rank's
+            hot = np.where(tokens_in_group > 0, load * layout.ep / np.maximum(tokens_in_group * m.top_k, 1e-9), 1.0)
+            copies = dispatch_copies(rb.decode_rows, rb.prefill_tokens, m.top_k, layout.ep)
+            per_chip_vectors = copies / tp * hot
+        scanned = per_chip_vectors if a2a else tokens_in_group
         scan = scanned * h * 2.0 * eff.moe_passes(wf)
         stored = precision.modules["routed_experts"].weight.name
         add_routed_experts(ob, "moe.experts", wf, load, touched, h, inter, w_expert, wb, ain, scan, n_moe,
                            weights=stored if stored in MOE_WEIGHT_KEYS else "", split=sh.moe_tp)
         if a2a:
             disp_b = dispatch_bytes_per_elem(wf)
-            # the busiest receiver sets the all-to-all time: its load over the mean rank's
-            hot = np.where(tokens_in_group > 0, load * layout.ep / np.maximum(tokens_in_group * m.top_k, 1e-9), 1.0)
-            copies = dispatch_copies(rb.decode_rows, rb.prefill_tokens, m.top_k, layout.ep)
-            per_chip_vectors = copies / tp * hot
             ob.collective("moe.dispatch", "all_to_all", layout.stage_chips, per_chip_vectors * h * disp_b,
                           count=n_moe)
             ob.collective("moe.combine", "all_to_all", layout.stage_chips, per_chip_vectors * h * 2,

@@ -136,11 +136,12 @@ class Efficiency:
             format (:meth:`moe_peak`, :meth:`moe_half`, :meth:`moe_hbm`; FP8: ``gemm[fp8_block]``,
             :data:`MOE_GEMM_KEY`). Besides the GEMM fields:
 
-            - ``moe[f].token_passes``: passes over every token of the expert-parallel group's
-              hidden vectors (BF16) that each rank's routed-expert block makes besides the expert
-              GEMMs — routing, permutation, activation quantisation, finalize — as in the MoE
-              implementations the kernel tables time, which scan the whole group's tokens on
-              every rank. Adds tokens · hidden · 2 B · passes to the block's HBM traffic. None
+            - ``moe[f].token_passes``: passes over every hidden vector (BF16) the rank's
+              routed-expert block takes in that it makes besides the expert GEMMs — routing,
+              permutation, activation quantisation, finalize — as in the MoE implementations the
+              kernel tables time, which feed every rank the whole group's tokens. Adds vectors ·
+              hidden · 2 B · passes to the block's HBM traffic (vectors: the group's tokens, or
+              under an all-to-all the ones the rank receives, cost/ops.build_step_ops). None
               (default): 0 (:meth:`moe_passes`). Fitted on ``moe_perf`` (3-10 passes on NVIDIA).
         moe_floor_s: fixed time of one MoE layer's routed-expert block (its kernels' minimum
             latency at a few tokens), replacing ``3 · kernel_launch_s`` when set. None (default):
