@@ -13,7 +13,7 @@ from jalapeno.cost.ops import build_step_ops
 from jalapeno.cost.step import Batch
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
-from jalapeno.fit.aic_rows import row_precision
+from jalapeno.fit.aic_rows import AIC_MODELS, row_precision
 from jalapeno.specs.catalog import load_efficiency, load_model, load_system
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.model_config import model_from_config
@@ -93,6 +93,7 @@ def test_mtp_off_and_full_rotary_read():
 
 
 def test_aiconfigurator_precisions_map_to_the_released_checkpoints():
+    assert AIC_MODELS["MiniMaxAI/MiniMax-M2.5"] == "minimax-m2.5"
     # fp8 rows: MiniMaxAI's block-128 FP8 release; fp4 rows: nvidia/MiniMax-M2.5-NVFP4 (NVFP4 experts)
     assert row_precision("minimax-m2.5", "fp8", "MiniMaxAI/MiniMax-M2.5", "fp8") == "fp8"
     assert row_precision("minimax-m2.5", "fp4", "MiniMaxAI/MiniMax-M2.5", "nvfp4") == "fp4"

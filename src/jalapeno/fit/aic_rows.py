@@ -35,7 +35,8 @@ AIC_SYSTEMS = {"h100_sxm": "h100", "h200_sxm": "h200", "b200_sxm": "b200", "b300
 AIC_MODELS = {"deepseek-ai/DeepSeek-R1": "deepseek-r1", "deepseek-ai/DeepSeek-V3": "deepseek-r1",
               "openai/gpt-oss-120b": "gpt-oss-120b", "moonshotai/Kimi-K2.5": "kimi-k2.5",
               "Qwen/Qwen3-235B-A22B-FP8": "qwen3-235b-a22b", "meta-llama/Llama-3.1-70B": "llama-3.3-70b",
-              "nvidia/DeepSeek-R1-NVFP4": "deepseek-r1", "nvidia/DeepSeek-V3.1-NVFP4": "deepseek-r1"}
+              "nvidia/DeepSeek-R1-NVFP4": "deepseek-r1", "nvidia/DeepSeek-V3.1-NVFP4": "deepseek-r1",
+              "MiniMaxAI/MiniMax-M2.5": "minimax-m2.5"}
 
 
 #: FP8 checkpoints whose weights are 128x128-block scaled whatever a row's ``gemm_quant_mode`` says
