@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
 import pytest
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "adp_rank_imbalance.py"
-_spec = importlib.util.spec_from_file_location("adp_rank_imbalance", SCRIPT)
-imb = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(imb)
+imb = load_script("adp_rank_imbalance")
 
 
 def test_expected_max_of_standard_normals_closed_forms():

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "agg_prefill_stall.py"
-_spec = importlib.util.spec_from_file_location("agg_prefill_stall", SCRIPT)
-stall = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(stall)
+stall = load_script("agg_prefill_stall")
 
 
 def test_implied_stall_by_hand():

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
 import pytest
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "aic_batch_split.py"
-_spec = importlib.util.spec_from_file_location("aic_batch_split", SCRIPT)
-split = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(split)
+split = load_script("aic_batch_split")
 
 
 def test_sequences_per_attention_rank_by_hand():

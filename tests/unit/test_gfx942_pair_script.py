@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "gfx942_pair.py"
-_spec = importlib.util.spec_from_file_location("gfx942_pair", SCRIPT)
-pair = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(pair)
+pair = load_script("gfx942_pair")
 
 
 def test_maf_table_is_amds():

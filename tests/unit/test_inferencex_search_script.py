@@ -2,14 +2,10 @@
 (the concurrency steps of utils/matrix_logic/generate_sweep_configs.py, default --step-size 2)."""
 
 from __future__ import annotations
+from script_module import load_script
 
-import importlib.util
-from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "inferencex_search_space.py"
-_spec = importlib.util.spec_from_file_location("inferencex_search_space", SCRIPT)
-gen = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(gen)
+gen = load_script("inferencex_search_space")
 
 
 def test_concurrency_steps_double_and_stop_at_conc_end():

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
 import pytest
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "mla_decode_table_check.py"
-_spec = importlib.util.spec_from_file_location("mla_decode_table_check", SCRIPT)
-chk = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(chk)
+chk = load_script("mla_decode_table_check")
 
 CTX = [1024, 2048, 4096, 8192]
 

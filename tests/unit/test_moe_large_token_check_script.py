@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "moe_large_token_check.py"
-_spec = importlib.util.spec_from_file_location("moe_large_token_check", SCRIPT)
-script = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(script)
+script = load_script("moe_large_token_check")
 
 
 def _rows() -> pd.DataFrame:

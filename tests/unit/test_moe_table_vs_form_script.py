@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
 import pytest
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "moe_table_vs_form.py"
-_spec = importlib.util.spec_from_file_location("moe_table_vs_form", SCRIPT)
-script = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(script)
+script = load_script("moe_table_vs_form")
 
 
 def _table() -> pd.DataFrame:

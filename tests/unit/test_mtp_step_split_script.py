@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from script_module import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "mtp_step_split.py"
-_spec = importlib.util.spec_from_file_location("mtp_step_split", SCRIPT)
-split = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(split)
+split = load_script("mtp_step_split")
 
 
 def test_graph_padding_follows_the_recipe_list():
