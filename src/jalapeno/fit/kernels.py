@@ -20,6 +20,7 @@ from jalapeno.cost.ops import add_routed_experts
 from jalapeno.cost.optable import OpBuilder
 from jalapeno.cost.pricer import RooflinePricer
 from jalapeno.errors import SpecError
+from jalapeno.fit.collector_routing import collector_routing
 from jalapeno.fit.kernel_tables import GEMM_DTYPES, MOE_DTYPES, gemm_key
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency, nest_params
 from jalapeno.specs.hardware import System
@@ -313,14 +314,19 @@ MOE_KEYS = ["moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num
 MOE_TOUCHED_RULES = ("balanced", "uniform")
 
 
-def moe_rows(df: pd.DataFrame, touched_rule: str = "uniform", dtypes: dict | None = None) -> pd.DataFrame:
-    """Balanced-routing rows of a ``moe_perf`` table in a format we model, one per configuration.
+def moe_rows(df: pd.DataFrame, touched_rule: str = "uniform", dtypes: dict | None = None,
+             distributions: tuple = ("balanced",)) -> pd.DataFrame:
+    """Rows of a ``moe_perf`` table in a format we model and a routing of ``distributions``, one per configuration.
 
     The fastest kernel per configuration is kept (engines autotune the MoE backend), and each row
     gets the modelled quantities of the cost/ops.py expert op: the busiest rank's assignments
     (even routing, so no binomial tail), distinct experts touched (``touched_rule``,
     :data:`MOE_TOUCHED_RULES`), FLOPs, weight and activation bytes. ``dtypes``: table dtype →
     (compute format, weight B/elem, activation B/elem); default fit/kernel_tables.MOE_DTYPES.
+    ``distributions``: the routings read (the table's ``distribution`` column; default the balanced rows,
+    the only ones the fits use); a power-law row is read with the collector's power-law routing whatever
+    ``touched_rule`` says: the measured (busiest) rank's expected assignments and distinct experts
+    (fit/collector_routing.collector_routing; rows whose EP size does not divide the experts are dropped).
 
     >>> one = pd.DataFrame({"moe_dtype": ["fp8_block"], "num_tokens": [32], "hidden_size": [7168], "inter_size": [2048],
     ...                     "topk": [8], "num_experts": [256], "moe_tp_size": [1], "moe_ep_size": [1],
@@ -337,8 +343,9 @@ def moe_rows(df: pd.DataFrame, touched_rule: str = "uniform", dtypes: dict | Non
         raise SpecError("moe_rows: touched_rule", f"unknown rule {touched_rule!r}",
                         f"use one of {', '.join(MOE_TOUCHED_RULES)}")
     keys, dt = MOE_KEYS, MOE_DTYPES if dtypes is None else dtypes
-    d = df[(df.distribution == "balanced") & df.moe_dtype.isin(list(dt))
+    d = df[df.distribution.isin(list(distributions)) & df.moe_dtype.isin(list(dt))
            & (df.num_experts >= df.moe_ep_size)]
+    d = d[(d.distribution == "balanced") | (d.num_experts % d.moe_ep_size == 0)]
     d = d.groupby(keys, as_index=False).latency.min()
     load = np.array([float(busiest_rank_assignments(r.num_tokens, r.topk, r.moe_ep_size, 0.0))
                      for r in d.itertuples(index=False)])
@@ -348,6 +355,10 @@ def moe_rows(df: pd.DataFrame, touched_rule: str = "uniform", dtypes: dict | Non
     else:
         touched = np.array([float(experts_touched_on_rank(a, int(n), r.num_experts, r.topk, r.moe_ep_size))
                             for a, n, r in zip(load, on_rank, d.itertuples(index=False))])
+    for i in np.flatnonzero((d.distribution != "balanced").to_numpy()):
+        r = d.iloc[i]
+        load[i], touched[i] = collector_routing(int(r.num_tokens), int(r.num_experts), int(r.topk),
+                                                int(r.moe_ep_size), str(r.distribution))
     wb = d.moe_dtype.map(lambda x: dt[x][1]).to_numpy(float)
     ab = d.moe_dtype.map(lambda x: dt[x][2]).to_numpy(float)
     return d.assign(fmt=d.moe_dtype.map(lambda x: dt[x][0]), t=d.latency * 1e-3, load=load,
