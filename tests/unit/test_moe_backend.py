@@ -98,6 +98,20 @@ def test_routed_experts_cost_the_measured_kernel_of_the_named_backend(dsr1, b200
     np.testing.assert_allclose(got, list(MEASURED_MS[backend].values()), atol=5e-4)  # ms, table rounded to 1 µs
 
 
+def test_wideep_pools_cost_the_cutlass_kernels_it_runs(dsr1, b200):
+    """TensorRT-LLM's WIDEEP computes its experts with the CUTLASS fused-MoE op
+    (fused_moe_wide_ep.py): a B200 DEP8 WIDEEP pool (the MLPerf DeepSeek-R1 engines) costs the
+    table's CUTLASS rows; on H100 (no CUTLASS table) the calibrated set stays."""
+    flat = b200.with_efficiency(replace(b200.efficiency, moe_load_skew=0.0))
+    lay = Layout(tp=1, dp=8, ep=8)
+    p = with_moe_backend(flat, "wideep", dsr1, lay)
+    assert isinstance(p, MeasuredMoePricer) and "cutlass" in p.curve.label
+    got = _moe_ms_per_layer(p, dsr1, lay, list(MEASURED_MS["cutlass"]))
+    np.testing.assert_allclose(got, list(MEASURED_MS["cutlass"].values()), atol=5e-4)
+    h100 = load_any_pricer("h100", "calibrated")
+    assert with_moe_backend(h100, "wideep", dsr1, lay) is h100
+
+
 @pytest.mark.parametrize("ep", sorted(CUTEDSL_GB200_MS))
 def test_gb200_cutedsl_pools_cost_the_measured_cute_dsl_kernel(dsr1, ep):
     gb = load_any_pricer("gb200-nvl72", "calibrated")

@@ -5,7 +5,7 @@ A Server / Interactive result is valid only with its p99 TTFT and p99 TPOT withi
 limits (loadgen/mlperf.conf; fit/mlperf.MLPERF_RULES), and the submitter raises the Poisson
 arrival rate until one binds. The prediction is therefore the highest throughput per chip of a
 feasible swept point whose mean TPOT is within the TPOT limit (a necessary condition: every
-request's TPOT is, fit/validate.peak_within_tpot) and whose p99 TTFT under Poisson arrivals at
+request's TPOT is, :func:`peak_within_tpot`) and whose p99 TTFT under Poisson arrivals at
 that point's request rate (serve/open_loop.poisson_ttft_s: the prefill queue's M/G/1 tail over
 the dataset's prompt lengths) is within the TTFT limit. The closed-loop TTFT the sweep carries is
 a mean-queue figure and does not bound a Poisson tail; the open-loop one is computed for the
@@ -93,3 +93,19 @@ def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_li
     i = int(np.flatnonzero(pts.throughput_per_chip == y)[0])
     return {"throughput_per_chip": y, "ttft_p99_s": p99, "concurrency": float(ladder[i] * w), "feasible": True,
             "reason": ""}
+
+
+def peak_within_tpot(points, tpot_limit_s: float | None) -> float:
+    """Highest throughput per chip (tok/s) of the feasible swept ``points`` (a ServingPoints) whose
+    mean TPOT is at most ``tpot_limit_s`` seconds; 0.0 when none is. A benchmark's p99 limit bounds
+    every request's TPOT, so the mean within it is a necessary condition: an upper bound on what
+    the rules allow.
+
+    Raises:
+        SpecError: no limit given.
+    """
+    if tpot_limit_s is None or not tpot_limit_s > 0:
+        raise SpecError("tpot_limit_s", f"{tpot_limit_s!r} is not a TPOT limit",
+                        "give the benchmark rules' p99 TPOT limit in seconds")
+    ok = points.feasible & (points.tpot_s <= tpot_limit_s) & np.isfinite(points.throughput_per_chip)
+    return float(points.throughput_per_chip[ok].max()) if ok.any() else 0.0

@@ -8,7 +8,8 @@ are stated per benchmark with where they come from. Mapping (fit/validate.py's l
 
 - **Offline** (no latency bound; all samples at once): ``matched`` where the submission's engine
   config is read (:data:`MLPERF_ENGINES`: its layout and per-rank batch and token limits, every slot
-  filled), else ``frontier_peak`` — the predicted frontier's highest throughput per chip.
+  filled, over the run's samples issued at once: the drain after the last is waiting priced,
+  serve/finite_run.py), else ``frontier_peak`` — the predicted frontier's highest throughput per chip.
 - **Server / Interactive** (Poisson arrivals, p99 TTFT and TPOT bounds): ``frontier@limits`` —
   the highest predicted throughput per chip whose mean TPOT is within the rules' p99 TPOT limit
   and whose p99 TTFT under Poisson arrivals at its own request rate is within the rules' p99 TTFT
@@ -221,6 +222,8 @@ class SubmittedEngine:
     dp: int = 8
     ep: int = 8
     moe_backend: str | None = "wideep"
+    #: Offline: the run's ``samples_per_query`` (all GPUs), issued at once; its drain is priced (0: not read)
+    queries: int = 0
 
     @property
     def instance_chips(self) -> int:
@@ -231,16 +234,20 @@ class SubmittedEngine:
 _DSR1_CFG = "inference_results_v5.1 @965182b closed/{}/configs/{}/Offline/deepseek-r1.py"
 #: Offline results whose engine is read from the submission's config: mapped ``matched`` at the
 #: submission's deployment with every slot filled (Offline issues all samples at once), not at the
-#: unbounded frontier peak. Keyed by result id (:func:`_result_key`).
+#: unbounded frontier peak, over a run of ``queries`` samples whose drain is priced
+#: (serve/finite_run.py): the configs' ``min_query_count`` 26,328 (six permutations of the 4,388
+#: samples; GB200-NVL72 x72: 26,328 x 8 over nine instances), the logs' ``samples_per_query``
+#: (results/*/deepseek-r1/Offline/performance/run_1/mlperf_log_summary.txt, Google B200 and NVIDIA
+#: GB200). Keyed by result id (:func:`_result_key`).
 MLPERF_ENGINES = {
     "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Offline":
-        SubmittedEngine(512, 4608, _DSR1_CFG.format("NVIDIA", "B200-SXM-180GBx8")),
+        SubmittedEngine(512, 4608, _DSR1_CFG.format("NVIDIA", "B200-SXM-180GBx8"), queries=26328),
     "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1_Offline":
-        SubmittedEngine(512, 4608, _DSR1_CFG.format("Google", "B200-SXM-180GBx8")),
+        SubmittedEngine(512, 4608, _DSR1_CFG.format("Google", "B200-SXM-180GBx8"), queries=26328),
     "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_deepseek-r1_Offline":
-        SubmittedEngine(512, 4608, _DSR1_CFG.format("NVIDIA", "GB200-NVL72_GB200-186GB_aarch64x72")),
+        SubmittedEngine(512, 4608, _DSR1_CFG.format("NVIDIA", "GB200-NVL72_GB200-186GB_aarch64x72"), queries=26328 * 8),
     "mlperf51_HPE_HPE_Cray_XD670_H200_SXM_141GBx8_TRT_deepseek-r1_Offline":
-        SubmittedEngine(216, 4608, _DSR1_CFG.format("HPE", "HPE_Cray_XD670_H200_SXM_141GBx8")),
+        SubmittedEngine(216, 4608, _DSR1_CFG.format("HPE", "HPE_Cray_XD670_H200_SXM_141GBx8"), queries=26328),
 }
 
 
@@ -465,7 +472,8 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
                          "law: output tok/s x mean TPOT)" + (f"; its mean TPOT {tpot:g} ms is above its own p99 {p99[1]:g} "
                          "ms, set by a tail of stalled requests (fit/mlperf_quality.py)" if p99[1] and tpot > p99[1] else ""))
         if dep is not None and mapping == "matched":
-            notes.append(f"submitted engine ({MLPERF_ENGINES[key].source}): {int(conc)} in flight")
+            notes.append(f"submitted engine ({MLPERF_ENGINES[key].source}): {int(conc)} in flight"
+                         + (f"; a run of {MLPERF_ENGINES[key].queries:,} samples with its drain" if spread else ""))
         elif dep is not None:
             notes.append(f"submitted engine ({MLPERF_LIMIT_ENGINES[key].source}) at its best load within the "
                          f"rules' limits (mean TPOT <= {limits[1] * 1e3:g} ms, Poisson p99 TTFT <= {limits[0]:g} s; "
@@ -486,7 +494,8 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
                                     engine_version=MLPERF_TRTLLM_RELEASE if engine == "trt" else "",
                                     tpot_limit_s=limits[1] if mapping in _LIMITED else None,
                                     ttft_limit_s=limits[0] if mapping in ("frontier@limits", "matched@limits") else None,
-                                    gemm_allreduce_fusion=fused))
+                                    gemm_allreduce_fusion=fused,
+                                    queries=MLPERF_ENGINES[key].queries if mapping == "matched" and spread else 0))
     return points, skipped
 
 

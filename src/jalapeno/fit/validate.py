@@ -59,13 +59,14 @@ from jalapeno.deploy.engines import (
     with_launch_kv,
 )
 from jalapeno.deploy.layout import Layout
-from jalapeno.errors import JalapenoError, SpecError
+from jalapeno.errors import JalapenoError
 from jalapeno.fit.entries import best_entry, with_stack_mtp
 from jalapeno.fit.ix_cells import bad_cell as _bad_cell
 from jalapeno.fit.ix_cells import context_overrun
 from jalapeno.fit.ix_cells import points_rows
 from jalapeno.fit.ix_cells import positive_num as _num
 from jalapeno.fit.ix_cells import stated_release
+from jalapeno.fit.latency_limits import peak_within_tpot  # noqa: F401  (re-exported; it lived here)
 from jalapeno.fit.search_space import searched_layouts, searched_mask
 from jalapeno.fit.searched import best_searched, ix_precision, searched_mapping, with_launch_backend
 from jalapeno.specs.formats import get_precision
@@ -131,6 +132,9 @@ class MeasuredPoint:
     #: (TensorRT-LLM ``gemm_allreduce_plugin``; fit/mlperf.py): priced with Stack.with_gemm_allreduce_fusion
     gemm_allreduce_fusion: bool = False
     client: str = ""  # the benchmark client that timed it, "" = its source's (fit/aic_rows.aic_client)
+    #: ``matched``: a finite run of this many requests issued at once (MLPerf Offline ``samples_per_query``), its
+    #: duration ending with the last: the throughput carries the drain (serve/finite_run.py); 0 = steady state
+    queries: int = 0
     timed_by = property(lambda self: self.client or self.source, doc="The client that timed it: client, else source.")
 
     @property
@@ -418,6 +422,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
     from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS
     from jalapeno.fit.latency_limits import engine_within_limits, peak_within_limits
     from jalapeno.fit.table_lookup import load_any_pricer, resolve_pricer
+    from jalapeno.serve.finite_run import finite_run_factor
     from jalapeno.serve.point import serve_at_concurrency
     from jalapeno.specs.catalog import load_model
 
@@ -447,7 +452,8 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
             if pt0.mapping == "matched":
                 res = serve_at_concurrency(model, system, dep0, wl, [p.concurrency for p in pts],
                                            recurring_waves=recurring_waves and pt0.fixed_lengths)
-                preds = [{"throughput_per_chip": res.throughput_per_chip[i], "interactivity": res.interactivity[i],
+                drain = [finite_run_factor(model, system, dep0, wl, p.queries) if p.queries else 1.0 for p in pts]
+                preds = [{"throughput_per_chip": res.throughput_per_chip[i] * drain[i], "interactivity": res.interactivity[i],
                           "ttft_s": (res.ttft_p50_s if p.ttft_median else res.ttft_s)[i], "tpot_s": res.tpot_s[i],
                           "feasible": bool(res.feasible[i]),
                           "reason": str(res.reason[i])} for i, p in enumerate(pts)]
@@ -520,22 +526,6 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                     "notes": "; ".join(p.notes + ([] if ok else [pr.get("reason", "")])),
                 })
     return pd.DataFrame(out)
-
-
-def peak_within_tpot(points, tpot_limit_s: float | None) -> float:
-    """Highest throughput per chip (tok/s) of the feasible swept ``points`` (a ServingPoints) whose
-    mean TPOT is at most ``tpot_limit_s`` seconds; 0.0 when none is. A benchmark's p99 limit bounds
-    every request's TPOT, so the mean within it is a necessary condition: an upper bound on what
-    the rules allow.
-
-    Raises:
-        SpecError: no limit given.
-    """
-    if tpot_limit_s is None or not tpot_limit_s > 0:
-        raise SpecError("tpot_limit_s", f"{tpot_limit_s!r} is not a TPOT limit",
-                        "give the benchmark rules' p99 TPOT limit in seconds")
-    ok = points.feasible & (points.tpot_s <= tpot_limit_s) & np.isfinite(points.throughput_per_chip)
-    return float(points.throughput_per_chip[ok].max()) if ok.any() else 0.0
 
 
 def error_summary(df: pd.DataFrame, by=("source", "system", "model", "mode")) -> pd.DataFrame:

@@ -24,6 +24,14 @@ from jalapeno.errors import SpecError
 #: backend names a recipe may give (TensorRT-LLM ``moe_config.backend``, lower case; ``marlin``: vLLM's
 #: Marlin MoE, ``VLLM_MXFP4_USE_MARLIN=1``)
 MOE_BACKENDS: tuple[str, ...] = ("trtllm", "cutlass", "cutedsl", "deepgemm", "wideep", "triton", "vanilla", "marlin")
+#: Backends whose routed experts run another backend's kernels, priced by that one's measurements.
+#: TensorRT-LLM's ``WIDEEP`` (``WideEPMoE``) computes its experts with the CUTLASS fused-MoE op
+#: (``torch.ops.trtllm.fused_moe`` through ``NVFP4CutlassFusedMoEMethod`` /
+#: ``DeepSeekFP8BlockScalesFusedMoEMethod``, as ``CUTLASS`` does) on the tokens its exchange brings
+#: (all-gathered at EP <= top-k or without MNNVL, else its all-to-all; priced apart, cost/moe_exchange.py):
+#: NVIDIA/TensorRT-LLM tensorrt_llm/_torch/modules/fused_moe/fused_moe_wide_ep.py (``_get_quant_method``,
+#: ``forward_chunk``).
+KERNELS_OF = {"wideep": "cutlass"}
 
 
 def check_moe_backend(value, field: str = "moe_backend") -> None:
@@ -55,13 +63,14 @@ def moe_backend_curve(system: str, backend: str, hidden: int, inter: int, expert
                       ep: int) -> tuple[str, str, tuple[float, ...], tuple[float, ...], str] | None:
     """(compute format, stored weight format where it names kernels of its own ("mxfp4"; "" for NVFP4),
     tokens of the EP group, measured latency per layer in s, label) of ``backend``'s routed-expert
-    block on ``system`` at one shape (``inter``: the full expert intermediate size; ``moe_tp``: tensor
+    block (its kernels' backend's, :data:`KERNELS_OF`) on ``system`` at one shape (``inter``: the full expert intermediate size; ``moe_tp``: tensor
     parallelism inside each expert), or None when not measured.
 
     Raises:
         SpecError: an unknown backend name.
     """
     check_moe_backend(backend)
+    backend = KERNELS_OF.get(backend, backend)
     return _data()["curves"].get((system, backend, int(hidden), int(inter), int(experts), int(top_k), int(moe_tp),
                                   int(ep)))
 
@@ -85,4 +94,4 @@ def moe_backend_kernel(system: str, backend: str) -> MappingProxyType | None:
         SpecError: an unknown backend name.
     """
     check_moe_backend(backend)
-    return _kernels().get((system, backend))
+    return _kernels().get((system, KERNELS_OF.get(backend, backend)))
