@@ -171,8 +171,15 @@ class ModelSpec:
             fix: the remedy to name (default: shorter requests or a longer-context model).
 
         Raises:
-            SpecError: longer than ``max_context`` (``max_position_embeddings``; 0 = unknown, no check).
+            SpecError: longer than ``max_context`` (``max_position_embeddings``); when that is 0
+                (unknown), longer than any model's context (model_plausibility.MAX_CONTEXT_TOKENS).
         """
+        from jalapeno.specs.model_plausibility import MAX_CONTEXT_TOKENS
+
+        if not self.max_context and tokens > MAX_CONTEXT_TOKENS:
+            raise SpecError(field, f"{what or f'{tokens:.0f} tokens'} is beyond any model's context (at most "
+                            f"{MAX_CONTEXT_TOKENS:,} accepted; {self.name}'s config gives no max_position_embeddings)",
+                            fix or "use shorter requests, or add max_position_embeddings to the config")
         if self.max_context and tokens > self.max_context:
             raise SpecError(field, f"{what or f'{tokens:.0f} tokens'} exceed {self.name}'s context of "
                             f"{self.max_context} tokens (max_position_embeddings)",

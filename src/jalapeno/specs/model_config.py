@@ -20,6 +20,7 @@ from jalapeno.specs.model import (
     ModelSpec,
     MoESpec,
 )
+from jalapeno.specs.model_plausibility import check_model_sizes
 from jalapeno.specs.quant_config import checkpoint_precision, precision_origin
 
 # ---- parsing -----------------------------------------------------------------------------
@@ -106,6 +107,7 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
             f"{src}: model_type",
             f"architecture {mt!r} is not supported (only dense/MoE decoders with GQA, MHA or MLA)",
             f"use a config with model_type one of {', '.join(sorted(SUPPORTED_MODEL_TYPES))}")
+    check_model_sizes(cfg, src)  # an extra six zeros is refused here, not priced as a model that cannot fit
     h = _req(cfg, "hidden_size", src)
     layers = _req(cfg, "num_hidden_layers", src)
     if layers > MAX_LAYERS:

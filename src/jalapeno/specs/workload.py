@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from jalapeno.errors import SpecError, UnknownNameError
+from jalapeno.specs.model_plausibility import MAX_CONTEXT_TOKENS
 
 #: InferenceX ``--random-range-ratio`` (validation/README.md).
 INFERENCEX_RANGE_RATIO = 0.8
@@ -156,6 +157,10 @@ class Workload:
                 raise SpecError(k, f"must be a positive integer, got {v!r}", f"give --{k} >= 1")
         if self.osl < 2:
             raise SpecError("osl", "TPOT needs at least 2 output tokens", "give --osl >= 2")
+        if self.isl + self.osl > MAX_CONTEXT_TOKENS:  # checked for models whose config gives no context too
+            raise SpecError("isl/osl", f"{self.isl:,} + {self.osl:,} tokens is beyond any model's context (at most "
+                            f"{MAX_CONTEXT_TOKENS:,} accepted; the longest released is 10,485,760, Llama 4 Scout)",
+                            "give --isl/--osl of a real request (InferenceX: 1,024-8,192 in, 1,024-8,192 out)")
         if not 0 < self.range_ratio <= 1:
             raise SpecError("range_ratio", f"must be in (0, 1], got {self.range_ratio}", "use 0.8 or 1")
         if self.arrival not in ("closed", "open"):

@@ -1,0 +1,100 @@
+"""Plausible sizes of a model config.json: a typo (an extra six zeros) is an error, not a model.
+
+A Hugging Face ``config.json`` field that is a positive integer but absurd (``hidden_size``
+1,000,000,000,000, ``vocab_size`` 10^12) used to be read as given: ``jalapeno models show``
+listed a model of 8.6e21 parameters, and a command that priced it failed later with "the weights
+do not fit ... shard wider", which points at the deployment, not at the file. Each field below has
+an upper bound about 16x (or more) past the largest released decoder that sets it, so any real or
+hypothetical decoder fits and a slip of a factor 1,000 does not. Lower bounds are the type checks
+of :mod:`jalapeno.specs.model_config` (positive integers).
+
+Largest released values (each bound's source; the shipped catalog's span in ``data/models``):
+
+- ``hidden_size``: 20,480 (Megatron-Turing NLG 530B, Smith et al. 2022 Table 1); catalog 2,880
+  (gpt-oss-120b) to 16,384 (Llama-3.1-405B). Bound 262,144.
+- ``vocab_size``: 262,208 (Gemma 3 config.json); catalog 32,000 to 201,088 (gpt-oss). Bound 4,194,304.
+- attention heads (``num_attention_heads``, ``num_key_value_heads``, ``index_n_heads``): 128
+  (DeepSeek-V3, Llama-3.1-405B). Bound 4,096.
+- per-head widths (``head_dim``, ``qk_nope_head_dim``, ``qk_rope_head_dim``, ``v_head_dim``,
+  ``index_head_dim``, ``rotary_dim``): 256 (Gemma). Bound 4,096.
+- MLA ranks (``kv_lora_rank``, ``q_lora_rank``): 1,536 (DeepSeek-V3 q_lora_rank). Bound 262,144,
+  as ``hidden_size`` (a rank above the width compresses nothing, but the width bound is the slip check).
+- FFN widths (``intermediate_size``, ``moe_intermediate_size``, ``shared_intermediate_size``):
+  53,248 (Llama-3.1-405B). Bound 1,048,576.
+- routed experts (``n_routed_experts``, ``num_local_experts``, ``num_experts``): 512
+  (Qwen3-Next-80B-A3B config.json); catalog 8 (Mixtral) to 384 (Kimi K2.5). Bound 16,384;
+  ``n_shared_experts`` the same.
+- context (``max_position_embeddings``, ``sliding_window``, ``index_topk``): 10,485,760 tokens
+  (Llama 4 Scout config.json, the longest released context). Bound :data:`MAX_CONTEXT_TOKENS`.
+- MTP modules (``num_nextn_predict_layers``, ``num_mtp_modules``): 1 (DeepSeek-V3), 3 (MiniMax-M2.5
+  config). Bound 64.
+
+``num_hidden_layers`` keeps its own bound (:data:`jalapeno.specs.model_config.MAX_LAYERS`).
+"""
+
+from __future__ import annotations
+
+from jalapeno.errors import SpecError
+
+#: Longest sequence (input + output tokens) accepted anywhere: 2**27 = 134,217,728 tokens, ~13x
+#: the longest released context (Llama 4 Scout, max_position_embeddings 10,485,760). Also bounds
+#: --isl/--osl, --context and trace lengths for a model whose config gives no context length.
+MAX_CONTEXT_TOKENS = 2**27
+
+_WIDTH, _HEADS, _HEAD_DIM, _FFN, _EXPERTS = 262_144, 4096, 4096, 1_048_576, 16_384
+
+#: field -> (bound, what the largest released decoder sets, for the message)
+MODEL_BOUNDS: dict[str, tuple[int, str]] = {
+    "hidden_size": (_WIDTH, "20,480 (Megatron-Turing NLG 530B); Llama-3.1-405B 16,384"),
+    "vocab_size": (4_194_304, "262,208 (Gemma 3); gpt-oss 201,088"),
+    "num_attention_heads": (_HEADS, "128 (DeepSeek-V3, Llama-3.1-405B)"),
+    "num_key_value_heads": (_HEADS, "128 (DeepSeek-V3)"),
+    "index_n_heads": (_HEADS, "64 (DeepSeek-V3.2)"),
+    "head_dim": (_HEAD_DIM, "256 (Gemma)"),
+    "qk_nope_head_dim": (_HEAD_DIM, "128 (DeepSeek-V3)"),
+    "qk_rope_head_dim": (_HEAD_DIM, "64 (DeepSeek-V3)"),
+    "v_head_dim": (_HEAD_DIM, "128 (DeepSeek-V3)"),
+    "index_head_dim": (_HEAD_DIM, "128 (DeepSeek-V3.2)"),
+    "rotary_dim": (_HEAD_DIM, "64 (MiniMax-M2.5)"),
+    "kv_lora_rank": (_WIDTH, "512 (DeepSeek-V3)"),
+    "q_lora_rank": (_WIDTH, "1,536 (DeepSeek-V3)"),
+    "intermediate_size": (_FFN, "53,248 (Llama-3.1-405B)"),
+    "moe_intermediate_size": (_FFN, "2,048 (Kimi K2.5)"),
+    "shared_intermediate_size": (_FFN, "0 (MiniMax-M2.5)"),
+    "n_routed_experts": (_EXPERTS, "512 (Qwen3-Next); DeepSeek-V3 256"),
+    "num_local_experts": (_EXPERTS, "512 (Qwen3-Next); Mixtral 8"),
+    "num_experts": (_EXPERTS, "512 (Qwen3-Next)"),
+    "n_shared_experts": (_EXPERTS, "2 (DeepSeek-V2); DeepSeek-V3 1"),
+    "max_position_embeddings": (MAX_CONTEXT_TOKENS, "10,485,760 (Llama 4 Scout)"),
+    "sliding_window": (MAX_CONTEXT_TOKENS, "32,768 (QwQ-32B); gpt-oss 128"),
+    "index_topk": (MAX_CONTEXT_TOKENS, "2,048 (DeepSeek-V3.2)"),
+    "num_nextn_predict_layers": (64, "1 (DeepSeek-V3)"),
+    "num_mtp_modules": (64, "3 (MiniMax-M2.5)"),
+}
+
+
+def check_model_sizes(cfg: dict, src: str) -> None:
+    """Refuse a config.json integer field above its plausible bound (:data:`MODEL_BOUNDS`).
+
+    Only well-typed values are judged (an int, not a bool): wrong types and non-positive values
+    are :mod:`jalapeno.specs.model_config`'s errors, with their own messages.
+
+    Args:
+        cfg: the parsed config.json object.
+        src: the file (or model name) for the message.
+
+    Raises:
+        SpecError: naming ``<src>: <field>``, the value, the bound and the largest released value.
+
+    >>> check_model_sizes({"hidden_size": 7168}, "m.json")
+    >>> check_model_sizes({"hidden_size": 10**12}, "m.json")
+    Traceback (most recent call last):
+    ...
+    jalapeno.errors.SpecError: m.json: hidden_size: 1,000,000,000,000 is beyond any decoder (at most 262,144 accepted; the largest released is 20,480 (Megatron-Turing NLG 530B); Llama-3.1-405B 16,384). Fix: check the value against the model's Hugging Face config.json (a slip of extra zeros?)
+    """
+    for key, (hi, largest) in MODEL_BOUNDS.items():
+        v = cfg.get(key)
+        if isinstance(v, int) and not isinstance(v, bool) and v > hi:
+            raise SpecError(f"{src}: {key}", f"{v:,} is beyond any decoder (at most {hi:,} accepted; the largest "
+                            f"released is {largest})", "check the value against the model's Hugging Face "
+                            "config.json (a slip of extra zeros?)")

@@ -1,0 +1,67 @@
+"""Round 13's robustness pass: absurd but well-typed input is refused with one line naming the field
+(the bounds' sources: specs/model_plausibility.py, deploy/layout.check_eplb), and the agentic labels
+show the share that decided them."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import pytest
+from cli_runner import check_error, run
+
+
+def _config(tmp_path, name: str, drop: tuple[str, ...] = (), **changes) -> str:
+    cfg = json.loads((resources.files("jalapeno") / "data" / "models" / "llama-3.3-70b.json").read_text())
+    for k in drop:
+        del cfg[k]
+    cfg.update(changes)
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(cfg))
+    return str(path)
+
+
+@pytest.mark.parametrize(("key", "value", "bound"), [
+    # bounds ~16x past the largest released decoder: hidden 20,480 (MT-NLG 530B), vocab 262,208 (Gemma 3),
+    # heads 128 (DeepSeek-V3), FFN 53,248 (Llama-3.1-405B), context 10,485,760 (Llama 4 Scout)
+    ("hidden_size", 10**12, "262,144"),
+    ("vocab_size", 10**12, "4,194,304"),
+    ("num_attention_heads", 2**20, "4,096"),
+    ("intermediate_size", 10**9, "1,048,576"),
+    ("max_position_embeddings", 10**12, "134,217,728"),
+])
+def test_absurd_model_sizes_are_refused_naming_the_key(capsys, tmp_path, key, value, bound):
+    """``hidden_size`` 1e12 was listed by ``models show`` as an 8.6e21-parameter model and priced until
+    the memory fit said 'shard wider', pointing at the deployment instead of the file."""
+    path = _config(tmp_path, key, **{key: value})
+    for args in (("models", "show", path), ("predict", "-s", "h200", "-m", path, "--tp", "8", "-c", "4")):
+        check_error(*run(capsys, *args), f"{key}: {value:,} is beyond any decoder", f"at most {bound} accepted",
+                    "fix: check the value against the model's hugging face config.json")
+
+
+def test_largest_released_sizes_still_load(capsys, tmp_path):
+    """The bounds leave room for real decoders: Qwen3-Next's 512 experts, MT-NLG's 20,480 width, Gemma 3's
+    262,208-token vocabulary, Llama 4 Scout's 10,485,760-token context."""
+    path = _config(tmp_path, "big", hidden_size=20480, vocab_size=262208, max_position_embeddings=10485760,
+                   num_attention_heads=128, num_key_value_heads=8)
+    code, out, err = run(capsys, "models", "show", path, "--json")
+    assert code == 0, err
+    assert json.loads(out)["hidden_size"] == 20480
+
+
+def test_model_layers_bound_is_kept(capsys, tmp_path):
+    check_error(*run(capsys, "models", "show", _config(tmp_path, "deep", num_hidden_layers=10**6)),
+                "num_hidden_layers", "beyond any decoder")
+
+
+def test_isl_beyond_any_context_is_refused_even_without_a_model_context(capsys, tmp_path):
+    """A config without max_position_embeddings made no context check: --isl 1e9 reached the memory fit."""
+    path = _config(tmp_path, "nomax", drop=("max_position_embeddings",))
+    check_error(*run(capsys, "predict", "-s", "h200", "-m", path, "--tp", "8", "-c", "4", "--isl", "1000000000",
+                     "--osl", "100"), "--isl/--osl: 1,000,000,000 + 100 tokens is beyond any model's context",
+                "134,217,728", "fix: give --isl/--osl of a real request")
+    check_error(*run(capsys, "step", "-s", "h200", "-m", path, "--tp", "8", "--batch", "4", "--context",
+                     str(10**12)), "--context:", "beyond any model's context", "gives no max_position_embeddings")
+    # a model that states its context keeps its own, sharper message
+    check_error(*run(capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "-c", "4", "--isl", "200000",
+                     "--osl", "100"), "--isl/--osl", "exceed llama-3.3-70b's context of 131072")
