@@ -90,25 +90,26 @@ def test_step_out_of_memory_names_batch_not_concurrency(capsys):
     assert "concurrency" not in error_line(code, out, err)
 
 
-def test_eplb_is_bounded_by_full_replication(capsys):
-    """--eplb 100000 was accepted and priced (weights 29,838 GiB a chip). DeepSeek-R1 has 256 routed
-    experts; EP8 holds every expert on every rank at 256 x (8 - 1) = 1,792 redundant experts."""
+def test_eplb_is_bounded_by_the_expert_count(capsys):
+    """--eplb 100000 was accepted and priced (weights 29,838 GiB a chip); round 13 bounds R by the
+    routed-expert count (deploy/layout.check_eplb: deployments run 32 for 256). DeepSeek-R1 has 256."""
     args = ("step", "-s", "gb200-nvl72", "-m", "deepseek-r1", "--dp", "8", "--ep", "8", "--batch", "8")
-    check_error(*run(capsys, *args, "--eplb", "100000"), "--eplb:", "exceed the 1792", "use --eplb 1792 or fewer")
-    check_error(*run(capsys, *args, "--eplb", "1793"), "--eplb:", "exceed the 1792")
-    code, out, err = run(capsys, *args, "--eplb", "1792")  # allowed by the bound, refused by memory
+    check_error(*run(capsys, *args, "--eplb", "100000"), "--eplb:", "more than deepseek-r1's 256 experts",
+                "use --eplb 256 or fewer")
+    check_error(*run(capsys, *args, "--eplb", "257"), "--eplb:", "more than deepseek-r1's 256 experts")
+    code, out, err = run(capsys, *args, "--eplb", "256")  # allowed by the bound, refused by memory at EP8
     check_error(code, out, err, "deployment", "weights need")
     check_error(*run(capsys, "predict", "-s", "gb200-nvl72", "-m", "deepseek-r1", "-c", "8", "--prefill", "tp=8",
-                     "--decode", "dp=8,ep=8,eplb=100000"), "--decode eplb", "use eplb=1792 or fewer")
+                     "--decode", "dp=8,ep=8,eplb=100000"), "--decode eplb", "use eplb=256 or fewer")
 
 
-def test_sweep_eplb_is_bounded_by_full_replication_at_ep8(capsys):
-    """A sweep tries EPLB from EP8: 256 experts x 7 other ranks = 1,792 redundant at most.
-    Mixtral's 8 experts: 8 x 7 = 56, above the sweeps' default 32 (which must still run)."""
-    check_error(*run(capsys, "frontier", "-s", "gb200-nvl72", "-m", "deepseek-r1", "--eplb", "1793"),
-                "--eplb:", "more than the 1792 that ep8", "--eplb 1792 or fewer")
-    check_error(*run(capsys, "frontier", "-s", "h200", "-m", "mixtral-8x7b", "--eplb", "57"),
-                "--eplb:", "the 56 that ep8")
+def test_sweep_eplb_is_bounded_by_the_expert_count(capsys):
+    """A sweep refuses R above the expert count (256 for DeepSeek-R1). Mixtral's 8 experts: the
+    sweeps' default 32 (which must still run; no twins are made of its uniform router) is the bound."""
+    check_error(*run(capsys, "frontier", "-s", "gb200-nvl72", "-m", "deepseek-r1", "--eplb", "257"),
+                "--eplb:", "more than deepseek-r1's 256 experts", "--eplb 256 or fewer")
+    check_error(*run(capsys, "frontier", "-s", "h200", "-m", "mixtral-8x7b", "--eplb", "33"),
+                "--eplb:", "mixtral-8x7b's 8 experts", "--eplb 32 or fewer")
 
 
 @pytest.mark.parametrize(("opt", "value", "words"), [
@@ -213,7 +214,7 @@ def test_hbm_is_shown_in_gib_everywhere(capsys):
     assert code == 0, err
     assert "HBM GiB" in out and "HBM GB " not in out and "131.3" in out
     code, out, err = run(capsys, "step", "-s", "gb200-nvl72", "-m", "deepseek-r1", "--dp", "8", "--ep", "8",
-                         "--batch", "8", "--eplb", "1792")
+                         "--batch", "8", "--eplb", "256")
     assert "173.2 GiB usable" in err
 
 
@@ -280,7 +281,7 @@ def test_eplb_help_states_its_bound(capsys):
     for cmd in ("step", "predict", "simulate", "frontier"):
         code, out, err = run(capsys, cmd, "--help")
         assert code == 0, err
-        assert "at most experts x" in " ".join(out.replace("│", " ").split()), cmd
+        assert "at most the model's expert count" in " ".join(out.replace("│", " ").split()), cmd
 
 
 @pytest.mark.parametrize(("op", "near"), [("alltoall", "all_to_all"), ("AllReduce", "all_reduce"),

@@ -65,3 +65,14 @@ def test_isl_beyond_any_context_is_refused_even_without_a_model_context(capsys, 
     # a model that states its context keeps its own, sharper message
     check_error(*run(capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "-c", "4", "--isl", "200000",
                      "--osl", "100"), "--isl/--osl", "exceed llama-3.3-70b's context of 131072")
+
+
+def test_eplb_far_above_the_expert_count_is_refused_everywhere(capsys):
+    """--eplb 1000 for DeepSeek-R1's 256 experts was accepted by the sweeps (the EP8..EP256 twins were
+    priced, or dropped without a word) and by step at wide EP."""
+    check_error(*run(capsys, "frontier", "-s", "gb200-nvl72", "-m", "deepseek-r1", "-c", "64", "--eplb", "1000"),
+                "--eplb: 1000 redundant experts is more than deepseek-r1's 256 experts", "--eplb 256 or fewer")
+    check_error(*run(capsys, "step", "-s", "gb200-nvl72", "-m", "deepseek-r1", "--dp", "64", "--ep", "64",
+                     "--batch", "8", "--eplb", "1000"), "--eplb:", "more than deepseek-r1's 256 experts")
+    check_error(*run(capsys, "predict", "-s", "gb200-nvl72", "-m", "deepseek-r1", "-c", "64", "--dp", "64", "--ep",
+                     "64", "--eplb", "320"), "--eplb:", "320 redundant experts", "--eplb 256 or fewer")

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 
 from jalapeno.deploy.deployment import DEFAULT_TOKEN_BUDGET, MTP, Deployment, Pool, pool_overlap
-from jalapeno.deploy.layout import Layout, for_model, validate_layout
+from jalapeno.deploy.layout import EPLB_MAX_PER_EXPERT, Layout, for_model, validate_layout
 from jalapeno.deploy.memory_fit import usable_fraction, weight_bytes_per_chip
 from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.errors import JalapenoError, SpecError
@@ -81,9 +81,8 @@ class SweepOptions:
         token_budget: chunked-prefill budget per step.
         max_stage_factor: largest stage as a multiple of the scale-up domain.
         eplb: fewest redundant experts tried with EPLB on MoE layouts with EP >= 8 (rounded up so
-            EP divides E + R); None = never try EPLB. A sweep refuses more than E (EPLB_MIN_EP - 1),
-            the full replication of the narrowest layout it tries EPLB on
-            (deploy/layout.check_eplb).
+            EP divides E + R); None = never try EPLB. A sweep refuses more than E (or more than
+            the default ``EPLB_REDUNDANT`` for fewer experts; deploy/layout.check_eplb).
         max_running, max_tokens_per_step, cuda_graph_max_batch, recv_interval: engine limits
             of every deployment (deploy/deployment.Deployment; serve/limits.py).
         recipe: label of the engine recipe these options come from (None: as stated).
@@ -304,11 +303,14 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
         if not isinstance(obj, kind):
             raise SpecError(f"sweep: {name}", f"expected a {kind.__name__}, got {type(obj).__name__}", f"pass {fix}")
     check_mtp(opt.mtp, model)
-    most = None if model.moe is None else model.moe.num_experts * (EPLB_MIN_EP - 1)
+    # R <= E (deploy/layout.check_eplb); the sweeps' default 32 stays allowed for fewer experts (Mixtral's 8):
+    # those routers are uniform, so the sweep makes no EPLB twins of them (with_eplb)
+    most = None if model.moe is None else max(EPLB_MAX_PER_EXPERT * model.moe.num_experts, EPLB_REDUNDANT)
     if opt.eplb is not None and most is not None and opt.eplb > most:
-        raise SpecError("--eplb", f"{opt.eplb} redundant experts is more than the {most} that EP{EPLB_MIN_EP}, "
-                        f"the narrowest layout a sweep tries EPLB on, can place ({model.name}'s "
-                        f"{model.moe.num_experts} experts x {EPLB_MIN_EP - 1} other ranks: full replication)",
+        default = " (or the sweeps' default 32)" if most > model.moe.num_experts else ""
+        raise SpecError("--eplb", f"{opt.eplb} redundant experts is more than {model.name}'s "
+                        f"{model.moe.num_experts} experts{default}; EPLB replicates the hottest experts, and "
+                        "deployments run 32 for 256 (DeepSeek-V3 §3.4, SGLang)",
                         f"use --eplb {most} or fewer (engines run 32 for 256 experts), or --eplb off")
     check_pricer(pricer, "sweep")
     system, eff = pricer.system, pricer.efficiency

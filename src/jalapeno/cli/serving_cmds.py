@@ -58,11 +58,12 @@ TIERS_DEFAULT = "fast=100,ultra_fast=300"
 WORKLOAD_HELP = ("1k1k, 8k1k (default), 1k8k, 32k1k, 64k1k, 128k1k, or agentic:PRESET (coding-agent, research-agent, "
                  "long-memory-chat, chat-agent) / agentic:FILE.toml.")
 SWEEP_EPLB_HELP = ("Redundant experts the sweep tries with EPLB on MoE layouts with EP >= 8 (rounded up so EP "
-                   "divides experts + R; beside EPLB off; at most experts x 7, full replication at EP8), or 'off'.")
+                   "divides experts + R; beside EPLB off; at most the model's expert count), or 'off'. Only under "
+                   "--routing measured: with uniform routing replicas cannot lower the busiest rank's load.")
 SWEEP_OVERLAP_HELP = ("Two-batch overlap: auto (the faster of none/tbo per point; the default unless an --engine "
                       "recipe sets one), none or tbo.")
-EPLB_HELP = ("EPLB with this many redundant experts (EP must divide experts + R; at most experts x (EP - 1), "
-             "every rank holding every expert; default: EPLB off).")
+EPLB_HELP = ("EPLB with this many redundant experts (EP must divide experts + R; at most the model's expert "
+             "count, deployments run 32 for 256; default: EPLB off).")
 
 
 def _mtp(k: int | None, acceptance: float | None):

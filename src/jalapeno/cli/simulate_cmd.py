@@ -41,7 +41,7 @@ def simulate(
     dp: int = typer.Option(None, "--dp", help="Attention data parallelism per replica (aggregated)."),
     ep: int = typer.Option(None, "--ep", help="Expert parallelism per replica (aggregated; divides tp*dp)."),
     pp: int = typer.Option(None, "--pp", help="Pipeline stages per replica (aggregated)."),
-    eplb: int = typer.Option(None, "--eplb", help="EPLB redundant experts (at most experts x (EP - 1); default off; pools take eplb=R)."),
+    eplb: int = typer.Option(None, "--eplb", help="EPLB redundant experts (at most the model's expert count; default off; pools take eplb=R)."),
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
     replicas: int = typer.Option(1, "--replicas", help="Aggregated instances behind the router."),
     prefill: str = typer.Option(None, "--prefill", help='Disaggregated prefill pool, e.g. "tp=4,ep=4,workers=2".'),

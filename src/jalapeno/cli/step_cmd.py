@@ -59,7 +59,7 @@ def step(
                            "1 for dense models)."),
     pp: int = typer.Option(1, "--pp", help="Pipeline stages."),
     eplb: int = typer.Option(None, "--eplb", help="EPLB with this many redundant experts (EP must divide "
-                             "experts + R; at most experts x (EP - 1); default: off)."),
+                             "experts + R; at most the model's expert count; default: off)."),
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
     cp: int = typer.Option(1, "--cp", help="Context parallelism (prefill-only steps: --batch 0 --prefill-tokens N)."),
     batch: int = typer.Option(64, "--batch", "-b", help="Decoding sequences in the step (whole instance)."),

@@ -148,11 +148,20 @@ def validate_layout(layout: Layout, model: ModelSpec, system: System) -> None:
                                    f"has at most {system.max_chips}", "use smaller parallel degrees")
 
 
-def check_eplb(layout: Layout, model: ModelSpec) -> None:
-    """EPLB needs a MoE model, EP > 1, 0 <= R <= E (EP - 1) redundant experts and EP dividing E + R.
+#: most redundant experts per routed expert that EPLB may add (R <= 1 x E; see :func:`check_eplb`)
+EPLB_MAX_PER_EXPERT = 1
 
-    R = E (EP - 1) is full replication (every rank holds all E experts); a larger R would put a
-    second copy of an expert on a rank that holds it, which balances nothing.
+
+def check_eplb(layout: Layout, model: ModelSpec) -> None:
+    """EPLB needs a MoE model, EP > 1, 0 <= R <= E redundant experts and EP dividing E + R.
+
+    R <= E (:data:`EPLB_MAX_PER_EXPERT` replicas per expert on average): EPLB replicates the hottest
+    experts, and published deployments run R/E of 1/8 to 1/4 (DeepSeek-V3 report §3.4: 32
+    redundant experts for 256 in prefill, 64 GPUs of redundant and shared experts in decode;
+    SGLang's large-scale EP recipe ``--ep-num-redundant-experts 32``; TensorRT-LLM's wide-EP
+    recipes 288 slots for 256 experts). R above E (``--eplb 1000`` for 256 experts) stores more
+    replicas than experts, a slip rather than a deployment; it also keeps R below full replication
+    E (EP - 1), past which a rank would hold a second copy of an expert it already has.
 
     Engines spread E + R expert slots evenly over the EP ranks (DeepSeek EPLB: the number of
     replicas must be a multiple of the GPU count; SGLang uses 256 + 32 = 288 slots for EP 12/72).
@@ -169,11 +178,11 @@ def check_eplb(layout: Layout, model: ModelSpec) -> None:
                                    f"{'a dense model has none' if model.moe is None else 'this layout has EP1'}",
                                    "leave EPLB off or use ep >= 2")
     e = model.moe.num_experts
-    if r > e * (layout.ep - 1):  # past it a rank would hold a copy of an expert it already has
-        raise InfeasibleDeployment("eplb", f"{r} redundant experts exceed the {e * (layout.ep - 1)} that "
-                                   f"EP{layout.ep} can place ({e} experts x {layout.ep - 1} other ranks: "
-                                   "at that every rank holds every expert)",
-                                   f"use --eplb {e * (layout.ep - 1)} or fewer (engines run 32 for 256 experts)")
+    most = EPLB_MAX_PER_EXPERT * e
+    if r > most:
+        raise InfeasibleDeployment("eplb", f"{r} redundant experts is more than {model.name}'s {e} experts (EPLB "
+                                   "replicates the hottest; deployments run 32 for 256: DeepSeek-V3 §3.4, SGLang)",
+                                   f"use --eplb {most} or fewer (engines run 32 for 256 experts)")
     if (e + r) % layout.ep:
         ok = -(-(e + r) // layout.ep) * layout.ep - e
         raise InfeasibleDeployment("eplb", f"EP{layout.ep} does not divide {e} experts + {r} redundant = {e + r} slots",
