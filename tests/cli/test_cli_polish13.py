@@ -76,3 +76,19 @@ def test_eplb_far_above_the_expert_count_is_refused_everywhere(capsys):
                      "--batch", "8", "--eplb", "1000"), "--eplb:", "more than deepseek-r1's 256 experts")
     check_error(*run(capsys, "predict", "-s", "gb200-nvl72", "-m", "deepseek-r1", "-c", "64", "--dp", "64", "--ep",
                      "64", "--eplb", "320"), "--eplb:", "320 redundant experts", "--eplb 256 or fewer")
+
+
+def test_agentic_labels_show_their_share(capsys):
+    """kv_tier flipped at 5% of returning sessions with no sign of how close a point was."""
+    args = ("frontier", "-s", "h200", "-m", "llama-3.3-70b", "-w", "agentic:coding-agent")
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    pts = json.loads(out)
+    pts = pts["frontier"]
+    assert all(0 <= p["kv_tier_share"] <= 1 for p in pts)
+    assert all(p["kv_tier_share"] >= 0.05 for p in pts if p["kv_tier"] != "hbm")
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert "KV tier (share of" in out
+    for p in pts:  # the label with its share, as the JSON gives them: "host 66.7%", "hbm 100.0%"
+        assert f"{p['kv_tier']} {p['kv_tier_share']:.1%}" in out

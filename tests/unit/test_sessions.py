@@ -150,3 +150,20 @@ def test_disaggregated_deployment_is_refused(dsr1):
     dep = Deployment(get_precision("fp8"), Pool(Layout(dp=8, ep=8)), prefill=Pool(Layout(tp=8, ep=8)))
     with pytest.raises(SpecError, match="aggregated"):
         sessions_by_batch(model, load_pricer("gb200-nvl72"), dep, CODING, [1.0])
+
+
+def test_kv_tier_share_is_the_labelled_tiers_share_of_returns(dsr1):
+    """Round 13: the labels flip at 5% with no sign of how close a point is; ``kv_tier_share`` is the
+    share of returning sessions the labelled tier serves. By the labels' definitions (module
+    docstring): a tier below HBM is named only at >= 5%, and an ``hbm`` point is spilled (a KV bound
+    named) exactly when HBM serves under 95% of the returns."""
+    model, dep = dsr1
+    pr = load_pricer("gb200-nvl72")
+    fits = sessions_by_batch(model, pr, dep, CODING, [1, 4, 16, 64])
+    assert (fits.kv_tier == "hbm").all() and (fits.kv_tier_share == 1.0).all()  # nothing parked below HBM
+    pts = sessions_by_batch(model, pr, dep, SPILL, [64, 256, 1024, 1e6])
+    assert ((pts.kv_tier_share >= 0) & (pts.kv_tier_share <= 1)).all()
+    deeper = pts.kv_tier != "hbm"
+    assert deeper.any() and (pts.kv_tier_share[deeper] >= 0.05).all()
+    hbm = ~deeper
+    assert np.array_equal(pts.kv_tier_share[hbm] < 0.95, pts.kv_bound[hbm] != "")

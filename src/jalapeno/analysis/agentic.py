@@ -113,6 +113,7 @@ def _point(sw: AgenticSweep, i: int, pricer: Pricer, convention: str) -> dict:
         "task_time_s": float(p.task_time_s[i]), "task_time_p90_s": float(p.task_time_p90_s[i]),
         "ttft_first_turn_s": float(ttft[0]), "ttft_mean_s": float(ttft.mean()), "ttft_last_turn_s": float(ttft[-1]),
         "tpot_s": float(p.tpot_s[i]), "hit_rate": float(p.hit_rate[i]), "kv_tier": str(p.kv_tier[i]),
+        "kv_tier_share": float(p.kv_tier_share[i]),
         "reload_s_per_task": float(p.reload_s_per_task[i]), "link_utilisation": float(p.link_utilisation[i]),
         "bound": str(p.bound[i]), "kv_bound": str(p.kv_bound[i]), "kv_bound_share": float(p.kv_bound_share[i]),
         "limit": str(p.limit[i]),

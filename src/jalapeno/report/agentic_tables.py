@@ -17,11 +17,19 @@ def _min(s) -> str:
     return "-" if s is None or math.isnan(s) else f"{s / 60:.1f}"
 
 
+def _tier(p: dict) -> str:
+    """``kv_tier`` with the share of returning sessions it serves (``host 7%``): the label names
+    the deepest tier serving >= 5%, so the share says how close a point is to the next label."""
+    share = p.get("kv_tier_share")
+    return p["kv_tier"] if share is None else f"{p['kv_tier']} {share:.1%}"
+
+
 def _kv(p: dict) -> str:
+    """``kv_bound`` with the share of task time it costs, and the tier with its share of returns."""
+    tier = f"KV in {_tier(p)} of returns"
     if not p["kv_bound"]:
-        return f"none (KV in {p['kv_tier']})"
-    share = f", {p['kv_bound_share']:.0%} of task" if p["kv_bound_share"] >= 0.005 else ""
-    return f"{p['kv_bound']} (KV in {p['kv_tier']}{share})"
+        return f"none ({tier})"
+    return f"{p['kv_bound']} ({p['kv_bound_share']:.1%} of task; {tier})"
 
 
 def agentic_tables(d: dict) -> list[Table]:
@@ -93,11 +101,12 @@ def agentic_tables(d: dict) -> list[Table]:
 def agentic_frontier_table(points: list[dict], title: str) -> Table:
     """Every frontier point of one system on an agentic workload."""
     t = Table(title=title)
-    for col in ("tasks/h/chip", "task min", "p90 min", "sessions", "TTFT mean s", "TPOT ms", "hit rate", "KV tier",
-                "bound", "KV bound", "deployment"):
+    for col in ("tasks/h/chip", "task min", "p90 min", "sessions", "TTFT mean s", "TPOT ms", "hit rate",
+                "KV tier (share of returns)", "bound", "KV bound (share of task)", "deployment"):
         t.add_column(col, overflow="fold")
     for p in points:
         t.add_row(_f(p["tasks_per_hour_per_chip"], ".2f"), _min(p["task_time_s"]), _min(p["task_time_p90_s"]),
                   _f(p["sessions"], ".0f"), _f(p["ttft_mean_s"], ".2f"), _f(p["tpot_s"] * 1e3, ".1f"),
-                  f"{p['hit_rate']:.1%}", p["kv_tier"], p["bound"], p["kv_bound"] or "-", p["deployment"])
+                  f"{p['hit_rate']:.1%}", _tier(p), p["bound"],
+                  f"{p['kv_bound']} {p['kv_bound_share']:.1%}" if p["kv_bound"] else "-", p["deployment"])
     return t

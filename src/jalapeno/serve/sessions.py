@@ -70,7 +70,9 @@ class SessionPoints:
 
     Units: seconds, tasks/s (the whole deployment). ``ttft_turn_s`` is (N, K): TTFT of each turn.
     ``kv_tier``: the deepest tier serving at least 5% of returning sessions (``hbm``, ``host``,
-    ``ssd``, ``remote``, or ``recompute`` for evicted prefixes); ``kv_bound``: ``""``,
+    ``ssd``, ``remote``, or ``recompute`` for evicted prefixes) and ``kv_tier_share`` the share of
+    returning sessions it serves (for ``hbm``, 1 minus the share served below it: a point is
+    ``kv_capacity:hbm`` below 95%, so 0.96 is one step from flipping); ``kv_bound``: ``""``,
     ``kv_capacity:hbm``, ``reload_link:<link>`` or ``prefill_recompute`` (module docstring), and
     ``kv_bound_share`` the share of task time (or throughput) it costs.
     """
@@ -87,6 +89,7 @@ class SessionPoints:
     recompute_tokens_per_task: np.ndarray
     hit_rate: np.ndarray
     kv_tier: np.ndarray
+    kv_tier_share: np.ndarray
     link_utilisation: np.ndarray
     kv_bound: np.ndarray
     kv_bound_share: np.ndarray
@@ -290,7 +293,7 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
         sessions=X * task, decode_batch=b_u, tasks_per_s=X, task_time_s=task, task_time_p90_s=task + Z90 * sd,
         ttft_turn_s=ttft, tpot_s=tau / a, step_time_s=tau, reload_s_per_task=reload_total,
         recompute_tokens_per_task=(miss * prefix[None, :]).sum(axis=1), hit_rate=hit, kv_tier=tier,
-        link_utilisation=rho, kv_bound=kv_bound, kv_bound_share=share, bound=np.where(fits, bound, "hbm_capacity"),
+        kv_tier_share=w[np.arange(n), deepest], link_utilisation=rho, kv_bound=kv_bound, kv_bound_share=share, bound=np.where(fits, bound, "hbm_capacity"),
         bound_margin=margin, chips=np.full(n, float(lay.chips)), limit=np.full(n, "", dtype=object),
         feasible=fits & ok_link, reason=reason.astype(object))
     out = pts.take(inv)
