@@ -92,3 +92,10 @@ def test_agentic_labels_show_their_share(capsys):
     assert "KV tier (share of" in out
     for p in pts:  # the label with its share, as the JSON gives them: "host 66.7%", "hbm 100.0%"
         assert f"{p['kv_tier']} {p['kv_tier_share']:.1%}" in out
+
+
+def test_simulate_rate_beyond_any_deployment_is_refused(capsys):
+    """``simulate --rate 1e12`` sent every request at t = 0 and reported the queue, without a word."""
+    check_error(*run(capsys, "simulate", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "--rate", "1e12"),
+                "--rate: 1e+12 requests/s is beyond any deployment", "limit 1,000,000",
+                "fix: give the rate in requests per second")

@@ -29,6 +29,10 @@ INFERENCEX_RANGE_RATIO = 0.8
 #: (DESIGN §2.4); a million is 60x past any benchmark, where a result would measure only the
 #: queue in front of the deployment (``predict -c 1e12`` answered 1e11 s of queueing).
 MAX_CONCURRENCY = 1_000_000
+#: Largest open-loop request rate accepted, requests/s. A GB200 NVL72 rack at its InferenceX 1k1k
+#: peak serves ~1e6 tokens/s, about 1,000 requests/s; a million requests/s is 1,000x that, where a
+#: simulation would only queue (``simulate --rate 1e12`` sent every request at t = 0 without a word).
+MAX_RATE_PER_S = 1e6
 
 
 def check_concurrency(values, option: str = "--concurrency") -> None:

@@ -12,7 +12,7 @@ import numpy as np
 from jalapeno.errors import SpecError, UnknownNameError
 from jalapeno.serve.sim.trace import MAX_SPAN_S
 from jalapeno.specs.agentic import AGENTIC_PRESETS, AgenticSpec  # noqa: F401  (re-exported)
-from jalapeno.specs.workload import Workload
+from jalapeno.specs.workload import MAX_RATE_PER_S, Workload
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,11 +62,15 @@ def open_loop_arrivals(n: int, rate_per_s: float, process: str, rng: np.random.G
     (shape 1/cv²); ``burst``: groups of ``burst_size`` simultaneous requests, groups Poisson.
 
     Raises:
-        SpecError / UnknownNameError: non-positive rate, a run spanning over MAX_SPAN_S (serve/sim/trace.py,
-            3 years), unknown process.
+        SpecError / UnknownNameError: non-positive rate, a rate above MAX_RATE_PER_S
+            (specs/workload.py), a run spanning over MAX_SPAN_S (serve/sim/trace.py, 3 years), unknown process.
     """
     if not (rate_per_s > 0 and math.isfinite(rate_per_s)):
         raise SpecError("--rate", f"must be > 0, got {rate_per_s}", "give a request rate in requests/s")
+    if rate_per_s > MAX_RATE_PER_S:
+        raise SpecError("--rate", f"{rate_per_s:g} requests/s is beyond any deployment (limit {MAX_RATE_PER_S:,.0f}; a "
+                        "GB200 NVL72 rack serves ~1,000 requests/s at 1k1k): the run would be only queueing",
+                        "give the rate in requests per second, e.g. --rate 2 (or a concurrency: --concurrency 64)")
     if n / rate_per_s > MAX_SPAN_S:  # --rate 1e-9 simulated 1e12 s of an idle server (14 s of wall time)
         raise SpecError("--rate", f"{n:,} requests at {rate_per_s:g} requests/s span {n / rate_per_s:.3g} s (over "
                         f"{MAX_SPAN_S:.0e} s, 3 years)", "give the rate in requests per SECOND, e.g. --rate 2")
