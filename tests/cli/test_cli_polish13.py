@@ -94,6 +94,25 @@ def test_agentic_labels_show_their_share(capsys):
         assert f"{p['kv_tier']} {p['kv_tier_share']:.1%}" in out
 
 
+def test_top_level_help_reflows_each_command_summary(capsys, monkeypatch):
+    """``jalapeno --help`` kept the docstrings' line breaks: report's line broke after "frontiers with
+    metric," and plan's after "serve a token", each leaving the rest of the line blank."""
+    import typer
+
+    from jalapeno.cli.app import app
+
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = run(capsys, "--help")
+    assert code == 0, err
+    lines = [" ".join(ln.replace("│", " ").split()) for ln in out.splitlines()]
+    assert any("frontiers with metric, power-convention" in ln for ln in lines), out
+    assert any("deployment that serve a token rate" in ln for ln in lines), out
+    # the commands are registered by the run above
+    for name, cmd in typer.main.get_command(app).commands.items():
+        if cmd.short_help is not None:
+            assert "\n" not in cmd.short_help, name
+
+
 def test_simulate_rate_beyond_any_deployment_is_refused(capsys):
     """``simulate --rate 1e12`` sent every request at t = 0 and reported the queue, without a word."""
     check_error(*run(capsys, "simulate", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "--rate", "1e12"),

@@ -67,6 +67,19 @@ def _register() -> None:
 
     explore_cmd.register(app)
     app.command("plan")(plan_cmd.plan)
+    _one_line_summaries(app)
+
+
+def _one_line_summaries(typer_app) -> None:
+    """Each command's line in ``jalapeno --help`` is its docstring's first paragraph reflowed: typer
+    kept the docstring's line breaks there, so ``report`` and ``plan`` broke mid-sentence
+    ("frontiers with metric," / "power-convention and ..."), unlike in their own ``--help``."""
+    import inspect
+
+    for info in typer_app.registered_commands:
+        doc = inspect.getdoc(info.callback) if info.callback is not None else None
+        if info.short_help is None and info.help is None and doc:
+            info.short_help = " ".join(doc.split("\n\n")[0].split())
 
 
 def _flags_without_a_type() -> None:
