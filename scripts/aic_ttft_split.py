@@ -14,7 +14,7 @@ predicted TTFT is split by difference:
 
 It prints, per engine / client / model / mode, the median measured TTFT, the median of each part and
 the error of the prediction with the burst, without it, and without the front end too; at low load (C ≤ 4)
-the measured TTFT against one prompt alone plus the front end; then the share
+the measured TTFT against one prompt alone plus the front end, by precision and system; then the share
 each row needs, w_need = (measured − steady) / (the first wave's mean excess), against the wave's time
 per prompt over the decode step, y = (2·excess/C) / TPOT (2·excess/C: the wave's time per prompt, from
 its mean excess, which is about half the wave for C prompts). ``--what-if`` prices the aggregated rows
@@ -154,7 +154,7 @@ def predict_parts(points) -> pd.DataFrame:
         return DEFAULT_SHARE if w is None else w
 
     meta = pd.DataFrame([{"id": p.id, "system": p.system, "model": p.model, "engine": p.framework.split()[0],
-                          "client": p.client, "mode": p.mode, "isl": p.isl, "osl": p.osl, "conc": p.concurrency,
+                          "client": p.client, "mode": p.mode, "precision": p.precision, "isl": p.isl, "osl": p.osl, "conc": p.concurrency,
                           "share": share(p)} for p in points]).set_index("id")
     return meta.join(base).join(pd.DataFrame(cols))
 
@@ -181,7 +181,7 @@ def main(what_if: bool) -> None:
         "no front": _stat(g.bare / g.m - 1)}), include_groups=False).round(3).to_string())
     low = df[df.conc <= LOW_LOAD]
     print(f"\n== C <= {LOW_LOAD}: measured against one prompt alone plus the front end (medians, s)")
-    print(low.groupby([*keys, "isl"]).apply(lambda g: pd.Series({
+    print(low.groupby([*keys, "precision", "system", "isl"]).apply(lambda g: pd.Series({
         "n": len(g), "measured": g.m.median(), "lone + front": (g.lone + g.front).median(),
         "predicted": g.full.median(), "measured - lone - front": (g.m - g.lone - g.front).median()}),
         include_groups=False).round(3).to_string())
