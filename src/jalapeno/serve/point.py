@@ -238,8 +238,8 @@ def _agg_idle_start(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workl
     """InferenceX's idle start on one aggregated instance with ``users`` (N,) (serve/queueing.py,
     effect 3): the wave's steps carry the budget beside the half of it already decoding (alone on a
     prefill-first engine), weighed by ``efficiency.agg_burst_fraction`` (None: one wave in R,
-    serve/queueing.idle_start); with ``recurring`` and fixed lengths (no MTP) the other waves repeat
-    it (effect 6)."""
+    serve/queueing.idle_start) and the engine's one-off first-wave stall (``efficiency.first_wave_stall_s``)
+    on one wave in R; with ``recurring`` and fixed lengths (no MTP) the other waves repeat it (effect 6)."""
     lay = dep.decode.layout
     budget = float(dep.prefill_budget(lay))
     n = np.maximum(np.asarray(users, dtype=float), 1.0)
@@ -248,9 +248,11 @@ def _agg_idle_start(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workl
     t0, sigma, fill = _linear_prefill(model, pricer, dep, wl, lay, beside, budget)
     waves = first_wave_s(n, wl.mean_isl, budget, t0, sigma)
     extra = fill + frontend_s(pricer.efficiency, wl.mean_isl)
-    out = idle_start_ttft(_ttft_by_key(pts), waves, extra, pricer.efficiency.agg_burst_fraction)
+    stall = pricer.efficiency.first_wave_stall_s
+    out = idle_start_ttft(_ttft_by_key(pts), waves, extra, pricer.efficiency.agg_burst_fraction, stall)
     if recurring and wl.range_ratio >= 1 and dep.mtp is None:  # fixed lengths: the waves recur (effect 6)
-        out = _fixed_cycle(model, pricer, dep, wl, pts, users, (t0, sigma, fill), waves, extra, out)
+        out = _fixed_cycle(model, pricer, dep, wl, pts, users, (t0, sigma, fill), [t + stall for t in waves],
+                           extra, out)
     return _with_ttft(pts, out)
 
 
@@ -299,14 +301,16 @@ def _disagg_idle_start(pricer: Pricer, dep: Deployment, wl: Workload, pts: Servi
     """InferenceX's idle start on the prefill pool: each of its x workers takes users/x (N,) of the
     first wave at once, in steps of t0 + σ·p (``pre``); the KV hand-off and half a decode step
     follow each prompt; the run's mean adds the share ``efficiency.prefill_burst_fraction`` of the
-    wave's excess (None: one wave in R, serve/queueing.idle_start). With ``recurring`` and fixed lengths (no MTP) the other R − 1 waves are
+    wave's excess (None: one wave in R, serve/queueing.idle_start) and the engine's one-off first-wave
+    stall (``efficiency.first_wave_stall_s``) on one wave in R. With ``recurring`` and fixed lengths (no MTP) the other R − 1 waves are
     the locked cycle (serve/queueing.py effect 6, :func:`~jalapeno.serve.queueing.locked_cycle_s`)
     where a worker's wave is shorter than the decode ((OSL − 1)·τ_d); elsewhere the steady queue."""
     budget = float(dep.prefill_budget(dep.prefill.layout))
     n = np.maximum(np.asarray(users, dtype=float) / dep.prefill.workers, 1.0)
     waves = first_wave_s(n, wl.mean_isl, budget, pre.step0_s, pre.per_token_s)
     extra = pre.fill_s + frontend_s(pricer.efficiency, wl.mean_isl) + pts.kv_transfer_s + pts.step_time_s / 2
-    out = idle_start_ttft(_ttft_by_key(pts), waves, extra, pricer.efficiency.prefill_burst_fraction)
+    stall = pricer.efficiency.first_wave_stall_s
+    out = idle_start_ttft(_ttft_by_key(pts), waves, extra, pricer.efficiency.prefill_burst_fraction, stall)
     if recurring and wl.range_ratio >= 1 and dep.mtp is None:
         admitted = np.maximum(n - pts.queue_s * pts.request_rate_per_s / dep.prefill.workers, 1.0)
         cycles = locked_cycle_s(admitted, wl.mean_isl, budget, pre.step0_s, pre.per_token_s)
@@ -315,7 +319,7 @@ def _disagg_idle_start(pricer: Pricer, dep: Deployment, wl: Workload, pts: Servi
         for i, cyc in enumerate(cycles):
             if wave_s[i] >= (wl.mean_osl - 1) * pts.step_time_s[i]:
                 continue  # the worker never idles between waves: the steady queue holds
-            run = run_of_waves(waves[i], cyc + extra[i], float(extra[i]))
+            run = run_of_waves(waves[i] + stall, cyc + extra[i], float(extra[i]))
             for key in out:
                 out[key][i] = run[key] + pts.queue_s[i]
     return _with_ttft(pts, out)

@@ -53,6 +53,9 @@ completions, so later waves arrive close to the steady state (the simulator show
 the test tolerance). Quantile q of the run is the larger of the steady quantile and the
 1 − (1 − q)·R quantile of the first wave (when (1 − q)·R < 1: p99 reads the wave's p90).
 Throughput and the steady concurrency are unchanged (a transient of one wave out of ten).
+An engine's one-off first-wave stall S (Efficiency.first_wave_stall_s; docs/model.md §8.7 (10))
+delays each request of this wave by S: the mean grows by about S/R, the median not at all, the
+tail quantiles whose share (1 − q) is under 1/R read the stalled wave (``idle_start(stall_s=)``).
 **4. The scheduler's poll for new requests (aggregated).** SGLang's ``--scheduler-recv-interval
 n`` reads new requests only every n decode steps (``managers/scheduler_recv_skipper.py``: a decode
 step weighs 1, any other step forces a read). With C ≥ 2 users of a closed loop the scheduler is
@@ -226,7 +229,8 @@ def first_wave_s(prompts, isl: float, budget: float, step0_s, per_token_s) -> li
     return out
 
 
-def idle_start(ttft_ss: dict, waves: list[np.ndarray], extra_s, burst_fraction: float | None = None) -> dict:
+def idle_start(ttft_ss: dict, waves: list[np.ndarray], extra_s, burst_fraction: float | None = None,
+               stall_s=0.0) -> dict:
     """Run-level TTFT (mean and :data:`REQUESTS_PER_USER`-weighted quantiles) after an idle start.
 
     Args:
@@ -236,17 +240,29 @@ def idle_start(ttft_ss: dict, waves: list[np.ndarray], extra_s, burst_fraction: 
         burst_fraction: share w of the counted requests that meet the burst; None = 1/R (one wave
             of R = :data:`REQUESTS_PER_USER`, InferenceX's protocol). A client's fitted share
             (Efficiency.prefill_burst_fraction) where its runs keep bunching (docs/model.md §8.7).
+        stall_s: S, a one-off stall the run's first wave alone meets (Efficiency.first_wave_stall_s;
+            effect 10 of docs/model.md §8.7), s, scalar or (N,): it delays each of the first wave's
+            requests by S, one wave in R whatever ``burst_fraction`` says (a bunching client's later
+            waves find the path warm).
 
     Returns:
-        the same keys: mean + w·mean_k max(0, t_k + extra − mean_ss); quantile q:
-        max(ss_q, wave quantile 1 − (1 − q)/w) where (1 − q)/w < 1, else ss_q.
+        the same keys: mean + w·mean_k max(0, t_k + extra − mean_ss) + (1/R)·mean_k [max(0, t_k +
+        extra + S − mean_ss) − max(0, t_k + extra − mean_ss)] (≈ S/R: the median is untouched);
+        quantile q: the larger of ss_q, the wave quantile 1 − (1 − q)/w where (1 − q)/w < 1 and
+        the stalled wave's quantile 1 − (1 − q)·R where (1 − q)·R < 1.
 
     >>> r = idle_start({None: np.array([1.0]), 0.99: np.array([1.0])}, [np.arange(1.0, 12.0)], 0.0)
     >>> round(float(r[None][0]), 3), round(float(r[0.99][0]), 3)  # 1 + 0.1·mean(0..10); wave p90
     (1.5, 10.0)
+    >>> r = idle_start({None: np.array([1.0]), 0.5: np.array([1.0]), 0.99: np.array([1.0])},
+    ...                [np.arange(1.0, 12.0)], 0.0, stall_s=3.0)
+    >>> [round(float(r[k][0]), 3) for k in (None, 0.5, 0.99)]  # mean + 3/10; median as is; p99: wave p90 + 3
+    [1.8, 1.0, 13.0]
     """
     extra = np.broadcast_to(np.asarray(extra_s, dtype=float), (len(waves),))
+    stall = np.broadcast_to(np.asarray(stall_s, dtype=float), (len(waves),))
     w = 1.0 / REQUESTS_PER_USER if burst_fraction is None else float(burst_fraction)
+    w0 = 1.0 / REQUESTS_PER_USER
     out = {}
     for key, ss in ttft_ss.items():
         ss = np.asarray(ss, dtype=float)
@@ -254,9 +270,15 @@ def idle_start(ttft_ss: dict, waves: list[np.ndarray], extra_s, burst_fraction: 
         for i, t in enumerate(waves):
             w1 = t + extra[i]
             if key is None:
-                adj[i] = ss[i] + float(np.mean(np.maximum(w1 - ss[i], 0.0))) * w
-            elif (1 - key) / w < 1:
+                late = float(np.mean(np.maximum(w1 - ss[i], 0.0)))
+                adj[i] = ss[i] + late * w
+                if stall[i] > 0:
+                    adj[i] += (float(np.mean(np.maximum(w1 + stall[i] - ss[i], 0.0))) - late) * w0
+                continue
+            if (1 - key) / w < 1:
                 adj[i] = max(ss[i], float(np.quantile(w1, 1 - (1 - key) / w)))
+            if stall[i] > 0 and (1 - key) / w0 < 1:
+                adj[i] = max(adj[i], float(np.quantile(w1 + stall[i], 1 - (1 - key) / w0)))
         out[key] = adj
     return out
 

@@ -212,6 +212,9 @@ class Efficiency:
             a calibration split (5 InferenceX H200 SGLang TP8 points at concurrency <= 8) and
             judged on every other measured TTFT (docs/validation.md). A property of the serving
             software, not the chip, so every system gets it.
+        first_wave_stall_s: one-off stall S of a benchmark run's first wave, s (+S/R on its mean TTFT,
+            none on the median; serve/queueing.idle_start). Default 0; set per engine by its stack
+            (SGLang-ROCm 2.24 s: data/stacks.toml, scripts/first_wave_stall.py; docs/model.md §8.7 (10)).
         prefill_burst_fraction, agg_burst_fraction: share in (0, 1] of a disaggregated / aggregated
             run's counted requests that meet the idle-start prefill burst (serve/queueing.idle_start).
             None (default): 1/10, InferenceX's protocol (serve/queueing.REQUESTS_PER_USER). A property
@@ -270,6 +273,7 @@ class Efficiency:
     tp_rank_step_s: float = 0.0
     request_overhead_s: float = 0.15
     prompt_overhead_s_per_token: float = 6.4e-6
+    first_wave_stall_s: float = 0.0
     prefill_burst_fraction: float | None = None
     agg_burst_fraction: float | None = None
     moe_load_skew: float = 1.0
@@ -498,6 +502,7 @@ def _checked(key: str, name: str, v: Any) -> float:
 _UPPER = {"kernel_launch_s": (1e-3, "seconds: 4e-6 is 4 µs"), "collective_launch_s": (1e-3, "seconds"),
           "moe_floor_s": (1e-3, "seconds"), "step_overhead_s": (1.0, "seconds"), "all_to_all_latency_s": (1e-3, "s"),
           "request_overhead_s": (60.0, "seconds"), "prompt_overhead_s_per_token": (1e-3, "seconds per token"),
+          "first_wave_stall_s": (600.0, "seconds"),
           "logits_bytes_per_elem": (8.0, "bytes per element: 2 = BF16, 4 = FP32"),
           "half_rows": (1e6, "rows"), "token_passes": (1e3, "passes"), "moe_load_skew": (100.0, "a multiplier"),
           "torus_congestion": (100.0, "a multiplier"),

@@ -1,0 +1,112 @@
+"""SGLang-ROCm's one-off first-wave stall, from a gfx942 run that published mean, median and p99 TTFT.
+
+The measured MI325X DeepSeek-R1 8k/1k SGLang rows (InferenceX rows 76-80, image v0.5.19, **mean**
+TTFT) sit 0.31-0.48 s above the model at every concurrency (scripts/ttft_offset.py): flat in load.
+A flat offset in a mean has two readings (docs/model.md §12): a per-request constant (mean and
+median alike) or a one-off stall S that the run's first wave alone meets (its C requests of the
+R·C counted, R = serve/queueing.REQUESTS_PER_USER: + S/R on the mean, nothing on the median).
+
+SemiAnalysisAI/InferenceX issue #890 (Klaud-Cold, 2026-03-08; runs 22811630847 and 22811631118)
+published one gfx942 SGLang run with all three statistics: ``dsr1-fp8-mi325x-sglang``, image
+``lmsysorg/sglang:v0.5.9-rocm700-mi30x``, TP8 EP1, 1k/1k, the same client (``--num-warmups 2·C``,
+``--num-prompts 10·C``):
+
+    C = 4: mean 290.9 ms, median 114.9 ms, p99 1,305.4 ms
+    C = 8: mean 418.1 ms, median 118.8 ms, p99 2,611.6 ms
+
+The median is a tenth of a second and the mean 2.5-3.5x it, with a p99 of 1.3-2.6 s: a few requests
+carry the excess — the one-off reading. What the model lacks is the measured mean − median beyond
+its own (its first wave and steady skew, served with no stall), times R:
+
+    S_i = R · [(mean − median)_measured − (mean − median)_model]
+
+This script computes S_i at both points with the deployment of row 76 (MI325X TP8, the same
+``dsr1_fp8_mi325x.sh`` flags; rows 26/34, the v0.5.9 image's, carry no deployment) served with
+InferenceX's 1k/1k workload at C = 4 and 8, and S = their mean — the value
+``first_wave_stall_s`` of the ``sglang-rocm`` profile in data/stacks.toml (its fit split: the two
+issue #890 points; nothing of the validation rows). It then reports, held out, rows 76-80 (a later
+image, 8k prompts) with S = 0 and with S, and the p99 the model gives the issue's points (not fitted).
+
+Run: python scripts/first_wave_stall.py      (seconds; the last line is the value for data/stacks.toml)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from jalapeno.fit.table_lookup import load_any_pricer
+from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, with_stack_mtp
+from jalapeno.fit.validation_run import DEFAULT_POINTS
+from jalapeno.serve.point import serve_at_concurrency
+from jalapeno.serve.queueing import REQUESTS_PER_USER
+from jalapeno.specs.catalog import load_model
+from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO, Workload
+
+#: SemiAnalysisAI/InferenceX issue #890 (Klaud-Cold comment 2026-03-08): concurrency ->
+#: (mean, median, p99) TTFT in s, MI325X TP8 DeepSeek-R1 FP8 1k/1k, SGLang v0.5.9-rocm700-mi30x.
+ISSUE_890 = {4: (0.2909, 0.1149, 1.3054), 8: (0.4181, 0.1188, 2.6116)}
+#: the validation row whose deployment (recipe flags, layout, engine) the issue's runs share
+RECIPE_ROW = "inferencex_points:76"
+#: the issue's workload: 1k/1k, InferenceX's length range
+ISSUE_WORKLOAD = Workload("1k/1k", 1024, 1024, INFERENCEX_RANGE_RATIO)
+#: the held-out rows: MI325X 8k/1k on SGLang v0.5.19 (mean TTFT)
+HELD_OUT = tuple(f"inferencex_points:{r}" for r in (76, 77, 78, 79, 80))
+
+
+def _serve(p, concurrency, stall: float | None, wl=None):
+    """Point ``p``'s deployment at ``concurrency`` (list), with its stack's first-wave stall set to
+    ``stall`` (None: the profile's own)."""
+    stack = point_stack(p)
+    if stall is not None:
+        stack = dataclasses.replace(stack, first_wave_stall_s=stall)
+    pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
+    dep = with_stack_mtp(p.deployment, stack, p.model)
+    return serve_at_concurrency(load_model(p.model), pricer, dep, wl or point_workload(p), list(concurrency))
+
+
+def fitted_stall() -> tuple[float, dict]:
+    """(S, {C: S_C}) from issue #890's two points (module docstring), s."""
+    pts, _ = load_inferencex(DEFAULT_POINTS)
+    recipe = next(p for p in pts if p.id == RECIPE_ROW)
+    cs = sorted(ISSUE_890)
+    run = _serve(recipe, cs, 0.0, ISSUE_WORKLOAD)
+    per = {}
+    for i, c in enumerate(cs):
+        mean, median, _ = ISSUE_890[c]
+        per[c] = REQUESTS_PER_USER * ((mean - median) - (float(run.ttft_s[i]) - float(run.ttft_p50_s[i])))
+    return float(np.mean(list(per.values()))), per
+
+
+def main() -> None:
+    s, per = fitted_stall()
+    pts, _ = load_inferencex(DEFAULT_POINTS)
+    recipe = next(p for p in pts if p.id == RECIPE_ROW)
+    print("fit (issue #890, MI325X 1k/1k v0.5.9): S_C = R x [(mean - median)_measured - (mean - median)_model]")
+    cs = sorted(ISSUE_890)
+    with_s = _serve(recipe, cs, s, ISSUE_WORKLOAD)
+    for i, c in enumerate(cs):
+        mean, median, p99 = ISSUE_890[c]
+        print(f"  C={c}: measured mean {mean:.3f} median {median:.3f} p99 {p99:.3f}; S_C = {per[c]:.3f}; "
+              f"model with S: mean {with_s.ttft_s[i]:.3f} median {with_s.ttft_p50_s[i]:.3f} p99 {with_s.ttft_p99_s[i]:.3f}")
+    print(f"S = mean of S_C = {s:.3f} s")
+    print("held out (rows 76-80, MI325X 8k/1k v0.5.19, mean TTFT): measured | S = 0 (error) | S (error)")
+    errs0, errs1 = [], []
+    for p in pts:
+        if p.id not in HELD_OUT:
+            continue
+        meas = p.measured["ttft_s"]
+        a = float(_serve(p, [p.concurrency], 0.0).ttft_s[0])
+        b = float(_serve(p, [p.concurrency], s).ttft_s[0])
+        errs0.append(a / meas - 1)
+        errs1.append(b / meas - 1)
+        print(f"  row {p.id.split(':')[1]} C={p.concurrency:g}: {meas:.3f} | {a:.3f} ({a / meas - 1:+.1%}) | "
+              f"{b:.3f} ({b / meas - 1:+.1%})")
+    print(f"  median |error| {np.median(np.abs(errs0)):.1%} -> {np.median(np.abs(errs1)):.1%}; "
+          f"bias {np.median(errs0):+.1%} -> {np.median(errs1):+.1%}")
+    print(f"first_wave_stall_s = {s:.2f}")
+
+
+if __name__ == "__main__":
+    main()
