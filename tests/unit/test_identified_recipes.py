@@ -141,6 +141,30 @@ def test_h100_best_row_is_its_entry_and_its_slots_make_the_wait(tmp_path):
     assert identified_config("h100", "deepseek-r1", "dynamo-trt", "fp8", 8192, 1024, 154) is None
 
 
+#: InferenceX-app blog best-gpu-for-dsr1-inference.mdx @2d1d3d65 (public measured row; silent on MTP)
+H100_154 = ("H100,DeepSeek-R1-0528,FP8,dynamo-trt,unspecified (may be MTP),1,8192,1024,154,,,850.1,,39.84,25.1,"
+            "median,8036.0,median,,0.42,2026-02-08,max_throughput_per_gpu,,,blog")
+
+
+def test_a_best_row_silent_on_mtp_takes_the_entries_without_mtp(tmp_path):
+    """nvidia-master.yaml @2767db504, dsr1-fp8-h100-dynamo-trt 8k1k: 154 ran in two 48-GPU entries,
+    ctx2_gen1_dep16_batch8_eplb0_mtp3 (2 DEP16 prefill + 1 DEP16 decode worker, MTP3) and
+    ctx1_gen2_tep16_batch64_eplb0_mtp0 (1 DEP16 prefill + 2 TEP16 decode workers, no MTP). The row does
+    not say which; as the search-space rule reads a silent row (the entries without MTP where any ran
+    its concurrency), it is the best of the entry without MTP alone, and the note says so. A row that
+    states MTP is the MTP entry, identified (one entry left)."""
+    p = _points(tmp_path, H100_154)[0]
+    assert p.mapping == "best_entry@concurrency" and p.deployment is None
+    (d,) = p.candidates
+    assert d.mtp is None and d.chips == 48 and d.max_running == 64
+    assert (d.prefill.workers, d.prefill.layout) == (1, Layout(tp=1, dp=16, ep=16))
+    assert (d.decode.workers, d.decode.layout) == (2, Layout(tp=16, ep=16))
+    assert any("of 2: silent on MTP, the entries without MTP" in n for n in p.notes)
+    q = _points(tmp_path, H100_154.replace("unspecified (may be MTP)", "mtp"))[0]
+    assert q.mapping == "matched" and q.deployment.mtp.draft_tokens == 3
+    assert q.deployment.decode.layout == Layout(tp=1, dp=16, ep=16) and q.deployment.max_running == 8
+
+
 #: InferenceX-app blog best-gpu-for-gptoss120b-inference.mdx @2d1d3d65 (public measured row)
 GPTOSS_2048 = ("GB200 NVL72,gpt-oss-120b,FP4 (MXFP4),dynamo-trt,none,1,1024,1024,2048,,,52495.8,,40.65,24.6,median,"
                "215.6,median,,,2026-01-07,max_throughput_per_gpu,,,blog")

@@ -7,6 +7,10 @@ point's concurrency, the point is validated ``best_entry@concurrency``: each ent
 that concurrency (serve/point.py, with the point's engine profile) and the highest throughput per
 chip is the prediction — the same maximum the measurement took, over the same deployments, rather
 than the model's own frontier (which searches layouts the benchmark never ran).
+
+A point silent on MTP follows the search-space rule (fit/searched.searched_mapping): the entries
+without MTP where any ran its concurrency, the MTP entries only where none without did
+(:func:`silent_mtp_entries`). So a silent row's candidates do not depend on which path maps it.
 """
 
 from __future__ import annotations
@@ -34,6 +38,48 @@ def best_entry(model: ModelSpec, pricer: Pricer, deployments: tuple[Deployment, 
         if bool(r.feasible[0]) and tp > best.get("throughput_per_chip", 0.0):
             best = {"throughput_per_chip": tp, "feasible": True, "reason": "", "entry": dep.label}
     return best
+
+
+def silent_mtp_entries(entries: tuple, uses_mtp: bool | None) -> tuple:
+    """The entries a point may have run given its stated MTP use (``uses_mtp``: True, False, None = silent).
+
+    ``entries`` are published recipe entries (deploy/identified.IdentifiedConfig, ``mtp_draft`` > 0
+    when run with MTP) that ran the point's concurrency. A point that states its MTP use keeps them
+    all (deploy/engines.identified_candidates already filtered by it); a silent one keeps the entries
+    without MTP where any ran, else every entry — the rule the search-space mapping applies to a
+    silent row (fit/searched.searched_mapping, "MTP assumed"), so both paths read one row alike.
+
+    >>> from types import SimpleNamespace as E
+    >>> [e.name for e in silent_mtp_entries((E(name="a", mtp_draft=3), E(name="b", mtp_draft=0)), None)]
+    ['b']
+    >>> [e.name for e in silent_mtp_entries((E(name="a", mtp_draft=3), E(name="c", mtp_draft=1)), None)]
+    ['a', 'c']
+    >>> len(silent_mtp_entries((E(name="a", mtp_draft=3), E(name="b", mtp_draft=0)), True))
+    2
+    """
+    if uses_mtp is not None:
+        return tuple(entries)
+    without = tuple(e for e in entries if not e.mtp_draft)
+    return without or tuple(entries)
+
+
+def entry_candidates(system: str, model: str, framework: str, precision: str, isl: int, osl: int,
+                     concurrency: float | None, spec: str) -> tuple[tuple[Deployment, ...], str]:
+    """(deployments, note) of a best-configuration row that several published entries ran at its
+    concurrency (``best_entry@concurrency``), else ((), ""): deploy/engines.identified_candidates
+    with the row's stated MTP use (``spec``: its ``spec`` cell, ``mtp`` / ``none`` / other = silent),
+    a silent row's narrowed by :func:`silent_mtp_entries`."""
+    from jalapeno.deploy.engines import identified_candidates
+
+    stated = {"mtp": True, "none": False}.get(spec)
+    ran = identified_candidates(system, model, framework, precision, isl, osl, concurrency, stated)
+    kept = silent_mtp_entries(tuple(ran), stated)
+    if len(ran) < 2 or not kept:
+        return (), ""
+    return tuple(c.deployment() for c in kept), (
+        f"best of the {len(kept)} published entries that ran concurrency {concurrency:g}" + (
+            f" (of {len(ran)}: silent on MTP, the entries without MTP, as the search-space rule)"
+            if len(kept) < len(ran) else ""))
 
 
 def with_stack_mtp(dep: Deployment | None, stack, model: str) -> Deployment | None:

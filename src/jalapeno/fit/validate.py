@@ -23,7 +23,8 @@ Each measured point is mapped to a prediction, labelled by how:
   concurrency, up to ``MeasuredPoint.concurrency`` slots: a submission whose engine config is read,
   fit/latency_limits.engine_within_limits).
 - ``best_entry@concurrency``: a best-configuration point whose concurrency several published recipe
-  entries ran; the highest throughput per chip over those entries (fit/entries.py).
+  entries ran; the highest throughput per chip over those entries (fit/entries.py), a point silent on
+  MTP over those without MTP where any ran it (the search-space rule, fit/entries.silent_mtp_entries).
 A row whose system, model, framework, precision, lengths, concurrency (and MTP use, when stated)
 identify one published recipe entry (``[[identified]]`` in data/engines.toml, with its source) is
 ``matched`` with its deployment, MTP, prefill budget and decode ``max_batch`` (the slots beyond which
@@ -50,7 +51,6 @@ import pandas as pd
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
 from jalapeno.deploy.engines import (
     get_recipe,
-    identified_candidates,
     identified_config,
     launch_budget,
     launch_limits,
@@ -60,7 +60,7 @@ from jalapeno.deploy.engines import (
 )
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError
-from jalapeno.fit.entries import best_entry, with_stack_mtp
+from jalapeno.fit.entries import best_entry, entry_candidates, with_stack_mtp
 from jalapeno.fit.ix_cells import bad_cell as _bad_cell
 from jalapeno.fit.ix_cells import context_overrun
 from jalapeno.fit.ix_cells import points_rows
@@ -329,12 +329,11 @@ def load_inferencex(path: str | Path, option: str = "--points") -> tuple[list[Me
                          f"source: {ident.source}")
         if mtp:
             notes.append(f"MTP assumed k={mtp.draft_tokens}, acceptance {mtp.acceptance}")
-        cands = () if dep is not None or r.get("point_type", "") != "max_throughput_per_gpu" else tuple(
-            c.deployment() for c in identified_candidates(system, model, r.get("framework", "").strip(), prec, isl,
-                                                          osl, conc, {"mtp": True, "none": False}.get(spec)))
-        if len(cands) > 1 and meas["throughput_per_chip"]:
+        cands, why = ((), "") if dep is not None or r.get("point_type", "") != "max_throughput_per_gpu" else \
+            entry_candidates(system, model, r.get("framework", "").strip(), prec, isl, osl, conc, spec)
+        if cands and meas["throughput_per_chip"]:
             mapping = "best_entry@concurrency"
-            notes.append(f"best of the {len(cands)} published entries that ran concurrency {conc:g}")
+            notes.append(why)
         elif dep is None and (best_at_c := r.get("point_type", "") == "max_throughput_per_gpu" or not meas["interactivity"]) \
                 and (sm := meas["throughput_per_chip"] and searched_mapping(r, system, model, isl, osl, conc)):
             mapping, cands, notes = sm[0], sm[1], [n for n in notes if not (sm[3] and n.startswith("MTP use"))] + [sm[2]]
