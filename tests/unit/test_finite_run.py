@@ -87,3 +87,49 @@ def test_mlperf_offline_rows_carry_the_submissions_query_counts():
     assert 0.7 < f < 0.95
     fixed = point_workload(p).__class__("fixed", 804, 3736, 1.0)
     assert finite_run_factor(load_model("deepseek-r1"), pricer, p.deployment, fixed, p.queries) == 1.0
+
+
+def test_trtllm_free_fraction_as_memory_fraction_by_hand():
+    """TensorRT-LLM's KV pool is f of the memory free after load: KV = f (M - W - A), so the memory
+    fit's share is m = f + (1 - f)(W + A)/M. DeepSeek-R1 FP8 at attention DP 8, EP 8 (docs/model.md
+    §7's worked table): W = 100.84 GB per chip; A at 4,608 tokens and 216 logit rows per rank:
+    4,608 x (8 x 7,168 + 4 x 18,432) x 2 B + 216 x 129,280 x 4 B; H200 usable 141 GB; f = 0.6 (HPE's
+    kvcache_free_gpu_mem_frac)."""
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.deploy.memory_fit import free_fraction_as_memory_fraction
+    from jalapeno.specs.catalog import load_model, load_system
+    from jalapeno.specs.formats import get_precision
+
+    a = 4608 * (8 * 7168 + 4 * 18432) * 2 + 216 * 129280 * 4
+    want = 0.6 + 0.4 * (100.84e9 + a) / 141e9
+    got = free_fraction_as_memory_fraction(0.6, load_model("deepseek-r1"), load_system("h200"),
+                                           Layout(tp=1, dp=8, ep=8), get_precision("fp8"), 4608, 216)
+    assert got == pytest.approx(want, rel=1e-4)
+    with pytest.raises(SpecError, match="kv_free_fraction"):
+        free_fraction_as_memory_fraction(1.5, load_model("deepseek-r1"), load_system("h200"),
+                                         Layout(tp=1, dp=8, ep=8), get_precision("fp8"), 4608, 216)
+
+
+def test_mlperf_offline_engines_size_the_kv_pool_as_their_configs_say():
+    """HPE H200 Offline: kvcache_free_gpu_mem_frac 0.6 leaves 0.6 x (141 GB - W - A) of KV: fewer than its
+    216 x 8 slots of ~4,800-token contexts fit (each 61 x 576 B per token), so the KV cache, not the slots,
+    caps the running batch; the B200 engines (0.9) hold every slot."""
+    from jalapeno.fit.mlperf import load_mlperf
+    from jalapeno.fit.validate import point_stack, point_workload
+    from jalapeno.fit.table_lookup import load_any_pricer
+    from jalapeno.serve.point import serve_at_concurrency
+    from jalapeno.specs.catalog import load_model
+
+    pts = {p.id: p for p in load_mlperf()[0] if p.mapping == "matched"}
+    h = pts["mlperf51_HPE_HPE_Cray_XD670_H200_SXM_141GBx8_TRT_deepseek-r1_Offline"]
+    kv_bytes = 0.6 * (141e9 - 100.84e9 - 1.32e9) * 0.98  # the pool, less a 2% margin for the activations' share
+    per_seq = 4800 * 61 * 576
+    assert h.deployment.memory_fraction < 0.96
+    r = serve_at_concurrency(load_model("deepseek-r1"), load_any_pricer("h200", "calibrated", stack=point_stack(h)),
+                             h.deployment, point_workload(h), [h.concurrency])
+    assert str(r.limit[0]).startswith("kv_capacity") and r.decode_batch[0] < 216 * 8
+    assert r.decode_batch[0] == pytest.approx(8 * kv_bytes / per_seq, rel=0.15)
+    b = pts["mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Offline"]
+    rb = serve_at_concurrency(load_model("deepseek-r1"), load_any_pricer("b200", "calibrated", stack=point_stack(b)),
+                              b.deployment, point_workload(b), [b.concurrency])
+    assert rb.decode_batch[0] == pytest.approx(512 * 8, rel=0.01)

@@ -29,6 +29,7 @@ from jalapeno.deploy.engine_layout import expert_bytes, expert_layout
 from jalapeno.deploy.engine_memory import EngineMemory
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.sharding import sharding
+from jalapeno.errors import SpecError
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.hardware import System
@@ -470,3 +471,27 @@ def engine_memory_breakdown(model: ModelSpec, system: System, layout: Layout, pr
             "sampler_rows": engine.sampler_rows(), "max_num_batched_tokens": engine.max_num_batched_tokens,
             "max_model_len": vllm_max_model_len(model, layout, precision, pool, engine.max_num_batched_tokens)
             if pool > 0 else 0}
+
+
+def free_fraction_as_memory_fraction(free_fraction: float, model: ModelSpec, system: System, layout: Layout,
+                                     precision: Precision, tokens_per_rank: float, rows_per_rank: float) -> float:
+    """An engine's KV share f of the memory free after load as a deployment ``memory_fraction`` m.
+
+    TensorRT-LLM gives its KV pool f of the GPU memory free once the weights are loaded and its
+    profiling step (``max_num_tokens``) has run (NVIDIA/TensorRT-LLM docs, "How to Change KV Cache
+    Behavior": "The default for free_gpu_memory_fraction is 0.9, which means TensorRT LLM will try to
+    allocate 90% of free GPU memory for KV cache"): KV = f·(M − W − A). :func:`memory_fit` leaves
+    KV = m·M − W − A, so m = f + (1 − f)·(W + A)/M (capped at 1): M the chip's usable HBM, W the
+    weights per chip (:func:`weight_bytes_per_chip`), A the activations of a step of
+    ``tokens_per_rank`` tokens and ``rows_per_rank`` logit rows per attention rank
+    (:func:`activation_bytes_per_chip`).
+
+    Raises:
+        SpecError: ``free_fraction`` outside (0, 1].
+    """
+    if isinstance(free_fraction, bool) or not isinstance(free_fraction, (int, float)) or not 0 < free_fraction <= 1:
+        raise SpecError("kv_free_fraction", f"must be in (0, 1], got {free_fraction!r}",
+                        "give the engine's free_gpu_memory_fraction, e.g. 0.9 (TensorRT-LLM's default)")
+    used = weight_bytes_per_chip(model, layout, precision, 0, system) + float(
+        activation_bytes_per_chip(model, layout, tokens_per_rank * layout.dp, rows_per_rank * layout.dp))
+    return min(free_fraction + (1 - free_fraction) * used / system.chip.hbm_usable_bytes, 1.0)

@@ -224,6 +224,8 @@ class SubmittedEngine:
     moe_backend: str | None = "wideep"
     #: Offline: the run's ``samples_per_query`` (all GPUs), issued at once; its drain is priced (0: not read)
     queries: int = 0
+    #: runtime ``kvcache_free_gpu_mem_frac``: the KV pool's share of the memory left after load (None: not read)
+    kv_free_fraction: float | None = None
 
     @property
     def instance_chips(self) -> int:
@@ -241,20 +243,26 @@ _DSR1_CFG = "inference_results_v5.1 @965182b closed/{}/configs/{}/Offline/deepse
 #: GB200). Keyed by result id (:func:`_result_key`).
 MLPERF_ENGINES = {
     "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Offline":
-        SubmittedEngine(512, 4608, _DSR1_CFG.format("NVIDIA", "B200-SXM-180GBx8"), queries=26328),
+        SubmittedEngine(512, 4608, _DSR1_CFG.format("NVIDIA", "B200-SXM-180GBx8"), queries=26328,
+                        kv_free_fraction=0.9),
     "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1_Offline":
-        SubmittedEngine(512, 4608, _DSR1_CFG.format("Google", "B200-SXM-180GBx8"), queries=26328),
+        SubmittedEngine(512, 4608, _DSR1_CFG.format("Google", "B200-SXM-180GBx8"), queries=26328,
+                        kv_free_fraction=0.9),
     "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_deepseek-r1_Offline":
-        SubmittedEngine(512, 4608, _DSR1_CFG.format("NVIDIA", "GB200-NVL72_GB200-186GB_aarch64x72"), queries=26328 * 8),
+        SubmittedEngine(512, 4608, _DSR1_CFG.format("NVIDIA", "GB200-NVL72_GB200-186GB_aarch64x72"), queries=26328 * 8,
+                        kv_free_fraction=0.9),
     "mlperf51_HPE_HPE_Cray_XD670_H200_SXM_141GBx8_TRT_deepseek-r1_Offline":
-        SubmittedEngine(216, 4608, _DSR1_CFG.format("HPE", "HPE_Cray_XD670_H200_SXM_141GBx8"), queries=26328),
+        SubmittedEngine(216, 4608, _DSR1_CFG.format("HPE", "HPE_Cray_XD670_H200_SXM_141GBx8"), queries=26328,
+                        kv_free_fraction=0.6),
 }
 
 
-def submitted_deployment(engine: SubmittedEngine, precision: str, chips: int):
+def submitted_deployment(engine: SubmittedEngine, precision: str, chips: int, model=None, system=None):
     """The :class:`~jalapeno.deploy.deployment.Deployment` of a :class:`SubmittedEngine` on
     ``chips`` GPUs (chips / instance_chips instances) and the whole deployment's concurrency with
-    every slot filled (batch per rank x attention ranks x instances).
+    every slot filled (batch per rank x attention ranks x instances). With ``model`` and ``system``
+    (a ModelSpec and a System) and the engine's ``kv_free_fraction``, its KV pool is sized as
+    TensorRT-LLM sizes it (deploy/memory_fit.free_fraction_as_memory_fraction).
 
     >>> dep, conc = submitted_deployment(MLPERF_LIMIT_ENGINES[
     ...     "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Server"], "fp8-tensor", 8)
@@ -272,9 +280,15 @@ def submitted_deployment(engine: SubmittedEngine, precision: str, chips: int):
     if chips % n:
         raise SpecError("num_chips", f"{chips} GPUs is not a whole number of {n}-GPU instances",
                         f"give the submission's GPU count ({n} per instance)")
-    dep = Deployment(get_precision(precision), Pool(Layout(tp=engine.tp, dp=engine.dp, ep=engine.ep),
-                                                    workers=chips // n, moe_backend=engine.moe_backend),
-                     max_running=engine.batch_per_rank, max_tokens_per_step=engine.tokens_per_step, budget_per="rank")
+    from jalapeno.deploy.memory_fit import free_fraction_as_memory_fraction
+
+    lay = Layout(tp=engine.tp, dp=engine.dp, ep=engine.ep)
+    frac = None if engine.kv_free_fraction is None or model is None or system is None else \
+        free_fraction_as_memory_fraction(engine.kv_free_fraction, model, system, lay, get_precision(precision),
+                                         engine.tokens_per_step, engine.batch_per_rank)
+    dep = Deployment(get_precision(precision), Pool(lay, workers=chips // n, moe_backend=engine.moe_backend),
+                     max_running=engine.batch_per_rank, max_tokens_per_step=engine.tokens_per_step, budget_per="rank",
+                     memory_fraction=frac)
     return dep, float(engine.batch_per_rank * engine.dp * (chips // n))
 
 
@@ -393,6 +407,8 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
     Raises:
         SpecError: missing file, a missing column, an unknown ``server_mapping`` or a non-bool ``declared_fusion``.
     """
+    from jalapeno.specs.catalog import load_model, load_system
+
     if not isinstance(declared_fusion, bool):
         raise SpecError("declared_fusion", f"must be True or False, got {declared_fusion!r}",
                         "pass True to price the rows' declared gemm_allreduce_plugin, else False")
@@ -451,7 +467,8 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
                 "ttft_s": ttft / 1e3 if ttft else None}
         dep, conc = None, None
         if scenario == "Offline" and key in MLPERF_ENGINES:
-            dep, conc = submitted_deployment(MLPERF_ENGINES[key], prec, int(chips))
+            dep, conc = submitted_deployment(MLPERF_ENGINES[key], prec, int(chips), load_model(lengths.model),
+                                             load_system(system))
             mapping = "matched"
         elif scenario == "Offline":
             mapping = "frontier_peak"
@@ -500,6 +517,7 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
 
 
 _LIMITED = ("frontier@limits", "frontier@tpot_limit", "matched@limits")
+
 
 
 def _num(s) -> float | None:

@@ -97,7 +97,8 @@ def finite_run_factor(model, pricer, dep, wl, queries: float, points: int = 24) 
     of workload ``wl`` issued at once (whole deployment: split evenly over its instances). The step
     time at B running is the closed loop's mean TPOT at concurrency B per instance
     (serve/point.serve_at_concurrency) on a geometric grid of ``points`` batches from 1 to the
-    slots. 1.0 for fixed lengths (``wl.spread`` None: synchronised waves, no drain).
+    slots. S is the requests running with every slot taken (fewer than the slots where the KV cache
+    caps them). 1.0 for fixed lengths (``wl.spread`` None: synchronised waves, no drain).
 
     Raises:
         SpecError: a deployment without ``max_running`` or with a prefill pool, or
@@ -118,4 +119,8 @@ def finite_run_factor(model, pricer, dep, wl, queries: float, points: int = 24) 
     ok = res.feasible & np.isfinite(res.tpot_s) & (res.tpot_s > 0)
     if not ok[-1]:
         return 1.0
-    return drain_factor(wl.spread.osl_tokens, queries / inst, slots, grid[ok], res.tpot_s[ok])
+    # the requests that run with every slot taken: fewer than the slots where the KV cache caps them
+    run = min(float(res.decode_batch[-1]), slots)  # decode_batch: per instance
+    keep = ok & (grid < run * (1 - 1e-9))
+    return drain_factor(wl.spread.osl_tokens, queries / inst, run, np.append(grid[keep], run),
+                        np.append(res.tpot_s[keep], res.tpot_s[-1]))
