@@ -118,3 +118,16 @@ def test_simulate_rate_beyond_any_deployment_is_refused(capsys):
     check_error(*run(capsys, "simulate", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "--rate", "1e12"),
                 "--rate: 1e+12 requests/s is beyond any deployment", "limit 1,000,000",
                 "fix: give the rate in requests per second")
+
+
+@pytest.mark.parametrize(("extra", "named"), [(("--tp", "8"), "--tp"), (("--replicas", "3"), "--replicas"),
+                                              (("--tp", "8", "--eplb", "0"), "--tp/--eplb")])
+def test_simulate_refuses_aggregated_options_beside_pools(capsys, extra, named):
+    """simulate --tp 8 (or --replicas 3) with --prefill/--decode ran the pools and dropped the option
+    without a word; predict refused the same with all five options named, whichever was given."""
+    args = ("-s", "h200", "-m", "llama-3.3-70b", "--prefill", "tp=8", "--decode", "tp=8")
+    check_error(*run(capsys, "simulate", *args, "-c", "4", "--requests", "20", *extra),
+                f"error: {named}: aggregated layout option given with --prefill/--decode", "in the pools")
+    if "--replicas" not in extra:
+        check_error(*run(capsys, "predict", *args, "-c", "4", *extra), f"error: {named}: aggregated layout option")
+

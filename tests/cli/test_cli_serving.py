@@ -312,7 +312,7 @@ def test_usage_error_hint_names_the_command_not_an_option(capsys):
 @pytest.mark.parametrize("args, words", [
     (["--prefill", "", "--decode", "tp=8"], ("--prefill", "empty pool")),
     (["--prefill", "tp=4,tp=8", "--decode", "tp=8"], ("--prefill tp", "twice")),
-    (["--tp", "8", "--prefill", "tp=4", "--decode", "tp=8"], ("--tp/--dp/--ep/--pp",)),
+    (["--tp", "8", "--prefill", "tp=4", "--decode", "tp=8"], ("--tp:", "aggregated layout option", "tp= in the pools")),
     (["--tp", "8", "--mtp", "100000", "--mtp-acceptance", "0.7"], ("mtp", "beyond 16")),
     (["--tp", "8", "-m", "llama-3.3-70b", "--mtp", "3", "--mtp-acceptance", "0.7"], ("mtp", "no mtp module")),
 ])

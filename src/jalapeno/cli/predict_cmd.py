@@ -125,9 +125,7 @@ def predict(
                         'pass both --prefill "tp=..,workers=.." and --decode "..", or neither')
     note = ""
     if prefill is not None:
-        if any(v is not None for v in (tp, dp, ep, pp, eplb)):
-            raise SpecError("--tp/--dp/--ep/--pp/--eplb", "aggregated layout options given with --prefill/--decode",
-                            'put the layouts in the pools, e.g. --decode "dp=8,ep=8,eplb=32,workers=1"')
+        refuse_aggregated_options({"--tp": tp, "--dp": dp, "--ep": ep, "--pp": pp, "--eplb": eplb})
         dec, pre = parse_pool(decode, "--decode"), parse_pool(prefill, "--prefill")
         check_pool(dec, "--decode", m, s)
         check_pool(pre, "--prefill", m, s)
@@ -202,6 +200,23 @@ def _check_engine_pool(m, s, dep, memory_fraction) -> None:
                 f"{b['torch_peak'] / gib:.2f} - non-torch {b['non_torch'] / gib:.2f}",
                 "raise --memory-fraction, lower --max-running or --max-tokens-per-step (they size the "
                 "profiling run), or shard wider")
+
+
+def refuse_aggregated_options(given: dict) -> None:
+    """Refuse aggregated-layout options given beside --prefill/--decode pools, which they would not change.
+
+    Args:
+        given: option -> value (None = not given), e.g. ``{"--tp": 8, "--replicas": None}``.
+
+    Raises:
+        SpecError: naming the options given (simulate ignored them without a word; predict named all five).
+    """
+    named = [opt for opt, v in given.items() if v is not None]
+    if named:
+        keys = ", ".join(f"{o.removeprefix('--')}=" for o in named if o != "--replicas")
+        pools = f"put {keys} in the pools" if keys else "count instances with workers= in the pools"
+        raise SpecError("/".join(named), "aggregated layout option given with --prefill/--decode, which it would not "
+                        "change", f'{pools}, e.g. --decode "dp=8,ep=8,eplb=32,workers=1", or drop --prefill/--decode')
 
 
 def aggregated_layout(m, pr, prec, given: tuple, memory_fraction):

@@ -43,7 +43,7 @@ def simulate(
     pp: int = typer.Option(None, "--pp", help="Pipeline stages per replica (aggregated)."),
     eplb: int = typer.Option(None, "--eplb", help="EPLB redundant experts (at most the model's expert count; default off; pools take eplb=R)."),
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
-    replicas: int = typer.Option(1, "--replicas", help="Aggregated instances behind the router."),
+    replicas: int = typer.Option(None, "--replicas", help="Aggregated instances behind the router (default 1)."),
     prefill: str = typer.Option(None, "--prefill", help='Disaggregated prefill pool, e.g. "tp=4,ep=4,workers=2".'),
     decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "dp=8,ep=8,workers=1".'),
     mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
@@ -141,6 +141,9 @@ def simulate(
     mt = _mtp(mtp, mtp_acceptance)
     note = ""  # the layout note of an aggregated run without a given layout
     if prefill is not None:
+        from jalapeno.cli.predict_cmd import refuse_aggregated_options
+
+        refuse_aggregated_options({"--tp": tp, "--dp": dp, "--ep": ep, "--pp": pp, "--eplb": eplb, "--replicas": replicas})
         dec = parse_pool(decode, "--decode")
         check_pool(dec, "--decode", m, s)
         check_pool(parse_pool(prefill, "--prefill"), "--prefill", m, s)
@@ -148,6 +151,7 @@ def simulate(
         dep = Deployment(prec, dec, prefill=parse_pool(prefill, "--prefill"), mtp=mt,
                          memory_fraction=memory_fraction, overlap=overlap, **lim)
     else:
+        replicas = 1 if replicas is None else replicas
         if replicas < 1:
             raise SpecError("--replicas", f"must be >= 1, got {replicas}", "give a positive number of instances")
         from jalapeno.cli.predict_cmd import aggregated_layout
