@@ -131,3 +131,16 @@ def test_simulate_refuses_aggregated_options_beside_pools(capsys, extra, named):
     if "--replicas" not in extra:
         check_error(*run(capsys, "predict", *args, "-c", "4", *extra), f"error: {named}: aggregated layout option")
 
+
+@pytest.mark.parametrize(("args", "words"), [
+    (("step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "--json", "nope"),
+     ["error: --json: is an on/off flag and takes no value, got 'nope'", "write --json alone"]),
+    (("predict", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "-c", "4", "--fixed-lengths", "yes"),
+     ["error: --fixed-lengths: is an on/off flag", "got 'yes'", "jalapeno predict --help"]),
+    (("hardware", "show", "h200", "extra"), ["error: 'extra': an argument this command does not take",
+                                             "jalapeno hardware show --help"]),
+])
+def test_a_word_after_a_flag_names_the_flag(capsys, args, words):
+    """'Got unexpected extra argument(s) (nope)' named the word, not the flag it was typed after."""
+    check_error(*run(capsys, *args), *words)
+

@@ -127,7 +127,8 @@ def main(argv: list[str] | None = None) -> None:
                 sys.exit(0)
             _, words = _command(sys.argv[1:] if argv is None else argv)  # `models list`, not `models`
             helps = f"see `{' '.join(['jalapeno', *words, '--help'])}`"
-            typed = _option_value_error(e, helps)
+            typed = _option_value_error(e, helps) or _extra_argument_error(e, sys.argv[1:] if argv is None else argv,
+                                                                            helps)
             if typed is not None:
                 print(f"error: {typed}", file=sys.stderr)
                 sys.exit(e.exit_code)
@@ -315,6 +316,26 @@ def _option_value_error(e: Exception, helps: str) -> str | None:
     if kind.startswith(("float", "decimal")):
         return f"{opt}: {problem}. Fix: give {opt} {_EXAMPLES.get(opt, 'a number such as 0.5 or 1e6')} ({helps})"
     return f"{opt}: {problem}. Fix: {helps}"
+
+
+def _extra_argument_error(e: Exception, argv: list[str], helps: str) -> str | None:
+    """An unexpected extra argument in the project's words, or None for other errors.
+
+    click said "Got unexpected extra argument(s) (nope)" for ``--json nope`` or ``--fixed-lengths yes``,
+    naming the word but not the option it was meant for: a word right after an on/off flag is that
+    flag's value, which a flag does not take.
+    """
+    m = re.match(r"Got unexpected extra argument(?:\(s\)|s)? \((.*)\)", e.format_message())
+    if m is None:
+        return None
+    extras = m.group(1).split()
+    flags = _flags(_command(argv)[0])
+    for i, a in enumerate(argv[:-1]):
+        if a in flags and argv[i + 1] in extras:
+            return (f"{a}: is an on/off flag and takes no value, got {argv[i + 1]!r}. Fix: write {a} alone "
+                    f"(leave it out for off), or give {argv[i + 1]!r} to the option meant ({helps})")
+    return (f"{extras[0]!r}: an argument this command does not take. Fix: give it after the option it belongs "
+            f"to, or drop it ({helps})")
 
 
 def _click_exception() -> type:
