@@ -144,3 +144,8 @@ def test_a_word_after_a_flag_names_the_flag(capsys, args, words):
     """'Got unexpected extra argument(s) (nope)' named the word, not the flag it was typed after."""
     check_error(*run(capsys, *args), *words)
 
+
+def test_a_huge_context_prints_as_a_number_not_float_digits(capsys):
+    """--context 1e23 typed in digits printed as 99999999999999991611392 tokens."""
+    check_error(*run(capsys, "step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "--batch", "4", "--context",
+                     "99999999999999999999999"), "--context: 1e+23 tokens exceed llama-3.3-70b's context of 131072")

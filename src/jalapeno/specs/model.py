@@ -176,14 +176,17 @@ class ModelSpec:
         """
         from jalapeno.specs.model_plausibility import MAX_CONTEXT_TOKENS
 
-        if not self.max_context and tokens > MAX_CONTEXT_TOKENS:
-            raise SpecError(field, f"{what or f'{tokens:.0f} tokens'} is beyond any model's context (at most "
+        unknown = not self.max_context and tokens > MAX_CONTEXT_TOKENS
+        if not unknown and not (self.max_context and tokens > self.max_context):
+            return
+        # 1e23 typed as digits printed as 99999999999999991611392 (a float's .0f): past 1e15, 3 digits
+        what = what or (f"{tokens:.0f} tokens" if tokens < 1e15 else f"{tokens:.3g} tokens")
+        if unknown:
+            raise SpecError(field, f"{what} is beyond any model's context (at most "
                             f"{MAX_CONTEXT_TOKENS:,} accepted; {self.name}'s config gives no max_position_embeddings)",
                             fix or "use shorter requests, or add max_position_embeddings to the config")
-        if self.max_context and tokens > self.max_context:
-            raise SpecError(field, f"{what or f'{tokens:.0f} tokens'} exceed {self.name}'s context of "
-                            f"{self.max_context} tokens (max_position_embeddings)",
-                            fix or "use shorter requests or a model with a longer context")
+        raise SpecError(field, f"{what} exceed {self.name}'s context of {self.max_context} tokens "
+                        "(max_position_embeddings)", fix or "use shorter requests or a model with a longer context")
 
     # ---- per-module parameter counts (elements) ------------------------------------------
     @property
