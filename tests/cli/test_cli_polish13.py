@@ -149,3 +149,14 @@ def test_a_huge_context_prints_as_a_number_not_float_digits(capsys):
     """--context 1e23 typed in digits printed as 99999999999999991611392 tokens."""
     check_error(*run(capsys, "step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "--batch", "4", "--context",
                      "99999999999999999999999"), "--context: 1e+23 tokens exceed llama-3.3-70b's context of 131072")
+
+
+def test_agentic_sweeps_bound_eplb_too(capsys):
+    """The agentic sweep (compare/frontier -w agentic:...) took --eplb 100000 without a word: the
+    bound lived in the fixed-length sweep only."""
+    check_error(*run(capsys, "frontier", "-s", "gb200-nvl72", "-m", "deepseek-r1", "-w", "agentic:coding-agent",
+                     "--eplb", "1000", "--routing", "measured"),
+                "--eplb: 1000 redundant experts is more than deepseek-r1's 256 experts", "--eplb 256 or fewer")
+    check_error(*run(capsys, "compare", "-m", "deepseek-r1", "-w", "agentic:coding-agent", "--systems", "gb200-nvl72",
+                     "--eplb", "100000", "--html", ""), "--eplb: 100000 redundant experts")
+

@@ -18,7 +18,7 @@ import numpy as np
 
 from jalapeno.analysis import compare as cmp
 from jalapeno.analysis.power_cost import power_w_per_chip
-from jalapeno.analysis.sweep import SweepOptions, aggregated_layouts
+from jalapeno.analysis.sweep import SweepOptions, aggregated_layouts, check_sweep_eplb
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.sharding import has_ep_all_to_all
@@ -59,6 +59,7 @@ def sweep_agentic(model: ModelSpec, pricer: Pricer, spec: AgenticSpec, precision
     """
     check_pricer(pricer, "sweep_agentic")
     opt = options or SweepOptions(serving="agg")
+    check_sweep_eplb(opt.eplb, model)  # --eplb 100000 was accepted here without a word
     parts, deps, idx = [], [], []
     batches = np.asarray(BATCHES)
     factor = opt.max_stage_factor

@@ -202,6 +202,25 @@ def with_eplb(layouts: list[Layout], model: ModelSpec, redundant: int | None) ->
     return out
 
 
+def check_sweep_eplb(eplb: int | None, model: ModelSpec) -> None:
+    """A sweep's ``--eplb`` R against the model: at most E (deploy/layout.check_eplb), or the sweeps'
+    default ``EPLB_REDUNDANT`` for fewer experts (Mixtral's 8: its uniform router gets no EPLB twins).
+    The fixed-length sweep and the agentic one (analysis/agentic.sweep_agentic) both call it.
+
+    Raises:
+        SpecError: naming ``--eplb``, the model's expert count and the largest R accepted.
+    """
+    # R <= E (deploy/layout.check_eplb); the sweeps' default 32 stays allowed for fewer experts (Mixtral's 8):
+    # those routers are uniform, so the sweep makes no EPLB twins of them (with_eplb)
+    most = None if model.moe is None else max(EPLB_MAX_PER_EXPERT * model.moe.num_experts, EPLB_REDUNDANT)
+    if eplb is not None and most is not None and eplb > most:
+        default = " (or the sweeps' default 32)" if most > model.moe.num_experts else ""
+        raise SpecError("--eplb", f"{eplb} redundant experts is more than {model.name}'s "
+                        f"{model.moe.num_experts} experts{default}; EPLB replicates the hottest experts, and "
+                        "deployments run 32 for 256 (DeepSeek-V3 §3.4, SGLang)",
+                        f"use --eplb {most} or fewer (engines run 32 for 256 experts), or --eplb off")
+
+
 def aggregated_layouts(model: ModelSpec, system: System, precision: Precision, eff: Efficiency,
                        factor: int = 4, eplb: int | None = None, memory_fraction: float | None = None) -> list[Layout]:
     """Valid aggregated layouts whose weights fit in the engine's share of HBM (with EPLB twins,
@@ -303,15 +322,7 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
         if not isinstance(obj, kind):
             raise SpecError(f"sweep: {name}", f"expected a {kind.__name__}, got {type(obj).__name__}", f"pass {fix}")
     check_mtp(opt.mtp, model)
-    # R <= E (deploy/layout.check_eplb); the sweeps' default 32 stays allowed for fewer experts (Mixtral's 8):
-    # those routers are uniform, so the sweep makes no EPLB twins of them (with_eplb)
-    most = None if model.moe is None else max(EPLB_MAX_PER_EXPERT * model.moe.num_experts, EPLB_REDUNDANT)
-    if opt.eplb is not None and most is not None and opt.eplb > most:
-        default = " (or the sweeps' default 32)" if most > model.moe.num_experts else ""
-        raise SpecError("--eplb", f"{opt.eplb} redundant experts is more than {model.name}'s "
-                        f"{model.moe.num_experts} experts{default}; EPLB replicates the hottest experts, and "
-                        "deployments run 32 for 256 (DeepSeek-V3 §3.4, SGLang)",
-                        f"use --eplb {most} or fewer (engines run 32 for 256 experts), or --eplb off")
+    check_sweep_eplb(opt.eplb, model)
     check_pricer(pricer, "sweep")
     system, eff = pricer.system, pricer.efficiency
     check_precision(precision, model, system.chip)
