@@ -160,3 +160,14 @@ def test_agentic_sweeps_bound_eplb_too(capsys):
     check_error(*run(capsys, "compare", "-m", "deepseek-r1", "-w", "agentic:coding-agent", "--systems", "gb200-nvl72",
                      "--eplb", "100000", "--html", ""), "--eplb: 100000 redundant experts")
 
+
+def test_explore_names_the_key_out_of_range_not_a_derived_partner(capsys, tmp_path):
+    """A rack bandwidth range of 300,000-400,000 GB/s (MB/s typed as GB/s) was reported as
+    'derived.chip.hbm_capacity_gib: usable 216.0 GiB exceeds nominal 144.0 GiB': trying each key
+    alone blamed the first derived key that fails without its partner (hbm_usable_gib)."""
+    text = (resources.files("jalapeno").parent.parent / "examples" / "explore_700w.toml").read_text()
+    assert "low = 300\nhigh = 1200" in text
+    space = tmp_path / "space.toml"
+    space.write_text(text.replace("low = 300\nhigh = 1200", "low = 300000\nhigh = 400000", 1))
+    check_error(*run(capsys, "explore", str(space), "--trials", "2"), "levels.tray.bandwidth_gb_per_s",
+                "outside the plausible range 0.1-50000 gb/s")

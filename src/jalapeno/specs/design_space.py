@@ -335,8 +335,11 @@ def _check_keys(space: DesignSpace, where: str) -> None:
     try:
         with_overrides(base, overrides, where=f"{where}: params")
     except SpecError as whole:
+        # the key the whole failed on (a plausibility range writes a level as levels[rack].x): named first, before
+        # trying keys alone, where a derived key fails without its partner (hbm_capacity without hbm_usable)
+        failed = re.sub(r"\[([^\]]+)\]", r".\1", whole.field)
         for key, _ in overrides:  # a key the system does not have: named as is (alone, another key could fail first)
-            if whole.field.endswith(f": {key}"):
+            if failed.endswith(f": {key}"):
                 table = "derived" if key in space.derived else "params"
                 raise SpecError(f"{where}: {table}.{key}", whole.problem, whole.fix) from None
         for key, value in overrides:  # name the key at fault where one alone is
