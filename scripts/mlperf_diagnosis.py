@@ -10,7 +10,9 @@ no MTP) at the run's load (Little's law), step by step: fixed mean lengths, the 
 the TensorRT-LLM release the submission built (fit/mlperf.MLPERF_TRTLLM_RELEASE), and the expert
 popularity of natural text (MLPerf's prompts are real; specs/routing.py, not applied in validation). Last, the
 same engine's published throughput on the same length mix (TensorRT-LLM tech blog 10) bounds what
-attention-DP imbalance can explain. The same engine shape outside MLPerf (:func:`published_engine_check`):
+attention-DP imbalance can explain. The engine's decode step measured against the model's at the same
+running batch (:func:`step_residuals`): five runs of 2025 aggregated attention-DP TensorRT-LLM (the two B200
+Server runs, the B200 Offline run, NVIDIA's trtllm-bench B200 and H200 runs) leave 23-31 ms per step unpriced. The same engine shape outside MLPerf (:func:`published_engine_check`):
 NVIDIA's own trtllm-bench max-throughput figures for DeepSeek-R1 (attention DP 8, EP 8, 128-896
 sequences per rank, fixed 1K/2K lengths) served by the model at their published engine limits,
 which no other validation source covers (InferenceX's aggregated DeepSeek-R1 rows run SGLang at <= 64
@@ -203,6 +205,58 @@ def diagnosis() -> dict:
             "full": full, "steps": steps, "blog_gpu": BLOG10_TPS / BLOG10_GPUS, "blog_sol_gpu": BLOG10_SOL_TPS / BLOG10_GPUS}
 
 
+#: The B200 Server runs of NVIDIA's and Google's DeepSeek-R1 engine (mlperf_log_summary.txt via the shipped
+#: rows): (label, result id, output tok/s of the 8-GPU system, mean TPOT s, the run's mean output tokens)
+SERVER_RUNS = (("Google B200 Server", "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1_Server", 14630.74, 0.06127, 3676),
+               ("NVIDIA B200 Server", "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Server", OUT_TOK_S, TPOT_MEAN_S,
+                MEAN_OSL))
+
+
+def step_residuals() -> list[dict]:
+    """The engines' measured decode step against the model's at the same running batch, per run: the
+    two B200 Server runs (running per GPU by Little's law, step = mean TPOT; the submission's engine,
+    WIDEEP priced by its CUTLASS kernels), the NVIDIA B200 Offline run (every slot: 512 per rank; its
+    steady step = 512 / (output tok/s per GPU / the modelled drain factor), serve/finite_run.py) and
+    NVIDIA's trtllm-bench B200 384 (BF16 KV) and H200 128 runs (TensorRT-LLM's default MoE backend,
+    CUTLASS: docs/source/deployment-guide quick-start recipe for DeepSeek-R1, "The default moe backend is
+    CUTLASS"; no H200 CUTLASS table: its calibrated set). Each: label, running per rank, measured and
+    modelled step (s), residual (s)."""
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.fit.mlperf import MLPERF_LIMIT_ENGINES, load_mlperf
+    from jalapeno.fit.validate import point_workload
+    from jalapeno.serve.finite_run import finite_run_factor
+    from jalapeno.specs.formats import get_precision
+
+    model, out = load_model("deepseek-r1"), []
+    pts = {p.id: p for p in load_mlperf()[0]}
+    stack = get_stack(f"trtllm@{MLPERF_TRTLLM_RELEASE}")
+    b200 = load_any_pricer("b200", "calibrated", pricer="roofline", stack=stack)
+    for label, rid, tok_s, tpot, osl in SERVER_RUNS:
+        run = running_per_chip(tok_s / 8, tpot)
+        dep, _ = submitted_deployment(MLPERF_LIMIT_ENGINES[rid], "fp4", 8)
+        wl = Workload("dataset", round(pts[rid].workload.mean_isl), osl, 1.0,
+                      spread=benchmark_spread("deepseek-r1").with_mean_osl(osl))
+        r = serve_at_concurrency(model, b200, dep, wl, [run * 8])
+        out.append({"label": label, "running": run, "measured_s": tpot, "model_s": float(r.tpot_s[0])})
+    p = pts["mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Offline"]
+    r = serve_at_concurrency(model, b200, p.deployment, point_workload(p), [p.concurrency])
+    f = finite_run_factor(model, b200, p.deployment, point_workload(p), p.queries)
+    out_gpu = p.measured["throughput_per_chip"] * p.workload.mean_osl / (p.workload.mean_isl + p.workload.mean_osl)
+    out.append({"label": "NVIDIA B200 Offline (steady)", "running": 512.0, "measured_s": 512 / (out_gpu / f),
+                "model_s": float(r.tpot_s[0])})
+    for label, system, prec, batch, tokens, _tps_gpu, tps_user in PUBLISHED_TRTLLM_BENCH[1:]:
+        dep = Deployment(get_precision(prec), Pool(Layout(tp=1, dp=8, ep=8), workers=1, moe_backend="cutlass"),
+                         max_running=batch, max_tokens_per_step=tokens, budget_per="rank")
+        pricer = b200 if system == "b200" else load_any_pricer(system, "calibrated", pricer="roofline", stack=stack)
+        r = serve_at_concurrency(model, pricer, dep, Workload("1K/2K", 1024, 2048, 1.0), [batch * 8])
+        out.append({"label": f"trtllm-bench {label}", "running": float(batch), "measured_s": 1 / tps_user,
+                    "model_s": float(r.tpot_s[0])})
+    for row in out:
+        row["residual_s"] = row["measured_s"] - row["model_s"]
+    return out
+
+
 def main() -> None:
     d = diagnosis()
     print("run's output-length percentiles (tokens):", {q: round(v) for q, v in d["run_osl"].items()})
@@ -220,6 +274,10 @@ def main() -> None:
     for r in published_engine_check():
         print(f"  {r['label']}, {r['batch']} per rank: {r['model_tps_gpu']:,.0f} vs {r['tps_gpu']:,.0f} output tok/s/GPU "
               f"({r['model_tps_gpu'] / r['tps_gpu']:.2f}x); TPOT {r['model_tpot_s'] * 1e3:.0f} vs {r['step_s'] * 1e3:.0f} ms")
+    print("The engine's decode step, measured vs modelled at the same running batch per rank:")
+    for r in step_residuals():
+        print(f"  {r['label']}: {r['running']:.0f} running, measured {r['measured_s'] * 1e3:.1f} ms, model "
+              f"{r['model_s'] * 1e3:.1f} ms, residual {r['residual_s'] * 1e3:+.1f} ms")
     print("Llama-2-70B Offline at the submitted engines (matched) vs the frontier peak they map to:")
     for r in llama2_at_submitted_engines():
         print(f"  {r['id']}: measured {r['measured']:,.0f}, matched {r['matched']:,.0f} (decode batch "
