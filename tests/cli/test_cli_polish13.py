@@ -171,3 +171,11 @@ def test_explore_names_the_key_out_of_range_not_a_derived_partner(capsys, tmp_pa
     space.write_text(text.replace("low = 300\nhigh = 1200", "low = 300000\nhigh = 400000", 1))
     check_error(*run(capsys, "explore", str(space), "--trials", "2"), "levels.tray.bandwidth_gb_per_s",
                 "outside the plausible range 0.1-50000 gb/s")
+
+
+def test_sensitivity_at_a_speed_the_frontier_never_reaches_is_refused(capsys):
+    """``sensitivity --metric throughput_per_chip@1e9`` printed a table of '-' (the metric undefined at
+    every band end) and exited 0."""
+    check_error(*run(capsys, "sensitivity", "-s", "h200", "-m", "llama-3.3-70b", "--metric", "throughput_per_chip@1e9",
+                     "--html", ""), "--metric: throughput_per_chip@1e+09 is undefined on h200",
+                "its frontier reaches at most", "fix: give @x of at most")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from jalapeno.analysis.claims import Claim, ClaimContext, parse_claim
 from jalapeno.analysis.uncertain import apply, physical_limit, uncertain_parameters
-from jalapeno.errors import JalapenoError
+from jalapeno.errors import JalapenoError, SpecError
 
 
 def parse_metric(text: str) -> Claim:
@@ -88,8 +88,11 @@ def sensitivity(ctx: ClaimContext, pricer, metric: Claim) -> Sensitivity:
 
     Raises:
         InfeasibleDeployment: the model does not fit the system.
+        SpecError: a metric at @X that the system's frontier never reaches (a tornado of blanks).
     """
     value, sw = ctx.full(pricer, metric)
+    if metric.at is not None and not math.isfinite(value):
+        _refuse_unreached(metric, pricer.system.name, sw[0])
     cands = ctx.candidates(metric, *sw)
     params = uncertain_parameters(pricer, ctx.model, ctx.precision, ctx.convention)
     lim_pr, lim_terms = apply(pricer, physical_limit(params))
@@ -110,6 +113,18 @@ def sensitivity(ctx: ClaimContext, pricer, metric: Claim) -> Sensitivity:
     return Sensitivity(pricer.system.name, metric.name, metric.unit, value, tuple(rows),
                        {"model": ctx.model.name, "workload": ctx.workload.name, "precision": ctx.precision.name,
                         "power": ctx.convention, "efficiency_source": pricer.efficiency.source})
+
+
+def _refuse_unreached(metric: Claim, system: str, points) -> None:
+    """``--metric throughput_per_chip@1e9`` printed a table of '-' and exit 0: @X beyond the frontier's
+    fastest point leaves the metric undefined at every band end."""
+    import numpy as np
+
+    ok = points.feasible & (points.throughput_per_chip > 0) & np.isfinite(points.interactivity)
+    top = float(points.interactivity[ok].max()) if ok.any() else math.nan
+    raise SpecError("--metric", f"{metric.metric}@{metric.at:g} is undefined on {system}: its frontier reaches at most "
+                    f"{top:.1f} tok/s/user", f"give @X of at most {math.floor(top) if math.isfinite(top) else 0}, "
+                    f"e.g. --metric {metric.metric}@{max(1, math.floor(top / 2)) if math.isfinite(top) else 10}")
 
 
 def _ctx(ctx: ClaimContext, terms):
