@@ -88,7 +88,7 @@ def test_bad_stack_versions_are_refused():
     with pytest.raises(SpecError) as e:
         get_stack("sglang@0.5.9")
     assert e.value.field == "--stack" and "'sglang' has no version rules" in str(e.value)
-    assert e.value.fix == "drop '@0.5.9', or pin a profile that takes versions: trtllm, dynamo-trtllm"
+    assert e.value.fix == "drop '@0.5.9', or pin a profile that takes versions: trtllm, dynamo-trtllm, sglang-rocm"
 
 
 @pytest.mark.parametrize("rule, field, msg", [

@@ -1,0 +1,88 @@
+"""SGLang-ROCm releases before 0.5.12 decode slower: a version rule of the sglang-rocm profile
+(data/stacks.toml; scripts/sglang_rocm_release.py; docs/model.md §8.7 (11))."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from script_module import load_script
+
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.errors import SpecError
+from jalapeno.fit.validate import load_inferencex, point_release, point_stack
+from jalapeno.fit.validation_run import DEFAULT_POINTS
+from jalapeno.serve.point import serve_at_concurrency
+from jalapeno.specs.catalog import load_model
+from jalapeno.specs.stacks import _version_rules, get_stack
+from jalapeno.specs.workload import Workload
+
+#: the efficiency set's step overhead (specs/efficiency.py; the profile sets none)
+BASE_STEP_S = 0.5e-3
+
+
+def _points():
+    pts, _ = load_inferencex(DEFAULT_POINTS)
+    return {p.id.split(":")[1]: p for p in pts}
+
+
+def test_releases_before_0_5_12_take_the_slower_step():
+    st = get_stack("sglang-rocm")
+    for v in ("0.5.7", "0.5.9", "0.5.11"):
+        assert st.at_version(v).step_overhead_s == pytest.approx(6.62e-3)
+        assert load_pricer("mi325x", stack=st.at_version(v)).efficiency.step_overhead_s == pytest.approx(6.62e-3)
+    for v in ("0.5.12", "0.5.19"):
+        assert st.at_version(v).step_overhead_s is None
+        assert load_pricer("mi325x", stack=st.at_version(v)).efficiency.step_overhead_s == pytest.approx(BASE_STEP_S)
+    assert "step_overhead_s = 0.00662 (sglang-rocm < 0.5.12)" in st.version_note("0.5.9")
+
+
+def test_the_v0_5_9_rows_are_priced_at_their_release_and_the_others_are_not():
+    pts = _points()
+    # rows 26/28/34/35 ran 2026-02-27, after InferenceX PR #816 (merged 2026-02-27 01:40 UTC) moved the
+    # MI300X/MI325X DeepSeek-R1 SGLang image to v0.5.9; their notes state the image
+    for r in ("26", "28", "34", "35"):
+        assert point_release(pts[r]) == "0.5.9"
+        assert point_stack(pts[r]).step_overhead_s == pytest.approx(6.62e-3)
+    for r in ("76", "80"):  # v0.5.19
+        assert point_stack(pts[r]).step_overhead_s is None
+    assert point_release(pts["119"]) == "0.5.12" and point_stack(pts["119"]).step_overhead_s is None
+
+
+def test_shipped_size_is_issue_890s_gap_per_step():
+    # by hand, from the issue's TPOTs (24.0 / 26.2 ms at C = 4 / 8) and the model's at the newest behaviour
+    # (17.2 / 20.7 ms, InferenceX issue #890 against row 76's deployment at 1k/1k): each decode step is one
+    # token, so the step overhead grows by the gap: 0.5 + (6.8 + 5.5) / 2 = 6.65 ms; the model's TPOT also
+    # carries the few prefill steps interleaved (4 prompts over 1,023 tokens), which the script's solve
+    # counts: a few hundredths of a millisecond less
+    shipped = get_stack("sglang-rocm").at_version("0.5.9").step_overhead_s
+    assert shipped == pytest.approx(6.65e-3, abs=0.1e-3)
+    base, s, per = load_script("sglang_rocm_release").fitted_step_overhead()
+    assert base == pytest.approx(BASE_STEP_S)
+    assert s == pytest.approx(shipped, abs=0.05e-3)
+    # the C = 4 gap is the larger: 24.0 - 17.2 = 6.8 ms against 26.2 - 20.7 = 5.5 ms
+    assert per[4] - BASE_STEP_S == pytest.approx(6.8e-3, abs=0.6e-3)
+    assert per[8] - BASE_STEP_S == pytest.approx(5.5e-3, abs=0.6e-3)
+    assert per[4] > per[8]
+
+
+def test_a_served_v0_5_9_point_decodes_slower_by_the_step():
+    p = _points()["76"]  # MI325X TP8 DeepSeek-R1 SGLang deployment
+    st = get_stack("sglang-rocm")
+    wl = Workload("1k/1k", 1024, 1024, 0.8)
+    model = load_model("deepseek-r1")
+
+    def tpot(v):
+        return serve_at_concurrency(model, load_pricer("mi325x", stack=st.at_version(v)), p.deployment, wl,
+                                    [4.0]).tpot_s[0]
+
+    # one step per output token plus the interleaved prefills (4 prompts over ~1,000 tokens): 6.12 ms x ~1.004
+    assert tpot("0.5.9") - tpot("0.5.19") == pytest.approx(6.62e-3 - BASE_STEP_S, rel=0.03)
+    assert np.isfinite(tpot("0.5.9"))
+
+
+def test_a_negative_step_rule_is_refused_naming_the_field():
+    with pytest.raises(SpecError) as e:
+        _version_rules([{"field": "step_overhead_s", "value": -6e-3, "before": "0.5.12", "source": "s"}],
+                       "data/stacks.toml stack sglang-rocm")
+    assert e.value.field == "data/stacks.toml stack sglang-rocm.version_rules[0].value"
+    assert "must be a finite number >= 0" in str(e.value)
