@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jalapeno.fit.aic_quality import LOAD_TTFT_FACTOR, REPEAT_TTFT_FACTOR, SAME_TPOT
+from jalapeno.fit.aic_quality import LOAD_TTFT_FACTOR, REPEAT_TTFT_FACTOR, SAME_TPOT, SIBLING_TPOT_FACTOR
 from jalapeno.fit.data_quality import (
     IDENTITY_NOISE,
     RATIO_MAX,
@@ -25,7 +25,7 @@ def _fig(d: dict | None) -> str:
 
 def _aic_lines(res: dict) -> list[str]:
     """The aiconfigurator data-quality rules (fit/aic_quality.py: A, B on TTFT; C, the source's correction, on every
-    metric), the headline both ways and the flags per group."""
+    metric; D on TPOT), the headline both ways and the flags per group."""
     aic, aic_all = res["overall"].get("aiconfigurator", {}), res["overall_all"].get("aiconfigurator", {})
     if not aic_all:
         return []
@@ -42,7 +42,14 @@ def _aic_lines(res: dict) -> list[str]:
            "and the aiconfigurator client's front-end and burst fits (`scripts/fit_stacks.py`) leave it out. "
            "**C. The source's own correction:** a row of an InferenceX run that InferenceX itself states its "
            "benchmark harness mis-measured, and re-ran, is flagged in every metric and enters no stack fit "
-           "(`data/validation/aic_source_flags.toml`: each entry with the source's words and where it says so).", "",
+           "(`data/validation/aic_source_flags.toml`: each entry with the source's words and where it says so). "
+           "**D. A chip no slower in any resource does not decode slower:** a row's TPOT, less the most its own "
+           "prefills can stall it (C · TTFT / (OSL − 1)), must not exceed "
+           f"{SIBLING_TPOT_FACTOR:g}x the TPOT (scaled by the batch ratio) of a row of the same model, release, "
+           "precision and decode layout on a chip of the same compute and no more HBM bandwidth at no more "
+           "context; when every matched row of a campaign (system, model, release, precision, mode) is slower "
+           "than its sibling, the whole campaign is flagged. Its TPOT and interactivity leave the figures and the "
+           "step-cost fits (`scripts/aic_sibling_check.py` prints the pairs).", "",
            "| aiconfigurator metric | median / p90 / bias without the flagged rows (headline) | with them |",
            "|---|---|---|", *(f"| {m} | {_fig(aic.get(m))} | {_fig(aic_all.get(m))} |" for m in ("ttft_s", "tpot_s")), "",
            "TTFT rows flagged per group (predicted rows; groups without a flag not shown):", "",
@@ -54,6 +61,13 @@ def _aic_lines(res: dict) -> list[str]:
             b = int(f.quality.str.contains("rule B").sum())
             c = int(f.quality.str.contains("rule C").sum())
             out.append(f"| {sy} | {mo} | {md} | {len(f)} | {len(g)} | {a} | {b} | {c} |")
+    d = rows[(rows.source == "aiconfigurator") & (rows.metric == "tpot_s")].dropna(subset=["error"])
+    d = d[d.quality.str.contains("rule D")]
+    if len(d):
+        out += ["", "TPOT rows flagged by rule D per group:", "", "| system | model | mode | framework | flagged |",
+                "|---|---|---|---|---|"]
+        out += [f"| {sy} | {mo} | {md} | {fw} | {len(g)} |"
+                for (sy, mo, md, fw), g in d.groupby(["system", "model", "mode", "framework"])]
     return out
 
 

@@ -473,3 +473,38 @@ def test_bad_logit_element_size_names_the_field():
         _stack({"name": "x", "label": "x", "source": "x", "logits_bytes_per_elem": 3}, 0, {})
     with pytest.raises(SpecError, match="logits_bytes_per_elem"):
         load_pricer("h100").efficiency.with_overrides({"logits_bytes_per_elem": 16})
+
+
+def test_step_cost_fit_leaves_out_the_tpot_of_rule_d_rows(monkeypatch):
+    """Fake TPOT = 10 ms + 800 kernels x k + s with the truth at twice the start (k 4 -> 8 us, s 0.5 -> 1 ms:
+    fixed_scale 2); three rows in four measure 3x that (a campaign fit/aic_quality.py rule D flags). Left
+    out (``tpot_flagged``) the fit finds the truth from the six others; left in, they are the majority and
+    pull the scale up."""
+    from jalapeno.fit import stack_fit
+
+    pts = [_P(i, c) for i, c in enumerate(range(1, 25))]
+    bad = {p.id for i, p in enumerate(pts) if i % 4}  # 18 rows; the 6 others all fall in the fit half
+
+    def tpot(st):
+        return 0.010 + 800 * (st.kernel_launch_s or 0.0) + (st.step_overhead_s or 0.0)
+
+    truth = Stack("t", "t", "t", kernel_launch_s=8e-6, step_overhead_s=1e-3)
+
+    def fake_predict(points, st):
+        rows = []
+        for p in points:
+            meas = tpot(truth) * (3.0 if p.id in bad else 1.0)
+            rows.append({"id": p.id, "metric": "tpot_s", "predicted": tpot(st), "measured": meas,
+                         "error": tpot(st) / meas - 1})
+        return pd.DataFrame(rows)
+
+    monkeypatch.setattr(stack_fit, "_predict", fake_predict)
+    start = Stack("sglang", "s", "s", kernel_launch_s=4e-6, step_overhead_s=0.5e-3)
+    sp = stack_fit.split(pts)
+    got = stack_fit.fit_stack("sglang", pts, sp, start, tpot_flagged=frozenset(bad))
+    assert got["values"]["kernel_launch_s"] == pytest.approx(8e-6) and got["values"]["step_overhead_s"] == pytest.approx(1e-3)
+    after = got["report"]["after"]
+    assert after["fit"]["tpot_s"]["n"] == 6 and after["fit"]["tpot_s"]["median_ape"] == pytest.approx(0.0, abs=1e-9)
+    assert "tpot_s" not in after["held_out"]  # every held-out row is flagged: no TPOT error reported
+    with_them = stack_fit.fit_stack("sglang", pts, sp, start)
+    assert with_them["values"]["kernel_launch_s"] > 8e-6

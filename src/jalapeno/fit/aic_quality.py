@@ -34,6 +34,30 @@ harness fault, not the deployment. data/validation/aic_source_flags.toml lists e
 the fields of the rows it names, the reason in the source's words and where it says so (InferenceX's rule 2,
 fit/data_quality.py, for republished rows). Every metric of such a row is flagged: a prompt the server
 saw ~5x longer than stated moves TTFT and, through the prefill between decode steps, TPOT.
+
+**Rule D — a chip no slower in any resource does not decode slower.** Two rows of one model, framework and
+release, precision and speculative-decoding setting on two chips of one compute (the same peak FLOP/s in
+every format: H100 and H200 are one GH100 die at one clock, the catalog's data/systems) whose decode
+instances have one attention layout (TP, DP; MoE EP where both rows state it), the first (X) on the chip
+with no less HBM bandwidth and at no more context (ISL and ISL + OSL no larger): X's decode step costs
+no more than Y's at the same batch (weights, KV and compute are read and done at no lower rates), and a
+decode step's cost grows at most in proportion to its batch (the experts a step touches,
+E·(1 − (1 − k/E)^B), are concave in B; per-sequence KV and FLOPs are linear). From measured values only:
+
+    B = C_inst · (OSL − 1)·TPOT / (TTFT + (OSL − 1)·TPOT)       (decoding requests per instance, Little's law)
+    stall_X = C_inst · TTFT / (OSL − 1)   (aggregated X; 0 disaggregated)
+
+(each request's prefill stalls the decode steps it shares for at most its own TTFT, and one prefill per
+request in flight falls in a request's decode phase), X is flagged when
+
+    (TPOT_X − stall_X) / (TPOT_Y · max(1, B_X / B_Y)) > :data:`SIBLING_TPOT_FACTOR`.
+
+Only a flagged row's TPOT and interactivity are flagged (TTFT is not tested). **Its campaign**: when rule D
+flags a row and every row of the same (system, model, framework and release, precision, mode) that has a
+sibling (a pair whose stall bound leaves a positive decode time) is slower than its sibling's bound
+(ratio > 1), the cause is a setting of the campaign, not one run: every row of the campaign is flagged,
+those without a sibling too. ``jalapeno validate`` leaves the flagged TPOT out of its figures (stated both
+ways), and the stack fits (fit/stack_fit.py) leave it out of the step-cost fits.
 """
 
 from __future__ import annotations
@@ -50,6 +74,12 @@ REPEAT_TTFT_FACTOR = 2.0
 #: TPOTs within this relative tolerance are "the same" (rule B) or "no lower" (rule A): run-to-run
 #: noise of a decode step is a few percent, a changed setting (MTP, a kernel) moves it by tens.
 SAME_TPOT = 0.10
+#: Rule D: a row's decode (TPOT less its most prefill stall) may exceed its sibling's bound by at most this
+#: factor. The same configuration's TPOT repeats within 10% (:data:`SAME_TPOT`); launch settings a row does not
+#: record (CUDA-graph capture sizes, a scheduler cap) move one release's TPOT by tens of percent, not by half
+#: again on a chip no slower. Of aiconfigurator-core 0.12.0's 399 pairs (all H200 against H100) the ratio is at
+#: most 0.98 but for one campaign's five rows (1.06-2.05: scripts/aic_sibling_check.py).
+SIBLING_TPOT_FACTOR = 1.5
 #: The sources' own corrections of aiconfigurator rows (package data, rule C).
 AIC_SOURCE_FLAGS = Path(__file__).resolve().parents[1] / "data" / "validation" / "aic_source_flags.toml"
 #: The measured-point fields a rule-C entry may name (fit/validate.MeasuredPoint).
@@ -161,3 +191,124 @@ def _same(value, want) -> bool:
         except (TypeError, ValueError):
             return False
     return str(value).strip() == want
+
+
+def _decode_layout(p):
+    """(tp, dp, ep, instances) of the pool that decodes a point's requests, or None."""
+    d = p.deployment
+    pool = getattr(d, "decode", None) if d is not None else None
+    if pool is None:
+        return None
+    lay = pool.layout
+    return lay.tp, lay.dp, lay.ep, max(int(getattr(pool, "workers", 1) or 1), 1)
+
+
+def _release_stated(framework: str) -> bool:
+    """Whether a point's framework names its release ("vllm 0.12.0"; not "vllm nan" or "vllm")."""
+    parts = str(framework).split()
+    return len(parts) >= 2 and parts[-1].lower() not in ("nan", "none", "")
+
+
+def _catalog_chip(system: str):
+    from jalapeno.errors import JalapenoError
+    from jalapeno.specs.catalog import load_system
+
+    try:
+        return load_system(system).chip
+    except (JalapenoError, FileNotFoundError):
+        return None
+
+
+def sibling_pairs(points: Sequence, chip_of=_catalog_chip) -> list[dict]:
+    """Every (X, Y) pair rule D compares (module docstring) with its figures: ``x``, ``y`` (the points),
+    ``batch_x``, ``batch_y`` (decoding requests per instance), ``stall_x_s``, ``decode_x_s`` (TPOT_X less
+    the stall), ``bound_y_s`` (TPOT_Y · max(1, B_X / B_Y)) and ``ratio`` (decode_x_s / bound_y_s).
+
+    ``points``: fit/validate.MeasuredPoint (aiconfigurator rows with ``measured`` TTFT and TPOT in s, a
+    concurrency, an OSL above 1, a deployment and a stated release; others are passed over). A pair whose
+    stall bound is no less than X's TPOT tests nothing and is left out. ``chip_of(system)``: the chip
+    (``peak_flop_per_s``, ``hbm_bandwidth_bytes_per_s``) or None for a system the catalog lacks.
+    """
+    chips: dict[str, object] = {}
+    groups: dict[tuple, list] = {}
+    for p in points:
+        m = p.measured
+        if (p.source == "aiconfigurator" and m.get("ttft_s") and m.get("tpot_s") and p.concurrency
+                and p.osl > 1 and _decode_layout(p) is not None and _release_stated(p.framework)):
+            if p.system not in chips:
+                chips[p.system] = chip_of(p.system)
+            if chips[p.system] is not None:
+                spec = getattr(p.deployment, "mtp", None) is not None or p.spec == "mtp"
+                groups.setdefault((p.model, p.framework, p.precision, spec), []).append(p)
+
+    def batch(p):
+        m, inst = p.measured, _decode_layout(p)[3]
+        dec = (p.osl - 1) * m["tpot_s"]
+        return p.concurrency / inst * dec / (m["ttft_s"] + dec)
+
+    out = []
+    for ps in groups.values():
+        for x in ps:
+            cx, lx = chips[x.system], _decode_layout(x)
+            stall = 0.0 if x.mode == "disagg" else x.concurrency / lx[3] * x.measured["ttft_s"] / (x.osl - 1)
+            for y in ps:
+                cy, ly = chips[y.system], _decode_layout(y)
+                if (y.system == x.system or dict(cx.peak_flop_per_s) != dict(cy.peak_flop_per_s)
+                        or cx.hbm_bandwidth_bytes_per_s < cy.hbm_bandwidth_bytes_per_s or lx[:2] != ly[:2]
+                        or (lx[2] and ly[2] and lx[2] != ly[2]) or x.isl > y.isl or x.isl + x.osl > y.isl + y.osl):
+                    continue
+                dx = x.measured["tpot_s"] - stall
+                if dx <= 0:  # the stall bound exceeds the TPOT: the pair tests nothing
+                    continue
+                bx, by = batch(x), batch(y)
+                bound = y.measured["tpot_s"] * max(1.0, bx / by)
+                out.append({"x": x, "y": y, "batch_x": bx, "batch_y": by, "stall_x_s": stall, "decode_x_s": dx,
+                            "bound_y_s": bound, "ratio": dx / bound})
+    return out
+
+
+def aic_sibling_flags(points: Sequence, chip_of=_catalog_chip) -> dict[str, str]:
+    """Point id → reason for every aiconfigurator point whose TPOT breaks rule D, or whose campaign does
+    (module docstring); its TPOT and interactivity are flagged. Arguments: :func:`sibling_pairs`.
+
+    >>> from types import SimpleNamespace as P
+    >>> chip = {"h100": P(peak_flop_per_s={"fp8": 1979e12}, hbm_bandwidth_bytes_per_s=3.35e12),
+    ...         "h200": P(peak_flop_per_s={"fp8": 1979e12}, hbm_bandwidth_bytes_per_s=4.8e12)}
+    >>> def pt(i, system, c, ttft, tpot):
+    ...     dep = P(decode=P(layout=P(tp=4, dp=1, ep=1), workers=1), mtp=None)
+    ...     return P(id=i, source="aiconfigurator", system=system, model="m", framework="vllm 0.12.0", spec="",
+    ...              precision="fp8", mode="agg", isl=1000, osl=1000, concurrency=c, deployment=dep,
+    ...              measured={"ttft_s": ttft, "tpot_s": tpot})
+    >>> list(aic_sibling_flags([pt("x", "h200", 8, 0.2, 0.030), pt("y", "h100", 8, 0.2, 0.012)], chip.get))
+    ['x']
+    """
+    pairs = sibling_pairs(points, chip_of)
+    worst: dict[str, dict] = {}
+    for q in pairs:
+        i = q["x"].id
+        if i not in worst or q["ratio"] > worst[i]["ratio"]:
+            worst[i] = q
+    out: dict[str, str] = {}
+    for i, q in worst.items():
+        if q["ratio"] > SIBLING_TPOT_FACTOR:
+            x, y = q["x"], q["y"]
+            out[i] = (f"decode {q['decode_x_s'] * 1e3:.1f} ms (TPOT {x.measured['tpot_s'] * 1e3:.1f} ms less at most "
+                      f"{q['stall_x_s'] * 1e3:.1f} ms of prefill stall) is {q['ratio']:.1f}x the "
+                      f"{y.measured['tpot_s'] * 1e3:.1f} ms TPOT of the same release and decode layout on {y.system} "
+                      f"({y.id}; batch {q['batch_y']:.1f} against {q['batch_x']:.1f} per instance), a chip of the same "
+                      "compute and no more HBM bandwidth: a chip no slower in any resource does not decode slower "
+                      "(aiconfigurator rule D, fit/aic_quality.py)")
+    camp = lambda p: (p.system, p.model, p.framework, p.precision, p.mode)  # noqa: E731
+    bad = {camp(worst[i]["x"]) for i in out}
+    for c in bad:
+        matched = [q for q in worst.values() if camp(q["x"]) == c]
+        if all(q["ratio"] > 1.0 for q in matched):
+            ids = sorted(i for i in out if camp(worst[i]["x"]) == c)
+            for p in points:
+                if p.source == "aiconfigurator" and camp(p) == c and p.id not in out:
+                    out[p.id] = (f"campaign {' '.join(str(v) for v in c)}: rule D flags {', '.join(ids)} and every "
+                                 f"one of its {len(matched)} rows with a sibling decodes slower than its sibling's "
+                                 "bound (ratios " + ", ".join(f"{q['ratio']:.2f}" for q in
+                                                              sorted(matched, key=lambda q: q['ratio'])) +
+                                 "): a setting of the campaign, not one run (aiconfigurator rule D, fit/aic_quality.py)")
+    return out

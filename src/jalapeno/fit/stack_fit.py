@@ -36,7 +36,8 @@ What is fitted, per profile (:data:`PLAN`), in this order:
    on the TTFT of that source's fit points of its mode at every concurrency, over :data:`BURST_GRID`,
    same loss; the client entry keeps them (InferenceX's own client keeps one wave in R = 10).
 Steps 2 and 4 leave out the TTFT of the aiconfigurator rows that break a data-quality rule
-(fit/aic_quality.py), and every reported TTFT error does too.
+(fit/aic_quality.py), and every reported TTFT error does too; steps 1 and 3 leave out the TPOT of those
+that break rule D (a decode slower than a no-faster chip's sibling), and every reported TPOT error does too.
 Steps 1-2 use a linear surrogate: each point's prediction at zero and at one probe value per
 parameter gives its slope (TPOT and 1/throughput are linear in a per-kernel or per-step constant at
 a fixed batch; TTFT in the front-end terms), then a grid over the bounds (:data:`BOUNDS`). Step 3
@@ -55,7 +56,7 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
-from jalapeno.fit.aic_quality import aic_source_flags, aic_ttft_flags
+from jalapeno.fit.aic_quality import aic_sibling_flags, aic_source_flags, aic_ttft_flags
 from jalapeno.fit.validate import MeasuredPoint, load_aiconfigurator, load_inferencex, point_release, predict_points
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
 from jalapeno.specs.stacks import Stack, build_stacks, load_stacks, stack_for_framework
@@ -251,21 +252,25 @@ def _burst_fit(points, stack: Stack, src: str, field: str = "prefill_burst_fract
     return float(BURST_GRID[best])
 
 
-def errors(rows: pd.DataFrame, ids: set[str], ttft_flagged: frozenset = frozenset()) -> dict[str, dict[str, float]]:
+def errors(rows: pd.DataFrame, ids: set[str], ttft_flagged: frozenset = frozenset(),
+           tpot_flagged: frozenset = frozenset()) -> dict[str, dict[str, float]]:
     """Per metric over ``ids``: n, median |error|, p90 |error|, bias (median signed error); the TTFT of
-    ``ttft_flagged`` points (fit/aic_quality.py) left out."""
-    d = rows[rows.id.isin(ids) & ~((rows.metric == "ttft_s") & rows.id.isin(ttft_flagged))].dropna(subset=["error"])
+    ``ttft_flagged`` and the TPOT of ``tpot_flagged`` points (fit/aic_quality.py) left out."""
+    d = rows[rows.id.isin(ids) & ~((rows.metric == "ttft_s") & rows.id.isin(ttft_flagged))
+             & ~((rows.metric == "tpot_s") & rows.id.isin(tpot_flagged))].dropna(subset=["error"])
     return {m: {"n": len(g), "median_ape": float(np.median(np.abs(g.error))),
                 "p90_ape": float(np.percentile(np.abs(g.error), 90)), "bias": float(np.median(g.error))}
             for m, g in d.groupby("metric") if m != "interactivity"}
 
 
 def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], start: Stack | None = None,
-              front_end: bool = False, ttft_flagged: frozenset = frozenset()) -> dict:
+              front_end: bool = False, ttft_flagged: frozenset = frozenset(),
+              tpot_flagged: frozenset = frozenset()) -> dict:
     """Fit one profile on its fit half, starting from ``start`` (default: its stated values);
     report fit / held-out errors before (the ``default`` profile's fixed costs, the stated MTP
     acceptance) and after. The TTFT of ``ttft_flagged`` points (aiconfigurator rows that break a
-    data-quality rule, fit/aic_quality.py) enters neither the front-end and burst fits nor the errors.
+    data-quality rule, fit/aic_quality.py) enters neither the front-end and burst fits nor the errors; the
+    TPOT of ``tpot_flagged`` points (rule D) enters neither the step-cost and MTP fits nor the errors.
 
     Returns ``{"values": {...}, "mtp_acceptance": {model: {...}}, "clients": {source: {...}},
     "report": {...}}`` in the form of ``data/stack_fits.toml``.
@@ -282,15 +287,15 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
     for group, src in [(g, FRONTEND_SOURCES[0]) for g in PLAN.get(name, ())] + (
             list(fronts) if front_end and name in PLAN else []):
         if group == ("mtp",):
-            a = _mtp_fit(fit_pts, cur)
+            a = _mtp_fit([p for p in fit_pts if p.id not in tpot_flagged], cur)
             if a:
                 acc["deepseek-r1"] = a
                 cur = replace(cur, mtp_acceptance={**cur.mtp_acceptance, "deepseek-r1": {
                     **cur.mtp_acceptance.get("deepseek-r1", {}), **a}})
             continue
         front = group[0] == "request_overhead_s"
-        pts = [p for p in fit_pts if not front or ((p.concurrency or 0) <= FRONTEND_MAX_CONCURRENCY
-                                                   and p.timed_by == src and p.id not in ttft_flagged)]
+        pts = [p for p in fit_pts if (((p.concurrency or 0) <= FRONTEND_MAX_CONCURRENCY and p.timed_by == src
+                                       and p.id not in ttft_flagged) if front else p.id not in tpot_flagged)]
         metrics = ("ttft_s",) if front else ("tpot_s", "throughput_per_chip")
         got = _linear_fit(pts, cur, group, metrics, lambda m: m == "throughput_per_chip")
         client = front and src in CLIENT_SOURCES
@@ -319,21 +324,24 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
     report = {"split": SPLIT_TEXT, "n_fit": len(fit_ids), "n_held_out": len(ids - fit_ids),
               "systems": sorted({p.system for p in mine}),
               "sources": sorted({p.source for p in mine}), "notes": notes,
-              "before": {"fit": errors(before, fit_ids, ttft_flagged),
-                         "held_out": errors(before, ids - fit_ids, ttft_flagged)},
-              "after": {"fit": errors(after, fit_ids, ttft_flagged),
-                        "held_out": errors(after, ids - fit_ids, ttft_flagged)}}
+              "before": {"fit": errors(before, fit_ids, ttft_flagged, tpot_flagged),
+                         "held_out": errors(before, ids - fit_ids, ttft_flagged, tpot_flagged)},
+              "after": {"fit": errors(after, fit_ids, ttft_flagged, tpot_flagged),
+                        "held_out": errors(after, ids - fit_ids, ttft_flagged, tpot_flagged)}}
     return {"values": values, "mtp_acceptance": acc, "clients": clients, "report": report}
 
 
 def fit_all(names: Sequence[str] = tuple(PLAN), front_end: bool = True) -> dict[str, dict]:
     """Fit every profile of ``names`` (each on its own points) on one shared split; the TTFT of the
     aiconfigurator rows that break a data-quality rule (fit/aic_quality.py) is left out of every fit
-    and error (the split is drawn over every point, so a flag does not reshuffle it)."""
+    and error, and so is the TPOT of those that break rule D (the split is drawn over every point, so a
+    flag does not reshuffle it)."""
     pts = load_points()
     sp = split(pts)
     flagged = frozenset(aic_ttft_flags(pts))
+    decode = frozenset(aic_sibling_flags(pts))
     out: dict[str, dict] = {}
     for n in names:  # in order: a derived profile starts from its base's fitted values
-        out[n] = fit_stack(n, pts, sp, build_stacks(out)[n], front_end=front_end, ttft_flagged=flagged)
+        out[n] = fit_stack(n, pts, sp, build_stacks(out)[n], front_end=front_end, ttft_flagged=flagged,
+                           tpot_flagged=decode)
     return out

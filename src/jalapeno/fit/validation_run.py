@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jalapeno.fit.aic_quality import aic_source_flags, aic_ttft_flags
+from jalapeno.fit.aic_quality import aic_sibling_flags, aic_source_flags, aic_ttft_flags
 from jalapeno.fit.data_quality import DEFAULT_POINTS, quality_table
 from jalapeno.fit.validate import (
     error_summary,
@@ -37,7 +37,8 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
 
     Returns a dict: ``rows`` (per point and metric, with ``quality``: the data-quality flag of the
     point, "" when it passes: fit/data_quality.py for InferenceX points, fit/aic_quality.py for the TTFT
-    of aiconfigurator points (rules A, B) and every metric of those their source corrected (rule C)), ``summary`` (per source/system/model/mode/metric)
+    of aiconfigurator points (rules A, B), their TPOT and interactivity (rule D) and every metric of those
+    their source corrected (rule C)), ``summary`` (per source/system/model/mode/metric)
     and ``overall`` (per source and metric) over the points that pass, ``overall_all`` (the same over
     every point, flagged ones included: the headline is stated both ways), ``flagged`` (id, reason)
     of the predicted points in the flagged group, ``unchecked`` (ids of the predicted InferenceX
@@ -100,6 +101,7 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     not_checked = set(quality.id[~quality.checked])
     aic = aic_ttft_flags(pts)  # fit/aic_quality.py rules A, B: aiconfigurator rows, their TTFT only
     corrected = aic_source_flags(pts)  # rule C: every metric of a row its source corrected
+    decode = aic_sibling_flags(pts)  # rule D: TPOT (and interactivity) slower than a no-faster chip's sibling
     if mlperf:  # fit/mlperf_quality.py: a mean latency above its own p99, the metrics it feeds
         from jalapeno.fit.mlperf_quality import mlperf_tail_flags
 
@@ -107,7 +109,8 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     else:
         tail = {}
     rows["quality"] = ([flags.get(i, "") if src == "inferencex" else tail.get((i, m), "") if src == "mlperf"
-                        else corrected.get(i, "") or (aic.get(i, "") if m == "ttft_s" else "")
+                        else corrected.get(i, "") or (aic.get(i, "") if m == "ttft_s" else decode.get(i, "")
+                                                      if m in ("tpot_s", "interactivity") else "")
                         for i, src, m in zip(rows["id"], rows["source"], rows["metric"])] if len(rows) else [])
     ok = rows[rows.quality == ""]
     summary = error_summary(ok)
