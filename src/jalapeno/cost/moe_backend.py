@@ -10,12 +10,30 @@ aiconfigurator's ``moe_perf`` tables), :class:`MeasuredMoePricer` prices the op 
 measurement:
 
     load  = FLOP / (count · 6 · h · I)                    token-expert assignments of the busiest rank
-    t_meas(load) = interpolation, log-log in load, of the measured per-layer latency, each measured
-                   row at its balanced load num_tokens · k / ep (cost/moe.busiest_rank_assignments,
-                   no tail: the table's routing is exactly balanced); beyond the last row linear in
-                   load from the last two rows, below the first row the first row's latency
-    r     = count · t_meas(load) / t_roofline              every time of the op (compute, memory,
+    u     = load / rows                                   experts it touches (the op table's routing)
+    c(x)  = interpolation, log-log in x, of the measured per-layer latency, each measured row at
+            its balanced load num_tokens · k / ep (cost/moe.busiest_rank_assignments, no tail: the
+            table's routing is exactly balanced); beyond the last row linear in x from the last two
+            rows, below the first row the first row's latency
+    s     = max(0, c(min(load, n)) − c(u))                n = E / ep experts on the rank
+    t_meas = max(c(load) − s, min(c(u), c(load)))
+    r     = count · t_meas / t_roofline                   every time of the op (compute, memory,
                                                            launches) scaled by r
+
+Reading the curve by touched experts. The collector's balanced routing sends token i to experts
+(i·⌈E/k⌉/T + j·⌈E/k⌉) mod E, j < k (aiconfigurator collector ``balanced_logits``), so a measured row
+of load x ≤ n touches x distinct experts of the rank, one row each: on that part of the curve c(x)
+is the latency of reading x experts' weights. Real routing at the same load touches fewer (uniform
+top-k: E·(1 − (1 − k/E)^T), cost/moe.py; more rows per expert, which the grouped GEMMs' row tiles
+absorb at decode sizes), so the op is priced as the balanced reading c(load) less the weight reads of
+the experts it leaves untouched, s: the balanced row touching min(load, n) experts against the one
+touching u. At load ≤ n this is c(u), the balanced row touching as many experts; at u = min(load, n)
+it is c(load), the balanced reading; at large loads u → n and s → 0. Never above c(load) (the
+measured curves are not monotone everywhere: DeepSeek-R1's CUTLASS EP8 row of 32 tokens is slower
+than that of 512). Worked number (B200, gpt-oss-120b, TensorRT-LLM-gen W4A8 MXFP4, EP1, 1.3.0rc20): 32
+decoding tokens put 128 assignments on 128 experts; balanced routing touches all 128 (0.273 ms per
+layer), uniform routing 128·(1 − (1 − 4/128)^32) = 81.6, priced as the balanced row of 81.6
+assignments (20.4 tokens), about 0.18 ms.
 
 so the op's bound attribution keeps the roofline's split. The measurement is of the catalog chip: a
 variant whose chip differs (``--set chip.*``, a variant file) keeps the measured-to-roofline ratio
@@ -52,6 +70,8 @@ class MoeCurve:
         weights: the experts' stored format where it names kernels of its own (``mxfp4``:
             cost/optable.MOE_WEIGHT_KEYS, the op's ``key``): the curve prices the ops keyed so, whatever
             their compute format; "" otherwise (NVFP4 curves).
+        experts_on_rank: routed experts each expert-parallel rank holds (E / ep), n of the module
+            docstring; 0: unknown, the curve is read at the load alone (:meth:`routed`).
     """
 
     h: float
@@ -61,6 +81,7 @@ class MoeCurve:
     time_s: np.ndarray
     label: str = ""
     weights: str = ""
+    experts_on_rank: float = 0.0
 
     def __call__(self, load) -> np.ndarray:
         """Interpolated latency (s) at ``load`` (array); see the module docstring."""
@@ -72,6 +93,24 @@ class MoeCurve:
             beyond = np.asarray(load, dtype=float) > self.load[-1]
             t = np.where(beyond, self.time_s[-1] + max(slope, 0.0) * (np.asarray(load, dtype=float) - self.load[-1]), t)
         return t
+
+    def routed(self, load, touched) -> np.ndarray:
+        """Latency (s) of a rank with ``load`` assignments on ``touched`` distinct experts (arrays):
+        max(c(load) − s, min(c(u), c(load))), s = max(0, c(min(load, n)) − c(u)), u = min(touched, load, n)
+        (module docstring); c(load) where :attr:`experts_on_rank` is unknown (0).
+
+        >>> c = MoeCurve(1.0, 1.0, "fp4", np.array([1.0, 100.0]), np.array([1e-5, 1e-3]), experts_on_rank=100.0)
+        >>> round(float(c.routed(np.array([100.0]), np.array([10.0]))[0]) * 1e6, 6)  # c(10): log-log midpoint
+        100.0
+        """
+        load = np.asarray(load, dtype=float)
+        n = self.experts_on_rank
+        if n <= 0:
+            return self(load)
+        u = np.minimum(np.minimum(np.asarray(touched, dtype=float), load), n)
+        full, few = self(load), self(u)
+        saving = np.maximum(self(np.minimum(load, n)) - few, 0.0)
+        return np.maximum(full - saving, np.minimum(few, full))
 
 
 class _WrapsPricer:
@@ -133,8 +172,9 @@ class MeasuredMoePricer(_WrapsPricer):
                 continue
             count = np.asarray(ops.kernels[i], dtype=float) / MOE_KERNELS
             load = ops.flop[i] / np.maximum(count * 6.0 * c.h * c.inter, 1e-30)
+            touched = np.broadcast_to(load / np.maximum(np.asarray(ops.rows[i], dtype=float), 1e-30), load.shape)
             ok = (load > 0) & (base.time_s[i] > 0) & (ref.time_s[i] > 0)
-            scale[i, ok] = np.broadcast_to(count, load.shape)[ok] * c(load[ok]) / ref.time_s[i, ok]
+            scale[i, ok] = np.broadcast_to(count, load.shape)[ok] * c.routed(load[ok], touched[ok]) / ref.time_s[i, ok]
             hit = True
         if not hit:
             return base

@@ -238,7 +238,7 @@ def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pric
     fmt, weights, tokens, latency_s, label = got
     load = busiest_rank_assignments(np.asarray(tokens, dtype=float), m.top_k, layout.ep, 0.0)
     curve = MoeCurve(float(model.hidden_size), float(m.expert_intermediate / layout.moe_tp), fmt, load,
-                     np.asarray(latency_s, dtype=float), label, weights)
+                     np.asarray(latency_s, dtype=float), label, weights, m.num_experts / layout.ep)
     return MeasuredMoePricer(pricer, curve, backend, _root_chip_pricer(pricer))
 
 
