@@ -80,12 +80,23 @@ def mla_module_s(system: str, gemm: str, kv: str, heads: int, batch: float, cont
     d = df[(df.gemm_type == gemm) & (df.kv_cache_dtype == kv) & (df.num_heads == heads)]
     if d.empty:
         return None
-    by_batch = []
-    for b, g in d.groupby("batch_size"):
-        g = g.groupby("step").latency.min().sort_index()
-        by_batch.append((float(b), interp_loglog(context, g.index, g.to_numpy(float))))
-    bs, lat = zip(*sorted(by_batch))
-    return interp_loglog(batch, bs, lat) * 1e-3
+    return interp_table(d, "batch_size", batch, "step", context) * 1e-3
+
+
+def interp_table(d: pd.DataFrame, outer: str, x_outer: float, inner: str, x_inner: float) -> float:
+    """``latency`` of table ``d`` at (x_outer, x_inner): per value of column ``outer`` the fastest row per
+    ``inner`` value interpolated log-log at ``x_inner``, then those interpolated log-log at ``x_outer``.
+
+    >>> t = pd.DataFrame({"b": [1, 1, 4, 4], "s": [1, 100, 1, 100], "latency": [1.0, 10.0, 4.0, 40.0]})
+    >>> round(interp_table(t, "b", 2, "s", 10), 6)  # sqrt(10) at b = 1, 4 sqrt(10) at b = 4, then halfway
+    6.324555
+    """
+    by_outer = []
+    for o, g in d.groupby(outer):
+        g = g.groupby(inner).latency.min().sort_index()
+        by_outer.append((float(o), interp_loglog(x_inner, g.index, g.to_numpy(float))))
+    xs, lat = zip(*sorted(by_outer))
+    return interp_loglog(x_outer, xs, lat)
 
 
 def errors_by_group(pts) -> pd.DataFrame:
