@@ -1,5 +1,5 @@
-"""Data quality of aiconfigurator's measured rows: two stated rules on their TTFT (A, B) and the sources'
-own corrections (C), applied to every mapped row.
+"""Data quality of aiconfigurator's measured rows: two stated rules on their TTFT (A, B), the sources'
+own corrections (C) and two physical bounds on their TPOT (D, E), applied to every mapped row.
 
 aiconfigurator-core's ``silicon_sample.csv`` gives no throughput, so InferenceX's closed-loop
 identity (fit/data_quality.py, rule 1) cannot be written for its rows; what each row does give is
@@ -58,6 +58,23 @@ sibling (a pair whose stall bound leaves a positive decode time) is slower than 
 (ratio > 1), the cause is a setting of the campaign, not one run: every row of the campaign is flagged,
 those without a sibling too. ``jalapeno validate`` leaves the flagged TPOT out of its figures (stated both
 ways), and the stack fits (fit/stack_fit.py) leave it out of the step-cost fits.
+
+**Rule E — a decode step is no faster than its bytes over the chips' bandwidth.** A decode step reads every
+weight it multiplies and the KV cache of every sequence it decodes; however the row's ``n`` decode chips
+(one decode instance, :attr:`Layout.chips`) share them, the busiest chip reads at least the average, so
+for the row's decoding requests per instance B (Little's law, as rule D, at most C_inst):
+
+    floor = [W_dense + W_experts · (1 − (1 − k/E)^B) + B · KV(r · ISL)] / (n · BW_peak · (1 + d))
+
+W_dense: every weight but the routed experts and the embedding (a gather of B rows), counted once (replicas
+only add) in the row's precision; W_experts: the routed experts at their checkpoint layout (no engine
+padding), touched in the fraction uniform top-k routing of B tokens over E experts touches (rule D's form;
+routing skew touches fewer: :data:`FLOOR_FACTOR` allows for it); KV(r · ISL): one sequence's KV cache at the
+shortest prompt either client sends (r = INFERENCEX_RANGE_RATIO, the decoded tokens' KV left out) in the
+row's KV format; BW_peak: the catalog chip's datasheet HBM bandwidth (achieved is lower); d: the draft tokens
+of the row's MTP (each step yields at most 1 + d tokens). The row's layout is not used, only its chip count,
+so a mis-stated TP/DP cannot raise the floor. A row is flagged when TPOT < :data:`FLOOR_FACTOR` · floor; only
+its TPOT and interactivity are flagged, as rule D's.
 """
 
 from __future__ import annotations
@@ -80,6 +97,12 @@ SAME_TPOT = 0.10
 #: again on a chip no slower. Of aiconfigurator-core 0.12.0's 399 pairs (all H200 against H100) the ratio is at
 #: most 0.98 but for one campaign's five rows (1.06-2.05: scripts/aic_sibling_check.py).
 SIBLING_TPOT_FACTOR = 1.5
+#: Rule E: a row is flagged when its TPOT is below this fraction of its decode-step floor. The floor takes the
+#: datasheet bandwidth (achieved HBM reads run at ~80-90% of it) and uniform routing; a row passes unless its
+#: batch touched under ~70% of the experts uniform routing touches AND its chips read at full peak, so only a
+#: clearly impossible TPOT is flagged. Of aiconfigurator-core 0.12.0's rows (scripts/aic_floor_check.py) one
+#: falls below it (0.58 of its floor); the next are at 0.81 and 0.86.
+FLOOR_FACTOR = 0.7
 #: The sources' own corrections of aiconfigurator rows (package data, rule C).
 AIC_SOURCE_FLAGS = Path(__file__).resolve().parents[1] / "data" / "validation" / "aic_source_flags.toml"
 #: The measured-point fields a rule-C entry may name (fit/validate.MeasuredPoint).
@@ -204,9 +227,10 @@ def _decode_layout(p):
 
 
 def _release_stated(framework: str) -> bool:
-    """Whether a point's framework names its release ("vllm 0.12.0"; not "vllm nan" or "vllm")."""
-    parts = str(framework).split()
-    return len(parts) >= 2 and parts[-1].lower() not in ("nan", "none", "")
+    """Whether a point's framework names its release (fit/aic_sweeps.release_stated)."""
+    from jalapeno.fit.aic_sweeps import release_stated
+
+    return release_stated(framework)
 
 
 def _catalog_chip(system: str):
@@ -311,4 +335,83 @@ def aic_sibling_flags(points: Sequence, chip_of=_catalog_chip) -> dict[str, str]
                                  "bound (ratios " + ", ".join(f"{q['ratio']:.2f}" for q in
                                                               sorted(matched, key=lambda q: q['ratio'])) +
                                  "): a setting of the campaign, not one run (aiconfigurator rule D, fit/aic_quality.py)")
+    return out
+
+
+def _floor_catalog(p):
+    """(model spec, chip) of a point from the catalog, or None where either is missing."""
+    from jalapeno.errors import JalapenoError
+    from jalapeno.specs.catalog import load_model
+
+    chip = _catalog_chip(p.system)
+    try:
+        return (load_model(p.model), chip) if chip is not None else None
+    except (JalapenoError, FileNotFoundError):
+        return None
+
+
+def decode_floor(p, catalog=_floor_catalog) -> dict | None:
+    """Rule E's floor of one point (module docstring): ``batch`` (B, decoding requests per instance),
+    ``chips`` (n), ``weight_bytes`` (W_dense + touched experts), ``kv_bytes`` (B · KV), ``floor_s`` and
+    ``ratio`` (TPOT / floor); None for a point without TTFT, TPOT, concurrency, an OSL above 1 or a
+    deployment, or whose model or chip the catalog lacks.
+
+    ``p``: fit/validate.MeasuredPoint; ``catalog(p)``: (specs/model.ModelSpec, specs/hardware.Chip) or None.
+    Units: bytes, seconds.
+    """
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.deploy.memory_fit import kv_bytes_per_seq_per_chip, weight_bytes_per_chip, weight_elems_per_chip
+    from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO
+
+    m, d = p.measured, p.deployment
+    if not (m.get("ttft_s") and m.get("tpot_s") and p.concurrency and p.osl > 1) or d is None:
+        return None
+    found = catalog(p)
+    if found is None:
+        return None
+    model, chip = found
+    pool = d.decode
+    inst = max(int(getattr(pool, "workers", 1) or 1), 1)
+    dec = (p.osl - 1) * m["tpot_s"]
+    batch = min(p.concurrency / inst, p.concurrency / inst * dec / (m["ttft_s"] + dec))
+    one = Layout(tp=1, dp=1, ep=1)  # every weight and KV head once: the least any sharding reads in total
+    prec = d.precision
+    elems = weight_elems_per_chip(model, one)
+    total = weight_bytes_per_chip(model, one, prec)
+    experts = total - sum(n * (2.0 if k == "router" else prec.weight_bytes(k)) for k, n in elems.items()
+                          if k != "routed_experts")
+    dense = total - experts - elems["embedding"] * prec.weight_bytes("embedding")
+    touched = 1.0 - (1.0 - model.moe.top_k / model.moe.num_experts) ** batch if model.moe else 0.0
+    kv = batch * float(kv_bytes_per_seq_per_chip(model, one, prec, INFERENCEX_RANGE_RATIO * p.isl))
+    weights = dense + experts * touched
+    draft = d.mtp.draft_tokens if getattr(d, "mtp", None) is not None else 0
+    n = pool.layout.chips
+    floor = (weights + kv) / (n * chip.hbm_bandwidth_bytes_per_s * (1 + draft))
+    return {"batch": batch, "chips": n, "weight_bytes": weights, "kv_bytes": kv, "floor_s": floor,
+            "ratio": m["tpot_s"] / floor}
+
+
+def aic_floor_flags(points: Sequence, catalog=_floor_catalog) -> dict[str, str]:
+    """Point id → reason for every aiconfigurator point whose TPOT is below :data:`FLOOR_FACTOR` × its
+    decode-step floor (rule E, module docstring); its TPOT and interactivity are flagged. Points of other
+    sources, and points :func:`decode_floor` cannot bound, are passed over. ``catalog``: as decode_floor's.
+    """
+    out: dict[str, str] = {}
+    for p in points:
+        f = decode_floor(p, catalog) if p.source == "aiconfigurator" else None
+        if f is not None and f["ratio"] < FLOOR_FACTOR:
+            out[p.id] = (f"TPOT {p.measured['tpot_s'] * 1e3:.2f} ms is {f['ratio']:.2f}x the {f['floor_s'] * 1e3:.2f} ms "
+                         f"floor of a decode step at its {f['batch']:.1f} decoding requests per instance (Little's law): "
+                         f"{f['weight_bytes'] / 1e9:.1f} GB of weights and {f['kv_bytes'] / 1e9:.1f} GB of KV cache over "
+                         f"{f['chips']} chips at the datasheet HBM bandwidth: a decode step is no faster than its bytes "
+                         "(aiconfigurator rule E, fit/aic_quality.py)")
+    return out
+
+
+def aic_decode_flags(points: Sequence) -> dict[str, str]:
+    """Point id → reason for every aiconfigurator point whose TPOT (and interactivity) a rule flags: rule D
+    (:func:`aic_sibling_flags`) and rule E (:func:`aic_floor_flags`), reasons joined."""
+    out = dict(aic_sibling_flags(points))
+    for i, why in aic_floor_flags(points).items():
+        out[i] = f"{out[i]}; {why}" if i in out else why
     return out

@@ -167,6 +167,37 @@ def measured_date(data_source: str) -> str:
     return m.group(1) if m else ""
 
 
+#: The release of an aiconfigurator row whose ``backend_version`` is blank: a named unknown, not pandas' "nan".
+#: 868 of aiconfigurator-core 0.12.0's 5,221 rows (vLLM, SGLang and TensorRT-LLM; B200, GB200, H100, H200), from
+#: InferenceX exports measured 2025-10-29 to 2026-04-02, none naming an image. Such a row's framework reads
+#: "ENGINE unstated"; it takes no launch recipe's release (fit/validate.point_release: the recipes name today's
+#: image, which may postdate the run: vLLM 0.18.0 for H100 gpt-oss rows of 2025-12-05, whose neighbours of
+#: 2025-12-08 state 0.11.2), so its profile prices it at its newest behaviour (no version rule; specs/stacks.py);
+#: rule D leaves it out (fit/aic_quality.py). Rules A and B and the repeat merge (fit/aic_duplicates.py) treat the
+#: unstated rows of one deployment as one release (assumption: one export, one campaign).
+UNSTATED_RELEASE = "unstated"
+
+
+def row_release(version) -> str:
+    """The release of a row's ``backend_version`` cell: the cell as text, :data:`UNSTATED_RELEASE` when blank.
+
+    >>> row_release("0.11.2"), row_release(float("nan")), row_release(" "), row_release(None)
+    ('0.11.2', 'unstated', 'unstated', 'unstated')
+    """
+    text = "" if version is None or (isinstance(version, float) and math.isnan(version)) else str(version).strip()
+    return text or UNSTATED_RELEASE
+
+
+def release_stated(framework: str) -> bool:
+    """Whether a framework label "ENGINE RELEASE" names its release (not "vllm unstated", "vllm nan" or "vllm").
+
+    >>> [release_stated(f) for f in ("vllm 0.12.0", "vllm unstated", "vllm nan", "vllm")]
+    [True, False, False, False]
+    """
+    parts = str(framework).split()
+    return len(parts) >= 2 and parts[-1].lower() not in (UNSTATED_RELEASE, "nan", "none", "")
+
+
 def sweep_of(system: str, model: str, framework: str, precision: str, data_source: str) -> Sweep | None:
     """The sweep entry of a row (catalog ``system`` and ``model``, ``framework`` "ENGINE RELEASE",
     catalog ``precision``, its ``silicon_data_source``), or None.
@@ -180,7 +211,7 @@ def sweep_of(system: str, model: str, framework: str, precision: str, data_sourc
     if not date:
         return None
     engine, _, version = framework.strip().partition(" ")
-    version = "" if version.strip() == "nan" else version.strip()  # a row without a release: entries with version ""
+    version = version.strip() if release_stated(framework) else ""  # a row without a release: entries with version ""
     return next((s for s in load_sweeps() if (s.system, s.model, s.engine, s.version, s.precision, s.measured)
                  == (system, model, engine, version, precision, date)), None)
 

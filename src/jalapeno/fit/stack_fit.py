@@ -37,7 +37,8 @@ What is fitted, per profile (:data:`PLAN`), in this order:
    same loss; the client entry keeps them (InferenceX's own client keeps one wave in R = 10).
 Steps 2 and 4 leave out the TTFT of the aiconfigurator rows that break a data-quality rule
 (fit/aic_quality.py), and every reported TTFT error does too; steps 1 and 3 leave out the TPOT of those
-that break rule D (a decode slower than a no-faster chip's sibling), and every reported TPOT error does too.
+that break rule D (a decode slower than a no-faster chip's sibling) or rule E (a TPOT below its decode step's
+bytes over the chips' bandwidth), and every reported TPOT error does too.
 Steps 1-2 use a linear surrogate: each point's prediction at zero and at one probe value per
 parameter gives its slope (TPOT and 1/throughput are linear in a per-kernel or per-step constant at
 a fixed batch; TTFT in the front-end terms), then a grid over the bounds (:data:`BOUNDS`). Step 3
@@ -56,7 +57,7 @@ from types import MappingProxyType
 import numpy as np
 import pandas as pd
 
-from jalapeno.fit.aic_quality import aic_sibling_flags, aic_source_flags, aic_ttft_flags
+from jalapeno.fit.aic_quality import aic_decode_flags, aic_source_flags, aic_ttft_flags
 from jalapeno.fit.validate import MeasuredPoint, load_aiconfigurator, load_inferencex, point_release, predict_points
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
 from jalapeno.specs.stacks import Stack, build_stacks, load_stacks, stack_for_framework
@@ -270,7 +271,7 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
     report fit / held-out errors before (the ``default`` profile's fixed costs, the stated MTP
     acceptance) and after. The TTFT of ``ttft_flagged`` points (aiconfigurator rows that break a
     data-quality rule, fit/aic_quality.py) enters neither the front-end and burst fits nor the errors; the
-    TPOT of ``tpot_flagged`` points (rule D) enters neither the step-cost and MTP fits nor the errors.
+    TPOT of ``tpot_flagged`` points (rules D, E) enters neither the step-cost and MTP fits nor the errors.
 
     Returns ``{"values": {...}, "mtp_acceptance": {model: {...}}, "clients": {source: {...}},
     "report": {...}}`` in the form of ``data/stack_fits.toml``.
@@ -334,12 +335,12 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
 def fit_all(names: Sequence[str] = tuple(PLAN), front_end: bool = True) -> dict[str, dict]:
     """Fit every profile of ``names`` (each on its own points) on one shared split; the TTFT of the
     aiconfigurator rows that break a data-quality rule (fit/aic_quality.py) is left out of every fit
-    and error, and so is the TPOT of those that break rule D (the split is drawn over every point, so a
+    and error, and so is the TPOT of those that break rule D or E (the split is drawn over every point, so a
     flag does not reshuffle it)."""
     pts = load_points()
     sp = split(pts)
     flagged = frozenset(aic_ttft_flags(pts))
-    decode = frozenset(aic_sibling_flags(pts))
+    decode = frozenset(aic_decode_flags(pts))
     out: dict[str, dict] = {}
     for n in names:  # in order: a derived profile starts from its base's fitted values
         out[n] = fit_stack(n, pts, sp, build_stacks(out)[n], front_end=front_end, ttft_flagged=flagged,

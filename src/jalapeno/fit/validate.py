@@ -373,9 +373,13 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
 
 def point_release(p: MeasuredPoint) -> str:
     """The engine release that ran a point: the one its source states (``engine_version``), else its
-    launch recipe's (deploy/engine_version.point_engine_version); "" when neither says."""
+    launch recipe's (deploy/engine_version.point_engine_version); "" when neither says, and for an
+    aiconfigurator row whose release is unstated (fit/aic_sweeps.UNSTATED_RELEASE: the recipe may postdate it)."""
     from jalapeno.deploy.engine_version import point_engine_version
+    from jalapeno.fit.aic_sweeps import release_stated
 
+    if p.source == "aiconfigurator" and not p.engine_version and not release_stated(p.framework):
+        return ""
     return p.engine_version or point_engine_version(p.system, p.model, p.framework, p.precision, p.mode, p.uses_mtp)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jalapeno.fit.aic_quality import aic_sibling_flags, aic_source_flags, aic_ttft_flags
+from jalapeno.fit.aic_quality import aic_decode_flags, aic_source_flags, aic_ttft_flags
 from jalapeno.fit.data_quality import DEFAULT_POINTS, quality_table
 from jalapeno.fit.validate import (
     error_summary,
@@ -101,7 +101,8 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     not_checked = set(quality.id[~quality.checked])
     aic = aic_ttft_flags(pts)  # fit/aic_quality.py rules A, B: aiconfigurator rows, their TTFT only
     corrected = aic_source_flags(pts)  # rule C: every metric of a row its source corrected
-    decode = aic_sibling_flags(pts)  # rule D: TPOT (and interactivity) slower than a no-faster chip's sibling
+    decode = aic_decode_flags(pts)  # rules D, E: TPOT (and interactivity) slower than a no-faster chip's sibling, or
+    # faster than the decode step's bytes over the chips' bandwidth
     if mlperf:  # fit/mlperf_quality.py: a mean latency above its own p99, the metrics it feeds
         from jalapeno.fit.mlperf_quality import mlperf_tail_flags
 
