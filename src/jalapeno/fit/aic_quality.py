@@ -226,6 +226,14 @@ def _decode_layout(p):
     return lay.tp, lay.dp, lay.ep, max(int(getattr(pool, "workers", 1) or 1), 1)
 
 
+def _decoding_batch(p, instances: int) -> float:
+    """Decoding requests per decode instance of a point, by Little's law on its measured times (rules D
+    and E, module docstring): C_inst · (OSL − 1)·TPOT / (TTFT + (OSL − 1)·TPOT), at most C_inst."""
+    m = p.measured
+    dec = (p.osl - 1) * m["tpot_s"]
+    return p.concurrency / instances * dec / (m["ttft_s"] + dec)
+
+
 def _release_stated(framework: str) -> bool:
     """Whether a point's framework names its release (fit/aic_sweeps.release_stated)."""
     from jalapeno.fit.aic_sweeps import release_stated
@@ -265,11 +273,6 @@ def sibling_pairs(points: Sequence, chip_of=_catalog_chip) -> list[dict]:
                 spec = getattr(p.deployment, "mtp", None) is not None or p.spec == "mtp"
                 groups.setdefault((p.model, p.framework, p.precision, spec), []).append(p)
 
-    def batch(p):
-        m, inst = p.measured, _decode_layout(p)[3]
-        dec = (p.osl - 1) * m["tpot_s"]
-        return p.concurrency / inst * dec / (m["ttft_s"] + dec)
-
     out = []
     for ps in groups.values():
         for x in ps:
@@ -284,7 +287,7 @@ def sibling_pairs(points: Sequence, chip_of=_catalog_chip) -> list[dict]:
                 dx = x.measured["tpot_s"] - stall
                 if dx <= 0:  # the stall bound exceeds the TPOT: the pair tests nothing
                     continue
-                bx, by = batch(x), batch(y)
+                bx, by = _decoding_batch(x, lx[3]), _decoding_batch(y, ly[3])
                 bound = y.measured["tpot_s"] * max(1.0, bx / by)
                 out.append({"x": x, "y": y, "batch_x": bx, "batch_y": by, "stall_x_s": stall, "decode_x_s": dx,
                             "bound_y_s": bound, "ratio": dx / bound})
@@ -359,8 +362,10 @@ def decode_floor(p, catalog=_floor_catalog) -> dict | None:
     ``p``: fit/validate.MeasuredPoint; ``catalog(p)``: (specs/model.ModelSpec, specs/hardware.Chip) or None.
     Units: bytes, seconds.
     """
+    from jalapeno.cost.moe import touched_fraction
     from jalapeno.deploy.layout import Layout
-    from jalapeno.deploy.memory_fit import kv_bytes_per_seq_per_chip, weight_bytes_per_chip, weight_elems_per_chip
+    from jalapeno.deploy.memory_fit import (ROUTER_BYTES, kv_bytes_per_seq_per_chip, weight_bytes_per_chip,
+                                            weight_elems_per_chip)
     from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO
 
     m, d = p.measured, p.deployment
@@ -372,16 +377,15 @@ def decode_floor(p, catalog=_floor_catalog) -> dict | None:
     model, chip = found
     pool = d.decode
     inst = max(int(getattr(pool, "workers", 1) or 1), 1)
-    dec = (p.osl - 1) * m["tpot_s"]
-    batch = min(p.concurrency / inst, p.concurrency / inst * dec / (m["ttft_s"] + dec))
+    batch = _decoding_batch(p, inst)
     one = Layout(tp=1, dp=1, ep=1)  # every weight and KV head once: the least any sharding reads in total
     prec = d.precision
     elems = weight_elems_per_chip(model, one)
     total = weight_bytes_per_chip(model, one, prec)
-    experts = total - sum(n * (2.0 if k == "router" else prec.weight_bytes(k)) for k, n in elems.items()
+    experts = total - sum(n * (ROUTER_BYTES if k == "router" else prec.weight_bytes(k)) for k, n in elems.items()
                           if k != "routed_experts")
     dense = total - experts - elems["embedding"] * prec.weight_bytes("embedding")
-    touched = 1.0 - (1.0 - model.moe.top_k / model.moe.num_experts) ** batch if model.moe else 0.0
+    touched = float(touched_fraction(batch, model.moe.num_experts, model.moe.top_k)) if model.moe else 0.0
     kv = batch * float(kv_bytes_per_seq_per_chip(model, one, prec, INFERENCEX_RANGE_RATIO * p.isl))
     weights = dense + experts * touched
     draft = d.mtp.draft_tokens if getattr(d, "mtp", None) is not None else 0
