@@ -98,7 +98,9 @@ def finite_run_factor(model, pricer, dep, wl, queries: float, points: int = 24) 
     time at B running is the closed loop's mean TPOT at concurrency B per instance
     (serve/point.serve_at_concurrency) on a geometric grid of ``points`` batches from 1 to the
     slots. S is the requests running with every slot taken (fewer than the slots where the KV cache
-    caps them). 1.0 for fixed lengths (``wl.spread`` None: synchronised waves, no drain).
+    caps them). 1.0 for fixed lengths (``wl.spread`` None: synchronised waves, no drain), and 1.0
+    where the closed loop cannot run with every slot taken (the point at the slots' concurrency is
+    infeasible): no drain is priced and the row keeps its steady-state figure.
 
     Raises:
         SpecError: a deployment without ``max_running`` or with a prefill pool, or
