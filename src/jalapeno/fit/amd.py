@@ -54,7 +54,10 @@ Tables and the formats they calibrate (the forms are calibrate.py's, fitted by i
   DeepSeek's shape held out (:data:`MOE_DONOR_SPLIT`): lent the all-shape fit, their end-to-end
   throughput error went 12.6% → 22.2% (MI300X) and 6.7% → 5.6% (MI325X), their own GEMM fit
   instead 8.2% and 10.7%, each above one fidelity threshold; MI355X's FP8 fused-MoE kernels
-  (gfx950) are not CDNA3's, so the transfer stays as it was until CDNA3 rows are measured. No
+  (gfx950) are not CDNA3's, so the transfer stays as it was until CDNA3 rows at 304 CUs are measured
+  (the table's gfx942 rows are at ``cu_num`` 80, aiter's MI308: 2.7-2.9 TB/s on DeepSeek's TP8 FP8
+  slice, flat per touched expert from 16 to 256 tokens, and fitted poorly by this form — 40% median,
+  a 143 µs floor — as a part limited by its 80 CUs, not its HBM; docs/model.md §12, AMD round 14). No
   fused-MoE row binds on compute, so a chip's own set takes its dense GEMM's peak fraction with no
   row penalty as the MoE compute curve (:func:`unbound_moe_compute`), not the dense η(m) fallback.
 
