@@ -20,8 +20,12 @@ per prompt over the decode step, y = (2·excess/C) / TPOT (2·excess/C: the wave
 its mean excess, which is about half the wave for C prompts). ``--what-if`` prices the aggregated rows
 with a share that falls with y, w = k/(1 + y), k chosen per engine and client on alternate rows (the
 even rows of each engine/client group, held-out figures on the odd ones; MiniMax-M2.5 never fitted, as
-fit/stack_fit.HELD_OUT_MODELS) — a what-if: nothing is written, no shipped value changes.
-Flagged rows (fit/aic_quality.py) are left out. Run: python scripts/aic_ttft_split.py [--what-if]
+fit/stack_fit.HELD_OUT_MODELS) — a what-if: nothing is written, no shipped value changes. ``--derived`` prices
+every row with the share a finite closed-loop run derives for itself, one wave in W = 10 (the client's 10·C counted
+requests after a drained warm-up; the simulator agrees: tests/golden/test_ttft_sim_vs_analytic.py,
+``test_a_finite_closed_loop_run_meets_its_first_wave_once``), by group, and prints what the aggregated rows at
+C >= 16 keep beyond it per user, (measured - steady - wave/W) / C, against the wave's time per prompt.
+Flagged rows (fit/aic_quality.py) are left out. Run: python scripts/aic_ttft_split.py [--what-if] [--derived]
 (about a minute)
 """
 
@@ -159,7 +163,54 @@ def predict_parts(points) -> pd.DataFrame:
     return meta.join(base).join(pd.DataFrame(cols))
 
 
-def main(what_if: bool) -> None:
+def derived_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` (columns ``m`` measured, ``noburst``, ``burst``, ``share``, ``conc``; s) with the first wave's mean
+    excess ``excess`` = burst/share (0 where there is no burst), the TTFT at the queueing-derived share
+    ``derived`` = noburst + :data:`DEFAULT_SHARE`·excess, the remainder per user ``rest_ms`` = 1e3·(m − derived)/conc
+    and the wave's time per prompt ``prompt_ms`` = 2e3·excess/conc (ms); with ``lone`` (one prompt alone, s) also
+    ``serial``, a what-if: the same share with the wave served one prompt at a time at its lone cost, noburst +
+    :data:`DEFAULT_SHARE`·max(excess, (C − 1)/2·lone) (the mean wait of C prompts served one by one).
+
+    >>> d = derived_frame(pd.DataFrame({"m": [0.5], "noburst": [0.2], "burst": [0.3], "share": [0.15], "conc": [100],
+    ...                                 "lone": [0.05]}))
+    >>> [round(float(d[k].iloc[0]), 3) for k in ("excess", "derived", "rest_ms", "prompt_ms", "serial")]
+    [2.0, 0.4, 1.0, 40.0, 0.448]
+    """
+    excess = np.where(df.burst > 0, df.burst / df.share, 0.0)
+    derived = df.noburst + DEFAULT_SHARE * excess
+    out = df.assign(excess=excess, derived=derived, rest_ms=1e3 * (df.m - derived) / df.conc,
+                    prompt_ms=2e3 * excess / df.conc)
+    if "lone" in df:
+        out["serial"] = df.noburst + DEFAULT_SHARE * np.maximum(excess, np.maximum(df.conc - 1, 0) / 2 * df.lone)
+    return out
+
+
+def derived_table(df: pd.DataFrame) -> None:
+    """Print the figures of ``--derived`` (:func:`derived_frame`): every row priced with the queueing-derived share
+    against the shipped fitted shares, overall and by system, model and mode (groups of 20 rows or more); and the
+    aggregated rows' remainder per user at C >= 16 beside the wave's time per prompt (ms)."""
+    d = derived_frame(df)
+    print(f"\n== derived share 1/W = {DEFAULT_SHARE} for every row: shipped {_stat(d.full / d.m - 1)} -> "
+          f"derived {_stat(d.derived / d.m - 1)}")
+    print(f"what-if, the wave served one prompt at a time at its lone cost: {_stat(d.serial / d.m - 1)}; aggregated "
+          f"{_stat(d[d['mode'] == 'agg'].full / d[d['mode'] == 'agg'].m - 1)} -> "
+          f"{_stat(d[d['mode'] == 'agg'].serial / d[d['mode'] == 'agg'].m - 1)}")
+    g = d.groupby(["system", "model", "mode"]).filter(lambda x: len(x) >= 20).groupby(["system", "model", "mode"])
+    print("shipped -> derived 1/W | one prompt at a time")
+    print(g.apply(lambda x: f"{_stat(x.full / x.m - 1)} -> {_stat(x.derived / x.m - 1)} | {_stat(x.serial / x.m - 1)}",
+                  include_groups=False).to_string())
+    a = d[(d["mode"] == "agg") & (d.conc >= 16)]
+    a = a.assign(cb=pd.cut(a.conc, [8, 32, 128, 4096]))
+    keys = ["engine", "client", "model", "isl"]
+    print("\n== aggregated, C >= 16: (measured - steady - wave/W) / C, ms per user (median), by concurrency")
+    print(a.pivot_table(index=keys, columns="cb", values="rest_ms", aggfunc="median", observed=True).round(2)
+          .to_string())
+    print("== the same rows' wave time per prompt, 2·excess/C, ms (median)")
+    print(a.pivot_table(index=keys, columns="cb", values="prompt_ms", aggfunc="median", observed=True).round(1)
+          .to_string())
+
+
+def main(what_if: bool, derived: bool = False) -> None:
     from jalapeno.fit.aic_quality import aic_source_flags, aic_ttft_flags
     from jalapeno.fit.stack_fit import HELD_OUT_MODELS
     from jalapeno.fit.validate import load_aiconfigurator
@@ -172,6 +223,7 @@ def main(what_if: bool) -> None:
     pd.set_option("display.width", 250)
     pd.set_option("display.max_columns", 30)
     pd.set_option("display.max_rows", 200)
+    pd.set_option("display.max_colwidth", 200)
     keys = ["engine", "client", "model", "mode"]
     print("== TTFT parts (medians, s) and the error with the burst, without it, without the front end too")
     print(df.groupby(keys).apply(lambda g: pd.Series({
@@ -190,6 +242,8 @@ def main(what_if: bool) -> None:
     agg["w_need"] = needed_share(agg.m, agg.noburst, agg.burst, agg.share)
     agg["y"] = wave_per_prompt_over_step(agg.burst, agg.share, agg.conc, agg.predicted_tpot_s)
     agg["y_bin"] = pd.cut(agg.y, list(Y_BINS))
+    if derived:
+        derived_table(df)
     big = agg[agg.conc >= 16]
     print("\n== aggregated, C >= 16: the share each row needs (median) by y = wave time per prompt / decode step")
     print(big.pivot_table(index="y_bin", columns="model", values="w_need", aggfunc="median", observed=True)
@@ -219,4 +273,7 @@ def main(what_if: bool) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--what-if", action="store_true", help="also price the aggregated rows with w = k/(1 + y)")
-    main(ap.parse_args().what_if)
+    ap.add_argument("--derived", action="store_true",
+                    help="also price every row with the queueing-derived share, one wave in W = 10")
+    args = ap.parse_args()
+    main(args.what_if, args.derived)

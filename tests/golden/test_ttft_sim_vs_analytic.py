@@ -88,6 +88,39 @@ def test_idle_start_raises_the_mean_and_tail_not_the_median(pricers):
     assert (run["tpot_s"], run["decode_batch"], run["concurrency"]) == (ss["tpot_s"], ss["decode_batch"], ss["concurrency"])
 
 
+
+#: (model, system, precision, TP, ISL, C): InferenceX 1k/1k and 8k/1k at C = 256 (lengths in [0.8 L, L]) on a
+#: large MoE model whose prompt is cheap against its decode step (MiniMax-M2.5, y = wave time per prompt over
+#: the step about 0.3 at 1k) and a dense model whose prompt is long against it (Llama-3.3-70B, y about 5 at 8k):
+#: the two ends of the aiconfigurator rows' "needed share" table (docs/gap_aic_ttft.md, round 13 point 3)
+SHARE_CASES = (("minimax-m2.5", "b200", "fp8", 4, 1024, 256), ("minimax-m2.5", "b200", "fp8", 4, 8192, 256),
+               ("llama-3.3-70b", "h200", "fp8", 8, 1024, 256), ("llama-3.3-70b", "h200", "fp8", 8, 8192, 64))
+
+
+@pytest.mark.parametrize("model_name,system,prec,tp,isl,c", SHARE_CASES)
+def test_a_finite_closed_loop_run_meets_its_first_wave_once(model_name, system, prec, tp, isl, c):
+    """Round 14 (issue 18): the share of a finite closed-loop run's counted requests that meet the idle-start
+    wave, derived from the run itself. InferenceX's client issues 10·C counted requests after a drained
+    warm-up phase (``--num-prompts $((CONC * 10))``, ``--num-warmups $((2 * CONC))``), so W = 10 waves: the
+    first arrives at once, the later ones as requests finish, spread by the output lengths. The simulator's
+    run minus its steady state (in-line warm-up), over the first wave's own excess (the analytic run with
+    every request meeting the wave, share 1, minus the steady state), is 1/W = 0.1 whether the prompt is
+    cheap or long against the decode step: a queue alone gives one wave in ten, not the 0.2-0.6 the large
+    MoE rows need (docs/gap_aic_ttft.md, "A queueing-derived share")."""
+    import dataclasses
+
+    model, pr = load_model(model_name), load_pricer(system)
+    dep, wl = Deployment(get_precision(prec), Pool(Layout(tp=tp))), Workload(f"{isl}/1k", isl, 1024)
+    every = dataclasses.replace(pr, efficiency=dataclasses.replace(pr.efficiency, agg_burst_fraction=1.0))
+    steady = serve_at_concurrency(model, pr, dep, wl, [c], idle_start=False).record(0)
+    assert steady["feasible"] and steady["queue_s"] == 0  # below every cap: no admission queue
+    excess = serve_at_concurrency(model, every, dep, wl, [c]).record(0)["ttft_s"] - steady["ttft_s"]
+    run = simulate(model, pr, dep, workload=wl, concurrency=c, seed=0, warmup=0).summary
+    ss = simulate(model, pr, dep, workload=wl, concurrency=c, seed=0).summary["ttft_s"]["mean"]
+    assert run["requests"] == 10 * c
+    share = (run["ttft_s"]["mean"] - ss) / excess
+    assert share == pytest.approx(0.1, abs=0.03), (share, excess)
+
 @pytest.mark.parametrize("bad", [-1, 1.5, True])
 def test_bad_warmup_is_one_clear_error(pricers, bad):
     from jalapeno.errors import SpecError

@@ -56,3 +56,21 @@ def test_fit_k_recovers_a_known_k():
     assert split.fit_k(measured, steady, excess, y) == pytest.approx(0.6)
     with pytest.raises(ValueError, match="measured: no row to fit k on"):
         split.fit_k([], [], [], [])
+
+
+def test_derived_frame_by_hand():
+    import pandas as pd
+
+    # burst 0.06 s at the client's share 0.2: the first wave's mean excess is 0.3 s; one wave in W = 10 of it over a
+    # steady 0.25 s is 0.28 s; measured 0.44 s leaves 0.16 s, over 40 users 4 ms each; the wave's time per prompt is
+    # 2·0.3/40 = 15 ms. A row without a burst (a lone user) keeps its steady TTFT.
+    # Served one prompt at a time at a lone cost of 0.02 s, the 40 prompts wait (40 - 1)/2·0.02 = 0.39 s on average,
+    # more than the batched wave's 0.3 s: 0.25 + 0.1·0.39 = 0.289 s; a lone user has no wave either way.
+    df = pd.DataFrame({"m": [0.44, 0.10], "noburst": [0.25, 0.09], "burst": [0.06, 0.0], "share": [0.2, 0.2],
+                       "conc": [40, 1], "lone": [0.02, 0.08]})
+    d = split.derived_frame(df)
+    assert d.excess.tolist() == pytest.approx([0.3, 0.0])
+    assert d.derived.tolist() == pytest.approx([0.28, 0.09])
+    assert d.rest_ms.tolist() == pytest.approx([4.0, 10.0])
+    assert d.prompt_ms.tolist() == pytest.approx([15.0, 0.0])
+    assert d.serial.tolist() == pytest.approx([0.289, 0.09])
