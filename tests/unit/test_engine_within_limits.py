@@ -104,3 +104,19 @@ def test_no_load_within_the_limits_says_so_and_bad_input_is_refused(h200_llama):
     dis = dataclasses.replace(dep, prefill=Pool(dep.decode.layout))
     with pytest.raises(SpecError, match="deployment.*disaggregated.*aggregated engine"):
         engine_within_limits(model, pricer, dis, wl, 512, 0.040, 0.450)
+
+
+def test_a_server_run_counted_to_its_last_query_is_below_the_steady_state(h200_llama):
+    """LoadGen counts a Server run to its last-issued query's response (serve/finite_run.server_run_factor):
+    the run's throughput is the steady one times a factor below 1, never above the engine's steady best,
+    and a run ten times longer loses less to that one latency."""
+    from jalapeno.serve.finite_run import ServerRun
+
+    model, pricer, dep, wl = h200_llama
+    one = dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, workers=1))
+    steady = engine_within_limits(model, pricer, one, wl, 512, 0.040, 0.450)
+    short = engine_within_limits(model, pricer, one, wl, 512, 0.040, 0.450, ServerRun(24576, 60.0))
+    long = engine_within_limits(model, pricer, one, wl, 512, 0.040, 0.450, ServerRun(24576, 6000.0, 24576 * 40))
+    assert steady["run_factor"] == 1.0
+    assert 0 < short["run_factor"] < long["run_factor"] < 1.0
+    assert short["throughput_per_chip"] < long["throughput_per_chip"] <= steady["throughput_per_chip"]

@@ -33,42 +33,92 @@ LADDER = 81
 
 
 def peak_within_limits(model, pricer, wl, sweep, tpot_limit_s: float | None,
-                       ttft_limit_s: float | None) -> tuple[float, float]:
+                       ttft_limit_s: float | None, run=None, run_chips: int = 0) -> tuple[float, float]:
     """Highest throughput per chip (tok/s) of the ``sweep``'s (analysis/sweep.SweepResult) feasible
     points with mean TPOT <= ``tpot_limit_s`` and Poisson p99 TTFT <= ``ttft_limit_s`` (s), and
     that point's p99 TTFT (s); (0.0, inf) when none is.
 
+    ``run`` (a serve/finite_run.ServerRun: the LoadGen Server run's settings) and ``run_chips`` (the run's
+    chips) price each point as LoadGen counts the run, to its last-issued query's response
+    (:func:`server_run_factors`): its steady throughput times the run's factor, the best such kept.
+
     Raises:
         SpecError: a limit missing or not positive.
     """
+    y, p99, _, _ = _search(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips)
+    return y, p99
+
+
+def _search(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips: int):
+    """(throughput per chip, p99 TTFT, point index or -1, Server-run factor) of :func:`peak_within_limits`."""
     for name, v in (("tpot_limit_s", tpot_limit_s), ("ttft_limit_s", ttft_limit_s)):
         if v is None or not v > 0:
             raise SpecError(name, f"{v!r} is not a latency limit", "give the benchmark rules' p99 limit in seconds")
+    priced = run is not None and wl.spread is not None
     pts = sweep.points
     ok = pts.feasible & (pts.tpot_s <= tpot_limit_s) & np.isfinite(pts.throughput_per_chip)
     idx = np.flatnonzero(ok)
     idx = idx[np.argsort(-pts.throughput_per_chip[idx], kind="stable")]
+    best = (0.0, float("inf"), -1, 1.0)
     for start in range(0, idx.size, ROUND):
         blk = idx[start:start + ROUND]
+        if pts.throughput_per_chip[blk[0]] <= best[0]:  # a factor is <= 1: no later point can do better
+            break
         p99 = np.full(blk.size, np.inf)
         for d in np.unique(sweep.dep_index[blk]):
             sel = sweep.dep_index[blk] == d
             p99[sel] = poisson_ttft_s(model, pricer, sweep.deployments[d], wl, pts.take(blk[sel]))
         meet = np.flatnonzero(p99 <= ttft_limit_s)
-        if meet.size:  # blk is sorted best first: the first that meets is the best
-            return float(pts.throughput_per_chip[blk[meet[0]]]), float(p99[meet[0]])
-    return 0.0, float("inf")
+        if meet.size and not priced:  # blk is sorted best first: the first that meets is the best
+            return float(pts.throughput_per_chip[blk[meet[0]]]), float(p99[meet[0]]), int(blk[meet[0]]), 1.0
+        for d in np.unique(sweep.dep_index[blk[meet]]):
+            sel = meet[sweep.dep_index[blk[meet]] == d]
+            f = server_run_factors(model, pricer, sweep.deployments[d], wl, pts.take(blk[sel]), run, run_chips)
+            y = pts.throughput_per_chip[blk[sel]] * f
+            k = int(np.argmax(y))
+            if y[k] > best[0]:
+                best = (float(y[k]), float(p99[sel[k]]), int(blk[sel[k]]), float(f[k]))
+    return best
+
+
+def server_run_factors(model, pricer, dep, wl, pts, run, run_chips: int) -> np.ndarray:
+    """Throughput of a LoadGen Server run over the steady state of each of ``dep``'s points ``pts``
+    (N,) (serve/finite_run.server_run_factor), (N,). The run: ``run.queries`` (a serve/finite_run.ServerRun)
+    at the whole run's arrival rate (the points' rate per chip x ``run_chips``; 0: the points' own
+    chips); the last-issued query's latency: the point's mean TTFT, then its decode while each decode
+    instance's ``decode_batch`` requests drain behind it, at the decode-only step
+    (serve/open_loop.decode_step_s). 1.0 for fixed lengths (``wl.spread`` None) or a point with no rate.
+    """
+    from jalapeno.serve.finite_run import server_run_factor
+    from jalapeno.serve.open_loop import decode_step_s
+
+    out = np.ones(len(pts))
+    if wl.spread is None or not len(pts):
+        return out
+    batch = np.maximum(np.asarray(pts.decode_batch, dtype=float), 1.0)
+    grid = np.unique(np.concatenate([np.geomspace(1.0, float(batch.max()), 24), batch]))
+    tau = decode_step_s(model, pricer, dep, wl, grid)
+    chips = np.broadcast_to(np.asarray(pts.chips, dtype=float), (len(pts),))
+    for i in range(len(pts)):
+        rate = float(pts.request_rate_per_s[i]) * ((run_chips / chips[i]) if run_chips > 0 else 1.0)
+        if not rate > 0 or not np.isfinite(rate):
+            continue
+        out[i] = server_run_factor(wl.spread.osl_tokens, run.queries(rate), rate, batch[i], grid, tau,
+                                   ttft_s=float(pts.ttft_s[i]))
+    return out
 
 
 def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_limit_s: float | None,
-                         ttft_limit_s: float | None) -> dict:
+                         ttft_limit_s: float | None, run=None) -> dict:
     """The best load of one declared deployment ``dep`` (aggregated, ``workers`` identical instances)
     within the limits: its highest throughput per chip (tok/s) over :data:`LADDER` steady-state
     (open-loop) concurrencies per instance, geometric from 1 to ``max_concurrency`` / workers (the
     whole deployment's slots), whose mean TPOT <= ``tpot_limit_s`` and Poisson p99 TTFT <=
     ``ttft_limit_s`` (s), as :func:`peak_within_limits` does over a sweep. Returns a dict with
-    ``throughput_per_chip``, ``ttft_p99_s``, ``concurrency`` (the whole deployment's), ``feasible``
-    and ``reason`` (why none meets the limits, else "").
+    ``throughput_per_chip``, ``ttft_p99_s``, ``concurrency`` (the whole deployment's), ``feasible``,
+    ``reason`` (why none meets the limits, else "") and ``run_factor``. ``run`` (a serve/finite_run.ServerRun):
+    each load priced as a LoadGen Server run of the whole deployment (:func:`peak_within_limits`;
+    ``run_factor`` the best load's factor, 1.0 at the steady state).
 
     Raises:
         SpecError: a limit missing or not positive, ``max_concurrency`` < 1, or a disaggregated ``dep``.
@@ -85,14 +135,14 @@ def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_li
     ladder = np.unique(np.geomspace(1.0, max(max_concurrency / w, 1.0), LADDER))
     pts = serve_at_concurrency(model, pricer, one, wl, ladder, idle_start=False)
     sw = SweepResult(model.name, "", wl, dep.precision.name, pts, [one], np.zeros(len(pts), dtype=int))
-    y, p99 = peak_within_limits(model, pricer, wl, sw, tpot_limit_s, ttft_limit_s)
+    chips = float(np.atleast_1d(pts.chips)[0]) * w
+    y, p99, i, f = _search(model, pricer, wl, sw, tpot_limit_s, ttft_limit_s, run, round(chips))
     if y <= 0:
         return {"throughput_per_chip": 0.0, "ttft_p99_s": p99, "concurrency": float("nan"), "feasible": False,
                 "reason": f"the submitted engine has no load with mean TPOT <= {tpot_limit_s:g} s and Poisson "
-                          f"p99 TTFT <= {ttft_limit_s:g} s"}
-    i = int(np.flatnonzero(pts.throughput_per_chip == y)[0])
+                          f"p99 TTFT <= {ttft_limit_s:g} s", "run_factor": 1.0}
     return {"throughput_per_chip": y, "ttft_p99_s": p99, "concurrency": float(ladder[i] * w), "feasible": True,
-            "reason": ""}
+            "reason": "", "run_factor": f}
 
 
 def peak_within_tpot(points, tpot_limit_s: float | None) -> float:

@@ -24,7 +24,8 @@ are stated per benchmark with where they come from. Mapping (fit/validate.py's l
   token limits) at its best load within the same two limits (``matched@limits``,
   fit/latency_limits.engine_within_limits); not the default, since on the Llama-3.1-405B rows'
   aggregated engines the modelled Poisson TTFT tail binds far below the measured load
-  (docs/model.md §8.8).
+  (docs/model.md §8.8). Both limited mappings count the run as LoadGen does, to its last-issued
+  query's response, over the run's own length (fit/mlperf_server.py, serve/finite_run.server_run_factor).
 
 Measured throughput per chip = output tok/s / chips x (ISL + OSL) / OSL (the model's
 ``throughput_per_chip`` counts input and output tokens, InferenceX's convention; MLPerf's "tokens
@@ -407,6 +408,7 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
     Raises:
         SpecError: missing file, a missing column, an unknown ``server_mapping`` or a non-bool ``declared_fusion``.
     """
+    from jalapeno.fit.mlperf_server import server_run
     from jalapeno.specs.catalog import load_model, load_system
 
     if not isinstance(declared_fusion, bool):
@@ -500,6 +502,8 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
         elif mapping == "frontier@limits":
             notes.append(f"best predicted point with mean TPOT <= the rules' p99 limit {limits[1] * 1e3:g} ms and "
                          f"Poisson p99 TTFT <= {limits[0]:g} s")
+        if mapping in _SERVER_RUN and spread:
+            notes.append("counted as LoadGen counts the run: to its last-issued query's response (fit/mlperf_server.py)")
         fw = r.get("framework", "").strip()
         engine = MLPERF_ENGINE_OF.get(fw, fw)
         fused = declared_fusion and key in MLPERF_GEMM_ALLREDUCE
@@ -512,11 +516,16 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
                                     tpot_limit_s=limits[1] if mapping in _LIMITED else None,
                                     ttft_limit_s=limits[0] if mapping in ("frontier@limits", "matched@limits") else None,
                                     gemm_allreduce_fusion=fused,
-                                    queries=MLPERF_ENGINES[key].queries if mapping == "matched" and spread else 0))
+                                    queries=MLPERF_ENGINES[key].queries if mapping == "matched" and spread else 0,
+                                    server_run=server_run(key, MLPERF_RULES[bench].samples)
+                                    if mapping in _SERVER_RUN and spread else None,
+                                    chips=int(chips)))
     return points, skipped
 
 
 _LIMITED = ("frontier@limits", "frontier@tpot_limit", "matched@limits")
+#: Mappings priced as a LoadGen Server run, counted to its last response (fit/latency_limits.server_run_factors)
+_SERVER_RUN = ("frontier@limits", "matched@limits")
 
 
 

@@ -135,6 +135,11 @@ class MeasuredPoint:
     #: ``matched``: a finite run of this many requests issued at once (MLPerf Offline ``samples_per_query``), its
     #: duration ending with the last: the throughput carries the drain (serve/finite_run.py); 0 = steady state
     queries: int = 0
+    #: ``frontier@limits`` / ``matched@limits``: a LoadGen Server run's settings (serve/finite_run.ServerRun), its
+    #: throughput counted to the last-issued query's response (fit/latency_limits.server_run_factors); None = steady
+    server_run: object = None
+    #: the run's chips (MLPerf: the system's GPUs; they set a Server run's arrival rate, so its length), 0 = not stated
+    chips: int = 0
     timed_by = property(lambda self: self.client or self.source, doc="The client that timed it: client, else source.")
 
     @property
@@ -461,8 +466,8 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                           "feasible": bool(res.feasible[i]),
                           "reason": str(res.reason[i])} for i, p in enumerate(pts)]
             elif pt0.mapping == "matched@limits":  # fit/latency_limits.py: the declared engine within the limits
-                preds = [engine_within_limits(model, system, dep0, wl, p.concurrency, p.tpot_limit_s, p.ttft_limit_s)
-                         for p in pts]
+                preds = [engine_within_limits(model, system, dep0, wl, p.concurrency, p.tpot_limit_s, p.ttft_limit_s,
+                                              p.server_run) for p in pts]
             elif pt0.mapping == "best_entry@concurrency":
                 preds = [best_entry(model, system, tuple(with_stack_mtp(d, st, p.model) for d in p.candidates), wl,
                                     p.concurrency) for p in pts]
@@ -496,7 +501,8 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                         y = peak_within_tpot(sf.sweep.points, p.tpot_limit_s)
                         st = "peak" if y > 0 else "unreachable"
                     elif p.mapping == "frontier@limits":  # fit/latency_limits.py
-                        y = peak_within_limits(model, system, wl, sf.sweep, p.tpot_limit_s, p.ttft_limit_s)[0]
+                        y = peak_within_limits(model, system, wl, sf.sweep, p.tpot_limit_s, p.ttft_limit_s,
+                                               p.server_run, p.chips)[0]
                         st = "peak" if y > 0 else "unreachable"
                     else:
                         yy, ss = interp_frontier(sf.x, sf.y, np.array([p.measured["interactivity"]]))

@@ -32,6 +32,9 @@ requests started together stay in synchronised waves that end together (factor 1
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import numpy as np
 
 from jalapeno.errors import SpecError
@@ -84,11 +87,83 @@ def drain_factor(osl_tokens, queries: float, slots: float, batch_grid, step_time
     mean_l, mean_r = float(L.mean()), float(p.sum())
     tau = lambda x: np.interp(x, b, t)  # noqa: E731
     tau_full = float(tau(slots))
-    live = 1.0 - (1.0 - p) ** slots  # P(some request still runs k steps on): the run ends with the last
-    drain_s = float(np.sum(live * tau(slots * p / live)))
+    drain_s = _drain_s(p, slots, tau)
     full_steps = max(queries * mean_l - slots * mean_r, 0.0) / slots
     duration_s = full_steps * tau_full + drain_s
     return float(queries * mean_l / duration_s / (slots / tau_full))
+
+
+def _drain_s(survival: np.ndarray, running: float, tau) -> float:
+    """Seconds until the last of ``running`` requests in flight ends, each with remaining output of
+    survival ``survival`` (:func:`residual_survival`), at step time ``tau(B)`` with B running."""
+    live = 1.0 - (1.0 - survival) ** running  # P(some request still runs k steps on): the run ends with the last
+    return float(np.sum(live * tau(running * survival / live)))
+
+
+@dataclass(frozen=True)
+class ServerRun:
+    """How long a LoadGen Server run lasts: its settings (``mlperf_log_detail.txt``
+    ``effective_min_duration_ms``, ``effective_min_query_count``; loadgen/mlperf.conf defaults 600 s
+    and 100) and the dataset's ``samples`` (``performance_sample_count``), the unit equal-issue mode
+    pads the request count to."""
+
+    samples: int
+    min_duration_s: float = 600.0
+    min_query_count: int = 100
+    source: str = "loadgen/mlperf.conf defaults (min_duration 600000 ms, LoadGen min_query_count 100)"
+
+    def queries(self, rate_per_s: float) -> int:
+        """Requests of the run at ``rate_per_s`` arrivals per second: loadgen/loadgen.cc ``GenerateQueries``
+        in equal-issue mode (``sample_concatenate_permutation = 1``, every LLM benchmark) pads
+        ``min_query_count`` to whole copies of the samples and adds a copy while the schedule is
+        shorter than the duration: samples x max(ceil(min_query_count / samples), ceil(rate x duration /
+        samples)). Checked on the v5.1 logs' ``generated_query_count`` (tests/unit/test_server_run.py).
+
+        >>> ServerRun(24576, 1200.0).queries(220.0)  # NVIDIA B200 Llama-2-70B Interactive: 264,000 in 1,200 s
+        270336
+
+        Raises:
+            SpecError: a non-positive rate.
+        """
+        if not rate_per_s > 0:
+            raise SpecError("rate_per_s", f"{rate_per_s!r} requests/s", "give a positive arrival rate")
+        n = self.samples
+        return int(n * max(math.ceil(self.min_query_count / n), math.ceil(rate_per_s * self.min_duration_s / n - 1e-9)))
+
+
+def server_run_factor(osl_tokens, queries: float, rate_per_s: float, running: float, batch_grid,
+                      step_time_s_grid, ttft_s: float = 0.0) -> float:
+    """Throughput of a LoadGen Server run over its steady state: ``queries`` requests arrive as a
+    Poisson stream at ``rate_per_s`` over T = queries / rate while ``running`` run at once (per
+    instance). LoadGen divides by the time the LAST-ISSUED query completes (loadgen/loadgen.cc
+    ``final_query_all_samples_done_time``, loadgen/results.cc ``Completed samples per second`` =
+    (samples − 1) / that time; tokens likewise), so the run is T plus that query's latency D:
+    factor T / (T + D). D = ``ttft_s`` + its decode at the load draining behind it: its k-th token
+    (k >= 1, while its length ℓ > k) comes at step time τ(running·P(R > k)), the others' remaining
+    outputs R of the equilibrium law (:func:`residual_survival`; M/G/∞): E[D] = ttft + Σ_k P(ℓ > k)·
+    τ(running·P(R > k)). ``batch_grid`` / ``step_time_s_grid`` (M,): the step time (s) with no arrivals
+    (decode only) at that many running, increasing, reaching ``running``.
+
+    >>> round(server_run_factor([1, 3], 100, 10.0, 2, [1, 2], [1.0, 1.0], ttft_s=0.5), 6)  # T 10, D 0.5 + 0.5 + 0.5
+    0.869565
+
+    Raises:
+        SpecError: non-positive ``queries``, ``rate_per_s`` or ``running``, or a grid as :func:`drain_factor`'s.
+    """
+    b = np.asarray(batch_grid, dtype=float).ravel()
+    t = np.asarray(step_time_s_grid, dtype=float).ravel()
+    if not (queries > 0 and rate_per_s > 0 and running > 0):
+        raise SpecError("queries/rate_per_s/running", f"{queries!r} requests at {rate_per_s!r}/s, {running!r} running",
+                        "give positive counts and rate")
+    if b.size == 0 or b.shape != t.shape or np.any(np.diff(b) <= 0) or not np.all(t > 0) or b[-1] < running * (1 - 1e-9):
+        raise SpecError("batch_grid", "the step-time grid must be non-empty, increasing, positive and reach the running",
+                        "price the decode step at increasing running batches up to the requests in flight")
+    L = np.rint(np.asarray(osl_tokens, dtype=float).ravel()).astype(np.int64)
+    p = residual_survival(L)  # P(R > k), k = 0 … max L − 1
+    longer = (L.size - np.cumsum(np.bincount(L)))[:-1] / L.size  # P(ℓ > k), k = 0 … max L − 1
+    d = ttft_s + float(np.sum(longer[1:] * np.interp(running * p[1:], b, t)))
+    span = queries / rate_per_s
+    return float(span / (span + d))
 
 
 def finite_run_factor(model, pricer, dep, wl, queries: float, points: int = 24) -> float:

@@ -152,3 +152,22 @@ def poisson_ttft_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Worklo
     other = own + np.array([frontend_s(eff, x) for x in isl])[None, :] + (pts.step_time_s / 2
                                                                           + pts.kv_transfer_s)[:, None]
     return ttft_quantile_s(q, pts.request_rate_per_s, work, other)
+
+
+def decode_step_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, decode_seqs) -> np.ndarray:
+    """Time (s) per output token of ``dep``'s (decode) instance decoding ``decode_seqs`` (N,)
+    sequences at the workload's mean decode context with no prompt in the step (the arrivals have
+    stopped: a Server run's drain, serve/finite_run.server_run_factor), (N,): the sequences spread
+    over the PP micro-batches as :func:`poisson_ttft_s` does, one token each per PP micro-batch steps.
+
+    Disaggregated: a decode instance's (its steps carry no prompt either way).
+    """
+    pool = dep.decode
+    lay = pool.layout
+    pr = with_pool_backends(pricer, pool, model, lay)
+    b = np.asarray(decode_seqs, dtype=float).ravel() / lay.pp
+    sc = step_cost(model, pr, lay, dep.precision,
+                   Batch.make(decode_seqs=b, decode_ctx=wl.decode_ctx, prefill_tokens=np.zeros(b.size),
+                              prefill_ctx=0.0, prefill_seqs=np.zeros(b.size)),
+                   dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    return np.asarray(sc.step_time_s, dtype=float) * lay.pp
