@@ -11,7 +11,15 @@ stall (modelled TPOT minus that step: the prompts' prefill work the decoding use
 and the prefill stall per prompt the measured TPOT would imply were the decode-only step right,
 (TPOT_measured − decode step)·(mean OSL − 1)/(C − 1). A last table fits TPOT = a + b·C over
 each sweep (least squares), measured and modelled.
-Run: python scripts/tpot_split.py [ROW ...]   (ROW = the number after inferencex_points:)
+
+``--moe`` prints instead the routed-expert share of each row's decode step (docs/model.md §12,
+round sglang14): the modelled ``moe.experts`` time of the decode-only step, the MoE time the
+measured TPOT implies were every other op and the stall right (TPOT_measured − stall − the step's
+other ops), their ratio, and the ratio a decode-time expert popularity σ would give on its own,
+f_σ(B)/f_0(B) with f the touched fraction (cost/moe.touched_fraction; σ = ``--sigma``, default the
+measured DeepSeek-R1 1.03 of specs/routing.py). An implied ratio that falls with B like f_σ/f_0 and
+is the same at 1k and 8k prompts is a per-touched-expert cost, not a per-step or per-sequence one.
+Run: python scripts/tpot_split.py [--moe [--sigma S]] [ROW ...]   (ROW = the number after inferencex_points:)
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from jalapeno.cost.moe import touched_fraction
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import pool_overlap
 from jalapeno.fit.table_lookup import load_any_pricer
@@ -31,18 +40,49 @@ from jalapeno.serve.limits import decode_step_s
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.sim.simulation import simulate
 from jalapeno.specs.catalog import load_model
+from jalapeno.specs.routing import MEASURED_ROUTING_SIGMA
 from jalapeno.specs.workload import Workload
 
 ROWS = (61, 62, 63, 64, 65, 76, 77, 78, 79, 80)
 
 
-def _decode_only_s(model, pricer, dep, wl: Workload, batch: float) -> float:
-    """Modelled decode-only step (no prompt in it) at ``batch`` sequences and the workload's decode context, s."""
+def _decode_only(model, pricer, dep, wl: Workload, batch: float) -> tuple[float, float]:
+    """Modelled decode-only step (no prompt in it) at ``batch`` sequences and the workload's decode
+    context, and the ``moe.experts`` op's share of it (0 for a dense model), s."""
     lay = dep.decode.layout
     b = np.array([batch / lay.pp])
     sc = step_cost(model, pricer, lay, dep.precision, Batch.make(decode_seqs=b, decode_ctx=wl.decode_ctx),
                    dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
-    return float(decode_step_s(sc, pricer.efficiency, dep, np.array([batch]), lay)[0])
+    moe = sum(r["time_s"] for r in sc.op_rows(0) if r["op"] == "moe.experts")
+    return float(decode_step_s(sc, pricer.efficiency, dep, np.array([batch]), lay)[0]), float(moe)
+
+
+def moe_share(rows, sigma: float) -> None:
+    """Print the routed-expert share table of ``--moe`` (module docstring) for the rows' points."""
+    want = {f"inferencex_points:{r}" for r in rows}
+    pts, _ = load_inferencex(DEFAULT_POINTS)
+    print(f"| row | system | ISL | C | decode batch B | TPOT meas ms | TPOT model ms | stall ms | MoE model ms | "
+          f"MoE implied ms | implied / model | f_σ/f_0 at σ = {sigma:g} |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for p in pts:
+        if p.id not in want or p.deployment is None or not p.measured.get("tpot_s"):
+            continue
+        stack = point_stack(p)
+        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
+        wl, model = point_workload(p), load_model(p.model)
+        dep = with_stack_mtp(p.deployment, stack, p.model)
+        if model.moe is None:
+            continue
+        run = serve_at_concurrency(model, pricer, dep, wl, [int(p.concurrency)])
+        batch = float(run.decode_batch[0])
+        t_dec, t_moe = _decode_only(model, pricer, dep, wl, batch)
+        tpot_m, tpot = p.measured["tpot_s"], float(run.tpot_s[0])
+        implied = tpot_m - (tpot - t_dec) - (t_dec - t_moe)
+        e, k = model.moe.num_experts, model.moe.top_k
+        skew = float(touched_fraction(batch, e, k, sigma) / touched_fraction(batch, e, k))
+        print(f"| {p.id.split(':')[1]} | {p.system} | {p.isl} | {int(p.concurrency)} | {batch:.1f} | "
+              f"{tpot_m * 1e3:.2f} | {tpot * 1e3:.2f} | {(tpot - t_dec) * 1e3:.2f} | {t_moe * 1e3:.2f} | "
+              f"{implied * 1e3:.2f} | {implied / t_moe:.2f} | {skew:.2f} |")
 
 
 def main(rows) -> None:
@@ -65,7 +105,7 @@ def main(rows) -> None:
         other = "separate" if dep.prefill_steps == "mixed" else "mixed"
         alt = serve_at_concurrency(model, pricer, dataclasses.replace(dep, prefill_steps=other), wl, [c])
         sim = simulate(model, pricer, dep, workload=wl, concurrency=c, warmup=0).summary
-        t_dec = _decode_only_s(model, pricer, dep, wl, float(run.decode_batch[0]))
+        t_dec, _ = _decode_only(model, pricer, dep, wl, float(run.decode_batch[0]))
         tpot_m, tpot = p.measured["tpot_s"], float(run.tpot_s[0])
         implied = (tpot_m - t_dec) * (wl.mean_osl - 1) / (c - 1) if c > 1 else float("nan")
         field = "ttft_p50_s" if p.ttft_median else "ttft_s"
@@ -89,4 +129,11 @@ def main(rows) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("rows", nargs="*", type=int, default=list(ROWS), help="InferenceX row numbers")
-    main(ap.parse_args().rows)
+    ap.add_argument("--moe", action="store_true", help="the routed-expert share table instead (docstring)")
+    ap.add_argument("--sigma", type=float, default=MEASURED_ROUTING_SIGMA,
+                    help="expert popularity σ of the f_σ/f_0 column (default: the measured DeepSeek-R1 σ)")
+    args = ap.parse_args()
+    if args.moe:
+        moe_share(args.rows, args.sigma)
+    else:
+        main(args.rows)
