@@ -367,17 +367,22 @@ def test_load_aiconfigurator_counts_one_run_once(silicon):
 
 
 def test_repeated_run_read_as_another_layout_keeps_the_named_one(silicon):
-    """A database-dump copy whose inflated fields read as 16 chips loses to the copy whose id names its
-    4-chip run (B200 Kimi K2.5 vLLM 0.17.0 cfg635 and ..._tp4_ep4_1294 in the 0.12.0 sample)."""
+    """A database-dump copy whose fields read as another layout loses to the copy whose id names its run
+    (B200 Kimi K2.5 vLLM 0.17.0 cfg635 and ..._tp4_ep4_1294 in the 0.12.0 sample: tp 4, dp 4, moe_ep 16
+    against tp 4, moe_ep 4; read as 16 chips until fit/aic_layout's rule 3 read the squared fields as the
+    4-chip TP4 / EP4 run, so both copies now read alike and the named one is kept without a layout note)."""
     base = silicon.iloc[3].to_dict()  # B200 TRT-LLM FP4 TP4, c4
-    rows = [{**base, "id": "x_b200_agg_1024x8192_c4_cfg635", "tp_size": 4.0, "attention_dp_size": 4.0,
-             "moe_tp_size": 1.0, "moe_ep_size": 16.0},
-            {**base, "id": "x_b200_sxm_agg_1024x8192_c4_tp4_ep4_1294", "tp_size": 4.0, "attention_dp_size": 1.0,
-             "moe_tp_size": 1.0, "moe_ep_size": 4.0}]
-    (p,), skipped = load_aiconfigurator(pd.DataFrame(rows))
+    squared = {**base, "id": "x_b200_agg_1024x8192_c4_cfg635", "tp_size": 4.0, "attention_dp_size": 4.0,
+               "moe_tp_size": 1.0, "moe_ep_size": 16.0}
+    named = {**base, "id": "x_b200_sxm_agg_1024x8192_c4_tp4_ep4_1294", "tp_size": 4.0, "attention_dp_size": 1.0,
+             "moe_tp_size": 1.0, "moe_ep_size": 4.0}
+    (p,), skipped = load_aiconfigurator(pd.DataFrame([squared, named]))
     assert p.id == "aic:x_b200_sxm_agg_1024x8192_c4_tp4_ep4_1294" and p.deployment.chips == 4
     assert [i for i, _ in skipped] == ["aic:x_b200_agg_1024x8192_c4_cfg635"]
-    assert "1 repeat(s) of this run dropped, 1 read as agg attn TP4 DP4" in p.notes[-1]
+    # a copy that still reads as another layout is named on the kept one (tp 4 x dp 2, EP8: 8 chips as written)
+    wide = {**squared, "moe_ep_size": 8.0, "attention_dp_size": 2.0}
+    (q,), _ = load_aiconfigurator(pd.DataFrame([wide, named]))
+    assert q.id == p.id and "1 repeat(s) of this run dropped, 1 read as agg attn TP4 DP2" in q.notes[-1]
 
 
 # ---- predictions and errors -----------------------------------------------------------------------

@@ -15,7 +15,7 @@ def aic_agg_layout(tp: int, dp: int | None, moe_tp: int | None, moe_ep: int | No
     """(attention TP, attention DP, MoE EP, note) of an aggregated ``silicon_sample.csv`` row.
 
     The row's ``tp_size`` / ``attention_dp_size`` / ``moe_tp_size`` / ``moe_ep_size`` are read as
-    written, except for two writer conventions of aiconfigurator-core 0.12.0's sample, each checked
+    written, except for three writer conventions of aiconfigurator-core 0.12.0's sample, each checked
     on the rows that carry both the fields and an id naming the run:
 
     1. Inflated fields: ``moe_tp == moe_ep == k >= 2`` and ``tp * dp == k * k`` (333 agg rows). 194 of
@@ -32,6 +32,20 @@ def aic_agg_layout(tp: int, dp: int | None, moe_tp: int | None, moe_ep: int | No
        replicas (vLLM's data-parallel deployment: the expert layers form one DP x TP tensor-parallel
        group unless expert parallelism is enabled; docs.vllm.ai "Data Parallel Deployment").
 
+    3. Expert-parallel fields squared: ``moe_tp == 1``, ``tp == attention_dp == k >= 2`` and
+       ``moe_ep == k * k`` (97 agg rows: MiniMax-M2.5 on B200, B300, H100 and Kimi K2.5 on B200, all
+       vLLM). The 40 of them whose id names the run all name ``tp{k}_ep{k}``, and the H100 ones repeat
+       the TPOT of the same InferenceX run stored as ``tp 4, moe_ep 4`` in the sample's 2026-03-25 file
+       (``..._1024x1024_c4_tp4_0_ep4_0_234`` 10.12 ms vs ``..._1024x1024_c4_tp4_ep4_1357`` 10.09 ms);
+       InferenceX's configurations of those runs are ``{tp: k, ep: k}`` (.github/configs/nvidia-master.yaml
+       @13962fcfa ``minimaxm2.5-fp8-b200-vllm``: ``{ tp: 4, ep: 4 }``, ``{ tp: 2, ep: 2 }``). The run
+       used k chips: attention TP k, MoE EP k. A configuration that adds ``dp-attn: true`` (the FP4
+       MiniMax ones at high concurrency) ran attention DP k instead (its launch script passes
+       ``--data-parallel-size=$TP``); the fields do not tell the two apart, so TP k is read (assumption:
+       the two differ in which weights each chip reads for attention, not in chips or experts). A real
+       attention TP k x DP k run with MoE EP k*k would be written the same; no row of the sample is one
+       (every id that names its run names ``tp{k}_ep{k}``), and an id naming k*k chips keeps the fields.
+
     Otherwise an id naming another run (``_tp{n}[_ep{m}]``) than ``tp * dp`` wins, as before.
 
     Raises:
@@ -45,6 +59,9 @@ def aic_agg_layout(tp: int, dp: int | None, moe_tp: int | None, moe_ep: int | No
         tp_k, dp_k = (1, k) if tp == 1 else (k, 1)
         return tp_k, dp_k, k, (f"fields tp={tp} dp={dp1} moe_tp={moe_tp} moe_ep={moe_ep} are the inflated form "
                                f"of a {k}-chip run: used attention TP{tp_k} DP{dp_k}, MoE EP{k}")
+    if moe_tp == 1 and tp >= 2 and dp1 == tp and moe_ep == tp * tp and n_id in (None, tp):
+        return tp, 1, tp, (f"fields tp={tp} dp={dp1} moe_tp={moe_tp} moe_ep={moe_ep} are the squared form "
+                           f"of a {tp}-chip run: used attention TP{tp}, MoE EP{tp}")
     moe_world = (moe_tp or 1) * (moe_ep or 1)
     if dp is None and moe_world > tp and moe_world % tp == 0:
         return tp, moe_world // tp, moe_ep or 1, (f"moe_tp={moe_tp} moe_ep={moe_ep} span more chips than tp={tp}: "

@@ -25,8 +25,8 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.aic_duplicates import drop_repeated_runs
 from jalapeno.fit.aic_layout import aic_agg_layout
-from jalapeno.fit.aic_sweeps import (release_stated, row_release, sweep_of, with_sweep_batch_wait, with_sweep_kernels,
-                                    with_sweep_launch, with_sweep_mtp)
+from jalapeno.fit.aic_sweeps import (release_stated, row_release, sweep_of, with_sweep_batch_wait,
+                                    with_sweep_expert_parallel, with_sweep_kernels, with_sweep_launch, with_sweep_mtp)
 from jalapeno.fit.validate import CHAIN_ACCEPTANCE, VALIDATION_MTP, MeasuredPoint
 from jalapeno.specs.engine_versions import version_key
 from jalapeno.specs.formats import get_precision
@@ -228,6 +228,8 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
             notes.append(f"release unstated (backend_version blank): '{fw}', priced at its profile's newest behaviour, "
                          "not a launch recipe's release (fit/aic_sweeps.UNSTATED_RELEASE)")
         sweep = sweep_of(system, model, fw, prec, getattr(r, "silicon_data_source", ""))
+        dep, moe_ep = with_sweep_expert_parallel(dep, sweep)
+        notes += [moe_ep] if moe_ep else []
         dep, spec, note = with_sweep_mtp(dep, sweep, VALIDATION_MTP.acceptance, CHAIN_ACCEPTANCE)
         dep, launch = with_sweep_launch(dep, sweep, conc)
         notes += [launch] if launch else []

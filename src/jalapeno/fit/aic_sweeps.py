@@ -10,7 +10,8 @@ context balancing and running cap on an attention-DP row (TensorRT-LLM ``attenti
 mechanism of serve/queueing.adp_balance_wait_s, which the engine recipes already carry);
 :func:`with_sweep_kernels` the KV-cache dtype and MoE kernel backend the launch script sets (the
 engine recipes' ``kv_dtype`` and ``moe_backend``); :func:`with_sweep_batch_wait` the script's TensorRT-LLM
-batch waiting (serve/batch_wait.py).
+batch waiting (serve/batch_wait.py); :func:`with_sweep_expert_parallel` the MoE expert parallelism a vLLM
+script turns on whatever the configuration's ``ep``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ SWEEPS = Path(__file__).resolve().parents[1] / "data" / "validation" / "aic_swee
 _KEYS = {"system", "model", "engine", "version", "precision", "measured", "config_key", "spec", "mtp_draft",
          "mtp_draft_dp_attention", "source", "adp_balance_timeout_iters", "max_batch_dp_attention", "kv_dtype",
          "moe_backend", "batch_wait_timeout_iters", "batch_wait_max_tokens_ratio", "batch_wait_workload",
-         "batch_wait_from_concurrency"}
+         "batch_wait_from_concurrency", "expert_parallel"}
 #: ``max_batch_dp_attention``: the launch script's per-rank ``max_batch_size`` under attention DP as
 #: ``conc/N`` (CONC / N, CONC itself below N: ``$(( CONC < N ? CONC : CONC / N ))``) or ``conc/dp``
 #: (``$((CONC/TP))`` with TP the attention-DP degree).
@@ -69,6 +70,10 @@ class Sweep:
     batch_wait_max_tokens_ratio: float = 0.0
     batch_wait_workload: str = ""
     batch_wait_from_concurrency: int = 0
+    #: the script passes vLLM's ``--enable-expert-parallel`` whatever the configuration's ``ep`` (its test
+    #: ``[ "$EP_SIZE" -ge 1 ]`` holds for the sweep matrix's default ep 1): MoE EP over every chip of the
+    #: instance (:func:`with_sweep_expert_parallel`); False = the row's own MoE layout
+    expert_parallel: bool = False
 
     def max_batch_per_rank(self, concurrency: float, dp: int) -> int | None:
         """The per-rank ``max_batch_size`` the script passes at ``concurrency`` on an attention-DP ``dp``
@@ -150,6 +155,9 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
                 raise SpecError(f"{where}.batch_wait_workload", "batch waiting without the workload and load it applies to",
                                 'give batch_wait_workload (e.g. "1k1k") and batch_wait_from_concurrency (e.g. 64) '
                                 "from the launch script's DELAY_BATCHING condition")
+        if not isinstance(e.get("expert_parallel", False), bool):
+            raise SpecError(f"{where}.expert_parallel", repr(e["expert_parallel"]),
+                            "write true where the launch script always passes --enable-expert-parallel, else leave it out")
         if e["spec"] == "mtp" and not (e.get("mtp_draft", 0) > 0 and e.get("mtp_draft_dp_attention", 0) > 0):
             raise SpecError(where, "an MTP sweep without draft lengths",
                             "give mtp_draft and mtp_draft_dp_attention from its launch script")
@@ -322,3 +330,34 @@ def with_sweep_kernels(dep, sweep: Sweep | None):
         kw["decode"] = replace(dep.decode, moe_backend=sweep.moe_backend)
         said.append(f"MoE backend {sweep.moe_backend}")
     return replace(dep, **kw), f"{', '.join(said)}: InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)"
+
+
+def with_sweep_expert_parallel(dep, sweep: Sweep | None):
+    """(deployment, note) of an aggregated row whose sweep's launch script always passes vLLM's
+    ``--enable-expert-parallel`` (``expert_parallel``): ``dep`` with MoE EP over every chip of its
+    instance (``ep = tp * dp``, MoE TP 1: each chip holds whole experts, vLLM's expert-parallel layout),
+    where the row's fields say MoE TP. ``dep`` and "" otherwise (no such sweep, a disaggregated row, one
+    chip, or EP already over every chip).
+
+    Why it matters: under MoE TP every chip reads its 1/tp slice of each expert the step touches; under EP
+    the busiest chip reads the whole experts routed to it, more at small batches (cost/moe.py).
+
+    >>> from jalapeno.deploy.deployment import Deployment, Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.formats import get_precision
+    >>> s = Sweep("h200", "minimax-m2.5", "vllm", "0.18.0", "fp8", "2026-03-27", "k", "none", "", expert_parallel=True)
+    >>> d, note = with_sweep_expert_parallel(Deployment(get_precision("fp8"), Pool(Layout(tp=8))), s)
+    >>> d.decode.layout.label
+    'attn TP8 DP1 · MoE TP1 EP8'
+    >>> with_sweep_expert_parallel(Deployment(get_precision("fp8"), Pool(Layout(tp=8, ep=8))), s)[1]
+    ''
+    """
+    if sweep is None or dep is None or dep.prefill is not None or not sweep.expert_parallel:
+        return dep, ""
+    lay = dep.decode.layout
+    if lay.stage_chips == 1 or lay.ep == lay.stage_chips:
+        return dep, ""
+    ep = replace(lay, ep=lay.stage_chips)
+    return (replace(dep, decode=replace(dep.decode, layout=ep)),
+            f"MoE EP{ep.ep} (fields: MoE TP{lay.moe_tp} EP{lay.ep}): InferenceX sweep {sweep.config_key}'s launch script "
+            "always passes --enable-expert-parallel (data/validation/aic_sweeps.toml)")

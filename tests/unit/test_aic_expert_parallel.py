@@ -1,0 +1,109 @@
+"""MiniMax-M2.5 aiconfigurator rows: the chips and MoE layout their InferenceX runs used (issue 18).
+
+Expected layouts are read by hand, not from the code:
+- the rows' fields and ids are real rows of aiconfigurator-core 0.12.0's ``systems/silicon_sample.csv``;
+- the launch scripts are SemiAnalysisAI/InferenceX ``benchmarks/single_node/minimaxm2.5_fp8_h200.sh`` @1d5cae141
+  and @0f78cf4eb and ``minimaxm2.5_fp8_b200.sh`` @f342df18e: ``if [ "$EP_SIZE" -ge 1 ]; then
+  EP=" --enable-expert-parallel"``, with the sweep matrix's default ep 1 (utils/matrix_logic/
+  generate_sweep_configs.py) for the configurations ``{ tp: 8 }`` (H200) and ``{ tp: 2 }``, ``{ tp: 4 }``
+  (B200); ``minimaxm2.5_fp8_h200.sh`` @a36346339 (the 2026-03-01 v0.16.0 run) passes no EP flag.
+- vLLM's ``--enable-expert-parallel`` puts whole experts on each chip: MoE EP = tp x dp, MoE TP 1.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from jalapeno.deploy.deployment import Deployment, Pool
+from jalapeno.deploy.layout import Layout
+from jalapeno.errors import SpecError
+from jalapeno.fit.aic_layout import aic_agg_layout
+from jalapeno.fit.aic_sweeps import load_sweeps, sweep_of, with_sweep_expert_parallel
+from jalapeno.fit.validate import load_aiconfigurator
+from jalapeno.specs.formats import get_precision
+
+
+def _row(rid: str, system: str, version: str, stamp: str, tp: int, dp: int, moe_tp: int, moe_ep: int) -> dict:
+    return {"id": rid, "silicon_data_source": stamp, "backend": "vllm", "backend_version": version,
+            "model_path": "MiniMaxAI/MiniMax-M2.5", "system": system, "precision": "fp8", "mode": "agg",
+            "isl": 1024, "osl": 1024, "gemm_quant_mode": "fp8", "moe_quant_mode": "fp8", "batch_size": 4,
+            "tp_size": float(tp), "pp_size": 1.0, "attention_dp_size": float(dp), "moe_tp_size": float(moe_tp),
+            "moe_ep_size": float(moe_ep), "silicon_ttft_ms": 90.0, "silicon_tpot_ms": 8.0}
+
+
+# ---- rule 3 of fit/aic_layout: tp == dp == k, moe_tp 1, moe_ep k*k is a k-chip TP k / EP k run ---------------
+
+def test_squared_expert_parallel_fields_are_a_k_chip_run():
+    # minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c256_cfg691: tp 4, dp 4, moe_tp 1, moe_ep 16; its named twin
+    # 2026_04_06_minimax_m2_5_b200_sxm_vllm_fp8_agg_1024x1024_c64_tp4_ep4_1392 names TP4 EP4 (4 of 8 B200s)
+    tp, dp, ep, note = aic_agg_layout(4, 4, 1, 16, "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c256_cfg691")
+    assert (tp, dp, ep) == (4, 1, 4) and "squared form of a 4-chip run" in note
+    # minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c512_cfg735: tp 2, dp 2, moe_ep 4 -> the { tp: 2, ep: 2 } run
+    assert aic_agg_layout(2, 2, 1, 4, "minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c512_cfg735")[:3] == (2, 1, 2)
+    # the named H100 rows keep the run their id names (TP4 EP4), the same answer
+    assert aic_agg_layout(4, 4, 1, 16, "2026_04_06_minimax_m2_5_h100_sxm_vllm_fp8_agg_1024x1024_c4_tp4_ep4_1357")[:3] \
+        == (4, 1, 4)
+
+
+def test_ep_over_tp_times_dp_with_unequal_degrees_is_read_as_written():
+    # attention TP4 x DP2 with MoE EP8 over the same 8 chips: tp != dp, so not the squared form
+    assert aic_agg_layout(4, 2, 1, 8, "x_agg_1024x1024_c8_cfg2") == (4, 2, 8, "")
+    # an id naming a run of tp * dp chips keeps the fields (rule 3 needs the id to name k chips or none)
+    assert aic_agg_layout(2, 2, 1, 4, "x_agg_1024x1024_c8_tp4_ep4_3")[:3] == (2, 2, 4)
+
+
+# ---- the launch scripts' --enable-expert-parallel (aic_sweeps expert_parallel) -----------------------------
+
+def test_h200_tp8_rows_of_march_27_and_28_ran_moe_ep8():
+    rows = [_row("minimaxm2_5_h200_vllm_fp8_agg_1024x1024_c4_cfgA", "h200_sxm", "0.18.0",
+                 "source_file=2026-03-25.csv; measured=2026-03-27T07:59:49Z", 8, 1, 8, 1),
+            _row("minimaxm2_5_h200_vllm_fp8_agg_1024x1024_c8_cfg615", "h200_sxm", "0.18.0",
+                 "db-dump/2026-04-27; config_id=615; measured=2026-03-28T00:00:00.000Z", 8, 1, 8, 1),
+            _row("minimaxm2_5_h200_vllm_fp8_agg_1024x1024_c16_cfg606", "h200_sxm", "0.16.0",
+                 "db-dump/2026-04-27; config_id=606; measured=2026-03-01T00:00:00.000Z", 4, 1, 4, 1)]
+    a, b, v016 = load_aiconfigurator(pd.DataFrame(rows))[0]
+    for p in (a, b):
+        assert p.deployment.decode.layout.label == "attn TP8 DP1 · MoE TP1 EP8"
+        assert "always passes --enable-expert-parallel" in "; ".join(p.notes)
+    # v0.16.0, 2026-03-01: the script's first version, no EP flag: MoE TP4 as the fields say
+    assert v016.deployment.decode.layout.label == "attn TP4 DP1 · MoE TP4 EP1"
+
+
+def test_b200_v017_rows_ran_moe_ep_over_their_chips_and_v019_rows_do_not():
+    stamp = "source_file=2026-03-25.csv; measured=2026-03-11T18:39:31Z"
+    rows = [_row("minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c4_tp2_1", "b200_sxm", "0.17.0", stamp, 2, 1, 2, 1),
+            _row("minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c8_tp4_2", "b200_sxm", "0.17.0", stamp, 4, 1, 4, 1),
+            # PR #947 (v0.19.0, 2026-04-03): the script tests -gt 1, so { tp: 2 } is MoE TP2
+            _row("minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c16_tp2_3", "b200_sxm", "0.19.0",
+                 "measured=2026-04-03T02:34:55Z", 2, 1, 2, 1)]
+    tp2, tp4, v019 = load_aiconfigurator(pd.DataFrame(rows))[0]
+    assert (tp2.deployment.decode.layout.moe_tp, tp2.deployment.decode.layout.ep) == (1, 2)
+    assert (tp4.deployment.decode.layout.moe_tp, tp4.deployment.decode.layout.ep) == (1, 4)
+    assert (v019.deployment.decode.layout.moe_tp, v019.deployment.decode.layout.ep) == (2, 1)
+
+
+def test_expert_parallel_leaves_single_chip_and_ep_rows_alone():
+    s = sweep_of("h200", "minimax-m2.5", "vllm 0.18.0", "fp8", "measured=2026-03-27")
+    assert s is not None and s.expert_parallel
+    one = Deployment(get_precision("fp8"), Pool(Layout(tp=1)))
+    assert with_sweep_expert_parallel(one, s) == (one, "")
+    ep = Deployment(get_precision("fp8"), Pool(Layout(tp=4, ep=4)))
+    assert with_sweep_expert_parallel(ep, s) == (ep, "")
+    assert with_sweep_expert_parallel(one, None) == (one, "")
+
+
+def test_shipped_expert_parallel_sweeps_are_the_ge_1_scripts():
+    got = {(s.system, s.version, s.measured) for s in load_sweeps() if s.expert_parallel}
+    assert got == {("h200", "0.18.0", "2026-03-27"), ("h200", "0.18.0", "2026-03-28"),
+                   ("b200", "0.17.0", "2026-03-11"), ("b200", "0.17.0", "2026-03-28")}
+
+
+def test_a_malformed_expert_parallel_flag_is_named(tmp_path):
+    f = tmp_path / "sweeps.toml"
+    f.write_text('[[sweep]]\nsystem = "h200"\nmodel = "minimax-m2.5"\nengine = "vllm"\nversion = "0.18.0"\n'
+                 'precision = "fp8"\nmeasured = "2026-03-27"\nconfig_key = "k"\nsource = "s"\nspec = "none"\n'
+                 'expert_parallel = "yes"\n')
+    with pytest.raises(SpecError, match=r"sweep\[0\]\.expert_parallel") as e:
+        load_sweeps(f)
+    assert "--enable-expert-parallel" in e.value.fix
