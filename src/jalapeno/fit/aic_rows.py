@@ -26,7 +26,8 @@ from jalapeno.errors import SpecError
 from jalapeno.fit.aic_duplicates import drop_repeated_runs
 from jalapeno.fit.aic_layout import aic_agg_layout
 from jalapeno.fit.aic_sweeps import (release_stated, row_release, sweep_of, with_sweep_batch_wait,
-                                    with_sweep_expert_parallel, with_sweep_kernels, with_sweep_launch, with_sweep_mtp)
+                                    with_sweep_expert_parallel, with_sweep_kernels, with_sweep_launch, with_sweep_limits,
+                                    with_sweep_mtp)
 from jalapeno.fit.validate import CHAIN_ACCEPTANCE, VALIDATION_MTP, MeasuredPoint
 from jalapeno.specs.engine_versions import version_key
 from jalapeno.specs.formats import get_precision
@@ -237,6 +238,8 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         notes += [kernels] if kernels else []
         dep, waiting = with_sweep_batch_wait(dep, sweep, int(r.isl), int(r.osl), conc)
         notes += [waiting] if waiting else []
+        dep, limits = with_sweep_limits(dep, sweep, int(r.isl))
+        notes += [limits] if limits else []
         client = aic_client(getattr(r, "silicon_data_source", None))
         if client == "inferencex-db" and dep.prefill is None:
             dep, why = with_recipe_limits(dep, system, model, str(r.backend), prec, int(r.isl), int(r.osl), conc)

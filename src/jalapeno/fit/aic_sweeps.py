@@ -11,7 +11,8 @@ mechanism of serve/queueing.adp_balance_wait_s, which the engine recipes already
 :func:`with_sweep_kernels` the KV-cache dtype and MoE kernel backend the launch script sets (the
 engine recipes' ``kv_dtype`` and ``moe_backend``); :func:`with_sweep_batch_wait` the script's TensorRT-LLM
 batch waiting (serve/batch_wait.py); :func:`with_sweep_expert_parallel` the MoE expert parallelism a vLLM
-script turns on whatever the configuration's ``ep``.
+script turns on whatever the configuration's ``ep``; :func:`with_sweep_limits` a vLLM script's
+``--max-num-batched-tokens`` and ``--gpu-memory-utilization``.
 """
 
 from __future__ import annotations
@@ -30,11 +31,13 @@ SWEEPS = Path(__file__).resolve().parents[1] / "data" / "validation" / "aic_swee
 _KEYS = {"system", "model", "engine", "version", "precision", "measured", "config_key", "spec", "mtp_draft",
          "mtp_draft_dp_attention", "source", "adp_balance_timeout_iters", "max_batch_dp_attention", "kv_dtype",
          "moe_backend", "batch_wait_timeout_iters", "batch_wait_max_tokens_ratio", "batch_wait_workload",
-         "batch_wait_from_concurrency", "expert_parallel"}
+         "batch_wait_from_concurrency", "expert_parallel", "max_num_batched_tokens", "memory_fraction"}
 #: ``max_batch_dp_attention``: the launch script's per-rank ``max_batch_size`` under attention DP as
 #: ``conc/N`` (CONC / N, CONC itself below N: ``$(( CONC < N ? CONC : CONC / N ))``) or ``conc/dp``
 #: (``$((CONC/TP))`` with TP the attention-DP degree).
 _MAX_BATCH = re.compile(r"conc/(\d+|dp)")
+#: ``max_num_batched_tokens``: a number of tokens, or ``K*isl`` (the script's ``$((ISL * K))``)
+_BATCHED = re.compile(r"(\d+)(\*isl)?")
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,23 @@ class Sweep:
     #: ``[ "$EP_SIZE" -ge 1 ]`` holds for the sweep matrix's default ep 1): MoE EP over every chip of the
     #: instance (:func:`with_sweep_expert_parallel`); False = the row's own MoE layout
     expert_parallel: bool = False
+    #: the vLLM script's ``--max-num-batched-tokens`` (:data:`_BATCHED`: "2048" or "2*isl"): tokens one step
+    #: processes, decode rows and prompt chunks together; "" = the script passes none
+    max_num_batched_tokens: str = ""
+    #: the script's ``--gpu-memory-utilization``; 0 = the script passes none
+    memory_fraction: float = 0.0
+
+    def batched_tokens(self, isl: int) -> int | None:
+        """The script's ``max_num_batched_tokens`` at input length ``isl`` (None: it passes none).
+
+        >>> Sweep("b200", "minimax-m2.5", "vllm", "0.19.0", "fp8", "2026-04-22", "k", "none", "",
+        ...       max_num_batched_tokens="2*isl").batched_tokens(1024)
+        2048
+        """
+        m = _BATCHED.fullmatch(self.max_num_batched_tokens)
+        if m is None:
+            return None
+        return int(m.group(1)) * (isl if m.group(2) else 1)
 
     def max_batch_per_rank(self, concurrency: float, dp: int) -> int | None:
         """The per-rank ``max_batch_size`` the script passes at ``concurrency`` on an attention-DP ``dp``
@@ -155,6 +175,14 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
                 raise SpecError(f"{where}.batch_wait_workload", "batch waiting without the workload and load it applies to",
                                 'give batch_wait_workload (e.g. "1k1k") and batch_wait_from_concurrency (e.g. 64) '
                                 "from the launch script's DELAY_BATCHING condition")
+        mb = e.get("max_num_batched_tokens", "")
+        if mb and (not isinstance(mb, str) or _BATCHED.fullmatch(mb) is None or int(_BATCHED.fullmatch(mb).group(1)) < 1):
+            raise SpecError(f"{where}.max_num_batched_tokens", repr(mb),
+                            'write the launch script\'s --max-num-batched-tokens as "N" or "K*isl" (for $((ISL * K)))')
+        mf = e.get("memory_fraction", 0.0)
+        if isinstance(mf, bool) or not isinstance(mf, (int, float)) or not 0 <= mf <= 1:
+            raise SpecError(f"{where}.memory_fraction", repr(mf),
+                            "give the launch script's --gpu-memory-utilization, a fraction in (0, 1]")
         if not isinstance(e.get("expert_parallel", False), bool):
             raise SpecError(f"{where}.expert_parallel", repr(e["expert_parallel"]),
                             "write true where the launch script always passes --enable-expert-parallel, else leave it out")
@@ -361,3 +389,34 @@ def with_sweep_expert_parallel(dep, sweep: Sweep | None):
     return (replace(dep, decode=replace(dep.decode, layout=ep)),
             f"MoE EP{ep.ep} (fields: MoE TP{lay.moe_tp} EP{lay.ep}): InferenceX sweep {sweep.config_key}'s launch script "
             "always passes --enable-expert-parallel (data/validation/aic_sweeps.toml)")
+
+
+def with_sweep_limits(dep, sweep: Sweep | None, isl: int):
+    """(deployment, note) of an aggregated row whose sweep's vLLM launch script sets
+    ``--max-num-batched-tokens`` or ``--gpu-memory-utilization``: ``dep`` with that many tokens per step
+    (vLLM's scheduler counts decode rows and prompt chunks against it: ``max_tokens_per_step``, and
+    ``token_budget`` for the chunk alone) at input length ``isl``, and that ``memory_fraction``; ``dep`` and
+    "" when the sweep sets neither, or for a disaggregated row.
+
+    >>> from jalapeno.deploy.deployment import Deployment, Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.formats import get_precision
+    >>> s = Sweep("b200", "minimax-m2.5", "vllm", "0.19.0", "fp8", "2026-04-22", "k", "none", "",
+    ...           max_num_batched_tokens="2*isl", memory_fraction=0.9)
+    >>> d, note = with_sweep_limits(Deployment(get_precision("fp8"), Pool(Layout(tp=4))), s, 8192)
+    >>> d.token_budget, d.max_tokens_per_step, d.memory_fraction
+    (16384, 16384, 0.9)
+    """
+    if sweep is None or dep is None or dep.prefill is not None:
+        return dep, ""
+    kw, said = {}, []
+    n = sweep.batched_tokens(isl)
+    if n is not None:
+        kw.update(token_budget=n, max_tokens_per_step=n)
+        said.append(f"--max-num-batched-tokens {n} ({sweep.max_num_batched_tokens})")
+    if sweep.memory_fraction:
+        kw["memory_fraction"] = sweep.memory_fraction
+        said.append(f"--gpu-memory-utilization {sweep.memory_fraction:g}")
+    if not kw:
+        return dep, ""
+    return replace(dep, **kw), f"{', '.join(said)}: InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)"
