@@ -62,11 +62,19 @@ def _served(fx, concurrency, workers=1):
     return serve_at_concurrency(model, pricer, one, wl, [concurrency], idle_start=False)
 
 
+def _p99_tpot(fx, concurrency):
+    from jalapeno.serve.open_loop import poisson_tpot_s
+
+    model, pricer, dep, wl = fx
+    one = dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, workers=1))
+    return float(poisson_tpot_s(model, pricer, one, wl, _served(fx, concurrency))[0])
+
+
 def test_the_best_load_is_the_highest_one_within_the_tpot_limit(h200_llama):
-    """Throughput and TPOT both grow with the load, so within a TPOT limit the best point is the
-    highest load whose TPOT meets it: the load 20% above it (beyond the next rung, ratio <= 1.1)
-    breaks the limit; loose limits give the throughput of every slot filled (the engine's token cap
-    saturates it first: its lowest load reaching it is reported)."""
+    """Throughput and TPOT both grow with the load, so within a p99 TPOT limit the best point is the
+    highest load whose p99 TPOT (serve/open_loop.poisson_tpot_s) meets it: the load 20% above it
+    (beyond the next rung, ratio <= 1.1) breaks the limit; loose limits give the throughput of every
+    slot filled (the engine's token cap saturates it first: its lowest load reaching it is reported)."""
     model, pricer, dep, wl = h200_llama
     one = dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, workers=1))
     loose = engine_within_limits(model, pricer, one, wl, 512, 10.0, 1e3)
@@ -76,8 +84,8 @@ def test_the_best_load_is_the_highest_one_within_the_tpot_limit(h200_llama):
     limit = 0.6 * t_full
     got = engine_within_limits(model, pricer, one, wl, 512, limit, 1e3)
     assert got["feasible"] and got["throughput_per_chip"] < loose["throughput_per_chip"]
-    assert float(_served(h200_llama, got["concurrency"]).tpot_s[0]) <= limit
-    assert float(_served(h200_llama, 1.2 * got["concurrency"]).tpot_s[0]) > limit
+    assert float(_served(h200_llama, got["concurrency"]).tpot_s[0]) <= _p99_tpot(h200_llama, got["concurrency"]) <= limit
+    assert _p99_tpot(h200_llama, 1.2 * got["concurrency"]) > limit
 
 
 def test_identical_instances_share_the_load(h200_llama):
@@ -94,7 +102,7 @@ def test_no_load_within_the_limits_says_so_and_bad_input_is_refused(h200_llama):
     model, pricer, dep, wl = h200_llama
     none = engine_within_limits(model, pricer, dep, wl, 4096, 1e-6, 0.450)
     assert not none["feasible"] and none["throughput_per_chip"] == 0.0
-    assert "the submitted engine has no load with mean TPOT <= 1e-06 s" in none["reason"]
+    assert "the submitted engine has no load with Poisson p99 TPOT <= 1e-06 s" in none["reason"]
     with pytest.raises(SpecError, match="max_concurrency.*give the engine's slots"):
         engine_within_limits(model, pricer, dep, wl, 0.5, 0.040, 0.450)
     with pytest.raises(SpecError, match="ttft_limit_s.*None is not a latency limit"):

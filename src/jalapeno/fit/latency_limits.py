@@ -4,10 +4,12 @@ Interactive, mapping ``frontier@limits``).
 A Server / Interactive result is valid only with its p99 TTFT and p99 TPOT within the rules'
 limits (loadgen/mlperf.conf; fit/mlperf.MLPERF_RULES), and the submitter raises the Poisson
 arrival rate until one binds. The prediction is therefore the highest throughput per chip of a
-feasible swept point whose mean TPOT is within the TPOT limit (a necessary condition: every
-request's TPOT is, :func:`peak_within_tpot`) and whose p99 TTFT under Poisson arrivals at
-that point's request rate (serve/open_loop.poisson_ttft_s: the prefill queue's M/G/1 tail over
-the dataset's prompt lengths) is within the TTFT limit. The closed-loop TTFT the sweep carries is
+feasible swept point whose p99 TPOT over requests (serve/open_loop.poisson_tpot_s: the prompts
+sharing each request's decode steps, a compound Poisson count; the mean within the limit,
+:func:`peak_within_tpot`, is the necessary condition that pre-selects) is within the TPOT limit
+and whose p99 TTFT under Poisson arrivals at that point's request rate
+(serve/open_loop.poisson_ttft_s: the prefill queue's M/G/1 tail over the dataset's prompt lengths)
+is within the TTFT limit. The closed-loop TTFT the sweep carries is
 a mean-queue figure and does not bound a Poisson tail; the open-loop one is computed for the
 candidates only, best first, until one meets the limit.
 
@@ -23,7 +25,7 @@ import dataclasses
 import numpy as np
 
 from jalapeno.errors import SpecError
-from jalapeno.serve.open_loop import poisson_ttft_s
+from jalapeno.serve.open_loop import poisson_tpot_s, poisson_ttft_s
 
 #: Candidates priced per round, best throughput first (a round stops the search once one passes).
 ROUND = 32
@@ -68,7 +70,11 @@ def _search(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips
         for d in np.unique(sweep.dep_index[blk]):
             sel = sweep.dep_index[blk] == d
             p99[sel] = poisson_ttft_s(model, pricer, sweep.deployments[d], wl, pts.take(blk[sel]))
-        meet = np.flatnonzero(p99 <= ttft_limit_s)
+        tpot99 = np.full(blk.size, np.inf)
+        for d in np.unique(sweep.dep_index[blk]):
+            sel = sweep.dep_index[blk] == d
+            tpot99[sel] = poisson_tpot_s(model, pricer, sweep.deployments[d], wl, pts.take(blk[sel]))
+        meet = np.flatnonzero((p99 <= ttft_limit_s) & (tpot99 <= tpot_limit_s))
         if meet.size and not priced:  # blk is sorted best first: the first that meets is the best
             return float(pts.throughput_per_chip[blk[meet[0]]]), float(p99[meet[0]]), int(blk[meet[0]]), 1.0
         for d in np.unique(sweep.dep_index[blk[meet]]):
@@ -139,7 +145,7 @@ def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_li
     y, p99, i, f = _search(model, pricer, wl, sw, tpot_limit_s, ttft_limit_s, run, round(chips))
     if y <= 0:
         return {"throughput_per_chip": 0.0, "ttft_p99_s": p99, "concurrency": float("nan"), "feasible": False,
-                "reason": f"the submitted engine has no load with mean TPOT <= {tpot_limit_s:g} s and Poisson "
+                "reason": f"the submitted engine has no load with Poisson p99 TPOT <= {tpot_limit_s:g} s and Poisson "
                           f"p99 TTFT <= {ttft_limit_s:g} s", "run_factor": 1.0}
     return {"throughput_per_chip": y, "ttft_p99_s": p99, "concurrency": float(ladder[i] * w), "feasible": True,
             "reason": "", "run_factor": f}

@@ -509,8 +509,9 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                         y, st = float(yy[0]), str(ss[0])
                     why = (f"no feasible predicted point at concurrency <= {p.concurrency:g}"
                            if p.mapping == "frontier_peak@concurrency"
-                           else f"no feasible predicted point with mean TPOT <= {p.tpot_limit_s:g} s"
-                           + (f" and Poisson p99 TTFT <= {p.ttft_limit_s:g} s" if p.mapping == "frontier@limits" else "")
+                           else f"no feasible predicted point with {'mean' if p.mapping == 'frontier@tpot_limit' else 'Poisson p99'}"
+                           f" TPOT <= {p.tpot_limit_s:g} s" + (f" and Poisson p99 TTFT <= {p.ttft_limit_s:g} s"
+                                                                if p.mapping == "frontier@limits" else "")
                            if p.mapping in ("frontier@tpot_limit", "frontier@limits")
                            else "measured interactivity beyond the predicted frontier")
                     preds.append({"throughput_per_chip": y, "feasible": st != "unreachable",

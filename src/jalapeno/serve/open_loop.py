@@ -171,3 +171,84 @@ def decode_step_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
                               prefill_ctx=0.0, prefill_seqs=np.zeros(b.size)),
                    dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
     return np.asarray(sc.step_time_s, dtype=float) * lay.pp
+
+
+def tpot_quantile_s(q: float, mean_step_s, sigma_s, arrivals_per_step, isl_tokens, steps, cap_tokens) -> np.ndarray:
+    """Quantile ``q`` over requests of the mean step a request decodes at, s, (N,): the mean step
+    ``mean_step_s`` (N,) plus ``sigma_s`` (N,, s per prompt token) times the excess of the prompt tokens
+    per step over its window. A request of n decode steps shares its steps with the prompts arriving
+    meanwhile, a compound Poisson count of ``arrivals_per_step`` (N,) per step, each of ``isl_tokens``
+    (K,, equally likely) tokens: mean n·a·E[I], variance n·a·E[I²]; its per-step share X_n / n is taken
+    Gamma with those moments (the compound Poisson's skew kept roughly; exact in the mean and variance)
+    and capped at ``cap_tokens`` (N,: the step's prompt budget). ``steps`` (M,): the requests' decode
+    steps, equally likely (the dataset's output lengths: every request counts once).
+
+    >>> # no arrivals: every request decodes at the mean step
+    >>> tpot_quantile_s(0.99, np.array([0.03]), np.array([1e-4]), np.array([0.0]), np.array([200.0]),
+    ...                 np.array([10.0, 100.0]), np.array([2048.0])).round(6).tolist()
+    [0.03]
+
+    Raises:
+        SpecError: ``q`` outside (0, 1).
+    """
+    from scipy.special import gammaincc
+
+    if not 0 < q < 1:
+        raise SpecError("q", f"quantile must be in (0, 1), got {q!r}", "give e.g. 0.99")
+    a = np.asarray(arrivals_per_step, dtype=float)[:, None, None]
+    i = np.asarray(isl_tokens, dtype=float)
+    m1, m2 = float(i.mean()), float((i**2).mean())
+    n = np.maximum(np.asarray(steps, dtype=float), 1.0)[None, None, :]
+    shape = n * a * m1**2 / m2  # Gamma(k, θ) of X_n: k = n·a·E[I]²/E[I²], θ = E[I²]/E[I]
+    scale = m2 / m1
+    cap = np.asarray(cap_tokens, dtype=float)
+    lo, hi = np.zeros(a.shape[0]), cap.copy()
+    for _ in range(60):  # per-step share y: mean_n P(X_n / n > y) = 1 − q
+        mid = (lo + hi) / 2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            surv = np.where(shape > 0, gammaincc(np.maximum(shape, 1e-300), n * mid[:, None, None] / scale), 0.0)
+        over = surv.mean(axis=2)[:, 0] > 1 - q
+        lo, hi = np.where(over, mid, lo), np.where(over, hi, mid)
+    excess = np.maximum(hi - a[:, 0, 0] * m1, 0.0)
+    return np.asarray(mean_step_s, dtype=float) + np.asarray(sigma_s, dtype=float) * excess
+
+
+def poisson_tpot_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pts: ServingPoints,
+                   q: float = 0.99) -> np.ndarray:
+    """Quantile ``q`` over requests of TPOT (s) of ``dep``'s points ``pts`` under Poisson arrivals, (N,):
+    :func:`tpot_quantile_s` with the instance's mean step, the marginal cost of a prompt token in a step
+    σ = (t_hi − t_lo)/B (as :func:`poisson_ttft_s`: a full prompt budget B beside the decode batch),
+    a = λ·τ arrivals per step per instance, the workload's prompt lengths and its requests' decode steps
+    (output length − 1, per the points' tokens per step), converted back to TPOT by the points' tokens
+    per step. Disaggregated: the points' mean TPOT (the decode pool's steps carry no prompt; the
+    variation of its batch is not priced, an ASSUMPTION).
+
+    Raises:
+        SpecError: ``q`` outside (0, 1).
+    """
+    if dep.prefill is not None or not len(pts):
+        return np.asarray(pts.tpot_s, dtype=float).copy()
+    pool = dep.decode
+    lay = pool.layout
+    pr = with_pool_backends(pricer, pool, model, lay)
+    budget = float(dep.prefill_budget(lay))
+    n = len(pts)
+    b = pts.decode_batch / lay.pp
+    chunk = min(wl.mean_isl, budget / max(lay.dp, 1))
+    sc = step_cost(model, pr, lay, dep.precision,
+                   Batch.make(decode_seqs=np.concatenate([b, b]), decode_ctx=wl.decode_ctx,
+                              prefill_tokens=np.concatenate([np.zeros(n), np.full(n, budget)]),
+                              prefill_ctx=(wl.mean_isl - chunk) / 2,
+                              prefill_seqs=np.concatenate([np.zeros(n), np.full(n, budget / chunk)])),
+                   dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    t_lo, t_hi = sc.step_time_s[:n], sc.step_time_s[n:]
+    sigma = np.maximum(t_hi - t_lo, 0.0) / budget
+    step = np.asarray(pts.step_time_s, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_step = np.where(pts.tpot_s > 0, step / pts.tpot_s, 1.0)  # tokens per step (MTP > 1)
+    isl = np.array([wl.isl_quantile((k + 0.5) / ISL_GRID) for k in range(ISL_GRID)])
+    osl = np.array([wl.osl_quantile((k + 0.5) / ISL_GRID) for k in range(ISL_GRID)])
+    steps = np.maximum(osl - 1.0, 1.0)
+    p = tpot_quantile_s(q, step, sigma, pts.request_rate_per_s * step, isl, steps / float(np.mean(per_step)),
+                        np.full(n, budget))
+    return p / per_step
