@@ -329,9 +329,40 @@ def test_mxfp4_curves_price_only_mxfp4_experts(b200):
     np.testing.assert_array_equal(_gptoss_ms_per_layer(p, lay, [64.0], "fp8"),
                                   _gptoss_ms_per_layer(b200, lay, [64.0], "fp8"))
     assert _gptoss_ms_per_layer(p, lay, [64.0])[0] != _gptoss_ms_per_layer(b200, lay, [64.0])[0]
-    # expert TP (TP8, EP1) is not in TensorRT-LLM's table at this shape; Hopper has no W4A8 rows
-    assert with_moe_backend(b200, "trtllm", gptoss, Layout(tp=8)) is b200
+    # Hopper has no W4A8 rows
     h200 = load_any_pricer("h200", "calibrated")
     assert with_moe_backend(h200, "trtllm", gptoss, lay) is h200
     # TRITON: no measured curve shipped, its fitted form with the floor (tests/unit/test_triton_moe_backend.py)
     assert with_moe_backend(h200, "triton", gptoss, lay).__class__.__name__ == "KernelMoePricer"
+
+
+# ---- expert TP read as expert parallelism (gpt-oss-120b TP2-TP8, MoE TP = attention TP) -------------------
+# TensorRT-LLM's table has no expert-TP rows at gpt-oss's shape; a rank of expert TP t holds 1/t of every expert,
+# a rank of EP t every t-th expert whole: the same weight bytes, the same grouped-GEMM rows per rank. vLLM's table
+# of the same TRT-LLM-gen MXFP4 kernel family (aiconfigurator-core 0.12.0, systems/data/b200_sxm/moe/vllm/0.24.0/
+# moe_perf.parquet, kernel_source vllm_gptossmxfp4moe_flashinfer_trtllm_mxfp4_bf16_trtllmmxfp4expertsmonolithic,
+# W4A16, balanced) measured both, us per layer:
+#     tokens          1      8     32    128
+#     TP2 EP1      22.1   71.4  203.2  207.7      TP1 EP2  25.1  72.2  203.3  208.4
+#     TP4 EP1      21.0   46.0  117.5  119.6      TP1 EP4  23.5  47.9  118.6  121.6
+#     TP8 EP1      19.6   36.4   87.3   90.0      TP1 EP8  23.6  32.5   74.9   74.6
+# (TP8 is up to 21% slower than EP8 where the 360-wide slices run: read as EP8 it is a lower bound).
+# So expert TP t at T tokens is the EP t row at T tokens, by hand from MXFP4_MS (EP8) and the rows themselves
+# (EP2 / EP4 at 1 token: 0.0216373 / 0.0210667 ms).
+TP_AS_EP_MS = {2: {1: 0.0216373}, 4: {1: 0.0210667}, 8: MXFP4_MS["b200", 8]}
+
+
+@pytest.mark.parametrize("tp", sorted(TP_AS_EP_MS))
+def test_expert_tp_is_priced_by_the_ep_row_of_as_many_ranks(b200, tp):
+    flat = b200.with_efficiency(replace(b200.efficiency, moe_load_skew=0.0))
+    lay = Layout(tp=tp)
+    assert lay.moe_tp == tp and lay.ep == 1
+    p = with_moe_backend(flat, "trtllm", load_model("gpt-oss-120b"), lay)
+    assert isinstance(p, MeasuredMoePricer) and p.curve.width_split == tp
+    got = _gptoss_ms_per_layer(p, lay, list(TP_AS_EP_MS[tp]))
+    np.testing.assert_allclose(got, list(TP_AS_EP_MS[tp].values()), atol=5e-5)
+
+
+def test_expert_tp_without_an_ep_row_keeps_the_calibrated_pricer(b200):
+    # a backend with no row at this shape at any EP (CUTLASS: not collected for MXFP4 experts)
+    assert with_moe_backend(b200, "cutlass", load_model("gpt-oss-120b"), Layout(tp=8)) is b200

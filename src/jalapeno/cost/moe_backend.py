@@ -35,7 +35,17 @@ decoding tokens put 128 assignments on 128 experts; balanced routing touches all
 layer), uniform routing 128·(1 − (1 − 4/128)^32) = 81.6, priced as the balanced row of 81.6
 assignments (20.4 tokens), about 0.18 ms.
 
-so the op's bound attribution keeps the roofline's split. The measurement is of the catalog chip: a
+Expert TP read as expert parallelism. A layout whose experts are split by tensor parallelism t
+(``moe_tp``; gpt-oss-120b at TP2-TP8 on TensorRT-LLM and vLLM, MoE TP = attention TP) has no row in
+TensorRT-LLM's table at its shape; it is read from the EP row of t·ep ranks, the load and the touched
+experts counted in whole experts of that row (a rank of expert TP t holds 1/t of every expert, a rank of
+EP t every t-th expert whole: the same weight bytes and grouped-GEMM rows per rank). Measured support:
+vLLM's table of the same TRT-LLM-gen MXFP4 kernel family (aiconfigurator-core 0.12.0, b200_sxm vllm
+0.24.0 moe_perf, W4A16, balanced) has both: TP2/EP2 and TP4/EP4 agree within 4% at 8-256 tokens, TP8 is
+up to 21% slower than EP8 (its 360-wide slices), so for TP8 the reading is a lower bound.
+(tests/unit/test_moe_backend.py gives the rows.)
+
+The op's bound attribution keeps the roofline's split. The measurement is of the catalog chip: a
 variant whose chip differs (``--set chip.*``, a variant file) keeps the measured-to-roofline ratio
 of its root chip and applies it to its own roofline, r = count · t_meas / t_roofline(root chip),
 so that a what-if on bandwidth or FLOPS moves these ops as it moves every other one (the
@@ -72,6 +82,8 @@ class MoeCurve:
             their compute format; "" otherwise (NVFP4 curves).
         experts_on_rank: routed experts each expert-parallel rank holds (E / ep), n of the module
             docstring; 0: unknown, the curve is read at the load alone (:meth:`routed`).
+        width_split: the expert TP t of an op priced from the EP-(t·ep) row (module docstring): the op's
+            load and touched experts (in slices of inter = I/t) are divided by t; 1: the curve's own layout.
     """
 
     h: float
@@ -82,6 +94,7 @@ class MoeCurve:
     label: str = ""
     weights: str = ""
     experts_on_rank: float = 0.0
+    width_split: int = 1
 
     def __call__(self, load) -> np.ndarray:
         """Interpolated latency (s) at ``load`` (array); see the module docstring."""
@@ -173,6 +186,7 @@ class MeasuredMoePricer(_WrapsPricer):
             count = np.asarray(ops.kernels[i], dtype=float) / MOE_KERNELS
             load = ops.flop[i] / np.maximum(count * 6.0 * c.h * c.inter, 1e-30)
             touched = np.broadcast_to(load / np.maximum(np.asarray(ops.rows[i], dtype=float), 1e-30), load.shape)
+            load, touched = load / c.width_split, touched / c.width_split  # in whole experts of the curve's rank
             ok = (load > 0) & (base.time_s[i] > 0) & (ref.time_s[i] > 0)
             scale[i, ok] = np.broadcast_to(count, load.shape)[ok] * c.routed(load[ok], touched[ok]) / ref.time_s[i, ok]
             hit = True

@@ -214,7 +214,8 @@ def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pric
     MoE on H100; TensorRT-LLM's Triton MoE on H200, with its per-layer floor); ``pricer`` itself when
     ``backend`` is None, or the system (its root, for a variant) has neither for that backend at the
     model's shape on this layout (expert parallelism, expert TP; layouts with redundant EPLB experts
-    are not measured). On a variant
+    are not measured). Expert TP t with no row of its own is read from the EP-(t·ep) row
+    (cost/moe_backend.py, "Expert TP read as expert parallelism"). On a variant
     whose chip differs from its root's, the measurement is carried over by the ratio of the two
     chips' rooflines (cost/moe_backend.py), not used as if it had been taken on the variant.
 
@@ -230,15 +231,20 @@ def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pric
     m = model.moe
     got = moe_backend_curve(_root(pricer.system), backend, model.hidden_size, m.expert_intermediate, m.num_experts,
                             m.top_k, layout.moe_tp, layout.ep)
+    split = 1
+    if got is None and layout.moe_tp > 1:  # expert TP t read as expert parallelism t·ep (cost/moe_backend.py)
+        got = moe_backend_curve(_root(pricer.system), backend, model.hidden_size, m.expert_intermediate, m.num_experts,
+                                m.top_k, 1, layout.moe_tp * layout.ep)
+        split = layout.moe_tp
     if got is None:  # measured at another shape or layout only: the backend's fitted form, if any
         k = moe_backend_kernel(_root(pricer.system), backend)
         return pricer if k is None else KernelMoePricer(pricer, k["fmt"], k["peak_fraction"], k["half_rows"],
                                                         k["hbm_fraction"], backend, f"{k['system']} {backend} {k['table']}",
                                                         k["floor_s"] if k.get("floor_applied") else None)
     fmt, weights, tokens, latency_s, label = got
-    load = busiest_rank_assignments(np.asarray(tokens, dtype=float), m.top_k, layout.ep, 0.0)
+    load = busiest_rank_assignments(np.asarray(tokens, dtype=float), m.top_k, layout.ep * split, 0.0)
     curve = MoeCurve(float(model.hidden_size), float(m.expert_intermediate / layout.moe_tp), fmt, load,
-                     np.asarray(latency_s, dtype=float), label, weights, m.num_experts / layout.ep)
+                     np.asarray(latency_s, dtype=float), label, weights, m.num_experts / (layout.ep * split), split)
     return MeasuredMoePricer(pricer, curve, backend, _root_chip_pricer(pricer))
 
 
