@@ -109,5 +109,10 @@ def test_passed_over_rows():
     assert decode_floor(_row1135(system="no-such-system")) is None
 
 
-def test_decode_flags_join_rules_d_and_e():
-    assert list(aic_decode_flags([_row1135(), _row1128()])) == ["r1135"]
+def test_decode_flags_join_rules_d_e_and_f():
+    # both rows also decode ~100 of the 512 requests their memory admits (rule F, tests/unit/test_aic_rule_f.py);
+    # rule E flags 1135 alone
+    flags = aic_decode_flags([_row1135(), _row1128()])
+    assert sorted(flags) == ["r1128", "r1135"]
+    assert "rule E" in flags["r1135"] and "rule F" in flags["r1135"]
+    assert "rule E" not in flags["r1128"] and "rule F" in flags["r1128"]

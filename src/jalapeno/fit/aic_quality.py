@@ -75,6 +75,28 @@ row's KV format; BW_peak: the catalog chip's datasheet HBM bandwidth (achieved i
 of the row's MTP (each step yields at most 1 + d tokens). The row's layout is not used, only its chip count,
 so a mis-stated TP/DP cannot raise the floor. A row is flagged when TPOT < :data:`FLOOR_FACTOR` · floor; only
 its TPOT and interactivity are flagged, as rule D's.
+
+**Rule F — a closed loop with room for its requests runs them.** An aggregated engine admits every request
+of a closed loop at concurrency C up to its running cap (the recipe's, at least C where the recipe sets it to
+C) or its KV cache, whichever binds first; a request waits only for that. Little's law on the measured
+times gives the requests past their first token per instance, B (rule D's form), and the KV cache holds
+
+    K = (n · HBM · u − W) / KV(ISL + OSL)
+
+requests (n chips of HBM capacity each, u = :data:`ADMIT_MEMORY_FRACTION`, W every weight once, KV of one
+sequence at its longest context in the row's KV format; a sliding window holds its window only). Admitted
+requests may still wait for prefill compute when the engine is saturated; the prefill the row's own request
+rate λ = C_inst / (TTFT + (OSL − 1)·TPOT) asks for is λ · 2 · N_active · ISL FLOP/s (N_active: the weights
+one token multiplies, experts at k/E; attention left out), against the n chips' dense peak in their slowest
+listed format. A row is flagged when B < :data:`ADMIT_FACTOR` · min(C_inst, K) and that prefill takes under
+:data:`PREFILL_SHARE` of the peak: its requests queued behind a cap the row does not record (neither its
+memory, nor its prefill compute, nor its stated recipe), so its TTFT measures that queue and its TPOT the
+smaller batch. Every metric of such a row is flagged (its TTFT with rules A and B, its TPOT and interactivity with
+D and E). Of aiconfigurator-core 0.12.0's aggregated rows the cap shows in one campaign alone (gpt-oss-120b,
+H100, vLLM 0.11.2 and its release-less rows of 2025-12-05/08, concurrency 512): B = 96-106 at TP2, TP4 and
+TP8 and at 1k/1k, 1k/8k and 8k/1k, whose KV room differs by 9x, while every other campaign at concurrency
+256 and above decodes 0.86-1.0 of C; the two other rows below the factor are GB200 DeepSeek-R1 SGLang rows
+stated as TP72 at concurrency 2048 and 4096 (scripts/aic_admission_check.py).
 """
 
 from __future__ import annotations
@@ -103,6 +125,19 @@ SIBLING_TPOT_FACTOR = 1.5
 #: clearly impossible TPOT is flagged. Of aiconfigurator-core 0.12.0's rows (scripts/aic_floor_check.py) one
 #: falls below it (0.58 of its floor); the next are at 0.81 and 0.86.
 FLOOR_FACTOR = 0.7
+#: Rule F: a row is flagged when its decoding requests are below this fraction of what its memory and
+#: concurrency admit. An engine with room decodes nearly all of them (0.86-1.0 of C at concurrency >= 256 in
+#: every campaign but one, scripts/aic_admission_check.py); prefill-heavy rows near saturation reach 0.44-0.6
+#: (8k/1k at concurrency 512), so the factor sits below them: only a queue no prefill explains is flagged.
+ADMIT_FACTOR = 0.35
+#: Rule F: a row's prefill demand (module docstring) under this share of its chips' dense peak cannot be what its
+#: requests waited for (a prefill runs at tens of percent of peak; an engine that needs a quarter of it for
+#: prefill alone is near saturation, where admitted requests do queue for compute).
+PREFILL_SHARE = 0.25
+#: Rule F: the share of HBM the KV cache and weights may fill: vLLM's default and InferenceX's
+#: ``--gpu-memory-utilization`` 0.9, less 0.1 of HBM for activations, CUDA graphs and the runtime (named
+#: assumption; a lower share only admits fewer, so flags fewer rows).
+ADMIT_MEMORY_FRACTION = 0.8
 #: The sources' own corrections of aiconfigurator rows (package data, rule C).
 AIC_SOURCE_FLAGS = Path(__file__).resolve().parents[1] / "data" / "validation" / "aic_source_flags.toml"
 #: The measured-point fields a rule-C entry may name (fit/validate.MeasuredPoint).
@@ -123,7 +158,7 @@ def _key(p) -> tuple:
 
 
 def aic_ttft_flags(points: Sequence) -> dict[str, str]:
-    """Point id → reason for every aiconfigurator point whose TTFT breaks rule A or B (module docstring).
+    """Point id → reason for every aiconfigurator point whose TTFT breaks rule A, B or F (module docstring).
 
     ``points``: fit/validate.MeasuredPoint (``measured`` TTFT and TPOT in s, ``concurrency``,
     ``deployment``); points of other sources and points without both measurements are passed over.
@@ -164,6 +199,8 @@ def aic_ttft_flags(points: Sequence) -> dict[str, str]:
                         f"TTFT {ta:.2f} s against {tb:.2f} s ({max(ta, tb) / min(ta, tb):.1f}x) in a repeat of the "
                         f"same deployment at concurrency {a.concurrency:g} with TPOT within {SAME_TPOT:.0%} ({b.id}): "
                         "the measurement does not reproduce (aiconfigurator rule B, fit/aic_quality.py)")
+    for i, w in aic_admission_flags(points).items():
+        why.setdefault(i, []).append(w)
     return {i: "; ".join(w) for i, w in why.items()}
 
 
@@ -414,8 +451,76 @@ def aic_floor_flags(points: Sequence, catalog=_floor_catalog) -> dict[str, str]:
 
 def aic_decode_flags(points: Sequence) -> dict[str, str]:
     """Point id → reason for every aiconfigurator point whose TPOT (and interactivity) a rule flags: rule D
-    (:func:`aic_sibling_flags`) and rule E (:func:`aic_floor_flags`), reasons joined."""
+    (:func:`aic_sibling_flags`), rule E (:func:`aic_floor_flags`) and rule F (:func:`aic_admission_flags`),
+    reasons joined."""
     out = dict(aic_sibling_flags(points))
-    for i, why in aic_floor_flags(points).items():
+    for i, why in (*aic_floor_flags(points).items(), *aic_admission_flags(points).items()):
         out[i] = f"{out[i]}; {why}" if i in out else why
+    return out
+
+
+def admission(p, catalog=_floor_catalog) -> dict | None:
+    """Rule F's figures of one aggregated point (module docstring): ``batch`` (B, requests past their first
+    token per instance), ``concurrency`` (C_inst), ``kv_room`` (K, requests the KV cache holds at ISL + OSL),
+    ``admitted`` (min(C_inst, K)), ``ratio`` (B / admitted) and ``prefill_share`` (the prefill FLOP/s its request
+    rate asks for over its chips' dense peak); None for a point that is not aggregated, lacks
+    TTFT, TPOT, concurrency, an OSL above 1 or a deployment, or whose model or chip the catalog lacks.
+
+    ``p``: fit/validate.MeasuredPoint; ``catalog(p)``: as :func:`decode_floor`'s. Units: requests.
+    """
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.deploy.memory_fit import kv_bytes_per_seq_per_chip, weight_bytes_per_chip, weight_elems_per_chip
+
+    m, d = p.measured, p.deployment
+    if (p.mode != "agg" or d is None or not (m.get("ttft_s") and m.get("tpot_s") and p.concurrency and p.osl > 1)):
+        return None
+    found = catalog(p)
+    if found is None:
+        return None
+    model, chip = found
+    pool = d.decode
+    inst = max(int(getattr(pool, "workers", 1) or 1), 1)
+    one = Layout(tp=1, dp=1, ep=1)  # every weight and KV head once (replicas only take room)
+    free = pool.layout.chips * chip.hbm_capacity_bytes * ADMIT_MEMORY_FRACTION - weight_bytes_per_chip(model, one,
+                                                                                                       d.precision)
+    kv = float(kv_bytes_per_seq_per_chip(model, one, d.precision, p.isl + p.osl))
+    room = max(free, 0.0) / kv if kv > 0 else float("inf")
+    admitted = min(p.concurrency / inst, room)
+    batch = _decoding_batch(p, inst)
+    elems = weight_elems_per_chip(model, one)
+    k_of_e = model.moe.top_k / model.moe.num_experts if model.moe else 1.0
+    active = sum(elems.values()) - elems["embedding"] - elems["routed_experts"] * (1.0 - k_of_e)
+    rate = p.concurrency / inst / (m["ttft_s"] + (p.osl - 1) * m["tpot_s"])
+    peak = pool.layout.chips * min(chip.peak_flop_per_s.values())
+    return {"batch": batch, "concurrency": p.concurrency / inst, "kv_room": room, "admitted": admitted,
+            "ratio": batch / admitted if admitted > 0 else float("inf"),
+            "prefill_share": rate * 2.0 * active * p.isl / peak}
+
+
+def aic_admission_flags(points: Sequence, catalog=_floor_catalog) -> dict[str, str]:
+    """Point id → reason for every aggregated aiconfigurator point that decodes under :data:`ADMIT_FACTOR` of
+    the requests its memory and concurrency admit (rule F, module docstring); every metric is flagged (through
+    :func:`aic_ttft_flags` and :func:`aic_decode_flags`). ``catalog``: as :func:`decode_floor`'s.
+
+    >>> from types import SimpleNamespace as P
+    >>> from jalapeno.specs.catalog import load_model
+    >>> from jalapeno.specs.formats import get_precision
+    >>> def pt(ttft, tpot):  # gpt-oss-120b on 8 H100 (80 GB), BF16 KV, 1k/8k at concurrency 512
+    ...     dep = P(decode=P(layout=P(chips=8), workers=1), precision=get_precision("mxfp4"))
+    ...     return P(id="r", source="aiconfigurator", mode="agg", isl=1024, osl=8192, concurrency=512,
+    ...              deployment=dep, measured={"ttft_s": ttft, "tpot_s": tpot})
+    >>> cat = lambda p: (load_model("gpt-oss-120b"), P(hbm_capacity_bytes=80e9, peak_flop_per_s={"bf16": 989e12}))
+    >>> list(aic_admission_flags([pt(117.8, 0.00357)], cat)), aic_admission_flags([pt(1.0, 0.015)], cat)
+    (['r'], {})
+    """
+    out: dict[str, str] = {}
+    for p in points:
+        a = admission(p, catalog) if p.source == "aiconfigurator" else None
+        if a is not None and a["ratio"] < ADMIT_FACTOR and a["prefill_share"] < PREFILL_SHARE:
+            out[p.id] = (f"{a['batch']:.0f} requests decoding per instance (Little's law on TTFT "
+                         f"{p.measured['ttft_s']:.1f} s, TPOT {p.measured['tpot_s'] * 1e3:.2f} ms) of the "
+                         f"{a['admitted']:.0f} its concurrency {a['concurrency']:g} and KV cache ({a['kv_room']:.0f} "
+                         f"requests at ISL + OSL in {ADMIT_MEMORY_FRACTION:.0%} of HBM) admit, with prefill asking "
+                         f"{a['prefill_share']:.0%} of the chips' peak: the requests queued behind a cap the row does "
+                         "not record (aiconfigurator rule F, fit/aic_quality.py)")
     return out
