@@ -70,20 +70,17 @@ def generic_attention_gemms(rate_bytes_per_s: float):
 
     def floored(table, chip, eff) -> OpTimes:
         t = original(table, chip, eff)
-        if "attn.q_a_proj" not in table.name or not table.kn:
+        if "attn.qkv_a_proj" not in table.name or not table.kn:
             return t
         i = {n: j for j, n in enumerate(table.name)}
         m = np.maximum(np.asarray(table.rows, dtype=float), 1.0)
         time = t.time_s.copy()
 
-        def wg(j, n_extra=0.0):
-            n = np.asarray(table.kn[j][1], dtype=float) + n_extra
+        def wg(j):
+            n = np.asarray(table.kn[j][1], dtype=float)
             return np.ceil(m[j] / GENERIC_TILE_M) * np.ceil(n / GENERIC_TILE_N) * GENERIC_SPLIT_K
 
-        qa, kva = i["attn.q_a_proj"], i["attn.kv_a_proj"]  # one fused GEMM in SGLang (fused_qkv_a_proj_with_mqa)
-        fused = (table.weight_bytes[qa] + table.weight_bytes[kva]) / (wg(qa, np.asarray(table.kn[kva][1])) * rate_bytes_per_s)
-        time[qa] = time[qa] + np.maximum(0.0, fused - time[qa] - time[kva])
-        for name in ("attn.q_b_proj", "attn.o_proj"):
+        for name in ("attn.qkv_a_proj", "attn.q_b_proj", "attn.o_proj"):  # q_a + kv_a: one fused GEMM
             j = i[name]
             time[j] = np.maximum(time[j], table.weight_bytes[j] / (wg(j) * rate_bytes_per_s))
         return OpTimes(t.compute_s, t.memory_s, t.overhead_s, time, t.network_s)

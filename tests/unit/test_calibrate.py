@@ -71,7 +71,7 @@ def silicon() -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def gemm_fit(gb200, tables):
     pytest.importorskip("scipy")
-    return kern.fit_gemm(tables["gemm"], gb200)
+    return kern.fit_gemm(tables["gemm"], gb200, kern.SERIAL_K_KEYS)  # as calibrate_system fits
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +125,9 @@ def test_fit_gemm_fractions_in_unit_interval_and_fit_is_good(gemm_fit, tables):
     # gb200 has bf16, fp8 and fp4 peaks; the sample has three dtypes, its FP8 rows block-scaled (fp8_block)
     for fmt in ("bf16", "fp8_block", "fp4"):
         g = params["gemm"][fmt]
-        assert set(g) == {"peak_fraction", "half_rows", "hbm_fraction"}
+        # the block-scaled entry also fits its serial k loop (fit/kernels.SERIAL_K_KEYS), in µs-scale seconds
+        assert set(g) == {"peak_fraction", "half_rows", "hbm_fraction"} | ({"k_block_s"} if fmt == "fp8_block" else set())
+        assert 0.0 < g.get("k_block_s", 1e-7) < 1e-6
         assert 0.0 < g["peak_fraction"] <= 1.0
         assert 0.0 < g["hbm_fraction"] <= 1.0
         assert g["half_rows"] > 0.0

@@ -151,11 +151,14 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
     r, dr, dn, dv = a.kv_lora_rank, a.qk_rope_dim, a.qk_nope_dim, a.v_head_dim
     t = rb.tokens
     if a.q_lora_rank:
-        ob.gemm("attn.q_a_proj", w_fmt, t, h, a.q_lora_rank, w_bytes, act_in, count=layers, key=w_key)
+        # q_a_proj and kv_a_proj_with_mqa read the same input: engines run them as one GEMM of
+        # width q_lora_rank + r + d_rope (TensorRT-LLM _torch/modules/attention.py MLA
+        # kv_a_proj_with_mqa; SGLang deepseek_v2.py fused_qkv_a_proj_with_mqa; vLLM fused_qkv_a_proj)
+        ob.gemm("attn.qkv_a_proj", w_fmt, t, h, a.q_lora_rank + r + dr, w_bytes, act_in, count=layers, key=w_key)
         ob.gemm("attn.q_b_proj", w_fmt, t, a.q_lora_rank, n * (dn + dr), w_bytes, act_in, count=layers, key=w_key)
     else:
         ob.gemm("attn.q_proj", w_fmt, t, h, n * (dn + dr), w_bytes, act_in, count=layers, key=w_key)
-    ob.gemm("attn.kv_a_proj", w_fmt, t, h, r + dr, w_bytes, act_in, count=layers, key=w_key)
+        ob.gemm("attn.kv_a_proj", w_fmt, t, h, r + dr, w_bytes, act_in, count=layers, key=w_key)
     if a.has_indexer:  # DSA indexer projections (replicated): wq_b, wk, weights_proj
         ob.gemm("attn.dsa_index_wq_b", w_fmt, t, a.q_lora_rank, a.index_heads * a.index_head_dim, w_bytes,
                 act_in, count=layers, key=w_key)

@@ -15,7 +15,9 @@ values when unset). eta_m = gemm_hbm_fraction_f for GEMMs (weight streaming), hb
 for every other op. The routed-expert block of an MoE layer (kind ``moe``) has the same form with
 its own parameters (moe_peak_fraction_f, moe_half_rows_f, moe_hbm_fraction_f: grouped GEMMs plus
 permute/quantise/finalize, fitted on measured MoE layers) and, when moe_floor_s is set, a fixed
-cost of moe_floor_s per layer instead of its kernels' launches. Parameters and their sources: specs/efficiency.py, docs/model.md.
+cost of moe_floor_s per layer instead of its kernels' launches. A GEMM whose entry sets k_block_s
+(block-scaled FP8: the k loop serial per output tile) takes at least (k / 128) · k_block_s besides
+its launch, whatever its bytes (:func:`k_serial_s`; counted in its compute term). Parameters and their sources: specs/efficiency.py, docs/model.md.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import numpy as np
 from jalapeno.cost.optable import MOE_KERNELS, OpTable
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.hardware import Chip
+from jalapeno.specs.kernel_efficiency import K_BLOCK
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +75,30 @@ def gemm_efficiency(rows, eff: Efficiency, fmt: str = "bf16") -> np.ndarray:
     return eff.gemm_peak(fmt) * m / (m + eff.gemm_half(fmt))
 
 
+def k_serial_s(table: OpTable, eff: Efficiency) -> np.ndarray:
+    """(n_ops, N) least time of each GEMM op's serial k loop: (k / K_BLOCK) · gemm[key].k_block_s
+    per kernel, times the op's count (its ``kernels``); 0 for every other op, for a GEMM whose own
+    entry (its key's, no fallback: the term is one kernel's) sets no k_block_s and for a table
+    without shapes (``kn`` empty). Seconds.
+
+    >>> from jalapeno.cost.optable import OpBuilder
+    >>> ob = OpBuilder(1); ob.gemm("g", "fp8", 8.0, 7168.0, 1536.0, 1.0, 1.0, key="fp8_block")
+    >>> e = Efficiency().with_overrides({"gemm": {"fp8_block": {"k_block_s": 1.5e-7}}})
+    >>> round(float(k_serial_s(ob.build()[0], e)[0, 0]) * 1e6, 3)  # 56 blocks of 0.15 µs
+    8.4
+    """
+    n = table.flop.shape[1] if table.flop.ndim == 2 else 0
+    out = np.zeros((len(table.name), n))
+    if not table.kn:
+        return out
+    for i, (kind, key, kn) in enumerate(zip(table.kind, table.keys, table.kn)):
+        entry = eff.gemm.get(key) if kind == "gemm" else None
+        tau = (entry.k_block_s or 0.0) if entry is not None else 0.0
+        if tau > 0:
+            out[i] = np.where(table.rows[i] > 0, np.asarray(kn[0], dtype=float) / K_BLOCK * tau * table.kernels[i], 0.0)
+    return out
+
+
 def _width_factors(table: OpTable, is_moe, terms, rows, half) -> np.ndarray:
     """(n_ops, N) compute multipliers of the routed-expert width term (1 for other ops, and for
     experts stored in a format with kernels of their own, ``key`` MXFP4: not the kernels fitted)."""
@@ -111,6 +138,7 @@ def op_times(table: OpTable, chip: Chip, eff: Efficiency, moe_width=None) -> OpT
     compute = table.flop / (peak * eta)
     if moe_width and table.split and table.kn:
         compute = compute * _width_factors(table, is_moe, moe_width, m, half)
+    compute = np.maximum(compute, k_serial_s(table, eff))
     other_m = np.array([eff.kernel_hbm(k, f) for k, f in zip(fam, table.fmt)], dtype=float).reshape(n_ops, 1)
     eta_m = np.where(is_gemm, per_op(eff.gemm_hbm, eff.moe_hbm), other_m)
     memory = table.bytes / (chip.hbm_bandwidth_bytes_per_s * eta_m)

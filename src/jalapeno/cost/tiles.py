@@ -33,7 +33,7 @@ import numpy as np
 
 from jalapeno.cost.optable import OpTable
 from jalapeno.cost.pricer import SystemPricer
-from jalapeno.cost.roofline import OpTimes, op_times
+from jalapeno.cost.roofline import OpTimes, k_serial_s, op_times
 from jalapeno.errors import SpecError
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.hardware import Chip, System
@@ -165,6 +165,7 @@ class TiledPricer(SystemPricer):
                         for f, g, kd in zip(ops.fmt, ops.keys, ops.kind)], dtype=float).reshape(n_ops, 1)
         use = tiles.eta > 0
         compute = np.where(use, ops.flop / (peak * top * np.maximum(tiles.eta, 1e-30)), flat.compute_s)
+        compute = np.maximum(compute, k_serial_s(ops, self.efficiency))  # the serial k loop (roofline.py)
         return OpTimes.combine(compute, flat.memory_s, flat.overhead_s)
 
 

@@ -345,6 +345,9 @@ def amd_overlay(name: str, system: System, derived: dict, moe_source: dict | Non
     # single-GPU fused-MoE rows fold them into the HBM fraction)
     for k in [k for k in base if k.startswith("moe.") and k not in measured]:
         del base[k]
+    # the serial k loop is the TensorRT-LLM block-scale kernel's (fit/kernels.SERIAL_K_KEYS), not aiter's
+    for k in [k for k in base if k.endswith(".k_block_s")]:
+        del base[k]
     band = {b: nest_params({k: v for k, v in flatten_params(derived.get(b, {})).items()
                             if k in base and k not in measured}) for b in ("low", "high")}
     out = {"system": name, "parameters": nest_params({**base, **params}), **band,

@@ -86,6 +86,7 @@ from jalapeno.fit.kernels import (
     MOE_KEYS,
     fit_attention,
     fit_custom_allreduce_launch,
+    SERIAL_K_KEYS,
     fit_gemm,
     fit_moe,
     fit_nccl,
@@ -110,7 +111,7 @@ def calibrate_system(system: System) -> dict:
         raise SpecError("system", f"no measured kernel tables for {system.name}",
                         f"calibrate one of {', '.join(AIC_SYSTEM_DIRS)}; others use derived_set()")
     gemm, v_gemm = load_table(sdir, "gemm", "gemm_perf")
-    p_gemm, r_gemm = fit_gemm(gemm, system)
+    p_gemm, r_gemm = fit_gemm(gemm, system, SERIAL_K_KEYS)
     ctx, v_att = load_table(sdir, "attention", "context_attention_perf")
     gen, _ = load_table(sdir, "attention", "generation_attention_perf")
     t0 = float(np.median(gemm_floors(r_gemm)))

@@ -41,7 +41,7 @@ def _ape(pred, meas) -> dict:
 def kernel_params(kind: str, fmt: str, **values) -> dict:
     """Efficiency parameters of one kernel group ``kind[fmt]`` (gemm | moe) as dotted keys
     (``gemm.fp8.peak_fraction``; specs/efficiency.nest_params gives the TOML form); any of
-    peak_fraction, half_rows, hbm_fraction, token_passes."""
+    peak_fraction, half_rows, hbm_fraction, token_passes, k_block_s."""
     return {f"{kind}.{fmt}.{k}": float(v) for k, v in values.items() if v is not None}
 
 
@@ -81,19 +81,23 @@ def gemm_table(m, n, k, fmt: str, w_b: float, a_b: float, key: str = ""):
     return ob.build()[0]
 
 
-def gemm_model_s(system: System, table, fmt: str, eta_f, m_half, eta_m, t0) -> np.ndarray:
+def gemm_model_s(system: System, table, fmt: str, eta_f, m_half, eta_m, t0, k_block=None) -> np.ndarray:
     """Modelled time (s) of the GEMMs of ``table``: the roofline pricer with these parameters (of
-    the entry ``fmt``: a compute format or GEMM kernel key) and a per-kernel cost ``t0``."""
+    the entry ``fmt``: a compute format or GEMM kernel key), a per-kernel cost ``t0`` and, when
+    given, the serial time ``k_block`` per 128 of k (KernelEfficiency.k_block_s)."""
     return priced_s(system, table, {**kernel_params("gemm", fmt, peak_fraction=eta_f, half_rows=m_half,
-                                                    hbm_fraction=eta_m), "kernel_launch_s": t0})
+                                                    hbm_fraction=eta_m, k_block_s=k_block), "kernel_launch_s": t0})
 
 
 #: rows at most this many (m) are the memory-bound anchor of the GEMM fit: the HBM fraction and
 #: the kernel floor are identified on them first (weights streamed, compute negligible)
 GEMM_MEMORY_ANCHOR_ROWS = 16
+#: GEMM entries whose serial k loop (KernelEfficiency.k_block_s) the TensorRT-LLM calibration fits:
+#: the block-scaled FP8 kernels, whose few-row times rise with k at any n (specs/kernel_efficiency.py)
+SERIAL_K_KEYS = ("fp8_block",)
 
 
-def fit_gemm(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
+def fit_gemm(df: pd.DataFrame, system: System, serial_k: tuple[str, ...] = ()) -> tuple[dict, dict]:
     """(parameters, fit report) from a GEMM table: one (eta_f, m_half_f, eta_m_f) per format.
 
     Two stages, each asymptote identified where it binds: (1) eta_m_f and the floor t0 on the
@@ -106,6 +110,9 @@ def fit_gemm(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
 
     The intercept t0 is each format's standalone-kernel floor; it is reported, not used as
     ``kernel_launch_s`` (microbenchmarks time single launches, which CUDA graphs in serving hide).
+    An entry named in ``serial_k`` (:data:`SERIAL_K_KEYS` for TensorRT-LLM's tables) also fits its
+    serial k loop ``k_block_s`` in stage (1), beside eta_m_f and t0 (held in stage 2): unlike t0 it
+    is kernel execution time, which CUDA graphs do not hide, so it is used in serving.
     """
     chip = system.chip
     df = df[df.gemm_dtype.isin(list(GEMM_DTYPES)) & (df.m >= 8)].copy()
@@ -118,15 +125,16 @@ def fit_gemm(df: pd.DataFrame, system: System) -> tuple[dict, dict]:
             continue
         key = gemm_key(dtype)
         m_, n_, k_, t_ = (d[c].to_numpy(dtype=float) for c in ("m", "n", "k", "t"))
-        eta, mh, em, t0 = _fit_gemm_rows(system, fmt, key, wb, ab, m_, n_, k_, t_)
-        params.update(kernel_params("gemm", key, peak_fraction=eta, half_rows=mh, hbm_fraction=em))
+        sk = key in serial_k
+        eta, mh, em, t0, kb = _fit_gemm_rows(system, fmt, key, wb, ab, m_, n_, k_, t_, sk)
+        params.update(kernel_params("gemm", key, peak_fraction=eta, half_rows=mh, hbm_fraction=em, k_block_s=kb))
         floors[key] = t0
-        p = gemm_model_s(system, gemm_table(m_, n_, k_, fmt, wb, ab, key), key, eta, mh, em, t0)
+        p = gemm_model_s(system, gemm_table(m_, n_, k_, fmt, wb, ab, key), key, eta, mh, em, t0, kb)
         preds.append(p)
         meas.append(t_)
         report["formats"][key] = {"dtype": dtype, **_ape(p, t_), "kernel_floor_s": t0,
                                   "memory_anchor_rows": int((m_ <= GEMM_MEMORY_ANCHOR_ROWS).sum()),
-                                  **_held_out_shapes(system, fmt, key, wb, ab, m_, n_, k_, t_)}
+                                  **_held_out_shapes(system, fmt, key, wb, ab, m_, n_, k_, t_, sk)}
     allp, allm = np.concatenate(preds), np.concatenate(meas)
     report.update({"rows": int(allm.size), **_ape(allp, allm)})
     return nest_params(params), report
@@ -145,8 +153,10 @@ def gemm_floors(report: dict) -> list[float]:
     return [f["kernel_floor_s"] for f in report["formats"].values() if f["dtype"] not in FLOOR_EXCLUDED_DTYPES]
 
 
-def _fit_gemm_rows(system: System, fmt: str, key: str, wb: float, ab: float, m_, n_, k_, t_) -> tuple:
-    """(eta_f, m_half_f, eta_m_f, t0_f) of one GEMM entry ``key`` on its rows (:func:`fit_gemm`'s two stages)."""
+def _fit_gemm_rows(system: System, fmt: str, key: str, wb: float, ab: float, m_, n_, k_, t_,
+                   serial_k: bool = False) -> tuple:
+    """(eta_f, m_half_f, eta_m_f, t0_f, k_block_s or None) of one GEMM entry ``key`` on its rows
+    (:func:`fit_gemm`'s two stages; ``serial_k``: fit k_block_s with the memory-bound anchor)."""
     from scipy.optimize import least_squares
 
     tab = gemm_table(m_, n_, k_, fmt, wb, ab, key)
@@ -154,20 +164,23 @@ def _fit_gemm_rows(system: System, fmt: str, key: str, wb: float, ab: float, m_,
     tab_m = gemm_table(m_[mem], n_[mem], k_[mem], fmt, wb, ab, key)
 
     def resid_mem(x):
-        return np.log(gemm_model_s(system, tab_m, key, 0.5, 16.0, _sig(x[0]), math.exp(x[1])) / t_[mem])
+        kb = math.exp(x[2]) if serial_k else None
+        return np.log(gemm_model_s(system, tab_m, key, 0.5, 16.0, _sig(x[0]), math.exp(x[1]), kb) / t_[mem])
 
-    s1 = least_squares(resid_mem, [1.0, math.log(5e-6)], loss="soft_l1", f_scale=0.2, max_nfev=200)
+    x0 = [1.0, math.log(5e-6)] + ([math.log(1e-7)] if serial_k else [])
+    s1 = least_squares(resid_mem, x0, loss="soft_l1", f_scale=0.2, max_nfev=300)
     em = _sig(s1.x[0])
+    kb = math.exp(s1.x[2]) if serial_k else None
 
     def resid(x):
-        return np.log(gemm_model_s(system, tab, key, _sig(x[0]), math.exp(x[1]), em, math.exp(x[2])) / t_)
+        return np.log(gemm_model_s(system, tab, key, _sig(x[0]), math.exp(x[1]), em, math.exp(x[2]), kb) / t_)
 
     sol = least_squares(resid, [0.5, math.log(100.0), math.log(5e-6)], loss="soft_l1", f_scale=0.2,
                         max_nfev=300)
     eta, mh, t0 = _sig(sol.x[0]), math.exp(sol.x[1]), math.exp(sol.x[2])
     # a half-rows far below one tensor-core tile is a degenerate fit (memory time hides the
     # compute term at few rows); keep it at 16 rows or more
-    return eta, max(mh, 16.0), em, t0
+    return eta, max(mh, 16.0), em, t0, kb
 
 
 def gemm_shape_held_out(n_, k_) -> np.ndarray:
@@ -182,15 +195,16 @@ def gemm_shape_held_out(n_, k_) -> np.ndarray:
     return np.array([out[s] for s in zip(n_.tolist(), k_.tolist())], dtype=bool)
 
 
-def _held_out_shapes(system: System, fmt: str, key: str, wb: float, ab: float, m_, n_, k_, t_) -> dict:
+def _held_out_shapes(system: System, fmt: str, key: str, wb: float, ab: float, m_, n_, k_, t_,
+                     serial_k: bool = False) -> dict:
     """The entry refitted on half of its (n, k) shapes and judged on the other half
     (:func:`gemm_shape_held_out`): ``held_out_median_ape`` / ``_p90_ape`` / ``_n``. Reported only:
     the shipped parameters are fitted on every row."""
     ho = gemm_shape_held_out(n_, k_)
     if ho.all() or not ho.any():
         return {}
-    eta, mh, em, t0 = _fit_gemm_rows(system, fmt, key, wb, ab, m_[~ho], n_[~ho], k_[~ho], t_[~ho])
-    p = gemm_model_s(system, gemm_table(m_[ho], n_[ho], k_[ho], fmt, wb, ab, key), key, eta, mh, em, t0)
+    eta, mh, em, t0, kb = _fit_gemm_rows(system, fmt, key, wb, ab, m_[~ho], n_[~ho], k_[~ho], t_[~ho], serial_k)
+    p = gemm_model_s(system, gemm_table(m_[ho], n_[ho], k_[ho], fmt, wb, ab, key), key, eta, mh, em, t0, kb)
     return {f"held_out_{k}": v for k, v in _ape(p, t_[ho]).items()}
 
 

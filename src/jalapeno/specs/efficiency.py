@@ -36,7 +36,7 @@ from jalapeno.specs.kernel_efficiency import COMPUTE_FORMATS, GEMM_KEYS, FormatT
 BASE_FORMAT = "bf16"
 #: Op kinds with per-format kernel parameters, and the fields each may set.
 KERNEL_FIELDS: dict[str, tuple[str, ...]] = {
-    "gemm": ("peak_fraction", "half_rows", "hbm_fraction"),
+    "gemm": ("peak_fraction", "half_rows", "hbm_fraction", "k_block_s"),
     "moe": ("peak_fraction", "half_rows", "hbm_fraction", "token_passes"),
     "attention": ("peak_fraction",),
     "mla_decode": ("peak_fraction", "hbm_fraction"),
@@ -505,7 +505,7 @@ _UPPER = {"kernel_launch_s": (1e-3, "seconds: 4e-6 is 4 µs"), "collective_launc
           "first_wave_stall_s": (600.0, "seconds"),
           "logits_bytes_per_elem": (8.0, "bytes per element: 2 = BF16, 4 = FP32"),
           "half_rows": (1e6, "rows"), "token_passes": (1e3, "passes"), "moe_load_skew": (100.0, "a multiplier"),
-          "torus_congestion": (100.0, "a multiplier"),
+          "torus_congestion": (100.0, "a multiplier"), "k_block_s": (1e-5, "seconds per 128 of k: 1.5e-7 is 0.15 µs"),
           **{f"{f}_{k}": cap for f in ("link", "in_switch", "custom_ar")
              for k, cap in (("half_bytes", (1e11, "bytes")), ("shape", (4.0, "an exponent")))},
           "memory_reserve_fraction": (0.5, "a fraction of usable HBM; engines keep well under half")}

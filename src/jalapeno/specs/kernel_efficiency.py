@@ -22,6 +22,9 @@ COMPUTE_FORMATS: tuple[str, ...] = tuple(sorted(COMPUTE_FALLBACK, key=lambda f: 
 #: vs ``a8w8_blockscale_tuned_gemm``), the block-scaled ones slower on every chip measured
 #: (docs/model.md §1). Only GEMM entries take these keys.
 GEMM_KEYS: dict[str, str] = {"fp8_block": "fp8"}
+#: Elements of the inner dimension per scale block of a block-scaled GEMM (1x128 activation /
+#: 128x128 weight blocks, DeepSeek-V3 report §3.3): the unit of ``KernelEfficiency.k_block_s``
+K_BLOCK = 128.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,12 +38,22 @@ class KernelEfficiency:
         hbm_fraction: achieved HBM fraction when the kernel streams its weights (memory-bound, few rows).
         token_passes: MoE only — passes over the expert-parallel group's BF16 token vectors
             besides the expert GEMMs (see ``Efficiency.moe``).
+        k_block_s: GEMM only — serial time per :data:`K_BLOCK` elements of the inner dimension k:
+            the op takes at least (k / K_BLOCK) · k_block_s besides its launch (cost/roofline.py).
+            A block-scaled FP8 GEMM (``gemm[fp8_block]``) promotes its partial sums to FP32 once
+            per 128-element k block (DeepSeek-V3 report §3.3.2) and runs each output tile's whole
+            k loop on one SM, so at few rows (few tiles, weights far below what streams HBM) its
+            time grows with k, not with its bytes: TensorRT-LLM 1.3.0rc20's ``gemm_perf``
+            ``fp8_block`` rows at m 8-16 rise ~0.15 µs (H100/H200) and ~0.105 µs (Blackwell)
+            per 128 of k at any n up to 4096, where per-tensor FP8 and BF16 rise 3-7x less.
+            Fitted by calibration (fit/kernels.py); None: no such term.
     """
 
     peak_fraction: float | None = None
     half_rows: float | None = None
     hbm_fraction: float | None = None
     token_passes: float | None = None
+    k_block_s: float | None = None
 
     def is_empty(self) -> bool:
         """True when every field inherits."""
