@@ -390,6 +390,19 @@ def _floor_catalog(p):
         return None
 
 
+def _catalogued(p, catalog) -> tuple | None:
+    """(model spec, chip, decode pool, instances) of a point with TTFT, TPOT, concurrency, an OSL above 1
+    and a deployment whose model and chip ``catalog(p)`` holds; None otherwise (rules E and F's points)."""
+    m, d = p.measured, p.deployment
+    if d is None or not (m.get("ttft_s") and m.get("tpot_s") and p.concurrency and p.osl > 1):
+        return None
+    found = catalog(p)
+    if found is None:
+        return None
+    pool = d.decode
+    return (*found, pool, max(int(getattr(pool, "workers", 1) or 1), 1))
+
+
 def decode_floor(p, catalog=_floor_catalog) -> dict | None:
     """Rule E's floor of one point (module docstring): ``batch`` (B, decoding requests per instance),
     ``chips`` (n), ``weight_bytes`` (W_dense + touched experts), ``kv_bytes`` (B · KV), ``floor_s`` and
@@ -405,15 +418,11 @@ def decode_floor(p, catalog=_floor_catalog) -> dict | None:
                                             weight_elems_per_chip)
     from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO
 
+    got = _catalogued(p, catalog)
+    if got is None:
+        return None
+    model, chip, pool, inst = got
     m, d = p.measured, p.deployment
-    if not (m.get("ttft_s") and m.get("tpot_s") and p.concurrency and p.osl > 1) or d is None:
-        return None
-    found = catalog(p)
-    if found is None:
-        return None
-    model, chip = found
-    pool = d.decode
-    inst = max(int(getattr(pool, "workers", 1) or 1), 1)
     batch = _decoding_batch(p, inst)
     one = Layout(tp=1, dp=1, ep=1)  # every weight and KV head once: the least any sharding reads in total
     prec = d.precision
@@ -471,15 +480,11 @@ def admission(p, catalog=_floor_catalog) -> dict | None:
     from jalapeno.deploy.layout import Layout
     from jalapeno.deploy.memory_fit import kv_bytes_per_seq_per_chip, weight_bytes_per_chip, weight_elems_per_chip
 
+    got = _catalogued(p, catalog) if p.mode == "agg" else None
+    if got is None:
+        return None
+    model, chip, pool, inst = got
     m, d = p.measured, p.deployment
-    if (p.mode != "agg" or d is None or not (m.get("ttft_s") and m.get("tpot_s") and p.concurrency and p.osl > 1)):
-        return None
-    found = catalog(p)
-    if found is None:
-        return None
-    model, chip = found
-    pool = d.decode
-    inst = max(int(getattr(pool, "workers", 1) or 1), 1)
     one = Layout(tp=1, dp=1, ep=1)  # every weight and KV head once (replicas only take room)
     free = pool.layout.chips * chip.hbm_capacity_bytes * ADMIT_MEMORY_FRACTION - weight_bytes_per_chip(model, one,
                                                                                                        d.precision)
