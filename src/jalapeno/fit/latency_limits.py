@@ -37,7 +37,8 @@ LADDER = 81
 def peak_within_limits(model, pricer, wl, sweep, tpot_limit_s: float | None,
                        ttft_limit_s: float | None, run=None, run_chips: int = 0) -> tuple[float, float]:
     """Highest throughput per chip (tok/s) of the ``sweep``'s (analysis/sweep.SweepResult) feasible
-    points with mean TPOT <= ``tpot_limit_s`` and Poisson p99 TTFT <= ``ttft_limit_s`` (s), and
+    points with Poisson p99 TPOT <= ``tpot_limit_s`` (serve/open_loop.poisson_tpot_s; the mean within it
+    pre-selects) and Poisson p99 TTFT <= ``ttft_limit_s`` (s), and
     that point's p99 TTFT (s); (0.0, inf) when none is.
 
     ``run`` (a serve/finite_run.ServerRun: the LoadGen Server run's settings) and ``run_chips`` (the run's
@@ -119,7 +120,7 @@ def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_li
     """The best load of one declared deployment ``dep`` (aggregated, ``workers`` identical instances)
     within the limits: its highest throughput per chip (tok/s) over :data:`LADDER` steady-state
     (open-loop) concurrencies per instance, geometric from 1 to ``max_concurrency`` / workers (the
-    whole deployment's slots), whose mean TPOT <= ``tpot_limit_s`` and Poisson p99 TTFT <=
+    whole deployment's slots), whose Poisson p99 TPOT <= ``tpot_limit_s`` and Poisson p99 TTFT <=
     ``ttft_limit_s`` (s), as :func:`peak_within_limits` does over a sweep. Returns a dict with
     ``throughput_per_chip``, ``ttft_p99_s``, ``concurrency`` (the whole deployment's), ``feasible``,
     ``reason`` (why none meets the limits, else "") and ``run_factor``. ``run`` (a serve/finite_run.ServerRun):
