@@ -107,3 +107,17 @@ def test_a_malformed_expert_parallel_flag_is_named(tmp_path):
     with pytest.raises(SpecError, match=r"sweep\[0\]\.expert_parallel") as e:
         load_sweeps(f)
     assert "--enable-expert-parallel" in e.value.fix
+
+
+@pytest.mark.parametrize("line, field", [("max_num_batched_tokens = 0", "max_num_batched_tokens"),
+                                         ("max_num_batched_tokens = false", "max_num_batched_tokens"),
+                                         ("max_batch_dp_attention = 0", "max_batch_dp_attention"),
+                                         ("memory_fraction = 0", "memory_fraction"),
+                                         ("memory_fraction = 0.0", "memory_fraction")])
+def test_a_falsy_launch_limit_is_refused_at_load_not_at_use(tmp_path, line, field):
+    f = tmp_path / "sweeps.toml"
+    f.write_text('[[sweep]]\nsystem = "h200"\nmodel = "minimax-m2.5"\nengine = "vllm"\nversion = "0.18.0"\n'
+                 'precision = "fp8"\nmeasured = "2026-03-27"\nconfig_key = "k"\nsource = "s"\nspec = "none"\n'
+                 f'{line}\n')
+    with pytest.raises(SpecError, match=rf"sweep\[0\]\.{field}"):
+        load_sweeps(f)

@@ -58,3 +58,30 @@ def test_bad_input_names_the_field():
         server_run_factor([1, 3], 100, 10.0, 8, [1, 2], [1.0, 1.0])
     with pytest.raises(SpecError, match="file not found"):
         server_runs("/nonexistent/runs.csv")
+
+
+@pytest.mark.parametrize("dur, count, field", [
+    ("abc", "100", "min_duration_s / min_query_count"), ("-5", "100", "min_duration_s"),
+    ("600", "0", "min_query_count"), ("600", "2.5", "min_duration_s / min_query_count"),
+    ("", "100", "min_duration_s"),
+])
+def test_a_bad_settings_row_names_its_result_and_column(tmp_path, dur, count, field):
+    p = tmp_path / "runs.csv"
+    p.write_text(f"id,min_duration_s,min_query_count,source\nr1,{dur},{count},x/\n")
+    with pytest.raises(SpecError, match=rf"runs\.csv: r1\.{field}.*whole number >= 1"):
+        server_run("r1", 100, p)
+
+
+def test_a_settings_file_without_rows_says_so(tmp_path):
+    p = tmp_path / "empty.csv"
+    p.write_text("id,min_duration_s\n")
+    with pytest.raises(SpecError, match="empty.csv: no rows"):
+        server_runs(p)
+
+
+@pytest.mark.parametrize("kw, field", [({"samples": 0}, "samples"), ({"min_query_count": 0}, "min_query_count"),
+                                       ({"min_duration_s": float("nan")}, "min_duration_s"),
+                                       ({"min_duration_s": -1.0}, "min_duration_s")])
+def test_a_server_run_refuses_impossible_settings(kw, field):
+    with pytest.raises(SpecError, match=field):
+        ServerRun(**{"samples": 100, **kw})

@@ -213,3 +213,21 @@ def test_compare_names_each_systems_efficiency_set(tmp_path, capsys):
     assert code == 0, err
     flat = " ".join(out.split())
     assert "efficiency sets: h100: calibrated: measured kernels; my-h100: spec (documented defaults)" in flat
+
+
+def test_a_quoted_efficiency_key_in_a_variant_file_is_the_table_entry(tmp_path, capsys):
+    quoted, table = tmp_path / "q.toml", tmp_path / "t.toml"
+    quoted.write_text('base = "h200"\n"efficiency.gemm.fp8_block.k_block_s" = 5e-6\n')
+    table.write_text('base = "h200"\n[efficiency.gemm.fp8_block]\nk_block_s = 5e-6\n')
+    args = ("-m", "deepseek-r1", "--tp", "8", "--batch", "8", "--json")
+    times = [json.loads(run(capsys, "step", "-s", str(p), *args)[1])["step_time_s"] for p in (quoted, table)]
+    base = json.loads(run(capsys, "step", "-s", "h200", *args)[1])["step_time_s"]
+    assert times[0] == times[1] and times[0] > base  # applied, not dropped with the hardware keys
+    bad = tmp_path / "bad.toml"
+    bad.write_text('base = "h200"\n"efficiency.gemm.fp8_block.k_block_s" = -5\n')
+    check_error(*run(capsys, "step", "-s", str(bad), *args), "bad.toml", "k_block_s", "non-negative")
+
+
+def test_a_set_error_inside_an_efficiency_key_is_blamed_on_set(capsys):
+    check_error(*run(capsys, "step", "-s", "h200", "-m", "deepseek-r1", "--tp", "8", "--batch", "8",
+                     "--set", "efficiency.gemm.nvfp4.k_block_s=1e-7"), "--set: efficiency.gemm.nvfp4", "fp8_block")

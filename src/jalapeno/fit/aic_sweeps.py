@@ -153,7 +153,7 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
             raise SpecError(f"{where}.adp_balance_timeout_iters", repr(t),
                             "give the launch script's attention_dp_config timeout_iters (a whole number of steps)")
         mb = e.get("max_batch_dp_attention", "")
-        if mb and (not isinstance(mb, str) or _MAX_BATCH.fullmatch(mb) is None):
+        if mb != "" and (not isinstance(mb, str) or _MAX_BATCH.fullmatch(mb) is None):
             raise SpecError(f"{where}.max_batch_dp_attention", repr(mb),
                             'write the launch script\'s per-rank max_batch_size as "conc/N" or "conc/dp"')
         if e.get("kv_dtype"):
@@ -176,11 +176,11 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
                                 'give batch_wait_workload (e.g. "1k1k") and batch_wait_from_concurrency (e.g. 64) '
                                 "from the launch script's DELAY_BATCHING condition")
         mb = e.get("max_num_batched_tokens", "")
-        if mb and (not isinstance(mb, str) or _BATCHED.fullmatch(mb) is None or int(_BATCHED.fullmatch(mb).group(1)) < 1):
+        if mb != "" and (not isinstance(mb, str) or _BATCHED.fullmatch(mb) is None or int(_BATCHED.fullmatch(mb).group(1)) < 1):
             raise SpecError(f"{where}.max_num_batched_tokens", repr(mb),
                             'write the launch script\'s --max-num-batched-tokens as "N" or "K*isl" (for $((ISL * K)))')
         mf = e.get("memory_fraction", 0.0)
-        if isinstance(mf, bool) or not isinstance(mf, (int, float)) or not 0 <= mf <= 1:
+        if "memory_fraction" in e and (isinstance(mf, bool) or not isinstance(mf, (int, float)) or not 0 < mf <= 1):
             raise SpecError(f"{where}.memory_fraction", repr(mf),
                             "give the launch script's --gpu-memory-utilization, a fraction in (0, 1]")
         if not isinstance(e.get("expert_parallel", False), bool):

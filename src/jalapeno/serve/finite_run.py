@@ -112,6 +112,16 @@ class ServerRun:
     min_query_count: int = 100
     source: str = "loadgen/mlperf.conf defaults (min_duration 600000 ms, LoadGen min_query_count 100)"
 
+    def __post_init__(self) -> None:
+        """Raises SpecError naming the field: ``samples`` or ``min_query_count`` not a whole number >= 1,
+        ``min_duration_s`` not a finite positive number of seconds."""
+        for name, v in (("samples", self.samples), ("min_query_count", self.min_query_count)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise SpecError(name, f"{v!r}", "give a whole number of requests, at least 1")
+        d = self.min_duration_s
+        if isinstance(d, bool) or not isinstance(d, (int, float)) or not (math.isfinite(d) and d > 0):
+            raise SpecError("min_duration_s", f"{d!r}", "give the run's minimum duration in seconds (> 0)")
+
     def queries(self, rate_per_s: float) -> int:
         """Requests of the run at ``rate_per_s`` arrivals per second: loadgen/loadgen.cc ``GenerateQueries``
         in equal-issue mode (``sample_concatenate_permutation = 1``, every LLM benchmark) pads

@@ -466,7 +466,7 @@ class Efficiency:
                                 f" {fmt!r}", f"use one of {', '.join(keys)}")
             if not isinstance(entry, Mapping):
                 raise SpecError(f"{where}.{op}.{fmt}", f"must be a table of {op} parameters, got {entry!r}",
-                                f"give some of {', '.join(allowed)}")
+                                f"give some of {', '.join(allowed)}, one key each (--set efficiency.{op}.{fmt}.<key>=<value>)")
             changes = {}
             for name, v in entry.items():
                 if name not in allowed:

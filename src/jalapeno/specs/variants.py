@@ -295,7 +295,10 @@ def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tupl
     if not isinstance(own_eff, Mapping):
         raise SpecError(f"{path.name}: efficiency", "must be a table",
                         "write it as [efficiency] with key = value lines")
-    own = tuple(flatten_params(own_eff).items())
+    # a quoted dotted key ("efficiency.gemm.fp8_block.k_block_s" = ...) is the same override as the
+    # [efficiency] table's entry; it was merged into the hardware dict and dropped with it
+    quoted = tuple((k[len("efficiency."):], data.pop(k)) for k in [k for k in data if k.startswith("efficiency.")])
+    own = tuple(flatten_params(own_eff).items()) + quoted
     if base is None:
         cal = None if calibration in (None, SPEC) else calibration
         return data, SystemOrigin(calibration=cal, efficiency=own, where=path.name,
@@ -356,7 +359,7 @@ def build_variant(data: Mapping[str, Any], origin: SystemOrigin, overrides: Iter
             _efficiency_from(new_origin, "calibrated")  # validates the efficiency overrides now, naming the key
         except SpecError as e:  # a bad --set value was named as a key of the system's file ('jalapeno.toml: ...')
             key = e.field.rpartition(": ")[2]
-            if any(f"efficiency.{k}" == key for k, _ in eff):
+            if any(f"efficiency.{k}" == key or f"efficiency.{k}".startswith(key + ".") for k, _ in eff):
                 raise SpecError(f"{where}: {key}", e.problem, e.fix) from None
             raise
     sys_ = system_from_dict(d, where=where if hw else origin.where or where)
