@@ -86,8 +86,16 @@ def test_an_integer_option_in_e_notation_is_refused_with_its_digits(capsys):
 def test_step_out_of_memory_names_batch_not_concurrency(capsys):
     """step has no --concurrency; its out-of-memory message told the user to lower it."""
     code, out, err = run(capsys, *STEP, "--batch", "100000000")
-    check_error(code, out, err, "lower --batch", "smaller --batch")
+    check_error(code, out, err, "lower --batch", "change one of the things the reason names")
     assert "concurrency" not in error_line(code, out, err)
+
+
+def test_step_out_of_memory_under_an_engine_profile_names_its_limits(capsys):
+    """Under --engine-memory the activations are the engine's profiled peak, which grows with
+    --max-running, not --batch; the message named --batch only (tester, round 14)."""
+    code, out, err = run(capsys, "step", "-s", "h200", "-m", "minimax-m2.5", "--tp", "4", "--batch", "32",
+                         "--engine-memory", "vllm-0.11", "--max-running", "20000")
+    check_error(code, out, err, "the engine's profiled peak", "--max-running / --max-tokens-per-step", "lower --batch")
 
 
 def test_eplb_is_bounded_by_the_expert_count(capsys):

@@ -146,7 +146,7 @@ def step(
 
         raise InfeasibleDeployment("deployment", f"{sc.layout.label} on {s.name}: "
                                    f"{in_option_words(out['reason'], '--batch')}",
-                                   "shard wider (more TP/DP/EP/PP), use a smaller precision or a smaller --batch")
+                                   "change one of the things the reason names")
     sliced = slice_summary(sc.ops, sc.times, pr, 0) if chip_model == "sliced" else None
     tile_table = None
     if tiles:

@@ -311,8 +311,11 @@ def memory_fit(model: ModelSpec, system: System, layout: Layout, precision: Prec
                    f"shard wider (more TP/EP/PP), use a smaller precision or raise the memory fraction")
             reason[~fits] = msg
         else:
+            peak = "" if terms is None else (f" (activations: the engine's profiled peak {act.max() / gib:.1f} GiB, "
+                                             "set by its max_running / max_tokens_per_step)")
             reason[~fits] = (f"KV cache + activations exceed the {(usable - reserve - w) / gib:.1f} GiB "
-                             f"left after weights; lower the concurrency or shard wider")
+                             f"left after weights{peak}; lower the concurrency"
+                             f"{'' if terms is None else ', max_running / max_tokens_per_step'} or shard wider")
     return MemoryFit(w, kv, act, reserve, usable, fits, reason, terms)
 
 
