@@ -176,7 +176,7 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
                                 'give batch_wait_workload (e.g. "1k1k") and batch_wait_from_concurrency (e.g. 64) '
                                 "from the launch script's DELAY_BATCHING condition")
         mb = e.get("max_num_batched_tokens", "")
-        if mb != "" and (not isinstance(mb, str) or _BATCHED.fullmatch(mb) is None or int(_BATCHED.fullmatch(mb).group(1)) < 1):
+        if mb != "" and (not isinstance(mb, str) or (m := _BATCHED.fullmatch(mb)) is None or int(m.group(1)) < 1):
             raise SpecError(f"{where}.max_num_batched_tokens", repr(mb),
                             'write the launch script\'s --max-num-batched-tokens as "N" or "K*isl" (for $((ISL * K)))')
         mf = e.get("memory_fraction", 0.0)

@@ -84,9 +84,9 @@ from jalapeno.fit.kernel_tables import (
 )
 from jalapeno.fit.kernels import (
     MOE_KEYS,
+    SERIAL_K_KEYS,
     fit_attention,
     fit_custom_allreduce_launch,
-    SERIAL_K_KEYS,
     fit_gemm,
     fit_moe,
     fit_nccl,

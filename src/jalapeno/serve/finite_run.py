@@ -87,17 +87,11 @@ def drain_factor(osl_tokens, queries: float, slots: float, batch_grid, step_time
     mean_l, mean_r = float(L.mean()), float(p.sum())
     tau = lambda x: np.interp(x, b, t)  # noqa: E731
     tau_full = float(tau(slots))
-    drain_s = _drain_s(p, slots, tau)
+    live = 1.0 - (1.0 - p) ** slots  # P(some request still runs k steps on): the run ends with the last
+    drain_s = float(np.sum(live * tau(slots * p / live)))
     full_steps = max(queries * mean_l - slots * mean_r, 0.0) / slots
     duration_s = full_steps * tau_full + drain_s
     return float(queries * mean_l / duration_s / (slots / tau_full))
-
-
-def _drain_s(survival: np.ndarray, running: float, tau) -> float:
-    """Seconds until the last of ``running`` requests in flight ends, each with remaining output of
-    survival ``survival`` (:func:`residual_survival`), at step time ``tau(B)`` with B running."""
-    live = 1.0 - (1.0 - survival) ** running  # P(some request still runs k steps on): the run ends with the last
-    return float(np.sum(live * tau(running * survival / live)))
 
 
 @dataclass(frozen=True)
