@@ -1,7 +1,8 @@
 """Write data/moe_backends.toml: the measured routed-expert latency of each TensorRT-LLM MoE backend.
 
 Runs fit/moe_backends.measured_curves (which rows, which shapes: its docstring; the MXFP4 curves:
-fit/moe_backends.mxfp4_curves) on aiconfigurator's B200 and GB200 ``moe_perf`` tables (pip install -e ".[calibrate]"); the ``cutedsl`` curves are read
+fit/moe_backends.mxfp4_curves; vLLM's FlashInfer TRT-LLM FP8 curves: fit/moe_backends.vllm_curves, B200 and B300
+vLLM tables) on aiconfigurator's B200 and GB200 ``moe_perf`` tables (pip install -e ".[calibrate]"); the ``cutedsl`` curves are read
 from a checkout of github.com/ai-dynamo/aiconfigurator (fit/moe_backends.REPO_TABLES: not in the
 released package), given as ``--aic-repo PATH`` (``git clone`` it and check out 095f58a51c4c).
 Run: python scripts/fit_moe_backends.py --aic-repo PATH [--dry-run]   (seconds)
@@ -43,7 +44,9 @@ def to_toml(curves: list[dict], report: dict) -> str:
              "# tree (commit named in each curve's table; not in the released package), same licence.",
              "# Curves with weights = \"mxfp4\": MXFP4-stored experts run as W4A8 MXFP4 x MXFP8 (fmt fp8) on the",
              "# TRT-LLM-gen kernels (gpt-oss-120b; fit/moe_backends.MXFP4_SOURCES), priced only for ops whose",
-             "# experts are stored in MXFP4 (cost/optable.MOE_WEIGHT_KEYS).", ""]
+             "# experts are stored in MXFP4 (cost/optable.MOE_WEIGHT_KEYS).",
+             "# Backend flashinfer_trtllm: vLLM's FlashInfer TRT-LLM-gen FP8 block-scale MoE, from aiconfigurator's",
+             "# vLLM moe_perf tables (the kernel vLLM selects there; fit/moe_backends.VLLM_TABLES).", ""]
     for c in curves:
         lines.append("[[curve]]")
         lines += [f"{k} = {_v(v)}" for k, v in c.items()]

@@ -128,6 +128,11 @@ def measured_curves(systems=tuple(SYSTEM_DIRS), repo: str | None = None) -> tupl
         curves += got
         if got:
             report.setdefault(name, {}).setdefault(backend, {})["mxfp4"] = rep
+    for name, backend in VLLM_TABLES:
+        got, rep = vllm_curves(name, backend, shapes)
+        curves += got
+        if got:
+            report.setdefault(name, {})[backend] = rep
     return curves, report
 
 
@@ -256,3 +261,44 @@ def fit_backend_kernels(backends=tuple(KERNEL_BACKENDS)) -> list[dict]:
                         "held_out_median_ape": r["held_out_tokens"]["median_ape"],
                         "held_out_p90_ape": r["held_out_tokens"]["p90_ape"]})
     return out
+
+
+#: vLLM's own FP8 MoE kernels, measured by aiconfigurator's vLLM collector, which builds vLLM's ``FusedMoE``
+#: layer with the model's routing and lets vLLM pick the backend as it does when serving, recording the pick
+#: in ``kernel_source`` (``vllm_<method>_<backend>_<experts>``: ai-dynamo/aiconfigurator
+#: collector/vllm/collect_moe.py @095f58a51). (system, backend) → (aiconfigurator system folder, table dtype,
+#: the kernel's compute format, kernel sources). ``flashinfer_trtllm``: FlashInfer's build of the TensorRT-LLM-gen
+#: FP8 block-scale MoE (``TrtLlmFp8ExpertsMonolithic``, ``...Modular`` where the routing is not fused), vLLM's
+#: ``--moe-backend flashinfer_trtllm`` and its FP8 MoE oracle's first choice on Blackwell when no variable or
+#: flag names another (vllm-project/vllm vllm/model_executor/layers/fused_moe/oracle/fp8.py
+#: ``_get_priority_backends``: FLASHINFER_TRTLLM before FLASHINFER_CUTLASS, DEEPGEMM, TRITON; Hopper's block-FP8
+#: override does not apply to SM100). Read from the newest vLLM table (0.24.0 on both chips); B300's is its own
+#: measurement. Assumption (named): the releases served in the rows priced with it (0.19.0) ran the same
+#: FlashInfer kernels at the same speed (aiconfigurator's 0.19.0 B200 table measures only vLLM's Triton
+#: ``fused_moe``, not the backend the server selects).
+VLLM_TABLES: dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]] = {
+    (name, "flashinfer_trtllm"): (sdir, "fp8_block", "fp8",
+                                  ("vllm_fp8moe_flashinfer_trtllm_trtllmfp8expertsmonolithic",
+                                   "vllm_fp8moe_flashinfer_trtllm_trtllmfp8expertsmodular"))
+    for name, sdir in (("b200", "b200_sxm"), ("b300", "b300_sxm"))
+}
+
+
+def vllm_curves(name: str, backend: str, shapes) -> tuple[list[dict], dict]:
+    """(curves, report) of vLLM's ``backend`` kernels on system ``name`` (:data:`VLLM_TABLES`) at ``shapes``:
+    the balanced-routing rows of the newest vLLM ``moe_perf`` table, one curve per (shape, EP) at expert TP 1
+    (:data:`MOE_TP`; expert TP is read from the EP row, cost/moe_backend.py), fastest of repeated rows.
+
+    Raises:
+        SpecError: the package lacks the table (``pip install -e ".[calibrate]"``).
+    """
+    sdir, dtype, fmt, sources = VLLM_TABLES[name, backend]
+    df, version = load_table(sdir, "moe", "moe_perf", backend="vllm")
+    table = f"aiconfigurator {sdir} vllm {version} moe_perf"
+    got = _balanced_curves(df, sources, dtype, shapes, moe_tp=MOE_TP)
+    curves = [{"system": name, "backend": backend, "fmt": fmt, "hidden": h, "inter": inter, "experts": e,
+               "top_k": top, "moe_tp": tp, "ep": ep, "table": table, "tokens": tokens, "latency_ms": lat}
+              for (h, inter, e, top, tp, ep), (tokens, lat) in sorted(got.items())]
+    report = {"dtype": dtype, "table": table, "kernel_source": list(sources), "curves": len(curves),
+              "distribution": "balanced"}
+    return curves, report

@@ -22,8 +22,10 @@ from types import MappingProxyType
 from jalapeno.errors import SpecError
 
 #: backend names a recipe may give (TensorRT-LLM ``moe_config.backend``, lower case; ``marlin``: vLLM's
-#: Marlin MoE, ``VLLM_MXFP4_USE_MARLIN=1``)
-MOE_BACKENDS: tuple[str, ...] = ("trtllm", "cutlass", "cutedsl", "deepgemm", "wideep", "triton", "vanilla", "marlin")
+#: Marlin MoE, ``VLLM_MXFP4_USE_MARLIN=1``; ``flashinfer_trtllm``: vLLM's FlashInfer TRT-LLM-gen FP8 MoE,
+#: ``--moe-backend flashinfer_trtllm``, measured by vLLM's own tables: fit/moe_backends.VLLM_TABLES)
+MOE_BACKENDS: tuple[str, ...] = ("trtllm", "cutlass", "cutedsl", "deepgemm", "wideep", "triton", "vanilla", "marlin",
+                                 "flashinfer_trtllm")
 #: Backends whose routed experts run another backend's kernels, priced by that one's measurements.
 #: TensorRT-LLM's ``WIDEEP`` (``WideEPMoE``) computes its experts with the CUTLASS fused-MoE op
 #: (``torch.ops.trtllm.fused_moe`` through ``NVFP4CutlassFusedMoEMethod`` /
@@ -43,7 +45,7 @@ def check_moe_backend(value, field: str = "moe_backend") -> None:
     if value is not None and value not in MOE_BACKENDS:
         raise SpecError(field, f"unknown MoE backend {value!r}",
                         f"use one of {', '.join(MOE_BACKENDS)} (TensorRT-LLM moe_config.backend, lower case, or "
-                        "marlin: vLLM's Marlin MoE)")
+                        "marlin / flashinfer_trtllm: vLLM's Marlin / FlashInfer TRT-LLM MoE)")
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,106 @@
+"""vLLM's FlashInfer TRT-LLM-gen FP8 MoE (``flashinfer_trtllm``) on B200/B300: MiniMax-M2.5's routed experts.
+
+Expected values by hand from aiconfigurator-core 0.12.0's vLLM ``moe_perf`` tables
+(systems/data/{b200_sxm,b300_sxm}/moe/vllm/0.24.0/moe_perf.parquet), MiniMax-M2.5's routed-expert shape
+(hidden 3072, intermediate 1536, 256 experts, top-8), ``fp8_block``, balanced routing, MoE TP1,
+kernel_source ``vllm_fp8moe_flashinfer_trtllm_trtllmfp8expertsmonolithic`` (the kernel vLLM selects when
+the collector builds its FusedMoE layer), ms per layer:
+
+    tokens            4       64      1024
+    B200  EP2     0.0637  0.2859   0.3581
+    B300  EP2     0.0607  0.2872   0.3575
+    B200  EP4     0.0456  0.1630   0.2558
+
+Cross-check by hand (a physical bound, not an input): at 64 balanced tokens on EP2 the 64 x 8 / 2 = 256
+assignments reach each of the rank's 128 experts twice, so the layer reads all of its routed weights,
+128 x 3 x 3072 x 1536 x 1 B = 1.812 GB (FP8, block scales aside); in 0.2859 ms that is 6.34 TB/s, 0.79 of
+B200's 8 TB/s, under the HBM roofline.
+
+Launch scripts read by hand (SemiAnalysisAI/InferenceX benchmarks/single_node/): minimaxm2.5_fp8_b200.sh
+@bddbf4031 and @41ed82dc1, minimaxm2.5_fp8_b300.sh @340d7854c and @0c2467c15 (v0.19.0) export no
+VLLM_USE_FLASHINFER_MOE_FP8 / VLLM_MOE_USE_DEEP_GEMM; @f342df18e and @0f78cf4eb (v0.17.0) export both = 0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from jalapeno.cost.moe_backend import MeasuredMoePricer
+from jalapeno.cost.pricer import with_moe_backend
+from jalapeno.deploy.deployment import Pool
+from jalapeno.deploy.layout import Layout
+from jalapeno.errors import SpecError
+from jalapeno.fit.aic_sweeps import load_sweeps
+from jalapeno.fit.table_lookup import load_any_pricer
+from jalapeno.fit.validate import load_aiconfigurator
+from jalapeno.specs.catalog import load_model
+
+TABLE_MS = {("b200", 2): {4: 0.0637, 64: 0.2859, 1024: 0.3581},
+            ("b300", 2): {4: 0.0607, 64: 0.2872, 1024: 0.3575},
+            ("b200", 4): {4: 0.0456, 64: 0.1630, 1024: 0.2558}}
+
+
+@pytest.fixture(scope="module")
+def minimax():
+    return load_model("minimax-m2.5")
+
+
+@pytest.mark.parametrize("system, ep", sorted(TABLE_MS))
+def test_curve_is_the_measured_flashinfer_kernel(minimax, system, ep):
+    p = with_moe_backend(load_any_pricer(system, "calibrated"), "flashinfer_trtllm", minimax, Layout(tp=ep, ep=ep))
+    assert isinstance(p, MeasuredMoePricer) and p.curve.fmt == "fp8" and p.curve.weights == ""
+    assert p.curve.experts_on_rank == 256 / ep and "vllm 0.24.0" in p.curve.label
+    tokens = np.array(list(TABLE_MS[system, ep]), dtype=float)
+    got_ms = p.curve(tokens * 8 / ep) * 1e3  # balanced load of the busiest rank: tokens x top-k / EP
+    np.testing.assert_allclose(got_ms, list(TABLE_MS[system, ep].values()), atol=1e-4)
+
+
+def test_measured_kernel_is_under_the_hbm_roofline(minimax):
+    p = with_moe_backend(load_any_pricer("b200", "calibrated"), "flashinfer_trtllm", minimax, Layout(tp=2, ep=2))
+    t = float(p.curve(np.array([64 * 8 / 2]))[0])
+    weights_b = 128 * 3 * 3072 * 1536 * 1.0
+    assert 6.2e12 < weights_b / t < 8e12  # 6.34 TB/s measured, B200's HBM 8 TB/s
+
+
+def test_expert_tp_reads_the_ep_row(minimax):
+    p = with_moe_backend(load_any_pricer("b200", "calibrated"), "flashinfer_trtllm", minimax, Layout(tp=4))
+    assert isinstance(p, MeasuredMoePricer) and p.curve.width_split == 4 and p.curve.inter == 1536 / 4
+
+
+def test_chips_without_vllm_tables_keep_the_calibrated_pricer(minimax):
+    h200 = load_any_pricer("h200", "calibrated")
+    assert with_moe_backend(h200, "flashinfer_trtllm", minimax, Layout(tp=2, ep=2)) is h200
+
+
+def _row(rid: str, system: str, version: str, measured: str) -> dict:
+    return {"id": rid, "silicon_data_source": f"db-dump/2026-04-27; measured={measured}T00:00:00.000Z",
+            "backend": "vllm", "backend_version": version, "model_path": "MiniMaxAI/MiniMax-M2.5", "system": system,
+            "precision": "fp8", "mode": "agg", "isl": 1024, "osl": 1024, "gemm_quant_mode": "fp8",
+            "moe_quant_mode": "fp8", "batch_size": 8, "tp_size": 2.0, "pp_size": 1.0, "attention_dp_size": 1.0,
+            "moe_tp_size": 2.0, "moe_ep_size": 1.0, "silicon_ttft_ms": 90.0, "silicon_tpot_ms": 10.0}
+
+
+def test_v019_fp8_rows_run_flashinfer_v017_rows_do_not():
+    rows = [_row("a_agg_1024x1024_c8_cfg1", "b200_sxm", "0.19.0", "2026-04-22"),
+            _row("b_agg_1024x1024_c8_cfg2", "b300_sxm", "0.19.0", "2026-04-17"),
+            _row("c_agg_1024x1024_c8_cfg3", "b200_sxm", "0.17.0", "2026-03-11")]
+    b200, b300, old = load_aiconfigurator(pd.DataFrame(rows))[0]
+    for p in (b200, b300):
+        assert p.deployment.decode.moe_backend == "flashinfer_trtllm"
+        assert "MoE backend flashinfer_trtllm" in "; ".join(p.notes)
+    assert old.deployment.decode.moe_backend is None
+
+
+def test_shipped_sweeps_name_it_on_the_v019_fp8_scripts_only():
+    named = {(s.system, s.version, s.precision, s.measured) for s in load_sweeps()
+             if s.moe_backend == "flashinfer_trtllm"}
+    assert named == {("b200", "0.19.0", "fp8", "2026-04-03"), ("b200", "0.19.0", "fp8", "2026-04-08"),
+                     ("b200", "0.19.0", "fp8", "2026-04-22"), ("b300", "0.19.0", "fp8", "2026-04-17"),
+                     ("b300", "0.19.0", "fp8", "2026-04-21")}
+
+
+def test_a_misspelt_backend_is_refused_naming_the_field():
+    with pytest.raises(SpecError, match="moe_backend.*unknown MoE backend 'flashinfer-trtllm'.*flashinfer_trtllm"):
+        Pool(Layout(tp=2, ep=2), 1, "flashinfer-trtllm")
