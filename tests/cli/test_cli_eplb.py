@@ -36,3 +36,10 @@ def test_predict_pools_take_eplb(capsys):
     assert code == 0, err
     d = json.loads(out)
     assert "EPLB+40" in d["deployment"]["label"] and "EPLB+32" in d["deployment"]["label"]
+
+
+def test_step_generated_routing_prices_a_decode_step_as_measured(capsys):
+    # a decode-only step routes generated tokens only: --routing generated equals measured on it
+    # (the hot EP rank and the touched experts alike), and differs from the uniform default
+    gen, meas, uni = (_step(capsys, "--routing", mode) for mode in ("generated", "measured", "uniform"))
+    assert gen["step_time_s"] == meas["step_time_s"] != uni["step_time_s"]

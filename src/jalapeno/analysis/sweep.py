@@ -180,7 +180,7 @@ def stage_sizes(system: System, factor: int) -> list[int]:
 def with_eplb(layouts: list[Layout], model: ModelSpec, redundant: int | None) -> list[Layout]:
     """``layouts`` plus, for each MoE layout with EP >= ``EPLB_MIN_EP``, its EPLB twin with the
     fewest redundant experts >= ``redundant`` that EP divides E + R by (None: no twins). Only
-    under a skewed routing popularity: with uniform routing replicas cannot lower the busiest
+    under a skewed routing popularity (of the prompt or of the generated tokens): with uniform routing replicas cannot lower the busiest
     rank's expected share, so a twin would only cost memory and sweep time.
 
     >>> from types import SimpleNamespace as N
@@ -190,7 +190,8 @@ def with_eplb(layouts: list[Layout], model: ModelSpec, redundant: int | None) ->
     >>> len(with_eplb([Layout(dp=64, ep=64)], N(moe=N(num_experts=256, routing_sigma=0.0)), 32))
     1
     """
-    if redundant is None or model.moe is None or not model.moe.routing_sigma > 0:
+    if redundant is None or model.moe is None or not max(model.moe.routing_sigma,
+                                                             getattr(model.moe, "decode_routing_sigma", 0.0)) > 0:
         return layouts
     out = []
     for lay in layouts:

@@ -57,7 +57,7 @@ def busiest_rank_assignments(tokens, top_k: int, ep: int, skew: float = 1.0,
     a = np.asarray(tokens, dtype=float) * top_k
     if ep <= 1:
         return a
-    q = 1.0 / ep if share is None else float(share)
+    q = 1.0 / ep if share is None else np.asarray(share, dtype=float)
     std = np.sqrt(a * q * (1.0 - q))
     return np.minimum(a, a * q + skew * std * np.sqrt(2.0 * np.log(ep)))
 
@@ -108,3 +108,33 @@ def experts_touched_on_rank(assignments, experts_on_rank: int, num_experts: int,
     a = np.asarray(assignments, dtype=float)
     tokens_equiv = a * ep / top_k
     return experts_on_rank * touched_fraction(tokens_equiv, num_experts, top_k, sigma)
+
+
+def mixed_touched_fraction(decode_tokens, prompt_tokens, num_experts: int, top_k: int,
+                           decode_sigma: float, prompt_sigma: float = 0.0) -> np.ndarray:
+    """Fraction of a layer's experts a step of D generated and P prompt tokens touches.
+
+    Generated tokens route with popularity ``decode_sigma``, prompt tokens with ``prompt_sigma``
+    (specs/routing.py). Expert e is missed by every token with probability
+    (1 − k·p_e(σ_d))^D · (1 − k·p_e(σ_p))^P. When the two σ agree this is :func:`touched_fraction`
+    of D + P; when the prompt routes uniformly (σ_p = 0) the prompt factor (1 − k/E)^P is the same
+    for every expert, so 1 − f = (1 − f_0(P))·(1 − f_σd(D)). Shapes: (N,), (N,) → (N,).
+
+    >>> round(float(mixed_touched_fraction(0, 64, 256, 8, 1.03)), 4)  # prompt only: uniform
+    0.8689
+    >>> f_d = float(touched_fraction(8, 256, 8, 1.03)); f_p = float(touched_fraction(8, 256, 8))
+    >>> round(float(mixed_touched_fraction(8, 8, 256, 8, 1.03)), 6) == round(1 - (1 - f_d) * (1 - f_p), 6)
+    True
+
+    Raises:
+        ValueError: two different non-zero σ (no separable form; not a mode the CLI offers).
+    """
+    d = np.asarray(decode_tokens, dtype=float)
+    p = np.asarray(prompt_tokens, dtype=float)
+    if decode_sigma == prompt_sigma:
+        return touched_fraction(d + p, num_experts, top_k, decode_sigma)
+    if prompt_sigma != 0 and decode_sigma != 0:
+        raise ValueError("mixed routing needs equal sigmas or a uniform prompt")
+    if decode_sigma == 0:
+        d, p, decode_sigma = p, d, prompt_sigma
+    return 1.0 - (1.0 - touched_fraction(p, num_experts, top_k)) * (1.0 - touched_fraction(d, num_experts, top_k, decode_sigma))

@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from jalapeno.cost.attention import RankBatch, add_gqa_ops, add_mla_ops
-from jalapeno.cost.moe import busiest_rank_assignments, experts_touched_on_rank
+from jalapeno.cost.moe import busiest_rank_assignments, experts_touched_on_rank, mixed_touched_fraction
 from jalapeno.cost.optable import MOE_KERNELS, MOE_WEIGHT_KEYS, CollectiveTable, OpBuilder, OpTable
 from jalapeno.deploy.eplb import busiest_rank_share
 from jalapeno.deploy.layout import Layout
@@ -135,10 +135,22 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
                  key("shared_experts", wf))
         wb, wf, ain = mod("routed_experts")
         tokens_in_group = t * dp  # unique tokens over the stage (replicated inside a TP group)
+        # prompt tokens route with routing_sigma, generated ones (decode rows, drafts) with
+        # decode_routing_sigma (specs/routing.py): mixed by the step's generated share φ of its tokens
+        mixed = m.decode_routing_sigma != m.routing_sigma
         share = busiest_rank_share(m.num_experts, m.routing_sigma, layout.ep, layout.eplb)
+        if mixed:
+            phi = np.where(t > 0, rb.decode_rows / np.maximum(t, 1e-12), 0.0)
+            share = (phi * busiest_rank_share(m.num_experts, m.decode_routing_sigma, layout.ep, layout.eplb)
+                     + (1.0 - phi) * share)
         load = busiest_rank_assignments(tokens_in_group, m.top_k, layout.ep, eff.moe_load_skew, share)
-        touched = experts_touched_on_rank(load, sh.experts_per_rank, m.num_experts, m.top_k, layout.ep,
-                                          m.routing_sigma)
+        if mixed:  # the rank's assignments as tokens' worth of traffic, as experts_touched_on_rank reads them
+            teq = load * layout.ep / m.top_k
+            touched = sh.experts_per_rank * mixed_touched_fraction(phi * teq, (1.0 - phi) * teq, m.num_experts,
+                                                                  m.top_k, m.decode_routing_sigma, m.routing_sigma)
+        else:
+            touched = experts_touched_on_rank(load, sh.experts_per_rank, m.num_experts, m.top_k, layout.ep,
+                                              m.routing_sigma)
         inter = m.expert_intermediate / sh.moe_tp
         w_expert = model.expert_params() / sh.moe_tp
         # routing/permute/finalize passes over the token vectors the rank's MoE kernels take in (the

@@ -107,6 +107,9 @@ class MoESpec:
         routing_sigma: lognormal σ of expert popularity (specs/routing.py); 0 = uniform top-k
             routing, the default (InferenceX-style prompts are random tokens; the measured skew
             is for natural-text traffic: ``with_routing(model, "measured")``, ``--routing measured``).
+        decode_routing_sigma: σ of the tokens the model generates (decode rows, MTP drafts), routed
+            apart from the prompt's: 0 (default) = uniform; ``with_routing(model, "generated")``
+            gives generated tokens the family's measured σ while prompt tokens keep ``routing_sigma``.
         aux_loss_free: the router was trained without an auxiliary balance loss (DeepSeek-V3
             ``topk_method = noaux_tc``: bias-corrected top-k), the family with measured skew.
     """
@@ -120,6 +123,7 @@ class MoESpec:
     router_bias: bool = False
     routing_sigma: float = 0.0
     aux_loss_free: bool = False
+    decode_routing_sigma: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

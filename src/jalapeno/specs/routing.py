@@ -26,6 +26,18 @@ published. With the measured σ as the default the InferenceX throughput error r
 get faster than measured), which is consistent with random prompts routing closer to uniform;
 ``--routing measured`` models natural-text traffic.
 
+Generated tokens (``--routing generated``): a serving run routes two kinds of tokens. The prompt
+is the workload's (InferenceX and aiconfigurator's silicon rows, which republish InferenceX runs,
+send random token ids); the tokens decode feeds back are the model's own generations, natural text
+whatever the prompt. ``generated`` keeps the prompt uniform and gives generated tokens (decode rows
+and MTP drafts) the family's measured σ (``MoESpec.decode_routing_sigma``); cost/ops.py mixes the two
+by the step's share of each (cost/moe.mixed_touched_fraction, and the busiest EP rank's share
+averaged the same way). A named assumption, not a measurement: no source publishes expert loads
+for generations that follow a random prompt. On the shipped points (no stack refit) it takes the
+InferenceX SGLang DeepSeek-R1 TPOT bias on H200 from +6.9% to −2.3% and on MI325X from +7.4% to
++1.1%, but moves aiconfigurator's H200 rows the wrong way (docs/model.md §3.6), so it is an
+option, not the default.
+
 Families (``family_routing_sigma``): the measured σ applies to routers trained like DeepSeek-V3,
 without an auxiliary balance loss (``topk_method = noaux_tc``: DeepSeek-V3/R1/V3.2, Kimi K2.5,
 which shares the architecture). The DeepSeek-V3 report (§2.1.2, §4.5.3 and its expert-load
@@ -48,11 +60,13 @@ from jalapeno.errors import SpecError
 #: lognormal σ of expert popularity fitted to the per-expert token CV 1.279 measured on DeepSeek-R1
 #: (TensorRT-LLM tech blog 4, Table 1; see the module docstring)
 MEASURED_ROUTING_SIGMA = 1.03
-#: routing modes of the CLI's ``--routing``: uniform top-k (default) or the measured popularity
-ROUTING_MODES = ("uniform", "measured")
+#: routing modes of the CLI's ``--routing``: uniform top-k (default), the measured popularity for
+#: every token, or for generated tokens only (the prompt uniform)
+ROUTING_MODES = ("uniform", "measured", "generated")
 #: the CLI help of ``--routing`` (one text for every command)
-ROUTING_HELP = ("MoE expert popularity: uniform (default; InferenceX prompts are random tokens) or measured "
-                "(DeepSeek-R1 on natural text, TRT-LLM tech blog 4; aux-loss-free routers only).")
+ROUTING_HELP = ("MoE expert popularity: uniform (default; InferenceX prompts are random tokens), measured "
+                "(DeepSeek-R1 on natural text, TRT-LLM tech blog 4; aux-loss-free routers only) or generated "
+                "(measured for the tokens decode generates, uniform for the prompt).")
 
 
 @lru_cache(maxsize=64)
@@ -89,18 +103,20 @@ def family_routing_sigma(moe) -> float:
 
 def with_routing(model, mode: str):
     """``model`` with the routing popularity of ``mode``: ``measured`` (its family's σ,
-    :func:`family_routing_sigma`) or ``uniform`` (σ = 0).
+    :func:`family_routing_sigma`, for every token), ``generated`` (that σ for the tokens decode
+    generates, ``MoESpec.decode_routing_sigma``; the prompt uniform) or ``uniform`` (σ = 0).
 
     Raises:
         SpecError: an unknown mode (names ``--routing`` and the valid modes).
     """
     if mode not in ROUTING_MODES:
         raise SpecError("--routing", f"unknown routing {mode!r}", f"use one of {', '.join(ROUTING_MODES)}")
-    if mode == "measured" and (model.moe is None or not model.moe.aux_loss_free):
+    if mode != "uniform" and (model.moe is None or not model.moe.aux_loss_free):
         what = "is dense" if model.moe is None else "has an auxiliary-loss router, for which no routing skew is published"
-        raise SpecError("--routing", f"measured routing applies to auxiliary-loss-free MoE routers (DeepSeek-V3 family); "
+        raise SpecError("--routing", f"{mode} routing applies to auxiliary-loss-free MoE routers (DeepSeek-V3 family); "
                         f"{model.name} {what}", "leave --routing at uniform for this model")
     if model.moe is None:
         return model
-    sigma = family_routing_sigma(model.moe) if mode == "measured" else 0.0
-    return dataclasses.replace(model, moe=dataclasses.replace(model.moe, routing_sigma=sigma))
+    sigma = family_routing_sigma(model.moe) if mode != "uniform" else 0.0
+    return dataclasses.replace(model, moe=dataclasses.replace(model.moe, routing_sigma=sigma if mode == "measured" else 0.0,
+                                                              decode_routing_sigma=sigma))
