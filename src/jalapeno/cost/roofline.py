@@ -17,7 +17,9 @@ its own parameters (moe_peak_fraction_f, moe_half_rows_f, moe_hbm_fraction_f: gr
 permute/quantise/finalize, fitted on measured MoE layers) and, when moe_floor_s is set, a fixed
 cost of moe_floor_s per layer instead of its kernels' launches. A GEMM whose entry sets k_block_s
 (block-scaled FP8: the k loop serial per output tile) takes at least (k / 128) · k_block_s besides
-its launch, whatever its bytes (:func:`k_serial_s`; counted in its compute term). Parameters and their sources: specs/efficiency.py, docs/model.md.
+its launch, whatever its bytes (:func:`k_serial_s`; counted in its compute term). An op of a measured
+kernel family whose entry sets floor_s (the MLA generation kernel) costs at least floor_s per kernel
+besides its roofline, in place of its launches when they are less (:func:`kernel_floor_s`). Parameters and their sources: specs/efficiency.py, docs/model.md.
 """
 
 from __future__ import annotations
@@ -99,6 +101,25 @@ def k_serial_s(table: OpTable, eff: Efficiency) -> np.ndarray:
     return out
 
 
+def kernel_floor_s(table: OpTable, eff: Efficiency) -> np.ndarray:
+    """(n_ops, 1) least fixed time per kernel of each op of a measured kernel family whose entry
+    for the op's format sets ``floor_s`` (KernelEfficiency.floor_s: the family's time per kernel
+    at its smallest shapes, as its table times it in a CUDA graph); 0 for every other op. Seconds.
+
+    >>> from jalapeno.cost.optable import OpBuilder
+    >>> ob = OpBuilder(1); ob.op("a", "attention", "fp8", flop=1.0, kernels=2, kernel="mla_decode")
+    >>> e = Efficiency().with_overrides({"mla_decode": {"fp8": {"floor_s": 8e-6}}})
+    >>> float(kernel_floor_s(ob.build()[0], e)[0, 0]), float(kernel_floor_s(ob.build()[0], Efficiency())[0, 0])
+    (8e-06, 0.0)
+    """
+    out = np.zeros((len(table.name), 1))
+    for i, (fam, f) in enumerate(zip(table.kernel or (), table.fmt)):
+        entry = getattr(eff, fam).get(f) if fam else None
+        if entry is not None and entry.floor_s:
+            out[i] = entry.floor_s
+    return out
+
+
 def _width_factors(table: OpTable, is_moe, terms, rows, half) -> np.ndarray:
     """(n_ops, N) compute multipliers of the routed-expert width term (1 for other ops, and for
     experts stored in a format with kernels of their own, ``key`` MXFP4: not the kernels fitted)."""
@@ -145,5 +166,6 @@ def op_times(table: OpTable, chip: Chip, eff: Efficiency, moe_width=None) -> OpT
     active = (table.flop + table.bytes) > 0  # an op with no work at a point launches nothing
     launch = np.array([eff.moe_floor_s / MOE_KERNELS if mo and eff.moe_floor_s is not None
                        else eff.kernel_launch_s for mo in is_moe])
-    overhead = np.where(active, (table.kernels * launch).reshape(n_ops, 1), 0.0)
+    fixed = table.kernels.reshape(n_ops, 1) * np.maximum(launch.reshape(n_ops, 1), kernel_floor_s(table, eff))
+    overhead = np.where(active, fixed, 0.0)
     return OpTimes.combine(compute, memory, overhead)

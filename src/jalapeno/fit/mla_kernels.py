@@ -30,7 +30,9 @@ t0): the kernel is compute-bound there under any HBM fraction, so ``mla_prefill[
 is not identified and stays unset (the generic ``hbm_fraction``); below 2K tokens the context
 kernel's tiles are not full, an effect the roofline form has no term for. t0 is reported as the
 kernel floor, not used as ``kernel_launch_s`` (as for GEMMs: CUDA graphs hide single-launch
-latency in serving).
+latency in serving). The decode t0 is priced as ``mla_decode[f].floor_s`` (per kernel, no launch
+besides it), the parameter that carries it to serving when set; calibration does not set it
+(specs/kernel_efficiency.KernelEfficiency.floor_s).
 """
 
 from __future__ import annotations
@@ -81,8 +83,13 @@ def mla_table(phase: str, rows: pd.DataFrame, fmt: str, kv_name: str, attention)
 
 
 def mla_model_s(system: System, phase: str, table, fmt: str, eta_f, eta_m, t0) -> np.ndarray:
-    """Modelled kernel time (s) of every point of ``table`` through the roofline pricer."""
+    """Modelled kernel time (s) of every point of ``table`` through the roofline pricer, ``t0`` per
+    kernel: for decode as ``mla_decode[fmt].floor_s`` (KernelEfficiency.floor_s, no launch besides it),
+    so the reported ``kernel_floor_s`` is the value that parameter takes; for prefill as the launch."""
     fam = MLA_TABLES[phase][0]
+    if phase == "decode":
+        return priced_s(system, table, {**kernel_params(fam, fmt, peak_fraction=eta_f, hbm_fraction=eta_m,
+                                                        floor_s=t0), "kernel_launch_s": 0.0})
     return priced_s(system, table, {**kernel_params(fam, fmt, peak_fraction=eta_f, hbm_fraction=eta_m),
                                     "kernel_launch_s": t0})
 

@@ -39,7 +39,7 @@ KERNEL_FIELDS: dict[str, tuple[str, ...]] = {
     "gemm": ("peak_fraction", "half_rows", "hbm_fraction", "k_block_s"),
     "moe": ("peak_fraction", "half_rows", "hbm_fraction", "token_passes"),
     "attention": ("peak_fraction",),
-    "mla_decode": ("peak_fraction", "hbm_fraction"),
+    "mla_decode": ("peak_fraction", "hbm_fraction", "floor_s"),
     "mla_prefill": ("peak_fraction", "hbm_fraction"),
 }
 #: The GEMM entry an MoE format without its own compute values falls back to: FP8 routed experts
@@ -502,7 +502,7 @@ def _checked(key: str, name: str, v: Any) -> float:
 _UPPER = {"kernel_launch_s": (1e-3, "seconds: 4e-6 is 4 µs"), "collective_launch_s": (1e-3, "seconds"),
           "moe_floor_s": (1e-3, "seconds"), "step_overhead_s": (1.0, "seconds"), "all_to_all_latency_s": (1e-3, "s"),
           "request_overhead_s": (60.0, "seconds"), "prompt_overhead_s_per_token": (1e-3, "seconds per token"),
-          "first_wave_stall_s": (600.0, "seconds"),
+          "first_wave_stall_s": (600.0, "seconds"), "floor_s": (1e-3, "seconds: 1.5e-5 is 15 µs"),
           "logits_bytes_per_elem": (8.0, "bytes per element: 2 = BF16, 4 = FP32"),
           "half_rows": (1e6, "rows"), "token_passes": (1e3, "passes"), "moe_load_skew": (100.0, "a multiplier"),
           "torus_congestion": (100.0, "a multiplier"), "k_block_s": (1e-5, "seconds per 128 of k: 1.5e-7 is 0.15 µs"),

@@ -47,6 +47,18 @@ class KernelEfficiency:
             ``fp8_block`` rows at m 8-16 rise ~0.15 µs (H100/H200) and ~0.105 µs (Blackwell)
             per 128 of k at any n up to 4096, where per-tensor FP8 and BF16 rise 3-7x less.
             Fitted by calibration (fit/kernels.py); None: no such term.
+        floor_s: measured attention-kernel families only (``mla_decode``) — least fixed time per
+            kernel of the op, as the kernel's table times it replayed in a CUDA graph: the op's
+            fixed cost is kernels · max(kernel_launch_s, floor_s) (cost/roofline.py). TensorRT-LLM's
+            MLA generation step (RoPE + latent-cache append, the FMHA kernel, the split-KV
+            reduction; two kernels in cost/attention.py) takes 12-14 µs on H200 at one sequence
+            and a short context in aiconfigurator's ``generation_mla_perf`` (a CUDA-graph replay
+            of ``attn.forward``, ai-dynamo/aiconfigurator collector/trtllm/collect_mla.py), where
+            two serving launches price ~5 µs. Calibration fits it (fit/mla_kernels.py, the decode
+            fit's t0: 8.2-8.5 µs Hopper, 6.1-7.2 µs Blackwell) and reports it, but sets no value:
+            carried to serving with the stacks refitted it leaves the end-to-end errors no better
+            (docs/model.md §4), the engines' other kernels' floors being in their fitted launch
+            costs. None: launches only.
     """
 
     peak_fraction: float | None = None
@@ -54,6 +66,7 @@ class KernelEfficiency:
     hbm_fraction: float | None = None
     token_passes: float | None = None
     k_block_s: float | None = None
+    floor_s: float | None = None
 
     def is_empty(self) -> bool:
         """True when every field inherits."""
