@@ -170,6 +170,9 @@ def _schema_md() -> list[str]:
         "with the documented defaults, and the command line says so once. `--set KEY=VALUE`",
         "(repeatable, on every command that takes a system) applies the same dotted overrides:",
         "`jalapeno compare --set jalapeno:chip.hbm_stacks=8` (on `compare`, `NAME:` picks one system).",
+        "An inline table merges its keys as a variant file does (`--set 'chip={hbm_stacks=8,",
+        "hbm_bandwidth_tb_per_s=20.5}'` is the two dotted keys; a `{value = ..., source = \"...\"}` table",
+        "replaces that one entry; `{}` is refused: it sets nothing).",
         "Every override passes through the same validation as a catalog file.",
         "",
     ]

@@ -278,7 +278,11 @@ def design_space_from_dict(data: dict, where: str = "design space") -> DesignSpa
         loc = ".".join(str(x) for x in parts) or "(top level)"
         problem, fix = describe(e, loc, "docs/explore.md")
         table, sep, rest = problem.partition(": ")
-        if not parts and sep and table.isidentifier():  # a whole-file check names its table first
+        keyed = re.fullmatch(r"(\w+) '([^']+)'", table) if sep else None  # derived 'chip.x': ...
+        if not parts and keyed:  # was '(top level): derived ...', its fix 'correct (top level)'
+            loc, problem = f"{keyed[1]}.{keyed[2]}", rest
+            fix = f"correct {keyed[2]!r} in [{keyed[1]}] (see docs/explore.md for the schema)"
+        elif not parts and sep and table.isidentifier():  # a whole-file check names its table first
             loc, problem, fix = table, rest, f"correct [{table}] (see docs/explore.md for the schema)"
         raise SpecError(f"{where}: {loc}", problem, fix) from None
     _check_keys(space, where)
@@ -331,7 +335,9 @@ def _check_keys(space: DesignSpace, where: str) -> None:
     try:
         overrides = space.overrides(probe)
     except ValueError as e:
-        raise SpecError(f"{where}: derived", str(e), "fix the expression (numbers, {param}, + - * /)") from None
+        keyed = re.match(r"derived '([^']+)': (.*)", str(e), re.S)  # was 'derived: derived 'chip.x': ...'
+        loc, problem = (f"derived.{keyed[1]}", keyed[2]) if keyed else ("derived", str(e))
+        raise SpecError(f"{where}: {loc}", problem, "fix the expression (numbers, {param}, + - * /)") from None
     try:
         with_overrides(base, overrides, where=f"{where}: params")
     except SpecError as whole:

@@ -161,11 +161,11 @@ class SystemFile(_Strict):
     def _levels_grow(self):
         sizes = [lv.chips for lv in self.levels]
         if any(b <= a for a, b in zip(sizes, sizes[1:])):
-            raise ValueError(f"levels must grow in chips from innermost to outermost, got {sizes}")
+            raise ValueError(f"levels: must grow in chips from innermost to outermost, got {sizes}")
         names = [lv.name for lv in self.levels]
         twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
         if twice is not None:  # --set levels.NAME.* and the tables would reach only the first of them
-            raise ValueError(f"two link levels are named {twice!r} (levels: {', '.join(names)})")
+            raise ValueError(f"levels: two link levels are named {twice!r} ({', '.join(names)})")
         return self
 
 
@@ -387,10 +387,25 @@ def _pydantic_to_spec_error(err: ValidationError, where: str, data=None) -> Spec
     errs = err.errors()
     # a misspelt key is both unknown and (its right spelling) missing: name the one the user wrote
     e = next((x for x in errs if x["type"] == "extra_forbidden"), errs[0])
-    loc = _named_loc(e["loc"], data) or "(top level)"
+    if e["loc"] and e["loc"][-1] == "[key]":  # a key of a keyed table (peak_dense_tflops.fp3)
+        e = {**e, "loc": e["loc"][:-1]}
+        key = _named_loc(e["loc"], data)
+        expected = (e.get("ctx") or {}).get("expected", "?")
+        return SpecError(f"{where}: {key}", f"{e['loc'][-1]!r} is not a key of this table",
+                         f"rename it to one of {expected} ({key.rpartition('.')[0]}.<key>)")
+    loc = _named_loc(e["loc"], data)
+    if not loc and e["type"] == "value_error":  # a whole-file check: the message names its table first
+        table, sep, rest = str(e.get("msg", "")).removeprefix("Value error, ").partition(": ")
+        if sep and table in SystemFile.model_fields:
+            return SpecError(f"{where}: {table}", rest, f"correct [{table}] (see docs/catalog.md for the schema)")
+    loc = loc or "(top level)"
     option = "--set" if where.startswith("--set") else None  # the value came from the command line
     count = loc.removesuffix(".value") in COUNT_KEYS
     problem, fix = describe(e, loc, "docs/catalog.md", option, whole=count)
+    if option and e["type"] == "missing" and loc.endswith((".value", ".source")):  # a {value, source} table
+        entry = loc.rpartition(".")[0]
+        fix = (f'give both: --set {entry}={{value = <number>, source = "<where it comes from>"}}, or the bare '
+               f"number: --set {entry}=<number>")
     if count and e["type"] == "value_error":  # a fraction for a count: the number fix, as for a word
         fix = (f"write a whole number, e.g. --set {loc.removesuffix('.value')}=8" if option else
                f"write a whole number, e.g. {loc}.value = 8")
@@ -400,7 +415,8 @@ def _pydantic_to_spec_error(err: ValidationError, where: str, data=None) -> Spec
         near = difflib.get_close_matches(str(e["loc"][-1]), missing, n=1)
         if near:
             fix = f"write {near[0]} (a required key, missing), not {e['loc'][-1]}"
-    return SpecError(f"{where}: {loc.removesuffix('.value') if option else loc}", problem, fix)
+    shown = loc.removesuffix(".value") if option and e["type"] != "missing" else loc
+    return SpecError(f"{where}: {shown}", problem, fix)
 
 
 def _die(f: DieFile | None, hbm_stacks: int, where: str):

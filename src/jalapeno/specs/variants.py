@@ -58,13 +58,18 @@ def parse_sets(items: Iterable[str], option: str = "--set") -> Overrides:
     """Parse ``KEY=VALUE`` strings (``--set chip.hbm_stacks=8``) into (dotted key, value) pairs.
 
     VALUE is read as a TOML value (``8``, ``0.25e-6``, ``"text"``, ``true``); anything that is not
-    TOML is kept as text.
+    TOML is kept as text. An inline table is read as a variant file reads one: its keys are the
+    dotted keys under KEY (``chip={hbm_stacks=8}`` is ``chip.hbm_stacks=8``), except a sourced
+    number ``{value = ..., source = "..."}``, which replaces that entry whole.
 
     Raises:
-        SpecError: an item without ``=`` or with an empty key; a key given twice.
+        SpecError: an item without ``=`` or with an empty key; a key given twice; an empty inline
+            table (it sets nothing).
 
     >>> parse_sets(["chip.hbm_stacks=8", "efficiency.kernel_launch_s=2.5e-7", "name=my-chip"])
     (('chip.hbm_stacks', 8), ('efficiency.kernel_launch_s', 2.5e-07), ('name', 'my-chip'))
+    >>> parse_sets(["chip.peak_dense_tflops={fp8=5000, fp4=20000}"])
+    (('chip.peak_dense_tflops.fp8', 5000), ('chip.peak_dense_tflops.fp4', 20000))
     """
     out = []
     for item in items:
@@ -73,14 +78,29 @@ def parse_sets(items: Iterable[str], option: str = "--set") -> Overrides:
         if not eq or not key or any(not p for p in key.split(".")):
             raise SpecError(option, f"{item!r} is not KEY=VALUE",
                             f"write e.g. {option} chip.hbm_stacks=8 (dotted keys as in the system TOML)")
-        if any(k == key for k, _ in out):  # the last one won, silently, and the label named both
-            raise SpecError(f"{option} {key}", "given twice", f"give {key} once, with the value you mean")
         try:
             value = tomllib.loads(f"v = {text.strip()}")["v"]
         except tomllib.TOMLDecodeError:
             value = text.strip()
-        out.append((key, _frozen(value)))
+        # an inline table merges its keys, as in a variant file (it replaced the whole table:
+        # chip={hbm_stacks=8} reported chip.name missing, chip.peak_dense_tflops={fp8=5} set
+        # chip.peak_dense_tflops.peak_dense_tflops.fp8, efficiency={...} was called not a table)
+        for leaf, v in _set_leaves(key, value, option):
+            if any(k == leaf for k, _ in out):  # the last one won, silently, and the label named both
+                raise SpecError(f"{option} {leaf}", "given twice", f"give {leaf} once, with the value you mean")
+            out.append((leaf, _frozen(v)))
     return tuple(out)
+
+
+def _set_leaves(key: str, value: Any, option: str) -> list[tuple[str, Any]]:
+    """``(dotted key, value)`` leaves of one ``--set`` value: an inline table's keys under ``key``
+    (nested tables too), a sourced ``{value = ...}`` table or any other value as itself."""
+    if not isinstance(value, dict) or (_is_sourced(value) and not key.startswith("efficiency")):
+        return [(key, value)]
+    if not value:
+        raise SpecError(f"{option}: {key}", "an empty inline table sets nothing",
+                        f"give the keys to change, e.g. {option} {key}.<field>=<value> (or {key}={{<field> = <value>}})")
+    return [leaf for k, v in value.items() for leaf in _set_leaves(f"{key}.{k}", v, option)]
 
 
 def _frozen(v: Any) -> Any:
@@ -110,7 +130,9 @@ def _is_sourced_model(sub: Any) -> bool:
 
 
 def _is_sourced(d: Any) -> bool:
-    return isinstance(d, Mapping) and "value" in d
+    """A ``{value = ..., source = "..."}`` entry (either key marks it: one without the other is
+    that entry with a key missing, not a table of fields named value or source)."""
+    return isinstance(d, Mapping) and ("value" in d or "source" in d)
 
 
 def _inner(ann: Any) -> tuple[type | None, str]:

@@ -1,0 +1,87 @@
+"""Hostile-input findings of tester round 15 (breakit15): each bad input is one error naming the
+field and the fix, or the result it means; expected values are the inputs' own numbers."""
+
+from __future__ import annotations
+
+import json
+
+from cli_runner import check_error, run
+
+from jalapeno.specs.variants import parse_sets
+
+STEP = ("step", "-s", "h200", "-m", "llama-3.3-70b", "-p", "fp8", "--tp", "8", "--batch", "8", "--json")
+
+
+def _step_time(capsys, *sets: str) -> float:
+    args = [a for s in sets for a in ("--set", s)]
+    code, out, err = run(capsys, *STEP, *args)
+    assert code == 0, err
+    return json.loads(out)["step_time_s"]
+
+
+def test_an_inline_table_in_set_merges_its_keys_as_a_variant_file_does(capsys):
+    # was: chip={...} replaced the whole [chip] table (error: chip.name missing), a keyed table
+    # landed one level too deep (chip.peak_dense_tflops.peak_dense_tflops.fp8), efficiency={...}
+    # was called 'not a table', a GEMM entry printed a Python tuple
+    assert parse_sets(["chip={hbm_bandwidth_tb_per_s=9.6, hbm_stacks=8}"]) == (
+        ("chip.hbm_bandwidth_tb_per_s", 9.6), ("chip.hbm_stacks", 8))
+    assert parse_sets(["efficiency.gemm={fp8={peak_fraction=0.5}}"]) == (("efficiency.gemm.fp8.peak_fraction", 0.5),)
+    pairs = [("chip={hbm_bandwidth_tb_per_s=9.6}", "chip.hbm_bandwidth_tb_per_s=9.6"),
+             ("chip.peak_dense_tflops={fp8=1000}", "chip.peak_dense_tflops.fp8=1000"),
+             ("efficiency={kernel_launch_s=2e-5}", "efficiency.kernel_launch_s=2e-5"),
+             ("levels.node={bandwidth_gb_per_s=45}", "levels.node.bandwidth_gb_per_s=45")]
+    base = _step_time(capsys)
+    for table, dotted in pairs:
+        t = _step_time(capsys, table)
+        assert t == _step_time(capsys, dotted) and t != base, table  # applied, and the same change
+    # a {value, source} table stays one entry
+    assert parse_sets(['power.allin_kw_per_chip={value = 2, source = "my rack"}']) == (
+        ("power.allin_kw_per_chip", parse_sets(['x={value = 2, source = "my rack"}'])[0][1]),)
+
+
+def test_an_empty_or_half_sourced_inline_table_in_set_is_named(capsys):
+    check_error(*run(capsys, *STEP, "--set", "kv_tiers={}"), "--set: kv_tiers", "empty inline table sets nothing",
+                "kv_tiers.<field>=<value>")
+    check_error(*run(capsys, *STEP, "--set", "power.allin_kw_per_chip={value=2}"),
+                "power.allin_kw_per_chip.source", "is missing", "--set power.allin_kw_per_chip=<number>")
+    check_error(*run(capsys, *STEP, "--set", 'chip.peak_dense_tflops.fp8={source="my figure"}'),
+                "chip.peak_dense_tflops.fp8.value", "is missing")
+    check_error(*run(capsys, *STEP, "--set", "chip.hbm_stacks=1", "--set", "chip={hbm_stacks=2}"),
+                "chip.hbm_stacks", "given twice")
+
+
+def test_an_unknown_compute_format_key_is_named_without_pydantic_markers(tmp_path, capsys):
+    # was: 'chip.peak_dense_tflops.fp3.[key]: must be one of ...', the fix repeating '.[key]'
+    f = tmp_path / "v.toml"
+    f.write_text('base = "h200"\nchip.peak_dense_tflops.fp3 = 5\n')
+    for args in ((*STEP[:2], str(f), *STEP[3:]), (*STEP, "--set", "chip.peak_dense_tflops={fp3=5}")):
+        code, out, err = run(capsys, *args)
+        check_error(code, out, err, "chip.peak_dense_tflops.fp3: 'fp3' is not a key of this table",
+                    "rename it to one of 'bf16', 'fp8', 'fp4' or 'int8'")
+        assert "[key]" not in err
+
+
+def test_a_whole_file_levels_check_names_levels_not_the_top_level(tmp_path, capsys):
+    # was: '(top level): levels must grow ... Fix: correct (top level)'
+    f = tmp_path / "v.toml"
+    f.write_text('base = "h200"\nlevels.node.chips = 16384\n')
+    code, out, err = run(capsys, *STEP[:2], str(f), *STEP[3:])
+    check_error(code, out, err, "v.toml: levels: must grow in chips", "[16384, 8192]", "correct [levels]")
+    assert "top level" not in err
+
+
+def test_a_bad_derived_expression_names_its_key_once(capsys, tmp_path):
+    # was: '(top level): derived 'chip.x': ... is not a valid expression. Fix: correct (top level)', and
+    # a division by zero 'derived: derived 'chip.x': ...'
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "examples" / "explore_700w.toml").read_text()
+    expr = '"36 * {chip.hbm_stacks}"'
+    assert expr in text
+    f = tmp_path / "space.toml"
+    for bad, words in (('"36 * (({chip.hbm_stacks}"', ("is not a valid expression", "correct 'chip.hbm_capacity_gib' in [derived]")),
+                       ('"36 * {chip.hbm_stacks} / 0"', ("divides by zero", "fix the expression"))):
+        f.write_text(text.replace(expr, bad, 1))
+        code, out, err = run(capsys, "explore", str(f))
+        check_error(code, out, err, "space.toml: derived.chip.hbm_capacity_gib:", *words)
+        assert "(top level)" not in err and "derived: derived" not in err
