@@ -85,3 +85,55 @@ def test_a_bad_derived_expression_names_its_key_once(capsys, tmp_path):
         code, out, err = run(capsys, "explore", str(f))
         check_error(code, out, err, "space.toml: derived.chip.hbm_capacity_gib:", *words)
         assert "(top level)" not in err and "derived: derived" not in err
+
+
+def _model_file(tmp_path, name: str, **changes) -> str:
+    from importlib import resources
+
+    cfg = json.loads(resources.files("jalapeno.data.models").joinpath(f"{name}.json").read_text())
+    cfg.update(changes)
+    p = tmp_path / f"{name}-changed.json"
+    p.write_text(json.dumps(cfg))
+    return str(p)
+
+
+def test_a_mixtral_config_with_a_sliding_window_attends_over_the_window(tmp_path):
+    # Hugging Face MixtralAttention passes config.sliding_window to every layer (as Mistral); the
+    # window was ignored for model_type mixtral (full attention over the whole context)
+    from jalapeno.specs.model_config import load_model_file
+
+    assert load_model_file(_model_file(tmp_path, "mixtral-8x7b")).attention.windows == ()  # null: full
+    windowed = load_model_file(_model_file(tmp_path, "mixtral-8x7b", sliding_window=4096))
+    assert windowed.attention.windows == (4096,) * 32  # the config's 32 layers
+    off = load_model_file(_model_file(tmp_path, "mixtral-8x7b", sliding_window=4096, use_sliding_window=False))
+    assert off.attention.windows == ()
+
+
+def test_a_vision_tower_beside_a_text_decoder_is_refused_not_dropped(tmp_path, capsys):
+    f = _model_file(tmp_path, "llama-3.3-70b", vision_config={"depth": 32, "hidden_size": 1280})
+    check_error(*run(capsys, "models", "show", f), "vision_config", "vision encoder is not modelled",
+                "remove vision_config to price the text decoder alone")
+
+
+def test_mlp_only_layers_past_the_last_layer_or_leaving_no_moe_layer_is_named(tmp_path, capsys):
+    # an index past the last layer was ignored (the layer stayed MoE); all layers dense counted the experts nowhere
+    for changes, words in (({"mlp_only_layers": [0, 1, 200]}, ("mlp_only_layers", "200 is not a layer index (0 to 93)")),
+                           ({"mlp_only_layers": ["3"]}, ("mlp_only_layers", "'3' is not a layer index")),
+                           ({"mlp_only_layers": list(range(94))}, ("mlp_only_layers", "leaves none of the 94 layers moe")),
+                           ({"decoder_sparse_step": 95}, ("decoder_sparse_step", "leaves none of the 94 layers moe"))):
+        f = _model_file(tmp_path, "qwen3-235b-a22b", **changes)
+        check_error(*run(capsys, "models", "show", f), *words)
+
+
+def test_an_agentic_file_value_of_the_wrong_type_says_what_to_write(tmp_path, capsys):
+    # was 'expected int, got 5.5. Fix: write turns as a int'
+    f = tmp_path / "agent.toml"
+    f.write_text("turns = 5.5\nsystem_prompt_tokens = 1000\ntool_output_tokens = 500\nreply_tokens = 100\nthink_s = 1\n")
+    check_error(*run(capsys, "compare", "-m", "llama-3.3-70b", "--systems", "h200", "--workload", f"agentic:{f}"),
+                "agent.toml: turns: must be a whole number, got 5.5", "write e.g. turns = 40")
+
+
+def test_weights_that_do_not_fit_under_a_small_memory_fraction_name_the_option(capsys):
+    # the fix named precision and HBM only, not the --memory-fraction that shrank the usable HBM
+    check_error(*run(capsys, "predict", "-s", "h200", "-m", "deepseek-r1", "-c", "4", "--tp", "8", "--ep", "8",
+                     "--memory-fraction", "0.01"), "the weights do not fit", "raise --memory-fraction (now 0.01")

@@ -56,7 +56,7 @@ def test_user_toml(tmp_path):
     ("turns = 0\nsystem_prompt_tokens = 1\ntool_output_tokens = 1\nreply_tokens = 2\nthink_s = 1\n",
      ["turns", "positive integer"]),
     ("turns = 2.5\nsystem_prompt_tokens = 1\ntool_output_tokens = 1\nreply_tokens = 2\nthink_s = 1\n",
-     ["turns", "expected int"]),
+     ["turns", "must be a whole number"]),
     ("turns = 2\nsystem_prompt_tokens = 1\ntool_output_tokens = 1\nreply_tokens = 2\nthink_s = -1\n",
      ["think_s", ">= 0"]),
     ("turns = 2\nsystem_prompt_tokens = 1\ntool_output_tokens = 1\nreply_tokens = 2\nthink_s = 1\njitter = 1\n",

@@ -256,6 +256,8 @@ def aggregated_layout(m, pr, prec, given: tuple, memory_fraction):
         hint = (f"shard wider: the smallest layout that fits is {smallest.label} (--tp {smallest.tp} --dp "
                 f"{smallest.dp} --ep {smallest.ep}{pp_opt}), or use a smaller precision") if smallest \
             else "use a smaller precision or a system with more HBM"
+        if memory_fraction is not None:  # the option that shrank the usable HBM went unnamed
+            hint += f", or raise --memory-fraction (now {memory_fraction:g} of usable HBM)"
         raise InfeasibleDeployment("deployment", why, hint)
     return layout, ""
 

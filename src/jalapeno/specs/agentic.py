@@ -183,7 +183,10 @@ def agentic_from_toml(path: str | Path) -> AgenticSpec:
         ok = (isinstance(v, int) and not isinstance(v, bool)) if typ is int else (
             isinstance(v, (int, float)) and not isinstance(v, bool)) if typ is float else isinstance(v, str)
         if not ok:
-            raise SpecError(f"{p.name}: {k}", f"expected {typ.__name__}, got {v!r}", f"write {k} as a {typ.__name__}")
+            # was 'expected int ... write turns as a int'
+            kind, example = {int: ("a whole number", f"{k} = 40"), float: ("a number", f"{k} = 2.5")}.get(
+                typ, ("text in double quotes", f'{k} = "..."'))
+            raise SpecError(f"{p.name}: {k}", f"must be {kind}, got {v!r}", f"write e.g. {example}")
         kw[k] = float(v) if typ is float else v
     kw.setdefault("name", p.stem)
     kw.setdefault("source", f"user file {p.name}")

@@ -98,6 +98,12 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
     q = cfg.get("quantization_config")
     if q is not None and not isinstance(q, dict):
         raise SpecError(f"{src}: quantization_config", "must be an object", "remove it or give the HF object")
+    if isinstance(cfg.get("vision_config"), dict) and mt in SUPPORTED_MODEL_TYPES:
+        # a vision tower beside a text decoder was dropped silently: its weights were not counted
+        raise UnsupportedModelError(
+            f"{src}: vision_config", f"a vision encoder is not modelled ({mt!r} is priced as a text decoder)",
+            "remove vision_config to price the text decoder alone (text-only requests; the encoder's "
+            "weights are then left out of the memory fit)")
     if "text_config" in cfg and mt not in SUPPORTED_MODEL_TYPES:
         raise UnsupportedModelError(
             f"{src}: model_type", f"{mt!r} is a multimodal wrapper",
@@ -162,7 +168,10 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
                 raise SpecError(f"{src}: sliding_window", "sliding layers need a window",
                                 "set sliding_window to the window length in tokens")
             windows = tuple(int(sw) if t == "sliding_attention" else 0 for t in lt)
-        elif sw and cfg.get("use_sliding_window", mt == "mistral"):
+        # Mistral and Mixtral apply a non-null sliding_window to every layer (Hugging Face
+        # MixtralAttention passes config.sliding_window, "main diff with Llama"; a Mixtral config
+        # carrying Mistral-7B's 4096 ran with full attention here); Qwen2/3 only with use_sliding_window
+        elif sw and cfg.get("use_sliding_window", mt in ("mistral", "mixtral")):
             windows = (int(sw),) * layers
         qk_norm, qk_norm_tp, rotary_dim = mt in ("qwen3", "qwen3_moe"), False, 0
         if mt == "minimax_m2":
@@ -228,8 +237,18 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
             only = cfg.get("mlp_only_layers") or []
             if not isinstance(only, list):
                 raise SpecError(f"{src}: mlp_only_layers", "must be a list of layer indices", "give a JSON list")
+            bad = next((i for i in only if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < layers), None)
+            if bad is not None:  # an index past the last layer (or not a number) was ignored: the layer stayed MoE
+                raise SpecError(f"{src}: mlp_only_layers", f"{bad!r} is not a layer index (0 to {layers - 1})",
+                                f"list indices of the {layers} layers (num_hidden_layers), counted from 0")
             step = _opt_int(cfg, "decoder_sparse_step", src, 1, 1)  # 0 was read as 1 (Hugging Face divides by it)
             dense_layers = tuple(i for i in range(layers) if i in only or (i + 1) % step)
+            if len(dense_layers) == layers:  # every layer dense: the experts were counted in no layer
+                raise SpecError(f"{src}: {'decoder_sparse_step' if step > layers else 'mlp_only_layers'}",
+                                f"leaves none of the {layers} layers MoE (decoder_sparse_step = {step}, "
+                                f"mlp_only_layers = {len(only)} layers)",
+                                "give a decoder_sparse_step <= num_hidden_layers and fewer mlp_only_layers "
+                                "(Qwen3-MoE: 1 and [])")
         else:
             dense_layers = ()
         # MiniMax-M2 use_routing_bias: sigmoid scores with a per-expert correction bias added for
