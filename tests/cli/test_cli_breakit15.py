@@ -137,3 +137,32 @@ def test_weights_that_do_not_fit_under_a_small_memory_fraction_name_the_option(c
     # the fix named precision and HBM only, not the --memory-fraction that shrank the usable HBM
     check_error(*run(capsys, "predict", "-s", "h200", "-m", "deepseek-r1", "-c", "4", "--tp", "8", "--ep", "8",
                      "--memory-fraction", "0.01"), "the weights do not fit", "raise --memory-fraction (now 0.01")
+
+
+def test_a_file_past_the_size_limit_is_refused_not_read_without_end(tmp_path, capsys, monkeypatch):
+    # --model /dev/zero (and every other user file) was read to the end: it never came, memory filled
+    from jalapeno.specs import files
+
+    monkeypatch.setattr(files, "MAX_USER_FILE_BYTES", 64)
+    big = tmp_path / "big.json"
+    big.write_text(" " * 65)
+    check_error(*run(capsys, "models", "show", str(big)), "big.json", "is larger than",
+                "a device or a wrong file", "jalapeno models list")
+    space = tmp_path / "space.toml"
+    space.write_text("#" * 65)
+    check_error(*run(capsys, "explore", str(space)), "space.toml", "is larger than", "design-space .toml")
+    check_error(*run(capsys, "models", "show", "/dev/zero"), "/dev/zero", "is larger than")  # a device: no end
+    check_error(*run(capsys, "explore", "/dev/zero"), "/dev/zero", "is larger than")
+    big.write_text(" " * 64)  # at the limit: read, then refused as the JSON it is not
+    check_error(*run(capsys, "models", "show", str(big)), "malformed json")
+
+
+def test_a_quantization_config_without_its_method_or_with_a_zero_block_is_named(tmp_path, capsys):
+    # {"bits": 4, ...} without quant_method was read as BF16 weights (4x the bytes of INT4);
+    # weight_block_size [0, 0] was taken as a block-scaled FP8 checkpoint
+    f = _model_file(tmp_path, "llama-3.3-70b", quantization_config={"bits": 4, "group_size": 128})
+    check_error(*run(capsys, "models", "show", f), "quantization_config.quant_method",
+                "is missing (the table gives bits, group_size)", "add the checkpoint's quant_method")
+    f = _model_file(tmp_path, "llama-3.3-70b", quantization_config={"quant_method": "fp8", "weight_block_size": [0, 0]})
+    check_error(*run(capsys, "models", "show", f), "quantization_config.weight_block_size",
+                "must be two positive integers or null, got [0, 0]", "[128, 128]")

@@ -295,9 +295,16 @@ def load_design_space(path: str | Path) -> DesignSpace:
     Raises:
         SpecError: an unreadable or malformed file, or a bad field (named).
     """
+    from jalapeno.specs.files import MAX_USER_FILE_BYTES
+
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        with p.open("rb") as f:  # at most one byte past the limit: SPACE.toml = /dev/zero never ended
+            raw = f.read(MAX_USER_FILE_BYTES + 1)
+        if len(raw) > MAX_USER_FILE_BYTES:
+            raise SpecError("design-space file", f"{str(p)!r} is larger than {MAX_USER_FILE_BYTES // 2**20} MiB "
+                            "(a device or a wrong file?)", "give the path of a design-space .toml (docs/explore.md)")
+        data = tomllib.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise SpecError("design-space file", f"{str(p)!r} not found",
                         "give the path of a design-space .toml, the SPACE.toml argument (docs/explore.md)") from None

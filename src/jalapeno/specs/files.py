@@ -18,6 +18,12 @@ from jalapeno.errors import SpecError
 #: field in a trace or points file is always a broken quote, so it is refused with that reason.
 CSV_FIELD_LIMIT = 131_072
 
+#: Largest user file read, in bytes (256 MiB). An assumption, far above any real input: the
+#: shipped data files are under 0.5 MB each, and a 256 MiB trace holds ~8 million requests (about
+#: 32 bytes a CSV row), past what the simulator replays in a session. Above it the input is a
+#: device or a wrong file (``--model /dev/zero`` read without end, filling memory).
+MAX_USER_FILE_BYTES = 256 * 2**20
+
 
 def read_user_text(path: str | Path, what: str, fix: str) -> str:
     """The text of a user's file, UTF-8 with an optional byte-order mark removed.
@@ -28,8 +34,8 @@ def read_user_text(path: str | Path, what: str, fix: str) -> str:
         fix: what to pass instead, for the message.
 
     Raises:
-        SpecError: missing, a directory, unreadable (permission, I/O error) or not UTF-8; the
-            field is the path.
+        SpecError: missing, a directory, unreadable (permission, I/O error), larger than
+            :data:`MAX_USER_FILE_BYTES` or not UTF-8; the field is the path.
     """
     p = Path(path)
     if p.is_dir():
@@ -37,7 +43,16 @@ def read_user_text(path: str | Path, what: str, fix: str) -> str:
     if not p.exists():
         raise SpecError(str(p), "file not found", fix)
     try:
-        data = p.read_bytes()
+        if p.is_file():
+            size = p.stat().st_size
+            data = p.read_bytes() if size <= MAX_USER_FILE_BYTES else b""
+        else:  # a device or a pipe (<(...)): at most one byte past the limit, as /dev/zero never ends
+            with p.open("rb") as f:
+                data = f.read(MAX_USER_FILE_BYTES + 1)
+            size = len(data)
+        if size > MAX_USER_FILE_BYTES:
+            raise SpecError(str(p), f"is larger than {MAX_USER_FILE_BYTES // 2**20} MiB: not {what} "
+                            "(a device or a wrong file?)", fix)
     except PermissionError:
         raise SpecError(str(p), "permission denied (the file cannot be read)",
                         "make the file readable (chmod u+r) or pass another file") from None

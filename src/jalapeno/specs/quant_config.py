@@ -23,6 +23,9 @@ an INT4 checkpoint). Sources of each mapping:
   bits per weight, the bytes of INT4 g32 with 16-bit scales) → ``w4a16-g32``; 8-bit (LLM.int8) is
   not modelled and refused.
 
+A ``quantization_config`` without ``quant_method`` is refused (its keys alone do not say the
+storage), and so is an FP8 ``weight_block_size`` other than two positive integers or null.
+
 Without a ``quantization_config`` the checkpoint's ``torch_dtype`` (``dtype`` in transformers >=
 4.56) is read: ``bfloat16`` and ``float16`` are 16-bit weights → ``bf16`` (FP16 is priced as BF16:
 same bytes, same tensor-core rate on every catalog chip); ``float32`` → ``bf16`` too, as the
@@ -109,12 +112,21 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
     """
     q = cfg.get("quantization_config") or {}
     method = str(q.get("quant_method", "")).strip().lower()
+    field = f"{src}: quantization_config"
+    if not method and q:  # {"bits": 4, ...} without its method was read as BF16 weights (4x INT4's bytes)
+        raise SpecError(f"{field}.quant_method", f"is missing (the table gives {', '.join(map(str, q))})",
+                        f"add the checkpoint's quant_method (one of {', '.join(KNOWN_METHODS)}), or remove "
+                        "quantization_config for 16-bit weights")
     if not method:
         _check_dtype(cfg, src)
         return "bf16"
-    field = f"{src}: quantization_config"
     if method in ("fp8", "fbgemm_fp8"):
-        return _fp8(q, mla, method == "fp8" and bool(q.get("weight_block_size")))
+        block = q.get("weight_block_size")
+        if block is not None and not (isinstance(block, list) and len(block) == 2 and all(
+                isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block)):
+            raise SpecError(f"{field}.weight_block_size", f"must be two positive integers or null, got {block!r}",
+                            "give the block shape, e.g. [128, 128] (DeepSeek-V3), or null for per-tensor scales")
+        return _fp8(q, mla, method == "fp8" and bool(block))
     if method == "mxfp4":
         return "mxfp4"
     if method in ("awq", "gptq"):
