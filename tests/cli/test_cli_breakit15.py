@@ -166,3 +166,48 @@ def test_a_quantization_config_without_its_method_or_with_a_zero_block_is_named(
     f = _model_file(tmp_path, "llama-3.3-70b", quantization_config={"quant_method": "fp8", "weight_block_size": [0, 0]})
     check_error(*run(capsys, "models", "show", f), "quantization_config.weight_block_size",
                 "must be two positive integers or null, got [0, 0]", "[128, 128]")
+
+
+def test_a_calibration_file_without_its_parameters_table_is_refused(tmp_path, capsys):
+    # a misspelt [parameters] priced every op with the documented defaults, labelled 'calibrated (... this file)'
+    head = 'system = "h200"\nkind = "measured"\n'
+    f = tmp_path / "cal.toml"
+    args = ("step", "-s", "h200", "-m", "llama-3.3-70b", "-p", "fp8", "--tp", "8", "--batch", "8", "--efficiency", str(f))
+    for body, words in (("[parameterz]\nhbm_fraction = 0.9\n", ("'parameterz' is not a key of a calibration file",
+                                                                  "did you mean 'parameters'")),
+                        ("", ("has no [parameters] table",)),
+                        ("parameters = 5\n", ("parameters must be a table, got 5",))):
+        f.write_text(head + body)
+        check_error(*run(capsys, *args), "--efficiency", "cal.toml", *words)
+    f.write_text(head + "[parameters]\nhbm_fraction = 0.5\n")  # the good form: read and applied
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    assert json.loads(out)["step_time_s"] > _step_time(capsys)  # half the HBM bandwidth: slower than h200's set
+
+
+def test_a_range_option_beside_choices_is_refused(capsys, tmp_path):
+    # log = true (or step, integer) beside choices was ignored, silently
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "examples" / "explore_700w.toml").read_text()
+    head = '[params."chip.hbm_stacks"]'
+    assert head in text
+    f = tmp_path / "space.toml"
+    for extra in ("log = true", "step = 2", "integer = true"):
+        f.write_text(text.replace(head, f"{head}\n{extra}"))
+        key = extra.split(" ")[0]
+        check_error(*run(capsys, "explore", str(f)), "space.toml: params.chip.hbm_stacks",
+                    f"{key} applies to a low/high range, not to choices")
+
+
+def test_a_json_key_given_twice_is_named_not_read_as_the_last(tmp_path, capsys):
+    # json.loads keeps the last of two equal keys: a config.json with two hidden_size entries was priced
+    # with the second, silently; a JSONL trace row alike
+    f = tmp_path / "config.json"
+    f.write_text('{"model_type": "llama", "hidden_size": 8192, "num_hidden_layers": 2, "hidden_size": 4096}')
+    check_error(*run(capsys, "models", "show", str(f)), "config.json: hidden_size", "is given twice",
+                "give each key once")
+    t = tmp_path / "t.jsonl"
+    t.write_text('{"arrival_s": 0, "input_tokens": 100, "output_tokens": 10, "input_tokens": 5}\n')
+    check_error(*run(capsys, "simulate", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "--workload", str(t)),
+                "t.jsonl: line 1: input_tokens", "is given twice")

@@ -10,6 +10,8 @@ tables: Jalapeño, Vera Rubin) borrows the nearest measured family's values and 
 
 from __future__ import annotations
 
+import difflib
+
 import tomllib
 from functools import lru_cache
 from importlib import resources
@@ -64,13 +66,18 @@ def _read_calibration_file(path: Path) -> dict:
 #: ``kind`` of a calibration file (fit/calibrate.py writes one of these)
 KINDS = ("measured", "derived", "partial")
 
+#: Top-level keys of a calibration file, as fit/calibrate.py writes them (the shipped files'
+#: keys): the set's ``parameters``, its ``low``/``high`` band, where it comes from and the fit report.
+FILE_KEYS = ("system", "kind", "provenance", "parameters", "low", "high", "report")
+
 
 def _check_calibration_file(cal: dict, path: Path, system: str) -> None:
     """A calibration file given by path must be of a known ``kind`` and, for a catalog system, fitted
     for that system (an ``h100`` file once priced an A100 without a word).
 
     Raises:
-        SpecError: unknown kind, or another catalog system's file.
+        SpecError: unknown kind, or another catalog system's file; an unknown top-level key, a
+            section that is not a table, or no ``[parameters]`` table.
     """
     from jalapeno.specs.catalog import list_systems
 
@@ -90,6 +97,21 @@ def _check_calibration_file(cal: dict, path: Path, system: str) -> None:
     if system in list_systems() and fitted != system:
         raise SpecError("efficiency", f"{path} was fitted for system {fitted!r}, not {system}",
                         f"pass {system}'s calibration (a directory holding {system}.toml, or that file)")
+    # a misspelt [parameters] table priced every op with the documented defaults, labelled as this
+    # file's calibrated set; a stray top-level key was ignored alike
+    unknown = sorted(set(cal) - set(FILE_KEYS))
+    if unknown:
+        near = difflib.get_close_matches(unknown[0], FILE_KEYS, n=1)
+        raise SpecError("efficiency", f"{path}: {unknown[0]!r} is not a key of a calibration file"
+                        + (f" (did you mean {near[0]!r}?)" if near else ""),
+                        f"use only {', '.join(FILE_KEYS)} (as `jalapeno calibrate --out-dir DIR` writes them)")
+    for key in ("parameters", "low", "high", "provenance", "report"):
+        if key in cal and not isinstance(cal[key], dict):
+            raise SpecError("efficiency", f"{path}: {key} must be a table, got {cal[key]!r}",
+                            f"write it as [{key}] with key = value lines")
+    if not cal.get("parameters"):
+        raise SpecError("efficiency", f"{path} has no [parameters] table (no fitted value to price with)",
+                        "pass a file written by `jalapeno calibrate --out-dir DIR` (its [parameters] table holds the fit)")
 
 
 def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:

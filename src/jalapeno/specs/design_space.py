@@ -78,6 +78,9 @@ class Param(_Strict):
         if self.choices is not None:
             if self.low is not None or self.high is not None:
                 raise ValueError("give either choices or low/high, not both")
+            ranged = [k for k in ("step", "log", "integer") if getattr(self, k) not in (None, False)]
+            if ranged:  # log = true beside choices was ignored, silently
+                raise ValueError(f"{ranged[0]} applies to a low/high range, not to choices: remove it")
             if not self.choices:
                 raise ValueError("choices is empty")
             if any(isinstance(c, bool) for c in self.choices):

@@ -64,6 +64,31 @@ def read_user_text(path: str | Path, what: str, fix: str) -> str:
         raise SpecError(str(p), f"not a UTF-8 text file (expected {what})", fix) from None
 
 
+class DuplicateKeyError(ValueError):
+    """A JSON object names one key twice (``json.loads`` keeps the last, silently)."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """``object_pairs_hook`` for :func:`json.loads`: the object as a dict, or
+    :class:`DuplicateKeyError` naming a key given twice (a config.json with two ``hidden_size``
+    entries was read with the last one, silently).
+
+    >>> import json
+    >>> json.loads('{"a": 1, "b": 2}', object_pairs_hook=unique_keys)
+    {'a': 1, 'b': 2}
+    """
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise DuplicateKeyError(k)
+        out[k] = v
+    return out
+
+
 def csv_rows(text: str, where: str) -> list[dict[str, str]]:
     """Rows of CSV text as dicts keyed by the header (header names stripped of spaces).
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from jalapeno.errors import SpecError, UnsupportedModelError
-from jalapeno.specs.files import read_user_text
+from jalapeno.specs.files import DuplicateKeyError, read_user_text, unique_keys
 from jalapeno.specs.model import (
     _GQA_MOE_TYPES,
     _MLA_TYPES,
@@ -340,7 +340,10 @@ def load_model_file(path: Path, name: str | None = None) -> ModelSpec:
     text = read_user_text(path, "a Hugging Face config.json", "pass a model name from `jalapeno models list` "
                           "or the path of a config.json")
     try:
-        cfg = json.loads(text)
+        cfg = json.loads(text, object_pairs_hook=unique_keys)
+    except DuplicateKeyError as e:
+        raise SpecError(f"{path}: {e.key}", "is given twice in one object (JSON would keep the last, silently)",
+                        "give each key once, with the value the model has") from None
     except RecursionError:
         raise SpecError(str(path), "JSON nested too deeply", "pass a Hugging Face config.json") from None
     except json.JSONDecodeError as e:

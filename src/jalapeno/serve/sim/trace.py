@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from jalapeno.errors import SpecError
-from jalapeno.specs.files import read_user_text
+from jalapeno.specs.files import DuplicateKeyError, read_user_text, unique_keys
 
 COLUMNS = ("arrival_s", "input_tokens", "output_tokens")
 OPTIONAL = ("session_id", "prefix_group")
@@ -161,7 +161,10 @@ def _columns_from_jsonl(text: str, name: str) -> dict:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json.loads(line, object_pairs_hook=unique_keys)
+        except DuplicateKeyError as e:  # the last value was kept, silently
+            raise SpecError(f"{name}: line {i}: {e.key}", "is given twice in one object",
+                            "give each field once per line") from None
         except (json.JSONDecodeError, RecursionError) as e:
             raise SpecError(f"{name}: line {i}", f"malformed JSON: {getattr(e, 'msg', 'nested too deeply')}",
                             "one JSON object per line") from None
