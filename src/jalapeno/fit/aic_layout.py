@@ -73,3 +73,49 @@ def aic_agg_layout(tp: int, dp: int | None, moe_tp: int | None, moe_ep: int | No
         ep_id = int(m_tp.group(2)) if m_tp.group(2) else min(ep, n)
         return n, 1, ep_id, f"fields tp={tp} dp={dp1} ep={ep} disagree with the id: used TP{n} EP{ep_id}"
     return tp, dp1, ep, ""
+
+
+#: The last day InferenceX's results writer stored a GB200 multi-node run as TP = its GPU count: its
+#: multi-node integration (SemiAnalysisAI/InferenceX 93e1b3ca1 "feat: multinode first class integration",
+#: merged 2025-12-05) replaced the workflow; the sample's 2026-04-06 export still carries that count in
+#: the twins measured on 2025-12-05 (prefill_tp = decode_tp = 36, no worker counts).
+MULTINODE_TOTAL_GPU_UNTIL = "2025-12-05"
+
+
+def multinode_total_gpu_run(system: str, client: str, measured: str, dp: int | None, moe_ep: int | None) -> str:
+    """Why an aggregated row is a GB200 multi-node disaggregated InferenceX run whose ``tp_size`` is the
+    run's GPU count ("" when it is not one): the caller skips it, since no field keeps the prefill /
+    decode split.
+
+    ``system``: catalog id; ``client``: fit/aic_rows.aic_client of the row; ``measured``: the row's
+    ``measured=`` UTC date (fit/aic_sweeps.measured_date, "" when absent); ``dp`` / ``moe_ep``: its
+    ``attention_dp_size`` / ``moe_ep_size``.
+
+    Source: until 2025-12-05 InferenceX ran GB200 only through ``benchmark-multinode-tmpl.yml`` ("a
+    workaround until we can integrate GB200 into master configs": .github/workflows/full-sweep-1k1k-scheduler.yml
+    @0ba7aa3ff, job ``benchmark-gb200``: Dynamo TRT-LLM FP4 and Dynamo SGLang FP8 DeepSeek-R1, disaggregated
+    prefill and decode workers), whose "Process results" step runs utils/process_result.py with
+    ``TP=$gpus`` (the run's GPU count, read off the result file name), ``EP_SIZE=1``, ``DP_ATTENTION=false``,
+    and marks the run ``disagg`` only when the file name also gives ``_ctx_`` / ``_gen_`` GPU counts. Evidence
+    in aiconfigurator-core 0.12.0's sample: each of its 55 GB200 DeepSeek-R1 aggregated rows of the 2026-04-06
+    InferenceX export (TRT-LLM FP4 "TP12" to "TP64", SGLang FP8 "TP72", measured 2025-11-16/17) has a
+    disaggregated twin in the same export at the same lengths, concurrency and count (52 within 4% TPOT, e.g.
+    8k/1k C = 2150 "TP32": 43.88 ms agg, 43.98 ms disagg of 2025-12-05; the SGLang 1k/1k ones at C = 1024,
+    2048, 4096 ran 20-26% faster in their 2025-12-05 twins, after InferenceX 175fe5364 refreshed the GB200
+    SGLang submission); the TRT-LLM ones also match the 2025-12-19 twins that carry a real split (8k/1k
+    C = 2150 "TP48" 32.60 ms vs prefill TP4 EP4 + decode TP16 EP4, 32.88 ms).
+    The writer's fields are required (attention DP and MoE EP at most 1); a row without a ``measured=`` date
+    is kept.
+
+    >>> multinode_total_gpu_run("gb200-nvl72", "inferencex-db", "2025-11-17", 1, 1)[:40]
+    'a GB200 multi-node disaggregated run of '
+    >>> multinode_total_gpu_run("gb200-nvl72", "inferencex-db", "2025-12-06", 1, 1)
+    ''
+    """
+    if system != "gb200-nvl72" or client != "inferencex-db" or not measured or measured > MULTINODE_TOTAL_GPU_UNTIL:
+        return ""
+    if (dp or 1) > 1 or (moe_ep or 1) > 1:
+        return ""
+    return ("a GB200 multi-node disaggregated run of InferenceX's pre-2025-12-05 workflow exported as aggregated: "
+            "its tp_size is the run's GPU count (prefill + decode, EP_SIZE=1, DP_ATTENTION=false), not a layout; "
+            "the prefill/decode split is not in the row (fit/aic_layout.multinode_total_gpu_run)")

@@ -2,7 +2,8 @@
 
 Read through the installed ``aiconfigurator-core`` package (the ``[calibrate]`` extra), or from a frame
 in its format. Each row is ``matched`` with the deployment its fields name (aggregated layouts as run:
-fit/aic_layout.py; disaggregated rows need their worker counts), at the concurrency its id encodes;
+fit/aic_layout.py; disaggregated rows need their worker counts, and so do the GB200 multi-node runs an
+InferenceX export stores as aggregated: fit/aic_layout.multinode_total_gpu_run), at the concurrency its id encodes;
 one point per measurement (repeated copies skipped: fit/aic_duplicates.py); rows of an InferenceX
 MTP sweep run its MTP, and its attention-DP rows its launch script's context balancing and running cap
 (fit/aic_sweeps.py), and its KV-cache dtype and MoE backend where the sweep's script sets them. Each row
@@ -24,8 +25,8 @@ from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.aic_duplicates import drop_repeated_runs
-from jalapeno.fit.aic_layout import aic_agg_layout
-from jalapeno.fit.aic_sweeps import (release_stated, row_release, sweep_of, with_sweep_batch_wait,
+from jalapeno.fit.aic_layout import aic_agg_layout, multinode_total_gpu_run
+from jalapeno.fit.aic_sweeps import (measured_date, release_stated, row_release, sweep_of, with_sweep_batch_wait,
                                     with_sweep_expert_parallel, with_sweep_kernels, with_sweep_launch, with_sweep_limits,
                                     with_sweep_mtp)
 from jalapeno.fit.validate import CHAIN_ACCEPTANCE, VALIDATION_MTP, MeasuredPoint
@@ -196,6 +197,12 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         try:
             notes = []
             if r.mode == "agg":
+                why = multinode_total_gpu_run(system, aic_client(getattr(r, "silicon_data_source", None)),
+                                              measured_date(getattr(r, "silicon_data_source", "")),
+                                              num(r.attention_dp_size), num(r.moe_ep_size))
+                if why:
+                    skipped.append((rid, why))
+                    continue
                 tp, dp, ep, note = aic_agg_layout(num(r.tp_size), num(r.attention_dp_size), num(r.moe_tp_size),
                                                   num(r.moe_ep_size), str(r.id))
                 notes += [note] if note else []
