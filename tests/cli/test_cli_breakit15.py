@@ -225,3 +225,12 @@ def test_an_empty_chip_name_or_a_level_name_set_cannot_reach_is_refused(tmp_path
         f.write_text(src.replace('name = "node"', f'name = "{bad}"'))
         check_error(*run(capsys, *STEP[:2], str(f), *STEP[3:]), "s.toml: levels.", ".name: must be one word",
                     f"got {bad!r}")
+
+
+def test_a_variant_name_shows_an_inline_table_as_written(capsys):
+    # the name suffix showed the hashable tuple the value is kept as:
+    # "b200+chip.fp4_block_formats=(('formats', ('mxfp4',)), ('source', 'my test'))"
+    code, out, err = run(capsys, "hardware", "show", "b200", "--set",
+                         'chip.fp4_block_formats={formats=["mxfp4"], source="my test"}', "--json")
+    assert code == 0, err
+    assert json.loads(out)["name"] == "b200+chip.fp4_block_formats={formats=[mxfp4], source=my test}"
