@@ -10,7 +10,8 @@ used. Functional forms (the same ones the step cost uses, cost/roofline.py):
   the rest: fit/kernels.gemm_shape_held_out):
   t = max(2mnk / (F_f · eta_f · m/(m + m_half_f)), bytes / (W · eta_m_f)) + t0_f, by robust
   nonlinear least squares (scipy, soft-L1 loss) on log(predicted/measured): eta_m_f on the
-  memory-bound rows (m <= 16) first, then eta_f, m_half_f, t0_f over every row with m >= 8. t0_f is reported as the kernel floor, not used as the serving
+  memory-bound rows (m <= 16) first, then eta_f, m_half_f, t0_f over every row with m >= 8, then eta_f
+  alone on the compute anchor (m, n, k >= 4096: fit/kernels.compute_anchor). t0_f is reported as the kernel floor, not used as the serving
   launch cost (microbenchmarks time single launches; CUDA graphs hide most of that).
 - Attention: prefill (GQA kernels, isl >= 2048) eta_attn = median of flops/((t − t0)·F_bf16),
   flops = 4·b·heads·head_dim·isl²/2 (causal); decode (KV length >= 1024) t = KV bytes/(W·eta_m)

@@ -92,6 +92,29 @@ def gemm_model_s(system: System, table, fmt: str, eta_f, m_half, eta_m, t0, k_bl
 #: rows at most this many (m) are the memory-bound anchor of the GEMM fit: the HBM fraction and
 #: the kernel floor are identified on them first (weights streamed, compute negligible)
 GEMM_MEMORY_ANCHOR_ROWS = 16
+#: GEMM rows whose m, n and k are all at least this large are the compute-bound anchor of the GEMM
+#: fit: the compute asymptote eta_f is identified on them (:func:`_fit_gemm_rows`). At 4,096 x 4,096 a
+#: 128 x 256 output tile gives 512 tiles, about four full waves on a 132-148 SM GPU (tail under 3%),
+#: the floor t0 is under 2% of the time and the HBM time under 10% of the compute time; the prefill
+#: projections of a dense 70B model (m = ISL tokens, n and k 8,192-57,344) are of this kind
+GEMM_COMPUTE_ANCHOR_DIM = 4096
+#: GEMM entries whose compute asymptote is anchored: every entry but the block-scaled FP8 one (see
+#: :func:`fit_gemm`)
+COMPUTE_ANCHOR_KEYS = ("bf16", "fp8", "fp4")
+#: fewer anchor rows than this (a table without large shapes): eta_f stays the every-row fit's
+COMPUTE_ANCHOR_MIN_ROWS = 4
+
+
+def compute_anchor(m_, n_, k_) -> np.ndarray:
+    """The rows of a GEMM table that anchor its compute asymptote: m, n and k all at least
+    :data:`GEMM_COMPUTE_ANCHOR_DIM`.
+
+    >>> compute_anchor(np.array([4096., 8192., 64.]), np.array([8192., 4096., 8192.]), np.array([4096.] * 3)).tolist()
+    [True, True, False]
+    """
+    d = GEMM_COMPUTE_ANCHOR_DIM
+    return (np.asarray(m_) >= d) & (np.asarray(n_) >= d) & (np.asarray(k_) >= d)
+
 #: GEMM entries whose serial k loop (KernelEfficiency.k_block_s) the TensorRT-LLM calibration fits:
 #: the block-scaled FP8 kernels, whose few-row times rise with k at any n (specs/kernel_efficiency.py)
 SERIAL_K_KEYS = ("fp8_block",)
@@ -100,10 +123,18 @@ SERIAL_K_KEYS = ("fp8_block",)
 def fit_gemm(df: pd.DataFrame, system: System, serial_k: tuple[str, ...] = ()) -> tuple[dict, dict]:
     """(parameters, fit report) from a GEMM table: one (eta_f, m_half_f, eta_m_f) per format.
 
-    Two stages, each asymptote identified where it binds: (1) eta_m_f and the floor t0 on the
+    Three stages, each asymptote identified where it binds: (1) eta_m_f and the floor t0 on the
     memory-bound rows (m <= GEMM_MEMORY_ANCHOR_ROWS), with the compute term at its least (eta 0.5,
     m_half 16: below 1% of those rows' time); (2) eta_f, m_half_f and t0 on every row (m >= 8)
-    with eta_m_f held. A joint four-parameter fit let the many floor-dominated small shapes pull
+    with eta_m_f held; (3) eta_f alone on the compute anchor (:func:`compute_anchor`: m, n, k >=
+    GEMM_COMPUTE_ANCHOR_DIM) with m_half_f and t0 held, for the entries in COMPUTE_ANCHOR_KEYS
+    where the table has at least COMPUTE_ANCHOR_MIN_ROWS of them. ``fp8_block`` is not anchored: its
+    anchored asymptote speeds DeepSeek-R1's prefill, whose InferenceX TTFT a cost missing elsewhere
+    already leaves under-predicted, past the fidelity guard (docs/model.md §11.1). The form's ramp is in m only while the tables' efficiency also
+    rises with n and k, so stage 2's eta_f is a compromise with the mid-size shapes, 8-30% below what
+    the large GEMMs reach (aiconfigurator-core 0.12.0 H200 per-tensor FP8 at m = 8,192 on the
+    Llama-3.3-70B projections: 0.63-0.71 of peak where stage 2 gives 0.555); a long prompt's prefill
+    runs those (docs/model.md §11.1). A joint four-parameter fit let the many floor-dominated small shapes pull
     eta_m_f far below the bandwidth the large weight-streaming rows reach (B300 NVFP4: 0.30 where
     its m <= 16 rows stream at 0.74 of HBM, the same as B200's), modelling B300 FP4 slower than
     B200 FP4 (docs/validation.md, "FP4 on Blackwell Ultra").
@@ -134,6 +165,7 @@ def fit_gemm(df: pd.DataFrame, system: System, serial_k: tuple[str, ...] = ()) -
         meas.append(t_)
         report["formats"][key] = {"dtype": dtype, **_ape(p, t_), "kernel_floor_s": t0,
                                   "memory_anchor_rows": int((m_ <= GEMM_MEMORY_ANCHOR_ROWS).sum()),
+                                  "compute_anchor_rows": int(compute_anchor(m_, n_, k_).sum()),
                                   **_held_out_shapes(system, fmt, key, wb, ab, m_, n_, k_, t_, sk)}
     allp, allm = np.concatenate(preds), np.concatenate(meas)
     report.update({"rows": int(allm.size), **_ape(allp, allm)})
@@ -178,6 +210,16 @@ def _fit_gemm_rows(system: System, fmt: str, key: str, wb: float, ab: float, m_,
     sol = least_squares(resid, [0.5, math.log(100.0), math.log(5e-6)], loss="soft_l1", f_scale=0.2,
                         max_nfev=300)
     eta, mh, t0 = _sig(sol.x[0]), math.exp(sol.x[1]), math.exp(sol.x[2])
+    big = compute_anchor(m_, n_, k_)
+    if key in COMPUTE_ANCHOR_KEYS and big.sum() >= COMPUTE_ANCHOR_MIN_ROWS:
+        # the compute asymptote where it binds (as eta_m on the memory anchor): eta_f refitted on
+        # the large rows, m_half and t0 held at the every-row fit's
+        tab_b = gemm_table(m_[big], n_[big], k_[big], fmt, wb, ab, key)
+
+        def resid_big(x):
+            return np.log(gemm_model_s(system, tab_b, key, _sig(x[0]), max(mh, 16.0), em, t0, kb) / t_[big])
+
+        eta = _sig(least_squares(resid_big, [0.5], loss="soft_l1", f_scale=0.2, max_nfev=300).x[0])
     # a half-rows far below one tensor-core tile is a degenerate fit (memory time hides the
     # compute term at few rows); keep it at 16 rows or more
     return eta, max(mh, 16.0), em, t0, kb
