@@ -8,7 +8,8 @@ aiconfigurator collector/network/collect_all_reduce.py; stored here in bytes). T
 times its ``AllReduce`` op with the AUTO strategy (the one-shot / two-shot / NCCL choice the engine
 makes itself); SGLang's rows are its custom all-reduce replayed in a CUDA graph (kernel_source
 ``SGLang_CustomAllReduce_graph``; the eager rows include a buffer copy a graph-captured step does
-not make). Read by cost/engine_allreduce.py for pools whose software stack names the engine
+not make); vLLM's likewise (``vLLM_custom_graph``: its custom all-reduce replayed in a CUDA graph, as
+vLLM's decode runs it). Read by cost/engine_allreduce.py for pools whose software stack names the engine
 (Efficiency.all_reduce_table, data/stacks.toml). Nothing is fitted: the rows are copied.
 
 Run: python scripts/fit_engine_allreduce.py   (needs the ``[calibrate]`` extra)
@@ -19,7 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 
 #: engine → (aiconfigurator backend folder, kernel_source kept, or None for the table's only one)
-ENGINES = {"trtllm": ("trtllm", None), "sglang": ("sglang", "SGLang_CustomAllReduce_graph")}
+ENGINES = {"trtllm": ("trtllm", None), "sglang": ("sglang", "SGLang_CustomAllReduce_graph"),
+           "vllm": ("vllm", "vLLM_custom_graph")}
 
 HEADER = """\
 # Written by scripts/fit_engine_allreduce.py - do not edit by hand; rerun the script.

@@ -4,6 +4,7 @@ field and the fix, or the result it means; expected values are the inputs' own n
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from cli_runner import check_error, run
 
@@ -211,3 +212,25 @@ def test_a_json_key_given_twice_is_named_not_read_as_the_last(tmp_path, capsys):
     t.write_text('{"arrival_s": 0, "input_tokens": 100, "output_tokens": 10, "input_tokens": 5}\n')
     check_error(*run(capsys, "simulate", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "--workload", str(t)),
                 "t.jsonl: line 1: input_tokens", "is given twice")
+
+
+def test_an_empty_chip_name_or_a_level_name_set_cannot_reach_is_refused(tmp_path, capsys):
+    # chip.name = '' was accepted (messages then named no chip); a link level named 'node.a' or ''
+    # could not be addressed by --set levels.<name>.*
+    check_error(*run(capsys, *STEP, "--set", 'chip.name=""'), "--set: chip.name", "at least 1 character")
+    src = (Path(__file__).resolve().parents[2] / "src" / "jalapeno" / "data" / "systems" / "h200.toml").read_text()
+    assert 'name = "node"' in src
+    f = tmp_path / "s.toml"
+    for bad in ("node.a", "", "my node"):
+        f.write_text(src.replace('name = "node"', f'name = "{bad}"'))
+        check_error(*run(capsys, *STEP[:2], str(f), *STEP[3:]), "s.toml: levels.", ".name: must be one word",
+                    f"got {bad!r}")
+
+
+def test_a_variant_name_shows_an_inline_table_as_written(capsys):
+    # the name suffix showed the hashable tuple the value is kept as:
+    # "b200+chip.fp4_block_formats=(('formats', ('mxfp4',)), ('source', 'my test'))"
+    code, out, err = run(capsys, "hardware", "show", "b200", "--set",
+                         'chip.fp4_block_formats={formats=["mxfp4"], source="my test"}', "--json")
+    assert code == 0, err
+    assert json.loads(out)["name"] == "b200+chip.fp4_block_formats={formats=[mxfp4], source=my test}"

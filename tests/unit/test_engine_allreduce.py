@@ -78,18 +78,18 @@ def test_variant_with_other_links_keeps_the_model():
 
 
 def test_bad_engine_names_are_refused():
-    with pytest.raises(SpecError, match=r"efficiency.all_reduce_table.*use one of none, trtllm, sglang"):
+    with pytest.raises(SpecError, match=r"efficiency.all_reduce_table.*use one of none, trtllm, sglang, vllm"):
         Efficiency().with_overrides({"all_reduce_table": "nccl"})
     p = load_pricer("b200")
     base = collective_time("all_reduce", 8, np.array([MB]), p.system, p.efficiency)
-    with pytest.raises(SpecError, match="unknown engine 'vllm'"):
-        measured_all_reduce(base, "vllm", 8, np.array([MB]), p.system)
+    with pytest.raises(SpecError, match="unknown engine 'nccl'"):
+        measured_all_reduce(base, "nccl", 8, np.array([MB]), p.system)
 
 
 def test_stack_file_key_is_checked():
     from jalapeno.specs.stacks import _stack
 
-    with pytest.raises(SpecError, match=r"all_reduce_table.*use one of none, trtllm, sglang"):
+    with pytest.raises(SpecError, match=r"all_reduce_table.*use one of none, trtllm, sglang, vllm"):
         _stack({"name": "x", "label": "x", "source": "x", "all_reduce_table": "nccl"}, 0, {})
     s = _stack({"name": "x", "label": "x", "source": "x", "all_reduce_table": "sglang"}, 0, {})
     assert s.apply(replace(Efficiency())).all_reduce_table == "sglang"
@@ -112,3 +112,16 @@ def test_every_stored_curve_is_priced_non_decreasing():
 
     for key, (lm, lt, _) in _curves().items():
         assert np.all(np.diff(lt) >= 0), key
+
+
+def test_vllm_graph_table_on_b200():
+    """aiconfigurator-core 0.12.0 b200_sxm/comm/vllm/0.24.0/custom_allreduce_perf, kernel_source
+    vLLM_custom_graph, 8 GPUs (BF16 elements -> ms), read from the parquet: 65,536 (128 KiB) ->
+    0.009361, 131,072 (256 KiB) -> 0.025803, 262,144 (512 KiB) -> 0.026149, 524,288 (1 MiB) -> 0.017172.
+    The 256 and 512 KiB rows are slower than 1 MiB's: priced at its 17.17 us (no message slower than a
+    larger one); 128 KiB as measured."""
+    p = load_pricer("b200", overrides=(("efficiency.all_reduce_table", "vllm"),))
+    assert p.efficiency.all_reduce_table == "vllm"
+    r = p.collective("all_reduce", 8, np.array([131_072.0, 262_144.0, 524_288.0, 1_048_576.0]))
+    assert r.time_s == pytest.approx([9.361e-6, 17.172e-6, 17.172e-6, 17.172e-6], rel=1e-3)
+    assert set(r.algorithm) == {"vllm_measured"}

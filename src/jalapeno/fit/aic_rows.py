@@ -6,7 +6,8 @@ fit/aic_layout.py; disaggregated rows need their worker counts, and so do the GB
 InferenceX export stores as aggregated: fit/aic_layout.multinode_total_gpu_run), at the concurrency its id encodes;
 one point per measurement (repeated copies skipped: fit/aic_duplicates.py); rows of an InferenceX
 MTP sweep run its MTP, and its attention-DP rows its launch script's context balancing and running cap
-(fit/aic_sweeps.py), and its KV-cache dtype and MoE backend where the sweep's script sets them. Each row
+(fit/aic_sweeps.py), and its KV-cache dtype and MoE backend where the sweep's script sets them (else the MoE
+backend its engine runs the row's expert format on by default: :func:`with_row_moe_backend`). Each row
 carries the benchmark client that timed it (:func:`aic_client`: a row exported from InferenceX's results
 is InferenceX's run, with its length range, mean TTFT and, aggregated, the engine limits of its InferenceX
 launch recipe where data/engines.toml has one: :func:`with_recipe_limits`). Called through
@@ -167,6 +168,33 @@ def with_recipe_limits(dep, system: str, model: str, backend: str, precision: st
     return replace(dep, precision=prec, **kw), why
 
 
+#: (engine, aiconfigurator ``moe_quant_mode``) -> the MoE kernel backend that engine runs those experts on by
+#: default, where the system has it measured (specs/moe_backends.py): vLLM runs INT4 weight-only experts
+#: (compressed-tensors WNA16, Kimi K2.5's INT4 release) through Marlin (fit/moe_backends.KERNEL_BACKENDS says
+#: where in vLLM's source); aiconfigurator's own vLLM ``int4_wo`` MoE rows time that kernel
+ROW_MOE_BACKENDS = {("vllm", "int4_wo"): "marlin"}
+
+
+def with_row_moe_backend(dep: Deployment, backend: str, moe_quant_mode: str) -> tuple[Deployment, str]:
+    """(deployment, note): the pools of a row with no MoE backend of their own (none from a sweep's launch
+    script) given the one their engine runs the row's expert format on by default (:data:`ROW_MOE_BACKENDS`;
+    priced by cost/pricer.with_moe_backend where the system measured it); ``dep`` and "" otherwise.
+
+    >>> d, note = with_row_moe_backend(Deployment(get_precision("int4"), Pool(Layout(tp=8))), "vllm", "int4_wo")
+    >>> d.decode.moe_backend, with_row_moe_backend(d, "trtllm", "int4_wo")[1]
+    ('marlin', '')
+    """
+    name = ROW_MOE_BACKENDS.get((backend, moe_quant_mode))
+    if name is None or dep.decode.moe_backend is not None:
+        return dep, ""
+    from dataclasses import replace
+
+    pre = None if dep.prefill is None or dep.prefill.moe_backend is not None else replace(dep.prefill, moe_backend=name)
+    dep = replace(dep, decode=replace(dep.decode, moe_backend=name), **({"prefill": pre} if pre else {}))
+    return dep, (f"MoE backend {name}: {backend} runs {moe_quant_mode} experts on it by default "
+                 "(fit/aic_rows.ROW_MOE_BACKENDS)")
+
+
 def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
     """Measured points of aiconfigurator's ``silicon_sample.csv`` (or a frame in its format), one per
     measurement (repeats skipped: fit/aic_duplicates.py); MTP as the InferenceX sweep ran it (fit/aic_sweeps.py).
@@ -242,6 +270,8 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         dep, launch = with_sweep_launch(dep, sweep, conc)
         notes += [launch] if launch else []
         dep, kernels = with_sweep_kernels(dep, sweep)
+        notes += [kernels] if kernels else []
+        dep, kernels = with_row_moe_backend(dep, str(r.backend), str(getattr(r, "moe_quant_mode", "")))
         notes += [kernels] if kernels else []
         dep, waiting = with_sweep_batch_wait(dep, sweep, int(r.isl), int(r.osl), conc)
         notes += [waiting] if waiting else []

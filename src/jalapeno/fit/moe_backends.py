@@ -213,18 +213,35 @@ def mxfp4_curves(name: str, backend: str, shapes) -> tuple[list[dict], dict]:
 #: (TensorRT-LLM 1.3.0rc20 ``moe_perf``, ``moe_torch_flow`` ``w4a16_mxfp4``) but only at MoE TP1, and served
 #: mostly at expert TP (TP2-TP8, EP1: the collector refuses 2880/k widths), so the form is fitted on the EP1
 #: rows (the rank holds every expert, as at expert TP) and prices every layout; EP2-EP128 rows are not fitted.
+#: vLLM's Marlin MoE on H200 and B200 (``marlin``): INT4 weight-only experts (compressed-tensors WNA16, Kimi K2.5's
+#: INT4 release) run vLLM's CompressedTensorsWNA16MarlinMoEMethod wherever Marlin supports the layer
+#: (vllm-project/vllm vllm/model_executor/layers/quantization/compressed_tensors/compressed_tensors_moe.py:
+#: check_moe_marlin_supports_layer, the Triton WNA16 method only as the fallback), the kernel aiconfigurator
+#: measures for vLLM's ``int4_wo`` MoE (vLLM 0.24.0 ``moe_perf``, kernel_source
+#: ``vllm_compressedtensorswna16marlinmoe_marlin_marlinexperts``, EP1 rows at every expert TP, Kimi K2.5's shape
+#: among them); the same W4A16 Marlin kernel family as H100's MXFP4 rows: INT4 values dequantised in registers into
+#: BF16 tensor-core math. Stored bytes: 4 bits + a 16-bit scale per 32 weights = 0.5625 B/elem (the catalog's
+#: ``int4``, Kimi K2.5's group size 32; a named assumption for the collector's checkpoint, which its table does not
+#: state: it moves only the weight-bound, small-load part of the fit).
 KERNEL_BACKENDS: dict[tuple[str, str], tuple[str, str, str, dict, int]] = {
     ("h100", "marlin"): ("h100_sxm", "vllm", "vllm_compressedtensorsw4a4mxfp4moe_marlin_marlinexperts_situ_as_silu",
                          {"w4a16_mxfp4": ("bf16", 0.53125, 2.0)}, 1),
     ("h200", "triton"): ("h200_sxm", "trtllm", "moe_torch_flow", {"w4a16_mxfp4": ("bf16", 0.53125, 2.0)}, 1),
+    ("h200", "marlin"): ("h200_sxm", "vllm", "vllm_compressedtensorswna16marlinmoe_marlin_marlinexperts",
+                         {"int4_wo": ("bf16", 0.5625, 2.0)}, 1),
+    ("b200", "marlin"): ("b200_sxm", "vllm", "vllm_compressedtensorswna16marlinmoe_marlin_marlinexperts",
+                         {"int4_wo": ("bf16", 0.5625, 2.0)}, 1),
 }
 #: backends whose fitted per-layer floor is priced (written ``floor_applied = true``): the measured block
 #: has a fixed cost no load removes. Triton on H200: 71-79 µs per layer at 1 token at every EP size
 #: (1-128, 1.3.0rc20 and 1.3.0rc10 alike; H100 73-77 µs), i.e. its routing, swizzle/quantise and
 #: gather-scatter kernels around the two grouped GEMMs, where Blackwell's fused TRT-LLM-gen block measures
-#: 19-25 µs (B200 ``w4a8_mxfp4_mxfp8``, same table). Marlin's fitted floor (65 µs) is reported, not applied,
-#: as for every NVIDIA efficiency set (docs/model.md §8.6).
-FLOOR_APPLIED = frozenset({("h200", "triton")})
+#: 19-25 µs (B200 ``w4a8_mxfp4_mxfp8``, same table). Marlin's INT4 MoE on H200 and B200 (vLLM 0.24.0 ``moe_perf``,
+#: Kimi K2.5's shape at MoE TP8, the layout its vLLM runs use): 0.111 / 0.101 ms per layer at 8 tokens, where the
+#: fitted form without a floor gives 0.066 / 0.055 ms and with its fitted floor (46 / 49 µs: the routing,
+#: block-alignment and reduction kernels around the two Marlin GEMMs) 0.112 / 0.105 ms. H100's MXFP4 Marlin
+#: floor (65 µs) is reported, not applied, as for every NVIDIA efficiency set (docs/model.md §8.6).
+FLOOR_APPLIED = frozenset({("h200", "triton"), ("h200", "marlin"), ("b200", "marlin")})
 
 
 def fit_backend_kernels(backends=tuple(KERNEL_BACKENDS)) -> list[dict]:

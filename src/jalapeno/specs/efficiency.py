@@ -79,8 +79,8 @@ _NO_ENTRIES = FormatTable()
 MOE_EXCHANGE_NAMES: tuple[str, ...] = ("all_to_all", "nvlink_all_to_all", "nvlink_all_to_all_above_top_k")
 #: Efficiency.all_reduce_table values: ``none`` (the link-hierarchy model, cost/collectives.py) or the engine
 #: whose measured all-reduce prices the TP all-reduces (``trtllm``: TensorRT-LLM's AllReduce, AUTO strategy;
-#: ``sglang``: SGLang's CUDA-graph custom all-reduce; cost/engine_allreduce.py)
-ALL_REDUCE_TABLE_NAMES: tuple[str, ...] = ("none", "trtllm", "sglang")
+#: ``sglang``: SGLang's CUDA-graph custom all-reduce; ``vllm``: vLLM's CUDA-graph custom all-reduce; cost/engine_allreduce.py)
+ALL_REDUCE_TABLE_NAMES: tuple[str, ...] = ("none", "trtllm", "sglang", "vllm")
 #: the text parameters and their allowed values (() = any string)
 _TEXT_NAMES: dict[str, tuple[str, ...]] = {"source": (), "moe_exchange": MOE_EXCHANGE_NAMES,
                                            "all_reduce_table": ALL_REDUCE_TABLE_NAMES}
@@ -242,7 +242,7 @@ class Efficiency:
             follows its GEMM. What stays exposed: cost/ops.py, docs/model.md §6.3.
         all_reduce_table: whose measured all-reduce prices the TP all-reduces, set by the software
             stack (cost/engine_allreduce.ALL_REDUCE_TABLE_NAMES: ``none``, the link-hierarchy model;
-            ``trtllm`` / ``sglang``, the engine's own kernel as measured on the system, where measured).
+            ``trtllm`` / ``sglang`` / ``vllm``, the engine's own kernel as measured on the system, where measured).
         source: where this parameter set came from (defaults, a TOML, a calibration id).
     """
 

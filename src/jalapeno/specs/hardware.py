@@ -39,7 +39,7 @@ COUNT_KEYS = ("chip.hbm_stacks",)
 
 
 class ChipFile(_Strict):
-    name: str
+    name: str = Field(min_length=1)  # '' was accepted: messages then named no chip
     peak_dense_tflops: dict[Literal["bf16", "fp8", "fp4", "int8"], Sourced]
     hbm_capacity_gb: Sourced | None = None
     hbm_capacity_gib: Sourced | None = None
@@ -78,6 +78,13 @@ class ChipFile(_Strict):
 class LevelFile(_Strict):
     name: str
     chips: int = Field(gt=0, strict=True)
+
+    @field_validator("name")
+    @classmethod
+    def _word(cls, v: str) -> str:  # the <name> of --set levels.<name>.*: '' or 'rack.a' was unreachable
+        if not (v.isascii() and v.replace("-", "").replace("_", "").isalnum()):
+            raise ValueError(f"must be one word (letters, digits, - or _: the <name> of --set levels.<name>.*), got {v!r}")
+        return v
     scope: Literal["scale_up", "scale_out"]
     topology: Literal["switched", "full_mesh", "torus3d", "fat_tree"]
     bandwidth_gb_per_s: Sourced

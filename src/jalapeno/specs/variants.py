@@ -355,7 +355,20 @@ def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tupl
 
 
 def _suffix(overrides: Overrides) -> str:
-    return "+" + ",".join(f"{k}={v}" for k, v in overrides)
+    """``+key=value,...`` for a variant's name, each value as it was written (an inline table as
+    ``{value=2, source=...}``, not the tuple it is kept as).
+
+    >>> _suffix(parse_sets(["chip.hbm_stacks=8", 'power.allin_kw_per_chip={value=2, source="my rack"}']))
+    '+chip.hbm_stacks=8,power.allin_kw_per_chip={value=2, source=my rack}'
+    """
+    def shown(v: Any) -> str:
+        v = _thawed(v)
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{k}={shown(x)}" for k, x in v.items()) + "}"
+        if isinstance(v, list):
+            return "[" + ", ".join(shown(x) for x in v) + "]"
+        return str(v)
+    return "+" + ",".join(f"{k}={shown(v)}" for k, v in overrides)
 
 
 def build_variant(data: Mapping[str, Any], origin: SystemOrigin, overrides: Iterable[tuple[str, Any]] = (),
