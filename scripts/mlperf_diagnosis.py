@@ -12,8 +12,7 @@ popularity of natural text (MLPerf's prompts are real; specs/routing.py, not app
 same engine's published throughput on the same length mix (TensorRT-LLM tech blog 10) bounds what
 attention-DP imbalance can explain. The engine's decode step measured against the model's at the same
 running batch (:func:`step_residuals`): five runs of 2025 aggregated attention-DP TensorRT-LLM (the two B200
-Server runs, the B200 Offline run, NVIDIA's trtllm-bench B200 and H200 runs) leave 26-27 ms per step unpriced at
-the MLPerf runs, 8-12 ms at trtllm-bench's. The same engine shape outside MLPerf (:func:`published_engine_check`):
+Server runs, the B200 Offline run, NVIDIA's trtllm-bench B200 and H200 runs) leave 23-31 ms per step unpriced. The same engine shape outside MLPerf (:func:`published_engine_check`):
 NVIDIA's own trtllm-bench max-throughput figures for DeepSeek-R1 (attention DP 8, EP 8, 128-896
 sequences per rank, fixed 1K/2K lengths) served by the model at their published engine limits,
 which no other validation source covers (InferenceX's aggregated DeepSeek-R1 rows run SGLang at <= 64

@@ -2,23 +2,9 @@
 
 DeepSeek-R1 FP8 on GB200 NVL72 and on Jalapeño, attention DP8 + EP8 (Layout tp=1, dp=8, ep=8),
 the InferenceX 8k1k workload (lengths uniform in [0.8·L, L]) in a closed loop at concurrencies
-1, 16 and 256: 10·C counted requests (at least 60) after 10·C warm-up requests. The analytic side is
-``serve_at_concurrency`` (Little's-law fixed point, DESIGN.md §7), a steady state; both use the
-same step cost, so the comparison checks the simulator's batching and bookkeeping, not the costs.
-
-The warm-up is longer than InferenceX's 2·C so that the simulator is in its steady state too: all
-C users start at once, their prompts prefill in bunches and the bunches persist for several
-rounds. Under attention DP a step lasts as long as its busiest rank, which is concave in the
-prompt chunks the step holds, so bunched prompts cost less. GB200 C = 256, seed 0: after 2·C
-warm-up 61% of the counted steps carry prefill, 3.25 chunks each (throughput +12% over the
-analytic); after 10·C, 76% of 2.54 (−1.3%), toward the analytic rule's Poisson chunk count
-(cost/ops.mixed_step_ranks): the simulator's 1.9 chunks per step would carry prefill in
-1 − e^−1.9 = 85% of the steps.
-
-At C = 1 there is no common start to outlast but few requests: 10 counted requests of random
-lengths scatter the throughput by about ±5% (Jalapeño, after 10 warm-up requests: +11%, +5%, +5%
-over the analytic at seeds 0, 1, 2; after 2: +0.6%), so at least 60 are counted (+5.5%, +3.2%
-at seeds 0, 1).
+1, 16 and 256: 10·C counted requests after 2·C warm-up requests (InferenceX). The analytic
+side is ``serve_at_concurrency`` (Little's-law fixed point, DESIGN.md §7); both use the same
+step cost, so the comparison checks the simulator's batching and bookkeeping, not the costs.
 """
 
 from __future__ import annotations
@@ -38,10 +24,6 @@ from jalapeno.specs.workload import get_workload
 SYSTEMS = ("gb200-nvl72", "jalapeno")
 CONCURRENCIES = (1, 16, 256)
 TOL = 0.10  # issue: within 10%
-#: warm-up requests per user before the counted ones (module docstring: the steady state)
-WARMUP = 10
-#: counted requests at least (module docstring: the sample at C = 1)
-MIN_COUNTED = 60
 #: wall-clock fields of the summary (how fast the simulator ran, not what it simulated)
 WALL_CLOCK = {"wall_s", "speedup"}
 
@@ -65,10 +47,9 @@ def test_simulator_agrees_with_analytic(setup, systems, system_name, c):
     system = systems[system_name]
     ana = serve_at_concurrency(model, system, dep, wl, [c]).record(0)
     assert ana["feasible"] and ana["queue_s"] == 0  # below the KV knee: a like-for-like point
-    counted = max(10 * c, MIN_COUNTED)
-    res = simulate(model, system, dep, workload=wl, concurrency=c, seed=0, warmup=WARMUP * c, num_requests=counted)
+    res = simulate(model, system, dep, workload=wl, concurrency=c, seed=0)
     sm = res.summary
-    assert sm["requests"] == counted
+    assert sm["requests"] == 10 * c
     assert sm["chips"] == 8 == ana["chips"]
     assert sm["preemptions"] == 0
     tput, tpot = sm["throughput_per_chip"], sm["tpot_s"]["mean"]

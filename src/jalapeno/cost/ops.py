@@ -30,11 +30,6 @@ Counts follow the model config, the layout (deploy/layout.py conventions) and th
   cost/moe_exchange.moe_all_to_all_on): every rank gathers the stage's tokens (BF16: the
   FP8 block-scale MoE quantises inside its kernel), routes and computes its experts' share of all
   of them, and the outputs are reduce-scattered back.
-- Attention DP (dp > 1): decode rows are the mean rank's (b/dp); the prefill is the busiest
-  rank's, whole prompts (:func:`busiest_rank_prompts`), for every op that runs on the rank's own
-  tokens (attention, projections, norms, dense and shared-expert FFNs, router, LM head, TP
-  collectives), while the routed experts see the whole stage's tokens (the mean rank's times dp) and
-  the all-to-all waits for the busier of its busiest receiver and the rank sending the prompt.
 - Context parallelism (cp > 1, prefill only): every CP rank is a replica of the stage's tp·dp
   chips holding 1/cp of each prompt's tokens, so every linear op (GEMMs, MoE, elementwise) runs
   on the rank's tokens with the full per-rank weights (each CP rank reads the weights) and the
@@ -78,25 +73,16 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         (OpTable, CollectiveTable) with arrays (rows, N).
     """
     dp, tp, cp = layout.dp, layout.tp, layout.cp
-    pre_seqs = busiest_rank_prompts(batch.prefill_seqs, dp)
-    busiest = batch.prefill_tokens * _ratio(pre_seqs, batch.prefill_seqs, 1.0 / dp)
-    if dp > 1 and batch.prefill_rank_tokens is not None:  # a caller that placed the prompts on ranks (the simulator) gives the busiest rank's
-        # tokens, in chunks of the step's mean length
-        placed = batch.prefill_rank_tokens > 0
-        busiest = np.where(placed, batch.prefill_rank_tokens, busiest)
-        pre_seqs = np.where(placed, batch.prefill_seqs * _ratio(busiest, batch.prefill_tokens, 0.0), pre_seqs)
     rb = RankBatch(
         decode_rows=batch.decode_seqs * query_len / dp,
         decode_seqs=batch.decode_seqs / dp,
         decode_ctx=batch.decode_ctx,
-        prefill_tokens=busiest / cp,
-        prefill_seqs=pre_seqs,
+        prefill_tokens=batch.prefill_tokens / (dp * cp),
+        prefill_seqs=batch.prefill_seqs / dp,
         prefill_ctx=batch.prefill_ctx,
         cp=cp,
     )
-    t = rb.tokens  # the busiest attention-DP rank's rows: the attention-side ops run them
-    mean_prefill = batch.prefill_tokens / (dp * cp)  # the mean rank's prompt tokens
-    t_mean = rb.decode_rows + mean_prefill
+    t = rb.tokens
     h = model.hidden_size
     ob = OpBuilder(t.shape[0])
     sh = sharding(model, layout)
@@ -148,14 +134,13 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
             _ffn(ob, "moe.shared_expert", wf, t, h, m.shared_intermediate / tp, wb, ain, n_moe,
                  key("shared_experts", wf))
         wb, wf, ain = mod("routed_experts")
-        tokens_in_group = t_mean * dp  # unique tokens over the stage (replicated inside a TP group)
+        tokens_in_group = t * dp  # unique tokens over the stage (replicated inside a TP group)
         # prompt tokens route with routing_sigma, generated ones (decode rows, drafts) with
         # decode_routing_sigma (specs/routing.py): mixed by the step's generated share φ of its tokens
         mixed = m.decode_routing_sigma != m.routing_sigma
         share = busiest_rank_share(m.num_experts, m.routing_sigma, layout.ep, layout.eplb)
         if mixed:
-            # over the stage's tokens (the mean rank's), which the experts take, not the busiest rank's
-            phi = np.where(t_mean > 0, rb.decode_rows / np.maximum(t_mean, 1e-12), 0.0)
+            phi = np.where(t > 0, rb.decode_rows / np.maximum(t, 1e-12), 0.0)
             share = (phi * busiest_rank_share(m.num_experts, m.decode_routing_sigma, layout.ep, layout.eplb)
                      + (1.0 - phi) * share)
         load = busiest_rank_assignments(tokens_in_group, m.top_k, layout.ep, eff.moe_load_skew, share)
@@ -177,11 +162,8 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         if a2a:
             # the busiest receiver sets the all-to-all time: its load over the mean rank's
             hot = np.where(tokens_in_group > 0, load * layout.ep / np.maximum(tokens_in_group * m.top_k, 1e-9), 1.0)
-            copies = dispatch_copies(rb.decode_rows, mean_prefill, m.top_k, layout.ep)
-            per_chip_vectors = copies / tp * hot  # what the busiest receiver takes in
-            # the all-to-all also waits for the busiest sender: the rank holding the step's prompt
-            sent = dispatch_copies(rb.decode_rows, rb.prefill_tokens, m.top_k, layout.ep) / tp
-            a2a_vectors = np.maximum(per_chip_vectors, sent)
+            copies = dispatch_copies(rb.decode_rows, rb.prefill_tokens, m.top_k, layout.ep)
+            per_chip_vectors = copies / tp * hot
         scanned = per_chip_vectors if a2a else tokens_in_group
         scan = scanned * h * 2.0 * eff.moe_passes(wf)
         stored = precision.modules["routed_experts"].weight.name
@@ -189,9 +171,9 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
                            weights=stored if stored in MOE_WEIGHT_KEYS else "", split=sh.moe_tp)
         if a2a:
             disp_b = dispatch_bytes_per_elem(wf)
-            ob.collective("moe.dispatch", "all_to_all", layout.stage_chips, a2a_vectors * h * disp_b,
+            ob.collective("moe.dispatch", "all_to_all", layout.stage_chips, per_chip_vectors * h * disp_b,
                           count=n_moe)
-            ob.collective("moe.combine", "all_to_all", layout.stage_chips, a2a_vectors * h * 2,
+            ob.collective("moe.combine", "all_to_all", layout.stage_chips, per_chip_vectors * h * 2,
                           count=n_moe)
             ob.collective("moe.shared_all_reduce", "all_reduce", tp, t * h * 2, count=n_moe)
         elif dp > 1:  # gather every token of the stage, scatter the outputs back
@@ -274,87 +256,6 @@ def gemm_allreduce_stages(rows, n_out: float, chip: Chip) -> np.ndarray:
 def _fused(gemm: str, rows, n_out: float, chip: Chip) -> dict:
     """``OpBuilder.collective`` arguments of an all-reduce fused into the GEMM named ``gemm``."""
     return {"hidden_under": gemm, "hidden_stages": gemm_allreduce_stages(rows, n_out, chip)}
-
-
-def busiest_rank_prompts(prefill_seqs, dp: int) -> np.ndarray:
-    """Prompts (or prompt chunks) the busiest of ``dp`` attention-DP ranks prefills in a step that
-    carries ``prefill_seqs`` of them over the whole instance (arrays (N,); its tokens are that many
-    prompts of the step's mean length, ``prefill_tokens / prefill_seqs``).
-
-    Engines with attention DP schedule whole requests on one rank: TensorRT-LLM's
-    ``_balance_adp_requests`` (executor_request_queue.py) hands each new request to the rank with
-    fewest active requests, SGLang's DP controller (``load_balance_method`` round_robin by
-    default) and vLLM's DP engine cores take one request per rank, so the step lasts as long as the
-    rank holding ⌈n/dp⌉ of its n prompts. The analytic serving models give a mean per step, often
-    fractional (a prompt chunk in a fraction n < 1 of the steps); it maps to
-    max(n/dp, min(n, 1)): n ≤ 1: the steps that carry a prompt carry it whole on one rank (n
-    averaged over steps); 1 ≤ n ≤ dp: one prompt on the busiest rank (= ⌈n/dp⌉); n ≥ dp: the mean
-    rank's n/dp, which is ⌈n/dp⌉ at multiples of dp and below it by under one prompt between them
-    (assumption: the smooth lower bound, not the step function). dp = 1 gives n.
-
-    >>> busiest_rank_prompts(np.array([0.0, 0.5, 1.0, 4.0, 16.0]), 8).tolist()
-    [0.0, 0.5, 1.0, 1.0, 2.0]
-    """
-    n = np.asarray(prefill_seqs, dtype=float)
-    return np.maximum(n / dp, np.minimum(n, 1.0))
-
-
-def mixed_step_ranks(chunks_per_step, dp: int, stretch=1.0) -> tuple[np.ndarray, np.ndarray]:
-    """Of steps that carry on average n̄ = ``chunks_per_step`` (N,) prompt chunks (each a whole
-    prompt's chunk on one attention-DP rank), the share f that carries any, and the chunks the
-    busiest rank holds in those, E[⌈K/dp⌉ | K ≥ 1]: both (N,). The steps carrying prefill hold
-    n̄/f chunks on average.
-
-    K, the chunks in a step, is taken as Poisson (an assumption: many users, each prefilling in a
-    small share of the steps), and the least-loaded rule places K chunks ⌈K/dp⌉ deep on the busiest
-    rank (serve/sim/scheduler.least_loaded_rank). Its mean ρ depends on how prompts arrive:
-    - ``stretch`` = 1, arrivals paced by steps (a closed loop that sends the next request when one
-      finishes, InferenceX): K ~ Poisson(n̄) per step, f = 1 − e^−n̄;
-    - ``stretch`` r = (step carrying prefill)/(decode-only step) > 1, arrivals paced by time (agents
-      returning after a think time): a prompt arriving during a long step joins the next, so the
-      chunks in flight are Poisson in time (M/G/∞), ρ = (chunk-steps per second)·(step carrying
-      prefill); with n̄ per step this solves ρ = n̄·(1 + (r − 1)·e^−ρ) and f = n̄·(1 − e^−ρ)/ρ.
-    n̄ → 0 gives f = n̄ and one chunk: a lone prompt on one rank.
-
-    >>> f, k = mixed_step_ranks(np.array([1.0]), 8)
-    >>> round(float(f[0]), 6), round(float(k[0]), 6)  # 1 − e^−1; K = 1..8 one deep
-    (0.632121, 1.000002)
-    """
-    nb = np.maximum(np.asarray(chunks_per_step, dtype=float), 0.0)
-    r = np.maximum(np.broadcast_to(np.asarray(stretch, dtype=float), nb.shape), 1.0)
-    lo, hi = nb.copy(), nb * r
-    for _ in range(60):  # ρ − n̄·(1 + (r − 1)e^−ρ) rises with ρ: bisect on [n̄, n̄·r]
-        mid = (lo + hi) / 2
-        above = mid > nb * (1 + (r - 1) * np.exp(-mid))
-        hi, lo = np.where(above, mid, hi), np.where(above, lo, mid)
-    rho = (lo + hi) / 2
-    busy = -np.expm1(-rho)
-    share = np.where(rho > 0, nb * busy / np.maximum(rho, 1e-300), 0.0)
-    k_max = int(np.ceil(rho.max(initial=0.0) + 12.0 * np.sqrt(rho.max(initial=0.0)) + 30.0))
-    k = np.arange(1, k_max + 1, dtype=float)[:, None]
-    log_pk = k * np.log(np.maximum(rho, 1e-300)) - rho - np.cumsum(np.log(k), axis=0)
-    pk = np.where(rho > 0, np.exp(log_pk), 0.0)
-    deep = np.where(busy > 0, (np.ceil(k / dp) * pk).sum(axis=0) / np.maximum(busy, 1e-300), 1.0)
-    return share, np.maximum(deep, 1.0)
-
-
-def rank_chunk(chunk, budget: float, dp: int):
-    """Tokens of one prompt chunk an attention-DP rank prefills per step: the step's prompt length
-    ``chunk``, at most the rank's share ``budget / dp`` of the instance's token budget (TensorRT-LLM
-    schedules each rank under its own ``max_num_tokens``; SGLang with ``--enable-dp-attention`` sets
-    ``chunked_prefill_size //= dp_size``: deploy/deployment.BUDGET_PER). A step of p prefill tokens
-    carries p / rank_chunk prompt chunks (the ``prefill_seqs`` of :func:`busiest_rank_prompts`).
-
-    >>> float(rank_chunk(8192.0, 16384.0, 8))
-    2048.0
-    """
-    return np.minimum(chunk, budget / dp)
-
-
-def _ratio(num, den, default: float) -> np.ndarray:
-    """num / den, ``default`` where den is 0."""
-    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
-    return np.where(den > 0, num / np.maximum(den, 1e-30), default)
 
 
 def dispatch_bytes_per_elem(weight_format: str) -> float:

@@ -69,10 +69,6 @@ class Batch:
         prefill_tokens: new prompt tokens in the step (chunked prefill).
         prefill_ctx: mean cached prefix of the prefill sequences, tokens.
         prefill_seqs: sequences the prefill tokens belong to.
-        prefill_rank_tokens: the busiest attention-DP rank's prefill tokens when the caller placed
-            the prompts on ranks itself (the simulator, serve/sim/scheduler.rank_chunks); 0 = not
-            placed: derived from ``prefill_seqs`` by cost/ops.busiest_rank_prompts. Its prompts are
-            taken to be of the step's mean length, prefill_tokens / prefill_seqs. Ignored at dp = 1.
 
     Rows per decoding sequence are not a batch property: they follow from the deployment's MTP
     setting, which :func:`step_cost` owns (1, or 1 + draft tokens for a verify step).
@@ -83,11 +79,9 @@ class Batch:
     prefill_tokens: np.ndarray
     prefill_ctx: np.ndarray
     prefill_seqs: np.ndarray
-    prefill_rank_tokens: np.ndarray | None = None  # None: as zeros (not placed)
 
     @classmethod
-    def make(cls, decode_seqs=0, decode_ctx=0, prefill_tokens=0, prefill_ctx=0, prefill_seqs=None,
-             prefill_rank_tokens=0) -> Batch:
+    def make(cls, decode_seqs=0, decode_ctx=0, prefill_tokens=0, prefill_ctx=0, prefill_seqs=None) -> Batch:
         """Broadcast the fields to one 1-D shape and check them.
 
         ``prefill_seqs`` defaults to one sequence wherever there are prefill tokens.
@@ -99,7 +93,7 @@ class Batch:
         if prefill_seqs is None:
             prefill_seqs = np.where(np.asarray(prefill_tokens, dtype=float) > 0, 1.0, 0.0)
         raw = dict(decode_seqs=decode_seqs, decode_ctx=decode_ctx, prefill_tokens=prefill_tokens,
-                   prefill_ctx=prefill_ctx, prefill_seqs=prefill_seqs, prefill_rank_tokens=prefill_rank_tokens)
+                   prefill_ctx=prefill_ctx, prefill_seqs=prefill_seqs)
         lengths = {k: np.size(v) for k, v in raw.items() if np.ndim(v) > 0}
         if len(set(lengths.values())) > 1:  # only scalars broadcast: [64] beside 3 contexts is a mistake
             raise SpecError("batch", "array fields of different lengths: "
@@ -120,9 +114,6 @@ class Batch:
         if np.any((out["prefill_tokens"] > 0) & (out["prefill_seqs"] <= 0)):
             raise SpecError("batch.prefill_seqs", "prefill tokens need at least one sequence",
                             "set prefill_seqs >= 1 where prefill_tokens > 0")
-        if np.any(out["prefill_rank_tokens"] > out["prefill_tokens"]):
-            raise SpecError("batch.prefill_rank_tokens", "one rank's prefill tokens exceed the step's",
-                            "give at most prefill_tokens (0 = derive the busiest rank from prefill_seqs)")
         return cls(**out)
 
     @property
@@ -138,8 +129,7 @@ class Batch:
         and sequences (a prefill chunk split by its tokens keeps its mean length, so each half
         carries half the causal attention work — DeepSeek balances it so), same contexts."""
         return Batch(self.decode_seqs / 2, self.decode_ctx, self.prefill_tokens / 2, self.prefill_ctx,
-                     self.prefill_seqs / 2,
-                     None if self.prefill_rank_tokens is None else self.prefill_rank_tokens / 2)
+                     self.prefill_seqs / 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -450,8 +440,7 @@ def _priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: 
     length and a batch of bitwise-equal arrays returns the tables of the previous call (a pure
     function of those inputs; the tables are never written to), so results are unchanged.
     """
-    arrays = (batch.decode_seqs, batch.decode_ctx, batch.prefill_tokens, batch.prefill_ctx, batch.prefill_seqs,
-              *(() if batch.prefill_rank_tokens is None else (batch.prefill_rank_tokens,)))
+    arrays = (batch.decode_seqs, batch.decode_ctx, batch.prefill_tokens, batch.prefill_ctx, batch.prefill_seqs)
     key = (layout, qlen, tuple((a.dtype.str, a.shape, a.tobytes()) for a in arrays))
     for (m, p, prec, k), out in _PRICED:
         if m is model and p is pricer and prec is precision and k == key:

@@ -41,7 +41,6 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from jalapeno.cost.ops import mixed_step_ranks, rank_chunk
 from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost
 from jalapeno.deploy.deployment import Deployment, pool_overlap, query_len
@@ -155,49 +154,7 @@ class ServingPoints:
 
 
 def _chunk(dep: Deployment, isl: float) -> float:
-    """Tokens of a prompt one step prefills: the prompt, at most the token budget, and under
-    attention DP at most its rank's share budget/dp (cost/ops.rank_chunk): a prompt runs whole on
-    one rank, a longer one over successive steps there, not as rank chunks side by side."""
-    lay = dep.decode.layout
-    return float(rank_chunk(min(isl, dep.prefill_budget(lay)), dep.prefill_budget(lay), lay.dp))
-
-
-def mixed_prefill(p, chunk, budget: float, dp: int, stretch=1.0,
-                  balanced: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The steps that carry prefill when the steps take p (N,) prompt tokens on average in chunks of
-    ``chunk`` tokens (N,) or scalar, under an instance token budget ``budget``:
-    (share f of the steps carrying prefill, their prefill tokens over the instance, the busiest
-    attention-DP rank's tokens in them; 0 at dp = 1: the rank is the instance), each (N,).
-
-    dp = 1: while p < chunk a share f = p/chunk of the steps carries one chunk and the rest decode
-    only; from p ≥ chunk every step carries p (at most the budget). dp > 1: a prompt runs on one
-    rank, a chunk per step (``chunk`` is the rank's, _chunk), and the step lasts as long as its
-    busiest rank, which is not linear in the chunks a step holds; the chunk count K of a step is
-    taken as Poisson (cost/ops.mixed_step_ranks, n̄ = p/chunk per step; ``stretch``: the ratio of a
-    step carrying prefill to a decode-only one where prompts arrive in time, 1 where steps pace
-    them): f = the share of steps carrying chunks, which hold p/f tokens, the busiest rank
-    E[⌈K/dp⌉ | K ≥ 1] chunks, within its share budget/dp and at least the mean rank's. As n̄ → 0
-    both rules give f = n̄ steps of one chunk. ``balanced`` (TensorRT-LLM's attention-DP context
-    balancing, Deployment.adp_balance_timeout_iters): every rank holds its prompts until each has
-    one, so a step carrying prefill holds a chunk on every rank: f = min(n̄/dp, 1) and the busiest
-    rank is the mean rank (the timeout's unbalanced releases are not modelled).
-
-    >>> f, tok, rank = mixed_prefill(np.array([512.0]), 1024.0, 8192.0, 8)
-    >>> round(float(f[0]), 4), round(float(tok[0]), 1), round(float(rank[0]), 1)  # 1 − e^−0.5
-    (0.3935, 1301.2, 1024.0)
-    """
-    p = np.asarray(p, dtype=float)
-    chunk = np.broadcast_to(np.asarray(chunk, dtype=float), p.shape)
-    if dp <= 1:
-        return (np.where(p < chunk, p / chunk, 1.0), np.minimum(np.maximum(p, chunk), budget), np.zeros(p.shape))
-    if balanced:
-        frac = np.minimum(p / (dp * chunk), 1.0)
-        tokens = np.minimum(np.maximum(p, dp * chunk), budget)
-        return frac, tokens, tokens / dp
-    frac, deep = mixed_step_ranks(p / chunk, dp, stretch)
-    tokens = np.maximum(np.minimum(np.where(frac > 0, p / np.maximum(frac, 1e-300), chunk), budget), chunk)
-    rank = np.clip(deep * chunk, tokens / dp, np.minimum(budget / dp, tokens))
-    return frac, tokens, rank
+    return float(min(isl, dep.prefill_budget(dep.decode.layout)))
 
 
 def frontend_s(eff: Efficiency, isl: float) -> float:
@@ -271,17 +228,15 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     # where a mixed step shares the decode step's reads.
     n = b.shape[0]
     budget = dep.prefill_budget(dep.decode.layout)
-    n_bar = p_mb / chunk
-    frac, p_big, rank_tok = mixed_prefill(p_mb, chunk, budget, lay.dp,
-                                          balanced=dep.adp_balance_timeout_iters is not None)
+    p_big = np.minimum(np.maximum(p_mb, chunk), budget)
     pre = np.concatenate([np.zeros(n), p_big])
     sep = dep.prefill_steps == "separate"
     b_pre = np.zeros(n) if sep else b_mb  # decoding sequences in a step that carries prefill
     sc = step_cost(model, pricer, lay, dep.precision,
                    Batch.make(decode_seqs=np.concatenate([b_mb, b_pre]), decode_ctx=ctx, prefill_tokens=pre,
-                              prefill_ctx=pre_ctx, prefill_seqs=pre / chunk,
-                              prefill_rank_tokens=np.concatenate([np.zeros(n), rank_tok])), dep.mtp,
+                              prefill_ctx=pre_ctx, prefill_seqs=pre / chunk), dep.mtp,
                    dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    frac = np.where(p_mb < chunk, p_mb / chunk, 1.0)
     # decode-only steps above the CUDA-graph ceiling run eagerly (serve/limits.py); the steps
     # carrying a prefill chunk are priced as they are (engines graph decode batches only)
     t_dec = decode_step_s(sc, eff, dep, np.concatenate([b, b]), lay)[:n]
@@ -303,7 +258,8 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     # with a scheduler that polls for new requests every ``recv_interval`` decode steps the
     # arrival also waits the rest of the poll period, beside the chunks that arrived in it (effect 4)
     # (a separate prefill step is all marginal: the decode step does not run beside it)
-    s_chunk = np.maximum(ttft_step - (0.0 if sep else t_dec), 0.0) / np.maximum(p_big / chunk, 1.0)
+    n_bar = p_mb / chunk
+    s_chunk = np.maximum(ttft_step - (0.0 if sep else t_dec), 0.0) / np.maximum(n_bar, 1.0)
     users = lam * (ttft_q[None] + steps * tau)
     s_join = _joined_chunk_s(model, pricer, dep, b_pre, ctx, pre_ctx, p_big, n_bar, chunk, ttft_step, s_chunk)
     queue = agg_queue_s(s_chunk, n_bar, tau, users) + poll_wait_s(dep.recv_interval, tau, users, s_join, n_bar,
@@ -382,8 +338,7 @@ def _joined_chunk_s(model: ModelSpec, pricer: Pricer, dep: Deployment, b_mb, ctx
     p_join = np.minimum(p_big + chunk * joined, dep.prefill_budget(lay))
     sc = step_cost(model, pricer, lay, dep.precision,
                    Batch.make(decode_seqs=b_mb, decode_ctx=ctx, prefill_tokens=p_join, prefill_ctx=pre_ctx,
-                              prefill_seqs=p_join / chunk),
-                   dep.mtp, dep.memory_fraction,
+                              prefill_seqs=p_join / chunk), dep.mtp, dep.memory_fraction,
                    pool_overlap(dep.overlap, model, lay))
     extra = (p_join - p_big) / chunk
     return np.where(extra > 1e-9, np.maximum(sc.step_time_s - chunk_step, 0.0) / np.maximum(extra, 1e-9), s_chunk)
@@ -400,8 +355,7 @@ def _prefill_s(model: ModelSpec, pricer: Pricer, dep: Deployment, lengths: dict,
     one step-cost call prices every chunk of every such length at every batch point.
     """
     out = {k: chunk_step for k in lengths}
-    lay = dep.decode.layout
-    budget = dep.prefill_budget(lay) / lay.dp  # the prompt's rank prefills its share per step
+    budget = dep.prefill_budget(dep.decode.layout)
     long = [k for k, v in lengths.items() if math.ceil(v / budget) > 1]
     if not long:
         return out

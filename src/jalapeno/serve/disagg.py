@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jalapeno.cost.ops import rank_chunk
 from jalapeno.cost.pricer import Pricer, with_pool_backends
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MTP, Deployment, query_len
@@ -95,8 +94,7 @@ def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     # prompt, or half the budget when the prompt fills it), and each short length's lone step
     p2 = chunk if chunk < token_budget else token_budget / 2
     toks = np.array([float(token_budget), p2, *(lengths[k] for k in short)])
-    c_r = float(rank_chunk(chunk, token_budget, layout.dp))  # a rank's chunk (cost/ops.rank_chunk)
-    seqs = np.concatenate([[token_budget / c_r, max(p2 / c_r, 1.0)], np.ones(len(short))])
+    seqs = np.concatenate([[token_budget / chunk, max(p2 / chunk, 1.0)], np.ones(len(short))])
     ctx = np.concatenate([[(wl.mean_isl - chunk) / 2] * 2, np.zeros(len(short))])
     sc = step_cost(model, pricer, layout, precision, Batch.make(prefill_tokens=toks, prefill_seqs=seqs, prefill_ctx=ctx),
                    overlap=overlap)

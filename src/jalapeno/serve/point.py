@@ -6,7 +6,6 @@ import dataclasses
 
 import numpy as np
 
-from jalapeno.cost.ops import rank_chunk
 from jalapeno.cost.pricer import Pricer, check_pricer, with_pool_backends
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Deployment, check_mtp, pool_overlap
@@ -181,7 +180,7 @@ def _linear_prefill(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workl
     sc = step_cost(model, pricer, layout, dep.precision,
                    Batch.make(decode_seqs=np.repeat(np.asarray(decode_seqs, dtype=float), 2), decode_ctx=wl.mean_isl,
                               prefill_tokens=np.tile(p, n), prefill_ctx=(wl.mean_isl - chunk) / 2,
-                              prefill_seqs=np.tile(p, n) / rank_chunk(chunk, budget, layout.dp)),
+                              prefill_seqs=np.tile(p, n) / chunk),
                    dep.mtp, dep.memory_fraction,
                    pool_overlap(dep.overlap, model, layout), dep.memory_profile)
     t = sc.interval_s.reshape(n, 2)

@@ -11,11 +11,6 @@ D = (r − 1)/a decode steps per turn:
     TTFT_k = τ/2 + reload_k + prefill_k + front end (a + b·ISL_k),   TPOT = τ/a,
     T_task = Σ_k (TTFT_k + D·τ) + (K − 1)·θ,   sessions in flight N = X·T_task (Little's law).
 
-Under attention DP (dp > 1) a turn prefills whole on one rank, c = min(n̄, budget/dp) per step,
-and the share f of steps carrying prefill, their tokens and their busiest rank's come from
-serve/analytic.mixed_prefill with the turns paced by time at every θ (the M/G/∞ stretch:
-docs/model.md §3).
-
 KV-cache tiers (specs/kv_tiers.py). Running sequences hold B·ctx_dec tokens of HBM; the rest of
 the instance's KV capacity caches finished turns (an LRU prefix cache). Between two turns of a
 session the other sessions keep inserting their contexts, so the cache holds a parked volume
@@ -39,19 +34,13 @@ HBM), ``reload_link:<link>`` (reloads ≥ 5% of the task time or ρ ≥ 0.5) or 
 
 Per-turn prefill and recompute times are priced at up to 8 sample turns and interpolated
 linearly in between (they are smooth in the prefix). p90 task time: the sum of K turns whose
-reply lengths are uniform in ±jitter and K − 1 think times exponential of mean θ (assumption:
-tool runs and user pauses vary from turn to turn, so returning turns are independent, the
-mixing the LRU placement above and the M/G/∞ prefill rule take; the simulator draws them so:
-with a fixed θ its sessions phase-lock, turns that prefill in one burst decode together and come
-back together — Jalapeño DP8, coding-8, C = 16: arrival gaps with a coefficient of variation of
-2.9, 4% of the steps carrying 3.2 prompt chunks, task time 68.9 s against 89.4 s here; with
-exponential think times 88.3 s),
-by the central limit theorem T + 1.2816·σ, σ² = (τ/a·jitter·r)²·K/3 + (K − 1)·θ²; queueing
-tails come from the simulator. Pure: no I/O.
+reply lengths are uniform in ±jitter, by the central limit theorem T + 1.2816·σ,
+σ = (τ/a)·jitter·r·sqrt(K/3); queueing tails come from the simulator. Pure: no I/O.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields, replace
 
 import numpy as np
@@ -60,7 +49,7 @@ from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost
 from jalapeno.deploy.deployment import Deployment, pool_overlap, query_len
 from jalapeno.deploy.memory_fit import decode_batch_cap, kv_bytes_per_seq_per_chip
-from jalapeno.serve.analytic import frontend_s, mixed_prefill
+from jalapeno.serve.analytic import frontend_s
 from jalapeno.serve.limits import batch_caps, decode_step_s
 from jalapeno.specs.agentic import AgenticSpec
 from jalapeno.specs.model import ModelSpec
@@ -176,7 +165,6 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
     D = (r - 1) / a
     ctx_dec = float(isl.mean() + r / 2)
     budget = float(dep.prefill_budget(lay))
-    rank_budget = budget / lay.dp  # a turn runs on one attention-DP rank, its share per step
     ctx_ref = spec.final_context_tokens / 2
     cap_tokens = decode_batch_cap(model, pricer.system, lay, prec, ctx_ref, eff, dep.mtp, budget,
                                   memory_fraction=dep.memory_fraction, engine=dep.memory_profile) * ctx_ref
@@ -202,42 +190,27 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
         pre_ctx = (1 - miss) * prefix[None, :]
         nbar = new.mean(axis=1)
         p_mb = b_mb * nbar / D
-        chunk = np.minimum(nbar, rank_budget)
+        chunk = np.minimum(nbar, budget)
         w_ctx = (new * (pre_ctx + new / 2)).sum(axis=1) / new.sum(axis=1)
-        balanced = dep.adp_balance_timeout_iters is not None
-        f, p_big, rank_tok = mixed_prefill(p_mb, chunk, budget, lay.dp, balanced=balanced)
-        if lay.dp > 1 and not balanced:
-            # turns return when a think time and the front end have passed, paced by time, not by
-            # steps: a turn arriving during a long prefill step joins the next one
-            # (cost/ops.mixed_step_ranks ``stretch``). One rule at every θ, so θ → 0 is continuous:
-            # at θ = 0 too the simulator's turns bunch so (coding-8, DP8: task time within 2.4% at
-            # GB200 C = 8, 32 and Jalapeño C = 16, where the step-paced rule, stretch 1, was 12%
-            # above it at GB200 C = 32; tests/golden/test_agentic_vs_sim.py)
-            first = step_cost(model, pricer, lay, prec, Batch.make(
-                decode_seqs=np.concatenate([b_mb, b_mb]), decode_ctx=ctx_dec,
-                prefill_tokens=np.concatenate([np.zeros(n), p_big]), prefill_ctx=np.concatenate([np.zeros(n), w_ctx]),
-                prefill_seqs=np.concatenate([np.zeros(n), np.maximum(p_big / chunk, 1)]),
-                prefill_rank_tokens=np.concatenate([np.zeros(n), rank_tok])),
-                dep.mtp, dep.memory_fraction, ov, dep.memory_profile).step_time_s
-            f, p_big, rank_tok = mixed_prefill(p_mb, chunk, budget, lay.dp, first[n:] / np.maximum(first[:n], 1e-30))
+        p_big = np.minimum(np.maximum(p_mb, chunk), budget)
         ks = samp.size
-        ch_k = np.minimum(new[:, samp], rank_budget)
+        ch_k = np.minimum(new[:, samp], budget)
         sc = step_cost(model, pricer, lay, prec, Batch.make(
             decode_seqs=np.concatenate([b_mb, b_mb, np.repeat(b_mb, ks), np.repeat(b_mb, ks)]),
             decode_ctx=ctx_dec,
-            prefill_tokens=np.concatenate([np.zeros(n), p_big, ch_k.ravel(), np.full(n * ks, rank_budget)]),
+            prefill_tokens=np.concatenate([np.zeros(n), p_big, ch_k.ravel(), np.full(n * ks, budget)]),
             prefill_ctx=np.concatenate([np.zeros(n), w_ctx, (pre_ctx[:, samp] + ch_k / 2).ravel(),
                                         np.tile(prefix[samp] / 2, n)]),
-            prefill_seqs=np.concatenate([np.zeros(n), np.maximum(p_big / chunk, 1), np.ones(2 * n * ks)]),
-            prefill_rank_tokens=np.concatenate([np.zeros(n), rank_tok, np.zeros(2 * n * ks)])),
+            prefill_seqs=np.concatenate([np.zeros(n), np.maximum(p_big / chunk, 1), np.ones(2 * n * ks)])),
             dep.mtp, dep.memory_fraction, ov, dep.memory_profile)
         t_dec = decode_step_s(sc, eff, dep, np.concatenate([b, b]), lay)[:n]
+        f = np.where(p_mb < chunk, p_mb / chunk, 1.0)
         tau = (1 - f) * t_dec + f * sc.step_time_s[n:2 * n]
         def interp(y):
             return np.stack([np.interp(kk, samp, row) for row in y])
         chunk_s = sc.step_time_s[2 * n:2 * n + n * ks].reshape(n, ks)
-        prefill_s = interp(chunk_s * np.ceil(new[:, samp] / rank_budget))
-        recompute_s = interp(sc.step_time_s[2 * n + n * ks:].reshape(n, ks)) * prefix[None, :] / rank_budget
+        prefill_s = interp(chunk_s * np.ceil(new[:, samp] / budget))
+        recompute_s = interp(sc.step_time_s[2 * n + n * ks:].reshape(n, ks)) * prefix[None, :] / budget
         lam = np.where(b > 0, b / (D * tau), 0.0)
         X = lam / K
         volume = X * theta * (isl + r).sum()
@@ -291,8 +264,7 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
     wait = dep.recv_interval * tau / 2
     ttft = wait[:, None] + ev["reload_k"] + ev["prefill_s"] + frontend_s(eff, isl)[None, :]
     task = ttft.sum(axis=1) + K * D * tau + (K - 1) * theta
-    # K replies uniform in ±jitter (variance (j·r)²/3 each) and K − 1 exponential think times (θ² each)
-    sd = np.sqrt((tau / a * spec.jitter * r) ** 2 * K / 3 + (K - 1) * theta ** 2)
+    sd = tau / a * spec.jitter * r * math.sqrt(K / 3)
     hit = ((1 - miss) * prefix[None, :]).sum(axis=1) / isl.sum()
     reload_total = ev["reload_k"].sum(axis=1)
     recompute_total = (miss * ev["recompute_s"]).sum(axis=1)

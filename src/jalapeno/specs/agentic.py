@@ -6,9 +6,7 @@ far and asks for a reply:
     ISL_k = S + Σ_{j≤k} u_j + Σ_{j<k} r_j      (S system prompt, u tool output, r reply)
 
 so the context grows by u + r per turn; ``think_s`` (tool execution, agent or user time)
-separates the turns: its mean; each think time is exponential of that mean (assumption: tool runs
-and user pauses vary from turn to turn, so the turns of different sessions return independently;
-a fixed think time phase-locks sessions whose turns prefill in one burst, serve/sessions.py). With the previous turn's KV cached, turn k ≥ 1 prefills only its new
+separates the turns. With the previous turn's KV cached, turn k ≥ 1 prefills only its new
 tool output u_k: its prefix E_{k−1} = ISL_k − u_k is reused. Lengths are uniform in ±``jitter``
 of their means (the simulator draws them; the analytic model uses the means).
 
@@ -53,8 +51,7 @@ class AgenticSpec:
         tool_output_tokens: u, mean tokens each turn appends before the model runs (tool result,
             user message).
         reply_tokens: r, mean output tokens per turn (>= 2: TPOT needs two).
-        think_s: mean time between a reply and the next turn's request, s (tool execution, user);
-            each turn's is exponential of this mean (module docstring).
+        think_s: time between a reply and the next turn's request, s (tool execution, user).
         jitter: tool and reply lengths are uniform in [(1 − j)·mean, (1 + j)·mean].
         source: where the shape comes from (or the named assumption).
 

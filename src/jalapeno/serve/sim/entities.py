@@ -21,7 +21,6 @@ class Request:
         prefill_done: prompt tokens already prefilled (recomputed after a preemption).
         generated: output tokens emitted so far.
         finish_step: the instance step index at which the last token is emitted.
-        rank: the attention-DP rank its instance placed it on (scheduler.least_loaded_rank; 0 at dp = 1).
     """
 
     id: int
@@ -36,7 +35,6 @@ class Request:
     prefill_done: int = 0
     generated: int = 0
     instance: int = -1
-    rank: int = 0
     decode_start_step: int = 0
     finish_step: int = 0
     decode_steps: int = 0

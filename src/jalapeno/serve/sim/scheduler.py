@@ -15,11 +15,6 @@ never preempted). Accounting per step:
   limits an instance gets are its own (Simulation passes Deployment.prefill_budget /
   step_token_cap / running_limit: an engine limit counted per attention-DP rank, TensorRT-LLM,
   is multiplied by the ranks);
-- attention DP (``dp`` ranks): a request runs whole on the rank it was placed on at admission,
-  the one with the fewest active requests (:func:`least_loaded_rank`), and each rank prefills at
-  most its share budget/dp per step (:func:`rank_chunks`), so a long prompt runs on its rank over
-  successive steps while the other ranks take other prompts; the step is priced at the busiest
-  rank's prefill tokens (cost/step.Batch.prefill_rank_tokens), the experts at the whole step's;
 - after the step each decoding sequence holds ``a`` more tokens (a = 1, or the MTP mean);
   if the cache overflows, the most recently admitted decoding request is preempted: its KV is
   freed and it waits at the head of the queue to recompute its prompt and output so far;
@@ -74,39 +69,6 @@ def decode_steps(tokens: int, mtp: MTP | None, rng: np.random.Generator) -> int:
 LOOKAHEAD_STEPS = 256
 
 
-def least_loaded_rank(active: list[int]) -> int:
-    """The attention-DP rank a new request is placed on: the one with the fewest active requests,
-    the lowest index on a tie. TensorRT-LLM's attention-DP balancing
-    (``ExecutorRequestQueue._balance_requests_across_ranks``) hands each new request to the rank with
-    the fewest active requests; SGLang's DP controller deals requests round robin, which on equal
-    requests gives the same counts.
-
-    >>> least_loaded_rank([2, 1, 1, 3])
-    1
-    """
-    return min(range(len(active)), key=active.__getitem__)
-
-
-def rank_chunks(needs: list[int], ranks: list[int], dp: int, budget: int) -> tuple[list[int], list[int]]:
-    """Prefill tokens each pending prompt takes this step and each rank's total: the prompts in
-    admission order, each on its own rank (``ranks``), every rank under its share ``budget // dp`` of
-    the instance's token budget (TensorRT-LLM schedules each rank under its own ``max_num_tokens``;
-    SGLang with DP attention sets ``chunked_prefill_size //= dp_size``: deploy/deployment.BUDGET_PER).
-    dp = 1 is the instance's oldest-first chunking under the whole budget.
-
-    >>> rank_chunks([8192, 8192, 500], [0, 1, 0], 8, 16384)
-    ([2048, 2048, 0], [2048, 2048, 0, 0, 0, 0, 0, 0])
-    """
-    share = budget if dp <= 1 else max(budget // dp, 1 if budget > 0 else 0)
-    left = [share] * max(dp, 1)
-    takes = []
-    for need, r in zip(needs, ranks):
-        take = min(need, left[r]) if need > 0 and left[r] > 0 else 0
-        left[r] -= take
-        takes.append(take)
-    return takes, [share - x for x in left]
-
-
 class Instance:
     """One model instance (a replica, or a prefill/decode worker) and its scheduler state."""
 
@@ -114,10 +76,8 @@ class Instance:
                  max_running: int, token_budget: int, prefix_cache: PrefixCache, mtp: MTP | None,
                  rng: np.random.Generator, max_tokens_per_step: int | None = None, recv_interval: int = 1,
                  reserve_outputs: bool = False, prefill_first: bool = False, batch_wait_iters: int = 0,
-                 batch_wait_tokens: float = 0.0, dp: int = 1) -> None:
-        """``dp``: attention-DP ranks of the instance (module docstring; 1 = one scheduler)."""
+                 batch_wait_tokens: float = 0.0) -> None:
         self.id, self.role, self.timer, self.chips = idx, role, timer, chips
-        self.dp = max(int(dp), 1)
         self.capacity = float(capacity_tokens)
         self.rows = 1 + mtp.draft_tokens if mtp else 1  # decode rows per sequence per step
         self.max_tokens = max_tokens_per_step
@@ -167,8 +127,7 @@ class Instance:
         recompute choice, serve/sessions.py)."""
         b = len(self.decoding)
         ctx = self.decode_ctx_sum / b if b else 0.0
-        share = max(self.budget // self.dp, 1)  # the prefix runs on one rank, its share per step
-        return self.timer(b, ctx, float(share), tokens / 2, 1) * tokens / share
+        return self.timer(b, ctx, float(self.budget), tokens / 2, 1) * tokens / self.budget
 
     # ---- queue -------------------------------------------------------------------------
     @property
@@ -223,17 +182,7 @@ class Instance:
             freed += occ
         return True
 
-    def _rank_load(self) -> list[int]:
-        """Active (prefilling and decoding) requests on each attention-DP rank."""
-        active = [0] * self.dp
-        for r in self.prefilling:
-            active[r.rank] += 1
-        for r in self.decoding.values():
-            active[r.rank] += 1
-        return active
-
     def _admit(self, now: float) -> None:
-        active = self._rank_load() if self.dp > 1 and self.waiting and self.role != "decode" else None
         while self.waiting and len(self.prefilling) + len(self.decoding) < self.max_running:
             req = self.waiting[0]
             entry = 0
@@ -265,9 +214,6 @@ class Instance:
                     req.first_token_s = now
                 self._start_decode(req)
             else:
-                if active is not None:
-                    req.rank = least_loaded_rank(active)
-                    active[req.rank] += 1
                 self.prefilling.append(req)
 
     def _start_decode(self, req: Request) -> None:
@@ -290,22 +236,22 @@ class Instance:
             budget = min(budget, self.max_tokens - len(self.decoding) * self.rows)
         chunks: list[tuple[Request, int]] = []
         pre_tokens = pre_ctx_w = 0.0
-        rank_tokens = 0
-        if self.prefilling and budget > 0:
-            takes, per_rank = rank_chunks([r.prefill_needed for r in self.prefilling],
-                                          [r.rank for r in self.prefilling], self.dp, budget)
-            for req, take in zip(self.prefilling, takes):
-                if take > 0:
-                    chunks.append((req, take))
-                    pre_tokens += take
-                    pre_ctx_w += take * (req.cached_tokens + req.prefill_done)
-            rank_tokens = max(per_rank) if self.dp > 1 else 0
+        for req in self.prefilling:
+            if budget <= 0:
+                break
+            take = min(req.prefill_needed, budget)
+            if take <= 0:
+                continue
+            chunks.append((req, take))
+            budget -= take
+            pre_tokens += take
+            pre_ctx_w += take * (req.cached_tokens + req.prefill_done)
         b = len(self.decoding)
         if self.batch_wait_iters and chunks and b:  # PyExecutor._waiting_requests (serve/batch_wait.py)
             tokens = sum(req.isl for req, _ in chunks) + b * self.rows
             if self._held < self.batch_wait_iters and tokens < self.batch_wait_tokens:
                 self._held += 1
-                chunks, pre_tokens, pre_ctx_w, rank_tokens = [], 0.0, 0.0, 0
+                chunks, pre_tokens, pre_ctx_w = [], 0.0, 0.0
             else:
                 self._held = 0
         self._last_prefill = bool(chunks)
@@ -318,8 +264,7 @@ class Instance:
         if self._prefill_only:
             b = 0  # the decode batch waits out the prefill step
         ctx = self.decode_ctx_sum / b if b else 0.0
-        placed = {"prefill_rank_tokens": float(rank_tokens)} if self.dp > 1 else {}
-        dur = self._time(b, ctx, pre_tokens, pre_ctx_w / pre_tokens if pre_tokens else 0.0, len(chunks), **placed)
+        dur = self._time(b, ctx, pre_tokens, pre_ctx_w / pre_tokens if pre_tokens else 0.0, len(chunks))
         if pre_tokens:
             self._dt_prefill_token_s = max(dur - self._dt_decode_s, 0.0) / pre_tokens
         else:
@@ -327,36 +272,32 @@ class Instance:
         return dur
 
     def lookahead(self, steps: int = LOOKAHEAD_STEPS) -> np.ndarray:
-        """Guesses (M, 6) at the inputs of the next ``steps`` steps, for the step timer to price ahead.
+        """Guesses (M, 5) at the inputs of the next ``steps`` steps, for the step timer to price ahead.
 
         Plays the batch forward, a step lasting as long as the last decode-only one plus the
         last mixed step's time per prefill token: each step's prefill
         chunks as :meth:`plan` builds them, decode sequences joining when their prefill ends and
         leaving at their finish step, and each finish issuing the next request of ``upcoming``
-        (the simulation's closed-loop queue), queued after its front-end time; a prompt joining the
-        prefill goes to the least-loaded attention-DP rank of those it knows. It checks no KV
+        (the simulation's closed-loop queue), queued after its front-end time. It checks no KV
         capacity, preempts nothing and draws no MTP acceptance. Guesses only warm the cache
         (sim/step_time.StepTimer): a wrong one costs a priced point (microseconds), never a
         different step time.
         """
-        pre = [[r.prefill_needed, r.cached_tokens + r.prefill_done, r.rank] for r in self.prefilling]
-        active = self._rank_load()
+        pre = [[r.prefill_needed, r.cached_tokens + r.prefill_done] for r in self.prefilling]
         slots = self.max_running - len(self.prefilling) - len(self.decoding)
-        queue = [[r.prefill_needed, r.cached_tokens + r.prefill_done, 0] for r in self.waiting]
+        queue = [[r.prefill_needed, r.cached_tokens + r.prefill_done] for r in self.waiting]
         finishes = sorted(f - self.step_index for f, rid in self.finish if f - self.step_index <= steps)
         arriving = iter(self.upcoming(len(finishes)) if self.upcoming is not None else ())
         dt_dec, dt_tok = self._dt_decode_s, self._dt_prefill_token_s
         due: list[tuple[float, int]] = []  # (arrival time from now, prompt tokens)
         b, ctx_sum, fi, q, step, t = len(self.decoding), self.decode_ctx_sum, 0, 0, 1, 0.0
-        out: list[tuple[float, float, float, float, float, float]] = []
+        out: list[tuple[float, float, float, float, float]] = []
         while step <= steps:  # t: time of this step's plan, from now
             if due:  # arrivals before this step's plan join the queue, earliest first
                 due.sort()
                 while due and due[0][0] < t:
-                    queue.append([due.pop(0)[1], 0, 0])
+                    queue.append([due.pop(0)[1], 0])
             while slots > 0 and q < len(queue):
-                queue[q][2] = least_loaded_rank(active)
-                active[queue[q][2]] += 1
                 pre.append(queue[q])
                 q += 1
                 slots -= 1
@@ -372,18 +313,20 @@ class Instance:
             budget = self.budget if self.max_tokens is None else min(self.budget, self.max_tokens - b * self.rows)
             tok = w = 0.0
             n = 0
-            takes, per_rank = rank_chunks([c[0] for c in pre], [c[2] for c in pre], self.dp, budget) \
-                if pre and budget > 0 else ([], [0])
-            for c, take in zip(pre, takes):
+            for c in pre:
+                if budget <= 0:
+                    break
+                take = min(c[0], budget)
                 if take <= 0:
                     continue
+                budget -= take
                 tok += take
                 w += take * c[1]
                 n += 1
                 c[0] -= take
                 c[1] += take
             ctx = ctx_sum / b if b else 0.0
-            out.append((b, ctx, tok, w / tok if tok else 0.0, n, max(per_rank) if self.dp > 1 else 0))
+            out.append((b, ctx, tok, w / tok if tok else 0.0, n))
             ctx_sum += b * self.a
             t += dt_dec + tok * dt_tok
             while fi < len(finishes) and finishes[fi] <= step:
@@ -391,8 +334,6 @@ class Instance:
                 b -= 1
                 slots += 1
                 ctx_sum -= ctx
-                busiest = max(range(self.dp), key=active.__getitem__)  # its rank unknown here: a guess
-                active[busiest] = max(active[busiest] - 1, 0)
                 nxt_req = next(arriving, None)
                 if nxt_req is not None:
                     due.append((t + nxt_req[1], nxt_req[0]))
@@ -400,13 +341,9 @@ class Instance:
                 joined = [c for c in pre if c[0] <= 0]
                 b += len(joined)
                 ctx_sum += sum(c[1] for c in joined)
-            else:  # a prefill worker hands the request off
-                for c in pre:
-                    if c[0] <= 0:
-                        active[c[2]] -= 1
             pre = [c for c in pre if c[0] > 0]
             step += 1
-        return np.array(out, dtype=float).reshape(-1, 6)
+        return np.array(out, dtype=float).reshape(-1, 5)
 
     def complete(self, now: float) -> tuple[list[Request], list[Request]]:
         """Apply the finished step. Returns (requests done, requests whose prefill finished).

@@ -5,8 +5,8 @@ events: arrivals, step completions, KV hand-offs (sim/events.py); engine: sim/en
 Iteration durations come from the same step-cost function as the analytic model, memoised on
 bucketed inputs (sim/step_time.py). Workloads: InferenceX closed loop at a concurrency
 (12·C requests, the first 2·C warm-up and not counted; ``warmup=0``: InferenceX's idle start),
-open loop at a rate, agentic sessions (closed loop over C concurrent sessions, a think time
-exponential of mean ``think_s`` between turns: specs/agentic.py), or a trace.
+open loop at a rate, agentic sessions (closed loop over C concurrent sessions, think time between
+turns), or a trace.
 Randomness only through ``numpy.random.default_rng(seed)``: same seed, same result.
 """
 
@@ -116,7 +116,7 @@ class Simulation:
                                                dep.recv_interval if role == "agg" else 1,
                                                reserve_outputs=prof is not None and prof.ignore_eos_admission,
                                                prefill_first=dep.prefill_steps == "separate",
-                                               **batch_wait_kw(dep, pool.layout), dp=pool.layout.dp))
+                                               **batch_wait_kw(dep, pool.layout)))
         self.chips = dep.chips
         self._kv_capacity = sum(i.capacity for i in self.instances if i.role != "prefill")
         self.engine = Engine(self._dispatch)
@@ -337,12 +337,11 @@ class Simulation:
             nxt = self.next_turn.get(req.session)
             if nxt:
                 spec = nxt.pop()
-                think = self.rng.exponential(self.think_s) if self.think_s > 0 else 0.0  # mean think_s
-                r = Request(len(self.requests), now + think, spec.isl, spec.osl, spec.session,
+                r = Request(len(self.requests), now + self.think_s, spec.isl, spec.osl, spec.session,
                             spec.turn, spec.prefix_group, True)
                 self._check_fits(r)
                 self.requests.append(r)
-                delay = think + self._frontend(r)
+                delay = self.think_s + self._frontend(r)
                 if self.dep.prefill is not None:  # the next turn's prefix lives on its prefill worker
                     pre = self.instances[self._session_instance.get(req.session, 0)]
                     pre.cache.insert(req.session, req.isl + req.osl)

@@ -41,12 +41,8 @@ _FIRST_LOG_CODE = 93
 #: most points one step_cost call prices (its time grows past a few hundred)
 MAX_PRICED = 192
 
-#: a step's raw inputs: (decode sequences, their mean context, prefill tokens, prefill context, prefill
-#: sequences, the busiest attention-DP rank's prefill tokens (0: one rank, or not placed))
-StepInputs = tuple[float, float, float, float, float, float]
-
-#: inputs in a key below the prefill sequences (each ``_BITS`` wide); the sequences sit above them
-_FIELDS = 5
+#: a step's raw inputs: (decode sequences, their mean context, prefill tokens, prefill context, prefill sequences)
+StepInputs = tuple[float, float, float, float, float]
 
 
 class StepTimer:
@@ -86,56 +82,47 @@ class StepTimer:
         return float(code) if code <= 16 else math.exp(code * self.log_r)
 
     def key(self, decode_seqs: float, decode_ctx: float, prefill_tokens: float, prefill_ctx: float,
-            prefill_seqs: float, prefill_rank_tokens: float = 0.0) -> int:
+            prefill_seqs: float) -> int:
         """The cache key of a step: its inputs' bucket codes (:meth:`_code`, inlined: this runs every
-        step) packed into one integer, ``_BITS`` each, the prefill sequences above them."""
+        step) packed into one integer, ``_BITS`` each."""
         log, lr = math.log, self.log_r
         k = max(round(prefill_seqs), 1 if prefill_tokens > 0 else 0)
-        for x in (prefill_rank_tokens, prefill_ctx, prefill_tokens, decode_ctx, decode_seqs):
+        for x in (prefill_ctx, prefill_tokens, decode_ctx, decode_seqs):
             k = k << _BITS | (0 if x <= 0 else round(x) if x <= 16 else round(log(x) / lr))
         return k
 
-    def inputs(self, key: int) -> StepInputs:
-        """The inputs a key is priced at (decode sequences, context, prefill tokens, context, sequences,
-        the busiest rank's prefill tokens)."""
+    def inputs(self, key: int) -> tuple[float, float, float, float, float]:
+        """The inputs a key is priced at (decode sequences, context, prefill tokens, context, sequences)."""
         v, m = self.value, (1 << _BITS) - 1
         return (v(key & m), v(key >> _BITS & m), v(key >> 2 * _BITS & m), v(key >> 3 * _BITS & m),
-                float(key >> _FIELDS * _BITS), v(key >> 4 * _BITS & m))
+                float(key >> 4 * _BITS))
 
     def _codes(self, guesses: np.ndarray) -> list[int]:
-        """Keys of guesses (M, 6) not cached yet, vectorised; a guess with prefill tokens also brings
+        """Keys of guesses (M, 5) not cached yet, vectorised; a guess with prefill tokens also brings
         its neighbours one bucket either side in decode sequences and decode context (the play
         ahead drifts there). A key off by one bucket at a rounding tie only wastes a guess:
         cached times are always priced from their own key."""
-        g = np.asarray(guesses, dtype=float)
-        g = g.reshape(-1, 6) if g.size % 6 == 0 and (g.ndim < 2 or g.shape[-1] == 6) else \
-            np.pad(g.reshape(-1, 5), ((0, 0), (0, 1)))  # five inputs: not placed
-        x = g[:, [0, 1, 2, 3, 5]]
+        g = np.asarray(guesses, dtype=float).reshape(-1, 5)
+        x = g[:, :4]
         with np.errstate(divide="ignore", invalid="ignore"):
             codes = np.where(x <= 0, 0, np.where(x <= 16, np.rint(x), np.rint(np.log(x) / self.log_r)))
         seqs = np.maximum(np.rint(g[:, 4]), (g[:, 2] > 0).astype(float))
         k = np.column_stack([codes, seqs]).astype(np.int64)
-        k = k[(k[:, :_FIELDS] < 1 << _BITS).all(axis=1)]
+        k = k[(k[:, :4] < 1 << _BITS).all(axis=1) & (k[:, 4] < 1 << (62 - 4 * _BITS))]
         mixed = k[k[:, 2] > 0]
         if len(mixed):
-            k = np.vstack([k, *(mixed + (db, dc, 0, 0, 0, 0) for db in (-1, 0, 1) for dc in (-1, 0, 1)
-                                if db or dc)])
+            k = np.vstack([k, *(mixed + (db, dc, 0, 0, 0) for db in (-1, 0, 1) for dc in (-1, 0, 1) if db or dc)])
             d = k[:, :2]
             k = k[((d >= 0) & ((d <= 16) | (d > _FIRST_LOG_CODE))).all(axis=1)]
-        # packed as Python integers (six fields pass the 63 bits of an int64)
-        shifts = [1 << (i * _BITS) for i in range(_FIELDS + 1)]
-        packed = {sum(int(c) * s for c, s in zip(row, shifts)) for row in np.unique(k, axis=0).tolist()}
+        packed = np.unique(k @ (1 << np.arange(0, 5 * _BITS, _BITS, dtype=np.int64)))
         cache, ahead = self.cache, self.ahead
-        return sorted(t for t in packed if t not in cache and t not in ahead)
+        return [t for t in packed.tolist() if t not in cache and t not in ahead]
 
     def __call__(self, decode_seqs: float, decode_ctx: float, prefill_tokens: float, prefill_ctx: float,
-                 prefill_seqs: float, prefill_rank_tokens: float = 0.0,
-                 hint: Callable[[], np.ndarray] | None = None) -> float:
-        """Step time (s) of the batch; on a miss also prices the inputs ``hint()`` (M, 6) guesses
-        come next (at most ``MAX_PRICED`` points per call). ``prefill_rank_tokens``: the busiest
-        attention-DP rank's prefill tokens where the caller placed the prompts on ranks (0: the
-        step cost derives it, cost/step.Batch)."""
-        key = self.key(decode_seqs, decode_ctx, prefill_tokens, prefill_ctx, prefill_seqs, prefill_rank_tokens)
+                 prefill_seqs: float, hint: Callable[[], np.ndarray] | None = None) -> float:
+        """Step time (s) of the batch; on a miss also prices the inputs ``hint()`` (M, 5) guesses
+        come next (at most ``MAX_PRICED`` points per call)."""
+        key = self.key(decode_seqs, decode_ctx, prefill_tokens, prefill_ctx, prefill_seqs)
         t = self.cache.get(key)
         if t is None:
             t = self.ahead.pop(key, None)
@@ -160,8 +147,7 @@ class StepTimer:
         cols = np.array([self.inputs(k) for k in (keys if len(keys) > 1 else keys * 2)]).T
         sc = step_cost(self.model, self.pricer, self.layout, self.precision,
                        Batch.make(decode_seqs=cols[0], decode_ctx=cols[1], prefill_tokens=cols[2],
-                                  prefill_ctx=cols[3], prefill_seqs=cols[4], prefill_rank_tokens=cols[5]),
-                       self.mtp, overlap=self.overlap)
+                                  prefill_ctx=cols[3], prefill_seqs=cols[4]), self.mtp, overlap=self.overlap)
         t = sc.step_time_s  # MTP verify + drafting passes included by step_cost
         lay = self.layout
         if self.graph_max is not None:  # decode-only steps above the ceiling run eagerly
