@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 
 import pandas as pd
 
@@ -154,8 +155,6 @@ def with_recipe_limits(dep, system: str, model: str, backend: str, precision: st
     InferenceX launch recipe that ran it (deploy/engines.launch_limits: token budget, scheduler poll, KV pool),
     as validation gives InferenceX's own points; ``dep`` and "" when no single recipe describes the run or
     the deployment already has limits of its sweep's script (a running cap)."""
-    from dataclasses import replace
-
     from jalapeno.deploy.engines import launch_limits, with_launch_kv
 
     if dep.max_running is not None or backend not in IX_FRAMEWORK:
@@ -187,8 +186,6 @@ def with_row_moe_backend(dep: Deployment, backend: str, moe_quant_mode: str) -> 
     name = ROW_MOE_BACKENDS.get((backend, moe_quant_mode))
     if name is None or dep.decode.moe_backend is not None:
         return dep, ""
-    from dataclasses import replace
-
     pre = None if dep.prefill is None or dep.prefill.moe_backend is not None else replace(dep.prefill, moe_backend=name)
     dep = replace(dep, decode=replace(dep.decode, moe_backend=name), **({"prefill": pre} if pre else {}))
     return dep, (f"MoE backend {name}: {backend} runs {moe_quant_mode} experts on it by default "
