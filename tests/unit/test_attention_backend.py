@@ -91,7 +91,7 @@ def test_bad_backend_names_and_entries_are_refused_with_the_fix():
     with pytest.raises(SpecError, match=r"recipe.*attention_backend.*unknown attention backend 'aiter'"):
         _recipe(raw, 0)
     good = {"backend": BACKEND, "systems": ["mi300x"], "decode_hbm_fraction": 0.5, "source": "s"}
-    assert parse_attention_backends({"entry": [good]})[("mi300x", BACKEND)]["decode_hbm_fraction"] == 0.5
+    assert parse_attention_backends({"entry": [good]})[("mi300x", BACKEND, "")]["decode_hbm_fraction"] == 0.5
     with pytest.raises(SpecError, match="decode_hbm_fraction.*1.5.*in \\(0, 1\\]"):
         parse_attention_backends({"entry": [{**good, "decode_hbm_fraction": 1.5}]})
     with pytest.raises(SpecError, match="source.*no source"):
@@ -100,3 +100,63 @@ def test_bad_backend_names_and_entries_are_refused_with_the_fix():
         parse_attention_backends({"entry": [{**good, "hbm": 0.5}]})
     with pytest.raises(SpecError, match="two entries"):
         parse_attention_backends({"entry": [good, good]})
+    with pytest.raises(SpecError, match=r"decode_extra_s.*-1e-06.*extra fixed latency per decode attention call.*>= 0"):
+        parse_attention_backends({"entry": [{**good, "decode_extra_s": -1e-6}]})
+    fp8 = {**good, "kv_formats": ["fp8"]}
+    assert set(parse_attention_backends({"entry": [good, fp8]})) == {("mi300x", BACKEND, ""), ("mi300x", BACKEND, "fp8")}
+    with pytest.raises(SpecError, match="two entries for rocm_aiter_unified_attn with KV fp8"):
+        parse_attention_backends({"entry": [fp8, fp8]})
+
+
+# ---- vLLM's FlashAttention 3 on Hopper (issue 18, vllmdense16) ----------------------------------
+
+def _llama_decode(system: str, kv: str, seqs: float, ctx: float, tp: int = 1):
+    p = load_any_pricer(system, "calibrated", pricer="roofline", stack="vllm")
+    prec = get_precision("fp8-tensor").with_options(kv=kv)
+    s = step_cost(load_model("llama-3.3-70b"), p, Layout(tp=tp), prec, Batch(_one(seqs), _one(ctx), _one(0), _one(0),
+                                                                                 _one(0)))
+    return p, s.ops
+
+
+def test_fa3_figures_are_the_fitted_table_arithmetic():
+    # scripts/vllm_decode_attention_fit.py on aiconfigurator-core 0.12.0 (t0 us, f) per engine, FP8 KV;
+    # set hbm_fraction from data/calibration/h1x0.toml
+    for system, set_hbm, (t0v, fv), (t0t, ft) in (("h200", 0.86246, (15.89, 0.5499), (6.89, 0.6443)),
+                                                  ("h100", 0.89305, (15.95, 0.7175), (6.90, 0.7474))):
+        e = attention_backend_entry(system, "flash_attn", "fp8")
+        assert e["decode_hbm_fraction"] == pytest.approx(set_hbm * fv / ft, abs=1e-3)
+        assert e["decode_extra_s"] == pytest.approx((t0v - t0t) * 1e-6, abs=0.02e-6)
+        assert attention_backend_entry(system, "flash_attn", "bf16") is None  # BF16 KV keeps the set
+        assert attention_backend_entry(system, "flash_attn") is None
+    assert attention_backend_entry("b200", "flash_attn", "fp8") is None
+
+
+def test_fa3_moves_the_kv_read_and_adds_its_fixed_latency_per_layer():
+    # H200, Llama-3.3-70B TP1, 32 sequences at 4,608 tokens (1k/8k mean context), FP8 KV
+    p, ops = _llama_decode("h200", "fp8", 32, 4608)
+    q = with_attention_backend(p, "flash_attn", "fp8")
+    assert isinstance(q, AttentionBackendPricer)
+    a, b = p.op_times(ops), q.op_times(ops)
+    i = ops.name.index("attn.decode_full")
+    kv = 32 * 4608 * 80 * 8 * 128 * 2 * 1  # sequences x tokens x layers x KV heads x head x (K, V) x 1 B
+    assert ops.kv_bytes[i, 0] == pytest.approx(kv, rel=1e-9)
+    assert b.memory_s[i, 0] == pytest.approx(ops.bytes[i, 0] / (4.8e12 * 0.736), rel=1e-9)  # 24.2 GB: 6.8 ms
+    assert b.memory_s[i, 0] == pytest.approx(6.84e-3, rel=0.01)
+    assert b.overhead_s[i, 0] - a.overhead_s[i, 0] == pytest.approx(80 * 8.99e-6, rel=1e-9)  # 0.72 ms per step
+    rest = [j for j in range(len(ops.name)) if j != i]
+    np.testing.assert_array_equal(a.time_s[rest], b.time_s[rest])
+    assert with_attention_backend(p, "flash_attn", "bf16") is p
+    pb = load_any_pricer("b200", "calibrated", pricer="roofline", stack="vllm")
+    assert with_attention_backend(pb, "flash_attn", "fp8") is pb
+
+
+def test_vllm_aiconfigurator_rows_on_hopper_run_fa3_and_trtllm_rows_do_not():
+    from jalapeno.fit.aic_rows import with_row_attention_backend
+    from jalapeno.deploy.deployment import Deployment
+
+    dep = Deployment(get_precision("fp8-tensor"), Pool(Layout(tp=2)))
+    assert with_row_attention_backend(dep, "vllm", "h100").decode.attention_backend == "flash_attn"
+    assert with_row_attention_backend(dep, "vllm", "b200") is dep  # FlashInfer first on 10.x: no entry
+    assert with_row_attention_backend(dep, "trtllm", "h200") is dep
+    own = Deployment(get_precision("fp8-tensor"), Pool(Layout(tp=2), attention_backend="triton_attn"))
+    assert with_row_attention_backend(own, "vllm", "h200") is own  # a launch's own backend stays

@@ -8,10 +8,12 @@ specs/attention_backends.py), :class:`AttentionBackendPricer` prices the GQA dec
 (cost/attention.add_gqa_ops, ``attn.decode_*``: kind ``attention``, no kernel family of their own)
 at it:
 
-    memory' = memory · hbm_fraction(set, fmt) / decode_hbm_fraction(backend)
-    time'   = max(compute, memory', network) + overhead
+    memory'   = memory · hbm_fraction(set, fmt) / decode_hbm_fraction(backend)
+    overhead' = overhead + kernels · decode_extra_s(backend)
+    time'     = max(compute, memory', network) + overhead'
 
-so only the KV read moves: the compute time (attention peak fraction), the launch overhead and
+so only the KV read and, where the backend's entry measures one (vLLM's FlashAttention 3 on Hopper:
+scripts/vllm_decode_attention_fit.py), its extra fixed latency per call move: the compute time (attention peak fraction), the launch overhead and
 every other op (MLA kernels, prefill attention, GEMMs, MoE) and every collective are the wrapped
 pricer's. A variant's chip keeps the ratio (its own HBM bandwidth, at the backend's fraction of it).
 Worked number (MI300X, gpt-oss-120b, TP1, 64 sequences at the 8k/1k workload's mean decode context,
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
 
 from jalapeno.cost.moe_backend import _WrapsPricer
 from jalapeno.cost.optable import OpTable
@@ -41,6 +44,8 @@ class AttentionBackendPricer(_WrapsPricer):
         inner: the wrapped pricer (every other op, every collective, the efficiency set).
         decode_hbm_fraction: the backend's achieved fraction of the HBM peak reading the KV cache
             in decode, in (0, 1] (data/attention_backends.toml).
+        decode_extra_s: the backend's extra fixed latency per decode attention call over the set's
+            kernel, s (>= 0; 0 where not measured).
         backend: the backend's name (``rocm_aiter_unified_attn``), for records.
         label: where the fraction comes from (its source), for records.
     """
@@ -49,6 +54,7 @@ class AttentionBackendPricer(_WrapsPricer):
     decode_hbm_fraction: float
     backend: str
     label: str = ""
+    decode_extra_s: float = 0.0
 
     def op_times(self, ops: OpTable) -> OpTimes:
         base = self.inner.op_times(ops)
@@ -57,11 +63,16 @@ class AttentionBackendPricer(_WrapsPricer):
                if k == "attention" and not f and n.startswith(GQA_DECODE_PREFIX)]
         if not hit:
             return base
-        memory = base.memory_s.copy()
+        memory, overhead = base.memory_s.copy(), base.overhead_s
         eff = self.inner.efficiency
+        if self.decode_extra_s:
+            overhead = overhead.copy()
         for i in hit:
             memory[i] = base.memory_s[i] * eff.kernel_hbm("", ops.fmt[i]) / self.decode_hbm_fraction
-        return OpTimes.combine(base.compute_s, memory, base.overhead_s, base.network_s)
+            if self.decode_extra_s:  # an op with no work at a point launches nothing (cost/roofline.py)
+                overhead[i] = np.where(base.overhead_s[i] > 0, base.overhead_s[i] + ops.kernels[i] * self.decode_extra_s,
+                                       0.0)
+        return OpTimes.combine(base.compute_s, memory, overhead, base.network_s)
 
     def with_efficiency(self, efficiency):
         return replace(self, inner=self.inner.with_efficiency(efficiency))

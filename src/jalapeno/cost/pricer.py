@@ -248,11 +248,12 @@ def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pric
     return MeasuredMoePricer(pricer, curve, backend, _root_chip_pricer(pricer))
 
 
-def with_attention_backend(pricer: Pricer, backend: str | None) -> Pricer:
+def with_attention_backend(pricer: Pricer, backend: str | None, kv_format: str | None = None) -> Pricer:
     """``pricer`` with its GQA decode attention reading the KV cache at the published speed of the
-    engine attention backend ``backend`` on the system (cost/attention_backend.AttentionBackendPricer;
-    data from specs/attention_backends.py, looked up on the system's root for a variant); ``pricer``
-    itself when ``backend`` is None or has no entry on that system.
+    engine attention backend ``backend`` on the system with a KV cache in ``kv_format`` (a
+    specs/formats name; cost/attention_backend.AttentionBackendPricer; data from
+    specs/attention_backends.py, looked up on the system's root for a variant); ``pricer`` itself when
+    ``backend`` is None or has no entry on that system and KV format.
 
     Raises:
         SpecError: an unknown backend name.
@@ -262,20 +263,22 @@ def with_attention_backend(pricer: Pricer, backend: str | None) -> Pricer:
 
     if backend is None:
         return pricer
-    e = attention_backend_entry(_root(pricer.system), backend)
-    return pricer if e is None else AttentionBackendPricer(pricer, e["decode_hbm_fraction"], backend, e["source"])
+    e = attention_backend_entry(_root(pricer.system), backend, kv_format)
+    return pricer if e is None else AttentionBackendPricer(pricer, e["decode_hbm_fraction"], backend, e["source"],
+                                                           e["decode_extra_s"])
 
 
-def with_pool_backends(pricer: Pricer, pool, model, layout) -> Pricer:
+def with_pool_backends(pricer: Pricer, pool, model, layout, kv_format: str | None = None) -> Pricer:
     """``pricer`` as a pool's engine runs it: the routed experts of ``model`` on ``layout`` by the
     pool's MoE backend (:func:`with_moe_backend`), the GQA decode attention by its attention
-    backend (:func:`with_attention_backend`). ``pool``: anything with ``moe_backend`` and
-    ``attention_backend`` (deploy/deployment.Pool).
+    backend with the KV cache in ``kv_format`` (:func:`with_attention_backend`). ``pool``: anything with
+    ``moe_backend`` and ``attention_backend`` (deploy/deployment.Pool).
 
     Raises:
         SpecError: an unknown backend name.
     """
-    return with_attention_backend(with_moe_backend(pricer, pool.moe_backend, model, layout), pool.attention_backend)
+    return with_attention_backend(with_moe_backend(pricer, pool.moe_backend, model, layout), pool.attention_backend,
+                                  kv_format)
 
 
 def _root_chip_pricer(pricer: Pricer):

@@ -192,6 +192,31 @@ def with_row_moe_backend(dep: Deployment, backend: str, moe_quant_mode: str) -> 
                  "(fit/aic_rows.ROW_MOE_BACKENDS)")
 
 
+#: (engine, catalog system) -> the attention backend that engine picks there for a GQA (non-MLA) model, where
+#: data/attention_backends.toml has its figures: vLLM tries FLASH_ATTN first on every CUDA chip but compute
+#: capability 10.x (vllm/platforms/cuda.py _get_backend_priorities), FlashAttention 3 on SM90 (H100, H200);
+#: aiconfigurator's vLLM collector, which lets vLLM select, records that kernel there (vllm_flash_attn_fa3)
+ROW_ATTENTION_BACKENDS = {("vllm", "h100"): "flash_attn", ("vllm", "h200"): "flash_attn"}
+
+
+def with_row_attention_backend(dep: Deployment, backend: str, system: str) -> Deployment:
+    """``dep`` with the pools that name no attention backend of their own given the one their engine picks on
+    ``system`` by default (:data:`ROW_ATTENTION_BACKENDS`; priced by cost/pricer.with_attention_backend where
+    the system and the KV format have figures, MLA decode untouched); ``dep`` otherwise.
+
+    >>> dep = Deployment(get_precision("fp8"), Pool(Layout(tp=8)))
+    >>> [with_row_attention_backend(dep, e, s).decode.attention_backend
+    ...  for e, s in (("vllm", "h200"), ("vllm", "b200"), ("trtllm", "h200"))]
+    ['flash_attn', None, None]
+    """
+    name = ROW_ATTENTION_BACKENDS.get((backend, system))
+    if name is None or dep.decode.attention_backend is not None:
+        return dep
+    pre = (None if dep.prefill is None or dep.prefill.attention_backend is not None
+           else replace(dep.prefill, attention_backend=name))
+    return replace(dep, decode=replace(dep.decode, attention_backend=name), **({"prefill": pre} if pre else {}))
+
+
 def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
     """Measured points of aiconfigurator's ``silicon_sample.csv`` (or a frame in its format), one per
     measurement (repeats skipped: fit/aic_duplicates.py); MTP as the InferenceX sweep ran it (fit/aic_sweeps.py).
@@ -270,6 +295,7 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         notes += [kernels] if kernels else []
         dep, kernels = with_row_moe_backend(dep, str(r.backend), str(getattr(r, "moe_quant_mode", "")))
         notes += [kernels] if kernels else []
+        dep = with_row_attention_backend(dep, str(r.backend), system)
         dep, waiting = with_sweep_batch_wait(dep, sweep, int(r.isl), int(r.osl), conc)
         notes += [waiting] if waiting else []
         dep, limits = with_sweep_limits(dep, sweep, int(r.isl))

@@ -133,7 +133,7 @@ def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     (cost/pricer.with_attention_backend).
     """
     if limits is not None:
-        pricer = with_pool_backends(pricer, limits.decode, model, layout)
+        pricer = with_pool_backends(pricer, limits.decode, model, layout, precision.kv_cache.name)
     ctx = wl.decode_ctx
     b = np.asarray(batch, dtype=float)
     mf = limits.memory_fraction if limits is not None else None

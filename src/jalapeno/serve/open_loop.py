@@ -129,7 +129,7 @@ def poisson_ttft_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Worklo
     agg = dep.prefill is None
     pool = dep.decode if agg else dep.prefill
     lay = pool.layout
-    pr = with_pool_backends(pricer, pool, model, lay)
+    pr = with_pool_backends(pricer, pool, model, lay, dep.precision.kv_cache.name)
     budget = float(dep.prefill_budget(lay))
     ranks = max(lay.dp, 1)
     per_rank = budget / ranks
@@ -164,7 +164,7 @@ def decode_step_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
     """
     pool = dep.decode
     lay = pool.layout
-    pr = with_pool_backends(pricer, pool, model, lay)
+    pr = with_pool_backends(pricer, pool, model, lay, dep.precision.kv_cache.name)
     b = np.asarray(decode_seqs, dtype=float).ravel() / lay.pp
     sc = step_cost(model, pr, lay, dep.precision,
                    Batch.make(decode_seqs=b, decode_ctx=wl.decode_ctx, prefill_tokens=np.zeros(b.size),
@@ -230,7 +230,7 @@ def poisson_tpot_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Worklo
         return np.asarray(pts.tpot_s, dtype=float).copy()
     pool = dep.decode
     lay = pool.layout
-    pr = with_pool_backends(pricer, pool, model, lay)
+    pr = with_pool_backends(pricer, pool, model, lay, dep.precision.kv_cache.name)
     budget = float(dep.prefill_budget(lay))
     n = len(pts)
     b = pts.decode_batch / lay.pp

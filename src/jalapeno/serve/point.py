@@ -73,7 +73,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     if dep.prefill is None:
         # ``workers`` identical aggregated instances share the load evenly
         w = dep.decode.workers
-        pricer = with_pool_backends(pricer, dep.decode, model, dep.decode.layout)
+        pricer = with_pool_backends(pricer, dep.decode, model, dep.decode.layout, dep.precision.kv_cache.name)
         pts = solve_concurrency(model, pricer, dep, wl, c_req / w)
         if idle_start:
             pts = run_throughput(pts, _agg_idle_start(model, pricer, dep, wl, pts, c_req / w, recurring_waves))
@@ -82,7 +82,8 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
         return dataclasses.replace(pts, concurrency=pts.concurrency * w,
                                    request_rate_per_s=pts.request_rate_per_s * w,
                                    chips=pts.chips * w)
-    pre = prefill_perf(model, with_pool_backends(pricer, dep.prefill, model, dep.prefill.layout),
+    kv = dep.precision.kv_cache.name
+    pre = prefill_perf(model, with_pool_backends(pricer, dep.prefill, model, dep.prefill.layout, kv),
                        dep.prefill.layout, dep.precision, wl, dep.prefill_budget(dep.prefill.layout),
                        pool_overlap(dep.overlap, model, dep.prefill.layout))
     dec_ov = pool_overlap(dep.overlap, model, dep.decode.layout)

@@ -6,10 +6,13 @@ chip's efficiency set reads a GQA decode kernel's KV cache at its generic HBM fr
 (Efficiency.hbm_fraction; on AMD the derived, H200-fitted value, fit/amd.py), the speed of the
 fastest measured kernels. ``data/attention_backends.toml`` holds, per backend and system, the
 fraction of the HBM peak the backend's decode kernel reaches reading the KV cache where a timing
-is published (each entry with its source and the arithmetic); a pool whose recipe names the backend
-(``Pool.attention_backend``, data/engines.toml) has its GQA decode attention priced at it
+is published (each entry with its source and the arithmetic), and where measured the extra fixed
+latency per decode call over the kernel the set was calibrated on (``decode_extra_s``); an entry may
+hold for some KV-cache formats only (``kv_formats``). A pool whose recipe names the backend
+(``Pool.attention_backend``, data/engines.toml; for aiconfigurator rows the backend their engine picks on
+the chip, fit/aic_rows.ROW_ATTENTION_BACKENDS) has its GQA decode attention priced at it
 (cost/pricer.with_attention_backend, cost/attention_backend.py). A backend with no entry on the
-system keeps the set's value. docs/model.md §8.6.
+system and KV format keeps the set's value. docs/model.md §8.6.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from jalapeno.errors import SpecError
 #: backend names a recipe may give: vLLM's attention backends (``--attention-backend``, lower case)
 ATTENTION_BACKENDS: tuple[str, ...] = ("rocm_aiter_unified_attn", "rocm_aiter_fa", "rocm_attn", "triton_attn",
                                        "flash_attn", "flashinfer")
-_KEYS = {"backend", "systems", "decode_hbm_fraction", "source", "assumed"}
+_KEYS = {"backend", "systems", "decode_hbm_fraction", "decode_extra_s", "kv_formats", "source", "assumed"}
 
 
 def check_attention_backend(value, field: str = "attention_backend") -> None:
@@ -44,11 +47,12 @@ def check_attention_backend(value, field: str = "attention_backend") -> None:
 
 
 def parse_attention_backends(raw: dict, where: str = "attention_backends.toml") -> MappingProxyType:
-    """(system, backend) → entry {decode_hbm_fraction, source, assumed} of a parsed TOML document.
+    """(system, backend, KV format) → entry {decode_hbm_fraction, decode_extra_s, source, assumed} of a
+    parsed TOML document; KV format "" for an entry that lists no ``kv_formats`` (it holds for any).
 
     Raises:
-        SpecError: an unknown key or backend, a fraction outside (0, 1], no source, a system listed
-            twice for one backend — naming the entry and the fix.
+        SpecError: an unknown key or backend, a fraction outside (0, 1], a negative extra latency, no
+            source, a (system, KV format) listed twice for one backend — naming the entry and the fix.
     """
     out = {}
     for i, e in enumerate(raw.get("entry", [])):
@@ -60,13 +64,20 @@ def parse_attention_backends(raw: dict, where: str = "attention_backends.toml") 
         f = e.get("decode_hbm_fraction")
         if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0.0 < f <= 1.0:
             raise SpecError(f"{w}.decode_hbm_fraction", f"{f!r}", "give the achieved fraction of the HBM peak, in (0, 1]")
+        x = e.get("decode_extra_s", 0.0)
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or x < 0.0:
+            raise SpecError(f"{w}.decode_extra_s", f"{x!r}",
+                            "give the backend's extra fixed latency per decode attention call in seconds, >= 0")
         if not str(e.get("source", "")).strip():
             raise SpecError(f"{w}.source", "no source", "cite the published timing and the arithmetic")
         for s in e.get("systems", ()):
-            if (s, e["backend"]) in out:
-                raise SpecError(f"{w}.systems", f"{s!r} has two entries for {e['backend']}", "keep one")
-            out[(s, e["backend"])] = MappingProxyType({"decode_hbm_fraction": float(f), "source": e["source"],
-                                                       "assumed": e.get("assumed", "")})
+            for kv in e.get("kv_formats", ("",)):
+                if (s, e["backend"], kv) in out:
+                    raise SpecError(f"{w}.systems", f"{s!r} has two entries for {e['backend']}"
+                                    + (f" with KV {kv}" if kv else ""), "keep one")
+                out[(s, e["backend"], kv)] = MappingProxyType({
+                    "decode_hbm_fraction": float(f), "decode_extra_s": float(x), "source": e["source"],
+                    "assumed": e.get("assumed", "")})
     return MappingProxyType(out)
 
 
@@ -76,17 +87,21 @@ def _data() -> MappingProxyType:
         tomllib.loads((resources.files("jalapeno") / "data" / "attention_backends.toml").read_text()))
 
 
-def attention_backend_entry(system: str, backend: str) -> MappingProxyType | None:
-    """The published decode KV-read fraction of ``backend`` on ``system`` ({decode_hbm_fraction,
-    source, assumed}), or None when none is published for that system.
+def attention_backend_entry(system: str, backend: str, kv_format: str | None = None) -> MappingProxyType | None:
+    """The published decode speed of ``backend`` on ``system`` with a KV cache in ``kv_format``
+    ({decode_hbm_fraction, decode_extra_s, source, assumed}): the entry for that KV format, else the one
+    that lists none; None when neither is published (a ``kv_format`` of None matches only the latter).
 
     >>> attention_backend_entry("mi325x", "rocm_aiter_unified_attn")["decode_hbm_fraction"]
     0.555
     >>> attention_backend_entry("mi355x", "rocm_aiter_unified_attn") is None
+    True
+    >>> attention_backend_entry("h200", "flash_attn", "bf16") is None  # FA3's BF16 read: not an entry
     True
 
     Raises:
         SpecError: an unknown backend name.
     """
     check_attention_backend(backend)
-    return _data().get((system, backend))
+    data = _data()
+    return (data.get((system, backend, kv_format)) if kv_format else None) or data.get((system, backend, ""))

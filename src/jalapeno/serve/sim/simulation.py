@@ -103,8 +103,8 @@ class Simulation:
             if cap <= 0:
                 raise InfeasibleDeployment("deployment", f"the {role} layout {pool.layout.label} leaves no "
                                            "HBM for the KV cache", "shard wider or use a smaller precision")
-            timer = StepTimer(model, with_pool_backends(pricer, pool, model, pool.layout), pool.layout,
-                              dep.precision, dep.mtp if role != "prefill" else None,
+            timer = StepTimer(model, with_pool_backends(pricer, pool, model, pool.layout, dep.precision.kv_cache.name),
+                              pool.layout, dep.precision, dep.mtp if role != "prefill" else None,
                               cuda_graph_max_batch=dep.cuda_graph_max_batch,
                               overlap=pool_overlap(dep.overlap, model, pool.layout))
             for _ in range(pool.workers):
