@@ -134,11 +134,12 @@ def test_an_unknown_name_is_shown_under_the_option_that_gave_it(capsys):
 
 
 def test_a_quoted_number_fix_shows_the_users_number(capsys, tmp_path):
-    """tdp_w = "700" was told 'e.g. chip.tdp_w.value = 4.8' (4.8 W for a TDP)."""
+    """tdp_w = "700" was told 'e.g. chip.tdp_w.value = 4.8' (4.8 W for a TDP); a variant's bare value
+    is named as written, chip.tdp_w, not chip.tdp_w.value (breakit16: that fix failed on a missing source)."""
     f = tmp_path / "v.toml"
     f.write_text('base = "h200"\n[chip]\ntdp_w = "700"\n')
-    check_error(*run(capsys, "hardware", "show", str(f)), "chip.tdp_w.value: must be a number, got '700'",
-                "without quotes, e.g. chip.tdp_w.value = 700")
+    check_error(*run(capsys, "hardware", "show", str(f)), "chip.tdp_w: must be a number, got '700'",
+                "without quotes, e.g. chip.tdp_w = 700")
     check_error(*run(capsys, "hardware", "show", "h200", "--set", 'chip.hbm_stacks="6"'),
                 "must be a whole number, got '6'", "e.g. --set chip.hbm_stacks=6")
 

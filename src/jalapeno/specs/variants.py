@@ -397,9 +397,23 @@ def build_variant(data: Mapping[str, Any], origin: SystemOrigin, overrides: Iter
             if any(f"efficiency.{k}" == key or f"efficiency.{k}".startswith(key + ".") for k, _ in eff):
                 raise SpecError(f"{where}: {key}", e.problem, e.fix) from None
             raise
-    sys_ = system_from_dict(d, where=where if hw else origin.where or where)
+    try:
+        sys_ = system_from_dict(d, where=where if hw else origin.where or where)
+    except SpecError as e:
+        raise _as_written(e, (*origin.overrides, *hw)) from None  # a variant file's keys and --set's
     object.__setattr__(sys_, "origin", new_origin)
     return _follow_power(sys_)
+
+
+def _as_written(e: SpecError, hw: Overrides) -> SpecError:
+    """A bare override value named as written (``chip.hbm_stacks``), not as the schema's entry
+    ``chip.hbm_stacks.value``: a variant file's fix read ``e.g. chip.hbm_stacks.value = 8``,
+    which then failed on a missing source, and a design space's key was not matched."""
+    head, sep, loc = e.field.rpartition(": ")
+    key = loc.removesuffix(".value")
+    if not any(k == key and not isinstance(_thawed(v), Mapping) for k, v in hw):
+        return e
+    return type(e)(f"{head}{sep}{key}", e.problem, e.fix.replace(f"{key}.value", key))
 
 
 def _follow_power(sys_: System) -> System:

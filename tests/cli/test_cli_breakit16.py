@@ -1,0 +1,49 @@
+"""Hostile-input findings of tester round 16 (breakit16): each bad input is one error naming the
+field as the user wrote it and a fix that works; expected texts are the inputs' own keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli_runner import check_error, error_line, run
+
+SHOW = ("hardware", "show")
+
+
+def _variant(tmp_path, body: str, name: str = "v") -> str:
+    f = tmp_path / name / "v.toml"  # a folder per body: load_variant caches by path
+    f.parent.mkdir(exist_ok=True)
+    f.write_text('base = "jalapeno"\n' + body)
+    return str(f)
+
+
+def test_a_variant_files_bad_value_is_named_as_written_with_a_fix_that_loads(tmp_path, capsys):
+    # was: 'v.toml: chip.hbm_stacks.value: ... e.g. chip.hbm_stacks.value = 8'; written so, the file
+    # then failed on 'chip.hbm_stacks.source: is missing' (a variant gives the bare number)
+    for i, (body, words) in enumerate((('[chip]\nhbm_stacks = "eight"\n', ("must be a whole number", "e.g. chip.hbm_stacks = 8")),
+                        ("chip.hbm_stacks = 4.5\n", ("got 4.5", "e.g. chip.hbm_stacks = 8")),
+                        ("[chip]\nhbm_bandwidth_tb_per_s = -3\n", ("must be positive", "give chip.hbm_bandwidth_tb_per_s")),
+                        ("[chip]\nhbm_bandwidth_tb_per_s = nan\n", ("finite number", "for chip.hbm_bandwidth_tb_per_s ")))):
+        code, out, err = run(capsys, *SHOW, _variant(tmp_path, body, f"bad{i}"))
+        key = "chip.hbm_stacks" if "stacks" in body else "chip.hbm_bandwidth_tb_per_s"
+        check_error(code, out, err, f"v.toml: {key}:", *words)
+        assert ".value" not in error_line(code, out, err)
+    # the fix it gives loads
+    code, out, err = run(capsys, *SHOW, _variant(tmp_path, "[chip]\nhbm_stacks = 8\n", "good"))
+    assert code == 0, err
+    # a {value, source} table keeps its entry's names (there .value is what the user wrote)
+    code, out, err = run(capsys, *SHOW, _variant(tmp_path, '[chip]\nhbm_stacks = {value = 4.5, source = "my die"}\n', "table"))
+    check_error(code, out, err, "chip.hbm_stacks", "whole number")
+
+
+def test_a_design_space_bound_the_schema_refuses_is_named_not_a_derived_partner(tmp_path, capsys):
+    # was: a peak FLOP range starting at 0 reported 'derived.chip.hbm_capacity_gib: usable 216.0 GiB
+    # exceeds nominal 144.0 GiB' (a key tried alone, without its partner hbm_usable_gib)
+    text = (Path(__file__).resolve().parents[2] / "examples" / "explore_700w.toml").read_text()
+    assert "low = 1500" in text
+    f = tmp_path / "space.toml"
+    for low, got in (("0", "0.0"), ("-100", "-100.0")):
+        f.write_text(text.replace("low = 1500", f"low = {low}", 1))
+        check_error(*run(capsys, "explore", str(f)), "space.toml: params.chip.peak_dense_tflops.fp8:",
+                    f"must be positive, got {got}", "give chip.peak_dense_tflops.fp8 a positive value")
+
