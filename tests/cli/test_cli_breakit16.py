@@ -47,3 +47,13 @@ def test_a_design_space_bound_the_schema_refuses_is_named_not_a_derived_partner(
         check_error(*run(capsys, "explore", str(f)), "space.toml: params.chip.peak_dense_tflops.fp8:",
                     f"must be positive, got {got}", "give chip.peak_dense_tflops.fp8 a positive value")
 
+
+def test_a_value_that_overflows_si_units_is_not_shown_as_inf_in_the_files_unit(tmp_path, capsys):
+    # was: '1e300' TB/s shown as 'inf TB/s is outside the plausible range' (the SI conversion overflowed)
+    code, out, err = run(capsys, *SHOW, _variant(tmp_path, "[chip]\nhbm_bandwidth_tb_per_s = 1e300\n"))
+    check_error(code, out, err, "v.toml: chip.hbm_bandwidth_tb_per_s:", "past float range",
+                "outside the plausible range 0.01-500 TB/s")
+    assert "inf TB/s" not in err
+    check_error(*run(capsys, *SHOW, "jalapeno", "--set", "chip.hbm_capacity_gib=1e308"),
+                "--set: chip.hbm_capacity_gib:", "past float range", "GiB")
+

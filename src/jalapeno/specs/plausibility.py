@@ -17,6 +17,7 @@ overrides alike). Ranges are documented in ``docs/catalog.md`` ("Plausible range
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from jalapeno import units
@@ -81,7 +82,8 @@ RANGES: dict[str, Range] = {r.key: r for r in (
 def _check(where: str, key: str, shown_key: str, value: float) -> None:
     r = RANGES[key]
     if not (r.lo <= value <= r.hi):
-        raise SpecError(f"{where}: {shown_key}", f"{value:.4g} {r.unit} is outside the plausible range "
+        shown = f"{value:.4g} {r.unit}" if math.isfinite(value) else "a value past float range in SI units (inf)"
+        raise SpecError(f"{where}: {shown_key}", f"{shown} is outside the plausible range "
                         f"{r.lo:g}-{r.hi:g} {r.unit} (catalog: {r.catalog})",
                         f"check the unit: {r.hint} (ranges: docs/catalog.md, specs/plausibility.py)")
 
@@ -95,7 +97,8 @@ def _check_capacity(where: str, system, stem: str, nbytes: float) -> None:
         return
     r, value, f = RANGES["chip.hbm_capacity"], nbytes / units.GiB, units.GB / units.GiB
     if not (r.lo * f <= value <= r.hi * f):
-        raise SpecError(f"{where}: chip.{stem}_gib", f"{value:.4g} GiB is outside the plausible range "
+        shown = f"{value:.4g} GiB" if math.isfinite(value) else "a value past float range in SI units (inf)"
+        raise SpecError(f"{where}: chip.{stem}_gib", f"{shown} is outside the plausible range "
                         f"{r.lo * f:.3g}-{r.hi * f:.4g} GiB (catalog: {r.catalog} GB)",
                         "check the unit: GiB per chip: 216 for Jalapeño, not 2.32e11 bytes "
                         "(ranges: docs/catalog.md, specs/plausibility.py)")
