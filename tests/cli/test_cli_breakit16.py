@@ -3,6 +3,8 @@ field as the user wrote it and a fix that works; expected texts are the inputs' 
 
 from __future__ import annotations
 
+import json
+from importlib import resources
 from pathlib import Path
 
 from cli_runner import check_error, error_line, run
@@ -57,3 +59,17 @@ def test_a_value_that_overflows_si_units_is_not_shown_as_inf_in_the_files_unit(t
     check_error(*run(capsys, *SHOW, "jalapeno", "--set", "chip.hbm_capacity_gib=1e308"),
                 "--set: chip.hbm_capacity_gib:", "past float range", "GiB")
 
+
+def test_torch_dtype_and_dtype_that_disagree_are_refused(tmp_path, capsys):
+    # was: torch_dtype read, dtype (its name since transformers 4.56) ignored: "dtype": "int8" beside
+    # "torch_dtype": "bfloat16" priced BF16 weights without a word
+    cfg = json.loads(resources.files("jalapeno.data.models").joinpath("llama-3.3-70b.json").read_text())
+    assert cfg["torch_dtype"] == "bfloat16"
+    p = tmp_path / "m.json"
+    p.write_text(json.dumps({**cfg, "dtype": "int8"}))
+    check_error(*run(capsys, "models", "show", str(p)), "m.json: dtype:", "'int8' disagrees with torch_dtype "
+                "'bfloat16'", "keep one of them")
+    for same in ("bfloat16", "torch.bfloat16"):  # the same dtype twice is one statement
+        p.write_text(json.dumps({**cfg, "dtype": same}))
+        code, out, err = run(capsys, "models", "show", str(p))
+        assert code == 0, err

@@ -63,6 +63,22 @@ def _dtype_key(cfg: dict) -> str:
     return "torch_dtype" if "torch_dtype" in cfg else "dtype"
 
 
+def _norm_dtype(d: Any) -> Any:
+    return d.strip().lower().removeprefix("torch.") if isinstance(d, str) else d
+
+
+def _check_dtype_keys(cfg: dict, src: str) -> None:
+    """Refuse ``torch_dtype`` and ``dtype`` (transformers >= 4.56's name for it) that disagree:
+    ``torch_dtype`` was read and ``dtype`` ignored, silently (``"dtype": "int8"`` beside
+    ``"torch_dtype": "bfloat16"`` priced 16-bit weights)."""
+    if cfg.get("torch_dtype") is None or cfg.get("dtype") is None:
+        return
+    if _norm_dtype(cfg["torch_dtype"]) != _norm_dtype(cfg["dtype"]):
+        raise SpecError(f"{src}: dtype", f"{cfg['dtype']!r} disagrees with torch_dtype {cfg['torch_dtype']!r} "
+                        "(transformers names the same field dtype since 4.56)",
+                        "keep one of them, or give both the checkpoint's dtype")
+
+
 def _check_dtype(cfg: dict, src: str) -> None:
     """Refuse a ``torch_dtype`` that is not a 16/32-bit float (its scaling would be guessed)."""
     key = _dtype_key(cfg)
@@ -108,8 +124,10 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
     Raises:
         SpecError: an unknown ``quant_method``, or a known one whose bit width no preset stores
             (the field ``quantization_config.quant_method`` / ``.bits`` named, with the list); a
-            ``torch_dtype`` other than bfloat16/float16/float32 without a quantization_config.
+            ``torch_dtype`` other than bfloat16/float16/float32 without a quantization_config;
+            ``torch_dtype`` and ``dtype`` that disagree (field ``dtype``).
     """
+    _check_dtype_keys(cfg, src)
     q = cfg.get("quantization_config") or {}
     method = str(q.get("quant_method", "")).strip().lower()
     field = f"{src}: quantization_config"
