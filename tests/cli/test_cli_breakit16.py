@@ -4,6 +4,7 @@ field as the user wrote it and a fix that works; expected texts are the inputs' 
 from __future__ import annotations
 
 import json
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -73,3 +74,28 @@ def test_torch_dtype_and_dtype_that_disagree_are_refused(tmp_path, capsys):
         p.write_text(json.dumps({**cfg, "dtype": same}))
         code, out, err = run(capsys, "models", "show", str(p))
         assert code == 0, err
+
+
+def _touch_later(p: Path) -> None:
+    st = p.stat()
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+
+
+def test_an_edited_system_or_model_file_is_read_again_in_the_same_process(tmp_path):
+    # was: load_system / load_efficiency / load_model cached by path alone: a notebook that rewrote
+    # its variant TOML or config.json and loaded it again got the first version back, silently
+    from jalapeno.specs.catalog import load_efficiency, load_model, load_system
+
+    v = tmp_path / "nb.toml"
+    v.write_text('base = "jalapeno"\n[chip]\nhbm_stacks = 8\n[efficiency]\nkernel_launch_s = 1e-6\n')
+    assert load_system(str(v)).chip.hbm_stacks == 8 and load_efficiency(str(v)).kernel_launch_s == 1e-6
+    v.write_text('base = "jalapeno"\n[chip]\nhbm_stacks = 4\n[efficiency]\nkernel_launch_s = 2e-6\n')
+    _touch_later(v)  # same size: a second write inside one kernel clock tick keeps the mtime
+    assert load_system(str(v)).chip.hbm_stacks == 4 and load_efficiency(str(v)).kernel_launch_s == 2e-6
+    cfg = json.loads(resources.files("jalapeno.data.models").joinpath("llama-3.3-70b.json").read_text())
+    m = tmp_path / "m.json"
+    m.write_text(json.dumps(cfg))
+    assert load_model(str(m)).num_layers == 80  # the config's num_hidden_layers
+    m.write_text(json.dumps({**cfg, "num_hidden_layers": 40}))
+    _touch_later(m)
+    assert load_model(str(m)).num_layers == 40

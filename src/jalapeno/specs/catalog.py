@@ -14,6 +14,7 @@ from pathlib import Path
 
 from jalapeno.errors import UnknownNameError
 from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.files import file_stamp
 from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.model_config import load_model_file
@@ -99,12 +100,13 @@ def load_efficiency(name_or_path: str, which: str = "calibrated", overrides: tup
     from jalapeno.specs.variants import value_types
 
     overrides = tuple(overrides)
-    return _load_efficiency(name_or_path, which, overrides, value_types(overrides))
+    return _load_efficiency(name_or_path, which, overrides, value_types(overrides), file_stamp(name_or_path))
 
 
 @lru_cache(maxsize=128)
-def _load_efficiency(name_or_path: str, which: str, overrides: tuple, _types: tuple) -> Efficiency:
-    """:func:`load_efficiency`, cached per value types too (specs/variants.value_types)."""
+def _load_efficiency(name_or_path: str, which: str, overrides: tuple, _types: tuple, _stamp) -> Efficiency:
+    """:func:`load_efficiency`, cached per value types (specs/variants.value_types) and the file's
+    stamp (specs/files.file_stamp) too."""
     from jalapeno.specs.variants import variant_efficiency
 
     return variant_efficiency(load_system(name_or_path, overrides), which)
@@ -130,14 +132,18 @@ def is_catalog_system(system: System) -> bool:
         return Path(system.path).resolve() == Path(p).resolve()
 
 
-@lru_cache(maxsize=64)
 def load_model(name_or_path: str) -> ModelSpec:
-    """A model by catalog name or config.json path.
+    """A model by catalog name or config.json path (cached; an edited file is read again).
 
     Raises:
         UnknownNameError: not a shipped name and not a path.
         SpecError / UnsupportedModelError: the config is malformed or not a supported decoder.
     """
+    return _load_model(name_or_path, file_stamp(name_or_path) if _looks_like_path(name_or_path, ".json") else None)
+
+
+@lru_cache(maxsize=64)
+def _load_model(name_or_path: str, _stamp: tuple | None) -> ModelSpec:
     if _looks_like_path(name_or_path, ".json"):
         return load_model_file(Path(name_or_path))
     known = list_models()

@@ -72,6 +72,24 @@ class DuplicateKeyError(ValueError):
         self.key = key
 
 
+def file_stamp(name_or_path: str) -> tuple[int, int] | None:
+    """``(mtime_ns, size)`` of the file at ``name_or_path``, or None where there is none (a
+    catalog name).
+
+    A cache-key part for the loaders cached per name (specs/catalog.load_model and
+    load_efficiency, specs/variants.load_variant): keyed on the path alone, a notebook that rewrote
+    its variant TOML or config.json and loaded it again got the first version back, silently. A
+    file reached as another's ``base`` is not stamped (re-save the file that names it). The
+    mtime moves with the kernel's clock tick (a few ms): two same-size writes inside one tick read
+    as one version.
+    """
+    try:
+        st = Path(name_or_path).stat()
+    except (OSError, TypeError, ValueError):
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
 def unique_keys(pairs: list[tuple[str, object]]) -> dict:
     """``object_pairs_hook`` for :func:`json.loads`: the object as a dict, or
     :class:`DuplicateKeyError` naming a key given twice (a config.json with two ``hidden_size``

@@ -452,17 +452,20 @@ def load_variant(name_or_path: str, overrides: Overrides = ()) -> System:
     """A system by catalog name or TOML path (a ``base`` chain resolved) with ``overrides``.
 
     ``overrides`` (dotted key, value) pairs, as :func:`parse_sets` returns them. Without overrides
-    this is what ``load_system`` returns. Cached per (name, overrides, their value types).
+    this is what ``load_system`` returns. Cached per (name, overrides, their value types, the
+    file's modification stamp: an edited file is read again).
 
     Raises:
         UnknownNameError: unknown name or base. SpecError: a malformed file or override.
     """
+    from jalapeno.specs.files import file_stamp
+
     overrides = tuple(overrides)
-    return _load_variant(name_or_path, overrides, value_types(overrides))
+    return _load_variant(name_or_path, overrides, value_types(overrides), file_stamp(name_or_path))
 
 
 @lru_cache(maxsize=128)
-def _load_variant(name_or_path: str, overrides: Overrides, _types: tuple) -> System:
+def _load_variant(name_or_path: str, overrides: Overrides, _types: tuple, _stamp: tuple | None) -> System:
     data, origin = resolve_system_data(name_or_path)
     _, path = _path_of(name_or_path)
     sys_ = build_variant(data, origin, overrides, where=origin.where if not overrides else "--set")
