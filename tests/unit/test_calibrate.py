@@ -71,7 +71,7 @@ def silicon() -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def gemm_fit(gb200, tables):
     pytest.importorskip("scipy")
-    return kern.fit_gemm(tables["gemm"], gb200, kern.SERIAL_K_KEYS)  # as calibrate_system fits
+    return kern.fit_gemm(tables["gemm"], gb200, kern.SERIAL_K_KEYS, kern.SERIAL_K_FIT_ONLY_KEYS)  # as calibrate_system fits
 
 
 @pytest.fixture(scope="module")

@@ -136,7 +136,7 @@ def add_mla_prefill_kernel(ob: OpBuilder, a, rb: RankBatch, n: float, attn_fmt: 
 
 def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers: float,
                 w_bytes: float, w_fmt: str, attn_fmt: str, kv_token_bytes: float, act_in: float,
-                index_fmt: str = "fp8", cp_group: int = 1, w_key: str = "") -> None:
+                index_fmt: str = "fp8", cp_group: int = 1, w_key: str = "", w_kernels: float = 1.0) -> None:
     """Add the MLA attention block of ``layers`` layers (per chip) to ``ob``.
 
     ``kv_token_bytes``: bytes one token's latent + rope key take in the KV cache of one layer
@@ -144,7 +144,8 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
     ``attn_fmt``: compute format of the attention math (FP8 MLA where the precision asks for it).
     ``index_fmt`` is the compute format of the DSA indexer (FP8 where the chip has it);
     ``cp_group`` the chips the context-parallel group spans (ring exchange, module docstring);
-    ``w_key`` the projections' GEMM efficiency key when finer than ``w_fmt`` (``fp8_block``).
+    ``w_key`` the projections' GEMM efficiency key when finer than ``w_fmt`` (``fp8_block``);
+    ``w_kernels`` the kernels each projection launches (2 with an activation quantiser, cost/ops.ACT_QUANT_KERNELS).
     """
     a, h = model.attention, model.hidden_size
     n = a.num_heads / tp
@@ -154,16 +155,16 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
         # q_a_proj and kv_a_proj_with_mqa read the same input: engines run them as one GEMM of
         # width q_lora_rank + r + d_rope (TensorRT-LLM _torch/modules/attention.py MLA
         # kv_a_proj_with_mqa; SGLang deepseek_v2.py fused_qkv_a_proj_with_mqa; vLLM fused_qkv_a_proj)
-        ob.gemm("attn.qkv_a_proj", w_fmt, t, h, a.q_lora_rank + r + dr, w_bytes, act_in, count=layers, key=w_key)
-        ob.gemm("attn.q_b_proj", w_fmt, t, a.q_lora_rank, n * (dn + dr), w_bytes, act_in, count=layers, key=w_key)
+        ob.gemm("attn.qkv_a_proj", w_fmt, t, h, a.q_lora_rank + r + dr, w_bytes, act_in, count=layers, key=w_key, kernels=w_kernels)
+        ob.gemm("attn.q_b_proj", w_fmt, t, a.q_lora_rank, n * (dn + dr), w_bytes, act_in, count=layers, key=w_key, kernels=w_kernels)
     else:
-        ob.gemm("attn.q_proj", w_fmt, t, h, n * (dn + dr), w_bytes, act_in, count=layers, key=w_key)
-        ob.gemm("attn.kv_a_proj", w_fmt, t, h, r + dr, w_bytes, act_in, count=layers, key=w_key)
+        ob.gemm("attn.q_proj", w_fmt, t, h, n * (dn + dr), w_bytes, act_in, count=layers, key=w_key, kernels=w_kernels)
+        ob.gemm("attn.kv_a_proj", w_fmt, t, h, r + dr, w_bytes, act_in, count=layers, key=w_key, kernels=w_kernels)
     if a.has_indexer:  # DSA indexer projections (replicated): wq_b, wk, weights_proj
         ob.gemm("attn.dsa_index_wq_b", w_fmt, t, a.q_lora_rank, a.index_heads * a.index_head_dim, w_bytes,
-                act_in, count=layers, key=w_key)
+                act_in, count=layers, key=w_key, kernels=w_kernels)
         ob.gemm("attn.dsa_index_wk_weights", w_fmt, t, h, a.index_head_dim + a.index_heads, w_bytes, act_in,
-                count=layers, key=w_key)
+                count=layers, key=w_key, kernels=w_kernels)
     ob.op("attn.norm_rope_kv_write", "memory", attn_fmt, act=t * (4 * a.q_lora_rank + 4 * (r + dr)),
           kv=t * kv_token_bytes, kernels=3, count=layers)
     td, b, ctx = rb.decode_rows, rb.decode_seqs, rb.decode_ctx
@@ -182,7 +183,7 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
               act=td * n * (r * act_in + 2.0 * dv), rows=td, count=layers, key=w_key)
     if np.any(rb.prefill_tokens > 0):
         up_rows = rb.prefill_tokens + rb.prefill_keys()
-        ob.gemm("attn.kv_b_proj", w_fmt, up_rows, r, n * (dn + dv), w_bytes, act_in, count=layers, key=w_key)
+        ob.gemm("attn.kv_b_proj", w_fmt, up_rows, r, n * (dn + dv), w_bytes, act_in, count=layers, key=w_key, kernels=w_kernels)
         add_mla_prefill_kernel(ob, a, rb, n, attn_fmt, kv_token_bytes, layers)
         if a.has_indexer:
             ob.op("attn.dsa_indexer_prefill", "attention", index_fmt,
@@ -190,25 +191,26 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
         index_b = (a.index_head_dim + 4) if a.has_indexer else 0.0
         add_cp_ring(ob, "attn.cp_ring_kv", rb, kv_token_bytes + index_b, cp_group, layers,
                     "attn.mla_prefill")
-    ob.gemm("attn.o_proj", w_fmt, t, n * dv, h, w_bytes, act_in, count=layers, key=w_key)
+    ob.gemm("attn.o_proj", w_fmt, t, n * dv, h, w_bytes, act_in, count=layers, key=w_key, kernels=w_kernels)
 
 
 def add_gqa_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layer_share: float,
                 w_bytes: float, w_fmt: str, attn_fmt: str, kv_vec_bytes: float, act_in: float,
-                cp_group: int = 1, w_key: str = "") -> None:
+                cp_group: int = 1, w_key: str = "", w_kernels: float = 1.0) -> None:
     """Add GQA/MHA attention for the layers of one stage (``layer_share`` = stage layers / all).
 
     ``kv_vec_bytes``: bytes of one head's K (or V) vector in the KV cache, scales included
     (:meth:`KVCacheFormat.vector_bytes` of head_dim). ``attn_fmt``: compute format of the math.
     ``cp_group``: chips the context-parallel group spans (ring exchange, module docstring);
-    ``w_key``: the projections' GEMM efficiency key when finer than ``w_fmt`` (``fp8_block``).
+    ``w_key``: the projections' GEMM efficiency key when finer than ``w_fmt`` (``fp8_block``);
+    ``w_kernels``: the kernels each projection launches (2 with an activation quantiser, cost/ops.ACT_QUANT_KERNELS).
     """
     a, h, d = model.attention, model.hidden_size, model.attention.head_dim
     n = a.num_heads / tp
     kvr = kv_heads_per_rank(model, tp)
     t = rb.tokens
     layers = model.num_layers * layer_share
-    ob.gemm("attn.qkv_proj", w_fmt, t, h, (n + 2 * kvr) * d, w_bytes, act_in, count=layers, key=w_key)
+    ob.gemm("attn.qkv_proj", w_fmt, t, h, (n + 2 * kvr) * d, w_bytes, act_in, count=layers, key=w_key, kernels=w_kernels)
     ob.op("attn.norm_rope_kv_write", "memory", attn_fmt, act=t * (n + 2 * kvr) * d * 4,
           kv=t * 2 * kvr * kv_vec_bytes, kernels=2, count=layers)
     windows: dict[int, int] = {}
@@ -229,4 +231,4 @@ def add_gqa_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layer_s
                   act=rb.prefill_tokens * (n + 2 * kvr) * d * 2, count=c)
             add_cp_ring(ob, f"attn.cp_ring_kv_{tag}", rb, 2 * kvr * kv_vec_bytes, cp_group, c,
                         f"attn.prefill_{tag}", w or None)
-    ob.gemm("attn.o_proj", w_fmt, t, n * d, h, w_bytes, act_in, count=layers, key=w_key)
+    ob.gemm("attn.o_proj", w_fmt, t, n * d, h, w_bytes, act_in, count=layers, key=w_key, kernels=w_kernels)

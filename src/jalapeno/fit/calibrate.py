@@ -85,6 +85,7 @@ from jalapeno.fit.kernel_tables import (
 )
 from jalapeno.fit.kernels import (
     MOE_KEYS,
+    SERIAL_K_FIT_ONLY_KEYS,
     SERIAL_K_KEYS,
     fit_attention,
     fit_custom_allreduce_launch,
@@ -112,7 +113,7 @@ def calibrate_system(system: System) -> dict:
         raise SpecError("system", f"no measured kernel tables for {system.name}",
                         f"calibrate one of {', '.join(AIC_SYSTEM_DIRS)}; others use derived_set()")
     gemm, v_gemm = load_table(sdir, "gemm", "gemm_perf")
-    p_gemm, r_gemm = fit_gemm(gemm, system, SERIAL_K_KEYS)
+    p_gemm, r_gemm = fit_gemm(gemm, system, SERIAL_K_KEYS, SERIAL_K_FIT_ONLY_KEYS)
     ctx, v_att = load_table(sdir, "attention", "context_attention_perf")
     gen, _ = load_table(sdir, "attention", "generation_attention_perf")
     t0 = float(np.median(gemm_floors(r_gemm)))

@@ -118,9 +118,18 @@ def compute_anchor(m_, n_, k_) -> np.ndarray:
 #: GEMM entries whose serial k loop (KernelEfficiency.k_block_s) the TensorRT-LLM calibration fits:
 #: the block-scaled FP8 kernels, whose few-row times rise with k at any n (specs/kernel_efficiency.py)
 SERIAL_K_KEYS = ("fp8_block",)
+#: GEMM entries whose table fit carries the serial k loop only so that it does not bias the other
+#: parameters, and which ship no ``k_block_s``: TensorRT-LLM 1.3.0rc20's ``nvfp4`` rows at m 8-16 rise
+#: ~0.26 µs per 128 of k at any n up to 16,384 (n = 128, k = 8,192: 21 µs; k = 65,536: 126 µs), so a fit
+#: without the term prices those few-tile rows with a low HBM fraction (B200 0.41) that then slows every
+#: weight-streaming FP4 GEMM. The served kernels lack that loop: with it, Llama-3.3-70B NVFP4 at TP8 on
+#: B200 would take ~1.3x the measured TPOT (aiconfigurator rows, scripts/aic_gptoss_fixed_costs.py, table 1;
+#: TensorRT-LLM autotunes its NVFP4 GEMM tactic per m in serving), so only the streaming fraction is kept.
+SERIAL_K_FIT_ONLY_KEYS = ("fp4",)
 
 
-def fit_gemm(df: pd.DataFrame, system: System, serial_k: tuple[str, ...] = ()) -> tuple[dict, dict]:
+def fit_gemm(df: pd.DataFrame, system: System, serial_k: tuple[str, ...] = (),
+             fit_only_k: tuple[str, ...] = ()) -> tuple[dict, dict]:
     """(parameters, fit report) from a GEMM table: one (eta_f, m_half_f, eta_m_f) per format.
 
     Three stages, each asymptote identified where it binds: (1) eta_m_f and the floor t0 on the
@@ -143,7 +152,11 @@ def fit_gemm(df: pd.DataFrame, system: System, serial_k: tuple[str, ...] = ()) -
     ``kernel_launch_s`` (microbenchmarks time single launches, which CUDA graphs in serving hide).
     An entry named in ``serial_k`` (:data:`SERIAL_K_KEYS` for TensorRT-LLM's tables) also fits its
     serial k loop ``k_block_s`` in stage (1), beside eta_m_f and t0 (held in stage 2): unlike t0 it
-    is kernel execution time, which CUDA graphs do not hide, so it is used in serving.
+    is kernel execution time, which CUDA graphs do not hide, so it is used in serving. An entry named
+    in ``fit_only_k`` (:data:`SERIAL_K_FIT_ONLY_KEYS`) fits the same term in stage (1) and holds it in
+    stage (2), so that the few-tile rows it explains do not pull eta_m_f or m_half_f, but does not
+    ship it: stage (3) refits eta_f without it (the form served), the report keeps it
+    (``fit_only_k_block_s``) and its table errors are those of the fit with the term.
     """
     chip = system.chip
     df = df[df.gemm_dtype.isin(list(GEMM_DTYPES)) & (df.m >= 8)].copy()
@@ -156,9 +169,11 @@ def fit_gemm(df: pd.DataFrame, system: System, serial_k: tuple[str, ...] = ()) -
             continue
         key = gemm_key(dtype)
         m_, n_, k_, t_ = (d[c].to_numpy(dtype=float) for c in ("m", "n", "k", "t"))
-        sk = key in serial_k
-        eta, mh, em, t0, kb = _fit_gemm_rows(system, fmt, key, wb, ab, m_, n_, k_, t_, sk)
-        params.update(kernel_params("gemm", key, peak_fraction=eta, half_rows=mh, hbm_fraction=em, k_block_s=kb))
+        fo = key in fit_only_k
+        sk = key in serial_k or fo
+        eta, mh, em, t0, kb = _fit_gemm_rows(system, fmt, key, wb, ab, m_, n_, k_, t_, sk, fo)
+        params.update(kernel_params("gemm", key, peak_fraction=eta, half_rows=mh, hbm_fraction=em,
+                                    k_block_s=None if fo else kb))
         floors[key] = t0
         p = gemm_model_s(system, gemm_table(m_, n_, k_, fmt, wb, ab, key), key, eta, mh, em, t0, kb)
         preds.append(p)
@@ -166,7 +181,8 @@ def fit_gemm(df: pd.DataFrame, system: System, serial_k: tuple[str, ...] = ()) -
         report["formats"][key] = {"dtype": dtype, **_ape(p, t_), "kernel_floor_s": t0,
                                   "memory_anchor_rows": int((m_ <= GEMM_MEMORY_ANCHOR_ROWS).sum()),
                                   "compute_anchor_rows": int(compute_anchor(m_, n_, k_).sum()),
-                                  **_held_out_shapes(system, fmt, key, wb, ab, m_, n_, k_, t_, sk)}
+                                  **({"fit_only_k_block_s": kb} if fo else {}),
+                                  **_held_out_shapes(system, fmt, key, wb, ab, m_, n_, k_, t_, sk, fo)}
     allp, allm = np.concatenate(preds), np.concatenate(meas)
     report.update({"rows": int(allm.size), **_ape(allp, allm)})
     return nest_params(params), report
@@ -186,9 +202,11 @@ def gemm_floors(report: dict) -> list[float]:
 
 
 def _fit_gemm_rows(system: System, fmt: str, key: str, wb: float, ab: float, m_, n_, k_, t_,
-                   serial_k: bool = False) -> tuple:
+                   serial_k: bool = False, fit_only_k: bool = False) -> tuple:
     """(eta_f, m_half_f, eta_m_f, t0_f, k_block_s or None) of one GEMM entry ``key`` on its rows
-    (:func:`fit_gemm`'s two stages; ``serial_k``: fit k_block_s with the memory-bound anchor)."""
+    (:func:`fit_gemm`'s three stages; ``serial_k``: fit k_block_s with the memory-bound anchor and
+    hold it in stage 2; ``fit_only_k`` with it: stage 3 fits eta_f without the loop, as served; the
+    k_block_s returned is the fitted one either way)."""
     from scipy.optimize import least_squares
 
     tab = gemm_table(m_, n_, k_, fmt, wb, ab, key)
@@ -215,9 +233,10 @@ def _fit_gemm_rows(system: System, fmt: str, key: str, wb: float, ab: float, m_,
         # the compute asymptote where it binds (as eta_m on the memory anchor): eta_f refitted on
         # the large rows, m_half and t0 held at the every-row fit's
         tab_b = gemm_table(m_[big], n_[big], k_[big], fmt, wb, ab, key)
+        kb_served = None if fit_only_k else kb
 
         def resid_big(x):
-            return np.log(gemm_model_s(system, tab_b, key, _sig(x[0]), max(mh, 16.0), em, t0, kb) / t_[big])
+            return np.log(gemm_model_s(system, tab_b, key, _sig(x[0]), max(mh, 16.0), em, t0, kb_served) / t_[big])
 
         eta = _sig(least_squares(resid_big, [0.5], loss="soft_l1", f_scale=0.2, max_nfev=300).x[0])
     # a half-rows far below one tensor-core tile is a degenerate fit (memory time hides the
@@ -238,14 +257,15 @@ def gemm_shape_held_out(n_, k_) -> np.ndarray:
 
 
 def _held_out_shapes(system: System, fmt: str, key: str, wb: float, ab: float, m_, n_, k_, t_,
-                     serial_k: bool = False) -> dict:
+                     serial_k: bool = False, fit_only_k: bool = False) -> dict:
     """The entry refitted on half of its (n, k) shapes and judged on the other half
     (:func:`gemm_shape_held_out`): ``held_out_median_ape`` / ``_p90_ape`` / ``_n``. Reported only:
     the shipped parameters are fitted on every row."""
     ho = gemm_shape_held_out(n_, k_)
     if ho.all() or not ho.any():
         return {}
-    eta, mh, em, t0, kb = _fit_gemm_rows(system, fmt, key, wb, ab, m_[~ho], n_[~ho], k_[~ho], t_[~ho], serial_k)
+    eta, mh, em, t0, kb = _fit_gemm_rows(system, fmt, key, wb, ab, m_[~ho], n_[~ho], k_[~ho], t_[~ho], serial_k,
+                                         fit_only_k)
     p = gemm_model_s(system, gemm_table(m_[ho], n_[ho], k_[ho], fmt, wb, ab, key), key, eta, mh, em, t0, kb)
     return {f"held_out_{k}": v for k, v in _ape(p, t_[ho]).items()}
 
