@@ -261,9 +261,18 @@ def test_qwq_tp_scaling_moves_toward_the_held_out_measurement():
 def test_rocm_profiles_per_kernel_costs():
     """SGLang-ROCm's per-kernel cost is fitted (data/stack_fits.toml) above the AMD set's floor, the
     chip's fastest tuned kernel; vLLM-ROCm, with too few points to fit, takes vLLM's engine costs
-    (its base), whose per-kernel cost sits within 15% of MI300X/MI325X's own floor (3.2 µs against
-    3.68 µs after the 2026-12-02 refit, once the Kimi K2.5 INT4 rows' MoE is priced as Marlin measures it;
-    3.6 µs after the 2026-12-01 refits; 3.4 µs before them)."""
+    (its base), whose per-kernel cost sits within 15% of MI300X/MI325X's own floor.
+
+    Why 15%, not 10%: the floor is the chip's fastest tuned aiter GEMM, 3.68 µs (fit/amd.py
+    ``fastest_kernel_s``: one standalone kernel, launch included); the per-kernel cost is vLLM's,
+    fitted on NVIDIA vLLM rows (fit/stack_fit.py, a grid fit), and it moves with what the step
+    model counts as kernels, not with anything on ROCm: 3.6 µs after the 2026-12-01 refits, 3.2 µs
+    once Marlin priced the Kimi K2.5 INT4 MoE (c8a1480), 3.4 µs with the GEMM compute anchor
+    (62555cb), 3.2 µs (13% below the floor) since each NVFP4 linear GEMM launches its activation
+    quantiser (cost/ops.ACT_QUANT_KERNELS: 160 more kernels in a Llama-3.3-70B NVFP4 step, the same
+    measured step time over more kernels). A 10% bound fails on that legitimate refit; the bound
+    only guards the assumption that vLLM's graph-replayed kernels cost on ROCm about what one tuned
+    kernel takes there (docs/stacks.md)."""
     from jalapeno.specs.calibration import load_calibration
     from jalapeno.specs.stacks import get_stack
 
