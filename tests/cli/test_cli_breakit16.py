@@ -99,3 +99,24 @@ def test_an_edited_system_or_model_file_is_read_again_in_the_same_process(tmp_pa
     m.write_text(json.dumps({**cfg, "num_hidden_layers": 40}))
     _touch_later(m)
     assert load_model(str(m)).num_layers == 40
+
+
+def test_a_qwen_config_with_use_sliding_window_slides_only_layers_past_max_window_layers(tmp_path, capsys):
+    # Hugging Face Qwen2Config/Qwen3Config layer_types: with use_sliding_window, layer i slides only
+    # when i >= max_window_layers (default 28); every layer was windowed here, silently
+    from jalapeno.specs.model_config import load_model_file
+
+    cfg = json.loads(resources.files("jalapeno.data.models").joinpath("qwen3-32b.json").read_text())
+    assert cfg["num_hidden_layers"] == 64 and cfg["max_window_layers"] == 64
+    p = tmp_path / "q.json"
+
+    def windows(**changes):
+        p.write_text(json.dumps({**{k: v for k, v in cfg.items() if k != "max_window_layers"},
+                                 "use_sliding_window": True, "sliding_window": 4096, **changes}))
+        return load_model_file(p).attention.windows
+
+    assert windows(max_window_layers=64) == ()  # i >= 64 never: every layer full, as released
+    assert windows(max_window_layers=60) == (0,) * 60 + (4096,) * 4
+    assert windows() == (0,) * 28 + (4096,) * 36  # the key absent: Hugging Face's default 28
+    p.write_text(json.dumps({**cfg, "use_sliding_window": "yes", "sliding_window": 4096}))
+    check_error(*run(capsys, "models", "show", str(p)), "q.json: use_sliding_window: must be true or false")

@@ -56,6 +56,10 @@ def _opt_pos(cfg: dict, key: str, src: str) -> int | None:
     return _opt_int(cfg, key, src, None, 1, ", or remove it (null) to derive it")
 
 
+#: Hugging Face Qwen2Config / Qwen3Config / Qwen3MoeConfig default ``max_window_layers`` (a config
+#: without the key): with ``use_sliding_window``, layers 0..27 attend in full, the rest slide.
+QWEN_MAX_WINDOW_LAYERS = 28
+
 #: Largest layer count accepted (the biggest public decoders have ~100-200 layers).
 MAX_LAYERS = 4096
 
@@ -171,8 +175,13 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
         # Mistral and Mixtral apply a non-null sliding_window to every layer (Hugging Face
         # MixtralAttention passes config.sliding_window, "main diff with Llama"; a Mixtral config
         # carrying Mistral-7B's 4096 ran with full attention here); Qwen2/3 only with use_sliding_window
-        elif sw and cfg.get("use_sliding_window", mt in ("mistral", "mixtral")):
-            windows = (int(sw),) * layers
+        elif sw and _flag(cfg, "use_sliding_window", src, mt in ("mistral", "mixtral")):
+            # Qwen2/Qwen3 slide only layers i >= max_window_layers (Hugging Face Qwen2Config/Qwen3Config
+            # layer_types, default 28); every layer was windowed here, a short KV read for the rest
+            first = 0 if mt in ("mistral", "mixtral") else _opt_int(cfg, "max_window_layers", src,
+                                                                   QWEN_MAX_WINDOW_LAYERS, 0)
+            if first < layers:
+                windows = tuple(int(sw) if i >= first else 0 for i in range(layers))
         qk_norm, qk_norm_tp, rotary_dim = mt in ("qwen3", "qwen3_moe"), False, 0
         if mt == "minimax_m2":
             qk_norm, qk_norm_tp, rotary_dim = _minimax_attention(cfg, src, layers, head_dim)
