@@ -13,7 +13,8 @@ Counts follow the model config, the layout (deploy/layout.py conventions) and th
   vector): the ones the busiest rank receives when an all-to-all dispatches them (attention DP with
   EP; :func:`dispatch_copies`), else the whole group's tokens.
 - Per layer elementwise work (2 RMSNorms, 2 residual adds, activation quantisation): about
-  10 bf16 vectors of h per token (an estimate).
+  10 bf16 vectors of h per token (an estimate); none at the steps where the engine fuses them into
+  the TP all-reduces (``Efficiency.allreduce_rms_fusion``, vLLM's ``fuse_allreduce_rms``: cost/allreduce_rms.py).
 - Collectives: attention-TP all-reduce of the o_proj output; dense-FFN all-reduce (with
   ``Efficiency.gemm_allreduce_fusion`` both fused into their GEMM, o_proj and down, and exposed only
   beyond it: :func:`gemm_allreduce_stages`); MoE: with
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jalapeno.cost.allreduce_rms import fused_steps
 from jalapeno.cost.attention import RankBatch, add_gqa_ops, add_mla_ops
 from jalapeno.cost.moe import busiest_rank_assignments, experts_touched_on_rank, mixed_touched_fraction
 from jalapeno.cost.optable import MOE_KERNELS, MOE_WEIGHT_KEYS, CollectiveTable, OpBuilder, OpTable
@@ -127,8 +129,11 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
     fuse = eff.gemm_allreduce_fusion and tp > 1
     ob.collective("attn.all_reduce", "all_reduce", tp, t * h * 2, count=n_layers,
                   **(_fused("attn.o_proj", t, h, chip) if fuse else {}))
-    ob.op("layer.elementwise", "memory", "bf16", act=t * h * 2 * ELEMENTWISE_VECTORS_PER_LAYER,
-          kernels=2, count=n_layers)
+    # vLLM's fuse_allreduce_rms: both add + RMSNorm kernels run inside the all-reduces (cost/allreduce_rms.py)
+    elementwise = t * h * 2 * ELEMENTWISE_VECTORS_PER_LAYER
+    if eff.allreduce_rms_fusion and tp > 1 and dp == 1:
+        elementwise = np.where(fused_steps(t, chip.name, tp, h), 0.0, elementwise)
+    ob.op("layer.elementwise", "memory", "bf16", act=elementwise, kernels=2, count=n_layers)
 
     if n_dense:
         wb, wf, ain = mod("dense_ffn")

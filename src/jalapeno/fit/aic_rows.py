@@ -217,6 +217,43 @@ def with_row_attention_backend(dep: Deployment, backend: str, system: str) -> De
     return replace(dep, decode=replace(dep.decode, attention_backend=name), **({"prefill": pre} if pre else {}))
 
 
+#: (engine, catalog system, catalog model, catalog precision) -> the first run date (and the script) of the InferenceX
+#: launch script that passes vLLM's ``--compilation_config.pass_config.fuse_allreduce_rms true`` (the all-reduce +
+#: add + RMSNorm fusion, cost/allreduce_rms.py), read from each script's git history in SemiAnalysisAI/InferenceX: every
+#: version of these scripts passes it, from the first; no other vLLM single-node script does before 2026-06 (the
+#: MiniMax-M2.5, H100/H200 gpt-oss and Llama ones of the sampled dates do not). The GB200 Kimi K2.5 disaggregated rows
+#: (vLLM 0.18.0, 2026-04-07) ran recipes not in the repository at that date (its GB200 Kimi vLLM recipes, all with the
+#: flag, arrive with PR #1862, 2026-06-21, on v0.21.0): not flagged.
+ROW_ALLREDUCE_RMS_FUSION = {
+    ("vllm", "b200", "kimi-k2.5", "int4"): ("2026-02-23", "kimik2.5_int4_b200.sh @eb02101ef (PR #735)"),
+    ("vllm", "b200", "kimi-k2.5", "fp4"): ("2026-03-11", "kimik2.5_fp4_b200.sh @a58dedd5a (PR #862)"),
+    ("vllm", "h200", "kimi-k2.5", "int4"): ("2026-03-01", "kimik2.5_int4_h200.sh @70072ef5b (PR #839, relanded #847)"),
+    # the 2026-04-03 rows are PR #1056's sweep, before its merge (a35e53694, 2026-04-17): its script assumed
+    ("vllm", "b300", "kimi-k2.5", "fp4"): ("2026-04-03", "kimik2.5_fp4_b300.sh @a35e53694 (PR #1056)"),
+    ("vllm", "b200", "gpt-oss-120b", "mxfp4"): ("2025-09-21", "gptoss_fp4_b200_docker.sh @27f29acbe (PR #35), "
+                                                              "now gptoss_fp4_b200.sh"),
+}
+
+
+def row_allreduce_rms_fusion(backend: str, system: str, model: str, precision: str, date: str,
+                             client: str) -> tuple[bool, str]:
+    """(fused, note): whether an aiconfigurator row exported from InferenceX (``client`` inferencex-db) ran a
+    launch script that sets vLLM's ``fuse_allreduce_rms`` (:data:`ROW_ALLREDUCE_RMS_FUSION`, from the script's
+    first date on).
+
+    >>> row_allreduce_rms_fusion("vllm", "b200", "kimi-k2.5", "fp4", "2026-03-27", "inferencex-db")[0]
+    True
+    >>> [row_allreduce_rms_fusion("vllm", "b200", "kimi-k2.5", "fp4", d, c)[0]
+    ...  for d, c in (("2026-03-10", "inferencex-db"), ("2026-03-27", "aiconfigurator"))]
+    [False, False]
+    """
+    entry = ROW_ALLREDUCE_RMS_FUSION.get((backend, system, model, precision))
+    if entry is None or client != "inferencex-db" or not date or date < entry[0]:
+        return False, ""
+    return True, (f"all-reduce + RMSNorm fused (vLLM pass_config.fuse_allreduce_rms): InferenceX {entry[1]} "
+                  "(fit/aic_rows.ROW_ALLREDUCE_RMS_FUSION)")
+
+
 def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
     """Measured points of aiconfigurator's ``silicon_sample.csv`` (or a frame in its format), one per
     measurement (repeats skipped: fit/aic_duplicates.py); MTP as the InferenceX sweep ran it (fit/aic_sweeps.py).
@@ -304,10 +341,13 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         if client == "inferencex-db" and dep.prefill is None:
             dep, why = with_recipe_limits(dep, system, model, str(r.backend), prec, int(r.isl), int(r.osl), conc)
             notes += [why] if why else []
+        fused, why = row_allreduce_rms_fusion(str(r.backend), system, model, prec,
+                                              measured_date(str(getattr(r, "silicon_data_source", ""))), client)
+        notes += [why] if why else []
         points.append(MeasuredPoint("aiconfigurator", rid, system, model, prec, fw, int(r.isl), int(r.osl), conc, dep,
                                     meas, "matched", client == "aiconfigurator", notes + [note] * bool(note), spec=spec,
                                     engine_version=trtllm_release(str(r.backend),
                                                                   getattr(r, "silicon_data_source", None)),
-                                    client=client))
+                                    client=client, allreduce_rms_fusion=fused))
     points, repeats = drop_repeated_runs(points)
     return points, skipped + repeats

@@ -153,9 +153,11 @@ def split(points: Sequence[MeasuredPoint]) -> dict[str, str]:
 
 def _predict(points, stack: Stack) -> pd.DataFrame:
     """Predictions with the candidate ``stack`` pinned at each point's engine release (fit/validate.point_release:
-    its version rules hold as they do in validation) and its source's client front end."""
+    its version rules hold as they do in validation), its source's client front end and the all-reduce + RMSNorm
+    fusion where its launch script sets it (``MeasuredPoint.allreduce_rms_fusion``, as fit/validate.point_stack)."""
     releases = {p.id: point_release(p) for p in points}
-    return predict_points(points, stack_of=lambda p: stack.at_version(releases[p.id]).for_client(p.timed_by))
+    return predict_points(points, stack_of=lambda p: stack.at_version(releases[p.id]).for_client(p.timed_by)
+                          .with_allreduce_rms_fusion(p.allreduce_rms_fusion))
 
 
 def _target(rows: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:

@@ -49,15 +49,8 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
-from jalapeno.deploy.engines import (
-    get_recipe,
-    identified_config,
-    launch_budget,
-    launch_limits,
-    launch_mtp,
-    launch_recipe,
-    with_launch_kv,
-)
+from jalapeno.deploy.engines import (get_recipe, identified_config, launch_budget, launch_limits, launch_mtp,
+                                     launch_recipe, with_launch_kv)
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import JalapenoError
 from jalapeno.fit.entries import best_entry, entry_candidates, with_stack_mtp
@@ -131,6 +124,7 @@ class MeasuredPoint:
     #: the run's engine build fuses each row-parallel GEMM with its TP all-reduce, as its config declares
     #: (TensorRT-LLM ``gemm_allreduce_plugin``; fit/mlperf.py): priced with Stack.with_gemm_allreduce_fusion
     gemm_allreduce_fusion: bool = False
+    allreduce_rms_fusion: bool = False  # its launch script sets vLLM fuse_allreduce_rms (Stack.with_allreduce_rms_fusion)
     client: str = ""  # the benchmark client that timed it, "" = its source's (fit/aic_rows.aic_client)
     #: ``matched``: a finite run of this many requests issued at once (MLPerf Offline ``samples_per_query``), its
     #: duration ending with the last: the throughput carries the drain (serve/finite_run.py); 0 = steady state
@@ -390,11 +384,12 @@ def point_release(p: MeasuredPoint) -> str:
 
 def point_stack(p: MeasuredPoint):
     """A point's software-stack profile: its framework's at the engine release that ran it
-    (:func:`point_release`), with the front end of the client that timed it (``MeasuredPoint.timed_by``) and
-    the GEMM + all-reduce fusion where the point's engine build declares it (``gemm_allreduce_fusion``)."""
+    (:func:`point_release`), with the front end of the client that timed it (``MeasuredPoint.timed_by``) and the
+    fusions its engine build or launch script declares (``gemm_allreduce_fusion``, ``allreduce_rms_fusion``)."""
     from jalapeno.specs.stacks import stack_for_framework
 
     st = stack_for_framework(p.framework, p.system).at_version(point_release(p)).for_client(p.timed_by)
+    st = st.with_allreduce_rms_fusion(True) if p.allreduce_rms_fusion else st
     return st.with_gemm_allreduce_fusion(True) if p.gemm_allreduce_fusion else st
 
 

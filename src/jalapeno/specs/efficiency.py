@@ -87,10 +87,9 @@ _TEXT_NAMES: dict[str, tuple[str, ...]] = {"source": (), "moe_exchange": MOE_EXC
 
 
 #: The boolean parameters (engine switches) and what ``true`` means, for the error that asks for one.
-SWITCHES = {
-    "moe_width_term": "price the routed experts' per-rank width term, cost/moe_width.py",
-    "gemm_allreduce_fusion": "the engine fuses the GEMM with its TP all-reduce",
-}
+SWITCHES = {"moe_width_term": "price the routed experts' per-rank width term, cost/moe_width.py",
+            "gemm_allreduce_fusion": "the engine fuses the GEMM with its TP all-reduce",
+            "allreduce_rms_fusion": "the engine fuses the TP all-reduce with the residual add + RMSNorm after it"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,11 +234,11 @@ class Efficiency:
             gather (sources per engine in data/stacks.toml; docs/stacks.md).
         moe_width_term: price the routed experts' per-rank width term at MoE TP > 1 (cost/moe_width.py,
             data/moe_width.toml; set by the TensorRT-LLM stack profiles, whose kernels it was fitted on).
-        gemm_allreduce_fusion: the engine fuses each row-parallel GEMM (attention o_proj, FFN down)
-            with the TP all-reduce of its output (TensorRT-LLM's ``gemm_allreduce_plugin``: the
-            all-reduce runs tile by tile as the GEMM's output tiles complete), set by the software
-            stack or a measured point's declared engine build. Default False: the all-reduce
-            follows its GEMM. What stays exposed: cost/ops.py, docs/model.md §6.3.
+        gemm_allreduce_fusion: the engine fuses each row-parallel GEMM (attention o_proj, FFN down) with the TP
+            all-reduce of its output (TensorRT-LLM's ``gemm_allreduce_plugin``: the all-reduce runs tile by tile as
+            the GEMM's output tiles complete), set by the software stack or a measured point's declared engine
+            build. Default False: the all-reduce follows its GEMM. What stays exposed: cost/ops.py, docs/model.md §6.3.
+        allreduce_rms_fusion: vLLM's ``fuse_allreduce_rms`` (TP all-reduce + add + RMSNorm, cost/allreduce_rms.py).
         all_reduce_table: whose measured all-reduce prices the TP all-reduces, set by the software
             stack (cost/engine_allreduce.ALL_REDUCE_TABLE_NAMES: ``none``, the link-hierarchy model;
             ``trtllm`` / ``sglang`` / ``vllm``, the engine's own kernel as measured on the system, where measured).
@@ -282,6 +281,7 @@ class Efficiency:
     all_reduce_table: str = "none"
     memory_reserve_fraction: float = 0.04
     gemm_allreduce_fusion: bool = False
+    allreduce_rms_fusion: bool = False
     moe_width_term: bool = False
     source: str = "jalapeno defaults (docs/model.md)"
 

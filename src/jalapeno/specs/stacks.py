@@ -50,7 +50,7 @@ def _empty() -> MappingProxyType:
 
 _STACK_TAG = re.compile(r" \+ stack ")
 _KEYS = {"name", "label", "engines", "base", "source", "overlap", "moe_exchange", "all_reduce_table", "logits_bytes_per_elem",
-         "gemm_allreduce_fusion", "moe_width_term", "mtp_acceptance", "low", "high", "sources",
+         "gemm_allreduce_fusion", "allreduce_rms_fusion", "moe_width_term", "mtp_acceptance", "low", "high", "sources",
          "fit", "default_for", "clients", "version_rules", *BAND_FIELDS}
 #: The front-end fields a benchmark client's entry may set (``clients``): what a request spends
 #: outside the accelerator before its first token depends on the engine's server and on the
@@ -68,7 +68,7 @@ _VERSION_COPIES: dict[tuple[int, str], tuple] = {}
 _FUSION_COPIES: dict[tuple[int, str], tuple] = {}
 #: Behaviour fields a profile may state, each copied onto the Efficiency field of the same name (Stack.apply)
 _BEHAVIOUR_FIELDS: tuple[str, ...] = ("moe_exchange", "all_reduce_table", "logits_bytes_per_elem",
-                                      "gemm_allreduce_fusion", "moe_width_term")
+                                      "gemm_allreduce_fusion", "allreduce_rms_fusion", "moe_width_term")
 #: Profile fields a version rule may set: the text behaviours and the banded numbers.
 RULE_FIELDS: tuple[str, ...] = ("moe_exchange", "overlap", *BAND_FIELDS)
 _RULE_TEXT = {"moe_exchange": MOE_EXCHANGE_NAMES, "overlap": ("none", "tbo")}
@@ -124,6 +124,9 @@ class Stack:
             (TensorRT-LLM's ``gemm_allreduce_plugin``; Efficiency.gemm_allreduce_fusion), or None (the
             efficiency set's, False). An engine build option: a measured point that declares it sets it
             with :meth:`with_gemm_allreduce_fusion`.
+        allreduce_rms_fusion: the engine fuses each TP all-reduce with the residual add + RMSNorm after
+            it (vLLM's ``pass_config.fuse_allreduce_rms``; Efficiency.allreduce_rms_fusion), or None (the
+            efficiency set's); switched per launch script with :meth:`with_allreduce_rms_fusion`.
         moe_width_term: the engine's routed-expert kernels pay the per-rank width term at MoE TP > 1
             (cost/moe_width.py, fitted on TensorRT-LLM's kernels; Efficiency.moe_width_term), or None
             (the efficiency set's, False).
@@ -158,6 +161,7 @@ class Stack:
     all_reduce_table: str | None = None
     logits_bytes_per_elem: float | None = None
     gemm_allreduce_fusion: bool | None = None
+    allreduce_rms_fusion: bool | None = None
     moe_width_term: bool | None = None
     mtp_acceptance: MappingProxyType = field(default_factory=_empty)
     low: MappingProxyType = field(default_factory=_empty)
@@ -260,6 +264,26 @@ class Stack:
             return self
         return _memo_copy(_FUSION_COPIES, "on" if on else "off", self, lambda: replace(
             self, name=f"{self.name}+gemm_ar" if on else self.name.removesuffix("+gemm_ar"), gemm_allreduce_fusion=on))
+
+    def with_allreduce_rms_fusion(self, on: bool) -> Stack:
+        """This profile with the all-reduce + residual add + RMSNorm fusion switched ``on`` (vLLM's
+        ``--compilation_config.pass_config.fuse_allreduce_rms``; one copy per profile and setting), named
+        ``NAME+ar_rms`` when on.
+
+        >>> s = Stack("x", "x", "x")
+        >>> s.with_allreduce_rms_fusion(True).name, s.with_allreduce_rms_fusion(True).with_allreduce_rms_fusion(False).name
+        ('x+ar_rms', 'x')
+
+        Raises:
+            SpecError: ``on`` is not a bool.
+        """
+        if not isinstance(on, bool):
+            raise SpecError("allreduce_rms_fusion", f"must be True or False, got {on!r}",
+                            "pass True where the launch script sets pass_config.fuse_allreduce_rms, else False")
+        if bool(self.allreduce_rms_fusion) == on:
+            return self
+        return _memo_copy(_FUSION_COPIES, "ar_rms_on" if on else "ar_rms_off", self, lambda: replace(
+            self, name=f"{self.name}+ar_rms" if on else self.name.removesuffix("+ar_rms"), allreduce_rms_fusion=on))
 
     def costs(self, which: str = "calibrated") -> dict[str, float]:
         """The fixed costs the profile sets (``which``: calibrated, low or high), kernel launch
@@ -462,19 +486,22 @@ def _with_fit(raw: dict, fit: dict | None) -> dict:
 
 
 def get_stack(name: str) -> Stack:
-    """A profile by name; ``NAME@VERSION`` pins it at an engine version (:meth:`Stack.at_version`).
+    """A profile by name; ``NAME@VERSION`` pins it at an engine version (:meth:`Stack.at_version`); a trailing
+    ``+ar_rms`` switches vLLM's all-reduce + RMSNorm fusion on (:meth:`Stack.with_allreduce_rms_fusion`).
 
     Raises:
         UnknownNameError: no such profile (the message lists them). SpecError: a version that is
             not a release number, or a version on a profile without version rules (it would be
             silently dropped; the message names the profiles that take one).
     """
+    fused = name.strip().endswith("+ar_rms")
+    name = name.strip().removesuffix("+ar_rms")
     base, _, version = name.partition("@")
     base, version = base.strip(), version.strip()  # 'trtllm@ 1.1.0' was named 'trtllm@ 1.1.0' in titles
     s = stacks().get(base)
     if s is None:
         raise UnknownNameError("--stack", f"unknown software stack {base!r}",
-                               f"use one of {', '.join(stacks())} (data/stacks.toml), optionally NAME@VERSION")
+                               f"use one of {', '.join(stacks())} (data/stacks.toml), optionally NAME@VERSION and +ar_rms")
     if "@" in name:
         version_key(version, "--stack")
         if not s.version_rules:  # the version would be dropped: nothing in this profile depends on it
@@ -482,7 +509,8 @@ def get_stack(name: str) -> Stack:
             raise SpecError("--stack", f"profile {base!r} has no version rules, so {name!r} would price "
                             f"exactly as {base!r}", f"drop '@{version}', or pin a profile that takes "
                             f"versions: {takes}")
-    return s.at_version(version)
+    s = s.at_version(version)
+    return s.with_allreduce_rms_fusion(True) if fused else s
 
 
 def stack_for_framework(framework: str, system: str = "") -> Stack:

@@ -1,0 +1,80 @@
+"""vLLM's all-reduce + residual add + RMSNorm fusion: which steps it covers.
+
+With ``--compilation_config.pass_config.fuse_allreduce_rms true`` (vLLM's ``AllReduceFusionPass``,
+vllm/compilation/passes/fusion/allreduce_rms_fusion.py) the compiled graph replaces each tensor-parallel
+all-reduce and the ``fused_add_rms_norm`` after it (attention o_proj -> post-attention norm; MLP/MoE
+output -> the next layer's input norm) by one FlashInfer kernel (``flashinfer.comm.allreduce_fusion``,
+pattern ``kARResidualRMSNorm``, optionally with the FP8/NVFP4 quantisation of the norm's output):
+the two add + RMSNorm kernels a layer launches go, and their activation traffic with them (the
+residual is read and the normed output written by the all-reduce kernel itself).
+
+The pass applies only to the compiled ranges of step sizes (tokens per step, all sequences together)
+up to ``max_token_num = max_size // (hidden x 2 bytes)``, with ``max_size`` from its per-device,
+per-TP-size table ``FI_ALLREDUCE_FUSION_MAX_SIZE_MB`` (:data:`FUSION_MAX_MIB`); larger steps run the
+unfused all-reduce and norms. Above TP sizes the table lacks, at TP 1 and on other vendors' chips the
+pass is off.
+
+Pricing (named assumption, no measured fused-kernel table in aiconfigurator-core 0.12.0): the fused
+kernel takes the time of the all-reduce it replaces (the engine's measured all-reduce, or the
+link-hierarchy model) — at the message sizes it covers (<= 4 MiB per rank) the all-reduce is
+latency-bound and the norm's few vectors per token ride in its registers — and the layer's
+elementwise op (cost/ops.py ``layer.elementwise``: its 2 kernels and ~10 BF16 vectors per token)
+is dropped at the fused steps. Only a pure attention-TP layout fuses (attention DP: the MoE output
+comes back through an all-to-all combine or a reduce-scatter, not the pattern's all-reduce).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: CUDA compute capability (major x 10 + minor) of each catalog chip family, by the chip name's prefix:
+#: Hopper H100/H200/H800 9.0; Blackwell B200/GB200 10.0; Blackwell Ultra B300/GB300 10.3 (NVIDIA CUDA GPUs
+#: compute-capability table, developer.nvidia.com/cuda-gpus)
+CAPABILITY_BY_PREFIX: tuple[tuple[str, int], ...] = (
+    ("GB300", 103), ("B300", 103), ("GB200", 100), ("B200", 100), ("H100", 90), ("H200", 90), ("H800", 90))
+
+#: vLLM ``FI_ALLREDUCE_FUSION_MAX_SIZE_MB``: the largest all-reduce input (MiB per rank) the fusion pass
+#: covers, by device capability and TP size (vllm-project/vllm vllm/compilation/passes/fusion/
+#: allreduce_rms_fusion.py; v0.16.0 lists 90 and 100 with the same values, the 103 entry and TP 16 are
+#: later additions: a B300 run on a release without them is an assumption here)
+FUSION_MAX_MIB: dict[int, dict[int, float]] = {
+    90: {2: 64.0, 4: 2.0, 8: 0.5},
+    100: {2: 64.0, 4: 32.0, 8: 1.0, 16: 64.0},
+    103: {2: 64.0, 4: 64.0, 8: 4.0, 16: 64.0},
+}
+
+MIB = 1024 * 1024
+#: BF16 bytes per element of the all-reduce input (the model dtype)
+_INPUT_BYTES = 2
+
+
+def device_capability(chip_name: str) -> int | None:
+    """The compute capability of a catalog chip by its name, None for chips vLLM's pass does not cover.
+
+    >>> device_capability("B200 (HGX)"), device_capability("GB300 (Blackwell Ultra GPU in NVL72)"), device_capability("MI355X")
+    (100, 103, None)
+    """
+    return next((cap for prefix, cap in CAPABILITY_BY_PREFIX if chip_name.startswith(prefix)), None)
+
+
+def fused_max_tokens(chip_name: str, tp: int, hidden_size: int) -> int:
+    """vLLM's ``max_token_num``: the largest step (tokens) the fusion covers, 0 when it is off.
+
+    >>> fused_max_tokens("B200 (HGX)", 8, 7168)  # 1 MiB // (7168 x 2 B): Kimi K2.5 at TP8
+    73
+    >>> fused_max_tokens("H200 SXM", 8, 7168), fused_max_tokens("H200 SXM", 1, 7168), fused_max_tokens("MI355X", 8, 7168)
+    (36, 0, 0)
+    """
+    cap = device_capability(chip_name)
+    mib = FUSION_MAX_MIB.get(cap, {}).get(int(tp)) if cap is not None and tp > 1 else None
+    return 0 if mib is None else int(mib * MIB) // (hidden_size * _INPUT_BYTES)
+
+
+def fused_steps(tokens, chip_name: str, tp: int, hidden_size: int) -> np.ndarray:
+    """(N,) bool: the steps of ``tokens`` (tokens per step per TP group, (N,)) that run the fused kernel.
+
+    >>> fused_steps(np.array([1.0, 73.0, 74.0]), "B200 (HGX)", 8, 7168).tolist()
+    [True, True, False]
+    """
+    t = np.asarray(tokens, dtype=float)
+    return (t > 0) & (t <= fused_max_tokens(chip_name, tp, hidden_size))
