@@ -16,6 +16,7 @@ from jalapeno.cost.pricer import load_pricer
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout
 from jalapeno.serve.sim import step_time
+from jalapeno.serve.sim.entities import PrefixCache
 from jalapeno.serve.sim.scheduler import Instance
 from jalapeno.serve.sim.simulation import simple_deployment, simulate
 from jalapeno.serve.sim.step_time import StepTimer
@@ -108,3 +109,34 @@ def test_neighbour_guesses_skip_unused_codes(r1):
     for k in keys:
         for code in (k & mask, k >> step_time._BITS & mask):
             assert code <= 16 or code > step_time._FIRST_LOG_CODE
+
+
+def test_guesses_are_priced_nearest_step_first(r1):
+    """A capped batch keeps the steps most likely to come: the guesses' own keys in step order (each
+    as the scalar key() packs it), then their neighbours; a repeated guess appears once."""
+    m, pr, p = r1
+    t = StepTimer(m, pr, Layout(dp=8, ep=8), p)
+    rows = [(250.0, 8000.0, 2048.0, 512.0, 2.0), (250.0, 8100.0, 0.0, 0.0, 0.0),
+            (249.0, 8200.0, 1024.0, 3000.0, 1.0), (250.0, 8000.0, 2048.0, 512.0, 2.0)]
+    keys = t._codes(np.array(rows))
+    own = [t.key(*r) for r in rows[:3]]
+    assert keys[:3] == own
+    # then the two mixed guesses' 8 neighbours each (one bucket either way in decode sequences and context)
+    assert len(keys) == 3 + 2 * 8 and len(set(keys)) == len(keys)
+    t.cache[own[0]] = 1.0  # a priced key is not asked again
+    assert t._codes(np.array(rows))[:2] == own[1:]
+
+
+def test_lookahead_knows_the_requests_in_the_front_end(r1):
+    """A request issued but not yet arrived (front-end time) is in the lookahead's guesses: an idle
+    instance with one prompt of 3,000 tokens on its way plays to its arrival (decode-only stretches
+    are skipped, not listed) and guesses a step that prefills it whole (budget 8,192)."""
+    m, pr, p = r1
+    lay = Layout(tp=8, ep=8)
+    timer = StepTimer(m, pr, lay, p)
+    inst = Instance(0, "agg", timer, 8, 1e6, 16, 8192, PrefixCache(0.0), None, np.random.default_rng(0))
+    inst._dt_decode_s = 0.01
+    assert not inst.lookahead(4)[:, 2].any()  # nothing to prefill, nothing on its way
+    inst.in_flight = lambda: [(0.015, 3000)]  # arrives 15 ms from now
+    guesses = inst.lookahead(4)
+    assert guesses[0].tolist() == [0.0, 0.0, 3000.0, 0.0, 1.0]

@@ -66,7 +66,7 @@ def decode_steps(tokens: int, mtp: MTP | None, rng: np.random.Generator) -> int:
 
 
 #: steps :meth:`Instance.lookahead` plays forward on a step-time miss (benchmarks/bench_simulate.py)
-LOOKAHEAD_STEPS = 256
+LOOKAHEAD_STEPS = 512
 
 
 class Instance:
@@ -117,6 +117,9 @@ class Instance:
         self._chunks: list[tuple[Request, int]] = []
         #: (prompt tokens, front-end s) of the next n requests the simulation will issue (for lookahead)
         self.upcoming: Callable[[int], list[tuple[int, float]]] | None = None
+        #: (arrival time s, prompt tokens) of requests on their way to this instance (for lookahead)
+        self.in_flight: Callable[[], list[tuple[float, int]]] | None = None
+        self._now = 0.0  # the time of the last plan
         self._dt_decode_s = self._dt_prefill_token_s = 0.0  # the last steps' times, for lookahead
         # a StepTimer prices the lookahead's guesses with a miss; any other callable is used as is
         self._time = partial(timer, hint=self.lookahead) if isinstance(timer, StepTimer) else timer
@@ -229,6 +232,7 @@ class Instance:
     # ---- one step ----------------------------------------------------------------------
     def plan(self, now: float) -> float | None:
         """Poll, admit, build the next batch and return its duration (None when idle)."""
+        self._now = now
         self._poll()
         self._admit(now)
         budget = self.budget
@@ -274,22 +278,34 @@ class Instance:
     def lookahead(self, steps: int = LOOKAHEAD_STEPS) -> np.ndarray:
         """Guesses (M, 5) at the inputs of the next ``steps`` steps, for the step timer to price ahead.
 
-        Plays the batch forward, a step lasting as long as the last decode-only one plus the
-        last mixed step's time per prefill token: each step's prefill
-        chunks as :meth:`plan` builds them, decode sequences joining when their prefill ends and
-        leaving at their finish step, and each finish issuing the next request of ``upcoming``
-        (the simulation's closed-loop queue), queued after its front-end time. It checks no KV
-        capacity, preempts nothing and draws no MTP acceptance. Guesses only warm the cache
-        (sim/step_time.StepTimer): a wrong one costs a priced point (microseconds), never a
+        Plays the batch forward: each step's prefill chunks as :meth:`plan` builds them, decode
+        sequences joining when their prefill ends and leaving at their finish step, the requests
+        already in the front end (``in_flight``) arriving at their arrival times, and each finish
+        issuing the next request of ``upcoming`` (the simulation's closed-loop queue), queued after
+        its front-end time. A step whose inputs the timer has priced lasts its priced time;
+        another, the last decode-only step plus the last mixed step's time per prefill token. It
+        checks no KV capacity, preempts nothing and draws no MTP acceptance. Guesses only warm the
+        cache (sim/step_time.StepTimer): a wrong one costs a priced point (microseconds), never a
         different step time.
         """
         pre = [[r.prefill_needed, r.cached_tokens + r.prefill_done] for r in self.prefilling]
         slots = self.max_running - len(self.prefilling) - len(self.decoding)
         queue = [[r.prefill_needed, r.cached_tokens + r.prefill_done] for r in self.waiting]
-        finishes = sorted(f - self.step_index for f, rid in self.finish if f - self.step_index <= steps)
+        dec = self.decoding  # a preempted request's heap entry is stale (complete() skips it)
+        finishes = sorted(f - self.step_index for f, rid in self.finish
+                          if f - self.step_index <= steps and rid in dec and dec[rid].finish_step == f)
         arriving = iter(self.upcoming(len(finishes)) if self.upcoming is not None else ())
         dt_dec, dt_tok = self._dt_decode_s, self._dt_prefill_token_s
-        due: list[tuple[float, int]] = []  # (arrival time from now, prompt tokens)
+        # a step whose inputs the timer has priced lasts its priced time; others the estimate above
+        timer = self.timer if isinstance(self.timer, StepTimer) else None
+        cache, ahead = (timer.cache, timer.ahead) if timer else ({}, {})
+
+        def priced(key: int) -> float | None:
+            v = cache.get(key)
+            return v if v is not None else ahead.get(key)
+
+        # (arrival time from now, prompt tokens): the requests already in the front end, then those issued ahead
+        due = [(at - self._now, isl) for at, isl in self.in_flight()] if self.in_flight is not None else []
         b, ctx_sum, fi, q, step, t = len(self.decoding), self.decode_ctx_sum, 0, 0, 1, 0.0
         out: list[tuple[float, float, float, float, float]] = []
         while step <= steps:  # t: time of this step's plan, from now
@@ -326,9 +342,11 @@ class Instance:
                 c[0] -= take
                 c[1] += take
             ctx = ctx_sum / b if b else 0.0
-            out.append((b, ctx, tok, w / tok if tok else 0.0, n))
+            p_ctx = w / tok if tok else 0.0
+            out.append((b, ctx, tok, p_ctx, n))
             ctx_sum += b * self.a
-            t += dt_dec + tok * dt_tok
+            known = priced(timer.key(b, ctx, tok, p_ctx, n)) if timer else None
+            t += known if known is not None else dt_dec + tok * dt_tok
             while fi < len(finishes) and finishes[fi] <= step:
                 fi += 1
                 b -= 1

@@ -120,6 +120,7 @@ class Simulation:
         self.chips = dep.chips
         self._kv_capacity = sum(i.capacity for i in self.instances if i.role != "prefill")
         self.engine = Engine(self._dispatch)
+        self._flying: dict[int, tuple[float, int]] = {}  # issued, not arrived: id -> (arrival s, prompt tokens)
         self.link_free = {i.id: 0.0 for i in self.instances if i.role == "decode"}
         self.reload_lanes = {i.id: [0.0] * i.timer.layout.dp for i in self.instances if i.role != "decode"}
         self.pending: list[RequestSpec] = []
@@ -139,7 +140,12 @@ class Simulation:
         self._check_fits(r)
         self.requests.append(r)
         self.engine.schedule(at + self._frontend(r), Arrival(r.id), priority=1)
+        self._flying[r.id] = (at + self._frontend(r), r.isl)
         return r
+
+    def _in_flight(self) -> list[tuple[float, int]]:
+        """(arrival time s, prompt tokens) of the issued requests still in the front end (lookahead)."""
+        return list(self._flying.values())
 
     def _lower_tiers(self, layout) -> list[LowerTier]:
         """The system's usable KV tiers below HBM (specs/kv_tiers.py) in tokens per instance."""
@@ -196,9 +202,9 @@ class Simulation:
         self.pending = list(reversed(specs))
         self.warmup_left = warmup
         self.target = len(specs)
-        for inst in self.instances:
-            if inst.role != "decode":
-                inst.upcoming = self._upcoming
+        entry = [inst for inst in self.instances if inst.role != "decode"]
+        for inst in entry:  # requests on their way (lookahead guesses) can only come to a lone entry instance
+            inst.upcoming, inst.in_flight = self._upcoming, self._in_flight if len(entry) == 1 else None
         for _ in range(min(concurrency, len(specs))):
             self._issue_next(0.0)
 
@@ -290,6 +296,7 @@ class Simulation:
             return self._feed(ev.index, now)
         if isinstance(ev, Arrival):
             req = self.requests[ev.request_id]
+            self._flying.pop(req.id, None)
             prev = self._session_instance.get(req.session) if req.session >= 0 else None
             if prev is not None:
                 req.instance = prev

@@ -11,7 +11,8 @@ average out over many steps; measured against unbucketed step costs the error st
 Speed: one ``step_cost`` call costs about a millisecond whatever the number of points it prices
 (its time is per-op Python, not arithmetic), so on a cache miss the timer prices the missing
 batch together with the caller's guesses at the next steps (``hint``, see
-scheduler.Instance.lookahead) in one vectorised call. A guess only fills the cache: a step's
+scheduler.Instance.lookahead) in one vectorised call, nearest step first (at most
+:data:`MAX_PRICED` points). A guess only fills the cache: a step's
 time is always the step cost of its own bucketed inputs. Every call prices at least two points
 (a lone point is padded), so a value does not depend on which call priced it: numpy reduces a
 one-point column in a different summation order, which moves the last bit (≤ 1 ulp).
@@ -38,8 +39,9 @@ _BITS = 12
 #: codes 17..this are unused: inputs above 16 get round(ln x / ln 1.03) >= 94
 _FIRST_LOG_CODE = 93
 
-#: most points one step_cost call prices (its time grows past a few hundred)
-MAX_PRICED = 192
+#: most points one step_cost call prices (about 1.3 ms fixed plus 1.4 us per point on the development VM:
+#: 384 points cost under 2 ms, and fewer misses pay for them; benchmarks/bench_simulate.py)
+MAX_PRICED = 384
 
 #: a step's raw inputs: (decode sequences, their mean context, prefill tokens, prefill context, prefill sequences)
 StepInputs = tuple[float, float, float, float, float]
@@ -98,10 +100,11 @@ class StepTimer:
                 float(key >> 4 * _BITS))
 
     def _codes(self, guesses: np.ndarray) -> list[int]:
-        """Keys of guesses (M, 5) not cached yet, vectorised; a guess with prefill tokens also brings
-        its neighbours one bucket either side in decode sequences and decode context (the play
-        ahead drifts there). A key off by one bucket at a rounding tie only wastes a guess:
-        cached times are always priced from their own key."""
+        """Keys of guesses (M, 5) not cached yet, vectorised, nearest step first: the guesses
+        themselves in step order, then, for those with prefill tokens, their neighbours one bucket
+        either side in decode sequences and decode context (the play ahead drifts there), so a
+        capped batch (``MAX_PRICED``) keeps the steps most likely to come. A key off by one bucket at
+        a rounding tie only wastes a guess: cached times are always priced from their own key."""
         g = np.asarray(guesses, dtype=float).reshape(-1, 5)
         x = g[:, :4]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -114,9 +117,10 @@ class StepTimer:
             k = np.vstack([k, *(mixed + (db, dc, 0, 0, 0) for db in (-1, 0, 1) for dc in (-1, 0, 1) if db or dc)])
             d = k[:, :2]
             k = k[((d >= 0) & ((d <= 16) | (d > _FIRST_LOG_CODE))).all(axis=1)]
-        packed = np.unique(k @ (1 << np.arange(0, 5 * _BITS, _BITS, dtype=np.int64)))
+        packed = k @ (1 << np.arange(0, 5 * _BITS, _BITS, dtype=np.int64))
+        _, first = np.unique(packed, return_index=True)  # each key once, at its first (nearest) guess
         cache, ahead = self.cache, self.ahead
-        return [t for t in packed.tolist() if t not in cache and t not in ahead]
+        return [t for t in packed[np.sort(first)].tolist() if t not in cache and t not in ahead]
 
     def __call__(self, decode_seqs: float, decode_ctx: float, prefill_tokens: float, prefill_ctx: float,
                  prefill_seqs: float, hint: Callable[[], np.ndarray] | None = None) -> float:
