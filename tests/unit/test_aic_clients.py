@@ -84,3 +84,24 @@ def test_a_launch_setting_picked_by_load_does_not_split_a_deployment():
     # docs/gap_aic_ttft.md: the B200 SGLang FP4 MoE-TP8 8k rows, 5.6 s at C = 4 against 2.1 s at C = 32 (TPOT higher)
     flags = aic_ttft_flags([pt("c4", 4, 5.6, 0.0124, 10), pt("c32", 32, 2.1, 0.030, 30)])
     assert sorted(flags) == ["c4"] and "2.7x" in flags["c4"]
+
+
+@pytest.mark.parametrize("concurrency, cap", [(64, 128), (128, 128), (256, None), (512, None)])
+def test_a_row_beyond_the_recipes_running_cap_is_not_capped_by_it(concurrency, cap):
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.fit.aic_rows import with_recipe_limits
+    from jalapeno.specs.formats import get_precision
+
+    # InferenceX benchmarks/single_node/dsr1_fp8_b200.sh, TP8 branch: --max-running-requests 128 and
+    # --cuda-graph-max-bs 128 "as the maximum concurrency" of its sweep, --chunked-prefill-size 32768,
+    # --scheduler-recv-interval 30 from concurrency 16, --kv-cache-dtype fp8_e4m3
+    base = Deployment(get_precision("fp8"), Pool(Layout(tp=8, ep=1)))
+    dep, note = with_recipe_limits(base, "b200", "deepseek-r1", "sglang", "fp8", 1024, 1024, concurrency)
+    assert (dep.max_running, dep.cuda_graph_max_batch) == (cap, cap)
+    # the recipe's other limits hold at every load
+    assert (dep.token_budget, dep.recv_interval, dep.precision.kv_cache.name) == (32768, 30, "fp8")
+    assert "sglang-b200-dsr1-fp8" in note
+    assert ("not applied" in note) == (cap is None)
+    if cap is None:
+        assert f"concurrency {concurrency} is above the cap" in note and "max_running 128" in note

@@ -154,7 +154,21 @@ def with_recipe_limits(dep, system: str, model: str, backend: str, precision: st
     """(deployment, note): an aggregated row exported from an InferenceX sweep with the engine limits of the
     InferenceX launch recipe that ran it (deploy/engines.launch_limits: token budget, scheduler poll, KV pool),
     as validation gives InferenceX's own points; ``dep`` and "" when no single recipe describes the run or
-    the deployment already has limits of its sweep's script (a running cap)."""
+    the deployment already has limits of its sweep's script (a running cap).
+
+    A row above the recipe's running cap keeps the recipe's other limits but not its running and CUDA-graph
+    caps (:data:`BEYOND_CAP_DROPS`): InferenceX's scripts set both to the most their sweep runs
+    (benchmarks/single_node/dsr1_fp8_b200.sh @64c20b6b5: "Setting these values (passed in to
+    --cuda-graph-max-bs and --max-running-requests) as the maximum concurrency"; nvidia-master.yaml
+    dsr1-fp8-b200-sglang then swept concurrency 4-64 against the cap 128), so a run at a higher concurrency
+    was launched with caps the recipe does not record; the engine's KV pool then bounds the batch and its
+    CUDA-graph limit is not modelled (a named assumption).
+
+    >>> d = Deployment(get_precision("fp8"), Pool(Layout(tp=8)))
+    >>> [(x.max_running, x.cuda_graph_max_batch) for c in (64, 256)
+    ...  for x in [with_recipe_limits(d, "b200", "deepseek-r1", "sglang", "fp8", 1024, 1024, c)[0]]]
+    [(128, 128), (None, None)]
+    """
     from jalapeno.deploy.engines import launch_limits, with_launch_kv
 
     if dep.max_running is not None or backend not in IX_FRAMEWORK:
@@ -163,8 +177,17 @@ def with_recipe_limits(dep, system: str, model: str, backend: str, precision: st
                             concurrency, mtp=dep.mtp is not None)
     if not kw:
         return dep, ""
+    cap = kw.get("max_running")
+    if cap is not None and concurrency > cap:
+        dropped = {k: kw.pop(k) for k in BEYOND_CAP_DROPS if k in kw}
+        why += (f"; its {', '.join(f'{k} {v}' for k, v in dropped.items())} not applied: concurrency {concurrency:g} "
+                "is above the cap the script sets as its sweep's maximum (fit/aic_rows.with_recipe_limits)")
     prec = with_launch_kv(dep.precision, kw)
     return replace(dep, precision=prec, **kw), why
+
+
+#: the recipe limits a row above the recipe's running cap does not take (:func:`with_recipe_limits`)
+BEYOND_CAP_DROPS = ("max_running", "cuda_graph_max_batch")
 
 
 #: (engine, aiconfigurator ``moe_quant_mode``) -> the MoE kernel backend that engine runs those experts on by
