@@ -14,7 +14,7 @@ from jalapeno.cost.pricer import load_pricer
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
-from jalapeno.fit.aic_sweeps import load_sweeps, with_sweep_batch_wait
+from jalapeno.fit.aic_sweeps import load_sweeps, sweep_of, with_sweep_batch_wait
 from jalapeno.serve.batch_wait import batch_wait_steps, bunched_arrivals_per_step, prompts_to_fill
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.sim.entities import PrefixCache, Request
@@ -126,7 +126,39 @@ def test_switched_on_for_the_delay_batching_rows_only():
     assert not with_sweep_batch_wait(d, sweep, 8192, 1024, 128)[0].batch_waits  # the script: 1k/1k only
     adp = Deployment(get_precision("fp8"), Pool(Layout(dp=8, ep=8)))
     assert not with_sweep_batch_wait(adp, sweep, 1024, 1024, 128)[0].batch_waits
-    assert not any(s.batch_wait_timeout_iters for s in load_sweeps() if s.config_key != "dsr1-fp8-b200-trt")
+    llama = ("70b-b200-trt-fp8", "70b-b200-trt-fp4", "70b-h200-trt-fp8")
+    assert not any(s.batch_wait_timeout_iters for s in load_sweeps() if s.config_key not in ("dsr1-fp8-b200-trt", *llama))
+
+
+# Read by hand (SemiAnalysisAI/InferenceX benchmarks/70b_fp8_b200_trt_slurm.sh, 70b_fp4_b200_trt_slurm.sh and
+# 70b_fp8_h200_trt_slurm.sh @9596d23d7, the last commit before Llama 70B's removal on 2025-10-29): `if [[ "$ISL" ==
+# "1024" && "$OSL" == "1024" && ${TP} -lt 8 ]]` writes batch_wait_max_tokens_ratio: 0.9 and batch_wait_timeout_iters:
+# 20 into llama-config.yml, at every CONC; trtllm-serve gets --max_num_tokens 16384 and kv_cache_config dtype fp8.
+@pytest.mark.parametrize("key", ["70b-b200-trt-fp8", "70b-b200-trt-fp4", "70b-h200-trt-fp8"])
+def test_llama_70b_trt_rows_wait_at_1k1k_below_tp8_only(key):
+    sweep = next(s for s in load_sweeps() if s.config_key == key)
+    assert (sweep.model, sweep.version, sweep.measured) == ("llama-3.3-70b", "", "2025-10-29")
+    # an aiconfigurator row of that sweep (release blank; its silicon_data_source as the sample writes it)
+    source = "source_file=2026-04-06.csv; model=Llama-3.1-70B; silicon_concurrency=8; measured=2025-10-29T00:00:00.000Z"
+    assert sweep_of(sweep.system, "llama-3.3-70b", "trtllm unstated", sweep.precision, source) == sweep
+    assert (sweep.batch_wait_timeout_iters, sweep.batch_wait_max_tokens_ratio, sweep.batch_wait_below_tp) == (20, 0.9, 8)
+    assert (sweep.kv_dtype, sweep.batched_tokens(8192)) == ("fp8", 16384)
+    on = [(tp, isl, osl, c) for tp in (1, 2, 4, 8) for isl, osl in ((1024, 1024), (1024, 8192), (8192, 1024))
+          for c in (4, 128)
+          if with_sweep_batch_wait(Deployment(get_precision("fp8"), Pool(Layout(tp=tp))), sweep, isl, osl, c)[0].batch_waits]
+    assert on == [(tp, 1024, 1024, c) for tp in (1, 2, 4) for c in (4, 128)]
+
+
+def test_llama_70b_1k1k_rows_hold_their_prompts_about_the_timeout():
+    """At concurrency 4 a 1k/1k TP1 prompt's window (20 steps, or 0.9 x 16,384 tokens = 14 prompts of <= 1,024
+    beside 3 decode rows) closes by the timeout: the other 3 users arrive once per ~1,000-step cycle, so the hold
+    is close to 20 decode steps, and the TTFT rises by at least 15 of them over the same deployment without it."""
+    model, pricer = load_model("llama-3.3-70b"), load_pricer("b200")
+    off = Deployment(get_precision("fp8-tensor"), Pool(Layout(tp=1)), token_budget=16384, max_tokens_per_step=16384)
+    on = dataclasses.replace(off, batch_wait_timeout_iters=20, batch_wait_max_tokens_ratio=0.9)
+    wl = Workload("1k/1k", 1024, 1024, 0.8)
+    r_off, r_on = (serve_at_concurrency(model, pricer, d, wl, [4], idle_start=False).record(0) for d in (off, on))
+    assert 15 * r_on["tpot_s"] < r_on["ttft_s"] - r_off["ttft_s"] < 21 * r_on["tpot_s"]
 
 
 @pytest.mark.parametrize(("kw", "field", "fix"), [
@@ -139,6 +171,16 @@ def test_bad_settings_name_the_field(kw, field, fix):
     with pytest.raises(SpecError, match=f"{field}.*{fix}") as e:
         Deployment(get_precision("fp8"), Pool(Layout(tp=8)), **kw)
     assert "TensorRT-LLM's" in str(e.value)
+
+
+def test_a_sweep_entry_with_a_bad_tp_condition_is_refused(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_text('[[sweep]]\nsystem = "b200"\nmodel = "llama-3.3-70b"\nengine = "trtllm"\nversion = ""\n'
+                 'precision = "nvfp4"\nmeasured = "2025-10-29"\nconfig_key = "k"\nspec = "none"\nsource = "s"\n'
+                 'batch_wait_timeout_iters = 20\nbatch_wait_max_tokens_ratio = 0.9\nbatch_wait_workload = "1k1k"\n'
+                 'batch_wait_from_concurrency = 1\nbatch_wait_below_tp = "8"\n')
+    with pytest.raises(SpecError, match=r"batch_wait_below_tp.*\$\{TP\} -lt N"):
+        load_sweeps.__wrapped__(p)
 
 
 def test_a_sweep_entry_without_its_load_rule_is_refused(tmp_path):

@@ -31,7 +31,7 @@ SWEEPS = Path(__file__).resolve().parents[1] / "data" / "validation" / "aic_swee
 _KEYS = {"system", "model", "engine", "version", "precision", "measured", "config_key", "spec", "mtp_draft",
          "mtp_draft_dp_attention", "source", "adp_balance_timeout_iters", "max_batch_dp_attention", "kv_dtype",
          "moe_backend", "batch_wait_timeout_iters", "batch_wait_max_tokens_ratio", "batch_wait_workload",
-         "batch_wait_from_concurrency", "expert_parallel", "max_num_batched_tokens", "memory_fraction"}
+         "batch_wait_from_concurrency", "batch_wait_below_tp", "expert_parallel", "max_num_batched_tokens", "memory_fraction"}
 #: ``max_batch_dp_attention``: the launch script's per-rank ``max_batch_size`` under attention DP as
 #: ``conc/N`` (CONC / N, CONC itself below N: ``$(( CONC < N ? CONC : CONC / N ))``) or ``conc/dp``
 #: (``$((CONC/TP))`` with TP the attention-DP degree).
@@ -73,12 +73,14 @@ class Sweep:
     batch_wait_max_tokens_ratio: float = 0.0
     batch_wait_workload: str = ""
     batch_wait_from_concurrency: int = 0
+    #: ... at tensor-parallel sizes below this one only (the script's ``${TP} -lt N``); 0 = at every TP
+    batch_wait_below_tp: int = 0
     #: the script passes vLLM's ``--enable-expert-parallel`` whatever the configuration's ``ep`` (its test
     #: ``[ "$EP_SIZE" -ge 1 ]`` holds for the sweep matrix's default ep 1): MoE EP over every chip of the
     #: instance (:func:`with_sweep_expert_parallel`); False = the row's own MoE layout
     expert_parallel: bool = False
-    #: the vLLM script's ``--max-num-batched-tokens`` (:data:`_BATCHED`: "2048" or "2*isl"): tokens one step
-    #: processes, decode rows and prompt chunks together; "" = the script passes none
+    #: the vLLM script's ``--max-num-batched-tokens`` (TensorRT-LLM's ``--max_num_tokens``) (:data:`_BATCHED`: "2048"
+    #: or "2*isl"): tokens one step processes, decode rows and prompt chunks together; "" = the script passes none
     max_num_batched_tokens: str = ""
     #: the script's ``--gpu-memory-utilization``; 0 = the script passes none
     memory_fraction: float = 0.0
@@ -175,6 +177,11 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
                 raise SpecError(f"{where}.batch_wait_workload", "batch waiting without the workload and load it applies to",
                                 'give batch_wait_workload (e.g. "1k1k") and batch_wait_from_concurrency (e.g. 64) '
                                 "from the launch script's DELAY_BATCHING condition")
+        bt = e.get("batch_wait_below_tp", 0)
+        if isinstance(bt, bool) or not isinstance(bt, int) or bt < 0:
+            raise SpecError(f"{where}.batch_wait_below_tp", repr(bt),
+                            "give the TP the launch script's batch-waiting condition stays below (${TP} -lt N: N), "
+                            "or leave it out")
         mb = e.get("max_num_batched_tokens", "")
         if mb != "" and (not isinstance(mb, str) or (m := _BATCHED.fullmatch(mb)) is None or int(m.group(1)) < 1):
             raise SpecError(f"{where}.max_num_batched_tokens", repr(mb),
@@ -306,8 +313,9 @@ def with_sweep_launch(dep, sweep: Sweep | None, concurrency: float):
 def with_sweep_batch_wait(dep, sweep: Sweep | None, isl: int, osl: int, concurrency: float):
     """(deployment, note) of an aggregated row without attention DP that its sweep's launch script ran with
     TensorRT-LLM batch waiting (its ``DELAY_BATCHING``: ``batch_wait_timeout_iters`` and
-    ``batch_wait_max_tokens_ratio`` on one workload from one concurrency up; serve/batch_wait.py); ``dep``
-    and "" otherwise (TensorRT-LLM skips the hold under attention DP).
+    ``batch_wait_max_tokens_ratio`` on one workload from one concurrency up, below one TP where the script
+    says so: ``batch_wait_below_tp``; serve/batch_wait.py); ``dep`` and "" otherwise (TensorRT-LLM skips the
+    hold under attention DP).
 
     >>> from jalapeno.deploy.deployment import Deployment, Pool
     >>> from jalapeno.deploy.layout import Layout
@@ -320,12 +328,17 @@ def with_sweep_batch_wait(dep, sweep: Sweep | None, isl: int, osl: int, concurre
     40
     >>> with_sweep_batch_wait(d, s, 1024, 1024, 32)[0].batch_wait_timeout_iters  # below the script's CONC 64
     0
+    >>> s8 = replace(s, batch_wait_from_concurrency=1, batch_wait_below_tp=8)  # the Llama-70B scripts' TP < 8
+    >>> [with_sweep_batch_wait(Deployment(get_precision("fp8"), Pool(Layout(tp=t))), s8, 1024, 1024, 4)[0]
+    ...  .batch_wait_timeout_iters for t in (4, 8)]
+    [40, 0]
     """
     from jalapeno.deploy.recipe import workload_key
 
     if (sweep is None or dep is None or dep.prefill is not None or not sweep.batch_wait_timeout_iters
             or dep.decode.layout.dp > 1 or workload_key(isl, osl) != sweep.batch_wait_workload
-            or concurrency < sweep.batch_wait_from_concurrency):
+            or concurrency < sweep.batch_wait_from_concurrency
+            or (sweep.batch_wait_below_tp and dep.decode.layout.tp >= sweep.batch_wait_below_tp)):
         return dep, ""
     return (replace(dep, batch_wait_timeout_iters=sweep.batch_wait_timeout_iters,
                     batch_wait_max_tokens_ratio=sweep.batch_wait_max_tokens_ratio),
@@ -393,8 +406,9 @@ def with_sweep_expert_parallel(dep, sweep: Sweep | None):
 
 def with_sweep_limits(dep, sweep: Sweep | None, isl: int):
     """(deployment, note) of an aggregated row whose sweep's vLLM launch script sets
-    ``--max-num-batched-tokens`` or ``--gpu-memory-utilization``: ``dep`` with that many tokens per step
-    (vLLM's scheduler counts decode rows and prompt chunks against it: ``max_tokens_per_step``, and
+    ``--max-num-batched-tokens`` (a TensorRT-LLM one ``--max_num_tokens``, the same per-step limit) or
+    ``--gpu-memory-utilization``: ``dep`` with that many tokens per step
+    (the scheduler counts decode rows and prompt chunks against it: ``max_tokens_per_step``, and
     ``token_budget`` for the chunk alone) at input length ``isl``, and that ``memory_fraction``; ``dep`` and
     "" when the sweep sets neither, or for a disaggregated row.
 
@@ -413,7 +427,8 @@ def with_sweep_limits(dep, sweep: Sweep | None, isl: int):
     n = sweep.batched_tokens(isl)
     if n is not None:
         kw.update(token_budget=n, max_tokens_per_step=n)
-        said.append(f"--max-num-batched-tokens {n} ({sweep.max_num_batched_tokens})")
+        flag = "--max_num_tokens" if sweep.engine == "trtllm" else "--max-num-batched-tokens"
+        said.append(f"{flag} {n} ({sweep.max_num_batched_tokens})")
     if sweep.memory_fraction:
         kw["memory_fraction"] = sweep.memory_fraction
         said.append(f"--gpu-memory-utilization {sweep.memory_fraction:g}")
