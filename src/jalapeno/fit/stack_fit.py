@@ -156,8 +156,11 @@ def _predict(points, stack: Stack) -> pd.DataFrame:
     its version rules hold as they do in validation), its source's client front end and the all-reduce + RMSNorm
     fusion where its launch script sets it (``MeasuredPoint.allreduce_rms_fusion``, as fit/validate.point_stack)."""
     releases = {p.id: point_release(p) for p in points}
-    return predict_points(points, stack_of=lambda p: stack.at_version(releases[p.id]).for_client(p.timed_by)
-                          .with_allreduce_rms_fusion(p.allreduce_rms_fusion))
+    def stack_of(p):  # as fit/validate.point_stack: the fusion switched on where the point declares it, never off
+        s = stack.at_version(releases[p.id]).for_client(p.timed_by)
+        return s.with_allreduce_rms_fusion(True) if p.allreduce_rms_fusion else s
+
+    return predict_points(points, stack_of=stack_of)
 
 
 def _target(rows: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:

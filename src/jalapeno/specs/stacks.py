@@ -257,13 +257,8 @@ class Stack:
         Raises:
             SpecError: ``on`` is not a bool.
         """
-        if not isinstance(on, bool):
-            raise SpecError("gemm_allreduce_fusion", f"must be True or False, got {on!r}",
-                            "pass True where the engine build declares the fused GEMM + all-reduce, else False")
-        if bool(self.gemm_allreduce_fusion) == on:
-            return self
-        return _memo_copy(_FUSION_COPIES, "on" if on else "off", self, lambda: replace(
-            self, name=f"{self.name}+gemm_ar" if on else self.name.removesuffix("+gemm_ar"), gemm_allreduce_fusion=on))
+        return self._switched("gemm_allreduce_fusion", "+gemm_ar", "on", on,
+                              "pass True where the engine build declares the fused GEMM + all-reduce, else False")
 
     def with_allreduce_rms_fusion(self, on: bool) -> Stack:
         """This profile with the all-reduce + residual add + RMSNorm fusion switched ``on`` (vLLM's
@@ -277,13 +272,22 @@ class Stack:
         Raises:
             SpecError: ``on`` is not a bool.
         """
+        return self._switched("allreduce_rms_fusion", "+ar_rms", "ar_rms_on", on,
+                              "pass True where the launch script sets pass_config.fuse_allreduce_rms, else False")
+
+    def _switched(self, field: str, suffix: str, memo: str, on: bool, fix: str) -> Stack:
+        """This profile with the engine switch ``field`` set to ``on``, ``suffix`` on its name when on (one
+        memoised copy per profile and setting: ``memo`` when on, ``memo`` with "on" -> "off" when off).
+
+        Raises:
+            SpecError: ``on`` is not a bool (``fix`` says what to pass).
+        """
         if not isinstance(on, bool):
-            raise SpecError("allreduce_rms_fusion", f"must be True or False, got {on!r}",
-                            "pass True where the launch script sets pass_config.fuse_allreduce_rms, else False")
-        if bool(self.allreduce_rms_fusion) == on:
+            raise SpecError(field, f"must be True or False, got {on!r}", fix)
+        if bool(getattr(self, field)) == on:
             return self
-        return _memo_copy(_FUSION_COPIES, "ar_rms_on" if on else "ar_rms_off", self, lambda: replace(
-            self, name=f"{self.name}+ar_rms" if on else self.name.removesuffix("+ar_rms"), allreduce_rms_fusion=on))
+        return _memo_copy(_FUSION_COPIES, memo if on else memo.removesuffix("on") + "off", self, lambda: replace(
+            self, name=f"{self.name}{suffix}" if on else self.name.removesuffix(suffix), **{field: on}))
 
     def costs(self, which: str = "calibrated") -> dict[str, float]:
         """The fixed costs the profile sets (``which``: calibrated, low or high), kernel launch

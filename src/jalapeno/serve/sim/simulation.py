@@ -139,8 +139,9 @@ class Simulation:
         r = Request(len(self.requests), at, spec.isl, spec.osl, spec.session, spec.turn, spec.prefix_group, counted)
         self._check_fits(r)
         self.requests.append(r)
-        self.engine.schedule(at + self._frontend(r), Arrival(r.id), priority=1)
-        self._flying[r.id] = (at + self._frontend(r), r.isl)
+        arrive = at + self._frontend(r)
+        self.engine.schedule(arrive, Arrival(r.id), priority=1)
+        self._flying[r.id] = (arrive, r.isl)
         return r
 
     def _in_flight(self) -> list[tuple[float, int]]:
