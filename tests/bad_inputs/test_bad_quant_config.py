@@ -79,3 +79,38 @@ def test_unknown_method_from_the_cli(capsys, tmp_path):
     p = tmp_path / "config.json"
     p.write_text(json.dumps(_with({"quant_method": "quanto"})))
     check_error(*run(capsys, "models", "show", str(p)), "quant_method", "quanto", "awq")
+
+
+@pytest.mark.parametrize("q, preset, bytes_per_weight", [
+    # group 64: 4 + 16/64 = 4.25 bits = 0.53125 B (it was priced as group 128, 0.515625 B)
+    ({"quant_method": "awq", "bits": 4, "group_size": 64, "zero_point": True}, "w4a16-g64", 0.53125),
+    # GPTQ per-channel (group_size -1) is priced as group 128 (module docstring)
+    ({"quant_method": "gptq", "bits": 4, "group_size": -1}, "w4a16", 0.515625),
+    # 96: the largest preset group at or below it, 64
+    ({"quant_method": "gptq", "bits": 4, "group_size": 96}, "w4a16-g64", 0.53125),
+    ({"quant_method": "compressed-tensors", "config_groups": {"group_0": {
+        "weights": {"num_bits": 4, "type": "int", "strategy": "channel", "group_size": None},
+        "targets": ["Linear"]}}}, "w4a16", 0.515625),
+])
+def test_group_size_sets_the_scale_bytes(q, preset, bytes_per_weight):
+    assert model_from_config(_with(q), "m").default_precision == preset
+    assert _bytes_per_weight(q) == pytest.approx(bytes_per_weight)
+
+
+@pytest.mark.parametrize("q, field", [
+    ({"quant_method": "awq", "bits": 4, "group_size": 128.5}, "quantization_config.group_size"),
+    ({"quant_method": "gptq", "bits": 4, "group_size": "128"}, "quantization_config.group_size"),
+    ({"quant_method": "gptq", "bits": 4, "group_size": 0}, "quantization_config.group_size"),
+    ({"quant_method": "gptq", "bits": 4, "group_size": True}, "quantization_config.group_size"),
+    ({"quant_method": "awq", "bits": 4, "q_group_size": -8}, "quantization_config.q_group_size"),
+    ({"quant_method": "compressed-tensors", "config_groups": {"g": {
+        "weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": None}, "targets": ["Linear"]}}},
+     "quantization_config.config_groups.weights.group_size"),
+])
+def test_a_group_size_that_is_not_a_whole_number_is_refused(q, field):
+    """It was read as 128, silently (128.5, "128", 0 all priced as group 128)."""
+    with pytest.raises(SpecError) as ei:
+        model_from_config(_with(q), "m", "cfg.json")
+    msg = str(ei.value)
+    assert msg.startswith(f"cfg.json: {field}: must be a whole number of weights per scale (or -1, per channel)"), msg
+    assert "Fix: give the checkpoint's group size, e.g. 128" in msg

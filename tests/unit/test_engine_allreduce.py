@@ -78,8 +78,12 @@ def test_variant_with_other_links_keeps_the_model():
 
 
 def test_bad_engine_names_are_refused():
-    with pytest.raises(SpecError, match=r"efficiency.all_reduce_table.*use one of none, trtllm, sglang, vllm"):
-        Efficiency().with_overrides({"all_reduce_table": "nccl"})
+    # a misspelt engine is named as an unknown value (it was "must be a name, got 'vlm'": it is a name)
+    with pytest.raises(SpecError, match=r"^efficiency.all_reduce_table: unknown all_reduce_table 'vlm'\. "
+                                        r"Fix: use one of none, trtllm, sglang, vllm$"):
+        Efficiency().with_overrides({"all_reduce_table": "vlm"})
+    with pytest.raises(SpecError, match=r"^efficiency.all_reduce_table: must be a string, got 3\. Fix: use one of none"):
+        Efficiency().with_overrides({"all_reduce_table": 3})
     p = load_pricer("b200")
     base = collective_time("all_reduce", 8, np.array([MB]), p.system, p.efficiency)
     with pytest.raises(SpecError, match="unknown engine 'nccl'"):

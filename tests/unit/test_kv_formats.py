@@ -133,7 +133,8 @@ def test_fp4_preset_computes_attention_in_fp8():
 
 # ---- descriptions say what the presets compute -----------------------------------------------
 
-_WEIGHT_WORD = {"bf16": "BF16", "fp8": "FP8", "fp8_e4m3": "FP8", "nvfp4": "NVFP4", "mxfp4": "MXFP4", "int4": "INT4", "int4_g128": "INT4"}
+_WEIGHT_WORD = {"bf16": "BF16", "fp8": "FP8", "fp8_e4m3": "FP8", "nvfp4": "NVFP4", "mxfp4": "MXFP4", "int4": "INT4", "int4_g64": "INT4",
+                "int4_g128": "INT4"}
 _MODULE_WORDS = {"attention": "attention projections", "dense_ffn": "dense FFN", "routed_experts": "routed experts",
                  "shared_experts": "shared experts", "embedding": "embedding", "lm_head": "LM head"}
 

@@ -95,6 +95,6 @@ def test_bad_exchange_is_one_clear_error():
 def test_bad_exchange_override_is_one_clear_error():
     from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
 
-    with pytest.raises(SpecError, match="efficiency.moe_exchange: must be a name.*use one of all_to_all, nvlink_all_to_all, nvlink_all_to_all_above_top_k"):
+    with pytest.raises(SpecError, match="efficiency.moe_exchange: unknown moe_exchange .deepep.. Fix: use one of all_to_all, nvlink_all_to_all, nvlink_all_to_all_above_top_k"):
         DEFAULT_EFFICIENCY.with_overrides({"moe_exchange": "deepep"})
     assert DEFAULT_EFFICIENCY.with_overrides({"moe_exchange": "nvlink_all_to_all"}).moe_exchange == "nvlink_all_to_all"

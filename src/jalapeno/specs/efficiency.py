@@ -415,8 +415,8 @@ class Efficiency:
         for k, v in overrides.items():
             if k in _TEXT_NAMES:  # the text parameters
                 allowed = _TEXT_NAMES[k]
-                if not isinstance(v, str) or allowed and v not in allowed:
-                    raise SpecError(f"{where}.{k}", f"must be a {'name' if allowed else 'string'}, got {v!r}",
+                if not isinstance(v, str) or allowed and v not in allowed:  # an unknown name, or not text at all
+                    raise SpecError(f"{where}.{k}", f"unknown {k} {v!r}" if isinstance(v, str) else f"must be a string, got {v!r}",
                                     f"use one of {', '.join(allowed)}" if allowed else "quote it")
                 clean[k] = v
                 continue

@@ -86,6 +86,7 @@ FORMATS: MappingProxyType[str, NumberFormat] = MappingProxyType(
         "mxfp4": NumberFormat("mxfp4", 4, 32, 8, "fp4"),
         "nvfp4": NumberFormat("nvfp4", 4, 16, 8, "fp4"),
         "int4": NumberFormat("int4", 4, 32, 16, "bf16"),
+        "int4_g64": NumberFormat("int4_g64", 4, 64, 16, "bf16"),
         "int4_g128": NumberFormat("int4_g128", 4, 128, 16, "bf16"),
     }
 )
@@ -126,7 +127,8 @@ ATTENTION_FORMATS = ("bf16", "fp8")
 _MODULE_LABELS = {"attention": "attention projections", "dense_ffn": "dense FFN", "routed_experts": "routed experts",
                   "shared_experts": "shared experts", "embedding": "embedding", "lm_head": "LM head"}
 _WEIGHT_LABELS = {"fp32": "FP32", "bf16": "BF16", "fp8": "FP8 e4m3 128x128-block", "fp8_e4m3": "FP8 e4m3 per-tensor",
-                  "mxfp4": "MXFP4", "nvfp4": "NVFP4", "int4": "INT4 g32", "int4_g128": "INT4 g128"}
+                  "mxfp4": "MXFP4", "nvfp4": "NVFP4", "int4": "INT4 g32", "int4_g64": "INT4 g64",
+                  "int4_g128": "INT4 g128"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +236,7 @@ def runs_on(supported: frozenset[str]) -> str:
     """The ``-p`` presets whose every compute format (modules and attention) is in ``supported``.
 
     >>> runs_on(frozenset({"bf16", "fp16"}))
-    '-p bf16, -p int4, -p w4a16 or -p w4a16-g32'
+    '-p bf16, -p int4, -p w4a16, -p w4a16-g64 or -p w4a16-g32'
     """
     ok = [f"-p {n}" for n, p in PRESETS.items()
           if {p.attention_compute, *(m.compute for m in p.modules.values())} <= supported]
@@ -353,6 +355,16 @@ PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
             dense_ffn=("int4_g128", "bf16"),
             routed_experts=("int4_g128", "bf16"),
             shared_experts=("int4_g128", "bf16"),
+        ),
+        "w4a16-g64": _preset(
+            "w4a16-g64",
+            "AWQ / GPTQ / compressed-tensors W4A16 checkpoints with group 64 (64 <= group < 128) in every "
+            "linear layer, 16-bit scales, BF16 math; BF16 KV.",
+            "bf16", "bf16",
+            attention=("int4_g64", "bf16"),
+            dense_ffn=("int4_g64", "bf16"),
+            routed_experts=("int4_g64", "bf16"),
+            shared_experts=("int4_g64", "bf16"),
         ),
         "w4a16-g32": _preset(
             "w4a16-g32",

@@ -18,7 +18,9 @@ an INT4 checkpoint). Sources of each mapping:
   the targets name experts (Kimi K2.5's release → ``int4``), else every linear layer (``w4a16``
   / ``w4a16-g32`` by group size).
 - ``awq`` (AutoAWQ), ``gptq`` (AutoGPTQ/GPTQModel): ``bits`` 4 → INT4 weight-only in every linear
-  layer, BF16 math; group size 128 is both tools' default (``w4a16``), <= 32 → ``w4a16-g32``.
+  layer, BF16 math; group size 128 is both tools' default (``w4a16``; absent → 128), 64 → ``w4a16-g64``,
+  32 → ``w4a16-g32`` (the largest preset group at or below the checkpoint's; -1, GPTQ per-channel, as
+  128); a group size that is not a whole number >= 1 or -1 is refused (it was read as 128).
 - ``bitsandbytes``: ``load_in_4bit`` (NF4/FP4, blocksize 64 with an fp32 absmax: 4 + 32/64 = 4.5
   bits per weight, the bytes of INT4 g32 with 16-bit scales) → ``w4a16-g32``; 8-bit (LLM.int8) is
   not modelled and refused.
@@ -50,9 +52,20 @@ def _fp8(q: dict, mla: bool, block: bool) -> str:
     return name if q.get("kv_cache_scheme") or mla else f"{name},kv=bf16"
 
 
-def _w4(group: Any) -> str:
-    g = group if isinstance(group, int) and not isinstance(group, bool) else 128
-    return "w4a16-g32" if 0 < g <= 32 else "w4a16"
+def _w4(group: Any, field: str) -> str:
+    """The W4A16 preset of an INT4 checkpoint's ``group_size`` (module docstring): the preset of the
+    largest group at or below it (its scale bytes are never under-counted, but below 32: group 16
+    stores 5 bits per weight, priced 4.5); -1 (GPTQ per-channel: one scale per output row) as 128.
+
+    Raises:
+        SpecError: a group size that is not a whole number >= 1 or -1 (it was read as 128, silently).
+    """
+    if not isinstance(group, int) or isinstance(group, bool) or not (group >= 1 or group == -1):
+        raise SpecError(field, f"must be a whole number of weights per scale (or -1, per channel), got {group!r}",
+                        "give the checkpoint's group size, e.g. 128 (AutoAWQ's and GPTQ's default), or -1")
+    if group == -1 or group >= 128:
+        return "w4a16"
+    return "w4a16-g64" if group >= 64 else "w4a16-g32"
 
 
 #: torch_dtype values served as 16-bit weights (module docstring: float32 is served in 16 bits).
@@ -152,7 +165,8 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
         if bits != 4:
             raise SpecError(f"{field}.bits", f"{method} with {bits}-bit weights is not modelled (4-bit only)",
                             "use a 4-bit checkpoint or pass -p with a preset (`jalapeno models show` lists them)")
-        return _w4(q.get("group_size", q.get("q_group_size", 128)))
+        key = "group_size" if "group_size" in q else "q_group_size"
+        return _w4(q.get(key, 128), f"{field}.{key}")
     if method == "bitsandbytes":
         if q.get("load_in_4bit"):
             return "w4a16-g32"
@@ -172,7 +186,9 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
                                for t in g.get("targets", []) or []).lower()
             if "expert" in targets and "linear" not in targets:
                 return "int4"
-            return _w4(w.get("group_size"))
+            g = w.get("group_size")  # null with the per-channel strategy (one scale per output row)
+            g = -1 if g is None and str(w.get("strategy", "")).lower() == "channel" else g
+            return _w4(g, f"{field}.config_groups.weights.group_size")
         raise SpecError(f"{field}.config_groups", f"compressed-tensors {kind or '?'} {bits}-bit weights are not "
                         "modelled (FP8 and INT4 are)", "pass -p with a preset (`jalapeno models show` lists them)")
     raise SpecError(f"{field}.quant_method", f"unknown quantization method {method!r} (its storage cannot be "
