@@ -8,7 +8,10 @@ import os
 from importlib import resources
 from pathlib import Path
 
+import pytest
 from cli_runner import check_error, error_line, run
+
+from jalapeno.errors import SpecError
 
 SHOW = ("hardware", "show")
 
@@ -99,6 +102,27 @@ def test_an_edited_system_or_model_file_is_read_again_in_the_same_process(tmp_pa
     m.write_text(json.dumps({**cfg, "num_hidden_layers": 40}))
     _touch_later(m)
     assert load_model(str(m)).num_layers == 40
+
+
+def test_an_edited_base_file_is_read_again_through_the_variant_that_names_it(tmp_path):
+    # was: the cache key stamped the named file only: editing the file it names as its base (a chain
+    # of two user files) kept the base's first version, silently (specs/files.chain_stamp)
+    from jalapeno.specs.catalog import load_efficiency, load_system
+    from jalapeno.specs.files import chain_stamp
+
+    b, v = tmp_path / "b.toml", tmp_path / "v.toml"
+    b.write_text('base = "jalapeno"\n[chip]\nhbm_stacks = 8\n[efficiency]\nkernel_launch_s = 1e-6\n')
+    v.write_text('base = "b.toml"\nname = "v"\n')
+    assert load_system(str(v)).chip.hbm_stacks == 8 and load_efficiency(str(v)).kernel_launch_s == 1e-6
+    assert len(chain_stamp(str(v))) == 2  # v.toml, then b.toml; "jalapeno" is a catalog name: no file
+    b.write_text('base = "jalapeno"\n[chip]\nhbm_stacks = 4\n[efficiency]\nkernel_launch_s = 2e-6\n')
+    _touch_later(b)  # v.toml itself is untouched
+    assert load_system(str(v)).chip.hbm_stacks == 4 and load_efficiency(str(v)).kernel_launch_s == 2e-6
+    v.write_text('base = "v.toml"\n')  # a loop ends the chain; the loader refuses it with its own error
+    _touch_later(v)
+    assert len(chain_stamp(str(v))) == 2  # v.toml, then itself once: the chain stops at the repeat
+    with pytest.raises(SpecError, match="base: the base chain loops back to this file"):
+        load_system(str(v))
 
 
 def test_a_qwen_config_with_use_sliding_window_slides_only_layers_past_max_window_layers(tmp_path, capsys):

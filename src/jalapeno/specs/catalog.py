@@ -14,7 +14,7 @@ from pathlib import Path
 
 from jalapeno.errors import UnknownNameError
 from jalapeno.specs.efficiency import Efficiency
-from jalapeno.specs.files import file_stamp
+from jalapeno.specs.files import chain_stamp, file_stamp
 from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.model_config import load_model_file
@@ -100,13 +100,13 @@ def load_efficiency(name_or_path: str, which: str = "calibrated", overrides: tup
     from jalapeno.specs.variants import value_types
 
     overrides = tuple(overrides)
-    return _load_efficiency(name_or_path, which, overrides, value_types(overrides), file_stamp(name_or_path))
+    return _load_efficiency(name_or_path, which, overrides, value_types(overrides), chain_stamp(name_or_path))
 
 
 @lru_cache(maxsize=128)
 def _load_efficiency(name_or_path: str, which: str, overrides: tuple, _types: tuple, _stamp) -> Efficiency:
     """:func:`load_efficiency`, cached per value types (specs/variants.value_types) and the file's
-    stamp (specs/files.file_stamp) too."""
+    stamps, its base chain's included (specs/files.chain_stamp), too."""
     from jalapeno.specs.variants import variant_efficiency
 
     return variant_efficiency(load_system(name_or_path, overrides), which)

@@ -78,16 +78,44 @@ def file_stamp(name_or_path: str) -> tuple[int, int] | None:
 
     A cache-key part for the loaders cached per name (specs/catalog.load_model and
     load_efficiency, specs/variants.load_variant): keyed on the path alone, a notebook that rewrote
-    its variant TOML or config.json and loaded it again got the first version back, silently. A
-    file reached as another's ``base`` is not stamped (re-save the file that names it). The
+    its variant TOML or config.json and loaded it again got the first version back, silently. The
     mtime moves with the kernel's clock tick (a few ms): two same-size writes inside one tick read
-    as one version.
+    as one version. A system file's ``base`` chain: :func:`chain_stamp`.
     """
     try:
         st = Path(name_or_path).stat()
     except (OSError, TypeError, ValueError):
         return None
     return (st.st_mtime_ns, st.st_size)
+
+
+def chain_stamp(name_or_path: str, _seen: tuple[str, ...] = ()) -> tuple | None:
+    """:func:`file_stamp` of a system TOML file and of every file its ``base`` chain reaches (a relative
+    base path from the naming file's folder, as specs/variants.resolve_system_data resolves it), or
+    None for a catalog name. The cache key of the loaders cached per system file (specs/variants.load_variant,
+    specs/catalog.load_efficiency): keyed on the named file alone, an edited base file went unseen and
+    the variant kept the base's first version, silently. A file that does not parse ends the chain (its
+    loader reports it); a loop ends it too (the loader refuses the loop).
+
+    >>> chain_stamp("h200") is None  # a catalog name
+    True
+    """
+    import tomllib
+
+    st = file_stamp(name_or_path)
+    if st is None or not Path(name_or_path).is_file():
+        return None
+    p = Path(name_or_path)
+    try:
+        base = tomllib.loads(p.read_text(encoding="utf-8-sig")).get("base")
+    except (OSError, ValueError):  # UnicodeDecodeError and TOMLDecodeError are ValueErrors
+        return (st,)
+    here = str(p.resolve())
+    if not isinstance(base, str) or not base or here in _seen:
+        return (st,)
+    if ("/" in base or "\\" in base or base.endswith(".toml")) and not Path(base).is_absolute():
+        base = str(p.parent / base)
+    return (st,) + (chain_stamp(base, _seen + (here,)) or ())
 
 
 def unique_keys(pairs: list[tuple[str, object]]) -> dict:

@@ -453,15 +453,15 @@ def load_variant(name_or_path: str, overrides: Overrides = ()) -> System:
 
     ``overrides`` (dotted key, value) pairs, as :func:`parse_sets` returns them. Without overrides
     this is what ``load_system`` returns. Cached per (name, overrides, their value types, the
-    file's modification stamp: an edited file is read again).
+    modification stamps of the file and its base chain: an edited file or base is read again).
 
     Raises:
         UnknownNameError: unknown name or base. SpecError: a malformed file or override.
     """
-    from jalapeno.specs.files import file_stamp
+    from jalapeno.specs.files import chain_stamp
 
     overrides = tuple(overrides)
-    return _load_variant(name_or_path, overrides, value_types(overrides), file_stamp(name_or_path))
+    return _load_variant(name_or_path, overrides, value_types(overrides), chain_stamp(name_or_path))
 
 
 @lru_cache(maxsize=128)
