@@ -76,7 +76,7 @@ def test_point_as_dict_is_the_old_contract(oss):
     rec = predict_point(model, pricer, dep, wl, 32)
     assert isinstance(rec, PredictionRecord) and isinstance(rec, PointRecord)
     d = rec.as_dict()
-    assert list(d) == POINT_KEYS + ["model", "workload", "efficiency_source"]
+    assert list(d) == POINT_KEYS + ["model", "workload", "efficiency_source", "ttft_parts"]
     # the serving fields are the ServingPoints values, the rest the power/cost arithmetic
     pts = serve_at_concurrency(model, pricer, dep, wl, [32])
     raw = pts.record(0)

@@ -10,6 +10,7 @@ from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.layout import validate_layout
 from jalapeno.errors import SpecError
 from jalapeno.serve.point import serve_at_concurrency, serve_at_rate
+from jalapeno.serve.ttft_parts import ttft_parts
 from jalapeno.cost.pricer import Pricer
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -55,5 +56,7 @@ def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
         pts = serve_at_concurrency(model, pricer, dep, wl, [concurrency], recurring_waves=recurring_waves)
     else:
         pts = serve_at_rate(model, pricer, dep, wl, [rate])
+    parts = ttft_parts(model, pricer, dep, wl, pts)
     return PredictionRecord.from_points(pts, 0, dep, system, convention, model=model.name, workload=wl,
-                                        efficiency_source=pricer.efficiency.source)
+                                        efficiency_source=pricer.efficiency.source,
+                                        ttft_parts={k: float(v[0]) for k, v in parts.items()})

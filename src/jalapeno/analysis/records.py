@@ -205,13 +205,16 @@ class PredictionRecord(PointRecord):
     model: str
     workload: Workload
     efficiency_source: str
+    #: the mean TTFT's parts, s (serve/ttft_parts.PARTS: front end, prefill, KV transfer, first step, the rest)
+    ttft_parts: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
 
     @classmethod
     def from_points(cls, points: ServingPoints, i: int, dep: Deployment, system: System, convention: str, *,
-                    model: str, workload: Workload, efficiency_source: str) -> PredictionRecord:
-        """Point ``i`` of ``points`` with the model name, workload and efficiency-set source."""
+                    model: str, workload: Workload, efficiency_source: str,
+                    ttft_parts: Mapping[str, float] | None = None) -> PredictionRecord:
+        """Point ``i`` of ``points`` with the model name, workload, efficiency-set source and TTFT parts."""
         return cls(**_point_fields(points, i, dep, system, convention), model=model, workload=workload,
-                   efficiency_source=efficiency_source)
+                   efficiency_source=efficiency_source, ttft_parts=MappingProxyType(dict(ttft_parts or {})))
 
 
 @dataclass(frozen=True, slots=True)

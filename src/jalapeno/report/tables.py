@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -192,6 +192,7 @@ def point_table(p: PointRecord, title: str, open_loop: bool = False) -> Table:
           if p.deployment.prefill is not None else []),
         ("interactivity", f"{_f(p.interactivity, '.1f')} tok/s/user"),
         ("TTFT mean / p99", f"{_f(p.ttft_s * 1e3, '.0f')} / {_f(p.ttft_p99_s * 1e3, '.0f')} ms"),
+        *([("TTFT mean, by part", ttft_parts_text(p.ttft_parts))] if getattr(p, "ttft_parts", None) else []),
         ("TPOT", f"{_f(p.tpot_s * 1e3, '.2f')} ms"),
         ("E2E mean / p50 / p90 / p99", " / ".join(_f(v, ".2f") for v in (p.e2e_s, p.e2e_p50_s, p.e2e_p90_s, p.e2e_p99_s)) + " s"),
         ("admission queue (beyond capacity)", f"{_f(p.queue_s, '.2f')} s"),
@@ -211,6 +212,18 @@ def point_table(p: PointRecord, title: str, open_loop: bool = False) -> Table:
     for k, v in rows:
         t.add_row(k, v)
     return t
+
+
+#: how the point table names serve/ttft_parts.PARTS
+_TTFT_PART_LABELS = {"frontend_s": "front end", "prefill_s": "prefill", "kv_transfer_s": "KV transfer",
+                     "first_step_s": "half a decode step", "queue_and_waits_s": "queue, batch and wave waits"}
+
+
+def ttft_parts_text(parts: Mapping[str, float]) -> str:
+    """``front end 202 + prefill 244 + half a decode step 4 + queue, batch and wave waits 0 ms`` (a zero
+    KV transfer, i.e. aggregated serving, left out)."""
+    shown = [(k, v) for k, v in parts.items() if not (k == "kv_transfer_s" and v == 0)]
+    return " + ".join(f"{_TTFT_PART_LABELS.get(k, k)} {0.0 if abs(v) < 5e-4 else v * 1e3:.0f}" for k, v in shown) + " ms"
 
 
 def load_rows(p: PointRecord, open_loop: bool = False) -> list[tuple[str, str]]:
