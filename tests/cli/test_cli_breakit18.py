@@ -52,6 +52,7 @@ def test_predict_splits_the_mean_ttft_into_its_parts(capsys):
     code, out, err = run(capsys, *args)
     text = " ".join(out.split())
     assert "TTFT mean, by part" in text and "front end 202 + prefill" in text and "queue, batch and wave waits 0 ms" in text
+    assert "half a decode step 4.2 +" in text  # under 10 ms: one decimal (TPOT 8.41 ms / 2)
 
 
 def test_a_disaggregated_ttft_names_its_kv_transfer(capsys):

@@ -223,7 +223,10 @@ def ttft_parts_text(parts: Mapping[str, float]) -> str:
     """``front end 202 + prefill 244 + half a decode step 4 + queue, batch and wave waits 0 ms`` (a zero
     KV transfer, i.e. aggregated serving, left out)."""
     shown = [(k, v) for k, v in parts.items() if not (k == "kv_transfer_s" and v == 0)]
-    return " + ".join(f"{_TTFT_PART_LABELS.get(k, k)} {0.0 if abs(v) < 5e-4 else v * 1e3:.0f}" for k, v in shown) + " ms"
+
+    def ms(v: float) -> str:  # a part under 10 ms keeps a decimal (a KV hand-off of 0.6 ms read as "0")
+        return "0" if abs(v) < 5e-5 else f"{v * 1e3:.1f}" if abs(v) < 1e-2 else f"{v * 1e3:.0f}"
+    return " + ".join(f"{_TTFT_PART_LABELS.get(k, k)} {ms(v)}" for k, v in shown) + " ms"
 
 
 def load_rows(p: PointRecord, open_loop: bool = False) -> list[tuple[str, str]]:
