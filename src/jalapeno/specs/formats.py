@@ -252,12 +252,12 @@ def _preset(name, source, kv, attn_compute, requires=(), **mods) -> Precision:
                      source, tuple(requires))
 
 
-_FP8_ALL = dict(
-    attention=("fp8", "fp8"),
-    dense_ffn=("fp8", "fp8"),
-    routed_experts=("fp8", "fp8"),
-    shared_experts=("fp8", "fp8"),
-)
+def _all_linear(weight: str, compute: str) -> dict:
+    """The same (weight format, compute format) for every linear module of the decoder."""
+    return {m: (weight, compute) for m in ("attention", "dense_ffn", "routed_experts", "shared_experts")}
+
+
+_FP8_ALL = _all_linear("fp8", "fp8")
 
 PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
     {
@@ -313,10 +313,7 @@ PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
             "FP8 KV and attention math as in -p fp8 are assumptions (AMD's MLPerf Llama 2 70B "
             "submissions keep an FP8 KV cache); on MoE models every linear layer of the decoder likewise",
             "fp8", "bf16",
-            attention=("mxfp4", "fp4"),
-            dense_ffn=("mxfp4", "fp4"),
-            routed_experts=("mxfp4", "fp4"),
-            shared_experts=("mxfp4", "fp4"),
+            **_all_linear("mxfp4", "fp4"),
         ),
         "nvfp4": _preset(
             "nvfp4",
@@ -325,10 +322,7 @@ PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
             "served by TensorRT-LLM with FP8 attention kernels on the FP8 KV; on MoE models every "
             "linear layer of the decoder likewise.",
             "fp8", "fp8",
-            attention=("nvfp4", "fp4"),
-            dense_ffn=("nvfp4", "fp4"),
-            routed_experts=("nvfp4", "fp4"),
-            shared_experts=("nvfp4", "fp4"),
+            **_all_linear("nvfp4", "fp4"),
         ),
         "mxfp4": _preset(
             "mxfp4",
@@ -351,20 +345,14 @@ PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
             "group 128 with 16-bit scales (AutoAWQ q_group_size and GPTQ group_size default 128), BF16 "
             "math (dequantised in the GEMM kernel); BF16 KV, the engines' default.",
             "bf16", "bf16",
-            attention=("int4_g128", "bf16"),
-            dense_ffn=("int4_g128", "bf16"),
-            routed_experts=("int4_g128", "bf16"),
-            shared_experts=("int4_g128", "bf16"),
+            **_all_linear("int4_g128", "bf16"),
         ),
         "w4a16-g64": _preset(
             "w4a16-g64",
             "AWQ / GPTQ / compressed-tensors W4A16 checkpoints with group 64 (64 <= group < 128) in every "
             "linear layer, 16-bit scales, BF16 math; BF16 KV.",
             "bf16", "bf16",
-            attention=("int4_g64", "bf16"),
-            dense_ffn=("int4_g64", "bf16"),
-            routed_experts=("int4_g64", "bf16"),
-            shared_experts=("int4_g64", "bf16"),
+            **_all_linear("int4_g64", "bf16"),
         ),
         "w4a16-g32": _preset(
             "w4a16-g32",
@@ -372,10 +360,7 @@ PRESETS: MappingProxyType[str, Precision] = MappingProxyType(
             "with an fp32 absmax stores the same 4.5 bits per weight) in every linear layer, BF16 math; "
             "BF16 KV.",
             "bf16", "bf16",
-            attention=("int4", "bf16"),
-            dense_ffn=("int4", "bf16"),
-            routed_experts=("int4", "bf16"),
-            shared_experts=("int4", "bf16"),
+            **_all_linear("int4", "bf16"),
         ),
     }
 )
