@@ -11,11 +11,11 @@ import re
 
 
 def aic_agg_layout(tp: int, dp: int | None, moe_tp: int | None, moe_ep: int | None,
-                   rid: str) -> tuple[int, int, int, str]:
+                   rid: str, batch_size: int | None = None) -> tuple[int, int, int, str]:
     """(attention TP, attention DP, MoE EP, note) of an aggregated ``silicon_sample.csv`` row.
 
     The row's ``tp_size`` / ``attention_dp_size`` / ``moe_tp_size`` / ``moe_ep_size`` are read as
-    written, except for three writer conventions of aiconfigurator-core 0.12.0's sample, each checked
+    written, except for four writer conventions of aiconfigurator-core 0.12.0's sample, each checked
     on the rows that carry both the fields and an id naming the run:
 
     1. Inflated fields: ``moe_tp == moe_ep == k >= 2`` and ``tp * dp == k * k`` (333 agg rows). 194 of
@@ -46,6 +46,18 @@ def aic_agg_layout(tp: int, dp: int | None, moe_tp: int | None, moe_ep: int | No
        attention TP k x DP k run with MoE EP k*k would be written the same; no row of the sample is one
        (every id that names its run names ``tp{k}_ep{k}``), and an id naming k*k chips keeps the fields.
 
+    4. TensorRT-LLM attention DP written as TRT-LLM's own arguments: no ``attention_dp_size``, ``tp >= 2``,
+       and the concurrency the id names is ``batch_size * tp`` (13 agg rows, all 4000/1000 TRT-LLM
+       1.3.0rc1 / 1.3.0rc5 Dynamo runs: DeepSeek-R1/V3.1 NVFP4 on B200 and GB200, gpt-oss-120b on H100).
+       Everywhere else in the sample ``batch_size`` is the batch of one attention rank: the id's
+       concurrency is ``batch_size * attention_dp_size`` on every row that states a DP degree (e.g. TRT-LLM
+       1.1.0rc2.post2 DeepSeek-R1 ``tp 1, dp 8``, C = 8 x batch) and ``batch_size`` itself where attention
+       is one TP group; no row without ``attention_dp_size`` has another ratio than 1 or ``tp``. TRT-LLM's
+       ``enable_attention_dp`` keeps ``tensor_parallel_size`` as the world size and runs attention data-parallel
+       over those ranks, each with its own ``max_batch_size`` (TensorRT-LLM docs/source/features/parallel-strategy.md,
+       "Attention Module": TP or DP; the LLM API's ``enable_attention_dp``). The run used
+       ``tp`` chips: attention TP1 DP ``tp``, the MoE fields as written (``moe_tp * moe_ep == tp``).
+
     Otherwise an id naming another run (``_tp{n}[_ep{m}]``) than ``tp * dp`` wins, as before.
 
     Raises:
@@ -63,6 +75,11 @@ def aic_agg_layout(tp: int, dp: int | None, moe_tp: int | None, moe_ep: int | No
         return tp, 1, tp, (f"fields tp={tp} dp={dp1} moe_tp={moe_tp} moe_ep={moe_ep} are the squared form "
                            f"of a {tp}-chip run: used attention TP{tp}, MoE EP{tp}")
     moe_world = (moe_tp or 1) * (moe_ep or 1)
+    m_c = re.search(r"_c(\d+)_", rid)
+    if dp is None and tp >= 2 and batch_size and m_c and int(m_c.group(1)) == batch_size * tp and moe_world == tp:
+        return 1, tp, moe_ep or 1, (f"concurrency {m_c.group(1)} = batch_size {batch_size} x tp {tp} with no "
+                                   f"attention_dp_size: TensorRT-LLM attention DP{tp} (enable_attention_dp), "
+                                   f"MoE TP{moe_tp or 1} EP{moe_ep or 1}")
     if dp is None and moe_world > tp and moe_world % tp == 0:
         return tp, moe_world // tp, moe_ep or 1, (f"moe_tp={moe_tp} moe_ep={moe_ep} span more chips than tp={tp}: "
                                                  f"attention DP{moe_world // tp} (vLLM data parallelism)")

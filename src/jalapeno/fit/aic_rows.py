@@ -314,7 +314,7 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
                     skipped.append((rid, why))
                     continue
                 tp, dp, ep, note = aic_agg_layout(num(r.tp_size), num(r.attention_dp_size), num(r.moe_tp_size),
-                                                  num(r.moe_ep_size), str(r.id))
+                                                  num(r.moe_ep_size), str(r.id), num(r.batch_size))
                 notes += [note] if note else []
                 dep = Deployment(get_precision(prec), Pool(Layout(tp=tp, dp=dp, ep=ep, pp=num(r.pp_size, 1))))
                 conc = float(r.batch_size)
