@@ -62,3 +62,27 @@ def test_a_disaggregated_ttft_names_its_kv_transfer(capsys):
     d = json.loads(out)
     assert d["ttft_parts"]["kv_transfer_s"] == pytest.approx(d["kv_transfer_s"])
     assert sum(d["ttft_parts"].values()) == pytest.approx(d["ttft_s"])
+
+
+def test_predict_states_its_lengths_and_that_it_prices_a_whole_run(capsys):
+    # a new user read '8192/1024' in the title and found E2E != TTFT + 1023 x TPOT: the lengths are InferenceX's
+    # uniform [0.8 L, L] (means 0.9 L: 7,373 / 922); and predict's throughput sat below frontier's at the same
+    # deployment and concurrency without a word (a whole run from an idle start vs the steady state)
+    code, out, err = run(capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "-c", "8")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "uniform 6,554-8,192 / 819-1,024, means 7,373 / 922 (InferenceX --random-range-ratio 0.8;" in text
+    assert "a whole InferenceX run: 10·C requests from an idle start" in text
+    code, out, err = run(capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "-c", "8", "--fixed-lengths")
+    assert "fixed 8,192 / 1,024" in " ".join(out.split())
+
+
+def test_step_tbo_says_its_tables_are_the_unsplit_step(capsys):
+    # the tables were titled 'times below are two-batch overlapped' but print the unsplit step; the hidden
+    # all-to-all (the two half-batch exchanges) exceeded the table's whole-step all-to-all without a word
+    code, out, err = run(capsys, "step", "--system", "gb200-nvl72", "--dp", "16", "--ep", "16", "--batch", "4096",
+                         "--overlap", "tbo")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "ops and collectives of the whole step, unsplit; the step time below is two-batch overlapped" in text
+    assert "each micro-batch's exchange is priced at half the batch" in text

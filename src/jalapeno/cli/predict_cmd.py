@@ -167,8 +167,12 @@ def predict(
         return
     load = f"concurrency {concurrency:g}" if rate is None else f"{rate:g} requests/s (open loop)"
     engine = f" · engine {rec.name}" if rec is not None else ""
-    console.print(point_table(point, f"{m.name} on {s.name} · {wl.name} · {dep.label}{engine}{stack_label(stack)} · {load}",
-                              open_loop=rate is not None))
+    tbl = point_table(point, f"{m.name} on {s.name} · {wl.name} · {dep.label}{engine}{stack_label(stack)} · {load}",
+                      open_loop=rate is not None)
+    if rate is None:  # frontier/compare list the steady state at the same concurrency (their table caption says so)
+        tbl.caption = ("a whole InferenceX run: 10·C requests from an idle start (docs/model.md §8.7), so throughput "
+                       "is a little lower and mean TTFT higher than the steady state `frontier` lists")
+    console.print(tbl)
     if rec is not None:
         console.print(f"engine release {recipe_engine_version(rec) or 'not stated (newest behaviour)'}: "
                       + ("; ".join(f"{r['field']} = {r['value']} ({r['span']}: {r['source']})" for r in rules)

@@ -166,7 +166,8 @@ def step(
                     f"{stack_label(stack)}"
               + (f" + {prefill_tokens} prefill tokens" if prefill_tokens else "")
               + (f" at prefix {prefix}" if prefix else "")
-              + (" (ops of the whole step; times below are two-batch overlapped)" if overlap == "tbo" and split else ""))
+              + (" (ops and collectives of the whole step, unsplit; the step time below is two-batch overlapped)"
+                 if overlap == "tbo" and split else ""))
     for col in ("op", "fmt", "FLOP", "weights B", "KV B", "act B", "time us", "bound"):
         t.add_column(col, justify="right" if col not in ("op", "fmt", "bound") else "left")
     for r in sc.op_rows(0):
@@ -190,7 +191,9 @@ def step(
     att = ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in out["attribution_s"].items()
                     if k != "on_die_network" or chip_model == "sliced")
     if overlap == "tbo":
-        console.print(f"two-batch overlap: {out['hidden_comm_s'] * 1e3:.2f} ms of all-to-all hidden under compute"
+        console.print(f"two-batch overlap: {out['hidden_comm_s'] * 1e3:.2f} ms of the two micro-batches' all-to-all hidden "
+                      "under the other's compute (each micro-batch's exchange is priced at half the batch: together they "
+                      "take longer than the unsplit step's in the table; docs/model.md §6.2)"
                       if split else f"two-batch overlap: fewer than {MIN_SPLIT_SEQS:g} decoding sequences per DP rank "
                       "and no prefill — the step cannot be split and runs serially")
     console.print(Text.assemble("step time ", (f"{out['step_time_s'] * 1e3:.2f} ms", "bold"), ", bound by ",

@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 #: what the two concurrency columns mean (docs/metrics.md §1)
 CONCURRENCY_CAPTION = ("conc. cap: requests the closed-loop client keeps outstanding (InferenceX conc; on the batch "
                        "grid, the cap that sustains the point); in flight: requests admitted to a batch, Little's law "
-                       "λ·(E2E − queue) — below the cap only when the excess queues for admission")
+                       "λ·(E2E − queue) — below the cap only when the excess queues for admission; steady state "
+                       "(`predict` prices a whole InferenceX run, its idle start included: lower throughput, "
+                       "higher mean TTFT)")
 
 
 def _f(x, fmt: str = ".3g") -> str:
@@ -191,6 +193,7 @@ def point_table(p: PointRecord, title: str, open_loop: bool = False) -> Table:
                                                    "(InferenceX's output_tput_per_gpu when disaggregated)"))]
           if p.deployment.prefill is not None else []),
         ("interactivity", f"{_f(p.interactivity, '.1f')} tok/s/user"),
+        *([("lengths (ISL / OSL)", lengths_text(p.workload))] if getattr(p, "workload", None) is not None else []),
         ("TTFT mean / p99", f"{_f(p.ttft_s * 1e3, '.0f')} / {_f(p.ttft_p99_s * 1e3, '.0f')} ms"),
         *([("TTFT mean, by part", ttft_parts_text(p.ttft_parts))] if getattr(p, "ttft_parts", None) else []),
         ("TPOT", f"{_f(p.tpot_s * 1e3, '.2f')} ms"),
@@ -227,6 +230,18 @@ def ttft_parts_text(parts: Mapping[str, float]) -> str:
     def ms(v: float) -> str:  # a part under 10 ms keeps a decimal (a KV hand-off of 0.6 ms read as "0")
         return "0" if abs(v) < 5e-5 else f"{v * 1e3:.1f}" if abs(v) < 1e-2 else f"{v * 1e3:.0f}"
     return " + ".join(f"{_TTFT_PART_LABELS.get(k, k)} {ms(v)}" for k, v in shown) + " ms"
+
+
+def lengths_text(wl) -> str:
+    """How a point's requests are sized: E2E = TTFT + (OSL − 1)·TPOT holds at the mean lengths, not the
+    title's nominal ones (``predict -w 8k1k`` draws InferenceX's uniform range, mean 0.9 x nominal)."""
+    if wl.spread is not None:
+        return f"a dataset's pairs, means {wl.mean_isl:,.0f} / {wl.mean_osl:,.0f}"
+    if wl.range_ratio >= 1:
+        return f"fixed {wl.isl:,} / {wl.osl:,}"
+    r = wl.range_ratio
+    return (f"uniform {r * wl.isl:,.0f}-{wl.isl:,} / {r * wl.osl:,.0f}-{wl.osl:,}, means {wl.mean_isl:,.0f} / "
+            f"{wl.mean_osl:,.0f} (InferenceX --random-range-ratio {r:g}; --fixed-lengths for exact)")
 
 
 def load_rows(p: PointRecord, open_loop: bool = False) -> list[tuple[str, str]]:
