@@ -112,12 +112,16 @@ def _efficiency_getters(model, precision, system) -> dict:
         out[f"efficiency.gemm.{f}.peak_fraction"] = lambda e, f=f: e.gemm_peak(f)
         out[f"efficiency.gemm.{f}.hbm_fraction"] = lambda e, f=f: e.gemm_hbm(f)
         out[f"efficiency.gemm.{f}.half_rows"] = lambda e, f=f: e.gemm_half(f)
-    for f in sorted(fmts):
-        if model.moe is not None:
-            out[f"efficiency.moe.{f}.peak_fraction"] = lambda e, f=f: e.moe_peak(f)
-            out[f"efficiency.moe.{f}.hbm_fraction"] = lambda e, f=f: e.moe_hbm(f)
-            out[f"efficiency.moe.{f}.half_rows"] = lambda e, f=f: e.moe_half(f)
-            out[f"efficiency.moe.{f}.token_passes"] = lambda e, f=f: e.moe_passes(f)
+    # the routed experts' own compute format only: listing the MoE keys of every format the precision computes in
+    # put e.g. moe.bf16.half_rows (inherited, used by no op of an FP8/FP4 MoE) in the tornado, and setting it moved
+    # the fallback of the formats the experts do run (specs/efficiency: bf16 is every format's fallback) — a swing
+    # of a parameter no op reads, and 'the current value' set back changed the prediction
+    moe_fmt = precision.modules["routed_experts"].compute if model.moe is not None else None
+    for f in sorted(fmts & {moe_fmt}):
+        out[f"efficiency.moe.{f}.peak_fraction"] = lambda e, f=f: e.moe_peak(f)
+        out[f"efficiency.moe.{f}.hbm_fraction"] = lambda e, f=f: e.moe_hbm(f)
+        out[f"efficiency.moe.{f}.half_rows"] = lambda e, f=f: e.moe_half(f)
+        out[f"efficiency.moe.{f}.token_passes"] = lambda e, f=f: e.moe_passes(f)
     if model.attention.kind == "mla":
         a = precision.attention_compute
         out[f"efficiency.mla_decode.{a}.peak_fraction"] = lambda e: e.kernel_peak("mla_decode", a)
