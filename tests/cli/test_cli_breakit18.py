@@ -86,3 +86,16 @@ def test_step_tbo_says_its_tables_are_the_unsplit_step(capsys):
     text = " ".join(out.split())
     assert "ops and collectives of the whole step, unsplit; the step time below is two-batch overlapped" in text
     assert "each micro-batch's exchange is priced at half the batch" in text
+
+
+def test_compare_ratio_flags_follow_the_per_kw_bracket(capsys):
+    # was '2.78x (below a frontier's start) (1.96x)': the per-kW bracket read as a second flag
+    from jalapeno.report.tables import _ratio
+
+    r = {"ratio": 2.78, "status_a": "below_frontier_start", "status_b": "ok", "at_frontier_end": False}
+    assert _ratio(r) == ("2.78x", "below a frontier's start")
+    assert _ratio({**r, "status_a": "ok", "at_frontier_end": True}) == ("2.78x", "at frontier end")
+    code, out, err = run(capsys, "compare")
+    text = " ".join(out.split())
+    assert code == 0, err
+    assert "[at frontier end]" in text and ") (at frontier end)" not in text

@@ -31,15 +31,16 @@ def _f(x, fmt: str = ".3g") -> str:
     return format(x, fmt)
 
 
-def _ratio(r: dict) -> str:
+def _ratio(r: dict) -> tuple[str, str]:
+    """(the ratio cell's value, its flag or ""): the flag goes after the per-kW bracket, in square brackets, so
+    that ``2.78x (1.96x) [below a frontier's start]`` does not read as two flags."""
     if r["ratio"] is None or (isinstance(r["ratio"], float) and math.isnan(r["ratio"])):
         a, b = r["status_a"] == "unreachable", r["status_b"] == "unreachable"
         who = "both" if a and b else "this" if a else "baseline"
-        return f"unreachable ({who})"
-    s = f"{r['ratio']:.2f}x"
+        return f"unreachable ({who})", ""
     if "below_frontier_start" in (r["status_a"], r["status_b"]):
-        return s + " (below a frontier's start)"
-    return s + " (at frontier end)" if r["at_frontier_end"] else s
+        return f"{r['ratio']:.2f}x", "below a frontier's start"
+    return f"{r['ratio']:.2f}x", "at frontier end" if r["at_frontier_end"] else ""
 
 
 def efficiency_label(source: str) -> str:
@@ -102,13 +103,13 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
         cells = [f"{pk['throughput_per_chip']:.2f}x ({pk['tok_s_per_kw']:.2f}x)",
                  f"{c.max_interactivity_ratio:.2f}x"]
         for rt, rk in zip(c.iso_interactivity["throughput_per_chip"], c.iso_interactivity["tok_s_per_kw"]):
-            cell = _ratio(rt)
+            cell, flag = _ratio(rt)
             if rk["ratio"] is not None and not (isinstance(rk["ratio"], float) and math.isnan(rk["ratio"])):
                 cell += f" ({rk['ratio']:.2f}x)"
-            cells.append(cell)
+            cells.append(cell + (f" [{flag}]" if flag else ""))
         ratios.add_row(name, *cells)
-    ratios.caption = ("(at frontier end): within 10% of a frontier's last point or in its tail below 10% of its "
-                      "peak, where ratios swing; (below a frontier's start): slower than its first point; "
+    ratios.caption = ("[at frontier end]: within 10% of a frontier's last point or in its tail below 10% of its "
+                      "peak, where ratios swing; [below a frontier's start]: slower than its first point; "
                       "unreachable (who): that frontier never reaches the speed")
     tiers = Table(title="operating tiers: best throughput per chip at or above a per-user speed floor",
                   caption="each cell: throughput per chip (tok/s) @ per-user speed (tok/s/user): the deployment "
