@@ -301,8 +301,9 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
             continue
         prec = row_precision(model, str(r.precision), str(r.model_path), str(getattr(r, "gemm_quant_mode", "fp8")))
 
-        def num(v, default=None):
-            return default if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
+        def num(v, default=None):  # a blank or a 0 is unset: the sample writes 0 for a parallel size a run did not
+            # set (moe_tp/moe_ep of the vLLM Qwen3 disaggregated H100 rows), which was priced as EP0 and refused
+            return default if v is None or (isinstance(v, float) and math.isnan(v)) or v == 0 else int(v)
 
         try:
             notes = []
