@@ -11,11 +11,11 @@ import re
 
 
 def aic_agg_layout(tp: int, dp: int | None, moe_tp: int | None, moe_ep: int | None,
-                   rid: str, batch_size: int | None = None) -> tuple[int, int, int, str]:
+                   rid: str) -> tuple[int, int, int, str]:
     """(attention TP, attention DP, MoE EP, note) of an aggregated ``silicon_sample.csv`` row.
 
     The row's ``tp_size`` / ``attention_dp_size`` / ``moe_tp_size`` / ``moe_ep_size`` are read as
-    written, except for four writer conventions of aiconfigurator-core 0.12.0's sample, each checked
+    written, except for three writer conventions of aiconfigurator-core 0.12.0's sample, each checked
     on the rows that carry both the fields and an id naming the run:
 
     1. Inflated fields: ``moe_tp == moe_ep == k >= 2`` and ``tp * dp == k * k`` (333 agg rows). 194 of
@@ -46,17 +46,11 @@ def aic_agg_layout(tp: int, dp: int | None, moe_tp: int | None, moe_ep: int | No
        attention TP k x DP k run with MoE EP k*k would be written the same; no row of the sample is one
        (every id that names its run names ``tp{k}_ep{k}``), and an id naming k*k chips keeps the fields.
 
-    4. TensorRT-LLM attention DP written as TRT-LLM's own arguments: no ``attention_dp_size``, ``tp >= 2``,
-       and the concurrency the id names is ``batch_size * tp`` (13 agg rows, all 4000/1000 TRT-LLM
-       1.3.0rc1 / 1.3.0rc5 Dynamo runs: DeepSeek-R1/V3.1 NVFP4 on B200 and GB200, gpt-oss-120b on H100).
-       Everywhere else in the sample ``batch_size`` is the batch of one attention rank: the id's
-       concurrency is ``batch_size * attention_dp_size`` on every row that states a DP degree (e.g. TRT-LLM
-       1.1.0rc2.post2 DeepSeek-R1 ``tp 1, dp 8``, C = 8 x batch) and ``batch_size`` itself where attention
-       is one TP group; no row without ``attention_dp_size`` has another ratio than 1 or ``tp``. TRT-LLM's
-       ``enable_attention_dp`` keeps ``tensor_parallel_size`` as the world size and runs attention data-parallel
-       over those ranks, each with its own ``max_batch_size`` (TensorRT-LLM docs/source/features/parallel-strategy.md,
-       "Attention Module": TP or DP; the LLM API's ``enable_attention_dp``). The run used
-       ``tp`` chips: attention TP1 DP ``tp``, the MoE fields as written (``moe_tp * moe_ep == tp``).
+    The 13 TensorRT-LLM 1.3.0rc 4000/1000 rows whose concurrency is ``batch_size * tp`` with no
+    ``attention_dp_size`` keep their fields: they are NVIDIA gap-analysis harness rows, whose ``batch_size`` is one
+    instance's of several (:func:`harness_agg_instances`), not one attention-DP rank's (round 19 replaced the
+    attention-DP reading of 57b5c27: the same harness job's Qwen3-32B TP2 rows state DP 1 at concurrency / batch
+    = 32, and its disaggregated rows name the 64-GPU cluster every one of its aggregated rows fills).
 
     Otherwise an id naming another run (``_tp{n}[_ep{m}]``) than ``tp * dp`` wins, as before.
 
@@ -75,11 +69,6 @@ def aic_agg_layout(tp: int, dp: int | None, moe_tp: int | None, moe_ep: int | No
         return tp, 1, tp, (f"fields tp={tp} dp={dp1} moe_tp={moe_tp} moe_ep={moe_ep} are the squared form "
                            f"of a {tp}-chip run: used attention TP{tp}, MoE EP{tp}")
     moe_world = (moe_tp or 1) * (moe_ep or 1)
-    m_c = re.search(r"_c(\d+)_", rid)
-    if dp is None and tp >= 2 and batch_size and m_c and int(m_c.group(1)) == batch_size * tp and moe_world == tp:
-        return 1, tp, moe_ep or 1, (f"concurrency {m_c.group(1)} = batch_size {batch_size} x tp {tp} with no "
-                                   f"attention_dp_size: TensorRT-LLM attention DP{tp} (enable_attention_dp), "
-                                   f"MoE TP{moe_tp or 1} EP{moe_ep or 1}")
     if dp is None and moe_world > tp and moe_world % tp == 0:
         return tp, moe_world // tp, moe_ep or 1, (f"moe_tp={moe_tp} moe_ep={moe_ep} span more chips than tp={tp}: "
                                                  f"attention DP{moe_world // tp} (vLLM data parallelism)")
@@ -136,3 +125,45 @@ def multinode_total_gpu_run(system: str, client: str, measured: str, dp: int | N
     return ("a GB200 multi-node disaggregated run of InferenceX's pre-2025-12-05 workflow exported as aggregated: "
             "its tp_size is the run's GPU count (prefill + decode, EP_SIZE=1, DP_ATTENTION=false), not a layout; "
             "the prefill/decode split is not in the row (fit/aic_layout.multinode_total_gpu_run)")
+
+
+#: The mark of a row NVIDIA's gap-analysis harness measured: its ``silicon_data_source`` names the harness's
+#: ``gtl_job_id`` / ``gtl_task_id`` (aiconfigurator-core 0.12.0's sample: the Dynamo TensorRT-LLM runtime images)
+HARNESS_SOURCE = "gtl_"
+
+
+def harness_agg_instances(source: str, concurrency: float, batch_size: float | None) -> tuple[int, str]:
+    """(instances, note) of an aggregated row of NVIDIA's gap-analysis harness: the client's concurrency
+    (``silicon_concurrency``) is the whole cluster's, ``batch_size`` one instance's, so the run served
+    ``concurrency / batch_size`` identical instances of the row's layout; (1, "") for any other row.
+
+    Evidence (aiconfigurator-core 0.12.0's sample, ``scripts/aic_harness_rows.py``): the harness writes its
+    disaggregated rows as ``concurrency = decode_batch_size x decode_num_workers`` with the worker counts stated,
+    and in the TensorRT-LLM 1.3.0rc5 files those counts make a 64-GPU cluster (Qwen3-32B NVFP4 15000/500 on
+    B200 and GB200: 40 prefill TP1 + 6 decode TP4 workers, C 480 = 80 x 6 and C 552 = 92 x 6). Their aggregated
+    rows leave the instance count out, but ``concurrency / batch_size`` times the layout's chips is the same
+    64 in every one: DeepSeek-V3.1 NVFP4 4000/1000 TP8 C 448 / 56 = 8 (B200) and C 320 / 40 = 8 (GB200),
+    Qwen3-32B NVFP4 15000/500 TP2 C 416 / 13 = 32 (B200) and C 448 / 14 = 32 (GB200; attention_dp_size 1 stated,
+    so the ratio is not attention DP), all of one harness job (gtl_job_id 23803065) with the B200 and one of the
+    GB200 disaggregated rows. The 1.3.0rc1 files
+    (B200 DeepSeek-R1 NVFP4, H100 gpt-oss-120b, GB200 Qwen3-32B) are written the same way (ratios 2, 4 and 8)
+    and are read alike: one writer, one convention. Rows whose concurrency the source does not state
+    (``silicon_concurrency`` absent: batch_size is the only count), or whose ratio is not a whole number of
+    at least 2, keep one instance.
+
+    >>> harness_agg_instances("gtl_job_id=1; silicon_concurrency=448", 448.0, 56.0)[0]
+    8
+    >>> harness_agg_instances("source_file=x.csv; silicon_concurrency=448", 448.0, 56.0)
+    (1, '')
+    >>> [harness_agg_instances(f"gtl_task_id=2; silicon_concurrency={c:g}", c, b)[0] for c, b in ((2, 1), (12, 5))]
+    [2, 1]
+    """
+    if (HARNESS_SOURCE not in source or "silicon_concurrency=" not in source or not batch_size
+            or batch_size != batch_size or batch_size <= 0):
+        return 1, ""
+    ratio = concurrency / batch_size
+    if ratio < 2 or abs(ratio - round(ratio)) > 1e-9:
+        return 1, ""
+    n = int(round(ratio))
+    return n, (f"NVIDIA gap-analysis harness row: concurrency {concurrency:g} is its cluster's, batch_size "
+               f"{batch_size:g} one instance's: {n} instances (fit/aic_layout.harness_agg_instances)")

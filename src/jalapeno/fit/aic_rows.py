@@ -27,7 +27,7 @@ from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.aic_duplicates import drop_repeated_runs
-from jalapeno.fit.aic_layout import aic_agg_layout, multinode_total_gpu_run
+from jalapeno.fit.aic_layout import aic_agg_layout, harness_agg_instances, multinode_total_gpu_run
 from jalapeno.fit.aic_sweeps import (measured_date, release_stated, row_release, sweep_of, with_sweep_batch_wait,
                                     with_sweep_expert_parallel, with_sweep_kernels, with_sweep_launch, with_sweep_limits,
                                     with_sweep_mtp)
@@ -315,7 +315,7 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
                     skipped.append((rid, why))
                     continue
                 tp, dp, ep, note = aic_agg_layout(num(r.tp_size), num(r.attention_dp_size), num(r.moe_tp_size),
-                                                  num(r.moe_ep_size), str(r.id), num(r.batch_size))
+                                                  num(r.moe_ep_size), str(r.id))
                 notes += [note] if note else []
                 dep = Deployment(get_precision(prec), Pool(Layout(tp=tp, dp=dp, ep=ep, pp=num(r.pp_size, 1))))
                 conc = float(r.batch_size)
@@ -340,6 +340,11 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         if not conc or math.isnan(conc):
             skipped.append((rid, "no concurrency (neither a batch size nor _c<N>_ in the id)"))
             continue
+        if dep.prefill is None:
+            inst, why = harness_agg_instances(str(getattr(r, "silicon_data_source", "")), conc, r.batch_size)
+            if inst > 1:
+                dep = replace(dep, decode=replace(dep.decode, workers=inst))
+                notes.append(why)
         meas = {"ttft_s": float(r.silicon_ttft_ms) / 1e3, "tpot_s": float(r.silicon_tpot_ms) / 1e3,
                 "throughput_per_chip": None, "interactivity": 1e3 / float(r.silicon_tpot_ms)}
         fw = f"{r.backend} {row_release(r.backend_version)}"
