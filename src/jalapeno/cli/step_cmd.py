@@ -157,7 +157,7 @@ def step(
     breakdown = None if profile is None else engine_memory_breakdown(m, s, sc.layout, prec, profile, memory_fraction)
     if json_out:
         print_json({**out, **({"engine_memory": breakdown} if breakdown else {}), "efficiency_source": pr.efficiency.source,
-                    "hbm_traffic": hbm_traffic(sc.op_rows(0), s.chip.hbm_bandwidth_bytes_per_s), "ops": sc.op_rows(0),
+                    "hbm_traffic": hbm_traffic(sc, s.chip.hbm_bandwidth_bytes_per_s), "ops": sc.op_rows(0),
                     "collectives": sc.collective_rows(0), **({"slices": sliced} if sliced else {}),
                     **({"tiles": tile_table} if tiles else {})})
         return
@@ -199,7 +199,7 @@ def step(
     console.print(Text.assemble("step time ", (f"{out['step_time_s'] * 1e3:.2f} ms", "bold"), ", bound by ",
                                 (out["bound"], "bold"), f" ({out['bound_margin']:.2f}x the next); time of the ops "
                                 f"each constraint binds: {att}"))
-    hbm = hbm_traffic(sc.op_rows(0), s.chip.hbm_bandwidth_bytes_per_s)
+    hbm = hbm_traffic(sc, s.chip.hbm_bandwidth_bytes_per_s)
     console.print(f"HBM traffic per chip: {hbm['bytes'] / 1e9:.2f} GB (weights {hbm['weight_bytes'] / 1e9:.2f}, KV "
                   f"{hbm['kv_bytes'] / 1e9:.2f}, activations {hbm['act_bytes'] / 1e9:.2f}) = {hbm['floor_s'] * 1e3:.2f} ms "
                   "at peak bandwidth; ops bound by compute or overhead carry part of it, so hbm_bandwidth above "
@@ -215,16 +215,13 @@ def step(
         console.print(line)
 
 
-def hbm_traffic(op_rows: list[dict], bandwidth_bytes_per_s: float) -> dict:
-    """HBM bytes one step moves on one chip (weights, KV and activations of every op; collectives are link
-    traffic) and the time they take at the chip's peak bandwidth (``floor_s``, s): the floor under any step
-    whatever binds its ops. ``step``'s per-constraint times count each op's time under the constraint that binds
-    it, so an op bound by compute or per-kernel overhead carries its bytes out of ``hbm_bandwidth``: that sum can
-    sit below this floor (8xH200 Llama-3.3-70B TP4 at batch 1: the KV read of attention is overhead-bound).
-
-    >>> hbm_traffic([{"weight_bytes": 4.8e9, "kv_bytes": 0.0, "act_bytes": 0.0}], 4.8e12)["floor_s"]
-    0.001
-    """
-    w, kv, act = (sum(float(r[k]) for r in op_rows) for k in ("weight_bytes", "kv_bytes", "act_bytes"))
-    return {"bytes": w + kv + act, "weight_bytes": w, "kv_bytes": kv, "act_bytes": act,
-            "floor_s": (w + kv + act) / bandwidth_bytes_per_s}
+def hbm_traffic(sc, bandwidth_bytes_per_s: float, i: int = 0) -> dict:
+    """HBM bytes one step ``sc`` (cost/step.StepCost) moves on one chip at point ``i`` (StepCost.hbm_parts;
+    collectives are link traffic) and the time they take at the chip's peak bandwidth (``floor_s``, s): the floor
+    under any step whatever binds its ops. ``step``'s per-constraint times count each op's time under the
+    constraint that binds it, so an op bound by compute or per-kernel overhead carries its bytes out of
+    ``hbm_bandwidth``: that sum can sit below this floor (8xH200 Llama-3.3-70B TP4 at batch 1: the KV read of
+    attention is overhead-bound)."""
+    parts = sc.hbm_parts(i)
+    total = sum(parts.values())
+    return {"bytes": total, **parts, "floor_s": total / bandwidth_bytes_per_s}

@@ -246,10 +246,14 @@ class StepCost:
         """FLOPs per chip of point ``i`` (all ops)."""
         return float(self.ops.flop[:, self._one(i)].sum())
 
+    def hbm_parts(self, i: int | None = None) -> dict[str, float]:
+        """HBM bytes per chip of point ``i`` by kind: ``weight_bytes``, ``kv_bytes``, ``act_bytes`` (every op's)."""
+        j = self._one(i)
+        return {k: float(getattr(self.ops, k)[:, j].sum()) for k in ("weight_bytes", "kv_bytes", "act_bytes")}
+
     def hbm_bytes(self, i: int | None = None) -> float:
         """HBM bytes per chip of point ``i``: weights + KV cache + activations."""
-        j = self._one(i)
-        return float(self.ops.weight_bytes[:, j].sum() + self.ops.kv_bytes[:, j].sum() + self.ops.act_bytes[:, j].sum())
+        return sum(self.hbm_parts(i).values())
 
     def to_frame(self):
         """One row per point: :meth:`summary`'s scalars (attribution as ``attribution_<bound>_s``,

@@ -157,6 +157,34 @@ def _chunk(dep: Deployment, isl: float) -> float:
     return float(min(isl, dep.prefill_budget(dep.decode.layout)))
 
 
+def _chunk_step_load(dep: Deployment, wl: Workload, b_mb: np.ndarray, steps: float) -> tuple:
+    """What a step carrying prefill holds at decode batches ``b_mb`` (N,) per micro-batch (:func:`aggregated_by_batch`):
+    (p, chunk, prefix, p_big, b_pre) — the mean prefill tokens per step p = b·ISL/D, the chunk min(ISL, budget),
+    its mean prefix (ISL − chunk)/2, the tokens such a step carries max(p, chunk) capped at the budget, and the
+    decoding sequences beside them (none on a prefill-first engine, ``dep.prefill_steps`` "separate")."""
+    chunk = _chunk(dep, wl.mean_isl)
+    p_mb = b_mb * wl.mean_isl / steps
+    p_big = np.minimum(np.maximum(p_mb, chunk), dep.prefill_budget(dep.decode.layout))
+    b_pre = np.zeros_like(b_mb) if dep.prefill_steps == "separate" else b_mb
+    return p_mb, chunk, (wl.mean_isl - chunk) / 2, p_big, b_pre
+
+
+def mean_prompt_prefill_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, decode_batch) -> np.ndarray:
+    """The mean prompt's prefill time (s) on one aggregated instance at decode batches ``decode_batch`` (N,), as
+    :func:`aggregated_by_batch` prices it inside TTFT: its chunk step(s) beside the decode batch
+    (:func:`_chunk_step_load`; a prompt longer than the budget runs its chunks in turn, :func:`_prefill_s`).
+    ``pricer`` with the pool's engine backends applied (serve/point.py). Used by serve/ttft_parts.py."""
+    lay = dep.decode.layout
+    a = dep.mtp.tokens_per_step if dep.mtp else 1.0
+    b_mb = np.asarray(decode_batch, dtype=float) / lay.pp
+    _, chunk, pre_ctx, p_big, b_pre = _chunk_step_load(dep, wl, b_mb, (wl.mean_osl - 1) / a)
+    sc = step_cost(model, pricer, lay, dep.precision,
+                   Batch.make(decode_seqs=b_pre, decode_ctx=wl.decode_ctx, prefill_tokens=p_big, prefill_ctx=pre_ctx,
+                              prefill_seqs=p_big / chunk), dep.mtp,
+                   dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    return _prefill_s(model, pricer, dep, {None: wl.mean_isl}, b_pre, wl.decode_ctx, sc.step_time_s)[None]
+
+
 def frontend_s(eff: Efficiency, isl: float) -> float:
     """Time a request spends outside the accelerator before its first token: a + b·ISL."""
     return eff.request_overhead_s + eff.prompt_overhead_s_per_token * isl
@@ -214,10 +242,8 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     b = np.minimum(b_req, max(cap, 0.0))
     limit = np.where(b_req > cap, cap_name, "")
     b_mb = b / lay.pp
-    chunk = _chunk(dep, wl.mean_isl)
-    p_mb = b_mb * wl.mean_isl / steps
     ctx = wl.decode_ctx
-    pre_ctx = (wl.mean_isl - chunk) / 2
+    p_mb, chunk, pre_ctx, p_big, b_pre = _chunk_step_load(dep, wl, b_mb, steps)
     # Prefill arrives in chunks: while the mean prefill load p per step is below one chunk, a
     # fraction f = p/chunk of steps carries a whole chunk and the rest decode only (averaging p
     # into every step would overstate the experts and weights a step touches); above one chunk
@@ -227,11 +253,8 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     # prefill step per decode step carrying p tokens); the prefill step reads every weight again
     # where a mixed step shares the decode step's reads.
     n = b.shape[0]
-    budget = dep.prefill_budget(dep.decode.layout)
-    p_big = np.minimum(np.maximum(p_mb, chunk), budget)
     pre = np.concatenate([np.zeros(n), p_big])
     sep = dep.prefill_steps == "separate"
-    b_pre = np.zeros(n) if sep else b_mb  # decoding sequences in a step that carries prefill
     sc = step_cost(model, pricer, lay, dep.precision,
                    Batch.make(decode_seqs=np.concatenate([b_mb, b_pre]), decode_ctx=ctx, prefill_tokens=pre,
                               prefill_ctx=pre_ctx, prefill_seqs=pre / chunk), dep.mtp,

@@ -18,7 +18,7 @@ import numpy as np
 
 from jalapeno.cost.pricer import Pricer, with_pool_backends
 from jalapeno.cost.step import Batch, step_cost
-from jalapeno.deploy.deployment import MTP, Deployment, query_len
+from jalapeno.deploy.deployment import MTP, Deployment, pool_overlap, query_len
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.serve.analytic import QUANTILES, ServingPoints, frontend_s
@@ -115,6 +115,14 @@ def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
                       f"{cs.reason[~cs.feasible][0]} (context parallelism, cp=, splits its KV)")
     return PrefillPerf(layout, token_budget / tau, q[None], q, feasible, reason, str(sc.bound[0]), tau,
                        max(tau - sigma * token_budget, 0.0), sigma, max(lat - tau, 0.0))
+
+
+def pool_prefill_perf(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload) -> PrefillPerf:
+    """:func:`prefill_perf` of a disaggregated ``dep``'s prefill pool as it runs: its layout, token budget and
+    overlap, priced with the pool's engine backends (cost/pricer.with_pool_backends) on ``pricer``."""
+    lay = dep.prefill.layout
+    pr = with_pool_backends(pricer, dep.prefill, model, lay, dep.precision.kv_cache.name)
+    return prefill_perf(model, pr, lay, dep.precision, wl, dep.prefill_budget(lay), pool_overlap(dep.overlap, model, lay))
 
 
 def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, wl: Workload,

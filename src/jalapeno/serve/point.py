@@ -16,7 +16,7 @@ from jalapeno.serve.disagg import (
     PrefillPerf,
     decode_curve,
     disaggregated_points,
-    prefill_perf,
+    pool_prefill_perf,
 )
 from jalapeno.serve.limits import decode_step_s
 from jalapeno.serve.queueing import first_wave_s, fixed_cycle_s, locked_cycle_s, run_of_waves
@@ -82,10 +82,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
         return dataclasses.replace(pts, concurrency=pts.concurrency * w,
                                    request_rate_per_s=pts.request_rate_per_s * w,
                                    chips=pts.chips * w)
-    kv = dep.precision.kv_cache.name
-    pre = prefill_perf(model, with_pool_backends(pricer, dep.prefill, model, dep.prefill.layout, kv),
-                       dep.prefill.layout, dep.precision, wl, dep.prefill_budget(dep.prefill.layout),
-                       pool_overlap(dep.overlap, model, dep.prefill.layout))
+    pre = pool_prefill_perf(model, pricer, dep, wl)
     dec_ov = pool_overlap(dep.overlap, model, dep.decode.layout)
     x, y = np.array([dep.prefill.workers]), np.array([dep.decode.workers])
     grid = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, _GRID, dep.mtp, dep, dec_ov)

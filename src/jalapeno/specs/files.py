@@ -113,9 +113,20 @@ def chain_stamp(name_or_path: str, _seen: tuple[str, ...] = ()) -> tuple | None:
     here = str(p.resolve())
     if not isinstance(base, str) or not base or here in _seen:
         return (st,)
+    return (st,) + (chain_stamp(base_reference(p, base), _seen + (here,)) or ())
+
+
+def base_reference(path: Path, base: str) -> str:
+    """What a system file at ``path`` means by ``base = "..."``: a catalog name as written, a path (it has a
+    separator or ends in .toml) relative to the file's own folder unless absolute. One rule for the loader
+    (specs/variants.resolve_system_data) and the cache key (:func:`chain_stamp`).
+
+    >>> base_reference(Path("/a/b/v.toml"), "h200"), base_reference(Path("/a/b/v.toml"), "c.toml")
+    ('h200', '/a/b/c.toml')
+    """
     if ("/" in base or "\\" in base or base.endswith(".toml")) and not Path(base).is_absolute():
-        base = str(p.parent / base)
-    return (st,) + (chain_stamp(base, _seen + (here,)) or ())
+        return str(Path(path).parent / base)
+    return base
 
 
 def unique_keys(pairs: list[tuple[str, object]]) -> dict:

@@ -35,7 +35,6 @@ import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
@@ -44,6 +43,7 @@ from jalapeno.errors import SpecError, UnknownNameError
 from jalapeno.specs.calibration import EFFICIENCY_SETS, base_efficiency
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency, flatten_params, nest_params
 from jalapeno.specs.hardware import Sourced, System, SystemFile, SystemOrigin, read_system_toml, system_from_dict
+from jalapeno.specs.files import base_reference, chain_stamp
 
 #: Top-level keys of a variant file that are not system fields.
 VARIANT_KEYS = ("base", "calibration")
@@ -328,9 +328,7 @@ def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tupl
     if not isinstance(base, str) or not base:
         raise SpecError(f"{path.name}: base", f"must be a system name or path, got {base!r}",
                         'write base = "jalapeno" (a catalog name) or a TOML path')
-    base_ref = base
-    if ("/" in base or "\\" in base or base.endswith(".toml")) and not Path(base).is_absolute():
-        base_ref = str(path.parent / base)
+    base_ref = base_reference(path, base)
     try:
         bdata, borigin = resolve_system_data(base_ref, _chain + (key,))
     except UnknownNameError as e:  # was 'system: unknown system ...', not naming the file or its key
@@ -458,8 +456,6 @@ def load_variant(name_or_path: str, overrides: Overrides = ()) -> System:
     Raises:
         UnknownNameError: unknown name or base. SpecError: a malformed file or override.
     """
-    from jalapeno.specs.files import chain_stamp
-
     overrides = tuple(overrides)
     return _load_variant(name_or_path, overrides, value_types(overrides), chain_stamp(name_or_path))
 
