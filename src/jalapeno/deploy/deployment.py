@@ -51,6 +51,31 @@ def _positive_int_or_none(value, field: str, option: str) -> None:
                         f"give {option} N with N >= 1 (or leave it unset)")
 
 
+def _check_graph_sizes(dep) -> None:
+    """Normalise ``dep.cuda_graph_batch_sizes`` to a sorted tuple of distinct sizes and default
+    ``cuda_graph_max_batch`` to their largest (TRT-LLM's CudaGraphConfig does both; it rejects a
+    ``max_batch_size`` other than ``max(batch_sizes)``).
+
+    Raises:
+        SpecError: an empty list, a size that is not a positive integer, or a ceiling that differs
+            from the largest size.
+    """
+    sizes = dep.cuda_graph_batch_sizes
+    if sizes is None:
+        return
+    if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__") or not len(sizes) \
+            or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in sizes):
+        raise SpecError("cuda_graph_batch_sizes", f"must be a non-empty list of positive integers, got {sizes!r}",
+                        "give the engine's captured decode batch sizes per rank, e.g. [128, 256, 384, 512]")
+    sizes = tuple(sorted(set(sizes)))
+    if dep.cuda_graph_max_batch is not None and dep.cuda_graph_max_batch != sizes[-1]:
+        raise SpecError("cuda_graph_max_batch", f"{dep.cuda_graph_max_batch} differs from the largest captured "
+                        f"size {sizes[-1]} of cuda_graph_batch_sizes",
+                        "leave cuda_graph_max_batch unset or make it the largest of cuda_graph_batch_sizes")
+    object.__setattr__(dep, "cuda_graph_batch_sizes", sizes)
+    object.__setattr__(dep, "cuda_graph_max_batch", sizes[-1])
+
+
 #: Longest MTP draft chain accepted: engines run 1-4 drafts for DeepSeek (TRT-LLM nextn <= 3-4,
 #: SGLang num_steps 1-3); past 16 the accepted length is flat and the verify cost dominates.
 MAX_DRAFT_TOKENS = 16
@@ -278,7 +303,14 @@ class Deployment:
         cuda_graph_max_batch: largest decode batch per attention rank replayed as a CUDA graph
             (SGLang ``--cuda-graph-max-bs``, TRT-LLM ``cuda_graph_config.max_batch_size``, vLLM
             ``max_capture_size``); larger decode steps run eagerly and pay a per-kernel launch
-            cost (serve/limits.py). None = every decode step is graphed.
+            cost (serve/limits.py). None = every decode step is graphed. With
+            ``cuda_graph_batch_sizes`` it defaults to their largest, and must equal it.
+        cuda_graph_batch_sizes: the decode batches per attention rank captured as CUDA graphs, with
+            padding (TRT-LLM ``cuda_graph_config.batch_sizes`` + ``enable_padding``; the MLPerf
+            configs' ``cuda_graph_batch_sizes`` + ``cuda_graph_padding_enabled``): a decode-only step
+            of n sequences per rank runs the smallest captured size >= n, the rest dummy sequences
+            of one context token (serve/limits.graph_padded); above the largest it runs eagerly.
+            None = no padding modelled (a step runs at its own batch).
         recv_interval: decode steps between the scheduler's polls for new requests (SGLang
             ``--scheduler-recv-interval``; 1 = every step): an arrival waits
             ``recv_interval``·τ/2 on average before it can be scheduled (aggregated serving).
@@ -323,6 +355,7 @@ class Deployment:
     memory_fraction: float | None = None
     max_tokens_per_step: int | None = None
     cuda_graph_max_batch: int | None = None
+    cuda_graph_batch_sizes: tuple[int, ...] | None = None
     recv_interval: int = 1
     adp_balance_timeout_iters: int | None = None
     batch_wait_timeout_iters: int = 0
@@ -350,6 +383,7 @@ class Deployment:
         _positive_int_or_none(self.max_running, "max_running", "--max-running")
         _positive_int_or_none(self.max_tokens_per_step, "max_tokens_per_step", "--max-tokens-per-step")
         _positive_int_or_none(self.cuda_graph_max_batch, "cuda_graph_max_batch", "--cuda-graph-max-batch")
+        _check_graph_sizes(self)
         _positive_int_or_none(self.recv_interval, "recv_interval", "recv_interval (engine recipe)")
         _positive_int_or_none(self.adp_balance_timeout_iters, "adp_balance_timeout_iters",
                               "adp_balance_timeout_iters (engine recipe: attention_dp_config timeout_iters)")
@@ -463,6 +497,8 @@ class Deployment:
         for k in ("max_tokens_per_step", "cuda_graph_max_batch"):
             if getattr(self, k) is not None:
                 d[k] = getattr(self, k)
+        if self.cuda_graph_batch_sizes is not None:
+            d["cuda_graph_batch_sizes"] = list(self.cuda_graph_batch_sizes)
         if self.recv_interval != 1:
             d["recv_interval"] = self.recv_interval
         if self.adp_balance_timeout_iters is not None:

@@ -227,6 +227,9 @@ class SubmittedEngine:
     queries: int = 0
     #: runtime ``kvcache_free_gpu_mem_frac``: the KV pool's share of the memory left after load (None: not read)
     kv_free_fraction: float | None = None
+    #: runtime ``cuda_graph_batch_sizes`` with ``cuda_graph_padding_enabled`` (per attention rank): decode
+    #: steps run padded to the next captured size (Deployment.cuda_graph_batch_sizes; None: not read)
+    graph_sizes: tuple[int, ...] | None = None
 
     @property
     def instance_chips(self) -> int:
@@ -235,6 +238,10 @@ class SubmittedEngine:
 
 
 _DSR1_CFG = "inference_results_v5.1 @965182b closed/{}/configs/{}/Offline/deepseek-r1.py"
+#: The DeepSeek-R1 configs' ``cuda_graph_batch_sizes`` (``cuda_graph_padding_enabled: True``): NVIDIA, Google and HPE
+#: B200 / H200 Offline and Server; NVIDIA GB200-NVL72 x72 captures every power of two below 128 as well
+DSR1_GRAPHS = (128, 256, 384, 512)
+DSR1_GRAPHS_GB200 = (1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512)
 #: Offline results whose engine is read from the submission's config: mapped ``matched`` at the
 #: submission's deployment with every slot filled (Offline issues all samples at once), not at the
 #: unbounded frontier peak, over a run of ``queries`` samples whose drain is priced
@@ -245,16 +252,16 @@ _DSR1_CFG = "inference_results_v5.1 @965182b closed/{}/configs/{}/Offline/deepse
 MLPERF_ENGINES = {
     "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Offline":
         SubmittedEngine(512, 4608, _DSR1_CFG.format("NVIDIA", "B200-SXM-180GBx8"), queries=26328,
-                        kv_free_fraction=0.9),
+                        kv_free_fraction=0.9, graph_sizes=DSR1_GRAPHS),
     "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1_Offline":
         SubmittedEngine(512, 4608, _DSR1_CFG.format("Google", "B200-SXM-180GBx8"), queries=26328,
-                        kv_free_fraction=0.9),
+                        kv_free_fraction=0.9, graph_sizes=DSR1_GRAPHS),
     "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_deepseek-r1_Offline":
         SubmittedEngine(512, 4608, _DSR1_CFG.format("NVIDIA", "GB200-NVL72_GB200-186GB_aarch64x72"), queries=26328 * 8,
-                        kv_free_fraction=0.9),
+                        kv_free_fraction=0.9, graph_sizes=DSR1_GRAPHS_GB200),
     "mlperf51_HPE_HPE_Cray_XD670_H200_SXM_141GBx8_TRT_deepseek-r1_Offline":
         SubmittedEngine(216, 4608, _DSR1_CFG.format("HPE", "HPE_Cray_XD670_H200_SXM_141GBx8"), queries=26328,
-                        kv_free_fraction=0.6),
+                        kv_free_fraction=0.6, graph_sizes=DSR1_GRAPHS),
 }
 
 
@@ -289,7 +296,7 @@ def submitted_deployment(engine: SubmittedEngine, precision: str, chips: int, mo
                                          engine.tokens_per_step, engine.batch_per_rank)
     dep = Deployment(get_precision(precision), Pool(lay, workers=chips // n, moe_backend=engine.moe_backend),
                      max_running=engine.batch_per_rank, max_tokens_per_step=engine.tokens_per_step, budget_per="rank",
-                     memory_fraction=frac)
+                     memory_fraction=frac, cuda_graph_batch_sizes=engine.graph_sizes)
     return dep, float(engine.batch_per_rank * engine.dp * (chips // n))
 
 
@@ -306,11 +313,11 @@ _B200, _GB72, _H200 = "B200-SXM-180GBx8", "GB200-NVL72_GB200-186GB_aarch64x72", 
 #: ``frontier@limits``.
 MLPERF_LIMIT_ENGINES = {
     "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Server":
-        SubmittedEngine(512, 3456, _CFG.format("NVIDIA", _B200, "Server", "deepseek-r1")),
+        SubmittedEngine(512, 3456, _CFG.format("NVIDIA", _B200, "Server", "deepseek-r1"), graph_sizes=DSR1_GRAPHS),
     "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1_Server":
-        SubmittedEngine(512, 3456, _CFG.format("Google", _B200, "Server", "deepseek-r1")),
+        SubmittedEngine(512, 3456, _CFG.format("Google", _B200, "Server", "deepseek-r1"), graph_sizes=DSR1_GRAPHS),
     "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_deepseek-r1_Server":
-        SubmittedEngine(512, 3456, _CFG.format("NVIDIA", _GB72, "Server", "deepseek-r1")),
+        SubmittedEngine(512, 3456, _CFG.format("NVIDIA", _GB72, "Server", "deepseek-r1"), graph_sizes=DSR1_GRAPHS_GB200),
     "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama2-70b-99_Server":
         SubmittedEngine(2048, 3584, _CFG.format("NVIDIA", _B200, "Server", "llama2-70b"), 1, 1, 1, None),
     "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama2-70b-99_Interactive":

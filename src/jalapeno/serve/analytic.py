@@ -47,7 +47,7 @@ from jalapeno.deploy.deployment import Deployment, pool_overlap, query_len
 from jalapeno.deploy.memory_fit import admission_batch_cap, decode_batch_cap
 from jalapeno.serve.batch_wait import batch_wait_steps, bunched_arrivals_per_step, prompts_to_fill
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
-from jalapeno.serve.limits import batch_caps, decode_step_s
+from jalapeno.serve.limits import batch_caps, decode_step_s, graph_padded
 from jalapeno.serve.queueing import adp_balance_wait_s, agg_queue_s, poll_wait_s
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.model import ModelSpec
@@ -255,9 +255,11 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     n = b.shape[0]
     pre = np.concatenate([np.zeros(n), p_big])
     sep = dep.prefill_steps == "separate"
+    # decode-only steps at their padded CUDA-graph batch (serve/limits.graph_padded)
     sc = step_cost(model, pricer, lay, dep.precision,
-                   Batch.make(decode_seqs=np.concatenate([b_mb, b_pre]), decode_ctx=ctx, prefill_tokens=pre,
-                              prefill_ctx=pre_ctx, prefill_seqs=pre / chunk), dep.mtp,
+                   graph_padded(dep, lay, Batch.make(decode_seqs=np.concatenate([b_mb, b_pre]), decode_ctx=ctx,
+                                                     prefill_tokens=pre, prefill_ctx=pre_ctx,
+                                                     prefill_seqs=pre / chunk)), dep.mtp,
                    dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
     frac = np.where(p_mb < chunk, p_mb / chunk, 1.0)
     # decode-only steps above the CUDA-graph ceiling run eagerly (serve/limits.py); the steps

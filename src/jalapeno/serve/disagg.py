@@ -23,7 +23,7 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.serve.analytic import QUANTILES, ServingPoints, frontend_s
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
-from jalapeno.serve.limits import batch_caps, decode_step_s
+from jalapeno.serve.limits import batch_caps, decode_step_s, graph_padded
 from jalapeno.serve.queueing import MAX_RHO, bulk_prefill_s
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.model import ModelSpec
@@ -153,7 +153,8 @@ def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     cap_name = min(caps, key=caps.get)
     cap = caps[cap_name]
     b = np.minimum(b, cap)
-    sc = step_cost(model, pricer, layout, precision, Batch.make(decode_seqs=b / layout.pp, decode_ctx=ctx), mtp,
+    one = Batch.make(decode_seqs=b / layout.pp, decode_ctx=ctx)
+    sc = step_cost(model, pricer, layout, precision, one if limits is None else graph_padded(limits, layout, one), mtp,
                    memory_fraction=mf, overlap=overlap, engine_memory=prof)
     tau = sc.step_time_s if limits is None else decode_step_s(sc, pricer.efficiency, limits, b, layout)
     return DecodeCurve(layout, b, tau, sc.bound, sc.bound_margin, sc.bound_level, sc.feasible & (b > 0),

@@ -17,13 +17,23 @@ CUDA graphs: engines replay the decode step as a captured CUDA graph up to a bat
 host enqueues every kernel itself; it runs ahead of the GPU asynchronously, so the step takes
 max(graph step, kernels · :data:`EAGER_LAUNCH_S` + step overhead) — the GPU waits only when the
 host is slower than the kernels it launches.
+
+Padding: an engine that captures a list of batch sizes and pads (TRT-LLM ``cuda_graph_config``
+``batch_sizes`` + ``enable_padding``; SGLang pads to its captured sizes always) runs a decode-only
+step of n sequences per attention rank as the smallest captured size >= n, the rest dummy
+sequences (:func:`graph_padded`, ``Deployment.cuda_graph_batch_sizes``). TensorRT-LLM's PyTorch
+executor (``tensorrt_llm/_torch/pyexecutor/cuda_graph_runner.py`` ``_get_padded_batch``, 1.1-1.2):
+under attention DP the ranks all-gather their batch sizes and every rank pads to the largest's
+captured size; the dummy requests are generation requests of one context token
+(``kv_cache_manager.add_dummy_requests(..., is_gen=True)``); a step with a prompt in it is not
+graphed (``can_run_cuda_graph`` false) and is not padded.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from jalapeno.cost.step import StepCost
+from jalapeno.cost.step import Batch, StepCost
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.specs.efficiency import Efficiency
 
@@ -73,6 +83,46 @@ def decode_step_s(sc: StepCost, eff: Efficiency, dep: Deployment, decode_batch, 
     if dep.cuda_graph_max_batch is None:
         return sc.step_time_s
     return np.where(graphed(dep, decode_batch, layout), sc.step_time_s, eager_step_s(sc, eff, layout.pp))
+
+
+def graph_padded(dep: Deployment, layout, batch: Batch) -> Batch:
+    """``batch`` as a padding CUDA-graph engine runs it (module docstring): each decode-only point
+    (no prefill tokens) whose sequences per attention rank n = decode_seqs / dp (decode_seqs is per
+    pipeline micro-batch) are at most the largest of ``dep.cuda_graph_batch_sizes`` carries the
+    smallest captured size g >= n per rank; the g − n dummy sequences hold one context token each, so
+    the mean context becomes (n·L + (g − n)) / g and the step reads the real sequences' KV and the
+    dummies' one token each. Ranks are taken equally loaded (the mean; the all-gathered largest rank
+    of a real step is not modelled, an ASSUMPTION). Unchanged without captured sizes, for mixed
+    points and above the largest size (eager: :func:`decode_step_s`).
+
+    >>> from jalapeno.deploy.deployment import Deployment, Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.formats import get_precision
+    >>> dep = Deployment(get_precision("fp8"), Pool(Layout(dp=8, ep=8)), cuda_graph_batch_sizes=(128, 256))
+    >>> b = graph_padded(dep, Layout(dp=8, ep=8), Batch.make(decode_seqs=[8 * 155.0, 8 * 300.0], decode_ctx=4801.0))
+    >>> # 155 -> 256 per rank, context (155·4801 + 101)/256; 300 > 256: as it is
+    >>> b.decode_seqs.tolist(), b.decode_ctx.round(1).tolist()
+    ([2048.0, 2400.0], [2907.2, 4801.0])
+    """
+    return padded_to_sizes(dep.cuda_graph_batch_sizes, layout.dp, batch)
+
+
+def padded_to_sizes(sizes, dp: int, batch: Batch) -> Batch:
+    """:func:`graph_padded` with the captured sizes per rank ``sizes`` (None: ``batch`` unchanged) over
+    ``dp`` attention ranks."""
+    if not sizes:
+        return batch
+    per_rank = batch.decode_seqs / dp
+    grid = np.asarray(sizes, dtype=float)
+    k = np.searchsorted(grid, per_rank - 1e-9)  # smallest captured size >= n (n within 1e-9 of a size: that size)
+    pad = (batch.prefill_tokens <= 0) & (per_rank > 0) & (k < grid.size)
+    if not pad.any():
+        return batch
+    g = np.where(pad, grid[np.minimum(k, grid.size - 1)] * dp, batch.decode_seqs)
+    ctx = np.where(pad, (batch.decode_seqs * batch.decode_ctx + (g - batch.decode_seqs)) / np.maximum(g, 1e-30),
+                   batch.decode_ctx)
+    return Batch.make(decode_seqs=g, decode_ctx=ctx, prefill_tokens=batch.prefill_tokens,
+                      prefill_ctx=batch.prefill_ctx, prefill_seqs=batch.prefill_seqs)
 
 
 def batch_caps(dep: Deployment, rows_per_seq: int, prefill_tokens_per_seq_step: float, pp: int,

@@ -42,6 +42,7 @@ from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.errors import SpecError
 from jalapeno.serve.analytic import ServingPoints, frontend_s
+from jalapeno.serve.limits import graph_padded
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
@@ -167,8 +168,9 @@ def decode_step_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
     pr = with_pool_backends(pricer, pool, model, lay, dep.precision.kv_cache.name)
     b = np.asarray(decode_seqs, dtype=float).ravel() / lay.pp
     sc = step_cost(model, pr, lay, dep.precision,
-                   Batch.make(decode_seqs=b, decode_ctx=wl.decode_ctx, prefill_tokens=np.zeros(b.size),
-                              prefill_ctx=0.0, prefill_seqs=np.zeros(b.size)),
+                   graph_padded(dep, lay, Batch.make(decode_seqs=b, decode_ctx=wl.decode_ctx,
+                                                     prefill_tokens=np.zeros(b.size), prefill_ctx=0.0,
+                                                     prefill_seqs=np.zeros(b.size))),
                    dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
     return np.asarray(sc.step_time_s, dtype=float) * lay.pp
 

@@ -18,7 +18,7 @@ from jalapeno.serve.disagg import (
     disaggregated_points,
     pool_prefill_perf,
 )
-from jalapeno.serve.limits import decode_step_s
+from jalapeno.serve.limits import decode_step_s, graph_padded
 from jalapeno.serve.queueing import first_wave_s, fixed_cycle_s, locked_cycle_s, run_of_waves
 from jalapeno.serve.queueing import idle_start as idle_start_ttft
 from jalapeno.specs.model import ModelSpec
@@ -271,8 +271,8 @@ def _fixed_cycle(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload
              for k in n.tolist()]
     flat = np.concatenate(grids)
     sc = step_cost(model, pricer, lay, dep.precision,
-                   Batch.make(decode_seqs=flat / lay.pp, decode_ctx=wl.mean_isl + wl.mean_osl,
-                              prefill_tokens=np.zeros_like(flat)),
+                   graph_padded(dep, lay, Batch.make(decode_seqs=flat / lay.pp, decode_ctx=wl.mean_isl + wl.mean_osl,
+                                                     prefill_tokens=np.zeros_like(flat))),
                    dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
     td_flat = decode_step_s(sc, pricer.efficiency, dep, flat, lay)
     bounds = np.cumsum([0] + [g.size for g in grids])

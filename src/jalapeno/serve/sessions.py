@@ -50,7 +50,7 @@ from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost
 from jalapeno.deploy.deployment import Deployment, pool_overlap, query_len
 from jalapeno.deploy.memory_fit import decode_batch_cap, kv_bytes_per_seq_per_chip
 from jalapeno.serve.analytic import frontend_s
-from jalapeno.serve.limits import batch_caps, decode_step_s
+from jalapeno.serve.limits import batch_caps, decode_step_s, graph_padded
 from jalapeno.specs.agentic import AgenticSpec
 from jalapeno.specs.model import ModelSpec
 
@@ -195,13 +195,13 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
         p_big = np.minimum(np.maximum(p_mb, chunk), budget)
         ks = samp.size
         ch_k = np.minimum(new[:, samp], budget)
-        sc = step_cost(model, pricer, lay, prec, Batch.make(
+        sc = step_cost(model, pricer, lay, prec, graph_padded(dep, lay, Batch.make(
             decode_seqs=np.concatenate([b_mb, b_mb, np.repeat(b_mb, ks), np.repeat(b_mb, ks)]),
             decode_ctx=ctx_dec,
             prefill_tokens=np.concatenate([np.zeros(n), p_big, ch_k.ravel(), np.full(n * ks, budget)]),
             prefill_ctx=np.concatenate([np.zeros(n), w_ctx, (pre_ctx[:, samp] + ch_k / 2).ravel(),
                                         np.tile(prefix[samp] / 2, n)]),
-            prefill_seqs=np.concatenate([np.zeros(n), np.maximum(p_big / chunk, 1), np.ones(2 * n * ks)])),
+            prefill_seqs=np.concatenate([np.zeros(n), np.maximum(p_big / chunk, 1), np.ones(2 * n * ks)]))),
             dep.mtp, dep.memory_fraction, ov, dep.memory_profile)
         t_dec = decode_step_s(sc, eff, dep, np.concatenate([b, b]), lay)[:n]
         f = np.where(p_mb < chunk, p_mb / chunk, 1.0)

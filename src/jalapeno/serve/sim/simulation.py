@@ -105,7 +105,7 @@ class Simulation:
                                            "HBM for the KV cache", "shard wider or use a smaller precision")
             timer = StepTimer(model, with_pool_backends(pricer, pool, model, pool.layout, dep.precision.kv_cache.name),
                               pool.layout, dep.precision, dep.mtp if role != "prefill" else None,
-                              cuda_graph_max_batch=dep.cuda_graph_max_batch,
+                              cuda_graph_max_batch=dep.cuda_graph_max_batch, graph_sizes=dep.cuda_graph_batch_sizes,
                               overlap=pool_overlap(dep.overlap, model, pool.layout))
             for _ in range(pool.workers):
                 cache = PrefixCache(enabled=prefix_cache,

@@ -29,7 +29,7 @@ from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MTP
 from jalapeno.deploy.layout import Layout
-from jalapeno.serve.limits import eager_step_s
+from jalapeno.serve.limits import eager_step_s, padded_to_sizes
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.model import ModelSpec
 
@@ -58,13 +58,16 @@ class StepTimer:
 
     def __init__(self, model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision,
                  mtp: MTP | None = None, ratio: float = 1.03, cuda_graph_max_batch: int | None = None,
-                 overlap: str = "none") -> None:
+                 overlap: str = "none", graph_sizes: tuple[int, ...] | None = None) -> None:
         """``cuda_graph_max_batch``: decode-only steps with more sequences per attention rank run
         eagerly (serve/limits.eager_step_s); None = every decode step graphed. ``overlap``: ``none``
-        or ``tbo`` (two-batch overlap, cost/overlap.py)."""
+        or ``tbo`` (two-batch overlap, cost/overlap.py). ``graph_sizes``: the captured decode batches per
+        attention rank of a padding engine (Deployment.cuda_graph_batch_sizes): decode-only steps are priced
+        at their padded batch (serve/limits.graph_padded); None = at their own batch."""
         self.model, self.pricer, self.layout, self.precision = model, pricer, layout, precision
         self.mtp, self.overlap = mtp, overlap
         self.graph_max = cuda_graph_max_batch
+        self.graph_sizes = graph_sizes
         self.log_r = math.log(ratio)
         self.cache: dict[int, float] = {}
         self.ahead: dict[int, float] = {}  # priced, not used by a step yet
@@ -150,8 +153,10 @@ class StepTimer:
         self.priced += len(keys)
         cols = np.array([self.inputs(k) for k in (keys if len(keys) > 1 else keys * 2)]).T
         sc = step_cost(self.model, self.pricer, self.layout, self.precision,
-                       Batch.make(decode_seqs=cols[0], decode_ctx=cols[1], prefill_tokens=cols[2],
-                                  prefill_ctx=cols[3], prefill_seqs=cols[4]), self.mtp, overlap=self.overlap)
+                       padded_to_sizes(self.graph_sizes, self.layout.dp,
+                                       Batch.make(decode_seqs=cols[0], decode_ctx=cols[1], prefill_tokens=cols[2],
+                                                  prefill_ctx=cols[3], prefill_seqs=cols[4])),
+                       self.mtp, overlap=self.overlap)
         t = sc.step_time_s  # MTP verify + drafting passes included by step_cost
         lay = self.layout
         if self.graph_max is not None:  # decode-only steps above the ceiling run eagerly
