@@ -240,6 +240,37 @@ def with_row_attention_backend(dep: Deployment, backend: str, system: str) -> De
     return replace(dep, decode=replace(dep.decode, attention_backend=name), **({"prefill": pre} if pre else {}))
 
 
+#: the engine whose context attention runs in FP8 when a layer's attention output projection takes FP8 per-tensor
+#: activations (catalog weight format of the attention module): TensorRT-LLM's PyTorch backend quantizes the attention
+#: output for an FP8 ``o_proj`` (NVIDIA/TensorRT-LLM tensorrt_llm/_torch/modules/attention.py ``Attention.forward``:
+#: ``if self.o_proj.has_fp8_qdq or self.o_proj.has_nvfp4 ...: out_scale = self.o_proj.inv_input_scale``), and its
+#: attention op runs the E4M3 context FMHA whenever the output is FP8 or NVFP4
+#: (cpp/tensorrt_llm/thop/attentionOp.cpp: ``mFP8ContextFMHA = is_fp8_out || is_fp4_out || (FP8 KV cache &&
+#: paged context FMHA)``; the same line in the stored versions before and after SageAttention was added to it).
+#: The ``nvfp4`` preset already states FP8 attention math; a per-tensor FP8 checkpoint (``fp8-tensor``: Llama-3.3-70B
+#: FP8 on TensorRT-LLM) gets it here. Block-scaled FP8 (DeepSeek's MLA, Qwen3's) is left as its preset states.
+FP8_CONTEXT_FMHA = {"trtllm": ("fp8_e4m3",)}
+
+
+def with_row_attention_math(dep: Deployment, backend: str) -> tuple[Deployment, str]:
+    """(deployment, note): ``dep`` with FP8 attention math where its engine runs its context attention in FP8 for
+    the deployment's attention projection format (:data:`FP8_CONTEXT_FMHA`); ``dep`` and "" otherwise.
+
+    >>> d, note = with_row_attention_math(Deployment(get_precision("fp8-tensor"), Pool(Layout(tp=8))), "trtllm")
+    >>> d.precision.attention_compute, d.precision.name
+    ('fp8', 'fp8-tensor,attn=fp8')
+    >>> [with_row_attention_math(Deployment(get_precision(p), Pool(Layout(tp=8))), e)[1]
+    ...  for p, e in (("fp8-tensor", "vllm"), ("fp8", "trtllm"))]
+    ['', '']
+    """
+    prec = dep.precision
+    if prec.attention_compute == "fp8" or prec.modules["attention"].weight.name not in FP8_CONTEXT_FMHA.get(backend, ()):
+        return dep, ""
+    return replace(dep, precision=prec.with_options(attention="fp8")), (
+        f"attention math FP8: {backend} runs its context FMHA in E4M3 for an FP8 per-tensor o_proj "
+        "(fit/aic_rows.FP8_CONTEXT_FMHA)")
+
+
 #: (engine, catalog system, catalog model, catalog precision) -> the first run date (and the script) of the InferenceX
 #: launch script that passes vLLM's ``--compilation_config.pass_config.fuse_allreduce_rms true`` (the all-reduce +
 #: add + RMSNorm fusion, cost/allreduce_rms.py), read from each script's git history in SemiAnalysisAI/InferenceX: every
@@ -362,6 +393,8 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         dep, kernels = with_row_moe_backend(dep, str(r.backend), str(getattr(r, "moe_quant_mode", "")))
         notes += [kernels] if kernels else []
         dep = with_row_attention_backend(dep, str(r.backend), system)
+        dep, math_note = with_row_attention_math(dep, str(r.backend))
+        notes += [math_note] if math_note else []
         dep, waiting = with_sweep_batch_wait(dep, sweep, int(r.isl), int(r.osl), conc)
         notes += [waiting] if waiting else []
         dep, limits = with_sweep_limits(dep, sweep, int(r.isl))
