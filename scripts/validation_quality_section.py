@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jalapeno.fit.aic_consistency import REPEAT_TPOT_FACTOR
 from jalapeno.fit.aic_quality import LOAD_TTFT_FACTOR, REPEAT_TTFT_FACTOR, SAME_TPOT, SIBLING_TPOT_FACTOR
 from jalapeno.fit.data_quality import (
     IDENTITY_NOISE,
@@ -25,7 +26,7 @@ def _fig(d: dict | None) -> str:
 
 def _aic_lines(res: dict) -> list[str]:
     """The aiconfigurator data-quality rules (fit/aic_quality.py: A, B on TTFT; C, the source's correction, on every
-    metric; D on TPOT), the headline both ways and the flags per group."""
+    metric; D on TPOT; G, H on a deployment's TPOT sweep: fit/aic_consistency.py), the headline both ways and the flags per group."""
     aic, aic_all = res["overall"].get("aiconfigurator", {}), res["overall_all"].get("aiconfigurator", {})
     if not aic_all:
         return []
@@ -49,7 +50,13 @@ def _aic_lines(res: dict) -> list[str]:
            "precision and decode layout on a chip of the same compute and no more HBM bandwidth at no more "
            "context; when every matched row of a campaign (system, model, release, precision, mode) is slower "
            "than its sibling, the whole campaign is flagged. Its TPOT and interactivity leave the figures and the "
-           "step-cost fits (`scripts/aic_sibling_check.py` prints the pairs).", "",
+           "step-cost fits (`scripts/aic_sibling_check.py` prints the pairs). Within one deployment's sweep "
+           "(`fit/aic_consistency.py`): **G. A higher load does not decode faster:** a row's TPOT must not exceed "
+           f"{REPEAT_TPOT_FACTOR:g}x that of a row at a higher concurrency; **H. A repeat must reproduce its TPOT:** "
+           f"two rows at one concurrency must agree on TPOT within {REPEAT_TPOT_FACTOR:g}x (Tukey's far-out fence of "
+           "the repeats' own spread, rounded up). Of the rows in conflict, the fewest whose removal leaves the sweep "
+           "consistent are flagged (every row of any such set where several exist), in TPOT and interactivity as "
+           "rule D's (`scripts/aic_tpot_consistency.py`).", "",
            "| aiconfigurator metric | median / p90 / bias without the flagged rows (headline) | with them |",
            "|---|---|---|", *(f"| {m} | {_fig(aic.get(m))} | {_fig(aic_all.get(m))} |" for m in ("ttft_s", "tpot_s")), "",
            "TTFT rows flagged per group (predicted rows; groups without a flag not shown):", "",
@@ -62,11 +69,12 @@ def _aic_lines(res: dict) -> list[str]:
             c = int(f.quality.str.contains("rule C").sum())
             out.append(f"| {sy} | {mo} | {md} | {len(f)} | {len(g)} | {a} | {b} | {c} |")
     d = rows[(rows.source == "aiconfigurator") & (rows.metric == "tpot_s")].dropna(subset=["error"])
-    d = d[d.quality.str.contains("rule D")]
+    d = d[d.quality.str.contains("rule D|rule G|rule H")]
     if len(d):
-        out += ["", "TPOT rows flagged by rule D per group:", "", "| system | model | mode | framework | flagged |",
-                "|---|---|---|---|---|"]
-        out += [f"| {sy} | {mo} | {md} | {fw} | {len(g)} |"
+        out += ["", "TPOT rows flagged by rules D, G and H per group:", "",
+                "| system | model | mode | framework | rule D | rule G | rule H |", "|---|---|---|---|---|---|---|"]
+        out += [f"| {sy} | {mo} | {md} | {fw} | "
+                + " | ".join(str(int(g.quality.str.contains(f"rule {r}").sum())) for r in "DGH") + " |"
                 for (sy, mo, md, fw), g in d.groupby(["system", "model", "mode", "framework"])]
     return out
 

@@ -1,5 +1,7 @@
 """Data quality of aiconfigurator's measured rows: two stated rules on their TTFT (A, B), the sources'
-own corrections (C) and two physical bounds on their TPOT (D, E), applied to every mapped row.
+own corrections (C), two physical bounds on their TPOT (D, E) and one on their admission (F), applied to every
+mapped row. Two more rules on a deployment's TPOT sweep (G: it does not fall as the load rises; H: a repeat
+reproduces it) are in fit/aic_consistency.py; :func:`aic_decode_flags` joins them.
 
 aiconfigurator-core's ``silicon_sample.csv`` gives no throughput, so InferenceX's closed-loop
 identity (fit/data_quality.py, rule 1) cannot be written for its rows; what each row does give is
@@ -151,7 +153,9 @@ LAUNCH_FIELDS = ("token_budget", "max_running", "recv_interval", "cuda_graph_max
                  "engine_memory", "batch_wait_timeout_iters", "batch_wait_max_tokens_ratio")
 
 
-def _key(p) -> tuple:
+def deployment_key(p) -> tuple:
+    """The deployment a row names, less the fields its launch script sets by load (:data:`LAUNCH_FIELDS`): rows
+    of one key differ only in concurrency (rules A, B; rules G, H of fit/aic_consistency.py)."""
     dep = (repr({k: v for k, v in p.deployment.as_dict().items() if k not in LAUNCH_FIELDS})
            if p.deployment is not None else "")
     return (p.system, p.model, p.framework, p.precision, p.mode, p.isl, p.osl, dep)
@@ -176,7 +180,7 @@ def aic_ttft_flags(points: Sequence) -> dict[str, str]:
     for p in points:
         m = p.measured
         if p.source == "aiconfigurator" and m.get("ttft_s") and m.get("tpot_s") and p.concurrency:
-            groups.setdefault(_key(p), []).append(p)
+            groups.setdefault(deployment_key(p), []).append(p)
     why: dict[str, list[str]] = {}
     for ps in groups.values():
         for a in ps:
@@ -460,10 +464,13 @@ def aic_floor_flags(points: Sequence, catalog=_floor_catalog) -> dict[str, str]:
 
 def aic_decode_flags(points: Sequence) -> dict[str, str]:
     """Point id → reason for every aiconfigurator point whose TPOT (and interactivity) a rule flags: rule D
-    (:func:`aic_sibling_flags`), rule E (:func:`aic_floor_flags`) and rule F (:func:`aic_admission_flags`),
-    reasons joined."""
+    (:func:`aic_sibling_flags`), rule E (:func:`aic_floor_flags`), rule F (:func:`aic_admission_flags`) and
+    rules G, H (fit/aic_consistency.py: TPOT falls as the load rises, a repeat does not reproduce), reasons joined."""
+    from jalapeno.fit.aic_consistency import aic_consistency_flags
+
     out = dict(aic_sibling_flags(points))
-    for i, why in (*aic_floor_flags(points).items(), *aic_admission_flags(points).items()):
+    for i, why in (*aic_floor_flags(points).items(), *aic_admission_flags(points).items(),
+                   *aic_consistency_flags(points).items()):
         out[i] = f"{out[i]}; {why}" if i in out else why
     return out
 
