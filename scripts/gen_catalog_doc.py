@@ -172,8 +172,9 @@ def _schema_md() -> list[str]:
         "`jalapeno compare --set jalapeno:chip.hbm_stacks=8` (on `compare`, `NAME:` picks one system).",
         "An inline table merges its keys as a variant file does (`--set 'chip={hbm_stacks=8,",
         "hbm_bandwidth_tb_per_s=20.5}'` is the two dotted keys; a `{value = ..., source = \"...\"}` table",
-        "replaces that one entry; `{}` is refused: it sets nothing).",
-        "Every override passes through the same validation as a catalog file.",
+        "replaces that one entry; `{}` is refused: it sets nothing). A capacity in the other unit",
+        "(`chip.hbm_capacity_gib` where the base gives `hbm_capacity_gb`; likewise `hbm_usable_*`)",
+        "replaces the base's. Every override passes through the same validation as a catalog file.",
         "",
     ]
     for title, model, keys in SECTIONS:

@@ -128,8 +128,9 @@ def test_an_unknown_name_is_shown_under_the_option_that_gave_it(capsys):
     '--systems: unknown system': the library's field is 'system' for both."""
     check_error(*run(capsys, "audit", "--system", "jalapeno", "--baseline", "nope", "--claim",
                      "peak_tok_s_per_kw_ratio=1.7"), "error: --baseline: unknown system 'nope'")
+    # (round 20: compare's --baseline names the systems compared, not the whole catalog)
     check_error(*run(capsys, "compare", "-s", "h200", "-m", "llama-3.3-70b", "--baseline", "nope", "--html", ""),
-                "error: --baseline: unknown system 'nope'")
+                "error: --baseline: 'nope' is not among --systems (h200)")
     check_error(*run(capsys, "compare", "--systems", "h100,foo", "-m", "llama-3.3-70b"), "error: --systems: unknown system 'foo'")
 
 

@@ -77,10 +77,9 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
     """``jalapeno compare --workload agentic:…``."""
     from jalapeno.analysis.agentic import DEFAULT_ISO_TASK_MIN, compare_agentic
     from jalapeno.cli.serving_cmds import _floats, _floors
-    from jalapeno.cli.system_opts import systems_pricers
+    from jalapeno.cli.system_opts import baseline_name, systems_pricers
     from jalapeno.cost.sliced import chip_model_pricer
     from jalapeno.report.agentic_tables import agentic_tables
-    from jalapeno.specs.catalog import load_system
 
     m, spec, opts, pinned = _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallback, routing,
                                    overlap, eplb, memory_fraction)
@@ -92,12 +91,7 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
     seen = [s.system.name for s in syss]
     if len(set(seen)) != len(seen):
         raise SpecError("--systems", "a system is named twice", "compare each system once")
-    if baseline:
-        base = load_system(baseline).name
-        if base not in seen:
-            raise SpecError("--baseline", f"{baseline!r} is not among --systems", "add it to --systems or pick one of them")
-    else:
-        base = "gb300-nvl72" if "gb300-nvl72" in seen else seen[-1]
+    base = baseline_name(baseline, names, seen)
     iso = DEFAULT_ISO_TASK_MIN if at == default_at else tuple(_floats(at, "--at", "task times in minutes", "5,10,20"))
     ceil = None if tiers == default_tiers else _floors(tiers, "minutes", "fast=10,ultra_fast=5")
     precs = {s.system.name: _precisions(m, s, pinned, kv_dtype, attention_dtype, compute_fallback) for s in syss}

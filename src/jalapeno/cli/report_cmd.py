@@ -9,7 +9,7 @@ import typer
 
 from jalapeno.cli.common import FIXED_WORKLOAD_HELP, check_writable, console, list_items
 from jalapeno.cli.engine_opts import AS_DEPLOYED_HELP, deployed_recipes, refuse_with_as_deployed
-from jalapeno.cli.system_opts import SETS_OPTION, systems_pricers
+from jalapeno.cli.system_opts import SETS_OPTION, baseline_name, systems_pricers
 from jalapeno.errors import SpecError
 
 MEASURED_HELP = ("Measured points to overlay: 'shipped' (the InferenceX points shipped with jalapeno; default), "
@@ -57,7 +57,6 @@ def report(
     from jalapeno.cost.pricer import band_pricers
     from jalapeno.deploy.checkpoints import available_precisions
     from jalapeno.report.page import measured_warning, report_data, write_report
-    from jalapeno.specs.catalog import load_system
 
     if not out.lower().endswith((".html", ".htm")):
         raise SpecError("--out", f"{out!r} is not an .html file", "give a path ending in .html")
@@ -81,12 +80,7 @@ def report(
     if dup:
         raise SpecError("--systems", f"two systems are named {dup[0]!r}",
                         "compare each system once; give a user file its own name = \"...\"")
-    if baseline:
-        base = load_system(baseline).name
-        if base not in seen:
-            raise SpecError("--baseline", f"{baseline!r} is not among --systems", "add it to --systems or pick one of them")
-    else:
-        base = "gb300-nvl72" if "gb300-nvl72" in seen else seen[-1]
+    base = baseline_name(baseline, names, seen)
     precs = None if precision is not None else {
         s.system.name: list(available_precisions(m.name, m.default_precision, s.system.chip.formats, m, s.system.chip))
         for s in syss}

@@ -42,6 +42,7 @@ from jalapeno.cli.system_opts import (
     PRICER_OPTION,
     SET_OPTION,
     SETS_OPTION,
+    baseline_name,
     check_pricer_chip_model,
     system_pricer,
     systems_pricers,
@@ -332,7 +333,6 @@ def compare(
     from jalapeno.deploy.checkpoints import available_precisions
     from jalapeno.report.html import write_html
     from jalapeno.report.tables import comparison_tables
-    from jalapeno.specs.catalog import load_system
 
     if store is not None:  # before the sweep: the store is written after it
         check_store(store)
@@ -376,12 +376,7 @@ def compare(
         raise SpecError("--systems", f"two systems are named {dup[0]!r}",
                         "compare each system once; give a user file its own name = \"...\"")
     names_in = [s.system.name for s in syss]
-    if baseline:
-        base = load_system(baseline).name
-        if base not in names_in:
-            raise SpecError("--baseline", f"{baseline!r} is not among --systems", "add it to --systems or pick one of them")
-    else:
-        base = "gb300-nvl72" if "gb300-nvl72" in names_in else names_in[-1]
+    base = baseline_name(baseline, names, names_in)
     if html is None:
         html = "" if json_out else "jalapeno-compare.html"
     if html and not html.lower().endswith((".html", ".htm")):

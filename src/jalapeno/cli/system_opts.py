@@ -103,3 +103,40 @@ def systems_pricers(names: list[str], efficiency: str = "calibrated", sets: list
             for n in names:
                 per[n].append(item)
     return [system_pricer(n, efficiency, per[n], (stacks or {}).get(n, stack), pricer) for n in names]
+
+
+def baseline_name(baseline: str | None, names: list[str], loaded: list[str]) -> str:
+    """The compared system that ``--baseline`` names, by its name in the results (``loaded``, the
+    pricers' system names, in the order of ``names``, the ``--systems`` entries as typed).
+
+    ``--baseline`` may repeat a ``--systems`` entry as typed (``--systems h100,h200 --set
+    h200:chip.hbm_stacks=6 --baseline h200``: the results call it ``h200+chip.hbm_stacks=6``), give a
+    compared system's name (a user file's ``name``) or another spelling of one (a path that loads
+    as one of them). None: gb300-nvl72 if compared, else the last system.
+
+    >>> baseline_name("h200", ["h100", "h200"], ["h100+chip.hbm_stacks=6", "h200+chip.hbm_stacks=6"])
+    'h200+chip.hbm_stacks=6'
+    >>> baseline_name(None, ["h100", "gb300-nvl72"], ["h100", "gb300-nvl72+x=1"])
+    'gb300-nvl72+x=1'
+
+    Raises:
+        SpecError: ``--baseline`` is not among the compared systems (or not a system at all); a
+            baseline file that does not load, as ``load_system``.
+    """
+    if not baseline:
+        return loaded[names.index("gb300-nvl72")] if "gb300-nvl72" in names else loaded[-1]
+    if baseline in names:
+        return loaded[names.index(baseline)]
+    if baseline in loaded:
+        return baseline
+    from jalapeno.errors import UnknownNameError
+    from jalapeno.specs.catalog import load_system
+
+    try:
+        base = load_system(baseline).name
+    except UnknownNameError:  # the systems to choose from are the compared ones, not the catalog
+        base = None
+    if base not in loaded:
+        raise SpecError("--baseline", f"{baseline!r} is not among --systems ({', '.join(names)})",
+                        "name one of them (as typed in --systems), or add it to --systems")
+    return base

@@ -115,7 +115,7 @@ def gemm_tiles(m, k, n, chip: Chip, act_bytes: float = 2.0) -> TileMap:
                                np.where(better, tn, best.tile_n), np.where(better, s, best.split_k),
                                np.where(better, waves, best.waves))
     if np.any(m > 0) and np.all(best.tile_m[m > 0] == 0):
-        raise SpecError("chip.sram_per_unit_kib", f"{chip.name}'s {smem / 1024:.0f} KiB per unit holds no tile",
+        raise SpecError("chip.sram_per_unit_kib", f"{chip.name}'s {smem / 1024:g} KiB per unit holds no tile",
                         "check the value (KiB of shared memory / LDS per SM or CU)")
     return best
 

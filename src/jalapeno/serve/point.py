@@ -170,11 +170,14 @@ def _prefill_saturation(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
 def _linear_prefill(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, layout, decode_seqs,
                     budget: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(t0, σ, fill) of a step costing t0 + σ·p for p prefill tokens beside ``decode_seqs`` (N,) at
-    context ISL, from the step cost at p = budget and budget/4 (intervals); fill = latency − interval
-    of the full step (the PP pipeline's fill, paid once per wave)."""
+    context ISL, from the step cost at p = budget and budget/4 (intervals; at least one token, and
+    two when the budget is one token: a one-token budget, ``max_tokens_per_step`` 1, priced the
+    same step twice and σ = 0/0 made every mean TTFT NaN); fill = latency − interval of the full
+    step (the PP pipeline's fill, paid once per wave)."""
     chunk = min(wl.mean_isl, budget)
     n = np.shape(decode_seqs)[0]
-    p = np.array([budget, max(budget / 4, 1.0)])
+    low = max(budget / 4, 1.0)
+    p = np.array([budget, low if low < budget else budget + 1.0])
     sc = step_cost(model, pricer, layout, dep.precision,
                    Batch.make(decode_seqs=np.repeat(np.asarray(decode_seqs, dtype=float), 2), decode_ctx=wl.mean_isl,
                               prefill_tokens=np.tile(p, n), prefill_ctx=(wl.mean_isl - chunk) / 2,

@@ -5,9 +5,12 @@ The analytic model builds a request's TTFT (serve/analytic.py aggregated, serve/
     TTFT = front end (a + b·ISL, the engine/client's fixed costs, ``Efficiency.request_overhead_s`` and
            ``prompt_overhead_s_per_token``)
          + prefill (aggregated: the mean prompt's chunk step(s) beside the decode batch, as the steady state
-           prices them; disaggregated: the prefill pool's service time of a lone mean prompt)
+           prices them, or less where the TTFT holds less (below); disaggregated: the prefill pool's
+           service time of a lone mean prompt)
          + KV transfer (disaggregated only: prefill to decode pool)
-         + half a decode step (the first token leaves with the next step; on average half a step away)
+         + half a decode step (the first token leaves with the next step; on average half a step away;
+           less, down to none, where the TTFT holds less: a user that starts on an idle engine, as
+           recurring waves at C = 1 do, waits for no step in flight and its prompt is prefilled alone)
          + the rest: waits the closed loop adds — the steady prefill queue, scheduler poll and batch waits,
            attention-DP balancing, and InferenceX's idle-start waves (serve/queueing.py) — taken as
            TTFT minus the parts above, so the parts always add up to the point's TTFT.
@@ -45,4 +48,13 @@ def ttft_parts(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, 
         dec = with_pool_backends(pricer, dep.decode, model, dep.decode.layout, dep.precision.kv_cache.name)
         prefill, handoff = mean_prompt_prefill_s(model, dec, dep, wl, pts.decode_batch), np.zeros_like(ttft)
     rest = ttft - front - prefill - handoff - half
+    # a request that finds no step in flight waits for none: with recurring waves at C = 1 each user
+    # starts on an idle engine, its TTFT holds no half step and its prompt is prefilled alone (not
+    # beside a decode batch), which left the waits negative ("queue, batch and wave waits -4.7 ms");
+    # the shortfall comes out of the half step, then the prefill; a rounding residue is no wait either
+    short = np.minimum(rest, 0.0)
+    cut = np.maximum(short, -half)
+    half, prefill = half + cut, np.maximum(prefill + short - cut, 0.0)
+    rest = ttft - front - prefill - handoff - half
+    rest = np.where(np.abs(rest) <= 1e-9 * np.abs(ttft), 0.0, rest)
     return dict(zip(PARTS, (front, prefill, handoff, half, rest)))

@@ -40,6 +40,10 @@ def _calibration_path(which: str, system: str) -> Path | None:
     p = Path(which)
     if p.suffix == ".toml":
         return p
+    if p.is_file():  # ``--efficiency points.csv`` was "points.csv/h200.toml not found"
+        raise UnknownNameError("efficiency", f"{which} is a file but not a calibration .toml",
+                               "give a set name (calibrated, low, high, spec), a calibration .toml file or a "
+                               "directory written by `jalapeno calibrate --out-dir DIR` (holding <system>.toml)")
     if "/" in which or "\\" in which or p.is_dir():
         return p / f"{Path(system).stem}.toml"
     return None

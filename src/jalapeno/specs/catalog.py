@@ -49,6 +49,11 @@ def _unknown(kind: str, name: str, known: list[str], cmd: str) -> UnknownNameErr
         return UnknownNameError(kind, f"{name!r} is a file but not a catalog {kind}, and a file is read as "
                                 f"{what} only when its path ends in {ext} or holds a folder",
                                 f"pass it as ./{name} (read as {what}), or rename it to end in {ext}")
+    parts = [p.strip() for p in name.split(",") if p.strip()]
+    if len(parts) > 1:  # ``frontier -s h200,h100`` was 'unknown system ... (did you mean 'h200'?)'
+        several = "; `jalapeno compare --systems A,B` compares several" if kind == "system" else ""
+        return UnknownNameError(kind, f"unknown {kind} {name!r}: a comma-separated list where one {kind} is taken",
+                                f"give one {kind}, e.g. {parts[0]}{several}")
     # a family name (gb200, vera-rubin) means the system it starts: prefer it to a near spelling
     close = [k for k in known if k.startswith(f"{name}-")][:1] or difflib.get_close_matches(name, known, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""

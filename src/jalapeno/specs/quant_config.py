@@ -26,7 +26,8 @@ an INT4 checkpoint). Sources of each mapping:
   not modelled and refused.
 
 A ``quantization_config`` without ``quant_method`` is refused (its keys alone do not say the
-storage), and so is an FP8 ``weight_block_size`` other than two positive integers or null.
+storage; an empty ``{}`` too, as transformers refuses it), and so is an FP8 ``weight_block_size``
+other than two positive integers or null.
 
 Without a ``quantization_config`` the checkpoint's ``torch_dtype`` (``dtype`` in transformers >=
 4.56) is read: ``bfloat16`` and ``float16`` are 16-bit weights → ``bf16`` (FP16 is priced as BF16:
@@ -141,9 +142,14 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
             ``torch_dtype`` and ``dtype`` that disagree (field ``dtype``).
     """
     _check_dtype_keys(cfg, src)
-    q = cfg.get("quantization_config") or {}
-    method = str(q.get("quant_method", "")).strip().lower()
+    q = cfg.get("quantization_config")
     field = f"{src}: quantization_config"
+    if q == {}:  # was read as no quantization_config: 16-bit weights (transformers refuses it: no quant_method)
+        raise SpecError(field, "is empty ({}): it names no quant_method, so the weights' storage is unknown",
+                        "give the checkpoint's quantization_config (its quant_method and fields), or remove "
+                        "it (or write null) for 16-bit weights")
+    q = q or {}
+    method = str(q.get("quant_method", "")).strip().lower()
     if not method and q:  # {"bits": 4, ...} without its method was read as BF16 weights (4x INT4's bytes)
         raise SpecError(f"{field}.quant_method", f"is missing (the table gives {', '.join(map(str, q))})",
                         f"add the checkpoint's quant_method (one of {', '.join(KNOWN_METHODS)}), or remove "

@@ -50,6 +50,9 @@ VARIANT_KEYS = ("base", "calibration")
 #: ``calibration`` value meaning the documented defaults.
 SPEC = "spec"
 Overrides = tuple[tuple[str, Any], ...]
+#: chip fields that give one quantity in GB or GiB: an override in one unit replaces the base's other
+_UNIT_TWINS = {"hbm_capacity_gb": "hbm_capacity_gib", "hbm_usable_gb": "hbm_usable_gib"}
+_UNIT_TWINS.update({v: k for k, v in _UNIT_TWINS.items()})
 
 
 # ---- overrides on the raw (file-form) dict ---------------------------------------------------
@@ -236,15 +239,21 @@ def apply_overrides(data: Mapping[str, Any], overrides: Iterable[tuple[str, Any]
     ``levels.<name or index>.bandwidth_gb_per_s``, ``power.allin_kw_per_chip``,
     ``efficiency.<parameter>`` / ``efficiency.gemm.fp8.peak_fraction``. A bare value on a sourced
     entry replaces its ``value`` and records the override in its ``source``; a ``{value, source}``
-    table replaces the entry. The result is not validated here: :func:`system_from_dict` does it
+    table replaces the entry. A capacity in the other unit (``chip.hbm_capacity_gib`` where the
+    base gives ``hbm_capacity_gb``; likewise ``hbm_usable_*``) replaces the base's. The result is not validated here: :func:`system_from_dict` does it
     (``load_variant`` / ``with_overrides`` call it), so every check on a catalog file applies.
 
     Raises:
         SpecError: an unknown key (with the nearest known one), a link level that does not exist,
-            or a key that walks into a number.
+            a key that walks into a number, or one capacity given in both units.
     """
-    out = copy.deepcopy(dict(data))
+    out, overrides = copy.deepcopy(dict(data)), list(overrides)
     for key, value in overrides:
+        twin = _UNIT_TWINS.get(key.removeprefix("chip.")) if key.startswith("chip.") else None
+        if twin is not None and f"chip.{twin}" in dict(overrides):
+            raise SpecError(f"{where}: {key}", f"and chip.{twin} give one capacity twice", "give one of them")
+        if twin is not None:  # --set chip.hbm_capacity_gib=X on h200 (which gives _gb): 'give exactly one of'
+            out.get("chip", {}).pop(twin, None)
         if key in VARIANT_KEYS:
             raise SpecError(f"{where}: {key}", f"{key} names where a system comes from, not a field",
                             "pass the base as --system (or write base = ... in a TOML file)")

@@ -187,8 +187,11 @@ def read_trace(path: str | Path) -> Trace:
     """
     p = Path(path)
     suffix = p.suffix.lower()
+    if p.is_dir():  # was "unknown trace format ''"
+        raise SpecError(str(p), "is a folder, not a trace file", "give the path of a .csv or .jsonl trace")
     if suffix not in (".csv", ".jsonl", ".json"):
-        raise SpecError(str(p), f"unknown trace format {p.suffix!r}", "use .csv or .jsonl")
+        what = f"unknown trace format {p.suffix!r}" if p.suffix else "no file suffix: a trace is read by its suffix"
+        raise SpecError(str(p), what, "use .csv or .jsonl")
     text = read_user_text(p, "a CSV or JSONL trace", _HELP)
     cols = _columns_from_csv(text, p.name) if suffix == ".csv" else _columns_from_jsonl(text, p.name)
     n = len(next(iter(cols.values()))) if cols else 0
