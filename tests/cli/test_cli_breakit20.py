@@ -132,3 +132,17 @@ def test_tile_message_shows_a_fractional_kib_as_given(capsys):
     code, out, err = run(capsys, "step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "--set",
                          "chip.sram_per_unit_kib=0.5", "--tiles")
     check_error(code, out, err, "chip.sram_per_unit_kib", "0.5 KiB per unit holds no tile")
+
+
+def test_sensitivity_bands_stay_within_what_the_schema_takes(capsys):
+    # was: an estimated fraction's ±20% band ran past 1 (h200 kv_tiers.ssd.usable_fraction 0.9 -> 0.72-1.08)
+    # and Jalapeño's estimated 216 GiB usable HBM to 259.2 GiB, above its 216 GiB nominal capacity: both
+    # high ends were refused, the row showed '-' (null) at its high end and no swing
+    for system, key, top in (("h200", "kv_tiers.ssd.usable_fraction", 1.0),
+                             ("jalapeno", "chip.hbm_usable_gib", 216.0)):
+        code, out, err = run(capsys, "sensitivity", "-s", system, "-m", "deepseek-r1", "-w", "1k1k", "--metric",
+                             "max_interactivity", "--html", "", "--json")
+        assert code == 0, err
+        row = next(r for r in json.loads(out)["rows"] if r["parameter"] == key)
+        assert row["high"] == top  # 1.2 x the value, capped at what the schema takes
+        assert row["metric_at_high"] is not None and row["swing"] is not None, row

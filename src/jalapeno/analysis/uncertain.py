@@ -27,7 +27,8 @@ Kinds and bands:
   ops the precision runs is listed, so the all-favourable corner (analysis/audit.py) is at least
   as favourable as the band's far end.
 - ``spec`` — every number of the system file marked ``estimate = true``: ±20% (link latencies
-  0.5-2x; assumption). The physical limit keeps the stated specs.
+  0.5-2x; a fraction at most 1, usable HBM at most the nominal capacity; assumption). The physical
+  limit keeps the stated specs.
 - ``power`` — with the ``load`` power convention, the power model's terms with their bands.
 """
 
@@ -206,13 +207,23 @@ def uncertain_parameters(pricer, model, precision, convention: str = "chip") -> 
             lat = key.endswith("latency_us")
             lo, hi = (0.5 * v, 2 * v) if lat else (0.8 * v, 1.2 * v)
             src = "assumption: estimate " + ("0.5-2x" if lat else "±20%")
-            out.append(Parameter(key, v, lo, hi, None, v / 10, 10 * v, "spec", src))
+            # a fraction (kv_tiers.*.usable_fraction) stays at most 1 and usable HBM at most the nominal
+            # capacity: 0.9's band ran to 1.08, Jalapeño's 216 GiB usable to 259 GiB, values the schema
+            # refuses (sensitivity showed '-' at their high ends)
+            top = 1.0 if key.endswith("_fraction") else _usable_cap(system, key) or 10 * v
+            out.append(Parameter(key, v, lo, min(hi, top), None, v / 10, top, "spec", src))
     if convention == "load":
         for name, t in POWER_TERMS.items():
             if t.low < t.high:
                 out.append(Parameter(f"power_terms.{name}", t.value, t.low, t.high, None, t.low / 2,
                                      t.high * 2, "power", t.source))
     return out
+
+
+def _usable_cap(system, key: str) -> float | None:
+    """The nominal HBM capacity in the unit of a ``chip.hbm_usable_gb``/``_gib`` key (None for others)."""
+    unit = {"chip.hbm_usable_gb": 1e9, "chip.hbm_usable_gib": 2.0**30}.get(key)
+    return None if unit is None else system.chip.hbm_capacity_bytes / unit
 
 
 def apply(pricer, values: dict) -> tuple[RooflinePricer, dict | None]:
