@@ -146,3 +146,14 @@ def test_sensitivity_bands_stay_within_what_the_schema_takes(capsys):
         row = next(r for r in json.loads(out)["rows"] if r["parameter"] == key)
         assert row["high"] == top  # 1.2 x the value, capped at what the schema takes
         assert row["metric_at_high"] is not None and row["swing"] is not None, row
+
+
+def test_models_show_prints_the_moe_row_as_fields(capsys):
+    # was: "moe | {'num_experts': 256, 'top_k': 8, ...}" (a Python dict) and "kv_bytes_per_token | 35136.0"
+    code, out, err = run(capsys, "models", "show", "deepseek-r1")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "{'" not in text
+    assert "num_experts 256, top_k 8, num_shared 1" in text  # DeepSeek-V3 config: 256 routed, top-8, 1 shared
+    # MLA KV per token, FP8 latents: 61 layers x (512 + 64) = 35,136 bytes
+    assert "kv_bytes_per_token │ 35,136" in text

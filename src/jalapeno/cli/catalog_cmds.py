@@ -149,7 +149,23 @@ def models_show(name: str = typer.Argument(..., help="Model name or path to a co
     t.add_column("field")
     t.add_column("value")
     for k, v in r.items():
-        if isinstance(v, int) and k.endswith("params"):
-            v = f"{v / 1e9:.2f}B ({v:,})"
-        t.add_row(k, str(v))
+        t.add_row(k, _shown(k, v))
     console.print(t)
+
+
+def _shown(key: str, v) -> str:
+    """A ``models show`` value as a reader takes it: parameter counts in billions, whole numbers with
+    separators, a table as its fields (the MoE row printed a Python dict, ``{'num_experts': 256, ...}``).
+
+    >>> _shown("moe", {"num_experts": 256, "top_k": 8, "expert_params": 44040192})
+    'num_experts 256, top_k 8, expert_params 44,040,192'
+    >>> _shown("kv_bytes_per_token", 35136.0), _shown("total_params", 671026419200)
+    ('35,136', '671.03B (671,026,419,200)')
+    """
+    if isinstance(v, dict):
+        return ", ".join(f"{k} {_shown(k, x)}" for k, x in v.items())
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v / 1e9:.2f}B ({v:,})" if key.endswith("params") and key != "expert_params" else f"{v:,}"
+    return str(v)
