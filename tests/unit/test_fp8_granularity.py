@@ -147,6 +147,6 @@ def test_fit_reads_each_fp8_kernel_into_its_own_entry():
 def test_mlperf_llama_fp8_rows_run_per_tensor_checkpoints():
     from jalapeno.fit.mlperf import load_mlperf
 
-    by = {(p.model, p.precision) for p in load_mlperf()[0]}
+    by = {(p.model, p.precision.split(",")[0]) for p in load_mlperf()[0]}  # less options (attn=fp8: Nebius H200)
     assert ("llama-2-70b", "fp8-tensor") in by and ("llama-3.1-405b", "fp8-tensor") in by
     assert ("deepseek-r1", "fp8") in by and not any(m != "deepseek-r1" and pr == "fp8" for m, pr in by)

@@ -84,7 +84,8 @@ class SweepOptions:
             EP divides E + R); None = never try EPLB. A sweep refuses more than E (or more than
             the default ``EPLB_REDUNDANT`` for fewer experts; deploy/layout.check_eplb).
         max_running, max_tokens_per_step, cuda_graph_max_batch, recv_interval: engine limits
-            of every deployment (deploy/deployment.Deployment; serve/limits.py).
+            of every deployment (deploy/deployment.Deployment; serve/limits.py); cuda_graph_batch_sizes: the
+            captured sizes a padding engine pads decode batches to (a recipe's, deploy/graph_capture.py).
         recipe: label of the engine recipe these options come from (None: as stated).
         overlap: ``auto`` (per point, the faster of with and without two-batch overlap where a
             layout has an EP all-to-all), ``none`` or ``tbo`` (module docstring).
@@ -109,6 +110,7 @@ class SweepOptions:
     max_running: int | None = None
     max_tokens_per_step: int | None = None
     cuda_graph_max_batch: int | None = None
+    cuda_graph_batch_sizes: tuple[int, ...] | None = None  # captured sizes a padding engine runs (Deployment's)
     recv_interval: int = 1
     recipe: str | None = None
     overlap: str = "auto"
@@ -125,6 +127,7 @@ class SweepOptions:
         return Deployment(precision, decode, prefill=prefill, mtp=mtp or self.mtp, token_budget=self.token_budget,
                           max_running=self.max_running, max_tokens_per_step=self.max_tokens_per_step,
                           cuda_graph_max_batch=self.cuda_graph_max_batch, recv_interval=self.recv_interval,
+                          cuda_graph_batch_sizes=self.cuda_graph_batch_sizes,
                           recipe=self.recipe, overlap=overlap, budget_per=self.budget_per,
                           memory_fraction=self.memory_fraction)
 

@@ -260,6 +260,10 @@ def limit_kwargs(recipe, concurrency: float | None, max_running: int | None, max
                      ("cuda_graph_max_batch", graph)):
         if val is not None:
             kw[key] = val
+    if recipe is not None and graph is not None:  # the engine's captured sizes under the new ceiling
+        kw.pop("cuda_graph_batch_sizes", None)
+        if (sizes := recipe.graph_sizes(graph)) is not None:  # SGLang: max-bs becomes the largest listed size
+            kw["cuda_graph_batch_sizes"], kw["cuda_graph_max_batch"] = sizes, sizes[-1]
     if recipe is not None:
         kw["recipe"] = f"engine: {recipe.label}"
     return kw
@@ -308,6 +312,10 @@ def sweep_options(base, recipe, serving_explicit: bool, max_running, max_tokens,
             opt = replace(opt, mtp=base.mtp)
     over = {k: v for k, v in (("max_running", max_running), ("max_tokens_per_step", max_tokens),
                               ("cuda_graph_max_batch", graph)) if v is not None}
+    if graph is not None:  # the engine's captured sizes under the new ceiling (none without a recipe)
+        sizes = recipe.graph_sizes(graph) if recipe is not None else None
+        over["cuda_graph_batch_sizes"] = sizes
+        over["cuda_graph_max_batch"] = sizes[-1] if sizes else graph
     return replace(opt, **over) if over else opt
 
 

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from jalapeno.deploy.deployment import MTP, check_budget_per, check_prefill_steps
+from jalapeno.deploy.graph_capture import check_padding
 from jalapeno.errors import SpecError
+from jalapeno.specs.engine_versions import version_key
 from jalapeno.specs.attention_backends import check_attention_backend
 from jalapeno.specs.moe_backends import check_moe_backend
 
@@ -19,7 +21,7 @@ _REQUIRED = ("name", "engine", "version", "systems", "model", "source", "precisi
 _LIMITS = ("max_running", "max_tokens_per_step", "cuda_graph_max_batch", "token_budget")
 _OPTIONAL = (*_LIMITS, "tp", "budget_per", "budget_per_source", "prefill_attention_dp", "image", "memory_fraction", "recv_interval_by_concurrency", "token_budget_by_concurrency",
              "mtp_draft_by_seqs_per_rank", "mtp_draft_attention_dp_by_seqs_per_rank",
-             "tep_max_seqs_per_worker", "adp_balance_timeout_iters", "max_running_is_concurrency", "mtp_acceptance_single", "mtp_acceptance_chain", "overlap", "kv_dtype", "prefill_steps",
+             "tep_max_seqs_per_worker", "adp_balance_timeout_iters", "cuda_graph_padding", "max_running_is_concurrency", "mtp_acceptance_single", "mtp_acceptance_chain", "overlap", "kv_dtype", "prefill_steps",
              "moe_backend", "attention_backend", "sized_to_load", "assumed", "workload", "default_for", "search_space", "engine_version", "engine_version_source")
 
 
@@ -123,6 +125,9 @@ class Recipe:
     #: the draft length by load on attention-DP layouts (DraftRule.attention_dp; None: the table above)
     mtp_draft_attention_dp_by_seqs_per_rank: tuple[tuple[float, int], ...] | None = None
     tep_max_seqs_per_worker: int | None = None
+    #: the launch's CUDA-graph padding switch (TRT-LLM cuda_graph_config.enable_padding; None: the engine's
+    #: default, deploy/graph_capture.captured_sizes)
+    cuda_graph_padding: bool | None = None
     #: attention-DP context balancing (TRT-LLM attention_dp_config enable_balance, timeout_iters)
     adp_balance_timeout_iters: int | None = None
     #: the launch script sizes max_batch_size to the concurrency (CONC, or CONC / ranks per
@@ -201,6 +206,9 @@ class Recipe:
         if self.token_budget_by_concurrency:  # as the poll interval: None = the highest load's
             t = self.token_budget_by_concurrency
             out["token_budget"] = t[-1][1] if concurrency is None else _lookup(t, concurrency)
+        sizes = self.graph_sizes(out.get("cuda_graph_max_batch"))
+        if sizes is not None:
+            out["cuda_graph_batch_sizes"], out["cuda_graph_max_batch"] = sizes, sizes[-1]
         if self.adp_balance_timeout_iters is not None:
             out["adp_balance_timeout_iters"] = self.adp_balance_timeout_iters
         if self.max_running_is_concurrency and concurrency is not None:
@@ -210,6 +218,32 @@ class Recipe:
         if self.prefill_steps != "mixed":
             out["prefill_steps"] = self.prefill_steps
         return out
+
+    def graph_sizes(self, max_batch: int | None) -> tuple[int, ...] | None:
+        """The decode batch sizes per attention rank the recipe's engine captures and pads to with
+        ``--cuda-graph-max-bs`` / ``cuda_graph_config.max_batch_size`` ``max_batch`` (deploy/graph_capture: its
+        rule at the release the recipe runs, ``engine_version`` when ``version`` names a wrapper; with drafts
+        SGLang's speculative list; SGLang's and vLLM's rules are the 0.5.x / V1 ones whatever the release, so a
+        recipe that does not state it, e.g. ``sglang-mi300x-dsr1-fp8``, takes them too); None without a ceiling, without padding or where the rule is not read.
+
+        >>> from jalapeno.deploy.engines import get_recipe
+        >>> get_recipe("trtllm-h200-dsr1-fp8-mtp").graph_sizes(128)[-3:]  # the script's enable_padding: true
+        (112, 120, 128)
+        >>> get_recipe("sglang-mi355x-dsr1-fp4-mtp").graph_sizes(128)[:10]  # EAGLE/NEXTN: SGLang's draft list
+        (1, 2, 3, 4, 5, 6, 7, 8, 10, 12)
+        """
+        from jalapeno.deploy.graph_capture import ENGINE_FAMILY, captured_sizes
+
+        if max_batch is None:
+            return None
+        version = self.engine_version or self.version
+        if ENGINE_FAMILY.get(self.engine) == "trtllm":  # its list changed with the release: it must be a number
+            try:
+                version_key(version)
+            except SpecError:
+                return None  # a wrapper's release without its runtime's (engine_version): not dated, not padded
+        return captured_sizes(self.engine, version, max_batch, speculative=bool(self.draft_lengths),
+                              padding=self.cuda_graph_padding)
 
     def sourced(self) -> dict[str, str]:
         """Each value the recipe sets → where it comes from (its source, or the assumption)."""
@@ -248,6 +282,7 @@ def _recipe(raw: dict, i: int) -> Recipe:
         raise SpecError(f"{where}.overlap", f"{raw['overlap']!r}", "use none or tbo")
     check_prefill_steps(raw.get("prefill_steps", "mixed"), f"{where}.prefill_steps")
     check_moe_backend(raw.get("moe_backend"), f"{where}.moe_backend")
+    check_padding(raw.get("cuda_graph_padding"), f"{where}.cuda_graph_padding")
     check_attention_backend(raw.get("attention_backend"), f"{where}.attention_backend")
     if raw.get("engine_version") and not str(raw.get("engine_version_source", "")).strip():
         raise SpecError(f"{where}.engine_version_source", "engine_version without its source", "cite where it is stated")

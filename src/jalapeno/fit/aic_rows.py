@@ -157,7 +157,7 @@ def with_recipe_limits(dep, system: str, model: str, backend: str, precision: st
     the deployment already has limits of its sweep's script (a running cap).
 
     A row above the recipe's running cap keeps the recipe's other limits but not its running and CUDA-graph
-    caps (:data:`BEYOND_CAP_DROPS`): InferenceX's scripts set both to the most their sweep runs
+    caps (:data:`BEYOND_CAP_DROPS`, with the captured sizes under that ceiling): InferenceX's scripts set both to the most their sweep runs
     (benchmarks/single_node/dsr1_fp8_b200.sh @64c20b6b5: "Setting these values (passed in to
     --cuda-graph-max-bs and --max-running-requests) as the maximum concurrency"; nvidia-master.yaml
     dsr1-fp8-b200-sglang then swept concurrency 4-64 against the cap 128), so a run at a higher concurrency
@@ -180,6 +180,7 @@ def with_recipe_limits(dep, system: str, model: str, backend: str, precision: st
     cap = kw.get("max_running")
     if cap is not None and concurrency > cap:
         dropped = {k: kw.pop(k) for k in BEYOND_CAP_DROPS if k in kw}
+        dropped.pop("cuda_graph_batch_sizes", None)  # named by its ceiling
         why += (f"; its {', '.join(f'{k} {v}' for k, v in dropped.items())} not applied: concurrency {concurrency:g} "
                 "is above the cap the script sets as its sweep's maximum (fit/aic_rows.with_recipe_limits)")
     prec = with_launch_kv(dep.precision, kw)
@@ -187,7 +188,7 @@ def with_recipe_limits(dep, system: str, model: str, backend: str, precision: st
 
 
 #: the recipe limits a row above the recipe's running cap does not take (:func:`with_recipe_limits`)
-BEYOND_CAP_DROPS = ("max_running", "cuda_graph_max_batch")
+BEYOND_CAP_DROPS = ("max_running", "cuda_graph_max_batch", "cuda_graph_batch_sizes")
 
 
 #: (engine, aiconfigurator ``moe_quant_mode``) -> the MoE kernel backend that engine runs those experts on by

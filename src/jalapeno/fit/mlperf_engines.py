@@ -1,0 +1,211 @@
+"""The TensorRT-LLM engines the MLPerf Inference v5.1 submissions declare (their configs in
+mlcommons/inference_results_v5.1 @965182b, ``closed/<submitter>/configs/<system>/<scenario>/<benchmark>.py``):
+layout, batch and token limits, KV share, CUDA-graph sizes, attention-DP balancing and the engine-build
+features that change the pricing (fused GEMM + all-reduce, FP8 context attention). fit/mlperf.py maps the
+rows onto them; split from it (module budget).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jalapeno.errors import SpecError
+
+@dataclass(frozen=True)
+class SubmittedEngine:
+    """A submission's TensorRT-LLM engine, from its config in mlcommons/inference_results_v5.1.
+
+    One instance spans ``tp`` x ``dp`` GPUs (``tensor_parallelism``; with ``enable_attention_dp``
+    the attention runs DP ``dp`` and the MoE EP ``ep`` (``moe_expert_parallelism``), else attention
+    TP ``tp``); ``gpu_batch_size`` (or the runtime ``max_batch_size`` where it is lower:
+    ``batch_per_rank``) and runtime ``max_num_tokens`` (``tokens_per_step``) bound each attention
+    rank (TensorRT-LLM's limits are per rank under attention DP; per instance otherwise).
+    ``moe_backend``: the runtime ``moe_backend`` (lower case) of a MoE model, None for a dense one.
+    Defaults: DeepSeek-R1's engine (TP8 with attention DP 8, EP 8, WIDEEP, FP8 KV cache, no
+    speculative decoding).
+    """
+
+    batch_per_rank: int
+    tokens_per_step: int
+    source: str
+    tp: int = 1
+    dp: int = 8
+    ep: int = 8
+    moe_backend: str | None = "wideep"
+    #: Offline: the run's ``samples_per_query`` (all GPUs), issued at once; its drain is priced (0: not read)
+    queries: int = 0
+    #: runtime ``kvcache_free_gpu_mem_frac``: the KV pool's share of the memory left after load (None: not read)
+    kv_free_fraction: float | None = None
+    #: runtime ``cuda_graph_batch_sizes`` with ``cuda_graph_padding_enabled`` (per attention rank): decode
+    #: steps run padded to the next captured size (Deployment.cuda_graph_batch_sizes; None: not read)
+    graph_sizes: tuple[int, ...] | None = None
+    #: runtime ``adp_balancing_timeout_iters`` with ``adp_balancing_enable`` (attention DP): a rank holds its new
+    #: prompts until every rank has one, at most this many steps (Deployment.adp_balance_timeout_iters; None: not set)
+    adp_timeout_iters: int | None = None
+
+    @property
+    def instance_chips(self) -> int:
+        """GPUs of one instance (tp x dp)."""
+        return self.tp * self.dp
+
+
+_DSR1_CFG = "inference_results_v5.1 @965182b closed/{}/configs/{}/Offline/deepseek-r1.py"
+#: The DeepSeek-R1 configs' attention-DP balancing (``adp_balancing_enable: True``; ``adp_balancing_timeout_iters``
+#: 500 Offline on NVIDIA / Google B200 and HPE H200, 50 Offline on NVIDIA GB200-NVL72 x72, 9 Server on all three; the
+#: lower bound ``adp_balancing_batching_wait_iters`` 10 Offline / 3 Server is not modelled: serve/queueing prices the
+#: wait up to the timeout only) and their ``cuda_graph_batch_sizes`` (``cuda_graph_padding_enabled: True``): NVIDIA, Google and HPE
+#: B200 / H200 Offline and Server; NVIDIA GB200-NVL72 x72 captures every power of two below 128 as well
+DSR1_GRAPHS = (128, 256, 384, 512)
+DSR1_GRAPHS_GB200 = (1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512)
+#: Offline results whose engine is read from the submission's config: mapped ``matched`` at the
+#: submission's deployment with every slot filled (Offline issues all samples at once), not at the
+#: unbounded frontier peak, over a run of ``queries`` samples whose drain is priced
+#: (serve/finite_run.py): the configs' ``min_query_count`` 26,328 (six permutations of the 4,388
+#: samples; GB200-NVL72 x72: 26,328 x 8 over nine instances), the logs' ``samples_per_query``
+#: (results/*/deepseek-r1/Offline/performance/run_1/mlperf_log_summary.txt, Google B200 and NVIDIA
+#: GB200). Keyed by result id (:func:`_result_key`).
+MLPERF_ENGINES = {
+    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Offline":
+        SubmittedEngine(512, 4608, _DSR1_CFG.format("NVIDIA", "B200-SXM-180GBx8"), queries=26328,
+                        kv_free_fraction=0.9, graph_sizes=DSR1_GRAPHS, adp_timeout_iters=500),
+    "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1_Offline":
+        SubmittedEngine(512, 4608, _DSR1_CFG.format("Google", "B200-SXM-180GBx8"), queries=26328,
+                        kv_free_fraction=0.9, graph_sizes=DSR1_GRAPHS, adp_timeout_iters=500),
+    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_deepseek-r1_Offline":
+        SubmittedEngine(512, 4608, _DSR1_CFG.format("NVIDIA", "GB200-NVL72_GB200-186GB_aarch64x72"), queries=26328 * 8,
+                        kv_free_fraction=0.9, graph_sizes=DSR1_GRAPHS_GB200, adp_timeout_iters=50),
+    "mlperf51_HPE_HPE_Cray_XD670_H200_SXM_141GBx8_TRT_deepseek-r1_Offline":
+        SubmittedEngine(216, 4608, _DSR1_CFG.format("HPE", "HPE_Cray_XD670_H200_SXM_141GBx8"), queries=26328,
+                        kv_free_fraction=0.6, graph_sizes=DSR1_GRAPHS, adp_timeout_iters=500),
+}
+
+
+def submitted_deployment(engine: SubmittedEngine, precision: str, chips: int, model=None, system=None):
+    """The :class:`~jalapeno.deploy.deployment.Deployment` of a :class:`SubmittedEngine` on
+    ``chips`` GPUs (chips / instance_chips instances) and the whole deployment's concurrency with
+    every slot filled (batch per rank x attention ranks x instances). With ``model`` and ``system``
+    (a ModelSpec and a System) and the engine's ``kv_free_fraction``, its KV pool is sized as
+    TensorRT-LLM sizes it (deploy/memory_fit.free_fraction_as_memory_fraction).
+
+    >>> dep, conc = submitted_deployment(MLPERF_LIMIT_ENGINES[
+    ...     "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Server"], "fp8-tensor", 8)
+    >>> dep.decode.layout.tp, dep.decode.workers, conc
+    (8, 1, 64.0)
+
+    Raises:
+        SpecError: ``chips`` not a whole number of instances.
+    """
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.specs.formats import get_precision
+
+    n = engine.instance_chips
+    if chips % n:
+        raise SpecError("num_chips", f"{chips} GPUs is not a whole number of {n}-GPU instances",
+                        f"give the submission's GPU count ({n} per instance)")
+    from jalapeno.deploy.memory_fit import free_fraction_as_memory_fraction
+
+    lay = Layout(tp=engine.tp, dp=engine.dp, ep=engine.ep)
+    frac = None if engine.kv_free_fraction is None or model is None or system is None else \
+        free_fraction_as_memory_fraction(engine.kv_free_fraction, model, system, lay, get_precision(precision),
+                                         engine.tokens_per_step, engine.batch_per_rank)
+    dep = Deployment(get_precision(precision), Pool(lay, workers=chips // n, moe_backend=engine.moe_backend),
+                     max_running=engine.batch_per_rank, max_tokens_per_step=engine.tokens_per_step, budget_per="rank",
+                     memory_fraction=frac, cuda_graph_batch_sizes=engine.graph_sizes,
+                     adp_balance_timeout_iters=engine.adp_timeout_iters if engine.dp > 1 else None)
+    return dep, float(engine.batch_per_rank * engine.dp * (chips // n))
+
+
+_CFG = "inference_results_v5.1 @965182b closed/{}/configs/{}/{}/{}.py"
+_B200, _GB72, _H200 = "B200-SXM-180GBx8", "GB200-NVL72_GB200-186GB_aarch64x72", "H200-SXM-141GBx8"
+#: Server / Interactive results whose engine is read from the submission's config (the Custom
+#: harness entry at accuracy target 0.99, MaxP): mapped ``matched@limits`` — that deployment at the
+#: best load within the rules' limits (fit/latency_limits.engine_within_limits), not the best of
+#: every enumerated layout. Keyed by result id (:func:`_result_key`). The Llama engines are dense
+#: TP (``enable_attention_dp`` unset): gpu_batch_size and max_num_tokens bound the whole instance;
+#: Nebius H200 Llama-3.1-405B caps it lower with the runtime ``max_batch_size`` 64. Not read: the
+#: AMD rows (vLLM harness), NVIDIA GB200-NVL72 x4 Llama-2-70B Interactive (no config in the
+#: repository) and the Dynamo Llama-3.1-405B row (a Triton/Dynamo harness entry): they keep
+#: ``frontier@limits``.
+MLPERF_LIMIT_ENGINES = {
+    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Server":
+        SubmittedEngine(512, 3456, _CFG.format("NVIDIA", _B200, "Server", "deepseek-r1"), graph_sizes=DSR1_GRAPHS,
+                        adp_timeout_iters=9),
+    "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1_Server":
+        SubmittedEngine(512, 3456, _CFG.format("Google", _B200, "Server", "deepseek-r1"), graph_sizes=DSR1_GRAPHS,
+                        adp_timeout_iters=9),
+    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_deepseek-r1_Server":
+        SubmittedEngine(512, 3456, _CFG.format("NVIDIA", _GB72, "Server", "deepseek-r1"),
+                        graph_sizes=DSR1_GRAPHS_GB200, adp_timeout_iters=9),
+    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama2-70b-99_Server":
+        SubmittedEngine(2048, 3584, _CFG.format("NVIDIA", _B200, "Server", "llama2-70b"), 1, 1, 1, None),
+    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama2-70b-99_Interactive":
+        SubmittedEngine(768, 768, _CFG.format("NVIDIA", _B200, "Interactive", "llama2-70b"), 1, 1, 1, None),
+    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama3p1-405b_Server":
+        SubmittedEngine(256, 2048, _CFG.format("NVIDIA", _B200, "Server", "llama3_1-405b"), 4, 1, 1, None),
+    "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama3p1-405b_Interactive":
+        SubmittedEngine(256, 1536, _CFG.format("NVIDIA", _B200, "Interactive", "llama3_1-405b"), 4, 1, 1, None),
+    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x4_TRT_llama2-70b-99_Server":
+        SubmittedEngine(2048, 3584, _CFG.format("NVIDIA", "GB200-NVL72_GB200-186GB_aarch64x4", "Server", "llama2-70b"),
+                        1, 1, 1, None),
+    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_llama3p1-405b_Server":
+        SubmittedEngine(256, 2048, _CFG.format("NVIDIA", _GB72, "Server", "llama3_1-405b"), 4, 1, 1, None),
+    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_llama3p1-405b_Interactive":
+        SubmittedEngine(2048, 1024, _CFG.format("NVIDIA", _GB72, "Interactive", "llama3_1-405b"), 4, 1, 1, None),
+    "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama2-70b-99_Server":
+        SubmittedEngine(2048, 1536, _CFG.format("Nebius", _H200, "Server", "llama2-70b"), 1, 1, 1, None),
+    "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama2-70b-99_Interactive":
+        SubmittedEngine(512, 256, _CFG.format("Nebius", _H200, "Interactive", "llama2-70b"), 1, 1, 1, None),
+    "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Server":
+        SubmittedEngine(64, 2560, _CFG.format("Nebius", _H200, "Server", "llama3_1-405b"), 8, 1, 1, None),
+    "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Interactive":
+        SubmittedEngine(64, 2560, _CFG.format("Nebius", _H200, "Interactive", "llama3_1-405b"), 8, 1, 1, None),
+}
+
+
+#: Results whose engine build declares TensorRT-LLM's fused GEMM + all-reduce (``trtllm_build_flags``
+#: ``'gemm_allreduce_plugin': 'float16'`` in the Custom-harness, accuracy-0.99, MaxP entry of
+#: inference_results_v5.1 @965182b closed/<submitter>/configs/<system>/<scenario>/llama3_1-405b.py):
+#: priced with the o_proj and down-projection all-reduces fused into their GEMMs (cost/ops.py;
+#: MeasuredPoint.gemm_allreduce_fusion) when :func:`load_mlperf` is asked to (``declared_fusion``). Every NVIDIA, Google and Nebius Llama-3.1-405B config of the
+#: rows declares it but GB200-NVL72 x72 Interactive (its build flags set ``norm_quant_fusion`` and
+#: ``gemm_plugin: 'fp4'`` instead); the Llama-2-70B (TP1: no all-reduce) and DeepSeek-R1 configs do
+#: not; the Dynamo Llama-3.1-405B row has no config in the repository.
+MLPERF_GEMM_ALLREDUCE = frozenset(
+    f"mlperf51_{who}_{system}_TRT_llama3p1-405b_{scenario}"
+    for who, system, scenarios in (("NVIDIA", _B200, ("Offline", "Server", "Interactive")),
+                                   ("NVIDIA", _GB72, ("Offline", "Server")),
+                                   ("Nebius", _H200, ("Offline", "Server", "Interactive")))
+    for scenario in scenarios)
+
+
+#: Results whose engine build enables FP8 context attention (``trtllm_build_flags`` ``'use_fp8_context_fmha':
+#: 'enable'`` in the Custom-harness, accuracy-0.99, MaxP entry of inference_results_v5.1 @965182b
+#: closed/Nebius/configs/H200-SXM-141GBx8/{Offline,Server,Interactive}/{llama2-70b,llama3_1-405b}.py, beside
+#: ``kv_cache_dtype: 'fp8'``): the TensorRT-LLM rows of per-tensor FP8 checkpoints (``fp8-tensor``), priced with FP8
+#: attention math as fit/aic_rows.FP8_CONTEXT_FMHA prices aiconfigurator's. The FP4 Llama rows' preset (``nvfp4``)
+#: states FP8 attention already; the AMD rows (vLLM harness) have no such flag.
+MLPERF_FP8_CONTEXT_FMHA = frozenset(
+    f"mlperf51_Nebius_H200-SXM-141GBx8_TRT_{bench}_{scenario}"
+    for bench in ("llama2-70b-99", "llama3p1-405b") for scenario in ("Offline", "Server", "Interactive"))
+
+
+def with_declared_attention_math(precision: str, key: str) -> tuple[str, str]:
+    """(precision, note): a row's precision preset with FP8 attention math (``,attn=fp8``) where its engine build
+    declares FP8 context attention (:data:`MLPERF_FP8_CONTEXT_FMHA`) for a per-tensor FP8 attention projection
+    (fit/aic_rows.FP8_CONTEXT_FMHA, TensorRT-LLM's); ``precision`` and "" otherwise.
+
+    >>> with_declared_attention_math("fp8-tensor", "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama2-70b-99_Server")[0]
+    'fp8-tensor,attn=fp8'
+    >>> with_declared_attention_math("fp8-tensor", "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Server")
+    ('fp8-tensor', '')
+    """
+    from jalapeno.fit.aic_rows import FP8_CONTEXT_FMHA
+    from jalapeno.specs.formats import get_precision
+
+    prec = get_precision(precision)
+    if key not in MLPERF_FP8_CONTEXT_FMHA or prec.attention_compute == "fp8" \
+            or prec.modules["attention"].weight.name not in FP8_CONTEXT_FMHA["trtllm"]:
+        return precision, ""
+    return f"{precision},attn=fp8", ("engine built with use_fp8_context_fmha (its config): attention math FP8 "
+                                     "(fit/mlperf_engines.MLPERF_FP8_CONTEXT_FMHA)")
