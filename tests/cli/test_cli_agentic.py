@@ -44,7 +44,10 @@ def test_hgx_node_spans_nodes_when_the_model_does_not_fit_in_one(capsys):
     code, out, err = run(capsys, "compare", "--workload", "agentic:coding-agent", "--systems", "h100", "--json")
     assert code == 0, err
     peak = json.loads(out)["systems"]["h100"]["peak"]
-    assert int(peak["deployment"].split(" DP")[1].split()[0]) > 8
+    # attention TP x DP chips per stage (e.g. "attn TP8 DP2": 16 chips, two nodes)
+    tp = int(peak["deployment"].split("attn TP")[1].split()[0])
+    dp = int(peak["deployment"].split(" DP")[1].split()[0])
+    assert tp * dp > 8
 
 
 def test_frontier_agentic(capsys):

@@ -24,7 +24,8 @@ def test_rate_and_concurrency_are_the_same_steady_state():
     """Little's law: serving at the rate a concurrency produces gives back that concurrency."""
     m, s, p = load_model("deepseek-r1"), load_pricer("gb200-nvl72"), get_precision("fp8")
     dep, wl = Deployment(p, Pool(Layout(dp=8, ep=8))), get_workload("8k1k")
-    closed = serve_at_concurrency(m, s, dep, wl, [64.0])
+    # the steady state (no idle-start wave, which serve_at_rate's open loop never has)
+    closed = serve_at_concurrency(m, s, dep, wl, [64.0], idle_start=False)
     opened = serve_at_rate(m, s, dep, wl, closed.request_rate_per_s)
     assert opened.concurrency[0] == pytest.approx(64.0, rel=0.03)
     assert opened.throughput_per_chip[0] == pytest.approx(closed.throughput_per_chip[0], rel=0.03)

@@ -67,7 +67,7 @@ def test_h200_trt_recipe_turns_the_gate_on_and_sizes_slots_to_the_load():
     assert kw["cuda_graph_max_batch"] == 128 and "trtllm-h200-dsr1-fp8-mtp" in note
 
 
-def test_gate_adds_its_wait_to_ttft_and_lowers_throughput():
+def test_gate_adds_its_wait_to_ttft_and_groups_the_prefill():
     model, pricer = load_model("deepseek-r1"), load_pricer("h200")
     dep = Deployment(get_precision("fp8"), Pool(Layout(dp=8, ep=8)), mtp=MTP(1, 0.85), max_running=256,
                      adp_balance_timeout_iters=60)
@@ -79,7 +79,10 @@ def test_gate_adds_its_wait_to_ttft_and_lowers_throughput():
     assert want > 1.0  # seconds: every rank must have received a prompt
     # the gate's wait is on top of what the engine would take anyway (same fixed point, less batch)
     assert float(on.ttft_s[0]) - float(off.ttft_s[0]) == pytest.approx(want, rel=0.1)
-    assert float(on.throughput_per_chip[0]) < float(off.throughput_per_chip[0])
+    # the held prompts start together, one on each rank: a step carrying prefill costs about one rank's
+    # chunk either way (cost/adp_rank.py), so grouping 8 of them takes fewer such steps, and the
+    # throughput is higher than the ungated engine's (the balancing's purpose), not lower
+    assert float(on.throughput_per_chip[0]) > float(off.throughput_per_chip[0])
     # attention TP has no DP ranks to balance: no wait
     tp = dataclasses.replace(dep, decode=Pool(Layout(tp=8, ep=8)))
     tp_off = dataclasses.replace(tp, adp_balance_timeout_iters=None)

@@ -73,7 +73,7 @@ def test_padded_sizes_and_context_by_hand():
 
 
 def test_aggregated_decode_step_is_the_hand_padded_step(b200):
-    """The aggregated step is τ = (1 − f)·t_dec + f·t_mixed, f = B/D the share of steps carrying a prompt
+    """The aggregated step is τ = (1 − f)·t_dec + f·t_mixed, f = B/(g·D) the share of steps carrying a prompt
     chunk (a prompt of ISL <= the token budget is one chunk; B·ISL/D prompt tokens per step). Padding
     moves t_dec alone, so at 155 per rank the step grows by (1 − f) times the difference of two hand
     step-cost calls: 256 per rank at context (155·L + 101)/256 against 155 per rank at L."""
@@ -85,7 +85,10 @@ def test_aggregated_decode_step_is_the_hand_padded_step(b200):
     ctx = wl.decode_ctx
     hand = step_cost(m, pr, DEP8, p, Batch.make(decode_seqs=[b, 8 * 256.0],
                                                  decode_ctx=[ctx, (155 * ctx + 101) / 256]))
-    f = b / (wl.mean_osl - 1)
+    # attention DP8 groups a step's prompt chunks (serve/analytic._chunk_step_load, cost/adp_rank.py): fixed
+    # lengths start every user together, so the bunched rate is C − 1 = 1,239 prompts a step and g = dp = 8
+    # chunks ride in each step carrying prefill: f = B/(8·D)
+    f = b / (wl.mean_osl - 1) / 8
     assert padded.step_time_s[0] - plain.step_time_s[0] == pytest.approx(
         (1 - f) * (hand.step_time_s[1] - hand.step_time_s[0]), rel=1e-9)
     assert padded.step_time_s[0] > plain.step_time_s[0] * 1.05

@@ -86,8 +86,9 @@ def test_utilisation_counts_each_format_at_its_peak_and_the_links():
     b, tau = np.array([512.0]), np.array([0.1])
     u_c, u_m, u_l = point_utilisation(m, pr, dep, wl, b, tau, np.array([1000.0]))
     isl, osl = wl.mean_isl, wl.mean_osl
+    # the prompts spread one per attention-DP rank (8): the mean chip's share, as the utilisation counts it
     sc = step_cost(m, pr, lay, prec, Batch.make(decode_seqs=b, decode_ctx=isl + osl / 2,
-                                                prefill_tokens=b * isl / (osl - 1)))
+                                                prefill_tokens=b * isl / (osl - 1), prefill_seqs=8))
     fl = {f: sum(float(x[0]) for x, g in zip(sc.ops.flop, sc.ops.fmt) if g == f) for f in set(sc.ops.fmt)}
     assert set(fl) <= {"fp8", "bf16"} and fl.get("bf16", 0) > 0
     assert u_c[0] == pytest.approx((fl.get("fp8", 0) / 1979e12 + fl["bf16"] / 989e12) / 0.1, rel=1e-3)

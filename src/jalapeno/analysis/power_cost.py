@@ -90,8 +90,11 @@ def point_utilisation(model, pricer, dep, workload, decode_batch, step_time_s, t
     isl, osl = workload.mean_isl, workload.mean_osl
     p = b * isl / max(osl - 1, 1) if dep.prefill is None else np.zeros_like(b)
     lay = dep.decode.layout
+    # the mean chip's share of the prompts (energy), not the busiest rank's: one prompt on every
+    # attention-DP rank (cost/adp_rank.py prices max(n/dp, min(n, 1)) of n prompts on the busiest)
     sc = step_cost(model, pricer, lay, dep.precision, Batch.make(decode_seqs=b, decode_ctx=isl + osl / 2,
-                                                                 prefill_tokens=p),
+                                                                 prefill_tokens=p,
+                                                                 prefill_seqs=np.where(p > 0, float(lay.dp), 0.0)),
                    dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
     chip = pricer.system.chip
     link = scale_up_bytes_per_s(pricer.system)

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jalapeno.cost.adp_rank import busiest_rank_prefill
 from jalapeno.cost.allreduce_rms import fused_steps
 from jalapeno.cost.attention import RankBatch, add_gqa_ops, add_mla_ops
 from jalapeno.cost.moe import busiest_rank_assignments, experts_touched_on_rank, mixed_touched_fraction
@@ -83,16 +84,18 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         (OpTable, CollectiveTable) with arrays (rows, N).
     """
     dp, tp, cp = layout.dp, layout.tp, layout.cp
+    # the busiest attention-DP rank's whole prompts (cost/adp_rank.py); decode rows spread evenly
+    busy_tokens, busy_seqs = busiest_rank_prefill(batch.prefill_tokens, batch.prefill_seqs, dp)
     rb = RankBatch(
         decode_rows=batch.decode_seqs * query_len / dp,
         decode_seqs=batch.decode_seqs / dp,
         decode_ctx=batch.decode_ctx,
-        prefill_tokens=batch.prefill_tokens / (dp * cp),
-        prefill_seqs=batch.prefill_seqs / dp,
+        prefill_tokens=busy_tokens / cp,
+        prefill_seqs=busy_seqs,
         prefill_ctx=batch.prefill_ctx,
         cp=cp,
     )
-    t = rb.tokens
+    t = rb.tokens  # the busiest rank's: its rank-local work (attention, dense FFN, shared experts, norms)
     h = model.hidden_size
     ob = OpBuilder(t.shape[0])
     sh = sharding(model, layout)
@@ -150,13 +153,14 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
             _ffn(ob, "moe.shared_expert", wf, t, h, m.shared_intermediate / tp, wb, ain, n_moe,
                  key("shared_experts", wf), kernels("shared_experts", wf))
         wb, wf, ain = mod("routed_experts")
-        tokens_in_group = t * dp  # unique tokens over the stage (replicated inside a TP group)
+        # unique tokens over the stage (replicated inside a TP group), every rank's
+        tokens_in_group = batch.decode_seqs * query_len + batch.prefill_tokens / cp
         # prompt tokens route with routing_sigma, generated ones (decode rows, drafts) with
         # decode_routing_sigma (specs/routing.py): mixed by the step's generated share φ of its tokens
         mixed = m.decode_routing_sigma != m.routing_sigma
         share = busiest_rank_share(m.num_experts, m.routing_sigma, layout.ep, layout.eplb)
         if mixed:
-            phi = np.where(t > 0, rb.decode_rows / np.maximum(t, 1e-12), 0.0)
+            phi = np.where(tokens_in_group > 0, batch.decode_seqs * query_len / np.maximum(tokens_in_group, 1e-12), 0.0)
             share = (phi * busiest_rank_share(m.num_experts, m.decode_routing_sigma, layout.ep, layout.eplb)
                      + (1.0 - phi) * share)
         load = busiest_rank_assignments(tokens_in_group, m.top_k, layout.ep, eff.moe_load_skew, share)
@@ -178,8 +182,11 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         if a2a:
             # the busiest receiver sets the all-to-all time: its load over the mean rank's
             hot = np.where(tokens_in_group > 0, load * layout.ep / np.maximum(tokens_in_group * m.top_k, 1e-9), 1.0)
-            copies = dispatch_copies(rb.decode_rows, rb.prefill_tokens, m.top_k, layout.ep)
-            per_chip_vectors = copies / tp * hot
+            copies = dispatch_copies(rb.decode_rows, batch.prefill_tokens / (dp * cp), m.top_k, layout.ep)
+            per_chip_vectors = copies / tp * hot  # received by the busiest EP rank
+            # the exchange also waits for the rank that sends most: the busiest attention rank's tokens
+            sent = dispatch_copies(rb.decode_rows, rb.prefill_tokens, m.top_k, layout.ep) / tp
+            link_vectors = np.maximum(per_chip_vectors, sent)
         scanned = per_chip_vectors if a2a else tokens_in_group
         scan = scanned * h * 2.0 * eff.moe_passes(wf)
         stored = precision.modules["routed_experts"].weight.name
@@ -187,9 +194,9 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
                            weights=stored if stored in MOE_WEIGHT_KEYS else "", split=sh.moe_tp)
         if a2a:
             disp_b = dispatch_bytes_per_elem(wf)
-            ob.collective("moe.dispatch", "all_to_all", layout.stage_chips, per_chip_vectors * h * disp_b,
+            ob.collective("moe.dispatch", "all_to_all", layout.stage_chips, link_vectors * h * disp_b,
                           count=n_moe)
-            ob.collective("moe.combine", "all_to_all", layout.stage_chips, per_chip_vectors * h * 2,
+            ob.collective("moe.combine", "all_to_all", layout.stage_chips, link_vectors * h * 2,
                           count=n_moe)
             ob.collective("moe.shared_all_reduce", "all_reduce", tp, t * h * 2, count=n_moe)
         elif dp > 1:  # gather every token of the stage, scatter the outputs back

@@ -444,6 +444,18 @@ class Deployment:
         """
         return self.prefill_chunk_budget * self.rank_scale(layout)
 
+    def prompt_budget(self, layout: Layout) -> float:
+        """Prefill tokens of one prompt a step of an instance of ``layout`` may carry: the attention-DP
+        rank's share of :meth:`prefill_budget` — a prompt runs on one rank (cost/adp_rank.py), which
+        chunks it at its own budget (SGLang ``chunked_prefill_size // dp_size``; TensorRT-LLM
+        ``max_num_tokens`` per rank); the whole budget without attention DP.
+
+        >>> from jalapeno.specs.formats import get_precision
+        >>> Deployment(get_precision("fp8"), Pool(Layout(dp=8, ep=8)), token_budget=16384).prompt_budget(Layout(dp=8, ep=8))
+        2048.0
+        """
+        return self.prefill_budget(layout) / layout.dp
+
     def step_token_cap(self, layout: Layout) -> int | None:
         """``max_tokens_per_step`` of one instance of ``layout`` (None when unset), per-rank scaled."""
         t = self.max_tokens_per_step

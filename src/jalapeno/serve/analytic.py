@@ -154,17 +154,40 @@ class ServingPoints:
 
 
 def _chunk(dep: Deployment, isl: float) -> float:
-    return float(min(isl, dep.prefill_budget(dep.decode.layout)))
+    """A prompt's chunk: its length within one rank's budget (Deployment.prompt_budget)."""
+    return float(min(isl, dep.prompt_budget(dep.decode.layout)))
 
 
 def _chunk_step_load(dep: Deployment, wl: Workload, b_mb: np.ndarray, steps: float) -> tuple:
     """What a step carrying prefill holds at decode batches ``b_mb`` (N,) per micro-batch (:func:`aggregated_by_batch`):
-    (p, chunk, prefix, p_big, b_pre) — the mean prefill tokens per step p = b·ISL/D, the chunk min(ISL, budget),
-    its mean prefix (ISL − chunk)/2, the tokens such a step carries max(p, chunk) capped at the budget, and the
-    decoding sequences beside them (none on a prefill-first engine, ``dep.prefill_steps`` "separate")."""
+    (p, chunk, prefix, p_big, b_pre) — the mean prefill tokens per step p = b·ISL/D, the chunk min(ISL, rank budget),
+    its mean prefix (ISL − chunk)/2, the tokens such a step carries max(p, g·chunk) capped at the budget, and the
+    decoding sequences beside them (none on a prefill-first engine, ``dep.prefill_steps`` "separate").
+    g = 1 without attention DP. With attention DP the prompts in prefill run side by side, each on its own
+    rank (cost/adp_rank.py), and a step costs about its busiest rank's one chunk however many ranks carry one,
+    so how the chunks share steps matters: a step carrying prefill carries g = m/(1 − e^(−m)) chunks (the
+    mean of a Poisson count given at least one), m = a·ISL/chunk the prompts in prefill a prompt meets (a
+    prompts per step, each ISL/chunk steps long; a the closed loop's bunched arrival rate,
+    serve/batch_wait.bunched_arrivals_per_step, at least the mean p/ISL), at most dp (one chunk per rank), and a
+    share p/(g·chunk) of the steps carries prefill (the same p tokens a step on average). At dp = 1 the step cost is near linear in its
+    chunks and the grouping is left out. g ≥ dp where TensorRT-LLM's attention-DP context balancing holds
+    prompts until every rank has one (``dep.adp_balance_timeout_iters``, while every rank decodes:
+    :func:`_adp_gate_s`)."""
     chunk = _chunk(dep, wl.mean_isl)
     p_mb = b_mb * wl.mean_isl / steps
-    p_big = np.minimum(np.maximum(p_mb, chunk), dep.prefill_budget(dep.decode.layout))
+    lay = dep.decode.layout
+    group = np.ones_like(p_mb)
+    if lay.dp > 1:
+        a = bunched_arrivals_per_step(b_mb * lay.pp, p_mb / wl.mean_isl, wl.osl, wl.range_ratio,
+                                      dep.mtp.tokens_per_step if dep.mtp else 1.0)
+        m = a * wl.mean_isl / chunk
+        busy = -np.expm1(-m)
+        # at most one chunk per rank: beyond it a step grows with its chunks (the ranks' mean share), so
+        # grouping more changes only the step's size (and would size it past the engine's memory)
+        group = np.minimum(np.where(busy > 1e-12, m / np.maximum(busy, 1e-12), 1.0), float(lay.dp))
+        if dep.adp_balance_timeout_iters is not None:
+            group = np.where(b_mb / lay.dp >= 1.0, np.maximum(group, float(lay.dp)), group)
+    p_big = np.minimum(np.maximum(p_mb, group * chunk), dep.prefill_budget(lay))
     b_pre = np.zeros_like(b_mb) if dep.prefill_steps == "separate" else b_mb
     return p_mb, chunk, (wl.mean_isl - chunk) / 2, p_big, b_pre
 
@@ -261,7 +284,7 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
                                                      prefill_tokens=pre, prefill_ctx=pre_ctx,
                                                      prefill_seqs=pre / chunk)), dep.mtp,
                    dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
-    frac = np.where(p_mb < chunk, p_mb / chunk, 1.0)
+    frac = np.minimum(p_mb / p_big, 1.0)  # p_mb / chunk below one chunk (or one per rank: _chunk_step_load)
     # decode-only steps above the CUDA-graph ceiling run eagerly (serve/limits.py); the steps
     # carrying a prefill chunk are priced as they are (engines graph decode batches only)
     t_dec = decode_step_s(sc, eff, dep, np.concatenate([b, b]), lay)[:n]
@@ -284,7 +307,7 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     # arrival also waits the rest of the poll period, beside the chunks that arrived in it (effect 4)
     # (a separate prefill step is all marginal: the decode step does not run beside it)
     n_bar = p_mb / chunk
-    s_chunk = np.maximum(ttft_step - (0.0 if sep else t_dec), 0.0) / np.maximum(n_bar, 1.0)
+    s_chunk = np.maximum(ttft_step - (0.0 if sep else t_dec), 0.0) / np.maximum(n_bar, p_big / chunk)
     users = lam * (ttft_q[None] + steps * tau)
     s_join = _joined_chunk_s(model, pricer, dep, b_pre, ctx, pre_ctx, p_big, n_bar, chunk, ttft_step, s_chunk)
     queue = agg_queue_s(s_chunk, n_bar, tau, users) + poll_wait_s(dep.recv_interval, tau, users, s_join, n_bar,
@@ -373,14 +396,14 @@ def _prefill_s(model: ModelSpec, pricer: Pricer, dep: Deployment, lengths: dict,
                chunk_step: np.ndarray) -> dict:
     """Prefill time of one prompt of each length in ``lengths`` (key → tokens), (N,) per key.
 
-    A prompt within one token budget takes one chunk step ``chunk_step`` (N,); a longer one runs
-    its ⌈L/budget⌉ chunks, each a step beside the ``b_mb`` (N,) decoding sequences (0 for a
-    prefill-first engine, whose prefill steps carry no decode) at context
+    A prompt within one token budget (one attention-DP rank's, Deployment.prompt_budget) takes one
+    chunk step ``chunk_step`` (N,); a longer one runs its ⌈L/budget⌉ chunks, each a step beside the
+    ``b_mb`` (N,) decoding sequences (0 for a prefill-first engine, whose prefill steps carry no decode) at context
     ``ctx``, chunk j at its own prefix j·budget, pipelined over the PP stages (serve/chunked.py);
     one step-cost call prices every chunk of every such length at every batch point.
     """
     out = {k: chunk_step for k in lengths}
-    budget = dep.prefill_budget(dep.decode.layout)
+    budget = dep.prompt_budget(dep.decode.layout)  # a prompt's chunks run on its attention-DP rank
     long = [k for k, v in lengths.items() if math.ceil(v / budget) > 1]
     if not long:
         return out

@@ -75,11 +75,12 @@ def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
                  token_budget: int, overlap: str = "none") -> PrefillPerf:
     """Throughput and service time of one prefill instance at full token-budget steps.
 
-    Throughput: budget / interval of a full budget step (budget/chunk prompts at the mean
-    prefix (ISL − chunk)/2). Service time per length L (mean and :data:`QUANTILES`): L ≤ budget
-    — the latency of a step carrying that prompt alone (the queue adds the others batched with
-    it, serve/queueing.py); L > budget — the prompt's ⌈L/budget⌉ chunks alone, chunk j at
-    prefix j·budget, pipelined over the PP stages: Σ_j I_j + max_j (S_j − I_j) (serve/chunked.py).
+    A prompt runs on one attention-DP rank and is chunked at that rank's budget b = budget/dp
+    (cost/adp_rank.py; b = budget without attention DP). Throughput: budget / interval of a full
+    budget step (budget/chunk prompts at the mean prefix (ISL − chunk)/2, chunk = min(ISL, b)).
+    Service time per length L (mean and :data:`QUANTILES`): L ≤ b — the latency of a step carrying
+    that prompt alone (on its rank, the other ranks idle; the queue adds the others batched with
+    it, serve/queueing.py); L > b — the prompt's ⌈L/b⌉ chunks alone, chunk j at prefix j·b, pipelined over the PP stages: Σ_j I_j + max_j (S_j − I_j) (serve/chunked.py).
     A step of p prefill tokens is taken as t0 + σ·p (fitted on the full step and a second size)
     plus the PP fill (latency − interval). The instance is infeasible if either step does not fit in memory (the last chunk holds the
     prompt's whole KV cache, split over the CP ranks). ``overlap``: ``none`` or ``tbo`` (two-batch
@@ -87,9 +88,10 @@ def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     prefill tokens per step — a deployment's ``prefill_budget(layout)``, which counts a per-rank
     engine budget (TensorRT-LLM ``max_num_tokens``) once per attention-DP rank.
     """
-    chunk = float(min(wl.mean_isl, token_budget))
+    per_prompt = token_budget / layout.dp  # a prompt runs on one attention-DP rank (cost/adp_rank.py)
+    chunk = float(min(wl.mean_isl, per_prompt))
     lengths = {None: wl.mean_isl, **{p: wl.isl_quantile(p) for p in QUANTILES}}
-    short = [k for k, v in lengths.items() if math.ceil(v / token_budget) <= 1]
+    short = [k for k, v in lengths.items() if math.ceil(v / per_prompt) <= 1]
     # one call: the full budget step, a second size for the linear fit t0 + σ·p (a lone mean
     # prompt, or half the budget when the prompt fills it), and each short length's lone step
     p2 = chunk if chunk < token_budget else token_budget / 2
@@ -103,9 +105,9 @@ def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     sigma = max((tau - float(sc.interval_s[1])) / (token_budget - p2), 0.0)
     q = {k: float(sc.step_time_s[2 + i]) for i, k in enumerate(short)}
     feasible, reason = bool(sc.feasible[0]), str(sc.reason[0])
-    long = [k for k, v in lengths.items() if math.ceil(v / token_budget) > 1]
+    long = [k for k, v in lengths.items() if math.ceil(v / per_prompt) > 1]
     if long:
-        tok, pre, owner = chunk_plan([lengths[k] for k in long], token_budget)
+        tok, pre, owner = chunk_plan([lengths[k] for k in long], per_prompt)
         cs = step_cost(model, pricer, layout, precision, Batch.make(prefill_tokens=tok, prefill_ctx=pre), overlap=overlap)
         t = pipelined_prefill_s(cs.step_time_s, cs.interval_s, owner, len(long))
         q.update({k: float(v) for k, v in zip(long, t)})

@@ -8,6 +8,9 @@ D = (r − 1)/a decode steps per turn:
 
     λ = B/(D·τ) turns/s,   X = λ/K tasks/s,   p = λ·n̄·τ = B·n̄/D prefill tokens per step,
     τ = (1 − f)·step(B, 0) + f·step(B, c),  f = p/c (c = min(n̄, budget); p ≥ c: τ = step(B, p)),
+    (with attention DP: c = min(n̄, budget/dp), one prompt's chunk on its rank, and a step carrying
+    prefill carries g·c tokens, g = m/(1 − e^(−m)) with m = (p/c)·t_p/t_d the turns in prefill it
+    meets, t_p the one-chunk step, t_d the decode step; f = p/(g·c): cost/adp_rank.py, docs/model.md §3),
     TTFT_k = τ/2 + reload_k + prefill_k + front end (a + b·ISL_k),   TPOT = τ/a,
     T_task = Σ_k (TTFT_k + D·τ) + (K − 1)·θ,   sessions in flight N = X·T_task (Little's law).
 
@@ -165,6 +168,7 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
     D = (r - 1) / a
     ctx_dec = float(isl.mean() + r / 2)
     budget = float(dep.prefill_budget(lay))
+    pb = float(dep.prompt_budget(lay))  # one prompt's tokens a step, on its attention-DP rank (cost/adp_rank.py)
     ctx_ref = spec.final_context_tokens / 2
     cap_tokens = decode_batch_cap(model, pricer.system, lay, prec, ctx_ref, eff, dep.mtp, budget,
                                   memory_fraction=dep.memory_fraction, engine=dep.memory_profile) * ctx_ref
@@ -190,27 +194,40 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
         pre_ctx = (1 - miss) * prefix[None, :]
         nbar = new.mean(axis=1)
         p_mb = b_mb * nbar / D
-        chunk = np.minimum(nbar, budget)
+        chunk = np.minimum(nbar, pb)
         w_ctx = (new * (pre_ctx + new / 2)).sum(axis=1) / new.sum(axis=1)
-        p_big = np.minimum(np.maximum(p_mb, chunk), budget)
+        # attention DP: the prompts in prefill run side by side, one per rank, and a step carrying prefill
+        # costs about one rank's chunk (cost/adp_rank.py): it carries g = m/(1 − e^(−m)) chunks (a Poisson
+        # count given one), m the turns in prefill it meets — turns arriving at b/(D·t_d) a second (at most),
+        # each in prefill for its n̄/chunk steps of t_p (the one-chunk step): m = (p/chunk)·t_p/t_d
+        g = np.ones_like(p_mb)
+        if lay.dp > 1:
+            t1 = step_cost(model, pricer, lay, prec, graph_padded(dep, lay, Batch.make(
+                decode_seqs=np.concatenate([b_mb, b_mb]), decode_ctx=ctx_dec,
+                prefill_tokens=np.concatenate([np.zeros(n), chunk]), prefill_ctx=np.concatenate([np.zeros(n), w_ctx]),
+                prefill_seqs=np.concatenate([np.zeros(n), np.ones(n)]))), dep.mtp, dep.memory_fraction, ov,
+                dep.memory_profile).step_time_s
+            m = p_mb / chunk * t1[n:] / np.maximum(t1[:n], 1e-12)
+            g = np.minimum(np.where(m > 1e-12, m / np.maximum(-np.expm1(-m), 1e-12), 1.0), float(lay.dp))
+        p_big = np.minimum(np.maximum(p_mb, g * chunk), budget)
         ks = samp.size
-        ch_k = np.minimum(new[:, samp], budget)
+        ch_k = np.minimum(new[:, samp], pb)
         sc = step_cost(model, pricer, lay, prec, graph_padded(dep, lay, Batch.make(
             decode_seqs=np.concatenate([b_mb, b_mb, np.repeat(b_mb, ks), np.repeat(b_mb, ks)]),
             decode_ctx=ctx_dec,
-            prefill_tokens=np.concatenate([np.zeros(n), p_big, ch_k.ravel(), np.full(n * ks, budget)]),
+            prefill_tokens=np.concatenate([np.zeros(n), p_big, ch_k.ravel(), np.full(n * ks, pb)]),
             prefill_ctx=np.concatenate([np.zeros(n), w_ctx, (pre_ctx[:, samp] + ch_k / 2).ravel(),
                                         np.tile(prefix[samp] / 2, n)]),
             prefill_seqs=np.concatenate([np.zeros(n), np.maximum(p_big / chunk, 1), np.ones(2 * n * ks)]))),
             dep.mtp, dep.memory_fraction, ov, dep.memory_profile)
         t_dec = decode_step_s(sc, eff, dep, np.concatenate([b, b]), lay)[:n]
-        f = np.where(p_mb < chunk, p_mb / chunk, 1.0)
+        f = np.minimum(p_mb / p_big, 1.0)
         tau = (1 - f) * t_dec + f * sc.step_time_s[n:2 * n]
         def interp(y):
             return np.stack([np.interp(kk, samp, row) for row in y])
         chunk_s = sc.step_time_s[2 * n:2 * n + n * ks].reshape(n, ks)
-        prefill_s = interp(chunk_s * np.ceil(new[:, samp] / budget))
-        recompute_s = interp(sc.step_time_s[2 * n + n * ks:].reshape(n, ks)) * prefix[None, :] / budget
+        prefill_s = interp(chunk_s * np.ceil(new[:, samp] / pb))
+        recompute_s = interp(sc.step_time_s[2 * n + n * ks:].reshape(n, ks)) * prefix[None, :] / pb
         lam = np.where(b > 0, b / (D * tau), 0.0)
         X = lam / K
         volume = X * theta * (isl + r).sum()

@@ -11,7 +11,8 @@ never preempted). Accounting per step:
   with ``reserve_outputs`` (an SGLang memory profile for ``ignore_eos`` clients) also only while
   every running request and it can finish with their whole outputs (:meth:`Instance._can_finish`);
 - the step carries every decoding sequence plus prefill chunks of admitted requests, oldest
-  first, up to ``token_budget`` prefill tokens (and within T − decode rows when T is set); the
+  first, up to ``token_budget`` prefill tokens (and within T − decode rows when T is set), each
+  prompt at most its attention-DP rank's share of the budget (cost/adp_rank.py); the
   limits an instance gets are its own (Simulation passes Deployment.prefill_budget /
   step_token_cap / running_limit: an engine limit counted per attention-DP rank, TensorRT-LLM,
   is multiplied by the ranks);
@@ -84,6 +85,8 @@ class Instance:
         if max_tokens_per_step is not None:  # every running sequence decodes q rows per step
             max_running = min(max_running, max(1, max_tokens_per_step // self.rows))
         self.max_running, self.budget = max_running, token_budget
+        # a prompt runs on one attention-DP rank, chunked at its share of the budget (cost/adp_rank.py)
+        self.prompt_budget = max(int(token_budget / getattr(getattr(timer, "layout", None), "dp", 1)), 1)
         self.cache, self.mtp, self.rng = prefix_cache, mtp, rng
         self.a = mtp.tokens_per_step if mtp else 1.0
         self.waiting: deque[Request] = deque()
@@ -126,11 +129,11 @@ class Instance:
 
     def recompute_s(self, tokens: float) -> float:
         """Estimated extra prefill time to recompute ``tokens`` of a prefix: tokens/budget steps of a
-        full-budget chunk at half that prefix beside the current decode batch (the reload-or-
-        recompute choice, serve/sessions.py)."""
+        full chunk (one prompt's: its attention-DP rank's budget) at half that prefix beside the
+        current decode batch (the reload-or-recompute choice, serve/sessions.py)."""
         b = len(self.decoding)
         ctx = self.decode_ctx_sum / b if b else 0.0
-        return self.timer(b, ctx, float(self.budget), tokens / 2, 1) * tokens / self.budget
+        return self.timer(b, ctx, float(self.prompt_budget), tokens / 2, 1) * tokens / self.prompt_budget
 
     # ---- queue -------------------------------------------------------------------------
     @property
@@ -243,7 +246,7 @@ class Instance:
         for req in self.prefilling:
             if budget <= 0:
                 break
-            take = min(req.prefill_needed, budget)
+            take = min(req.prefill_needed, budget, self.prompt_budget)
             if take <= 0:
                 continue
             chunks.append((req, take))
@@ -332,7 +335,7 @@ class Instance:
             for c in pre:
                 if budget <= 0:
                     break
-                take = min(c[0], budget)
+                take = min(c[0], budget, self.prompt_budget)
                 if take <= 0:
                     continue
                 budget -= take

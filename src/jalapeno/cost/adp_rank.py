@@ -1,0 +1,70 @@
+"""The busiest attention-DP rank of a prefill step: how many prompts and tokens it runs.
+
+Attention data parallelism gives every DP rank whole requests of its own — it runs their attention
+(the MLA/GQA projections and the attention kernel), dense FFN, shared experts, norms, router and LM
+head on its own tokens — while the routed experts see the whole instance's tokens through the MoE
+exchange. The step ends when the busiest rank is done, so the rank-local work of a step is priced at
+the busiest rank's prompts, not at the instance's prompts divided by dp (cost/ops.build_step_ops).
+
+How the engines spread prompts over the ranks (read, not copied):
+
+- TensorRT-LLM (``tensorrt_llm/_torch/pyexecutor/executor_request_queue.py``,
+  ``_balance_requests_across_ranks``; the 1.x releases in the data, 1.1.0rc2-1.2.0rc6): the new
+  requests of a scheduling round are sorted longest first and each goes to the rank with the fewest
+  active tokens (a heap), no rank above ⌈(active + new)/dp⌉ requests; every rank then runs its own
+  PyExecutor under its own ``max_num_tokens`` (``Deployment.budget_per`` = ``rank``).
+- SGLang (``python/sglang/srt/managers/data_parallel_controller.py``, default
+  ``load_balance_method`` ``round_robin``: consecutive requests go to consecutive DP ranks; each
+  rank's scheduler chunks its prompts at ``chunked_prefill_size // dp_size``, ``server_args.py``).
+
+Both put the prompts of a step on distinct ranks as far as they go (balanced dispatch; not
+balls-in-bins, which neither engine does), so a step with fewer prompts than ranks runs one rank's
+whole prompt (or chunk) beside idle ranks, and once every rank has a prompt the token balancing (the
+heap) and each rank's own budget (chunking the excess to a later step) even the ranks out. The busiest
+rank's prompts in a step of n prompts are therefore taken as
+
+    f(n) = max(n/dp, min(n, 1)),
+
+one whole prompt while n ≤ dp (n itself below one prompt: the fraction of a chunk a mean-load step
+carries runs on one rank), the mean share n/dp above. This is exact at n ≤ dp and at a full-budget
+step (every rank at its budget) and a lower bound in between (n = dp + 1 whole prompts put two on
+one rank unless its budget chunks them; the discreteness is left out: the analytic paths give n as
+a mean, serve/analytic.py prefill tokens / chunk). The busiest rank's tokens are its prompts times
+the step's mean prompt chunk (tokens / prompts). A prompt lives on one rank, so it is chunked at the
+rank's share of the token budget (``Deployment.prompt_budget``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def busiest_rank_prompts(prompts, dp: int) -> np.ndarray:
+    """Prompts the busiest of ``dp`` attention-DP ranks runs in a step of ``prompts`` (N,) prompts:
+    max(n/dp, min(n, 1)) (module docstring); n itself at dp = 1.
+
+    >>> busiest_rank_prompts([0.0, 0.5, 1.0, 3.0, 8.0, 8.125, 16.0], 8).tolist()
+    [0.0, 0.5, 1.0, 1.0, 1.0, 1.015625, 2.0]
+    """
+    n = np.atleast_1d(np.asarray(prompts, dtype=float))
+    if dp <= 1:
+        return n
+    return np.maximum(n / dp, np.minimum(n, 1.0))
+
+
+def busiest_rank_prefill(prefill_tokens, prefill_seqs, dp: int) -> tuple[np.ndarray, np.ndarray]:
+    """(tokens, prompts) of a step's prefill on its busiest attention-DP rank, arrays (N,).
+
+    ``prefill_tokens`` and ``prefill_seqs`` are the whole instance's; the busiest rank runs
+    :func:`busiest_rank_prompts` of the prompts, each the step's mean chunk (tokens / prompts).
+
+    >>> t, s = busiest_rank_prefill([8192.0, 65536.0], [1.0, 8.0], 8)
+    >>> t.tolist(), s.tolist()  # a lone 8k prompt stays whole on one rank; 8 prompts, one each
+    ([8192.0, 8192.0], [1.0, 1.0])
+    """
+    tokens = np.atleast_1d(np.asarray(prefill_tokens, dtype=float))
+    seqs = np.atleast_1d(np.asarray(prefill_seqs, dtype=float))
+    if dp <= 1:
+        return tokens, seqs
+    busy = busiest_rank_prompts(seqs, dp)
+    return np.where(seqs > 0, tokens * busy / np.maximum(seqs, 1e-12), tokens / dp), busy
