@@ -32,7 +32,8 @@ from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.errors import SpecError
 from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.html import _esc, hover_text
-from jalapeno.report.tables import CONCURRENCY_CAPTION, peak_load, tier_deployments
+from jalapeno.report.tables import (CONCURRENCY_CAPTION, PEAK_COLUMN, TOKENS_CAPTION, peak_load, power_caption,
+                                     tier_deployments)
 
 if TYPE_CHECKING:
     from jalapeno.analysis.records import ComparisonRecord, PointRecord
@@ -185,13 +186,16 @@ def tables_html(rec: ComparisonRecord) -> str:
     """Headline, ratio and tier tables of a comparison as escaped HTML."""
     conv = rec.power_convention
     e = html.escape
-    head_rows = [[e(n), _fmt(h.peak_throughput_per_chip, ",.0f"), _fmt(h.peak_tok_s_per_kw[conv], ",.0f"),
+    head_rows = [[e(n), _fmt(h.peak_throughput_per_chip, ",.0f"), _fmt(h.peak_output_throughput_per_chip, ",.0f"),
+                  _fmt(h.peak_tok_s_per_kw[conv], ",.0f"),
                   _fmt(h.usd_per_mtok_at_peak, ".3f"), e(h.bound_at_peak), e(peak_load(fr.frontier)),
                   _fmt(h.max_interactivity, ".1f"), _fmt(h.min_e2e_s, ".2f"), e(h.deployment_at_peak)]
                  for n, fr in rec.systems.items() for h in [fr.headline]]
-    out = ["<h2>Headline</h2>", _table(["system", "peak tok/s/chip", f"peak tok/s/kW ({conv})", "$/M tok at peak",
+    out = ["<h2>Headline</h2>", _table(["system", PEAK_COLUMN, "out tok/s/chip at peak", f"peak tok/s/kW ({conv})",
+                                        "$/M tok at peak",
                                         "bound at peak", "conc. cap / in flight at peak", "max tok/s/user",
                                         "min E2E s", "deployment at peak"], head_rows, "headline"),
+           f'<p class="note">{e(TOKENS_CAPTION)}. {e(power_caption(rec))}.</p>',
            f'<p class="note">{e(CONCURRENCY_CAPTION)}.</p>']
     first = next(iter(rec.comparisons.values()))
     xs = [r["x"] for r in first.iso_interactivity["throughput_per_chip"]]

@@ -25,6 +25,21 @@ CONCURRENCY_CAPTION = ("conc. cap: requests the closed-loop client keeps outstan
                        "higher mean TTFT)")
 
 
+#: the headline's throughput column: InferenceX's throughput per GPU counts input and output tokens
+PEAK_COLUMN = "peak tok/s/chip (in+out)"
+#: what the headline's token counts are (docs/metrics.md §2)
+TOKENS_CAPTION = ("tok/s/chip, tok/s/kW and $/M tok count input + output tokens (InferenceX's throughput per GPU); "
+                  "out tok/s/chip at peak: output tokens only, at the same point")
+
+
+def power_caption(d: ComparisonRecord) -> str:
+    """One line naming the power figure each system's tok/s/kW divides by under the comparison's convention,
+    e.g. ``power (sustained): jalapeno chip sustained; gb300-nvl72 chip TDP (no sustained figure published)``."""
+    conv = d.power_convention
+    return f"power ({conv}): " + "; ".join(f"{n} {s.headline.power_labels.get(conv, conv)}"
+                                          for n, s in d.systems.items())
+
+
 def _f(x, fmt: str = ".3g") -> str:
     if x is None or (isinstance(x, float) and (math.isnan(x) or math.isinf(x))):
         return "-"
@@ -71,7 +86,7 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
              f"power: {conv} · baseline {d.baseline}")
     head = Table(title=title)
     head.add_column("system", no_wrap=True, min_width=16)
-    for col in ("peak tok/s/chip", f"peak tok/s/kW ({conv})", "$/M tok at peak", "bound at peak",
+    for col in (PEAK_COLUMN, "out tok/s/chip at peak", f"peak tok/s/kW ({conv})", "$/M tok at peak", "bound at peak",
                 "conc. cap / in flight at peak", "max tok/s/user", "bound at max", "min E2E s", "deployment at peak"):
         head.add_column(col, overflow="fold")
     def band(h, key, fmt, sub=None):
@@ -84,12 +99,14 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
     for name, s in d.systems.items():
         h = s.headline
         head.add_row(name, _f(h.peak_throughput_per_chip, ",.0f") + band(h, "peak_throughput_per_chip", ",.0f"),
+                     _f(h.peak_output_throughput_per_chip, ",.0f"),
                      _f(h.peak_tok_s_per_kw[conv], ",.0f") + band(h, "peak_tok_s_per_kw", ",.0f", conv),
                      _f(h.usd_per_mtok_at_peak, ".3f"), h.bound_at_peak, peak_load(s.frontier),
                      _f(h.max_interactivity, ".1f") + band(h, "max_interactivity", ".1f"),
                      h.bound_at_max_interactivity, _f(h.min_e2e_s, ".2f"), h.deployment_at_peak)
     for name, why in getattr(d, "infeasible", {}).items():  # compared without them, each with its reason
-        head.add_row(name, "infeasible", "-", "-", "-", "-", "-", "-", "-", f"cannot run the model: {why}", style="dim")
+        head.add_row(name, "infeasible", "-", "-", "-", "-", "-", "-", "-", "-", f"cannot run the model: {why}",
+                     style="dim")
     ratios = Table(title=f"ratios vs {d.baseline} (throughput per chip; per kW in brackets)")
     ratios.add_column("system", no_wrap=True, min_width=16)
     ratios.add_column("peak")
@@ -132,7 +149,7 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
         tiers.add_row(name, *cells)
     sets = "efficiency sets: " + "; ".join(f"{n}: {efficiency_label(s.headline.efficiency_source)}"
                                            for n, s in d.systems.items())
-    head.caption = sets + "\n" + CONCURRENCY_CAPTION
+    head.caption = sets + "\n" + TOKENS_CAPTION + "\n" + power_caption(d) + "\n" + CONCURRENCY_CAPTION
     if any(s.headline.bands is not None for s in d.systems.values()):
         head.caption += ("\n(low-high): the system's efficiency band (with its software stack's: Jalapeño spans "
                          "GPU-like to compiled, docs/stacks.md); only systems with borrowed efficiencies carry one")

@@ -178,7 +178,8 @@ def _unknown_key(key: str, where: str, data: Mapping[str, Any]) -> SpecError:
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return SpecError(f"{where}: {key}", f"unknown system field{hint}",
                      "use a dotted key of the system TOML (docs/catalog.md), e.g. chip.hbm_stacks, "
-                     "levels.rack.bandwidth_gb_per_s, power.allin_kw_per_chip, efficiency.kernel_launch_s")
+                     "chip.peak_dense_tflops.fp8, levels.rack.bandwidth_gb_per_s, power.allin_kw_per_chip, "
+                     "efficiency.kernel_launch_s")
 
 
 def _level(levels: list, p: str, key: str, where: str) -> dict:
@@ -220,6 +221,11 @@ def _apply_one(data: dict, key: str, value: Any, where: str) -> None:
             raise SpecError(f"{where}: {key}", f"{'.'.join(parts[: i + 1])} is a value, not a table",
                             f"write {'.'.join(parts[: i + 1])}=<value>")
         node, model, i = node.setdefault(p, {}), sub, i + 1
+    if kind == "dict" and len(parts) == i + 1 and not isinstance(value, Mapping):  # chip.peak_dense_tflops=3400
+        keys = sorted((node.get(p) or {}).keys()) if isinstance(node.get(p), Mapping) else []
+        eg = "fp8" if "fp8" in keys else keys[0] if keys else "<key>"
+        raise SpecError(f"{where}: {key}", f"{key} is a table (one value per key: {', '.join(keys) or 'none yet'}), "
+                        "not a single value", f"set one of its keys, e.g. {key}.{eg}=<value>")
     if kind == "dict":  # peak_dense_tflops.fp8: the key inside the table is the schema's to check
         node, p = node.setdefault(p, {}), parts[-1]
     if _is_sourced_model(sub) and not isinstance(value, Mapping):
