@@ -44,3 +44,26 @@ def test_set_on_a_table_names_its_keys_and_a_dotted_example(capsys):
                 "e.g. chip.peak_dense_tflops.fp8=<value>")
     check_error(*run(capsys, "step", "-s", "gb300-nvl72", "-m", "gpt-oss-120b", "--set", "chip.peak=1"),
                 "--set: chip.peak", "unknown system field", "chip.peak_dense_tflops.fp8")
+
+
+def test_step_names_what_holds_a_compute_bound_op_and_whose_fits_those_are(capsys):
+    """A new user saw Jalapeño's moe.experts ``compute``-bound at ~1% of FP8 peak and attn.qkv_a_proj identical to
+    GB300's, with nothing saying both come from GB300's GPU kernel fits (Jalapeño has no kernel tables; its
+    catalog entry derives its efficiency from gb300-nvl72, docs/catalog.md)."""
+    code, out, err = run(capsys, "step", "--system", "jalapeno", "--model", "deepseek-r1", "--dp", "8", "--ep", "8",
+                         "--batch", "64", "--context", "8192")
+    assert code == 0, err
+    rows = {ln.split("│")[1].strip(): ln.split("│")[-2].strip() for ln in out.splitlines() if ln.count("│") > 8}
+    # DeepSeek-R1's q_a/kv_a projection: k = hidden 7168 = 56 blocks of 128, FP8 block-scaled (fp8_block entry)
+    assert rows["attn.qkv_a_proj"] == "compute (serial-k floor)"
+    m = re.fullmatch(r"compute \(few rows: ([\d.]+)% of peak\)", rows["moe.experts"])
+    assert m and float(m.group(1)) < 10  # a few rows per expert: far under the row rule's half_rows
+    flat = " ".join(out.split())
+    assert "borrowed from gb300-nvl72's GPU kernel fits" in flat
+
+
+def test_a_near_tie_is_called_one():
+    from jalapeno.cli.step_cmd import margin_text
+
+    assert margin_text(1.03) == "a near tie: 1.03x the next"
+    assert margin_text(2.43) == "2.43x the next"

@@ -21,15 +21,27 @@ from jalapeno.cli.common import (
 from jalapeno.cli.engine_opts import check_positive, check_positive_limits, engine_memory_option, memory_breakdown_lines
 from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION, check_pricer_chip_model, system_pricer
 from jalapeno.cost.overlap import MIN_SPLIT_SEQS, can_split
+from jalapeno.cost.roofline import compute_limit_labels
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP, check_memory_fraction
 from jalapeno.deploy.engine_memory import get_engine_memory
 from jalapeno.deploy.layout import Layout, for_model
 from jalapeno.deploy.memory_fit import engine_memory_breakdown
 from jalapeno.errors import SpecError
+from jalapeno.report.tables import efficiency_label
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import check_fallback_used
 from jalapeno.specs.routing import ROUTING_HELP
+
+
+#: a step whose binding constraint is within this factor of the next is called a near tie
+NEAR_TIE = 1.10
+
+
+def margin_text(margin: float) -> str:
+    """How far the binding constraint leads the next one: ``1.45x the next``, or ``a near tie: 1.03x the next``
+    under :data:`NEAR_TIE` (either constraint can bind at a slightly different point)."""
+    return f"a near tie: {margin:.2f}x the next" if margin < NEAR_TIE else f"{margin:.2f}x the next"
 
 
 def default_layout(tp: int | None, dp: int | None, ep: int | None) -> tuple[int, int, int]:
@@ -170,11 +182,23 @@ def step(
                  if overlap == "tbo" and split else ""))
     for col in ("op", "fmt", "FLOP", "weights B", "KV B", "act B", "time us", "bound"):
         t.add_column(col, justify="right" if col not in ("op", "fmt", "bound") else "left")
-    for r in sc.op_rows(0):
+    limits = compute_limit_labels(sc.ops, s.chip, pr.efficiency, sc.times.compute_s)
+    for r, lim in zip(sc.op_rows(0), limits):
+        bound = ("overhead" if r["overhead_s"] > max(r["compute_s"], r["memory_s"], r.get("network_s", 0.0))
+                 else r["bound"])
         t.add_row(r["op"], r["format"], fmt_si(r["flop"]), fmt_si(r["weight_bytes"]), fmt_si(r["kv_bytes"]),
                   fmt_si(r["act_bytes"]), f"{r['time_s'] * 1e6:.1f}",
-                  "overhead" if r["overhead_s"] > max(r["compute_s"], r["memory_s"], r.get("network_s", 0.0))
-                  else r["bound"])
+                  f"compute ({lim})" if bound == "compute" and lim else bound)
+    if any(lim for lim in limits):
+        t.caption = ("compute (few rows: P% of peak): the fitted row-count rule m / (m + half_rows) (a GPU kernel's "
+                     "output tiles padded at few rows) runs the GEMM under a tenth of its format's peak: its time "
+                     "scales with 1 / peak FLOP/s and not with HBM bandwidth; compute (serial-k floor): a block-scaled "
+                     "GEMM's serial k loop (k / 128 x k_block_s) sets its time, whatever the chip's peaks "
+                     "(docs/model.md §4)")
+        if "derived from" in pr.efficiency.source:
+            t.caption += (f"; {s.name} has no kernel measurements: these are borrowed from "
+                          f"{efficiency_label(pr.efficiency.source).split('derived from ')[-1]}'s GPU kernel fits "
+                          "(a named assumption, docs/model.md §11)")
     console.print(t)
     if sc.collectives.name:
         ct = Table(title="collectives")
@@ -197,7 +221,7 @@ def step(
                       if split else f"two-batch overlap: fewer than {MIN_SPLIT_SEQS:g} decoding sequences per DP rank "
                       "and no prefill — the step cannot be split and runs serially")
     console.print(Text.assemble("step time ", (f"{out['step_time_s'] * 1e3:.2f} ms", "bold"), ", bound by ",
-                                (out["bound"], "bold"), f" ({out['bound_margin']:.2f}x the next); time of the ops "
+                                (out["bound"], "bold"), f" ({margin_text(out['bound_margin'])}); time of the ops "
                                 f"each constraint binds: {att}"))
     hbm = hbm_traffic(sc, s.chip.hbm_bandwidth_bytes_per_s)
     console.print(f"HBM traffic per chip: {hbm['bytes'] / 1e9:.2f} GB (weights {hbm['weight_bytes'] / 1e9:.2f}, KV "

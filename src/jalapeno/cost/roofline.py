@@ -169,3 +169,38 @@ def op_times(table: OpTable, chip: Chip, eff: Efficiency, moe_width=None) -> OpT
     fixed = table.kernels.reshape(n_ops, 1) * np.maximum(launch.reshape(n_ops, 1), kernel_floor_s(table, eff))
     overhead = np.where(active, fixed, 0.0)
     return OpTimes.combine(compute, memory, overhead)
+
+
+#: a compute-bound op reaching under this fraction of its format's peak is labelled with what holds it there
+LOW_PEAK_FRACTION = 0.10
+
+
+def compute_limit_labels(table: OpTable, chip: Chip, eff: Efficiency, compute_s: np.ndarray, i: int = 0) -> list[str]:
+    """What sets each op's compute time at point ``i``, for an op table's ``bound`` column: ``"serial-k floor"``
+    where the block-scaled GEMM's serial k loop (:func:`k_serial_s`, ``gemm[key].k_block_s``) is the time, ``"few
+    rows: P% of peak"`` where the GEMM/MoE row-count rule m/(m + half_rows) (or a kernel family's fraction) holds
+    the op under :data:`LOW_PEAK_FRACTION` of its format's peak, ``""`` otherwise (the op runs near its fitted
+    asymptote). ``compute_s``: (n_ops, N) compute times of :func:`op_times`, s.
+
+    >>> from jalapeno.cost.optable import OpBuilder
+    >>> from jalapeno.specs.catalog import load_system
+    >>> ob = OpBuilder(1); ob.gemm("g", "fp8", 1.0, 7168.0, 1536.0, 1.0, 1.0, key="fp8_block")
+    >>> t = ob.build()[0]; chip = load_system("h200").chip
+    >>> e = Efficiency().with_overrides({"gemm": {"fp8_block": {"k_block_s": 1.5e-7}}})
+    >>> compute_limit_labels(t, chip, e, op_times(t, chip, e).compute_s)
+    ['serial-k floor']
+    """
+    serial = k_serial_s(table, eff)
+    out = []
+    for j, f in enumerate(table.fmt):
+        c = float(compute_s[j, i])
+        flop = float(table.flop[j, i])
+        if c <= 0 or flop <= 0:
+            out.append("")
+        elif serial.shape[1] and serial[j, i] > 0 and serial[j, i] >= c * (1 - 1e-9):
+            out.append("serial-k floor")
+        else:
+            frac = flop / (chip.peak(f) * c)
+            what = "few rows: " if table.kind[j] in ("gemm", "moe") else ""
+            out.append(f"{what}{frac:.1%} of peak" if frac < LOW_PEAK_FRACTION else "")
+    return out
