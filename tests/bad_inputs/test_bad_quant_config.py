@@ -62,6 +62,8 @@ def test_int4_weights_are_a_quarter_of_bf16_plus_scales():
 @pytest.mark.parametrize("q, words", [
     ({"quant_method": "hqq"}, ["quant_method", "'hqq'", "awq", "gptq", "bitsandbytes"]),
     ({"quant_method": "gptq", "bits": 8}, ["bits", "8-bit", "4-bit only"]),
+    # transformers' GPTQConfig(bits, ...) has no default: a file without it does not say its storage
+    ({"quant_method": "gptq", "group_size": 128}, ["quantization_config.bits", "without bits", '"bits": 4']),
     ({"quant_method": "bitsandbytes", "load_in_8bit": True}, ["load_in_8bit", "not modelled"]),
     ({"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": {"num_bits": 2, "type": "int"}}}},
      ["config_groups", "2-bit"]),
@@ -114,3 +116,9 @@ def test_a_group_size_that_is_not_a_whole_number_is_refused(q, field):
     msg = str(ei.value)
     assert msg.startswith(f"cfg.json: {field}: must be a whole number of weights per scale (or -1, per channel)"), msg
     assert "Fix: give the checkpoint's group size, e.g. 128" in msg
+
+
+def test_awq_without_bits_is_awqconfigs_default_4_bit():
+    """transformers' AwqConfig(bits=4, ...) and AutoAWQ's w_bit default to 4: a file that omits it is 4-bit."""
+    m = model_from_config(_with({"quant_method": "awq", "group_size": 128}), "m", "cfg.json")
+    assert m.default_precision == "w4a16"

@@ -169,6 +169,16 @@ class SystemFile(_Strict):
         sizes = [lv.chips for lv in self.levels]
         if any(b <= a for a, b in zip(sizes, sizes[1:])):
             raise ValueError(f"levels: must grow in chips from innermost to outermost, got {sizes}")
+        scopes = [lv.scope for lv in self.levels]
+        if "scale_out" in scopes and "scale_up" in scopes[scopes.index("scale_out"):]:
+            out = self.levels[scopes.index("scale_out")]
+            up = next(lv for lv in self.levels[scopes.index("scale_out"):] if lv.scope == "scale_up")
+            # a load/store scale-up domain is reached before any NIC: one spanning a scale-out level would let a
+            # collective take the NIC level's chips at the fabric's bandwidth (level_for_group picks innermost first)
+            raise ValueError(f"levels: the scale_up level {up.name!r} ({up.chips} chips) lies outside the scale_out "
+                             f"level {out.name!r} ({out.chips} chips); scale-up levels come first, innermost to "
+                             "outermost, then scale-out ones: reorder them, or make the outer fabric scope = "
+                             "\"scale_out\"")
         names = [lv.name for lv in self.levels]
         twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
         if twice is not None:  # --set levels.NAME.* and the tables would reach only the first of them

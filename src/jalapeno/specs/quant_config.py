@@ -18,7 +18,8 @@ an INT4 checkpoint). Sources of each mapping:
   the targets name experts (Kimi K2.5's release → ``int4``), else every linear layer (``w4a16``
   / ``w4a16-g32`` by group size).
 - ``awq`` (AutoAWQ), ``gptq`` (AutoGPTQ/GPTQModel): ``bits`` 4 → INT4 weight-only in every linear
-  layer, BF16 math; group size 128 is both tools' default (``w4a16``; absent → 128), 64 → ``w4a16-g64``,
+  layer (AWQ without ``bits``/``w_bit`` is 4-bit, transformers' AwqConfig default; GPTQ without ``bits`` is
+  refused: GPTQConfig has no default), BF16 math; group size 128 is both tools' default (``w4a16``; absent → 128), 64 → ``w4a16-g64``,
   32 → ``w4a16-g32`` (the largest preset group at or below the checkpoint's; -1, GPTQ per-channel, as
   128); a group size that is not a whole number >= 1 or -1 is refused (it was read as 128).
 - ``bitsandbytes``: ``load_in_4bit`` (NF4/FP4, blocksize 64 with an fp32 absmax: 4 + 32/64 = 4.5
@@ -167,6 +168,11 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
     if method == "mxfp4":
         return "mxfp4"
     if method in ("awq", "gptq"):
+        if method == "gptq" and "bits" not in q:  # transformers' GPTQConfig takes bits with no default
+            raise SpecError(f"{field}.bits", "a gptq quantization_config without bits (GPTQConfig has no default: "
+                            "2, 3, 4 and 8 are all written by GPTQ tools)",
+                            "add the checkpoint's \"bits\": 4 (only 4-bit is modelled), or pass -p with a preset")
+        # AutoAWQ / transformers' AwqConfig: bits defaults to 4 (older AutoAWQ files write w_bit)
         bits = q.get("bits", q.get("w_bit", 4))
         if bits != 4:
             raise SpecError(f"{field}.bits", f"{method} with {bits}-bit weights is not modelled (4-bit only)",
