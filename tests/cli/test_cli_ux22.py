@@ -67,3 +67,18 @@ def test_a_near_tie_is_called_one():
 
     assert margin_text(1.03) == "a near tie: 1.03x the next"
     assert margin_text(2.43) == "2.43x the next"
+
+
+def test_a_wide_band_is_flagged(capsys, tmp_path, monkeypatch):
+    """Jalapeño's max tok/s/user band spanned ~4x (GPU-like to compiled stacks) with nothing calling it out."""
+    from jalapeno.report.tables import band_text
+
+    # by hand: 511.9 / 118.8 = 4.31; 17,012 / 12,449 = 1.37 (under 2x: not flagged)
+    assert band_text(118.8, 511.9, ".1f") == " (118.8-511.9) [wide band: 4.3x]"
+    assert band_text(12449, 17012, ",.0f") == " (12,449-17,012)"
+    assert band_text(5.0, 5.0, ".1f") == ""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "compare", "-m", "deepseek-r1", "--systems", "jalapeno,gb300-nvl72", "--bands")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "[wide" in flat and "[wide band: Nx]: high / low of 2x or more" in flat

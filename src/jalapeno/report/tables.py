@@ -25,6 +25,9 @@ CONCURRENCY_CAPTION = ("conc. cap: requests the closed-loop client keeps outstan
                        "higher mean TTFT)")
 
 
+#: a band whose high / low reaches this factor is flagged as wide in the headline (its figure spans the named
+#: assumptions more than any calibrated system's error: docs/validation.md's LOSO errors are tens of percent)
+WIDE_BAND = 2.0
 #: the headline's throughput column: InferenceX's throughput per GPU counts input and output tokens
 PEAK_COLUMN = "peak tok/s/chip (in+out)"
 #: what the headline's token counts are (docs/metrics.md §2)
@@ -38,6 +41,21 @@ def power_caption(d: ComparisonRecord) -> str:
     conv = d.power_convention
     return f"power ({conv}): " + "; ".join(f"{n} {s.headline.power_labels.get(conv, conv)}"
                                           for n, s in d.systems.items())
+
+
+def band_text(lo: float, hi: float, fmt: str) -> str:
+    """A headline cell's band suffix: `` (lo-hi)``, flagged `` [wide band: Nx]`` when high / low reaches
+    :data:`WIDE_BAND`; ``""`` for a point band.
+
+    >>> band_text(118.8, 511.9, ".1f")
+    ' (118.8-511.9) [wide band: 4.3x]'
+    >>> band_text(12449, 17012, ",.0f")
+    ' (12,449-17,012)'
+    """
+    if lo == hi:
+        return ""
+    wide = lo > 0 and hi > 0 and max(lo, hi) / min(lo, hi) >= WIDE_BAND
+    return f" ({_f(lo, fmt)}-{_f(hi, fmt)})" + (f" [wide band: {max(lo, hi) / min(lo, hi):.1f}x]" if wide else "")
 
 
 def _f(x, fmt: str = ".3g") -> str:
@@ -94,7 +112,7 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
             return ""
         b = getattr(h.bands, key)
         lo, hi = (b["low"][sub], b["high"][sub]) if sub else (b.low, b.high)
-        return f" ({_f(lo, fmt)}-{_f(hi, fmt)})" if lo != hi else ""
+        return band_text(lo, hi, fmt)
 
     for name, s in d.systems.items():
         h = s.headline
@@ -152,7 +170,9 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
     head.caption = sets + "\n" + TOKENS_CAPTION + "\n" + power_caption(d) + "\n" + CONCURRENCY_CAPTION
     if any(s.headline.bands is not None for s in d.systems.values()):
         head.caption += ("\n(low-high): the system's efficiency band (with its software stack's: Jalapeño spans "
-                         "GPU-like to compiled, docs/stacks.md); only systems with borrowed efficiencies carry one")
+                         "GPU-like to compiled, docs/stacks.md); only systems with borrowed efficiencies carry one; "
+                         f"[wide band: Nx]: high / low of {WIDE_BAND:g}x or more — the figure is an assumption's, "
+                         "not a prediction to quote alone")
     return [head, ratios, tiers]
 
 
