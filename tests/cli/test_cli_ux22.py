@@ -82,3 +82,15 @@ def test_a_wide_band_is_flagged(capsys, tmp_path, monkeypatch):
     assert code == 0, err
     flat = " ".join(out.split())
     assert "[wide" in flat and "[wide band: Nx]: high / low of 2x or more" in flat
+
+
+def test_predict_says_its_p99_ttft_is_the_whole_runs(capsys):
+    """predict's p99 TTFT (10 s against a 1 s mean at C = 64) read as a steady tail: it is the idle start's first
+    wave (InferenceX issues C prompts at once into an idle server; serve/queueing.py effect 3)."""
+    code, out, err = run(capsys, "predict", "-s", "h200", "-m", "gpt-oss-120b", "-c", "64")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "first wave included" in flat and "the larger of the steady tail and the first wave's p90" in flat
+    code, out, err = run(capsys, "predict", "-s", "h200", "-m", "gpt-oss-120b", "--rate", "2")
+    assert code == 0, err
+    assert "first wave" not in " ".join(out.split())  # open loop: no idle start

@@ -232,7 +232,10 @@ def point_table(p: PointRecord, title: str, open_loop: bool = False) -> Table:
           if p.deployment.prefill is not None else []),
         ("interactivity", f"{_f(p.interactivity, '.1f')} tok/s/user"),
         *([("lengths (ISL / OSL)", lengths_text(p.workload))] if getattr(p, "workload", None) is not None else []),
-        ("TTFT mean / p99", f"{_f(p.ttft_s * 1e3, '.0f')} / {_f(p.ttft_p99_s * 1e3, '.0f')} ms"),
+        ("TTFT mean / p99" + ("" if open_loop else " (whole run: the idle start's first wave included)"),
+         f"{_f(p.ttft_s * 1e3, '.0f')} / {_f(p.ttft_p99_s * 1e3, '.0f')} ms"
+         + ("" if open_loop else " (p99: the larger of the steady tail and the first wave's p90, serve/queueing.py "
+                                 "effect 3; simulate, with its default 2·C warm-up, gives the steady state)")),
         *([("TTFT mean, by part", ttft_parts_text(p.ttft_parts))] if getattr(p, "ttft_parts", None) else []),
         ("TPOT", f"{_f(p.tpot_s * 1e3, '.2f')} ms"),
         ("E2E mean / p50 / p90 / p99", " / ".join(_f(v, ".2f") for v in (p.e2e_s, p.e2e_p50_s, p.e2e_p90_s, p.e2e_p99_s)) + " s"),
