@@ -40,7 +40,7 @@ def test_set_on_a_table_names_its_keys_and_a_dotted_example(capsys):
     """``--set chip.peak_dense_tflops=3400`` was answered "'peak_dense_tflops' is not a key of this table" under a
     doubled key; the table's keys are GB300's formats in the catalog (data/systems: bf16, fp8, fp4)."""
     check_error(*run(capsys, "step", "-s", "gb300-nvl72", "-m", "gpt-oss-120b", "--set", "chip.peak_dense_tflops=3400"),
-                "--set: chip.peak_dense_tflops", "is a table (one value per key: bf16, fp4, fp8)",
+                "--set: chip.peak_dense_tflops", "is a table (one value per key: fp8, bf16, fp4)",
                 "e.g. chip.peak_dense_tflops.fp8=<value>")
     check_error(*run(capsys, "step", "-s", "gb300-nvl72", "-m", "gpt-oss-120b", "--set", "chip.peak=1"),
                 "--set: chip.peak", "unknown system field", "chip.peak_dense_tflops.fp8")

@@ -23,6 +23,7 @@ from jalapeno.errors import SpecError
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from jalapeno.specs.files import read_user_text
 from jalapeno.specs.kv_tiers import TiersFile, parse_kv_tiers
+from jalapeno.specs.link_levels import check_level_order
 from jalapeno.specs.sourced import Sourced, SourcedNames, _Strict
 from jalapeno.specs.plausibility import check_plausible
 from jalapeno.specs.schema_errors import describe
@@ -166,23 +167,7 @@ class SystemFile(_Strict):
 
     @model_validator(mode="after")
     def _levels_grow(self):
-        sizes = [lv.chips for lv in self.levels]
-        if any(b <= a for a, b in zip(sizes, sizes[1:])):
-            raise ValueError(f"levels: must grow in chips from innermost to outermost, got {sizes}")
-        scopes = [lv.scope for lv in self.levels]
-        if "scale_out" in scopes and "scale_up" in scopes[scopes.index("scale_out"):]:
-            out = self.levels[scopes.index("scale_out")]
-            up = next(lv for lv in self.levels[scopes.index("scale_out"):] if lv.scope == "scale_up")
-            # a load/store scale-up domain is reached before any NIC: one spanning a scale-out level would let a
-            # collective take the NIC level's chips at the fabric's bandwidth (level_for_group picks innermost first)
-            raise ValueError(f"levels: the scale_up level {up.name!r} ({up.chips} chips) lies outside the scale_out "
-                             f"level {out.name!r} ({out.chips} chips); scale-up levels come first, innermost to "
-                             "outermost, then scale-out ones: reorder them, or make the outer fabric scope = "
-                             "\"scale_out\"")
-        names = [lv.name for lv in self.levels]
-        twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
-        if twice is not None:  # --set levels.NAME.* and the tables would reach only the first of them
-            raise ValueError(f"levels: two link levels are named {twice!r} ({', '.join(names)})")
+        check_level_order(self.levels)
         return self
 
 

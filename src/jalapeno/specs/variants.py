@@ -222,10 +222,9 @@ def _apply_one(data: dict, key: str, value: Any, where: str) -> None:
                             f"write {'.'.join(parts[: i + 1])}=<value>")
         node, model, i = node.setdefault(p, {}), sub, i + 1
     if kind == "dict" and len(parts) == i + 1 and not isinstance(value, Mapping):  # chip.peak_dense_tflops=3400
-        keys = sorted((node.get(p) or {}).keys()) if isinstance(node.get(p), Mapping) else []
-        eg = "fp8" if "fp8" in keys else keys[0] if keys else "<key>"
-        raise SpecError(f"{where}: {key}", f"{key} is a table (one value per key: {', '.join(keys) or 'none yet'}), "
-                        "not a single value", f"set one of its keys, e.g. {key}.{eg}=<value>")
+        keys = sorted(node[p], key=lambda k: (k != "fp8", k)) if isinstance(node.get(p), Mapping) else ["<key>"]
+        raise SpecError(f"{where}: {key}", f"{key} is a table (one value per key: {', '.join(keys)}), not a single "
+                        "value", f"set one of its keys, e.g. {key}.{keys[0]}=<value>")
     if kind == "dict":  # peak_dense_tflops.fp8: the key inside the table is the schema's to check
         node, p = node.setdefault(p, {}), parts[-1]
     if _is_sourced_model(sub) and not isinstance(value, Mapping):

@@ -1,0 +1,44 @@
+"""The order rules of a system's link levels (``[[levels]]``, innermost first; specs/hardware.SystemFile).
+
+1. Chip counts grow from the innermost level to the outermost: a level's domain holds the one inside it.
+2. Names are unique: ``--set levels.NAME.*`` and the tables would reach only the first of two.
+3. Every ``scale_up`` level comes before the first ``scale_out`` one: a load/store scale-up fabric (NVLink,
+   Jalapeño's 3-D links) is reached before any NIC. A scale-up level outside a scale-out one would let a
+   collective take the NIC level's chips at the fabric's bandwidth (System.level_for_group picks the innermost
+   level holding the group).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def check_level_order(levels: Sequence) -> None:
+    """Raise ValueError (its message names the levels and the fix) when ``levels`` (objects with ``name``,
+    ``chips``, ``scope``, innermost first) break a rule of the module docstring.
+
+    >>> from types import SimpleNamespace as L
+    >>> check_level_order([L(name="rack", chips=72, scope="scale_up"), L(name="dc", chips=8192, scope="scale_out")])
+    >>> check_level_order([L(name="rack", chips=72, scope="scale_out"), L(name="dc", chips=8192, scope="scale_up")])
+    Traceback (most recent call last):
+    ...
+    ValueError: levels: the scale_up level 'dc' (8192 chips) lies outside the scale_out level 'rack' (72 chips); \
+scale-up levels come first, innermost to outermost, then scale-out ones: reorder them, or make the outer fabric \
+scope = "scale_out"
+    """
+    sizes = [lv.chips for lv in levels]
+    if any(b <= a for a, b in zip(sizes, sizes[1:])):
+        raise ValueError(f"levels: must grow in chips from innermost to outermost, got {sizes}")
+    scopes = [lv.scope for lv in levels]
+    if "scale_out" in scopes and "scale_up" in scopes[scopes.index("scale_out"):]:
+        first_out = scopes.index("scale_out")
+        out = levels[first_out]
+        up = next(lv for lv in levels[first_out:] if lv.scope == "scale_up")
+        raise ValueError(f"levels: the scale_up level {up.name!r} ({up.chips} chips) lies outside the scale_out "
+                         f"level {out.name!r} ({out.chips} chips); scale-up levels come first, innermost to "
+                         "outermost, then scale-out ones: reorder them, or make the outer fabric scope = "
+                         "\"scale_out\"")
+    names = [lv.name for lv in levels]
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        raise ValueError(f"levels: two link levels are named {twice!r} ({', '.join(names)})")
