@@ -94,3 +94,24 @@ def test_predict_says_its_p99_ttft_is_the_whole_runs(capsys):
     code, out, err = run(capsys, "predict", "-s", "h200", "-m", "gpt-oss-120b", "--rate", "2")
     assert code == 0, err
     assert "first wave" not in " ".join(out.split())  # open loop: no idle start
+
+
+def test_below_a_frontiers_start_prints_no_ratio(capsys, tmp_path, monkeypatch):
+    """@10 tok/s/user printed a ratio where one frontier starts faster than 10 tok/s/user: that side's y is its
+    peak (analysis/frontier.py, ``below_frontier_start``), so the quotient is no iso-interactivity ratio."""
+    from jalapeno.report.page import _ratio_cell
+    from jalapeno.report.tables import _ratio
+
+    r = {"ratio": 2.78, "status_a": "below_frontier_start", "status_b": "at_point", "at_frontier_end": True}
+    assert _ratio(r) == ("n/a", "below a frontier's start")
+    assert _ratio_cell(r) == "n/a <span class=\"flag\">below a frontier's start</span>"
+    assert _ratio({**r, "status_a": "at_point", "at_frontier_end": False}) == ("2.78x", "")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "compare")
+    assert code == 0, err
+    # the default compare (DeepSeek-R1): Vera Rubin's frontier starts at its batch peak, above 10 tok/s/user (its
+    # tiers row reads '@ 21'), so its @10 cell is n/a, with no per-kW bracket either
+    row = next(ln for ln in out.splitlines() if "vera-rubin-nvl72" in ln and "below a frontier" in ln)
+    cell = next(c.strip() for c in row.split("│") if "below a frontier" in c)
+    assert cell == "n/a [below a frontier's start]"
+    assert "n/a [below a frontier's start]: slower than a frontier's first" in " ".join(out.split())

@@ -176,9 +176,9 @@ def _ratio_cell(r: Mapping) -> str:
     if r["ratio"] is None or (isinstance(r["ratio"], float) and math.isnan(r["ratio"])):
         a, b = r["status_a"] == "unreachable", r["status_b"] == "unreachable"
         return f'<span class="flag">unreachable ({"both" if a and b else "this" if a else "baseline"})</span>'
+    if "below_frontier_start" in (r["status_a"], r["status_b"]):  # y there is a peak: no iso-interactivity ratio
+        return 'n/a <span class="flag">below a frontier\'s start</span>'
     cell = f"{r['ratio']:.2f}×"
-    if "below_frontier_start" in (r["status_a"], r["status_b"]):
-        return cell + ' <span class="flag">below a frontier\'s start</span>'
     return cell + (' <span class="flag">at frontier end</span>' if r["at_frontier_end"] else "")
 
 
@@ -208,7 +208,8 @@ def tables_html(rec: ComparisonRecord) -> str:
     out += [f"<h2>Ratios vs {e(rec.baseline)}</h2>",
             "<p>Throughput per chip (per kW, " + e(conv) + " power, in brackets). Flags: <i>at frontier end</i> — "
             "within 10% of a frontier's last point or in its tail below 10% of its peak, where ratios swing; "
-            "<i>below a frontier's start</i> — slower than its first point; <i>unreachable</i> — that frontier "
+            "<i>n/a, below a frontier's start</i> — slower than its first (slowest) point, where it has no throughput "
+            "at that speed, only its peak (see peak); <i>unreachable</i> — that frontier "
             "never reaches the speed.</p>",
             _table(["system", "peak", "max tok/s/user"] + [f"@{x:g} tok/s/user" for x in xs], rows, "ratios")]
     tiers = list(first.tiers)

@@ -66,13 +66,15 @@ def _f(x, fmt: str = ".3g") -> str:
 
 def _ratio(r: dict) -> tuple[str, str]:
     """(the ratio cell's value, its flag or ""): the flag goes after the per-kW bracket, in square brackets, so
-    that ``2.78x (1.96x) [below a frontier's start]`` does not read as two flags."""
+    that ``2.78x (1.96x) [at frontier end]`` does not read as two flags. Below a frontier's start (its slowest
+    point is faster than the speed asked) that side's y is its peak, not a throughput at this speed, so the cell
+    says ``n/a`` rather than print a ratio that is not iso-interactivity (docs/model.md, iso-interactivity ratio)."""
     if r["ratio"] is None or (isinstance(r["ratio"], float) and math.isnan(r["ratio"])):
         a, b = r["status_a"] == "unreachable", r["status_b"] == "unreachable"
         who = "both" if a and b else "this" if a else "baseline"
         return f"unreachable ({who})", ""
     if "below_frontier_start" in (r["status_a"], r["status_b"]):
-        return f"{r['ratio']:.2f}x", "below a frontier's start"
+        return "n/a", "below a frontier's start"
     return f"{r['ratio']:.2f}x", "at frontier end" if r["at_frontier_end"] else ""
 
 
@@ -139,12 +141,14 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
                  f"{c.max_interactivity_ratio:.2f}x"]
         for rt, rk in zip(c.iso_interactivity["throughput_per_chip"], c.iso_interactivity["tok_s_per_kw"]):
             cell, flag = _ratio(rt)
-            if rk["ratio"] is not None and not (isinstance(rk["ratio"], float) and math.isnan(rk["ratio"])):
+            if cell != "n/a" and _ratio(rk)[0] != "n/a" and rk["ratio"] is not None \
+                    and not (isinstance(rk["ratio"], float) and math.isnan(rk["ratio"])):
                 cell += f" ({rk['ratio']:.2f}x)"
             cells.append(cell + (f" [{flag}]" if flag else ""))
         ratios.add_row(name, *cells)
     ratios.caption = ("[at frontier end]: within 10% of a frontier's last point or in its tail below 10% of its "
-                      "peak, where ratios swing; [below a frontier's start]: slower than its first point; "
+                      "peak, where ratios swing; n/a [below a frontier's start]: slower than a frontier's first "
+                      "(slowest) point, where it has no throughput at that speed, only its peak (see peak); "
                       "unreachable (who): that frontier never reaches the speed")
     tiers = Table(title="operating tiers: best throughput per chip at or above a per-user speed floor",
                   caption="each cell: throughput per chip (tok/s) @ per-user speed (tok/s/user): the deployment "
