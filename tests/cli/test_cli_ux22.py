@@ -115,3 +115,22 @@ def test_below_a_frontiers_start_prints_no_ratio(capsys, tmp_path, monkeypatch):
     cell = next(c.strip() for c in row.split("│") if "below a frontier" in c)
     assert cell == "n/a [below a frontier's start]"
     assert "n/a [below a frontier's start]: slower than a frontier's first" in " ".join(out.split())
+
+
+def test_report_writes_its_page_with_html_like_every_page_writer(capsys, tmp_path):
+    """report took its page as --out/-o where compare, simulate, validate, sensitivity and explore take --html
+    (--out/-o being their data files): --html is the one spelling; --out/-o stays, hidden, for old scripts."""
+    base = ["report", "--systems", "jalapeno", "--serving", "agg", "-m", "gpt-oss-120b", "-w", "8k1k",
+            "--measured", "none"]
+    code, _, err = run(capsys, *base, "--html", str(tmp_path / "new.html"))
+    assert code == 0, err
+    assert (tmp_path / "new.html").read_text().lstrip().lower().startswith("<!doctype html")
+    code, _, err = run(capsys, *base, "-o", str(tmp_path / "old.html"))  # the old spelling still runs
+    assert code == 0, err
+    assert (tmp_path / "old.html").is_file()
+    check_error(*run(capsys, "report", "--html", str(tmp_path / "r.txt")), "--html", "is not an .html file")
+    check_error(*run(capsys, "report", "-o", str(tmp_path / "r.txt")), "--out", "is not an .html file")
+    check_error(*run(capsys, "report", "--html", str(tmp_path / "a.html"), "--out", str(tmp_path / "b.html")),
+                "--out", "old spelling of --html", "give the page's path once, as --html")
+    code, out, _ = run(capsys, "report", "--help")
+    assert code == 0 and "--html" in out and "--out" not in out

@@ -45,7 +45,10 @@ def report(
                                        "agg/disagg, MTP) the system's frontier models; by default all are drawn, "
                                        "the others marked 'not like for like'."),
     sets: list[str] = SETS_OPTION,
-    out: str = typer.Option("jalapeno-report.html", "--out", "-o", help="The HTML file to write."),
+    html: str = typer.Option(None, "--html", help="The HTML file to write (default jalapeno-report.html), the "
+                             "spelling every command that writes a page takes."),
+    out: str = typer.Option(None, "--out", "-o", hidden=True,
+                            help="Old spelling of --html, kept so that scripts written for it still run."),
 ) -> None:
     """Write one self-contained HTML report (plotly inline, works offline): frontiers with metric,
     power-convention and x-axis selectors, efficiency bands, tier floors, measured points, the
@@ -58,9 +61,13 @@ def report(
     from jalapeno.deploy.checkpoints import available_precisions
     from jalapeno.report.page import measured_warning, report_data, write_report
 
+    if html is not None and out is not None:
+        raise SpecError("--out", "is the old spelling of --html, and both were given", "give the page's path once, as --html")
+    flag = "--out" if out is not None else "--html"  # errors name the spelling the user typed
+    out = out if out is not None else html if html is not None else "jalapeno-report.html"
     if not out.lower().endswith((".html", ".htm")):
-        raise SpecError("--out", f"{out!r} is not an .html file", "give a path ending in .html")
-    check_writable(out, "--out")
+        raise SpecError(flag, f"{out!r} is not an .html file", "give a path ending in .html")
+    check_writable(out, flag)
     if like_for_like and measured == "none":
         raise SpecError("--like-for-like", "filters the measured overlay, and --measured none draws none",
                         "drop --like-for-like, or give --measured shipped or a CSV path")
