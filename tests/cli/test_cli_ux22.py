@@ -134,3 +134,13 @@ def test_report_writes_its_page_with_html_like_every_page_writer(capsys, tmp_pat
                 "--out", "old spelling of --html", "give the page's path once, as --html")
     code, out, _ = run(capsys, "report", "--help")
     assert code == 0 and "--html" in out and "--out" not in out
+
+
+def test_a_partly_measured_set_is_not_called_borrowed(capsys):
+    """MI325X's GEMM and MoE fits are its own (amd-aiter's tuned-kernel tables; data/calibration/mi325x.toml kind
+    partial, the rest derived from h200): the op labels stay, the 'no kernel measurements' caption must not."""
+    code, out, err = run(capsys, "step", "-s", "mi325x", "-m", "deepseek-r1", "--tp", "8", "--batch", "64",
+                         "--context", "8192")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "compute (few rows:" in flat and "has no kernel measurements" not in flat

@@ -28,7 +28,7 @@ from jalapeno.deploy.engine_memory import get_engine_memory
 from jalapeno.deploy.layout import Layout, for_model
 from jalapeno.deploy.memory_fit import engine_memory_breakdown
 from jalapeno.errors import SpecError
-from jalapeno.report.tables import efficiency_label
+from jalapeno.specs.calibration import derived_from
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import check_fallback_used
 from jalapeno.specs.routing import ROUTING_HELP
@@ -195,9 +195,9 @@ def step(
                      "scales with 1 / peak FLOP/s and not with HBM bandwidth; compute (serial-k floor): a block-scaled "
                      "GEMM's serial k loop (k / 128 x k_block_s) sets its time, whatever the chip's peaks "
                      "(docs/model.md §4)")
-        if "derived from" in pr.efficiency.source:
-            t.caption += (f"; {s.name} has no kernel measurements: these are borrowed from "
-                          f"{efficiency_label(pr.efficiency.source).split('derived from ')[-1]}'s GPU kernel fits "
+        donor = derived_from(pr.efficiency.source)
+        if donor is not None:
+            t.caption += (f"; {s.name} has no kernel measurements: these are borrowed from {donor}'s GPU kernel fits "
                           "(a named assumption, docs/model.md §11)")
     console.print(t)
     if sc.collectives.name:

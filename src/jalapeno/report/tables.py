@@ -140,10 +140,9 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
         cells = [f"{pk['throughput_per_chip']:.2f}x ({pk['tok_s_per_kw']:.2f}x)",
                  f"{c.max_interactivity_ratio:.2f}x"]
         for rt, rk in zip(c.iso_interactivity["throughput_per_chip"], c.iso_interactivity["tok_s_per_kw"]):
-            cell, flag = _ratio(rt)
-            if cell != "n/a" and _ratio(rk)[0] != "n/a" and rk["ratio"] is not None \
-                    and not (isinstance(rk["ratio"], float) and math.isnan(rk["ratio"])):
-                cell += f" ({rk['ratio']:.2f}x)"
+            (cell, flag), kw = _ratio(rt), _ratio(rk)[0]
+            if cell.endswith("x") and kw.endswith("x"):  # both sides a number (not n/a, not unreachable)
+                cell += f" ({kw})"
             cells.append(cell + (f" [{flag}]" if flag else ""))
         ratios.add_row(name, *cells)
     ratios.caption = ("[at frontier end]: within 10% of a frontier's last point or in its tail below 10% of its "

@@ -118,6 +118,24 @@ def _check_calibration_file(cal: dict, path: Path, system: str) -> None:
                         "pass a file written by `jalapeno calibrate --out-dir DIR` (its [parameters] table holds the fit)")
 
 
+#: how a wholly derived set's source names its donor family (``calibrated (derived from gb300-nvl72; …)``)
+DERIVED_PREFIX = "derived from "
+
+
+def derived_from(source: str) -> str | None:
+    """The family whose fitted kernel curves a *wholly* derived efficiency set borrows (Jalapeño, Rubin: no kernel
+    measurement of their own), read from the ``source`` :func:`base_efficiency` writes; None for a measured set, a
+    partial one (AMD: GEMM and MoE measured from amd-aiter's tables, the rest derived) or the spec defaults.
+
+    >>> derived_from("calibrated (derived from gb300-nvl72; set calibrated; data/calibration/jalapeno.toml)")
+    'gb300-nvl72'
+    >>> derived_from("calibrated (measured kernels (amd-aiter 0.1) + derived from h200; set calibrated; x.toml)") is None
+    True
+    """
+    head = "calibrated (" + DERIVED_PREFIX
+    return source[len(head):].split(";")[0].strip() if source.startswith(head) else None
+
+
 def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
     """The efficiency set a system starts from (before its TOML's own overrides).
 
@@ -150,7 +168,7 @@ def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
     kind = cal.get("kind")
     what = ("measured kernels" if kind == "measured" else
             f"measured kernels ({prov.get('package', '?')}) + derived from {prov.get('derived_from', '?')}"
-            if kind == "partial" else f"derived from {prov.get('derived_from', '?')}")
+            if kind == "partial" else f"{DERIVED_PREFIX}{prov.get('derived_from', '?')}")
     parts = [what, prov.get("package", ""), f"set {which}", where]
     src = "calibrated (" + "; ".join(p for p in parts if p) + ")"
     return DEFAULT_EFFICIENCY.with_overrides({**nest_params(params), "source": src}, where=f"calibration {system}")

@@ -19,8 +19,8 @@ an INT4 checkpoint). Sources of each mapping:
   / ``w4a16-g32`` by group size).
 - ``awq`` (AutoAWQ), ``gptq`` (AutoGPTQ/GPTQModel): ``bits`` 4 → INT4 weight-only in every linear
   layer (AWQ without ``bits``/``w_bit`` is 4-bit, transformers' AwqConfig default; GPTQ without ``bits`` is
-  refused: GPTQConfig has no default), BF16 math; group size 128 is both tools' default (``w4a16``; absent → 128), 64 → ``w4a16-g64``,
-  32 → ``w4a16-g32`` (the largest preset group at or below the checkpoint's; -1, GPTQ per-channel, as
+  refused: GPTQConfig has no default), BF16 math; group size 128 is both tools' default (``w4a16``;
+  absent → 128), 64 → ``w4a16-g64``, 32 → ``w4a16-g32`` (the largest preset group at or below the checkpoint's; -1, GPTQ per-channel, as
   128); a group size that is not a whole number >= 1 or -1 is refused (it was read as 128).
 - ``bitsandbytes``: ``load_in_4bit`` (NF4/FP4, blocksize 64 with an fp32 absmax: 4 + 32/64 = 4.5
   bits per weight, the bytes of INT4 g32 with 16-bit scales) → ``w4a16-g32``; 8-bit (LLM.int8) is
