@@ -340,9 +340,16 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
         deps.append(dep.for_model(model))
         parts.append(pts)
 
+    limits = opt.deployment(precision, Pool(Layout()))  # carries the engine limits only
+
+    def budget_covers(lay: Layout) -> bool:  # a rank needs a prompt token a step (Deployment._check_rank_budget)
+        return limits.prefill_budget(lay) >= lay.dp
+
     if opt.serving in ("both", "agg"):
         for lay in aggregated_layouts(model, system, precision, eff, opt.max_stage_factor, opt.eplb,
                                       opt.memory_fraction):
+            if not budget_covers(lay):
+                continue
             dep = opt.deployment(precision, Pool(lay))
             variants = [dep]
             if opt.overlap != "none" and has_ep_all_to_all(model, lay):
@@ -369,7 +376,7 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
         pre_layouts, dec_layouts = disaggregated_layouts(model, system, precision, eff, opt.max_stage_factor,
                                                          opt.eplb, wl.mean_isl, opt.prefill_attention_dp,
                                                          opt.memory_fraction)
-        limits = opt.deployment(precision, Pool(Layout()))  # carries the engine limits only
+        pre_layouts = [lay for lay in pre_layouts if budget_covers(lay)]
         pre_ov = "tbo" if opt.overlap == "tbo" else "none"  # TP/TEP prefill pools have no all-to-all
         pres = [prefill_perf(model, pricer, lay, precision, wl, limits.prefill_budget(lay),
                              pool_overlap(pre_ov, model, lay))

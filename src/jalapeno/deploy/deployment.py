@@ -343,7 +343,8 @@ class Deployment:
 
     Raises:
         SpecError: memory_fraction outside (0, 1]; a limit that is not a positive integer; cp > 1
-            on an aggregated instance or a decode pool; an unknown ``overlap`` or ``prefill_steps``.
+            on an aggregated instance or a decode pool; an unknown ``overlap`` or ``prefill_steps``;
+            a per-instance prefill budget below the prefilling pool's attention-DP degree.
     """
 
     precision: Precision
@@ -388,11 +389,30 @@ class Deployment:
         _positive_int_or_none(self.adp_balance_timeout_iters, "adp_balance_timeout_iters",
                               "adp_balance_timeout_iters (engine recipe: attention_dp_config timeout_iters)")
         check_batch_wait(self.batch_wait_timeout_iters, self.batch_wait_max_tokens_ratio)
+        self._check_rank_budget()
         if self.decode.layout.cp > 1:
             where = "an aggregated instance" if self.prefill is None else "the decode pool"
             raise SpecError("cp", f"context parallelism (CP{self.decode.layout.cp}) on {where}: CP is modelled "
                             "for prefill workers only (decode context parallelism is not modelled)",
                             'put cp= in the prefill pool only, e.g. --prefill "tp=8,cp=4,workers=1"')
+
+    def _check_rank_budget(self) -> None:
+        """Each attention-DP rank of the pool that prefills (the prefill pool, else the aggregated instance)
+        must get at least one prompt token a step: a prompt runs on one rank, chunked at the rank's share
+        of the instance budget (:meth:`prompt_budget`; SGLang ``chunked_prefill_size // dp_size``, which is
+        0 below one token a rank: no prompt could start).
+
+        Raises:
+            SpecError: ``budget_per`` = ``instance`` and the prefill budget (``token_budget`` within
+                ``max_tokens_per_step``) below that pool's attention-DP degree.
+        """
+        pool = self.prefill or self.decode
+        if self.prefill_budget(pool.layout) < pool.layout.dp:
+            field = "max_tokens_per_step" if self.prefill_chunk_budget < self.token_budget else "token_budget"
+            raise SpecError(field, f"{self.prefill_chunk_budget} tokens a step split over the {pool.layout.dp} "
+                            f"attention-DP ranks (dp={pool.layout.dp}) leaves a rank under one prompt token a step",
+                            f"give at least {pool.layout.dp} tokens a step (engines budget thousands, e.g. 8192), "
+                            "or a smaller dp")
 
     def check_overlap(self, model) -> None:
         """``tbo`` must have a pool to apply to.

@@ -1,0 +1,50 @@
+"""Findings of round 22's break-it pass (hostile but realistic input). Expected figures by hand."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from cli_runner import check_error, run
+
+from jalapeno.deploy.deployment import Deployment, Pool
+from jalapeno.deploy.layout import Layout
+from jalapeno.errors import SpecError
+from jalapeno.specs.formats import get_precision
+
+
+def test_step_budget_below_the_attention_dp_degree_is_refused(capsys):
+    # was: accepted; 4 tokens a step over dp=8 gave each rank's prompt chunks 4/8 = 0.5 tokens a step
+    # (Deployment.prompt_budget) in the analytic model while the simulator rounded it up to 1
+    code, out, err = run(capsys, "predict", "-s", "h200", "-m", "deepseek-r1", "--tp", "1", "--dp", "8", "--ep", "8",
+                         "-w", "1k1k", "-c", "64", "--max-tokens-per-step", "4")
+    check_error(code, out, err, "--max-tokens-per-step", "4 tokens a step", "8 attention-DP ranks",
+                "under one prompt token", "give at least 8 tokens a step")
+
+
+def test_token_budget_below_dp_names_the_field_and_one_a_rank_is_enough():
+    with pytest.raises(SpecError, match="token_budget.*2 tokens a step split over the 4 attention-DP ranks"):
+        Deployment(get_precision("fp8"), Pool(Layout(dp=4, ep=4)), token_budget=2)
+    # one token per rank (8 over dp=8) is the smallest budget that lets a prompt start: 8 / 8 = 1 token a step
+    dep = Deployment(get_precision("fp8"), Pool(Layout(dp=8, ep=8)), token_budget=8)
+    assert dep.prompt_budget(Layout(dp=8, ep=8)) == 1.0
+    # a per-rank budget is each rank's own: 2 tokens a rank over dp=4 is 2 a step for one prompt
+    dep = Deployment(get_precision("fp8"), Pool(Layout(dp=4, ep=4)), token_budget=2, budget_per="rank")
+    assert dep.prompt_budget(Layout(dp=4, ep=4)) == 2.0
+
+
+def test_a_sweep_skips_the_layouts_a_small_budget_cannot_feed(capsys):
+    # a sweep's attention-DP layouts wider than the budget are skipped, not an error for the whole frontier
+    code, out, err = run(capsys, "frontier", "-s", "h200", "-m", "deepseek-r1", "-w", "1k1k",
+                         "--max-tokens-per-step", "4", "--json")
+    assert code == 0, err
+    points = json.loads(out)["frontier"]
+    assert points and all(p["deployment"]["layout"]["dp"] <= 4 for p in points)
+
+
+def test_a_disaggregated_decode_pool_does_not_prefill_so_its_dp_is_not_checked():
+    # the prefill pool (TP8, dp 1) gets all 4 tokens; the decode pool's dp=8 ranks run no prompt
+    dep = Deployment(get_precision("fp8"), Pool(Layout(dp=8, ep=8)), prefill=Pool(Layout(tp=8)), token_budget=4)
+    assert dep.prompt_budget(Layout(tp=8)) == 4.0
+    with pytest.raises(SpecError, match="8 attention-DP ranks"):
+        Deployment(get_precision("fp8"), Pool(Layout(tp=8)), prefill=Pool(Layout(dp=8, ep=8)), token_budget=4)
