@@ -48,3 +48,35 @@ def test_a_disaggregated_decode_pool_does_not_prefill_so_its_dp_is_not_checked()
     assert dep.prompt_budget(Layout(tp=8)) == 4.0
     with pytest.raises(SpecError, match="8 attention-DP ranks"):
         Deployment(get_precision("fp8"), Pool(Layout(tp=8)), prefill=Pool(Layout(dp=8, ep=8)), token_budget=4)
+
+
+def _sglang_h200_recipe(**changes) -> dict:
+    import copy
+    import tomllib
+    from importlib import resources
+
+    raw = tomllib.loads(resources.files("jalapeno.data").joinpath("engines.toml").read_text())["recipe"]
+    r = copy.deepcopy(next(r for r in raw if r["name"] == "sglang-h200-dsr1-fp8"))
+    r.update(changes)
+    return r
+
+
+@pytest.mark.parametrize("key, value", [("cuda_graph_max_batch", 0), ("cuda_graph_max_batch", "256"),
+                                        ("cuda_graph_max_batch", 256.5), ("token_budget", True),
+                                        ("max_running", -3)])
+def test_a_recipe_limit_that_is_not_a_positive_whole_number_names_the_recipe_key(key, value):
+    # was: loaded; a string or fractional CUDA-graph ceiling then captured no sizes (no padding, silently),
+    # and 0 or -3 failed only when a deployment was built, blaming --cuda-graph-max-batch / --max-running
+    from jalapeno.deploy.recipe import _recipe
+
+    with pytest.raises(SpecError, match=rf"sglang-h200-dsr1-fp8\.{key}: must be a positive whole number.*{key} = N"):
+        _recipe(_sglang_h200_recipe(**{key: value}), 0)
+
+
+def test_a_workload_override_is_checked_like_the_recipe():
+    from jalapeno.deploy.recipe import _recipe
+
+    with pytest.raises(SpecError, match=r"workload\.1k1k\.cuda_graph_max_batch: must be a positive whole number"):
+        _recipe(_sglang_h200_recipe(workload={"1k1k": {"max_running": 512, "cuda_graph_max_batch": 0}}), 0)
+    with pytest.raises(SpecError, match=r"workload\.1k1k\.memory_fraction: must be in \(0, 1\]"):
+        _recipe(_sglang_h200_recipe(workload={"1k1k": {"memory_fraction": 1.5}}), 0)

@@ -32,6 +32,25 @@ _TABLES = ("recv_interval_by_concurrency", "token_budget_by_concurrency", "mtp_d
 _WORKLOAD_KEYS = (*_LIMITS, "memory_fraction", *_TABLES[1:])
 
 
+def _check_limits(raw, where: str) -> None:
+    """A recipe's (or workload override's) limits are positive whole numbers and its memory fraction is in
+    (0, 1]: a deployment built from it would otherwise blame a CLI option the user never gave
+    (``--cuda-graph-max-batch``), and a non-integer CUDA-graph ceiling silently captured no sizes.
+
+    Raises:
+        SpecError: naming ``<where>.<key>``.
+    """
+    for key in (*_LIMITS, "adp_balance_timeout_iters", "tep_max_seqs_per_worker"):
+        v = raw.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise SpecError(f"{where}.{key}", f"must be a positive whole number, got {v!r}",
+                            f"write {key} = N with N >= 1 as the launch script sets it (or drop the key)")
+    f = raw.get("memory_fraction")
+    if f is not None and (isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f <= 1):
+        raise SpecError(f"{where}.memory_fraction", f"must be in (0, 1], got {f!r}",
+                        "write the launch's share, e.g. memory_fraction = 0.85 (SGLang --mem-fraction-static)")
+
+
 def _table(pairs, key: str, where: str) -> tuple[tuple[float, int], ...]:
     """A by-load table [[upper bound, value], ...]: ascending bounds, the last one inf."""
     try:
@@ -283,6 +302,7 @@ def _recipe(raw: dict, i: int) -> Recipe:
     check_prefill_steps(raw.get("prefill_steps", "mixed"), f"{where}.prefill_steps")
     check_moe_backend(raw.get("moe_backend"), f"{where}.moe_backend")
     check_padding(raw.get("cuda_graph_padding"), f"{where}.cuda_graph_padding")
+    _check_limits(raw, where)
     check_attention_backend(raw.get("attention_backend"), f"{where}.attention_backend")
     if raw.get("engine_version") and not str(raw.get("engine_version_source", "")).strip():
         raise SpecError(f"{where}.engine_version_source", "engine_version without its source", "cite where it is stated")
@@ -320,6 +340,7 @@ def _recipe(raw: dict, i: int) -> Recipe:
         if set(over) - set(_WORKLOAD_KEYS):
             raise SpecError(f"{where}.workload.{wname}", "overrides only limits, the memory fraction and by-load tables",
                             f"use {', '.join(_WORKLOAD_KEYS)}")
+        _check_limits(over, f"{where}.workload.{wname}")
     return Recipe(**kw)
 
 
