@@ -80,3 +80,16 @@ def test_a_workload_override_is_checked_like_the_recipe():
         _recipe(_sglang_h200_recipe(workload={"1k1k": {"max_running": 512, "cuda_graph_max_batch": 0}}), 0)
     with pytest.raises(SpecError, match=r"workload\.1k1k\.memory_fraction: must be in \(0, 1\]"):
         _recipe(_sglang_h200_recipe(workload={"1k1k": {"memory_fraction": 1.5}}), 0)
+
+
+def test_a_trace_says_how_many_one_token_outputs_ran_as_two(capsys, tmp_path):
+    # was: silent; a request of 1 output token ran as 2 (docs/simulator.md §10.4), so 1 and 2 gave the same E2E
+    f = tmp_path / "t.csv"
+    f.write_text("arrival_s,input_tokens,output_tokens\n0,100,1\n0.5,100,1\n1,100,5\n")
+    code, out, err = run(capsys, "simulate", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "-w", str(f), "--json")
+    assert code == 0, err
+    assert "note: 2 of the trace's requests ask for 1 output token; each runs as 2" in err
+    f.write_text("arrival_s,input_tokens,output_tokens\n0,100,2\n")
+    code, out, err = run(capsys, "simulate", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "-w", str(f), "--json")
+    assert code == 0, err
+    assert "output token" not in err

@@ -51,7 +51,8 @@ class Trace:
 
     Attributes (all shape (N,)): ``arrival_s`` float64 seconds from the first arrival's origin;
     ``isl``, ``osl`` int64 tokens (osl >= 2: one token is the prefill's); ``session``,
-    ``prefix_group`` int64 (-1 = none).
+    ``prefix_group`` int64 (-1 = none); ``raised_to_two``: rows of the file that asked for one output
+    token and run as two (a count, said on the command line; 0 for a trace not read from a file).
     """
 
     arrival_s: np.ndarray
@@ -59,6 +60,7 @@ class Trace:
     osl: np.ndarray
     session: np.ndarray
     prefix_group: np.ndarray
+    raised_to_two: int = 0
 
     def __len__(self) -> int:
         return int(self.arrival_s.size)
@@ -243,4 +245,4 @@ def read_trace(path: str | Path) -> Trace:
                         "3 years)", "give arrival times in seconds")
     order = np.argsort(arr, kind="stable")
     return Trace(arr[order], isl.astype(np.int64)[order], np.maximum(osl.astype(np.int64), 2)[order],
-                 opt["session_id"][order], opt["prefix_group"][order])
+                 opt["session_id"][order], opt["prefix_group"][order], int(np.count_nonzero(osl < 2)))
