@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from importlib import resources
 
 import pytest
 from cli_runner import check_error, run
@@ -93,3 +94,16 @@ def test_a_trace_says_how_many_one_token_outputs_ran_as_two(capsys, tmp_path):
     code, out, err = run(capsys, "simulate", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "-w", str(f), "--json")
     assert code == 0, err
     assert "output token" not in err
+
+
+def test_a_points_row_whose_disagg_column_contradicts_its_topology_is_skipped_with_the_reason(capsys, tmp_path):
+    # was: priced as the topology says (disaggregated), the disagg = 0 column unread
+    src = resources.files("jalapeno.data").joinpath("validation/inferencex_points.csv").read_text().splitlines()
+    header, row = src[0].split(","), next(r for r in src[1:] if r.startswith("GB200 NVL72,") and ",1,1024,1024," in r)
+    cells = row.split(",")
+    assert cells[header.index("disagg")] == "1" and cells[header.index("topology")].startswith("prefill ")
+    cells[header.index("disagg")] = "0"
+    f = tmp_path / "p.csv"
+    f.write_text(src[0] + "\n" + ",".join(cells) + "\n")
+    code, out, err = run(capsys, "validate", "--points", str(f), "--no-aiconfigurator", "--no-mlperf")
+    check_error(code, out, err, "--points", "1 row(s) skipped", "disagg 0 contradicts topology 'prefill ")

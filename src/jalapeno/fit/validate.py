@@ -326,6 +326,10 @@ def load_inferencex(path: str | Path, option: str = "--points") -> tuple[list[Me
             notes.append(f"deployment identified by its concurrency: {ident.name} ({dep.label}; prefill budget "
                          f"{dep.token_budget} per rank; decode max_batch {ident.decode_max_batch}); "
                          f"source: {ident.source}")
+        if dep is not None and (flag := (r.get("disagg") or "").strip()) in ("0", "1") \
+                and (flag == "1") != (dep.prefill is not None):  # was priced as the topology says, the column unread
+            skipped.append((rid, f"disagg {flag} contradicts topology {topo!r} ({dep.kind}: {dep.label})"))
+            continue
         if mtp:
             notes.append(f"MTP assumed k={mtp.draft_tokens}, acceptance {mtp.acceptance}")
         cands, why = ((), "") if dep is not None or r.get("point_type", "") != "max_throughput_per_gpu" else \
