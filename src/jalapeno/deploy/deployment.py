@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from jalapeno.deploy.engine_memory import EngineMemory
+from jalapeno.deploy.graph_capture import check_graph_sizes
 from jalapeno.deploy.layout import Layout, for_model
 from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.errors import SpecError
@@ -49,31 +50,6 @@ def _positive_int_or_none(value, field: str, option: str) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise SpecError(field, f"must be a positive integer, got {value!r}",
                         f"give {option} N with N >= 1 (or leave it unset)")
-
-
-def _check_graph_sizes(dep) -> None:
-    """Normalise ``dep.cuda_graph_batch_sizes`` to a sorted tuple of distinct sizes and default
-    ``cuda_graph_max_batch`` to their largest (TRT-LLM's CudaGraphConfig does both; it rejects a
-    ``max_batch_size`` other than ``max(batch_sizes)``).
-
-    Raises:
-        SpecError: an empty list, a size that is not a positive integer, or a ceiling that differs
-            from the largest size.
-    """
-    sizes = dep.cuda_graph_batch_sizes
-    if sizes is None:
-        return
-    if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__") or not len(sizes) \
-            or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in sizes):
-        raise SpecError("cuda_graph_batch_sizes", f"must be a non-empty list of positive integers, got {sizes!r}",
-                        "give the engine's captured decode batch sizes per rank, e.g. [128, 256, 384, 512]")
-    sizes = tuple(sorted(set(sizes)))
-    if dep.cuda_graph_max_batch is not None and dep.cuda_graph_max_batch != sizes[-1]:
-        raise SpecError("cuda_graph_max_batch", f"{dep.cuda_graph_max_batch} differs from the largest captured "
-                        f"size {sizes[-1]} of cuda_graph_batch_sizes",
-                        "leave cuda_graph_max_batch unset or make it the largest of cuda_graph_batch_sizes")
-    object.__setattr__(dep, "cuda_graph_batch_sizes", sizes)
-    object.__setattr__(dep, "cuda_graph_max_batch", sizes[-1])
 
 
 #: Longest MTP draft chain accepted: engines run 1-4 drafts for DeepSeek (TRT-LLM nextn <= 3-4,
@@ -384,7 +360,7 @@ class Deployment:
         _positive_int_or_none(self.max_running, "max_running", "--max-running")
         _positive_int_or_none(self.max_tokens_per_step, "max_tokens_per_step", "--max-tokens-per-step")
         _positive_int_or_none(self.cuda_graph_max_batch, "cuda_graph_max_batch", "--cuda-graph-max-batch")
-        _check_graph_sizes(self)
+        check_graph_sizes(self)
         _positive_int_or_none(self.recv_interval, "recv_interval", "recv_interval (engine recipe)")
         _positive_int_or_none(self.adp_balance_timeout_iters, "adp_balance_timeout_iters",
                               "adp_balance_timeout_iters (engine recipe: attention_dp_config timeout_iters)")

@@ -122,3 +122,28 @@ def check_padding(value, where: str) -> bool | None:
         raise SpecError(where, f"{value!r} is not true or false",
                         "write cuda_graph_padding = true (the launch sets enable_padding) or false")
     return value
+
+
+def check_graph_sizes(dep) -> None:
+    """Normalise a Deployment's ``cuda_graph_batch_sizes`` to a sorted tuple of distinct sizes and default
+    ``cuda_graph_max_batch`` to their largest (TRT-LLM's CudaGraphConfig does both; it rejects a
+    ``max_batch_size`` other than ``max(batch_sizes)``).
+
+    Raises:
+        SpecError: an empty list, a size that is not a positive integer, or a ceiling that differs
+            from the largest size.
+    """
+    sizes = dep.cuda_graph_batch_sizes
+    if sizes is None:
+        return
+    if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__") or not len(sizes) \
+            or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in sizes):
+        raise SpecError("cuda_graph_batch_sizes", f"must be a non-empty list of positive integers, got {sizes!r}",
+                        "give the engine's captured decode batch sizes per rank, e.g. [128, 256, 384, 512]")
+    sizes = tuple(sorted(set(sizes)))
+    if dep.cuda_graph_max_batch is not None and dep.cuda_graph_max_batch != sizes[-1]:
+        raise SpecError("cuda_graph_max_batch", f"{dep.cuda_graph_max_batch} differs from the largest captured "
+                        f"size {sizes[-1]} of cuda_graph_batch_sizes",
+                        "leave cuda_graph_max_batch unset or make it the largest of cuda_graph_batch_sizes")
+    object.__setattr__(dep, "cuda_graph_batch_sizes", sizes)
+    object.__setattr__(dep, "cuda_graph_max_batch", sizes[-1])
