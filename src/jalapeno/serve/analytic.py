@@ -201,11 +201,14 @@ def mean_prompt_prefill_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl:
     a = dep.mtp.tokens_per_step if dep.mtp else 1.0
     b_mb = np.asarray(decode_batch, dtype=float) / lay.pp
     _, chunk, pre_ctx, p_big, b_pre = _chunk_step_load(dep, wl, b_mb, (wl.mean_osl - 1) / a)
-    sc = step_cost(model, pricer, lay, dep.precision,
-                   Batch.make(decode_seqs=b_pre, decode_ctx=wl.decode_ctx, prefill_tokens=p_big, prefill_ctx=pre_ctx,
-                              prefill_seqs=p_big / chunk), dep.mtp,
-                   dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
-    return _prefill_s(model, pricer, dep, {None: wl.mean_isl}, b_pre, wl.decode_ctx, sc.step_time_s)[None]
+    lengths = {None: wl.mean_isl}
+    long, chunks, plan = _long_chunks(dep, lengths, b_pre, wl.decode_ctx)
+    mixed = Batch.make(decode_seqs=b_pre, decode_ctx=wl.decode_ctx, prefill_tokens=p_big, prefill_ctx=pre_ctx,
+                       prefill_seqs=p_big / chunk)
+    sc = step_cost(model, pricer, lay, dep.precision, mixed if chunks is None else Batch.joined(mixed, chunks),
+                   dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    n = b_mb.shape[0]
+    return _prefill_s(lengths, sc.step_time_s[:n], long, plan, sc.step_time_s[n:], sc.interval_s[n:])[None]
 
 
 def frontend_s(eff: Efficiency, isl: float) -> float:
@@ -275,31 +278,33 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     # sequences wait out: τ = step(B, 0) + f·step(0, max(p, chunk)) (f = 1 once p ≥ chunk: one
     # prefill step per decode step carrying p tokens); the prefill step reads every weight again
     # where a mixed step shares the decode step's reads.
+    # The chunks of a prompt longer than one budget (_long_chunks) join the same call: 2N + N·K rows.
     n = b.shape[0]
     pre = np.concatenate([np.zeros(n), p_big])
     sep = dep.prefill_steps == "separate"
+    lengths = {None: wl.mean_isl, **{qq: wl.isl_quantile(qq) for qq in QUANTILES}}
+    long, chunks, plan = _long_chunks(dep, lengths, b_pre, ctx)
     # decode-only steps at their padded CUDA-graph batch (serve/limits.graph_padded)
-    sc = step_cost(model, pricer, lay, dep.precision,
-                   graph_padded(dep, lay, Batch.make(decode_seqs=np.concatenate([b_mb, b_pre]), decode_ctx=ctx,
-                                                     prefill_tokens=pre, prefill_ctx=pre_ctx,
-                                                     prefill_seqs=pre / chunk)), dep.mtp,
-                   dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    kinds = graph_padded(dep, lay, Batch.make(decode_seqs=np.concatenate([b_mb, b_pre]), decode_ctx=ctx,
+                                              prefill_tokens=pre, prefill_ctx=pre_ctx, prefill_seqs=pre / chunk))
+    sc = step_cost(model, pricer, lay, dep.precision, kinds if chunks is None else Batch.joined(kinds, chunks),
+                   dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    long_step_s, long_interval_s = sc.step_time_s[2 * n:], sc.interval_s[2 * n:]
     frac = np.minimum(p_mb / p_big, 1.0)  # p_mb / chunk below one chunk (or one per rank: _chunk_step_load)
     # decode-only steps above the CUDA-graph ceiling run eagerly (serve/limits.py); the steps
     # carrying a prefill chunk are priced as they are (engines graph decode batches only)
-    t_dec = decode_step_s(sc, eff, dep, np.concatenate([b, b]), lay)[:n]
-    ttft_step = sc.step_time_s[n:]
+    t_dec = decode_step_s(sc, eff, dep, np.concatenate([b, b, np.zeros(sc.step_time_s.shape[0] - 2 * n)]), lay)[:n]
+    ttft_step = sc.step_time_s[n:2 * n]
     w_dec = np.ones(n) if sep else 1 - frac  # weight of the decode-only step per decode step
     tau = w_dec * t_dec + frac * ttft_step
-    bound, margin = rank_bounds(np.stack([w_dec * sc.attribution_s[k][:n] + frac * sc.attribution_s[k][n:]
+    bound, margin = rank_bounds(np.stack([w_dec * sc.attribution_s[k][:n] + frac * sc.attribution_s[k][n:2 * n]
                                           for k in BOUNDS]))
-    fits = sc.feasible[:n] & sc.feasible[n:]
+    fits = sc.feasible[:n] & sc.feasible[n:2 * n]
     bound = np.where(fits, bound, "hbm_capacity")
     bound_level = np.where(np.char.endswith(bound.astype(str), "_link"),
-                           np.where(sc.bound_level[:n] != "", sc.bound_level[:n], sc.bound_level[n:]), "")
+                           np.where(sc.bound_level[:n] != "", sc.bound_level[:n], sc.bound_level[n:2 * n]), "")
     lam = np.where(b > 0, b / (steps * tau), 0.0)
-    lengths = {None: wl.mean_isl, **{qq: wl.isl_quantile(qq) for qq in QUANTILES}}
-    pre_s = _prefill_s(model, pricer, dep, lengths, b_pre, ctx, ttft_step)
+    pre_s = _prefill_s(lengths, ttft_step, long, plan, long_step_s, long_interval_s)
     ttft_q = {k: tau / 2 + pre_s[k] + frontend_s(eff, isl) for k, isl in lengths.items()}
     # the steady prefill queue (serve/queueing.py, effect 1): s = marginal cost of one chunk in
     # a step, n̄ = chunks per step; C for the arrival theorem from the no-queue Little's law;
@@ -320,7 +325,7 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     ttft_q = {k: v + queue for k, v in ttft_q.items()}
     c = lam * (ttft_q[None] + steps * tau)
     feasible = fits & (b > 0)
-    reason = np.where(b > 0, np.where(sc.feasible[:n], sc.reason[n:], sc.reason[:n]), "no sequence fits in the KV cache: weights and activations "
+    reason = np.where(b > 0, np.where(sc.feasible[:n], sc.reason[n:2 * n], sc.reason[:n]), "no sequence fits in the KV cache: weights and activations "
                       "leave no room; shard wider or use a smaller precision")
     return ServingPoints.assemble(
         concurrency=c, decode_batch=b, request_rate_per_s=lam, ttft_by_quantile=ttft_q, tpot_s=tau / a,
@@ -392,29 +397,38 @@ def _joined_chunk_s(model: ModelSpec, pricer: Pricer, dep: Deployment, b_mb, ctx
     return np.where(extra > 1e-9, np.maximum(sc.step_time_s - chunk_step, 0.0) / np.maximum(extra, 1e-9), s_chunk)
 
 
-def _prefill_s(model: ModelSpec, pricer: Pricer, dep: Deployment, lengths: dict, b_mb: np.ndarray, ctx: float,
-               chunk_step: np.ndarray) -> dict:
-    """Prefill time of one prompt of each length in ``lengths`` (key → tokens), (N,) per key.
-
-    A prompt within one token budget (one attention-DP rank's, Deployment.prompt_budget) takes one
-    chunk step ``chunk_step`` (N,); a longer one runs its ⌈L/budget⌉ chunks, each a step beside the
-    ``b_mb`` (N,) decoding sequences (0 for a prefill-first engine, whose prefill steps carry no decode) at context
-    ``ctx``, chunk j at its own prefix j·budget, pipelined over the PP stages (serve/chunked.py);
-    one step-cost call prices every chunk of every such length at every batch point.
-    """
-    out = {k: chunk_step for k in lengths}
+def _long_chunks(dep: Deployment, lengths: dict, b_mb: np.ndarray, ctx: float) -> tuple[list, Batch | None, tuple]:
+    """The chunk steps of the prompts in ``lengths`` (key → tokens) longer than one token budget (one
+    attention-DP rank's, Deployment.prompt_budget): (their keys, the Batch of every chunk of every such
+    length beside the ``b_mb`` (N,) decoding sequences at context ``ctx`` — N·K rows, batch point major,
+    chunk j at its own prefix j·budget — or None when no prompt is that long, the chunk plan (tokens,
+    prefix, owner) from serve/chunked.chunk_plan)."""
     budget = dep.prompt_budget(dep.decode.layout)  # a prompt's chunks run on its attention-DP rank
     long = [k for k, v in lengths.items() if math.ceil(v / budget) > 1]
     if not long:
-        return out
+        return long, None, ()
     tok, pre, owner = chunk_plan([lengths[k] for k in long], budget)
-    n, k = b_mb.shape[0], tok.shape[0]
-    sc = step_cost(model, pricer, dep.decode.layout, dep.precision,
-                   Batch.make(decode_seqs=np.repeat(b_mb, k), decode_ctx=ctx, prefill_tokens=np.tile(tok, n),
-                              prefill_ctx=np.tile(pre, n)), dep.mtp, dep.memory_fraction,
-                   pool_overlap(dep.overlap, model, dep.decode.layout), dep.memory_profile)
-    t = pipelined_prefill_s(sc.step_time_s.reshape(n, k), sc.interval_s.reshape(n, k), owner, len(long))
-    out.update({key: t[:, i] for i, key in enumerate(long)})
+    n = b_mb.shape[0]
+    return long, Batch.make(decode_seqs=np.repeat(b_mb, tok.shape[0]), decode_ctx=ctx, prefill_tokens=np.tile(tok, n),
+                            prefill_ctx=np.tile(pre, n)), (tok, pre, owner)
+
+
+def _prefill_s(lengths: dict, chunk_step: np.ndarray, long: list, plan: tuple, step_s: np.ndarray,
+               interval_s: np.ndarray) -> dict:
+    """Prefill time of one prompt of each length in ``lengths`` (key → tokens), (N,) per key.
+
+    A prompt within one token budget takes one chunk step ``chunk_step`` (N,); a longer one (key in
+    ``long``, chunks ``plan`` from :func:`_long_chunks`) runs its ⌈L/budget⌉ chunks, each a step beside the
+    decoding sequences (0 for a prefill-first engine, whose prefill steps carry no decode), pipelined over
+    the PP stages (serve/chunked.py), from the chunk steps' latency ``step_s`` and interval ``interval_s``
+    (N·K,) as :func:`step_cost` priced :func:`_long_chunks`'s batch.
+    """
+    out = {k: chunk_step for k in lengths}
+    if long:
+        k = plan[0].shape[0]
+        n = chunk_step.shape[0]
+        t = pipelined_prefill_s(step_s.reshape(n, k), interval_s.reshape(n, k), plan[2], len(long))
+        out.update({key: t[:, i] for i, key in enumerate(long)})
     return out
 
 
