@@ -187,6 +187,34 @@ def with_recipe_limits(dep, system: str, model: str, backend: str, precision: st
     return replace(dep, precision=prec, **kw), why
 
 
+#: the aiconfigurator backends that count a disaggregated row's prefill token budget per attention-DP rank: TensorRT-LLM
+#: runs one scheduler per rank, each with its own ``max_num_tokens``, and its default 8192 is likewise per rank
+#: (data/engines.toml, recipe dynamo-trt-dsr1-fp4 ``budget_per_source``: tensorrt_llm/_torch/pyexecutor/py_executor.py)
+RANK_BUDGET_BACKENDS = ("trtllm",)
+
+
+def with_rank_budget(dep: Deployment, backend: str) -> tuple[Deployment, str]:
+    """(deployment, note): a disaggregated row of a :data:`RANK_BUDGET_BACKENDS` engine with its limits counted per
+    attention-DP rank (``budget_per = "rank"``: the prefill pool's budget is the row's token budget on each of its
+    ranks); ``dep`` and "" for other engines, aggregated rows and deployments that already count so.
+
+    The rows carry no launch recipe, so the budget is the deployment's default (8192 tokens, TensorRT-LLM's default
+    ``max_num_tokens``); counted per instance it was split over a DP4-DP8 prefill worker's ranks, 1-2K tokens each,
+    and an 8K prompt took four to eight chunk steps where TensorRT-LLM runs it in one (docs/gap_aic_ttft.md, round 22).
+
+    >>> d = Deployment(get_precision("fp4"), Pool(Layout(tp=8, ep=8), 4), prefill=Pool(Layout(dp=4, ep=4)))
+    >>> r, note = with_rank_budget(d, "trtllm")
+    >>> r.budget_per, r.prompt_budget(r.prefill.layout), d.prompt_budget(d.prefill.layout)
+    ('rank', 8192.0, 2048.0)
+    >>> with_rank_budget(d, "sglang")[0].budget_per
+    'instance'
+    """
+    if dep.prefill is None or backend not in RANK_BUDGET_BACKENDS or dep.budget_per == "rank":
+        return dep, ""
+    return replace(dep, budget_per="rank"), (f"prefill budget {dep.token_budget} tokens per attention-DP rank ({backend} "
+                                             "runs a scheduler per rank: fit/aic_rows.RANK_BUDGET_BACKENDS)")
+
+
 #: the recipe limits a row above the recipe's running cap does not take (:func:`with_recipe_limits`)
 BEYOND_CAP_DROPS = ("max_running", "cuda_graph_max_batch", "cuda_graph_batch_sizes")
 
@@ -396,6 +424,8 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         dep = with_row_attention_backend(dep, str(r.backend), system)
         dep, math_note = with_row_attention_math(dep, str(r.backend))
         notes += [math_note] if math_note else []
+        dep, per_rank = with_rank_budget(dep, str(r.backend))
+        notes += [per_rank] if per_rank else []
         dep, waiting = with_sweep_batch_wait(dep, sweep, int(r.isl), int(r.osl), conc)
         notes += [waiting] if waiting else []
         dep, limits = with_sweep_limits(dep, sweep, int(r.isl))
