@@ -34,7 +34,8 @@ def recipe_options(recipe: Recipe, base: SweepOptions, label: str) -> SweepOptio
     return replace(base, serving=recipe.serving, mtp=None, recipe=label, budget_per=recipe.budget_per,
                    prefill_attention_dp=recipe.prefill_attention_dp, overlap=recipe.overlap, moe_backend=recipe.moe_backend,
                    **{k: v for k, v in kw.items() if k in ("max_running", "max_tokens_per_step",
-                                                          "cuda_graph_max_batch", "cuda_graph_batch_sizes", "token_budget",
+                                                          "cuda_graph_max_batch", "cuda_graph_batch_sizes", "cuda_graph_pad_routing",
+                                                          "token_budget",
                                                           "recv_interval")})
 
 

@@ -111,6 +111,7 @@ class SweepOptions:
     max_tokens_per_step: int | None = None
     cuda_graph_max_batch: int | None = None
     cuda_graph_batch_sizes: tuple[int, ...] | None = None  # captured sizes a padding engine runs (Deployment's)
+    cuda_graph_pad_routing: str = "routed"  # how its MoE routes the padding dummies (Deployment's)
     recv_interval: int = 1
     recipe: str | None = None
     overlap: str = "auto"
@@ -128,6 +129,7 @@ class SweepOptions:
                           max_running=self.max_running, max_tokens_per_step=self.max_tokens_per_step,
                           cuda_graph_max_batch=self.cuda_graph_max_batch, recv_interval=self.recv_interval,
                           cuda_graph_batch_sizes=self.cuda_graph_batch_sizes,
+                          cuda_graph_pad_routing=self.cuda_graph_pad_routing,
                           recipe=self.recipe, overlap=overlap, budget_per=self.budget_per,
                           memory_fraction=self.memory_fraction)
 

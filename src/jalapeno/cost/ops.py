@@ -39,6 +39,7 @@ Counts follow the model config, the layout (deploy/layout.py conventions) and th
 
 from __future__ import annotations
 
+import math
 
 import numpy as np
 
@@ -155,21 +156,31 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         wb, wf, ain = mod("routed_experts")
         # unique tokens over the stage (replicated inside a TP group), every rank's
         tokens_in_group = batch.decode_seqs * query_len + batch.prefill_tokens / cp
+        # CUDA-graph padding dummies (Batch.pad_routing; docs/model.md, graph padding): masked ones route
+        # nowhere and are not dispatched; one_token ones all pick one top-k set; routed ones are tokens
+        mode = batch.pad_routing if (batch.pad_routing != "masked" or layout.ep > 1) else "routed"
+        pad_rows = np.asarray(batch.pad_seqs) * query_len if mode != "routed" else np.zeros_like(tokens_in_group)
+        routed = tokens_in_group - pad_rows  # tokens routed independently
         # prompt tokens route with routing_sigma, generated ones (decode rows, drafts) with
         # decode_routing_sigma (specs/routing.py): mixed by the step's generated share φ of its tokens
         mixed = m.decode_routing_sigma != m.routing_sigma
         share = busiest_rank_share(m.num_experts, m.routing_sigma, layout.ep, layout.eplb)
         if mixed:
-            phi = np.where(tokens_in_group > 0, batch.decode_seqs * query_len / np.maximum(tokens_in_group, 1e-12), 0.0)
+            phi = np.where(routed > 0, (batch.decode_seqs * query_len - pad_rows) / np.maximum(routed, 1e-12), 0.0)
             share = (phi * busiest_rank_share(m.num_experts, m.decode_routing_sigma, layout.ep, layout.eplb)
                      + (1.0 - phi) * share)
-        load = busiest_rank_assignments(tokens_in_group, m.top_k, layout.ep, eff.moe_load_skew, share)
+        # the identical dummies' picks count as one more token for the experts touched
+        extra = np.where(pad_rows > 0, 1.0, 0.0) if mode == "one_token" else 0.0
+        cover = busiest_rank_assignments(routed + extra, m.top_k, layout.ep, eff.moe_load_skew, share)
+        load = busiest_rank_assignments(routed, m.top_k, layout.ep, eff.moe_load_skew, share)
+        if mode == "one_token":  # the ranks holding the dummies' k experts: a mean rank plus every dummy's row
+            load = np.maximum(load, routed * m.top_k / layout.ep + pad_rows * math.ceil(m.top_k / layout.ep))
         if mixed:  # the rank's assignments as tokens' worth of traffic, as experts_touched_on_rank reads them
-            teq = load * layout.ep / m.top_k
+            teq = cover * layout.ep / m.top_k
             touched = sh.experts_per_rank * mixed_touched_fraction(phi * teq, (1.0 - phi) * teq, m.num_experts,
                                                                   m.top_k, m.decode_routing_sigma, m.routing_sigma)
         else:
-            touched = experts_touched_on_rank(load, sh.experts_per_rank, m.num_experts, m.top_k, layout.ep,
+            touched = experts_touched_on_rank(cover, sh.experts_per_rank, m.num_experts, m.top_k, layout.ep,
                                               m.routing_sigma)
         inter = m.expert_intermediate / sh.moe_tp
         w_expert = model.expert_params() / sh.moe_tp
@@ -181,11 +192,14 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         a2a = has_ep_all_to_all(model, layout) and all_to_all
         if a2a:
             # the busiest receiver sets the all-to-all time: its load over the mean rank's
-            hot = np.where(tokens_in_group > 0, load * layout.ep / np.maximum(tokens_in_group * m.top_k, 1e-9), 1.0)
-            copies = dispatch_copies(rb.decode_rows, batch.prefill_tokens / (dp * cp), m.top_k, layout.ep)
+            # (masked dummies are not sent: only the routed rows and the one_token dummies travel)
+            sent_rows = tokens_in_group - (pad_rows if mode == "masked" else 0.0)
+            hot = np.where(sent_rows > 0, load * layout.ep / np.maximum(sent_rows * m.top_k, 1e-9), 1.0)
+            dec_rows = rb.decode_rows - (pad_rows / dp if mode == "masked" else 0.0)
+            copies = dispatch_copies(dec_rows, batch.prefill_tokens / (dp * cp), m.top_k, layout.ep)
             per_chip_vectors = copies / tp * hot  # received by the busiest EP rank
             # the exchange also waits for the rank that sends most: the busiest attention rank's tokens
-            sent = dispatch_copies(rb.decode_rows, rb.prefill_tokens, m.top_k, layout.ep) / tp
+            sent = dispatch_copies(dec_rows, rb.prefill_tokens, m.top_k, layout.ep) / tp
             link_vectors = np.maximum(per_chip_vectors, sent)
         scanned = per_chip_vectors if a2a else tokens_in_group
         scan = scanned * h * 2.0 * eff.moe_passes(wf)

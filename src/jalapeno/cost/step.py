@@ -56,12 +56,15 @@ from jalapeno.errors import SpecError
 from jalapeno.specs.formats import Precision, check_precision
 from jalapeno.specs.model import ModelSpec
 
+#: a padding engine's MoE routes its dummies as tokens, not at all, or as one token (deploy/graph_capture.PAD_ROUTING)
+PAD_ROUTINGS = ("routed", "masked", "one_token")
+
 BOUNDS = ("compute", "hbm_bandwidth", "scale_up_link", "scale_out_link", "overhead", "on_die_network")
 
 
 @dataclass(frozen=True, slots=True)
 class Batch:
-    """What one step of a model instance processes; every field an array of shape (N,).
+    """What one step of a model instance processes; every field but ``pad_routing`` an array of shape (N,).
 
     Attributes:
         decode_seqs: sequences decoding in the step (whole instance, all DP ranks).
@@ -69,6 +72,8 @@ class Batch:
         prefill_tokens: new prompt tokens in the step (chunked prefill).
         prefill_ctx: mean cached prefix of the prefill sequences, tokens.
         prefill_seqs: sequences the prefill tokens belong to.
+        pad_seqs, pad_routing: of ``decode_seqs``, the CUDA-graph padding dummies (serve/limits.graph_padded;
+            0 = none) and how the MoE routes them (:data:`PAD_ROUTINGS`; docs/model.md, graph padding).
 
     Rows per decoding sequence are not a batch property: they follow from the deployment's MTP
     setting, which :func:`step_cost` owns (1, or 1 + draft tokens for a verify step).
@@ -79,9 +84,11 @@ class Batch:
     prefill_tokens: np.ndarray
     prefill_ctx: np.ndarray
     prefill_seqs: np.ndarray
+    pad_seqs: np.ndarray | float = 0.0
+    pad_routing: str = "routed"
 
     @classmethod
-    def make(cls, decode_seqs=0, decode_ctx=0, prefill_tokens=0, prefill_ctx=0, prefill_seqs=None) -> Batch:
+    def make(cls, decode_seqs=0, decode_ctx=0, prefill_tokens=0, prefill_ctx=0, prefill_seqs=None, pad_seqs=0, pad_routing="routed") -> Batch:
         """Broadcast the fields to one 1-D shape and check them.
 
         ``prefill_seqs`` defaults to one sequence wherever there are prefill tokens.
@@ -114,7 +121,12 @@ class Batch:
         if np.any((out["prefill_tokens"] > 0) & (out["prefill_seqs"] <= 0)):
             raise SpecError("batch.prefill_seqs", "prefill tokens need at least one sequence",
                             "set prefill_seqs >= 1 where prefill_tokens > 0")
-        return cls(**out)
+        if pad_routing not in PAD_ROUTINGS:
+            raise SpecError("batch.pad_routing", f"{pad_routing!r} is not one of {', '.join(PAD_ROUTINGS)}", "give one of those")
+        pad = np.broadcast_to(np.asarray(pad_seqs, dtype=float), out["decode_seqs"].shape)
+        if not np.all(np.isfinite(pad)) or np.any(pad < 0) or np.any(pad > out["decode_seqs"] + 1e-9):
+            raise SpecError("batch.pad_seqs", "must be finite, >= 0 and at most decode_seqs", "give pad_seqs between 0 and decode_seqs")
+        return cls(**out, pad_seqs=np.ascontiguousarray(pad), pad_routing=pad_routing)
 
     @property
     def n(self) -> int:
@@ -136,7 +148,7 @@ class Batch:
         and sequences (a prefill chunk split by its tokens keeps its mean length, so each half
         carries half the causal attention work — DeepSeek balances it so), same contexts."""
         return Batch(self.decode_seqs / 2, self.decode_ctx, self.prefill_tokens / 2, self.prefill_ctx,
-                     self.prefill_seqs / 2)
+                     self.prefill_seqs / 2, np.asarray(self.pad_seqs) / 2, self.pad_routing)
 
 
 @dataclass(frozen=True, slots=True)

@@ -287,6 +287,10 @@ class Deployment:
             of n sequences per rank runs the smallest captured size >= n, the rest dummy sequences
             of one context token (serve/limits.graph_padded); above the largest it runs eagerly.
             None = no padding modelled (a step runs at its own batch).
+        cuda_graph_pad_routing: how the engine's MoE router treats those dummies (cost/step.Batch
+            ``pad_routing``; deploy/graph_capture.pad_routing by engine): ``routed`` (like independent
+            tokens; the default), ``masked`` (top-k ids set to -1: no expert, no all-to-all) or
+            ``one_token`` (identical dummies: one top-k set).
         recv_interval: decode steps between the scheduler's polls for new requests (SGLang
             ``--scheduler-recv-interval``; 1 = every step): an arrival waits
             ``recv_interval``·τ/2 on average before it can be scheduled (aggregated serving).
@@ -333,6 +337,7 @@ class Deployment:
     max_tokens_per_step: int | None = None
     cuda_graph_max_batch: int | None = None
     cuda_graph_batch_sizes: tuple[int, ...] | None = None
+    cuda_graph_pad_routing: str = "routed"
     recv_interval: int = 1
     adp_balance_timeout_iters: int | None = None
     batch_wait_timeout_iters: int = 0
@@ -507,6 +512,8 @@ class Deployment:
                 d[k] = getattr(self, k)
         if self.cuda_graph_batch_sizes is not None:
             d["cuda_graph_batch_sizes"] = list(self.cuda_graph_batch_sizes)
+            if self.cuda_graph_pad_routing != "routed":
+                d["cuda_graph_pad_routing"] = self.cuda_graph_pad_routing
         if self.recv_interval != 1:
             d["recv_interval"] = self.recv_interval
         if self.adp_balance_timeout_iters is not None:

@@ -116,6 +116,36 @@ def captured_sizes(engine: str, version: str, max_batch: int, speculative: bool 
     return vllm_capture_sizes(max_batch)
 
 
+#: How each engine family's MoE router treats its CUDA-graph padding dummies (cost/step.Batch ``pad_routing``):
+#:
+#: - TensorRT-LLM: ``one_token``. The padding dummy is one generation request repeated
+#:   (``cuda_graph_runner._get_padded_batch``), made by ``KVCacheManager.add_dummy_requests`` with
+#:   ``input_tokens=[1] * token_num`` (token_num = 1 + draft tokens; "Using 1 instead of 0 prevents NaN during
+#:   warmup in e.g. Deepseek"): every dummy is token 1 at the same position over the same one-token KV, so its
+#:   hidden state, and hence its top-k experts, are the same in every dummy (and every rank) of the step.
+#: - SGLang: ``masked`` under MoE expert parallelism. ``cuda_graph_runner.replay_prepare`` sets
+#:   ``num_token_non_padded`` to the real tokens and ``layers/moe/topk.py`` ``_mask_topk_ids_padded_region`` sets
+#:   the padded rows' top-k ids to -1, which the MoE kernels and DeepEP skip; it is on when
+#:   ``get_moe_expert_parallel_world_size() > 1`` (``forward_batch_info.enable_num_token_non_padded``). At MoE
+#:   EP = 1 the padded rows keep stale input ids (replay copies only the real rows) and route as tokens:
+#:   cost/ops.py reads ``masked`` as ``routed`` there.
+#: - vLLM: ``routed``. Padding rows were "handled the same way as real tokens" (vllm-project/vllm PR #46428,
+#:   2026-06-23, which added ``VLLM_MOE_SKIP_PADDING``, default off; later default on, with grouped top-k
+#:   routers still routing padded rows per PR #50759). ASSUMPTION: the 0.17-0.18 releases the recipes run
+#:   predate it; their padded rows hold stale input ids, taken as independent tokens.
+PAD_ROUTING = {"trtllm": "one_token", "sglang": "masked", "vllm": "routed"}
+
+
+def pad_routing(engine: str) -> str:
+    """``engine``'s (a data/engines.toml ``engine``) padding-dummy routing (:data:`PAD_ROUTING`; ``routed``
+    where the engine's family is not read).
+
+    >>> pad_routing("trt"), pad_routing("sglang-rocm"), pad_routing("vllm"), pad_routing("atom")
+    ('one_token', 'masked', 'routed', 'routed')
+    """
+    return PAD_ROUTING.get(ENGINE_FAMILY.get(engine, ""), "routed")
+
+
 def check_padding(value, where: str) -> bool | None:
     """A recipe's ``cuda_graph_padding`` (true / false / absent)."""
     if value is not None and not isinstance(value, bool):
@@ -130,9 +160,14 @@ def check_graph_sizes(dep) -> None:
     ``max_batch_size`` other than ``max(batch_sizes)``).
 
     Raises:
-        SpecError: an empty list, a size that is not a positive integer, or a ceiling that differs
-            from the largest size.
+        SpecError: an unknown ``cuda_graph_pad_routing``; an empty list, a size that is not a positive
+            integer, or a ceiling that differs from the largest size.
     """
+    from jalapeno.cost.step import PAD_ROUTINGS
+
+    if dep.cuda_graph_pad_routing not in PAD_ROUTINGS:
+        raise SpecError("cuda_graph_pad_routing", f"{dep.cuda_graph_pad_routing!r} is not one of "
+                        f"{', '.join(PAD_ROUTINGS)}", "give routed, masked (SGLang, MoE EP > 1) or one_token (TensorRT-LLM)")
     sizes = dep.cuda_graph_batch_sizes
     if sizes is None:
         return

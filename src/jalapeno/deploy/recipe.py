@@ -227,7 +227,10 @@ class Recipe:
             out["token_budget"] = t[-1][1] if concurrency is None else _lookup(t, concurrency)
         sizes = self.graph_sizes(out.get("cuda_graph_max_batch"))
         if sizes is not None:
+            from jalapeno.deploy.graph_capture import pad_routing
+
             out["cuda_graph_batch_sizes"], out["cuda_graph_max_batch"] = sizes, sizes[-1]
+            out["cuda_graph_pad_routing"] = pad_routing(self.engine)
         if self.adp_balance_timeout_iters is not None:
             out["adp_balance_timeout_iters"] = self.adp_balance_timeout_iters
         if self.max_running_is_concurrency and concurrency is not None:

@@ -112,6 +112,7 @@ def submitted_deployment(engine: SubmittedEngine, precision: str, chips: int, mo
     dep = Deployment(get_precision(precision), Pool(lay, workers=chips // n, moe_backend=engine.moe_backend),
                      max_running=engine.batch_per_rank, max_tokens_per_step=engine.tokens_per_step, budget_per="rank",
                      memory_fraction=frac, cuda_graph_batch_sizes=engine.graph_sizes,
+                     cuda_graph_pad_routing="one_token",  # TensorRT-LLM's dummies (deploy/graph_capture.PAD_ROUTING)
                      adp_balance_timeout_iters=engine.adp_timeout_iters if engine.dp > 1 else None)
     return dep, float(engine.batch_per_rank * engine.dp * (chips // n))
 

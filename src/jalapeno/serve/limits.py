@@ -104,12 +104,19 @@ def graph_padded(dep: Deployment, layout, batch: Batch) -> Batch:
     >>> b.decode_seqs.tolist(), b.decode_ctx.round(1).tolist()
     ([2048.0, 2400.0], [2907.2, 4801.0])
     """
-    return padded_to_sizes(dep.cuda_graph_batch_sizes, layout.dp, batch)
+    return padded_to_sizes(dep.cuda_graph_batch_sizes, layout.dp, batch, dep.cuda_graph_pad_routing)
 
 
-def padded_to_sizes(sizes, dp: int, batch: Batch) -> Batch:
+def padded_to_sizes(sizes, dp: int, batch: Batch, pad_routing: str = "routed") -> Batch:
     """:func:`graph_padded` with the captured sizes per rank ``sizes`` (None: ``batch`` unchanged) over
-    ``dp`` attention ranks."""
+    ``dp`` attention ranks; the dummies are ``Batch.pad_seqs`` (g − n per rank, times dp), routed by the MoE
+    as ``pad_routing`` says (``Deployment.cuda_graph_pad_routing``; cost/ops.py prices it).
+
+    >>> b = padded_to_sizes((4, 8), 2, Batch.make(decode_seqs=10.0, decode_ctx=100.0), "one_token")
+    >>> # 5 per rank -> 8: 3 dummies per rank, 6 in all; context (10·100 + 6·1)/16
+    >>> b.decode_seqs.tolist(), b.pad_seqs.tolist(), b.decode_ctx.tolist(), b.pad_routing
+    ([16.0], [6.0], [62.875], 'one_token')
+    """
     if not sizes:
         return batch
     per_rank = batch.decode_seqs / dp
@@ -122,7 +129,8 @@ def padded_to_sizes(sizes, dp: int, batch: Batch) -> Batch:
     ctx = np.where(pad, (batch.decode_seqs * batch.decode_ctx + (g - batch.decode_seqs)) / np.maximum(g, 1e-30),
                    batch.decode_ctx)
     return Batch.make(decode_seqs=g, decode_ctx=ctx, prefill_tokens=batch.prefill_tokens,
-                      prefill_ctx=batch.prefill_ctx, prefill_seqs=batch.prefill_seqs)
+                      prefill_ctx=batch.prefill_ctx, prefill_seqs=batch.prefill_seqs,
+                      pad_seqs=batch.pad_seqs + (g - batch.decode_seqs), pad_routing=pad_routing)
 
 
 def batch_caps(dep: Deployment, rows_per_seq: int, prefill_tokens_per_seq_step: float, pp: int,

@@ -106,7 +106,7 @@ class Simulation:
             timer = StepTimer(model, with_pool_backends(pricer, pool, model, pool.layout, dep.precision.kv_cache.name),
                               pool.layout, dep.precision, dep.mtp if role != "prefill" else None,
                               cuda_graph_max_batch=dep.cuda_graph_max_batch, graph_sizes=dep.cuda_graph_batch_sizes,
-                              overlap=pool_overlap(dep.overlap, model, pool.layout))
+                              pad_routing=dep.cuda_graph_pad_routing, overlap=pool_overlap(dep.overlap, model, pool.layout))
             for _ in range(pool.workers):
                 cache = PrefixCache(enabled=prefix_cache,
                                     lower=self._lower_tiers(pool.layout) if kv_tiers and role != "decode" else [])

@@ -58,16 +58,19 @@ class StepTimer:
 
     def __init__(self, model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision,
                  mtp: MTP | None = None, ratio: float = 1.03, cuda_graph_max_batch: int | None = None,
-                 overlap: str = "none", graph_sizes: tuple[int, ...] | None = None) -> None:
+                 overlap: str = "none", graph_sizes: tuple[int, ...] | None = None,
+                 pad_routing: str = "routed") -> None:
         """``cuda_graph_max_batch``: decode-only steps with more sequences per attention rank run
         eagerly (serve/limits.eager_step_s); None = every decode step graphed. ``overlap``: ``none``
         or ``tbo`` (two-batch overlap, cost/overlap.py). ``graph_sizes``: the captured decode batches per
         attention rank of a padding engine (Deployment.cuda_graph_batch_sizes): decode-only steps are priced
-        at their padded batch (serve/limits.graph_padded); None = at their own batch."""
+        at their padded batch (serve/limits.graph_padded); None = at their own batch. ``pad_routing``: how
+        the MoE routes those dummies (Deployment.cuda_graph_pad_routing)."""
         self.model, self.pricer, self.layout, self.precision = model, pricer, layout, precision
         self.mtp, self.overlap = mtp, overlap
         self.graph_max = cuda_graph_max_batch
         self.graph_sizes = graph_sizes
+        self.pad_routing = pad_routing
         self.log_r = math.log(ratio)
         self.cache: dict[int, float] = {}
         self.ahead: dict[int, float] = {}  # priced, not used by a step yet
@@ -155,7 +158,7 @@ class StepTimer:
         sc = step_cost(self.model, self.pricer, self.layout, self.precision,
                        padded_to_sizes(self.graph_sizes, self.layout.dp,
                                        Batch.make(decode_seqs=cols[0], decode_ctx=cols[1], prefill_tokens=cols[2],
-                                                  prefill_ctx=cols[3], prefill_seqs=cols[4])),
+                                                  prefill_ctx=cols[3], prefill_seqs=cols[4]), self.pad_routing),
                        self.mtp, overlap=self.overlap)
         t = sc.step_time_s  # MTP verify + drafting passes included by step_cost
         lay = self.layout
