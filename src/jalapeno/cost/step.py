@@ -48,6 +48,7 @@ from jalapeno.cost.optable import CollectiveTable, OpTable
 from jalapeno.cost.overlap import PREFILL_COMM_SM_FRACTION, can_split, roof_parts, tbo_stage
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.cost.roofline import OpTimes
+from jalapeno.deploy.graph_capture import PAD_ROUTINGS
 from jalapeno.deploy.deployment import MTP, check_memory_fraction, check_mtp, check_overlap_layout, query_len
 from jalapeno.deploy.layout import Layout, for_model, validate_layout
 from jalapeno.deploy.memory_fit import MemoryFit, memory_fit
@@ -55,9 +56,6 @@ from jalapeno.deploy.sharding import sharding
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import Precision, check_precision
 from jalapeno.specs.model import ModelSpec
-
-#: a padding engine's MoE routes its dummies as tokens, not at all, or as one token (deploy/graph_capture.PAD_ROUTING)
-PAD_ROUTINGS = ("routed", "masked", "one_token")
 
 BOUNDS = ("compute", "hbm_bandwidth", "scale_up_link", "scale_out_link", "overhead", "on_die_network")
 

@@ -116,6 +116,10 @@ def captured_sizes(engine: str, version: str, max_batch: int, speculative: bool 
     return vllm_capture_sizes(max_batch)
 
 
+#: how a padding engine's MoE routes its dummies (cost/step.Batch ``pad_routing``): as independent tokens, not
+#: at all (top-k ids -1), or all as one token (identical dummies)
+PAD_ROUTINGS = ("routed", "masked", "one_token")
+
 #: How each engine family's MoE router treats its CUDA-graph padding dummies (cost/step.Batch ``pad_routing``):
 #:
 #: - TensorRT-LLM: ``one_token``. The padding dummy is one generation request repeated
@@ -163,8 +167,6 @@ def check_graph_sizes(dep) -> None:
         SpecError: an unknown ``cuda_graph_pad_routing``; an empty list, a size that is not a positive
             integer, or a ceiling that differs from the largest size.
     """
-    from jalapeno.cost.step import PAD_ROUTINGS
-
     if dep.cuda_graph_pad_routing not in PAD_ROUTINGS:
         raise SpecError("cuda_graph_pad_routing", f"{dep.cuda_graph_pad_routing!r} is not one of "
                         f"{', '.join(PAD_ROUTINGS)}", "give routed, masked (SGLang, MoE EP > 1) or one_token (TensorRT-LLM)")
