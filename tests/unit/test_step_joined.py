@@ -55,3 +55,23 @@ def test_one_call_on_joined_rows_equals_separate_calls(system, model, layout, pr
         np.testing.assert_allclose(joint.attribution_s[k], np.concatenate([a.attribution_s[k] for a in alone]),
                                    rtol=1e-12, atol=1e-18, err_msg=k)
     assert not joint.feasible[-1]  # the memory check is per row too
+
+
+def test_joined_keeps_the_padded_parts_routing_and_refuses_two():
+    padded = Batch.make(decode_seqs=[256.0], decode_ctx=[900.0], pad_seqs=[56.0], pad_routing="one_token")
+    plain = Batch.make(decode_seqs=[8.0], decode_ctx=[1500.0], prefill_tokens=[512.0])
+    j = Batch.joined(plain, padded)
+    assert j.pad_routing == "one_token" and j.pad_seqs.tolist() == [0.0, 56.0]
+    masked = Batch.make(decode_seqs=[64.0], decode_ctx=[900.0], pad_seqs=[8.0], pad_routing="masked")
+    with pytest.raises(ValueError, match="different routings"):
+        Batch.joined(padded, masked)
+
+
+def test_padded_rows_price_alike_alone_and_joined():
+    m, p = load_model("deepseek-r1"), load_pricer("b200")
+    lay, pr = Layout(tp=8, ep=8), get_precision("fp8")
+    padded = Batch.make(decode_seqs=[256.0, 512.0], decode_ctx=[900.0, 2000.0], pad_seqs=[56.0, 0.0],
+                        pad_routing="one_token")
+    alone = [step_cost(m, p, lay, pr, b) for b in (DECODE, padded, MIXED)]
+    joint = step_cost(m, p, lay, pr, Batch.joined(DECODE, padded, MIXED))
+    np.testing.assert_allclose(joint.step_time_s, np.concatenate([a.step_time_s for a in alone]), rtol=1e-12)

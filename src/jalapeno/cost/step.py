@@ -134,8 +134,18 @@ class Batch:
     def joined(cls, *parts: Batch) -> Batch:
         """The rows of ``parts`` one after another, (N₁ + N₂ + …,): :func:`step_cost` prices every row on
         its own, so one call on the joined batch gives each part's figures end to end (a call's fixed
-        Python cost, about 1-4 ms, is paid once; serve/analytic.py prices a step's three kinds so)."""
-        return cls(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields(cls)))
+        Python cost, about 1-4 ms, is paid once; serve/analytic.py prices a step's three kinds so). ``pad_routing``
+        is that of the parts with padding dummies (rows without dummies do not read it).
+
+        Raises:
+            ValueError: parts with dummies routed differently (one call has one routing).
+        """
+        padded = {p.pad_routing for p in parts if np.any(np.asarray(p.pad_seqs) > 0)}
+        if len(padded) > 1:
+            raise ValueError(f"parts pad their CUDA graphs with different routings {sorted(padded)}: price them apart")
+        arrays = {f.name: np.concatenate([np.broadcast_to(np.asarray(getattr(p, f.name), dtype=float), (p.n,))
+                                          for p in parts]) for f in fields(cls) if f.name != "pad_routing"}
+        return cls(**arrays, pad_routing=padded.pop() if padded else parts[0].pad_routing)
 
     def tokens(self, query_len: float = 1.0) -> np.ndarray:
         """Rows processed by the step: decode sequences × ``query_len`` + prefill tokens."""
@@ -461,8 +471,9 @@ def _priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: 
     length and a batch of bitwise-equal arrays returns the tables of the previous call (a pure
     function of those inputs; the tables are never written to), so results are unchanged.
     """
-    arrays = (batch.decode_seqs, batch.decode_ctx, batch.prefill_tokens, batch.prefill_ctx, batch.prefill_seqs)
-    key = (layout, qlen, tuple((a.dtype.str, a.shape, a.tobytes()) for a in arrays))
+    arrays = (batch.decode_seqs, batch.decode_ctx, batch.prefill_tokens, batch.prefill_ctx, batch.prefill_seqs,
+              np.asarray(batch.pad_seqs, dtype=float))
+    key = (layout, qlen, batch.pad_routing, tuple((a.dtype.str, a.shape, a.tobytes()) for a in arrays))
     for (m, p, prec, k), out in _PRICED:
         if m is model and p is pricer and prec is precision and k == key:
             return out
