@@ -1,0 +1,113 @@
+"""What one step of a model instance processes: :class:`Batch`, N points at once (cost/step.py prices it).
+
+The padding dummies of a CUDA-graph step (``pad_seqs``, ``pad_routing``) are part of the batch because
+the MoE router prices them (cost/ops.py; deploy/graph_capture.PAD_ROUTING says how each engine routes them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from jalapeno.deploy.graph_capture import PAD_ROUTINGS
+from jalapeno.errors import SpecError
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """What one step of a model instance processes; every field but ``pad_routing`` an array of shape (N,).
+
+    Attributes:
+        decode_seqs: sequences decoding in the step (whole instance, all DP ranks).
+        decode_ctx: their mean context length, tokens.
+        prefill_tokens: new prompt tokens in the step (chunked prefill).
+        prefill_ctx: mean cached prefix of the prefill sequences, tokens.
+        prefill_seqs: sequences the prefill tokens belong to.
+        pad_seqs, pad_routing: of ``decode_seqs``, the CUDA-graph padding dummies (serve/limits.graph_padded;
+            0 = none) and how the MoE routes them (:data:`PAD_ROUTINGS`; docs/model.md, graph padding).
+
+    Rows per decoding sequence are not a batch property: they follow from the deployment's MTP
+    setting, which :func:`step_cost` owns (1, or 1 + draft tokens for a verify step).
+    """
+
+    decode_seqs: np.ndarray
+    decode_ctx: np.ndarray
+    prefill_tokens: np.ndarray
+    prefill_ctx: np.ndarray
+    prefill_seqs: np.ndarray
+    pad_seqs: np.ndarray | float = 0.0
+    pad_routing: str = "routed"
+
+    @classmethod
+    def make(cls, decode_seqs=0, decode_ctx=0, prefill_tokens=0, prefill_ctx=0, prefill_seqs=None, pad_seqs=0, pad_routing="routed") -> Batch:
+        """Broadcast the fields to one 1-D shape and check them.
+
+        ``prefill_seqs`` defaults to one sequence wherever there are prefill tokens.
+
+        Raises:
+            SpecError: a negative or non-finite field, or array fields of different lengths (only
+                scalars broadcast).
+        """
+        if prefill_seqs is None:
+            prefill_seqs = np.where(np.asarray(prefill_tokens, dtype=float) > 0, 1.0, 0.0)
+        raw = dict(decode_seqs=decode_seqs, decode_ctx=decode_ctx, prefill_tokens=prefill_tokens,
+                   prefill_ctx=prefill_ctx, prefill_seqs=prefill_seqs)
+        lengths = {k: np.size(v) for k, v in raw.items() if np.ndim(v) > 0}
+        if len(set(lengths.values())) > 1:  # only scalars broadcast: [64] beside 3 contexts is a mistake
+            raise SpecError("batch", "array fields of different lengths: "
+                            + ", ".join(f"{k} {n}" for k, n in lengths.items()),
+                            "give every array field the same length (scalars apply to every row)")
+        try:
+            arrs = np.broadcast_arrays(*[np.atleast_1d(np.asarray(v, dtype=float)) for v in raw.values()])
+        except ValueError:
+            raise SpecError("batch", "field shapes do not broadcast",
+                            "pass scalars or arrays of one common length") from None
+        out = {}
+        for (k, _), a in zip(raw.items(), arrs):
+            if a.ndim != 1:
+                raise SpecError(f"batch.{k}", "must be a scalar or 1-D array", "flatten the input")
+            if not np.all(np.isfinite(a)) or np.any(a < 0):
+                raise SpecError(f"batch.{k}", "must be finite and >= 0", f"give non-negative {k}")
+            out[k] = np.ascontiguousarray(a)
+        if np.any((out["prefill_tokens"] > 0) & (out["prefill_seqs"] <= 0)):
+            raise SpecError("batch.prefill_seqs", "prefill tokens need at least one sequence",
+                            "set prefill_seqs >= 1 where prefill_tokens > 0")
+        if pad_routing not in PAD_ROUTINGS:
+            raise SpecError("batch.pad_routing", f"{pad_routing!r} is not one of {', '.join(PAD_ROUTINGS)}", "give one of those")
+        pad = np.broadcast_to(np.asarray(pad_seqs, dtype=float), out["decode_seqs"].shape)
+        if not np.all(np.isfinite(pad)) or np.any(pad < 0) or np.any(pad > out["decode_seqs"] + 1e-9):
+            raise SpecError("batch.pad_seqs", "must be finite, >= 0 and at most decode_seqs", "give pad_seqs between 0 and decode_seqs")
+        return cls(**out, pad_seqs=np.ascontiguousarray(pad), pad_routing=pad_routing)
+
+    @property
+    def n(self) -> int:
+        return self.decode_seqs.shape[0]
+
+    @classmethod
+    def joined(cls, *parts: Batch) -> Batch:
+        """The rows of ``parts`` one after another, (N₁ + N₂ + …,): :func:`step_cost` prices every row on
+        its own, so one call on the joined batch gives each part's figures end to end (a call's fixed
+        Python cost, about 1-4 ms, is paid once; serve/analytic.py prices a step's three kinds so). ``pad_routing``
+        is that of the parts with padding dummies (rows without dummies do not read it).
+
+        Raises:
+            ValueError: parts with dummies routed differently (one call has one routing).
+        """
+        padded = {p.pad_routing for p in parts if np.any(np.asarray(p.pad_seqs) > 0)}
+        if len(padded) > 1:
+            raise ValueError(f"parts pad their CUDA graphs with different routings {sorted(padded)}: price them apart")
+        arrays = {f.name: np.concatenate([np.broadcast_to(np.asarray(getattr(p, f.name), dtype=float), (p.n,))
+                                          for p in parts]) for f in fields(cls) if f.name != "pad_routing"}
+        return cls(**arrays, pad_routing=padded.pop() if padded else parts[0].pad_routing)
+
+    def tokens(self, query_len: float = 1.0) -> np.ndarray:
+        """Rows processed by the step: decode sequences × ``query_len`` + prefill tokens."""
+        return self.decode_seqs * query_len + self.prefill_tokens
+
+    def halved(self) -> Batch:
+        """One of two equal micro-batches: half the decoding sequences, half the prefill tokens
+        and sequences (a prefill chunk split by its tokens keeps its mean length, so each half
+        carries half the causal attention work — DeepSeek balances it so), same contexts."""
+        return Batch(self.decode_seqs / 2, self.decode_ctx, self.prefill_tokens / 2, self.prefill_ctx,
+                     self.prefill_seqs / 2, np.asarray(self.pad_seqs) / 2, self.pad_routing)
