@@ -2,6 +2,8 @@
 
 - cost/step.py reuses the priced tables of the previous call with the very same inputs (a
   sweep prices each EP layout serially and then under two-batch overlap with the same batch);
+- on a layout with an EP all-to-all it prices the batch and its two-batch-overlap halves in one
+  build (Batch.joined) and cuts the tables apart;
 - the sweep shares KV hand-off times between its (prefill, decode) layout pairs (keyed by the
   lanes and group size they depend on);
 - the default roofline pricer is built without the table-pricer machinery (and so without pandas).
@@ -22,6 +24,7 @@ import pytest
 
 import jalapeno.cost.step as step_mod
 from jalapeno.analysis.sweep import SweepOptions, sweep
+from jalapeno.cost.ops import build_step_ops
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout
@@ -59,6 +62,28 @@ def test_serial_then_overlapped_step_equals_a_fresh_overlapped_step():
         assert _same(getattr(reused, name), getattr(fresh, name)), name
     for k in fresh.attribution_s:
         assert _same(reused.attribution_s[k], fresh.attribution_s[k]), k
+
+
+def test_the_batch_and_its_halves_priced_in_one_build_equal_their_own_builds():
+    pr, lay = load_pricer("gb200-nvl72"), Layout(tp=1, dp=8, ep=8)
+    b = Batch.make(decode_seqs=[8.0, 256.0, 2048.0, 64.0], decode_ctx=8704, prefill_tokens=[0.0, 4096.0, 8192.0, 0.0],
+                   prefill_ctx=1024, pad_seqs=[0.0, 0.0, 0.0, 16.0], pad_routing="masked")
+    step_mod._PRICED.clear()
+    whole, halves = step_mod._priced_tables(R1, pr, lay, FP8, b, 2, halves=True)
+    assert step_mod._priced_tables(R1, pr, lay, FP8, b, 2)[0] is whole  # the memo serves the serial call
+    for got, batch in ((whole, b), (halves, b.halved())):
+        ops, colls = build_step_ops(R1, pr.system.chip, lay, FP8, batch, pr.efficiency, 2,
+                                    step_mod._moe_all_to_all(pr, lay, R1))
+        own = (ops, colls, pr.op_times(ops), pr.collective_times(colls))
+        for g, w in zip(got, own):
+            for f in fields(w):
+                gv, wv = getattr(g, f.name), getattr(w, f.name)
+                if isinstance(wv, np.ndarray):
+                    assert _same(gv, wv), f.name
+                elif f.name == "kn":
+                    assert all(_same(x, y) for gk, wk in zip(gv, wv) for x, y in zip(gk, wk)), f.name
+                else:
+                    assert gv == wv, f.name
 
 
 def test_a_different_batch_layout_or_pricer_is_not_served_from_the_memo():

@@ -37,7 +37,7 @@ A batch whose weights + KV + activations exceed usable HBM is infeasible (``feas
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -52,7 +52,7 @@ from jalapeno.cost.roofline import OpTimes
 from jalapeno.deploy.deployment import MTP, check_memory_fraction, check_mtp, check_overlap_layout, query_len
 from jalapeno.deploy.layout import Layout, for_model, validate_layout
 from jalapeno.deploy.memory_fit import MemoryFit, memory_fit
-from jalapeno.deploy.sharding import sharding
+from jalapeno.deploy.sharding import has_ep_all_to_all, sharding
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import Precision, check_precision
 from jalapeno.specs.model import ModelSpec
@@ -283,7 +283,8 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
                         "give a prefill-only batch (decode_seqs = 0, e.g. --batch 0 --prefill-tokens N) or set cp = 1")
     check_overlap_layout(overlap, model, layout)
     qlen = query_len(mtp)
-    ops, colls, times, cts = _priced_tables(model, pricer, layout, precision, batch, qlen)
+    (ops, colls, times, cts), halves = _priced_tables(model, pricer, layout, precision, batch, qlen,
+                                                      has_ep_all_to_all(model, layout))
     ct, levels, scopes = _expose(cts.time_s, colls, ops, times), cts.level, cts.scope
     n, pp = batch.n, layout.pp
     nc = len(colls.name)
@@ -303,8 +304,7 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
     layer_time = times.time_s[st].sum(axis=0) + ct[stage_c].sum(axis=0)
     hidden = np.zeros(n)
     if overlap == "tbo":
-        layer_time, hidden = _two_batch(model, pricer, layout, precision, batch, qlen, layer_time,
-                                        stage_share, scope_names)
+        layer_time, hidden = _two_batch(model, layout, batch, halves, layer_time, stage_share, scope_names)
     edge_time = times.time_s[~st].sum(axis=0) + ct[edge_c].sum(axis=0)
     p2p = ct[is_p2p].sum(axis=0)
     step_over = step_overhead(eff, layout)
@@ -351,9 +351,10 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
 
 #: The last few (inputs, priced tables) of :func:`_priced_tables`: a sweep prices each layout
 #: twice in a row with the same batch, serially and under two-batch overlap (which adds its
-#: micro-batch tables to the serial ones), so the second call reuses the first's tables.
+#: micro-batch tables to the serial ones), so the second call reuses the first's tables. One call
+#: on a layout with an EP all-to-all leaves two entries (the batch and its halves).
 _PRICED: list[tuple[tuple, tuple]] = []
-_PRICED_KEEP = 2
+_PRICED_KEEP = 4
 
 
 def _moe_all_to_all(pricer: Pricer, layout: Layout, model: ModelSpec) -> bool:
@@ -364,42 +365,78 @@ def _moe_all_to_all(pricer: Pricer, layout: Layout, model: ModelSpec) -> bool:
                              layout.moe_tp, model.moe.top_k if model.moe else None)
 
 
-def _priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
-                   qlen: int) -> tuple[OpTable, CollectiveTable, OpTimes, object]:
-    """The step's op and collective tables (cost/ops.build_step_ops) priced by ``pricer``.
-
-    A call with the very same model, pricer and precision objects, an equal layout and query
-    length and a batch of bitwise-equal arrays returns the tables of the previous call (a pure
-    function of those inputs; the tables are never written to), so results are unchanged.
-    """
+def _batch_key(layout: Layout, qlen: int, batch: Batch) -> tuple:
     arrays = (batch.decode_seqs, batch.decode_ctx, batch.prefill_tokens, batch.prefill_ctx, batch.prefill_seqs,
               np.asarray(batch.pad_seqs, dtype=float))
-    key = (layout, qlen, batch.pad_routing, tuple((a.dtype.str, a.shape, a.tobytes()) for a in arrays))
-    for (m, p, prec, k), out in _PRICED:
-        if m is model and p is pricer and prec is precision and k == key:
-            return out
-    ops, colls = build_step_ops(model, pricer.system.chip, layout, precision, batch, pricer.efficiency, qlen,
-                                _moe_all_to_all(pricer, layout, model))
-    out = (ops, colls, pricer.op_times(ops), pricer.collective_times(colls))
-    _PRICED.insert(0, ((model, pricer, precision, key), out))
+    return (layout, qlen, batch.pad_routing, tuple((a.dtype.str, a.shape, a.tobytes()) for a in arrays))
+
+
+def _columns(table, lo: int, hi: int):
+    """``table`` (an op, collective or priced table of N points) at points ``lo:hi``: every (rows, N)
+    array cut to its columns ``lo:hi`` (views: elementwise NumPy results and sums over rows do not depend
+    on the memory layout), and an op table's (k, n) arrays (N,) to their items ``lo:hi``; per-row fields are kept."""
+    cut = {}
+    for name in table.__dataclass_fields__:
+        v = getattr(table, name)
+        if isinstance(v, np.ndarray) and v.ndim == 2:
+            cut[name] = v[:, lo:hi]
+        elif name == "kn":
+            cut[name] = tuple(tuple(x[lo:hi] if isinstance(x, np.ndarray) and x.ndim == 1 else x for x in kn)
+                              for kn in v)
+    return replace(table, **cut)
+
+
+def _priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
+                   qlen: int, halves: bool = False) -> tuple[tuple, tuple | None]:
+    """The step's op and collective tables (cost/ops.build_step_ops) priced by ``pricer``, and where
+    ``halves`` those of ``batch.halved()`` (the two-batch-overlap micro-batch; None else).
+
+    With ``halves`` one build prices the batch and its halves side by side (Batch.joined: every
+    point is priced on its own, so each part's tables are those a call of its own gives; the call's
+    fixed cost is paid once). A call with the very same model, pricer and precision objects, an
+    equal layout and query length and a batch of bitwise-equal arrays returns the tables of an
+    earlier call (a pure function of those inputs; the tables are never written to), so results
+    are unchanged.
+    """
+    def cached(key):
+        for (m, p, prec, k), out in _PRICED:
+            if m is model and p is pricer and prec is precision and k == key:
+                return out
+        return None
+
+    def price(b: Batch) -> tuple:
+        ops, colls = build_step_ops(model, pricer.system.chip, layout, precision, b, pricer.efficiency, qlen,
+                                    _moe_all_to_all(pricer, layout, model))
+        return ops, colls, pricer.op_times(ops), pricer.collective_times(colls)
+
+    half = batch.halved() if halves else None
+    keys = [_batch_key(layout, qlen, batch)] + ([_batch_key(layout, qlen, half)] if halves else [])
+    outs = [cached(k) for k in keys]
+    if all(o is not None for o in outs):
+        return outs[0], outs[1] if halves else None
+    if halves:
+        n = batch.n
+        joined = price(Batch.joined(batch, half))
+        outs = [tuple(_columns(t, 0, n) for t in joined), tuple(_columns(t, n, 2 * n) for t in joined)]
+    else:
+        outs = [price(batch)]
+    for k, out in zip(keys, outs):
+        _PRICED.insert(0, ((model, pricer, precision, k), out))
     del _PRICED[_PRICED_KEEP:]
-    return out
+    return outs[0], outs[1] if halves else None
 
 
-def _two_batch(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
-               qlen: int, serial_layer: np.ndarray, share: dict, scope_names) -> tuple[np.ndarray, np.ndarray]:
+def _two_batch(model: ModelSpec, layout: Layout, batch: Batch, halves: tuple, serial_layer: np.ndarray,
+               share: dict, scope_names) -> tuple[np.ndarray, np.ndarray]:
     """Stage time under two-batch overlap where the step can be split (serial elsewhere), and the
     all-to-all time hidden per stage; rewrites ``share`` (the per-stage attribution) in place.
 
-    The micro-batch tables are built by cost/ops.py for half the batch and priced by ``pricer``;
-    cost/overlap.py interleaves them. Attribution: the micro-batches' compute, HBM and launch
-    shares (x2), their blocking collectives (x2) by link scope, and the exposed all-to-all time
-    split over the scopes in proportion to the all-to-all times.
+    The micro-batch tables (``halves``: those of ``batch.halved()``, built by cost/ops.py and priced
+    by the step's pricer in :func:`_priced_tables`) are interleaved by cost/overlap.py. Attribution:
+    the micro-batches' compute, HBM and launch shares (x2), their blocking collectives (x2) by link
+    scope, and the exposed all-to-all time split over the scopes in proportion to the all-to-all times.
     """
-    ops, colls = build_step_ops(model, pricer.system.chip, layout, precision, batch.halved(),
-                                pricer.efficiency, qlen, _moe_all_to_all(pricer, layout, model))
-    times = pricer.op_times(ops)
-    cts = pricer.collective_times(colls)
+    ops, colls, times, cts = halves
     ct = _expose(cts.time_s, colls, ops, times)  # a CP ring shows only where it outlasts its attention
     sh = sharding(model, layout)
     sm = np.where(batch.prefill_tokens > 0, PREFILL_COMM_SM_FRACTION, 0.0)
