@@ -6,6 +6,8 @@ import math
 
 from rich.table import Table
 
+from jalapeno.report.tables import usd_text
+
 
 def _f(x, fmt: str = ".3g") -> str:
     if x is None or (isinstance(x, float) and (math.isnan(x) or math.isinf(x))):
@@ -45,7 +47,7 @@ def agentic_tables(d: dict) -> list[Table]:
     for name, s in d["systems"].items():
         pk, fa = s["peak"], s["fastest"]
         head.add_row(name, _f(pk["tasks_per_hour_per_chip"], ".1f"), _f(pk["tasks_per_hour_per_kw"], ".1f"),
-                     _f(pk["usd_per_task"], ".3f"), f"{_min(pk['task_time_s'])} ({_min(pk['task_time_p90_s'])})",
+                     usd_text(pk["usd_per_task"]), f"{_min(pk['task_time_s'])} ({_min(pk['task_time_p90_s'])})",
                      f"{_min(fa['task_time_s'])} ({_min(fa['task_time_p90_s'])})",
                      _f(fa["tasks_per_hour_per_chip"], ".2f"), pk["bound"], _kv(pk), pk["deployment"])
     turns = Table(title="per turn at peak and at the fastest point: TTFT first / mean / last turn, TPOT, "

@@ -33,7 +33,7 @@ from jalapeno.errors import SpecError
 from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.html import _esc, hover_text
 from jalapeno.report.tables import (CONCURRENCY_CAPTION, PEAK_COLUMN, TOKENS_CAPTION, peak_load, power_caption,
-                                     tier_deployments)
+                                     tier_deployments, usd_text)
 
 if TYPE_CHECKING:
     from jalapeno.analysis.records import ComparisonRecord, PointRecord
@@ -188,7 +188,7 @@ def tables_html(rec: ComparisonRecord) -> str:
     e = html.escape
     head_rows = [[e(n), _fmt(h.peak_throughput_per_chip, ",.0f"), _fmt(h.peak_output_throughput_per_chip, ",.0f"),
                   _fmt(h.peak_tok_s_per_kw[conv], ",.0f"),
-                  _fmt(h.usd_per_mtok_at_peak, ".3f"), e(h.bound_at_peak), e(peak_load(fr.frontier)),
+                  e(usd_text(h.usd_per_mtok_at_peak)), e(h.bound_at_peak), e(peak_load(fr.frontier)),
                   _fmt(h.max_interactivity, ".1f"), _fmt(h.min_e2e_s, ".2f"), e(h.deployment_at_peak)]
                  for n, fr in rec.systems.items() for h in [fr.headline]]
     out = ["<h2>Headline</h2>", _table(["system", PEAK_COLUMN, "out tok/s/chip at peak", f"peak tok/s/kW ({conv})",

@@ -32,7 +32,9 @@ WIDE_BAND = 2.0
 PEAK_COLUMN = "peak tok/s/chip (in+out)"
 #: what the headline's token counts are (docs/metrics.md §2)
 TOKENS_CAPTION = ("tok/s/chip, tok/s/kW and $/M tok count input + output tokens (InferenceX's throughput per GPU); "
-                  "out tok/s/chip at peak: output tokens only, at the same point")
+                  "out tok/s/chip at peak: output tokens only, at the same point; $/M tok: the system's cost per "
+                  "chip-hour (total cost of ownership, cost.usd_per_chip_hour: its source and whether it is an "
+                  "estimate in `jalapeno hardware show NAME`) over the tokens one chip serves in that hour")
 
 
 def power_caption(d: ComparisonRecord) -> str:
@@ -56,6 +58,17 @@ def band_text(lo: float, hi: float, fmt: str) -> str:
         return ""
     wide = lo > 0 and hi > 0 and max(lo, hi) / min(lo, hi) >= WIDE_BAND
     return f" ({_f(lo, fmt)}-{_f(hi, fmt)})" + (f" [wide band: {max(lo, hi) / min(lo, hi):.1f}x]" if wide else "")
+
+
+def usd_text(x) -> str:
+    """A dollar figure to three significant figures without an exponent, ``-`` when missing or not finite:
+    0.00534 -> ``0.00534``, 1.234 -> ``1.23``, 1234.5 -> ``1235`` (a fixed ``.3f`` printed 0.0054 and
+    0.0046 $/M tok both as ``0.005``, hiding a 17% difference)."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "-"
+    if x == 0:
+        return "0"
+    return f"{x:.{max(0, 2 - math.floor(math.log10(abs(x))))}f}"
 
 
 def _f(x, fmt: str = ".3g") -> str:
@@ -121,7 +134,7 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
         head.add_row(name, _f(h.peak_throughput_per_chip, ",.0f") + band(h, "peak_throughput_per_chip", ",.0f"),
                      _f(h.peak_output_throughput_per_chip, ",.0f"),
                      _f(h.peak_tok_s_per_kw[conv], ",.0f") + band(h, "peak_tok_s_per_kw", ",.0f", conv),
-                     _f(h.usd_per_mtok_at_peak, ".3f"), h.bound_at_peak, peak_load(s.frontier),
+                     usd_text(h.usd_per_mtok_at_peak), h.bound_at_peak, peak_load(s.frontier),
                      _f(h.max_interactivity, ".1f") + band(h, "max_interactivity", ".1f"),
                      h.bound_at_max_interactivity, _f(h.min_e2e_s, ".2f"), h.deployment_at_peak)
     for name, why in getattr(d, "infeasible", {}).items():  # compared without them, each with its reason
@@ -249,7 +262,7 @@ def point_table(p: PointRecord, title: str, open_loop: bool = False) -> Table:
         (f"power per chip ({p.power_label})", f"{_f(p.power_w_per_chip, '.0f')} W"),
         ("tok/s per kW", _f(p.tok_s_per_kw, ",.0f")),
         ("J per token", _f(p.j_per_token, ".3f")),
-        ("$ per M tokens", _f(p.usd_per_mtok, ".3f")),
+        ("$ per M tokens", usd_text(p.usd_per_mtok)),
         ("efficiency set", str(getattr(p, "efficiency_source", ""))),
         ("bound", f"{p.bound} ({_f(p.bound_margin, '.2f')}x the next)"
          + (f"; capped by {p.limit}" if p.limit else "")),
