@@ -27,8 +27,9 @@ TOL = 0.10  # issue: within 10%
 SPEC = AgenticSpec("coding-8", 8, 6000, 2500, 350, 2.0)
 GRID = [("gb200-nvl72", 8), ("gb200-nvl72", 32),
         #: round 20 (adp20): with attention-DP prefill priced at the busiest rank the simulator's prefill steps
-        #: carry ~2.7 turns' chunks here (the sessions' turns synchronise through the shared prefill steps), the
-        #: closed form's m = (p/chunk)·t_p/t_d gives ~1.9: task time 82 s against 67 s (serve/sessions.py)
+        #: carry ~3.1 turns' chunks here (the sessions' turns synchronise through the shared prefill steps), the
+        #: closed form's Poisson count g = m/(1 − e^(−m)) gives ~1.75: task time 82 s (analytic) against 67 s
+        #: (simulator); measured in round 23, docs/agentic.md §3 "Open: attention-DP prefill steps"
         pytest.param("jalapeno", 16, marks=pytest.mark.xfail(strict=True, reason="DP prefill-step batching of "
                                                               "synchronised sessions not in the closed form"))]
 
