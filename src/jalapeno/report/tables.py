@@ -62,7 +62,7 @@ def band_text(lo: float, hi: float, fmt: str) -> str:
 
 def usd_text(x) -> str:
     """A dollar figure to three significant figures without an exponent, ``-`` when missing or not finite:
-    0.00534 -> ``0.00534``, 1.234 -> ``1.23``, 1234.5 -> ``1235`` (a fixed ``.3f`` printed 0.0054 and
+    0.00534 -> ``0.00534``, 1.234 -> ``1.23``, 1234.6 -> ``1235`` (Python's rounding: 1234.5 -> ``1234``; a fixed ``.3f`` printed 0.0054 and
     0.0046 $/M tok both as ``0.005``, hiding a 17% difference)."""
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return "-"
