@@ -99,3 +99,23 @@ def test_plan_names_a_point_that_needs_fewer_chips():
         else:
             assert cp.fewest is None and "fewer chips" not in "\n".join(cp.arithmetic())
     assert named >= 1  # the case the docstring names is among them
+
+
+def test_plan_states_cost_per_million_tokens_and_whether_the_price_is_an_estimate(gb200):
+    # GB200's $2.21/GPU-hour is InferenceX's published TCO figure (not an estimate); $/M tok by hand:
+    # $2.21 over the tokens one GPU serves in an hour, rate x 3600 / 1e6 million
+    fr, s = gb200
+    cp = plan_capacity(fr, s, 1e6, "output", 30.0)
+    assert not cp.usd_estimate
+    assert cp.usd_per_mtok == pytest.approx(2.21 / (cp.point.output_throughput_per_chip * 3600 / 1e6))
+    text = "\n".join(cp.arithmetic())
+    assert "cost per M output tokens: $2.21 / (" in text and "estimate" not in text
+    # Jalapeño's $1.43/chip-hour is an estimate (data/systems/jalapeno.toml: estimate = true): said on the cost line
+    jal = load_pricer("jalapeno")
+    sf = system_frontier(load_model("deepseek-r1"), jal, get_workload("1k1k"), get_precision("fp8"),
+                         SweepOptions(serving="agg"))
+    cj = plan_capacity(sf.record(), jal.system, 1e6, "total", 30.0)
+    assert cj.usd_estimate
+    assert cj.usd_per_mtok == pytest.approx(1.43 / (cj.point.throughput_per_chip * 3600 / 1e6))
+    cost = next(line for line in cj.arithmetic() if line.startswith("cost: "))
+    assert "$1.43/chip-hour (an estimate: jalapeno publishes no price" in cost

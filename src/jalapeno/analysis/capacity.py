@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
+from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
 from jalapeno.analysis.records import FrontierRecord, PointRecord
 from jalapeno.errors import InfeasibleDeployment, SpecError
 from jalapeno.specs.hardware import System
@@ -48,6 +48,8 @@ class CapacityPlan:
         packaging: (level name, chips per level, count) per packaging level, innermost first.
         power_w: convention → (power per chip W, its label, fleet power W).
         usd_per_hour: fleet $/hour; delivered_tok_per_s: what the fleet serves (≥ the target).
+        usd_estimate: whether the system's $/chip-hour is a derived estimate (``estimate = true`` in its
+            file, e.g. Jalapeño's, which has no published price) rather than a published TCO figure.
         fewest: (point, chips) of the frontier point above the floor that meets the target with
             the fewest chips, when that is fewer than ``chips`` (instances are whole, so a point
             of lower throughput per chip on a smaller instance can need fewer), else None.
@@ -68,6 +70,13 @@ class CapacityPlan:
     usd_per_hour: float
     delivered_tok_per_s: float
     fewest: tuple[PointRecord, int] | None = None
+    usd_estimate: bool = False
+
+    @property
+    def usd_per_mtok(self) -> float:
+        """$ per million tokens of the target's kind at the plan's point: $/chip-hour over the tokens one
+        chip serves in that hour (tok/s/chip × 3600 / 1e6), as compare's $/M tok (there input + output)."""
+        return self.usd_per_chip_hour / (self.tok_per_s_per_chip * 3600.0 / 1e6)
 
     def target_text(self) -> str:
         """The target as printed: thousands separators from 1,000 tok/s, four significant digits below
@@ -91,7 +100,11 @@ class CapacityPlan:
             lines.append(f"{name}s: ceil({self.chips:,} / {size}) = {n:,}")
         for c, (w, label, total) in self.power_w.items():
             lines.append(f"power ({c}: {label}): {self.chips:,} x {w:,.0f} W = {total / 1e3:,.1f} kW")
-        lines.append(f"cost: {self.chips:,} x ${self.usd_per_chip_hour:.2f}/chip-hour = ${self.usd_per_hour:,.2f}/hour")
+        basis = (f" (an estimate: {self.system} publishes no price; `jalapeno hardware show {self.system}`, "
+                 "cost.usd_per_chip_hour)" if self.usd_estimate else "")
+        lines.append(f"cost: {self.chips:,} x ${self.usd_per_chip_hour:.2f}/chip-hour{basis} = ${self.usd_per_hour:,.2f}/hour")
+        lines.append(f"cost per M {k} tokens: ${self.usd_per_chip_hour:.2f} / ({self.tok_per_s_per_chip:,.1f} tok/s/chip x "
+                     f"3600 s / 1e6) = ${usd_text(self.usd_per_mtok)}")
         lines.append(f"delivered: {self.chips:,} x {self.tok_per_s_per_chip:,.1f} = {self.delivered_tok_per_s:,.0f} "
                      f"tok/s ({self.target_kind}) >= target {self.target_text()}")
         if self.fewest is not None:
@@ -169,4 +182,5 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
         power[c] = (w, label, chips * w)
     return CapacityPlan(system.name, float(target_tok_per_s), target_kind, float(min_interactivity), best, per_chip,
                         per_inst_chips, instances, chips, packaging, power, system.usd_per_chip_hour,
-                        chips * system.usd_per_chip_hour, chips * per_chip, fewest)
+                        chips * system.usd_per_chip_hour, chips * per_chip, fewest,
+                        "(estimate)" in system.sources.get("cost.usd_per_chip_hour", ""))

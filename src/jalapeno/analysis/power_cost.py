@@ -12,6 +12,8 @@ InferenceX's tok/s/MW and $/M tokens do.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from jalapeno.errors import UnknownNameError
@@ -143,3 +145,14 @@ def _root(system):
     from jalapeno.specs.catalog import load_system
 
     return load_system(o.root)
+
+
+def usd_text(x) -> str:
+    """A dollar figure to three significant figures without an exponent, ``-`` when missing or not finite:
+    0.00534 -> ``0.00534``, 1.234 -> ``1.23``, 1234.6 -> ``1235`` (Python's rounding: 1234.5 -> ``1234``; a fixed ``.3f`` printed 0.0054 and
+    0.0046 $/M tok both as ``0.005``, hiding a 17% difference)."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "-"
+    if x == 0:
+        return "0"
+    return f"{x:.{max(0, 2 - math.floor(math.log10(abs(x))))}f}"

@@ -54,7 +54,8 @@ def plan(
                     "tok_per_s_per_chip": cp.tok_per_s_per_chip, "instances": cp.instances, "chips": cp.chips,
                     "packaging": {name: n for name, _, n in cp.packaging},
                     "power_kw": {c: v[2] / 1e3 for c, v in cp.power_w.items()},
-                    "usd_per_hour": cp.usd_per_hour, "delivered_tok_per_s": cp.delivered_tok_per_s,
+                    "usd_per_hour": cp.usd_per_hour, "usd_per_mtok": cp.usd_per_mtok, "usd_estimate": cp.usd_estimate,
+                    "delivered_tok_per_s": cp.delivered_tok_per_s,
                     "fewest_chips": None if cp.fewest is None else {
                         "chips": cp.fewest[1], "deployment": cp.fewest[0].deployment.as_dict(),
                         "point": cp.fewest[0].as_dict()},

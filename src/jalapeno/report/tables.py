@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
+from jalapeno.analysis.power_cost import usd_text
 from jalapeno.errors import SpecError
 
 if TYPE_CHECKING:
@@ -58,17 +59,6 @@ def band_text(lo: float, hi: float, fmt: str) -> str:
         return ""
     wide = lo > 0 and hi > 0 and max(lo, hi) / min(lo, hi) >= WIDE_BAND
     return f" ({_f(lo, fmt)}-{_f(hi, fmt)})" + (f" [wide band: {max(lo, hi) / min(lo, hi):.1f}x]" if wide else "")
-
-
-def usd_text(x) -> str:
-    """A dollar figure to three significant figures without an exponent, ``-`` when missing or not finite:
-    0.00534 -> ``0.00534``, 1.234 -> ``1.23``, 1234.6 -> ``1235`` (Python's rounding: 1234.5 -> ``1234``; a fixed ``.3f`` printed 0.0054 and
-    0.0046 $/M tok both as ``0.005``, hiding a 17% difference)."""
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "-"
-    if x == 0:
-        return "0"
-    return f"{x:.{max(0, 2 - math.floor(math.log10(abs(x))))}f}"
 
 
 def _f(x, fmt: str = ".3g") -> str:
