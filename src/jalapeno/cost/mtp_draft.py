@@ -64,7 +64,7 @@ def mtp_draft_s(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pre
     Args:
         model, layout, precision: the deployment (the MTP module runs in its precision).
         pricer: the step's pricer (its MoE and attention backends included).
-        batch: a decode-only cost/step.Batch of N points (the step's decoding sequences and their
+        batch: a decode-only cost/batch.Batch of N points (the step's decoding sequences and their
             mean context; prefill sequences draft nothing here).
         mtp: the MTP setting (k = ``mtp.draft_tokens``).
         all_to_all: the engine runs the MoE all-to-all where the layout has one (as the step).

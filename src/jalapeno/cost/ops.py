@@ -74,7 +74,7 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
     """Op and collective tables of one step for one chip of the heaviest stage.
 
     Args:
-        batch: a :class:`jalapeno.cost.step.Batch` (arrays of shape (N,) for the whole instance).
+        batch: a :class:`jalapeno.cost.batch.Batch` (arrays of shape (N,) for the whole instance).
         eff: the efficiency set; the op table reads only what the implementation does (MoE
             load skew and token passes), never a time.
         query_len: rows per decoding sequence (1, or 1 + drafts for an MTP verify step).
@@ -170,9 +170,9 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
             share = (phi * busiest_rank_share(m.num_experts, m.decode_routing_sigma, layout.ep, layout.eplb)
                      + (1.0 - phi) * share)
         # the identical dummies' picks count as one more token for the experts touched
-        extra = np.where(pad_rows > 0, 1.0, 0.0) if mode == "one_token" else 0.0
-        cover = busiest_rank_assignments(routed + extra, m.top_k, layout.ep, eff.moe_load_skew, share)
         load = busiest_rank_assignments(routed, m.top_k, layout.ep, eff.moe_load_skew, share)
+        cover = load if mode != "one_token" else busiest_rank_assignments(
+            routed + np.where(pad_rows > 0, 1.0, 0.0), m.top_k, layout.ep, eff.moe_load_skew, share)
         if mode == "one_token":  # the ranks holding the dummies' k experts: a mean rank plus every dummy's row
             load = np.maximum(load, routed * m.top_k / layout.ep + pad_rows * math.ceil(m.top_k / layout.ep))
         if mixed:  # the rank's assignments as tokens' worth of traffic, as experts_touched_on_rank reads them

@@ -287,7 +287,7 @@ class Deployment:
             of n sequences per rank runs the smallest captured size >= n, the rest dummy sequences
             of one context token (serve/limits.graph_padded); above the largest it runs eagerly.
             None = no padding modelled (a step runs at its own batch).
-        cuda_graph_pad_routing: how the engine's MoE router treats those dummies (cost/step.Batch
+        cuda_graph_pad_routing: how the engine's MoE router treats those dummies (cost/batch.Batch
             ``pad_routing``; deploy/graph_capture.pad_routing by engine): ``routed`` (like independent
             tokens; the default), ``masked`` (top-k ids set to -1: no expert, no all-to-all) or
             ``one_token`` (identical dummies: one top-k set).

@@ -116,11 +116,11 @@ def captured_sizes(engine: str, version: str, max_batch: int, speculative: bool 
     return vllm_capture_sizes(max_batch)
 
 
-#: how a padding engine's MoE routes its dummies (cost/step.Batch ``pad_routing``): as independent tokens, not
+#: how a padding engine's MoE routes its dummies (cost/batch.Batch ``pad_routing``): as independent tokens, not
 #: at all (top-k ids -1), or all as one token (identical dummies)
 PAD_ROUTINGS = ("routed", "masked", "one_token")
 
-#: How each engine family's MoE router treats its CUDA-graph padding dummies (cost/step.Batch ``pad_routing``):
+#: How each engine family's MoE router treats its CUDA-graph padding dummies (cost/batch.Batch ``pad_routing``):
 #:
 #: - TensorRT-LLM: ``one_token``. The padding dummy is one generation request repeated
 #:   (``cuda_graph_runner._get_padded_batch``), made by ``KVCacheManager.add_dummy_requests`` with
