@@ -2,7 +2,8 @@
 
 Expected values by hand from aiconfigurator-core 0.12.0's vLLM ``moe_perf`` tables
 (systems/data/{b200_sxm,b300_sxm}/moe/vllm/0.24.0/moe_perf.parquet), MiniMax-M2.5's routed-expert shape
-(hidden 3072, intermediate 1536, 256 experts, top-8), ``fp8_block``, balanced routing, MoE TP1,
+(hidden 3072, intermediate 1536, 256 experts, top-8), ``fp8_block``, balanced routing, MoE TP1 (expert TP
+rows further down),
 kernel_source ``vllm_fp8moe_flashinfer_trtllm_trtllmfp8expertsmonolithic`` (the kernel vLLM selects when
 the collector builds its FusedMoE layer), ms per layer:
 
@@ -64,9 +65,35 @@ def test_measured_kernel_is_under_the_hbm_roofline(minimax):
     assert 6.2e12 < weights_b / t < 8e12  # 6.34 TB/s measured, B200's HBM 8 TB/s
 
 
-def test_expert_tp_reads_the_ep_row(minimax):
-    p = with_moe_backend(load_any_pricer("b200", "calibrated"), "flashinfer_trtllm", minimax, Layout(tp=4))
-    assert isinstance(p, MeasuredMoePricer) and p.curve.width_split == 4 and p.curve.inter == 1536 / 4
+# Expert TP (MoE TP = attention TP, no --enable-expert-parallel): the same tables measure it, and it is slower
+# than the EP row of as many ranks at the same weight bytes per rank (each expert's slice is t times narrower),
+# ms per layer, same kernel_source, balanced, MoE EP1:
+#     tokens            4       64      512
+#     B200  TP4     0.0476  0.1625   0.2405      (EP4: 0.0456 0.1630 0.1924)
+#     B300  TP4     0.0454  0.1635   0.2331      (EP4: 0.0419 0.1630 0.1913)
+#     B300  TP2     0.0622  0.2857   0.3874      (EP2: 0.0607 0.2872 0.3208)
+TP_TABLE_MS = {("b200", 4): {4: 0.0476, 64: 0.1625, 512: 0.2405},
+               ("b300", 4): {4: 0.0454, 64: 0.1635, 512: 0.2331},
+               ("b300", 2): {4: 0.0622, 64: 0.2857, 512: 0.3874}}
+
+
+@pytest.mark.parametrize("system, tp", sorted(TP_TABLE_MS))
+def test_expert_tp_reads_its_own_measured_row(minimax, system, tp):
+    p = with_moe_backend(load_any_pricer(system, "calibrated"), "flashinfer_trtllm", minimax, Layout(tp=tp))
+    assert isinstance(p, MeasuredMoePricer) and p.curve.width_split == 1 and p.curve.inter == 1536 / tp
+    assert p.curve.experts_on_rank == 256  # a rank of MoE TP t EP1 holds a slice of every expert
+    tokens = np.array(list(TP_TABLE_MS[system, tp]), dtype=float)
+    got_ms = p.curve(tokens * 8) * 1e3  # the rank takes every token's top-8 assignments
+    np.testing.assert_allclose(got_ms, list(TP_TABLE_MS[system, tp].values()), atol=1e-4)
+
+
+def test_expert_tp_at_decode_is_slower_than_the_ep_reading(minimax):
+    # at 512 tokens the B300 TP4 row is 1.22x the EP4 row (0.2331 / 0.1913 ms): pricing TP4 as EP4 was too fast
+    pr = load_any_pricer("b300", "calibrated")
+    tp4 = with_moe_backend(pr, "flashinfer_trtllm", minimax, Layout(tp=4))
+    ep4 = with_moe_backend(pr, "flashinfer_trtllm", minimax, Layout(tp=4, ep=4))
+    assert tp4.curve(np.array([512.0 * 8]))[0] / ep4.curve(np.array([512.0 * 8 / 4]))[0] == pytest.approx(
+        0.2331 / 0.1913, rel=2e-3)
 
 
 def test_chips_without_vllm_tables_keep_the_calibrated_pricer(minimax):

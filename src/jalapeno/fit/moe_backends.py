@@ -299,12 +299,20 @@ VLLM_TABLES: dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]] = {
                                    "vllm_fp8moe_flashinfer_trtllm_trtllmfp8expertsmodular"))
     for name, sdir in (("b200", "b200_sxm"), ("b300", "b300_sxm"))
 }
+#: expert-TP sizes of the vLLM curves: every size the vLLM tables measure. vLLM's recipes do run expert TP
+#: (MiniMax-M2.5 at TP2/TP4 without ``--enable-expert-parallel``: MoE TP = attention TP), and a TP-t rank runs
+#: every expert t times narrower, which these kernels pay for at decode sizes: at MiniMax-M2.5's shape (3072 x
+#: 1536, 256 experts, top-8) the B300 FP8 table measures TP4 0.233 ms against EP4 0.191 ms at 512 tokens
+#: (1.22x, same weight bytes per rank), TP2 0.387 against EP2 0.321 ms (1.21x). Read from the EP-(t·ep) row
+#: instead (cost/moe_backend.py, "Expert TP read as expert parallelism"), those layouts were priced too fast.
+VLLM_MOE_TP = (1, 2, 4, 8)
 
 
 def vllm_curves(name: str, backend: str, shapes) -> tuple[list[dict], dict]:
     """(curves, report) of vLLM's ``backend`` kernels on system ``name`` (:data:`VLLM_TABLES`) at ``shapes``:
-    the balanced-routing rows of the newest vLLM ``moe_perf`` table, one curve per (shape, EP) at expert TP 1
-    (:data:`MOE_TP`; expert TP is read from the EP row, cost/moe_backend.py), fastest of repeated rows.
+    the balanced-routing rows of the newest vLLM ``moe_perf`` table, one curve per (shape, expert TP, EP) at every
+    expert TP the table measures (:data:`VLLM_MOE_TP`; cost/moe_backend.py reads a layout's own expert-TP curve
+    before the EP-row reading), fastest of repeated rows.
 
     Raises:
         SpecError: the package lacks the table (``pip install -e ".[calibrate]"``).
@@ -312,7 +320,7 @@ def vllm_curves(name: str, backend: str, shapes) -> tuple[list[dict], dict]:
     sdir, dtype, fmt, sources = VLLM_TABLES[name, backend]
     df, version = load_table(sdir, "moe", "moe_perf", backend="vllm")
     table = f"aiconfigurator {sdir} vllm {version} moe_perf"
-    got = _balanced_curves(df, sources, dtype, shapes, moe_tp=MOE_TP)
+    got = _balanced_curves(df, sources, dtype, shapes, moe_tp=VLLM_MOE_TP)
     curves = [{"system": name, "backend": backend, "fmt": fmt, "hidden": h, "inter": inter, "experts": e,
                "top_k": top, "moe_tp": tp, "ep": ep, "table": table, "tokens": tokens, "latency_ms": lat}
               for (h, inter, e, top, tp, ep), (tokens, lat) in sorted(got.items())]
