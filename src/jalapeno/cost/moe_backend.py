@@ -197,6 +197,16 @@ class MeasuredMoePricer(_WrapsPricer):
         net = None if base.network_s is None else base.network_s * scale
         return OpTimes(base.compute_s * scale, base.memory_s * scale, base.overhead_s * scale, base.time_s * scale, net)
 
+    def curves(self) -> dict[tuple[str, str], MoeCurve]:
+        """{(compute format, stored weight format): curve} of this pricer and the measured-MoE pricers it wraps
+        (cost/pricer.with_moe_backend wraps one per kernel format of a backend: vLLM's ``flashinfer_trtllm``
+        runs FP8 and NVFP4 experts)."""
+        out, p = {}, self
+        while isinstance(p, MeasuredMoePricer):
+            out.setdefault((p.curve.fmt, p.curve.weights), p.curve)
+            p = p.inner
+        return out
+
     def with_efficiency(self, efficiency):
         ref = None if self.reference is None else self.reference.with_efficiency(efficiency)
         return replace(self, inner=self.inner.with_efficiency(efficiency), reference=ref)

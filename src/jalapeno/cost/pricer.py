@@ -224,28 +224,30 @@ def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pric
     """
     from jalapeno.cost.moe import busiest_rank_assignments
     from jalapeno.cost.moe_backend import KernelMoePricer, MeasuredMoePricer, MoeCurve
-    from jalapeno.specs.moe_backends import moe_backend_curve, moe_backend_kernel
+    from jalapeno.specs.moe_backends import moe_backend_curves, moe_backend_kernel
 
     if backend is None or model.moe is None or (layout.eplb or 0) > 0:
         return pricer
     m = model.moe
-    got = moe_backend_curve(_root(pricer.system), backend, model.hidden_size, m.expert_intermediate, m.num_experts,
-                            m.top_k, layout.moe_tp, layout.ep)
+    got = moe_backend_curves(_root(pricer.system), backend, model.hidden_size, m.expert_intermediate, m.num_experts,
+                             m.top_k, layout.moe_tp, layout.ep)
     split = 1
-    if got is None and layout.moe_tp > 1:  # expert TP t read as expert parallelism t·ep (cost/moe_backend.py)
-        got = moe_backend_curve(_root(pricer.system), backend, model.hidden_size, m.expert_intermediate, m.num_experts,
-                                m.top_k, 1, layout.moe_tp * layout.ep)
+    if not got and layout.moe_tp > 1:  # expert TP t read as expert parallelism t·ep (cost/moe_backend.py)
+        got = moe_backend_curves(_root(pricer.system), backend, model.hidden_size, m.expert_intermediate, m.num_experts,
+                                 m.top_k, 1, layout.moe_tp * layout.ep)
         split = layout.moe_tp
-    if got is None:  # measured at another shape or layout only: the backend's fitted form, if any
+    if not got:  # measured at another shape or layout only: the backend's fitted form, if any
         k = moe_backend_kernel(_root(pricer.system), backend)
         return pricer if k is None else KernelMoePricer(pricer, k["fmt"], k["peak_fraction"], k["half_rows"],
                                                         k["hbm_fraction"], backend, f"{k['system']} {backend} {k['table']}",
                                                         k["floor_s"] if k.get("floor_applied") else None)
-    fmt, weights, tokens, latency_s, label = got
-    load = busiest_rank_assignments(np.asarray(tokens, dtype=float), m.top_k, layout.ep * split, 0.0)
-    curve = MoeCurve(float(model.hidden_size), float(m.expert_intermediate / layout.moe_tp), fmt, load,
-                     np.asarray(latency_s, dtype=float), label, weights, m.num_experts / (layout.ep * split), split)
-    return MeasuredMoePricer(pricer, curve, backend, _root_chip_pricer(pricer))
+    reference, out = _root_chip_pricer(pricer), pricer
+    for fmt, weights, tokens, latency_s, label in got:  # one wrapper per kernel format, each pricing its own ops
+        load = busiest_rank_assignments(np.asarray(tokens, dtype=float), m.top_k, layout.ep * split, 0.0)
+        curve = MoeCurve(float(model.hidden_size), float(m.expert_intermediate / layout.moe_tp), fmt, load,
+                         np.asarray(latency_s, dtype=float), label, weights, m.num_experts / (layout.ep * split), split)
+        out = MeasuredMoePricer(out, curve, backend, reference)
+    return out
 
 
 def with_attention_backend(pricer: Pricer, backend: str | None, kv_format: str | None = None) -> Pricer:

@@ -133,6 +133,11 @@ def measured_curves(systems=tuple(SYSTEM_DIRS), repo: str | None = None) -> tupl
         curves += got
         if got:
             report.setdefault(name, {})[backend] = rep
+    for name, backend in VLLM_NVFP4_TABLES:
+        got, rep = vllm_curves(name, backend, shapes, VLLM_NVFP4_TABLES)
+        curves += got
+        if got:
+            report.setdefault(name, {}).setdefault(backend, {})["nvfp4"] = rep
     return curves, report
 
 
@@ -299,6 +304,22 @@ VLLM_TABLES: dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]] = {
                                    "vllm_fp8moe_flashinfer_trtllm_trtllmfp8expertsmodular"))
     for name, sdir in (("b200", "b200_sxm"), ("b300", "b300_sxm"))
 }
+#: vLLM's NVFP4 MoE kernels, the same way (round 24): vLLM's NVFP4 MoE oracle tries FLASHINFER_TRTLLM first
+#: (vllm-project/vllm vllm/model_executor/layers/fused_moe/oracle/nvfp4.py ``select_nvfp4_moe_backend``:
+#: FLASHINFER_TRTLLM, FLASHINFER_CUTEDSL, FLASHINFER_CUTLASS, VLLM_CUTLASS, MARLIN; one oracle for ModelOpt and
+#: compressed-tensors NVFP4), and the collector recorded FlashInfer's TRT-LLM-gen NVFP4 experts
+#: (``TrtLlmNvFp4ExpertsMonolithic``, ``...Modular``) at every catalog shape of the B200/B300 0.24.0 tables. The
+#: table's rows are a compressed-tensors checkpoint's; a ModelOpt NVFP4 checkpoint (nvidia/MiniMax-M2.5-NVFP4)
+#: runs the same kernels on the same NVFP4 group-16 layout (named assumption). Cross-check: aiconfigurator's
+#: vLLM 0.19.0 B200 table, the release the MiniMax-M2.5 NVFP4 rows ran, measures ``vllm_flashinfer_trtllm_moe_fp4``
+#: within 5% of the 0.24.0 curve at MiniMax's shape (tests/unit/test_vllm_flashinfer_moe.py). (system, backend) →
+#: as :data:`VLLM_TABLES`; written under the report's ``nvfp4`` part.
+VLLM_NVFP4_TABLES: dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]] = {
+    (name, "flashinfer_trtllm"): (sdir, "nvfp4", "fp4",
+                                  ("vllm_compressedtensorsw4a4nvfp4moe_flashinfer_trtllm_trtllmnvfp4expertsmonolithic",
+                                   "vllm_compressedtensorsw4a4nvfp4moe_flashinfer_trtllm_trtllmnvfp4expertsmodular"))
+    for name, sdir in (("b200", "b200_sxm"), ("b300", "b300_sxm"))
+}
 #: expert-TP sizes of the vLLM curves: every size the vLLM tables measure. vLLM's recipes do run expert TP
 #: (MiniMax-M2.5 at TP2/TP4 without ``--enable-expert-parallel``: MoE TP = attention TP), and a TP-t rank runs
 #: every expert t times narrower, which these kernels pay for at decode sizes: at MiniMax-M2.5's shape (3072 x
@@ -308,8 +329,9 @@ VLLM_TABLES: dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]] = {
 VLLM_MOE_TP = (1, 2, 4, 8)
 
 
-def vllm_curves(name: str, backend: str, shapes) -> tuple[list[dict], dict]:
-    """(curves, report) of vLLM's ``backend`` kernels on system ``name`` (:data:`VLLM_TABLES`) at ``shapes``:
+def vllm_curves(name: str, backend: str, shapes, tables=None) -> tuple[list[dict], dict]:
+    """(curves, report) of vLLM's ``backend`` kernels on system ``name`` (``tables``: :data:`VLLM_TABLES`, the
+    default, or :data:`VLLM_NVFP4_TABLES`) at ``shapes``:
     the balanced-routing rows of the newest vLLM ``moe_perf`` table, one curve per (shape, expert TP, EP) at every
     expert TP the table measures (:data:`VLLM_MOE_TP`; cost/moe_backend.py reads a layout's own expert-TP curve
     before the EP-row reading), fastest of repeated rows.
@@ -317,7 +339,7 @@ def vllm_curves(name: str, backend: str, shapes) -> tuple[list[dict], dict]:
     Raises:
         SpecError: the package lacks the table (``pip install -e ".[calibrate]"``).
     """
-    sdir, dtype, fmt, sources = VLLM_TABLES[name, backend]
+    sdir, dtype, fmt, sources = (VLLM_TABLES if tables is None else tables)[name, backend]
     df, version = load_table(sdir, "moe", "moe_perf", backend="vllm")
     table = f"aiconfigurator {sdir} vllm {version} moe_perf"
     got = _balanced_curves(df, sources, dtype, shapes, moe_tp=VLLM_MOE_TP)

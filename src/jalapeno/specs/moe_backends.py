@@ -22,8 +22,9 @@ from types import MappingProxyType
 from jalapeno.errors import SpecError
 
 #: backend names a recipe may give (TensorRT-LLM ``moe_config.backend``, lower case; ``marlin``: vLLM's
-#: Marlin MoE, ``VLLM_MXFP4_USE_MARLIN=1``; ``flashinfer_trtllm``: vLLM's FlashInfer TRT-LLM-gen FP8 MoE,
-#: ``--moe-backend flashinfer_trtllm``, measured by vLLM's own tables: fit/moe_backends.VLLM_TABLES)
+#: Marlin MoE, ``VLLM_MXFP4_USE_MARLIN=1``; ``flashinfer_trtllm``: vLLM's FlashInfer TRT-LLM-gen FP8 block-scale and
+#: NVFP4 MoE, ``--moe-backend flashinfer_trtllm``, measured by vLLM's own tables: fit/moe_backends.VLLM_TABLES,
+#: VLLM_NVFP4_TABLES)
 MOE_BACKENDS: tuple[str, ...] = ("trtllm", "cutlass", "cutedsl", "deepgemm", "wideep", "triton", "vanilla", "marlin",
                                  "flashinfer_trtllm")
 #: Backends whose routed experts run another backend's kernels, priced by that one's measurements.
@@ -54,19 +55,24 @@ def _data() -> MappingProxyType:
     curves = {}
     for c in raw.get("curve", []):
         key = (c["system"], c["backend"], c["hidden"], c["inter"], c["experts"], c["top_k"], c["moe_tp"], c["ep"])
-        if key in curves:  # one kernel per backend and layout: the script writes each shape in one format
-            raise SpecError("moe_backends.toml", f"two curves for {key}", "rerun scripts/fit_moe_backends.py")
-        curves[key] = (c["fmt"], c.get("weights", ""), tuple(c["tokens"]), tuple(v * 1e-3 for v in c["latency_ms"]),
-                       f"{c['system']} {c['backend']} {c['table']}")
-    return MappingProxyType({"curves": MappingProxyType(curves), "report": raw.get("report", {})})
+        kind = (c["fmt"], c.get("weights", ""))
+        got = curves.setdefault(key, {})
+        if kind in got:  # one kernel per backend, layout and format
+            raise SpecError("moe_backends.toml", f"two curves for {key} in {kind}", "rerun scripts/fit_moe_backends.py")
+        got[kind] = (c["fmt"], c.get("weights", ""), tuple(c["tokens"]), tuple(v * 1e-3 for v in c["latency_ms"]),
+                     f"{c['system']} {c['backend']} {c['table']}")
+    return MappingProxyType({"curves": MappingProxyType({k: tuple(v.values()) for k, v in curves.items()}),
+                             "report": raw.get("report", {})})
 
 
-def moe_backend_curve(system: str, backend: str, hidden: int, inter: int, experts: int, top_k: int, moe_tp: int,
-                      ep: int) -> tuple[str, str, tuple[float, ...], tuple[float, ...], str] | None:
-    """(compute format, stored weight format where it names kernels of its own ("mxfp4"; "" for NVFP4),
-    tokens of the EP group, measured latency per layer in s, label) of ``backend``'s routed-expert
-    block (its kernels' backend's, :data:`KERNELS_OF`) on ``system`` at one shape (``inter``: the full expert intermediate size; ``moe_tp``: tensor
-    parallelism inside each expert), or None when not measured.
+def moe_backend_curves(system: str, backend: str, hidden: int, inter: int, experts: int, top_k: int, moe_tp: int,
+                       ep: int) -> tuple[tuple[str, str, tuple[float, ...], tuple[float, ...], str], ...]:
+    """Every measured curve of ``backend``'s routed-expert block (its kernels' backend's, :data:`KERNELS_OF`) on
+    ``system`` at one shape (``inter``: the full expert intermediate size; ``moe_tp``: tensor parallelism inside each
+    expert), one per kernel format, each (compute format, stored weight format where it names kernels of its own
+    ("mxfp4"; "" otherwise), tokens of the EP group, measured latency per layer in s, label); () when not measured.
+    One backend name may run several formats (vLLM's ``flashinfer_trtllm``: FP8 block-scale and NVFP4 experts); a
+    routed-expert op is priced by the curve of its own format (cost/moe_backend.MeasuredMoePricer).
 
     Raises:
         SpecError: an unknown backend name.
@@ -74,7 +80,7 @@ def moe_backend_curve(system: str, backend: str, hidden: int, inter: int, expert
     check_moe_backend(backend)
     backend = KERNELS_OF.get(backend, backend)
     return _data()["curves"].get((system, backend, int(hidden), int(inter), int(experts), int(top_k), int(moe_tp),
-                                  int(ep)))
+                                  int(ep)), ())
 
 
 def moe_backend_report(system: str, backend: str) -> dict:
