@@ -31,7 +31,8 @@ SWEEPS = Path(__file__).resolve().parents[1] / "data" / "validation" / "aic_swee
 _KEYS = {"system", "model", "engine", "version", "precision", "measured", "config_key", "spec", "mtp_draft",
          "mtp_draft_dp_attention", "source", "adp_balance_timeout_iters", "max_batch_dp_attention", "kv_dtype",
          "moe_backend", "batch_wait_timeout_iters", "batch_wait_max_tokens_ratio", "batch_wait_workload",
-         "batch_wait_from_concurrency", "batch_wait_below_tp", "expert_parallel", "max_num_batched_tokens", "memory_fraction"}
+         "batch_wait_from_concurrency", "batch_wait_below_tp", "expert_parallel", "max_num_batched_tokens", "memory_fraction",
+         "dp_attention_ep"}
 #: ``max_batch_dp_attention``: the launch script's per-rank ``max_batch_size`` under attention DP as
 #: ``conc/N`` (CONC / N, CONC itself below N: ``$(( CONC < N ? CONC : CONC / N ))``) or ``conc/dp``
 #: (``$((CONC/TP))`` with TP the attention-DP degree).
@@ -79,6 +80,10 @@ class Sweep:
     #: ``[ "$EP_SIZE" -ge 1 ]`` holds for the sweep matrix's default ep 1): MoE EP over every chip of the
     #: instance (:func:`with_sweep_expert_parallel`); False = the row's own MoE layout
     expert_parallel: bool = False
+    #: the script runs every attention-DP pool with DeepEP expert parallelism over the pool's chips (SGLang
+    #: ``--tp-size N --dp-size N --enable-dp-attention --enable-deepep-moe``: InferenceX's "DEP N"), where the
+    #: rows' fields write SGLang's tp-size as MoE TP N (:func:`with_sweep_expert_parallel`); False = the fields
+    dp_attention_ep: bool = False
     #: the vLLM script's ``--max-num-batched-tokens`` (TensorRT-LLM's ``--max_num_tokens``) (:data:`_BATCHED`: "2048"
     #: or "2*isl"): tokens one step processes, decode rows and prompt chunks together; "" = the script passes none
     max_num_batched_tokens: str = ""
@@ -190,6 +195,10 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
         if "memory_fraction" in e and (isinstance(mf, bool) or not isinstance(mf, (int, float)) or not 0 < mf <= 1):
             raise SpecError(f"{where}.memory_fraction", repr(mf),
                             "give the launch script's --gpu-memory-utilization, a fraction in (0, 1]")
+        if not isinstance(e.get("dp_attention_ep", False), bool):
+            raise SpecError(f"{where}.dp_attention_ep", repr(e["dp_attention_ep"]),
+                            "write true where the launch scripts run attention-DP pools with DeepEP expert parallelism, "
+                            "else leave it out")
         if not isinstance(e.get("expert_parallel", False), bool):
             raise SpecError(f"{where}.expert_parallel", repr(e["expert_parallel"]),
                             "write true where the launch script always passes --enable-expert-parallel, else leave it out")
@@ -373,12 +382,40 @@ def with_sweep_kernels(dep, sweep: Sweep | None):
     return replace(dep, **kw), f"{', '.join(said)}: InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)"
 
 
+def _dp_attention_ep(dep, sweep: Sweep):
+    """(deployment, note): each pool of a disaggregated ``dep`` that runs attention DP over all its chips
+    (TP 1, DP k > 1) and MoE TP k in the row's fields, with MoE EP k instead (``Sweep.dp_attention_ep``).
+
+    >>> from jalapeno.deploy.deployment import Deployment, Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.formats import get_precision
+    >>> s = Sweep("gb200-nvl72", "deepseek-r1", "sglang", "0.5.5.post2", "fp4", "2025-12-21", "k", "none", "",
+    ...           dp_attention_ep=True)
+    >>> d, note = _dp_attention_ep(Deployment(get_precision("fp4"), Pool(Layout(dp=32), 1),
+    ...                                       prefill=Pool(Layout(tp=4), 1)), s)
+    >>> d.decode.layout.label, d.prefill.layout.label
+    ('attn TP1 DP32 · MoE TP1 EP32', 'attn TP4 DP1 · MoE TP4 EP1')
+    """
+    pools, moved = {}, []
+    for role in ("prefill", "decode"):
+        pool = getattr(dep, role)
+        lay = pool.layout
+        if lay.tp == 1 and lay.dp > 1 and lay.ep == 1:
+            pools[role] = replace(pool, layout=replace(lay, ep=lay.stage_chips))
+            moved.append(f"{role} DEP{lay.dp} (fields: MoE TP{lay.moe_tp} EP1)")
+    if not moved:
+        return dep, ""
+    return (replace(dep, **pools), f"{', '.join(moved)}: InferenceX sweep {sweep.config_key}'s scripts run attention-DP "
+            "pools with DeepEP expert parallelism (data/validation/aic_sweeps.toml)")
+
+
 def with_sweep_expert_parallel(dep, sweep: Sweep | None):
     """(deployment, note) of an aggregated row whose sweep's launch script always passes vLLM's
     ``--enable-expert-parallel`` (``expert_parallel``): ``dep`` with MoE EP over every chip of its
     instance (``ep = tp * dp``, MoE TP 1: each chip holds whole experts, vLLM's expert-parallel layout),
-    where the row's fields say MoE TP. ``dep`` and "" otherwise (no such sweep, a disaggregated row, one
-    chip, or EP already over every chip).
+    where the row's fields say MoE TP; for a disaggregated row whose sweep says ``dp_attention_ep``, each
+    attention-DP pool with MoE EP over its chips (:func:`_dp_attention_ep`). ``dep`` and "" otherwise (no such
+    sweep, one chip, or EP already over every chip).
 
     Why it matters: under MoE TP every chip reads its 1/tp slice of each expert the step touches; under EP
     the busiest chip reads the whole experts routed to it, more at small batches (cost/moe.py).
@@ -393,6 +430,8 @@ def with_sweep_expert_parallel(dep, sweep: Sweep | None):
     >>> with_sweep_expert_parallel(Deployment(get_precision("fp8"), Pool(Layout(tp=8, ep=8))), s)[1]
     ''
     """
+    if sweep is not None and dep is not None and dep.prefill is not None and sweep.dp_attention_ep:
+        return _dp_attention_ep(dep, sweep)
     if sweep is None or dep is None or dep.prefill is not None or not sweep.expert_parallel:
         return dep, ""
     lay = dep.decode.layout

@@ -1,0 +1,67 @@
+"""SGLang 0.5.5.post2 GB200 disaggregated aiconfigurator rows: attention-DP pools run DeepEP (InferenceX "DEP N").
+
+Expected layouts read by hand, not from the code:
+- the rows are real rows of aiconfigurator-core 0.12.0's ``systems/silicon_sample.csv`` (config_id 259:
+  prefill 4 workers, ``prefill_attention_dp_size`` 4, ``prefill_moe_tp_size`` 4, ``prefill_moe_ep_size`` 1; decode 1
+  worker, attention DP 32, MoE TP 32, EP 1; config_id 255: prefill TP 4 without attention DP);
+- SemiAnalysisAI/InferenceX be3394ea5 ``.github/configs/nvidia-master.yaml`` ``dsr1-fp4-gb200-dynamo-sglang``
+  (image lmsysorg/sglang:v0.5.5.post2): "Top of curve (1 prefill worker at DEP4 and 1 decode worker at DEP32)";
+- the Dynamo SGLang GB200 slurm script the configuration defers to runs each pool with ``--tp-size $TOTAL_GPUS
+  --dp-size $TOTAL_GPUS --enable-dp-attention --enable-deepep-moe``: attention DP N, MoE EP N (whole experts).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from jalapeno.errors import SpecError
+from jalapeno.fit.aic_sweeps import load_sweeps, sweep_of
+from jalapeno.fit.validate import load_aiconfigurator
+
+
+def _row(cfg: int, version: str, measured: str, p_tp: int, p_dp: int, d_dp: int, d_workers: int) -> dict:
+    return {"id": f"dsr1_gb200_sglang_fp4_disagg_1024x1024_c64_cfg{cfg}", "backend": "sglang",
+            "silicon_data_source": f"db-dump/2026-04-27; config_id={cfg}; measured={measured}T00:00:00.000Z",
+            "backend_version": version, "model_path": "deepseek-ai/DeepSeek-R1", "system": "gb200", "precision": "fp4",
+            "mode": "disagg", "isl": 1024, "osl": 1024, "gemm_quant_mode": "nvfp4", "moe_quant_mode": "nvfp4",
+            "prefill_batch_size": 1.0, "prefill_num_workers": 1.0, "prefill_tp_size": float(p_tp),
+            "prefill_pp_size": 1.0, "prefill_attention_dp_size": float(p_dp), "prefill_moe_tp_size": float(p_tp * p_dp),
+            "prefill_moe_ep_size": 1.0, "decode_batch_size": 16.0, "decode_num_workers": float(d_workers),
+            "decode_tp_size": 1.0, "decode_pp_size": 1.0, "decode_attention_dp_size": float(d_dp),
+            "decode_moe_tp_size": float(d_dp), "decode_moe_ep_size": 1.0, "silicon_ttft_ms": 300.0,
+            "silicon_tpot_ms": 10.0 + cfg / 10}  # distinct runs (the loader drops repeats of one run)
+
+
+def test_dep_pools_of_the_v055_rows_are_expert_parallel():
+    rows = [_row(259, "0.5.5.post2", "2025-12-21", 1, 4, 32, 1), _row(255, "0.5.5.post2", "2025-12-21", 4, 1, 4, 4)]
+    dep32, tp4 = load_aiconfigurator(pd.DataFrame(rows))[0]
+    assert dep32.deployment.decode.layout.label == "attn TP1 DP32 · MoE TP1 EP32"
+    assert dep32.deployment.prefill.layout.label == "attn TP1 DP4 · MoE TP1 EP4"
+    assert "decode DEP32 (fields: MoE TP32 EP1)" in "; ".join(dep32.notes)
+    # a TP4 prefill pool (no attention DP: dp-attn false in the configuration) keeps its MoE TP4
+    assert tp4.deployment.prefill.layout.label == "attn TP4 DP1 · MoE TP4 EP1"
+    assert tp4.deployment.decode.layout.label == "attn TP1 DP4 · MoE TP1 EP4"
+
+
+def test_other_releases_keep_their_fields():
+    # a row of another measurement (no sweep entry): the fields as written, MoE TP over the DP ranks
+    (p,), _ = load_aiconfigurator(pd.DataFrame([_row(259, "0.5.5.post2", "2025-12-19", 1, 4, 32, 1)]))
+    assert p.deployment.decode.layout.label == "attn TP1 DP32 · MoE TP32 EP1"
+    assert sweep_of("gb200-nvl72", "deepseek-r1", "sglang 0.5.8", "fp4", "measured=2025-12-21") is None
+
+
+def test_shipped_dep_sweeps_are_the_v055_gb200_ones():
+    got = {(s.system, s.engine, s.version, s.precision, s.measured) for s in load_sweeps() if s.dp_attention_ep}
+    assert got == {("gb200-nvl72", "sglang", "0.5.5.post2", "fp4", "2025-12-21"),
+                   ("gb200-nvl72", "sglang", "0.5.5.post2", "fp8", "2025-12-21")}
+
+
+def test_a_malformed_dep_flag_is_named(tmp_path):
+    f = tmp_path / "sweeps.toml"
+    f.write_text('[[sweep]]\nsystem = "gb200-nvl72"\nmodel = "deepseek-r1"\nengine = "sglang"\nversion = "0.5.5.post2"\n'
+                 'precision = "fp4"\nmeasured = "2025-12-21"\nconfig_key = "k"\nsource = "s"\nspec = "none"\n'
+                 'dp_attention_ep = 1\n')
+    with pytest.raises(SpecError, match=r"sweep\[0\]\.dp_attention_ep") as e:
+        load_sweeps(f)
+    assert "DeepEP" in e.value.fix
