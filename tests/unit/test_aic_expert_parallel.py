@@ -99,14 +99,16 @@ def test_shipped_expert_parallel_sweeps_are_the_ge_1_scripts():
                    ("b200", "0.17.0", "2026-03-11"), ("b200", "0.17.0", "2026-03-28")}
 
 
-def test_a_malformed_expert_parallel_flag_is_named(tmp_path):
+@pytest.mark.parametrize("line, field, fix", [('expert_parallel = "yes"', "expert_parallel", "--enable-expert-parallel"),
+                                              ("dp_attention_ep = 1", "dp_attention_ep", "DeepEP")])
+def test_a_malformed_expert_parallel_flag_is_named(tmp_path, line, field, fix):
     f = tmp_path / "sweeps.toml"
     f.write_text('[[sweep]]\nsystem = "h200"\nmodel = "minimax-m2.5"\nengine = "vllm"\nversion = "0.18.0"\n'
                  'precision = "fp8"\nmeasured = "2026-03-27"\nconfig_key = "k"\nsource = "s"\nspec = "none"\n'
-                 'expert_parallel = "yes"\n')
-    with pytest.raises(SpecError, match=r"sweep\[0\]\.expert_parallel") as e:
+                 f'{line}\n')
+    with pytest.raises(SpecError, match=rf"sweep\[0\]\.{field}") as e:
         load_sweeps(f)
-    assert "--enable-expert-parallel" in e.value.fix
+    assert fix in e.value.fix
 
 
 @pytest.mark.parametrize("line, field", [("max_num_batched_tokens = 0", "max_num_batched_tokens"),
