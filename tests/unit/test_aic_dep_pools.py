@@ -7,7 +7,12 @@ Expected layouts read by hand, not from the code:
 - SemiAnalysisAI/InferenceX be3394ea5 ``.github/configs/nvidia-master.yaml`` ``dsr1-fp4-gb200-dynamo-sglang``
   (image lmsysorg/sglang:v0.5.5.post2): "Top of curve (1 prefill worker at DEP4 and 1 decode worker at DEP32)";
 - the Dynamo SGLang GB200 slurm script the configuration defers to runs each pool with ``--tp-size $TOTAL_GPUS
-  --dp-size $TOTAL_GPUS --enable-dp-attention --enable-deepep-moe``: attention DP N, MoE EP N (whole experts).
+  --dp-size $TOTAL_GPUS --enable-dp-attention --enable-deepep-moe``: attention DP N, MoE EP N (whole experts);
+- except the low-latency entries, the only ones with one-node (4-GPU) decode workers ("1 prefill worker at DEP4 and
+  2 decode workers at DEP4", DECODE_NODES=2; 8k1k: 4 decode workers, DECODE_NODES=4; config_id 252 and 255): their
+  scripts gb200-fp4/disagg/1k1k-low-latency.sh and 8k1k-low-latency.sh (ai-dynamo/dynamo @75b4a35fca94, wxsms/dynamo
+  @cf433e6825d8) pass ``--tensor-parallel-size $TOTAL_GPUS --data-parallel-size 1 --expert-parallel-size 1`` and no
+  ``--enable-dp-attention`` to both pools: attention TP 4, MoE TP 4.
 """
 
 from __future__ import annotations
@@ -37,9 +42,26 @@ def test_dep_pools_of_the_v055_rows_are_expert_parallel():
     assert dep32.deployment.decode.layout.label == "attn TP1 DP32 · MoE TP1 EP32"
     assert dep32.deployment.prefill.layout.label == "attn TP1 DP4 · MoE TP1 EP4"
     assert "decode DEP32 (fields: MoE TP32 EP1)" in "; ".join(dep32.notes)
-    # a TP4 prefill pool (no attention DP: dp-attn false in the configuration) keeps its MoE TP4
+    # config_id 255 (8k1k low latency): the prefill pool is TP4 in the fields already; its 4-chip decode pool,
+    # written attention DP 4, runs TP4 too (8k1k-low-latency.sh)
     assert tp4.deployment.prefill.layout.label == "attn TP4 DP1 · MoE TP4 EP1"
-    assert tp4.deployment.decode.layout.label == "attn TP1 DP4 · MoE TP1 EP4"
+    assert tp4.deployment.decode.layout.label == "attn TP4 DP1 · MoE TP4 EP1"
+    assert tp4.deployment.decode.workers == 4
+    assert "decode TP4 (fields: attn TP1 DP4 · MoE TP4 EP1)" in "; ".join(tp4.notes)
+    assert "prefill TP4" not in "; ".join(tp4.notes)
+
+
+def test_low_latency_pools_run_tensor_parallel():
+    # config_id 252 (1k1k low latency): 1 prefill worker and 2 decode workers, each written attention DP 4
+    (p,), _ = load_aiconfigurator(pd.DataFrame([_row(252, "0.5.5.post2", "2025-12-21", 1, 4, 4, 2)]))
+    assert p.deployment.prefill.layout.label == "attn TP4 DP1 · MoE TP4 EP1"
+    assert p.deployment.decode.layout.label == "attn TP4 DP1 · MoE TP4 EP1"
+    assert (p.deployment.prefill.workers, p.deployment.decode.workers) == (1, 2)
+    assert "DEP" not in "; ".join(p.notes)
+    assert load_sweeps()[0].low_latency_tp_chips == 0  # the field's default: no low-latency rule
+    got = {(s.system, s.version, s.precision, s.low_latency_tp_chips) for s in load_sweeps() if s.low_latency_tp_chips}
+    # the FP8 sweep's 1k1k low-latency script is not stored (its 8k1k one is TP4; it has no rows): left as DEP
+    assert got == {("gb200-nvl72", "0.5.5.post2", "fp4", 4)}
 
 
 def test_other_releases_keep_their_fields():

@@ -100,7 +100,9 @@ def test_shipped_expert_parallel_sweeps_are_the_ge_1_scripts():
 
 
 @pytest.mark.parametrize("line, field, fix", [('expert_parallel = "yes"', "expert_parallel", "--enable-expert-parallel"),
-                                              ("dp_attention_ep = 1", "dp_attention_ep", "DeepEP")])
+                                              ("dp_attention_ep = 1", "dp_attention_ep", "DeepEP"),
+                                              ("low_latency_tp_chips = 1", "low_latency_tp_chips", "tensor parallelism"),
+                                              ("low_latency_tp_chips = true", "low_latency_tp_chips", ">= 2")])
 def test_a_malformed_expert_parallel_flag_is_named(tmp_path, line, field, fix):
     f = tmp_path / "sweeps.toml"
     f.write_text('[[sweep]]\nsystem = "h200"\nmodel = "minimax-m2.5"\nengine = "vllm"\nversion = "0.18.0"\n'

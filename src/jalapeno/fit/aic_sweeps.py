@@ -32,7 +32,7 @@ _KEYS = {"system", "model", "engine", "version", "precision", "measured", "confi
          "mtp_draft_dp_attention", "source", "adp_balance_timeout_iters", "max_batch_dp_attention", "kv_dtype",
          "moe_backend", "batch_wait_timeout_iters", "batch_wait_max_tokens_ratio", "batch_wait_workload",
          "batch_wait_from_concurrency", "batch_wait_below_tp", "expert_parallel", "max_num_batched_tokens", "memory_fraction",
-         "dp_attention_ep"}
+         "dp_attention_ep", "low_latency_tp_chips"}
 #: ``max_batch_dp_attention``: the launch script's per-rank ``max_batch_size`` under attention DP as
 #: ``conc/N`` (CONC / N, CONC itself below N: ``$(( CONC < N ? CONC : CONC / N ))``) or ``conc/dp``
 #: (``$((CONC/TP))`` with TP the attention-DP degree).
@@ -84,6 +84,11 @@ class Sweep:
     #: ``--tp-size N --dp-size N --enable-dp-attention --enable-deepep-moe``: InferenceX's "DEP N"), where the
     #: rows' fields write SGLang's tp-size as MoE TP N (:func:`with_sweep_expert_parallel`); False = the fields
     dp_attention_ep: bool = False
+    #: disaggregated rows whose decode pool spans this many chips ran the sweep's low-latency script modes, which
+    #: run both pools at tensor parallelism over the pool (SGLang ``--tp-size N --dp-size 1 --ep-size 1``, no
+    #: ``--enable-dp-attention``: attention TP N, MoE TP N) whatever the rows' fields say (:func:`_low_latency_tp`);
+    #: 0 = the sweep has no such mode
+    low_latency_tp_chips: int = 0
     #: the vLLM script's ``--max-num-batched-tokens`` (TensorRT-LLM's ``--max_num_tokens``) (:data:`_BATCHED`: "2048"
     #: or "2*isl"): tokens one step processes, decode rows and prompt chunks together; "" = the script passes none
     max_num_batched_tokens: str = ""
@@ -199,6 +204,11 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
             raise SpecError(f"{where}.dp_attention_ep", repr(e["dp_attention_ep"]),
                             "write true where the launch scripts run attention-DP pools with DeepEP expert parallelism, "
                             "else leave it out")
+        lt = e.get("low_latency_tp_chips", 0)
+        if isinstance(lt, bool) or not isinstance(lt, int) or lt < 0 or lt == 1:
+            raise SpecError(f"{where}.low_latency_tp_chips", repr(lt),
+                            "give the chips of the decode pools the low-latency scripts run at tensor parallelism "
+                            "(a whole number >= 2), or leave it out")
         if not isinstance(e.get("expert_parallel", False), bool):
             raise SpecError(f"{where}.expert_parallel", repr(e["expert_parallel"]),
                             "write true where the launch script always passes --enable-expert-parallel, else leave it out")
@@ -409,12 +419,46 @@ def _dp_attention_ep(dep, sweep: Sweep):
             "pools with DeepEP expert parallelism (data/validation/aic_sweeps.toml)")
 
 
+def _low_latency_tp(dep, sweep: Sweep):
+    """(deployment, note): both pools of a disaggregated ``dep`` whose decode pool spans
+    ``sweep.low_latency_tp_chips`` chips at tensor parallelism over each pool's chips (attention TP N, DP 1, MoE
+    TP N, EP 1), as the sweep's low-latency scripts run them; ``dep`` and "" for other rows or pools already so.
+
+    >>> from jalapeno.deploy.deployment import Deployment, Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.formats import get_precision
+    >>> s = Sweep("gb200-nvl72", "deepseek-r1", "sglang", "0.5.5.post2", "fp4", "2025-12-21", "k", "none", "",
+    ...           dp_attention_ep=True, low_latency_tp_chips=4)
+    >>> d, note = _low_latency_tp(Deployment(get_precision("fp4"), Pool(Layout(dp=4), 2),
+    ...                                      prefill=Pool(Layout(dp=4), 1)), s)
+    >>> d.decode.layout.label, d.prefill.layout.label, d.decode.workers
+    ('attn TP4 DP1 · MoE TP4 EP1', 'attn TP4 DP1 · MoE TP4 EP1', 2)
+    >>> _low_latency_tp(Deployment(get_precision("fp4"), Pool(Layout(dp=32), 1), prefill=Pool(Layout(dp=4), 4)), s)[1]
+    ''
+    """
+    if not sweep.low_latency_tp_chips or dep.decode.layout.stage_chips != sweep.low_latency_tp_chips:
+        return dep, ""
+    pools, moved = {}, []
+    for role in ("prefill", "decode"):
+        pool = getattr(dep, role)
+        lay = pool.layout
+        tp = replace(lay, tp=lay.stage_chips, dp=1, ep=1)
+        if tp != lay:
+            pools[role] = replace(pool, layout=tp)
+            moved.append(f"{role} TP{tp.tp} (fields: {lay.label})")
+    if not moved:
+        return dep, ""
+    return (replace(dep, **pools), f"{', '.join(moved)}: InferenceX sweep {sweep.config_key}'s low-latency scripts run "
+            f"both pools at --tp-size {sweep.low_latency_tp_chips} --dp-size 1 --ep-size 1 (data/validation/aic_sweeps.toml)")
+
+
 def with_sweep_expert_parallel(dep, sweep: Sweep | None):
     """(deployment, note) of an aggregated row whose sweep's launch script always passes vLLM's
     ``--enable-expert-parallel`` (``expert_parallel``): ``dep`` with MoE EP over every chip of its
     instance (``ep = tp * dp``, MoE TP 1: each chip holds whole experts, vLLM's expert-parallel layout),
-    where the row's fields say MoE TP; for a disaggregated row whose sweep says ``dp_attention_ep``, each
-    attention-DP pool with MoE EP over its chips (:func:`_dp_attention_ep`). ``dep`` and "" otherwise (no such
+    where the row's fields say MoE TP; for a disaggregated row of a sweep's low-latency scripts
+    (``low_latency_tp_chips``) both pools at tensor parallelism (:func:`_low_latency_tp`), else, where the sweep says
+    ``dp_attention_ep``, each attention-DP pool with MoE EP over its chips (:func:`_dp_attention_ep`). ``dep`` and "" otherwise (no such
     sweep, one chip, or EP already over every chip).
 
     Why it matters: under MoE TP every chip reads its 1/tp slice of each expert the step touches; under EP
@@ -430,8 +474,12 @@ def with_sweep_expert_parallel(dep, sweep: Sweep | None):
     >>> with_sweep_expert_parallel(Deployment(get_precision("fp8"), Pool(Layout(tp=8, ep=8))), s)[1]
     ''
     """
-    if sweep is not None and dep is not None and dep.prefill is not None and sweep.dp_attention_ep:
-        return _dp_attention_ep(dep, sweep)
+    if sweep is not None and dep is not None and dep.prefill is not None:
+        low, note = _low_latency_tp(dep, sweep)
+        if note or (sweep.low_latency_tp_chips and dep.decode.layout.stage_chips == sweep.low_latency_tp_chips):
+            return low, note
+        if sweep.dp_attention_ep:
+            return _dp_attention_ep(dep, sweep)
     if sweep is None or dep is None or dep.prefill is not None or not sweep.expert_parallel:
         return dep, ""
     lay = dep.decode.layout
