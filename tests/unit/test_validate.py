@@ -415,6 +415,30 @@ def test_throughput_only_row_is_bounded_by_its_concurrency(ix, tmp_path):
     assert q.mapping == "searched_best" and q.concurrency is None
 
 
+def test_points_that_differ_only_in_their_moe_backend_are_priced_apart():
+    # two matched points of one system, model, workload and stack, one naming vLLM's flashinfer_trtllm MoE (a
+    # sweep's launch script: data/validation/aic_sweeps.toml), one not: each is priced with its own deployment,
+    # as if predicted alone (the solve groups points by every deployment field, the pools' backends included)
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.fit.validate import MeasuredPoint
+    from jalapeno.specs.formats import get_precision
+
+    st = get_stack("vllm")
+
+    def pt(rid, backend):
+        dep = Deployment(get_precision("fp4"), Pool(Layout(tp=8), 1, backend))
+        return MeasuredPoint("aiconfigurator", rid, "b300", "kimi-k2.5", "fp4", "vllm 0.19.0", 1024, 1024, 4.0, dep,
+                             {"tpot_s": 0.01}, "matched")
+
+    def tpot(points):
+        df = predict_points(points, stack_of=lambda p: st)
+        return df.set_index("id").predicted.to_dict()
+
+    both = tpot([pt("calibrated", None), pt("measured", "flashinfer_trtllm")])
+    alone = {**tpot([pt("calibrated", None)]), **tpot([pt("measured", "flashinfer_trtllm")])}
+    assert both == alone and both["calibrated"] != both["measured"]
+
+
 def test_predict_points_error_is_predicted_over_measured_minus_one(few_rows):
     df = few_rows
     assert set(df.id) == {f"inferencex_points_sample:{i}" for i in (7, 8, 9, 11)}

@@ -443,7 +443,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
         stack_by_id[pt.id] = st
         dep = with_stack_mtp(pt.deployment, st, pt.model)
         key = (pt.system, pt.model, pt.isl, pt.osl, pt.fixed_lengths, pt.mapping, id(pt.workload),
-               repr(dep.as_dict()) if dep else pt.precision, id(st))  # every limit, not the label alone
+               repr(dep) if dep else pt.precision, id(st))  # every field: limits, the pools' MoE/attention backends
         groups.setdefault(key, []).append(pt)
     frontiers: dict[tuple, object] = {}
     for n, (key, pts) in enumerate(groups.items()):
