@@ -71,7 +71,7 @@ def test_malformed_sweep_entries_are_named(tmp_path, entry, message):
 
 def test_every_shipped_sweep_names_its_commit():
     sweeps = load_sweeps()
-    assert len(sweeps) == 39 and all("InferenceX" in s.source for s in sweeps)
+    assert len(sweeps) == 43 and all("InferenceX" in s.source for s in sweeps)
     assert {s.config_key for s in sweeps if s.spec == "mtp"} == {
         "dsr1-fp8-b200-trt-mtp", "dsr1-fp4-b200-trt-mtp", "dsr1-fp8-h200-trt-mtp"}
 

@@ -127,15 +127,53 @@ def test_v019_fp8_rows_run_flashinfer_v017_rows_do_not():
     assert old.deployment.decode.moe_backend is None
 
 
-def test_shipped_sweeps_name_it_on_the_v019_scripts_only():
-    named = {(s.system, s.version, s.precision, s.measured) for s in load_sweeps()
+def test_shipped_sweeps_name_it_where_the_scripts_set_no_moe_variable():
+    named = {(s.model, s.system, s.version, s.precision, s.measured) for s in load_sweeps()
              if s.moe_backend == "flashinfer_trtllm"}
-    assert named == {("b200", "0.19.0", "fp8", "2026-04-03"), ("b200", "0.19.0", "fp8", "2026-04-08"),
-                     ("b200", "0.19.0", "fp8", "2026-04-22"), ("b300", "0.19.0", "fp8", "2026-04-17"),
-                     ("b300", "0.19.0", "fp8", "2026-04-21"),
+    m, k = "minimax-m2.5", "kimi-k2.5"
+    assert named == {(m, "b200", "0.19.0", "fp8", "2026-04-03"), (m, "b200", "0.19.0", "fp8", "2026-04-08"),
+                     (m, "b200", "0.19.0", "fp8", "2026-04-22"), (m, "b300", "0.19.0", "fp8", "2026-04-17"),
+                     (m, "b300", "0.19.0", "fp8", "2026-04-21"),
                      # NVFP4 (round 24): the v0.19.0 scripts set no MoE variable; vLLM's NVFP4 oracle picks it
-                     ("b200", "0.19.0", "fp4", "2026-04-08"), ("b200", "0.19.0", "fp4", "2026-04-22"),
-                     ("b300", "0.19.0", "fp4", "2026-04-17"), ("b300", "0.19.0", "fp4", "2026-04-21")}
+                     (m, "b200", "0.19.0", "fp4", "2026-04-08"), (m, "b200", "0.19.0", "fp4", "2026-04-22"),
+                     (m, "b300", "0.19.0", "fp4", "2026-04-17"), (m, "b300", "0.19.0", "fp4", "2026-04-21"),
+                     # Kimi K2.5 NVFP4 (round 24, kimifi24): kimik2.5_fp4_b200.sh @a58dedd5a, @79a42e20a, @6c3acebfa
+                     # (v0.17.0, whose NVFP4 oracle already tries FLASHINFER_TRTLLM first) and kimik2.5_fp4_b300.sh
+                     # @f34a83b25 (v0.19.0) set none either
+                     (k, "b200", "0.17.0", "fp4", "2026-03-11"), (k, "b200", "0.17.0", "fp4", "2026-03-27"),
+                     (k, "b200", "0.17.0", "fp4", "2026-04-20"), (k, "b300", "0.19.0", "fp4", "2026-04-20")}
+
+
+def _kimi_row(rid: str, system: str, version: str, stamp: str, tp: float, ep: float, tpot_ms: float) -> dict:
+    # the fields of aiconfigurator-core 0.12.0's silicon_sample.csv Kimi K2.5 NVFP4 vLLM rows (e.g.
+    # 2026_03_25_kimi_k2_5_b200_sxm_vllm_fp4_agg_1024x1024_c8_tp4_0_ep4_0_567)
+    return {"id": rid, "silicon_data_source": stamp, "backend": "vllm", "backend_version": version,
+            "model_path": "moonshotai/Kimi-K2.5", "system": system, "precision": "fp4", "mode": "agg", "isl": 1024,
+            "osl": 1024, "gemm_quant_mode": "nvfp4", "moe_quant_mode": "nvfp4", "batch_size": 8.0, "tp_size": tp,
+            "pp_size": 1.0, "attention_dp_size": 1.0, "moe_tp_size": tp / ep, "moe_ep_size": ep,
+            "silicon_ttft_ms": 18.0 * tpot_ms, "silicon_tpot_ms": tpot_ms}  # distinct runs: no repeat merge
+
+
+def test_kimi_nvfp4_rows_of_identified_scripts_run_flashinfer_the_unidentified_do_not():
+    rows = [_kimi_row("a_agg_1024x1024_c8_tp4_0_ep4_0_1", "b200_sxm", "0.17.0",
+                      "source_file=2026-03-25.csv; measured=2026-03-11T16:59:40Z; image=vllm/vllm-openai:v0.17.0", 4, 4, 10.6),
+            _kimi_row("b_agg_1024x1024_c8_cfg2", "b200_sxm", "0.17.0",
+                      "db-dump/2026-04-27; measured=2026-04-20T00:00:00.000Z; vllm/vllm-openai:v0.17.0", 4, 1, 9.9),
+            _kimi_row("c_agg_1024x1024_c8_cfg3", "b300_sxm", "0.19.0",
+                      "db-dump/2026-04-27; measured=2026-04-20T00:00:00.000Z; vllm/vllm-openai:v0.19.0-cu130", 4, 1, 9.1),
+            # PR run of 2026-04-03 whose script is not in the InferenceX history: no sweep entry
+            _kimi_row("d_agg_1024x1024_c8_tp4_0_ep4_0_4", "b300_sxm", "0.17.0",
+                      "source_file=2026-03-25.csv; measured=2026-04-03T16:53:21Z; wip=True", 4, 4, 9.4)]
+    b200_862, b200_1047, b300_1100, b300_pr = load_aiconfigurator(pd.DataFrame(rows))[0]
+    for p in (b200_862, b200_1047, b300_1100):
+        assert p.deployment.decode.moe_backend == "flashinfer_trtllm"
+        assert "MoE backend flashinfer_trtllm" in "; ".join(p.notes)
+    assert b300_pr.deployment.decode.moe_backend is None
+    # only @6c3acebfa (PR #1047) passes --kv-cache-dtype fp8 and --max-num-batched-tokens $((ISL * 2)); no entry
+    # names --gpu-memory-utilization 0.90 (the default memory fraction already stands for it)
+    assert b200_1047.deployment.precision.kv_cache.name == "fp8" and b200_1047.deployment.max_tokens_per_step == 2048
+    assert b200_862.deployment.max_tokens_per_step is None
+    assert {p.deployment.memory_fraction for p in (b200_862, b200_1047, b300_1100)} == {None}
 
 
 # NVFP4 experts (round 24): the same tables, kernel_source
@@ -197,6 +235,49 @@ def test_the_rows_release_measures_the_same_nvfp4_kernel_within_a_few_percent():
     ratio = (t["0.19.0"] / t["0.24.0"]).dropna().groupby(level=[0, 1]).median()
     for lay in [(1, 1), (1, 2), (1, 4), (1, 8), (2, 1), (4, 1), (8, 1)]:
         assert 0.98 < ratio[lay] < 1.08, lay
+
+
+# Kimi K2.5's routed experts (hidden 7168, intermediate 2048, 384 experts, top-8) in the same 0.24.0 tables, NVFP4,
+# balanced, MoE EP1 (the TP4 / TP8 layouts its vLLM runs use), ms per layer (by hand from the tables):
+#     tokens            4       16       64
+#     B200  TP4     0.0510  0.1401   0.3605
+#     B200  TP8     0.0341  0.0919   0.2189
+#     B300  TP4     0.0509  0.1423   0.3685
+#     B300  TP8     0.0319  0.0910   0.2176
+# Cross-check by hand (a physical bound): at 64 tokens on TP4 the 512 assignments reach 384 x (1 - (1 - 8/384)^64) =
+# 284 experts, each rank reading 3 x 7168 x 512 x 0.5625 B (NVFP4, E4M3 scale per 16) = 6.19 MB of each: 1.76 GB in
+# 0.3605 ms, 4.9 TB/s, under B200's 8 TB/s.
+KIMI_TP_MS = {("b200", 4): {4: 0.0510, 16: 0.1401, 64: 0.3605}, ("b200", 8): {4: 0.0341, 16: 0.0919, 64: 0.2189},
+              ("b300", 4): {4: 0.0509, 16: 0.1423, 64: 0.3685}, ("b300", 8): {4: 0.0319, 16: 0.0910, 64: 0.2176}}
+
+
+@pytest.mark.parametrize("system, tp", sorted(KIMI_TP_MS))
+def test_kimi_expert_tp_reads_the_measured_nvfp4_curve(system, tp):
+    kimi = load_model("kimi-k2.5")
+    p = with_moe_backend(load_any_pricer(system, "calibrated"), "flashinfer_trtllm", kimi, Layout(tp=tp))
+    c = p.curves()["fp4", ""]
+    assert "vllm 0.24.0" in c.label and c.inter == 2048 / tp and c.experts_on_rank == 384 and c.width_split == 1
+    tokens = np.array(list(KIMI_TP_MS[system, tp]), dtype=float)
+    np.testing.assert_allclose(c(tokens * 8) * 1e3, list(KIMI_TP_MS[system, tp].values()), atol=1e-4)
+
+
+def test_kimi_rows_release_measures_the_same_nvfp4_kernel_within_a_few_percent():
+    # aiconfigurator's vLLM 0.19.0 B200 table (the B300 Kimi rows' release; the B200 rows' 0.17.0 has no table)
+    # records vllm_flashinfer_trtllm_moe_fp4 at Kimi's shape too: median latency over the table's token counts within
+    # 3% of the 0.24.0 curve at the layouts the rows serve (MoE TP4, TP8; EP4 as the PR #862 / #926 fields say)
+    from pathlib import Path
+
+    aiconfigurator_core = pytest.importorskip("aiconfigurator_core")
+    base = Path(aiconfigurator_core.__file__).parent / "systems" / "data" / "b200_sxm" / "moe" / "vllm"
+    t = {}
+    for v in ("0.19.0", "0.24.0"):
+        d = pd.read_parquet(base / v / "moe_perf.parquet")
+        d = d[(d.moe_dtype == "nvfp4") & (d.hidden_size == 7168) & (d.inter_size == 2048) & (d.num_experts == 384)
+              & (d.distribution == "balanced")]
+        t[v] = d.groupby(["moe_tp_size", "moe_ep_size", "num_tokens"]).latency.min()
+    ratio = (t["0.19.0"] / t["0.24.0"]).dropna().groupby(level=[0, 1]).median()
+    for lay in [(4, 1), (8, 1), (1, 4)]:
+        assert 0.97 < ratio[lay] < 1.03, lay
 
 
 def test_a_misspelt_backend_is_refused_naming_the_field():
