@@ -99,10 +99,46 @@ def test_shipped_expert_parallel_sweeps_are_the_ge_1_scripts():
                    ("b200", "0.17.0", "2026-03-11"), ("b200", "0.17.0", "2026-03-28")}
 
 
-@pytest.mark.parametrize("line, field, fix", [('expert_parallel = "yes"', "expert_parallel", "--enable-expert-parallel"),
-                                              ("dp_attention_ep = 1", "dp_attention_ep", "DeepEP"),
-                                              ("low_latency_tp_chips = 1", "low_latency_tp_chips", "tensor parallelism"),
-                                              ("low_latency_tp_chips = true", "low_latency_tp_chips", ">= 2")])
+# ---- scripts that never pass --enable-expert-parallel (aic_sweeps no_expert_parallel) -------------------------
+# Kimi K2.5 NVFP4 on B200: benchmarks/single_node/kimik2.5_fp4_b200.sh @a58dedd5a (PR #862) and @79a42e20a (PR #926)
+# pass no EP flag while nvidia-master.yaml's kimik2.5-fp4-b200-vllm says { tp: 4, ep: 4 }, which PR #1019
+# (2cbaec340) set to ep: 1: "script has no EP support". vLLM without the flag shards every expert over the TP ranks.
+
+def _kimi(rid: str, stamp: str, tp: int, dp: int, moe_tp: int, moe_ep: int, tpot_ms: float) -> dict:
+    return {**_row(rid, "b200_sxm", "0.17.0", stamp, tp, dp, moe_tp, moe_ep), "model_path": "moonshotai/Kimi-K2.5",
+            "precision": "fp4", "gemm_quant_mode": "nvfp4", "moe_quant_mode": "nvfp4", "silicon_tpot_ms": tpot_ms}
+
+
+def test_kimi_b200_rows_whose_fields_say_ep4_ran_moe_tp4():
+    rows = [_kimi("2026_03_25_kimi_k2_5_b200_sxm_vllm_fp4_agg_1024x1024_c8_tp4_0_ep4_0_567",
+                  "source_file=2026-03-25.csv; measured=2026-03-11T16:59:40Z", 4, 1, 1, 4, 10.6),
+            # the squared form of the 2026-03-27 run's fields (fit/aic_layout rule 3: TP4 EP4 on 4 chips)
+            _kimi("kimik2_5_b200_vllm_fp4_agg_1024x1024_c8_cfg635",
+                  "db-dump/2026-04-27; config_id=635; measured=2026-03-27T00:00:00.000Z", 4, 4, 1, 16, 11.2),
+            # PR #1047's run (2026-04-20): the fields already say MoE TP4
+            _kimi("kimik2_5_b200_vllm_fp4_agg_1024x1024_c8_cfg811",
+                  "db-dump/2026-04-27; config_id=811; measured=2026-04-20T00:00:00.000Z", 4, 1, 4, 1, 9.9)]
+    pr862, pr926, pr1047 = load_aiconfigurator(pd.DataFrame(rows))[0]
+    for p in (pr862, pr926):
+        assert p.deployment.decode.layout.label == "attn TP4 DP1 · MoE TP4 EP1"
+        assert "passes no --enable-expert-parallel" in "; ".join(p.notes)
+    assert pr1047.deployment.decode.layout.label == "attn TP4 DP1 · MoE TP4 EP1"
+    assert "--enable-expert-parallel" not in "; ".join(pr1047.notes)
+
+
+def test_shipped_no_expert_parallel_sweeps_are_the_kimi_scripts():
+    got = {(s.model, s.system, s.version, s.measured) for s in load_sweeps() if s.no_expert_parallel}
+    assert got == {("kimi-k2.5", "b200", "0.17.0", "2026-03-11"), ("kimi-k2.5", "b200", "0.17.0", "2026-03-27"),
+                   ("kimi-k2.5", "b200", "0.17.0", "2026-04-20"), ("kimi-k2.5", "b300", "0.19.0", "2026-04-20")}
+
+
+@pytest.mark.parametrize("line, field, fix", [
+    ('expert_parallel = "yes"', "expert_parallel", "--enable-expert-parallel"),
+    ("dp_attention_ep = 1", "dp_attention_ep", "DeepEP"),
+    ("low_latency_tp_chips = 1", "low_latency_tp_chips", "tensor parallelism"),
+    ("low_latency_tp_chips = true", "low_latency_tp_chips", ">= 2"),
+    ('no_expert_parallel = "yes"', "no_expert_parallel", "never passes --enable-expert-parallel"),
+    ("no_expert_parallel = true\nexpert_parallel = true", "no_expert_parallel", "leave expert_parallel out")])
 def test_a_malformed_expert_parallel_flag_is_named(tmp_path, line, field, fix):
     f = tmp_path / "sweeps.toml"
     f.write_text('[[sweep]]\nsystem = "h200"\nmodel = "minimax-m2.5"\nengine = "vllm"\nversion = "0.18.0"\n'

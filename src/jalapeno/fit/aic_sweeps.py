@@ -11,7 +11,7 @@ mechanism of serve/queueing.adp_balance_wait_s, which the engine recipes already
 :func:`with_sweep_kernels` the KV-cache dtype and MoE kernel backend the launch script sets (the
 engine recipes' ``kv_dtype`` and ``moe_backend``); :func:`with_sweep_batch_wait` the script's TensorRT-LLM
 batch waiting (serve/batch_wait.py); :func:`with_sweep_expert_parallel` the MoE expert parallelism a vLLM
-script turns on whatever the configuration's ``ep``; :func:`with_sweep_limits` a vLLM script's
+script turns on (or never turns on) whatever the configuration's ``ep``; :func:`with_sweep_limits` a vLLM script's
 ``--max-num-batched-tokens`` and ``--gpu-memory-utilization``.
 """
 
@@ -32,7 +32,7 @@ _KEYS = {"system", "model", "engine", "version", "precision", "measured", "confi
          "mtp_draft_dp_attention", "source", "adp_balance_timeout_iters", "max_batch_dp_attention", "kv_dtype",
          "moe_backend", "batch_wait_timeout_iters", "batch_wait_max_tokens_ratio", "batch_wait_workload",
          "batch_wait_from_concurrency", "batch_wait_below_tp", "expert_parallel", "max_num_batched_tokens", "memory_fraction",
-         "dp_attention_ep", "low_latency_tp_chips"}
+         "dp_attention_ep", "low_latency_tp_chips", "no_expert_parallel"}
 #: ``max_batch_dp_attention``: the launch script's per-rank ``max_batch_size`` under attention DP as
 #: ``conc/N`` (CONC / N, CONC itself below N: ``$(( CONC < N ? CONC : CONC / N ))``) or ``conc/dp``
 #: (``$((CONC/TP))`` with TP the attention-DP degree).
@@ -80,6 +80,10 @@ class Sweep:
     #: ``[ "$EP_SIZE" -ge 1 ]`` holds for the sweep matrix's default ep 1): MoE EP over every chip of the
     #: instance (:func:`with_sweep_expert_parallel`); False = the row's own MoE layout
     expert_parallel: bool = False
+    #: the script never passes ``--enable-expert-parallel`` whatever the configuration's ``ep`` (InferenceX PR #1019:
+    #: "script has no EP support"): vLLM's MoE TP over every chip of the instance, where the row's fields say MoE EP
+    #: (:func:`with_sweep_expert_parallel`); False = the row's own MoE layout
+    no_expert_parallel: bool = False
     #: the script runs every attention-DP pool with DeepEP expert parallelism over the pool's chips (SGLang
     #: ``--tp-size N --dp-size N --enable-dp-attention --enable-deepep-moe``: InferenceX's "DEP N"), where the
     #: rows' fields write SGLang's tp-size as MoE TP N (:func:`with_sweep_expert_parallel`); False = the fields
@@ -209,6 +213,11 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
             raise SpecError(f"{where}.low_latency_tp_chips", repr(lt),
                             "give the chips of the decode pools the low-latency scripts run at tensor parallelism "
                             "(a whole number >= 2), or leave it out")
+        if not isinstance(e.get("no_expert_parallel", False), bool) or (e.get("no_expert_parallel")
+                                                                       and e.get("expert_parallel")):
+            raise SpecError(f"{where}.no_expert_parallel", repr(e["no_expert_parallel"]),
+                            "write true where the launch script never passes --enable-expert-parallel (and leave "
+                            "expert_parallel out), else leave it out")
         if not isinstance(e.get("expert_parallel", False), bool):
             raise SpecError(f"{where}.expert_parallel", repr(e["expert_parallel"]),
                             "write true where the launch script always passes --enable-expert-parallel, else leave it out")
@@ -458,8 +467,10 @@ def with_sweep_expert_parallel(dep, sweep: Sweep | None):
     instance (``ep = tp * dp``, MoE TP 1: each chip holds whole experts, vLLM's expert-parallel layout),
     where the row's fields say MoE TP; for a disaggregated row of a sweep's low-latency scripts
     (``low_latency_tp_chips``) both pools at tensor parallelism (:func:`_low_latency_tp`), else, where the sweep says
-    ``dp_attention_ep``, each attention-DP pool with MoE EP over its chips (:func:`_dp_attention_ep`). ``dep`` and "" otherwise (no such
-    sweep, one chip, or EP already over every chip).
+    ``dp_attention_ep``, each attention-DP pool with MoE EP over its chips (:func:`_dp_attention_ep`); for a row
+    whose sweep's script never passes the flag (``no_expert_parallel``), ``dep`` with MoE TP over the instance's
+    chips (``ep = 1``) where the fields say MoE EP. ``dep`` and "" otherwise (no such sweep, one chip, or the layout
+    already the script's).
 
     Why it matters: under MoE TP every chip reads its 1/tp slice of each expert the step touches; under EP
     the busiest chip reads the whole experts routed to it, more at small batches (cost/moe.py).
@@ -473,6 +484,9 @@ def with_sweep_expert_parallel(dep, sweep: Sweep | None):
     'attn TP8 DP1 · MoE TP1 EP8'
     >>> with_sweep_expert_parallel(Deployment(get_precision("fp8"), Pool(Layout(tp=8, ep=8))), s)[1]
     ''
+    >>> k = Sweep("b200", "kimi-k2.5", "vllm", "0.17.0", "fp4", "2026-03-11", "k", "none", "", no_expert_parallel=True)
+    >>> with_sweep_expert_parallel(Deployment(get_precision("fp4"), Pool(Layout(tp=4, ep=4))), k)[0].decode.layout.label
+    'attn TP4 DP1 · MoE TP4 EP1'
     """
     if sweep is not None and dep is not None and dep.prefill is not None:
         low, note = _low_latency_tp(dep, sweep)
@@ -480,9 +494,16 @@ def with_sweep_expert_parallel(dep, sweep: Sweep | None):
             return low, note
         if sweep.dp_attention_ep:
             return _dp_attention_ep(dep, sweep)
-    if sweep is None or dep is None or dep.prefill is not None or not sweep.expert_parallel:
+    if sweep is None or dep is None or dep.prefill is not None or not (sweep.expert_parallel or sweep.no_expert_parallel):
         return dep, ""
     lay = dep.decode.layout
+    if sweep.no_expert_parallel:
+        if lay.ep == 1 or lay.dp > 1:
+            return dep, ""
+        tp = replace(lay, ep=1)
+        return (replace(dep, decode=replace(dep.decode, layout=tp)),
+                f"MoE TP{tp.moe_tp} (fields: MoE TP{lay.moe_tp} EP{lay.ep}): InferenceX sweep {sweep.config_key}'s launch "
+                "script passes no --enable-expert-parallel (data/validation/aic_sweeps.toml)")
     if lay.stage_chips == 1 or lay.ep == lay.stage_chips:
         return dep, ""
     ep = replace(lay, ep=lay.stage_chips)
