@@ -81,7 +81,7 @@ def test_a_plain_stack_or_a_refused_version_prints_no_note(capsys):
     ("t.csv", "arrival_s,input_tokens,output_tokens,sesion_id\n0,100,50,1\n",
      ["t.csv: sesion_id", "unknown column (did you mean 'session_id'?)", "rename or drop it"]),
     ("t.jsonl", '{"arrival_s": 0, "input_tokens": 100, "output_tokens": 50, "prefix": 3}\n',
-     ["t.jsonl: prefix", "did you mean 'prefix_group'?"]),
+     ["t.jsonl: line 1: prefix", "did you mean 'prefix_group'?"]),
     ("t.csv", "arrival_s,input_tokens,output_tokens,model\n0,100,50,x\n", ["t.csv: model", "unknown column. fix"]),
 ])
 def test_a_trace_column_the_reader_does_not_read_is_refused(capsys, tmp_path, name, text, words):

@@ -33,7 +33,7 @@ from jalapeno.serve.sim.metrics import downsample, request_frame, steady_state, 
 from jalapeno.serve.sim.scheduler import Instance
 from jalapeno.serve.sim.step_time import StepTimer
 from jalapeno.serve.sim.timeseries import BinnedSeries
-from jalapeno.serve.sim.trace import Trace
+from jalapeno.serve.sim.trace import Trace, first_failing_row
 from jalapeno.serve.sim.workloads import (
     AgenticSpec,
     RequestSpec,
@@ -252,8 +252,8 @@ class Simulation:
         tr = Trace.from_specs(specs)
         if arrivals_s is not None:
             tr = Trace(np.asarray(arrivals_s, dtype=float), tr.isl, tr.osl, tr.session, tr.prefix_group)
-        k = int(np.argmax(tr.isl + tr.osl))
-        self.check_lengths(int(tr.isl[k]), int(tr.osl[k]), "workload" if arrivals_s is not None else f"trace row {k + 1}")
+        check = self.check_lengths if arrivals_s is None else (lambda i, o, _: self.check_lengths(i, o, "workload"))
+        first_failing_row(tr, check)  # a trace's first row too long in file order, not its longest
         self.trace = tr
         self.target = len(tr)
         self.warmup_left = 0
@@ -513,9 +513,7 @@ def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Wor
         trace = Trace.from_specs(trace)
         rows = len(trace)
         trace = trace.head(trace_replay_count(rows, num_requests))
-        k = int(np.argmax(trace.isl + trace.osl))
-        model.check_context(int(trace.isl[k] + trace.osl[k]), f"trace row {k + 1}",
-                            f"{trace.isl[k]} + {trace.osl[k]} tokens")
+        first_failing_row(trace, lambda i, o, where: model.check_context(i + o, where, f"{i} + {o} tokens"))
         ctx_ref = float(np.mean(trace.isl + trace.osl / 2))
     sim = Simulation(model, pricer, dep, seed=seed, ctx_ref=ctx_ref, prefix_cache=prefix_cache, kv_tiers=kv_tiers)
     sim.on_progress = on_progress

@@ -17,7 +17,7 @@ import io
 import json
 import math
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,7 +52,10 @@ class Trace:
     Attributes (all shape (N,)): ``arrival_s`` float64 seconds from the first arrival's origin;
     ``isl``, ``osl`` int64 tokens (osl >= 2: one token is the prefill's); ``session``,
     ``prefix_group`` int64 (-1 = none); ``raised_to_two``: rows of the file that asked for one output
-    token and run as two (a count, said on the command line; 0 for a trace not read from a file).
+    token and run as two (a count, said on the command line; 0 for a trace not read from a file);
+    ``row``: int64, each request's row in the file (1 = the first request, header excluded) or its
+    place in the list it was made from, so a message names the row the user wrote (None: the
+    arrival order).
     """
 
     arrival_s: np.ndarray
@@ -61,6 +64,7 @@ class Trace:
     session: np.ndarray
     prefix_group: np.ndarray
     raised_to_two: int = 0
+    row: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.arrival_s.size)
@@ -77,8 +81,14 @@ class Trace:
 
     def head(self, n: int) -> Trace:
         """The first ``n`` requests by arrival (all of them when ``n >= len(self)``)."""
-        return self if n >= len(self) else Trace(*(c[:n] for c in (self.arrival_s, self.isl, self.osl, self.session,
-                                                                      self.prefix_group)))
+        if n >= len(self):
+            return self
+        cut = [c[:n] for c in (self.arrival_s, self.isl, self.osl, self.session, self.prefix_group)]
+        return Trace(*cut, row=None if self.row is None else self.row[:n])
+
+    def file_row(self, k: int) -> int:
+        """The file row (1-based, header excluded) of request ``k`` in arrival order."""
+        return int(self.row[k]) if self.row is not None else k + 1
 
     @classmethod
     def from_specs(cls, specs: Sequence) -> Trace:
@@ -95,53 +105,154 @@ class Trace:
                 (("arrival_s", float), ("isl", np.int64), ("osl", np.int64), ("session", np.int64),
                  ("prefix_group", np.int64))]
         order = np.argsort(cols[0], kind="stable")
-        return cls(*(c[order] for c in cols))
+        return cls(*(c[order] for c in cols), row=order.astype(np.int64) + 1)
 
 
-def _bad_row(name: str, k: int, col: str, problem: str, fix: str) -> SpecError:
-    return SpecError(f"{name}: row {k + 1}: {col}", problem, fix)
+def first_failing_row(trace: Trace, check: Callable[[int, int, str], None]) -> None:
+    """Run ``check(isl, osl, where)`` so that, when rows fail it, the error names the first of them
+    in file order (``where`` = "trace row N", N the file row), not the longest nor the first by arrival.
+
+    ``check`` must fail exactly for the requests longer than some limit (isl + osl > L), as the
+    model-context and KV-cache checks do: the smallest failing total is found by bisecting the
+    distinct totals (log2 N checks, not N), and the first file row at or above it is checked.
+
+    Raises:
+        JalapenoError: whatever ``check`` raises, for that row.
+    """
+    from jalapeno.errors import JalapenoError
+
+    total = trace.isl + trace.osl
+
+    def fails(k: int) -> bool:
+        try:
+            check(int(trace.isl[k]), int(trace.osl[k]), f"trace row {trace.file_row(k)}")
+        except JalapenoError:
+            return True
+        return False
+
+    if not len(trace) or not fails(int(np.argmax(total))):
+        return
+    uniq = np.unique(total)
+    lo, hi = 0, uniq.size - 1  # uniq[hi] (the longest) fails
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fails(int(np.argmax(total == uniq[mid]))) else (mid + 1, hi)
+    bad = np.flatnonzero(total >= uniq[lo])
+    rows = trace.row[bad] if trace.row is not None else bad
+    k = int(bad[np.argmin(rows)])
+    check(int(trace.isl[k]), int(trace.osl[k]), f"trace row {trace.file_row(k)}")
 
 
-def _numeric(name: str, col: str, raw, n: int) -> np.ndarray:
-    """A column as float64; a missing or non-numeric cell is named by its row."""
+class _Faults:
+    """The bad cells of a trace, kept so that the one named is the first in file order (by row,
+    then by column), whatever order the columns are checked in."""
+
+    def __init__(self, name: str, columns, where: Callable[[int], str]) -> None:
+        self.name, self.where = name, where
+        self.rank = {c: i for i, c in enumerate(columns)}
+        self.first: tuple | None = None  # (row, column rank, column, problem, fix)
+
+    def add(self, bad: np.ndarray, col: str, problem: Callable[[int], str], fix: str) -> None:
+        """Note column ``col``'s first bad row (``bad``: a boolean mask over rows); ``problem(k)``
+        says what is wrong with row ``k``."""
+        if bad.any():
+            k = int(np.argmax(bad))
+            key = (k, self.rank.get(col, len(self.rank)))
+            if self.first is None or key < self.first[:2]:
+                self.first = (*key, col, problem(k), fix)
+
+    def error(self) -> SpecError | None:
+        """The first bad cell as one error (row, column, problem, fix), or None."""
+        if self.first is None:
+            return None
+        k, _, col, problem, fix = self.first
+        return SpecError(f"{self.name}: {self.where(k)}: {col}", problem, fix)
+
+
+def _numeric(faults: _Faults, col: str, raw) -> np.ndarray:
+    """A column as float64, NaN where a cell is missing or not a finite number (noted in ``faults``
+    with its row)."""
     import pandas as pd
 
     s = pd.Series(raw, dtype=object) if not hasattr(raw, "dtype") else raw
-    vals = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
+    vals = np.array(pd.to_numeric(s, errors="coerce"), dtype=float)  # a copy: bad cells become NaN
     bad = ~np.isfinite(vals)
     if bad.any():
         k = int(np.argmax(bad))
         cell = s.iloc[k] if hasattr(s, "iloc") else s[k]
-        missing = cell is None or (isinstance(cell, float) and math.isnan(cell)) or str(cell).strip() == ""
-        if missing:
-            raise _bad_row(name, k, col, "missing value", f"give {col} for every row")
-        raise _bad_row(name, k, col, f"{cell!r} is not a finite number", "use finite numbers for times, lengths and ids")
+        if cell is None or (isinstance(cell, float) and math.isnan(cell)) or str(cell).strip() == "":
+            faults.add(bad, col, lambda _: "missing value", f"give {col} for every row")
+        else:
+            faults.add(bad, col, lambda _: f"{cell!r} is not a finite number",
+                       "use finite numbers for times, lengths and ids")
+        vals[bad] = np.nan
     return vals
 
 
-def _columns_from_csv(text: str, name: str) -> dict:
+def _csv_rows(text: str) -> Iterator[tuple[int, list[str]]]:
+    """(line, cells) of each CSV data row, the line (1-based) it starts on, rows counted as pandas
+    counts them (blank lines skipped; a quoted cell may span lines). Only read to word an error;
+    stops quietly at what the csv module cannot read (a NUL byte)."""
+    reader = csv.reader(io.StringIO(text), skipinitialspace=True)
+    try:
+        next(reader, None)
+        start = reader.line_num + 1
+        for row in reader:
+            if len(row) > 1 or (row and row[0].strip()):
+                yield start, row
+            start = reader.line_num + 1
+    except csv.Error:
+        return
+
+
+def _csv_where(text: str) -> Callable[[int], str]:
+    """How to name data row ``k`` (0-based): "row k+1 (line L)"; the lines are read on first use."""
+    lines: list[int] = []
+
+    def where(k: int) -> str:
+        if not lines:
+            lines.extend([ln for ln, _ in _csv_rows(text)] or [0])
+        return f"row {k + 1} (line {lines[k]})" if k < len(lines) and lines[k] else f"row {k + 1}"
+    return where
+
+
+def _columns_from_csv(text: str, name: str) -> tuple[dict, Callable[[int], str], SpecError | None]:
+    """The CSV's columns (strings), how to name row k, and the error of a row that stops the parse
+    (more cells than the header) or None: the rows above that one are returned, so a bad value
+    before it is named first."""
     import pandas as pd
 
     header = [h.strip() for h in next(csv.reader([text.split("\n", 1)[0]]), [])]
     dup = sorted({h for h in header if header.count(h) > 1})
     if dup:
         raise SpecError(f"{name}: header", f"column {dup[0]!r} appears twice", "give each column once")
+    where = _csv_where(text)
     try:
         with warnings.catch_warnings():  # pandas only warns when a row has more cells than the header
             warnings.simplefilter("error", pd.errors.ParserWarning)
             df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True,
                              index_col=False)
-    except pd.errors.ParserWarning:
-        raise SpecError(name, "a row has more cells than the header has columns",
-                        "give one value per column (quote a value that holds a comma)") from None
+    except (pd.errors.ParserWarning, pd.errors.ParserError) as e:
+        width = len(header)
+        wide = next(((k, ln, row) for k, (ln, row) in enumerate(_csv_rows(text)) if len(row) > width), None)
+        if wide is None:
+            raise SpecError(name, f"malformed CSV ({str(e).splitlines()[0]})",
+                            "one request per line; close every quoted field with a matching \"") from None
+        k, line, row = wide
+        stop = SpecError(f"{name}: row {k + 1} (line {line})", f"{len(row)} cells, more cells than the header "
+                         f"has columns ({width})", "give one value per column (quote a value that holds a comma)")
+        if k == 0:
+            return {}, where, stop
+        cols, _, _ = _columns_from_csv("\n".join(text.split("\n")[:line - 1]) + "\n", name)
+        return cols, where, stop
     except pd.errors.EmptyDataError:
         raise SpecError(name, "the trace has no rows", "add a header and at least one request") from None
-    except (pd.errors.ParserError, ValueError) as e:
+    except ValueError as e:
         raise SpecError(name, f"malformed CSV ({str(e).splitlines()[0]})",
                         "one request per line; close every quoted field with a matching \"") from None
     df.columns = [str(c).strip() for c in df.columns]
     _check_names(df.columns, name)
-    return {c: df[c] for c in df.columns}
+    return {c: df[c] for c in df.columns}, where, None
 
 
 def _check_names(names, name: str) -> None:
@@ -157,26 +268,40 @@ def _check_names(names, name: str) -> None:
                             "[, session_id, prefix_group]")
 
 
-def _columns_from_jsonl(text: str, name: str) -> dict:
+def _columns_from_jsonl(text: str, name: str) -> tuple[dict, Callable[[int], str], SpecError | None]:
+    """The JSONL's columns, how to name row k (its line), and the error of the first line that is
+    not a request object (malformed JSON, a key twice or unknown, not an object) or None: the rows
+    above that line are returned, so a bad value before it is named first."""
     cols: dict[str, list] = {c: [] for c in COLUMNS + OPTIONAL}
+    lines: list[int] = []
+    stop = None
     for i, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line, object_pairs_hook=unique_keys)
         except DuplicateKeyError as e:  # the last value was kept, silently
-            raise SpecError(f"{name}: line {i}: {e.key}", "is given twice in one object",
-                            "give each field once per line") from None
+            stop = SpecError(f"{name}: line {i}: {e.key}", "is given twice in one object",
+                             "give each field once per line")
         except (json.JSONDecodeError, RecursionError) as e:
-            raise SpecError(f"{name}: line {i}", f"malformed JSON: {getattr(e, 'msg', 'nested too deeply')}",
-                            "one JSON object per line") from None
-        if not isinstance(obj, dict):
-            raise SpecError(f"{name}: line {i}", "not a JSON object", "one JSON object per line")
-        _check_names(obj, name)
+            stop = SpecError(f"{name}: line {i}", f"malformed JSON: {getattr(e, 'msg', 'nested too deeply')}",
+                             "one JSON object per line")
+        else:
+            if not isinstance(obj, dict):
+                stop = SpecError(f"{name}: line {i}", "not a JSON object", "one JSON object per line")
+            else:
+                try:
+                    _check_names(obj, f"{name}: line {i}")
+                except SpecError as e:
+                    stop = e
+        if stop is not None:
+            break
+        lines.append(i)
         for c, col in cols.items():
             v = obj.get(c)
             col.append("" if v is None else repr(v) if isinstance(v, (dict, list, bool)) else v)
-    return {c: v for c, v in cols.items() if c in COLUMNS or any(x != "" for x in v)}
+    cols = {c: v for c, v in cols.items() if c in COLUMNS or any(x != "" for x in v)}
+    return cols, (lambda k: f"row {k + 1} (line {lines[k]})"), stop
 
 
 def read_trace(path: str | Path) -> Trace:
@@ -195,16 +320,17 @@ def read_trace(path: str | Path) -> Trace:
         what = f"unknown trace format {p.suffix!r}" if p.suffix else "no file suffix: a trace is read by its suffix"
         raise SpecError(str(p), what, "use .csv or .jsonl")
     text = read_user_text(p, "a CSV or JSONL trace", _HELP)
-    cols = _columns_from_csv(text, p.name) if suffix == ".csv" else _columns_from_jsonl(text, p.name)
+    cols, where, stop = (_columns_from_csv if suffix == ".csv" else _columns_from_jsonl)(text, p.name)
     n = len(next(iter(cols.values()))) if cols else 0
     if n == 0:
-        raise SpecError(str(p), "the trace has no rows", "add at least one request")
+        raise stop or SpecError(str(p), "the trace has no rows", "add at least one request")
     for c in COLUMNS:
         if c not in cols:
             raise SpecError(f"{p.name}: {c}", "missing column", _HELP)
-    arr = _numeric(p.name, "arrival_s", cols["arrival_s"], n)
-    isl = _numeric(p.name, "input_tokens", cols["input_tokens"], n)
-    osl = _numeric(p.name, "output_tokens", cols["output_tokens"], n)
+    faults = _Faults(p.name, cols, where)  # every bad cell noted; the first in file order is named
+    arr = _numeric(faults, "arrival_s", cols["arrival_s"])
+    isl = _numeric(faults, "input_tokens", cols["input_tokens"])
+    osl = _numeric(faults, "output_tokens", cols["output_tokens"])
     opt = {}
     for c in OPTIONAL:
         raw = cols.get(c)
@@ -215,24 +341,27 @@ def read_trace(path: str | Path) -> Trace:
 
         s = pd.Series(raw, dtype=object).map(lambda v: "" if v is None or str(v).strip() in ("", "None") else v)
         blank = (s == "").to_numpy()
-        vals = _numeric(p.name, c, s.where(~blank, "-1"), n)
-        bad = ~blank & ((vals < 0) | (vals != np.floor(vals)) | (vals >= MAX_ID))
-        if bad.any():  # -5 was read as "no session" and 1.5 as session 1, silently
-            k = int(np.argmax(bad))
-            raise _bad_row(p.name, k, c, f"{vals[k]:g} is not an id (a whole number from 0 to 2^62)",
-                           f"number the {c}s 0, 1, 2, ... and leave the cell blank for none")
-        opt[c] = vals.astype(np.int64)
+        vals = _numeric(faults, c, s.where(~blank, "-1"))
+        with np.errstate(invalid="ignore"):
+            bad = ~blank & np.isfinite(vals) & ((vals < 0) | (vals != np.floor(vals)) | (vals >= MAX_ID))
+        # -5 was read as "no session" and 1.5 as session 1, silently
+        faults.add(bad, c, lambda k, v=vals: f"{v[k]:g} is not an id (a whole number from 0 to 2^62)",
+                   f"number the {c}s 0, 1, 2, ... and leave the cell blank for none")
+        opt[c] = np.where(np.isfinite(vals), vals, -1).astype(np.int64)
     for col, v in (("arrival_s", arr), ("input_tokens", isl), ("output_tokens", osl)):
         tokens = col != "arrival_s"
-        out = (v < 1) | (v > MAX_TOKENS) if tokens else v < 0
-        if out.any():
-            k = int(np.argmax(out))
-            raise _bad_row(p.name, k, col, f"{v[k]:g} is out of range "
-                           f"({f'1 to {MAX_TOKENS:.0e} tokens' if tokens else '>= 0 s'})", "fix the row")
-        frac = v != np.floor(v)
-        if tokens and frac.any():  # 100.5 was truncated to 100, silently
-            k = int(np.argmax(frac))
-            raise _bad_row(p.name, k, col, f"{v[k]:g} is not a whole number of tokens", "give token counts as integers")
+        with np.errstate(invalid="ignore"):
+            out = (v < 1) | (v > MAX_TOKENS) if tokens else v < 0
+        faults.add(out, col, lambda k, v=v, t=tokens: f"{v[k]:g} is out of range "
+                   f"({f'1 to {MAX_TOKENS:.0e} tokens' if t else '>= 0 s'})",
+                   f"give {col} as a whole number of tokens from 1 to {MAX_TOKENS:.0e}" if tokens
+                   else "give arrival_s in seconds from the trace's start (>= 0)")
+        if tokens:  # 100.5 was truncated to 100, silently
+            faults.add(np.isfinite(v) & ~out & (v != np.floor(v)), col,
+                       lambda k, v=v: f"{v[k]:g} is not a whole number of tokens", "give token counts as integers")
+    err = faults.error() or stop
+    if err is not None:
+        raise err
     first = float(arr.min())
     if float(arr.max()) >= NOT_SECONDS_ABOVE:
         unit = "nanoseconds" if first >= 1e17 else "microseconds" if first >= 1e14 else "milliseconds"
@@ -245,4 +374,5 @@ def read_trace(path: str | Path) -> Trace:
                         "3 years)", "give arrival times in seconds")
     order = np.argsort(arr, kind="stable")
     return Trace(arr[order], isl.astype(np.int64)[order], np.maximum(osl.astype(np.int64), 2)[order],
-                 opt["session_id"][order], opt["prefix_group"][order], int(np.count_nonzero(osl < 2)))
+                 opt["session_id"][order], opt["prefix_group"][order], int(np.count_nonzero(osl < 2)),
+                 order.astype(np.int64) + 1)
