@@ -445,9 +445,6 @@ def system_from_dict(data: dict, where: str = "system") -> System:
     c = f.chip
     cap = _si_capacity(c.hbm_capacity_gb, c.hbm_capacity_gib)
     usable = _si_capacity(c.hbm_usable_gb, c.hbm_usable_gib) or cap
-    if usable > cap * 1.0001:
-        raise SpecError(f"{where}: chip.hbm_usable", f"usable {usable / units.GiB:.1f} GiB exceeds "
-                        f"nominal {cap / units.GiB:.1f} GiB", "make usable HBM <= nominal")
     chip = Chip(
         name=c.name,
         peak_flop_per_s=MappingProxyType({k: v.value * units.TFLOPS
@@ -492,6 +489,10 @@ def system_from_dict(data: dict, where: str = "system") -> System:
                       f.host.latency_us.value * units.US, f.host.note) if f.host else None,
         kv_tiers=tiers, kv_tiers_absent=absent)
     check_plausible(system, where)  # a unit slip is an error (specs/plausibility.py)
+    if usable > cap * 1.0001:  # after the ranges: 0.001 GiB is a unit slip; the keys as the file has them
+        uk, ck = (f"chip.{k}_{'gb' if getattr(c, k + '_gb') is not None else 'gib'}" for k in ("hbm_usable", "hbm_capacity"))
+        raise SpecError(f"{where}: {uk}", f"usable {usable / units.GiB:.4g} GiB exceeds {ck}, {cap / units.GiB:.4g} GiB",
+                        f"make {uk} <= {ck} (a variant that lowers the capacity sets {uk} too)")
     return system
 
 

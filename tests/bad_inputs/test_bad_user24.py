@@ -1,0 +1,38 @@
+"""Round 24 break-it pass (user24): bad input a newcomer typed, each refused with one line that
+names the key as the file has it and the fix."""
+
+from __future__ import annotations
+
+from cli_runner import check_error, run
+
+SHOW = ["hardware", "show"]
+
+
+def _variant(tmp_path, body: str) -> str:
+    p = tmp_path / "v.toml"
+    p.write_text('base = "jalapeno"\n[chip]\n' + body)
+    return str(p)
+
+
+def test_a_capacity_unit_slip_is_named_as_a_unit_slip(capsys, tmp_path):
+    """hbm_capacity_gib = 0.001 (a unit slip) was 'chip.hbm_usable: usable 216.0 GiB exceeds
+    nominal 0.0 GiB. Fix: make usable HBM <= nominal': a key the file does not have, a rounded 0.0,
+    and no word on the unit. The range check (0.0931-9313 GiB: 0.1-1e4 GB) now runs first."""
+    check_error(*run(capsys, *SHOW, _variant(tmp_path, "hbm_capacity_gib = 0.001\n")),
+                "v.toml: chip.hbm_capacity_gib:", "0.001 gib is outside the plausible range", "check the unit")
+
+
+def test_usable_above_capacity_names_both_keys(capsys, tmp_path):
+    """Jalapeño's base file gives hbm_usable_gib = 216: lowering the capacity alone leaves it above."""
+    check_error(*run(capsys, *SHOW, _variant(tmp_path, "hbm_capacity_gib = 100\n")), "v.toml: chip.hbm_usable_gib:",
+                "usable 216 gib exceeds chip.hbm_capacity_gib, 100 gib",
+                "make chip.hbm_usable_gib <= chip.hbm_capacity_gib", "sets chip.hbm_usable_gib too")
+
+
+def test_usable_above_capacity_in_gb_keys(capsys, tmp_path):
+    """In GB keys: 150 GB usable over H200's 141 GB nominal (139.7 and 131.3 GiB)."""
+    p = tmp_path / "h.toml"
+    p.write_text('base = "h200"\n[chip]\nhbm_usable_gb = 150\n')
+    check_error(*run(capsys, *SHOW, str(p)), "h.toml: chip.hbm_usable_gb:",
+                "usable 139.7 gib exceeds chip.hbm_capacity_gb, 131.3 gib",
+                "make chip.hbm_usable_gb <= chip.hbm_capacity_gb")
