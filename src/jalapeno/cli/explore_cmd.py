@@ -53,8 +53,8 @@ def explore(
         raise SpecError("--trials", f"must be at least 1, got {n}", "give --trials 100, say")
     if batch < 1 or workers < 1:  # here, not only in run_search: that ran after the study was created,
         # so the corrected rerun was refused ('a study named ... is already in ...; add --resume')
-        raise SpecError("--batch/--workers", f"must be at least 1, got --batch {batch} --workers {workers}",
-                        "give --batch 8 --workers 2, say")
+        opt, v = ("--batch", batch) if batch < 1 else ("--workers", workers)  # the one given wrong, not both
+        raise SpecError(opt, f"must be at least 1, got {v}", f"give {opt} {8 if opt == '--batch' else 2}, say")
     if study is not None and not study.strip():  # '' ran under the space's name, silently
         raise SpecError("--study", "is empty", f"give a name, or leave --study out for the space's ({space.name!r})")
     if html:
