@@ -26,3 +26,38 @@ def test_python_dash_m_jalapeno_keeps_the_one_line_errors():
     p = _module("hardware", "show", "no-such-system")
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     assert p.stderr.startswith("error: ") and "unknown system 'no-such-system'" in p.stderr, p.stderr
+
+
+# ---- simulate's agentic context check: the figure it checks, said as such --------------------------
+
+def test_agentic_context_refusal_states_the_length_it_checked(capsys):
+    """``simulate -m gpt-oss-120b -w agentic:coding-agent`` said 'agentic preset coding-agent (context up
+    to ~120,000 tokens) exceed gpt-oss-120b's context of 131072 tokens': 120,000 < 131,072 (the check
+    was on 144,000 = 120,000 x 1.2). The simulator draws each tool output and reply up to 20% longer:
+    6,000 + 40 x (2,500 x 1.2 + 350 x 1.2) = 6,000 + 40 x 3,420 = 142,800 tokens (docs/agentic.md §2)."""
+    from cli_runner import check_error, run
+
+    check_error(*run(capsys, "simulate", "-s", "h200", "-m", "gpt-oss-120b", "--tp", "8", "-w", "agentic:coding-agent",
+                     "-c", "1", "--sessions", "1"),
+                "--workload: coding-agent's last turns (up to 142,800 tokens: the mean 120,000",
+                "context of 131072", "fewer turns or a smaller jitter")
+
+
+def test_agentic_file_whose_longest_draw_fits_is_simulated(capsys, tmp_path):
+    """The system prompt is not jittered: S = 16,000, 10 x (9,000 + 400) -> mean 110,000, longest
+    16,000 + 10 x (10,800 + 480) = 128,800 <= 131,072. The old bound (110,000 x 1.2 = 132,000) refused it."""
+    from cli_runner import run
+
+    f = tmp_path / "edge.toml"
+    f.write_text("turns = 10\nsystem_prompt_tokens = 16000\ntool_output_tokens = 9000\nreply_tokens = 400\nthink_s = 2\n")
+    code, out, err = run(capsys, "simulate", "-s", "h200", "-m", "gpt-oss-120b", "--tp", "8", "-w", f"agentic:{f}",
+                         "-c", "1", "--sessions", "1", "--json")
+    assert code == 0, err
+
+
+def test_longest_agentic_turn_by_hand():
+    from jalapeno.specs.agentic import AgenticSpec
+
+    # 1,000 + 3 x (int(101 x 1.5) + max(2, int(2 x 1.5))) = 1,000 + 3 x (151 + 3) = 1,462
+    assert AgenticSpec("x", 3, 1000, 101, 2, 1.0, jitter=0.5).longest_context_tokens == 1462
+    assert AgenticSpec("x", 3, 1000, 100, 10, 1.0, jitter=0.0).longest_context_tokens == 1330  # the mean

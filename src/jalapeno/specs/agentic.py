@@ -99,6 +99,19 @@ class AgenticSpec:
     def final_context_tokens(self) -> int:
         return self.system_prompt_tokens + self.turns * (self.tool_output_tokens + self.reply_tokens)
 
+    @property
+    def longest_context_tokens(self) -> int:
+        """The longest last turn the simulator can draw (tokens): S + K·(⌊u·(1 + j)⌋ + max(2, ⌊r·(1 + j)⌋)),
+        every tool output and reply at the top of its jitter, truncated as the draws are
+        (serve/sim/workloads.agentic_turns). The analytic model prices the mean, :attr:`final_context_tokens`.
+
+        >>> AgenticSpec("x", 40, 6000, 2500, 350, 2.0).longest_context_tokens  # 6000 + 40 x (3000 + 420)
+        142800
+        """
+        top = 1 + self.jitter
+        return self.system_prompt_tokens + self.turns * (int(self.tool_output_tokens * top + 1e-9)
+                                                         + max(2, int(self.reply_tokens * top + 1e-9)))
+
     def turn_isl(self) -> np.ndarray:
         """(K,) mean input tokens of each turn: S + (k + 1)·u + k·r."""
         k = np.arange(self.turns, dtype=float)

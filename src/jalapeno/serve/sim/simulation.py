@@ -495,9 +495,11 @@ def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Wor
     _check_plan_size(workload, agentic, concurrency, rate, num_requests, sessions, warmup)
     if workload is not None:
         model.check_context(workload.isl + workload.osl, "--isl/--osl", f"{workload.isl} + {workload.osl} tokens")
-    if agentic is not None:
-        model.check_context(agentic.final_context_tokens * (1 + agentic.jitter), "--workload",
-                            f"agentic preset {agentic.name} (context up to ~{agentic.final_context_tokens:,} tokens)")
+    if agentic is not None:  # the longest turn it can draw, said as such (was '~120,000 tokens exceed ... 131072')
+        model.check_context(agentic.longest_context_tokens, "--workload", f"{agentic.name}'s last turns (up to "
+                            f"{agentic.longest_context_tokens:,} tokens: the mean {agentic.final_context_tokens:,} with tool "
+                            f"outputs and replies drawn {agentic.jitter:.0%} longer)", "use a model with a longer context, "
+                            "or an agentic TOML with fewer turns or a smaller jitter")
     check_pricer(pricer, "simulate")
     check_precision(dep.precision, model, pricer.system.chip)
     system = pricer.system
