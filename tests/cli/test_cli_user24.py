@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
@@ -61,3 +63,28 @@ def test_longest_agentic_turn_by_hand():
     # 1,000 + 3 x (int(101 x 1.5) + max(2, int(2 x 1.5))) = 1,000 + 3 x (151 + 3) = 1,462
     assert AgenticSpec("x", 3, 1000, 101, 2, 1.0, jitter=0.5).longest_context_tokens == 1462
     assert AgenticSpec("x", 3, 1000, 100, 10, 1.0, jitter=0.0).longest_context_tokens == 1330  # the mean
+
+
+# ---- -c on compare/frontier: the words predict and simulate use, and no option the command lacks ----
+
+
+@pytest.mark.parametrize("cmd", ["compare", "frontier"])
+@pytest.mark.parametrize("c, words", [
+    # was 'needs positive values. Fix: write e.g. --concurrency 10,50,100' (predict: the line below)
+    ("0", ["--concurrency: 0 is not a closed-loop concurrency (requests in flight, >= 1)"]),
+    ("-3", ["--concurrency: -3 is not a closed-loop concurrency"]),
+    # was 'for a fractional mean load use --rate (requests/s)': compare and frontier have no --rate
+    ("1.5", ["1.5 is not a whole number of requests in flight", "`jalapeno predict` or `simulate` with --rate"]),
+])
+def test_concurrency_on_sweeps_reads_as_on_predict(capsys, cmd, c, words):
+    from cli_runner import check_error, run
+
+    args = [cmd, "-m", "llama-3.3-70b", "-s", "h200", "-c", c] + (["--html", ""] if cmd == "compare" else [])
+    check_error(*run(capsys, *args), *words)
+
+
+def test_predict_keeps_its_own_rate_option_in_the_fix(capsys):
+    from cli_runner import check_error, run
+
+    check_error(*run(capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "-c", "0"),
+                "0 is not a closed-loop concurrency", "for a request rate use --rate")

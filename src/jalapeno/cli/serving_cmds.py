@@ -122,8 +122,9 @@ def _sweep_opts(serving, mtp, acceptance, concurrency, eplb, overlap, recipe, ma
     return opts
 
 
-def _floats(text: str, option: str, what: str = "numbers", example: str = "10,50,100") -> list[float]:
-    """Positive finite numbers from ``a,b,c`` (``what`` and ``example`` word the error).
+def _floats(text: str, option: str, what: str = "numbers", example: str = "10,50,100", check=None) -> list[float]:
+    """Positive finite numbers from ``a,b,c`` (``what`` and ``example`` word the error; ``check``, when
+    given, refuses the values first with its own words).
 
     Raises:
         SpecError: not numbers, one not positive and finite, or one given twice.
@@ -133,6 +134,8 @@ def _floats(text: str, option: str, what: str = "numbers", example: str = "10,50
     except ValueError:
         raise SpecError(option, f"{text!r} is not a comma-separated list of {what}",
                         f"write e.g. {option} {example}") from None
+    if check is not None:
+        check(vals)
     if not vals or any(not (v > 0 and math.isfinite(v)) for v in vals):
         raise SpecError(option, f"needs positive {'values' if what == 'numbers' else what}",
                         f"write e.g. {option} {example}")
@@ -196,9 +199,9 @@ def _options(serving: str, mtp: int | None, acceptance: float | None, concurrenc
              eplb: str = "32", overlap: str = "auto"):
     from jalapeno.analysis.sweep import SweepOptions
 
-    conc = tuple(_floats(concurrency, "--concurrency")) if concurrency else None
-    if conc:
-        check_concurrency(conc)
+    # one wording with predict's and simulate's -c ('needs positive values' here); no --rate on these commands
+    conc = tuple(_floats(concurrency, "--concurrency", example="1,4,16,64", check=lambda v: check_concurrency(
+        v, rate="`jalapeno predict` or `simulate` with --rate"))) if concurrency else None
     return SweepOptions(serving=serving, mtp=_mtp(mtp, acceptance), concurrency=conc, eplb=sweep_eplb(eplb),
                         overlap=overlap)
 

@@ -35,8 +35,15 @@ MAX_CONCURRENCY = 1_000_000
 MAX_RATE_PER_S = 1e6
 
 
-def check_concurrency(values, option: str = "--concurrency") -> None:
+def check_concurrency(values, option: str = "--concurrency", rate: str = "--rate") -> None:
     """Closed-loop concurrencies must lie in [1, :data:`MAX_CONCURRENCY`] (requests in flight).
+
+    Args:
+        values: the concurrencies (requests in flight).
+        option: the option or field that gave them, for the message.
+        rate: how to ask for an open-loop request rate instead, for the fix: ``--rate`` on a command
+            that has it (predict, simulate); compare and frontier sweep closed loops only and name
+            the commands that take one.
 
     Raises:
         SpecError: a value below 1 (a fraction of a request in flight is not a closed loop), not
@@ -45,7 +52,7 @@ def check_concurrency(values, option: str = "--concurrency") -> None:
     for v in values:
         if not (v >= 1):
             raise SpecError(option, f"{v:g} is not a closed-loop concurrency (requests in flight, >= 1)",
-                            "give whole numbers of requests >= 1, e.g. 1,4,16,64; for a request rate use --rate")
+                            f"give whole numbers of requests >= 1, e.g. 1,4,16,64; for a request rate use {rate}")
         if v > MAX_CONCURRENCY:
             raise SpecError(option, f"{v:g} requests in flight is beyond what any benchmark measures (limit "
                             f"{MAX_CONCURRENCY:,}; InferenceX sweeps 1-16,384): the result would be only queueing",
@@ -53,7 +60,7 @@ def check_concurrency(values, option: str = "--concurrency") -> None:
         if v != int(v):  # predict -c 1.5 priced 1.5 requests in flight; a closed loop holds whole requests
             raise SpecError(option, f"{v:g} is not a whole number of requests in flight",
                             "give whole numbers of requests >= 1, e.g. 1,4,16,64; for a fractional mean "
-                            "load use --rate (requests/s)")
+                            f"load use {rate} (requests/s)")
 
 
 @dataclass(frozen=True, eq=False)
