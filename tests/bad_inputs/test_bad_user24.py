@@ -3,6 +3,7 @@ names the key as the file has it and the fix."""
 
 from __future__ import annotations
 
+import pytest
 from cli_runner import check_error, run
 
 SHOW = ["hardware", "show"]
@@ -36,3 +37,32 @@ def test_usable_above_capacity_in_gb_keys(capsys, tmp_path):
     check_error(*run(capsys, *SHOW, str(p)), "h.toml: chip.hbm_usable_gb:",
                 "usable 139.7 gib exceeds chip.hbm_capacity_gb, 131.3 gib",
                 "make chip.hbm_usable_gb <= chip.hbm_capacity_gb")
+
+
+# ---- trace files in another dialect or unit -------------------------------------------------------
+
+SIM = ["simulate", "-s", "h200", "-m", "gpt-oss-120b", "--tp", "8", "-w"]
+
+
+@pytest.mark.parametrize("sep, word", [(";", "semicolons"), ("\t", "tabs"), ("|", "bars")])
+def test_a_trace_separated_by_something_else_says_so(capsys, tmp_path, sep, word):
+    """A European-locale export (``arrival_s;input_tokens;output_tokens``) was 'arrival_s;input_tokens;
+    output_tokens: unknown column': one column whose name holds the separator."""
+    p = tmp_path / "t.csv"
+    p.write_text(sep.join(["arrival_s", "input_tokens", "output_tokens"]) + "\n" + sep.join(["0", "100", "10"]) + "\n")
+    check_error(*run(capsys, *SIM, str(p)), "t.csv: header:", f"separated by {word}, not commas",
+                "write the trace comma-separated")
+
+
+@pytest.mark.parametrize("suffix, col, unit, factor", [
+    ("csv", "arrival_ms", "milliseconds", "1e3"), ("csv", "arrival_us", "microseconds", "1e6"),
+    ("jsonl", "arrival_ns", "nanoseconds", "1e9"),
+])
+def test_arrival_times_named_in_another_unit(capsys, tmp_path, suffix, col, unit, factor):
+    """``arrival_ms`` was 'unknown column (did you mean 'arrival_s'?)': renaming it as told would have
+    replayed milliseconds as seconds, a trace 1,000x slower, silently."""
+    p = tmp_path / f"t.{suffix}"
+    p.write_text(f"{col},input_tokens,output_tokens\n0,100,10\n" if suffix == "csv"
+                 else f'{{"{col}": 0, "input_tokens": 100, "output_tokens": 10}}\n')
+    check_error(*run(capsys, *SIM, str(p)), f"t.{suffix}: ", f"{col}: arrival times in {unit}",
+                "the trace reads seconds", f"divide the times by {factor} and name them arrival_s")

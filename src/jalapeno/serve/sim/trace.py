@@ -42,6 +42,9 @@ MAX_ID = float(1 << 62)
 #: Longest trace span accepted after rebasing (s): 1e8 s is 3.2 years of requests.
 MAX_SPAN_S = 1e8
 _PER_S = {"nanoseconds": "1e9", "microseconds": "1e6", "milliseconds": "1e3"}
+#: Arrival-time columns named in another unit: (the unit, what to divide by for seconds).
+_UNIT_SLIPS = {f"arrival_{u}": (unit, _PER_S[unit]) for u, unit in
+               (("ms", "milliseconds"), ("us", "microseconds"), ("ns", "nanoseconds"))}
 _HELP = "pass a CSV or JSONL file with arrival_s, input_tokens, output_tokens [, session_id, prefix_group]"
 
 
@@ -223,6 +226,10 @@ def _columns_from_csv(text: str, name: str) -> tuple[dict, Callable[[int], str],
     import pandas as pd
 
     header = [h.strip() for h in next(csv.reader([text.split("\n", 1)[0]]), [])]
+    for sep, word in ((";", "semicolons"), ("\t", "tabs"), ("|", "bars")):  # one column 'a;b;c' was 'unknown column'
+        if len(header) == 1 and len(header[0].split(sep)) > 1 and header[0].split(sep)[0].strip() in COLUMNS + OPTIONAL:
+            raise SpecError(f"{name}: header", f"its columns are separated by {word}, not commas",
+                            "write the trace comma-separated: arrival_s,input_tokens,output_tokens")
     dup = sorted({h for h in header if header.count(h) > 1})
     if dup:
         raise SpecError(f"{name}: header", f"column {dup[0]!r} appears twice", "give each column once")
@@ -261,6 +268,9 @@ def _check_names(names, name: str) -> None:
     import difflib
 
     for c in names:
+        if c in _UNIT_SLIPS:  # arrival_ms was 'did you mean arrival_s?': renaming it alone reads ms as s
+            raise SpecError(f"{name}: {c}", f"arrival times in {_UNIT_SLIPS[c][0]}; the trace reads seconds",
+                            f"divide the times by {_UNIT_SLIPS[c][1]} and name them arrival_s")
         if c not in COLUMNS + OPTIONAL:
             near = difflib.get_close_matches(c, COLUMNS + OPTIONAL, n=1, cutoff=0.6)
             raise SpecError(f"{name}: {c}", "unknown column" + (f" (did you mean {near[0]!r}?)" if near else ""),
