@@ -66,3 +66,18 @@ def test_arrival_times_named_in_another_unit(capsys, tmp_path, suffix, col, unit
                  else f'{{"{col}": 0, "input_tokens": 100, "output_tokens": 10}}\n')
     check_error(*run(capsys, *SIM, str(p)), f"t.{suffix}: ", f"{col}: arrival times in {unit}",
                 "the trace reads seconds", f"divide the times by {factor} and name them arrival_s")
+
+
+# ---- validate --points: a user's file of which no row maps -------------------------------------------
+
+def test_points_file_with_no_mappable_row_is_refused_with_aiconfigurator_on(capsys, tmp_path):
+    """With aiconfigurator installed (the default ``validate``), ``--points`` whose every row was skipped
+    (an unknown hardware name here) printed aiconfigurator's 1,800-line table and exited 0; the one line
+    about the user's file was the last but ten. Refused only when the file's own rows map to nothing."""
+    from importlib import resources
+
+    lines = (resources.files("jalapeno") / "data" / "validation" / "inferencex_points.csv").read_text().splitlines()
+    p = tmp_path / "mine.csv"
+    p.write_text(lines[0] + "\n" + lines[1].replace("GB200 NVL72", "GB999", 1) + "\n")
+    check_error(*run(capsys, "validate", "--points", str(p)), "--points mine.csv:",
+                "no measured point could be mapped; 1 row(s) skipped", "mine:2", "'gb999'", "not in the catalog")

@@ -52,7 +52,8 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     points of these systems (None: all).
 
     Raises:
-        SpecError: an empty or missing points path, a folder, or no row of the file could be mapped.
+        SpecError: an empty or missing points path, a folder, or no row of the file could be mapped
+            (a ``points_path`` of which no row maps is refused whatever the other sources hold).
     """
     if points_path is not None and not str(points_path).strip():
         raise SpecError("--points", "empty path", "give a CSV path, or omit --points for the shipped points")
@@ -64,6 +65,10 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
         raise SpecError("--points", f"{path} not found", "pass --points FILE.csv (InferenceX points format), or "
                         "omit --points for the shipped points")
     pts, skipped = load_inferencex(path)
+    if points_path and not pts:  # a user's file of which no row maps: aiconfigurator's rows ran alone, exit 0
+        raise SpecError(f"--points {path.name}", f"no measured point could be mapped; {len(skipped)} row(s) skipped"
+                        + (f" (first: {skipped[0][0]}: {skipped[0][1]})" if skipped else ""),
+                        "check the CSV's hardware/model names and numbers against the InferenceX points format")
     sources = {"inferencex": str(path)}
     if use_aiconfigurator or aic_frame is not None:
         try:
