@@ -81,3 +81,10 @@ def test_points_file_with_no_mappable_row_is_refused_with_aiconfigurator_on(caps
     p.write_text(lines[0] + "\n" + lines[1].replace("GB200 NVL72", "GB999", 1) + "\n")
     check_error(*run(capsys, "validate", "--points", str(p)), "--points mine.csv:",
                 "no measured point could be mapped; 1 row(s) skipped", "mine:2", "'gb999'", "not in the catalog")
+
+
+def test_a_fraction_out_of_range_is_not_called_a_fraction_of_peak(capsys):
+    """memory_reserve_fraction = 0 said 'Fix: give a fraction of peak between 0 and 1' (it is a share of HBM)."""
+    check_error(*run(capsys, "step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8",
+                     "--set", "efficiency.memory_reserve_fraction=0"),
+                "efficiency.memory_reserve_fraction: must be in (0, 1], got 0.0", "give a fraction above 0 and at most 1")

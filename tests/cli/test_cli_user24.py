@@ -88,3 +88,29 @@ def test_predict_keeps_its_own_rate_option_in_the_fix(capsys):
 
     check_error(*run(capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "-c", "0"),
                 "0 is not a closed-loop concurrency", "for a request rate use --rate")
+
+
+# ---- a file given to --workload of a command that does not read one ----------------------------------
+
+@pytest.mark.parametrize("cmd", [["compare", "--html", ""], ["frontier", "-s", "h200"],
+                                 ["predict", "-s", "h200", "--tp", "8", "-c", "4"]])
+def test_a_trace_file_on_a_sweep_points_to_simulate(capsys, tmp_path, cmd):
+    """README: 'a trace is a CSV/JSONL file given as --workload FILE.csv'; compare/frontier/predict said
+    "unknown workload 'ok.csv'" for a file that exists (only simulate replays traces)."""
+    from cli_runner import check_error, run
+
+    p = tmp_path / "ok.csv"
+    p.write_text("arrival_s,input_tokens,output_tokens\n0,100,10\n")
+    check_error(*run(capsys, *cmd, "-m", "llama-3.3-70b", "-w", str(p)), "is a request trace (a file), which only "
+                "simulate replays", f"run `jalapeno simulate --workload {p}`", "--isl n --osl n")
+
+
+def test_an_agentic_toml_without_its_prefix_says_how_to_write_it(capsys, tmp_path):
+    from cli_runner import check_error, run
+
+    p = tmp_path / "agent.toml"
+    p.write_text("turns = 3\nsystem_prompt_tokens = 100\ntool_output_tokens = 50\nreply_tokens = 20\nthink_s = 1\n")
+    check_error(*run(capsys, "compare", "-s", "h200", "-m", "llama-3.3-70b", "--html", "", "-w", str(p)),
+                "an agentic session file is written agentic:file.toml", f"--workload agentic:{p}")
+    code, out, err = run(capsys, "compare", "-s", "h200", "-m", "llama-3.3-70b", "--html", "", "-w", f"agentic:{p}")
+    assert code == 0, err

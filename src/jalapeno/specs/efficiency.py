@@ -485,7 +485,7 @@ def _checked(key: str, name: str, v: Any) -> float:
         raise SpecError(key, f"must be finite, got {v}", "give a finite number")
     frac = "_fraction" in name
     if frac and not 0.0 < v <= 1.0:
-        raise SpecError(key, f"must be in (0, 1], got {v}", "give a fraction of peak between 0 and 1")
+        raise SpecError(key, f"must be in (0, 1], got {v}", "give a fraction above 0 and at most 1")
     if not frac and v < 0:
         raise SpecError(key, f"must be >= 0, got {v}", "give a non-negative value")
     cap = _UPPER.get(name)

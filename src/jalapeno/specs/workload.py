@@ -266,6 +266,14 @@ def get_workload(name: str | None = None, isl: int | None = None, osl: int | Non
                                f"compare, frontier and simulate take it as --workload agentic:{preset} "
                                "(docs/agentic.md); for fixed lengths use one of "
                                f"{', '.join(PRESETS)} or --isl N --osl N")
+    fixed_lengths = f"{', '.join(PRESETS)} or --isl N --osl N"
+    if name.lower().endswith((".csv", ".jsonl", ".json")):  # was 'unknown workload' for a file that exists
+        raise UnknownNameError("workload", f"{name!r} is a request trace (a file), which only simulate replays",
+                               f"run `jalapeno simulate --workload {name}`; here give one of {fixed_lengths}")
+    if name.lower().endswith(".toml"):
+        raise UnknownNameError("workload", f"{name!r} is a file: an agentic session file is written agentic:FILE.toml",
+                               f"compare, frontier and simulate take --workload agentic:{name}; for fixed lengths use "
+                               f"one of {fixed_lengths}")
     if name not in PRESETS:
         raise UnknownNameError("workload", f"unknown workload {name!r}",
                                f"use one of {', '.join(PRESETS)} or --isl N --osl N")
