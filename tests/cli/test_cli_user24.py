@@ -114,3 +114,31 @@ def test_an_agentic_toml_without_its_prefix_says_how_to_write_it(capsys, tmp_pat
                 "an agentic session file is written agentic:file.toml", f"--workload agentic:{p}")
     code, out, err = run(capsys, "compare", "-s", "h200", "-m", "llama-3.3-70b", "--html", "", "-w", f"agentic:{p}")
     assert code == 0, err
+
+
+# ---- numbers written as a capacity planner writes them ------------------------------------------------
+
+@pytest.mark.parametrize("args, words", [
+    # was "--isl: must be a whole number, got '8k'. Fix: give --isl a whole number"
+    (["predict", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "-c", "4", "--isl", "8k", "--osl", "1024"],
+     ["--isl: must be a whole number, got '8k'", "write it in digits: --isl 8000 (or 8192:", "8 x 1024 tokens"]),
+    (["step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "--context", "32K"],
+     ["--context 32000 (or 32768"]),
+    # not a token count: no 1024 reading offered
+    (["step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "--batch", "1.5k"], ["write it in digits: --batch 1500"]),
+    (["plan", "-s", "h200", "-m", "llama-3.3-70b", "--target", "1M"], ["write it in digits: --target 1000000"]),
+])
+def test_a_k_or_m_suffix_is_spelled_out(capsys, args, words):
+    from cli_runner import check_error, error_line, run
+
+    check_error(*run(capsys, *args), *words)
+    if "--batch" in args or "--target" in args:
+        assert "1024" not in error_line(*run(capsys, *args))
+
+
+@pytest.mark.parametrize("typed", ["8K1K", "8k/1k", "8k-1k"])
+def test_a_preset_typed_another_way_is_suggested(capsys, typed):
+    from cli_runner import check_error, run
+
+    check_error(*run(capsys, "compare", "-s", "h200", "-m", "llama-3.3-70b", "--html", "", "-w", typed),
+                f"unknown workload '{typed.lower()}' (did you mean '8k1k'?)")

@@ -283,6 +283,8 @@ def _given_arguments(argv: list[str]) -> list[tuple[str, str]]:
 # Valid values to show in the fix for a number option whose generic examples (0.5, 1e6) would be
 # refused: a closed-loop concurrency counts requests in flight, a whole number >= 1.
 _EXAMPLES = {"--concurrency": "a whole number of requests in flight >= 1, such as 1 or 64"}
+#: Options counting tokens, where a "k" may mean 1,024 (InferenceX's 8k1k is 8,192 in, 1,024 out).
+_TOKEN_OPTIONS = ("--isl", "--osl", "--context", "--prefill-tokens", "--max-tokens-per-step")
 
 
 def _option_value_error(e: Exception, helps: str) -> str | None:
@@ -305,6 +307,15 @@ def _option_value_error(e: Exception, helps: str) -> str | None:
     opt = max(opts, key=len) if opts else str(getattr(param, "name", "value"))
     problem, _ = describe(err, opt, "")
     v, kind = err.get("input"), err.get("type", "")
+    m = re.fullmatch(r"\s*(\d*\.?\d+)\s*([kmg])\s*", v, re.I) if isinstance(v, str) else None
+    if m and kind.startswith(("int", "float", "decimal")):  # '--isl 8k', '--target 1M': said 'give a whole number'
+        power = "kmg".index(m[2].lower()) + 1
+        dec = float(m[1]) * 1000 ** power
+        shown = f"{int(dec)}" if dec == int(dec) else f"{dec:g}"
+        binary = float(m[1]) * 1024 ** power
+        tokens = opt in _TOKEN_OPTIONS and power == 1 and binary == int(binary)
+        return (f"{opt}: {problem}. Fix: write it in digits: {opt} {shown}" + (
+            f" (or {int(binary)}: InferenceX's {m[1]}{m[2].lower()} lengths are {m[1]} x 1024 tokens)" if tokens else ""))
     if kind.startswith("int"):
         try:
             x = float(v)

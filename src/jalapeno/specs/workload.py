@@ -275,7 +275,8 @@ def get_workload(name: str | None = None, isl: int | None = None, osl: int | Non
                                f"compare, frontier and simulate take --workload agentic:{name}; for fixed lengths use "
                                f"one of {fixed_lengths}")
     if name not in PRESETS:
-        raise UnknownNameError("workload", f"unknown workload {name!r}",
-                               f"use one of {', '.join(PRESETS)} or --isl N --osl N")
+        near = "".join(name.lower().split()).replace("/", "").replace("-", "")  # 8K1K, 8k/1k: did you mean
+        raise UnknownNameError("workload", f"unknown workload {name!r}"
+                               + (f" (did you mean {near!r}?)" if near in PRESETS else ""), f"use one of {fixed_lengths}")
     w = PRESETS[name]
     return Workload(w.name, w.isl, w.osl, ratio)
