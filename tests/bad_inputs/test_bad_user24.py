@@ -88,3 +88,21 @@ def test_a_fraction_out_of_range_is_not_called_a_fraction_of_peak(capsys):
     check_error(*run(capsys, "step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8",
                      "--set", "efficiency.memory_reserve_fraction=0"),
                 "efficiency.memory_reserve_fraction: must be in (0, 1], got 0.0", "give a fraction above 0 and at most 1")
+
+
+# ---- the tile model's chip keys: whole counts and plausible ranges ------------------------------------
+
+@pytest.mark.parametrize("kv, words", [
+    # was read as int(0.5) = 0 SMs and blamed on a key the user did not touch ('chip.sram_per_unit_kib: H200
+    # SXM's 228 KiB per unit holds no tile'); 132.5 SMs was run as 132, silently
+    ("chip.compute_units=0.5", ["chip.compute_units: must be a whole number (a count of sms / cus), got 0.5"]),
+    ("chip.compute_units=132.5", ["chip.compute_units: must be a whole number", "got 132.5"]),
+    ("chip.mma_tile_m=64.5", ["chip.mma_tile_m: must be a whole number (a count of tile rows), got 64.5"]),
+    # accepted without a word: 1e30 SMs, 1e30-row tiles, 233,472 KiB (bytes typed as KiB) per SM
+    ("chip.compute_units=1e30", ["chip.compute_units: 1e+30 units is outside the plausible range 1-1e+06 units"]),
+    ("chip.mma_tile_m=1e30", ["chip.mma_tile_m: 1e+30 rows is outside the plausible range 1-4096 rows"]),
+    ("chip.sram_per_unit_kib=233472", ["chip.sram_per_unit_kib: 2.335e+05 kib is outside the plausible range",
+                                       "228 for h100, not 233472 (bytes)"]),
+])
+def test_tile_model_keys_are_counts_in_range(capsys, kv, words):
+    check_error(*run(capsys, "step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "--set", kv), "--set", *words)

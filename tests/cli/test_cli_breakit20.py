@@ -128,10 +128,14 @@ def test_set_capacity_in_the_other_unit_replaces_the_base_one(capsys):
 
 
 def test_tile_message_shows_a_fractional_kib_as_given(capsys):
-    # was: "H200 SXM's 0 KiB per unit holds no tile" for --set chip.sram_per_unit_kib=0.5
+    # was: "H200 SXM's 0 KiB per unit holds no tile" for --set chip.sram_per_unit_kib=0.5 (since round 24,
+    # user24, 0.5 KiB is below the plausible range, 1-1e5 KiB: a value inside it that holds no tile is used here)
+    code, out, err = run(capsys, "step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "--set",
+                         "chip.sram_per_unit_kib=1.5", "--tiles")
+    check_error(code, out, err, "chip.sram_per_unit_kib", "1.5 KiB per unit holds no tile")
     code, out, err = run(capsys, "step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "--set",
                          "chip.sram_per_unit_kib=0.5", "--tiles")
-    check_error(code, out, err, "chip.sram_per_unit_kib", "0.5 KiB per unit holds no tile")
+    check_error(code, out, err, "chip.sram_per_unit_kib", "0.5 kib is outside the plausible range 1-100000 kib")
 
 
 def test_sensitivity_bands_stay_within_what_the_schema_takes(capsys):

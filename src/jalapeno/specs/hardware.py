@@ -36,7 +36,7 @@ TOPOLOGIES = ("switched", "full_mesh", "torus3d", "fat_tree")
 
 # Sourced keys that count things (a float in the schema, a whole number by their validators):
 # a bad value's fix asks for a whole number.
-COUNT_KEYS = ("chip.hbm_stacks",)
+COUNT_KEYS = ("chip.hbm_stacks", "chip.compute_units", "chip.mma_tile_m")
 
 
 class ChipFile(_Strict):
@@ -49,11 +49,12 @@ class ChipFile(_Strict):
     hbm_bandwidth_tb_per_s: Sourced
     hbm_stacks: Sourced
 
-    @field_validator("hbm_stacks")
+    @field_validator("hbm_stacks", "compute_units", "mma_tile_m")
     @classmethod
-    def _whole_stacks(cls, v: Sourced) -> Sourced:
-        if v.value != int(v.value):  # named chip.hbm_stacks in the message (a field's own check)
-            raise ValueError(f"must be a whole number (a count of stacks), got {v.value:g}")
+    def _whole_counts(cls, v: Sourced | None, info) -> Sourced | None:
+        if v is not None and v.value != int(v.value):  # compute_units 0.5 was read as 0 and blamed on sram_per_unit_kib
+            what = {"hbm_stacks": "stacks", "compute_units": "SMs / CUs"}.get(info.field_name, "tile rows")
+            raise ValueError(f"must be a whole number (a count of {what}), got {v.value:g}")
         return v
     sram_mib: Sourced | None = None
     compute_units: Sourced | None = None  # SMs / CUs: the tile model (cost/tiles.py)

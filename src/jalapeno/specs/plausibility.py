@@ -55,6 +55,11 @@ RANGES: dict[str, Range] = {r.key: r for r in (
     Range("chip.hbm_stacks", "stacks", 1, 64, "5 (H100) to 8", "a count of HBM stacks"),
     Range("chip.sram_mib", "MiB", 0.1, 1e6, "50 (H100) to 256 (MI300X)",
           "MiB per chip (up to ~42,000 for a wafer-scale part)"),
+    # the tile model's keys (cost/tiles.py; --chip-model tiled): SMs or CUs, shared memory / LDS per unit, MMA rows
+    Range("chip.compute_units", "units", 1, 1e6, "132 (H100) to 304 (MI300X)", "a count of SMs (NVIDIA) or CUs (AMD)"),
+    Range("chip.sram_per_unit_kib", "KiB", 1.0, 1e5, "64 (AMD LDS) to 228 (Hopper, Blackwell)",
+          "KiB of shared memory / LDS per SM or CU: 228 for H100, not 233472 (bytes)"),
+    Range("chip.mma_tile_m", "rows", 1, 4096, "16 (AMD) to 128 (Blackwell)", "rows of one MMA tile: 64 for Hopper"),
     Range("chip.tdp_w", "W", 10.0, 5e4, "700 (H100) to 1,800 (Vera Rubin)", "watts: 1000 for B200, not 1.0 (kW)"),
     Range("chip.sustained_w", "W", 10.0, 5e4, "550 (Jalapeño)", "watts: 550, not 0.55 (kW)"),
     Range("power.allin_kw_per_chip", "kW", 0.05, 100.0, "1.15 (Jalapeño) to 2.98 (Vera Rubin)",
@@ -125,6 +130,10 @@ def check_plausible(system, where: str = "system") -> None:
     _check(where, "chip.hbm_stacks", "chip.hbm_stacks", c.hbm_stacks)
     if c.sram_bytes is not None:
         _check(where, "chip.sram_mib", "chip.sram_mib", c.sram_bytes / units.MiB)
+    for key, v in (("compute_units", c.compute_units), ("mma_tile_m", c.mma_tile_m),
+                   ("sram_per_unit_kib", None if c.sram_per_unit_bytes is None else c.sram_per_unit_bytes / units.KiB)):
+        if v is not None:
+            _check(where, f"chip.{key}", f"chip.{key}", v)
     _check(where, "chip.tdp_w", "chip.tdp_w", c.tdp_w)
     if c.sustained_w is not None:
         _check(where, "chip.sustained_w", "chip.sustained_w", c.sustained_w)
