@@ -106,3 +106,14 @@ def test_a_fraction_out_of_range_is_not_called_a_fraction_of_peak(capsys):
 ])
 def test_tile_model_keys_are_counts_in_range(capsys, kv, words):
     check_error(*run(capsys, "step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "--set", kv), "--set", *words)
+
+
+def test_a_huge_stack_count_on_a_sliced_chip_is_refused_at_once(capsys):
+    """Jalapeño's die has one slice per HBM stack: --set chip.hbm_stacks=1e30 laid the die out before the
+    range check and searched 1e15 mesh shapes (killed after 60 s); 1e5 stacks was refused in 0.4 s."""
+    import time
+
+    t0 = time.perf_counter()
+    check_error(*run(capsys, "hardware", "show", "jalapeno", "--set", "chip.hbm_stacks=1e30"),
+                "--set: chip.hbm_stacks: 1e+30 stacks is outside the plausible range 1-64 stacks")
+    assert time.perf_counter() - t0 < 10

@@ -25,7 +25,7 @@ from jalapeno.specs.files import read_user_text
 from jalapeno.specs.kv_tiers import TiersFile, parse_kv_tiers
 from jalapeno.specs.link_levels import check_level_order
 from jalapeno.specs.sourced import Sourced, SourcedNames, _Strict
-from jalapeno.specs.plausibility import check_plausible
+from jalapeno.specs.plausibility import check_plausible, check_range
 from jalapeno.specs.schema_errors import describe
 
 COMPUTE_FORMATS = ("bf16", "fp8", "fp4", "int8")
@@ -427,6 +427,7 @@ def _die(f: DieFile | None, hbm_stacks: int, where: str):
         return None
     from jalapeno.specs.die import die_from_file
 
+    check_range(where, "chip.hbm_stacks", hbm_stacks)  # before the slices are laid out: 1e30 stacks hung auto_mesh
     return die_from_file(f, hbm_stacks, where)
 
 

@@ -93,6 +93,17 @@ def _check(where: str, key: str, shown_key: str, value: float) -> None:
                         f"check the unit: {r.hint} (ranges: docs/catalog.md, specs/plausibility.py)")
 
 
+def check_range(where: str, key: str, value: float) -> None:
+    """One value against its :data:`RANGES` entry, for a check that must run before the whole
+    system is built (:func:`check_plausible`): a die laid out over 1e30 HBM stacks searched 1e15
+    mesh shapes first.
+
+    Raises:
+        SpecError: ``value`` (in the key's unit) outside the range.
+    """
+    _check(where, key, key, value)
+
+
 def _check_capacity(where: str, system, stem: str, nbytes: float) -> None:
     """The HBM range check under the key the file gave (``chip.hbm_capacity_gib`` in GiB, else
     ``_gb`` in GB): a GiB value out of range was reported as ``chip.hbm_capacity_gb`` in GB, a key
