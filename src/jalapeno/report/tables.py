@@ -239,7 +239,7 @@ def point_table(p: PointRecord, title: str, open_loop: bool = False) -> Table:
         ("interactivity", f"{_f(p.interactivity, '.1f')} tok/s/user"),
         *([("lengths (ISL / OSL)", lengths_text(p.workload))] if getattr(p, "workload", None) is not None else []),
         ("TTFT mean / p99" + ("" if open_loop else " (whole run: the idle start's first wave included)"),
-         f"{_f(p.ttft_s * 1e3, '.0f')} / {_f(p.ttft_p99_s * 1e3, '.0f')} ms"
+         f"{_f(p.ttft_s * 1e3, ',.0f')} / {_f(p.ttft_p99_s * 1e3, ',.0f')} ms"
          + ("" if open_loop else " (p99: the larger of the steady tail and the first wave's p90, serve/queueing.py "
                                  "effect 3; simulate, with its default 2·C warm-up, gives the steady state)")),
         *([("TTFT mean, by part", ttft_parts_text(p.ttft_parts))] if getattr(p, "ttft_parts", None) else []),
@@ -297,7 +297,7 @@ def load_rows(p: PointRecord, open_loop: bool = False) -> list[tuple[str, str]]:
     if open_loop:
         first = ("requests in the system (open loop, λ·E2E)", _f(p.concurrency, ",.1f"))
     else:
-        first = ("concurrency cap (closed loop, InferenceX conc)", _f(p.concurrency, ",.1f"))
+        first = ("concurrency cap (closed loop, InferenceX conc)", _f(p.concurrency, ",.0f"))  # whole: was "256.0"
     return [first, ("in flight (admitted; Little's law λ·(E2E − queue))", _f(p.in_flight, ",.1f"))]
 
 
