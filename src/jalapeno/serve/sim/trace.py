@@ -357,7 +357,7 @@ def read_trace(path: str | Path) -> Trace:
         # -5 was read as "no session" and 1.5 as session 1, silently
         faults.add(bad, c, lambda k, v=vals: f"{v[k]:g} is not an id (a whole number from 0 to 2^62)",
                    f"number the {c}s 0, 1, 2, ... and leave the cell blank for none")
-        opt[c] = np.where(np.isfinite(vals), vals, -1).astype(np.int64)
+        opt[c] = np.where(np.isfinite(vals) & ~bad, vals, -1).astype(np.int64)  # a bad id is named below, not cast
     for col, v in (("arrival_s", arr), ("input_tokens", isl), ("output_tokens", osl)):
         tokens = col != "arrival_s"
         with np.errstate(invalid="ignore"):
