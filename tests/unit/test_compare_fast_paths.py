@@ -6,7 +6,9 @@
   build (Batch.joined) and cuts the tables apart;
 - the sweep shares KV hand-off times between its (prefill, decode) layout pairs (keyed by the
   lanes and group size they depend on);
-- the default roofline pricer is built without the table-pricer machinery (and so without pandas).
+- the default roofline pricer is built without the table-pricer machinery (and so without pandas);
+- cost/roofline.op_times takes its per-op terms (peaks, efficiency fractions, launch floors) from a
+  memo keyed by the chip, the efficiency set and the table's formats, keys, kinds and kernel families.
 
 Each check compares against the same quantity computed with the shortcut out of the way, value
 for value (bitwise), not against stored figures. The speed itself is a benchmark
@@ -22,6 +24,7 @@ from dataclasses import fields
 import numpy as np
 import pytest
 
+import jalapeno.cost.roofline as roofline_mod
 import jalapeno.cost.step as step_mod
 from jalapeno.analysis.sweep import SweepOptions, sweep
 from jalapeno.cost.ops import build_step_ops
@@ -47,6 +50,20 @@ def _same(a, b) -> bool:
 def _fresh(fn, *args, **kw):
     step_mod._PRICED.clear()
     return fn(*args, **kw)
+
+
+class _NoMemo(dict):
+    """A memo that never answers (every call computes afresh)."""
+
+    def get(self, key, default=None):
+        return default
+
+
+@pytest.fixture
+def no_memos(monkeypatch):
+    """Every shortcut's memo out of the way."""
+    monkeypatch.setattr(step_mod, "_PRICED_KEEP", 0)
+    monkeypatch.setattr(roofline_mod, "_PER_OP", _NoMemo())
 
 
 def test_serial_then_overlapped_step_equals_a_fresh_overlapped_step():
@@ -100,15 +117,12 @@ def test_a_different_batch_layout_or_pricer_is_not_served_from_the_memo():
 
 @pytest.fixture(scope="module")
 def gb300_sweeps():
-    """The default compare's GB300 sweep with the shortcuts, and with the step memo disabled."""
+    """The default compare's GB300 sweep with the shortcuts, and with every memo disabled."""
     pr, wl = load_pricer("gb300-nvl72"), get_workload("8k1k")
     with_memo = _fresh(sweep, R1, pr, wl, FP8, SweepOptions())
-    keep = step_mod._PRICED_KEEP
-    step_mod._PRICED_KEEP = 0
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        no_memos.__wrapped__(mp)
         without = _fresh(sweep, R1, pr, wl, FP8, SweepOptions())
-    finally:
-        step_mod._PRICED_KEEP = keep
     return with_memo, without
 
 
@@ -143,3 +157,25 @@ def test_kv_hand_off_times_shared_across_layout_pairs_equal_fresh_ones():
         assert _same(with_cache.kv_transfer_s, alone.kv_transfer_s)
         assert _same(with_cache.ttft_s, alone.ttft_s)
     assert len(shared) < 3 * xs.size  # pairs met the same (lanes, group) again
+
+
+def test_op_times_from_the_per_op_memo_equal_fresh_ones(no_memos):
+    """Tables of one shape priced on two chips and two efficiency sets, each after the others have
+    filled the memo, equal the same tables priced with no memo at all (bitwise)."""
+    lay = Layout(tp=1, dp=8, ep=8)
+    b = Batch.make(decode_seqs=[1.0, 64.0, 2048.0], decode_ctx=8704, prefill_tokens=[0.0, 0.0, 8192.0],
+                   prefill_ctx=1024)
+    gb200 = load_pricer("gb200-nvl72")
+    slow_gemm = gb200.efficiency.with_overrides({"gemm": {"fp8_block": {"peak_fraction": 0.3}}})
+    pricers = [gb200, gb200.with_efficiency(slow_gemm), load_pricer("b200")]
+    tables = [build_step_ops(R1, p.system.chip, lay, FP8, b, p.efficiency, 1, step_mod._moe_all_to_all(p, lay, R1))[0]
+              for p in pricers]
+    fresh = [p.op_times(t) for p, t in zip(pricers, tables)]
+    roofline_mod._PER_OP = {}  # a live memo (the fixture restores the disabled one)
+    for _ in range(2):
+        for p, t, want in zip(pricers, tables, fresh):
+            got = p.op_times(t)
+            for f in fields(want):
+                assert _same(getattr(got, f.name), getattr(want, f.name)), f.name
+    assert len(roofline_mod._PER_OP) == 3
+    assert not _same(fresh[0].time_s, fresh[1].time_s)  # the sets differ: a shared entry would show

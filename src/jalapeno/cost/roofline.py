@@ -89,16 +89,7 @@ def k_serial_s(table: OpTable, eff: Efficiency) -> np.ndarray:
     >>> round(float(k_serial_s(ob.build()[0], e)[0, 0]) * 1e6, 3)  # 56 blocks of 0.15 µs
     8.4
     """
-    n = table.flop.shape[1] if table.flop.ndim == 2 else 0
-    out = np.zeros((len(table.name), n))
-    if not table.kn:
-        return out
-    for i, (kind, key, kn) in enumerate(zip(table.kind, table.keys, table.kn)):
-        entry = eff.gemm.get(key) if kind == "gemm" else None
-        tau = (entry.k_block_s or 0.0) if entry is not None else 0.0
-        if tau > 0:
-            out[i] = np.where(table.rows[i] > 0, np.asarray(kn[0], dtype=float) / K_BLOCK * tau * table.kernels[i], 0.0)
-    return out
+    return _k_serial(table, tuple(_k_block_s(kind, key, eff) for kind, key in zip(table.kind, table.keys)))
 
 
 def kernel_floor_s(table: OpTable, eff: Efficiency) -> np.ndarray:
@@ -132,6 +123,82 @@ def _width_factors(table: OpTable, is_moe, terms, rows, half) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class _PerOp:
+    """What :func:`op_times` takes from the chip and the efficiency set for each op of a table: arrays
+    (n_ops, 1) of the format's peak FLOP/s, whether the op is GEMM-like, its GEMM/MoE peak fraction and half
+    rows, its attention-kernel peak fraction, its HBM fraction (eta_m), its least fixed time per kernel
+    (max(launch, kernel floor), s), and per op the serial-k time per k block and kernel (0: none), s."""
+
+    peak: np.ndarray
+    is_gemm: np.ndarray
+    top: np.ndarray
+    half: np.ndarray
+    attn: np.ndarray
+    eta_m: np.ndarray
+    per_kernel_s: np.ndarray
+    k_block_s: tuple[float, ...]
+
+
+#: :class:`_PerOp` by (chip, efficiency set, the table's formats, GEMM keys, kinds, kernel families): a
+#: sweep prices a dozen op-table shapes hundreds of times on one chip and set, and these terms depend
+#: on nothing else. Keyed by the identity of the chip and the set (both frozen), which each entry holds
+#: so that no other object takes their ids; cleared when it reaches :data:`_PER_OP_KEEP` entries.
+_PER_OP: dict[tuple, tuple] = {}
+_PER_OP_KEEP = 256
+
+
+def _per_op(table: OpTable, chip: Chip, eff: Efficiency) -> _PerOp:
+    """The per-op terms of ``table`` on ``chip`` with ``eff`` (:class:`_PerOp`), from the cache where
+    an earlier table of the same formats, keys, kinds and kernel families was priced on them."""
+    fam = table.kernel or ("",) * len(table.name)
+    key = (id(chip), id(eff), table.fmt, table.keys, table.kind, fam)
+    hit = _PER_OP.get(key)
+    if hit is not None and hit[0] is chip and hit[1] is eff:
+        return hit[2]
+    n_ops = len(table.name)
+    is_moe = [k == "moe" for k in table.kind]
+
+    def per_op(gemm_fn, moe_fn) -> np.ndarray:  # GEMMs by their kernel key (fp8_block), MoE by format
+        return np.array([moe_fn(f) if mo else gemm_fn(g) for f, g, mo in zip(table.fmt, table.keys, is_moe)],
+                        dtype=float).reshape(n_ops, 1)
+
+    is_gemm = np.array([k in ("gemm", "moe") for k in table.kind]).reshape(n_ops, 1)
+    other_m = np.array([eff.kernel_hbm(k, f) for k, f in zip(fam, table.fmt)], dtype=float).reshape(n_ops, 1)
+    launch = np.array([eff.moe_floor_s / MOE_KERNELS if mo and eff.moe_floor_s is not None
+                       else eff.kernel_launch_s for mo in is_moe])
+    out = _PerOp(
+        peak=np.array([chip.peak(f) for f in table.fmt], dtype=float).reshape(n_ops, 1), is_gemm=is_gemm,
+        top=per_op(eff.gemm_peak, eff.moe_peak), half=per_op(eff.gemm_half, eff.moe_half),
+        attn=np.array([eff.kernel_peak(k, f) for k, f in zip(fam, table.fmt)], dtype=float).reshape(n_ops, 1),
+        eta_m=np.where(is_gemm, per_op(eff.gemm_hbm, eff.moe_hbm), other_m),
+        per_kernel_s=np.maximum(launch.reshape(n_ops, 1), kernel_floor_s(table, eff)),
+        k_block_s=tuple(_k_block_s(kind, key, eff) for kind, key in zip(table.kind, table.keys)))
+    if len(_PER_OP) >= _PER_OP_KEEP:
+        _PER_OP.clear()
+    _PER_OP[key] = (chip, eff, out)
+    return out
+
+
+def _k_block_s(kind: str, key: str, eff: Efficiency) -> float:
+    """Serial-k time per k block of one kernel of an op (:func:`k_serial_s`'s tau), s; 0 for none."""
+    entry = eff.gemm.get(key) if kind == "gemm" else None
+    return (entry.k_block_s or 0.0) if entry is not None else 0.0
+
+
+def _k_serial(table: OpTable, k_block_s: tuple[float, ...]) -> np.ndarray:
+    """:func:`k_serial_s` from the per-op taus ``k_block_s`` (the same arithmetic, op by op)."""
+    n = table.flop.shape[1] if table.flop.ndim == 2 else 0
+    out = np.zeros((len(table.name), n))
+    if not table.kn:
+        return out
+    for i, tau in enumerate(k_block_s):
+        if tau > 0:
+            out[i] = np.where(table.rows[i] > 0,
+                              np.asarray(table.kn[i][0], dtype=float) / K_BLOCK * tau * table.kernels[i], 0.0)
+    return out
+
+
 def op_times(table: OpTable, chip: Chip, eff: Efficiency, moe_width=None) -> OpTimes:
     """Roofline time of every op in ``table`` on ``chip`` with the efficiency set ``eff``.
 
@@ -141,32 +208,21 @@ def op_times(table: OpTable, chip: Chip, eff: Efficiency, moe_width=None) -> OpT
     a format absent from it: no term.
 
     The pricing rule of :class:`jalapeno.cost.pricer.RooflinePricer`; calibration fits through it.
+    The per-op terms that depend only on the ops' formats, keys, kinds and kernel families come from
+    :func:`_per_op` (computed once per chip, set and table shape).
     """
     n_ops = len(table.name)
-    peak = np.array([chip.peak(f) for f in table.fmt], dtype=float).reshape(n_ops, 1)
-    is_moe = [k == "moe" for k in table.kind]
-    is_gemm = np.array([k in ("gemm", "moe") for k in table.kind]).reshape(n_ops, 1)
-
-    def per_op(gemm_fn, moe_fn) -> np.ndarray:  # GEMMs by their kernel key (fp8_block), MoE by format
-        return np.array([moe_fn(f) if mo else gemm_fn(g) for f, g, mo in zip(table.fmt, table.keys, is_moe)],
-                        dtype=float).reshape(n_ops, 1)
-
-    top, half = per_op(eff.gemm_peak, eff.moe_peak), per_op(eff.gemm_half, eff.moe_half)
+    c = _per_op(table, chip, eff)
     m = np.maximum(table.rows, 1e-9)
-    fam = table.kernel or ("",) * n_ops
-    attn = np.array([eff.kernel_peak(k, f) for k, f in zip(fam, table.fmt)], dtype=float).reshape(n_ops, 1)
-    eta = np.where(is_gemm, top * m / (m + half), attn)  # gemm_efficiency, per op
-    compute = table.flop / (peak * eta)
+    eta = np.where(c.is_gemm, c.top * m / (m + c.half), c.attn)  # gemm_efficiency, per op
+    compute = table.flop / (c.peak * eta)
     if moe_width and table.split and table.kn:
-        compute = compute * _width_factors(table, is_moe, moe_width, m, half)
-    compute = np.maximum(compute, k_serial_s(table, eff))
-    other_m = np.array([eff.kernel_hbm(k, f) for k, f in zip(fam, table.fmt)], dtype=float).reshape(n_ops, 1)
-    eta_m = np.where(is_gemm, per_op(eff.gemm_hbm, eff.moe_hbm), other_m)
-    memory = table.bytes / (chip.hbm_bandwidth_bytes_per_s * eta_m)
-    active = (table.flop + table.bytes) > 0  # an op with no work at a point launches nothing
-    launch = np.array([eff.moe_floor_s / MOE_KERNELS if mo and eff.moe_floor_s is not None
-                       else eff.kernel_launch_s for mo in is_moe])
-    fixed = table.kernels.reshape(n_ops, 1) * np.maximum(launch.reshape(n_ops, 1), kernel_floor_s(table, eff))
+        compute = compute * _width_factors(table, [k == "moe" for k in table.kind], moe_width, m, c.half)
+    compute = np.maximum(compute, _k_serial(table, c.k_block_s))
+    total_bytes = table.bytes
+    memory = total_bytes / (chip.hbm_bandwidth_bytes_per_s * c.eta_m)
+    active = (table.flop + total_bytes) > 0  # an op with no work at a point launches nothing
+    fixed = table.kernels.reshape(n_ops, 1) * c.per_kernel_s
     overhead = np.where(active, fixed, 0.0)
     return OpTimes.combine(compute, memory, overhead)
 
