@@ -8,7 +8,9 @@
   lanes and group size they depend on);
 - the default roofline pricer is built without the table-pricer machinery (and so without pandas);
 - cost/roofline.op_times takes its per-op terms (peaks, efficiency fractions, launch floors) from a
-  memo keyed by the chip, the efficiency set and the table's formats, keys, kinds and kernel families.
+  memo keyed by the chip, the efficiency set and the table's formats, keys, kinds and kernel families;
+- cost/overlap.tbo_stage takes its row selections from a memo keyed by the tables' names, kinds and
+  stage flags.
 
 Each check compares against the same quantity computed with the shortcut out of the way, value
 for value (bitwise), not against stored figures. The speed itself is a benchmark
@@ -24,6 +26,7 @@ from dataclasses import fields
 import numpy as np
 import pytest
 
+import jalapeno.cost.overlap as overlap_mod
 import jalapeno.cost.roofline as roofline_mod
 import jalapeno.cost.step as step_mod
 from jalapeno.analysis.sweep import SweepOptions, sweep
@@ -64,6 +67,7 @@ def no_memos(monkeypatch):
     """Every shortcut's memo out of the way."""
     monkeypatch.setattr(step_mod, "_PRICED_KEEP", 0)
     monkeypatch.setattr(roofline_mod, "_PER_OP", _NoMemo())
+    monkeypatch.setattr(overlap_mod, "_ROWS", _NoMemo())
 
 
 def test_serial_then_overlapped_step_equals_a_fresh_overlapped_step():

@@ -126,6 +126,61 @@ def _stretched(t: OpTimes, stretch: np.ndarray, rows: np.ndarray) -> OpTimes:
     return OpTimes.combine(comp, t.memory_s, t.overhead_s, t.network_s)
 
 
+@dataclass(frozen=True, slots=True)
+class _Rows:
+    """Which rows of a micro-batch's op and collective tables :func:`tbo_stage` sums, (n_ops,) and (n_coll,)
+    bool: the stage ops of every layer, of the dense layers, of the MoE layers outside the routed experts,
+    the routed experts, the ops inside MoE layers (stretched), and the MoE-group and every-layer ops (for the
+    attribution weights, stage or not); the stage collectives that block (every layer, dense, MoE layers),
+    the dispatches and the combines."""
+
+    op_all: np.ndarray
+    op_dense: np.ndarray
+    op_moe_rest: np.ndarray
+    moe_expert: np.ndarray
+    moe_rows: np.ndarray
+    grp_moe: np.ndarray
+    grp_all: np.ndarray
+    c_all: np.ndarray
+    c_dense: np.ndarray
+    c_moe: np.ndarray
+    disp: np.ndarray
+    comb: np.ndarray
+
+
+#: :class:`_Rows` by table shape (op names, kinds, stage flags; collective names, kinds, stage flags): a
+#: sweep meets a few shapes hundreds of times; cleared when it reaches :data:`_ROWS_KEEP` entries.
+_ROWS: dict[tuple, _Rows] = {}
+_ROWS_KEEP = 64
+
+
+def _rows(ops: OpTable, colls: CollectiveTable) -> _Rows:
+    """The row selections of :func:`tbo_stage` for these tables (from their names, kinds and stage flags)."""
+    key = (ops.name, ops.kind, ops.per_stage.tobytes(), colls.name, colls.kind, colls.per_stage.tobytes())
+    hit = _ROWS.get(key)
+    if hit is not None:
+        return hit
+    st = ops.per_stage
+    op_grp = np.array([layer_group(x) for x in ops.name], dtype=object)
+    is_a2a = np.array([k == "all_to_all" for k in colls.kind], dtype=bool)
+    is_p2p = colls.pipeline_p2p
+    c_grp = np.array([layer_group(x) for x in colls.name], dtype=object)
+    stage_c = colls.per_stage & ~is_p2p
+    blocking = stage_c & ~is_a2a
+    disp = stage_c & np.array([x == "moe.dispatch" for x in colls.name], dtype=bool)
+    moe_expert = st & np.array([k == "moe" for k in ops.kind], dtype=bool)
+    out = _Rows(op_all=st & (op_grp == "all"), op_dense=st & (op_grp == "dense"),
+                op_moe_rest=st & (op_grp == "moe") & ~moe_expert, moe_expert=moe_expert,
+                moe_rows=st & (op_grp != "dense"),  # ops that run inside MoE layers (attention runs in both)
+                grp_moe=op_grp == "moe", grp_all=op_grp == "all",
+                c_all=blocking & (c_grp == "all"), c_dense=blocking & (c_grp == "dense"),
+                c_moe=blocking & (c_grp == "moe"), disp=disp, comb=stage_c & is_a2a & ~disp)
+    if len(_ROWS) >= _ROWS_KEEP:
+        _ROWS.clear()
+    _ROWS[key] = out
+    return out
+
+
 def tbo_stage(ops: OpTable, times: OpTimes, colls: CollectiveTable, coll_s: np.ndarray,
               layers: float, dense_layers: float, moe_layers: float, sm_fraction) -> OverlapTimes:
     """Stage time of a two-batch-overlapped step from its micro-batch tables (module docstring).
@@ -142,40 +197,30 @@ def tbo_stage(ops: OpTable, times: OpTimes, colls: CollectiveTable, coll_s: np.n
     """
     n = times.time_s.shape[1]
     st = ops.per_stage
-    op_grp = np.array([layer_group(x) for x in ops.name], dtype=object)
-    is_a2a = np.array([k == "all_to_all" for k in colls.kind], dtype=bool)
-    is_p2p = colls.pipeline_p2p
-    c_grp = np.array([layer_group(x) for x in colls.name], dtype=object)
-    stage_c = colls.per_stage & ~is_p2p
-    blocking = stage_c & ~is_a2a
-    disp = stage_c & np.array([x == "moe.dispatch" for x in colls.name], dtype=bool)
-    comb = stage_c & is_a2a & ~disp
+    r = _rows(ops, colls)
 
     def per_layer(t: np.ndarray, sel_op, sel_c, count: float) -> np.ndarray:
         tot = t[sel_op].sum(axis=0) + coll_s[sel_c].sum(axis=0)
         return tot / count if count > 0 else np.zeros(n)
 
-    moe_expert = st & np.array([k == "moe" for k in ops.kind], dtype=bool)
     no_op = np.zeros(len(ops.name), dtype=bool)
     no_coll = np.zeros(len(colls.name), dtype=bool)
-    d = per_layer(times.time_s, no_op, disp, moe_layers)
-    k = per_layer(times.time_s, no_op, comb, moe_layers)
+    d = per_layer(times.time_s, no_op, r.disp, moe_layers)
+    k = per_layer(times.time_s, no_op, r.comb, moe_layers)
 
     def compute_parts(t: OpTimes):
-        g = per_layer(t.time_s, st & (op_grp == "all"), blocking & (c_grp == "all"), layers)
-        dense = t.time_s[st & (op_grp == "dense")].sum(axis=0) + coll_s[blocking & (c_grp == "dense")].sum(axis=0)
-        a = g + per_layer(t.time_s, st & (op_grp == "moe") & ~moe_expert, blocking & (c_grp == "moe"), moe_layers)
-        m = per_layer(t.time_s, moe_expert, no_coll, moe_layers)
+        g = per_layer(t.time_s, r.op_all, r.c_all, layers)
+        dense = t.time_s[r.op_dense].sum(axis=0) + coll_s[r.c_dense].sum(axis=0)
+        a = g + per_layer(t.time_s, r.op_moe_rest, r.c_moe, moe_layers)
+        m = per_layer(t.time_s, r.moe_expert, no_coll, moe_layers)
         return g, dense, a, m
 
-    _, _, a0, m0 = compute_parts(times)
+    g_plain, dense, a0, m0 = compute_parts(times)
     phi = np.minimum(1.0, (d + k) / np.maximum(a0 + m0, 1e-30))
     f = np.broadcast_to(np.asarray(sm_fraction, dtype=float), (n,))
     stretch = 1.0 + phi * f / (1.0 - f)
-    moe_rows = st & (op_grp != "dense")  # ops that run inside MoE layers (attention runs in both)
-    t_moe = _stretched(times, stretch, moe_rows)
+    t_moe = _stretched(times, stretch, r.moe_rows)
     _, _, a, m = compute_parts(t_moe)
-    g_plain, dense, _, _ = compute_parts(times)
     # dense layers: both micro-batches back to back, nothing to hide
     dense_s = 2.0 * (g_plain * dense_layers + dense)
     # MoE layers: first layer by the recursion, then the period
@@ -200,7 +245,7 @@ def tbo_stage(ops: OpTable, times: OpTimes, colls: CollectiveTable, coll_s: np.n
     link = 2.0 * moe_layers * (d + k)
     # per-op micro-batch times for attribution: MoE-layer ops stretched, dense-layer ops not, and
     # the every-layer ops (attention) stretched in their MoE-layer share moe_layers / layers
-    w = np.where(op_grp == "moe", 1.0, np.where(op_grp == "all", moe_layers / layers if layers else 0.0, 0.0))
+    w = np.where(r.grp_moe, 1.0, np.where(r.grp_all, moe_layers / layers if layers else 0.0, 0.0))
     w = np.where(st, w, 0.0)[:, None]
     comp_p, mem_p, net_p = roof_parts(t_moe)
     comp_0, mem_0, net_0 = roof_parts(times)
