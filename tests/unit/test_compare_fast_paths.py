@@ -10,7 +10,9 @@
 - cost/roofline.op_times takes its per-op terms (peaks, efficiency fractions, launch floors) from a
   memo keyed by the chip, the efficiency set and the table's formats, keys, kinds and kernel families;
 - cost/overlap.tbo_stage takes its row selections from a memo keyed by the tables' names, kinds and
-  stage flags.
+  stage flags;
+- cost/step.step_cost prices each distinct point of a batch once (Batch.distinct) and indexes the
+  results back to every point.
 
 Each check compares against the same quantity computed with the shortcut out of the way, value
 for value (bitwise), not against stored figures. The speed itself is a benchmark
@@ -68,6 +70,7 @@ def no_memos(monkeypatch):
     monkeypatch.setattr(step_mod, "_PRICED_KEEP", 0)
     monkeypatch.setattr(roofline_mod, "_PER_OP", _NoMemo())
     monkeypatch.setattr(overlap_mod, "_ROWS", _NoMemo())
+    monkeypatch.setattr(Batch, "distinct", lambda self: (self, None))
 
 
 def test_serial_then_overlapped_step_equals_a_fresh_overlapped_step():
@@ -183,3 +186,38 @@ def test_op_times_from_the_per_op_memo_equal_fresh_ones(no_memos):
                 assert _same(getattr(got, f.name), getattr(want, f.name)), f.name
     assert len(roofline_mod._PER_OP) == 3
     assert not _same(fresh[0].time_s, fresh[1].time_s)  # the sets differ: a shared entry would show
+
+
+def _step_fields_equal(got, want) -> None:
+    for name in ("step_time_s", "interval_s", "draft_s", "bound", "bound_margin", "bound_level", "feasible", "reason",
+                 "hidden_comm_s", "coll_time_s", "coll_algorithm"):
+        assert _same(getattr(got, name), getattr(want, name)), name
+    for k in want.attribution_s:
+        assert _same(got.attribution_s[k], want.attribution_s[k]), k
+    for table in ("ops", "times", "collectives", "memory"):
+        for f in fields(getattr(want, table)):
+            g, w = getattr(getattr(got, table), f.name), getattr(getattr(want, table), f.name)
+            if isinstance(w, np.ndarray):  # and each row contiguous, as built (NumPy sums them row by row)
+                assert _same(g, w) and (g.ndim < 2 or g.strides[1] == g.itemsize), f"{table}.{f.name}"
+            elif f.name == "kn":
+                assert all(_same(x, y) for gk, wk in zip(g, w) for x, y in zip(gk, wk)), f.name
+            else:
+                assert g == w, f"{table}.{f.name}"
+
+
+@pytest.mark.parametrize("overlap", ["none", "tbo"])
+@pytest.mark.parametrize("decode_seqs, prefill_tokens", [
+    ([64.0, 64.0, 64.0], [4096.0, 4096.0, 4096.0]),  # one distinct point
+    ([8.0, 2048.0, 8.0, 8.0, 256.0, 2048.0], [0.0, 4096.0, 0.0, 4096.0, 0.0, 4096.0]),
+])
+def test_a_batch_with_repeated_points_prices_as_every_point_priced(decode_seqs, prefill_tokens, overlap, monkeypatch):
+    """Each distinct point priced once and indexed back gives, field for field and bitwise, what pricing
+    every point gives, its tables' rows contiguous as built — also with one distinct point (kept as two
+    columns: NumPy would sum a one-column table over its rows pairwise)."""
+    pr, lay = load_pricer("gb200-nvl72"), Layout(tp=1, dp=8, ep=8)
+    b = Batch.make(decode_seqs=decode_seqs, decode_ctx=8704, prefill_tokens=prefill_tokens, prefill_ctx=1024)
+    assert b.distinct()[1] is not None
+    got = _fresh(step_cost, R1, pr, lay, FP8, b, overlap=overlap)
+    monkeypatch.setattr(Batch, "distinct", lambda self: (self, None))
+    want = _fresh(step_cost, R1, pr, lay, FP8, b, overlap=overlap)
+    _step_fields_equal(got, want)

@@ -101,6 +101,35 @@ class Batch:
                                           for p in parts]) for f in fields(cls) if f.name != "pad_routing"}
         return cls(**arrays, pad_routing=padded.pop() if padded else parts[0].pad_routing)
 
+    def distinct(self) -> tuple[Batch, np.ndarray | None]:
+        """The batch's distinct points in order of first appearance, and for every point the index of
+        its distinct point, (N,) int; ``(self, None)`` where no two points are equal or the batch has two.
+        Two points are equal when every field is bitwise equal (:func:`~jalapeno.cost.step.step_cost`
+        prices every point on its own, so it prices a repeated point once: a sweep clips its batch grid
+        to one cap). A batch of one distinct point keeps two columns: NumPy sums a (rows, 1) table over
+        its rows pairwise, a wider one row by row, and the last bits of a step time would differ.
+
+        >>> b, at = Batch.make(decode_seqs=[8.0, 64.0, 8.0], decode_ctx=1024).distinct()
+        >>> b.decode_seqs.tolist(), at.tolist()
+        ([8.0, 64.0], [0, 1, 0])
+        >>> Batch.make(decode_seqs=[8.0, 8.0, 8.0], decode_ctx=1024).distinct()[1].tolist()
+        [0, 0, 0]
+        """
+        pad = np.broadcast_to(np.asarray(self.pad_seqs, dtype=float), (self.n,))
+        cols = np.stack([np.asarray(a, dtype=float) for a in (self.decode_seqs, self.decode_ctx, self.prefill_tokens,
+                                                               self.prefill_ctx, self.prefill_seqs)] + [pad], axis=1)
+        _, first, inv = np.unique(cols.view(np.dtype((np.void, cols.itemsize * cols.shape[1]))).ravel(),
+                                  return_index=True, return_inverse=True)
+        if first.size == self.n or self.n == 2:
+            return self, None
+        order = np.argsort(first)  # the distinct points by first appearance
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        keep = first[order] if first.size > 1 else np.array([0, 1])  # one distinct point: two columns
+        return (Batch(self.decode_seqs[keep], self.decode_ctx[keep], self.prefill_tokens[keep], self.prefill_ctx[keep],
+                      self.prefill_seqs[keep], self.pad_seqs if np.ndim(self.pad_seqs) == 0 else pad[keep],
+                      self.pad_routing), rank[inv.ravel()])
+
     def tokens(self, query_len: float = 1.0) -> np.ndarray:
         """Rows processed by the step: decode sequences × ``query_len`` + prefill tokens."""
         return self.decode_seqs * query_len + self.prefill_tokens

@@ -260,6 +260,11 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
             run (:func:`~jalapeno.specs.formats.check_precision`); an unknown ``overlap``, or
             ``tbo`` on a layout without an EP all-to-all.
     """
+    if isinstance(batch, Batch):  # each distinct point priced once (Batch.distinct), then every point
+        distinct, at = batch.distinct()
+        if at is not None:
+            return _at_points(step_cost(model, pricer, layout, precision, distinct, mtp, memory_fraction, overlap,
+                                        engine_memory), at)
     check_pricer(pricer, "step_cost")
     check_memory_fraction(memory_fraction)
     for name, obj, kind, fix in (("model", model, ModelSpec, "load_model(name)"),
@@ -371,19 +376,37 @@ def _batch_key(layout: Layout, qlen: int, batch: Batch) -> tuple:
     return (layout, qlen, batch.pad_routing, tuple((a.dtype.str, a.shape, a.tobytes()) for a in arrays))
 
 
-def _columns(table, lo: int, hi: int):
-    """``table`` (an op, collective or priced table of N points) at points ``lo:hi``: every (rows, N)
-    array cut to its columns ``lo:hi`` (views: elementwise NumPy results and sums over rows do not depend
-    on the memory layout), and an op table's (k, n) arrays (N,) to their items ``lo:hi``; per-row fields are kept."""
+def _columns(table, cols):
+    """``table`` (an op, collective or priced table of N points) at points ``cols`` (a slice or an index
+    array): every (rows, N) array cut to those columns, and an op table's (k, n) arrays (N,) to those items;
+    per-row fields are kept. A slice gives views, an index array C-ordered copies (``np.take``; ``v[:, idx]``
+    is Fortran-ordered, and NumPy sums such a table over its rows pairwise, a C-ordered one row by row:
+    the last bits would differ); elementwise results do not depend on the layout."""
     cut = {}
     for name in table.__dataclass_fields__:
         v = getattr(table, name)
         if isinstance(v, np.ndarray) and v.ndim == 2:
-            cut[name] = v[:, lo:hi]
+            cut[name] = v[:, cols] if isinstance(cols, slice) else np.take(v, cols, axis=1)
         elif name == "kn":
-            cut[name] = tuple(tuple(x[lo:hi] if isinstance(x, np.ndarray) and x.ndim == 1 else x for x in kn)
+            cut[name] = tuple(tuple(x[cols] if isinstance(x, np.ndarray) and x.ndim == 1 else x for x in kn)
                               for kn in v)
     return replace(table, **cut)
+
+
+def _at_points(sc: StepCost, at: np.ndarray) -> StepCost:
+    """``sc``, priced at a batch's distinct points, at every point of the batch: ``at`` (N,) is each
+    point's distinct point (Batch.distinct). Every per-point array is indexed; per-op and per-collective
+    fields are kept."""
+    mem = sc.memory
+    return replace(sc, ops=_columns(sc.ops, at), times=_columns(sc.times, at),
+                   collectives=_columns(sc.collectives, at), coll_time_s=np.take(sc.coll_time_s, at, axis=1),
+                   coll_algorithm=np.take(sc.coll_algorithm, at, axis=1), step_time_s=sc.step_time_s[at],
+                   interval_s=sc.interval_s[at], draft_s=sc.draft_s[at], attribution_s={k: v[at] for k, v in sc.attribution_s.items()},
+                   bound=sc.bound[at], bound_margin=sc.bound_margin[at], bound_level=sc.bound_level[at],
+                   memory=replace(mem, kv_bytes=mem.kv_bytes[at], activation_bytes=mem.activation_bytes[at],
+                                  fits=mem.fits[at], reason=mem.reason[at]),
+                   feasible=sc.feasible[at], reason=sc.reason[at],
+                   hidden_comm_s=None if sc.hidden_comm_s is None else sc.hidden_comm_s[at])
 
 
 def _priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
@@ -417,7 +440,7 @@ def _priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: 
     if halves:
         n = batch.n
         joined = price(Batch.joined(batch, half))
-        outs = [tuple(_columns(t, 0, n) for t in joined), tuple(_columns(t, n, 2 * n) for t in joined)]
+        outs = [tuple(_columns(t, slice(0, n)) for t in joined), tuple(_columns(t, slice(n, 2 * n)) for t in joined)]
     else:
         outs = [price(batch)]
     for k, out in zip(keys, outs):
