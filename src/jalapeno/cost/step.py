@@ -252,7 +252,8 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
             cost/overlap.py), which needs attention DP with EP > 1.
 
     Returns:
-        :class:`StepCost` with arrays of shape (N,).
+        :class:`StepCost` with arrays of shape (N,). Every point is priced on its own: a repeated
+        point is priced once (Batch.distinct) and its figures indexed to each of its places.
 
     Raises:
         InfeasibleDeployment: the layout cannot run the model on the system.
@@ -260,11 +261,14 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
             run (:func:`~jalapeno.specs.formats.check_precision`); an unknown ``overlap``, or
             ``tbo`` on a layout without an EP all-to-all.
     """
-    if isinstance(batch, Batch):  # each distinct point priced once (Batch.distinct), then every point
-        distinct, at = batch.distinct()
-        if at is not None:
-            return _at_points(step_cost(model, pricer, layout, precision, distinct, mtp, memory_fraction, overlap,
-                                        engine_memory), at)
+    distinct, at = batch.distinct() if isinstance(batch, Batch) else (batch, None)
+    sc = _step_cost(model, pricer, layout, precision, distinct, mtp, memory_fraction, overlap, engine_memory)
+    return sc if at is None else _at_points(sc, at)  # each distinct point priced once, then every point
+
+
+def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
+               mtp: MTP | None, memory_fraction: float | None, overlap: str, engine_memory) -> StepCost:
+    """:func:`step_cost` of a batch (its distinct points: Batch.distinct)."""
     check_pricer(pricer, "step_cost")
     check_memory_fraction(memory_fraction)
     for name, obj, kind, fix in (("model", model, ModelSpec, "load_model(name)"),
