@@ -484,11 +484,10 @@ class Deployment:
     def for_model(self, model) -> Deployment:
         """This deployment with its pools' layouts labelled for ``model`` (``Layout.moe``: a dense
         model's label names its FFN's TP, a MoE model's the experts' TP and EP); equal to ``self``."""
-        pools = {k: replace(p, layout=for_model(p.layout, model))
-                 for k, p in (("decode", self.decode), ("prefill", self.prefill)) if p is not None}
-        if all(pools[k].layout.moe == getattr(self, k).layout.moe for k in pools):
+        pools = {k: p for k, p in (("decode", self.decode), ("prefill", self.prefill)) if p is not None}
+        if all(for_model(p.layout, model) is p.layout for p in pools.values()):  # labelled already (a sweep's)
             return self
-        return replace(self, **pools)
+        return replace(self, **{k: replace(p, layout=for_model(p.layout, model)) for k, p in pools.items()})
 
     @property
     def label(self) -> str:
