@@ -12,7 +12,9 @@
 - cost/overlap.tbo_stage takes its row selections from a memo keyed by the tables' names, kinds and
   stage flags;
 - cost/step.step_cost prices each distinct point of a batch once (Batch.distinct) and indexes the
-  results back to every point.
+  results back to every point;
+- serve/analytic prices the chunks of the long prompts (mean and quantile lengths) once per distinct
+  (tokens, prefix) chunk: the lengths share their full chunks.
 
 Each check compares against the same quantity computed with the shortcut out of the way, value
 for value (bitwise), not against stored figures. The speed itself is a benchmark
@@ -221,3 +223,28 @@ def test_a_batch_with_repeated_points_prices_as_every_point_priced(decode_seqs, 
     monkeypatch.setattr(Batch, "distinct", lambda self: (self, None))
     want = _fresh(step_cost, R1, pr, lay, FP8, b, overlap=overlap)
     _step_fields_equal(got, want)
+
+
+def test_long_prompt_chunks_priced_once_per_distinct_chunk_equal_every_chunk_priced(no_memos):
+    """The prefill time of each long prompt length from its distinct chunks (serve/analytic._long_chunks)
+    equals the one from every chunk of every length priced (bitwise), with fewer chunks priced."""
+    from jalapeno.deploy.deployment import Pool
+    from jalapeno.serve import analytic
+    from jalapeno.serve.chunked import pipelined_prefill_s
+
+    pr, wl = load_pricer("gb200-nvl72"), get_workload("8k1k")
+    dep = SweepOptions().deployment(FP8, Pool(Layout(tp=1, dp=8, ep=8)))
+    lay = dep.decode.layout
+    lengths = {None: wl.mean_isl, **{q: wl.isl_quantile(q) for q in analytic.QUANTILES}}
+    b = np.array([8.0, 64.0, 512.0])
+    long, chunks, plan = analytic._long_chunks(dep, lengths, b, wl.decode_ctx)
+    tok, pre, owner, col = plan
+    assert len(long) == 4 and chunks.n == b.size * (col.max() + 1) < b.size * tok.size  # shared chunks, once
+    sc = step_cost(R1, pr, lay, FP8, chunks)
+    got = analytic._prefill_s(lengths, np.zeros(b.size), long, plan, sc.step_time_s, sc.interval_s)
+    every = Batch.make(decode_seqs=np.repeat(b, tok.size), decode_ctx=wl.decode_ctx, prefill_tokens=np.tile(tok, b.size),
+                       prefill_ctx=np.tile(pre, b.size))
+    sc = step_cost(R1, pr, lay, FP8, every)
+    want = pipelined_prefill_s(sc.step_time_s.reshape(b.size, -1), sc.interval_s.reshape(b.size, -1), owner, len(long))
+    for i, k in enumerate(long):
+        assert _same(got[k], want[:, i]), k

@@ -278,7 +278,7 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     # sequences wait out: τ = step(B, 0) + f·step(0, max(p, chunk)) (f = 1 once p ≥ chunk: one
     # prefill step per decode step carrying p tokens); the prefill step reads every weight again
     # where a mixed step shares the decode step's reads.
-    # The chunks of a prompt longer than one budget (_long_chunks) join the same call: 2N + N·K rows.
+    # The distinct chunks of the prompts longer than one budget (_long_chunks) join the same call: 2N + N·K' rows.
     n = b.shape[0]
     pre = np.concatenate([np.zeros(n), p_big])
     sep = dep.prefill_steps == "separate"
@@ -399,18 +399,27 @@ def _joined_chunk_s(model: ModelSpec, pricer: Pricer, dep: Deployment, b_mb, ctx
 
 def _long_chunks(dep: Deployment, lengths: dict, b_mb: np.ndarray, ctx: float) -> tuple[list, Batch | None, tuple]:
     """The chunk steps of the prompts in ``lengths`` (key → tokens) longer than one token budget (one
-    attention-DP rank's, Deployment.prompt_budget): (their keys, the Batch of every chunk of every such
-    length beside the ``b_mb`` (N,) decoding sequences at context ``ctx`` — N·K rows, batch point major,
-    chunk j at its own prefix j·budget — or None when no prompt is that long, the chunk plan (tokens,
-    prefix, owner) from serve/chunked.chunk_plan)."""
+    attention-DP rank's, Deployment.prompt_budget): (their keys, the Batch of every distinct chunk of those
+    lengths beside the ``b_mb`` (N,) decoding sequences at context ``ctx`` — N·K' rows, batch point major,
+    chunk j at its own prefix j·budget; the lengths share their full chunks at equal prefixes, so the K
+    chunks hold K' <= K distinct (tokens, prefix) pairs — or None when no prompt is that long, the chunk
+    plan (tokens, prefix, owner) from serve/chunked.chunk_plan and, per chunk, its column among the K'
+    (K,) int)."""
     budget = dep.prompt_budget(dep.decode.layout)  # a prompt's chunks run on its attention-DP rank
     long = [k for k, v in lengths.items() if math.ceil(v / budget) > 1]
     if not long:
         return long, None, ()
     tok, pre, owner = chunk_plan([lengths[k] for k in long], budget)
+    pairs = np.stack([tok, pre], axis=1)
+    _, first, inv = np.unique(pairs.view(np.dtype((np.void, 2 * pairs.itemsize))).ravel(), return_index=True,
+                              return_inverse=True)
+    order = np.argsort(first)  # the distinct chunks by first appearance
+    col = np.empty_like(order)
+    col[order] = np.arange(order.size)
+    keep = first[order]
     n = b_mb.shape[0]
-    return long, Batch.make(decode_seqs=np.repeat(b_mb, tok.shape[0]), decode_ctx=ctx, prefill_tokens=np.tile(tok, n),
-                            prefill_ctx=np.tile(pre, n)), (tok, pre, owner)
+    return long, Batch.make(decode_seqs=np.repeat(b_mb, keep.size), decode_ctx=ctx, prefill_tokens=np.tile(tok[keep], n),
+                            prefill_ctx=np.tile(pre[keep], n)), (tok, pre, owner, col[inv.ravel()])
 
 
 def _prefill_s(lengths: dict, chunk_step: np.ndarray, long: list, plan: tuple, step_s: np.ndarray,
@@ -421,13 +430,14 @@ def _prefill_s(lengths: dict, chunk_step: np.ndarray, long: list, plan: tuple, s
     ``long``, chunks ``plan`` from :func:`_long_chunks`) runs its ⌈L/budget⌉ chunks, each a step beside the
     decoding sequences (0 for a prefill-first engine, whose prefill steps carry no decode), pipelined over
     the PP stages (serve/chunked.py), from the chunk steps' latency ``step_s`` and interval ``interval_s``
-    (N·K,) as :func:`step_cost` priced :func:`_long_chunks`'s batch.
+    (N·K',) as :func:`step_cost` priced :func:`_long_chunks`'s batch of distinct chunks.
     """
     out = {k: chunk_step for k in lengths}
     if long:
-        k = plan[0].shape[0]
-        n = chunk_step.shape[0]
-        t = pipelined_prefill_s(step_s.reshape(n, k), interval_s.reshape(n, k), plan[2], len(long))
+        n, col = chunk_step.shape[0], plan[3]
+        # every chunk of the plan from its distinct chunk's column, (N, K) C-ordered (np.take, as reshape gave)
+        t = pipelined_prefill_s(np.take(step_s.reshape(n, -1), col, axis=1),
+                                np.take(interval_s.reshape(n, -1), col, axis=1), plan[2], len(long))
         out.update({key: t[:, i] for i, key in enumerate(long)})
     return out
 
