@@ -71,7 +71,7 @@ def test_malformed_sweep_entries_are_named(tmp_path, entry, message):
 
 def test_every_shipped_sweep_names_its_commit():
     sweeps = load_sweeps()
-    assert len(sweeps) == 43 and all("InferenceX" in s.source for s in sweeps)
+    assert len(sweeps) == 50 and all("InferenceX" in s.source for s in sweeps)  # 7 SGLang B200: round 24
     assert {s.config_key for s in sweeps if s.spec == "mtp"} == {
         "dsr1-fp8-b200-trt-mtp", "dsr1-fp4-b200-trt-mtp", "dsr1-fp8-h200-trt-mtp"}
 
@@ -111,7 +111,10 @@ def test_every_shipped_sweep_carries_its_scripts_balancing():
                      "dsr1-fp8-b200-trt 1.2.0rc6.post2": (60, ""), "dsr1-fp4-b200-trt 1.2.0rc6.post2": (60, ""),
                      # SGLang (round 24, their DeepEP pools): no TensorRT-LLM balancing
                      "dsr1-fp4-gb200-dynamo-sglang 0.5.5.post2": (0, ""),
-                     "dsr1-fp8-gb200-dynamo-sglang 0.5.5.post2": (0, "")}
+                     "dsr1-fp8-gb200-dynamo-sglang 0.5.5.post2": (0, ""),
+                     # SGLang B200 aggregated (round 24): no attention DP in their scripts
+                     "dsr1-fp4-b200-sglang ": (0, ""), "dsr1-fp4-b200-sglang 0.5.9": (0, ""),
+                     "dsr1-fp8-b200-sglang ": (0, ""), "dsr1-fp8-b200-sglang 0.5.6": (0, "")}
 
 
 @pytest.mark.parametrize("entry, message", [

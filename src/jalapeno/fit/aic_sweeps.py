@@ -461,6 +461,10 @@ def _low_latency_tp(dep, sweep: Sweep):
             f"both pools at --tp-size {sweep.low_latency_tp_chips} --dp-size 1 --ep-size 1 (data/validation/aic_sweeps.toml)")
 
 
+#: engine -> the flag its scripts run MoE EP over every chip with (``expert_parallel``; vLLM's otherwise)
+_EP_FLAG = {"sglang": "--enable-ep-moe / --ep-size = --tp-size"}
+
+
 def with_sweep_expert_parallel(dep, sweep: Sweep | None):
     """(deployment, note) of an aggregated row whose sweep's launch script always passes vLLM's
     ``--enable-expert-parallel`` (``expert_parallel``): ``dep`` with MoE EP over every chip of its
@@ -509,7 +513,7 @@ def with_sweep_expert_parallel(dep, sweep: Sweep | None):
     ep = replace(lay, ep=lay.stage_chips)
     return (replace(dep, decode=replace(dep.decode, layout=ep)),
             f"MoE EP{ep.ep} (fields: MoE TP{lay.moe_tp} EP{lay.ep}): InferenceX sweep {sweep.config_key}'s launch script "
-            "always passes --enable-expert-parallel (data/validation/aic_sweeps.toml)")
+            f"always passes {_EP_FLAG.get(sweep.engine, '--enable-expert-parallel')} (data/validation/aic_sweeps.toml)")
 
 
 def with_sweep_limits(dep, sweep: Sweep | None, isl: int):
