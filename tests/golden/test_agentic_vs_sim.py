@@ -25,13 +25,18 @@ from jalapeno.specs.formats import get_precision
 
 TOL = 0.10  # issue: within 10%
 SPEC = AgenticSpec("coding-8", 8, 6000, 2500, 350, 2.0)
+#: round 24 (agentic24): the sessions run as a convoy (docs/agentic.md §3 "Open: convoys of sessions"): at
+#: these points every session's turn k arrives within ~1.5-2 s of the others' and the closed form, which
+#: takes turn arrivals as independent (Poisson), is 13-22% slow on task time; measured, not derived
+CONVOY = pytest.mark.xfail(strict=True, reason="convoy of synchronised sessions not in the closed form "
+                                               "(docs/agentic.md §3)")
 GRID = [("gb200-nvl72", 8), ("gb200-nvl72", 32),
-        #: round 20 (adp20): with attention-DP prefill priced at the busiest rank the simulator's prefill steps
-        #: carry ~3.1 turns' chunks here (the sessions' turns synchronise through the shared prefill steps), the
-        #: closed form's Poisson count g = m/(1 − e^(−m)) gives ~1.75: task time 82 s (analytic) against 67 s
-        #: (simulator); measured in round 23, docs/agentic.md §3 "Open: attention-DP prefill steps"
-        pytest.param("jalapeno", 16, marks=pytest.mark.xfail(strict=True, reason="DP prefill-step batching of "
-                                                              "synchronised sessions not in the closed form"))]
+        #: round 24: two more points where the turns stay close to Poisson (gap CV 1.3, 2.1) and the form holds
+        ("gb200-nvl72", 16), ("jalapeno", 32),
+        #: round 20 (adp20) / round 23 (ttft23) / round 24: task time 82.1 s analytic against 67.4 s simulated
+        pytest.param("jalapeno", 16, marks=CONVOY),
+        #: round 24: two more convoy points (+13.2%, +13.3% task time), not used before
+        pytest.param("jalapeno", 8, marks=CONVOY), pytest.param("gb300-nvl72", 16, marks=CONVOY)]
 
 
 def steady_state(tasks, c: int) -> tuple[float, float]:
