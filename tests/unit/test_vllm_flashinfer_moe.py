@@ -199,6 +199,26 @@ def test_nvfp4_experts_read_the_measured_nvfp4_curve(minimax, system, ep, moe_tp
     np.testing.assert_allclose(c(tokens * 8 / ep) * 1e3, list(NVFP4_MS[system, ep, moe_tp].values()), atol=1e-4)
 
 
+# MiniMax-M2.5 at MoE TP8 on B200: the table measures the NVFP4 kernel at TP8 EP1 but the FP8 one only at
+# EP8 (ms per layer, balanced, vllm 0.24.0 moe_perf):
+#     tokens              4       64      1024
+#     NVFP4 TP8 EP1   0.0213  0.0705   0.1166
+#     FP8   TP1 EP8   0.0353  0.1032   0.1697
+# The FP8 experts keep the EP8 reading they had before the NVFP4 curves shipped (each format looks for its own
+# expert-TP row, then its own EP row), not the calibrated set.
+TP8_MS = {"fp4": (1, {4: 0.0213, 64: 0.0705, 1024: 0.1166}), "fp8": (8, {4: 0.0353, 64: 0.1032, 1024: 0.1697})}
+
+
+@pytest.mark.parametrize("fmt", sorted(TP8_MS))
+def test_expert_tp_falls_back_to_the_ep_row_format_by_format(minimax, fmt):
+    p = with_moe_backend(load_any_pricer("b200", "calibrated"), "flashinfer_trtllm", minimax, Layout(tp=8))
+    split, want = TP8_MS[fmt]
+    c = p.curves()[fmt, ""]
+    assert c.width_split == split and c.inter == 1536 / 8 and c.experts_on_rank == 256 / split
+    tokens = np.array(list(want), dtype=float)
+    np.testing.assert_allclose(c(tokens * 8 / split) * 1e3, list(want.values()), atol=1e-4)
+
+
 def test_each_format_prices_its_own_ops(minimax):
     # one backend, two kernels: an FP8 deployment's experts cost the FP8 curve, an NVFP4 one's the NVFP4 curve
     from jalapeno.cost.step import Batch, step_cost

@@ -214,8 +214,9 @@ def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pric
     MoE on H100; TensorRT-LLM's Triton MoE on H200, with its per-layer floor); ``pricer`` itself when
     ``backend`` is None, or the system (its root, for a variant) has neither for that backend at the
     model's shape on this layout (expert parallelism, expert TP; layouts with redundant EPLB experts
-    are not measured). Expert TP t with no row of its own is read from the EP-(t·ep) row
-    (cost/moe_backend.py, "Expert TP read as expert parallelism"). On a variant
+    are not measured). Expert TP t with no row of its own in a kernel format is read from that format's
+    EP-(t·ep) row (cost/moe_backend.py, "Expert TP read as expert parallelism"): vLLM's ``flashinfer_trtllm``
+    measures MiniMax-M2.5's shape at MoE TP8 in NVFP4 only, so its FP8 experts at TP8 read the FP8 EP8 row. On a variant
     whose chip differs from its root's, the measurement is carried over by the ratio of the two
     chips' rooflines (cost/moe_backend.py), not used as if it had been taken on the variant.
 
@@ -229,20 +230,20 @@ def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pric
     if backend is None or model.moe is None or (layout.eplb or 0) > 0:
         return pricer
     m = model.moe
-    got = moe_backend_curves(_root(pricer.system), backend, model.hidden_size, m.expert_intermediate, m.num_experts,
-                             m.top_k, layout.moe_tp, layout.ep)
-    split = 1
-    if not got and layout.moe_tp > 1:  # expert TP t read as expert parallelism t·ep (cost/moe_backend.py)
-        got = moe_backend_curves(_root(pricer.system), backend, model.hidden_size, m.expert_intermediate, m.num_experts,
-                                 m.top_k, 1, layout.moe_tp * layout.ep)
-        split = layout.moe_tp
+    shape = (model.hidden_size, m.expert_intermediate, m.num_experts, m.top_k)
+    own = moe_backend_curves(_root(pricer.system), backend, *shape, layout.moe_tp, layout.ep)
+    got = [(c, 1) for c in own]
+    if layout.moe_tp > 1:  # expert TP t read as expert parallelism t·ep (cost/moe_backend.py), format by format:
+        have = {c[:2] for c in own}  # a format measured at this expert TP reads its own row, any other the EP row
+        got += [(c, layout.moe_tp) for c in moe_backend_curves(_root(pricer.system), backend, *shape, 1,
+                                                               layout.moe_tp * layout.ep) if c[:2] not in have]
     if not got:  # measured at another shape or layout only: the backend's fitted form, if any
         k = moe_backend_kernel(_root(pricer.system), backend)
         return pricer if k is None else KernelMoePricer(pricer, k["fmt"], k["peak_fraction"], k["half_rows"],
                                                         k["hbm_fraction"], backend, f"{k['system']} {backend} {k['table']}",
                                                         k["floor_s"] if k.get("floor_applied") else None)
     reference, out = _root_chip_pricer(pricer), pricer
-    for fmt, weights, tokens, latency_s, label in got:  # one wrapper per kernel format, each pricing its own ops
+    for (fmt, weights, tokens, latency_s, label), split in got:  # one wrapper per kernel format, each its own ops
         load = busiest_rank_assignments(np.asarray(tokens, dtype=float), m.top_k, layout.ep * split, 0.0)
         curve = MoeCurve(float(model.hidden_size), float(m.expert_intermediate / layout.moe_tp), fmt, load,
                          np.asarray(latency_s, dtype=float), label, weights, m.num_experts / (layout.ep * split), split)
