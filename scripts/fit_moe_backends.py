@@ -45,8 +45,11 @@ def to_toml(curves: list[dict], report: dict) -> str:
              "# Curves with weights = \"mxfp4\": MXFP4-stored experts run as W4A8 MXFP4 x MXFP8 (fmt fp8) on the",
              "# TRT-LLM-gen kernels (gpt-oss-120b; fit/moe_backends.MXFP4_SOURCES), priced only for ops whose",
              "# experts are stored in MXFP4 (cost/optable.MOE_WEIGHT_KEYS).",
-             "# Backend flashinfer_trtllm: vLLM's FlashInfer TRT-LLM-gen FP8 block-scale MoE, from aiconfigurator's",
-             "# vLLM moe_perf tables (the kernel vLLM selects there; fit/moe_backends.VLLM_TABLES).", ""]
+             "# Backend flashinfer_trtllm: vLLM's FlashInfer TRT-LLM-gen FP8 block-scale (fmt fp8) and NVFP4 (fmt fp4)",
+             "# MoE, from aiconfigurator's vLLM moe_perf tables (the kernels vLLM selects there;",
+             "# fit/moe_backends.VLLM_TABLES, VLLM_NVFP4_TABLES), one curve per format at every expert TP",
+             "# (moe_tp) the tables measure; a layout without its own moe_tp row in a format reads that format's",
+             "# EP row of as many ranks (cost/pricer.with_moe_backend).", ""]
     for c in curves:
         lines.append("[[curve]]")
         lines += [f"{k} = {_v(v)}" for k, v in c.items()]
