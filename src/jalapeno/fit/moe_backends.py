@@ -312,8 +312,9 @@ VLLM_TABLES: dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]] = {
 #: table's rows are a compressed-tensors checkpoint's; a ModelOpt NVFP4 checkpoint (nvidia/MiniMax-M2.5-NVFP4)
 #: runs the same kernels on the same NVFP4 group-16 layout (named assumption). Cross-check: aiconfigurator's
 #: vLLM 0.19.0 B200 table, the release the MiniMax-M2.5 NVFP4 rows ran, measures ``vllm_flashinfer_trtllm_moe_fp4``
-#: within 5% of the 0.24.0 curve at MiniMax's shape (tests/unit/test_vllm_flashinfer_moe.py). (system, backend) →
-#: as :data:`VLLM_TABLES`; written under the report's ``nvfp4`` part.
+#: 1.6-7.4% slower than the 0.24.0 curve at MiniMax's shape (median per layout, TP1-TP8 and EP1-EP8;
+#: tests/unit/test_vllm_flashinfer_moe.py). (system, backend) → as :data:`VLLM_TABLES`; written under the
+#: report's ``nvfp4`` part.
 VLLM_NVFP4_TABLES: dict[tuple[str, str], tuple[str, str, str, tuple[str, ...]]] = {
     (name, "flashinfer_trtllm"): (sdir, "nvfp4", "fp4",
                                   ("vllm_compressedtensorsw4a4nvfp4moe_flashinfer_trtllm_trtllmnvfp4expertsmonolithic",
