@@ -82,6 +82,22 @@ def test_validate_table(capsys):
     assert "validation (spec efficiencies)" in out and "inferencex" in out
 
 
+def test_validate_without_the_package_names_the_source_it_left_out(capsys, monkeypatch):
+    """README's first command installs no aiconfigurator-core: validate runs the InferenceX points and
+    says, under their figures, that aiconfigurator's rows are left out and which extra brings them."""
+    monkeypatch.setitem(sys.modules, "aiconfigurator_core", None)  # importing it fails, as when not installed
+    code, out, err = run(capsys, "validate", "--points", str(POINTS), "--efficiency", "spec")
+    assert code == 0, err
+    line = " ".join(out.split()).split("aiconfigurator: ", 1)[1]  # rich wraps the line: whitespace joined
+    assert "not installed" in line and ".[calibrate]" in line and "left out" in line
+    code, out, err = run(capsys, "validate", "--points", str(POINTS), "--efficiency", "spec", "--json")
+    assert code == 0, err
+    assert set(json.loads(out)["left_out"]) == {"aiconfigurator"}
+    code, out, err = run(capsys, "validate", "--points", str(POINTS), "--efficiency", "spec", "--no-aiconfigurator")
+    assert code == 0, err
+    assert "left out" not in out
+
+
 def test_validate_missing_points_file(capsys, tmp_path):
     missing = tmp_path / "no_such_points.csv"
     line = error_line(*run(capsys, "validate", "--points", str(missing), "--no-aiconfigurator"))

@@ -515,10 +515,22 @@ def test_run_validation_overall_by_hand(run):
     assert len(run["summary"]) > 0
 
 
-def test_run_validation_skips_aiconfigurator_quietly_when_absent(no_package):
+def test_run_validation_skips_aiconfigurator_when_absent_and_says_so(no_package):
+    """The base install (README's first command) has no aiconfigurator-core: the run goes on with the
+    InferenceX points and names the source it left out and the extra that brings it (it was silent:
+    a new user read InferenceX-only figures as docs/validation.md's)."""
     res = run_validation(points_path=str(POINTS), use_aiconfigurator=True)
     assert res["sources"] == {"inferencex": str(POINTS)}
     assert set(res["rows"].source) == {"inferencex"}
+    assert list(res["left_out"]) == ["aiconfigurator"]
+    assert "not installed" in res["left_out"]["aiconfigurator"]
+    assert '.[calibrate]' in res["left_out"]["aiconfigurator"]
+    # not asked for: nothing is left out
+    assert run_validation(points_path=str(POINTS), use_aiconfigurator=False)["left_out"] == {}
+
+
+def test_run_validation_with_a_frame_leaves_nothing_out(run):
+    assert run["left_out"] == {}
 
 
 def test_run_validation_missing_points_file(tmp_path):

@@ -98,7 +98,8 @@ def validate(
     if json_out:
         print_json({"summary": res["summary"].to_dict(orient="records"), "overall": res["overall"],
                     "overall_with_flagged": res["overall_all"], "flagged": res["flagged"], "unchecked": res["unchecked"],
-                    "skipped": res["skipped"], "unpredicted": res["unpredicted"], "sources": res["sources"]})
+                    "skipped": res["skipped"], "unpredicted": res["unpredicted"], "sources": res["sources"],
+                    "left_out": res["left_out"]})
         return
     t = Table(title=f"validation ({efficiency} efficiencies{', stack ' + stack if stack else ''}): "
               "error = predicted/measured - 1")
@@ -111,6 +112,9 @@ def validate(
     for k, v in res["overall"].items():
         console.print(f"{k}: " + ", ".join(f"{m} median |err| {d['median_ape']:.1%}, bias {d['bias']:+.1%} (n={d['n']})"
                                           for m, d in v.items()))
+    for src, why in res["left_out"].items():  # before the details: a missing source changes every figure
+        console.print(f"{src}: {why}; the figures above are without it (docs/validation.md states them "
+                      "with it)")
     rows = res["rows"]
     if res["flagged"]:
         _print_flagged(res)
