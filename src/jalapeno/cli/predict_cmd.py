@@ -64,7 +64,9 @@ def predict(
     tp: int = typer.Option(None, "--tp", help="Attention tensor parallelism (aggregated; default: the smallest "
                            "layout whose weights fit, when no --tp/--dp/--ep/--pp is given)."),
     dp: int = typer.Option(None, "--dp", help="Attention data parallelism (aggregated; default 1)."),
-    ep: int = typer.Option(None, "--ep", help="Expert parallelism (aggregated; divides tp*dp; default 1)."),
+    ep: int = typer.Option(None, "--ep", help="Expert parallelism (aggregated; divides tp*dp; default 1: MoE "
+                           "TP over tp*dp, vLLM's -tp without --enable-expert-parallel; `step` defaults to EP over "
+                           "tp*dp: give --ep to compare the same layout)."),
     pp: int = typer.Option(None, "--pp", help="Pipeline stages (aggregated; default 1)."),
     eplb: int = typer.Option(None, "--eplb", help=EPLB_HELP + " Pools take eplb=R."),
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),

@@ -39,7 +39,8 @@ def simulate(
     sessions: int = typer.Option(None, "--sessions", help="Agentic tasks (agentic workloads; default 2 x concurrency)."),
     tp: int = typer.Option(None, "--tp", help="Attention tensor parallelism per replica (aggregated); with none of --tp/--dp/--ep/--pp: the smallest layout whose weights fit."),
     dp: int = typer.Option(None, "--dp", help="Attention data parallelism per replica (aggregated)."),
-    ep: int = typer.Option(None, "--ep", help="Expert parallelism per replica (aggregated; divides tp*dp)."),
+    ep: int = typer.Option(None, "--ep", help="Expert parallelism per replica (aggregated; divides tp*dp; default 1: "
+                           "MoE TP over tp*dp, as predict; `step` defaults to EP over tp*dp)."),
     pp: int = typer.Option(None, "--pp", help="Pipeline stages per replica (aggregated)."),
     eplb: int = typer.Option(None, "--eplb", help="EPLB redundant experts (at most the model's expert count; default off; pools take eplb=R)."),
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),

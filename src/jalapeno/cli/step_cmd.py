@@ -67,8 +67,10 @@ def step(
     tp: int = typer.Option(None, "--tp", help="Attention tensor parallelism (default 1)."),
     dp: int = typer.Option(None, "--dp", help="Attention data parallelism (default: 1 with --tp, else --ep's "
                            "value, else 8: with none of --tp/--dp/--ep the step is DEP8)."),
-    ep: int = typer.Option(None, "--ep", help="Expert parallelism (default: every chip of the instance, tp x dp; "
-                           "1 for dense models)."),
+    ep: int = typer.Option(None, "--ep", help="Expert parallelism (default: every chip of the instance, tp x dp, "
+                           "so --tp 4 alone is MoE EP4; 1 for dense models). predict and simulate default to --ep 1 "
+                           "(MoE TP over tp x dp, vLLM's -tp without --enable-expert-parallel): give --ep to "
+                           "compare the same layout."),
     pp: int = typer.Option(1, "--pp", help="Pipeline stages."),
     eplb: int = typer.Option(None, "--eplb", help="EPLB with this many redundant experts (EP must divide "
                              "experts + R; at most the model's expert count; default: off)."),
