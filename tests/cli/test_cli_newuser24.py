@@ -47,3 +47,20 @@ def test_each_help_names_the_other_default(capsys, monkeypatch, cmd, says):
     code, out, err = run(capsys, cmd, "--help")
     assert code == 0, err
     assert says in _flat(out)
+
+
+def test_explore_without_the_extra_leaves_no_store_behind(capsys, monkeypatch, tmp_path):
+    """Without the [explore] extra, explore made ./jalapeno-results/runs before refusing on optuna;
+    `results list` then showed an empty store instead of "no results store ... run explore first"."""
+    import sys
+    from pathlib import Path
+
+    space = Path(__file__).resolve().parents[2] / "examples" / "explore_700w.toml"
+    monkeypatch.setitem(sys.modules, "optuna", None)  # importing it fails, as when not installed
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "explore", str(space))
+    assert code == 2 and "Traceback" not in err
+    assert "optuna" in err and ".[explore]" in err
+    assert list(tmp_path.iterdir()) == []
+    code, out, err = run(capsys, "results", "list")
+    assert code == 2 and "no results store" in err

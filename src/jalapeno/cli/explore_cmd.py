@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from jalapeno.cli.common import console, print_json
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, require_extra
 
 results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show (re-render), export.")
 
@@ -47,6 +47,10 @@ def explore(
     from jalapeno.analysis.search import importances, open_study, run_search
     from jalapeno.specs.design_space import load_design_space
 
+    # first: without the [explore] extra, storage_url made the store folder and the base system was
+    # priced before open_study refused, leaving an empty jalapeno-results/ that `results list` then
+    # showed as a store with no runs
+    require_extra("optuna", "explore", "explore")
     space = load_design_space(space_file)
     n = space.trials if trials is None else trials
     if n < 1:
