@@ -19,7 +19,8 @@ from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.aic_layout import aic_agg_layout
-from jalapeno.fit.aic_sweeps import load_sweeps, sweep_of, with_sweep_expert_parallel
+from jalapeno.fit.aic_sweep_layouts import with_sweep_expert_parallel
+from jalapeno.fit.aic_sweeps import load_sweeps, sweep_of
 from jalapeno.fit.validate import load_aiconfigurator
 from jalapeno.specs.formats import get_precision
 

@@ -28,9 +28,9 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.aic_duplicates import drop_repeated_runs
 from jalapeno.fit.aic_layout import aic_agg_layout, harness_agg_instances, multinode_total_gpu_run
+from jalapeno.fit.aic_sweep_layouts import with_sweep_expert_parallel
 from jalapeno.fit.aic_sweeps import (measured_date, release_stated, row_release, sweep_of, with_sweep_batch_wait,
-                                    with_sweep_expert_parallel, with_sweep_kernels, with_sweep_launch, with_sweep_limits,
-                                    with_sweep_mtp)
+                                    with_sweep_kernels, with_sweep_launch, with_sweep_limits, with_sweep_mtp)
 from jalapeno.fit.validate import CHAIN_ACCEPTANCE, VALIDATION_MTP, MeasuredPoint
 from jalapeno.specs.engine_versions import version_key
 from jalapeno.specs.formats import get_precision

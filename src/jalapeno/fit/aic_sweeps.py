@@ -10,7 +10,7 @@ context balancing and running cap on an attention-DP row (TensorRT-LLM ``attenti
 mechanism of serve/queueing.adp_balance_wait_s, which the engine recipes already carry);
 :func:`with_sweep_kernels` the KV-cache dtype and MoE kernel backend the launch script sets (the
 engine recipes' ``kv_dtype`` and ``moe_backend``); :func:`with_sweep_batch_wait` the script's TensorRT-LLM
-batch waiting (serve/batch_wait.py); :func:`with_sweep_expert_parallel` the MoE expert parallelism a vLLM
+batch waiting (serve/batch_wait.py); fit/aic_sweep_layouts.with_sweep_expert_parallel the MoE expert parallelism a vLLM
 script turns on (or never turns on) whatever the configuration's ``ep``; :func:`with_sweep_limits` a vLLM script's
 ``--max-num-batched-tokens`` and ``--gpu-memory-utilization``.
 """
@@ -24,8 +24,10 @@ from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
+from jalapeno.deploy.memory_fit import driver_share_as_usable
 from jalapeno.deploy.recipe import DraftRule
 from jalapeno.errors import JalapenoError, SpecError
+from jalapeno.specs.efficiency import Efficiency
 
 SWEEPS = Path(__file__).resolve().parents[1] / "data" / "validation" / "aic_sweeps.toml"
 _KEYS = {"system", "model", "engine", "version", "precision", "measured", "config_key", "spec", "mtp_draft",
@@ -78,19 +80,19 @@ class Sweep:
     batch_wait_below_tp: int = 0
     #: the script passes vLLM's ``--enable-expert-parallel`` whatever the configuration's ``ep`` (its test
     #: ``[ "$EP_SIZE" -ge 1 ]`` holds for the sweep matrix's default ep 1): MoE EP over every chip of the
-    #: instance (:func:`with_sweep_expert_parallel`); False = the row's own MoE layout
+    #: instance (fit/aic_sweep_layouts.with_sweep_expert_parallel); False = the row's own MoE layout
     expert_parallel: bool = False
     #: the script never passes ``--enable-expert-parallel`` whatever the configuration's ``ep`` (InferenceX PR #1019:
     #: "script has no EP support"): vLLM's MoE TP over every chip of the instance, where the row's fields say MoE EP
-    #: (:func:`with_sweep_expert_parallel`); False = the row's own MoE layout
+    #: (fit/aic_sweep_layouts.with_sweep_expert_parallel); False = the row's own MoE layout
     no_expert_parallel: bool = False
     #: the script runs every attention-DP pool with DeepEP expert parallelism over the pool's chips (SGLang
     #: ``--tp-size N --dp-size N --enable-dp-attention --enable-deepep-moe``: InferenceX's "DEP N"), where the
-    #: rows' fields write SGLang's tp-size as MoE TP N (:func:`with_sweep_expert_parallel`); False = the fields
+    #: rows' fields write SGLang's tp-size as MoE TP N (fit/aic_sweep_layouts.with_sweep_expert_parallel); False = the fields
     dp_attention_ep: bool = False
     #: disaggregated rows whose decode pool spans this many chips ran the sweep's low-latency script modes, which
     #: run both pools at tensor parallelism over the pool (SGLang ``--tp-size N --dp-size 1 --ep-size 1``, no
-    #: ``--enable-dp-attention``: attention TP N, MoE TP N) whatever the rows' fields say (:func:`_low_latency_tp`);
+    #: ``--enable-dp-attention``: attention TP N, MoE TP N) whatever the rows' fields say (fit/aic_sweep_layouts._low_latency_tp);
     #: 0 = the sweep has no such mode
     low_latency_tp_chips: int = 0
     #: the vLLM script's ``--max-num-batched-tokens`` (TensorRT-LLM's ``--max_num_tokens``) (:data:`_BATCHED`: "2048"
@@ -401,128 +403,14 @@ def with_sweep_kernels(dep, sweep: Sweep | None):
     return replace(dep, **kw), f"{', '.join(said)}: InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)"
 
 
-def _dp_attention_ep(dep, sweep: Sweep):
-    """(deployment, note): each pool of a disaggregated ``dep`` that runs attention DP over all its chips
-    (TP 1, DP k > 1) and MoE TP k in the row's fields, with MoE EP k instead (``Sweep.dp_attention_ep``).
-
-    >>> from jalapeno.deploy.deployment import Deployment, Pool
-    >>> from jalapeno.deploy.layout import Layout
-    >>> from jalapeno.specs.formats import get_precision
-    >>> s = Sweep("gb200-nvl72", "deepseek-r1", "sglang", "0.5.5.post2", "fp4", "2025-12-21", "k", "none", "",
-    ...           dp_attention_ep=True)
-    >>> d, note = _dp_attention_ep(Deployment(get_precision("fp4"), Pool(Layout(dp=32), 1),
-    ...                                       prefill=Pool(Layout(tp=4), 1)), s)
-    >>> d.decode.layout.label, d.prefill.layout.label
-    ('attn TP1 DP32 · MoE TP1 EP32', 'attn TP4 DP1 · MoE TP4 EP1')
-    """
-    pools, moved = {}, []
-    for role in ("prefill", "decode"):
-        pool = getattr(dep, role)
-        lay = pool.layout
-        if lay.tp == 1 and lay.dp > 1 and lay.ep == 1:
-            pools[role] = replace(pool, layout=replace(lay, ep=lay.stage_chips))
-            moved.append(f"{role} DEP{lay.dp} (fields: MoE TP{lay.moe_tp} EP1)")
-    if not moved:
-        return dep, ""
-    return (replace(dep, **pools), f"{', '.join(moved)}: InferenceX sweep {sweep.config_key}'s scripts run attention-DP "
-            "pools with DeepEP expert parallelism (data/validation/aic_sweeps.toml)")
-
-
-def _low_latency_tp(dep, sweep: Sweep):
-    """(deployment, note): both pools of a disaggregated ``dep`` whose decode pool spans
-    ``sweep.low_latency_tp_chips`` chips at tensor parallelism over each pool's chips (attention TP N, DP 1, MoE
-    TP N, EP 1), as the sweep's low-latency scripts run them; ``dep`` and "" for other rows or pools already so.
-
-    >>> from jalapeno.deploy.deployment import Deployment, Pool
-    >>> from jalapeno.deploy.layout import Layout
-    >>> from jalapeno.specs.formats import get_precision
-    >>> s = Sweep("gb200-nvl72", "deepseek-r1", "sglang", "0.5.5.post2", "fp4", "2025-12-21", "k", "none", "",
-    ...           dp_attention_ep=True, low_latency_tp_chips=4)
-    >>> d, note = _low_latency_tp(Deployment(get_precision("fp4"), Pool(Layout(dp=4), 2),
-    ...                                      prefill=Pool(Layout(dp=4), 1)), s)
-    >>> d.decode.layout.label, d.prefill.layout.label, d.decode.workers
-    ('attn TP4 DP1 · MoE TP4 EP1', 'attn TP4 DP1 · MoE TP4 EP1', 2)
-    >>> _low_latency_tp(Deployment(get_precision("fp4"), Pool(Layout(dp=32), 1), prefill=Pool(Layout(dp=4), 4)), s)[1]
-    ''
-    """
-    if not sweep.low_latency_tp_chips or dep.decode.layout.stage_chips != sweep.low_latency_tp_chips:
-        return dep, ""
-    pools, moved = {}, []
-    for role in ("prefill", "decode"):
-        pool = getattr(dep, role)
-        lay = pool.layout
-        tp = replace(lay, tp=lay.stage_chips, dp=1, ep=1)
-        if tp != lay:
-            pools[role] = replace(pool, layout=tp)
-            moved.append(f"{role} TP{tp.tp} (fields: {lay.label})")
-    if not moved:
-        return dep, ""
-    return (replace(dep, **pools), f"{', '.join(moved)}: InferenceX sweep {sweep.config_key}'s low-latency scripts run "
-            f"both pools at --tp-size {sweep.low_latency_tp_chips} --dp-size 1 --ep-size 1 (data/validation/aic_sweeps.toml)")
-
-
-#: engine -> the flag its scripts run MoE EP over every chip with (``expert_parallel``; vLLM's otherwise)
-_EP_FLAG = {"sglang": "--enable-ep-moe / --ep-size = --tp-size"}
-
-
-def with_sweep_expert_parallel(dep, sweep: Sweep | None):
-    """(deployment, note) of an aggregated row whose sweep's launch script always passes vLLM's
-    ``--enable-expert-parallel`` (``expert_parallel``): ``dep`` with MoE EP over every chip of its
-    instance (``ep = tp * dp``, MoE TP 1: each chip holds whole experts, vLLM's expert-parallel layout),
-    where the row's fields say MoE TP; for a disaggregated row of a sweep's low-latency scripts
-    (``low_latency_tp_chips``) both pools at tensor parallelism (:func:`_low_latency_tp`), else, where the sweep says
-    ``dp_attention_ep``, each attention-DP pool with MoE EP over its chips (:func:`_dp_attention_ep`); for a row
-    whose sweep's script never passes the flag (``no_expert_parallel``), ``dep`` with MoE TP over the instance's
-    chips (``ep = 1``) where the fields say MoE EP. ``dep`` and "" otherwise (no such sweep, one chip, or the layout
-    already the script's).
-
-    Why it matters: under MoE TP every chip reads its 1/tp slice of each expert the step touches; under EP
-    the busiest chip reads the whole experts routed to it, more at small batches (cost/moe.py).
-
-    >>> from jalapeno.deploy.deployment import Deployment, Pool
-    >>> from jalapeno.deploy.layout import Layout
-    >>> from jalapeno.specs.formats import get_precision
-    >>> s = Sweep("h200", "minimax-m2.5", "vllm", "0.18.0", "fp8", "2026-03-27", "k", "none", "", expert_parallel=True)
-    >>> d, note = with_sweep_expert_parallel(Deployment(get_precision("fp8"), Pool(Layout(tp=8))), s)
-    >>> d.decode.layout.label
-    'attn TP8 DP1 · MoE TP1 EP8'
-    >>> with_sweep_expert_parallel(Deployment(get_precision("fp8"), Pool(Layout(tp=8, ep=8))), s)[1]
-    ''
-    >>> k = Sweep("b200", "kimi-k2.5", "vllm", "0.17.0", "fp4", "2026-03-11", "k", "none", "", no_expert_parallel=True)
-    >>> with_sweep_expert_parallel(Deployment(get_precision("fp4"), Pool(Layout(tp=4, ep=4))), k)[0].decode.layout.label
-    'attn TP4 DP1 · MoE TP4 EP1'
-    """
-    if sweep is not None and dep is not None and dep.prefill is not None:
-        low, note = _low_latency_tp(dep, sweep)
-        if note or (sweep.low_latency_tp_chips and dep.decode.layout.stage_chips == sweep.low_latency_tp_chips):
-            return low, note
-        if sweep.dp_attention_ep:
-            return _dp_attention_ep(dep, sweep)
-    if sweep is None or dep is None or dep.prefill is not None or not (sweep.expert_parallel or sweep.no_expert_parallel):
-        return dep, ""
-    lay = dep.decode.layout
-    if sweep.no_expert_parallel:
-        if lay.ep == 1 or lay.dp > 1:
-            return dep, ""
-        tp = replace(lay, ep=1)
-        return (replace(dep, decode=replace(dep.decode, layout=tp)),
-                f"MoE TP{tp.moe_tp} (fields: MoE TP{lay.moe_tp} EP{lay.ep}): InferenceX sweep {sweep.config_key}'s launch "
-                "script passes no --enable-expert-parallel (data/validation/aic_sweeps.toml)")
-    if lay.stage_chips == 1 or lay.ep == lay.stage_chips:
-        return dep, ""
-    ep = replace(lay, ep=lay.stage_chips)
-    return (replace(dep, decode=replace(dep.decode, layout=ep)),
-            f"MoE EP{ep.ep} (fields: MoE TP{lay.moe_tp} EP{lay.ep}): InferenceX sweep {sweep.config_key}'s launch script "
-            f"always passes {_EP_FLAG.get(sweep.engine, '--enable-expert-parallel')} (data/validation/aic_sweeps.toml)")
-
-
 def with_sweep_limits(dep, sweep: Sweep | None, isl: int):
     """(deployment, note) of an aggregated row whose sweep's vLLM launch script sets
     ``--max-num-batched-tokens`` (a TensorRT-LLM one ``--max_num_tokens``, the same per-step limit) or
     ``--gpu-memory-utilization``: ``dep`` with that many tokens per step
     (the scheduler counts decode rows and prompt chunks against it: ``max_tokens_per_step``, and
-    ``token_budget`` for the chunk alone) at input length ``isl``, and that ``memory_fraction``; ``dep`` and
-    "" when the sweep sets neither, or for a disaggregated row.
+    ``token_budget`` for the chunk alone) at input length ``isl``, and that utilization as a share of usable HBM
+    (deploy/memory_fit.driver_share_as_usable: vLLM's default 0.9 of the driver memory is the set's default 0.96 of
+    usable HBM); ``dep`` and "" when the sweep sets neither, or for a disaggregated row.
 
     >>> from jalapeno.deploy.deployment import Deployment, Pool
     >>> from jalapeno.deploy.layout import Layout
@@ -530,8 +418,8 @@ def with_sweep_limits(dep, sweep: Sweep | None, isl: int):
     >>> s = Sweep("b200", "minimax-m2.5", "vllm", "0.19.0", "fp8", "2026-04-22", "k", "none", "",
     ...           max_num_batched_tokens="2*isl", memory_fraction=0.9)
     >>> d, note = with_sweep_limits(Deployment(get_precision("fp8"), Pool(Layout(tp=4))), s, 8192)
-    >>> d.token_budget, d.max_tokens_per_step, d.memory_fraction
-    (16384, 16384, 0.9)
+    >>> d.token_budget, d.max_tokens_per_step, round(d.memory_fraction, 4)
+    (16384, 16384, 0.96)
     """
     if sweep is None or dep is None or dep.prefill is not None:
         return dep, ""
@@ -541,9 +429,9 @@ def with_sweep_limits(dep, sweep: Sweep | None, isl: int):
         kw.update(token_budget=n, max_tokens_per_step=n)
         flag = "--max_num_tokens" if sweep.engine == "trtllm" else "--max-num-batched-tokens"
         said.append(f"{flag} {n} ({sweep.max_num_batched_tokens})")
-    if sweep.memory_fraction:
-        kw["memory_fraction"] = sweep.memory_fraction
-        said.append(f"--gpu-memory-utilization {sweep.memory_fraction:g}")
+    if sweep.memory_fraction:  # a share of the driver's memory, as a share of usable HBM (these rows have no profile)
+        kw["memory_fraction"] = driver_share_as_usable(sweep.memory_fraction, Efficiency())
+        said.append(f"--gpu-memory-utilization {sweep.memory_fraction:g} ({kw['memory_fraction']:.3g} of usable HBM)")
     if not kw:
         return dep, ""
     return replace(dep, **kw), f"{', '.join(said)}: InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)"

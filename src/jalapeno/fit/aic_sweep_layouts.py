@@ -1,0 +1,130 @@
+"""How an aiconfigurator row's sweep restates its MoE layout: the launch scripts' expert parallelism where the
+row's fields say otherwise (split from fit/aic_sweeps.py, which reads the sweeps; fit/aic_rows.py applies both).
+
+- :func:`with_sweep_expert_parallel`: an aggregated row whose script always turns MoE EP on over every chip (vLLM's
+  ``--enable-expert-parallel`` whatever the configuration's ``ep``; SGLang's ``--enable-ep-moe`` / ``--ep-size``), or
+  whose script never does while the fields say EP (``no_expert_parallel``); a disaggregated row whose scripts run
+  attention-DP pools with DeepEP (:func:`_dp_attention_ep`) or, in their low-latency modes, both pools at tensor
+  parallelism (:func:`_low_latency_tp`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from jalapeno.fit.aic_sweeps import Sweep
+
+
+def _dp_attention_ep(dep, sweep: Sweep):
+    """(deployment, note): each pool of a disaggregated ``dep`` that runs attention DP over all its chips
+    (TP 1, DP k > 1) and MoE TP k in the row's fields, with MoE EP k instead (``Sweep.dp_attention_ep``).
+
+    >>> from jalapeno.deploy.deployment import Deployment, Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.formats import get_precision
+    >>> s = Sweep("gb200-nvl72", "deepseek-r1", "sglang", "0.5.5.post2", "fp4", "2025-12-21", "k", "none", "",
+    ...           dp_attention_ep=True)
+    >>> d, note = _dp_attention_ep(Deployment(get_precision("fp4"), Pool(Layout(dp=32), 1),
+    ...                                       prefill=Pool(Layout(tp=4), 1)), s)
+    >>> d.decode.layout.label, d.prefill.layout.label
+    ('attn TP1 DP32 · MoE TP1 EP32', 'attn TP4 DP1 · MoE TP4 EP1')
+    """
+    pools, moved = {}, []
+    for role in ("prefill", "decode"):
+        pool = getattr(dep, role)
+        lay = pool.layout
+        if lay.tp == 1 and lay.dp > 1 and lay.ep == 1:
+            pools[role] = replace(pool, layout=replace(lay, ep=lay.stage_chips))
+            moved.append(f"{role} DEP{lay.dp} (fields: MoE TP{lay.moe_tp} EP1)")
+    if not moved:
+        return dep, ""
+    return (replace(dep, **pools), f"{', '.join(moved)}: InferenceX sweep {sweep.config_key}'s scripts run attention-DP "
+            "pools with DeepEP expert parallelism (data/validation/aic_sweeps.toml)")
+
+
+def _low_latency_tp(dep, sweep: Sweep):
+    """(deployment, note): both pools of a disaggregated ``dep`` whose decode pool spans
+    ``sweep.low_latency_tp_chips`` chips at tensor parallelism over each pool's chips (attention TP N, DP 1, MoE
+    TP N, EP 1), as the sweep's low-latency scripts run them; ``dep`` and "" for other rows or pools already so.
+
+    >>> from jalapeno.deploy.deployment import Deployment, Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.formats import get_precision
+    >>> s = Sweep("gb200-nvl72", "deepseek-r1", "sglang", "0.5.5.post2", "fp4", "2025-12-21", "k", "none", "",
+    ...           dp_attention_ep=True, low_latency_tp_chips=4)
+    >>> d, note = _low_latency_tp(Deployment(get_precision("fp4"), Pool(Layout(dp=4), 2),
+    ...                                      prefill=Pool(Layout(dp=4), 1)), s)
+    >>> d.decode.layout.label, d.prefill.layout.label, d.decode.workers
+    ('attn TP4 DP1 · MoE TP4 EP1', 'attn TP4 DP1 · MoE TP4 EP1', 2)
+    >>> _low_latency_tp(Deployment(get_precision("fp4"), Pool(Layout(dp=32), 1), prefill=Pool(Layout(dp=4), 4)), s)[1]
+    ''
+    """
+    if not sweep.low_latency_tp_chips or dep.decode.layout.stage_chips != sweep.low_latency_tp_chips:
+        return dep, ""
+    pools, moved = {}, []
+    for role in ("prefill", "decode"):
+        pool = getattr(dep, role)
+        lay = pool.layout
+        tp = replace(lay, tp=lay.stage_chips, dp=1, ep=1)
+        if tp != lay:
+            pools[role] = replace(pool, layout=tp)
+            moved.append(f"{role} TP{tp.tp} (fields: {lay.label})")
+    if not moved:
+        return dep, ""
+    return (replace(dep, **pools), f"{', '.join(moved)}: InferenceX sweep {sweep.config_key}'s low-latency scripts run "
+            f"both pools at --tp-size {sweep.low_latency_tp_chips} --dp-size 1 --ep-size 1 (data/validation/aic_sweeps.toml)")
+
+
+#: engine -> the flag its scripts run MoE EP over every chip with (``expert_parallel``; vLLM's otherwise)
+_EP_FLAG = {"sglang": "--enable-ep-moe / --ep-size = --tp-size"}
+
+
+def with_sweep_expert_parallel(dep, sweep: Sweep | None):
+    """(deployment, note) of an aggregated row whose sweep's launch script always passes vLLM's
+    ``--enable-expert-parallel`` (``expert_parallel``): ``dep`` with MoE EP over every chip of its
+    instance (``ep = tp * dp``, MoE TP 1: each chip holds whole experts, vLLM's expert-parallel layout),
+    where the row's fields say MoE TP; for a disaggregated row of a sweep's low-latency scripts
+    (``low_latency_tp_chips``) both pools at tensor parallelism (:func:`_low_latency_tp`), else, where the sweep says
+    ``dp_attention_ep``, each attention-DP pool with MoE EP over its chips (:func:`_dp_attention_ep`); for a row
+    whose sweep's script never passes the flag (``no_expert_parallel``), ``dep`` with MoE TP over the instance's
+    chips (``ep = 1``) where the fields say MoE EP. ``dep`` and "" otherwise (no such sweep, one chip, or the layout
+    already the script's).
+
+    Why it matters: under MoE TP every chip reads its 1/tp slice of each expert the step touches; under EP
+    the busiest chip reads the whole experts routed to it, more at small batches (cost/moe.py).
+
+    >>> from jalapeno.deploy.deployment import Deployment, Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.formats import get_precision
+    >>> s = Sweep("h200", "minimax-m2.5", "vllm", "0.18.0", "fp8", "2026-03-27", "k", "none", "", expert_parallel=True)
+    >>> d, note = with_sweep_expert_parallel(Deployment(get_precision("fp8"), Pool(Layout(tp=8))), s)
+    >>> d.decode.layout.label
+    'attn TP8 DP1 · MoE TP1 EP8'
+    >>> with_sweep_expert_parallel(Deployment(get_precision("fp8"), Pool(Layout(tp=8, ep=8))), s)[1]
+    ''
+    >>> k = Sweep("b200", "kimi-k2.5", "vllm", "0.17.0", "fp4", "2026-03-11", "k", "none", "", no_expert_parallel=True)
+    >>> with_sweep_expert_parallel(Deployment(get_precision("fp4"), Pool(Layout(tp=4, ep=4))), k)[0].decode.layout.label
+    'attn TP4 DP1 · MoE TP4 EP1'
+    """
+    if sweep is not None and dep is not None and dep.prefill is not None:
+        low, note = _low_latency_tp(dep, sweep)
+        if note or (sweep.low_latency_tp_chips and dep.decode.layout.stage_chips == sweep.low_latency_tp_chips):
+            return low, note
+        if sweep.dp_attention_ep:
+            return _dp_attention_ep(dep, sweep)
+    if sweep is None or dep is None or dep.prefill is not None or not (sweep.expert_parallel or sweep.no_expert_parallel):
+        return dep, ""
+    lay = dep.decode.layout
+    if sweep.no_expert_parallel:
+        if lay.ep == 1 or lay.dp > 1:
+            return dep, ""
+        tp = replace(lay, ep=1)
+        return (replace(dep, decode=replace(dep.decode, layout=tp)),
+                f"MoE TP{tp.moe_tp} (fields: MoE TP{lay.moe_tp} EP{lay.ep}): InferenceX sweep {sweep.config_key}'s launch "
+                "script passes no --enable-expert-parallel (data/validation/aic_sweeps.toml)")
+    if lay.stage_chips == 1 or lay.ep == lay.stage_chips:
+        return dep, ""
+    ep = replace(lay, ep=lay.stage_chips)
+    return (replace(dep, decode=replace(dep.decode, layout=ep)),
+            f"MoE EP{ep.ep} (fields: MoE TP{lay.moe_tp} EP{lay.ep}): InferenceX sweep {sweep.config_key}'s launch script "
+            f"always passes {_EP_FLAG.get(sweep.engine, '--enable-expert-parallel')} (data/validation/aic_sweeps.toml)")
