@@ -116,7 +116,8 @@ def validate_layout(layout: Layout, model: ModelSpec, system: System) -> None:
     """Check that a layout can run ``model`` on ``system``.
 
     Raises:
-        InfeasibleDeployment: a degree < 1 (cp included), TP not dividing the heads, EP not dividing tp*dp or
+        InfeasibleDeployment: a degree < 1 (cp included), TP not dividing the heads (nor the GQA KV heads, or a
+            multiple of them), EP not dividing tp*dp or
             exceeding the expert count, EP on a dense model, PP over the layer count, or more chips
             than the system has; EPLB that :func:`check_eplb` rejects. The message names the
             degree and the fix.
@@ -129,6 +130,13 @@ def validate_layout(layout: Layout, model: ModelSpec, system: System) -> None:
     if heads % layout.tp:
         raise InfeasibleDeployment("tp", f"TP{layout.tp} does not divide {model.name}'s {heads} "
                                    "attention heads", "use a TP degree that divides the head count")
+    kv = model.attention.num_kv_heads
+    if model.attention.kind != "mla" and kv % layout.tp and layout.tp % kv:
+        # the engines shard GQA's KV heads over TP, or replicate them when TP exceeds them, and refuse anything
+        # else (vLLM model_executor/layers/linear.py QKVParallelLinear: total_num_kv_heads % tp_size == 0 when
+        # tp_size < total_num_kv_heads, else tp_size % total_num_kv_heads == 0)
+        raise InfeasibleDeployment("tp", f"TP{layout.tp} neither divides nor is a multiple of {model.name}'s {kv} KV "
+                                   "heads (GQA)", "use a TP degree that divides the KV heads or a multiple of them")
     if model.moe is None and layout.ep > 1:
         raise InfeasibleDeployment("ep", f"{model.name} is dense; expert parallelism needs MoE layers",
                                    "set ep = 1")
