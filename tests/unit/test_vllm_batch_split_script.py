@@ -21,22 +21,15 @@ def _csv(tmp_path, rows) -> str:
 
 
 def test_bands_average_error_and_deficit_by_hand(tmp_path):
+    def row(rid, metric="tpot_s", measured=0.020, predicted=0.001, conc=256, source="aiconfigurator", model="minimax-m2.5",
+            framework="vllm 0.19.0", mapping="matched"):
+        return (source, rid, "b200", model, "fp4", framework, mapping, LAY, 1024, 1024, conc, metric, measured, predicted)
+
     rows = [  # two vLLM rows in C 129-256: errors 0.015/0.020 - 1 = -0.25 and 0.018/0.020 - 1 = -0.10
-        ("aiconfigurator", "a", "b200", "minimax-m2.5", "fp4", "vllm 0.19.0", "matched", LAY, 1024, 1024, 256,
-         "tpot_s", 0.020, 0.015),
-        ("aiconfigurator", "b", "b200", "minimax-m2.5", "fp4", "vllm 0.19.0", "matched", LAY, 1024, 1024, 200,
-         "tpot_s", 0.020, 0.018),
+        row("a", predicted=0.015), row("b", conc=200, predicted=0.018),
         # left out: another metric, an unmatched row, InferenceX, SGLang, another model
-        ("aiconfigurator", "c", "b200", "minimax-m2.5", "fp4", "vllm 0.19.0", "matched", LAY, 1024, 1024, 256,
-         "ttft_s", 0.5, 0.1),
-        ("aiconfigurator", "d", "b200", "minimax-m2.5", "fp4", "vllm 0.19.0", "searched", LAY, 1024, 1024, 256,
-         "tpot_s", 0.020, 0.001),
-        ("inferencex", "e", "b200", "minimax-m2.5", "fp4", "vllm 0.19.0", "matched", LAY, 1024, 1024, 256,
-         "tpot_s", 0.020, 0.001),
-        ("aiconfigurator", "f", "b200", "minimax-m2.5", "fp4", "sglang 0.5", "matched", LAY, 1024, 1024, 256,
-         "tpot_s", 0.020, 0.001),
-        ("aiconfigurator", "g", "b200", "qwen3", "fp4", "vllm 0.19.0", "matched", LAY, 1024, 1024, 256,
-         "tpot_s", 0.020, 0.001),
+        row("c", metric="ttft_s", measured=0.5, predicted=0.1), row("d", mapping="searched"),
+        row("e", source="inferencex"), row("f", framework="sglang 0.5"), row("g", model="qwen3"),
     ]
     t = split.band_table(_csv(tmp_path, rows), ["minimax-m2.5"])
     assert list(t.columns) == ["C129-256"]

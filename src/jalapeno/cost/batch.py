@@ -14,6 +14,23 @@ from jalapeno.deploy.graph_capture import PAD_ROUTINGS
 from jalapeno.errors import SpecError
 
 
+def first_seen(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of ``rows`` (M, k) float in order of first appearance: (the index of each distinct row's
+    first appearance (D,), for every row its distinct row's rank (M,)). Rows are equal when bitwise equal.
+
+    >>> keep, at = first_seen(np.array([[8.0, 1.0], [64.0, 1.0], [8.0, 1.0]]))
+    >>> keep.tolist(), at.tolist()
+    ([0, 1], [0, 1, 0])
+    """
+    rows = np.ascontiguousarray(rows, dtype=float)
+    _, first, inv = np.unique(rows.view(np.dtype((np.void, rows.itemsize * rows.shape[1]))).ravel(),
+                              return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return first[order], rank[inv.ravel()]
+
+
 @dataclass(frozen=True, slots=True)
 class Batch:
     """What one step of a model instance processes; every field but ``pad_routing`` an array of shape (N,).
@@ -118,17 +135,14 @@ class Batch:
         pad = np.broadcast_to(np.asarray(self.pad_seqs, dtype=float), (self.n,))
         cols = np.stack([np.asarray(a, dtype=float) for a in (self.decode_seqs, self.decode_ctx, self.prefill_tokens,
                                                                self.prefill_ctx, self.prefill_seqs)] + [pad], axis=1)
-        _, first, inv = np.unique(cols.view(np.dtype((np.void, cols.itemsize * cols.shape[1]))).ravel(),
-                                  return_index=True, return_inverse=True)
-        if first.size == self.n or self.n == 2:
+        keep, at = first_seen(cols)
+        if keep.size == self.n or self.n == 2:
             return self, None
-        order = np.argsort(first)  # the distinct points by first appearance
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size)
-        keep = first[order] if first.size > 1 else np.array([0, 1])  # one distinct point: two columns
+        if keep.size == 1:  # one distinct point: two columns
+            keep = np.array([0, 1])
         return (Batch(self.decode_seqs[keep], self.decode_ctx[keep], self.prefill_tokens[keep], self.prefill_ctx[keep],
                       self.prefill_seqs[keep], self.pad_seqs if np.ndim(self.pad_seqs) == 0 else pad[keep],
-                      self.pad_routing), rank[inv.ravel()])
+                      self.pad_routing), at)
 
     def tokens(self, query_len: float = 1.0) -> np.ndarray:
         """Rows processed by the step: decode sequences × ``query_len`` + prefill tokens."""

@@ -26,7 +26,7 @@ import numpy as np
 
 from jalapeno.deploy.deployment import MTP, query_len, resident_draft_modules
 from jalapeno.deploy.engine_layout import expert_bytes, expert_layout
-from jalapeno.deploy.engine_memory import EngineMemory
+from jalapeno.deploy.engine_memory import EngineMemory, get_engine_memory
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.sharding import sharding
 from jalapeno.errors import SpecError
@@ -187,15 +187,15 @@ def usable_fraction(eff: Efficiency, memory_fraction: float | None = None) -> fl
     return 1 - eff.memory_reserve_fraction if memory_fraction is None else memory_fraction
 
 
-#: vLLM's default ``gpu_memory_utilization``, a share of the driver-reported memory (data/engine_memory.toml's vLLM
-#: profiles, ``gpu_memory_utilization = 0.9``, vllm-project/vllm v0.11.0 CacheConfig)
-VLLM_DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
+#: the engine memory profile whose default ``gpu_memory_utilization`` (a share of the driver-reported memory, 0.9:
+#: data/engine_memory.toml, vllm-project/vllm v0.11.0) :func:`driver_share_as_usable` scales from
+VLLM_PROFILE = "vllm-0.11"
 
 
 def driver_share_as_usable(utilization: float, eff: Efficiency) -> float:
     """A vLLM ``--gpu-memory-utilization`` u (a share of the driver-reported memory) as a share of the catalog's
     usable HBM (``Deployment.memory_fraction``'s unit), for a deployment without an engine memory profile:
-    (1 − ``memory_reserve_fraction``)·u / :data:`VLLM_DEFAULT_GPU_MEMORY_UTILIZATION`, at most 1. The default
+    (1 − ``memory_reserve_fraction``)·u / u₀, at most 1, u₀ the default of the :data:`VLLM_PROFILE` profile. The default
     reserve is grounded on that equivalence (:func:`usable_fraction`: 0.96 of the usable HBM ≈ vLLM's 0.9 of the
     driver-reported memory on H100 and B200, within 0.3%), so vLLM's default maps to the set's default and other
     values scale from it. Passing 0.9 as a share of usable HBM instead shrank a B200's pool by 0.06 × 180 GB.
@@ -204,7 +204,8 @@ def driver_share_as_usable(utilization: float, eff: Efficiency) -> float:
     >>> round(driver_share_as_usable(0.9, e), 4), round(driver_share_as_usable(0.8, e), 4), driver_share_as_usable(0.95, e)
     (0.96, 0.8533, 1.0)
     """
-    return min(1.0, (1 - eff.memory_reserve_fraction) * utilization / VLLM_DEFAULT_GPU_MEMORY_UTILIZATION)
+    default = get_engine_memory(VLLM_PROFILE).gpu_memory_utilization
+    return min(1.0, (1 - eff.memory_reserve_fraction) * utilization / default)
 
 
 def engine_reserve_terms(model: ModelSpec, system: System, layout: Layout, engine: EngineMemory,

@@ -29,17 +29,31 @@ def _dp_attention_ep(dep, sweep: Sweep):
     >>> d.decode.layout.label, d.prefill.layout.label
     ('attn TP1 DP32 · MoE TP1 EP32', 'attn TP4 DP1 · MoE TP4 EP1')
     """
+    def dep_pool(lay):
+        return replace(lay, ep=lay.stage_chips) if lay.tp == 1 and lay.dp > 1 and lay.ep == 1 else lay
+
+    return _restated(dep, dep_pool, lambda old, new: f"DEP{old.dp} (fields: MoE TP{old.moe_tp} EP1)",
+                     f"InferenceX sweep {sweep.config_key}'s scripts run attention-DP pools with DeepEP expert "
+                     "parallelism (data/validation/aic_sweeps.toml)")
+
+
+def _restated(dep, relayout, describe, why: str):
+    """(deployment, note): ``dep`` with each pool's layout ``relayout(layout)``, the note naming every pool that
+    changed (``describe(old, new)``) and ``why``; ``dep`` and "" where none changes."""
     pools, moved = {}, []
     for role in ("prefill", "decode"):
         pool = getattr(dep, role)
-        lay = pool.layout
-        if lay.tp == 1 and lay.dp > 1 and lay.ep == 1:
-            pools[role] = replace(pool, layout=replace(lay, ep=lay.stage_chips))
-            moved.append(f"{role} DEP{lay.dp} (fields: MoE TP{lay.moe_tp} EP1)")
-    if not moved:
-        return dep, ""
-    return (replace(dep, **pools), f"{', '.join(moved)}: InferenceX sweep {sweep.config_key}'s scripts run attention-DP "
-            "pools with DeepEP expert parallelism (data/validation/aic_sweeps.toml)")
+        new = relayout(pool.layout)
+        if new != pool.layout:
+            pools[role] = replace(pool, layout=new)
+            moved.append(f"{role} {describe(pool.layout, new)}")
+    return (replace(dep, **pools), f"{', '.join(moved)}: {why}") if moved else (dep, "")
+
+
+def _is_low_latency(dep, sweep: Sweep) -> bool:
+    """Whether a disaggregated row ran its sweep's low-latency scripts (its decode pool spans
+    ``sweep.low_latency_tp_chips`` chips)."""
+    return bool(sweep.low_latency_tp_chips) and dep.decode.layout.stage_chips == sweep.low_latency_tp_chips
 
 
 def _low_latency_tp(dep, sweep: Sweep):
@@ -59,20 +73,12 @@ def _low_latency_tp(dep, sweep: Sweep):
     >>> _low_latency_tp(Deployment(get_precision("fp4"), Pool(Layout(dp=32), 1), prefill=Pool(Layout(dp=4), 4)), s)[1]
     ''
     """
-    if not sweep.low_latency_tp_chips or dep.decode.layout.stage_chips != sweep.low_latency_tp_chips:
+    if not _is_low_latency(dep, sweep):
         return dep, ""
-    pools, moved = {}, []
-    for role in ("prefill", "decode"):
-        pool = getattr(dep, role)
-        lay = pool.layout
-        tp = replace(lay, tp=lay.stage_chips, dp=1, ep=1)
-        if tp != lay:
-            pools[role] = replace(pool, layout=tp)
-            moved.append(f"{role} TP{tp.tp} (fields: {lay.label})")
-    if not moved:
-        return dep, ""
-    return (replace(dep, **pools), f"{', '.join(moved)}: InferenceX sweep {sweep.config_key}'s low-latency scripts run "
-            f"both pools at --tp-size {sweep.low_latency_tp_chips} --dp-size 1 --ep-size 1 (data/validation/aic_sweeps.toml)")
+    return _restated(dep, lambda lay: replace(lay, tp=lay.stage_chips, dp=1, ep=1),
+                     lambda old, new: f"TP{new.tp} (fields: {old.label})",
+                     f"InferenceX sweep {sweep.config_key}'s low-latency scripts run both pools at --tp-size "
+                     f"{sweep.low_latency_tp_chips} --dp-size 1 --ep-size 1 (data/validation/aic_sweeps.toml)")
 
 
 #: engine -> the flag its scripts run MoE EP over every chip with (``expert_parallel``; vLLM's otherwise)
@@ -107,9 +113,8 @@ def with_sweep_expert_parallel(dep, sweep: Sweep | None):
     'attn TP4 DP1 · MoE TP4 EP1'
     """
     if sweep is not None and dep is not None and dep.prefill is not None:
-        low, note = _low_latency_tp(dep, sweep)
-        if note or (sweep.low_latency_tp_chips and dep.decode.layout.stage_chips == sweep.low_latency_tp_chips):
-            return low, note
+        if _is_low_latency(dep, sweep):
+            return _low_latency_tp(dep, sweep)
         if sweep.dp_attention_ep:
             return _dp_attention_ep(dep, sweep)
     if sweep is None or dep is None or dep.prefill is not None or not (sweep.expert_parallel or sweep.no_expert_parallel):

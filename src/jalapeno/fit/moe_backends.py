@@ -128,16 +128,14 @@ def measured_curves(systems=tuple(SYSTEM_DIRS), repo: str | None = None) -> tupl
         curves += got
         if got:
             report.setdefault(name, {}).setdefault(backend, {})["mxfp4"] = rep
-    for name, backend in VLLM_TABLES:
-        got, rep = vllm_curves(name, backend, shapes)
-        curves += got
-        if got:
-            report.setdefault(name, {})[backend] = rep
-    for name, backend in VLLM_NVFP4_TABLES:
-        got, rep = vllm_curves(name, backend, shapes, VLLM_NVFP4_TABLES)
-        curves += got
-        if got:
-            report.setdefault(name, {}).setdefault(backend, {})["nvfp4"] = rep
+    for tables, part in ((VLLM_TABLES, None), (VLLM_NVFP4_TABLES, "nvfp4")):  # the FP8 report, its NVFP4 part
+        for name, backend in tables:
+            got, rep = vllm_curves(name, backend, shapes, tables)
+            curves += got
+            if got and part is None:
+                report.setdefault(name, {})[backend] = rep
+            elif got:
+                report.setdefault(name, {}).setdefault(backend, {})[part] = rep
     return curves, report
 
 

@@ -41,6 +41,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from jalapeno.cost.batch import first_seen
 from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost
 from jalapeno.deploy.deployment import Deployment, pool_overlap, query_len
@@ -410,16 +411,10 @@ def _long_chunks(dep: Deployment, lengths: dict, b_mb: np.ndarray, ctx: float) -
     if not long:
         return long, None, ()
     tok, pre, owner = chunk_plan([lengths[k] for k in long], budget)
-    pairs = np.stack([tok, pre], axis=1)
-    _, first, inv = np.unique(pairs.view(np.dtype((np.void, 2 * pairs.itemsize))).ravel(), return_index=True,
-                              return_inverse=True)
-    order = np.argsort(first)  # the distinct chunks by first appearance
-    col = np.empty_like(order)
-    col[order] = np.arange(order.size)
-    keep = first[order]
+    keep, col = first_seen(np.stack([tok, pre], axis=1))  # the distinct chunks by first appearance
     n = b_mb.shape[0]
     return long, Batch.make(decode_seqs=np.repeat(b_mb, keep.size), decode_ctx=ctx, prefill_tokens=np.tile(tok[keep], n),
-                            prefill_ctx=np.tile(pre[keep], n)), (tok, pre, owner, col[inv.ravel()])
+                            prefill_ctx=np.tile(pre[keep], n)), (tok, pre, owner, col)
 
 
 def _prefill_s(lengths: dict, chunk_step: np.ndarray, long: list, plan: tuple, step_s: np.ndarray,
