@@ -39,7 +39,7 @@ def _row(cfg: int, version: str, measured: str, p_tp: int, p_dp: int, d_dp: int,
 def test_dep_pools_of_the_v055_rows_are_expert_parallel():
     rows = [_row(259, "0.5.5.post2", "2025-12-21", 1, 4, 32, 1), _row(255, "0.5.5.post2", "2025-12-21", 4, 1, 4, 4)]
     dep32, tp4 = load_aiconfigurator(pd.DataFrame(rows))[0]
-    assert dep32.deployment.decode.layout.label == "attn TP1 DP32 · MoE TP1 EP32"
+    assert dep32.deployment.decode.layout.label == "attn TP1 DP32 · MoE TP1 EP32 · DP dispatch random"  # test_dp_dispatch
     assert dep32.deployment.prefill.layout.label == "attn TP1 DP4 · MoE TP1 EP4"
     assert "decode DEP32 (fields: MoE TP32 EP1)" in "; ".join(dep32.notes)
     # config_id 255 (8k1k low latency): the prefill pool is TP4 in the fields already; its 4-chip decode pool,

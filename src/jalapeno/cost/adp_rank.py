@@ -36,6 +36,9 @@ rank's share of the token budget (``Deployment.prompt_budget``).
 
 from __future__ import annotations
 
+import math
+from functools import lru_cache
+
 import numpy as np
 
 
@@ -68,3 +71,52 @@ def busiest_rank_prefill(prefill_tokens, prefill_seqs, dp: int) -> tuple[np.ndar
         return tokens, seqs
     busy = busiest_rank_prompts(seqs, dp)
     return np.where(seqs > 0, tokens * busy / np.maximum(seqs, 1e-12), tokens / dp), busy
+
+
+@lru_cache(maxsize=64)
+def expected_max_std_normal(n: int) -> float:
+    """E[max of ``n`` independent standard normal draws], by quadrature of n·x·φ(x)·Φ(x)^(n−1)
+    (0 for n = 1): the spread term of :func:`busiest_rank_decode`.
+
+    >>> round(expected_max_std_normal(2), 4), round(expected_max_std_normal(32), 3)  # 1/sqrt(pi); 2.07
+    (0.5642, 2.07)
+    """
+    if n <= 1:
+        return 0.0
+    x = np.linspace(-9.0, 9.0, 18001)
+    pdf = np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+    cdf = 0.5 * (1.0 + np.array([math.erf(v / math.sqrt(2.0)) for v in x]))
+    return float(np.trapezoid(n * x * pdf * cdf ** (n - 1), x))
+
+
+def busiest_rank_decode(decode_seqs, dp: int, dispatch: str = "balanced") -> np.ndarray:
+    """Decoding sequences on the busiest of ``dp`` attention-DP ranks, (N,), for an instance decoding
+    ``decode_seqs`` (N,) in all.
+
+    ``balanced``: B/dp (round-robin dispatch keeps the ranks' counts within one another).
+    ``random``: every request lands on a rank drawn uniformly at random (a disaggregated SGLang decode
+    server before PR #16110 sends each request to rank ``bootstrap_room % dp``, and the router draws the
+    room at random), so a rank holds Binomial(B, 1/dp) of them and a step waits for the fullest:
+
+        B_max = min(B, max(B/dp + e_dp · sqrt(B/dp · (1 − 1/dp)), 1)),
+
+    e_dp = E[max of dp standard normals] (:func:`expected_max_std_normal`: 2.07 at dp = 32), the
+    normal approximation of the binomial (good from a few sequences per rank); the fullest rank holds at
+    least one whole request (below a few per rank the approximation leans low, and one is its floor).
+    The step costs of the ranks are close to linear in their counts, so the expected maximum is the
+    mean step's; the counts are taken independent (a multinomial's are slightly anti-correlated, which
+    lowers the maximum a little).
+
+    >>> busiest_rank_decode([64.0], 8).tolist()
+    [8.0]
+    >>> round(float(busiest_rank_decode([4096.0], 32, "random")[0]), 1)  # 128 + 2.070·sqrt(124)
+    151.0
+    """
+    b = np.atleast_1d(np.asarray(decode_seqs, dtype=float))
+    if dp <= 1:
+        return b
+    mean = b / dp
+    if dispatch == "balanced":
+        return mean
+    spread = expected_max_std_normal(dp) * np.sqrt(mean * (1.0 - 1.0 / dp))
+    return np.minimum(b, np.maximum(mean + spread, 1.0))

@@ -43,7 +43,7 @@ import math
 
 import numpy as np
 
-from jalapeno.cost.adp_rank import busiest_rank_prefill
+from jalapeno.cost.adp_rank import busiest_rank_decode, busiest_rank_prefill
 from jalapeno.cost.allreduce_rms import fused_steps
 from jalapeno.cost.attention import RankBatch, add_gqa_ops, add_mla_ops
 from jalapeno.cost.moe import busiest_rank_assignments, experts_touched_on_rank, mixed_touched_fraction
@@ -85,11 +85,12 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         (OpTable, CollectiveTable) with arrays (rows, N).
     """
     dp, tp, cp = layout.dp, layout.tp, layout.cp
-    # the busiest attention-DP rank's whole prompts (cost/adp_rank.py); decode rows spread evenly
+    # the busiest attention-DP rank's whole prompts and its decoding sequences (cost/adp_rank.py)
     busy_tokens, busy_seqs = busiest_rank_prefill(batch.prefill_tokens, batch.prefill_seqs, dp)
+    busy_decode = busiest_rank_decode(batch.decode_seqs, dp, layout.dp_dispatch)
     rb = RankBatch(
-        decode_rows=batch.decode_seqs * query_len / dp,
-        decode_seqs=batch.decode_seqs / dp,
+        decode_rows=batch.decode_seqs * query_len / dp if layout.dp_dispatch == "balanced" else busy_decode * query_len,
+        decode_seqs=busy_decode,
         decode_ctx=batch.decode_ctx,
         prefill_tokens=busy_tokens / cp,
         prefill_seqs=busy_seqs,

@@ -15,6 +15,9 @@ tp * dp * cp * pp. Placement is contiguous, innermost first: TP, then DP/EP, the
 ``eplb`` (None = off) turns on the expert-parallel load balancer with that many redundant expert
 slots (DeepSeek EPLB; SGLang ``--ep-num-redundant-experts``, vLLM ``--num-redundant-experts``):
 the E + R slots are spread evenly over the EP ranks (deploy/eplb.py places them).
+``dp_dispatch`` says how the engine spreads requests over the attention-DP ranks: ``balanced``
+(round robin, the default) or ``random`` (each request on a uniformly drawn rank, as a disaggregated
+SGLang decode server did before PR #16110; cost/adp_rank.busiest_rank_decode prices the fullest rank).
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ from dataclasses import dataclass, field, replace
 from jalapeno.errors import InfeasibleDeployment
 from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
+
+#: how an engine spreads requests over attention-DP ranks (Layout.dp_dispatch; module docstring)
+DP_DISPATCH = ("balanced", "random")
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +41,7 @@ class Layout:
         cp: context parallelism: prompt tokens split over ``cp`` replicas of the ``tp * dp``
             stage (prefill workers only; a deployment's decode pool must keep cp = 1).
         eplb: redundant expert slots of the expert-parallel load balancer (None = off).
+        dp_dispatch: how requests are spread over the attention-DP ranks (:data:`DP_DISPATCH`).
     """
 
     tp: int = 1
@@ -44,6 +51,7 @@ class Layout:
     cp: int = 1
     eplb: int | None = None
     moe: bool = field(default=True, compare=False)
+    dp_dispatch: str = "balanced"
 
     @property
     def stage_chips(self) -> int:
@@ -92,6 +100,8 @@ class Layout:
             parts.append(f"CP{self.cp}")
         if self.pp > 1:
             parts.append(f"PP{self.pp}")
+        if self.dp_dispatch != "balanced" and self.dp > 1:
+            parts.append(f"DP dispatch {self.dp_dispatch}")
         return " · ".join(parts)
 
     def as_dict(self) -> dict[str, int]:
@@ -126,6 +136,9 @@ def validate_layout(layout: Layout, model: ModelSpec, system: System) -> None:
         v = getattr(layout, name)
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise InfeasibleDeployment(name, f"must be a positive integer, got {v!r}", f"set {name} >= 1")
+    if layout.dp_dispatch not in DP_DISPATCH:
+        raise InfeasibleDeployment("dp_dispatch", f"{layout.dp_dispatch!r} is not one of {', '.join(DP_DISPATCH)}",
+                                   "give balanced (round robin) or random")
     heads = model.attention.num_heads
     if heads % layout.tp:
         raise InfeasibleDeployment("tp", f"TP{layout.tp} does not divide {model.name}'s {heads} "

@@ -28,7 +28,7 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.fit.aic_duplicates import drop_repeated_runs
 from jalapeno.fit.aic_layout import aic_agg_layout, harness_agg_instances, multinode_total_gpu_run
-from jalapeno.fit.aic_sweep_layouts import with_sweep_expert_parallel
+from jalapeno.fit.aic_sweep_layouts import with_sweep_dp_dispatch, with_sweep_expert_parallel
 from jalapeno.fit.aic_sweeps import (measured_date, release_stated, row_release, sweep_of, with_sweep_batch_wait,
                                     with_sweep_kernels, with_sweep_launch, with_sweep_limits, with_sweep_mtp)
 from jalapeno.fit.validate import CHAIN_ACCEPTANCE, VALIDATION_MTP, MeasuredPoint
@@ -414,6 +414,8 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         sweep = sweep_of(system, model, fw, prec, getattr(r, "silicon_data_source", ""))
         dep, moe_ep = with_sweep_expert_parallel(dep, sweep)
         notes += [moe_ep] if moe_ep else []
+        dep, dispatch = with_sweep_dp_dispatch(dep, sweep)
+        notes += [dispatch] if dispatch else []
         dep, spec, note = with_sweep_mtp(dep, sweep, VALIDATION_MTP.acceptance, CHAIN_ACCEPTANCE)
         dep, launch = with_sweep_launch(dep, sweep, conc)
         notes += [launch] if launch else []

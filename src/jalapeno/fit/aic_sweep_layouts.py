@@ -6,6 +6,8 @@ row's fields say otherwise (split from fit/aic_sweeps.py, which reads the sweeps
   whose script never does while the fields say EP (``no_expert_parallel``); a disaggregated row whose scripts run
   attention-DP pools with DeepEP (:func:`_dp_attention_ep`) or, in their low-latency modes, both pools at tensor
   parallelism (:func:`_low_latency_tp`).
+- :func:`with_sweep_dp_dispatch`: a disaggregated row whose decode server put each request on a random attention-DP
+  rank (``decode_dp_dispatch``).
 """
 
 from __future__ import annotations
@@ -133,3 +135,30 @@ def with_sweep_expert_parallel(dep, sweep: Sweep | None):
     return (replace(dep, decode=replace(dep.decode, layout=ep)),
             f"MoE EP{ep.ep} (fields: MoE TP{lay.moe_tp} EP{lay.ep}): InferenceX sweep {sweep.config_key}'s launch script "
             f"always passes {_EP_FLAG.get(sweep.engine, '--enable-expert-parallel')} (data/validation/aic_sweeps.toml)")
+
+
+def with_sweep_dp_dispatch(dep, sweep: Sweep | None):
+    """(deployment, note): a disaggregated ``dep`` whose decode pool runs attention DP (dp > 1) with the sweep's
+    ``decode_dp_dispatch`` (deploy/layout.Layout.dp_dispatch; cost/adp_rank.busiest_rank_decode prices the fullest
+    rank); ``dep`` and "" for other rows, balanced sweeps, or a decode pool without attention DP.
+
+    >>> from jalapeno.deploy.deployment import Deployment, Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.formats import get_precision
+    >>> s = Sweep("gb200-nvl72", "deepseek-r1", "sglang", "0.5.5.post2", "fp8", "2025-12-21", "k", "none", "",
+    ...           decode_dp_dispatch="random")
+    >>> d, note = with_sweep_dp_dispatch(Deployment(get_precision("fp8"), Pool(Layout(dp=32, ep=32)),
+    ...                                             prefill=Pool(Layout(dp=8, ep=8), 2)), s)
+    >>> d.decode.layout.label, d.prefill.layout.dp_dispatch
+    ('attn TP1 DP32 · MoE TP1 EP32 · DP dispatch random', 'balanced')
+    >>> with_sweep_dp_dispatch(Deployment(get_precision("fp8"), Pool(Layout(tp=4)), prefill=Pool(Layout(tp=4))), s)[1]
+    ''
+    """
+    if sweep is None or dep is None or dep.prefill is None or sweep.decode_dp_dispatch == "balanced":
+        return dep, ""
+    lay = dep.decode.layout
+    if lay.dp == 1 or lay.dp_dispatch == sweep.decode_dp_dispatch:
+        return dep, ""
+    return (replace(dep, decode=replace(dep.decode, layout=replace(lay, dp_dispatch=sweep.decode_dp_dispatch))),
+            f"decode DP dispatch {sweep.decode_dp_dispatch}: InferenceX sweep {sweep.config_key}'s decode server sends "
+            "each request to rank bootstrap_room % dp with a random room (data/validation/aic_sweeps.toml)")

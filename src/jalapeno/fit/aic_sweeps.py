@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
+from jalapeno.deploy.layout import DP_DISPATCH
 from jalapeno.deploy.memory_fit import driver_share_as_usable
 from jalapeno.deploy.recipe import DraftRule
 from jalapeno.errors import JalapenoError, SpecError
@@ -34,7 +35,7 @@ _KEYS = {"system", "model", "engine", "version", "precision", "measured", "confi
          "mtp_draft_dp_attention", "source", "adp_balance_timeout_iters", "max_batch_dp_attention", "kv_dtype",
          "moe_backend", "batch_wait_timeout_iters", "batch_wait_max_tokens_ratio", "batch_wait_workload",
          "batch_wait_from_concurrency", "batch_wait_below_tp", "expert_parallel", "max_num_batched_tokens", "memory_fraction",
-         "dp_attention_ep", "low_latency_tp_chips", "no_expert_parallel"}
+         "dp_attention_ep", "low_latency_tp_chips", "no_expert_parallel", "decode_dp_dispatch"}
 #: ``max_batch_dp_attention``: the launch script's per-rank ``max_batch_size`` under attention DP as
 #: ``conc/N`` (CONC / N, CONC itself below N: ``$(( CONC < N ? CONC : CONC / N ))``) or ``conc/dp``
 #: (``$((CONC/TP))`` with TP the attention-DP degree).
@@ -95,6 +96,10 @@ class Sweep:
     #: ``--enable-dp-attention``: attention TP N, MoE TP N) whatever the rows' fields say (fit/aic_sweep_layouts._low_latency_tp);
     #: 0 = the sweep has no such mode
     low_latency_tp_chips: int = 0
+    #: how the decode server spreads requests over its attention-DP ranks (deploy/layout.DP_DISPATCH): "random"
+    #: where the engine release sends each to rank ``bootstrap_room % dp`` and the router draws the room at random
+    #: (SGLang before PR #16110 behind Dynamo 0.7; fit/aic_sweep_layouts.with_sweep_dp_dispatch); "balanced" = round robin
+    decode_dp_dispatch: str = "balanced"
     #: the vLLM script's ``--max-num-batched-tokens`` (TensorRT-LLM's ``--max_num_tokens``) (:data:`_BATCHED`: "2048"
     #: or "2*isl"): tokens one step processes, decode rows and prompt chunks together; "" = the script passes none
     max_num_batched_tokens: str = ""
@@ -215,6 +220,10 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
             raise SpecError(f"{where}.low_latency_tp_chips", repr(lt),
                             "give the chips of the decode pools the low-latency scripts run at tensor parallelism "
                             "(a whole number >= 2), or leave it out")
+        if e.get("decode_dp_dispatch", "balanced") not in DP_DISPATCH:
+            raise SpecError(f"{where}.decode_dp_dispatch", repr(e["decode_dp_dispatch"]),
+                            f"write one of {', '.join(DP_DISPATCH)} (random: the decode server picks a rank per request "
+                            "at random), or leave it out")
         if not isinstance(e.get("no_expert_parallel", False), bool) or (e.get("no_expert_parallel")
                                                                        and e.get("expert_parallel")):
             raise SpecError(f"{where}.no_expert_parallel", repr(e["no_expert_parallel"]),
