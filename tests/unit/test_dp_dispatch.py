@@ -116,3 +116,19 @@ def test_balanced_layouts_price_as_before():
     # the default path divides the instance's rows by dp exactly as before the field existed
     got = busiest_rank_decode(np.array([96.0, 7.0]), 8)
     assert got.tolist() == [12.0, 0.875]
+
+
+def test_step_and_pool_options_take_the_dispatch(capsys):
+    from cli_runner import check_error, run
+
+    from jalapeno.cli.serving_cmds import parse_pool
+
+    assert parse_pool("dp=32,ep=32,dp_dispatch=random", "--decode").layout.dp_dispatch == "random"
+    assert parse_pool("dp=32,ep=32", "--decode").layout.dp_dispatch == "balanced"
+    code, out, _ = run(capsys, "step", "-s", "gb200-nvl72", "-p", "fp8", "--dp", "32", "--ep", "32", "-b", "4096",
+                       "-c", "1536", "--dp-dispatch", "random", "--json")
+    assert code == 0 and '"dp_dispatch": "random"' in out
+    check_error(*run(capsys, "step", "-s", "gb200-nvl72", "--dp-dispatch", "rr"), "--dp-dispatch", "balanced")
+    check_error(*run(capsys, "predict", "-s", "gb200-nvl72", "-p", "fp8", "--isl", "1024", "--osl", "1024",
+                     "--prefill", "dp=8,ep=8", "--decode", "dp=32,ep=32,dp_dispatch=least", "-c", "64"),
+                "dp_dispatch", "random")

@@ -244,7 +244,7 @@ def check_pool(pool, option: str, model, system) -> None:
 
 def parse_pool(text: str, option: str):
     """Parse ``"tp=4,ep=4,dp=1,pp=1,cp=1,eplb=32,workers=2"`` into a Pool (``cp``: context
-    parallelism; ``eplb``: redundant experts).
+    parallelism; ``eplb``: redundant experts; ``dp_dispatch=random``: requests on random DP ranks, Layout.dp_dispatch).
 
     Raises:
         SpecError: unknown key or a non-integer value (names the option and the key).
@@ -252,7 +252,7 @@ def parse_pool(text: str, option: str):
     from jalapeno.deploy.deployment import Pool
     from jalapeno.deploy.layout import Layout
 
-    vals = {"tp": 1, "dp": 1, "ep": 1, "pp": 1, "cp": 1, "eplb": None, "workers": 1}
+    vals = {"tp": 1, "dp": 1, "ep": 1, "pp": 1, "cp": 1, "eplb": None, "workers": 1, "dp_dispatch": "balanced"}
     parts = [p.strip() for p in text.split(",")]
     if not any(parts):
         raise SpecError(option, "empty pool", f'describe it, e.g. {option} "tp=4,ep=4,workers=1"')
@@ -265,10 +265,13 @@ def parse_pool(text: str, option: str):
         key, _, val = part.partition("=")
         key = key.strip().lower()
         if key not in vals:
-            raise SpecError(option, f"unknown key {key!r}", "use tp=, dp=, ep=, pp=, cp=, eplb= and workers=")
+            raise SpecError(option, f"unknown key {key!r}", "use tp=, dp=, ep=, pp=, cp=, eplb=, dp_dispatch= and workers=")
         if key in seen:
             raise SpecError(f"{option} {key}", "given twice", f"write {key}= once")
         seen.add(key)
+        if key == "dp_dispatch":  # a name, checked with the layout (deploy/layout.validate_layout)
+            vals[key] = val.strip().lower()
+            continue
         try:
             vals[key] = int(val)
         except ValueError:

@@ -75,6 +75,9 @@ def step(
     eplb: int = typer.Option(None, "--eplb", help="EPLB with this many redundant experts (EP must divide "
                              "experts + R; at most the model's expert count; default: off)."),
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
+    dp_dispatch: str = typer.Option("balanced", "--dp-dispatch", help="How requests spread over the attention-DP "
+                                    "ranks: balanced (round robin) or random (each on a random rank, as SGLang's "
+                                    "disaggregated decode before PR #16110): the fullest rank's share is priced."),
     cp: int = typer.Option(1, "--cp", help="Context parallelism (prefill-only steps: --batch 0 --prefill-tokens N)."),
     batch: int = typer.Option(64, "--batch", "-b", help="Decoding sequences in the step (whole instance)."),
     context: int = typer.Option(8192, "--context", "-c", help="Mean context length of the decoding sequences."),
@@ -148,7 +151,7 @@ def step(
     if profile is not None:
         check_positive_limits(max_running, max_tokens_per_step)
         profile = profile.with_limits(max_running, max_tokens_per_step)
-    sc = step_cost(m, pr, for_model(Layout(tp=tp, dp=dp, ep=ep, pp=pp, cp=cp, eplb=eplb), m), prec,
+    sc = step_cost(m, pr, for_model(Layout(tp=tp, dp=dp, ep=ep, pp=pp, cp=cp, eplb=eplb, dp_dispatch=dp_dispatch), m), prec,
                    Batch.make(decode_seqs=batch, decode_ctx=context, prefill_tokens=prefill_tokens,
                               prefill_ctx=prefix),
                    memory_fraction=check_memory_fraction(memory_fraction), overlap=overlap, engine_memory=profile)

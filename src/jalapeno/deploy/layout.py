@@ -104,10 +104,12 @@ class Layout:
             parts.append(f"DP dispatch {self.dp_dispatch}")
         return " · ".join(parts)
 
-    def as_dict(self) -> dict[str, int]:
+    def as_dict(self) -> dict[str, int | str]:
         d = {"tp": self.tp, "dp": self.dp, "ep": self.ep, "pp": self.pp, "cp": self.cp}
         if self.eplb is not None:
             d["eplb_redundant_experts"] = self.eplb
+        if self.dp_dispatch != "balanced":
+            d["dp_dispatch"] = self.dp_dispatch
         return d
 
 
