@@ -105,7 +105,8 @@ def busiest_rank_decode(decode_seqs, dp: int, dispatch: str = "balanced") -> np.
     least one whole request (below a few per rank the approximation leans low, and one is its floor).
     The step costs of the ranks are close to linear in their counts, so the expected maximum is the
     mean step's; the counts are taken independent (a multinomial's are slightly anti-correlated, which
-    lowers the maximum a little).
+    lowers the maximum a little). Only the step's work follows the fullest rank: the KV-capacity, running and
+    CUDA-graph caps (serve/limits.py) stay at the mean rank's B/dp (the fullest rank reaches them first; not modelled).
 
     >>> busiest_rank_decode([64.0], 8).tolist()
     [8.0]
