@@ -51,7 +51,8 @@ def test_sweep_lookup_needs_every_field():
     assert measured_date("db-dump/2026-04-27; config_id=75; measured=2026-01-29T00:00:00.000Z") == "2026-01-29"
     assert measured_date("source_file=kimi-k2.5-gap-analysis.csv") == ""
     assert sweep_of("h200", "deepseek-r1", "trtllm 1.1.0rc2.post2", "fp8", "measured=2026-01-14").spec == "mtp"
-    assert sweep_of("h200", "deepseek-r1", "trtllm 1.1.0rc2.post2", "fp8", "measured=2025-12-15") is None
+    assert sweep_of("h200", "deepseek-r1", "trtllm 1.1.0rc2.post2", "fp8", "measured=2025-12-15").spec == "none"
+    assert sweep_of("h200", "deepseek-r1", "trtllm 1.1.0rc2.post2", "fp8", "measured=2025-12-16") is None
     assert sweep_of("b200", "deepseek-r1", "sglang 1.1.0rc2.post2", "fp8", "measured=2026-01-14") is None
 
 
@@ -71,7 +72,7 @@ def test_malformed_sweep_entries_are_named(tmp_path, entry, message):
 
 def test_every_shipped_sweep_names_its_commit():
     sweeps = load_sweeps()
-    assert len(sweeps) == 50 and all("InferenceX" in s.source for s in sweeps)  # 7 SGLang B200: round 24
+    assert len(sweeps) == 56 and all("InferenceX" in s.source for s in sweeps)  # 7 SGLang B200: round 24; 6 TRT-LLM DeepSeek-R1 of 2025-11/12: round 25
     assert {s.config_key for s in sweeps if s.spec == "mtp"} == {
         "dsr1-fp8-b200-trt-mtp", "dsr1-fp4-b200-trt-mtp", "dsr1-fp8-h200-trt-mtp"}
 
@@ -109,6 +110,10 @@ def test_every_shipped_sweep_carries_its_scripts_balancing():
                      "dsr1-fp8-b200-trt-mtp 1.1.0rc2.post2": (60, "conc/dp"),
                      "dsr1-fp8-h200-trt-mtp 1.1.0rc2.post2": (60, "conc/dp"),
                      "dsr1-fp8-b200-trt 1.2.0rc6.post2": (60, ""), "dsr1-fp4-b200-trt 1.2.0rc6.post2": (60, ""),
+                     # the non-MTP slurm scripts of 2025-11-02 (@9596d23d7) and 2025-12-15 (@d22bf9ca9), round 25
+                     "dsr1-fp4-b200-trt ": (60, ""), "dsr1-fp8-b200-trt ": (60, ""), "dsr1-fp8-h200-trt ": (60, ""),
+                     "dsr1-fp4-b200-trt 1.1.0rc2.post2": (60, ""), "dsr1-fp8-b200-trt 1.1.0rc2.post2": (60, ""),
+                     "dsr1-fp8-h200-trt 1.1.0rc2.post2": (60, ""),
                      # SGLang (round 24, their DeepEP pools): no TensorRT-LLM balancing
                      "dsr1-fp4-gb200-dynamo-sglang 0.5.5.post2": (0, ""),
                      "dsr1-fp8-gb200-dynamo-sglang 0.5.5.post2": (0, ""),

@@ -30,7 +30,8 @@ from jalapeno.fit.aic_duplicates import drop_repeated_runs
 from jalapeno.fit.aic_layout import aic_agg_layout, harness_agg_instances, multinode_total_gpu_run
 from jalapeno.fit.aic_sweep_layouts import with_sweep_dp_dispatch, with_sweep_expert_parallel
 from jalapeno.fit.aic_sweeps import (measured_date, release_stated, row_release, sweep_of, with_sweep_batch_wait,
-                                    with_sweep_kernels, with_sweep_launch, with_sweep_limits, with_sweep_mtp)
+                                    with_sweep_kernels, with_sweep_launch, with_sweep_limits, with_sweep_mtp,
+                                    with_sweep_token_limit)
 from jalapeno.fit.validate import CHAIN_ACCEPTANCE, VALIDATION_MTP, MeasuredPoint
 from jalapeno.specs.engine_versions import version_key
 from jalapeno.specs.formats import get_precision
@@ -431,6 +432,8 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         dep, waiting = with_sweep_batch_wait(dep, sweep, int(r.isl), int(r.osl), conc)
         notes += [waiting] if waiting else []
         dep, limits = with_sweep_limits(dep, sweep, int(r.isl))
+        notes += [limits] if limits else []
+        dep, limits = with_sweep_token_limit(dep, sweep, int(r.isl), conc)
         notes += [limits] if limits else []
         client = aic_client(getattr(r, "silicon_data_source", None))
         if client == "inferencex-db" and dep.prefill is None:

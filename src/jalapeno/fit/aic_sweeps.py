@@ -12,7 +12,8 @@ mechanism of serve/queueing.adp_balance_wait_s, which the engine recipes already
 engine recipes' ``kv_dtype`` and ``moe_backend``); :func:`with_sweep_batch_wait` the script's TensorRT-LLM
 batch waiting (serve/batch_wait.py); fit/aic_sweep_layouts.with_sweep_expert_parallel the MoE expert parallelism a vLLM
 script turns on (or never turns on) whatever the configuration's ``ep``; :func:`with_sweep_limits` a vLLM script's
-``--max-num-batched-tokens`` and ``--gpu-memory-utilization``.
+``--max-num-batched-tokens`` and ``--gpu-memory-utilization``; :func:`with_sweep_token_limit` a TensorRT-LLM script's
+``--max_num_tokens`` sized to the load (one whole prompt a step).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ _KEYS = {"system", "model", "engine", "version", "precision", "measured", "confi
          "mtp_draft_dp_attention", "source", "adp_balance_timeout_iters", "max_batch_dp_attention", "kv_dtype",
          "moe_backend", "batch_wait_timeout_iters", "batch_wait_max_tokens_ratio", "batch_wait_workload",
          "batch_wait_from_concurrency", "batch_wait_below_tp", "expert_parallel", "max_num_batched_tokens", "memory_fraction",
-         "dp_attention_ep", "low_latency_tp_chips", "no_expert_parallel", "decode_dp_dispatch"}
+         "dp_attention_ep", "low_latency_tp_chips", "no_expert_parallel", "decode_dp_dispatch",
+         "max_num_tokens_sized"}
 #: ``max_batch_dp_attention``: the launch script's per-rank ``max_batch_size`` under attention DP as
 #: ``conc/N`` (CONC / N, CONC itself below N: ``$(( CONC < N ? CONC : CONC / N ))``) or ``conc/dp``
 #: (``$((CONC/TP))`` with TP the attention-DP degree).
@@ -105,6 +107,10 @@ class Sweep:
     max_num_batched_tokens: str = ""
     #: the script's ``--gpu-memory-utilization``; 0 = the script passes none
     memory_fraction: float = 0.0
+    #: the TensorRT-LLM script sizes ``--max_num_tokens`` to the load, T = ⌈((k + 1)·B + ISL + 64)/64⌉·64 with B its
+    #: ``max_batch_size`` (CONC without attention DP) and k the MTP draft tokens (the non-MTP scripts' ``CONC + ISL + 64``
+    #: is k = 0), and sets no chunked prefill (:func:`with_sweep_token_limit`); False = the script passes 8192 or more
+    max_num_tokens_sized: bool = False
 
     def batched_tokens(self, isl: int) -> int | None:
         """The script's ``max_num_batched_tokens`` at input length ``isl`` (None: it passes none).
@@ -211,6 +217,11 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
         if "memory_fraction" in e and (isinstance(mf, bool) or not isinstance(mf, (int, float)) or not 0 < mf <= 1):
             raise SpecError(f"{where}.memory_fraction", repr(mf),
                             "give the launch script's --gpu-memory-utilization, a fraction in (0, 1]")
+        if not isinstance(e.get("max_num_tokens_sized", False), bool) or (e.get("max_num_tokens_sized")
+                                                                           and e["engine"] != "trtllm"):
+            raise SpecError(f"{where}.max_num_tokens_sized", repr(e["max_num_tokens_sized"]),
+                            "write true only on a TensorRT-LLM sweep whose script sizes --max_num_tokens as "
+                            "((MTP+1)*max_batch + ISL + 64) rounded up to 64, else leave it out")
         if not isinstance(e.get("dp_attention_ep", False), bool):
             raise SpecError(f"{where}.dp_attention_ep", repr(e["dp_attention_ep"]),
                             "write true where the launch scripts run attention-DP pools with DeepEP expert parallelism, "
@@ -444,3 +455,65 @@ def with_sweep_limits(dep, sweep: Sweep | None, isl: int):
     if not kw:
         return dep, ""
     return replace(dep, **kw), f"{', '.join(said)}: InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)"
+
+
+#: TensorRT-LLM's ``max_num_tokens`` granule in InferenceX's sizing, ``$(( (N + 63) / 64 * 64 ))``, and the slack
+#: the scripts add (``+64``): SemiAnalysisAI/InferenceX benchmarks/dsr1_fp4_b200_trt_slurm.sh @9596d23d7, @d22bf9ca9
+#: (``MAX_NUM_TOKENS=$(( ($CONC+$ISL+64+63)/64*64 ))``), dsr1_fp{4,8}_b200_trt_mtp_slurm.sh @bf3456727 and
+#: dsr1_fp{4,8}_b200_trt_mtp.sh @0aae52d4c / @5d517074c (``$(( ((MTP+1)*MAX_BATCH_SIZE+ISL+64+63)/64*64 ))``)
+SIZED_TOKENS_ROUND = 64
+SIZED_TOKENS_SLACK = 64
+
+
+def sized_max_num_tokens(concurrency: float, isl: int, draft_tokens: int) -> int:
+    """The script's ``--max_num_tokens`` T = ⌈((k + 1)·C + ISL + 64)/64⌉·64 at concurrency C (its max_batch_size
+    without attention DP), input length ``isl`` and k = ``draft_tokens`` (tokens per step).
+
+    >>> sized_max_num_tokens(256, 1024, 0), sized_max_num_tokens(64, 1024, 3), sized_max_num_tokens(4, 8192, 0)
+    (1344, 1344, 8320)
+    """
+    n = (draft_tokens + 1) * max(int(math.ceil(concurrency)), 1) + int(isl) + SIZED_TOKENS_SLACK
+    return -(-n // SIZED_TOKENS_ROUND) * SIZED_TOKENS_ROUND
+
+
+def with_sweep_token_limit(dep, sweep: Sweep | None, isl: int, concurrency: float):
+    """(deployment, note) of an aggregated attention-TP row whose TensorRT-LLM script sizes ``--max_num_tokens`` to
+    the load (``max_num_tokens_sized``): ``max_tokens_per_step`` T (:func:`sized_max_num_tokens`) and a prompt budget
+    of one whole prompt a step (``token_budget`` = ISL); ``dep`` and "" otherwise.
+
+    Why one prompt: the scripts set no ``enable_chunked_prefill`` (TensorRT-LLM's default is off), so the micro-batch
+    scheduler takes a context request whole or not at all (NVIDIA/TensorRT-LLM
+    cpp/tensorrt_llm/batch_manager/microBatchScheduler.cpp, "skip chunking": ``if (maxNumTokensRuntime &&
+    batchNumTokens + reqNumTokens > maxNumTokensRuntime.value()) break;``), after the running sequences' (k + 1)
+    rows each. With the batch full those take (k + 1)·C of T, leaving ISL + 64..127 tokens: room for one prompt of
+    at most ISL tokens and never two (two prompts of InferenceX's [0.8·ISL, ISL] need 1.6·ISL). An idle-start wave
+    of C prompts is then C steps long, where the default 8192-token budget holds seven to eight 1k prompts a step.
+    Assumption: the prompt budget is ISL tokens, so the model's chunked wave (serve/queueing.first_wave_s) carries
+    ISL/mean ISL ≈ 1.1 of the [0.8·ISL, ISL] prompts a step, slightly more than the engine's one.
+
+    Not applied under attention DP (each rank schedules its own T, with B = CONC / N per rank: the aggregated
+    attention-DP rows keep the instance budget, as fit/aic_rows.with_rank_budget leaves them). The 1.2.0rc6 non-MTP
+    scripts floor T at 8192 (``MAX_NUM_TOKENS > 8192 ? MAX_NUM_TOKENS : 8192``, dsr1_fp4_b200_trt.sh @6eecc0e66): the
+    default budget, so those sweeps leave the field out. At ISL 8k the prompt budget equals the default 8192 either way.
+
+    >>> from jalapeno.deploy.deployment import Deployment, MTP, Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.formats import get_precision
+    >>> s = Sweep("b200", "deepseek-r1", "trtllm", "", "fp4", "2025-11-02", "k", "none", "", max_num_tokens_sized=True)
+    >>> d, note = with_sweep_token_limit(Deployment(get_precision("fp4"), Pool(Layout(tp=8))), s, 1024, 256)
+    >>> d.max_tokens_per_step, d.token_budget
+    (1344, 1024)
+    >>> d = Deployment(get_precision("fp4"), Pool(Layout(tp=8)), mtp=MTP(3, 0.75))
+    >>> with_sweep_token_limit(d, s, 1024, 64)[0].max_tokens_per_step  # (3 + 1)·64 + 1024 + 64, to 64
+    1344
+    >>> with_sweep_token_limit(Deployment(get_precision("fp4"), Pool(Layout(dp=8, ep=8))), s, 1024, 256)[1]
+    ''
+    """
+    if (sweep is None or dep is None or not sweep.max_num_tokens_sized or dep.prefill is not None
+            or dep.decode.layout.dp > 1):
+        return dep, ""
+    k = dep.mtp.draft_tokens if dep.mtp is not None else 0
+    t = sized_max_num_tokens(concurrency, isl, k)
+    return (replace(dep, max_tokens_per_step=t, token_budget=int(isl)),
+            f"--max_num_tokens {t} ((k + 1)·CONC + ISL + 64, to 64), no chunked prefill: one whole prompt a step "
+            f"(token budget {int(isl)}): InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)")
