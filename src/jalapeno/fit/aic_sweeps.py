@@ -481,7 +481,8 @@ def with_sweep_token_limit(dep, sweep: Sweep | None, isl: int, concurrency: floa
     the load (``max_num_tokens_sized``): ``max_tokens_per_step`` T (:func:`sized_max_num_tokens`) and a prompt budget
     of one whole prompt a step (``token_budget`` = ISL); ``dep`` and "" otherwise.
 
-    Why one prompt: the scripts set no ``enable_chunked_prefill`` (TensorRT-LLM's default is off), so the micro-batch
+    Why one prompt: the scripts set no ``enable_chunked_prefill`` (off by default: NVIDIA/TensorRT-LLM
+    tensorrt_llm/llmapi/llm_args.py, ``enable_chunked_prefill: bool = Field(default=False, ...)``), so the micro-batch
     scheduler takes a context request whole or not at all (NVIDIA/TensorRT-LLM
     cpp/tensorrt_llm/batch_manager/microBatchScheduler.cpp, "skip chunking": ``if (maxNumTokensRuntime &&
     batchNumTokens + reqNumTokens > maxNumTokensRuntime.value()) break;``), after the running sequences' (k + 1)
