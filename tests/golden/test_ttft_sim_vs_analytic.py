@@ -330,3 +330,37 @@ def test_saturated_prefill_pool_runs_at_its_capacity_in_both(system, c):
     assert ana["throughput_per_chip"] == pytest.approx(sim["throughput_per_chip"], rel=0.03)
     assert ana["ttft_s"] == pytest.approx(sim["ttft_s"]["mean"], rel=TOL), (ana["ttft_s"], sim["ttft_s"]["mean"])
     assert old["throughput_per_chip"] < 0.95 * sim["throughput_per_chip"]
+
+
+@pytest.mark.parametrize("c", (64, 256))
+def test_one_whole_prompt_a_step_agrees_with_the_simulator(c):
+    """Round 25 (trtttft25): an aiconfigurator TensorRT-LLM DeepSeek-R1 row (B200 FP4 TP8, 1k/1k, 2025-11-02) priced
+    with its launch script's --max_num_tokens, (C + ISL + 64) rounded up to 64, and one prompt a step
+    (fit/aic_sweeps.with_sweep_token_limit): the idle-start wave is C steps long in both, and the analytic mean TTFT
+    stays within 15% of the simulated run's; the budget raises both above the default 8192-token budget's."""
+    import dataclasses
+
+    import pandas as pd
+
+    from jalapeno.fit.table_lookup import load_any_pricer
+    from jalapeno.fit.validate import INFERENCEX_RANGE_RATIO, load_aiconfigurator, point_stack, with_stack_mtp
+
+    row = {"id": f"dsr1_b200_trtllm_fp4_agg_1024x1024_c{c}_cfg91", "backend": "trtllm", "backend_version": "",
+           "silicon_data_source": "db-dump/2026-04-27; measured=2025-11-02T00:00:00.000Z", "system": "b200_sxm",
+           "model_path": "deepseek-ai/DeepSeek-V3", "precision": "fp4", "mode": "agg", "isl": 1024, "osl": 1024,
+           "gemm_quant_mode": "nvfp4", "moe_quant_mode": "nvfp4", "batch_size": float(c), "tp_size": 8.0,
+           "pp_size": 1.0, "attention_dp_size": 1.0, "moe_tp_size": 8.0, "moe_ep_size": 1.0,
+           "silicon_ttft_ms": 500.0, "silicon_tpot_ms": 20.0}
+    p = load_aiconfigurator(pd.DataFrame([row]))[0][0]
+    st = point_stack(p)
+    model, pricer = load_model(p.model), load_any_pricer(p.system, "calibrated", stack=st)
+    dep = with_stack_mtp(p.deployment, st, p.model)
+    assert (dep.token_budget, dep.max_tokens_per_step) == (1024, -(-(c + 1024 + 64) // 64) * 64)
+    wl = Workload("1k/1k", 1024, 1024, INFERENCEX_RANGE_RATIO)
+    out = {}
+    for name, d in (("script", dep), ("default", dataclasses.replace(dep, token_budget=8192, max_tokens_per_step=None))):
+        ana = serve_at_concurrency(model, pricer, d, wl, [c]).record(0)["ttft_s"]
+        sim = simulate(model, pricer, d, workload=wl, concurrency=c, seed=0, warmup=0).summary["ttft_s"]["mean"]
+        assert ana == pytest.approx(sim, rel=TOL), (name, ana, sim)
+        out[name] = sim
+    assert out["script"] > out["default"]
