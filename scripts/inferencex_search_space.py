@@ -9,7 +9,9 @@ default ``--step-size 2``, utils/matrix_logic/generate_sweep_configs.py) and dis
 configuration" row is the best of what those runs measured; fit/searched.py bounds its prediction
 by the same entries.
 
-Only the seed models (DeepSeek-R1, gpt-oss-120b) on the catalog's systems are written. A key's
+Only the seed models (DeepSeek-R1, gpt-oss-120b) and Kimi K2.5 (whose Dynamo + TensorRT-LLM GB200 entries name
+the decode caps fit/aic_decode_caps.py reads; no InferenceX point of it is shipped) on the catalog's systems
+are written. A key's
 space is written again for a later date only when it changed. Needs PyYAML (installed with the
 ``explore`` extra's Ray; this script is not part of the package).
 
@@ -41,7 +43,7 @@ import sys
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parents[1] / "src/jalapeno/data/validation/inferencex_search.toml"
-MODELS = {"dsr1": "deepseek-r1", "gptoss": "gpt-oss-120b"}
+MODELS = {"dsr1": "deepseek-r1", "gptoss": "gpt-oss-120b", "kimik2.5": "kimi-k2.5"}
 RUNNERS = {"b200": "b200", "b300": "b300", "gb200": "gb200-nvl72", "gb300": "gb300-nvl72", "h100": "h100",
            "h200": "h200", "mi300x": "mi300x", "mi325x": "mi325x", "mi355x": "mi355x"}
 #: NVIDIA/srt-slurm "Merge sa-submission-q1-2026 into main (#202)", 2026-03-03: the recipes the
@@ -98,7 +100,23 @@ def recipe_concurrencies(text: str) -> list[int] | None:
     return [int(x) for x in re.findall(r"\d+", str(c))]
 
 
-def _entry(e: dict, recipe_conc=None) -> str | None:
+def recipe_decode_max_batch(text: str) -> int | None:
+    """The decode workers' ``max_batch_size`` (per attention-DP rank) a TensorRT-LLM srt-slurm recipe sets
+    (``backend.trtllm_config.decode.max_batch_size``), or None when it sets none.
+
+    >>> recipe_decode_max_batch("backend:\\n  trtllm_config:\\n    decode:\\n      max_batch_size: 16\\n")
+    16
+    >>> recipe_decode_max_batch('benchmark:\\n  concurrencies: "4"\\n') is None
+    True
+    """
+    import yaml
+
+    dec = (((yaml.safe_load(text) or {}).get("backend") or {}).get("trtllm_config") or {}).get("decode") or {}
+    b = dec.get("max_batch_size")
+    return int(b) if isinstance(b, int) and not isinstance(b, bool) else None
+
+
+def _entry(e: dict, recipe_conc=None, recipe_batch=None) -> str | None:
     if not all(_states_layout(e[k]) for k in ("prefill", "decode") if k in e) or (
             "decode" not in e and not _states_layout(e)):
         return None
@@ -112,9 +130,15 @@ def _entry(e: dict, recipe_conc=None) -> str | None:
         return f"  {{ agg = {_pool(e['prefill'], False)}, mtp = {str(mtp).lower()}, conc = [{conc}] }},"
     if "decode" in e:
         # TensorRT-LLM srt-slurm recipe names (CONFIG_FILE=...ctx<P>_gen<D>_dep<N>_batch<B>_eplb<S>_mtp<K>.yaml)
-        # state the decode workers' max_batch_size B (per attention-DP rank) and the draft length K
-        m = re.search(r"_batch(\d+)_eplb\d+_mtp(\d+)", str(e))
-        named = f", max_batch = {m.group(1)}, mtp_draft = {m.group(2)}" if m else ""
+        # state the decode workers' max_batch_size B (per attention-DP rank) and the draft length K; where the
+        # recipe the runners ran is read (recipe_batch), the max_batch_size its decode section sets wins: 9 of
+        # the 328 named TensorRT-LLM recipes at NVIDIA/srt-slurm @5063eb43 set another value than their name
+        # (b200-fp4/8k1k/stp/ctx1_gen5_tep8_batch8_eplb0_mtp0.yaml: decode max_batch_size 16)
+        # (the Kimi K2.5 recipes of 2026-04 add "_allconc": one recipe for all the entry's concurrencies)
+        m = re.search(r"_batch(\d+)(?:_allconc)?_eplb\d+_mtp(\d+)", str(e))
+        cf = re.search(r"CONFIG_FILE=(recipes/[^'\"\]\s,]+\.yaml)", str(e))
+        batch = m and ((recipe_batch(cf.group(1)) if recipe_batch is not None and cf else None) or int(m.group(1)))
+        named = f", max_batch = {batch}, mtp_draft = {m.group(2)}" if m else ""
         return (f"  {{ prefill = {_pool(e['prefill'], True)}, decode = {_pool(e['decode'], True)}, "
                 f"mtp = {str(mtp).lower()}{named}, conc = [{conc}] }},")
     return f"  {{ agg = {_pool(e, False)}, mtp = {str(mtp).lower()}, conc = [{conc}] }},"
@@ -132,16 +156,23 @@ def main(repo: str, dates: list[str], srt_slurm: str | None = None) -> None:
            "# conc = the concurrencies the entry ran (conc-list, or conc-start x2 .. conc-end; an srt-slurm",
            "# recipe's benchmark.concurrencies where the runners ran it unchanged, scripts/inferencex_search_space.py);",
            "# max_batch, mtp_draft:",
-           "# the decode max_batch_size (per attention-DP rank) and draft length its TRT-LLM recipe's file name states."]
+           "# the decode max_batch_size (per attention-DP rank) and draft length its TRT-LLM recipe's file name states",
+           "# (max_batch: the decode max_batch_size the recipe itself sets where the runners ran it unchanged)."]
     seen: dict[tuple, list[str]] = {}
     for date in dates:
         commit = _git(repo, "rev-list", "-1", f"--before={date}T23:59:59Z", "HEAD").strip()
         cdate = _git(repo, "log", "-1", "--format=%cs", commit).strip()
-        recipe_conc = None
+        recipe_conc = recipe_batch = None
         if srt_slurm and SRT_SLURM_WINDOW[0] <= cdate < SRT_SLURM_WINDOW[1]:
             def recipe_conc(path: str) -> list[int] | None:
                 try:
                     return recipe_concurrencies(_git(srt_slurm, "show", f"{SRT_SLURM_COMMIT}:{path}"))
+                except subprocess.CalledProcessError:
+                    return None
+
+            def recipe_batch(path: str) -> int | None:
+                try:
+                    return recipe_decode_max_batch(_git(srt_slurm, "show", f"{SRT_SLURM_COMMIT}:{path}"))
                 except subprocess.CalledProcessError:
                     return None
         for f in FILES:
@@ -157,7 +188,7 @@ def main(repo: str, dates: list[str], srt_slurm: str | None = None) -> None:
                 by_len: dict[tuple, list[str]] = {}  # a key may list one ISL/OSL in several sections
                 for s in c.get("seq-len-configs", []):
                     by_len.setdefault((key, int(s["isl"]), int(s["osl"])), []).extend(
-                        _entry(e, recipe_conc) for e in s.get("search-space", []))
+                        _entry(e, recipe_conc, recipe_batch) for e in s.get("search-space", []))
                 for k, all_lines in by_len.items():
                     lines = [x for x in all_lines if x is not None]
                     if not lines or seen.get(k) == lines:

@@ -70,3 +70,18 @@ def test_sglang_recipe_entries_take_their_recipes_concurrencies_too():
     # a path outside the srt-slurm recipes is not looked up
     other = dict(e, prefill=dict(e["prefill"], **{"additional-settings": ["CONFIG_FILE=x/max-tpt-dep8-2p1d.yaml"]}))
     assert gen._entry(other, lambda p: [256]).endswith("conc = [256, 512, 1024] },")
+
+
+def test_a_recipe_read_states_its_decode_max_batch_over_its_file_name():
+    # NVIDIA/srt-slurm @5063eb43 recipes/trtllm/b200-fp4/8k1k/stp/ctx1_gen5_tep8_batch8_eplb0_mtp0.yaml sets
+    # decode max_batch_size 16 (and prefill max_batch_size 2, which is not the decode worker's)
+    recipe = ("backend:\n  trtllm_config:\n    prefill:\n      max_batch_size: 2\n"
+              "    decode:\n      max_batch_size: 16\n      max_num_tokens: 16\n")
+    path = "recipes/trtllm/b200-fp4/8k1k/stp/ctx1_gen5_tep8_batch8_eplb0_mtp0.yaml"
+    e = {"conc-list": [10], "prefill": {"num-worker": 1, "tp": 4, "ep": 4, "dp-attn": True,
+                                        "additional-settings": [f"CONFIG_FILE={path}"]},
+         "decode": {"num-worker": 5, "tp": 8, "ep": 8, "dp-attn": False}}
+    read = gen._entry(e, None, lambda p: gen.recipe_decode_max_batch(recipe) if p == path else None)
+    assert "max_batch = 16, mtp_draft = 0" in read
+    assert "max_batch = 8, mtp_draft = 0" in gen._entry(e)  # no recipe read: the name's
+    assert "max_batch = 8, mtp_draft = 0" in gen._entry(e, None, lambda p: None)  # recipe not found: the name's
