@@ -17,7 +17,9 @@ the concurrency adds requests to wait on and tokens to every step, and takes not
 flagged when its TTFT exceeds :data:`LOAD_TTFT_FACTOR` × the TTFT of a row of the same deployment at a
 higher concurrency whose TPOT is no lower (within :data:`SAME_TPOT`): that row carries at least the
 same load, so the fall cannot be the deployment's (InferenceX's sweep test, fit/data_quality.py, with
-the deployment known instead of a frontier's).
+the deployment known instead of a frontier's). A row above the decode running cap its recipe set for its load
+(fit/aic_decode_caps.py) is not tested: its users beyond the cap wait for decode slots, which a higher load
+launched with a larger cap need not.
 
 **Rule B — a repeated measurement must reproduce.** Two rows of one deployment at the same
 concurrency whose TPOT agrees within :data:`SAME_TPOT` (the same configuration, run twice: the
@@ -106,6 +108,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from jalapeno.fit.aic_decode_caps import above_decode_cap
+
 #: A row's TTFT may exceed that of the same deployment at a higher concurrency by at most this factor
 #: (InferenceX's sweep factor, fit/data_quality.SWEEP_TTFT_FACTOR: the run-to-run noise of a serving
 #: benchmark's mean TTFT is tens of percent at low load, not 2x).
@@ -185,7 +189,8 @@ def aic_ttft_flags(points: Sequence) -> dict[str, str]:
     for ps in groups.values():
         for a in ps:
             ta, pa = a.measured["ttft_s"], a.measured["tpot_s"]
-            loaded = [b for b in ps if b.concurrency > a.concurrency and b.measured["tpot_s"] >= pa * (1 - SAME_TPOT)]
+            loaded = [b for b in ps if b.concurrency > a.concurrency and b.measured["tpot_s"] >= pa * (1 - SAME_TPOT)
+                      and not above_decode_cap(a.deployment, a.concurrency)]
             if loaded:
                 b = min(loaded, key=lambda q: q.measured["ttft_s"])
                 tb = b.measured["ttft_s"]

@@ -10,7 +10,8 @@ MTP sweep run its MTP, and its attention-DP rows its launch script's context bal
 backend its engine runs the row's expert format on by default: :func:`with_row_moe_backend`). Each row
 carries the benchmark client that timed it (:func:`aic_client`: a row exported from InferenceX's results
 is InferenceX's run, with its length range, mean TTFT and, aggregated, the engine limits of its InferenceX
-launch recipe where data/engines.toml has one: :func:`with_recipe_limits`). Called through
+launch recipe where data/engines.toml has one: :func:`with_recipe_limits`; disaggregated, the decode
+max_batch_size of the srt-slurm recipe that ran its layout and load: fit/aic_decode_caps.py). Called through
 fit/validate.load_aiconfigurator.
 """
 
@@ -26,6 +27,7 @@ from jalapeno.deploy.checkpoints import released_precisions
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
+from jalapeno.fit.aic_decode_caps import with_searched_decode_cap
 from jalapeno.fit.aic_duplicates import drop_repeated_runs
 from jalapeno.fit.aic_layout import aic_agg_layout, harness_agg_instances, multinode_total_gpu_run
 from jalapeno.fit.aic_sweep_layouts import with_sweep_dp_dispatch, with_sweep_expert_parallel
@@ -438,6 +440,10 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         client = aic_client(getattr(r, "silicon_data_source", None))
         if client == "inferencex-db" and dep.prefill is None:
             dep, why = with_recipe_limits(dep, system, model, str(r.backend), prec, int(r.isl), int(r.osl), conc)
+            notes += [why] if why else []
+        elif client == "inferencex-db":  # disaggregated: the decode max_batch_size of the recipe that ran it
+            dep, why = with_searched_decode_cap(dep, str(r.backend), system, model, prec, int(r.isl), int(r.osl), conc,
+                                                measured_date(str(getattr(r, "silicon_data_source", ""))))
             notes += [why] if why else []
         fused, why = row_allreduce_rms_fusion(str(r.backend), system, model, prec,
                                               measured_date(str(getattr(r, "silicon_data_source", ""))), client)
