@@ -12,6 +12,7 @@ default — parameters, assumptions of this module).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -204,7 +205,8 @@ def compare_agentic(model: ModelSpec, systems: list[Pricer], spec: AgenticSpec, 
     fastest task time.
 
     Raises:
-        SpecError: no system, an unknown baseline, a bad convention. InfeasibleDeployment: a
+        SpecError: no system, an unknown baseline, a bad convention, a tier ceiling that is not a
+            finite number of minutes > 0 (named ``--tiers``, the flag that sets it). InfeasibleDeployment: a
             system with no feasible point.
     """
     if not systems:
@@ -215,6 +217,11 @@ def compare_agentic(model: ModelSpec, systems: list[Pricer], spec: AgenticSpec, 
         raise SpecError("baseline", f"{baseline!r} is not among the compared systems {names}",
                         "pick one of the systems passed with --systems")
     ceilings = dict(DEFAULT_TASK_TIERS_MIN if tier_ceilings_min is None else tier_ceilings_min)
+    for name, v in ceilings.items():  # 0 minutes divided 60 / 0 (ZeroDivisionError traceback)
+        if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            v = f"{v:g}" if isinstance(v, (int, float)) else repr(v)
+            raise SpecError("--tiers", f"{name}={v}: a task-time ceiling must be a finite number of minutes > 0",
+                            "write e.g. --tiers fast=10,ultra_fast=5 (minutes per agent task)")
     frs = {s.system.name: agentic_frontier(model, s, spec, precisions[s.system.name], options, use_tiers)
            for s in systems}
     out, fronts = {}, {}

@@ -166,7 +166,7 @@ def _floors(text: str, unit: str = "value", example: str = "fast=100,ultra_fast=
         if not name.strip():
             raise SpecError("--tiers", f"{part!r} names no tier", f"write e.g. --tiers {example}")
         if not (math.isfinite(v) and v >= 0):  # was named 'floors.fast', a field the user never typed
-            raise SpecError("--tiers", f"{part!r}: the floor {v:g} is not a finite number >= 0",
+            raise SpecError("--tiers", f"{part!r}: the {'ceiling' if unit == 'minutes' else 'floor'} {v:g} is not a finite number >= 0",
                             f"write e.g. --tiers {example}")
         if name.strip() in out:  # fast=100,fast=200 kept the last floor, silently
             raise SpecError("--tiers", f"tier {name.strip()!r} is given twice", f"name each tier once, e.g. --tiers {example}")
