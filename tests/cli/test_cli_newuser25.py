@@ -27,3 +27,16 @@ def test_compare_agentic_api_refuses_a_zero_ceiling():
     with pytest.raises(SpecError, match="task-time ceiling"):
         compare_agentic(m, [jp.load_pricer("jalapeno")], get_agentic("coding-agent"),
                         {"jalapeno": ["fp8"]}, tier_ceilings_min={"fast": 0.0})
+
+
+def test_plan_above_the_max_prints_a_maximum_below_the_floor(capsys):
+    """compare prints Jalapeño's max tok/s/user on DeepSeek-R1 8K/1K as 139.5; `plan --min-interactivity
+    139.5` then said 'reaches at most 139.5 tok/s/user ..., below 139.5'. The maximum now carries the
+    decimals that show it below the floor asked."""
+    import re
+
+    code, out, err = run(capsys, "plan", "--system", "jalapeno", "--target", "1e6", "--min-interactivity", "139.5")
+    assert code == 2, out
+    m = re.search(r"reaches at most ([0-9.]+) tok/s/user on this workload, below 139.5", err)
+    assert m, err
+    assert float(m.group(1)) < 139.5 and m.group(1) != "139.5"

@@ -158,7 +158,10 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
     ok = [p for p in frontier.frontier if p.feasible and p.interactivity >= min_interactivity]
     if not ok:
         fastest = max((p.interactivity for p in frontier.frontier), default=0.0)
-        raise InfeasibleDeployment("--min-interactivity", f"{system.name} reaches at most {fastest:.1f} tok/s/user "
+        d = 1  # enough decimals that the maximum reads below the floor ('at most 139.5 ..., below 139.5')
+        while d < 6 and round(fastest, d) >= min_interactivity:
+            d += 1
+        raise InfeasibleDeployment("--min-interactivity", f"{system.name} reaches at most {fastest:.{d}f} tok/s/user "
                                    f"on this workload, below {min_interactivity:g}",
                                    "lower --min-interactivity or plan on a faster system")
 
