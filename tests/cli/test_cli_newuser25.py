@@ -40,3 +40,42 @@ def test_plan_above_the_max_prints_a_maximum_below_the_floor(capsys):
     m = re.search(r"reaches at most ([0-9.]+) tok/s/user on this workload, below 139.5", err)
     assert m, err
     assert float(m.group(1)) < 139.5 and m.group(1) != "139.5"
+
+
+def _peak(out: str) -> float:
+    import json
+
+    return max(p["throughput_per_chip"] for p in json.loads(out)["frontier"])
+
+
+def test_a_power_cap_is_said_to_change_the_power_figures_only(capsys, monkeypatch):
+    """`--set chip.sustained_w=400` (a power-cap what-if) left throughput unchanged and raised the
+    sustained tok/s/kW by 550/400 with no word: the model has no DVFS model. The frontier is the
+    same; the note says so once, and the sustained tok/s/kW is the same throughput over 0.4 kW."""
+    from jalapeno.cli import system_opts
+
+    monkeypatch.setattr(system_opts, "_NOTED", set())
+    args = ("frontier", "--system", "jalapeno", "-p", "fp4", "--power", "sustained", "--json")
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert "power-capping" not in err
+    base = _peak(out)
+    code, out, err = run(capsys, *args, "--set", "chip.sustained_w=400")
+    assert code == 0, err
+    assert "note: --set chip.sustained_w changes only the power the chip and sustained conventions divide by" in err
+    assert "there is no power-capping (DVFS) model" in err and "lower chip.peak_dense_tflops.*" in err
+    assert _peak(out) == base
+    import json
+
+    best = max(json.loads(out)["frontier"], key=lambda p: p["throughput_per_chip"])
+    assert best["tok_s_per_kw"] == pytest.approx(best["throughput_per_chip"] / 0.4)
+
+
+def test_a_lower_tdp_alone_names_sustained_w_as_the_fix(capsys):
+    """`--set chip.tdp_w=500` on Jalapeño (550 W sustained) said 'check both are in W'; the fix a user
+    lowering the TDP needs is to lower chip.sustained_w with it."""
+    from cli_runner import check_error
+
+    check_error(*run(capsys, "frontier", "--system", "jalapeno", "--set", "chip.tdp_w=500"),
+                "chip.sustained_w: sustained 550 W exceeds the TDP 500 W (chip.tdp_w)",
+                "needs chip.sustained_w at most it too, e.g. chip.sustained_w = 500")

@@ -44,6 +44,26 @@ def note_efficiency(system) -> None:
         _err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
+#: Keys a power-cap what-if sets that change the power figures only: no DVFS model slows the chip.
+POWER_ONLY_KEYS = ("chip.tdp_w", "chip.sustained_w")
+
+
+def note_power_only(overrides) -> None:
+    """Say once per process that ``--set chip.tdp_w`` / ``chip.sustained_w`` (a power cap) move only the
+    power the ``chip`` and ``sustained`` conventions divide by: a stated TDP keeps the all-in power and
+    $/chip-hour (specs/power.follow_variant follows components, not a stated TDP), and the model has
+    no power-capping (DVFS) model, so every step time stays the rated chip's. A lower cap read as a
+    free gain in tok/s/kW with no word."""
+    keys = [k for k, _ in overrides if k in POWER_ONLY_KEYS]
+    if keys and "power-only" not in _NOTED:
+        _NOTED.add("power-only")
+        _err.print(f"note: --set {', '.join(keys)} changes only the power the chip and sustained conventions divide by "
+                   "(their tok/s/kW and J/token); all-in power, $/chip-hour, compute peaks and step times stay the "
+                   "rated chip's: there is no power-capping (DVFS) model. A chip capped below its rating runs slower: "
+                   "lower chip.peak_dense_tflops.* with it, and power.allin_kw_per_chip for the all-in figure "
+                   "(docs/metrics.md §3)", markup=False, highlight=False, soft_wrap=True)
+
+
 def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] | None = None,
                   stack: str | None = None, pricer: str = "roofline"):
     """The pricer of ``system`` under ``efficiency`` with the ``--set`` overrides and the software
@@ -66,6 +86,7 @@ def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] |
 
         pr = load_any_pricer(system, efficiency, overrides, pricer, stack)
     note_efficiency(pr.system)
+    note_power_only(overrides)  # after the load: a refused variant gets its one error alone
     return pr
 
 

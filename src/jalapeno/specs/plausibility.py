@@ -187,7 +187,8 @@ def _check_relations(system, where: str) -> None:
                             "check both are dense TFLOPS (not sparse) of the same chip")
     if c.sustained_w is not None and c.sustained_w > c.tdp_w:
         raise SpecError(f"{where}: chip.sustained_w", f"sustained {c.sustained_w:g} W exceeds the TDP "
-                        f"{c.tdp_w:g} W", "check both are in W: sustained power is at most the rated TDP")
+                        f"{c.tdp_w:g} W (chip.tdp_w)", "check both are in W; a lower TDP (a power cap) needs "
+                        f"chip.sustained_w at most it too, e.g. chip.sustained_w = {c.tdp_w:g}")
     own = min(c.tdp_w, c.sustained_w or c.tdp_w)
     if system.allin_power_w_per_chip < own:
         raise SpecError(f"{where}: power.allin_kw_per_chip", f"all-in {system.allin_power_w_per_chip / units.KW:g} kW "
