@@ -79,3 +79,32 @@ def test_a_lower_tdp_alone_names_sustained_w_as_the_fix(capsys):
     check_error(*run(capsys, "frontier", "--system", "jalapeno", "--set", "chip.tdp_w=500"),
                 "chip.sustained_w: sustained 550 W exceeds the TDP 500 W (chip.tdp_w)",
                 "needs chip.sustained_w at most it too, e.g. chip.sustained_w = 500")
+
+
+def test_explore_prints_the_base_figures_its_scores_are_ratios_of(capsys, tmp_path):
+    """explore printed '2.58 (x base)' with the base's own figure only in meta.json; a user asking
+    "what beats GB300 at 50 tok/s/user" had nothing to multiply by. The base's figure per case now
+    prints under the table (as stored in meta.json) with the floor and the coarse sweep it came from,
+    and `results show` re-prints it."""
+    import json
+
+    pytest.importorskip("optuna")
+    pytest.importorskip("duckdb")
+    f = tmp_path / "space.toml"
+    f.write_text('name = "nu25"\nbase = "jalapeno"\nseed = 1\ntrials = 2\n'
+                 '[objective]\nmetrics = ["tok_s_per_chip"]\nmin_interactivity = 20\npower = "chip"\n'
+                 '[[cases]]\nmodel = "gpt-oss-120b"\nworkload = "1k1k"\n'
+                 '[params."chip.hbm_stacks"]\nchoices = [6, 8]\n[sweep]\nbatches = [1, 16, 256]\n')
+    store = tmp_path / "store"
+    code, out, err = run(capsys, "explore", str(f), "--store", str(store))
+    assert code == 0, err
+    meta = json.loads((store / "runs" / "explore-nu25" / "meta.json").read_text())
+    b = meta["base_metrics"][0]["tok_s_per_chip"]
+    text = " ".join(out.split())
+    assert (f"base jalapeno on gpt-oss-120b 1k1k: tok_s_per_chip {b:,.4g} (the best sweep point at >= 20 "
+            "tok/s/user; power chip)") in text
+    assert "sweep: serving agg, decode batches [1, 16, 256], no TBO" in text
+    assert "a design's figure on one case = its score x the base's" in text
+    code, out2, err = run(capsys, "results", "show", "explore-nu25", "--store", str(store))
+    assert code == 0, err
+    assert f"tok_s_per_chip {b:,.4g} (the best sweep point" in " ".join(out2.split())

@@ -164,7 +164,29 @@ def _summary(meta: dict, rows: list[dict], imp: dict, top: int) -> dict:
     return {"name": meta["name"], "base": meta["base"], "base_metrics": meta.get("base_metrics", []),
             "metrics": metrics, "trials": len(rows),
             "feasible": len(done), "pruned_by": pruned, "designs": best, "importance": imp,
-            "versions": meta["versions"]}
+            "versions": meta["versions"], "objective": meta["space"].get("objective", {}),
+            "sweep": meta["space"].get("sweep", {})}
+
+
+def _base_lines(out: dict) -> list[str]:
+    """The base's own figures, per case, that the scores are ratios of, and how they were swept: a
+    user comparing with another system read '2.58 (x base)' with no base value anywhere but
+    meta.json, and that value (agg only, a coarse batch grid, no TBO, the best point at or above the
+    floor) is below compare's frontier (interpolated, disagg and TBO too): 2,084 against 3,571
+    tok/s/chip for Jalapeño on Kimi K2.5 8K/1K at 50 tok/s/user."""
+    obj, sw = out.get("objective") or {}, out.get("sweep") or {}
+    floor = obj.get("min_interactivity", 0)
+    lines = []
+    for b in out.get("base_metrics") or []:
+        vals = ", ".join(f"{m} {b[m]:,.4g}" for m in out["metrics"] if m in b)
+        lines.append(f"base {out['base']} on {b['model']} {b['workload']}: {vals} (the best sweep point at >= "
+                     f"{floor:g} tok/s/user; power {obj.get('power', 'chip')})")
+    if lines and sw:
+        lines.append(f"sweep: serving {sw.get('serving')}, decode batches {sw.get('batches')}, no TBO: a coarse "
+                     "ranking sweep, not compare's frontier figure at the same floor (that one interpolates and "
+                     "sweeps disagg and TBO too: usually higher); a design's figure on one case = its score x the "
+                     "base's")
+    return lines
 
 
 def _print_summary(out: dict) -> None:
@@ -177,6 +199,8 @@ def _print_summary(out: dict) -> None:
         t.add_row(*[f"{r[c]:.4g}" if isinstance(r[c], float) else str(r[c]) for c in cols],
                   f"{r['chip_power_w']:.0f}", f"{r['usd_per_chip_hour']:.2f}")
     console.print(t)
+    for line in _base_lines(out):
+        console.print(line, markup=False)
     if out["pruned_by"]:
         console.print("pruned: " + ", ".join(f"{k} {v}" for k, v in sorted(out["pruned_by"].items())), markup=False)
     for m, imp in out["importance"].items():
