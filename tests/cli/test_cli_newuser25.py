@@ -108,3 +108,22 @@ def test_explore_prints_the_base_figures_its_scores_are_ratios_of(capsys, tmp_pa
     code, out2, err = run(capsys, "results", "show", "explore-nu25", "--store", str(store))
     assert code == 0, err
     assert f"tok_s_per_chip {b:,.4g} (the best sweep point" in " ".join(out2.split())
+
+
+def test_simulate_notes_an_overloaded_rate_with_predicts_capacity(capsys):
+    """`predict --rate 20` refuses (the deployment sustains at most ~8.7 requests/s); `simulate --rate 20`
+    ran with no word, its queue growing all run, and printed a 'steady state' (at --rate 1e6 one over
+    0.0 s). It now notes the same capacity predict refuses past; a sustainable rate gets no note."""
+    import re
+
+    lay = ("--system", "jalapeno", "--dp", "8", "--ep", "8")
+    code, out, err = run(capsys, "predict", *lay, "--rate", "20")
+    assert code == 2
+    cap = re.search(r"sustains at most ([0-9.]+) requests/s", err).group(1)
+    code, out, err = run(capsys, "simulate", *lay, "--rate", "20", "--requests", "40")
+    assert code == 0, err
+    assert (f"note: --rate 20 requests/s is above the {cap} requests/s this deployment sustains" in err
+            and "there is no steady state" in err)
+    code, out, err = run(capsys, "simulate", *lay, "--rate", f"{float(cap) / 4:g}", "--requests", "40")
+    assert code == 0, err
+    assert "no steady state" not in err

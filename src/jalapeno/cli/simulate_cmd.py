@@ -208,6 +208,8 @@ def simulate(
         print(note, file=sys.stderr)
     if trace_note:
         print(trace_note, file=sys.stderr)
+    if rate is not None and kind == "fixed" and (over := _overload_note(m, pr, dep, kw["workload"], rate)):
+        print(over, file=sys.stderr)
     note_lines(overrides)
     if json_out:
         print_json(res.as_dict())
@@ -216,6 +218,24 @@ def simulate(
                                  + _protocol(kind, concurrency, warmup)))
     for path in filter(None, (html, out)):
         console.print(f"wrote {Path(path).resolve()}")
+
+
+def _overload_note(m, pr, dep, wl, rate: float) -> str:
+    """A note when an open-loop ``--rate`` is above what the deployment sustains (the analytic
+    capacity ``predict --rate`` refuses past, serve/point.serve_at_rate): simulate ran it with no
+    word, its queue growing for the whole run, and printed a 'steady state' that is none (at
+    ``--rate 1e6`` one over 0.0 s). '' when the rate is sustainable."""
+    from jalapeno.serve.point import serve_at_rate
+
+    pts = serve_at_rate(m, pr, dep, wl, [rate])
+    why = str(pts.reason[0])
+    if bool(pts.feasible[0]) or not why.startswith("overloaded"):
+        return ""
+    cap = why.split("at most ", 1)[-1].split(" requests/s", 1)[0]  # point.py words it 'sustains at most X requests/s'
+    return (f"note: --rate {rate:g} requests/s is above the {cap} requests/s this deployment sustains (the analytic "
+            "model; `predict --rate` refuses it): the queue grows for the whole run, so there is no steady state "
+            "and TTFT and throughput depend on --requests. Give --rate below it for a steady state, or more "
+            "instances (--replicas, or workers= in the pools)")
 
 
 #: Planned requests above which simulate says, before it starts, that the run takes minutes. The
