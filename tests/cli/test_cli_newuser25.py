@@ -127,3 +127,36 @@ def test_simulate_notes_an_overloaded_rate_with_predicts_capacity(capsys):
     code, out, err = run(capsys, "simulate", *lay, "--rate", f"{float(cap) / 4:g}", "--requests", "40")
     assert code == 0, err
     assert "no steady state" not in err
+
+
+@pytest.mark.parametrize("groups, size, boxes", [
+    ({64: 31}, 72, 31),          # one EP64 instance per NVL72 rack (8 GPUs idle in each)
+    ({8: 248}, 72, 28),          # 9 eight-GPU instances per rack: ceil(248 / 9) = 28 = ceil(1,984 / 72)
+    ({32: 5}, 72, 3),            # two 32-chip groups per rack: ceil(5 / 2)
+    ({16: 19, 2: 228}, 72, 11),  # decode 16s with prefill pairs: worked in the docstring
+    ({128: 3}, 72, 6),           # each: one whole rack + 56 chips; two 56s never share a rack: 3 + 3
+    ({2: 4}, 8, 1),
+])
+def test_packed_boxes_by_hand(groups, size, boxes):
+    """The last-but-two case by hand: racks 1-4 hold 4 x 16 + 4 x 2 (72); rack 5 holds the 3 remaining
+    16-chip groups (48) + 12 pairs (24); pairs left: 228 - 16 - 12 = 200 = 400 chips = 5 racks of 36
+    pairs and one of 20 -> 5 + 6 = 11 = ceil(760 / 72)."""
+    from jalapeno.analysis.capacity import packed_boxes
+
+    assert packed_boxes(groups, size) == boxes
+
+
+def test_plan_counts_racks_that_hold_each_group_whole(capsys):
+    """plan printed 'racks: ceil(1,984 / 72) = 28' for 31 instances of GB300 agg TP2 DP32 EP64 (64 GPUs
+    each): an EP64 group priced inside one NVLink domain cannot share a 72-GPU rack with another, so the
+    fleet needs 31 racks (the 8 spare GPUs of each rack stay idle)."""
+    import re
+
+    code, out, err = run(capsys, "plan", "--system", "gb300-nvl72", "--target", "1e6", "--min-interactivity", "60",
+                         "--serving", "agg")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "attn TP2 DP32 · MoE TP1 EP64 [fp4] (64 chips per instance)" in text  # the case described
+    inst = int(re.search(r"instances: ceil\([0-9,]+ / [0-9,]+\) = ([0-9,]+)", text).group(1).replace(",", ""))
+    assert (f"racks: {inst:,} (each worker's 64-chip group whole in a rack of 72, where its collectives are priced; "
+            f"ceil({inst * 64:,} / 72) = {-(-inst * 64 // 72):,} would split groups across racks)") in text

@@ -6,7 +6,8 @@ docs/metrics.md §6), then:
 
     instances = ceil(target_tok_per_s / (throughput_per_chip × chips_per_instance))
     chips     = instances × chips_per_instance
-    <level>s  = ceil(chips / chips of that level)      for each packaging level (tray, node, rack)
+    <level>s  = boxes of that level's chips holding every instance group whole (first-fit decreasing;
+                ceil(chips / chips of that level) when the groups tile it), for each packaging level
     power_w   = chips × power per chip                  under each convention (power_cost.py)
     usd/hour  = chips × $/chip-hour
 
@@ -97,7 +98,13 @@ class CapacityPlan:
             f"chips: {self.instances:,} x {self.chips_per_instance} = {self.chips:,}",
         ]
         for name, size, n in self.packaging:
-            lines.append(f"{name}s: ceil({self.chips:,} / {size}) = {n:,}")
+            if n == math.ceil(self.chips / size):
+                lines.append(f"{name}s: ceil({self.chips:,} / {size}) = {n:,}")
+            else:  # the groups do not tile the level: ceil(chips / size) would split one across two
+                sizes = "/".join(f"{g}" for g in sorted(instance_groups(self.point.deployment, 1), reverse=True))
+                lines.append(f"{name}s: {n:,} (each worker's {sizes}-chip group whole in a {name} of {size}, where "
+                             f"its collectives are priced; ceil({self.chips:,} / {size}) = "
+                             f"{math.ceil(self.chips / size):,} would split groups across {name}s)")
         for c, (w, label, total) in self.power_w.items():
             lines.append(f"power ({c}: {label}): {self.chips:,} x {w:,.0f} W = {total / 1e3:,.1f} kW")
         basis = (f" (an estimate: {self.system} publishes no price; `jalapeno hardware show {self.system}`, "
@@ -115,6 +122,60 @@ class CapacityPlan:
                          f"tok/s/chip; this plan's point needs {self.chips:,} (whole instances of "
                          f"{self.chips_per_instance})")
         return lines
+
+
+def instance_groups(dep, instances: int) -> dict[int, int]:
+    """Chips of each group that must sit whole inside one packaging level → how many of them the
+    fleet has: one pipeline stage of one worker (tp·dp·cp chips, whose collectives the step cost
+    prices on the smallest level that holds them), ``pp`` per worker, every worker of each pool."""
+    out: dict[int, int] = {}
+    for pool in filter(None, (dep.decode, dep.prefill)):
+        g = pool.layout.stage_chips
+        out[g] = out.get(g, 0) + instances * pool.workers * pool.layout.pp
+    return out
+
+
+def packed_boxes(groups: dict[int, int], size: int) -> int:
+    """Boxes of ``size`` chips (trays, nodes, racks) that hold every group of ``groups`` (chips →
+    count) whole: a group larger than a box takes its whole boxes and its remainder packs as a group.
+    First-fit decreasing over group sizes, with boxes kept by free space (a fleet has millions of
+    groups of two sizes at most). ceil(Σ chips / size) when the groups tile the box; more when they
+    do not: 31 instances of 64 chips (EP64) on 72-GPU NVLink racks need 31 racks, not ceil(1,984 / 72) = 28.
+
+    >>> packed_boxes({64: 31}, 72), packed_boxes({8: 248}, 72), packed_boxes({16: 19, 2: 228}, 72)
+    (31, 28, 11)
+    >>> packed_boxes({128: 3}, 72)   # each 128-chip group: one whole rack + 56 chips in another
+    6
+    """
+    boxes, free = 0, {}
+    rest: dict[int, int] = {}
+    for g, n in groups.items():
+        whole, r = divmod(g, size)
+        boxes += whole * n
+        if r:
+            rest[r] = rest.get(r, 0) + n
+    for g in sorted(rest, reverse=True):
+        n = rest[g]
+        for f in sorted((f for f in free if f >= g and free[f]), reverse=True):
+            per, have = f // g, free[f]
+            full = min(have, n // per)
+            if full:
+                free[f] -= full
+                free[f - per * g] = free.get(f - per * g, 0) + full
+                n -= full * per
+            if 0 < n < per and free[f]:
+                free[f] -= 1
+                free[f - n * g] = free.get(f - n * g, 0) + 1
+                n = 0
+            if not n:
+                break
+        if n:
+            per = size // g
+            new = -(-n // per)  # opened boxes are counted by their free space below
+            last = n - (new - 1) * per
+            free[size - per * g] = free.get(size - per * g, 0) + new - 1
+            free[size - last * g] = free.get(size - last * g, 0) + 1
+    return boxes + sum(free.values())
 
 
 def format_rate(tok_per_s: float) -> str:
@@ -178,7 +239,8 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
 
     small = min(ok, key=lambda p: (fleet(p), -rate(p)))
     fewest = (small, fleet(small)) if fleet(small) < chips else None
-    packaging = tuple((lv.name, lv.chips, math.ceil(chips / lv.chips)) for lv in system.levels[:-1])
+    units = instance_groups(best.deployment, instances)
+    packaging = tuple((lv.name, lv.chips, packed_boxes(units, lv.chips)) for lv in system.levels[:-1])
     power = {}
     for c in CONVENTIONS:
         w, label = power_w_per_chip(system, c)
