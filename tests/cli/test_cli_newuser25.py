@@ -160,3 +160,14 @@ def test_plan_counts_racks_that_hold_each_group_whole(capsys):
     inst = int(re.search(r"instances: ceil\([0-9,]+ / [0-9,]+\) = ([0-9,]+)", text).group(1).replace(",", ""))
     assert (f"racks: {inst:,} (each worker's 64-chip group whole in a rack of 72, where its collectives are priced; "
             f"ceil({inst * 64:,} / 72) = {-(-inst * 64 // 72):,} would split groups across racks)") in text
+
+
+def test_audit_says_why_a_claim_beyond_every_frontier_is_impossible(capsys):
+    """`audit --claim throughput_per_chip@1e9=5` printed predicted '-', band '---', physical limit '-'
+    and IMPOSSIBLE with no reason (sensitivity refuses the same @X, naming the frontier's reach)."""
+    code, out, err = run(capsys, "audit", "--system", "jalapeno", "--claim", "throughput_per_chip@1e9=5")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "IMPOSSIBLE" in text and "---" not in text
+    assert ("why: throughput_per_chip@1e+09 is undefined at every parameter value tried: no frontier reaches 1e+09 "
+            "tok/s/user, not even the physical limit's (zero fixed costs, peak efficiencies)") in text

@@ -76,7 +76,8 @@ def audit(
                               f"{ctx.workload.name} · {ctx.precision.name} · power {power}"))
     for col in ("predicted", "band (low-high)", "physical limit", "verdict"):
         head.add_column(col)
-    head.add_row(_f(res.predicted), f"{_f(res.low)}-{_f(res.high)}", _f(res.physical_limit), res.verdict.upper())
+    band = f"{_f(res.low)}-{_f(res.high)}" if math.isfinite(res.low) or math.isfinite(res.high) else "-"  # not '---'
+    head.add_row(_f(res.predicted), band, _f(res.physical_limit), res.verdict.upper())
     from jalapeno.report.tables import efficiency_label
 
     sets = [f"{res.system}: {efficiency_label(res.context['efficiency_source'])}"]
@@ -84,6 +85,12 @@ def audit(
         sets.append(f"{res.baseline}: {efficiency_label(res.context['baseline_efficiency_source'])}")
     head.caption = ("efficiency sets: " + "; ".join(sets))
     console.print(head)
+    if c.at is not None and res.verdict == "impossible" and not math.isfinite(res.physical_limit):
+        # the verdict stood alone over a row of '-': say why (sensitivity refuses the same @X)
+        console.print(f"why: {c.metric}@{c.at:g} is undefined at every parameter value tried: no frontier reaches "
+                      f"{c.at:g} tok/s/user, not even the physical limit's (zero fixed costs, peak efficiencies). "
+                      f"`jalapeno audit --system {res.system} --claim max_interactivity=...` says how fast it can go",
+                      markup=False)
     if d["changes"]:
         t = Table(title="each parameter alone: the value the claim needs")
         for col in ("parameter", "kind", "current", "band", "required", "factor", "in band"):
