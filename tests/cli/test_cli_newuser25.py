@@ -171,3 +171,22 @@ def test_audit_says_why_a_claim_beyond_every_frontier_is_impossible(capsys):
     assert "IMPOSSIBLE" in text and "---" not in text
     assert ("why: throughput_per_chip@1e+09 is undefined at every parameter value tried: no frontier reaches 1e+09 "
             "tok/s/user, not even the physical limit's (zero fixed costs, peak efficiencies)") in text
+
+
+def test_api_names_a_model_or_frontier_of_the_wrong_type():
+    """In a notebook, system_frontier("deepseek-r1", ...) and compare_systems("deepseek-r1", ...) raised
+    AttributeError: 'str' object has no attribute 'moe' (step_cost and sweep already named the argument),
+    and plan_capacity(system_frontier(...), ...) without .record() AttributeError on numpy.int64."""
+    import jalapeno as jp
+    from jalapeno.errors import SpecError
+
+    pr, w, p = jp.load_pricer("jalapeno"), jp.get_workload("8k1k"), jp.get_precision("fp8")
+    with pytest.raises(SpecError, match="system_frontier: model: expected a ModelSpec, got str") as e:
+        jp.system_frontier("deepseek-r1", pr, w, p)
+    assert "load_model(name)" in e.value.fix
+    with pytest.raises(SpecError, match="compare_systems: model: expected a ModelSpec, got str"):
+        jp.compare_systems("deepseek-r1", [pr], w, p)
+    sf = jp.system_frontier(jp.load_model("gpt-oss-120b"), pr, jp.get_workload("1k1k"), jp.get_precision("mxfp4"))
+    with pytest.raises(SpecError, match="expected a FrontierRecord, got SystemFrontier") as e:
+        jp.plan_capacity(sf, sf.system, 1e6)
+    assert ".record()" in e.value.fix

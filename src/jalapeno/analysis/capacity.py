@@ -200,10 +200,13 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
         min_interactivity: per-user speed floor, tok/s/user (>= 0).
 
     Raises:
-        SpecError: a non-positive target or one above ``MAX_TARGET_TOK_PER_S``, an unknown kind, a
-            negative floor.
+        SpecError: a frontier that is not a FrontierRecord (a SystemFrontier: pass its ``.record()``),
+            a non-positive target or one above ``MAX_TARGET_TOK_PER_S``, an unknown kind, a negative floor.
         InfeasibleDeployment: no frontier point reaches the floor (names the fastest one).
     """
+    if not isinstance(frontier, FrontierRecord):  # a SystemFrontier raised AttributeError on numpy.int64
+        raise SpecError("plan_capacity: frontier", f"expected a FrontierRecord, got {type(frontier).__name__}",
+                        "pass system_frontier(...).record() and its .system, as the README shows")
     if not (target_tok_per_s > 0 and math.isfinite(target_tok_per_s)):
         raise SpecError("--target", f"must be a positive number of tokens/s, got {target_tok_per_s}",
                         "write e.g. --target 1e6")

@@ -78,6 +78,18 @@ class SystemFrontier:
         return cmp.Frontier(self.x, self.y * scale)
 
 
+def check_model(model, where: str) -> None:
+    """Refuse a model that is not a :class:`ModelSpec` (``system_frontier("deepseek-r1", ...)`` raised
+    AttributeError: 'str' object has no attribute 'moe'), as step_cost and sweep refuse their arguments.
+
+    Raises:
+        SpecError: ``model`` is not a ModelSpec.
+    """
+    if not isinstance(model, ModelSpec):
+        raise SpecError(f"{where}: model", f"expected a ModelSpec, got {type(model).__name__}",
+                        "pass load_model(name) (a catalog name or a config.json path)")
+
+
 def system_frontier(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision | None,
                     options: SweepOptions | None = None, convention: str = "all-in", *,
                     precisions: list[str] | None = None, recipe: Recipe | None = None) -> SystemFrontier:
@@ -93,6 +105,7 @@ def system_frontier(model: ModelSpec, pricer: Pricer, wl: Workload, precision: P
         SpecError: neither ``precision`` nor ``precisions`` given.
     """
     check_pricer(pricer, "system_frontier")
+    check_model(model, "system_frontier")
     system = pricer.system
     power_w_per_chip(system, convention)  # validates the convention early
     if precision is None and not precisions:
@@ -284,6 +297,7 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
         SpecError: baseline not among the systems, or an empty system list.
         InfeasibleDeployment: no system can run the model, or (``strict_baseline``) the baseline cannot.
     """
+    check_model(model, "compare_systems")
     if not systems:
         raise SpecError("systems", "no system given", "pass at least one system")
     for s in systems:
