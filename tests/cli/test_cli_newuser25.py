@@ -190,3 +190,21 @@ def test_api_names_a_model_or_frontier_of_the_wrong_type():
     with pytest.raises(SpecError, match="expected a FrontierRecord, got SystemFrontier") as e:
         jp.plan_capacity(sf, sf.system, 1e6)
     assert ".record()" in e.value.fix
+
+
+def test_audit_band_with_one_undefined_end_is_not_a_single_value(capsys):
+    """Jalapeño's calibrated frontier on DeepSeek-R1 8K/1K stops near 136 tok/s/user, so
+    throughput_per_chip@200 is undefined at the prediction and at the low band end; only the
+    high end reaches 200. The band printed '4527-4527' (the one defined value twice); its
+    unfavourable end is now undefined: '- to 4527' in the table, null in --json."""
+    import json
+    import re
+
+    claim = ("audit", "--system", "jalapeno", "--claim", "throughput_per_chip@200=500")
+    code, out, err = run(capsys, *claim, "--json")
+    assert code == 0, err
+    pred = json.loads(out)["predicted"]
+    assert pred["value"] is None and pred["low"] is None and pred["high"] > 0
+    code, out, err = run(capsys, *claim)
+    assert code == 0, err
+    assert re.search(r"│ - +│ - to [0-9.e+]+ +│", out), out

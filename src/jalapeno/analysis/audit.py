@@ -291,6 +291,8 @@ def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> Audit
             vals.append(aud._scale(v))
     finite = [v for v in vals if math.isfinite(v)]
     lo, hi = (min(finite), max(finite)) if finite else (math.nan, math.nan)
+    if finite and len(finite) < len(vals):  # a setting whose frontier never reaches @X: that end is undefined,
+        lo, hi = (math.nan, hi) if claim.higher_is_better else (lo, math.nan)  # not a band of one value (4527-4527)
     best_band = hi if claim.higher_is_better else lo
     params = uncertain_parameters(pricer, ctx.model, ctx.precision, ctx.convention)
     limit_values = physical_limit(params)

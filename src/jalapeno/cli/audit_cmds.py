@@ -76,7 +76,9 @@ def audit(
                               f"{ctx.workload.name} · {ctx.precision.name} · power {power}"))
     for col in ("predicted", "band (low-high)", "physical limit", "verdict"):
         head.add_column(col)
-    band = f"{_f(res.low)}-{_f(res.high)}" if math.isfinite(res.low) or math.isfinite(res.high) else "-"  # not '---'
+    ends = [math.isfinite(v) for v in (res.low, res.high)]
+    band = (f"{_f(res.low)}-{_f(res.high)}" if all(ends) else "-" if not any(ends) else  # not '---'
+            f"{_f(res.low)} to {_f(res.high)}")  # one end undefined: that setting never reaches @X
     head.add_row(_f(res.predicted), band, _f(res.physical_limit), res.verdict.upper())
     from jalapeno.report.tables import efficiency_label
 
