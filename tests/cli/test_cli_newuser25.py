@@ -208,3 +208,22 @@ def test_audit_band_with_one_undefined_end_is_not_a_single_value(capsys):
     code, out, err = run(capsys, *claim)
     assert code == 0, err
     assert re.search(r"│ - +│ - to [0-9.e+]+ +│", out), out
+
+
+def test_plan_counts_nodes_of_a_system_with_one_level(capsys, tmp_path):
+    """A user's 8-GPU node without a scale-out level (the catalog H100 with its cluster level cut):
+    plan printed chips and power but no node count (packaging dropped the outermost level, the only
+    one). 109 TP2 instances = 218 GPUs = ceil(218 / 8) = 28 nodes (2-GPU groups tile 8-GPU nodes)."""
+    import re
+    from pathlib import Path
+
+    src = (Path(__file__).resolve().parents[2] / "src/jalapeno/data/systems/h100.toml").read_text()
+    cut = src[:src.index('[[levels]]\nname = "cluster"')] + src[src.index("[power]"):]
+    f = tmp_path / "one.toml"
+    f.write_text(cut.replace('name = "h100"', 'name = "h100-one"', 1))
+    code, out, err = run(capsys, "plan", "--system", str(f), "-m", "llama-3.3-70b", "--target", "1e5")
+    assert code == 0, err
+    m = re.search(r"chips: [0-9,]+ x (\d+) = ([0-9,]+)", out)
+    per, chips = int(m.group(1)), int(m.group(2).replace(",", ""))
+    assert 8 % per == 0  # the groups tile the node, so the count is the plain ceiling
+    assert f"nodes: ceil({chips:,} / 8) = {-(-chips // 8):,}" in out

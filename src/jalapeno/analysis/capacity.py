@@ -243,7 +243,10 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
     small = min(ok, key=lambda p: (fleet(p), -rate(p)))
     fewest = (small, fleet(small)) if fleet(small) < chips else None
     units = instance_groups(best.deployment, instances)
-    packaging = tuple((lv.name, lv.chips, packed_boxes(units, lv.chips)) for lv in system.levels[:-1])
+    # every level but the outermost (the cluster or global fabric the fleet spans); a system of one
+    # level (a user's 8-GPU node without a scale-out level) counts its nodes, which it printed nothing for
+    levels = system.levels[:-1] or system.levels[:1]
+    packaging = tuple((lv.name, lv.chips, packed_boxes(units, lv.chips)) for lv in levels)
     power = {}
     for c in CONVENTIONS:
         w, label = power_w_per_chip(system, c)
