@@ -59,9 +59,19 @@ def recipe_cap(recipe: dict) -> int | None:
     return int(trt) if trt is not None else None if vllm is None else int(vllm)
 
 
-def entry_caps(ix: str, ss: str, commit: str, key: str, ss_commit: str):
-    """[(isl, osl, decode workers, decode chips, concurrencies, cap, recipe)] of a configuration's STP entries."""
-    cfg = yaml.safe_load(_show(ix, f"{commit}:.github/configs/nvidia-master.yaml"))[key]
+def configuration_caps(cfg: dict, read_recipe):
+    """[(isl, osl, decode workers, decode chips, concurrencies, cap, recipe)] of a configuration's entries without
+    speculative decoding (``cfg``: one key of ``nvidia-master.yaml``; ``read_recipe(path)``: the recipe's parsed
+    YAML, or None when not stored). An entry naming no recipe but an inline ``DECODE_MAX_BATCH_SIZE`` (the 2025
+    form) has its ``conc-list`` counted per decode worker.
+
+    >>> cfg = {"seq-len-configs": [{"isl": 1024, "osl": 1024, "search-space": [
+    ...     {"conc-list": [1, 141], "prefill": {}, "decode": {"num-worker": 4, "tp": 8,
+    ...      "additional-settings": ["DECODE_MAX_BATCH_SIZE=128"]}},
+    ...     {"spec-decoding": "mtp", "conc-list": [4], "prefill": {}, "decode": {"num-worker": 4, "tp": 8}}]}]}
+    >>> configuration_caps(cfg, lambda path: None)
+    [(1024, 1024, 4, 8, [4, 564], 128, 'DECODE_MAX_BATCH_SIZE=128')]
+    """
     out = []
     for sl in cfg["seq-len-configs"]:
         for e in sl["search-space"]:
@@ -70,9 +80,9 @@ def entry_caps(ix: str, ss: str, commit: str, key: str, ss_commit: str):
             d, conc = e["decode"], [int(c) for c in e["conc-list"]]
             files = [s.split("=", 1)[1] for s in e["prefill"].get("additional-settings", []) if s.startswith("CONFIG_FILE=")]
             inline = [s.split("=", 1)[1] for s in d.get("additional-settings", []) if s.startswith("DECODE_MAX_BATCH_SIZE=")]
-            if files and ss_commit:
-                text = _show(ss, f"{ss_commit}:{files[0]}")
-                cap, name = (recipe_cap(yaml.safe_load(text)) if text else None), files[0].rsplit("/", 1)[-1]
+            if files:
+                recipe = read_recipe(files[0])
+                cap, name = (recipe_cap(recipe) if recipe else None), files[0].rsplit("/", 1)[-1]
             elif inline:
                 cap, name = int(inline[0]), f"DECODE_MAX_BATCH_SIZE={inline[0]}"
                 conc = [c * int(d["num-worker"]) for c in conc]
@@ -81,6 +91,17 @@ def entry_caps(ix: str, ss: str, commit: str, key: str, ss_commit: str):
             if cap is not None:
                 out.append((sl["isl"], sl["osl"], int(d["num-worker"]), int(d["tp"]), conc, cap, name))
     return out
+
+
+def entry_caps(ix: str, ss: str, commit: str, key: str, ss_commit: str):
+    """:func:`configuration_caps` of ``key`` at InferenceX ``commit``, its recipes read at srt-slurm ``ss_commit``."""
+    cfg = yaml.safe_load(_show(ix, f"{commit}:.github/configs/nvidia-master.yaml"))[key]
+
+    def read(path: str):
+        text = _show(ss, f"{ss_commit}:{path}") if ss_commit else ""
+        return yaml.safe_load(text) if text else None
+
+    return configuration_caps(cfg, read)
 
 
 def main(ix: str, ss: str) -> None:
