@@ -37,9 +37,9 @@ builds. Only a flagged row's TPOT and interactivity are flagged (its TTFT is rul
 validate`` leaves them out of its figures (stated both ways) and the stack fits (fit/stack_fit.py) out of the
 step-cost fits, through fit/aic_quality.aic_decode_flags.
 
-**The tolerance.** aiconfigurator-core 0.12.0's mapped rows hold 126 groups of repeats (178 pairs; the same
+**The tolerance.** aiconfigurator-core 0.12.0's mapped rows hold 125 groups of repeats (177 pairs; the same
 deployment and concurrency, after the copies of one run are merged). Their |ln(TPOT_1 / TPOT_2)| has quartiles
-0.25%, 0.67% and 3.49% (the widest three-row group that agrees with itself, B200 MiniMax-M2.5 vLLM 0.19.0
+0.26%, 0.67% and 3.50% (the widest three-row group that agrees with itself, B200 MiniMax-M2.5 vLLM 0.19.0
 8k/1k at C = 256, spans 51.6-56.9 ms, 1.10x). :data:`REPEAT_TPOT_FACTOR` is Tukey's "far out" fence on that distribution, exp(Q3 + 3·IQR) = 1.141
 (J. W. Tukey, Exploratory Data Analysis, 1977, ch. 2: a value beyond Q3 + 3·IQR is "far out"), rounded up to
 two decimals (a rounding that passes more rows). ``python scripts/aic_tpot_consistency.py`` recomputes it and
@@ -52,7 +52,7 @@ import itertools
 from collections.abc import Sequence
 
 #: Two TPOTs of one configuration (rule H), or of a lower and a higher load (rule G), differ by at most this
-#: factor: Tukey's far-out fence (Q3 + 3·IQR) on the |ln ratio| of aiconfigurator-core 0.12.0's 178 repeat pairs,
+#: factor: Tukey's far-out fence (Q3 + 3·IQR) on the |ln ratio| of aiconfigurator-core 0.12.0's 177 repeat pairs,
 #: 1.141, rounded up (module docstring; scripts/aic_tpot_consistency.py).
 REPEAT_TPOT_FACTOR = 1.15
 #: A connected part of the conflict graph with more rows than this is flagged whole rather than searched
