@@ -115,16 +115,18 @@ def test_routed_experts_cost_the_measured_kernel_of_the_named_backend(dsr1, b200
 def test_wideep_pools_cost_the_cutlass_kernels_it_runs(dsr1, b200):
     """TensorRT-LLM's WIDEEP computes its experts with the CUTLASS fused-MoE op
     (fused_moe_wide_ep.py): a B200 DEP8 WIDEEP pool (the MLPerf DeepSeek-R1 engines) costs the
-    table's CUTLASS curve, read at the experts uniform routing touches (MEASURED_MS); on H100 (no CUTLASS
-    table) the calibrated set stays."""
+    table's CUTLASS curve, read at the experts uniform routing touches (MEASURED_MS); on H100 its FP8
+    block-scale CUTLASS curve (fit/moe_backends.SYSTEM_DIRS); on B300 (no CUTLASS table) the calibrated set stays."""
     flat = b200.with_efficiency(replace(b200.efficiency, moe_load_skew=0.0))
     lay = Layout(tp=1, dp=8, ep=8)
     p = with_moe_backend(flat, "wideep", dsr1, lay)
     assert isinstance(p, MeasuredMoePricer) and "cutlass" in p.curve.label
     got = _moe_ms_per_layer(p, dsr1, lay, list(MEASURED_MS["cutlass"]))
     np.testing.assert_allclose(got, list(MEASURED_MS["cutlass"].values()), atol=5e-4)
-    h100 = load_any_pricer("h100", "calibrated")
-    assert with_moe_backend(h100, "wideep", dsr1, lay) is h100
+    h100 = with_moe_backend(load_any_pricer("h100", "calibrated"), "wideep", dsr1, lay)
+    assert isinstance(h100, MeasuredMoePricer) and "h100_sxm" in h100.curve.label and h100.curve.fmt == "fp8"
+    b300 = load_any_pricer("b300", "calibrated")
+    assert with_moe_backend(b300, "wideep", dsr1, lay) is b300
 
 
 @pytest.mark.parametrize("ep", sorted(CUTEDSL_GB200_MS))
@@ -177,8 +179,8 @@ def test_unmeasured_backend_shape_or_layout_keeps_the_calibrated_pricer(dsr1, b2
     assert with_moe_backend(b200, "deepgemm", dsr1, dep8) is b200  # not collected for B200 NVFP4
     assert with_moe_backend(b200, "cutlass", dsr1, Layout(tp=1, dp=8, ep=8, eplb=32)) is b200  # redundant experts
     assert with_moe_backend(b200, "cutlass", load_model("llama-3.3-70b"), Layout(tp=8)) is b200  # dense
-    h100 = load_any_pricer("h100", "calibrated")
-    assert with_moe_backend(h100, "cutlass", dsr1, dep8) is h100  # no B200/GB200 table
+    b300 = load_any_pricer("b300", "calibrated")
+    assert with_moe_backend(b300, "cutlass", dsr1, dep8) is b300  # no CUTLASS table shipped for B300
 
 
 def test_curve_interpolates_log_log_and_extends_linearly():

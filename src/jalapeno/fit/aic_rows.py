@@ -225,21 +225,39 @@ BEYOND_CAP_DROPS = ("max_running", "cuda_graph_max_batch", "cuda_graph_batch_siz
 #: (engine, aiconfigurator ``moe_quant_mode``) -> the MoE kernel backend that engine runs those experts on by
 #: default, where the system has it measured (specs/moe_backends.py): vLLM runs INT4 weight-only experts
 #: (compressed-tensors WNA16, Kimi K2.5's INT4 release) through Marlin (fit/moe_backends.KERNEL_BACKENDS says
-#: where in vLLM's source); aiconfigurator's own vLLM ``int4_wo`` MoE rows time that kernel
-ROW_MOE_BACKENDS = {("vllm", "int4_wo"): "marlin"}
+#: where in vLLM's source); aiconfigurator's own vLLM ``int4_wo`` MoE rows time that kernel. TensorRT-LLM runs
+#: its ``MoeConfig.backend`` default, ``CUTLASS`` (tensorrt_llm/llmapi/llm_args.py ``default='CUTLASS'``; from
+#: NVIDIA/TensorRT-LLM PR #11074, 2026-01, the default ``AUTO`` picks TRT-LLM-gen for gpt-oss on Blackwell
+#: only), on FP8 block-scale experts (``fp8_block``: Qwen3-235B-A22B-FP8; DeepSeek-R1's rows write ``fp8``)
+#: on Hopper, :data:`ROW_MOE_BACKEND_SYSTEMS` (aiconfigurator's H100 / H200 TRT-LLM ``moe_perf`` tables time
+#: FP8 block-scale experts through that kernel alone, ``moe_torch_flow_cutlass``: fit/moe_backends.SYSTEM_DIRS).
+ROW_MOE_BACKENDS = {("vllm", "int4_wo"): "marlin", ("trtllm", "fp8_block"): "cutlass", ("trtllm", "fp8"): "cutlass"}
+#: the catalog systems an entry of :data:`ROW_MOE_BACKENDS` holds on (an entry not listed: every system).
+#: Hopper only for TensorRT-LLM's FP8 experts: Blackwell's FP8 block-scale MoE rows in the same tables are
+#: DeepGEMM's (docs/model.md §4, MoE width term), and no Blackwell CUTLASS FP8 curve is shipped.
+ROW_MOE_BACKEND_SYSTEMS = {("trtllm", "fp8_block"): ("h100", "h200"), ("trtllm", "fp8"): ("h100", "h200")}
 
 
-def with_row_moe_backend(dep: Deployment, backend: str, moe_quant_mode: str) -> tuple[Deployment, str]:
+def with_row_moe_backend(dep: Deployment, backend: str, moe_quant_mode: str,
+                         system: str | None = None) -> tuple[Deployment, str]:
     """(deployment, note): the pools of a row with no MoE backend of their own (none from a sweep's launch
-    script) given the one their engine runs the row's expert format on by default (:data:`ROW_MOE_BACKENDS`;
-    priced by cost/pricer.with_moe_backend where the system measured it); ``dep`` and "" otherwise.
+    script) given the one their engine runs the row's expert format on by default on catalog system
+    ``system`` (:data:`ROW_MOE_BACKENDS`, :data:`ROW_MOE_BACKEND_SYSTEMS`; priced by cost/pricer.with_moe_backend
+    where the system measured it at the model's shape; a dense model has no routed experts to price);
+    ``dep`` and "" otherwise.
 
     >>> d, note = with_row_moe_backend(Deployment(get_precision("int4"), Pool(Layout(tp=8))), "vllm", "int4_wo")
     >>> d.decode.moe_backend, with_row_moe_backend(d, "trtllm", "int4_wo")[1]
     ('marlin', '')
+    >>> fp8 = Deployment(get_precision("fp8"), Pool(Layout(tp=4, ep=4)))
+    >>> with_row_moe_backend(fp8, "trtllm", "fp8_block", "h100")[0].decode.moe_backend
+    'cutlass'
+    >>> with_row_moe_backend(fp8, "trtllm", "fp8", "b200")[0].decode.moe_backend is None
+    True
     """
     name = ROW_MOE_BACKENDS.get((backend, moe_quant_mode))
-    if name is None or dep.decode.moe_backend is not None:
+    on = ROW_MOE_BACKEND_SYSTEMS.get((backend, moe_quant_mode))
+    if name is None or dep.decode.moe_backend is not None or (on is not None and system not in on):
         return dep, ""
     pre = None if dep.prefill is None or dep.prefill.moe_backend is not None else replace(dep.prefill, moe_backend=name)
     dep = replace(dep, decode=replace(dep.decode, moe_backend=name), **({"prefill": pre} if pre else {}))
@@ -424,7 +442,7 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         notes += [launch] if launch else []
         dep, kernels = with_sweep_kernels(dep, sweep)
         notes += [kernels] if kernels else []
-        dep, kernels = with_row_moe_backend(dep, str(r.backend), str(getattr(r, "moe_quant_mode", "")))
+        dep, kernels = with_row_moe_backend(dep, str(r.backend), str(getattr(r, "moe_quant_mode", "")), system)
         notes += [kernels] if kernels else []
         dep = with_row_attention_backend(dep, str(r.backend), system)
         dep, math_note = with_row_attention_math(dep, str(r.backend))

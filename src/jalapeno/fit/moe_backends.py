@@ -18,9 +18,12 @@ measurements themselves are shipped.
 :func:`measured_curves` reads, per system and backend (:data:`BACKEND_SOURCES`: aiconfigurator's
 collector labels the TRT-LLM-gen min-latency path ``moe_torch_flow_min_latency`` and
 ``moe_backend == "cutlass"`` ``moe_torch_flow_cutlass``, collector/trtllm/collect_moe.py), the
-balanced-routing NVFP4 rows at the routed-expert shapes of the catalog's MoE models (hidden,
-expert intermediate, experts, top-k), one curve (tokens → latency) per EP size, with no tensor
-parallelism inside the experts (:data:`MOE_TP`: the layouts the recipes naming a backend run).
+balanced-routing NVFP4 rows (Blackwell; on Hopper the FP8 block-scale rows, :data:`DTYPES`) at the
+routed-expert shapes of the catalog's MoE models (hidden, expert intermediate, experts, top-k), one curve
+(tokens → latency) per EP size, with no tensor parallelism inside the experts (:data:`MOE_TP`: the layouts
+the recipes naming a backend run; Hopper also at expert TP 2-8, :data:`MOE_TP_OF`). The Hopper curves price
+the aiconfigurator TensorRT-LLM rows of FP8 MoE checkpoints, which run TensorRT-LLM's default backend, CUTLASS
+(fit/aic_rows.ROW_MOE_BACKENDS), and the pools whose recipe names ``CUTLASS`` or ``WIDEEP``.
 TensorRT-LLM's ``CUTEDSL`` backend (the CuTe-DSL NVFP4 grouped GEMMs with the token gather
 fused into the first and the finalize into the second, TensorRT-LLM PRs #8880, #9288, #9618) is
 not in aiconfigurator's TRT-LLM tables. The CuTe-DSL NVFP4 MoE measured on the same chips is
@@ -58,12 +61,21 @@ BACKEND_SOURCES: dict[str, tuple[str, ...]] = {
 REPO_TABLES: dict[str, tuple[str, str, str]] = {"cutedsl": ("sglang", "0.5.10", "095f58a51c4c")}
 #: smallest expert parallelism shipped per backend (others: 1)
 MIN_EP: dict[str, int] = {"cutedsl": 2}
-#: systems whose own tables hold both paths (B300/GB300's lack the TRT-LLM-gen rows: fit/kernel_tables.py)
-SYSTEM_DIRS: dict[str, str] = {"b200": "b200_sxm", "gb200-nvl72": "gb200"}
-#: table formats shipped → the op's compute format (NVFP4: what the recipes naming a backend serve)
-DTYPES: dict[str, str] = {"nvfp4": "fp4"}
+#: systems whose own tables are read: Blackwell's hold both NVFP4 paths (B300/GB300's lack the TRT-LLM-gen rows:
+#: fit/kernel_tables.py); Hopper's hold one FP8 block-scale path, CUTLASS (``moe_torch_flow_cutlass``, the only
+#: ``fp8_block`` kernel source of the h100_sxm / h200_sxm tables), the backend TensorRT-LLM runs by default
+#: (fit/aic_rows.ROW_MOE_BACKENDS)
+SYSTEM_DIRS: dict[str, str] = {"b200": "b200_sxm", "gb200-nvl72": "gb200", "h100": "h100_sxm", "h200": "h200_sxm"}
+#: per system, table formats shipped → the op's compute format (NVFP4: what the Blackwell recipes naming a backend
+#: serve; FP8 block scale: the Hopper checkpoints' routed experts, Qwen3-235B-A22B-FP8 and DeepSeek-R1)
+DTYPES: dict[str, dict[str, str]] = {"b200": {"nvfp4": "fp4"}, "gb200-nvl72": {"nvfp4": "fp4"},
+                                     "h100": {"fp8_block": "fp8"}, "h200": {"fp8_block": "fp8"}}
 #: expert-TP sizes shipped (the recipes that name a backend run MoE TP1)
 MOE_TP = (1,)
+#: per system, expert-TP sizes shipped where they differ from :data:`MOE_TP`: on Hopper the rows that take the
+#: CUTLASS default (fit/aic_rows.ROW_MOE_BACKENDS) also run expert TP (aiconfigurator's H200 DeepSeek-R1 TP8 rows,
+#: MoE TP8 EP1); read from the EP row instead they would lose the narrow slices' penalty (docs/model.md §4)
+MOE_TP_OF: dict[str, tuple[int, ...]] = {"h100": (1, 2, 4, 8), "h200": (1, 2, 4, 8)}
 #: fewest measured token counts for a curve
 MIN_POINTS = 4
 
@@ -83,7 +95,7 @@ def _tables(name: str, repo: str | None) -> dict[str, tuple]:
     :data:`REPO_TABLES` from the checkout ``repo`` (left out when ``repo`` is None)."""
     df, version = load_table(SYSTEM_DIRS[name], "moe", "moe_perf")
     out = {b: (df, f"aiconfigurator {SYSTEM_DIRS[name]} moe_perf {version}") for b in BACKEND_SOURCES if b not in REPO_TABLES}
-    if repo is not None:
+    if repo is not None and "nvfp4" in DTYPES[name]:  # the checkout's tables are NVFP4 (Blackwell)
         for b, (framework, ver, commit) in REPO_TABLES.items():
             out[b] = (load_repo_table(repo, SYSTEM_DIRS[name], "moe", "moe_perf", framework, ver),
                       f"aiconfigurator @{commit} {SYSTEM_DIRS[name]} {framework} {ver} moe_perf")
@@ -104,18 +116,19 @@ def measured_curves(systems=tuple(SYSTEM_DIRS), repo: str | None = None) -> tupl
     for name in systems:
         for backend, (df, table) in _tables(name, repo).items():
             sources = BACKEND_SOURCES[backend]
-            d = df[df.kernel_source.isin(sources) & df.moe_dtype.isin(list(DTYPES)) & (df.distribution == "balanced")]
+            dtypes = DTYPES[name]
+            d = df[df.kernel_source.isin(sources) & df.moe_dtype.isin(list(dtypes)) & (df.distribution == "balanced")]
             keys = ["moe_dtype", "hidden_size", "inter_size", "num_experts", "topk", "moe_tp_size", "moe_ep_size"]
             n = 0
             for k, g in d.groupby(keys):
                 dtype, h, inter, e, top, tp, ep = k
-                if ((int(h), int(inter), int(e), int(top)) not in shapes or int(tp) not in MOE_TP
+                if ((int(h), int(inter), int(e), int(top)) not in shapes or int(tp) not in MOE_TP_OF.get(name, MOE_TP)
                         or int(ep) < MIN_EP.get(backend, 1)):
                     continue
                 g = g.groupby("num_tokens", as_index=False).latency.min().sort_values("num_tokens")
                 if len(g) < MIN_POINTS:
                     continue
-                curves.append({"system": name, "backend": backend, "fmt": DTYPES[dtype], "hidden": int(h),
+                curves.append({"system": name, "backend": backend, "fmt": dtypes[dtype], "hidden": int(h),
                                "inter": int(inter), "experts": int(e), "top_k": int(top), "moe_tp": int(tp),
                                "ep": int(ep), "table": table, "tokens": [int(x) for x in g.num_tokens],
                                "latency_ms": [float(x) for x in g.latency]})
