@@ -23,6 +23,7 @@ import pytest
 
 from jalapeno.fit import calibrate as cal
 from jalapeno.fit import kernel_tables as ktables
+from jalapeno.fit import attention_kernels as attk
 from jalapeno.fit import kernels as kern
 from jalapeno.fit import amd
 from jalapeno.fit.amd import AITER_CU
@@ -83,7 +84,7 @@ def t0(gemm_fit) -> float:
 @pytest.fixture(scope="module")
 def attention_fit(gb200, tables, t0):
     """The attention fit as calibrate_system makes it (t0 from the GEMM fit)."""
-    return kern.fit_attention(tables["context_attention"], tables["generation_attention"], gb200, t0)
+    return attk.fit_attention(tables["context_attention"], tables["generation_attention"], gb200, t0)
 
 
 T0_FIXED = 5e-6  # a kernel floor for the attention tests that do not need the (scipy) GEMM fit
@@ -196,7 +197,7 @@ def test_fit_gemm_skips_formats_the_chip_lacks(tables):
 
 def test_fit_attention_fractions_and_cap(gb200, tables):
     t0 = T0_FIXED
-    params, report = kern.fit_attention(tables["context_attention"], tables["generation_attention"], gb200, t0)
+    params, report = attk.fit_attention(tables["context_attention"], tables["generation_attention"], gb200, t0)
     assert set(params) == {"attention_peak_fraction", "hbm_fraction"}
     assert 0.0 < params["attention_peak_fraction"] <= 1.0
     assert 0.0 < params["hbm_fraction"] <= 0.95  # the documented cap
@@ -217,18 +218,48 @@ def test_fit_attention_stays_in_range_on_extreme_data(gb200, tables):
     is left."""
     ctx, gen = tables["context_attention"].copy(), tables["generation_attention"].copy()
     ctx["latency"] /= 1e3
-    params, report = kern.fit_attention(ctx, gen, gb200, 0.0)
+    params, report = attk.fit_attention(ctx, gen, gb200, 0.0)
     assert 0.0 < params["attention_peak_fraction"] <= 1.0 and 0.0 < params["hbm_fraction"] <= 0.95
     assert report["decode"]["dropped_above_peak"] == 0
     fast = gen.copy()
     fast["latency"] /= 1e3
     with pytest.raises(SpecError, match="faster than the chip's peak HBM bandwidth"):
-        kern.fit_attention(ctx, fast, gb200, 0.0)
+        attk.fit_attention(ctx, fast, gb200, 0.0)
     gen["latency"] /= 1e3
     ctx["latency"] *= 1e6
     gen["latency"] *= 1e6
-    params, _ = kern.fit_attention(ctx, gen, gb200, 0.0)
+    params, _ = attk.fit_attention(ctx, gen, gb200, 0.0)
     assert 0.0 < params["attention_peak_fraction"] <= 1.0 and 0.0 < params["hbm_fraction"] <= 0.95
+
+
+def test_decode_fit_recovers_a_known_law_and_ignores_warm_l2_rows(gb200, tables):
+    """Decode rows made by hand from t = 9 us + KV bytes / (GB200_HBM x 0.88), one query head per KV
+    head (compute 1 FLOP per byte: negligible), BF16 KV: the fit on the rows that read >= 256 MiB
+    gives 0.88 and the floor back; rows under it timed 2x faster (a KV cache warm in L2) and rows
+    under 1,024 tokens of context (garbage latencies) do not move it."""
+    pytest.importorskip("scipy")
+    rows = []
+    for b in (1, 4, 16, 64, 256, 1024):
+        for step in (63, 1024, 4096, 16384, 65536):
+            for kvh in (1, 8):
+                byt = b * step * 2 * kvh * 128 * 2
+                t = 9e-6 + byt / (GB200_HBM * 0.88)
+                if step < 1024:
+                    t = 1e-3  # not used
+                elif byt < attk.DECODE_FIT_MIN_BYTES:
+                    t = t / 2  # warm in L2: not a read from HBM
+                rows.append({"window_size": 0, "step": step, "batch_size": b, "num_key_value_heads": kvh,
+                             "num_heads": kvh, "head_dim": 128, "kv_cache_dtype": "bfloat16", "latency": t * 1e3})
+    gen = pd.DataFrame(rows)
+    params, report = attk.fit_attention(tables["context_attention"], gen, gb200, T0_FIXED)
+    assert params["hbm_fraction"] == pytest.approx(0.88, rel=1e-3)
+    assert report["decode"]["kernel_floor_s"] == pytest.approx(9e-6, rel=1e-2)
+    big = (gen.step >= 1024) & (gen.batch_size * gen.step * 2 * gen.num_key_value_heads * 128 * 2 >= 2**28)
+    assert report["decode"]["rows"] == int(big.sum()) > 0
+    assert report["decode"]["median_ape"] < 1e-3
+    # every row of context >= 1024 is judged, but those the halving pushed past peak HBM (dropped)
+    assert report["decode"]["all_rows_n"] + report["decode"]["dropped_above_peak"] == int((gen.step >= 1024).sum())
+    assert report["decode"]["all_rows_p90_ape"] == pytest.approx(1.0, rel=1e-3)  # warm rows: the law gives 2x
 
 
 # ---- collectives --------------------------------------------------------------------------------
@@ -362,7 +393,7 @@ def test_fitting_functions_take_kernel_tables_only(gb200, silicon):
     """(b) The fits' inputs are kernel tables: a frame in the end-to-end silicon_sample format has
     none of their columns (gemm_dtype, attn_dtype, op_name, distribution) and is refused."""
     assert list(inspect.signature(cal.calibrate_system).parameters) == ["system"]
-    for fn, args in ((kern.fit_attention, (silicon, silicon, gb200, 0.0)), (kern.fit_nccl, (silicon, gb200)),
+    for fn, args in ((attk.fit_attention, (silicon, silicon, gb200, 0.0)), (kern.fit_nccl, (silicon, gb200)),
                      (kern.fit_moe, (silicon, gb200)), (kern.fit_gemm, (silicon, gb200))):
         if fn in (kern.fit_gemm, kern.fit_moe):
             pytest.importorskip("scipy")

@@ -194,6 +194,24 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
     ob.gemm("attn.o_proj", w_fmt, t, n * dv, h, w_bytes, act_in, count=layers, key=w_key, kernels=w_kernels)
 
 
+def add_gqa_decode_kernel(ob: OpBuilder, rb: RankBatch, n, kvr, d, attn_fmt: str, kv_vec_bytes, layers: float,
+                          window: int = 0) -> None:
+    """The GQA/MHA generation-attention kernel of ``layers`` layers (``attn.decode_full`` or
+    ``attn.decode_sliding<window>``).
+
+    Per layer: FLOPs 2·Td·n·2d·L' (scores and values), KV bytes b·L'·2·kv_r·kv_vec_bytes (each
+    sequence's K and V heads read once), activations Td·n·d·4; L' = min(L, window) on a sliding
+    layer. ``n``, ``kvr``: query and KV heads per chip; ``d``: head dim; ``kv_vec_bytes``: bytes of
+    one head's K (or V) vector (scales included). Scalars or arrays (N,): also what
+    scripts/decode_attention_bins.py prices for every measured ``generation_attention_perf`` row.
+    """
+    td, b, ctx = rb.decode_rows, rb.decode_seqs, rb.decode_ctx
+    eff_ctx = np.minimum(ctx, window) if window else ctx
+    ob.op(f"attn.decode_{f'sliding{window}' if window else 'full'}", "attention", attn_fmt,
+          flop=2.0 * td * n * 2 * d * eff_ctx, kv=b * eff_ctx * 2 * kvr * kv_vec_bytes, act=td * n * d * 4,
+          count=layers)
+
+
 def add_gqa_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layer_share: float,
                 w_bytes: float, w_fmt: str, attn_fmt: str, kv_vec_bytes: float, act_in: float,
                 cp_group: int = 1, w_key: str = "", w_kernels: float = 1.0) -> None:
@@ -216,14 +234,12 @@ def add_gqa_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layer_s
     windows: dict[int, int] = {}
     for w in model.layer_windows:
         windows[w] = windows.get(w, 0) + 1
-    td, b, ctx = rb.decode_rows, rb.decode_seqs, rb.decode_ctx
+    td = rb.decode_rows
     for w, cnt in sorted(windows.items()):
         tag = f"sliding{w}" if w else "full"
         c = cnt * layer_share
         if np.any(td > 0):
-            eff_ctx = np.minimum(ctx, w) if w else ctx
-            ob.op(f"attn.decode_{tag}", "attention", attn_fmt, flop=2.0 * td * n * 2 * d * eff_ctx,
-                  kv=b * eff_ctx * 2 * kvr * kv_vec_bytes, act=td * n * d * 4, count=c)
+            add_gqa_decode_kernel(ob, rb, n, kvr, d, attn_fmt, kv_vec_bytes, c, w)
         if np.any(rb.prefill_tokens > 0):
             pairs = rb.prefill_pairs(w or None)
             ob.op(f"attn.prefill_{tag}", "attention", attn_fmt, flop=2.0 * n * 2 * d * pairs,

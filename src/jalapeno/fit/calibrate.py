@@ -83,11 +83,11 @@ from jalapeno.fit.kernel_tables import (
     load_table,
     package_version,
 )
+from jalapeno.fit.attention_kernels import fit_attention
 from jalapeno.fit.kernels import (
     MOE_KEYS,
     SERIAL_K_FIT_ONLY_KEYS,
     SERIAL_K_KEYS,
-    fit_attention,
     fit_custom_allreduce_launch,
     fit_gemm,
     fit_moe,

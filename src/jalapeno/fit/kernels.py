@@ -270,45 +270,6 @@ def _held_out_shapes(system: System, fmt: str, key: str, wb: float, ab: float, m
     return {f"held_out_{k}": v for k, v in _ape(p, t_[ho]).items()}
 
 
-# ---- attention ---------------------------------------------------------------------------------
-
-def fit_attention(ctx: pd.DataFrame, gen: pd.DataFrame, system: System, t0: float) -> tuple[dict, dict]:
-    """Prefill attention compute efficiency and the HBM fraction of KV reads (decode attention).
-
-    Prefill (isl >= 2048, BF16): eta_attn = median of flops/((t − t0)·F_bf16). Decode (KV length
-    >= 1024): t = KV bytes/(W·eta_m) + t0 by linear least squares, eta_m → ``hbm_fraction``. A
-    decode row that would read its KV cache faster than the chip's peak HBM bandwidth W is not a
-    measurement of that read and is left out (reported as ``dropped_above_peak``): A100's
-    TensorRT-LLM 1.0.0 table has 230 such rows of 1,215 (up to 1.7 W); the Hopper and Blackwell
-    tables have none.
-    """
-    chip = system.chip
-    c = ctx[(ctx.attn_dtype == "bfloat16") & (ctx.window_size == 0) & (ctx.isl >= 2048)]
-    flops = 4.0 * c.batch_size * c.num_heads * c.head_dim * c.isl.astype(float) ** 2 / 2
-    t = c.latency * 1e-3
-    eta = float(np.clip(np.median(flops / ((t - t0).clip(lower=1e-9) * chip.peak("bf16"))), 0.05, 1.0))
-    pred = priced_s(system, _single_op(len(c), "attention", flop=flops.to_numpy(dtype=float)),
-                    {"attention_peak_fraction": eta, "kernel_launch_s": t0})
-    g = gen[(gen.window_size == 0) & (gen.step >= 1024)]
-    kvb = np.where(g.kv_cache_dtype == "fp8", 1.0, 2.0)
-    byt = (g.batch_size * g.step * 2.0 * g.num_key_value_heads * g.head_dim * kvb).to_numpy()
-    tg = g.latency.to_numpy() * 1e-3
-    real = byt / tg <= chip.hbm_bandwidth_bytes_per_s  # faster than peak HBM: not this read
-    if not real.any():
-        raise SpecError("attention", f"every decode-attention row of {system.name}'s table reads its KV cache "
-                        "faster than the chip's peak HBM bandwidth", "check the table's units and version")
-    g, byt, tg = g[real], byt[real], tg[real]
-    slope, icpt = np.polyfit(byt, tg, 1)
-    # capped at 0.95: no kernel streams HBM at its full peak (STREAM-like copies reach 0.9-0.95)
-    eta_m = float(np.clip(1.0 / (slope * chip.hbm_bandwidth_bytes_per_s), 0.05, 0.95))
-    gpred = priced_s(system, _single_op(len(g), "memory", kv=byt.astype(float)),
-                     {"hbm_fraction": eta_m, "kernel_launch_s": max(float(icpt), 0.0)})
-    report = {"prefill": {"rows": int(len(c)), **_ape(pred, t)},
-              "decode": {"rows": int(len(g)), **_ape(gpred, tg), "kernel_floor_s": float(max(icpt, 0.0)),
-                         "dropped_above_peak": int((~real).sum())}}
-    return {"attention_peak_fraction": eta, "hbm_fraction": eta_m}, report
-
-
 # ---- collectives -------------------------------------------------------------------------------
 
 _NCCL_OPS = {"all_reduce": "all_reduce", "all_gather": "all_gather", "reduce_scatter": "reduce_scatter"}

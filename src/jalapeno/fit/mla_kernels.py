@@ -22,10 +22,10 @@ Fit: robust least squares (soft-L1) on log(predicted/measured) over the rows of 
 format except the held-out ones — the largest context of the table (generation step 131,071;
 context isl 32,768), judged separately as an extrapolation in context. Decode: rows with a
 context of 1024 tokens or more (step >= 1023: the serving regime, and the threshold of the GQA
-decode fit, fit/kernels.fit_attention; shorter contexts are dominated by fixed costs, which
+decode fit, fit/attention_kernels.fit_attention; shorter contexts are dominated by fixed costs, which
 otherwise pull the HBM fraction down), (peak_fraction, hbm_fraction, t0) — few heads per GPU
 make the kernel HBM-bound on the latent read, many heads compute-bound. Prefill: rows with isl >= 2048 only (the chunk sizes engines
-prefill in, and the threshold of the GQA prefill fit, fit/kernels.fit_attention), (peak_fraction,
+prefill in, and the threshold of the GQA prefill fit, fit/attention_kernels.fit_attention), (peak_fraction,
 t0): the kernel is compute-bound there under any HBM fraction, so ``mla_prefill[f].hbm_fraction``
 is not identified and stays unset (the generic ``hbm_fraction``); below 2K tokens the context
 kernel's tiles are not full, an effect the roofline form has no term for. t0 is reported as the
