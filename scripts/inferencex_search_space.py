@@ -32,6 +32,23 @@ runners/launch_b200-dgxc-slurm.sh the same way) ran 256 users only. With ``--srt
 NVIDIA/srt-slurm, into which that branch was merged as 5063eb43, 2026-03-03, #202) the entries of
 spaces dated in that window take their srt-slurm recipe's concurrencies at that commit; an
 entry whose recipe is not there keeps its conc-list.
+
+Two forms state the decode cap (``max_batch``) and count the concurrencies otherwise (round 25, kimidp25):
+
+- *The 2025 inline form.* Before the srt-slurm recipes, a Dynamo + TensorRT-LLM entry sets its decode limits inline
+  (``DECODE_MAX_BATCH_SIZE=128``, ``DECODE_MTP_SIZE=0`` under ``decode.additional-settings``): its benchmark script
+  (InferenceX benchmarks/dsr1_fp4_gb200_dynamo-trt_slurm.sh @c040b5cf2, 2025-12-19) clones ai-dynamo/dynamo and
+  runs components/backends/trtllm/performance_sweeps/benchmark_disagg.slurm, which passes DECODE_MAX_BATCH_SIZE
+  as the decode workers' ``max_batch_size`` (per attention-DP rank) and the conc-list to scripts/bench.sh, which
+  benchmarks each value times the decode workers (``concurrency=$((concurrency * num_gen_servers))``). So the
+  entry ran conc x workers users with that cap (:func:`_inline_decode_limits`): the 2025-12-19 GB200 FP4 sweep's
+  4 x TEP8 entry ``conc-list: [1, ..., 64, 141]`` ran 4 ... 564 users, the concurrencies aiconfigurator's rows of
+  it (config_id 237) carry.
+- *vLLM recipes.* The ``dynamo-vllm`` runner (runners/launch_gb200-nv.sh @235b232d2, 2026-04-07) clones
+  NVIDIA/srt-slurm at branch ``sa-submission-q2-2026`` and runs the entry's ``CONFIG_FILE`` recipe; with
+  ``--srt-slurm`` the entries of the spaces dated in :data:`SRT_SLURM_Q2_WINDOW` read the recipe's decode
+  ``max-num-seqs`` (vLLM's running cap per engine, one engine per data-parallel rank) as their ``max_batch`` at
+  :data:`SRT_SLURM_Q2_COMMIT` (:func:`recipe_decode_max_batch`).
 """
 
 from __future__ import annotations
@@ -51,6 +68,12 @@ RUNNERS = {"b200": "b200", "b300": "b300", "gb200": "gb200-nvl72", "gb300": "gb3
 SRT_SLURM_COMMIT = "5063eb43"
 #: [first, last) space dates whose runners ran the srt-slurm recipes unchanged (module docstring)
 SRT_SLURM_WINDOW = ("2026-01-28", "2026-04-19")
+#: NVIDIA/srt-slurm branch sa-submission-q2-2026 at the Kimi K2.5 GB200 vLLM run (InferenceX #1008, 2026-04-07):
+#: 8294e64e "Add Kimi-K2.5 vLLM recipes ... (#11)", 2026-04-06, the branch head then; the recipes/vllm/kimi-k2.5
+#: files are unchanged on the branch through 2026-04-20 (git log sa-submission-q2-2026 -- recipes/vllm/kimi-k2.5)
+SRT_SLURM_Q2_COMMIT = "8294e64e"
+#: [first, last) space dates whose dynamo-vllm entries ran the recipes at :data:`SRT_SLURM_Q2_COMMIT`
+SRT_SLURM_Q2_WINDOW = ("2026-04-07", "2026-04-21")
 FILES = (".github/configs/nvidia-master.yaml", ".github/configs/amd-master.yaml", "configs/nvidia-master.yaml",
          "configs/amd-master.yaml")  # moved to configs/ later in 2026
 
@@ -101,19 +124,39 @@ def recipe_concurrencies(text: str) -> list[int] | None:
 
 
 def recipe_decode_max_batch(text: str) -> int | None:
-    """The decode workers' ``max_batch_size`` (per attention-DP rank) a TensorRT-LLM srt-slurm recipe sets
-    (``backend.trtllm_config.decode.max_batch_size``), or None when it sets none.
+    """The decode workers' running cap per attention-DP rank an srt-slurm recipe sets: TensorRT-LLM's
+    ``backend.trtllm_config.decode.max_batch_size``, or vLLM's ``backend.vllm_config.decode.max-num-seqs`` (per
+    engine; vLLM runs one engine per data-parallel rank); None when it sets neither.
 
     >>> recipe_decode_max_batch("backend:\\n  trtllm_config:\\n    decode:\\n      max_batch_size: 16\\n")
+    16
+    >>> recipe_decode_max_batch("backend:\\n  vllm_config:\\n    decode:\\n      max-num-seqs: 16\\n")
     16
     >>> recipe_decode_max_batch('benchmark:\\n  concurrencies: "4"\\n') is None
     True
     """
     import yaml
 
-    dec = (((yaml.safe_load(text) or {}).get("backend") or {}).get("trtllm_config") or {}).get("decode") or {}
-    b = dec.get("max_batch_size")
+    be = (yaml.safe_load(text) or {}).get("backend") or {}
+    trt = ((be.get("trtllm_config") or {}).get("decode") or {}).get("max_batch_size")
+    b = trt if trt is not None else ((be.get("vllm_config") or {}).get("decode") or {}).get("max-num-seqs")
     return int(b) if isinstance(b, int) and not isinstance(b, bool) else None
+
+
+def _inline_decode_limits(e: dict) -> tuple[int, int] | None:
+    """(decode max_batch_size, MTP draft length) a 2025 inline-form entry sets (``DECODE_MAX_BATCH_SIZE=N``,
+    ``DECODE_MTP_SIZE=K`` under ``decode.additional-settings``; K 0 where absent), or None for other entries
+    (module docstring: such an entry ran each conc-list value times its decode workers).
+
+    >>> _inline_decode_limits({"decode": {"additional-settings": ["DECODE_MAX_BATCH_SIZE=128", "DECODE_MTP_SIZE=0"]}})
+    (128, 0)
+    >>> _inline_decode_limits({"decode": {"tp": 8}}) is None
+    True
+    """
+    got = dict(str(x).split("=", 1) for x in (e.get("decode") or {}).get("additional-settings", []) if "=" in str(x))
+    if not re.fullmatch(r"\d+", got.get("DECODE_MAX_BATCH_SIZE", "")):
+        return None
+    return int(got["DECODE_MAX_BATCH_SIZE"]), int(got.get("DECODE_MTP_SIZE", "0") or 0)
 
 
 def _entry(e: dict, recipe_conc=None, recipe_batch=None) -> str | None:
@@ -122,6 +165,9 @@ def _entry(e: dict, recipe_conc=None, recipe_batch=None) -> str | None:
         return None
     mtp = str(e.get("spec-decoding", "none")).lower() == "mtp"
     concs = _concs(e)
+    inline = _inline_decode_limits(e) if "decode" in e and "CONFIG_FILE=" not in str(e) else None
+    if inline is not None:  # Dynamo's bench.sh runs each conc-list value times the decode workers (module docstring)
+        concs = [c * int(e["decode"].get("num-worker", 1)) for c in concs]
     m = re.search(r"CONFIG_FILE=(recipes/[^'\"\]\s,]+\.yaml)", str(e))  # any srt-slurm recipe
     if recipe_conc is not None and "decode" in e and m:
         concs = recipe_conc(m.group(1)) or concs  # the recipe's benchmark ran these (module docstring)
@@ -139,6 +185,11 @@ def _entry(e: dict, recipe_conc=None, recipe_batch=None) -> str | None:
         cf = re.search(r"CONFIG_FILE=(recipes/[^'\"\]\s,]+\.yaml)", str(e))
         batch = m and ((recipe_batch(cf.group(1)) if recipe_batch is not None and cf else None) or int(m.group(1)))
         named = f", max_batch = {batch}, mtp_draft = {m.group(2)}" if m else ""
+        if (not m and cf and cf.group(1).startswith("recipes/vllm/") and recipe_batch is not None
+                and (read := recipe_batch(cf.group(1))) is not None):
+            named = f", max_batch = {read}, mtp_draft = 0"  # a vLLM recipe: its decode max-num-seqs, no drafting
+        elif not m and inline is not None:
+            named = f", max_batch = {inline[0]}, mtp_draft = {inline[1]}"
         return (f"  {{ prefill = {_pool(e['prefill'], True)}, decode = {_pool(e['decode'], True)}, "
                 f"mtp = {str(mtp).lower()}{named}, conc = [{conc}] }},")
     return f"  {{ agg = {_pool(e, False)}, mtp = {str(mtp).lower()}, conc = [{conc}] }},"
@@ -157,12 +208,20 @@ def main(repo: str, dates: list[str], srt_slurm: str | None = None) -> None:
            "# recipe's benchmark.concurrencies where the runners ran it unchanged, scripts/inferencex_search_space.py);",
            "# max_batch, mtp_draft:",
            "# the decode max_batch_size (per attention-DP rank) and draft length its TRT-LLM recipe's file name states",
-           "# (max_batch: the decode max_batch_size the recipe itself sets where the runners ran it unchanged)."]
+           "# (max_batch: the decode max_batch_size the recipe itself sets where the runners ran it unchanged;",
+           "# a 2025 entry's inline DECODE_MAX_BATCH_SIZE / DECODE_MTP_SIZE, its conc-list then counted x decode workers;",
+           "# a vLLM recipe's decode max-num-seqs)."]
     seen: dict[tuple, list[str]] = {}
     for date in dates:
         commit = _git(repo, "rev-list", "-1", f"--before={date}T23:59:59Z", "HEAD").strip()
         cdate = _git(repo, "log", "-1", "--format=%cs", commit).strip()
-        recipe_conc = recipe_batch = None
+        recipe_conc = recipe_batch = vllm_batch = None
+        if srt_slurm and SRT_SLURM_Q2_WINDOW[0] <= cdate < SRT_SLURM_Q2_WINDOW[1]:
+            def vllm_batch(path: str) -> int | None:
+                try:
+                    return recipe_decode_max_batch(_git(srt_slurm, "show", f"{SRT_SLURM_Q2_COMMIT}:{path}"))
+                except subprocess.CalledProcessError:
+                    return None
         if srt_slurm and SRT_SLURM_WINDOW[0] <= cdate < SRT_SLURM_WINDOW[1]:
             def recipe_conc(path: str) -> list[int] | None:
                 try:
@@ -187,8 +246,10 @@ def main(repo: str, dates: list[str], srt_slurm: str | None = None) -> None:
                     continue
                 by_len: dict[tuple, list[str]] = {}  # a key may list one ISL/OSL in several sections
                 for s in c.get("seq-len-configs", []):
+                    vllm = c.get("framework") == "dynamo-vllm"
                     by_len.setdefault((key, int(s["isl"]), int(s["osl"])), []).extend(
-                        _entry(e, recipe_conc, recipe_batch) for e in s.get("search-space", []))
+                        _entry(e, None if vllm else recipe_conc, vllm_batch if vllm else recipe_batch)
+                        for e in s.get("search-space", []))
                 for k, all_lines in by_len.items():
                     lines = [x for x in all_lines if x is not None]
                     if not lines or seen.get(k) == lines:

@@ -68,3 +68,43 @@ def test_kimi_rows_take_their_recipe_cap():
     p = load_aiconfigurator(pd.DataFrame([row]))[0][0]
     assert p.deployment.max_running == 8 and above_decode_cap(p.deployment, 55)
     assert not above_decode_cap(p.deployment, 30)
+
+
+def test_the_2025_sweeps_inline_cap_counts_per_decode_worker():
+    # InferenceX dsr1-fp4-gb200-dynamo-trt @c040b5cf2 (the 2025-12-19 sweep; space of 2025-12-15, same entries):
+    # 1 x TEP4 prefill + 4 x TEP8 decode, DECODE_MAX_BATCH_SIZE=128, conc-list value 141 run x 4 workers = 564
+    # users: N = 4 x 128 = 512 < 564, so 52 wait; 256 users (conc-list 64) run below the cap
+    def row(conc):
+        return dict(_row(conc), id=f"dsr1_gb200_trtllm_fp4_disagg_1024x1024_c{conc}_cfg237", system="gb200",
+                    precision="fp4", gemm_quant_mode="nvfp4", moe_quant_mode="nvfp4", backend_version="0.5.1-rc0.pre3",
+                    silicon_data_source="db-dump/2026-04-27; config_id=237; measured=2025-12-19T00:00:00.000Z",
+                    prefill_tp_size=4.0, prefill_attention_dp_size=1.0, prefill_moe_ep_size=4.0,
+                    decode_batch_size=conc / 4)
+    pts = {p.concurrency: p for p in load_aiconfigurator(pd.DataFrame([row(564), row(256)]))[0]}
+    assert pts[564].deployment.max_running == 128 and above_decode_cap(pts[564].deployment, 564)
+    assert pts[256].deployment.max_running == 128 and not above_decode_cap(pts[256].deployment, 256)
+
+
+def _kimi_vllm(conc: int, isl: int, d_workers: int, d_tp: int, cfg: int) -> dict:
+    return dict(_row(conc, backend="vllm"), id=f"kimik2_5_gb200_vllm_fp4_disagg_{isl}x1024_c{conc}_cfg{cfg}",
+                model_path="moonshotai/Kimi-K2.5", system="gb200", precision="fp4", gemm_quant_mode="nvfp4",
+                moe_quant_mode="nvfp4", backend_version="0.18.0", isl=isl,
+                silicon_data_source=f"db-dump/2026-04-27; config_id={cfg}; measured=2026-04-07T00:00:00.000Z",
+                prefill_tp_size=4.0, prefill_attention_dp_size=1.0, prefill_moe_ep_size=4.0,
+                decode_num_workers=float(d_workers), decode_tp_size=float(d_tp), decode_moe_ep_size=float(d_tp),
+                decode_batch_size=conc / d_workers)
+
+
+def test_kimi_vllm_rows_run_their_recipes_pools_and_max_num_seqs():
+    # InferenceX kimik2.5-fp4-gb200-dynamo-vllm @235b232d2 marks every prefill pool (tp 4) and the 16-chip decode
+    # pool dp-attn; NVIDIA/srt-slurm @8294e64e recipes/vllm/kimi-k2.5/ run them data-parallel-size 4 / 16,
+    # tensor-parallel-size 1; the 8k/1k 4 x TEP4 recipe sets decode max-num-seqs 16: N = 4 x 16 = 64 < 128 users
+    pts = load_aiconfigurator(pd.DataFrame([_kimi_vllm(128, 8192, 4, 4, 698), _kimi_vllm(32, 8192, 4, 4, 698),
+                                            _kimi_vllm(512, 1024, 1, 16, 697)]))[0]
+    tep, low, dep = (p.deployment for p in pts)
+    assert (tep.prefill.layout.tp, tep.prefill.layout.dp, tep.prefill.layout.ep) == (1, 4, 4)
+    assert (tep.decode.layout.tp, tep.decode.layout.dp, tep.decode.workers) == (4, 1, 4)  # TEP4 as the fields say
+    assert tep.max_running == 16 and above_decode_cap(tep, 128) and not above_decode_cap(low, 32)
+    assert (dep.decode.layout.tp, dep.decode.layout.dp, dep.decode.layout.ep) == (1, 16, 16)  # the fields' "TP16"
+    assert dep.max_running == 4096 and dep.budget_per == "rank" and not above_decode_cap(dep, 512)
+    assert any("data-parallel attention" in n for n in pts[2].notes)

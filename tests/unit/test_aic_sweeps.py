@@ -60,6 +60,7 @@ def test_sweep_lookup_needs_every_field():
     ('spec = "mtp"\nmtp_draft = 3', "an MTP sweep without draft lengths"),
     ('spec = "eagle"', "'eagle'"),
     ('spec = "none"\nflavour = 1', "unknown key(s) ['flavour']"),
+    ('spec = "none"\nconfig_dp_attention = "yes"', "dp-attn pools at attention DP"),
 ])
 def test_malformed_sweep_entries_are_named(tmp_path, entry, message):
     f = tmp_path / "sweeps.toml"
@@ -72,7 +73,7 @@ def test_malformed_sweep_entries_are_named(tmp_path, entry, message):
 
 def test_every_shipped_sweep_names_its_commit():
     sweeps = load_sweeps()
-    assert len(sweeps) == 56 and all("InferenceX" in s.source for s in sweeps)  # 7 SGLang B200: round 24; 6 TRT-LLM DeepSeek-R1 of 2025-11/12: round 25
+    assert len(sweeps) == 57 and all("InferenceX" in s.source for s in sweeps)  # 7 SGLang B200: round 24; 6 TRT-LLM DeepSeek-R1 of 2025-11/12 and the GB200 Kimi K2.5 vLLM one: round 25
     assert {s.config_key for s in sweeps if s.spec == "mtp"} == {
         "dsr1-fp8-b200-trt-mtp", "dsr1-fp4-b200-trt-mtp", "dsr1-fp8-h200-trt-mtp"}
 

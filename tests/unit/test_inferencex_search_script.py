@@ -85,3 +85,46 @@ def test_a_recipe_read_states_its_decode_max_batch_over_its_file_name():
     assert "max_batch = 16, mtp_draft = 0" in read
     assert "max_batch = 8, mtp_draft = 0" in gen._entry(e)  # no recipe read: the name's
     assert "max_batch = 8, mtp_draft = 0" in gen._entry(e, None, lambda p: None)  # recipe not found: the name's
+
+
+def test_a_2025_inline_entry_ran_its_conc_list_per_decode_worker_with_its_inline_cap():
+    # InferenceX nvidia-master.yaml dsr1-fp4-gb200-dynamo-trt @c040b5cf2 (2025-12-19), 1k/1k without MTP: 4 decode
+    # workers at TEP8, DECODE_MAX_BATCH_SIZE=128, conc-list [1, ..., 64, 141]; Dynamo's performance_sweeps bench.sh
+    # benchmarks each value x num_gen_servers, so 141 ran 141 x 4 = 564 users (aiconfigurator's config_id 237 c564)
+    e = {"conc-list": [1, 2, 4, 8, 16, 32, 64, 141],
+         "prefill": {"num-worker": 1, "tp": 4, "ep": 4, "dp-attn": False,
+                     "additional-settings": ["PREFILL_MAX_NUM_TOKENS=4608", "PREFILL_MAX_BATCH_SIZE=4"]},
+         "decode": {"num-worker": 4, "tp": 8, "ep": 8, "dp-attn": False,
+                    "additional-settings": ["DECODE_MAX_NUM_TOKENS=128", "DECODE_MAX_BATCH_SIZE=128",
+                                            "DECODE_GPU_MEM_FRACTION=0.9", "DECODE_MTP_SIZE=0"]}}
+    assert gen._entry(e) == (
+        "  { prefill = { tp = 4, dp = 1, ep = 4, workers = 1 }, decode = { tp = 8, dp = 1, ep = 8, workers = 4 }, "
+        "mtp = false, max_batch = 128, mtp_draft = 0, conc = [4, 8, 16, 32, 64, 128, 256, 564] },")
+    # one decode worker (DEP32, DECODE_MTP_SIZE=3): the conc-list as is, the draft length from the inline setting
+    dep = {"spec-decoding": "mtp", "conc-list": [512], "prefill": dict(e["prefill"], **{"dp-attn": True}),
+           "decode": {"num-worker": 1, "tp": 32, "ep": 32, "dp-attn": True,
+                      "additional-settings": ["DECODE_MAX_BATCH_SIZE=16", "DECODE_MTP_SIZE=3"]}}
+    assert gen._entry(dep).endswith("mtp = true, max_batch = 16, mtp_draft = 3, conc = [512] },")
+    # an entry naming a recipe is not the inline form, whatever else it sets
+    named = dict(e, prefill=dict(e["prefill"], **{"additional-settings": ["CONFIG_FILE=recipes/trtllm/x/y.yaml"]}))
+    assert gen._entry(named).endswith("mtp = false, conc = [1, 2, 4, 8, 16, 32, 64, 141] },")
+
+
+def test_a_vllm_recipe_states_its_decode_max_num_seqs():
+    # NVIDIA/srt-slurm @8294e64e recipes/vllm/kimi-k2.5/8k1k/disagg-gb200-1p4d-dep4-tep4.yaml: prefill max-num-seqs
+    # 64 (not the decode worker's), decode max-num-seqs 16
+    recipe = ("backend:\n  vllm_config:\n    prefill:\n      max-num-seqs: 64\n"
+              "    decode:\n      tensor-parallel-size: 4\n      max-num-seqs: 16\n")
+    assert gen.recipe_decode_max_batch(recipe) == 16
+    path = "recipes/vllm/kimi-k2.5/8k1k/disagg-gb200-1p4d-dep4-tep4.yaml"
+    e = {"conc-list": [4, 8, 16, 32, 128],
+         "prefill": {"num-worker": 1, "tp": 4, "ep": 4, "dp-attn": True, "additional-settings": [f"CONFIG_FILE={path}"]},
+         "decode": {"num-worker": 4, "tp": 4, "ep": 4, "dp-attn": False}}
+    read = {path: gen.recipe_decode_max_batch(recipe)}
+    assert gen._entry(e, None, read.get) == (
+        "  { prefill = { tp = 1, dp = 4, ep = 4, workers = 1 }, decode = { tp = 4, dp = 1, ep = 4, workers = 4 }, "
+        "mtp = false, max_batch = 16, mtp_draft = 0, conc = [4, 8, 16, 32, 128] },")
+    assert gen._entry(e).endswith("mtp = false, conc = [4, 8, 16, 32, 128] },")  # without the recipes: no cap
+    # an SGLang recipe path (no name, no vllm_config) takes no cap from the reader
+    sgl = dict(e, prefill=dict(e["prefill"], **{"additional-settings": ["CONFIG_FILE=recipes/b200-fp8/x.yaml"]}))
+    assert gen._entry(sgl, None, lambda p: 16).endswith("mtp = false, conc = [4, 8, 16, 32, 128] },")

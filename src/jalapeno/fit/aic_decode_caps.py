@@ -28,6 +28,13 @@ capped by its KV capacity alone). The dates are not required first because the t
 dates (2025-12-15, 2026-01-29, 2026-02-05, ...) and a sweep measured between two samples (the GB300 FP4 sweep of
 2026-02-03, InferenceX #618) is held by the next one; an exact match of both pools' layouts, worker counts and the
 concurrency is taken as the recipe that ran it (assumption).
+
+Two more forms state the cap (round 25, kimidp25; scripts/inferencex_search_space.py reads both): the 2025 Dynamo +
+TensorRT-LLM entries set it inline (``DECODE_MAX_BATCH_SIZE``) and Dynamo's benchmark ran their ``conc-list`` per
+decode worker (the 2025-12-19 GB200 FP4 sweep's 4 x TEP8 entry: 141 -> 564 users, above 4 x 128); the
+``dynamo-vllm`` recipes set vLLM's decode ``max-num-seqs`` (per engine, one engine per data-parallel rank: the 8k/1k
+4 x TEP4 Kimi K2.5 recipe's 16 holds 64 of 128 users). The vLLM rows reach their entry once their pools read as
+the recipes run them (fit/aic_sweep_layouts.with_sweep_config_layouts).
 """
 
 from __future__ import annotations
@@ -37,9 +44,10 @@ from dataclasses import replace
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.fit.searched import SearchSpace, ix_precision, search_spaces
 
-#: the aiconfigurator backend -> the InferenceX framework whose recipes name a decode max_batch (TensorRT-LLM's
-#: srt-slurm recipe file names; the SGLang spaces state none)
-RECIPE_FRAMEWORKS = {"trtllm": "dynamo-trt"}
+#: the aiconfigurator backend -> the InferenceX framework whose entries state a decode max_batch (TensorRT-LLM's
+#: srt-slurm recipe file names and bodies, or the 2025 entries' inline ``DECODE_MAX_BATCH_SIZE``; vLLM's recipe
+#: ``max-num-seqs``, per engine, and vLLM runs one engine per data-parallel rank; the SGLang spaces state none)
+RECIPE_FRAMEWORKS = {"trtllm": "dynamo-trt", "vllm": "dynamo-vllm"}
 
 
 def _pool_key(pool: Pool) -> tuple:
@@ -98,7 +106,8 @@ def with_searched_decode_cap(dep: Deployment, backend: str, system: str, model: 
         return dep, ""
     out = replace(dep, max_running=cap, budget_per="rank")
     pool = cap * dep.decode.layout.dp * dep.decode.workers
-    return out, (f"decode max_batch_size {cap} per attention-DP rank ({pool} requests over the decode pool at "
+    knob = "max-num-seqs" if backend == "vllm" else "max_batch_size"
+    return out, (f"decode {knob} {cap} per attention-DP rank ({pool} requests over the decode pool at "
                  f"concurrency {concurrency:g}) from the recipe InferenceX ran this layout and load with: {source} "
                  "(fit/aic_decode_caps.py)")
 

@@ -8,6 +8,8 @@ row's fields say otherwise (split from fit/aic_sweeps.py, which reads the sweeps
   parallelism (:func:`_low_latency_tp`).
 - :func:`with_sweep_dp_dispatch`: a disaggregated row whose decode server put each request on a random attention-DP
   rank (``decode_dp_dispatch``).
+- :func:`with_sweep_config_layouts`: a disaggregated row whose recipes run the pools its configuration marks
+  ``dp-attn`` at attention DP, where the row's fields write the configuration's ``tp`` (``config_dp_attention``).
 """
 
 from __future__ import annotations
@@ -162,3 +164,61 @@ def with_sweep_dp_dispatch(dep, sweep: Sweep | None):
     return (replace(dep, decode=replace(dep.decode, layout=replace(lay, dp_dispatch=sweep.decode_dp_dispatch))),
             f"decode DP dispatch {sweep.decode_dp_dispatch}: InferenceX sweep {sweep.config_key}'s decode server sends "
             "each request to rank bootstrap_room % dp with a random room (data/validation/aic_sweeps.toml)")
+
+
+def _pool_shape(pool) -> tuple[int, int, int, int]:
+    """(chips per worker, MoE EP, pipeline stages, workers): what a row's fields and a search-space entry share
+    whether the pool runs attention TP or DP."""
+    lay = pool.layout
+    return lay.stage_chips, lay.ep, lay.pp, pool.workers
+
+
+def with_sweep_config_layouts(dep, sweep: Sweep | None, isl: int, osl: int, concurrency: float, spaces=None):
+    """(deployment, note): a disaggregated ``dep`` of a ``config_dp_attention`` sweep with each pool's layout the one
+    of the search-space entry (fit/searched.search_spaces, key ``sweep.config_key``, ``isl``/``osl``) that ran the
+    row: the entries that ran ``concurrency`` whose two pools have the row's chips per worker, MoE EP and workers.
+    ``dep`` and "" for other rows, rows no entry (or several layouts) describes, or pools already so.
+
+    Source (the one sweep so marked, data/validation/aic_sweeps.toml): InferenceX ``kimik2.5-fp4-gb200-dynamo-vllm``
+    (@235b232d2) marks every prefill pool and the 16- and 8-chip decode pools ``dp-attn: true``; their NVIDIA/srt-slurm
+    recipes (@8294e64e, recipes/vllm/kimi-k2.5/) run them ``tensor-parallel-size: 1``, ``data-parallel-size`` = the
+    pool's chips, ``enable-expert-parallel``; the rows write ``prefill_tp_size`` 4, ``decode_tp_size`` 16.
+
+    >>> from jalapeno.deploy.deployment import Deployment, Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.fit.searched import SearchEntry, SearchSpace
+    >>> from jalapeno.specs.formats import get_precision
+    >>> s = Sweep("gb200-nvl72", "kimi-k2.5", "vllm", "0.18.0", "fp4", "2026-04-07", "k", "none", "",
+    ...           config_dp_attention=True)
+    >>> e = SearchEntry(Pool(Layout(dp=16, ep=16)), Pool(Layout(dp=4, ep=4)), False, (256, 512))
+    >>> sp = (SearchSpace("k", "gb200-nvl72", "kimi-k2.5", "fp4", "dynamo-vllm", True, 1024, 1024, "2026-04-19", "",
+    ...                   (e,)),)
+    >>> d = Deployment(get_precision("fp4"), Pool(Layout(tp=16, ep=16)), prefill=Pool(Layout(tp=4, ep=4)))
+    >>> r, note = with_sweep_config_layouts(d, s, 1024, 1024, 512, sp)
+    >>> r.prefill.layout.label, r.decode.layout.label
+    ('attn TP1 DP4 · MoE TP1 EP4', 'attn TP1 DP16 · MoE TP1 EP16')
+    >>> with_sweep_config_layouts(d, s, 1024, 1024, 128, sp)[1]  # no entry ran 128 users on these pools
+    ''
+    """
+    if sweep is None or dep is None or dep.prefill is None or not sweep.config_dp_attention:
+        return dep, ""
+    from jalapeno.fit.searched import search_spaces
+
+    want = (_pool_shape(dep.prefill), _pool_shape(dep.decode))
+    found = {(e.prefill.layout, e.decode.layout) for s in (search_spaces() if spaces is None else spaces)
+             if (s.key, s.isl, s.osl) == (sweep.config_key, isl, osl) and s.disagg
+             for e in s.entries if e.prefill is not None and concurrency in e.concurrencies
+             and (_pool_shape(e.prefill), _pool_shape(e.decode)) == want}
+    if len(found) != 1:
+        return dep, ""
+    pools, moved = {}, []
+    for role, lay in zip(("prefill", "decode"), found.pop()):
+        old = getattr(dep, role).layout
+        if (lay.tp, lay.dp) != (old.tp, old.dp):
+            pools[role] = replace(getattr(dep, role), layout=replace(old, tp=lay.tp, dp=lay.dp))
+            moved.append(f"{role} attention TP{lay.tp} DP{lay.dp} (fields: TP{old.tp} DP{old.dp})")
+    if not moved:
+        return dep, ""
+    return replace(dep, **pools), (f"{', '.join(moved)}: the recipe InferenceX sweep {sweep.config_key} ran this "
+                                   "layout and load with runs the pools its configuration marks dp-attn at "
+                                   "data-parallel attention (data/validation/aic_sweeps.toml)")

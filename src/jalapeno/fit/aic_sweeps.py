@@ -37,7 +37,7 @@ _KEYS = {"system", "model", "engine", "version", "precision", "measured", "confi
          "moe_backend", "batch_wait_timeout_iters", "batch_wait_max_tokens_ratio", "batch_wait_workload",
          "batch_wait_from_concurrency", "batch_wait_below_tp", "expert_parallel", "max_num_batched_tokens", "memory_fraction",
          "dp_attention_ep", "low_latency_tp_chips", "no_expert_parallel", "decode_dp_dispatch",
-         "max_num_tokens_sized"}
+         "max_num_tokens_sized", "config_dp_attention"}
 #: ``max_batch_dp_attention``: the launch script's per-rank ``max_batch_size`` under attention DP as
 #: ``conc/N`` (CONC / N, CONC itself below N: ``$(( CONC < N ? CONC : CONC / N ))``) or ``conc/dp``
 #: (``$((CONC/TP))`` with TP the attention-DP degree).
@@ -111,6 +111,10 @@ class Sweep:
     #: ``max_batch_size`` (CONC without attention DP) and k the MTP draft tokens (the non-MTP scripts' ``CONC + ISL + 64``
     #: is k = 0), and sets no chunked prefill (:func:`with_sweep_token_limit`); False = the script passes 8192 or more
     max_num_tokens_sized: bool = False
+    #: the disaggregated recipes run every pool the configuration's search-space entry marks ``dp-attn`` at attention
+    #: DP over its chips where the rows' fields write the configuration's ``tp`` as attention TP
+    #: (fit/aic_sweep_layouts.with_sweep_config_layouts); False = the fields
+    config_dp_attention: bool = False
 
     def batched_tokens(self, isl: int) -> int | None:
         """The script's ``max_num_batched_tokens`` at input length ``isl`` (None: it passes none).
@@ -222,6 +226,9 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
             raise SpecError(f"{where}.max_num_tokens_sized", repr(e["max_num_tokens_sized"]),
                             "write true only on a TensorRT-LLM sweep whose script sizes --max_num_tokens as "
                             "((MTP+1)*max_batch + ISL + 64) rounded up to 64, else leave it out")
+        if not isinstance(e.get("config_dp_attention", False), bool):
+            raise SpecError(f"{where}.config_dp_attention", repr(e["config_dp_attention"]),
+                            "write true where the recipes run the configuration's dp-attn pools at attention DP, else leave it out")
         if not isinstance(e.get("dp_attention_ep", False), bool):
             raise SpecError(f"{where}.dp_attention_ep", repr(e["dp_attention_ep"]),
                             "write true where the launch scripts run attention-DP pools with DeepEP expert parallelism, "
