@@ -5,8 +5,10 @@ Expected values by hand, not from the code:
 - E[max of n standard normals]: n = 2, 1/sqrt(pi) = 0.56419 (closed form); n = 8, 1.4236 and n = 32, 2.0697
   (Tippett 1925 / Harter 1961 tables of expected normal order statistics, as tabulated in Harter & Balakrishnan,
   "CRC Handbook of Tables for the Use of Order Statistics in Estimation", 1996, Table C1.1).
-- A rank's count of B requests each drawn uniformly over dp ranks is Binomial(B, 1/dp): mean B/dp, standard
-  deviation sqrt(B/dp · (1 − 1/dp)); 4096 on 32 ranks: 128 + 2.0697 · sqrt(124) = 151.05.
+- The ranks' counts of B requests each drawn uniformly over dp ranks are Multinomial(B; 1/dp, ...): independent
+  Poisson(B/dp) counts conditioned on their total, N_i ≈ B/dp + sqrt(B/dp)·(Z_i − mean Z), so the fullest is
+  B/dp + e_dp·sqrt(B/dp) on average; 4096 on 32 ranks: 128 + 2.0697 · sqrt(128) = 151.42. Checked against the exact
+  dp = 2 value (a sum over the binomial, math.comb) and a seeded multinomial draw at dp = 8.
 - The dispatch rule: SGLang 0.5.5.post2's wheel (sglang/srt/managers/data_parallel_controller.py,
   round_robin_scheduler) sends a disaggregated request to ``workers[bootstrap_room % len(workers)]``; Dynamo 0.7.0
   (dynamo/sglang/request_handlers/handler_base.py) draws ``random.randint(0, 2**63 - 1)`` rooms; SGLang 0.5.8's
@@ -43,13 +45,25 @@ def test_expected_maximum_of_normals_matches_the_tables():
 def test_busiest_decode_rank_by_hand():
     assert busiest_rank_decode([4096.0, 64.0], 32).tolist() == [128.0, 2.0]  # round robin: B / dp
     got = busiest_rank_decode([4096.0, 2.0], 32, "random")
-    assert got[0] == pytest.approx(128 + 2.0697 * math.sqrt(128 * 31 / 32), rel=1e-4)  # 151.05
-    # 2 on 32 ranks: 2/32 + 2.0697·sqrt(2/32·31/32) = 0.57 < 1: the fullest rank holds one whole request
+    assert got[0] == pytest.approx(128 + 2.0697 * math.sqrt(128), rel=1e-4)  # 151.42
+    # 2 on 32 ranks: 2/32 + 2.0697·sqrt(2/32) = 0.58 < 1: the fullest rank holds one whole request
     assert got[1] == 1.0
     assert busiest_rank_decode([3.0], 1, "random").tolist() == [3.0]  # one rank holds them all
     assert busiest_rank_decode([0.5], 4, "random").tolist() == [0.5]  # never more than the instance's
-    # 256 on 8 ranks: 32 + 1.4236·sqrt(28) = 39.53
-    assert busiest_rank_decode([256.0], 8, "random")[0] == pytest.approx(32 + 1.4236 * math.sqrt(28), rel=1e-4)
+    # 256 on 8 ranks: 32 + 1.4236·sqrt(32) = 40.05
+    assert busiest_rank_decode([256.0], 8, "random")[0] == pytest.approx(32 + 1.4236 * math.sqrt(32), rel=1e-4)
+
+
+def test_fullest_rank_against_the_exact_two_rank_value_and_a_multinomial_draw():
+    # dp = 2: the fullest of X and B − X, X ~ Binomial(B, 1/2), summed exactly: 512.62 for B = 1000 (the
+    # independent-binomial spread sqrt(B/dp·(1 − 1/dp)) gives 508.92, 0.7% low)
+    b = 1000
+    exact = sum(math.comb(b, x) * max(x, b - x) for x in range(b + 1)) / 2**b
+    assert busiest_rank_decode([float(b)], 2, "random")[0] == pytest.approx(exact, rel=5e-4)
+    # dp = 8, 512 requests: a seeded draw of 20,000 multinomial dispatches averages 75.6 for the fullest rank (the
+    # normal approximation 75.39 leans low by the binomial's skew; the independent-binomial spread gives 74.65)
+    draw = np.random.default_rng(0).multinomial(512, [1 / 8] * 8, size=20000).max(axis=1).mean()
+    assert busiest_rank_decode([512.0], 8, "random")[0] == pytest.approx(draw, rel=6e-3)
 
 
 def test_random_dispatch_prices_rank_local_work_at_the_fullest_rank_and_experts_at_the_instance():
@@ -63,9 +77,9 @@ def test_random_dispatch_prices_rank_local_work_at_the_fullest_rank_and_experts_
 
     rnd = ops(Layout(dp=32, ep=32, dp_dispatch="random"), 4096.0)
     even = ops(Layout(dp=32, ep=32), 4096.0)
-    busy = ops(Layout(dp=32, ep=32), 32 * (128 + 2.069669 * math.sqrt(124)))  # every rank at the fullest one's count
+    busy = ops(Layout(dp=32, ep=32), 32 * (128 + 2.069669 * math.sqrt(128)))  # every rank at the fullest one's count
     assert rnd["attn.mla_decode"][1] == pytest.approx(busy["attn.mla_decode"][1], rel=1e-5)
-    assert rnd["attn.mla_decode"][1] == pytest.approx(even["attn.mla_decode"][1] * 151.05 / 128, rel=1e-4)
+    assert rnd["attn.mla_decode"][1] == pytest.approx(even["attn.mla_decode"][1] * 151.416 / 128, rel=1e-4)
     assert rnd["moe.experts"][0] == pytest.approx(even["moe.experts"][0], rel=1e-12)  # the instance's tokens
 
 
