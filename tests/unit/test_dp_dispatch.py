@@ -146,3 +146,32 @@ def test_step_and_pool_options_take_the_dispatch(capsys):
     check_error(*run(capsys, "predict", "-s", "gb200-nvl72", "-p", "fp8", "--isl", "1024", "--osl", "1024",
                      "--prefill", "dp=8,ep=8", "--decode", "dp=32,ep=32,dp_dispatch=least", "-c", "64"),
                 "dp_dispatch", "random")
+
+
+def test_dispatch_on_a_prefill_pool_is_refused_and_one_rank_records_none(capsys):
+    # a prefill pool's prompts are priced at the balanced busiest rank (cost/adp_rank.busiest_rank_prefill):
+    # random there changed no figure while the label and JSON named it, so it is refused naming the key
+    from cli_runner import check_error, run
+
+    from jalapeno.cli.serving_cmds import parse_pool
+
+    with pytest.raises(SpecError, match="dp_dispatch") as e:
+        parse_pool("dp=8,ep=8,dp_dispatch=random", "--prefill")
+    assert e.value.field == "--prefill dp_dispatch" and "--decode" in e.value.fix
+    assert parse_pool("dp=8,ep=8,dp_dispatch=balanced", "--prefill").layout.dp_dispatch == "balanced"
+    check_error(*run(capsys, "predict", "-s", "gb200-nvl72", "-p", "fp8", "--isl", "1024", "--osl", "1024",
+                     "--prefill", "dp=8,ep=8,dp_dispatch=random", "--decode", "dp=32,ep=32", "-c", "64"),
+                "--prefill dp_dispatch", "--decode")
+    # one attention rank has no dispatch: neither the label nor the record names one
+    one = Layout(tp=8, ep=8, dp_dispatch="random")
+    assert "dispatch" not in one.label and "dp_dispatch" not in one.as_dict()
+    assert Layout(dp=8, ep=8, dp_dispatch="random").as_dict()["dp_dispatch"] == "random"
+
+
+def test_step_reads_the_dispatch_name_as_pools_do(capsys):
+    from cli_runner import run
+
+    args = ("step", "-s", "gb200-nvl72", "-p", "fp8", "--dp", "32", "--ep", "32", "-b", "4096", "-c", "1536", "--json")
+    code, upper, _ = run(capsys, *args, "--dp-dispatch", "Random")
+    assert code == 0 and '"dp_dispatch": "random"' in upper
+    assert upper == run(capsys, *args, "--dp-dispatch", "random")[1]

@@ -247,7 +247,8 @@ def parse_pool(text: str, option: str):
     parallelism; ``eplb``: redundant experts; ``dp_dispatch=random``: requests on random DP ranks, Layout.dp_dispatch).
 
     Raises:
-        SpecError: unknown key or a non-integer value (names the option and the key).
+        SpecError: unknown key or a non-integer value (names the option and the key); ``dp_dispatch``
+            other than balanced on ``--prefill`` (not priced there).
     """
     from jalapeno.deploy.deployment import Pool
     from jalapeno.deploy.layout import Layout
@@ -276,6 +277,11 @@ def parse_pool(text: str, option: str):
             vals[key] = int(val)
         except ValueError:
             raise SpecError(f"{option} {key}", f"{val!r} is not an integer", f"write {key}=<integer>") from None
+    if option == "--prefill" and vals["dp_dispatch"] != "balanced":  # priced for decoding sequences only
+        raise SpecError(f"{option} dp_dispatch", f"{vals['dp_dispatch']!r} on a prefill pool: dispatch is priced for "
+                        "decoding sequences only (cost/adp_rank.busiest_rank_decode); a prefill pool's prompts are "
+                        "priced at the busiest rank of a balanced dispatch", "drop dp_dispatch= from --prefill "
+                        '(give it on --decode, e.g. --decode "dp=32,ep=32,dp_dispatch=random")')
     workers = vals.pop("workers")
     if workers < 1:
         raise SpecError(f"{option} workers", "must be >= 1", "write workers=<positive integer>")

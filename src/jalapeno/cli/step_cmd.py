@@ -151,7 +151,8 @@ def step(
     if profile is not None:
         check_positive_limits(max_running, max_tokens_per_step)
         profile = profile.with_limits(max_running, max_tokens_per_step)
-    sc = step_cost(m, pr, for_model(Layout(tp=tp, dp=dp, ep=ep, pp=pp, cp=cp, eplb=eplb, dp_dispatch=dp_dispatch), m), prec,
+    lay = Layout(tp=tp, dp=dp, ep=ep, pp=pp, cp=cp, eplb=eplb, dp_dispatch=dp_dispatch.strip().lower())  # as pools read it
+    sc = step_cost(m, pr, for_model(lay, m), prec,
                    Batch.make(decode_seqs=batch, decode_ctx=context, prefill_tokens=prefill_tokens,
                               prefill_ctx=prefix),
                    memory_fraction=check_memory_fraction(memory_fraction), overlap=overlap, engine_memory=profile)

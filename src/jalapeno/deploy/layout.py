@@ -108,7 +108,7 @@ class Layout:
         d = {"tp": self.tp, "dp": self.dp, "ep": self.ep, "pp": self.pp, "cp": self.cp}
         if self.eplb is not None:
             d["eplb_redundant_experts"] = self.eplb
-        if self.dp_dispatch != "balanced":
+        if self.dp_dispatch != "balanced" and self.dp > 1:  # as the label: one rank has no dispatch
             d["dp_dispatch"] = self.dp_dispatch
         return d
 
