@@ -18,8 +18,8 @@ every other op (MLA kernels, prefill attention, GEMMs, MoE) and every collective
 pricer's. A variant's chip keeps the ratio (its own HBM bandwidth, at the backend's fraction of it).
 Worked number (MI300X, gpt-oss-120b, TP1, 64 sequences at the 8k/1k workload's mean decode context,
 0.9 · 8,192 + 0.45 · 1,024 = 7,834 tokens): its GQA decode reads 18.8 GB of KV per step, 4.1 ms at
-the set's 0.862 of 5.3 TB/s, 6.4 ms at rocm_aiter_unified_attn's 0.555; the step goes 36.2 →
-38.5 ms (docs/model.md §8.6).
+the set's 0.865 of 5.3 TB/s, 6.4 ms at rocm_aiter_unified_attn's 0.555; the step goes 36.3 →
+38.6 ms (docs/model.md §8.6).
 """
 
 from __future__ import annotations
