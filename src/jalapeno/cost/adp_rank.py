@@ -112,6 +112,10 @@ def busiest_rank_decode(decode_seqs, dp: int, dispatch: str = "balanced") -> np.
     request (its floor). The step costs of the ranks are close to linear in their counts, so the expected
     maximum is the mean step's. Only the step's work follows the fullest rank: the KV-capacity, running and
     CUDA-graph caps (serve/limits.py) stay at the mean rank's B/dp (the fullest rank reaches them first; not modelled).
+    With CUDA-graph padding (serve/limits.graph_padded) every rank is first padded at the mean rank's count n to the
+    captured size g >= n and the spread is then taken over g, dummies included, where an engine pads every rank to
+    the size above the fullest rank's real count: a named approximation (its error is under a captured-size step;
+    no validation row sets both, the random-dispatch SGLang 0.5.5.post2 rows price no graph sizes).
 
     >>> busiest_rank_decode([64.0], 8).tolist()
     [8.0]
