@@ -92,10 +92,13 @@ def test_plan_names_a_point_that_needs_fewer_chips():
         least = min(need.values())
         if least < cp.chips:
             named += 1
-            q, n = cp.fewest
+            q, n = cp.fewest.point, cp.fewest.chips
             assert n == least == need[id(q)] and n * q.output_throughput_per_chip >= target
             assert q.interactivity >= 20.0
-            assert f"serves the target with {n:,} chips" in cp.arithmetic()[-1]
+            line = next(s for s in cp.arithmetic() if s.startswith("fewer chips"))
+            # H200 nodes hold 8 GPUs and every group here is 8 chips: nodes = chips / 8, on both sides
+            assert f"serves the target with {n:,} chips in {n // 8:,} nodes" in line
+            assert f"this plan's point needs {cp.chips:,} chips in {cp.chips // 8:,} nodes" in line
         else:
             assert cp.fewest is None and "fewer chips" not in "\n".join(cp.arithmetic())
     assert named >= 1  # the case the docstring names is among them
@@ -119,3 +122,50 @@ def test_plan_states_cost_per_million_tokens_and_whether_the_price_is_an_estimat
     assert cj.usd_per_mtok == pytest.approx(1.43 / (cj.point.throughput_per_chip * 3600 / 1e6))
     cost = next(line for line in cj.arithmetic() if line.startswith("cost: "))
     assert "$1.43/chip-hour (an estimate: jalapeno publishes no price" in cost
+
+
+def _racks_by_hand(p, target: float) -> tuple[int, int]:
+    """(chips, 72-GPU racks) of an agg fleet of one group size g = tp * dp chips (pp = 1 on this
+    frontier): each group whole in a rack, so floor(72 / g) groups per rack when g <= 72; a group of
+    g > 72 takes floor(g / 72) whole racks and its remainder r one of floor(72 / r) slots in another."""
+    dep = p.deployment
+    assert dep.prefill is None and dep.decode.layout.pp == 1
+    n = math.ceil(target / (p.output_throughput_per_chip * dep.chips))
+    g = dep.decode.layout.stage_chips
+    groups = n * dep.decode.workers
+    whole, r = divmod(g, 72)
+    return n * dep.chips, whole * groups + (math.ceil(groups / (72 // r)) if r else 0)
+
+
+def test_plan_names_a_point_that_needs_fewer_racks():
+    """plan prints racks packed whole (7c3bf98) but named alternatives by chips only. GB300 agg
+    (DeepSeek-R1 8K/1K FP4, 1e6 output tok/s, >= 60 tok/s/user): the best-per-chip point, TP2 DP32 EP64,
+    needs 31 instances of 64 GPUs, one per 72-GPU rack: 1,984 chips in 31 racks; EP72 (TP2 DP36) fills
+    its racks: 2,160 chips in 30 (one per rack). Racks computed by hand for every point above the floor."""
+    pr = load_pricer("gb300-nvl72")
+    fr = system_frontier(load_model("deepseek-r1"), pr, get_workload("8k1k"), get_precision("fp4"),
+                         SweepOptions(serving="agg")).record()
+    cp = plan_capacity(fr, pr.system, 1e6, "output", 60.0)
+    hand = [(_racks_by_hand(p, 1e6), p) for p in fr.frontier if p.feasible and p.interactivity >= 60.0]
+    (chips, racks), q = min(hand, key=lambda t: (t[0][1], t[0][0], -t[1].output_throughput_per_chip))
+    assert (cp.chips, cp.packaging[-1][2]) == _racks_by_hand(cp.point, 1e6) == (1984, 31)
+    assert (chips, racks) == (2160, 30) and "EP72" in q.deployment.label
+    assert cp.fewest is None  # no point above the floor needs fewer than 1,984 chips
+    f = cp.fewest_boxes
+    assert f.point is q and (f.chips, f.packaging) == (2160, (("rack", 72, 30),))
+    line = cp.arithmetic()[-1]
+    assert line.startswith("fewer racks: agg attn TP2 DP36 · MoE TP1 EP72 [fp4] (72 chips per instance) at ")
+    assert ("serves the target with 2,160 chips in 30 racks at " in line
+            and "this plan's point needs 1,984 chips in 31 racks (whole instances of 64)" in line)
+
+
+def test_plan_json_carries_both_alternatives(capsys):
+    import json
+
+    code, out, err = run(capsys, "plan", "--system", "gb300-nvl72", "--target", "1e6", "--min-interactivity", "60",
+                         "--serving", "agg", "-p", "fp4", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["fewest_chips"] is None and d["packaging"] == {"rack": 31}
+    assert d["fewest_boxes"]["level"] == "rack" and d["fewest_boxes"]["packaging"] == {"rack": 30}
+    assert d["fewest_boxes"]["chips"] == 2160 and d["fewest_boxes"]["deployment"]["layout"]["ep"] == 72

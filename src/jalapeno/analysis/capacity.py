@@ -11,9 +11,12 @@ docs/metrics.md §6), then:
     power_w   = chips × power per chip                  under each convention (power_cost.py)
     usd/hour  = chips × $/chip-hour
 
-Instances are whole, so for a target of a few instances another point above the floor, of lower
-throughput per chip on a smaller instance, can need fewer chips: the plan names it
-(``CapacityPlan.fewest``, the arithmetic's last line) rather than switch rules silently.
+Instances are whole, so another point above the floor, of lower throughput per chip, can need
+fewer chips (a smaller instance for a target of a few instances) or fewer of the outermost boxes
+the plan prints (racks: GB300 agg EP72 fills 72-GPU racks that EP64 leaves 8 GPUs of idle, so 2,160
+chips sit in 30 racks where EP64's 1,984 take 31). The plan names each such point with both counts
+(``CapacityPlan.fewest`` and ``fewest_boxes``, the arithmetic's last lines) rather than switch
+rules silently: power and $/hour are per chip, floor space and whole-rack purchases per rack.
 
 ``target_kind`` says which tokens the target counts: ``total`` (input + output, InferenceX's
 ``tput_per_gpu``) or ``output`` (output tokens only). Throughput per chip counts every chip of
@@ -38,6 +41,34 @@ MAX_TARGET_TOK_PER_S = 1e12
 
 
 @dataclass(frozen=True)
+class Footprint:
+    """The fleet one frontier point needs for the plan's target (whole instances).
+
+    Attributes:
+        point: the frontier point; rate: its throughput per chip of the target's kind, tok/s/chip.
+        chips: instances × chips per instance.
+        packaging: (level name, chips per level, count) per packaging level, innermost first, each
+            worker's group whole in a box (``packed_boxes``), as the plan prints its own.
+    """
+
+    point: PointRecord
+    rate: float
+    chips: int
+    packaging: tuple[tuple[str, int, int], ...]
+
+    def text(self) -> str:
+        """``720 chips in 90 trays, 6 racks``: the counts plan prints, outermost level last."""
+        boxes = ", ".join(f"{n:,} {name}s" for name, _, n in self.packaging)
+        return f"{self.chips:,} chips in {boxes}" if boxes else f"{self.chips:,} chips"
+
+    def as_dict(self) -> dict:
+        """JSON form: chips, boxes per level, throughput per chip, the deployment and the point."""
+        return {"chips": self.chips, "packaging": {name: n for name, _, n in self.packaging},
+                "tok_per_s_per_chip": self.rate, "deployment": self.point.deployment.as_dict(),
+                "point": self.point.as_dict()}
+
+
+@dataclass(frozen=True)
 class CapacityPlan:
     """A capacity plan and the numbers behind it (SI units; ``*_w`` watts).
 
@@ -51,9 +82,13 @@ class CapacityPlan:
         usd_per_hour: fleet $/hour; delivered_tok_per_s: what the fleet serves (≥ the target).
         usd_estimate: whether the system's $/chip-hour is a derived estimate (``estimate = true`` in its
             file, e.g. Jalapeño's, which has no published price) rather than a published TCO figure.
-        fewest: (point, chips) of the frontier point above the floor that meets the target with
-            the fewest chips, when that is fewer than ``chips`` (instances are whole, so a point
-            of lower throughput per chip on a smaller instance can need fewer), else None.
+        fewest: the footprint of the frontier point above the floor that meets the target with
+            the fewest chips (ties: fewer outermost boxes, then higher throughput per chip), when
+            that is fewer than ``chips`` (instances are whole, so a point of lower throughput per
+            chip on a smaller instance can need fewer), else None.
+        fewest_boxes: the footprint of the point above the floor that needs the fewest of the
+            outermost packaging level ``packaging[-1]`` (racks; ties: fewer chips, then higher
+            throughput per chip), when that is fewer than this plan's, else None.
     """
 
     system: str
@@ -70,8 +105,9 @@ class CapacityPlan:
     usd_per_chip_hour: float
     usd_per_hour: float
     delivered_tok_per_s: float
-    fewest: tuple[PointRecord, int] | None = None
+    fewest: Footprint | None = None
     usd_estimate: bool = False
+    fewest_boxes: Footprint | None = None
 
     @property
     def usd_per_mtok(self) -> float:
@@ -114,13 +150,17 @@ class CapacityPlan:
                      f"3600 s / 1e6) = ${usd_text(self.usd_per_mtok)}")
         lines.append(f"delivered: {self.chips:,} x {self.tok_per_s_per_chip:,.1f} = {self.delivered_tok_per_s:,.0f} "
                      f"tok/s ({self.target_kind}) >= target {self.target_text()}")
-        if self.fewest is not None:
-            q, n = self.fewest
-            rate = q.output_throughput_per_chip if k == "output" else q.throughput_per_chip
-            lines.append(f"fewer chips: {q.deployment.label} ({q.deployment.chips} chips per instance) at "
-                         f"{q.interactivity:.1f} tok/s/user serves the target with {n:,} chips at {rate:,.1f} "
-                         f"tok/s/chip; this plan's point needs {self.chips:,} (whole instances of "
-                         f"{self.chips_per_instance})")
+        own = Footprint(p, self.tok_per_s_per_chip, self.chips, self.packaging).text()
+        outer = self.packaging[-1][0] + "s" if self.packaging else "boxes"
+        same = self.fewest is not None and self.fewest is self.fewest_boxes  # one point: one line
+        for what, alt in ((f"fewer chips and {outer}" if same else "fewer chips", self.fewest),
+                          (f"fewer {outer}", None if same else self.fewest_boxes)):
+            if alt is not None:
+                q = alt.point
+                lines.append(f"{what}: {q.deployment.label} ({q.deployment.chips} chips per instance) at "
+                             f"{q.interactivity:.1f} tok/s/user serves the target with {alt.text()} at "
+                             f"{alt.rate:,.1f} tok/s/chip; this plan's point needs {own} (whole instances of "
+                             f"{self.chips_per_instance})")
         return lines
 
 
@@ -190,7 +230,8 @@ def format_rate(tok_per_s: float) -> str:
 def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: float, target_kind: str = "output",
                   min_interactivity: float = 0.0) -> CapacityPlan:
     """The fleet of the best-per-chip deployment at ``min_interactivity`` (whole instances) that
-    serves ``target_tok_per_s``, and the fewest-chip point above the floor when it needs fewer.
+    serves ``target_tok_per_s``, and the points above the floor that need fewer chips or fewer of the
+    outermost boxes (racks) when there are such.
 
     Args:
         frontier: the system's frontier (points by interactivity).
@@ -237,16 +278,26 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
     per_inst_chips = best.deployment.chips
     instances = math.ceil(target_tok_per_s / (per_chip * per_inst_chips))
     chips = instances * per_inst_chips
-    def fleet(p: PointRecord) -> int:
-        return math.ceil(target_tok_per_s / (rate(p) * p.deployment.chips)) * p.deployment.chips
-
-    small = min(ok, key=lambda p: (fleet(p), -rate(p)))
-    fewest = (small, fleet(small)) if fleet(small) < chips else None
-    units = instance_groups(best.deployment, instances)
     # every level but the outermost (the cluster or global fabric the fleet spans); a system of one
     # level (a user's 8-GPU node without a scale-out level) counts its nodes, which it printed nothing for
     levels = system.levels[:-1] or system.levels[:1]
-    packaging = tuple((lv.name, lv.chips, packed_boxes(units, lv.chips)) for lv in levels)
+
+    def footprint(p: PointRecord) -> Footprint:
+        n = math.ceil(target_tok_per_s / (rate(p) * p.deployment.chips))
+        units = instance_groups(p.deployment, n)
+        return Footprint(p, rate(p), n * p.deployment.chips,
+                         tuple((lv.name, lv.chips, packed_boxes(units, lv.chips)) for lv in levels))
+
+    def outer(f: Footprint) -> int:
+        return f.packaging[-1][2] if f.packaging else f.chips
+
+    own = footprint(best)
+    packaging = own.packaging
+    alts = [footprint(p) for p in ok]
+    least = min(alts, key=lambda f: (f.chips, outer(f), -f.rate))
+    fewest = least if least.chips < chips else None
+    least = min(alts, key=lambda f: (outer(f), f.chips, -f.rate))
+    fewest_boxes = least if outer(least) < outer(own) else None
     power = {}
     for c in CONVENTIONS:
         w, label = power_w_per_chip(system, c)
@@ -254,4 +305,4 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
     return CapacityPlan(system.name, float(target_tok_per_s), target_kind, float(min_interactivity), best, per_chip,
                         per_inst_chips, instances, chips, packaging, power, system.usd_per_chip_hour,
                         chips * system.usd_per_chip_hour, chips * per_chip, fewest,
-                        "(estimate)" in system.sources.get("cost.usd_per_chip_hour", ""))
+                        "(estimate)" in system.sources.get("cost.usd_per_chip_hour", ""), fewest_boxes)

@@ -56,9 +56,9 @@ def plan(
                     "power_kw": {c: v[2] / 1e3 for c, v in cp.power_w.items()},
                     "usd_per_hour": cp.usd_per_hour, "usd_per_mtok": cp.usd_per_mtok, "usd_estimate": cp.usd_estimate,
                     "delivered_tok_per_s": cp.delivered_tok_per_s,
-                    "fewest_chips": None if cp.fewest is None else {
-                        "chips": cp.fewest[1], "deployment": cp.fewest[0].deployment.as_dict(),
-                        "point": cp.fewest[0].as_dict()},
+                    "fewest_chips": None if cp.fewest is None else cp.fewest.as_dict(),
+                    "fewest_boxes": None if cp.fewest_boxes is None else {
+                        "level": cp.packaging[-1][0], **cp.fewest_boxes.as_dict()},
                     "arithmetic": cp.arithmetic()})
         return
     console.print(f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · target {cp.target_text()} "
