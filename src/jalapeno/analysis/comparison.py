@@ -245,6 +245,44 @@ def _flag_tails(rows: list[dict], a: cmp.Frontier, b: cmp.Frontier) -> list[dict
     return rows
 
 
+#: how a ratio's band pairs the two systems' efficiency sets (printed with the ratios and in ``Ratios.bands``)
+BAND_PAIRING = ("low: the system at its low efficiency set over the baseline at its low set; high: both at their "
+                "high sets; a system without a band (measured kernels, user files) at its calibrated set at both ends")
+
+
+def _band_ratios(n: str, baseline: str, fr: dict, band_fronts: dict, heads: dict, xs: list, scales: dict) -> dict:
+    """The efficiency band of one system's ratios to the baseline (``compare --bands``): each ratio of
+    :class:`Ratios` taken again with both systems at their ``low`` sets, then at their ``high`` sets
+    (:data:`BAND_PAIRING`). Pairing like ends treats the two bands as moving together; against a baseline
+    without a band (every measured system) the band is the system's own.
+    ``scales``: ratio kind → {system: y multiplier} (1 per chip; 1000 / W per chip for tok/s/kW; 1 / $ per
+    chip-hour for tokens per $), as the calibrated ratios scale their frontiers."""
+    def front(m: str, which: str) -> cmp.Frontier:
+        rec = band_fronts.get(m, {}).get(which)
+        if rec is None:  # no band, or the band pricer is the calibrated one
+            return fr[m].as_frontier()
+        return cmp.Frontier(np.array([q.interactivity for q in rec.frontier]),
+                            np.array([q.throughput_per_chip for q in rec.frontier]))
+
+    def head(m: str, key: str, which: str) -> float:
+        b = heads[m].bands
+        return getattr(heads[m], key) if b is None else getattr(getattr(b, key), which)
+
+    out: dict = {"pairing": BAND_PAIRING, "peak_ratio": {}, "iso_interactivity": {}}
+    for which in ("low", "high"):
+        a, b = front(n, which), front(baseline, which)
+        for kind, sc in scales.items():
+            af, bf = cmp.Frontier(a.x, a.y * sc[n]), cmp.Frontier(b.x, b.y * sc[baseline])
+            out["peak_ratio"].setdefault(kind, {})[which] = cmp.peak_ratio(af, bf)
+            if kind != "tokens_per_usd":
+                rows = _flag_tails(cmp.iso_interactivity_ratio(af, bf, xs, END_RTOL), af, bf)
+                out["iso_interactivity"].setdefault(kind, {})[which] = rows
+        for key in ("max_interactivity", "min_e2e"):
+            hk = key if key == "max_interactivity" else "min_e2e_s"
+            out.setdefault(f"{key}_ratio", {})[which] = head(n, hk, which) / head(baseline, hk, which)
+    return out
+
+
 def _check_bands(bands, names: list[str]) -> None:
     """``bands``: None, or system name → {"low": Pricer, "high": Pricer[, "calibrated": Pricer]},
     each a pricer of that same system.
@@ -346,6 +384,10 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
     base = fr[baseline]
     bp, _ = power_w_per_chip(base.system, convention)
     comps: dict[str, Ratios] = {}
+    scales = {"throughput_per_chip": {n: 1.0 for n in fr},
+              "tok_s_per_kw": {n: 1000 / power_w_per_chip(sf.system, convention)[0] for n, sf in fr.items()},
+              "tokens_per_usd": {n: 1 / sf.system.usd_per_chip_hour for n, sf in fr.items()}}
+    banded = bool(band_fronts) or any(h.bands is not None for h in heads.values())
     for n, sf in fr.items():
         p, _ = power_w_per_chip(sf.system, convention)
         a_t, b_t = sf.as_frontier(), base.as_frontier()
@@ -366,6 +408,8 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
             },
             tiers=cmp.tiers(a_t, floors),
             tiers_tok_s_per_kw=cmp.tiers(a_kw, floors),
+            bands=_band_ratios(n, baseline, fr, band_fronts, heads, list(iso_interactivity), scales) if banded
+            else None,
         )
     opts = opts0
     swept = {n: sf.sweep.precision for n, sf in fr.items()}

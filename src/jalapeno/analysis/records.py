@@ -291,6 +291,10 @@ class Ratios(_Record):
     iso_interactivity: Mapping[str, tuple[Mapping[str, Any], ...]]
     tiers: Mapping[str, Mapping[str, Any]]
     tiers_tok_s_per_kw: Mapping[str, Mapping[str, Any]]
+    #: with ``compare --bands`` only: the ratios again at both systems' low sets and at their high sets
+    #: (analysis/comparison.BAND_PAIRING): ``pairing`` (how), ``peak_ratio`` {kind: {low, high}},
+    #: ``max_interactivity_ratio`` / ``min_e2e_ratio`` {low, high}, ``iso_interactivity`` {kind: {low: [row], high: [row]}}
+    bands: Mapping[str, Any] | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True, slots=True)

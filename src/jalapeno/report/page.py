@@ -32,8 +32,8 @@ from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.errors import SpecError
 from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.html import _esc, hover_text
-from jalapeno.report.tables import (CONCURRENCY_CAPTION, PEAK_COLUMN, TOKENS_CAPTION, peak_load, power_caption,
-                                     tier_deployments, usd_text)
+from jalapeno.report.tables import (BAND_ROW_CAPTION, CONCURRENCY_CAPTION, PEAK_COLUMN, TOKENS_CAPTION, band_cells,
+                                     band_moves, peak_load, power_caption, tier_deployments, usd_text)
 
 if TYPE_CHECKING:
     from jalapeno.analysis.records import ComparisonRecord, PointRecord
@@ -199,18 +199,21 @@ def tables_html(rec: ComparisonRecord) -> str:
            f'<p class="note">{e(CONCURRENCY_CAPTION)}.</p>']
     first = next(iter(rec.comparisons.values()))
     xs = [r["x"] for r in first.iso_interactivity["throughput_per_chip"]]
-    rows = []
+    rows, banded = [], False
     for n, c in rec.comparisons.items():
         pk = c.peak_ratio
         rows.append([e(n), f"{pk['throughput_per_chip']:.2f}× ({pk['tok_s_per_kw']:.2f}×)",
                      f"{c.max_interactivity_ratio:.2f}×"]
                     + [_ratio_cell(r) for r in c.iso_interactivity["throughput_per_chip"]])
+        if n != rec.baseline and getattr(c, "bands", None) and band_moves(c.bands):
+            rows.append([e(f"{n} band"), *(e(x) for x in band_cells(c.bands))])
+            banded = True
     out += [f"<h2>Ratios vs {e(rec.baseline)}</h2>",
             "<p>Throughput per chip (per kW, " + e(conv) + " power, in brackets). Flags: <i>at frontier end</i> — "
             "within 10% of a frontier's last point or in its tail below 10% of its peak, where ratios swing; "
             "<i>n/a, below a frontier's start</i> — slower than its first (slowest) point, where it has no throughput "
             "at that speed, only its peak (see peak); <i>unreachable</i> — that frontier "
-            "never reaches the speed.</p>",
+            "never reaches the speed." + (" " + e(BAND_ROW_CAPTION) if banded else "") + "</p>",
             _table(["system", "peak", "max tok/s/user"] + [f"@{x:g} tok/s/user" for x in xs], rows, "ratios")]
     tiers = list(first.tiers)
     trows = [[e(n)] + [("unreachable" if c.tiers[t]["status"] == "unreachable" else

@@ -29,6 +29,11 @@ CONCURRENCY_CAPTION = ("conc. cap: requests the closed-loop client keeps outstan
 #: a band whose high / low reaches this factor is flagged as wide in the headline (its figure spans the named
 #: assumptions more than any calibrated system's error: docs/validation.md's LOSO errors are tens of percent)
 WIDE_BAND = 2.0
+#: what a ratios table's band row is (analysis/comparison.BAND_PAIRING, docs/metrics.md §6)
+BAND_ROW_CAPTION = ("<system> band: each ratio with both systems at their low efficiency sets and with both at their "
+                    "high sets, lower first (a system without a band, e.g. a measured one, at its calibrated set at "
+                    "both ends; the headline's (low-high)); [wide band: Nx]: the ends "
+                    f"{WIDE_BAND:g}x or more apart — the ratio is an assumption's, not a prediction to quote alone")
 #: the headline's throughput column: InferenceX's throughput per GPU counts input and output tokens
 PEAK_COLUMN = "peak tok/s/chip (in+out)"
 #: what the headline's token counts are (docs/metrics.md §2)
@@ -148,10 +153,14 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
                 cell += f" ({kw})"
             cells.append(cell + (f" [{flag}]" if flag else ""))
         ratios.add_row(name, *cells)
+        if name != d.baseline and getattr(c, "bands", None) and band_moves(c.bands):
+            ratios.add_row(f"{name} band", *band_cells(c.bands), style="dim")
     ratios.caption = ("[at frontier end]: within 10% of a frontier's last point or in its tail below 10% of its "
                       "peak, where ratios swing; n/a [below a frontier's start]: slower than a frontier's first "
                       "(slowest) point, where it has no throughput at that speed, only its peak (see peak); "
                       "unreachable (who): that frontier never reaches the speed")
+    if any(getattr(c, "bands", None) and band_moves(c.bands) for n, c in d.comparisons.items() if n != d.baseline):
+        ratios.caption += "\n" + BAND_ROW_CAPTION
     tiers = Table(title="operating tiers: best throughput per chip at or above a per-user speed floor",
                   caption="each cell: throughput per chip (tok/s) @ per-user speed (tok/s/user): the deployment "
                           "that runs it; interpolated: the floor falls between two frontier points (log-log), run "
@@ -180,6 +189,53 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
                          f"[wide band: Nx]: high / low of {WIDE_BAND:g}x or more — the figure is an assumption's, "
                          "not a prediction to quote alone")
     return [head, ratios, tiers]
+
+
+def band_moves(b: Mapping) -> bool:
+    """Whether a ratio band (``Ratios.bands``) has two different ends anywhere (against a measured baseline a
+    measured system's is a point: no band row)."""
+    pairs = [b["peak_ratio"]["throughput_per_chip"], b["max_interactivity_ratio"]]
+    pairs += [{w: r["ratio"] for w, r in zip(("low", "high"), rows)}
+              for rows in zip(b["iso_interactivity"]["throughput_per_chip"]["low"],
+                              b["iso_interactivity"]["throughput_per_chip"]["high"])]
+    return any(p["low"] != p["high"] and not (p["low"] != p["low"] and p["high"] != p["high"]) for p in pairs)
+
+
+def band_range(lo: float | None, hi: float | None, flag: bool = True) -> str:
+    """A ratio band's cell text: ``0.62-0.95x``, lower end first, flagged as :func:`band_text` flags a
+    headline's (unless ``flag`` is False: the per-kW bracket, whose ends are the per-chip ones times one
+    constant); ``-`` for an end that is undefined.
+
+    >>> band_range(0.95, 0.62), band_range(0.95, 4.16), band_range(None, 1.1)
+    ('0.62-0.95x', '0.95-4.16x [wide band: 4.4x]', '- to 1.10x')
+    """
+    ok = [v for v in (lo, hi) if v is not None and v == v and not math.isinf(v)]
+    if len(ok) < 2:
+        return " to ".join("-" if v is None or v != v or math.isinf(v) else f"{v:.2f}x" for v in (lo, hi))
+    a, b = sorted(ok)
+    wide = flag and a > 0 and b / a >= WIDE_BAND
+    return f"{a:.2f}-{b:.2f}x" + (f" [wide band: {b / a:.1f}x]" if wide else "")
+
+
+def band_cells(b: Mapping) -> list[str]:
+    """The band row of one system in the ratios table (``Ratios.bands``): peak per chip (per kW in brackets),
+    max tok/s/user, and each iso-interactivity speed; a speed where either end's ratio is not iso-interactivity
+    (unreachable, below a frontier's start) names which end, as the calibrated cell does."""
+    pk = b["peak_ratio"]
+    cells = [f"{band_range(pk['throughput_per_chip']['low'], pk['throughput_per_chip']['high'])} "
+             f"({band_range(pk['tok_s_per_kw']['low'], pk['tok_s_per_kw']['high'], False)})",
+             band_range(b["max_interactivity_ratio"]["low"], b["max_interactivity_ratio"]["high"])]
+    it, ik = b["iso_interactivity"]["throughput_per_chip"], b["iso_interactivity"]["tok_s_per_kw"]
+    for lt, ht, lk, hk in zip(it["low"], it["high"], ik["low"], ik["high"]):
+        (cl, fl), (ch, fh) = _ratio(lt), _ratio(ht)
+        if not (cl.endswith("x") and ch.endswith("x")):
+            same = (cl, fl) == (ch, fh)
+            cells.append(cl + (f" [{fl}]" if fl else "") if same else f"low: {cl}; high: {ch}")
+            continue
+        cell = f"{band_range(lt['ratio'], ht['ratio'])} ({band_range(lk['ratio'], hk['ratio'], False)})"
+        flags = sorted({f for f in (fl, fh) if f})
+        cells.append(cell + "".join(f" [{f}]" for f in flags))
+    return cells
 
 
 def peak_load(frontier: Sequence[PointRecord]) -> str:
