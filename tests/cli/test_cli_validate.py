@@ -281,3 +281,43 @@ def test_validate_counts_the_points_the_identity_could_not_check(capsys, tmp_pat
     code, out, err = run(capsys, "validate", "--points", str(p), "--no-aiconfigurator", "--json")
     d = json.loads(out)
     assert d["unchecked"] == ["uc:3"] and d["flagged"] == []
+
+
+def test_validate_notes_a_topology_it_cannot_read_on_stderr(validated, capsys, tmp_path):
+    """A non-blank topology none of the forms reads was re-mapped with only a JSON note (newuser25). The
+    fixture's line 12 keeps the cell the shipped row 122 had ('config_id 205 (stored prefill_tp=20, ...)'):
+    stderr names the file, the line, the column and the mapping, then the forms; stdout's JSON stays JSON."""
+    from jalapeno.fit.ix_topology import TOPOLOGY_FORMS
+
+    code, out, err, _ = validated
+    assert code == 0, err
+    assert (f"note: {POINTS.name} line 12, column topology: 'config_id 205 (stored prefill_tp=20, decode_tp=20, "
+            "20+20 GPUs fields as stored)' is not a topology validate reads; the row was mapped without a "
+            "deployment, as frontier_peak@concurrency") in " ".join(err.split())
+    assert all(f in err for f in TOPOLOGY_FORMS) and "leave the cell blank" in err
+    d = json.loads(out)
+    assert d["unread_topology"] == [{"id": "inferencex_points_sample:12", "mapping": "frontier_peak@concurrency",
+                                     "topology": "config_id 205 (stored prefill_tp=20, decode_tp=20, 20+20 GPUs "
+                                                 "fields as stored)"}]
+    # a user's 'config_id N (same)' with no earlier row giving N: said why
+    p = _points_variant(tmp_path, "same", lambda r: r.update(topology="config_id 9 (same)"))
+    code, out, err = run(capsys, "validate", "--points", str(p), "--no-aiconfigurator")
+    assert code == 0, err
+    assert "line 2, column topology: 'config_id 9 (same)'" in err and "no earlier row of the file gives" in err
+
+
+def test_shipped_points_read_every_topology_they_state():
+    """Row 122's stored fields (config_id 205: prefill_tp=20, decode_tp=20, 20+20 GPUs) name no layout: its
+    topology cell is blank and its notes say why, so the default validate has nothing to note; the row is mapped
+    as before (frontier_peak@concurrency: no deployment, a concurrency, throughput only)."""
+    from jalapeno.fit.data_quality import DEFAULT_POINTS
+    from jalapeno.fit.ix_topology import unread_topology
+    from jalapeno.fit.validate import load_inferencex
+
+    pts, _ = load_inferencex(DEFAULT_POINTS)
+    assert [p.id for p in pts if unread_topology(p.notes) is not None] == []
+    row = next(p for p in pts if p.id == "inferencex_points:122")
+    assert row.mapping == "frontier_peak@concurrency" and row.deployment is None
+    with open(DEFAULT_POINTS, newline="") as f:
+        r122 = list(csv.DictReader(f))[120]
+    assert r122["topology"] == "" and "config_id 205 stores prefill_tp=20" in r122["notes"]

@@ -86,6 +86,7 @@ def validate(
     check_table_out(out, "--out", (".csv",), " (--json prints the summary as JSON on stdout)")
     check_html_out(html, "--html")
     res = run_validation(points, aiconfigurator, efficiency, mlperf=mlperf, stack=stack, pricer=pricer)
+    _note_unread_topology(res["unread_topology"], res["sources"]["inferencex"])
     if out:
         try:
             res["rows"].to_csv(out, index=False)
@@ -99,7 +100,8 @@ def validate(
         print_json({"summary": res["summary"].to_dict(orient="records"), "overall": res["overall"],
                     "overall_with_flagged": res["overall_all"], "flagged": res["flagged"], "unchecked": res["unchecked"],
                     "skipped": res["skipped"], "unpredicted": res["unpredicted"], "sources": res["sources"],
-                    "left_out": res["left_out"]})
+                    "left_out": res["left_out"], "unread_topology": [
+                        {"id": i, "topology": t, "mapping": m} for i, t, m in res["unread_topology"]]})
         return
     t = Table(title=f"validation ({efficiency} efficiencies{', stack ' + stack if stack else ''}): "
               "error = predicted/measured - 1")
@@ -142,6 +144,28 @@ def validate(
             console.print(f"  not predicted {rid}: {first[rid]}")
         if n_unp > 5:
             console.print(f"  ... and {n_unp - 5} more")
+
+
+def _note_unread_topology(unread: list[tuple[str, str, str]], path: str) -> None:
+    """On stderr (JSON stays clean), one line per InferenceX row of ``path`` whose ``topology`` cell none of
+    fit/ix_topology.TOPOLOGY_FORMS reads: its line, the cell, the mapping it got instead (no deployment
+    given), then the accepted forms once. Such a row was re-mapped with only a JSON note before."""
+    if not unread:
+        return
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from jalapeno.fit.ix_topology import TOPOLOGY_FORMS
+
+    err = Console(stderr=True)
+    for rid, topo, mapping in unread:
+        same = " (no earlier row of the file gives that config_id's topology)" if "(same)" in topo else ""
+        err.print(f"note: {Path(path).name} line {rid.rpartition(':')[2]}, column topology: {topo!r} is not a "
+                  f"topology validate reads{same}; the row was mapped without a deployment, as {mapping}",
+                  markup=False, highlight=False, soft_wrap=True)
+    err.print("  topology forms read: " + " | ".join(TOPOLOGY_FORMS) + "; leave the cell blank when the run's "
+              "deployment is unknown (fit/ix_topology.py)", markup=False, highlight=False, soft_wrap=True)
 
 
 def _print_flagged(res: dict) -> None:

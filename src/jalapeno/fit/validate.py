@@ -49,9 +49,9 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
-from jalapeno.deploy.engines import (get_recipe, identified_config, launch_budget, launch_limits, launch_mtp,
+from jalapeno.deploy.engines import (identified_config, launch_budget, launch_limits, launch_mtp,
                                      launch_recipe, with_launch_kv)
-from jalapeno.deploy.layout import Layout
+from jalapeno.deploy.layout import Layout  # noqa: F401 (the doctests of recipe_mtp)
 from jalapeno.errors import JalapenoError
 from jalapeno.fit.entries import best_entry, entry_candidates, with_stack_mtp
 from jalapeno.fit.ix_cells import bad_cell as _bad_cell
@@ -59,25 +59,19 @@ from jalapeno.fit.ix_cells import context_overrun
 from jalapeno.fit.ix_cells import points_rows
 from jalapeno.fit.ix_cells import positive_num as _num
 from jalapeno.fit.ix_cells import stated_release
+from jalapeno.fit.ix_topology import DYNAMO_TRT_RECIPE, TEP_MAX_SEQS_PER_WORKER, parse_topology  # noqa: F401 (re-exported)
 from jalapeno.fit.latency_limits import peak_within_tpot  # noqa: F401  (re-exported; it lived here)
 from jalapeno.fit.search_space import searched_layouts, searched_mask
 from jalapeno.fit.searched import best_searched, ix_precision, searched_mapping, with_launch_backend
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO, PRESETS, Workload
 
-#: The Dynamo + TRT-LLM recipe of the InferenceX DeepSeek runs, read from the engine data
-#: (data/engines.toml, deploy/engines.py: the one home of these facts, with their sources):
-#: decode workers serving at most ``tep_max_seqs_per_worker`` sequences run attention
-#: tensor-parallel (TEP), busier ones data-parallel (DEP); the draft length falls with the
-#: sequences per attention rank (``mtp_draft_by_seqs_per_rank``).
-DYNAMO_TRT_RECIPE = get_recipe("dynamo-trt-dsr1-fp4")
 #: Assumed MTP for rows measured with MTP: one draft token, accepted at the recipe's single-draft
 #: acceptance (0.85: DeepSeek-V3 technical report §5.4.3, lower end). Labelled per row.
 VALIDATION_MTP = MTP(1, DYNAMO_TRT_RECIPE.mtp_acceptance_single)
 #: Per-token acceptance assumed for chains of 2-3 draft tokens (the recipe's chain acceptance, 0.75).
 #: A point's engine profile replaces either where it gives its own (data/stacks.toml, :func:`with_stack_mtp`).
 CHAIN_ACCEPTANCE = DYNAMO_TRT_RECIPE.mtp_acceptance_chain
-TEP_MAX_SEQS_PER_WORKER = DYNAMO_TRT_RECIPE.tep_max_seqs_per_worker
 MTP_DRAFT_BY_SEQS_PER_RANK = DYNAMO_TRT_RECIPE.mtp_draft_by_seqs_per_rank
 
 HARDWARE = {"GB200 NVL72": "gb200-nvl72", "GB300 NVL72": "gb300-nvl72", "B200": "b200", "B300": "b300",
@@ -180,60 +174,6 @@ def recipe_mtp(decode: Pool, concurrency: float, system: str | None = None, prec
     """
     rec = system and launch_recipe(system, "deepseek-r1", "dynamo-trt", precision, serving="disagg") or DYNAMO_TRT_RECIPE
     return rec.mtp_at(concurrency / (decode.workers * decode.layout.dp), decode.layout.dp)
-
-
-def parse_topology(text: str, moe: bool, concurrency: float | None = None,
-                   prefill_dp_attention: bool = False) -> tuple[Pool | None, Pool | None, str]:
-    """(prefill pool, decode/aggregated pool, note) from an InferenceX topology string.
-
-    "decode N GPU EP=n" does not say how attention is split: with the concurrency known, a decode
-    worker of at most one node (n <= 8) serving <= :data:`TEP_MAX_SEQS_PER_WORKER` sequences is
-    read as TEP (attention TP n, experts EP n), a busier or wider one as DEP (attention DP n),
-    as the InferenceX Dynamo recipes do; without it, DEP. "prefill N GPU TP=n" is TPn EPn, or
-    with ``prefill_dp_attention`` DEPn (every Dynamo + TRT-LLM DeepSeek prefill recipe sets
-    "dp-attn: true" beside "tp: n").
-    """
-    t = text.strip()
-    bad = (None, None, f"topology {t!r} not interpretable")
-    m = re.fullmatch(r"TP(\d+)(?: EP(\d+))?(?: \(.*\))?", t)
-    if m:
-        tp, ep = int(m.group(1)), int(m.group(2) or 1)
-        if tp < 1 or ep < 1:
-            return bad
-        return None, Pool(Layout(tp=tp, ep=ep if moe else 1)), ""
-    m = re.match(r"prefill (\d+) workers TP(\d+) EP(\d+) DPA \((\d+) GPUs\); decode (\d+) workers TP(\d+) EP(\d+) DPA", t)
-    if m:
-        pw, ptp, pep, _, dw, dtp, dep_ = (int(x) for x in m.groups())
-        if min(pw, ptp, pep, dw, dtp, dep_) < 1:
-            return bad
-        return (Pool(Layout(tp=1, dp=ptp, ep=pep), pw), Pool(Layout(tp=1, dp=dtp, ep=dep_), dw), "")
-    m = re.match(r"config_id \d+: prefill TP(\d+) EP(\d+) DPA x(\d+).*decode TP(\d+) EP(\d+) x(\d+)", t)
-    if m:
-        ptp, pep, pw, dtp, dep_, dw = (int(x) for x in m.groups())
-        if min(ptp, pep, pw, dtp, dep_, dw) < 1:
-            return bad
-        return Pool(Layout(tp=1, dp=ptp, ep=pep), pw), Pool(Layout(tp=dtp, ep=dep_), dw), ""
-    m = re.match(r"prefill (\d+) GPU TP=(\d+); decode (\d+) GPU EP=(\d+)", t)
-    if m:
-        pg, ptp, dg, dep_ = (int(x) for x in m.groups())
-        split = not (ptp == pg and ptp in (1, 2, 4, 8))  # read as DEP4 workers
-        if min(pg, ptp, dep_) < 1 or dg < dep_ or dg % dep_ or (split and (pg < 4 or pg % 4)):
-            return bad
-        note = ""
-        if not split and prefill_dp_attention and moe and ptp > 1:
-            pre = Pool(Layout(tp=1, dp=ptp, ep=ptp), 1)
-            note = f"prefill 'TP={ptp}' read as DEP{ptp} (recipe dp-attn)"
-        elif not split:
-            pre = Pool(Layout(tp=ptp, ep=ptp if moe else 1), 1)
-        else:  # e.g. "12 GPU TP=12": 3 workers of 4 (128 heads do not split 12 ways)
-            pre = Pool(Layout(tp=1, dp=4, ep=4 if moe else 1), pg // 4)
-            note = f"prefill '{pg} GPU TP={ptp}' read as {pg // 4} DEP4 workers"
-        workers = dg // dep_
-        if concurrency and dep_ <= 8 and concurrency / workers <= TEP_MAX_SEQS_PER_WORKER:
-            note = "; ".join(x for x in (note, f"decode 'EP={dep_}' read as TEP{dep_} (light load)") if x)
-            return pre, Pool(Layout(tp=dep_, ep=dep_), workers), note
-        return pre, Pool(Layout(tp=1, dp=dep_, ep=dep_), workers), note
-    return bad
 
 
 def load_inferencex(path: str | Path, option: str = "--points") -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:

@@ -9,6 +9,7 @@ import pandas as pd
 
 from jalapeno.fit.aic_quality import aic_decode_flags, aic_source_flags, aic_ttft_flags
 from jalapeno.fit.data_quality import DEFAULT_POINTS, quality_table
+from jalapeno.fit.ix_topology import unread_topology
 from jalapeno.fit.validate import (
     error_summary,
     load_aiconfigurator,
@@ -46,7 +47,8 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     (id, reason), ``sources``, ``left_out`` (a source the call asked for and could not load, with
     why and the fix: aiconfigurator's rows without the ``aiconfigurator-core`` package, the base
     install's case, where the figures cover InferenceX alone), ``unpredicted`` (id, notes/reason) of mapped points the model gave no prediction for
-    (infeasible deployments).
+    (infeasible deployments), ``unread_topology`` (id, topology, mapping) of InferenceX rows whose non-blank
+    ``topology`` is none of fit/ix_topology.TOPOLOGY_FORMS, mapped as a blank one would be.
     Each point is priced with its framework's software stack (specs/stacks.py), or with ``stack``
     (a profile name) for every point.
     ``pricer``: ``roofline`` or ``table`` (fit/validate.predict_points); ``systems``: only the
@@ -66,6 +68,8 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
         raise SpecError("--points", f"{path} not found", "pass --points FILE.csv (InferenceX points format), or "
                         "omit --points for the shipped points")
     pts, skipped = load_inferencex(path)
+    # rows whose topology cell is not a form parse_topology reads: mapped as if blank, said on stderr by the CLI
+    unread = [(p.id, t, p.mapping) for p in pts if (t := unread_topology(p.notes)) is not None]
     if points_path and not pts:  # a user's file of which no row maps: aiconfigurator's rows ran alone, exit 0
         raise SpecError(f"--points {path.name}", f"no measured point could be mapped; {len(skipped)} row(s) skipped"
                         + (f" (first: {skipped[0][0]}: {skipped[0][1]})" if skipped else ""),
@@ -133,7 +137,7 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
                         if r.source == "inferencex" and r.id in not_checked})
     return {"rows": rows, "summary": summary, "overall": overall_errors(ok), "overall_all": overall_errors(rows),
             "flagged": flagged, "unchecked": unchecked, "skipped": skipped, "sources": sources,
-            "left_out": left_out, "unpredicted": unpredicted}
+            "left_out": left_out, "unpredicted": unpredicted, "unread_topology": unread}
 
 
 def overall_errors(rows: pd.DataFrame) -> dict:
