@@ -411,7 +411,9 @@ def compare(
                           bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
                           precisions=precs, recipes=recipes, strict_baseline=bool(baseline))
     rec = res.record()
-    note_lines(overrides)
+    from jalapeno.analysis.estimated_peaks import estimated_peak_notes  # a compute-bound answer on an estimated peak
+
+    note_lines(overrides + estimated_peak_notes(rec, {s.system.name: s.system for s in syss}, m))
     if as_deployed and not recipes:  # gpt-oss-120b --as-deployed ran every system as stated, without a word
         note_lines([f"--as-deployed: no engine recipe deploys {m.name} on {', '.join(names_in)} "
                     "(data/engines.toml default_for); every system runs as stated"])
