@@ -31,6 +31,7 @@ import numpy as np
 import pytest
 
 import jalapeno.cost.overlap as overlap_mod
+import jalapeno.cost.priced as priced_mod
 import jalapeno.cost.roofline as roofline_mod
 import jalapeno.cost.step as step_mod
 from jalapeno.analysis.sweep import SweepOptions, sweep
@@ -55,7 +56,7 @@ def _same(a, b) -> bool:
 
 
 def _fresh(fn, *args, **kw):
-    step_mod._PRICED.clear()
+    priced_mod._PRICED.clear()
     return fn(*args, **kw)
 
 
@@ -69,7 +70,7 @@ class _NoMemo(dict):
 @pytest.fixture
 def no_memos(monkeypatch):
     """Every shortcut's memo out of the way."""
-    monkeypatch.setattr(step_mod, "_PRICED_KEEP", 0)
+    monkeypatch.setattr(priced_mod, "_PRICED_KEEP", 0)
     monkeypatch.setattr(roofline_mod, "_PER_OP", _NoMemo())
     monkeypatch.setattr(overlap_mod, "_ROWS", _NoMemo())
     monkeypatch.setattr(Batch, "distinct", lambda self: (self, None))
@@ -94,7 +95,7 @@ def test_the_batch_and_its_halves_priced_in_one_build_equal_their_own_builds():
     pr, lay = load_pricer("gb200-nvl72"), Layout(tp=1, dp=8, ep=8)
     b = Batch.make(decode_seqs=[8.0, 256.0, 2048.0, 64.0], decode_ctx=8704, prefill_tokens=[0.0, 4096.0, 8192.0, 0.0],
                    prefill_ctx=1024, pad_seqs=[0.0, 0.0, 0.0, 16.0], pad_routing="masked")
-    step_mod._PRICED.clear()
+    priced_mod._PRICED.clear()
     whole, halves = step_mod._priced_tables(R1, pr, lay, FP8, b, 2, halves=True)
     assert step_mod._priced_tables(R1, pr, lay, FP8, b, 2)[0] is whole  # the memo serves the serial call
     for got, batch in ((whole, b), (halves, b.halved())):

@@ -37,12 +37,9 @@ from jalapeno.deploy.layout import EPLB_MAX_PER_EXPERT, Layout, for_model, valid
 from jalapeno.deploy.memory_fit import usable_fraction, weight_bytes_per_chip
 from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.errors import JalapenoError, SpecError
-from jalapeno.serve.analytic import (
-    ServingPoints,
-    aggregated_by_batch,
-    solve_concurrency,
-)
+from jalapeno.serve.analytic import ServingPoints, aggregated_by_batch
 from jalapeno.serve.disagg import decode_curve, disaggregated_points, prefill_perf
+from jalapeno.serve.lockstep import solve_concurrencies
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import Precision, check_precision
@@ -356,12 +353,10 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
             variants = [dep]
             if opt.overlap != "none" and has_ep_all_to_all(model, lay):
                 variants = [replace(dep, overlap="tbo")] if opt.overlap == "tbo" else [dep, replace(dep, overlap="tbo")]
-            sets = []
-            for d in variants:
-                if opt.concurrency is not None:
-                    sets.append(solve_concurrency(model, pricer, d, wl, np.asarray(opt.concurrency)))
-                else:
-                    sets.append(aggregated_by_batch(model, pricer, d, wl, batches))
+            if opt.concurrency is not None:  # the variants in lockstep: one build per layout and pass
+                sets = solve_concurrencies(model, pricer, variants, wl, np.asarray(opt.concurrency))
+            else:
+                sets = [aggregated_by_batch(model, pricer, d, wl, batches) for d in variants]
             if opt.concurrency is None:  # the same batch grid for every variant (same memory fit)
                 _, first = np.unique(sets[0].decode_batch, return_index=True)
                 sets = [p.take(np.sort(first)) for p in sets]

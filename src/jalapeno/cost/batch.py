@@ -31,6 +31,13 @@ def first_seen(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first[order], rank[inv.ravel()]
 
 
+def _column(v, n: int) -> np.ndarray:
+    """``v`` (a field of a batch of ``n`` points) as (n,) float: itself where it is one already."""
+    if type(v) is np.ndarray and v.dtype == np.float64 and v.shape == (n,):
+        return v
+    return np.broadcast_to(np.asarray(v, dtype=float), (n,))
+
+
 @dataclass(frozen=True, slots=True)
 class Batch:
     """What one step of a model instance processes; every field but ``pad_routing`` an array of shape (N,).
@@ -75,23 +82,32 @@ class Batch:
             raise SpecError("batch", "array fields of different lengths: "
                             + ", ".join(f"{k} {n}" for k, n in lengths.items()),
                             "give every array field the same length (scalars apply to every row)")
-        try:
-            arrs = np.broadcast_arrays(*[np.atleast_1d(np.asarray(v, dtype=float)) for v in raw.values()])
-        except ValueError:
-            raise SpecError("batch", "field shapes do not broadcast",
-                            "pass scalars or arrays of one common length") from None
-        out = {}
-        for (k, _), a in zip(raw.items(), arrs):
-            if a.ndim != 1:
-                raise SpecError(f"batch.{k}", "must be a scalar or 1-D array", "flatten the input")
-            if not np.all(np.isfinite(a)) or np.any(a < 0):
-                raise SpecError(f"batch.{k}", "must be finite and >= 0", f"give non-negative {k}")
-            out[k] = np.ascontiguousarray(a)
+        vals = [np.asarray(v, dtype=float) for v in raw.values()]
+        if all(a.ndim <= 1 for a in vals):  # the usual case: the arrays as they are, scalars filled to their length
+            n = max(lengths.values(), default=1)
+            arrs = [np.ascontiguousarray(a) if a.ndim else np.full(n, a) for a in vals]
+        else:
+            try:
+                arrs = np.broadcast_arrays(*[np.atleast_1d(a) for a in vals])
+            except ValueError:
+                raise SpecError("batch", "field shapes do not broadcast",
+                                "pass scalars or arrays of one common length") from None
+        out = dict(zip(raw, arrs))
+        every = np.concatenate(arrs) if all(a.ndim == 1 for a in arrs) else None
+        if every is None or not np.isfinite(every).all() or (every < 0).any():  # say which field
+            for k, a in out.items():
+                if a.ndim != 1:
+                    raise SpecError(f"batch.{k}", "must be a scalar or 1-D array", "flatten the input")
+                if not np.all(np.isfinite(a)) or np.any(a < 0):
+                    raise SpecError(f"batch.{k}", "must be finite and >= 0", f"give non-negative {k}")
+            out = {k: np.ascontiguousarray(a) for k, a in out.items()}
         if np.any((out["prefill_tokens"] > 0) & (out["prefill_seqs"] <= 0)):
             raise SpecError("batch.prefill_seqs", "prefill tokens need at least one sequence",
                             "set prefill_seqs >= 1 where prefill_tokens > 0")
         if pad_routing not in PAD_ROUTINGS:
             raise SpecError("batch.pad_routing", f"{pad_routing!r} is not one of {', '.join(PAD_ROUTINGS)}", "give one of those")
+        if type(pad_seqs) in (int, float) and pad_seqs == 0:  # no dummies (every decode_seqs is >= 0)
+            return cls(**out, pad_seqs=np.zeros(out["decode_seqs"].shape), pad_routing=pad_routing)
         pad = np.broadcast_to(np.asarray(pad_seqs, dtype=float), out["decode_seqs"].shape)
         if not np.all(np.isfinite(pad)) or np.any(pad < 0) or np.any(pad > out["decode_seqs"] + 1e-9):
             raise SpecError("batch.pad_seqs", "must be finite, >= 0 and at most decode_seqs", "give pad_seqs between 0 and decode_seqs")
@@ -114,8 +130,7 @@ class Batch:
         padded = {p.pad_routing for p in parts if np.any(np.asarray(p.pad_seqs) > 0)}
         if len(padded) > 1:
             raise ValueError(f"parts pad their CUDA graphs with different routings {sorted(padded)}: price them apart")
-        arrays = {f.name: np.concatenate([np.broadcast_to(np.asarray(getattr(p, f.name), dtype=float), (p.n,))
-                                          for p in parts]) for f in fields(cls) if f.name != "pad_routing"}
+        arrays = {name: np.concatenate([_column(getattr(p, name), p.n) for p in parts]) for name in _ARRAY_FIELDS}
         return cls(**arrays, pad_routing=padded.pop() if padded else parts[0].pad_routing)
 
     def distinct(self) -> tuple[Batch, np.ndarray | None]:
@@ -154,3 +169,6 @@ class Batch:
         carries half the causal attention work — DeepSeek balances it so), same contexts."""
         return Batch(self.decode_seqs / 2, self.decode_ctx, self.prefill_tokens / 2, self.prefill_ctx,
                      self.prefill_seqs / 2, np.asarray(self.pad_seqs) / 2, self.pad_routing)
+
+
+_ARRAY_FIELDS = tuple(f.name for f in fields(Batch) if f.name != "pad_routing")

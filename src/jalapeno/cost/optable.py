@@ -111,6 +111,10 @@ class OpBuilder:
         self._colls: list[tuple] = []
 
     def _arr(self, x) -> np.ndarray:
+        if type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (self.n,):
+            return x  # what np.asarray(x, dtype=float) returns (the hot path: no conversion)
+        if type(x) is float or type(x) is int:
+            return np.full(self.n, float(x))
         a = np.asarray(x, dtype=float)
         if a.shape == (self.n,):
             return a

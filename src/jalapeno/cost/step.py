@@ -42,10 +42,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from jalapeno.cost.batch import Batch
-from jalapeno.cost.moe_exchange import moe_all_to_all_on
 from jalapeno.cost.mtp_draft import mtp_draft_s
-from jalapeno.cost.ops import build_step_ops
 from jalapeno.cost.optable import CollectiveTable, OpTable
+from jalapeno.cost.priced import columns as _columns
+from jalapeno.cost.priced import moe_all_to_all as _moe_all_to_all
+from jalapeno.cost.priced import priced_tables as _priced_tables
 from jalapeno.cost.overlap import PREFILL_COMM_SM_FRACTION, can_split, roof_parts, tbo_stage
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.cost.roofline import OpTimes
@@ -358,45 +359,6 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
                     bound_level, mem, mem.fits, mem.reason, overlap, pp * hidden)
 
 
-#: The last few (inputs, priced tables) of :func:`_priced_tables`: a sweep prices each layout
-#: twice in a row with the same batch, serially and under two-batch overlap (which adds its
-#: micro-batch tables to the serial ones), so the second call reuses the first's tables. One call
-#: on a layout with an EP all-to-all leaves two entries (the batch and its halves).
-_PRICED: list[tuple[tuple, tuple]] = []
-_PRICED_KEEP = 4
-
-
-def _moe_all_to_all(pricer: Pricer, layout: Layout, model: ModelSpec) -> bool:
-    """Whether the engine (``pricer.efficiency.moe_exchange``) runs the MoE all-to-all for this
-    layout's EP group on this system (cost/moe_exchange.moe_all_to_all_on, with the model's experts per
-    token), else all-gather + reduce-scatter."""
-    return moe_all_to_all_on(pricer.efficiency.moe_exchange, layout.stage_chips, pricer.system.scale_up_chips,
-                             layout.moe_tp, model.moe.top_k if model.moe else None)
-
-
-def _batch_key(layout: Layout, qlen: int, batch: Batch) -> tuple:
-    arrays = (batch.decode_seqs, batch.decode_ctx, batch.prefill_tokens, batch.prefill_ctx, batch.prefill_seqs,
-              np.asarray(batch.pad_seqs, dtype=float))
-    return (layout, qlen, batch.pad_routing, tuple((a.dtype.str, a.shape, a.tobytes()) for a in arrays))
-
-
-def _columns(table, cols):
-    """``table`` (an op, collective or priced table of N points) at points ``cols`` (a slice or an index
-    array): every (rows, N) array cut to those columns, and an op table's (k, n) arrays (N,) to those items;
-    per-row fields are kept. A slice gives views, an index array C-ordered copies (``np.take``; ``v[:, idx]``
-    is Fortran-ordered, and NumPy sums such a table over its rows pairwise, a C-ordered one row by row:
-    the last bits would differ); elementwise results do not depend on the layout."""
-    cut = {}
-    for name in table.__dataclass_fields__:
-        v = getattr(table, name)
-        if isinstance(v, np.ndarray) and v.ndim == 2:
-            cut[name] = v[:, cols] if isinstance(cols, slice) else np.take(v, cols, axis=1)
-        elif name == "kn":
-            cut[name] = tuple(tuple(x[cols] if isinstance(x, np.ndarray) and x.ndim == 1 else x for x in kn)
-                              for kn in v)
-    return replace(table, **cut)
-
-
 def _at_points(sc: StepCost, at: np.ndarray) -> StepCost:
     """``sc``, priced at a batch's distinct points, at every point of the batch: ``at`` (N,) is each
     point's distinct point (Batch.distinct). Every per-point array is indexed; per-op and per-collective
@@ -411,46 +373,6 @@ def _at_points(sc: StepCost, at: np.ndarray) -> StepCost:
                                   fits=mem.fits[at], reason=mem.reason[at]),
                    feasible=sc.feasible[at], reason=sc.reason[at],
                    hidden_comm_s=None if sc.hidden_comm_s is None else sc.hidden_comm_s[at])
-
-
-def _priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
-                   qlen: int, halves: bool = False) -> tuple[tuple, tuple | None]:
-    """The step's op and collective tables (cost/ops.build_step_ops) priced by ``pricer``, and where
-    ``halves`` those of ``batch.halved()`` (the two-batch-overlap micro-batch; None else).
-
-    With ``halves`` one build prices the batch and its halves side by side (Batch.joined: every
-    point is priced on its own, so each part's tables are those a call of its own gives; the call's
-    fixed cost is paid once). A call with the very same model, pricer and precision objects, an
-    equal layout and query length and a batch of bitwise-equal arrays returns the tables of an
-    earlier call (a pure function of those inputs; the tables are never written to), so results
-    are unchanged.
-    """
-    def cached(key):
-        for (m, p, prec, k), out in _PRICED:
-            if m is model and p is pricer and prec is precision and k == key:
-                return out
-        return None
-
-    def price(b: Batch) -> tuple:
-        ops, colls = build_step_ops(model, pricer.system.chip, layout, precision, b, pricer.efficiency, qlen,
-                                    _moe_all_to_all(pricer, layout, model))
-        return ops, colls, pricer.op_times(ops), pricer.collective_times(colls)
-
-    half = batch.halved() if halves else None
-    keys = [_batch_key(layout, qlen, batch)] + ([_batch_key(layout, qlen, half)] if halves else [])
-    outs = [cached(k) for k in keys]
-    if all(o is not None for o in outs):
-        return outs[0], outs[1] if halves else None
-    if halves:
-        n = batch.n
-        joined = price(Batch.joined(batch, half))
-        outs = [tuple(_columns(t, slice(0, n)) for t in joined), tuple(_columns(t, slice(n, 2 * n)) for t in joined)]
-    else:
-        outs = [price(batch)]
-    for k, out in zip(keys, outs):
-        _PRICED.insert(0, ((model, pricer, precision, k), out))
-    del _PRICED[_PRICED_KEEP:]
-    return outs[0], outs[1] if halves else None
 
 
 def _two_batch(model: ModelSpec, layout: Layout, batch: Batch, halves: tuple, serial_layer: np.ndarray,

@@ -250,7 +250,7 @@ def aggregated_batch_cap(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
 
 
 def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload,
-                        decode_batch, slots_full=None) -> ServingPoints:
+                        decode_batch, slots_full=None, cap: tuple[float, str] | None = None) -> ServingPoints:
     """Aggregated closed-loop points at decode batches ``decode_batch`` (N,) per instance.
 
     Batches above the instance's cap are clipped to it (``limit`` names the cap). Steps run
@@ -258,13 +258,20 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     With attention-DP context balancing (``dep.adp_balance_timeout_iters``) TTFT adds the wait for
     every rank to have a prompt (serve/queueing.adp_balance_wait_s), in the regime ``slots_full``
     (N,) bool: whether the users fill the engine's running slots (None: the decode batch reaches
-    ``max_running``).
+    ``max_running``). ``cap``: :func:`aggregated_batch_cap`'s (cap, name) where the caller has it already.
     """
-    eff = pricer.efficiency
+    return agg_points(model, pricer, dep, wl, agg_plan(model, pricer, dep, wl, decode_batch, cap), slots_full)
+
+
+def agg_plan(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, decode_batch,
+             cap: tuple[float, str] | None = None) -> tuple:
+    """What :func:`aggregated_by_batch` derives at ``decode_batch`` (N,) before it prices a step: the step
+    batch (last) and the loads it is made of; :func:`agg_points` finishes the points (serve/lockstep.py
+    prices the batches of several deployments together in between)."""
     lay = dep.decode.layout
     a = dep.mtp.tokens_per_step if dep.mtp else 1.0
     steps = (wl.mean_osl - 1) / a
-    cap, cap_name = aggregated_batch_cap(model, pricer, dep, wl)
+    cap, cap_name = cap or aggregated_batch_cap(model, pricer, dep, wl)
     b_req = np.asarray(decode_batch, dtype=float)
     b = np.minimum(b_req, max(cap, 0.0))
     limit = np.where(b_req > cap, cap_name, "")
@@ -282,14 +289,23 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     # The distinct chunks of the prompts longer than one budget (_long_chunks) join the same call: 2N + N·K' rows.
     n = b.shape[0]
     pre = np.concatenate([np.zeros(n), p_big])
-    sep = dep.prefill_steps == "separate"
     lengths = {None: wl.mean_isl, **{qq: wl.isl_quantile(qq) for qq in QUANTILES}}
     long, chunks, plan = _long_chunks(dep, lengths, b_pre, ctx)
     # decode-only steps at their padded CUDA-graph batch (serve/limits.graph_padded)
     kinds = graph_padded(dep, lay, Batch.make(decode_seqs=np.concatenate([b_mb, b_pre]), decode_ctx=ctx,
                                               prefill_tokens=pre, prefill_ctx=pre_ctx, prefill_seqs=pre / chunk))
-    sc = step_cost(model, pricer, lay, dep.precision, kinds if chunks is None else Batch.joined(kinds, chunks),
-                   dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    return (b, limit, steps, p_mb, chunk, pre_ctx, p_big, b_pre, lengths, long, plan,
+            kinds if chunks is None else Batch.joined(kinds, chunks))
+
+
+def agg_points(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple,
+               slots_full=None) -> ServingPoints:
+    """:func:`aggregated_by_batch`'s points from its :func:`agg_plan`."""
+    b, limit, steps, p_mb, chunk, pre_ctx, p_big, b_pre, lengths, long, plan, batch = plan_
+    eff, lay, ctx, n, sep = pricer.efficiency, dep.decode.layout, wl.decode_ctx, b.shape[0], dep.prefill_steps == "separate"
+    a = dep.mtp.tokens_per_step if dep.mtp else 1.0
+    sc = step_cost(model, pricer, lay, dep.precision, batch, dep.mtp, dep.memory_fraction,
+                   pool_overlap(dep.overlap, model, lay), dep.memory_profile)
     long_step_s, long_interval_s = sc.step_time_s[2 * n:], sc.interval_s[2 * n:]
     frac = np.minimum(p_mb / p_big, 1.0)  # p_mb / chunk below one chunk (or one per rank: _chunk_step_load)
     # decode-only steps above the CUDA-graph ceiling run eagerly (serve/limits.py); the steps
@@ -398,6 +414,11 @@ def _joined_chunk_s(model: ModelSpec, pricer: Pricer, dep: Deployment, b_mb, ctx
     return np.where(extra > 1e-9, np.maximum(sc.step_time_s - chunk_step, 0.0) / np.maximum(extra, 1e-9), s_chunk)
 
 
+#: chunk plans of :func:`_long_chunks` by (budget, lengths): a fixed-concurrency solve prices one deployment
+#: nine times (:func:`solve_concurrency`), every time with the same plan
+_PLANS: dict[tuple, tuple] = {}
+
+
 def _long_chunks(dep: Deployment, lengths: dict, b_mb: np.ndarray, ctx: float) -> tuple[list, Batch | None, tuple]:
     """The chunk steps of the prompts in ``lengths`` (key → tokens) longer than one token budget (one
     attention-DP rank's, Deployment.prompt_budget): (their keys, the Batch of every distinct chunk of those
@@ -410,8 +431,13 @@ def _long_chunks(dep: Deployment, lengths: dict, b_mb: np.ndarray, ctx: float) -
     long = [k for k, v in lengths.items() if math.ceil(v / budget) > 1]
     if not long:
         return long, None, ()
-    tok, pre, owner = chunk_plan([lengths[k] for k in long], budget)
-    keep, col = first_seen(np.stack([tok, pre], axis=1))  # the distinct chunks by first appearance
+    key = (budget, tuple(lengths[k] for k in long))  # the plan depends on these alone (read-only arrays)
+    if key not in _PLANS:
+        tok, pre, owner = chunk_plan([lengths[k] for k in long], budget)
+        _PLANS[key] = (tok, pre, owner, *first_seen(np.stack([tok, pre], axis=1)))  # distinct chunks, first seen
+        if len(_PLANS) > 256:
+            del _PLANS[next(iter(_PLANS))]
+    tok, pre, owner, keep, col = _PLANS[key]
     n = b_mb.shape[0]
     return long, Batch.make(decode_seqs=np.repeat(b_mb, keep.size), decode_ctx=ctx, prefill_tokens=np.tile(tok[keep], n),
                             prefill_ctx=np.tile(pre[keep], n)), (tok, pre, owner, col)
@@ -443,36 +469,11 @@ def solve_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Wor
 
     Fixed point B ← C·D·τ/E2E (Little's law), started at B = C; beyond the instance's cap the
     excess requests queue (throughput flat, TTFT and E2E grow by the queueing delay).
+    serve/lockstep.solve_concurrencies solves several deployments at once.
     """
-    c_req = np.asarray(concurrency, dtype=float)
-    cap, cap_name = aggregated_batch_cap(model, pricer, dep, wl)
-    slots = running_slots(dep, dep.decode.layout)
-    full = None if slots is None or dep.adp_balance_timeout_iters is None else c_req >= slots - 1e-9
-    b = np.minimum(c_req, max(cap, 1e-9))
-    for _ in range(iterations):
-        pts = _at_unique_batches(model, pricer, dep, wl, b, full)
-        ratio = np.where(pts.e2e_s > 0, (pts.e2e_s - pts.ttft_s) / pts.e2e_s, 1.0)
-        b = np.minimum(np.maximum(c_req * ratio, 1e-12), cap)
-    pts = _at_unique_batches(model, pricer, dep, wl, b, full)
-    excess = np.maximum(c_req - pts.concurrency, 0.0)
-    queued = excess > 1e-6 * np.maximum(c_req, 1)
-    wait = np.where(queued & (pts.request_rate_per_s > 0), excess / np.maximum(pts.request_rate_per_s, 1e-30), 0.0)
-    return requeue(pts, c_req, wait, cap_name)
+    from jalapeno.serve.lockstep import solve_concurrencies
 
-
-def _at_unique_batches(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload,
-                       b: np.ndarray, full=None) -> ServingPoints:
-    """:func:`aggregated_by_batch` at batches ``b`` (N,), each distinct batch priced once: every
-    concurrency past the instance's cap clips to the same batch, so a long explicit list
-    (``-c 1..20000``) prices far fewer rows. Exact: a point depends on its batch only."""
-    if full is not None:  # the balancing regime differs by point: price each as it is
-        return aggregated_by_batch(model, pricer, dep, wl, b, full)
-    u, inv = np.unique(b, return_inverse=True)
-    pts = aggregated_by_batch(model, pricer, dep, wl, u)
-    if u.size == b.size and np.array_equal(u, b):
-        return pts
-    return ServingPoints(**{f.name: (v[inv] if np.ndim(v) else v)
-                            for f in fields(pts) for v in (getattr(pts, f.name),)})
+    return solve_concurrencies(model, pricer, [dep], wl, concurrency, iterations)[0]
 
 
 def requeue(pts: ServingPoints, c_req: np.ndarray, wait: np.ndarray, cap_name: str) -> ServingPoints:

@@ -1,0 +1,128 @@
+"""The priced op and collective tables of a step, and their memo (cost/step.py prices through them).
+
+:func:`priced_tables` builds one step's tables (cost/ops.build_step_ops) and prices them with a pricer;
+:func:`price_together` prices several batches of one layout in one build (a fixed-concurrency solve runs a
+layout's serial and two-batch-overlap deployments in lockstep, serve/lockstep.py). Every point of a batch is
+priced on its own (Batch.joined), so a batch's tables are the same whether it is priced alone or beside
+others; the memo returns the tables of an earlier call with the very same model, pricer and precision
+objects, an equal layout and query length and a batch of bitwise-equal arrays (a pure function of those
+inputs; the tables are never written to), so results are unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from jalapeno.cost.batch import Batch
+from jalapeno.cost.moe_exchange import moe_all_to_all_on
+from jalapeno.cost.ops import build_step_ops
+from jalapeno.cost.pricer import Pricer
+from jalapeno.deploy.layout import Layout
+from jalapeno.specs.formats import Precision
+from jalapeno.specs.model import ModelSpec
+
+#: The last few (inputs, priced tables) of :func:`priced_tables`: a sweep prices each layout
+#: twice in a row with the same batch, serially and under two-batch overlap (which adds its
+#: micro-batch tables to the serial ones), so the second call reuses the first's tables. One call
+#: on a layout with an EP all-to-all leaves two entries (the batch and its halves); :func:`price_together`
+#: of two such batches leaves four, which the next two steps read.
+_PRICED: list[tuple[tuple, tuple]] = []
+_PRICED_KEEP = 8
+
+
+def moe_all_to_all(pricer: Pricer, layout: Layout, model: ModelSpec) -> bool:
+    """Whether the engine (``pricer.efficiency.moe_exchange``) runs the MoE all-to-all for this
+    layout's EP group on this system (cost/moe_exchange.moe_all_to_all_on, with the model's experts per
+    token), else all-gather + reduce-scatter."""
+    return moe_all_to_all_on(pricer.efficiency.moe_exchange, layout.stage_chips, pricer.system.scale_up_chips,
+                             layout.moe_tp, model.moe.top_k if model.moe else None)
+
+
+def _batch_key(layout: Layout, qlen: int, batch: Batch) -> tuple:
+    arrays = (batch.decode_seqs, batch.decode_ctx, batch.prefill_tokens, batch.prefill_ctx, batch.prefill_seqs,
+              np.asarray(batch.pad_seqs, dtype=float))
+    return (layout, qlen, batch.pad_routing, tuple((a.dtype.str, a.shape, a.tobytes()) for a in arrays))
+
+
+def columns(table, cols):
+    """``table`` (an op, collective or priced table of N points) at points ``cols`` (a slice or an index
+    array): every (rows, N) array cut to those columns, and an op table's (k, n) arrays (N,) to those items;
+    per-row fields are kept. A slice gives views, an index array C-ordered copies (``np.take``; ``v[:, idx]``
+    is Fortran-ordered, and NumPy sums such a table over its rows pairwise, a C-ordered one row by row:
+    the last bits would differ); elementwise results do not depend on the layout."""
+    cut = {}
+    for name in table.__dataclass_fields__:
+        v = getattr(table, name)
+        if isinstance(v, np.ndarray) and v.ndim == 2:
+            cut[name] = v[:, cols] if isinstance(cols, slice) else np.take(v, cols, axis=1)
+        elif name == "kn":
+            cut[name] = tuple(tuple(x[cols] if isinstance(x, np.ndarray) and x.ndim == 1 else x for x in kn)
+                              for kn in v)
+    return replace(table, **cut)
+
+
+def _cached(model, pricer, precision, key):
+    for (m, p, prec, k), out in _PRICED:
+        if m is model and p is pricer and prec is precision and k == key:
+            return out
+    return None
+
+
+def _price_parts(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, parts: list[Batch],
+                 qlen: int) -> list[tuple]:
+    """(ops, collectives, op times, collective times) of every batch in ``parts``, from one build of the
+    joined batch (each part's columns a slice of it) or, for one part, of that part alone."""
+    b = parts[0] if len(parts) == 1 else Batch.joined(*parts)
+    ops, colls = build_step_ops(model, pricer.system.chip, layout, precision, b, pricer.efficiency, qlen,
+                                moe_all_to_all(pricer, layout, model))
+    joined = (ops, colls, pricer.op_times(ops), pricer.collective_times(colls))
+    if len(parts) == 1:
+        return [joined]
+    ends = np.cumsum([0] + [p.n for p in parts])
+    return [tuple(columns(t, slice(int(a), int(z))) for t in joined) for a, z in zip(ends[:-1], ends[1:])]
+
+
+def _remember(model, pricer, precision, keys: list, outs: list) -> None:
+    for k, out in zip(keys, outs):
+        _PRICED.insert(0, ((model, pricer, precision, k), out))
+    del _PRICED[_PRICED_KEEP:]
+
+
+def priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
+                  qlen: int, halves: bool = False) -> tuple[tuple, tuple | None]:
+    """The step's op and collective tables (cost/ops.build_step_ops) priced by ``pricer``, and where
+    ``halves`` those of ``batch.halved()`` (the two-batch-overlap micro-batch; None else).
+
+    With ``halves`` one build prices the batch and its halves side by side (Batch.joined: every
+    point is priced on its own, so each part's tables are those a call of its own gives; the call's
+    fixed cost is paid once). Memoised (module docstring).
+    """
+    half = batch.halved() if halves else None
+    keys = [_batch_key(layout, qlen, batch)] + ([_batch_key(layout, qlen, half)] if halves else [])
+    outs = [_cached(model, pricer, precision, k) for k in keys]
+    if all(o is not None for o in outs):
+        return outs[0], outs[1] if halves else None
+    outs = _price_parts(model, pricer, layout, precision, [batch, half] if halves else [batch], qlen)
+    _remember(model, pricer, precision, keys, outs)
+    return outs[0], outs[1] if halves else None
+
+
+def price_together(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batches: list[Batch],
+                   qlen: int, halves: bool) -> None:
+    """Price ``batches`` (each with its halves where ``halves``, as :func:`priced_tables` would) in one
+    build and remember them, so that the :func:`priced_tables` calls that follow find them. ``layout`` as
+    step_cost passes it (``for_model``) and each batch as step_cost prices it (``Batch.distinct``). Batches
+    of fewer than two points are left to their own call (a one-column table is summed in another order)."""
+    keys, parts = [], []
+    for b in batches:
+        if b.n < 2:
+            continue
+        both = [b, b.halved()] if halves else [b]
+        ks = [_batch_key(layout, qlen, x) for x in both]
+        if any(_cached(model, pricer, precision, k) is None for k in ks):
+            keys += ks
+            parts += both
+    if len(parts) > (2 if halves else 1):  # more than one call's worth: one build for all
+        _remember(model, pricer, precision, keys, _price_parts(model, pricer, layout, precision, parts, qlen))

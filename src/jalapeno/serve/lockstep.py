@@ -1,0 +1,88 @@
+"""Fixed-concurrency points of several aggregated deployments, solved in lockstep.
+
+:func:`solve_concurrencies` runs serve/analytic.solve_concurrency's fixed point, B ← C·D·τ/E2E (Little's
+law) from B = C, for every deployment at once: each of its nine passes plans every deployment's step
+batch (analytic.agg_plan), prices the batches of deployments that share a layout, precision and query
+length in one build (cost/priced.price_together: a sweep's serial and two-batch-overlap variants of one
+layout), then finishes each deployment's points (analytic.agg_points), which find their tables priced. A
+step prices every point on its own, so every deployment's numbers are those of a solve of its own; the
+fixed-concurrency sweep (``compare -c``, ``frontier -c``) pays about one build per layout and pass where it
+paid one per deployment and pass. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import numpy as np
+
+from jalapeno.cost.priced import price_together
+from jalapeno.cost.pricer import Pricer
+from jalapeno.deploy.deployment import Deployment, query_len
+from jalapeno.deploy.layout import for_model
+from jalapeno.deploy.sharding import has_ep_all_to_all
+from jalapeno.serve.analytic import (ServingPoints, agg_plan, agg_points, aggregated_batch_cap, requeue,
+                                     running_slots)
+from jalapeno.specs.model import ModelSpec
+from jalapeno.specs.workload import Workload
+
+
+def solve_concurrencies(model: ModelSpec, pricer: Pricer, deps: list[Deployment], wl: Workload, concurrency,
+                        iterations: int = 8) -> list[ServingPoints]:
+    """serve/analytic.solve_concurrency of every deployment in ``deps`` at the concurrencies (N,), in order.
+
+    Beyond an instance's cap the excess requests queue (throughput flat, TTFT and E2E grow by the
+    queueing delay).
+    """
+    c_req = np.asarray(concurrency, dtype=float)
+    caps = [aggregated_batch_cap(model, pricer, d, wl) for d in deps]
+    fulls = []
+    for d in deps:
+        slots = running_slots(d, d.decode.layout)
+        fulls.append(None if slots is None or d.adp_balance_timeout_iters is None else c_req >= slots - 1e-9)
+    bs = [np.minimum(c_req, max(cap, 1e-9)) for cap, _ in caps]
+    for _ in range(iterations):
+        pts = _at_unique_batches(model, pricer, deps, wl, bs, fulls, caps)
+        for i, p in enumerate(pts):
+            ratio = np.where(p.e2e_s > 0, (p.e2e_s - p.ttft_s) / p.e2e_s, 1.0)
+            bs[i] = np.minimum(np.maximum(c_req * ratio, 1e-12), caps[i][0])
+    out = []
+    for p, (_, cap_name) in zip(_at_unique_batches(model, pricer, deps, wl, bs, fulls, caps), caps):
+        excess = np.maximum(c_req - p.concurrency, 0.0)
+        queued = excess > 1e-6 * np.maximum(c_req, 1)
+        wait = np.where(queued & (p.request_rate_per_s > 0), excess / np.maximum(p.request_rate_per_s, 1e-30), 0.0)
+        out.append(requeue(p, c_req, wait, cap_name))
+    return out
+
+
+def _at_unique_batches(model: ModelSpec, pricer: Pricer, deps: list[Deployment], wl: Workload, bs: list,
+                       fulls: list, caps: list) -> list[ServingPoints]:
+    """analytic.aggregated_by_batch of each deployment at its batches ``bs[i]`` (N,), each distinct batch
+    priced once: every concurrency past the instance's cap clips to the same batch, so a long explicit
+    list (``-c 1..20000``) prices far fewer rows. Exact: a point depends on its batch only. Where the
+    balancing regime ``fulls[i]`` differs by point, each point is priced as it is."""
+    plans, invs = [], []
+    for d, b, full, cap in zip(deps, bs, fulls, caps):
+        u, inv = (b, None) if full is not None else np.unique(b, return_inverse=True)
+        plans.append(agg_plan(model, pricer, d, wl, u, cap))
+        invs.append(None if full is not None or (u.size == b.size and np.array_equal(u, b)) else inv)
+    _price_shared(model, pricer, deps, [p[-1] for p in plans])
+    out = []
+    for d, plan, full, inv in zip(deps, plans, fulls, invs):
+        pts = agg_points(model, pricer, d, wl, plan, full)
+        out.append(pts if inv is None else ServingPoints(**{f.name: (v[inv] if np.ndim(v) else v)
+                                                            for f in fields(pts) for v in (getattr(pts, f.name),)}))
+    return out
+
+
+def _price_shared(model: ModelSpec, pricer: Pricer, deps: list[Deployment], batches: list) -> None:
+    """Price together the step batches of deployments that share a layout, precision and query length
+    (step_cost's distinct points of each, as it will price them: cost/priced.price_together)."""
+    groups: dict = {}
+    for d, batch in zip(deps, batches):
+        groups.setdefault((d.decode.layout, id(d.precision), query_len(d.mtp)), []).append((d, batch))
+    for (lay, _, qlen), members in groups.items():
+        if len(members) > 1:
+            lay = for_model(lay, model)
+            price_together(model, pricer, lay, members[0][0].precision, [b.distinct()[0] for _, b in members],
+                           qlen, has_ep_all_to_all(model, lay))
