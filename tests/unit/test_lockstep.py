@@ -20,7 +20,9 @@ from jalapeno.cost.pricer import load_pricer
 from jalapeno.deploy.deployment import Pool
 from jalapeno.deploy.layout import Layout, for_model
 from jalapeno.errors import SpecError
-from jalapeno.serve.analytic import ServingPoints, solve_concurrency
+import jalapeno.serve.lockstep as lockstep_mod
+from jalapeno.serve.analytic import (ServingPoints, aggregated_batch_cap, aggregated_by_batch, requeue,
+                                     running_slots, solve_concurrency)
 from jalapeno.serve.lockstep import solve_concurrencies
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
@@ -44,6 +46,32 @@ def _bits(p: ServingPoints) -> list:
     return out
 
 
+def _reference(model, pricer, dep, wl, concurrency) -> ServingPoints:
+    """The fixed point as round 24 solved it: 8 passes + 1, one deployment, every pass priced."""
+    c_req = np.asarray(concurrency, dtype=float)
+    cap, cap_name = aggregated_batch_cap(model, pricer, dep, wl)
+    slots = running_slots(dep, dep.decode.layout)
+    full = None if slots is None or dep.adp_balance_timeout_iters is None else c_req >= slots - 1e-9
+
+    def at(b):
+        if full is not None:
+            return aggregated_by_batch(model, pricer, dep, wl, b, full)
+        u, inv = np.unique(b, return_inverse=True)
+        pts = aggregated_by_batch(model, pricer, dep, wl, u)
+        return ServingPoints(**{f.name: getattr(pts, f.name)[inv] for f in dataclasses.fields(pts)})
+
+    b = np.minimum(c_req, max(cap, 1e-9))
+    for _ in range(8):
+        pts = at(b)
+        ratio = np.where(pts.e2e_s > 0, (pts.e2e_s - pts.ttft_s) / pts.e2e_s, 1.0)
+        b = np.minimum(np.maximum(c_req * ratio, 1e-12), cap)
+    pts = at(b)
+    excess = np.maximum(c_req - pts.concurrency, 0.0)
+    queued = excess > 1e-6 * np.maximum(c_req, 1)
+    wait = np.where(queued & (pts.request_rate_per_s > 0), excess / np.maximum(pts.request_rate_per_s, 1e-30), 0.0)
+    return requeue(pts, c_req, wait, cap_name)
+
+
 def _builds(monkeypatch) -> list:
     calls = []
     real = priced_mod.build_step_ops
@@ -61,10 +89,23 @@ def test_lockstep_equals_solving_each_deployment_alone_without_memo(monkeypatch,
     n_together = len(calls)
     monkeypatch.setattr(priced_mod, "_PRICED_KEEP", 0)  # no memo: every step builds its own tables
     calls.clear()
-    alone = [solve_concurrency(R1, pr, d, wl, CONC) for d in deps]
+    alone = [_reference(R1, pr, d, wl, CONC) for d in deps]
     assert n_together < len(calls)  # one build per pass for both variants, against one each
     for t, a in zip(together, alone):
         assert _bits(t) == _bits(a)
+    assert _bits(solve_concurrency(R1, pr, deps[1], wl, CONC)) == _bits(alone[1])
+
+
+def test_a_deployment_at_its_fixed_point_stops_pricing(monkeypatch):
+    pr, wl = load_pricer("gb200-nvl72"), get_workload("8k1k")
+    dep = _variants()[0]
+    plans = []
+    real = lockstep_mod.agg_plan
+    monkeypatch.setattr(lockstep_mod, "agg_plan", lambda *a, **k: plans.append(1) or real(*a, **k))
+    # past the cap the solve starts at the cap and the first pass returns it: one pass, not nine
+    got = solve_concurrencies(R1, pr, [dep], wl, [20000.0])[0]
+    assert len(plans) == 1 and got.limit[0].endswith("(queueing)")
+    assert _bits(got) == _bits(_reference(R1, pr, dep, wl, [20000.0]))
 
 
 def test_lockstep_with_mtp_and_a_deployment_of_another_layout():
@@ -76,7 +117,7 @@ def test_lockstep_with_mtp_and_a_deployment_of_another_layout():
     priced_mod._PRICED.clear()
     together = solve_concurrencies(R1, pr, [*deps, other], wl, CONC)
     priced_mod._PRICED.clear()
-    alone = [solve_concurrency(R1, pr, d, wl, CONC) for d in [*deps, other]]
+    alone = [_reference(R1, pr, d, wl, CONC) for d in [*deps, other]]
     for t, a in zip(together, alone):
         assert _bits(t) == _bits(a)
 

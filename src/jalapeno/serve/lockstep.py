@@ -31,6 +31,9 @@ def solve_concurrencies(model: ModelSpec, pricer: Pricer, deps: list[Deployment]
                         iterations: int = 8) -> list[ServingPoints]:
     """serve/analytic.solve_concurrency of every deployment in ``deps`` at the concurrencies (N,), in order.
 
+    A deployment whose batches a pass returns bitwise unchanged has reached its fixed point: the
+    passes left would price the same batches again, so its points are kept as they are (the same numbers).
+
     Beyond an instance's cap the excess requests queue (throughput flat, TTFT and E2E grow by the
     queueing delay).
     """
@@ -41,13 +44,19 @@ def solve_concurrencies(model: ModelSpec, pricer: Pricer, deps: list[Deployment]
         slots = running_slots(d, d.decode.layout)
         fulls.append(None if slots is None or d.adp_balance_timeout_iters is None else c_req >= slots - 1e-9)
     bs = [np.minimum(c_req, max(cap, 1e-9)) for cap, _ in caps]
-    for _ in range(iterations):
-        pts = _at_unique_batches(model, pricer, deps, wl, bs, fulls, caps)
-        for i, p in enumerate(pts):
-            ratio = np.where(p.e2e_s > 0, (p.e2e_s - p.ttft_s) / p.e2e_s, 1.0)
-            bs[i] = np.minimum(np.maximum(c_req * ratio, 1e-12), caps[i][0])
+    pts: list = [None] * len(deps)
+    fixed = [False] * len(deps)  # the batches came back bitwise unchanged: every later pass gives the same points
+    for it in range(iterations + 1):
+        todo = [i for i, f in enumerate(fixed) if not f]
+        for i, p in zip(todo, _at_unique_batches(model, pricer, [deps[i] for i in todo], wl, [bs[i] for i in todo],
+                                                 [fulls[i] for i in todo], [caps[i] for i in todo])):
+            pts[i] = p
+            if it < iterations:
+                ratio = np.where(p.e2e_s > 0, (p.e2e_s - p.ttft_s) / p.e2e_s, 1.0)
+                b = np.minimum(np.maximum(c_req * ratio, 1e-12), caps[i][0])
+                fixed[i], bs[i] = b.tobytes() == bs[i].tobytes(), b
     out = []
-    for p, (_, cap_name) in zip(_at_unique_batches(model, pricer, deps, wl, bs, fulls, caps), caps):
+    for p, (_, cap_name) in zip(pts, caps):
         excess = np.maximum(c_req - p.concurrency, 0.0)
         queued = excess > 1e-6 * np.maximum(c_req, 1)
         wait = np.where(queued & (p.request_rate_per_s > 0), excess / np.maximum(p.request_rate_per_s, 1e-30), 0.0)
