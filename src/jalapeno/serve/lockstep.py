@@ -72,9 +72,13 @@ def _at_unique_batches(model: ModelSpec, pricer: Pricer, deps: list[Deployment],
     balancing regime ``fulls[i]`` differs by point, each point is priced as it is."""
     plans, invs = [], []
     for d, b, full, cap in zip(deps, bs, fulls, caps):
-        u, inv = (b, None) if full is not None else np.unique(b, return_inverse=True)
+        if full is not None or b.size < 2 or bool(np.all(b[1:] > b[:-1])):  # already distinct and sorted:
+            u, inv = b, None                                                   # np.unique would return it
+        else:
+            u, inv = np.unique(b, return_inverse=True)
+            inv = None if u.size == b.size and np.array_equal(u, b) else inv
         plans.append(agg_plan(model, pricer, d, wl, u, cap))
-        invs.append(None if full is not None or (u.size == b.size and np.array_equal(u, b)) else inv)
+        invs.append(inv)
     _price_shared(model, pricer, deps, [p[-1] for p in plans])
     out = []
     for d, plan, full, inv in zip(deps, plans, fulls, invs):
