@@ -29,11 +29,8 @@ from importlib.resources import files
 import pandas as pd
 
 from jalapeno.fit.aic_sweeps import measured_date
+from jalapeno.fit.client_warmup import WARMUP_FROM  # InferenceX PR #480: rows measured before it ran cold
 from jalapeno.serve.queueing import REQUESTS_PER_USER
-
-#: InferenceX PR #480 (d053ae24e, 2026-01-21) gave the client 2·C warm-up requests; rows measured
-#: before it ran cold (docs/gap_aic_ttft.md, trtttft25 part 2).
-WARMUP_FROM = "2026-01-21"
 
 #: --chunked-prefill-size of the launch script each group ran, tokens (SemiAnalysisAI/InferenceX):
 #: fp4: benchmarks/dsr1_fp4_b200_docker.sh @e06929c70 and @d8fe8f73e (cold, 2025-11), and

@@ -36,7 +36,10 @@ What is fitted, per profile (:data:`PLAN`), in this order:
    on the TTFT of that source's fit points of its mode at every concurrency, over :data:`BURST_GRID`,
    same loss; the client entry keeps them (InferenceX's own client keeps one wave in R = 10).
 Steps 2 and 4 leave out the TTFT of the aiconfigurator rows that break a data-quality rule
-(fit/aic_quality.py), and every reported TTFT error does too; steps 1 and 3 leave out the TPOT of those
+(fit/aic_quality.py), and every reported TTFT error does too; asked (``warm_clients_only``, off: a what-if, not the
+shipped fit — docs/gap_aic_ttft.md, round 25 coldfit25: it worsens the aiconfigurator TTFT), they also leave out the
+rows timed by a client without a warm-up (fit/client_warmup.py: InferenceX exports measured before its client's
+warm-up, 2026-01-21), which stay in every reported error; steps 1 and 3 leave out the TPOT of those
 that break rule D (a decode slower than a no-faster chip's sibling) or rule E (a TPOT below its decode step's
 bytes over the chips' bandwidth), and every reported TPOT error does too.
 Steps 1-2 use a linear surrogate: each point's prediction at zero and at one probe value per
@@ -58,6 +61,7 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.fit.aic_quality import aic_decode_flags, aic_source_flags, aic_ttft_flags
+from jalapeno.fit.client_warmup import cold_client_ids
 from jalapeno.fit.validate import MeasuredPoint, load_aiconfigurator, load_inferencex, point_release, predict_points
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
 from jalapeno.specs.stacks import Stack, build_stacks, load_stacks, stack_for_framework
@@ -271,12 +275,14 @@ def errors(rows: pd.DataFrame, ids: set[str], ttft_flagged: frozenset = frozense
 
 def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], start: Stack | None = None,
               front_end: bool = False, ttft_flagged: frozenset = frozenset(),
-              tpot_flagged: frozenset = frozenset()) -> dict:
+              tpot_flagged: frozenset = frozenset(), cold: frozenset = frozenset()) -> dict:
     """Fit one profile on its fit half, starting from ``start`` (default: its stated values);
     report fit / held-out errors before (the ``default`` profile's fixed costs, the stated MTP
     acceptance) and after. The TTFT of ``ttft_flagged`` points (aiconfigurator rows that break a
     data-quality rule, fit/aic_quality.py) enters neither the front-end and burst fits nor the errors; the
-    TPOT of ``tpot_flagged`` points (rules D, E) enters neither the step-cost and MTP fits nor the errors.
+    TPOT of ``tpot_flagged`` points (rules D, E) enters neither the step-cost and MTP fits nor the errors. The
+    TTFT of ``cold`` points (timed without a client warm-up: fit/client_warmup.py) enters neither the front-end nor
+    the burst fits, and is kept in the errors.
 
     Returns ``{"values": {...}, "mtp_acceptance": {model: {...}}, "clients": {source: {...}},
     "report": {...}}`` in the form of ``data/stack_fits.toml``.
@@ -289,6 +295,7 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
     clients: dict[str, dict[str, float]] = {}
     notes = []
     cur = replace(stack, clients=MappingProxyType({}))  # every client entry is refitted below
+    no_steady_ttft = ttft_flagged | cold  # TTFT kept out of the front-end and burst fits (steps 2, 4)
     fronts = ((FRONT_END, src) for src in (*FRONTEND_SOURCES, *CLIENT_SOURCES))
     for group, src in [(g, FRONTEND_SOURCES[0]) for g in PLAN.get(name, ())] + (
             list(fronts) if front_end and name in PLAN else []):
@@ -301,7 +308,7 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
             continue
         front = group[0] == "request_overhead_s"
         pts = [p for p in fit_pts if (((p.concurrency or 0) <= FRONTEND_MAX_CONCURRENCY and p.timed_by == src
-                                       and p.id not in ttft_flagged) if front else p.id not in tpot_flagged)]
+                                       and p.id not in no_steady_ttft) if front else p.id not in tpot_flagged)]
         metrics = ("ttft_s",) if front else ("tpot_s", "throughput_per_chip")
         got = _linear_fit(pts, cur, group, metrics, lambda m: m == "throughput_per_chip")
         client = front and src in CLIENT_SOURCES
@@ -316,7 +323,7 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
         cur = replace(cur, **got)
     cur = replace(cur, clients=MappingProxyType({c: MappingProxyType(v) for c, v in clients.items()}))
     for src, field in ((s, f) for s in CLIENT_SOURCES for f in BURST_MODES) if front_end and name in PLAN else ():
-        got = _burst_fit([p for p in fit_pts if p.id not in ttft_flagged], cur, src, field)
+        got = _burst_fit([p for p in fit_pts if p.id not in no_steady_ttft], cur, src, field)
         if isinstance(got, str):
             notes.append(f"{field} (client {src}): {got}, not fitted")
             continue
@@ -337,17 +344,19 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
     return {"values": values, "mtp_acceptance": acc, "clients": clients, "report": report}
 
 
-def fit_all(names: Sequence[str] = tuple(PLAN), front_end: bool = True) -> dict[str, dict]:
+def fit_all(names: Sequence[str] = tuple(PLAN), front_end: bool = True, warm_clients_only: bool = False) -> dict[str, dict]:
     """Fit every profile of ``names`` (each on its own points) on one shared split; the TTFT of the
     aiconfigurator rows that break a data-quality rule (fit/aic_quality.py) is left out of every fit
     and error, and so is the TPOT of those that break rule D or E (the split is drawn over every point, so a
-    flag does not reshuffle it)."""
+    flag does not reshuffle it). With ``warm_clients_only`` (a what-if; the shipped fit leaves it off) the rows timed
+    without a client warm-up (fit/client_warmup.py) are left out of the front-end and burst fits only."""
     pts = load_points()
     sp = split(pts)
     flagged = frozenset(aic_ttft_flags(pts))
     decode = frozenset(aic_decode_flags(pts))
+    cold = cold_client_ids(pts) if warm_clients_only else frozenset()
     out: dict[str, dict] = {}
     for n in names:  # in order: a derived profile starts from its base's fitted values
         out[n] = fit_stack(n, pts, sp, build_stacks(out)[n], front_end=front_end, ttft_flagged=flagged,
-                           tpot_flagged=decode)
+                           tpot_flagged=decode, cold=cold)
     return out
