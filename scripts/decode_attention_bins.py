@@ -25,6 +25,8 @@ Prints; nothing is fitted or written. Needs the [calibrate] extra.
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -32,10 +34,11 @@ import pandas as pd
 from jalapeno.cost.attention import RankBatch, add_gqa_decode_kernel
 from jalapeno.cost.optable import OpBuilder
 from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, load_table
-from jalapeno.fit.mla_kernels import MLA_KV_DTYPES, MLA_TABLE_MODEL, mla_table
 from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.specs.catalog import load_model
 from jalapeno.specs.kv_cache import get_kv_format
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mla_decode_table_check import kernel_frame  # noqa: E402
 
 DEFAULT_SYSTEMS = ("h100", "h200", "b200", "b300", "gb200-nvl72", "gb300-nvl72")
 #: aiconfigurator KV dtype -> (our KV format, compute format of the math priced)
@@ -77,21 +80,9 @@ def gqa_frame(system: str, backend: str) -> pd.DataFrame:
 
 
 def mla_frame(system: str) -> pd.DataFrame:
-    """``generation_mla_perf`` rows (TensorRT-LLM) with the modelled ``attn.mla_decode`` time (us)."""
-    att = load_model(MLA_TABLE_MODEL).attention
-    pricer = load_any_pricer(system, "calibrated")
-    df, _ = load_table(AIC_SYSTEM_DIRS[system], "mla", "generation_mla_perf")
-    df = df.drop_duplicates(subset=["num_heads", "batch_size", "isl", "step", "kv_cache_dtype"])
-    out = []
-    for kvd, d in df.groupby("kv_cache_dtype"):
-        if kvd not in MLA_KV_DTYPES:
-            continue
-        kv_name, fmt = MLA_KV_DTYPES[kvd]
-        tab = mla_table("decode", d, fmt, kv_name, att)
-        t = pricer.op_times(tab).time_s[0]
-        out.append(d.assign(kv=kv_name, ctx=d.step + 1, meas_us=d.latency * 1e3, model_us=t * 1e6,
-                            kv_bytes=tab.kv_bytes[0]))
-    return _binned(pd.concat(out), pricer)
+    """``generation_mla_perf`` rows (TensorRT-LLM) with the modelled ``attn.mla_decode`` time (us): every row of
+    scripts/mla_decode_table_check.kernel_frame, binned."""
+    return _binned(kernel_frame(system, regime=False), load_any_pricer(system, "calibrated"))
 
 
 def _md(df: pd.DataFrame, index: bool = True) -> str:

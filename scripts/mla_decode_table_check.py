@@ -58,13 +58,15 @@ LAYERS = 61
 DP = 8
 
 
-def kernel_frame(system: str) -> pd.DataFrame:
-    """``generation_mla_perf`` rows of the regime with the modelled kernel time (us per layer)."""
+def kernel_frame(system: str, regime: bool = True) -> pd.DataFrame:
+    """``generation_mla_perf`` rows of the regime (``regime=False``: every row) with the modelled kernel time (us per
+    layer) and its KV bytes (``kv_bytes``, B per call)."""
     att = load_model(MLA_TABLE_MODEL).attention
     pricer = load_any_pricer(system, "calibrated")
     df, _ = load_table(AIC_SYSTEM_DIRS[system], "mla", "generation_mla_perf")
     df = df.drop_duplicates(subset=["num_heads", "batch_size", "isl", "step", "kv_cache_dtype"])
-    df = df[df.num_heads.isin(HEADS) & df.batch_size.isin(BATCHES) & df.step.between(1023, 8191)]
+    if regime:
+        df = df[df.num_heads.isin(HEADS) & df.batch_size.isin(BATCHES) & df.step.between(1023, 8191)]
     out = []
     for kvd, d in df.groupby("kv_cache_dtype"):
         if kvd not in MLA_KV_DTYPES:
@@ -72,7 +74,8 @@ def kernel_frame(system: str) -> pd.DataFrame:
         kv_name, fmt = MLA_KV_DTYPES[kvd]
         tab = mla_table("decode", d, fmt, kv_name, att)
         t = pricer.op_times(tab).time_s[0]
-        out.append(d.assign(kv=kv_name, ctx=d.step + 1, meas_us=d.latency * 1e3, model_us=t * 1e6))
+        out.append(d.assign(kv=kv_name, ctx=d.step + 1, meas_us=d.latency * 1e3, model_us=t * 1e6,
+                            kv_bytes=tab.kv_bytes[0]))
     return pd.concat(out)
 
 
