@@ -175,3 +175,18 @@ def test_step_reads_the_dispatch_name_as_pools_do(capsys):
     code, upper, _ = run(capsys, *args, "--dp-dispatch", "Random")
     assert code == 0 and '"dp_dispatch": "random"' in upper
     assert upper == run(capsys, *args, "--dp-dispatch", "random")[1]
+
+
+def test_dispatch_on_one_attention_rank_is_refused_naming_the_option(capsys):
+    # one rank has nothing to choose: random there changed no figure and was silently ignored
+    from cli_runner import check_error, run
+
+    from jalapeno.cli.serving_cmds import parse_pool
+
+    with pytest.raises(SpecError, match="one attention-DP rank") as e:
+        parse_pool("tp=4,dp_dispatch=random", "--decode")
+    assert e.value.field == "--decode dp_dispatch" and "dp=" in e.value.fix
+    check_error(*run(capsys, "step", "-s", "gb200-nvl72", "--tp", "4", "--dp-dispatch", "random"),
+                "--dp-dispatch", "--dp above 1")
+    check_error(*run(capsys, "step", "-s", "gb200-nvl72", "--tp", "4", "--dp-dispatch", "rr"), "--dp-dispatch", "balanced")
+    assert parse_pool("tp=4,dp_dispatch=balanced", "--decode").layout.dp_dispatch == "balanced"

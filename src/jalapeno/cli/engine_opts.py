@@ -380,3 +380,31 @@ def engine_rules(recipe, stack: str | None) -> list[dict]:
         base = get_stack(name)
         from_rules = [(base.name, r) for r in base.rules_at(version)]
     return [{"field": r.field, "value": r.value, "span": f"{n} {r.span}", "source": r.source} for n, r in from_rules]
+
+
+def check_dispatch_ranks(option: str, dp: int, dispatch: str) -> None:
+    """Refuse an attention-DP dispatch other than ``balanced`` where it would be silently ignored: on a prefill pool
+    (dispatch is priced for decoding sequences only, cost/adp_rank.busiest_rank_decode; a prefill pool's prompts are
+    priced at the busiest rank of a balanced dispatch) and on a pool of one attention-DP rank (no rank to choose).
+
+    Args:
+        option: the command-line option the pool came from (``--prefill``, ``--decode``, ``--dp-dispatch``).
+
+    Raises:
+        SpecError: either case, naming the option's dp_dispatch and the fix.
+    """
+    from jalapeno.deploy.layout import DP_DISPATCH
+
+    if dispatch == "balanced" or dispatch not in DP_DISPATCH:  # an unknown name: deploy/layout.validate_layout says so
+        return
+    field = option if option == "--dp-dispatch" else f"{option} dp_dispatch"
+    if option == "--prefill":
+        raise SpecError(field, f"{dispatch!r} on a prefill pool: dispatch is priced for decoding sequences only "
+                        "(cost/adp_rank.busiest_rank_decode); a prefill pool's prompts are priced at the busiest rank "
+                        "of a balanced dispatch", "drop dp_dispatch= from --prefill "
+                        '(give it on --decode, e.g. --decode "dp=32,ep=32,dp_dispatch=random")')
+    if dp == 1:
+        fix = "give --dp above 1, or drop --dp-dispatch" if option == "--dp-dispatch" else \
+            f"give dp= above 1 (attention data parallelism) in {option}, or drop dp_dispatch="
+        raise SpecError(field, f"{dispatch!r} on a pool of one attention-DP rank: there is no rank to choose, so it "
+                        "would change nothing", fix)

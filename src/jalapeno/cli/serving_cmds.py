@@ -25,6 +25,7 @@ from jalapeno.cli.common import (
 )
 from jalapeno.cli.engine_opts import (
     AS_DEPLOYED_HELP,
+    check_dispatch_ranks,
     deployed_recipes,
     engine_option,
     graph_option,
@@ -277,11 +278,7 @@ def parse_pool(text: str, option: str):
             vals[key] = int(val)
         except ValueError:
             raise SpecError(f"{option} {key}", f"{val!r} is not an integer", f"write {key}=<integer>") from None
-    if option == "--prefill" and vals["dp_dispatch"] != "balanced":  # priced for decoding sequences only
-        raise SpecError(f"{option} dp_dispatch", f"{vals['dp_dispatch']!r} on a prefill pool: dispatch is priced for "
-                        "decoding sequences only (cost/adp_rank.busiest_rank_decode); a prefill pool's prompts are "
-                        "priced at the busiest rank of a balanced dispatch", "drop dp_dispatch= from --prefill "
-                        '(give it on --decode, e.g. --decode "dp=32,ep=32,dp_dispatch=random")')
+    check_dispatch_ranks(option, vals["dp"], vals["dp_dispatch"])
     workers = vals.pop("workers")
     if workers < 1:
         raise SpecError(f"{option} workers", "must be >= 1", "write workers=<positive integer>")

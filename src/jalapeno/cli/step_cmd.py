@@ -18,7 +18,7 @@ from jalapeno.cli.common import (
     stack_label,
     stack_option,
 )
-from jalapeno.cli.engine_opts import check_positive, check_positive_limits, engine_memory_option, memory_breakdown_lines
+from jalapeno.cli.engine_opts import check_dispatch_ranks, check_positive, check_positive_limits, engine_memory_option, memory_breakdown_lines
 from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION, check_pricer_chip_model, system_pricer
 from jalapeno.cost.overlap import MIN_SPLIT_SEQS, can_split
 from jalapeno.cost.roofline import compute_limit_labels
@@ -151,6 +151,7 @@ def step(
     if profile is not None:
         check_positive_limits(max_running, max_tokens_per_step)
         profile = profile.with_limits(max_running, max_tokens_per_step)
+    check_dispatch_ranks("--dp-dispatch", dp, dp_dispatch.strip().lower())
     lay = Layout(tp=tp, dp=dp, ep=ep, pp=pp, cp=cp, eplb=eplb, dp_dispatch=dp_dispatch.strip().lower())  # as pools read it
     sc = step_cost(m, pr, for_model(lay, m), prec,
                    Batch.make(decode_seqs=batch, decode_ctx=context, prefill_tokens=prefill_tokens,
