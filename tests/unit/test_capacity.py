@@ -169,3 +169,22 @@ def test_plan_json_carries_both_alternatives(capsys):
     assert d["fewest_chips"] is None and d["packaging"] == {"rack": 31}
     assert d["fewest_boxes"]["level"] == "rack" and d["fewest_boxes"]["packaging"] == {"rack": 30}
     assert d["fewest_boxes"]["chips"] == 2160 and d["fewest_boxes"]["deployment"]["layout"]["ep"] == 72
+
+
+def test_plan_costs_the_whole_racks_it_leaves_partly_idle(gb200):
+    # GB200 NVL72: 72 GPUs a rack, 2.10 kW all-in and $2.21 per GPU-hour (module docstring). A fleet whose chips do
+    # not fill its racks is bought and provisioned as whole racks: the idle GPUs are costed on their own line.
+    frontier, system = gb200
+    for target in (1e5, 3.3e5, 1e6):
+        cp = plan_capacity(frontier, system, target, "output", 10.0)
+        name, size, racks = cp.packaging[-1]
+        assert (name, size) == ("rack", 72)
+        prov = cp.provisioned()
+        if racks * 72 == cp.chips:
+            assert prov is None and cp.provisioned_chips == cp.chips
+            continue
+        assert prov["chips"] == racks * 72 and prov["idle_chips"] == racks * 72 - cp.chips > 0
+        assert prov["usd_per_hour"] == pytest.approx(racks * 72 * 2.21, rel=1e-3)
+        assert prov["all_in_power_kw"] == pytest.approx(racks * 72 * 2.10, rel=1e-3)
+        assert any(line.startswith(f"provisioned (whole racks): {racks:,} x 72 = {racks * 72:,} chips")
+                   for line in cp.arithmetic())

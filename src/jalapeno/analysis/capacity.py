@@ -115,6 +115,26 @@ class CapacityPlan:
         chip serves in that hour (tok/s/chip × 3600 / 1e6), as compare's $/M tok (there input + output)."""
         return self.usd_per_chip_hour / (self.tok_per_s_per_chip * 3600.0 / 1e6)
 
+    @property
+    def provisioned_chips(self) -> int:
+        """Chips of the outermost packaging level's whole boxes (racks x chips per rack): what is bought and
+        provisioned; equal to ``chips`` when the groups fill the boxes (no packaging level: ``chips``)."""
+        if not self.packaging:
+            return self.chips
+        _, size, n = self.packaging[-1]
+        return max(self.chips, n * size)
+
+    def provisioned(self) -> dict | None:
+        """Cost and all-in power of the whole outermost boxes when they hold idle chips, else None: $/hour at
+        the per-chip price and kW at the all-in provisioned convention (a facility provisions whole racks);
+        the plan's power and cost lines count the chips in use."""
+        n = self.provisioned_chips
+        if n == self.chips:
+            return None
+        w, label, _ = self.power_w.get("all-in", (None, None, None))
+        return {"chips": n, "idle_chips": n - self.chips, "usd_per_hour": n * self.usd_per_chip_hour,
+                "all_in_power_kw": None if w is None else n * w / 1e3, "all_in_label": label}
+
     def target_text(self) -> str:
         """The target as printed: thousands separators from 1,000 tok/s, four significant digits below
         (``,.0f`` printed a target of 1e-30 tok/s as 0)."""
@@ -148,6 +168,13 @@ class CapacityPlan:
         lines.append(f"cost: {self.chips:,} x ${self.usd_per_chip_hour:.2f}/chip-hour{basis} = ${self.usd_per_hour:,.2f}/hour")
         lines.append(f"cost per M {k} tokens: ${self.usd_per_chip_hour:.2f} / ({self.tok_per_s_per_chip:,.1f} tok/s/chip x "
                      f"3600 s / 1e6) = ${usd_text(self.usd_per_mtok)}")
+        prov = self.provisioned()
+        if prov is not None:
+            name, size, n = self.packaging[-1]
+            power = ("" if prov["all_in_power_kw"] is None else
+                     f"; all-in power {prov['chips']:,} x {self.power_w['all-in'][0]:,.0f} W = {prov['all_in_power_kw']:,.1f} kW")
+            lines.append(f"provisioned (whole {name}s): {n:,} x {size} = {prov['chips']:,} chips, {prov['idle_chips']:,} idle; "
+                         f"cost {prov['chips']:,} x ${self.usd_per_chip_hour:.2f} = ${prov['usd_per_hour']:,.2f}/hour{power}")
         lines.append(f"delivered: {self.chips:,} x {self.tok_per_s_per_chip:,.1f} = {self.delivered_tok_per_s:,.0f} "
                      f"tok/s ({self.target_kind}) >= target {self.target_text()}")
         own = Footprint(p, self.tok_per_s_per_chip, self.chips, self.packaging).text()

@@ -55,7 +55,7 @@ def plan(
                     "packaging": {name: n for name, _, n in cp.packaging},
                     "power_kw": {c: v[2] / 1e3 for c, v in cp.power_w.items()},
                     "usd_per_hour": cp.usd_per_hour, "usd_per_mtok": cp.usd_per_mtok, "usd_estimate": cp.usd_estimate,
-                    "delivered_tok_per_s": cp.delivered_tok_per_s,
+                    "delivered_tok_per_s": cp.delivered_tok_per_s, "provisioned": cp.provisioned(),
                     "fewest_chips": None if cp.fewest is None else cp.fewest.as_dict(),
                     "fewest_boxes": None if cp.fewest_boxes is None else {
                         "level": cp.packaging[-1][0], **cp.fewest_boxes.as_dict()},
