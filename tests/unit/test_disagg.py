@@ -204,6 +204,13 @@ def test_open_loop_serves_every_rate_up_to_the_closed_loop_plateau():
     assert r.request_rate_per_s[:2] == pytest.approx([0.5 * plateau, 0.99 * plateau], rel=1e-3)
     assert (r.queue_s[:2] <= 1e-3 * r.e2e_s[:2]).all()
     assert "overloaded" in r.reason[2]
+    # the plateau as a number (simulate's overload note reads it; it parsed serve_at_rate's message before):
+    # the closed loop's plateau at 1e5 users (a point of the 1/64 .. 65,536 grid's range, within its spacing)
+    from jalapeno.serve.point import sustainable_rate_per_s
+
+    cap = sustainable_rate_per_s(m, s, dep, wl)
+    assert cap == pytest.approx(plateau, rel=0.02)
+    assert f"at most {cap:.3g} requests/s" in r.reason[2]
 
 
 # ---- the prefill burst share of a client's runs (Efficiency.prefill_burst_fraction) ---------------

@@ -225,13 +225,12 @@ def _overload_note(m, pr, dep, wl, rate: float) -> str:
     capacity ``predict --rate`` refuses past, serve/point.serve_at_rate): simulate ran it with no
     word, its queue growing for the whole run, and printed a 'steady state' that is none (at
     ``--rate 1e6`` one over 0.0 s). '' when the rate is sustainable."""
-    from jalapeno.serve.point import serve_at_rate
+    from jalapeno.serve.point import sustainable_rate_per_s
 
-    pts = serve_at_rate(m, pr, dep, wl, [rate])
-    why = str(pts.reason[0])
-    if bool(pts.feasible[0]) or not why.startswith("overloaded"):
+    lam_cap = sustainable_rate_per_s(m, pr, dep, wl)
+    if lam_cap <= 0 or rate <= lam_cap * (1 + 1e-6):  # serve/point.serve_at_rate's overload test (none: no steady state to compare)
         return ""
-    cap = why.split("at most ", 1)[-1].split(" requests/s", 1)[0]  # point.py words it 'sustains at most X requests/s'
+    cap = f"{lam_cap:.3g}"
     return (f"note: --rate {rate:g} requests/s is above the {cap} requests/s this deployment sustains (the analytic "
             "model; `predict --rate` refuses it): the queue grows for the whole run, so there is no steady state "
             "and TTFT and throughput depend on --requests. Give --rate below it for a steady state, or more "

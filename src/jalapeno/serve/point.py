@@ -326,6 +326,24 @@ def _disagg_idle_start(pricer: Pricer, dep: Deployment, wl: Workload, pts: Servi
     return _with_ttft(pts, out)
 
 
+def _rate_grid(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload) -> tuple[np.ndarray, ServingPoints]:
+    """The closed-loop grid open-loop rates are read from: 145 concurrencies from 1/64 to 65,536 (geometric)."""
+    grid_c = np.geomspace(1.0 / 64, 65536.0, 145)
+    return grid_c, serve_at_concurrency(model, pricer, dep, wl, grid_c, idle_start=False, saturate=False)
+
+
+def _plateau(grid: ServingPoints) -> float:
+    """The highest request rate the grid's feasible points reach, requests/s (0.0 where none is)."""
+    feas = grid.feasible & (grid.request_rate_per_s > 0)
+    return float(grid.request_rate_per_s[feas].max()) if feas.any() else 0.0
+
+
+def sustainable_rate_per_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload) -> float:
+    """The open-loop request rate ``dep`` sustains, requests/s (the whole deployment's): the plateau the
+    closed-loop points reach at the batch cap; :func:`serve_at_rate` marks any rate above it overloaded."""
+    return _plateau(_rate_grid(model, pricer, dep, wl)[1])
+
+
 def serve_at_rate(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, rate_per_s) -> ServingPoints:
     """Open loop: points of ``dep`` at request rates (N,) requests/s, the whole deployment's.
 
@@ -336,8 +354,7 @@ def serve_at_rate(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
     """
     lam_req = np.atleast_1d(np.asarray(rate_per_s, dtype=float))
     w = dep.decode.workers if dep.prefill is None else 1
-    grid_c = np.geomspace(1.0 / 64, 65536.0, 145)
-    grid = serve_at_concurrency(model, pricer, dep, wl, grid_c, idle_start=False, saturate=False)
+    grid_c, grid = _rate_grid(model, pricer, dep, wl)
     # steady states without an admission queue (a sliver of queueing from interpolation is not one)
     ok = grid.feasible & (grid.request_rate_per_s > 0) & (grid.queue_s <= 1e-3 * grid.e2e_s)
     if not ok.any():
@@ -354,7 +371,7 @@ def serve_at_rate(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
     # the sustainable rate is the plateau the queued (closed-loop) points reach; rates between the
     # last unqueued grid point and it are found by bisection on the concurrency (λ(C) is monotone)
     feas = grid.feasible & (grid.request_rate_per_s > 0)
-    lam_cap = float(grid.request_rate_per_s[feas].max())
+    lam_cap = _plateau(grid)
     band = (lam_req > lam.max()) & (lam_req <= lam_cap * (1 + 1e-6))
     if band.any():
         c_lo = float(conc[order][-1])
