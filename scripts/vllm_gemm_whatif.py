@@ -15,6 +15,7 @@ calibration), ``gemm_dtype == "fp8"``, fastest row per (m, n, k). The normalisat
 set prices vLLM's GEMMs right at m <= 16 (the raw table says vLLM's kernel is 16% faster there, which the
 measured small-batch rows do not show), and vLLM departs from that by its own table's shape above 16 rows.
 Figures: docs/gap_aic_itl.md, "vLLM's FP8 GEMM row-count dip as a what-if".
+Run: GEMM_SYS=h200 python scripts/vllm_gemm_whatif.py validate --json -o FILE   (~30 s)
 """
 
 import os
