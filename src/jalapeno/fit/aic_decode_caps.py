@@ -42,7 +42,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from jalapeno.deploy.deployment import Deployment, Pool
-from jalapeno.fit.searched import SearchSpace, ix_precision, search_spaces
+from jalapeno.fit.searched import SearchSpace, ix_precision, latest_of_each_key, search_spaces
 
 #: the aiconfigurator backend -> the InferenceX framework whose entries state a decode max_batch (TensorRT-LLM's
 #: srt-slurm recipe file names and bodies, or the 2025 entries' inline ``DECODE_MAX_BATCH_SIZE``; vLLM's recipe
@@ -80,11 +80,9 @@ def searched_decode_cap(system: str, model: str, precision: str, isl: int, osl: 
             for e in s.entries
             if e.prefill is not None and e.max_batch and e.mtp == mtp and concurrency in e.concurrencies
             and (_pool_key(e.prefill), _pool_key(e.decode)) == want]
-    if len({b for _, b in hits}) > 1 and date:
-        latest: dict[str, str] = {}
-        for s in {s.key + s.date: s for s, _ in hits if s.date <= date}.values():
-            latest[s.key] = max(latest.get(s.key, ""), s.date)
-        hits = [(s, b) for s, b in hits if latest.get(s.key) == s.date]
+    if len({b for _, b in hits}) > 1 and date:  # the spaces in force at the row's date (as matching_spaces reads it)
+        keep = {(s.key, s.date) for s in latest_of_each_key([s for s, _ in hits if s.date <= date])}
+        hits = [(s, b) for s, b in hits if (s.key, s.date) in keep]
     if len({b for _, b in hits}) != 1:
         return None, ""
     s, b = hits[0]

@@ -175,12 +175,15 @@ def matching_spaces(system: str, model: str, precision_cell: str, framework_cell
             if (s.system, s.model, s.isl, s.osl) == (system, model, isl, osl) and s.date <= date
             and (not fw or s.framework == fw) and (mode is None or s.disagg == mode)
             and (any_prec or ix_precision(model, s.precision, system) == prec)]
-    if upto:
-        return cand
+    return cand if upto else latest_of_each_key(cand)
+
+
+def latest_of_each_key(spaces) -> list:
+    """The spaces of ``spaces`` (SearchSpace, in order) dated on their key's latest date among them."""
     latest: dict[str, str] = {}
-    for s in cand:
+    for s in spaces:
         latest[s.key] = max(latest.get(s.key, ""), s.date)
-    return [s for s in cand if s.date == latest[s.key]]
+    return [s for s in spaces if s.date == latest[s.key]]
 
 
 def searched_runs(system: str, model: str, isl: int, osl: int, spaces: list[SearchSpace],
