@@ -33,7 +33,6 @@ import pytest
 import jalapeno.cost.overlap as overlap_mod
 import jalapeno.cost.priced as priced_mod
 import jalapeno.cost.roofline as roofline_mod
-import jalapeno.cost.step as step_mod
 from jalapeno.analysis.sweep import SweepOptions, sweep
 from jalapeno.cost.ops import build_step_ops
 from jalapeno.cost.pricer import load_pricer
@@ -96,11 +95,11 @@ def test_the_batch_and_its_halves_priced_in_one_build_equal_their_own_builds():
     b = Batch.make(decode_seqs=[8.0, 256.0, 2048.0, 64.0], decode_ctx=8704, prefill_tokens=[0.0, 4096.0, 8192.0, 0.0],
                    prefill_ctx=1024, pad_seqs=[0.0, 0.0, 0.0, 16.0], pad_routing="masked")
     priced_mod._PRICED.clear()
-    whole, halves = step_mod._priced_tables(R1, pr, lay, FP8, b, 2, halves=True)
-    assert step_mod._priced_tables(R1, pr, lay, FP8, b, 2)[0] is whole  # the memo serves the serial call
+    whole, halves = priced_mod.priced_tables(R1, pr, lay, FP8, b, 2, halves=True)
+    assert priced_mod.priced_tables(R1, pr, lay, FP8, b, 2)[0] is whole  # the memo serves the serial call
     for got, batch in ((whole, b), (halves, b.halved())):
         ops, colls = build_step_ops(R1, pr.system.chip, lay, FP8, batch, pr.efficiency, 2,
-                                    step_mod._moe_all_to_all(pr, lay, R1))
+                                    priced_mod.moe_all_to_all(pr, lay, R1))
         own = (ops, colls, pr.op_times(ops), pr.collective_times(colls))
         for g, w in zip(got, own):
             for f in fields(w):
@@ -178,7 +177,7 @@ def test_op_times_from_the_per_op_memo_equal_fresh_ones(no_memos):
     gb200 = load_pricer("gb200-nvl72")
     slow_gemm = gb200.efficiency.with_overrides({"gemm": {"fp8_block": {"peak_fraction": 0.3}}})
     pricers = [gb200, gb200.with_efficiency(slow_gemm), load_pricer("b200")]
-    tables = [build_step_ops(R1, p.system.chip, lay, FP8, b, p.efficiency, 1, step_mod._moe_all_to_all(p, lay, R1))[0]
+    tables = [build_step_ops(R1, p.system.chip, lay, FP8, b, p.efficiency, 1, priced_mod.moe_all_to_all(p, lay, R1))[0]
               for p in pricers]
     fresh = [p.op_times(t) for p, t in zip(pricers, tables)]
     roofline_mod._PER_OP = {}  # a live memo (the fixture restores the disabled one)

@@ -44,9 +44,7 @@ import numpy as np
 from jalapeno.cost.batch import Batch
 from jalapeno.cost.mtp_draft import mtp_draft_s
 from jalapeno.cost.optable import CollectiveTable, OpTable
-from jalapeno.cost.priced import columns as _columns
-from jalapeno.cost.priced import moe_all_to_all as _moe_all_to_all
-from jalapeno.cost.priced import priced_tables as _priced_tables
+from jalapeno.cost.priced import columns, moe_all_to_all, priced_tables
 from jalapeno.cost.overlap import PREFILL_COMM_SM_FRACTION, can_split, roof_parts, tbo_stage
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.cost.roofline import OpTimes
@@ -293,7 +291,7 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
                         "give a prefill-only batch (decode_seqs = 0, e.g. --batch 0 --prefill-tokens N) or set cp = 1")
     check_overlap_layout(overlap, model, layout)
     qlen = query_len(mtp)
-    (ops, colls, times, cts), halves = _priced_tables(model, pricer, layout, precision, batch, qlen,
+    (ops, colls, times, cts), halves = priced_tables(model, pricer, layout, precision, batch, qlen,
                                                       has_ep_all_to_all(model, layout))
     ct, levels, scopes = _expose(cts.time_s, colls, ops, times), cts.level, cts.scope
     n, pp = batch.n, layout.pp
@@ -324,7 +322,7 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
     if mtp is not None:  # k drafting passes of the MTP module (cost/mtp_draft.py)
         draft = mtp_draft_s(model, pricer, layout, precision,
                             Batch.make(decode_seqs=batch.decode_seqs, decode_ctx=batch.decode_ctx), mtp,
-                            _moe_all_to_all(pricer, layout, model))
+                            moe_all_to_all(pricer, layout, model))
         step_time, interval = step_time + draft, interval + draft
 
     cw = np.where(is_p2p, pp - 1.0, 1.0)[:, None] if nc else None
@@ -364,8 +362,8 @@ def _at_points(sc: StepCost, at: np.ndarray) -> StepCost:
     point's distinct point (Batch.distinct). Every per-point array is indexed; per-op and per-collective
     fields are kept."""
     mem = sc.memory
-    return replace(sc, ops=_columns(sc.ops, at), times=_columns(sc.times, at),
-                   collectives=_columns(sc.collectives, at), coll_time_s=np.take(sc.coll_time_s, at, axis=1),
+    return replace(sc, ops=columns(sc.ops, at), times=columns(sc.times, at),
+                   collectives=columns(sc.collectives, at), coll_time_s=np.take(sc.coll_time_s, at, axis=1),
                    coll_algorithm=np.take(sc.coll_algorithm, at, axis=1), step_time_s=sc.step_time_s[at],
                    interval_s=sc.interval_s[at], draft_s=sc.draft_s[at], attribution_s={k: v[at] for k, v in sc.attribution_s.items()},
                    bound=sc.bound[at], bound_margin=sc.bound_margin[at], bound_level=sc.bound_level[at],
@@ -381,7 +379,7 @@ def _two_batch(model: ModelSpec, layout: Layout, batch: Batch, halves: tuple, se
     all-to-all time hidden per stage; rewrites ``share`` (the per-stage attribution) in place.
 
     The micro-batch tables (``halves``: those of ``batch.halved()``, built by cost/ops.py and priced
-    by the step's pricer in :func:`_priced_tables`) are interleaved by cost/overlap.py. Attribution:
+    by the step's pricer in :func:`cost/priced.priced_tables`) are interleaved by cost/overlap.py. Attribution:
     the micro-batches' compute, HBM and launch shares (x2), their blocking collectives (x2) by link
     scope, and the exposed all-to-all time split over the scopes in proportion to the all-to-all times.
     """
