@@ -1,0 +1,188 @@
+"""TensorRT-LLM's eager context step: the low-load TTFT floor B200 DeepSeek-R1 pays and gpt-oss-120b / Llama-3.3-70B do not (issue 18, round 26; diagnosis, nothing shipped).
+
+aiconfigurator's B200 TensorRT-LLM aggregated rows (fit/validate.load_aiconfigurator, InferenceX exports) are split
+into the model's parts by scripts/aic_ttft_split.predict_parts: ``lone`` (one prompt on an idle engine: its prefill
+step and half a decode step), ``load`` (what the row's load adds on the accelerator), ``front`` (the client's fitted
+front end, data/stack_fits.toml ``clients.inferencex-db``: 0.075 s + 0.625 µs per prompt token) and ``burst`` (the
+idle-start wave). The residual ``resid`` = measured − lone − load − burst is what the front end has to carry.
+
+TensorRT-LLM's PyTorch executor replays CUDA graphs for generation-only batches; a step that carries a prompt runs
+eagerly unless the launch script turns on piecewise CUDA graphs (``torch_compile_config.enable_piecewise_cuda_graph``;
+TensorRT-LLM docs/source/features/torch_compile_and_piecewise_cuda_graph.md: piecewise graphs "primarily benefit
+host-bound iterations in the context phase"; serve/limits.py cites ``can_run_cuda_graph``). The InferenceX DeepSeek-R1
+scripts of 2026-01/02 turn it on for some (ISL, OSL, CONC, layout) cells only (:data:`PIECEWISE_RULES`, read at the
+commits named there), so rows of one deployment at one load differ in that flag alone: the natural experiment this
+script prints. It prints, for the rows at C <= 8: the residual by model, release, ISL and MTP; the prompt-step time
+each DeepSeek-R1 row implies once a small front end is taken off (:func:`implied_step_s`), beside the model's lone
+prompt; the pairs with piecewise graphs on and off; and a what-if (nothing written): the front end refitted on the
+gpt-oss-120b and Llama-3.3-70B rows and DeepSeek-R1's eager prompt step priced max(H, lone), H fitted, both on the
+even rows of a declared split (rows sorted by id), reported on the odd rows.
+Run: python scripts/trt_eager_context_floor.py   (about two minutes)
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+#: the concurrency up to which a row counts as low load (the burst and the steady queue are a few ms)
+LOW_LOAD = 8
+#: InferenceX DeepSeek-R1 B200 TensorRT-LLM scripts that set piecewise CUDA graphs, keyed (precision, release, MTP):
+#: (commit, rule); every earlier script (the 1.1.0rc2 and unstated-release rows) sets none (``git log -S
+#: enable_piecewise_cuda_graph -- benchmarks``: first at ec7bafaae). ``chips`` is the script's TP (the instance),
+#: ``dp`` whether it runs attention DP.
+PIECEWISE_RULES = {
+    ("fp4", "1.2.0rc6.post2", False): ("6eecc0e66 (2026-02-03) benchmarks/dsr1_fp4_b200_trt.sh",
+                                       lambda isl, osl, c, chips, ep, dp: isl == 1024 and osl == 1024 and chips == 8
+                                       and ep == 8),
+    ("fp8", "1.2.0rc6.post2", False): ("ec7bafaae (2026-01-29) benchmarks/dsr1_fp8_b200_trt.sh",
+                                       lambda isl, osl, c, chips, ep, dp: (isl == 1024 and osl == 1024 and c >= 64)
+                                       or (isl == 1024 and osl == 8192 and 128 <= c < 256)
+                                       or (isl == 8192 and osl == 1024 and c >= 64)),
+    ("fp8", "1.2.0rc6.post3", True): ("5d517074c (2026-02-05) benchmarks/dsr1_fp8_b200_trt_mtp.sh",
+                                      lambda isl, osl, c, chips, ep, dp: not dp and not (
+                                          (isl == 1024 and osl == 1024 and c <= 4) or (isl == 1024 and osl == 8192
+                                                                                      and c <= 8)
+                                          or (isl == 8192 and osl == 1024 and c <= 16))),
+    ("fp4", "1.2.0rc6.post3", True): ("0aae52d4c (2026-02-06) benchmarks/dsr1_fp4_b200_trt_mtp.sh",
+                                      lambda isl, osl, c, chips, ep, dp: (isl == 1024 and osl == 1024 and (
+                                          c in (32, 64) or (c == 128 and not dp)))
+                                      or (isl == 1024 and osl == 8192 and c == 64)),
+}
+
+
+def piecewise_on(precision: str, release: str, mtp: bool, isl: int, osl: int, conc: float, chips: int, ep: int,
+                 dp: bool) -> bool:
+    """Whether the launch script of a B200 DeepSeek-R1 TensorRT-LLM row ran piecewise CUDA graphs
+    (:data:`PIECEWISE_RULES`); False for a (precision, release, MTP) no rule covers.
+
+    >>> piecewise_on("fp4", "1.2.0rc6.post2", False, 1024, 1024, 64, 8, 8, False)
+    True
+    >>> piecewise_on("fp4", "1.2.0rc6.post2", False, 1024, 8192, 64, 8, 8, False)
+    False
+    >>> piecewise_on("fp8", "1.2.0rc6.post3", True, 1024, 1024, 8, 8, 1, False), piecewise_on("fp8", "1.1.0rc2", True, 1024, 1024, 8, 8, 1, False)
+    (True, False)
+    """
+    rule = PIECEWISE_RULES.get((precision, release, bool(mtp)))
+    return bool(rule and rule[1](int(isl), int(osl), float(conc), int(chips), int(ep), bool(dp)))
+
+
+def implied_step_s(measured, load, burst, front_s):
+    """The prompt step (plus its half decode step) a row implies: measured − load − burst − front end (s, arrays).
+
+    >>> float(implied_step_s(0.16, 0.001, 0.003, 0.026))
+    0.13
+    """
+    return np.asarray(measured, float) - np.asarray(load, float) - np.asarray(burst, float) - np.asarray(front_s, float)
+
+
+def floored(lone, host_s, eager):
+    """The lone prompt's accelerator time with an eager prompt step's host floor: max(host_s, lone) where ``eager``,
+    else lone (s, arrays).
+
+    >>> floored(np.array([0.03, 0.15, 0.03]), 0.13, np.array([True, True, False])).round(3).tolist()
+    [0.13, 0.15, 0.03]
+    """
+    lone = np.asarray(lone, float)
+    return np.where(eager, np.maximum(lone, host_s), lone)
+
+
+def _stat(e: pd.Series) -> str:
+    e = e.dropna()
+    return f"{e.abs().median():.1%} / {e.median():+.1%} n{len(e)}" if len(e) else "-"
+
+
+def frame() -> pd.DataFrame:
+    """The B200 TensorRT-LLM aggregated rows of the three models with their parts and keys."""
+    from aic_ttft_split import parts, predict_parts
+
+    from jalapeno.fit.aic_quality import aic_source_flags, aic_ttft_flags
+    from jalapeno.fit.client_warmup import aic_row_dates
+    from jalapeno.fit.validate import load_aiconfigurator
+
+    points, _ = load_aiconfigurator()
+    flagged = set(aic_ttft_flags(points)) | set(aic_source_flags(points))
+    sel = [p for p in points if p.system == "b200" and p.mode == "agg" and p.framework.split()[0] == "trtllm"
+           and p.model in ("gpt-oss-120b", "llama-3.3-70b", "deepseek-r1") and p.id not in flagged]
+    df = predict_parts(sel)
+    df = df[df.full.notna() & df.measured_ttft_s.notna()].copy()
+    df = df.assign(**parts(df.full, df.noburst, df.bare, df.lone), m=df.measured_ttft_s)
+    by_id = {p.id: p for p in sel}
+    dates = aic_row_dates()
+    lay = [by_id[i].deployment.decode.layout for i in df.index]
+    df["release"] = [(by_id[i].framework.split() + ["unstated"])[1] for i in df.index]
+    df["mtp"] = [by_id[i].deployment.mtp is not None for i in df.index]
+    df["tp"], df["dp"], df["ep"] = [x.tp for x in lay], [x.dp for x in lay], [x.ep for x in lay]
+    df["warm"] = [dates.get(i, "") >= "2026-01-21" for i in df.index]
+    df["piecewise"] = [piecewise_on(r.precision, r.release, r.mtp, r.isl, r.osl, r.conc, r.tp * r.dp, r.ep, r.dp > 1)
+                       for r in df.itertuples()]
+    df["resid"] = df.m - df.lone - df.load - df.burst
+    return df.sort_index()
+
+
+def fit_front(low: pd.DataFrame) -> tuple[float, float]:
+    """a, b of a front end a + b·ISL with the least median |log(predicted/measured)| over ``low`` (rows without the
+    eager floor), grid a 0..0.1 s by 2.5 ms, b 0..8 µs by 0.25 µs."""
+    best = (np.inf, 0.0, 0.0)
+    for a in np.arange(0, 0.1001, 0.0025):
+        for b in np.arange(0, 8.01e-6, 0.25e-6):
+            pred = low.full - low.front + a + b * low.isl
+            err = float(np.median(np.abs(np.log(pred / low.m))))
+            if err < best[0]:
+                best = (err, float(a), float(b))
+    return best[1], best[2]
+
+
+def main() -> None:
+    pd.set_option("display.width", 250)
+    pd.set_option("display.max_rows", 300)
+    df = frame()
+    low = df[df.conc <= LOW_LOAD].copy()
+    print(f"== C <= {LOW_LOAD}: median residual (measured - lone - load - burst), s, and the model's lone prompt")
+    print(low.groupby(["model", "release", "precision", "mtp", "isl"]).agg(
+        n=("m", "size"), measured=("m", "median"), lone=("lone", "median"), resid=("resid", "median"),
+        error=("full", lambda s: np.median(s / low.loc[s.index, "m"] - 1))).round(3).to_string())
+    dsr = low[(low.model == "deepseek-r1") & low.warm & ~low.piecewise]
+    print("\n== warm DeepSeek-R1 rows without piecewise graphs: the prompt step implied with a 20 ms + 2.5 µs/token "
+          "front end (gpt-oss-120b's residual), s")
+    imp = dsr.assign(implied=implied_step_s(dsr.m, dsr.load, dsr.burst, 0.02 + 2.5e-6 * dsr.isl))
+    print(imp.groupby(["precision", "mtp", "isl", "tp"]).agg(n=("m", "size"), lone=("lone", "median"),
+                                                            implied=("implied", "median")).round(3).to_string())
+    print("\n== the same deployment and load with piecewise CUDA graphs on and off (the script's flag), s")
+    keys = ["precision", "release", "mtp", "tp", "dp", "ep", "isl", "conc"]
+    d = df[df.model == "deepseek-r1"]
+    for k, g in d.groupby(keys):
+        if g.piecewise.nunique() == 2:
+            on, off = g[g.piecewise], g[~g.piecewise]
+            print(dict(zip(keys, k)), f"on (OSL {on.osl.tolist()}): measured {on.m.median():.3f} model "
+                  f"{on.full.median():.3f} resid {on.resid.median():.3f} | off (OSL {off.osl.tolist()}): measured "
+                  f"{off.m.median():.3f} model {off.full.median():.3f} resid {off.resid.median():.3f}")
+    # what-if on the low-load rows: declared split, even rows (sorted by id) fit, odd rows held out
+    low["half"] = np.arange(len(low)) % 2
+    fit = low[low.half == 0]
+    a, b = fit_front(fit[fit.model != "deepseek-r1"])
+    eager = (low.model == "deepseek-r1") & ~low.piecewise
+    base = low.full - low.front + a + b * low.isl - low.lone
+
+    def err(h):
+        return (base + floored(low.lone, h, eager)) / low.m - 1
+
+    grid = np.arange(0.0, 0.3001, 0.005)
+    fd = (low.half == 0) & (low.model == "deepseek-r1") & low.warm
+    h = float(grid[int(np.argmin([np.median(np.abs(np.log1p(err(x)[fd]))) for x in grid]))])
+    new = err(h)
+    print(f"\n== what-if (C <= {LOW_LOAD}; fit on even rows: front end {a * 1e3:.1f} ms + {b * 1e6:.2f} µs/token on "
+          f"gpt-oss-120b and Llama-3.3-70B, H = {h * 1e3:.0f} ms on warm DeepSeek-R1): shipped -> what-if, held out")
+    for key, g in low.groupby(["model", "warm"]):
+        ho = g[g.half == 1]
+        print(key, f"all {_stat(g.full / g.m - 1)} -> {_stat(new[g.index])}; held out {_stat(ho.full / ho.m - 1)} -> "
+              f"{_stat(new[ho.index])}")
+
+
+if __name__ == "__main__":
+    main()
