@@ -28,7 +28,8 @@ row per shape; scripts/aic_kimi_split.interp_table):
 
 Ops no table covers keep the model's time (``rest``: the q/k norm passes, RoPE + KV write, the layer's
 norm/residual passes, embedding, LM-head all-gather, the step's fixed costs), and two are estimated
-independently here, not in the model:
+independently here from their FLOPs and bytes (the model had neither before round 26; it prices the FP32 gate
+since, cost/ops.py, so on a later tree ``m_router`` is already FP32 and ``whatif`` equals ``model``):
 
 - ``router_fp32``: vLLM's MiniMax-M2 gate is ``ReplicatedLinear(..., params_dtype=torch.float32)`` called on
   ``hidden_states.to(torch.float32)`` (vllm/model_executor/models/minimax_m2.py, MiniMaxM2MoE): an FP32 GEMM

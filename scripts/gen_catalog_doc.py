@@ -42,6 +42,7 @@ SYSTEM_KEYS = {
 CHIP_KEYS = {
     "name": ("-", "chip name"),
     "peak_dense_tflops": ("TFLOP/s", "dense peak (no 2:4 sparsity) per compute format: `peak_dense_tflops.bf16` (required), `.fp8`, `.fp4`, `.int8`; leave a format out where the chip has no hardware for it"),
+    "fp32_vector_tflops": ("TFLOPS", "FP32 peak of the vector (non-tensor, FMA) units, for FP32 GEMMs: MiniMax-M2's gate, which vLLM and SGLang run in FP32 (cost/ops.py); optional, absent = the gate priced in BF16"),
     "hbm_capacity_gb": ("GB (1e9 B)", "nominal HBM capacity; give exactly one of `hbm_capacity_gb` / `hbm_capacity_gib`"),
     "hbm_capacity_gib": ("GiB (2^30 B)", "nominal HBM capacity, for vendors who quote binary units"),
     "hbm_usable_gb": ("GB", "HBM the inference engine can use (after runtime reservations); optional, default = nominal; at most one of `_gb` / `_gib`; must be <= nominal"),

@@ -4,7 +4,8 @@ Counts follow the model config, the layout (deploy/layout.py conventions) and th
 - GEMM: 2·rows·k·n FLOPs, k·n stored weights (format of the module), rows·(k·b_in + 2·n)
   activation bytes; b_in = 1 when the GEMM runs in FP8/FP4 (quantised activations) else 2.
 - Dense FFN (SwiGLU): gate+up [h → 2·I/tp], down [I/tp → h], TP over the attention TP group.
-- MoE: router [h → E] (BF16); shared expert like a dense FFN; routed experts: the busiest EP
+- MoE: router [h → E] (BF16; FP32 on the chip's vector units where the engines run it so,
+  ``MoESpec.router_fp32``, and the chip gives ``fp32_vector_tflops``); shared expert like a dense FFN; routed experts: the busiest EP
   rank's assignments (cost/moe.py; its popularity share from deploy/eplb.py: the model's routing
   skew and the layout's placement, EPLB or contiguous) through 3 grouped GEMMs, reading only the
   experts it touches,
@@ -56,6 +57,12 @@ from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import FORMATS, Precision, resolve_compute_format
 from jalapeno.specs.hardware import Chip
 from jalapeno.specs.model import ModelSpec
+
+#: Bytes per hidden element of an FP32 gate's input (``MoESpec.router_fp32``): the FP32 copy of the hidden state
+#: written (4) and read by the GEMM (4). Assumption: the cast (``hidden_states.to(torch.float32)``) fuses into
+#: the kernel of the RMSNorm before it (vLLM compiles the model with torch.compile/Inductor), so it adds no
+#: launch and no second read of the BF16 input. Its weights are FP32 (4 bytes).
+ROUTER_FP32_INPUT_BYTES = 8.0
 
 #: bf16 vectors of h touched per token per layer by norms, residuals and quantisation (estimate).
 ELEMENTWISE_VECTORS_PER_LAYER = 10.0
@@ -149,7 +156,10 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
 
     if model.moe and n_moe:
         m = model.moe
-        ob.gemm("moe.router", "bf16", t, h, m.num_experts, ROUTER_BYTES, 2.0, count=n_moe, kernels=2)
+        if m.router_fp32 and chip.fp32_vector_flop_per_s:  # FP32 gate on the vector units, its input cast first
+            ob.gemm("moe.router", "fp32", t, h, m.num_experts, 4.0, ROUTER_FP32_INPUT_BYTES, count=n_moe, kernels=2)
+        else:
+            ob.gemm("moe.router", "bf16", t, h, m.num_experts, ROUTER_BYTES, 2.0, count=n_moe, kernels=2)
         if m.shared_intermediate:
             wb, wf, ain = mod("shared_experts")
             _ffn(ob, "moe.shared_expert", wf, t, h, m.shared_intermediate / tp, wb, ain, n_moe,

@@ -164,12 +164,15 @@ def _per_op(table: OpTable, chip: Chip, eff: Efficiency) -> _PerOp:
                         dtype=float).reshape(n_ops, 1)
 
     is_gemm = np.array([k in ("gemm", "moe") for k in table.kind]).reshape(n_ops, 1)
+    # an FP32 GEMM (MiniMax-M2's gate, cost/ops.py) runs on the vector FMA units at Chip.peak("fp32"): no MMA tile
+    # to fill, so no few-rows penalty (half_rows 0; named assumption), at the set's BF16 GEMM peak fraction
+    vector = np.array([f == "fp32" for f in table.fmt]).reshape(n_ops, 1)
     other_m = np.array([eff.kernel_hbm(k, f) for k, f in zip(fam, table.fmt)], dtype=float).reshape(n_ops, 1)
     launch = np.array([eff.moe_floor_s / MOE_KERNELS if mo and eff.moe_floor_s is not None
                        else eff.kernel_launch_s for mo in is_moe])
     out = _PerOp(
         peak=np.array([chip.peak(f) for f in table.fmt], dtype=float).reshape(n_ops, 1), is_gemm=is_gemm,
-        top=per_op(eff.gemm_peak, eff.moe_peak), half=per_op(eff.gemm_half, eff.moe_half),
+        top=per_op(eff.gemm_peak, eff.moe_peak), half=np.where(vector, 0.0, per_op(eff.gemm_half, eff.moe_half)),
         attn=np.array([eff.kernel_peak(k, f) for k, f in zip(fam, table.fmt)], dtype=float).reshape(n_ops, 1),
         eta_m=np.where(is_gemm, per_op(eff.gemm_hbm, eff.moe_hbm), other_m),
         per_kernel_s=np.maximum(launch.reshape(n_ops, 1), kernel_floor_s(table, eff)),

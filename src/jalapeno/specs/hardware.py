@@ -24,7 +24,7 @@ from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from jalapeno.specs.files import read_user_text
 from jalapeno.specs.kv_tiers import TiersFile, parse_kv_tiers
 from jalapeno.specs.link_levels import check_level_order
-from jalapeno.specs.sourced import Sourced, SourcedNames, _Strict
+from jalapeno.specs.sourced import Banded, Sourced, SourcedNames, _Strict
 from jalapeno.specs.plausibility import check_plausible, check_range
 from jalapeno.specs.schema_errors import describe
 
@@ -42,6 +42,7 @@ COUNT_KEYS = ("chip.hbm_stacks", "chip.compute_units", "chip.mma_tile_m")
 class ChipFile(_Strict):
     name: str = Field(min_length=1)  # '' was accepted: messages then named no chip
     peak_dense_tflops: dict[Literal["bf16", "fp8", "fp4", "int8"], Sourced]
+    fp32_vector_tflops: Sourced | None = None  # FP32 on the CUDA cores (no tensor cores): Chip.peak("fp32")
     hbm_capacity_gb: Sourced | None = None
     hbm_capacity_gib: Sourced | None = None
     hbm_usable_gb: Sourced | None = None
@@ -111,20 +112,6 @@ class HostFile(_Strict):
     bandwidth_gb_per_s: Sourced
     latency_us: Sourced
     note: str = ""
-
-
-class Banded(Sourced):
-    """A sourced number with an optional plausible range (``low`` ≤ ``high``); the value may lie
-    outside it (a what-if override does), the band is what sensitivity and audits sweep."""
-
-    low: float | None = Field(default=None, gt=0, strict=True)
-    high: float | None = Field(default=None, gt=0, strict=True)
-
-    @model_validator(mode="after")
-    def _ordered(self):
-        if self.low is not None and self.high is not None and self.low > self.high:
-            raise ValueError(f"need low <= high, got low {self.low} and high {self.high}")
-        return self
 
 
 class DieFile(_Strict):
@@ -207,6 +194,8 @@ class Chip:
     #: the FP4 block-scaled formats its FP4 tensor cores consume (``mxfp4``, ``nvfp4``); None = not
     #: stated (every FP4 format accepted: a hypothetical chip)
     fp4_block_formats: frozenset[str] | None = None
+    #: FP32 peak FLOP/s of the vector (non-tensor) units, for FP32 GEMMs (MiniMax-M2's gate); None where not given
+    fp32_vector_flop_per_s: float | None = None
 
     @property
     def formats(self) -> frozenset[str]:
@@ -221,8 +210,8 @@ class Chip:
         return self.fp4_block_formats is None or fmt in self.fp4_block_formats
 
     def peak(self, fmt: str) -> float:
-        """Peak FLOP/s in ``fmt`` (the caller resolves fallbacks first)."""
-        return self.peak_flop_per_s[fmt]
+        """Peak FLOP/s in ``fmt`` (the caller resolves fallbacks first; "fp32": the vector units')."""
+        return self.fp32_vector_flop_per_s if fmt == "fp32" else self.peak_flop_per_s[fmt]
 
 
 @dataclass(frozen=True, slots=True)
@@ -460,6 +449,7 @@ def system_from_dict(data: dict, where: str = "system") -> System:
         sustained_w=c.sustained_w.value if c.sustained_w else None,
         die=_die(f.die, int(c.hbm_stacks.value), where),
         compute_units=int(c.compute_units.value) if c.compute_units else None,
+        fp32_vector_flop_per_s=c.fp32_vector_tflops.value * units.TFLOPS if c.fp32_vector_tflops else None,
         sram_per_unit_bytes=c.sram_per_unit_kib.value * units.KiB if c.sram_per_unit_kib else None,
         mma_tile_m=int(c.mma_tile_m.value) if c.mma_tile_m else None,
         fp4_block_formats=frozenset(c.fp4_block_formats.formats) if c.fp4_block_formats else None,

@@ -112,6 +112,9 @@ class MoESpec:
             gives generated tokens the family's measured σ while prompt tokens keep ``routing_sigma``.
         aux_loss_free: the router was trained without an auxiliary balance loss (DeepSeek-V3
             ``topk_method = noaux_tc``: bias-corrected top-k), the family with measured skew.
+        router_fp32: the engines run the gate GEMM in FP32 (MiniMax-M2: vLLM's and SGLang's
+            ``MiniMaxM2MoE`` hold the gate in float32 and call it on ``hidden_states.to(torch.float32)``),
+            priced on the chip's FP32 vector units where it gives their peak (cost/ops.py).
     """
 
     num_experts: int
@@ -124,6 +127,7 @@ class MoESpec:
     routing_sigma: float = 0.0
     aux_loss_free: bool = False
     decode_routing_sigma: float = 0.0
+    router_fp32: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -268,7 +268,7 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
                       expert_intermediate=expert_inter, shared_intermediate=shared_inter,
                       expert_bias=mt == "gpt_oss",
                       router_bias=mt == "gpt_oss" or bias_corrected,
-                      aux_loss_free=bias_corrected)
+                      aux_loss_free=bias_corrected, router_fp32=mt == "minimax_m2")
     elif mt in _GQA_MOE_TYPES:
         raise SpecError(f"{src}: num_experts", f"model_type {mt} is MoE but no expert count found",
                         "add num_experts / num_local_experts to the config")

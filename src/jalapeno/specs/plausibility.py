@@ -48,6 +48,8 @@ class Range:
 RANGES: dict[str, Range] = {r.key: r for r in (
     Range("chip.peak_dense_tflops", "TFLOPS", 1.0, 2e5, "989 (H100 BF16) to 35,000 (Vera Rubin FP4)",
           "dense TFLOPS: 989 for H100 BF16, not 9.89e14 FLOP/s and not the sparse figure"),
+    Range("chip.fp32_vector_tflops", "TFLOPS", 0.1, 1e4, "67 (H100, H200) to 90 (GB200)",
+          "FP32 TFLOPS of the vector units (not the TF32 tensor-core figure): 67 for H100"),
     Range("chip.hbm_capacity", "GB", 0.1, 1e4, "80 (H100) to 288 (B300, MI355X, Vera Rubin)",
           "GB per chip: 141 for H200, not 1.41e11 bytes"),
     Range("chip.hbm_bandwidth_tb_per_s", "TB/s", 0.01, 500.0, "3.35 (H100) to 22 (Vera Rubin)",
@@ -135,6 +137,8 @@ def check_plausible(system, where: str = "system") -> None:
     c = system.chip
     for fmt, v in c.peak_flop_per_s.items():
         _check(where, "chip.peak_dense_tflops", f"chip.peak_dense_tflops.{fmt}", v / units.TFLOPS)
+    if c.fp32_vector_flop_per_s is not None:
+        _check(where, "chip.fp32_vector_tflops", "chip.fp32_vector_tflops", c.fp32_vector_flop_per_s / units.TFLOPS)
     _check_capacity(where, system, "hbm_capacity", c.hbm_capacity_bytes)
     _check_capacity(where, system, "hbm_usable", c.hbm_usable_bytes)
     _check(where, "chip.hbm_bandwidth_tb_per_s", "chip.hbm_bandwidth_tb_per_s", c.hbm_bandwidth_bytes_per_s / units.TB)

@@ -1,4 +1,4 @@
-"""The file-schema base of the catalog: strict pydantic models and the sourced number.
+"""The file-schema base of the catalog: strict pydantic models, the sourced number and the banded one.
 
 Every number in a system TOML is ``{ value = ..., source = "..." }`` (optional ``alternatives``
 and ``estimate = true``). Shared by specs/hardware.py and the schema tables that live beside it
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class _Strict(BaseModel):
@@ -30,3 +30,17 @@ class SourcedNames(_Strict):
 
     formats: list[Literal["mxfp4", "nvfp4"]] = Field(min_length=1)
     source: str = Field(min_length=3)
+
+
+class Banded(Sourced):
+    """A sourced number with an optional plausible range (``low`` ≤ ``high``); the value may lie
+    outside it (a what-if override does), the band is what sensitivity and audits sweep."""
+
+    low: float | None = Field(default=None, gt=0, strict=True)
+    high: float | None = Field(default=None, gt=0, strict=True)
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if self.low is not None and self.high is not None and self.low > self.high:
+            raise ValueError(f"need low <= high, got low {self.low} and high {self.high}")
+        return self
