@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from mlperf_diagnosis import (BLOG10_BALANCE, TPOT_MEAN_S, diagnosis, fp8_granularity_check, h200_fp8_gemm_check,
                               llama2_at_submitted_engines, published_engine_check)
+from mlperf_offline_percentiles import offline_curves
 
 from jalapeno.errors import JalapenoError
 from jalapeno.fit.mlperf import (DEFAULT_LENGTHS, DEFAULT_MLPERF, MLPERF_ENGINE_OF, MLPERF_LENGTHS, MLPERF_RULES,
@@ -34,7 +35,10 @@ def _intro() -> list[str]:
               "(`frontier@limits`, fit/latency_limits.py: the submitters raise the load until a limit binds or "
               "throughput saturates, and the measured TPOT and TTFT are results, not inputs; the TTFT tail is the "
               "prefill queue's M/G/1 tail over the dataset's prompts, serve/open_loop.py — the closed-loop "
-              "sweep's mean-queue TTFT does not bound it). Each row is served with its "
+              "sweep's mean-queue TTFT does not bound it). Both frontier mappings pick among the serving mode the "
+              "submission ran: aggregated for the TensorRT-LLM and AMD vLLM harnesses (one engine per instance; "
+              "fit/mlperf.MLPERF_AGGREGATED, round 26: before, disaggregated layouts the runs did not have were "
+              "eligible), every mode for the Dynamo row. Each row is served with its "
               f"dataset's length spread (`{DEFAULT_LENGTHS.name}`: one (ISL, OSL) pair per sample of the official "
               "MLCommons dataset file, outputs scaled to the run's mean; specs/workload.LengthSpread), which moves "
               "the decode context to its output-token-weighted mean. Engines: the rows' framework strings are "
@@ -91,9 +95,23 @@ def _deepseek_paragraph() -> list[str]:
         "two largest terms). The MLA block is not the short term: TensorRT-LLM's measured attention module",
         "(aiconfigurator `mla_generation_module_perf`, 128 heads, 64-1,024 sequences, 1-8K context) is priced",
         "within -18%..+12% on every NVIDIA system (docs/gap_disagg_overprediction.md, `scripts/mla_decode_table_check.py`).",
+        *_offline_step_lines(),
         "Llama-2-70B: the runs carry 450-1,530 running requests per chip (B200/GB200: TP1, `gpu_batch_size`",
         "2,048, `max_num_tokens` 3,584), where the frontier peak is the right reference; its mean input is now",
         "the dataset's 222 tokens (was an assumed 300).", ""]
+
+
+def _offline_step_lines() -> list[str]:
+    """The Offline runs' steady step read from their LoadGen latency percentiles (scripts/mlperf_offline_percentiles.py)."""
+    rows = offline_curves()
+    per = "; ".join(f"{r['id'].removeprefix('mlperf51_').split('_TRT')[0]} {r['step_measured_s'] * 1e3:.1f} vs "
+                    f"{r['step_model_s'] * 1e3:.1f} ms, max latency {r['measured'][-1]:,.0f} s vs {r['constant'][3]:,.0f} "
+                    f"s with it, {r['scaled'][3]:,.0f} s in proportion" for r in rows)
+    return ["The steady step itself, read from the Offline runs' LoadGen latency percentiles (`python",
+            "scripts/mlperf_offline_percentiles.py`: a slot replay counts the completion curve in steps; from the first",
+            "completion to the median every slot is busy) against the model's at the same engine, and the run's last",
+            f"completion with that residual carried through the drain as a constant per step: {per}. A fixed ~20 ms per",
+            "step, not a per-sequence cost, is what the model lacks (docs/gap_large_batch_decode.md, round 26)."]
 
 
 def _engine_check_lines(tpot_at_load_s: float) -> list[str]:
@@ -200,10 +218,12 @@ def _engine_lines(frontier_rows) -> list[str]:
              f"`MLPERF_LIMIT_ENGINES`; that deployment's best load within the same two limits, "
              f"fit/latency_limits.engine_within_limits), the {len(both)} rows read: median |error| "
              f"{np.median(np.abs(e_f)):.1%} -> {np.median(np.abs(e_e)):.1%}, bias {np.median(e_f):+.1%} -> "
-             f"{np.median(e_e):+.1%}; per row, frontier -> engine: {per}. The Llama-3.1-405B rows' frontier "
-             "points are disaggregated (many TP2/TP4 prefill instances) where the runs served one aggregated "
-             "TP4 / TP8 engine with chunked context; on that engine the Poisson p99 TTFT binds far below the "
-             "measured load (docs/model.md §8.8), so the default stays the frontier."), ""]
+             f"{np.median(e_e):+.1%}; per row, frontier -> engine: {per}. Until round 26 the Llama-3.1-405B rows' "
+             "frontier points were disaggregated (many TP2/TP4 prefill instances) where the runs served one "
+             "aggregated TP4 / TP8 engine with chunked context; the frontier now keeps the runs' aggregated mode "
+             "(fit/mlperf.MLPERF_AGGREGATED), and on aggregated engines the modelled Poisson p99 TTFT of the "
+             "9.4K-token prompts binds below the measured load (docs/model.md §8.8; docs/gap_large_batch_decode.md "
+             "round 26), so these rows are now under-predicted."), ""]
 
 
 def mlperf_section() -> list[str]:

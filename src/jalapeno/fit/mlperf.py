@@ -217,6 +217,29 @@ MLPERF_ENGINE_OF = {"TensorRT-LLM": "trt", "AMD ROCm stack (vLLM-based per v5.1 
 #: exchange all-gathers at EP <= top-k). An upper bound, not the commit's own release number.
 MLPERF_TRTLLM_RELEASE = "1.2.0rc2"
 
+#: Frameworks whose MLPerf v5.1 harness serves aggregated engines only (each instance prefills and decodes its own
+#: requests), so a frontier mapping picks among aggregated deployments (MeasuredPoint.serving ``agg``):
+#: NVIDIA's TensorRT-LLM harness, which the NVIDIA, Google and Nebius configs run (inference_results_v5.1 @965182b,
+#: closed/NVIDIA/code/llmlib/config.py: one ``trtllm-serve`` endpoint per instance of ``tensor_parallelism`` GPUs,
+#: whose extra config carries no disaggregation fields; closed/*/configs/*/*/{llama2-70b,llama3_1-405b,deepseek-r1}.py
+#: set none), and AMD's vLLM harness (closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/*_mi3*.yaml:
+#: one vLLM engine per GPU, ``tensor_parallel_size: 1``). Rows whose id names another harness (the ``Dynamo``
+#: Llama-3.1-405B row: closed/NVIDIA/code/llama3_1-405b/tensorrt/run_disagg_405B, disaggregated) keep every mode.
+MLPERF_AGGREGATED = frozenset(MLPERF_ENGINE_OF)
+
+
+def serving_of(key: str, framework: str) -> str:
+    """The serving modes a frontier mapping of result ``key`` (run by ``framework``, the row's string) may pick:
+    ``agg`` where its harness serves aggregated engines only (:data:`MLPERF_AGGREGATED`), else ``both``.
+
+    >>> serving_of("mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Server", "TensorRT-LLM")
+    'agg'
+    >>> serving_of("mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_Dynamo_llama3p1-405b_Interactive", "TensorRT-LLM")
+    'both'
+    """
+    return "agg" if framework in MLPERF_AGGREGATED and "_Dynamo_" not in key else "both"
+
+
 MLPERF_SKIPPED = {
     "llama3_1-405b_pruned": "open-division pruned model: not the catalog's Llama-3.1-405B",
     "llama3_1-405b_finetuned": "open-division fine-tuned variant: not the catalog's Llama-3.1-405B weights",
@@ -244,8 +267,8 @@ SERVER_MAPPINGS = ("engine@limits", "frontier@limits", "frontier@tpot_limit", "f
 
 
 def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_path: str | Path | None = None,
-                server_mapping: str = "frontier@limits",
-                declared_fusion: bool = False) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
+                server_mapping: str = "frontier@limits", declared_fusion: bool = False,
+                serving: str = "stated") -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
     """MLPerf results of a ``published_points.csv``-format file as measured points, and the skipped
     results (id, reason). ``spread``: serve each row with its dataset's length spread (outputs
     scaled to the run's mean), else at the fixed mean lengths. ``lengths_path``: the dataset lengths
@@ -255,10 +278,13 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
     engine build declares the fused GEMM + all-reduce (:data:`MLPERF_GEMM_ALLREDUCE`) with it; not the
     default, since it moves the default Server / Interactive mapping away from the measurements
     (docs/model.md §6.3: the Offline rows and the submissions' own engines come closer, the best-of-every-
-    layout frontier within the limits overshoots).
+    layout frontier within the limits overshoots). ``serving``: the deployments a frontier mapping may pick:
+    ``stated`` (default) the serving mode the submission ran (:func:`serving_of`: aggregated for the TensorRT-LLM and
+    AMD vLLM harnesses), ``any`` aggregated and disaggregated alike (the mapping before round 26).
 
     Raises:
-        SpecError: missing file, a missing column, an unknown ``server_mapping`` or a non-bool ``declared_fusion``.
+        SpecError: missing file, a missing column, an unknown ``server_mapping`` or ``serving``, or a non-bool
+            ``declared_fusion``.
     """
     from jalapeno.fit.mlperf_server import server_run
     from jalapeno.specs.catalog import load_model, load_system
@@ -266,6 +292,8 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
     if not isinstance(declared_fusion, bool):
         raise SpecError("declared_fusion", f"must be True or False, got {declared_fusion!r}",
                         "pass True to price the rows' declared gemm_allreduce_plugin, else False")
+    if serving not in ("stated", "any"):
+        raise SpecError("serving", f"unknown {serving!r}", "use 'stated' (the submission's serving mode) or 'any'")
     if server_mapping not in SERVER_MAPPINGS:
         raise SpecError("server_mapping", f"unknown mapping {server_mapping!r}", f"use one of {', '.join(SERVER_MAPPINGS)}")
     p = Path(path) if path else DEFAULT_MLPERF
@@ -373,7 +401,7 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
                                     queries=MLPERF_ENGINES[key].queries if mapping == "matched" and spread else 0,
                                     server_run=server_run(key, MLPERF_RULES[bench].samples)
                                     if mapping in _SERVER_RUN and spread else None,
-                                    chips=int(chips)))
+                                    chips=int(chips), serving=serving_of(key, fw) if serving == "stated" else "both"))
     return points, skipped
 
 

@@ -128,6 +128,9 @@ class MeasuredPoint:
     server_run: object = None
     #: the run's chips (MLPerf: the system's GPUs; they set a Server run's arrival rate, so its length), 0 = not stated
     chips: int = 0
+    #: the serving modes a frontier mapping may pick from (analysis/sweep.SweepOptions.serving): ``agg`` where the
+    #: source states the run served aggregated engines (fit/mlperf.MLPERF_AGGREGATED), else ``both``
+    serving: str = "both"
     timed_by = property(lambda self: self.client or self.source, doc="The client that timed it: client, else source.")
 
     @property
@@ -382,7 +385,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
         st = stack_of(pt)
         stack_by_id[pt.id] = st
         dep = with_stack_mtp(pt.deployment, st, pt.model)
-        key = (pt.system, pt.model, pt.isl, pt.osl, pt.fixed_lengths, pt.mapping, id(pt.workload),
+        key = (pt.system, pt.model, pt.isl, pt.osl, pt.fixed_lengths, pt.mapping, id(pt.workload), pt.serving,
                repr(dep) if dep else pt.precision, id(st))  # every field: limits, the pools' MoE/attention backends
         groups.setdefault(key, []).append(pt)
     frontiers: dict[tuple, object] = {}
@@ -424,10 +427,10 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                 preds = [{"throughput_per_chip": float(tp[:, i].max()), "feasible": bool(tp[:, i].max() > 0),
                           "reason": "no aggregated layout fits"} for i in range(k)]
             else:
-                fk = (pt0.system, pt0.model, pt0.precision, pt0.isl, pt0.osl, id(st), id(pt0.workload))
+                fk = (pt0.system, pt0.model, pt0.precision, pt0.isl, pt0.osl, id(st), id(pt0.workload), pt0.serving)
                 if fk not in frontiers:
                     frontiers[fk] = system_frontier(model, system, wl, get_precision(pt0.precision),
-                                                    SweepOptions(overlap=overlap))
+                                                    SweepOptions(serving=pt0.serving, overlap=overlap))
                 sf = frontiers[fk]
                 preds = []
                 for p in pts:
