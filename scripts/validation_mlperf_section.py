@@ -266,8 +266,8 @@ def mlperf_section() -> list[str]:
                    f"(`server_mapping=\"frontier@interactivity\"`): {np.median(np.abs(eo)):.1%}, bias "
                    f"{np.median(eo):+.1%}. The TTFT limit binds on the long-prompt rows (Llama-3.1-405B, mean input "
                    f"9,429 tokens), signed error TPOT limit alone -> both limits: {'; '.join(moved) or 'none'}."),
-              "", "Reading: `frontier_peak` and `frontier@limits` are maxima over every enumerated layout and",
-              "batch (the latter within the latency limits only), and DeepSeek-R1's long outputs make them most",
+              "", "Reading: `frontier_peak` and `frontier@limits` are maxima over every enumerated layout of the run's",
+              "serving mode and batch (the latter within the latency limits only), and DeepSeek-R1's long outputs make them most",
               "optimistic. Rows the model cannot serve say why.", "", *_engine_lines(new), *_deepseek_paragraph(),
               *_engine_check_lines(list(diagnosis()["steps"].values())[2][0]),
               *_fp8_lines(), *_llama2_lines(pts),
