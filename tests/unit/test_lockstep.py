@@ -1,7 +1,7 @@
 """Fixed-concurrency solves in lockstep (serve/lockstep.py) change no number.
 
 solve_concurrencies prices the step batches of a layout's serial and two-batch-overlap deployments in
-one build (cost/priced.price_together) at every pass of the fixed point; each deployment's points must
+one build (cost/priced.price_layouts) at every pass of the fixed point; each deployment's points must
 equal, bit for bit, a solve of its own with no memo (every table built afresh), and the lockstep must
 build fewer tables than the solves one at a time. Also: Batch.make's fast path keeps its errors.
 """

@@ -344,6 +344,7 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
     def budget_covers(lay: Layout) -> bool:  # a rank needs a prompt token a step (Deployment._check_rank_budget)
         return limits.prefill_budget(lay) >= lay.dp
 
+    locked: list[list[Deployment]] = []  # fixed concurrencies: every layout's variants, solved in lockstep
     if opt.serving in ("both", "agg"):
         for lay in aggregated_layouts(model, system, precision, eff, opt.max_stage_factor, opt.eplb,
                                       opt.memory_fraction):
@@ -353,22 +354,25 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
             variants = [dep]
             if opt.overlap != "none" and has_ep_all_to_all(model, lay):
                 variants = [replace(dep, overlap="tbo")] if opt.overlap == "tbo" else [dep, replace(dep, overlap="tbo")]
-            if opt.concurrency is not None:  # the variants in lockstep: one build per layout and pass
-                sets = solve_concurrencies(model, pricer, variants, wl, np.asarray(opt.concurrency))
-            else:
-                sets = [aggregated_by_batch(model, pricer, d, wl, batches) for d in variants]
-            if opt.concurrency is None:  # the same batch grid for every variant (same memory fit)
-                _, first = np.unique(sets[0].decode_batch, return_index=True)
-                sets = [p.take(np.sort(first)) for p in sets]
-            if len(sets) == 1 or opt.concurrency is not None:  # fixed concurrencies: every
-                for d, p in zip(variants, sets):                 # deployment keeps all of them
-                    add(d, p)
+            if opt.concurrency is not None:  # below: one build per layout and pass, collectives together
+                locked.append(variants)
+                continue
+            sets = [aggregated_by_batch(model, pricer, d, wl, batches) for d in variants]
+            _, first = np.unique(sets[0].decode_batch, return_index=True)  # the same batch grid for every
+            sets = [p.take(np.sort(first)) for p in sets]                   # variant (same memory fit)
+            if len(sets) == 1:
+                add(variants[0], sets[0])
                 continue
             off, on = sets
             use = on.feasible & (~off.feasible | (on.throughput_per_chip > off.throughput_per_chip))
             for d, p, sel in ((variants[0], off, ~use), (variants[1], on, use)):
                 if sel.any():
                     add(d, p.take(np.flatnonzero(sel)))
+    if locked:  # fixed concurrencies: every deployment keeps all of them
+        sets = iter(solve_concurrencies(model, pricer, [d for v in locked for d in v], wl, np.asarray(opt.concurrency)))
+        for variants in locked:
+            for d in variants:
+                add(d, next(sets))
     if opt.serving in ("both", "disagg") and opt.concurrency is None:
         pre_layouts, dec_layouts = disaggregated_layouts(model, system, precision, eff, opt.max_stage_factor,
                                                          opt.eplb, wl.mean_isl, opt.prefill_attention_dp,

@@ -14,6 +14,7 @@ exchange of context-parallel attention runs under the attention of the block in 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -109,12 +110,19 @@ class OpBuilder:
         self.n = n
         self._ops: list[tuple] = []
         self._colls: list[tuple] = []
+        self._filled: dict[float, np.ndarray] = {}  # a scalar's (N,) row, made once (rows are copied by build)
 
     def _arr(self, x) -> np.ndarray:
         if type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (self.n,):
             return x  # what np.asarray(x, dtype=float) returns (the hot path: no conversion)
         if type(x) is float or type(x) is int:
-            return np.full(self.n, float(x))
+            v = float(x)
+            if v == 0.0 and math.copysign(1.0, v) < 0:  # -0.0 is the key 0.0: not from the cache
+                return np.full(self.n, v)
+            row = self._filled.get(v)
+            if row is None:
+                row = self._filled[v] = np.full(self.n, v)
+            return row
         a = np.asarray(x, dtype=float)
         if a.shape == (self.n,):
             return a

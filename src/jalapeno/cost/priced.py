@@ -1,9 +1,11 @@
 """The priced op and collective tables of a step, and their memo (cost/step.py prices through them).
 
 :func:`priced_tables` builds one step's tables (cost/ops.build_step_ops) and prices them with a pricer;
-:func:`price_together` prices several batches of one layout in one build (a fixed-concurrency solve runs a
-layout's serial and two-batch-overlap deployments in lockstep, serve/lockstep.py). Every point of a batch is
-priced on its own (Batch.joined), so a batch's tables are the same whether it is priced alone or beside
+:func:`price_layouts` prices the batches of a fixed-concurrency pass (serve/lockstep.py) ahead of its steps:
+one build per layout for the batches of its deployments (a sweep's serial and two-batch-overlap variants)
+and the collectives of every layout of the pass in one call per (kind, group)
+(cost/pricer.collective_times_together). Every point of a batch is priced on its own (Batch.joined, and
+every message of a collective), so a batch's tables are the same whether it is priced alone or beside
 others; the memo returns the tables of an earlier call with the very same model, pricer and precision
 objects, an equal layout and query length and a batch of bitwise-equal arrays (a pure function of those
 inputs; the tables are never written to), so results are unchanged.
@@ -11,25 +13,27 @@ inputs; the tables are never written to), so results are unchanged.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from itertools import chain
 
 import numpy as np
 
 from jalapeno.cost.batch import Batch
 from jalapeno.cost.moe_exchange import moe_all_to_all_on
 from jalapeno.cost.ops import build_step_ops
-from jalapeno.cost.pricer import Pricer
+from jalapeno.cost.pricer import Pricer, collective_times_together
 from jalapeno.deploy.layout import Layout
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.model import ModelSpec
 
-#: The last few (inputs, priced tables) of :func:`priced_tables`: a sweep prices each layout
-#: twice in a row with the same batch, serially and under two-batch overlap (which adds its
-#: micro-batch tables to the serial ones), so the second call reuses the first's tables. One call
-#: on a layout with an EP all-to-all leaves two entries (the batch and its halves); :func:`price_together`
-#: of two such batches leaves four, which the next two steps read.
-_PRICED: list[tuple[tuple, tuple]] = []
+#: The last few priced tables of :func:`priced_tables`, by (ids of the model, pricer and precision, batch key) →
+#: (model, pricer, precision, tables), oldest first: a sweep prices each layout twice in a row with the same
+#: batch, serially and under two-batch overlap (which adds its micro-batch tables to the serial ones), so the
+#: second call reuses the first's tables. One call on a layout with an EP all-to-all leaves two entries (the
+#: batch and its halves). :func:`price_layouts` leaves every entry of a fixed-concurrency pass (all its
+#: layouts), which the steps that follow read; :data:`_PRICED_KEEP` 0 turns the memo off.
+_PRICED: dict[tuple, tuple] = {}
 _PRICED_KEEP = 8
+_PASS = [0]  # entries the last price_layouts left: a step's own call does not evict them
 
 
 def moe_all_to_all(pricer: Pricer, layout: Layout, model: ModelSpec) -> bool:
@@ -52,42 +56,60 @@ def columns(table, cols):
     per-row fields are kept. A slice gives views, an index array C-ordered copies (``np.take``; ``v[:, idx]``
     is Fortran-ordered, and NumPy sums such a table over its rows pairwise, a C-ordered one row by row:
     the last bits would differ); elementwise results do not depend on the layout."""
-    cut = {}
+    kw = {}
     for name in table.__dataclass_fields__:
-        v = getattr(table, name)
+        v = kw[name] = getattr(table, name)
         if isinstance(v, np.ndarray) and v.ndim == 2:
-            cut[name] = v[:, cols] if isinstance(cols, slice) else np.take(v, cols, axis=1)
-        elif name == "kn":
-            cut[name] = tuple(tuple(x[cols] if isinstance(x, np.ndarray) and x.ndim == 1 else x for x in kn)
-                              for kn in v)
-    return replace(table, **cut)
+            kw[name] = v[:, cols] if isinstance(cols, slice) else np.take(v, cols, axis=1)
+        elif name == "kn" and any(issubclass(t, np.ndarray) for t in set(map(type, chain.from_iterable(v)))):
+            kw[name] = tuple(tuple(x[cols] if isinstance(x, np.ndarray) and x.ndim == 1 else x for x in kn)
+                             for kn in v)
+    return type(table)(**kw)
 
 
 def _cached(model, pricer, precision, key):
-    for (m, p, prec, k), out in _PRICED:
-        if m is model and p is pricer and prec is precision and k == key:
-            return out
-    return None
+    hit = _PRICED.get((id(model), id(pricer), id(precision), key))  # the entry holds its objects: live ids
+    return hit[3] if hit is not None and hit[0] is model and hit[1] is pricer and hit[2] is precision else None
 
 
-def _price_parts(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, parts: list[Batch],
-                 qlen: int) -> list[tuple]:
-    """(ops, collectives, op times, collective times) of every batch in ``parts``, from one build of the
-    joined batch (each part's columns a slice of it) or, for one part, of that part alone."""
+def _build(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, parts: list[Batch],
+           qlen: int) -> tuple:
+    """The op and collective tables of ``parts`` joined (one part: that part) and the ops' prices."""
     b = parts[0] if len(parts) == 1 else Batch.joined(*parts)
     ops, colls = build_step_ops(model, pricer.system.chip, layout, precision, b, pricer.efficiency, qlen,
                                 moe_all_to_all(pricer, layout, model))
-    joined = (ops, colls, pricer.op_times(ops), pricer.collective_times(colls))
+    return ops, colls, pricer.op_times(ops)
+
+
+def _cut(joined: tuple, parts: list[Batch]) -> list[tuple]:
+    """Every part's (ops, collectives, op times, collective times): its columns of the joined tables."""
     if len(parts) == 1:
         return [joined]
     ends = np.cumsum([0] + [p.n for p in parts])
     return [tuple(columns(t, slice(int(a), int(z))) for t in joined) for a, z in zip(ends[:-1], ends[1:])]
 
 
+def _price_parts(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, parts: list[Batch],
+                 qlen: int) -> list[tuple]:
+    """(ops, collectives, op times, collective times) of every batch in ``parts``, from one build of the
+    joined batch (each part's columns a slice of it) or, for one part, of that part alone."""
+    ops, colls, times = _build(model, pricer, layout, precision, parts, qlen)
+    return _cut((ops, colls, times, pricer.collective_times(colls)), parts)
+
+
 def _remember(model, pricer, precision, keys: list, outs: list) -> None:
     for k, out in zip(keys, outs):
-        _PRICED.insert(0, ((model, pricer, precision, k), out))
-    del _PRICED[_PRICED_KEEP:]
+        full = (id(model), id(pricer), id(precision), k)
+        _PRICED.pop(full, None)  # the newest last
+        _PRICED[full] = (model, pricer, precision, out)
+    _trim()
+
+
+def _trim() -> None:
+    """Drop the oldest entries beyond :data:`_PRICED_KEEP`, or beyond the last pass's (:data:`_PASS`)."""
+    keep = max(_PRICED_KEEP, _PASS[0]) if _PRICED_KEEP else 0
+    while len(_PRICED) > keep:
+        del _PRICED[next(iter(_PRICED))]
 
 
 def priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
@@ -109,20 +131,30 @@ def priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: P
     return outs[0], outs[1] if halves else None
 
 
-def price_together(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batches: list[Batch],
-                   qlen: int, halves: bool) -> None:
-    """Price ``batches`` (each with its halves where ``halves``, as :func:`priced_tables` would) in one
-    build and remember them, so that the :func:`priced_tables` calls that follow find them. ``layout`` as
-    step_cost passes it (``for_model``) and each batch as step_cost prices it (``Batch.distinct``). Batches
-    of fewer than two points are left to their own call (a one-column table is summed in another order)."""
-    keys, parts = [], []
-    for b in batches:
-        if b.n < 2:
-            continue
-        both = [b, b.halved()] if halves else [b]
-        ks = [_batch_key(layout, qlen, x) for x in both]
-        if any(_cached(model, pricer, precision, k) is None for k in ks):
-            keys += ks
-            parts += both
-    if len(parts) > (2 if halves else 1):  # more than one call's worth: one build for all
-        _remember(model, pricer, precision, keys, _price_parts(model, pricer, layout, precision, parts, qlen))
+def price_layouts(model: ModelSpec, pricer: Pricer, jobs: list[tuple]) -> None:
+    """Price every job's batches, each with its halves where ``halves`` (as :func:`priced_tables` would), and
+    remember them until the next pass, so that the :func:`priced_tables` calls that follow find them. A job is
+    (layout as step_cost passes it (``for_model``), precision, batches as step_cost prices them
+    (``Batch.distinct``), query length, halves): one build for its batches (Batch.joined; each batch's columns
+    cut from it), and the collectives of every job together, every (kind, group) once over the messages of
+    every row that has it (cost/pricer.collective_times_together: each message priced on its own). Batches of
+    fewer than two points are left to their own call (a one-column table is summed in another order), as is
+    everything with the memo off (:data:`_PRICED_KEEP` 0); ``jobs`` empty ends the pass."""
+    todo = []
+    for layout, precision, batches, qlen, halves in jobs if _PRICED_KEEP else ():
+        keys, parts = [], []
+        for b in batches:
+            if b.n < 2:
+                continue
+            both = [b, b.halved()] if halves else [b]
+            ks = [_batch_key(layout, qlen, x) for x in both]
+            if any(_cached(model, pricer, precision, k) is None for k in ks):
+                keys += ks
+                parts += both
+        if parts:
+            todo.append((precision, keys, parts, _build(model, pricer, layout, precision, parts, qlen)))
+    cts = collective_times_together(pricer, [built[1] for *_, built in todo])
+    _PASS[0] = sum(len(keys) for _, keys, _, _ in todo)
+    for (precision, keys, parts, built), ct in zip(todo, cts):
+        _remember(model, pricer, precision, keys, _cut((*built, ct), parts))
+    _trim()

@@ -57,6 +57,7 @@ from jalapeno.specs.formats import Precision, check_precision
 from jalapeno.specs.model import ModelSpec
 
 BOUNDS = ("compute", "hbm_bandwidth", "scale_up_link", "scale_out_link", "overhead", "on_die_network")
+_BOUND_NAMES = np.asarray(BOUNDS, dtype=object)  # read-only use: indexed by rank_bounds
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,9 +227,8 @@ def rank_bounds(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         (bound, margin): the name of the largest share per point and largest / second largest.
     """
     order = np.argsort(-stack, axis=0)
-    top = np.take_along_axis(stack, order[:1], axis=0)[0]
-    second = np.take_along_axis(stack, order[1:2], axis=0)[0]
-    return np.asarray(BOUNDS, dtype=object)[order[0]], top / np.maximum(second, 1e-30)
+    cols = np.arange(stack.shape[1])
+    return _BOUND_NAMES[order[0]], stack[order[0], cols] / np.maximum(stack[order[1], cols], 1e-30)
 
 
 def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
@@ -265,6 +265,27 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
     return sc if at is None else _at_points(sc, at)  # each distinct point priced once, then every point
 
 
+#: the last few (model, system, layout, precision, mtp) :func:`_checked` passed, with the layout for the
+#: model: its checks are pure in these, and a fixed-concurrency solve prices each deployment nine times
+_CHECKED: list[tuple[tuple, Layout]] = []
+
+
+def _checked(model: ModelSpec, system, layout: Layout, precision: Precision, mtp: MTP | None) -> Layout:
+    """``layout`` labelled for ``model`` (its label names a dense model's FFN, a MoE model's experts) once it
+    is checked to run ``model`` on ``system`` with ``precision`` and ``mtp``; a pass is remembered (the very
+    same model, system, precision and MTP objects and an equal layout), a refusal raises every time."""
+    for (m, s, lay, p, t), out in _CHECKED:
+        if m is model and s is system and p is precision and t is mtp and lay == layout:
+            return out
+    validate_layout(layout, model, system)
+    out = for_model(layout, model)
+    check_mtp(mtp, model)
+    check_precision(precision, model, system.chip)
+    _CHECKED.insert(0, ((model, system, layout, precision, mtp), out))
+    del _CHECKED[8:]
+    return out
+
+
 def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
                mtp: MTP | None, memory_fraction: float | None, overlap: str, engine_memory) -> StepCost:
     """:func:`step_cost` of a batch (its distinct points: Batch.distinct)."""
@@ -281,10 +302,7 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
         raise SpecError("step_cost: mtp", f"expected an MTP or None, got {type(mtp).__name__}",
                         "pass MTP(draft_tokens, acceptance), or None for no speculative decoding")
     system, eff = pricer.system, pricer.efficiency
-    validate_layout(layout, model, system)
-    layout = for_model(layout, model)  # its label names a dense model's FFN, a MoE model's experts
-    check_mtp(mtp, model)
-    check_precision(precision, model, system.chip)
+    layout = _checked(model, system, layout, precision, mtp)
     if layout.cp > 1 and np.any(batch.decode_seqs > 0):
         raise SpecError("cp", f"context parallelism (CP{layout.cp}) is modelled for prefill steps only, "
                         "and the batch has decoding sequences",

@@ -149,8 +149,7 @@ def kv_bytes_per_seq_per_chip(model: ModelSpec, layout: Layout, precision: Preci
     a = model.attention
     per_layer_tok = _kv_token_layer_bytes(model, layout, precision)
     total = np.zeros_like(ctx)
-    windows, counts = np.unique(np.asarray(model.layer_windows), return_counts=True)
-    for w, cnt in zip(windows.tolist(), counts.tolist()):
+    for w, cnt in model.window_counts:  # ascending windows (np.unique's order) and their layer counts
         held = np.minimum(ctx, w) if w else ctx
         total = total + cnt * held * per_layer_tok
     if a.has_indexer:
@@ -285,6 +284,21 @@ class MemoryFit:
         return self.usable_bytes - self.reserve_bytes - self.weights_bytes - self.activation_bytes
 
 
+#: the last few :func:`weight_bytes_per_chip` (a pure function of its inputs): a fixed-concurrency solve fits
+#: each deployment on every one of its nine passes; a hit needs the very same model, precision, system and engine
+_WEIGHTS: list[tuple[tuple, float]] = []
+
+
+def _weights(model, layout, precision, drafts, system, engine) -> float:
+    for (m, lay, p, d, s, e), w in _WEIGHTS:
+        if m is model and p is precision and s is system and e is engine and d == drafts and lay == layout:
+            return w
+    w = weight_bytes_per_chip(model, layout, precision, drafts, system, engine)
+    _WEIGHTS.insert(0, ((model, layout, precision, drafts, system, engine), w))
+    del _WEIGHTS[8:]
+    return w
+
+
 def memory_fit(model: ModelSpec, system: System, layout: Layout, precision: Precision,
                resident_seqs, context_tokens, tokens_per_step, eff: Efficiency,
                sampled_rows=None, mtp: MTP | None = None, memory_fraction: float | None = None,
@@ -307,7 +321,7 @@ def memory_fit(model: ModelSpec, system: System, layout: Layout, precision: Prec
     """
     seqs = np.asarray(resident_seqs, dtype=float) / layout.dp
     kv = seqs * kv_bytes_per_seq_per_chip(model, layout, precision, context_tokens) / layout.cp
-    w = weight_bytes_per_chip(model, layout, precision, resident_draft_modules(model, mtp), system, engine)
+    w = _weights(model, layout, precision, resident_draft_modules(model, mtp), system, engine)
     terms = None
     if engine is None:
         usable = system.chip.hbm_usable_bytes

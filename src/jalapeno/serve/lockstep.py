@@ -1,13 +1,15 @@
 """Fixed-concurrency points of several aggregated deployments, solved in lockstep.
 
 :func:`solve_concurrencies` runs serve/analytic.solve_concurrency's fixed point, B ← C·D·τ/E2E (Little's
-law) from B = C, for every deployment at once: each of its nine passes plans every deployment's step
-batch (analytic.agg_plan), prices the batches of deployments that share a layout, precision and query
-length in one build (cost/priced.price_together: a sweep's serial and two-batch-overlap variants of one
-layout), then finishes each deployment's points (analytic.agg_points), which find their tables priced. A
-step prices every point on its own, so every deployment's numbers are those of a solve of its own; the
-fixed-concurrency sweep (``compare -c``, ``frontier -c``) pays about one build per layout and pass where it
-paid one per deployment and pass. Pure: no I/O.
+law) from B = C, for every deployment at once (a fixed-concurrency sweep passes every deployment of every
+layout): each of its nine passes plans every deployment's step batch (analytic.agg_plan), prices them all
+(cost/priced.price_layouts: one build per layout, precision and query length for its deployments' batches —
+a layout's serial and two-batch-overlap variants — and the collectives of every layout of the pass together,
+one call per kind and group), then finishes each deployment's points (analytic.agg_points), which find their
+tables priced. A step prices every point on its own, so every deployment's numbers are those of a solve of
+its own; the fixed-concurrency sweep (``compare -c``, ``frontier -c``) pays one build per layout and pass and
+a few dozen collective calls per pass where it paid a build per deployment and a call per collective row.
+Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import fields
 
 import numpy as np
 
-from jalapeno.cost.priced import price_together
+from jalapeno.cost.priced import price_layouts
 from jalapeno.cost.pricer import Pricer
 from jalapeno.deploy.deployment import Deployment, query_len
 from jalapeno.deploy.layout import for_model
@@ -55,6 +57,7 @@ def solve_concurrencies(model: ModelSpec, pricer: Pricer, deps: list[Deployment]
                 ratio = np.where(p.e2e_s > 0, (p.e2e_s - p.ttft_s) / p.e2e_s, 1.0)
                 b = np.minimum(np.maximum(c_req * ratio, 1e-12), caps[i][0])
                 fixed[i], bs[i] = b.tobytes() == bs[i].tobytes(), b
+    price_layouts(model, pricer, [])  # the pass is over: the memo keeps its usual few entries again
     out = []
     for p, (_, cap_name) in zip(pts, caps):
         excess = np.maximum(c_req - p.concurrency, 0.0)
@@ -89,13 +92,15 @@ def _at_unique_batches(model: ModelSpec, pricer: Pricer, deps: list[Deployment],
 
 
 def _price_shared(model: ModelSpec, pricer: Pricer, deps: list[Deployment], batches: list) -> None:
-    """Price together the step batches of deployments that share a layout, precision and query length
-    (step_cost's distinct points of each, as it will price them: cost/priced.price_together)."""
+    """Price the step batches of the pass (step_cost's distinct points of each, as it will price them):
+    one build for the deployments that share a layout, precision and query length, the collectives of every
+    layout together (cost/priced.price_layouts)."""
     groups: dict = {}
     for d, batch in zip(deps, batches):
         groups.setdefault((d.decode.layout, id(d.precision), query_len(d.mtp)), []).append((d, batch))
+    jobs = []
     for (lay, _, qlen), members in groups.items():
-        if len(members) > 1:
-            lay = for_model(lay, model)
-            price_together(model, pricer, lay, members[0][0].precision, [b.distinct()[0] for _, b in members],
-                           qlen, has_ep_all_to_all(model, lay))
+        lay = for_model(lay, model)
+        jobs.append((lay, members[0][0].precision, [b.distinct()[0] for _, b in members], qlen,
+                     has_ep_all_to_all(model, lay)))
+    price_layouts(model, pricer, jobs)
