@@ -165,7 +165,9 @@ TEMPLATE = """# The chip inside: slices, local HBM, the on-die network and place
 `--chip-model sliced` prices every op on a chip made of *slices* — units that own local HBM
 stacks and 1/S of the compute — joined by an on-die (or die-to-die) network
 (`cost/sliced.py`, `SlicedPricer`, the second implementation of the pricer interface). The flat
-chip (`--chip-model flat`, the default) is the special case of one slice.
+chip (`--chip-model flat`, the default) is the special case of one slice. `step --slices` implies `--chip-model
+sliced`; with an explicit `--chip-model flat` or `tiled` it is refused (an explicit flat was read as
+the default and priced sliced).
 
 ```bash
 jalapeno step --system jalapeno --dp 8 --ep 8 --batch 64 --slices            # per-slice table
