@@ -19,10 +19,11 @@ from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 
 
-def _step(model="kimi-k2.5", stack="vllm+ar_rms", seqs=4, system="b300", tp=8):
-    return step_cost(load_model(model), load_pricer(system, stack=stack), Layout(tp=tp, ep=1),
+def _step(model="kimi-k2.5", stack="vllm+ar_rms", seqs=4, system="b300", tp=8, ep=1, dp=1, prompt=0.0):
+    return step_cost(load_model(model), load_pricer(system, stack=stack), Layout(tp=tp, ep=ep, dp=dp),
                      get_precision("fp4" if model != "qwen3-235b-a22b" else "fp8"),
-                     Batch.make(decode_seqs=seqs, decode_ctx=1500))
+                     Batch.make(decode_seqs=seqs, decode_ctx=1500, prefill_tokens=prompt,
+                                prefill_seqs=1.0 if prompt else 0.0))
 
 
 def _by_hand(sc) -> float:
@@ -35,7 +36,7 @@ def _by_hand(sc) -> float:
 
 def test_vllm_step_hides_the_shared_expert_beyond_its_bytes(monkeypatch):
     on = _step()
-    monkeypatch.setattr(ss, "SHARED_EXPERT_STREAM_TOKENS", {})
+    monkeypatch.setattr(ss, "SHARED_EXPERT_STREAMS", {})
     off = _step()
     hand = _by_hand(off)
     # Kimi K2.5 NVFP4 on B300, TP8, 4 sequences: the shared expert's gate_up / act / down take ~1.0 ms per
@@ -50,7 +51,7 @@ def test_vllm_step_hides_the_shared_expert_beyond_its_bytes(monkeypatch):
 def test_attribution_still_sums_to_the_step_and_keeps_hbm(monkeypatch):
     on = _step()
     assert sum(on.attribution_s[k][0] for k in on.attribution_s) == pytest.approx(on.time_s(0), rel=1e-9)
-    monkeypatch.setattr(ss, "SHARED_EXPERT_STREAM_TOKENS", {})
+    monkeypatch.setattr(ss, "SHARED_EXPERT_STREAMS", {})
     off = _step()
     # the bytes are not hidden: the HBM share is untouched, the overhead + compute shares lose the hidden time
     assert on.attribution_s["hbm_bandwidth"][0] == pytest.approx(off.attribution_s["hbm_bandwidth"][0], rel=1e-12)
@@ -61,14 +62,14 @@ def test_attribution_still_sums_to_the_step_and_keeps_hbm(monkeypatch):
 @pytest.mark.parametrize("stack", ["trtllm", "sglang", "vllm-rocm", "default"])
 def test_other_stacks_do_not_overlap(stack, monkeypatch):
     base = _step(stack=stack).time_s(0)
-    monkeypatch.setattr(ss, "SHARED_EXPERT_STREAM_TOKENS", {})
+    monkeypatch.setattr(ss, "SHARED_EXPERT_STREAMS", {})
     assert _step(stack=stack).time_s(0) == base
 
 
 def test_above_256_tokens_and_without_a_shared_expert_nothing_moves(monkeypatch):
     big_on = _step(seqs=300)
     noshared_on = _step(model="qwen3-235b-a22b", stack="vllm", system="h200")
-    monkeypatch.setattr(ss, "SHARED_EXPERT_STREAM_TOKENS", {})
+    monkeypatch.setattr(ss, "SHARED_EXPERT_STREAMS", {})
     assert _step(seqs=300).time_s(0) == big_on.time_s(0)
     assert _step(model="qwen3-235b-a22b", stack="vllm", system="h200").time_s(0) == noshared_on.time_s(0)
 
@@ -82,6 +83,43 @@ def test_hidden_is_capped_by_the_routed_experts():
     t = OpTimes.combine(np.array([[1e-6] * 2, [2e-6] * 2, [2e-6] * 2]), np.array([[3e-6] * 2, [1e-6] * 2, [3e-6] * 2]),
                         np.array([[4e-6] * 2] * 3))
     ops = SimpleNamespace(name=("moe.shared_expert.gate_up", "moe.shared_expert.down", "moe.experts"))
-    hid, se = ss.hidden_shared_s(ops, t, np.array([True] * 3), np.array([256.0, 257.0]), 256)
+    on = ss.stream_on(ss.stream_rule("vllm"), np.array([256.0, 257.0]), np.zeros(2), False, 384, 1, 1)
+    hid, se = ss.hidden_shared_s(ops, t, np.array([True] * 3), on)
     assert hid.tolist() == pytest.approx([7e-6, 0.0])
     assert se.tolist() == [True, True, False]
+
+
+def _hidden(monkeypatch, **kw) -> tuple[float, float]:
+    """(seconds the step hides with TensorRT-LLM's and SGLang's sourced rules switched on, as
+    scripts/shared_stream_engines.py does; the same rule by hand on the step priced without any aux stream)."""
+    with monkeypatch.context() as m:
+        m.setattr(ss, "SHARED_EXPERT_STREAMS", {**ss.SHARED_EXPERT_STREAMS, **ss.UNPRICED_STREAMS})
+        on = _step(**kw).time_s(0)
+    with monkeypatch.context() as m:
+        m.setattr(ss, "SHARED_EXPERT_STREAMS", {})
+        off = _step(**kw)
+    return off.time_s(0) - on, _by_hand(off)
+
+
+def test_trtllm_hides_in_decode_steps_of_any_size_not_in_steps_with_prompt_rows(monkeypatch):
+    """TensorRT-LLM overlaps only under CUDA-graph capture (generation-only steps), with no token threshold."""
+    got, hand = _hidden(monkeypatch, stack="trtllm", system="gb200-nvl72", seqs=1, ep=8)
+    assert hand > 0.3e-3 and got == pytest.approx(hand, rel=1e-9)
+    got, hand = _hidden(monkeypatch, stack="trtllm", system="gb200-nvl72", seqs=2000, ep=8)
+    assert hand > 0 and got == pytest.approx(hand, rel=1e-9)  # above vLLM's 256 and SGLang's 1024: still on
+    got, _ = _hidden(monkeypatch, stack="trtllm", system="gb200-nvl72", seqs=4, ep=8, prompt=512.0)
+    assert got == 0.0  # a mixed step runs eagerly: in series
+
+
+def test_sglang_dual_stream_threshold_fusion_and_deepep(monkeypatch):
+    """SGLang: <= 1024 rows; not with DeepEP (attention DP + EP); not for DeepSeek-R1 at EP 1, whose shared
+    expert SGLang fuses into the routed MoE (256 routed + 1 shared); Kimi K2.5 (384 routed) at EP 1 is on."""
+    got, hand = _hidden(monkeypatch, stack="sglang", seqs=4)
+    assert hand > 0.3e-3 and got == pytest.approx(hand, rel=1e-9)
+    assert _hidden(monkeypatch, stack="sglang", seqs=1100)[0] == 0.0
+    r1 = dict(model="deepseek-r1", stack="sglang", system="b200", seqs=8)
+    assert _hidden(monkeypatch, **r1)[0] == 0.0
+    got, hand = _hidden(monkeypatch, **r1, ep=8)
+    assert hand > 0 and got == pytest.approx(hand, rel=1e-9)
+    assert _hidden(monkeypatch, **{**r1, "seqs": 64}, tp=1, dp=8, ep=8)[0] == 0.0
+    assert _hidden(monkeypatch, stack="sglang-rocm", seqs=4)[0] == 0.0  # no alt_stream off CUDA

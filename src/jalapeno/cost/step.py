@@ -3,7 +3,7 @@
 For N batch points at once (NumPy arrays), one chip of the heaviest pipeline stage:
 
     layer_time = Σ_stage-ops t_op + Σ_stage-collectives t_coll          (overlap "none")
-                 − the shared expert hidden on the engine's aux stream  (cost/shared_stream.py; vLLM)
+                 − the shared expert hidden on the engine's aux stream  (cost/shared_stream.py)
     layer_time = two-batch-overlap stage time (cost/overlap.py)        (overlap "tbo")
     step_time  = pp · layer_time + Σ_edge-ops t_op + t_gather + (pp − 1) · t_p2p + step_overhead
     interval   = layer_time + Σ_edge t + t_p2p·[pp > 1] + step_overhead
@@ -49,7 +49,7 @@ from jalapeno.cost.priced import columns, moe_all_to_all, priced_tables
 from jalapeno.cost.overlap import PREFILL_COMM_SM_FRACTION, can_split, roof_parts, tbo_stage
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.cost.roofline import OpTimes
-from jalapeno.cost.shared_stream import hidden_shared_s, pricer_stream_tokens
+from jalapeno.cost.shared_stream import hidden_shared_s, pricer_stream_rule, stream_on
 from jalapeno.deploy.deployment import MTP, check_memory_fraction, check_mtp, check_overlap_layout, query_len
 from jalapeno.deploy.layout import Layout, for_model, validate_layout
 from jalapeno.deploy.memory_fit import MemoryFit, memory_fit
@@ -331,8 +331,10 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
         stage_share[f"{sc_name}_link"] = ct[stage_c & (scope_arr == sc_name)].sum(axis=0) if nc else np.zeros(n)
     layer_time = times.time_s[st].sum(axis=0) + ct[stage_c].sum(axis=0)
     if overlap == "none":  # the shared expert on the engine's auxiliary stream (cost/shared_stream.py)
-        layer_time = _hide_shared_expert(ops, times, st, batch.tokens(qlen), eff.source, system.name,
-                                         (comp_part, mem_part, net_part), stage_share, layer_time)
+        on = stream_on(pricer_stream_rule(eff.source, system.name), batch.tokens(qlen), batch.prefill_tokens,
+                       has_ep_all_to_all(model, layout) and moe_all_to_all(pricer, layout, model),
+                       model.moe.num_experts if model.moe else 0, model.moe.num_shared if model.moe else 0, layout.ep)
+        layer_time = _hide_shared_expert(ops, times, st, on, (comp_part, mem_part, net_part), stage_share, layer_time)
     hidden = np.zeros(n)
     if overlap == "tbo":
         layer_time, hidden = _two_batch(model, layout, batch, halves, layer_time, stage_share, scope_names)
@@ -380,12 +382,12 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
                     bound_level, mem, mem.fits, mem.reason, overlap, pp * hidden)
 
 
-def _hide_shared_expert(ops: OpTable, times: OpTimes, st: np.ndarray, tokens: np.ndarray, source: str,
-                        system: str, parts: tuple, stage_share: dict, layer_time: np.ndarray) -> np.ndarray:
-    """``layer_time`` less the shared expert's time the routed experts hide where the pricer's stack runs it
-    on an auxiliary stream (cost/shared_stream.py); ``stage_share`` loses the same seconds from the shared
+def _hide_shared_expert(ops: OpTable, times: OpTimes, st: np.ndarray, on: np.ndarray, parts: tuple,
+                        stage_share: dict, layer_time: np.ndarray) -> np.ndarray:
+    """``layer_time`` less the shared expert's time the routed experts hide in the steps ``on`` (N,) where the
+    pricer's stack runs it on an auxiliary stream (cost/shared_stream.py); ``stage_share`` loses the same seconds from the shared
     expert's compute, overhead and on-die-network shares (its HBM share stays: its bytes are not hidden)."""
-    hid, se = hidden_shared_s(ops, times, st, tokens, pricer_stream_tokens(source, system))
+    hid, se = hidden_shared_s(ops, times, st, on)
     if not se.any():
         return layer_time
     comp_part, _, net_part = parts
