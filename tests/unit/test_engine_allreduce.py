@@ -25,10 +25,43 @@ from jalapeno.specs.efficiency import Efficiency
 MB = 2 * 262_144  # bytes of 262,144 BF16 elements
 
 
-def test_trtllm_stacks_take_the_measured_table_and_default_does_not():
+def test_trtllm_stacks_take_the_measured_table_and_default_vllm_sglang_do_not():
     assert load_pricer("b200", stack="trtllm").efficiency.all_reduce_table == "trtllm"
     assert load_pricer("b200", stack="dynamo-trtllm").efficiency.all_reduce_table == "trtllm"
     assert load_pricer("b200", stack="default").efficiency.all_reduce_table == "none"
+    # vLLM's and SGLang's tables were tried in round 26 and not taken (docs/collectives.md)
+    assert load_pricer("b200", stack="vllm").efficiency.all_reduce_table == "none"
+    assert load_pricer("b200", stack="sglang").efficiency.all_reduce_table == "none"
+
+
+def test_vllm_fused_allreduce_rms_steps_take_trtllm_kernel_table():
+    """vLLM's fuse_allreduce_rms runs FlashInfer's trtllm_allreduce_fusion (TensorRT-LLM's kernels) up to
+    the pass's max size (cost/allreduce_rms.py: 1 MiB per rank on B200 at TP 8, 0.5 MiB on H200), vLLM's
+    own all-reduce above it. aiconfigurator-core 0.12.0, 8 GPUs, bytes per rank -> ms, from
+    data/collectives/engine_allreduce.toml: b200 trtllm/1.3.0rc20 262,144 -> 0.00793024, 524,288 ->
+    0.0109443, 1,048,576 -> 0.0177802; b200 vllm/0.24.0 2,097,152 -> 0.0207171, 262,144 -> 0.0258032
+    (above 1 MiB's 0.0171725: priced at it); h200 trtllm/1.3.0rc20 524,288 -> 0.0177795; h200
+    vllm/0.24.0 1,048,576 -> 0.0140736."""
+    def vllm_table(system: str, stack: str):
+        p = load_pricer(system, stack=stack)
+        return p.with_efficiency(replace(p.efficiency, all_reduce_table="vllm"))
+
+    m = np.array([262_144.0, 524_288.0, 1_048_576.0, 2_097_152.0])
+    fused = vllm_table("b200", "vllm+ar_rms").collective("all_reduce", 8, m)
+    assert fused.time_s == pytest.approx([7.93024e-6, 10.9443e-6, 17.7802e-6, 20.7171e-6], rel=1e-5)
+    assert list(fused.algorithm) == ["trtllm_measured"] * 3 + ["vllm_measured"]
+    plain = vllm_table("b200", "vllm").collective("all_reduce", 8, m)
+    assert plain.time_s == pytest.approx([17.1725e-6, 17.1725e-6, 17.1725e-6, 20.7171e-6], rel=1e-5)
+    h = vllm_table("h200", "vllm+ar_rms").collective("all_reduce", 8, np.array([524_288.0, 1_048_576.0]))
+    assert h.time_s == pytest.approx([17.7795e-6, 14.0736e-6], rel=1e-5)
+
+
+def test_fusion_without_a_measured_table_keeps_the_link_model():
+    p = load_pricer("b200", stack="vllm+ar_rms")
+    assert p.efficiency.allreduce_rms_fusion and p.efficiency.all_reduce_table == "none"
+    m = np.array([262_144.0, 1_048_576.0])
+    r = p.collective("all_reduce", 8, m)
+    assert r.time_s == pytest.approx(collective_time("all_reduce", 8, m, p.system, p.efficiency).time_s)
 
 
 def test_measured_rows_and_log_log_interpolation():

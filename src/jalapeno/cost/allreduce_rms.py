@@ -15,17 +15,39 @@ unfused all-reduce and norms. Above TP sizes the table lacks, at TP 1 and on oth
 pass is off.
 
 Pricing (named assumption, no measured fused-kernel table in aiconfigurator-core 0.12.0): the fused
-kernel takes the time of the all-reduce it replaces (the engine's measured all-reduce, or the
-link-hierarchy model) — at the message sizes it covers (<= 4 MiB per rank) the all-reduce is
-latency-bound and the norm's few vectors per token ride in its registers — and the layer's
-elementwise op (cost/ops.py ``layer.elementwise``: its 2 kernels and ~10 BF16 vectors per token)
-is dropped at the fused steps. Only a pure attention-TP layout fuses (attention DP: the MoE output
-comes back through an all-to-all combine or a reduce-scatter, not the pattern's all-reduce).
+kernel takes the time of a plain all-reduce of the same message by the kernel family it runs — at the
+message sizes it covers (<= 4 MiB per rank) the all-reduce is latency-bound and the norm's few vectors
+per token ride in its registers — and the layer's elementwise op (cost/ops.py ``layer.elementwise``:
+its 2 kernels and ~10 BF16 vectors per token) is dropped at the fused steps. The kernel family is
+TensorRT-LLM's, not vLLM's custom all-reduce: ``flashinfer.comm.allreduce_fusion`` runs FlashInfer's
+``trtllm_allreduce_fusion`` (flashinfer-ai/flashinfer flashinfer/comm/trtllm_ar.py: the Lamport
+one-shot / two-shot all-reduce + residual + RMSNorm kernels of TensorRT-LLM's
+allReduceFusionKernels, include/flashinfer/comm/trtllm_allreduce_fusion.cuh). So where the profile
+prices its all-reduces from an engine's measured table (``all_reduce_table``, cost/engine_allreduce.py),
+a message of at most the pass's ``max_size`` (:func:`fused_max_bytes`) is priced from TensorRT-LLM's
+table (:data:`FUSED_KERNEL_TABLE`: its ``AllReduce`` op, AUTO strategy, no fusion, on the system) and
+a larger one from the profile's own (:func:`fused_all_reduce`). The message test equals the step test
+of :func:`fused_steps` for whole tokens (``M = 2 h t <= max_size`` iff ``t <= max_size // 2h``); it
+also covers a fused profile's other all-reduces of a small message (the per-layer QK-norm variance
+all-reduce, cost/ops.py, a few bytes per token), which vLLM runs with its own kernel (named limit:
+no validation row with the fusion runs a model that has one), and a layout with attention DP as well
+as TP (cost/ops.py keeps its norms unfused; the pricer does not see the layout; no such vLLM row). With
+the link-hierarchy model (``all_reduce_table = "none"``) the fused steps keep its price. Only a pure
+attention-TP layout fuses (attention DP: the MoE output comes back through an all-to-all combine or a
+reduce-scatter, not the pattern's all-reduce).
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from jalapeno.cost.collectives import CollectiveTime
+from jalapeno.cost.engine_allreduce import measured_all_reduce
+from jalapeno.specs.hardware import System
+
+#: The measured table of the kernel family the fused kernel runs (module docstring:
+#: FlashInfer's trtllm_allreduce_fusion, TensorRT-LLM's Lamport one-/two-shot kernels)
+FUSED_KERNEL_TABLE = "trtllm"
 
 #: CUDA compute capability (major x 10 + minor) of each catalog chip family, by the chip name's prefix:
 #: Hopper H100/H200/H800 9.0; Blackwell B200/GB200 10.0; Blackwell Ultra B300/GB300 10.3 (NVIDIA CUDA GPUs
@@ -65,9 +87,7 @@ def fused_max_tokens(chip_name: str, tp: int, hidden_size: int) -> int:
     >>> fused_max_tokens("H200 SXM", 8, 7168), fused_max_tokens("H200 SXM", 1, 7168), fused_max_tokens("MI355X", 8, 7168)
     (36, 0, 0)
     """
-    cap = device_capability(chip_name)
-    mib = FUSION_MAX_MIB.get(cap, {}).get(int(tp)) if cap is not None and tp > 1 else None
-    return 0 if mib is None else int(mib * MIB) // (hidden_size * _INPUT_BYTES)
+    return int(fused_max_bytes(chip_name, tp)) // (hidden_size * _INPUT_BYTES)
 
 
 def fused_steps(tokens, chip_name: str, tp: int, hidden_size: int) -> np.ndarray:
@@ -78,3 +98,37 @@ def fused_steps(tokens, chip_name: str, tp: int, hidden_size: int) -> np.ndarray
     """
     t = np.asarray(tokens, dtype=float)
     return (t > 0) & (t <= fused_max_tokens(chip_name, tp, hidden_size))
+
+
+def fused_max_bytes(chip_name: str, tp: int) -> float:
+    """The pass's ``max_size`` (bytes per rank) on the chip at ``tp`` ranks, 0 when the pass is off.
+
+    >>> fused_max_bytes("B200 (HGX)", 8) / MIB, fused_max_bytes("H200 SXM", 4) / MIB, fused_max_bytes("MI355X", 8)
+    (1.0, 2.0, 0.0)
+    """
+    cap = device_capability(chip_name)
+    mib = FUSION_MAX_MIB.get(cap, {}).get(int(tp)) if cap is not None and tp > 1 else None
+    return 0.0 if mib is None else float(mib * MIB)
+
+
+def fused_all_reduce(priced: CollectiveTime, base: CollectiveTime, group: int, message_bytes,
+                     system: System, placement: str = "packed") -> CollectiveTime:
+    """``priced`` (a profile's TP all-reduce from its engine's table) with the messages the fusion covers
+    (<= :func:`fused_max_bytes`) priced from :data:`FUSED_KERNEL_TABLE` instead (module docstring).
+
+    Args:
+        priced: the all-reduce as the profile's own table prices it; base: its link-hierarchy price
+            (what the fused kernel's table falls back to where it has no curve).
+        group: ranks; message_bytes: (N,) bytes per rank; system, placement: as
+            :func:`jalapeno.cost.engine_allreduce.measured_all_reduce`.
+
+    Returns:
+        :class:`CollectiveTime` (the fused elements' algorithm ``trtllm_measured`` where measured).
+    """
+    m = np.atleast_1d(np.asarray(message_bytes, dtype=float))
+    fused = (m > 0) & (m <= fused_max_bytes(system.chip.name, group))
+    if not fused.any():
+        return priced
+    f = measured_all_reduce(base, FUSED_KERNEL_TABLE, group, m, system, placement)
+    return CollectiveTime(np.where(fused, f.time_s, priced.time_s),
+                          np.where(fused, f.algorithm, priced.algorithm).astype(object), priced.level, priced.scope)

@@ -29,6 +29,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from jalapeno.cost.allreduce_rms import fused_all_reduce
 from jalapeno.cost.collectives import CollectiveTime, collective_time
 from jalapeno.cost.engine_allreduce import measured_all_reduce
 from jalapeno.cost.optable import CollectiveTable, OpTable
@@ -188,7 +189,11 @@ class SystemPricer:
         if kind != "all_reduce" or self.efficiency.all_reduce_table == "none":
             return r
         # the engine's own all-reduce where measured on this system (cost/engine_allreduce.py)
-        return measured_all_reduce(r, self.efficiency.all_reduce_table, group, message_bytes, self.system, placement)
+        m = measured_all_reduce(r, self.efficiency.all_reduce_table, group, message_bytes, self.system, placement)
+        if not self.efficiency.allreduce_rms_fusion:
+            return m
+        # vLLM's fuse_allreduce_rms runs TensorRT-LLM's fused kernel up to its max size (cost/allreduce_rms.py)
+        return fused_all_reduce(m, r, group, message_bytes, self.system, placement)
 
     def collective_times(self, colls: CollectiveTable) -> CollectiveTimes:
         return price_collectives(self, colls)
