@@ -52,7 +52,7 @@ def predict(
     system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
     model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
     workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
-    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
+    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; instead of --workload)."),
     osl: int = typer.Option(None, "--osl", help="Output length."),
     concurrency: float = typer.Option(None, "--concurrency", "-c", help="Closed-loop concurrency of the deployment."),
     rate: float = typer.Option(None, "--rate", "-r", help="Open loop instead: requests per second."),

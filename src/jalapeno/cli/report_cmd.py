@@ -19,7 +19,7 @@ MEASURED_HELP = ("Measured points to overlay: 'shipped' (the InferenceX points s
 def report(
     model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
     workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
-    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
+    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; instead of --workload)."),
     osl: int = typer.Option(None, "--osl", help="Output length."),
     precision: str = typer.Option(None, "--precision", "-p",
                                   help="Precision preset (default: each system sweeps what it runs natively)."),

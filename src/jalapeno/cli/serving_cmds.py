@@ -288,7 +288,7 @@ def parse_pool(text: str, option: str):
 def compare(
     model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
     workload: str = typer.Option(None, "--workload", "-w", help=WORKLOAD_HELP),
-    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
+    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; instead of --workload)."),
     osl: int = typer.Option(None, "--osl", help="Output length."),
     precision: str = typer.Option(None, "--precision", "-p",
                                   help="Precision preset (default: each system sweeps what it runs natively)."),
@@ -447,7 +447,7 @@ def frontier(
     system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
     model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
     workload: str = typer.Option(None, "--workload", "-w", help=WORKLOAD_HELP),
-    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides --workload)."),
+    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; instead of --workload)."),
     osl: int = typer.Option(None, "--osl", help="Output length."),
     precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
     kv_dtype: str = kv_dtype_option(),

@@ -24,10 +24,10 @@ from jalapeno.specs.routing import ROUTING_HELP
 def simulate(
     system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
     model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
-    workload: str = typer.Option("8k1k", "--workload", "-w",
-                                 help="1k1k/8k1k/1k8k/32k1k/64k1k/128k1k, agentic (coding-agent), research-agent, "
+    workload: str = typer.Option(None, "--workload", "-w",
+                                 help="1k1k/8k1k (default)/1k8k/32k1k/64k1k/128k1k, agentic (coding-agent), research-agent, "
                                  "long-memory-chat, chat-agent, agentic:FILE.toml, or a trace .csv/.jsonl"),
-    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; overrides the workload preset)."),
+    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; instead of --workload)."),
     osl: int = typer.Option(None, "--osl", help="Output length."),
     concurrency: int = typer.Option(None, "--concurrency", "-c", help="Closed loop: requests (sessions) in flight."),
     rate: float = typer.Option(None, "--rate", "-r", help="Open loop: requests per second."),
@@ -108,6 +108,8 @@ def simulate(
     lim["engine_memory"] = run.engine_memory
     kw: dict = {}
     trace_note = ""
+    given = workload  # None: the default 8k1k, or --isl/--osl (get_workload refuses a preset with them)
+    workload = workload or "8k1k"
     name = "coding-agent" if workload == "agentic" else workload.removeprefix("agentic:")
     kind = ("agentic" if name in AGENTIC_PRESETS or workload.startswith("agentic:") else
             "trace" if workload.endswith((".csv", ".jsonl", ".json")) or "/" in workload else "fixed")
@@ -139,7 +141,7 @@ def simulate(
                            "each runs as 2 (one decode step after the prefill's token, so that it has a TPOT; "
                            "docs/simulator.md §10.4)")
     else:
-        kw["workload"] = get_workload(workload, isl, osl)
+        kw["workload"] = get_workload(given, isl, osl)
         check_workload_context(m, kw["workload"], isl is not None)
     if (prefill is None) != (decode is None):
         raise SpecError("--prefill/--decode", "disaggregated serving needs both pools", "pass both, or neither")

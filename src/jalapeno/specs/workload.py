@@ -247,9 +247,16 @@ def get_workload(name: str | None = None, isl: int | None = None, osl: int | Non
 
     Raises:
         UnknownNameError: unknown preset, or an agentic one (named as such: the commands that take
-            those parse them before this). SpecError: only one of isl/osl given, or bad lengths.
+            those parse them before this). SpecError: only one of isl/osl given, a name and isl/osl
+            both given (one would be ignored), or bad lengths.
     """
     ratio = 1.0 if fixed else INFERENCEX_RANGE_RATIO
+    if name is not None and (isl is not None or osl is not None):
+        # `compare -w 1k1k --isl 8192 --osl 1024` ran 8192/1024 with no word (round 26): the preset was dropped
+        lengths = " ".join(f"--{k} {v}" for k, v in (("isl", isl), ("osl", osl)) if v is not None)
+        raise SpecError("workload", f"{name} and {lengths} both give the request lengths; "
+                        "one of them would be ignored", f"drop --workload {name} (lengths --isl N --osl N), "
+                        "or drop --isl/--osl (the preset's lengths)")
     if isl is not None or osl is not None:
         if isl is None or osl is None:
             raise SpecError("isl/osl", "give both --isl and --osl", "pass both, or a --workload preset")

@@ -1,0 +1,51 @@
+"""Round 26 new-user pass and break-it (newuser26): what a newcomer typed and what it did."""
+
+from __future__ import annotations
+
+import pytest
+from cli_runner import run
+
+
+@pytest.mark.parametrize("argv", [
+    ("compare", "-s", "jalapeno", "-w", "1k1k", "--isl", "8192", "--osl", "1024"),
+    ("predict", "-s", "gb200-nvl72", "--tp", "4", "--ep", "4", "-c", "8", "-w", "1k1k", "--isl", "8192", "--osl", "1024"),
+    ("plan", "-s", "gb200-nvl72", "--target", "1e6", "-w", "1k1k", "--isl", "8192", "--osl", "1024"),
+    ("simulate", "-s", "gb200-nvl72", "--dp", "8", "--ep", "8", "-c", "4", "-w", "1k1k", "--isl", "8192",
+     "--osl", "1024"),
+])
+def test_a_preset_and_lengths_together_are_refused(capsys, argv):
+    """`compare -w 1k1k --isl 8192 --osl 1024` ran 8192/1024 and dropped the named preset without a
+    word (the help said --isl 'overrides --workload'); the user asked for two different workloads."""
+    code, out, err = run(capsys, *argv)
+    assert code == 2, out
+    assert "Traceback" not in err + out
+    assert ("error: --workload: 1k1k and --isl 8192 --osl 1024 both give the request lengths; one of them "
+            "would be ignored. Fix: drop --workload 1k1k") in err
+
+
+def test_get_workload_refuses_a_name_with_lengths():
+    from jalapeno.errors import SpecError
+    from jalapeno.specs.workload import get_workload
+
+    with pytest.raises(SpecError, match="8k1k and --osl 100 both give the request lengths"):
+        get_workload("8k1k", None, 100)
+    w = get_workload(None, 100, 10)  # lengths alone, and a preset alone, still run
+    assert (w.isl, w.osl) == (100, 10)
+    assert (get_workload("8k1k").isl, get_workload().osl) == (8192, 1024)
+
+
+def test_simulate_lengths_alone_still_run(capsys):
+    """simulate's --workload default moved from '8k1k' to None (so a given preset can be told from the
+    default): --isl/--osl alone and no workload at all still run."""
+    code, out, err = run(capsys, "simulate", "-s", "gb200-nvl72", "--dp", "8", "--ep", "8", "-c", "2",
+                         "--isl", "100", "--osl", "20", "--requests", "4", "--json")
+    import json
+
+    assert code == 0, err
+    wl = json.loads(out)["config"]["workload"]
+    assert (wl["name"], wl["isl"], wl["osl"]) == ("100/20", 100, 20)
+    code, out, err = run(capsys, "simulate", "-s", "gb200-nvl72", "--dp", "8", "--ep", "8", "-c", "2",
+                         "--requests", "4", "--json")
+    assert code == 0, err
+    wl = json.loads(out)["config"]["workload"]
+    assert (wl["name"], wl["isl"], wl["osl"]) == ("8k1k", 8192, 1024)
