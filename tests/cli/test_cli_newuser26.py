@@ -29,6 +29,7 @@ def test_get_workload_refuses_a_name_with_lengths():
 
     with pytest.raises(SpecError, match="8k1k and --osl 100 both give the request lengths"):
         get_workload("8k1k", None, 100)
+    assert get_workload("8k1k", 8192, 1024).name == "8192/1024"  # the same lengths twice: nothing ignored
     w = get_workload(None, 100, 10)  # lengths alone, and a preset alone, still run
     assert (w.isl, w.osl) == (100, 10)
     assert (get_workload("8k1k").isl, get_workload().osl) == (8192, 1024)

@@ -251,7 +251,8 @@ def get_workload(name: str | None = None, isl: int | None = None, osl: int | Non
             both given (one would be ignored), or bad lengths.
     """
     ratio = 1.0 if fixed else INFERENCEX_RANGE_RATIO
-    if name is not None and (isl is not None or osl is not None):
+    same = name in PRESETS and (isl, osl) == (PRESETS[name].isl, PRESETS[name].osl)  # -w 8k1k --isl 8192 --osl 1024
+    if name is not None and (isl is not None or osl is not None) and not same:
         # `compare -w 1k1k --isl 8192 --osl 1024` ran 8192/1024 with no word (round 26): the preset was dropped
         lengths = " ".join(f"--{k} {v}" for k, v in (("isl", isl), ("osl", osl)) if v is not None)
         raise SpecError("workload", f"{name} and {lengths} both give the request lengths; "
