@@ -50,3 +50,18 @@ def test_simulate_lengths_alone_still_run(capsys):
     assert code == 0, err
     wl = json.loads(out)["config"]["workload"]
     assert (wl["name"], wl["isl"], wl["osl"]) == ("8k1k", 8192, 1024)
+
+
+@pytest.mark.parametrize("argv, option, example", [
+    (("frontier", "-s", "jalapeno", "--concurrency", ""), "--concurrency", "1,4,16,64"),
+    (("compare", "-s", "jalapeno", "-c", ","), "--concurrency", "1,4,16,64"),
+    (("compare", "-s", "jalapeno", "--at", ""), "--at", "10,50,100"),
+])
+def test_an_empty_list_option_is_refused(capsys, argv, option, example):
+    """`frontier --concurrency ''` (a shell variable that was empty) ran the default concurrency grid
+    without a word: '' was read as 'not given'. An empty list now names the option."""
+    code, out, err = run(capsys, *argv)
+    assert code == 2, out
+    assert "Traceback" not in err + out
+    assert f"error: {option}: names no value (" in err
+    assert f"Fix: write e.g. {option} {example}, or leave it out" in err

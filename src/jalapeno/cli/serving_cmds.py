@@ -128,13 +128,15 @@ def _floats(text: str, option: str, what: str = "numbers", example: str = "10,50
     given, refuses the values first with its own words).
 
     Raises:
-        SpecError: not numbers, one not positive and finite, or one given twice.
+        SpecError: no value (``''``, ``','``), not numbers, one not positive and finite, or one given twice.
     """
     try:
         vals = [float(v) for v in list_items(text, option, example)]
     except ValueError:
         raise SpecError(option, f"{text!r} is not a comma-separated list of {what}",
                         f"write e.g. {option} {example}") from None
+    if not vals:  # `frontier -c ''` ran the default grid without a word (round 26)
+        raise SpecError(option, f"names no value ({text!r})", f"write e.g. {option} {example}, or leave it out")
     if check is not None:
         check(vals)
     if not vals or any(not (v > 0 and math.isfinite(v)) for v in vals):
@@ -202,7 +204,7 @@ def _options(serving: str, mtp: int | None, acceptance: float | None, concurrenc
 
     # one wording with predict's and simulate's -c ('needs positive values' here); no --rate on these commands
     conc = tuple(_floats(concurrency, "--concurrency", example="1,4,16,64", check=lambda v: check_concurrency(
-        v, rate="`jalapeno predict` or `simulate` with --rate"))) if concurrency else None
+        v, rate="`jalapeno predict` or `simulate` with --rate"))) if concurrency is not None else None
     return SweepOptions(serving=serving, mtp=_mtp(mtp, acceptance), concurrency=conc, eplb=sweep_eplb(eplb),
                         overlap=overlap)
 
