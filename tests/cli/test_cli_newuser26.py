@@ -53,15 +53,50 @@ def test_simulate_lengths_alone_still_run(capsys):
 
 
 @pytest.mark.parametrize("argv, option, example", [
-    (("frontier", "-s", "jalapeno", "--concurrency", ""), "--concurrency", "1,4,16,64"),
+    (("frontier", "-s", "jalapeno", "--concurrency", " , "), "--concurrency", "1,4,16,64"),
     (("compare", "-s", "jalapeno", "-c", ","), "--concurrency", "1,4,16,64"),
-    (("compare", "-s", "jalapeno", "--at", ""), "--at", "10,50,100"),
+    (("compare", "-s", "jalapeno", "--at", ","), "--at", "10,50,100"),
 ])
 def test_an_empty_list_option_is_refused(capsys, argv, option, example):
-    """`frontier --concurrency ''` (a shell variable that was empty) ran the default concurrency grid
-    without a word: '' was read as 'not given'. An empty list now names the option."""
+    """`frontier --concurrency ','` ran the default concurrency grid without a word: the list was read
+    as 'not given'. An empty list now names the option (an empty value: the test below)."""
     code, out, err = run(capsys, *argv)
     assert code == 2, out
     assert "Traceback" not in err + out
     assert f"error: {option}: names no value (" in err
     assert f"Fix: write e.g. {option} {example}, or leave it out" in err
+
+
+@pytest.mark.parametrize("argv, option", [
+    (("compare", "-s", "jalapeno", "-w", ""), "--workload"),
+    (("predict", "-s", "gb200-nvl72", "--dp", "8", "--ep", "8", "-c", "8", "-p", ""), "--precision"),
+    (("compare", "-s", "jalapeno", "--serving", " "), "--serving"),
+    (("compare", "-s", "jalapeno,gb300-nvl72", "--baseline", ""), "--baseline"),
+    (("frontier", "-s", "jalapeno", "--out="), "--out"),
+    (("frontier", "-s", "jalapeno", "--concurrency", ""), "--concurrency"),
+    (("step", "-s", "jalapeno", "--batch", "4", "--chip-model", ""), "--chip-model"),
+    (("simulate", "-s", "gb200-nvl72", "--dp", "8", "--ep", "8", "--rate", "1", "--arrival", ""), "--arrival"),
+])
+def test_an_empty_option_value_is_refused(capsys, argv, option):
+    """An empty value (a shell variable that was empty) ran as if the option were not given: `-w ''`
+    ran 8k1k, `-p ''` the default precision, `--serving ''` both modes, `--baseline ''` the default,
+    `frontier --out ''` wrote no file, `--arrival ''` Poisson - each rc 0 without a word."""
+    code, out, err = run(capsys, *argv)
+    assert code == 2, out
+    assert "Traceback" not in err + out
+    assert f"error: {option}: is empty (" in err and "an empty value would run as if the option were not given" in err
+    assert f"Fix: give {option} a value (see `jalapeno {argv[0]} --help`), or leave it out for its default" in err
+
+
+def test_html_empty_keeps_its_documented_meaning(capsys):
+    """compare's --html help says '' = none (no chart): that one empty value still runs."""
+    code, out, err = run(capsys, "compare", "-s", "jalapeno", "-c", "4", "--serving", "agg", "--html", "")
+    assert code == 0, err
+
+
+def test_tiers_comma_alone_is_refused(capsys):
+    """`compare --tiers ,` printed no tier table without a word (`--tiers ''` was refused already)."""
+    code, out, err = run(capsys, "compare", "-s", "jalapeno", "-c", "4", "--serving", "agg", "--html", "",
+                         "--tiers", ",")
+    assert code == 2, out
+    assert "error: --tiers: names no tier (an empty list). Fix: write e.g. --tiers fast=100,ultra_fast=300" in err

@@ -110,6 +110,7 @@ def main(argv: list[str] | None = None) -> None:
     _flags_without_a_type()
     try:
         _refuse_repeated(sys.argv[1:] if argv is None else argv)
+        _refuse_empty(sys.argv[1:] if argv is None else argv)
         app(args=argv, standalone_mode=False)
         sys.stdout.flush()
     except JalapenoError as e:
@@ -181,6 +182,33 @@ def _refuse_repeated(argv: list[str]) -> None:
                    f"give the values in one {opt}, e.g. {opt} {','.join(dict.fromkeys(values))}")
             raise SpecError(opt, f"given {len(values)} times ({shown}); the later one replaced the earlier, "
                             "it does not add to it", fix)
+
+
+#: Options whose help gives the empty value a meaning (compare/audit ``--html ''``: no chart), or
+#: whose own parser refuses it with words of its own (``--study ''``: leave it out for the space's name).
+_EMPTY_MEANS = {"--html", "--study", "--store", "--prefill", "--decode", "--points", "--systems", "--set", "--bytes",
+                "--tiers", "--claim", "--metric"}
+
+
+def _refuse_empty(argv: list[str]) -> None:
+    """Refuse an option given an empty value (``-w ''``, ``--out=``, a shell variable that was empty):
+    ``compare -w ''`` ran 8k1k, ``-p ''`` the default precisions, ``--serving ''`` both modes,
+    ``--baseline ''`` the default baseline, ``frontier --out ''`` wrote nothing - each without a word,
+    as '' read as 'not given'. Options in :data:`_EMPTY_MEANS` keep their documented '' or own error.
+
+    Raises:
+        SpecError: naming the option and the command's help.
+    """
+    from jalapeno.errors import SpecError
+
+    if "--help" in argv:
+        return
+    for opt, values in _given_options(argv).items():
+        if opt not in _EMPTY_MEANS and any(not v.strip() for v in values):
+            _, words = _command(argv)
+            raise SpecError(opt, f"is empty ({next(v for v in values if not v.strip())!r}): an empty value would "
+                            "run as if the option were not given", f"give {opt} a value (see `jalapeno "
+                            f"{' '.join(words)} --help`), or leave it out for its default")
 
 
 def _as_typed(e: JalapenoError, argv: list[str]) -> str:

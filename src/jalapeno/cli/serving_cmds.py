@@ -156,11 +156,11 @@ def _floors(text: str, unit: str = "value", example: str = "fast=100,ultra_fast=
             not name=number, a tier with no name or named twice, the reserved name ``batch``, a value
             that is negative or not finite (refused later as ``floors.NAME``, a name the CLI lacks).
     """
-    if not text.strip():
-        raise SpecError("--tiers", "names no tier (an empty list)",
-                        f"write e.g. --tiers {example}, or leave --tiers out for the default floors")
+    items = list_items(text, "--tiers", example)
+    if not items:  # '' and ',' (which ran without the tier table, round 26)
+        raise SpecError("--tiers", "names no tier (an empty list)", f"write e.g. --tiers {example}, or leave it out")
     out = {}
-    for part in list_items(text, "--tiers", example):
+    for part in items:
         name, _, val = part.partition("=")
         try:
             v = float(val)
