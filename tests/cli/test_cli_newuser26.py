@@ -100,3 +100,13 @@ def test_tiers_comma_alone_is_refused(capsys):
                          "--tiers", ",")
     assert code == 2, out
     assert "error: --tiers: names no tier (an empty list). Fix: write e.g. --tiers fast=100,ultra_fast=300" in err
+
+
+@pytest.mark.parametrize("arg, says", [("", "error: design-space file: is empty ('')"),
+                                       (".", "error: design-space file: '.' is a folder, not a file")])
+def test_explore_an_empty_or_folder_argument(capsys, arg, says):
+    """`explore ''` said "cannot read '.': [Errno 21] Is a directory: '.'" (the empty path read as the
+    current folder) and told the user to check permissions."""
+    code, out, err = run(capsys, "explore", arg)
+    assert code == 2, out
+    assert says in err and "Fix: give the path of a design-space .toml, e.g. examples/explore_700w.toml" in err

@@ -300,6 +300,9 @@ def load_design_space(path: str | Path) -> DesignSpace:
     """
     from jalapeno.specs.files import MAX_USER_FILE_BYTES
 
+    fix = "give the path of a design-space .toml, e.g. examples/explore_700w.toml (docs/explore.md)"
+    if not str(path).strip():  # `explore ''` said "cannot read '.': [Errno 21] Is a directory"
+        raise SpecError("design-space file", "is empty ('')", fix)
     p = Path(path)
     try:
         with p.open("rb") as f:  # at most one byte past the limit: SPACE.toml = /dev/zero never ended
@@ -311,6 +314,8 @@ def load_design_space(path: str | Path) -> DesignSpace:
     except FileNotFoundError:
         raise SpecError("design-space file", f"{str(p)!r} not found",
                         "give the path of a design-space .toml, the SPACE.toml argument (docs/explore.md)") from None
+    except IsADirectoryError:
+        raise SpecError("design-space file", f"{str(p)!r} is a folder, not a file", fix) from None
     except (OSError, UnicodeDecodeError) as e:
         raise SpecError("design-space file", f"cannot read {str(p)!r}: {e}", "check the path and its permissions") from None
     except tomllib.TOMLDecodeError as e:
