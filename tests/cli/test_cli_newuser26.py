@@ -110,3 +110,15 @@ def test_explore_an_empty_or_folder_argument(capsys, arg, says):
     code, out, err = run(capsys, "explore", arg)
     assert code == 2, out
     assert says in err and "Fix: give the path of a design-space .toml, e.g. examples/explore_700w.toml" in err
+
+
+def test_explore_table_headers_are_whole_and_pruned_is_explained(capsys, tmp_path, monkeypatch):
+    """explore's table cut its headers at the terminal width ('chip.peak_dense_tfl…', 'efficiency.kernel_…'),
+    dropping the unit the key carries, and 'pruned: chip_power_w 2' named no meaning."""
+    pytest.importorskip("optuna")
+    monkeypatch.setenv("COLUMNS", "100")  # a narrow terminal, where the headers were cut
+    code, out, err = run(capsys, "explore", "examples/explore_700w.toml", "--trials", "6", "--store", str(tmp_path))
+    assert code == 0, err
+    assert "…" not in out  # folded onto a second header line where the terminal is narrow, never cut
+    if "pruned" in out:
+        assert "pruned (trials that broke a constraint, not priced; docs/explore.md): " in out

@@ -194,7 +194,8 @@ def _print_summary(out: dict) -> None:
               f"relative to {out['base']})")
     cols = ["trial"] + [k for k in (out["designs"][0] if out["designs"] else {}) if k.startswith(("param:", "score:"))]
     for c in cols + ["chip W", "$/chip-h"]:  # a score is a ratio to the base, not tok/s/kW: say so in its header
-        t.add_column(f"{c[len('score:'):]} (x base)" if c.startswith("score:") else c.split(":", 1)[-1], justify="right")
+        t.add_column(f"{c[len('score:'):]} (x base)" if c.startswith("score:") else c.split(":", 1)[-1], justify="right",
+                     overflow="fold")  # the header is the key and its unit (chip.peak_dense_tflops.fp8): never cut
     for r in out["designs"]:
         t.add_row(*[f"{r[c]:.4g}" if isinstance(r[c], float) else str(r[c]) for c in cols],
                   f"{r['chip_power_w']:.0f}", f"{r['usd_per_chip_hour']:.2f}")
@@ -202,7 +203,8 @@ def _print_summary(out: dict) -> None:
     for line in _base_lines(out):
         console.print(line, markup=False)
     if out["pruned_by"]:
-        console.print("pruned: " + ", ".join(f"{k} {v}" for k, v in sorted(out["pruned_by"].items())), markup=False)
+        console.print("pruned (trials that broke a constraint, not priced; docs/explore.md): "
+                      + ", ".join(f"{k} {v}" for k, v in sorted(out["pruned_by"].items())), markup=False)
     for m, imp in out["importance"].items():
         if imp:
             console.print(f"importance for {m}: " + ", ".join(f"{k} {v:.2f}" for k, v in imp.items()), markup=False)
