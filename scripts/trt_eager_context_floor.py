@@ -11,7 +11,7 @@ eagerly unless the launch script turns on piecewise CUDA graphs (``torch_compile
 TensorRT-LLM docs/source/features/torch_compile_and_piecewise_cuda_graph.md: piecewise graphs "primarily benefit
 host-bound iterations in the context phase"; serve/limits.py cites ``can_run_cuda_graph``). The InferenceX DeepSeek-R1
 scripts of 2026-01/02 turn it on for some (ISL, OSL, CONC, layout) cells only (:data:`PIECEWISE_RULES`, read at the
-commits named there), so rows of one deployment at one load differ in that flag alone: the natural experiment this
+commits named there; fit/trt_prompt_graphs.py since eagerfit26), so rows of one deployment at one load differ in that flag alone: the natural experiment this
 script prints. It prints, for the rows at C <= 8: the residual by model, release, ISL and MTP; the prompt-step time
 each DeepSeek-R1 row implies once a small front end is taken off (:func:`implied_step_s`), beside the model's lone
 prompt; the pairs with piecewise graphs on and off; and a what-if (nothing written): the front end refitted on the
@@ -32,44 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 #: the concurrency up to which a row counts as low load (the burst and the steady queue are a few ms)
 LOW_LOAD = 8
-#: InferenceX DeepSeek-R1 B200 TensorRT-LLM scripts that set piecewise CUDA graphs, keyed (precision, release, MTP):
-#: (commit, rule); every earlier script (the 1.1.0rc2 and unstated-release rows) sets none (``git log -S
-#: enable_piecewise_cuda_graph -- benchmarks``: first at ec7bafaae). ``chips`` is the script's TP (the instance),
-#: ``dp`` whether it runs attention DP.
-PIECEWISE_RULES = {
-    ("fp4", "1.2.0rc6.post2", False): ("6eecc0e66 (2026-02-03) benchmarks/dsr1_fp4_b200_trt.sh",
-                                       lambda isl, osl, c, chips, ep, dp: isl == 1024 and osl == 1024 and chips == 8
-                                       and ep == 8),
-    ("fp8", "1.2.0rc6.post2", False): ("ec7bafaae (2026-01-29) benchmarks/dsr1_fp8_b200_trt.sh",
-                                       lambda isl, osl, c, chips, ep, dp: (isl == 1024 and osl == 1024 and c >= 64)
-                                       or (isl == 1024 and osl == 8192 and 128 <= c < 256)
-                                       or (isl == 8192 and osl == 1024 and c >= 64)),
-    ("fp8", "1.2.0rc6.post3", True): ("5d517074c (2026-02-05) benchmarks/dsr1_fp8_b200_trt_mtp.sh",
-                                      lambda isl, osl, c, chips, ep, dp: not dp and not (
-                                          (isl == 1024 and osl == 1024 and c <= 4) or (isl == 1024 and osl == 8192
-                                                                                      and c <= 8)
-                                          or (isl == 8192 and osl == 1024 and c <= 16))),
-    ("fp4", "1.2.0rc6.post3", True): ("0aae52d4c (2026-02-06) benchmarks/dsr1_fp4_b200_trt_mtp.sh",
-                                      lambda isl, osl, c, chips, ep, dp: (isl == 1024 and osl == 1024 and (
-                                          c in (32, 64) or (c == 128 and not dp)))
-                                      or (isl == 1024 and osl == 8192 and c == 64)),
-}
-
-
-def piecewise_on(precision: str, release: str, mtp: bool, isl: int, osl: int, conc: float, chips: int, ep: int,
-                 dp: bool) -> bool:
-    """Whether the launch script of a B200 DeepSeek-R1 TensorRT-LLM row ran piecewise CUDA graphs
-    (:data:`PIECEWISE_RULES`); False for a (precision, release, MTP) no rule covers.
-
-    >>> piecewise_on("fp4", "1.2.0rc6.post2", False, 1024, 1024, 64, 8, 8, False)
-    True
-    >>> piecewise_on("fp4", "1.2.0rc6.post2", False, 1024, 8192, 64, 8, 8, False)
-    False
-    >>> piecewise_on("fp8", "1.2.0rc6.post3", True, 1024, 1024, 8, 8, 1, False), piecewise_on("fp8", "1.1.0rc2", True, 1024, 1024, 8, 8, 1, False)
-    (True, False)
-    """
-    rule = PIECEWISE_RULES.get((precision, release, bool(mtp)))
-    return bool(rule and rule[1](int(isl), int(osl), float(conc), int(chips), int(ep), bool(dp)))
+#: the launch-script rule of piecewise CUDA graphs lives in the package (fit/trt_prompt_graphs.py), where rows are built
+from jalapeno.fit.trt_prompt_graphs import PIECEWISE_RULES, piecewise_on  # noqa: E402,F401
 
 
 def implied_step_s(measured, load, burst, front_s):

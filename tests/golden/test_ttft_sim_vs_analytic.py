@@ -337,7 +337,11 @@ def test_one_whole_prompt_a_step_agrees_with_the_simulator(c):
     """Round 25 (trtttft25): an aiconfigurator TensorRT-LLM DeepSeek-R1 row (B200 FP4 TP8, 1k/1k, 2025-11-02) priced
     with its launch script's --max_num_tokens, (C + ISL + 64) rounded up to 64, and one prompt a step
     (fit/aic_sweeps.with_sweep_token_limit): the idle-start wave is C steps long in both, and the analytic mean TTFT
-    stays within 15% of the simulated run's; the budget raises both above the default 8192-token budget's."""
+    stays within 15% of the simulated run's; the budget raises both above the default 8192-token budget's. The row's
+    prompt steps are eager (fit/trt_prompt_graphs.py: max(host calls × 24 µs, GPU)), which both models price; the
+    what-if at the default budget is compared with prompt steps graphed: there the simulator's prompts share a step
+    (one host floor for several) where the analytic model floors one step per prompt, and at C = 256 it is 22% slower
+    than the simulator (0.553 against 0.453 s; docs/gap_aic_ttft.md, round 26 eagerfit26: a known residual)."""
     import dataclasses
 
     import pandas as pd
@@ -358,7 +362,9 @@ def test_one_whole_prompt_a_step_agrees_with_the_simulator(c):
     assert (dep.token_budget, dep.max_tokens_per_step) == (1024, -(-(c + 1024 + 64) // 64) * 64)
     wl = Workload("1k/1k", 1024, 1024, INFERENCEX_RANGE_RATIO)
     out = {}
-    for name, d in (("script", dep), ("default", dataclasses.replace(dep, token_budget=8192, max_tokens_per_step=None))):
+    assert dep.eager_prompt_call_s > 0
+    for name, d in (("script", dep), ("default", dataclasses.replace(dep, token_budget=8192, max_tokens_per_step=None,
+                                                                      eager_prompt_call_s=0.0))):
         ana = serve_at_concurrency(model, pricer, d, wl, [c]).record(0)["ttft_s"]
         sim = simulate(model, pricer, d, workload=wl, concurrency=c, seed=0, warmup=0).summary["ttft_s"]["mean"]
         assert ana == pytest.approx(sim, rel=TOL), (name, ana, sim)

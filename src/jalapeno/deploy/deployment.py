@@ -291,6 +291,9 @@ class Deployment:
             ``pad_routing``; deploy/graph_capture.pad_routing by engine): ``routed`` (like independent
             tokens; the default), ``masked`` (top-k ids set to -1: no expert, no all-to-all) or
             ``one_token`` (identical dummies: one top-k set).
+        eager_prompt_call_s: host seconds per call of a step that carries a prompt and runs without CUDA graphs
+            (TensorRT-LLM without piecewise graphs): such a step costs max(host calls × this, GPU) (serve/limits.
+            prompt_floor_s, cost/host_calls.py). 0 = graphed or not modelled (the default).
         recv_interval: decode steps between the scheduler's polls for new requests (SGLang
             ``--scheduler-recv-interval``; 1 = every step): an arrival waits
             ``recv_interval``·τ/2 on average before it can be scheduled (aggregated serving).
@@ -347,6 +350,7 @@ class Deployment:
     budget_per: str = "instance"
     engine_memory: EngineMemory | None = None
     prefill_steps: str = "mixed"
+    eager_prompt_call_s: float = 0.0
 
     def __post_init__(self) -> None:
         """Check the engine memory fraction, limits and overlap mode, and that context parallelism is
@@ -370,6 +374,9 @@ class Deployment:
         _positive_int_or_none(self.adp_balance_timeout_iters, "adp_balance_timeout_iters",
                               "adp_balance_timeout_iters (engine recipe: attention_dp_config timeout_iters)")
         check_batch_wait(self.batch_wait_timeout_iters, self.batch_wait_max_tokens_ratio)
+        if not 0.0 <= self.eager_prompt_call_s < 1e-3:
+            raise SpecError("eager_prompt_call_s", f"{self.eager_prompt_call_s!r} is not a host time per call",
+                            "give seconds per call, 0 <= x < 1e-3 (2.4e-5 is 24 µs; 0: prompt steps graphed)")
         self._check_rank_budget()
         if self.decode.layout.cp > 1:
             where = "an aggregated instance" if self.prefill is None else "the decode pool"

@@ -34,6 +34,7 @@ from jalapeno.fit.aic_sweep_layouts import with_sweep_config_layouts, with_sweep
 from jalapeno.fit.aic_sweeps import (measured_date, release_stated, row_release, sweep_of, with_sweep_batch_wait,
                                     with_sweep_kernels, with_sweep_launch, with_sweep_limits, with_sweep_mtp,
                                     with_sweep_token_limit)
+from jalapeno.fit.trt_prompt_graphs import with_prompt_graphs
 from jalapeno.fit.validate import CHAIN_ACCEPTANCE, VALIDATION_MTP, MeasuredPoint
 from jalapeno.specs.engine_versions import version_key
 from jalapeno.specs.formats import get_precision
@@ -457,6 +458,8 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         notes += [limits] if limits else []
         dep, limits = with_sweep_token_limit(dep, sweep, int(r.isl), conc)
         notes += [limits] if limits else []
+        dep, graphs = with_prompt_graphs(dep, fw, model, prec, (fw.split() + [""])[1], int(r.isl), int(r.osl), conc)
+        notes += [graphs] if graphs else []
         client = aic_client(getattr(r, "silicon_data_source", None))
         if client == "inferencex-db" and dep.prefill is None:
             dep, why = with_recipe_limits(dep, system, model, str(r.backend), prec, int(r.isl), int(r.osl), conc)

@@ -48,7 +48,7 @@ from jalapeno.deploy.deployment import Deployment, pool_overlap, query_len
 from jalapeno.deploy.memory_fit import admission_batch_cap, decode_batch_cap
 from jalapeno.serve.batch_wait import batch_wait_steps, bunched_arrivals_per_step, prompts_to_fill
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
-from jalapeno.serve.limits import batch_caps, decode_step_s, graph_padded
+from jalapeno.serve.limits import batch_caps, decode_step_s, floored_steps, graph_padded, prompt_floor_s
 from jalapeno.serve.queueing import adp_balance_wait_s, agg_queue_s, poll_wait_s
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.model import ModelSpec
@@ -306,12 +306,15 @@ def agg_points(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, 
     a = dep.mtp.tokens_per_step if dep.mtp else 1.0
     sc = step_cost(model, pricer, lay, dep.precision, batch, dep.mtp, dep.memory_fraction,
                    pool_overlap(dep.overlap, model, lay), dep.memory_profile)
-    long_step_s, long_interval_s = sc.step_time_s[2 * n:], sc.interval_s[2 * n:]
+    # a TensorRT-LLM step carrying a prompt without piecewise graphs costs max(host, GPU) (serve/limits.prompt_floor_s);
+    # the requests decoding beside an arriving prompt are the other users, b − 1
+    step_s = floored_steps(sc.step_time_s, batch.decode_seqs - 1, batch.prefill_tokens, prompt_floor_s(model, dep))
+    long_step_s, long_interval_s = step_s[2 * n:], sc.interval_s[2 * n:]
     frac = np.minimum(p_mb / p_big, 1.0)  # p_mb / chunk below one chunk (or one per rank: _chunk_step_load)
     # decode-only steps above the CUDA-graph ceiling run eagerly (serve/limits.py); the steps
-    # carrying a prefill chunk are priced as they are (engines graph decode batches only)
+    # carrying a prefill chunk are priced as they are (engines graph decode batches only), floored above
     t_dec = decode_step_s(sc, eff, dep, np.concatenate([b, b, np.zeros(sc.step_time_s.shape[0] - 2 * n)]), lay)[:n]
-    ttft_step = sc.step_time_s[n:2 * n]
+    ttft_step = step_s[n:2 * n]
     w_dec = np.ones(n) if sep else 1 - frac  # weight of the decode-only step per decode step
     tau = w_dec * t_dec + frac * ttft_step
     bound, margin = rank_bounds(np.stack([w_dec * sc.attribution_s[k][:n] + frac * sc.attribution_s[k][n:2 * n]

@@ -23,7 +23,7 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.serve.analytic import QUANTILES, ServingPoints, frontend_s
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
-from jalapeno.serve.limits import batch_caps, decode_step_s, graph_padded
+from jalapeno.serve.limits import batch_caps, decode_step_s, graph_padded, prompt_floor_s
 from jalapeno.serve.queueing import MAX_RHO, bulk_prefill_s
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.model import ModelSpec
@@ -72,7 +72,7 @@ class DecodeCurve:
 
 
 def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, wl: Workload,
-                 token_budget: int, overlap: str = "none") -> PrefillPerf:
+                 token_budget: int, overlap: str = "none", floor_s: float = 0.0) -> PrefillPerf:
     """Throughput and service time of one prefill instance at full token-budget steps.
 
     A prompt runs on one attention-DP rank and is chunked at that rank's budget b = budget/dp
@@ -86,7 +86,8 @@ def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     prompt's whole KV cache, split over the CP ranks). ``overlap``: ``none`` or ``tbo`` (two-batch
     overlap; needs an EP all-to-all, cost/overlap.py). ``token_budget`` is the whole instance's
     prefill tokens per step — a deployment's ``prefill_budget(layout)``, which counts a per-rank
-    engine budget (TensorRT-LLM ``max_num_tokens``) once per attention-DP rank.
+    engine budget (TensorRT-LLM ``max_num_tokens``) once per attention-DP rank. ``floor_s``: the host time of an eager
+    prompt step (serve/limits.prompt_floor_s, context only): every step costs at least it (0: none).
     """
     per_prompt = token_budget / layout.dp  # a prompt runs on one attention-DP rank (cost/adp_rank.py)
     chunk = float(min(wl.mean_isl, per_prompt))
@@ -100,16 +101,15 @@ def prefill_perf(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     ctx = np.concatenate([[(wl.mean_isl - chunk) / 2] * 2, np.zeros(len(short))])
     sc = step_cost(model, pricer, layout, precision, Batch.make(prefill_tokens=toks, prefill_seqs=seqs, prefill_ctx=ctx),
                    overlap=overlap)
-    tau = float(sc.interval_s[0])
-    lat = float(sc.step_time_s[0])
-    sigma = max((tau - float(sc.interval_s[1])) / (token_budget - p2), 0.0)
-    q = {k: float(sc.step_time_s[2 + i]) for i, k in enumerate(short)}
+    sigma = max((float(sc.interval_s[0]) - float(sc.interval_s[1])) / (token_budget - p2), 0.0)
+    tau, lat = max(float(sc.interval_s[0]), floor_s), max(float(sc.step_time_s[0]), floor_s)
+    q = {k: max(float(sc.step_time_s[2 + i]), floor_s) for i, k in enumerate(short)}
     feasible, reason = bool(sc.feasible[0]), str(sc.reason[0])
     long = [k for k, v in lengths.items() if math.ceil(v / per_prompt) > 1]
     if long:
         tok, pre, owner = chunk_plan([lengths[k] for k in long], per_prompt)
         cs = step_cost(model, pricer, layout, precision, Batch.make(prefill_tokens=tok, prefill_ctx=pre), overlap=overlap)
-        t = pipelined_prefill_s(cs.step_time_s, cs.interval_s, owner, len(long))
+        t = pipelined_prefill_s(np.maximum(cs.step_time_s, floor_s), np.maximum(cs.interval_s, floor_s), owner, len(long))
         q.update({k: float(v) for k, v in zip(long, t)})
         if feasible and not cs.feasible.all():
             feasible = False
@@ -124,7 +124,9 @@ def pool_prefill_perf(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Wor
     overlap, priced with the pool's engine backends (cost/pricer.with_pool_backends) on ``pricer``."""
     lay = dep.prefill.layout
     pr = with_pool_backends(pricer, dep.prefill, model, lay, dep.precision.kv_cache.name)
-    return prefill_perf(model, pr, lay, dep.precision, wl, dep.prefill_budget(lay), pool_overlap(dep.overlap, model, lay))
+    floor = prompt_floor_s(model, dep, dep.prefill)  # an eager TensorRT-LLM prefill worker's host floor
+    return prefill_perf(model, pr, lay, dep.precision, wl, dep.prefill_budget(lay), pool_overlap(dep.overlap, model, lay),
+                        floor[0] if floor else 0.0)
 
 
 def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, wl: Workload,

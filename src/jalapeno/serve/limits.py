@@ -33,9 +33,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from jalapeno.cost.host_calls import step_host_calls
 from jalapeno.cost.step import Batch, StepCost
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.model import ModelSpec
 
 #: Host time to launch one kernel from an eager PyTorch engine (Python, the ATen dispatcher and
 #: the CUDA driver's cudaLaunchKernel), seconds. A named assumption: 10 µs, inside the 5-20 µs
@@ -68,6 +70,45 @@ def eager_step_s(sc: StepCost, eff: Efficiency, pp: int) -> np.ndarray:
     if sc.draft_s.any():  # MTP drafting passes launch their own kernels: one layer's worth each
         host = host * (1 + sc.draft_s / np.maximum(sc.step_time_s - sc.draft_s, 1e-30))
     return np.maximum(sc.step_time_s, host)
+
+
+def prompt_floor_s(model: ModelSpec, dep: Deployment, pool=None) -> tuple[float, float] | None:
+    """Host time (s) of one eager prompt-carrying step, (context only, mixed with decodes): the step's host calls
+    (cost/host_calls.step_host_calls, with the deployment's MTP drafting passes and the MoE backend of ``pool``, default
+    the decode pool) × ``dep.eager_prompt_call_s``;
+    None where that is 0 or the architecture was not counted. Such a step costs max(this, its GPU time)
+    (:func:`floored_steps`): the host runs ahead of the GPU (no counted call waits for it).
+
+    >>> from jalapeno.deploy.deployment import Deployment, Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.catalog import load_model
+    >>> from jalapeno.specs.formats import get_precision
+    >>> dep = Deployment(get_precision("fp8"), Pool(Layout(tp=8)), eager_prompt_call_s=24e-6)
+    >>> [round(x, 4) for x in prompt_floor_s(load_model("llama-3.3-70b"), dep)]  # 1,120 calls × 24 µs
+    [0.0269, 0.0269]
+    """
+    if dep.eager_prompt_call_s <= 0:
+        return None
+    k = dep.mtp.draft_tokens if dep.mtp else 0
+    calls = [step_host_calls(model, mixed, k, (pool or dep.decode).moe_backend) for mixed in (False, True)]
+    return None if None in calls else (calls[0] * dep.eager_prompt_call_s, calls[1] * dep.eager_prompt_call_s)
+
+
+def floored_steps(step_s, decoding, prefill_tokens, floor: tuple[float, float] | None) -> np.ndarray:
+    """Step times (N,) with :func:`prompt_floor_s`'s host floor on the steps that carry prompt tokens:
+    max(step, floor[0] + (floor[1] − floor[0])·min(decoding, 1)), ``decoding`` the requests decoding beside the prompt
+    (a simulated step's count, 0 or >= 1: the context-only or the mixed floor; the analytic model's mean other users,
+    b − 1, which interpolates below one); unchanged without a floor.
+
+    >>> floored_steps(np.array([0.01, 0.01, 0.2, 0.01, 0.01]), [4, 0, 4, 4, 0.5], [0, 1024, 1024, 1024, 1024],
+    ...               (0.05, 0.08)).round(3).tolist()
+    [0.01, 0.05, 0.2, 0.08, 0.065]
+    """
+    step_s = np.asarray(step_s, dtype=float)
+    if floor is None:
+        return step_s
+    pre, dec = np.asarray(prefill_tokens, dtype=float), np.clip(np.asarray(decoding, dtype=float), 0.0, 1.0)
+    return np.where(pre > 0, np.maximum(step_s, floor[0] + (floor[1] - floor[0]) * dec), step_s)
 
 
 def graphed(dep: Deployment, decode_batch, layout) -> np.ndarray:

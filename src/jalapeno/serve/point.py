@@ -18,7 +18,7 @@ from jalapeno.serve.disagg import (
     disaggregated_points,
     pool_prefill_perf,
 )
-from jalapeno.serve.limits import decode_step_s, graph_padded
+from jalapeno.serve.limits import decode_step_s, floored_steps, graph_padded, prompt_floor_s
 from jalapeno.serve.queueing import first_wave_s, fixed_cycle_s, locked_cycle_s, run_of_waves
 from jalapeno.serve.queueing import idle_start as idle_start_ttft
 from jalapeno.specs.model import ModelSpec
@@ -173,7 +173,8 @@ def _linear_prefill(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workl
     context ISL, from the step cost at p = budget and budget/4 (intervals; at least one token, and
     two when the budget is one token: a one-token budget, ``max_tokens_per_step`` 1, priced the
     same step twice and σ = 0/0 made every mean TTFT NaN); fill = latency − interval of the full
-    step (the PP pipeline's fill, paid once per wave)."""
+    step (the PP pipeline's fill, paid once per wave). An eager TensorRT-LLM prompt step's host floor
+    (serve/limits.prompt_floor_s, beside ``decode_seqs`` decoding) floors the full step: t0 rises to floor − σ·budget."""
     chunk = min(wl.mean_isl, budget)
     n = np.shape(decode_seqs)[0]
     low = max(budget / 4, 1.0)
@@ -187,7 +188,8 @@ def _linear_prefill(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workl
     t = sc.interval_s.reshape(n, 2)
     sigma = np.maximum((t[:, 0] - t[:, 1]) / (p[0] - p[1]), 0.0)
     fill = np.maximum(sc.step_time_s.reshape(n, 2)[:, 0] - t[:, 0], 0.0)
-    return np.maximum(t[:, 0] - sigma * budget, 0.0), sigma, fill
+    full = floored_steps(t[:, 0], decode_seqs, np.full(n, p[0]), prompt_floor_s(model, dep))
+    return np.maximum(full - sigma * budget, 0.0), sigma, fill
 
 
 def run_throughput(steady: ServingPoints, run: ServingPoints) -> ServingPoints:

@@ -23,7 +23,7 @@ from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.layout import Layout, validate_layout
 from jalapeno.deploy.memory_fit import decode_batch_cap, kv_bytes_per_seq_per_chip, kv_capacity_seqs
 from jalapeno.errors import InfeasibleDeployment, SpecError
-from jalapeno.serve.analytic import frontend_s
+from jalapeno.serve.analytic import frontend_s, prompt_floor_s
 from jalapeno.serve.batch_wait import instance_kw as batch_wait_kw
 from jalapeno.serve.disagg import kv_transfer_s
 from jalapeno.serve.sim.engine import Engine
@@ -95,7 +95,7 @@ class Simulation:
         self.requests: list[Request] = []
         self.instances: list[Instance] = []
         pools = [("agg", dep.decode)] if dep.prefill is None else [("prefill", dep.prefill), ("decode", dep.decode)]
-        prof = dep.memory_profile
+        prof, fl = dep.memory_profile, {role: prompt_floor_s(model, dep, pool) for role, pool in pools}
         for role, pool in pools:
             validate_layout(pool.layout, model, self.system)
             cap = _capacity_tokens(model, pricer, pool.layout, dep.precision, ctx_ref, dep.prefill_budget(pool.layout),
@@ -104,7 +104,7 @@ class Simulation:
                 raise InfeasibleDeployment("deployment", f"the {role} layout {pool.layout.label} leaves no "
                                            "HBM for the KV cache", "shard wider or use a smaller precision")
             timer = StepTimer(model, with_pool_backends(pricer, pool, model, pool.layout, dep.precision.kv_cache.name),
-                              pool.layout, dep.precision, dep.mtp if role != "prefill" else None,
+                              pool.layout, dep.precision, dep.mtp if role != "prefill" else None, prompt_floor=fl[role],
                               cuda_graph_max_batch=dep.cuda_graph_max_batch, graph_sizes=dep.cuda_graph_batch_sizes,
                               pad_routing=dep.cuda_graph_pad_routing, overlap=pool_overlap(dep.overlap, model, pool.layout))
             for _ in range(pool.workers):

@@ -29,7 +29,7 @@ from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MTP
 from jalapeno.deploy.layout import Layout
-from jalapeno.serve.limits import eager_step_s, padded_to_sizes
+from jalapeno.serve.limits import eager_step_s, floored_steps, padded_to_sizes
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.model import ModelSpec
 
@@ -59,18 +59,20 @@ class StepTimer:
     def __init__(self, model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision,
                  mtp: MTP | None = None, ratio: float = 1.03, cuda_graph_max_batch: int | None = None,
                  overlap: str = "none", graph_sizes: tuple[int, ...] | None = None,
-                 pad_routing: str = "routed") -> None:
+                 pad_routing: str = "routed", prompt_floor: tuple[float, float] | None = None) -> None:
         """``cuda_graph_max_batch``: decode-only steps with more sequences per attention rank run
         eagerly (serve/limits.eager_step_s); None = every decode step graphed. ``overlap``: ``none``
         or ``tbo`` (two-batch overlap, cost/overlap.py). ``graph_sizes``: the captured decode batches per
         attention rank of a padding engine (Deployment.cuda_graph_batch_sizes): decode-only steps are priced
         at their padded batch (serve/limits.graph_padded); None = at their own batch. ``pad_routing``: how
-        the MoE routes those dummies (Deployment.cuda_graph_pad_routing)."""
+        the MoE routes those dummies (Deployment.cuda_graph_pad_routing). ``prompt_floor``: the host time of an eager
+        prompt-carrying step, (context only, mixed) s (serve/limits.prompt_floor_s): such steps cost max(it, GPU);
+        None = prompt steps priced at their GPU time."""
         self.model, self.pricer, self.layout, self.precision = model, pricer, layout, precision
         self.mtp, self.overlap = mtp, overlap
         self.graph_max = cuda_graph_max_batch
         self.graph_sizes = graph_sizes
-        self.pad_routing = pad_routing
+        self.pad_routing, self.prompt_floor = pad_routing, prompt_floor
         self.log_r = math.log(ratio)
         self.cache: dict[int, float] = {}
         self.ahead: dict[int, float] = {}  # priced, not used by a step yet
@@ -166,4 +168,5 @@ class StepTimer:
             eager = (cols[2] == 0) & (cols[0] / (lay.pp * lay.dp) > self.graph_max)
             if eager.any():
                 t = np.where(eager, eager_step_s(sc, self.pricer.efficiency, lay.pp), t)
+        t = floored_steps(t, cols[0], cols[2], self.prompt_floor)  # eager prompt steps: max(host, GPU)
         self.ahead.update(zip(keys, t.tolist()))

@@ -1,0 +1,109 @@
+"""Host calls of one eager prompt-carrying step of TensorRT-LLM's PyTorch backend, by layer architecture.
+
+TensorRT-LLM replays CUDA graphs for generation-only batches; a step that carries a prompt runs eagerly unless the
+launch script turns on piecewise CUDA graphs (``torch_compile_config.enable_piecewise_cuda_graph``, off by default:
+TensorRT-LLM docs/source/features/torch_compile_and_piecewise_cuda_graph.md; serve/limits.py cites
+``can_run_cuda_graph``). Eagerly the host makes every call into torch itself and runs ahead of the GPU (no call on the
+counted paths waits for it), so the step costs max(host, GPU) with host = calls × the engine's seconds per call
+(``Deployment.eager_prompt_call_s``; serve/limits.prompt_floor_s).
+
+A "host call" is one call from Python into torch: an ATen op (views, splits, allocations included), a
+``torch.ops.trtllm`` op, a CUDA event record / wait, a stream switch, a ``torch.compile``'d helper called eagerly.
+Counted per decoder layer by round 26 (eager26; scripts/trt_eager_host_calls.CALLS holds every row with what it is)
+from NVIDIA/TensorRT-LLM ``tensorrt_llm/_torch``, at the commits the source index stored (newer than the rows'
+1.2.0rc6; the layer structure is the same in the 2025 and 2026 files read):
+
+- ``modules/attention.py`` @00547a25 ``MLA.forward``, ``forward_impl``, ``forward_context_default``,
+  ``forward_absorption_generation``; ``Attention.forward``, ``_attn_impl``;
+- ``models/modeling_deepseekv3.py`` @000561df ``DeepseekV3DecoderLayer.forward_MoE`` / ``forward_mlp``,
+  ``Deepseekv3MoE.forward``, ``DeepseekV3Gate.forward``;
+- ``modules/fused_moe/fused_moe_trtllm_gen.py`` @026946f0 ``forward_impl``, ``run_moe`` (the TRTLLM MoE backend);
+- ``models/modeling_llama.py`` ``LlamaDecoderLayer.forward``; ``models/modeling_gpt_oss.py`` @050b6cb9
+  ``TransformerBlock.forward_normal``, ``MLPBlock.forward_normal``.
+
+Keyed by the architecture the model spec states (attention kind, MoE or dense MLP, shared experts), not by model name.
+MLA runs its context path and, in a step that also carries decoding requests (mixed), its absorption path too
+(``MLA.forward_impl`` branches on ``num_contexts`` and ``num_generations``); a GQA layer's one attention call serves
+both. Layers of another attention kind, and MoE layers on a backend not in :data:`COUNTED_MOE_BACKENDS` (TRITON's path
+was not counted), have no count: :func:`step_host_calls` returns None and no floor is applied.
+"""
+
+from __future__ import annotations
+
+from jalapeno.specs.model import ModelSpec
+
+#: MLA attention, calls per layer: the context path (two two-stream overlaps of 6 event/stream calls each, 8 slices
+#: and views, ``empty_like`` + a compiled copy to build K, the attention op inside ``trtllm::mla_custom_op_inplace``)
+#: and the absorption (generation) path a mixed step adds (cu_*/scheduler and FP8-KV scale buffers, the k_b BMM and
+#: ``mla_rope_generation`` on two streams, the v_b BMM). attention.py @00547a25.
+MLA_CONTEXT = 37
+MLA_ABSORPTION = 33
+#: DeepSeek MoE layer after MLA (routed ‖ shared experts on two streams, router GEMM, NVFP4 quantize + scale views +
+#: the fused TRTLLM MoE runner, the shared expert's GatedMLP, the fused all-reduce + norms); modeling_deepseekv3.py
+#: @000561df, fused_moe_trtllm_gen.py @026946f0.
+MLA_MOE_SHARED = 23
+#: DeepSeek dense MLP layer after MLA (fused all-reduce + RMSNorm + quantize, GatedMLP, fused all-reduce + norm).
+MLA_DENSE = 6
+#: A whole GQA layer with a dense gated MLP (LlamaDecoderLayer.forward: norms, quantize + QKV GEMM, attention, o_proj
+#: + all-reduce, GatedMLP with its quantizes and all-reduce).
+GQA_DENSE = 14
+#: A whole GQA layer with a routed MoE and no shared expert (gpt-oss TransformerBlock.forward_normal: QKV GEMM,
+#: attention with sinks, o_proj, all-reduce + norm, router GEMM, quantize + the TRTLLM-gen MXFP4 MoE runner, views,
+#: all-reduce + next norm).
+GQA_MOE = 16
+#: Extra calls of one MTP drafting pass beyond one MoE decoder layer (DeepseekV3MTP.forward: the embedding and
+#: hidden norms, the concat, eh_proj); the speculative worker's sampling and acceptance code is not counted.
+MTP_EXTRA = 4
+#: MoE backends priced with these counts (specs/moe_backends names; None = the recipe names none): TRTLLM's path was
+#: counted; CUTLASS's (fused_moe_cutlass.py: quantize, the fused MoE op, its scale views; the Hopper FP8 default,
+#: fit/aic_rows.ROW_MOE_BACKENDS) was NOT read and is ASSUMED to make as many calls (the MoE part is 23 of a mixed
+#: DeepSeek layer's 93; MLA's 70 dominate). TRITON's triton_kernels routing and matmul_ogs (H200 gpt-oss-120b) is
+#: left out: Python-heavy, not counted.
+COUNTED_MOE_BACKENDS = (None, "trtllm", "cutlass")
+
+
+def layer_host_calls(model: ModelSpec, moe_layer: bool, mixed: bool) -> int | None:
+    """Host calls of one decoder layer of an eager prompt step; None where the architecture was not counted.
+
+    >>> from jalapeno.specs.catalog import load_model
+    >>> layer_host_calls(load_model("deepseek-r1"), True, True), layer_host_calls(load_model("deepseek-r1"), False, False)
+    (93, 43)
+    """
+    kind = model.attention.kind
+    if kind == "mla":
+        attn = MLA_CONTEXT + (MLA_ABSORPTION if mixed else 0)
+        if not moe_layer:
+            return attn + MLA_DENSE
+        return attn + MLA_MOE_SHARED if model.moe is not None and model.moe.num_shared > 0 else None
+    if kind in ("gqa", "mha"):
+        if not moe_layer:
+            return GQA_DENSE
+        return GQA_MOE if model.moe is not None and model.moe.num_shared == 0 else None
+    return None
+
+
+def step_host_calls(model: ModelSpec, mixed: bool, mtp_passes: int = 0, moe_backend: str | None = None) -> int | None:
+    """Host calls of one eager prompt step through every decoder layer (the embedding, final norm and LM head, a
+    handful, left out); ``mixed``: the step also carries decoding requests; ``mtp_passes``: MTP drafting passes (each
+    one MoE layer plus :data:`MTP_EXTRA`). None: a layer kind or the MoE backend was not counted.
+
+    Hand counts (eager26): DeepSeek-R1 (3 dense + 58 MoE layers) 3·(37 + 6) + 58·(37 + 23) = 3,609 context only,
+    3·(70 + 6) + 58·(70 + 23) = 5,622 mixed; Llama-3.3-70B 80·14 = 1,120; gpt-oss-120b 36·16 = 576.
+
+    >>> from jalapeno.specs.catalog import load_model
+    >>> step_host_calls(load_model("deepseek-r1"), False), step_host_calls(load_model("deepseek-r1"), True)
+    (3609, 5622)
+    >>> step_host_calls(load_model("llama-3.3-70b"), True), step_host_calls(load_model("gpt-oss-120b"), True)
+    (1120, 576)
+    >>> step_host_calls(load_model("gpt-oss-120b"), True, moe_backend="triton") is None
+    True
+    """
+    moe_idx = set(range(model.num_layers)) - set(model.dense_layers) if model.moe is not None else set()
+    if moe_idx and moe_backend not in COUNTED_MOE_BACKENDS:
+        return None
+    dense_n, moe_n = model.num_layers - len(moe_idx), len(moe_idx)
+    dense = layer_host_calls(model, False, mixed) if dense_n else 0
+    moe = layer_host_calls(model, True, mixed) if moe_n else 0
+    if dense is None or moe is None:
+        return None
+    return int(dense_n * dense + moe_n * moe + (mtp_passes * (moe + MTP_EXTRA) if moe_n else 0))
