@@ -132,9 +132,18 @@ def stream_on(rule: StreamRule | None, tokens: np.ndarray, prefill_tokens: np.nd
 
 @lru_cache(maxsize=64)
 def _stack_name(efficiency_source: str, system: str) -> str:
-    """The stack profile's name read from an efficiency set's source (remembered: once per priced batch)."""
-    from jalapeno.specs.stacks import stack_of_source
-    return stack_of_source(efficiency_source, system).name
+    """The stack profile's name read from an efficiency set's source (``... + stack NAME``, as Stack.apply writes
+    it, NAME with any switch suffix such as ``+gemm_ar`` or ``+ar_rms``: only its base is used), else the system's
+    default profile (remembered: once per priced batch).
+
+    >>> _stack_name("calibrated b200 + stack trtllm+gemm_ar", "b200"), _stack_name("calibrated b200", "b200")
+    ('trtllm+gemm_ar', 'default')
+    """
+    import re
+
+    from jalapeno.specs.stacks import default_stack
+    m = re.search(r" \+ stack (\S+)", efficiency_source)
+    return m.group(1) if m else default_stack(system).name
 
 
 def hidden_shared_s(ops: OpTable, times: OpTimes, stage: np.ndarray,
