@@ -5,8 +5,10 @@ for a margin, issue 15), peak memory <= 1 GB. Prints the sweep time, points eval
 the command's wall and CPU time and its peak RSS (from a child process, so start-up and imports
 are included). The fixed-concurrency sweep (``compare -c 64``: every aggregated deployment's fixed
 point, 9 passes each, serve/lockstep.py) has the same 3 s goal (round 25, speedc25): 6.4 s before round 25,
-4.5 s after it, 3.6 s after round 26 (2-core development machine, best of 3; every layout's deployments in
-one lockstep, the pass's collectives priced together, and per-call memos). Not met: the rest is about 2,300
+4.5 s after it under load. Round 26 (speedc26: every layout's deployments in one lockstep, the pass's
+collectives priced together, per-call memos) measured 4.4 -> 3.6 s on a loaded machine, but on a quiet one the
+commit before it and after it both take 3.6-3.8 s (best of 3, interleaved): the gain is within noise; the
+final main of round 26 runs 3.4-3.7 s. Not met: the rest is about 2,300
 step builds (cost/ops.build_step_ops, ~0.25 ms each) and 3,900 step and point assemblies (~0.3 ms each),
 one per layout or deployment and pass, whose cost is NumPy's per-call overhead on arrays of a dozen
 columns; sharing them across layouts needs a step_cost whose layout varies by column (per-column TP, DP,
