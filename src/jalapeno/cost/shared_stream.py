@@ -170,11 +170,13 @@ def hidden_shared_s(ops: OpTable, times: OpTimes, stage: np.ndarray,
     ([9.0, 0.0], [True, True, False])
     """
     n = times.time_s.shape[1]
+    on = np.asarray(on, dtype=bool)
+    if not on.any():  # no overlapped step (every profile without a rule): skip the per-op name scan
+        return np.zeros(n), np.zeros(len(ops.name), dtype=bool)
     names = np.array(ops.name, dtype=object)
     se = np.array([str(x).startswith(SHARED_PREFIX) for x in names], dtype=bool) & np.asarray(stage, dtype=bool)
     ro = (names == ROUTED_OP) & np.asarray(stage, dtype=bool)
-    on = np.asarray(on, dtype=bool)
-    if not on.any() or not se.any() or not ro.any():
+    if not se.any() or not ro.any():
         return np.zeros(n), np.zeros(len(names), dtype=bool)
     beyond_bytes = np.maximum(times.time_s[se] - times.memory_s[se], 0.0).sum(axis=0)
     return np.where(on, np.minimum(beyond_bytes, times.time_s[ro].sum(axis=0)), 0.0), se

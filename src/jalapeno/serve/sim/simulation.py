@@ -23,9 +23,10 @@ from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.layout import Layout, validate_layout
 from jalapeno.deploy.memory_fit import decode_batch_cap, kv_bytes_per_seq_per_chip, kv_capacity_seqs
 from jalapeno.errors import InfeasibleDeployment, SpecError
-from jalapeno.serve.analytic import frontend_s, prompt_floor_s
+from jalapeno.serve.analytic import frontend_s
 from jalapeno.serve.batch_wait import instance_kw as batch_wait_kw
 from jalapeno.serve.disagg import kv_transfer_s
+from jalapeno.serve.limits import prompt_floor_s
 from jalapeno.serve.sim.engine import Engine
 from jalapeno.serve.sim.entities import LowerTier, PrefixCache, Request
 from jalapeno.serve.sim.events import Arrival, KVTransferDone, StepDone, TraceNext
