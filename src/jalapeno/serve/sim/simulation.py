@@ -35,13 +35,8 @@ from jalapeno.serve.sim.scheduler import Instance
 from jalapeno.serve.sim.step_time import StepTimer
 from jalapeno.serve.sim.timeseries import BinnedSeries
 from jalapeno.serve.sim.trace import Trace, first_failing_row
-from jalapeno.serve.sim.workloads import (
-    AgenticSpec,
-    RequestSpec,
-    agentic_turns,
-    fixed_length_requests,
-    open_loop_arrivals,
-)
+from jalapeno.serve.sim.workloads import (AgenticSpec, RequestSpec, agentic_turns, fixed_length_requests,
+                                          open_loop_arrivals)
 from jalapeno.cost.pricer import Pricer, check_pricer, with_pool_backends
 from jalapeno.specs.formats import check_precision
 from jalapeno.specs.model import ModelSpec
