@@ -41,6 +41,9 @@ def read_user_text(path: str | Path, what: str, fix: str) -> str:
     if p.is_dir():
         raise SpecError(str(p), f"is a directory, not {what}", fix)
     if not p.exists():
+        if p.is_symlink():  # exists() follows the link: a dangling one, or one that loops back on itself
+            raise SpecError(str(p), "is a symbolic link that leads to no file (broken, or looping back "
+                            "on itself)", f"point the link at a real file, or {fix[:1].lower()}{fix[1:]}")
         raise SpecError(str(p), "file not found", fix)
     try:
         if p.is_file():

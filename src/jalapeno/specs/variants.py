@@ -309,11 +309,11 @@ def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tupl
     from jalapeno.specs.catalog import list_systems, system_path
 
     shipped, path = system_path(name_or_path)
+    data = read_system_toml(path)  # first: a missing file or a looping link is refused by name (resolve() raised)
     key = str(path.resolve())
     if key in _chain:
         raise SpecError(f"{path.name}: base", "the base chain loops back to this file",
                         "point base at a catalog system or a file that does not name this one")
-    data = read_system_toml(path)
     if not isinstance(data, dict):
         raise SpecError(path.name, "not a TOML table", "pass a system TOML file")
     if shipped:
