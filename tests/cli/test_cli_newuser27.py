@@ -27,3 +27,23 @@ def test_a_symlink_to_nothing_is_refused_by_name(capsys, tmp_path, argv):
     assert "Traceback" not in err + out
     assert ("is a symbolic link that leads to no file (broken, or looping back on itself). Fix: point the "
             "link at a real file, or pass a") in " ".join(err.split())
+
+
+@pytest.mark.parametrize(("kind", "typed", "hint"), [
+    ("hardware", "GB300", "(did you mean 'gb300-nvl72'?)"),  # was 'b300': spelling distance, case kept
+    ("hardware", "GB300-NVL72", "(did you mean 'gb300-nvl72'?)"),
+    ("hardware", "h200-sxm", "(did you mean 'h200'?)"),  # was 'a100-sxm'
+    ("hardware", "rubin", "(did you mean 'vera-rubin-nvl72'?)"),  # was no hint
+    ("hardware", "nvl72", "(did you mean one of 'gb200-nvl72', 'gb300-nvl72', 'vera-rubin-nvl72'?)"),
+    ("hardware", "Jalapeño", "(did you mean 'jalapeno'?)"),
+    ("models", "r1", "(did you mean 'deepseek-r1'?)"),  # was no hint
+    ("models", "deepseek-r1-0528", "(did you mean 'deepseek-r1'?)"),
+    ("models", "Kimi-K2.5", "(did you mean 'kimi-k2.5'?)"),
+    ("models", "qwen3", "(did you mean one of 'qwen3-235b-a22b', 'qwen3-32b'?)"),
+])
+def test_unknown_name_hint_ignores_case_and_finds_families(capsys, kind, typed, hint):
+    """The README says 'GB300 NVL72'; `hardware show GB300` answered 'did you mean b300?' (a different
+    system: spelling distance on the case-kept name), `h200-sxm` offered a100-sxm and `rubin` nothing."""
+    code, out, err = run(capsys, kind, "show", typed)
+    assert code == 2, out
+    assert f"unknown {'system' if kind == 'hardware' else 'model'} {typed!r} {hint}" in " ".join(err.split())

@@ -54,11 +54,41 @@ def _unknown(kind: str, name: str, known: list[str], cmd: str) -> UnknownNameErr
         several = "; `jalapeno compare --systems A,B` compares several" if kind == "system" else ""
         return UnknownNameError(kind, f"unknown {kind} {name!r}: a comma-separated list where one {kind} is taken",
                                 f"give one {kind}, e.g. {parts[0]}{several}")
-    # a family name (gb200, vera-rubin) means the system it starts: prefer it to a near spelling
-    close = [k for k in known if k.startswith(f"{name}-")][:1] or difflib.get_close_matches(name, known, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    hint = _did_you_mean(name, known)
     return UnknownNameError(kind, f"unknown {kind} {name!r}{hint}",
                             f"use one of {', '.join(known)} (`jalapeno {cmd} list`) or a file path")
+
+
+def _did_you_mean(name: str, known: list[str]) -> str:
+    """' (did you mean ...?)' for an unknown catalog name, or ''.
+
+    Case is ignored (``GB300`` read as ``b300`` by spelling distance). In order, the first rule with a
+    match wins: the same name in another case; a family name the catalog name starts (``gb300``,
+    ``kimi-k2``, ``qwen3``: ``-`` or ``.`` follows); a catalog name with a suffix added (``h200-sxm``,
+    ``deepseek-r1-0528``); one dash-separated part of a catalog name (``rubin``, ``r1``, ``nvl72``);
+    else the nearest spelling (difflib). Several matches of one rule are all offered.
+
+    >>> _did_you_mean("GB300", ["b300", "gb300-nvl72"]), _did_you_mean("nvl72", ["gb200-nvl72", "gb300-nvl72"])
+    (" (did you mean 'gb300-nvl72'?)", " (did you mean one of 'gb200-nvl72', 'gb300-nvl72'?)")
+    """
+    n = name.strip().lower()
+    rules = (
+        lambda k: k == n,
+        lambda k: k.startswith(n) and k[len(n):len(n) + 1] in ("-", "."),
+        lambda k: n.startswith(f"{k}-"),
+        lambda k: n in k.replace(".", "-").split("-"),
+    )
+    close: list[str] = []
+    for rule in rules:
+        close = [k for k in known if n and rule(k)]
+        if close:
+            break
+    close = close or difflib.get_close_matches(n, known, n=1)
+    if not close:
+        return ""
+    if len(close) == 1:
+        return f" (did you mean {close[0]!r}?)"
+    return f" (did you mean one of {', '.join(repr(k) for k in close)}?)"
 
 
 def system_path(name_or_path: str):
