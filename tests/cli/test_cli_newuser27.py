@@ -47,3 +47,18 @@ def test_unknown_name_hint_ignores_case_and_finds_families(capsys, kind, typed, 
     code, out, err = run(capsys, kind, "show", typed)
     assert code == 2, out
     assert f"unknown {'system' if kind == 'hardware' else 'model'} {typed!r} {hint}" in " ".join(err.split())
+
+
+def test_audit_says_why_a_measured_system_has_no_band(capsys):
+    """`audit -s gb300-nvl72 ... --claim throughput_per_chip@50=5188` printed 'band (low-high) 5188-5188'
+    with no word: read as a prediction without error, where the set simply has no low/high (measured
+    kernels); a derived set (Jalapeño) has a band and no such line."""
+    argv = ("audit", "-m", "llama-3.3-70b", "-w", "1k1k", "--claim", "max_interactivity=50")
+    code, out, err = run(capsys, *argv, "-s", "h100")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert ("band: none for h100: only derived efficiency parameters (no kernel tables of their own: Jalapeño, "
+            "Vera Rubin, AMD's borrowed part) carry a low/high set") in text
+    code, out, err = run(capsys, *argv, "-s", "jalapeno")
+    assert code == 0, err
+    assert "band: none" not in out

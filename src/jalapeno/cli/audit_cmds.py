@@ -87,6 +87,12 @@ def audit(
         sets.append(f"{res.baseline}: {efficiency_label(res.context['baseline_efficiency_source'])}")
     head.caption = ("efficiency sets: " + "; ".join(sets))
     console.print(head)
+    if all(ends) and res.low == res.high == res.predicted:  # '9694-9694' read as a zero-error prediction
+        console.print(f"band: none for {res.system}: only derived efficiency parameters (no kernel tables of their own: "
+                      "Jalapeño, Vera Rubin, AMD's borrowed part) carry a low/high set; a set fitted on the system's own measured kernels, "
+                      "or the documented defaults, has one set (docs/validation.md, 'Bands of derived systems'; the "
+                      "measured end-to-end error: `jalapeno validate`). The parameter bands below still apply",
+                      markup=False)
     if c.at is not None and res.verdict == "impossible" and not math.isfinite(res.physical_limit):
         # the verdict stood alone over a row of '-': say why (sensitivity refuses the same @X)
         console.print(f"why: {c.metric}@{c.at:g} is undefined at every parameter value tried: no frontier reaches "
