@@ -31,7 +31,7 @@ SYSTEM_KEYS = {
     "description": ("-", "one-line description"),
     "vendor_verified": ("bool", "false where the vendor has not published a spec sheet (numbers are reported or inferred); default true"),
     "chip": ("table", "the accelerator chip, see `[chip]`"),
-    "levels": ("array of tables", "the link hierarchy from innermost to outermost, see `[[levels]]`; chip counts must grow, and every `scale_up` level comes before the first `scale_out` one (a load/store fabric is reached before any NIC)"),
+    "levels": ("array of tables", "the link hierarchy from innermost to outermost, see `[[levels]]`; chip counts must grow, every `scale_up` level comes before the first `scale_out` one (a load/store fabric is reached before any NIC), and a `scale_up` level holds whole copies of the one inside it (a 128-chip rack of 8-chip trays, not 100)"),
     "power": ("table", "see `[power]`"),
     "cost": ("table", "see `[cost]`"),
     "host": ("table", "optional host-CPU-to-chip path, see `[host]`"),

@@ -62,3 +62,11 @@ def test_audit_says_why_a_measured_system_has_no_band(capsys):
     code, out, err = run(capsys, *argv, "-s", "jalapeno")
     assert code == 0, err
     assert "band: none" not in out
+
+
+def test_scale_up_level_of_partial_trays_is_refused(capsys):
+    """A 100-chip rack of 8-chip trays (newuser27's open case): refused, naming the level and the multiples."""
+    code, out, err = run(capsys, "compare", "-s", "jalapeno", "--set", "levels.rack.chips=100")
+    assert code != 0
+    assert "'rack' (100 chips) is not a whole number of 'tray' domains (8 chips each)" in err
+    assert "96 or 104" in err and "Traceback" not in out + err

@@ -6,6 +6,10 @@
    Jalapeño's 3-D links) is reached before any NIC. A scale-up level outside a scale-out one would let a
    collective take the NIC level's chips at the fabric's bandwidth (System.level_for_group picks the innermost
    level holding the group).
+4. A ``scale_up`` level holds whole copies of the ``scale_up`` level inside it (a rack of whole trays: 128 chips of
+   8-chip trays, not 100): a collective over the outer domain spans whole inner domains, which the level pricing
+   assumes. Scale-out levels are exempt: a cluster of 8,192 chips need not be whole 72-chip racks (the last
+   rack part-filled is a deployment's business, not the fabric's).
 """
 
 from __future__ import annotations
@@ -19,6 +23,11 @@ def check_level_order(levels: Sequence) -> None:
 
     >>> from types import SimpleNamespace as L
     >>> check_level_order([L(name="rack", chips=72, scope="scale_up"), L(name="dc", chips=8192, scope="scale_out")])
+    >>> check_level_order([L(name="tray", chips=8, scope="scale_up"), L(name="rack", chips=100, scope="scale_up")])
+    Traceback (most recent call last):
+    ...
+    ValueError: levels: the scale_up level 'rack' (100 chips) is not a whole number of 'tray' domains (8 chips each); \
+set its chips to a multiple of 8 (e.g. 96 or 104), or make it scope = "scale_out"
     >>> check_level_order([L(name="rack", chips=72, scope="scale_out"), L(name="dc", chips=8192, scope="scale_up")])
     Traceback (most recent call last):
     ...
@@ -38,6 +47,13 @@ scope = "scale_out"
                          f"level {out.name!r} ({out.chips} chips); scale-up levels come first, innermost to "
                          "outermost, then scale-out ones: reorder them, or make the outer fabric scope = "
                          "\"scale_out\"")
+    ups = [lv for lv in levels if lv.scope == "scale_up"]
+    for inner, outer in zip(ups, ups[1:]):
+        if outer.chips % inner.chips:
+            lo, hi = outer.chips // inner.chips * inner.chips, -(-outer.chips // inner.chips) * inner.chips
+            raise ValueError(f"levels: the scale_up level {outer.name!r} ({outer.chips} chips) is not a whole number of "
+                             f"{inner.name!r} domains ({inner.chips} chips each); set its chips to a multiple of "
+                             f"{inner.chips} (e.g. {lo or hi} or {hi}), or make it scope = \"scale_out\"")
     names = [lv.name for lv in levels]
     twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
     if twice is not None:
