@@ -54,11 +54,16 @@ def test_audit_says_why_a_measured_system_has_no_band(capsys):
     with no word: read as a prediction without error, where the set simply has no low/high (measured
     kernels); a derived set (Jalapeño) has a band and no such line."""
     argv = ("audit", "-m", "llama-3.3-70b", "-w", "1k1k", "--claim", "max_interactivity=50")
-    code, out, err = run(capsys, *argv, "-s", "h100")
+    # measband27: a measured system priced as validated has its measured error band; a what-if set has none
+    code, out, err = run(capsys, *argv, "-s", "h100", "--set", "efficiency.hbm_fraction=0.7")
     assert code == 0, err
     text = " ".join(out.split())
-    assert ("band: none for h100: only derived efficiency parameters (no kernel tables of their own: Jalapeño, "
-            "Vera Rubin, AMD's borrowed part) carry a low/high set") in text
+    assert ("band: none for h100+efficiency.hbm_fraction=0.7: only derived efficiency parameters (no kernel tables "
+            "of their own: Jalapeño, Vera Rubin, AMD's borrowed part) carry a low/high set, and only a catalog system "
+            "fitted on its own measured kernels, priced as validated, its measured error band") in text
+    code, out, err = run(capsys, *argv, "-s", "h100")
+    assert code == 0, err
+    assert "band: none" not in out and "band: h100: measured error" in " ".join(out.split())
     code, out, err = run(capsys, *argv, "-s", "jalapeno")
     assert code == 0, err
     assert "band: none" not in out

@@ -4,18 +4,21 @@ Expected values are computed here from the band's own sweeps, not from the code 
 headline bands (``efficiency_bands``, one re-sweep per end) give the peak and max-tok/s/user ends,
 and the band frontiers it keeps give the iso-interactivity ends, interpolated by hand (log-log
 between the two frontier points either side of the speed, docs/metrics.md §6). GB300 has measured
-kernels, so its band is a point (low = mid = high): each ratio end is Jalapeño's end over GB300's figure.
+kernels, so its band is its measured error (analysis/measured_bands.py): each ratio end is Jalapeño's end
+over GB300's opposite end (the crossed pairing, analysis/comparison.BAND_PAIRING_MEASURED).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import tomllib
 
 import pytest
 from cli_runner import run
 
 from jalapeno.analysis.comparison import compare_systems
+from jalapeno.analysis.measured_bands import BANDS_PATH
 from jalapeno.analysis.sweep import SweepOptions
 from jalapeno.cost.pricer import band_pricers, load_pricer
 from jalapeno.report.tables import band_range, comparison_tables
@@ -46,21 +49,25 @@ def _loglog(points, x: float) -> float:
 def test_ratio_band_ends_are_the_systems_ends_over_the_baseline(banded):
     jal, gb = banded.headlines["jalapeno"], banded.headlines["gb300-nvl72"]
     gbb = gb.bands
-    # GB300 (measured kernels): the band pricers are its calibrated one, a point band
-    assert gbb.peak_throughput_per_chip.low == gbb.peak_throughput_per_chip.high == gb.peak_throughput_per_chip
+    # GB300 (measured kernels): its band is its measured error (data/validation/measured_bands.toml):
+    # the prediction over 1 + p90 (low) and 1 + p10 (high) of its throughput error
+    q = tomllib.loads(BANDS_PATH.read_text())["systems"]["gb300-nvl72"]["throughput_per_chip"]
+    assert gbb.source.startswith("measured error")
+    assert gbb.peak_throughput_per_chip.low == pytest.approx(gb.peak_throughput_per_chip / (1 + q["q_hi"]), rel=1e-12)
+    assert gbb.peak_throughput_per_chip.high == pytest.approx(gb.peak_throughput_per_chip / (1 + q["q_lo"]), rel=1e-12)
     b = banded.comparisons["jalapeno"].bands
-    assert "low set" in b["pairing"] and "high sets" in b["pairing"]
-    for w in ("low", "high"):
+    assert "unfavourable end over the baseline at its favourable end" in b["pairing"]
+    for w, bw in (("low", "high"), ("high", "low")):  # crossed: a measured band is on one side
         assert b["peak_ratio"]["throughput_per_chip"][w] == pytest.approx(
-            getattr(jal.bands.peak_throughput_per_chip, w) / gb.peak_throughput_per_chip, rel=1e-12)
+            getattr(jal.bands.peak_throughput_per_chip, w) / getattr(gbb.peak_throughput_per_chip, bw), rel=1e-12)
         assert b["max_interactivity_ratio"][w] == pytest.approx(
-            getattr(jal.bands.max_interactivity, w) / gb.max_interactivity, rel=1e-12)
+            getattr(jal.bands.max_interactivity, w) / getattr(gbb.max_interactivity, bw), rel=1e-12)
         # per kW: the per-chip ratio times GB300's all-in 2,100 W over Jalapeño's 1,150 W (catalog)
         assert b["peak_ratio"]["tok_s_per_kw"][w] == pytest.approx(
             b["peak_ratio"]["throughput_per_chip"][w] * 2100 / 1150, rel=1e-9)
         rec = banded.band_frontiers["jalapeno"][w]
         assert rec is not None  # Jalapeño's band pricers are its own low/high sets (derived system)
-        gb_points = banded.frontiers["gb300-nvl72"].record().frontier
+        gb_points = banded.band_frontiers["gb300-nvl72"][bw].frontier  # GB300's frontier scaled to that end
         row = b["iso_interactivity"]["throughput_per_chip"][w][1]
         assert row["x"] == 50.0
         assert row["ratio"] == pytest.approx(_loglog(rec.frontier, 50.0) / _loglog(gb_points, 50.0), rel=1e-9)
@@ -83,6 +90,7 @@ def test_ratios_table_prints_the_band_row(banded):
     assert f"{lo:.2f}-{hi:.2f}x" in row
     assert "gb300-nvl72 band" not in text  # the baseline against itself: no band row
     assert "each ratio with both systems at their low efficiency sets" in text
+    assert "where either side's band is its measured error (validate p10/p90) the ends cross" in " ".join(text.split())
 
 
 def test_band_range_by_hand():
@@ -104,7 +112,11 @@ def test_compare_json_carries_ratio_bands_only_with_bands(capsys):
     b = d["comparisons"]["jalapeno"]["bands"]
     h = d["systems"]["jalapeno"]["headline"]["bands"]["peak_throughput_per_chip"]
     base = d["systems"]["gb300-nvl72"]["headline"]["peak_throughput_per_chip"]
-    assert b["peak_ratio"]["throughput_per_chip"]["low"] == pytest.approx(h["low"] / base, rel=1e-12)
+    gbb = d["systems"]["gb300-nvl72"]["headline"]["bands"]
+    assert gbb["source"] == "measured error (validate p10/p90)" and "source" not in d["systems"]["jalapeno"]["headline"]["bands"]
+    assert b["peak_ratio"]["throughput_per_chip"]["low"] == pytest.approx(
+        h["low"] / gbb["peak_throughput_per_chip"]["high"], rel=1e-12)
+    assert gbb["peak_throughput_per_chip"]["mid"] == base
     assert [r["x"] for r in b["iso_interactivity"]["tok_s_per_kw"]["high"]] == [50.0]
 
 

@@ -185,16 +185,22 @@ def test_records_are_immutable(comp):
 
 def test_bands_are_typed(oss):
     model, wl, prec = oss
-    pr = load_pricer("h100")
-    res = compare_systems(model, [pr], wl, prec, options=OPTIONS, bands={"h100": {"low": pr, "high": pr}})
-    h = res.headlines["h100"]
+    # a what-if set of h100: neither an efficiency band nor a measured one (a point band)
+    pr = load_pricer("h100", overrides=(("efficiency.hbm_fraction", 0.7),))
+    n = pr.system.name
+    res = compare_systems(model, [pr], wl, prec, options=OPTIONS, bands={n: {"low": pr, "high": pr}})
+    h = res.headlines[n]
     assert isinstance(h, Headline) and h.bands is not None
     assert h.bands.max_interactivity.low == h.bands.max_interactivity.mid == h.max_interactivity
     d = h.as_dict()
     assert list(d) == HEADLINE_KEYS + ["bands"]
     assert list(d["bands"]) == ["peak_throughput_per_chip", "max_interactivity", "min_e2e_s", "peak_tok_s_per_kw"]
     assert d["bands"]["min_e2e_s"] == {"low": h.min_e2e_s, "mid": h.min_e2e_s, "high": h.min_e2e_s}
-    assert isinstance(res.comparisons["h100"], Ratios)
+    assert isinstance(res.comparisons[n], Ratios)
+    # h100 as validated: its measured error band, which says so (``source``)
+    pr = load_pricer("h100")
+    h = compare_systems(model, [pr], wl, prec, options=OPTIONS, bands={"h100": {"low": pr, "high": pr}}).headlines["h100"]
+    assert list(h.as_dict()["bands"])[-1] == "source" and h.bands.max_interactivity.low < h.max_interactivity
 
 
 def test_assemble_is_keyword_only():

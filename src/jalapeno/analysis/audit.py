@@ -3,7 +3,9 @@
 For a claim (analysis/claims.py) about a system, optionally against a baseline:
 
 1. the predicted value with its band (full sweeps under the calibrated, low and high efficiency
-   sets; a ratio takes the baseline at its calibrated set);
+   sets; a system fitted on its own kernels, whose sets are one: its measured error band,
+   analysis/measured_bands.py; a ratio takes the baseline at its calibrated set, with its measured
+   band's ends crossed against the system's where it has one);
 2. the physical limit: every fixed cost 0, every efficiency 1 (links at line rate), the stated
    specs kept (analysis/uncertain.physical_limit) — a full sweep;
 3. for each uncertain parameter alone, the value it would need (root-finding between its current
@@ -18,7 +20,8 @@ For a claim (analysis/claims.py) about a system, optionally against a baseline:
    (``efficiency_toward_peak``), and both with one s (``together``) — by root-finding, each
    re-checked with a full sweep;
 5. the verdict: ``holds`` (the prediction meets the claim), ``plausible`` (some change inside the
-   bands meets it: the band's far end, one parameter or the joint move), ``requires`` (only changes
+   bands meets it: the band's far end — efficiency or measured error, step 1 — one parameter or the
+   joint move), ``requires`` (only changes
    outside the bands do — named), ``impossible`` (not even the physical limit meets it under the
    stated specs).
 
@@ -55,13 +58,15 @@ class AuditResult:
     changes: list[dict]
     joint_change: dict
     baseline_value: float | None = None
+    #: what the band (low, high) is: efficiency sets, measured error (analysis/measured_bands.py), both, or none
+    band_source: str = ""
     context: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return {
             "claim": {"metric": self.claim.name, "value": self.claim.value, "system": self.system,
                       "baseline": self.baseline, "unit": self.claim.unit},
-            "predicted": {"value": self.predicted, "low": self.low, "high": self.high},
+            "predicted": {"value": self.predicted, "low": self.low, "high": self.high, "band": self.band_source},
             "physical_limit": self.physical_limit,
             "verdict": self.verdict,
             "changes": self.changes,
@@ -80,6 +85,7 @@ class _Auditor:
         self.cache: dict = {}
         self.invalid: set = set()  # keys of values that are not a valid system (the schema refused them)
         self.full_sweeps = 0
+        self.last_sweep = None  # (points, deployments) of the latest full sweep
         self.fast_evaluations = 0
 
     def _scale(self, v: float) -> float:
@@ -107,6 +113,7 @@ class _Auditor:
         pr, terms = apply(self.pricer, values)
         ctx = _with_terms(self.ctx, terms)
         v, sw = ctx.full(pr, self.claim)
+        self.last_sweep = sw
         self.full_sweeps += 1
         self.add_candidates(sw)
         return self._scale(v)
@@ -257,6 +264,31 @@ def _joint(aud: _Auditor, params: list[Parameter], limit_met: bool) -> dict:
     return out
 
 
+def _measured_ends(ctx: ClaimContext, claim: Claim, pricer, baseline, vals: list, pred_sw, base_value, base_sw,
+                   aud: _Auditor) -> tuple[list, str]:
+    """The band's values with the measured error bands (analysis/measured_bands.py) added: the audited
+    system's where it has no efficiency band (``vals`` is the prediction alone), and a ratio's
+    baseline's where it has none: every system value over each of the baseline's values (its
+    prediction and both measured ends), so the band's ends are the crossed ones (docs/audit.md §3.1).
+    Returns (values, what the band is)."""
+    from jalapeno.analysis.measured_bands import scale_points, without_efficiency_band
+    from jalapeno.cost.pricer import band_pricers
+
+    said = ["efficiency sets"] if len(vals) > 1 else []
+    mb = without_efficiency_band(pricer, band_pricers(pricer)) if len(vals) == 1 else None
+    if mb is not None:
+        pts, deps = pred_sw
+        vals = vals + [aud._scale(ctx._metric(pricer, claim, scale_points(pts, mb, w), deps)) for w in ("low", "high")]
+        said.append(mb.describe())
+    bmb = without_efficiency_band(baseline, band_pricers(baseline)) if baseline is not None else None
+    if bmb is not None and base_value:
+        pts, deps = base_sw
+        ends = [ctx._metric(baseline, claim, scale_points(pts, bmb, w), deps) for w in ("low", "high")]
+        vals = [v * base_value / b for v in vals for b in (base_value, *ends)]
+        said.append("baseline " + bmb.describe())
+    return vals, "; ".join(said)
+
+
 def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> AuditResult:
     """Audit ``claim`` about ``pricer``'s system (module docstring), against ``baseline`` (a
     pricer) when the claim is a ratio.
@@ -266,6 +298,7 @@ def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> Audit
             audited system (same efficiency set) as its own baseline.
         InfeasibleDeployment: the model does not fit the system or the baseline.
     """
+    from jalapeno.analysis.measured_bands import same_set
     from jalapeno.cost.pricer import band_pricers
     from jalapeno.errors import SpecError
 
@@ -277,18 +310,20 @@ def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> Audit
         # would report a band and requirements for a comparison that is not one
         raise SpecError("--baseline", f"{baseline.system.name!r} is the audited system itself (same efficiency set)",
                         "name another system, a variant of it (--set on --system) or another --efficiency")
-    base_value = None
+    base_value, base_sw = None, None
     if baseline is not None:
-        base_value, _ = ctx.full(baseline, claim)
+        base_value, base_sw = ctx.full(baseline, claim)
     aud = _Auditor(ctx, pricer, claim, base_value)
     predicted = aud.full({})
+    pred_sw = aud.last_sweep
     bands = band_pricers(pricer)
     vals = [predicted]
     for w in ("low", "high"):
-        if bands[w] is not pricer and bands[w].efficiency != pricer.efficiency:
+        if not same_set(bands[w], pricer):
             v, sw = ctx.full(bands[w], claim)
             aud.add_candidates(sw)
             vals.append(aud._scale(v))
+    vals, band_source = _measured_ends(ctx, claim, pricer, baseline, vals, pred_sw, base_value, base_sw, aud)
     finite = [v for v in vals if math.isfinite(v)]
     lo, hi = (min(finite), max(finite)) if finite else (math.nan, math.nan)
     if finite and len(finite) < len(vals):  # a setting whose frontier never reaches @X: that end is undefined,
@@ -312,7 +347,7 @@ def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> Audit
         else:
             verdict = "requires"
     return AuditResult(claim, pricer.system.name, baseline.system.name if baseline is not None else None,
-                       predicted, lo, hi, limit, verdict, changes, joint, base_value,
+                       predicted, lo, hi, limit, verdict, changes, joint, base_value, band_source,
                        {"model": ctx.model.name, "workload": ctx.workload.name, "precision": ctx.precision.name,
                         "power": ctx.convention, "efficiency_source": pricer.efficiency.source,
                         "baseline_efficiency_source": baseline.efficiency.source if baseline is not None else None,

@@ -17,6 +17,7 @@ from jalapeno.analysis import compare as cmp
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.analysis.records import Band, Bands, ComparisonRecord, FrontierRecord, Headline, PointRecord, Ratios
 from jalapeno.analysis.deployed import recipe_options, sweep_precisions
+from jalapeno.analysis.measured_bands import headline_bands, scale_frontier, without_efficiency_band
 from jalapeno.analysis.sweep import SweepOptions, SweepResult, sweep
 from jalapeno.deploy.engines import Recipe
 from jalapeno.errors import InfeasibleDeployment, SpecError
@@ -245,18 +246,25 @@ def _flag_tails(rows: list[dict], a: cmp.Frontier, b: cmp.Frontier) -> list[dict
     return rows
 
 
-#: how a ratio's band pairs the two systems' efficiency sets (printed with the ratios and in ``Ratios.bands``)
+#: how a ratio's band pairs two efficiency bands (printed with the ratios and in ``Ratios.bands``)
 BAND_PAIRING = ("low: the system at its low efficiency set over the baseline at its low set; high: both at their "
-                "high sets; a system without a band (measured kernels, user files) at its calibrated set at both ends")
+                "high sets; a system without a band (user files, what-if sets) at its calibrated set at both ends")
+#: ... and a pair where either side's band is its measured error (analysis/measured_bands.py): crossed ends
+BAND_PAIRING_MEASURED = ("low: the system at its unfavourable end over the baseline at its favourable end; high: "
+                         "the reverse (a measured band is the model's error on that system as validated, p10/p90; "
+                         "taken as independent of the other side's, so the ends cross: the widest the two errors "
+                         "can move the ratio; an error both sides share would cancel, so this is an upper bound)")
 
 
-def _band_ratios(n: str, baseline: str, fr: dict, band_fronts: dict, heads: dict, xs: list, scales: dict) -> dict:
+def _band_ratios(n: str, baseline: str, fr: dict, band_fronts: dict, heads: dict, xs: list, scales: dict,
+                 cross: bool = False) -> dict:
     """The efficiency band of one system's ratios to the baseline (``compare --bands``): each ratio of
     :class:`Ratios` taken again with both systems at their ``low`` sets, then at their ``high`` sets
     (:data:`BAND_PAIRING`). Pairing like ends treats the two bands as moving together; against a baseline
     without a band (every measured system) the band is the system's own.
     ``scales``: ratio kind → {system: y multiplier} (1 per chip; 1000 / W per chip for tok/s/kW; 1 / $ per
-    chip-hour for tokens per $), as the calibrated ratios scale their frontiers."""
+    chip-hour for tokens per $), as the calibrated ratios scale their frontiers. ``cross``: either side's band
+    is a measured one: the baseline at the opposite end (:data:`BAND_PAIRING_MEASURED`)."""
     def front(m: str, which: str) -> cmp.Frontier:
         rec = band_fronts.get(m, {}).get(which)
         if rec is None:  # no band, or the band pricer is the calibrated one
@@ -268,9 +276,10 @@ def _band_ratios(n: str, baseline: str, fr: dict, band_fronts: dict, heads: dict
         b = heads[m].bands
         return getattr(heads[m], key) if b is None else getattr(getattr(b, key), which)
 
-    out: dict = {"pairing": BAND_PAIRING, "peak_ratio": {}, "iso_interactivity": {}}
+    out: dict = {"pairing": BAND_PAIRING_MEASURED if cross else BAND_PAIRING, "peak_ratio": {}, "iso_interactivity": {}}
     for which in ("low", "high"):
-        a, b = front(n, which), front(baseline, which)
+        bw = {"low": "high", "high": "low"}[which] if cross else which
+        a, b = front(n, which), front(baseline, bw)
         for kind, sc in scales.items():
             af, bf = cmp.Frontier(a.x, a.y * sc[n]), cmp.Frontier(b.x, b.y * sc[baseline])
             out["peak_ratio"].setdefault(kind, {})[which] = cmp.peak_ratio(af, bf)
@@ -279,7 +288,7 @@ def _band_ratios(n: str, baseline: str, fr: dict, band_fronts: dict, heads: dict
                 out["iso_interactivity"].setdefault(kind, {})[which] = rows
         for key in ("max_interactivity", "min_e2e"):
             hk = key if key == "max_interactivity" else "min_e2e_s"
-            out.setdefault(f"{key}_ratio", {})[which] = head(n, hk, which) / head(baseline, hk, which)
+            out.setdefault(f"{key}_ratio", {})[which] = head(n, hk, which) / head(baseline, hk, bw)
     return out
 
 
@@ -374,8 +383,15 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
         baseline = list(fr)[-1]
     heads = {n: headline(sf) for n, sf in fr.items()}
     band_fronts: dict[str, dict] = {}
+    measured: set[str] = set()  # systems banded by their own measured error (analysis/measured_bands.py)
     for n, band in (bands or {}).items():
         if n in infeasible:
+            continue
+        mb = without_efficiency_band(fr[n].pricer, band)
+        if mb is not None:  # no efficiency band: the system's validated error instead (no sweep)
+            measured.add(n)
+            band_fronts[n] = {w: scale_frontier(fr[n].record(), mb, w) for w in ("low", "high")}
+            heads[n] = replace(heads[n], bands=headline_bands(heads[n], mb))
             continue
         band_fronts[n] = {}
         heads[n] = replace(heads[n], bands=efficiency_bands(model, band, wl, precision, per_sys[n][0], convention,
@@ -408,8 +424,8 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
             },
             tiers=cmp.tiers(a_t, floors),
             tiers_tok_s_per_kw=cmp.tiers(a_kw, floors),
-            bands=_band_ratios(n, baseline, fr, band_fronts, heads, list(iso_interactivity), scales) if banded
-            else None,
+            bands=_band_ratios(n, baseline, fr, band_fronts, heads, list(iso_interactivity), scales,
+                               n != baseline and bool({n, baseline} & measured)) if banded else None,
         )
     opts = opts0
     swept = {n: sf.sweep.precision for n, sf in fr.items()}

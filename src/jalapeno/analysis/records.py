@@ -228,12 +228,15 @@ class Band(_Record):
 
 @dataclass(frozen=True, slots=True)
 class Bands(_Record):
-    """A headline's efficiency band (``compare --bands``)."""
+    """A headline's band (``compare --bands``): its efficiency band, or a measured system's own error band."""
 
     peak_throughput_per_chip: Band
     max_interactivity: Band
     min_e2e_s: Band
     peak_tok_s_per_kw: Mapping[str, Mapping[str, float]]
+    #: what the band is: None (left out of the JSON) for an efficiency band (low/high efficiency sets);
+    #: ``measured error (validate p10/p90)`` for a measured system's own error band (analysis/measured_bands.py)
+    source: str | None = field(default=None, metadata=OPTIONAL)
 
 
 @dataclass(frozen=True, slots=True)

@@ -89,9 +89,14 @@ def audit(
     console.print(head)
     if all(ends) and res.low == res.high == res.predicted:  # '9694-9694' read as a zero-error prediction
         console.print(f"band: none for {res.system}: only derived efficiency parameters (no kernel tables of their own: "
-                      "Jalapeño, Vera Rubin, AMD's borrowed part) carry a low/high set; a set fitted on the system's own measured kernels, "
-                      "or the documented defaults, has one set (docs/validation.md, 'Bands of derived systems'; the "
-                      "measured end-to-end error: `jalapeno validate`). The parameter bands below still apply",
+                      "Jalapeño, Vera Rubin, AMD's borrowed part) carry a low/high set, and only a catalog system "
+                      "fitted on its own measured kernels, priced as validated, its measured error band "
+                      "(data/validation/measured_bands.toml); the documented defaults, a user file or a what-if set "
+                      "have neither (docs/validation.md, 'Bands of derived systems'; `jalapeno validate`). The "
+                      "parameter bands below still apply", markup=False)
+    elif "measured error" in res.band_source:  # say what the band is: not an efficiency set's
+        console.print("band: " + res.band_source + "; the band is the prediction over 1 + p90 and 1 + p10 (a ratio: "
+                      "the system's worse end over the baseline's better end and the reverse; docs/audit.md §3.1)",
                       markup=False)
     if c.at is not None and res.verdict == "impossible" and not math.isfinite(res.physical_limit):
         # the verdict stood alone over a row of '-': say why (sensitivity refuses the same @X)

@@ -31,8 +31,10 @@ CONCURRENCY_CAPTION = ("conc. cap: requests the closed-loop client keeps outstan
 WIDE_BAND = 2.0
 #: what a ratios table's band row is (analysis/comparison.BAND_PAIRING, docs/metrics.md §6)
 BAND_ROW_CAPTION = ("<system> band: each ratio with both systems at their low efficiency sets and with both at their "
-                    "high sets, lower first (a system without a band, e.g. a measured one, at its calibrated set at "
-                    "both ends; the headline's (low-high)); [wide band: Nx]: the ends "
+                    "high sets, lower first (a system without a band, e.g. a user file, at its calibrated set at "
+                    "both ends; the headline's (low-high)); where either side's band is its measured error "
+                    "(validate p10/p90) the ends cross: the system's worse end over the baseline's better end and "
+                    "the reverse (docs/metrics.md §6); [wide band: Nx]: the ends "
                     f"{WIDE_BAND:g}x or more apart — the ratio is an assumption's, not a prediction to quote alone")
 #: the headline's throughput column: InferenceX's throughput per GPU counts input and output tokens
 PEAK_COLUMN = "peak tok/s/chip (in+out)"
@@ -184,8 +186,10 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
                                            for n, s in d.systems.items())
     head.caption = sets + "\n" + TOKENS_CAPTION + "\n" + power_caption(d) + "\n" + CONCURRENCY_CAPTION
     if any(s.headline.bands is not None for s in d.systems.values()):
-        head.caption += ("\n(low-high): the system's efficiency band (with its software stack's: Jalapeño spans "
-                         "GPU-like to compiled, docs/stacks.md); only systems with borrowed efficiencies carry one; "
+        head.caption += ("\n(low-high): a derived system's efficiency band (with its software stack's: Jalapeño spans "
+                         "GPU-like to compiled, docs/stacks.md); a system fitted on its own kernels: its measured "
+                         "error band, the prediction over 1 + its p90 and p10 signed error in `jalapeno validate` "
+                         "(data/validation/measured_bands.toml; min E2E from TTFT + OSL TPOT); "
                          f"[wide band: Nx]: high / low of {WIDE_BAND:g}x or more — the figure is an assumption's, "
                          "not a prediction to quote alone")
     return [head, ratios, tiers]

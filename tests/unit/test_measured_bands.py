@@ -1,0 +1,133 @@
+"""A measured system's own error band (analysis/measured_bands.py): toy tables by hand, the shipped
+file current, and compare / audit carrying it (printed band, JSON fields)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from cli_runner import run
+
+from jalapeno.analysis.measured_bands import BANDS_PATH, MetricBand, band_of, build_bands, load_measured_bands
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.errors import SpecError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _rows(system: str, metric: str, errors, osl: int = 101, quality: str = "") -> list[dict]:
+    return [{"id": f"{system}:{metric}:{i}", "system": system, "metric": metric, "measured": 1.0,
+             "predicted": 1.0 + e, "error": e, "osl": osl, "quality": quality} for i, e in enumerate(errors)]
+
+
+def _e2e_rows(system: str, e2e_errors) -> list[dict]:
+    """Points whose TTFT is exact (1 s) and TPOT measured 10 ms over OSL 101: E2E 2 s measured; the
+    predicted TPOT 10 (1 + 2e) ms makes the predicted E2E 2 (1 + e) s: an E2E error of e exactly."""
+    out = []
+    for i, e in enumerate(e2e_errors):
+        pid = f"{system}:pt:{i}"
+        out.append({"id": pid, "system": system, "metric": "ttft_s", "measured": 1.0, "predicted": 1.0, "error": 0.0,
+                    "osl": 101, "quality": ""})
+        out.append({"id": pid, "system": system, "metric": "tpot_s", "measured": 0.01, "predicted": 0.01 * (1 + 2 * e),
+                    "error": 2 * e, "osl": 101, "quality": ""})
+    return out
+
+
+def test_toy_table_by_hand():
+    # 10 interactivity errors 0.00 .. 0.09: p10 at order statistic 0.9 -> 0.009, p90 at 8.1 -> 0.081
+    inter = [k / 100 for k in range(10)]
+    e2e = [(k - 5) / 100 for k in range(10)]  # -0.05 .. 0.04: p10 -0.041, p90 0.031
+    rows = pd.DataFrame(_rows("toy", "interactivity", inter) + _e2e_rows("toy", e2e)
+                        + _rows("toy", "interactivity", [5.0], quality="flagged")  # a flagged row is left out
+                        + _rows("few", "interactivity", [0.1] * 9))  # 9 rows: below MIN_POINTS, no band
+    b = build_bands(rows)
+    assert set(b) == {"toy"}
+    i = b["toy"]["interactivity"]
+    assert (i["q_lo"], i["q_hi"], i["n"]) == (pytest.approx(0.009), pytest.approx(0.081), 10)
+    e = b["toy"]["e2e_s"]
+    assert (e["q_lo"], e["q_hi"], e["n"]) == (pytest.approx(-0.041), pytest.approx(0.031), 10)
+    # no direct throughput rows: derived, e_thr = 1 / (1 + e_e2e) - 1 (sorted: 1/0.96 - 1 .. 1/1.05 - 1)
+    t = b["toy"]["throughput_per_chip"]
+    thr = sorted(1 / (1 + x) - 1 for x in e2e)  # -0.0476 .. 0.0417
+    assert t["q_lo"] == pytest.approx(thr[0] + 0.9 * (thr[1] - thr[0]))
+    assert t["q_hi"] == pytest.approx(thr[8] + 0.1 * (thr[9] - thr[8]))
+    assert t["source"].startswith("derived from e2e_s")
+    # ten direct throughput rows win over the derived ones
+    direct = build_bands(pd.DataFrame(_rows("toy", "throughput_per_chip", inter) + _e2e_rows("toy", e2e)))
+    assert direct["toy"]["throughput_per_chip"]["source"] == "direct"
+    assert direct["toy"]["throughput_per_chip"]["q_hi"] == pytest.approx(0.081)
+
+
+def test_band_ends_by_hand():
+    # q_lo -10%, q_hi +25%: the measured value of a 100 prediction lies in 100/1.25 .. 100/0.9
+    t = MetricBand("throughput_per_chip", -0.10, 0.25, 50, 0.0, "direct")
+    assert t.ends(100.0) == (pytest.approx(80.0), pytest.approx(111.111111))
+    lat = MetricBand("e2e_s", -0.10, 0.25, 50, 0.0, "derived")  # latency: the worse end is the higher one
+    assert lat.ends(100.0) == (pytest.approx(111.111111), pytest.approx(80.0))
+    assert t.factor("low") == pytest.approx(0.8) and lat.factor("low") == pytest.approx(1 / 0.9)
+
+
+def test_shipped_file_is_current():
+    """The file is what scripts/gen_measured_bands.py writes from today's validate (about 10 s)."""
+    spec = importlib.util.spec_from_file_location("gen_measured_bands", ROOT / "scripts" / "gen_measured_bands.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    from jalapeno.fit.validation_run import run_validation
+
+    assert BANDS_PATH.read_text() == gen.render(build_bands(run_validation()["rows"])), \
+        "stale: rerun python scripts/gen_measured_bands.py"
+
+
+def test_which_pricers_get_a_band():
+    assert band_of(load_pricer("gb300-nvl72")).get("throughput_per_chip").n >= 10
+    assert band_of(load_pricer("jalapeno")) is None  # derived: not validated (its efficiency band instead)
+    over = load_pricer("gb300-nvl72", overrides=(("efficiency.hbm_fraction", 0.5),))
+    assert band_of(over) is None  # a what-if set is not the system validate measured
+
+
+def test_bad_file(tmp_path):
+    p = tmp_path / "b.toml"
+    p.write_text("[systems\n")
+    with pytest.raises(SpecError, match="not valid TOML"):
+        load_measured_bands(str(p))
+    p.write_text('[systems."x".interactivity]\nq_lo = 0.2\nq_hi = 0.1\nn = 10\nmedian = 0\nsource = "direct"\n')
+    with pytest.raises(SpecError, match="out of order"):
+        load_measured_bands(str(p))
+    with pytest.raises(SpecError, match="file not found"):
+        load_measured_bands(str(tmp_path / "none.toml"))
+
+
+def test_audit_prints_the_measured_band(capsys):
+    q = tomllib.loads(BANDS_PATH.read_text())["systems"]["gb300-nvl72"]["throughput_per_chip"]
+    argv = ("audit", "-s", "gb300-nvl72", "-m", "llama-3.3-70b", "-w", "1k1k", "--claim",
+            "peak_throughput_per_chip=1000")
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    d = json.loads(out)["predicted"]
+    # the peak scales with the throughput factor: prediction / (1 + p90) .. / (1 + p10)
+    assert d["low"] == pytest.approx(d["value"] / (1 + q["q_hi"]), rel=1e-9)
+    assert d["high"] == pytest.approx(d["value"] / (1 + q["q_lo"]), rel=1e-9)
+    assert d["band"].startswith("gb300-nvl72: measured error p10/p90")
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert f"{d['low']:.4g}-{d['high']:.4g}" in text
+    assert "band: gb300-nvl72: measured error p10/p90 of predicted/measured - 1 (jalapeno validate)" in text
+
+
+def test_audit_ratio_crosses_the_baseline_band(capsys):
+    q = tomllib.loads(BANDS_PATH.read_text())["systems"]["gb300-nvl72"]["throughput_per_chip"]
+    code, out, err = run(capsys, "audit", "-s", "b200", "-b", "gb300-nvl72", "-m", "llama-3.3-70b", "-w", "1k1k",
+                         "--claim", "peak_throughput_per_chip_ratio=1", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    qb = tomllib.loads(BANDS_PATH.read_text())["systems"]["b200"]["throughput_per_chip"]
+    sys_v = d["predicted"]["value"] * d["baseline_value"]
+    # low: B200 at its worse end over GB300 at its better end; high: the reverse
+    assert d["predicted"]["low"] == pytest.approx(sys_v / (1 + qb["q_hi"]) / (d["baseline_value"] / (1 + q["q_lo"])))
+    assert d["predicted"]["high"] == pytest.approx(sys_v / (1 + qb["q_lo"]) / (d["baseline_value"] / (1 + q["q_hi"])))
+    assert "baseline gb300-nvl72: measured error" in d["predicted"]["band"]
