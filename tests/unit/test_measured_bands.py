@@ -131,3 +131,59 @@ def test_audit_ratio_crosses_the_baseline_band(capsys):
     assert d["predicted"]["low"] == pytest.approx(sys_v / (1 + qb["q_hi"]) / (d["baseline_value"] / (1 + q["q_lo"])))
     assert d["predicted"]["high"] == pytest.approx(sys_v / (1 + qb["q_lo"]) / (d["baseline_value"] / (1 + q["q_hi"])))
     assert "baseline gb300-nvl72: measured error" in d["predicted"]["band"]
+
+
+def test_compare_prints_and_shades_the_measured_band(capsys, tmp_path):
+    """compare --bands: GB300's headline carries (low-high) = peak / (1 + p90) .. / (1 + p10) of its
+    throughput error, the ratio row of GB200 (both measured) a crossed band, and the chart shades it."""
+    q = tomllib.loads(BANDS_PATH.read_text())["systems"]
+    args = ("compare", "--systems", "gb200-nvl72,gb300-nvl72", "-m", "llama-3.3-70b", "-w", "1k1k", "-p", "fp8",
+            "--serving", "agg", "--at", "20", "--bands")
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    h = d["systems"]["gb300-nvl72"]["headline"]
+    t3, t2 = q["gb300-nvl72"]["throughput_per_chip"], q["gb200-nvl72"]["throughput_per_chip"]
+    lo, hi = h["peak_throughput_per_chip"] / (1 + t3["q_hi"]), h["peak_throughput_per_chip"] / (1 + t3["q_lo"])
+    assert h["bands"]["peak_throughput_per_chip"]["low"] == pytest.approx(lo, rel=1e-12)
+    assert h["bands"]["peak_throughput_per_chip"]["high"] == pytest.approx(hi, rel=1e-12)
+    g2 = d["systems"]["gb200-nvl72"]["headline"]["peak_throughput_per_chip"]
+    pk = d["comparisons"]["gb200-nvl72"]["bands"]["peak_ratio"]["throughput_per_chip"]
+    assert pk["low"] == pytest.approx(g2 / (1 + t2["q_hi"]) / hi, rel=1e-12)  # GB200 worse over GB300 better
+    assert pk["high"] == pytest.approx(g2 / (1 + t2["q_lo"]) / lo, rel=1e-12)
+    html = tmp_path / "c.html"
+    code, out, err = run(capsys, *args, "--html", str(html))
+    assert code == 0, err
+    assert "its measured error band" in " ".join(out.split())
+    page = html.read_text()
+    assert '"name":"gb300-nvl72 band"' in page.replace('": "', '":"')  # the chart shades it
+    # the tables as printed (wide, so no cell wraps)
+    from rich.console import Console
+
+    from jalapeno.analysis.comparison import compare_systems
+    from jalapeno.analysis.sweep import SweepOptions
+    from jalapeno.cost.pricer import band_pricers
+    from jalapeno.report.tables import comparison_tables
+    from jalapeno.specs.catalog import load_model
+    from jalapeno.specs.formats import get_precision
+    from jalapeno.specs.workload import get_workload
+
+    prs = [load_pricer("gb200-nvl72"), load_pricer("gb300-nvl72")]
+    res = compare_systems(load_model("llama-3.3-70b"), prs, get_workload("1k1k"), get_precision("fp8"),
+                          options=SweepOptions(serving="agg"), iso_interactivity=(20.0,),
+                          bands={p.system.name: band_pricers(p) for p in prs})
+    con = Console(width=400, record=True)
+    for t in comparison_tables(res.record()):
+        con.print(t)
+    text = con.export_text()
+    row = next(line for line in text.splitlines() if line.startswith("│ gb300-nvl72 "))
+    assert f"{h['peak_throughput_per_chip']:,.0f} ({lo:,.0f}-{hi:,.0f})" in row
+    row = next(line for line in text.splitlines() if "gb200-nvl72 band" in line)
+    assert f"{min(pk['low'], pk['high']):.2f}-{max(pk['low'], pk['high']):.2f}x" in row
+
+
+def test_no_band_for_a_pricer_validate_did_not_use():
+    from jalapeno.cost.sliced import chip_model_pricer
+
+    pr = chip_model_pricer(load_pricer("gb300-nvl72"), "sliced")
+    assert type(pr).__name__ == "SlicedPricer" and band_of(pr) is None

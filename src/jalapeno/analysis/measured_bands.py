@@ -45,6 +45,9 @@ BANDS_PATH = Path(__file__).resolve().parent.parent / "data" / "validation" / "m
 QUANTILES = (0.10, 0.90)
 #: Fewest validated rows for a band (a named assumption: fewer quantiles say little).
 MIN_POINTS = 10
+#: Pricers other than validate's default (roofline, flat chip): their error is not the one measured
+#: (cost/table_pricer.py, cost/sliced.py, cost/tiles.py; named to avoid importing them)
+OTHER_PRICERS = ("TablePricer", "SlicedPricer", "TiledPricer")
 #: Metrics a band is shipped for; True where higher is better.
 METRICS = {"throughput_per_chip": True, "interactivity": True, "tpot_s": False, "ttft_s": False, "e2e_s": False}
 
@@ -188,8 +191,11 @@ def load_measured_bands(path: str | None = None) -> dict:
 
 def band_of(pricer) -> SystemBand | None:
     """The measured band of ``pricer``'s system as validated: a catalog system with a band in the
-    file, priced with its calibrated set unchanged (a ``--set`` or variant override, another
-    ``--efficiency`` set or a user file is not the system validate measured: no band)."""
+    file, priced with its calibrated set unchanged by validate's pricer (a ``--set`` or variant
+    override, another ``--efficiency`` set, a user file, ``--pricer table`` or a sliced/tiled chip
+    model is not the model validate measured: no band)."""
+    if type(pricer).__name__ in OTHER_PRICERS:
+        return None
     src = pricer.efficiency.source
     if "overrides:" in src or not src.startswith("calibrated ("):
         return None

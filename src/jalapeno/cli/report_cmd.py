@@ -34,7 +34,7 @@ def report(
     serving: str = typer.Option(None, "--serving", help="agg, disagg or both (default both)."),
     as_deployed: bool = typer.Option(False, "--as-deployed", help=AS_DEPLOYED_HELP),
     bands: bool = typer.Option(False, "--bands/--no-bands",
-                               help="Also sweep the low/high efficiency sets and shade each system's band (3x time)."),
+                               help="Also sweep the low/high efficiency sets (a measured system: its validate error band) and shade each system's band."),
     tiers: str = typer.Option("fast=100,ultra_fast=300", "--tiers", help="Tier floors in tok/s/user, name=value,..."),
     at: str = typer.Option("10,25,50,100", "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios."),
     efficiency: str = typer.Option("calibrated", "--efficiency",

@@ -322,7 +322,8 @@ def compare(
     fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
     concurrency: str = typer.Option(None, "--concurrency", "-c",
                                     help="Concurrencies to sweep, e.g. 1,4,16,64 (aggregated only; default: batch grid)."),
-    bands: bool = typer.Option(False, "--bands", help="Also sweep the low/high efficiency sets (3x time)."),
+    bands: bool = typer.Option(False, "--bands", help="Also sweep the low/high efficiency sets (3x time); a system fitted on "
+                               "its own kernels: its validate error band (p10/p90), no sweep."),
     sets: list[str] = SETS_OPTION,
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
     eplb: str = typer.Option("32", "--eplb", help=SWEEP_EPLB_HELP),

@@ -2,10 +2,10 @@
 
 Three panels share the interactivity axis (tok/s/user): throughput per chip, tokens/s per kW
 (the comparison's power convention) and tokens per dollar-hour per chip. Each system has one
-colour on every panel (report/colors.py); its efficiency band, when swept (``--bands``), is a
-shaded region between the low and high frontiers; tier floors are dashed vertical lines. Every
-marker's hover shows the deployment, bound, concurrency, TTFT and TPOT. The page fills the
-browser window (no fixed width) and embeds plotly.js, so it opens offline.
+colour on every panel (report/colors.py); its band (``--bands``: efficiency sets, or a measured
+system's validate error, analysis/measured_bands.py) is a shaded region between the low and high
+frontiers; tier floors are dashed vertical lines. Every marker's hover shows the deployment, bound,
+concurrency, TTFT and TPOT. The page fills the browser window (no fixed width) and embeds plotly.js, so it opens offline.
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ def frontier_figure(result: ComparisonRecord, bands: Mapping[str, Mapping] | Non
                            showarrow=False, xanchor="left", yanchor="bottom", font={"size": 10, "color": "#555"})
     if bands:
         fig.add_annotation(x=0, y=-0.4, xref="paper", yref="paper", showarrow=False, xanchor="left",
-                           text="shaded: the system's efficiency band (frontiers under its low and high efficiency sets)",
+                           text=("shaded: the system's band (a derived system's frontiers under its low and high efficiency "
+                                 "sets; a measured one's frontier at its validate p10/p90 error)"),
                            font={"size": 11, "color": "#555"})
     for col in (1, 2, 3):
         fig.update_xaxes(title_text="interactivity (tok/s/user)", type="log", row=1, col=col)

@@ -304,8 +304,9 @@ def render_report(rec: ComparisonRecord, data: dict, notes: Sequence[str] = ()) 
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(data["title"])} · jalapeno report</title>
 <style>{_STYLE}</style><script>{get_plotlyjs()}</script></head>
 <body><h1>{html.escape(data["title"])}</h1>
-<p>Baseline {html.escape(rec.baseline)}. Lines: each system's Pareto frontier; shaded: its efficiency band
-(frontiers under its low and high efficiency sets, where swept); open circles: measured points whose
+<p>Baseline {html.escape(rec.baseline)}. Lines: each system's Pareto frontier; shaded: its band
+(a derived system's frontiers under its low and high efficiency sets; a system fitted on its own kernels: its
+frontier at its validate p10/p90 error, docs/audit.md §3.1); open circles: measured points whose
 configuration (precision · agg/disagg · MTP, in the legend) the frontier models; open diamonds: measured points
 it does not (not like for like); dashed lines: tier floors.</p>
 <div class="controls">
