@@ -240,6 +240,8 @@ def pricer_and_loso_section() -> list[str]:
         "`low` divides every favourable-when-higher parameter by 1 + that error and multiplies every time, "
         "half-rows and pass count by it, `high` the reverse (fit/calibrate.band_values), so a derived chip's "
         "low/high results bracket it by about the error measured when a real chip's tables were left out — "
-        "no longer by the spread of the fitted values.",
+        "no longer by the spread of the fitted values. A system fitted on its own kernels has no such band; "
+        "`compare --bands` and `audit` give it its own measured error band instead, the p10/p90 of its signed "
+        "errors here (`data/validation/measured_bands.toml`, `scripts/gen_measured_bands.py`; docs/audit.md §3.1).",
     ]
     return lines
