@@ -139,24 +139,26 @@ def _racks_by_hand(p, target: float) -> tuple[int, int]:
 
 def test_plan_names_a_point_that_needs_fewer_racks():
     """plan prints racks packed whole (7c3bf98) but named alternatives by chips only. GB300 agg
-    (DeepSeek-R1 8K/1K FP4, 1e6 output tok/s, >= 60 tok/s/user): the best-per-chip point, TP2 DP32 EP64,
-    needs 31 instances of 64 GPUs, one per 72-GPU rack: 1,984 chips in 31 racks; EP72 (TP2 DP36) fills
-    its racks: 2,160 chips in 30 (one per rack). Racks computed by hand for every point above the floor."""
+    (DeepSeek-R1 8K/1K FP4, 1e6 output tok/s, >= 60 tok/s/user): the best-per-chip point, TP4 DP32 EP128,
+    needs 32 instances of 128 GPUs, each a whole rack and 56 GPUs of another (one 56-GPU remainder per
+    72-GPU rack): 4,096 chips in 64 racks; EP72 (TP2 DP36) fills its racks: 4,464 chips in 62 (one per
+    rack). Racks computed by hand for every point above the floor. (Before round 27 priced GB300's MoE
+    all-to-all as GB200's, gbitl27, TP2 DP32 EP64 led: 1,984 chips in 31 racks, EP72 2,160 in 30.)"""
     pr = load_pricer("gb300-nvl72")
     fr = system_frontier(load_model("deepseek-r1"), pr, get_workload("8k1k"), get_precision("fp4"),
                          SweepOptions(serving="agg")).record()
     cp = plan_capacity(fr, pr.system, 1e6, "output", 60.0)
     hand = [(_racks_by_hand(p, 1e6), p) for p in fr.frontier if p.feasible and p.interactivity >= 60.0]
     (chips, racks), q = min(hand, key=lambda t: (t[0][1], t[0][0], -t[1].output_throughput_per_chip))
-    assert (cp.chips, cp.packaging[-1][2]) == _racks_by_hand(cp.point, 1e6) == (1984, 31)
-    assert (chips, racks) == (2160, 30) and "EP72" in q.deployment.label
-    assert cp.fewest is None  # no point above the floor needs fewer than 1,984 chips
+    assert (cp.chips, cp.packaging[-1][2]) == _racks_by_hand(cp.point, 1e6) == (4096, 64)
+    assert (chips, racks) == (4464, 62) and "EP72" in q.deployment.label
+    assert cp.fewest is None  # no point above the floor needs fewer than 4,096 chips
     f = cp.fewest_boxes
-    assert f.point is q and (f.chips, f.packaging) == (2160, (("rack", 72, 30),))
+    assert f.point is q and (f.chips, f.packaging) == (4464, (("rack", 72, 62),))
     line = cp.arithmetic()[-1]
     assert line.startswith("fewer racks: agg attn TP2 DP36 · MoE TP1 EP72 [fp4] (72 chips per instance) at ")
-    assert ("serves the target with 2,160 chips in 30 racks at " in line
-            and "this plan's point needs 1,984 chips in 31 racks (whole instances of 64)" in line)
+    assert ("serves the target with 4,464 chips in 62 racks at " in line
+            and "this plan's point needs 4,096 chips in 64 racks (whole instances of 128)" in line)
 
 
 def test_plan_json_carries_both_alternatives(capsys):
@@ -166,9 +168,9 @@ def test_plan_json_carries_both_alternatives(capsys):
                          "--serving", "agg", "-p", "fp4", "--json")
     assert code == 0, err
     d = json.loads(out)
-    assert d["fewest_chips"] is None and d["packaging"] == {"rack": 31}
-    assert d["fewest_boxes"]["level"] == "rack" and d["fewest_boxes"]["packaging"] == {"rack": 30}
-    assert d["fewest_boxes"]["chips"] == 2160 and d["fewest_boxes"]["deployment"]["layout"]["ep"] == 72
+    assert d["fewest_chips"] is None and d["packaging"] == {"rack": 64}
+    assert d["fewest_boxes"]["level"] == "rack" and d["fewest_boxes"]["packaging"] == {"rack": 62}
+    assert d["fewest_boxes"]["chips"] == 4464 and d["fewest_boxes"]["deployment"]["layout"]["ep"] == 72
 
 
 def test_plan_costs_the_whole_racks_it_leaves_partly_idle(gb200):

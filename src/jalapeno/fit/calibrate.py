@@ -30,7 +30,9 @@ used. Functional forms (the same ones the step cost uses, cost/roofline.py):
   aiconfigurator ships TensorRT-LLM's measured NVLink MoE all-to-all (``trtllm_alltoall_perf``,
   GB200 only in 0.12.0): at the carried fraction, on the table's declared split (EP 8 and 32 fit,
   EP 16 held out; fit/collectives.fit_ep_all_to_all with ``fix_fraction``): 15.0 us on GB200;
-  elsewhere it is carried over (0). The report also gives the joint kernel-level fit (fraction
+  on GB300, which shares GB200's NVLink 5 fabric, on GB200's table priced on GB300
+  (fit/kernel_tables.A2A_FABRIC_SIBLING: the all-to-all kernels aiconfigurator times on both run at
+  the same speed); elsewhere it is carried over (0). The report also gives the joint kernel-level fit (fraction
   0.85, 19 us per call; fit/collectives.judge_ep_all_to_all) — its fraction is not applied: it
   moves GB200's disaggregated throughput error from 9% to 16% median (fidelity guard), i.e. the
   carried 0.45 stands in for costs the model misses elsewhere (docs/gap_gb200_fp4_8k1k.md,
@@ -79,6 +81,7 @@ from jalapeno.fit.kernel_tables import (
     KERNEL_PATH_SIBLING,
     _root,
     fill_missing_kernel_paths,
+    load_a2a_table,
     load_nccl_table,
     load_table,
     package_version,
@@ -145,8 +148,8 @@ def calibrate_system(system: System) -> dict:
         reports["custom_allreduce"] = {"rows": 0}
     prev = (load_calibration(system.name) or {}).get("parameters", {})  # all-to-all: carried over
     params.update({k: prev[k] for k in ("all_to_all_fraction", "all_to_all_latency_s") if k in prev})
-    try:  # where TensorRT-LLM's measured NVLink all-to-all exists: its per-call latency at the carried
-        a2a, v_a2a = load_table(sdir, "comm", "trtllm_alltoall_perf")  # fraction is shipped, the rest judged
+    try:  # where TensorRT-LLM's measured NVLink all-to-all exists (its own, else its fabric sibling's):
+        a2a, v_a2a = load_a2a_table(sdir)  # the per-call latency at the carried fraction is shipped, the rest judged
         p_lat, _ = fit_ep_all_to_all(a2a, system, DEFAULT_EFFICIENCY.with_overrides(params), fix_fraction=True)
         params["all_to_all_latency_s"] = p_lat["all_to_all_latency_s"]
         reports["all_to_all"] = {"version": v_a2a, **judge_ep_all_to_all(a2a, system,

@@ -133,6 +133,17 @@ def load_table(system_dir: str, family: str, name: str, backend: str = BACKEND) 
 #: CUTLASS path and comes out slower than B200 (docs/validation.md, "FP4 on Blackwell Ultra").
 KERNEL_PATH_SIBLING = {"b300_sxm": "b200_sxm", "gb300": "gb200"}
 
+#: Fabric siblings: a system whose scale-up fabric is another's, so the MoE all-to-all kernel's fixed time
+#: per call (``all_to_all_latency_s``, fitted on TensorRT-LLM's measured ``trtllm_alltoall_perf``) measured
+#: on the sibling stands for its own where its tables lack that table. GB300 NVL72 and GB200 NVL72 share the
+#: NVLink 5 switch trays (72 GPUs, 1.8 TB/s per GPU); aiconfigurator-core 0.12.0 ships the table for GB200
+#: only, and the all-to-all kernels it times on both run at the same speed: SGLang 0.5.12's DeepEP
+#: low-latency dispatch + combine (``comm/sglang/0.5.12/wideep_deepep_ll_perf``, 176 matched rows, 1-1024
+#: tokens) GB300 / GB200 median 0.989 (p10 0.971, p90 1.002), TensorRT-LLM 1.3.0rc11's DeepEP kernels
+#: (``comm/trtllm/1.3.0rc11/moe_a2a_perf``, 704 matched rows) median 0.981 (docs/gap_aic_itl.md, round 27,
+#: gbitl27; tests/unit/test_a2a_fabric_sibling.py recomputes both).
+A2A_FABRIC_SIBLING = {"gb300": "gb200"}
+
 
 def fill_missing_kernel_paths(df: pd.DataFrame, sibling: pd.DataFrame, keys: list[str], dtype_col: str,
                               sibling_name: str) -> tuple[pd.DataFrame, dict]:
@@ -175,3 +186,21 @@ def fill_missing_kernel_paths(df: pd.DataFrame, sibling: pd.DataFrame, keys: lis
     if not added:
         return df, report
     return pd.concat([df, *added], ignore_index=True), report
+
+
+def load_a2a_table(system_dir: str) -> tuple[pd.DataFrame, str]:
+    """TensorRT-LLM's measured NVLink MoE all-to-all (``comm/trtllm/<v>/trtllm_alltoall_perf``) of
+    ``system_dir``, else of its :data:`A2A_FABRIC_SIBLING`; the version names the sibling's folder then
+    (``"gb200 1.3.0rc10"``).
+
+    Raises:
+        SpecError: neither the system nor a fabric sibling has the table.
+    """
+    try:
+        return load_table(system_dir, "comm", "trtllm_alltoall_perf")
+    except SpecError:
+        if system_dir not in A2A_FABRIC_SIBLING:
+            raise
+    sib = A2A_FABRIC_SIBLING[system_dir]
+    frame, v = load_table(sib, "comm", "trtllm_alltoall_perf")
+    return frame, f"{sib} {v}"
