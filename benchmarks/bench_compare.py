@@ -12,7 +12,12 @@ final main of round 26 runs 3.4-3.7 s. Not met: the rest is about 2,300
 step builds (cost/ops.build_step_ops, ~0.25 ms each) and 3,900 step and point assemblies (~0.3 ms each),
 one per layout or deployment and pass, whose cost is NumPy's per-call overhead on arrays of a dozen
 columns; sharing them across layouts needs a step_cost whose layout varies by column (per-column TP, DP,
-EP and PP in the op table and the step assembly), which round 26 did not build.
+EP and PP in the op table and the step assembly), which round 26 did not build. Round 27 (speedc27) sized the
+step memos for a lockstep pass (Batch.distinct, the step's layout checks and the memory fit's weight bytes kept
+4-8 entries and missed every call with ~55 deployments interleaved per pass), dropped the priced memo's oldest
+entries in O(1) and trimmed per-call NumPy dispatch: 4.02 -> 3.89 s wall, CPU 3.97 -> 3.85 s (best of 5,
+interleaved, load 1.7-1.9 on 2 cores); plain ``compare`` unchanged (1.9 s). Still not met: the same ~2,300
+builds and ~3,900 step assemblies remain.
 Run: python benchmarks/bench_compare.py (a source tree: PYTHONPATH=$PWD/src, an absolute path: the
 command runs in a temporary folder)
 """

@@ -137,7 +137,7 @@ def _no_shortcuts(mp) -> None:
     mp.setattr(batch_mod, "_SMALL", -1)
     mp.setattr(Batch, "distinct", Batch._distinct)
     mp.setattr(fit_mod, "_weights", fit_mod.weight_bytes_per_chip)
-    mp.setattr(step_mod, "_CHECKED", [])
+    mp.setattr(step_mod, "_CHECKED", {})
 
     class _Never(set):
         def __contains__(self, item):

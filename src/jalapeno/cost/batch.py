@@ -6,6 +6,7 @@ the MoE router prices them (cost/ops.py; deploy/graph_capture.PAD_ROUTING says h
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -89,7 +90,8 @@ class Batch:
             prefill_seqs = np.where(np.asarray(prefill_tokens, dtype=float) > 0, 1.0, 0.0)
         raw = dict(decode_seqs=decode_seqs, decode_ctx=decode_ctx, prefill_tokens=prefill_tokens,
                    prefill_ctx=prefill_ctx, prefill_seqs=prefill_seqs)
-        lengths = {k: np.size(v) for k, v in raw.items() if np.ndim(v) > 0}
+        lengths = {k: v.size if type(v) is np.ndarray else np.size(v) for k, v in raw.items()
+                   if (v.ndim if type(v) is np.ndarray else np.ndim(v)) > 0}  # the methods: np's dispatch costs
         if len(set(lengths.values())) > 1:  # only scalars broadcast: [64] beside 3 contexts is a mistake
             raise SpecError("batch", "array fields of different lengths: "
                             + ", ".join(f"{k} {n}" for k, n in lengths.items()),
@@ -113,7 +115,7 @@ class Batch:
                 if not np.all(np.isfinite(a)) or np.any(a < 0):
                     raise SpecError(f"batch.{k}", "must be finite and >= 0", f"give non-negative {k}")
             out = {k: np.ascontiguousarray(a) for k, a in out.items()}
-        if np.any((out["prefill_tokens"] > 0) & (out["prefill_seqs"] <= 0)):
+        if ((out["prefill_tokens"] > 0) & (out["prefill_seqs"] <= 0)).any():
             raise SpecError("batch.prefill_seqs", "prefill tokens need at least one sequence",
                             "set prefill_seqs >= 1 where prefill_tokens > 0")
         if pad_routing not in PAD_ROUTINGS:
@@ -139,7 +141,7 @@ class Batch:
         Raises:
             ValueError: parts with dummies routed differently (one call has one routing).
         """
-        padded = {p.pad_routing for p in parts if np.any(np.asarray(p.pad_seqs) > 0)}
+        padded = {p.pad_routing for p in parts if (np.asarray(p.pad_seqs) > 0).any()}
         if len(padded) > 1:
             raise ValueError(f"parts pad their CUDA graphs with different routings {sorted(padded)}: price them apart")
         arrays = {name: np.concatenate([_column(getattr(p, name), p.n) for p in parts]) for name in _ARRAY_FIELDS}
@@ -160,12 +162,14 @@ class Batch:
         [0, 0, 0]
         """
         raw = tuple(np.asarray(getattr(self, name)).tobytes() for name in _ARRAY_FIELDS)
-        for b, r, out in _DISTINCT:  # a batch is asked again by the step that prices it (serve/lockstep.py)
-            if b is self and r == raw:
-                return out
+        hit = _DISTINCT.get(id(self))  # a batch is asked again by the step that prices it (serve/lockstep.py)
+        if hit is not None and hit[0] is self and hit[1] == raw:
+            return hit[2]
         out = self._distinct()
-        _DISTINCT.insert(0, (self, raw, out))
-        del _DISTINCT[4:]
+        _DISTINCT.pop(id(self), None)
+        _DISTINCT[id(self)] = (self, raw, out)  # the entry holds its batch: a live id
+        if len(_DISTINCT) > _DISTINCT_KEEP:
+            _DISTINCT.popitem(last=False)
         return out
 
     def _distinct(self) -> tuple[Batch, np.ndarray | None]:
@@ -194,6 +198,9 @@ class Batch:
 
 
 _ARRAY_FIELDS = tuple(f.name for f in fields(Batch) if f.name != "pad_routing")
-#: the last few (batch, its fields' bytes, Batch.distinct of it): the same batch object with the same contents
-#: gives the same answer (a fixed-concurrency solve asks it twice, to price and to step)
-_DISTINCT: list[tuple] = []
+#: the last :data:`_DISTINCT_KEEP` (batch, its fields' bytes, Batch.distinct of it) by the batch's id, oldest first:
+#: the same batch object with the same contents gives the same answer. A fixed-concurrency solve asks each step
+#: batch twice, to price the pass (serve/lockstep._price_shared) and to step it, with every other deployment's
+#: batches of the pass in between (a few dozen; ``compare -c 64`` about 55): the memo holds a pass.
+_DISTINCT: OrderedDict = OrderedDict()  # the oldest leaves in O(1)
+_DISTINCT_KEEP = 256

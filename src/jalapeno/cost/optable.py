@@ -103,17 +103,21 @@ def _rows(arrays: list) -> np.ndarray:
     return np.array(arrays, dtype=float)
 
 
+_F64 = np.dtype(np.float64)  # the native float64 dtype, one object (another dtype takes the conversion path)
+
+
 class OpBuilder:
     """Collects op and collective rows for N batch points, then freezes them into tables."""
 
     def __init__(self, n: int) -> None:
         self.n = n
+        self._shape = (n,)
         self._ops: list[tuple] = []
         self._colls: list[tuple] = []
         self._filled: dict[float, np.ndarray] = {}  # a scalar's (N,) row, made once (rows are copied by build)
 
     def _arr(self, x) -> np.ndarray:
-        if type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (self.n,):
+        if type(x) is np.ndarray and x.dtype is _F64 and x.shape == self._shape:
             return x  # what np.asarray(x, dtype=float) returns (the hot path: no conversion)
         if type(x) is float or type(x) is int:
             v = float(x)

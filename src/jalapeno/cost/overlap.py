@@ -200,7 +200,7 @@ def tbo_stage(ops: OpTable, times: OpTimes, colls: CollectiveTable, coll_s: np.n
     r = _rows(ops, colls)
 
     def per_layer(t: np.ndarray, sel_op, sel_c, count: float) -> np.ndarray:
-        tot = t[sel_op].sum(axis=0) + coll_s[sel_c].sum(axis=0)
+        tot = np.add.reduce(t[sel_op], axis=0) + np.add.reduce(coll_s[sel_c], axis=0)
         return tot / count if count > 0 else np.zeros(n)
 
     no_op = np.zeros(len(ops.name), dtype=bool)
@@ -210,7 +210,7 @@ def tbo_stage(ops: OpTable, times: OpTimes, colls: CollectiveTable, coll_s: np.n
 
     def compute_parts(t: OpTimes):
         g = per_layer(t.time_s, r.op_all, r.c_all, layers)
-        dense = t.time_s[r.op_dense].sum(axis=0) + coll_s[r.c_dense].sum(axis=0)
+        dense = np.add.reduce(t.time_s[r.op_dense], axis=0) + np.add.reduce(coll_s[r.c_dense], axis=0)
         a = g + per_layer(t.time_s, r.op_moe_rest, r.c_moe, moe_layers)
         m = per_layer(t.time_s, r.moe_expert, no_coll, moe_layers)
         return g, dense, a, m

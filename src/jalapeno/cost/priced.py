@@ -13,6 +13,7 @@ inputs; the tables are never written to), so results are unchanged.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from itertools import chain
 
 import numpy as np
@@ -31,7 +32,8 @@ from jalapeno.specs.model import ModelSpec
 #: second call reuses the first's tables. One call on a layout with an EP all-to-all leaves two entries (the
 #: batch and its halves). :func:`price_layouts` leaves every entry of a fixed-concurrency pass (all its
 #: layouts), which the steps that follow read; :data:`_PRICED_KEEP` 0 turns the memo off.
-_PRICED: dict[tuple, tuple] = {}
+_PRICED: OrderedDict[tuple, tuple] = OrderedDict()  # ordered: the oldest leaves in O(1) (a plain dict, deleted
+#                                                        from the front, walks the holes it left on every delete)
 _PRICED_KEEP = 8
 _PASS = [0]  # entries the last price_layouts left: a step's own call does not evict them
 
@@ -56,14 +58,34 @@ def columns(table, cols):
     per-row fields are kept. A slice gives views, an index array C-ordered copies (``np.take``; ``v[:, idx]``
     is Fortran-ordered, and NumPy sums such a table over its rows pairwise, a C-ordered one row by row:
     the last bits would differ); elementwise results do not depend on the layout."""
-    kw = {}
+    return _columns(table, _cut_fields(table), cols)
+
+
+def _cut_fields(table) -> tuple[list, list, bool]:
+    """What :func:`columns` cuts in ``table``: (names of its (rows, N) arrays, names of the other fields,
+    whether its ``kn`` holds arrays); the same for every cut of one table (:func:`_cut` asks once)."""
+    wide, kept, kn_arrays = [], [], False
     for name in table.__dataclass_fields__:
-        v = kw[name] = getattr(table, name)
+        v = getattr(table, name)
         if isinstance(v, np.ndarray) and v.ndim == 2:
-            kw[name] = v[:, cols] if isinstance(cols, slice) else np.take(v, cols, axis=1)
+            wide.append(name)
         elif name == "kn" and any(issubclass(t, np.ndarray) for t in set(map(type, chain.from_iterable(v)))):
-            kw[name] = tuple(tuple(x[cols] if isinstance(x, np.ndarray) and x.ndim == 1 else x for x in kn)
-                             for kn in v)
+            kn_arrays = True
+        else:
+            kept.append(name)
+    return wide, kept, kn_arrays
+
+
+def _columns(table, cut: tuple[list, list, bool], cols):
+    """:func:`columns` with the fields :func:`_cut_fields` found."""
+    wide, kept, kn_arrays = cut
+    kw = {name: getattr(table, name) for name in kept}
+    for name in wide:
+        v = getattr(table, name)
+        kw[name] = v[:, cols] if isinstance(cols, slice) else np.take(v, cols, axis=1)
+    if kn_arrays:
+        kw["kn"] = tuple(tuple(x[cols] if isinstance(x, np.ndarray) and x.ndim == 1 else x for x in kn)
+                         for kn in table.kn)
     return type(table)(**kw)
 
 
@@ -86,7 +108,9 @@ def _cut(joined: tuple, parts: list[Batch]) -> list[tuple]:
     if len(parts) == 1:
         return [joined]
     ends = np.cumsum([0] + [p.n for p in parts])
-    return [tuple(columns(t, slice(int(a), int(z))) for t in joined) for a, z in zip(ends[:-1], ends[1:])]
+    cuts = [_cut_fields(t) for t in joined]
+    return [tuple(_columns(t, c, slice(int(a), int(z))) for t, c in zip(joined, cuts))
+            for a, z in zip(ends[:-1], ends[1:])]
 
 
 def _price_parts(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, parts: list[Batch],
@@ -109,7 +133,7 @@ def _trim() -> None:
     """Drop the oldest entries beyond :data:`_PRICED_KEEP`, or beyond the last pass's (:data:`_PASS`)."""
     keep = max(_PRICED_KEEP, _PASS[0]) if _PRICED_KEEP else 0
     while len(_PRICED) > keep:
-        del _PRICED[next(iter(_PRICED))]
+        _PRICED.popitem(last=False)
 
 
 def priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,

@@ -38,6 +38,7 @@ A batch whose weights + KV + activations exceed usable HBM is infeasible (``feas
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -267,24 +268,29 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
     return sc if at is None else _at_points(sc, at)  # each distinct point priced once, then every point
 
 
-#: the last few (model, system, layout, precision, mtp) :func:`_checked` passed, with the layout for the
-#: model: its checks are pure in these, and a fixed-concurrency solve prices each deployment nine times
-_CHECKED: list[tuple[tuple, Layout]] = []
+#: the last :data:`_CHECKED_KEEP` (model, system, layout, precision, mtp) :func:`_checked` passed, with the layout
+#: for the model, by (ids, layout), oldest first: its checks are pure in these, and a fixed-concurrency solve
+#: prices each deployment nine times, every deployment of the sweep in each pass (a few dozen: the memo holds them)
+_CHECKED: OrderedDict = OrderedDict()  # the oldest leaves in O(1)
+_CHECKED_KEEP = 256
 
 
 def _checked(model: ModelSpec, system, layout: Layout, precision: Precision, mtp: MTP | None) -> Layout:
     """``layout`` labelled for ``model`` (its label names a dense model's FFN, a MoE model's experts) once it
     is checked to run ``model`` on ``system`` with ``precision`` and ``mtp``; a pass is remembered (the very
     same model, system, precision and MTP objects and an equal layout), a refusal raises every time."""
-    for (m, s, lay, p, t), out in _CHECKED:
-        if m is model and s is system and p is precision and t is mtp and lay == layout:
-            return out
+    key = (id(model), id(system), id(precision), id(mtp), layout)
+    hit = _CHECKED.get(key)  # the entry holds its objects: live ids
+    if hit is not None and hit[0] is model and hit[1] is system and hit[2] is precision and hit[3] is mtp:
+        return hit[4]
     validate_layout(layout, model, system)
     out = for_model(layout, model)
     check_mtp(mtp, model)
     check_precision(precision, model, system.chip)
-    _CHECKED.insert(0, ((model, system, layout, precision, mtp), out))
-    del _CHECKED[8:]
+    _CHECKED.pop(key, None)
+    _CHECKED[key] = (model, system, precision, mtp, out)
+    if len(_CHECKED) > _CHECKED_KEEP:
+        _CHECKED.popitem(last=False)
     return out
 
 
@@ -325,11 +331,11 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
     scope_arr = np.array(scopes, dtype=object)
     scope_names = ("scale_up", "scale_out")
     # per-stage shares of the serial step (they sum to its layer time)
-    stage_share = {"compute": comp_part[st].sum(axis=0), "hbm_bandwidth": mem_part[st].sum(axis=0),
-                   "overhead": times.overhead_s[st].sum(axis=0), "on_die_network": net_part[st].sum(axis=0)}
+    stage_share = {"compute": np.add.reduce(comp_part[st], axis=0), "hbm_bandwidth": np.add.reduce(mem_part[st], axis=0),
+                   "overhead": np.add.reduce(times.overhead_s[st], axis=0), "on_die_network": np.add.reduce(net_part[st], axis=0)}
     for sc_name in scope_names:
-        stage_share[f"{sc_name}_link"] = ct[stage_c & (scope_arr == sc_name)].sum(axis=0) if nc else np.zeros(n)
-    layer_time = times.time_s[st].sum(axis=0) + ct[stage_c].sum(axis=0)
+        stage_share[f"{sc_name}_link"] = np.add.reduce(ct[stage_c & (scope_arr == sc_name)], axis=0) if nc else np.zeros(n)
+    layer_time = np.add.reduce(times.time_s[st], axis=0) + np.add.reduce(ct[stage_c], axis=0)
     if overlap == "none":  # the shared expert on the engine's auxiliary stream (cost/shared_stream.py)
         on = stream_on(pricer_stream_rule(eff.source, system.name), batch.tokens(qlen), batch.prefill_tokens,
                        has_ep_all_to_all(model, layout) and moe_all_to_all(pricer, layout, model),
@@ -338,8 +344,8 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
     hidden = np.zeros(n)
     if overlap == "tbo":
         layer_time, hidden = _two_batch(model, layout, batch, halves, layer_time, stage_share, scope_names)
-    edge_time = times.time_s[~st].sum(axis=0) + ct[edge_c].sum(axis=0)
-    p2p = ct[is_p2p].sum(axis=0)
+    edge_time = np.add.reduce(times.time_s[~st], axis=0) + np.add.reduce(ct[edge_c], axis=0)
+    p2p = np.add.reduce(ct[is_p2p], axis=0)
     step_over = step_overhead(eff, layout)
     step_time = pp * layer_time + edge_time + (pp - 1) * p2p + step_over
     interval = layer_time + edge_time + (p2p if pp > 1 else 0.0) + step_over
@@ -355,14 +361,14 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
     def edge_link(scope: str) -> np.ndarray:
         if not nc:
             return np.zeros(n)
-        return (ct * cw)[~stage_c & (scope_arr == scope)].sum(axis=0)
+        return np.add.reduce((ct * cw)[~stage_c & (scope_arr == scope)], axis=0)
     attribution = {
-        "compute": pp * stage_share["compute"] + comp_part[~st].sum(axis=0),
-        "hbm_bandwidth": pp * stage_share["hbm_bandwidth"] + mem_part[~st].sum(axis=0),
+        "compute": pp * stage_share["compute"] + np.add.reduce(comp_part[~st], axis=0),
+        "hbm_bandwidth": pp * stage_share["hbm_bandwidth"] + np.add.reduce(mem_part[~st], axis=0),
         "scale_up_link": pp * stage_share["scale_up_link"] + edge_link("scale_up"),
         "scale_out_link": pp * stage_share["scale_out_link"] + edge_link("scale_out"),
-        "overhead": pp * stage_share["overhead"] + times.overhead_s[~st].sum(axis=0) + step_over,
-        "on_die_network": pp * stage_share["on_die_network"] + net_part[~st].sum(axis=0),
+        "overhead": pp * stage_share["overhead"] + np.add.reduce(times.overhead_s[~st], axis=0) + step_over,
+        "on_die_network": pp * stage_share["on_die_network"] + np.add.reduce(net_part[~st], axis=0),
     }
     bound, margin = rank_bounds(np.stack([attribution[b] for b in BOUNDS]))
     cw = np.where(is_p2p, pp - 1.0, np.where(colls.per_stage, float(pp), 1.0))[:, None] if nc else None
@@ -391,10 +397,10 @@ def _hide_shared_expert(ops: OpTable, times: OpTimes, st: np.ndarray, on: np.nda
     if not se.any():
         return layer_time
     comp_part, _, net_part = parts
-    cover = (comp_part[se] + times.overhead_s[se] + net_part[se]).sum(axis=0)
+    cover = np.add.reduce((comp_part[se] + times.overhead_s[se] + net_part[se]), axis=0)
     r = np.where(cover > 0, hid / np.maximum(cover, 1e-30), 0.0)
     for key, part in (("compute", comp_part), ("overhead", times.overhead_s), ("on_die_network", net_part)):
-        stage_share[key] = stage_share[key] - r * part[se].sum(axis=0)
+        stage_share[key] = stage_share[key] - r * np.add.reduce(part[se], axis=0)
     return layer_time - hid
 
 
@@ -435,14 +441,14 @@ def _two_batch(model: ModelSpec, layout: Layout, batch: Batch, halves: tuple, se
     a2a = np.array([k == "all_to_all" for k in colls.kind], dtype=bool) & colls.per_stage
     blocking = colls.per_stage & ~a2a
     scope = np.array(cts.scope, dtype=object)
-    a2a_total = np.maximum(ct[a2a].sum(axis=0), 1e-30)
-    tbo_share = {"compute": 2 * ov.comp_part_s[st].sum(axis=0), "hbm_bandwidth": 2 * ov.mem_part_s[st].sum(axis=0),
-                 "overhead": 2 * ov.overhead_s[st].sum(axis=0),
-                 "on_die_network": 2 * ov.net_part_s[st].sum(axis=0)}
+    a2a_total = np.maximum(np.add.reduce(ct[a2a], axis=0), 1e-30)
+    tbo_share = {"compute": 2 * np.add.reduce(ov.comp_part_s[st], axis=0), "hbm_bandwidth": 2 * np.add.reduce(ov.mem_part_s[st], axis=0),
+                 "overhead": 2 * np.add.reduce(ov.overhead_s[st], axis=0),
+                 "on_die_network": 2 * np.add.reduce(ov.net_part_s[st], axis=0)}
     for name in scope_names:
         sel = scope == name
-        tbo_share[f"{name}_link"] = (2 * ct[blocking & sel].sum(axis=0)
-                                     + ov.exposed_s * ct[a2a & sel].sum(axis=0) / a2a_total)
+        tbo_share[f"{name}_link"] = (2 * np.add.reduce(ct[blocking & sel], axis=0)
+                                     + ov.exposed_s * np.add.reduce(ct[a2a & sel], axis=0) / a2a_total)
     for k, v in tbo_share.items():
         share[k] = np.where(split, v, share[k])
     return np.where(split, ov.stage_s, serial_layer), np.where(split, np.maximum(ov.link_s - ov.exposed_s, 0.0), 0.0)
@@ -485,7 +491,7 @@ def _link_level(bound: np.ndarray, ct: np.ndarray, cw, scope_arr: np.ndarray, le
         if not sel.any():
             continue
         rows = scope_arr == scope
-        per_level = {name: weighted[rows & (lv == name)].sum(axis=0) for name in set(lv[rows])}
+        per_level = {name: np.add.reduce(weighted[rows & (lv == name)], axis=0) for name in set(lv[rows])}
         names = list(per_level)
         best = np.argmax(np.stack([per_level[k] for k in names]), axis=0)
         out[sel] = np.asarray(names, dtype=object)[best][sel]

@@ -19,6 +19,7 @@ A deployment whose need exceeds usable HBM is infeasible, and the reason names t
 
 from __future__ import annotations
 
+from collections import OrderedDict
 import math
 from dataclasses import dataclass
 
@@ -284,18 +285,23 @@ class MemoryFit:
         return self.usable_bytes - self.reserve_bytes - self.weights_bytes - self.activation_bytes
 
 
-#: the last few :func:`weight_bytes_per_chip` (a pure function of its inputs): a fixed-concurrency solve fits
-#: each deployment on every one of its nine passes; a hit needs the very same model, precision, system and engine
-_WEIGHTS: list[tuple[tuple, float]] = []
+#: the last :data:`_WEIGHTS_KEEP` :func:`weight_bytes_per_chip` (a pure function of its inputs) by (ids, layout,
+#: drafts), oldest first: a fixed-concurrency solve fits each deployment on every one of its nine passes, every
+#: deployment of the sweep in each pass; a hit needs the very same model, precision, system and engine
+_WEIGHTS: OrderedDict = OrderedDict()  # the oldest leaves in O(1)
+_WEIGHTS_KEEP = 256
 
 
 def _weights(model, layout, precision, drafts, system, engine) -> float:
-    for (m, lay, p, d, s, e), w in _WEIGHTS:
-        if m is model and p is precision and s is system and e is engine and d == drafts and lay == layout:
-            return w
+    key = (id(model), id(precision), id(system), id(engine), drafts, layout)
+    hit = _WEIGHTS.get(key)  # the entry holds its objects: live ids
+    if hit is not None and hit[0] is model and hit[1] is precision and hit[2] is system and hit[3] is engine:
+        return hit[4]
     w = weight_bytes_per_chip(model, layout, precision, drafts, system, engine)
-    _WEIGHTS.insert(0, ((model, layout, precision, drafts, system, engine), w))
-    del _WEIGHTS[8:]
+    _WEIGHTS.pop(key, None)
+    _WEIGHTS[key] = (model, precision, system, engine, w)
+    if len(_WEIGHTS) > _WEIGHTS_KEEP:
+        _WEIGHTS.popitem(last=False)
     return w
 
 
