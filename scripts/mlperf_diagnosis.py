@@ -225,6 +225,7 @@ def step_residuals() -> list[dict]:
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.deploy.layout import Layout
     from jalapeno.fit.mlperf import MLPERF_LIMIT_ENGINES, load_mlperf
+    from jalapeno.fit.trt_prompt_graphs import TRTLLM_EAGER_CALL_S
     from jalapeno.fit.validate import point_workload
     from jalapeno.serve.finite_run import finite_run_factor
     from jalapeno.specs.formats import get_precision
@@ -247,8 +248,10 @@ def step_residuals() -> list[dict]:
     out.append({"label": "NVIDIA B200 Offline (steady)", "running": 512.0, "measured_s": 512 / (out_gpu / f),
                 "model_s": float(r.tpot_s[0])})
     for label, system, prec, batch, tokens, _tps_gpu, tps_user in PUBLISHED_TRTLLM_BENCH[1:]:
+        # prompt steps eager, as the MLPerf engines' (no torch.compile in the recipe; round 27, hostiter27)
         dep = Deployment(get_precision(prec), Pool(Layout(tp=1, dp=8, ep=8), workers=1, moe_backend="cutlass"),
-                         max_running=batch, max_tokens_per_step=tokens, budget_per="rank")
+                         max_running=batch, max_tokens_per_step=tokens, budget_per="rank",
+                         eager_prompt_call_s=TRTLLM_EAGER_CALL_S)
         pricer = b200 if system == "b200" else load_any_pricer(system, "calibrated", pricer="roofline", stack=stack)
         r = serve_at_concurrency(model, pricer, dep, Workload("1K/2K", 1024, 2048, 1.0), [batch * 8])
         out.append({"label": f"trtllm-bench {label}", "running": float(batch), "measured_s": 1 / tps_user,

@@ -95,6 +95,8 @@ class SweepOptions:
             the TP/TEP prefill workers only).
         moe_backend: the MoE kernel backend every decode (aggregated) pool runs, as a recipe's launch
             script forces it (``Pool.moe_backend``; None: the calibrated set's pricing).
+        eager_prompt_call_s: host seconds per call of an eager prompt-carrying step of every deployment
+            (Deployment.eager_prompt_call_s; 0: not modelled).
     """
 
     serving: str = "both"
@@ -116,6 +118,7 @@ class SweepOptions:
     memory_fraction: float | None = None
     prefill_attention_dp: bool = False
     moe_backend: str | None = None
+    eager_prompt_call_s: float = 0.0
 
     def deployment(self, precision: Precision, decode: Pool, prefill: Pool | None = None,
                    mtp: MTP | None = None, overlap: str = "none") -> Deployment:
@@ -128,6 +131,7 @@ class SweepOptions:
                           cuda_graph_batch_sizes=self.cuda_graph_batch_sizes,
                           cuda_graph_pad_routing=self.cuda_graph_pad_routing,
                           recipe=self.recipe, overlap=overlap, budget_per=self.budget_per,
+                          eager_prompt_call_s=self.eager_prompt_call_s,
                           memory_fraction=self.memory_fraction)
 
     def __post_init__(self) -> None:

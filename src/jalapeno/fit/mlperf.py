@@ -56,7 +56,7 @@ import numpy as np
 
 from jalapeno.errors import SpecError
 from jalapeno.fit.mlperf_engines import (  # noqa: F401  (the submitted engines, re-exported: split for the module budget)
-    DSR1_GRAPHS, DSR1_GRAPHS_GB200, MLPERF_ENGINES, MLPERF_FP8_CONTEXT_FMHA, MLPERF_GEMM_ALLREDUCE, MLPERF_LIMIT_ENGINES,
+    DSR1_EAGER_PROMPT_CALL_S, DSR1_GRAPHS, DSR1_GRAPHS_GB200, MLPERF_ENGINES, MLPERF_FP8_CONTEXT_FMHA, MLPERF_GEMM_ALLREDUCE, MLPERF_LIMIT_ENGINES,
     SubmittedEngine, submitted_deployment, with_declared_attention_math)
 from jalapeno.fit.validate import MeasuredPoint
 from jalapeno.specs.workload import LengthSpread, Workload
@@ -401,7 +401,9 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
                                     queries=MLPERF_ENGINES[key].queries if mapping == "matched" and spread else 0,
                                     server_run=server_run(key, MLPERF_RULES[bench].samples)
                                     if mapping in _SERVER_RUN and spread else None,
-                                    chips=int(chips), serving=serving_of(key, fw) if serving == "stated" else "both"))
+                                    chips=int(chips), serving=serving_of(key, fw) if serving == "stated" else "both",
+                                    eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S
+                                    if engine == "trt" and lengths.model == "deepseek-r1" else 0.0))
     return points, skipped
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from jalapeno.errors import SpecError
+from jalapeno.fit.trt_prompt_graphs import TRTLLM_EAGER_CALL_S
 
 @dataclass(frozen=True)
 class SubmittedEngine:
@@ -42,6 +43,12 @@ class SubmittedEngine:
     #: runtime ``adp_balancing_timeout_iters`` with ``adp_balancing_enable`` (attention DP): a rank holds its new
     #: prompts until every rank has one, at most this many steps (Deployment.adp_balance_timeout_iters; None: not set)
     adp_timeout_iters: int | None = None
+    #: host seconds per call of a prompt-carrying step run eagerly (Deployment.eager_prompt_call_s; 0: not modelled).
+    #: The DeepSeek-R1 configs run TensorRT-LLM's PyTorch backend (closed/NVIDIA/code/llmlib/config.py
+    #: ``DEFAULT_RUNTIME_FLAGS`` 'trtllm_backend': 'pytorch') with no ``torch_compile_config`` (``torch_compile_enabled``
+    #: None), so piecewise CUDA graphs are off and every step that carries a prompt on any attention-DP rank runs eagerly
+    #: (``can_run_cuda_graph`` all-gathered): fit/trt_prompt_graphs.TRTLLM_EAGER_CALL_S, as on the aiconfigurator rows
+    eager_prompt_call_s: float = 0.0
 
     @property
     def instance_chips(self) -> int:
@@ -56,6 +63,12 @@ _DSR1_CFG = "inference_results_v5.1 @965182b closed/{}/configs/{}/Offline/deepse
 #: wait up to the timeout only) and their ``cuda_graph_batch_sizes`` (``cuda_graph_padding_enabled: True``): NVIDIA, Google and HPE
 #: B200 / H200 Offline and Server; NVIDIA GB200-NVL72 x72 captures every power of two below 128 as well
 DSR1_GRAPHS = (128, 256, 384, 512)
+#: Host seconds per call of the DeepSeek-R1 engines' eager prompt-carrying steps (SubmittedEngine.eager_prompt_call_s;
+#: the frontier mappings of the DeepSeek-R1 TensorRT-LLM rows use it too, fit/mlperf.py): every DeepSeek-R1 config
+#: runs llmlib's PyTorch path with CUDA graphs (``harness_fields.use_graphs: True``) and no torch.compile, so a step
+#: with a prompt on any rank runs eagerly. The Llama configs set ``use_graphs: False`` (every step eager; not read
+#: further, not modelled here).
+DSR1_EAGER_PROMPT_CALL_S = TRTLLM_EAGER_CALL_S
 DSR1_GRAPHS_GB200 = (1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512)
 #: Offline results whose engine is read from the submission's config: mapped ``matched`` at the
 #: submission's deployment with every slot filled (Offline issues all samples at once), not at the
@@ -67,16 +80,20 @@ DSR1_GRAPHS_GB200 = (1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512)
 MLPERF_ENGINES = {
     "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Offline":
         SubmittedEngine(512, 4608, _DSR1_CFG.format("NVIDIA", "B200-SXM-180GBx8"), queries=26328,
-                        kv_free_fraction=0.9, graph_sizes=DSR1_GRAPHS, adp_timeout_iters=500),
+                        kv_free_fraction=0.9, graph_sizes=DSR1_GRAPHS, adp_timeout_iters=500,
+                        eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S),
     "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1_Offline":
         SubmittedEngine(512, 4608, _DSR1_CFG.format("Google", "B200-SXM-180GBx8"), queries=26328,
-                        kv_free_fraction=0.9, graph_sizes=DSR1_GRAPHS, adp_timeout_iters=500),
+                        kv_free_fraction=0.9, graph_sizes=DSR1_GRAPHS, adp_timeout_iters=500,
+                        eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S),
     "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_deepseek-r1_Offline":
         SubmittedEngine(512, 4608, _DSR1_CFG.format("NVIDIA", "GB200-NVL72_GB200-186GB_aarch64x72"), queries=26328 * 8,
-                        kv_free_fraction=0.9, graph_sizes=DSR1_GRAPHS_GB200, adp_timeout_iters=50),
+                        kv_free_fraction=0.9, graph_sizes=DSR1_GRAPHS_GB200, adp_timeout_iters=50,
+                        eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S),
     "mlperf51_HPE_HPE_Cray_XD670_H200_SXM_141GBx8_TRT_deepseek-r1_Offline":
         SubmittedEngine(216, 4608, _DSR1_CFG.format("HPE", "HPE_Cray_XD670_H200_SXM_141GBx8"), queries=26328,
-                        kv_free_fraction=0.6, graph_sizes=DSR1_GRAPHS, adp_timeout_iters=500),
+                        kv_free_fraction=0.6, graph_sizes=DSR1_GRAPHS, adp_timeout_iters=500,
+                        eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S),
 }
 
 
@@ -113,7 +130,8 @@ def submitted_deployment(engine: SubmittedEngine, precision: str, chips: int, mo
                      max_running=engine.batch_per_rank, max_tokens_per_step=engine.tokens_per_step, budget_per="rank",
                      memory_fraction=frac, cuda_graph_batch_sizes=engine.graph_sizes,
                      cuda_graph_pad_routing="one_token",  # TensorRT-LLM's dummies (deploy/graph_capture.PAD_ROUTING)
-                     adp_balance_timeout_iters=engine.adp_timeout_iters if engine.dp > 1 else None)
+                     adp_balance_timeout_iters=engine.adp_timeout_iters if engine.dp > 1 else None,
+                     eager_prompt_call_s=engine.eager_prompt_call_s)
     return dep, float(engine.batch_per_rank * engine.dp * (chips // n))
 
 
@@ -131,13 +149,14 @@ _B200, _GB72, _H200 = "B200-SXM-180GBx8", "GB200-NVL72_GB200-186GB_aarch64x72", 
 MLPERF_LIMIT_ENGINES = {
     "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Server":
         SubmittedEngine(512, 3456, _CFG.format("NVIDIA", _B200, "Server", "deepseek-r1"), graph_sizes=DSR1_GRAPHS,
-                        adp_timeout_iters=9),
+                        adp_timeout_iters=9, eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S),
     "mlperf51_Google_B200-SXM-180GBx8_TRT_deepseek-r1_Server":
         SubmittedEngine(512, 3456, _CFG.format("Google", _B200, "Server", "deepseek-r1"), graph_sizes=DSR1_GRAPHS,
-                        adp_timeout_iters=9),
+                        adp_timeout_iters=9, eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S),
     "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_deepseek-r1_Server":
         SubmittedEngine(512, 3456, _CFG.format("NVIDIA", _GB72, "Server", "deepseek-r1"),
-                        graph_sizes=DSR1_GRAPHS_GB200, adp_timeout_iters=9),
+                        graph_sizes=DSR1_GRAPHS_GB200, adp_timeout_iters=9,
+                        eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S),
     "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama2-70b-99_Server":
         SubmittedEngine(2048, 3584, _CFG.format("NVIDIA", _B200, "Server", "llama2-70b"), 1, 1, 1, None),
     "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama2-70b-99_Interactive":

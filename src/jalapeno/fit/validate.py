@@ -131,6 +131,9 @@ class MeasuredPoint:
     #: the serving modes a frontier mapping may pick from (analysis/sweep.SweepOptions.serving): ``agg`` where the
     #: source states the run served aggregated engines (fit/mlperf.MLPERF_AGGREGATED), else ``both``
     serving: str = "both"
+    #: frontier mappings: host seconds per call of the engine's eager prompt-carrying steps, given to every swept
+    #: deployment (SweepOptions.eager_prompt_call_s; fit/mlperf_engines.DSR1_EAGER_PROMPT_CALL_S); 0 = not modelled
+    eager_prompt_call_s: float = 0.0
     timed_by = property(lambda self: self.client or self.source, doc="The client that timed it: client, else source.")
 
     @property
@@ -386,7 +389,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
         stack_by_id[pt.id] = st
         dep = with_stack_mtp(pt.deployment, st, pt.model)
         key = (pt.system, pt.model, pt.isl, pt.osl, pt.fixed_lengths, pt.mapping, id(pt.workload), pt.serving,
-               repr(dep) if dep else pt.precision, id(st))  # every field: limits, the pools' MoE/attention backends
+               repr(dep) if dep else pt.precision, id(st), pt.eager_prompt_call_s)  # every field: limits, the pools' MoE/attention backends
         groups.setdefault(key, []).append(pt)
     frontiers: dict[tuple, object] = {}
     for n, (key, pts) in enumerate(groups.items()):
@@ -427,10 +430,12 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                 preds = [{"throughput_per_chip": float(tp[:, i].max()), "feasible": bool(tp[:, i].max() > 0),
                           "reason": "no aggregated layout fits"} for i in range(k)]
             else:
-                fk = (pt0.system, pt0.model, pt0.precision, pt0.isl, pt0.osl, id(st), id(pt0.workload), pt0.serving)
+                fk = (pt0.system, pt0.model, pt0.precision, pt0.isl, pt0.osl, id(st), id(pt0.workload), pt0.serving,
+                      pt0.eager_prompt_call_s)
                 if fk not in frontiers:
                     frontiers[fk] = system_frontier(model, system, wl, get_precision(pt0.precision),
-                                                    SweepOptions(serving=pt0.serving, overlap=overlap))
+                                                    SweepOptions(serving=pt0.serving, overlap=overlap,
+                                                                 eager_prompt_call_s=pt0.eager_prompt_call_s))
                 sf = frontiers[fk]
                 preds = []
                 for p in pts:
