@@ -60,7 +60,8 @@ def test_audit_says_why_a_measured_system_has_no_band(capsys):
     text = " ".join(out.split())
     assert ("band: none for h100+efficiency.hbm_fraction=0.7: only derived efficiency parameters (no kernel tables "
             "of their own: Jalapeño, Vera Rubin, AMD's borrowed part) carry a low/high set, and only a catalog system "
-            "fitted on its own measured kernels, priced as validated, its measured error band") in text
+            "fitted on its own measured kernels, priced as validated, on a model validated there, its measured error "
+            "band") in text
     code, out, err = run(capsys, *argv, "-s", "h100")
     assert code == 0, err
     assert "band: none" not in out and "band: h100: measured error" in " ".join(out.split())

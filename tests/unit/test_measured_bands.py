@@ -78,7 +78,7 @@ def test_shipped_file_is_current():
     spec.loader.exec_module(gen)
     from jalapeno.fit.validation_run import run_validation
 
-    assert BANDS_PATH.read_text() == gen.render(build_bands(run_validation()["rows"])), \
+    assert BANDS_PATH.read_text() == gen.render(run_validation()["rows"]), \
         "stale: rerun python scripts/gen_measured_bands.py"
 
 
@@ -103,7 +103,7 @@ def test_bad_file(tmp_path):
 
 def test_audit_prints_the_measured_band(capsys):
     q = tomllib.loads(BANDS_PATH.read_text())["systems"]["gb300-nvl72"]["throughput_per_chip"]
-    argv = ("audit", "-s", "gb300-nvl72", "-m", "llama-3.3-70b", "-w", "1k1k", "--claim",
+    argv = ("audit", "-s", "gb300-nvl72", "-m", "deepseek-r1", "-w", "1k1k", "--claim",
             "peak_throughput_per_chip=1000")
     code, out, err = run(capsys, *argv, "--json")
     assert code == 0, err
@@ -116,12 +116,13 @@ def test_audit_prints_the_measured_band(capsys):
     assert code == 0, err
     text = " ".join(out.split())
     assert f"{d['low']:.4g}-{d['high']:.4g}" in text
-    assert "band: gb300-nvl72: measured error p10/p90 of predicted/measured - 1 (jalapeno validate)" in text
+    assert ("band: gb300-nvl72: measured error p10/p90 of predicted/measured - 1 (jalapeno validate on "
+            "deepseek-r1)") in text
 
 
 def test_audit_ratio_crosses_the_baseline_band(capsys):
     q = tomllib.loads(BANDS_PATH.read_text())["systems"]["gb300-nvl72"]["throughput_per_chip"]
-    code, out, err = run(capsys, "audit", "-s", "b200", "-b", "gb300-nvl72", "-m", "llama-3.3-70b", "-w", "1k1k",
+    code, out, err = run(capsys, "audit", "-s", "b200", "-b", "gb300-nvl72", "-m", "deepseek-r1", "-w", "1k1k",
                          "--claim", "peak_throughput_per_chip_ratio=1", "--json")
     assert code == 0, err
     d = json.loads(out)
@@ -137,7 +138,7 @@ def test_compare_prints_and_shades_the_measured_band(capsys, tmp_path):
     """compare --bands: GB300's headline carries (low-high) = peak / (1 + p90) .. / (1 + p10) of its
     throughput error, the ratio row of GB200 (both measured) a crossed band, and the chart shades it."""
     q = tomllib.loads(BANDS_PATH.read_text())["systems"]
-    args = ("compare", "--systems", "gb200-nvl72,gb300-nvl72", "-m", "llama-3.3-70b", "-w", "1k1k", "-p", "fp8",
+    args = ("compare", "--systems", "gb200-nvl72,gb300-nvl72", "-m", "deepseek-r1", "-w", "1k1k", "-p", "fp8",
             "--serving", "agg", "--at", "20", "--bands")
     code, out, err = run(capsys, *args, "--json")
     assert code == 0, err
@@ -169,7 +170,7 @@ def test_compare_prints_and_shades_the_measured_band(capsys, tmp_path):
     from jalapeno.specs.workload import get_workload
 
     prs = [load_pricer("gb200-nvl72"), load_pricer("gb300-nvl72")]
-    res = compare_systems(load_model("llama-3.3-70b"), prs, get_workload("1k1k"), get_precision("fp8"),
+    res = compare_systems(load_model("deepseek-r1"), prs, get_workload("1k1k"), get_precision("fp8"),
                           options=SweepOptions(serving="agg"), iso_interactivity=(20.0,),
                           bands={p.system.name: band_pricers(p) for p in prs})
     con = Console(width=400, record=True)
@@ -187,3 +188,25 @@ def test_no_band_for_a_pricer_validate_did_not_use():
 
     pr = chip_model_pricer(load_pricer("gb300-nvl72"), "sliced")
     assert type(pr).__name__ == "SlicedPricer" and band_of(pr) is None
+
+
+def test_no_band_for_a_model_validate_never_measured_there(capsys):
+    """GB300's band is DeepSeek-R1's error (the only model validate has GB300 points for): Llama 3.3 70B,
+    a dense GQA model, never measured there, gets none (it got DeepSeek-R1's before review27)."""
+    assert load_measured_bands()["gb300-nvl72"].models == ("deepseek-r1",)
+    pr = load_pricer("gb300-nvl72")
+    assert band_of(pr, "deepseek-r1") is not None and band_of(pr, "llama-3.3-70b") is None
+    code, out, err = run(capsys, "audit", "-s", "gb300-nvl72", "-m", "llama-3.3-70b", "-w", "1k1k", "--claim",
+                         "peak_throughput_per_chip=1000", "--json")
+    assert code == 0, err
+    d = json.loads(out)["predicted"]
+    assert d["low"] == d["high"] == d["value"] and "measured error" not in d["band"]
+    code, out, err = run(capsys, "compare", "--systems", "gb200-nvl72,gb300-nvl72", "-m", "llama-3.3-70b", "-w",
+                         "1k1k", "-p", "fp8", "--serving", "agg", "--at", "20", "--bands", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    for s in d["systems"].values():  # a band without width (as a user file's), not a measured one
+        b = s["headline"].get("bands") or {}
+        assert b.get("source") is None
+        pk = b.get("peak_throughput_per_chip", {"low": 1, "high": 1})
+        assert pk["low"] == pk["high"]

@@ -275,12 +275,12 @@ def _measured_ends(ctx: ClaimContext, claim: Claim, pricer, baseline, vals: list
     from jalapeno.cost.pricer import band_pricers
 
     said = ["efficiency sets"] if len(vals) > 1 else []
-    mb = without_efficiency_band(pricer, band_pricers(pricer)) if len(vals) == 1 else None
+    mb = without_efficiency_band(pricer, band_pricers(pricer), ctx.model.name) if len(vals) == 1 else None
     if mb is not None:
         pts, deps = pred_sw
         vals = vals + [aud._scale(ctx._metric(pricer, claim, scale_points(pts, mb, w), deps)) for w in ("low", "high")]
         said.append(mb.describe())
-    bmb = without_efficiency_band(baseline, band_pricers(baseline)) if baseline is not None else None
+    bmb = without_efficiency_band(baseline, band_pricers(baseline), ctx.model.name) if baseline is not None else None
     if bmb is not None and base_value:
         pts, deps = base_sw
         ends = [ctx._metric(baseline, claim, scale_points(pts, bmb, w), deps) for w in ("low", "high")]

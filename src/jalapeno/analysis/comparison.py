@@ -387,7 +387,7 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
     for n, band in (bands or {}).items():
         if n in infeasible:
             continue
-        mb = without_efficiency_band(fr[n].pricer, band)
+        mb = without_efficiency_band(fr[n].pricer, band, model.name)
         if mb is not None:  # no efficiency band: the system's validated error instead (no sweep)
             measured.add(n)
             band_fronts[n] = {w: scale_frontier(fr[n].record(), mb, w) for w in ("low", "high")}

@@ -25,6 +25,10 @@ Metrics (``METRICS``):
   measured/predicted E2E and e = 1 / (1 + e_e2e) − 1 (GB300, B300, H100; ``source`` says which).
 
 Below :data:`MIN_POINTS` rows a metric has no band (the file leaves it out).
+
+Coverage. The band is the error validate measured on the models it has points for on that system
+(``[models]`` in the file: GB300's is DeepSeek-R1's alone). Another model runs a different kernel mix
+(dense vs MoE, MLA vs GQA), so its error was never measured there: :func:`band_of` gives it no band.
 """
 
 from __future__ import annotations
@@ -82,6 +86,8 @@ class SystemBand:
 
     system: str
     metrics: dict
+    #: the models validate measured on the system (the band is theirs); empty: none named
+    models: tuple = ()
 
     def get(self, metric: str) -> MetricBand | None:
         return self.metrics.get(metric)
@@ -92,7 +98,7 @@ class SystemBand:
                  + ("" if b.source == "direct" else ", derived") + ")"
                  for m, b in self.metrics.items() if m in ("throughput_per_chip", "interactivity", "e2e_s")]
         return (f"{self.system}: measured error p{100 * QUANTILES[0]:.0f}/p{100 * QUANTILES[1]:.0f} of "
-                "predicted/measured - 1 (jalapeno validate): " + "; ".join(parts))
+                "predicted/measured - 1 (jalapeno validate on " + ", ".join(self.models) + "): " + "; ".join(parts))
 
 
 def error_quantiles(errors) -> tuple[float, float]:
@@ -155,6 +161,12 @@ def build_bands(rows) -> dict:
     return out
 
 
+def validated_models(rows) -> dict:
+    """system → sorted models with a passing, predicted validate row (the models each band covers)."""
+    ok = rows[(rows.quality == "") & rows.error.notna()]
+    return {str(s): sorted(map(str, g.model.unique())) for s, g in ok.groupby("system", sort=True)}
+
+
 @lru_cache(maxsize=4)
 def load_measured_bands(path: str | None = None) -> dict:
     """system name → :class:`SystemBand` from the shipped file (or ``path``).
@@ -172,6 +184,7 @@ def load_measured_bands(path: str | None = None) -> dict:
         raise SpecError("measured bands", f"{p} is not valid TOML ({e})",
                         "regenerate it: python scripts/gen_measured_bands.py") from None
     out = {}
+    models = data.get("models", {})
     for s, mets in data.get("systems", {}).items():
         bands = {}
         for m, b in mets.items():
@@ -185,15 +198,19 @@ def load_measured_bands(path: str | None = None) -> dict:
                 raise SpecError(f"measured bands: systems.{s}.{m}",
                                 f"unknown metric or quantiles out of order / <= -1 ({b['q_lo']}, {b['q_hi']})",
                                 "regenerate it: python scripts/gen_measured_bands.py")
-        out[s] = SystemBand(s, bands)
+        if not isinstance(models.get(s), list) or not models[s]:
+            raise SpecError(f"measured bands: models.{s}", "missing: the models validate measured the band on",
+                            "regenerate it: python scripts/gen_measured_bands.py")
+        out[s] = SystemBand(s, bands, tuple(map(str, models[s])))
     return out
 
 
-def band_of(pricer) -> SystemBand | None:
+def band_of(pricer, model: str | None = None) -> SystemBand | None:
     """The measured band of ``pricer``'s system as validated: a catalog system with a band in the
     file, priced with its calibrated set unchanged by validate's pricer (a ``--set`` or variant
     override, another ``--efficiency`` set, a user file, ``--pricer table`` or a sliced/tiled chip
-    model is not the model validate measured: no band)."""
+    model is not the model validate measured: no band), serving ``model`` (a name) where given: a
+    model validate has no points for on that system has no band (module docstring, Coverage)."""
     if type(pricer).__name__ in OTHER_PRICERS:
         return None
     src = pricer.efficiency.source
@@ -201,7 +218,10 @@ def band_of(pricer) -> SystemBand | None:
         return None
     if "; set low;" in src or "; set high;" in src:
         return None
-    return load_measured_bands().get(pricer.system.name)
+    band = load_measured_bands().get(pricer.system.name)
+    if band is None or (model is not None and model not in band.models):
+        return None
+    return band
 
 
 def same_set(a, b) -> bool:
@@ -210,12 +230,12 @@ def same_set(a, b) -> bool:
     return a is b or replace(a.efficiency, source=b.efficiency.source) == b.efficiency
 
 
-def without_efficiency_band(pricer, band: dict) -> SystemBand | None:
-    """:func:`band_of` ``pricer`` where its efficiency band (cost/pricer.band_pricers: ``band``) has
-    no width (both ends price as ``pricer``); None where it has one (a derived system keeps it)."""
+def without_efficiency_band(pricer, band: dict, model: str | None = None) -> SystemBand | None:
+    """:func:`band_of` ``pricer`` (serving ``model``) where its efficiency band (cost/pricer.band_pricers:
+    ``band``) has no width (both ends price as ``pricer``); None where it has one (a derived system keeps it)."""
     if not all(same_set(band[w], pricer) for w in ("low", "high")):
         return None
-    return band_of(pricer)
+    return band_of(pricer, model)
 
 
 def scale_points(points, band: SystemBand, which: str):

@@ -90,8 +90,8 @@ def audit(
     if all(ends) and res.low == res.high == res.predicted:  # '9694-9694' read as a zero-error prediction
         console.print(f"band: none for {res.system}: only derived efficiency parameters (no kernel tables of their own: "
                       "Jalapeño, Vera Rubin, AMD's borrowed part) carry a low/high set, and only a catalog system "
-                      "fitted on its own measured kernels, priced as validated, its measured error band "
-                      "(data/validation/measured_bands.toml); the documented defaults, a user file or a what-if set "
+                      "fitted on its own measured kernels, priced as validated, on a model validated there, its measured "
+                      "error band (data/validation/measured_bands.toml); the documented defaults, a user file or a what-if set "
                       "have neither (docs/validation.md, 'Bands of derived systems'; `jalapeno validate`). The "
                       "parameter bands below still apply", markup=False)
     elif "measured error" in res.band_source:  # say what the band is: not an efficiency set's
