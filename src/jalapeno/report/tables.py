@@ -189,7 +189,8 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
         head.caption += ("\n(low-high): a derived system's efficiency band (with its software stack's: Jalapeño spans "
                          "GPU-like to compiled, docs/stacks.md); a system fitted on its own kernels: its measured "
                          "error band, the prediction over 1 + its p90 and p10 signed error in `jalapeno validate` "
-                         "(data/validation/measured_bands.toml; min E2E from TTFT + OSL TPOT); "
+                         "(data/validation/measured_bands.toml), on a model validated there; min E2E's band "
+                         "(E2E = TTFT + (OSL - 1) TPOT) is in --json only; "
                          f"[wide band: Nx]: high / low of {WIDE_BAND:g}x or more — the figure is an assumption's, "
                          "not a prediction to quote alone")
     return [head, ratios, tiers]
