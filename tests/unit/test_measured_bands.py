@@ -203,6 +203,11 @@ def test_no_band_for_a_model_validate_never_measured_there(capsys):
     assert code == 0, err
     d = json.loads(out)["predicted"]
     assert d["low"] == d["high"] == d["value"] and "measured error" not in d["band"]
+    code, out, err = run(capsys, "audit", "-s", "gb300-nvl72", "-m", "llama-3.3-70b", "-w", "1k1k", "--claim",
+                         "peak_throughput_per_chip=1000")
+    assert code == 0, err
+    assert ("(gb300-nvl72's measured band is validate's error on deepseek-r1 only: no llama-3.3-70b points on it). "
+            "The parameter bands below still apply") in " ".join(out.split())
     code, out, err = run(capsys, "compare", "--systems", "gb200-nvl72,gb300-nvl72", "-m", "llama-3.3-70b", "-w",
                          "1k1k", "-p", "fp8", "--serving", "agg", "--at", "20", "--bands", "--json")
     assert code == 0, err

@@ -38,6 +38,18 @@ def _f(x, fmt: str = ".4g") -> str:
     return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, fmt)
 
 
+def _uncovered(res, model: str) -> str:
+    """The audit's systems with a measured band that ``model`` lies outside (validate has no points for it
+    there, analysis/measured_bands.band_of): `` (gb300-nvl72's measured band is validate's error on
+    deepseek-r1 only: no llama-3.3-70b points on it)``, or ``""``."""
+    from jalapeno.analysis.measured_bands import load_measured_bands
+
+    bands = load_measured_bands()
+    said = [f"{n}'s measured band is validate's error on {', '.join(bands[n].models)} only: no {model} points on it"
+            for n in (res.system, res.baseline) if n in bands and model not in bands[n].models]
+    return f" ({'; '.join(said)})" if said else ""
+
+
 def audit(
     system: str = typer.Option(..., "--system", "-s", help="System the claim is about (name or TOML path)."),
     claim: str = typer.Option(..., "--claim", help=CLAIM_HELP),
@@ -92,8 +104,8 @@ def audit(
                       "Jalapeño, Vera Rubin, AMD's borrowed part) carry a low/high set, and only a catalog system "
                       "fitted on its own measured kernels, priced as validated, on a model validated there, its measured "
                       "error band (data/validation/measured_bands.toml); the documented defaults, a user file or a what-if set "
-                      "have neither (docs/validation.md, 'Bands of derived systems'; `jalapeno validate`). The "
-                      "parameter bands below still apply", markup=False)
+                      "have neither (docs/validation.md, 'Bands of derived systems'; `jalapeno validate`)"
+                      + _uncovered(res, ctx.model.name) + ". The parameter bands below still apply", markup=False)
     elif "measured error" in res.band_source:  # say what the band is: not an efficiency set's
         console.print("band: " + res.band_source + "; the band is the prediction over 1 + p90 and 1 + p10 (a ratio: "
                       "the system's worse end over the baseline's better end and the reverse; docs/audit.md §3.1)",
