@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jalapeno.cost.host_calls import step_host_calls
+from jalapeno.cost.host_calls import TRITON_MOE, TRITON_MOE_CALLS, step_host_calls
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
@@ -40,10 +40,30 @@ def test_host_floor_by_hand_for_each_architecture():
     # MTP3: three drafting passes of one MoE layer plus the MTP module's 4 calls
     assert step_host_calls(ds, True, 3) == mixed + 3 * (37 + 33 + 23 + 4) == 5913
     assert prompt_floor_s(ds, _dep(eager_prompt_call_s=C, mtp=MTP(3, 0.7)))[1] == pytest.approx(5913 * C)
-    # no floor when graphed (0) or on an uncounted MoE path (TRITON)
+    # no floor when graphed (0) or on an uncounted MoE path (TRITON on an MLA + shared-expert layer)
     assert prompt_floor_s(ds, _dep()) is None
-    assert prompt_floor_s(go, Deployment(get_precision("mxfp4"), Pool(Layout(tp=4), moe_backend="triton"),
+    assert prompt_floor_s(ds, Deployment(get_precision("fp8"), Pool(Layout(tp=8), moe_backend="triton"),
                                          eager_prompt_call_s=C)) is None
+
+
+def test_triton_moe_path_by_hand():
+    """gpt-oss-120b on the TRITON MoE path (h200ttft27): the TRTLLM layer's 16 less its 5-call MoE part, plus the
+    TRITON part read in fused_moe_triton.py / triton_kernels: pad 1, topk 6 (3 allocations, transpose, slice, launch),
+    routing 16 (sum 2, slice, 3 allocations, 2 aligned allocations x 2, 4 slices, 2 launches), gemm1 14, gemm2 16,
+    output slice 1 = 54; 36 layers x 65 = 2,340 calls, 56.16 ms at 24 us, context-only and mixed alike."""
+    go = load_model("gpt-oss-120b")
+    routing = 2 + 1 + 3 + 2 * 2 + 4 + 2
+    # scale view, output alloc + [None], 2 routing-metadata views, output view, 3 as_strided, gather divide, launch,
+    # 3 squeezes; gemm2 adds the scratchpad alloc, the group index arange + view and the reduction launch, no divide
+    gemm1 = 1 + 2 + 2 + 1 + 3 + 1 + 1 + 3
+    gemm2 = 1 + 3 + 2 + 1 + 3 + 1 + 2 + 1 + 1 + 1
+    assert (routing, gemm1, gemm2) == (16, 14, 16)
+    moe = 1 + (3 + 1 + 1 + 1) + routing + gemm1 + gemm2 + 1
+    assert moe == TRITON_MOE == len(TRITON_MOE_CALLS) == 54
+    per_layer = 16 - 5 + moe
+    dep = Deployment(get_precision("mxfp4"), Pool(Layout(tp=4), moe_backend="triton"), eager_prompt_call_s=C)
+    assert prompt_floor_s(go, dep) == pytest.approx((36 * per_layer * C,) * 2)
+    assert 36 * per_layer * C == pytest.approx(0.05616)
 
 
 def test_graph_mode_rule_on_three_known_scripts():

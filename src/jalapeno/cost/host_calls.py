@@ -24,8 +24,10 @@ from NVIDIA/TensorRT-LLM ``tensorrt_llm/_torch``, at the commits the source inde
 Keyed by the architecture the model spec states (attention kind, MoE or dense MLP, shared experts), not by model name.
 MLA runs its context path and, in a step that also carries decoding requests (mixed), its absorption path too
 (``MLA.forward_impl`` branches on ``num_contexts`` and ``num_generations``); a GQA layer's one attention call serves
-both. Layers of another attention kind, and MoE layers on a backend not in :data:`COUNTED_MOE_BACKENDS` (TRITON's path
-was not counted), have no count: :func:`step_host_calls` returns None and no floor is applied.
+both. Layers of another attention kind, and MoE layers on a backend not in :data:`COUNTED_MOE_BACKENDS`, have no
+count: :func:`step_host_calls` returns None and no floor is applied. The TRITON MoE path (Hopper gpt-oss-style layers,
+round 27, h200ttft27) was counted in TensorRT-LLM ``modules/fused_moe/fused_moe_triton.py`` @00131d71 and the
+triton_kernels it calls (triton-lang/triton ``python/triton_kernels/triton_kernels``), see :data:`TRITON_MOE`.
 """
 
 from __future__ import annotations
@@ -54,24 +56,87 @@ GQA_MOE = 16
 #: Extra calls of one MTP drafting pass beyond one MoE decoder layer (DeepseekV3MTP.forward: the embedding and
 #: hidden norms, the concat, eh_proj); the speculative worker's sampling and acceptance code is not counted.
 MTP_EXTRA = 4
+#: The MoE part of :data:`GQA_MOE` on the TRTLLM path (quantize the input + scale view, the MXFP4 MoE runner, output
+#: slice + contiguous; fused_moe_trtllm_gen.py forward_impl / run_moe): what the TRITON path replaces.
+GQA_MOE_TRTLLM_PART = 5
+#: Where the TRITON MoE path was read (round 27, h200ttft27): TensorRT-LLM (NVIDIA/TensorRT-LLM) and OpenAI's
+#: triton_kernels (triton-lang/triton ``python/triton_kernels/triton_kernels``), at the commits the source index stored.
+TRITON_SOURCES = {
+    "apply": "tensorrt_llm/_torch/modules/fused_moe/fused_moe_triton.py @00131d71 TritonMXFP4FusedMoEMethod.apply "
+             "(W4A16: bf16 activations) and TritonEPRouter.__call__ (ep = 1, sm_first False)",
+    "topk": "triton_kernels/topk.py @02ed6565 topk_forward, make_empty",
+    "route": "triton_kernels/routing.py @04467ccf SortTokens.forward, empty_aligned, ExptData.token_offs_pad / "
+             "block_pid_map",
+    "mm": "triton_kernels/matmul_ogs.py @02adf8fd matmul_ogs, apply_allocation, _canonicalize_storage, reduce_grouped",
+}
+#: Every host call of the MoE part of a gpt-oss-style layer on the TRITON backend, one entry per call: (source key of
+#: :data:`TRITON_SOURCES`, the call). Counted by eager26's definition (an ATen op, views, slices and allocations
+#: included; a custom op or kernel launch, a Triton launch among them); NOT counted, as no ATen op: tensor metadata
+#: (``.shape``, ``.stride()``, ``.numel()``, ``untyped_storage()``), ``torch.autograd.Function.apply`` and
+#: ``save_for_backward``, ``torch.cuda.get_device_capability``, the Python of ``make_opt_flags`` and the dataclasses.
+#: ASSUMPTIONS (not read): ``Bitmatrix.sum`` makes one allocation and one launch; ``InFlexData.reinterpret`` is a
+#: no-op for the default (unscaled) flex data; the routing metadata's per-block-size rows are one index view each
+#: (routing.py's ExptData, the layout TensorRT-LLM's ``rdata`` carries; matmul_ogs @02adf8fd reads them through a
+#: newer RaggedTensorMetadata); gpt-oss-120b's hidden size 2,880 is padded (a multiple of 64, not of 128), so the
+#: output slice runs. The triton_kernels files stored are newer than the rows' release (TensorRT-LLM unpacks three
+#: values from ``routing_from_bitmatrix``, the stored one returns four), so this counts the path's structure.
+TRITON_MOE_CALLS = (
+    ("apply", "torch.nn.functional.pad of the activations (_maybe_pad_activation)"),
+    ("topk", "torch.empty y_vals"), ("topk", "torch.empty y_indx"), ("topk", "torch.empty bitmatrix"),
+    ("topk", "torch.transpose of the bitmatrix"), ("topk", "bitmatrix [:n_rows_max] slice"),
+    ("topk", "_topk_forward launch"),
+    ("route", "bitmatrix.sum: its partials allocation (ASSUMED)"), ("route", "bitmatrix.sum: its launch (ASSUMED)"),
+    ("route", "hist[:n_expts_tot] slice"), ("route", "torch.empty expt_offs"), ("route", "torch.empty combined_indx"),
+    ("route", "torch.empty gate_scal"), ("route", "empty_aligned token_offs_combined: torch.empty"),
+    ("route", "empty_aligned token_offs_combined: slice"), ("route", "empty_aligned block_pid_map: torch.empty"),
+    ("route", "empty_aligned block_pid_map: slice"), ("route", "combined_indx[:n_gates_pad]"),
+    ("route", "combined_indx[n_gates_pad:]"), ("route", "token_offs_combined[0]"), ("route", "token_offs_combined[1:]"),
+    ("route", "_combined_routing_memset launch"), ("route", "_combined_routing_compute launch"),
+    # gemm1: the gather and the fused SwiGLU, no scatter (no scratchpad)
+    ("mm", "gemm1 w_scale.data.view(torch.uint8)"), ("mm", "gemm1 torch.empty output (apply_allocation)"),
+    ("mm", "gemm1 output[None, :, :]"), ("mm", "gemm1 token_offs_pad(block_m) view (ASSUMED one)"),
+    ("mm", "gemm1 block_pid_map(block_m) view (ASSUMED one)"), ("mm", "gemm1 out_matmul.view"),
+    ("mm", "gemm1 as_strided x"), ("mm", "gemm1 as_strided w"), ("mm", "gemm1 as_strided y"),
+    ("mm", "gemm1 gather_indx.src_indx // n_expts_act"), ("mm", "gemm1 _matmul_ogs launch"),
+    ("mm", "gemm1 memory['output'].squeeze(0)"), ("mm", "gemm1 reduce_grouped: x.squeeze(0) (no index)"),
+    ("mm", "gemm1 out_final.squeeze(0)"),
+    # gemm2: the scatter with the gate scales (a scratchpad and the grouped reduction)
+    ("mm", "gemm2 w_scale.data.view(torch.uint8)"), ("mm", "gemm2 torch.empty output"), ("mm", "gemm2 output[None]"),
+    ("mm", "gemm2 torch.empty scratchpad['matmul']"), ("mm", "gemm2 token_offs_pad(block_m) view (ASSUMED one)"),
+    ("mm", "gemm2 block_pid_map(block_m) view (ASSUMED one)"), ("mm", "gemm2 out_matmul.view"),
+    ("mm", "gemm2 as_strided x"), ("mm", "gemm2 as_strided w"), ("mm", "gemm2 as_strided y"),
+    ("mm", "gemm2 _matmul_ogs launch"), ("mm", "gemm2 torch.arange group_indx"), ("mm", "gemm2 group_indx.view"),
+    ("mm", "gemm2 memory['output'].squeeze(0)"), ("mm", "gemm2 _reduce_grouped launch"),
+    ("mm", "gemm2 out_final.squeeze(0)"),
+    ("apply", "gemm2_output[:, :hidden_size] (_maybe_remove_padding)"),
+)
+#: The MoE part of a gpt-oss-style layer on the TRITON backend, W4A16 MXFP4 on Hopper: pad 1, topk 6, routing 16,
+#: gemm1 14, gemm2 16, output slice 1 = 54 (:data:`TRITON_MOE_CALLS`).
+TRITON_MOE = len(TRITON_MOE_CALLS)
 #: MoE backends priced with these counts (specs/moe_backends names; None = the recipe names none): TRTLLM's path was
 #: counted; CUTLASS's (fused_moe_cutlass.py: quantize, the fused MoE op, its scale views; the Hopper FP8 default,
 #: fit/aic_rows.ROW_MOE_BACKENDS) was NOT read and is ASSUMED to make as many calls (the MoE part is 23 of a mixed
 #: DeepSeek layer's 93; MLA's 70 dominate). WIDEEP (fused_moe_wide_ep.py: the MLPerf v5.1 DeepSeek-R1 engines,
 #: fit/mlperf_engines.py) was NOT read either and is ASSUMED to make as many (round 27, hostiter27; it adds an
 #: all-to-all dispatch and combine around the same quantize and grouped GEMMs, so 23 is a lower bound). TRITON's
-#: triton_kernels routing and matmul_ogs (H200 gpt-oss-120b) is left out: Python-heavy, not counted.
-COUNTED_MOE_BACKENDS = (None, "trtllm", "cutlass", "wideep")
+#: (H200 gpt-oss-120b; round 27, h200ttft27) is counted for GQA layers without shared experts only
+#: (:data:`TRITON_MOE`; TritonFusedMoE.can_implement takes gpt-oss-style layers on SM90 only).
+COUNTED_MOE_BACKENDS = (None, "trtllm", "cutlass", "wideep", "triton")
 
 
-def layer_host_calls(model: ModelSpec, moe_layer: bool, mixed: bool) -> int | None:
+def layer_host_calls(model: ModelSpec, moe_layer: bool, mixed: bool, moe_backend: str | None = None) -> int | None:
     """Host calls of one decoder layer of an eager prompt step; None where the architecture was not counted.
 
     >>> from jalapeno.specs.catalog import load_model
     >>> layer_host_calls(load_model("deepseek-r1"), True, True), layer_host_calls(load_model("deepseek-r1"), False, False)
     (93, 43)
+    >>> layer_host_calls(load_model("gpt-oss-120b"), True, True, "triton")
+    65
     """
     kind = model.attention.kind
+    if moe_layer and moe_backend == "triton":
+        ok = kind in ("gqa", "mha") and model.moe is not None and model.moe.num_shared == 0
+        return GQA_MOE - GQA_MOE_TRTLLM_PART + TRITON_MOE if ok else None
     if kind == "mla":
         attn = MLA_CONTEXT + (MLA_ABSORPTION if mixed else 0)
         if not moe_layer:
@@ -90,14 +155,17 @@ def step_host_calls(model: ModelSpec, mixed: bool, mtp_passes: int = 0, moe_back
     one MoE layer plus :data:`MTP_EXTRA`). None: a layer kind or the MoE backend was not counted.
 
     Hand counts (eager26): DeepSeek-R1 (3 dense + 58 MoE layers) 3·(37 + 6) + 58·(37 + 23) = 3,609 context only,
-    3·(70 + 6) + 58·(70 + 23) = 5,622 mixed; Llama-3.3-70B 80·14 = 1,120; gpt-oss-120b 36·16 = 576.
+    3·(70 + 6) + 58·(70 + 23) = 5,622 mixed; Llama-3.3-70B 80·14 = 1,120; gpt-oss-120b 36·16 = 576, on the TRITON
+    MoE path (h200ttft27) 36·(16 − 5 + 54) = 2,340.
 
     >>> from jalapeno.specs.catalog import load_model
     >>> step_host_calls(load_model("deepseek-r1"), False), step_host_calls(load_model("deepseek-r1"), True)
     (3609, 5622)
     >>> step_host_calls(load_model("llama-3.3-70b"), True), step_host_calls(load_model("gpt-oss-120b"), True)
     (1120, 576)
-    >>> step_host_calls(load_model("gpt-oss-120b"), True, moe_backend="triton") is None
+    >>> step_host_calls(load_model("gpt-oss-120b"), True, moe_backend="triton")
+    2340
+    >>> step_host_calls(load_model("deepseek-r1"), True, moe_backend="triton") is None
     True
     """
     moe_idx = set(range(model.num_layers)) - set(model.dense_layers) if model.moe is not None else set()
@@ -105,7 +173,7 @@ def step_host_calls(model: ModelSpec, mixed: bool, mtp_passes: int = 0, moe_back
         return None
     dense_n, moe_n = model.num_layers - len(moe_idx), len(moe_idx)
     dense = layer_host_calls(model, False, mixed) if dense_n else 0
-    moe = layer_host_calls(model, True, mixed) if moe_n else 0
+    moe = layer_host_calls(model, True, mixed, moe_backend) if moe_n else 0
     if dense is None or moe is None:
         return None
     return int(dense_n * dense + moe_n * moe + (mtp_passes * (moe + MTP_EXTRA) if moe_n else 0))
