@@ -29,6 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from trt_eager_context_floor import _stat  # noqa: E402  (median |error| / bias / n, as that script prints)
 
 #: The low-load cut of round 26's floor checks (scripts/trt_eager_context_floor.LOW_LOAD).
 LOW_LOAD = 8
@@ -41,11 +42,6 @@ def needed_calls_per_layer(implied_s: float, call_s: float, layers: int) -> floa
     66.7
     """
     return implied_s / call_s / layers
-
-
-def _stat(e: pd.Series) -> str:
-    e = e.dropna()
-    return f"{e.abs().median():.1%} / {e.median():+.1%} n{len(e)}" if len(e) else "-"
 
 
 def frame() -> pd.DataFrame:
