@@ -217,3 +217,17 @@ def test_no_band_for_a_model_validate_never_measured_there(capsys):
         assert b.get("source") is None
         pk = b.get("peak_throughput_per_chip", {"low": 1, "high": 1})
         assert pk["low"] == pk["high"]
+
+
+def test_compare_table_says_why_a_measured_system_has_no_band(capsys):
+    """compare --bands on a model validate never measured on GB300 (Llama 3.3 70B): the headline table says GB300
+    has no band and why (an empty band would read as an exact figure); on DeepSeek-R1, covered, no such line."""
+    args = ("compare", "--systems", "gb200-nvl72,gb300-nvl72", "-w", "1k1k", "--serving", "agg", "--at", "20",
+            "--bands", "--html", "")
+    code, out, err = run(capsys, *args, "-m", "llama-3.3-70b", "-p", "fp8")
+    assert code == 0, err
+    assert ("no band for gb300-nvl72: its measured error band is validate's on deepseek-r1; validate has no "
+            "llama-3.3-70b points on it") in " ".join(out.split())
+    code, out, err = run(capsys, *args, "-m", "deepseek-r1", "-p", "fp8")
+    assert code == 0, err
+    assert "no band for gb300-nvl72" not in " ".join(out.split())

@@ -224,6 +224,14 @@ def band_of(pricer, model: str | None = None) -> SystemBand | None:
     return band
 
 
+def uncovered(system: str, model: str) -> SystemBand | None:
+    """The shipped measured band of ``system`` where it does not cover ``model`` (validate has no points
+    of that model on the system, module docstring: Coverage), else None: what a table says of a measured
+    system shown without a band."""
+    band = load_measured_bands().get(system)
+    return band if band is not None and model not in band.models else None
+
+
 def same_set(a, b) -> bool:
     """Whether pricers ``a`` and ``b`` price with the same efficiency figures (their ``source`` text
     aside: a measured system's low/high sets repeat its calibrated one, named ``set low``/``set high``)."""
