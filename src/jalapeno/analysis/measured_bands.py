@@ -92,6 +92,11 @@ class SystemBand:
     def get(self, metric: str) -> MetricBand | None:
         return self.metrics.get(metric)
 
+    def factor(self, metric: str, which: str) -> float:
+        """:meth:`MetricBand.factor` of ``metric`` at ``which`` end; 1 where the metric has no band."""
+        b = self.metrics.get(metric)
+        return b.factor(which) if b else 1.0
+
     def describe(self) -> str:
         """One line: the quantiles and row counts of the metrics a band scales (throughput, interactivity, E2E)."""
         parts = [f"{m} {100 * b.q_lo:+.1f}%..{100 * b.q_hi:+.1f}% (n {b.n}"
@@ -211,17 +216,19 @@ def band_of(pricer, model: str | None = None) -> SystemBand | None:
     override, another ``--efficiency`` set, a user file, ``--pricer table`` or a sliced/tiled chip
     model is not the model validate measured: no band), serving ``model`` (a name) where given: a
     model validate has no points for on that system has no band (module docstring, Coverage)."""
-    if type(pricer).__name__ in OTHER_PRICERS:
-        return None
-    src = pricer.efficiency.source
-    if "overrides:" in src or not src.startswith("calibrated ("):
-        return None
-    if "; set low;" in src or "; set high;" in src:
+    if type(pricer).__name__ in OTHER_PRICERS or not validated_set(pricer.efficiency.source):
         return None
     band = load_measured_bands().get(pricer.system.name)
     if band is None or (model is not None and model not in band.models):
         return None
     return band
+
+
+def validated_set(source: str) -> bool:
+    """Whether an efficiency set's ``source`` names a system's own calibrated set as validate priced it: no
+    ``--set``/variant override, not another ``--efficiency`` set, not a band end (``set low``/``set high``)."""
+    return (source.startswith("calibrated (") and "overrides:" not in source
+            and "; set low;" not in source and "; set high;" not in source)
 
 
 def uncovered(system: str, model: str) -> SystemBand | None:
@@ -251,8 +258,7 @@ def scale_points(points, band: SystemBand, which: str):
     ``which`` end: interactivity, throughput and latencies each scaled by its metric's factor (a
     metric without a band kept)."""
     def f(m: str) -> float:
-        b = band.get(m)
-        return b.factor(which) if b else 1.0
+        return band.factor(m, which)
     ft, fi, fe = f("throughput_per_chip"), f("interactivity"), f("e2e_s")
     return replace(points, throughput_per_chip=points.throughput_per_chip * ft,
                    output_throughput_per_chip=points.output_throughput_per_chip * ft,
@@ -263,8 +269,7 @@ def scale_points(points, band: SystemBand, which: str):
 def scale_frontier(rec, band: SystemBand, which: str):
     """A FrontierRecord (analysis/records.py) with every point scaled as :func:`scale_points`."""
     def f(m: str) -> float:
-        b = band.get(m)
-        return b.factor(which) if b else 1.0
+        return band.factor(m, which)
     ft, fi, fe = f("throughput_per_chip"), f("interactivity"), f("e2e_s")
     pts = tuple(replace(q, throughput_per_chip=q.throughput_per_chip * ft,
                         output_throughput_per_chip=q.output_throughput_per_chip * ft,
@@ -281,8 +286,8 @@ def headline_bands(h, band: SystemBand):
         b = band.get(m)
         lo, hi = b.ends(v) if b else (v, v)
         return Band(lo, v, hi)
-    t = band.get("throughput_per_chip")
-    kw = {w: {c: x * (t.factor(w) if t else 1.0) for c, x in h.peak_tok_s_per_kw.items()} for w in ("low", "high")}
+    kw = {w: {c: x * band.factor("throughput_per_chip", w) for c, x in h.peak_tok_s_per_kw.items()}
+          for w in ("low", "high")}
     kw["mid"] = dict(h.peak_tok_s_per_kw)
     return Bands(peak_throughput_per_chip=ends("throughput_per_chip", h.peak_throughput_per_chip),
                  max_interactivity=ends("interactivity", h.max_interactivity),

@@ -200,12 +200,11 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
 def _uncovered_caption(d) -> str:
     """A line per measured system shown without a band because validate has no points of the compared model on
     it (analysis/measured_bands.uncovered), so an empty band does not read as an exact figure."""
-    from jalapeno.analysis.measured_bands import uncovered
+    from jalapeno.analysis.measured_bands import uncovered, validated_set
 
     lines = []
     for n, s in d.systems.items():
-        src = s.headline.efficiency_source  # its own calibrated set, as validate priced it (no what-if)
-        band = uncovered(n, d.model) if src.startswith("calibrated (") and "overrides:" not in src else None
+        band = uncovered(n, d.model) if validated_set(s.headline.efficiency_source) else None
         if band is not None:
             lines.append(f"\nno band for {n}: its measured error band is validate's on {', '.join(band.models)}; "
                          f"validate has no {d.model} points on it")
