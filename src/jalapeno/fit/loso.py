@@ -40,8 +40,25 @@ def loso_set(name: str, calibrated: dict[str, dict]) -> dict:
     donor = LOSO_DONOR.get(name)
     if donor is None:
         raise SpecError("system", f"no leave-one-out donor for {name}", f"use one of {', '.join(LOSO_DONOR)}")
-    return {"system": name, "parameters": calibrated[donor]["parameters"],
-            "provenance": {"derived_from": donor, "left_out": name}}
+    params = dict(calibrated[donor]["parameters"])
+    for key in own_table_keys(name, donor):  # fitted on the left-out system's own tables: not borrowed
+        params.pop(key, None)
+    return {"system": name, "parameters": params, "provenance": {"derived_from": donor, "left_out": name}}
+
+
+def own_table_keys(name: str, donor: str) -> tuple[str, ...]:
+    """Parameters of ``donor``'s calibrated set that its calibration fitted on ``name``'s kernel tables:
+    the all-to-all latency where ``name`` is ``donor``'s fabric sibling (fit/kernel_tables.A2A_FABRIC_SIBLING:
+    GB300's is fitted on GB200's table). Borrowing them would feed the left-out system's measurements into
+    its own left-out prediction.
+
+    >>> own_table_keys("gb200-nvl72", "gb300-nvl72"), own_table_keys("b200", "b300")
+    (('all_to_all_latency_s',), ())
+    """
+    from jalapeno.fit.kernel_tables import A2A_FABRIC_SIBLING, AIC_SYSTEM_DIRS
+
+    own, lent = AIC_SYSTEM_DIRS.get(name), AIC_SYSTEM_DIRS.get(donor)
+    return ("all_to_all_latency_s",) if own is not None and A2A_FABRIC_SIBLING.get(lent) == own else ()
 
 
 def pooled_error(rows: pd.DataFrame) -> dict:
