@@ -33,7 +33,7 @@ def _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallba
     from dataclasses import replace
 
     from jalapeno.analysis.sweep import SweepOptions
-    from jalapeno.cli.serving_cmds import sweep_eplb
+    from jalapeno.cli.serving_opts import sweep_eplb
     from jalapeno.deploy.deployment import check_memory_fraction
     from jalapeno.specs.agentic import get_agentic
     from jalapeno.specs.catalog import load_model
@@ -76,7 +76,7 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
                     stack=None, pricer="roofline") -> None:
     """``jalapeno compare --workload agentic:…``."""
     from jalapeno.analysis.agentic import DEFAULT_ISO_TASK_MIN, compare_agentic
-    from jalapeno.cli.serving_cmds import _floats, _floors
+    from jalapeno.cli.serving_opts import _floats, _floors
     from jalapeno.cli.system_opts import baseline_name, systems_pricers
     from jalapeno.cost.sliced import chip_model_pricer
     from jalapeno.report.agentic_tables import agentic_tables

@@ -32,7 +32,7 @@ def plan(
     from jalapeno.analysis.capacity import plan_capacity
     from jalapeno.analysis.comparison import system_frontier
     from jalapeno.cli.common import resolve_precision
-    from jalapeno.cli.serving_cmds import _options, _setup
+    from jalapeno.cli.serving_opts import _options, _setup
     from jalapeno.deploy.checkpoints import available_precisions
     from jalapeno.errors import SpecError
 

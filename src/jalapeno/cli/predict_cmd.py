@@ -33,7 +33,7 @@ from jalapeno.cli.engine_opts import (
     recipe_overrides,
     recipe_run,
 )
-from jalapeno.cli.serving_cmds import EPLB_HELP, _mtp, _setup, check_pool, parse_pool
+from jalapeno.cli.serving_opts import EPLB_HELP, _mtp, _setup, check_pool, parse_pool
 from jalapeno.cli.system_opts import (
     PRICER_OPTION,
     SET_OPTION,

@@ -56,7 +56,7 @@ def report(
     has an engine recipe as deployed, as compare --as-deployed does."""
     from jalapeno.analysis.comparison import compare_systems
     from jalapeno.cli.common import resolve_precision
-    from jalapeno.cli.serving_cmds import _floats, _floors, _options, _setup
+    from jalapeno.cli.serving_opts import _floats, _floors, _options, _setup
     from jalapeno.cost.pricer import band_pricers
     from jalapeno.deploy.checkpoints import available_precisions
     from jalapeno.report.page import measured_warning, report_data, write_report

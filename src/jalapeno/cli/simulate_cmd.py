@@ -77,7 +77,7 @@ def simulate(
     """Simulate requests through a deployment: queueing, tails, bursts, agentic sessions, traces."""
     from jalapeno.cli.engine_opts import (check_recipe_serving, limit_kwargs, limit_options, load_recipe, note_lines,
                                           recipe_mtp, recipe_overrides, recipe_run)
-    from jalapeno.cli.serving_cmds import _mtp, check_pool, check_workload_context, parse_pool
+    from jalapeno.cli.serving_opts import _mtp, check_pool, check_workload_context, parse_pool
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.serve.sim.simulation import simulate as run_sim
     from jalapeno.serve.sim.workloads import AGENTIC_PRESETS, read_trace

@@ -74,7 +74,7 @@ def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] |
         UnknownNameError, SpecError: as ``load_pricer`` and ``parse_sets``; an unknown pricer, or
             ``table`` for a system without kernel tables.
     """
-    from jalapeno.specs.variants import parse_sets
+    from jalapeno.specs.system_overrides import parse_sets
 
     overrides = parse_sets(sets or ())
     if pricer == "roofline":  # the default: the table machinery (and its pandas import, ~0.3 s) is not needed

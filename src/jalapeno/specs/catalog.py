@@ -132,7 +132,7 @@ def load_efficiency(name_or_path: str, which: str = "calibrated", overrides: tup
         UnknownNameError: unknown system or efficiency set.
         SpecError: a malformed file or ``[efficiency]`` entry.
     """
-    from jalapeno.specs.variants import value_types
+    from jalapeno.specs.system_overrides import value_types
 
     overrides = tuple(overrides)
     return _load_efficiency(name_or_path, which, overrides, value_types(overrides), chain_stamp(name_or_path))
@@ -140,7 +140,7 @@ def load_efficiency(name_or_path: str, which: str = "calibrated", overrides: tup
 
 @lru_cache(maxsize=128)
 def _load_efficiency(name_or_path: str, which: str, overrides: tuple, _types: tuple, _stamp) -> Efficiency:
-    """:func:`load_efficiency`, cached per value types (specs/variants.value_types) and the file's
+    """:func:`load_efficiency`, cached per value types (specs/system_overrides.value_types) and the file's
     stamps, its base chain's included (specs/files.chain_stamp), too."""
     from jalapeno.specs.variants import variant_efficiency
 

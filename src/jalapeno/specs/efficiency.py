@@ -19,29 +19,27 @@ passes) for FP8 GEMMs. In TOML they are nested tables::
 
 (a calibration file writes the same under ``[parameters]``, ``[low]`` and ``[high]``). The
 ``bf16`` entry is also the fallback of every format without its own value; the lookup methods
-(:meth:`Efficiency.gemm_peak` ...) implement the fallback rules.
+(:meth:`Efficiency.gemm_peak` ...) implement the fallback rules. The parameters' names, the values
+each takes and the validation of an override table are specs/efficiency_params.py.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from jalapeno.errors import SpecError
-from jalapeno.specs.kernel_efficiency import COMPUTE_FORMATS, GEMM_KEYS, FormatTable, KernelEfficiency
+from jalapeno.specs.efficiency_params import (  # noqa: F401  (the names and forms re-exported: they lived here)
+    ALL_REDUCE_TABLE_NAMES,
+    BASE_FORMAT,
+    KERNEL_FIELDS,
+    MOE_EXCHANGE_NAMES,
+    SWITCHES,
+    checked_overrides,
+    flatten_params,
+    nest_params,
+)
+from jalapeno.specs.kernel_efficiency import GEMM_KEYS, FormatTable, KernelEfficiency
 
-#: The entry every format without its own value falls back to.
-BASE_FORMAT = "bf16"
-#: Op kinds with per-format kernel parameters, and the fields each may set.
-KERNEL_FIELDS: dict[str, tuple[str, ...]] = {
-    "gemm": ("peak_fraction", "half_rows", "hbm_fraction", "k_block_s"),
-    "moe": ("peak_fraction", "half_rows", "hbm_fraction", "token_passes"),
-    "attention": ("peak_fraction",),
-    "mla_decode": ("peak_fraction", "hbm_fraction", "floor_s"),
-    "mla_prefill": ("peak_fraction", "hbm_fraction"),
-}
 #: The GEMM entry an MoE format without its own compute values falls back to: FP8 routed experts
 #: run block-scaled kernels — every FP8 MoE checkpoint the catalog serves is 128x128-block
 #: (DeepSeek-V3/R1 ``weight_block_size``) or microscaled (gpt-oss MXFP4 experts with MXFP8
@@ -64,32 +62,6 @@ FP8_ATTENTION_RELATIVE_PEAK = (1200.0 / 1979.0) / (740.0 / 989.0)
 
 _DEFAULT_GEMM = FormatTable({BASE_FORMAT: KernelEfficiency(peak_fraction=0.75, half_rows=32.0)})
 _NO_ENTRIES = FormatTable()
-#: MoE token exchanges an engine runs under attention DP with EP (Efficiency.moe_exchange, set by a
-#: software stack; cost/moe_exchange.moe_all_to_all_on applies them): ``all_to_all``, a
-#: dispatch/combine all-to-all wherever the layout has one (DeepEP: SGLang, vLLM), or
-#: ``nvlink_all_to_all``, TensorRT-LLM's, whose all-to-all kernels (MNNVL/NVLink) need the whole EP
-#: group inside one NVLink scale-up domain: beyond it the tokens are all-gathered and the outputs
-#: reduce-scattered (DeepEP is off unless TRTLLM_CAN_USE_DEEP_EP is set; NVIDIA/TensorRT-LLM
-#: tensorrt_llm/_torch/modules/fused_moe/communication/communication_factory.py: MNNVL, then
-#: DeepEP, then the AllGatherReduceScatter fallback). ``nvlink_all_to_all_above_top_k`` is
-#: TensorRT-LLM's rule before 1.2.0rc3: the all-to-all also needs more EP ranks than experts per
-#: token (fused_moe_cutlass.py select_alltoall_method_type: ``if not (moe_ep_size >
-#: experts_per_token and MnnvlMemory.supports_mnnvl()): NotEnabled``, removed by
-#: NVIDIA/TensorRT-LLM PR #8950, Nov 2025), so DeepSeek's top-8 at EP8 gathers.
-MOE_EXCHANGE_NAMES: tuple[str, ...] = ("all_to_all", "nvlink_all_to_all", "nvlink_all_to_all_above_top_k")
-#: Efficiency.all_reduce_table values: ``none`` (the link-hierarchy model, cost/collectives.py) or the engine
-#: whose measured all-reduce prices the TP all-reduces (``trtllm``: TensorRT-LLM's AllReduce, AUTO strategy;
-#: ``sglang``: SGLang's CUDA-graph custom all-reduce; ``vllm``: vLLM's CUDA-graph custom all-reduce; cost/engine_allreduce.py)
-ALL_REDUCE_TABLE_NAMES: tuple[str, ...] = ("none", "trtllm", "sglang", "vllm")
-#: the text parameters and their allowed values (() = any string)
-_TEXT_NAMES: dict[str, tuple[str, ...]] = {"source": (), "moe_exchange": MOE_EXCHANGE_NAMES,
-                                           "all_reduce_table": ALL_REDUCE_TABLE_NAMES}
-
-
-#: The boolean parameters (engine switches) and what ``true`` means, for the error that asks for one.
-SWITCHES = {"moe_width_term": "price the routed experts' per-rank width term, cost/moe_width.py",
-            "gemm_allreduce_fusion": "the engine fuses the GEMM with its TP all-reduce",
-            "allreduce_rms_fusion": "the engine fuses the TP all-reduce with the residual add + RMSNorm after it"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,141 +382,8 @@ class Efficiency:
                 of range (fractions in (0, 1], times and skew >= 0).
         """
         names = {f.name for f in fields(self)} - {"source"} - set(KERNEL_FIELDS)
-        clean: dict[str, Any] = {}
         tables = {op: dict(getattr(self, op)) for op in KERNEL_FIELDS}
-        for k, v in overrides.items():
-            if k in _TEXT_NAMES:  # the text parameters
-                allowed = _TEXT_NAMES[k]
-                if not isinstance(v, str) or allowed and v not in allowed:  # an unknown name, or not text at all
-                    raise SpecError(f"{where}.{k}", f"unknown {k} {v!r}" if isinstance(v, str) else f"must be a string, got {v!r}",
-                                    f"use one of {', '.join(allowed)}" if allowed else "quote it")
-                clean[k] = v
-                continue
-            if k in SWITCHES:
-                if not isinstance(v, bool):
-                    raise SpecError(f"{where}.{k}", f"must be true or false, got {v!r}",
-                                    f"write {k} = true ({SWITCHES[k]}) or false")
-                clean[k] = v
-                continue
-            if k in KERNEL_FIELDS:
-                self._kernel_overrides(k, v, tables[k], where)
-                continue
-            if k == "comm_overlap":
-                raise SpecError(f"{where}.comm_overlap", "the scalar overlap fraction was removed: communication "
-                                "overlap is a deployment option, not an efficiency", "delete it; model two-batch "
-                                "overlap with --overlap tbo (Deployment.overlap; docs/model.md §6)")
-            if k not in names:
-                new = _RENAMED.get(k)
-                if new is not None:
-                    op, fmt, name = new.split(".")
-                    raise SpecError(f"{where}.{k}", f"{k} is now {new}",
-                                    f"write {name} = ... in a [{op}.{fmt}] sub-table: [efficiency.{op}.{fmt}] "
-                                    f"in a system TOML, [parameters.{op}.{fmt}] in a calibration file")
-                raise SpecError(f"{where}.{k}", "unknown efficiency parameter",
-                                f"use one of {', '.join(sorted(names))}, or the per-format tables "
-                                + ", ".join(f"{op}.<format>.{{{','.join(fs)}}}" for op, fs in KERNEL_FIELDS.items()))
-            clean[k] = _checked(f"{where}.{k}", k, v)
-        for op, t in tables.items():
-            clean[op] = FormatTable(t)
-        return replace(self, **clean)
-
-    @staticmethod
-    def _kernel_overrides(op: str, table: Any, current: dict[str, KernelEfficiency], where: str) -> None:
-        """Validate ``overrides[op]`` ({format: {field: value}}) into ``current`` (updated in place)."""
-        allowed = KERNEL_FIELDS[op]
-        if not isinstance(table, Mapping):
-            raise SpecError(f"{where}.{op}", f"must be a table of compute formats, got {table!r}",
-                            f"give [{op}.<format>] sub-tables (<format> one of {', '.join(COMPUTE_FORMATS)}) "
-                            f"with some of {', '.join(allowed)}")
-        for fmt, entry in table.items():
-            if op == "attention" and fmt == BASE_FORMAT:
-                raise SpecError(f"{where}.attention.bf16", "the BF16 attention fraction has its own name",
-                                "write attention_peak_fraction = ... instead of [attention.bf16]")
-            keys = (*COMPUTE_FORMATS, *GEMM_KEYS) if op == "gemm" else COMPUTE_FORMATS
-            if fmt not in keys:
-                raise SpecError(f"{where}.{op}.{fmt}", f"unknown compute format{' or GEMM kernel key' if op == 'gemm' else ''}"
-                                f" {fmt!r}", f"use one of {', '.join(keys)}")
-            if not isinstance(entry, Mapping):
-                raise SpecError(f"{where}.{op}.{fmt}", f"must be a table of {op} parameters, got {entry!r}",
-                                f"give some of {', '.join(allowed)}, one key each (--set efficiency.{op}.{fmt}.<key>=<value>)")
-            changes = {}
-            for name, v in entry.items():
-                if name not in allowed:
-                    raise SpecError(f"{where}.{op}.{fmt}.{name}", f"unknown {op} parameter",
-                                    f"use one of {', '.join(allowed)}")
-                changes[name] = _checked(f"{where}.{op}.{fmt}.{name}", name, v)
-            current[fmt] = replace(current.get(fmt, KernelEfficiency()), **changes)
-
-
-def _checked(key: str, name: str, v: Any) -> float:
-    """One parameter value checked against its name's rules (``key``: the dotted path for errors)."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise SpecError(key, f"must be a number, got {v!r}", "give a number")
-    v = float(v)
-    if not math.isfinite(v):
-        raise SpecError(key, f"must be finite, got {v}", "give a finite number")
-    frac = "_fraction" in name
-    if frac and not 0.0 < v <= 1.0:
-        raise SpecError(key, f"must be in (0, 1], got {v}", "give a fraction above 0 and at most 1")
-    if not frac and v < 0:
-        raise SpecError(key, f"must be >= 0, got {v}", "give a non-negative value")
-    cap = _UPPER.get(name)
-    if cap is not None and v > cap[0]:
-        raise SpecError(key, f"{v:g} is beyond {cap[0]:g} ({cap[1]})", f"give it in {cap[1]}")
-    if name == "torus_congestion" and v < 1:
-        raise SpecError(key, f"must be >= 1, got {v}", "give 1 (ideal routing) or more")
-    return v
-
-
-#: Sanity ceilings (value, unit hint) that catch unit slips (µs written as s): a kernel or
-#: collective launch above 1 ms, a step overhead above 1 s, a front-end cost above a minute.
-#: Keyed by the parameter's (or kernel field's) name.
-_UPPER = {"kernel_launch_s": (1e-3, "seconds: 4e-6 is 4 µs"), "collective_launch_s": (1e-3, "seconds"),
-          "moe_floor_s": (1e-3, "seconds"), "step_overhead_s": (1.0, "seconds"), "all_to_all_latency_s": (1e-3, "s"),
-          "request_overhead_s": (60.0, "seconds"), "prompt_overhead_s_per_token": (1e-3, "seconds per token"),
-          "first_wave_stall_s": (600.0, "seconds"), "floor_s": (1e-3, "seconds: 1.5e-5 is 15 µs"),
-          "logits_bytes_per_elem": (8.0, "bytes per element: 2 = BF16, 4 = FP32"),
-          "half_rows": (1e6, "rows"), "token_passes": (1e3, "passes"), "moe_load_skew": (100.0, "a multiplier"),
-          "torus_congestion": (100.0, "a multiplier"), "k_block_s": (1e-5, "seconds per 128 of k: 1.5e-7 is 0.15 µs"),
-          **{f"{f}_{k}": cap for f in ("link", "in_switch", "custom_ar")
-             for k, cap in (("half_bytes", (1e11, "bytes")), ("shape", (4.0, "an exponent")))},
-          "memory_reserve_fraction": (0.5, "a fraction of usable HBM; engines keep well under half")}
-
-#: Former flat names (``gemm_peak_fraction_fp8``) → their nested spelling (``gemm.fp8.peak_fraction``),
-#: for the error that points a stale file at the new form.
-_RENAMED = {f"{op}_{name}{'' if fmt == BASE_FORMAT else '_' + fmt}": f"{op}.{fmt}.{name}"
-            for op, names in KERNEL_FIELDS.items() for name in names for fmt in ("bf16", "fp8", "fp4")}
-
-
-def flatten_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """Overrides in the nested form → one level with dotted kernel keys, order kept.
-
-    >>> flatten_params({"hbm_fraction": 0.9, "gemm": {"fp8": {"peak_fraction": 0.6}}})
-    {'hbm_fraction': 0.9, 'gemm.fp8.peak_fraction': 0.6}
-    """
-    out: dict[str, Any] = {}
-    for k, v in params.items():
-        if isinstance(v, Mapping):
-            out.update({f"{k}.{kk}": vv for kk, vv in flatten_params(v).items()})
-        else:
-            out[k] = v
-    return out
-
-
-def nest_params(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """The inverse of :func:`flatten_params` (dotted keys → nested dicts, first-appearance order).
-
-    >>> nest_params({"gemm.fp8.peak_fraction": 0.6, "hbm_fraction": 0.9})
-    {'gemm': {'fp8': {'peak_fraction': 0.6}}, 'hbm_fraction': 0.9}
-    """
-    out: dict[str, Any] = {}
-    for k, v in flat.items():
-        *path, last = k.split(".")
-        d = out
-        for p in path:
-            d = d.setdefault(p, {})
-        d[last] = v
-    return out
+        return replace(self, **checked_overrides(overrides, names, tables, where))
 
 
 DEFAULT_EFFICIENCY = Efficiency()

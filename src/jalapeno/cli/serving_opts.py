@@ -1,0 +1,222 @@
+"""The options of the serving commands (``compare``, ``frontier``, ``predict``, ``simulate``, ``plan``,
+``report``): model and workload setup, the sweep options, comma-separated lists of numbers and tier
+floors, ``--eplb``, ``--mtp`` and the ``--prefill`` / ``--decode`` pools. Parsing only; each error is a
+:class:`~jalapeno.errors.SpecError` naming the option and the fix.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import replace
+
+from jalapeno.cli.common import list_items, resolve_precision
+from jalapeno.cli.engine_opts import check_dispatch_ranks, sweep_options
+from jalapeno.deploy.deployment import check_memory_fraction
+from jalapeno.errors import SpecError
+from jalapeno.specs.workload import check_concurrency
+
+EPLB_HELP = ("EPLB with this many redundant experts (EP must divide experts + R; at most the model's expert "
+             "count, deployments run 32 for 256; default: EPLB off).")
+
+
+def _mtp(k: int | None, acceptance: float | None):
+    from jalapeno.deploy.deployment import MTP
+
+    if k is None and acceptance is None:
+        return None
+    if k is not None and k < 1:
+        raise SpecError("--mtp", f"draft length must be >= 1, got {k}", "to run without MTP leave --mtp out")
+    if k is None or acceptance is None:
+        raise SpecError("--mtp/--mtp-acceptance", "MTP needs both the draft length and the acceptance rate",
+                        "pass --mtp K --mtp-acceptance A (no default acceptance is assumed)")
+    return MTP(k, acceptance)
+
+
+def check_workload_context(m, wl, lengths_given: bool) -> None:
+    """A fixed-length workload longer than the model's context is refused under the option that set
+    it (``--workload``, or ``--isl/--osl`` when given) with the presets that fit (specs/workload.context_fix).
+
+    Raises:
+        SpecError: ISL + OSL above the model's ``max_position_embeddings``.
+    """
+    from jalapeno.specs.workload import context_fix
+
+    m.check_context(wl.isl + wl.osl, "--isl/--osl" if lengths_given else "--workload",
+                    f"{wl.isl} + {wl.osl} tokens" if lengths_given else f"{wl.name} ({wl.isl} + {wl.osl} tokens)",
+                    context_fix(m.max_context))
+
+
+def _setup(model: str, workload: str | None, isl: int | None, osl: int | None, precision: str | None,
+           fixed: bool = False, kv_dtype: str | None = None, attention_dtype: str | None = None,
+           compute_fallback: bool = False, routing: str = "uniform"):
+    from jalapeno.specs.catalog import load_model
+    from jalapeno.specs.routing import with_routing
+    from jalapeno.specs.workload import get_workload
+
+    m = with_routing(load_model(model), routing)
+    wl = get_workload(workload, isl, osl, fixed)
+    check_workload_context(m, wl, isl is not None)
+    prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
+    return m, wl, prec
+
+
+def _sweep_opts(serving, mtp, acceptance, concurrency, eplb, overlap, recipe, max_running, max_tokens, graph,
+                memory_fraction):
+    """The sweep options of compare/frontier: stated options, then the recipe, then explicit options
+    over it (an explicit --overlap or --memory-fraction beats the recipe's; without either, a
+    recipe's overlap, else ``auto``)."""
+    opts = sweep_options(_options(serving or "both", mtp, acceptance, concurrency, eplb, overlap or "auto"), recipe,
+                         serving is not None, max_running, max_tokens, graph)
+    if overlap is not None:
+        opts = replace(opts, overlap=overlap)
+    if memory_fraction is not None:
+        opts = replace(opts, memory_fraction=check_memory_fraction(memory_fraction))
+    return opts
+
+
+def _floats(text: str, option: str, what: str = "numbers", example: str = "10,50,100", check=None) -> list[float]:
+    """Positive finite numbers from ``a,b,c`` (``what`` and ``example`` word the error; ``check``, when
+    given, refuses the values first with its own words).
+
+    Raises:
+        SpecError: no value (``''``, ``','``), not numbers, one not positive and finite, or one given twice.
+    """
+    try:
+        vals = [float(v) for v in list_items(text, option, example)]
+    except ValueError:
+        raise SpecError(option, f"{text!r} is not a comma-separated list of {what}",
+                        f"write e.g. {option} {example}") from None
+    if not vals:  # `frontier -c ''` ran the default grid without a word (round 26)
+        raise SpecError(option, f"names no value ({text!r})", f"write e.g. {option} {example}, or leave it out")
+    if check is not None:
+        check(vals)
+    if not vals or any(not (v > 0 and math.isfinite(v)) for v in vals):
+        raise SpecError(option, f"needs positive {'values' if what == 'numbers' else what}",
+                        f"write e.g. {option} {example}")
+    twice = sorted({v for v in vals if vals.count(v) > 1})
+    if twice:  # --at 10,10 printed the same ratio column twice
+        raise SpecError(option, f"{twice[0]:g} is given twice", f"list each value once, e.g. {option} {example}")
+    return vals
+
+
+def _floors(text: str, unit: str = "value", example: str = "fast=100,ultra_fast=300") -> dict[str, float]:
+    """``name=number,...`` tier thresholds (``unit`` and ``example`` word the error).
+
+    Raises:
+        SpecError: no tier at all (``--tiers ''`` dropped the tier table silently), a part that is
+            not name=number, a tier with no name or named twice, the reserved name ``batch``, a value
+            that is negative or not finite (refused later as ``floors.NAME``, a name the CLI lacks).
+    """
+    items = list_items(text, "--tiers", example)
+    if not items:  # '' and ',' (which ran without the tier table, round 26)
+        raise SpecError("--tiers", "names no tier (an empty list)", f"write e.g. --tiers {example}, or leave it out")
+    out = {}
+    for part in items:
+        name, _, val = part.partition("=")
+        try:
+            v = float(val)
+        except ValueError:
+            raise SpecError("--tiers", f"{part!r} is not name={unit}", f"write e.g. --tiers {example}") from None
+        if not name.strip():
+            raise SpecError("--tiers", f"{part!r} names no tier", f"write e.g. --tiers {example}")
+        if not (math.isfinite(v) and v >= 0):  # was named 'floors.fast', a field the user never typed
+            raise SpecError("--tiers", f"{part!r}: the {'ceiling' if unit == 'minutes' else 'floor'} {v:g} is not a finite number >= 0",
+                            f"write e.g. --tiers {example}")
+        if name.strip() in out:  # fast=100,fast=200 kept the last floor, silently
+            raise SpecError("--tiers", f"tier {name.strip()!r} is given twice", f"name each tier once, e.g. --tiers {example}")
+        if name.strip() == "batch":  # was refused later as 'floors', a name the command does not have
+            raise SpecError("--tiers", "'batch' is the reserved name of the frontier's first point",
+                            f"name the tier otherwise, e.g. --tiers {example}")
+        out[name.strip()] = v
+    return out
+
+
+def sweep_eplb(text: str) -> int | None:
+    """``--eplb`` of the sweeping commands: ``off`` → None, else a redundant-expert count >= 0.
+
+    Raises:
+        SpecError: neither ``off`` nor a non-negative integer.
+    """
+    if text.strip().lower() == "off":
+        return None
+    try:
+        r = int(text)
+    except ValueError:
+        raise SpecError("--eplb", f"{text!r} is neither 'off' nor a number of redundant experts",
+                        "write e.g. --eplb 32 or --eplb off") from None
+    if r < 0:
+        raise SpecError("--eplb", f"must be >= 0, got {r}", "write e.g. --eplb 32 or --eplb off")
+    return r
+
+
+def _options(serving: str, mtp: int | None, acceptance: float | None, concurrency: str | None,
+             eplb: str = "32", overlap: str = "auto"):
+    from jalapeno.analysis.sweep import SweepOptions
+
+    # one wording with predict's and simulate's -c ('needs positive values' here); no --rate on these commands
+    conc = tuple(_floats(concurrency, "--concurrency", example="1,4,16,64", check=lambda v: check_concurrency(
+        v, rate="`jalapeno predict` or `simulate` with --rate"))) if concurrency is not None else None
+    return SweepOptions(serving=serving, mtp=_mtp(mtp, acceptance), concurrency=conc, eplb=sweep_eplb(eplb),
+                        overlap=overlap)
+
+
+def check_pool(pool, option: str, model, system) -> None:
+    """Validate a parsed pool's layout for ``model`` on ``system``, naming the pool option in the error.
+
+    Raises:
+        InfeasibleDeployment / SpecError: as deploy/layout.validate_layout and check_eplb, with the
+            field ``<option> <key>`` and a fix written as pool keys (``eplb=8``, not ``--eplb 8``).
+    """
+    from jalapeno.deploy.layout import check_eplb, validate_layout
+    from jalapeno.errors import JalapenoError
+
+    try:
+        validate_layout(pool.layout, model, system)
+        if pool.layout.eplb is not None:
+            check_eplb(pool.layout, model)
+    except JalapenoError as e:
+        fix = re.sub(r"--(tp|dp|ep|pp|cp|eplb) ", r"\1=", e.fix)
+        raise type(e)(f"{option} {e.field}", e.problem, fix) from None
+
+
+def parse_pool(text: str, option: str):
+    """Parse ``"tp=4,ep=4,dp=1,pp=1,cp=1,eplb=32,workers=2"`` into a Pool (``cp``: context
+    parallelism; ``eplb``: redundant experts; ``dp_dispatch=random``: requests on random DP ranks, Layout.dp_dispatch).
+
+    Raises:
+        SpecError: unknown key or a non-integer value (names the option and the key); ``dp_dispatch``
+            other than balanced on ``--prefill`` (not priced there).
+    """
+    from jalapeno.deploy.deployment import Pool
+    from jalapeno.deploy.layout import Layout
+
+    vals = {"tp": 1, "dp": 1, "ep": 1, "pp": 1, "cp": 1, "eplb": None, "workers": 1, "dp_dispatch": "balanced"}
+    parts = [p.strip() for p in text.split(",")]
+    if not any(parts):
+        raise SpecError(option, "empty pool", f'describe it, e.g. {option} "tp=4,ep=4,workers=1"')
+    if not all(parts[:-1]):  # "tp=4,,ep=4" was read as "tp=4,ep=4": a typo (a dropped key) passed
+        raise SpecError(option, f"{text!r} has an empty item between commas",
+                        f'write one key=value per item, e.g. {option} "tp=4,ep=4,workers=1"')
+    parts = [p for p in parts if p]
+    seen = set()
+    for part in parts:
+        key, _, val = part.partition("=")
+        key = key.strip().lower()
+        if key not in vals:
+            raise SpecError(option, f"unknown key {key!r}", "use tp=, dp=, ep=, pp=, cp=, eplb=, dp_dispatch= and workers=")
+        if key in seen:
+            raise SpecError(f"{option} {key}", "given twice", f"write {key}= once")
+        seen.add(key)
+        if key == "dp_dispatch":  # a name, checked with the layout (deploy/layout.validate_layout)
+            vals[key] = val.strip().lower()
+            continue
+        try:
+            vals[key] = int(val)
+        except ValueError:
+            raise SpecError(f"{option} {key}", f"{val!r} is not an integer", f"write {key}=<integer>") from None
+    check_dispatch_ranks(option, vals["dp"], vals["dp_dispatch"])
+    workers = vals.pop("workers")
+    if workers < 1:
+        raise SpecError(f"{option} workers", "must be >= 1", "write workers=<positive integer>")
+    return Pool(Layout(**vals), workers)
