@@ -122,21 +122,82 @@ TRITON_MOE = len(TRITON_MOE_CALLS)
 #: (H200 gpt-oss-120b; round 27, h200ttft27) is counted for GQA layers without shared experts only
 #: (:data:`TRITON_MOE`; TritonFusedMoE.can_implement takes gpt-oss-style layers on SM90 only).
 COUNTED_MOE_BACKENDS = (None, "trtllm", "cutlass", "wideep", "triton")
+#: Where the TP- and EP-dependent calls of a gpt-oss-style layer were read (round 28, triton28's count, wired by ep28):
+#: NVIDIA/TensorRT-LLM ``tensorrt_llm/_torch`` and triton-lang/triton ``python/triton_kernels``, at the commits the
+#: source index stored (scripts/trt_tp_host_calls.TP_CALLS lists the same calls).
+TP_EP_SOURCES = {
+    "block": "models/modeling_gpt_oss.py @050b6cb9 TransformerBlock.forward: forward_tp when mapping.has_tp() and "
+             "no attention DP, else forward_normal",
+    "norm": "modules/rms_norm.py @0419019a RMSNorm.forward: one flashinfer_fused_add_rmsnorm with a residual",
+    "allreduce": "distributed/ops.py @0071496d AllReduce.forward: input.contiguous() + "
+                 "torch.ops.trtllm.tunable_allreduce (RESIDUAL_RMS_NORM fused in; the 2025 versions stored make the "
+                 "one torch.ops.trtllm.allreduce call)",
+    "ep": "modules/fused_moe/fused_moe_triton.py @00131d71 TritonEPRouter.__call__ -> prune_routing_ep when ep > 1",
+    "compaction": "triton_kernels/compaction.py @27db8db5 compaction",
+}
+#: The calls of one gpt-oss-style layer that depend on the layout, one entry per call: (source key of
+#: :data:`TP_EP_SOURCES`, the call, when). ``when``: "tp1" forward_normal (one attention-TP rank, or attention DP),
+#: "tp>1" forward_tp, "ep>1 triton" the TRITON path's EP router with MoE EP > 1. The attention's and the MoE's own
+#: all-reduces are off in forward_tp (``reduce_output=False``, ``reduce_results=False``): the two fused all-reduce +
+#: norm calls replace the two norms one for one. Not ATen calls, not counted: ``AllReduceParams(...)``, the strategy /
+#: MNNVL / symmetric-memory checks, tensor metadata. Release: the all-reduce is two calls in the newest source
+#: (@0071496d) and one in the 2025 versions stored; a deployment does not carry its release, so every release is
+#: priced at the newest count (ASSUMPTION; a 2025 image such as gpt-oss-dev makes 2 calls a layer fewer at TP > 1,
+#: 36 layers × 2 × 24 µs = 1.7 ms a gpt-oss-120b step).
+TP_EP_CALLS = (
+    ("norm", "post_attention_layernorm (fused residual add)", "tp1"),
+    ("norm", "next_layer_layernorm (fused residual add)", "tp1"),
+    ("allreduce", "post_attention all-reduce: input.contiguous()", "tp>1"),
+    ("allreduce", "post_attention all-reduce + RMSNorm: tunable_allreduce", "tp>1"),
+    ("allreduce", "next-layer all-reduce: input.contiguous()", "tp>1"),
+    ("allreduce", "next-layer all-reduce + RMSNorm: tunable_allreduce", "tp>1"),
+    ("ep", "_routing_shift_bitmatrix_range launch", "ep>1 triton"),
+    ("ep", "_routing_clear_bitmatrix launch", "ep>1 triton"),
+    ("compaction", "torch.empty_like ret_yv", "ep>1 triton"),
+    ("compaction", "torch.empty_like ret_yi", "ep>1 triton"),
+    ("compaction", "_masked_compaction launch", "ep>1 triton"),
+)
+#: The layout-dependent part :data:`GQA_MOE` holds (eager26 counted forward_tp: two all-reduce + norm calls of 2 each).
+GQA_MOE_TP_PART = 4
 
 
-def layer_host_calls(model: ModelSpec, moe_layer: bool, mixed: bool, moe_backend: str | None = None) -> int | None:
+def tp_ep_calls(tp: int, dp: int, ep: int, moe_backend: str | None) -> int:
+    """The layout-dependent host calls of one gpt-oss-style layer (:data:`TP_EP_CALLS`): attention TP ``tp`` and
+    DP ``dp`` (forward_tp needs tp > 1 and no attention DP), MoE EP ``ep`` on ``moe_backend``.
+
+    >>> tp_ep_calls(1, 1, 1, "triton"), tp_ep_calls(8, 1, 1, "triton"), tp_ep_calls(8, 1, 8, "triton")
+    (2, 4, 9)
+    >>> tp_ep_calls(8, 1, 8, "trtllm"), tp_ep_calls(1, 8, 8, "triton")
+    (4, 7)
+    """
+    on = {"tp1": not (tp > 1 and dp == 1), "tp>1": tp > 1 and dp == 1, "ep>1 triton": ep > 1 and moe_backend == "triton"}
+    return sum(on[when] for _, _, when in TP_EP_CALLS)
+
+
+def layer_host_calls(model: ModelSpec, moe_layer: bool, mixed: bool, moe_backend: str | None = None,
+                     layout: tuple[int, int, int] | None = None) -> int | None:
     """Host calls of one decoder layer of an eager prompt step; None where the architecture was not counted.
+    ``layout``: (attention TP, attention DP, MoE EP); a gpt-oss-style MoE layer (GQA, no shared expert) then takes
+    its layout-dependent calls from :func:`tp_ep_calls` in place of :data:`GQA_MOE_TP_PART`; None (or another
+    architecture, whose counts were read at TP > 1 only) keeps the TP > 1 count.
 
     >>> from jalapeno.specs.catalog import load_model
     >>> layer_host_calls(load_model("deepseek-r1"), True, True), layer_host_calls(load_model("deepseek-r1"), False, False)
     (93, 43)
-    >>> layer_host_calls(load_model("gpt-oss-120b"), True, True, "triton")
-    65
+    >>> gptoss = load_model("gpt-oss-120b")
+    >>> layer_host_calls(gptoss, True, True, "triton"), layer_host_calls(gptoss, True, True, "triton", (1, 1, 1))
+    (65, 63)
+    >>> layer_host_calls(gptoss, True, True, "triton", (8, 1, 8)), layer_host_calls(gptoss, True, True, None, (8, 1, 8))
+    (70, 16)
     """
     kind = model.attention.kind
+    gqa_moe = kind in ("gqa", "mha") and model.moe is not None and model.moe.num_shared == 0
+    if moe_layer and gqa_moe and layout is not None:
+        tp, dp, ep = layout
+        base = GQA_MOE - GQA_MOE_TP_PART + tp_ep_calls(tp, dp, ep, moe_backend)
+        return base - GQA_MOE_TRTLLM_PART + TRITON_MOE if moe_backend == "triton" else base
     if moe_layer and moe_backend == "triton":
-        ok = kind in ("gqa", "mha") and model.moe is not None and model.moe.num_shared == 0
-        return GQA_MOE - GQA_MOE_TRTLLM_PART + TRITON_MOE if ok else None
+        return GQA_MOE - GQA_MOE_TRTLLM_PART + TRITON_MOE if gqa_moe else None
     if kind == "mla":
         attn = MLA_CONTEXT + (MLA_ABSORPTION if mixed else 0)
         if not moe_layer:
@@ -149,10 +210,12 @@ def layer_host_calls(model: ModelSpec, moe_layer: bool, mixed: bool, moe_backend
     return None
 
 
-def step_host_calls(model: ModelSpec, mixed: bool, mtp_passes: int = 0, moe_backend: str | None = None) -> int | None:
+def step_host_calls(model: ModelSpec, mixed: bool, mtp_passes: int = 0, moe_backend: str | None = None,
+                    layout: tuple[int, int, int] | None = None) -> int | None:
     """Host calls of one eager prompt step through every decoder layer (the embedding, final norm and LM head, a
     handful, left out); ``mixed``: the step also carries decoding requests; ``mtp_passes``: MTP drafting passes (each
-    one MoE layer plus :data:`MTP_EXTRA`). None: a layer kind or the MoE backend was not counted.
+    one MoE layer plus :data:`MTP_EXTRA`); ``layout``: (attention TP, attention DP, MoE EP), see
+    :func:`layer_host_calls`. None: a layer kind or the MoE backend was not counted.
 
     Hand counts (eager26): DeepSeek-R1 (3 dense + 58 MoE layers) 3·(37 + 6) + 58·(37 + 23) = 3,609 context only,
     3·(70 + 6) + 58·(70 + 23) = 5,622 mixed; Llama-3.3-70B 80·14 = 1,120; gpt-oss-120b 36·16 = 576, on the TRITON
@@ -167,13 +230,15 @@ def step_host_calls(model: ModelSpec, mixed: bool, mtp_passes: int = 0, moe_back
     2340
     >>> step_host_calls(load_model("deepseek-r1"), True, moe_backend="triton") is None
     True
+    >>> step_host_calls(load_model("gpt-oss-120b"), True, moe_backend="triton", layout=(4, 1, 4))  # 36·(65 − 4 + 9)
+    2520
     """
     moe_idx = set(range(model.num_layers)) - set(model.dense_layers) if model.moe is not None else set()
     if moe_idx and moe_backend not in COUNTED_MOE_BACKENDS:
         return None
     dense_n, moe_n = model.num_layers - len(moe_idx), len(moe_idx)
     dense = layer_host_calls(model, False, mixed) if dense_n else 0
-    moe = layer_host_calls(model, True, mixed, moe_backend) if moe_n else 0
+    moe = layer_host_calls(model, True, mixed, moe_backend, layout) if moe_n else 0
     if dense is None or moe is None:
         return None
     return int(dense_n * dense + moe_n * moe + (mtp_passes * (moe + MTP_EXTRA) if moe_n else 0))

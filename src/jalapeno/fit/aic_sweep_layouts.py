@@ -86,7 +86,7 @@ def _low_latency_tp(dep, sweep: Sweep):
 
 
 #: engine -> the flag its scripts run MoE EP over every chip with (``expert_parallel``; vLLM's otherwise)
-_EP_FLAG = {"sglang": "--enable-ep-moe / --ep-size = --tp-size"}
+_EP_FLAG = {"sglang": "--enable-ep-moe / --ep-size = --tp-size", "trtllm": "--ep_size = --tp_size"}
 
 
 def with_sweep_expert_parallel(dep, sweep: Sweep | None):

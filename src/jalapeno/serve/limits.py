@@ -74,8 +74,8 @@ def eager_step_s(sc: StepCost, eff: Efficiency, pp: int) -> np.ndarray:
 
 def prompt_floor_s(model: ModelSpec, dep: Deployment, pool=None) -> tuple[float, float] | None:
     """Host time (s) of one eager prompt-carrying step, (context only, mixed with decodes): the step's host calls
-    (cost/host_calls.step_host_calls, with the deployment's MTP drafting passes and the MoE backend of ``pool``, default
-    the decode pool) × ``dep.eager_prompt_call_s``;
+    (cost/host_calls.step_host_calls, with the deployment's MTP drafting passes and the MoE backend and layout of
+    ``pool``, default the decode pool) × ``dep.eager_prompt_call_s``;
     None where that is 0 or the architecture was not counted. Such a step costs max(this, its GPU time)
     (:func:`floored_steps`): the host runs ahead of the GPU (no counted call waits for it).
 
@@ -90,7 +90,9 @@ def prompt_floor_s(model: ModelSpec, dep: Deployment, pool=None) -> tuple[float,
     if dep.eager_prompt_call_s <= 0:
         return None
     k = dep.mtp.draft_tokens if dep.mtp else 0
-    calls = [step_host_calls(model, mixed, k, (pool or dep.decode).moe_backend) for mixed in (False, True)]
+    lay = (pool or dep.decode).layout
+    calls = [step_host_calls(model, mixed, k, (pool or dep.decode).moe_backend, (lay.tp, lay.dp, lay.ep))
+             for mixed in (False, True)]
     return None if None in calls else (calls[0] * dep.eager_prompt_call_s, calls[1] * dep.eager_prompt_call_s)
 
 
