@@ -6,6 +6,10 @@ The thresholds file (src/jalapeno/data/validation/fidelity_thresholds.toml) stat
 a threshold is min(old, figure + margin), rounded up to 0.5 percentage points, so --write only
 ever lowers one (and adds a threshold for a new group of at least MIN_GROUP points); a figure that
 meets issue 18's goal (fit/fidelity.GOALS) caps its threshold at that goal.
+
+The figures ratcheted are all-rows figures of the guarded InferenceX points: the fit half of the
+stack fits' declared split and the front-end calibration points count (fit/fidelity.py's docstring);
+the held-out figures are `jalapeno validate --held-out`'s (docs/validation.md 'Results against the goals').
 """
 
 from __future__ import annotations

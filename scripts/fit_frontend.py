@@ -1,7 +1,7 @@
 """Fit the request front-end cost (TTFT outside the accelerator) on a calibration split.
 
-Split: the InferenceX H200 SGLang TP8 points at concurrency <= 8 (little queueing) are the
-calibration split; every other measured point (other systems, higher concurrency, the
+Split (fit/heldout.frontend_calibration): the InferenceX H200 SGLang TP8 points at concurrency <= 8
+(little queueing) are the calibration split (`jalapeno validate`'s split column marks them fit); every other measured point (other systems, higher concurrency, the
 aiconfigurator rows) is judged in docs/validation.md and never enters this fit. Model:
 TTFT_measured − TTFT_predicted(front end = 0) = a + b·ISL, by least squares.
 Prints a and b; their values are the defaults of specs/efficiency.py.
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jalapeno.fit.heldout import frontend_calibration
 from jalapeno.fit.validate import load_inferencex
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.point import serve_at_concurrency
@@ -21,14 +22,9 @@ from jalapeno.specs.catalog import load_model
 from jalapeno.specs.workload import Workload
 
 
-def calibration_split(points):
-    return [p for p in points if p.system == "h200" and p.framework == "sglang" and p.mapping == "matched"
-            and p.concurrency and p.concurrency <= 8 and p.measured.get("ttft_s")]
-
-
 def main() -> None:
     pts, _ = load_inferencex(DEFAULT_POINTS)
-    split = calibration_split(pts)
+    split = frontend_calibration(pts)  # the rule lives in fit/heldout.py: validate's split column reads it
     isl, resid = [], []
     for p in split:
         pr = load_pricer(p.system)

@@ -75,6 +75,9 @@ def validate(
     stack: str = typer.Option(None, "--stack", help="Price every point with this software stack (default: each "
                               "point's framework's profile, data/stacks.toml; 'default' = the sets' own fixed costs)."),
     pricer: str = VALIDATE_PRICER_OPTION,
+    held_out: bool = typer.Option(False, "--held-out", help="Judge only the rows no end-to-end fit saw: the held-out "
+                                  "half of the stack fits' declared split and the rows no fit drew (split column "
+                                  "held_out / none; fit/heldout.py). The shipped points, each point's own stack."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     html: str = typer.Option(None, "--html", help="Parity plot (predicted vs measured) HTML."),
     out: str = typer.Option(None, "--out", "-o", help="Per-point results CSV."),
@@ -85,7 +88,8 @@ def validate(
 
     check_table_out(out, "--out", (".csv",), " (--json prints the summary as JSON on stdout)")
     check_html_out(html, "--html")
-    res = run_validation(points, aiconfigurator, efficiency, mlperf=mlperf, stack=stack, pricer=pricer)
+    res = run_validation(points, aiconfigurator, efficiency, mlperf=mlperf, stack=stack, pricer=pricer,
+                         held_out=held_out)
     _note_unread_topology(res["unread_topology"], res["sources"]["inferencex"])
     if out:
         try:
@@ -100,11 +104,12 @@ def validate(
         print_json({"summary": res["summary"].to_dict(orient="records"), "overall": res["overall"],
                     "overall_with_flagged": res["overall_all"], "flagged": res["flagged"], "unchecked": res["unchecked"],
                     "skipped": res["skipped"], "unpredicted": res["unpredicted"], "sources": res["sources"],
-                    "left_out": res["left_out"], "unread_topology": [
+                    "left_out": res["left_out"], "held_out": held_out, "split_counts": res["split_counts"],
+                    "unread_topology": [
                         {"id": i, "topology": t, "mapping": m} for i, t, m in res["unread_topology"]]})
         return
-    t = Table(title=f"validation ({efficiency} efficiencies{', stack ' + stack if stack else ''}): "
-              "error = predicted/measured - 1")
+    t = Table(title=f"validation ({efficiency} efficiencies{', stack ' + stack if stack else ''}"
+              f"{', held-out rows only' if held_out else ''}): error = predicted/measured - 1")
     for col in ("source", "system", "model", "mode", "metric", "n", "median |err|", "p90 |err|", "bias"):
         t.add_column(col)
     for r in res["summary"].itertuples(index=False):
@@ -114,6 +119,10 @@ def validate(
     for k, v in res["overall"].items():
         console.print(f"{k}: " + ", ".join(f"{m} median |err| {d['median_ape']:.1%}, bias {d['bias']:+.1%} (n={d['n']})"
                                           for m, d in v.items()))
+    c = res["split_counts"]
+    console.print(f"points per split (fit/heldout.py): {c['fit']} fit, {c['held_out']} held out, {c['none']} in no fit; "
+                  + ("the figures above are the held-out and no-fit points'" if held_out else
+                     "the figures above count all of them (--held-out: the points no fit saw)"))
     for src, why in res["left_out"].items():  # before the details: a missing source changes every figure
         console.print(f"{src}: {why}; the figures above are without it (docs/validation.md states them "
                       "with it)")

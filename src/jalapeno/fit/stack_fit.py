@@ -137,8 +137,15 @@ def load_points() -> list[MeasuredPoint]:
         pts += load_aiconfigurator()[0]
     except SpecError:
         pass
-    corrected = aic_source_flags(pts)
-    return [p for p in pts if p.mapping == "matched" and p.deployment is not None and p.id not in corrected
+    return fit_pool(pts)
+
+
+def fit_pool(points: Sequence[MeasuredPoint]) -> list[MeasuredPoint]:
+    """The points of ``points`` the stack fits draw their split over (:func:`load_points`' rule, kept here once so
+    that ``validate``'s ``split`` column, fit/heldout.py, reads the same pool): matched, with a deployment, not
+    corrected by their source (fit/aic_quality.py rule C), not of :data:`HELD_OUT_MODELS`."""
+    corrected = aic_source_flags(list(points))
+    return [p for p in points if p.mapping == "matched" and p.deployment is not None and p.id not in corrected
             and p.model not in HELD_OUT_MODELS]
 
 

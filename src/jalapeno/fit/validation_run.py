@@ -9,6 +9,7 @@ import pandas as pd
 
 from jalapeno.fit.aic_quality import aic_decode_flags, aic_source_flags, aic_ttft_flags
 from jalapeno.fit.data_quality import DEFAULT_POINTS, quality_table
+from jalapeno.fit.heldout import JUDGED, check_held_out, split_counts, split_labels
 from jalapeno.fit.ix_topology import unread_topology
 from jalapeno.fit.validate import (
     error_summary,
@@ -33,7 +34,7 @@ def calibrated_systems(kinds: tuple[str, ...] = ("measured", "partial")) -> froz
 
 def run_validation(points_path: str | None = None, use_aiconfigurator: bool = True, efficiency: str = "calibrated",
                    aic_frame: pd.DataFrame | None = None, mlperf: bool = False, stack: str | None = None,
-                   pricer: str = "roofline", systems: tuple[str, ...] | None = None) -> dict:
+                   pricer: str = "roofline", systems: tuple[str, ...] | None = None, held_out: bool = False) -> dict:
     """Predict every mappable measured point and summarise the errors.
 
     Returns a dict: ``rows`` (per point and metric, with ``quality``: the data-quality flag of the
@@ -52,12 +53,17 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     Each point is priced with its framework's software stack (specs/stacks.py), or with ``stack``
     (a profile name) for every point.
     ``pricer``: ``roofline`` or ``table`` (fit/validate.predict_points); ``systems``: only the
-    points of these systems (None: all).
+    points of these systems (None: all). Every row carries ``split`` (fit/heldout.py: ``fit``, ``held_out`` or
+    ``none``, whether an end-to-end fit saw the point); with ``held_out`` the figures (``summary``, ``overall``,
+    ``overall_all``, ``flagged``, ``unchecked``) cover the rows no fit saw (``held_out`` and ``none``) and ``rows``
+    only those; ``split_counts`` gives the points per split of every predicted row either way.
 
     Raises:
         SpecError: an empty or missing points path, a folder, or no row of the file could be mapped
-            (a ``points_path`` of which no row maps is refused whatever the other sources hold).
+            (a ``points_path`` of which no row maps is refused whatever the other sources hold);
+            ``held_out`` with ``points_path`` or ``stack`` (fit/heldout.check_held_out).
     """
+    check_held_out(held_out, points_path, stack)
     if points_path is not None and not str(points_path).strip():
         raise SpecError("--points", "empty path", "give a CSV path, or omit --points for the shipped points")
     path = Path(points_path) if points_path else DEFAULT_POINTS
@@ -98,6 +104,7 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
         first = f" (first: {skipped[0][0]}: {skipped[0][1]})" if skipped else ""
         raise SpecError("--points", f"no measured point could be mapped; {len(skipped)} row(s) skipped{first}",
                         "check the CSV's hardware/model names and numbers against the InferenceX points format")
+    splits = split_labels(pts, shipped_inferencex=points_path is None)  # before the systems filter: the fit's pool
     if systems is not None:
         pts = [p for p in pts if p.system in systems]
         if not pts:
@@ -126,6 +133,10 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
                         else corrected.get(i, "") or (aic.get(i, "") if m == "ttft_s" else decode.get(i, "")
                                                       if m in ("tpot_s", "interactivity") else "")
                         for i, src, m in zip(rows["id"], rows["source"], rows["metric"])] if len(rows) else [])
+    rows["split"] = [splits[i] for i in rows["id"]] if len(rows) else []
+    counts = split_counts(rows)
+    if held_out:
+        rows = rows[rows["split"].isin(JUDGED)]
     ok = rows[rows.quality == ""]
     summary = error_summary(ok)
     bad = rows[rows.error.isna()]
@@ -137,7 +148,8 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
                         if r.source == "inferencex" and r.id in not_checked})
     return {"rows": rows, "summary": summary, "overall": overall_errors(ok), "overall_all": overall_errors(rows),
             "flagged": flagged, "unchecked": unchecked, "skipped": skipped, "sources": sources,
-            "left_out": left_out, "unpredicted": unpredicted, "unread_topology": unread}
+            "left_out": left_out, "unpredicted": unpredicted, "unread_topology": unread, "split_counts": counts,
+            "held_out": held_out}
 
 
 def overall_errors(rows: pd.DataFrame) -> dict:
