@@ -90,6 +90,9 @@ def parse_claim(text: str) -> Claim:
         raise SpecError("--claim", f"{text!r} is not METRIC[@X]=VALUE",
                         f"write e.g. --claim max_interactivity=700; metrics: {known} (each also as <metric>_ratio)")
     name, r1, at, r2, val = m.groups()
+    if r1 and r2:  # 'max_interactivity_ratio_ratio=1' was read as one ratio, silently
+        raise SpecError("--claim", f"{text!r} says _ratio twice", f"write it once, e.g. --claim {name}_ratio"
+                        + (f"@{at}" if at is not None else "") + f"={val}")
     if name not in METRICS:
         raise SpecError("--claim", f"unknown metric {name!r}", f"use one of {known} (each also as <metric>_ratio)")
     try:
