@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
+import typer
 from cli_runner import error_line, run
+
+from jalapeno.cli.app import app
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
 
 @pytest.mark.parametrize(("claim", "fix"), [
     ("max_interactivity_ratio_ratio=1", "--claim max_interactivity_ratio=1"),
@@ -23,3 +32,32 @@ def test_a_claim_with_ratio_once_still_parses():
 
     assert parse_claim("tok_s_per_kw@50_ratio=1.5") == parse_claim("tok_s_per_kw_ratio@50=1.5")
     assert parse_claim("tok_s_per_kw@50_ratio=1.5").ratio
+
+
+def _options(command: str) -> set[str]:
+    from jalapeno.cli.app import _register
+
+    _register()
+    cmd = typer.main.get_command(app).commands[command]  # type: ignore[attr-defined]
+    return {o for p in cmd.params for o in getattr(p, "opts", [])}
+
+
+def test_readme_names_the_commands_that_take_a_recipe():
+    """The README said '--engine on compare/frontier/report/plan/audit' refuses another --serving:
+    report, plan and audit take no --engine ('No such option: --engine'). Each command it names now
+    takes the options it is named with, and the ones it says take no recipe take neither."""
+    text = " ".join(line.lstrip("# ") for line in README.read_text(encoding="utf-8").splitlines())
+    m = re.search(r"with --engine \(([^)]*)\) or --as-deployed \(([^)]*)\), a --serving mode other than the "
+                  r"recipe's is refused; ([a-z ]+) take --engine and no --serving; ([a-z, ]+) take no recipe", text)
+    assert m, "README's recipe sentence changed: update this test with it"
+    engine, deployed, engine_only, none = (re.split(r",\s*|\s+and\s+", g.strip()) for g in m.groups())
+    assert (engine, deployed, engine_only, none) == (["compare", "frontier"], ["compare", "report"],
+                                                      ["predict", "simulate"], ["plan", "audit", "sensitivity"])
+    for c in engine:
+        assert {"--engine", "--serving"} <= _options(c), c
+    for c in deployed:
+        assert {"--as-deployed", "--serving"} <= _options(c), c
+    for c in engine_only:
+        assert "--engine" in _options(c) and "--serving" not in _options(c), c
+    for c in none:
+        assert not {"--engine", "--as-deployed"} & _options(c), c
