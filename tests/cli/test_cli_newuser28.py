@@ -61,3 +61,20 @@ def test_readme_names_the_commands_that_take_a_recipe():
         assert "--engine" in _options(c) and "--serving" not in _options(c), c
     for c in none:
         assert not {"--engine", "--as-deployed"} & _options(c), c
+
+
+def test_frontier_names_its_power_convention(capsys):
+    """`frontier` printed a bare 'tok/s/kW' column; compare's headline says '(all-in)' and which power
+    each system divides by. Jalapeño's sustained power is 550 W (data/systems/jalapeno.toml)."""
+    code, out, err = run(capsys, "frontier", "--system", "jalapeno", "--model", "gpt-oss-120b", "-w", "1k1k",
+                         "--power", "sustained", "--serving", "agg")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "(sustained)" in flat
+    assert "power (sustained): chip sustained, 550 W per chip;" in flat
+    # the per-kW column is throughput per chip over 0.550 kW, by hand from the printed rows
+    head = " ".join(ln for ln in out.splitlines() if ln.startswith("┃"))  # the header, folded over lines
+    assert "tok/s/kW" in head and "(sustained)" in head
+    row = next(ln for ln in out.splitlines() if re.match(r"│ \d", ln))
+    cells = [c.strip().replace(",", "") for c in row.strip("│").split("│")]
+    assert float(cells[3]) == pytest.approx(float(cells[1]) / 0.550, rel=2e-3, abs=1)

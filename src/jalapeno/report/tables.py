@@ -285,9 +285,20 @@ def tier_deployments(tier: dict, frontier: Sequence[PointRecord]) -> str:
 
 
 def frontier_table(points: Sequence[PointRecord], title: str) -> Table:
-    """One row per frontier point (the concurrency cap and the requests in flight both, labelled)."""
-    t = Table(title=title, caption=CONCURRENCY_CAPTION)
-    for col in ("tok/s/user", "tok/s/chip", "out tok/s/chip", "tok/s/kW", "TTFT ms", "TPOT ms", "E2E s",
+    """One row per frontier point (the concurrency cap and the requests in flight both, labelled); the
+    per-kW column names its power convention and the caption the power it divides by, as compare's
+    headline does (``tok/s/kW (all-in)``, ``power (all-in): all-in provisioned, 1,150 W per chip``)."""
+    kw_col, caption = "tok/s/kW", CONCURRENCY_CAPTION
+    if points:
+        p0 = points[0]
+        kw_col = f"tok/s/kW ({p0.power_convention})"
+        caption = (f"power ({p0.power_convention}): {p0.power_label}, {p0.power_w_per_chip:,.0f} W per chip; "
+                   + CONCURRENCY_CAPTION)
+        if any(p.limit for p in points):
+            caption += ("; bound · X: the binding constraint, then what capped the decode batch (kv_capacity, "
+                        "max_running, prefill_budget, ...: docs/metrics.md §4)")
+    t = Table(title=title, caption=caption)
+    for col in ("tok/s/user", "tok/s/chip", "out tok/s/chip", kw_col, "TTFT ms", "TPOT ms", "E2E s",
                 "conc. cap", "in flight", "chips", "bound", "deployment"):
         t.add_column(col, overflow="fold")
     for p in points:
