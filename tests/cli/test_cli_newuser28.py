@@ -78,3 +78,12 @@ def test_frontier_names_its_power_convention(capsys):
     row = next(ln for ln in out.splitlines() if re.match(r"│ \d", ln))
     cells = [c.strip().replace(",", "") for c in row.strip("│").split("│")]
     assert float(cells[3]) == pytest.approx(float(cells[1]) / 0.550, rel=2e-3, abs=1)
+
+
+def test_predict_power_has_the_thousands_separator_plan_uses(capsys):
+    """predict printed 'power per chip (all-in provisioned) 2100 W' where plan prints '2,100 W' for the
+    same figure (GB200 NVL72 all-in 2.10 kW per GPU, InferenceX's figure in data/systems)."""
+    code, out, err = run(capsys, "predict", "--system", "gb200-nvl72", "-w", "1k1k", "-c", "8", "--dp", "8",
+                         "--ep", "8")
+    assert code == 0, err
+    assert "power per chip (all-in provisioned) │ 2,100 W" in " ".join(out.split())

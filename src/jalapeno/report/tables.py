@@ -304,8 +304,8 @@ def frontier_table(points: Sequence[PointRecord], title: str) -> Table:
     for p in points:
         t.add_row(_f(p.interactivity, ".1f"), _f(p.throughput_per_chip, ",.0f"),
                   _f(p.output_throughput_per_chip, ",.0f"), _f(p.tok_s_per_kw, ",.0f"),
-                  _f(p.ttft_s * 1e3, ".0f"), _f(p.tpot_s * 1e3, ".1f"), _f(p.e2e_s, ".1f"),
-                  _f(p.concurrency, ",.0f"), _f(p.in_flight, ",.0f"), _f(p.chips, ".0f"),
+                  _f(p.ttft_s * 1e3, ",.0f"), _f(p.tpot_s * 1e3, ",.1f"), _f(p.e2e_s, ",.1f"),
+                  _f(p.concurrency, ",.0f"), _f(p.in_flight, ",.0f"), _f(p.chips, ",.0f"),
                   p.bound + (f" · {p.limit}" if p.limit else ""), p.deployment.label)
     return t
 
@@ -336,7 +336,7 @@ def point_table(p: PointRecord, title: str, open_loop: bool = False) -> Table:
         *load_rows(p, open_loop),
         ("decode batch per instance", _f(p.decode_batch, ".1f")),
         ("chips", _f(p.chips, ".0f")),
-        (f"power per chip ({p.power_label})", f"{_f(p.power_w_per_chip, '.0f')} W"),
+        (f"power per chip ({p.power_label})", f"{_f(p.power_w_per_chip, ',.0f')} W"),
         ("tok/s per kW", _f(p.tok_s_per_kw, ",.0f")),
         ("J per token", _f(p.j_per_token, ".3f")),
         ("$ per M tokens", usd_text(p.usd_per_mtok)),
