@@ -87,3 +87,39 @@ def test_predict_power_has_the_thousands_separator_plan_uses(capsys):
                          "--ep", "8")
     assert code == 0, err
     assert "power per chip (all-in provisioned) │ 2,100 W" in " ".join(out.split())
+
+
+@pytest.mark.parametrize(("body", "field", "got"), [
+    ('vendor_verified = "yes"', "vendor_verified", "'yes'"),
+    ('chip.tdp_w = { value = 700, source = "my guess", estimate = "yes" }', "chip.tdp_w.estimate", "'yes'"),
+    ('levels.rack.shares_ports_with_inner = "no"', "levels.rack.shares_ports_with_inner", "'no'"),
+    ("levels.rack.in_network_reduction = 1", "levels.rack.in_network_reduction", "1"),
+])
+def test_a_system_file_flag_must_be_a_toml_boolean(capsys, tmp_path, body, field, got):
+    """pydantic's lax bool read 'yes', 'no', 1 and 0 as true/false: a user variant of Jalapeno with
+    vendor_verified = "yes" printed as vendor-verified, and the audit gives a vendor-verified system
+    the measured stack's fixed-cost band (docs/audit.md §2)."""
+    f = tmp_path / "v.toml"
+    f.write_text(f'base = "jalapeno"\nname = "v"\n{body}\n', encoding="utf-8")
+    line = error_line(*run(capsys, "hardware", "show", str(f)))
+    assert line == (f"error: v.toml: {field}: must be true or false, got {got}. "
+                    f"Fix: write {field} = true or {field} = false")
+
+
+@pytest.mark.parametrize("value", ["yes", "0"])
+def test_a_set_flag_must_be_a_boolean(capsys, value):
+    """`--set vendor_verified=yes` ran the variant as vendor-verified."""
+    line = error_line(*run(capsys, "frontier", "--system", "jalapeno", "--set", f"vendor_verified={value}"))
+    shown = f"'{value}'" if value == "yes" else value
+    assert line == (f"error: --set: vendor_verified: must be true or false, got {shown}. "
+                    "Fix: write vendor_verified = true or vendor_verified = false")
+
+
+def test_a_design_space_flag_must_be_a_boolean(capsys, tmp_path):
+    """A design space's `log = "yes"` searched the range on a log scale without a word."""
+    pytest.importorskip("optuna")
+    src = (README.parent / "examples" / "explore_700w.toml").read_text(encoding="utf-8")
+    f = tmp_path / "space.toml"
+    f.write_text(src.replace("log = true", 'log = "yes"', 1), encoding="utf-8")
+    line = error_line(*run(capsys, "explore", str(f), "--trials", "1", "--store", str(tmp_path / "st")))
+    assert "params.efficiency.kernel_launch_s.log: must be true or false, got 'yes'" in line

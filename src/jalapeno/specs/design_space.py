@@ -40,7 +40,7 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
 from jalapeno.errors import SpecError
 from jalapeno.specs.schema_errors import describe
@@ -69,8 +69,8 @@ class Param(_Strict):
     low: float | None = None
     high: float | None = None
     step: float | None = Field(default=None, gt=0)
-    log: bool = False
-    integer: bool = False
+    log: StrictBool = False  # "yes"/1 were read as true
+    integer: StrictBool = False
     choices: list[bool | int | float | str] | None = None
 
     @model_validator(mode="after")

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, StrictBool, ValidationError, field_validator, model_validator
 
 from jalapeno import units
 from jalapeno.errors import SpecError
@@ -92,10 +92,10 @@ class LevelFile(_Strict):
     topology: Literal["switched", "full_mesh", "torus3d", "fat_tree"]
     bandwidth_gb_per_s: Sourced
     latency_us: Sourced
-    in_network_reduction: bool = False
+    in_network_reduction: StrictBool = False  # "yes"/1 were read as true, silently
     links_per_chip: int | None = Field(default=None, gt=0, strict=True)
     torus_dims: list[int] | None = None
-    shares_ports_with_inner: bool = False
+    shares_ports_with_inner: StrictBool = False
     note: str = ""
 
     @model_validator(mode="after")
@@ -143,7 +143,7 @@ class SystemFile(_Strict):
     schema_version: Literal[1] = 1
     name: str = Field(min_length=1)
     description: str
-    vendor_verified: bool = True
+    vendor_verified: StrictBool = True  # "yes" marked a user file vendor-verified
     chip: ChipFile
     levels: list[LevelFile] = Field(min_length=1)
     power: PowerFile

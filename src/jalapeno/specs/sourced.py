@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 
 
 class _Strict(BaseModel):
@@ -22,7 +22,7 @@ class Sourced(_Strict):
     value: float = Field(gt=0, allow_inf_nan=False, strict=True)  # true/"5" are not numbers
     source: str = Field(min_length=3)
     alternatives: str = ""
-    estimate: bool = False
+    estimate: StrictBool = False  # "yes" was read as true
 
 
 class SourcedNames(_Strict):
