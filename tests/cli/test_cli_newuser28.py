@@ -123,3 +123,21 @@ def test_a_design_space_flag_must_be_a_boolean(capsys, tmp_path):
     f.write_text(src.replace("log = true", 'log = "yes"', 1), encoding="utf-8")
     line = error_line(*run(capsys, "explore", str(f), "--trials", "1", "--store", str(tmp_path / "st")))
     assert "params.efficiency.kernel_launch_s.log: must be true or false, got 'yes'" in line
+
+
+@pytest.mark.parametrize(("cells", "reason"), [
+    (("1024", "1024", "4.5"), "conc '4.5' is not a whole number of requests in flight (a closed loop holds whole "
+                              "requests)"),
+    (("1024.5", "1024", "4"), "isl/osl '1024.5'/'1024' missing or invalid (whole tokens, isl >= 1, osl >= 2)"),
+    (("1024", "1", "4"), "isl/osl '1024'/'1' missing or invalid (whole tokens, isl >= 1, osl >= 2)"),
+])
+def test_validate_points_refuse_fractional_requests_and_tokens(capsys, tmp_path, cells, reason):
+    """`validate --points` priced conc 4.5 (predict -c 4.5 is refused: a closed loop holds whole requests)
+    and read isl 1024.5 as 1024, silently; each row is now skipped with its reason."""
+    src = (README.parent / "src/jalapeno/data/validation/inferencex_points.csv").read_text(encoding="utf-8")
+    header, row = src.splitlines()[:2]
+    assert ",1024,1024,4," in row  # the shipped first row: GB200 NVL72 DeepSeek-R1 FP4 1k1k conc 4
+    p = tmp_path / "pts.csv"
+    p.write_text(f"{header}\n{row.replace(',1024,1024,4,', ',' + ','.join(cells) + ',')}\n", encoding="utf-8")
+    line = error_line(*run(capsys, "validate", "--points", str(p), "--no-aiconfigurator"))
+    assert f"1 row(s) skipped (first: pts:2: {reason})" in line

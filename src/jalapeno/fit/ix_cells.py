@@ -89,6 +89,8 @@ def bad_cell(r: dict) -> str | None:
         if not raw:
             continue
         v = positive_num(raw)
+        if key == "conc" and v is not None and 1 <= v <= MAX_CONCURRENCY and v != int(v):  # 4.5 was priced
+            return f"conc {raw!r} is not a whole number of requests in flight (a closed loop holds whole requests)"
         if (v is None or (key == "conc" and not 1 <= v <= MAX_CONCURRENCY)
                 or (key == "num_gpus" and v != int(v))):
             need = (f"a closed-loop concurrency in [1, {MAX_CONCURRENCY:,}] (specs/workload.py)" if key == "conc"

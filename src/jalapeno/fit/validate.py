@@ -202,8 +202,8 @@ def load_inferencex(path: str | Path, option: str = "--points") -> tuple[list[Me
                                  f"names read: hardware {', '.join(HARDWARE)}; model {', '.join(IX_MODELS)})"))
             continue
         isl_f, osl_f = _num(r["isl"]), _num(r["osl"])
-        if isl_f is None or osl_f is None or osl_f < 2:
-            skipped.append((rid, "isl/osl missing or invalid"))
+        if isl_f is None or osl_f is None or osl_f < 2 or isl_f % 1 or osl_f % 1:  # 1024.5 was read as 1024
+            skipped.append((rid, f"isl/osl {r['isl']!r}/{r['osl']!r} missing or invalid (whole tokens, isl >= 1, osl >= 2)"))
             continue
         isl, osl = int(isl_f), int(osl_f)
         bad = _bad_cell(r) or context_overrun(model, isl, osl)
