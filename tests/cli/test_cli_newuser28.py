@@ -141,3 +141,25 @@ def test_validate_points_refuse_fractional_requests_and_tokens(capsys, tmp_path,
     p.write_text(f"{header}\n{row.replace(',1024,1024,4,', ',' + ','.join(cells) + ',')}\n", encoding="utf-8")
     line = error_line(*run(capsys, "validate", "--points", str(p), "--no-aiconfigurator"))
     assert f"1 row(s) skipped (first: pts:2: {reason})" in line
+
+
+def test_an_ascii_terminal_gets_one_line_not_a_traceback(tmp_path):
+    """`PYTHONIOENCODING=ascii jalapeno hardware show jalapeno` (or a legacy code page) raised
+    UnicodeEncodeError on 'ñ' as a traceback. Now one line (stderr escapes what it cannot show), exit
+    2; --json (ASCII-escaped JSON) still works there."""
+    import os
+    import subprocess
+    import sys
+
+    src = str(README.parent / "src")
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    argv = [sys.executable, "-m", "jalapeno", "hardware", "show", "jalapeno"]
+    r = subprocess.run(argv, capture_output=True, env=env, cwd=tmp_path, timeout=120)
+    err = r.stderr.decode("ascii")
+    assert r.returncode == 2 and "Traceback" not in err, err
+    assert err.strip().splitlines() == [
+        "error: stdout: its encoding (ascii) cannot show '\\xf1' (tables print Unicode: names such as "
+        "Jalape\\xf1o, '\\xb7', box lines). Fix: set PYTHONIOENCODING=utf-8 or a UTF-8 locale (LANG=C.UTF-8), "
+        "or pass --json where the command has it (its JSON is ASCII)"]
+    j = subprocess.run([*argv, "--json"], capture_output=True, env=env, cwd=tmp_path, timeout=120)
+    assert j.returncode == 0 and b'"Jalape\\u00f1o' in j.stdout

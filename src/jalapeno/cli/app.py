@@ -122,6 +122,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(1)
     except OSError as e:  # stdout (a full disk, a closed pipe) or an output file cannot be written
         _output_failed(e)
+    except UnicodeEncodeError as e:  # PYTHONIOENCODING=ascii, a legacy code page: 'ñ', '·', box lines
+        _encoding_failed(e)
     except Exception as e:  # click usage errors carry their own exit code
         if isinstance(e, _click_exception()):
             if not e.format_message().strip():  # a bare group (`jalapeno hardware`): its help was shown
@@ -138,6 +140,25 @@ def main(argv: list[str] | None = None) -> None:
             print(f"error: {msg}{end} Fix: {helps}", file=sys.stderr)
             sys.exit(e.exit_code)
         raise
+
+
+def _encoding_failed(e: UnicodeEncodeError) -> None:
+    """One line, not a traceback, when stdout's encoding lacks a character the tables print
+    (``PYTHONIOENCODING=ascii jalapeno hardware show jalapeno`` raised UnicodeEncodeError on 'ñ')."""
+    import os
+
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):  # UnicodeEncodeError is a ValueError: drop what cannot be written
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+    enc = getattr(sys.stdout, "encoding", None) or "?"
+    print(f"error: stdout: its encoding ({enc}) cannot show {e.object[e.start:e.end]!r} (tables print Unicode: "
+          "names such as Jalapeño, '·', box lines). Fix: set PYTHONIOENCODING=utf-8 or a UTF-8 locale "
+          "(LANG=C.UTF-8), or pass --json where the command has it (its JSON is ASCII)", file=sys.stderr)
+    sys.exit(2)  # stderr escapes what its encoding cannot show (Python's backslashreplace)
 
 
 def _output_failed(e: OSError) -> None:
