@@ -43,6 +43,9 @@ least the ½ step of the pre-allocation poll (:data:`EXTRA_STEPS_LOW`, if the pr
 model's half step stands for). That is a latency, not a capacity: at load it overlaps the prefill queue, so the
 what-if below (which adds it to every row) is an upper bound of its effect.
 
+Shipped since (round 28, sglwait28): serve/handshake.py prices the term in the model and the simulator, so a validate
+CSV of a later main already holds it; this what-if reads a CSV of main @fb94a12 or earlier.
+
 Run: python scripts/sgl_bootstrap_wait.py VALIDATE.csv  (a ``jalapeno validate -o`` CSV; instant)
 """
 

@@ -23,6 +23,7 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.serve.analytic import QUANTILES, ServingPoints, frontend_s
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
+from jalapeno.serve.handshake import handshake_s
 from jalapeno.serve.limits import batch_caps, decode_step_s, graph_padded, prompt_floor_s
 from jalapeno.serve.queueing import MAX_RHO, bulk_prefill_s
 from jalapeno.specs.formats import Precision
@@ -231,7 +232,10 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
     # bulk service on the prefill workers (serve/queueing.py, effect 2)
     users = lam * (pre.service_s + steps * tau)  # the no-queue Little's law, for the arrival theorem
     wait = bulk_prefill_s(s_chunk, n_bar, tau_p, users)
-    ttft_q = {q: (v + wait + xfer + tau / 2 + frontend_s(eff_, isl_of[q])).ravel()
+    # the first token leaves with the next decode step (τ/2), plus the engine's handshake with the decode
+    # loop (SGLang: a prebuilt step and the pre-allocation poll past the queue wait; serve/handshake.py)
+    loop = tau / 2 + handshake_s(eff_.disagg_handshake, tau, wait)
+    ttft_q = {q: (v + wait + xfer + loop + frontend_s(eff_, isl_of[q])).ravel()
               for q, v in pre.service_q_s.items()}
     shape = lam.shape
 

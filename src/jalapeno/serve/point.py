@@ -18,6 +18,7 @@ from jalapeno.serve.disagg import (
     disaggregated_points,
     pool_prefill_perf,
 )
+from jalapeno.serve.handshake import handshake_s
 from jalapeno.serve.limits import decode_step_s, floored_steps, graph_padded, prompt_floor_s
 from jalapeno.serve.queueing import first_wave_s, fixed_cycle_s, locked_cycle_s, run_of_waves
 from jalapeno.serve.queueing import idle_start as idle_start_ttft
@@ -302,8 +303,8 @@ def _fixed_cycle(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload
 def _disagg_idle_start(pricer: Pricer, dep: Deployment, wl: Workload, pts: ServingPoints, users,
                        pre: PrefillPerf, recurring: bool = False) -> ServingPoints:
     """InferenceX's idle start on the prefill pool: each of its x workers takes users/x (N,) of the
-    first wave at once, in steps of t0 + σ·p (``pre``); the KV hand-off and half a decode step
-    follow each prompt; the run's mean adds the share ``efficiency.prefill_burst_fraction`` of the
+    first wave at once, in steps of t0 + σ·p (``pre``); the KV hand-off, half a decode step and the
+    engine's prebuilt step (serve/handshake.py) follow each prompt; the run's mean adds the share ``efficiency.prefill_burst_fraction`` of the
     wave's excess (None: one wave in R, serve/queueing.idle_start) and the engine's one-off first-wave
     stall (``efficiency.first_wave_stall_s``) on one wave in R. With ``recurring`` and fixed lengths (no MTP) the other R − 1 waves are
     the locked cycle (serve/queueing.py effect 6, :func:`~jalapeno.serve.queueing.locked_cycle_s`)
@@ -312,6 +313,9 @@ def _disagg_idle_start(pricer: Pricer, dep: Deployment, wl: Workload, pts: Servi
     n = np.maximum(np.asarray(users, dtype=float) / dep.prefill.workers, 1.0)
     waves = first_wave_s(n, wl.mean_isl, budget, pre.step0_s, pre.per_token_s)
     extra = pre.fill_s + frontend_s(pricer.efficiency, wl.mean_isl) + pts.kv_transfer_s + pts.step_time_s / 2
+    # the engine's decode-loop handshake (serve/handshake.py): its prebuilt step; a wave's prompts queue
+    # far longer than the decode worker's pre-allocation poll, which the queue hides (W = inf)
+    extra = extra + handshake_s(pricer.efficiency.disagg_handshake, pts.step_time_s, np.inf)
     stall = pricer.efficiency.first_wave_stall_s
     out = idle_start_ttft(_ttft_by_key(pts), waves, extra, pricer.efficiency.prefill_burst_fraction, stall)
     if recurring and wl.range_ratio >= 1 and dep.mtp is None:

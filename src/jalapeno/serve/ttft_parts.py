@@ -9,11 +9,14 @@ The analytic model builds a request's TTFT (serve/analytic.py aggregated, serve/
            service time of a lone mean prompt)
          + KV transfer (disaggregated only: prefill to decode pool)
          + half a decode step (the first token leaves with the next step; on average half a step away;
+           disaggregated on an engine with a decode-loop handshake, serve/handshake.py, plus its prebuilt
+           step — its pre-allocation poll's residual is a wait, below;
            less, down to none, where the TTFT holds less: a user that starts on an idle engine, as
            recurring waves at C = 1 do, waits for no step in flight and its prompt is prefilled alone)
          + the rest: waits the closed loop adds — the steady prefill queue, scheduler poll and batch waits,
-           attention-DP balancing, and InferenceX's idle-start waves (serve/queueing.py) — taken as
-           TTFT minus the parts above, so the parts always add up to the point's TTFT.
+           attention-DP balancing, InferenceX's idle-start waves (serve/queueing.py) and SGLang's
+           pre-allocation poll past the prefill queue (serve/handshake.py) — taken as TTFT minus the
+           parts above, so the parts always add up to the point's TTFT.
 
 A user reading ``predict`` sees which part dominates (e.g. 8xH200 DeepSeek-R1 at concurrency 1: the
 0.2 s front end the fitted stack carries is a third of TTFT beside the 8K prompt's prefill).
@@ -27,6 +30,7 @@ from jalapeno.cost.pricer import Pricer, with_pool_backends
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.serve.analytic import ServingPoints, frontend_s, mean_prompt_prefill_s
 from jalapeno.serve.disagg import pool_prefill_perf
+from jalapeno.serve.handshake import handshake_s
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
@@ -44,6 +48,7 @@ def ttft_parts(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, 
     if dep.prefill is not None:
         prefill = np.full(ttft.shape, pool_prefill_perf(model, pricer, dep, wl).service_s)
         handoff = np.asarray(pts.kv_transfer_s, dtype=float)
+        half = half + handshake_s(pricer.efficiency.disagg_handshake, 2 * half, np.inf)  # its prebuilt step
     else:
         dec = with_pool_backends(pricer, dep.decode, model, dep.decode.layout, dep.precision.kv_cache.name)
         prefill, handoff = mean_prompt_prefill_s(model, dec, dep, wl, pts.decode_batch), np.zeros_like(ttft)

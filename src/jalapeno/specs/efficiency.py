@@ -31,6 +31,7 @@ from typing import Any
 from jalapeno.specs.efficiency_params import (  # noqa: F401  (the names and forms re-exported: they lived here)
     ALL_REDUCE_TABLE_NAMES,
     BASE_FORMAT,
+    DISAGG_HANDSHAKE_NAMES,
     KERNEL_FIELDS,
     MOE_EXCHANGE_NAMES,
     SWITCHES,
@@ -211,6 +212,10 @@ class Efficiency:
             the GEMM's output tiles complete), set by the software stack or a measured point's declared engine
             build. Default False: the all-reduce follows its GEMM. What stays exposed: cost/ops.py, docs/model.md §6.3.
         allreduce_rms_fusion: vLLM's ``fuse_allreduce_rms`` (TP all-reduce + add + RMSNorm, cost/allreduce_rms.py).
+        disagg_handshake: the disaggregated request path's handshake with the decode worker's loop, set by
+            the software stack (:data:`DISAGG_HANDSHAKE_NAMES`; serve/handshake.py): ``none`` (default) or
+            ``decode_prealloc`` (SGLang: + one prebuilt decode step and the pre-allocation poll's residual
+            past the prefill queue wait on TTFT).
         all_reduce_table: whose measured all-reduce prices the TP all-reduces, set by the software
             stack (cost/engine_allreduce.ALL_REDUCE_TABLE_NAMES: ``none``, the link-hierarchy model;
             ``trtllm`` / ``sglang`` / ``vllm``, the engine's own kernel as measured on the system, where measured).
@@ -249,6 +254,7 @@ class Efficiency:
     agg_burst_fraction: float | None = None
     moe_load_skew: float = 1.0
     moe_exchange: str = "all_to_all"
+    disagg_handshake: str = "none"
     logits_bytes_per_elem: float = 2.0
     all_reduce_table: str = "none"
     memory_reserve_fraction: float = 0.04

@@ -41,9 +41,16 @@ MOE_EXCHANGE_NAMES: tuple[str, ...] = ("all_to_all", "nvlink_all_to_all", "nvlin
 #: whose measured all-reduce prices the TP all-reduces (``trtllm``: TensorRT-LLM's AllReduce, AUTO strategy;
 #: ``sglang``: SGLang's CUDA-graph custom all-reduce; ``vllm``: vLLM's CUDA-graph custom all-reduce; cost/engine_allreduce.py)
 ALL_REDUCE_TABLE_NAMES: tuple[str, ...] = ("none", "trtllm", "sglang", "vllm")
+#: Efficiency.disagg_handshake values: what a disaggregated request's TTFT holds of the decode worker's loop
+#: beyond the model's half decode step (serve/handshake.py): ``none`` (TensorRT-LLM, vLLM: the prefill runs
+#: on arrival, the decode side takes the KV after it) or ``decode_prealloc`` (SGLang: the decode worker
+#: pre-allocates the KV at the top of an iteration before the prefill may run, and streams the first token
+#: after a prebuilt iteration)
+DISAGG_HANDSHAKE_NAMES: tuple[str, ...] = ("none", "decode_prealloc")
 #: the text parameters and their allowed values (() = any string)
 _TEXT_NAMES: dict[str, tuple[str, ...]] = {"source": (), "moe_exchange": MOE_EXCHANGE_NAMES,
-                                           "all_reduce_table": ALL_REDUCE_TABLE_NAMES}
+                                           "all_reduce_table": ALL_REDUCE_TABLE_NAMES,
+                                           "disagg_handshake": DISAGG_HANDSHAKE_NAMES}
 
 
 #: The boolean parameters (engine switches) and what ``true`` means, for the error that asks for one.

@@ -60,7 +60,8 @@ _VERSION_COPIES: dict[tuple[int, str], tuple] = {}
 _FUSION_COPIES: dict[tuple[int, str], tuple] = {}
 #: Behaviour fields a profile may state, each copied onto the Efficiency field of the same name (Stack.apply)
 _BEHAVIOUR_FIELDS: tuple[str, ...] = ("moe_exchange", "all_reduce_table", "logits_bytes_per_elem",
-                                      "gemm_allreduce_fusion", "allreduce_rms_fusion", "moe_width_term")
+                                      "gemm_allreduce_fusion", "allreduce_rms_fusion", "moe_width_term",
+                                      "disagg_handshake")
 
 
 def _memo_copy(cache: dict, key: str, profile: Stack, make) -> Stack:
@@ -108,6 +109,8 @@ class Stack:
         moe_width_term: the engine's routed-expert kernels pay the per-rank width term at MoE TP > 1
             (cost/moe_width.py, fitted on TensorRT-LLM's kernels; Efficiency.moe_width_term), or None
             (the efficiency set's, False).
+        disagg_handshake: the engine's disaggregated handshake (specs/efficiency_params.DISAGG_HANDSHAKE_NAMES;
+            serve/handshake.py), or None (the efficiency set's, ``none``).
         mtp_acceptance: model → {"single": alpha at one draft, "chain": alpha per token at >= 2}.
         low, high: band values of :data:`BAND_FIELDS` (low = slower).
         sources: field → where its value comes from.
@@ -141,6 +144,7 @@ class Stack:
     gemm_allreduce_fusion: bool | None = None
     allreduce_rms_fusion: bool | None = None
     moe_width_term: bool | None = None
+    disagg_handshake: str | None = None
     mtp_acceptance: MappingProxyType = field(default_factory=_empty)
     low: MappingProxyType = field(default_factory=_empty)
     high: MappingProxyType = field(default_factory=_empty)

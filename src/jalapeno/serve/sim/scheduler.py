@@ -77,7 +77,7 @@ class Instance:
                  max_running: int, token_budget: int, prefix_cache: PrefixCache, mtp: MTP | None,
                  rng: np.random.Generator, max_tokens_per_step: int | None = None, recv_interval: int = 1,
                  reserve_outputs: bool = False, prefill_first: bool = False, batch_wait_iters: int = 0,
-                 batch_wait_tokens: float = 0.0) -> None:
+                 batch_wait_tokens: float = 0.0, prebuilt: bool = False) -> None:
         self.id, self.role, self.timer, self.chips = idx, role, timer, chips
         self.capacity = float(capacity_tokens)
         self.rows = 1 + mtp.draft_tokens if mtp else 1  # decode rows per sequence per step
@@ -107,6 +107,11 @@ class Instance:
         self.batch_wait_tokens, self._held = float(batch_wait_tokens), 0
         self._since_poll = 0
         self._last_prefill = False
+        # a decode worker with a prebuilt iteration (SGLang, serve/handshake.py): an admitted request rides
+        # one step as a prebuilt batch and its first token leaves at that step's end (``_first_at_end``)
+        self.prebuilt = prebuilt and role == "decode"
+        self._first_at_end: list[Request] = []
+        self.step_end_s = 0.0  # when the step in flight ends (the next iteration's top), s
         self.prefilling: list[Request] = []
         self.decoding: dict[int, Request] = {}
         # decoding request ids, oldest first (a dict as an ordered set: a retirement removes in O(1))
@@ -216,14 +221,16 @@ class Instance:
                 # the client's first token leaves with the first decode iteration that schedules the
                 # request, after its slot and its KV (TensorRT-LLM ``_handle_first_token_response``,
                 # SGLang ``process_prebuilt``; docs/simulator.md §5): the slot wait is TTFT
-                if math.isnan(req.first_token_s):
+                if self.prebuilt:
+                    self._first_at_end.append(req)
+                elif math.isnan(req.first_token_s):
                     req.first_token_s = now
-                self._start_decode(req)
+                self._start_decode(req, int(self.prebuilt))
             else:
                 self.prefilling.append(req)
 
-    def _start_decode(self, req: Request) -> None:
-        steps = decode_steps(req.osl - req.generated, self.mtp, self.rng)
+    def _start_decode(self, req: Request, extra_steps: int = 0) -> None:
+        steps = decode_steps(req.osl - req.generated, self.mtp, self.rng) + extra_steps
         req.decode_start_step = self.step_index
         req.decode_steps = steps
         req.finish_step = self.step_index + steps
@@ -276,6 +283,7 @@ class Instance:
             self._dt_prefill_token_s = max(dur - self._dt_decode_s, 0.0) / pre_tokens
         else:
             self._dt_decode_s = dur
+        self.step_end_s = now + dur
         return dur
 
     def lookahead(self, steps: int = LOOKAHEAD_STEPS) -> np.ndarray:
@@ -374,6 +382,10 @@ class Instance:
         b = 0 if self._prefill_only else len(self.decoding)
         if not self._prefill_only:
             self.step_index += 1
+        for req in self._first_at_end:  # the prebuilt step's result streams the first token
+            if math.isnan(req.first_token_s):
+                req.first_token_s = now
+        self._first_at_end.clear()
         self.decode_ctx_sum += b * self.a
         if self.role != "decode":  # decode workers reserved the whole context at admission
             self.used += b * self.a

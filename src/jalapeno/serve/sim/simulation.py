@@ -26,6 +26,7 @@ from jalapeno.errors import InfeasibleDeployment, SpecError
 from jalapeno.serve.analytic import frontend_s
 from jalapeno.serve.batch_wait import instance_kw as batch_wait_kw
 from jalapeno.serve.disagg import kv_transfer_s
+from jalapeno.serve.sim.bootstrap import Bootstrap
 from jalapeno.serve.limits import prompt_floor_s
 from jalapeno.serve.sim.engine import Engine
 from jalapeno.serve.sim.entities import LowerTier, PrefixCache, Request
@@ -112,12 +113,14 @@ class Simulation:
                                                dep.recv_interval if role == "agg" else 1,
                                                reserve_outputs=prof is not None and prof.ignore_eos_admission,
                                                prefill_first=dep.prefill_steps == "separate",
+                                               prebuilt=self.eff.disagg_handshake != "none",
                                                **batch_wait_kw(dep, pool.layout)))
         self.chips = dep.chips
         self._kv_capacity = sum(i.capacity for i in self.instances if i.role != "prefill")
         self.engine = Engine(self._dispatch)
         self._flying: dict[int, tuple[float, int]] = {}  # issued, not arrived: id -> (arrival s, prompt tokens)
         self.link_free = {i.id: 0.0 for i in self.instances if i.role == "decode"}
+        self.boot = Bootstrap(self.eff.disagg_handshake, [i for i in self.instances if i.role == "decode"])
         self.reload_lanes = {i.id: [0.0] * i.timer.layout.dp for i in self.instances if i.role != "decode"}
         self.pending: list[RequestSpec] = []
         self.next_turn: dict[int, list[RequestSpec]] = {}
@@ -307,6 +310,8 @@ class Simulation:
                         return [(delay, Arrival(req.id))]
                 if req.session in inst.cache.pending:  # the reloaded prefix is back in HBM
                     inst.cache.insert(req.session, inst.cache.pending.pop(req.session))
+            if (gate := self.boot.gate_s(req, now)) > 0:  # SGLang: the decode side pre-allocates first (sim/bootstrap.py)
+                return [(gate, Arrival(req.id))]
             inst.enqueue(req)
             return self._wake(inst, now)
         if isinstance(ev, KVTransferDone):
@@ -325,12 +330,11 @@ class Simulation:
         return [] if dur is None else [(dur, StepDone(inst.id))]
 
     def _handoff(self, req: Request, now: float):
-        dec = min((i for i in self.instances if i.role == "decode"), key=lambda i: (i.load, i.id))
+        dec = self.boot.decoder(req)
         t = kv_transfer_s(self.model, self.pricer, self.dep.precision, float(req.isl),
                           self.dep.prefill.layout.chips, dec.chips, self.chips)
         start = max(now, self.link_free[dec.id])
         self.link_free[dec.id] = start + t
-        dec.incoming += 1
         return (start + t - now, KVTransferDone(req.id, dec.id))
 
     def _finished(self, req: Request, now: float):
