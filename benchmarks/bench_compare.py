@@ -17,7 +17,13 @@ step memos for a lockstep pass (Batch.distinct, the step's layout checks and the
 4-8 entries and missed every call with ~55 deployments interleaved per pass), dropped the priced memo's oldest
 entries in O(1) and trimmed per-call NumPy dispatch: 4.02 -> 3.89 s wall, CPU 3.97 -> 3.85 s (best of 5,
 interleaved, load 1.7-1.9 on 2 cores); plain ``compare`` unchanged (1.9 s). Still not met: the same ~2,300
-builds and ~3,900 step assemblies remain.
+builds and ~3,900 step assemblies remain. Round 28 (speed28) trimmed that per-step path without changing a
+byte: a pass hands each step its priced tables by batch identity (no batch keys, no memo: the cross-pass memo
+never hit), collective-row masks kept per row layout (cost/step_rows.py), sharding and window memos, scalar
+factors multiplied before filling op rows, the serial-k floors and the two-batch step in one go: CPU 3.64 ->
+3.17 s, wall 3.68 -> 3.33 s (best of 5, interleaved, load 3.4-4.5 on 2 cores; -13% CPU, the 17 compare/frontier
+reference cases -17%); plain ``compare`` 1.75 -> 1.64 s CPU. Still not met on a loaded machine (a quiet one
+should show about 3.0-3.1 s): the ~2,300 builds (about a quarter of the run) need the per-column layout.
 Run: python benchmarks/bench_compare.py (a source tree: PYTHONPATH=$PWD/src, an absolute path: the
 command runs in a temporary folder)
 """

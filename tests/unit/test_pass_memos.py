@@ -90,7 +90,6 @@ def test_weight_bytes_over_a_pass_equal_fresh_ones(monkeypatch):
 
 def test_priced_memo_keeps_the_newest_entries_in_order(monkeypatch):
     monkeypatch.setattr(priced_mod, "_PRICED_KEEP", 4)
-    monkeypatch.setattr(priced_mod, "_PASS", [0])
     priced_mod._PRICED.clear()
     for i in range(7):
         priced_mod._remember(R1, None, FP8, [("k", i)], [i])

@@ -117,20 +117,21 @@ def add_mla_decode_kernel(ob: OpBuilder, a, rb: RankBatch, n: float, attn_fmt: s
 
 
 def add_mla_prefill_kernel(ob: OpBuilder, a, rb: RankBatch, n: float, attn_fmt: str, kv_token_bytes: float,
-                           layers: float) -> None:
+                           layers: float, keys=None) -> None:
     """The non-absorbed MLA context kernel (``attn.mla_prefill``; kernel family ``mla_prefill``).
 
     Per layer: FLOPs 2·n·(d_nope + d_rope + d_v)·pairs (causal pairs, :meth:`RankBatch.prefill_pairs`,
     top-k capped with DSA), KV bytes of the cached prefix and other CP ranks' keys
     (:meth:`RankBatch.prefill_keys` x kv_token_bytes), activations of the up-projected Q/K/V
     (rows·n·(d_nope + d_rope + d_v)·2). Also what calibration prices for every measured
-    ``context_mla_perf`` row (fit/mla_kernels.py).
+    ``context_mla_perf`` row (fit/mla_kernels.py). ``keys``: ``rb.prefill_keys()`` where the caller has it.
     """
     dr, dn, dv = a.qk_rope_dim, a.qk_nope_dim, a.v_head_dim
-    up_rows = rb.prefill_tokens + rb.prefill_keys()
+    keys = rb.prefill_keys() if keys is None else keys
+    up_rows = rb.prefill_tokens + keys
     pairs = rb.prefill_pairs(a.index_topk if a.has_indexer else None)
     ob.op("attn.mla_prefill", "attention", attn_fmt, flop=2.0 * n * (dn + dr + dv) * pairs,
-          kv=rb.prefill_keys() * kv_token_bytes,
+          kv=keys * kv_token_bytes,
           act=up_rows * n * (dn + dr + dv) * 2, count=layers, kernel="mla_prefill")
 
 
@@ -182,9 +183,10 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
               weight=np.where(td > 0, n * r * dv * w_bytes, 0.0),
               act=td * n * (r * act_in + 2.0 * dv), rows=td, count=layers, key=w_key)
     if np.any(rb.prefill_tokens > 0):
-        up_rows = rb.prefill_tokens + rb.prefill_keys()
+        keys = rb.prefill_keys()
+        up_rows = rb.prefill_tokens + keys
         ob.gemm("attn.kv_b_proj", w_fmt, up_rows, r, n * (dn + dv), w_bytes, act_in, count=layers, key=w_key, kernels=w_kernels)
-        add_mla_prefill_kernel(ob, a, rb, n, attn_fmt, kv_token_bytes, layers)
+        add_mla_prefill_kernel(ob, a, rb, n, attn_fmt, kv_token_bytes, layers, keys)
         if a.has_indexer:
             ob.op("attn.dsa_indexer_prefill", "attention", index_fmt,
                   flop=2.0 * a.index_heads * a.index_head_dim * rb.prefill_pairs(), count=layers)

@@ -149,9 +149,15 @@ class OpBuilder:
             self._ops.append((name, kind, fmt, per_stage, self._arr(flop), self._arr(weight), self._arr(kv),
                               self._arr(act), self._arr(rows), kernels * c, kernel, kn, key or fmt, float(split)))
             return
-        self._ops.append((name, kind, fmt, per_stage, self._arr(flop) * c, self._arr(weight) * c,
-                          self._arr(kv) * c, self._arr(act) * c, self._arr(rows), kernels * c, kernel,
+        self._ops.append((name, kind, fmt, per_stage, self._times(flop, c), self._times(weight, c),
+                          self._times(kv, c), self._times(act, c), self._arr(rows), kernels * c, kernel,
                           kn, key or fmt, float(split)))
+
+    def _times(self, x, c: float) -> np.ndarray:
+        """``_arr(x) * c``: a scalar multiplied first (one IEEE product per element either way; 0·c a cached row)."""
+        if type(x) is float or type(x) is int:
+            return self._arr(float(x) * c)
+        return self._arr(x) * c
 
     def gemm(self, name: str, fmt: str, rows, k: float, n_out: float, weight_bytes_per_elem: float,
              act_in_bytes: float, *, count: float = 1.0, per_stage: bool = True, kernels: float = 1.0,

@@ -199,20 +199,21 @@ def tbo_stage(ops: OpTable, times: OpTimes, colls: CollectiveTable, coll_s: np.n
     st = ops.per_stage
     r = _rows(ops, colls)
 
-    def per_layer(t: np.ndarray, sel_op, sel_c, count: float) -> np.ndarray:
-        tot = np.add.reduce(t[sel_op], axis=0) + np.add.reduce(coll_s[sel_c], axis=0)
+    def per_layer(t: np.ndarray | None, sel_op, sel_c, count: float) -> np.ndarray:
+        # no ops (t None) or no collectives (sel_c None): the empty sum is +0.0, and 0.0 + x == x + 0.0
+        tot = (np.add.reduce(coll_s[sel_c], axis=0) + 0.0 if t is None else
+               np.add.reduce(t[sel_op], axis=0) + 0.0 if sel_c is None else
+               np.add.reduce(t[sel_op], axis=0) + np.add.reduce(coll_s[sel_c], axis=0))
         return tot / count if count > 0 else np.zeros(n)
 
-    no_op = np.zeros(len(ops.name), dtype=bool)
-    no_coll = np.zeros(len(colls.name), dtype=bool)
-    d = per_layer(times.time_s, no_op, r.disp, moe_layers)
-    k = per_layer(times.time_s, no_op, r.comb, moe_layers)
+    d = per_layer(None, None, r.disp, moe_layers)
+    k = per_layer(None, None, r.comb, moe_layers)
 
     def compute_parts(t: OpTimes):
         g = per_layer(t.time_s, r.op_all, r.c_all, layers)
         dense = np.add.reduce(t.time_s[r.op_dense], axis=0) + np.add.reduce(coll_s[r.c_dense], axis=0)
         a = g + per_layer(t.time_s, r.op_moe_rest, r.c_moe, moe_layers)
-        m = per_layer(t.time_s, r.moe_expert, no_coll, moe_layers)
+        m = per_layer(t.time_s, r.moe_expert, None, moe_layers)
         return g, dense, a, m
 
     g_plain, dense, a0, m0 = compute_parts(times)

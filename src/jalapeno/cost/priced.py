@@ -8,7 +8,8 @@ and the collectives of every layout of the pass in one call per (kind, group)
 every message of a collective), so a batch's tables are the same whether it is priced alone or beside
 others; the memo returns the tables of an earlier call with the very same model, pricer and precision
 objects, an equal layout and query length and a batch of bitwise-equal arrays (a pure function of those
-inputs; the tables are never written to), so results are unchanged.
+inputs; the tables are never written to), and a pass hands each step the tables of its very batch object, so
+results are unchanged.
 """
 
 from __future__ import annotations
@@ -30,12 +31,16 @@ from jalapeno.specs.model import ModelSpec
 #: (model, pricer, precision, tables), oldest first: a sweep prices each layout twice in a row with the same
 #: batch, serially and under two-batch overlap (which adds its micro-batch tables to the serial ones), so the
 #: second call reuses the first's tables. One call on a layout with an EP all-to-all leaves two entries (the
-#: batch and its halves). :func:`price_layouts` leaves every entry of a fixed-concurrency pass (all its
-#: layouts), which the steps that follow read; :data:`_PRICED_KEEP` 0 turns the memo off.
+#: batch and its halves). A fixed-concurrency pass hands its tables over by batch identity instead
+#: (:data:`_HANDOFF`); :data:`_PRICED_KEEP` 0 turns both off.
 _PRICED: OrderedDict[tuple, tuple] = OrderedDict()  # ordered: the oldest leaves in O(1) (a plain dict, deleted
 #                                                        from the front, walks the holes it left on every delete)
 _PRICED_KEEP = 8
-_PASS = [0]  # entries the last price_layouts left: a step's own call does not evict them
+#: the tables :func:`price_layouts` priced in the current pass by the id of the very batch object it was given
+#: → (batch, model, pricer, precision, (layout, qlen, halves), :func:`priced_tables`'s answer): the step that
+#: follows passes the same object (Batch.distinct returns it again), so :func:`priced_tables` finds its tables
+#: without working out the batch's key and halves again. Emptied when the pass ends.
+_HANDOFF: dict[int, tuple] = {}
 
 
 def moe_all_to_all(pricer: Pricer, layout: Layout, model: ModelSpec) -> bool:
@@ -108,9 +113,24 @@ def _cut(joined: tuple, parts: list[Batch]) -> list[tuple]:
     if len(parts) == 1:
         return [joined]
     ends = np.cumsum([0] + [p.n for p in parts])
-    cuts = [_cut_fields(t) for t in joined]
-    return [tuple(_columns(t, c, slice(int(a), int(z))) for t, c in zip(joined, cuts))
-            for a, z in zip(ends[:-1], ends[1:])]
+    preps = []  # per table, what every part shares: its kept fields, its wide arrays and (n,) kn items to cut
+    for t in joined:
+        wide, kept, kn_arrays = _cut_fields(t)
+        preps.append((type(t), {name: getattr(t, name) for name in kept}, [(name, getattr(t, name)) for name in wide],
+                      t.kn if kn_arrays else None))
+    out = []
+    for a, z in zip(ends[:-1], ends[1:]):
+        cols, row = slice(int(a), int(z)), []
+        for cls, kept, wide, kns in preps:  # :func:`_columns` of a slice, the shared parts looked up once
+            kw = dict(kept)
+            for name, v in wide:
+                kw[name] = v[:, cols]
+            if kns is not None:
+                kw["kn"] = tuple(tuple(x[cols] if isinstance(x, np.ndarray) and x.ndim == 1 else x for x in kn)
+                                 for kn in kns)
+            row.append(cls(**kw))
+        out.append(tuple(row))
+    return out
 
 
 def _price_parts(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, parts: list[Batch],
@@ -130,9 +150,8 @@ def _remember(model, pricer, precision, keys: list, outs: list) -> None:
 
 
 def _trim() -> None:
-    """Drop the oldest entries beyond :data:`_PRICED_KEEP`, or beyond the last pass's (:data:`_PASS`)."""
-    keep = max(_PRICED_KEEP, _PASS[0]) if _PRICED_KEEP else 0
-    while len(_PRICED) > keep:
+    """Drop the oldest entries beyond :data:`_PRICED_KEEP`."""
+    while len(_PRICED) > _PRICED_KEEP:
         _PRICED.popitem(last=False)
 
 
@@ -145,6 +164,10 @@ def priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: P
     point is priced on its own, so each part's tables are those a call of its own gives; the call's
     fixed cost is paid once). Memoised (module docstring).
     """
+    hit = _HANDOFF.get(id(batch))  # priced by this pass's price_layouts (the entry holds its objects: live ids)
+    if (hit is not None and hit[0] is batch and hit[1] is model and hit[2] is pricer and hit[3] is precision
+            and hit[4] == (layout, qlen, halves)):
+        return hit[5]
     half = batch.halved() if halves else None
     keys = [_batch_key(layout, qlen, batch)] + ([_batch_key(layout, qlen, half)] if halves else [])
     outs = [_cached(model, pricer, precision, k) for k in keys]
@@ -156,29 +179,37 @@ def priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: P
 
 
 def price_layouts(model: ModelSpec, pricer: Pricer, jobs: list[tuple]) -> None:
-    """Price every job's batches, each with its halves where ``halves`` (as :func:`priced_tables` would), and
-    remember them until the next pass, so that the :func:`priced_tables` calls that follow find them. A job is
-    (layout as step_cost passes it (``for_model``), precision, batches as step_cost prices them
+    """Price every job's batches, each with its halves where ``halves`` (as :func:`priced_tables` would), and hand
+    them to the steps of the pass (:data:`_HANDOFF`), so that the :func:`priced_tables` calls that follow find them.
+    A job is (layout as step_cost passes it (``for_model``), precision, batches as step_cost prices them
     (``Batch.distinct``), query length, halves): one build for its batches (Batch.joined; each batch's columns
     cut from it), and the collectives of every job together, every (kind, group) once over the messages of
     every row that has it (cost/pricer.collective_times_together: each message priced on its own). Batches of
     fewer than two points are left to their own call (a one-column table is summed in another order), as is
-    everything with the memo off (:data:`_PRICED_KEEP` 0); ``jobs`` empty ends the pass."""
+    everything with the memo off (:data:`_PRICED_KEEP` 0); ``jobs`` empty ends the pass. The pass's tables are
+    not kept in :data:`_PRICED`: a fixed-concurrency pass never prices a batch an earlier pass priced (a
+    deployment whose batch comes back unchanged has reached its fixed point and leaves the solve;
+    ``compare -c 64`` and ``-c 1,4,16,64,256``: no hit in 7,184 and 8,500 look-ups), so working out their keys
+    bought nothing."""
     todo = []
+    _HANDOFF.clear()
     for layout, precision, batches, qlen, halves in jobs if _PRICED_KEEP else ():
-        keys, parts = [], []
+        parts, owners = [], []
         for b in batches:
-            if b.n < 2:
-                continue
-            both = [b, b.halved()] if halves else [b]
-            ks = [_batch_key(layout, qlen, x) for x in both]
-            if any(_cached(model, pricer, precision, k) is None for k in ks):
-                keys += ks
-                parts += both
+            if b.n >= 2:
+                parts += [b, b.halved()] if halves else [b]
+                owners.append(b)
         if parts:
-            todo.append((precision, keys, parts, _build(model, pricer, layout, precision, parts, qlen)))
+            todo.append((precision, parts, owners, (layout, qlen, halves),
+                         _build(model, pricer, layout, precision, parts, qlen)))
     cts = collective_times_together(pricer, [built[1] for *_, built in todo])
-    _PASS[0] = sum(len(keys) for _, keys, _, _ in todo)
-    for (precision, keys, parts, built), ct in zip(todo, cts):
-        _remember(model, pricer, precision, keys, _cut((*built, ct), parts))
-    _trim()
+    for (precision, parts, owners, how, built), ct in zip(todo, cts):
+        outs = _cut((*built, ct), parts)
+        step = len(outs) // len(owners)  # each owner's batch, then its halves where priced with them
+        for i, b in enumerate(owners):
+            _hand(b, model, pricer, precision, how, outs[i * step:(i + 1) * step])
+
+
+def _hand(batch: Batch, model, pricer, precision, how: tuple, outs: list) -> None:
+    """Leave ``batch``'s tables (and its halves') for the step that follows in this pass (:data:`_HANDOFF`)."""
+    _HANDOFF[id(batch)] = (batch, model, pricer, precision, how, (outs[0], outs[1] if how[2] else None))

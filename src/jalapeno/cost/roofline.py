@@ -195,6 +195,12 @@ def _k_serial(table: OpTable, k_block_s: tuple[float, ...]) -> np.ndarray:
     out = np.zeros((len(table.name), n))
     if not table.kn:
         return out
+    idx = [i for i, tau in enumerate(k_block_s) if tau > 0]
+    if idx and all(type(table.kn[i][0]) in (float, int) for i in idx):  # scalar k: every such op in one go,
+        k = np.array([table.kn[i][0] for i in idx], dtype=float).reshape(-1, 1)  # the same arithmetic per element
+        tau = np.array([k_block_s[i] for i in idx], dtype=float).reshape(-1, 1)
+        out[idx] = np.where(table.rows[idx] > 0, k / K_BLOCK * tau * table.kernels[idx].reshape(-1, 1), 0.0)
+        return out
     for i, tau in enumerate(k_block_s):
         if tau > 0:
             out[i] = np.where(table.rows[i] > 0,

@@ -51,6 +51,7 @@ from jalapeno.cost.overlap import PREFILL_COMM_SM_FRACTION, can_split, roof_part
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.cost.roofline import OpTimes
 from jalapeno.cost.shared_stream import hidden_shared_s, pricer_stream_rule, stream_on
+from jalapeno.cost.step_rows import SCOPES, coll_rows, tbo_rows
 from jalapeno.deploy.deployment import MTP, check_memory_fraction, check_mtp, check_overlap_layout, query_len
 from jalapeno.deploy.layout import Layout, for_model, validate_layout
 from jalapeno.deploy.memory_fit import MemoryFit, memory_fit
@@ -322,19 +323,18 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
     ct, levels, scopes = _expose(cts.time_s, colls, ops, times), cts.level, cts.scope
     n, pp = batch.n, layout.pp
     nc = len(colls.name)
-    is_p2p = colls.pipeline_p2p
-    stage_c = colls.per_stage & ~is_p2p
-    edge_c = ~colls.per_stage & ~is_p2p
+    cr = coll_rows(colls, scopes, pp)  # the table's row masks, worked out once per row layout
+    is_p2p, stage_c, edge_c, scope_arr = cr.is_p2p, cr.stage, cr.edge, cr.scope
 
     comp_part, mem_part, net_part = roof_parts(times)
     st = ops.per_stage
-    scope_arr = np.array(scopes, dtype=object)
-    scope_names = ("scale_up", "scale_out")
+    nst = ~st
+    scope_names = SCOPES
     # per-stage shares of the serial step (they sum to its layer time)
     stage_share = {"compute": np.add.reduce(comp_part[st], axis=0), "hbm_bandwidth": np.add.reduce(mem_part[st], axis=0),
                    "overhead": np.add.reduce(times.overhead_s[st], axis=0), "on_die_network": np.add.reduce(net_part[st], axis=0)}
     for sc_name in scope_names:
-        stage_share[f"{sc_name}_link"] = np.add.reduce(ct[stage_c & (scope_arr == sc_name)], axis=0) if nc else np.zeros(n)
+        stage_share[f"{sc_name}_link"] = np.add.reduce(ct[cr.stage_scope[sc_name]], axis=0) if nc else np.zeros(n)
     layer_time = np.add.reduce(times.time_s[st], axis=0) + np.add.reduce(ct[stage_c], axis=0)
     if overlap == "none":  # the shared expert on the engine's auxiliary stream (cost/shared_stream.py)
         on = stream_on(pricer_stream_rule(eff.source, system.name), batch.tokens(qlen), batch.prefill_tokens,
@@ -344,7 +344,7 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
     hidden = np.zeros(n)
     if overlap == "tbo":
         layer_time, hidden = _two_batch(model, layout, batch, halves, layer_time, stage_share, scope_names)
-    edge_time = np.add.reduce(times.time_s[~st], axis=0) + np.add.reduce(ct[edge_c], axis=0)
+    edge_time = np.add.reduce(times.time_s[nst], axis=0) + np.add.reduce(ct[edge_c], axis=0)
     p2p = np.add.reduce(ct[is_p2p], axis=0)
     step_over = step_overhead(eff, layout)
     step_time = pp * layer_time + edge_time + (pp - 1) * p2p + step_over
@@ -356,22 +356,22 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
                             moe_all_to_all(pricer, layout, model))
         step_time, interval = step_time + draft, interval + draft
 
-    cw = np.where(is_p2p, pp - 1.0, 1.0)[:, None] if nc else None
+    ctw = ct * cr.edge_weight if nc else None
 
     def edge_link(scope: str) -> np.ndarray:
         if not nc:
             return np.zeros(n)
-        return np.add.reduce((ct * cw)[~stage_c & (scope_arr == scope)], axis=0)
+        return np.add.reduce(ctw[cr.edge_scope[scope]], axis=0)
     attribution = {
-        "compute": pp * stage_share["compute"] + np.add.reduce(comp_part[~st], axis=0),
-        "hbm_bandwidth": pp * stage_share["hbm_bandwidth"] + np.add.reduce(mem_part[~st], axis=0),
+        "compute": pp * stage_share["compute"] + np.add.reduce(comp_part[nst], axis=0),
+        "hbm_bandwidth": pp * stage_share["hbm_bandwidth"] + np.add.reduce(mem_part[nst], axis=0),
         "scale_up_link": pp * stage_share["scale_up_link"] + edge_link("scale_up"),
         "scale_out_link": pp * stage_share["scale_out_link"] + edge_link("scale_out"),
-        "overhead": pp * stage_share["overhead"] + np.add.reduce(times.overhead_s[~st], axis=0) + step_over,
-        "on_die_network": pp * stage_share["on_die_network"] + np.add.reduce(net_part[~st], axis=0),
+        "overhead": pp * stage_share["overhead"] + np.add.reduce(times.overhead_s[nst], axis=0) + step_over,
+        "on_die_network": pp * stage_share["on_die_network"] + np.add.reduce(net_part[nst], axis=0),
     }
     bound, margin = rank_bounds(np.stack([attribution[b] for b in BOUNDS]))
-    cw = np.where(is_p2p, pp - 1.0, np.where(colls.per_stage, float(pp), 1.0))[:, None] if nc else None
+    cw = cr.step_weight
 
     ctx_mean = np.where(batch.decode_seqs + batch.prefill_seqs > 0,
                         (batch.decode_seqs * batch.decode_ctx
@@ -381,7 +381,8 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
     sampled = batch.decode_seqs * qlen + np.where(batch.prefill_tokens > 0, batch.prefill_seqs, 0.0)
     mem = memory_fit(model, system, layout, precision, batch.decode_seqs + batch.prefill_seqs,
                      ctx_mean, batch.tokens(qlen), eff, sampled, mtp, memory_fraction, engine_memory)
-    bound = np.where(mem.fits, bound, "hbm_capacity")
+    if not mem.fits.all():  # (bound is a fresh object array: kept as it is where every point fits)
+        bound = np.where(mem.fits, bound, "hbm_capacity")
     bound_level = _link_level(bound, ct, cw, scope_arr, levels, n)
     return StepCost(model.name, system.name, layout, precision.name, ops, times, colls, ct, cts.algorithm,
                     tuple(levels), tuple(scopes), step_time, interval, draft, attribution, bound, margin,
@@ -438,17 +439,20 @@ def _two_batch(model: ModelSpec, layout: Layout, batch: Batch, halves: tuple, se
                    model.num_dense_layers * sh.layer_share, model.num_moe_layers * sh.layer_share, sm)
     split = can_split(batch.decode_seqs, batch.prefill_tokens, layout.dp)
     st = ops.per_stage
-    a2a = np.array([k == "all_to_all" for k in colls.kind], dtype=bool) & colls.per_stage
-    blocking = colls.per_stage & ~a2a
-    scope = np.array(cts.scope, dtype=object)
+    tr = tbo_rows(colls, cts.scope)  # the micro-batch table's row masks, worked out once per row layout
+    a2a = tr.a2a
     a2a_total = np.maximum(np.add.reduce(ct[a2a], axis=0), 1e-30)
     tbo_share = {"compute": 2 * np.add.reduce(ov.comp_part_s[st], axis=0), "hbm_bandwidth": 2 * np.add.reduce(ov.mem_part_s[st], axis=0),
                  "overhead": 2 * np.add.reduce(ov.overhead_s[st], axis=0),
                  "on_die_network": 2 * np.add.reduce(ov.net_part_s[st], axis=0)}
     for name in scope_names:
-        sel = scope == name
-        tbo_share[f"{name}_link"] = (2 * np.add.reduce(ct[blocking & sel], axis=0)
-                                     + ov.exposed_s * np.add.reduce(ct[a2a & sel], axis=0) / a2a_total)
+        tbo_share[f"{name}_link"] = (2 * np.add.reduce(ct[tr.blocking_scope[name]], axis=0)
+                                     + ov.exposed_s * np.add.reduce(ct[tr.a2a_scope[name]], axis=0) / a2a_total)
+    if split.all():  # every point split (or none, below): np.where's picks without the copies
+        share.update(tbo_share)
+        return ov.stage_s, np.maximum(ov.link_s - ov.exposed_s, 0.0)
+    if not split.any():
+        return serial_layer, np.zeros(split.shape)
     for k, v in tbo_share.items():
         share[k] = np.where(split, v, share[k])
     return np.where(split, ov.stage_s, serial_layer), np.where(split, np.maximum(ov.link_s - ov.exposed_s, 0.0), 0.0)
@@ -482,14 +486,15 @@ def _link_level(bound: np.ndarray, ct: np.ndarray, cw, scope_arr: np.ndarray, le
                 n: int) -> np.ndarray:
     """Name of the link level whose collectives cost most, where the bound is a link ('' else)."""
     out = np.full(n, "", dtype=object)
-    if not len(levels):
+    present = set(bound.tolist())  # the bounds named (a link-bound point is rare: the rest is skipped)
+    if not len(levels) or not any(f"{scope}_link" in present for scope in SCOPES):
         return out
     weighted = ct * cw
     lv = np.asarray(levels, dtype=object)
     for scope in ("scale_up", "scale_out"):
-        sel = (bound == f"{scope}_link")
-        if not sel.any():
+        if f"{scope}_link" not in present:
             continue
+        sel = (bound == f"{scope}_link")
         rows = scope_arr == scope
         per_level = {name: np.add.reduce(weighted[rows & (lv == name)], axis=0) for name in set(lv[rows])}
         names = list(per_level)

@@ -87,12 +87,28 @@ class Sharding:
     moe_tp: int
 
 
+#: :func:`sharding`'s answers by (id of the model, layout) → (model, answer): a fixed-concurrency solve asks it
+#: for the same few dozen layouts thousands of times (the entry holds its model: a live id; a frozen answer)
+_SHARDING: dict[tuple, tuple] = {}
+_SHARDING_KEEP = 256
+
+
 def sharding(model: ModelSpec, layout: Layout) -> Sharding:
     """The per-chip shapes of ``model`` under ``layout`` (see the module docstring)."""
-    return Sharding(
+    key = (id(model), layout) if type(layout) is Layout else None  # (a duck-typed layout is worked out each time)
+    hit = _SHARDING.get(key)
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    out = Sharding(
         layer_share=math.ceil(model.num_layers / layout.pp) / model.num_layers,
         heads_per_rank=model.attention.num_heads / layout.tp,
         kv_heads_per_rank=kv_heads_per_rank(model, layout.tp),
         experts_per_rank=experts_per_rank(model, layout.ep, layout.eplb),
         moe_tp=layout.moe_tp,
     )
+    if key is None:
+        return out
+    if len(_SHARDING) >= _SHARDING_KEEP:
+        del _SHARDING[next(iter(_SHARDING))]
+    _SHARDING[key] = (model, out)
+    return out

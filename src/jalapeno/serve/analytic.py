@@ -136,7 +136,8 @@ class ServingPoints:
             concurrency=concurrency, decode_batch=decode_batch, request_rate_per_s=lam, ttft_s=ttft, tpot_s=tpot_s,
             e2e_s=e2e, queue_s=queue, throughput_per_chip=tput,
             output_throughput_per_chip=lam * wl.mean_osl / chips, interactivity=1.0 / tpot_s, step_time_s=tau,
-            kv_transfer_s=kv_transfer_s, chips=np.broadcast_to(np.asarray(chips, dtype=float), (n,)).copy(),
+            kv_transfer_s=kv_transfer_s,
+            chips=np.full(n, float(chips)) if type(chips) in (int, float) else np.broadcast_to(np.asarray(chips, dtype=float), (n,)).copy(),
             bound=bound, bound_margin=bound_margin,
             bound_level=np.full(n, "", dtype=object) if bound_level is None else bound_level, limit=limit,
             feasible=feasible, reason=reason, **q)
@@ -317,11 +318,12 @@ def agg_points(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, 
     ttft_step = step_s[n:2 * n]
     w_dec = np.ones(n) if sep else 1 - frac  # weight of the decode-only step per decode step
     tau = w_dec * t_dec + frac * ttft_step
-    bound, margin = rank_bounds(np.stack([w_dec * sc.attribution_s[k][:n] + frac * sc.attribution_s[k][n:2 * n]
-                                          for k in BOUNDS]))
+    shares = np.stack([sc.attribution_s[k][:2 * n] for k in BOUNDS])  # (bounds, 2N): each bound's row as before
+    bound, margin = rank_bounds(w_dec * shares[:, :n] + frac * shares[:, n:])
     fits = sc.feasible[:n] & sc.feasible[n:2 * n]
-    bound = np.where(fits, bound, "hbm_capacity")
-    bound_level = np.where(np.char.endswith(bound.astype(str), "_link"),
+    if not fits.all():  # (bound is a fresh object array: kept as it is where every point fits)
+        bound = np.where(fits, bound, "hbm_capacity")
+    bound_level = np.where(np.array([str(x).endswith("_link") for x in bound.tolist()], dtype=bool),
                            np.where(sc.bound_level[:n] != "", sc.bound_level[:n], sc.bound_level[n:2 * n]), "")
     lam = np.where(b > 0, b / (steps * tau), 0.0)
     pre_s = _prefill_s(lengths, ttft_step, long, plan, long_step_s, long_interval_s)

@@ -57,7 +57,7 @@ def solve_concurrencies(model: ModelSpec, pricer: Pricer, deps: list[Deployment]
                 ratio = np.where(p.e2e_s > 0, (p.e2e_s - p.ttft_s) / p.e2e_s, 1.0)
                 b = np.minimum(np.maximum(c_req * ratio, 1e-12), caps[i][0])
                 fixed[i], bs[i] = b.tobytes() == bs[i].tobytes(), b
-    price_layouts(model, pricer, [])  # the pass is over: the memo keeps its usual few entries again
+    price_layouts(model, pricer, [])  # the pass is over: its tables are let go
     out = []
     for p, (_, cap_name) in zip(pts, caps):
         excess = np.maximum(c_req - p.concurrency, 0.0)

@@ -25,6 +25,8 @@ _MLA_TYPES = {"deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2"}
 _GQA_DENSE_TYPES = {"llama", "mistral", "qwen2", "qwen3"}
 _GQA_MOE_TYPES = {"mixtral", "qwen3_moe", "gpt_oss", "minimax_m2"}
 SUPPORTED_MODEL_TYPES = frozenset(_MLA_TYPES | _GQA_DENSE_TYPES | _GQA_MOE_TYPES)
+#: ModelSpec.window_counts by (attention windows, layers): a sweep asks it per step (the memory fit)
+_WINDOW_COUNTS: dict[tuple, tuple] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,10 +344,17 @@ class ModelSpec:
     @property
     def window_counts(self) -> tuple[tuple[int, int], ...]:
         """(window, number of layers) pairs; window 0 = full attention."""
+        key = (tuple(self.attention.windows), self.num_layers)  # what layer_windows reads (memo: :data:`_WINDOW_COUNTS`)
+        hit = _WINDOW_COUNTS.get(key)
+        if hit is not None:
+            return hit
         counts: dict[int, int] = {}
         for w in self.layer_windows:
             counts[w] = counts.get(w, 0) + 1
-        return tuple(sorted(counts.items()))
+        out = _WINDOW_COUNTS[key] = tuple(sorted(counts.items()))
+        if len(_WINDOW_COUNTS) > 64:
+            del _WINDOW_COUNTS[next(iter(_WINDOW_COUNTS))]
+        return out
 
     @property
     def layer_windows(self) -> tuple[int, ...]:
