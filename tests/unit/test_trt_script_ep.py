@@ -69,8 +69,12 @@ def test_the_eager_gptoss_layer_counts_its_tp_and_ep_calls():
     assert step_host_calls(m, True, moe_backend="triton", layout=(8, 1, 8)) == 36 * (65 + 5)
     assert step_host_calls(m, True, moe_backend="trtllm", layout=(8, 1, 8)) == 36 * 16  # no TRITON EP router
     assert step_host_calls(m, True, moe_backend="trtllm", layout=(1, 1, 1)) == 36 * 14
-    # attention DP runs forward_normal: the norms, not the all-reduces
-    assert step_host_calls(m, True, moe_backend="triton", layout=(1, 4, 4)) == 36 * (65 - 4 + 2 + 5)
+    # attention DP: TransformerBlock runs forward_normal (the 2 norms, no all-reduce), but MLPBlock.forward_attn_dp
+    # all-gathers the TRITON MoE's input and the MoE reduce-scatters its output (modeling_gpt_oss.py @050b6cb9,
+    # MoE.reducescatter_or_allreduce under use_dp): contiguous + view + op + view each in distributed/ops.py @0071496d
+    assert step_host_calls(m, True, moe_backend="triton", layout=(1, 4, 4)) == 36 * (65 - 4 + 2 + 5 + 2 * 4)
+    # attention DP on the TRTLLM backend takes its own (unread) attention-DP MoE path: the TP > 1 count stands in
+    assert step_host_calls(m, True, moe_backend="trtllm", layout=(1, 4, 4)) == step_host_calls(m, True) == 36 * 16
     # other architectures keep their TP > 1 count (read there only)
     ds = load_model("deepseek-r1")
     assert step_host_calls(ds, True, layout=(1, 1, 1)) == step_host_calls(ds, True) == 5622

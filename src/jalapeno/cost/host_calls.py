@@ -134,10 +134,17 @@ TP_EP_SOURCES = {
                  "one torch.ops.trtllm.allreduce call)",
     "ep": "modules/fused_moe/fused_moe_triton.py @00131d71 TritonEPRouter.__call__ -> prune_routing_ep when ep > 1",
     "compaction": "triton_kernels/compaction.py @27db8db5 compaction",
+    "attn_dp": "models/modeling_gpt_oss.py @050b6cb9 MLPBlock.forward_attn_dp: allgather(t, dim=0) of the MoE input "
+               "for a TritonFusedMoE when mapping.tp_size > 1; modules/fused_moe/fused_moe_triton.py @00131d71 "
+               "TritonFusedMoE.forward_impl -> MoE.reducescatter_or_allreduce: reducescatter(dim=0) under use_dp",
+    "collective": "distributed/ops.py @0071496d _allgather / reducescatter of one tensor along dim 0: "
+                  "input.contiguous(), .view(-1, numel_base), the torch.ops.trtllm op, the output's .view",
 }
 #: The calls of one gpt-oss-style layer that depend on the layout, one entry per call: (source key of
 #: :data:`TP_EP_SOURCES`, the call, when). ``when``: "tp1" forward_normal (one attention-TP rank, or attention DP),
-#: "tp>1" forward_tp, "ep>1 triton" the TRITON path's EP router with MoE EP > 1. The attention's and the MoE's own
+#: "tp>1" forward_tp, "ep>1 triton" the TRITON path's EP router with MoE EP > 1, "dp>1 triton" the TRITON MoE's
+#: attention-DP collectives (TransformerBlock runs forward_normal, but MLPBlock runs forward_attn_dp: the MoE input is
+#: all-gathered over the attention-DP ranks and the MoE output reduce-scattered back). The attention's and the MoE's own
 #: all-reduces are off in forward_tp (``reduce_output=False``, ``reduce_results=False``): the two fused all-reduce +
 #: norm calls replace the two norms one for one. Not ATen calls, not counted: ``AllReduceParams(...)``, the strategy /
 #: MNNVL / symmetric-memory checks, tensor metadata. Release: the all-reduce is two calls in the newest source
@@ -156,6 +163,14 @@ TP_EP_CALLS = (
     ("compaction", "torch.empty_like ret_yv", "ep>1 triton"),
     ("compaction", "torch.empty_like ret_yi", "ep>1 triton"),
     ("compaction", "_masked_compaction launch", "ep>1 triton"),
+    ("attn_dp", "allgather of the MoE input: input.contiguous()", "dp>1 triton"),
+    ("collective", "allgather: .view(-1, numel_base)", "dp>1 triton"),
+    ("collective", "allgather: torch.ops.trtllm.allgather", "dp>1 triton"),
+    ("collective", "allgather: output .view", "dp>1 triton"),
+    ("attn_dp", "reducescatter of the MoE output: input.contiguous()", "dp>1 triton"),
+    ("collective", "reducescatter: .view(-1, numel_base)", "dp>1 triton"),
+    ("collective", "reducescatter: torch.ops.trtllm.reducescatter", "dp>1 triton"),
+    ("collective", "reducescatter: output .view", "dp>1 triton"),
 )
 #: The layout-dependent part :data:`GQA_MOE` holds (eager26 counted forward_tp: two all-reduce + norm calls of 2 each).
 GQA_MOE_TP_PART = 4
@@ -167,10 +182,12 @@ def tp_ep_calls(tp: int, dp: int, ep: int, moe_backend: str | None) -> int:
 
     >>> tp_ep_calls(1, 1, 1, "triton"), tp_ep_calls(8, 1, 1, "triton"), tp_ep_calls(8, 1, 8, "triton")
     (2, 4, 9)
-    >>> tp_ep_calls(8, 1, 8, "trtllm"), tp_ep_calls(1, 8, 8, "triton")
-    (4, 7)
+    >>> tp_ep_calls(8, 1, 8, "trtllm"), tp_ep_calls(1, 8, 8, "triton")  # attention DP: 2 norms + 5 EP + 8 collective
+    (4, 15)
     """
-    on = {"tp1": not (tp > 1 and dp == 1), "tp>1": tp > 1 and dp == 1, "ep>1 triton": ep > 1 and moe_backend == "triton"}
+    triton = moe_backend == "triton"
+    on = {"tp1": not (tp > 1 and dp == 1), "tp>1": tp > 1 and dp == 1, "ep>1 triton": ep > 1 and triton,
+          "dp>1 triton": dp > 1 and triton}
     return sum(on[when] for _, _, when in TP_EP_CALLS)
 
 
@@ -179,7 +196,10 @@ def layer_host_calls(model: ModelSpec, moe_layer: bool, mixed: bool, moe_backend
     """Host calls of one decoder layer of an eager prompt step; None where the architecture was not counted.
     ``layout``: (attention TP, attention DP, MoE EP); a gpt-oss-style MoE layer (GQA, no shared expert) then takes
     its layout-dependent calls from :func:`tp_ep_calls` in place of :data:`GQA_MOE_TP_PART`; None (or another
-    architecture, whose counts were read at TP > 1 only) keeps the TP > 1 count.
+    architecture, whose counts were read at TP > 1 only) keeps the TP > 1 count, and so does attention DP (dp > 1) on
+    a backend other than TRITON: its MoE then takes the backend's attention-DP path (TRTLLMGenFusedMoE.forward_impl's
+    routing, quantize and post-quant allgather of several tensors before the runner, fused_moe_trtllm_gen.py
+    @026946f0), not read, so the TP > 1 count stands in for it as a lower bound (ASSUMPTION).
 
     >>> from jalapeno.specs.catalog import load_model
     >>> layer_host_calls(load_model("deepseek-r1"), True, True), layer_host_calls(load_model("deepseek-r1"), False, False)
@@ -189,10 +209,12 @@ def layer_host_calls(model: ModelSpec, moe_layer: bool, mixed: bool, moe_backend
     (65, 63)
     >>> layer_host_calls(gptoss, True, True, "triton", (8, 1, 8)), layer_host_calls(gptoss, True, True, None, (8, 1, 8))
     (70, 16)
+    >>> layer_host_calls(gptoss, True, True, "triton", (1, 4, 4)), layer_host_calls(gptoss, True, True, None, (1, 4, 4))
+    (76, 16)
     """
     kind = model.attention.kind
     gqa_moe = kind in ("gqa", "mha") and model.moe is not None and model.moe.num_shared == 0
-    if moe_layer and gqa_moe and layout is not None:
+    if moe_layer and gqa_moe and layout is not None and (layout[1] == 1 or moe_backend == "triton"):
         tp, dp, ep = layout
         base = GQA_MOE - GQA_MOE_TP_PART + tp_ep_calls(tp, dp, ep, moe_backend)
         return base - GQA_MOE_TRTLLM_PART + TRITON_MOE if moe_backend == "triton" else base
