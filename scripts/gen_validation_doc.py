@@ -257,7 +257,11 @@ def main() -> None:
         "(`scripts/fit_frontend.py`, fit/heldout.frontend_calibration); the software stacks' fixed costs "
         "(below) on the fit half of a declared split of the matched points. Those points are `fit` in the "
         "`split` column of `jalapeno validate --out`; the goals below are judged on the other rows (`jalapeno "
-        "validate --held-out`), the other tables count every row.",
+        "validate --held-out`), the other tables count every row. Not in the `split` column (a known gap): "
+        "TensorRT-LLM's eager host time per call (24 µs, fit/trt_prompt_graphs.TRTLLM_EAGER_CALL_S) was fitted "
+        "in round 26 (`scripts/trt_eager_host_calls.py`) on the even half of the warm B200 TensorRT-LLM "
+        "aggregated DeepSeek-R1 rows at concurrency <= 8 (49 rows, unflagged; the column marks 25 of them "
+        "`fit` by the stack split and 24 `held_out`, so some of those 24 fed that constant).",
         "- **Derived systems** (no kernel tables: Jalapeño, Vera Rubin) borrow their nearest family's set.",
         "- **Mapping:** `matched` (the deployment and concurrency given by the source); `best_entry@concurrency` "
         "(the best of the published recipe entries that ran the row's concurrency); `searched_best` / "
