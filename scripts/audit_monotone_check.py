@@ -3,11 +3,13 @@
 
 docs/audit.md §3 ("Assumptions and limits") assumes each metric is monotone in each parameter; this
 prints ``tok_s_per_kw@50`` (all-in power) of full sweeps (analysis/claims.ClaimContext.full, the sweep
-``compare`` and ``audit`` run) with ``efficiency.kernel_launch_s`` at 4 µs (the catalog's GPU-like
-stack), 1 µs and 0.32 µs (the compiled-stack anchor, data/stacks.toml), first with the sweep's own
-prefill:decode worker pairs (analysis/sweep.PREFILL_WORKERS x DECODE_WORKERS), then with 24 and 32
-prefill workers added, and names the deployment either side of 50 tok/s/user. Nothing is fitted or
-written; the figures are in docs/audit.md.
+``compare`` and ``audit`` run) with ``efficiency.kernel_launch_s`` from 4 µs (the catalog's GPU-like
+stack) down to 0.32 µs (the compiled-stack anchor, data/stacks.toml), first with the sweep's own
+disaggregated worker pairs (analysis/sweep.balanced_workers: per decode batch, the fewest prefill
+workers that keep up with 1, 2 or 4 decode workers, and one more), then with the fixed grid the sweep
+used before (prefill workers 1, 2, 3, 4, 6, 8, 12, 16 x decode workers 1, 2, 4 at every batch), and
+names the deployment either side of 50 tok/s/user. Nothing is fitted or written; the figures are in
+docs/audit.md.
 
 Run:
     python scripts/audit_monotone_check.py
@@ -29,9 +31,20 @@ from jalapeno.analysis.frontier import frontier_indices  # noqa: E402
 from jalapeno.analysis.sweep import SweepOptions  # noqa: E402
 from jalapeno.analysis.uncertain import apply  # noqa: E402
 
-#: per-kernel launch costs, s: the catalog's Jalapeño value (GPU-like), one between, the compiled anchor
-LAUNCH_S = (4e-6, 1e-6, 3.2e-7)
+#: per-kernel launch costs, s: the catalog's Jalapeño value (GPU-like), steps between, the compiled anchor
+LAUNCH_S = (4e-6, 2e-6, 1e-6, 5e-7, 3.2e-7)
 AT = 50.0  # tok/s/user
+#: the fixed prefill-worker grid of the sweep before round 28 (paired with every DECODE_WORKERS count)
+OLD_PREFILL_GRID = (1, 2, 3, 4, 6, 8, 12, 16)
+
+
+def grid_workers(pre, dec, wl, batch_index, mtp, max_chips):
+    """The old fixed grid in :func:`analysis.sweep.balanced_workers`' form: every (x, y) of
+    OLD_PREFILL_GRID x DECODE_WORKERS at every batch of ``batch_index`` (saturated points included)."""
+    x, y, b = np.meshgrid(np.array(OLD_PREFILL_GRID), np.array(sweep_mod.DECODE_WORKERS), batch_index, indexing="ij")
+    x, y, b = x.ravel(), y.ravel(), b.ravel()
+    fit = x * pre.layout.chips + y * dec.layout.chips <= max_chips
+    return x[fit], y[fit], b[fit]
 
 
 def neighbours(points, deps, at: float) -> str:
@@ -48,19 +61,18 @@ def main() -> None:
     ctx = ClaimContext(m, wl, prec, SweepOptions(), "all-in")
     claim = parse_claim(f"tok_s_per_kw@{AT:g}=1")
     base = jp.load_pricer("jalapeno")
-    own = sweep_mod.PREFILL_WORKERS
+    own = sweep_mod.balanced_workers
     try:
-        for workers in (own, own + (24, 32)):
-            sweep_mod.PREFILL_WORKERS = workers
-            print(f"prefill workers {', '.join(map(str, workers))} x decode workers "
-                  f"{', '.join(map(str, sweep_mod.DECODE_WORKERS))}")
+        for name, pairs in (("balanced (the sweep's own)", own), ("fixed grid (before)", grid_workers)):
+            sweep_mod.balanced_workers = pairs
+            print(f"{name}: decode workers {', '.join(map(str, sweep_mod.DECODE_WORKERS))}")
             for launch in LAUNCH_S:
                 pricer, _ = apply(base, {"efficiency.kernel_launch_s": launch})
                 value, (points, deps) = ctx.full(pricer, claim)
                 print(f"  kernel_launch_s {launch:g}: tok_s_per_kw@{AT:g} {value:,.0f} tok/s/kW (all-in)")
                 print(f"    around {AT:g}: {neighbours(points, deps, AT)}")
     finally:
-        sweep_mod.PREFILL_WORKERS = own
+        sweep_mod.balanced_workers = own
 
 
 if __name__ == "__main__":

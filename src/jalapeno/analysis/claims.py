@@ -172,28 +172,42 @@ class ClaimContext:
         return out
 
     def restricted(self, pricer, claim: Claim, deps: list) -> float:
-        """``claim``'s metric evaluated only on ``deps`` (each at the sweep's batch grid)."""
-        from jalapeno.analysis.sweep import SweepOptions, concat_points
+        """``claim``'s metric evaluated only on ``deps`` (each at the sweep's batch grid).
+
+        A disaggregated candidate stands for its layouts and decode workers: at each batch it gets the
+        prefill workers the sweep would give it there (analysis/sweep.balanced_workers), so a what-if
+        that speeds decode up does not leave it with the prefill pool of the calibrated sweep."""
+        from dataclasses import replace
+
+        from jalapeno.analysis.sweep import SweepOptions, balanced_workers, concat_points
         from jalapeno.serve.analytic import aggregated_by_batch
         from jalapeno.serve.disagg import decode_curve, disaggregated_points, prefill_perf
 
         opt = self.options or SweepOptions()
         batches = np.asarray(opt.batches, dtype=float)
-        parts, owners = [], []
+        parts, owners, seen = [], [], set()
         for d in deps:
             if d.prefill is None:
                 pts = aggregated_by_batch(self.model, pricer, d, self.workload, batches)
+                who = [d] * len(pts)
             else:
-                pre = prefill_perf(self.model, pricer, d.prefill.layout, d.precision, self.workload,
-                                   d.prefill_budget(d.prefill.layout))
-                if not pre.feasible:
+                family = replace(d, prefill=replace(d.prefill, workers=1)).label  # its prefill workers vary
+                pre = None if family in seen else prefill_perf(self.model, pricer, d.prefill.layout, d.precision,
+                                                               self.workload, d.prefill_budget(d.prefill.layout))
+                seen.add(family)
+                if pre is None or not pre.feasible:
                     continue
                 dec = decode_curve(self.model, pricer, d.decode.layout, d.precision, self.workload, batches, d.mtp,
                                    d, d.overlap)
-                pts = disaggregated_points(self.model, pricer, d.precision, self.workload, pre, dec,
-                                           np.array([d.prefill.workers]), np.array([d.decode.workers]), d.mtp)
+                keep = np.sort(np.unique(dec.batch, return_index=True)[1])
+                xs, ys, bi = balanced_workers(pre, dec, self.workload, keep, d.mtp, pricer.system.max_chips,
+                                              (d.decode.workers,))
+                pts = disaggregated_points(self.model, pricer, d.precision, self.workload, pre, dec, xs, ys, d.mtp,
+                                           batch_index=bi)
+                made = {x: replace(d, prefill=replace(d.prefill, workers=x)) for x in set(xs.tolist())}
+                who = [made[x] for x in xs.tolist()]
             parts.append(pts)
-            owners += [d] * len(pts)
+            owners += who
         if not parts:
             return math.nan
         return self._metric(pricer, claim, concat_points(parts), owners)

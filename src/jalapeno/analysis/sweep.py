@@ -7,8 +7,12 @@ Enumerated (like the InferenceX sweeps; all restrictable by :class:`SweepOptions
   (wide EP), and EP = 1 (TP-only experts) for S <= 8; dense models use TP only;
 - disaggregated: prefill instances (TP/TEP of 1-8 chips, and for prompts of mean length >=
   32K the same with context parallelism cp in {2, 4}) x decode instances (TEP of <= 8 or
-  DP-attention + wide EP of 8 chips up to the domain) x prefill workers {1, 2, 3, 4, 6, 8, 12,
-  16} x decode workers {1, 2, 4};
+  DP-attention + wide EP of 8 chips up to the domain) x decode workers {1, 2, 4}; the prefill
+  workers are not a grid but follow from the pools' balance at each decode batch
+  (:func:`balanced_workers`): the fewest whose pool keeps up with the decode pool's request rate
+  (below 0.95 utilisation, serve/disagg.prefill_workers_needed) and one more, so the
+  prefill:decode ratio is as large as the workload needs, up to the system's largest scale
+  (``System.max_chips``: 2,048 Jalapeño chips, 16 racks; 8,192 on the GPU systems' scale-out);
 - EPLB: every MoE layout with EP >= ``EPLB_MIN_EP`` also runs with the expert-parallel load
   balancer and at least ``SweepOptions.eplb`` redundant experts (rounded up so that EP divides
   E + R), beside the contiguous placement; the frontier keeps whichever wins (memory vs balance);
@@ -38,7 +42,8 @@ from jalapeno.deploy.memory_fit import usable_fraction, weight_bytes_per_chip
 from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.errors import JalapenoError, SpecError
 from jalapeno.serve.analytic import ServingPoints, aggregated_by_batch
-from jalapeno.serve.disagg import decode_curve, disaggregated_points, prefill_perf
+from jalapeno.serve.disagg import DecodeCurve, PrefillPerf, decode_curve, disaggregated_points, prefill_perf, \
+    prefill_workers_needed
 from jalapeno.serve.lockstep import solve_concurrencies
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.specs.efficiency import Efficiency
@@ -48,8 +53,13 @@ from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
 DEFAULT_BATCHES = tuple(2.0**i for i in range(15))  # 1 ... 16384
-PREFILL_WORKERS = (1, 2, 3, 4, 6, 8, 12, 16)
+#: decode workers of a disaggregated deployment; its prefill workers follow from the balance (balanced_workers)
 DECODE_WORKERS = (1, 2, 4)
+#: prefill workers beyond the fewest that keep up that the sweep also tries, per decode batch: one more
+#: (lower utilisation, a shorter prefill queue in TTFT). A sweep-size choice: throughput and
+#: interactivity do not depend on the prefill workers once the pool keeps up (serve/disagg.py), so
+#: more prefill only lowers throughput per chip for a shorter TTFT.
+PREFILL_HEADROOM = (0, 1)
 #: redundant experts the sweep tries with EPLB: DeepSeek-V3 deploys 32 (report §3.4, prefill
 #: EP32: 9 slots per GPU), the SGLang large-scale-EP recipe ``--ep-num-redundant-experts 32``
 EPLB_REDUNDANT = 32
@@ -311,6 +321,35 @@ def concat_points(parts: list[ServingPoints]) -> ServingPoints:
                             for f in fields(ServingPoints)})
 
 
+def balanced_workers(pre: PrefillPerf, dec: DecodeCurve, wl: Workload, batch_index: np.ndarray,
+                     mtp: MTP | None, max_chips: int,
+                     decode_workers: tuple[int, ...] = DECODE_WORKERS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Worker pairs of a (prefill layout, decode layout) pair the sweep prices, one per decode batch each.
+
+    For each of ``decode_workers`` y (default :data:`DECODE_WORKERS`) and each decode batch in
+    ``batch_index`` (indices into ``dec.batch``), the fewest prefill workers x0 that keep up with the
+    y decode instances at that batch (serve/disagg.prefill_workers_needed) and x0 + h for h in
+    :data:`PREFILL_HEADROOM`; pairs
+    whose deployment needs more than ``max_chips`` (the system's largest scale: its outermost link
+    level, e.g. 2,048 Jalapeño chips in 16 racks) are dropped. So the prefill:decode ratio is not
+    capped by a grid: a fast decode pool gets as many prefill workers as its request rate needs.
+
+    Returns:
+        (prefill workers, decode workers, batch index), each (N,) ints: y-major, then batch, then x.
+    """
+    xs, ys, bs = [], [], []
+    for y in decode_workers:
+        x0 = prefill_workers_needed(pre, dec, wl, y, mtp)[batch_index]
+        for h in PREFILL_HEADROOM:
+            xs.append(x0 + h)
+            ys.append(np.full(x0.shape, y))
+            bs.append(batch_index)
+    order = np.lexsort((np.concatenate(xs), np.concatenate(bs), np.concatenate(ys)))
+    x, y, b = (np.concatenate(v)[order] for v in (xs, ys, bs))
+    fit = x * pre.layout.chips + y * dec.layout.chips <= max_chips
+    return x[fit], y[fit], b[fit]
+
+
 def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
           options: SweepOptions | None = None) -> SweepResult:
     """Evaluate every enumerated deployment at every operating point.
@@ -387,9 +426,6 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
                              pool_overlap(pre_ov, model, lay))
                 for lay in pre_layouts]
         transfers: dict = {}  # KV hand-off times by pool sizes, shared by this sweep's pairs
-        pairs = [(x, y) for x in PREFILL_WORKERS for y in DECODE_WORKERS]
-        xs = np.array([p[0] for p in pairs])
-        ys = np.array([p[1] for p in pairs])
         for dlay in dec_layouts:
             curves = {"none": decode_curve(model, pricer, dlay, precision, wl, batches, opt.mtp, limits)}
             if opt.overlap != "none" and has_ep_all_to_all(model, dlay):
@@ -406,23 +442,23 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
             for pre in pres:
                 if not pre.feasible:
                     continue
-                k = dec0.batch.shape[0]
                 for ov, dec in curves.items():
                     kv = keep[mode[keep] == ov]
                     if not kv.size:
                         continue
-                    pts = disaggregated_points(model, pricer, precision, wl, pre, dec, xs, ys, opt.mtp, transfers)
-                    sel, owner = [], []
-                    for m, (x, y) in enumerate(pairs):
-                        dep = opt.deployment(precision, Pool(dlay, y), prefill=Pool(pre.layout, x), overlap=ov)
-                        if dep.chips > system.max_chips:
-                            continue
-                        sel.append(m * k + kv)
-                        owner.append(np.full(kv.size, len(deps)))
-                        deps.append(dep.for_model(model))
-                    if sel:  # one block for every worker pair of this (prefill, decode) layout pair
-                        parts.append(pts.take(np.concatenate(sel)))
-                        idx.append(np.concatenate(owner))
+                    xs, ys, bi = balanced_workers(pre, dec, wl, kv, opt.mtp, system.max_chips)
+                    if not xs.size:
+                        continue
+                    pts = disaggregated_points(model, pricer, precision, wl, pre, dec, xs, ys, opt.mtp, transfers,
+                                               batch_index=bi)
+                    made: dict = {}  # one deployment per worker pair of this (prefill, decode) layout pair
+                    for x, y in zip(xs.tolist(), ys.tolist()):
+                        if (x, y) not in made:
+                            made[x, y] = len(deps)
+                            deps.append(opt.deployment(precision, Pool(dlay, y), prefill=Pool(pre.layout, x),
+                                                       overlap=ov).for_model(model))
+                    parts.append(pts)
+                    idx.append(np.array([made[x, y] for x, y in zip(xs.tolist(), ys.tolist())]))
     if not parts:
         raise InfeasibleDeployment(
             "deployment", f"no layout of {model.name} ({precision.name}) fits on {system.name} "

@@ -185,9 +185,38 @@ def transfer_lanes_group(pricer: Pricer, prefill_chips: int, decode_chips: int, 
     return max(1, min(prefill_chips, decode_chips)), min(max(total_chips, 2), pricer.system.max_chips)
 
 
+def prefill_workers_needed(pre: PrefillPerf, dec: DecodeCurve, wl: Workload, decode_workers: int,
+                           mtp: MTP | None = None) -> np.ndarray:
+    """The fewest prefill workers that keep up with ``decode_workers`` decode instances, per decode batch, (K,).
+
+    The balance :func:`disaggregated_points` applies: y decode instances at batch B finish
+    λ = y·B/(D·τ) requests/s (D = (mean OSL − 1)/a decode steps), whose prompts load x prefill
+    workers to ρ = λ·ISL/(x·P) (P: one worker's prompt tokens/s); a point is saturated at
+    ρ ≥ :data:`MAX_PREFILL_UTILISATION`. Returns the smallest whole x ≥ 1 with ρ below it, computed
+    with the same expression (so the point it names is not saturated); 1 where the decode batch is
+    infeasible or its step time is not positive (the point carries the decode pool's reason).
+
+    >>> from types import SimpleNamespace as N
+    >>> w = N(mean_osl=101.0, mean_isl=1000.0)  # D = 100 steps; one worker: P = 1e5 prompt tokens/s
+    >>> d = N(batch=np.array([1.0, 64.0, 1024.0]), tau_s=np.array([0.01, 0.02, 0.05]), feasible=np.ones(3, bool))
+    >>> prefill_workers_needed(N(tokens_per_s=1e5), d, w, 1).tolist()  # λ = 1, 32, 204.8 req/s
+    [1, 1, 3]
+    """
+    a = mtp.tokens_per_step if mtp else 1.0
+    steps = (wl.mean_osl - 1) / a
+    tau = np.asarray(dec.tau_s, dtype=float)
+    ok = np.asarray(dec.feasible, dtype=bool) & (tau > 0) & np.isfinite(tau)
+    lam = float(decode_workers) * dec.batch / (steps * np.where(ok, tau, 1.0))
+    load = lam * wl.mean_isl  # prompt tokens/s the decode pool asks for
+    x = np.maximum(np.floor(load / (pre.tokens_per_s * MAX_PREFILL_UTILISATION)), 0.0) + 1.0
+    x = np.where(load / (x * pre.tokens_per_s) < MAX_PREFILL_UTILISATION, x, x + 1.0)  # rounding at the edge
+    return np.where(ok & np.isfinite(x), x, 1.0).astype(int)
+
+
 def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision, wl: Workload,
                          pre: PrefillPerf, dec: DecodeCurve, prefill_workers, decode_workers,
-                         mtp: MTP | None = None, transfer_cache: dict | None = None) -> ServingPoints:
+                         mtp: MTP | None = None, transfer_cache: dict | None = None,
+                         batch_index=None) -> ServingPoints:
     """Closed-loop points for every (prefill workers x_m, decode workers y_m) pair and every batch.
 
     Args:
@@ -195,21 +224,29 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
         transfer_cache: (lanes, group) of :func:`transfer_lanes_group` → KV hand-off time, s, shared
             by the calls of one sweep (the same model, pricer, precision and workload), which meet
             the same pool sizes many times; None = a cache for this call only.
+        batch_index: (M,) indices into ``dec.batch``: pair m is priced at that one decode batch only
+            (the sweep's balanced worker counts, :func:`prefill_workers_needed`); None = every batch.
 
     Returns:
-        :class:`ServingPoints` of M·K points, pair-major (pair m occupies [m·K, (m+1)·K)).
+        :class:`ServingPoints` of M·K points, pair-major (pair m occupies [m·K, (m+1)·K)); M points
+        with ``batch_index``.
     """
     xs = np.asarray(prefill_workers, dtype=float)[:, None]
     ys = np.asarray(decode_workers, dtype=float)[:, None]
     a = mtp.tokens_per_step if mtp else 1.0
     steps = (wl.mean_osl - 1) / a
-    k = dec.batch.shape[0]
-    b, tau = dec.batch[None, :], dec.tau_s[None, :]
+    if batch_index is None:
+        col = lambda v: np.asarray(v)[None, :]  # noqa: E731  (1, K): every pair at every batch
+    else:
+        bi = np.asarray(batch_index, dtype=int)
+        col = lambda v: np.asarray(v)[bi][:, None]  # noqa: E731  (M, 1): pair m at its own batch
+    b, tau = col(dec.batch), col(dec.tau_s)
+    k = b.shape[1]
     cp, cd = pre.layout.chips, dec.layout.chips
     chips = xs * cp + ys * cd
     lam = ys * b / (steps * tau)
     rho = lam * wl.mean_isl / (xs * pre.tokens_per_s)
-    ok = (rho < MAX_PREFILL_UTILISATION) & dec.feasible[None, :] & pre.feasible
+    ok = (rho < MAX_PREFILL_UTILISATION) & col(dec.feasible) & pre.feasible
     # the prefill workers' steady queue (serve/queueing.py, effect 2): chunks arrive at
     # λ_c = λ·m/x, each costs s = σ·chunk in a step of t0 + s·n chunks
     chunk = min(wl.mean_isl, pre.tokens_per_s * pre.interval_s)
@@ -244,15 +281,15 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
 
     lam_f, tau_f = lam.ravel(), flat(tau)
     c = lam_f * (ttft_q[None] + steps * tau_f)
-    dec_ok = flat(dec.feasible[None, :])
-    reason = np.where(ok.ravel(), "", np.where(~dec_ok, flat(dec.reason[None, :]),
+    dec_ok = flat(col(dec.feasible))
+    reason = np.where(ok.ravel(), "", np.where(~dec_ok, flat(col(dec.reason)),
                                                f"prefill pool saturated (utilisation >= {MAX_PREFILL_UTILISATION:.0%}): add prefill workers"))
     if not pre.feasible:
         reason = np.full(c.shape, f"prefill: {pre.reason}", dtype=object)
-    limit = flat(np.where(dec.batch >= dec.cap, dec.cap_name, "")[None, :])
+    limit = flat(col(np.where(dec.batch >= dec.cap, dec.cap_name, "")))
     n = c.shape[0]
     return ServingPoints.assemble(
         concurrency=c, decode_batch=flat(b), request_rate_per_s=lam_f, ttft_by_quantile=ttft_q, tpot_s=tau_f / a,
         decode_steps_per_request=steps, step_time_s=tau_f, workload=wl, chips=chips.repeat(k, axis=1).ravel(),
-        bound=flat(dec.bound[None, :]), bound_margin=flat(dec.margin[None, :]), limit=limit, feasible=ok.ravel(),
-        reason=reason, queue_s=np.zeros(n), kv_transfer_s=flat(xfer), bound_level=flat(dec.bound_level[None, :]))
+        bound=flat(col(dec.bound)), bound_margin=flat(col(dec.margin)), limit=limit, feasible=ok.ravel(),
+        reason=reason, queue_s=np.zeros(n), kv_transfer_s=flat(xfer), bound_level=flat(col(dec.bound_level)))
