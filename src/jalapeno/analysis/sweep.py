@@ -350,6 +350,23 @@ def balanced_workers(pre: PrefillPerf, dec: DecodeCurve, wl: Workload, batch_ind
     return x[fit], y[fit], b[fit]
 
 
+#: the KV hand-off caches of the last few sweeps (serve/disagg.disaggregated_points' ``transfer_cache``), each
+#: with the objects its key names by identity (kept alive, so an id is not reused while its entry lives)
+_TRANSFERS: dict[tuple, tuple] = {}
+
+
+def _transfer_cache(model: ModelSpec, pricer: Pricer, precision: Precision, wl: Workload) -> dict:
+    """The KV hand-off cache for a sweep: shared with an earlier sweep of the same model and pricer objects,
+    KV-cache format and mean prompt length (all a hand-off's time depends on besides the pool sizes,
+    serve/disagg.kv_transfer_s) — ``compare`` sweeps each system at two precisions with one KV format."""
+    key = (id(model), id(pricer), precision.kv_cache, float(wl.mean_isl))
+    if key not in _TRANSFERS:
+        if len(_TRANSFERS) >= 4:
+            _TRANSFERS.pop(next(iter(_TRANSFERS)))
+        _TRANSFERS[key] = (model, pricer, {})
+    return _TRANSFERS[key][2]
+
+
 def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
           options: SweepOptions | None = None) -> SweepResult:
     """Evaluate every enumerated deployment at every operating point.
@@ -425,7 +442,7 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
         pres = [prefill_perf(model, pricer, lay, precision, wl, limits.prefill_budget(lay),
                              pool_overlap(pre_ov, model, lay))
                 for lay in pre_layouts]
-        transfers: dict = {}  # KV hand-off times by pool sizes, shared by this sweep's pairs
+        transfers = _transfer_cache(model, pricer, precision, wl)  # KV hand-off times by pool sizes
         for dlay in dec_layouts:
             curves = {"none": decode_curve(model, pricer, dlay, precision, wl, batches, opt.mtp, limits)}
             if opt.overlap != "none" and has_ep_all_to_all(model, dlay):

@@ -257,13 +257,14 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
     tau_p = pre.step0_s / (1 - rho_c)
     n_bar = lam_c * tau_p
     cache = {} if transfer_cache is None else transfer_cache
+    totals, inv = np.unique(chips[:, 0].astype(int), return_inverse=True)  # each pool size priced once
     xfer = []
-    for t in chips[:, 0].astype(int).tolist():
+    for t in totals.tolist():
         key = transfer_lanes_group(pricer, cp, cd, t)
         if key not in cache:
             cache[key] = kv_transfer_s(model, pricer, precision, wl.mean_isl, cp, cd, t)
-        xfer.append([cache[key]])
-    xfer = np.array(xfer)
+        xfer.append(cache[key])
+    xfer = np.array(xfer)[inv.ravel()][:, None]
     eff_ = pricer.efficiency
     isl_of = {None: wl.mean_isl, **{q: wl.isl_quantile(q) for q in QUANTILES}}
     # bulk service on the prefill workers (serve/queueing.py, effect 2)
