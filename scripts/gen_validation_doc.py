@@ -252,16 +252,16 @@ def main() -> None:
         "(fit/amd.py; their other parameters borrowed, `kind = \"partial\"`); sets in "
         "`src/jalapeno/data/calibration/`. No end-to-end point enters a fit; rows on those systems are marked "
         "`kernels_calibrated` in `jalapeno validate --out`. DeepSeek-R1's MoE shape is held out of the MoE fits.",
-        "- **Front-end TTFT cost** (a + b·ISL, outside the accelerator) is the one parameter fitted on "
-        "end-to-end data: on 5 InferenceX H200 SGLang TP8 points at concurrency <= 8 "
+        "- **Fitted on end-to-end data** (three fits): the default front-end TTFT cost (a + b·ISL, outside the "
+        "accelerator) on 5 InferenceX H200 SGLang TP8 points at concurrency <= 8 "
         "(`scripts/fit_frontend.py`, fit/heldout.frontend_calibration); the software stacks' fixed costs "
-        "(below) on the fit half of a declared split of the matched points. Those points are `fit` in the "
-        "`split` column of `jalapeno validate --out`; the goals below are judged on the other rows (`jalapeno "
-        "validate --held-out`), the other tables count every row. Not in the `split` column (a known gap): "
-        "TensorRT-LLM's eager host time per call (24 µs, fit/trt_prompt_graphs.TRTLLM_EAGER_CALL_S) was fitted "
-        "in round 26 (`scripts/trt_eager_host_calls.py`) on the even half of the warm B200 TensorRT-LLM "
-        "aggregated DeepSeek-R1 rows at concurrency <= 8 (49 rows, unflagged; the column marks 25 of them "
-        "`fit` by the stack split and 24 `held_out`, so some of those 24 fed that constant).",
+        "(below) on the fit half of a declared split of the matched points; TensorRT-LLM's eager host time per "
+        "call (24 µs, fit/trt_prompt_graphs.TRTLLM_EAGER_CALL_S; round 26, `scripts/trt_eager_host_calls.py`) on "
+        "the even half (by id) of the unflagged B200 TensorRT-LLM aggregated gpt-oss-120b / Llama-3.3-70B / "
+        "DeepSeek-R1 rows at concurrency <= 8, DeepSeek-R1's only when measured warm "
+        "(fit/trt_prompt_graphs.eager_call_split). Those points are `fit` in the `split` column of `jalapeno "
+        "validate --out`; the goals below are judged on the other rows (`jalapeno validate --held-out`), the "
+        "other tables count every row.",
         "- **Derived systems** (no kernel tables: Jalapeño, Vera Rubin) borrow their nearest family's set.",
         "- **Mapping:** `matched` (the deployment and concurrency given by the source); `best_entry@concurrency` "
         "(the best of the published recipe entries that ran the row's concurrency); `searched_best` / "

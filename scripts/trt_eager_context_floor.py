@@ -30,10 +30,18 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+#: the launch-script rule of piecewise CUDA graphs, the rows and the declared split of the eager call-rate fit live in
+#: the package (fit/trt_prompt_graphs.py: where rows are built, and validate's ``split`` column reads the split)
+from jalapeno.fit.trt_prompt_graphs import (  # noqa: E402,F401
+    EAGER_FIT_MAX_CONCURRENCY,
+    PIECEWISE_RULES,
+    eager_call_split,
+    eager_fit_rows,
+    piecewise_on,
+)
+
 #: the concurrency up to which a row counts as low load (the burst and the steady queue are a few ms)
-LOW_LOAD = 8
-#: the launch-script rule of piecewise CUDA graphs lives in the package (fit/trt_prompt_graphs.py), where rows are built
-from jalapeno.fit.trt_prompt_graphs import PIECEWISE_RULES, piecewise_on  # noqa: E402,F401
+LOW_LOAD = EAGER_FIT_MAX_CONCURRENCY
 
 
 def implied_step_s(measured, load, burst, front_s):
@@ -62,17 +70,16 @@ def _stat(e: pd.Series) -> str:
 
 
 def frame() -> pd.DataFrame:
-    """The B200 TensorRT-LLM aggregated rows of the three models with their parts and keys."""
+    """The B200 TensorRT-LLM aggregated rows of the three models (fit/trt_prompt_graphs.eager_fit_rows) with their
+    parts and keys; ``split``: the eager call-rate fit's declared split (fit/trt_prompt_graphs.eager_call_split:
+    ``fit`` / ``held_out`` / ``none`` for the rows at C <= :data:`LOW_LOAD`, NaN above)."""
     from aic_ttft_split import parts, predict_parts
 
-    from jalapeno.fit.aic_quality import aic_source_flags, aic_ttft_flags
     from jalapeno.fit.client_warmup import aic_row_dates
     from jalapeno.fit.validate import load_aiconfigurator
 
     points, _ = load_aiconfigurator()
-    flagged = set(aic_ttft_flags(points)) | set(aic_source_flags(points))
-    sel = [p for p in points if p.system == "b200" and p.mode == "agg" and p.framework.split()[0] == "trtllm"
-           and p.model in ("gpt-oss-120b", "llama-3.3-70b", "deepseek-r1") and p.id not in flagged]
+    sel = eager_fit_rows(points)
     df = predict_parts(sel)
     df = df[df.full.notna() & df.measured_ttft_s.notna()].copy()
     df = df.assign(**parts(df.full, df.noburst, df.bare, df.lone), m=df.measured_ttft_s)
@@ -86,6 +93,7 @@ def frame() -> pd.DataFrame:
     df["piecewise"] = [piecewise_on(r.precision, r.release, r.mtp, r.isl, r.osl, r.conc, r.tp * r.dp, r.ep, r.dp > 1)
                        for r in df.itertuples()]
     df["resid"] = df.m - df.lone - df.load - df.burst
+    df["split"] = pd.Series(eager_call_split(points), dtype=object)
     return df.sort_index()
 
 
@@ -126,9 +134,9 @@ def main() -> None:
             print(dict(zip(keys, k)), f"on (OSL {on.osl.tolist()}): measured {on.m.median():.3f} model "
                   f"{on.full.median():.3f} resid {on.resid.median():.3f} | off (OSL {off.osl.tolist()}): measured "
                   f"{off.m.median():.3f} model {off.full.median():.3f} resid {off.resid.median():.3f}")
-    # what-if on the low-load rows: declared split, even rows (sorted by id) fit, odd rows held out
-    low["half"] = np.arange(len(low)) % 2
-    fit = low[low.half == 0]
+    # what-if on the low-load rows: the declared split (fit/trt_prompt_graphs.eager_call_split: rows sorted by id, even
+    # rows fit — warm DeepSeek-R1 for H, the other models for the front end —, odd rows held out)
+    fit = low[low.split == "fit"]
     a, b = fit_front(fit[fit.model != "deepseek-r1"])
     eager = (low.model == "deepseek-r1") & ~low.piecewise
     base = low.full - low.front + a + b * low.isl - low.lone
@@ -137,13 +145,13 @@ def main() -> None:
         return (base + floored(low.lone, h, eager)) / low.m - 1
 
     grid = np.arange(0.0, 0.3001, 0.005)
-    fd = (low.half == 0) & (low.model == "deepseek-r1") & low.warm
+    fd = (low.split == "fit") & (low.model == "deepseek-r1")
     h = float(grid[int(np.argmin([np.median(np.abs(np.log1p(err(x)[fd]))) for x in grid]))])
     new = err(h)
     print(f"\n== what-if (C <= {LOW_LOAD}; fit on even rows: front end {a * 1e3:.1f} ms + {b * 1e6:.2f} µs/token on "
           f"gpt-oss-120b and Llama-3.3-70B, H = {h * 1e3:.0f} ms on warm DeepSeek-R1): shipped -> what-if, held out")
     for key, g in low.groupby(["model", "warm"]):
-        ho = g[g.half == 1]
+        ho = g[g.split == "held_out"]
         print(key, f"all {_stat(g.full / g.m - 1)} -> {_stat(new[g.index])}; held out {_stat(ho.full / ho.m - 1)} -> "
               f"{_stat(new[ho.index])}")
 

@@ -217,10 +217,11 @@ def main() -> None:
         mx, sm = sum_or_max(a.lone, a.implied, b.lone, b.implied)
         print(f"  {prec} TP{tp}: implied 8k {b.implied:.3f}; max(H, G) {mx:.3f}, H + G {sm:.3f}")
 
-    low["half"] = np.arange(len(low)) % 2
-    fit = low[low.half == 0]
+    # the declared split (fit/trt_prompt_graphs.eager_call_split, which validate's split column reads): rows sorted by
+    # id, even rows fit (warm DeepSeek-R1 scores c, the other models fit the front end inside it), odd rows held out
+    fit = low[low.split == "fit"]
     others = fit[fit.model != "deepseek-r1"]
-    fd = (low.half == 0) & (low.model == "deepseek-r1") & low.warm
+    fd = (low.split == "fit") & (low.model == "deepseek-r1")
 
     def arrays(rows):
         return {k: rows[k].to_numpy(float) for k in ("calls", "lone", "full", "front", "isl", "m")} | {
@@ -251,7 +252,7 @@ def main() -> None:
               "context only")
     new = pd.Series(predicted(c, a, b, arrays(low)), index=low.index) / low.m - 1
     for key, grp in low.groupby(["model", "warm", "mtp"]):
-        ho = grp[grp.half == 1]
+        ho = grp[grp.split == "held_out"]
         print(key, f"all {_stat(grp.full / grp.m - 1)} -> {_stat(new[grp.index])}; held out "
               f"{_stat(ho.full / ho.m - 1)} -> {_stat(new[ho.index])}")
     h200(c, a, b)

@@ -1,6 +1,6 @@
 """Which measured points an end-to-end fit saw: the ``split`` column of ``jalapeno validate`` and its ``--held-out`` view.
 
-Issue 18 judges accuracy on points the model has not seen. Two fits use end-to-end points (every other
+Issue 18 judges accuracy on points the model has not seen. Three fits use end-to-end points (every other
 constant comes from kernel tables or a stated source, docs/validation.md §Data and split):
 
 1. the software-stack fits (fit/stack_fit.py, ``scripts/fit_stacks.py``): their declared split,
@@ -10,18 +10,17 @@ constant comes from kernel tables or a stated source, docs/validation.md §Data 
 2. the default front end (0.15 s + 6.4 µs per prompt token, specs/efficiency.py; ``scripts/fit_frontend.py``):
    :func:`frontend_calibration`, the shipped InferenceX H200 SGLang points at concurrency <= 8 with a
    measured TTFT (5 points).
+3. TensorRT-LLM's eager host time per call (fit/trt_prompt_graphs.TRTLLM_EAGER_CALL_S, 24 µs; round 26,
+   ``scripts/trt_eager_host_calls.py``): :func:`jalapeno.fit.trt_prompt_graphs.eager_call_split`, the even
+   half (by id) of the unflagged B200 TensorRT-LLM aggregated gpt-oss-120b / Llama-3.3-70B / DeepSeek-R1
+   aiconfigurator rows at concurrency <= 8 with a measured and a predicted TTFT, DeepSeek-R1's only when
+   measured warm (the script reads the same function).
 
-A point's ``split`` (:func:`split_labels`): ``fit`` if either fit used it (a front-end point is ``fit``
-whatever its stack-fit half), ``held_out`` if it is in the stack fits' held-out half, ``none`` if no fit
+A point's ``split`` (:func:`split_labels`): ``fit`` if any fit used it (a front-end or eager-rate point is
+``fit`` whatever its stack-fit half), ``held_out`` if it is in the stack fits' held-out half, ``none`` if no fit
 drew it (MLPerf rows, MiniMax-M2.5's rows — stack_fit.HELD_OUT_MODELS —, rows mapped to a search or a
 frontier, rows their source corrected, every row of a ``--points`` file of one's own). ``--held-out``
 reports the ``held_out`` and ``none`` rows (:data:`JUDGED`): the rows no fit saw.
-
-Known gap (review28): a third constant was fitted on end-to-end rows and is not read here: TensorRT-LLM's eager host
-time per call (fit/trt_prompt_graphs.TRTLLM_EAGER_CALL_S, 24 µs; round 26, ``scripts/trt_eager_host_calls.py``), on
-the even half (by the script's row order) of the warm B200 TensorRT-LLM aggregated DeepSeek-R1 rows at concurrency
-<= 8. Its split lives in that script, not in the package, so some of those rows (49 unflagged; 24 ``held_out`` by
-the stack split) may carry ``held_out`` although they fed that constant.
 """
 
 from __future__ import annotations
@@ -54,16 +53,19 @@ def split_labels(points: Sequence[MeasuredPoint], shipped_inferencex: bool = Tru
 
     ``points``: the points a validation loaded (InferenceX, aiconfigurator, MLPerf rows); the stack fits'
     split is drawn over their :func:`~jalapeno.fit.stack_fit.fit_pool`, exactly as ``fit_all`` draws it (the
-    groups are per source, so leaving a source out does not reshuffle another's). ``shipped_inferencex``:
+    groups are per source, so leaving a source out does not reshuffle another's); the eager-rate split over their
+    aiconfigurator rows (fit/trt_prompt_graphs.eager_call_split, which prices its candidates: about a second). ``shipped_inferencex``:
     False when the InferenceX points are a file of the user's (``--points``): no fit saw them, so they
     are ``none`` (their ids could otherwise collide with the shipped file's).
     """
     from jalapeno.fit.stack_fit import fit_pool, split
+    from jalapeno.fit.trt_prompt_graphs import eager_call_split
 
     fitted = [p for p in points if p.source in FIT_SOURCES and (p.source != "inferencex" or shipped_inferencex)]
     labels = split(fit_pool(fitted))
     if shipped_inferencex:
         labels.update({p.id: "fit" for p in frontend_calibration([p for p in points if p.source == "inferencex"])})
+    labels.update({i: "fit" for i, s in eager_call_split(points).items() if s == "fit"})  # aiconfigurator rows
     return {p.id: labels.get(p.id, "none") for p in points}
 
 

@@ -15,6 +15,7 @@ Llama-3.3-70B one, every earlier DeepSeek-R1 one) sets none: eager, the engine's
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 
 #: Host seconds per call of TensorRT-LLM's eager prompt step (one call from Python into torch, with TensorRT-LLM's
@@ -23,6 +24,15 @@ from dataclasses import replace
 #: front end on gpt-oss-120b and Llama-3.3-70B), odd rows held out; 24 µs, at the top of the 5-25 µs of host work per
 #: eager PyTorch op usually quoted (J. Lin, "From PyTorch op to kernel launch", jiahuanglin.xyz lesson 18).
 TRTLLM_EAGER_CALL_S = 24e-6
+
+#: The rows :data:`TRTLLM_EAGER_CALL_S` was fitted on (:func:`eager_call_split`): aiconfigurator rows of this system,
+#: aggregated, TensorRT-LLM, of these models (scripts/trt_eager_context_floor.frame, round 26).
+EAGER_FIT_SYSTEM = "b200"
+EAGER_FIT_MODELS = ("gpt-oss-120b", "llama-3.3-70b", "deepseek-r1")
+#: The model whose warm rows scored the rate (the others' rows fitted the client front end inside it).
+EAGER_FIT_SCORED_MODEL = "deepseek-r1"
+#: Low load: the split's rows run at concurrency <= this (the burst and the steady queue are a few ms).
+EAGER_FIT_MAX_CONCURRENCY = 8
 
 #: InferenceX DeepSeek-R1 B200 TensorRT-LLM scripts that set piecewise CUDA graphs, keyed (precision, release, MTP):
 #: (commit and script, rule(isl, osl, conc, chips, ep, dp)); ``chips`` the script's TP (the instance), ``dp`` whether it
@@ -88,3 +98,58 @@ def with_prompt_graphs(dep, engine: str, model: str, precision: str, release: st
         return dep, f"prompt steps as piecewise CUDA graphs ({PIECEWISE_RULES[(precision, release, dep.mtp is not None)][0]})"
     return (replace(dep, eager_prompt_call_s=TRTLLM_EAGER_CALL_S),
             f"eager prompt steps: max(host calls × {TRTLLM_EAGER_CALL_S * 1e6:g} µs, GPU) (fit/trt_prompt_graphs.py)")
+
+
+def eager_fit_rows(points: Sequence) -> list:
+    """The points of ``points`` (fit/validate.MeasuredPoint) the eager call-rate study prices, at any concurrency:
+    aiconfigurator rows of :data:`EAGER_FIT_SYSTEM`, aggregated, TensorRT-LLM, of :data:`EAGER_FIT_MODELS`, not
+    flagged by fit/aic_quality.py (TTFT rules A, B, F over every aiconfigurator point of ``points``; rule C)."""
+    sel = [p for p in points if p.source == "aiconfigurator" and p.system == EAGER_FIT_SYSTEM and p.mode == "agg"
+           and p.framework.split()[0] == "trtllm" and p.model in EAGER_FIT_MODELS]
+    if not sel:
+        return []
+    from jalapeno.fit.aic_quality import aic_source_flags, aic_ttft_flags
+
+    aic = [p for p in points if p.source == "aiconfigurator"]
+    flagged = set(aic_ttft_flags(aic)) | set(aic_source_flags(aic))
+    return [p for p in sel if p.id not in flagged]
+
+
+def _ttft_predicted(points: Sequence) -> set[str]:
+    """Ids of ``points`` with a measured and a predicted TTFT (fit/validate.predict_points' defaults, the roofline
+    pricer and each point's own stack: what scripts/aic_ttft_split.predict_parts calls ``full``)."""
+    from jalapeno.fit.validate import predict_points
+
+    rows = predict_points(list(points))
+    t = rows[rows.metric == "ttft_s"].dropna(subset=["measured", "predicted"]) if len(rows) else rows
+    return set(t.id) if len(t) else set()
+
+
+def eager_call_split(points: Sequence, predicted: Callable[[Sequence], Collection[str]] | None = None,
+                     dates: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Point id → ``fit`` / ``held_out`` / ``none``: the declared split :data:`TRTLLM_EAGER_CALL_S` was fitted on
+    (round 26, scripts/trt_eager_host_calls.py; scripts/trt_eager_context_floor.py's what-if reads it too), for the
+    rows of the split only (a row outside it is absent).
+
+    The rows: :func:`eager_fit_rows` at concurrency <= :data:`EAGER_FIT_MAX_CONCURRENCY` with a measured and a
+    predicted TTFT (``predicted(rows)`` → their ids; default: fit/validate.predict_points as the scripts price them),
+    sorted by id; the even ones (0, 2, ... in that order) are the fit half, the odd ones ``held_out``. An even row
+    is ``fit`` if it took part: an :data:`EAGER_FIT_SCORED_MODEL` row measured warm (its ``measured=`` date, from
+    ``dates`` — default fit/client_warmup.aic_row_dates —, on or after client_warmup.WARMUP_FROM; such rows scored
+    the rate) or a row of another model (those fitted the client front end inside the rate); an even cold or
+    undated DeepSeek-R1 row took no part: ``none``.
+
+    A worked set of rows, labelled by hand: tests/unit/test_eager_call_split.py.
+    """
+    low = [p for p in eager_fit_rows(points) if p.concurrency and p.concurrency <= EAGER_FIT_MAX_CONCURRENCY]
+    if not low:
+        return {}
+    from jalapeno.fit.client_warmup import WARMUP_FROM, aic_row_dates
+
+    have = set((predicted or _ttft_predicted)(low))
+    dates = aic_row_dates() if dates is None else dates
+    out = {}
+    for i, p in enumerate(sorted((p for p in low if p.id in have), key=lambda q: q.id)):
+        took_part = p.model != EAGER_FIT_SCORED_MODEL or dates.get(p.id, "") >= WARMUP_FROM
+        out[p.id] = "held_out" if i % 2 else "fit" if took_part else "none"
+    return out
