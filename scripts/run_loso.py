@@ -2,12 +2,14 @@
 
 For each system with kernel tables (fit/loso.LOSO_DONOR): its measured end-to-end points predicted
 (1) with its own calibrated set and the roofline pricer, (2) with the table-lookup pricer on its own
-tables (cost/table_pricer.py), (3) with a borrowed set, its own tables left out (fit/loso.py). The
+tables (cost/table_pricer.py), (3) with a borrowed set, nothing it or its same-silicon twin measured reaching
+it (fit/loso.py: the donor refitted without their kernel tables, none of its per-system measurements read, the
+stacks' fixed costs refitted without their end-to-end rows). The
 pooled error (TPOT, interactivity, throughput per chip) of each, and ``band_error`` = the median
 over systems of the LOSO median error, which sets the low/high band of every derived set
 (fit/calibrate.derived_set). Then the derived sets must be rewritten: ``jalapeno calibrate``.
 
-Run: python scripts/run_loso.py   (about 10 minutes; needs the [calibrate] extra)
+Run: python scripts/run_loso.py   (about 15-30 minutes: a stack refit per system; needs the [calibrate] extra)
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ def main() -> None:
              f"# {datetime.date.today()}: pooled |predicted/measured - 1| over {', '.join(LOSO_METRICS)} rows of the",
              "# shipped InferenceX points and aiconfigurator-core 0.12.0's silicon_sample rows, per system.",
              "# roofline: own calibrated set; table: table-lookup pricer on own tables; loso: borrowed set,",
-             "# own tables left out (the estimate for a chip without measurements)."]
+             "# nothing the system or its same-silicon twin measured reaching it (fit/loso.py; the estimate",
+             "# for a chip without measurements)."]
     per = {}
     for n in names:
         per[n] = {"donor": LOSO_DONOR[n], "roofline": pooled_error(own[own.system == n]),

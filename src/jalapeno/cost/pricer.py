@@ -35,6 +35,7 @@ from jalapeno.cost.engine_allreduce import measured_all_reduce
 from jalapeno.cost.optable import CollectiveTable, OpTable
 from jalapeno.cost.roofline import OpTimes, op_times
 from jalapeno.errors import SpecError
+from jalapeno.specs.calibration import derived_from
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.hardware import System
 
@@ -186,7 +187,7 @@ class SystemPricer:
 
     def collective(self, kind: str, group: int, message_bytes, placement: str = "packed") -> CollectiveTime:
         r = collective_time(kind, group, message_bytes, self.system, self.efficiency, placement)
-        if kind != "all_reduce" or self.efficiency.all_reduce_table == "none":
+        if kind != "all_reduce" or self.efficiency.all_reduce_table == "none" or not measured_here(self.efficiency):
             return r
         # the engine's own all-reduce where measured on this system (cost/engine_allreduce.py)
         m = measured_all_reduce(r, self.efficiency.all_reduce_table, group, message_bytes, self.system, placement)
@@ -221,7 +222,8 @@ class RooflinePricer(SystemPricer):
         from jalapeno.cost.moe_width import width_terms
 
         eff = self.efficiency
-        return op_times(ops, self.system.chip, eff, width_terms(_root(self.system)) if eff.moe_width_term else None)
+        return op_times(ops, self.system.chip, eff,
+                        width_terms(_root(self.system)) if eff.moe_width_term and measured_here(eff) else None)
 
 
 def load_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = (), stack=None) -> RooflinePricer:
@@ -271,7 +273,7 @@ def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pric
     from jalapeno.cost.moe_backend import KernelMoePricer, MeasuredMoePricer, MoeCurve
     from jalapeno.specs.moe_backends import moe_backend_curves, moe_backend_kernel
 
-    if backend is None or model.moe is None or (layout.eplb or 0) > 0:
+    if backend is None or model.moe is None or (layout.eplb or 0) > 0 or not measured_here(pricer.efficiency):
         return pricer
     m = model.moe
     shape = (model.hidden_size, m.expert_intermediate, m.num_experts, m.top_k)
@@ -308,7 +310,7 @@ def with_attention_backend(pricer: Pricer, backend: str | None, kv_format: str |
     from jalapeno.cost.attention_backend import AttentionBackendPricer
     from jalapeno.specs.attention_backends import attention_backend_entry
 
-    if backend is None:
+    if backend is None or not measured_here(pricer.efficiency):
         return pricer
     e = attention_backend_entry(_root(pricer.system), backend, kv_format)
     return pricer if e is None else AttentionBackendPricer(pricer, e["decode_hbm_fraction"], backend, e["source"],
@@ -339,6 +341,22 @@ def _root_chip_pricer(pricer: Pricer):
         return None
     root = load_system(s.origin.root)
     return None if root.chip == s.chip else replace(pricer, system=replace(s, chip=root.chip))
+
+
+def measured_here(efficiency: Efficiency) -> bool:
+    """Whether the system's own per-system kernel measurements may price it under ``efficiency``: False for a
+    set wholly derived from another chip (specs/calibration.derived_from: Jalapeño, Vera Rubin, a
+    leave-one-system-out set, fit/loso.py), which prices with no measurement of this chip — not its routed
+    experts' width term (data/moe_width.toml), its engines' measured all-reduce (data/collectives/
+    engine_allreduce.toml), MoE backend kernels (data/moe_backends.toml, moe_backend_kernels.toml) or attention
+    backend speeds (data/attention_backends.toml). A derived catalog system has none of them anyway; a measured
+    system priced with a derived set would otherwise read its own.
+
+    >>> from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY as d
+    >>> measured_here(d), measured_here(replace(d, source="calibrated (derived from b300; set calibrated; x.toml)"))
+    (True, False)
+    """
+    return derived_from(efficiency.source) is None
 
 
 def _root(system: System) -> str:

@@ -32,7 +32,8 @@ used. Functional forms (the same ones the step cost uses, cost/roofline.py):
   EP 16 held out; fit/collectives.fit_ep_all_to_all with ``fix_fraction``): 15.0 us on GB200;
   on GB300, which shares GB200's NVLink 5 fabric, on GB200's table priced on GB300
   (fit/kernel_tables.A2A_FABRIC_SIBLING: the all-to-all kernels aiconfigurator times on both run at
-  the same speed); elsewhere it is carried over (0). The report also gives the joint kernel-level fit (fraction
+  the same speed); elsewhere it is not set (the documented default, 0; not carried over from the shipped set, so
+  a refit without the sibling's tables keeps none of them: fit/loso.py). The report also gives the joint kernel-level fit (fraction
   0.85, 19 us per call; fit/collectives.judge_ep_all_to_all) — its fraction is not applied: it
   moves GB200's disaggregated throughput error from 9% to 16% median (fidelity guard), i.e. the
   carried 0.45 stands in for costs the model misses elsewhere (docs/gap_gb200_fp4_8k1k.md,
@@ -105,16 +106,23 @@ from jalapeno.specs.hardware import System
 
 # ---- driver ------------------------------------------------------------------------------------
 
-def calibrate_system(system: System) -> dict:
+def calibrate_system(system: System, withheld: frozenset = frozenset()) -> dict:
     """Fit one system's parameters on its kernel tables; returns the parameter set + provenance.
 
+    ``withheld``: aiconfigurator system folders none of whose tables may be read (the
+    leave-one-system-out refit of a donor, fit/loso.py): every rule that fills this system's fit from
+    another system's tables (its NVLink generation's NCCL tables, the kernel paths of
+    KERNEL_PATH_SIBLING, the all-to-all of A2A_FABRIC_SIBLING) skips them, and the provenance lists them.
+
     Raises:
-        SpecError: the system has no kernel tables, or the package is missing.
+        SpecError: the system has no kernel tables, or its own are withheld, or the package is missing.
     """
     sdir = AIC_SYSTEM_DIRS.get(system.name)
     if sdir is None:
         raise SpecError("system", f"no measured kernel tables for {system.name}",
                         f"calibrate one of {', '.join(AIC_SYSTEM_DIRS)}; others use derived_set()")
+    if sdir in withheld:
+        raise SpecError("withheld", f"{system.name}'s own tables ({sdir}) are withheld", "withhold other systems' tables only")
     gemm, v_gemm = load_table(sdir, "gemm", "gemm_perf")
     p_gemm, r_gemm = fit_gemm(gemm, system, SERIAL_K_KEYS, SERIAL_K_FIT_ONLY_KEYS)
     ctx, v_att = load_table(sdir, "attention", "context_attention_perf")
@@ -125,7 +133,7 @@ def calibrate_system(system: System) -> dict:
     params = {**p_gemm, **p_att}
     r_link = None
     if system.name in NVLINK_GENERATION:  # the NCCL ramps of this system's NVLink generation
-        p_link, r_link = fit_generation(generation_frames(NVLINK_GENERATION[system.name]))
+        p_link, r_link = fit_generation(generation_frames(NVLINK_GENERATION[system.name], withheld))
         params.update(p_link)
     reports = {"gemm": r_gemm, "attention": r_att}
     if nccl is not None:
@@ -146,10 +154,10 @@ def calibrate_system(system: System) -> dict:
         reports["custom_allreduce"].update({f"ramp_{k}": v for k, v in r_ramp.items()})
     except SpecError:
         reports["custom_allreduce"] = {"rows": 0}
-    prev = (load_calibration(system.name) or {}).get("parameters", {})  # all-to-all: carried over
-    params.update({k: prev[k] for k in ("all_to_all_fraction", "all_to_all_latency_s") if k in prev})
+    prev = (load_calibration(system.name) or {}).get("parameters", {})  # all-to-all fraction: carried over
+    params.update({k: prev[k] for k in ("all_to_all_fraction",) if k in prev})
     try:  # where TensorRT-LLM's measured NVLink all-to-all exists (its own, else its fabric sibling's):
-        a2a, v_a2a = load_a2a_table(sdir)  # the per-call latency at the carried fraction is shipped, the rest judged
+        a2a, v_a2a = load_a2a_table(sdir, withheld)  # the per-call latency at the carried fraction is shipped, the rest judged
         p_lat, _ = fit_ep_all_to_all(a2a, system, DEFAULT_EFFICIENCY.with_overrides(params), fix_fraction=True)
         params["all_to_all_latency_s"] = p_lat["all_to_all_latency_s"]
         reports["all_to_all"] = {"version": v_a2a, **judge_ep_all_to_all(a2a, system,
@@ -159,7 +167,7 @@ def calibrate_system(system: System) -> dict:
     try:
         moe, v_moe = load_table(sdir, "moe", "moe_perf")
         filled = {}
-        if sdir in KERNEL_PATH_SIBLING:  # kernel paths its table lacks, from its predecessor's
+        if KERNEL_PATH_SIBLING.get(sdir, sdir) not in (sdir, *withheld):  # kernel paths its table lacks, from its predecessor's
             sib, _ = load_table(KERNEL_PATH_SIBLING[sdir], "moe", "moe_perf")
             moe, filled = fill_missing_kernel_paths(moe, sib, MOE_KEYS, "moe_dtype", KERNEL_PATH_SIBLING[sdir])
         p_moe, reports["moe"] = fit_moe(moe, system)
@@ -177,7 +185,8 @@ def calibrate_system(system: System) -> dict:
         reports["mla"], v_mla = {"rows": 0}, None
     prov = {"package": f"aiconfigurator-core {package_version()}", "backend": BACKEND,
             "gemm_version": v_gemm, "attention_version": v_att, "system_dir": sdir,
-            **({"moe_version": v_moe} if v_moe else {}), **({"mla_version": v_mla} if v_mla else {})}
+            **({"moe_version": v_moe} if v_moe else {}), **({"mla_version": v_mla} if v_mla else {}),
+            **({"withheld_tables": sorted(withheld)} if withheld else {})}
     return {"system": system.name, "parameters": params, "report": reports, "provenance": prov}
 
 

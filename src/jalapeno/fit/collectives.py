@@ -265,15 +265,16 @@ def fit_generation(frames: dict[str, pd.DataFrame]) -> tuple[dict, dict]:
     return params, rep
 
 
-def generation_frames(generation: int) -> dict[str, pd.DataFrame]:
+def generation_frames(generation: int, withheld: frozenset = frozenset()) -> dict[str, pd.DataFrame]:
     """:func:`aic_nccl_frame` of every catalog system of one NVLink generation that has an
-    aiconfigurator NCCL table (needs the ``[calibrate]`` extra)."""
+    aiconfigurator NCCL table (needs the ``[calibrate]`` extra), less the systems whose aiconfigurator
+    folder is in ``withheld`` (a leave-one-system-out refit, fit/loso.py)."""
     from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, load_nccl_table
     from jalapeno.specs.catalog import load_system
 
     out = {}
     for name, gen in NVLINK_GENERATION.items():
-        if gen != generation or name not in AIC_SYSTEM_DIRS:
+        if gen != generation or name not in AIC_SYSTEM_DIRS or AIC_SYSTEM_DIRS[name] in withheld:
             continue
         table, _ = load_nccl_table(AIC_SYSTEM_DIRS[name])
         if table is not None:

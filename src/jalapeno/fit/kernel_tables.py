@@ -188,18 +188,19 @@ def fill_missing_kernel_paths(df: pd.DataFrame, sibling: pd.DataFrame, keys: lis
     return pd.concat([df, *added], ignore_index=True), report
 
 
-def load_a2a_table(system_dir: str) -> tuple[pd.DataFrame, str]:
+def load_a2a_table(system_dir: str, withheld: frozenset = frozenset()) -> tuple[pd.DataFrame, str]:
     """TensorRT-LLM's measured NVLink MoE all-to-all (``comm/trtllm/<v>/trtllm_alltoall_perf``) of
-    ``system_dir``, else of its :data:`A2A_FABRIC_SIBLING`; the version names the sibling's folder then
+    ``system_dir``, else of its :data:`A2A_FABRIC_SIBLING` unless that sibling's folder is in ``withheld``
+    (a leave-one-system-out refit, fit/loso.py); the version names the sibling's folder then
     (``"gb200 1.3.0rc10"``).
 
     Raises:
-        SpecError: neither the system nor a fabric sibling has the table.
+        SpecError: neither the system nor a (not withheld) fabric sibling has the table.
     """
     try:
         return load_table(system_dir, "comm", "trtllm_alltoall_perf")
     except SpecError:
-        if system_dir not in A2A_FABRIC_SIBLING:
+        if A2A_FABRIC_SIBLING.get(system_dir) in (None, *withheld):
             raise
     sib = A2A_FABRIC_SIBLING[system_dir]
     frame, v = load_table(sib, "comm", "trtllm_alltoall_perf")

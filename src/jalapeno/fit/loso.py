@@ -1,4 +1,4 @@
-"""Leave-one-system-out (LOSO): the end-to-end error of a chip priced without its own kernel tables.
+"""Leave-one-system-out (LOSO): the end-to-end error of a chip priced without its own measurements.
 
 For each system with kernel tables, its efficiency set is replaced by a borrowed one, exactly as a
 derived system (Jalapeño, Vera Rubin) borrows: the parameters of the nearest measured system of
@@ -7,6 +7,18 @@ GB300's Blackwell Ultra set), and its measured end-to-end points are predicted w
 is the honest estimate of the error on a chip with no measurements, and it sets the low/high band
 of every derived set (fit/calibrate.derived_set): ``band_error`` in the shipped
 ``data/validation/loso_error.toml`` (written by ``scripts/run_loso.py``).
+
+The rule: when system S is left out, nothing S measured — its kernel tables and end-to-end rows, and those of
+its same-silicon twin (:data:`SAME_SILICON`) — reaches S's prediction, directly or through another system's
+fit. So (1) the donor's set is refitted with those tables withheld (:func:`loso_set`;
+fit/calibrate.calibrate_system ``withheld``): every rule that fills one system's fit from another's tables
+skips them — the NVLink generation's NCCL ramp (fit/collectives.generation_frames), the kernel paths imputed
+from a KERNEL_PATH_SIBLING and the all-to-all of an A2A_FABRIC_SIBLING (fit/kernel_tables.py); the shipped
+donor set, fitted with them, is not borrowed; (2) under the borrowed set the pricer reads none of S's
+per-system measurements (cost/pricer.measured_here: MoE width term, engines' measured all-reduce, MoE and
+attention backend kernels), as a derived system has none; (3) the software stacks' fixed costs are refitted
+without S's and its twin's end-to-end rows (fit/stack_fit.fit_all ``withheld_systems``; :func:`run_loso`).
+Each rule's test: tests/unit/test_loso_withheld.py; what each moves: scripts/loso_sources.py.
 """
 
 from __future__ import annotations
@@ -31,34 +43,55 @@ LOSO_METRICS = ("tpot_s", "throughput_per_chip")
 LOSO_FILE = "loso_error.toml"
 
 
-def loso_set(name: str, calibrated: dict[str, dict]) -> dict:
-    """The borrowed set of held-out ``name``: its donor's parameters, as a derived set.
+#: Systems whose GPU is the same silicon as another's in another board (NVIDIA: GB200 NVL72 carries the
+#: B200 GPU, GB300 NVL72 the B300 Blackwell Ultra GPU; H100 and H200 are the same GH100 die with other
+#: HBM). A left-out system's tables are withheld together with its twin's: the twin's kernels are its own.
+SAME_SILICON = {"b200": "gb200-nvl72", "gb200-nvl72": "b200", "b300": "gb300-nvl72", "gb300-nvl72": "b300",
+                "h100": "h200", "h200": "h100"}
+
+
+def withheld_systems(name: str) -> frozenset:
+    """``name`` and its same-silicon twin (:data:`SAME_SILICON`): the systems whose measurements are withheld
+    when ``name`` is left out.
+
+    >>> sorted(withheld_systems("b300")), sorted(withheld_systems("jalapeno"))
+    (['b300', 'gb300-nvl72'], ['jalapeno'])
+    """
+    return frozenset(n for n in (name, SAME_SILICON.get(name)) if n)
+
+
+def withheld_tables(name: str) -> frozenset:
+    """The aiconfigurator system folders withheld when ``name`` is left out: its own and its same-silicon
+    twin's (:data:`SAME_SILICON`).
+
+    >>> sorted(withheld_tables("b200")), sorted(withheld_tables("gb300-nvl72"))
+    (['b200_sxm', 'gb200'], ['b300_sxm', 'gb300'])
+    """
+    from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS
+
+    return frozenset(AIC_SYSTEM_DIRS[n] for n in withheld_systems(name) if n in AIC_SYSTEM_DIRS)
+
+
+def loso_set(name: str) -> dict:
+    """The borrowed set of held-out ``name``: its donor's parameters as the donor's calibration fits them
+    with ``name``'s tables (and its twin's) withheld (fit/calibrate.calibrate_system ``withheld``), as a
+    derived set. The shipped donor set is not borrowed: it reads other systems' tables where its own lack
+    them (NVLink generation NCCL ramps, KERNEL_PATH_SIBLING kernel paths, the A2A_FABRIC_SIBLING all-to-all),
+    so it carries the left-out system's measurements. Needs the ``[calibrate]`` extra (about 5 s).
 
     Raises:
-        SpecError: ``name`` has no donor.
+        SpecError: ``name`` has no donor, or the aiconfigurator-core package is missing.
     """
     donor = LOSO_DONOR.get(name)
     if donor is None:
         raise SpecError("system", f"no leave-one-out donor for {name}", f"use one of {', '.join(LOSO_DONOR)}")
-    params = dict(calibrated[donor]["parameters"])
-    for key in own_table_keys(name, donor):  # fitted on the left-out system's own tables: not borrowed
-        params.pop(key, None)
-    return {"system": name, "parameters": params, "provenance": {"derived_from": donor, "left_out": name}}
+    from jalapeno.fit.calibrate import calibrate_system
+    from jalapeno.specs.catalog import load_system
 
-
-def own_table_keys(name: str, donor: str) -> tuple[str, ...]:
-    """Parameters of ``donor``'s calibrated set that its calibration fitted on ``name``'s kernel tables:
-    the all-to-all latency where ``name`` is ``donor``'s fabric sibling (fit/kernel_tables.A2A_FABRIC_SIBLING:
-    GB300's is fitted on GB200's table). Borrowing them would feed the left-out system's measurements into
-    its own left-out prediction.
-
-    >>> own_table_keys("gb200-nvl72", "gb300-nvl72"), own_table_keys("b200", "b300")
-    (('all_to_all_latency_s',), ())
-    """
-    from jalapeno.fit.kernel_tables import A2A_FABRIC_SIBLING, AIC_SYSTEM_DIRS
-
-    own, lent = AIC_SYSTEM_DIRS.get(name), AIC_SYSTEM_DIRS.get(donor)
-    return ("all_to_all_latency_s",) if own is not None and A2A_FABRIC_SIBLING.get(lent) == own else ()
+    withheld = withheld_tables(name)
+    refit = calibrate_system(load_system(donor), withheld)
+    return {"system": name, "parameters": refit["parameters"],
+            "provenance": {"derived_from": donor, "left_out": name, "withheld_tables": sorted(withheld)}}
 
 
 def pooled_error(rows: pd.DataFrame) -> dict:
@@ -73,26 +106,31 @@ def pooled_error(rows: pd.DataFrame) -> dict:
             "p90_ape": float(np.percentile(np.abs(e), 90)), "bias": float(np.median(speed))}
 
 
-def run_loso(out_dir: Path, systems: tuple[str, ...] | None = None, on_progress=None) -> dict[str, dict]:
+def run_loso(out_dir: Path, systems: tuple[str, ...] | None = None, on_progress=None,
+             refit_stacks: bool = True) -> dict[str, dict]:
     """Predict each held-out system's measured points with its borrowed set.
 
     Writes the borrowed sets to ``out_dir/<system>.toml`` (a calibration directory) and returns,
     per system: ``donor``, ``loso`` (pooled_error of the borrowed set) and ``rows`` (the per-point
-    rows).
+    rows). With ``refit_stacks`` (default) the software stacks' fixed costs are refitted without the
+    system's end-to-end rows and its twin's (fit/stack_fit.fit_all ``withheld_systems``; minutes per twin pair);
+    without, the shipped fits (fitted on its rows too) price it.
     """
     from jalapeno.fit.calibrate import to_toml
+    from jalapeno.fit.stack_fit import fit_all
     from jalapeno.fit.validation_run import run_validation
-    from jalapeno.specs.calibration import load_calibration
 
     out_dir.mkdir(parents=True, exist_ok=True)
     names = systems or tuple(LOSO_DONOR)
-    cal = {n: load_calibration(n) for n in {*names, *(LOSO_DONOR[n] for n in names)}}
-    res = {}
+    res, fits = {}, {}
     for i, n in enumerate(names):
         if on_progress:
             on_progress(n, i, len(names))
-        (out_dir / f"{n}.toml").write_text(to_toml(loso_set(n, cal), "derived"))
-        r = run_validation(efficiency=str(out_dir), systems=(n,))
+        (out_dir / f"{n}.toml").write_text(to_toml(loso_set(n), "derived"))
+        out = withheld_systems(n)  # twins withhold the same rows: one stack refit serves both
+        if refit_stacks and out not in fits:
+            fits[out] = fit_all(withheld_systems=out)
+        r = run_validation(efficiency=str(out_dir), systems=(n,), stack_fits=fits.get(out))
         res[n] = {"donor": LOSO_DONOR[n], "loso": pooled_error(r["rows"]), "rows": r["rows"]}
     return res
 

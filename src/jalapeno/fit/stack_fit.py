@@ -124,11 +124,12 @@ SPLIT_TEXT = ("declared split: per (stack, source, system, model, ISL, OSL, mode
               "alternate points fit / held out (fit/stack_fit.split)")
 
 
-def load_points() -> list[MeasuredPoint]:
+def load_points(withheld_systems: frozenset = frozenset()) -> list[MeasuredPoint]:
     """The matched end-to-end points: shipped InferenceX rows and aiconfigurator rows (if installed),
     less the aiconfigurator rows their source corrected (fit/aic_quality.py rule C: they measure a
-    benchmark-harness fault, not the deployment, in every metric) and the rows of
-    :data:`HELD_OUT_MODELS` (held out of every fit, reported only)."""
+    benchmark-harness fault, not the deployment, in every metric), the rows of
+    :data:`HELD_OUT_MODELS` (held out of every fit, reported only) and those of ``withheld_systems``
+    (a leave-one-system-out refit, fit/loso.py)."""
     from jalapeno.errors import SpecError
     from jalapeno.fit.validation_run import DEFAULT_POINTS
 
@@ -137,7 +138,7 @@ def load_points() -> list[MeasuredPoint]:
         pts += load_aiconfigurator()[0]
     except SpecError:
         pass
-    return fit_pool(pts)
+    return fit_pool([p for p in pts if p.system not in withheld_systems])
 
 
 def fit_pool(points: Sequence[MeasuredPoint]) -> list[MeasuredPoint]:
@@ -351,13 +352,15 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
     return {"values": values, "mtp_acceptance": acc, "clients": clients, "report": report}
 
 
-def fit_all(names: Sequence[str] = tuple(PLAN), front_end: bool = True, warm_clients_only: bool = False) -> dict[str, dict]:
+def fit_all(names: Sequence[str] = tuple(PLAN), front_end: bool = True, warm_clients_only: bool = False,
+            withheld_systems: frozenset = frozenset()) -> dict[str, dict]:
     """Fit every profile of ``names`` (each on its own points) on one shared split; the TTFT of the
     aiconfigurator rows that break a data-quality rule (fit/aic_quality.py) is left out of every fit
     and error, and so is the TPOT of those that break rule D or E (the split is drawn over every point, so a
     flag does not reshuffle it). With ``warm_clients_only`` (a what-if; the shipped fit leaves it off) the rows timed
-    without a client warm-up (fit/client_warmup.py) are left out of the front-end and burst fits only."""
-    pts = load_points()
+    without a client warm-up (fit/client_warmup.py) are left out of the front-end and burst fits only. The points
+    of ``withheld_systems`` enter nothing, their flags' comparisons included (fit/loso.py's refit)."""
+    pts = load_points(withheld_systems)
     sp = split(pts)
     flagged = frozenset(aic_ttft_flags(pts))
     decode = frozenset(aic_decode_flags(pts))

@@ -34,7 +34,8 @@ def calibrated_systems(kinds: tuple[str, ...] = ("measured", "partial")) -> froz
 
 def run_validation(points_path: str | None = None, use_aiconfigurator: bool = True, efficiency: str = "calibrated",
                    aic_frame: pd.DataFrame | None = None, mlperf: bool = False, stack: str | None = None,
-                   pricer: str = "roofline", systems: tuple[str, ...] | None = None, held_out: bool = False) -> dict:
+                   pricer: str = "roofline", systems: tuple[str, ...] | None = None, held_out: bool = False,
+                   stack_fits: dict | None = None) -> dict:
     """Predict every mappable measured point and summarise the errors.
 
     Returns a dict: ``rows`` (per point and metric, with ``quality``: the data-quality flag of the
@@ -56,7 +57,9 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     points of these systems (None: all). Every row carries ``split`` (fit/heldout.py: ``fit``, ``held_out`` or
     ``none``, whether an end-to-end fit saw the point); with ``held_out`` the figures (``summary``, ``overall``,
     ``overall_all``, ``flagged``, ``unchecked``) cover the rows no fit saw (``held_out`` and ``none``) and ``rows``
-    only those; ``split_counts`` gives the points per split of every predicted row either way.
+    only those; ``split_counts`` gives the points per split of every predicted row either way. ``stack_fits``: the
+    profiles' fitted values to price with, in the form of data/stack_fits.toml (fit/stack_fit.fit_all; None: the
+    shipped ones; fit/loso.py's refit).
 
     Raises:
         SpecError: an empty or missing points path, a folder, or no row of the file could be mapped
@@ -114,6 +117,13 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
 
         st = get_stack(stack)
         rows = predict_points(pts, calibrated_systems(), efficiency=efficiency, stack_of=lambda p: st, pricer=pricer)
+    elif stack_fits is not None:
+        from jalapeno.fit.validate import point_stack
+        from jalapeno.specs.stacks import build_stacks
+
+        profiles = build_stacks(stack_fits)
+        rows = predict_points(pts, calibrated_systems(), efficiency=efficiency, pricer=pricer,
+                              stack_of=lambda p: point_stack(p, profiles))
     else:
         rows = predict_points(pts, calibrated_systems(), efficiency=efficiency, pricer=pricer)
     quality = quality_table(path)  # fit/data_quality.py: the InferenceX file's rows only
