@@ -81,3 +81,17 @@ def test_the_scripts_read_the_package_rule(name):
     floor = load_script("trt_eager_context_floor")
     assert floor.eager_call_split is eager_call_split
     assert floor.LOW_LOAD == trt_prompt_graphs.EAGER_FIT_MAX_CONCURRENCY
+
+
+def test_validate_hands_its_own_predictions_to_the_split(monkeypatch):
+    # run_validation passes the ids it already priced (ttft_predicted) so the eager split does not price its
+    # candidates a second time; the labels are those of the split's own pricing (here: _predicted by hand)
+    monkeypatch.setattr(client_warmup, "aic_row_dates", lambda: DATES)
+
+    def boom(rows):
+        raise AssertionError("priced again")
+
+    monkeypatch.setattr(trt_prompt_graphs, "_ttft_predicted", boom)
+    handed = split_labels(POINTS, ttft_predicted={p.id for p in POINTS} - NO_PREDICTION)
+    monkeypatch.setattr(trt_prompt_graphs, "_ttft_predicted", _predicted)
+    assert handed == split_labels(POINTS)

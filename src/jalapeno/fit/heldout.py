@@ -25,7 +25,7 @@ reports the ``held_out`` and ``none`` rows (:data:`JUDGED`): the rows no fit saw
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from jalapeno.errors import SpecError
 from jalapeno.fit.validate import MeasuredPoint
@@ -48,7 +48,8 @@ def frontend_calibration(points: Sequence[MeasuredPoint]) -> list[MeasuredPoint]
             and p.concurrency and p.concurrency <= FRONTEND_MAX_CONCURRENCY and p.measured.get("ttft_s")]
 
 
-def split_labels(points: Sequence[MeasuredPoint], shipped_inferencex: bool = True) -> dict[str, str]:
+def split_labels(points: Sequence[MeasuredPoint], shipped_inferencex: bool = True,
+                 ttft_predicted: Collection[str] | None = None) -> dict[str, str]:
     """Point id → ``fit`` / ``held_out`` / ``none`` (module docstring) for every point of ``points``.
 
     ``points``: the points a validation loaded (InferenceX, aiconfigurator, MLPerf rows); the stack fits'
@@ -56,7 +57,9 @@ def split_labels(points: Sequence[MeasuredPoint], shipped_inferencex: bool = Tru
     groups are per source, so leaving a source out does not reshuffle another's); the eager-rate split over their
     aiconfigurator rows (fit/trt_prompt_graphs.eager_call_split, which prices its candidates: about a second). ``shipped_inferencex``:
     False when the InferenceX points are a file of the user's (``--points``): no fit saw them, so they
-    are ``none`` (their ids could otherwise collide with the shipped file's).
+    are ``none`` (their ids could otherwise collide with the shipped file's). ``ttft_predicted``: the ids of
+    ``points`` with a measured and a predicted TTFT when the caller has already priced them as the eager-rate
+    study did (validate's defaults), so its split need not price them again; None: it prices its candidates.
     """
     from jalapeno.fit.stack_fit import fit_pool, split
     from jalapeno.fit.trt_prompt_graphs import eager_call_split
@@ -65,7 +68,8 @@ def split_labels(points: Sequence[MeasuredPoint], shipped_inferencex: bool = Tru
     labels = split(fit_pool(fitted))
     if shipped_inferencex:
         labels.update({p.id: "fit" for p in frontend_calibration([p for p in points if p.source == "inferencex"])})
-    labels.update({i: "fit" for i, s in eager_call_split(points).items() if s == "fit"})  # aiconfigurator rows
+    have = None if ttft_predicted is None else (lambda rows, ids=frozenset(ttft_predicted): ids)
+    labels.update({i: "fit" for i, s in eager_call_split(points, have).items() if s == "fit"})  # aiconfigurator rows
     return {p.id: labels.get(p.id, "none") for p in points}
 
 

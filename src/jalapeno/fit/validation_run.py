@@ -107,7 +107,7 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
         first = f" (first: {skipped[0][0]}: {skipped[0][1]})" if skipped else ""
         raise SpecError("--points", f"no measured point could be mapped; {len(skipped)} row(s) skipped{first}",
                         "check the CSV's hardware/model names and numbers against the InferenceX points format")
-    splits = split_labels(pts, shipped_inferencex=points_path is None)  # before the systems filter: the fit's pool
+    every = pts  # the split is drawn over every loaded point (the fit's pool), before the systems filter
     if systems is not None:
         pts = [p for p in pts if p.system in systems]
         if not pts:
@@ -126,6 +126,13 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
                               stack_of=lambda p: point_stack(p, profiles))
     else:
         rows = predict_points(pts, calibrated_systems(), efficiency=efficiency, pricer=pricer)
+    # the eager-rate split (fit/heldout.py) keeps the rows with a predicted TTFT under the default pricing: the
+    # rows just priced are those when nothing was filtered or re-priced, else it prices its candidates itself
+    default = systems is None and stack is None and stack_fits is None and pricer == "roofline" \
+        and efficiency == "calibrated"
+    timed = rows[rows.metric == "ttft_s"].dropna(subset=["measured", "predicted"]) if len(rows) else rows
+    splits = split_labels(every, shipped_inferencex=points_path is None,
+                          ttft_predicted=set(timed.id) if default and len(rows) else None)
     quality = quality_table(path)  # fit/data_quality.py: the InferenceX file's rows only
     flags = dict(zip(quality.id[quality.flag != ""], quality.flag[quality.flag != ""]))
     not_checked = set(quality.id[~quality.checked])
