@@ -63,35 +63,34 @@ def columns(table, cols):
     per-row fields are kept. A slice gives views, an index array C-ordered copies (``np.take``; ``v[:, idx]``
     is Fortran-ordered, and NumPy sums such a table over its rows pairwise, a C-ordered one row by row:
     the last bits would differ); elementwise results do not depend on the layout."""
-    return _columns(table, _cut_fields(table), cols)
+    return _columns(_prep(table), cols)
 
 
-def _cut_fields(table) -> tuple[list, list, bool]:
-    """What :func:`columns` cuts in ``table``: (names of its (rows, N) arrays, names of the other fields,
-    whether its ``kn`` holds arrays); the same for every cut of one table (:func:`_cut` asks once)."""
-    wide, kept, kn_arrays = [], [], False
+def _prep(table) -> tuple:
+    """What every cut of ``table`` shares (:func:`_cut` asks once per joined table): (its class, its per-row
+    fields by name, its (rows, N) arrays as (name, array), its ``kn`` where that holds (N,) arrays, else None)."""
+    wide, kept, kns = [], {}, None
     for name in table.__dataclass_fields__:
         v = getattr(table, name)
         if isinstance(v, np.ndarray) and v.ndim == 2:
-            wide.append(name)
+            wide.append((name, v))
         elif name == "kn" and any(issubclass(t, np.ndarray) for t in set(map(type, chain.from_iterable(v)))):
-            kn_arrays = True
+            kns = v
         else:
-            kept.append(name)
-    return wide, kept, kn_arrays
+            kept[name] = v
+    return type(table), kept, wide, kns
 
 
-def _columns(table, cut: tuple[list, list, bool], cols):
-    """:func:`columns` with the fields :func:`_cut_fields` found."""
-    wide, kept, kn_arrays = cut
-    kw = {name: getattr(table, name) for name in kept}
-    for name in wide:
-        v = getattr(table, name)
+def _columns(prep: tuple, cols):
+    """:func:`columns` of the table :func:`_prep` read."""
+    cls, kept, wide, kns = prep
+    kw = dict(kept)
+    for name, v in wide:
         kw[name] = v[:, cols] if isinstance(cols, slice) else np.take(v, cols, axis=1)
-    if kn_arrays:
+    if kns is not None:
         kw["kn"] = tuple(tuple(x[cols] if isinstance(x, np.ndarray) and x.ndim == 1 else x for x in kn)
-                         for kn in table.kn)
-    return type(table)(**kw)
+                         for kn in kns)
+    return cls(**kw)
 
 
 def _cached(model, pricer, precision, key):
@@ -113,24 +112,8 @@ def _cut(joined: tuple, parts: list[Batch]) -> list[tuple]:
     if len(parts) == 1:
         return [joined]
     ends = np.cumsum([0] + [p.n for p in parts])
-    preps = []  # per table, what every part shares: its kept fields, its wide arrays and (n,) kn items to cut
-    for t in joined:
-        wide, kept, kn_arrays = _cut_fields(t)
-        preps.append((type(t), {name: getattr(t, name) for name in kept}, [(name, getattr(t, name)) for name in wide],
-                      t.kn if kn_arrays else None))
-    out = []
-    for a, z in zip(ends[:-1], ends[1:]):
-        cols, row = slice(int(a), int(z)), []
-        for cls, kept, wide, kns in preps:  # :func:`_columns` of a slice, the shared parts looked up once
-            kw = dict(kept)
-            for name, v in wide:
-                kw[name] = v[:, cols]
-            if kns is not None:
-                kw["kn"] = tuple(tuple(x[cols] if isinstance(x, np.ndarray) and x.ndim == 1 else x for x in kn)
-                                 for kn in kns)
-            row.append(cls(**kw))
-        out.append(tuple(row))
-    return out
+    preps = [_prep(t) for t in joined]  # what every part's cut shares, looked up once
+    return [tuple(_columns(prep, slice(int(a), int(z))) for prep in preps) for a, z in zip(ends[:-1], ends[1:])]
 
 
 def _price_parts(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, parts: list[Batch],
