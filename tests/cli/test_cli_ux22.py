@@ -96,30 +96,17 @@ def test_predict_says_its_p99_ttft_is_the_whole_runs(capsys):
     assert "first wave" not in " ".join(out.split())  # open loop: no idle start
 
 
-def test_below_a_frontiers_start_prints_no_ratio(capsys, tmp_path, monkeypatch):
-    """@10 tok/s/user printed a ratio where one frontier starts faster than 10 tok/s/user: that side's y is its
-    peak (analysis/frontier.py, ``below_frontier_start``), so the quotient is no iso-interactivity ratio."""
+def test_below_a_frontiers_start_reads_the_peak_flagged(capsys):
+    """Round 22 printed n/a where one frontier starts faster than the speed asked; round 29 (compare29) prints the
+    ratio with that side at its peak (analysis/frontier.py, ``below_frontier_start``: y = the peak), flagged,
+    since a system serves at least its peak's throughput at a lower per-user speed."""
     from jalapeno.report.page import _ratio_cell
     from jalapeno.report.tables import _ratio
 
     r = {"ratio": 2.78, "status_a": "below_frontier_start", "status_b": "at_point", "at_frontier_end": True}
-    assert _ratio(r) == ("n/a", "below a frontier's start")
-    assert _ratio_cell(r) == "n/a <span class=\"flag\">below a frontier's start</span>"
+    assert _ratio(r) == ("2.78x", "below a frontier's start: its peak")
+    assert _ratio_cell(r) == "2.78× <span class=\"flag\">below a frontier's start: its peak</span>"
     assert _ratio({**r, "status_a": "at_point", "at_frontier_end": False}) == ("2.78x", "")
-    monkeypatch.chdir(tmp_path)
-    code, out, err = run(capsys, "compare")
-    assert code == 0, err
-    # the default compare (DeepSeek-R1): Vera Rubin's frontier starts at its batch peak, above 10 tok/s/user (its
-    # tiers row reads '@ 26'), so its @10 cell is n/a, with no per-kW bracket either (the cell may wrap
-    # onto the row's next line)
-    lines = out.splitlines()
-    i = next(k for k, ln in enumerate(lines) if "vera-rubin-nvl72" in ln and "below a frontier" in ln)
-    cells = [c.strip() for c in lines[i].split("│")]
-    j = next(k for k, c in enumerate(cells) if "below a frontier" in c)
-    more = lines[i + 1].split("│")
-    cell = cells[j] + (" " + more[j].strip() if len(more) == len(cells) and not more[1].strip() else "")
-    assert cell.strip() == "n/a [below a frontier's start]"
-    assert "n/a [below a frontier's start]: slower than a frontier's first" in " ".join(out.split())
 
 
 def test_report_writes_its_page_with_html_like_every_page_writer(capsys, tmp_path):

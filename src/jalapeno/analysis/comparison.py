@@ -35,8 +35,20 @@ END_RTOL = 0.10
 #: frontier's peak (the collapsing tail where a ratio is a quotient of two small numbers).
 TAIL_FRACTION = 0.10
 
-#: Interactivity values (tok/s/user) at which ratios are reported by default (parameters).
-DEFAULT_ISO_INTERACTIVITY = (10.0, 25.0, 50.0, 100.0)
+#: Interactivity values (tok/s/user) at which ratios are reported by default (parameters, ``--at``): the levels
+#: InferenceX compares systems at, inside every shipped frontier. 35: the InferenceX dashboard's default target
+#: interactivity (SemiAnalysisAI/InferenceX-app, packages/app/src/components/calculator/
+#: ThroughputCalculatorDisplay.tsx and trends/HistoricalTrendsDisplay.tsx, ``useState(35)``; its InferenceX v2
+#: blog: the middle-of-the-pack OpenRouter provider of DeepSeek-R1 serves "around 35 tok/s/user"); 60: the
+#: blog's fixed-level cost comparison of GB200 NVL72 and B200 ("at a fixed interactivity level of 60
+#: tok/s/user"); 100: the ``fast`` tier's floor (cli TIERS_DEFAULT), so the two tables read the same speed.
+#: Every shipped DeepSeek-R1 and Kimi K2.5 frontier of the default systems (1k1k, 8k1k, 1k8k; native, fp8,
+#: fp4) starts at or below 30.3 tok/s/user and ends at or above 127.9 (round 29, compare29), so all three
+#: columns are numbers there; the old 10 tok/s/user column sat below the baseline's start (the default
+#: compare's GB300 frontier starts at its 12 tok/s/user disaggregated batch peak) and read n/a on every row.
+#: gpt-oss-120b's frontiers start at 13-58 tok/s/user: its 35 column can read a peak (flagged;
+#: report/tables._ratio).
+DEFAULT_ISO_INTERACTIVITY = (35.0, 60.0, 100.0)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ def report(
     bands: bool = typer.Option(False, "--bands/--no-bands",
                                help="Also sweep the low/high efficiency sets (a measured system: its validate error band) and shade each system's band."),
     tiers: str = typer.Option("fast=100,ultra_fast=300", "--tiers", help="Tier floors in tok/s/user, name=value,..."),
-    at: str = typer.Option("10,25,50,100", "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios."),
+    at: str = typer.Option("35,60,100", "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios."),
     efficiency: str = typer.Option("calibrated", "--efficiency",
                                    help="Efficiency set: calibrated (default), low, high or spec."),
     measured: str = typer.Option("shipped", "--measured", help=MEASURED_HELP),

@@ -63,7 +63,7 @@ from jalapeno.specs.formats import check_fallback_used
 from jalapeno.specs.routing import ROUTING_HELP
 
 SYSTEMS_DEFAULT = "jalapeno,gb200-nvl72,gb300-nvl72,vera-rubin-nvl72"
-AT_DEFAULT = "10,25,50,100"
+AT_DEFAULT = "35,60,100"  # analysis/comparison.DEFAULT_ISO_INTERACTIVITY (its sources); not imported: keeps start-up light
 TIERS_DEFAULT = "fast=100,ultra_fast=300"
 WORKLOAD_HELP = ("1k1k, 8k1k (default), 1k8k, 32k1k, 64k1k, 128k1k, or agentic:PRESET (coding-agent, research-agent, "
                  "long-memory-chat, chat-agent) / agentic:FILE.toml.")

@@ -32,7 +32,7 @@ from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.errors import SpecError
 from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.html import _esc, hover_text
-from jalapeno.report.tables import (BAND_ROW_CAPTION, CONCURRENCY_CAPTION, PEAK_COLUMN, TOKENS_CAPTION, band_cells,
+from jalapeno.report.tables import (BAND_ROW_CAPTION, BELOW_START, CONCURRENCY_CAPTION, PEAK_COLUMN, TOKENS_CAPTION, band_cells,
                                      band_moves, peak_load, power_caption, tier_deployments, usd_text)
 
 if TYPE_CHECKING:
@@ -176,9 +176,9 @@ def _ratio_cell(r: Mapping) -> str:
     if r["ratio"] is None or (isinstance(r["ratio"], float) and math.isnan(r["ratio"])):
         a, b = r["status_a"] == "unreachable", r["status_b"] == "unreachable"
         return f'<span class="flag">unreachable ({"both" if a and b else "this" if a else "baseline"})</span>'
-    if "below_frontier_start" in (r["status_a"], r["status_b"]):  # y there is a peak: no iso-interactivity ratio
-        return 'n/a <span class="flag">below a frontier\'s start</span>'
     cell = f"{r['ratio']:.2f}×"
+    if "below_frontier_start" in (r["status_a"], r["status_b"]):  # that side reads its peak (report/tables._ratio)
+        return cell + f' <span class="flag">{_esc(BELOW_START)}</span>'
     return cell + (' <span class="flag">at frontier end</span>' if r["at_frontier_end"] else "")
 
 
@@ -211,8 +211,8 @@ def tables_html(rec: ComparisonRecord) -> str:
     out += [f"<h2>Ratios vs {e(rec.baseline)}</h2>",
             "<p>Throughput per chip (per kW, " + e(conv) + " power, in brackets). Flags: <i>at frontier end</i> — "
             "within 10% of a frontier's last point or in its tail below 10% of its peak, where ratios swing; "
-            "<i>n/a, below a frontier's start</i> — slower than its first (slowest) point, where it has no throughput "
-            "at that speed, only its peak (see peak); <i>unreachable</i> — that frontier "
+            "<i>" + e(BELOW_START) + "</i> — slower than its first (slowest) point, where that side reads its peak "
+            "throughput: at a lower per-user speed a system serves at least its peak's; <i>unreachable</i> — that frontier "
             "never reaches the speed." + (" " + e(BAND_ROW_CAPTION) if banded else "") + "</p>",
             _table(["system", "peak", "max tok/s/user"] + [f"@{x:g} tok/s/user" for x in xs], rows, "ratios")]
     tiers = list(first.tiers)

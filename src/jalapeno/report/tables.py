@@ -74,17 +74,27 @@ def _f(x, fmt: str = ".3g") -> str:
     return format(x, fmt)
 
 
+#: The flag of a ratio cell where a side's frontier starts above the speed asked (:func:`_ratio`).
+BELOW_START = "below a frontier's start: its peak"
+#: What the ratio table's caption says of :data:`BELOW_START` (the HTML page says the same).
+BELOW_START_NOTE = ("[below a frontier's start: its peak]: slower than a frontier's first (slowest) point, where that "
+                    "side reads its peak throughput — at a lower per-user speed a system serves at least its peak's "
+                    "throughput (the best at or above the speed, as the tiers table reads it)")
+
+
 def _ratio(r: dict) -> tuple[str, str]:
     """(the ratio cell's value, its flag or ""): the flag goes after the per-kW bracket, in square brackets, so
     that ``2.78x (1.96x) [at frontier end]`` does not read as two flags. Below a frontier's start (its slowest
-    point is faster than the speed asked) that side's y is its peak, not a throughput at this speed, so the cell
-    says ``n/a`` rather than print a ratio that is not iso-interactivity (docs/model.md, iso-interactivity ratio)."""
+    point is faster than the speed asked) that side reads its peak, flagged :data:`BELOW_START`: a system
+    serves at least its peak's throughput at a lower per-user speed (its peak deployment meets the speed with
+    room to spare), so the cell is the best throughput at or above the speed, as the tiers table and ``audit``'s
+    ``throughput_per_chip@X`` read it (docs/model.md, iso-interactivity ratio)."""
     if r["ratio"] is None or (isinstance(r["ratio"], float) and math.isnan(r["ratio"])):
         a, b = r["status_a"] == "unreachable", r["status_b"] == "unreachable"
         who = "both" if a and b else "this" if a else "baseline"
         return f"unreachable ({who})", ""
     if "below_frontier_start" in (r["status_a"], r["status_b"]):
-        return "n/a", "below a frontier's start"
+        return f"{r['ratio']:.2f}x", BELOW_START
     return f"{r['ratio']:.2f}x", "at frontier end" if r["at_frontier_end"] else ""
 
 
@@ -158,8 +168,7 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
         if name != d.baseline and getattr(c, "bands", None) and band_moves(c.bands):
             ratios.add_row(f"{name} band", *band_cells(c.bands), style="dim")
     ratios.caption = ("[at frontier end]: within 10% of a frontier's last point or in its tail below 10% of its "
-                      "peak, where ratios swing; n/a [below a frontier's start]: slower than a frontier's first "
-                      "(slowest) point, where it has no throughput at that speed, only its peak (see peak); "
+                      "peak, where ratios swing; " + BELOW_START_NOTE + "; "
                       "unreachable (who): that frontier never reaches the speed")
     if any(getattr(c, "bands", None) and band_moves(c.bands) for n, c in d.comparisons.items() if n != d.baseline):
         ratios.caption += "\n" + BAND_ROW_CAPTION
