@@ -24,6 +24,19 @@ factors multiplied before filling op rows, the serial-k floors and the two-batch
 3.17 s, wall 3.68 -> 3.33 s (best of 5, interleaved, load 3.4-4.5 on 2 cores; -13% CPU, the 17 compare/frontier
 reference cases -17%); plain ``compare`` 1.75 -> 1.64 s CPU. Still not met on a loaded machine (a quiet one
 should show about 3.0-3.1 s): the ~2,300 builds (about a quarter of the run) need the per-column layout.
+Round 29 (compare29) profiled ``compare -c 64`` again and cut nothing: 8 sweeps (4 systems x 2 precisions) x 9
+passes price 59-72 deployments on 34-42 layouts a pass (few reach their bitwise fixed point before pass 6;
+pass 8 prices 0-16), and the time splits, timed per call without a profiler (load 6 on 2 cores, 12.3 s): one
+build per layout and pass (cost/priced._build, 2,323 calls, 1.4 ms) 27%, its op table alone
+(cost/ops.build_step_ops) 20%, the step assemblies (cost/step.step_cost, 3,900 calls, 0.86 ms) 27%,
+analytic.agg_plan 9%; every one of them is already memoised across the calls that repeat it and trimmed
+of per-call NumPy dispatch (rounds 25-28), and no second build of one batch is left. The cut left is the
+per-column layout (one build per pass for every layout: dp, tp, cp, ep, eplb, dp_dispatch, the MoE TP and
+the sharding's layer share and experts per rank as (N,) columns, and rows that exist only on some layouts
+(an all-reduce only where TP > 1, an all-to-all only with EP) padded so that every layout's tables sum in
+the same row order: a step time's last bits depend on it), too large for the round. Its default
+``compare`` (three iso-interactivity columns, was four) and ``compare -c 64`` against the round's start
+(180dec6), interleaved 3x: CPU best 1.71 -> 1.66 s and 3.28 -> 3.16 s (noise: the sweep is unchanged).
 Run: python benchmarks/bench_compare.py (a source tree: PYTHONPATH=$PWD/src, an absolute path: the
 command runs in a temporary folder)
 """
