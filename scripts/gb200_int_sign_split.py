@@ -25,7 +25,17 @@ the busiest rank's routed-expert weights (the model's bytes under uniform routin
 TPOT to hold them beside everything else the model prices in the step (``implied_hbm_fraction``), against the
 calibrated set's priced share (the model's own expert bytes / expert time).
 
-Usage: python scripts/gb200_int_sign_split.py [VALIDATE_CSV] [--sigma] [--bandwidth]   (default CSV: /tmp/s29/base.csv)
+Part 5 (``--table``, seconds; needs aiconfigurator-core). SGLang 0.5.14's GB200 MoE table
+(``moe/sglang/0.5.14/moe_perf``, ``sglang_flashinfer_trtllm_moe``, NVFP4, ``balanced``) at DeepSeek-R1's shape
+(E 256) and Kimi's (E 384), MoE TP4 and EP4: µs per layer and the streaming share of 8 TB/s, reading the experts
+(a) a uniform draw touches and (b) the collector's routing touches. The collector (ai-dynamo/aiconfigurator
+@095f58a51 ``collector/helper.py`` ``balanced_logits``, ``collector/sglang/collect_moe.py``; DeepSeek cases
+``collector/cases/models/DeepseekV3ForCausalLM_cases.yaml``: 8 expert groups, top-4 groups, a zero correction
+bias) feeds one-hot "balanced" logits through DeepSeek's grouped top-k: every token's picks fall one per group, all
+eight groups tie, so every token takes the same four groups and the same filler experts
+(:func:`balanced_grouped_distinct`, a replica with ties broken by the lowest index).
+
+Usage: python scripts/gb200_int_sign_split.py [VALIDATE_CSV] [--sigma] [--bandwidth] [--table]   (default CSV: /tmp/s29/base.csv)
 """
 
 from __future__ import annotations
@@ -192,6 +202,61 @@ def part4() -> None:
         print(f"    {g} {pool:8s} n {len(x):2d}  priced {x.priced.median():5.2f}  implied {x.implied.median():5.2f}")
 
 
+def balanced_grouped_distinct(tokens: int, num_experts: int = 256, top_k: int = 8, groups: int = 8,
+                              top_groups: int = 4) -> int:
+    """Distinct experts the collector's ``balanced_logits`` touch through DeepSeek's grouped top-k (sigmoid scores,
+    zero bias, group score = its top-2 sum, ``top_groups`` of ``groups``; ties to the lowest index); ``groups`` 1 is
+    plain top-k. Token t's one-hot picks are (t·s/T + j·s) mod E (T < s) or (t + j·s) mod E, s = ceil(E / k).
+
+    >>> balanced_grouped_distinct(16), balanced_grouped_distinct(16, groups=1, top_groups=1)  # 4·16 + 2 fillers; 128
+    (66, 128)
+    >>> balanced_grouped_distinct(64)  # only the first four groups are ever taken
+    128
+    """
+    stride = -(-num_experts // top_k)
+    t, j = np.arange(tokens)[:, None], np.arange(top_k)[None, :]
+    picks = ((t + j * stride) if tokens >= stride else np.floor(t * stride / tokens + j * stride)) % num_experts
+    onehot = np.zeros((tokens, num_experts))
+    np.add.at(onehot, (np.repeat(np.arange(tokens), top_k), picks.astype(int).ravel()), 1.0)
+    e = np.exp(onehot)
+    score = 1.0 / (1.0 + np.exp(-e / e.sum(1, keepdims=True)))
+    per = num_experts // groups
+    gscore = np.sort(score.reshape(tokens, groups, per), axis=2)[:, :, -2:].sum(2) if per > 1 else score
+    keep = np.argsort(-gscore, axis=1, kind="stable")[:, :top_groups]
+    mask = np.zeros((tokens, groups), bool)
+    np.put_along_axis(mask, keep, True, 1)
+    masked = np.where(np.repeat(mask, per, axis=1), score, -np.inf)
+    return len(np.unique(np.argsort(-masked, axis=1, kind="stable")[:, :top_k]))
+
+
+def part5() -> None:
+    from jalapeno.cost.moe import expected_distinct_experts
+    from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, load_table
+
+    moe, version = load_table(AIC_SYSTEM_DIRS["gb200-nvl72"], "moe", "moe_perf", backend="sglang")
+    moe = moe[(moe.moe_dtype == "nvfp4") & (moe.distribution == "balanced") & (moe.hidden_size == 7168)
+              & (moe.inter_size == 2048) & (moe.topk == 8)]
+    print(f"\nPart 5: SGLang {version} GB200 NVFP4 MoE table, balanced: us per layer / share of 8 TB/s at uniform | "
+          "collector distinct experts")
+    for (e, tp, ep), g in moe.groupby(["num_experts", "moe_tp_size", "moe_ep_size"]):
+        if (tp, ep) not in ((4, 1), (1, 4)):
+            continue
+        curve = g.groupby("num_tokens").latency.min()
+        cells = []
+        for t in (4, 16, 32, 64, 128):
+            if t not in curve.index:
+                continue
+            per_expert = 7168 * 2048 * 3 * 0.5625 / tp  # NVFP4 bytes of one expert's slice on a rank
+            uni = float(expected_distinct_experts(t, e, 8)) / ep
+            us = curve[t] * 1e3
+            col = "   -"  # EP rows: the collector times one rank, whose share of the collector's experts is not 1/ep
+            if ep == 1:
+                n = balanced_grouped_distinct(t, e, 8, 8 if e == 256 else 1, 4 if e == 256 else 1)
+                col = f"{n * per_expert / us / 8e6:4.2f}"
+            cells.append(f"{t}: {us:4.0f} / {uni * per_expert / us / 8e6:4.2f} | {col}")
+        print(f"  E {e} TP{tp} EP{ep}  " + "   ".join(cells))
+
+
 def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     d = gb200_rows(args[0] if args else "/tmp/s29/base.csv")
@@ -201,6 +266,8 @@ def main() -> None:
         part3()
     if "--bandwidth" in sys.argv[1:]:
         part4()
+    if "--table" in sys.argv[1:]:
+        part5()
 
 
 if __name__ == "__main__":

@@ -39,3 +39,16 @@ def test_sign_rule_score_by_hand():
     assert sp.sign_rule_score(x, "v") == (0.75, "a +2/3, b -1/1")
     # one level: the majority sign of all rows
     assert sp.sign_rule_score(x.assign(v="z"), "v")[0] == 0.5
+
+
+def test_balanced_grouped_distinct_by_hand():
+    # E 256, k 8, stride 32, T 16 < 32: token t picks 2t + 32j, one per group; the eight groups tie, so groups 0-3
+    # (experts 0-127) for every token: own picks 2t + 32j, j < 4 (64 experts), plus fillers, the lowest-index
+    # unpicked experts 0-4 of group 0, of which 1 and 3 are nobody's own pick: 66
+    assert sp.balanced_grouped_distinct(16) == 66
+    # plain top-k (one group): the one-hot picks themselves, 16 x 8 distinct
+    assert sp.balanced_grouped_distinct(16, groups=1, top_groups=1) == 128
+    # at T >= 32 the four groups' 128 experts are all touched and never more
+    assert sp.balanced_grouped_distinct(64) == sp.balanced_grouped_distinct(128) == 128
+    # one token: its eight picks, whichever way it is routed
+    assert sp.balanced_grouped_distinct(1) == 8
