@@ -1,4 +1,5 @@
-"""The wait a closed loop at its decode cap meets when Dynamo routes round-robin (issue 18; diagnosis, nothing shipped).
+"""The wait a closed loop at its decode cap meets when Dynamo routes round-robin (issue 18; round 25 diagnosis, shipped
+in round 29 as serve/rr_wait.py; scripts/rr_wait_check.py checks that closed form on a grid).
 
 A disaggregated aiconfigurator TensorRT-LLM row whose concurrency equals its recipe's decode cap, C = N = W x B
 (W decode workers of B slots, fit/aic_decode_caps.py), has a free slot for every user in total, yet its 1k/8k rows

@@ -26,6 +26,7 @@ from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
 from jalapeno.serve.handshake import handshake_s
 from jalapeno.serve.limits import batch_caps, decode_step_s, graph_padded, prompt_floor_s
 from jalapeno.serve.queueing import MAX_RHO, bulk_prefill_s
+from jalapeno.serve.rr_wait import router_wait_s
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -273,6 +274,10 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
     # the first token leaves with the next decode step (τ/2), plus the engine's handshake with the decode
     # loop (SGLang: a prebuilt step and the pre-allocation poll past the queue wait; serve/handshake.py)
     loop = tau / 2 + handshake_s(eff_.disagg_handshake, tau, wait)
+    # a round-robin front end's wait for a slot on a full decode worker in turn (serve/rr_wait.py): n = B users a
+    # worker over y workers of the pool's cap, each away for the TTFT before its decode slot between requests
+    away = pre.service_s + wait + xfer + frontend_s(eff_, wl.mean_isl)
+    loop = loop + router_wait_s(eff_.disagg_router, b, dec.cap, ys, tau / a, wl, away)
     ttft_q = {q: (v + wait + xfer + loop + frontend_s(eff_, isl_of[q])).ravel()
               for q, v in pre.service_q_s.items()}
     shape = lam.shape

@@ -15,7 +15,8 @@ The analytic model builds a request's TTFT (serve/analytic.py aggregated, serve/
            recurring waves at C = 1 do, waits for no step in flight and its prompt is prefilled alone)
          + the rest: waits the closed loop adds — the steady prefill queue, scheduler poll and batch waits,
            attention-DP balancing, InferenceX's idle-start waves (serve/queueing.py) and SGLang's
-           pre-allocation poll past the prefill queue (serve/handshake.py) — taken as TTFT minus the
+           pre-allocation poll past the prefill queue (serve/handshake.py), a round-robin front end's wait
+           for a slot on a full decode worker (serve/rr_wait.py) — taken as TTFT minus the
            parts above, so the parts always add up to the point's TTFT.
 
 A user reading ``predict`` sees which part dominates (e.g. 8xH200 DeepSeek-R1 at concurrency 1: the

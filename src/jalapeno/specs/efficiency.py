@@ -32,6 +32,7 @@ from jalapeno.specs.efficiency_params import (  # noqa: F401  (the names and for
     ALL_REDUCE_TABLE_NAMES,
     BASE_FORMAT,
     DISAGG_HANDSHAKE_NAMES,
+    DISAGG_ROUTER_NAMES,
     KERNEL_FIELDS,
     MOE_EXCHANGE_NAMES,
     SWITCHES,
@@ -216,6 +217,9 @@ class Efficiency:
             the software stack (:data:`DISAGG_HANDSHAKE_NAMES`; serve/handshake.py): ``none`` (default) or
             ``decode_prealloc`` (SGLang: + one prebuilt decode step and the pre-allocation poll's residual
             past the prefill queue wait on TTFT).
+        disagg_router: how the front end picks a disaggregated request's decode worker, set by the software
+            stack (:data:`DISAGG_ROUTER_NAMES`; serve/rr_wait.py): ``load_aware`` (default: no wait while a
+            worker has a free slot) or ``round_robin`` (+ the wait for a slot on a full worker in turn).
         all_reduce_table: whose measured all-reduce prices the TP all-reduces, set by the software
             stack (cost/engine_allreduce.ALL_REDUCE_TABLE_NAMES: ``none``, the link-hierarchy model;
             ``trtllm`` / ``sglang`` / ``vllm``, the engine's own kernel as measured on the system, where measured).
@@ -255,6 +259,7 @@ class Efficiency:
     moe_load_skew: float = 1.0
     moe_exchange: str = "all_to_all"
     disagg_handshake: str = "none"
+    disagg_router: str = "load_aware"
     logits_bytes_per_elem: float = 2.0
     all_reduce_table: str = "none"
     memory_reserve_fraction: float = 0.04

@@ -47,10 +47,15 @@ ALL_REDUCE_TABLE_NAMES: tuple[str, ...] = ("none", "trtllm", "sglang", "vllm")
 #: pre-allocates the KV at the top of an iteration before the prefill may run, and streams the first token
 #: after a prebuilt iteration)
 DISAGG_HANDSHAKE_NAMES: tuple[str, ...] = ("none", "decode_prealloc")
+#: Efficiency.disagg_router values: how the front end picks a disaggregated request's decode worker
+#: (serve/rr_wait.py): ``load_aware`` (the least-loaded worker; no wait while any worker has a free slot) or
+#: ``round_robin`` (the next worker in turn whatever its load: Dynamo's frontend without ``--router-mode``)
+DISAGG_ROUTER_NAMES: tuple[str, ...] = ("load_aware", "round_robin")
 #: the text parameters and their allowed values (() = any string)
 _TEXT_NAMES: dict[str, tuple[str, ...]] = {"source": (), "moe_exchange": MOE_EXCHANGE_NAMES,
                                            "all_reduce_table": ALL_REDUCE_TABLE_NAMES,
-                                           "disagg_handshake": DISAGG_HANDSHAKE_NAMES}
+                                           "disagg_handshake": DISAGG_HANDSHAKE_NAMES,
+                                           "disagg_router": DISAGG_ROUTER_NAMES}
 
 
 #: The boolean parameters (engine switches) and what ``true`` means, for the error that asks for one.

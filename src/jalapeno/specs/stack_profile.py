@@ -61,7 +61,7 @@ _FUSION_COPIES: dict[tuple[int, str], tuple] = {}
 #: Behaviour fields a profile may state, each copied onto the Efficiency field of the same name (Stack.apply)
 _BEHAVIOUR_FIELDS: tuple[str, ...] = ("moe_exchange", "all_reduce_table", "logits_bytes_per_elem",
                                       "gemm_allreduce_fusion", "allreduce_rms_fusion", "moe_width_term",
-                                      "disagg_handshake")
+                                      "disagg_handshake", "disagg_router")
 
 
 def _memo_copy(cache: dict, key: str, profile: Stack, make) -> Stack:
@@ -111,6 +111,8 @@ class Stack:
             (the efficiency set's, False).
         disagg_handshake: the engine's disaggregated handshake (specs/efficiency_params.DISAGG_HANDSHAKE_NAMES;
             serve/handshake.py), or None (the efficiency set's, ``none``).
+        disagg_router: the front end's choice of decode worker (specs/efficiency_params.DISAGG_ROUTER_NAMES;
+            serve/rr_wait.py), or None (the efficiency set's, ``load_aware``).
         mtp_acceptance: model → {"single": alpha at one draft, "chain": alpha per token at >= 2}.
         low, high: band values of :data:`BAND_FIELDS` (low = slower).
         sources: field → where its value comes from.
@@ -145,6 +147,7 @@ class Stack:
     allreduce_rms_fusion: bool | None = None
     moe_width_term: bool | None = None
     disagg_handshake: str | None = None
+    disagg_router: str | None = None
     mtp_acceptance: MappingProxyType = field(default_factory=_empty)
     low: MappingProxyType = field(default_factory=_empty)
     high: MappingProxyType = field(default_factory=_empty)

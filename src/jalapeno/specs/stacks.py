@@ -20,7 +20,13 @@ from importlib import resources
 from types import MappingProxyType
 
 from jalapeno.errors import SpecError, UnknownNameError
-from jalapeno.specs.efficiency import ALL_REDUCE_TABLE_NAMES, DISAGG_HANDSHAKE_NAMES, MOE_EXCHANGE_NAMES, SWITCHES
+from jalapeno.specs.efficiency import (
+    ALL_REDUCE_TABLE_NAMES,
+    DISAGG_HANDSHAKE_NAMES,
+    DISAGG_ROUTER_NAMES,
+    MOE_EXCHANGE_NAMES,
+    SWITCHES,
+)
 from jalapeno.specs.engine_versions import VersionRule, parse_version_rules, version_key
 from jalapeno.specs.stack_profile import (  # noqa: F401  (the profile re-exported: it lived here)
     BAND_FIELDS,
@@ -31,7 +37,8 @@ from jalapeno.specs.stack_profile import (  # noqa: F401  (the profile re-export
 )
 
 _KEYS = {"name", "label", "engines", "base", "source", "overlap", "moe_exchange", "all_reduce_table", "logits_bytes_per_elem",
-         "gemm_allreduce_fusion", "allreduce_rms_fusion", "moe_width_term", "disagg_handshake", "mtp_acceptance", "low", "high", "sources",
+         "gemm_allreduce_fusion", "allreduce_rms_fusion", "moe_width_term", "disagg_handshake", "disagg_router",
+         "mtp_acceptance", "low", "high", "sources",
          "fit", "default_for", "clients", "version_rules", *BAND_FIELDS}
 #: The front-end fields a benchmark client's entry may set (``clients``): what a request spends
 #: outside the accelerator before its first token depends on the engine's server and on the
@@ -92,6 +99,11 @@ def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
             raise SpecError(f"{where}.disagg_handshake", f"{raw['disagg_handshake']!r}",
                             f"use one of {', '.join(DISAGG_HANDSHAKE_NAMES)}")
         kw["disagg_handshake"] = raw["disagg_handshake"]
+    if "disagg_router" in raw:
+        if raw["disagg_router"] not in DISAGG_ROUTER_NAMES:
+            raise SpecError(f"{where}.disagg_router", f"{raw['disagg_router']!r}",
+                            f"use one of {', '.join(DISAGG_ROUTER_NAMES)}")
+        kw["disagg_router"] = raw["disagg_router"]
     if "all_reduce_table" in raw:
         if raw["all_reduce_table"] not in ALL_REDUCE_TABLE_NAMES:
             raise SpecError(f"{where}.all_reduce_table", f"unknown engine {raw['all_reduce_table']!r}",

@@ -120,7 +120,7 @@ class Simulation:
         self.engine = Engine(self._dispatch)
         self._flying: dict[int, tuple[float, int]] = {}  # issued, not arrived: id -> (arrival s, prompt tokens)
         self.link_free = {i.id: 0.0 for i in self.instances if i.role == "decode"}
-        self.boot = Bootstrap(self.eff.disagg_handshake, [i for i in self.instances if i.role == "decode"])
+        self.boot = Bootstrap.of(self.eff, self.instances)
         self.reload_lanes = {i.id: [0.0] * i.timer.layout.dp for i in self.instances if i.role != "decode"}
         self.pending: list[RequestSpec] = []
         self.next_turn: dict[int, list[RequestSpec]] = {}
