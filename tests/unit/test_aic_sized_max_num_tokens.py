@@ -5,7 +5,7 @@ InferenceX's TensorRT-LLM DeepSeek-R1 scripts of 2025-10 to 2026-01 (non-MTP) an
 no chunked prefill (benchmarks/dsr1_fp4_b200_trt_slurm.sh @9596d23d7, dsr1_fp8_b200_trt_mtp.sh @5d517074c).
 TensorRT-LLM's micro-batch scheduler takes a context request whole or not at all, after the running sequences'
 rows (cpp/tensorrt_llm/batch_manager/microBatchScheduler.cpp, "skip chunking"), so a step carries one prompt.
-Figures by hand: C = 256, ISL 1024, no MTP: 256 + 1024 + 64 = 1344 (a multiple of 64); MTP3 at C = 64:
+Figures by hand: C = 256, ISL 1024, no MTP: 256 + 1024 + 64 = 1344 (a multiple of 64; C = 128: 1216); MTP3 at C = 64:
 4·64 + 1024 + 64 = 1344; C = 4, ISL 8192: 4 + 8192 + 64 = 8260 → 8320 (130 × 64).
 """
 
@@ -35,21 +35,25 @@ def test_the_scripts_sizing_by_hand(conc, isl, k, expected):
 
 
 def test_a_2025_11_row_gets_one_whole_prompt_a_step():
-    pts = load_aiconfigurator(pd.DataFrame([_row("dsr1_b200_trtllm_fp4_agg_1024x1024_c256_cfg1", "2025-11-02", "",
-                                                 8, 1, 256)]))[0]
+    # C = 128: attention TP (the script's DP_ATTENTION starts at 1k1k C = 256); 128 + 1024 + 64 = 1216 = 19 x 64
+    pts = load_aiconfigurator(pd.DataFrame([_row("dsr1_b200_trtllm_fp4_agg_1024x1024_c128_cfg1", "2025-11-02", "",
+                                                 8, 1, 128)]))[0]
     dep = pts[0].deployment
-    assert dep.max_tokens_per_step == 1344
-    assert dep.token_budget == 1024  # room for one prompt of at most ISL tokens beside 256 decode rows
+    assert dep.decode.layout.dp == 1
+    assert dep.max_tokens_per_step == 1216
+    assert dep.token_budget == 1024  # room for one prompt of at most ISL tokens beside 128 decode rows
     assert dep.prefill_budget(dep.decode.layout) == 1024
-    assert any("--max_num_tokens 1344" in n for n in pts[0].notes)
+    assert any("--max_num_tokens 1216" in n for n in pts[0].notes)
 
 
-def test_rows_of_a_script_floored_at_8192_and_attention_dp_rows_keep_the_default():
+def test_rows_of_a_script_floored_at_8192_keep_the_default_and_attention_dp_rows_get_the_limit_a_rank():
     rows = [_row("dsr1_b200_trtllm_fp4_agg_1024x1024_c64_cfg2", "2026-02-03", "1.2.0rc6.post2", 8, 1, 64),
             _row("dsr1_b200_trtllm_fp4_agg_1024x1024_c256_cfg3", "2025-11-02", "", 1, 8, 256)]
     floored, adp = load_aiconfigurator(pd.DataFrame(rows))[0]
     assert (floored.deployment.token_budget, floored.deployment.max_tokens_per_step) == (8192, None)
-    assert (adp.deployment.token_budget, adp.deployment.max_tokens_per_step) == (8192, None)
+    # each of the 8 ranks schedules its own --max_num_tokens 1344 (256 + 1024 + 64) with one whole prompt a step
+    assert (adp.deployment.token_budget, adp.deployment.max_tokens_per_step) == (8 * 1024, 8 * 1344)
+    assert adp.deployment.prompt_budget(adp.deployment.decode.layout) == 1024
 
 
 def test_every_sized_sweep_is_trtllm_deepseek_and_the_floored_ones_are_not_sized():

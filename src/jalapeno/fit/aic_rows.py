@@ -30,7 +30,8 @@ from jalapeno.errors import SpecError
 from jalapeno.fit.aic_decode_caps import with_searched_decode_cap
 from jalapeno.fit.aic_duplicates import drop_repeated_runs
 from jalapeno.fit.aic_layout import aic_agg_layout, harness_agg_instances, multinode_total_gpu_run
-from jalapeno.fit.aic_sweep_layouts import with_sweep_config_layouts, with_sweep_dp_dispatch, with_sweep_expert_parallel
+from jalapeno.fit.aic_sweep_layouts import (with_sweep_config_layouts, with_sweep_dp_attention, with_sweep_dp_dispatch,
+                                            with_sweep_expert_parallel)
 from jalapeno.fit.aic_sweeps import (measured_date, release_stated, row_release, sweep_of, with_sweep_batch_wait,
                                     with_sweep_kernels, with_sweep_launch, with_sweep_limits, with_sweep_mtp,
                                     with_sweep_token_limit)
@@ -436,6 +437,8 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         sweep = sweep_of(system, model, fw, prec, getattr(r, "silicon_data_source", ""))
         dep, moe_ep = with_sweep_expert_parallel(dep, sweep)
         notes += [moe_ep] if moe_ep else []
+        dep, adp = with_sweep_dp_attention(dep, sweep, int(r.isl), int(r.osl), conc)
+        notes += [adp] if adp else []
         dep, layouts = with_sweep_config_layouts(dep, sweep, int(r.isl), int(r.osl), conc)
         notes += [layouts] if layouts else []
         dep, dispatch = with_sweep_dp_dispatch(dep, sweep)

@@ -8,6 +8,8 @@ row's fields say otherwise (split from fit/aic_sweeps.py, which reads the sweeps
   parallelism (:func:`_low_latency_tp`).
 - :func:`with_sweep_dp_dispatch`: a disaggregated row whose decode server put each request on a random attention-DP
   rank (``decode_dp_dispatch``).
+- :func:`with_sweep_dp_attention`: an aggregated row whose TensorRT-LLM script turned attention DP on above a
+  concurrency (its ``DP_ATTENTION`` switch), where the row's fields write attention TP (``dp_attention_from``).
 - :func:`with_sweep_config_layouts`: a disaggregated row whose recipes run the pools its configuration marks
   ``dp-attn`` at attention DP, where the row's fields write the configuration's ``tp`` (``config_dp_attention``).
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from jalapeno.errors import SpecError
 from jalapeno.fit.aic_sweeps import Sweep
 
 
@@ -137,6 +140,68 @@ def with_sweep_expert_parallel(dep, sweep: Sweep | None):
     return (replace(dep, decode=replace(dep.decode, layout=ep)),
             f"MoE EP{ep.ep} (fields: MoE TP{lay.moe_tp} EP{lay.ep}): InferenceX sweep {sweep.config_key}'s launch script "
             f"always passes {_EP_FLAG.get(sweep.engine, '--enable-expert-parallel')} (data/validation/aic_sweeps.toml)")
+
+
+def dp_attention_pairs(table, field: str = "dp_attention_from") -> tuple[tuple[str, int], ...]:
+    """A sweep's ``dp_attention_from`` table (workload -> the first CONC its script runs with attention DP) as sorted
+    (workload, CONC) pairs (``Sweep.dp_attention_from``).
+
+    >>> dp_attention_pairs({"8k1k": 33, "1k1k": 256})
+    (('1k1k', 256), ('8k1k', 33))
+
+    Raises:
+        SpecError: not a non-empty table of "NkMk" workloads to whole concurrencies >= 1 (naming ``field``).
+    """
+    import re
+
+    if (not isinstance(table, dict) or not table or any(re.fullmatch(r"\d+k\d+k", str(k)) is None for k in table)
+            or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in table.values())):
+        raise SpecError(field, repr(table), 'write the launch script\'s DP_ATTENTION switch as a table of workload to '
+                        'the first CONC with attention DP on, e.g. { "1k1k" = 256, "8k1k" = 33 } for "CONC -ge 256" '
+                        'and "CONC -gt 32", or leave it out')
+    return tuple(sorted(table.items()))
+
+
+def with_sweep_dp_attention(dep, sweep: Sweep | None, isl: int, osl: int, concurrency: float):
+    """(deployment, note): an aggregated ``dep`` at attention TP over its instance's chips whose sweep's script turned
+    attention DP on at the row's workload and ``concurrency`` (``dp_attention_from``): the same chips at attention DP
+    (attention TP1, DP = the chips), its MoE layout kept (every such script passes ``--ep_size`` = TP with it);
+    ``dep`` and "" for other rows, loads below the switch, or layouts already at attention DP.
+
+    Source (data/validation/aic_sweeps.toml, the 2025-11-02 TensorRT-LLM DeepSeek-R1 entries): SemiAnalysisAI/InferenceX
+    benchmarks/dsr1_fp{4,8}_*_trt_slurm.sh @9596d23d7 set ``DP_ATTENTION=true`` by ISL/OSL and CONC and write it into
+    the extra LLM options (``enable_attention_dp: $DP_ATTENTION``, with ``attention_dp_config`` enable_balance,
+    timeout_iters 60), passing ``--tp_size=$TP`` either way; the sample's rows of that date write ``attention_dp_size``
+    1. What attention DP changes: each rank runs its own requests' attention and KV cache (CONC / TP a rank), its own
+    scheduler and ``max_num_tokens`` (fit/aic_sweeps.with_sweep_token_limit), the attention-DP context balancing
+    (fit/aic_sweeps.with_sweep_launch) and the host calls of the attention-DP path (cost/host_calls.tp_ep_calls).
+    Not restated: the MoE backend the FP4 script switches to with it (``MOE_BACKEND="CUTLASS"``; ``TRTLLM``
+    otherwise): priced by the shipped CUTLASS curve it fits these rows and misfits the later FP4 sweeps' attention-DP
+    rows whose scripts switch alike (docs/gap_aic_ttft.md, round 29), so every such row keeps the calibrated set.
+
+    >>> from jalapeno.deploy.deployment import Deployment, Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.formats import get_precision
+    >>> s = Sweep("b200", "deepseek-r1", "trtllm", "", "fp4", "2025-11-02", "k", "none", "",
+    ...           dp_attention_from=(("1k1k", 256), ("8k1k", 33)))
+    >>> d = Deployment(get_precision("fp4"), Pool(Layout(tp=8, ep=8)))
+    >>> with_sweep_dp_attention(d, s, 8192, 1024, 64)[0].decode.layout.label
+    'attn TP1 DP8 · MoE TP1 EP8'
+    >>> with_sweep_dp_attention(d, s, 1024, 1024, 128)[1], with_sweep_dp_attention(d, s, 1024, 8192, 256)[1]
+    ('', '')
+    """
+    from jalapeno.deploy.recipe import workload_key
+
+    if sweep is None or dep is None or dep.prefill is not None or not sweep.dp_attention_from:
+        return dep, ""
+    start = dict(sweep.dp_attention_from).get(workload_key(isl, osl))
+    lay = dep.decode.layout
+    if start is None or concurrency < start or lay.dp > 1 or lay.tp == 1:
+        return dep, ""
+    dp = replace(lay, tp=1, dp=lay.tp)
+    return (replace(dep, decode=replace(dep.decode, layout=dp)),
+            f"attention DP{dp.dp} (fields: attention TP{lay.tp}): InferenceX sweep {sweep.config_key}'s launch script "
+            f"sets enable_attention_dp from CONC {start} at {workload_key(isl, osl)} (data/validation/aic_sweeps.toml)")
 
 
 def with_sweep_dp_dispatch(dep, sweep: Sweep | None):

@@ -37,7 +37,7 @@ _KEYS = {"system", "model", "engine", "version", "precision", "measured", "confi
          "moe_backend", "batch_wait_timeout_iters", "batch_wait_max_tokens_ratio", "batch_wait_workload",
          "batch_wait_from_concurrency", "batch_wait_below_tp", "expert_parallel", "max_num_batched_tokens", "memory_fraction",
          "dp_attention_ep", "low_latency_tp_chips", "no_expert_parallel", "decode_dp_dispatch",
-         "max_num_tokens_sized", "config_dp_attention"}
+         "max_num_tokens_sized", "config_dp_attention", "dp_attention_from"}
 #: ``max_batch_dp_attention``: the launch script's per-rank ``max_batch_size`` under attention DP as
 #: ``conc/N`` (CONC / N, CONC itself below N: ``$(( CONC < N ? CONC : CONC / N ))``) or ``conc/dp``
 #: (``$((CONC/TP))`` with TP the attention-DP degree).
@@ -115,6 +115,10 @@ class Sweep:
     #: DP over its chips where the rows' fields write the configuration's ``tp`` as attention TP
     #: (fit/aic_sweep_layouts.with_sweep_config_layouts); False = the fields
     config_dp_attention: bool = False
+    #: the aggregated script's DP_ATTENTION switch: (workload, CONC) pairs (deploy/recipe.workload_key: "1k1k") from
+    #: which the script turns on ``enable_attention_dp`` over its TP chips, where the rows' fields write attention TP
+    #: (fit/aic_sweep_layouts.with_sweep_dp_attention); () = the fields' layout
+    dp_attention_from: tuple[tuple[str, int], ...] = ()
 
     def batched_tokens(self, isl: int) -> int | None:
         """The script's ``max_num_batched_tokens`` at input length ``isl`` (None: it passes none).
@@ -250,6 +254,9 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
         if not isinstance(e.get("expert_parallel", False), bool):
             raise SpecError(f"{where}.expert_parallel", repr(e["expert_parallel"]),
                             "write true where the launch script always passes --enable-expert-parallel, else leave it out")
+        if "dp_attention_from" in e:  # (workload, CONC) pairs
+            from jalapeno.fit.aic_sweep_layouts import dp_attention_pairs as pairs
+            e = {**e, "dp_attention_from": pairs(e["dp_attention_from"], f"{where}.dp_attention_from")}
         if e["spec"] == "mtp" and not (e.get("mtp_draft", 0) > 0 and e.get("mtp_draft_dp_attention", 0) > 0):
             raise SpecError(where, "an MTP sweep without draft lengths",
                             "give mtp_draft and mtp_draft_dp_attention from its launch script")
@@ -484,9 +491,9 @@ def sized_max_num_tokens(concurrency: float, isl: int, draft_tokens: int) -> int
 
 
 def with_sweep_token_limit(dep, sweep: Sweep | None, isl: int, concurrency: float):
-    """(deployment, note) of an aggregated attention-TP row whose TensorRT-LLM script sizes ``--max_num_tokens`` to
-    the load (``max_num_tokens_sized``): ``max_tokens_per_step`` T (:func:`sized_max_num_tokens`) and a prompt budget
-    of one whole prompt a step (``token_budget`` = ISL); ``dep`` and "" otherwise.
+    """(deployment, note) of an aggregated row whose TensorRT-LLM script sizes ``--max_num_tokens`` to the load
+    (``max_num_tokens_sized``): ``max_tokens_per_step`` T (:func:`sized_max_num_tokens`) and a prompt budget of one
+    whole prompt a step (``token_budget`` = ISL), each per attention-DP rank; ``dep`` and "" otherwise.
 
     Why one prompt: the scripts set no ``enable_chunked_prefill`` (off by default: NVIDIA/TensorRT-LLM
     tensorrt_llm/llmapi/llm_args.py, ``enable_chunked_prefill: bool = Field(default=False, ...)``), so the micro-batch
@@ -499,8 +506,12 @@ def with_sweep_token_limit(dep, sweep: Sweep | None, isl: int, concurrency: floa
     Assumption: the prompt budget is ISL tokens, so the model's chunked wave (serve/queueing.first_wave_s) carries
     ISL/mean ISL ≈ 1.1 of the [0.8·ISL, ISL] prompts a step, slightly more than the engine's one.
 
-    Not applied under attention DP (each rank schedules its own T, with B = CONC / N per rank: the aggregated
-    attention-DP rows keep the instance budget, as fit/aic_rows.with_rank_budget leaves them). The 1.2.0rc6 non-MTP
+    Under attention DP each rank runs its own scheduler with its own T (NVIDIA/TensorRT-LLM: one PyExecutor per rank,
+    fit/aic_rows.RANK_BUDGET_BACKENDS), sized by the script from its ``max_batch_size`` B (the per-rank
+    ``max_batch_dp_attention`` where the script passes one: dsr1_fp8_h200_trt_mtp_slurm.sh @bf3456727
+    ``MAX_BATCH_SIZE=$((CONC/TP))`` before ``MAX_NUM_TOKENS``; CONC in the non-MTP scripts, which pass none): one
+    whole prompt a rank a step, written as instance totals (T·dp, ISL·dp with ``budget_per`` "instance", so that
+    Deployment.prompt_budget gives ISL a rank and the running cap keeps its meaning). The 1.2.0rc6 non-MTP
     scripts floor T at 8192 (``MAX_NUM_TOKENS > 8192 ? MAX_NUM_TOKENS : 8192``, dsr1_fp4_b200_trt.sh @6eecc0e66): the
     default budget, so those sweeps leave the field out. At ISL 8k the prompt budget equals the default 8192 either way.
 
@@ -514,14 +525,21 @@ def with_sweep_token_limit(dep, sweep: Sweep | None, isl: int, concurrency: floa
     >>> d = Deployment(get_precision("fp4"), Pool(Layout(tp=8)), mtp=MTP(3, 0.75))
     >>> with_sweep_token_limit(d, s, 1024, 64)[0].max_tokens_per_step  # (3 + 1)·64 + 1024 + 64, to 64
     1344
-    >>> with_sweep_token_limit(Deployment(get_precision("fp4"), Pool(Layout(dp=8, ep=8))), s, 1024, 256)[1]
-    ''
+    >>> d = with_sweep_token_limit(Deployment(get_precision("fp4"), Pool(Layout(dp=8, ep=8))), s, 1024, 256)[0]
+    >>> d.max_tokens_per_step, d.token_budget, d.prompt_budget(d.decode.layout)  # 1344 and 1024 a rank
+    (10752, 8192, 1024.0)
     """
-    if (sweep is None or dep is None or not sweep.max_num_tokens_sized or dep.prefill is not None
-            or dep.decode.layout.dp > 1):
+    if sweep is None or dep is None or not sweep.max_num_tokens_sized or dep.prefill is not None:
         return dep, ""
     k = dep.mtp.draft_tokens if dep.mtp is not None else 0
-    t = sized_max_num_tokens(concurrency, isl, k)
+    dp = dep.decode.layout.dp
+    per_rank = sweep.max_batch_per_rank(concurrency, dp) if dp > 1 else None
+    t = sized_max_num_tokens(concurrency if per_rank is None else per_rank, isl, k)
+    if dp > 1:  # one scheduler per rank: the rank's T and one whole prompt, as instance totals (budget_per "instance")
+        return (replace(dep, max_tokens_per_step=t * dp, token_budget=int(isl) * dp),
+                f"--max_num_tokens {t} per attention-DP rank ((k + 1)·{'CONC' if per_rank is None else 'max_batch'} + "
+                f"ISL + 64, to 64), no chunked prefill: one whole prompt a rank a step (token budget {int(isl)} a rank, "
+                f"x{dp}): InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)")
     return (replace(dep, max_tokens_per_step=t, token_budget=int(isl)),
             f"--max_num_tokens {t} ((k + 1)·CONC + ISL + 64, to 64), no chunked prefill: one whole prompt a step "
             f"(token budget {int(isl)}): InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)")
