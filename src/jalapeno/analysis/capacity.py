@@ -135,6 +135,28 @@ class CapacityPlan:
         return {"chips": n, "idle_chips": n - self.chips, "usd_per_hour": n * self.usd_per_chip_hour,
                 "all_in_power_kw": None if w is None else n * w / 1e3, "all_in_label": label}
 
+    @property
+    def users_per_instance(self) -> float:
+        """Closed-loop users one instance serves at the plan's point: its concurrency (InferenceX's conc,
+        requests kept outstanding; Little's law C = λ·E2E)."""
+        return float(self.point.concurrency)
+
+    @property
+    def output_tok_per_s_per_user(self) -> float:
+        """One user's mean output rate over a whole request, tok/s: mean OSL / E2E (TTFT and queue
+        included), = instance output tok/s / users per instance; below the point's interactivity
+        (1 / TPOT, the speed while decoding)."""
+        p = self.point
+        return p.output_throughput_per_chip * p.deployment.chips / max(p.concurrency, 1e-30)
+
+    def users_text(self) -> str:
+        """The plan's line for "N users": users served and the output-token target that N users need."""
+        u, r = self.users_per_instance, self.output_tok_per_s_per_user
+        return (f"users: {u:,.0f} concurrent per instance (closed loop: each sends its next request when one ends) "
+                f"x {self.instances:,} = {u * self.instances:,.0f}; one user averages {r:.1f} output tok/s (mean OSL "
+                f"/ E2E {self.point.e2e_s:,.1f} s, TTFT included), so N users need --target N x {r:.1f} "
+                "--target-kind output")
+
     def target_text(self) -> str:
         """The target as printed: thousands separators from 1,000 tok/s, four significant digits below
         (``,.0f`` printed a target of 1e-30 tok/s as 0)."""
@@ -148,10 +170,10 @@ class CapacityPlan:
             (f"operating point: the highest {k} throughput per chip at >= {self.min_interactivity:g} tok/s/user: "
              f"{self.tok_per_s_per_chip:,.1f} tok/s/chip at {p.interactivity:.1f} tok/s/user "
              f"(TTFT {p.ttft_s * 1e3:,.0f} ms, TPOT {p.tpot_s * 1e3:.1f} ms, bound {p.bound})"),
-            (f"one instance: {self.tok_per_s_per_chip:,.1f} tok/s/chip x {self.chips_per_instance} chips "
+            (f"one instance: {self.tok_per_s_per_chip:,.1f} tok/s/chip x {self.chips_per_instance:,} chips "
              f"= {per_inst:,.0f} tok/s"),
             f"instances: ceil({self.target_text()} / {per_inst:,.0f}) = {self.instances:,}",
-            f"chips: {self.instances:,} x {self.chips_per_instance} = {self.chips:,}",
+            f"chips: {self.instances:,} x {self.chips_per_instance:,} = {self.chips:,}",
         ]
         for name, size, n in self.packaging:
             if n == math.ceil(self.chips / size):
@@ -177,6 +199,7 @@ class CapacityPlan:
                          f"cost {prov['chips']:,} x ${self.usd_per_chip_hour:.2f} = ${prov['usd_per_hour']:,.2f}/hour{power}")
         lines.append(f"delivered: {self.chips:,} x {self.tok_per_s_per_chip:,.1f} = {self.delivered_tok_per_s:,.0f} "
                      f"tok/s ({self.target_kind}) >= target {self.target_text()}")
+        lines.append(self.users_text())
         own = Footprint(p, self.tok_per_s_per_chip, self.chips, self.packaging).text()
         outer = self.packaging[-1][0] + "s" if self.packaging else "boxes"
         same = self.fewest is not None and self.fewest is self.fewest_boxes  # one point: one line
@@ -184,10 +207,10 @@ class CapacityPlan:
                           (f"fewer {outer}", None if same else self.fewest_boxes)):
             if alt is not None:
                 q = alt.point
-                lines.append(f"{what}: {q.deployment.label} ({q.deployment.chips} chips per instance) at "
+                lines.append(f"{what}: {q.deployment.label} ({q.deployment.chips:,} chips per instance) at "
                              f"{q.interactivity:.1f} tok/s/user serves the target with {alt.text()} at "
                              f"{alt.rate:,.1f} tok/s/chip; this plan's point needs {own} (whole instances of "
-                             f"{self.chips_per_instance})")
+                             f"{self.chips_per_instance:,})")
         return lines
 
 
@@ -243,6 +266,23 @@ def packed_boxes(groups: dict[int, int], size: int) -> int:
             free[size - per * g] = free.get(size - per * g, 0) + new - 1
             free[size - last * g] = free.get(size - last * g, 0) + 1
     return boxes + sum(free.values())
+
+
+def lengths_text(wl) -> str:
+    """The workload's request lengths as a plan prints them: ISL/OSL are maxima when lengths are drawn
+    uniformly in [r·L, L] (InferenceX's --random-range-ratio r = 0.8, docs/metrics.md §1), and every
+    token rate counts the mean lengths.
+
+    >>> from jalapeno.specs.workload import get_workload
+    >>> lengths_text(get_workload("8k1k"))
+    'uniform in [0.8·L, L] (InferenceX --random-range-ratio 0.8): mean ISL 7,373 / OSL 921.6 tokens per request; token rates count these means'
+    """
+    if wl.spread is None and wl.range_ratio == 1.0:
+        return f"fixed: ISL {wl.isl:,} / OSL {wl.osl:,} tokens per request"
+    shape = ("the trace's length spread" if wl.spread is not None else
+             f"uniform in [{wl.range_ratio:g}·L, L] (InferenceX --random-range-ratio {wl.range_ratio:g})")
+    return (f"{shape}: mean ISL {wl.mean_isl:,.0f} / OSL {wl.mean_osl:,.1f} tokens per request; "
+            "token rates count these means")
 
 
 def format_rate(tok_per_s: float) -> str:

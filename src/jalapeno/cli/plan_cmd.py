@@ -29,7 +29,7 @@ def plan(
 ) -> None:
     """Chips, racks/nodes, power (each convention), $/hour and the deployment that serve a token
     rate at a per-user speed, with the arithmetic shown."""
-    from jalapeno.analysis.capacity import plan_capacity
+    from jalapeno.analysis.capacity import lengths_text, plan_capacity
     from jalapeno.analysis.comparison import system_frontier
     from jalapeno.cli.common import resolve_precision
     from jalapeno.cli.serving_opts import _options, _setup
@@ -56,6 +56,9 @@ def plan(
                     "power_kw": {c: v[2] / 1e3 for c, v in cp.power_w.items()},
                     "usd_per_hour": cp.usd_per_hour, "usd_per_mtok": cp.usd_per_mtok, "usd_estimate": cp.usd_estimate,
                     "delivered_tok_per_s": cp.delivered_tok_per_s, "provisioned": cp.provisioned(),
+                    "mean_isl": wl.mean_isl, "mean_osl": wl.mean_osl, "users_per_instance": cp.users_per_instance,
+                    "users": cp.users_per_instance * cp.instances,
+                    "output_tok_per_s_per_user": cp.output_tok_per_s_per_user,
                     "fewest_chips": None if cp.fewest is None else cp.fewest.as_dict(),
                     "fewest_boxes": None if cp.fewest_boxes is None else {
                         "level": cp.packaging[-1][0], **cp.fewest_boxes.as_dict()},
@@ -63,6 +66,7 @@ def plan(
         return
     console.print(f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · target {cp.target_text()} "
                   f"{target_kind} tok/s at >= {min_interactivity:g} tok/s/user")  # console markup is off
-    console.print(f"deployment: {cp.point.deployment.label} ({cp.chips_per_instance} chips per instance)")
+    console.print(f"lengths: {lengths_text(wl)}", soft_wrap=True)
+    console.print(f"deployment: {cp.point.deployment.label} ({cp.chips_per_instance:,} chips per instance)")
     for line in cp.arithmetic():
         console.print("  " + line, soft_wrap=True)

@@ -1,0 +1,54 @@
+"""Round 29 new-user pass and break-it (newuser29): what a capacity planner typed and what it did."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from cli_runner import run
+
+
+def test_plan_states_the_mean_lengths_its_rates_count(capsys):
+    """`plan -w 8k1k` printed 'ISL 8192 / OSL 1024' and rates that count InferenceX's mean lengths
+    (uniform in [0.8·L, L]: 7,372.8 / 921.6): a planner multiplying users by 1,024 tokens was 11% off."""
+    code, out, _ = run(capsys, "plan", "--system", "gb300-nvl72", "--target", "5e5", "--min-interactivity", "50")
+    assert code == 0
+    # by hand: (1 + 0.8) / 2 x 8192 = 7,372.8, (1 + 0.8) / 2 x 1024 = 921.6
+    assert ("lengths: uniform in [0.8·L, L] (InferenceX --random-range-ratio 0.8): mean ISL 7,373 / OSL 921.6 "
+            "tokens per request") in out
+
+
+def test_plan_with_fixed_lengths_says_so(capsys):
+    code, out, _ = run(capsys, "plan", "--system", "gb300-nvl72", "--target", "5e5", "--isl", "1000", "--osl", "100")
+    assert code == 0, out
+    assert "lengths:" in out
+
+
+def test_plan_says_how_many_users_it_serves_and_the_target_for_n_users(capsys):
+    """The planner's question is 'N users at >= 50 tok/s/user'; plan took only a token rate and never
+    said how many users its fleet holds. Its users line must agree with Little's law on its own point:
+    users per instance = concurrency, one user's output rate = mean OSL / E2E = instance rate / users."""
+    code, out, _ = run(capsys, "plan", "--system", "gb300-nvl72", "--target", "5e5", "--min-interactivity", "50",
+                       "--json")
+    assert code == 0
+    d = json.loads(out)
+    p = d["point"]
+    assert d["users_per_instance"] == p["concurrency"]
+    assert d["users"] == p["concurrency"] * d["instances"]
+    assert abs(d["output_tok_per_s_per_user"] - 921.6 / p["e2e_s"]) < 1e-6 * d["output_tok_per_s_per_user"]
+    assert d["mean_osl"] == 921.6 and abs(d["mean_isl"] - 7372.8) < 1e-9
+    # below the speed while decoding (TTFT counts in a request's time)
+    assert d["output_tok_per_s_per_user"] < p["interactivity"]
+    code, out, _ = run(capsys, "plan", "--system", "gb300-nvl72", "--target", "5e5", "--min-interactivity", "50")
+    m = re.search(r"users: ([\d,]+) concurrent per instance .* x (\d+) = ([\d,]+); one user averages ([\d.]+) "
+                  r"output tok/s .* so N users need --target N x ([\d.]+) --target-kind output", out.replace("\n", " "))
+    assert m, out
+    assert m.group(4) == m.group(5) == f"{d['output_tok_per_s_per_user']:.1f}"
+
+
+def test_plan_prints_chips_per_instance_with_separators(capsys):
+    """'(1310 chips per instance)' and 'whole instances of 1310' beside '1,310 chips' in the same plan."""
+    code, out, _ = run(capsys, "plan", "--system", "jalapeno", "--target", "5e5", "--min-interactivity", "50")
+    assert code == 0
+    assert not re.search(r"\b\d{4,} chips per instance|whole instances of \d{4,}", out), out
+    assert re.search(r"\(\d{1,3}(,\d{3})* chips per instance\)", out)
