@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
-from cli_runner import run
+import pytest
+from cli_runner import error_line, run
 
 
 def test_plan_states_the_mean_lengths_its_rates_count(capsys):
@@ -52,3 +54,39 @@ def test_plan_prints_chips_per_instance_with_separators(capsys):
     assert code == 0
     assert not re.search(r"\b\d{4,} chips per instance|whole instances of \d{4,}", out), out
     assert re.search(r"\(\d{1,3}(,\d{3})* chips per instance\)", out)
+
+
+def _qwen(tmp_path, name, **fields):
+    base = json.loads((Path(__file__).resolve().parents[2] / "src/jalapeno/data/models/qwen3-32b.json").read_text())
+    base.update(fields)
+    p = tmp_path / f"{name}.json"
+    p.write_text(json.dumps(base))
+    return str(p)
+
+
+@pytest.mark.parametrize(("qc", "msg"), [
+    ({"quant_method": "gptq", "bits": "4", "group_size": 128},
+     "quantization_config.bits: must be a whole number of bits, got '4'. Fix: write \"bits\": 4 (a number, not a string)"),
+    ({"quant_method": "awq", "w_bit": 4.0},
+     "quantization_config.w_bit: must be a whole number of bits, got 4.0. Fix: write \"w_bit\": 4 (a number, not a string)"),
+    ({"quant_method": "bitsandbytes", "load_in_4bit": True, "load_in_8bit": True},
+     "quantization_config.load_in_4bit: and load_in_8bit are both true: a checkpoint is one or the other. Fix: keep "
+     "the one the checkpoint was saved with (only load_in_4bit is modelled)"),
+    ({"quant_method": "bitsandbytes", "load_in_4bit": "false"},
+     "quantization_config.load_in_4bit: must be true or false, got 'false'. Fix: write \"load_in_4bit\": true or false"),
+    ({"quant_method": "bitsandbytes"},
+     "quantization_config.load_in_4bit: a bitsandbytes quantization_config with neither load_in_4bit nor load_in_8bit "
+     "true names no storage. Fix: set \"load_in_4bit\": true for a 4-bit (NF4/FP4) checkpoint, or remove "
+     "quantization_config for 16-bit weights"),
+    ({"quant_method": "compressed-tensors", "config_groups": {"g0": {"weights": {"type": "float"}}}},
+     "quantization_config.config_groups.weights.num_bits: is missing, so the weights' storage is unknown."),
+    ({"quant_method": "compressed-tensors", "config_groups": {"g0": {"weights": {"num_bits": 8}}}},
+     "quantization_config.config_groups.weights.type: is missing, so the weights' storage is unknown."),
+])
+def test_odd_quantization_configs_name_the_field(capsys, tmp_path, qc, msg):
+    """gptq bits "4" printed 'gptq with 4-bit weights is not modelled (4-bit only)'; bitsandbytes with both
+    flags true ran as 4-bit, "false" (a string, truthy) as 4-bit, neither flag blamed load_in_8bit;
+    compressed-tensors without num_bits printed 'float None-bit weights are not modelled'."""
+    path = _qwen(tmp_path, "q", quantization_config=qc)
+    line = error_line(*run(capsys, "models", "show", path))
+    assert line.startswith(f"error: {path}: {msg}"), line

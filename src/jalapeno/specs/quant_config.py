@@ -173,15 +173,30 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
                             "2, 3, 4 and 8 are all written by GPTQ tools)",
                             "add the checkpoint's \"bits\": 4 (only 4-bit is modelled), or pass -p with a preset")
         # AutoAWQ / transformers' AwqConfig: bits defaults to 4 (older AutoAWQ files write w_bit)
+        bits_key = "bits" if "bits" in q else "w_bit"
         bits = q.get("bits", q.get("w_bit", 4))
+        if type(bits) is not int:  # "4" printed '4-bit weights are not modelled (4-bit only)'
+            raise SpecError(f"{field}.{bits_key}", f"must be a whole number of bits, got {bits!r}",
+                            f"write \"{bits_key}\": 4 (a number, not a string)")
         if bits != 4:
             raise SpecError(f"{field}.bits", f"{method} with {bits}-bit weights is not modelled (4-bit only)",
                             "use a 4-bit checkpoint or pass -p with a preset (`jalapeno models show` lists them)")
         key = "group_size" if "group_size" in q else "q_group_size"
         return _w4(q.get(key, 128), f"{field}.{key}")
     if method == "bitsandbytes":
-        if q.get("load_in_4bit"):
+        flags = {k: q.get(k, False) for k in ("load_in_4bit", "load_in_8bit")}
+        for k, v in flags.items():
+            if type(v) is not bool:  # "false" is truthy: it read as a 4-bit checkpoint
+                raise SpecError(f"{field}.{k}", f"must be true or false, got {v!r}", f"write \"{k}\": true or false")
+        if all(flags.values()):  # transformers' BitsAndBytesConfig refuses the pair too
+            raise SpecError(f"{field}.load_in_4bit", "and load_in_8bit are both true: a checkpoint is one or the "
+                            "other", "keep the one the checkpoint was saved with (only load_in_4bit is modelled)")
+        if flags["load_in_4bit"]:
             return "w4a16-g32"
+        if not flags["load_in_8bit"]:
+            raise SpecError(f"{field}.load_in_4bit", "a bitsandbytes quantization_config with neither load_in_4bit "
+                            "nor load_in_8bit true names no storage", "set \"load_in_4bit\": true for a 4-bit "
+                            "(NF4/FP4) checkpoint, or remove quantization_config for 16-bit weights")
         raise SpecError(f"{field}.load_in_8bit", "bitsandbytes 8-bit (LLM.int8) weights are not modelled",
                         "use a 4-bit (load_in_4bit) or FP8 checkpoint, or pass -p with a preset")
     if method == "compressed-tensors":
@@ -190,6 +205,11 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
         if not isinstance(w, dict):
             raise SpecError(f"{field}.config_groups", "compressed-tensors without a weights scheme",
                             "give config_groups.<group>.weights {type, num_bits} as llm-compressor writes it")
+        for k in ("type", "num_bits"):  # a missing one printed 'float None-bit weights are not modelled'
+            if w.get(k) is None:
+                raise SpecError(f"{field}.config_groups.weights.{k}", "is missing, so the weights' storage is unknown",
+                                "give the checkpoint's weights {type, num_bits} as llm-compressor writes it, e.g. "
+                                "\"type\": \"float\", \"num_bits\": 8 (FP8) or \"int\", 4 (INT4)")
         kind, bits = str(w.get("type", "")).lower(), w.get("num_bits")
         if kind == "float" and bits == 8:
             return _fp8(q, mla, str(w.get("strategy", "")).lower() == "block")
