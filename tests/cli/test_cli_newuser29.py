@@ -90,3 +90,49 @@ def test_odd_quantization_configs_name_the_field(capsys, tmp_path, qc, msg):
     path = _qwen(tmp_path, "q", quantization_config=qc)
     line = error_line(*run(capsys, "models", "show", path))
     assert line.startswith(f"error: {path}: {msg}"), line
+
+
+def test_a_yarn_rope_scaling_extends_the_context_as_vllm_does(capsys, tmp_path):
+    """Qwen3's model card's long-context recipe adds rope_scaling yarn factor 4 over 32,768 tokens to its
+    config.json; vLLM then serves 32,768 x 4 = 131,072 tokens (_get_and_verify_max_len). jalapeno read
+    only max_position_embeddings (40,960) and refused `-w 64k1k` on the planner's own config."""
+    path = _qwen(tmp_path, "qy", rope_scaling={"rope_type": "yarn", "factor": 4.0,
+                                                "original_max_position_embeddings": 32768})
+    code, out, _ = run(capsys, "models", "show", path, "--json")
+    assert code == 0
+    d = json.loads(out)
+    assert d["max_context"] == 32768 * 4
+    assert d["max_context_from"] == "rope_scaling yarn: original_max_position_embeddings 32,768 x factor 4"
+    code, out, err = run(capsys, "step", "--system", "h200", "--model", path, "--tp", "8", "--batch", "1",
+                         "--context", str(64 * 1024 + 1024))
+    assert code == 0, err
+    line = error_line(*run(capsys, "step", "--system", "h200", "--model", path, "--tp", "8", "--batch", "1",
+                           "--context", "131073"))
+    assert "context of 131072 tokens (rope_scaling yarn: original_max_position_embeddings 32,768 x factor 4)" in line
+
+
+@pytest.mark.parametrize(("name", "tokens"), [("deepseek-r1", 163840), ("gpt-oss-120b", 131072),
+                                              ("kimi-k2.5", 262144), ("llama-3.1-405b", 131072)])
+def test_shipped_rope_scalings_give_their_stated_context(capsys, name, tokens):
+    """Every shipped config's yarn (original x factor: 4,096 x 40 / 32 / 64) or llama3 scaling gives its
+    max_position_embeddings, so no shipped figure moves and the messages keep naming that field."""
+    code, out, _ = run(capsys, "models", "show", name, "--json")
+    d = json.loads(out)
+    assert d["max_context"] == tokens and "max_context_from" not in d
+
+
+@pytest.mark.parametrize(("rs", "msg"), [
+    ("yarn", "rope_scaling: must be an object or null, got 'yarn'."),
+    ({"factor": 4}, "rope_scaling.rope_type: is missing or not a name (got None)"),
+    ({"rope_type": "wibble", "factor": 4}, "rope_scaling.rope_type: unknown type 'wibble'"),
+    ({"rope_type": "yarn", "factor": -4, "original_max_position_embeddings": 4096},
+     "rope_scaling.factor: must be a positive number, got -4."),
+    ({"rope_type": "linear", "factor": "2"}, "rope_scaling.factor: must be a positive number, got '2'."),
+    ({"rope_type": "yarn", "factor": 4.0}, "rope_scaling.original_max_position_embeddings: must be a positive "
+     "integer for yarn scaling, got None."),
+])
+def test_a_malformed_rope_scaling_is_refused(capsys, tmp_path, rs, msg):
+    """rope_scaling was never read: 'yarn' as a string, a negative or string factor, no type all ran."""
+    path = _qwen(tmp_path, "qr", rope_scaling=rs)
+    line = error_line(*run(capsys, "models", "show", path))
+    assert line.startswith(f"error: {path}: {msg}"), line

@@ -151,7 +151,9 @@ class ModelSpec:
         default_precision: preset matching the released checkpoint.
         precision_from: where ``default_precision`` was read (quantization_config, torch_dtype or
             assumed), shown by ``models show``.
-        max_context: ``max_position_embeddings``.
+        max_context: context length, tokens: ``max_position_embeddings``, or as its ``rope_scaling``
+            extends it (specs/rope_context.py, vLLM's rule).
+        context_from: where ``max_context`` was read, for messages and ``models show``.
         source: file the spec came from.
     """
 
@@ -170,6 +172,7 @@ class ModelSpec:
     max_context: int
     source: str = field(default="", compare=False)
     precision_from: str = field(default="", compare=False)
+    context_from: str = field(default="max_position_embeddings", compare=False)
 
     def check_context(self, tokens: float, field: str, what: str | None = None, fix: str | None = None) -> None:
         """Every path that runs a sequence (predict, step, simulate, traces) makes this one check.
@@ -196,7 +199,7 @@ class ModelSpec:
                             f"{MAX_CONTEXT_TOKENS:,} accepted; {self.name}'s config gives no max_position_embeddings)",
                             fix or "use shorter requests, or add max_position_embeddings to the config")
         raise SpecError(field, f"{what} exceed {self.name}'s context of {self.max_context} tokens "
-                        "(max_position_embeddings)", fix or "use shorter requests or a model with a longer context")
+                        f"({self.context_from})", fix or "use shorter requests or a model with a longer context")
 
     # ---- per-module parameter counts (elements) ------------------------------------------
     @property
@@ -410,5 +413,6 @@ class ModelSpec:
             "kv_bytes_per_token": self.kv_bytes_per_token(kv),
             "kv_bytes_per_token_at_8k": self.kv_bytes_per_token(kv, 8192),
             "max_context": self.max_context,
+            **({} if self.context_from == "max_position_embeddings" else {"max_context_from": self.context_from}),
             "source": self.source,
         }

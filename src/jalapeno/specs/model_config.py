@@ -22,6 +22,7 @@ from jalapeno.specs.model import (
 )
 from jalapeno.specs.model_plausibility import check_model_sizes
 from jalapeno.specs.quant_config import checkpoint_precision, precision_origin
+from jalapeno.specs.rope_context import rope_context
 
 # ---- parsing -----------------------------------------------------------------------------
 
@@ -274,6 +275,8 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
                         "add num_experts / num_local_experts to the config")
     else:
         dense_inter = _req(cfg, "intermediate_size", src)
+    ctx = rope_context(cfg, src, _opt_int(cfg, "max_position_embeddings", src, None, 1,
+                                          ", or remove it (then no context check is made)"))
     return ModelSpec(
         name=name, model_type=mt, hidden_size=h, num_layers=layers, vocab_size=vocab,
         attention=attn, dense_intermediate=dense_inter, dense_layers=dense_layers, moe=moe,
@@ -281,8 +284,7 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
         tie_embeddings=_flag(cfg, "tie_word_embeddings", src, False),
         default_precision=checkpoint_precision(cfg, src, mt in _MLA_TYPES),
         # absent: unknown, no context check; an explicit 0 is refused, not read as absent
-        max_context=_opt_int(cfg, "max_position_embeddings", src, None, 1,
-                             ", or remove it (then no context check is made)") or 0,
+        max_context=ctx[0] or 0, context_from=ctx[1],
         source=source,
         precision_from=precision_origin(cfg),
     )
