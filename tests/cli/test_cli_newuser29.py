@@ -136,3 +136,19 @@ def test_a_malformed_rope_scaling_is_refused(capsys, tmp_path, rs, msg):
     path = _qwen(tmp_path, "qr", rope_scaling=rs)
     line = error_line(*run(capsys, "models", "show", path))
     assert line.startswith(f"error: {path}: {msg}"), line
+
+
+@pytest.mark.parametrize("args", [
+    ("compare", "--systems", "jalapeno,gb300-nvl72", "--html", ""),
+    ("frontier", "--system", "jalapeno"),
+    ("compare", "--systems", "jalapeno,gb300-nvl72", "-w", "agentic:coding-agent", "--html", ""),
+])
+def test_a_sliced_chip_run_says_so(capsys, args):
+    """compare --chip-model sliced printed the same tables as flat with other figures (Jalapeño's peak
+    14,610 -> 13,368 tok/s/chip) and no word of the chip model or the placement each system used."""
+    code, out, _ = run(capsys, *args, "--chip-model", "sliced")
+    assert code == 0
+    # jalapeno.toml [die]: 6 slices, local_first (its own placement); gb300: 2 dies, striped (a GPU's)
+    assert "chip model: sliced (jalapeno 6 slices, local_first" in out.replace("\n", " ")
+    code, out, _ = run(capsys, *args)
+    assert "chip model:" not in out

@@ -103,6 +103,10 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
         return
     for t in agentic_tables(d):
         console.print(t)
+    from jalapeno.cli.chip_opts import chip_model_line
+
+    if (line := chip_model_line(syss)) is not None:
+        console.print(line, markup=False)
 
 
 def agentic_frontier_cmd(*, system, model, workload, precision, kv_dtype, attention_dtype, compute_fallback, power,
@@ -135,5 +139,9 @@ def agentic_frontier_cmd(*, system, model, workload, precision, kv_dtype, attent
         print_json({"system": pr.system.name, "model": m.name, "workload": spec.as_dict(), "frontier": pts})
         return
     console.print(agentic_frontier_table(pts, f"{m.name} on {pr.system.name} · agentic:{spec.name}"))
+    from jalapeno.cli.chip_opts import chip_model_line
+
+    if (line := chip_model_line([pr])) is not None:
+        console.print(line, markup=False)
     if out:
         console.print(f"wrote {out}")

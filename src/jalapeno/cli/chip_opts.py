@@ -22,6 +22,22 @@ def placement_option() -> str:
     return typer.Option("", "--placement", help=PLACEMENT_HELP)
 
 
+def chip_model_line(pricers) -> str | None:
+    """The line compare and frontier print under their tables when ``--chip-model`` is not flat (their
+    figures moved with no word of it: 14,610 -> 13,368 tok/s/chip for Jalapeño on DeepSeek-R1 8K/1K):
+    the model and, for sliced, each system's slices and the placement used."""
+    from jalapeno.cost.sliced import SlicedPricer
+    from jalapeno.cost.tiles import TiledPricer
+
+    if any(isinstance(p, SlicedPricer) for p in pricers):
+        parts = [f"{p.system.name} {p.die.slices} slice{'s' if p.die.slices != 1 else ''}, {p.placement_used}"
+                 for p in pricers]
+        return f"chip model: sliced ({'; '.join(parts)}); docs/chip.md"
+    if any(isinstance(p, TiledPricer) for p in pricers):
+        return "chip model: tiled (GEMM efficiency from the tile mapping); docs/chip.md"
+    return None
+
+
 def print_slices(summary: dict) -> None:
     """The per-slice table of ``jalapeno step --slices`` (cost/sliced.slice_summary)."""
     s = summary["slices"]

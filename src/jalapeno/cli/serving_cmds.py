@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from jalapeno.analysis.results_store import check_store
-from jalapeno.cli.chip_opts import chip_model_option, placement_option
+from jalapeno.cli.chip_opts import chip_model_line, chip_model_option, placement_option
 from jalapeno.cli.common import (
     check_writable,
     attention_dtype_option,
@@ -236,6 +236,8 @@ def compare(
         return
     for t in comparison_tables(rec):
         console.print(t)
+    if (line := chip_model_line(syss)) is not None:
+        console.print(line, markup=False)
     if recipes:
         stated = [n for n in names_in if n not in recipes]
         console.print("as deployed (engine recipes, data/engines.toml): "
@@ -341,6 +343,8 @@ def frontier(
         print_json(rec.as_dict())
         return
     console.print(frontier_table(rec.frontier, f"{m.name} on {s.name} · {wl.name} · {prec.name}{stack_label(stack)}"))
+    if (line := chip_model_line([pr])) is not None:
+        console.print(line, markup=False)
     if out:
         console.print(f"wrote {out}")
 
