@@ -152,3 +152,28 @@ def test_a_sliced_chip_run_says_so(capsys, args):
     assert "chip model: sliced (jalapeno 6 slices, local_first" in out.replace("\n", " ")
     code, out, _ = run(capsys, *args)
     assert "chip model:" not in out
+
+
+def test_a_user_file_named_like_a_catalog_system_gets_neither_its_band_nor_its_recipe(capsys, tmp_path):
+    """`base = "b200"; name = "gb300-nvl72"` printed B200's figures as gb300-nvl72 with GB300's measured
+    band (15,874 tok/s/chip, band 14,364-18,103: GB300's p10/p90 factors 0.905/1.140 on B200's peak), with
+    no word. Now: one note naming the clash, no band (a user file is not what validate measured), and
+    --as-deployed does not deploy it with the catalog system's engine recipe."""
+    from jalapeno.analysis.measured_bands import band_of
+    from jalapeno.cli.engine_opts import deployed_recipes
+    from jalapeno.cost.pricer import load_pricer
+
+    f = tmp_path / "mine.toml"
+    f.write_text('base = "b200"\nname = "gb300-nvl72"\n')
+    pr = load_pricer(str(f))
+    assert pr.system.name == "gb300-nvl72"
+    assert band_of(pr) is None
+    assert band_of(load_pricer("gb300-nvl72")) is not None  # the catalog system keeps its own
+    assert deployed_recipes([pr], "deepseek-r1", "8k1k", None, None, None) == {}
+    assert deployed_recipes([load_pricer("b200")], "deepseek-r1", "8k1k", None, None, None)  # b200 has one
+    code, out, err = run(capsys, "plan", "--system", str(f), "--target", "1e6")
+    assert code == 0
+    notes = [ln for ln in err.splitlines() if "a catalog system's name" in ln]
+    assert len(notes) == 1 and "names itself 'gb300-nvl72'" in notes[0] and "own name" in notes[0]
+    code, out, err = run(capsys, "plan", "--system", "gb300-nvl72", "--target", "1e6")
+    assert "a catalog system's name" not in err

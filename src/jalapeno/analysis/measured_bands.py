@@ -216,7 +216,11 @@ def band_of(pricer, model: str | None = None) -> SystemBand | None:
     override, another ``--efficiency`` set, a user file, ``--pricer table`` or a sliced/tiled chip
     model is not the model validate measured: no band), serving ``model`` (a name) where given: a
     model validate has no points for on that system has no band (module docstring, Coverage)."""
+    from jalapeno.specs.catalog import is_catalog_system
+
     if type(pricer).__name__ in OTHER_PRICERS or not validated_set(pricer.efficiency.source):
+        return None
+    if not is_catalog_system(pricer.system):  # a user file named like a catalog system is not it
         return None
     band = load_measured_bands().get(pricer.system.name)
     if band is None or (model is not None and model not in band.models):

@@ -357,10 +357,11 @@ def deployed_recipes(pricers, model: str, workload: str | None, isl: int | None,
     systems without one are left out). Where ``precisions`` is given, each such system's entry becomes
     the recipe's precision (in place), as the recipe pins it."""
     from jalapeno.deploy.engines import deployed_recipe
+    from jalapeno.specs.catalog import is_catalog_system
 
     out = {}
-    for p in pricers:
-        r = deployed_recipe(p.system.name, model)
+    for p in pricers:  # a user file named like a catalog system is not deployed with its recipe
+        r = deployed_recipe(p.system.name, model) if is_catalog_system(p.system) else None
         if r is not None:
             out[p.system.name] = r.for_workload(_preset_name(workload, isl, osl), p.system.name)
             if precisions is not None:

@@ -44,6 +44,22 @@ def note_efficiency(system) -> None:
         _err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
+def note_name_clash(system) -> None:
+    """Say once per file that a user file carries a catalog system's name (``name = "gb300-nvl72"``, or a
+    file named gb300-nvl72.toml without a name): its figures print under that name, but the catalog
+    system's measured band and engine recipe are not its own and are not applied (measured_bands.band_of,
+    cli/engine_opts.deployed_recipes); a B200 variant so named got GB300's band, silently."""
+    from jalapeno.specs.catalog import is_catalog_system, list_systems
+
+    key = f"clash:{system.path}"
+    if system.name in list_systems() and not is_catalog_system(system) and key not in _NOTED:
+        _NOTED.add(key)
+        _err.print(f"note: {system.path} names itself {system.name!r}, a catalog system's name: its figures print "
+                   f"under that name but are this file's, without {system.name}'s measured band or engine recipe; "
+                   "give the file its own name = \"...\" to keep the two apart", markup=False, highlight=False,
+                   soft_wrap=True)
+
+
 #: Keys a power-cap what-if sets that change the power figures only: no DVFS model slows the chip.
 POWER_ONLY_KEYS = ("chip.tdp_w", "chip.sustained_w")
 
@@ -86,6 +102,7 @@ def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] |
 
         pr = load_any_pricer(system, efficiency, overrides, pricer, stack)
     note_efficiency(pr.system)
+    note_name_clash(pr.system)
     note_power_only(overrides)  # after the load: a refused variant gets its one error alone
     return pr
 
