@@ -177,3 +177,36 @@ def test_a_user_file_named_like_a_catalog_system_gets_neither_its_band_nor_its_r
     assert len(notes) == 1 and "names itself 'gb300-nvl72'" in notes[0] and "own name" in notes[0]
     code, out, err = run(capsys, "plan", "--system", "gb300-nvl72", "--target", "1e6")
     assert "a catalog system's name" not in err
+
+
+@pytest.mark.parametrize(("args", "fix"), [
+    (("--set", "chip.tdp_w=550W"), "Fix: write a number without its unit (the key's name gives the unit), e.g. "
+                                   "--set chip.tdp_w=550"),
+    (("--set", "chip.hbm_bandwidth_tb_per_s=8 TB/s"), "e.g. --set chip.hbm_bandwidth_tb_per_s=8"),
+])
+def test_a_number_typed_with_its_unit_gets_its_own_number_back(capsys, args, fix):
+    """--set chip.tdp_w=550W answered 'write a number, e.g. --set chip.tdp_w=4.8' (4.8 W)."""
+    line = error_line(*run(capsys, "plan", "--system", "jalapeno", "--target", "1e6", *args))
+    assert line.endswith(fix), line
+
+
+def test_a_unit_in_a_system_file_gets_its_own_number_back(capsys, tmp_path):
+    f = tmp_path / "u.toml"
+    f.write_text('base = "jalapeno"\nname = "u"\nchip.tdp_w = "550 W"\n')
+    line = error_line(*run(capsys, "plan", "--system", str(f), "--target", "1e6"))
+    assert line.endswith("chip.tdp_w: must be a number, got '550 W'. Fix: write a number without its unit (the "
+                         "key's name gives the unit), e.g. chip.tdp_w = 550"), line
+
+
+@pytest.mark.parametrize(("kind", "fix"), [
+    ("system", 'this is JSON (TOML is read here): write it as TOML, e.g. base = "jalapeno"'),
+    ("agentic", "this is JSON (TOML is read here): write it as TOML, e.g. turns = 40 (docs/agentic.md)"),
+])
+def test_a_json_file_where_toml_is_read_is_named(capsys, tmp_path, kind, fix):
+    """--system my.json (JSON) answered 'malformed TOML: Invalid statement ... Fix: fix the TOML syntax'."""
+    f = tmp_path / "my.json"
+    f.write_text('{"base": "jalapeno", "name": "j"}' if kind == "system" else '{"turns": 4}')
+    args = (("plan", "--system", str(f), "--target", "1e6") if kind == "system" else
+            ("compare", "-w", f"agentic:{f}", "--html", ""))
+    line = error_line(*run(capsys, *args))
+    assert "malformed TOML" in line and f"Fix: {fix}" in line, line

@@ -175,7 +175,7 @@ def agentic_from_toml(path: str | Path) -> AgenticSpec:
     Raises:
         SpecError: missing file, TOML syntax, an unknown or missing key, a bad value (named).
     """
-    from jalapeno.specs.files import read_user_text
+    from jalapeno.specs.files import read_user_text, toml_syntax_fix
 
     p = Path(path)
     text = read_user_text(p, "an agentic workload TOML file",
@@ -183,7 +183,7 @@ def agentic_from_toml(path: str | Path) -> AgenticSpec:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise SpecError(str(p), f"malformed TOML: {e}", "fix the TOML syntax") from None
+        raise SpecError(str(p), f"malformed TOML: {e}", toml_syntax_fix(text, p, "turns = 40 (docs/agentic.md)")) from None
     unknown = sorted(set(data) - set(_KEYS))
     if unknown:
         raise SpecError(f"{p.name}: {unknown[0]}", "unknown key", f"use only {', '.join(_KEYS)}")

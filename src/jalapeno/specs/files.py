@@ -180,3 +180,18 @@ def csv_rows(text: str, where: str) -> list[dict[str, str]]:
         if rename:
             rows = [{rename.get(k, k): v for k, v in r.items()} for r in rows]
     return rows
+
+
+def toml_syntax_fix(text: str, path: str | Path,
+                    example: str = 'base = "jalapeno" and dotted keys such as chip.tdp_w = 600 (docs/catalog.md)') -> str:
+    """The fix of a TOML syntax error: a JSON file given where TOML is read (``--system my.json`` got
+    'malformed TOML: Invalid statement (at line 1, column 1). Fix: fix the TOML syntax') is named as such.
+
+    >>> toml_syntax_fix('{"base": "jalapeno"}', "s.json")
+    'this is JSON (TOML is read here): write it as TOML, e.g. base = "jalapeno" and dotted keys such as chip.tdp_w = 600 (docs/catalog.md)'
+    >>> toml_syntax_fix("base = ", "s.toml")
+    'fix the TOML syntax'
+    """
+    if str(path).lower().endswith(".json") or text.lstrip().startswith(("{", "[{")):
+        return f"this is JSON (TOML is read here): write it as TOML, e.g. {example}"
+    return "fix the TOML syntax"

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, StrictBool, ValidationError, field_valida
 from jalapeno import units
 from jalapeno.errors import SpecError
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
-from jalapeno.specs.files import read_user_text
+from jalapeno.specs.files import read_user_text, toml_syntax_fix
 from jalapeno.specs.kv_tiers import TiersFile, parse_kv_tiers
 from jalapeno.specs.link_levels import check_level_order
 from jalapeno.specs.sourced import Banded, Sourced, SourcedNames, _Strict
@@ -518,7 +518,7 @@ def read_system_toml(path: Path) -> dict:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise SpecError(str(path), f"malformed TOML: {e}", "fix the TOML syntax") from None
+        raise SpecError(str(path), f"malformed TOML: {e}", toml_syntax_fix(text, path)) from None
     if not data:  # an empty file was refused as 'name: Field required'
         raise SpecError(str(path), "the file holds no keys (empty, or comments only)",
                         'write a system (schema in docs/catalog.md) or a variant: base = "h200" and the keys it changes')

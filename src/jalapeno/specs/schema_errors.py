@@ -43,6 +43,20 @@ def _quoted_number(x: Any, whole: bool) -> str | None:
     return str(int(v)) if v.is_integer() else f"{v:g}"
 
 
+def _number_with_unit(x: Any, whole: bool) -> str | None:
+    """The number of a value typed with a unit (``"550W"``, ``"4.8 TB/s"``) as the key takes it, or None:
+    the fix then shows that number, not a generic 4.8 (``--set chip.tdp_w=550W`` suggested 4.8 W).
+
+    >>> _number_with_unit("550W", False), _number_with_unit("4.8 TB/s", False), _number_with_unit("fast", False)
+    ('550', '4.8', None)
+    """
+    import re
+
+    m = re.fullmatch(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*[A-Za-z%/][A-Za-z%/ ]*", x) \
+        if isinstance(x, str) else None
+    return _quoted_number(m.group(1), whole) if m else None
+
+
 def describe(e: dict[str, Any], loc: str, schema_doc: str, option: str | None = None,
              whole: bool = False) -> tuple[str, str]:
     """``(problem, fix)`` for one pydantic error entry, in the project's words.
@@ -75,9 +89,13 @@ def describe(e: dict[str, Any], loc: str, schema_doc: str, option: str | None = 
         quoted = _quoted_number(e.get("input"), whole)
         if quoted is not None:  # tdp_w = "700": the user's own number, unquoted (not 4.8 W)
             example = quoted
+        unit = ""
+        if quoted is None and (bare := _number_with_unit(e.get("input"), whole)) is not None:  # "550W"
+            example, unit = bare, " without its unit (the key's name gives the unit)"
         if option:  # --set chip.hbm_stacks=eight: the key as typed (no .value), the option's syntax
-            return f"must be a {number}{got}", f"write a {number}, e.g. {option} {loc.removesuffix('.value')}={example}"
-        return f"must be a {number}{got}", f"write a {number} without quotes, e.g. {loc} = {example}"
+            return (f"must be a {number}{got}",
+                    f"write a {number}{unit}, e.g. {option} {loc.removesuffix('.value')}={example}")
+        return f"must be a {number}{got}", f"write a {number}{unit or ' without quotes'}, e.g. {loc} = {example}"
     if kind in ("bool_type", "bool_parsing"):
         return f"must be true or false{got}", f"write {loc} = true or {loc} = false"
     if kind in ("string_type", "string_unicode"):
