@@ -210,3 +210,24 @@ def test_a_json_file_where_toml_is_read_is_named(capsys, tmp_path, kind, fix):
             ("compare", "-w", f"agentic:{f}", "--html", ""))
     line = error_line(*run(capsys, *args))
     assert "malformed TOML" in line and f"Fix: {fix}" in line, line
+
+
+def test_plan_says_how_sure_and_its_audit_command_prices_the_same_point(capsys):
+    """plan printed one calibrated figure with no word of its uncertainty; a planner who then ran audit
+    at the same speed got DeepSeek-R1's released FP8 (6,562 tok/s/chip) where plan had run FP4 (11,496).
+    The 'how sure' line names the audit command with the plan's precision; that audit predicts the
+    plan's own point (in+out tok/s/chip) and prints it with separators as plan does."""
+    code, out, _ = run(capsys, "plan", "--system", "jalapeno", "--target", "5e5", "--min-interactivity", "50",
+                       "--json")
+    p = json.loads(out)["point"]
+    code, out, _ = run(capsys, "plan", "--system", "jalapeno", "--target", "5e5", "--min-interactivity", "50")
+    m = re.search(r"how sure: .*`jalapeno (audit [^`]*)--claim throughput_per_chip@([\d.]+)=VALUE`", out.replace("\n", " "))
+    assert m, out
+    assert "-p fp4" in m.group(1) and "-w 8k1k" in m.group(1)
+    args = m.group(1).split()
+    code, out, _ = run(capsys, *args, "--claim", f"throughput_per_chip@{m.group(2)}=1e4", "--json")
+    assert code == 0
+    d = json.loads(out)
+    assert abs(d["predicted"]["value"] / p["throughput_per_chip"] - 1) < 0.01, (d["predicted"], p["throughput_per_chip"])
+    code, out, _ = run(capsys, *args, "--claim", f"throughput_per_chip@{m.group(2)}=1e4")
+    assert f"{p['throughput_per_chip']:,.0f}"[:4] in out  # '11,4..', not '1.15e+04'

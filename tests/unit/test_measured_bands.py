@@ -115,7 +115,7 @@ def test_audit_prints_the_measured_band(capsys):
     code, out, err = run(capsys, *argv)
     assert code == 0, err
     text = " ".join(out.split())
-    assert f"{d['low']:.4g}-{d['high']:.4g}" in text
+    assert f"{d['low']:,.0f}-{d['high']:,.0f}" in text  # 13,690-17,260: separators from 1,000 (newuser29)
     assert ("band: gb300-nvl72: measured error p10/p90 of predicted/measured - 1 (jalapeno validate on "
             "deepseek-r1)") in text
 

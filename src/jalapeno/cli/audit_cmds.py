@@ -35,7 +35,13 @@ def _context(model: str, workload: str | None, isl: int | None, osl: int | None,
 
 
 def _f(x, fmt: str = ".4g") -> str:
-    return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, fmt)
+    """A table figure: thousands separators from 1,000 up (plan prints 11,496 tok/s/chip where ``.4g`` gave
+    1.15e+04 for the same point), four significant digits below (parameters such as 4e-06 s)."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "-"
+    if fmt == ".4g" and isinstance(x, (int, float)) and 1e3 <= abs(x) < 1e15:
+        return f"{x:,.0f}"
+    return format(x, fmt)
 
 
 def _uncovered(res, model: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import typer
 
 from jalapeno.cli.common import FIXED_WORKLOAD_HELP, console, print_json
@@ -70,3 +72,11 @@ def plan(
     console.print(f"deployment: {cp.point.deployment.label} ({cp.chips_per_instance:,} chips per instance)")
     for line in cp.arithmetic():
         console.print("  " + line, soft_wrap=True)
+    # the plan is the calibrated point only; say where its uncertainty is (a planner asks "how sure?")
+    wl_args = f"-w {wl.name}" if isl is None else f"--isl {wl.isl} --osl {wl.osl}"
+    at, prec_name = math.floor(cp.point.interactivity * 10) / 10, cp.point.deployment.precision.name
+    sets_args = "".join(f" --set {x}" for x in sets or ())
+    console.print(f"how sure: this plan prices the calibrated efficiencies only; its point's band (the efficiency "
+                  "band, or a measured system's validate error) and what would have to hold for another figure: "
+                  f"`jalapeno audit --system {system} -m {model} {wl_args} -p {prec_name}{sets_args} --serving {serving} "
+                  f"--claim throughput_per_chip@{at:g}=VALUE` (in+out tok/s/chip; docs/audit.md)", soft_wrap=True)
