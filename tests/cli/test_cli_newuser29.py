@@ -231,3 +231,26 @@ def test_plan_says_how_sure_and_its_audit_command_prices_the_same_point(capsys):
     assert abs(d["predicted"]["value"] / p["throughput_per_chip"] - 1) < 0.01, (d["predicted"], p["throughput_per_chip"])
     code, out, _ = run(capsys, *args, "--claim", f"throughput_per_chip@{m.group(2)}=1e4")
     assert f"{p['throughput_per_chip']:,.0f}"[:4] in out  # '11,4..', not '1.15e+04'
+
+
+AGENT = "turns = 40\nsystem_prompt_tokens = 8000\ntool_output_tokens = 2000\nreply_tokens = 500\nthink_s = 2\n"
+
+
+@pytest.mark.parametrize(("extra", "msg"), [
+    ('name = ""', "name: is empty (''). Fix: write name = \"a\", or leave it out for the file's name"),
+    ('name = "  "', "name: is empty ('  ')."),
+])
+def test_an_agentic_file_with_an_empty_name_is_refused(capsys, tmp_path, extra, msg):
+    """name = "" ran, and every table was titled 'agentic: (40 turns, ...)' with no name."""
+    f = tmp_path / "a.toml"
+    f.write_text(AGENT + extra + "\n")
+    line = error_line(*run(capsys, "compare", "-w", f"agentic:{f}", "--systems", "jalapeno", "--html", ""))
+    assert line.startswith(f"error: a.toml: {msg}"), line
+
+
+def test_an_agentic_boolean_prints_as_toml_writes_it(capsys, tmp_path):
+    """turns = true printed 'got True' (Python's spelling) in a TOML file's error."""
+    f = tmp_path / "b.toml"
+    f.write_text(AGENT.replace("turns = 40", "turns = true"))
+    line = error_line(*run(capsys, "compare", "-w", f"agentic:{f}", "--systems", "jalapeno", "--html", ""))
+    assert line == "error: b.toml: turns: must be a whole number, got true. Fix: write e.g. turns = 40", line

@@ -199,8 +199,12 @@ def agentic_from_toml(path: str | Path) -> AgenticSpec:
             # was 'expected int ... write turns as a int'
             kind, example = {int: ("a whole number", f"{k} = 40"), float: ("a number", f"{k} = 2.5")}.get(
                 typ, ("text in double quotes", f'{k} = "..."'))
-            raise SpecError(f"{p.name}: {k}", f"must be {kind}, got {v!r}", f"write e.g. {example}")
+            got = str(v).lower() if isinstance(v, bool) else repr(v)  # TOML's true, not Python's True
+            raise SpecError(f"{p.name}: {k}", f"must be {kind}, got {got}", f"write e.g. {example}")
         kw[k] = float(v) if typ is float else v
+    if not kw.get("name", "x").strip():  # name = "" titled every table 'agentic:' with no name
+        raise SpecError(f"{p.name}: name", f"is empty ({kw['name']!r})", f'write name = "{p.stem}", or leave it out '
+                        "for the file's name")
     kw.setdefault("name", p.stem)
     kw.setdefault("source", f"user file {p.name}")
     try:
