@@ -254,3 +254,15 @@ def test_an_agentic_boolean_prints_as_toml_writes_it(capsys, tmp_path):
     f.write_text(AGENT.replace("turns = 40", "turns = true"))
     line = error_line(*run(capsys, "compare", "-w", f"agentic:{f}", "--systems", "jalapeno", "--html", ""))
     assert line == "error: b.toml: turns: must be a whole number, got true. Fix: write e.g. turns = 40", line
+
+
+@pytest.mark.parametrize(("cmd", "opt", "value", "want"), [
+    ("audit", "--claim", "tok_s_per_chip@50=100", "throughput_per_chip"),
+    ("audit", "--claim", "peak_tok_s_per_chip=100", "peak_throughput_per_chip"),
+    ("sensitivity", "--metric", "max_interactivty", "max_interactivity"),
+])
+def test_a_near_miss_metric_name_gets_a_hint(capsys, cmd, opt, value, want):
+    """compare's columns say tok/s/chip; audit --claim tok_s_per_chip@50=... listed every metric without
+    saying which one was meant."""
+    line = error_line(*run(capsys, cmd, "--system", "jalapeno", opt, value))
+    assert f"(did you mean {want}?)" in line, line

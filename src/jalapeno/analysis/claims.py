@@ -72,6 +72,22 @@ class Claim:
         return "x" if self.ratio else METRICS[self.metric][0]
 
 
+def metric_hint(name: str) -> str:
+    """`` (did you mean throughput_per_chip?)`` for a near miss of a metric name, else ``""``: compare's
+    columns say tok/s/chip, so ``tok_s_per_chip@50`` is the name a reader types for ``throughput_per_chip@50``.
+
+    >>> metric_hint("tok_s_per_chip"), metric_hint("max_interactivty"), metric_hint("zzz")
+    (' (did you mean throughput_per_chip?)', ' (did you mean max_interactivity?)', '')
+    """
+    import difflib
+
+    guess = name.replace("tok_s_per_chip", "throughput_per_chip").replace("tokens_per_chip", "throughput_per_chip")
+    if guess in METRICS:
+        return f" (did you mean {guess}?)"
+    close = difflib.get_close_matches(name, list(METRICS), n=1, cutoff=0.8)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
 def parse_claim(text: str) -> Claim:
     """``NAME[@X]=VALUE`` → :class:`Claim` (``_ratio`` may come before or after ``@X``).
 
@@ -94,7 +110,8 @@ def parse_claim(text: str) -> Claim:
         raise SpecError("--claim", f"{text!r} says _ratio twice", f"write it once, e.g. --claim {name}_ratio"
                         + (f"@{at}" if at is not None else "") + f"={val}")
     if name not in METRICS:
-        raise SpecError("--claim", f"unknown metric {name!r}", f"use one of {known} (each also as <metric>_ratio)")
+        raise SpecError("--claim", f"unknown metric {name!r}{metric_hint(name)}",
+                        f"use one of {known} (each also as <metric>_ratio)")
     try:
         x = float(at) if at is not None else None
     except ValueError:
