@@ -3,8 +3,9 @@ instance (Little's law on its measured TTFT and TPOT) against what its concurren
 
 Prints, per campaign (system, model, framework and release, measured date) at concurrency 256 and above, the
 median share of its concurrency that decodes, then every row rule F flags (ratio below
-:data:`jalapeno.fit.aic_quality.ADMIT_FACTOR` with prefill under ``PREFILL_SHARE`` of peak) and the next-lowest unflagged rows. The cost model is never
-consulted. Run: python scripts/aic_admission_check.py   (needs the aiconfigurator-core package: the calibrate
+:data:`jalapeno.fit.aic_quality.ADMIT_FACTOR` with prefill under ``PREFILL_SHARE`` of peak) and the next-lowest unflagged rows,
+then every row of a campaign and concurrency with two or more such rows and whether its campaign clause
+(fit/aic_admission_campaign.py) flags it. The cost model is never consulted. Run: python scripts/aic_admission_check.py   (needs the aiconfigurator-core package: the calibrate
 extra; about 10 s)
 """
 
@@ -12,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jalapeno.fit.aic_quality import ADMIT_FACTOR, PREFILL_SHARE, admission
+from jalapeno.fit.aic_admission_campaign import MIN_CAPPED_ROWS, SAME_B, campaign_key
+from jalapeno.fit.aic_quality import ADMIT_FACTOR, PREFILL_SHARE, admission, aic_admission_flags
 
 
 def main() -> None:
@@ -37,6 +39,15 @@ def main() -> None:
         print(f"| {p.id} | {p.isl}/{p.osl} | {p.concurrency:g} | {p.deployment.decode.layout.label} "
               f"| {a['batch']:.1f} | {a['kv_room']:.0f} | {a['admitted']:.0f} | {a['ratio']:.2f} | "
               f"{a['prefill_share']:.1%} | {'F' if flag(a) else ''} |")
+    flags = aic_admission_flags(pts)
+    keys = {campaign_key(p) for p, a in rows if flag(a)}
+    keys = {k for k in keys if sum(campaign_key(p) == k and flag(a) for p, a in rows) >= MIN_CAPPED_ROWS}
+    print(f"\ncampaign clause (>= {MIN_CAPPED_ROWS} rule-F rows at one concurrency; B within {SAME_B:.0%}):")
+    print("| row | ISL/OSL | C | layout | decoding | admitted | ratio | prefill share | flag |\n|---|---|---|---|---|---|---|---|---|")
+    for p, a in sorted(((p, a) for p, a in rows if campaign_key(p) in keys), key=lambda pa: pa[0].id):
+        tag = "F" if flag(a) else ("clause" if p.id in flags else "")
+        print(f"| {p.id} | {p.isl}/{p.osl} | {p.concurrency:g} | {p.deployment.decode.layout.label} | {a['batch']:.1f} "
+              f"| {a['admitted']:.0f} | {a['ratio']:.2f} | {a['prefill_share']:.1%} | {tag} |")
 
 
 if __name__ == "__main__":

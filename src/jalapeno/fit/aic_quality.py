@@ -100,14 +100,15 @@ D and E). Of aiconfigurator-core 0.12.0's aggregated rows the cap shows in one c
 H100, vLLM 0.11.2 and its release-less rows of 2025-12-05/08, concurrency 512): B = 96-106 at TP2, TP4 and
 TP8 and at 1k/1k, 1k/8k and 8k/1k, whose KV room differs by 9x, while every other campaign at concurrency
 256 and above decodes 0.86-1.0 of C; the two other rows below the factor are GB200 DeepSeek-R1 SGLang rows
-stated as TP72 at concurrency 2048 and 4096 (scripts/aic_admission_check.py).
-"""
+stated as TP72 at concurrency 2048 and 4096 (scripts/aic_admission_check.py). A cap that rule F finds in two
+rows of one campaign and concurrency binds its other rows there that decode as many (fit/aic_admission_campaign.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
 
+from jalapeno.fit.aic_admission_campaign import campaign_admission_flags
 from jalapeno.fit.aic_decode_caps import above_decode_cap
 
 #: A row's TTFT may exceed that of the same deployment at a higher concurrency by at most this factor
@@ -516,8 +517,8 @@ def admission(p, catalog=_floor_catalog) -> dict | None:
 
 def aic_admission_flags(points: Sequence, catalog=_floor_catalog) -> dict[str, str]:
     """Point id → reason for every aggregated aiconfigurator point that decodes under :data:`ADMIT_FACTOR` of
-    the requests its memory and concurrency admit (rule F, module docstring); every metric is flagged (through
-    :func:`aic_ttft_flags` and :func:`aic_decode_flags`). ``catalog``: as :func:`decode_floor`'s.
+    the requests its memory and concurrency admit (rule F, module docstring, and its campaign
+    clause); every metric is flagged (through aic_ttft_flags and aic_decode_flags). ``catalog``: as decode_floor's.
 
     >>> from types import SimpleNamespace as P
     >>> from jalapeno.specs.catalog import load_model
@@ -540,4 +541,4 @@ def aic_admission_flags(points: Sequence, catalog=_floor_catalog) -> dict[str, s
                          f"requests at ISL + OSL in {ADMIT_MEMORY_FRACTION:.0%} of HBM) admit, with prefill asking "
                          f"{a['prefill_share']:.0%} of the chips' peak: the requests queued behind a cap the row does "
                          "not record (aiconfigurator rule F, fit/aic_quality.py)")
-    return out
+    return {**out, **campaign_admission_flags(points, out, lambda p: admission(p, catalog))}
