@@ -27,6 +27,7 @@ from jalapeno.fit import attention_kernels as attk
 from jalapeno.fit import kernels as kern
 from jalapeno.fit import amd
 from jalapeno.fit.amd import AITER_CU
+from jalapeno.fit.moe_transfer import MOE_POOL, POOLED_MOE_SYSTEMS
 from jalapeno.errors import SpecError, UnknownNameError
 from jalapeno.specs.calibration import (
     EFFICIENCY_SETS,
@@ -582,9 +583,27 @@ def test_derived_sets_are_banded_and_carry_provenance(name):
         else:  # times and half-rows: lower is better
             assert low[k] >= mid[k] >= high[k], k
     # the band is the LOSO error around the borrowed set, recomputed from the shipped files
-    again = cal.derived_set(name, {s: load_calibration(s) for s in (mid_name, *span)})
+    again = cal.derived_set(name, {s: load_calibration(s) for s in (mid_name, *span, *MOE_POOL)})
     for k in ("parameters", "low", "high"):  # TOML keeps 8 significant digits
         assert flatten_params(again[k]) == pytest.approx(flatten_params(c[k]), rel=1e-7), k
+
+
+@pytest.mark.parametrize("name", POOLED_MOE_SYSTEMS)
+def test_a_chip_without_tables_pools_the_routed_experts_hbm_fraction(name):
+    """Jalapeño and Vera Rubin have no MoE kernel tables: every moe[fmt].hbm_fraction of their set is the median of
+    the six measured NVIDIA systems' fits over every format (fit/moe_transfer.py), counted here from their files (16
+    values: FP4 on the four Blackwell systems only), not their family's FP8 value (GB300: 0.55); the other MoE fields
+    stay the family's."""
+    vals = [e["hbm_fraction"] for n in ("h100", "h200", "b200", "gb200-nvl72", "b300", "gb300-nvl72")
+            for e in load_calibration(n)["parameters"]["moe"].values()]
+    assert len(vals) == 16
+    c, fam = load_calibration(name), load_calibration(cal.DERIVED_FROM[name][0])
+    for fmt, e in c["parameters"]["moe"].items():
+        assert e["hbm_fraction"] == pytest.approx(float(np.median(vals)), rel=1e-7), fmt
+        assert e["token_passes"] == fam["parameters"]["moe"][fmt]["token_passes"]
+    assert c["provenance"]["moe_hbm_pooled_over"] == list(MOE_POOL)
+    with pytest.raises(SpecError, match="h100"):  # every pooled system is needed
+        cal.derived_set(name, {s: load_calibration(s) for s in MOE_POOL if s != "h100"})
 
 
 def test_derived_set_band_is_the_given_error():

@@ -231,22 +231,35 @@ def band_values(mid: dict, error: float) -> tuple[dict, dict]:
 def derived_set(name: str, calibrated: dict[str, dict], band_error: float | None = None) -> dict:
     """Parameters of an unmeasured system: its nearest family's set (mid) and a low/high band.
 
+    A chip without kernel tables of any kind (fit/moe_transfer.POOLED_MOE_SYSTEMS) takes, for its routed
+    experts' HBM fraction, the median over the measured systems (fit/moe_transfer.MOE_POOL, each must be in
+    ``calibrated``) and their formats, not its family's value (fit/moe_transfer.py).
+
     The band is the leave-one-system-out end-to-end error (``band_error``; default the shipped
     fit/loso.load_loso()["band_error"]): what borrowing a measured chip's set costs on chips whose
     measurements were left out (:func:`band_values`), not the spread of the fitted values.
 
     Raises:
-        SpecError: no shipped LOSO result and no ``band_error`` given.
+        SpecError: no shipped LOSO result and no ``band_error`` given; a pooled system missing from ``calibrated``.
     """
     from jalapeno.fit.loso import load_loso
+    from jalapeno.fit.moe_transfer import MOE_POOL, POOLED_MOE_SYSTEMS, with_pooled_moe
 
     mid_name, span = DERIVED_FROM[name]
     err = load_loso()["band_error"] if band_error is None else band_error
-    mid = flatten_params(calibrated[mid_name]["parameters"])  # one level: gemm.fp8.peak_fraction
+    params = calibrated[mid_name]["parameters"]
+    if name in POOLED_MOE_SYSTEMS:  # no MoE tables: the measured chips' pooled routed-expert HBM fraction
+        missing = [n for n in MOE_POOL if n not in calibrated]
+        if missing:
+            raise SpecError("calibrated", f"{name}'s MoE HBM fraction pools {', '.join(MOE_POOL)}; missing {', '.join(missing)}",
+                            "pass every fit/moe_transfer.MOE_POOL system's set")
+        params = with_pooled_moe(params, {n: calibrated[n]["parameters"] for n in MOE_POOL})
+    mid = flatten_params(params)  # one level: gemm.fp8.peak_fraction
     low, high = band_values(mid, err)
+    pooled = {"moe_hbm_pooled_over": list(MOE_POOL)} if name in POOLED_MOE_SYSTEMS else {}
     return {"system": name, "parameters": nest_params(mid), "low": nest_params(low), "high": nest_params(high),
             "provenance": {"derived_from": mid_name, "range_over": list(span), "band_error": float(err),
-                           "band": "leave-one-system-out end-to-end error (data/validation/loso_error.toml)"}}
+                           "band": "leave-one-system-out end-to-end error (data/validation/loso_error.toml)", **pooled}}
 
 
 def _toml_value(v) -> str:
@@ -294,6 +307,7 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
     from pathlib import Path
 
     from jalapeno.fit.amd import AITER_CU, MOE_DONOR_SPLIT, MOE_FROM, TABLES, amd_overlay, fit_amd, read_table
+    from jalapeno.fit.moe_transfer import MOE_POOL, POOLED_MOE_SYSTEMS
     from jalapeno.specs.catalog import list_systems, load_system
 
     out = Path(out_dir) if out_dir else Path(str(resources.files("jalapeno") / "data" / "calibration"))
@@ -313,7 +327,7 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
     for n in names:
         if n in DERIVED_FROM:
             mid, span = DERIVED_FROM[n]
-            needed |= {mid, *span}
+            needed |= {mid, *span, *(MOE_POOL if n in POOLED_MOE_SYSTEMS else ())}
     measured = {}
     for i, n in enumerate(sorted(needed)):
         if on_progress:

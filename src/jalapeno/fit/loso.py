@@ -14,7 +14,8 @@ fit. So (1) the donor's set is refitted with those tables withheld (:func:`loso_
 fit/calibrate.calibrate_system ``withheld``): every rule that fills one system's fit from another's tables
 skips them — the NVLink generation's NCCL ramp (fit/collectives.generation_frames), the kernel paths imputed
 from a KERNEL_PATH_SIBLING and the all-to-all of an A2A_FABRIC_SIBLING (fit/kernel_tables.py); the shipped
-donor set, fitted with them, is not borrowed; (2) under the borrowed set the pricer reads none of S's
+donor set, fitted with them, is not borrowed, and its routed experts' HBM fraction is pooled over the
+measured systems but the left-out pair, as every chip without MoE tables takes it (fit/moe_transfer.py); (2) under the borrowed set the pricer reads none of S's
 per-system measurements (cost/pricer.measured_here: MoE width term, engines' measured all-reduce, MoE and
 attention backend kernels), as a derived system has none; (3) the software stacks' fixed costs are refitted
 without S's and its twin's end-to-end rows (fit/stack_fit.fit_all ``withheld_systems``; :func:`run_loso`).
@@ -77,7 +78,10 @@ def loso_set(name: str) -> dict:
     with ``name``'s tables (and its twin's) withheld (fit/calibrate.calibrate_system ``withheld``), as a
     derived set. The shipped donor set is not borrowed: it reads other systems' tables where its own lack
     them (NVLink generation NCCL ramps, KERNEL_PATH_SIBLING kernel paths, the A2A_FABRIC_SIBLING all-to-all),
-    so it carries the left-out system's measurements. Needs the ``[calibrate]`` extra (about 5 s).
+    so it carries the left-out system's measurements. Its routed experts' HBM fraction is not the donor's but,
+    as for every chip without MoE tables, the median over the measured systems' fits and formats
+    (fit/moe_transfer.py), each pooled system (fit/moe_transfer.MOE_POOL, less ``name`` and its twin) refitted
+    with the same tables withheld. Needs the ``[calibrate]`` extra (about 20 s: four refits).
 
     Raises:
         SpecError: ``name`` has no donor, or the aiconfigurator-core package is missing.
@@ -88,10 +92,13 @@ def loso_set(name: str) -> dict:
     from jalapeno.fit.calibrate import calibrate_system
     from jalapeno.specs.catalog import load_system
 
-    withheld = withheld_tables(name)
-    refit = calibrate_system(load_system(donor), withheld)
-    return {"system": name, "parameters": refit["parameters"],
-            "provenance": {"derived_from": donor, "left_out": name, "withheld_tables": sorted(withheld)}}
+    from jalapeno.fit.moe_transfer import MOE_POOL, with_pooled_moe
+
+    withheld, out = withheld_tables(name), withheld_systems(name)
+    pool = {n: calibrate_system(load_system(n), withheld)["parameters"] for n in MOE_POOL if n not in out}
+    return {"system": name, "parameters": with_pooled_moe(pool[donor], pool),
+            "provenance": {"derived_from": donor, "left_out": name, "withheld_tables": sorted(withheld),
+                           "moe_hbm_pooled_over": sorted(pool)}}
 
 
 def pooled_error(rows: pd.DataFrame) -> dict:
