@@ -20,55 +20,23 @@ row at its cap with W > 1, the mean wait over 5 seeds beside the row's measured 
 
 from __future__ import annotations
 
-import heapq
-import random
 import sys
+from pathlib import Path
 
 import pandas as pd
 
-#: a prompt's prefill and hand-off before it is routed, s (the model's lone-prompt TTFT on these rows: 0.14-0.32 s);
-#: the wait barely depends on it
-PREFILL_S = 0.15
-#: requests per user (InferenceX's 10 x C counted requests)
-REQUESTS_PER_USER = 10
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from rr_wait_check import simulated_wait_s  # noqa: E402  (the one request-level simulation of round-robin routing)
 
 
 def mean_wait_s(workers: int, slots: int, osl: int, tpot_s: float, seed: int = 0) -> float:
-    """Mean wait for a decode slot (s) of a closed loop of workers x slots users, round-robin routing (module docstring).
+    """Mean wait for a decode slot (s) of a closed loop of workers x slots users, round-robin routing (module docstring):
+    scripts/rr_wait_check.simulated_wait_s at the cap (C = W x B; its prefill 0.15 s, outputs in [0.8 L, L], R = 10).
 
     >>> round(mean_wait_s(1, 4, 1024, 0.01), 6)  # one worker: every user has its own slot
     0.0
     """
-    rnd, users = random.Random(seed), workers * slots
-    events: list[tuple] = []  # (time, seq, kind, payload)
-    busy, queues, waits, seq, issued, turn = [0] * workers, [[] for _ in range(workers)], [], 0, 0, 0
-    for _ in range(users):
-        issued += 1
-        events.append((PREFILL_S, seq, "routed", rnd.uniform(0.8 * osl, osl)))
-        seq += 1
-    heapq.heapify(events)
-    while events:
-        t, _, kind, x = heapq.heappop(events)
-        if kind == "routed":
-            w, turn = turn % workers, turn + 1
-            if busy[w] < slots:
-                busy[w] += 1
-                waits.append(0.0)
-                heapq.heappush(events, (t + x * tpot_s, seq, "done", w))
-            else:
-                queues[w].append((t, x))
-        else:
-            busy[x] -= 1
-            if queues[x]:
-                t0, o = queues[x].pop(0)
-                busy[x] += 1
-                waits.append(t - t0)
-                heapq.heappush(events, (t + o * tpot_s, seq, "done", x))
-            if issued < REQUESTS_PER_USER * users:
-                issued += 1
-                heapq.heappush(events, (t + PREFILL_S, seq, "routed", rnd.uniform(0.8 * osl, osl)))
-        seq += 1
-    return sum(waits) / len(waits)
+    return simulated_wait_s(workers, slots, workers * slots, osl, tpot_s, seed)
 
 
 def main(validate_csv: str) -> None:
