@@ -44,7 +44,9 @@ lengths' spread widens it; scripts/rr_wait_check.py's request-level simulation c
 1k/8k, 20 seeds, 2 x 2, 4 x 1, 4 x 15, 2 x 30) puts later waves' waits at 0.35-1.9x the first's (less with few
 slots a worker: the waves lock into round-robin order; more with many). Checked on a grid against that
 simulation at the cap (scripts/rr_wait_check.py, tests/unit/test_rr_wait.py): 0.57-1.8x the simulated wait at
-1k/8k, 0.2-2x at 1k/1k (waits ≤ 0.2 s there); not fitted to any row.
+1k/8k with up to 30 slots a worker, but 0.46-0.51x with 64-128 (4 x 64, 2 x 128: 0.19 / 0.37 s, 0.09 / 0.19 s;
+2 x 256: 0.38x) — with many slots later waves spread wider than the first, so it under-predicts by 0.1-0.2 s at
+8k; 0.2-2x at 1k/1k (waits ≤ 0.2 s there); not fitted to any row.
 """
 
 from __future__ import annotations
