@@ -266,3 +266,16 @@ def test_a_near_miss_metric_name_gets_a_hint(capsys, cmd, opt, value, want):
     saying which one was meant."""
     line = error_line(*run(capsys, cmd, "--system", "jalapeno", opt, value))
     assert f"(did you mean {want}?)" in line, line
+
+
+@pytest.mark.parametrize(("args", "fix"), [
+    (("--set", "chip.tdp_w=1.2kW"), "Fix: write the number in the unit the key's name gives (chip.tdp_w), without a "
+                                    "unit: 'kW' is not it, so convert first, e.g. --set chip.tdp_w=<number>"),
+    (("--set", "chip.hbm_bandwidth_tb_per_s=8000 GB/s"), "'GB/s' is not it, so convert first, e.g. "
+                                                         "--set chip.hbm_bandwidth_tb_per_s=<number>"),
+])
+def test_a_number_in_another_unit_is_not_handed_back_as_the_keys(capsys, args, fix):
+    """review29: --set chip.tdp_w=1.2kW answered 'e.g. --set chip.tdp_w=1.2' — 1.2 W, a thousandth of what was meant;
+    the typed number is the key's only when the typed unit is the one its name ends with (W for tdp_w)."""
+    line = error_line(*run(capsys, "plan", "--system", "jalapeno", "--target", "1e6", *args))
+    assert line.endswith(fix), line

@@ -43,18 +43,28 @@ def _quoted_number(x: Any, whole: bool) -> str | None:
     return str(int(v)) if v.is_integer() else f"{v:g}"
 
 
-def _number_with_unit(x: Any, whole: bool) -> str | None:
-    """The number of a value typed with a unit (``"550W"``, ``"4.8 TB/s"``) as the key takes it, or None:
-    the fix then shows that number, not a generic 4.8 (``--set chip.tdp_w=550W`` suggested 4.8 W).
+def _number_with_unit(x: Any, whole: bool, loc: str = "") -> tuple[str, str] | None:
+    """(number, unit) of a value typed with a unit (``"550W"``, ``"4.8 TB/s"``), the number as the key takes it, or
+    None; the unit is "" when it is the one the key's name ends with (``chip.tdp_w``: W), so the number is the key's
+    and the fix shows it, not a generic 4.8 (``--set chip.tdp_w=550W`` suggested 4.8 W); else the unit as typed:
+    ``1.2kW`` is not 1.2 W, so the fix asks for a conversion instead of handing 1.2 back.
 
-    >>> _number_with_unit("550W", False), _number_with_unit("4.8 TB/s", False), _number_with_unit("fast", False)
-    ('550', '4.8', None)
+    >>> _number_with_unit("550W", False, "chip.tdp_w"), _number_with_unit("4.8 TB/s", False, "chip.hbm_bandwidth_tb_per_s")
+    (('550', ''), ('4.8', ''))
+    >>> _number_with_unit("1.2kW", False, "chip.tdp_w"), _number_with_unit("fast", False, "chip.tdp_w")
+    (('1.2', 'kW'), None)
     """
     import re
 
-    m = re.fullmatch(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*[A-Za-z%/][A-Za-z%/ ]*", x) \
+    m = re.fullmatch(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z%/][A-Za-z%/ ]*)", x) \
         if isinstance(x, str) else None
-    return _quoted_number(m.group(1), whole) if m else None
+    if m is None or (bare := _quoted_number(m.group(1), whole)) is None:
+        return None
+    typed = [w for w in re.split(r"[^a-z0-9]+", m.group(2).lower()) if w]
+    # the key's words without "per" (hbm_bandwidth_tb_per_s -> ..., tb, s), segment by segment (peak_dense_tflops.bf16)
+    names = [[w for w in seg.split("_") if w != "per"] for seg in loc.removesuffix(".value").lower().split(".")]
+    own = bool(typed) and any(len(ws) > len(typed) and ws[-len(typed):] == typed for ws in names)
+    return bare, "" if own else m.group(2).strip()
 
 
 def describe(e: dict[str, Any], loc: str, schema_doc: str, option: str | None = None,
@@ -90,8 +100,14 @@ def describe(e: dict[str, Any], loc: str, schema_doc: str, option: str | None = 
         if quoted is not None:  # tdp_w = "700": the user's own number, unquoted (not 4.8 W)
             example = quoted
         unit = ""
-        if quoted is None and (bare := _number_with_unit(e.get("input"), whole)) is not None:  # "550W"
-            example, unit = bare, " without its unit (the key's name gives the unit)"
+        if quoted is None and (typed := _number_with_unit(e.get("input"), whole, loc)) is not None:  # "550W"
+            example, unit = typed[0], " without its unit (the key's name gives the unit)"
+            if typed[1]:  # "1.2kW" for tdp_w: 1.2 would be 1.2 W
+                k = loc.removesuffix(".value")
+                fix = (f"write the number in the unit the key's name gives ({k}), without a unit: {typed[1]!r} is not "
+                       f"it, so convert first, e.g. ")
+                return (f"must be a {number}{got}",
+                        fix + (f"{option} {k}=<number>" if option else f"{loc} = <number>"))
         if option:  # --set chip.hbm_stacks=eight: the key as typed (no .value), the option's syntax
             return (f"must be a {number}{got}",
                     f"write a {number}{unit}, e.g. {option} {loc.removesuffix('.value')}={example}")
