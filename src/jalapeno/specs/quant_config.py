@@ -177,9 +177,9 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
         bits = q.get("bits", q.get("w_bit", 4))
         if type(bits) is not int:  # "4" printed '4-bit weights are not modelled (4-bit only)'
             raise SpecError(f"{field}.{bits_key}", f"must be a whole number of bits, got {bits!r}",
-                            f"write \"{bits_key}\": 4 (a number, not a string)")
+                            f"write \"{bits_key}\": 4 (a whole number: not a string, no decimal point)")
         if bits != 4:
-            raise SpecError(f"{field}.bits", f"{method} with {bits}-bit weights is not modelled (4-bit only)",
+            raise SpecError(f"{field}.{bits_key}", f"{method} with {bits}-bit weights is not modelled (4-bit only)",
                             "use a 4-bit checkpoint or pass -p with a preset (`jalapeno models show` lists them)")
         key = "group_size" if "group_size" in q else "q_group_size"
         return _w4(q.get(key, 128), f"{field}.{key}")
