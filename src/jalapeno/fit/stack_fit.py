@@ -42,6 +42,10 @@ rows timed by a client without a warm-up (fit/client_warmup.py: InferenceX expor
 warm-up, 2026-01-21), which stay in every reported error; steps 1 and 3 leave out the TPOT of those
 that break rule D (a decode slower than a no-faster chip's sibling) or rule E (a TPOT below its decode step's
 bytes over the chips' bandwidth), and every reported TPOT error does too.
+Steps 2 and 4 take the bagged argmin (fit/bagging.py, round 29): the median of the argmins over 51 family-bootstrap
+resamples of the fit rows (seed 0), fitted where at least half of the replicates fit it; the replicates' 5-95% range of
+each value is written into the report (``bootstrap``). The plain argmin jumped between two optima of one flat valley
+on small data changes (docs/stacks.md "Stability of the fit").
 Steps 1-2 use a linear surrogate: each point's prediction at zero and at one probe value per
 parameter gives its slope (TPOT and 1/throughput are linear in a per-kernel or per-step constant at
 a fixed batch; TTFT in the front-end terms), then a grid over the bounds (:data:`BOUNDS`). Step 3
@@ -61,6 +65,7 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.fit.aic_quality import aic_decode_flags, aic_source_flags, aic_ttft_flags
+from jalapeno.fit.bagging import bagged, family_weights, spread_of, weighted_losses
 from jalapeno.fit.client_warmup import cold_client_ids
 from jalapeno.fit.validate import MeasuredPoint, load_aiconfigurator, load_inferencex, point_release, predict_points
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
@@ -120,6 +125,8 @@ ACCEPTANCE_GRID = np.round(np.arange(0.30, 0.951, 0.025), 3)
 #: costs. MiniMax-M2.5 joined the catalog (and its 403 aiconfigurator rows the validation) after the fits
 #: were declared (issue 18, round 12); its rows are reported by `validate`, never fitted on.
 HELD_OUT_MODELS = ("minimax-m2.5",)
+BAG_TEXT = ("front end and burst shares bagged: median of the argmins over 51 family-bootstrap replicates of the "
+            "fit rows (seed 0; fit/bagging.py); each fitted value's replicate 5-95% range")
 SPLIT_TEXT = ("declared split: per (stack, source, system, model, ISL, OSL, mode) group sorted by concurrency, "
               "alternate points fit / held out (fit/stack_fit.split)")
 
@@ -182,11 +189,18 @@ def _target(rows: pd.DataFrame, metrics: tuple[str, ...]) -> pd.DataFrame:
     return rows.assign(rank=rank).sort_values(["id", "rank"]).drop_duplicates("id").set_index("id")
 
 
+def family(p: MeasuredPoint) -> tuple:
+    """The row family a bagged fit resamples (fit/bagging.py): one (system, model, ISL, OSL, mode) sweep."""
+    return (p.system, p.model, p.isl, p.osl, p.mode)
+
+
 def _linear_fit(points, stack: Stack, params: tuple[str, ...], metrics: tuple[str, ...],
-                inverse: Callable[[str], bool]) -> dict[str, float] | str | None:
+                inverse: Callable[[str], bool], bag: bool = False, spread: dict | None = None
+                ) -> dict[str, float] | str | None:
     """Surrogate grid fit of ``params`` (module docstring, steps 1-2); None with too few points, a
     reason when the best value lies on the upper search bound (rejected: the data does not
-    identify it — it absorbs an error of something else)."""
+    identify it — it absorbs an error of something else). ``bag``: the bagged argmin (fit/bagging.py); its
+    replicates' 5-95% range per parameter goes into ``spread`` when given."""
     if len(points) < MIN_POINTS:
         return None
     # "fixed_scale": one scale on the per-kernel and per-step costs together, their split kept
@@ -216,8 +230,18 @@ def _linear_fit(points, stack: Stack, params: tuple[str, ...], metrics: tuple[st
     flat = [m.ravel() for m in mesh]
     y = y0[None, :] + sum(f[:, None] * s[None, :] for f, s in zip(flat, slopes))
     pred = np.where(inv[None, :], 1.0 / np.maximum(y, 1e-30), y)
-    loss = np.mean(np.abs(np.log(np.maximum(pred, 1e-30) / meas[None, :])), axis=1)
-    best = int(np.argmin(loss))
+    per_row = np.abs(np.log(np.maximum(pred, 1e-30) / meas[None, :]))
+    if bag:  # steps 2 (front end): the median of the family-bootstrap argmins (fit/bagging.py)
+        fam = {p.id: family(p) for p in points}
+        best_r = np.argmin(weighted_losses(per_row, family_weights([fam[i] for i in base.index])), axis=1)
+        inside = np.all([f[best_r] < BOUNDS[p][1] for p, f in zip(params, flat)], axis=0)
+        vals = [bagged(f[best_r], inside) for f in flat]
+        if spread is not None:
+            spread.update({p: spread_of(f[best_r], inside) for p, f in zip(params, flat)})
+        if any(v is None for v in vals):
+            return "at its search bound (not identified by the data) in most bootstrap replicates"
+        return {k: float(v) for p, x in zip(params, vals) for k, v in at(p, x).items()}
+    best = int(np.argmin(per_row.mean(axis=1)))
     if any(f[best] >= BOUNDS[p][1] for p, f in zip(params, flat)):
         return "at its search bound (not identified by the data)"
     out = {}
@@ -249,25 +273,37 @@ def _with_client(stack: Stack, src: str, **vals: float) -> Stack:
 BURST_MODES = {"prefill_burst_fraction": "disagg", "agg_burst_fraction": "agg"}
 
 
-def _burst_fit(points, stack: Stack, src: str, field: str = "prefill_burst_fraction") -> float | str:
+def _burst_fit(points, stack: Stack, src: str, field: str = "prefill_burst_fraction", bag: bool = True,
+               spread: dict | None = None) -> float | str:
     """Step 4: ``src``'s burst share ``field`` on its fit points of that field's mode
-    (:data:`BURST_MODES`; mean |log ratio| of TTFT over :data:`BURST_GRID`), or why it is not fitted."""
+    (:data:`BURST_MODES`; mean |log ratio| of TTFT over :data:`BURST_GRID`; ``bag``: the median of the
+    family-bootstrap argmins, fit/bagging.py), or why it is not fitted."""
     pts = [p for p in points if p.timed_by == src and p.mode == BURST_MODES[field]]
     if len(pts) < MIN_POINTS:
         return f"fewer than {MIN_POINTS} fit points"
-    loss = []
+    ids = [p.id for p in pts]
+    per_row = []  # (grid, rows) |log(predicted / measured)| of each row's TTFT, NaN without one
     for w in BURST_GRID:
         t = _predict(pts, _with_client(stack, src, **{field: float(w)}))
-        t = t[t.metric == "ttft_s"].dropna(subset=["error"])
-        loss.append(float(np.mean(np.abs(np.log1p(t.error)))) if len(t) >= MIN_POINTS else np.inf)
-    best = int(np.argmin(loss))
-    if not np.isfinite(loss[best]):
+        t = t[t.metric == "ttft_s"].dropna(subset=["error"]).set_index("id")
+        per_row.append(np.abs(np.log1p(t.error.reindex(ids).to_numpy(float))))
+    per_row = np.array(per_row)
+    counts = np.isfinite(per_row).sum(axis=1)
+    if counts.max() < MIN_POINTS:
         return f"fewer than {MIN_POINTS} predicted fit points"
-    if best == len(BURST_GRID) - 1:
-        return "best value on the upper search bound"
-    if np.ptp(loss) < 1e-12:  # a flat loss would pick the grid's first value for no reason
+    weights = family_weights([family(p) for p in pts]) if bag else np.ones((1, len(ids)))
+    loss = weighted_losses(np.where(counts[:, None] >= MIN_POINTS, per_row, np.nan), weights)
+    best = np.argmin(loss, axis=1)
+    flat = np.ptp(np.where(np.isfinite(loss), loss, 0.0), axis=1) < 1e-12  # a flat loss picks the first value
+    ok = (best < len(BURST_GRID) - 1) & ~flat & np.isfinite(loss[np.arange(len(best)), best])
+    value = bagged(BURST_GRID[best], ok)
+    if spread is not None and bag:
+        spread[field] = spread_of(BURST_GRID[best], ok)
+    if value is not None:
+        return value
+    if flat.all():
         return "its fit points' TTFT does not depend on it"
-    return float(BURST_GRID[best])
+    return "best value on the upper search bound" + (" in most bootstrap replicates" if bag else "")
 
 
 def errors(rows: pd.DataFrame, ids: set[str], ttft_flagged: frozenset = frozenset(),
@@ -302,6 +338,7 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
     acc: dict[str, dict[str, float]] = {}
     clients: dict[str, dict[str, float]] = {}
     notes = []
+    spreads: dict[str, dict] = {}  # the bagged fits' replicate 5-95% ranges (fit/bagging.py)
     cur = replace(stack, clients=MappingProxyType({}))  # every client entry is refitted below
     no_steady_ttft = ttft_flagged | cold  # TTFT kept out of the front-end and burst fits (steps 2, 4)
     fronts = ((FRONT_END, src) for src in (*FRONTEND_SOURCES, *CLIENT_SOURCES))
@@ -318,8 +355,9 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
         pts = [p for p in fit_pts if (((p.concurrency or 0) <= FRONTEND_MAX_CONCURRENCY and p.timed_by == src
                                        and p.id not in no_steady_ttft) if front else p.id not in tpot_flagged)]
         metrics = ("ttft_s",) if front else ("tpot_s", "throughput_per_chip")
-        got = _linear_fit(pts, cur, group, metrics, lambda m: m == "throughput_per_chip")
         client = front and src in CLIENT_SOURCES
+        got = _linear_fit(pts, cur, group, metrics, lambda m: m == "throughput_per_chip", bag=front,
+                          spread=spreads.setdefault(src if client else "profile", {}) if front else None)
         if not isinstance(got, dict):
             why = got or f"fewer than {MIN_POINTS} fit points"
             notes.append(f"{', '.join(group)}{f' (client {src})' if client else ''}: {why}, not fitted")
@@ -331,7 +369,8 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
         cur = replace(cur, **got)
     cur = replace(cur, clients=MappingProxyType({c: MappingProxyType(v) for c, v in clients.items()}))
     for src, field in ((s, f) for s in CLIENT_SOURCES for f in BURST_MODES) if front_end and name in PLAN else ():
-        got = _burst_fit([p for p in fit_pts if p.id not in no_steady_ttft], cur, src, field)
+        got = _burst_fit([p for p in fit_pts if p.id not in no_steady_ttft], cur, src, field,
+                         spread=spreads.setdefault(src, {}))
         if isinstance(got, str):
             notes.append(f"{field} (client {src}): {got}, not fitted")
             continue
@@ -345,6 +384,8 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
     report = {"split": SPLIT_TEXT, "n_fit": len(fit_ids), "n_held_out": len(ids - fit_ids),
               "systems": sorted({p.system for p in mine}),
               "sources": sorted({p.source for p in mine}), "notes": notes,
+              "bootstrap": {"method": BAG_TEXT, **{k: {f: r for f, r in v.items() if r is not None}
+                                                   for k, v in spreads.items() if any(v.values())}},
               "before": {"fit": errors(before, fit_ids, ttft_flagged, tpot_flagged),
                          "held_out": errors(before, ids - fit_ids, ttft_flagged, tpot_flagged)},
               "after": {"fit": errors(after, fit_ids, ttft_flagged, tpot_flagged),
