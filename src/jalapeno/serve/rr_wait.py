@@ -93,7 +93,9 @@ def wave_wait_s(users_per_worker, slots, workers, spread_s, away_s=0.0) -> np.nd
     sigma = np.sqrt(p * (1 - p) * n * np.clip(big_n - 1, 0.0, None) / np.maximum(big_n, 1.0))
     z = np.divide(slack, sigma, out=np.full(np.broadcast(slack, sigma).shape, np.inf), where=sigma > 0)
     pdf = np.exp(-0.5 * np.minimum(z, 40.0) ** 2) / math.sqrt(2 * math.pi)
-    tail = 0.5 * np.vectorize(math.erfc, otypes=[float])(np.minimum(z, 40.0) / math.sqrt(2))
+    from scipy.special import erfc  # lazily, as serve/open_loop.py: `import jalapeno` stays light
+
+    tail = 0.5 * erfc(np.minimum(z, 40.0) / math.sqrt(2))
     queue = np.where(sigma > 0, sigma * pdf - slack * tail, 0.0)
     return np.maximum((queue * dq).sum(axis=-1) / n[..., 0], 0.0)
 

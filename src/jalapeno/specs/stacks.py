@@ -49,6 +49,9 @@ CLIENT_FIELDS: tuple[str, ...] = ("request_overhead_s", "prompt_overhead_s_per_t
 #: Profile fields a version rule may set: the text behaviours and the banded numbers.
 RULE_FIELDS: tuple[str, ...] = ("moe_exchange", "overlap", *BAND_FIELDS)
 _RULE_TEXT = {"moe_exchange": MOE_EXCHANGE_NAMES, "overlap": ("none", "tbo")}
+#: Profile fields that name one of a fixed set: (key, the names, what the message calls a bad value).
+_NAMED_FIELDS = (("moe_exchange", MOE_EXCHANGE_NAMES, ""), ("disagg_handshake", DISAGG_HANDSHAKE_NAMES, ""),
+                 ("disagg_router", DISAGG_ROUTER_NAMES, ""), ("all_reduce_table", ALL_REDUCE_TABLE_NAMES, "unknown engine "))
 
 
 def _rule_value(f: str, v, key: str):
@@ -89,26 +92,11 @@ def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
         raise SpecError(f"{where}.overlap", f"{raw['overlap']!r}", "use none or tbo")
     if "overlap" in raw:
         kw["overlap"] = raw["overlap"]
-    if "moe_exchange" in raw:
-        if raw["moe_exchange"] not in MOE_EXCHANGE_NAMES:
-            raise SpecError(f"{where}.moe_exchange", f"{raw['moe_exchange']!r}",
-                            f"use one of {', '.join(MOE_EXCHANGE_NAMES)}")
-        kw["moe_exchange"] = raw["moe_exchange"]
-    if "disagg_handshake" in raw:
-        if raw["disagg_handshake"] not in DISAGG_HANDSHAKE_NAMES:
-            raise SpecError(f"{where}.disagg_handshake", f"{raw['disagg_handshake']!r}",
-                            f"use one of {', '.join(DISAGG_HANDSHAKE_NAMES)}")
-        kw["disagg_handshake"] = raw["disagg_handshake"]
-    if "disagg_router" in raw:
-        if raw["disagg_router"] not in DISAGG_ROUTER_NAMES:
-            raise SpecError(f"{where}.disagg_router", f"{raw['disagg_router']!r}",
-                            f"use one of {', '.join(DISAGG_ROUTER_NAMES)}")
-        kw["disagg_router"] = raw["disagg_router"]
-    if "all_reduce_table" in raw:
-        if raw["all_reduce_table"] not in ALL_REDUCE_TABLE_NAMES:
-            raise SpecError(f"{where}.all_reduce_table", f"unknown engine {raw['all_reduce_table']!r}",
-                            f"use one of {', '.join(ALL_REDUCE_TABLE_NAMES)}")
-        kw["all_reduce_table"] = raw["all_reduce_table"]
+    for key, names, what in _NAMED_FIELDS:  # the fields that name one of a fixed set
+        if key in raw:
+            if raw[key] not in names:
+                raise SpecError(f"{where}.{key}", f"{what}{raw[key]!r}", f"use one of {', '.join(names)}")
+            kw[key] = raw[key]
     if "logits_bytes_per_elem" in raw:
         b = _number(raw["logits_bytes_per_elem"], f"{where}.logits_bytes_per_elem")
         if b not in (1.0, 2.0, 4.0):
