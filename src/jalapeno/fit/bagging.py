@@ -49,18 +49,20 @@ def weighted_losses(per_row: np.ndarray, weights: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.maximum(den, 1e-30), np.inf)
 
 
+def _fitted_values(values, fitted) -> np.ndarray | None:
+    """``values`` of the replicates ``fitted`` marks, or None when fewer than half of them fit (module docstring)."""
+    v = np.asarray(values, float)[np.asarray(fitted, bool)]
+    return None if len(v) == 0 or 2 * len(v) < len(np.asarray(fitted)) else v
+
+
 def bagged(values: np.ndarray | Sequence, fitted: np.ndarray | Sequence) -> float | None:
     """Median of ``values`` over the replicates that ``fitted`` marks, or None when fewer than half of them do."""
-    v = np.asarray(values, float)[np.asarray(fitted, bool)]
-    if len(v) == 0 or 2 * len(v) < len(np.asarray(fitted)):
-        return None
-    return float(np.median(v))
+    v = _fitted_values(values, fitted)
+    return None if v is None else float(np.median(v))
 
 
 def spread_of(values: np.ndarray | Sequence, fitted: np.ndarray | Sequence) -> list[float] | None:
     """[5th, 95th] percentile of ``values`` over the replicates ``fitted`` marks (the bootstrap spread the stack
     fits report), or None when fewer than half of them fit it."""
-    v = np.asarray(values, float)[np.asarray(fitted, bool)]
-    if len(v) == 0 or 2 * len(v) < len(np.asarray(fitted)):
-        return None
-    return [float(np.percentile(v, 5)), float(np.percentile(v, 95))]
+    v = _fitted_values(values, fitted)
+    return None if v is None else [float(np.percentile(v, 5)), float(np.percentile(v, 95))]
