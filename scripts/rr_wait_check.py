@@ -24,19 +24,24 @@ LENGTHS = (1024, 8192)
 TPOT_S = 0.01
 
 
-def simulated_wait_s(workers: int, slots: int, users: int, osl: int, tpot_s: float, seed: int = 0,
-                     ratio: float = 0.8, requests_per_user: int = 10) -> float:
-    """Mean wait for a decode slot (s) of ``users`` closed-loop users routed round-robin (module docstring).
+def simulated_waits_by_wave(workers: int, slots: int, users: int, osl: int, tpot_s: float, seed: int = 0,
+                            ratio: float = 0.8, requests_per_user: int = 10,
+                            prefill_s: float = PREFILL_S) -> tuple[list[float], list[int]]:
+    """Summed wait for a decode slot (s) and request count of each wave (a user's k-th request is in wave k), for
+    ``users`` closed-loop users routed round-robin (module docstring); ``prefill_s`` is each request's time before it
+    is routed. The run issues ``requests_per_user`` x ``users`` requests in all (a fast user may send more than
+    ``requests_per_user``: the lists then run past it).
 
-    >>> simulated_wait_s(1, 4, 4, 1024, 0.01)  # one worker: every user keeps its own slot
-    0.0
+    >>> simulated_waits_by_wave(1, 4, 4, 1024, 0.01)[1]  # one worker: four requests a wave, none waits
+    [4, 4, 4, 4, 4, 4, 4, 4, 4, 4]
     """
     rnd = random.Random(seed)
     events: list[tuple] = []  # (time, seq, kind, payload)
-    busy, queues, waits, seq, issued, turn = [0] * workers, [[] for _ in range(workers)], [], 0, 0, 0
-    for _ in range(users):
-        issued += 1
-        events.append((PREFILL_S, seq, "routed", rnd.uniform(ratio * osl, osl)))
+    busy, queues, seq, turn, issued = [0] * workers, [[] for _ in range(workers)], 0, 0, users
+    wave_of = [1] * users  # the wave of each user's request in flight
+    total, count = [0.0] * requests_per_user, [0] * requests_per_user
+    for u in range(users):
+        events.append((prefill_s, seq, "routed", (u, rnd.uniform(ratio * osl, osl))))
         seq += 1
     heapq.heapify(events)
     while events:
@@ -45,22 +50,38 @@ def simulated_wait_s(workers: int, slots: int, users: int, osl: int, tpot_s: flo
             w, turn = turn % workers, turn + 1
             if busy[w] < slots:
                 busy[w] += 1
-                waits.append(0.0)
-                heapq.heappush(events, (t + x * tpot_s, seq, "done", w))
+                count[wave_of[x[0]] - 1] += 1
+                heapq.heappush(events, (t + x[1] * tpot_s, seq, "done", (w, x[0])))
             else:
                 queues[w].append((t, x))
         else:
-            busy[x] -= 1
-            if queues[x]:
-                t0, o = queues[x].pop(0)
-                busy[x] += 1
-                waits.append(t - t0)
-                heapq.heappush(events, (t + o * tpot_s, seq, "done", x))
+            w, u = x
+            busy[w] -= 1
+            if queues[w]:
+                t0, (u2, o) = queues[w].pop(0)
+                busy[w] += 1
+                total[wave_of[u2] - 1] += t - t0
+                count[wave_of[u2] - 1] += 1
+                heapq.heappush(events, (t + o * tpot_s, seq, "done", (w, u2)))
             if issued < requests_per_user * users:
-                issued += 1
-                heapq.heappush(events, (t + PREFILL_S, seq, "routed", rnd.uniform(ratio * osl, osl)))
+                issued, wave_of[u] = issued + 1, wave_of[u] + 1
+                if wave_of[u] > len(total):
+                    total.append(0.0)
+                    count.append(0)
+                heapq.heappush(events, (t + prefill_s, seq, "routed", (u, rnd.uniform(ratio * osl, osl))))
         seq += 1
-    return sum(waits) / len(waits)
+    return total, count
+
+
+def simulated_wait_s(workers: int, slots: int, users: int, osl: int, tpot_s: float, seed: int = 0,
+                     ratio: float = 0.8, requests_per_user: int = 10) -> float:
+    """Mean wait for a decode slot (s) of ``users`` closed-loop users routed round-robin (module docstring).
+
+    >>> simulated_wait_s(1, 4, 4, 1024, 0.01)  # one worker: every user keeps its own slot
+    0.0
+    """
+    total, count = simulated_waits_by_wave(workers, slots, users, osl, tpot_s, seed, ratio, requests_per_user)
+    return sum(total) / sum(count)
 
 
 def main() -> None:

@@ -46,7 +46,13 @@ slots a worker: the waves lock into round-robin order; more with many). Checked 
 simulation at the cap (scripts/rr_wait_check.py, tests/unit/test_rr_wait.py): 0.57-1.8x the simulated wait at
 1k/8k with up to 30 slots a worker, but 0.46-0.51x with 64-128 (4 x 64, 2 x 128: 0.19 / 0.37 s, 0.09 / 0.19 s;
 2 x 256: 0.38x) — with many slots later waves spread wider than the first, so it under-predicts by 0.1-0.2 s at
-8k; 0.2-2x at 1k/1k (waits ≤ 0.2 s there); not fitted to any row.
+8k; 0.2-2x at 1k/1k (waits ≤ 0.2 s there); not fitted to any row. Why, counted wave by wave (round 30,
+scripts/rr_wait_waves.py, docs/gap_aic_ttft.md §"The round-robin wait counted wave by wave"): from the third wave
+worker v holds the users whose previous completions ranked v, v + N, ... (not independent ones), and wave k's
+completions spread as √k decode spreads; counted so, the same normal form is 0.98-1.17x the simulation with 8-128
+slots a worker (C ≥ 24) but 1.6-2.6x with one to four (C ≤ 8), where the count is a small integer and the waits
+reorder the next wave; the form above is 0.6-0.7x and 1.0-1.8x there, and is kept (the rows at their cap are the
+few-user cases).
 """
 
 from __future__ import annotations
