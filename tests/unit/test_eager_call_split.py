@@ -20,7 +20,7 @@ WARM, COLD = "2026-02-05", "2025-12-15"  # either side of client_warmup.WARMUP_F
 def _pt(pid, model, conc, system="b200", mode="agg", framework="trtllm 1.2.0rc6.post2"):
     return SimpleNamespace(id=pid, source="aiconfigurator", system=system, model=model, framework=framework,
                            precision="fp4", isl=1024, osl=1024, mode=mode, concurrency=conc, deployment=object(),
-                           mapping="matched", measured={}, client="inferencex-db")
+                           mapping="matched", measured={}, client="inferencex-db", identified_from="")
 
 
 DSR, LLAMA, GPTOSS = "deepseek-r1", "llama-3.3-70b", "gpt-oss-120b"

@@ -17,7 +17,7 @@ def _pt(pid, conc, source="inferencex", system="b200", model="deepseek-r1", fram
         mapping="matched", ttft=None):
     return SimpleNamespace(id=pid, source=source, system=system, model=model, framework=framework, isl=isl, osl=1024,
                            mode="agg", concurrency=conc, deployment=object(), mapping=mapping, precision="fp8",
-                           measured={"ttft_s": ttft} if ttft else {})
+                           measured={"ttft_s": ttft} if ttft else {}, identified_from="")
 
 
 @pytest.fixture

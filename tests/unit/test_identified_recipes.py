@@ -173,10 +173,13 @@ GPTOSS_2048 = ("GB200 NVL72,gpt-oss-120b,FP4 (MXFP4),dynamo-trt,none,1,1024,1024
 def test_a_best_row_that_several_entries_ran_is_the_best_of_them(tmp_path):
     """nvidia-master.yaml @645b97aa4, gptoss-fp4-gb200-dynamo-trt 1k1k: 2048 ran in two entries (1 TP1
     prefill worker + 1 or 2 DEP2 decode workers, 1536 slots per rank); the row is InferenceX's highest
-    throughput per GPU at 2048, so its prediction is the higher of the two entries' predictions."""
+    throughput per GPU at 2048, so its prediction is the higher of the two entries' predictions. The row as
+    shipped gives its TTFT and TPOT, whose implied GPU count (3.15) names the 3-GPU entry (fit/run_identity.py:
+    matched); without them nothing tells the two apart, the case tested here."""
     from jalapeno.fit.entries import best_entry
 
-    p = _points(tmp_path, GPTOSS_2048)[0]
+    assert _points(tmp_path, GPTOSS_2048)[0].deployment.chips == 3
+    p = _points(tmp_path, GPTOSS_2048.replace("40.65,24.6,median,215.6,median", ",,,,"))[0]
     assert p.mapping == "best_entry@concurrency" and p.deployment is None and p.mode == "disagg"
     assert sorted(d.chips for d in p.candidates) == [3, 5]
     assert all(d.max_running == 1536 and d.token_budget == 20000 for d in p.candidates)

@@ -40,14 +40,15 @@ POINTS = FIXTURES / "inferencex_points_sample.csv"
 SILICON = FIXTURES / "aiconfigurator" / "silicon_sample_subset.csv"
 
 #: fixture line → (system, mapping, concurrency); by hand from the CSV and InferenceX's search spaces
-#: (fit/searched.py): line 4 ran concurrency 256, which only dsr1-fp8-h200-trt-mtp's { tp: 8, ep: 8,
-#: dp-attn: true, conc 256 } ran; line 6 is a best over B200 FP8 runs; line 5's 1024 is what two H200
-#: Dynamo + TRT-LLM MTP entries ran (conc-list labels 256 and 512; their srt-slurm recipes
-#: c256_ctx1_gen4_dep8_batch128_eplb0_mtp3.yaml and c512_ctx1_gen2_dep8_batch256_eplb0_mtp1.yaml run
-#: concurrencies "1024", NVIDIA/srt-slurm @5063eb43); no GB200 entry without MTP ran line 12's 512, so
+#: (fit/searched.py, fit/run_identity.py): line 4 ran concurrency 256, which only dsr1-fp8-h200-trt-mtp's
+#: { tp: 8, ep: 8, dp-attn: true, conc 256 } ran, so that run is the row's (matched); line 6 is a best over B200
+#: FP8 runs; line 5's 1024 is what two H200 Dynamo + TRT-LLM MTP entries ran (conc-list labels 256 and 512; their
+#: srt-slurm recipes c256_ctx1_gen4_dep8_batch128_eplb0_mtp3.yaml (40 GPUs) and
+#: c512_ctx1_gen2_dep8_batch256_eplb0_mtp1.yaml (24 GPUs) run concurrencies "1024", NVIDIA/srt-slurm @5063eb43),
+#: and the row's cells imply 26.1 GPUs: the 24-GPU run (matched); no GB200 entry without MTP ran line 12's 512, so
 #: line 12 (throughput only, with its concurrency) is the predicted sweep's best at concurrency <= 512
 EXPECTED = {2: ("gb200-nvl72", "matched", 4.0), 3: ("gb200-nvl72", "matched", 8.0),
-            4: ("h200", "searched_best@concurrency", 256.0), 5: ("h200", "searched_best@concurrency", 1024.0),
+            4: ("h200", "matched", 256.0), 5: ("h200", "matched", 1024.0),
             6: ("b200", "searched_best", None), 7: ("h200", "matched", 4.0), 8: ("h200", "matched", 8.0),
             9: ("b200", "matched", 1.0), 10: ("b200", "matched", 4.0), 11: ("mi355x", "matched", 4.0),
             12: ("gb200-nvl72", "frontier_peak@concurrency", 512.0)}
@@ -486,7 +487,7 @@ def test_run_validation_without_the_package(run, silicon):
     assert run["skipped"] == []
     assert rows[rows.source == "aiconfigurator"].id.nunique() == len(silicon)
     assert rows[rows.source == "inferencex"].id.nunique() == len(EXPECTED)
-    assert set(rows.mapping) == {"matched", "searched_best@concurrency", "searched_best", "frontier_peak@concurrency"}
+    assert set(rows.mapping) == {"matched", "searched_best", "frontier_peak@concurrency"}
     # the unmatched mappings are judged on throughput only
     assert set(rows[rows.mapping != "matched"].metric) == {"throughput_per_chip"}
 

@@ -19,8 +19,9 @@ constant comes from kernel tables or a stated source, docs/validation.md §Data 
 A point's ``split`` (:func:`split_labels`): ``fit`` if any fit used it (a front-end or eager-rate point is
 ``fit`` whatever its stack-fit half), ``held_out`` if it is in the stack fits' held-out half, ``none`` if no fit
 drew it (MLPerf rows, MiniMax-M2.5's rows — stack_fit.HELD_OUT_MODELS —, rows mapped to a search or a
-frontier, rows their source corrected, every row of a ``--points`` file of one's own). ``--held-out``
-reports the ``held_out`` and ``none`` rows (:data:`JUDGED`): the rows no fit saw.
+frontier, best rows whose run fit/run_identity.py restated as matched (kept out of the fits), rows their source
+corrected, every row of a ``--points`` file of one's own). ``--held-out`` reports the ``held_out`` and ``none``
+rows (:data:`JUDGED`): the rows no fit saw.
 """
 
 from __future__ import annotations

@@ -151,10 +151,11 @@ def load_points(withheld_systems: frozenset = frozenset()) -> list[MeasuredPoint
 def fit_pool(points: Sequence[MeasuredPoint]) -> list[MeasuredPoint]:
     """The points of ``points`` the stack fits draw their split over (:func:`load_points`' rule, kept here once so
     that ``validate``'s ``split`` column, fit/heldout.py, reads the same pool): matched, with a deployment, not
-    corrected by their source (fit/aic_quality.py rule C), not of :data:`HELD_OUT_MODELS`."""
+    corrected by their source (fit/aic_quality.py rule C), not of :data:`HELD_OUT_MODELS`, not a best row whose run
+    was identified (``identified_from``, fit/run_identity.py: kept out so the declared split stays as it was)."""
     corrected = aic_source_flags(list(points))
     return [p for p in points if p.mapping == "matched" and p.deployment is not None and p.id not in corrected
-            and p.model not in HELD_OUT_MODELS]
+            and p.model not in HELD_OUT_MODELS and not p.identified_from]
 
 
 def split(points: Sequence[MeasuredPoint]) -> dict[str, str]:

@@ -62,6 +62,7 @@ from jalapeno.fit.ix_cells import stated_release
 from jalapeno.fit.ix_topology import DYNAMO_TRT_RECIPE, TEP_MAX_SEQS_PER_WORKER, parse_topology  # noqa: F401 (re-exported)
 from jalapeno.fit.latency_limits import peak_within_tpot  # noqa: F401  (re-exported; it lived here)
 from jalapeno.fit.search_space import searched_layouts, searched_mask
+from jalapeno.fit.run_identity import identify_run
 from jalapeno.fit.searched import best_searched, ix_precision, searched_mapping, with_launch_backend
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO, PRESETS, Workload
@@ -134,6 +135,9 @@ class MeasuredPoint:
     #: frontier mappings: host seconds per call of the engine's eager prompt-carrying steps, given to every swept
     #: deployment (SweepOptions.eager_prompt_call_s; fit/mlperf_engines.DSR1_EAGER_PROMPT_CALL_S); 0 = not modelled
     eager_prompt_call_s: float = 0.0
+    #: ``matched`` from a best row whose run was identified (fit/run_identity.py): the mapping it had, else "";
+    #: such a row stays out of the stack fits' pool (fit/stack_fit.fit_pool)
+    identified_from: str = ""
     timed_by = property(lambda self: self.client or self.source, doc="The client that timed it: client, else source.")
 
     @property
@@ -276,6 +280,13 @@ def load_inferencex(path: str | Path, option: str = "--points") -> tuple[list[Me
                 and (flag == "1") != (dep.prefill is not None):  # was priced as the topology says, the column unread
             skipped.append((rid, f"disagg {flag} contradicts topology {topo!r} ({dep.kind}: {dep.label})"))
             continue
+        identified_from = ""
+        if dep is None and meas["throughput_per_chip"] and (
+                r.get("point_type", "") == "max_throughput_per_gpu" or not meas["interactivity"]) and (
+                found := identify_run(r, system, model, prec, isl, osl, conc, meas)):  # fit/run_identity.py
+            dep, found_notes, identified_from = found
+            mtp, mapping = dep.mtp, "matched"
+            notes = [n for n in notes if not n.startswith("MTP use unspecified")] + found_notes
         if mtp:
             notes.append(f"MTP assumed k={mtp.draft_tokens}, acceptance {mtp.acceptance}")
         cands, why = ((), "") if dep is not None or r.get("point_type", "") != "max_throughput_per_gpu" else \
@@ -301,7 +312,8 @@ def load_inferencex(path: str | Path, option: str = "--points") -> tuple[list[Me
                                     "mtp" if spec == "mtp" else "none" if spec == "none"
                                     else "unspecified" if spec.startswith("unspecified") else "",
                                     (r.get("ttft_stat") or "").strip().startswith("median"), cands,
-                                    engine_version=stated_release(r.get("framework", ""), r.get("notes", ""))))
+                                    engine_version=stated_release(r.get("framework", ""), r.get("notes", "")),
+                                    identified_from=identified_from))
     return points, skipped
 
 
