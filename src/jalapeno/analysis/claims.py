@@ -33,7 +33,7 @@ import numpy as np
 
 from jalapeno.analysis.frontier import frontier_indices, interp_frontier
 from jalapeno.analysis.power_cost import CONVENTIONS, load_power_w_per_chip, power_w_per_chip
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, choice_hint
 
 #: Metric name → (unit, higher is better, needs an interactivity)
 METRICS = {
@@ -72,18 +72,49 @@ class Claim:
         return "x" if self.ratio else METRICS[self.metric][0]
 
 
-def metric_hint(name: str) -> str:
-    """`` (did you mean throughput_per_chip?)`` for a near miss of a metric name, else ``""``: compare's
-    columns say tok/s/chip, so ``tok_s_per_chip@50`` is the name a reader types for ``throughput_per_chip@50``.
+#: A reader's words for a metric (:func:`metric_hint`): (fragments, the metric, its @X form or None).
+#: Tokens per watt (= tokens per joule) and tokens per dollar are the claims of a press release.
+_WORDS = (
+    (("watt", "joule", "_per_w", "per_kw", "energy", "power"), "peak_tok_s_per_kw", "tok_s_per_kw"),
+    (("usd", "dollar", "cost", "price"), "peak_tokens_per_usd", None),
+    (("interactiv", "per_user", "user", "speed"), "max_interactivity", None),
+    (("latency", "e2e"), "min_e2e_s", None),
+    (("throughput", "per_chip", "per_gpu"), "peak_throughput_per_chip", "throughput_per_chip"),
+)
+#: The unit a reader's wording implies, against the metric's (tok/s/kW; tokens/$); a ratio has none.
+_UNIT_NOTES = (
+    (("kwh",), " it is in tok/s per kW: a tokens-per-kWh figure / 3,600; a _ratio is unit-free"),
+    (("energy", "j_per", "joules_per"), " it is in tok/s per kW: 1,000 / the joules per token; a _ratio is unit-free"),
+    (("watt", "joule", "_per_w"), " it is in tok/s per kW: a tokens-per-watt (= tokens-per-joule) figure x 1,000; "
+                                  "a _ratio is unit-free"),
+    (("cost", "price", "usd_per", "dollar_per"), " it is tokens per $: 1e6 / the $ per million tokens; its _ratio "
+                                                 "is the baseline's $ per token over this system's"),
+)
 
-    >>> metric_hint("tok_s_per_chip"), metric_hint("max_interactivty"), metric_hint("zzz")
+
+def metric_hint(name: str, at: bool = False) -> str:
+    """`` (did you mean throughput_per_chip?)`` for a near miss of a metric name, else ``""``: compare's
+    columns say tok/s/chip, so ``tok_s_per_chip@50`` is the name a reader types for ``throughput_per_chip@50``;
+    a claim in tokens per watt (or joule) gets the per-kW metric and the factor 1,000 (``at``: the
+    claim gives ``@X``, so the hint names the ``@X`` form where there is one).
+
+    >>> metric_hint("tok_s_per_chip", at=True), metric_hint("max_interactivty"), metric_hint("zzz")
     (' (did you mean throughput_per_chip?)', ' (did you mean max_interactivity?)', '')
+    >>> metric_hint("tokens_per_watt")
+    ' (did you mean peak_tok_s_per_kw? it is in tok/s per kW: a tokens-per-watt (= tokens-per-joule) figure x 1,000; a _ratio is unit-free)'
+    >>> metric_hint("per_user_speed"), metric_hint("tokens_per_dollar")
+    (' (did you mean max_interactivity?)', ' (did you mean peak_tokens_per_usd?)')
     """
     import difflib
 
     guess = name.replace("tok_s_per_chip", "throughput_per_chip").replace("tokens_per_chip", "throughput_per_chip")
     if guess in METRICS:
         return f" (did you mean {guess}?)"
+    for words, metric, at_form in _WORDS:
+        if any(w in name for w in words):
+            metric = at_form if at and at_form else metric
+            unit = next((u for frags, u in _UNIT_NOTES if any(w in name for w in frags)), "")
+            return f" (did you mean {metric}?{unit})"
     close = difflib.get_close_matches(name, list(METRICS), n=1, cutoff=0.8)
     return f" (did you mean {close[0]}?)" if close else ""
 
@@ -110,7 +141,7 @@ def parse_claim(text: str) -> Claim:
         raise SpecError("--claim", f"{text!r} says _ratio twice", f"write it once, e.g. --claim {name}_ratio"
                         + (f"@{at}" if at is not None else "") + f"={val}")
     if name not in METRICS:
-        raise SpecError("--claim", f"unknown metric {name!r}{metric_hint(name)}",
+        raise SpecError("--claim", f"unknown metric {name!r}{metric_hint(name, at is not None)}",
                         f"use one of {known} (each also as <metric>_ratio)")
     try:
         x = float(at) if at is not None else None
@@ -148,7 +179,7 @@ class ClaimContext:
 
     def __post_init__(self) -> None:
         if self.convention not in POWER_CONVENTIONS:
-            raise SpecError("--power", f"unknown power convention {self.convention!r}",
+            raise SpecError("--power", f"unknown power convention {self.convention!r}{choice_hint(self.convention, POWER_CONVENTIONS)}",
                             f"use one of {', '.join(POWER_CONVENTIONS)}")
 
     # ---- evaluation ------------------------------------------------------------------------
