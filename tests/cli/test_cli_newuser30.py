@@ -35,3 +35,28 @@ def test_audit_claim_hint_keeps_the_at_form(capsys):
     assert "(did you mean tok_s_per_kw?" in line
     line = error_line(*run(capsys, "sensitivity", "-s", "jalapeno", "--metric", "tok_s_per_gpu@50", "--html", ""))
     assert "(did you mean throughput_per_chip?)" in line
+
+
+# ---- one-word choices typed another way ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, hint", [
+    (("compare", "--power", "Chip"), "'chip'"),
+    (("compare", "--power", "all_in"), "'all-in'"),
+    (("compare", "--power", "allin"), "'all-in'"),
+    (("compare", "--serving", "AGG"), "'agg'"),
+    (("compare", "--serving", "disaggregated"), "'disagg'"),
+    (("compare", "-p", "FP8"), "'fp8'"),
+    (("compare", "--efficiency", "calibrate"), "'calibrated'"),
+    (("compare", "--pricer", "tables"), "'table'"),
+    (("compare", "--routing", "Measured"), "'measured'"),
+    (("compare", "--overlap", "TBO"), "'tbo'"),
+    (("compare", "--chip-model", "tile"), "'tiled'"),
+    (("plan", "-s", "jalapeno", "--target", "1e6", "--target-kind", "Output"), "'output'"),
+    (("audit", "-s", "jalapeno", "--claim", "max_interactivity=100", "--power", "All-In"), "'all-in'"),
+    (("audit", "-s", "jalapeno", "--claim", "max_interactivity=100", "--serving", "Agg"), "'agg'"),
+])
+def test_a_choice_typed_another_way_names_the_one_meant(capsys, args, hint):
+    """'-p FP8', '--power all_in', '--serving disaggregated' listed the choices with no word of which was
+    meant, where --kv-dtype FP8 ran and a system or model name got '(did you mean ...?)'."""
+    line = error_line(*run(capsys, *args, *(("--html", "") if args[0] == "compare" else ())))
+    assert f"(did you mean {hint}?)" in line

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
 from jalapeno.analysis.records import FrontierRecord, PointRecord
-from jalapeno.errors import InfeasibleDeployment, SpecError
+from jalapeno.errors import InfeasibleDeployment, SpecError, choice_hint
 from jalapeno.specs.hardware import System
 
 TARGET_KINDS = ("output", "total")
@@ -323,7 +323,7 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
                         "plausibility bound (~2,000x all of Google's served tokens in 2025)",
                         "give tokens per SECOND (a daily total / 86,400), e.g. --target 1e6")
     if target_kind not in TARGET_KINDS:
-        raise SpecError("--target-kind", f"unknown kind {target_kind!r}", "use output or total")
+        raise SpecError("--target-kind", f"unknown kind {target_kind!r}{choice_hint(target_kind, ('output', 'total'))}", "use output or total")
     if not (min_interactivity >= 0 and math.isfinite(min_interactivity)):
         raise SpecError("--min-interactivity", f"must be >= 0 tok/s/user, got {min_interactivity}",
                         "write e.g. --min-interactivity 50")

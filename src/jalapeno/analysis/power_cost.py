@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from jalapeno.errors import UnknownNameError
+from jalapeno.errors import UnknownNameError, choice_hint
 from jalapeno.specs.hardware import System
 
 CONVENTIONS = ("chip", "sustained", "all-in")
@@ -42,7 +42,7 @@ def power_w_per_chip(system: System, convention: str) -> tuple[float, str]:
         raise UnknownNameError("--power", "'load' (the chip power drawn at each operating point) is taken by "
                                "jalapeno audit and sensitivity only", f"use one of {', '.join(CONVENTIONS)} here, "
                                "or jalapeno audit --power load for the drawn power")
-    raise UnknownNameError("--power", f"unknown power convention {convention!r}",
+    raise UnknownNameError("--power", f"unknown power convention {convention!r}{choice_hint(convention, CONVENTIONS)}",
                            f"use one of {', '.join(CONVENTIONS)}")
 
 

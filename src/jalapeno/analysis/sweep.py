@@ -40,7 +40,7 @@ from jalapeno.deploy.deployment import DEFAULT_TOKEN_BUDGET, MTP, Deployment, Po
 from jalapeno.deploy.layout import EPLB_MAX_PER_EXPERT, Layout, for_model, validate_layout
 from jalapeno.deploy.memory_fit import usable_fraction, weight_bytes_per_chip
 from jalapeno.deploy.sharding import has_ep_all_to_all
-from jalapeno.errors import JalapenoError, SpecError
+from jalapeno.errors import JalapenoError, SpecError, choice_hint
 from jalapeno.serve.analytic import ServingPoints, aggregated_by_batch
 from jalapeno.serve.disagg import DecodeCurve, PrefillPerf, decode_curve, disaggregated_points, prefill_perf, \
     prefill_workers_needed
@@ -150,10 +150,10 @@ class SweepOptions:
             raise SpecError("eplb", f"redundant experts must be an integer >= 0, got {self.eplb!r}",
                             "give --eplb R with R >= 0, or --eplb off")
         if self.overlap not in SWEEP_OVERLAP:
-            raise SpecError("overlap", f"unknown overlap choice {self.overlap!r}",
+            raise SpecError("overlap", f"unknown overlap choice {self.overlap!r}{choice_hint(self.overlap, SWEEP_OVERLAP)}",
                             f"use one of {', '.join(SWEEP_OVERLAP)} (auto: the faster of none and tbo)")
         if self.serving not in ("both", "agg", "disagg"):
-            raise SpecError("serving", f"unknown serving mode {self.serving!r}", "use agg, disagg or both")
+            raise SpecError("serving", f"unknown serving mode {self.serving!r}{choice_hint(self.serving, ('agg', 'disagg', 'both'))}", "use agg, disagg or both")
         if self.concurrency is not None and any(c <= 0 for c in self.concurrency):
             raise SpecError("concurrency", "must be positive", "give concurrencies >= 1")
         if self.concurrency is not None and self.serving == "disagg":

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from jalapeno.cli.common import FIXED_WORKLOAD_HELP, check_writable, console, print_json
 from jalapeno.cli.system_opts import SET_OPTION, system_pricer
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, choice_hint
 
 POWER_HELP = ("Power convention of per-kW metrics: chip (TDP), sustained, all-in (provisioned) or load "
               "(the chip power drawn at each operating point).")
@@ -28,7 +28,7 @@ def _context(model: str, workload: str | None, isl: int | None, osl: int | None,
     from jalapeno.specs.workload import get_workload
 
     if serving not in ("agg", "disagg", "both"):
-        raise SpecError("--serving", f"unknown serving mode {serving!r}", "use agg, disagg or both")
+        raise SpecError("--serving", f"unknown serving mode {serving!r}{choice_hint(serving, ('agg', 'disagg', 'both'))}", "use agg, disagg or both")
     m = load_model(model)
     wl = get_workload(workload, isl, osl)
     return ClaimContext(m, wl, resolve_precision(m, precision), SweepOptions(serving=serving), power)

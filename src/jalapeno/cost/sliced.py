@@ -53,7 +53,7 @@ import numpy as np
 from jalapeno.cost.optable import OpTable
 from jalapeno.cost.pricer import SystemPricer
 from jalapeno.cost.roofline import OpTimes, op_times
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, choice_hint
 from jalapeno.specs.die import ONE_SLICE, PLACEMENTS, Die
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.hardware import System
@@ -205,7 +205,7 @@ def chip_model_pricer(pricer, chip_model: str = "flat", placement: str = ""):
             without the tile figures for ``tiled``.
     """
     if chip_model not in CHIP_MODELS:
-        raise SpecError("--chip-model", f"unknown chip model {chip_model!r}", "use flat, sliced or tiled")
+        raise SpecError("--chip-model", f"unknown chip model {chip_model!r}{choice_hint(chip_model, ('flat', 'sliced', 'tiled'))}", "use flat, sliced or tiled")
     if chip_model != "sliced" and placement:
         raise SpecError("--placement", "applies to the sliced chip model only",
                         "add --chip-model sliced, or drop --placement")

@@ -20,7 +20,7 @@ import pandas as pd
 
 from jalapeno.cost.pricer import RooflinePricer
 from jalapeno.cost.table_pricer import KernelSurface, TablePricer
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, choice_hint
 from jalapeno.fit.kernel_tables import (
     AIC_SYSTEM_DIRS,
     GEMM_DTYPES,
@@ -165,7 +165,7 @@ def resolve_pricer(system_name: str, pricer: str) -> str:
         SpecError: an unknown pricer name.
     """
     if pricer not in PRICERS:
-        raise SpecError("--pricer", f"unknown pricer {pricer!r}", f"use one of {', '.join(PRICERS)}")
+        raise SpecError("--pricer", f"unknown pricer {pricer!r}{choice_hint(pricer, PRICERS)}", f"use one of {', '.join(PRICERS)}")
     if pricer != "auto":
         return pricer
     from jalapeno.fit.loso import load_loso
@@ -190,7 +190,7 @@ def load_any_pricer(system: str, efficiency: str = "calibrated", overrides: tupl
         return load_pricer(system, efficiency, tuple(overrides), stack)
     if pricer == "table":
         return load_table_pricer(system, efficiency, overrides, stack)
-    raise SpecError("--pricer", f"unknown pricer {pricer!r}", f"use one of {', '.join(PRICERS)}")
+    raise SpecError("--pricer", f"unknown pricer {pricer!r}{choice_hint(pricer, PRICERS)}", f"use one of {', '.join(PRICERS)}")
 
 
 def _ape(pred, meas) -> dict:

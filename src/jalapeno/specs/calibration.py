@@ -17,7 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from jalapeno.errors import SpecError, UnknownNameError
+from jalapeno.errors import SpecError, UnknownNameError, choice_hint
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency, flatten_params, nest_params
 from jalapeno.specs.files import read_user_text
 
@@ -154,7 +154,7 @@ def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
         _check_calibration_file(cal, path, system)
         which_label, where = "calibrated", str(path)
     elif which not in EFFICIENCY_SETS:
-        raise UnknownNameError("efficiency", f"unknown efficiency set {which!r}",
+        raise UnknownNameError("efficiency", f"unknown efficiency set {which!r}{choice_hint(which, EFFICIENCY_SETS)}",
                                f"use one of {', '.join(EFFICIENCY_SETS)}, or a calibration directory/.toml path")
     else:
         cal, which_label, where = load_calibration(system), which, f"data/calibration/{system}.toml"

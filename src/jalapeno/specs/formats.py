@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from jalapeno.errors import SpecError, UnknownNameError
+from jalapeno.errors import SpecError, UnknownNameError, choice_hint
 from jalapeno.specs.kv_cache import KVCacheFormat, get_kv_format
 
 
@@ -380,7 +380,7 @@ def get_precision(name: str) -> Precision:
         p = PRESETS[base]
     except KeyError:
         raise UnknownNameError(
-            "precision", f"unknown precision preset {base!r}", f"use one of {', '.join(PRESETS)}"
+            "precision", f"unknown precision preset {base!r}{choice_hint(base, PRESETS)}", f"use one of {', '.join(PRESETS)}"
         ) from None
     kw: dict = {}
     for o in opts:

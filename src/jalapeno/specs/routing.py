@@ -55,7 +55,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, choice_hint
 
 #: lognormal σ of expert popularity fitted to the per-expert token CV 1.279 measured on DeepSeek-R1
 #: (TensorRT-LLM tech blog 4, Table 1; see the module docstring)
@@ -110,7 +110,7 @@ def with_routing(model, mode: str):
         SpecError: an unknown mode (names ``--routing`` and the valid modes).
     """
     if mode not in ROUTING_MODES:
-        raise SpecError("--routing", f"unknown routing {mode!r}", f"use one of {', '.join(ROUTING_MODES)}")
+        raise SpecError("--routing", f"unknown routing {mode!r}{choice_hint(mode, ROUTING_MODES)}", f"use one of {', '.join(ROUTING_MODES)}")
     if mode != "uniform" and (model.moe is None or not model.moe.aux_loss_free):
         what = "is dense" if model.moe is None else "has an auxiliary-loss router, for which no routing skew is published"
         raise SpecError("--routing", f"{mode} routing applies to auxiliary-loss-free MoE routers (DeepSeek-V3 family); "
