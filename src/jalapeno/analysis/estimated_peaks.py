@@ -56,8 +56,9 @@ def estimated_peak_notes(rec: ComparisonRecord, systems: Mapping[str, System], m
                 continue  # no estimate, or the user's own value (--set): nothing to say
             n = sum(1 for p in fr.frontier if p.deployment.precision.name == prec)
             what = "routed experts" if model.moe is not None else "dense FFN"
-            out.append(f"{name}: {len(xs)} of its {n} {prec} frontier points ({min(xs):.0f}-{max(xs):.0f} tok/s/user) are "
-                       f"compute-bound, and {model.name}'s {what} compute in {fmt.upper()} under {prec}, whose peak on "
+            span = f"{min(xs):.0f}" if f"{min(xs):.0f}" == f"{max(xs):.0f}" else f"{min(xs):.0f}-{max(xs):.0f}"
+            out.append(f"{name}: {len(xs)} of its {n} {prec} frontier points ({span} tok/s/user) "
+                       f"{'is' if len(xs) == 1 else 'are'} compute-bound, and {model.name}'s {what} compute in {fmt.upper()} under {prec}, whose peak on "
                        f"{name}, {s.chip.peak_flop_per_s[fmt] / 1e12:,.0f} TFLOP/s, is an estimate ({src}): those "
                        f"points scale with it; test with --set chip.peak_dense_tflops.{fmt}=VALUE or `jalapeno audit` "
                        "(docs/model.md §12)")
