@@ -40,7 +40,9 @@ def test_set_number_fix_is_written_as_set(capsys):
     line = error_line(code, out, err)
     assert ".value" not in line and "4.8" not in line and " = " not in line
     check_error(*run(capsys, "hardware", "show", "h200", "--set", "chip.hbm_bandwidth_tb_per_s=fast"),
-                "--set: chip.hbm_bandwidth_tb_per_s:", "must be a number", "e.g. --set chip.hbm_bandwidth_tb_per_s=4.8")
+                "--set: chip.hbm_bandwidth_tb_per_s:", "must be a number",
+                # newuser30: a placeholder, not 4.8 (which read as 4.8 W for chip.tdp_w)
+                "e.g. --set chip.hbm_bandwidth_tb_per_s=<number>")
 
 
 def test_file_number_fix_keeps_toml_syntax(capsys, tmp_path):

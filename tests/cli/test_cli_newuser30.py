@@ -60,3 +60,75 @@ def test_a_choice_typed_another_way_names_the_one_meant(capsys, args, hint):
     meant, where --kv-dtype FP8 ran and a system or model name got '(did you mean ...?)'."""
     line = error_line(*run(capsys, *args, *(("--html", "") if args[0] == "compare" else ())))
     assert f"(did you mean {hint}?)" in line
+
+
+# ---- hostile system, agentic and design-space files ------------------------------------------------------------------
+
+def _variant(tmp_path, name: str, body: str) -> str:
+    p = tmp_path / name
+    p.write_text('base = "jalapeno"\n' + body + "\n")
+    return str(p)
+
+
+@pytest.mark.parametrize("body, key", [
+    ("chip.peak_dense_tflops = {}", "chip.peak_dense_tflops"),
+    ("[power]", "power"),
+])
+def test_variant_empty_table_is_refused_as_set_refuses_it(capsys, tmp_path, body, key):
+    """chip.peak_dense_tflops = {} (or a bare [power]) in a variant set nothing, silently; --set KEY={} is refused."""
+    line = error_line(*run(capsys, "hardware", "show", _variant(tmp_path, "v.toml", body)))
+    assert f"error: v.toml: {key}: an empty table sets nothing." in line
+
+
+def test_variant_table_header_still_merges(capsys, tmp_path):
+    code, out, _ = run(capsys, "hardware", "show", _variant(tmp_path, "v.toml", "[chip]\ntdp_w = 800"), "--json")
+    assert code == 0 and '"tdp_w": 800' in out.replace(".0", "")
+
+
+@pytest.mark.parametrize("value, shown", [
+    ("1979-05-27", "got the date/time 1979-05-27"),
+    ("07:32:00", "got the date/time 07:32:00"),
+])
+def test_a_toml_date_is_shown_as_written_not_as_python(capsys, tmp_path, value, shown):
+    """chip.tdp_w = 1979-05-27 said 'got datetime.date(1979, 5, 27)'; the fix's example was 'chip.tdp_w = 4.8'
+    (4.8 W)."""
+    line = error_line(*run(capsys, "hardware", "show", _variant(tmp_path, "v.toml", f"chip.tdp_w = {value}")))
+    assert f"chip.tdp_w: must be a number, {shown}. Fix: write a number without quotes, e.g. chip.tdp_w = <number>" in line
+    line = error_line(*run(capsys, "hardware", "show",
+                           _variant(tmp_path, "e.toml", f"efficiency.hbm_fraction = {value}")))
+    assert shown in line and "datetime" not in line
+    agent = tmp_path / "a.toml"
+    agent.write_text(f"turns = {value}\nsystem_prompt_tokens = 2000\ntool_output_tokens = 1000\nreply_tokens = 200\n"
+                     "think_s = 2\n")
+    line = error_line(*run(capsys, "compare", "-w", f"agentic:{agent}", "--html", ""))
+    assert f"turns: must be a whole number, {shown}" in line
+
+
+@pytest.mark.parametrize("name", ["   ", "x\\ny", "a\\tb"])
+def test_a_system_name_that_cannot_title_a_table_is_refused(capsys, tmp_path, name):
+    """name = "   " titled every table with blanks; "x\\ny" split each title over two lines."""
+    line = error_line(*run(capsys, "hardware", "show", _variant(tmp_path, "v.toml", f'name = "{name}"')))
+    assert "v.toml: name: must be printable text on one line, not blanks only" in line
+
+
+def test_unicode_and_long_names_and_many_sets_still_run(capsys, tmp_path):
+    assert run(capsys, "hardware", "show", _variant(tmp_path, "v.toml", 'name = "日本語チップ"'))[0] == 0
+    assert run(capsys, "hardware", "show", _variant(tmp_path, "w.toml", f'name = "{"a" * 300}"'))[0] == 0
+    # five --set make a label of 150 characters: it is the variant's name, and must still run
+    code, _, err = run(capsys, "hardware", "show", "jalapeno", "--set", "chip.hbm_stacks=8", "--set",
+                       "chip.hbm_bandwidth_tb_per_s=20.5", "--set", "efficiency.kernel_launch_s=2.5e-7", "--set",
+                       "power.allin_kw_per_chip=1.3", "--set", "levels.rack.bandwidth_gb_per_s=900")
+    assert code == 0, err
+
+
+def test_design_space_derived_reference_to_a_misspelt_parameter_names_both(capsys, tmp_path):
+    """[params."chip.hbm_stack"] was reported only as '[derived] refers to {chip.hbm_stacks}, which is not a
+    parameter', the misspelt key unnamed."""
+    from pathlib import Path
+
+    src = (Path(__file__).parents[2] / "examples" / "explore_700w.toml").read_text()
+    p = tmp_path / "d.toml"
+    p.write_text(src.replace('[params."chip.hbm_stacks"]', '[params."chip.hbm_stack"]'))
+    line = error_line(*run(capsys, "explore", str(p), "--html", ""))
+    assert ("refers to {chip.hbm_stacks}, which is not a parameter (the parameters have 'chip.hbm_stack': one of "
+            "the two is misspelt)") in line

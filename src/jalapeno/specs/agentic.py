@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from jalapeno.errors import SpecError, UnknownNameError
+from jalapeno.specs.schema_errors import as_written
 
 
 #: Longest time between two turns of one session (s): one day. A named assumption, a plausibility
@@ -199,8 +200,7 @@ def agentic_from_toml(path: str | Path) -> AgenticSpec:
             # was 'expected int ... write turns as a int'
             kind, example = {int: ("a whole number", f"{k} = 40"), float: ("a number", f"{k} = 2.5")}.get(
                 typ, ("text in double quotes", f'{k} = "..."'))
-            got = str(v).lower() if isinstance(v, bool) else repr(v)  # TOML's true, not Python's True
-            raise SpecError(f"{p.name}: {k}", f"must be {kind}, got {got}", f"write e.g. {example}")
+            raise SpecError(f"{p.name}: {k}", f"must be {kind}, got {as_written(v)}", f"write e.g. {example}")
         kw[k] = float(v) if typ is float else v
     if not kw.get("name", "x").strip():  # name = "" titled every table 'agentic:' with no name
         raise SpecError(f"{p.name}: name", f"is empty ({kw['name']!r})", f'write name = "{p.stem}", or leave it out '

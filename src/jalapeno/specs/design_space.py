@@ -34,6 +34,7 @@ each is checked against a probe variant when the space loads, so a typo fails be
 from __future__ import annotations
 
 import ast
+import difflib
 import operator
 import re
 import tomllib
@@ -172,8 +173,10 @@ class DesignSpace(_Strict):
             if key in self.params:
                 raise ValueError(f"derived: key {key!r} is also a parameter")
             for ref in _REF.findall(expr):
-                if ref not in self.params:
-                    raise ValueError(f"derived: {key!r} refers to {{{ref}}}, which is not a parameter")
+                if ref not in self.params:  # a misspelt [params."chip.hbm_stack"] was reported here, unnamed
+                    near = difflib.get_close_matches(ref, list(self.params), n=1, cutoff=0.8)
+                    raise ValueError(f"derived: {key!r} refers to {{{ref}}}, which is not a parameter" + (
+                        f" (the parameters have {near[0]!r}: one of the two is misspelt)" if near else ""))
             _evaluate(expr, {r: 1.0 for r in _REF.findall(expr)}, key, check_only=True)  # syntax check
         if self.sweep.chip_model != "sliced" and any(k.startswith("die.") for k in [*self.params, *self.derived]):
             raise ValueError('die.* keys change only the sliced chip model: add chip_model = "sliced" to [sweep]')

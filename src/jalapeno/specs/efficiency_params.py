@@ -13,6 +13,7 @@ from typing import Any
 
 from jalapeno.errors import SpecError
 from jalapeno.specs.kernel_efficiency import COMPUTE_FORMATS, GEMM_KEYS, FormatTable, KernelEfficiency
+from jalapeno.specs.schema_errors import as_written
 
 #: The entry every format without its own value falls back to.
 BASE_FORMAT = "bf16"
@@ -141,7 +142,7 @@ def _kernel_overrides(op: str, table: Any, current: dict[str, KernelEfficiency],
 def _checked(key: str, name: str, v: Any) -> float:
     """One parameter value checked against its name's rules (``key``: the dotted path for errors)."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise SpecError(key, f"must be a number, got {v!r}", "give a number")
+        raise SpecError(key, f"must be a number, got {as_written(v)}", "give a number")
     v = float(v)
     if not math.isfinite(v):
         raise SpecError(key, f"must be finite, got {v}", "give a finite number")

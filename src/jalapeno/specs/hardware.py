@@ -24,7 +24,7 @@ from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from jalapeno.specs.files import read_user_text, toml_syntax_fix
 from jalapeno.specs.kv_tiers import TiersFile, parse_kv_tiers
 from jalapeno.specs.link_levels import check_level_order
-from jalapeno.specs.sourced import Banded, Sourced, SourcedNames, _Strict
+from jalapeno.specs.sourced import Banded, Name, Sourced, SourcedNames, _Strict
 from jalapeno.specs.plausibility import check_plausible, check_range
 from jalapeno.specs.schema_errors import describe
 
@@ -40,7 +40,7 @@ COUNT_KEYS = ("chip.hbm_stacks", "chip.compute_units", "chip.mma_tile_m")
 
 
 class ChipFile(_Strict):
-    name: str = Field(min_length=1)  # '' was accepted: messages then named no chip
+    name: Name  # '' was accepted: messages then named no chip; so were blanks, line breaks
     peak_dense_tflops: dict[Literal["bf16", "fp8", "fp4", "int8"], Sourced]
     fp32_vector_tflops: Sourced | None = None  # FP32 on the CUDA cores (no tensor cores): Chip.peak("fp32")
     hbm_capacity_gb: Sourced | None = None
@@ -141,7 +141,7 @@ class CostFile(_Strict):
 
 class SystemFile(_Strict):
     schema_version: Literal[1] = 1
-    name: str = Field(min_length=1)
+    name: Name
     description: str
     vendor_verified: StrictBool = True  # "yes" marked a user file vendor-verified
     chip: ChipFile

@@ -10,6 +10,7 @@ Shared by specs/hardware.py (system files, ``--set``), specs/die.py and specs/de
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 _SOURCED = ("Sourced", "Banded")  # a number that carries its source (specs/sourced.py)
@@ -18,12 +19,23 @@ _NUMBER = ("float_type", "float_parsing", "int_type", "int_parsing", "int_from_f
            "decimal_type", "decimal_parsing")
 
 
+def as_written(x: Any) -> str:
+    """A value read from a TOML file, as the file writes it: ``true``, not Python's ``True``; a TOML
+    date or time as ``the date/time 1979-05-27``, not ``datetime.date(1979, 5, 27)``; else its repr.
+
+    >>> as_written(True), as_written(datetime.date(1979, 5, 27)), as_written("700")
+    ('true', 'the date/time 1979-05-27', "'700'")
+    """
+    if isinstance(x, (datetime.date, datetime.time)):
+        return f"the date/time {x.isoformat()}"
+    return str(x).lower() if isinstance(x, bool) else repr(x)
+
+
 def _got(e: dict[str, Any]) -> str:
-    """``, got <input>`` as the file writes it (TOML ``true``, not Python's ``True``)."""
+    """``, got <input>`` as the file writes it (:func:`as_written`)."""
     if "input" not in e or isinstance(e["input"], dict):
         return ""
-    x = e["input"]
-    return f", got {str(x).lower() if isinstance(x, bool) else repr(x)}"
+    return f", got {as_written(e['input'])}"
 
 
 def _quoted_number(x: Any, whole: bool) -> str | None:
@@ -95,7 +107,8 @@ def describe(e: dict[str, Any], loc: str, schema_doc: str, option: str | None = 
         return f"must be a table of its keys{got}", f"write {loc} as a table ([{loc}] in the file) {see}"
     if kind in _NUMBER:
         whole = whole or kind.startswith("int")
-        number, example = ("whole number", "8") if whole else ("number", "4.8")
+        # none of the user's numbers to show: a placeholder (4.8 read as 4.8 W for chip.tdp_w)
+        number, example = ("whole number", "8") if whole else ("number", "<number>")
         quoted = _quoted_number(e.get("input"), whole)
         if quoted is not None:  # tdp_w = "700": the user's own number, unquoted (not 4.8 W)
             example = quoted

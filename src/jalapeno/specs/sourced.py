@@ -7,9 +7,21 @@ and ``estimate = true``). Shared by specs/hardware.py and the schema tables that
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, model_validator
+
+
+def _printable_name(v: str) -> str:
+    """A name that prints on one line: not blanks only, no line break or control character (``"x\\ny"``
+    split every table title in two; ``"   "`` titled them with nothing)."""
+    if not v.strip() or not v.isprintable():
+        raise ValueError(f"must be printable text on one line, not blanks only (it titles every table), got {v!r}")
+    return v
+
+
+#: A system's or chip's name (specs/hardware.py): '' is refused by its min_length, as before.
+Name = Annotated[str, Field(min_length=1), AfterValidator(_printable_name)]
 
 
 class _Strict(BaseModel):

@@ -57,13 +57,21 @@ from jalapeno.specs.system_overrides import (  # noqa: F401  (parse_sets re-expo
 SPEC = "spec"
 
 
-def _leaf_overrides(d: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    """A variant file's keys as dotted leaf overrides (a ``{value, source}`` table is one leaf)."""
+def _leaf_overrides(d: Mapping[str, Any], prefix: str = "", where: str = "") -> list[tuple[str, Any]]:
+    """A variant file's keys as dotted leaf overrides (a ``{value, source}`` table is one leaf).
+
+    Raises:
+        SpecError: an empty table (``chip.peak_dense_tflops = {}``, a bare ``[power]``): it set
+            nothing, silently, where ``--set KEY={}`` is refused.
+    """
     out = []
     for k, v in d.items():
         key = f"{prefix}{k}"
+        if isinstance(v, Mapping) and not v and k != "efficiency":
+            raise SpecError(f"{where}: {key}", "an empty table sets nothing",
+                            f"give the keys to change, e.g. {key}.<field> = <value>, or drop it")
         if isinstance(v, Mapping) and not _is_sourced(v) and k != "efficiency":
-            out.extend(_leaf_overrides(v, key + "."))
+            out.extend(_leaf_overrides(v, key + ".", where))
         else:
             out.append((key, v))
     return out
@@ -124,7 +132,7 @@ def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tupl
         if e.field != "system":
             raise
         raise UnknownNameError(f"{path.name}: base", e.problem, e.fix) from None
-    leaves = _leaf_overrides(data)
+    leaves = _leaf_overrides(data, where=path.name)
     merged = apply_overrides(bdata, leaves, where=path.name)
     merged.setdefault("name", path.stem)
     if "name" not in data:
