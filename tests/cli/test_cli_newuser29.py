@@ -66,7 +66,7 @@ def _qwen(tmp_path, name, **fields):
 
 @pytest.mark.parametrize(("qc", "msg"), [
     ({"quant_method": "gptq", "bits": "4", "group_size": 128},
-     "quantization_config.bits: must be a whole number of bits, got '4'. Fix: write \"bits\": 4 (a whole number: not "
+     "quantization_config.bits: must be a whole number of bits, got \"4\". Fix: write \"bits\": 4 (a whole number: not "
      "a string, no decimal point)"),
     ({"quant_method": "awq", "w_bit": 4.0},
      "quantization_config.w_bit: must be a whole number of bits, got 4.0. Fix: write \"w_bit\": 4 (a whole number: "
@@ -77,7 +77,7 @@ def _qwen(tmp_path, name, **fields):
      "quantization_config.load_in_4bit: and load_in_8bit are both true: a checkpoint is one or the other. Fix: keep "
      "the one the checkpoint was saved with (only load_in_4bit is modelled)"),
     ({"quant_method": "bitsandbytes", "load_in_4bit": "false"},
-     "quantization_config.load_in_4bit: must be true or false, got 'false'. Fix: write \"load_in_4bit\": true or false"),
+     "quantization_config.load_in_4bit: must be true or false, got \"false\". Fix: write \"load_in_4bit\": true or false"),
     ({"quant_method": "bitsandbytes"},
      "quantization_config.load_in_4bit: a bitsandbytes quantization_config with neither load_in_4bit nor load_in_8bit "
      "true names no storage. Fix: set \"load_in_4bit\": true for a 4-bit (NF4/FP4) checkpoint, or remove "

@@ -132,3 +132,19 @@ def test_design_space_derived_reference_to_a_misspelt_parameter_names_both(capsy
     line = error_line(*run(capsys, "explore", str(p), "--html", ""))
     assert ("refers to {chip.hbm_stacks}, which is not a parameter (the parameters have 'chip.hbm_stack': one of "
             "the two is misspelt)") in line
+
+
+@pytest.mark.parametrize("key, value, shown", [
+    ("hidden_size", True, "hidden_size: must be a positive integer, got true."),
+    ("intermediate_size", "25600", 'intermediate_size: must be a non-negative integer, got "25600".'),
+    ("tie_word_embeddings", "false", 'tie_word_embeddings: must be true or false, got "false".'),
+])
+def test_config_json_values_are_shown_as_json_writes_them(capsys, tmp_path, key, value, shown):
+    """"hidden_size": true said 'got True', "tie_word_embeddings": "false" said "got 'false'" (Python's spelling)."""
+    import json
+    from pathlib import Path
+
+    cfg = json.loads((Path(__file__).parents[2] / "src/jalapeno/data/models/qwen3-32b.json").read_text())
+    p = tmp_path / "config.json"
+    p.write_text(json.dumps({**cfg, key: value}))
+    assert shown in error_line(*run(capsys, "models", "show", str(p)))

@@ -23,6 +23,7 @@ from jalapeno.specs.model import (
 from jalapeno.specs.model_plausibility import check_model_sizes
 from jalapeno.specs.quant_config import checkpoint_precision, precision_origin
 from jalapeno.specs.rope_context import rope_context
+from jalapeno.specs.schema_errors import json_written as _js
 
 # ---- parsing -----------------------------------------------------------------------------
 
@@ -33,7 +34,7 @@ def _req(cfg: dict, key: str, src: str, kind: type = int) -> Any:
     v = cfg[key]
     if kind is int:
         if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-            raise SpecError(f"{src}: {key}", f"must be a positive integer, got {v!r}",
+            raise SpecError(f"{src}: {key}", f"must be a positive integer, got {_js(v)}",
                             f"set \"{key}\" to a positive integer")
     return v
 
@@ -46,7 +47,7 @@ def _opt_int(cfg: dict, key: str, src: str, default: int | None = 0, minimum: in
         return default
     if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
         kind = "non-negative" if minimum == 0 else "positive"
-        raise SpecError(f"{src}: {key}", f"must be a {kind} integer, got {v!r}",
+        raise SpecError(f"{src}: {key}", f"must be a {kind} integer, got {_js(v)}",
                         f"set \"{key}\" to a {kind} integer{removed}")
     return v
 
@@ -84,7 +85,7 @@ def _flag(cfg: dict, key: str, src: str, default: bool) -> bool:
     if v is None:
         return default
     if not isinstance(v, bool):
-        raise SpecError(f"{src}: {key}", f"must be true or false, got {v!r}", f"write \"{key}\": true or false")
+        raise SpecError(f"{src}: {key}", f"must be true or false, got {_js(v)}", f"write \"{key}\": true or false")
     return v
 
 
@@ -98,7 +99,7 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
                                     "architecture in model_type", "pass the model's config.json (it has "
                                     f"\"model_type\", one of {', '.join(sorted(SUPPORTED_MODEL_TYPES))})")
     if not isinstance(mt, str):
-        raise UnsupportedModelError(f"{src}: model_type", f"must be a string, got {mt!r}",
+        raise UnsupportedModelError(f"{src}: model_type", f"must be a string, got {_js(mt)}",
                                     f"use one of {', '.join(sorted(SUPPORTED_MODEL_TYPES))}")
     q = cfg.get("quantization_config")
     if q is not None and not isinstance(q, dict):
@@ -159,7 +160,7 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
         lt = cfg.get("layer_types")
         sw = cfg.get("sliding_window")
         if sw is not None and (isinstance(sw, bool) or not isinstance(sw, int) or sw < 1):
-            raise SpecError(f"{src}: sliding_window", f"must be a positive integer or null, got {sw!r}",
+            raise SpecError(f"{src}: sliding_window", f"must be a positive integer or null, got {_js(sw)}",
                             "give the window length in tokens")
         if lt is not None:
             if not isinstance(lt, list) or len(lt) != layers:

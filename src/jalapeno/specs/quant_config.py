@@ -45,6 +45,7 @@ from __future__ import annotations
 from typing import Any
 
 from jalapeno.errors import SpecError
+from jalapeno.specs.schema_errors import json_written as _js
 
 KNOWN_METHODS = ("fp8", "fbgemm_fp8", "mxfp4", "compressed-tensors", "awq", "gptq", "bitsandbytes")
 
@@ -63,7 +64,7 @@ def _w4(group: Any, field: str) -> str:
         SpecError: a group size that is not a whole number >= 1 or -1 (it was read as 128, silently).
     """
     if not isinstance(group, int) or isinstance(group, bool) or not (group >= 1 or group == -1):
-        raise SpecError(field, f"must be a whole number of weights per scale (or -1, per channel), got {group!r}",
+        raise SpecError(field, f"must be a whole number of weights per scale (or -1, per channel), got {_js(group)}",
                         "give the checkpoint's group size, e.g. 128 (AutoAWQ's and GPTQ's default), or -1")
     if group == -1 or group >= 128:
         return "w4a16"
@@ -162,7 +163,7 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
         block = q.get("weight_block_size")
         if block is not None and not (isinstance(block, list) and len(block) == 2 and all(
                 isinstance(b, int) and not isinstance(b, bool) and b > 0 for b in block)):
-            raise SpecError(f"{field}.weight_block_size", f"must be two positive integers or null, got {block!r}",
+            raise SpecError(f"{field}.weight_block_size", f"must be two positive integers or null, got {_js(block)}",
                             "give the block shape, e.g. [128, 128] (DeepSeek-V3), or null for per-tensor scales")
         return _fp8(q, mla, method == "fp8" and bool(block))
     if method == "mxfp4":
@@ -176,7 +177,7 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
         bits_key = "bits" if "bits" in q else "w_bit"
         bits = q.get("bits", q.get("w_bit", 4))
         if type(bits) is not int:  # "4" printed '4-bit weights are not modelled (4-bit only)'
-            raise SpecError(f"{field}.{bits_key}", f"must be a whole number of bits, got {bits!r}",
+            raise SpecError(f"{field}.{bits_key}", f"must be a whole number of bits, got {_js(bits)}",
                             f"write \"{bits_key}\": 4 (a whole number: not a string, no decimal point)")
         if bits != 4:
             raise SpecError(f"{field}.{bits_key}", f"{method} with {bits}-bit weights is not modelled (4-bit only)",
@@ -187,7 +188,7 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
         flags = {k: q.get(k, False) for k in ("load_in_4bit", "load_in_8bit")}
         for k, v in flags.items():
             if type(v) is not bool:  # "false" is truthy: it read as a 4-bit checkpoint
-                raise SpecError(f"{field}.{k}", f"must be true or false, got {v!r}", f"write \"{k}\": true or false")
+                raise SpecError(f"{field}.{k}", f"must be true or false, got {_js(v)}", f"write \"{k}\": true or false")
         if all(flags.values()):  # transformers' BitsAndBytesConfig refuses the pair too
             raise SpecError(f"{field}.load_in_4bit", "and load_in_8bit are both true: a checkpoint is one or the "
                             "other", "keep the one the checkpoint was saved with (only load_in_4bit is modelled)")

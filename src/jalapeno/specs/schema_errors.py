@@ -31,6 +31,20 @@ def as_written(x: Any) -> str:
     return str(x).lower() if isinstance(x, bool) else repr(x)
 
 
+def json_written(v: Any) -> str:
+    """A config.json value as the file writes it: ``true``, ``"25600"``, ``NaN`` (Python said ``True``, ``'25600'``).
+
+    >>> json_written(True), json_written("25600"), json_written(25600.0)
+    ('true', '"25600"', '25600.0')
+    """
+    import json
+
+    try:
+        return json.dumps(v)
+    except (TypeError, ValueError):
+        return repr(v)
+
+
 def _got(e: dict[str, Any]) -> str:
     """``, got <input>`` as the file writes it (:func:`as_written`)."""
     if "input" not in e or isinstance(e["input"], dict):
