@@ -148,3 +148,22 @@ def test_config_json_values_are_shown_as_json_writes_them(capsys, tmp_path, key,
     p = tmp_path / "config.json"
     p.write_text(json.dumps({**cfg, key: value}))
     assert shown in error_line(*run(capsys, "models", "show", str(p)))
+
+
+def test_a_plain_set_name_on_several_systems_says_how_to_name_one(capsys):
+    """--set name=foo on compare said '--systems: two systems are named 'foo'. Fix: ... give a user file its own
+    name' (the user gave no file)."""
+    line = error_line(*run(capsys, "compare", "--set", "name=foo", "--html", ""))
+    assert ("--set: 'name=foo' names all 4 systems alike (a plain KEY=VALUE sets every one, and compared systems "
+            "cannot share a name). Fix: name one of them: --set jalapeno:name=foo") in line
+    code, out, _ = run(capsys, "compare", "-s", "jalapeno,gb200-nvl72", "-w", "1k1k", "--serving", "agg",
+                       "--set", "jalapeno:name=foo", "--html", "")
+    assert code == 0 and "│ foo " in out
+
+
+@pytest.mark.parametrize("key, meant", [("kernel_launch", "kernel_launch_s"), ("hbm_frac", "hbm_fraction"),
+                                        ("step_overhead", "step_overhead_s")])
+def test_set_efficiency_near_miss_is_named(capsys, key, meant):
+    line = error_line(*run(capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "-c", "8",
+                           "--set", f"efficiency.{key}=1e-6"))
+    assert f"efficiency.{key}: unknown efficiency parameter (did you mean '{meant}'?)" in line

@@ -126,7 +126,8 @@ def systems_pricers(names: list[str], efficiency: str = "calibrated", sets: list
     ``stacks`` gives a system its own stack instead of ``stack`` (an engine recipe pinned per system).
 
     Raises:
-        SpecError: a ``NAME:`` that is not among ``names``; as :func:`system_pricer`.
+        SpecError: a ``NAME:`` that is not among ``names``; a plain ``name=X`` given to several systems;
+            as :func:`system_pricer`.
     """
     per: dict[str, list[str]] = {n: [] for n in names}
     for item in sets or ():
@@ -138,6 +139,10 @@ def systems_pricers(names: list[str], efficiency: str = "calibrated", sets: list
                                 f"use one of {', '.join(names)} before the colon, or drop NAME: to set all")
             per[target].append(rest)
         else:
+            if key.strip() == "name" and len(names) > 1:  # was 'two systems are named ...; give a user file its own name'
+                raise SpecError("--set", f"{item!r} names all {len(names)} systems alike (a plain KEY=VALUE sets every "
+                                "one, and compared systems cannot share a name)",
+                                f"name one of them: --set {names[0]}:{item.strip()}")
             for n in names:
                 per[n].append(item)
     return [system_pricer(n, efficiency, per[n], (stacks or {}).get(n, stack), pricer) for n in names]

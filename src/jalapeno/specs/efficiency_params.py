@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, choice_hint
 from jalapeno.specs.kernel_efficiency import COMPUTE_FORMATS, GEMM_KEYS, FormatTable, KernelEfficiency
 from jalapeno.specs.schema_errors import as_written
 
@@ -103,7 +103,7 @@ def checked_overrides(overrides: Mapping[str, Any], names: set[str], tables: dic
                 raise SpecError(f"{where}.{k}", f"{k} is now {new}",
                                 f"write {name} = ... in a [{op}.{fmt}] sub-table: [efficiency.{op}.{fmt}] "
                                 f"in a system TOML, [parameters.{op}.{fmt}] in a calibration file")
-            raise SpecError(f"{where}.{k}", "unknown efficiency parameter",
+            raise SpecError(f"{where}.{k}", f"unknown efficiency parameter{choice_hint(k, names)}",
                             f"use one of {', '.join(sorted(names))}, or the per-format tables "
                             + ", ".join(f"{op}.<format>.{{{','.join(fs)}}}" for op, fs in KERNEL_FIELDS.items()))
         clean[k] = _checked(f"{where}.{k}", k, v)
