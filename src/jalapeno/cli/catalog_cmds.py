@@ -94,9 +94,9 @@ def hardware_show(name: str = typer.Argument(..., help="System name or path to a
     t.add_row("HBM stacks", str(c.hbm_stacks), src.get("chip.hbm_stacks", ""))
     t.add_row("SRAM", f"{c.sram_bytes / units.MiB:.0f} MiB" if c.sram_bytes else "not published",
               src.get("chip.sram_mib", ""))
-    t.add_row("TDP", f"{c.tdp_w:.0f} W", src.get("chip.tdp_w", ""))
-    t.add_row("sustained", f"{c.sustained_w:.0f} W" if c.sustained_w else "-", src.get("chip.sustained_w", ""))
-    t.add_row("all-in power", f"{s.allin_power_w_per_chip:.0f} W/chip", src.get("power.allin_kw_per_chip", ""))
+    t.add_row("TDP", f"{c.tdp_w:,.0f} W", src.get("chip.tdp_w", ""))
+    t.add_row("sustained", f"{c.sustained_w:,.0f} W" if c.sustained_w else "-", src.get("chip.sustained_w", ""))
+    t.add_row("all-in power", f"{s.allin_power_w_per_chip:,.0f} W/chip", src.get("power.allin_kw_per_chip", ""))
     t.add_row("cost", f"{s.usd_per_chip_hour:.2f} $/chip-h", src.get("cost.usd_per_chip_hour", ""))
     console.print(t)
     lt = Table(title="link hierarchy (per chip, per direction)")

@@ -46,7 +46,7 @@ def agentic_tables(d: dict) -> list[Table]:
         head.add_column(col, overflow="fold", no_wrap=col == "system")
     for name, s in d["systems"].items():
         pk, fa = s["peak"], s["fastest"]
-        head.add_row(name, _f(pk["tasks_per_hour_per_chip"], ".1f"), _f(pk["tasks_per_hour_per_kw"], ".1f"),
+        head.add_row(name, _f(pk["tasks_per_hour_per_chip"], ",.1f"), _f(pk["tasks_per_hour_per_kw"], ",.1f"),
                      usd_text(pk["usd_per_task"]), f"{_min(pk['task_time_s'])} ({_min(pk['task_time_p90_s'])})",
                      f"{_min(fa['task_time_s'])} ({_min(fa['task_time_p90_s'])})",
                      _f(fa["tasks_per_hour_per_chip"], ".2f"), pk["bound"], _kv(pk), pk["deployment"])
@@ -95,7 +95,7 @@ def agentic_tables(d: dict) -> list[Table]:
             a, b = (v.get("between") or [None, None])
             dep = (v.get("deployment") or (f"interpolated between two points of {a}" if a == b and a
                    else f"interpolated between {a} and {b}" if a else "interpolated"))
-            cells.append(f"{_f(v['tasks_per_hour_per_chip'], '.1f')} @ {_min(v['task_time_s'])} min: {dep}")
+            cells.append(f"{_f(v['tasks_per_hour_per_chip'], ',.1f')} @ {_min(v['task_time_s'])} min: {dep}")
         tiers.add_row(name, *cells)
     return [head, turns, ratios, tiers]
 
