@@ -58,12 +58,15 @@ def require_extra(module: str, extra: str, field: str):
 def choice_hint(value: object, choices) -> str:
     """`` (did you mean 'all-in'?)`` for a near miss of one of ``choices`` — another case, ``_`` for
     ``-`` or a dropped hyphen, a longer word that starts with one (``disaggregated``), a close
-    spelling — else ``""``: the option's error lists the choices, the hint names the one meant.
+    spelling, the one choice that starts with it (``gb300``) — else ``""``: the option's error lists the
+    choices, the hint names the one meant.
 
     >>> choice_hint("All_In", ["chip", "sustained", "all-in"]), choice_hint("allin", ["chip", "all-in"])
     (" (did you mean 'all-in'?)", " (did you mean 'all-in'?)")
     >>> choice_hint("FP8", ["bf16", "fp8"]), choice_hint("disaggregated", ["agg", "disagg"]), choice_hint("x", ["agg"])
     (" (did you mean 'fp8'?)", " (did you mean 'disagg'?)", '')
+    >>> choice_hint("gb300", ["b300", "gb300-nvl72"])
+    " (did you mean 'gb300-nvl72'?)"
     """
     import difflib
 
@@ -75,5 +78,7 @@ def choice_hint(value: object, choices) -> str:
 
     same = [c for c in choices if squash(c) == squash(v)]
     prefix = sorted((c for c in choices if len(c) >= 3 and squash(v).startswith(squash(c))), key=len)
-    close = same or prefix[-1:] or difflib.get_close_matches(v, choices, n=1, cutoff=0.75)
+    longer = [c for c in choices if len(v) >= 3 and squash(c).startswith(squash(v))]  # gb300 -> gb300-nvl72
+    close = same or prefix[-1:] or longer[:1] * (len(longer) == 1) or difflib.get_close_matches(v, choices, n=1,
+                                                                                              cutoff=0.75)
     return f" (did you mean {close[0]!r}?)" if close else ""

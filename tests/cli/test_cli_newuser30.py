@@ -167,3 +167,27 @@ def test_set_efficiency_near_miss_is_named(capsys, key, meant):
     line = error_line(*run(capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "-c", "8",
                            "--set", f"efficiency.{key}=1e-6"))
     assert f"efficiency.{key}: unknown efficiency parameter (did you mean '{meant}'?)" in line
+
+
+# ---- validate: the baselines' own error --------------------------------------------------------------------------------
+
+def test_validate_systems_judges_a_claims_baselines_alone(capsys):
+    """An analyst checking how far to trust the GB200 baseline had to read every system's rows: validate took no
+    system filter (run_validation had one, for LOSO)."""
+    import json
+
+    code, out, _ = run(capsys, "validate", "--systems", "gb200-nvl72", "--no-aiconfigurator", "--json")
+    assert code == 0
+    d = json.loads(out)
+    assert {r["system"] for r in d["summary"]} == {"gb200-nvl72"}
+    code, out, _ = run(capsys, "validate", "-s", "gb200-nvl72", "--no-aiconfigurator")
+    assert code == 0 and "systems gb200-nvl72" in out
+
+
+@pytest.mark.parametrize("value, words", [
+    ("gb300", "--systems: unknown system 'gb300' (did you mean 'gb300-nvl72'?)"),
+    ("", "--systems: no system given"),
+    ("jalapeno", "--systems: no measured point on jalapeno"),
+])
+def test_validate_systems_bad_names(capsys, value, words):
+    assert words in error_line(*run(capsys, "validate", "--systems", value, "--no-aiconfigurator"))

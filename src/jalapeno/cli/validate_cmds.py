@@ -75,6 +75,8 @@ def validate(
     stack: str = typer.Option(None, "--stack", help="Price every point with this software stack (default: each "
                               "point's framework's profile, data/stacks.toml; 'default' = the sets' own fixed costs)."),
     pricer: str = VALIDATE_PRICER_OPTION,
+    systems: str = typer.Option(None, "--systems", "-s", help="Only the points of these catalog systems, "
+                                "comma-separated (e.g. a claim's baselines: gb200-nvl72,gb300-nvl72; default: all)."),
     held_out: bool = typer.Option(False, "--held-out", help="Judge only the rows no end-to-end fit saw: the held-out "
                                   "half of the stack fits' declared split and the rows no fit drew (split column "
                                   "held_out / none; fit/heldout.py). The shipped points, each point's own stack."),
@@ -88,8 +90,9 @@ def validate(
 
     check_table_out(out, "--out", (".csv",), " (--json prints the summary as JSON on stdout)")
     check_html_out(html, "--html")
+    names = _validate_systems(systems)
     res = run_validation(points, aiconfigurator, efficiency, mlperf=mlperf, stack=stack, pricer=pricer,
-                         held_out=held_out)
+                         held_out=held_out, systems=names)
     _note_unread_topology(res["unread_topology"], res["sources"]["inferencex"])
     if out:
         try:
@@ -109,7 +112,8 @@ def validate(
                         {"id": i, "topology": t, "mapping": m} for i, t, m in res["unread_topology"]]})
         return
     t = Table(title=f"validation ({efficiency} efficiencies{', stack ' + stack if stack else ''}"
-              f"{', held-out rows only' if held_out else ''}): error = predicted/measured - 1")
+              f"{', held-out rows only' if held_out else ''}{', systems ' + ', '.join(names) if names else ''}): "
+              "error = predicted/measured - 1")
     for col in ("source", "system", "model", "mode", "metric", "n", "median |err|", "p90 |err|", "bias"):
         t.add_column(col)
     for r in res["summary"].itertuples(index=False):
@@ -153,6 +157,28 @@ def validate(
             console.print(f"  not predicted {rid}: {first[rid]}")
         if n_unp > 5:
             console.print(f"  ... and {n_unp - 5} more")
+
+
+def _validate_systems(systems: str | None) -> tuple[str, ...] | None:
+    """``validate --systems``: catalog names (a claim's baselines), or None for every system.
+
+    Raises:
+        SpecError: no name, or a name not in the catalog (with the one meant, errors.choice_hint).
+    """
+    if systems is None:
+        return None
+    from jalapeno.errors import SpecError, choice_hint
+    from jalapeno.specs.catalog import list_systems
+
+    names = tuple(dict.fromkeys(list_items(systems, "--systems", "gb200-nvl72,gb300-nvl72")))
+    if not names:
+        raise SpecError("--systems", "no system given", "pass e.g. --systems gb200-nvl72,gb300-nvl72, or leave it out")
+    for n in names:
+        if n not in list_systems():
+            raise SpecError("--systems", f"unknown system {n!r}{choice_hint(n, list_systems())} (validate judges "
+                            "the catalog's systems on their measured points)",
+                            f"use catalog names: {', '.join(list_systems())}")
+    return names
 
 
 def _note_unread_topology(unread: list[tuple[str, str, str]], path: str) -> None:

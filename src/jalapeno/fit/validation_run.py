@@ -111,7 +111,9 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     if systems is not None:
         pts = [p for p in pts if p.system in systems]
         if not pts:
-            raise SpecError("systems", f"no measured point on {', '.join(systems)}", "name systems with points")
+            why = f" ({left_out['aiconfigurator']})" if "aiconfigurator" in left_out else ""  # GB300's rows are there
+            raise SpecError("--systems", f"no measured point on {', '.join(systems)}{why}",
+                            f"name systems with points: {', '.join(sorted({p.system for p in every}))}")
     if stack is not None:
         from jalapeno.specs.stacks import get_stack
 
