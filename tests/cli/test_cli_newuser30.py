@@ -191,3 +191,26 @@ def test_validate_systems_judges_a_claims_baselines_alone(capsys):
 ])
 def test_validate_systems_bad_names(capsys, value, words):
     assert words in error_line(*run(capsys, "validate", "--systems", value, "--no-aiconfigurator"))
+
+
+# ---- names the operating system refuses, labels -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [
+    ("compare", "-m", "x" * 5000, "--html", ""),          # not a path: an unknown model, with the list
+    ("compare", "-m", "/" + "x" * 5000 + ".json", "--html", ""),
+    ("compare", "-s", "/" + "x" * 5000 + ".toml", "--html", ""),
+    ("simulate", "-s", "h200", "--tp", "8", "-w", "/" + "x" * 5000 + ".csv"),
+    ("validate", "--points", "/" + "x" * 5000 + ".csv"),
+])
+def test_a_name_too_long_for_the_os_is_not_called_an_output_failure(capsys, args):
+    """-m with a 5,000-character name said 'xxx...: cannot write the output (File name too long)': an input."""
+    line = error_line(*run(capsys, *args))
+    assert "cannot write the output" not in line
+    assert ("unknown model" in line) or ("the name is longer than the operating system allows" in line and
+                                         "Fix: give a shorter name or path" in line and len(line) < 400)
+
+
+def test_a_boolean_set_is_labelled_as_typed(capsys):
+    code, out, _ = run(capsys, "compare", "-s", "jalapeno,gb200-nvl72", "-w", "1k1k", "--serving", "agg",
+                       "--set", "jalapeno:vendor_verified=false", "--html", "")
+    assert code == 0 and "jalapeno+vendor_verified=false" in out and "=False" not in out

@@ -162,7 +162,8 @@ def _encoding_failed(e: UnicodeEncodeError) -> None:
 
 
 def _output_failed(e: OSError) -> None:
-    """One line for an output that cannot be written; a closed pipe (``| head``) exits quietly."""
+    """One line for an output that cannot be written (or a name the OS refuses as too long, input or output); a
+    closed pipe (``| head``) exits quietly."""
     import errno
     import os
 
@@ -173,6 +174,11 @@ def _output_failed(e: OSError) -> None:
     if e.errno == errno.EPIPE:
         sys.exit(0)
     where = e.filename or "stdout"
+    if e.errno == errno.ENAMETOOLONG:  # an input path too (-m /xxx...x.json): was 'cannot write the output'
+        shown = where if len(str(where)) <= 80 else f"{str(where)[:40]}...{str(where)[-20:]}"
+        print(f"error: {shown}: the name is longer than the operating system allows (a file name over 255 bytes "
+              "or a path over 4,096). Fix: give a shorter name or path", file=sys.stderr)
+        sys.exit(2)
     print(f"error: {where}: cannot write the output ({e.strerror or type(e).__name__}). Fix: write to a "
           "device or file with space and permission (or pass --out/--html elsewhere)", file=sys.stderr)
     sys.exit(2)

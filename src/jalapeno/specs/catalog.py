@@ -43,9 +43,18 @@ def _looks_like_path(s: str, ext: str) -> bool:
     return "/" in s or "\\" in s or s.endswith(ext)
 
 
+def _is_file(name: str) -> bool:
+    """``Path(name).is_file()``, False where the OS refuses the name itself: a 5,000-character model name
+    raised 'File name too long', which the CLI reported as a failure to write its output."""
+    try:
+        return Path(name).is_file()
+    except OSError:
+        return False
+
+
 def _unknown(kind: str, name: str, known: list[str], cmd: str) -> UnknownNameError:
     ext, what = {"system": (".toml", "a system TOML"), "model": (".json", "a config.json")}[kind]
-    if name and Path(name).is_file():  # ``hardware show my.cfg``: a file, read as a name for its suffix
+    if name and _is_file(name):  # ``hardware show my.cfg``: a file, read as a name for its suffix
         return UnknownNameError(kind, f"{name!r} is a file but not a catalog {kind}, and a file is read as "
                                 f"{what} only when its path ends in {ext} or holds a folder",
                                 f"pass it as ./{name} (read as {what}), or rename it to end in {ext}")

@@ -259,6 +259,8 @@ def _suffix(overrides: Overrides) -> str:
 
     >>> _suffix(parse_sets(["chip.hbm_stacks=8", 'power.allin_kw_per_chip={value=2, source="my rack"}']))
     '+chip.hbm_stacks=8,power.allin_kw_per_chip={value=2, source=my rack}'
+    >>> _suffix(parse_sets(["vendor_verified=false"]))
+    '+vendor_verified=false'
     """
     def shown(v: Any) -> str:
         v = _thawed(v)
@@ -266,7 +268,7 @@ def _suffix(overrides: Overrides) -> str:
             return "{" + ", ".join(f"{k}={shown(x)}" for k, x in v.items()) + "}"
         if isinstance(v, list):
             return "[" + ", ".join(shown(x) for x in v) + "]"
-        return str(v)
+        return str(v).lower() if isinstance(v, bool) else str(v)  # vendor_verified=false, as typed (was False)
     return "+" + ",".join(f"{k}={shown(v)}" for k, v in overrides)
 
 
