@@ -7,7 +7,7 @@ For N batch points at once (NumPy arrays), one chip of the heaviest pipeline sta
     layer_time = two-batch-overlap stage time (cost/overlap.py)        (overlap "tbo")
     step_time  = pp · layer_time + Σ_edge-ops t_op + t_gather + (pp − 1) · t_p2p + step_overhead
     interval   = layer_time + Σ_edge t + t_p2p·[pp > 1] + step_overhead
-    step_overhead = step_overhead_s + (tp − 1) · tp_rank_step_s      (:func:`step_overhead`)
+    step_overhead = step_overhead_s + (r − 1) · tp_rank_step_s       (:func:`step_overhead`; r = tp, or tp·dp)
     a collective with ``hidden_under`` (the CP ring KV exchange) costs max(0, t_coll − t_op);
     a TP all-reduce fused into its GEMM (``Efficiency.gemm_allreduce_fusion``) costs
     max(0, t_coll − t_op) + min(t_coll, t_op) / W, W waves of the GEMM's output tiles (:func:`_expose`)
@@ -212,16 +212,23 @@ class StepCost:
 
 
 def step_overhead(eff, layout: Layout) -> float:
-    """Per-step cost outside kernels, s: ``step_overhead_s + (tp − 1)·tp_rank_step_s`` — the
+    """Per-step cost outside kernels, s: ``step_overhead_s + (r − 1)·tp_rank_step_s`` — the
     engine's scheduler, sampling and input preparation, plus the host-side work that grows with
-    the number of tensor-parallel workers (specs/efficiency.py ``tp_rank_step_s``).
+    the r workers of the engine's tensor-parallel group (specs/efficiency.py ``tp_rank_step_s``):
+    r = tp, the attention TP workers; r = tp·dp where the engine runs its attention-DP ranks as that
+    group (``Efficiency.tp_rank_step_dp``: TensorRT-LLM's ``Mapping(tp_size=tp·dp,
+    enable_attention_dp=True)``, whose executor all-gathers over the group every step; data/stacks.toml).
 
     >>> from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
     >>> from dataclasses import replace
-    >>> round(step_overhead(replace(DEFAULT_EFFICIENCY, tp_rank_step_s=1e-4), Layout(tp=8)), 6)
+    >>> eff = replace(DEFAULT_EFFICIENCY, step_overhead_s=5e-4, tp_rank_step_s=1e-4)
+    >>> round(step_overhead(eff, Layout(tp=8)), 6), round(step_overhead(eff, Layout(dp=8, ep=8)), 6)
+    (0.0012, 0.0005)
+    >>> round(step_overhead(replace(eff, tp_rank_step_dp=True), Layout(dp=8, ep=8)), 6)  # 0.5 + 7 x 0.1 ms
     0.0012
     """
-    return eff.step_overhead_s + (layout.tp - 1) * eff.tp_rank_step_s
+    ranks = layout.tp * layout.dp if eff.tp_rank_step_dp else layout.tp
+    return eff.step_overhead_s + (ranks - 1) * eff.tp_rank_step_s
 
 
 def rank_bounds(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

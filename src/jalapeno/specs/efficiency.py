@@ -213,6 +213,9 @@ class Efficiency:
             the GEMM's output tiles complete), set by the software stack or a measured point's declared engine
             build. Default False: the all-reduce follows its GEMM. What stays exposed: cost/ops.py, docs/model.md §6.3.
         allreduce_rms_fusion: vLLM's ``fuse_allreduce_rms`` (TP all-reduce + add + RMSNorm, cost/allreduce_rms.py).
+        tp_rank_step_dp: ``tp_rank_step_s`` is paid per rank of the attention TP x DP group, not of attention TP
+            alone (cost/step.step_overhead): TensorRT-LLM runs attention-DP ranks as its mapping's TP group, whose
+            executor collectives run every step (data/stacks.toml, docs/stacks.md). Default False (attention TP).
         disagg_handshake: the disaggregated request path's handshake with the decode worker's loop, set by
             the software stack (:data:`DISAGG_HANDSHAKE_NAMES`; serve/handshake.py): ``none`` (default) or
             ``decode_prealloc`` (SGLang: + one prebuilt decode step and the pre-allocation poll's residual
@@ -266,6 +269,7 @@ class Efficiency:
     gemm_allreduce_fusion: bool = False
     allreduce_rms_fusion: bool = False
     moe_width_term: bool = False
+    tp_rank_step_dp: bool = False
     source: str = "jalapeno defaults (docs/model.md)"
 
     def __post_init__(self) -> None:

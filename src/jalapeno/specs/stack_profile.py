@@ -61,7 +61,7 @@ _FUSION_COPIES: dict[tuple[int, str], tuple] = {}
 #: Behaviour fields a profile may state, each copied onto the Efficiency field of the same name (Stack.apply)
 _BEHAVIOUR_FIELDS: tuple[str, ...] = ("moe_exchange", "all_reduce_table", "logits_bytes_per_elem",
                                       "gemm_allreduce_fusion", "allreduce_rms_fusion", "moe_width_term",
-                                      "disagg_handshake", "disagg_router")
+                                      "disagg_handshake", "disagg_router", "tp_rank_step_dp")
 
 
 def _memo_copy(cache: dict, key: str, profile: Stack, make) -> Stack:
@@ -109,6 +109,8 @@ class Stack:
         moe_width_term: the engine's routed-expert kernels pay the per-rank width term at MoE TP > 1
             (cost/moe_width.py, fitted on TensorRT-LLM's kernels; Efficiency.moe_width_term), or None
             (the efficiency set's, False).
+        tp_rank_step_dp: the per-TP-rank step cost counts the attention-DP ranks too (the engine's executor
+            group is attention TP x DP; Efficiency.tp_rank_step_dp), or None (the efficiency set's, False).
         disagg_handshake: the engine's disaggregated handshake (specs/efficiency_params.DISAGG_HANDSHAKE_NAMES;
             serve/handshake.py), or None (the efficiency set's, ``none``).
         disagg_router: the front end's choice of decode worker (specs/efficiency_params.DISAGG_ROUTER_NAMES;
@@ -146,6 +148,7 @@ class Stack:
     gemm_allreduce_fusion: bool | None = None
     allreduce_rms_fusion: bool | None = None
     moe_width_term: bool | None = None
+    tp_rank_step_dp: bool | None = None
     disagg_handshake: str | None = None
     disagg_router: str | None = None
     mtp_acceptance: MappingProxyType = field(default_factory=_empty)
