@@ -13,6 +13,12 @@ is within the TTFT limit. The closed-loop TTFT the sweep carries is
 a mean-queue figure and does not bound a Poisson tail; the open-loop one is computed for the
 candidates only, best first, until one meets the limit.
 
+The sweep's aggregated points sit on a batch grid that doubles (analysis/sweep.DEFAULT_BATCHES), so the
+best grid point within the limits can lie up to a factor 2 in batch below the load where a limit binds;
+:func:`peak_within_limits` therefore refines between a deployment's last rung within the limits and its
+first beyond them (:data:`REFINE` batches, geometric) for the deployments whose points beyond the limits
+out-throughput the best within them (:func:`_refine`).
+
 Where the submission declares its engine (layout, batch and token limits: fit/mlperf.MLPERF_LIMIT_ENGINES,
 mapping ``matched@limits``), the search is that deployment's alone (:func:`engine_within_limits`): the
 same two limits over its concurrency, from one request to every slot filled.
@@ -29,6 +35,12 @@ from jalapeno.serve.open_loop import poisson_tpot_s, poisson_ttft_s
 
 #: Candidates priced per round, best throughput first (a round stops the search once one passes).
 ROUND = 32
+#: Batches per instance :func:`_refine` tries strictly between a deployment's last grid rung within the limits and
+#: its first beyond them: geometric, ratio 2^(1/13) = 1.055 across one doubling of the sweep's grid (the throughput
+#: between two of them differs by < 6%)
+REFINE = 12
+#: Deployments :func:`_refine` refines at most, those whose points beyond the limits reach the highest throughput first
+REFINE_DEPLOYMENTS = 4
 #: Concurrencies per instance :func:`engine_within_limits` solves, geometric from 1 to every slot
 #: filled (ratio <= 1.1 up to 2,048 slots: the throughput between two rungs differs by < 10%).
 LADDER = 81
@@ -39,7 +51,9 @@ def peak_within_limits(model, pricer, wl, sweep, tpot_limit_s: float | None,
     """Highest throughput per chip (tok/s) of the ``sweep``'s (analysis/sweep.SweepResult) feasible
     points with Poisson p99 TPOT <= ``tpot_limit_s`` (serve/open_loop.poisson_tpot_s; the mean within it
     pre-selects) and Poisson p99 TTFT <= ``ttft_limit_s`` (s), and
-    that point's p99 TTFT (s); (0.0, inf) when none is.
+    that point's p99 TTFT (s); (0.0, inf) when none is. The aggregated deployments whose grid points beyond
+    the limits out-throughput that point are refined between their last batch within the limits and their
+    first beyond them (:func:`_refine`), so the answer is not quantised to the sweep's doubling batch grid.
 
     ``run`` (a serve/finite_run.ServerRun: the LoadGen Server run's settings) and ``run_chips`` (the run's
     chips) price each point as LoadGen counts the run, to its last-issued query's response
@@ -48,12 +62,14 @@ def peak_within_limits(model, pricer, wl, sweep, tpot_limit_s: float | None,
     Raises:
         SpecError: a limit missing or not positive.
     """
-    y, p99, _, _ = _search(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips)
+    best, failed = _search(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips)
+    y, p99, _, _ = _refine(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips, best, failed)
     return y, p99
 
 
 def _search(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips: int):
-    """(throughput per chip, p99 TTFT, point index or -1, Server-run factor) of :func:`peak_within_limits`."""
+    """((throughput per chip, p99 TTFT, point index or -1, Server-run factor) of :func:`peak_within_limits` over the
+    sweep's own points, indices of the points checked and found beyond a limit)."""
     for name, v in (("tpot_limit_s", tpot_limit_s), ("ttft_limit_s", ttft_limit_s)):
         if v is None or not v > 0:
             raise SpecError(name, f"{v!r} is not a latency limit", "give the benchmark rules' p99 limit in seconds")
@@ -63,6 +79,7 @@ def _search(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips
     idx = np.flatnonzero(ok)
     idx = idx[np.argsort(-pts.throughput_per_chip[idx], kind="stable")]
     best = (0.0, float("inf"), -1, 1.0)
+    failed: list[np.ndarray] = []
     for start in range(0, idx.size, ROUND):
         blk = idx[start:start + ROUND]
         if pts.throughput_per_chip[blk[0]] <= best[0]:  # a factor is <= 1: no later point can do better
@@ -75,9 +92,12 @@ def _search(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips
         for d in np.unique(sweep.dep_index[blk]):
             sel = sweep.dep_index[blk] == d
             tpot99[sel] = poisson_tpot_s(model, pricer, sweep.deployments[d], wl, pts.take(blk[sel]))
-        meet = np.flatnonzero((p99 <= ttft_limit_s) & (tpot99 <= tpot_limit_s))
+        within = (p99 <= ttft_limit_s) & (tpot99 <= tpot_limit_s)
+        meet = np.flatnonzero(within)
+        failed.append(blk[~within])
         if meet.size and not priced:  # blk is sorted best first: the first that meets is the best
-            return float(pts.throughput_per_chip[blk[meet[0]]]), float(p99[meet[0]]), int(blk[meet[0]]), 1.0
+            return ((float(pts.throughput_per_chip[blk[meet[0]]]), float(p99[meet[0]]), int(blk[meet[0]]), 1.0),
+                    np.concatenate(failed))
         for d in np.unique(sweep.dep_index[blk[meet]]):
             sel = meet[sweep.dep_index[blk[meet]] == d]
             f = server_run_factors(model, pricer, sweep.deployments[d], wl, pts.take(blk[sel]), run, run_chips)
@@ -85,6 +105,56 @@ def _search(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips
             k = int(np.argmax(y))
             if y[k] > best[0]:
                 best = (float(y[k]), float(p99[sel[k]]), int(blk[sel[k]]), float(f[k]))
+    return best, np.concatenate(failed) if failed else np.zeros(0, dtype=int)
+
+
+def _refine(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips: int, best, failed):
+    """:func:`_search`'s ``best`` (throughput per chip, p99 TTFT, index, factor) refined off the sweep's batch grid.
+
+    For each aggregated deployment with a point beyond the limits (``failed``, the sweep's indices) whose throughput
+    exceeds ``best``'s (at most :data:`REFINE_DEPLOYMENTS`, highest such throughput first): :data:`REFINE` decode batches
+    per instance, geometric strictly between its highest grid batch below its smallest failed one and that one, priced
+    as the sweep prices its points (serve/analytic.aggregated_by_batch) and held to the same two limits (and the
+    Server-run factor when ``run`` is given). The limits grow with the load, so the binding load lies in that interval.
+    Returns ``best`` or a refined (throughput, p99 TTFT, -1, factor) above it. Disaggregated deployments are not refined.
+    """
+    from jalapeno.serve.analytic import aggregated_by_batch
+
+    pts = sweep.points
+    failed = np.asarray(failed, dtype=int)
+    failed = failed[np.isfinite(pts.throughput_per_chip[failed]) & (pts.throughput_per_chip[failed] > best[0])]
+    cands = []
+    for d in np.unique(sweep.dep_index[failed]):
+        dep = sweep.deployments[d]
+        if dep.prefill is not None:
+            continue
+        sel = failed[sweep.dep_index[failed] == d]
+        b_hi = float(pts.decode_batch[sel].min())
+        own = pts.decode_batch[sweep.dep_index == d]
+        below = own[own < b_hi]
+        cands.append((-float(pts.throughput_per_chip[sel].max()), int(d), float(below.max()) if below.size else 1.0, b_hi))
+    priced = run is not None and wl.spread is not None
+    for _, d, b_lo, b_hi in sorted(cands)[:REFINE_DEPLOYMENTS]:
+        if not b_hi > b_lo:
+            continue
+        dep = sweep.deployments[d]
+        ladder = np.geomspace(b_lo, b_hi, REFINE + 2)[1:-1]
+        cand = aggregated_by_batch(model, pricer, dep, wl, ladder)
+        ok = np.flatnonzero(cand.feasible & (cand.tpot_s <= tpot_limit_s) & np.isfinite(cand.throughput_per_chip)
+                            & (cand.throughput_per_chip > best[0]))
+        if not ok.size:
+            continue
+        sub = cand.take(ok)
+        p99 = poisson_ttft_s(model, pricer, dep, wl, sub)
+        meet = np.flatnonzero((p99 <= ttft_limit_s) & (poisson_tpot_s(model, pricer, dep, wl, sub) <= tpot_limit_s))
+        if not meet.size:
+            continue
+        sub = sub.take(meet)
+        f = server_run_factors(model, pricer, dep, wl, sub, run, run_chips) if priced else np.ones(len(sub))
+        y = sub.throughput_per_chip * f
+        k = int(np.argmax(y))
+        if y[k] > best[0]:
+            best = (float(y[k]), float(p99[meet[k]]), -1, float(f[k]))
     return best
 
 
@@ -143,7 +213,7 @@ def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_li
     pts = serve_at_concurrency(model, pricer, one, wl, ladder, idle_start=False)
     sw = SweepResult(model.name, "", wl, dep.precision.name, pts, [one], np.zeros(len(pts), dtype=int))
     chips = float(np.atleast_1d(pts.chips)[0]) * w
-    y, p99, i, f = _search(model, pricer, wl, sw, tpot_limit_s, ttft_limit_s, run, round(chips))
+    (y, p99, i, f), _ = _search(model, pricer, wl, sw, tpot_limit_s, ttft_limit_s, run, round(chips))
     if y <= 0:
         return {"throughput_per_chip": 0.0, "ttft_p99_s": p99, "concurrency": float("nan"), "feasible": False,
                 "reason": f"the submitted engine has no load with Poisson p99 TPOT <= {tpot_limit_s:g} s and Poisson "
