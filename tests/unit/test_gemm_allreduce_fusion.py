@@ -94,8 +94,8 @@ def test_one_wave_and_tp1_change_nothing():
 
 
 def test_mlperf_rows_declare_it_per_config():
-    assert not any(p.gemm_allreduce_fusion for p in load_mlperf()[0])  # opt-in
-    pts, _ = load_mlperf(declared_fusion=True)
+    assert not any(p.gemm_allreduce_fusion for p in load_mlperf(declared_fusion=False)[0])  # switched off
+    pts, _ = load_mlperf()  # on by default since round 30
     fused = {p.id for p in pts if p.gemm_allreduce_fusion}
     # the configs that set 'gemm_allreduce_plugin': 'float16' (inference_results_v5.1 @965182b)
     assert "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_llama3p1-405b_Offline" in fused

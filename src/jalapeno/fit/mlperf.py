@@ -267,18 +267,18 @@ SERVER_MAPPINGS = ("engine@limits", "frontier@limits", "frontier@tpot_limit", "f
 
 
 def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_path: str | Path | None = None,
-                server_mapping: str = "frontier@limits", declared_fusion: bool = False,
+                server_mapping: str = "frontier@limits", declared_fusion: bool = True,
                 serving: str = "stated") -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
     """MLPerf results of a ``published_points.csv``-format file as measured points, and the skipped
     results (id, reason). ``spread``: serve each row with its dataset's length spread (outputs
     scaled to the run's mean), else at the fixed mean lengths. ``lengths_path``: the dataset lengths
     file (default :data:`DEFAULT_LENGTHS`). ``server_mapping``: how Server / Interactive results
     map (:data:`SERVER_MAPPINGS`; default the submission's engine where read, else the best swept point,
-    within the rules' TPOT and Poisson TTFT limits). ``declared_fusion`` (opt-in): price the rows whose
-    engine build declares the fused GEMM + all-reduce (:data:`MLPERF_GEMM_ALLREDUCE`) with it; not the
-    default, since it moves the default Server / Interactive mapping away from the measurements
-    (docs/model.md §6.3: the Offline rows and the submissions' own engines come closer, the best-of-every-
-    layout frontier within the limits overshoots). ``serving``: the deployments a frontier mapping may pick:
+    within the rules' TPOT and Poisson TTFT limits). ``declared_fusion`` (default on): price the rows whose
+    engine build declares the fused GEMM + all-reduce (:data:`MLPERF_GEMM_ALLREDUCE`) with it; False prices every row
+    unfused (the default until round 30: while the frontier mappings could pick disaggregated layouts the runs did not
+    have, the fused best-of-every-layout frontier overshot; since round 26 they keep the runs' aggregated mode,
+    docs/model.md §6.3). ``serving``: the deployments a frontier mapping may pick:
     ``stated`` (default) the serving mode the submission ran (:func:`serving_of`: aggregated for the TensorRT-LLM and
     AMD vLLM harnesses), ``any`` aggregated and disaggregated alike (the mapping before round 26).
 

@@ -187,7 +187,7 @@ MLPERF_LIMIT_ENGINES = {
 #: ``'gemm_allreduce_plugin': 'float16'`` in the Custom-harness, accuracy-0.99, MaxP entry of
 #: inference_results_v5.1 @965182b closed/<submitter>/configs/<system>/<scenario>/llama3_1-405b.py):
 #: priced with the o_proj and down-projection all-reduces fused into their GEMMs (cost/ops.py;
-#: MeasuredPoint.gemm_allreduce_fusion) when :func:`load_mlperf` is asked to (``declared_fusion``). Every NVIDIA, Google and Nebius Llama-3.1-405B config of the
+#: MeasuredPoint.gemm_allreduce_fusion) unless :func:`load_mlperf` is told not to (``declared_fusion=False``). Every NVIDIA, Google and Nebius Llama-3.1-405B config of the
 #: rows declares it but GB200-NVL72 x72 Interactive (its build flags set ``norm_quant_fusion`` and
 #: ``gemm_plugin: 'fp4'`` instead); the Llama-2-70B (TP1: no all-reduce) and DeepSeek-R1 configs do
 #: not; the Dynamo Llama-3.1-405B row has no config in the repository.
