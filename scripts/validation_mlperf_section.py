@@ -34,8 +34,9 @@ def _intro() -> list[str]:
               "p99 TTFT under Poisson arrivals at its own request rate is within the rules' p99 TTFT limit "
               "(`frontier@limits`, fit/latency_limits.py: the submitters raise the load until a limit binds or "
               "throughput saturates, and the measured TPOT and TTFT are results, not inputs; the TTFT tail is the "
-              "prefill queue's M/G/1 tail over the dataset's prompts, serve/open_loop.py — the closed-loop "
-              "sweep's mean-queue TTFT does not bound it). Both frontier mappings pick among the serving mode the "
+              "prefill queue's M/G/1 tail over the dataset's prompts, its Cramér-Lundberg tail, serve/open_loop.py "
+              "— the closed-loop sweep's mean-queue TTFT does not bound it; the best point is refined off the "
+              "sweep's doubling batch grid, fit/latency_limits._refine). Both frontier mappings pick among the serving mode the "
               "submission ran: aggregated for the TensorRT-LLM and AMD vLLM harnesses (one engine per instance; "
               "fit/mlperf.MLPERF_AGGREGATED, round 26: before, disaggregated layouts the runs did not have were "
               "eligible), every mode for the Dynamo row. Each row is served with its "
@@ -43,7 +44,9 @@ def _intro() -> list[str]:
               "MLCommons dataset file, outputs scaled to the run's mean; specs/workload.LengthSpread), which moves "
               "the decode context to its output-token-weighted mean. Engines: the rows' framework strings are "
               f"priced with that engine's profile ({engines}); the TensorRT-LLM rows at {MLPERF_TRTLLM_RELEASE} "
-              "(fit/mlperf.MLPERF_TRTLLM_RELEASE: NVIDIA's v5.1 code builds a 2025 commit, before 1.2.0rc3)."), "",
+              "(fit/mlperf.MLPERF_TRTLLM_RELEASE: NVIDIA's v5.1 code builds a 2025 commit, before 1.2.0rc3); the "
+              "Llama-3.1-405B rows whose engine build declares the fused GEMM + all-reduce with it "
+              "(fit/mlperf.MLPERF_GEMM_ALLREDUCE, docs/model.md §6.3; the default since round 30)."), "",
              "| benchmark | model | mean ISL | mean OSL | decode context: spread / fixed | where the lengths come from |",
              "|---|---|---|---|---|---|"]
     for bench, ln in MLPERF_LENGTHS.items():
@@ -223,7 +226,9 @@ def _engine_lines(frontier_rows) -> list[str]:
              "aggregated TP4 / TP8 engine with chunked context; the frontier now keeps the runs' aggregated mode "
              "(fit/mlperf.MLPERF_AGGREGATED), and on aggregated engines the modelled Poisson p99 TTFT of the "
              "9.4K-token prompts binds below the measured load (docs/model.md §8.8; docs/gap_large_batch_decode.md "
-             "round 26), so these rows are now under-predicted."), ""]
+             "round 26): there the error is the prefill rate, which the configs' declared GEMM + all-reduce fusion "
+             "(priced by default since round 30) closes most of, and the queue's tail has the runs' shape "
+             "(scripts/mlperf_ttft_tail.py; docs/gap_large_batch_decode.md round 30)."), ""]
 
 
 def mlperf_section() -> list[str]:
