@@ -37,6 +37,22 @@ the sharding's layer share and experts per rank as (N,) columns, and rows that e
 the same row order: a step time's last bits depend on it), too large for the round. Its default
 ``compare`` (three iso-interactivity columns, was four) and ``compare -c 64`` against the round's start
 (180dec6), interleaved 3x: CPU best 1.71 -> 1.66 s and 3.28 -> 3.16 s (noise: the sweep is unchanged).
+Round 30 (perf30) built the per-column layout for the layouts that give the op table the same rows
+(cost/layout_columns.py: the same attention TP, MoE TP and exchange, attention DP > 1, one stage, no CP,
+balanced dispatch; attention DP, EP, EPLB slots and the stage's chips vary by column, each per-column number
+worked out per layout as a build of its own does, so every element is the same IEEE operation: outputs
+byte-identical). ``compare -c 64`` builds 883 op tables (259 of them joint) where it built 2,322, the
+other cost being unchanged (the ~3,900 step assemblies and points, analytic.agg_points/step.step_cost, now
+the larger half); Batch.distinct answers a batch of two points or fewer without its look-up. Against main
+32b260e (interleaved, load 8-9 on 2 cores all evening: wall times not meaningful, CPU best): ``compare -c 64``
+CPU 3.25 -> 2.89 s (-11%, best of 5); ``compare -c 1,4,16,64,256`` 5.37 -> 4.71 s; ``frontier -s gb200-nvl72
+-c 1,8,64`` 1.14 -> 1.01 s; plain ``compare`` unchanged (2.01 / 1.99 s: its batch-grid sweep prices each
+deployment in its own call). On the quiet machine at the round's start (load 0.6) main took 2.98 s wall,
+3.0 s CPU: about 2.65 s expected now (an estimate from the CPU ratio, not measured quiet; 2.5 s margin not yet
+met). Peak RSS of ``compare -c 64`` 70 -> 72 MB (``-w 128k1k -c 64``: 203 -> 240 MB). Tried and
+left out: the batch-grid sweep priced through the same pass (every layout's grid planned, priced together,
+finished): byte-identical and -5% CPU on plain ``compare``, but it holds every layout's grid tables at once:
+peak RSS 109 -> 174 MB, and 586 MB -> 1.14 GB (over the 1 GB goal) and +12% CPU at ``-w 128k1k``.
 Run: python benchmarks/bench_compare.py (a source tree: PYTHONPATH=$PWD/src, an absolute path: the
 command runs in a temporary folder)
 """

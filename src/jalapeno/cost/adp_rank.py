@@ -44,13 +44,14 @@ import numpy as np
 
 def busiest_rank_prompts(prompts, dp: int) -> np.ndarray:
     """Prompts the busiest of ``dp`` attention-DP ranks runs in a step of ``prompts`` (N,) prompts:
-    max(n/dp, min(n, 1)) (module docstring); n itself at dp = 1.
+    max(n/dp, min(n, 1)) (module docstring); n itself at dp = 1. ``dp`` may be an (N,) array of every point's
+    degree, each > 1 (a build of several layouts by column, cost/layout_columns.py), here and in the functions below.
 
     >>> busiest_rank_prompts([0.0, 0.5, 1.0, 3.0, 8.0, 8.125, 16.0], 8).tolist()
     [0.0, 0.5, 1.0, 1.0, 1.0, 1.015625, 2.0]
     """
     n = np.atleast_1d(np.asarray(prompts, dtype=float))
-    if dp <= 1:
+    if type(dp) is not np.ndarray and dp <= 1:
         return n
     return np.maximum(n / dp, np.minimum(n, 1.0))
 
@@ -67,7 +68,7 @@ def busiest_rank_prefill(prefill_tokens, prefill_seqs, dp: int) -> tuple[np.ndar
     """
     tokens = np.atleast_1d(np.asarray(prefill_tokens, dtype=float))
     seqs = np.atleast_1d(np.asarray(prefill_seqs, dtype=float))
-    if dp <= 1:
+    if type(dp) is not np.ndarray and dp <= 1:
         return tokens, seqs
     busy = busiest_rank_prompts(seqs, dp)
     return np.where(seqs > 0, tokens * busy / np.maximum(seqs, 1e-12), tokens / dp), busy
@@ -123,10 +124,12 @@ def busiest_rank_decode(decode_seqs, dp: int, dispatch: str = "balanced") -> np.
     151.4
     """
     b = np.atleast_1d(np.asarray(decode_seqs, dtype=float))
-    if dp <= 1:
+    if type(dp) is not np.ndarray and dp <= 1:
         return b
     mean = b / dp
     if dispatch == "balanced":
         return mean
+    if type(dp) is np.ndarray:
+        raise ValueError("per-column dp takes balanced dispatch only")
     spread = expected_max_std_normal(dp) * np.sqrt(mean)
     return np.minimum(b, np.maximum(mean + spread, 1.0))

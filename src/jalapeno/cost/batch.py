@@ -161,6 +161,8 @@ class Batch:
         >>> Batch.make(decode_seqs=[8.0, 8.0, 8.0], decode_ctx=1024).distinct()[1].tolist()
         [0, 0, 0]
         """
+        if self.n <= 2:  # what _distinct returns for every batch of two points or fewer, without the look-up
+            return self, None
         raw = tuple(np.asarray(getattr(self, name)).tobytes() for name in _ARRAY_FIELDS)
         hit = _DISTINCT.get(id(self))  # a batch is asked again by the step that prices it (serve/lockstep.py)
         if hit is not None and hit[0] is self and hit[1] == raw:

@@ -34,7 +34,7 @@ def expected_distinct_experts(tokens, num_experts: int, top_k: int) -> np.ndarra
 
 
 def busiest_rank_assignments(tokens, top_k: int, ep: int, skew: float = 1.0,
-                             share: float | None = None) -> np.ndarray:
+                             share: float | None = None, tail=None) -> np.ndarray:
     """Token-expert assignments landing on the busiest of ``ep`` expert-parallel ranks.
 
     A = T·k assignments; the busiest rank's expected share of them is q (``share``, from
@@ -48,6 +48,8 @@ def busiest_rank_assignments(tokens, top_k: int, ep: int, skew: float = 1.0,
     sqrt(A). Adding the full ep-way tail to the busiest rank's mean leans high (by at most
     s·sqrt(A·q·2 ln ep)) when one rank leads the others by many standard deviations.
     Increasing in q for q <= 1/2, so a better-balanced placement never loads the rank more.
+    ``tail``: sqrt(2·ln ep) worked out already, a scalar or an (N,) array of every column's (a joined
+    build of several layouts, cost/layout_columns.py; ``share`` then (N,) too and ``ep`` one column's, > 1).
 
     >>> round(float(busiest_rank_assignments(128, 8, 8)), 1)
     149.6
@@ -59,7 +61,7 @@ def busiest_rank_assignments(tokens, top_k: int, ep: int, skew: float = 1.0,
         return a
     q = 1.0 / ep if share is None else np.asarray(share, dtype=float)
     std = np.sqrt(a * q * (1.0 - q))
-    return np.minimum(a, a * q + skew * std * np.sqrt(2.0 * np.log(ep)))
+    return np.minimum(a, a * q + skew * std * (np.sqrt(2.0 * np.log(ep)) if tail is None else tail))
 
 
 #: token counts of the log grid on which the skewed touched-expert fraction is tabulated

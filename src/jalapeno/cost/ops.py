@@ -47,6 +47,7 @@ import numpy as np
 from jalapeno.cost.adp_rank import busiest_rank_decode, busiest_rank_prefill
 from jalapeno.cost.allreduce_rms import fused_steps
 from jalapeno.cost.attention import RankBatch, add_gqa_ops, add_mla_ops
+from jalapeno.cost.layout_columns import LayoutColumns
 from jalapeno.cost.moe import busiest_rank_assignments, experts_touched_on_rank, mixed_touched_fraction
 from jalapeno.cost.optable import MOE_KERNELS, MOE_WEIGHT_KEYS, CollectiveTable, OpBuilder, OpTable
 from jalapeno.deploy.eplb import busiest_rank_share
@@ -77,7 +78,8 @@ ACT_QUANT_KERNELS = {"nvfp4": 1.0}
 
 
 def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Precision,
-                   batch, eff: Efficiency, query_len: int = 1, all_to_all: bool = True) -> tuple[OpTable, CollectiveTable]:
+                   batch, eff: Efficiency, query_len: int = 1, all_to_all: bool = True,
+                   cols: LayoutColumns | None = None) -> tuple[OpTable, CollectiveTable]:
     """Op and collective tables of one step for one chip of the heaviest stage.
 
     Args:
@@ -87,16 +89,22 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         query_len: rows per decoding sequence (1, or 1 + drafts for an MTP verify step).
         all_to_all: the engine runs an MoE all-to-all where the layout has one (attention DP with
             EP); False: all-gather + reduce-scatter instead (module docstring).
+        cols: the batch's columns under several layouts of the same rows as ``layout``
+            (cost/layout_columns.py: attention DP, EP, EPLB and the stage's chips per column; a collective
+            over the stage then has an (N,) int group); None: every column under ``layout``.
 
     Returns:
         (OpTable, CollectiveTable) with arrays (rows, N).
     """
     dp, tp, cp = layout.dp, layout.tp, layout.cp
+    # per column where the layouts vary by column (the branches below read ``layout``: the same for every column)
+    dpc, epc = (dp, layout.ep) if cols is None else (cols.dp, cols.ep)
+    stage = layout.stage_chips if cols is None else cols.stage_chips
     # the busiest attention-DP rank's whole prompts and its decoding sequences (cost/adp_rank.py)
-    busy_tokens, busy_seqs = busiest_rank_prefill(batch.prefill_tokens, batch.prefill_seqs, dp)
-    busy_decode = busiest_rank_decode(batch.decode_seqs, dp, layout.dp_dispatch)
+    busy_tokens, busy_seqs = busiest_rank_prefill(batch.prefill_tokens, batch.prefill_seqs, dpc)
+    busy_decode = busiest_rank_decode(batch.decode_seqs, dpc, layout.dp_dispatch)
     rb = RankBatch(
-        decode_rows=batch.decode_seqs * query_len / dp if layout.dp_dispatch == "balanced" else busy_decode * query_len,
+        decode_rows=batch.decode_seqs * query_len / dpc if layout.dp_dispatch == "balanced" else busy_decode * query_len,
         decode_seqs=busy_decode,
         decode_ctx=batch.decode_ctx,
         prefill_tokens=busy_tokens / cp,
@@ -175,24 +183,28 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         # prompt tokens route with routing_sigma, generated ones (decode rows, drafts) with
         # decode_routing_sigma (specs/routing.py): mixed by the step's generated share φ of its tokens
         mixed = m.decode_routing_sigma != m.routing_sigma
-        share = busiest_rank_share(m.num_experts, m.routing_sigma, layout.ep, layout.eplb)
+        share = busiest_rank_share(m.num_experts, m.routing_sigma, layout.ep, layout.eplb) if cols is None \
+            else cols.share
         if mixed:
             phi = np.where(routed > 0, (batch.decode_seqs * query_len - pad_rows) / np.maximum(routed, 1e-12), 0.0)
-            share = (phi * busiest_rank_share(m.num_experts, m.decode_routing_sigma, layout.ep, layout.eplb)
+            share = (phi * (busiest_rank_share(m.num_experts, m.decode_routing_sigma, layout.ep, layout.eplb)
+                            if cols is None else cols.share_decode)
                      + (1.0 - phi) * share)
+        tail = None if cols is None else cols.tail
+        experts_here = sh.experts_per_rank if cols is None else cols.experts_per_rank
         # the identical dummies' picks count as one more token for the experts touched
-        load = busiest_rank_assignments(routed, m.top_k, layout.ep, eff.moe_load_skew, share)
+        load = busiest_rank_assignments(routed, m.top_k, layout.ep, eff.moe_load_skew, share, tail)
         cover = load if mode != "one_token" else busiest_rank_assignments(
-            routed + np.where(pad_rows > 0, 1.0, 0.0), m.top_k, layout.ep, eff.moe_load_skew, share)
+            routed + np.where(pad_rows > 0, 1.0, 0.0), m.top_k, layout.ep, eff.moe_load_skew, share, tail)
         if mode == "one_token":  # the ranks holding the dummies' k experts: a mean rank plus every dummy's row
-            load = np.maximum(load, routed * m.top_k / layout.ep + pad_rows * math.ceil(m.top_k / layout.ep))
+            per_dummy = math.ceil(m.top_k / layout.ep) if cols is None else cols.ceil_k_ep
+            load = np.maximum(load, routed * m.top_k / epc + pad_rows * per_dummy)
         if mixed:  # the rank's assignments as tokens' worth of traffic, as experts_touched_on_rank reads them
-            teq = cover * layout.ep / m.top_k
-            touched = sh.experts_per_rank * mixed_touched_fraction(phi * teq, (1.0 - phi) * teq, m.num_experts,
-                                                                  m.top_k, m.decode_routing_sigma, m.routing_sigma)
+            teq = cover * epc / m.top_k
+            touched = experts_here * mixed_touched_fraction(phi * teq, (1.0 - phi) * teq, m.num_experts,
+                                                            m.top_k, m.decode_routing_sigma, m.routing_sigma)
         else:
-            touched = experts_touched_on_rank(cover, sh.experts_per_rank, m.num_experts, m.top_k, layout.ep,
-                                              m.routing_sigma)
+            touched = experts_touched_on_rank(cover, experts_here, m.num_experts, m.top_k, epc, m.routing_sigma)
         inter = m.expert_intermediate / sh.moe_tp
         w_expert = model.expert_params() / sh.moe_tp
         # routing/permute/finalize passes over the token vectors the rank's MoE kernels take in (the
@@ -205,12 +217,13 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
             # the busiest receiver sets the all-to-all time: its load over the mean rank's
             # (masked dummies are not sent: only the routed rows and the one_token dummies travel)
             sent_rows = tokens_in_group - (pad_rows if mode == "masked" else 0.0)
-            hot = np.where(sent_rows > 0, load * layout.ep / np.maximum(sent_rows * m.top_k, 1e-9), 1.0)
-            dec_rows = rb.decode_rows - (pad_rows / dp if mode == "masked" else 0.0)
-            copies = dispatch_copies(dec_rows, batch.prefill_tokens / (dp * cp), m.top_k, layout.ep)
+            hot = np.where(sent_rows > 0, load * epc / np.maximum(sent_rows * m.top_k, 1e-9), 1.0)
+            dec_rows = rb.decode_rows - (pad_rows / dpc if mode == "masked" else 0.0)
+            ranks = None if cols is None else cols.ranks
+            copies = dispatch_copies(dec_rows, batch.prefill_tokens / (dpc * cp), m.top_k, layout.ep, ranks)
             per_chip_vectors = copies / tp * hot  # received by the busiest EP rank
             # the exchange also waits for the rank that sends most: the busiest attention rank's tokens
-            sent = dispatch_copies(dec_rows, rb.prefill_tokens, m.top_k, layout.ep) / tp
+            sent = dispatch_copies(dec_rows, rb.prefill_tokens, m.top_k, layout.ep, ranks) / tp
             link_vectors = np.maximum(per_chip_vectors, sent)
         scanned = per_chip_vectors if a2a else tokens_in_group
         scan = scanned * h * 2.0 * eff.moe_passes(wf)
@@ -219,20 +232,16 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
                            weights=stored if stored in MOE_WEIGHT_KEYS else "", split=sh.moe_tp)
         if a2a:
             disp_b = dispatch_bytes_per_elem(wf)
-            ob.collective("moe.dispatch", "all_to_all", layout.stage_chips, link_vectors * h * disp_b,
-                          count=n_moe)
-            ob.collective("moe.combine", "all_to_all", layout.stage_chips, link_vectors * h * 2,
-                          count=n_moe)
+            ob.collective("moe.dispatch", "all_to_all", stage, link_vectors * h * disp_b, count=n_moe)
+            ob.collective("moe.combine", "all_to_all", stage, link_vectors * h * 2, count=n_moe)
             ob.collective("moe.shared_all_reduce", "all_reduce", tp, t * h * 2, count=n_moe)
         elif dp > 1:  # gather every token of the stage, scatter the outputs back
             # TensorRT-LLM gathers NVFP4 activations already quantised (4 bits + an FP8 scale per
             # 16: fused_moe_cutlass.py quantize_input before allgather); BF16 otherwise
             ag_b = FORMATS["nvfp4"].bytes_per_elem if eff.moe_exchange.startswith("nvlink_all_to_all") and wf == "fp4" \
                 else 2.0
-            ob.collective("moe.all_gather", "all_gather", layout.stage_chips, tokens_in_group * h * ag_b,
-                          count=n_moe)
-            ob.collective("moe.reduce_scatter", "reduce_scatter", layout.stage_chips,
-                          tokens_in_group * h * 2, count=n_moe)
+            ob.collective("moe.all_gather", "all_gather", stage, tokens_in_group * h * ag_b, count=n_moe)
+            ob.collective("moe.reduce_scatter", "reduce_scatter", stage, tokens_in_group * h * 2, count=n_moe)
         else:
             ob.collective("moe.all_reduce", "all_reduce", tp, t * h * 2, count=n_moe)
 
@@ -312,7 +321,7 @@ def dispatch_bytes_per_elem(weight_format: str) -> float:
     return 1.0 if weight_format in ("fp8", "fp4") else 2.0
 
 
-def dispatch_copies(decode_rows, prefill_tokens, top_k: int, ep: int) -> np.ndarray:
+def dispatch_copies(decode_rows, prefill_tokens, top_k: int, ep: int, ranks=None) -> np.ndarray:
     """Hidden vectors one attention rank sends in an MoE all-to-all dispatch (and gets back in the
     combine), for its decode rows and prefill tokens (arrays (N,)).
 
@@ -323,14 +332,16 @@ def dispatch_copies(decode_rows, prefill_tokens, top_k: int, ep: int) -> np.ndar
     ``is_token_in_rank``; the combine returns one reduced vector per rank): with the k experts on
     distinct ranks uniformly, E[ranks] = ep·(1 − (1 − 1/ep)^k) copies — 3.60 at EP4 and 6.45 at
     EP16 for DeepSeek's top-8, against 8 — the own rank's copy included (the all-to-all's
-    (g − 1)/g term, cost/collectives.py, keeps it off the links).
+    (g − 1)/g term, cost/collectives.py, keeps it off the links). ``ranks``: that expectation worked out
+    already, an (N,) array of every column's (cost/layout_columns.py); None: from ``ep``.
 
     >>> round(float(dispatch_copies(0.0, 1.0, 8, 4)), 4)  # 4·(1 − 0.75^8)
     3.5995
     >>> float(dispatch_copies(1.0, 0.0, 8, 4))
     8.0
     """
-    ranks = ep * (1.0 - (1.0 - 1.0 / ep) ** top_k)
+    if ranks is None:
+        ranks = ep * (1.0 - (1.0 - 1.0 / ep) ** top_k)
     return np.asarray(decode_rows, dtype=float) * top_k + np.asarray(prefill_tokens, dtype=float) * ranks
 
 

@@ -82,6 +82,8 @@ class CollectiveTable:
 
     name: tuple[str, ...]
     kind: tuple[str, ...]
+    #: (n_coll,) chips per collective; in the table of a batch joined from several layouts (cost/layout_columns.py)
+    #: a group over the stage is an (N,) int array, which cost/priced.price_layouts cuts to each layout's int
     group: tuple[int, ...]
     per_stage: np.ndarray
     bytes: np.ndarray
@@ -180,8 +182,14 @@ class OpBuilder:
 
         ``hidden_under``: name of an op (already added) whose time overlaps this collective;
         ``hidden_stages``: pipeline stages of that overlap (scalar or (N,); inf: only the excess
-        over the op shows; CollectiveTable).
+        over the op shows; CollectiveTable). ``group`` may be an (N,) int array, every one > 1: the group of
+        each column of a batch joined from several layouts (cost/priced.price_layouts cuts it per layout).
         """
+        if type(group) is np.ndarray:  # one group per column (cost/layout_columns.py), every one > 1
+            if count > 0:
+                self._colls.append((name, kind, group, per_stage, self._arr(message_bytes), float(count),
+                                    hidden_under, self._arr(hidden_stages)))
+            return
         if group <= 1 or count <= 0:
             return
         self._colls.append((name, kind, int(group), per_stage, self._arr(message_bytes), float(count),

@@ -2,8 +2,9 @@
 
 :func:`priced_tables` builds one step's tables (cost/ops.build_step_ops) and prices them with a pricer;
 :func:`price_layouts` prices the batches of a fixed-concurrency pass (serve/lockstep.py) ahead of its steps:
-one build per layout for the batches of its deployments (a sweep's serial and two-batch-overlap variants)
-and the collectives of every layout of the pass in one call per (kind, group)
+one build per layout for the batches of its deployments (a sweep's serial and two-batch-overlap variants),
+one build for the layouts whose op tables have the same rows (cost/layout_columns.py: their attention DP, EP,
+EPLB and stage chips by column), and the collectives of every layout of the pass in one call per (kind, group)
 (cost/pricer.collective_times_together). Every point of a batch is priced on its own (Batch.joined, and
 every message of a collective), so a batch's tables are the same whether it is priced alone or beside
 others; the memo returns the tables of an earlier call with the very same model, pricer and precision
@@ -15,11 +16,13 @@ results are unchanged.
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import replace
 from itertools import chain
 
 import numpy as np
 
 from jalapeno.cost.batch import Batch
+from jalapeno.cost.layout_columns import joint_key, layout_columns
 from jalapeno.cost.moe_exchange import moe_all_to_all_on
 from jalapeno.cost.ops import build_step_ops
 from jalapeno.cost.pricer import Pricer, collective_times_together
@@ -166,16 +169,19 @@ def price_layouts(model: ModelSpec, pricer: Pricer, jobs: list[tuple]) -> None:
     them to the steps of the pass (:data:`_HANDOFF`), so that the :func:`priced_tables` calls that follow find them.
     A job is (layout as step_cost passes it (``for_model``), precision, batches as step_cost prices them
     (``Batch.distinct``), query length, halves): one build for its batches (Batch.joined; each batch's columns
-    cut from it), and the collectives of every job together, every (kind, group) once over the messages of
-    every row that has it (cost/pricer.collective_times_together: each message priced on its own). Batches of
+    cut from it) — one build for the batches of every job whose layout gives the same rows
+    (cost/layout_columns.joint_key, with the same precision, query length, halves and padding routing: the layouts
+    vary by column, each job's columns cut from it with their own collective groups) —, and the collectives of
+    every job together, every (kind, group) once over the messages of every row that has it
+    (cost/pricer.collective_times_together: each message priced on its own). Batches of
     fewer than two points are left to their own call (a one-column table is summed in another order), as is
     everything with the memo off (:data:`_PRICED_KEEP` 0); ``jobs`` empty ends the pass. The pass's tables are
     not kept in :data:`_PRICED`: a fixed-concurrency pass never prices a batch an earlier pass priced (a
     deployment whose batch comes back unchanged has reached its fixed point and leaves the solve;
     ``compare -c 64`` and ``-c 1,4,16,64,256``: no hit in 7,184 and 8,500 look-ups), so working out their keys
     bought nothing."""
-    todo = []
     _HANDOFF.clear()
+    builds: dict[tuple, list] = {}
     for layout, precision, batches, qlen, halves in jobs if _PRICED_KEEP else ():
         parts, owners = [], []
         for b in batches:
@@ -183,14 +189,48 @@ def price_layouts(model: ModelSpec, pricer: Pricer, jobs: list[tuple]) -> None:
                 parts += [b, b.halved()] if halves else [b]
                 owners.append(b)
         if parts:
-            todo.append((precision, parts, owners, (layout, qlen, halves),
-                         _build(model, pricer, layout, precision, parts, qlen)))
+            joint = joint_key(model, layout, moe_all_to_all(pricer, layout, model))
+            key = (len(builds),) if joint is None else (id(precision), qlen, halves, _routing(parts), joint)
+            builds.setdefault(key, []).append((layout, precision, parts, owners, (layout, qlen, halves)))
+    todo = []  # (precision, parts, owners, how, the parts' joined tables)
+    for members in builds.values():
+        if len(members) == 1:
+            layout, precision, parts, owners, how = members[0]
+            todo.append((precision, parts, owners, how, _build(model, pricer, layout, precision, parts, how[1])))
+        else:
+            todo += [(precision, parts, owners, how, built) for (_, precision, parts, owners, how), built
+                     in zip(members, _build_joint(model, pricer, members))]
     cts = collective_times_together(pricer, [built[1] for *_, built in todo])
     for (precision, parts, owners, how, built), ct in zip(todo, cts):
         outs = _cut((*built, ct), parts)
         step = len(outs) // len(owners)  # each owner's batch, then its halves where priced with them
         for i, b in enumerate(owners):
             _hand(b, model, pricer, precision, how, outs[i * step:(i + 1) * step])
+
+
+def _routing(parts: list[Batch]) -> str:
+    """The padding routing of ``parts`` joined (Batch.joined: that of the parts with dummies, else the first's)."""
+    padded = {p.pad_routing for p in parts if (np.asarray(p.pad_seqs) > 0).any()}
+    return padded.pop() if len(padded) == 1 else parts[0].pad_routing if not padded else "mixed"
+
+
+def _build_joint(model: ModelSpec, pricer: Pricer, members: list[tuple]) -> list[tuple]:
+    """Every member job's (ops, collectives, op times) of its parts joined (:func:`_build`'s), cut from one build
+    of all their parts joined under their layouts by column (cost/layout_columns.py); each job's collectives
+    get its layout's group."""
+    parts = [p for _, _, ps, _, _ in members for p in ps]
+    sizes = [sum(p.n for p in ps) for _, _, ps, _, _ in members]
+    layout, precision, _, _, (_, qlen, _) = members[0]
+    ops, colls = build_step_ops(model, pricer.system.chip, layout, precision, Batch.joined(*parts),
+                                pricer.efficiency, qlen, moe_all_to_all(pricer, layout, model),
+                                layout_columns(model, [m[0] for m in members], sizes))
+    preps = [_prep(t) for t in (ops, colls, pricer.op_times(ops))]
+    ends = np.cumsum([0] + sizes).tolist()
+    out = []
+    for a, z in zip(ends[:-1], ends[1:]):
+        o, c, t = (_columns(prep, slice(a, z)) for prep in preps)
+        out.append((o, replace(c, group=tuple(int(g[a]) if type(g) is np.ndarray else g for g in c.group)), t))
+    return out
 
 
 def _hand(batch: Batch, model, pricer, precision, how: tuple, outs: list) -> None:

@@ -4,7 +4,8 @@
 law) from B = C, for every deployment at once (a fixed-concurrency sweep passes every deployment of every
 layout): each of its nine passes plans every deployment's step batch (analytic.agg_plan), prices them all
 (cost/priced.price_layouts: one build per layout, precision and query length for its deployments' batches —
-a layout's serial and two-batch-overlap variants — and the collectives of every layout of the pass together,
+a layout's serial and two-batch-overlap variants —, one for the layouts whose op tables have the same rows
+(cost/layout_columns.py), and the collectives of every layout of the pass together,
 one call per kind and group), then finishes each deployment's points (analytic.agg_points), which find their
 tables priced. A step prices every point on its own, so every deployment's numbers are those of a solve of
 its own; the fixed-concurrency sweep (``compare -c``, ``frontier -c``) pays one build per layout and pass and
