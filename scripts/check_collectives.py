@@ -519,7 +519,10 @@ def main() -> None:
         "- 3-D torus (Jalapeño global scale-up, 2,048 chips as [8, 16, 16] by default): all-to-all",
         "  bounded by mean hop count and by the bisection of the sub-torus the group occupies; both",
         "  grow with the group's diameter.",
-        "- fat tree (scale-out NICs): NIC-bound, full bisection assumed.",
+        "- fat tree (scale-out NICs): NIC-bound, full bisection assumed; all-reduce by NCCL's ring or double",
+        "  binary tree, both on the NIC size ramp (NCCL derates tree bandwidth by size, `treeCorrectionFactor`",
+        "  in NVIDIA/nccl src/graph/tuning.cc), so a group spread over nodes is never priced faster than",
+        "  packed (tests/properties/test_collective_properties.py; docs/model.md §5).",
         "",
     ]
     lines += deepep_section(h100)

@@ -1,7 +1,8 @@
 """docs/model.md's worked numbers, each computed by hand here and by the function that prices it (review30,
 docs30). The hand side follows the page's formula with the `spec` set's documented constants (§5, §9, §11), so
 a change to the code or to the page that breaks the worked number fails here. Round 30 found §5's collective
-numbers written before the size ramps (H100 TP8 all-reduce 10.3 µs on the page, 15.0 µs priced).
+numbers written before the size ramps (H100 TP8 all-reduce 10.3 µs on the page, 15.0 µs priced), and the spread
+64-GPU all-reduce priced faster than packed (the NIC tree off the ramp; coll30 put it on the ramp).
 """
 
 from __future__ import annotations
@@ -59,9 +60,13 @@ def test_h100_hierarchical_all_reduce_and_all_gather():
                 2e-6 + 1e6 / (450e9 * _eta(1e6, 0.66, 20.4e6, 0.63)))
     across = 2 * 5e-6 + 2 * 7 / 8 * (1e6 / 8) / (50e9 * _eta(1e6 / 8, 0.8, 10.2e6, 0.71))
     packed = inner + across + LAUNCH
-    spread = 2 * 6 * 5e-6 + 2 * 1e6 / (50e9 * 0.8) + LAUNCH  # the NIC tree, asymptotic fraction
+    spread = 2 * 6 * 5e-6 + 2 * 1e6 / (50e9 * _eta(1e6, 0.8, 10.2e6, 0.71)) + LAUNCH  # the NIC tree, NIC ramp
+    assert spread == pytest.approx(375.1e-6, abs=0.05e-6) and spread > packed  # never faster for leaving the node
     assert _priced("h100", "all_reduce", 64, 1e6) == pytest.approx(packed, rel=1e-6)
     assert _priced("h100", "all_reduce", 64, 1e6, placement="spread") == pytest.approx(spread, rel=1e-6)
+    assert _priced("h100", "all_reduce", 64, 1e9, placement="spread") == pytest.approx(
+        2 * 63 * 5e-6 + 2 * 63 / 64 * 1e9 / (50e9 * _eta(1e9, 0.8, 10.2e6, 0.71)) + LAUNCH, rel=1e-6)  # the ring
+    assert "51.75 ms spread" in MODEL_MD
     ag = (5e-6 + 0.5 * (16e6 / 8) / (50e9 * _eta(2e6, 0.8, 10.2e6, 0.71))
           + 1e-6 + 7 / 8 * 16e6 / (450e9 * _eta(16e6, 0.79, 10.2e6, 0.71)) + LAUNCH)
     assert _priced("h100", "all_gather", 16, 16e6) == pytest.approx(ag, rel=1e-6)

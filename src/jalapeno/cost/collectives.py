@@ -6,7 +6,9 @@ first (TP inside a tray/node, then DP/EP, then PP), so it spans the innermost le
 inside the inner domain at the inner bandwidth, the rest at the outer one, concurrently on
 their separate links) — unless the outer level is reached through the same ports
 (``shares_ports_with_inner``, e.g. Jalapeño's tray and rack), then it is flat at the outer level. ``spread``: one
-member per inner domain, so all traffic uses the outer level. Packed is never slower.
+member per inner domain, so all traffic uses the outer level. Packed is never slower: its
+candidates include the spread ones (``spread_<algorithm>``; assumption: every chip reaches the outer
+level through its own port, so a packed group can route as a spread one does).
 
 Message size conventions (per chip, bytes):
 - all_reduce: the buffer each rank holds (input = output size M).
@@ -20,7 +22,9 @@ NCCL's double binary tree after Sanders, Speck & Träff 2009):
 - ring all-reduce:        2(g-1)·alpha + 2(g-1)/g · M/B
 - two-shot all-reduce:    2·alpha + 2(g-1)/g · M/B                 (scale-up: switched / full mesh)
 - one-shot all-reduce:    alpha + (g-1) · M/B                      (scale-up, small messages)
-- tree all-reduce:        2·ceil(log2 g)·alpha + 2 · M/B           (scale-out, many ranks)
+- tree all-reduce:        2·ceil(log2 g)·alpha + 2 · M/B(M)        (scale-out, many ranks; B(M) the NIC's
+  size ramp, as the ring's: NCCL derates tree bandwidth by message size, ``treeCorrectionFactor`` in
+  NVIDIA/nccl src/graph/tuning.cc)
 - in-switch (NVLS):       2·alpha + M/(B_raw · in_switch_fraction) (switches that reduce)
 - all-gather / reduce-scatter: alpha + (g-1)/g · M/B  (direct)  or  (g-1)·alpha + same (ring)
 - all-to-all, switched:   alpha + alpha_a2a + (g-1)/g · M/B   (alpha_a2a = ``all_to_all_latency_s``,
@@ -165,17 +169,12 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
         raise SpecError("bytes", "message sizes must be finite and >= 0", "give a non-negative byte count")
     if group <= 1:
         return CollectiveTime(np.zeros_like(m), np.full(m.shape, "none", dtype=object), "local", "local")
-    inner, outer = _levels_for(system, group)
-    if placement == "spread" and group > 1:
-        # one member per domain of the innermost level: every byte leaves its domain
-        first = system.levels[0]
-        if first.chips > 1 and group * first.chips <= system.max_chips:
-            outer = system.level_for_group(group * first.chips)
-        inner = None
-    if inner is not None and inner.chips > 1 and not outer.shares_ports_with_inner:
-        cands = _hierarchical(kind, group, m, inner, outer, eff)
-    else:
-        cands = _flat(kind, group, m, outer, eff)
+    cands, outer = _candidates(kind, group, m, system, eff, placement)
+    if placement == "packed":
+        # a packed group can always route as the spread one does (every chip reaches the outer
+        # level through its own port: NIC, torus link), so it is never priced slower
+        spread, _ = _candidates(kind, group, m, system, eff, "spread")
+        cands.update({f"spread_{k}": v for k, v in spread.items()})
     if algorithms is not None:
         cands = {k: v for k, v in cands.items() if k in algorithms} or cands
     names = list(cands)
@@ -184,6 +183,21 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
     t = stack.min(axis=0) + eff.collective_launch_s  # the value at ``best``
     alg = np.asarray(names, dtype=object)[best]
     return CollectiveTime(t, alg, outer.name, outer.scope)
+
+
+def _candidates(kind: str, group: int, m: np.ndarray, system: System, eff: Efficiency,
+                placement: str) -> tuple[dict[str, np.ndarray], LinkLevel]:
+    """Candidate algorithm times for one placement, and the outermost level the group spans."""
+    inner, outer = _levels_for(system, group)
+    if placement == "spread":
+        # one member per domain of the innermost level: every byte leaves its domain
+        first = system.levels[0]
+        if first.chips > 1 and group * first.chips <= system.max_chips:
+            outer = system.level_for_group(group * first.chips)
+        inner = None
+    if inner is not None and inner.chips > 1 and not outer.shares_ports_with_inner:
+        return _hierarchical(kind, group, m, inner, outer, eff), outer
+    return _flat(kind, group, m, outer, eff), outer
 
 
 def size_efficiency(m: np.ndarray, fraction: float, half_bytes: float, shape: float) -> np.ndarray:
@@ -195,13 +209,23 @@ def size_efficiency(m: np.ndarray, fraction: float, half_bytes: float, shape: fl
     published nccl-tests curves (fit/collectives.py, docs/collectives.md). ``half_bytes`` = 0
     gives the constant ``fraction``.
 
+    The transfer time m/eta(m) ∝ m + half_bytes^shape·m^(1−shape) falls with m below
+    m* = half_bytes·(shape − 1)^(1/shape) when ``shape`` > 1 (GB200/GB300's custom all-reduce
+    ramps: m* ≈ 2.7 / 6.1 KiB); below m* the time is held at m*'s (eta(m) = eta(m*)·m/m*), the rule
+    the measured engine tables follow: no message is priced slower than a larger one.
+
     >>> float(size_efficiency(np.array([4e6]), 0.8, 4e6, 0.5)[0])
     0.4
     """
     if half_bytes <= 0:
         return np.full(np.shape(m), fraction, dtype=float)
     m = np.maximum(np.asarray(m, dtype=float), 1.0)
-    return fraction / (1.0 + (half_bytes / m) ** shape)
+    eta = fraction / (1.0 + (half_bytes / m) ** shape)
+    if shape > 1.0:
+        m_star = half_bytes * (shape - 1.0) ** (1.0 / shape)
+        eta_star = fraction / (1.0 + (half_bytes / m_star) ** shape)
+        eta = np.where(m < m_star, eta_star * m / m_star, eta)
+    return eta
 
 
 def _a2a_bw(level: LinkLevel, eff: Efficiency, group: int) -> float:
@@ -265,8 +289,8 @@ def _in_switch_bw(level: LinkLevel, eff: Efficiency, m: np.ndarray) -> np.ndarra
 
 def _flat(kind: str, g: int, m: np.ndarray, lv: LinkLevel, eff: Efficiency) -> dict[str, np.ndarray]:
     """Algorithms inside one level (the group does not leave it)."""
-    a, bw = lv.latency_s, _bw(lv, eff, g)  # all-to-all, send/recv, torus: the asymptotic fraction
-    bw_m = _bw(lv, eff, g, m)  # NCCL ring / direct: size-dependent
+    a = lv.latency_s  # all-to-all and send/recv take the asymptotic fraction (_a2a_bw)
+    bw_m = _bw(lv, eff, g, m)  # NCCL ring / direct / tree, torus rings: size-dependent
     bw_c = _custom_bw(lv, eff, g, m)  # engines' one-/two-shot all-reduce kernels: their own ramp
     frac = (g - 1) / g
     out: dict[str, np.ndarray] = {}
@@ -274,23 +298,24 @@ def _flat(kind: str, g: int, m: np.ndarray, lv: LinkLevel, eff: Efficiency) -> d
         shape = torus_subshape(lv.torus_dims, g)
         diam = sum(d // 2 for d in shape)
         ring_steps = sum(d - 1 for d in shape)
+        # dimension-wise rings on the size ramp, as every ring (and the hierarchical torus across)
         if kind == "all_reduce":
-            out["torus_ring"] = 2 * ring_steps * a + 2 * frac * m / bw
+            out["torus_ring"] = 2 * ring_steps * a + 2 * frac * m / bw_m
         elif kind in ("all_gather", "reduce_scatter"):
-            out["torus_ring"] = ring_steps * a + frac * m / bw
+            out["torus_ring"] = ring_steps * a + frac * m / bw_m
         elif kind == "all_to_all":
             f = torus_all_to_all_factor(shape, lv.links_per_chip or 6) * eff.torus_congestion
             out["torus_direct"] = diam * a + _a2a_latency(lv, eff) + m * f / _a2a_bw(lv, eff, g)
-        else:
-            out["p2p"] = a + m / _a2a_bw(lv, eff, g)
+        else:  # the peer anywhere in the sub-torus: up to its diameter in hops, as the hierarchical α_o
+            out["p2p"] = max(1, diam) * a + m / _a2a_bw(lv, eff, g)
         return out
     if kind == "all_reduce":
         out["ring"] = 2 * (g - 1) * a + 2 * frac * m / bw_m
         if lv.scope == "scale_up":  # load/store fabrics: every rank reaches every peer directly
             out["two_shot"] = 2 * a + 2 * frac * m / bw_c
             out["one_shot"] = a + (g - 1) * m / bw_c
-        elif g > 2:  # NICs: NCCL's rings and double binary trees
-            out["tree"] = 2 * math.ceil(math.log2(g)) * a + 2 * m / bw
+        elif g > 2:  # NICs: NCCL's rings and double binary trees, both on the NIC's size ramp
+            out["tree"] = 2 * math.ceil(math.log2(g)) * a + 2 * m / bw_m
         if lv.in_network_reduction:
             out["in_switch"] = 2 * a + m / _in_switch_bw(lv, eff, m)
     elif kind in ("all_gather", "reduce_scatter"):
