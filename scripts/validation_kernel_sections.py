@@ -263,6 +263,30 @@ def pricer_and_loso_section() -> list[str]:
         "even under H200's own MoE form. Measured systems read their own fits: validate, `--held-out` and "
         "`--mlperf` CSVs unchanged.",
         "",
+        "**An engine MoE backend's floor on a chip without tables (round 30, fit/floor_transfer.py).** What a left-out "
+        "H200 lost that its own tables give it, after the pooled HBM fraction: TensorRT-LLM's Triton MoE floor (59.1 µs"
+        ' per layer, priced on H200 by `cost/moe_backend.KernelMoePricer`), which a set with no measurement of its chip'
+        " replaced by three kernel launches. The floor is the engine's kernels' and is a generation property, not a "
+        "chip quantity: fitted the same way on each system's own Triton rows (`w4a16_mxfp4`, gpt-oss-120b's shape, EP1;"
+        ' `scripts/floor_transfer_check.py`), H100 57.5, H200 59.1 µs (132 SMs), B200 42.1, GB200 41.6 µs (148), B300 '
+        '39.2, GB300 41.0 µs (160): 7% spread within Blackwell with no order in SM count, 1.4x from Blackwell to Hopper'
+        ' with fewer SMs. The kernel floors the calibrations report but the NVIDIA sets do not price (µs, six systems: '
+        'GEMM BF16 2.4-3.4, FP8 14.3-16.2, FP8 block 5.5-6.6, TensorRT-LLM MoE block 27.5-29.3, MLA decode FP8 6.1-8.3,'
+        ' GQA decode Hopper 27-33 and Blackwell 16) are priced for no NVIDIA chip, so a borrowed set loses none of '
+        'them. Rule, stated before the end-to-end run: a chip without tables running the `triton` backend '
+        '(`specs/moe_backends.FLOOR_TRANSFERRED`) prices as `moe_floor_s` the median fitted floor over the measured '
+        'systems less itself and its twin (H200 left out: the four Blackwell systems, 41.3 µs, against its own 59.1). '
+        "vLLM's Marlin is not transferred (its priced floor is measured in INT4 on H200 and B200 only). H200 LOSO with "
+        'the stacks refitted (`fit/loso.run_loso`, main f9c98e9): 14.0% / 40% / +8.9% → **11.4% / 40% / +7.0%**; the 97'
+        ' gpt-oss-120b TensorRT-LLM rows 24.4% / 27.9% (median |error|, gpt-oss-dev image; unstated release) → 8.4% / '
+        '10.3%, bias +32% / +39% → +8% / +12%; no other H200 row moves (shipped stacks, main 32b260e: 13.4% → 11.0%). '
+        "No other system's rows run a transferred backend, so H100, B200, GB200, B300 and GB300 LOSO do not move and "
+        '`band_error` stays 9.7% (H200 is not a median system). Measured systems read their own fits: validate, '
+        '`--held-out` and `--mlperf` CSVs byte-identical; `compare` (Jalapeño, GB300, Vera Rubin; DeepSeek-R1 and '
+        'gpt-oss-120b) unchanged — no recipe of theirs names `triton`. What is left on H200: Kimi K2.5 vLLM rows 42% '
+        '(too slow, Marlin INT4 under the borrowed set) and Qwen3-235B vLLM 0.12.0 rows 54% (too fast), neither a '
+        'floor.',
+        "",
         f"**Which pricer serves which case.** On its own tables the table pricer is the better kernel model "
         f"everywhere (lower held-out kernel error than the roofline's in-sample error), but end to end the two "
         f"are within {gap:.1%} of each other per system: the table wins on {', '.join(wins) or 'none'}, the "

@@ -257,7 +257,9 @@ def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pric
     kernels of the engine MoE backend ``backend`` (cost/moe_backend.MeasuredMoePricer; data from
     specs/moe_backends.py), or, where the system measured the backend only at other shapes or layouts,
     by its fitted form (cost/moe_backend.KernelMoePricer, data/moe_backend_kernels.toml: vLLM's Marlin
-    MoE on H100; TensorRT-LLM's Triton MoE on H200, with its per-layer floor); ``pricer`` itself when
+    MoE on H100; TensorRT-LLM's Triton MoE on H200, with its per-layer floor); under a set with no measurement
+    of the chip (:func:`measured_here` false) only the backend's per-layer floor, pooled over the measured
+    systems but the chip and its twin (fit/floor_transfer.py; TensorRT-LLM's Triton MoE); ``pricer`` itself when
     ``backend`` is None, or the system (its root, for a variant) has neither for that backend at the
     model's shape on this layout (expert parallelism, expert TP; layouts with redundant EPLB experts
     are not measured). Expert TP t with no row of its own in a kernel format is read from that format's
@@ -273,8 +275,14 @@ def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pric
     from jalapeno.cost.moe_backend import KernelMoePricer, MeasuredMoePricer, MoeCurve
     from jalapeno.specs.moe_backends import moe_backend_curves, moe_backend_kernel
 
-    if backend is None or model.moe is None or (layout.eplb or 0) > 0 or not measured_here(pricer.efficiency):
+    if backend is None or model.moe is None or (layout.eplb or 0) > 0:
         return pricer
+    if not measured_here(pricer.efficiency):  # no tables of its own: the backend's floor pooled over the others'
+        from jalapeno.specs.calibration import withheld_systems
+        from jalapeno.specs.moe_backends import pooled_backend_floor
+
+        floor = pooled_backend_floor(backend, withheld_systems(_root(pricer.system)))
+        return pricer if floor is None else pricer.with_efficiency(replace(pricer.efficiency, moe_floor_s=floor))
     m = model.moe
     shape = (model.hidden_size, m.expert_intermediate, m.num_experts, m.top_k)
     own = moe_backend_curves(_root(pricer.system), backend, *shape, layout.moe_tp, layout.ep)
@@ -349,7 +357,8 @@ def measured_here(efficiency: Efficiency) -> bool:
     leave-one-system-out set, fit/loso.py), which prices with no measurement of this chip — not its routed
     experts' width term (data/moe_width.toml), its engines' measured all-reduce (data/collectives/
     engine_allreduce.toml), MoE backend kernels (data/moe_backends.toml, moe_backend_kernels.toml) or attention
-    backend speeds (data/attention_backends.toml). A derived catalog system has none of them anyway; a measured
+    backend speeds (data/attention_backends.toml); of an engine MoE backend it prices only the per-layer floor
+    pooled over the other measured systems (fit/floor_transfer.py). A derived catalog system has none of them anyway; a measured
     system priced with a derived set would otherwise read its own.
 
     >>> from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY as d

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.errors import SpecError
+from jalapeno.specs.calibration import SAME_SILICON, withheld_systems  # noqa: F401 (re-exported)
 
 #: held-out system → the measured system whose set it borrows (another chip: Hopper borrows
 #: Blackwell, Blackwell borrows Blackwell Ultra and back, in the same board form)
@@ -42,23 +43,6 @@ LOSO_DONOR = {"h100": "b200", "h200": "b200", "b200": "b300", "gb200-nvl72": "gb
 #: terms, not by the kernel parameters a borrowed set replaces)
 LOSO_METRICS = ("tpot_s", "throughput_per_chip")
 LOSO_FILE = "loso_error.toml"
-
-
-#: Systems whose GPU is the same silicon as another's in another board (NVIDIA: GB200 NVL72 carries the
-#: B200 GPU, GB300 NVL72 the B300 Blackwell Ultra GPU; H100 and H200 are the same GH100 die with other
-#: HBM). A left-out system's tables are withheld together with its twin's: the twin's kernels are its own.
-SAME_SILICON = {"b200": "gb200-nvl72", "gb200-nvl72": "b200", "b300": "gb300-nvl72", "gb300-nvl72": "b300",
-                "h100": "h200", "h200": "h100"}
-
-
-def withheld_systems(name: str) -> frozenset:
-    """``name`` and its same-silicon twin (:data:`SAME_SILICON`): the systems whose measurements are withheld
-    when ``name`` is left out.
-
-    >>> sorted(withheld_systems("b300")), sorted(withheld_systems("jalapeno"))
-    (['b300', 'gb300-nvl72'], ['jalapeno'])
-    """
-    return frozenset(n for n in (name, SAME_SILICON.get(name)) if n)
 
 
 def withheld_tables(name: str) -> frozenset:

@@ -122,6 +122,23 @@ def _check_calibration_file(cal: dict, path: Path, system: str) -> None:
 DERIVED_PREFIX = "derived from "
 
 
+#: Systems whose GPU is the same silicon as another's in another board (NVIDIA: GB200 NVL72 carries the
+#: B200 GPU, GB300 NVL72 the B300 Blackwell Ultra GPU; H100 and H200 are the same GH100 die with other
+#: HBM). A left-out system's tables are withheld together with its twin's: the twin's kernels are its own.
+SAME_SILICON = {"b200": "gb200-nvl72", "gb200-nvl72": "b200", "b300": "gb300-nvl72", "gb300-nvl72": "b300",
+                "h100": "h200", "h200": "h100"}
+
+
+def withheld_systems(name: str) -> frozenset:
+    """``name`` and its same-silicon twin (:data:`SAME_SILICON`): the systems whose measurements are withheld
+    when ``name`` is left out.
+
+    >>> sorted(withheld_systems("b300")), sorted(withheld_systems("jalapeno"))
+    (['b300', 'gb300-nvl72'], ['jalapeno'])
+    """
+    return frozenset(n for n in (name, SAME_SILICON.get(name)) if n)
+
+
 def derived_from(source: str) -> str | None:
     """The family whose fitted kernel curves a *wholly* derived efficiency set borrows (Jalapeño, Rubin: no kernel
     measurement of their own), read from the ``source`` :func:`base_efficiency` writes; None for a measured set, a

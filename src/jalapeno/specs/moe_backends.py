@@ -35,6 +35,10 @@ MOE_BACKENDS: tuple[str, ...] = ("trtllm", "cutlass", "cutedsl", "deepgemm", "wi
 #: NVIDIA/TensorRT-LLM tensorrt_llm/_torch/modules/fused_moe/fused_moe_wide_ep.py (``_get_quant_method``,
 #: ``forward_chunk``).
 KERNELS_OF = {"wideep": "cutlass"}
+#: backends whose pooled per-layer floor a chip without tables prices (fit/floor_transfer.py): those whose floor the measured systems price
+#: (fit/moe_backends.FLOOR_APPLIED) and which are measured on more than one generation. vLLM's Marlin MoE is
+#: not: its priced floor is measured on H200 and B200 in INT4 only (H100's MXFP4 Marlin floor is not priced).
+FLOOR_TRANSFERRED = ("triton",)
 
 
 def check_moe_backend(value, field: str = "moe_backend") -> None:
@@ -103,3 +107,30 @@ def moe_backend_kernel(system: str, backend: str) -> MappingProxyType | None:
     """
     check_moe_backend(backend)
     return _kernels().get((system, KERNELS_OF.get(backend, backend)))
+
+
+@lru_cache(maxsize=1)
+def _floors() -> tuple:
+    raw = tomllib.loads((resources.files("jalapeno") / "data" / "moe_backend_floors.toml").read_text())
+    return tuple((f["backend"], f["system"], float(f["floor_s"])) for f in raw.get("floor", []))
+
+
+def pooled_backend_floor(backend: str, exclude=frozenset()) -> float | None:
+    """The per-layer floor (s) a chip without kernel tables prices for ``backend``'s routed experts: the median of
+    the backend's fitted floor over the measured systems of data/moe_backend_floors.toml not in ``exclude`` (the
+    chip and its same-silicon twin), for the backends of FLOOR_TRANSFERRED; None for any other
+    backend or when no system is left (fit/floor_transfer.py).
+
+    >>> round(pooled_backend_floor("triton", frozenset({"h100", "h200"})) * 1e6, 2)  # median of the four Blackwell
+    41.28
+    >>> pooled_backend_floor("marlin") is None
+    True
+
+    Raises:
+        SpecError: an unknown backend name.
+    """
+    from statistics import median
+
+    check_moe_backend(backend)
+    vals = [f for b, s, f in _floors() if b == backend and s not in exclude]
+    return float(median(vals)) if backend in FLOOR_TRANSFERRED and vals else None
