@@ -265,6 +265,38 @@ def _mtp_fit(points, stack: Stack, model: str = "deepseek-r1") -> dict[str, floa
     return {"single": a, "chain": a}
 
 
+#: Clients that are one benchmark program under two names: InferenceX's own points (``MeasuredPoint.timed_by``
+#: ``inferencex``) and the rows aiconfigurator exported from InferenceX's results database (``inferencex-db``) are both
+#: timed by InferenceX's serving benchmark (utils/bench_serving/benchmark_serving.py, one script for every engine:
+#: SemiAnalysisAI/InferenceX benchmarks/benchmark_lib.sh run_benchmark_serving). Round 30 (ixttft30, docs/stacks.md).
+SAME_CLIENT = {"inferencex": "inferencex-db"}
+
+
+def same_client_front_end(values: dict, clients: dict) -> dict[str, dict[str, float]]:
+    """Client entries a profile takes from its twin client's fitted front end (:data:`SAME_CLIENT`): where the
+    profile's own front end (fitted on InferenceX's points, ``values``) is not fitted and its ``inferencex-db``
+    entry in ``clients`` has both :data:`FRONT_END` fields, InferenceX's own points take those two (the same
+    client on the same engine; the burst shares stay the profile's: the exports' runs bunch differently,
+    docs/gap_aic_ttft.md). Never across engines: a median over the engines' entries (0.025 s + 6.875 µs per
+    prompt token) worsened SGLang-ROCm's and Dynamo + TRT-LLM's InferenceX TTFT (docs/stacks.md, round 30).
+
+    >>> same_client_front_end({}, {"inferencex-db": {"request_overhead_s": 0.025, "prompt_overhead_s_per_token": 7.5e-6,
+    ...                                               "agg_burst_fraction": 0.1}})
+    {'inferencex': {'request_overhead_s': 0.025, 'prompt_overhead_s_per_token': 7.5e-06}}
+    >>> same_client_front_end({"request_overhead_s": 0.09}, {"inferencex-db": {"request_overhead_s": 0.1,
+    ...                                                                       "prompt_overhead_s_per_token": 1e-6}})
+    {}
+    """
+    if any(f in values for f in FRONT_END):
+        return {}
+    out = {}
+    for client, twin in SAME_CLIENT.items():
+        entry = clients.get(twin, {})
+        if all(f in entry for f in FRONT_END):
+            out[client] = {f: entry[f] for f in FRONT_END}
+    return out
+
+
 def _with_client(stack: Stack, src: str, **vals: float) -> Stack:
     entry = {**stack.clients.get(src, {}), **vals}
     return replace(stack, clients=MappingProxyType({**stack.clients, src: MappingProxyType(entry)}))
@@ -377,6 +409,9 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
             continue
         clients[src] = {**clients.get(src, {}), field: got}
         cur = _with_client(cur, src, **{field: got})
+    for client, entry in same_client_front_end(values, clients).items():  # InferenceX's own points: its exports' entry
+        clients[client] = entry
+        cur = _with_client(cur, client, **entry)
     ids = {p.id for p in mine}
     fit_ids = {p.id for p in fit_pts}
     before = _predict(mine, replace(load_stacks(False)["default"],
