@@ -3,8 +3,12 @@
 For every shipped best row (``max_throughput_per_gpu``, or no interactivity) prints how validation maps it, the GPU
 count its closed-loop identity implies (throughput per GPU, TTFT, TPOT, concurrency; fit/data_quality rule 1), every
 run the benchmark config in force made at its concurrency (search-space runs or published entries, MTP as stated,
-both where silent) with its GPU count and predicted throughput per chip (calibrated roofline, the row's engine
-profile), and the run the row is matched with when one is identified. Nothing is fitted or written.
+both where silent) with its GPU count and the error of every metric the row gives (throughput per chip, TPOT, TTFT,
+interactivity) were the row matched with that run (fit/validate.predict_points, as validation prices a matched row),
+and the run the row is matched with when one is identified. The chosen run's errors beside the other runs' show
+whether the GPU-count rule picks the run the model fits best (review30: it is picked from the row's cells alone, no
+prediction; docs/gap_disagg_overprediction.md §Is the chosen run independent of the metrics it is judged on?).
+Nothing is fitted or written.
 Run: python scripts/best_row_runs.py [N ...]   (N = line of data/validation/inferencex_points.csv; default: all)
 """
 
@@ -12,15 +16,16 @@ from __future__ import annotations
 
 import csv
 import sys
+from dataclasses import replace
 from importlib.resources import files
 
 from jalapeno.deploy.engines import identified_candidates
 from jalapeno.fit.run_identity import admits, implied_gpus
 from jalapeno.fit.searched import matching_spaces, searched_runs
-from jalapeno.fit.table_lookup import load_any_pricer
-from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, with_stack_mtp
-from jalapeno.serve.point import serve_at_concurrency
-from jalapeno.specs.catalog import load_model
+from jalapeno.fit.validate import load_inferencex, predict_points
+from jalapeno.fit.validation_run import calibrated_systems
+
+METRICS = ("throughput_per_chip", "tpot_s", "ttft_s", "interactivity")
 
 
 def main(lines: list[str]) -> None:
@@ -51,17 +56,14 @@ def main(lines: list[str]) -> None:
             p.system, p.model, p.isl, p.osl, matching_spaces(p.system, p.model, r["precision"], r["framework"],
                                                              p.isl, p.osl, r["disagg"], r["date"]),
             stated, p.concurrency)]
-        stack = point_stack(p)
-        model, wl = load_model(p.model), point_workload(p)
-        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=stack)
-        for d in runs:
-            d = with_stack_mtp(d, stack, p.model)
-            thr = float(serve_at_concurrency(model, pricer, d, wl, [p.concurrency]).throughput_per_chip[0])
-            mark = "<- matched" if p.deployment is not None and d.label == with_stack_mtp(
-                p.deployment, stack, p.model).label else ""
-            print(f"   {d.chips:3d} GPUs {'admitted' if admits(d.chips, g) else 'excluded':8s} {d.label}: "
-                  f"{thr:.1f} ({thr / p.measured['throughput_per_chip'] - 1:+.1%}) {mark}")
-
+        alts = [replace(p, id=f"{p.id}#{k}", deployment=d, mapping="matched") for k, d in enumerate(runs)]
+        err = predict_points(alts, calibrated_systems()) if alts else None
+        for k, d in enumerate(runs):
+            e = err[err.id == f"{p.id}#{k}"].set_index("metric").error * 100 if err is not None else {}
+            errs = "  ".join(f"{m.split('_')[0]} {e[m]:+6.1f}%" for m in METRICS if m in e)
+            mark = "<- matched" if p.deployment is not None and d.label == p.deployment.label else ""
+            print(f"   {d.chips:3d} GPUs {'admitted' if admits(d.chips, g) else 'excluded':8s} "
+                  f"{'-' if g is None else f'{d.chips / g:4.2f}'} {d.label}: {errs} {mark}")
 
 if __name__ == "__main__":
     main(sys.argv[1:])

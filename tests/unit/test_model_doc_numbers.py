@@ -113,3 +113,16 @@ def test_mtp_tokens_per_step():
     k, alpha = 3, 0.7
     a = (1 - alpha ** (k + 1)) / (1 - alpha)
     assert round(a, 2) == 2.53 and "**2.53** tokens per step" in MODEL_MD
+
+
+def test_tp_rank_step_row_shows_the_shipped_fits():
+    """§11's parameter table gives the fitted per-TP-rank step cost of each stack (review30: it said vLLM 0.125 ms,
+    TRT-LLM 0.20 ms, long after the fits had moved to 0.10 / 0.0625 ms, and round 30's refit to 0.075 ms). A refit
+    that moves them fails here: write the new values in the row."""
+    import tomllib
+
+    fits = tomllib.loads((Path(__file__).resolve().parents[2] / "src/jalapeno/data/stack_fits.toml").read_text())
+    row = next(line for line in MODEL_MD.splitlines() if line.startswith("| `tp_rank_step_s` |"))
+    for stack, name in (("vllm", "vLLM"), ("trtllm", "TRT-LLM")):
+        ms = fits["fits"][stack]["values"]["tp_rank_step_s"] * 1e3
+        assert f"{name} {ms:g} ms" in row or f"{name} {ms:.2f} ms" in row, (stack, ms, row[-120:])

@@ -167,3 +167,42 @@ def test_h100_154_two_48_gpu_layouts_stay_a_best_of(tmp_path):
 def test_restated_rows_stay_out_of_the_stack_fits(tmp_path):
     p = _point(tmp_path, ROW30)
     assert p.identified_from and fit_pool([p]) == []
+
+
+def test_the_shipped_choices_are_not_a_close_call():
+    """review30: the GPU-count rule reads the row's measured throughput, TTFT and TPOT, the metrics the row is then
+    judged on. It reads no prediction, so it cannot pick the run the model fits best; and for it to be a fact of the
+    run rather than a fine call on the cells, no other run the config made at the row's concurrency may come near
+    the band: here each sits beyond it by a factor of 1.25 or more (the nearest: row 41's 6-GPU layout at 1.41, row
+    51's TP1 at 0.49), so the cells would have to be 25% off the identity for the choice to change. A row added later
+    that is a close call fails here, to be left a best-of or argued in its own note."""
+    import csv
+    from importlib.resources import files
+
+    from jalapeno.deploy.engines import identified_candidates
+    from jalapeno.fit.data_quality import RESIDUAL_BAND
+    from jalapeno.fit.run_identity import _layout_key
+    from jalapeno.fit.searched import matching_spaces, searched_runs
+
+    path = files("jalapeno") / "data/validation/inferencex_points.csv"
+    with path.open() as f:
+        cells = {f"inferencex_points:{k}": r for k, r in enumerate(csv.DictReader(f), start=2)}
+    margin, n_rows, n_multi = 1.25, 0, 0
+    for p in load_inferencex(path)[0]:
+        if not p.identified_from:
+            continue
+        n_rows += 1
+        r = cells[p.id]
+        stated = {"mtp": True, "none": False}.get(r["spec"].strip())
+        ents = identified_candidates(p.system, p.model, r["framework"].strip(), p.precision, p.isl, p.osl,
+                                     p.concurrency, stated)
+        runs = [e.deployment() for e in ents] if len(ents) >= 2 else [d for d, _ in searched_runs(
+            p.system, p.model, p.isl, p.osl, matching_spaces(p.system, p.model, r["precision"], r["framework"],
+                                                             p.isl, p.osl, r["disagg"], r["date"]), stated, p.concurrency)]
+        g = implied_gpus(p.measured, p.isl, p.osl, p.concurrency)
+        others = {d.chips for d in runs if _layout_key(d) != _layout_key(p.deployment)}
+        n_multi += bool(others)
+        for chips in others:
+            ratio = chips / g
+            assert ratio > RESIDUAL_BAND[1] * margin or ratio < RESIDUAL_BAND[0] / margin, (p.id, chips, round(ratio, 2))
+    assert (n_rows, n_multi) == (25, 12)  # the commit's count: 13 rows with one layout, 12 with 2-4
