@@ -26,6 +26,11 @@ throughput. The rule (:func:`identify_run`), applied to every best row with a co
    of that layout ran the concurrency, else with it; that run must be one deployment. Else the row keeps its
    ``searched_best`` / ``best_entry`` mapping (e.g. H100 Dynamo + TRT-LLM 8k/1k at 154: two 48-GPU layouts).
 
+The rule reads the row's measured cells, which the row is then judged on, but no prediction; on the shipped rows
+every other run sits a factor >= 1.34 beyond the band, so the choice is a fact of the run, not a fine call on the
+cells (docs/gap_disagg_overprediction.md §Is the chosen run independent of the metrics it is judged on?;
+tests/unit/test_run_identity.py holds every identified row to a factor 1.25).
+
 A row restated so carries ``MeasuredPoint.identified_from`` (the mapping it had) and stays out of the
 engine-fixed-cost fits (fit/stack_fit.fit_pool): those fits' declared split alternates within each group by
 concurrency, so adding rows would relabel rows judged before; these rows were in no fit and stay judged (``none``).
