@@ -100,7 +100,7 @@ def rows(all_loads: bool) -> pd.DataFrame:
         a2a = moe_all_to_all(pr, lay, model)
         other = replace(pr.efficiency, moe_exchange="nvlink_all_to_all_above_top_k" if a2a else "all_to_all")
         xchg = _step(model, pr.with_efficiency(other), dep, lay, b, ctx)[0] - step
-        host = (lay.dp - 1) * pr.efficiency.tp_rank_step_s
+        host = lay.tp * (lay.dp - 1) * pr.efficiency.tp_rank_step_s  # (tp·dp − 1) − (tp − 1) ranks: cost/step.step_overhead
         host_new = 0.0 if pr.efficiency.tp_rank_step_dp else host  # priced already where the profile sets it
         fmt = dep.precision.modules["routed_experts"].compute
         if (p.system, fmt) not in tables:
