@@ -7,12 +7,13 @@ Run: python scripts/fit_moe_backend_kernels.py [--dry-run]   (seconds)
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-from jalapeno.errors import JalapenoError
 from jalapeno.fit.moe_backends import fit_backend_kernels
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _toml_tables import tables_toml, write_main  # noqa: E402
 
 OUT = Path(__file__).resolve().parent.parent / "src" / "jalapeno" / "data" / "moe_backend_kernels.toml"
 HEADER = [
@@ -26,39 +27,14 @@ HEADER = [
 ]
 
 
-def _v(x) -> str:
-    if isinstance(x, bool):
-        return "true" if x else "false"
-    if isinstance(x, str):
-        return '"' + x + '"'
-    if isinstance(x, float):
-        return repr(float(f"{x:.6g}"))
-    return str(x)
-
 
 def to_toml(entries: list[dict]) -> str:
     """``[[kernel]]`` tables, one per (system, backend, format)."""
-    lines = [*HEADER, ""]
-    for e in entries:
-        lines += ["[[kernel]]", *(f"{k} = {_v(v)}" for k, v in e.items()), ""]
-    return "\n".join(lines)
+    return tables_toml(HEADER, "kernel", entries)
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(description=f"Write {OUT.name}: fitted MoE-backend kernel forms.")
-    ap.add_argument("--dry-run", action="store_true", help=f"print the TOML instead of writing {OUT.name}")
-    a = ap.parse_args(argv)
-    try:
-        text = to_toml(fit_backend_kernels())
-    except JalapenoError as e:
-        print(e)
-        return 2
-    if a.dry_run:
-        print(text)
-    else:
-        OUT.write_text(text)
-        print(f"wrote {OUT}")
-    return 0
+    return write_main(argv, OUT, "fitted MoE-backend kernel forms", lambda: to_toml(fit_backend_kernels()))
 
 
 if __name__ == "__main__":

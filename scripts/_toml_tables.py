@@ -1,0 +1,48 @@
+"""Shared writer of the fit scripts' data files: a header of comments, then one ``[[table]]`` per entry (review30:
+fit_moe_backend_kernels.py and fit_moe_backend_floors.py carried the same 40 lines each)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+from jalapeno.errors import JalapenoError
+
+
+def toml_value(x) -> str:
+    """One value as the data files write it: TOML booleans, quoted strings, floats to 6 significant digits."""
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, str):
+        return '"' + x + '"'
+    if isinstance(x, float):
+        return repr(float(f"{x:.6g}"))
+    return str(x)
+
+
+def tables_toml(header: list[str], table: str, entries: list[dict]) -> str:
+    """``header`` (comment lines), a blank line, then one ``[[table]]`` per entry, each followed by a blank line."""
+    lines = [*header, ""]
+    for e in entries:
+        lines += [f"[[{table}]]", *(f"{k} = {toml_value(v)}" for k, v in e.items()), ""]
+    return "\n".join(lines)
+
+
+def write_main(argv: list[str], out: Path, what: str, render: Callable[[], str]) -> int:
+    """``[--dry-run]``: print ``render()`` or write it to ``out``; a JalapenoError (e.g. the tables' package not
+    installed) is printed as its one line, exit 2."""
+    ap = argparse.ArgumentParser(description=f"Write {out.name}: {what}.")
+    ap.add_argument("--dry-run", action="store_true", help=f"print the TOML instead of writing {out.name}")
+    a = ap.parse_args(argv)
+    try:
+        text = render()
+    except JalapenoError as e:
+        print(e)
+        return 2
+    if a.dry_run:
+        print(text)
+    else:
+        out.write_text(text)
+        print(f"wrote {out}")
+    return 0
