@@ -116,7 +116,24 @@ def test_eager_step_is_host_bound_for_a_small_batch():
     k = kernels_per_step(sc, 1)
     assert k[0] > 61 * 10  # at least ten kernels per layer
     host = k[0] * 10e-6 + pr.efficiency.step_overhead_s
-    assert eager_step_s(sc, pr.efficiency, 1)[0] == pytest.approx(max(host, sc.step_time_s[0]))
+    assert eager_step_s(sc, pr.efficiency, Layout(tp=8, ep=8))[0] == pytest.approx(max(host, sc.step_time_s[0]))
+
+
+def test_eager_step_pays_the_per_rank_host_cost_of_the_graphed_step():
+    """The eager step's host time carries the per-step cost outside kernels the graphed step pays, per-TP-rank
+    host cost included (review30 N1): by hand, step_overhead_s 0.5 ms + (8 - 1) x tp_rank_step_s 0.1 ms = 1.2 ms
+    more than the kernels' launches at TP8; with tp_rank_step_dp the DP8 ranks count too."""
+    from dataclasses import replace
+
+    from jalapeno.serve.limits import EAGER_LAUNCH_S, eager_step_s, kernels_per_step
+
+    m, pr = load_model("deepseek-r1"), load_pricer("b200")
+    eff = replace(pr.efficiency, step_overhead_s=5e-4, tp_rank_step_s=1e-4, tp_rank_step_dp=True)
+    b = Batch.make(decode_seqs=2, decode_ctx=1000)
+    for lay in (Layout(tp=8, ep=8), Layout(dp=8, ep=8)):
+        sc = step_cost(m, pr, lay, get_precision("fp4"), b)
+        host = kernels_per_step(sc, 1)[0] * EAGER_LAUNCH_S + 5e-4 + 7 * 1e-4
+        assert eager_step_s(sc, eff, lay)[0] == pytest.approx(max(host, sc.step_time_s[0]))
 
 
 def test_limits_reject_bad_values_with_the_option_named():

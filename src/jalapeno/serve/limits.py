@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from jalapeno.cost.host_calls import step_host_calls
-from jalapeno.cost.step import Batch, StepCost
+from jalapeno.cost.step import Batch, StepCost, step_overhead
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.model import ModelSpec
@@ -64,9 +64,15 @@ def kernels_per_step(sc: StepCost, pp: int) -> np.ndarray:
     return k
 
 
-def eager_step_s(sc: StepCost, eff: Efficiency, pp: int) -> np.ndarray:
-    """Step latency of ``sc`` run eagerly (no CUDA graph), (N,): max(graph, host launch time)."""
-    host = kernels_per_step(sc, pp) * EAGER_LAUNCH_S + eff.step_overhead_s
+def eager_step_s(sc: StepCost, eff: Efficiency, layout) -> np.ndarray:
+    """Step latency of ``sc`` run eagerly (no CUDA graph), (N,): max(graph, host launch time).
+
+    The host time is the step's kernels × ``EAGER_LAUNCH_S`` plus the same per-step cost outside kernels the
+    graphed step pays (cost/step.step_overhead: ``step_overhead_s`` and the per-TP-rank host cost over the
+    engine's TP group, attention-DP ranks included where ``tp_rank_step_dp``); ``layout`` the pool's
+    (deploy/layout.Layout; its ``pp`` splits the kernels).
+    """
+    host = kernels_per_step(sc, layout.pp) * EAGER_LAUNCH_S + step_overhead(eff, layout)
     if sc.draft_s.any():  # MTP drafting passes launch their own kernels: one layer's worth each
         host = host * (1 + sc.draft_s / np.maximum(sc.step_time_s - sc.draft_s, 1e-30))
     return np.maximum(sc.step_time_s, host)
@@ -125,7 +131,7 @@ def decode_step_s(sc: StepCost, eff: Efficiency, dep: Deployment, decode_batch, 
     """Decode-step latency (N,) with the CUDA-graph ceiling applied: eager above it."""
     if dep.cuda_graph_max_batch is None:
         return sc.step_time_s
-    return np.where(graphed(dep, decode_batch, layout), sc.step_time_s, eager_step_s(sc, eff, layout.pp))
+    return np.where(graphed(dep, decode_batch, layout), sc.step_time_s, eager_step_s(sc, eff, layout))
 
 
 def graph_padded(dep: Deployment, layout, batch: Batch) -> Batch:

@@ -167,6 +167,6 @@ class StepTimer:
         if self.graph_max is not None:  # decode-only steps above the ceiling run eagerly
             eager = (cols[2] == 0) & (cols[0] / (lay.pp * lay.dp) > self.graph_max)
             if eager.any():
-                t = np.where(eager, eager_step_s(sc, self.pricer.efficiency, lay.pp), t)
+                t = np.where(eager, eager_step_s(sc, self.pricer.efficiency, lay), t)
         t = floored_steps(t, cols[0], cols[2], self.prompt_floor)  # eager prompt steps: max(host, GPU)
         self.ahead.update(zip(keys, t.tolist()))
