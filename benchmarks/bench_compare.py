@@ -49,7 +49,10 @@ CPU 3.25 -> 2.89 s (-11%, best of 5); ``compare -c 1,4,16,64,256`` 5.37 -> 4.71 
 -c 1,8,64`` 1.14 -> 1.01 s; plain ``compare`` unchanged (2.01 / 1.99 s: its batch-grid sweep prices each
 deployment in its own call). On the quiet machine at the round's start (load 0.6) main took 2.98 s wall,
 3.0 s CPU: about 2.65 s expected now (an estimate from the CPU ratio, not measured quiet; 2.5 s margin not yet
-met). Peak RSS of ``compare -c 64`` 70 -> 72 MB (``-w 128k1k -c 64``: 203 -> 240 MB). Tried and
+met). Measured quiet at the round's close (load 1.0, best of 3, interleaved twice with a959866, the round's
+start): ``compare -c 64`` 2.64 / 2.65 -> 2.36 / 2.36 s wall (2.74 -> 2.46 s CPU; the 2.5 s margin met); plain
+``compare`` 1.37 -> 1.41 / 1.43 s and the in-process sweep 0.409 -> 0.426 s (+3-4%: the round's other changes,
+e.g. packed collectives also pricing the spread candidates, coll30); peak RSS 140-144 MB. Peak RSS of ``compare -c 64`` 70 -> 72 MB (``-w 128k1k -c 64``: 203 -> 240 MB). Tried and
 left out: the batch-grid sweep priced through the same pass (every layout's grid planned, priced together,
 finished): byte-identical and -5% CPU on plain ``compare``, but it holds every layout's grid tables at once:
 peak RSS 109 -> 174 MB, and 586 MB -> 1.14 GB (over the 1 GB goal) and +12% CPU at ``-w 128k1k``.
