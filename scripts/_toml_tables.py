@@ -1,5 +1,6 @@
 """Shared writer of the fit scripts' data files: a header of comments, then one ``[[table]]`` per entry (review30:
-fit_moe_backend_kernels.py and fit_moe_backend_floors.py carried the same 40 lines each)."""
+fit_moe_backend_kernels.py and fit_moe_backend_floors.py carried the same 40 lines each; fit_moe_backends.py its
+own value writer and --dry-run/write tail)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ from jalapeno.errors import JalapenoError
 
 
 def toml_value(x) -> str:
-    """One value as the data files write it: TOML booleans, quoted strings, floats to 6 significant digits."""
+    """One value as the data files write it: TOML booleans, quoted strings, lists of values, floats to 6
+    significant digits."""
     if isinstance(x, bool):
         return "true" if x else "false"
     if isinstance(x, str):
         return '"' + x + '"'
+    if isinstance(x, list):
+        return "[" + ", ".join(toml_value(i) for i in x) + "]"
     if isinstance(x, float):
         return repr(float(f"{x:.6g}"))
     return str(x)
@@ -34,13 +38,17 @@ def write_main(argv: list[str], out: Path, what: str, render: Callable[[], str])
     installed) is printed as its one line, exit 2."""
     ap = argparse.ArgumentParser(description=f"Write {out.name}: {what}.")
     ap.add_argument("--dry-run", action="store_true", help=f"print the TOML instead of writing {out.name}")
-    a = ap.parse_args(argv)
+    return emit(out, render, ap.parse_args(argv).dry_run)
+
+
+def emit(out: Path, render: Callable[[], str], dry_run: bool) -> int:
+    """Print ``render()`` (``dry_run``) or write it to ``out``; a JalapenoError is printed as its one line, exit 2."""
     try:
         text = render()
     except JalapenoError as e:
         print(e)
         return 2
-    if a.dry_run:
+    if dry_run:
         print(text)
     else:
         out.write_text(text)

@@ -14,20 +14,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from jalapeno.errors import JalapenoError
 from jalapeno.fit.moe_backends import REPO_TABLES, measured_curves
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _toml_tables import emit, toml_value  # noqa: E402
+
 OUT = Path(__file__).resolve().parent.parent / "src" / "jalapeno" / "data" / "moe_backends.toml"
-
-
-def _v(x) -> str:
-    if isinstance(x, str):
-        return '"' + x + '"'
-    if isinstance(x, list):
-        return "[" + ", ".join(_v(i) for i in x) + "]"
-    if isinstance(x, float):
-        return repr(float(f"{x:.6g}"))
-    return str(x)
 
 
 def to_toml(curves: list[dict], report: dict) -> str:
@@ -52,7 +44,7 @@ def to_toml(curves: list[dict], report: dict) -> str:
              "# EP row of as many ranks (cost/pricer.with_moe_backend).", ""]
     for c in curves:
         lines.append("[[curve]]")
-        lines += [f"{k} = {_v(v)}" for k, v in c.items()]
+        lines += [f"{k} = {toml_value(v)}" for k, v in c.items()]
         lines.append("")
     for system, backends in report.items():
         for backend, r in backends.items():
@@ -60,7 +52,7 @@ def to_toml(curves: list[dict], report: dict) -> str:
                     [(f".{k}", v) for k, v in r.items() if isinstance(v, dict)]:
                 if part:
                     lines.append(f'[report."{system}".{backend}{sub}]')
-                    lines += [f"{k} = {_v(v)}" for k, v in part.items()]
+                    lines += [f"{k} = {toml_value(v)}" for k, v in part.items()]
                     lines.append("")
     return "\n".join(lines)
 
@@ -76,17 +68,7 @@ def main(argv: list[str]) -> int:
         print(f"--aic-repo PATH is needed to write {OUT.name}: without it the curves of "
               f"{', '.join(REPO_TABLES)} would be dropped (a checkout of github.com/ai-dynamo/aiconfigurator)")
         return 2
-    try:
-        text = to_toml(*measured_curves(repo=repo))
-    except JalapenoError as e:
-        print(e)
-        return 2
-    if a.dry_run:
-        print(text)
-    else:
-        OUT.write_text(text)
-        print(f"wrote {OUT}")
-    return 0
+    return emit(OUT, lambda: to_toml(*measured_curves(repo=repo)), a.dry_run)
 
 
 if __name__ == "__main__":

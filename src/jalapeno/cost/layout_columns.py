@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jalapeno.cost.moe import dispatch_ranks, extreme_value_tail
 from jalapeno.deploy.eplb import busiest_rank_share
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.sharding import experts_per_rank, has_ep_all_to_all
@@ -71,9 +72,8 @@ def layout_columns(model: ModelSpec, layouts: list[Layout], sizes: list[int]) ->
         share = busiest_rank_share(m.num_experts, m.routing_sigma, lay.ep, lay.eplb)
         share_d = busiest_rank_share(m.num_experts, m.decode_routing_sigma, lay.ep, lay.eplb) \
             if m.decode_routing_sigma != m.routing_sigma else share
-        tail = np.sqrt(2.0 * np.log(lay.ep)) if lay.ep > 1 else 0.0
-        per[lay] = (lay.dp, lay.ep, lay.stage_chips, experts_per_rank(model, lay.ep, lay.eplb), share, share_d, tail,
-                    math.ceil(m.top_k / lay.ep), lay.ep * (1.0 - (1.0 - 1.0 / lay.ep) ** m.top_k))
+        per[lay] = (lay.dp, lay.ep, lay.stage_chips, experts_per_rank(model, lay.ep, lay.eplb), share, share_d,
+                    extreme_value_tail(lay.ep), math.ceil(m.top_k / lay.ep), dispatch_ranks(m.top_k, lay.ep))
     rows = [per[lay] for lay in layouts]
     cols = [np.repeat(np.array(c, dtype=float), sizes) for c in zip(*rows)]
     cols[2] = cols[2].astype(int)

@@ -33,6 +33,26 @@ def expected_distinct_experts(tokens, num_experts: int, top_k: int) -> np.ndarra
     return num_experts * (1.0 - (1.0 - top_k / num_experts) ** t)
 
 
+def extreme_value_tail(ep: int) -> float:
+    """sqrt(2·ln ep): the Gaussian extreme-value factor of the busiest of ``ep`` ranks (0 at ep <= 1), the one
+    :func:`busiest_rank_assignments` scales its sampling term by and cost/layout_columns.py works out per layout.
+
+    >>> round(float(extreme_value_tail(8)), 4), extreme_value_tail(1)
+    (2.0393, 0.0)
+    """
+    return np.sqrt(2.0 * np.log(ep)) if ep > 1 else 0.0
+
+
+def dispatch_ranks(top_k: int, ep: int) -> float:
+    """ep·(1 − (1 − 1/ep)^top_k): the EP ranks one token's top_k experts land on, the k experts on distinct
+    ranks uniformly (the prefill all-to-all's copies per token, cost/ops.dispatch_copies).
+
+    >>> round(float(dispatch_ranks(8, 4)), 4)  # 4·(1 − 0.75^8)
+    3.5995
+    """
+    return ep * (1.0 - (1.0 - 1.0 / ep) ** top_k)
+
+
 def busiest_rank_assignments(tokens, top_k: int, ep: int, skew: float = 1.0,
                              share: float | None = None, tail=None) -> np.ndarray:
     """Token-expert assignments landing on the busiest of ``ep`` expert-parallel ranks.
@@ -61,7 +81,7 @@ def busiest_rank_assignments(tokens, top_k: int, ep: int, skew: float = 1.0,
         return a
     q = 1.0 / ep if share is None else np.asarray(share, dtype=float)
     std = np.sqrt(a * q * (1.0 - q))
-    return np.minimum(a, a * q + skew * std * (np.sqrt(2.0 * np.log(ep)) if tail is None else tail))
+    return np.minimum(a, a * q + skew * std * (extreme_value_tail(ep) if tail is None else tail))
 
 
 #: token counts of the log grid on which the skewed touched-expert fraction is tabulated

@@ -48,7 +48,8 @@ from jalapeno.cost.adp_rank import busiest_rank_decode, busiest_rank_prefill
 from jalapeno.cost.allreduce_rms import fused_steps
 from jalapeno.cost.attention import RankBatch, add_gqa_ops, add_mla_ops
 from jalapeno.cost.layout_columns import LayoutColumns
-from jalapeno.cost.moe import busiest_rank_assignments, experts_touched_on_rank, mixed_touched_fraction
+from jalapeno.cost.moe import (busiest_rank_assignments, dispatch_ranks, experts_touched_on_rank,
+                              mixed_touched_fraction)
 from jalapeno.cost.optable import MOE_KERNELS, MOE_WEIGHT_KEYS, CollectiveTable, OpBuilder, OpTable
 from jalapeno.deploy.eplb import busiest_rank_share
 from jalapeno.deploy.layout import Layout
@@ -341,7 +342,7 @@ def dispatch_copies(decode_rows, prefill_tokens, top_k: int, ep: int, ranks=None
     8.0
     """
     if ranks is None:
-        ranks = ep * (1.0 - (1.0 - 1.0 / ep) ** top_k)
+        ranks = dispatch_ranks(top_k, ep)
     return np.asarray(decode_rows, dtype=float) * top_k + np.asarray(prefill_tokens, dtype=float) * ranks
 
 
