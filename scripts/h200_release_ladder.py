@@ -8,7 +8,9 @@ InferenceX's v0.5.7 sweep (issue #870), aiconfigurator's rows of the 2026-03-25 
 its ``notes`` in the points CSV (``SGLang v0.5.7`` / ``sglang:v0.5.12-cu130``; the validate id is the CSV's line
 number), of an aiconfigurator row from its ``framework``. Per (ISL, OSL, concurrency): measured TPOT by release, the
 release ratios, the model's TPOT (one recipe, one stack: the same prediction for every release) and the
-interactivity error (predicted / measured − 1; negative = the model too slow) with the row's split.
+interactivity error (predicted / measured − 1; negative = the model too slow) with the row's split. Part 1b: at each
+concurrency with both lengths, the 8k/1k − 1k/1k TPOT step measured per release and modelled (the context and prefill
+work 8k prompts add at one decode batch), and the model's excess over each release at both lengths.
 
 Part 2 (same CSV). gpt-oss-120b MXFP4 TensorRT-LLM aggregated on H200: each InferenceX row beside its
 aiconfigurator twin of the same image (``gpt-oss-dev``), ISL/OSL, concurrency and layout (measured and modelled TPOT,
@@ -97,6 +99,22 @@ def sglang_ladder(d: pd.DataFrame, rel_of_id: dict[str, str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def isl_increments(ladder: pd.DataFrame) -> pd.DataFrame:
+    """Per concurrency with both 1k/1k and 8k/1k rows: TPOT(8k/1k) − TPOT(1k/1k) in ms, measured per release and
+    modelled, and the model's excess over each release's measured TPOT (model − measured, ms) at both lengths."""
+    one = ladder[(ladder.isl == 1024) & (ladder.osl == 1024)].set_index("C")
+    eight = ladder[(ladder.isl == 8192) & (ladder.osl == 1024)].set_index("C")
+    rows = []
+    for c in sorted(set(one.index) & set(eight.index)):
+        r = {"C": int(c), "model 8k-1k": eight.at[c, "model tpot"] - one.at[c, "model tpot"]}
+        for rel in ("0.5.9", "0.5.12"):
+            r[f"{rel} 8k-1k"] = eight.at[c, f"tpot {rel}"] - one.at[c, f"tpot {rel}"]
+            r[f"{rel} excess 1k"] = one.at[c, "model tpot"] - one.at[c, f"tpot {rel}"]
+            r[f"{rel} excess 8k"] = eight.at[c, "model tpot"] - eight.at[c, f"tpot {rel}"]
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
 def _layout(dep: str) -> str:
     m = re.search(r"attn TP(\d+) DP\d+ · MoE TP(\d+) EP(\d+)", str(dep))
     return "" if not m else "TP{} MoE TP{} EP{}".format(*m.groups())
@@ -166,7 +184,10 @@ def main(argv: list[str]) -> None:
     pd.set_option("display.width", 250)
     pd.set_option("display.max_rows", 200)
     print("Part 1: H200 DeepSeek-R1 FP8 SGLang TP8 EP1 agg, one script at three releases (TPOT ms; error %)")
-    print(sglang_ladder(d, point_releases(points)).round(3).to_string(index=False))
+    ladder = sglang_ladder(d, point_releases(points))
+    print(ladder.round(3).to_string(index=False))
+    print("\nPart 1b: TPOT(8k/1k) - TPOT(1k/1k) at one concurrency, and the model's excess (model - measured), ms")
+    print(isl_increments(ladder).round(2).to_string(index=False))
     print("\nPart 2a: H200 gpt-oss-120b TensorRT-LLM, InferenceX rows and their aiconfigurator gpt-oss-dev twins")
     print(gptoss_twins(d).round(3).to_string(index=False))
     print("\nPart 2b: aiconfigurator H200 gpt-oss-120b TensorRT-LLM agg TPOT error, median % (n)")

@@ -103,3 +103,18 @@ def test_a_missing_csv_names_the_file_and_the_fix(tmp_path):
     with pytest.raises(SystemExit) as ei:
         h.main([str(missing)])
     assert str(missing) in str(ei.value) and f"Fix: write one with `jalapeno validate -o {missing}`" in str(ei.value)
+
+
+def test_isl_increments_by_hand():
+    # one concurrency, both lengths: model 18 / 23 ms, v0.5.12 15 / 20 ms, 0.5.9 16 / 20.5 ms
+    ladder = pd.DataFrame([
+        {"isl": 1024, "osl": 1024, "C": 16, "model tpot": 18.0, "tpot 0.5.9": 16.0, "tpot 0.5.12": 15.0},
+        {"isl": 8192, "osl": 1024, "C": 16, "model tpot": 23.0, "tpot 0.5.9": 20.5, "tpot 0.5.12": 20.0},
+        {"isl": 8192, "osl": 1024, "C": 64, "model tpot": 50.0, "tpot 0.5.9": 49.0, "tpot 0.5.12": 48.0},
+    ])
+    r = h.isl_increments(ladder).set_index("C").loc[16]
+    assert r["model 8k-1k"] == pytest.approx(5.0)
+    assert r["0.5.12 8k-1k"] == pytest.approx(5.0) and r["0.5.9 8k-1k"] == pytest.approx(4.5)
+    assert r["0.5.12 excess 1k"] == pytest.approx(3.0) and r["0.5.12 excess 8k"] == pytest.approx(3.0)
+    assert r["0.5.9 excess 1k"] == pytest.approx(2.0) and r["0.5.9 excess 8k"] == pytest.approx(2.5)
+    assert len(h.isl_increments(ladder)) == 1  # C = 64 has no 1k/1k row
