@@ -1,5 +1,6 @@
 """InferenceX's own points take their engine's front end fitted on the same client's exported rows (fit/stack_fit.
-same_client_front_end; round 30, ixttft30): the rule, and what the shipped profiles give, by hand."""
+same_client_front_end; round 30, ixttft30) and the ROCm profiles their server program's (SAME_SERVER; round 31, ixttft31):
+the rules, and what the shipped profiles give, by hand."""
 
 import pytest
 
@@ -31,6 +32,29 @@ def test_shipped_profiles():
         assert (ix.request_overhead_s, ix.prompt_overhead_s_per_token) == (db.request_overhead_s,
                                                                             db.prompt_overhead_s_per_token)
         assert s[name].request_overhead_s is None  # its own front end is not fitted: the rule applies
-    for name in ("sglang", "sglang-rocm", "atom-rocm", "dynamo-trtllm"):  # own fit, or no export entry: unchanged
+    for name in ("sglang", "dynamo-trtllm"):  # own fit, or no export entry and no twin server: unchanged
         assert s[name].for_client("inferencex") is s[name]
+
+
+def front(st):
+    return st.request_overhead_s, st.prompt_overhead_s_per_token
+
+
+@pytest.mark.parametrize("name, twin", [("sglang-rocm", "sglang"), ("atom-rocm", "vllm")])
+def test_rocm_profiles_take_their_server_programs_front_end(name, twin):
+    """Round 31 (fit/stack_fit.SAME_SERVER): InferenceX's own points on SGLang-ROCm get SGLang's own fitted front end,
+    on ATOM vLLM's (its exports' entry); neither profile fits one of its own."""
+    s = stacks()
+    assert s[name].request_overhead_s is None and "inferencex-db" not in s[name].clients
+    assert front(s[name].for_client("inferencex")) == front(s[twin].for_client("inferencex"))
+
+
+def test_atom_front_end_fits_inside_its_measured_ttft():
+    """InferenceX row 49 (MI355X gpt-oss-120b, ATOM, 1k/1k C128, InferenceX-app blog @2d1d3d65): median TTFT 50.5 ms.
+    The mean prompt is 0.9 x 1024 = 921.6 tokens (InferenceX's range ratio 0.8). The global constant's front end alone,
+    0.15 s + 6.4 us x 921.6 = 155.9 ms, is three times the whole measured TTFT; vLLM's, 25 ms + 6.875 us x 921.6 =
+    31.3 ms, leaves 19 ms for a 1k prefill and a decode step (16 ms modelled) — the hand figures, not the model's."""
+    a, b = front(stacks()["atom-rocm"].for_client("inferencex"))
+    assert a + b * 921.6 == pytest.approx(0.025 + 6.875e-6 * 921.6) == pytest.approx(0.03134, abs=1e-5)
+    assert a + b * 921.6 < 0.0505 < 0.15 + 6.4e-6 * 921.6
 

@@ -297,6 +297,40 @@ def same_client_front_end(values: dict, clients: dict) -> dict[str, dict[str, fl
     return out
 
 
+#: Profiles that run another fitted profile's serving front end (round 31, ixttft31; docs/stacks.md): where such a
+#: profile fits no front end of its own and has no ``inferencex`` entry, InferenceX's own points on it take the front
+#: end InferenceX's own points get on the twin (:func:`server_front_end`). ``sglang-rocm``: the SGLang server itself on
+#: ROCm (one code base, sgl-project/sglang python/sglang/srt/entrypoints/http_server.py with its TokenizerManager and
+#: detokenizer processes; InferenceX runs the lmsysorg/sglang ROCm images) -> SGLang's front end fitted on InferenceX's
+#: own SGLang points. ``atom-rocm``: ATOM's OpenAI server has vLLM V1's front-end shape: FastAPI with the HF tokenizer
+#: in the API process (ROCm/ATOM atom/entrypoints/openai_server.py, which InferenceX's gptoss_fp4_mi355x_atom.sh
+#: launches), each request pickled over a ZMQ ROUTER socket to an engine-core process, outputs back over a ZMQ PULL
+#: socket on an output thread (atom/model_engine/engine_core_mgr.py CoreManager @5ab8d5bc, EngineCoreRequestType
+#: ADD / STREAM: vLLM V1's vllm/v1/engine/core_client.py MPClient) -> vLLM's (its exports' entry, :data:`SAME_CLIENT`).
+#: Assumption: one program's host-side cost is the same on the MI3xx hosts as on the NVIDIA ones.
+SAME_SERVER = {"sglang-rocm": "sglang", "atom-rocm": "vllm"}
+
+
+def server_front_end(twin: Stack | None) -> dict[str, float]:
+    """The front end (:data:`FRONT_END`, s and s per prompt token) InferenceX's own points get on ``twin`` (its
+    ``inferencex`` client entry, else its own fitted front end); {} when it has neither (the efficiency set's global
+    constant is no engine's own front end).
+
+    >>> server_front_end(Stack("x", "x", "x", request_overhead_s=0.0875, prompt_overhead_s_per_token=1.6875e-5))
+    {'request_overhead_s': 0.0875, 'prompt_overhead_s_per_token': 1.6875e-05}
+    >>> server_front_end(Stack("x", "x", "x", clients={"inferencex": {"request_overhead_s": 0.025,
+    ...                                                               "prompt_overhead_s_per_token": 6.875e-6}}))
+    {'request_overhead_s': 0.025, 'prompt_overhead_s_per_token': 6.875e-06}
+    >>> server_front_end(Stack("x", "x", "x")), server_front_end(None)
+    ({}, {})
+    """
+    if twin is None:
+        return {}
+    st = twin.for_client(FRONTEND_SOURCES[0])
+    vals = {f: getattr(st, f) for f in FRONT_END}
+    return {f: float(v) for f, v in vals.items()} if all(v is not None for v in vals.values()) else {}
+
+
 def _with_client(stack: Stack, src: str, **vals: float) -> Stack:
     entry = {**stack.clients.get(src, {}), **vals}
     return replace(stack, clients=MappingProxyType({**stack.clients, src: MappingProxyType(entry)}))
@@ -352,14 +386,16 @@ def errors(rows: pd.DataFrame, ids: set[str], ttft_flagged: frozenset = frozense
 
 def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], start: Stack | None = None,
               front_end: bool = False, ttft_flagged: frozenset = frozenset(),
-              tpot_flagged: frozenset = frozenset(), cold: frozenset = frozenset()) -> dict:
+              tpot_flagged: frozenset = frozenset(), cold: frozenset = frozenset(),
+              server_front: dict | None = None) -> dict:
     """Fit one profile on its fit half, starting from ``start`` (default: its stated values);
     report fit / held-out errors before (the ``default`` profile's fixed costs, the stated MTP
     acceptance) and after. The TTFT of ``ttft_flagged`` points (aiconfigurator rows that break a
     data-quality rule, fit/aic_quality.py) enters neither the front-end and burst fits nor the errors; the
     TPOT of ``tpot_flagged`` points (rules D, E) enters neither the step-cost and MTP fits nor the errors. The
     TTFT of ``cold`` points (timed without a client warm-up: fit/client_warmup.py) enters neither the front-end nor
-    the burst fits, and is kept in the errors.
+    the burst fits, and is kept in the errors. ``server_front``: the twin server's front end for InferenceX's own points
+    (:data:`SAME_SERVER`), taken where the profile fits none of its own and has no ``inferencex`` entry.
 
     Returns ``{"values": {...}, "mtp_acceptance": {model: {...}}, "clients": {source: {...}},
     "report": {...}}`` in the form of ``data/stack_fits.toml``.
@@ -412,6 +448,9 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
     for client, entry in same_client_front_end(values, clients).items():  # InferenceX's own points: its exports' entry
         clients[client] = entry
         cur = _with_client(cur, client, **entry)
+    if server_front and not any(f in values for f in FRONT_END) and FRONTEND_SOURCES[0] not in clients:
+        clients[FRONTEND_SOURCES[0]] = dict(server_front)  # the twin server's (SAME_SERVER)
+        cur = _with_client(cur, FRONTEND_SOURCES[0], **server_front)
     ids = {p.id for p in mine}
     fit_ids = {p.id for p in fit_pts}
     before = _predict(mine, replace(load_stacks(False)["default"],
@@ -436,7 +475,8 @@ def fit_all(names: Sequence[str] = tuple(PLAN), front_end: bool = True, warm_cli
     and error, and so is the TPOT of those that break rule D or E (the split is drawn over every point, so a
     flag does not reshuffle it). With ``warm_clients_only`` (a what-if; the shipped fit leaves it off) the rows timed
     without a client warm-up (fit/client_warmup.py) are left out of the front-end and burst fits only. The points
-    of ``withheld_systems`` enter nothing, their flags' comparisons included (fit/loso.py's refit)."""
+    of ``withheld_systems`` enter nothing, their flags' comparisons included (fit/loso.py's refit). A profile of
+    :data:`SAME_SERVER` without a front end of its own takes its twin's (:func:`server_front_end`)."""
     pts = load_points(withheld_systems)
     sp = split(pts)
     flagged = frozenset(aic_ttft_flags(pts))
@@ -444,6 +484,8 @@ def fit_all(names: Sequence[str] = tuple(PLAN), front_end: bool = True, warm_cli
     cold = cold_client_ids(pts) if warm_clients_only else frozenset()
     out: dict[str, dict] = {}
     for n in names:  # in order: a derived profile starts from its base's fitted values
+        twin = SAME_SERVER.get(n)  # a twin fitted in this call (PLAN order: before it), else its shipped fit
+        server = server_front_end((build_stacks(out) if twin in out else load_stacks()).get(twin)) if twin else {}
         out[n] = fit_stack(n, pts, sp, build_stacks(out)[n], front_end=front_end, ttft_flagged=flagged,
-                           tpot_flagged=decode, cold=cold)
+                           tpot_flagged=decode, cold=cold, server_front=server)
     return out
