@@ -102,6 +102,49 @@ def model_busiest_rank(prompts: int, dp: int) -> float:
     return max(prompts / dp, min(prompts, 1))
 
 
+def poisson_busiest_rank(mu: float, dp: int) -> float:
+    """Mean busiest-rank prompts of TensorRT-LLM steps whose prompt count is Poisson with mean ``mu``: E[⌈S/dp⌉].
+
+    Below one prompt a step the model's f(mu) = mu is linear while two prompts of one step on two ranks cost one:
+    at mu = 1, dp = 4, E[⌈S/4⌉] = P(1 <= S <= 4) + 2·P(5 <= S <= 8) + ... = 0.6285 + 2·0.0037 + ... = 0.6358
+    (Poisson(1): P(1..4) = e^-1·(1 + 1/2 + 1/6 + 1/24), P(5..8) = e^-1·(1/120 + 1/720 + ...)).
+
+    >>> round(poisson_busiest_rank(1.0, 4), 4)
+    0.6358
+    """
+    if mu < 0 or dp < 1:
+        raise ValueError(f"mu {mu} must be >= 0 and dp {dp} >= 1; fix: pass a mean prompt count and a DP degree")
+    total, pk, k = 0.0, math.exp(-mu), 0
+    while k < mu + 20 * math.sqrt(mu + 1) + 20:
+        total += pk * -(-k // dp)
+        k += 1
+        pk *= mu / k
+    return total
+
+
+def rank_rows(d: pd.DataFrame, path: str) -> pd.DataFrame:
+    """Held-out TensorRT-LLM disaggregated rows of an attention-DP prefill pool: µ, an upper bound of the prompts a
+    step carries (the pool's measured λ = C / (TTFT + (OSL − 1)·TPOT) over its x workers, times the measured TTFT,
+    which is at least one step), and E[⌈S/dp⌉] (Poisson S) against the model's f(µ); rows with µ > 4·dp (queued: the
+    step is budget-filled, the window not a step) are left out."""
+    full = pd.read_csv(path)
+    tpot = full[(full.source == "aiconfigurator") & (full.metric == "tpot_s")].set_index("id").measured
+    out = []
+    for r in d[(d.engine == "trtllm") & (d["mode"] == "disagg")].itertuples():
+        m = _POOL.search(r.deployment)
+        x, dp = int(m[1]), int(m[3])
+        if dp < 2 or r.id not in tpot.index:
+            continue
+        lam = r.concurrency / (r.measured + (r.osl - 1) * tpot[r.id])
+        mu = lam / x * r.measured
+        if mu > 4 * dp:
+            continue
+        eng, mod = poisson_busiest_rank(mu, dp), model_busiest_rank(mu, dp)
+        out.append({"id": r.id.split("_disagg_")[-1], "system": r.system, "dp": dp, "mu_max": mu,
+                    "engine": eng, "model": mod, "engine/model": eng / mod, "error": r.error})
+    return pd.DataFrame(out)
+
+
 def ranks_table(dps=(2, 4, 8)) -> None:
     """TensorRT-LLM's busiest rank against the model's, for steps of 1 .. 3·dp equal prompts."""
     for dp in dps:
@@ -137,3 +180,4 @@ if __name__ == "__main__":
     main(a.csv, a.rows)
     if a.ranks:
         ranks_table()
+        print(rank_rows(held_out_rows(a.csv), a.csv).round(3).to_string(index=False))

@@ -51,3 +51,18 @@ def test_busiest_rank_is_the_ceiling():
     assert need.trt_busiest_rank(16, 8) == need.model_busiest_rank(16, 8) == 2
     with pytest.raises(ValueError, match="dp 0"):
         need.trt_busiest_rank(3, 0)
+
+
+def test_poisson_busiest_rank_by_hand():
+    import math
+    # dp = 1: ⌈S⌉ = S, so the mean is µ itself
+    assert abs(need.poisson_busiest_rank(2.5, 1) - 2.5) < 1e-9
+    # µ = 1, dp = 4: P(1..4) + 2·P(5..8) + 3·P(9..12), Poisson(1) terms e^-1/k!
+    p = [math.exp(-1) / math.factorial(k) for k in range(13)]
+    hand = sum(p[1:5]) + 2 * sum(p[5:9]) + 3 * sum(p[9:13])
+    assert abs(need.poisson_busiest_rank(1.0, 4) - hand) < 1e-6
+    assert abs(hand - 0.6358) < 1e-4
+    # below one prompt a step the engine's mean busiest rank is under the model's linear f(µ) = µ
+    assert need.poisson_busiest_rank(0.5, 4) < need.model_busiest_rank(0.5, 4) == 0.5
+    with pytest.raises(ValueError, match="mu -1"):
+        need.poisson_busiest_rank(-1.0, 2)
