@@ -10,7 +10,7 @@ import pytest
 from cli_runner import run
 
 from jalapeno.analysis.comparison import compare_systems
-from jalapeno.analysis.estimated_peaks import bound_format, estimated_peak_notes
+from jalapeno.analysis.estimated_peaks import bound_format, compute_formats, estimated_peak_notes
 from jalapeno.analysis.sweep import SweepOptions
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.specs.catalog import load_model
@@ -48,11 +48,34 @@ def test_kimi_int4_on_jalapeno_is_noted_and_gb300_is_not(kimi):
 
 
 def test_no_note_where_the_bound_format_peak_is_not_an_estimate():
+    # FP4: routed experts in FP4 (13,400 TFLOP/s) and the MLA math in FP8 (3,400): both reported
+    m = load_model("deepseek-r1")
+    prs = [load_pricer("jalapeno"), load_pricer("gb300-nvl72")]
+    rec = compare_systems(m, prs, get_workload("1k1k"), get_precision("fp4"), options=SweepOptions(serving="agg")).record()
+    assert any(p.bound == "compute" for p in rec.systems["jalapeno"].frontier)
+    assert estimated_peak_notes(rec, {p.system.name: p.system for p in prs}, m) == []
+
+
+def test_compute_formats_include_the_attention_math():
+    r1, kimi = load_model("deepseek-r1"), load_model("kimi-k2.5")
+    # DeepSeek-R1's FP8 release: experts FP8, MLA math BF16 (FlashMLA); FP4: experts FP4, MLA math FP8
+    assert compute_formats(r1, "fp8") == [("routed experts compute", "fp8"),
+                                          ("attention math (scores, softmax·V) computes", "bf16")]
+    assert [f for _, f in compute_formats(r1, "fp4")] == ["fp4", "fp8"]
+    assert compute_formats(kimi, "int4") == [("routed experts compute", "bf16")]  # one format, one entry
+    assert compute_formats(r1, "not-a-preset") == []
+
+
+def test_deepseek_fp8_mla_in_bf16_on_jalapeno_is_noted():
+    """The sanity31 case: Jalapeño's DeepSeek-R1 FP8 frontier is compute-bound with the MLA math in BF16,
+    whose 1,700 TFLOP/s is FP8 / 2, an estimate; before, only the experts' FP8 (reported) was checked."""
     m = load_model("deepseek-r1")
     prs = [load_pricer("jalapeno"), load_pricer("gb300-nvl72")]
     rec = compare_systems(m, prs, get_workload("1k1k"), get_precision("fp8"), options=SweepOptions(serving="agg")).record()
-    assert any(p.bound == "compute" for p in rec.systems["jalapeno"].frontier)
-    assert estimated_peak_notes(rec, {p.system.name: p.system for p in prs}, m) == []
+    notes = estimated_peak_notes(rec, {p.system.name: p.system for p in prs}, m)
+    assert len(notes) == 1 and notes[0].startswith("jalapeno: ")
+    assert "deepseek-r1's attention math (scores, softmax·V) computes in BF16 under fp8" in notes[0]
+    assert "1,700 TFLOP/s, is an estimate" in notes[0] and "--set chip.peak_dense_tflops.bf16=VALUE" in notes[0]
 
 
 def test_compare_prints_the_note_on_stderr_only(capsys):
