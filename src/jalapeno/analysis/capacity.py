@@ -109,6 +109,15 @@ class CapacityPlan:
     usd_estimate: bool = False
     fewest_boxes: Footprint | None = None
 
+    def __repr__(self) -> str:
+        """Short: ``CapacityPlan(gb200-nvl72: 1e+06 output tok/s at >= 50 tok/s/user: 320 chips, 5 x 64, ...)``
+        (the generated repr printed the point and both alternatives, 3,800 characters); ``arithmetic()``
+        gives the whole working."""
+        return (f"CapacityPlan({self.system}: {self.target_tok_per_s:.4g} {self.target_kind} tok/s at >= "
+                f"{self.min_interactivity:g} tok/s/user: {self.chips:,} chips ({self.instances:,} x "
+                f"{self.chips_per_instance:,}) at {self.point.interactivity:,.1f} tok/s/user, "
+                f"{self.tok_per_s_per_chip:,.1f} {self.target_kind} tok/s/chip, ${self.usd_per_hour:,.2f}/hour)")
+
     @property
     def usd_per_mtok(self) -> float:
         """$ per million tokens of the target's kind at the plan's point: $/chip-hour over the tokens one
@@ -309,12 +318,19 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
 
     Raises:
         SpecError: a frontier that is not a FrontierRecord (a SystemFrontier: pass its ``.record()``),
+            a system that is not a System or not the frontier's,
             a non-positive target or one above ``MAX_TARGET_TOK_PER_S``, an unknown kind, a negative floor.
         InfeasibleDeployment: no frontier point reaches the floor (names the fastest one).
     """
     if not isinstance(frontier, FrontierRecord):  # a SystemFrontier raised AttributeError on numpy.int64
         raise SpecError("plan_capacity: frontier", f"expected a FrontierRecord, got {type(frontier).__name__}",
                         "pass system_frontier(...).record() and its .system, as the README shows")
+    if not isinstance(system, System):  # a name raised AttributeError: 'str' object has no attribute 'levels'
+        raise SpecError("plan_capacity: system", f"expected a System, got {type(system).__name__}",
+                        "pass the frontier's own system: system_frontier(...).system, or load_system(name)")
+    if system.name != frontier.system:  # another system's racks, power and $ priced this one's frontier silently
+        raise SpecError("plan_capacity: system", f"{system.name!r} is not the frontier's system {frontier.system!r}",
+                        "pass the system the frontier was swept on (system_frontier(...).system)")
     if not (target_tok_per_s > 0 and math.isfinite(target_tok_per_s)):
         raise SpecError("--target", f"must be a positive number of tokens/s, got {target_tok_per_s}",
                         "write e.g. --target 1e6")

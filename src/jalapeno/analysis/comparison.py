@@ -64,6 +64,16 @@ class SystemFrontier:
     def system(self) -> System:
         return self.pricer.system
 
+    def __repr__(self) -> str:
+        """Short (the generated one printed the whole sweep's arrays): the system, what was swept, the
+        frontier and sweep sizes and the frontier's span."""
+        s, n = self.sweep, len(self.frontier)
+        if not n:
+            return f"SystemFrontier({s.system}: {s.model} · {s.workload.name} · {s.precision}, no feasible point)"
+        return (f"SystemFrontier({s.system}: {s.model} · {s.workload.name} · {s.precision}, {n} frontier points "
+                f"of {len(s.points.interactivity):,} swept, {self.x.min():,.1f}-{self.x.max():,.1f} tok/s/user, "
+                f"peak {self.y.max():,.0f} in+out tok/s/chip)")
+
     def point(self, i: int) -> PointRecord:
         """Point ``i`` of the sweep as a record (analysis/records.py)."""
         dep = self.sweep.deployments[int(self.sweep.dep_index[i])]
@@ -185,6 +195,15 @@ class Comparison:
     #: system → {"low", "high"} FrontierRecords of its efficiency band (``bands=``; None = the calibrated one)
     band_frontiers: dict = field(default_factory=dict)
     infeasible: dict[str, str] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """Short: model, workload, precision, power convention, baseline, and each system's peak
+        throughput per chip with its ratio to the baseline's (the generated repr printed every sweep)."""
+        per = "; ".join(f"{n} peak {h.peak_throughput_per_chip:,.0f} in+out tok/s/chip"
+                        + (f" ({self.comparisons[n].peak_ratio['throughput_per_chip']:.2f}x)" if n in self.comparisons else "")
+                        for n, h in self.headlines.items())
+        return (f"Comparison({self.model} · {self.workload.name} · {self.precision} · {self.convention}, "
+                f"baseline {self.baseline}: {per})")
 
     def to_frame(self):
         """Every system's frontier points, one row each (``system`` tells them apart):

@@ -99,6 +99,17 @@ def _flat_row(d: dict) -> dict:
             "deployment": d["deployment"]["label"], "deployment_json": json.dumps(d["deployment"])}
 
 
+def _span(points) -> str:
+    """``21 points, 13.5-130.8 tok/s/user, peak 6,447 tok/s/chip``: a frontier in one phrase, for the
+    short reprs of the records a notebook prints (README, "Results print short"); the feasible points only."""
+    ok = [p for p in points if p.feasible]
+    if not ok:
+        return f"{len(points)} points, none feasible"
+    x = [p.interactivity for p in ok]
+    return (f"{len(ok)} points, {min(x):,.1f}-{max(x):,.1f} tok/s/user, "
+            f"peak {max(p.throughput_per_chip for p in ok):,.0f} in+out tok/s/chip")
+
+
 def _frame(points) -> Any:
     import pandas as pd
 
@@ -275,6 +286,11 @@ class FrontierRecord(_Record):
     frontier: tuple[PointRecord, ...]
     headline: Headline | None = field(default=None, metadata=OPTIONAL)
 
+    def __repr__(self) -> str:
+        """Short: ``FrontierRecord(gb200-nvl72: deepseek-r1 · 1k1k · fp8, 21 points, ...)`` (the
+        generated repr printed every point, 71,000 characters for one frontier)."""
+        return f"FrontierRecord({self.system}: {self.model} · {self.workload.name} · {self.precision}, {_span(self.frontier)})"
+
     def to_frame(self):
         """One row per frontier point: every scalar field of :class:`PointRecord` (the rates named
         with their unit: :data:`FRAME_UNITS`), then ``deployment`` (its label) and
@@ -328,6 +344,13 @@ class ComparisonRecord(_Record):
     def to_frame(self):
         """Every system's frontier points, one row each (``system`` tells them apart)."""
         return _frame([p for fr in self.systems.values() for p in fr.frontier])
+
+    def __repr__(self) -> str:
+        """Short: the comparison's model, workload, precision, power convention and baseline, then
+        each system's frontier in one phrase (:func:`_span`)."""
+        per = "; ".join(f"{n}: {_span(fr.frontier)}" for n, fr in self.systems.items())
+        return (f"ComparisonRecord({self.model} · {self.workload.name} · {self.precision} · {self.power_convention}, "
+                f"baseline {self.baseline}: {per})")
 
 
 #: every record type, in the order docs/metrics.md §11 documents them

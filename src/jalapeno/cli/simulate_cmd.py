@@ -217,7 +217,7 @@ def simulate(
         print_json(res.as_dict())
         return
     console.print(_summary_table(res.summary, f"{m.name} on {s.name} · {dep.label}{stack_label(stack)} · seed {seed}"
-                                 + _protocol(kind, concurrency, warmup)))
+                                 + _protocol(kind, concurrency, warmup), trace=kind == "trace"))
     for path in filter(None, (html, out)):
         console.print(f"wrote {Path(path).resolve()}")
 
@@ -306,7 +306,9 @@ def _write_requests(df, path: str) -> None:
         raise SpecError("--out", f"cannot write {p}: {e.strerror or e}", "give a writable path") from None
 
 
-def _summary_table(sm: dict, title: str) -> Table:
+def _summary_table(sm: dict, title: str, trace: bool = False) -> Table:
+    """The run's summary table; ``trace``: a replayed trace, whose arrivals are its own (no
+    --concurrency or --requests gives it a window while requests still arrive)."""
     t = Table(title=title, show_header=False)
     t.add_column("metric")
     t.add_column("value", overflow="fold")
@@ -323,7 +325,8 @@ def _summary_table(sm: dict, title: str) -> Table:
                 "still arrive; the whole-run figures above include the drain after the last arrival "
                 "(docs/simulator.md)")] if (ss := sm.get("steady_state")) else
               [("throughput per chip, steady state", "none: every request arrived at once (no window while "
-                "requests still arrive); give --requests above --concurrency for one")] if "steady_state" in sm
+                "requests still arrive); " + ("the trace's arrival_s are all one time: spread them for one" if trace
+                                              else "give --requests above --concurrency for one"))] if "steady_state" in sm
               else []),
             *([(f"throughput per kW ({sm['power_convention']}, {sm['power_w_per_chip']:,.0f} W/chip)",
                 f"{sm['tok_s_per_kw']:,.0f} tok/s/kW")] if "tok_s_per_kw" in sm else []),

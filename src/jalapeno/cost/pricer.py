@@ -185,6 +185,12 @@ class SystemPricer:
         """The system's name (what tables and records show)."""
         return self.system.name
 
+    def __repr__(self) -> str:
+        """Short: ``RooflinePricer(gb200-nvl72, efficiency: <its source>)``; the generated repr printed
+        the whole system and efficiency set (11,000 characters). Subclasses are ``repr=False`` dataclasses
+        so this one stands."""
+        return f"{type(self).__name__}({self.system.name}, efficiency: {self.efficiency.source})"
+
     def collective(self, kind: str, group: int, message_bytes, placement: str = "packed") -> CollectiveTime:
         r = collective_time(kind, group, message_bytes, self.system, self.efficiency, placement)
         if kind != "all_reduce" or self.efficiency.all_reduce_table == "none" or not measured_here(self.efficiency):
@@ -203,7 +209,7 @@ class SystemPricer:
         return replace(self, efficiency=efficiency)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class RooflinePricer(SystemPricer):
     """Roofline ops + link-hierarchy collectives on ``system`` with ``efficiency``.
 

@@ -146,7 +146,7 @@ def slice_traffic(ops: OpTable, die: Die, placement: str) -> SliceTraffic:
     return SliceTraffic(total - remote, remote, exch, t, split)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class SlicedPricer(SystemPricer):
     """Ops priced on a chip of slices with local HBM and an on-die network (module docstring).
 

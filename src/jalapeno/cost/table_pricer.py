@@ -108,7 +108,7 @@ def _fill(grid: np.ndarray) -> np.ndarray:
     return g
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class TablePricer(SystemPricer):
     """Measured-kernel lookup for the ops with a table, roofline for the rest (module docstring).
 

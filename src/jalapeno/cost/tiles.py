@@ -140,7 +140,7 @@ def op_tiles(ops: OpTable, chip: Chip) -> TileMap:
         (t16.eta, t16.tile_m, t16.tile_n, t16.split_k, t16.waves))))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class TiledPricer(SystemPricer):
     """The flat roofline with GEMM and routed-expert efficiency from the tile model:
     η = η_peak(fmt) · η_struct(m, k, n) instead of η_peak · m / (m + m_half) (module docstring).

@@ -367,11 +367,12 @@ _TTFT_PART_LABELS = {"frontend_s": "front end", "prefill_s": "prefill", "kv_tran
 
 def ttft_parts_text(parts: Mapping[str, float]) -> str:
     """``front end 202 + prefill 244 + half a decode step 4 + queue, batch and wave waits 0 ms`` (a zero
-    KV transfer, i.e. aggregated serving, left out)."""
+    KV transfer, i.e. aggregated serving, left out); thousands separated as the TTFT row above it
+    (``287,285`` ms there, ``286,918`` here)."""
     shown = [(k, v) for k, v in parts.items() if not (k == "kv_transfer_s" and v == 0)]
 
     def ms(v: float) -> str:  # a part under 10 ms keeps a decimal (a KV hand-off of 0.6 ms read as "0")
-        return "0" if abs(v) < 5e-5 else f"{v * 1e3:.1f}" if abs(v) < 1e-2 else f"{v * 1e3:.0f}"
+        return "0" if abs(v) < 5e-5 else f"{v * 1e3:.1f}" if abs(v) < 1e-2 else f"{v * 1e3:,.0f}"
     return " + ".join(f"{_TTFT_PART_LABELS.get(k, k)} {ms(v)}" for k, v in shown) + " ms"
 
 

@@ -311,6 +311,10 @@ class System:
     kv_tiers: tuple = ()  # specs/kv_tiers.KVTier, nearest first (HBM excluded)
     kv_tiers_absent: tuple = ()  # lower tiers the file declares absent
 
+    def __repr__(self) -> str:
+        """Short (the generated one printed every source, 8,000 characters): the name and what it is."""
+        return f"System({self.name}: {self.description})"
+
     @property
     def scale_up_chips(self) -> int:
         """Size of the largest scale-up domain."""

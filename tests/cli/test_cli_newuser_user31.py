@@ -1,0 +1,47 @@
+"""Round 31 new-user pass and break-it (newuser31): a capacity planner's questions, then hostile input."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from cli_runner import error_line, run
+
+from jalapeno.report.tables import ttft_parts_text
+
+
+@pytest.mark.parametrize("name, isl, osl", [
+    # a preset's k is 1,024 tokens (8k1k is ISL 8192 / OSL 1024): 2k1k = 2 x 1,024 / 1 x 1,024
+    ("2k1k", 2048, 1024), ("16k1k", 16384, 1024), ("4K2K", 4096, 2048), ("4k/1k", 4096, 1024),
+])
+def test_a_workload_named_like_a_preset_gets_its_lengths(capsys, name, isl, osl):
+    """'2k1k' or '16k1k' (not presets) got 'use one of ... or --isl N --osl N': the planner had to work out
+    that k is 1,024 here and type the lengths; the fix now gives them."""
+    line = error_line(*run(capsys, "frontier", "-s", "b200", "-m", "gpt-oss-120b", "-w", name))
+    assert f"unknown workload '{name}'. Fix: give the lengths: --isl {isl} --osl {osl} (k = 1,024 tokens" in line
+
+
+@pytest.mark.parametrize("name", ["0k1k", "8k1k2", "2k"])
+def test_a_workload_that_is_no_length_pair_keeps_the_preset_list(capsys, name):
+    line = error_line(*run(capsys, "frontier", "-s", "b200", "-m", "gpt-oss-120b", "-w", name))
+    assert "use one of 1k1k, 8k1k, 1k8k" in line and "--isl N --osl N" in line
+
+
+def test_a_trace_arriving_at_once_is_not_told_to_raise_requests(capsys, tmp_path):
+    """A trace replays its own arrivals: 'give --requests above --concurrency' (the closed loop's fix) named
+    options a trace run does not take that way."""
+    p = tmp_path / "burst.csv"
+    p.write_text("arrival_s,input_tokens,output_tokens\n0,1000,10\n0,2000,20\n")
+    code, out, err = run(capsys, "simulate", "-s", "gb200-nvl72", "--dp", "8", "--ep", "8", "--workload", str(p))
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "the trace's arrival_s are all one time: spread them for one" in text.replace("│ ", "")
+    assert "--requests above --concurrency" not in text
+
+
+def test_ttft_parts_separate_thousands_as_the_ttft_row_does():
+    """predict -s gb200-nvl72 -c 256 printed 'TTFT mean 287,285 ms' above '... wave waits 286918 ms'."""
+    text = ttft_parts_text({"frontend_s": 0.197, "prefill_s": 0.153, "first_step_s": 0.018,
+                            "queue_and_waits_s": 286.918})
+    assert text == "front end 197 + prefill 153 + half a decode step 18 + queue, batch and wave waits 286,918 ms"
+    assert not re.search(r"\d{4}", text)
