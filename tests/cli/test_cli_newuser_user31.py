@@ -45,3 +45,19 @@ def test_ttft_parts_separate_thousands_as_the_ttft_row_does():
                             "queue_and_waits_s": 286.918})
     assert text == "front end 197 + prefill 153 + half a decode step 18 + queue, batch and wave waits 286,918 ms"
     assert not re.search(r"\d{4}", text)
+
+
+def test_a_one_turn_agentic_task_is_not_timed_at_zero_minutes(capsys, tmp_path):
+    """A one-turn agent file (1,100 tokens in, 2 out: a quarter of a second) printed 'task min 0.0 (0.0)' and
+    'tasks/h/chip at fastest 83114.56' beside a peak of '525,773.7'."""
+    from jalapeno.report.agentic_tables import _min
+
+    assert (_min(0.25), _min(120.0), _min(30.0)) == ("0.0042", "2.0", "0.5")  # 0.25/60 = 0.00417 min
+    p = tmp_path / "one.toml"
+    p.write_text("turns = 1\nsystem_prompt_tokens = 1000\ntool_output_tokens = 100\nreply_tokens = 2\nthink_s = 0\n")
+    code, out, err = run(capsys, "compare", "-s", "b200", "-m", "gpt-oss-120b", "--workload", f"agentic:{p}")
+    assert code == 0, err
+    row = next(ln for ln in out.splitlines() if ln.startswith("│ b200 ") and "min" not in ln)
+    cells = [c.strip() for c in row.split("│")[1:-1]]
+    assert not cells[4].startswith("0.0 ") and not cells[5].startswith("0.0 "), cells  # task min at peak, fastest
+    assert re.fullmatch(r"\d{1,3}(,\d{3})*\.\d\d", cells[6]), cells  # tasks/h/chip at fastest, thousands separated

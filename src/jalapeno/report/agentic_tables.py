@@ -16,7 +16,10 @@ def _f(x, fmt: str = ".3g") -> str:
 
 
 def _min(s) -> str:
-    return "-" if s is None or math.isnan(s) else f"{s / 60:.1f}"
+    """Seconds as minutes to a tenth; a task under 3 s (a one-turn file) as two significant figures, not 0.0."""
+    if s is None or math.isnan(s):
+        return "-"
+    return f"{s / 60:.1f}" if s / 60 >= 0.05 else f"{s / 60:.2g}"
 
 
 def _tier(p: dict) -> str:
@@ -49,7 +52,7 @@ def agentic_tables(d: dict) -> list[Table]:
         head.add_row(name, _f(pk["tasks_per_hour_per_chip"], ",.1f"), _f(pk["tasks_per_hour_per_kw"], ",.1f"),
                      usd_text(pk["usd_per_task"]), f"{_min(pk['task_time_s'])} ({_min(pk['task_time_p90_s'])})",
                      f"{_min(fa['task_time_s'])} ({_min(fa['task_time_p90_s'])})",
-                     _f(fa["tasks_per_hour_per_chip"], ".2f"), pk["bound"], _kv(pk), pk["deployment"])
+                     _f(fa["tasks_per_hour_per_chip"], ",.2f"), pk["bound"], _kv(pk), pk["deployment"])
     turns = Table(title="per turn at peak and at the fastest point: TTFT first / mean / last turn, TPOT, "
                         "prefix-cache hit rate")
     for col in ("system", "point", "TTFT first s", "TTFT mean s", "TTFT last s", "TPOT ms", "hit rate",
@@ -107,7 +110,7 @@ def agentic_frontier_table(points: list[dict], title: str) -> Table:
                 "KV tier (share of returns)", "bound", "KV bound (share of task)", "deployment"):
         t.add_column(col, overflow="fold")
     for p in points:
-        t.add_row(_f(p["tasks_per_hour_per_chip"], ".2f"), _min(p["task_time_s"]), _min(p["task_time_p90_s"]),
+        t.add_row(_f(p["tasks_per_hour_per_chip"], ",.2f"), _min(p["task_time_s"]), _min(p["task_time_p90_s"]),
                   _f(p["sessions"], ".0f"), _f(p["ttft_mean_s"], ".2f"), _f(p["tpot_s"] * 1e3, ".1f"),
                   f"{p['hit_rate']:.1%}", _tier(p), p["bound"],
                   f"{p['kv_bound']} {p['kv_bound_share']:.1%}" if p["kv_bound"] else "-", p["deployment"])
