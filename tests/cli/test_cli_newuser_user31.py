@@ -61,3 +61,15 @@ def test_a_one_turn_agentic_task_is_not_timed_at_zero_minutes(capsys, tmp_path):
     cells = [c.strip() for c in row.split("│")[1:-1]]
     assert not cells[4].startswith("0.0 ") and not cells[5].startswith("0.0 "), cells  # task min at peak, fastest
     assert re.fullmatch(r"\d{1,3}(,\d{3})*\.\d\d", cells[6]), cells  # tasks/h/chip at fastest, thousands separated
+
+
+def test_a_zero_tier_floor_draws_no_line_on_the_log_axis(capsys, tmp_path):
+    """--tiers slow=0 (allowed: a floor >= 0, the tier table reads the peak) crashed compare's chart with
+    'ValueError: math domain error' (log10(0) for the floor's label on the log interactivity axis)."""
+    html = tmp_path / "c.html"
+    code, out, err = run(capsys, "compare", "-m", "gpt-oss-120b", "-s", "b200,h200", "--serving", "agg",
+                         "--tiers", "slow=0,fast=100", "--html", str(html))
+    assert code == 0, err
+    assert "slow (peak)" in out and html.exists()
+    text = html.read_text()  # plotly writes the labels JSON-escaped: '≥' as \u2265
+    assert "fast \\u2265 100" in text and "slow \\u2265 0" not in text

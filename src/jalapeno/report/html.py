@@ -87,7 +87,7 @@ def frontier_figure(result: ComparisonRecord, bands: Mapping[str, Mapping] | Non
                                      line={"color": color}, marker={"color": color},
                                      showlegend=col == 1, hovertext=[hover_text(p) for p in pts],
                                      hoverinfo="text+name"), row=1, col=col)
-    for tier, floor in floors:
+    for tier, floor in (tf for tf in floors if tf[1] > 0):  # a 0 floor (--tiers slow=0, the peak) has no place on a log axis
         for col in (1, 2, 3):
             fig.add_vline(x=floor, line={"dash": "dash", "color": "#555", "width": 1}, row=1, col=col)
         fig.add_annotation(x=_log10(floor), y=0.01, xref="x", yref="y domain", text=_esc(f" {tier} ≥ {floor:g}"),

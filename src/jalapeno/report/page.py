@@ -258,7 +258,7 @@ function draw() {
   }
   const shapes = [], notes = [];
   if (xk === 'interactivity') {
-    for (const [tier, f] of D.floors) {
+    for (const [tier, f] of D.floors.filter(tf => tf[1] > 0)) {  // a 0 floor has no place on a log axis
       shapes.push({type: 'line', xref: 'x', yref: 'paper', x0: f, x1: f, y0: 0, y1: 1,
                    line: {dash: 'dash', color: '#555', width: 1}});
       notes.push({x: Math.log10(f), y: 0.01, xref: 'x', yref: 'paper', text: ' ' + tier + ' ≥ ' + f,
