@@ -73,3 +73,20 @@ def test_a_zero_tier_floor_draws_no_line_on_the_log_axis(capsys, tmp_path):
     assert "slow (peak)" in out and html.exists()
     text = html.read_text()  # plotly writes the labels JSON-escaped: '≥' as \u2265
     assert "fast \\u2265 100" in text and "slow \\u2265 0" not in text
+
+
+def test_a_multimodal_wrapper_with_an_unsupported_backbone_says_so_at_once(capsys, tmp_path):
+    """Llama 4's config.json: 'pass the text backbone's config (the text_config object)' led the user to a
+    second refusal, of 'llama4_text'. The first error now names the backbone."""
+    import json
+
+    p = tmp_path / "llama4.json"
+    p.write_text(json.dumps({"model_type": "llama4", "text_config": {"model_type": "llama4_text", "hidden_size": 5120},
+                             "vision_config": {"hidden_size": 1408}}))
+    line = error_line(*run(capsys, "models", "show", str(p)))
+    assert ("llama4.json: text_config.model_type: 'llama4' is a multimodal wrapper whose text backbone 'llama4_text' "
+            "is not supported either") in line and "model_type is one of deepseek_v2" in line
+    q = tmp_path / "wrap.json"  # a supported backbone keeps the advice to pass it alone
+    q.write_text(json.dumps({"model_type": "kimi_k25", "text_config": {"model_type": "deepseek_v3"}}))
+    line = error_line(*run(capsys, "models", "show", str(q)))
+    assert "'kimi_k25' is a multimodal wrapper. Fix: pass the text backbone's config (the text_config object)" in line

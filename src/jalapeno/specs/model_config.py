@@ -110,6 +110,13 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
             f"{src}: vision_config", f"a vision encoder is not modelled ({mt!r} is priced as a text decoder)",
             "remove vision_config to price the text decoder alone (text-only requests; the encoder's "
             "weights are then left out of the memory fit)")
+    tmt = cfg["text_config"].get("model_type") if isinstance(cfg.get("text_config"), dict) else None
+    if mt not in SUPPORTED_MODEL_TYPES and isinstance(tmt, str) and tmt not in SUPPORTED_MODEL_TYPES:
+        # Llama 4: 'pass the text_config as its own config.json' led to a second refusal, of 'llama4_text'
+        raise UnsupportedModelError(
+            f"{src}: text_config.model_type", f"{mt!r} is a multimodal wrapper whose text backbone {tmt!r} is not "
+            "supported either (only dense/MoE decoders with GQA, MHA or MLA)",
+            f"use a model whose text backbone's model_type is one of {', '.join(sorted(SUPPORTED_MODEL_TYPES))}")
     if "text_config" in cfg and mt not in SUPPORTED_MODEL_TYPES:
         raise UnsupportedModelError(
             f"{src}: model_type", f"{mt!r} is a multimodal wrapper",
