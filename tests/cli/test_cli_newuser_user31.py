@@ -90,3 +90,20 @@ def test_a_multimodal_wrapper_with_an_unsupported_backbone_says_so_at_once(capsy
     q.write_text(json.dumps({"model_type": "kimi_k25", "text_config": {"model_type": "deepseek_v3"}}))
     line = error_line(*run(capsys, "models", "show", str(q)))
     assert "'kimi_k25' is a multimodal wrapper. Fix: pass the text backbone's config (the text_config object)" in line
+
+
+def test_results_show_of_a_compare_run_lists_every_system(capsys, tmp_path):
+    """'results show' of a stored compare listed rows[:5]: the first system's five slowest points, the other
+    system absent under a title saying '33 frontier points'; --html wrote its page without a word."""
+    store = tmp_path / "st"
+    code, out, err = run(capsys, "compare", "-m", "gpt-oss-120b", "-s", "b200,h200", "--serving", "agg",
+                         "--store", str(store))
+    assert code == 0, err
+    name = next(p.name for p in (store / "runs").iterdir())
+    html = tmp_path / "r.html"
+    code, out, err = run(capsys, "results", "show", name, "--store", str(store), "--top", "2", "--html", str(html))
+    assert code == 0, err
+    rows = [ln.split("│")[1].strip() for ln in out.splitlines() if ln.startswith("│ ")]
+    assert rows == ["b200", "b200", "h200", "h200"]  # --top 2: two of each system
+    assert "the first 2 points of each system's frontier" in " ".join(out.split())
+    assert f"report: {html.resolve()}" in out and html.exists()

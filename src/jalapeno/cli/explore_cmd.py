@@ -268,20 +268,32 @@ def results_show(run: str = typer.Argument(..., help="Run name (see `jalapeno re
             print_json(out)
         else:
             _print_summary(out)
+            if html:  # written with no word, where explore itself says where its report went
+                console.print(f"report: {Path(html).resolve()}", markup=False)
         return
     if html:
         write_page(frontier_page(meta, rows), html)
+    # each system's first --top points by interactivity: a compare run's rows[:top] were all its first system's
+    per: dict[str, list] = {}
+    for r in rows:
+        per.setdefault(str(r["system"]), []).append(r)
+    shown = [r for pts in per.values() for r in pts[:top]]
     if json_out:
-        print_json({"run": run, "meta": meta, "points": rows[:top]})
+        print_json({"run": run, "meta": meta, "points": shown})
         return
-    t = Table(title=f"{run}: {meta['kind']} {meta['name']} ({len(rows)} frontier points)")
+    cut = any(len(pts) > top for pts in per.values())
+    t = Table(title=f"{run}: {meta['kind']} {meta['name']} ({len(rows)} frontier points)",
+              caption=(f"the first {top} points of each system's frontier, slowest per-user speed first; --top N "
+                       "lists more, `jalapeno results export` all") if cut else None)
     for c in ("system", "interactivity tok/s/user", "throughput tok/s/chip", "deployment"):
         t.add_column(c)
-    for r in rows[:top]:
-        t.add_row(str(r["system"]), f"{r['interactivity_tok_per_s_per_user']:.1f}",
-                  f"{r['throughput_per_chip_tok_per_s']:.0f}",
+    for r in shown:
+        t.add_row(str(r["system"]), f"{r['interactivity_tok_per_s_per_user']:,.1f}",
+                  f"{r['throughput_per_chip_tok_per_s']:,.0f}",
                   str(r.get("deployment", "")))
     console.print(t)
+    if html:
+        console.print(f"report: {Path(html).resolve()}", markup=False)
 
 
 @results_app.command("export")
