@@ -107,3 +107,26 @@ def test_results_show_of_a_compare_run_lists_every_system(capsys, tmp_path):
     assert rows == ["b200", "b200", "h200", "h200"]  # --top 2: two of each system
     assert "the first 2 points of each system's frontier" in " ".join(out.split())
     assert f"report: {html.resolve()}" in out and html.exists()
+
+
+def test_the_ratios_table_answers_per_dollar(capsys):
+    """'GB300 vs Jalapeno per kW and per $': the ratios table gave per chip and per kW; per $ had to be worked
+    out from the headline's $/M tok. Its last column is the peak tokens-per-$ ratio: tokens per $ = throughput
+    per chip / $ per chip-hour, so the ratio is the peak per-chip ratio x the baseline's $/chip-hour over the
+    system's (docs/metrics.md §6)."""
+    import json
+
+    from jalapeno.specs.catalog import load_system
+
+    args = ("compare", "-m", "gpt-oss-120b", "-s", "b200,h200", "-b", "h200", "--serving", "agg")
+    code, js, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    heads = {n: s["headline"]["peak_throughput_per_chip"] for n, s in json.loads(js)["systems"].items()}
+    usd = {n: load_system(n).usd_per_chip_hour for n in heads}
+    want = heads["b200"] / heads["h200"] * usd["h200"] / usd["b200"]
+    code, out, err = run(capsys, *args, "--html", "")
+    assert code == 0, err
+    header = next(ln for ln in out.splitlines() if "@35 tok/s/user" in ln)
+    assert header.split("┃")[-2].strip() == "peak tokens per $"
+    row = next(ln for ln in out.splitlines() if ln.startswith("│ b200 ") and "x" in ln)
+    assert row.split("│")[-2].strip() == f"{want:.2f}x"

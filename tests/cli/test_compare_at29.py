@@ -36,7 +36,8 @@ def test_the_default_columns_are_35_60_100_and_inside_every_default_frontier(cap
     assert code == 0, err
     header = next(ln for ln in out.splitlines() if "@35 tok/s/user" in ln)
     cols = [c.strip() for c in header.split("┃")[1:-1]]
-    assert cols == ["system", "peak", "max tok/s/user", "@35 tok/s/user", "@60 tok/s/user", "@100 tok/s/user"]
+    assert cols == ["system", "peak", "max tok/s/user", "@35 tok/s/user", "@60 tok/s/user", "@100 tok/s/user",
+                    "peak tokens per $"]  # round 31: the per-$ ratio at each peak, last
     assert "below a frontier's start: its peak]:" in " ".join(out.split())  # the footnote
     code, js, err = run(capsys, "compare", "--json")
     assert code == 0, err

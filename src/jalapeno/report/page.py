@@ -32,8 +32,9 @@ from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.errors import SpecError
 from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.html import _esc, hover_text
-from jalapeno.report.tables import (BAND_ROW_CAPTION, BELOW_START, CONCURRENCY_CAPTION, PEAK_COLUMN, TOKENS_CAPTION, band_cells,
-                                     band_moves, peak_load, power_caption, tier_deployments, usd_text)
+from jalapeno.report.tables import (BAND_ROW_CAPTION, BELOW_START, CONCURRENCY_CAPTION, PEAK_COLUMN, PEAK_USD_COLUMN,
+                                    TOKENS_CAPTION, band_cells, band_moves, peak_load, peak_usd_cell, power_caption,
+                                    tier_deployments, usd_text)
 
 if TYPE_CHECKING:
     from jalapeno.analysis.records import ComparisonRecord, PointRecord
@@ -204,7 +205,8 @@ def tables_html(rec: ComparisonRecord) -> str:
         pk = c.peak_ratio
         rows.append([e(n), f"{pk['throughput_per_chip']:.2f}× ({pk['tok_s_per_kw']:.2f}×)",
                      f"{c.max_interactivity_ratio:.2f}×"]
-                    + [_ratio_cell(r) for r in c.iso_interactivity["throughput_per_chip"]])
+                    + [_ratio_cell(r) for r in c.iso_interactivity["throughput_per_chip"]]
+                    + [e(peak_usd_cell(pk)).replace("x", "×")])
         if n != rec.baseline and getattr(c, "bands", None) and band_moves(c.bands):
             rows.append([e(f"{n} band"), *(e(x) for x in band_cells(c.bands))])
             banded = True
@@ -214,7 +216,8 @@ def tables_html(rec: ComparisonRecord) -> str:
             "<i>" + e(BELOW_START) + "</i> — slower than its first (slowest) point, where that side reads its peak "
             "throughput: at a lower per-user speed a system serves at least its peak's; <i>unreachable</i> — that frontier "
             "never reaches the speed." + (" " + e(BAND_ROW_CAPTION) if banded else "") + "</p>",
-            _table(["system", "peak", "max tok/s/user"] + [f"@{x:g} tok/s/user" for x in xs], rows, "ratios")]
+            _table(["system", "peak", "max tok/s/user"] + [f"@{x:g} tok/s/user" for x in xs] + [PEAK_USD_COLUMN],
+                   rows, "ratios")]
     tiers = list(first.tiers)
     trows = [[e(n)] + [("unreachable" if c.tiers[t]["status"] == "unreachable" else
                         f"{_fmt(c.tiers[t]['throughput'], ',.0f')} @ {_fmt(c.tiers[t]['interactivity'], '.0f')}"

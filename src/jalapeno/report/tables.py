@@ -147,7 +147,8 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
     for name, why in getattr(d, "infeasible", {}).items():  # compared without them, each with its reason
         head.add_row(name, "infeasible", "-", "-", "-", "-", "-", "-", "-", "-", f"cannot run the model: {why}",
                      style="dim")
-    ratios = Table(title=f"ratios vs {d.baseline} (throughput per chip; per kW in brackets)")
+    ratios = Table(title=f"ratios vs {d.baseline} (throughput per chip; per kW in brackets; tokens per $ at each "
+                         "peak in the last column)")
     ratios.add_column("system", no_wrap=True, min_width=16)
     ratios.add_column("peak")
     ratios.add_column("max tok/s/user")
@@ -155,6 +156,7 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
     xs = [r["x"] for r in first.iso_interactivity["throughput_per_chip"]]
     for x in xs:
         ratios.add_column(f"@{x:g} tok/s/user", overflow="fold")
+    ratios.add_column(PEAK_USD_COLUMN)
     for name, c in d.comparisons.items():
         pk = c.peak_ratio
         cells = [f"{pk['throughput_per_chip']:.2f}x ({pk['tok_s_per_kw']:.2f}x)",
@@ -164,7 +166,7 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
             if cell.endswith("x") and kw.endswith("x"):  # both sides a number (not n/a, not unreachable)
                 cell += f" ({kw})"
             cells.append(cell + (f" [{flag}]" if flag else ""))
-        ratios.add_row(name, *cells)
+        ratios.add_row(name, *cells, peak_usd_cell(pk))
         if name != d.baseline and getattr(c, "bands", None) and band_moves(c.bands):
             ratios.add_row(f"{name} band", *band_cells(c.bands), style="dim")
     ratios.caption = ("[at frontier end]: within 10% of a frontier's last point or in its tail below 10% of its "
@@ -246,10 +248,21 @@ def band_range(lo: float | None, hi: float | None, flag: bool = True) -> str:
     return f"{a:.2f}-{b:.2f}x" + (f" [wide band: {b / a:.1f}x]" if wide else "")
 
 
+#: the ratios table's last column: tokens per $ at each system's peak against the baseline's (the question
+#: "per $" that the headline's $/M tok answered only by hand: per-chip ratio x the baseline's $/chip-hour over this one's)
+PEAK_USD_COLUMN = "peak tokens per $"
+
+
+def peak_usd_cell(pk: Mapping) -> str:
+    """``1.31x``: the peak tokens-per-$ ratio (``Ratios.peak_ratio['tokens_per_usd']``), "-" where absent."""
+    v = pk.get("tokens_per_usd")
+    return "-" if v is None or not math.isfinite(v) else f"{v:.2f}x"
+
+
 def band_cells(b: Mapping) -> list[str]:
     """The band row of one system in the ratios table (``Ratios.bands``): peak per chip (per kW in brackets),
-    max tok/s/user, and each iso-interactivity speed; a speed where either end's ratio is not iso-interactivity
-    (unreachable, below a frontier's start) names which end, as the calibrated cell does."""
+    max tok/s/user, each iso-interactivity speed, and the peak tokens per $; a speed where either end's ratio
+    is not iso-interactivity (unreachable, below a frontier's start) names which end, as the calibrated cell does."""
     pk = b["peak_ratio"]
     cells = [f"{band_range(pk['throughput_per_chip']['low'], pk['throughput_per_chip']['high'])} "
              f"({band_range(pk['tok_s_per_kw']['low'], pk['tok_s_per_kw']['high'], False)})",
@@ -264,7 +277,8 @@ def band_cells(b: Mapping) -> list[str]:
         cell = f"{band_range(lt['ratio'], ht['ratio'])} ({band_range(lk['ratio'], hk['ratio'], False)})"
         flags = sorted({f for f in (fl, fh) if f})
         cells.append(cell + "".join(f" [{f}]" for f in flags))
-    return cells
+    usd = pk.get("tokens_per_usd")
+    return cells + [band_range(usd["low"], usd["high"], False) if usd else "-"]
 
 
 def peak_load(frontier: Sequence[PointRecord]) -> str:
