@@ -74,3 +74,31 @@ def test_plan_capacity_refuses_another_systems_racks_and_prices(frontier):
         jp.plan_capacity(frontier.record(), jp.load_system("b200"), 1e6)
     assert str(e.value) == ("plan_capacity: system: 'b200' is not the frontier's system 'gb200-nvl72'. Fix: pass the "
                             "system the frontier was swept on (system_frontier(...).system)")
+
+
+def test_a_point_prints_short(frontier):
+    p = max(frontier.record().frontier, key=lambda q: q.throughput_per_chip)
+    r = repr(p)
+    assert len(r) < SHORT and r.startswith(f"PointRecord(gb200-nvl72: {p.deployment.label} at concurrency ")
+    assert f"{p.throughput_per_chip:,.1f} in+out tok/s/chip, {p.interactivity:,.1f} tok/s/user" in r
+    assert f"TPOT {p.tpot_s * 1e3:.2f} ms, {p.bound}-bound)" in r
+
+
+def test_predict_point_prints_short_and_refuses_a_label_for_a_deployment():
+    m, pr, prec = jp.load_model("deepseek-r1"), jp.load_pricer("gb200-nvl72"), jp.get_precision("fp8")
+    dep = jp.Deployment(prec, jp.Pool(jp.Layout(dp=8, ep=8)))
+    r = repr(jp.predict_point(m, pr, dep, jp.get_workload("1k1k"), 64))
+    assert len(r) < SHORT and r.startswith("PredictionRecord(gb200-nvl72: agg attn TP1 DP8 · MoE TP1 EP8 [fp8] at "
+                                           "concurrency 64: ")
+    with pytest.raises(SpecError) as e:  # was AttributeError: 'str' object has no attribute 'for_model'
+        jp.predict_point(m, pr, "dp8 ep8", jp.get_workload("1k1k"), 64)
+    assert str(e.value) == ("predict_point: dep: expected a Deployment, got str. Fix: pass "
+                            "Deployment(get_precision(name), Pool(Layout(...)))")
+
+
+@pytest.mark.parametrize("workers", [0, -2, 0.5, float("nan"), "2"])
+def test_a_pool_of_no_workers_is_refused(workers):
+    """Pool(layout, workers=0) was taken; predict_point then divided by zero and raised IndexError."""
+    with pytest.raises(SpecError) as e:
+        jp.Pool(jp.Layout(dp=8, ep=8), workers=workers)
+    assert str(e.value) == f"pool.workers: must be at least 1, got {workers!r}. Fix: give workers >= 1"

@@ -30,11 +30,14 @@ def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
     wave's burst (serve/queueing.py effect 6; serve/point.serve_at_concurrency).
 
     Raises:
-        SpecError: non-positive concurrency, a rate below :data:`MIN_RATE_PER_S`, or unknown
-            power convention.
+        SpecError: ``dep`` not a Deployment, non-positive concurrency, a rate below :data:`MIN_RATE_PER_S`,
+            or unknown power convention.
         InfeasibleDeployment: a layout that cannot run the model on the system, or a
             deployment larger than the system.
     """
+    if not isinstance(dep, Deployment):  # a layout label raised AttributeError: 'str' object has no attribute 'for_model'
+        raise SpecError("predict_point: dep", f"expected a Deployment, got {type(dep).__name__}",
+                        "pass Deployment(get_precision(name), Pool(Layout(...)))")
     load, value = ("--concurrency", concurrency) if rate is None else ("--rate", rate)
     if value is None or not (math.isfinite(value) and value > 0):
         raise SpecError(load, f"must be a finite number > 0, got {value}", f"give {load} > 0")

@@ -168,6 +168,15 @@ class PointRecord(_Record):
         """A one-row DataFrame (columns as :meth:`FrontierRecord.to_frame`)."""
         return _frame([self])
 
+    def __repr__(self) -> str:
+        """Short (the generated one printed 40 fields and the deployment, 3,700 characters): where, what
+        runs, the two frontier axes, the latencies and the bound; :meth:`as_dict` has every field."""
+        if not self.feasible:
+            return f"{type(self).__name__}({self.system}: {self.deployment.label}, infeasible: {self.reason})"
+        return (f"{type(self).__name__}({self.system}: {self.deployment.label} at concurrency {self.concurrency:,.0f}: "
+                f"{self.throughput_per_chip:,.1f} in+out tok/s/chip, {self.interactivity:,.1f} tok/s/user, "
+                f"TTFT {self.ttft_s * 1e3:,.0f} ms, TPOT {self.tpot_s * 1e3:.2f} ms, {self.bound}-bound)")
+
 
 _SERVING = ("throughput_per_chip", "output_throughput_per_chip", "interactivity", "ttft_s", "tpot_s", "e2e_s",
             "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "e2e_p50_s", "e2e_p90_s", "e2e_p99_s", "queue_s",
@@ -209,7 +218,7 @@ def _point_fields(points: ServingPoints, i: int, dep: Deployment, system: System
     return rec
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)  # PointRecord's short repr
 class PredictionRecord(PointRecord):
     """What ``jalapeno predict`` returns: a point plus what it was predicted for and with."""
 

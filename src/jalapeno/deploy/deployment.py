@@ -9,6 +9,7 @@ layout; the KV cache moves from prefill to decode; chips = prefill + decode (Inf
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, replace
 
 from jalapeno.deploy.engine_memory import EngineMemory
@@ -240,6 +241,8 @@ class Pool:
 
         check_moe_backend(self.moe_backend, "moe_backend")
         check_attention_backend(self.attention_backend, "attention_backend")
+        if not (isinstance(self.workers, numbers.Real) and self.workers >= 1):  # 0: an IndexError in predict
+            raise SpecError("pool.workers", f"must be at least 1, got {self.workers!r}", "give workers >= 1")
 
     @property
     def chips(self) -> int:
