@@ -130,3 +130,15 @@ def test_the_ratios_table_answers_per_dollar(capsys):
     assert header.split("┃")[-2].strip() == "peak tokens per $"
     row = next(ln for ln in out.splitlines() if ln.startswith("│ b200 ") and "x" in ln)
     assert row.split("│")[-2].strip() == f"{want:.2f}x"
+
+
+def test_a_variants_missing_base_file_names_the_variant_and_where_the_path_was_read(capsys, tmp_path):
+    """base = "my-base.toml" in a variant read beside the variant, not in the working folder: the error was
+    '<folder>/my-base.toml: file not found', naming neither the variant nor its base key."""
+    (tmp_path / "sub").mkdir()
+    v = tmp_path / "sub" / "v.toml"
+    v.write_text('base = "my-base.toml"\n')
+    line = error_line(*run(capsys, "hardware", "show", str(v)))
+    want = str(tmp_path / "sub" / "my-base.toml")
+    assert f"v.toml: base: 'my-base.toml' is read as {want} (a path is relative to this file's folder): file not found" \
+        in line

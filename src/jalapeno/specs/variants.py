@@ -132,6 +132,12 @@ def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tupl
         if e.field != "system":
             raise
         raise UnknownNameError(f"{path.name}: base", e.problem, e.fix) from None
+    except SpecError as e:  # was 'b.toml: file not found', naming neither this file nor where the path was read from
+        if e.field != base_ref or e.problem != "file not found":
+            raise
+        raise SpecError(f"{path.name}: base", f"{base!r} is read as {base_ref} (a path is relative to this "
+                        "file's folder): file not found", "give a catalog name (`jalapeno hardware list`) or the "
+                        "path of an existing TOML, relative to this file or absolute") from None
     leaves = _leaf_overrides(data, where=path.name)
     merged = apply_overrides(bdata, leaves, where=path.name)
     merged.setdefault("name", path.stem)
