@@ -142,3 +142,15 @@ def test_a_variants_missing_base_file_names_the_variant_and_where_the_path_was_r
     want = str(tmp_path / "sub" / "my-base.toml")
     assert f"v.toml: base: 'my-base.toml' is read as {want} (a path is relative to this file's folder): file not found" \
         in line
+
+
+def test_predict_says_when_its_chosen_layout_queues_most_of_the_load(capsys):
+    """'which bound limits DeepSeek-R1 on GB200 at concurrency 256': predict picked the smallest layout that
+    fits (TP4 EP4) and printed TTFT 287 s with no word that its KV cache admits a tenth of the requests."""
+    code, out, err = run(capsys, "predict", "-s", "gb200-nvl72", "-m", "deepseek-r1", "-c", "256")
+    assert code == 0, err
+    m = re.search(r"it admits (\d+) of the 256 requests \(kv_capacity\), the rest wait ([\d,.]+) s to be admitted: "
+                  r"a wider layout \(more --dp/--ep\) admits more", err)
+    assert m and int(m[1]) < 128, err  # fewer than half admitted: the note's condition
+    code, out, err = run(capsys, "predict", "-s", "gb200-nvl72", "-m", "deepseek-r1", "-c", "4")
+    assert code == 0 and "the smallest whose weights fit" in err and "admits" not in err

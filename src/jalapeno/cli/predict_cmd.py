@@ -156,6 +156,12 @@ def predict(
     if prefill is None and note:
         import sys
 
+        if rate is None and point.limit.endswith("(queueing)") and point.in_flight < 0.5 * concurrency:
+            # -c 256 on the smallest layout admitted 26 and queued the rest for minutes, with no word why
+            note += (f"; it admits {point.in_flight:,.0f} of the {concurrency:,.0f} requests "
+                     f"({point.limit.removesuffix(' (queueing)')}), the rest wait {point.queue_s:,.1f} s to be admitted: "
+                     "a wider layout (more --dp/--ep) admits more, and `jalapeno frontier` lists the deployments "
+                     "that serve a load")
         print(note, file=sys.stderr)
     layouts = dict.fromkeys(p.layout for p in (dep.prefill, dep.decode) if p is not None)
     memory = [engine_memory_breakdown(m, s, lay, prec, dep.memory_profile, memory_fraction, dep.mtp)
