@@ -154,3 +154,13 @@ def test_predict_says_when_its_chosen_layout_queues_most_of_the_load(capsys):
     assert m and int(m[1]) < 128, err  # fewer than half admitted: the note's condition
     code, out, err = run(capsys, "predict", "-s", "gb200-nvl72", "-m", "deepseek-r1", "-c", "4")
     assert code == 0 and "the smallest whose weights fit" in err and "admits" not in err
+
+
+@pytest.mark.parametrize("cell, shown", [("true", "'true'"), ("[1000]", "'[1000]'"), ('{"n": 1}', "'{\"n\": 1}'")])
+def test_a_jsonl_trace_cell_is_shown_as_json_writes_it(capsys, tmp_path, cell, shown):
+    """A JSONL trace's true was reported as 'True' (Python's spelling, not the file's)."""
+    p = tmp_path / "t.jsonl"
+    p.write_text('{"arrival_s": 0, "input_tokens": 1000, "output_tokens": 10}\n'
+                 f'{{"arrival_s": 1, "input_tokens": {cell}, "output_tokens": 10}}\n')
+    line = error_line(*run(capsys, "simulate", "-s", "gb200-nvl72", "--dp", "8", "--ep", "8", "--workload", str(p)))
+    assert f"t.jsonl: row 2 (line 2): input_tokens: {shown} is not a finite number" in line

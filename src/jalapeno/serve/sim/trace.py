@@ -309,7 +309,8 @@ def _columns_from_jsonl(text: str, name: str) -> tuple[dict, Callable[[int], str
         lines.append(i)
         for c, col in cols.items():
             v = obj.get(c)
-            col.append("" if v is None else repr(v) if isinstance(v, (dict, list, bool)) else v)
+            # a non-number shown as JSON writes it (true, [1, 2]), not as Python would ('True')
+            col.append("" if v is None else json.dumps(v) if isinstance(v, (dict, list, bool)) else v)
     cols = {c: v for c, v in cols.items() if c in COLUMNS or any(x != "" for x in v)}
     return cols, (lambda k: f"row {k + 1} (line {lines[k]})"), stop
 
