@@ -164,3 +164,16 @@ def test_a_jsonl_trace_cell_is_shown_as_json_writes_it(capsys, tmp_path, cell, s
                  f'{{"arrival_s": 1, "input_tokens": {cell}, "output_tokens": 10}}\n')
     line = error_line(*run(capsys, "simulate", "-s", "gb200-nvl72", "--dp", "8", "--ep", "8", "--workload", str(p)))
     assert f"t.jsonl: row 2 (line 2): input_tokens: {shown} is not a finite number" in line
+
+
+def test_design_space_errors_show_values_as_the_file_writes_them(capsys, tmp_path):
+    """'need low < high, got 8.0 and 4.0' for low = 8, high = 4; 'divides by zero at {'chip.hbm_stacks': 4}'."""
+    head = ('name = "x"\nbase = "jalapeno"\ntrials = 2\n[objective]\nmetrics = ["tok_s_per_kw"]\n'
+            '[[cases]]\nmodel = "deepseek-r1"\nworkload = "8k1k"\n')
+    p = tmp_path / "a.toml"
+    p.write_text(head + '[params."chip.hbm_stacks"]\nlow = 8\nhigh = 4\n')
+    assert "params.chip.hbm_stacks: need low < high, got 8 and 4." in error_line(*run(capsys, "explore", str(p)))
+    p.write_text(head + '[params."chip.hbm_stacks"]\nchoices = [4, 6]\n[derived]\n'
+                 '"chip.hbm_bandwidth_tb_per_s" = "{chip.hbm_stacks} / 0"\n')
+    line = error_line(*run(capsys, "explore", str(p)))
+    assert "'{chip.hbm_stacks} / 0' divides by zero at chip.hbm_stacks = 4." in line

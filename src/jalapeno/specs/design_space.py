@@ -92,7 +92,7 @@ class Param(_Strict):
         if self.low is None or self.high is None:
             raise ValueError("a range needs low and high (or give choices = [...])")
         if not self.low < self.high:
-            raise ValueError(f"need low < high, got {self.low} and {self.high}")
+            raise ValueError(f"need low < high, got {self.low:g} and {self.high:g}")  # as written: 8, not 8.0
         if self.log and self.low <= 0:
             raise ValueError("a log range needs low > 0")
         if self.log and self.step is not None:
@@ -257,12 +257,17 @@ def _evaluate(expr: str, values: dict, key: str = "", check_only: bool = False) 
     except ZeroDivisionError:
         if check_only:
             return 1.0
-        raise ValueError(f"{where}{expr!r} divides by zero at {values}") from None
+        raise ValueError(f"{where}{expr!r} divides by zero at {_at(values)}") from None
     except (RecursionError, OverflowError):
         raise ValueError(f"{where}{expr!r} is too deep or too large to evaluate") from None
     if not math.isfinite(out) and not check_only:
-        raise ValueError(f"{where}{expr!r} is not finite at {values}")
+        raise ValueError(f"{where}{expr!r} is not finite at {_at(values)}")
     return out
+
+
+def _at(values: dict) -> str:
+    """``chip.hbm_stacks = 4, ...``: a design's values as the file writes them (was a Python dict)."""
+    return ", ".join(f"{k} = {v:g}" if isinstance(v, (int, float)) else f"{k} = {v!r}" for k, v in values.items())
 
 
 def design_space_from_dict(data: dict, where: str = "design space") -> DesignSpace:
