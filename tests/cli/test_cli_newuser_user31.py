@@ -177,3 +177,17 @@ def test_design_space_errors_show_values_as_the_file_writes_them(capsys, tmp_pat
                  '"chip.hbm_bandwidth_tb_per_s" = "{chip.hbm_stacks} / 0"\n')
     line = error_line(*run(capsys, "explore", str(p)))
     assert "'{chip.hbm_stacks} / 0' divides by zero at chip.hbm_stacks = 4." in line
+
+
+def test_explore_lists_each_design_once(capsys, tmp_path):
+    """Four trials over two choices draw one design at least twice (pigeonhole): the best-designs table listed
+    the same design on two rows as two results."""
+    p = tmp_path / "tiny.toml"
+    p.write_text('name = "tiny"\nbase = "jalapeno"\nseed = 1\ntrials = 4\n[objective]\nmetrics = ["tok_s_per_kw"]\n'
+                 'min_interactivity = 50\npower = "chip"\n[[cases]]\nmodel = "gpt-oss-120b"\nworkload = "1k1k"\n'
+                 '[params."chip.hbm_stacks"]\nchoices = [4, 8]\n')
+    code, out, err = run(capsys, "explore", str(p), "--store", str(tmp_path / "st"))
+    assert code == 0, err
+    rows = [ln.split("│")[2].strip() for ln in out.splitlines() if ln.startswith("│ ")]
+    assert rows and len(rows) == len(set(rows)) <= 2, rows  # the chip.hbm_stacks column: each value once
+    assert f"(4 feasible, {len(rows)} distinct designs;" in " ".join(out.split())

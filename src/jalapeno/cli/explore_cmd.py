@@ -153,9 +153,14 @@ def _summary(meta: dict, rows: list[dict], imp: dict, top: int) -> dict:
     metrics = meta["metrics"]
     done = [r for r in rows if r["state"] == "COMPLETE"]
     sign = 1 if meta["directions"][0] == "maximize" else -1
-    best = sorted(done, key=lambda r: -sign * r[f"score:{metrics[0]}"])[:top]
+    best = sorted(done, key=lambda r: -sign * r[f"score:{metrics[0]}"])
     if len(metrics) > 1:
-        best = [r for r in done if r["trial"] in set(meta["pareto"])][:top]
+        best = [r for r in done if r["trial"] in set(meta["pareto"])]
+    # a design the sampler drew twice (a small discrete space) filled two of the top rows with one design
+    seen: dict[tuple, dict] = {}
+    for r in best:
+        seen.setdefault(tuple(repr(v) for k, v in r.items() if k.startswith("param:")), r)
+    best = list(seen.values())[:top]
     pruned: dict[str, int] = {}
     for r in rows:
         if r["state"] == "PRUNED":
@@ -163,7 +168,8 @@ def _summary(meta: dict, rows: list[dict], imp: dict, top: int) -> dict:
             pruned[k] = pruned.get(k, 0) + 1
     return {"name": meta["name"], "base": meta["base"], "base_metrics": meta.get("base_metrics", []),
             "metrics": metrics, "trials": len(rows),
-            "feasible": len(done), "pruned_by": pruned, "designs": best, "importance": imp,
+            "feasible": len(done), "distinct": len({tuple(repr(v) for k, v in r.items() if k.startswith("param:"))
+                                                    for r in done}), "pruned_by": pruned, "designs": best, "importance": imp,
             "versions": meta["versions"], "objective": meta["space"].get("objective", {}),
             "sweep": meta["space"].get("sweep", {})}
 
@@ -190,8 +196,9 @@ def _base_lines(out: dict) -> list[str]:
 
 
 def _print_summary(out: dict) -> None:
-    t = Table(title=f"{out['name']}: best designs of {out['trials']} trials ({out['feasible']} feasible; scores "
-              f"relative to {out['base']})")
+    twice = f", {out['distinct']} distinct designs" if out.get("distinct", out["feasible"]) < out["feasible"] else ""
+    t = Table(title=f"{out['name']}: best designs of {out['trials']} trials ({out['feasible']} feasible{twice}; "
+              f"scores relative to {out['base']})")
     cols = ["trial"] + [k for k in (out["designs"][0] if out["designs"] else {}) if k.startswith(("param:", "score:"))]
     for c in cols + ["chip W", "$/chip-h"]:  # a score is a ratio to the base, not tok/s/kW: say so in its header
         t.add_column(f"{c[len('score:'):]} (x base)" if c.startswith("score:") else c.split(":", 1)[-1], justify="right",
