@@ -191,3 +191,19 @@ def test_explore_lists_each_design_once(capsys, tmp_path):
     rows = [ln.split("│")[2].strip() for ln in out.splitlines() if ln.startswith("│ ")]
     assert rows and len(rows) == len(set(rows)) <= 2, rows  # the chip.hbm_stacks column: each value once
     assert f"(4 feasible, {len(rows)} distinct designs;" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("args, fix", [
+    (("plan", "-s", "b200", "-m", "gpt-oss-120b", "--target", "1,000,000"), "--target 1000000"),
+    (("predict", "-s", "b200", "-m", "gpt-oss-120b", "-c", "1,024"), "--concurrency 1024"),
+])
+def test_a_number_with_thousands_separators_gets_it_back_without(capsys, args, fix):
+    """'--target 1,000,000' (as plan prints its figures) got 'give --target a number such as 0.5 or 1e6'."""
+    line = error_line(*run(capsys, *args))
+    assert line.endswith(f"Fix: write it without thousands separators: {fix}")
+
+
+def test_a_decimal_comma_is_not_read_as_a_thousands_separator(capsys):
+    line = error_line(*run(capsys, "step", "-s", "b200", "-m", "gpt-oss-120b", "--tp", "1", "--dp", "1", "--ep", "1",
+                           "--batch", "1,5"))
+    assert "thousands" not in line and "--batch: must be a whole number, got '1,5'" in line
