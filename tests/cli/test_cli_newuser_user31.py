@@ -207,3 +207,14 @@ def test_a_decimal_comma_is_not_read_as_a_thousands_separator(capsys):
     line = error_line(*run(capsys, "step", "-s", "b200", "-m", "gpt-oss-120b", "--tp", "1", "--dp", "1", "--ep", "1",
                            "--batch", "1,5"))
     assert "thousands" not in line and "--batch: must be a whole number, got '1,5'" in line
+
+
+def test_a_set_or_file_number_with_thousands_separators_gets_it_back_without(capsys, tmp_path):
+    line = error_line(*run(capsys, "frontier", "-s", "jalapeno", "-m", "gpt-oss-120b", "--set", "chip.tdp_w=1,000"))
+    assert line == ("error: --set: chip.tdp_w: must be a number, got '1,000'. Fix: write a number without thousands "
+                    "separators, e.g. --set chip.tdp_w=1000")
+    p = tmp_path / "v.toml"
+    p.write_text('base = "jalapeno"\nchip.tdp_w = "1,200"\n')
+    line = error_line(*run(capsys, "hardware", "show", str(p)))
+    assert "chip.tdp_w: must be a number, got '1,200'. Fix: write a number without thousands separators" in line
+    assert "1200" in line

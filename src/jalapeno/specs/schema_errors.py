@@ -11,6 +11,7 @@ Shared by specs/hardware.py (system files, ``--set``), specs/die.py and specs/de
 from __future__ import annotations
 
 import datetime
+import re
 from typing import Any
 
 _SOURCED = ("Sourced", "Banded")  # a number that carries its source (specs/sourced.py)
@@ -127,7 +128,10 @@ def describe(e: dict[str, Any], loc: str, schema_doc: str, option: str | None = 
         if quoted is not None:  # tdp_w = "700": the user's own number, unquoted (not 4.8 W)
             example = quoted
         unit = ""
-        if quoted is None and (typed := _number_with_unit(e.get("input"), whole, loc)) is not None:  # "550W"
+        raw = e.get("input")
+        if quoted is None and isinstance(raw, str) and re.fullmatch(r"\s*\d{1,3}(,\d{3})+(\.\d+)?\s*", raw):
+            example, unit = raw.strip().replace(",", ""), " without thousands separators"  # --set chip.tdp_w=1,000
+        elif quoted is None and (typed := _number_with_unit(raw, whole, loc)) is not None:  # "550W"
             example, unit = typed[0], " without its unit (the key's name gives the unit)"
             if typed[1]:  # "1.2kW" for tdp_w: 1.2 would be 1.2 W
                 k = loc.removesuffix(".value")
