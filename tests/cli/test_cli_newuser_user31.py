@@ -218,3 +218,18 @@ def test_a_set_or_file_number_with_thousands_separators_gets_it_back_without(cap
     line = error_line(*run(capsys, "hardware", "show", str(p)))
     assert "chip.tdp_w: must be a number, got '1,200'. Fix: write a number without thousands separators" in line
     assert "1200" in line
+
+
+@pytest.mark.parametrize("opt, value, meant, read", [
+    ("-c", "1,024", "--concurrency 1024", "1, 24"),  # ran concurrencies 1 and 24 without a word
+    ("--at", "1,000", "--at 1000", "1, 0"),  # was 'needs positive values', naming no value
+])
+def test_a_list_option_with_a_thousands_group_is_not_split_silently(capsys, opt, value, meant, read):
+    line = error_line(*run(capsys, "compare", "-m", "gpt-oss-120b", "-s", "b200,h200", "--serving", "agg", opt, value))
+    assert line.endswith(f"'{value}' reads as the list {read}: its commas separate values. Fix: write {meant} "
+                         "(no thousands separators)")
+
+
+def test_a_list_of_plain_values_still_runs_and_a_bad_one_is_named(capsys):
+    line = error_line(*run(capsys, "compare", "-m", "gpt-oss-120b", "-s", "b200,h200", "--at", "10,0"))
+    assert "--at: needs positive values, got 0." in line
