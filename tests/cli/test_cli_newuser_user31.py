@@ -233,3 +233,13 @@ def test_a_list_option_with_a_thousands_group_is_not_split_silently(capsys, opt,
 def test_a_list_of_plain_values_still_runs_and_a_bad_one_is_named(capsys):
     line = error_line(*run(capsys, "compare", "-m", "gpt-oss-120b", "-s", "b200,h200", "--at", "10,0"))
     assert "--at: needs positive values, got 0." in line
+
+
+def test_collective_bytes_with_thousands_groups_is_not_priced_as_zero_byte_messages(capsys):
+    """--bytes 1,000,000 printed three rows, for 1, 0 and 0 bytes."""
+    line = error_line(*run(capsys, "collective", "-s", "b200", "--op", "all_reduce", "--group", "8",
+                           "--bytes", "1,000,000"))
+    assert line.endswith("--bytes: '1,000,000' reads as the list 1, 0, 0: its commas separate values. Fix: write "
+                         "--bytes 1000000 (no thousands separators)")
+    code, out, err = run(capsys, "collective", "-s", "b200", "--op", "all_reduce", "--group", "8", "--bytes", "1000,1e6")
+    assert code == 0, err

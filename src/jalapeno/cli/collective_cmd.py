@@ -27,7 +27,7 @@ def collective(
     pr = system_pricer(system, efficiency, sets, stack)
     s = pr.system
     try:
-        sizes = np.array([float(v) for v in list_items(bytes_, "--bytes", "1e6,1e8")])
+        sizes = np.array([float(v) for v in list_items(bytes_, "--bytes", "1e6,1e8", numbers=True)])
     except ValueError:
         raise SpecError("--bytes", f"{bytes_!r} is not a number or list of numbers", "write e.g. --bytes 1e6,1e8") from None
     if sizes.size == 0:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import shutil
 import sys
 from typing import Any
@@ -106,18 +107,21 @@ def check_table_out(path: str | None, option: str, suffixes: tuple[str, ...], no
 FIXED_WORKLOAD_HELP = "1k1k, 8k1k (default), 1k8k, or long-context 32k1k, 64k1k, 128k1k."
 
 
-def list_items(text: str, option: str, example: str) -> list[str]:
+def list_items(text: str, option: str, example: str, numbers: bool = False) -> list[str]:
     """The items of a comma-separated option value, stripped; one trailing comma is allowed, and a
     value with no item at all (``''``, ``','``) gives [] for the option's own "none given" error.
 
     One rule for every list option (``--systems``, ``--concurrency``, ``--at``, ``--bytes``,
     ``--tiers``): ``4,,16`` was read as ``4,16`` (a typo that dropped a value ran without a word).
+    ``numbers``: a list of numbers, where a later item with a leading zero (``1,024``, ``1,000,000``)
+    is a thousands group, which no list of values is written with: refused (``-c 1,024`` ran
+    concurrencies 1 and 24, ``--bytes 1,000,000`` priced 1, 0 and 0 bytes).
 
     >>> list_items(" h200, b200,", "--systems", "h200,b200")
     ['h200', 'b200']
 
     Raises:
-        SpecError: an empty item between commas, naming the option and an example.
+        SpecError: an empty item between commas, naming the option and an example; a thousands group.
     """
     from jalapeno.errors import SpecError
 
@@ -125,6 +129,10 @@ def list_items(text: str, option: str, example: str) -> list[str]:
     if any(parts) and not all(parts[:-1]):  # nothing at all (',') is left to the option's "none given" error
         raise SpecError(option, f"{text!r} has an empty item between commas",
                         f"write one value per item, e.g. {option} {example}")
+    if numbers and re.fullmatch(r"\d{1,3}(,\d{3})*,0\d\d(,\d{3})*", text.strip()):
+        raise SpecError(option, f"{text!r} reads as the list {', '.join(p.lstrip('0') or '0' for p in parts)}: its "
+                        "commas separate values", f"write {option} {text.strip().replace(',', '')} (no thousands "
+                        "separators)")
     return [p for p in parts if p]
 
 

@@ -83,17 +83,12 @@ def _floats(text: str, option: str, what: str = "numbers", example: str = "10,50
         SpecError: no value (``''``, ``','``), not numbers, one not positive and finite, or one given twice.
     """
     try:
-        vals = [float(v) for v in list_items(text, option, example)]
+        vals = [float(v) for v in list_items(text, option, example, numbers=True)]
     except ValueError:
         raise SpecError(option, f"{text!r} is not a comma-separated list of {what}",
                         f"write e.g. {option} {example}") from None
     if not vals:  # `frontier -c ''` ran the default grid without a word (round 26)
         raise SpecError(option, f"names no value ({text!r})", f"write e.g. {option} {example}, or leave it out")
-    if re.fullmatch(r"\d{1,3}(,0\d\d)+|\d{1,3}(,\d{3})*,0\d\d(,\d{3})*", text.strip()):
-        # -c 1,024 ran concurrencies 1 and 24, --at 1,000 was 'needs positive values': a later item with a
-        # leading zero is a thousands group, which no list of values is written with
-        raise SpecError(option, f"{text!r} reads as the list {', '.join(f'{v:g}' for v in vals)}: its commas "
-                        "separate values", f"write {option} {text.replace(',', '')} (no thousands separators)")
     if check is not None:
         check(vals)
     if not vals or any(not (v > 0 and math.isfinite(v)) for v in vals):
