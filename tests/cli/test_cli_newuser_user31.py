@@ -243,3 +243,9 @@ def test_collective_bytes_with_thousands_groups_is_not_priced_as_zero_byte_messa
                          "--bytes 1000000 (no thousands separators)")
     code, out, err = run(capsys, "collective", "-s", "b200", "--op", "all_reduce", "--group", "8", "--bytes", "1000,1e6")
     assert code == 0, err
+
+
+def test_a_kv_tier_share_written_as_a_percent_gets_its_fraction(capsys):
+    line = error_line(*run(capsys, "frontier", "-s", "jalapeno", "-m", "gpt-oss-120b",
+                           "--set", "kv_tiers.host.usable_fraction=75"))
+    assert "usable_fraction must be <= 1 (a share of the tier's capacity), got 75: write 0.75 for 75%" in line

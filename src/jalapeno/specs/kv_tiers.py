@@ -48,7 +48,9 @@ class TierFile(_Strict):
     @model_validator(mode="after")
     def _fraction(self):
         if self.usable_fraction is not None and self.usable_fraction.value > 1:
-            raise ValueError("usable_fraction must be <= 1 (a share of the tier's capacity)")
+            v = self.usable_fraction.value  # 75 was meant as a percent: name it and its fraction
+            raise ValueError(f"usable_fraction must be <= 1 (a share of the tier's capacity), got {v:g}"
+                             + (f": write {v / 100:g} for {v:g}%" if v <= 100 else ""))
         return self
 
 
