@@ -72,6 +72,16 @@ def test_padded_sizes_and_context_by_hand():
     assert graph_padded(_dep(), DEP8, Batch.make(decode_seqs=8.0, decode_ctx=10.0)).decode_seqs[0] == 8.0
 
 
+def test_batch_a_rounding_error_above_a_size_runs_at_that_size():
+    """512 + 1e-12 per rank (a load solved to the cap, rounding above it) is within the 1e-9 tolerance of the
+    captured 512: it runs as 512 per rank with no dummies and no error (round 31: 512 x 8 + 1.1e-13 raised
+    ``batch.pad_seqs`` on the GB200 DeepSeek-R1 Server engine). The batch is kept as it is: 4,096 + 1e-11."""
+    d = _dep(cuda_graph_batch_sizes=MLPERF_SIZES)
+    n = 512.0 * 8 + 1e-11
+    b = graph_padded(d, DEP8, Batch.make(decode_seqs=[n, 8.0], decode_ctx=4000.0))
+    assert b.decode_seqs.tolist() == [n, 1024.0]
+    assert b.pad_seqs.tolist() == [0.0, 1016.0]
+
 def test_aggregated_decode_step_is_the_hand_padded_step(b200):
     """The aggregated step is τ = (1 − f)·t_dec + f·t_mixed, f = B/(g·D) the share of steps carrying a prompt
     chunk (a prompt of ISL <= the token budget is one chunk; B·ISL/D prompt tokens per step). Padding

@@ -174,7 +174,8 @@ def padded_to_sizes(sizes, dp: int, batch: Batch, pad_routing: str = "routed") -
     pad = (batch.prefill_tokens <= 0) & (per_rank > 0) & (k < grid.size)
     if not pad.any():
         return batch
-    g = np.where(pad, grid[np.minimum(k, grid.size - 1)] * dp, batch.decode_seqs)
+    # a batch within 1e-9 per rank above a size runs at that size: never below its own sequences (pad_seqs >= 0)
+    g = np.where(pad, np.maximum(grid[np.minimum(k, grid.size - 1)] * dp, batch.decode_seqs), batch.decode_seqs)
     ctx = np.where(pad, (batch.decode_seqs * batch.decode_ctx + (g - batch.decode_seqs)) / np.maximum(g, 1e-30),
                    batch.decode_ctx)
     return Batch.make(decode_seqs=g, decode_ctx=ctx, prefill_tokens=batch.prefill_tokens,
