@@ -120,6 +120,34 @@ def test_poisson_ttft_on_llama_405b_h200_grows_with_load_and_exceeds_the_own_pre
     assert np.all(p99 > floor)
 
 
+def test_poisson_ttft_carries_the_attention_dp_balancing_wait():
+    """TensorRT-LLM's attention-DP context balancing (timeout 9 steps, the MLPerf DeepSeek-R1 Server configs) holds a
+    prompt until each of the 8 ranks has one. With free slots (200 of 512 per rank) a round is 8 consecutive arrivals,
+    the i-th waiting for 8 - i more: (8 - 1)/(2 lambda) on average, at most 9 steps (serve/queueing.adp_balance_wait_s's
+    closed form, written out here). The Poisson p99 shifts by exactly that mean: a constant beside every prompt."""
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.fit.mlperf import benchmark_spread
+    from jalapeno.serve.analytic import aggregated_by_batch
+    from jalapeno.serve.open_loop import poisson_ttft_s
+    from jalapeno.specs.catalog import load_model
+    from jalapeno.specs.formats import get_precision
+    from jalapeno.specs.workload import Workload
+
+    model, pricer = load_model("deepseek-r1"), load_pricer("b200")
+    spr = benchmark_spread("deepseek-r1")
+    wl = Workload("mlperf", round(spr.mean_isl), round(spr.mean_osl), 1.0, spread=spr)
+    kw = dict(max_running=512, budget_per="rank", max_tokens_per_step=3456)
+    bal = Deployment(get_precision("fp4"), Pool(Layout(dp=8, ep=8)), adp_balance_timeout_iters=9, **kw)
+    off = Deployment(get_precision("fp4"), Pool(Layout(dp=8, ep=8)), **kw)
+    pts = aggregated_by_batch(model, pricer, bal, wl, np.array([200.0 * 8]))
+    lam, tau = float(pts.request_rate_per_s[0]), float(pts.step_time_s[0])
+    gate = min(7 / (2 * lam), 9 * tau)
+    assert gate > 0.05  # the wait is material at this load
+    shift = poisson_ttft_s(model, pricer, bal, wl, pts) - poisson_ttft_s(model, pricer, off, wl, pts)
+    assert shift[0] == pytest.approx(gate, rel=1e-6, abs=1e-9)
+
 def test_peak_within_limits_on_llama_405b_h200_aggregated():
     """The same model and lengths, aggregated layouts only: with no TTFT bound (1,000 s) the
     best point is the best whose p99 TPOT is within the limit, below the best whose mean is (the p99 is
