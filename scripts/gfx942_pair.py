@@ -112,7 +112,7 @@ def predict(points, mode: str = "shipped") -> pd.DataFrame:
 
 def main(show_transfer: bool, show_cap: bool) -> None:
     ix, _ = load_inferencex(DEFAULT_POINTS)
-    ml, _ = load_mlperf()
+    ml, _ = load_mlperf(server_mapping="frontier@limits")
     pts = [p for p in ix + ml if p.system in PAIR]
     base = predict(pts)
     alt = predict(pts, "transfer")

@@ -101,7 +101,7 @@ def resident_per_rank(result_id: str, system: str, prec: str, slots: int, ctx: f
 
 def mlperf_cases() -> list[tuple]:
     """The MLPerf rows as BLOG-style tuples: the step and prompts per step from the measured rate."""
-    pts, _ = load_mlperf()
+    pts, _ = load_mlperf(server_mapping="frontier@limits")
     out = []
     for p in pts:
         if p.id not in MLPERF:

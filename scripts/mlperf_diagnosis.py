@@ -91,7 +91,7 @@ def fp8_granularity_check() -> list[dict]:
     from jalapeno.specs.formats import get_precision
 
     fronts, out = {}, []
-    for p in load_mlperf()[0]:
+    for p in load_mlperf(server_mapping="frontier@limits")[0]:
         base, comma, options = p.precision.partition(",")  # options: e.g. attn=fp8 (a declared FP8 context FMHA)
         if base != "fp8-tensor":
             continue
@@ -139,7 +139,7 @@ def llama2_at_submitted_engines() -> list[dict]:
     from jalapeno.specs.formats import get_precision
 
     model, out = load_model("llama-2-70b"), []
-    for p in load_mlperf()[0]:
+    for p in load_mlperf(server_mapping="frontier@limits")[0]:
         if p.model != "llama-2-70b" or not p.id.endswith("_Offline") or "MangoBoost" in p.id:
             continue
         batch, tokens = LLAMA2_OFFLINE_ENGINES[p.system]
@@ -231,7 +231,7 @@ def step_residuals() -> list[dict]:
     from jalapeno.specs.formats import get_precision
 
     model, out = load_model("deepseek-r1"), []
-    pts = {p.id: p for p in load_mlperf()[0]}
+    pts = {p.id: p for p in load_mlperf(server_mapping="frontier@limits")[0]}
     stack = get_stack(f"trtllm@{MLPERF_TRTLLM_RELEASE}")
     b200 = load_any_pricer("b200", "calibrated", pricer="roofline", stack=stack)
     for label, rid, tok_s, tpot, osl in SERVER_RUNS:

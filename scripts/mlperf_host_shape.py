@@ -76,7 +76,7 @@ def stream_check() -> dict:
     from jalapeno.specs.catalog import load_model
     from jalapeno.specs.stacks import get_stack
 
-    p = {q.id: q for q in load_mlperf()[0]}[GB200_OFFLINE]
+    p = {q.id: q for q in load_mlperf(server_mapping="frontier@limits")[0]}[GB200_OFFLINE]
     _rid, queries, inst, lat = next(r for r in RUNS if r[0] == GB200_OFFLINE)
     pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=get_stack(f"trtllm@{MLPERF_TRTLLM_RELEASE}"))
     dp, full = p.deployment.decode.layout.dp, p.concurrency / inst

@@ -68,7 +68,7 @@ def offline_curves() -> list[dict]:
     from jalapeno.specs.catalog import load_model
     from jalapeno.specs.stacks import get_stack
 
-    pts = {p.id: p for p in load_mlperf()[0]}
+    pts = {p.id: p for p in load_mlperf(server_mapping="frontier@limits")[0]}
     model, out = load_model("deepseek-r1"), []
     for rid, queries, inst, lat in RUNS:
         p = pts[rid]

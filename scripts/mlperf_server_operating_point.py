@@ -50,7 +50,7 @@ def measured_per_rank(p) -> float:
 def operating_points(row_id: str) -> dict:
     """The measured point and the model's at the measured load and at the cap (module docstring), seconds and
     tok/s per chip."""
-    pts, _ = load_mlperf()
+    pts, _ = load_mlperf(server_mapping="frontier@limits")
     p = next(x for x in pts if x.id == row_id)
     model = load_model(p.model)
     eng = MLPERF_LIMIT_ENGINES[row_id]

@@ -33,7 +33,7 @@ def rows() -> list[dict]:
             if r["metric"] == "TTFT_p99":
                 p99[re.sub(r"_TTFT_p99$", "", r["id"])] = float(r["value"]) / 1e3
     out = []
-    for p in load_mlperf()[0]:
+    for p in load_mlperf(server_mapping="frontier@limits")[0]:
         if p.model == "deepseek-r1" or p.id.endswith("Offline") or p.framework != "trt" or "x72" in p.id:
             continue
         tp = 8 if p.model == "llama-3.1-405b" else 1

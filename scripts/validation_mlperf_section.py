@@ -30,7 +30,9 @@ def _intro() -> list[str]:
               "OSL at the dataset's mean input and the run's own mean output. Offline results map to the "
               "submission's own engine (layout, per-rank batch and token limits read from its config, every slot "
               "filled: `matched`) where it is read, else to the predicted frontier's peak; Server / Interactive "
-              "results to the best predicted point whose mean TPOT is within the rules' p99 TPOT limit and whose "
+              "results likewise to the submission's own engine where its config is read (`matched@limits`, the "
+              "default since round 31: fit/mlperf.MLPERF_LIMIT_ENGINES, at that engine's best load within the "
+              "same two limits, fit/latency_limits.engine_within_limits), else to the best predicted point whose mean TPOT is within the rules' p99 TPOT limit and whose "
               "p99 TTFT under Poisson arrivals at its own request rate is within the rules' p99 TTFT limit "
               "(`frontier@limits`, fit/latency_limits.py: the submitters raise the load until a limit binds or "
               "throughput saturates, and the measured TPOT and TTFT are results, not inputs; the TTFT tail is the "
@@ -210,13 +212,14 @@ def _llama2_lines(pts) -> list[str]:
 def _engine_lines(frontier_rows) -> list[str]:
     """The Server / Interactive rows at the submissions' own engines (``load_mlperf(server_mapping=
     "engine@limits")``: fit/mlperf.MLPERF_LIMIT_ENGINES, fit/latency_limits.engine_within_limits), signed
-    error frontier -> engine per row, beside the figures of the default mapping (``frontier_rows``)."""
+    error frontier -> engine per row, beside the figures of the best swept point (``frontier_rows``)."""
     eng = predict_points(load_mlperf(server_mapping="engine@limits")[0], calibrated_systems())
     eng = eng[eng.mapping == "matched@limits"].dropna(subset=["error"])
     both = frontier_rows.merge(eng, on="id", suffixes=("_f", "_e")).sort_values("id")
     e_f, e_e = both.error_f.to_numpy(), both.error_e.to_numpy()
     per = "; ".join(f"{r.id.removeprefix('mlperf51_')} {r.error_f:+.0%} -> {r.error_e:+.0%}" for r in both.itertuples())
-    return [(f"At the submissions' own engines (`load_mlperf(server_mapping=\"engine@limits\")`, not the default: "
+    return [(f"At the submissions' own engines (`load_mlperf(server_mapping=\"engine@limits\")`, the default since "
+             f"round 31, as the Offline rows take theirs: "
              f"the layout, batch and token limits of each Server / Interactive config read, fit/mlperf.py "
              f"`MLPERF_LIMIT_ENGINES`; that deployment's best load within the same two limits, "
              f"fit/latency_limits.engine_within_limits), the {len(both)} rows read: median |error| "
@@ -259,12 +262,14 @@ def mlperf_section() -> list[str]:
     old = old[old.mapping == "frontier@interactivity"].dropna(subset=["error"])
     tpo = predict_points(load_mlperf(server_mapping="frontier@tpot_limit")[0], calibrated_systems())
     tpo = tpo[tpo.mapping == "frontier@tpot_limit"].dropna(subset=["error"])
-    new = ok[ok.mapping == "frontier@limits"]
+    fl = predict_points(load_mlperf(server_mapping="frontier@limits")[0], calibrated_systems())
+    new = fl[fl.mapping == "frontier@limits"].dropna(subset=["error"])  # every Server / Interactive row
     eo, et, en = old.error.to_numpy(), tpo.error.to_numpy(), new.error.to_numpy()
     both = tpo.merge(new, on="id", suffixes=("_t", "_n")).sort_values("id")
     moved = [f"{r.id.removeprefix('mlperf51_')} {r.error_t:+.0%} -> {r.error_n:+.0%}"
              for r in both.itertuples() if abs(r.error_n - r.error_t) > 5e-3]
-    lines += ["", (f"Server / Interactive rows (n = {len(en)}) at the rules' TPOT and Poisson TTFT limits: median "
+    lines += ["", (f"Server / Interactive rows (n = {len(en)}) at the best swept point within the rules' TPOT and "
+                   f"Poisson TTFT limits (`server_mapping=\"frontier@limits\"`, the default until round 31): median "
                    f"|error| {np.median(np.abs(en)):.1%}, bias {np.median(en):+.1%}; at the TPOT limit alone (the "
                    f"mapping before, `load_mlperf(server_mapping=\"frontier@tpot_limit\")`): "
                    f"{np.median(np.abs(et)):.1%}, bias {np.median(et):+.1%}; at the measured interactivity "

@@ -38,7 +38,9 @@ def test_engine_mapping_reads_each_declared_engine_and_leaves_the_rest_on_the_fr
     assert pts["mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x4_TRT_llama2-70b-99_Interactive"].mapping \
         == "frontier@limits"
     assert pts["mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Server"].mapping == "frontier@limits"
-    assert not any(p.mapping == "matched@limits" for p in load_mlperf()[0])  # opt-in
+    # the default since round 31; frontier@limits prices every Server / Interactive row at the best swept point
+    assert {p.id for p in load_mlperf()[0] if p.mapping == "matched@limits"} == set(MLPERF_LIMIT_ENGINES)
+    assert not any(p.mapping == "matched@limits" for p in load_mlperf(server_mapping="frontier@limits")[0])
 
 
 @pytest.fixture(scope="module")
