@@ -2,7 +2,7 @@
 
 Reads a `jalapeno validate --held-out --json -o X.csv` table (columns source, system, framework, mode, isl, osl,
 concurrency, deployment, metric, error, quality, split), keeps the aiconfigurator ``ttft_s`` rows of gb200-nvl72 and
-gb300-nvl72 outside the fit split and unflagged (the issue's held-out judgement, as /work/coord/goals.py --ho), and
+gb300-nvl72 outside the fit split and unflagged (the issue's held-out judgement), and
 prints per system the median |error|, the rows within the 20% goal and how many more the median needs; then the
 rows split by engine x mode x ISL/OSL x load per prefill GPU (C / (x·tp·dp) of the prefill pool, round 26's bands),
 each group's rows within 20%, over (+) and under (−) by more, so one can read whether a one-signed term could

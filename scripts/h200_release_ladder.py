@@ -21,8 +21,8 @@ Part 3 (same CSV). aiconfigurator GB300 interactivity error by the decode pool's
 ``ATP``, scripts/gb300_twin_check.sharding), fit and held-out rows: what the held-out median is made of.
 
 Usage: python scripts/h200_release_ladder.py [VALIDATE_CSV] [--points POINTS_CSV]
-(default CSV: /work/coord/base_all.csv, the round's `jalapeno validate -o` of main; default points: the
-shipped src/jalapeno/data/validation/inferencex_points.csv)
+(default CSV: validate.csv in the working folder, written by `jalapeno validate -o validate.csv`; default points:
+the shipped src/jalapeno/data/validation/inferencex_points.csv)
 """
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ def main(argv: list[str]) -> None:
     points = argv[argv.index("--points") + 1] if "--points" in argv else POINTS
     if "--points" in argv:
         args.remove(str(points))
-    csv = Path(args[0] if args else "/work/coord/base_all.csv")
+    csv = Path(args[0] if args else "validate.csv")
     if not csv.is_file():
         raise SystemExit(f"validate CSV not found: {csv}. Fix: write one with `jalapeno validate -o {csv}`")
     d = pd.read_csv(csv)
