@@ -10,7 +10,7 @@ import pytest
 from cli_runner import run
 
 from jalapeno.analysis.comparison import compare_systems
-from jalapeno.analysis.estimated_peaks import bound_format, compute_formats, estimated_peak_notes
+from jalapeno.analysis.estimated_peaks import bound_format, compute_formats, estimated_peak_notes, prefill_compute_formats
 from jalapeno.analysis.sweep import SweepOptions
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.specs.catalog import load_model
@@ -88,3 +88,90 @@ def test_compare_prints_the_note_on_stderr_only(capsys):
                          "--serving", "agg", "--set", "jalapeno:chip.peak_dense_tflops.bf16=2226", "--json")
     assert code == 0, err
     assert "is an estimate" not in err
+
+
+# --- bound31: compute-bound prefill pools count, weighted by their chips -------------------------
+def _fake_record(system: str, prec):
+    """Five frontier points by hand (p.bound: the decode step's; prefill_bound / prefill_chip_share: the
+    prefill pool's): A aggregated compute-bound; B disaggregated, decode HBM-bound, prefill compute-bound
+    on 0.7 of its chips; C both compute-bound, prefill on 0.5; D aggregated overhead-bound; E decode
+    overhead-bound, prefill link-bound on 0.4."""
+    from types import SimpleNamespace as N
+
+    dep = N(precision=prec)
+    pts = [N(interactivity=x, bound=b, prefill_bound=pb, prefill_chip_share=sh, deployment=dep)
+           for x, b, pb, sh in ((10.0, "compute", "", 0.0), (20.0, "hbm_bandwidth", "compute", 0.7),
+                                (30.0, "compute", "compute", 0.5), (40.0, "overhead", "", 0.0),
+                                (50.0, "overhead", "scale_up_link", 0.4))]
+    return N(systems={system: N(frontier=pts)})
+
+
+def test_prefill_pools_on_an_estimated_peak_are_counted_by_their_chips():
+    """DeepSeek-R1 FP8 (specs/formats.py): experts, attention projections, shared experts and dense FFN
+    compute in FP8, the MLA math in BF16, so a decode step and a prefill step both scale with
+    {FP8, BF16}. Jalapeño: BF16 (1,700 = 3,400 / 2) is an estimate, FP8 is reported → one line (BF16).
+    Points with compute-bound work: A (decode), B (prefill), C (both) = 3 of 5; 2 by the decode step
+    (A, C), 2 by the prefill pool (B, C). Chip-weighted: A 1 + B 0.7 + C (0.5 decode + 0.5 prefill) = 2.7.
+    Vera Rubin: FP8 (16,700, inferred from the rack's 1.2 EF) and BF16 (FP8 / 2) are both estimates →
+    two lines with the same counts."""
+    m, prec = load_model("deepseek-r1"), get_precision("fp8")
+    jal = load_pricer("jalapeno").system
+    notes = estimated_peak_notes(_fake_record("jalapeno", prec), {"jalapeno": jal}, m)
+    assert len(notes) == 1
+    assert notes[0].startswith("jalapeno: 3 of its 5 fp8 frontier points (10-30 tok/s/user) are compute-bound "
+                               "(2 in the decode step, 2 in the prefill pool; weighted by the share of their chips "
+                               "that runs those steps, 2.7 of 5), and deepseek-r1's attention math")
+    assert "in BF16 under fp8" in notes[0] and "1,700 TFLOP/s, is an estimate" in notes[0]
+    rubin = load_pricer("vera-rubin-nvl72").system
+    notes = estimated_peak_notes(_fake_record("vera-rubin-nvl72", prec), {"vera-rubin-nvl72": rubin}, m)
+    assert [n.split(", and ")[1].split(" under ")[0] for n in notes] == [
+        "deepseek-r1's routed experts compute in FP8", "deepseek-r1's attention math (scores, softmax·V) computes in BF16"]
+    assert all("3 of its 5 fp8 frontier points" in n and "2.7 of 5" in n for n in notes)
+
+
+def test_a_format_only_the_prefill_step_runs_in_counts_prefill_pools_only():
+    """FP4 with --attention-dtype bf16: experts FP4, MLA math BF16; the attention projections, shared
+    experts and dense FFN compute in FP8, which only the prefill step's wide GEMMs make compute-bound.
+    On Vera Rubin FP8 is an estimate: its line counts B and C's prefill pools only: 2 points, 0 in the
+    decode step, chip-weighted 0.7 + 0.5 = 1.2. Jalapeño's FP8 and FP4 are reported, its BF16 is not:
+    one BF16 line with A, B, C (A and C by the decode step, B and C by the prefill pool: 2.7 of 5)."""
+    m = load_model("deepseek-r1")
+    prec = get_precision("fp4").with_options(attention="bf16")
+    assert prefill_compute_formats(m, prec) == [
+        ("routed experts compute", "fp4"), ("attention math (scores, softmax·V) computes", "bf16"),
+        ("attention projections, shared experts, dense FFN compute", "fp8")]
+    rubin = load_pricer("vera-rubin-nvl72").system
+    notes = estimated_peak_notes(_fake_record("vera-rubin-nvl72", prec), {"vera-rubin-nvl72": rubin}, m)
+    fp8 = [n for n in notes if "--set chip.peak_dense_tflops.fp8=" in n]
+    assert len(fp8) == 1 and fp8[0].startswith(
+        f"vera-rubin-nvl72: 2 of its 5 {prec.name} frontier points (20-30 tok/s/user) are compute-bound (0 in the "
+        "decode step, 2 in the prefill pool; weighted by the share of their chips that runs those steps, 1.2 of 5), "
+        "and deepseek-r1's attention projections, shared experts, dense FFN compute in FP8")
+    jal = load_pricer("jalapeno").system
+    notes = estimated_peak_notes(_fake_record("jalapeno", prec), {"jalapeno": jal}, m)
+    assert len(notes) == 1 and "in BF16 under" in notes[0] and "3 of its 5" in notes[0] and "2.7 of 5" in notes[0]
+
+
+def test_rubin_fp4_prefill_pools_are_noted_where_no_decode_step_is_compute_bound():
+    """The bound31 case: at 8K/1K Vera Rubin's FP4 frontier has no compute-bound decode step, but its
+    disaggregated points' prefill pools are compute-bound with the MLA math in FP8, whose 16,700 TFLOP/s is
+    inferred (an estimate); before, the note counted decode steps only and stayed silent."""
+    m = load_model("deepseek-r1")
+    prs = [load_pricer("vera-rubin-nvl72"), load_pricer("gb300-nvl72")]
+    rec = compare_systems(m, prs, get_workload("8k1k"), get_precision("fp4")).record()
+    fr = rec.systems["vera-rubin-nvl72"].frontier
+    pre = [p for p in fr if p.prefill_bound == "compute"]
+    assert pre and not any(p.bound == "compute" for p in fr), "the case: prefill compute-bound, decode not"
+    notes = estimated_peak_notes(rec, {p.system.name: p.system for p in prs}, m)
+    assert len(notes) == 1 and notes[0].startswith(f"vera-rubin-nvl72: {len(pre)} of its {len(fr)} fp4 frontier points")
+    w = sum(p.prefill_chip_share for p in pre)
+    assert f"0 in the decode step, {len(pre)} in the prefill pool" in notes[0] and f"{w:.1f} of {len(fr)}" in notes[0]
+    assert "attention math (scores, softmax·V) computes in FP8 under fp4" in notes[0]
+    # compare's headline names the peak's prefill pool beside the decode step's bound, with the caption saying how
+    from jalapeno.report.tables import PREFILL_BOUND_CAPTION, comparison_tables
+
+    h = rec.systems["vera-rubin-nvl72"].headline
+    peak = max(fr, key=lambda p: p.throughput_per_chip)
+    assert (h.bound_at_peak, h.prefill_bound_at_peak, h.prefill_chip_share_at_peak) == (
+        peak.bound, peak.prefill_bound, peak.prefill_chip_share)
+    assert PREFILL_BOUND_CAPTION in comparison_tables(rec)[0].caption

@@ -46,12 +46,16 @@ POINT_KEYS = ["throughput_per_chip", "output_throughput_per_chip", "interactivit
               "bound", "bound_margin", "bound_level", "limit", "feasible", "reason", "power_convention",
               "power_label", "power_w_per_chip", "tok_s_per_kw", "tok_s_per_kw_by_convention", "j_per_token",
               "usd_per_mtok", "system", "deployment", "config",
-              "output_throughput_per_decode_chip", "in_flight"]  # issue 15: appended, earlier keys unchanged
+              "output_throughput_per_decode_chip", "in_flight",  # issue 15: appended, earlier keys unchanged
+              "prefill_bound", "prefill_chip_share"]  # bound31: appended
 HEADLINE_KEYS = ["peak_throughput_per_chip", "peak_output_throughput_per_chip", "interactivity_at_peak",
                  "bound_at_peak", "deployment_at_peak", "peak_tok_s_per_kw", "power_labels", "usd_per_mtok_at_peak",
                  "max_interactivity", "throughput_at_max_interactivity", "bound_at_max_interactivity",
                  "deployment_at_max_interactivity", "min_e2e_s", "min_ttft_s", "frontier_points",
                  "efficiency_source", "vendor_verified", "points_evaluated"]
+#: bound31: appended after the optional ``bands`` (earlier keys unchanged)
+HEADLINE_PREFILL = ["prefill_bound_at_peak", "prefill_chip_share_at_peak", "prefill_bound_at_max_interactivity",
+                    "prefill_chip_share_at_max_interactivity"]
 RATIO_KEYS = ["vs", "peak_ratio", "max_interactivity_ratio", "min_e2e_ratio", "iso_interactivity", "tiers",
               "tiers_tok_s_per_kw"]
 OPTIONS = SweepOptions(serving="agg", concurrency=(4.0, 16.0, 64.0, 256.0))
@@ -112,7 +116,7 @@ def test_comparison_as_dict_keys_and_values(comp):
                        "comparisons", "infeasible"]
     for name, s in d["systems"].items():
         assert list(s) == ["frontier", "headline"]
-        assert list(s["headline"]) == HEADLINE_KEYS
+        assert list(s["headline"]) == HEADLINE_KEYS + HEADLINE_PREFILL
         assert [p["interactivity"] for p in s["frontier"]] == list(comp.frontiers[name].x)
         for p in s["frontier"]:
             assert list(p) == POINT_KEYS
@@ -193,7 +197,7 @@ def test_bands_are_typed(oss):
     assert isinstance(h, Headline) and h.bands is not None
     assert h.bands.max_interactivity.low == h.bands.max_interactivity.mid == h.max_interactivity
     d = h.as_dict()
-    assert list(d) == HEADLINE_KEYS + ["bands"]
+    assert list(d) == HEADLINE_KEYS + ["bands"] + HEADLINE_PREFILL
     assert list(d["bands"]) == ["peak_throughput_per_chip", "max_interactivity", "min_e2e_s", "peak_tok_s_per_kw"]
     assert d["bands"]["min_e2e_s"] == {"low": h.min_e2e_s, "mid": h.min_e2e_s, "high": h.min_e2e_s}
     assert isinstance(res.comparisons[n], Ratios)

@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass
 
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
-from jalapeno.analysis.records import FrontierRecord, PointRecord
+from jalapeno.analysis.records import FrontierRecord, PointRecord, bound_cell
 from jalapeno.errors import InfeasibleDeployment, SpecError, choice_hint
 from jalapeno.specs.hardware import System
 
@@ -178,7 +178,8 @@ class CapacityPlan:
         lines = [
             (f"operating point: the highest {k} throughput per chip at >= {self.min_interactivity:g} tok/s/user: "
              f"{self.tok_per_s_per_chip:,.1f} tok/s/chip at {p.interactivity:.1f} tok/s/user "
-             f"(TTFT {p.ttft_s * 1e3:,.0f} ms, TPOT {p.tpot_s * 1e3:.1f} ms, bound {p.bound})"),
+             f"(TTFT {p.ttft_s * 1e3:,.0f} ms, TPOT {p.tpot_s * 1e3:.1f} ms, bound "
+             f"{bound_cell(p.bound, p.prefill_bound, p.prefill_chip_share)})"),
             (f"one instance: {self.tok_per_s_per_chip:,.1f} tok/s/chip x {self.chips_per_instance:,} chips "
              f"= {per_inst:,.0f} tok/s"),
             f"instances: ceil({self.target_text()} / {per_inst:,.0f}) = {self.instances:,}",

@@ -176,7 +176,16 @@ def headline(sf: SystemFrontier) -> Headline:
         efficiency_source=sf.pricer.efficiency.source,
         vendor_verified=sf.system.vendor_verified,
         points_evaluated=int(len(p)),
+        prefill_bound_at_peak=str(p.prefill_bound[i_peak]),
+        prefill_chip_share_at_peak=_share(p, i_peak),
+        prefill_bound_at_max_interactivity=str(p.prefill_bound[i_fast]),
+        prefill_chip_share_at_max_interactivity=_share(p, i_fast),
     )
+
+
+def _share(p, i: int) -> float:
+    """Point ``i``'s prefill chips over its chips (0 aggregated): PointRecord.prefill_chip_share."""
+    return float(p.prefill_chips[i]) / float(p.chips[i]) if float(p.chips[i]) > 0 else 0.0
 
 
 @dataclass(frozen=True)

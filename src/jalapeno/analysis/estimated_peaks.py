@@ -10,7 +10,11 @@ so on Jalapeño its compare answer moves 1:1 with that estimate (docs/model.md �
 release runs its MLA math in BF16: at 8K/1K the MLA decode is the largest op of Jalapeño's decode
 step (38 of 71 ms at DP16, batch 4,096) and the FP8 frontier moves 5-10% for a 20% change of that
 estimate (docs/audit.md §6), which the experts' format alone (FP8, reported) did not say.
-``compare`` prints these lines on stderr. Pure: no I/O.
+A disaggregated point's prefill pool counts too when it is compute-bound (``prefill_bound``; ``bound``
+is the decode step's), in the formats of the prefill step's wide GEMMs (:func:`prefill_compute_formats`),
+weighted by its share of the point's chips: at 8K/1K under FP4 Vera Rubin's decode steps are
+HBM-bound but 16 of its 21 frontier points have a compute-bound prefill pool running the MLA math in
+FP8, an inferred peak (bound31). ``compare`` prints these lines on stderr. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -65,31 +69,83 @@ def compute_formats(model: ModelSpec, precision: str | Precision) -> list[tuple[
     return out
 
 
+#: the modules other than the heaviest GEMMs whose GEMMs a prefill step runs compute-bound, in the
+#: words the note uses (a prefill step carries thousands of tokens: every projection is a wide GEMM)
+_PREFILL_MODULES = {"attention": "attention projections", "shared_experts": "shared experts", "dense_ffn": "dense FFN"}
+
+
+def prefill_compute_formats(model: ModelSpec, precision: str | Precision) -> list[tuple[str, str]]:
+    """What a compute-bound prefill step of ``model`` scales with under ``precision``: the
+    :func:`compute_formats` entries, then one entry per further format the attention projections,
+    shared experts or dense FFN compute in. A prefill step's GEMMs carry thousands of tokens, so
+    its projections are compute-bound too (``jalapeno step -s jalapeno --batch 0 --prefill-tokens
+    16384``, DeepSeek-R1 FP8 DEP8: MLA prefill math 718 ms in BF16, o_proj 114 ms, q_b_proj 37 ms,
+    shared experts 41 ms and routed experts 51 ms in FP8, of 1,014 ms compute). With every preset in
+    the catalog the projections share a listed format; they add one when ``--attention-dtype``
+    moves the attention math off it (``fp4`` with BF16 attention math: projections in FP8).
+
+    >>> from jalapeno.specs.catalog import load_model
+    >>> from jalapeno.specs.formats import get_precision
+    >>> [f for _, f in prefill_compute_formats(load_model("deepseek-r1"), "fp8")]
+    ['fp8', 'bf16']
+    >>> prefill_compute_formats(load_model("deepseek-r1"), get_precision("fp4").with_options(attention="bf16"))[2]
+    ('attention projections, shared experts, dense FFN compute', 'fp8')
+    """
+    if isinstance(precision, str):
+        try:
+            precision = get_precision(precision)
+        except JalapenoError:
+            return []
+    out = compute_formats(model, precision)
+    extra: dict[str, list[str]] = {}
+    for mod, words in _PREFILL_MODULES.items():
+        m = precision.modules.get(mod)
+        if m is not None and all(f != m.compute for _, f in out):
+            extra.setdefault(m.compute, []).append(words)
+    return out + [(", ".join(w) + " compute", f) for f, w in extra.items()]
+
+
 def estimated_peak_notes(rec: ComparisonRecord, systems: Mapping[str, System], model: ModelSpec) -> list[str]:
-    """One line per (system, precision, format) whose frontier has compute-bound points and where a
-    format those points scale with (:func:`compute_formats`: the heaviest GEMMs' and the attention
-    math's) has a peak the system's file marks as an estimate: how many points, their per-user
-    speeds, the peak and its source, and how to test it."""
+    """One line per (system, precision, format) whose frontier has compute-bound work in that format
+    on a peak the system's file marks as an estimate: how many points, their per-user speeds, the
+    peak and its source, and how to test it.
+
+    A point's compute-bound work: its decode step when ``bound`` is compute (:func:`compute_formats`:
+    the heaviest GEMMs' and the attention math's formats) and, when disaggregated, its prefill pool
+    when ``prefill_bound`` is compute (:func:`prefill_compute_formats`). Where a prefill pool counts,
+    the line also says how many points count by which pool and their chip-weighted number:
+    Σ over the points of the share of their chips that runs such a step, the decode pool's
+    1 − ``prefill_chip_share`` (1 aggregated) and the prefill pool's ``prefill_chip_share``."""
     out = []
     for name, fr in rec.systems.items():
         s = systems.get(name)
         if s is None:
             continue
-        by_prec: dict[str, list[float]] = {}
-        precs: dict[str, Precision] = {}
+        by_prec: dict[str, list] = {}
         for p in fr.frontier:
-            if p.bound == "compute":
-                by_prec.setdefault(p.deployment.precision.name, []).append(p.interactivity)
-                precs[p.deployment.precision.name] = p.deployment.precision
-        for prec, xs in by_prec.items():
-            n = sum(1 for p in fr.frontier if p.deployment.precision.name == prec)
-            span = f"{min(xs):.0f}" if f"{min(xs):.0f}" == f"{max(xs):.0f}" else f"{min(xs):.0f}-{max(xs):.0f}"
-            for what, fmt in compute_formats(model, precs[prec]):
+            by_prec.setdefault(p.deployment.precision.name, []).append(p)
+        for prec, pts in by_prec.items():
+            precision = pts[0].deployment.precision
+            dec_fmts = {f for _, f in compute_formats(model, precision)}
+            for what, fmt in prefill_compute_formats(model, precision):
                 src = s.sources.get(f"chip.peak_dense_tflops.{fmt}", "")
                 if "(estimate)" not in src or "(--set;" in src or fmt not in s.chip.peak_flop_per_s:
                     continue  # no estimate, or the user's own value (--set): nothing to say
-                out.append(f"{name}: {len(xs)} of its {n} {prec} frontier points ({span} tok/s/user) "
-                           f"{'is' if len(xs) == 1 else 'are'} compute-bound, and {model.name}'s {what} in {fmt.upper()} under {prec}, whose peak on "
+                dec = [p.bound == "compute" and fmt in dec_fmts for p in pts]
+                pre = [p.prefill_bound == "compute" for p in pts]
+                xs = [p.interactivity for p, d, q in zip(pts, dec, pre) if d or q]
+                if not xs:
+                    continue
+                lo, hi = f"{min(xs):.0f}", f"{max(xs):.0f}"
+                span = lo if lo == hi else f"{lo}-{hi}"
+                how = ""
+                if any(pre):
+                    w = sum((1.0 - p.prefill_chip_share) * d + p.prefill_chip_share * q for p, d, q in zip(pts, dec, pre))
+                    how = (f" ({sum(dec)} in the decode step, {sum(pre)} in the prefill pool; weighted by the share "
+                           f"of their chips that runs those steps, {w:.1f} of {len(pts)})")
+                out.append(f"{name}: {len(xs)} of its {len(pts)} {prec} frontier points ({span} tok/s/user) "
+                           f"{'is' if len(xs) == 1 else 'are'} compute-bound{how}, and {model.name}'s {what} in "
+                           f"{fmt.upper()} under {prec}, whose peak on "
                            f"{name}, {s.chip.peak_flop_per_s[fmt] / 1e12:,.0f} TFLOP/s, is an estimate ({src}): those "
                            f"points scale with it; test with --set chip.peak_dense_tflops.{fmt}=VALUE or `jalapeno audit` "
                            "(docs/model.md §12)")

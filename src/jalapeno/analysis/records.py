@@ -110,6 +110,28 @@ def _span(points) -> str:
             f"peak {max(p.throughput_per_chip for p in ok):,.0f} in+out tok/s/chip")
 
 
+def bound_cell(bound: str, prefill_bound: str = "", prefill_chip_share: float = 0.0) -> str:
+    """A point's bound for a table cell: ``bound`` alone when aggregated (no ``prefill_bound``); a
+    disaggregated point's decode step's, then its prefill pool's with the pool's share of the chips
+    (docs/metrics.md §4).
+
+    >>> bound_cell("hbm_bandwidth"), bound_cell("hbm_bandwidth", "compute", 0.765)
+    ('hbm_bandwidth', 'decode hbm_bandwidth; prefill compute (76% of chips)')
+    """
+    if not prefill_bound:
+        return bound
+    return f"decode {bound}; prefill {prefill_bound} ({prefill_chip_share:.0%} of chips)"
+
+
+def bound_text(p) -> str:
+    """A point's bound in words (its short repr): ``compute-bound``; a disaggregated point's prefill
+    pool first, with its share of the chips: ``prefill compute-bound on 77% of the chips, decode
+    hbm_bandwidth-bound``."""
+    if not p.prefill_bound:
+        return f"{p.bound}-bound"
+    return f"prefill {p.prefill_bound}-bound on {p.prefill_chip_share:.0%} of the chips, decode {p.bound}-bound"
+
+
 def _frame(points) -> Any:
     import pandas as pd
 
@@ -157,6 +179,10 @@ class PointRecord(_Record):
     config: str
     output_throughput_per_decode_chip: float
     in_flight: float
+    #: a disaggregated point's prefill pool: its full token-budget step's bound (``bound`` is the
+    #: decode step's) and its chips over the point's chips; ``""`` and 0 when aggregated
+    prefill_bound: str
+    prefill_chip_share: float
 
     @classmethod
     def from_points(cls, points: ServingPoints, i: int, dep: Deployment, system: System,
@@ -175,7 +201,7 @@ class PointRecord(_Record):
             return f"{type(self).__name__}({self.system}: {self.deployment.label}, infeasible: {self.reason})"
         return (f"{type(self).__name__}({self.system}: {self.deployment.label} at concurrency {self.concurrency:,.0f}: "
                 f"{self.throughput_per_chip:,.1f} in+out tok/s/chip, {self.interactivity:,.1f} tok/s/user, "
-                f"TTFT {self.ttft_s * 1e3:,.0f} ms, TPOT {self.tpot_s * 1e3:.2f} ms, {self.bound}-bound)")
+                f"TTFT {self.ttft_s * 1e3:,.0f} ms, TPOT {self.tpot_s * 1e3:.2f} ms, {bound_text(self)})")
 
 
 _SERVING = ("throughput_per_chip", "output_throughput_per_chip", "interactivity", "ttft_s", "tpot_s", "e2e_s",
@@ -190,6 +216,8 @@ def _point_fields(points: ServingPoints, i: int, dep: Deployment, system: System
     for k in ("bound", "bound_level", "limit", "reason"):
         rec[k] = str(rec[k])
     rec["feasible"] = bool(rec["feasible"])
+    rec["prefill_bound"] = str(p["prefill_bound"])
+    rec["prefill_chip_share"] = float(p["prefill_chips"]) / float(p["chips"]) if float(p["chips"]) > 0 else 0.0
     # requests admitted to a batch (decoding or prefilling), Little's law over the time after the
     # admission queue: L = λ·(E2E − W) = C·(E2E − W)/E2E; the concurrency cap C counts the queued too
     e2e, wait = float(p["e2e_s"]), float(p["queue_s"])
@@ -282,6 +310,13 @@ class Headline(_Record):
     vendor_verified: bool
     points_evaluated: int
     bands: Bands | None = field(default=None, metadata=OPTIONAL)
+    #: appended (earlier keys unchanged): the peak's and the fastest point's prefill pool when
+    #: disaggregated, its bound (``bound_at_*`` is the decode step's) and its share of the chips
+    #: (PointRecord.prefill_bound, prefill_chip_share); "" and 0 aggregated
+    prefill_bound_at_peak: str = ""
+    prefill_chip_share_at_peak: float = 0.0
+    prefill_bound_at_max_interactivity: str = ""
+    prefill_chip_share_at_max_interactivity: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

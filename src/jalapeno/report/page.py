@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
+from jalapeno.analysis.records import bound_cell
 from jalapeno.errors import SpecError
 from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.html import _esc, hover_text
@@ -189,7 +190,9 @@ def tables_html(rec: ComparisonRecord) -> str:
     e = html.escape
     head_rows = [[e(n), _fmt(h.peak_throughput_per_chip, ",.0f"), _fmt(h.peak_output_throughput_per_chip, ",.0f"),
                   _fmt(h.peak_tok_s_per_kw[conv], ",.0f"),
-                  e(usd_text(h.usd_per_mtok_at_peak)), e(h.bound_at_peak), e(peak_load(fr.frontier)),
+                  e(usd_text(h.usd_per_mtok_at_peak)),
+                  e(bound_cell(h.bound_at_peak, h.prefill_bound_at_peak, h.prefill_chip_share_at_peak)),
+                  e(peak_load(fr.frontier)),
                   _fmt(h.max_interactivity, ".1f"), _fmt(h.min_e2e_s, ".2f"), e(h.deployment_at_peak)]
                  for n, fr in rec.systems.items() for h in [fr.headline]]
     out = ["<h2>Headline</h2>", _table(["system", PEAK_COLUMN, "out tok/s/chip at peak", f"peak tok/s/kW ({conv})",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from jalapeno.analysis.power_cost import usd_text
+from jalapeno.analysis.records import bound_cell
 from jalapeno.errors import SpecError
 
 if TYPE_CHECKING:
@@ -141,9 +142,11 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
         head.add_row(name, _f(h.peak_throughput_per_chip, ",.0f") + band(h, "peak_throughput_per_chip", ",.0f"),
                      _f(h.peak_output_throughput_per_chip, ",.0f"),
                      _f(h.peak_tok_s_per_kw[conv], ",.0f") + band(h, "peak_tok_s_per_kw", ",.0f", conv),
-                     usd_text(h.usd_per_mtok_at_peak), h.bound_at_peak, peak_load(s.frontier),
+                     usd_text(h.usd_per_mtok_at_peak), bound_cell(h.bound_at_peak, h.prefill_bound_at_peak,
+                                                                  h.prefill_chip_share_at_peak), peak_load(s.frontier),
                      _f(h.max_interactivity, ".1f") + band(h, "max_interactivity", ".1f"),
-                     h.bound_at_max_interactivity, _f(h.min_e2e_s, ".2f"), h.deployment_at_peak)
+                     bound_cell(h.bound_at_max_interactivity, h.prefill_bound_at_max_interactivity,
+                                h.prefill_chip_share_at_max_interactivity), _f(h.min_e2e_s, ".2f"), h.deployment_at_peak)
     for name, why in getattr(d, "infeasible", {}).items():  # compared without them, each with its reason
         head.add_row(name, "infeasible", "-", "-", "-", "-", "-", "-", "-", "-", f"cannot run the model: {why}",
                      style="dim")
@@ -196,6 +199,8 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
     sets = "efficiency sets: " + "; ".join(f"{n}: {efficiency_label(s.headline.efficiency_source)}"
                                            for n, s in d.systems.items())
     head.caption = sets + "\n" + TOKENS_CAPTION + "\n" + power_caption(d) + "\n" + CONCURRENCY_CAPTION
+    if any(s.headline.prefill_bound_at_peak or s.headline.prefill_bound_at_max_interactivity for s in d.systems.values()):
+        head.caption += "\n" + PREFILL_BOUND_CAPTION
     if any(s.headline.bands is not None for s in d.systems.values()):
         head.caption += ("\n(low-high): a derived system's efficiency band (with its software stack's: Jalapeño spans "
                          "GPU-like to compiled, docs/stacks.md); a system fitted on its own kernels: its measured "
@@ -307,6 +312,11 @@ def tier_deployments(tier: dict, frontier: Sequence[PointRecord]) -> str:
     return "interpolated"
 
 
+#: what a disaggregated point's bound cell says (docs/metrics.md §4)
+PREFILL_BOUND_CAPTION = ("decode X; prefill Y (S of chips): a disaggregated point's decode step is X-bound and its "
+                         "prefill pool's full token-budget step Y-bound, that pool holding a share S of the point's chips")
+
+
 def frontier_table(points: Sequence[PointRecord], title: str) -> Table:
     """One row per frontier point (the concurrency cap and the requests in flight both, labelled); the
     per-kW column names its power convention and the caption the power it divides by, as compare's
@@ -320,6 +330,8 @@ def frontier_table(points: Sequence[PointRecord], title: str) -> Table:
         if any(p.limit for p in points):
             caption += ("; bound · X: the binding constraint, then what capped the decode batch (kv_capacity, "
                         "max_running, prefill_budget, ...: docs/metrics.md §4)")
+        if any(p.prefill_bound for p in points):
+            caption += "; " + PREFILL_BOUND_CAPTION
     t = Table(title=title, caption=caption)
     for col in ("tok/s/user", "tok/s/chip", "out tok/s/chip", kw_col, "TTFT ms", "TPOT ms", "E2E s",
                 "conc. cap", "in flight", "chips", "bound", "deployment"):
@@ -329,7 +341,8 @@ def frontier_table(points: Sequence[PointRecord], title: str) -> Table:
                   _f(p.output_throughput_per_chip, ",.0f"), _f(p.tok_s_per_kw, ",.0f"),
                   _f(p.ttft_s * 1e3, ",.0f"), _f(p.tpot_s * 1e3, ",.1f"), _f(p.e2e_s, ",.1f"),
                   _f(p.concurrency, ",.0f"), _f(p.in_flight, ",.0f"), _f(p.chips, ",.0f"),
-                  p.bound + (f" · {p.limit}" if p.limit else ""), p.deployment.label)
+                  bound_cell(p.bound, p.prefill_bound, p.prefill_chip_share) + (f" · {p.limit}" if p.limit else ""),
+                  p.deployment.label)
     return t
 
 
@@ -364,8 +377,10 @@ def point_table(p: PointRecord, title: str, open_loop: bool = False) -> Table:
         ("J per token", _f(p.j_per_token, ".3f")),
         ("$ per M tokens", usd_text(p.usd_per_mtok)),
         ("efficiency set", str(getattr(p, "efficiency_source", ""))),
-        ("bound", f"{p.bound} ({_f(p.bound_margin, '.2f')}x the next)"
+        ("bound" + (" (decode step)" if p.prefill_bound else ""), f"{p.bound} ({_f(p.bound_margin, '.2f')}x the next)"
          + (f"; capped by {p.limit}" if p.limit else "")),
+        *([("prefill pool's bound", f"{p.prefill_bound} (its full token-budget step), on {p.prefill_chip_share:.0%} "
+                                    "of the chips")] if p.prefill_bound else []),
         *([("KV transfer (prefill to decode)", f"{_f(p.kv_transfer_s * 1e3, '.2f')} ms")]
           if p.deployment.prefill is not None else []),  # aggregated: no hand-off (printed "0.00 ms")
     ]

@@ -90,6 +90,10 @@ class ServingPoints:
     limit: np.ndarray
     feasible: np.ndarray
     reason: np.ndarray
+    #: a disaggregated point's prefill pool: the bound of its full token-budget step (§4's values;
+    #: ``bound`` is the decode step's) and its chips (workers x chips per worker); ``""`` and 0 when aggregated
+    prefill_bound: np.ndarray
+    prefill_chips: np.ndarray
 
     def __len__(self) -> int:
         return self.concurrency.shape[0]
@@ -97,7 +101,8 @@ class ServingPoints:
     @classmethod
     def assemble(cls, *, concurrency, decode_batch, request_rate_per_s, ttft_by_quantile: dict, tpot_s,
                  decode_steps_per_request: float, step_time_s, workload: Workload, chips, bound, bound_margin,
-                 limit, feasible, reason, queue_s, kv_transfer_s, bound_level=None) -> ServingPoints:
+                 limit, feasible, reason, queue_s, kv_transfer_s, bound_level=None, prefill_bound=None,
+                 prefill_chips=None) -> ServingPoints:
         """Build the points from a serving model's primitives (the one constructor serving models use).
 
         Every array argument has shape (N,) (or broadcasts to it where noted); units as the fields.
@@ -117,6 +122,8 @@ class ServingPoints:
             queue_s: admission queueing delay, s, added to every TTFT and E2E.
             kv_transfer_s: prefill → decode KV hand-off, s (0 when aggregated).
             bound_level: link level of a link bound, (N,) object; None = ``""`` everywhere.
+            prefill_bound, prefill_chips: a disaggregated point's prefill-pool bound (N,) object and
+                chips (N,); None = ``""`` and 0 everywhere (aggregated).
 
         E2E = TTFT + D·τ; E2E quantiles scale the decode part by (OSL_q − 1)/(mean OSL − 1);
         throughput per chip = λ·(mean ISL + mean OSL)/chips; interactivity = 1/TPOT.
@@ -140,7 +147,9 @@ class ServingPoints:
             chips=np.full(n, float(chips)) if type(chips) in (int, float) else np.broadcast_to(np.asarray(chips, dtype=float), (n,)).copy(),
             bound=bound, bound_margin=bound_margin,
             bound_level=np.full(n, "", dtype=object) if bound_level is None else bound_level, limit=limit,
-            feasible=feasible, reason=reason, **q)
+            feasible=feasible, reason=reason,
+            prefill_bound=np.full(n, "", dtype=object) if prefill_bound is None else prefill_bound,
+            prefill_chips=np.zeros(n) if prefill_chips is None else prefill_chips, **q)
 
     def take(self, idx) -> ServingPoints:
         """A subset of points (index array or mask)."""

@@ -298,4 +298,5 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
         concurrency=c, decode_batch=flat(b), request_rate_per_s=lam_f, ttft_by_quantile=ttft_q, tpot_s=tau_f / a,
         decode_steps_per_request=steps, step_time_s=tau_f, workload=wl, chips=chips.repeat(k, axis=1).ravel(),
         bound=flat(col(dec.bound)), bound_margin=flat(col(dec.margin)), limit=limit, feasible=ok.ravel(),
-        reason=reason, queue_s=np.zeros(n), kv_transfer_s=flat(xfer), bound_level=flat(col(dec.bound_level)))
+        reason=reason, queue_s=np.zeros(n), kv_transfer_s=flat(xfer), bound_level=flat(col(dec.bound_level)),
+        prefill_bound=np.full(n, pre.bound, dtype=object), prefill_chips=(xs * cp).repeat(k, axis=1).ravel())
