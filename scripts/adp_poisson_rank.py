@@ -9,12 +9,13 @@ prompts are E[⌈S/dp⌉] = Σ_k P(S = k)·⌈k/dp⌉. ``--table`` prints it aga
 runs ``jalapeno validate --json -o OUT.csv`` with busiest_rank_prompts replaced by it (every attention-DP prefill of
 every engine and path, the simulator's integer steps included: an upper bound of the change's reach) for
 comparison with a plain run (compare the two tables per source × system × metric).
-Run: python scripts/adp_poisson_rank.py [--table] [--validate OUT.csv]
+Run: python scripts/adp_poisson_rank.py [--table] [--validate OUT.csv | --run "predict ..."]
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
 
 import numpy as np
 from scipy.stats import poisson
@@ -54,8 +55,8 @@ def table(dps=(2, 4, 8, 16), means=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 6
         print(f"dp {dp:2d} engine/model:   ", "  ".join(f"{x:6.3f}" for x in r))
 
 
-def validate_with_poisson(out: str) -> None:
-    """``jalapeno validate --json -o out`` with cost/adp_rank.busiest_rank_prompts replaced by E[⌈S/dp⌉]."""
+def run_with_poisson(argv: list[str]) -> None:
+    """The ``jalapeno`` command line ``argv`` with cost/adp_rank.busiest_rank_prompts replaced by E[⌈S/dp⌉]."""
     import jalapeno.cost.adp_rank as adp
     from jalapeno.cli.app import main
 
@@ -67,15 +68,18 @@ def validate_with_poisson(out: str) -> None:
         return expected_busiest_rank(prompts, dp)
 
     adp.busiest_rank_prompts = poisson_rank  # busiest_rank_prefill reads the module's name at call time
-    main(["validate", "--json", "-o", out])
+    main(argv)
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--table", action="store_true", help="print E[ceil(S/dp)] / f(n) by mean step and dp")
     ap.add_argument("--validate", metavar="OUT.csv", help="run validate with the Poisson busiest rank into OUT.csv")
+    ap.add_argument("--run", metavar="ARGS", help="run any jalapeno command line (quoted) with the Poisson busiest rank")
     a = ap.parse_args()
-    if a.table or not a.validate:
+    if a.table or not (a.validate or a.run):
         table()
     if a.validate:
-        validate_with_poisson(a.validate)
+        run_with_poisson(["validate", "--json", "-o", a.validate])
+    elif a.run:
+        run_with_poisson(shlex.split(a.run))
