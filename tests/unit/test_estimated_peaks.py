@@ -175,3 +175,16 @@ def test_rubin_fp4_prefill_pools_are_noted_where_no_decode_step_is_compute_bound
     assert (h.bound_at_peak, h.prefill_bound_at_peak, h.prefill_chip_share_at_peak) == (
         peak.bound, peak.prefill_bound, peak.prefill_chip_share)
     assert PREFILL_BOUND_CAPTION in comparison_tables(rec)[0].caption
+
+
+def test_the_note_quotes_the_sources_first_clause_and_points_at_the_whole():
+    """The note opens `jalapeno compare`'s default output: it quotes a peak's source up to its first '; ' or
+    ' (' and names the command that prints it whole (was the whole ~400-character source in the note).
+    Vera Rubin's FP8 source (data/systems/vera-rubin-nvl72.toml) begins 'inferred: NVIDIA GTC 2025 keynote,
+    18 Mar 2025 (Vera Rubin NVL144: ...'; cut at ' (' by hand."""
+    from jalapeno.analysis.estimated_peaks import _first_clause
+    from jalapeno.specs.catalog import load_system
+
+    src = load_system("vera-rubin-nvl72").sources["chip.peak_dense_tflops.fp8"]
+    assert _first_clause(src) == "inferred: NVIDIA GTC 2025 keynote, 18 Mar 2025"
+    assert _first_clause("no separator at all") == "no separator at all"

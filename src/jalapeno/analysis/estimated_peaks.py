@@ -105,6 +105,19 @@ def prefill_compute_formats(model: ModelSpec, precision: str | Precision) -> lis
     return out + [(", ".join(w) + " compute", f) for f, w in extra.items()]
 
 
+def _first_clause(source: str) -> str:
+    """A peak's source, cut at its first ``;`` or `` (``: what the value is and where it comes from, short
+    enough for a note (the whole text is `jalapeno hardware show NAME`'s).
+
+    >>> _first_clause("inferred: keynote, 18 Mar 2025 (NVL144: 1.2 EF): 1.2 EF / 72 = 16.7 PF; no per-GPU figure")
+    'inferred: keynote, 18 Mar 2025'
+    >>> _first_clause("assumption: FP8 / 2 as on every chip; not reported")
+    'assumption: FP8 / 2 as on every chip'
+    """
+    cut = min((i for i in (source.find("; "), source.find(" (")) if i > 0), default=len(source))
+    return source[:cut].rstrip(" :,")
+
+
 def estimated_peak_notes(rec: ComparisonRecord, systems: Mapping[str, System], model: ModelSpec) -> list[str]:
     """One line per (system, precision, format) whose frontier has compute-bound work in that format
     on a peak the system's file marks as an estimate: how many points, their per-user speeds, the
@@ -146,7 +159,8 @@ def estimated_peak_notes(rec: ComparisonRecord, systems: Mapping[str, System], m
                 out.append(f"{name}: {len(xs)} of its {len(pts)} {prec} frontier points ({span} tok/s/user) "
                            f"{'is' if len(xs) == 1 else 'are'} compute-bound{how}, and {model.name}'s {what} in "
                            f"{fmt.upper()} under {prec}, whose peak on "
-                           f"{name}, {s.chip.peak_flop_per_s[fmt] / 1e12:,.0f} TFLOP/s, is an estimate ({src}): those "
+                           f"{name}, {s.chip.peak_flop_per_s[fmt] / 1e12:,.0f} TFLOP/s, is an estimate ({_first_clause(src)}; "
+                           f"the whole source: `jalapeno hardware show {name}`): those "
                            f"points scale with it; test with --set chip.peak_dense_tflops.{fmt}=VALUE or `jalapeno audit` "
                            "(docs/model.md §12)")
     return out
