@@ -17,7 +17,7 @@ Reading (round 20): at the measured load the model's step is 2.0-2.3x faster tha
 engine's 512-per-rank cap its p99 TPOT stays under 80 ms, so the best point within the limits is the cap: the model
 runs ~3.3x the measured decode batch at a similar TPOT. The Server error (+222-305%) is the decode-step gap of the
 Offline rows, amplified by the TPOT limit (throughput at the limit ~ B(τ_limit)/τ_limit grows with the batch the
-limit admits), not a mapping error: the default ``frontier@limits`` prices the same 512-per-rank point within 1-5%
+limit admits), not a mapping error: ``frontier@limits`` (the default until round 31) prices the same 512-per-rank point within 1-5%
 of the submitted engine's (engine@limits). The modelled TTFT (p99 ~0.3 s) is far below the run's (1.2-1.8 s): the
 configs' attention-DP balancing (``adp_balancing_timeout_iters`` 9, ``batching_wait_iters`` 3) holds each prompt
 up to 9 steps until every rank has one, which the submitted deployments do not carry yet; it does not bind the
