@@ -78,8 +78,14 @@ def test_predict_prints_and_writes_the_prefill_pool(capsys):
     assert "prefill pool's bound" in out and "60% of the chips" in out
 
 
-def test_compare_headline_names_the_peaks_prefill_pool():
-    """The headline carries the peak's prefill pool; a fake headline checks the table cell and caption."""
-    h = N(prefill_bound_at_peak="compute", prefill_chip_share_at_peak=0.77, bound_at_peak="hbm_bandwidth")
-    assert bound_cell(h.bound_at_peak, h.prefill_bound_at_peak, h.prefill_chip_share_at_peak) == (
-        "decode hbm_bandwidth; prefill compute (77% of chips)")
+def test_compare_headline_takes_the_share_from_the_points_arrays():
+    """The headline's ``prefill_chip_share_at_*`` (analysis/comparison._share) reads the sweep's arrays by index with
+    the point's rule: 3 TP4 prefill workers beside 1 DEP8 decode worker, 12 of 20 chips; an aggregated point 0 of 8.
+    (Was a SimpleNamespace passed to bound_cell, which the test above already checks: it could not fail on the
+    headline.)"""
+    import numpy as np
+
+    from jalapeno.analysis.comparison import _share
+
+    p = N(prefill_chips=np.array([12.0, 0.0]), chips=np.array([20.0, 8.0]))
+    assert (_share(p, 0), _share(p, 1)) == (pytest.approx(0.6), 0.0)

@@ -15,7 +15,8 @@ import numpy as np
 
 from jalapeno.analysis import compare as cmp
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
-from jalapeno.analysis.records import Band, Bands, ComparisonRecord, FrontierRecord, Headline, PointRecord, Ratios
+from jalapeno.analysis.records import (Band, Bands, ComparisonRecord, FrontierRecord, Headline, PointRecord, Ratios,
+                                      prefill_chip_share)
 from jalapeno.analysis.deployed import recipe_options, sweep_precisions
 from jalapeno.analysis.measured_bands import headline_bands, scale_frontier, without_efficiency_band
 from jalapeno.analysis.sweep import SweepOptions, SweepResult, sweep
@@ -184,8 +185,8 @@ def headline(sf: SystemFrontier) -> Headline:
 
 
 def _share(p, i: int) -> float:
-    """Point ``i``'s prefill chips over its chips (0 aggregated): PointRecord.prefill_chip_share."""
-    return float(p.prefill_chips[i]) / float(p.chips[i]) if float(p.chips[i]) > 0 else 0.0
+    """Point ``i``'s prefill chips over its chips (0 aggregated): records.prefill_chip_share."""
+    return prefill_chip_share(p.prefill_chips[i], p.chips[i])
 
 
 @dataclass(frozen=True)

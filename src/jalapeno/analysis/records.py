@@ -123,6 +123,16 @@ def bound_cell(bound: str, prefill_bound: str = "", prefill_chip_share: float = 
     return f"decode {bound}; prefill {prefill_bound} ({prefill_chip_share:.0%} of chips)"
 
 
+def prefill_chip_share(prefill_chips: float, chips: float) -> float:
+    """A point's prefill-pool chips over its chips, 0-1 (0 aggregated, or with no chips): one rule for
+    :attr:`PointRecord.prefill_chip_share` and the headline's ``prefill_chip_share_at_*``.
+
+    >>> prefill_chip_share(12.0, 20.0), prefill_chip_share(0.0, 8.0), prefill_chip_share(0.0, 0.0)
+    (0.6, 0.0, 0.0)
+    """
+    return float(prefill_chips) / float(chips) if float(chips) > 0 else 0.0
+
+
 def bound_text(p) -> str:
     """A point's bound in words (its short repr): ``compute-bound``; a disaggregated point's prefill
     pool first, with its share of the chips: ``prefill compute-bound on 77% of the chips, decode
@@ -217,7 +227,7 @@ def _point_fields(points: ServingPoints, i: int, dep: Deployment, system: System
         rec[k] = str(rec[k])
     rec["feasible"] = bool(rec["feasible"])
     rec["prefill_bound"] = str(p["prefill_bound"])
-    rec["prefill_chip_share"] = float(p["prefill_chips"]) / float(p["chips"]) if float(p["chips"]) > 0 else 0.0
+    rec["prefill_chip_share"] = prefill_chip_share(p["prefill_chips"], p["chips"])
     # requests admitted to a batch (decoding or prefilling), Little's law over the time after the
     # admission queue: L = λ·(E2E − W) = C·(E2E − W)/E2E; the concurrency cap C counts the queued too
     e2e, wait = float(p["e2e_s"]), float(p["queue_s"])
