@@ -58,3 +58,22 @@ def test_atom_front_end_fits_inside_its_measured_ttft():
     assert a + b * 921.6 == pytest.approx(0.025 + 6.875e-6 * 921.6) == pytest.approx(0.03134, abs=1e-5)
     assert a + b * 921.6 < 0.0505 < 0.15 + 6.4e-6 * 921.6
 
+
+
+def test_fit_stack_takes_the_twin_servers_front_end_and_says_so(monkeypatch):
+    """fit/stack_fit.fit_stack's ``server_front`` (round 31, SAME_SERVER): a profile that fits no front end of its own
+    (here: no points at all) and has no ``inferencex`` entry takes the twin's pair as given, and its report says where
+    the entry came from (stack_fits.toml showed the pair beside 'not fitted' notes only); an own ``inferencex`` entry
+    is not replaced."""
+    import pandas as pd
+
+    from jalapeno.fit import stack_fit
+
+    monkeypatch.setattr(stack_fit, "_predict", lambda pts, st: pd.DataFrame(
+        columns=["id", "metric", "predicted", "measured", "error"]))
+    twin = {"request_overhead_s": 0.0875, "prompt_overhead_s_per_token": 1.6875e-5}
+    got = stack_fit.fit_stack("sglang-rocm", [], {}, front_end=True, server_front=twin)
+    assert got["clients"]["inferencex"] == twin
+    assert any("SAME_SERVER" in n for n in got["report"]["notes"])
+    plain = stack_fit.fit_stack("sglang-rocm", [], {}, front_end=True)
+    assert "inferencex" not in plain["clients"] and not any("SAME_SERVER" in n for n in plain["report"]["notes"])

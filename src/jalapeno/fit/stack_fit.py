@@ -277,8 +277,10 @@ def same_client_front_end(values: dict, clients: dict) -> dict[str, dict[str, fl
     profile's own front end (fitted on InferenceX's points, ``values``) is not fitted and its ``inferencex-db``
     entry in ``clients`` has both :data:`FRONT_END` fields, InferenceX's own points take those two (the same
     client on the same engine; the burst shares stay the profile's: the exports' runs bunch differently,
-    docs/gap_aic_ttft.md). Never across engines: a median over the engines' entries (0.025 s + 6.875 µs per
-    prompt token) worsened SGLang-ROCm's and Dynamo + TRT-LLM's InferenceX TTFT (docs/stacks.md, round 30).
+    docs/gap_aic_ttft.md). Never a median across engines: the median over the engines' entries (0.025 s + 6.875 µs per
+    prompt token) worsened SGLang-ROCm's and Dynamo + TRT-LLM's InferenceX TTFT (docs/stacks.md, round 30); a ROCm
+    profile running another profile's server program takes that program's front end instead (:data:`SAME_SERVER`,
+    round 31).
 
     >>> same_client_front_end({}, {"inferencex-db": {"request_overhead_s": 0.025, "prompt_overhead_s_per_token": 7.5e-6,
     ...                                               "agg_burst_fraction": 0.1}})
@@ -451,6 +453,8 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
     if server_front and not any(f in values for f in FRONT_END) and FRONTEND_SOURCES[0] not in clients:
         clients[FRONTEND_SOURCES[0]] = dict(server_front)  # the twin server's (SAME_SERVER)
         cur = _with_client(cur, FRONTEND_SOURCES[0], **server_front)
+        notes.append(f"{', '.join(FRONT_END)} (client {FRONTEND_SOURCES[0]}): the twin server program's front end "
+                     "(fit/stack_fit.SAME_SERVER), not fitted on this profile's points")
     ids = {p.id for p in mine}
     fit_ids = {p.id for p in fit_pts}
     before = _predict(mine, replace(load_stacks(False)["default"],
