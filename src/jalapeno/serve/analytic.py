@@ -183,7 +183,7 @@ def _chunk_step_load(dep: Deployment, wl: Workload, b_mb: np.ndarray, steps: flo
     share p/(g·chunk) of the steps carries prefill (the same p tokens a step on average). At dp = 1 the step cost is near linear in its
     chunks and the grouping is left out. g ≥ dp where TensorRT-LLM's attention-DP context balancing holds
     prompts until every rank has one (``dep.adp_balance_timeout_iters``, while every rank decodes:
-    :func:`_adp_gate_s`)."""
+    :func:`adp_gate_s`)."""
     chunk = _chunk(dep, wl.mean_isl)
     p_mb = b_mb * wl.mean_isl / steps
     lay = dep.decode.layout
@@ -348,7 +348,7 @@ def agg_points(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, 
     s_join = _joined_chunk_s(model, pricer, dep, b_pre, ctx, pre_ctx, p_big, n_bar, chunk, ttft_step, s_chunk)
     queue = agg_queue_s(s_chunk, n_bar, tau, users) + poll_wait_s(dep.recv_interval, tau, users, s_join, n_bar,
                                                              t_dec, ttft_step) - tau / 2
-    queue = queue + _adp_gate_s(dep, lay, b, lam, tau, slots_full)
+    queue = queue + adp_gate_s(dep, lay, b, lam, tau, slots_full)
     # TensorRT-LLM's batch waiting replaces the steady queue: a prompt waits for its window to close
     # (serve/batch_wait.py) and shares that step with the window's other prompts
     hold_s, joined = _batch_wait_s(dep, lay, wl, b, lam, users, t_dec)
@@ -373,9 +373,14 @@ def running_slots(dep: Deployment, layout) -> float | None:
     return float(dep.max_running * dep.rank_scale(layout) * layout.pp)
 
 
-def _adp_gate_s(dep: Deployment, lay, b, lam, tau, slots_full) -> np.ndarray:
-    """TTFT added by attention-DP context balancing (0 without it), (N,): only while every rank is
-    decoding (a rank with no generation request releases at once, so b/dp ≥ 1)."""
+def adp_gate_s(dep: Deployment, lay, b, lam, tau, slots_full) -> np.ndarray:
+    """TTFT added by attention-DP context balancing (0 without it), s, (N,): only while every rank is
+    decoding (a rank with no generation request releases at once, so b/dp ≥ 1).
+
+    Args: ``b`` the instance's decode batch (sequences, (N,)), ``lam`` its request rate (1/s), ``tau`` its
+    mean step (s), ``slots_full`` (N,) bool, or None to read it from ``b`` against ``max_running``
+    (:func:`running_slots`). Shared by the closed loop (:func:`agg_points`) and the Poisson TTFT
+    (serve/open_loop.poisson_ttft_s); the wait is serve/queueing.adp_balance_wait_s."""
     if dep.adp_balance_timeout_iters is None or lay.dp <= 1:
         return np.zeros_like(b)
     slots = running_slots(dep, lay)

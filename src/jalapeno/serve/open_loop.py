@@ -50,7 +50,7 @@ from jalapeno.cost.pricer import Pricer, with_pool_backends
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.errors import SpecError
-from jalapeno.serve.analytic import ServingPoints, _adp_gate_s, frontend_s
+from jalapeno.serve.analytic import ServingPoints, adp_gate_s, frontend_s
 from jalapeno.serve.limits import graph_padded
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -199,7 +199,7 @@ def poisson_ttft_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Worklo
     work = isl[None, :] * (t_hi / (workers * budget))[:, None]
     sigma_r = np.maximum(t_hi - t_lo, 0.0) / per_rank
     own = t_lo[:, None] * np.maximum(1.0, isl[None, :] / per_rank) + sigma_r[:, None] * isl[None, :]
-    gate = _adp_gate_s(dep, lay, pts.decode_batch, pts.request_rate_per_s, pts.step_time_s, None) if agg else 0.0
+    gate = adp_gate_s(dep, lay, pts.decode_batch, pts.request_rate_per_s, pts.step_time_s, None) if agg else 0.0
     other = own + np.array([frontend_s(eff, x) for x in isl])[None, :] + (pts.step_time_s / 2
                                                                           + pts.kv_transfer_s + gate)[:, None]
     return ttft_quantile_s(q, pts.request_rate_per_s, work, other)
