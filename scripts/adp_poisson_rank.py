@@ -42,9 +42,11 @@ def expected_busiest_rank(mean_prompts, dp) -> np.ndarray:
 
 
 def model_busiest_rank(mean_prompts, dp) -> np.ndarray:
-    """The model's busiest-rank prompts, max(n/dp, min(n, 1)) (cost/adp_rank.busiest_rank_prompts)."""
-    n = np.atleast_1d(np.asarray(mean_prompts, dtype=float))
-    return np.maximum(n / dp, np.minimum(n, 1.0))
+    """The model's busiest-rank prompts, max(n/dp, min(n, 1)): cost/adp_rank.busiest_rank_prompts itself (a copy here
+    could drift from the model it stands for)."""
+    from jalapeno.cost.adp_rank import busiest_rank_prompts
+
+    return busiest_rank_prompts(mean_prompts, dp)
 
 
 def table(dps=(2, 4, 8, 16), means=(0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)) -> None:

@@ -61,7 +61,7 @@ def needed(errors: pd.Series, goal: float = GOAL) -> int:
 
     The median of n values is <= goal once floor(n/2) + 1 of them are (n odd: the middle one; n even: both middle).
 
-    >>> needed(pd.Series([0.1, 0.3, 0.5, 0.6]))  # 1 within, 3 needed
+    >>> needed(pd.Series([0.1, 0.3, 0.5, 0.6]))  # 1 within, 3 needed in all: 2 more
     2
     >>> needed(pd.Series([0.1, 0.15, 0.5]))
     0
@@ -99,7 +99,9 @@ def model_busiest_rank(prompts: int, dp: int) -> float:
     >>> model_busiest_rank(5, 4)
     1.25
     """
-    return max(prompts / dp, min(prompts, 1))
+    from jalapeno.cost.adp_rank import busiest_rank_prompts  # the model's own function, not a copy of it
+
+    return float(busiest_rank_prompts(prompts, dp)[0])
 
 
 def poisson_busiest_rank(mu: float, dp: int) -> float:
