@@ -20,6 +20,8 @@ import shlex
 import numpy as np
 from scipy.stats import poisson
 
+from jalapeno.cost.adp_rank import busiest_rank_prompts
+
 
 def expected_busiest_rank(mean_prompts, dp) -> np.ndarray:
     """E[⌈S/dp⌉] for S ~ Poisson(``mean_prompts``), arrays (N,); ``dp`` an int or (N,). Means above 200·dp take the
@@ -43,9 +45,7 @@ def expected_busiest_rank(mean_prompts, dp) -> np.ndarray:
 
 def model_busiest_rank(mean_prompts, dp) -> np.ndarray:
     """The model's busiest-rank prompts, max(n/dp, min(n, 1)): cost/adp_rank.busiest_rank_prompts itself (a copy here
-    could drift from the model it stands for)."""
-    from jalapeno.cost.adp_rank import busiest_rank_prompts
-
+    could drift from the model it stands for), bound at import, before ``run_with_poisson`` replaces the module's name."""
     return busiest_rank_prompts(mean_prompts, dp)
 
 
