@@ -352,7 +352,7 @@ def _option_value_error(e: Exception, helps: str) -> str | None:
     """
     from pydantic import ValidationError
 
-    from jalapeno.specs.schema_errors import describe
+    from jalapeno.specs.schema_errors import THOUSANDS, describe
 
     cause, param = e.__cause__, getattr(e, "param", None)
     if not isinstance(cause, ValidationError) or param is None or not cause.errors():
@@ -372,7 +372,7 @@ def _option_value_error(e: Exception, helps: str) -> str | None:
         return (f"{opt}: {problem}. Fix: write it in digits: {opt} {shown}" + (
             f" (or {int(binary)}: InferenceX's {m[1]}{m[2].lower()} lengths are {m[1]} x 1024 tokens)" if tokens else ""))
     if (isinstance(v, str) and kind.startswith(("int", "float", "decimal"))
-            and re.fullmatch(r"\s*\d{1,3}(,\d{3})+(\.\d+)?\s*", v)):  # '--target 1,000,000': 'a number such as 0.5'
+            and THOUSANDS.fullmatch(v)):  # '--target 1,000,000': 'a number such as 0.5'
         return f"{opt}: {problem}. Fix: write it without thousands separators: {opt} {v.strip().replace(',', '')}"
     if kind.startswith("int"):
         try:

@@ -14,6 +14,10 @@ import datetime
 import re
 from typing import Any
 
+#: a number written with thousands separators (``1,000``, ``1,000,000.5``): one pattern for a system file's or
+#: ``--set``'s value (:func:`describe`) and a number option's (cli/app._option_value_error)
+THOUSANDS = re.compile(r"\s*\d{1,3}(,\d{3})+(\.\d+)?\s*")
+
 _SOURCED = ("Sourced", "Banded")  # a number that carries its source (specs/sourced.py)
 _TABLE = ("model_type", "dict_type", "model_attributes_type")
 _NUMBER = ("float_type", "float_parsing", "int_type", "int_parsing", "int_from_float",
@@ -129,7 +133,7 @@ def describe(e: dict[str, Any], loc: str, schema_doc: str, option: str | None = 
             example = quoted
         unit = ""
         raw = e.get("input")
-        if quoted is None and isinstance(raw, str) and re.fullmatch(r"\s*\d{1,3}(,\d{3})+(\.\d+)?\s*", raw):
+        if quoted is None and isinstance(raw, str) and THOUSANDS.fullmatch(raw):
             example, unit = raw.strip().replace(",", ""), " without thousands separators"  # --set chip.tdp_w=1,000
         elif quoted is None and (typed := _number_with_unit(raw, whole, loc)) is not None:  # "550W"
             example, unit = typed[0], " without its unit (the key's name gives the unit)"
