@@ -14,9 +14,15 @@ deployment string, fit and held-out splits alike, flagged rows included), with t
    constant a is a fixed per-step cost the model lacks, a slope b one that grows with the batch);
 3. the group's counts: outliers, the campaign's rows, and the held-out rows of the group within 25%.
 
+``--moe-table`` adds vLLM's own measured MoE kernel at MiniMax-M2.5's shape on H200 (aiconfigurator-core's
+``h200_sxm/moe/vllm/{0.19.0,0.24.0}/moe_perf``: hidden 3072, 1536 per expert, 256 experts, top 8, block FP8,
+MoE TP4 EP1, the H200 vLLM 0.16.0 rows' layout), ms per layer by tokens and routing distribution, to set beside
+the model's ``moe.experts`` row of ``jalapeno step -s h200 -m minimax-m2.5 -p fp8 --kv-dtype bf16 --tp 4 --ep 1
+-b B -c 1536 --stack vllm`` (summed over the 62 layers).
+
 Input: a ``jalapeno validate -o X.csv`` table of every row (its ``split`` and ``quality`` columns; held out is
 ``split != fit`` with ``quality`` empty, as ``jalapeno validate --held-out`` judges). The model is not run.
-Run: python scripts/aic_heldout_outliers.py ALL.csv   (seconds)
+Run: python scripts/aic_heldout_outliers.py ALL.csv [--moe-table]   (seconds)
 """
 
 from __future__ import annotations
@@ -92,10 +98,29 @@ def tpot_excess(rows: dict[str, dict[str, dict]], ids: list[str]) -> tuple[list[
     return xs, ys
 
 
+def minimax_moe_table() -> None:
+    """Print vLLM's measured block-FP8 MoE at MiniMax-M2.5's shape, MoE TP4 EP1, on H200 (module docstring)."""
+    from importlib.resources import files
+
+    import pandas as pd
+
+    for version, kernel in (("0.19.0", "vllm_fused_moe"), ("0.24.0", "vllm_fp8moe_triton_tritonexperts")):
+        path = files("aiconfigurator_core") / "systems" / "data" / "h200_sxm" / "moe" / "vllm" / version / "moe_perf.parquet"
+        d = pd.read_parquet(str(path))
+        d = d[(d.hidden_size == 3072) & (d.inter_size == 1536) & (d.num_experts == 256) & (d.topk == 8)
+              & (d.moe_dtype == "fp8_block") & (d.kernel_source == kernel) & (d.moe_tp_size == 4)
+              & (d.moe_ep_size == 1) & d.num_tokens.isin([4, 8, 16, 32, 64])]
+        print(f"vLLM {version} {kernel}, ms per layer:")
+        print(d.groupby(["num_tokens", "distribution"]).latency.median().unstack().round(4).to_string(), "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("csv", help="jalapeno validate -o table of every row (split and quality columns)")
+    ap.add_argument("--moe-table", action="store_true", help="also print vLLM's measured MoE at MiniMax's shape")
     args = ap.parse_args()
+    if args.moe_table:
+        minimax_moe_table()
     rows = load(args.csv)
     sweeps: dict[tuple, list[str]] = defaultdict(list)
     for i, m in rows.items():
