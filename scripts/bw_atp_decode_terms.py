@@ -23,7 +23,7 @@ Then per (system, engine, decode layout): medians, and the least-squares TPOT-ag
 of the model (intercept ms, slope ms per sequence), for the fit and held-out rows alike (the split and quality flags
 come from a validate CSV). Nothing is fitted or written.
 
-Usage: python scripts/bw_atp_decode_terms.py [VALIDATE_CSV]   (default /work/coord/base_all.csv; about 1 min)
+Usage: jalapeno validate --json -o base_all.csv; python scripts/bw_atp_decode_terms.py base_all.csv   (about 1 min)
 """
 
 from __future__ import annotations
@@ -120,7 +120,10 @@ def line(x: pd.Series, y: pd.Series) -> tuple[float, float]:
 
 
 def main() -> None:
-    csv = sys.argv[1] if len(sys.argv) > 1 else "/work/coord/base_all.csv"
+    if len(sys.argv) < 2:
+        raise SystemExit("usage: python scripts/bw_atp_decode_terms.py VALIDATE_CSV "
+                         "(write one with: jalapeno validate --json -o base_all.csv)")
+    csv = sys.argv[1]
     pd.set_option("display.width", 250)
     pd.set_option("display.max_rows", 500)
     s = rows(csv)
