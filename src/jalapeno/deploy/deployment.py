@@ -297,6 +297,8 @@ class Deployment:
         eager_prompt_call_s: host seconds per call of a step that carries a prompt and runs without CUDA graphs
             (TensorRT-LLM without piecewise graphs): such a step costs max(host calls × this, GPU) (serve/limits.
             prompt_floor_s, cost/host_calls.py). 0 = graphed or not modelled (the default).
+        eager_prompt_alone: the engine runs a prompt step without the decodes (SGLang without --enable-mixed-chunk):
+            its host floor is the context-only step's, whoever is decoding (serve/limits.prompt_floor_s).
         recv_interval: decode steps between the scheduler's polls for new requests (SGLang
             ``--scheduler-recv-interval``; 1 = every step): an arrival waits
             ``recv_interval``·τ/2 on average before it can be scheduled (aggregated serving).
@@ -354,6 +356,7 @@ class Deployment:
     engine_memory: EngineMemory | None = None
     prefill_steps: str = "mixed"
     eager_prompt_call_s: float = 0.0
+    eager_prompt_alone: bool = False
 
     def __post_init__(self) -> None:
         """Check the engine memory fraction, limits and overlap mode, and that context parallelism is

@@ -82,7 +82,8 @@ def prompt_floor_s(model: ModelSpec, dep: Deployment, pool=None) -> tuple[float,
     """Host time (s) of one eager prompt-carrying step, (context only, mixed with decodes): the step's host calls
     (cost/host_calls.step_host_calls, with the deployment's MTP drafting passes and the MoE backend and layout of
     ``pool``, default the decode pool) × ``dep.eager_prompt_call_s``;
-    None where that is 0 or the architecture was not counted. Such a step costs max(this, its GPU time)
+    None where that is 0 or the architecture was not counted; both the context-only one where the engine runs prompt
+    steps alone (``dep.eager_prompt_alone``). Such a step costs max(this, its GPU time)
     (:func:`floored_steps`): the host runs ahead of the GPU (no counted call waits for it).
 
     >>> from jalapeno.deploy.deployment import Deployment, Pool
@@ -99,7 +100,9 @@ def prompt_floor_s(model: ModelSpec, dep: Deployment, pool=None) -> tuple[float,
     lay = (pool or dep.decode).layout
     calls = [step_host_calls(model, mixed, k, (pool or dep.decode).moe_backend, (lay.tp, lay.dp, lay.ep))
              for mixed in (False, True)]
-    return None if None in calls else (calls[0] * dep.eager_prompt_call_s, calls[1] * dep.eager_prompt_call_s)
+    if None in calls:
+        return None
+    return (calls[0] * dep.eager_prompt_call_s, calls[0 if dep.eager_prompt_alone else 1] * dep.eager_prompt_call_s)
 
 
 def floored_steps(step_s, decoding, prefill_tokens, floor: tuple[float, float] | None) -> np.ndarray:
