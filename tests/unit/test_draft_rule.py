@@ -67,7 +67,7 @@ def test_mori_dep_recipe_has_an_mtp_sibling_and_launch_recipe_picks_by_mtp():
     assert mtp.name == "sglang-mori-mi355x-dsr1-fp4-dep-mtp"
     # DECODE_MTP_SIZE=1 on every DEP entry: --speculative-num-steps 1 --speculative-num-draft-tokens 2
     assert mtp.mtp_at(2048 / 8, 8).draft_tokens == 1
-    assert get_recipe("sglang-mori-mi355x-dsr1-fp4-dep").token_budget == mtp.token_budget == 12288
+    assert get_recipe("sglang-mori-mi355x-dsr1-fp4-dep").token_budget == mtp.token_budget == 16384
 
 
 def test_draft_rule_lookup_and_its_load_free_case():

@@ -72,13 +72,15 @@ def test_matching_follows_framework_precision_mode_and_date():
 
 def test_mori_sglang_dep_runs_carry_their_launch_scripts_limits():
     """InferenceX amd_utils @5e2c705d3cbd: decode --max-running-requests = 160 x DECODE_TP_SIZE, --cuda-graph-bs
-    1-160; prefill --chunked-prefill-size = 12288 x PREFILL_TP_SIZE (MXFP4 model); TP entries: none of these."""
+    1-160; prefill --chunked-prefill-size = MORI_MAX_DISPATCH_TOKENS_PREFILL x PREFILL_TP_SIZE, 16384 x 4: env.sh's
+    12288 is for a MODEL_NAME matching the case-sensitive glob *mxfp4*, and the run's is DeepSeek-R1-0528-MXFP4;
+    TP entries: none of these."""
     sp = matching_spaces("mi355x", "deepseek-r1", "FP4", "mori-sglang", 1024, 1024, "1", "2026-03-13")
     (dep, concs), = searched_runs("mi355x", "deepseek-r1", 1024, 1024, sp, False, 2048)
     assert concs == (2048.0,) and dep.prefill.layout.dp == 4 and dep.decode.layout.dp == 8
     assert dep.budget_per == "rank" and dep.cuda_graph_max_batch == 160
     assert dep.max_running * dep.rank_scale(dep.decode.layout) == 1280  # 160 x 8, the script's flag
-    assert dep.prefill_budget(dep.prefill.layout) == 49152  # 12288 x 4
+    assert dep.prefill_budget(dep.prefill.layout) == 65536  # 16384 x 4
     # the TP8 entries of the same space (no attention DP) are not this recipe's
     for d, _ in searched_runs("mi355x", "deepseek-r1", 1024, 1024, sp, False, 64):
         assert d.decode.layout.dp == 1 and d.max_running is None and d.budget_per == "instance"

@@ -86,3 +86,23 @@ def test_a_negative_step_rule_is_refused_naming_the_field():
                        "data/stacks.toml stack sglang-rocm")
     assert e.value.field == "data/stacks.toml stack sglang-rocm.version_rules[0].value"
     assert "must be a finite number >= 0" in str(e.value)
+
+
+def test_the_mori_disagg_rows_are_priced_at_their_images_release():
+    # InferenceX amd-master.yaml @5e2c705d3cbd: dsr1-fp4-mi355x-sglang-disagg[-mtp] both run
+    # rocm/sgl-dev:sglang-0.5.9-rocm720-mi35x-mori-0227-3, SGLang 0.5.9 by its tag; the results rows name the
+    # framework "mori-sglang" (the configs' "sglang-disagg") and are silent on MTP, so the release is the one
+    # both recipes state
+    from jalapeno.deploy.engine_version import point_engine_version
+
+    pts = _points()
+    for r in ("24", "31"):
+        assert pts[r].framework == "mori-sglang" and pts[r].uses_mtp is None
+        assert point_release(pts[r]) == "0.5.9"
+        assert point_stack(pts[r]).step_overhead_s == pytest.approx(6.40e-3)
+    args = ("mi355x", "deepseek-r1", "sglang-disagg", "quark-mxfp4", "disagg")
+    assert point_engine_version(*args) == point_engine_version(*args, False) == point_engine_version(*args, True)
+    # the aggregated pair disagree (sglang-mi355x-dsr1-fp4 0.5.9, its -mtp sibling 0.5.12): a silent row stays unknown
+    agg = ("mi355x", "deepseek-r1", "sglang", "quark-mxfp4", "agg")
+    assert (point_engine_version(*agg, False), point_engine_version(*agg, True)) == ("0.5.9", "0.5.12")
+    assert point_engine_version(*agg) == ""

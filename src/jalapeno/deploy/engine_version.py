@@ -61,7 +61,17 @@ def point_engine_version(system: str, model: str, framework: str, precision: str
     ``mtp``: whether the point runs MTP, which picks between an MTP and a plain launch script as
     launch_limits does), "" when no single recipe describes the run.
 
+    A point silent on MTP (``mtp`` None) that an MTP and a plain recipe both describe takes their release
+    when the two state the same one (the two launch scripts of one image), else "".
+
     >>> point_engine_version("h200", "deepseek-r1", "trt", "fp8", "agg")
     '1.1.0rc2.post2'
+    >>> point_engine_version("mi355x", "deepseek-r1", "sglang-disagg", "quark-mxfp4", "disagg")
+    '0.5.9'
     """
-    return recipe_engine_version(launch_recipe(system, model, framework, precision, serving=serving, mtp=mtp))
+    found = recipe_engine_version(launch_recipe(system, model, framework, precision, serving=serving, mtp=mtp))
+    if found or mtp is not None:
+        return found
+    both = {recipe_engine_version(launch_recipe(system, model, framework, precision, serving=serving, mtp=m))
+            for m in (False, True)}
+    return both.pop() if len(both) == 1 else ""

@@ -155,7 +155,7 @@ def launch_limits(system: str, model: str, framework: str, precision: str, tp: i
     (30, 32768)
     >>> kw, _ = launch_limits("mi355x", "deepseek-r1", "sglang-disagg", "quark-mxfp4", 1, 1024, 1024, 2048, "disagg", False)
     >>> kw["max_running"], kw["token_budget"], kw["budget_per"]  # per attention-DP rank (the MoRI recipe)
-    (160, 12288, 'rank')
+    (160, 16384, 'rank')
     """
     r = launch_recipe(system, model, framework, precision, serving=serving, tp=tp, mtp=mtp)
     if r is None:

@@ -63,7 +63,7 @@ from jalapeno.fit.ix_topology import DYNAMO_TRT_RECIPE, TEP_MAX_SEQS_PER_WORKER,
 from jalapeno.fit.latency_limits import peak_within_tpot  # noqa: F401  (re-exported; it lived here)
 from jalapeno.fit.search_space import searched_layouts, searched_mask
 from jalapeno.fit.run_identity import identify_run
-from jalapeno.fit.searched import best_searched, ix_precision, searched_mapping, with_launch_backend
+from jalapeno.fit.searched import FRAMEWORK_ALIASES, best_searched, ix_precision, searched_mapping, with_launch_backend
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO, PRESETS, Workload
 
@@ -341,7 +341,9 @@ def point_release(p: MeasuredPoint) -> str:
 
     if p.source == "aiconfigurator" and not p.engine_version and not release_stated(p.framework):
         return ""
-    return p.engine_version or point_engine_version(p.system, p.model, p.framework, p.precision, p.mode, p.uses_mtp)
+    fw = p.framework.strip().split(" ")[0].lower()  # the configs' name of it (fit/searched.FRAMEWORK_ALIASES)
+    return p.engine_version or point_engine_version(p.system, p.model, FRAMEWORK_ALIASES.get(fw, fw), p.precision,
+                                                    p.mode, p.uses_mtp)
 
 
 def point_stack(p: MeasuredPoint, profiles=None):
