@@ -227,6 +227,16 @@ RECIPE_CASES = (
 )
 
 
+def _stack_of(system: str, engine: tuple):
+    """The software-stack profile a RECIPE_CASES entry runs with (``--engine``: its recipe's, at its release)."""
+    from jalapeno.deploy.engine_version import recipe_stack
+    from jalapeno.deploy.engines import get_recipe
+    from jalapeno.specs.stacks import get_stack
+
+    flag, name = engine
+    return recipe_stack(get_recipe(name), system) if flag == "--engine" else get_stack(name)
+
+
 @pytest.mark.parametrize("model,system,engine,layout,c", RECIPE_CASES)
 def test_recipe_deployments_agree_through_the_cli(capsys, model, system, engine, layout, c):
     import json
@@ -241,7 +251,10 @@ def test_recipe_deployments_agree_through_the_cli(capsys, model, system, engine,
     assert code == 0, err
     sim = json.loads(out)["summary"]
     assert sim["requests"] == 10 * c
-    assert ana["ttft_s"] == pytest.approx(sim["ttft_s"]["mean"], rel=TOL), (ana["ttft_s"], sim["ttft_s"]["mean"])
+    # the engine's one-off first-wave stall S (SGLang-ROCm 2.24 s, docs/model.md §8.7 (10)) is an analytic term the
+    # simulator does not replay: +S/R on the mean TTFT, R = 10 requests per user; compare without it
+    ttft = ana["ttft_s"] - (_stack_of(system, engine).first_wave_stall_s or 0.0) / 10
+    assert ttft == pytest.approx(sim["ttft_s"]["mean"], rel=TOL), (ana["ttft_s"], ttft, sim["ttft_s"]["mean"])
     if ana["limit"]:  # a cap binds: the users beyond it wait for admission on both sides
         assert ana["limit"] == "kv_capacity (queueing)" and sim["queue_s"]["mean"] > 5
 

@@ -106,3 +106,18 @@ def test_the_mori_disagg_rows_are_priced_at_their_images_release():
     agg = ("mi355x", "deepseek-r1", "sglang", "quark-mxfp4", "agg")
     assert (point_engine_version(*agg, False), point_engine_version(*agg, True)) == ("0.5.9", "0.5.12")
     assert point_engine_version(*agg) == ""
+
+
+def test_the_mori_recipes_run_through_engine_take_the_same_profile_as_validation():
+    # the recipe's engine is the configs' framework name "sglang-disagg": on an MI system it takes sglang-rocm at the
+    # image's release (before round 32 it fell to the generic default profile), as validation's point_stack does
+    from jalapeno.deploy.engine_version import recipe_stack
+    from jalapeno.deploy.engines import get_recipe
+    from jalapeno.specs.stacks import stack_for_framework
+
+    assert stack_for_framework("sglang-disagg", "mi355x").name == "sglang-rocm"
+    for name in ("sglang-mori-mi355x-dsr1-fp4-dep", "sglang-mori-mi355x-dsr1-fp4-dep-mtp"):
+        st = recipe_stack(get_recipe(name), "mi355x")
+        assert st.name == "sglang-rocm@0.5.9" and st.step_overhead_s == pytest.approx(6.40e-3)
+    assert point_stack(_points()["31"]).step_overhead_s == recipe_stack(
+        get_recipe("sglang-mori-mi355x-dsr1-fp4-dep"), "mi355x").step_overhead_s
