@@ -1,5 +1,6 @@
 """The TensorRT-LLM engines the MLPerf Inference v5.1 submissions declare (their configs in
-mlcommons/inference_results_v5.1 @965182b, ``closed/<submitter>/configs/<system>/<scenario>/<benchmark>.py``):
+mlcommons/inference_results_v5.1 @965182b, ``closed/<submitter>/configs/<system>/<scenario>/<benchmark>.py``; and
+AMD's vLLM Llama-2-70B Offline engines, ``{closed,open}/AMD/code/llama2-70b-99/harness_llm/models/``):
 layout, batch and token limits, KV share, CUDA-graph sizes, attention-DP balancing and the engine-build
 features that change the pricing (fused GEMM + all-reduce, FP8 context attention). fit/mlperf.py maps the
 rows onto them; split from it (module budget).
@@ -14,7 +15,8 @@ from jalapeno.fit.trt_prompt_graphs import TRTLLM_EAGER_CALL_S
 
 @dataclass(frozen=True)
 class SubmittedEngine:
-    """A submission's TensorRT-LLM engine, from its config in mlcommons/inference_results_v5.1.
+    """A submission's TensorRT-LLM engine, from its config in mlcommons/inference_results_v5.1 (or AMD's vLLM
+    engine: TP1 per GPU, its scheduler's target decode batch and ``max_num_batched_tokens``).
 
     One instance spans ``tp`` x ``dp`` GPUs (``tensor_parallelism``; with ``enable_attention_dp``
     the attention runs DP ``dp`` and the MoE EP ``ep`` (``moe_expert_parallelism``), else attention
@@ -70,6 +72,8 @@ DSR1_GRAPHS = (128, 256, 384, 512)
 #: further, not modelled here).
 DSR1_EAGER_PROMPT_CALL_S = TRTLLM_EAGER_CALL_S
 DSR1_GRAPHS_GB200 = (1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512)
+#: AMD's Llama-2-70B harness configs (vLLM 0.9.1, V0 ``sync`` engine), by division and chip
+_AMD_CFG = "inference_results_v5.1 @965182b {}/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/offline_{}.yaml"
 #: Offline results whose engine is read from the submission's config: mapped ``matched`` at the
 #: submission's deployment with every slot filled (Offline issues all samples at once), not at the
 #: unbounded frontier peak, over a run of ``queries`` samples whose drain is priced
@@ -94,6 +98,18 @@ MLPERF_ENGINES = {
         SubmittedEngine(216, 4608, _DSR1_CFG.format("HPE", "HPE_Cray_XD670_H200_SXM_141GBx8"), queries=26328,
                         kv_free_fraction=0.6, graph_sizes=DSR1_GRAPHS, adp_timeout_iters=500,
                         eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S),
+    # AMD's vLLM harness (one TP1 engine per GPU, no chunked prefill): the decode batch its MLPerf scheduler
+    # targets (VLLM_LLAMA2_MLPERF_MAX_TARGET_DECODE_BATCH; MI300X's MIN is 1,280) and max_num_batched_tokens,
+    # over the run's generated_samples_per_query (results/*/llama2-70b-99/Offline/performance/run_1/
+    # mlperf_log_detail.txt); docs/gap_large_batch_decode.md, round 32
+    "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Offline":
+        SubmittedEngine(1536, 40960, _AMD_CFG.format("closed", "mi300x"), 1, 1, 1, None, queries=245760),
+    "mlperf51_AMD_8xMI325X_2xEPYC_9575F_1_llama2-70b-99_Offline":
+        SubmittedEngine(2048, 65536, _AMD_CFG.format("closed", "mi325x"), 1, 1, 1, None, queries=319488),
+    "mlperf51_AMD_8xMI325X_2xEPYC_9575F_2_llama2-70b-99_Offline":
+        SubmittedEngine(2048, 65536, _AMD_CFG.format("closed", "mi325x"), 1, 1, 1, None, queries=319488),
+    "mlperf51_AMD_8xMI355X_2xEPYC_9575F_llama2-70b-99_Offline":
+        SubmittedEngine(3072, 40960, _AMD_CFG.format("open", "mi355x"), 1, 1, 1, None, queries=1327104),
 }
 
 
