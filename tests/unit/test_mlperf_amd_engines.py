@@ -16,19 +16,23 @@ def test_amd_offline_rows_run_the_submitted_engine():
     """{closed,open}/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/offline_<chip>.yaml: one TP1 vLLM engine
     per GPU at VLLM_LLAMA2_MLPERF_MAX_TARGET_DECODE_BATCH 1,536 / 2,048 / 3,072 and max_num_batched_tokens 40,960 /
     65,536 / 40,960 (MI300X / MI325X / MI355X): 8 engines, every slot filled = 8 x the batch in flight. MangoBoost's
-    clusters (their own harness) keep the frontier peak."""
+    32 / 64 x MI355X (open/AMD_MangoBoost/code/llama2-70b-99/apps/mlperf/vllm_args.json ``offline_vllm_args``):
+    max_num_seqs 3,450, max_num_batched_tokens 65,536 per GPU."""
     pts = {p.id: p for p in load_mlperf()[0]}
     for key, (batch, tokens, queries) in {
             "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Offline": (1536, 40960, 245760),
             "mlperf51_AMD_8xMI325X_2xEPYC_9575F_1_llama2-70b-99_Offline": (2048, 65536, 319488),
             "mlperf51_AMD_8xMI325X_2xEPYC_9575F_2_llama2-70b-99_Offline": (2048, 65536, 319488),
-            "mlperf51_AMD_8xMI355X_2xEPYC_9575F_llama2-70b-99_Offline": (3072, 40960, 1327104)}.items():
+            "mlperf51_AMD_8xMI355X_2xEPYC_9575F_llama2-70b-99_Offline": (3072, 40960, 1327104),
+            "mlperf51_AMD_MangoBoost_32xMI355X-PollaraCluster-EPYC9575F_llama2-70b-99_Offline": (3450, 65536, 2555904),
+            "mlperf51_AMD_MangoBoost_64xMI355X-PollaraCluster-EPYC9575F_llama2-70b-99_Offline": (3450, 65536, 5087232),
+            }.items():
         p = pts[key]
         d = p.deployment
-        assert p.mapping == "matched" and p.concurrency == 8 * batch and p.queries == queries
-        assert (d.decode.layout.tp, d.decode.layout.dp, d.decode.workers) == (1, 1, 8)
+        gpus = 64 if "64x" in key else 32 if "32x" in key else 8
+        assert p.mapping == "matched" and p.concurrency == gpus * batch and p.queries == queries
+        assert (d.decode.layout.tp, d.decode.layout.dp, d.decode.workers) == (1, 1, gpus)
         assert (d.max_running, d.max_tokens_per_step) == (batch, tokens)
-    assert all(p.mapping == "frontier_peak" for k, p in pts.items() if "MangoBoost" in k)
 
 
 def test_aiter_rows_by_hand():

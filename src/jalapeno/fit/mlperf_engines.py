@@ -1,6 +1,7 @@
 """The TensorRT-LLM engines the MLPerf Inference v5.1 submissions declare (their configs in
 mlcommons/inference_results_v5.1 @965182b, ``closed/<submitter>/configs/<system>/<scenario>/<benchmark>.py``; and
-AMD's vLLM Llama-2-70B Offline engines, ``{closed,open}/AMD/code/llama2-70b-99/harness_llm/models/``):
+AMD's and MangoBoost's vLLM Llama-2-70B Offline engines, ``{closed,open}/AMD/code/llama2-70b-99/harness_llm/
+models/``, ``open/AMD_MangoBoost/code/llama2-70b-99/apps/mlperf/vllm_args.json``):
 layout, batch and token limits, KV share, CUDA-graph sizes, attention-DP balancing and the engine-build
 features that change the pricing (fused GEMM + all-reduce, FP8 context attention). fit/mlperf.py maps the
 rows onto them; split from it (module budget).
@@ -74,6 +75,8 @@ DSR1_EAGER_PROMPT_CALL_S = TRTLLM_EAGER_CALL_S
 DSR1_GRAPHS_GB200 = (1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512)
 #: AMD's Llama-2-70B harness configs (vLLM 0.9.1, V0 ``sync`` engine), by division and chip
 _AMD_CFG = "inference_results_v5.1 @965182b {}/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/offline_{}.yaml"
+#: MangoBoost's LLMBoost harness (one TP1 vLLM engine per GPU, ``offline_vllm_args``: max_num_seqs, max_num_batched_tokens)
+_MB_CFG = "inference_results_v5.1 @965182b open/AMD_MangoBoost/code/llama2-70b-99/apps/mlperf/vllm_args.json"
 #: Offline results whose engine is read from the submission's config: mapped ``matched`` at the
 #: submission's deployment with every slot filled (Offline issues all samples at once), not at the
 #: unbounded frontier peak, over a run of ``queries`` samples whose drain is priced
@@ -110,6 +113,10 @@ MLPERF_ENGINES = {
         SubmittedEngine(2048, 65536, _AMD_CFG.format("closed", "mi325x"), 1, 1, 1, None, queries=319488),
     "mlperf51_AMD_8xMI355X_2xEPYC_9575F_llama2-70b-99_Offline":
         SubmittedEngine(3072, 40960, _AMD_CFG.format("open", "mi355x"), 1, 1, 1, None, queries=1327104),
+    "mlperf51_AMD_MangoBoost_32xMI355X-PollaraCluster-EPYC9575F_llama2-70b-99_Offline":
+        SubmittedEngine(3450, 65536, _MB_CFG, 1, 1, 1, None, queries=2555904),
+    "mlperf51_AMD_MangoBoost_64xMI355X-PollaraCluster-EPYC9575F_llama2-70b-99_Offline":
+        SubmittedEngine(3450, 65536, _MB_CFG, 1, 1, 1, None, queries=5087232),
 }
 
 
