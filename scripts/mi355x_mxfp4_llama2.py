@@ -16,6 +16,10 @@ with aiter's, against the run's 8 / 333.216 samples/s.
 Part 3, MI300X vs MI325X Interactive: the two harness configs' schedulers and the runs' own TTFT / TPOT
 (:data:`INTERACTIVE_RUNS`): the admission wait a V0 multi-step window adds (:func:`multistep_wait_s`).
 
+Part 4, gfx942 per-tensor FP8 at TP1: the model's four Llama-2-70B GEMMs of a decode step on MI300X / MI325X against
+hipBLASLt's tuned times from AMD's own tuning override (:data:`HIPBLASLT_FP8`), at 35 / 81 (the Interactive runs'
+load per GPU), 512 and 2,048 sequences.
+
 Run: python scripts/mi355x_mxfp4_llama2.py   (a few seconds)
 """
 
@@ -61,6 +65,33 @@ INTERACTIVE_RUNS = {
                "tpot_p99_s": 0.039838610, "scheduler_steps": 1,
                "engine": "V1 async, chunked prefill, 3,840 seqs"},
 }
+
+
+#: hipBLASLt's tuned per-tensor FP8 GEMM times on gfx942 (304 CUs), µs, by (N, K) then M (tokens): AMD's tuning
+#: override (inference_results_v5.1 @965182b closed/AMD/code/llama2-70b-99/scripts/gemm_llama2-70b/aa0bda7b/
+#: tuning_spx_1700_formatted.txt, the ``HIPBLASLT_TUNING_OVERRIDE_FILE`` of interactive_mi325x.yaml; each row's
+#: benchmark columns GFLOP/s, GB/s, µs: the µs column here). Transposed as hipBLASLt states it (its m = N here)
+HIPBLASLT_FP8 = {
+    (10240, 8192): {35: 28.0984, 81: 33.8743, 512: 85.585, 2048: 260.361},
+    (8192, 8192): {35: 22.8624, 81: 28.7806, 512: 68.3228, 2048: 212.188},
+    (57344, 8192): {35: 104.314, 81: 114.172, 512: 351.107, 2048: 1388.49},
+    (8192, 28672): {35: 56.3801, 81: 65.0375, 512: 222.116, 2048: 696.042},
+}
+
+
+def gfx942_fp8_check(system: str = "mi325x", rows=(35, 81, 512, 2048), ctx: float = 372.0) -> list[dict]:
+    """The model's four per-tensor FP8 GEMMs of a Llama-2-70B TP1 decode step on ``system`` (x 80 layers, s) at
+    ``rows`` sequences against hipBLASLt's tuned times (:data:`HIPBLASLT_FP8`), and the model's decode-only step."""
+    model, layers = load_model("llama-2-70b"), 80
+    pricer = load_any_pricer(system, "calibrated", pricer="roofline", stack="vllm-rocm")
+    batch = Batch.make(decode_seqs=list(rows), decode_ctx=ctx, prefill_tokens=0, prefill_ctx=0)
+    sc = step_cost(model, pricer, Layout(tp=1), get_precision("fp8-tensor"), batch)
+    out = []
+    for i, m in enumerate(rows):
+        ops = {r["op"]: r["time_s"] for r in sc.op_rows(i)}
+        out.append({"rows": m, "step_s": float(sc.step_time_s[i]), "model_gemm_s": sum(ops[o] for o in SHAPES),
+                    "hipblaslt_gemm_s": sum(HIPBLASLT_FP8[SHAPES[o]][m] for o in SHAPES) * 1e-6 * layers})
+    return out
 
 
 def table_s(n: int, k: int, m: float) -> float:
@@ -165,6 +196,12 @@ def main() -> None:
         print(f"  {p['system']}: {p['engine']}, scheduler steps {p['scheduler_steps']}; TTFT mean / p99 "
               f"{p['ttft_mean_s'] * 1e3:.0f} / {p['ttft_p99_s'] * 1e3:.0f} ms, TPOT mean {p['tpot_mean_s'] * 1e3:.1f} ms; "
               f"admission wait mean / p99 {p['wait_mean_s'] * 1e3:.0f} / {p['wait_p99_s'] * 1e3:.0f} ms")
+    print("Part 4: gfx942 per-tensor FP8 GEMMs, Llama-2-70B TP1 decode x 80 layers: model vs hipBLASLt's tuned times")
+    for system in ("mi300x", "mi325x"):
+        for r in gfx942_fp8_check(system):
+            print(f"  {system} {r['rows']:5d} sequences: model step {r['step_s'] * 1e3:6.1f} ms, GEMMs model "
+                  f"{r['model_gemm_s'] * 1e3:6.1f} / hipBLASLt {r['hipblaslt_gemm_s'] * 1e3:6.1f} ms "
+                  f"(x{r['model_gemm_s'] / r['hipblaslt_gemm_s']:.2f})")
 
 
 if __name__ == "__main__":
