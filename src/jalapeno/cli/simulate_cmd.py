@@ -112,7 +112,7 @@ def simulate(
     workload = workload or "8k1k"
     name = "coding-agent" if workload == "agentic" else workload.removeprefix("agentic:")
     kind = ("agentic" if name in AGENTIC_PRESETS or workload.startswith("agentic:") else
-            "trace" if workload.endswith((".csv", ".jsonl", ".json")) or "/" in workload else "fixed")
+            "trace" if _is_trace_name(workload) else "fixed")
     if concurrency is not None:
         check_concurrency([concurrency])
     from jalapeno.analysis.power_cost import power_w_per_chip
@@ -271,6 +271,18 @@ _NOT_FOR = {
     "--osl": {"trace": _TRACE, "agentic": "an agentic preset sets its own lengths"},
     "--warmup": {"trace": _TRACE, "agentic": "every agentic turn is counted (no warm-up)"},
 }
+
+
+def _is_trace_name(workload: str) -> bool:
+    """Whether simulate's --workload names a trace file: a .csv/.jsonl/.json suffix in any case (TR.CSV was
+    sent to the presets, whose error told simulate's user to run simulate), a path, or a file that exists
+    under another name (trace.tsv said 'unknown workload'; read_trace names the suffix it reads)."""
+    from jalapeno.specs.workload import PRESETS
+
+    if workload in PRESETS:
+        return False
+    return (workload.lower().endswith((".csv", ".jsonl", ".json")) or "/" in workload
+            or Path(workload).is_file())
 
 
 def check_applicable(kind: str, given: dict) -> None:

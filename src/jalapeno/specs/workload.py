@@ -15,6 +15,7 @@ decode step keeps resident — the decode context, which is output-token-weighte
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -283,6 +284,11 @@ def get_workload(name: str | None = None, isl: int | None = None, osl: int | Non
         raise UnknownNameError("workload", f"{name!r} is a file: an agentic session file is written agentic:FILE.toml",
                                f"compare, frontier and simulate take --workload agentic:{name}; for fixed lengths use "
                                f"one of {fixed_lengths}")
+    if name not in PRESETS and os.path.isfile(name):  # trace.tsv, lengths.txt: was 'unknown workload'
+        raise UnknownNameError("workload", f"{name!r} is a file, not a workload preset: only simulate reads a file "
+                               "(a request trace, .csv or .jsonl)",
+                               f"for a trace run `jalapeno simulate --workload FILE.csv`; here give one of "
+                               f"{fixed_lengths}")
     if name not in PRESETS:
         near = "".join(name.lower().split()).replace("/", "").replace("-", "")  # 8K1K, 8k/1k: did you mean
         fix = f"use one of {fixed_lengths}"

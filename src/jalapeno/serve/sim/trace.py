@@ -278,6 +278,17 @@ def _check_names(names, name: str) -> None:
                             "[, session_id, prefix_group]")
 
 
+def _is_array_of_objects(text: str) -> bool:
+    """Whether the whole text is one JSON array of objects (a trace written with json.dump, not as JSON Lines)."""
+    if not text.lstrip().startswith("["):
+        return False
+    try:
+        doc = json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return False
+    return isinstance(doc, list) and all(isinstance(x, dict) for x in doc)
+
+
 def _columns_from_jsonl(text: str, name: str) -> tuple[dict, Callable[[int], str], SpecError | None]:
     """The JSONL's columns, how to name row k (its line), and the error of the first line that is
     not a request object (malformed JSON, a key twice or unknown, not an object) or None: the rows
@@ -285,6 +296,10 @@ def _columns_from_jsonl(text: str, name: str) -> tuple[dict, Callable[[int], str
     cols: dict[str, list] = {c: [] for c in COLUMNS + OPTIONAL}
     lines: list[int] = []
     stop = None
+    if _is_array_of_objects(text):  # json.dump of a list of requests was 'line 1: not a JSON object'
+        return cols, (lambda k: f"row {k + 1}"), SpecError(
+            name, "is one JSON array, not JSON Lines (one request object per line)",
+            "write one JSON object per line, e.g. jq -c '.[]' FILE > trace.jsonl")
     for i, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue

@@ -1,0 +1,54 @@
+"""Round 32 new-user pass and break-it (newuser32): a capacity planner's questions, then hostile input."""
+
+from __future__ import annotations
+
+from cli_runner import error_line, run
+
+SIM = ("simulate", "-s", "gb200-nvl72", "--dp", "8", "--ep", "8")
+ROWS = "arrival_s,input_tokens,output_tokens\n0,1000,10\n0.5,2000,20\n"
+
+
+def test_simulate_reads_a_trace_whose_suffix_is_upper_case(capsys, tmp_path, monkeypatch):
+    """simulate --workload TR.CSV was sent to the presets, whose error told simulate's user to run simulate."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "TR.CSV").write_text(ROWS)
+    code, out, err = run(capsys, *SIM, "--workload", "TR.CSV")
+    assert code == 0, err
+    assert "only simulate replays" not in out + err
+
+
+def test_simulate_names_the_suffix_of_a_trace_it_does_not_read(capsys, tmp_path, monkeypatch):
+    """An existing trace.tsv got 'unknown workload' and the preset list, as if the file were not there."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "trace.tsv").write_text(ROWS)
+    line = error_line(*run(capsys, *SIM, "--workload", "trace.tsv"))
+    assert line == "error: --workload trace.tsv: unknown trace format '.tsv'. Fix: use .csv or .jsonl"
+
+
+def test_a_preset_name_beats_a_file_of_that_name(capsys, tmp_path, monkeypatch):
+    """A stray file called 8k1k in the working folder must not turn the preset into a trace."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "8k1k").write_text("")
+    code, out, err = run(capsys, *SIM, "--workload", "8k1k", "-c", "4", "--requests", "8")
+    assert code == 0, err
+
+
+def test_a_json_array_trace_is_told_to_be_json_lines(capsys, tmp_path):
+    """json.dump of a list of requests was refused as 'line 1: not a JSON object' (pretty-printed: malformed JSON
+    at '[')."""
+    for text in ('[{"arrival_s": 0, "input_tokens": 100, "output_tokens": 10}]',
+                 '[\n  {"arrival_s": 0, "input_tokens": 100, "output_tokens": 10}\n]\n'):
+        p = tmp_path / "trace.json"
+        p.write_text(text)
+        line = error_line(*run(capsys, *SIM, "--workload", str(p)))
+        assert line.endswith("trace.json: is one JSON array, not JSON Lines (one request object per line). "
+                             "Fix: write one JSON object per line, e.g. jq -c '.[]' FILE > trace.jsonl")
+
+
+def test_a_fixed_length_command_given_a_file_says_it_is_a_file(capsys, tmp_path, monkeypatch):
+    """compare/predict --workload lengths.txt (a file that exists) said 'unknown workload' as for a typo."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "lengths.txt").write_text("8192 1024\n")
+    line = error_line(*run(capsys, "frontier", "-s", "b200", "-m", "gpt-oss-120b", "-w", "lengths.txt"))
+    assert "'lengths.txt' is a file, not a workload preset: only simulate reads a file" in line
+    assert "Fix: for a trace run `jalapeno simulate --workload FILE.csv`; here give one of 1k1k" in line
