@@ -52,3 +52,47 @@ def test_a_fixed_length_command_given_a_file_says_it_is_a_file(capsys, tmp_path,
     line = error_line(*run(capsys, "frontier", "-s", "b200", "-m", "gpt-oss-120b", "-w", "lengths.txt"))
     assert "'lengths.txt' is a file, not a workload preset: only simulate reads a file" in line
     assert "Fix: for a trace run `jalapeno simulate --workload FILE.csv`; here give one of 1k1k" in line
+
+
+def test_simulate_writes_an_upper_case_csv_it_accepted(capsys, tmp_path):
+    """--out S.CSV passed the suffix check before the run and was refused after it ('unknown file type')."""
+    out_path = tmp_path / "S.CSV"
+    code, out, err = run(capsys, *SIM, "-c", "4", "--requests", "8", "--out", str(out_path))
+    assert code == 0, err
+    assert out_path.read_text().splitlines()[0].count(",") >= 2  # a CSV header, comma-separated
+
+
+def _copy_of(name: str, dest) -> None:
+    from pathlib import Path
+
+    import jalapeno
+
+    src = (Path(jalapeno.__file__).parent / "data" / "systems" / f"{name}.toml").read_text()
+    dest.write_text(src.replace(f'name = "{name}"', f'name = "my-{name}"', 1))
+
+
+def test_a_system_file_with_an_upper_case_suffix_is_read(capsys, tmp_path, monkeypatch):
+    """hardware show MYCHIP.TOML was 'a file but not a catalog system' (agentic:A.TOML and X.CSV were read)."""
+    monkeypatch.chdir(tmp_path)
+    _copy_of("b200", tmp_path / "MYCHIP.TOML")
+    code, out, err = run(capsys, "hardware", "show", "MYCHIP.TOML")
+    assert code == 0, err
+    assert "my-b200" in out
+
+
+def test_hardware_show_says_a_standalone_file_gets_the_spec_set(capsys, tmp_path):
+    """A copy of b200.toml printed 'efficiency: jalapeno defaults (docs/model.md)', read as the Jalapeño chip's
+    defaults, with no word that the copy dropped B200's calibrated set or how to keep it."""
+    p = tmp_path / "mine.toml"
+    _copy_of("b200", p)
+    code, out, err = run(capsys, "hardware", "show", str(p))
+    text = " ".join(out.split())
+    assert code == 0, err
+    assert ("efficiency: jalapeno defaults (docs/model.md) — the spec set: the package's documented defaults, not "
+            "fitted on this chip; a system file of its own gets no calibrated set: write base = \"NAME\"") in text
+    assert "ssd: 3,456 GB/chip over pcie" in text  # 8 x 3.84 TB drives x 0.9 usable / 8 GPUs (docs/agentic.md)
+    code, out, err = run(capsys, "hardware", "show", "h200", "--efficiency", "spec")
+    text = " ".join(out.split())
+    assert "not fitted on this chip" in text and "system file of its own" not in text
+    code, out, err = run(capsys, "hardware", "show", "b200")
+    assert "not fitted on this chip" not in out

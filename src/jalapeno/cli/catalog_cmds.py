@@ -9,7 +9,7 @@ from rich.text import Text
 from jalapeno import units
 from jalapeno.cli.common import console, fmt_si, print_json
 from jalapeno.cli.system_opts import SET_OPTION, system_pricer
-from jalapeno.specs.catalog import list_models, list_systems, load_model, load_system
+from jalapeno.specs.catalog import is_catalog_system, list_models, list_systems, load_model, load_system
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.hardware import System
 
@@ -115,7 +115,19 @@ def hardware_show(name: str = typer.Argument(..., help="System name or path to a
 
     console.print("KV-cache tiers below HBM (docs/agentic.md): "
                   + "; ".join(f"{k}: {v}" for k, v in tier_status(s).items()))
-    console.print(f"efficiency: {eff.source}")
+    console.print(f"efficiency: {eff.source}" + _spec_set_note(eff.source, is_catalog_system(s)))
+
+
+def _spec_set_note(source: str, catalog: bool) -> str:
+    """What 'jalapeno defaults' means on ``hardware show``: read as the Jalapeño chip's defaults, and a copy of
+    b200.toml gave no hint that it dropped B200's calibrated set."""
+    if not source.startswith("jalapeno defaults"):
+        return ""
+    note = " — the spec set: the package's documented defaults, not fitted on this chip"
+    if not catalog:
+        note += ("; a system file of its own gets no calibrated set: write base = \"NAME\" and the keys you change "
+                 "to keep a catalog system's (docs/catalog.md, 'Variants')")
+    return note
 
 
 @models_app.command("list")

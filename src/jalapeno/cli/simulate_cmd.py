@@ -303,10 +303,11 @@ def check_applicable(kind: str, given: dict) -> None:
 
 def _write_requests(df, path: str) -> None:
     p = Path(path)
+    suffix = p.suffix.lower()  # S.CSV passed check_table_out and was refused here, after the whole run
     try:
-        if p.suffix == ".csv":
+        if suffix == ".csv":
             df.to_csv(p, index=False)
-        elif p.suffix == ".parquet":
+        elif suffix == ".parquet":
             try:
                 import pyarrow  # noqa: F401
             except ImportError:

@@ -38,7 +38,7 @@ def _calibration_path(which: str, system: str) -> Path | None:
     """The calibration file ``which`` names when it is a path: a ``.toml`` file, or a directory
     written by ``jalapeno calibrate --out-dir DIR`` (its ``<system>.toml``); None for a set name."""
     p = Path(which)
-    if p.suffix == ".toml":
+    if p.suffix.lower() == ".toml":  # MY.TOML was 'a file but not a calibration .toml'
         return p
     if p.is_file():  # ``--efficiency points.csv`` was "points.csv/h200.toml not found"
         raise UnknownNameError("efficiency", f"{which} is a file but not a calibration .toml",

@@ -40,7 +40,7 @@ def _looks_like_path(s: str, ext: str) -> bool:
     if not isinstance(s, str):
         raise UnknownNameError("name", f"expected a name or a path, got {type(s).__name__}",
                                "pass a catalog name (`jalapeno hardware list`, `jalapeno models list`) or a file path")
-    return "/" in s or "\\" in s or s.endswith(ext)
+    return "/" in s or "\\" in s or s.lower().endswith(ext)  # MY.TOML too (agentic:A.TOML and X.CSV were read)
 
 
 def _is_file(name: str) -> bool:

@@ -127,7 +127,7 @@ def base_reference(path: Path, base: str) -> str:
     >>> base_reference(Path("/a/b/v.toml"), "h200"), base_reference(Path("/a/b/v.toml"), "c.toml")
     ('h200', '/a/b/c.toml')
     """
-    if ("/" in base or "\\" in base or base.endswith(".toml")) and not Path(base).is_absolute():
+    if ("/" in base or "\\" in base or base.lower().endswith(".toml")) and not Path(base).is_absolute():
         return str(Path(path).parent / base)
     return base
 

@@ -122,8 +122,8 @@ def tier_status(system) -> dict[str, str]:
     for name in TIER_NAMES:
         if name in have:
             t = have[name]
-            out[name] = (f"{t.capacity_bytes / units.GB:.0f} GB/chip over {t.link} at "
-                         f"{t.bandwidth_bytes_per_s / units.GB:.0f} GB/s")
+            out[name] = (f"{t.capacity_bytes / units.GB:,.0f} GB/chip over {t.link} at "  # 3,456 as hardware show's
+                         f"{t.bandwidth_bytes_per_s / units.GB:,.0f} GB/s")  # other figures (was 3456 GB/chip)
         elif name in system.kv_tiers_absent:
             out[name] = "none"
         else:
