@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from cli_runner import error_line, run
 
 SIM = ("simulate", "-s", "gb200-nvl72", "--dp", "8", "--ep", "8")
@@ -96,3 +98,16 @@ def test_hardware_show_says_a_standalone_file_gets_the_spec_set(capsys, tmp_path
     assert "not fitted on this chip" in text and "system file of its own" not in text
     code, out, err = run(capsys, "hardware", "show", "b200")
     assert "not fitted on this chip" not in out
+
+
+def test_predict_prints_a_wide_deployment_figures_without_rounding_them_away(capsys):
+    """-c 4 on 100 prefill and 100 decode workers printed 'decode batch per instance 0.0', 'chips 1200' and
+    'tok/s per kW 1'."""
+    code, out, err = run(capsys, "predict", "-s", "gb200-nvl72", "-c", "4", "--prefill", "tp=4,workers=100",
+                         "--decode", "dp=8,ep=8,workers=100")
+    assert code == 0, err
+    cells = {m[1].strip(): m[2].strip() for m in re.finditer(r"^\W*([A-Za-z/ ]+?)\s*[│|]\s*(\S+)", out, re.M)}
+    assert cells["chips"] == "1,200"  # 100 x TP4 + 100 x DP8 = 400 + 800
+    # 4 requests over 100 decode instances: under 0.04 in a batch each, shown to two figures
+    assert re.fullmatch(r"0\.0[1-4]\d?", cells["decode batch per instance"]), cells["decode batch per instance"]
+    assert re.fullmatch(r"\d\.\d", cells["tok/s per kW"]), cells["tok/s per kW"]

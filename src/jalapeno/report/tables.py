@@ -75,6 +75,14 @@ def _f(x, fmt: str = ".3g") -> str:
     return format(x, fmt)
 
 
+def _small(x, fmt: str) -> str:
+    """``x`` in ``fmt``, or to two significant figures where it is below 10 and ``fmt`` would print 0 or
+    lose most of it (a decode batch of 0.04 printed 0.0, 1.3 tok/s per kW printed 1)."""
+    if x is not None and isinstance(x, (int, float)) and math.isfinite(x) and 0 < abs(x) < 10:
+        return format(x, ".2g")
+    return _f(x, fmt)
+
+
 #: The flag of a ratio cell where a side's frontier starts above the speed asked (:func:`_ratio`).
 BELOW_START = "below a frontier's start: its peak"
 #: What the ratio table's caption says of :data:`BELOW_START` (the HTML page says the same).
@@ -370,10 +378,10 @@ def point_table(p: PointRecord, title: str, open_loop: bool = False) -> Table:
         ("E2E mean / p50 / p90 / p99", " / ".join(_f(v, ".2f") for v in (p.e2e_s, p.e2e_p50_s, p.e2e_p90_s, p.e2e_p99_s)) + " s"),
         ("admission queue (beyond capacity)", f"{_f(p.queue_s, '.2f')} s"),
         *load_rows(p, open_loop),
-        ("decode batch per instance", _f(p.decode_batch, ".1f")),
-        ("chips", _f(p.chips, ".0f")),
+        ("decode batch per instance", _small(p.decode_batch, ".1f")),  # 0.04 (-c 4 on 100 workers) read "0.0"
+        ("chips", _f(p.chips, ",.0f")),  # 1,200 as the frontier's chips column
         (f"power per chip ({p.power_label})", f"{_f(p.power_w_per_chip, ',.0f')} W"),
-        ("tok/s per kW", _f(p.tok_s_per_kw, ",.0f")),
+        ("tok/s per kW", _small(p.tok_s_per_kw, ",.0f")),
         ("J per token", _f(p.j_per_token, ".3f")),
         ("$ per M tokens", usd_text(p.usd_per_mtok)),
         ("efficiency set", str(getattr(p, "efficiency_source", ""))),
