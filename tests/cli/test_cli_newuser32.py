@@ -111,3 +111,20 @@ def test_predict_prints_a_wide_deployment_figures_without_rounding_them_away(cap
     # 4 requests over 100 decode instances: under 0.04 in a batch each, shown to two figures
     assert re.fullmatch(r"0\.0[1-4]\d?", cells["decode batch per instance"]), cells["decode batch per instance"]
     assert re.fullmatch(r"\d\.\d", cells["tok/s per kW"]), cells["tok/s per kW"]
+
+
+def test_plan_without_a_speed_floor_says_it_sized_the_batch_point(capsys):
+    """plan --target 1e6 (no --min-interactivity) sized 552 GB200 chips at 7.5 tok/s/user, 2 minutes a request,
+    with only 'at >= 0 tok/s/user' in its title to say so."""
+    args = ("plan", "-s", "gb200-nvl72", "-m", "deepseek-r1", "--target", "1e6")
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    text = " ".join(out.split())
+    m = re.search(r"no per-user speed floor: this is the batch \(peak-throughput\) point, ([\d.]+) tok/s/user, "
+                  r"([\d,]+) s per request end to end; for an interactive service give its floor", text)
+    assert m, text
+    # closed loop: a request's E2E is at least its mean output length over the per-user speed (921.6 tokens:
+    # OSL 1,024 uniform in [0.8, 1] -> mean 0.9 x 1,024)
+    assert float(m[2].replace(",", "")) >= 921.6 / float(m[1]) * 0.99
+    code, out, err = run(capsys, *args, "--min-interactivity", "50")
+    assert code == 0 and "no per-user speed floor" not in out

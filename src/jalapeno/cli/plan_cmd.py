@@ -72,6 +72,10 @@ def plan(
     console.print(f"deployment: {cp.point.deployment.label} ({cp.chips_per_instance:,} chips per instance)")
     for line in cp.arithmetic():
         console.print("  " + line, soft_wrap=True)
+    if min_interactivity <= 0:  # the default plan sized a fleet at 7.5 tok/s/user (2-minute requests) without a word
+        console.print(f"no per-user speed floor: this is the batch (peak-throughput) point, "
+                      f"{cp.point.interactivity:,.1f} tok/s/user, {cp.point.e2e_s:,.0f} s per request end to end; "
+                      "for an interactive service give its floor, e.g. --min-interactivity 50", soft_wrap=True)
     # the plan is the calibrated point only; say where its uncertainty is (a planner asks "how sure?")
     wl_args = f"-w {wl.name}" if isl is None else f"--isl {wl.isl} --osl {wl.osl}"
     at, prec_name = math.floor(cp.point.interactivity * 10) / 10, cp.point.deployment.precision.name
