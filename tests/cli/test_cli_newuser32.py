@@ -128,3 +128,32 @@ def test_plan_without_a_speed_floor_says_it_sized_the_batch_point(capsys):
     assert float(m[2].replace(",", "")) >= 921.6 / float(m[1]) * 0.99
     code, out, err = run(capsys, *args, "--min-interactivity", "50")
     assert code == 0 and "no per-user speed floor" not in out
+
+
+def test_set_hbm_stacks_alone_says_bandwidth_and_capacity_stay(capsys):
+    """compare --set chip.hbm_stacks=8 read as 'eight stacks of HBM' and printed Jalapeño's six-stack bandwidth
+    and capacity figures with no word (README: an override changes only the key it names)."""
+    from jalapeno.cli import system_opts
+
+    system_opts._NOTED.discard("stacks-only")
+    code, out, err = run(capsys, "step", "-s", "jalapeno", "--dp", "8", "--ep", "8", "--batch", "4",
+                         "--set", "chip.hbm_stacks=8")
+    assert code == 0, err
+    text = " ".join(err.split())
+    # jalapeno.toml: 15.4 TB/s and 216 GiB (6 x 36 GiB), the catalog's figures
+    assert ("note: --set chip.hbm_stacks changes the stack count only (the chip's power and cost follow it); the "
+            "HBM bandwidth and capacity priced stay 15.4 TB/s and 216 GiB") in text
+    system_opts._NOTED.discard("stacks-only")
+    code, out, err = run(capsys, "step", "-s", "jalapeno", "--dp", "8", "--ep", "8", "--batch", "4",
+                         "--set", "chip.hbm_stacks=8", "--set", "chip.hbm_bandwidth_tb_per_s=20.5")
+    assert code == 0 and "stack count only" not in err
+
+
+def test_the_estimated_peak_note_names_a_system_hardware_show_reads(capsys):
+    """The BF16-estimate note of a --set variant said `jalapeno hardware show jalapeno+chip.hbm_stacks=8`, which
+    hardware show refuses as an unknown system."""
+    code, out, err = run(capsys, "compare", "-s", "jalapeno", "-m", "kimi-k2.5", "--set", "chip.hbm_stacks=8")
+    assert code == 0, err
+    text = " ".join((out + err).split())
+    assert "the whole source: `jalapeno hardware show jalapeno`)" in text
+    assert "hardware show jalapeno+" not in text
