@@ -141,7 +141,7 @@ def test_set_hbm_stacks_alone_says_bandwidth_and_capacity_stay(capsys):
     assert code == 0, err
     text = " ".join(err.split())
     # jalapeno.toml: 15.4 TB/s and 216 GiB (6 x 36 GiB), the catalog's figures
-    assert ("note: --set chip.hbm_stacks changes the stack count only (the chip's power and cost follow it); the "
+    assert ("note: --set chip.hbm_stacks changes the stack count only (the chip's power follows it; its cost follows the capacity); the "
             "HBM bandwidth and capacity priced stay 15.4 TB/s and 216 GiB") in text
     system_opts._NOTED.discard("stacks-only")
     code, out, err = run(capsys, "step", "-s", "jalapeno", "--dp", "8", "--ep", "8", "--batch", "4",

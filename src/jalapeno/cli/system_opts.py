@@ -87,14 +87,14 @@ STACK_FOLLOW_KEYS = ("chip.hbm_bandwidth_tb_per_s", "chip.hbm_capacity_gib", "ch
 
 def note_stacks_only(overrides, system) -> None:
     """Say once per process that ``--set chip.hbm_stacks=N`` without a bandwidth or capacity key changes the
-    stack count only (its power and cost follow: specs/power.follow_variant); the HBM bandwidth and capacity
+    stack count only (its power follows, specs/power.follow_variant; the cost follows the capacity); the HBM bandwidth and capacity
     the model prices stay the file's (docs/catalog.md, 'Variants'). ``compare --set chip.hbm_stacks=8``
     read as "eight stacks' HBM" and printed the six-stack figures with no word."""
     keys = {k.split(":", 1)[-1] for k, _ in overrides}
     if "chip.hbm_stacks" in keys and not keys & set(STACK_FOLLOW_KEYS) and "stacks-only" not in _NOTED:
         _NOTED.add("stacks-only")
         c = system.chip
-        _err.print(f"note: --set chip.hbm_stacks changes the stack count only (the chip's power and cost follow it); "
+        _err.print(f"note: --set chip.hbm_stacks changes the stack count only (the chip's power follows it; its cost follows the capacity); "
                    f"the HBM bandwidth and capacity priced stay {c.hbm_bandwidth_bytes_per_s / 1e12:,.4g} TB/s and "
                    f"{c.hbm_capacity_bytes / 2**30:,.4g} GiB: set chip.hbm_bandwidth_tb_per_s and chip.hbm_capacity_gib "
                    "(with chip.hbm_usable_gib) for what the stacks add (docs/catalog.md, 'Variants')",
