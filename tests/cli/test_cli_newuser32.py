@@ -157,3 +157,15 @@ def test_the_estimated_peak_note_names_a_system_hardware_show_reads(capsys):
     text = " ".join((out + err).split())
     assert "the whole source: `jalapeno hardware show jalapeno`)" in text
     assert "hardware show jalapeno+" not in text
+
+
+def test_a_variants_cost_that_follows_an_estimate_stays_an_estimate(capsys):
+    """plan --set chip.hbm_stacks=8 on Jalapeño (no published price: cost.usd_per_chip_hour is an estimate) printed
+    its $/chip-hour bare, as if a price, because the followed cost's source lost the '(estimate)' mark; and the
+    note it gives for a catalog system named `hardware show jalapeno+chip.hbm_stacks=8`, which is no name."""
+    code, out, err = run(capsys, "plan", "-s", "jalapeno", "-m", "deepseek-r1", "--target", "1e6",
+                         "--min-interactivity", "50", "--set", "chip.hbm_stacks=8")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert ("(an estimate: jalapeno+chip.hbm_stacks=8 publishes no price; `jalapeno hardware show jalapeno`, "
+            "cost.usd_per_chip_hour)") in text

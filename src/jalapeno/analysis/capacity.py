@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
 from jalapeno.analysis.records import FrontierRecord, PointRecord, bound_cell
 from jalapeno.errors import InfeasibleDeployment, SpecError, choice_hint
+from jalapeno.specs.catalog import hardware_show_name
 from jalapeno.specs.hardware import System
 
 TARGET_KINDS = ("output", "total")
@@ -108,6 +109,8 @@ class CapacityPlan:
     fewest: Footprint | None = None
     usd_estimate: bool = False
     fewest_boxes: Footprint | None = None
+    #: what ``jalapeno hardware show`` takes for the system (specs/catalog.hardware_show_name); "": ``system``
+    show_as: str = ""
 
     def __repr__(self) -> str:
         """Short: ``CapacityPlan(gb200-nvl72: 1e+06 output tok/s at >= 50 tok/s/user: 320 chips, 5 x 64, ...)``
@@ -195,7 +198,7 @@ class CapacityPlan:
                              f"{math.ceil(self.chips / size):,} would split groups across {name}s)")
         for c, (w, label, total) in self.power_w.items():
             lines.append(f"power ({c}: {label}): {self.chips:,} x {w:,.0f} W = {total / 1e3:,.1f} kW")
-        basis = (f" (an estimate: {self.system} publishes no price; `jalapeno hardware show {self.system}`, "
+        basis = (f" (an estimate: {self.system} publishes no price; `jalapeno hardware show {self.show_as or self.system}`, "
                  "cost.usd_per_chip_hour)" if self.usd_estimate else "")
         lines.append(f"cost: {self.chips:,} x ${self.usd_per_chip_hour:.2f}/chip-hour{basis} = ${self.usd_per_hour:,.2f}/hour")
         lines.append(f"cost per M {k} tokens: ${self.usd_per_chip_hour:.2f} / ({self.tok_per_s_per_chip:,.1f} tok/s/chip x "
@@ -389,4 +392,5 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
     return CapacityPlan(system.name, float(target_tok_per_s), target_kind, float(min_interactivity), best, per_chip,
                         per_inst_chips, instances, chips, packaging, power, system.usd_per_chip_hour,
                         chips * system.usd_per_chip_hour, chips * per_chip, fewest,
-                        "(estimate)" in system.sources.get("cost.usd_per_chip_hour", ""), fewest_boxes)
+                        "(estimate)" in system.sources.get("cost.usd_per_chip_hour", ""), fewest_boxes,
+                        hardware_show_name(system))

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 
 from jalapeno.analysis.records import ComparisonRecord
 from jalapeno.errors import JalapenoError
+from jalapeno.specs.catalog import hardware_show_name
 from jalapeno.specs.formats import Precision, get_precision
 from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
@@ -118,27 +119,6 @@ def _first_clause(source: str) -> str:
     return source[:cut].rstrip(" :,")
 
 
-def _show_target(name: str, system: System) -> str:
-    """What ``jalapeno hardware show`` takes for the file ``system`` came from: its catalog name, also for a
-    ``--set`` variant (``jalapeno+chip.hbm_stacks=8`` is no name ``hardware show`` knows, and the estimate's
-    source is the catalog file's), else the user file's path.
-
-    >>> from jalapeno.specs.catalog import load_system
-    >>> _show_target("jalapeno+chip.hbm_stacks=8", load_system("jalapeno", (("chip.hbm_stacks", 8),)))
-    'jalapeno'
-    """
-    from pathlib import Path
-
-    from jalapeno.specs.catalog import is_catalog_system, list_systems, load_system
-
-    if is_catalog_system(system) or not system.path:
-        return name
-    stem = Path(system.path).stem
-    if stem in list_systems() and Path(load_system(stem).path).resolve() == Path(system.path).resolve():
-        return stem
-    return str(system.path)
-
-
 def estimated_peak_notes(rec: ComparisonRecord, systems: Mapping[str, System], model: ModelSpec) -> list[str]:
     """One line per (system, precision, format) whose frontier has compute-bound work in that format
     on a peak the system's file marks as an estimate: how many points, their per-user speeds, the
@@ -181,7 +161,7 @@ def estimated_peak_notes(rec: ComparisonRecord, systems: Mapping[str, System], m
                            f"{'is' if len(xs) == 1 else 'are'} compute-bound{how}, and {model.name}'s {what} in "
                            f"{fmt.upper()} under {prec}, whose peak on "
                            f"{name}, {s.chip.peak_flop_per_s[fmt] / 1e12:,.0f} TFLOP/s, is an estimate ({_first_clause(src)}; "
-                           f"the whole source: `jalapeno hardware show {_show_target(name, s)}`): those "
+                           f"the whole source: `jalapeno hardware show {hardware_show_name(s)}`): those "
                            f"points scale with it; test with --set chip.peak_dense_tflops.{fmt}=VALUE or `jalapeno audit` "
                            "(docs/model.md §12)")
     return out

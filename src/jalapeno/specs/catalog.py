@@ -176,6 +176,22 @@ def is_catalog_system(system: System) -> bool:
         return Path(system.path).resolve() == Path(p).resolve()
 
 
+def hardware_show_name(system: System) -> str:
+    """What ``jalapeno hardware show`` takes for the file ``system`` came from: its catalog name, also for a
+    ``--set`` variant (``jalapeno+chip.hbm_stacks=8`` is no name ``hardware show`` knows, and an estimate's
+    source is the catalog file's), else the user file's path.
+
+    >>> hardware_show_name(load_system("jalapeno", (("chip.hbm_stacks", 8),)))
+    'jalapeno'
+    """
+    if is_catalog_system(system) or not system.path:
+        return system.name
+    stem = Path(system.path).stem
+    if stem in list_systems() and Path(load_system(stem).path).resolve() == Path(system.path).resolve():
+        return stem
+    return str(system.path)
+
+
 def load_model(name_or_path: str) -> ModelSpec:
     """A model by catalog name or config.json path (cached; an edited file is read again).
 

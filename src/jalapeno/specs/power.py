@@ -233,5 +233,8 @@ def follow_variant(system, root, stated: set[str], terms=None):
                 + (allin - system.allin_power_w_per_chip) / 1000 * term("usd_per_kwh", terms))
         src["cost.usd_per_chip_hour"] = (f"+ HBM capex {d_gb:+.0f} GB x {term('hbm_usd_per_gb', terms):g} $/GB over "
                                          f"the TCO/capex ratio + energy at {term('usd_per_kwh', terms):g} $/kWh")
+    for k in POWER_KEYS:  # a figure that follows an estimate stays one (plan called a variant's $/h a price)
+        if src.get(k) != system.sources.get(k) and "(estimate)" in system.sources.get(k, ""):
+            src[k] += " (estimate)"
     return replace(system, chip=chip, allin_power_w_per_chip=allin, usd_per_chip_hour=usd,
                    sources=MappingProxyType(src))
