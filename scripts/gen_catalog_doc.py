@@ -176,6 +176,11 @@ def _schema_md() -> list[str]:
         "replaces that one entry; `{}` is refused: it sets nothing). A capacity in the other unit",
         "(`chip.hbm_capacity_gib` where the base gives `hbm_capacity_gb`; likewise `hbm_usable_*`)",
         "replaces the base's. Every override passes through the same validation as a catalog file.",
+        "`--set chip.hbm_stacks=N` alone changes the stack count (the chip's power follows it, its cost",
+        "the capacity): the bandwidth and capacity priced stay the base's, and the command line says so",
+        "once; set `chip.hbm_bandwidth_tb_per_s` and `chip.hbm_capacity_gib` for what the stacks add. A",
+        "power or cost that follows an estimate stays marked an estimate. `hardware show` of a file of",
+        "its own (no `base`) says it is priced with the `spec` set, not a catalog system's calibration.",
         "",
     ]
     for title, model, keys in SECTIONS:
