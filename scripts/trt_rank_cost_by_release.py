@@ -30,25 +30,15 @@ from dataclasses import replace
 import pandas as pd
 
 from jalapeno.errors import SpecError
+from jalapeno.fit.aic_release import DYNAMO_RUNTIME_TRTLLM
 from jalapeno.fit.stack_fit import load_points
 from jalapeno.fit.validate import point_release, point_stack, predict_points
 from jalapeno.specs.engine_versions import version_key
 from jalapeno.specs.stacks import stack_for_framework
 
-#: Dynamo TensorRT-LLM runtime image (aiconfigurator's ``backend_version`` for those rows) -> the TensorRT-LLM release it
-#: ships, and where that is stated. For comparisons a range keeps its lower end.
-DYNAMO_RUNTIME_TRTLLM: dict[str, tuple[str, str]] = {
-    "0.5.1-rc0.pre3": ("1.1.0rc2.post2", "ai-dynamo/dynamo recipes/gpt-oss-120b README (stored version): 'TensorRT-LLM "
-                       "1.1.0rc2.post2 (uses image nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.5.1-rc0.pre3)'; the "
-                       "support matrix starts at v0.6.0 (1.1.0rc5): a 1.1.0 release candidate either way"),
-    "0.7.0.post2": ("1.2.0rc3", "Dynamo support matrix: v0.7.0.post1 and v0.7.1 ship 1.2.0rc3 (v0.7.0: 1.2.0rc2); "
-                    "post2 not listed, taken as its neighbours"),
-    "0.8.1.post1": ("1.2.0rc6.post1", "Dynamo support matrix (Backend Dependencies): v0.8.1.post1 -> 1.2.0rc6.post1"),
-    "0.8.1.post2": ("1.2.0rc6.post2", "Dynamo support matrix: v0.8.1.post2 -> 1.2.0rc6.post2"),
-    "0.8.1.post3": ("1.2.0rc6.post3", "Dynamo support matrix: v0.8.1.post3 -> 1.2.0rc6.post3"),
-    "1.1.0-dev.2": ("1.3.0rc5.post1", "a Dynamo platform preview between v1.0.0 (TensorRT-LLM 1.3.0rc5.post1) and v1.1.1 "
-                    "(1.3.0rc11) per the support matrices; its own pin is not listed: 1.3.0rc5.post1-1.3.0rc11"),
-}
+#: Dynamo TensorRT-LLM runtime image -> the TensorRT-LLM release it ships: moved to fit/aic_release.py (round 32), where
+#: fit/validate.point_release reads it (re-exported here for this script's readers).
+
 #: Host CPU behind each system's GPUs (data/systems/*.toml host-memory tiers): GB200/GB300 one Grace (aarch64) per two
 #: GPUs over NVLink-C2C; the HGX systems x86 hosts over PCIe.
 HOST_CPU = {"gb200-nvl72": "grace", "gb300-nvl72": "grace", "b200": "x86", "b300": "x86", "h100": "x86", "h200": "x86"}
@@ -60,7 +50,7 @@ RULE_SINCE = "1.2.0rc2"
 
 
 def trtllm_release(framework: str, stated: str = "") -> str:
-    """The TensorRT-LLM release a row ran: ``stated`` (its image's, fit/validate.point_release) when set, else the release
+    """The TensorRT-LLM release a row ran: ``stated`` (its image's or label's, fit/validate.point_release) when set, else the release
     the Dynamo runtime named by ``framework`` ships (:data:`DYNAMO_RUNTIME_TRTLLM`), else "" (unknown).
 
     >>> trtllm_release("trtllm 1.2.0rc2", "1.2.0rc2"), trtllm_release("trtllm 0.8.1.post2"), trtllm_release("trtllm unstated")

@@ -333,14 +333,20 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
 # ---- predictions and errors ---------------------------------------------------------------
 
 def point_release(p: MeasuredPoint) -> str:
-    """The engine release that ran a point: the one its source states (``engine_version``), else its
-    launch recipe's (deploy/engine_version.point_engine_version); "" when neither says, and for an
-    aiconfigurator row whose release is unstated (fit/aic_sweeps.UNSTATED_RELEASE: the recipe may postdate it)."""
+    """The engine release that ran a point: the one its source states (``engine_version``; an aiconfigurator
+    row's label, fit/aic_release.label_release: its own ``backend_version``, a Dynamo runtime's mapped to the
+    TensorRT-LLM it ships), else its launch recipe's (deploy/engine_version.point_engine_version); "" when neither
+    says, and for an aiconfigurator row whose release is unstated (fit/aic_sweeps.UNSTATED_RELEASE: the recipe may
+    postdate it)."""
     from jalapeno.deploy.engine_version import point_engine_version
+    from jalapeno.fit.aic_release import label_release
     from jalapeno.fit.aic_sweeps import release_stated
 
-    if p.source == "aiconfigurator" and not p.engine_version and not release_stated(p.framework):
-        return ""
+    if p.source == "aiconfigurator" and not p.engine_version:
+        if not release_stated(p.framework):
+            return ""
+        if label := label_release(p.framework):  # the run's own metadata beats today's recipe
+            return label
     fw = p.framework.strip().split(" ")[0].lower()  # the configs' name of it (fit/searched.FRAMEWORK_ALIASES)
     return p.engine_version or point_engine_version(p.system, p.model, FRAMEWORK_ALIASES.get(fw, fw), p.precision,
                                                     p.mode, p.uses_mtp)
