@@ -169,3 +169,40 @@ def test_a_variants_cost_that_follows_an_estimate_stays_an_estimate(capsys):
     text = " ".join(out.split())
     assert ("(an estimate: jalapeno+chip.hbm_stacks=8 publishes no price; `jalapeno hardware show jalapeno`, "
             "cost.usd_per_chip_hour)") in text
+
+
+def test_a_power_of_two_with_a_thousands_comma_is_named(capsys):
+    """review32: a list option given `16,384` ran 16 and 384 without a word (only groups opening with 0 were
+    caught); a list that reads as one power of two >= 1,024 now says both readings. 65536 = 2**16."""
+    code, out, err = run(capsys, "collective", "-s", "h200", "--bytes", "65,536")
+    assert code == 0, err
+    assert "note: --bytes 65,536 runs the values 65, 536; for 65536 write --bytes 65536" in err
+    code, out, err = run(capsys, "collective", "-s", "h200", "--bytes", "64,128")
+    assert code == 0, err
+    assert "note: --bytes" not in err  # 64128 is no power of two: a plain list
+
+
+def test_results_show_top_zero_is_refused(capsys):
+    """newuser32: `results show --top 0` printed 'the first 0 points'."""
+    code, out, err = run(capsys, "results", "show", "anything", "--top", "0")
+    assert code != 0
+    assert "--top" in err and "1" in err
+
+
+def test_a_usable_fraction_just_above_one_gets_no_percent_hint():
+    """review32: usable_fraction 1.2 was told to 'write 0.012 for 1.2%'; 75 still is told 0.75."""
+    import pytest
+    from pydantic import ValidationError
+
+    from jalapeno.specs.kv_tiers import TierFile
+
+    src = {"value": 1.0, "source": "assumption: test"}
+    with pytest.raises(ValidationError) as e:
+        TierFile(link="pcie", capacity_gb_per_chip=src, usable_fraction={"value": 1.2, "source": "assumption: test"}, bandwidth_gb_per_s=src,
+                 latency_us=src)
+    assert "usable_fraction must be <= 1 (a share of the tier's capacity), got 1.2" in str(e.value)
+    assert "write 0.012" not in str(e.value)
+    with pytest.raises(ValidationError) as e:
+        TierFile(link="pcie", capacity_gb_per_chip=src, usable_fraction={"value": 75, "source": "assumption: test"}, bandwidth_gb_per_s=src,
+                 latency_us=src)
+    assert "write 0.75 for 75%" in str(e.value)

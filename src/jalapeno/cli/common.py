@@ -133,7 +133,26 @@ def list_items(text: str, option: str, example: str, numbers: bool = False) -> l
         raise SpecError(option, f"{text!r} reads as the list {', '.join(p.lstrip('0') or '0' for p in parts)}: its "
                         "commas separate values", f"write {option} {text.strip().replace(',', '')} (no thousands "
                         "separators)")
+    if numbers and _power_of_two_grouped(parts):  # '8,192' / '16,384' run two values: say the other reading
+        Console(stderr=True).print(
+            f"note: {option} {text.strip()} runs the values {', '.join(p for p in parts if p)}; for "
+            f"{int(''.join(parts))} write {option} {''.join(parts)} (no thousands separators)",
+            markup=False, highlight=False, soft_wrap=True)
     return [p for p in parts if p]
+
+
+def _power_of_two_grouped(parts: list[str]) -> bool:
+    """True where the items read as one power of two >= 1,024 written with thousands separators
+    (``8,192``, ``16,384``, ``65,536``): the sizes concurrencies and token counts are written in, so
+    the list is likely one number. A leading-zero group (``1,024``) is refused before this.
+
+    >>> _power_of_two_grouped(["16", "384"]), _power_of_two_grouped(["64", "128"])
+    (True, False)
+    """
+    if len(parts) < 2 or not parts[0].isdigit() or not all(len(p) == 3 and p.isdigit() for p in parts[1:]):
+        return False
+    n = int("".join(parts))
+    return n >= 1024 and n & (n - 1) == 0
 
 
 def fmt_si(x: float, unit: str = "") -> str:

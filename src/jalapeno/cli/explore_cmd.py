@@ -249,7 +249,7 @@ def results_list(store: str = typer.Option("jalapeno-results", "--store", help=S
 @results_app.command("show")
 def results_show(run: str = typer.Argument(..., help="Run name (see `jalapeno results list`)."),
                  store: str = typer.Option("jalapeno-results", "--store", help=STORE_HELP),
-                 top: int = typer.Option(5, "--top", min=0, help="Designs or points to list."),
+                 top: int = typer.Option(5, "--top", min=1, help="Designs or points to list (at least 1)."),
                  html: str = typer.Option(None, "--html", help="Re-render the run's report here."),
                  json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Re-render a stored run: its summary table and (with --html) the same report it wrote."""

@@ -49,8 +49,9 @@ class TierFile(_Strict):
     def _fraction(self):
         if self.usable_fraction is not None and self.usable_fraction.value > 1:
             v = self.usable_fraction.value  # 75 was meant as a percent: name it and its fraction
+            # a value just above 1 (1.2) is a share mistyped, not a percent: no "write 0.012 for 1.2%"
             raise ValueError(f"usable_fraction must be <= 1 (a share of the tier's capacity), got {v:g}"
-                             + (f": write {v / 100:g} for {v:g}%" if v <= 100 else ""))
+                             + (f": write {v / 100:g} for {v:g}%" if 2 <= v <= 100 else ""))
         return self
 
 
