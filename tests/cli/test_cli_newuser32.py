@@ -206,3 +206,37 @@ def test_a_usable_fraction_just_above_one_gets_no_percent_hint():
         TierFile(link="pcie", capacity_gb_per_chip=src, usable_fraction={"value": 75, "source": "assumption: test"}, bandwidth_gb_per_s=src,
                  latency_us=src)
     assert "write 0.75 for 75%" in str(e.value)
+
+
+def _space_with(tmp_path, old: str, new: str):
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "examples" / "explore_700w.toml").read_text()
+    assert old in text
+    p = tmp_path / "space.toml"
+    p.write_text(text.replace(old, new))
+    return p
+
+
+def test_a_non_positive_constraint_limit_is_named(capsys, tmp_path):
+    """newuser32: 'constraint limits must be positive' did not say which of the space's constraints."""
+    p = _space_with(tmp_path, "hbm_stacks = 8", "hbm_stacks = 0")
+    code, out, err = run(capsys, "explore", str(p), "--trials", "1", "--store", str(tmp_path / "store"))
+    assert code != 0
+    assert "constraint limits must be positive: hbm_stacks = 0" in err
+    assert not (tmp_path / "store").exists()
+
+
+def test_explore_reads_the_space_before_asking_for_optuna(capsys, tmp_path, monkeypatch):
+    """newuser32: without the [explore] extra a broken design-space file was met with 'install optuna' first,
+    then its own error after the install; the file's mistake comes first now."""
+    import jalapeno.cli.explore_cmd as ec
+
+    def no_optuna(*a, **k):
+        raise AssertionError("require_extra reached before the file was read")
+
+    monkeypatch.setattr(ec, "require_extra", no_optuna)
+    p = _space_with(tmp_path, "hbm_stacks = 8", "hbm_stacks = -1")
+    code, out, err = run(capsys, "explore", str(p), "--trials", "1", "--store", str(tmp_path / "store"))
+    assert code != 0
+    assert "hbm_stacks = -1" in err and "require_extra" not in err

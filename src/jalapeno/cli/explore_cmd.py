@@ -50,8 +50,10 @@ def explore(
     # first: without the [explore] extra, storage_url made the store folder and the base system was
     # priced before open_study refused, leaving an empty jalapeno-results/ that `results list` then
     # showed as a store with no runs
-    require_extra("optuna", "explore", "explore")
+    # the file before the extra: a user without optuna learns of the file's mistakes first (nothing is
+    # created by reading it; the store and the study come after require_extra)
     space = load_design_space(space_file)
+    require_extra("optuna", "explore", "explore")
     n = space.trials if trials is None else trials
     if n < 1:
         raise SpecError("--trials", f"must be at least 1, got {n}", "give --trials 100, say")

@@ -197,8 +197,9 @@ class DesignSpace(_Strict):
         bad = sorted(set(v) - set(CONSTRAINTS))
         if bad:
             raise ValueError(f"unknown constraint {bad[0]!r}; known: {', '.join(CONSTRAINTS)}")
-        if any(x <= 0 for x in v.values()):
-            raise ValueError("constraint limits must be positive")
+        bad_limit = next((k for k, x in v.items() if not x > 0), None)  # NaN too: it never bounds a design
+        if bad_limit is not None:  # name which: a space with several constraints left the user to guess
+            raise ValueError(f"constraint limits must be positive: {bad_limit} = {v[bad_limit]:g}")
         return v
 
     @property
