@@ -17,8 +17,13 @@ import argparse
 import heapq
 import math
 import re
+import sys
+from pathlib import Path
 
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from adp_poisson_rank import expected_busiest_rank  # noqa: E402  (a sibling script)
 
 SYSTEMS = ("gb200-nvl72", "gb300-nvl72")
 GOAL = 0.20  # issue 18: TTFT median |error| <= 20% per system
@@ -105,7 +110,8 @@ def model_busiest_rank(prompts: int, dp: int) -> float:
 
 
 def poisson_busiest_rank(mu: float, dp: int) -> float:
-    """Mean busiest-rank prompts of TensorRT-LLM steps whose prompt count is Poisson with mean ``mu``: E[⌈S/dp⌉].
+    """Mean busiest-rank prompts of TensorRT-LLM steps whose prompt count is Poisson with mean ``mu``: E[⌈S/dp⌉],
+    scripts/adp_poisson_rank.expected_busiest_rank at one point (one implementation for both scripts).
 
     Below one prompt a step the model's f(mu) = mu is linear while two prompts of one step on two ranks cost one:
     at mu = 1, dp = 4, E[⌈S/4⌉] = P(1 <= S <= 4) + 2·P(5 <= S <= 8) + ... = 0.6285 + 2·0.0037 + ... = 0.6358
@@ -116,12 +122,7 @@ def poisson_busiest_rank(mu: float, dp: int) -> float:
     """
     if mu < 0 or dp < 1:
         raise ValueError(f"mu {mu} must be >= 0 and dp {dp} >= 1; fix: pass a mean prompt count and a DP degree")
-    total, pk, k = 0.0, math.exp(-mu), 0
-    while k < mu + 20 * math.sqrt(mu + 1) + 20:
-        total += pk * -(-k // dp)
-        k += 1
-        pk *= mu / k
-    return total
+    return float(expected_busiest_rank([mu], dp)[0])
 
 
 def rank_rows(d: pd.DataFrame, path: str) -> pd.DataFrame:
