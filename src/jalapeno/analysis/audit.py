@@ -11,8 +11,13 @@ For a claim (analysis/claims.py) about a system, optionally against a baseline:
 3. for each uncertain parameter alone, the value it would need (root-finding between its current
    value and its physical end, on the candidate deployments that decide the metric), how far
    that is from the current value (``factor``) and whether it is inside the band; "none in range"
-   when even its physical end does not reach the claim. Every value found is re-checked with a
-   full sweep (and refined once on its candidates when that moved it by more than 0.5%);
+   when even its physical end does not reach the claim; ``moves_metric`` False where neither end
+   of its search range moves the metric at all (the CLI lists those on one line), ``best_in_range``
+   the metric at the better end of that range (how far the parameter alone gets). Every value
+   found is re-checked with a full sweep (and refined once on its candidates when that moved it by
+   more than 0.5%). The same for each stated headline spec alone (``spec_changes``: peaks, HBM and
+   scale-up bandwidth, analysis/uncertain.headline_parameters) — what the chip itself would have
+   to be; these never enter the verdict, which is under the stated specs;
 4. joint changes: every fixed cost and efficiency at the favourable end of its band at once
    (``band_ends``), and the smallest common move — fixed costs scaled together by a factor k
    (``fixed_costs_factor``), efficiencies moved together a fraction s of the way to their limit (fractions to 1, half
@@ -35,7 +40,7 @@ import math
 from dataclasses import dataclass, field
 
 from jalapeno.analysis.claims import Claim, ClaimContext
-from jalapeno.analysis.uncertain import Parameter, apply, physical_limit, uncertain_parameters
+from jalapeno.analysis.uncertain import Parameter, apply, headline_parameters, physical_limit, uncertain_parameters
 
 #: Relative tolerance of "meets the claim" (a claim equal to the prediction holds).
 RTOL = 1e-3
@@ -61,6 +66,8 @@ class AuditResult:
     #: what the band (low, high) is: efficiency sets, measured error (analysis/measured_bands.py), both, or none
     band_source: str = ""
     context: dict = field(default_factory=dict)
+    #: each stated headline spec alone (peak, HBM bandwidth, scale-up bandwidth): the value the claim needs
+    spec_changes: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {
@@ -70,6 +77,7 @@ class AuditResult:
             "physical_limit": self.physical_limit,
             "verdict": self.verdict,
             "changes": self.changes,
+            "spec_changes": self.spec_changes,
             "joint_change": self.joint_change,
             "baseline_value": self.baseline_value,
             "context": self.context,
@@ -193,7 +201,7 @@ def _param_move(p: Parameter, target: float):
 
 def _solve_param(aud: _Auditor, p: Parameter) -> dict:
     """The value ``p`` alone would need (None: none in its physical range)."""
-    best_end, best_gap = None, -math.inf
+    best_end, best_gap, best_value = None, -math.inf, None
     for e in (p.lo, p.hi):
         for _ in range(8):  # an end the schema refuses (usable HBM above nominal): halve toward current
             # (not a NaN metric on a valid system: halving then cost 16 sweeps per parameter for a
@@ -203,11 +211,14 @@ def _solve_param(aud: _Auditor, p: Parameter) -> dict:
             e = p.current + (e - p.current) / 2
         if e == p.current:
             continue
-        g = aud.gap(aud.fast({p.key: e}))
-        if g > best_gap:
-            best_end, best_gap = e, g
+        v = aud.fast({p.key: e})
+        g = aud.gap(v)
+        if g > best_gap or best_end is None and math.isfinite(v):
+            best_end, best_gap, best_value = e, g, v
     row = {"parameter": p.key, "kind": p.kind, "current": p.current, "band": [p.low, p.high],
-           "required": None, "factor": None, "within_band": False, "note": "none in range"}
+           "required": None, "factor": None, "within_band": False, "note": "none in range",
+           "search_range": [p.lo, p.hi], "moves_metric": _moves(aud, p),
+           "best_in_range": best_value if best_value is not None and math.isfinite(best_value) else None}
     if best_end is None or best_gap < 0:
         return row
     move, a, b = _param_move(p, best_end)
@@ -219,6 +230,19 @@ def _solve_param(aud: _Auditor, p: Parameter) -> dict:
     row.update(required=req, factor=req / p.current if p.current else None, within_band=p.within_band(req),
                note="", value_at_required=full)
     return row
+
+
+def _moves(aud: _Auditor, p: Parameter) -> bool:
+    """Whether ``p`` moves the claim's metric anywhere in its search range: False only where both
+    ends (already evaluated and cached by :func:`_solve_param`) are finite and within :data:`RTOL`
+    of the metric as priced (a KV-tier capacity on an 8k/1k interactivity claim); a NaN end (a
+    value the schema refuses, an undefined @X) counts as moving, so nothing is hidden for lack of
+    a figure."""
+    now = aud.fast({})
+    if not math.isfinite(now) or now == 0:
+        return True
+    ends = [aud.fast({p.key: e}) for e in (p.lo, p.hi) if e != p.current]
+    return not ends or any(not math.isfinite(v) or abs(v / now - 1) > RTOL for v in ends)
 
 
 def _checked_root(aud: _Auditor, move, a: float, b: float):
@@ -333,6 +357,7 @@ def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> Audit
     limit_values = physical_limit(params)
     limit = aud.full(limit_values)
     changes: list[dict] = []
+    spec_changes: list[dict] = []
     joint: dict = {}
     if aud.meets(predicted):
         verdict = "holds"
@@ -340,6 +365,8 @@ def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> Audit
         for p in params:
             changes.append(_solve_param(aud, p))
         joint = _joint(aud, params, aud.meets(limit))
+        # what the chip itself would need: each stated headline spec alone (the verdict stays under the stated specs)
+        spec_changes = [_solve_param(aud, p) for p in headline_parameters(pricer, {p.key for p in params})]
         if not aud.meets(limit) and not any(c["required"] is not None for c in changes):
             verdict = "impossible"
         elif aud.meets(best_band) or any(c["within_band"] for c in changes) or joint.get("within_band"):
@@ -352,4 +379,4 @@ def audit_claim(ctx: ClaimContext, pricer, claim: Claim, baseline=None) -> Audit
                         "power": ctx.convention, "efficiency_source": pricer.efficiency.source,
                         "baseline_efficiency_source": baseline.efficiency.source if baseline is not None else None,
                         "full_sweeps": aud.full_sweeps, "fast_evaluations": aud.fast_evaluations,
-                        "physical_limit_parameters": limit_values})
+                        "physical_limit_parameters": limit_values}, spec_changes)

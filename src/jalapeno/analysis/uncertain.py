@@ -220,6 +220,36 @@ def uncertain_parameters(pricer, model, precision, convention: str = "chip") -> 
     return out
 
 
+#: Search range of a headline spec in the audit's "what the chip would need" table, as factors of the
+#: stated value (assumption: a generation's step is ~2x in peak or bandwidth, so 0.5-4x spans a
+#: generation back to two ahead).
+HEADLINE_RANGE = (0.5, 4.0)
+
+
+def headline_parameters(pricer, skip: set[str] | frozenset = frozenset()) -> list[Parameter]:
+    """The stated headline specs of ``pricer``'s system that are not estimates (those are ``spec``
+    parameters already): every ``chip.peak_dense_tflops.<format>``, ``chip.hbm_bandwidth_tb_per_s``
+    and each level's ``levels.<name>.bandwidth_gb_per_s``, minus the keys in ``skip``. Kind
+    ``headline``: no band (low = high = the stated value: the audit's verdict is under the stated
+    specs), searched over :data:`HEADLINE_RANGE` times it, no physical limit; higher is faster.
+    The audit solves each alone for the value the claim needs ("what would the chip have to be");
+    empty for a system with no file form (no origin)."""
+    data = pricer.system.origin.data if pricer.system.origin is not None else None
+    if data is None:
+        return []
+    keys = [f"chip.peak_dense_tflops.{f}" for f in data.get("chip", {}).get("peak_dense_tflops", {})]
+    keys.append("chip.hbm_bandwidth_tb_per_s")
+    keys += [f"levels.{lv['name']}.bandwidth_gb_per_s" for lv in data.get("levels", []) if "name" in lv]
+    out = []
+    for key in keys:
+        v = _spec_value(data, key)
+        if key in skip or v is None or v <= 0:
+            continue
+        out.append(Parameter(key, v, v, v, None, HEADLINE_RANGE[0] * v, HEADLINE_RANGE[1] * v, "headline",
+                             "stated spec (the verdict keeps it)", "higher"))
+    return out
+
+
 def _usable_cap(system, key: str) -> float | None:
     """The nominal HBM capacity in the unit of a ``chip.hbm_usable_gb``/``_gib`` key (None for others)."""
     unit = {"chip.hbm_usable_gb": 1e9, "chip.hbm_usable_gib": 2.0**30}.get(key)

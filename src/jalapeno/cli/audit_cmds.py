@@ -122,15 +122,16 @@ def audit(
                       f"{c.at:g} tok/s/user, not even the physical limit's (zero fixed costs, peak efficiencies). "
                       f"`jalapeno audit --system {res.system} --claim max_interactivity=...` says how fast it can go",
                       markup=False)
+    def closeness(v):
+        if v is None or not math.isfinite(v) or v <= 0:
+            return -math.inf
+        return math.log(v / c.value) * (1 if c.higher_is_better else -1)
+
     if d["changes"]:
-        t = Table(title="each parameter alone: the value the claim needs")
-        for col in ("parameter", "kind", "current", "band", "required", "factor", "in band"):
-            t.add_column(col, overflow="fold")
-        for ch in sorted(d["changes"], key=lambda r: (r["required"] is None, not r["within_band"])):
-            t.add_row(ch["parameter"], ch["kind"], _f(ch["current"]), f"{_f(ch['band'][0])}-{_f(ch['band'][1])}",
-                      _f(ch["required"]) if ch["required"] is not None else ch["note"], _f(ch["factor"], ".3g"),
-                      "yes" if ch["within_band"] else "no")
-        console.print(t)
+        _changes_table(console, d["changes"], "each parameter alone: the value the claim needs", c.name, closeness)
+    if d["spec_changes"]:
+        _changes_table(console, d["spec_changes"], "what the chip would need: each stated headline spec alone "
+                       "(searched 0.5-4x; the verdict keeps the stated specs)", c.name, closeness)
     j = d["joint_change"]
     if j:
         t = Table(title="joint changes (fixed costs and efficiencies together)")
@@ -144,6 +145,41 @@ def audit(
             t.add_row(label, _f(v["value"], ".3g") if v else "not reachable", _f(v["metric_at_change"]) if v else "-",
                       ("yes" if v["within_band"] else "no") if v else "-")
         console.print(t)
+
+
+def _changes_table(console, changes: list[dict], title: str, metric: str, closeness) -> None:
+    """One-at-a-time changes (analysis/audit.py step 3) as a table: those that reach the claim first
+    (inside their band first, then the smallest factor), then the rest; parameters that do not move
+    the metric anywhere in their search range on one line under it, not as rows of 'none in range'.
+    ``closeness(value)``: larger the nearer a metric value is to the claim (-inf for None)."""
+    from rich.table import Table
+
+    moving = [ch for ch in changes if ch.get("moves_metric", True)]
+    still = [ch["parameter"] for ch in changes if not ch.get("moves_metric", True)]
+    if moving:
+        t = Table(title=title)
+        cols = ("parameter", "kind", "current", "band", "required", "factor", "in band", "best alone")
+        for col in cols if moving[0]["kind"] != "headline" else ("parameter", "stated", "required", "factor",
+                                                                   "best alone"):
+            t.add_column(col, overflow="fold")
+        # reached first (in band first, then the smallest move), then the closest the parameter alone gets
+        order = sorted(moving, key=lambda r: (r["required"] is None, not r["within_band"],
+                                              abs(math.log(r["factor"])) if r["factor"] else math.inf,
+                                              -closeness(r.get("best_in_range"))))
+        for ch in order:
+            req = _f(ch["required"]) if ch["required"] is not None else ch["note"]
+            best = _f(ch.get("best_in_range"))
+            if ch["kind"] == "headline":
+                t.add_row(ch["parameter"], _f(ch["current"]), req, _f(ch["factor"], ".3g"), best)
+            else:
+                t.add_row(ch["parameter"], ch["kind"], _f(ch["current"]), f"{_f(ch['band'][0])}-{_f(ch['band'][1])}",
+                          req, _f(ch["factor"], ".3g"), "yes" if ch["within_band"] else "no", best)
+        t.caption = f"best alone: {metric} at the better end of the parameter's search range (the others as priced)"
+        console.print(t)
+    if still:
+        console.print(f"{len(still)} parameter{'s' if len(still) > 1 else ''} do{'es' if len(still) == 1 else ''} not "
+                      f"move {metric} anywhere in {'their' if len(still) > 1 else 'its'} search range: "
+                      + ", ".join(still), markup=False)
 
 
 def sensitivity(

@@ -1,0 +1,95 @@
+"""The audit's one-parameter tables (analysis/audit.py step 3, cli/audit_cmds._changes_table): the stated headline
+specs solved alone ("what the chip would need"), parameters that cannot move the claim on one line, the rest ranked.
+
+Independent checks: the headline keys are read here from the system file itself (data/systems/jalapeno.toml: its
+FP8/FP4 peaks, HBM bandwidth and the rack and global levels' bandwidth are stated; BF16 peak and tray bandwidth are
+marked estimates, so they are ``spec`` parameters already); a required HBM bandwidth is plugged back through
+``frontier --set`` (another path than the audit's own); a KV tier cannot move an 8K/1K claim whose KV cache fits in
+HBM (the model offloads to a tier only when HBM is full, docs/model.md), so its parameters must be told apart."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from importlib import resources
+
+import pytest
+from cli_runner import run
+
+from jalapeno.analysis.uncertain import HEADLINE_RANGE, headline_parameters, uncertain_parameters
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.specs.catalog import load_model
+from jalapeno.specs.formats import get_precision
+
+ARGS = ("--system", "jalapeno", "--model", "gpt-oss-120b", "--workload", "8k1k", "--serving", "agg")
+
+
+def _stated(data: dict, estimate: bool) -> set[str]:
+    keys = {f"chip.peak_dense_tflops.{f}" for f, v in data["chip"]["peak_dense_tflops"].items()
+            if v.get("estimate", False) == estimate}
+    if data["chip"]["hbm_bandwidth_tb_per_s"].get("estimate", False) == estimate:
+        keys.add("chip.hbm_bandwidth_tb_per_s")
+    keys |= {f"levels.{lv['name']}.bandwidth_gb_per_s" for lv in data["levels"]
+             if lv["bandwidth_gb_per_s"].get("estimate", False) == estimate}
+    return keys
+
+
+def test_headline_parameters_are_the_stated_specs_not_the_estimates():
+    data = tomllib.loads(resources.files("jalapeno.data.systems").joinpath("jalapeno.toml").read_text())
+    pricer = load_pricer("jalapeno")
+    m = load_model("gpt-oss-120b")
+    spec_keys = {p.key for p in uncertain_parameters(pricer, m, get_precision(m.default_precision))}
+    heads = headline_parameters(pricer, spec_keys)
+    assert {p.key for p in heads} == _stated(data, estimate=False)
+    assert _stated(data, estimate=True) <= spec_keys  # BF16 peak, tray bandwidth: already spec parameters
+    fp8 = next(p for p in heads if p.key == "chip.peak_dense_tflops.fp8")
+    assert (fp8.current, fp8.low, fp8.high, fp8.limit) == (3400, 3400, 3400, None)  # no band: the stated value
+    assert (fp8.lo, fp8.hi) == (HEADLINE_RANGE[0] * 3400, HEADLINE_RANGE[1] * 3400)
+
+
+def _audit(capsys, claim: str) -> dict:
+    code, out, err = run(capsys, "audit", *ARGS, "--claim", claim, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _frontier_peak(capsys, *sets: str) -> float:
+    args = ["frontier", *ARGS, "--json"]
+    for s in sets:
+        args += ["--set", s]
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    return max(p["throughput_per_chip"] for p in json.loads(out)["frontier"])
+
+
+def test_a_required_headline_spec_plugged_back_reproduces_the_claim(capsys):
+    now = _frontier_peak(capsys)
+    claim = round(now * 1.3)  # 30% over: outside every band, within 4x of a headline spec
+    d = _audit(capsys, f"peak_throughput_per_chip={claim}")
+    assert d["verdict"] in ("requires", "plausible", "impossible")
+    found = {c["parameter"]: c for c in d["spec_changes"] if c["required"] is not None}
+    assert found, d["spec_changes"]
+    for key, c in found.items():
+        assert c["kind"] == "headline" and c["required"] > c["current"] and not c["within_band"]
+        assert c["factor"] == pytest.approx(c["required"] / c["current"])
+        got = _frontier_peak(capsys, f"{key}={c['required']!r}")
+        assert got == pytest.approx(claim, rel=0.01), key
+    # the verdict is under the stated specs: a headline spec never makes it plausible on its own
+    assert all(not c["within_band"] for c in d["spec_changes"])
+
+
+def test_kv_tiers_do_not_move_an_8k1k_claim_and_are_listed_on_one_line(capsys):
+    d = _audit(capsys, "max_interactivity=100000")
+    tiers = [c for c in d["changes"] if c["parameter"].startswith("kv_tiers.")]
+    assert tiers and all(c["moves_metric"] is False for c in tiers)
+    # the fixed cost per kernel moves a decode-bound speed (7,000+ kernels a second at 100+ tok/s/user)
+    launch = next(c for c in d["changes"] if c["parameter"] == "efficiency.kernel_launch_s")
+    assert launch["moves_metric"] is True and launch["best_in_range"] > d["predicted"]["value"]
+    code, out, err = run(capsys, "audit", *ARGS, "--claim", "max_interactivity=100000")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "do not move max_interactivity anywhere in their search range:" in flat
+    line = flat.split("anywhere in their search range:")[1]
+    assert all(c["parameter"] in line for c in tiers)
+    table = flat.split("each parameter alone")[1].split("do not move")[0]
+    assert "kv_tiers." not in table and "efficiency.kernel_launch_s" in table
