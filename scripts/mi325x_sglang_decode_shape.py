@@ -18,8 +18,9 @@ a rank's MoE reads at uniform top-8 routing, E·(1 − (1 − k/E)^C) (256 exper
 
 Finding: the implied measured step grows near-linearly in C (0.41-0.62 ms per request), the model's step is
 concave (0.93 → 0.34 ms per request) because its routed-expert term follows the distinct-expert count and
-saturates; the model is slower at C8-C32 and faster at C64 with the C4 step matched. Nothing is fitted or
-written. Run: python scripts/mi325x_sglang_decode_shape.py
+saturates; the model is slower at C8-C32 and faster at C64 with the C4 step matched. A what-if (printed, not
+shipped) refits the series with the routed-expert term at another HBM fraction and the MLA decode term times k.
+Nothing is written. Run: python scripts/mi325x_sglang_decode_shape.py
 """
 
 from __future__ import annotations
@@ -87,6 +88,26 @@ def context_pairs() -> list[dict]:
     return out
 
 
+#: moe.fp8.hbm_fraction of data/calibration/mi325x.toml (borrowed from MI355X) and what-if values: the chip's generic
+#: hbm_fraction 0.865 in the same file, and an expert block that does not grow with batch (inf)
+MOE_FRACTION_NOW = 0.45027289
+MOE_FRACTIONS = (0.45027289, 0.6, 0.75, 0.86536711, float("inf"))
+
+
+def moe_mla_whatif(rs: list[dict]) -> list[dict]:
+    """What-if: the routed-expert term scaled to another HBM fraction, the MLA decode term's multiplier k and an
+    intercept a fitted to the implied measured step (step = a + rest + moe·f_now/f + k·mla); rms residual in ms."""
+    y = np.array([r["meas_step"] for r in rs])
+    moe, mla, rest = (np.array([r[k] for r in rs]) for k in ("moe", "mla", "rest"))
+    out = []
+    for f in MOE_FRACTIONS:
+        a = np.c_[np.ones_like(mla), mla]
+        coef, res, *_ = np.linalg.lstsq(a, y - rest - moe * MOE_FRACTION_NOW / f, rcond=None)
+        out.append({"moe_fraction": f, "intercept": float(coef[0]), "mla_multiplier": float(coef[1]),
+                    "rms": float(np.sqrt(res[0] / len(y)))})
+    return out
+
+
 def main() -> None:
     rs = rows()
     print("P = one 8,192-token prompt's marginal time in a mixed step beside C decode rows (model): "
@@ -110,6 +131,12 @@ def main() -> None:
         coef, res, *_ = np.linalg.lstsq(a, y, rcond=None)
         print(f"implied measured step ~ {name}: coefficients {np.round(coef, 3).tolist()} (ms), "
               f"residual rms {np.sqrt(float(res[0]) / len(y)) if len(res) else 0.0:.2f} ms")
+    print("\nwhat-if (not shipped): routed experts at HBM fraction f (scaled from 0.450), MLA decode x k, intercept a,"
+          " fitted to the implied measured step")
+    for w in moe_mla_whatif(rs):
+        print(f"  f {w['moe_fraction']:>6.3f}: k {w['mla_multiplier']:.2f}, a {w['intercept']:+.2f} ms, rms {w['rms']:.2f} ms")
+    err = np.array([r["model_step"] - r["meas_step"] for r in rs])
+    print(f"  the model as shipped: rms {np.sqrt(np.mean(err ** 2)):.2f} ms")
     print("\nC64, sglang-rocm@0.5.9 (median TPOT): the context step from 1k/1k (ctx 1,536) to 8k/1k (ctx 8,704)")
     ps = context_pairs()
     for r in ps:

@@ -50,3 +50,11 @@ def test_model_step_concave_rows_linear():
     coef, res, *_ = np.linalg.lstsq(a, meas, rcond=None)
     assert np.sqrt(res[0] / len(c)) < 1.0  # the implied step is a line within 1 ms
     assert 0.4 < coef[1] < 0.7  # ms per request
+
+
+def test_whatif_flatter_experts_fit_better():
+    # the doc's what-if: the further the routed-expert term is from growing with batch, the better the line fits
+    rms = [w["rms"] for w in shape.moe_mla_whatif(shape.rows())]
+    assert all(b < a for a, b in zip(rms, rms[1:]))
+    # at today's fraction the refit multiplier leaves the shape off by more than at the chip's generic fraction
+    assert rms[0] > 2.0 > rms[3]
