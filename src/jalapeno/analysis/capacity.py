@@ -344,18 +344,7 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
                         "give tokens per SECOND (a daily total / 86,400), e.g. --target 1e6")
     if target_kind not in TARGET_KINDS:
         raise SpecError("--target-kind", f"unknown kind {target_kind!r}{choice_hint(target_kind, ('output', 'total'))}", "use output or total")
-    if not (min_interactivity >= 0 and math.isfinite(min_interactivity)):
-        raise SpecError("--min-interactivity", f"must be >= 0 tok/s/user, got {min_interactivity}",
-                        "write e.g. --min-interactivity 50")
-    ok = [p for p in frontier.frontier if p.feasible and p.interactivity >= min_interactivity]
-    if not ok:
-        fastest = max((p.interactivity for p in frontier.frontier), default=0.0)
-        d = 1  # enough decimals that the maximum reads below the floor ('at most 139.5 ..., below 139.5')
-        while d < 6 and round(fastest, d) >= min_interactivity:
-            d += 1
-        raise InfeasibleDeployment("--min-interactivity", f"{system.name} reaches at most {fastest:.{d}f} tok/s/user "
-                                   f"on this workload, below {min_interactivity:g}",
-                                   "lower --min-interactivity or plan on a faster system")
+    ok = _points_above_floor(frontier, system, min_interactivity)
 
     def rate(p: PointRecord) -> float:
         return p.output_throughput_per_chip if target_kind == "output" else p.throughput_per_chip
@@ -394,3 +383,99 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
                         chips * system.usd_per_chip_hour, chips * per_chip, fewest,
                         "(estimate)" in system.sources.get("cost.usd_per_chip_hour", ""), fewest_boxes,
                         hardware_show_name(system))
+
+
+def _points_above_floor(frontier: FrontierRecord, system: System, min_interactivity: float) -> list[PointRecord]:
+    """The feasible frontier points at or above ``min_interactivity`` (tok/s/user); a negative or
+    non-finite floor is a SpecError, a floor no point reaches an InfeasibleDeployment naming the fastest."""
+    if not (min_interactivity >= 0 and math.isfinite(min_interactivity)):
+        raise SpecError("--min-interactivity", f"must be >= 0 tok/s/user, got {min_interactivity}",
+                        "write e.g. --min-interactivity 50")
+    ok = [p for p in frontier.frontier if p.feasible and p.interactivity >= min_interactivity]
+    if not ok:
+        fastest = max((p.interactivity for p in frontier.frontier), default=0.0)
+        d = 1  # enough decimals that the maximum reads below the floor ('at most 139.5 ..., below 139.5')
+        while d < 6 and round(fastest, d) >= min_interactivity:
+            d += 1
+        raise InfeasibleDeployment("--min-interactivity", f"{system.name} reaches at most {fastest:.{d}f} tok/s/user "
+                                   f"on this workload, below {min_interactivity:g}",
+                                   "lower --min-interactivity or plan on a faster system")
+    return ok
+
+
+@dataclass(frozen=True)
+class FleetThroughput:
+    """What a fleet of a given size serves (``jalapeno plan --chips N``): the frontier point above the
+    floor whose whole instances, packed into the fleet, serve the most tokens per second.
+
+    Attributes:
+        point: the chosen frontier point; rate: its throughput per chip of ``target_kind``, tok/s/chip.
+        fleet_chips: the chips given; instances: floor(fleet_chips / chips per instance);
+        chips_used: instances × chips per instance (the rest idle: an instance is indivisible);
+        delivered_tok_per_s: chips_used × rate, tok/s of ``target_kind``.
+    """
+
+    point: PointRecord
+    rate: float
+    target_kind: str
+    fleet_chips: int
+    instances: int
+    chips_used: int
+    delivered_tok_per_s: float
+
+    def arithmetic(self) -> list[str]:
+        """The lines plan prints: instances that fit, chips used, tokens per second delivered."""
+        per_inst = self.point.deployment.chips
+        return [f"instances: floor({self.fleet_chips:,} chips / {per_inst:,} per instance) = {self.instances:,} "
+                f"({self.chips_used:,} chips used, {self.fleet_chips - self.chips_used:,} idle)",
+                f"delivered: {self.chips_used:,} chips x {self.rate:,.1f} {self.target_kind} tok/s/chip = "
+                f"{format_rate(self.delivered_tok_per_s)} {self.target_kind} tok/s at "
+                f"{self.point.interactivity:,.1f} tok/s/user"]
+
+    def as_dict(self) -> dict:
+        """JSON form: fleet, instances, chips used, rate, delivered, the deployment and the point."""
+        return {"fleet_chips": self.fleet_chips, "instances": self.instances, "chips_used": self.chips_used,
+                "tok_per_s_per_chip": self.rate, "target_kind": self.target_kind,
+                "delivered_tok_per_s": self.delivered_tok_per_s,
+                "deployment": self.point.deployment.as_dict(), "point": self.point.as_dict()}
+
+
+def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, target_kind: str = "output",
+                     min_interactivity: float = 0.0) -> FleetThroughput:
+    """The most tokens per second ``chips`` chips serve at ``min_interactivity`` or faster: over the
+    frontier points above the floor, floor(chips / chips per instance) whole instances each, the most
+    delivered tok/s (a smaller instance can beat the best per-chip one when that one does not fit).
+
+    Args:
+        frontier: the system's frontier record; system: its System.
+        chips: fleet size, chips (a positive integer; racks x chips per rack from ``hardware show``).
+        target_kind: ``output`` or ``total`` (input + output) tokens.
+        min_interactivity: per-user speed floor, tok/s/user (>= 0).
+
+    Raises:
+        SpecError: a non-positive or non-integer chip count, an unknown kind, a bad floor.
+        InfeasibleDeployment: no point reaches the floor, or every instance above it needs more chips.
+    """
+    if isinstance(chips, bool) or not isinstance(chips, int) or chips <= 0:
+        raise SpecError("--chips", f"must be a positive whole number of chips, got {chips!r}",
+                        "write e.g. --chips 1152 (16 racks of 72: racks x chips per rack, `jalapeno hardware show`)")
+    if target_kind not in TARGET_KINDS:
+        raise SpecError("--target-kind", f"unknown kind {target_kind!r}{choice_hint(target_kind, ('output', 'total'))}",
+                        "use output or total")
+    ok = _points_above_floor(frontier, system, min_interactivity)
+    fits = [p for p in ok if p.deployment.chips <= chips]
+    if not fits:
+        least = min(p.deployment.chips for p in ok)
+        raise InfeasibleDeployment("--chips", f"{chips:,} chips hold no instance of {system.name} at >= "
+                                   f"{min_interactivity:g} tok/s/user: the smallest needs {least:,} chips",
+                                   f"give --chips {least} or more, or lower --min-interactivity")
+
+    def rate(p: PointRecord) -> float:
+        return p.output_throughput_per_chip if target_kind == "output" else p.throughput_per_chip
+
+    def used(p: PointRecord) -> int:
+        return chips // p.deployment.chips * p.deployment.chips
+
+    best = max(fits, key=lambda p: (used(p) * rate(p), p.interactivity))
+    return FleetThroughput(best, rate(best), target_kind, chips, chips // best.deployment.chips, used(best),
+                           used(best) * rate(best))

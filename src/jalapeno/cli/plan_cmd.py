@@ -18,7 +18,11 @@ def plan(
     osl: int = typer.Option(None, "--osl", help="Output length."),
     precision: str = typer.Option(None, "--precision", "-p",
                                   help="Precision preset (default: every preset the chip runs natively)."),
-    target: float = typer.Option(..., "--target", help="Tokens per second the fleet must serve, e.g. 1e6."),
+    target: float = typer.Option(None, "--target", help="Tokens per second the fleet must serve, e.g. 1e6 "
+                                 "(or --chips: the fleet you have)."),
+    chips: int = typer.Option(None, "--chips", help="Fleet size you have, chips (instead of --target): what it "
+                              "serves at >= --min-interactivity. Racks: racks x chips per rack (`hardware show`); "
+                              "a power budget: kW / the plan's kW per chip."),
     target_kind: str = typer.Option("output", "--target-kind",
                                     help="What the target counts: output (output tokens) or total (input + output)."),
     min_interactivity: float = typer.Option(0.0, "--min-interactivity",
@@ -31,13 +35,16 @@ def plan(
 ) -> None:
     """Chips, racks/nodes, power (each convention), $/hour and the deployment that serve a token
     rate at a per-user speed, with the arithmetic shown."""
-    from jalapeno.analysis.capacity import lengths_text, plan_capacity
+    from jalapeno.analysis.capacity import fleet_throughput, lengths_text, plan_capacity
     from jalapeno.analysis.comparison import system_frontier
     from jalapeno.cli.common import resolve_precision
     from jalapeno.cli.serving_opts import _options, _setup
     from jalapeno.deploy.checkpoints import available_precisions
     from jalapeno.errors import SpecError
 
+    if (target is None) == (chips is None):
+        raise SpecError("--target/--chips", "give exactly one: a token rate to size a fleet for, or a fleet size",
+                        "write --target 1e6 (tokens/s to serve) or --chips 1152 (the chips you have)")
     if serving not in ("agg", "disagg", "both"):
         raise SpecError("--serving", f"unknown mode {serving!r}", "use agg, disagg or both")
     m, wl, prec = _setup(model, workload, isl, osl, precision)
@@ -47,6 +54,20 @@ def plan(
         resolve_precision(m, q).name for q in available_precisions(m.name, m.default_precision, s.chip.formats, m,
                                                                    s.chip)]
     sf = system_frontier(m, pr, wl, None if precs else prec, _options(serving, None, None, None), precisions=precs)
+    if chips is not None:
+        ft = fleet_throughput(sf.record(), s, chips, target_kind, min_interactivity)
+        if json_out:
+            print_json({"system": s.name, "model": m.name, "workload": wl.as_dict(),
+                        "min_interactivity": min_interactivity, **ft.as_dict(), "arithmetic": ft.arithmetic()})
+            return
+        console.print(f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · {chips:,} chips at >= "
+                      f"{min_interactivity:g} tok/s/user")
+        console.print(f"deployment: {ft.point.deployment.label} ({ft.point.deployment.chips:,} chips per instance)")
+        for line in ft.arithmetic():
+            console.print("  " + line, soft_wrap=True)
+        console.print(f"power, $/hour and racks for this rate: jalapeno plan ... --target {ft.delivered_tok_per_s:.4g}",
+                      soft_wrap=True)
+        return
     cp = plan_capacity(sf.record(), s, target, target_kind, min_interactivity)
     if json_out:
         p = cp.point

@@ -1,0 +1,68 @@
+"""``jalapeno plan --chips N``: what a fleet of N chips serves at a per-user speed floor.
+
+Expected values by brute force over the frontier, independently of ``fleet_throughput``: for every
+point above the floor, floor(N / chips per instance) whole instances times its chips times its rate.
+"""
+
+from __future__ import annotations
+
+import pytest
+from cli_runner import check_error, run
+
+from jalapeno.analysis.capacity import fleet_throughput
+from jalapeno.analysis.comparison import system_frontier
+from jalapeno.analysis.sweep import SweepOptions
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.errors import InfeasibleDeployment, SpecError
+from jalapeno.specs.catalog import load_model
+from jalapeno.specs.formats import get_precision
+from jalapeno.specs.workload import get_workload
+
+
+@pytest.fixture(scope="module")
+def gb200():
+    pr = load_pricer("gb200-nvl72")
+    sf = system_frontier(load_model("deepseek-r1"), pr, get_workload("1k1k"), get_precision("fp8"),
+                         SweepOptions(serving="agg"))
+    return sf.record(), pr.system
+
+
+@pytest.mark.parametrize("chips", [72, 1000, 1152])
+def test_fleet_serves_the_most_whole_instances_fit(gb200, chips):
+    fr, s = gb200
+    ft = fleet_throughput(fr, s, chips, "output", 30.0)
+    by_hand = max((chips // p.deployment.chips) * p.deployment.chips * p.output_throughput_per_chip
+                  for p in fr.frontier if p.feasible and p.interactivity >= 30.0 and p.deployment.chips <= chips)
+    assert ft.delivered_tok_per_s == pytest.approx(by_hand)
+    assert ft.point.interactivity >= 30.0
+    assert ft.chips_used == ft.instances * ft.point.deployment.chips <= chips
+    assert chips - ft.chips_used < ft.point.deployment.chips  # no further instance fits
+    assert f"floor({chips:,} chips" in "\n".join(ft.arithmetic())
+
+
+def test_fleet_refuses_bad_inputs(gb200):
+    fr, s = gb200
+    for bad in (0, -4, 2.5, True):
+        with pytest.raises(SpecError, match="--chips") as ei:
+            fleet_throughput(fr, s, bad)
+        assert "--chips 1152" in ei.value.fix
+    with pytest.raises(SpecError, match="--target-kind"):
+        fleet_throughput(fr, s, 72, "input")
+    with pytest.raises(InfeasibleDeployment, match="reaches at most"):
+        fleet_throughput(fr, s, 72, "output", 1e5)
+    least = min(p.deployment.chips for p in fr.frontier if p.feasible)
+    if least > 1:
+        with pytest.raises(InfeasibleDeployment, match=f"the smallest needs {least:,} chips"):
+            fleet_throughput(fr, s, least - 1)
+
+
+def test_plan_cli_chips(capsys):
+    code, out, err = run(capsys, "plan", "--system", "b200", "-w", "1k1k", "-p", "fp8", "--serving", "agg",
+                         "--chips", "64", "--min-interactivity", "20")
+    assert code == 0, err
+    assert "64 chips at >= 20 tok/s/user" in out and "instances: floor(64 chips" in out and "delivered:" in out
+    check_error(*run(capsys, "plan", "--system", "b200", "-w", "1k1k"), "--target/--chips", "--chips 1152")
+    check_error(*run(capsys, "plan", "--system", "b200", "-w", "1k1k", "--target", "1e5", "--chips", "8"),
+                "--target/--chips", "exactly one")
+    check_error(*run(capsys, "plan", "--system", "b200", "-w", "1k1k", "-p", "fp8", "--serving", "agg",
+                     "--chips", "0"), "--chips", "positive whole number")
