@@ -46,6 +46,9 @@ def test_fleet_refuses_bad_inputs(gb200):
         with pytest.raises(SpecError, match="--chips") as ei:
             fleet_throughput(fr, s, bad)
         assert "--chips 1152" in ei.value.fix
+    with pytest.raises(SpecError, match="plausibility bound"):  # a 20-digit typo planned 1e23 tok/s silently
+        fleet_throughput(fr, s, 10**20)
+    assert fleet_throughput(fr, s, 10**9).instances > 0  # the bound itself plans
     with pytest.raises(SpecError, match="--target-kind"):
         fleet_throughput(fr, s, 72, "input")
     with pytest.raises(InfeasibleDeployment, match="reaches at most"):
@@ -66,3 +69,5 @@ def test_plan_cli_chips(capsys):
                 "--target/--chips", "exactly one")
     check_error(*run(capsys, "plan", "--system", "b200", "-w", "1k1k", "-p", "fp8", "--serving", "agg",
                      "--chips", "0"), "--chips", "positive whole number")
+    check_error(*run(capsys, "plan", "--system", "b200", "-w", "1k1k", "-p", "fp8", "--serving", "agg",
+                     "--chips", "99999999999999999999"), "--chips", "plausibility bound", "--chips 1152")

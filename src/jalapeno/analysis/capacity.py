@@ -39,6 +39,10 @@ TARGET_KINDS = ("output", "total")
 # (1.3 quadrillion a month, ~5e8 tok/s, Alphabet Q3 2025 earnings call, Oct 2025). A target above
 # it is a unit slip (tokens per day or month given as per second), so it is refused, not planned.
 MAX_TARGET_TOK_PER_S = 1e12
+# A plausibility bound on a fleet size (``plan --chips``), a named assumption: 1e9 chips is ~100x the
+# order of 10 million AI accelerators installed worldwide by 2025; a count above it is a typo (a
+# 20-digit count planned 1e23 tok/s without a word), so it is refused.
+MAX_FLEET_CHIPS = 10**9
 
 
 @dataclass(frozen=True)
@@ -459,6 +463,9 @@ def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, targe
     if isinstance(chips, bool) or not isinstance(chips, int) or chips <= 0:
         raise SpecError("--chips", f"must be a positive whole number of chips, got {chips!r}",
                         "write e.g. --chips 1152 (16 racks of 72: racks x chips per rack, `jalapeno hardware show`)")
+    if chips > MAX_FLEET_CHIPS:
+        raise SpecError("--chips", f"{chips:,} chips is above the {MAX_FLEET_CHIPS:,}-chip plausibility bound "
+                        "(~100x all AI accelerators installed by 2025)", "give the chips of one fleet, e.g. --chips 1152")
     if target_kind not in TARGET_KINDS:
         raise SpecError("--target-kind", f"unknown kind {target_kind!r}{choice_hint(target_kind, ('output', 'total'))}",
                         "use output or total")
