@@ -12,6 +12,7 @@ import math
 
 import pytest
 from cli_runner import check_error, run
+from frontiers import gb200_deepseek_fp8_1k1k_agg
 
 from jalapeno.analysis.capacity import plan_capacity
 from jalapeno.analysis.comparison import system_frontier
@@ -25,10 +26,7 @@ from jalapeno.specs.workload import get_workload
 
 @pytest.fixture(scope="module")
 def gb200():
-    pr = load_pricer("gb200-nvl72")
-    sf = system_frontier(load_model("deepseek-r1"), pr, get_workload("1k1k"), get_precision("fp8"),
-                         SweepOptions(serving="agg"))
-    return sf.record(), pr.system
+    return gb200_deepseek_fp8_1k1k_agg()
 
 
 @pytest.mark.parametrize("kind", ["output", "total"])

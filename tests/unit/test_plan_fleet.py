@@ -8,23 +8,15 @@ from __future__ import annotations
 
 import pytest
 from cli_runner import check_error, run
+from frontiers import gb200_deepseek_fp8_1k1k_agg
 
 from jalapeno.analysis.capacity import fleet_throughput
-from jalapeno.analysis.comparison import system_frontier
-from jalapeno.analysis.sweep import SweepOptions
-from jalapeno.cost.pricer import load_pricer
 from jalapeno.errors import InfeasibleDeployment, SpecError
-from jalapeno.specs.catalog import load_model
-from jalapeno.specs.formats import get_precision
-from jalapeno.specs.workload import get_workload
 
 
 @pytest.fixture(scope="module")
 def gb200():
-    pr = load_pricer("gb200-nvl72")
-    sf = system_frontier(load_model("deepseek-r1"), pr, get_workload("1k1k"), get_precision("fp8"),
-                         SweepOptions(serving="agg"))
-    return sf.record(), pr.system
+    return gb200_deepseek_fp8_1k1k_agg()
 
 
 @pytest.mark.parametrize("chips", [72, 1000, 1152])
