@@ -63,3 +63,24 @@ def test_plan_cli_chips(capsys):
                      "--chips", "0"), "--chips", "positive whole number")
     check_error(*run(capsys, "plan", "--system", "b200", "-w", "1k1k", "-p", "fp8", "--serving", "agg",
                      "--chips", "99999999999999999999"), "--chips", "plausibility bound", "--chips 1152")
+
+
+def test_plan_chips_prices_the_whole_fleet(capsys):
+    """The fleet's power and cost are its own chips' (idle ones included), not a `--target` plan's: GB200 NVL72
+    by hand from its system file (tdp_w 1,200 W, allin_kw_per_chip 2.10, usd_per_chip_hour 2.21; data/systems/
+    gb200-nvl72.toml, InferenceX's figures): 100 chips draw 120 kW at TDP, 210 kW all-in, and cost $221/hour."""
+    import json
+
+    code, out, err = run(capsys, "plan", "--system", "gb200-nvl72", "-w", "1k1k", "-p", "fp8", "--serving", "agg",
+                         "--chips", "100", "--min-interactivity", "20", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["power_kw"]["chip"] == pytest.approx(120.0) and d["power_kw"]["all-in"] == pytest.approx(210.0)
+    assert d["usd_per_hour"] == pytest.approx(221.0)
+    code, out, err = run(capsys, "plan", "--system", "gb200-nvl72", "-w", "1k1k", "-p", "fp8", "--serving", "agg",
+                         "--chips", "100", "--min-interactivity", "20")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "100 x 2,100 W = 210.0 kW" in flat and "100 x $2.21/chip-hour = $221.00/hour" in flat
+    per_m = 221.0 / (d["delivered_tok_per_s"] * 3600 / 1e6)
+    assert f"per M output tokens: ${per_m:.3f}" in flat

@@ -26,7 +26,7 @@ the deployment, prefill pools included. Pure: no I/O.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
 from jalapeno.analysis.records import FrontierRecord, PointRecord, bound_cell
@@ -417,6 +417,8 @@ class FleetThroughput:
         fleet_chips: the chips given; instances: floor(fleet_chips / chips per instance);
         chips_used: instances × chips per instance (the rest idle: an instance is indivisible);
         delivered_tok_per_s: chips_used × rate, tok/s of ``target_kind``.
+        power_w: convention → (W per chip, its label, the fleet's W: every chip, idle ones included).
+        usd_per_chip_hour: the system's $/chip-hour (the fleet's $/hour: × fleet_chips).
     """
 
     point: PointRecord
@@ -426,6 +428,8 @@ class FleetThroughput:
     instances: int
     chips_used: int
     delivered_tok_per_s: float
+    power_w: dict = field(default_factory=dict)
+    usd_per_chip_hour: float = math.nan
 
     def arithmetic(self) -> list[str]:
         """The lines plan prints: instances that fit, chips used, tokens per second delivered."""
@@ -434,13 +438,22 @@ class FleetThroughput:
                 f"({self.chips_used:,} chips used, {self.fleet_chips - self.chips_used:,} idle)",
                 f"delivered: {self.chips_used:,} chips x {self.rate:,.1f} {self.target_kind} tok/s/chip = "
                 f"{format_rate(self.delivered_tok_per_s)} {self.target_kind} tok/s at "
-                f"{self.point.interactivity:,.1f} tok/s/user"]
+                f"{self.point.interactivity:,.1f} tok/s/user"] + [
+                f"power ({c}: {label}): {self.fleet_chips:,} x {w:,.0f} W = {total / 1e3:,.1f} kW"
+                for c, (w, label, total) in self.power_w.items()] + ([
+                f"cost: {self.fleet_chips:,} x ${self.usd_per_chip_hour:.2f}/chip-hour = "
+                f"${self.fleet_chips * self.usd_per_chip_hour:,.2f}/hour; per M {self.target_kind} tokens: "
+                f"${self.usd_per_chip_hour * self.fleet_chips / (self.delivered_tok_per_s * 3600.0 / 1e6):.3f}"]
+                if math.isfinite(self.usd_per_chip_hour) else [])
 
     def as_dict(self) -> dict:
-        """JSON form: fleet, instances, chips used, rate, delivered, the deployment and the point."""
+        """JSON form: fleet, instances, chips used, rate, delivered, power (kW per convention, the whole
+        fleet), $/hour, the deployment and the point."""
         return {"fleet_chips": self.fleet_chips, "instances": self.instances, "chips_used": self.chips_used,
                 "tok_per_s_per_chip": self.rate, "target_kind": self.target_kind,
                 "delivered_tok_per_s": self.delivered_tok_per_s,
+                "power_kw": {c: v[2] / 1e3 for c, v in self.power_w.items()},
+                "usd_per_hour": self.fleet_chips * self.usd_per_chip_hour,
                 "deployment": self.point.deployment.as_dict(), "point": self.point.as_dict()}
 
 
@@ -484,5 +497,6 @@ def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, targe
         return chips // p.deployment.chips * p.deployment.chips
 
     best = max(fits, key=lambda p: (used(p) * rate(p), p.interactivity))
+    power = {c: (w, label, chips * w) for c in CONVENTIONS for w, label in [power_w_per_chip(system, c)]}
     return FleetThroughput(best, rate(best), target_kind, chips, chips // best.deployment.chips, used(best),
-                           used(best) * rate(best))
+                           used(best) * rate(best), power, system.usd_per_chip_hour)

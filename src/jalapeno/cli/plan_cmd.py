@@ -65,8 +65,6 @@ def plan(
         console.print(f"deployment: {ft.point.deployment.label} ({ft.point.deployment.chips:,} chips per instance)")
         for line in ft.arithmetic():
             console.print("  " + line, soft_wrap=True)
-        console.print(f"power, $/hour and racks for this rate: jalapeno plan ... --target {ft.delivered_tok_per_s:.4g}",
-                      soft_wrap=True)
         return
     cp = plan_capacity(sf.record(), s, target, target_kind, min_interactivity)
     if json_out:
