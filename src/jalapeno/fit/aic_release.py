@@ -9,8 +9,9 @@ rows of H200 priced at the recipe's 0.5.7). Two kinds of label do not state the 
 * a Dynamo runtime's: a TensorRT-LLM row run in an ``nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:TAG`` image writes
   ``backend_version`` = TAG, Dynamo's release (``trtllm 0.8.1.post2``; every such tag in the sample is a key of
   :data:`DYNAMO_RUNTIME_TRTLLM`, tests/unit/test_aic_label_release.py, and so is the same label on the rows of those
-  campaigns that name no image; TensorRT-LLM itself never released 0.5.1, 0.7.0, 0.8.1 or 1.1.0-dev): the row takes
-  the TensorRT-LLM release that runtime ships (NVIDIA Dynamo's support matrix);
+  campaigns that name no image; TensorRT-LLM's own numbers never included 0.5.1-rc0.pre3, 0.7.0.post2, 0.8.1 or
+  1.1.0-dev, and its 0.5.0-0.8.0 of 2023-24 predate the models these rows serve): the row takes the TensorRT-LLM
+  release that runtime ships (NVIDIA Dynamo's support matrix);
 * a tag that is not a release number (``gpt-oss-dev``, ``nightly-dev``, ``glm5-hopper``): "" (the caller falls back
   to the launch recipe, as before).
 
