@@ -84,3 +84,57 @@ def test_plan_chips_prices_the_whole_fleet(capsys):
     assert "100 x 2,100 W = 210.0 kW" in flat and "100 x $2.21/chip-hour = $221.00/hour" in flat
     per_m = 221.0 / (d["delivered_tok_per_s"] * 3600 / 1e6)
     assert f"per M output tokens: ${per_m:.3f}" in flat
+
+
+@pytest.fixture(scope="module")
+def gb300_8k1k():
+    """GB300 NVL72 DeepSeek-R1 FP4 8k/1k, both serving modes: its frontier's only points up to 72 chips are
+    4-18-chip ones (the larger instances dominate the rest)."""
+    from jalapeno.analysis.comparison import system_frontier
+    from jalapeno.analysis.sweep import SweepOptions
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.specs.catalog import load_model
+    from jalapeno.specs.formats import get_precision
+    from jalapeno.specs.workload import get_workload
+
+    pr = load_pricer("gb300-nvl72")
+    return system_frontier(load_model("deepseek-r1"), pr, get_workload(None, 8192, 1024), get_precision("fp4"),
+                           SweepOptions(serving="both"))
+
+
+@pytest.mark.parametrize("chips", [8, 72, 100, 1152])
+def test_fleet_considers_every_instance_size_not_only_the_frontier(gb300_8k1k, chips):
+    """By brute force over every feasible point of the sweep (not the frontier): the most whole instances x
+    chips x output rate at >= 20 tok/s/user. The frontier alone gave 72 GB300 chips a 4-chip instance."""
+    import numpy as np
+
+    sf = gb300_8k1k
+    p = sf.sweep.points
+    per = np.array([d.chips for d in sf.sweep.deployments])[sf.sweep.dep_index]
+    ok = p.feasible & (p.throughput_per_chip > 0) & (p.interactivity >= 20.0) & (per <= chips)
+    by_hand = float(np.max(np.where(ok, (chips // per) * per * p.output_throughput_per_chip, -np.inf)))
+    ft = fleet_throughput(sf.fleet_record(chips), sf.system, chips, "output", 20.0)
+    assert ft.delivered_tok_per_s == pytest.approx(by_hand)
+    if chips == 72:  # the frontier's best: a 4-chip instance far below what 72 chips run
+        assert by_hand > 1.5 * fleet_throughput(sf.record(), sf.system, chips, "output", 20.0).delivered_tok_per_s
+
+
+def test_plan_cli_chips_uses_every_instance_size(capsys, gb300_8k1k):
+    """The CLI plans from every size up to the fleet: at least the FP4 sweep's brute-force best (it also sweeps
+    the chip's other native presets), and its 72-chip error still names the smallest instance for 2 chips."""
+    import json
+
+    import numpy as np
+
+    sf = gb300_8k1k
+    p = sf.sweep.points
+    per = np.array([d.chips for d in sf.sweep.deployments])[sf.sweep.dep_index]
+    ok = p.feasible & (p.throughput_per_chip > 0) & (p.interactivity >= 20.0) & (per <= 72)
+    by_hand = float(np.max(np.where(ok, (72 // per) * per * p.output_throughput_per_chip, -np.inf)))
+    code, out, err = run(capsys, "plan", "--system", "gb300-nvl72", "--isl", "8192", "--osl", "1024",
+                         "--chips", "72", "--min-interactivity", "20", "--json")
+    assert code == 0, err
+    assert json.loads(out)["delivered_tok_per_s"] >= by_hand * (1 - 1e-9)
+    least = int(per[p.feasible & (p.throughput_per_chip > 0)].min())  # not the frontier's smallest
+    check_error(*run(capsys, "plan", "--system", "gb300-nvl72", "--isl", "8192", "--osl", "1024",
+                     "--chips", str(least - 1)), "--chips", f"the smallest needs {least:,} chips")

@@ -464,7 +464,9 @@ def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, targe
     delivered tok/s (a smaller instance can beat the best per-chip one when that one does not fit).
 
     Args:
-        frontier: the system's frontier record; system: its System.
+        frontier: the points to choose from: ``SystemFrontier.fleet_record`` (each instance size's own
+            frontier; the system's frontier alone drops small instances a larger one dominates, which a
+            small fleet still runs); system: its System.
         chips: fleet size, chips (a positive integer; racks x chips per rack from ``hardware show``).
         target_kind: ``output`` or ``total`` (input + output) tokens.
         min_interactivity: per-user speed floor, tok/s/user (>= 0).

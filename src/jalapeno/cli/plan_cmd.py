@@ -55,7 +55,11 @@ def plan(
                                                                    s.chip)]
     sf = system_frontier(m, pr, wl, None if precs else prec, _options(serving, None, None, None), precisions=precs)
     if chips is not None:
-        ft = fleet_throughput(sf.record(), s, chips, target_kind, min_interactivity)
+        from jalapeno.analysis.capacity import MAX_FLEET_CHIPS
+
+        # every instance size's own frontier, not only the system's: a 72-chip GB300 fleet got a 4-chip
+        # instance (the larger ones dominate the rest), and a 1-chip one was told the smallest needs 4, not 2
+        ft = fleet_throughput(sf.fleet_record(MAX_FLEET_CHIPS), s, chips, target_kind, min_interactivity)
         if json_out:
             print_json({"system": s.name, "model": m.name, "workload": wl.as_dict(),
                         "min_interactivity": min_interactivity, **ft.as_dict(), "arithmetic": ft.arithmetic()})
