@@ -93,3 +93,17 @@ def test_kv_tiers_do_not_move_an_8k1k_claim_and_are_listed_on_one_line(capsys):
     assert all(c["parameter"] in line for c in tiers)
     table = flat.split("each parameter alone")[1].split("do not move")[0]
     assert "kv_tiers." not in table and "efficiency.kernel_launch_s" in table
+
+
+def test_best_alone_is_never_worse_than_as_priced(capsys):
+    """The current value is inside every search range, so the best a parameter alone reaches is at least the
+    prediction. MI355X's custom all-reduce fraction is priced at its limit 1 (search range ends 0.09 and 1):
+    its 'best alone' showed the far end, 124.2 tok/s/user, under the 128.0 predicted."""
+    code, out, err = run(capsys, "audit", "--system", "mi355x", "--claim", "max_interactivity=300", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    pv = d["predicted"]["value"]
+    rows = d["changes"] + d["spec_changes"]
+    ar = next(c for c in rows if c["parameter"] == "efficiency.custom_ar_fraction")
+    assert ar["current"] == ar["search_range"][1] == 1.0 and ar["best_in_range"] == pytest.approx(pv, rel=1e-3)
+    assert all(c["best_in_range"] >= pv * (1 - 1e-3) for c in rows if c["best_in_range"] is not None)

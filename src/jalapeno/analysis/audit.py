@@ -215,6 +215,9 @@ def _solve_param(aud: _Auditor, p: Parameter) -> dict:
         g = aud.gap(v)
         if g > best_gap or best_end is None and math.isfinite(v):
             best_end, best_gap, best_value = e, g, v
+    now = aud.fast({})  # an end at the current value is skipped above; it is still in the range
+    if math.isfinite(now) and (best_value is None or not math.isfinite(best_value) or aud.gap(now) > best_gap):
+        best_value = now  # (MI355X custom_ar_fraction at its limit 1 read 124.2 'best alone' under 128.4 as priced)
     row = {"parameter": p.key, "kind": p.kind, "current": p.current, "band": [p.low, p.high],
            "required": None, "factor": None, "within_band": False, "note": "none in range",
            "search_range": [p.lo, p.hi], "moves_metric": _moves(aud, p),
