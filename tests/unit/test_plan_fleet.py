@@ -84,6 +84,7 @@ def test_plan_chips_prices_the_whole_fleet(capsys):
     assert "100 x 2,100 W = 210.0 kW" in flat and "100 x $2.21/chip-hour = $221.00/hour" in flat
     per_m = 221.0 / (d["delivered_tok_per_s"] * 3600 / 1e6)
     assert f"per M output tokens: ${per_m:.3f}" in flat
+    assert d["usd_per_mtok"] == pytest.approx(per_m)  # the JSON carries it too, as plan --target --json does
 
 
 @pytest.fixture(scope="module")

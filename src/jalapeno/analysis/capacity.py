@@ -443,17 +443,24 @@ class FleetThroughput:
                 for c, (w, label, total) in self.power_w.items()] + ([
                 f"cost: {self.fleet_chips:,} x ${self.usd_per_chip_hour:.2f}/chip-hour = "
                 f"${self.fleet_chips * self.usd_per_chip_hour:,.2f}/hour; per M {self.target_kind} tokens: "
-                f"${self.usd_per_chip_hour * self.fleet_chips / (self.delivered_tok_per_s * 3600.0 / 1e6):.3f}"]
+                f"${self.usd_per_mtok:.3f}"]
                 if math.isfinite(self.usd_per_chip_hour) else [])
+
+    @property
+    def usd_per_mtok(self) -> float:
+        """$ per million ``target_kind`` tokens: the whole fleet's $/hour (idle chips included) over the
+        tokens it delivers in an hour, in millions."""
+        return self.fleet_chips * self.usd_per_chip_hour / (self.delivered_tok_per_s * 3600.0 / 1e6)
 
     def as_dict(self) -> dict:
         """JSON form: fleet, instances, chips used, rate, delivered, power (kW per convention, the whole
-        fleet), $/hour, the deployment and the point."""
+        fleet), $/hour, $ per M tokens (``usd_per_mtok``, as ``plan --target --json``), the deployment and
+        the point."""
         return {"fleet_chips": self.fleet_chips, "instances": self.instances, "chips_used": self.chips_used,
                 "tok_per_s_per_chip": self.rate, "target_kind": self.target_kind,
                 "delivered_tok_per_s": self.delivered_tok_per_s,
                 "power_kw": {c: v[2] / 1e3 for c, v in self.power_w.items()},
-                "usd_per_hour": self.fleet_chips * self.usd_per_chip_hour,
+                "usd_per_hour": self.fleet_chips * self.usd_per_chip_hour, "usd_per_mtok": self.usd_per_mtok,
                 "deployment": self.point.deployment.as_dict(), "point": self.point.as_dict()}
 
 
