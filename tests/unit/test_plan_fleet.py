@@ -56,6 +56,11 @@ def test_plan_cli_chips(capsys):
                          "--chips", "64", "--min-interactivity", "20")
     assert code == 0, err
     assert "64 chips at >= 20 tok/s/user" in out and "instances: floor(64 chips" in out and "delivered:" in out
+    assert "no per-user speed floor" not in out
+    code, out, err = run(capsys, "plan", "--system", "b200", "-w", "1k1k", "-p", "fp8", "--serving", "agg",
+                         "--chips", "64")
+    assert code == 0, err  # no floor: the batch point, said as --target says it
+    assert "no per-user speed floor: this is the batch (peak-throughput) point" in " ".join(out.split())
     check_error(*run(capsys, "plan", "--system", "b200", "-w", "1k1k"), "--target/--chips", "--chips 1152")
     check_error(*run(capsys, "plan", "--system", "b200", "-w", "1k1k", "--target", "1e5", "--chips", "8"),
                 "--target/--chips", "exactly one")

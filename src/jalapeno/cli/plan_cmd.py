@@ -69,6 +69,10 @@ def plan(
         console.print(f"deployment: {ft.point.deployment.label} ({ft.point.deployment.chips:,} chips per instance)")
         for line in ft.arithmetic():
             console.print("  " + line, soft_wrap=True)
+        if min_interactivity <= 0:  # as --target says it: the fleet's most tokens are at the batch point
+            console.print(f"no per-user speed floor: this is the batch (peak-throughput) point, "
+                          f"{ft.point.interactivity:,.1f} tok/s/user, {ft.point.e2e_s:,.0f} s per request end to end; "
+                          "for an interactive service give its floor, e.g. --min-interactivity 50", soft_wrap=True)
         return
     cp = plan_capacity(sf.record(), s, target, target_kind, min_interactivity)
     if json_out:
