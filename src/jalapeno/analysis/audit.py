@@ -84,6 +84,15 @@ class AuditResult:
         }
 
 
+def claim_gap(claim: Claim, v: float | None) -> float:
+    """Signed log distance of a metric value ``v`` to ``claim``, > 0 where it meets it (higher-is-better
+    or not); -inf for a missing, non-finite or non-positive value."""
+    if v is None or not math.isfinite(v) or v <= 0:
+        return -math.inf
+    g = math.log(v / claim.value)
+    return g if claim.higher_is_better else -g
+
+
 class _Auditor:
     """Evaluations of one claim on one system (cached), as a ratio when a baseline is given."""
 
@@ -106,11 +115,8 @@ class _Auditor:
         return v >= c * (1 - RTOL) if self.claim.higher_is_better else v <= c * (1 + RTOL)
 
     def gap(self, v: float) -> float:
-        """Signed distance to the claim, > 0 where it is met (log scale)."""
-        if not math.isfinite(v) or v <= 0:
-            return -math.inf
-        g = math.log(v / self.claim.value)
-        return g if self.claim.higher_is_better else -g
+        """Signed distance to the claim, > 0 where it is met (log scale): :func:`claim_gap`."""
+        return claim_gap(self.claim, v)
 
     def add_candidates(self, sweep) -> None:
         points, deps = sweep

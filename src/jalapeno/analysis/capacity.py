@@ -26,7 +26,7 @@ the deployment, prefill pools included. Pure: no I/O.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
 from jalapeno.analysis.records import FrontierRecord, PointRecord, bound_cell
@@ -200,8 +200,7 @@ class CapacityPlan:
                 lines.append(f"{name}s: {n:,} (each worker's {sizes}-chip group whole in a {name} of {size}, where "
                              f"its collectives are priced; ceil({self.chips:,} / {size}) = "
                              f"{math.ceil(self.chips / size):,} would split groups across {name}s)")
-        for c, (w, label, total) in self.power_w.items():
-            lines.append(f"power ({c}: {label}): {self.chips:,} x {w:,.0f} W = {total / 1e3:,.1f} kW")
+        lines += power_lines(self.chips, self.power_w)
         basis = (f" (an estimate: {self.system} publishes no price; `jalapeno hardware show {self.show_as or self.system}`, "
                  "cost.usd_per_chip_hour)" if self.usd_estimate else "")
         lines.append(f"cost: {self.chips:,} x ${self.usd_per_chip_hour:.2f}/chip-hour{basis} = ${self.usd_per_hour:,.2f}/hour")
@@ -389,6 +388,12 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
                         hardware_show_name(system))
 
 
+def power_lines(chips: int, power_w: dict) -> list[str]:
+    """One line per power convention: chips × W per chip = the fleet's kW (``power_w``: convention →
+    (W per chip, its label, fleet W)); the ``--target`` plan's chips and the ``--chips`` fleet alike."""
+    return [f"power ({c}: {label}): {chips:,} x {w:,.0f} W = {total / 1e3:,.1f} kW" for c, (w, label, total) in power_w.items()]
+
+
 def _points_above_floor(frontier: FrontierRecord, system: System, min_interactivity: float) -> list[PointRecord]:
     """The feasible frontier points at or above ``min_interactivity`` (tok/s/user); a negative or
     non-finite floor is a SpecError, a floor no point reaches an InfeasibleDeployment naming the fastest."""
@@ -428,8 +433,8 @@ class FleetThroughput:
     instances: int
     chips_used: int
     delivered_tok_per_s: float
-    power_w: dict = field(default_factory=dict)
-    usd_per_chip_hour: float = math.nan
+    power_w: dict
+    usd_per_chip_hour: float
 
     def arithmetic(self) -> list[str]:
         """The lines plan prints: instances that fit, chips used, tokens per second delivered."""
@@ -438,13 +443,10 @@ class FleetThroughput:
                 f"({self.chips_used:,} chips used, {self.fleet_chips - self.chips_used:,} idle)",
                 f"delivered: {self.chips_used:,} chips x {self.rate:,.1f} {self.target_kind} tok/s/chip = "
                 f"{format_rate(self.delivered_tok_per_s)} {self.target_kind} tok/s at "
-                f"{self.point.interactivity:,.1f} tok/s/user"] + [
-                f"power ({c}: {label}): {self.fleet_chips:,} x {w:,.0f} W = {total / 1e3:,.1f} kW"
-                for c, (w, label, total) in self.power_w.items()] + ([
+                f"{self.point.interactivity:,.1f} tok/s/user"] + power_lines(self.fleet_chips, self.power_w) + [
                 f"cost: {self.fleet_chips:,} x ${self.usd_per_chip_hour:.2f}/chip-hour = "
                 f"${self.fleet_chips * self.usd_per_chip_hour:,.2f}/hour; per M {self.target_kind} tokens: "
                 f"${self.usd_per_mtok:.3f}"]
-                if math.isfinite(self.usd_per_chip_hour) else [])
 
     @property
     def usd_per_mtok(self) -> float:

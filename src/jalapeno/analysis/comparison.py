@@ -84,15 +84,17 @@ class SystemFrontier:
         """The frontier points, one row each (:meth:`FrontierRecord.to_frame`)."""
         return self.record().to_frame()
 
-    def fleet_record(self, max_chips: int) -> FrontierRecord:
-        """What ``plan --chips`` chooses from: for each instance size (chips) up to ``max_chips``, the
+    def fleet_record(self, max_chips: int | None = None) -> FrontierRecord:
+        """What ``plan --chips`` chooses from: for each instance size (chips; up to ``max_chips`` if given), the
         Pareto frontier (interactivity, throughput per chip) of that size's feasible points, as one
         record by interactivity ascending. The system's frontier drops a small instance that a larger
         one dominates, which a fleet too small for the larger one still runs (GB300 NVL72 8k/1k:
         every frontier point up to 72 chips is a 4-18-chip one, 167 output tok/s/chip at the most);
         and with whole instances packed into the fleet, only a size's own best point matters."""
         p, chips = self.sweep.points, np.array([d.chips for d in self.sweep.deployments])[self.sweep.dep_index]
-        ok = p.feasible & (p.throughput_per_chip > 0) & np.isfinite(p.interactivity) & (chips <= max_chips)
+        ok = p.feasible & (p.throughput_per_chip > 0) & np.isfinite(p.interactivity)
+        if max_chips is not None:
+            ok &= chips <= max_chips
         keep = [i[cmp.build_frontier(p.interactivity[i], p.throughput_per_chip[i]).source_indices]
                 for c in np.unique(chips[ok]) for i in [np.flatnonzero(ok & (chips == c))]]
         idx = np.concatenate(keep) if keep else np.array([], dtype=int)

@@ -122,10 +122,10 @@ def audit(
                       f"{c.at:g} tok/s/user, not even the physical limit's (zero fixed costs, peak efficiencies). "
                       f"`jalapeno audit --system {res.system} --claim max_interactivity=...` says how fast it can go",
                       markup=False)
+    from jalapeno.analysis.audit import claim_gap
+
     def closeness(v):
-        if v is None or not math.isfinite(v) or v <= 0:
-            return -math.inf
-        return math.log(v / c.value) * (1 if c.higher_is_better else -1)
+        return claim_gap(c, v)
 
     if d["changes"]:
         _changes_table(console, d["changes"], "each parameter alone: the value the claim needs", c.name, closeness)

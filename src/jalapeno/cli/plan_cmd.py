@@ -55,11 +55,9 @@ def plan(
                                                                    s.chip)]
     sf = system_frontier(m, pr, wl, None if precs else prec, _options(serving, None, None, None), precisions=precs)
     if chips is not None:
-        from jalapeno.analysis.capacity import MAX_FLEET_CHIPS
-
         # every instance size's own frontier, not only the system's: a 72-chip GB300 fleet got a 4-chip
         # instance (the larger ones dominate the rest), and a 1-chip one was told the smallest needs 4, not 2
-        ft = fleet_throughput(sf.fleet_record(MAX_FLEET_CHIPS), s, chips, target_kind, min_interactivity)
+        ft = fleet_throughput(sf.fleet_record(), s, chips, target_kind, min_interactivity)
         if json_out:
             print_json({"system": s.name, "model": m.name, "workload": wl.as_dict(),
                         "min_interactivity": min_interactivity, **ft.as_dict(), "arithmetic": ft.arithmetic()})
@@ -70,9 +68,7 @@ def plan(
         for line in ft.arithmetic():
             console.print("  " + line, soft_wrap=True)
         if min_interactivity <= 0:  # as --target says it: the fleet's most tokens are at the batch point
-            console.print(f"no per-user speed floor: this is the batch (peak-throughput) point, "
-                          f"{ft.point.interactivity:,.1f} tok/s/user, {ft.point.e2e_s:,.0f} s per request end to end; "
-                          "for an interactive service give its floor, e.g. --min-interactivity 50", soft_wrap=True)
+            _no_floor_note(ft.point)
         return
     cp = plan_capacity(sf.record(), s, target, target_kind, min_interactivity)
     if json_out:
@@ -100,9 +96,7 @@ def plan(
     for line in cp.arithmetic():
         console.print("  " + line, soft_wrap=True)
     if min_interactivity <= 0:  # the default plan sized a fleet at 7.5 tok/s/user (2-minute requests) without a word
-        console.print(f"no per-user speed floor: this is the batch (peak-throughput) point, "
-                      f"{cp.point.interactivity:,.1f} tok/s/user, {cp.point.e2e_s:,.0f} s per request end to end; "
-                      "for an interactive service give its floor, e.g. --min-interactivity 50", soft_wrap=True)
+        _no_floor_note(cp.point)
     # the plan is the calibrated point only; say where its uncertainty is (a planner asks "how sure?")
     wl_args = f"-w {wl.name}" if isl is None else f"--isl {wl.isl} --osl {wl.osl}"
     at, prec_name = math.floor(cp.point.interactivity * 10) / 10, cp.point.deployment.precision.name
@@ -111,3 +105,10 @@ def plan(
                   "band, or a measured system's validate error) and what would have to hold for another figure: "
                   f"`jalapeno audit --system {system} -m {model} {wl_args} -p {prec_name}{sets_args} --serving {serving} "
                   f"--claim throughput_per_chip@{at:g}=VALUE` (in+out tok/s/chip; docs/audit.md)", soft_wrap=True)
+
+
+def _no_floor_note(point) -> None:
+    """Say that a plan without --min-interactivity sized the batch (peak-throughput) point, at its speed."""
+    console.print(f"no per-user speed floor: this is the batch (peak-throughput) point, "
+                  f"{point.interactivity:,.1f} tok/s/user, {point.e2e_s:,.0f} s per request end to end; "
+                  "for an interactive service give its floor, e.g. --min-interactivity 50", soft_wrap=True)
