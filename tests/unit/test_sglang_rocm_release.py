@@ -8,11 +8,14 @@ import pytest
 from script_module import load_script
 
 from jalapeno.cost.pricer import load_pricer
+from jalapeno.deploy.deployment import MTP, Deployment, Pool
+from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
-from jalapeno.fit.validate import load_inferencex, point_release, point_stack
+from jalapeno.fit.validate import MeasuredPoint, load_inferencex, point_release, point_stack
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
+from jalapeno.specs.formats import get_precision
 from jalapeno.specs.stacks import _version_rules, get_stack
 from jalapeno.specs.workload import Workload
 
@@ -121,3 +124,19 @@ def test_the_mori_recipes_run_through_engine_take_the_same_profile_as_validation
         assert st.name == "sglang-rocm@0.5.9" and st.step_overhead_s == pytest.approx(6.40e-3)
     assert point_stack(_points()["31"]).step_overhead_s == recipe_stack(
         get_recipe("sglang-mori-mi355x-dsr1-fp4-dep"), "mi355x").step_overhead_s
+
+
+@pytest.mark.parametrize("mtp, release", [(None, "0.5.9"), (MTP(1, 0.7), "0.5.12")])
+def test_a_silent_row_with_a_deployment_takes_the_release_of_the_recipe_its_limits_came_from(mtp, release):
+    # data/engines.toml: sglang-mi355x-dsr1-fp4 runs 0.5.9, its -mtp sibling 0.5.12 (InferenceX amd-master.yaml
+    # @5e2c705d3cbd images). A matched row silent on MTP takes its limits from the recipe its deployment's MTP picks
+    # (fit/validate: launch_limits(mtp=mtp is not None)); its release must come from that recipe, not from the
+    # two recipes' agreement (they disagree: that gave "" and the profile's newest behaviour)
+    dep = Deployment(get_precision("fp4"), Pool(Layout(tp=8, ep=8)), mtp=mtp)
+    p = MeasuredPoint("inferencex", "t:1", "mi355x", "deepseek-r1", "quark-mxfp4", "sglang", 1024, 1024, 64.0, dep,
+                      {}, "matched")
+    assert p.uses_mtp is (True if mtp else None)
+    assert point_release(p) == release
+    silent = MeasuredPoint("inferencex", "t:1", "mi355x", "deepseek-r1", "quark-mxfp4", "sglang", 1024, 1024, 64.0,
+                           None, {}, "frontier_peak")
+    assert point_release(silent) == ""  # no deployment: no single recipe, the recipes disagree

@@ -337,7 +337,8 @@ def point_release(p: MeasuredPoint) -> str:
     row's label, fit/aic_release.label_release: its own ``backend_version``, a Dynamo runtime's mapped to the
     TensorRT-LLM it ships), else its launch recipe's (deploy/engine_version.point_engine_version); "" when neither
     says, and for an aiconfigurator row whose release is unstated (fit/aic_sweeps.UNSTATED_RELEASE: the recipe may
-    postdate it)."""
+    postdate it). A point silent on MTP with a deployment takes the recipe its deployment's MTP picks, the one its
+    limits came from (deploy/engines.launch_limits ``mtp=``), not the MTP and plain recipes' agreement."""
     from jalapeno.deploy.engine_version import point_engine_version
     from jalapeno.fit.aic_release import label_release
     from jalapeno.fit.aic_sweeps import release_stated
@@ -347,9 +348,11 @@ def point_release(p: MeasuredPoint) -> str:
             return ""
         if label := label_release(p.framework):  # the run's own metadata beats today's recipe
             return label
+    if p.engine_version:
+        return p.engine_version
     fw = p.framework.strip().split(" ")[0].lower()  # the configs' name of it (fit/searched.FRAMEWORK_ALIASES)
-    return p.engine_version or point_engine_version(p.system, p.model, FRAMEWORK_ALIASES.get(fw, fw), p.precision,
-                                                    p.mode, p.uses_mtp)
+    mtp = p.uses_mtp if p.uses_mtp is not None or p.deployment is None else p.deployment.mtp is not None
+    return point_engine_version(p.system, p.model, FRAMEWORK_ALIASES.get(fw, fw), p.precision, p.mode, mtp)
 
 
 def point_stack(p: MeasuredPoint, profiles=None):
