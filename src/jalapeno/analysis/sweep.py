@@ -376,7 +376,7 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
         SpecError: MTP asked for on a model without an MTP module; a precision the model or chip
             cannot run.
     """
-    from jalapeno.deploy.deployment import check_mtp
+    from jalapeno.deploy.mtp import check_mtp
     from jalapeno.errors import InfeasibleDeployment
 
     opt = options or SweepOptions()

@@ -52,7 +52,8 @@ from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.cost.roofline import OpTimes
 from jalapeno.cost.shared_stream import hidden_shared_s, pricer_stream_rule, stream_on
 from jalapeno.cost.step_rows import SCOPES, coll_rows, tbo_rows
-from jalapeno.deploy.deployment import MTP, check_memory_fraction, check_mtp, check_overlap_layout, query_len
+from jalapeno.deploy.deployment import check_memory_fraction, check_overlap_layout
+from jalapeno.deploy.mtp import MTP, check_mtp, query_len
 from jalapeno.deploy.layout import Layout, for_model, validate_layout
 from jalapeno.deploy.memory_fit import MemoryFit, memory_fit
 from jalapeno.deploy.sharding import has_ep_all_to_all, sharding

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from jalapeno.deploy.engine_memory import EngineMemory
 from jalapeno.deploy.graph_capture import check_graph_sizes
 from jalapeno.deploy.layout import Layout, for_model
+from jalapeno.deploy.mtp import MTP
 from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import Precision
@@ -45,28 +46,14 @@ def check_memory_fraction(f):
         raise SpecError("--memory-fraction", f"must be in (0, 1], got {f!r}",
                         "give the engine's share of HBM, e.g. 0.9 (vLLM gpu_memory_utilization)")
     return f
+
+
 def _positive_int_or_none(value, field: str, option: str) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise SpecError(field, f"must be a positive integer, got {value!r}",
                         f"give {option} N with N >= 1 (or leave it unset)")
-
-
-#: Longest MTP draft chain accepted: engines run 1-4 drafts for DeepSeek (TRT-LLM nextn <= 3-4,
-#: SGLang num_steps 1-3); past 16 the accepted length is flat and the verify cost dominates.
-MAX_DRAFT_TOKENS = 16
-
-
-def check_mtp(mtp: "MTP | None", model) -> None:
-    """MTP needs the model's own MTP module (DeepSeek ``num_nextn_predict_layers``).
-
-    Raises:
-        SpecError: MTP on a model without one (a separate draft model is not modelled).
-    """
-    if mtp is not None and not model.mtp_layers:
-        raise SpecError("mtp", f"{model.name} has no MTP module (num_nextn_predict_layers = 0)",
-                        "leave MTP off for this model (draft-model speculative decoding is not modelled)")
 
 
 #: Whose token and batch limits an engine counts (``Deployment.budget_per``): ``instance`` — the
@@ -165,55 +152,6 @@ def pool_overlap(overlap: str, model, layout: Layout) -> str:
     layout has an EP all-to-all to hide (a TP-only prefill pool beside a DEP decode pool runs serially,
     as SGLang's two-batch overlap needs the DeepEP dispatcher), else ``none``."""
     return "tbo" if overlap == "tbo" and has_ep_all_to_all(model, layout) else "none"
-
-
-def query_len(mtp: "MTP | None") -> int:
-    """Rows per decoding sequence in a step: 1, or 1 + k drafts to verify with MTP."""
-    return mtp.verify_rows if mtp else 1
-
-
-def resident_draft_modules(model, mtp: "MTP | None") -> int:
-    """MTP modules kept in memory: the model's own (one, DeepSeek) when MTP is on, else none."""
-    return min(model.mtp_layers, 1) if mtp else 0
-
-
-@dataclass(frozen=True, slots=True)
-class MTP:
-    """Multi-token prediction / speculative decoding.
-
-    Attributes:
-        draft_tokens: k draft tokens per step.
-        acceptance: per-position acceptance probability alpha of a draft token.
-    """
-
-    draft_tokens: int
-    acceptance: float
-
-    def __post_init__(self) -> None:
-        if isinstance(self.draft_tokens, bool) or not isinstance(self.draft_tokens, int) or self.draft_tokens < 1:
-            raise SpecError("mtp", f"draft length must be a positive integer, got {self.draft_tokens!r}",
-                            "give --mtp K with K >= 1 (or leave MTP off)")
-        if self.draft_tokens > MAX_DRAFT_TOKENS:
-            raise SpecError("mtp", f"draft length {self.draft_tokens} is beyond {MAX_DRAFT_TOKENS}",
-                            f"give --mtp K with 1 <= K <= {MAX_DRAFT_TOKENS} (engines run 1-4 MTP drafts)")
-        if not 0 <= self.acceptance < 1:
-            raise SpecError("mtp-acceptance", f"must be in [0, 1), got {self.acceptance}",
-                            "give the measured per-token acceptance rate, e.g. 0.7")
-
-    @property
-    def tokens_per_step(self) -> float:
-        """Expected tokens emitted per verify step: (1 − α^(k+1)) / (1 − α) (Leviathan et al. 2023)."""
-        a, k = self.acceptance, self.draft_tokens
-        return (1 - a ** (k + 1)) / (1 - a)
-
-    @property
-    def verify_rows(self) -> int:
-        """Rows each decoding sequence runs through a verify step: itself + the k drafts."""
-        return 1 + self.draft_tokens
-
-    def as_dict(self) -> dict:
-        return {"draft_tokens": self.draft_tokens, "acceptance": self.acceptance,
-                "tokens_per_step": self.tokens_per_step}
 
 
 @dataclass(frozen=True, slots=True)

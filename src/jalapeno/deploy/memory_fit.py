@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jalapeno.deploy.deployment import MTP, query_len, resident_draft_modules
+from jalapeno.deploy.mtp import MTP, query_len, resident_draft_modules
 from jalapeno.deploy.engine_layout import expert_bytes, expert_layout
 from jalapeno.deploy.engine_memory import EngineMemory, get_engine_memory
 from jalapeno.deploy.layout import Layout

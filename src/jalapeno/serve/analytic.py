@@ -44,7 +44,8 @@ import numpy as np
 from jalapeno.cost.batch import first_seen
 from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost
-from jalapeno.deploy.deployment import Deployment, pool_overlap, query_len
+from jalapeno.deploy.deployment import Deployment, pool_overlap
+from jalapeno.deploy.mtp import query_len
 from jalapeno.deploy.memory_fit import admission_batch_cap, decode_batch_cap
 from jalapeno.serve.batch_wait import batch_wait_steps, bunched_arrivals_per_step, prompts_to_fill
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s

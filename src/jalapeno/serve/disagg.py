@@ -18,7 +18,8 @@ import numpy as np
 
 from jalapeno.cost.pricer import Pricer, with_pool_backends
 from jalapeno.cost.step import Batch, step_cost
-from jalapeno.deploy.deployment import MTP, Deployment, pool_overlap, query_len
+from jalapeno.deploy.deployment import Deployment, pool_overlap
+from jalapeno.deploy.mtp import MTP, query_len
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.serve.analytic import QUANTILES, ServingPoints, frontend_s

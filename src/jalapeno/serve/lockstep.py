@@ -21,7 +21,8 @@ import numpy as np
 
 from jalapeno.cost.priced import price_layouts
 from jalapeno.cost.pricer import Pricer
-from jalapeno.deploy.deployment import Deployment, query_len
+from jalapeno.deploy.deployment import Deployment
+from jalapeno.deploy.mtp import query_len
 from jalapeno.deploy.layout import for_model
 from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.serve.analytic import (ServingPoints, agg_plan, agg_points, aggregated_batch_cap, requeue,

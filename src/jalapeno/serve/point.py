@@ -8,7 +8,8 @@ import numpy as np
 
 from jalapeno.cost.pricer import Pricer, check_pricer, with_pool_backends
 from jalapeno.cost.step import Batch, step_cost
-from jalapeno.deploy.deployment import Deployment, check_mtp, pool_overlap
+from jalapeno.deploy.deployment import Deployment, pool_overlap
+from jalapeno.deploy.mtp import check_mtp
 from jalapeno.deploy.layout import validate_layout
 from jalapeno.serve.analytic import QUANTILES, ServingPoints, frontend_s, requeue, solve_concurrency
 from jalapeno.serve.disagg import (

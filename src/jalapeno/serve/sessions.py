@@ -50,7 +50,8 @@ import numpy as np
 
 from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost
-from jalapeno.deploy.deployment import Deployment, pool_overlap, query_len
+from jalapeno.deploy.deployment import Deployment, pool_overlap
+from jalapeno.deploy.mtp import query_len
 from jalapeno.deploy.memory_fit import decode_batch_cap, kv_bytes_per_seq_per_chip
 from jalapeno.serve.analytic import frontend_s
 from jalapeno.serve.limits import batch_caps, decode_step_s, graph_padded
