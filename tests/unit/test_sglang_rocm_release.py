@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cli_runner import check_error, run
 from script_module import load_script
 
 from jalapeno.cost.pricer import load_pricer
@@ -140,3 +141,27 @@ def test_a_silent_row_with_a_deployment_takes_the_release_of_the_recipe_its_limi
     silent = MeasuredPoint("inferencex", "t:1", "mi355x", "deepseek-r1", "quark-mxfp4", "sglang", 1024, 1024, 64.0,
                            None, {}, "frontier_peak")
     assert point_release(silent) == ""  # no deployment: no single recipe, the recipes disagree
+
+
+@pytest.mark.parametrize("engine, system, profile", [("sglang-disagg", "b200", "sglang-rocm"),
+                                                      ("mori-sglang", "h200", "sglang-rocm"),
+                                                      ("atom", "gb200-nvl72", "atom-rocm")])
+def test_a_rocm_only_engine_on_another_system_is_refused_naming_the_field(engine, system, profile):
+    # data/stacks.toml lists these engines only in -rocm profiles (MoRI and ATOM are AMD's); on an NVIDIA system
+    # they took the generic default profile without a word (review33). On an mi* system they keep their profile.
+    from jalapeno.specs.stacks import stack_for_framework
+
+    assert stack_for_framework(engine, "mi355x").name == profile
+    with pytest.raises(SpecError) as e:
+        stack_for_framework(engine, system)
+    assert e.value.field == "framework" and engine in str(e.value) and system in str(e.value)
+    assert "ROCm systems only" in str(e.value) and "mi355x" in e.value.fix and "dynamo-sglang" in e.value.fix
+
+
+def test_validate_refuses_a_users_sglang_disagg_row_on_b200(tmp_path, capsys):
+    rows = DEFAULT_POINTS.read_text().splitlines()
+    b200 = next(r for r in rows if r.startswith("B200,") and r.split(",")[3] == "sglang")
+    f = tmp_path / "one.csv"
+    f.write_text(rows[0] + "\n" + b200.replace(",sglang,", ",sglang-disagg,", 1) + "\n")
+    check_error(*run(capsys, "validate", "--points", str(f), "--no-aiconfigurator"),
+                "framework", "sglang-disagg", "ROCm systems only", "b200", "fix")

@@ -50,7 +50,7 @@ def recipe_stack(recipe: Recipe, system: str, stack: str | Stack | None = None) 
     Raises:
         UnknownNameError: unknown stack name. SpecError: a version that is not a release number.
     """
-    st = stack_for_framework(recipe.engine.removesuffix("-rocm"), system) if stack is None else (
+    st = stack_for_framework(recipe.engine.removesuffix("-rocm"), system, "engine") if stack is None else (
         get_stack(stack) if isinstance(stack, str) else stack)
     return st if st.version else st.at_version(recipe_engine_version(recipe))
 

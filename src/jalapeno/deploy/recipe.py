@@ -204,7 +204,7 @@ class Recipe:
         fitted or published, specs/stacks.py) if it gives one, else the recipe's (assumed) acceptance for that length."""
         from jalapeno.specs.stacks import stack_for_framework
 
-        a = stack_for_framework(self.engine, self.systems[0]).acceptance(self.model, k)
+        a = stack_for_framework(self.engine, self.systems[0], "engine").acceptance(self.model, k)
         if a is None:
             a = self.mtp_acceptance_single if k == 1 else self.mtp_acceptance_chain
         if a is None:

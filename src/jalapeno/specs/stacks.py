@@ -241,20 +241,32 @@ def get_stack(name: str) -> Stack:
     return s.with_allreduce_rms_fusion(True) if fused else s
 
 
-def stack_for_framework(framework: str, system: str = "") -> Stack:
+def stack_for_framework(framework: str, system: str = "", field: str = "framework") -> Stack:
     """The profile that prices a measured point run with ``framework`` on ``system``.
 
     ROCm systems (``mi*``) take a ``-rocm`` profile when one lists the framework; unknown
-    frameworks take :data:`DEFAULT_STACK`.
+    frameworks take :data:`DEFAULT_STACK`. An engine that only ``-rocm`` profiles list (AMD's ATOM, SGLang
+    with MoRI: ``atom``, ``mori-sglang``, ``sglang-disagg``) is refused on any other system (it took the
+    default profile there without a word: review33).
 
     >>> stack_for_framework("trt").name, stack_for_framework("sglang", "mi325x").name
     ('trtllm', 'sglang-rocm')
+
+    Raises:
+        SpecError: ``field`` (``framework`` of a measured point, ``engine`` of a recipe) names a ROCm-only
+            engine on a system whose name does not start with ``mi``.
     """
     fw = framework.strip().split(" ")[0].lower()
     rocm = system.startswith("mi")
     for s in stacks().values():
         if fw in s.engines and (s.name.endswith("-rocm") == rocm or not _has_rocm_variant(fw)):
             return s
+    if not rocm and _has_rocm_variant(fw):  # only -rocm profiles list it (an NVIDIA profile would have matched)
+        names = ", ".join(s.name for s in stacks().values() if fw in s.engines)
+        raise SpecError(field, f"engine {fw!r} runs on AMD ROCm systems only (profile {names}), not on "
+                        f"{system or 'an unnamed system'} (a ROCm system's name starts with 'mi')",
+                        "run it on mi300x, mi325x or mi355x, or name the engine the run used on this system "
+                        "(SGLang: sglang, or dynamo-sglang when disaggregated)")
     return stacks()[DEFAULT_STACK]
 
 
