@@ -16,8 +16,8 @@ prefill. Printed per C: the model's decode step (``-b C -c 8704``, mean context
 measured step, the per-request slope between adjacent C of each, and the expected number of distinct experts
 a rank's MoE reads at uniform top-8 routing, E·(1 − (1 − k/E)^C) (256 experts, k = 8, DeepSeek-V3 config.json).
 
-Finding: the implied measured step grows near-linearly in C (0.41-0.62 ms per request), the model's step is
-concave (0.93 → 0.34 ms per request) because its routed-expert term follows the distinct-expert count and
+Finding: the implied measured step grows near-linearly in C (0.39-0.60 ms per request), the model's step is
+concave (0.92 → 0.34 ms per request) because its routed-expert term follows the distinct-expert count and
 saturates; the model is slower at C8-C32 and faster at C64 with the C4 step matched. A what-if (printed, not
 shipped) refits the series with the routed-expert term at another HBM fraction and the MLA decode term times k.
 Nothing is written. Run: python scripts/mi325x_sglang_decode_shape.py
@@ -88,10 +88,21 @@ def context_pairs() -> list[dict]:
     return out
 
 
-#: moe.fp8.hbm_fraction of data/calibration/mi325x.toml (borrowed from MI355X) and what-if values: the chip's generic
-#: hbm_fraction 0.865 in the same file, and an expert block that does not grow with batch (inf)
-MOE_FRACTION_NOW = 0.45027289
-MOE_FRACTIONS = (0.45027289, 0.6, 0.75, 0.86536711, float("inf"))
+def _calibrated(*keys: str) -> float:
+    """A value of data/calibration/mi325x.toml's ``[parameters]`` (read, not copied: a refit moves it)."""
+    from jalapeno.specs.calibration import load_calibration
+
+    v = load_calibration("mi325x")["parameters"]
+    for k in keys:
+        v = v[k]
+    return float(v)
+
+
+#: moe.fp8.hbm_fraction of data/calibration/mi325x.toml (borrowed from MI355X; 0.450 at round 33) and what-if
+#: values: 0.6, 0.75, the chip's generic hbm_fraction in the same file (0.865), and an expert block that does not
+#: grow with batch (inf)
+MOE_FRACTION_NOW = _calibrated("moe", "fp8", "hbm_fraction")
+MOE_FRACTIONS = (MOE_FRACTION_NOW, 0.6, 0.75, _calibrated("hbm_fraction"), float("inf"))
 
 
 def moe_mla_whatif(rs: list[dict]) -> list[dict]:

@@ -58,3 +58,12 @@ def test_whatif_flatter_experts_fit_better():
     assert all(b < a for a, b in zip(rms, rms[1:]))
     # at today's fraction the refit multiplier leaves the shape off by more than at the chip's generic fraction
     assert rms[0] > 2.0 > rms[3]
+
+
+def test_the_whatif_fractions_are_the_calibration_files():
+    # read from data/calibration/mi325x.toml by hand (tomllib), not from the script's reader
+    import tomllib
+
+    cal = tomllib.loads((files("jalapeno") / "data" / "calibration" / "mi325x.toml").read_text())["parameters"]
+    assert shape.MOE_FRACTION_NOW == cal["moe"]["fp8"]["hbm_fraction"]
+    assert shape.MOE_FRACTIONS[0] == shape.MOE_FRACTION_NOW and shape.MOE_FRACTIONS[3] == cal["hbm_fraction"]
