@@ -10,7 +10,9 @@ ms per output token (decode-only rows without MTP: one step per token):
 
 - ``gap``: measured TPOT - modelled TPOT (negative: the model too slow);
 - ``ar``: every all-reduce of the step (the whole collective time: the most any all-reduce repricing can remove);
-- ``host``: (tp - 1)·``tp_rank_step_s`` (cost/step.step_overhead), the per-TP-rank host cost;
+- ``host``: the per-TP-rank host cost, cost/step.step_overhead less its constant ``step_overhead_s`` (:func:`host_s`):
+  (r - 1)·``tp_rank_step_s``, r the attention-TP ranks, or TP x DP where the profile pays it per attention-DP rank
+  too (``tp_rank_step_dp``: TensorRT-LLM);
 - ``attn``: every ``attn.*`` op (projections, MLA kernel at the rank's heads, norms);
 - ``experts``: the routed experts (``moe.experts``);
 - ``dstep``, ``dexp``, ``dattn``, ``dar``: the step's, the experts', the attention's and the all-reduce's growth from B = 1 to B (the per-sequence part of the step);
@@ -35,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.cost.pricer import with_moe_backend
-from jalapeno.cost.step import Batch, step_cost
+from jalapeno.cost.step import Batch, step_cost, step_overhead
 from jalapeno.deploy.deployment import pool_overlap
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, with_stack_mtp
@@ -54,6 +56,12 @@ def decode_step(model, pr, dep, lay, b: float, ctx: float):
     sc = step_cost(model, pr, lay, dep.precision, bt, dep.mtp, dep.memory_fraction,
                    pool_overlap(dep.overlap, model, lay), dep.memory_profile)
     return float(decode_step_s(sc, pr.efficiency, dep, np.array([b]), lay)[0]), sc
+
+
+def host_s(eff, lay) -> float:
+    """The per-TP-rank host cost of a step, s: the model's own step_overhead less its constant part (a copy of its
+    (tp - 1)·tp_rank_step_s read 0 on TensorRT-LLM attention-DP pools, which the model charges per DP rank)."""
+    return step_overhead(eff, lay) - eff.step_overhead_s
 
 
 def terms(sc) -> dict:
@@ -92,7 +100,7 @@ def rows(csv: str) -> pd.DataFrame:
         step1, sc1 = decode_step(model, pr, dep, lay, 1.0 * lay.dp, ctx)
         share = min(1.0, tpot / step)
         t, t1 = terms(sc), terms(sc1)
-        host = (lay.tp - 1) * pr.efficiency.tp_rank_step_s
+        host = host_s(pr.efficiency, lay)
         meas = p.measured["tpot_s"]
         rec = {"row": p.id, "split": split, "q": quality, "system": p.system.removesuffix("-nvl72"),
                "engine": p.framework, "ckpt": p.model[:8], "fmt": dep.precision.modules["routed_experts"].compute,

@@ -54,3 +54,15 @@ def test_step_growth_is_the_routed_experts():
     assert (t16["experts"] - t1["experts"]) / grow > 0.8
     assert (t16["ar"] - t1["ar"]) / grow < 0.05
     assert (t16["attn"] - t1["attn"]) / grow < 0.15
+
+
+def test_host_cost_is_the_models_per_rank_cost():
+    # the trtllm profile pays tp_rank_step_s per rank of attention TP x DP (tp_rank_step_dp, data/stacks.toml): a DP8
+    # pool 7 x, as a TP8 one; vllm pays it per attention-TP rank only: DP8 nothing, TP8 7 x (by hand from the values)
+    trt = load_pricer("gb300-nvl72", stack=get_stack("trtllm")).efficiency
+    vllm = load_pricer("gb300-nvl72", stack=get_stack("vllm")).efficiency
+    assert trt.tp_rank_step_dp and not vllm.tp_rank_step_dp and trt.tp_rank_step_s > 0 and vllm.tp_rank_step_s > 0
+    assert sp.host_s(trt, Layout(dp=8, ep=8)) == pytest.approx(7 * trt.tp_rank_step_s)
+    assert sp.host_s(trt, Layout(tp=8, ep=8)) == pytest.approx(7 * trt.tp_rank_step_s)
+    assert sp.host_s(vllm, Layout(dp=8, ep=8)) == pytest.approx(0.0, abs=1e-15)
+    assert sp.host_s(vllm, Layout(tp=4, ep=4)) == pytest.approx(3 * vllm.tp_rank_step_s)
