@@ -240,3 +240,12 @@ def test_explore_reads_the_space_before_asking_for_optuna(capsys, tmp_path, monk
     code, out, err = run(capsys, "explore", str(p), "--trials", "1", "--store", str(tmp_path / "store"))
     assert code != 0
     assert "hbm_stacks = -1" in err and "require_extra" not in err
+
+
+def test_a_missing_upper_case_agentic_file_is_named_as_a_file(capsys, tmp_path, monkeypatch):
+    """review34: agentic:NOPE.TOML (missing) was 'unknown agentic preset' where agentic:nope.toml is 'file not found'
+    (54c30d2 read an existing A.TOML, through Path.exists, but not the suffix in upper case)."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("nope.toml", "NOPE.TOML"):
+        line = error_line(*run(capsys, "compare", "-s", "b200", "-w", f"agentic:{name}"))
+        assert line.startswith(f"error: {name}: file not found."), line

@@ -226,7 +226,7 @@ def get_agentic(name: str) -> AgenticSpec:
                         f"write agentic:{'|agentic:'.join(AGENTIC_PRESETS)} or agentic:path/to/agent.toml")
     if key in AGENTIC_PRESETS:
         return AGENTIC_PRESETS[key]
-    if key.endswith(".toml") or Path(key).exists():
+    if key.lower().endswith(".toml") or Path(key).exists():  # A.TOML too (round 32 read an existing one only)
         return agentic_from_toml(key)
     raise UnknownNameError("--workload", f"unknown agentic preset {key!r}",
                            f"use agentic:{'|agentic:'.join(AGENTIC_PRESETS)} or agentic:path/to/agent.toml")
