@@ -17,6 +17,8 @@ def test_simulate_reads_a_trace_whose_suffix_is_upper_case(capsys, tmp_path, mon
     code, out, err = run(capsys, *SIM, "--workload", "TR.CSV")
     assert code == 0, err
     assert "only simulate replays" not in out + err
+    # both of the file's requests replayed (review34: exit 0 alone did not show the trace was read)
+    assert re.search(r"requests \(counted\)\s*│\s*2\s", out), out
 
 
 def test_simulate_names_the_suffix_of_a_trace_it_does_not_read(capsys, tmp_path, monkeypatch):
@@ -186,7 +188,8 @@ def test_results_show_top_zero_is_refused(capsys):
     """newuser32: `results show --top 0` printed 'the first 0 points'."""
     code, out, err = run(capsys, "results", "show", "anything", "--top", "0")
     assert code != 0
-    assert "--top" in err and "1" in err
+    assert error_line(code, out, err) == ("error: --top: must be at least 1, got '0'. "
+                                          "Fix: see `jalapeno results show --help`")
 
 
 def test_a_usable_fraction_just_above_one_gets_no_percent_hint():

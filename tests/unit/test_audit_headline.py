@@ -107,3 +107,20 @@ def test_best_alone_is_never_worse_than_as_priced(capsys):
     ar = next(c for c in rows if c["parameter"] == "efficiency.custom_ar_fraction")
     assert ar["current"] == ar["search_range"][1] == 1.0 and ar["best_in_range"] == pytest.approx(pv, rel=1e-3)
     assert all(c["best_in_range"] >= pv * (1 - 1e-3) for c in rows if c["best_in_range"] is not None)
+
+
+def test_an_end_the_schema_refuses_is_searched_halved_and_reported_so(capsys):
+    """review34: the search range and 'moves the metric' read the nominal ends, where an end the system's schema
+    refuses is searched halved toward the current value (a NaN there counted as moving). Jalapeño's all-in power
+    (1.15 kW, data/systems/jalapeno.toml) searched down to a tenth, 0.115 kW, is below the chip's own power
+    (the lower of its TDP and sustained watts: specs/plausibility refuses it), so the searched end is at or above
+    that; all-in power prices no time, so it cannot move a speed."""
+    data = tomllib.loads(resources.files("jalapeno.data.systems").joinpath("jalapeno.toml").read_text())
+    chip = data["chip"]
+    own_kw = min(chip["tdp_w"]["value"], chip.get("sustained_w", chip["tdp_w"])["value"]) / 1e3
+    allin = data["power"]["allin_kw_per_chip"]["value"]
+    d = _audit(capsys, "max_interactivity=100000")
+    c = next(c for c in d["changes"] if c["parameter"] == "power.allin_kw_per_chip")
+    lo, hi = c["search_range"]
+    assert allin / 10 < own_kw <= lo < allin < hi
+    assert c["moves_metric"] is False

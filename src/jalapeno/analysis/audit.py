@@ -207,7 +207,7 @@ def _param_move(p: Parameter, target: float):
 
 def _solve_param(aud: _Auditor, p: Parameter) -> dict:
     """The value ``p`` alone would need (None: none in its physical range)."""
-    best_end, best_gap, best_value = None, -math.inf, None
+    best_end, best_gap, best_value, searched = None, -math.inf, None, []
     for e in (p.lo, p.hi):
         for _ in range(8):  # an end the schema refuses (usable HBM above nominal): halve toward current
             # (not a NaN metric on a valid system: halving then cost 16 sweeps per parameter for a
@@ -217,6 +217,7 @@ def _solve_param(aud: _Auditor, p: Parameter) -> dict:
             e = p.current + (e - p.current) / 2
         if e == p.current:
             continue
+        searched.append(e)
         v = aud.fast({p.key: e})
         g = aud.gap(v)
         if g > best_gap or best_end is None and math.isfinite(v):
@@ -226,7 +227,8 @@ def _solve_param(aud: _Auditor, p: Parameter) -> dict:
         best_value = now  # (MI355X custom_ar_fraction at its limit 1 read 124.2 'best alone' under 128.4 as priced)
     row = {"parameter": p.key, "kind": p.kind, "current": p.current, "band": [p.low, p.high],
            "required": None, "factor": None, "within_band": False, "note": "none in range",
-           "search_range": [p.lo, p.hi], "moves_metric": _moves(aud, p),
+           "search_range": [min(searched + [p.current]), max(searched + [p.current])],
+           "moves_metric": _moves(aud, [{p.key: e} for e in searched]),
            "best_in_range": best_value if best_value is not None and math.isfinite(best_value) else None}
     if best_end is None or best_gap < 0:
         return row
@@ -241,17 +243,17 @@ def _solve_param(aud: _Auditor, p: Parameter) -> dict:
     return row
 
 
-def _moves(aud: _Auditor, p: Parameter) -> bool:
-    """Whether ``p`` moves the claim's metric anywhere in its search range: False only where both
-    ends (already evaluated and cached by :func:`_solve_param`) are finite and within :data:`RTOL`
-    of the metric as priced (a KV-tier capacity on an 8k/1k interactivity claim); a NaN end (a
-    value the schema refuses, an undefined @X) counts as moving, so nothing is hidden for lack of
-    a figure."""
+def _moves(aud: _Auditor, ends: list[dict]) -> bool:
+    """Whether a parameter moves the claim's metric anywhere in its search range: False only where the
+    metric at each searched end (``ends``: one {key: value} per end :func:`_solve_param` evaluated,
+    already cached; a range end the schema refuses is searched halved toward the current value) is finite and within
+    :data:`RTOL` of the metric as priced (a KV-tier capacity on an 8k/1k interactivity claim); a NaN
+    end (an undefined @X) counts as moving, so nothing is hidden for lack of a figure."""
     now = aud.fast({})
     if not math.isfinite(now) or now == 0:
         return True
-    ends = [aud.fast({p.key: e}) for e in (p.lo, p.hi) if e != p.current]
-    return not ends or any(not math.isfinite(v) or abs(v / now - 1) > RTOL for v in ends)
+    vals = [aud.fast(e) for e in ends]
+    return not vals or any(not math.isfinite(v) or abs(v / now - 1) > RTOL for v in vals)
 
 
 def _checked_root(aud: _Auditor, move, a: float, b: float):
