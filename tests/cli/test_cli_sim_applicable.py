@@ -9,7 +9,7 @@ import json
 import pytest
 from cli_runner import check_error, run
 
-from jalapeno.serve.sim.simulation import MAX_PLANNED_REQUESTS
+from jalapeno.serve.sim.run_plan import MAX_PLANNED_REQUESTS
 
 SIM = ["simulate", "-s", "h200", "-m", "gpt-oss-120b"]
 HEADER = "arrival_s,input_tokens,output_tokens\n"

@@ -65,7 +65,7 @@ def _trace(tmp_path, rows: int) -> str:
 def test_a_long_trace_replays_its_first_requests_and_says_so(capsys, tmp_path, monkeypatch):
     """A trace of millions of rows ran unbounded. Default limit lowered to 20 here: 50 rows at 0.5 s
     replay rows 1-20, arrivals 0 to 19 x 0.5 = 9.5 s."""
-    import jalapeno.serve.sim.simulation as sim
+    import jalapeno.serve.sim.run_plan as sim
 
     monkeypatch.setattr(sim, "TRACE_DEFAULT_REQUESTS", 20)
     code, out, err = run(capsys, "simulate", "-s", "h200", "-m", "gpt-oss-120b", "--tp", "8", "-w",

@@ -129,7 +129,7 @@ def simulate(
         kw["agentic"] = get_agentic(name)  # a preset, or agentic:FILE.toml (docs/agentic.md §2)
     elif kind == "trace":
         kw["trace"] = read_trace(workload)
-        from jalapeno.serve.sim.simulation import trace_replay_count
+        from jalapeno.serve.sim.run_plan import trace_replay_count
 
         k = trace_replay_count(len(kw["trace"]), requests)
         if k < len(kw["trace"]):  # a trace of millions of rows ran unbounded
@@ -242,7 +242,7 @@ def _overload_note(m, pr, dep, wl, rate: float) -> str:
 #: Planned requests above which simulate says, before it starts, that the run takes minutes. The
 #: event loop ran ~15,000 requests/s on one core of the development machine (``simulate -s gb200-nvl72
 #: --dp 8 --ep 8 -c 100000``: 1.2 million requests in 78 s of wall time); the hard limit is
-#: serve/sim/simulation.MAX_PLANNED_REQUESTS.
+#: serve/sim/run_plan.MAX_PLANNED_REQUESTS.
 LONG_RUN_REQUESTS = 200_000
 
 

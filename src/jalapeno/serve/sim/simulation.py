@@ -31,6 +31,7 @@ from jalapeno.serve.limits import prompt_floor_s
 from jalapeno.serve.sim.engine import Engine
 from jalapeno.serve.sim.entities import LowerTier, PrefixCache, Request
 from jalapeno.serve.sim.events import Arrival, KVTransferDone, StepDone, TraceNext
+from jalapeno.serve.sim.run_plan import check_run_options, trace_replay_count
 from jalapeno.serve.sim.metrics import downsample, request_frame, steady_state, summarize, task_frame
 from jalapeno.serve.sim.scheduler import Instance
 from jalapeno.serve.sim.step_time import StepTimer
@@ -402,60 +403,6 @@ class Simulation:
         return SimResult(summary, df, tasks, ts)
 
 
-#: Most requests one run plans (closed loop: warm-up + counted; open loop: arrivals; agentic:
-#: turns). Memory grows with the requests (~0.5 KB each with their results), so a plausible typo
-#: (``-c 1000000`` plans 12,000,000) is refused before it runs instead of growing without bound;
-#: a trace replays at most this many of its requests too (``--requests``).
-MAX_PLANNED_REQUESTS = 2_000_000
-#: Requests of a trace replayed when no count is given: its first 200,000 by arrival. The event
-#: loop runs ~15,000 requests/s on one core of the development machine (``simulate -s gb200-nvl72
-#: --dp 8 --ep 8 -c 100000``: 1.2 million requests in 78 s), so the default replay takes ~15 s; a
-#: trace of millions of rows ran unbounded before. ``num_requests`` (``--requests``) replays more.
-TRACE_DEFAULT_REQUESTS = 200_000
-
-
-def trace_replay_count(rows: int, num_requests: int | None) -> int:
-    """How many of a trace's ``rows`` requests a run replays: the first ``num_requests`` by arrival
-    (default :data:`TRACE_DEFAULT_REQUESTS`), never more than the trace holds.
-
-    >>> trace_replay_count(5_000_000, None), trace_replay_count(500, None), trace_replay_count(500, 100)
-    (200000, 500, 100)
-
-    Raises:
-        SpecError: ``num_requests`` below 1 or above :data:`MAX_PLANNED_REQUESTS` (field ``--requests``).
-    """
-    if num_requests is not None and not 1 <= num_requests <= MAX_PLANNED_REQUESTS:
-        raise SpecError("--requests", f"replays {num_requests:,} requests of the trace, outside 1 to "
-                        f"{MAX_PLANNED_REQUESTS:,}", "give --requests N within that range (the first N by arrival)")
-    return min(rows, TRACE_DEFAULT_REQUESTS if num_requests is None else num_requests)
-
-
-def _check_plan_size(workload, agentic, concurrency, rate, num_requests, sessions, warmup=None) -> None:
-    """Raises SpecError when a run would plan more than :data:`MAX_PLANNED_REQUESTS` requests
-    (warm-up requests included: ``--warmup 100000000`` planned them unchecked)."""
-    if workload is not None:
-        if concurrency is not None:
-            warm = 2 * concurrency if warmup is None else warmup
-            n, why, opt = (num_requests or 10 * concurrency) + warm, (
-                f"{num_requests or 10 * concurrency:,} counted + {warm:,} warm-up requests"), "--concurrency"
-            if warmup is not None and warmup > MAX_PLANNED_REQUESTS:
-                opt = "--warmup"
-        else:
-            n, why, opt = num_requests or 1000, f"{num_requests or 1000:,} arrivals", "--requests"
-        if num_requests is not None and num_requests > MAX_PLANNED_REQUESTS:
-            opt = "--requests"
-    elif agentic is not None and concurrency is not None:
-        k = sessions or 2 * concurrency
-        n, why, opt = k * agentic.turns, f"{k:,} sessions x {agentic.turns} turns", (
-            "--sessions" if sessions else "--concurrency")
-    else:
-        return
-    if n > MAX_PLANNED_REQUESTS:
-        raise SpecError(opt, f"the run would simulate {n:,} requests ({why}), over the limit of "
-                        f"{MAX_PLANNED_REQUESTS:,}", "lower --concurrency (a deployment holds far fewer sequences "
-                        "at once; the rest only queue) or --requests/--sessions/--warmup")
-
-
 def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Workload | None = None,
              agentic: AgenticSpec | None = None, trace: list[RequestSpec] | None = None,
              concurrency: int | None = None, rate: float | None = None, arrival: str = "poisson",
@@ -472,27 +419,12 @@ def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Wor
     agentic runs ``sessions`` (default 2·C) tasks with C in flight. Open loop (``rate``):
     ``num_requests`` (default 1,000) arrivals of the given process. A trace replays its own
     arrival times: its first ``num_requests`` requests by arrival (default
-    :data:`TRACE_DEFAULT_REQUESTS`; :func:`trace_replay_count`), all of them in a shorter trace.
+    serve/sim/run_plan.TRACE_DEFAULT_REQUESTS; ``trace_replay_count``), all of them in a shorter trace.
 
     Raises:
         SpecError: inconsistent options. InfeasibleDeployment: nothing fits.
     """
-    if sum(x is not None for x in (workload, agentic, trace)) != 1:
-        raise SpecError("--workload", "give exactly one workload", "pass a preset, 'agentic' or a trace file")
-    if trace is None and (concurrency is None) == (rate is None):
-        raise SpecError("--concurrency/--rate", "give exactly one of them", "closed loop: --concurrency C; "
-                        "open loop: --rate R")
-    if concurrency is not None and concurrency < 1:
-        raise SpecError("--concurrency", f"must be >= 1, got {concurrency}", "give a positive concurrency")
-    if warmup is not None and (isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0):
-        raise SpecError("--warmup", f"must be a non-negative integer, got {warmup!r}",
-                        "give 0 (idle start, InferenceX) or a number of warm-up requests")
-    for opt, v in (("--requests", num_requests), ("--sessions", sessions)):
-        if v is not None and v < 1:
-            raise SpecError(opt, f"must be >= 1, got {v}", f"give a positive {opt[2:]} count or leave it out")
-    if seed < 0:
-        raise SpecError("--seed", f"must be >= 0, got {seed}", "give a non-negative integer seed")
-    _check_plan_size(workload, agentic, concurrency, rate, num_requests, sessions, warmup)
+    check_run_options(workload, agentic, trace, concurrency, rate, num_requests, sessions, seed, warmup)
     if workload is not None:
         model.check_context(workload.isl + workload.osl, "--isl/--osl", f"{workload.isl} + {workload.osl} tokens")
     if agentic is not None:  # the longest turn it can draw, said as such (was '~120,000 tokens exceed ... 131072')
