@@ -144,3 +144,31 @@ def test_plan_cli_chips_uses_every_instance_size(capsys, gb300_8k1k):
     least = int(per[p.feasible & (p.throughput_per_chip > 0)].min())  # not the frontier's smallest
     check_error(*run(capsys, "plan", "--system", "gb300-nvl72", "--isl", "8192", "--osl", "1024",
                      "--chips", str(least - 1)), "--chips", f"the smallest needs {least:,} chips")
+
+
+@pytest.mark.parametrize("target", [2e4, 1e6])
+def test_plan_target_fewest_searches_every_instance_size(gb300_8k1k, target):
+    """``plan --target``'s fewest-chips alternative by brute force over every feasible sweep point at >= 50
+    tok/s/user: min over points of ceil(target / (output rate x chips per instance)) x chips per instance.
+    The system's frontier alone (the old search) missed the small instances a larger one dominates: for
+    2e4 output tok/s it offered 80 chips where a 28-chip instance serves it."""
+    import numpy as np
+
+    from jalapeno.analysis.capacity import plan_capacity
+
+    sf = gb300_8k1k
+    p = sf.sweep.points
+    per = np.array([d.chips for d in sf.sweep.deployments])[sf.sweep.dep_index]
+    ok = p.feasible & (p.output_throughput_per_chip > 0) & (p.interactivity >= 50.0)
+    need = np.ceil(target / (p.output_throughput_per_chip[ok] * per[ok])) * per[ok]
+    by_hand = int(need.min())
+    cp = plan_capacity(sf.record(), sf.system, target, "output", 50.0, alternatives=sf.fleet_record())
+    assert by_hand < cp.chips and cp.fewest is not None and cp.fewest.chips == by_hand
+    assert cp.fewest_boxes is not None  # boxes can only fall with the chips here (one point both ways)
+    old = plan_capacity(sf.record(), sf.system, target, "output", 50.0)
+    assert (old.chips, old.tok_per_s_per_chip, old.point.deployment.label) == (cp.chips, cp.tok_per_s_per_chip,
+                                                                           cp.point.deployment.label)  # unmoved
+    if target == 2e4:
+        assert old.fewest.chips > by_hand
+    with pytest.raises(SpecError, match="alternatives"):
+        plan_capacity(sf.record(), sf.system, target, "output", 50.0, alternatives=sf)

@@ -311,7 +311,7 @@ def format_rate(tok_per_s: float) -> str:
 
 
 def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: float, target_kind: str = "output",
-                  min_interactivity: float = 0.0) -> CapacityPlan:
+                  min_interactivity: float = 0.0, alternatives: FrontierRecord | None = None) -> CapacityPlan:
     """The fleet of the best-per-chip deployment at ``min_interactivity`` (whole instances) that
     serves ``target_tok_per_s``, and the points above the floor that need fewer chips or fewer of the
     outermost boxes (racks) when there are such.
@@ -322,9 +322,12 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
         target_tok_per_s: tokens per second the fleet must serve (> 0).
         target_kind: ``output`` or ``total`` (input + output).
         min_interactivity: per-user speed floor, tok/s/user (>= 0).
+        alternatives: the points searched for ``fewest`` / ``fewest_boxes``: ``SystemFrontier.fleet_record()``
+            (each instance size's own frontier; ``jalapeno plan`` passes it). Default: ``frontier``, which
+            drops a small instance a larger one dominates, the one a target of a few instances needs.
 
     Raises:
-        SpecError: a frontier that is not a FrontierRecord (a SystemFrontier: pass its ``.record()``),
+        SpecError: a frontier (or alternatives) that is not a FrontierRecord (a SystemFrontier: pass its ``.record()``),
             a system that is not a System or not the frontier's,
             a non-positive target or one above ``MAX_TARGET_TOK_PER_S``, an unknown kind, a negative floor.
         InfeasibleDeployment: no frontier point reaches the floor (names the fastest one).
@@ -348,6 +351,14 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
     if target_kind not in TARGET_KINDS:
         raise SpecError("--target-kind", f"unknown kind {target_kind!r}{choice_hint(target_kind, ('output', 'total'))}", "use output or total")
     ok = _points_above_floor(frontier, system, min_interactivity)
+    if alternatives is not None:
+        if not isinstance(alternatives, FrontierRecord) or alternatives.system != frontier.system:
+            raise SpecError("plan_capacity: alternatives", f"expected the frontier's system's FrontierRecord, got "
+                            f"{getattr(alternatives, 'system', type(alternatives).__name__)!r}",
+                            "pass system_frontier(...).fleet_record() of the same sweep, or leave it out")
+        alt_ok = [p for p in alternatives.frontier if p.feasible and p.interactivity >= min_interactivity]
+    else:
+        alt_ok = ok
 
     def rate(p: PointRecord) -> float:
         return p.output_throughput_per_chip if target_kind == "output" else p.throughput_per_chip
@@ -372,7 +383,7 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
 
     own = footprint(best)
     packaging = own.packaging
-    alts = [footprint(p) for p in ok]
+    alts = [footprint(p) for p in alt_ok] + [own]  # own: a tie keeps no alternative
     least = min(alts, key=lambda f: (f.chips, outer(f), -f.rate))
     fewest = least if least.chips < chips else None
     least = min(alts, key=lambda f: (outer(f), f.chips, -f.rate))

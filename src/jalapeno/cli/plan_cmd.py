@@ -70,7 +70,9 @@ def plan(
         if min_interactivity <= 0:  # as --target says it: the fleet's most tokens are at the batch point
             _no_floor_note(ft.point)
         return
-    cp = plan_capacity(sf.record(), s, target, target_kind, min_interactivity)
+    # fewest / fewest_boxes search every instance size's own frontier (as --chips): the system's frontier drops
+    # a small instance a larger one dominates, the one a target of a few instances fits in fewest chips
+    cp = plan_capacity(sf.record(), s, target, target_kind, min_interactivity, alternatives=sf.fleet_record())
     if json_out:
         p = cp.point
         print_json({"system": s.name, "model": m.name, "workload": wl.as_dict(), "target_tok_per_s": target,
