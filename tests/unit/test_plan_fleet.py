@@ -10,7 +10,7 @@ import pytest
 from cli_runner import check_error, run
 from frontiers import gb200_deepseek_fp8_1k1k_agg
 
-from jalapeno.analysis.capacity import fleet_throughput
+from jalapeno.analysis.fleet import fleet_throughput
 from jalapeno.errors import InfeasibleDeployment, SpecError
 
 

@@ -39,10 +39,6 @@ TARGET_KINDS = ("output", "total")
 # (1.3 quadrillion a month, ~5e8 tok/s, Alphabet Q3 2025 earnings call, Oct 2025). A target above
 # it is a unit slip (tokens per day or month given as per second), so it is refused, not planned.
 MAX_TARGET_TOK_PER_S = 1e12
-# A plausibility bound on a fleet size (``plan --chips``), a named assumption: 1e9 chips is ~100x the
-# order of 10 million AI accelerators installed worldwide by 2025; a count above it is a typo (a
-# 20-digit count planned 1e23 tok/s without a word), so it is refused.
-MAX_FLEET_CHIPS = 10**9
 
 
 @dataclass(frozen=True)
@@ -201,8 +197,7 @@ class CapacityPlan:
                              f"its collectives are priced; ceil({self.chips:,} / {size}) = "
                              f"{math.ceil(self.chips / size):,} would split groups across {name}s)")
         lines += power_lines(self.chips, self.power_w)
-        basis = (f" (an estimate: {self.system} publishes no price; `jalapeno hardware show {self.show_as or self.system}`, "
-                 "cost.usd_per_chip_hour)" if self.usd_estimate else "")
+        basis = price_basis(self.system, self.show_as, self.usd_estimate)
         lines.append(f"cost: {self.chips:,} x ${self.usd_per_chip_hour:.2f}/chip-hour{basis} = ${self.usd_per_hour:,.2f}/hour")
         lines.append(f"cost per M {k} tokens: ${self.usd_per_chip_hour:.2f} / ({self.tok_per_s_per_chip:,.1f} tok/s/chip x "
                      f"3600 s / 1e6) = ${usd_text(self.usd_per_mtok)}")
@@ -350,7 +345,7 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
                         "give tokens per SECOND (a daily total / 86,400), e.g. --target 1e6")
     if target_kind not in TARGET_KINDS:
         raise SpecError("--target-kind", f"unknown kind {target_kind!r}{choice_hint(target_kind, ('output', 'total'))}", "use output or total")
-    ok = _points_above_floor(frontier, system, min_interactivity)
+    ok = points_above_floor(frontier, system, min_interactivity)
     if alternatives is not None:
         if not isinstance(alternatives, FrontierRecord) or alternatives.system != frontier.system:
             raise SpecError("plan_capacity: alternatives", f"expected the frontier's system's FrontierRecord, got "
@@ -395,8 +390,27 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
     return CapacityPlan(system.name, float(target_tok_per_s), target_kind, float(min_interactivity), best, per_chip,
                         per_inst_chips, instances, chips, packaging, power, system.usd_per_chip_hour,
                         chips * system.usd_per_chip_hour, chips * per_chip, fewest,
-                        "(estimate)" in system.sources.get("cost.usd_per_chip_hour", ""), fewest_boxes,
+                        is_price_estimate(system), fewest_boxes,
                         hardware_show_name(system))
+
+
+def price_basis(system: str, show_as: str, estimate: bool) -> str:
+    """The mark a cost line carries after ``$X/chip-hour`` when the system's price is a derived estimate
+    (``(estimate)`` in its file's ``cost.usd_per_chip_hour`` source: Jalapeño publishes no price), else "";
+    the ``--target`` plan's cost line and the ``--chips`` fleet's alike.
+
+    >>> price_basis("jalapeno", "jalapeno", True)
+    ' (an estimate: jalapeno publishes no price; `jalapeno hardware show jalapeno`, cost.usd_per_chip_hour)'
+    >>> price_basis("gb200-nvl72", "", False)
+    ''
+    """
+    return (f" (an estimate: {system} publishes no price; `jalapeno hardware show {show_as or system}`, "
+            "cost.usd_per_chip_hour)" if estimate else "")
+
+
+def is_price_estimate(system: System) -> bool:
+    """Whether the system's $/chip-hour is a derived estimate (its source says ``(estimate)``)."""
+    return "(estimate)" in system.sources.get("cost.usd_per_chip_hour", "")
 
 
 def power_lines(chips: int, power_w: dict) -> list[str]:
@@ -405,7 +419,7 @@ def power_lines(chips: int, power_w: dict) -> list[str]:
     return [f"power ({c}: {label}): {chips:,} x {w:,.0f} W = {total / 1e3:,.1f} kW" for c, (w, label, total) in power_w.items()]
 
 
-def _points_above_floor(frontier: FrontierRecord, system: System, min_interactivity: float) -> list[PointRecord]:
+def points_above_floor(frontier: FrontierRecord, system: System, min_interactivity: float) -> list[PointRecord]:
     """The feasible frontier points at or above ``min_interactivity`` (tok/s/user); a negative or
     non-finite floor is a SpecError, a floor no point reaches an InfeasibleDeployment naming the fastest."""
     if not (min_interactivity >= 0 and math.isfinite(min_interactivity)):
@@ -421,104 +435,3 @@ def _points_above_floor(frontier: FrontierRecord, system: System, min_interactiv
                                    f"on this workload, below {min_interactivity:g}",
                                    "lower --min-interactivity or plan on a faster system")
     return ok
-
-
-@dataclass(frozen=True)
-class FleetThroughput:
-    """What a fleet of a given size serves (``jalapeno plan --chips N``): the frontier point above the
-    floor whose whole instances, packed into the fleet, serve the most tokens per second.
-
-    Attributes:
-        point: the chosen frontier point; rate: its throughput per chip of ``target_kind``, tok/s/chip.
-        fleet_chips: the chips given; instances: floor(fleet_chips / chips per instance);
-        chips_used: instances × chips per instance (the rest idle: an instance is indivisible);
-        delivered_tok_per_s: chips_used × rate, tok/s of ``target_kind``.
-        power_w: convention → (W per chip, its label, the fleet's W: every chip, idle ones included).
-        usd_per_chip_hour: the system's $/chip-hour (the fleet's $/hour: × fleet_chips).
-    """
-
-    point: PointRecord
-    rate: float
-    target_kind: str
-    fleet_chips: int
-    instances: int
-    chips_used: int
-    delivered_tok_per_s: float
-    power_w: dict
-    usd_per_chip_hour: float
-
-    def arithmetic(self) -> list[str]:
-        """The lines plan prints: instances that fit, chips used, tokens per second delivered."""
-        per_inst = self.point.deployment.chips
-        return [f"instances: floor({self.fleet_chips:,} chips / {per_inst:,} per instance) = {self.instances:,} "
-                f"({self.chips_used:,} chips used, {self.fleet_chips - self.chips_used:,} idle)",
-                f"delivered: {self.chips_used:,} chips x {self.rate:,.1f} {self.target_kind} tok/s/chip = "
-                f"{format_rate(self.delivered_tok_per_s)} {self.target_kind} tok/s at "
-                f"{self.point.interactivity:,.1f} tok/s/user"] + power_lines(self.fleet_chips, self.power_w) + [
-                f"cost: {self.fleet_chips:,} x ${self.usd_per_chip_hour:.2f}/chip-hour = "
-                f"${self.fleet_chips * self.usd_per_chip_hour:,.2f}/hour; per M {self.target_kind} tokens: "
-                f"${self.usd_per_mtok:.3f}"]
-
-    @property
-    def usd_per_mtok(self) -> float:
-        """$ per million ``target_kind`` tokens: the whole fleet's $/hour (idle chips included) over the
-        tokens it delivers in an hour, in millions."""
-        return self.fleet_chips * self.usd_per_chip_hour / (self.delivered_tok_per_s * 3600.0 / 1e6)
-
-    def as_dict(self) -> dict:
-        """JSON form: fleet, instances, chips used, rate, delivered, power (kW per convention, the whole
-        fleet), $/hour, $ per M tokens (``usd_per_mtok``, as ``plan --target --json``), the deployment and
-        the point."""
-        return {"fleet_chips": self.fleet_chips, "instances": self.instances, "chips_used": self.chips_used,
-                "tok_per_s_per_chip": self.rate, "target_kind": self.target_kind,
-                "delivered_tok_per_s": self.delivered_tok_per_s,
-                "power_kw": {c: v[2] / 1e3 for c, v in self.power_w.items()},
-                "usd_per_hour": self.fleet_chips * self.usd_per_chip_hour, "usd_per_mtok": self.usd_per_mtok,
-                "deployment": self.point.deployment.as_dict(), "point": self.point.as_dict()}
-
-
-def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, target_kind: str = "output",
-                     min_interactivity: float = 0.0) -> FleetThroughput:
-    """The most tokens per second ``chips`` chips serve at ``min_interactivity`` or faster: over the
-    frontier points above the floor, floor(chips / chips per instance) whole instances each, the most
-    delivered tok/s (a smaller instance can beat the best per-chip one when that one does not fit).
-
-    Args:
-        frontier: the points to choose from: ``SystemFrontier.fleet_record`` (each instance size's own
-            frontier; the system's frontier alone drops small instances a larger one dominates, which a
-            small fleet still runs); system: its System.
-        chips: fleet size, chips (a positive integer; racks x chips per rack from ``hardware show``).
-        target_kind: ``output`` or ``total`` (input + output) tokens.
-        min_interactivity: per-user speed floor, tok/s/user (>= 0).
-
-    Raises:
-        SpecError: a non-positive or non-integer chip count, an unknown kind, a bad floor.
-        InfeasibleDeployment: no point reaches the floor, or every instance above it needs more chips.
-    """
-    if isinstance(chips, bool) or not isinstance(chips, int) or chips <= 0:
-        raise SpecError("--chips", f"must be a positive whole number of chips, got {chips!r}",
-                        "write e.g. --chips 1152 (16 racks of 72: racks x chips per rack, `jalapeno hardware show`)")
-    if chips > MAX_FLEET_CHIPS:
-        raise SpecError("--chips", f"{chips:,} chips is above the {MAX_FLEET_CHIPS:,}-chip plausibility bound "
-                        "(~100x all AI accelerators installed by 2025)", "give the chips of one fleet, e.g. --chips 1152")
-    if target_kind not in TARGET_KINDS:
-        raise SpecError("--target-kind", f"unknown kind {target_kind!r}{choice_hint(target_kind, ('output', 'total'))}",
-                        "use output or total")
-    ok = _points_above_floor(frontier, system, min_interactivity)
-    fits = [p for p in ok if p.deployment.chips <= chips]
-    if not fits:
-        least = min(p.deployment.chips for p in ok)
-        raise InfeasibleDeployment("--chips", f"{chips:,} chips hold no instance of {system.name} at >= "
-                                   f"{min_interactivity:g} tok/s/user: the smallest needs {least:,} chips",
-                                   f"give --chips {least} or more, or lower --min-interactivity")
-
-    def rate(p: PointRecord) -> float:
-        return p.output_throughput_per_chip if target_kind == "output" else p.throughput_per_chip
-
-    def used(p: PointRecord) -> int:
-        return chips // p.deployment.chips * p.deployment.chips
-
-    best = max(fits, key=lambda p: (used(p) * rate(p), p.interactivity))
-    power = {c: (w, label, chips * w) for c in CONVENTIONS for w, label in [power_w_per_chip(system, c)]}
-    return FleetThroughput(best, rate(best), target_kind, chips, chips // best.deployment.chips, used(best),
-                           used(best) * rate(best), power, system.usd_per_chip_hour)

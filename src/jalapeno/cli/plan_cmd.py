@@ -21,8 +21,13 @@ def plan(
     target: float = typer.Option(None, "--target", help="Tokens per second the fleet must serve, e.g. 1e6 "
                                  "(or --chips: the fleet you have)."),
     chips: int = typer.Option(None, "--chips", help="Fleet size you have, chips (instead of --target): what it "
-                              "serves at >= --min-interactivity. Racks: racks x chips per rack (`hardware show`); "
-                              "a power budget: kW / the plan's kW per chip."),
+                              "serves at >= --min-interactivity."),
+    racks: int = typer.Option(None, "--racks", help="Fleet size in racks (instead of --chips): racks x the system "
+                              "file's chips per rack (systems with a rack level: the NVL72s, Jalapeño)."),
+    power_mw: float = typer.Option(None, "--power-mw", help="Fleet size as a power budget, MW (instead of --chips): "
+                                   "the whole racks/nodes it feeds at --power's W per chip."),
+    power: str = typer.Option("all-in", "--power", help="Power convention of --power-mw: chip, sustained or all-in "
+                              "(default: all-in provisioned, a facility's budget)."),
     target_kind: str = typer.Option("output", "--target-kind",
                                     help="What the target counts: output (output tokens) or total (input + output)."),
     min_interactivity: float = typer.Option(0.0, "--min-interactivity",
@@ -35,16 +40,24 @@ def plan(
 ) -> None:
     """Chips, racks/nodes, power (each convention), $/hour and the deployment that serve a token
     rate at a per-user speed, with the arithmetic shown."""
-    from jalapeno.analysis.capacity import fleet_throughput, lengths_text, plan_capacity
+    from jalapeno.analysis.capacity import lengths_text, plan_capacity
+    from jalapeno.analysis.fleet import fleet_throughput
     from jalapeno.analysis.comparison import system_frontier
     from jalapeno.cli.common import resolve_precision
     from jalapeno.cli.serving_opts import _options, _setup
     from jalapeno.deploy.checkpoints import available_precisions
     from jalapeno.errors import SpecError
 
-    if (target is None) == (chips is None):
-        raise SpecError("--target/--chips", "give exactly one: a token rate to size a fleet for, or a fleet size",
-                        "write --target 1e6 (tokens/s to serve) or --chips 1152 (the chips you have)")
+    given = [o for o, v in (("--target", target), ("--chips", chips), ("--racks", racks), ("--power-mw", power_mw))
+             if v is not None]
+    if len(given) != 1:
+        raise SpecError("--target/--chips", "give exactly one: a token rate to size a fleet for, or a fleet size"
+                        + (f" (got {' and '.join(given)})" if given else ""),
+                        "write --target 1e6 (tokens/s to serve) or --chips 1152 (the chips you have; or --racks 16, "
+                        "--power-mw 20)")
+    if power != "all-in" and power_mw is None:
+        raise SpecError("--power", "sets the convention of --power-mw only (the plan prints every convention)",
+                        "drop --power, or give --power-mw")
     if serving not in ("agg", "disagg", "both"):
         raise SpecError("--serving", f"unknown mode {serving!r}", "use agg, disagg or both")
     m, wl, prec = _setup(model, workload, isl, osl, precision)
@@ -54,21 +67,27 @@ def plan(
         resolve_precision(m, q).name for q in available_precisions(m.name, m.default_precision, s.chip.formats, m,
                                                                    s.chip)]
     sf = system_frontier(m, pr, wl, None if precs else prec, _options(serving, None, None, None), precisions=precs)
-    if chips is not None:
+    if target is None:
+        from jalapeno.analysis.fleet import fleet_chips
+
+        how = None
+        if chips is None:
+            chips, how = fleet_chips(s, racks, power_mw, power)
         # every instance size's own frontier, not only the system's: a 72-chip GB300 fleet got a 4-chip
         # instance (the larger ones dominate the rest), and a 1-chip one was told the smallest needs 4, not 2
         ft = fleet_throughput(sf.fleet_record(), s, chips, target_kind, min_interactivity)
+        lines = ([how] if how else []) + ft.arithmetic()
         if json_out:
             print_json({"system": s.name, "model": m.name, "workload": wl.as_dict(),
-                        "min_interactivity": min_interactivity, **ft.as_dict(), "arithmetic": ft.arithmetic()})
+                        "min_interactivity": min_interactivity, **ft.as_dict(), "arithmetic": lines})
             return
         console.print(f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · {chips:,} chips at >= "
                       f"{min_interactivity:g} tok/s/user")
+        console.print(f"lengths: {lengths_text(wl)}", soft_wrap=True)
         console.print(f"deployment: {ft.point.deployment.label} ({ft.point.deployment.chips:,} chips per instance)")
-        for line in ft.arithmetic():
+        for line in lines:
             console.print("  " + line, soft_wrap=True)
-        if min_interactivity <= 0:  # as --target says it: the fleet's most tokens are at the batch point
-            _no_floor_note(ft.point)
+        _closing_notes(ft.point, min_interactivity, system, model, wl, isl, sets, serving)
         return
     # fewest / fewest_boxes search every instance size's own frontier (as --chips): the system's frontier drops
     # a small instance a larger one dominates, the one a target of a few instances fits in fewest chips
@@ -97,11 +116,17 @@ def plan(
     console.print(f"deployment: {cp.point.deployment.label} ({cp.chips_per_instance:,} chips per instance)")
     for line in cp.arithmetic():
         console.print("  " + line, soft_wrap=True)
+    _closing_notes(cp.point, min_interactivity, system, model, wl, isl, sets, serving)
+
+
+def _closing_notes(point, min_interactivity: float, system: str, model: str, wl, isl, sets, serving: str) -> None:
+    """The lines after a plan's arithmetic (``--target`` and ``--chips`` alike): the no-floor note when there is
+    no floor, and 'how sure', the audit command that gives the plan's point its band."""
     if min_interactivity <= 0:  # the default plan sized a fleet at 7.5 tok/s/user (2-minute requests) without a word
-        _no_floor_note(cp.point)
+        _no_floor_note(point)
     # the plan is the calibrated point only; say where its uncertainty is (a planner asks "how sure?")
     wl_args = f"-w {wl.name}" if isl is None else f"--isl {wl.isl} --osl {wl.osl}"
-    at, prec_name = math.floor(cp.point.interactivity * 10) / 10, cp.point.deployment.precision.name
+    at, prec_name = math.floor(point.interactivity * 10) / 10, point.deployment.precision.name
     sets_args = "".join(f" --set {x}" for x in sets or ())
     console.print(f"how sure: this plan prices the calibrated efficiencies only; its point's band (the efficiency "
                   "band, or a measured system's validate error) and what would have to hold for another figure: "

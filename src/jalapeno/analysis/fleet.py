@@ -1,0 +1,193 @@
+"""What a fleet of a given size serves (``jalapeno plan --chips N``): the reverse of capacity.plan_capacity.
+
+Over the points above a per-user speed floor (``SystemFrontier.fleet_record``: each instance size's own
+frontier), floor(N / chips per instance) whole instances each; the most tokens per second delivered, ties
+to the fewest chips used. The fleet's power and $/hour count every chip, idle ones included. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from jalapeno.analysis.capacity import (TARGET_KINDS, points_above_floor, format_rate, is_price_estimate,
+                                        power_lines, price_basis)
+from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
+from jalapeno.analysis.records import FrontierRecord, PointRecord
+from jalapeno.errors import InfeasibleDeployment, SpecError, choice_hint
+from jalapeno.specs.catalog import hardware_show_name
+from jalapeno.specs.hardware import System
+
+# A plausibility bound on a fleet size (``plan --chips``), a named assumption: 1e9 chips is ~100x the
+# order of 10 million AI accelerators installed worldwide by 2025; a count above it is a typo (a
+# 20-digit count planned 1e23 tok/s without a word), so it is refused.
+MAX_FLEET_CHIPS = 10**9
+# Relative tolerance under which two fleets deliver the same tok/s (``fleet_throughput``'s ties): floating-point
+# noise of one rate times different instance counts, far below any model error (a named assumption).
+TIE_RTOL = 1e-9
+
+
+@dataclass(frozen=True)
+class FleetThroughput:
+    """What a fleet of a given size serves (``jalapeno plan --chips N``): the frontier point above the
+    floor whose whole instances, packed into the fleet, serve the most tokens per second.
+
+    Attributes:
+        point: the chosen frontier point; rate: its throughput per chip of ``target_kind``, tok/s/chip.
+        fleet_chips: the chips given; instances: floor(fleet_chips / chips per instance);
+        chips_used: instances × chips per instance (the rest idle: an instance is indivisible);
+        delivered_tok_per_s: chips_used × rate, tok/s of ``target_kind``.
+        power_w: convention → (W per chip, its label, the fleet's W: every chip, idle ones included).
+        usd_per_chip_hour: the system's $/chip-hour (the fleet's $/hour: × fleet_chips).
+        usd_estimate: whether that price is a derived estimate (``CapacityPlan.usd_estimate``);
+        show_as: what ``jalapeno hardware show`` takes for the system.
+    """
+
+    point: PointRecord
+    rate: float
+    target_kind: str
+    fleet_chips: int
+    instances: int
+    chips_used: int
+    delivered_tok_per_s: float
+    power_w: dict
+    usd_per_chip_hour: float
+    usd_estimate: bool
+    show_as: str
+    system: str
+
+    def arithmetic(self) -> list[str]:
+        """The lines plan prints: instances that fit, chips used, tokens per second delivered."""
+        per_inst = self.point.deployment.chips
+        return [f"instances: floor({self.fleet_chips:,} chips / {per_inst:,} per instance) = {self.instances:,} "
+                f"({self.chips_used:,} chips used, {self.fleet_chips - self.chips_used:,} idle)",
+                f"delivered: {self.chips_used:,} chips x {self.rate:,.1f} {self.target_kind} tok/s/chip = "
+                f"{format_rate(self.delivered_tok_per_s)} {self.target_kind} tok/s at "
+                f"{self.point.interactivity:,.1f} tok/s/user"] + power_lines(self.fleet_chips, self.power_w) + [
+                f"cost: {self.fleet_chips:,} x ${self.usd_per_chip_hour:.2f}/chip-hour"
+                f"{price_basis(self.system, self.show_as, self.usd_estimate)} = "
+                f"${self.fleet_chips * self.usd_per_chip_hour:,.2f}/hour; per M {self.target_kind} tokens: "
+                f"${self.usd_per_mtok:.3f}"]
+
+    @property
+    def usd_per_mtok(self) -> float:
+        """$ per million ``target_kind`` tokens: the whole fleet's $/hour (idle chips included) over the
+        tokens it delivers in an hour, in millions."""
+        return self.fleet_chips * self.usd_per_chip_hour / (self.delivered_tok_per_s * 3600.0 / 1e6)
+
+    def as_dict(self) -> dict:
+        """JSON form: fleet, instances, chips used, rate, delivered, power (kW per convention, the whole
+        fleet), $/hour, $ per M tokens (``usd_per_mtok``, as ``plan --target --json``), the deployment and
+        the point."""
+        return {"fleet_chips": self.fleet_chips, "instances": self.instances, "chips_used": self.chips_used,
+                "tok_per_s_per_chip": self.rate, "target_kind": self.target_kind,
+                "delivered_tok_per_s": self.delivered_tok_per_s,
+                "power_kw": {c: v[2] / 1e3 for c, v in self.power_w.items()},
+                "usd_per_hour": self.fleet_chips * self.usd_per_chip_hour, "usd_per_mtok": self.usd_per_mtok,
+                "usd_estimate": self.usd_estimate, "deployment": self.point.deployment.as_dict(), "point": self.point.as_dict()}
+
+
+def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, target_kind: str = "output",
+                     min_interactivity: float = 0.0) -> FleetThroughput:
+    """The most tokens per second ``chips`` chips serve at ``min_interactivity`` or faster: over the
+    frontier points above the floor, floor(chips / chips per instance) whole instances each, the most
+    delivered tok/s (a smaller instance can beat the best per-chip one when that one does not fit).
+    Ties (within ``TIE_RTOL``): the fewest chips used, then the higher interactivity, then the smaller instance.
+
+    Args:
+        frontier: the points to choose from: ``SystemFrontier.fleet_record`` (each instance size's own
+            frontier; the system's frontier alone drops small instances a larger one dominates, which a
+            small fleet still runs); system: its System.
+        chips: fleet size, chips (a positive integer; racks x chips per rack from ``hardware show``).
+        target_kind: ``output`` or ``total`` (input + output) tokens.
+        min_interactivity: per-user speed floor, tok/s/user (>= 0).
+
+    Raises:
+        SpecError: a non-positive or non-integer chip count, an unknown kind, a bad floor.
+        InfeasibleDeployment: no point reaches the floor, or every instance above it needs more chips.
+    """
+    if isinstance(chips, bool) or not isinstance(chips, int) or chips <= 0:
+        raise SpecError("--chips", f"must be a positive whole number of chips, got {chips!r}",
+                        "write e.g. --chips 1152 (16 racks of 72: racks x chips per rack, `jalapeno hardware show`)")
+    if chips > MAX_FLEET_CHIPS:
+        raise SpecError("--chips", f"{chips:,} chips is above the {MAX_FLEET_CHIPS:,}-chip plausibility bound "
+                        "(~100x all AI accelerators installed by 2025)", "give the chips of one fleet, e.g. --chips 1152")
+    if target_kind not in TARGET_KINDS:
+        raise SpecError("--target-kind", f"unknown kind {target_kind!r}{choice_hint(target_kind, ('output', 'total'))}",
+                        "use output or total")
+    ok = points_above_floor(frontier, system, min_interactivity)
+    fits = [p for p in ok if p.deployment.chips <= chips]
+    if not fits:
+        least = min(p.deployment.chips for p in ok)
+        raise InfeasibleDeployment("--chips", f"{chips:,} chips hold no instance of {system.name} at >= "
+                                   f"{min_interactivity:g} tok/s/user: the smallest needs {least:,} chips",
+                                   f"give --chips {least} or more, or lower --min-interactivity")
+
+    def rate(p: PointRecord) -> float:
+        return p.output_throughput_per_chip if target_kind == "output" else p.throughput_per_chip
+
+    def used(p: PointRecord) -> int:
+        return chips // p.deployment.chips * p.deployment.chips
+
+    # ties on delivered tok/s (to TIE_RTOL) are common: a disagg instance with spare prefill chips delivers
+    # what a smaller one does (GB200 8k/1k, 64 chips at >= 50: 52-, 56- and 64-chip instances, 29,343 tok/s
+    # each). The fleet's cost is the same; the planner keeps the chips that add nothing: fewest chips used,
+    # then the faster per-user speed, then the smaller instance (finer failure and scaling unit)
+    top = max(used(p) * rate(p) for p in fits)
+    best = min((p for p in fits if used(p) * rate(p) >= top * (1 - TIE_RTOL)),
+               key=lambda p: (used(p), -p.interactivity, p.deployment.chips))
+    power = {c: (w, label, chips * w) for c in CONVENTIONS for w, label in [power_w_per_chip(system, c)]}
+    return FleetThroughput(best, rate(best), target_kind, chips, chips // best.deployment.chips, used(best),
+                           used(best) * rate(best), power, system.usd_per_chip_hour, is_price_estimate(system),
+                           hardware_show_name(system), system.name)
+
+
+def fleet_chips(system: System, racks: int | None = None, power_mw: float | None = None,
+                convention: str = "all-in") -> tuple[int, str]:
+    """A fleet size in chips from what a planner has: ``racks`` (× the chips of the system's ``rack`` level,
+    from its file) or ``power_mw`` (whole boxes of the outermost packaging level, the one plan counts:
+    floor(MW / (W per chip × chips per box)) × chips per box, W under ``convention``). Returns the chips
+    and the line that shows the conversion.
+
+    >>> from jalapeno.specs.catalog import load_system
+    >>> fleet_chips(load_system("gb200-nvl72"), racks=4)
+    (288, 'chips: 4 racks x 72 chips per rack = 288')
+
+    Raises:
+        SpecError: neither or both given, a non-positive or non-finite value, a system without a rack level
+            (``--racks``), a budget that holds no whole box or a fleet above ``MAX_FLEET_CHIPS``.
+    """
+    if (racks is None) == (power_mw is None):
+        raise SpecError("fleet_chips", "give exactly one of racks and power_mw", "e.g. racks=4 or power_mw=20")
+    if racks is not None:
+        rack = [lv for lv in system.levels if lv.name == "rack"]
+        if isinstance(racks, bool) or not isinstance(racks, int) or racks <= 0:
+            raise SpecError("--racks", f"must be a positive whole number of racks, got {racks!r}", "write e.g. --racks 4")
+        if not rack:
+            have = ", ".join(f"{lv.name} of {lv.chips:,} chips" for lv in system.levels)
+            raise SpecError("--racks", f"{system.name}'s file has no rack level ({have})",
+                            f"give --chips ({system.levels[0].name}s x {system.levels[0].chips}: 32 {system.levels[0].name}s "
+                            f"is --chips {32 * system.levels[0].chips}) or --power-mw")
+        chips, line = racks * rack[0].chips, f"chips: {racks:,} racks x {rack[0].chips} chips per rack"
+        where = "--racks"
+    else:
+        if not (isinstance(power_mw, (int, float)) and not isinstance(power_mw, bool) and math.isfinite(power_mw)
+                and power_mw > 0):
+            raise SpecError("--power-mw", f"must be a positive number of megawatts, got {power_mw!r}",
+                            "write e.g. --power-mw 20")
+        w, label = power_w_per_chip(system, convention)
+        box = (system.levels[:-1] or system.levels[:1])[-1]
+        n = math.floor(power_mw * 1e6 / (w * box.chips))
+        if n < 1:
+            raise SpecError("--power-mw", f"{power_mw:g} MW holds no whole {box.name} of {box.chips} {system.name} chips "
+                            f"at {w:,.0f} W each ({label}: {w * box.chips / 1e3:,.1f} kW a {box.name})",
+                            f"give --power-mw {w * box.chips / 1e6:.4g} or more")
+        chips = n * box.chips
+        line = (f"chips: floor({power_mw:,.4g} MW / ({w:,.0f} W {label} x {box.chips} chips per {box.name})) = "
+                f"{n:,} {box.name}s x {box.chips}")
+        where = "--power-mw"
+    if chips > MAX_FLEET_CHIPS:
+        raise SpecError(where, f"{chips:,} chips is above the {MAX_FLEET_CHIPS:,}-chip plausibility bound "
+                        "(~100x all AI accelerators installed by 2025)",
+                        f"give one fleet's, e.g. {'--racks 16' if where == '--racks' else '--power-mw 20'}")
+    return chips, f"{line} = {chips:,}"
