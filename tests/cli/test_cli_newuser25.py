@@ -173,6 +173,11 @@ def test_audit_says_why_a_claim_beyond_every_frontier_is_impossible(capsys):
     assert "IMPOSSIBLE" in text and "---" not in text
     assert ("why: throughput_per_chip@1e+09 is undefined at every parameter value tried: no frontier reaches 1e+09 "
             "tok/s/user, not even the physical limit's (zero fixed costs, peak efficiencies)") in text
+    # and stops there: no parameter, spec or joint move defines the metric at 1e9 tok/s/user (the tables under the
+    # why were 47 rows of 'none in range' and a joint table of 'not reachable')
+    assert "none in range" not in text and "not reachable" not in text and "each parameter alone" not in text
+    assert text.endswith("no parameter alone, headline spec alone (0.5-4x) or joint change reaches 1e+09 tok/s/user "
+                         "either: no tables of what the claim needs")
 
 
 def test_api_names_a_model_or_frontier_of_the_wrong_type():

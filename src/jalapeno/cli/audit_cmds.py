@@ -122,6 +122,14 @@ def audit(
                       f"{c.at:g} tok/s/user, not even the physical limit's (zero fixed costs, peak efficiencies). "
                       f"`jalapeno audit --system {res.system} --claim max_interactivity=...` says how fast it can go",
                       markup=False)
+        # the tables below would be rows of 'none in range' and '-': keep the rows that reach @X (a headline
+        # spec can, where the stated chip cannot), and say so in one line when none does
+        d = dict(d, changes=_reaching(d["changes"]), spec_changes=_reaching(d["spec_changes"]),
+                 joint_change=d["joint_change"] if _joint_reaches(d["joint_change"]) else None)
+        if not (d["changes"] or d["spec_changes"] or d["joint_change"]):
+            console.print(f"no parameter alone, headline spec alone (0.5-4x) or joint change reaches {c.at:g} "
+                          "tok/s/user either: no tables of what the claim needs", markup=False)
+            return
     from jalapeno.analysis.audit import claim_gap
 
     def closeness(v):
@@ -145,6 +153,25 @@ def audit(
             t.add_row(label, _f(v["value"], ".3g") if v else "not reachable", _f(v["metric_at_change"]) if v else "-",
                       ("yes" if v["within_band"] else "no") if v else "-")
         console.print(t)
+
+
+def _reaching(changes: list[dict]) -> list[dict]:
+    """The one-at-a-time rows whose metric is defined somewhere in their search range (a required value or a
+    best alone): at an @X no frontier reaches, the rest are rows of 'none in range'."""
+    return [ch for ch in changes if _defined(ch.get("required")) or _defined(ch.get("best_in_range"))]
+
+
+def _defined(v) -> bool:
+    """A metric value the audit found (not None, not NaN: an undefined @X is NaN in the result, null in JSON)."""
+    return v is not None and math.isfinite(v)
+
+
+def _joint_reaches(j: dict | None) -> bool:
+    """Whether a joint change (analysis/audit.py) defines the metric anywhere: a band-ends value or a move."""
+    if not j:
+        return False
+    return _defined(j["band_ends"]["value"]) or any(j.get(n) for n in ("fixed_costs_factor", "efficiency_toward_peak",
+                                                                       "together"))
 
 
 def _changes_table(console, changes: list[dict], title: str, metric: str, closeness) -> None:
