@@ -29,8 +29,12 @@ def _context(model: str, workload: str | None, isl: int | None, osl: int | None,
 
     if serving not in ("agg", "disagg", "both"):
         raise SpecError("--serving", f"unknown serving mode {serving!r}{choice_hint(serving, ('agg', 'disagg', 'both'))}", "use agg, disagg or both")
+    from jalapeno.cli.serving_opts import check_workload_context
+
     m = load_model(model)
     wl = get_workload(workload, isl, osl)
+    # audit and sensitivity priced 128k1k on llama-3.1-405b (131,072-token context) where plan and compare refuse it
+    check_workload_context(m, wl, isl is not None)
     return ClaimContext(m, wl, resolve_precision(m, precision), SweepOptions(serving=serving), power)
 
 
