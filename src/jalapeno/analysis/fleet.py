@@ -119,7 +119,8 @@ def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, targe
     fits = [p for p in ok if p.deployment.chips <= chips]
     if not fits:
         least = min(p.deployment.chips for p in ok)
-        raise InfeasibleDeployment("--chips", f"{chips:,} chips hold no instance of {system.name} at >= "
+        hold = "chip holds" if chips == 1 else "chips hold"
+        raise InfeasibleDeployment("--chips", f"{chips:,} {hold} no instance of {system.name} at >= "
                                    f"{min_interactivity:g} tok/s/user: the smallest needs {least:,} chips",
                                    f"give --chips {least} or more, or lower --min-interactivity")
 
