@@ -106,3 +106,19 @@ def test_fleet_ties_go_to_the_fewest_chips_used():
         assert ft.chips_used == min(d[id(p)] for p in tied)
         if chips == 64:
             assert len(tied) > 1 and ft.chips_used < max(d[id(p)] for p in tied)
+
+
+def test_fleet_instances_keep_each_group_whole_in_a_rack():
+    """2 GB200 NVL72 racks (144 GPUs) hold 8 EP16 instances, not floor(144 / 16) = 9: a 72-GPU rack holds
+    floor(72 / 16) = 4 sixteen-chip groups. 100 GPUs (a rack and 28) hold 4 + floor(28 / 16) = 5, not 6."""
+    from frontiers import gb200_deepseek_fp8_1k1k_agg
+
+    from jalapeno.analysis.fleet import fleet_instances
+
+    fr, s = gb200_deepseek_fp8_1k1k_agg()
+    p = next(p for p in fr.frontier if p.deployment.chips == 16 and p.deployment.decode.layout.stage_chips == 16)
+    assert fleet_instances(p.deployment, s, 144) == (8, ("rack", 72))
+    assert fleet_instances(p.deployment, s, 100) == (5, ("rack", 72))
+    assert fleet_instances(p.deployment, s, 64) == (4, None)  # 4 groups in one rack: floor(64 / 16), no cut
+    q = next(p for p in fr.frontier if p.deployment.chips == 8 and p.deployment.decode.layout.stage_chips == 8)
+    assert fleet_instances(q.deployment, s, 144) == (18, None)  # 8 tiles 72

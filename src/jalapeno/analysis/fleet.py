@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from jalapeno.analysis.capacity import (TARGET_KINDS, points_above_floor, format_rate, is_price_estimate,
-                                        power_lines, price_basis)
+from jalapeno.analysis.capacity import (TARGET_KINDS, format_rate, instance_groups, is_price_estimate,
+                                        packed_boxes, points_above_floor, power_lines, price_basis)
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.analysis.records import FrontierRecord, PointRecord
 from jalapeno.errors import InfeasibleDeployment, SpecError, choice_hint
@@ -34,7 +34,8 @@ class FleetThroughput:
 
     Attributes:
         point: the chosen frontier point; rate: its throughput per chip of ``target_kind``, tok/s/chip.
-        fleet_chips: the chips given; instances: floor(fleet_chips / chips per instance);
+        fleet_chips: the chips given; instances: the most whole instances whose groups pack into the fleet's
+            boxes (``fleet_instances``), at most floor(fleet_chips / chips per instance);
         chips_used: instances × chips per instance (the rest idle: an instance is indivisible);
         delivered_tok_per_s: chips_used × rate, tok/s of ``target_kind``.
         power_w: convention → (W per chip, its label, the fleet's W: every chip, idle ones included).
@@ -55,12 +56,24 @@ class FleetThroughput:
     usd_estimate: bool
     show_as: str
     system: str
+    #: (level name, chips per level) of the packaging level that cut the instances below floor(chips / per
+    #: instance) (each worker's group whole in one box), else None
+    packed_by: tuple[str, int] | None = None
 
     def arithmetic(self) -> list[str]:
         """The lines plan prints: instances that fit, chips used, tokens per second delivered."""
         per_inst = self.point.deployment.chips
-        return [f"instances: floor({self.fleet_chips:,} chips / {per_inst:,} per instance) = {self.instances:,} "
-                f"({self.chips_used:,} chips used, {self.fleet_chips - self.chips_used:,} idle)",
+        n = self.fleet_chips // per_inst
+        if self.packed_by is None:
+            count = f"instances: floor({self.fleet_chips:,} chips / {per_inst:,} per instance) = {n:,}"
+        else:  # each worker's stage group whole in a box: fewer instances than the chips alone hold
+            name, size = self.packed_by
+            sizes = "/".join(str(g) for g in sorted(instance_groups(self.point.deployment, 1), reverse=True))
+            boxes, rest = divmod(self.fleet_chips, size)
+            have = f"{boxes:,} {name}{'' if boxes == 1 else 's'} of {size}" + (f" and one of {rest}" if rest else "")
+            count = (f"instances: floor({self.fleet_chips:,} chips / {per_inst:,} per instance) = {n:,}, of which "
+                     f"{self.instances:,} fit with each worker's {sizes}-chip group whole in a {name} ({have})")
+        return [f"{count} ({self.chips_used:,} chips used, {self.fleet_chips - self.chips_used:,} idle)",
                 f"delivered: {self.chips_used:,} chips x {self.rate:,.1f} {self.target_kind} tok/s/chip = "
                 f"{format_rate(self.delivered_tok_per_s)} {self.target_kind} tok/s at "
                 f"{self.point.interactivity:,.1f} tok/s/user"] + power_lines(self.fleet_chips, self.power_w) + [
@@ -127,8 +140,15 @@ def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, targe
     def rate(p: PointRecord) -> float:
         return p.output_throughput_per_chip if target_kind == "output" else p.throughput_per_chip
 
+    placed = {id(p): fleet_instances(p.deployment, system, chips) for p in fits}
+    fits = [p for p in fits if placed[id(p)][0] > 0]
+    if not fits:
+        raise InfeasibleDeployment("--chips", f"{chips:,} chips hold no instance of {system.name} at >= "
+                                   f"{min_interactivity:g} tok/s/user with each worker's group whole in a box",
+                                   "give more chips (whole racks or nodes), or lower --min-interactivity")
+
     def used(p: PointRecord) -> int:
-        return chips // p.deployment.chips * p.deployment.chips
+        return placed[id(p)][0] * p.deployment.chips
 
     # ties on delivered tok/s (to TIE_RTOL) are common: a disagg instance with spare prefill chips delivers
     # what a smaller one does (GB200 8k/1k, 64 chips at >= 50: 52-, 56- and 64-chip instances, 29,343 tok/s
@@ -138,9 +158,43 @@ def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, targe
     best = min((p for p in fits if used(p) * rate(p) >= top * (1 - TIE_RTOL)),
                key=lambda p: (used(p), -p.interactivity, p.deployment.chips))
     power = {c: (w, label, chips * w) for c in CONVENTIONS for w, label in [power_w_per_chip(system, c)]}
-    return FleetThroughput(best, rate(best), target_kind, chips, chips // best.deployment.chips, used(best),
-                           used(best) * rate(best), power, system.usd_per_chip_hour, is_price_estimate(system),
-                           hardware_show_name(system), system.name)
+    n, cut = placed[id(best)]
+    return FleetThroughput(best, rate(best), target_kind, chips, n, used(best), used(best) * rate(best), power,
+                           system.usd_per_chip_hour, is_price_estimate(system), hardware_show_name(system), system.name,
+                           cut)
+
+
+def fleet_instances(dep, system: System, chips: int) -> tuple[int, tuple[str, int] | None]:
+    """The most whole instances of ``dep`` that ``chips`` chips hold with each worker's pipeline-stage group
+    whole inside one box of every packaging level (trays, nodes, racks; the level its collectives are priced
+    on, capacity.instance_groups), and the level that cut the count below floor(chips / chips per instance)
+    (None when none did). The fleet is floor(chips / size) whole boxes and one of the remainder; the check
+    packs the groups with a placeholder group filling the partial box's missing chips (first-fit decreasing,
+    capacity.packed_boxes). 2 GB200 NVL72 racks (144 chips) hold 8 EP16 instances, not floor(144 / 16) = 9:
+    4 sixteen-chip groups fill 64 of a rack's 72 GPUs.
+    """
+    n_max = chips // dep.chips
+    levels = system.levels[:-1] or system.levels[:1]
+
+    def cut(n: int) -> tuple[str, int] | None:
+        for lv in levels:
+            boxes, rest = divmod(chips, lv.chips)
+            groups = instance_groups(dep, n)
+            if rest:
+                groups[lv.chips - rest] = groups.get(lv.chips - rest, 0) + 1
+                boxes += 1
+            if packed_boxes(groups, lv.chips) > boxes:
+                return lv.name, lv.chips
+        return None
+
+    first = cut(n_max) if n_max else None
+    if first is None:
+        return n_max, None
+    lo, hi = 0, n_max - 1  # the most n in [lo, hi] that packs: n_max does not, 0 does
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if cut(mid) is None else (lo, mid - 1)
+    return lo, first
 
 
 def fleet_chips(system: System, racks: int | None = None, power_mw: float | None = None,
