@@ -108,7 +108,7 @@ def test_fleet_ties_go_to_the_fewest_chips_used():
             assert len(tied) > 1 and ft.chips_used < max(d[id(p)] for p in tied)
 
 
-def test_fleet_instances_keep_each_group_whole_in_a_rack():
+def test_fleet_instances_keep_each_group_whole_in_a_rack(capsys):
     """2 GB200 NVL72 racks (144 GPUs) hold 8 EP16 instances, not floor(144 / 16) = 9: a 72-GPU rack holds
     floor(72 / 16) = 4 sixteen-chip groups. 100 GPUs (a rack and 28) hold 4 + floor(28 / 16) = 5, not 6."""
     from frontiers import gb200_deepseek_fp8_1k1k_agg
@@ -120,5 +120,13 @@ def test_fleet_instances_keep_each_group_whole_in_a_rack():
     assert fleet_instances(p.deployment, s, 144) == (8, ("rack", 72))
     assert fleet_instances(p.deployment, s, 100) == (5, ("rack", 72))
     assert fleet_instances(p.deployment, s, 64) == (4, None)  # 4 groups in one rack: floor(64 / 16), no cut
+    code, out, err = run(capsys, "plan", "--system", "gb200-nvl72", "-w", "1k1k", "-p", "fp8", "--serving", "agg",
+                         "--racks", "2", "--min-interactivity", "20", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["deployment"]["chips"] == 16  # the EP16 point wins here: its count and the cut are said
+    assert d["instances"] == 8 and d["instances_cut_by"] == {"level": "rack", "chips": 72}
+    assert "= 9, of which 8 fit with each worker's 16-chip group whole in a rack (2 racks of 72)" in " ".join(
+        d["arithmetic"])
     q = next(p for p in fr.frontier if p.deployment.chips == 8 and p.deployment.decode.layout.stage_chips == 8)
     assert fleet_instances(q.deployment, s, 144) == (18, None)  # 8 tiles 72

@@ -90,14 +90,18 @@ class FleetThroughput:
 
     def as_dict(self) -> dict:
         """JSON form: fleet, instances, chips used, rate, delivered, power (kW per convention, the whole
-        fleet), $/hour, $ per M tokens (``usd_per_mtok``, as ``plan --target --json``), the deployment and
-        the point."""
+        fleet), $/hour, $ per M tokens (``usd_per_mtok``, as ``plan --target --json``), whether the price is an
+        estimate, the packaging level that cut the instances (``instances_cut_by``, else null), the deployment
+        and the point."""
         return {"fleet_chips": self.fleet_chips, "instances": self.instances, "chips_used": self.chips_used,
                 "tok_per_s_per_chip": self.rate, "target_kind": self.target_kind,
                 "delivered_tok_per_s": self.delivered_tok_per_s,
                 "power_kw": {c: v[2] / 1e3 for c, v in self.power_w.items()},
                 "usd_per_hour": self.fleet_chips * self.usd_per_chip_hour, "usd_per_mtok": self.usd_per_mtok,
-                "usd_estimate": self.usd_estimate, "deployment": self.point.deployment.as_dict(), "point": self.point.as_dict()}
+                "usd_estimate": self.usd_estimate,
+                "instances_cut_by": None if self.packed_by is None else {"level": self.packed_by[0],
+                                                                         "chips": self.packed_by[1]},
+                "deployment": self.point.deployment.as_dict(), "point": self.point.as_dict()}
 
 
 def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, target_kind: str = "output",
