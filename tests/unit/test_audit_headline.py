@@ -124,3 +124,29 @@ def test_an_end_the_schema_refuses_is_searched_halved_and_reported_so(capsys):
     lo, hi = c["search_range"]
     assert allin / 10 < own_kw <= lo < allin < hi
     assert c["moves_metric"] is False
+
+
+def test_a_mixed_list_of_changes_keeps_each_row_in_its_columns():
+    """review34: the table's layout followed its first row's kind, so a headline row first and a fitted row after
+    put the fitted row's eight cells under five headline columns (rich folds or drops the extra cells)."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from jalapeno.cli.audit_cmds import _changes_table
+
+    def row(key, kind, current, band, required):
+        return {"parameter": key, "kind": kind, "current": current, "band": band, "required": required,
+                "factor": required / current, "within_band": band[0] <= required <= band[1], "note": "",
+                "best_in_range": 2.0, "moves_metric": True}
+
+    changes = [row("chip.hbm_bandwidth_tb_per_s", "headline", 15.4, [15.4, 15.4], 30.8),
+               row("efficiency.kernel_launch_s", "fixed", 4e-6, [2e-6, 6e-6], 3e-6)]
+    buf = StringIO()
+    _changes_table(Console(file=buf, width=250), changes, "each parameter alone", "max_interactivity", lambda v: v or 0)
+    lines = buf.getvalue().splitlines()
+    header = next(x for x in lines if "┃" in x and "parameter" in x)
+    assert "in band" in header and "kind" in header  # the full layout for a mixed list
+    fitted = next(x for x in lines if "efficiency.kernel_launch_s" in x)
+    cells = [c.strip() for c in fitted.split("│")[1:-1]]
+    assert cells[:2] == ["efficiency.kernel_launch_s", "fixed"] and cells[6] == "yes"  # 3e-6 is inside 2e-6..6e-6

@@ -2,7 +2,9 @@
 
 Over the points above a per-user speed floor (``SystemFrontier.fleet_record``: each instance size's own
 frontier), floor(N / chips per instance) whole instances each; the most tokens per second delivered, ties
-to the fewest chips used. The fleet's power and $/hour count every chip, idle ones included. Pure: no I/O.
+to the fewest chips used. The fleet's power and $/hour count every chip, idle ones included, each at its
+convention's full watts (a named assumption: a planner provisions power and pays for the chips it has, and
+an idle chip's draw, a fraction of TDP that no system file here states, is not modelled). Pure: no I/O.
 """
 
 from __future__ import annotations

@@ -190,8 +190,11 @@ def _changes_table(console, changes: list[dict], title: str, metric: str, closen
     if moving:
         t = Table(title=title)
         cols = ("parameter", "kind", "current", "band", "required", "factor", "in band", "best alone")
-        for col in cols if moving[0]["kind"] != "headline" else ("parameter", "stated", "required", "factor",
-                                                                   "best alone"):
+        # the headline layout (no band: the stated value) only for a table of headline specs alone; a
+        # mixed list takes the full layout, a headline row's band its stated value (review34: the layout
+        # followed the first row's kind, so a mixed list would misalign)
+        headline = all(ch["kind"] == "headline" for ch in moving)
+        for col in cols if not headline else ("parameter", "stated", "required", "factor", "best alone"):
             t.add_column(col, overflow="fold")
         # reached first (in band first, then the smallest move), then the closest the parameter alone gets
         order = sorted(moving, key=lambda r: (r["required"] is None, not r["within_band"],
@@ -200,7 +203,7 @@ def _changes_table(console, changes: list[dict], title: str, metric: str, closen
         for ch in order:
             req = _f(ch["required"]) if ch["required"] is not None else ch["note"]
             best = _f(ch.get("best_in_range"))
-            if ch["kind"] == "headline":
+            if headline:
                 t.add_row(ch["parameter"], _f(ch["current"]), req, _f(ch["factor"], ".3g"), best)
             else:
                 t.add_row(ch["parameter"], ch["kind"], _f(ch["current"]), f"{_f(ch['band'][0])}-{_f(ch['band'][1])}",
