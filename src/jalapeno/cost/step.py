@@ -39,14 +39,15 @@ A batch whose weights + KV + activations exceed usable HBM is infeasible (``feas
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
 from jalapeno.cost.batch import Batch
+from jalapeno.cost.lazy_cut import lazy_columns, lazy_fields
 from jalapeno.cost.mtp_draft import mtp_draft_s
 from jalapeno.cost.optable import CollectiveTable, OpTable
-from jalapeno.cost.priced import columns, moe_all_to_all, priced_tables
+from jalapeno.cost.priced import moe_all_to_all, priced_tables
 from jalapeno.cost.overlap import PREFILL_COMM_SM_FRACTION, can_split, roof_parts, tbo_stage
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.cost.roofline import OpTimes
@@ -416,17 +417,23 @@ def _hide_shared_expert(ops: OpTable, times: OpTimes, st: np.ndarray, on: np.nda
 def _at_points(sc: StepCost, at: np.ndarray) -> StepCost:
     """``sc``, priced at a batch's distinct points, at every point of the batch: ``at`` (N,) is each
     point's distinct point (Batch.distinct). Every per-point array is indexed; per-op and per-collective
-    fields are kept."""
+    fields are kept. The (rows, N) tables (ops, times, collectives, their times and algorithms) are cut
+    when first read (cost/lazy_cut.py): the same arrays, most callers read none of them."""
     mem = sc.memory
-    return replace(sc, ops=columns(sc.ops, at), times=columns(sc.times, at),
-                   collectives=columns(sc.collectives, at), coll_time_s=np.take(sc.coll_time_s, at, axis=1),
-                   coll_algorithm=np.take(sc.coll_algorithm, at, axis=1), step_time_s=sc.step_time_s[at],
-                   interval_s=sc.interval_s[at], draft_s=sc.draft_s[at], attribution_s={k: v[at] for k, v in sc.attribution_s.items()},
-                   bound=sc.bound[at], bound_margin=sc.bound_margin[at], bound_level=sc.bound_level[at],
-                   memory=replace(mem, kv_bytes=mem.kv_bytes[at], activation_bytes=mem.activation_bytes[at],
-                                  fits=mem.fits[at], reason=mem.reason[at]),
-                   feasible=sc.feasible[at], reason=sc.reason[at],
-                   hidden_comm_s=None if sc.hidden_comm_s is None else sc.hidden_comm_s[at])
+    ready = {f.name: getattr(sc, f.name) for f in fields(sc)}
+    for name in ("coll_time_s", "coll_algorithm"):
+        del ready[name]
+    ready.update(ops=lazy_columns(sc.ops, at), times=lazy_columns(sc.times, at),
+                 collectives=lazy_columns(sc.collectives, at), step_time_s=sc.step_time_s[at],
+                 interval_s=sc.interval_s[at], draft_s=sc.draft_s[at], attribution_s={k: v[at] for k, v in sc.attribution_s.items()},
+                 bound=sc.bound[at], bound_margin=sc.bound_margin[at], bound_level=sc.bound_level[at],
+                 memory=replace(mem, kv_bytes=mem.kv_bytes[at], activation_bytes=mem.activation_bytes[at],
+                                fits=mem.fits[at], reason=mem.reason[at]),
+                 feasible=sc.feasible[at], reason=sc.reason[at],
+                 hidden_comm_s=None if sc.hidden_comm_s is None else sc.hidden_comm_s[at])
+    # the per-op tables at every point are read by few callers: cut when first read (cost/lazy_cut.py)
+    return lazy_fields(StepCost, ready, {"coll_time_s": lambda: np.take(sc.coll_time_s, at, axis=1),
+                                         "coll_algorithm": lambda: np.take(sc.coll_algorithm, at, axis=1)})
 
 
 def _two_batch(model: ModelSpec, layout: Layout, batch: Batch, halves: tuple, serial_layer: np.ndarray,
