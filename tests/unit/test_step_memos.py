@@ -1,6 +1,7 @@
 """The round-26 shortcuts of the fixed-concurrency sweep (``jalapeno compare -c``) change no result.
 
-- cost/batch.first_seen compares a few rows through their bytes in a dict instead of ``np.unique``;
+- cost/batch.first_seen compares a few rows through their bytes in a dict instead of ``np.unique``, and
+  more rows through a hash of their bits, checked row by row (np.unique where two rows hash alike);
 - Batch.distinct answers a batch asked again (the same object, the same bytes) from a memo;
 - cost/optable.OpBuilder makes a scalar's (N,) row once per builder;
 - cost/priced.columns keeps an op table's (k, n) tuple when it holds no array;
@@ -55,11 +56,42 @@ def test_first_seen_of_a_few_rows_equals_the_unique_path(monkeypatch):
         if t % 7 == 0:
             rows[-1, -1] = np.nan
         fast = first_seen(rows)
-        with monkeypatch.context() as mp:
-            mp.setattr(batch_mod, "_SMALL", -1)  # always np.unique
-            ref = first_seen(rows)
+        ref = _unique_first_seen(rows)
         for a, b in zip(fast, ref):
             assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def _unique_first_seen(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """first_seen by NumPy's np.unique on the rows' bytes (the reference: no dict, no hash)."""
+    rows = np.ascontiguousarray(rows, dtype=float)
+    _, first, inv = np.unique(rows.view(np.dtype((np.void, rows.itemsize * rows.shape[1]))).ravel(),
+                              return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return first[order], rank[inv.ravel()]
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_first_seen_of_many_rows_equals_the_unique_path(monkeypatch, collide):
+    """Past _SMALL rows first_seen groups rows by a hash of their bits, checked row by row: the same answer as
+    np.unique on the bytes, also where every row hashes alike (the multiplier 0: the check fails, np.unique runs)."""
+    if collide:
+        monkeypatch.setattr(batch_mod, "_GOLDEN", np.uint64(0))
+    rng = np.random.default_rng(11)
+    for t in range(60):
+        m = int(rng.integers(batch_mod._SMALL + 1, 3000))
+        base = rng.integers(0, 4, size=(int(rng.integers(1, 40)), int(rng.integers(1, 7)))).astype(float)
+        rows = base[rng.integers(0, base.shape[0], m)]
+        if t % 3 == 0:
+            rows[int(rng.integers(m)), 0] = -0.0  # bitwise unlike 0.0: another row
+        if t % 4 == 0:
+            rows[int(rng.integers(m)), -1] = np.nan
+        for a, b in zip(first_seen(rows), _unique_first_seen(rows)):
+            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    assert batch_mod._hashed_groups(np.zeros((3, 2)) + [[1.0, 2.0]])[0] is not None
+    if collide:
+        assert batch_mod._hashed_groups(np.array([[1.0], [2.0]]))[0] is None
 
 
 def test_distinct_asked_again_is_served_unless_the_batch_changed():

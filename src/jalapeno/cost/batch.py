@@ -19,6 +19,34 @@ from jalapeno.errors import SpecError
 _SMALL = 32
 
 
+#: the odd 64-bit multiplier of Fibonacci hashing (2^64 / golden ratio; Knuth, TAOCP vol. 3, §6.4)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _hashed_groups(rows: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The bitwise-equal groups of ``rows`` (M, k) float64, C-contiguous, M >= 1, as np.unique(..., return_index=True,
+    return_inverse=True) gives them on the rows' bytes, up to the order of the groups: (each group's first row (D,),
+    every row's group (M,)). Groups by a 64-bit hash of each row's bits (a stable sort of M integers, where np.unique
+    sorts M k-word byte strings: 2-3x faster from a thousand rows up), then checks every row bitwise against its
+    group's first row: (None, None) where two distinct rows share a hash."""
+    bits = rows.view(np.uint64)
+    h = bits[:, 0] * _GOLDEN
+    for j in range(1, bits.shape[1]):
+        h ^= bits[:, j]
+        h *= _GOLDEN
+    order = np.argsort(h, kind="stable")  # stable: a group's first row in the sorted order is its first appearance
+    hs = h[order]
+    new = np.empty(h.size, dtype=bool)
+    new[0] = True
+    np.not_equal(hs[1:], hs[:-1], out=new[1:])
+    first = order[new]
+    inv = np.empty(h.size, dtype=np.intp)
+    inv[order] = np.cumsum(new) - 1
+    if not np.array_equal(bits, bits[first[inv]]):
+        return None, None
+    return first, inv
+
+
 def first_seen(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct rows of ``rows`` (M, k) float in order of first appearance: (the index of each distinct row's
     first appearance (D,), for every row its distinct row's rank (M,)). Rows are equal when bitwise equal.
@@ -36,8 +64,10 @@ def first_seen(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             if r == len(keep):
                 keep.append(i)
         return np.array(keep, dtype=np.intp), np.array(at, dtype=np.intp)
-    _, first, inv = np.unique(rows.view(np.dtype((np.void, rows.itemsize * rows.shape[1]))).ravel(),
-                              return_index=True, return_inverse=True)
+    first, inv = _hashed_groups(rows)
+    if first is None:  # two distinct rows hashed alike: sort the rows' bytes themselves
+        _, first, inv = np.unique(rows.view(np.dtype((np.void, rows.itemsize * rows.shape[1]))).ravel(),
+                                  return_index=True, return_inverse=True)
     order = np.argsort(first)
     rank = np.empty_like(order)
     rank[order] = np.arange(order.size)
