@@ -56,7 +56,7 @@ e.g. packed collectives also pricing the spread candidates, coll30); peak RSS 14
 left out: the batch-grid sweep priced through the same pass (every layout's grid planned, priced together,
 finished): byte-identical and -5% CPU on plain ``compare``, but it holds every layout's grid tables at once:
 peak RSS 109 -> 174 MB, and 586 MB -> 1.14 GB (over the 1 GB goal) and +12% CPU at ``-w 128k1k``.
-Run: python benchmarks/bench_compare.py (a source tree: PYTHONPATH=$PWD/src, an absolute path: the
+Run: python benchmarks/bench_compare.py [--long: also ``compare -w 128k1k``] (a source tree: PYTHONPATH=$PWD/src, an absolute path: the
 command runs in a temporary folder)
 """
 
@@ -119,3 +119,5 @@ if __name__ == "__main__":
     sweep_only()
     whole_command()
     whole_command(args=("-c", "64"))
+    if "--long" in sys.argv[1:]:  # the long-prompt sweep (about 10 s a run): two runs after the warm-up
+        whole_command(repeats=2, args=("-w", "128k1k"))
