@@ -26,20 +26,20 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 def _hashed_groups(rows: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
     """The bitwise-equal groups of ``rows`` (M, k) float64, C-contiguous, M >= 1, as np.unique(..., return_index=True,
     return_inverse=True) gives them on the rows' bytes, up to the order of the groups: (each group's first row (D,),
-    every row's group (M,)). Groups by a 64-bit hash of each row's bits (a stable sort of M integers, where np.unique
-    sorts M k-word byte strings: 2-3x faster from a thousand rows up), then checks every row bitwise against its
+    every row's group (M,)). Groups by a 64-bit hash of each row's bits (a sort of M integers, where np.unique
+    sorts M k-word byte strings: 2-4x faster from a thousand rows up), then checks every row bitwise against its
     group's first row: (None, None) where two distinct rows share a hash."""
     bits = rows.view(np.uint64)
     h = bits[:, 0] * _GOLDEN
     for j in range(1, bits.shape[1]):
         h ^= bits[:, j]
         h *= _GOLDEN
-    order = np.argsort(h, kind="stable")  # stable: a group's first row in the sorted order is its first appearance
+    order = np.argsort(h)  # not stable (4-5x faster than a stable sort): each group's first row is its least index
     hs = h[order]
     new = np.empty(h.size, dtype=bool)
     new[0] = True
     np.not_equal(hs[1:], hs[:-1], out=new[1:])
-    first = order[new]
+    first = np.minimum.reduceat(order, np.flatnonzero(new))
     inv = np.empty(h.size, dtype=np.intp)
     inv[order] = np.cumsum(new) - 1
     if not np.array_equal(bits, bits[first[inv]]):
