@@ -61,22 +61,24 @@ importtime``). ``-w 128k1k`` spent its time in the batch-grid sweep, where step_
 op-time and collective array from a batch's distinct points to all its points (np.take, 10,119 calls) though most
 callers read none of them: they are now cut when first read (cost/lazy_cut.py; 1,058 takes left); and
 Batch.distinct's first_seen (4.2 M rows in 726 calls) groups rows by a 64-bit hash of their bits, checked row by
-row, where np.unique sorted them as byte strings (2-3x faster from 1,000 rows). Outputs byte-identical (``compare
---json`` default, ``-c 64``, ``-w 128k1k``, their text and HTML, ``validate -o``). Against main 9a5b301, this
-script run twice interleaved per tree (load 2.2-3.2 on 2 cores; CPU best): ``-w 128k1k`` CPU 10.53 / 10.94 -> 8.27
-/ 8.59 s (-21%), wall 10.75 -> 8.46 s, peak RSS 568-582 -> 525-531 MB; ``-c 64`` CPU 4.77 / 4.77 -> 4.51 / 4.61 s
-(-4%, near the noise: its batches are 2 + K' rows, the copies were small); plain ``compare`` 2.91 -> 2.94 s CPU and
-the in-process sweep 0.96-1.07 -> 0.99-1.39 s (unchanged: noise). ``-c 64`` still misses 3 s: a line profile of its
-sweep (8 sweeps x 9 passes, 3,900 deployment-passes) puts about half in the per-deployment finish
-(analytic.agg_points: its step_cost ~65%, two-batch overlap (cost/step._two_batch, 1,627 calls) 29% of that, the
-memory fit 14%), a third in pricing the pass (priced.price_layouts: 633 single and 261 joint builds, collectives
-together) and 15% in planning (analytic.agg_plan: the long-prompt chunk batch (_long_chunks) 32% of it, the padded
-step batch's Batch.make 22%, Batch.joined 18%); every part is a few dozen NumPy calls on arrays of 1-20 columns,
-already memoised and trimmed by rounds 25-30, so no one call is worth cutting. Imports take 0.65 s of the command
-(every CLI command module is imported to register it). The cut left: the per-deployment finish vectorised across
-the deployments of a pass (the step assembly, overlap and memory fit on (rows, deployments) tables, as round 30 did
-for the op builds), or the 8 system x precision sweeps in worker processes (they are independent; byte-identical by
-construction), neither done here.
+row, where np.unique sorted them as byte strings (2x at 1,000 rows, 4x at 15,000-60,000). Outputs byte-identical
+(``compare --json`` default, ``-c 64``, ``-w 128k1k``, their text and HTML, ``validate -o``). Against main 9a5b301,
+this script (``--long``) run twice interleaved per tree, twice over (load 1.8-3.2 on 2 cores; CPU best): ``-w
+128k1k`` CPU 10.53 / 10.94 -> 8.27 / 8.59 s and 10.68 / 11.07 -> 8.94 / 9.09 s (-17 to -21%; the first pass had the
+lazy cut and the stable-sort hash, the second the final tree), peak RSS 568-582 -> 525-531 MB; ``-c 64`` CPU 4.77 /
+4.77 -> 4.51 / 4.61 s, then 5.04 / 5.05 -> 5.25 / 5.07 s: unchanged within the noise (its batches are 2 + K' rows:
+the copies and sorts were small); plain ``compare`` 2.91-3.11 -> 2.94-3.13 s CPU and the in-process sweep about 1.0
+s both before and after (unchanged). ``-c 64`` still misses 3 s: a line profile of its sweep (8 sweeps x 9 passes,
+3,900 deployment-passes) puts about half in the per-deployment finish (analytic.agg_points: its step_cost ~65%,
+two-batch overlap (cost/step._two_batch, 1,627 calls) 29% of that, the memory fit 14%), a third in pricing the pass
+(priced.price_layouts: 633 single and 261 joint builds, collectives together) and 15% in planning
+(analytic.agg_plan: the long-prompt chunk batch (_long_chunks) 32% of it, the padded step batch's Batch.make 22%,
+Batch.joined 18%); every part is a few dozen NumPy calls on arrays of 1-20 columns, already memoised and trimmed by
+rounds 25-30, so no one call is worth cutting. Imports take 0.65 s of the command (every CLI command module is
+imported to register it). The cut left: the per-deployment finish vectorised across the deployments of a pass (the
+step assembly, overlap and memory fit on (rows, deployments) tables, as round 30 did for the op builds), or the 8
+system x precision sweeps in worker processes (they are independent; byte-identical by construction), neither done
+here.
 Run: python benchmarks/bench_compare.py [--long: also ``compare -w 128k1k``] (a source tree: PYTHONPATH=$PWD/src, an absolute path: the
 command runs in a temporary folder)
 """
