@@ -72,8 +72,9 @@ def terms(sc) -> dict:
             "experts": ops.get("moe.experts", 0.0)}
 
 
-def rows(csv: str) -> pd.DataFrame:
-    """One record per disaggregated aiconfigurator row of a Blackwell system without MTP (both decode layouts)."""
+def rows(csv: str, pricer_name: str = "roofline") -> pd.DataFrame:
+    """One record per disaggregated aiconfigurator row of a Blackwell system without MTP (both decode layouts),
+    priced by ``pricer_name`` (fit/table_lookup.PRICERS: ``roofline``, as validate does by default, or ``table``)."""
     flags = pd.read_csv(csv)
     flags = flags[(flags.source == "aiconfigurator") & (flags.metric == "interactivity")]
     meta = {i: (s, q) for i, s, q in zip(flags.id, flags.split, flags.quality.fillna(""))}
@@ -91,7 +92,7 @@ def rows(csv: str) -> pd.DataFrame:
         split, quality = meta.get(key, meta.get("aic:" + key, ("?", "")))
         model = models.setdefault(p.model, load_model(p.model))
         skew = dataclasses.replace(model, moe=dataclasses.replace(model.moe, decode_routing_sigma=MEASURED_ROUTING_SIGMA))
-        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
+        pricer = load_any_pricer(p.system, "calibrated", pricer=pricer_name, stack=st)
         run = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency])
         b, ctx, tpot = float(run.decode_batch[0]), float(wl.decode_ctx), float(run.tpot_s[0])
         tpot_s = float(serve_at_concurrency(skew, pricer, dep, wl, [p.concurrency]).tpot_s[0])
