@@ -68,6 +68,41 @@ def balanced_table_reading():
         table_lookup._cached.cache_clear()
 
 
+def balanced_moe_params(system_name: str) -> dict:
+    """The system's MoE kernel parameters (``{"moe": {fmt: {...}}}``) refitted as fit/calibrate.py fits them (its
+    ``moe_perf`` table, kernel paths it lacks from its predecessor's) but with the ``balanced`` touched rule; returned,
+    not written."""
+    from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, KERNEL_PATH_SIBLING, fill_missing_kernel_paths, load_table
+    from jalapeno.fit.kernels import MOE_KEYS, fit_moe
+    from jalapeno.specs.catalog import load_system
+
+    sdir = AIC_SYSTEM_DIRS[system_name]
+    moe, _ = load_table(sdir, "moe", "moe_perf")
+    if KERNEL_PATH_SIBLING.get(sdir, sdir) != sdir:
+        sib, _ = load_table(KERNEL_PATH_SIBLING[sdir], "moe", "moe_perf")
+        moe, _ = fill_missing_kernel_paths(moe, sib, MOE_KEYS, "moe_dtype", KERNEL_PATH_SIBLING[sdir])
+    return fit_moe(moe, load_system(system_name), touched_rule="balanced")[0]
+
+
+@contextlib.contextmanager
+def balanced_roofline_moe(systems=terms.SYSTEMS):
+    """The roofline what-if: inside the block the rows' roofline pricer carries the MoE parameters of
+    :func:`balanced_moe_params` (stack fixed costs as shipped, not refitted)."""
+    from jalapeno.specs.catalog import load_system
+
+    params = {load_system(n).name: balanced_moe_params(load_system(n).name) for n in systems}
+    orig = terms.load_any_pricer
+
+    def patched(system, *args, **kwargs):
+        pr = orig(system, *args, **kwargs)
+        return pr.with_efficiency(pr.efficiency.with_overrides(params[load_system(system).name]))
+    terms.load_any_pricer = patched
+    try:
+        yield params
+    finally:
+        terms.load_any_pricer = orig
+
+
 def slope_table(s: pd.DataFrame) -> pd.DataFrame:
     """Per (system, engine) of the attention-TP rows: n, error median, measured / model TPOT slope against B."""
     out = []
@@ -88,16 +123,27 @@ def band_table(s: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({c: d.groupby("band", observed=True)["err%"].median().round(1) for c, d in cols.items()})
 
 
-def agg_rows(csv: str) -> pd.DataFrame:
-    """aiconfigurator aggregated interactivity rows of Blackwell DeepSeek-R1 / Kimi K2.5 with attention TP, no MTP,
-    no quality flag."""
+def agg_rows(csv: str, disagg: bool = False) -> pd.DataFrame:
+    """aiconfigurator interactivity rows of Blackwell DeepSeek-R1 / Kimi K2.5 whose (decode) attention runs TP (DP 1),
+    no MTP, no quality flag: aggregated ones, or with ``disagg`` the disaggregated ones (the decode pool's layout)."""
     d = pd.read_csv(csv)
-    d = d[(d.source == "aiconfigurator") & (d.metric == "interactivity") & (d["mode"] != "disagg")
+    d = d[(d.source == "aiconfigurator") & (d.metric == "interactivity") & ((d["mode"] == "disagg") == disagg)
           & d.quality.isna() & d.model.isin(["deepseek-r1", "kimi-k2.5"])
           & d.system.isin(["b200", "b300", "gb200-nvl72", "gb300-nvl72"]) & ~d.deployment.str.contains("MTP")]
-    tp = d.deployment.map(lambda s: re.search(r"attn TP(\d+) DP(\d+)", s))
+    tp = d.deployment.map(lambda s: re.search(("D \\d+x\\(" if disagg else "") + r"attn TP(\d+) DP(\d+)", s))
     d = d[tp.map(lambda m: m is not None and int(m.group(1)) > 1 and int(m.group(2)) == 1)]
     return d
+
+
+def disagg_table(all_csv: str, table_csv: str) -> pd.DataFrame:
+    """Error medians (%) per system of the disaggregated attention-TP rows, roofline and ``--pricer table`` (the
+    validate CSVs)."""
+    d = agg_rows(all_csv, disagg=True)
+    t = pd.read_csv(table_csv)[["source", "id", "metric", "error"]]
+    d = d.merge(t, on=["source", "id", "metric"], how="left", suffixes=("", "_table"))
+    g = d.groupby("system")
+    return pd.DataFrame({"n": g.size(), "roofline": (g.error.median() * 100).round(1),
+                         "table": (g.error_table.median() * 100).round(1)})
 
 
 def agg_table(all_csv: str, table_csv: str | None) -> pd.DataFrame:
@@ -130,6 +176,11 @@ def main() -> None:
     runs = {"roofline": terms.rows(csv, "roofline"), "table": terms.rows(csv, "table")}
     with balanced_table_reading():
         runs["table, balanced reading"] = terms.rows(csv, "table")
+    with balanced_roofline_moe() as params:
+        runs["roofline, MoE refit balanced"] = terms.rows(csv, "roofline")
+    print("   MoE HBM fractions refitted under the balanced rule (calibrated sets: the uniform rule): "
+          + "; ".join(f"{n} " + ", ".join(f"{f} {v['hbm_fraction']:.3f}" for f, v in p["moe"].items() if "hbm_fraction" in v)
+                      for n, p in params.items()))
     runs = {k: v[v.q == ""] for k, v in runs.items()}
     print("\n== 2. attention-TP rows per (system, engine): error median % and measured / model slope, by pricer")
     print(pd.concat({k: slope_table(v) for k, v in runs.items()}, axis=1).to_string())
@@ -137,6 +188,9 @@ def main() -> None:
         print(f"\n-- {k}: attention-TP error median % by B band (n {int((v.lay == 'ATP').sum())}); "
               f"attention-DP rows median {v[v.lay == 'ADP']['err%'].median():.1f}")
         print(band_table(v).to_string())
+    if len(sys.argv) > 2:
+        print("\n-- the validate CSVs: disaggregated attention-TP rows (decode pool TP, DP 1; no MTP), error median %")
+        print(disagg_table(csv, sys.argv[2]).to_string())
     print("\n== 3. aggregated attention-TP rows (B200/B300/GB200/GB300 DeepSeek-R1, Kimi K2.5; no MTP): error median % "
           "by concurrency")
     print(agg_table(csv, sys.argv[2] if len(sys.argv) > 2 else None).to_string())

@@ -44,6 +44,19 @@ def test_agg_rows_keeps_attention_tp_without_mtp(tmp_path):
     assert sp.agg_rows(str(p)).id.tolist() == ["r0"]
 
 
+def test_disagg_rows_read_the_decode_pool(tmp_path):
+    # the prefill pool runs attention DP in both rows; only the decode pool's layout counts
+    deps = ["disagg P 1x(attn TP1 DP4 · MoE TP1 EP4) + D 2x(attn TP8 DP1 · MoE TP1 EP8) [fp4]",
+            "disagg P 1x(attn TP4 DP1 · MoE TP1 EP4) + D 1x(attn TP1 DP8 · MoE TP1 EP8) [fp4]"]
+    d = pd.DataFrame([{"source": "aiconfigurator", "id": f"r{i}", "system": "gb300-nvl72", "model": "deepseek-r1",
+                       "mode": "disagg", "deployment": dep, "quality": None, "metric": "interactivity",
+                       "framework": "trtllm", "concurrency": 8, "error": -0.1} for i, dep in enumerate(deps)])
+    p = tmp_path / "all.csv"
+    d.to_csv(p, index=False)
+    assert sp.agg_rows(str(p), disagg=True).id.tolist() == ["r0"]
+    assert sp.agg_rows(str(p)).empty
+
+
 def test_balanced_reading_is_undone():
     from jalapeno.fit import kernels, table_lookup
 
