@@ -23,6 +23,11 @@ Usage (about 3 min):
   jalapeno validate --json -o ALL.csv
   jalapeno validate --pricer table -s b200,b300,gb200-nvl72,gb300-nvl72 --json -o TABLE.csv   (optional, item 3)
   python scripts/bw_atp_table_slope.py ALL.csv [TABLE.csv]
+  python scripts/bw_atp_table_slope.py --validate {roofline-balanced,table-balanced} OUT.csv   (about 1 min each)
+
+``--validate`` writes a validate CSV under one what-if (nothing else written): ``roofline-balanced``, every NVIDIA
+system's MoE set refitted under the balanced rule (:func:`balanced_moe_everywhere`); ``table-balanced``, the table
+pricer of the four Blackwell systems read so (:func:`balanced_table_reading`). Judge them as any validate CSV.
 """
 
 from __future__ import annotations
@@ -103,6 +108,51 @@ def balanced_roofline_moe(systems=terms.SYSTEMS):
         terms.load_any_pricer = orig
 
 
+@contextlib.contextmanager
+def balanced_moe_everywhere(systems: tuple | None = None):
+    """The roofline what-if for a whole ``jalapeno validate``: inside the block cost/pricer.load_pricer gives every
+    NVIDIA system with kernel tables (fit/kernel_tables.AIC_SYSTEM_DIRS) its calibrated set with the MoE parameters
+    of :func:`balanced_moe_params` (``systems``: only these); other systems, bands and the stacks as shipped."""
+    from jalapeno.cost import pricer as pricer_mod
+    from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS
+
+    params = {n: p for n in (systems or AIC_SYSTEM_DIRS) if (p := balanced_moe_params(n)).get("moe")}
+    orig = pricer_mod.load_pricer
+
+    def patched(system, efficiency="calibrated", overrides=(), stack=None):
+        pr = orig(system, efficiency, overrides, stack)
+        if efficiency == "calibrated" and pr.system.name in params:
+            pr = pr.with_efficiency(pr.efficiency.with_overrides(params[pr.system.name]))
+        return pr
+    pricer_mod.load_pricer = patched
+    try:
+        yield params
+    finally:
+        pricer_mod.load_pricer = orig
+
+
+#: the what-ifs ``--validate`` runs: (context, extra validate arguments)
+WHAT_IFS = {"roofline-balanced": (balanced_moe_everywhere, []),
+            "table-balanced": (balanced_table_reading, ["--pricer", "table", "-s", "b200,b300,gb200-nvl72,gb300-nvl72"])}
+
+
+def validate_what_if(name: str, out: str) -> None:
+    """``jalapeno validate --json -o out`` under the what-if ``name`` (:data:`WHAT_IFS`), in this process."""
+    import runpy
+
+    ctx, extra = WHAT_IFS[name]
+    argv = sys.argv
+    sys.argv = ["jalapeno", "validate", "--json", "-o", out, *extra]
+    try:
+        with ctx():
+            runpy.run_module("jalapeno", run_name="__main__", alter_sys=False)
+    except SystemExit as e:
+        if e.code not in (0, None):
+            raise
+    finally:
+        sys.argv = argv
+
+
 def slope_table(s: pd.DataFrame) -> pd.DataFrame:
     """Per (system, engine) of the attention-TP rows: n, error median, measured / model TPOT slope against B."""
     out = []
@@ -163,6 +213,11 @@ def agg_table(all_csv: str, table_csv: str | None) -> pd.DataFrame:
 
 
 def main() -> None:
+    if len(sys.argv) == 4 and sys.argv[1] == "--validate":
+        if sys.argv[2] not in WHAT_IFS:
+            raise SystemExit(f"--validate: unknown what-if {sys.argv[2]!r}; use one of {', '.join(WHAT_IFS)}")
+        validate_what_if(sys.argv[2], sys.argv[3])
+        return
     if len(sys.argv) < 2:
         raise SystemExit("usage: python scripts/bw_atp_table_slope.py ALL.csv [TABLE.csv] "
                          "(write them with: jalapeno validate --json -o ALL.csv; "

@@ -65,3 +65,20 @@ def test_balanced_reading_is_undone():
         assert table_lookup.moe_rows.keywords == {"touched_rule": "balanced"}
         assert table_lookup.moe_rows.func is kernels.moe_rows
     assert table_lookup.moe_rows is before
+
+
+def test_balanced_refit_raises_the_moe_bandwidth_and_is_undone():
+    # the balanced rule counts at least the uniform draw's experts for every table row (min(n, T·k/ep) >= n·(1 − (1 −
+    # k/E)^T)), so the same measured times imply at least the bandwidth: GB300's FP4 HBM fraction rises from the
+    # shipped (uniform) 0.791 (data/calibration/gb300-nvl72.toml)
+    pytest.importorskip("aiconfigurator_core")
+    from jalapeno.cost import pricer as pricer_mod
+
+    shipped = pricer_mod.load_pricer("gb300-nvl72").efficiency.moe["fp4"].hbm_fraction
+    assert shipped == pytest.approx(0.7914925)
+    with sp.balanced_moe_everywhere(("gb300-nvl72",)) as params:
+        inside = pricer_mod.load_pricer("gb300-nvl72").efficiency.moe["fp4"].hbm_fraction
+        assert inside == pytest.approx(params["gb300-nvl72"]["moe"]["fp4"]["hbm_fraction"])
+        assert inside > shipped
+        assert pricer_mod.load_pricer("gb300-nvl72", "low").efficiency.moe["fp4"].hbm_fraction != inside  # bands as shipped
+    assert pricer_mod.load_pricer("gb300-nvl72").efficiency.moe["fp4"].hbm_fraction == shipped
