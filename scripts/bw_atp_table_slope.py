@@ -28,6 +28,9 @@ Usage (about 3 min):
 ``--validate`` writes a validate CSV under one what-if (nothing else written): ``roofline-balanced``, every NVIDIA
 system's MoE set refitted under the balanced rule (:func:`balanced_moe_everywhere`); ``table-balanced``, the table
 pricer of the four Blackwell systems read so (:func:`balanced_table_reading`). Judge them as any validate CSV.
+``--fit-stacks`` (about 4 min) refits the stacks under ``roofline-balanced`` and WRITES data/stack_fits.toml, so that a
+following ``--validate roofline-balanced`` judges the refit with its stacks; restore the shipped file afterwards with
+``git checkout src/jalapeno/data/stack_fits.toml``.
 """
 
 from __future__ import annotations
@@ -212,7 +215,24 @@ def agg_table(all_csv: str, table_csv: str | None) -> pd.DataFrame:
     return out
 
 
+def fit_stacks_balanced() -> None:
+    """scripts/fit_stacks.py run inside :func:`balanced_moe_everywhere`: it WRITES data/stack_fits.toml (the what-if's
+    stacks; put the shipped file back with ``git checkout src/jalapeno/data/stack_fits.toml``)."""
+    import runpy
+
+    argv = sys.argv
+    sys.argv = ["fit_stacks.py"]
+    try:
+        with balanced_moe_everywhere():
+            runpy.run_path(str(Path(__file__).resolve().parent / "fit_stacks.py"), run_name="__main__")
+    finally:
+        sys.argv = argv
+
+
 def main() -> None:
+    if sys.argv[1:] == ["--fit-stacks"]:
+        fit_stacks_balanced()
+        return
     if len(sys.argv) == 4 and sys.argv[1] == "--validate":
         if sys.argv[2] not in WHAT_IFS:
             raise SystemExit(f"--validate: unknown what-if {sys.argv[2]!r}; use one of {', '.join(WHAT_IFS)}")
