@@ -238,7 +238,10 @@ def fleet_chips(system: System, racks: int | None = None, power_mw: float | None
                             "write e.g. --power-mw 20")
         w, label = power_w_per_chip(system, convention)
         box = (system.levels[:-1] or system.levels[:1])[-1]
-        n = math.floor(power_mw * 1e6 / (w * box.chips))
+        boxes = power_mw * 1e6 / (w * box.chips)
+        # a budget of exactly n boxes' watts, typed in MW, can land a rounding error below n (1.0248 MW of
+        # 5,600 W H100 nodes: 182.99999999999997): within 1e-9 relative of the next whole box counts as it
+        n = math.floor(boxes) + math.isclose(boxes, math.floor(boxes) + 1, rel_tol=1e-9)
         if n < 1:
             raise SpecError("--power-mw", f"{power_mw:g} MW holds no whole {box.name} of {box.chips} {system.name} chips "
                             f"at {w:,.0f} W each ({label}: {w * box.chips / 1e3:,.1f} kW a {box.name})",
