@@ -80,6 +80,24 @@ def test_nothing_is_cut_before_it_is_read():
     assert calls == ["memory_s"]  # once: the cut is kept
 
 
+def test_a_read_that_raised_can_be_retried():
+    base = OpTimes(compute_s=np.arange(6.0).reshape(2, 3), memory_s=np.ones((2, 3)), overhead_s=np.zeros((2, 3)),
+                   time_s=np.full((2, 3), 2.0))
+    cut = lazy_columns(base, np.array([1]))
+    pending, tries = cut.__dict__["_pending"], []
+
+    def flaky(f=pending["time_s"]):
+        tries.append(1)
+        if len(tries) == 1:
+            raise MemoryError("first read")
+        return f()
+
+    pending["time_s"] = flaky
+    with pytest.raises(MemoryError):
+        _ = cut.time_s
+    assert cut.time_s.tolist() == [[2.0], [2.0]]  # the thunk kept, not lost to an AttributeError
+
+
 def test_lazy_objects_behave_as_their_class(costs):
     full, _, _ = costs
     assert type(full) is not StepCost and isinstance(full, StepCost)

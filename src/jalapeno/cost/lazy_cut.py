@@ -33,7 +33,8 @@ def _pending_getattr(self, name: str):
     pending = self.__dict__.get("_pending")
     if pending is None or name not in pending:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-    value = pending.pop(name)()
+    value = pending[name]()  # dropped only once worked out: a read that raised (MemoryError) can be retried
+    del pending[name]
     object.__setattr__(self, name, value)  # the frozen dataclass's own way to set a slot
     return value
 
