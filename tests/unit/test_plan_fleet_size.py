@@ -14,12 +14,13 @@ import math
 import pytest
 from cli_runner import check_error, run
 
+import jalapeno.analysis.fleet as fleet_mod
 from jalapeno.analysis.fleet import fleet_chips, fleet_throughput
 from jalapeno.errors import SpecError
 from jalapeno.specs.catalog import load_system
 
 
-def test_fleet_chips_from_racks_and_megawatts():
+def test_fleet_chips_from_racks_and_megawatts(monkeypatch):
     gb200, b200 = load_system("gb200-nvl72"), load_system("b200")
     assert fleet_chips(gb200, racks=4)[0] == 4 * 72
     # 20 MW / (2,100 W x 72) = 132.3 racks: 132 whole racks
@@ -41,6 +42,14 @@ def test_fleet_chips_from_racks_and_megawatts():
     with pytest.raises(SpecError, match="holds no whole rack") as ei:  # one rack: 72 x 2,100 W = 151.2 kW
         fleet_chips(gb200, power_mw=0.15)
     assert "--power-mw 0.1512" in ei.value.fix
+    # a node of 8 x 1,234.56 W = 9,876.48 W needs 0.00987648 MW: the hint rounds up to 4 digits (0.009877, not
+    # 0.009876, which holds no node) and the hinted budget holds one
+    monkeypatch.setattr(fleet_mod, "power_w_per_chip", lambda system, convention: (1234.56, "chip TDP"))
+    with pytest.raises(SpecError, match="holds no whole node") as ei:
+        fleet_chips(b200, power_mw=0.009, convention="chip")
+    assert "--power-mw 0.009877 or more" in ei.value.fix
+    assert fleet_chips(b200, power_mw=0.009877, convention="chip")[0] == 8
+    monkeypatch.undo()
     # exactly 183 H100 nodes at 700 W TDP: 183 x 8 x 700 W = 1,024,800 W; 1.0248e6 / 5600 is 182.99999999999997
     # in floating point, which a bare floor took to 182 nodes
     assert fleet_chips(load_system("h100"), power_mw=1.0248, convention="chip")[0] == 183 * 8

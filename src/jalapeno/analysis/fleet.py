@@ -203,6 +203,17 @@ def fleet_instances(dep, system: System, chips: int) -> tuple[int, tuple[str, in
     return lo, first
 
 
+def _up4(x: float) -> float:
+    """``x`` > 0 rounded up to 4 significant digits (a hint that rounds down would hold no whole box).
+
+    >>> _up4(0.00987648), _up4(0.1512)
+    (0.009877, 0.1512)
+    """
+    scale = 10.0 ** (3 - math.floor(math.log10(x)))
+    up = math.ceil(round(x * scale, 6)) / scale  # round(): 0.1512 x 1e4 is 1512.0000000000002 in floating point
+    return float(f"{up:.4g}")
+
+
 def fleet_chips(system: System, racks: int | None = None, power_mw: float | None = None,
                 convention: str = "all-in") -> tuple[int, str]:
     """A fleet size in chips from what a planner has: ``racks`` (× the chips of the system's ``rack`` level,
@@ -245,7 +256,7 @@ def fleet_chips(system: System, racks: int | None = None, power_mw: float | None
         if n < 1:
             raise SpecError("--power-mw", f"{power_mw:g} MW holds no whole {box.name} of {box.chips} {system.name} chips "
                             f"at {w:,.0f} W each ({label}: {w * box.chips / 1e3:,.1f} kW a {box.name})",
-                            f"give --power-mw {w * box.chips / 1e6:.4g} or more")
+                            f"give --power-mw {_up4(w * box.chips / 1e6):g} or more")
         chips = n * box.chips
         line = (f"chips: floor({power_mw:,.4g} MW / ({w:,.0f} W {label} x {box.chips} chips per {box.name})) = "
                 f"{n:,} {box.name}s x {box.chips}")
