@@ -52,7 +52,8 @@ def test_fleet_chips_from_racks_and_megawatts(monkeypatch):
     monkeypatch.undo()
     # exactly 183 H100 nodes at 700 W TDP: 183 x 8 x 700 W = 1,024,800 W; 1.0248e6 / 5600 is 182.99999999999997
     # in floating point, which a bare floor took to 182 nodes
-    assert fleet_chips(load_system("h100"), power_mw=1.0248, convention="chip")[0] == 183 * 8
+    chips, line = fleet_chips(load_system("h100"), power_mw=1.0248, convention="chip")
+    assert chips == 183 * 8 and line.startswith("chips: floor(1.0248 MW")  # the budget as given, not 1.025
     assert fleet_chips(load_system("h100"), power_mw=1.0247, convention="chip")[0] == 182 * 8
     with pytest.raises(SpecError, match="plausibility bound") as ei:
         fleet_chips(gb200, power_mw=1e9)

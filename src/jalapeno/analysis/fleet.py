@@ -258,7 +258,7 @@ def fleet_chips(system: System, racks: int | None = None, power_mw: float | None
                             f"at {w:,.0f} W each ({label}: {w * box.chips / 1e3:,.1f} kW a {box.name})",
                             f"give --power-mw {_up4(w * box.chips / 1e6):g} or more")
         chips = n * box.chips
-        line = (f"chips: floor({power_mw:,.4g} MW / ({w:,.0f} W {label} x {box.chips} chips per {box.name})) = "
+        line = (f"chips: floor({power_mw:,g} MW / ({w:,.0f} W {label} x {box.chips} chips per {box.name})) = "
                 f"{n:,} {box.name}s x {box.chips}")
         where = "--power-mw"
     if chips > MAX_FLEET_CHIPS:
