@@ -62,14 +62,20 @@ def test_first_seen_of_a_few_rows_equals_the_unique_path(monkeypatch):
 
 
 def _unique_first_seen(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """first_seen by NumPy's np.unique on the rows' bytes (the reference: no dict, no hash)."""
+    """first_seen worked out the plain way (the reference: a loop over the rows' bytes, no sort, no hash):
+    each distinct row's first index in order of first appearance, and every row's rank among them. Not
+    np.unique on the bytes, which first_seen's own fallback runs (review34b: a reference that copies the
+    fallback compares it with itself)."""
     rows = np.ascontiguousarray(rows, dtype=float)
-    _, first, inv = np.unique(rows.view(np.dtype((np.void, rows.itemsize * rows.shape[1]))).ravel(),
-                              return_index=True, return_inverse=True)
-    order = np.argsort(first)
-    rank = np.empty_like(order)
-    rank[order] = np.arange(order.size)
-    return first[order], rank[inv.ravel()]
+    rank_of: dict[bytes, int] = {}
+    keep, at = [], []
+    for i, row in enumerate(rows):
+        key = row.tobytes()
+        if key not in rank_of:
+            rank_of[key] = len(keep)
+            keep.append(i)
+        at.append(rank_of[key])
+    return np.array(keep, dtype=np.intp), np.array(at, dtype=np.intp)
 
 
 @pytest.mark.parametrize("collide", [False, True])
