@@ -20,6 +20,7 @@ from jalapeno.analysis.records import (Band, Bands, ComparisonRecord, FrontierRe
 from jalapeno.analysis.deployed import recipe_options, sweep_precisions
 from jalapeno.analysis.measured_bands import headline_bands, scale_frontier, without_efficiency_band
 from jalapeno.analysis.sweep import SweepOptions, SweepResult, sweep
+from jalapeno.analysis.workers import in_workers
 from jalapeno.deploy.engines import Recipe
 from jalapeno.errors import InfeasibleDeployment, SpecError
 from jalapeno.cost.pricer import Pricer, check_pricer
@@ -424,11 +425,17 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
             per_sys[n] = (options, precisions.get(n), None)
     _check_bands(bands, names)
     fr, infeasible = {}, {}
-    for s in systems:
+
+    def sweep_one(s: Pricer) -> tuple[SweepResult, np.ndarray]:  # the sweep and frontier rows of one system
+        n = s.system.name
+        sf = system_frontier(model, s, wl, precision, per_sys[n][0], convention, precisions=per_sys[n][1],
+                             recipe=per_sys[n][2])
+        return sf.sweep, sf.frontier
+
+    for s, outcome in zip(systems, in_workers(sweep_one, systems), strict=True):  # independent: a process each
         n = s.system.name
         try:
-            fr[n] = system_frontier(model, s, wl, precision, per_sys[n][0], convention, precisions=per_sys[n][1],
-                                    recipe=per_sys[n][2])
+            fr[n] = SystemFrontier(s, *outcome(), convention)
         except InfeasibleDeployment as e:  # this system cannot run the model: say why, compare the rest
             infeasible[n] = e.problem
     if not fr:

@@ -1,0 +1,137 @@
+"""Independent tasks (the systems of a comparison) in forked worker processes.
+
+``compare`` sweeps each system on its own (analysis/comparison.compare_systems): no sweep reads
+another's result, so each can run in a process of its own and give the same bytes as a run in one
+process (the same code on the same inputs; every memo a sweep fills is its own process's).
+:func:`in_workers` forks the workers after the parent has imported everything (a fork copies the
+imported modules: no import cost per worker, unlike ``spawn``), hands them task numbers, and brings
+each result back pickled. Where forking is unavailable or unsafe it runs the tasks in this process,
+one after the other, as before.
+
+``JALAPENO_WORKERS`` (environment) sets the number of worker processes; ``1`` runs everything in
+this process. Unset: the CPUs this process may run on (os.sched_getaffinity), at most one per task.
+"""
+
+from __future__ import annotations
+
+import copyreg
+import io
+import multiprocessing
+import os
+import pickle
+import sys
+import threading
+import types
+import warnings
+from collections.abc import Callable, Sequence
+
+from jalapeno.errors import JalapenoError, SpecError
+
+ENV = "JALAPENO_WORKERS"
+
+_JOB: tuple[Callable, Sequence] | None = None  # (function, items): set before the fork, read by the workers
+_IN_WORKER = False  # a worker never forks workers of its own
+
+
+def worker_count(tasks: int) -> int:
+    """How many worker processes run ``tasks`` independent tasks (1: in this process, no fork).
+
+    ``JALAPENO_WORKERS`` if set, else the CPUs this process may use; never more than ``tasks``.
+    1 inside a worker, where the ``fork`` start method is unavailable (not Linux: macOS's system
+    libraries are not fork-safe, Python's default there is ``spawn``), or while other Python threads
+    run (a fork copies only the calling thread: a lock another thread holds would stay held).
+
+    Raises:
+        SpecError: ``JALAPENO_WORKERS`` is not a whole number >= 1.
+    """
+    text = os.environ.get(ENV, "").strip()
+    if text:
+        try:
+            n = int(text)
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise SpecError(ENV, f"{text!r} is not a whole number of worker processes >= 1",
+                            f"set {ENV}=1 to run in one process, or {ENV}=N for N processes, or unset it")
+    else:
+        n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if (_IN_WORKER or tasks < 2 or not sys.platform.startswith("linux")
+            or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1):
+        return 1
+    return max(1, min(n, tasks))
+
+
+def _proxy(d: dict) -> types.MappingProxyType:
+    return types.MappingProxyType(d)
+
+
+def _dumps(obj) -> bytes:
+    """Pickle ``obj``; a read-only mapping (MappingProxyType, e.g. Precision.modules) as a new one over a copy
+    of its dict (pickle refuses mappingproxy)."""
+    f = io.BytesIO()
+    p = pickle.Pickler(f, protocol=pickle.HIGHEST_PROTOCOL)
+    p.dispatch_table = copyreg.dispatch_table.copy()
+    p.dispatch_table[types.MappingProxyType] = lambda m: (_proxy, (dict(m),))
+    p.dump(obj)
+    return f.getvalue()
+
+
+def _run(i: int) -> bytes:
+    """Task ``i`` in a worker: ("ok", result), ("error", a JalapenoError's class, field, problem, fix) or
+    ("again",) for any other failure (the parent runs that task itself, so it raises as it would have)."""
+    global _IN_WORKER
+    _IN_WORKER = True
+    fn, items = _JOB
+    try:
+        out = ("ok", fn(items[i]))
+    except JalapenoError as e:
+        out = ("error", type(e), e.field, e.problem, e.fix)
+    except Exception:  # noqa: BLE001 - rerun in the parent, which raises it with its traceback
+        return pickle.dumps(("again",))
+    try:
+        return _dumps(out)
+    except Exception:  # noqa: BLE001 - a result that does not pickle: the parent computes it
+        return pickle.dumps(("again",))
+
+
+def _outcome(fn: Callable, item, packed: bytes | None) -> Callable[[], object]:
+    if packed is None:
+        return lambda: fn(item)
+    out = pickle.loads(packed)
+    if out[0] == "ok":
+        return lambda: out[1]
+    if out[0] == "error":
+        def fail():
+            raise out[1](*out[2:])
+        return fail
+    return lambda: fn(item)
+
+
+def in_workers(fn: Callable, items: Sequence) -> list[Callable[[], object]]:
+    """``fn`` on every item, in :func:`worker_count` forked processes: one thunk per item, in order, which
+    returns the item's result or raises its error (a JalapenoError as raised in the worker, field, problem and
+    fix kept; any other failure by running the item here), so a caller handles each as if it had called
+    ``fn(item)`` at that point. With one worker every thunk calls ``fn`` here, when called.
+
+    ``fn`` must be deterministic and leave no state the caller reads (a worker's memos and globals die with
+    it); results must pickle (a MappingProxyType travels as a copy).
+    """
+    n = worker_count(len(items))
+    if n == 1:
+        return [(lambda it=it: fn(it)) for it in items]
+    global _JOB
+    sys.stdout.flush()  # a worker flushes its inherited copy of these buffers when it ends: empty them first
+    sys.stderr.flush()
+    _JOB = (fn, items)
+    try:
+        with warnings.catch_warnings():
+            # Python 3.12+ warns at a fork in a process with other OS threads; NumPy's OpenBLAS pool is one,
+            # and OpenBLAS stops it around a fork (pthread_atfork); Python threads are refused above
+            warnings.filterwarnings("ignore", category=DeprecationWarning, message=".*fork.*")
+            with multiprocessing.get_context("fork").Pool(n) as pool:
+                packed = pool.map(_run, range(len(items)), chunksize=1)
+    except (OSError, multiprocessing.ProcessError):  # no fork (process limit, memory): run them here
+        packed = [None] * len(items)
+    finally:
+        _JOB = None
+    return [_outcome(fn, it, b) for it, b in zip(items, packed, strict=True)]

@@ -1,0 +1,107 @@
+"""analysis/workers.py: independent tasks in forked processes give what one process gives.
+
+Claims checked: every result comes back in item order and equal to ``fn(item)`` computed here; the
+tasks really run in other processes (their pids differ from this one's); a JalapenoError raised in a
+worker is raised again with its class, field, problem and fix; any other failure is raised by running
+the item here; a MappingProxyType inside a result travels; ``JALAPENO_WORKERS=1`` forks nothing; a bad
+``JALAPENO_WORKERS`` is refused naming it and the fix; and ``compare_systems`` prints the same bytes with
+one process and with two (the CLI's --json output).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+import types
+
+import pytest
+
+from jalapeno.analysis import workers
+from jalapeno.analysis.workers import ENV, in_workers, worker_count
+from jalapeno.errors import InfeasibleDeployment, SpecError
+
+forks = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers fork on Linux only")
+
+
+def _square_and_pid(x):
+    return x * x, os.getpid()
+
+
+@forks
+def test_results_in_order_from_other_processes(monkeypatch):
+    monkeypatch.setenv(ENV, "2")
+    assert worker_count(5) == 2
+    out = [f() for f in in_workers(_square_and_pid, [3, 1, 4, 1, 5])]
+    assert [v for v, _ in out] == [9, 1, 16, 1, 25]  # by hand
+    assert all(pid != os.getpid() for _, pid in out)
+
+
+def _fails(x):
+    if x == 1:
+        raise InfeasibleDeployment("deployment", "nothing fits", "use a bigger system")
+    if x == 2:
+        return 1 / 0
+    return types.MappingProxyType({"attention": x})
+
+
+@forks
+def test_errors_and_read_only_mappings(monkeypatch):
+    monkeypatch.setenv(ENV, "3")
+    ok, infeasible, other = in_workers(_fails, [0, 1, 2])
+    assert ok() == types.MappingProxyType({"attention": 0}) and isinstance(ok(), types.MappingProxyType)
+    with pytest.raises(InfeasibleDeployment) as e:
+        infeasible()
+    assert (e.value.field, e.value.problem, e.value.fix) == ("deployment", "nothing fits", "use a bigger system")
+    with pytest.raises(ZeroDivisionError):  # raised here: the thunk runs the item in this process
+        other()
+
+
+def test_one_worker_runs_here_when_called(monkeypatch):
+    monkeypatch.setenv(ENV, "1")
+    assert worker_count(8) == 1
+    calls = []
+    thunks = in_workers(lambda x: calls.append(x) or os.getpid(), ["a", "b"])
+    assert calls == []  # nothing ran yet
+    assert [t() for t in thunks] == [os.getpid()] * 2 and calls == ["a", "b"]
+
+
+def test_never_more_workers_than_tasks(monkeypatch):
+    monkeypatch.setenv(ENV, "16")
+    assert worker_count(1) == 1
+    assert worker_count(3) == (3 if sys.platform.startswith("linux") else 1)
+    monkeypatch.setattr(workers, "_IN_WORKER", True)  # a worker never forks its own
+    assert worker_count(3) == 1
+
+
+@pytest.mark.parametrize("bad", ["0", "-2", "two", "1.5"])
+def test_bad_worker_count_is_refused(monkeypatch, bad):
+    monkeypatch.setenv(ENV, bad)
+    with pytest.raises(SpecError, match=rf"JALAPENO_WORKERS: '{bad}' is not a whole number .*Fix: set "
+                                        r"JALAPENO_WORKERS=1 to run in one process"):
+        worker_count(4)
+
+
+@forks
+def test_compare_systems_same_bytes_in_one_and_two_processes(monkeypatch):
+    from jalapeno.analysis.comparison import compare_systems
+    from jalapeno.analysis.sweep import SweepOptions
+    from jalapeno.cli.common import print_json
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.specs.catalog import load_model
+    from jalapeno.specs.formats import get_precision
+    from jalapeno.specs.workload import get_workload
+
+    def printed(n: str) -> str:
+        monkeypatch.setenv(ENV, n)
+        res = compare_systems(load_model("deepseek-r1"), [load_pricer("gb200-nvl72"), load_pricer("gb300-nvl72")],
+                              get_workload("8k1k"), get_precision("fp8"), options=SweepOptions(serving="agg"))
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            print_json(res.as_dict())
+        return buf.getvalue()
+
+    two = printed("2")
+    assert worker_count(2) == 2  # the two-process run did fork
+    assert two == printed("1")
