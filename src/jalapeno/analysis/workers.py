@@ -15,6 +15,7 @@ this process. Unset: the CPUs this process may run on (os.sched_getaffinity), at
 from __future__ import annotations
 
 import copyreg
+import gc
 import io
 import multiprocessing
 import os
@@ -123,6 +124,7 @@ def in_workers(fn: Callable, items: Sequence) -> list[Callable[[], object]]:
     sys.stdout.flush()  # a worker flushes its inherited copy of these buffers when it ends: empty them first
     sys.stderr.flush()
     _JOB = (fn, items)
+    gc.freeze()  # the objects already made stay out of the workers' collections: their pages stay shared (gc docs)
     try:
         with warnings.catch_warnings():
             # Python 3.12+ warns at a fork in a process with other OS threads; NumPy's OpenBLAS pool is one,
@@ -134,4 +136,5 @@ def in_workers(fn: Callable, items: Sequence) -> list[Callable[[], object]]:
         packed = [None] * len(items)
     finally:
         _JOB = None
+        gc.unfreeze()
     return [_outcome(fn, it, b) for it, b in zip(items, packed, strict=True)]
