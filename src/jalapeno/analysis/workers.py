@@ -20,6 +20,7 @@ import io
 import multiprocessing
 import os
 import pickle
+import signal
 import sys
 import threading
 import types
@@ -77,6 +78,10 @@ def _dumps(obj) -> bytes:
     return f.getvalue()
 
 
+def _start_worker() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C interrupts the parent, whose pool then ends the workers
+
+
 def _run(i: int) -> bytes:
     """Task ``i`` in a worker: ("ok", result), ("error", a JalapenoError's class, field, problem, fix) or
     ("again",) for any other failure (the parent runs that task itself, so it raises as it would have)."""
@@ -130,7 +135,7 @@ def in_workers(fn: Callable, items: Sequence) -> list[Callable[[], object]]:
             # Python 3.12+ warns at a fork in a process with other OS threads; NumPy's OpenBLAS pool is one,
             # and OpenBLAS stops it around a fork (pthread_atfork); Python threads are refused above
             warnings.filterwarnings("ignore", category=DeprecationWarning, message=".*fork.*")
-            with multiprocessing.get_context("fork").Pool(n) as pool:
+            with multiprocessing.get_context("fork").Pool(n, initializer=_start_worker) as pool:
                 packed = pool.map(_run, range(len(items)), chunksize=1)
     except (OSError, multiprocessing.ProcessError):  # no fork (process limit, memory): run them here
         packed = [None] * len(items)
