@@ -5,7 +5,8 @@ tasks really run in other processes (their pids differ from this one's); a Jalap
 worker is raised again with its class, field, problem and fix; any other failure is raised by running
 the item here; a MappingProxyType inside a result travels; ``JALAPENO_WORKERS=1`` forks nothing; a bad
 ``JALAPENO_WORKERS`` is refused naming it and the fix; and ``compare_systems`` prints the same bytes with
-one process and with two (the CLI's --json output).
+one process and with two (the CLI's --json output), its sweeps one per system and precision
+(analysis/deployed.sweep_plan, as system_frontier runs them).
 """
 
 from __future__ import annotations
@@ -90,13 +91,13 @@ def test_compare_systems_same_bytes_in_one_and_two_processes(monkeypatch):
     from jalapeno.cli.common import print_json
     from jalapeno.cost.pricer import load_pricer
     from jalapeno.specs.catalog import load_model
-    from jalapeno.specs.formats import get_precision
     from jalapeno.specs.workload import get_workload
 
     def printed(n: str) -> str:
         monkeypatch.setenv(ENV, n)
         res = compare_systems(load_model("deepseek-r1"), [load_pricer("gb200-nvl72"), load_pricer("gb300-nvl72")],
-                              get_workload("8k1k"), get_precision("fp8"), options=SweepOptions(serving="agg"))
+                              get_workload("8k1k"), None, options=SweepOptions(serving="agg"),
+                              precisions={"gb200-nvl72": ["fp8", "fp4"], "gb300-nvl72": ["fp4", "fp8"]})
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
             print_json(res.as_dict())
@@ -105,3 +106,14 @@ def test_compare_systems_same_bytes_in_one_and_two_processes(monkeypatch):
     two = printed("2")
     assert worker_count(2) == 2  # the two-process run did fork
     assert two == printed("1")
+
+
+def test_sweep_plan_names_the_sweeps_system_frontier_runs():
+    from jalapeno.analysis.deployed import sweep_plan
+    from jalapeno.specs.formats import get_precision
+
+    fp8 = get_precision("fp8")
+    assert sweep_plan(fp8, None, None) == [None]  # one plain sweep at fp8
+    assert sweep_plan(None, ["fp8", "fp4"], None) == ["fp8", "fp4"]  # compare's per-system precisions, in order
+    assert sweep_plan(fp8, [], object()) == ["fp8"]  # a recipe sweeps the given precision by load
+    assert sweep_plan(None, None, None) == []  # nothing to sweep: system_frontier refuses it first

@@ -8,7 +8,7 @@ throughput per chip divided by a per-system constant, so the same frontier serve
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -17,9 +17,9 @@ from jalapeno.analysis import compare as cmp
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.analysis.records import (Band, Bands, ComparisonRecord, FrontierRecord, Headline, PointRecord, Ratios,
                                       prefill_chip_share)
-from jalapeno.analysis.deployed import recipe_options, sweep_precisions
+from jalapeno.analysis.deployed import one_sweep, recipe_options, sweep_plan, sweep_precisions
 from jalapeno.analysis.measured_bands import headline_bands, scale_frontier, without_efficiency_band
-from jalapeno.analysis.sweep import SweepOptions, SweepResult, sweep
+from jalapeno.analysis.sweep import SweepOptions, SweepResult
 from jalapeno.analysis.workers import in_workers
 from jalapeno.deploy.engines import Recipe
 from jalapeno.errors import InfeasibleDeployment, SpecError
@@ -135,13 +135,16 @@ def check_model(model, where: str) -> None:
 
 def system_frontier(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision | None,
                     options: SweepOptions | None = None, convention: str = "all-in", *,
-                    precisions: list[str] | None = None, recipe: Recipe | None = None) -> SystemFrontier:
+                    precisions: list[str] | None = None, recipe: Recipe | None = None,
+                    swept: list[Callable[[], SweepResult]] | None = None) -> SystemFrontier:
     """Sweep the pricer's system and keep the Pareto frontier of its feasible points.
 
     With ``precisions`` (preset names) each is swept and the frontier is taken over all of them
     (every point's deployment names its precision); with ``recipe`` (an engine recipe whose
     limits/serving ``options`` already carry, analysis/deployed.recipe_options) MTP follows the
-    recipe's draft length by load. Otherwise one sweep at ``precision``.
+    recipe's draft length by load. Otherwise one sweep at ``precision``. ``swept``: one thunk per sweep
+    analysis/deployed.sweep_plan names, returning it or raising its error (compare_systems runs them in
+    worker processes first); without it the sweeps run here.
 
     Raises:
         InfeasibleDeployment: nothing fits, or no point is feasible.
@@ -153,10 +156,13 @@ def system_frontier(model: ModelSpec, pricer: Pricer, wl: Workload, precision: P
     power_w_per_chip(system, convention)  # validates the convention early
     if precision is None and not precisions:
         raise SpecError("precision", "no precision to sweep", "pass a Precision (get_precision(name)) or precisions=[...]")
-    if precisions is not None or recipe is not None:
-        res = sweep_precisions(model, pricer, wl, precisions or [precision.name], options or SweepOptions(), recipe)
+    names = sweep_plan(precision, precisions, recipe)
+    if swept is None:
+        swept = [lambda n=n: one_sweep(model, pricer, wl, precision, options, recipe, n) for n in names]
+    if names == [None]:
+        res = swept[0]()
     else:
-        res = sweep(model, pricer, wl, precision, options)
+        res = sweep_precisions(model, pricer, wl, names, options or SweepOptions(), recipe, swept)
     p = res.points
     ok = np.flatnonzero(p.feasible & (p.throughput_per_chip > 0) & np.isfinite(p.interactivity))
     if ok.size == 0:
@@ -425,17 +431,18 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
             per_sys[n] = (options, precisions.get(n), None)
     _check_bands(bands, names)
     fr, infeasible = {}, {}
+    tasks = [(s, name) for s in systems for name in sweep_plan(precision, *per_sys[s.system.name][1:])]
 
-    def sweep_one(s: Pricer) -> tuple[SweepResult, np.ndarray]:  # the sweep and frontier rows of one system
-        n = s.system.name
-        sf = system_frontier(model, s, wl, precision, per_sys[n][0], convention, precisions=per_sys[n][1],
-                             recipe=per_sys[n][2])
-        return sf.sweep, sf.frontier
+    def sweep_task(task: tuple[Pricer, str | None]) -> SweepResult:  # one system at one precision
+        (opts, _, rec), name = per_sys[task[0].system.name], task[1]
+        return one_sweep(model, task[0], wl, precision, opts, rec, name)
 
-    for s, outcome in zip(systems, in_workers(sweep_one, systems), strict=True):  # independent: a process each
+    swept = in_workers(sweep_task, tasks)  # independent sweeps: a worker process each, where there are CPUs
+    for s in systems:
         n = s.system.name
         try:
-            fr[n] = SystemFrontier(s, *outcome(), convention)
+            fr[n] = system_frontier(model, s, wl, precision, per_sys[n][0], convention, precisions=per_sys[n][1],
+                                    recipe=per_sys[n][2], swept=[f for (p, _), f in zip(tasks, swept) if p is s])
         except InfeasibleDeployment as e:  # this system cannot run the model: say why, compare the rest
             infeasible[n] = e.problem
     if not fr:

@@ -11,6 +11,7 @@ after the other and merged; each point's deployment names its precision and its 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -84,18 +85,46 @@ def sweep_by_load(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Pre
 
 
 def sweep_precisions(model: ModelSpec, pricer: Pricer, wl: Workload, precisions: list[str], options: SweepOptions,
-                     recipe: Recipe | None = None) -> SweepResult:
+                     recipe: Recipe | None = None, swept: Sequence[Callable[[], SweepResult]] | None = None
+                     ) -> SweepResult:
     """Sweep each precision (by load with ``recipe``) and merge; precisions that fit nowhere are skipped.
+
+    ``swept`` (one per precision, in order): thunks that return that precision's :func:`sweep_by_load`
+    or raise its error, e.g. run in worker processes beforehand (analysis/workers.in_workers).
 
     Raises:
         InfeasibleDeployment: no precision fits (the first one's error).
     """
     parts, first_err = [], None
-    for name in precisions:
+    if swept is None:
+        swept = [lambda n=name: sweep_by_load(model, pricer, wl, get_precision(n), options, recipe) for name in precisions]
+    for one in swept:
         try:
-            parts.append(sweep_by_load(model, pricer, wl, get_precision(name), options, recipe))
+            parts.append(one())
         except InfeasibleDeployment as e:
             first_err = first_err or e
     if not parts:
         raise first_err
     return merge_sweeps(parts, ",".join(p.precision for p in parts))
+
+
+def sweep_plan(precision: Precision | None, precisions: list[str] | None, recipe: Recipe | None) -> list[str | None]:
+    """The sweeps ``analysis/comparison.system_frontier`` runs for these arguments, in order: one per
+    precision name (:func:`sweep_precisions`), or ``[None]``, one plain sweep at ``precision``; ``[]``
+    when there is no precision (system_frontier refuses that before sweeping)."""
+    if precisions is not None or recipe is not None:
+        return list(precisions or ([precision.name] if precision is not None else []))
+    return [None] if precision is not None else []
+
+
+def one_sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision | None,
+              options: SweepOptions | None, recipe: Recipe | None, name: str | None) -> SweepResult:
+    """The sweep :func:`sweep_plan` names ``name``: :func:`sweep_by_load` at that precision preset (options
+    default), or with ``None`` the plain sweep at ``precision``.
+
+    Raises:
+        InfeasibleDeployment: nothing fits (as :func:`analysis.sweep.sweep`).
+    """
+    if name is None:
+        return sweep(model, pricer, wl, precision, options)
+    return sweep_by_load(model, pricer, wl, get_precision(name), options or SweepOptions(), recipe)
