@@ -1,8 +1,10 @@
-"""Independent tasks (the systems of a comparison) in forked worker processes.
+"""Independent tasks (the sweeps of a comparison) in forked worker processes.
 
-``compare`` sweeps each system on its own (analysis/comparison.compare_systems): no sweep reads
-another's result, so each can run in a process of its own and give the same bytes as a run in one
-process (the same code on the same inputs; every memo a sweep fills is its own process's).
+``compare`` sweeps each system at each of its precisions on its own (analysis/comparison.compare_systems,
+analysis/deployed.sweep_plan): no sweep reads another's result, so each can run in a process of its own
+and give the same bytes as a run in one process (the same code on the same inputs; the memos the
+sweeps fill are meant to return what a fresh computation gives, and tests/unit/test_workers.py checks
+a comparison's JSON in one process and in two byte for byte).
 :func:`in_workers` forks the workers after the parent has imported everything (a fork copies the
 imported modules: no import cost per worker, unlike ``spawn``), hands them task numbers, and brings
 each result back pickled. Where forking is unavailable or unsafe it runs the tasks in this process,
