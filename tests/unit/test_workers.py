@@ -3,8 +3,8 @@
 Claims checked: every result comes back in item order and equal to ``fn(item)`` computed here; the
 tasks really run in other processes (their pids differ from this one's); a JalapenoError raised in a
 worker is raised again with its class, field, problem and fix; any other failure is raised by running
-the item here; a MappingProxyType inside a result travels; ``JALAPENO_WORKERS=1`` forks nothing; a bad
-``JALAPENO_WORKERS`` is refused naming it and the fix; and ``compare_systems`` prints the same bytes with
+the item here; an item whose worker is killed runs here; a MappingProxyType inside a result travels;
+``JALAPENO_WORKERS=1`` forks nothing; a bad ``JALAPENO_WORKERS`` is refused naming it and the fix; and ``compare_systems`` prints the same bytes with
 one process and with two (the CLI's --json output), its sweeps one per system and precision
 (analysis/deployed.sweep_plan, as system_frontier runs them).
 """
@@ -117,3 +117,18 @@ def test_sweep_plan_names_the_sweeps_system_frontier_runs():
     assert sweep_plan(None, ["fp8", "fp4"], None) == ["fp8", "fp4"]  # compare's per-system precisions, in order
     assert sweep_plan(fp8, [], object()) == ["fp8"]  # a recipe sweeps the given precision by load
     assert sweep_plan(None, None, None) == []  # nothing to sweep: system_frontier refuses it first
+
+
+_PARENT = os.getpid()
+
+
+def _dies_in_a_worker(x):
+    if x == 1 and os.getpid() != _PARENT:
+        os.kill(os.getpid(), 9)  # as the out-of-memory killer would
+    return x + 10
+
+
+@forks
+def test_a_killed_worker_leaves_its_items_to_this_process(monkeypatch):
+    monkeypatch.setenv(ENV, "2")
+    assert [f() for f in in_workers(_dies_in_a_worker, [0, 1, 2, 3])] == [10, 11, 12, 13]

@@ -28,6 +28,8 @@ import threading
 import types
 import warnings
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 from jalapeno.errors import JalapenoError, SpecError
 
@@ -81,7 +83,7 @@ def _dumps(obj) -> bytes:
 
 
 def _start_worker() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C interrupts the parent, whose pool then ends the workers
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C interrupts the parent, which stops handing out tasks
 
 
 def _run(i: int) -> bytes:
@@ -115,6 +117,18 @@ def _outcome(fn: Callable, item, packed: bytes | None) -> Callable[[], object]:
     return lambda: fn(item)
 
 
+def _terminate(pool: ProcessPoolExecutor | None) -> None:
+    """Stop ``pool``'s workers at once: ProcessPoolExecutor.terminate_workers (Python 3.14+), else its
+    processes (CPython 3.9-3.13 keep them in ``_processes``)."""
+    if pool is None:
+        return
+    if hasattr(pool, "terminate_workers"):
+        pool.terminate_workers()
+        return
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.terminate()
+
+
 def in_workers(fn: Callable, items: Sequence) -> list[Callable[[], object]]:
     """``fn`` on every item, in :func:`worker_count` forked processes: one thunk per item, in order, which
     returns the item's result or raises its error (a JalapenoError as raised in the worker, field, problem and
@@ -128,20 +142,33 @@ def in_workers(fn: Callable, items: Sequence) -> list[Callable[[], object]]:
     if n == 1:
         return [(lambda it=it: fn(it)) for it in items]
     global _JOB
-    sys.stdout.flush()  # a worker flushes its inherited copy of these buffers when it ends: empty them first
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):  # a worker flushes its inherited copy of these buffers when it ends
+        if stream is not None:
+            stream.flush()
     _JOB = (fn, items)
     gc.freeze()  # the objects already made stay out of the workers' collections: their pages stay shared (gc docs)
+    packed: list[bytes | None] = [None] * len(items)  # None: run here (no fork, or its worker died)
+    pool = None
     try:
         with warnings.catch_warnings():
             # Python 3.12+ warns at a fork in a process with other OS threads; NumPy's OpenBLAS pool is one,
             # and OpenBLAS stops it around a fork (pthread_atfork); Python threads are refused above
             warnings.filterwarnings("ignore", category=DeprecationWarning, message=".*fork.*")
-            with multiprocessing.get_context("fork").Pool(n, initializer=_start_worker) as pool:
-                packed = pool.map(_run, range(len(items)), chunksize=1)
-    except (OSError, multiprocessing.ProcessError):  # no fork (process limit, memory): run them here
-        packed = [None] * len(items)
+            pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"), initializer=_start_worker)
+            futures = [pool.submit(_run, i) for i in range(len(items))]  # the first one forks every worker
+        for i, f in enumerate(futures):
+            try:
+                packed[i] = f.result()
+            except BrokenProcessPool:  # a worker was killed (out of memory): this item runs here
+                pass
+    except (OSError, BrokenProcessPool):  # no fork (process limit, memory): the items left run here
+        pass
+    except BaseException:  # Ctrl-C (workers ignore SIGINT): end them now, not after the tasks they hold
+        _terminate(pool)
+        raise
     finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
         _JOB = None
         gc.unfreeze()
     return [_outcome(fn, it, b) for it, b in zip(items, packed, strict=True)]
