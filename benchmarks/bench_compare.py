@@ -78,7 +78,27 @@ rounds 25-30, so no one call is worth cutting. Imports take 0.65 s of the comman
 imported to register it). The cut left: the per-deployment finish vectorised across the deployments of a pass (the
 step assembly, overlap and memory fit on (rows, deployments) tables, as round 30 did for the op builds), or the 8
 system x precision sweeps in worker processes (they are independent; byte-identical by construction), neither done
-here.
+here. Round 35 (perf35) took the second: ``compare_systems`` hands every system x precision sweep (8 for the default
+4 systems x 2 precisions; analysis/deployed.sweep_plan) to forked worker processes (analysis/workers.py: one per
+usable CPU, at most one per sweep; ``JALAPENO_WORKERS=N``, ``=1`` one process; only on Linux with no other Python
+thread; gc.freeze() before the fork, which cut the workers' CPU 4.09-4.42 -> 3.69-3.88 s; a killed worker's sweeps
+run in the parent; Ctrl-C ends the workers at once). Splitting a system's fp8 and fp4 sweeps costs nothing (gb300
+-c 64: 0.89-0.98 s CPU together, 0.41-0.53 s apart), and in one process (JALAPENO_WORKERS=1) the run makes the same
+calls as before (cProfile: 3,900 agg_points, 894 build_step_ops, 80 price_layouts; 5.49 M calls, +2,000
+bookkeeping). Outputs byte-identical (``compare --json`` default, ``-c 64``, ``-w 128k1k``, ``-c 64``'s text,
+stderr and HTML but for plotly's random div ids, ``validate -o`` all rows, ``--held-out``, ``--mlperf``, the golden
+tests). Against main 69a83e5, this script run interleaved on the 2-core machine (CPU is user + sys of the command
+and its workers): quiet (load 0.5-1.6, the per-system first version): ``compare -c 64`` wall 4.17 / 3.74 -> 2.56 /
+2.63 s (goal <= 3 s met; CPU 4.27 / 3.84 -> 4.44 / 4.59 s before gc.freeze), ``compare`` 2.44 / 2.40 -> 1.82 /
+1.80 s, ``-w 128k1k`` 7.82 / 7.86 -> 4.96 / 4.91 s, the in-process sweep 0.82 / 0.80 -> 0.52 / 0.52 s; loaded
+(load 1.8-2.4: another session on one core, the final tree): ``-c 64`` 3.95 / 4.18 -> 2.62 / 3.76 s wall, CPU
+3.90-4.19 -> 4.28-4.38 s (+5-10%: two processes sharing caches, the fork); ``compare`` 2.41 / 2.51 -> 1.87 / 2.49 s.
+On a machine with no free core the workers gain nothing and cost ~3-5% CPU (JALAPENO_WORKERS 1 vs 2, interleaved,
+load 2.2: 3.88-4.00 vs 3.99-4.14 s). Peak RSS per process falls (141-145 -> 113-114 MB; ``-w 128k1k`` 527 ->
+474-491 MB), but memory across the processes rises with the workers: total PSS of ``-w 128k1k`` 513 -> 929 MB
+with 2 workers (each holds one sweep's tables, about 0.45 GB), ``-c 64`` 58 -> 91 MB; more CPUs, more workers:
+``JALAPENO_WORKERS`` caps it. The per-deployment finish vectorised across a pass's deployments remains the cut for
+one core.
 Run: python benchmarks/bench_compare.py [--long: also ``compare -w 128k1k``] (a source tree: PYTHONPATH=$PWD/src, an absolute path: the
 command runs in a temporary folder)
 """
