@@ -19,7 +19,6 @@ from __future__ import annotations
 import copyreg
 import gc
 import io
-import multiprocessing
 import os
 import pickle
 import signal
@@ -28,10 +27,12 @@ import threading
 import types
 import warnings
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING
 
 from jalapeno.errors import JalapenoError, SpecError
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 ENV = "JALAPENO_WORKERS"
 
@@ -62,7 +63,7 @@ def worker_count(tasks: int) -> int:
     else:
         n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if (_IN_WORKER or tasks < 2 or not sys.platform.startswith("linux")
-            or "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1):
+            or not hasattr(os, "fork") or threading.active_count() > 1):
         return 1
     return max(1, min(n, tasks))
 
@@ -141,6 +142,10 @@ def in_workers(fn: Callable, items: Sequence) -> list[Callable[[], object]]:
     n = worker_count(len(items))
     if n == 1:
         return [(lambda it=it: fn(it)) for it in items]
+    import multiprocessing  # here, not at import: the plain import of a comparison stays light
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     global _JOB
     for stream in (sys.stdout, sys.stderr):  # a worker flushes its inherited copy of these buffers when it ends
         if stream is not None:
