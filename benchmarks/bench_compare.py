@@ -87,17 +87,17 @@ run in the parent; Ctrl-C ends the workers at once). Splitting a system's fp8 an
 calls as before (cProfile: 3,900 agg_points, 894 build_step_ops, 80 price_layouts; 5.49 M calls, +2,000
 bookkeeping). Outputs byte-identical (``compare --json`` default, ``-c 64``, ``-w 128k1k``, ``-c 64``'s text,
 stderr and HTML but for plotly's random div ids, ``validate -o`` all rows, ``--held-out``, ``--mlperf``, the golden
-tests). Against main 69a83e5, this script run interleaved on the 2-core machine (CPU is user + sys of the command
-and its workers): quiet (load 0.5-1.6, the per-system first version): ``compare -c 64`` wall 4.17 / 3.74 -> 2.56 /
-2.63 s (goal <= 3 s met; CPU 4.27 / 3.84 -> 4.44 / 4.59 s before gc.freeze), ``compare`` 2.44 / 2.40 -> 1.82 /
-1.80 s, ``-w 128k1k`` 7.82 / 7.86 -> 4.96 / 4.91 s, the in-process sweep 0.82 / 0.80 -> 0.52 / 0.52 s; loaded
-(load 1.8-2.4: another session on one core, the final tree): ``-c 64`` 3.95 / 4.18 -> 2.62 / 3.76 s wall, CPU
-3.90-4.19 -> 4.28-4.38 s (+5-10%: two processes sharing caches, the fork); ``compare`` 2.41 / 2.51 -> 1.87 / 2.49 s.
-On a machine with no free core the workers gain nothing and cost ~3-5% CPU (JALAPENO_WORKERS 1 vs 2, interleaved,
-load 2.2: 3.88-4.00 vs 3.99-4.14 s). Peak RSS per process falls (141-145 -> 113-114 MB; ``-w 128k1k`` 527 ->
-474-491 MB), but memory across the processes rises with the workers: total PSS of ``-w 128k1k`` 513 -> 929 MB
-with 2 workers (each holds one sweep's tables, about 0.45 GB), ``-c 64`` 58 -> 91 MB; more CPUs, more workers:
-``JALAPENO_WORKERS`` caps it. The per-deployment finish vectorised across a pass's deployments remains the cut for
+tests). Against main 69a83e5, this script run interleaved twice on the 2-core machine, final tree, quiet at the start
+(load 0.6-1.8; CPU is user + sys of the command and its workers, best of 3): ``compare -c 64`` wall 3.32 / 3.62 ->
+2.10 / 2.09 s (goal <= 3 s and the 2.5 s margin met), CPU 3.42 / 3.60 -> 3.50 / 3.47 s; ``compare`` 2.14 / 2.14 ->
+1.65 / 1.57 s wall (CPU 2.23 / 2.24 -> 2.44 / 2.38 s); the in-process sweep 0.66 / 0.70 -> 0.52 / 0.87 s; ``-w
+128k1k`` (best of 2, load 2.1) 6.97 -> 4.55 s wall, CPU 6.92 -> 7.66 s. On a machine with no free core the workers
+gain little and cost 3-5% CPU (``-c 64`` with JALAPENO_WORKERS 1 vs 2, interleaved, load 2.2: CPU 3.88-4.00 vs
+3.99-4.14 s, wall 4.00-4.09 vs 3.81-4.02 s; main and this tree at load 1.9-2.3: best 3.59 vs 3.68 s wall). Peak RSS per
+process falls (141-145 -> 113-114 MB; ``-w 128k1k`` 513 -> 488 MB), but the memory of all the processes together
+rises with the workers: total PSS, sampled every 50 ms, of ``-w 128k1k`` 513-514 -> 894-929 MB with 2 workers (each
+holds one sweep's tables, about 0.45 GB), of ``-c 64`` 58 -> 91 MB; more CPUs, more workers: ``JALAPENO_WORKERS``
+caps them. The per-deployment finish vectorised across a pass's deployments remains the cut for
 one core.
 Run: python benchmarks/bench_compare.py [--long: also ``compare -w 128k1k``] (a source tree: PYTHONPATH=$PWD/src, an absolute path: the
 command runs in a temporary folder)
