@@ -2,8 +2,8 @@
 
 Claims checked: every result comes back in item order and equal to ``fn(item)`` computed here; the
 tasks really run in other processes (their pids differ from this one's); a JalapenoError raised in a
-worker is raised again with its class, field, problem and fix; any other failure is raised by running
-the item here; an item whose worker is killed runs here; a MappingProxyType inside a result travels;
+worker is raised again with its class, field, problem and fix (one whose class takes other arguments,
+and any other failure, is raised by running the item here); an item whose worker is killed runs here; a MappingProxyType inside a result travels;
 ``JALAPENO_WORKERS=1`` forks nothing; a bad ``JALAPENO_WORKERS`` is refused naming it and the fix; and ``compare_systems`` prints the same bytes with
 one process and with two (the CLI's --json output), its sweeps one per system and precision
 (analysis/deployed.sweep_plan, as system_frontier runs them).
@@ -144,3 +144,21 @@ def test_a_killed_worker_leaves_its_items_to_this_process(monkeypatch):
     monkeypatch.setenv(ENV, "2")
     _need_fork()
     assert [f() for f in in_workers(_dies_in_a_worker, [0, 1, 2, 3])] == [10, 11, 12, 13]
+
+
+class _OddError(SpecError):  # another signature than JalapenoError's (field, problem, fix)
+    def __init__(self, what: str) -> None:
+        super().__init__("odd", what, "none")
+
+
+def _raises_odd(x):
+    raise _OddError(f"item {x}")
+
+
+@forks
+def test_an_error_that_does_not_rebuild_is_raised_by_running_the_item_here(monkeypatch):
+    monkeypatch.setenv(ENV, "2")
+    _need_fork()
+    first, second = in_workers(_raises_odd, [1, 2])
+    with pytest.raises(_OddError, match="odd: item 2. Fix: none"):
+        second()

@@ -96,7 +96,11 @@ def _run(i: int) -> bytes:
     try:
         out = ("ok", fn(items[i]))
     except JalapenoError as e:
-        out = ("error", type(e), e.field, e.problem, e.fix)
+        try:  # a subclass with another signature would not rebuild in the parent: it reruns there instead
+            same = str(type(e)(e.field, e.problem, e.fix)) == str(e)
+        except Exception:  # noqa: BLE001
+            same = False
+        out = ("error", type(e), e.field, e.problem, e.fix) if same else ("again",)
     except Exception:  # noqa: BLE001 - rerun in the parent, which raises it with its traceback
         return pickle.dumps(("again",))
     try:
