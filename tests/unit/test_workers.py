@@ -3,9 +3,10 @@
 Claims checked: every result comes back in item order and equal to ``fn(item)`` computed here; the
 tasks really run in other processes (their pids differ from this one's); a JalapenoError raised in a
 worker is raised again with its class, field, problem and fix (one whose class takes other arguments,
-and any other failure, is raised by running the item here); an item whose worker is killed runs here; a MappingProxyType inside a result travels;
-``JALAPENO_WORKERS=1`` forks nothing; a bad ``JALAPENO_WORKERS`` is refused naming it and the fix; and ``compare_systems`` prints the same bytes with
-one process and with two (the CLI's --json output), its sweeps one per system and precision
+and any other failure, is raised by running the item here); an item whose worker is killed runs here;
+a MappingProxyType inside a result travels; ``JALAPENO_WORKERS=1`` forks nothing; a bad
+``JALAPENO_WORKERS`` is refused naming it and the fix; and ``compare_systems`` prints the same bytes
+with one process and with two (the CLI's --json output), its sweeps one per system and precision
 (analysis/deployed.sweep_plan, as system_frontier runs them).
 """
 
