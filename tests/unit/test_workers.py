@@ -88,6 +88,18 @@ def test_never_more_workers_than_tasks(monkeypatch):
     assert worker_count(3) == 1
 
 
+def test_default_count_is_the_cpus_capped_at_four(monkeypatch):
+    # unset: the CPUs this process may use, capped at DEFAULT_MAX_WORKERS = 4 (memory: one sweep's tables a worker)
+    monkeypatch.delenv(ENV, raising=False)
+    monkeypatch.setattr(workers.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(workers.sys, "platform", "linux")
+    for cpus, want in ((1, 1), (2, 2), (3, 3), (16, 4)):
+        monkeypatch.setattr(workers.os, "sched_getaffinity", lambda _pid, c=cpus: set(range(c)), raising=False)
+        assert worker_count(8) == want
+    monkeypatch.setenv(ENV, "6")  # the variable overrides the cap
+    assert worker_count(8) == 6
+
+
 @pytest.mark.parametrize("bad", ["0", "-2", "two", "1.5"])
 def test_bad_worker_count_is_refused(monkeypatch, bad):
     monkeypatch.setenv(ENV, bad)

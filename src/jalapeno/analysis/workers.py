@@ -11,7 +11,8 @@ each result back pickled. Where forking is unavailable or unsafe it runs the tas
 one after the other, as before.
 
 ``JALAPENO_WORKERS`` (environment) sets the number of worker processes; ``1`` runs everything in
-this process. Unset: the CPUs this process may run on (os.sched_getaffinity), at most one per task.
+this process. Unset: the CPUs this process may run on (os.sched_getaffinity), at most
+:data:`DEFAULT_MAX_WORKERS` and at most one per task.
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
 ENV = "JALAPENO_WORKERS"
+#: the default cap on workers (ASSUMPTION, memory): each worker holds one sweep's per-point tables, about 0.45 GB
+#: for ``compare -w 128k1k`` (benchmarks/bench_compare.py --long, round 35), so 8 workers (4 systems x 2
+#: precisions on a many-core machine) would hold ~3.6 GB across processes; 4 keep it under ~2 GB while taking
+#: most of the speed-up (8 tasks in 2 rounds). ``JALAPENO_WORKERS`` overrides it.
+DEFAULT_MAX_WORKERS = 4
 
 _JOB: tuple[Callable, Sequence] | None = None  # (function, items): set before the fork, read by the workers
 _IN_WORKER = False  # a worker never forks workers of its own
@@ -43,7 +49,8 @@ _IN_WORKER = False  # a worker never forks workers of its own
 def worker_count(tasks: int) -> int:
     """How many worker processes run ``tasks`` independent tasks (1: in this process, no fork).
 
-    ``JALAPENO_WORKERS`` if set, else the CPUs this process may use; never more than ``tasks``.
+    ``JALAPENO_WORKERS`` if set, else the CPUs this process may use up to :data:`DEFAULT_MAX_WORKERS`; never
+    more than ``tasks``.
     1 inside a worker, where the ``fork`` start method is unavailable (not Linux: macOS's system
     libraries are not fork-safe, Python's default there is ``spawn``), or while other Python threads
     run (a fork copies only the calling thread: a lock another thread holds would stay held).
@@ -62,6 +69,7 @@ def worker_count(tasks: int) -> int:
                             f"set {ENV}=1 to run in one process, or {ENV}=N for N processes, or unset it")
     else:
         n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        n = min(n, DEFAULT_MAX_WORKERS)
     if (_IN_WORKER or tasks < 2 or not sys.platform.startswith("linux")
             or not hasattr(os, "fork") or threading.active_count() > 1):
         return 1
