@@ -29,45 +29,16 @@ from __future__ import annotations
 
 import argparse
 import math
-from functools import lru_cache
-
 import numpy as np
+
+from jalapeno.fit.collector_routing import GATE_GROUPS, MIN_LATENCY_SOURCE, grouped_gate_picks, grouped_gate_rank0
 
 #: NVFP4 weight bytes per element: 4-bit value plus one FP8 (E4M3) scale per 16 elements (NVIDIA's NVFP4 format)
 NVFP4_B_PER_ELEM = 0.5 + 1.0 / 16.0
-#: the collector's grouped gate (collect_moe.py @095f58a51, "FIXME: all use deepseek setting for now")
-N_GROUP, TOPK_GROUP = 8, 4
-#: rows of the two NVFP4 paths compared
-MIN_LATENCY, CUTLASS = "moe_torch_flow_min_latency", "moe_torch_flow_cutlass"
-
-
-def balanced_picks(num_tokens: int, num_experts: int, top_k: int) -> np.ndarray:
-    """(T, k) expert ids of the collector's ``balanced`` routing (fit/collector_routing.py module docstring):
-    stride s = ceil(E/k); token i takes (i + j·s) mod E when T >= s, else floor(i·s/T + j·s) mod E."""
-    s = math.ceil(num_experts / top_k)
-    i, j = np.arange(num_tokens)[:, None], np.arange(top_k)[None, :]
-    if num_tokens >= s:
-        return (i + j * s) % num_experts
-    return np.floor(i * s / num_tokens + j * s).astype(np.int64) % num_experts
-
-
-def grouped_gate_picks(num_tokens: int, num_experts: int, top_k: int, n_group: int = N_GROUP,
-                       topk_group: int = TOPK_GROUP) -> np.ndarray:
-    """(T, k) expert ids the zero-bias DeepSeek grouped gate picks from the collector's balanced logits.
-
-    Score of an expert: 1 if the balanced routing picked it, else 0 (only the order matters: sigmoid is
-    monotone and the bias is taken as zero); group score: sum of the group's top-2 scores; the ``topk_group``
-    best groups kept, then the ``top_k`` best experts inside them; every tie broken to the lowest index
-    (stable sorts; an assumption about the fused kernel's tie-break). Needs E divisible by ``n_group``.
-    """
-    gsize = num_experts // n_group
-    score = np.zeros((num_tokens, num_experts))
-    np.put_along_axis(score, balanced_picks(num_tokens, num_experts, top_k), 1.0, axis=1)
-    g = np.sort(score.reshape(num_tokens, n_group, gsize), axis=2)[:, :, -2:].sum(axis=2)
-    keep = np.zeros((num_tokens, n_group), dtype=bool)
-    np.put_along_axis(keep, np.argsort(-g, axis=1, kind="stable")[:, :topk_group], True, axis=1)
-    masked = np.where(np.repeat(keep, gsize, axis=1), score, -1.0)
-    return np.argsort(-masked, axis=1, kind="stable")[:, :top_k]
+#: the collector's grouped gate and the two NVFP4 paths compared (the replica lives in fit/collector_routing.py,
+#: which the calibration reads since round 35)
+N_GROUP = GATE_GROUPS
+MIN_LATENCY, CUTLASS = MIN_LATENCY_SOURCE, "moe_torch_flow_cutlass"
 
 
 def grouped_gate_touched(num_tokens: int, num_experts: int, top_k: int) -> int:
@@ -79,21 +50,9 @@ def grouped_gate_touched(num_tokens: int, num_experts: int, top_k: int) -> int:
     return int(np.unique(grouped_gate_picks(num_tokens, num_experts, top_k)).size)
 
 
-@lru_cache(maxsize=None)
-def grouped_gate_rank0(num_tokens: int, num_experts: int, top_k: int, ep: int) -> tuple[float, float]:
-    """(assignments, distinct experts) on EP rank 0 (experts [0, E/ep), the rank the collector times) under
-    :func:`grouped_gate_picks`.
-
-    >>> grouped_gate_rank0(64, 256, 8, 2)  # every token's 8 picks land in groups 0-3, all on rank 0
-    (512.0, 128.0)
-    """
-    p = grouped_gate_picks(num_tokens, num_experts, top_k)
-    r = p[p < num_experts // ep]
-    return float(r.size), float(np.unique(r).size)
-
-
 def refit(name: str) -> None:
-    """Print the FP4 MoE fit (fit/kernels.fit_moe on the system's NVFP4 rows only) as it reads the rows now and
+    """Print the FP4 MoE fit (fit/kernels.fit_moe on the system's NVFP4 rows only) with the ``uniform`` reading (the
+    calibration's until round 35, which reads ``collector``: fit/kernels.CALIBRATION_TOUCHED_RULE) and
     with the ``min_latency`` rows read with :func:`grouped_gate_rank0` (E divisible by 8 and >= 16; others as
     now); the fastest path per configuration kept in both. An experiment: nothing is written."""
     import pandas as pd

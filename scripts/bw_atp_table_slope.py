@@ -25,6 +25,10 @@ Usage (about 3 min):
   python scripts/bw_atp_table_slope.py ALL.csv [TABLE.csv]
   python scripts/bw_atp_table_slope.py --validate {roofline-balanced,table-balanced} OUT.csv   (about 1 min each)
 
+Since round 35 the shipped calibration sets and table pricer read the rows with their own collector routing
+(``collector``, fit/kernels.CALIBRATION_TOUCHED_RULE; scripts/moe_collector_reading.py), not ``uniform``: the figures
+docs/gap_aic_itl.md quotes from this script were made before, and "roofline" / "table" here now mean that reading.
+
 ``--validate`` writes a validate CSV under one what-if (nothing else written): ``roofline-balanced``, every NVIDIA
 system's MoE set refitted under the balanced rule (:func:`balanced_moe_everywhere`); ``table-balanced``, the table
 pricer of the four Blackwell systems read so (:func:`balanced_table_reading`). Judge them as any validate CSV.
@@ -36,7 +40,6 @@ following ``--validate roofline-balanced`` judges the refit with its stacks; res
 from __future__ import annotations
 
 import contextlib
-import functools
 import re
 import sys
 from pathlib import Path
@@ -67,7 +70,7 @@ def balanced_table_reading():
     from jalapeno.fit import kernels, table_lookup
 
     orig = table_lookup.moe_rows
-    table_lookup.moe_rows = functools.partial(kernels.moe_rows, touched_rule="balanced")
+    table_lookup.moe_rows = lambda df, _rule=None, **kw: kernels.moe_rows(df, "balanced", **kw)
     table_lookup._cached.cache_clear()
     try:
         yield

@@ -149,16 +149,17 @@ def test_packed_boxes_by_hand(groups, size, boxes):
 def test_plan_counts_racks_that_hold_each_group_whole(capsys):
     """plan printed 'racks: ceil(1,984 / 72) = 28' for 31 instances of GB300 agg TP2 DP32 EP64 (64 GPUs
     each): an EP64 group priced inside one NVLink domain cannot share a 72-GPU rack with another, so the
-    fleet needs 31 racks (the 8 spare GPUs of each rack stay idle). Since round 27 (gbitl27: GB300's MoE
-    all-to-all priced as GB200's) the point is TP4 DP32 EP128: each 128-GPU group takes one whole rack and
-    56 GPUs of another, which no other group's remainder can share (72 // 56 = 1), so 2 racks per instance."""
+    fleet needs 31 racks (the 8 spare GPUs of each rack stay idle). Rounds 27-34 checked it on the FP4 point at
+    >= 60 tok/s/user (TP4 DP32 EP128); since round 35's MoE recalibration a 4-chip instance leads there, so the
+    case is the FP8 point at >= 56, TP2 DP64 EP128: each 128-GPU group takes one whole rack and 56 GPUs of
+    another, which no other group's remainder can share (72 // 56 = 1), so 2 racks per instance."""
     import re
 
-    code, out, err = run(capsys, "plan", "--system", "gb300-nvl72", "--target", "1e6", "--min-interactivity", "60",
-                         "--serving", "agg")
+    code, out, err = run(capsys, "plan", "--system", "gb300-nvl72", "--target", "1e6", "--min-interactivity", "56",
+                         "--serving", "agg", "-p", "fp8")
     assert code == 0, err
     text = " ".join(out.split())
-    assert "attn TP4 DP32 · MoE TP1 EP128 [fp4] (128 chips per instance)" in text  # the case described
+    assert "attn TP2 DP64 · MoE TP1 EP128 [fp8] (128 chips per instance)" in text  # the case described
     inst = int(re.search(r"instances: ceil\([0-9,]+ / [0-9,]+\) = ([0-9,]+)", text).group(1).replace(",", ""))
     assert (f"racks: {2 * inst:,} (each worker's 128-chip group whole in a rack of 72, where its collectives are "
             f"priced; ceil({inst * 128:,} / 72) = {-(-inst * 128 // 72):,} would split groups across racks)") in text

@@ -1,4 +1,5 @@
-"""scripts/aic_grouped_gate_rows.py: the zero-bias grouped gate replica and the HBM bound, against hand counts."""
+"""The zero-bias grouped gate replica (fit/collector_routing.py, moved there from scripts/aic_grouped_gate_rows.py in
+round 35) and the script's HBM bound, against hand counts."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ sys.path.insert(0, str(SCRIPTS))
 
 import aic_grouped_gate_rows as g  # noqa: E402
 
+from jalapeno.fit import collector_routing as cr  # noqa: E402
+
 
 def test_balanced_picks_one_per_group_at_deepseek_shape():
     # stride ceil(256/8) = 32 = the group size: token i's picks are i, i+32, ..., i+224, one per group
-    p = g.balanced_picks(64, 256, 8)
+    p = cr.balanced_picks(64, 256, 8)
     assert p[5].tolist() == [5 + 32 * j for j in range(8)]
     assert sorted((p[5] // 32).tolist()) == list(range(8))
 
@@ -31,12 +34,12 @@ def test_grouped_gate_touched_by_hand(tokens, expected):
 
 def test_rank0_carries_the_whole_load_at_ep2():
     # groups 0-3 = experts 0..127 = EP rank 0 of 2: all T*k assignments land there
-    load, touched = g.grouped_gate_rank0(48, 256, 8, 2)
+    load, touched = cr.grouped_gate_rank0(48, 256, 8, 2)
     assert (load, touched) == (48 * 8, 128)
     # EP 8: rank 0 = group 0 (experts 0..31). Each token's group-0 balanced pick is expert i mod 32, and its 4
     # tie picks are the 4 lowest unpicked ids of groups 0-3, all in group 0: 5 assignments per token on rank 0;
     # 48 tokens reach every i mod 32
-    assert g.grouped_gate_rank0(48, 256, 8, 8) == (48 * 5, 32)
+    assert cr.grouped_gate_rank0(48, 256, 8, 8) == (48 * 5, 32)
 
 
 def test_hbm_bound_by_hand():

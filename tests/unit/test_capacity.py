@@ -137,42 +137,54 @@ def _racks_by_hand(p, target: float) -> tuple[int, int]:
 
 def test_plan_names_a_point_that_needs_fewer_racks():
     """plan prints racks packed whole (7c3bf98) but named alternatives by chips only. GB300 agg
-    (DeepSeek-R1 8K/1K FP4, 1e6 output tok/s, >= 60 tok/s/user): the best-per-chip point, TP4 DP32 EP128,
-    needs 32 instances of 128 GPUs, each a whole rack and 56 GPUs of another (one 56-GPU remainder per
-    72-GPU rack): 4,096 chips in 64 racks; EP72 (TP2 DP36) fills its racks: 4,464 chips in 62 (one per
-    rack). Racks computed by hand for every point above the floor. (Before round 27 priced GB300's MoE
-    all-to-all as GB200's, gbitl27, TP2 DP32 EP64 led: 1,984 chips in 31 racks, EP72 2,160 in 30.)"""
+    (DeepSeek-R1 8K/1K FP4, 1e6 output tok/s, >= 50 tok/s/user): the best-per-chip point, TP2 DP32 EP64,
+    needs 34 instances of 64 GPUs, one per 72-GPU rack (8 GPUs of each idle): 2,176 chips in 34 racks;
+    EP72 (TP2 DP36) fills its racks: 2,376 chips in 33 (one per rack). Racks computed by hand for every
+    point above the floor. (Rounds 27-34 ran this at >= 60, where TP4 DP32 EP128 led at 4,096 chips in
+    64 racks; since round 35's MoE recalibration a 4-chip TP4 instance leads there, which packs racks
+    whole, so the case moved to the floor where a rack-sized group still leads.)"""
     pr = load_pricer("gb300-nvl72")
     fr = system_frontier(load_model("deepseek-r1"), pr, get_workload("8k1k"), get_precision("fp4"),
                          SweepOptions(serving="agg")).record()
-    cp = plan_capacity(fr, pr.system, 1e6, "output", 60.0)
-    hand = [(_racks_by_hand(p, 1e6), p) for p in fr.frontier if p.feasible and p.interactivity >= 60.0]
+    cp = plan_capacity(fr, pr.system, 1e6, "output", 50.0)
+    hand = [(_racks_by_hand(p, 1e6), p) for p in fr.frontier if p.feasible and p.interactivity >= 50.0]
     (chips, racks), q = min(hand, key=lambda t: (t[0][1], t[0][0], -t[1].output_throughput_per_chip))
-    assert (cp.chips, cp.packaging[-1][2]) == _racks_by_hand(cp.point, 1e6) == (4096, 64)
-    assert (chips, racks) == (4464, 62) and "EP72" in q.deployment.label
-    assert cp.fewest is None  # no point above the floor needs fewer than 4,096 chips
+    assert "EP64" in cp.point.deployment.label
+    assert (cp.chips, cp.packaging[-1][2]) == _racks_by_hand(cp.point, 1e6)
+    n = math.ceil(1e6 / (cp.point.output_throughput_per_chip * 64))
+    assert (cp.chips, cp.packaging[-1][2]) == (64 * n, n)  # one 64-GPU group per rack
+    assert racks < n and "EP72" in q.deployment.label and chips == 72 * racks
+    assert cp.fewest is None  # no point above the floor needs fewer chips
     f = cp.fewest_boxes
-    assert f.point is q and (f.chips, f.packaging) == (4464, (("rack", 72, 62),))
+    assert f.point is q and (f.chips, f.packaging) == (chips, (("rack", 72, racks),))
     line = cp.arithmetic()[-1]
     assert line.startswith("fewer racks: agg attn TP2 DP36 · MoE TP1 EP72 [fp4] (72 chips per instance) at ")
-    assert ("serves the target with 4,464 chips in 62 racks at " in line
-            and "this plan's point needs 4,096 chips in 64 racks (whole instances of 128)" in line)
+    assert (f"serves the target with {chips:,} chips in {racks} racks at " in line
+            and f"this plan's point needs {64 * n:,} chips in {n} racks (whole instances of 64)" in line)
 
 
 def test_plan_json_carries_both_alternatives(capsys):
     import json
 
-    code, out, err = run(capsys, "plan", "--system", "gb300-nvl72", "--target", "1e6", "--min-interactivity", "60",
-                         "--serving", "agg", "-p", "fp4", "--json")
-    assert code == 0, err
-    d = json.loads(out)
-    assert d["packaging"] == {"rack": 64}  # 32 x 128-chip groups, one per 72-GPU rack with 16 spare: 64 racks
-    # every instance size's own frontier (not the system's, which offered EP72 in 62 racks, 4,464 chips): a
-    # 4-chip instance at nearly the plan's rate, ceil(1e6 / (rate x 4)) instances, tiling the racks (72 / 4)
-    few, box = d["fewest_chips"], d["fewest_boxes"]
-    assert few["deployment"]["chips"] == 4 and few["chips"] == 4 * math.ceil(1e6 / (few["tok_per_s_per_chip"] * 4))
-    assert few["chips"] < d["chips"] and few["packaging"] == {"rack": math.ceil(few["chips"] / 72)}
-    assert box["level"] == "rack" and box["packaging"]["rack"] <= few["packaging"]["rack"] < 62
+    def plan(floor):
+        code, out, err = run(capsys, "plan", "--system", "gb300-nvl72", "--target", "1e6", "--min-interactivity",
+                             str(floor), "--serving", "agg", "-p", "fp4", "--json")
+        assert code == 0, err
+        return json.loads(out)
+
+    # >= 50: the EP64 point, one 64-GPU group per rack; the fewer-racks alternative EP72 fills them
+    d = plan(50)
+    n = d["packaging"]["rack"]
+    assert d["chips"] == 64 * n and d["fewest_chips"] is None
+    box = d["fewest_boxes"]
+    assert box["level"] == "rack" and box["deployment"]["chips"] == 72 and box["chips"] == 72 * box["packaging"]["rack"]
+    assert box["packaging"]["rack"] < n
+    # >= 30: the EP32 point; every instance size's own frontier (not only the system's) offers a 16-chip instance
+    # needing fewer chips: ceil(1e6 / (rate x 16)) instances, four to a rack
+    d = plan(30)
+    few = d["fewest_chips"]
+    assert few["deployment"]["chips"] == 16 and few["chips"] == 16 * math.ceil(1e6 / (few["tok_per_s_per_chip"] * 16))
+    assert few["chips"] < d["chips"] and few["packaging"] == {"rack": math.ceil(few["chips"] / 64)}
 
 
 def test_plan_costs_the_whole_racks_it_leaves_partly_idle(gb200):

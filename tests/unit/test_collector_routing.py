@@ -70,3 +70,49 @@ def test_moe_rows_read_each_row_with_its_own_routing():
     # balanced: 1 token's 8 experts on 8 ranks, one each; power law: all 8 on the measured rank
     assert (got.loc["balanced", "load"], got.loc["balanced", "touched"]) == (1.0, 1.0)
     assert (got.loc["power_law_1.01", "load"], got.loc["power_law_1.01", "touched"]) == (8.0, 8.0)
+
+
+def test_grouped_gate_small_case_by_hand():
+    # E 16, k 8, 8 groups of 2, 4 kept. Balanced stride ceil(16/8) = 2: token 0 picks the even experts, token 1 the
+    # odd ones, one per group, so all 8 groups score 1 and the tie keeps groups 0-3 (experts 0-7); inside them each
+    # token takes its 4 picked experts then the 4 unpicked ones (score 0 beats the masked -1): experts 0-7 both.
+    from jalapeno.fit.collector_routing import grouped_gate_picks, grouped_gate_rank0
+
+    assert sorted(grouped_gate_picks(2, 16, 8)[0].tolist()) == list(range(8))
+    assert grouped_gate_rank0(2, 16, 8, 1) == (16.0, 8.0)   # 16 assignments on 8 experts (balanced: 16 on 16)
+    assert grouped_gate_rank0(2, 16, 8, 2) == (16.0, 8.0)   # experts 0-7 are EP rank 0 of 2: the whole load
+
+
+def _moe_df(sources, latencies, tokens=2, experts=16):
+    n = len(sources)
+    return pd.DataFrame({"moe_dtype": ["nvfp4"] * n, "num_tokens": [tokens] * n, "hidden_size": [7168] * n,
+                         "inter_size": [2048] * n, "topk": [8] * n, "num_experts": [experts] * n, "moe_tp_size": [1] * n,
+                         "moe_ep_size": [1] * n, "distribution": ["balanced"] * n, "latency": latencies,
+                         "kernel_source": sources})
+
+
+def test_collector_rule_reads_the_winning_min_latency_row_through_the_grouped_gate():
+    # the min_latency path is the faster (0.05 ms against 0.08 ms): its row is kept and read as 16 assignments on
+    # 8 experts (the hand case above), not balanced's 16 on 16
+    r = moe_rows(_moe_df(["moe_torch_flow_cutlass", "moe_torch_flow_min_latency"], [0.08, 0.05]), "collector")
+    assert len(r) == 1 and r.latency.iloc[0] == 0.05
+    assert (r.load.iloc[0], r.touched.iloc[0]) == (16.0, 8.0)
+    # an imputed copy of the path (fit/kernel_tables.fill_missing_kernel_paths' suffix) is read the same way
+    r = moe_rows(_moe_df(["moe_torch_flow_min_latency (imputed from b200)"], [0.05]), "collector")
+    assert r.touched.iloc[0] == 8.0
+
+
+def test_collector_rule_reads_a_plain_row_balanced():
+    # the CUTLASS path wins: balanced routing, min(16, 2·8) = 16 experts
+    r = moe_rows(_moe_df(["moe_torch_flow_cutlass", "moe_torch_flow_min_latency"], [0.04, 0.05]), "collector")
+    assert r.latency.iloc[0] == 0.04 and r.touched.iloc[0] == 16.0
+    # a shape the gate cannot group (12 experts: not a multiple of 8 groups) stays balanced whatever its path
+    r = moe_rows(_moe_df(["moe_torch_flow_min_latency"], [0.05], experts=12), "collector")
+    assert r.touched.iloc[0] == 12.0   # min(12, 16)
+
+
+def test_other_rules_ignore_the_kernel_path():
+    d = _moe_df(["moe_torch_flow_cutlass", "moe_torch_flow_min_latency"], [0.08, 0.05])
+    assert moe_rows(d, "balanced").touched.iloc[0] == 16.0
+    # uniform: 16·(1 − (1 − 8/16)^2) = 16·0.75 = 12
+    assert moe_rows(d, "uniform").touched.iloc[0] == pytest.approx(12.0)

@@ -74,13 +74,16 @@ def test_h100_fp8_experts_cost_the_measured_cutlass_kernel(qwen3, h100_flat, ep)
 
 
 def test_the_measured_kernel_is_below_the_calibrated_form_at_qwen3_ep4(qwen3, h100_flat):
-    """The reason for the change, stated as a check that can fail: at 16 tokens on EP4 the calibrated form
-    (hbm_fraction 0.74 for every shape) prices the 20.6 touched experts above the kernel TensorRT-LLM runs."""
+    """The reason for the change (round 25), stated as a check that can fail: at 16 tokens on EP4 the calibrated form
+    (hbm_fraction 0.74 for every shape, the ``uniform`` reading of the kernel table) priced the 20.6 touched
+    experts above the kernel TensorRT-LLM runs. Since round 35 the calibrated set reads the table's rows with
+    their own (balanced) routing, hbm_fraction 0.825, and the form lands within 5% of the kernel, just below it:
+    the backend stays because it is the kernel the engine runs, no longer because the form was slow."""
     lay = Layout(tp=4, ep=4)
     calibrated = _moe_ms_per_layer(h100_flat, qwen3, lay, [16.0])[0]
     measured = _moe_ms_per_layer(with_moe_backend(h100_flat, "cutlass", qwen3, lay), qwen3, lay, [16.0])[0]
     assert measured == pytest.approx(EXPECTED_MS[4][16], rel=1e-4)
-    assert calibrated > 1.05 * measured
+    assert 0.95 * measured < calibrated < measured
 
 
 @pytest.mark.parametrize("system, quant, backend", [("h100", "fp8_block", "cutlass"), ("h200", "fp8", "cutlass"),

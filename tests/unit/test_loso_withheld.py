@@ -55,12 +55,12 @@ def test_kernel_path_sibling_rows_are_not_borrowed():
     """B300's MoE table lacks a kernel path, imputed from B200's table (fit/kernel_tables.KERNEL_PATH_SIBLING): B200
     left out borrows B300's MoE form fitted on B300's own rows alone."""
     from jalapeno.fit.kernel_tables import load_table
-    from jalapeno.fit.kernels import fit_moe
+    from jalapeno.fit.kernels import CALIBRATION_TOUCHED_RULE, fit_moe
     from jalapeno.specs.catalog import load_system
 
     own, _ = load_table("b300_sxm", "moe", "moe_perf")
     assert not own.kernel_source.str.contains("imputed").any()
-    want, _ = fit_moe(own, load_system("b300"))
+    want, _ = fit_moe(own, load_system("b300"), touched_rule=CALIBRATION_TOUCHED_RULE)  # read as calibrate reads it
     got = _borrowed("b200")["parameters"]["moe"]
     for fmt, entry in want["moe"].items():  # the HBM fraction is pooled (fit/moe_transfer.py; its own test below)
         assert {k: v for k, v in got[fmt].items() if k != "hbm_fraction"} == pytest.approx(

@@ -59,7 +59,7 @@ VALIDATE_PRICER_OPTION = typer.Option(
     help="roofline (default, as on every command: the figures of docs/validation.md and the fidelity guard are "
          "the roofline's), table (measured kernel latencies interpolated; systems with aiconfigurator kernel "
          "tables, calibrate extra) or auto (per system the pricer with the lower end-to-end error, "
-         "preferred_pricer in data/validation/loso_error.toml: table on b300, gb300-nvl72, h200, roofline elsewhere; "
+         "preferred_pricer in data/validation/loso_error.toml: table on b300, gb300-nvl72, roofline elsewhere; "
          "validate --pricer auto shows auto's error).")
 
 

@@ -89,6 +89,7 @@ from jalapeno.fit.kernel_tables import (
 )
 from jalapeno.fit.attention_kernels import fit_attention
 from jalapeno.fit.kernels import (
+    CALIBRATION_TOUCHED_RULE,
     MOE_KEYS,
     SERIAL_K_FIT_ONLY_KEYS,
     SERIAL_K_KEYS,
@@ -170,7 +171,7 @@ def calibrate_system(system: System, withheld: frozenset = frozenset()) -> dict:
         if KERNEL_PATH_SIBLING.get(sdir, sdir) not in (sdir, *withheld):  # kernel paths its table lacks, from its predecessor's
             sib, _ = load_table(KERNEL_PATH_SIBLING[sdir], "moe", "moe_perf")
             moe, filled = fill_missing_kernel_paths(moe, sib, MOE_KEYS, "moe_dtype", KERNEL_PATH_SIBLING[sdir])
-        p_moe, reports["moe"] = fit_moe(moe, system)
+        p_moe, reports["moe"] = fit_moe(moe, system, touched_rule=CALIBRATION_TOUCHED_RULE)
         if filled:
             reports["moe"]["imputed_kernel_paths"] = filled
         params.update(p_moe)

@@ -26,6 +26,16 @@ heavy tail concentrates the load: the busiest rank carries far more than T·k/ep
 :func:`collector_routing` returns the expectation over seeded draws (``SAMPLES``) of the measured
 rank's assignments and distinct experts (the kernel time is close to linear in both, so the mean
 draw prices the mean of the 5 timed ones).
+
+TensorRT-LLM's ``min_latency`` NVFP4 MoE rows (``kernel_source`` ``moe_torch_flow_min_latency``, SM100:
+B200, GB200) are not routed by the balanced logits alone: that pass sends them through TensorRT-LLM's
+DeepSeek grouped gate (``DeepseekV3Gate(n_group=8, topk_group=4)``, aiconfigurator
+``collector/trtllm/collect_moe.py`` @095f58a51, "FIXME: all use deepseek setting for now") whose
+``e_score_correction_bias`` the collector never loads (``torch.empty``). With the balanced logits every
+group scores the same, so the choice of groups falls to the kernel's tie-break: :func:`grouped_gate_rank0`
+replicates it with a zero bias and ties broken to the lowest index (an ASSUMPTION about the fused kernel;
+round 29, docs/gap_aic_itl.md "collect29": the rows' own times bound the experts touched at saturation to
+at most 155 of 256 at EP 1, the replica says 128).
 """
 
 from __future__ import annotations
@@ -131,3 +141,70 @@ def collector_routing(num_tokens: int, num_experts: int, top_k: int, ep: int, di
         raise SpecError("moe_perf: moe_ep_size", f"{ep} does not divide {num_experts} experts",
                         "the collector's power-law routing needs equal ranks; drop the row")
     return _power_law_rank(int(num_tokens), int(num_experts), int(top_k), int(ep), float(alpha))
+
+
+#: the ``kernel_source`` of TensorRT-LLM's NVFP4 low-latency MoE rows, routed through the grouped gate
+MIN_LATENCY_SOURCE = "moe_torch_flow_min_latency"
+#: the collector's grouped gate (DeepSeek's: 8 groups, the best 4 kept; collect_moe.py @095f58a51)
+GATE_GROUPS, GATE_TOPK_GROUPS = 8, 4
+
+
+def balanced_picks(num_tokens: int, num_experts: int, top_k: int) -> np.ndarray:
+    """(T, k) expert ids of the collector's ``balanced`` routing (module docstring): stride s = ceil(E/k);
+    token i takes (i + j·s) mod E when T >= s, else floor(i·s/T + j·s) mod E.
+
+    >>> balanced_picks(2, 8, 2).tolist()
+    [[0, 4], [2, 6]]
+    """
+    s = math.ceil(num_experts / top_k)
+    i, j = np.arange(num_tokens)[:, None], np.arange(top_k)[None, :]
+    if num_tokens >= s:
+        return (i + j * s) % num_experts
+    return np.floor(i * s / num_tokens + j * s).astype(np.int64) % num_experts
+
+
+def grouped_gate_picks(num_tokens: int, num_experts: int, top_k: int, n_group: int = GATE_GROUPS,
+                       topk_group: int = GATE_TOPK_GROUPS) -> np.ndarray:
+    """(T, k) expert ids the zero-bias DeepSeek grouped gate picks from the collector's balanced logits.
+
+    Score of an expert: 1 if the balanced routing picked it, else 0 (only the order matters: sigmoid is
+    monotone and the bias is taken as zero); group score: the sum of its top-2 scores; the ``topk_group``
+    best groups kept, then the ``top_k`` best experts inside them; every tie broken to the lowest index
+    (stable sorts: the ASSUMPTION of the module docstring). Needs E divisible by ``n_group``.
+
+    >>> [int(np.unique(grouped_gate_picks(t, 256, 8)).size) for t in (4, 16, 32, 64)]
+    [20, 66, 128, 128]
+    """
+    gsize = num_experts // n_group
+    score = np.zeros((num_tokens, num_experts))
+    np.put_along_axis(score, balanced_picks(num_tokens, num_experts, top_k), 1.0, axis=1)
+    g = np.sort(score.reshape(num_tokens, n_group, gsize), axis=2)[:, :, -2:].sum(axis=2)
+    keep = np.zeros((num_tokens, n_group), dtype=bool)
+    np.put_along_axis(keep, np.argsort(-g, axis=1, kind="stable")[:, :topk_group], True, axis=1)
+    masked = np.where(np.repeat(keep, gsize, axis=1), score, -1.0)
+    return np.argsort(-masked, axis=1, kind="stable")[:, :top_k]
+
+
+@lru_cache(maxsize=4096)
+def grouped_gate_rank0(num_tokens: int, num_experts: int, top_k: int, ep: int) -> tuple[float, float]:
+    """(assignments, distinct experts) on EP rank 0 (experts [0, E/ep), the rank the collector times) under
+    :func:`grouped_gate_picks`.
+
+    >>> grouped_gate_rank0(64, 256, 8, 2)  # every token's 8 picks land in groups 0-3, all on rank 0
+    (512.0, 128.0)
+    """
+    p = grouped_gate_picks(num_tokens, num_experts, top_k)
+    r = p[p < num_experts // ep]
+    return float(r.size), float(np.unique(r).size)
+
+
+def gated_row(kernel_source: str, num_experts: int) -> bool:
+    """Whether a ``moe_perf`` row was routed through the grouped gate: a ``min_latency`` row (its imputed
+    copies included: fit/kernel_tables.fill_missing_kernel_paths suffixes the source) of a shape the gate
+    can group (E divisible by 8, at least two experts a group).
+
+    >>> gated_row("moe_torch_flow_min_latency (imputed from b200)", 256), gated_row("moe_torch_flow_cutlass", 256)
+    (True, False)
+    """
+    return (str(kernel_source).startswith(MIN_LATENCY_SOURCE) and num_experts % GATE_GROUPS == 0
+            and num_experts >= 2 * GATE_GROUPS)

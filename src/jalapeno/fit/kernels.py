@@ -20,7 +20,7 @@ from jalapeno.cost.ops import add_routed_experts
 from jalapeno.cost.optable import OpBuilder
 from jalapeno.cost.pricer import RooflinePricer
 from jalapeno.errors import SpecError
-from jalapeno.fit.collector_routing import collector_routing
+from jalapeno.fit.collector_routing import collector_routing, gated_row, grouped_gate_rank0
 from jalapeno.fit.kernel_tables import GEMM_DTYPES, MOE_DTYPES, gemm_key
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency, nest_params
 from jalapeno.specs.hardware import System
@@ -343,12 +343,16 @@ MOE_KEYS = ["moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num
 #: T >= s) and a rank of E/ep experts min(E/ep, T·k/ep): every expert the load can reach, not the
 #: uniform-random expectation E·(1 − (1 − k/E)^T) the serving op table takes (cost/moe.py) — at
 #: DeepSeek's 256 experts, top-8, 32 tokens: 256 against 163. ``uniform``: that random expectation
-#: (cost/moe.experts_touched_on_rank). The calibration sets (fit/calibrate.py, fit/amd.py) are fitted
-#: with ``uniform`` (a refit of every set under ``balanced`` lowers each NVIDIA MoE fit's median error,
-#: e.g. H100 FP8 14.6% -> 12.0%, but moves every system's end-to-end figures, some groups worse even
-#: after refitting the stacks: not done here, docs/model.md §8.6); the
-#: engine-backend fits (fit/moe_backends.fit_backend_kernels) use ``balanced``.
-MOE_TOUCHED_RULES = ("balanced", "uniform")
+#: (cost/moe.experts_touched_on_rank). ``collector``: each row read with the routing its collector
+#: pass used — ``balanced`` for the plain top-k rows, the grouped gate (fit/collector_routing.
+#: grouped_gate_rank0) for TensorRT-LLM's NVFP4 ``min_latency`` rows (fit/collector_routing.gated_row).
+#: The NVIDIA calibration sets (fit/calibrate.py) and the table pricer read ``collector``
+#: (:data:`CALIBRATION_TOUCHED_RULE`); AMD's aiter tables (fit/amd.py) ``uniform``; the engine-backend
+#: fits (fit/moe_backends.fit_backend_kernels) ``balanced``.
+MOE_TOUCHED_RULES = ("balanced", "uniform", "collector")
+#: the rule the NVIDIA calibration sets, the ordering check and the table pricer read aiconfigurator's
+#: ``moe_perf`` rows with (round 35: ``uniform`` before; docs/gap_aic_itl.md "round 35")
+CALIBRATION_TOUCHED_RULE = "collector"
 
 
 def moe_rows(df: pd.DataFrame, touched_rule: str = "uniform", dtypes: dict | None = None,
@@ -369,7 +373,7 @@ def moe_rows(df: pd.DataFrame, touched_rule: str = "uniform", dtypes: dict | Non
     ...                     "topk": [8], "num_experts": [256], "moe_tp_size": [1], "moe_ep_size": [1],
     ...                     "distribution": ["balanced"], "latency": [0.1]})
     >>> [round(float(moe_rows(one, rule).touched.iloc[0])) for rule in MOE_TOUCHED_RULES]
-    [256, 163]
+    [256, 163, 256]
 
     Raises:
         SpecError: an unknown ``touched_rule``.
@@ -383,15 +387,24 @@ def moe_rows(df: pd.DataFrame, touched_rule: str = "uniform", dtypes: dict | Non
     d = df[df.distribution.isin(list(distributions)) & df.moe_dtype.isin(list(dt))
            & (df.num_experts >= df.moe_ep_size)]
     d = d[(d.distribution == "balanced") | (d.num_experts % d.moe_ep_size == 0)]
-    d = d.groupby(keys, as_index=False).latency.min()
+    if touched_rule == "collector":  # the fastest row per configuration, with the kernel path that ran it
+        d = d.loc[d.groupby(keys).latency.idxmin()].reset_index(drop=True)
+    else:
+        d = d.groupby(keys, as_index=False).latency.min()
     load = np.array([float(busiest_rank_assignments(r.num_tokens, r.topk, r.moe_ep_size, 0.0))
                      for r in d.itertuples(index=False)])
     on_rank = np.array([float(math.ceil(r.num_experts / r.moe_ep_size)) for r in d.itertuples(index=False)])
-    if touched_rule == "balanced":
+    if touched_rule in ("balanced", "collector"):
         touched = np.minimum(on_rank, load)
     else:
         touched = np.array([float(experts_touched_on_rank(a, int(n), r.num_experts, r.topk, r.moe_ep_size))
                             for a, n, r in zip(load, on_rank, d.itertuples(index=False))])
+    if touched_rule == "collector":
+        srcs = d.kernel_source if "kernel_source" in d else [""] * len(d)
+        for i in np.flatnonzero([gated_row(src, e) for src, e in zip(srcs, d.num_experts)]):
+            r = d.iloc[i]
+            load[i], touched[i] = grouped_gate_rank0(int(r.num_tokens), int(r.num_experts), int(r.topk),
+                                                     int(r.moe_ep_size))
     for i in np.flatnonzero((d.distribution != "balanced").to_numpy()):
         r = d.iloc[i]
         load[i], touched[i] = collector_routing(int(r.num_tokens), int(r.num_experts), int(r.topk),

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.cost.pricer import RooflinePricer
-from jalapeno.fit.kernels import gemm_table, moe_rows, moe_table
+from jalapeno.fit.kernels import CALIBRATION_TOUCHED_RULE, gemm_table, moe_rows, moe_table
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
 from jalapeno.specs.kernel_efficiency import GEMM_KEYS
 from jalapeno.specs.hardware import System
@@ -55,7 +55,7 @@ def _moe_s(system: System, params: dict, fmt: str) -> tuple[np.ndarray, np.ndarr
     df = pd.DataFrame({"moe_dtype": _MOE_DTYPE[fmt], "num_tokens": _M, "hidden_size": 7168, "inter_size": 2048,
                        "topk": 8, "num_experts": 256, "moe_tp_size": 1, "moe_ep_size": 8,
                        "distribution": "balanced", "latency": 1.0})
-    r = moe_rows(df)
+    r = moe_rows(df, CALIBRATION_TOUCHED_RULE)
     eff = DEFAULT_EFFICIENCY.with_overrides(params)
     p = params.get("moe", {}).get(fmt, {})
     return r.num_tokens.to_numpy(float), RooflinePricer(system, eff).op_times(

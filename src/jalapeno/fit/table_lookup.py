@@ -30,7 +30,7 @@ from jalapeno.fit.kernel_tables import (
     load_table,
     package_version,
 )
-from jalapeno.fit.kernels import MOE_KEYS, gemm_table, moe_rows, moe_table
+from jalapeno.fit.kernels import CALIBRATION_TOUCHED_RULE, MOE_KEYS, gemm_table, moe_rows, moe_table
 from jalapeno.specs.efficiency import Efficiency
 
 #: the pricer names ``--pricer`` accepts; ``auto``: per system, the one with the lower end-to-end
@@ -99,7 +99,7 @@ def kernel_rows(system_name: str, efficiency: Efficiency) -> tuple[dict, str]:
         if sdir in KERNEL_PATH_SIBLING:
             sib, _ = load_table(KERNEL_PATH_SIBLING[sdir], "moe", "moe_perf")
             moe, _ = fill_missing_kernel_paths(moe, sib, MOE_KEYS, "moe_dtype", KERNEL_PATH_SIBLING[sdir])
-        rows = moe_rows(moe)
+        rows = moe_rows(moe, CALIBRATION_TOUCHED_RULE)
         for fmt, r in rows[rows.fmt.isin(list(system.chip.peak_flop_per_s))].groupby("fmt"):
             shape = r[["hidden_size", "inter_size", "num_experts", "topk", "moe_tp_size", "moe_ep_size"]]
             out[("moe", fmt)] = (moe_table(r, fmt, efficiency.moe_passes(fmt)), r.t.to_numpy(),
