@@ -116,3 +116,16 @@ def test_other_rules_ignore_the_kernel_path():
     assert moe_rows(d, "balanced").touched.iloc[0] == 16.0
     # uniform: 16·(1 − (1 − 8/16)^2) = 16·0.75 = 12
     assert moe_rows(d, "uniform").touched.iloc[0] == pytest.approx(12.0)
+
+
+def test_collector_rule_keeps_one_row_per_configuration_in_a_table_with_repeated_labels():
+    # a table concatenated without ignore_index repeats index labels (here 0, 0, 0): the rule must still keep
+    # one row per configuration, the fastest (0.1 ms of the two 32-token rows), as the min-latency rules do
+    one = {"moe_dtype": ["fp8_block"], "num_tokens": [32], "hidden_size": [7168], "inter_size": [2048], "topk": [8],
+           "num_experts": [256], "moe_tp_size": [1], "moe_ep_size": [8], "distribution": ["balanced"]}
+    df = pd.concat([pd.DataFrame({**one, "latency": [0.2], "kernel_source": ["moe_torch_flow_cutlass"]}),
+                    pd.DataFrame({**one, "latency": [0.1], "kernel_source": ["moe_torch_flow_min_latency"]}),
+                    pd.DataFrame({**one, "num_tokens": [64], "latency": [0.3], "kernel_source": ["cutlass"]})])
+    got = moe_rows(df, "collector")
+    assert sorted(zip(got.num_tokens, got.latency)) == [(32, 0.1), (64, 0.3)]
+    assert got.kernel_source[got.num_tokens == 32].tolist() == ["moe_torch_flow_min_latency"]

@@ -388,6 +388,7 @@ def moe_rows(df: pd.DataFrame, touched_rule: str = "uniform", dtypes: dict | Non
            & (df.num_experts >= df.moe_ep_size)]
     d = d[(d.distribution == "balanced") | (d.num_experts % d.moe_ep_size == 0)]
     if touched_rule == "collector":  # the fastest row per configuration, with the kernel path that ran it
+        d = d.reset_index(drop=True)  # idxmin returns labels: a repeated label (a concatenated table) would pick many
         d = d.loc[d.groupby(keys).latency.idxmin()].reset_index(drop=True)
     else:
         d = d.groupby(keys, as_index=False).latency.min()
