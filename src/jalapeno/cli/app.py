@@ -111,8 +111,10 @@ def main(argv: list[str] | None = None) -> None:
     try:
         _refuse_repeated(sys.argv[1:] if argv is None else argv)
         _refuse_empty(sys.argv[1:] if argv is None else argv)
-        app(args=argv, standalone_mode=False)
+        code = app(args=argv, standalone_mode=False)
         sys.stdout.flush()
+        if isinstance(code, int) and code:  # typer >= 0.16 returns an Exit's code here: Ctrl-C is Exit(130)
+            sys.exit(code)
     except JalapenoError as e:
         print(f"error: {_as_typed(e, sys.argv[1:] if argv is None else argv)}", file=sys.stderr)
         sys.exit(2)
