@@ -175,3 +175,22 @@ def test_an_error_that_does_not_rebuild_is_raised_by_running_the_item_here(monke
     first, second = in_workers(_raises_odd, [1, 2])
     with pytest.raises(_OddError, match="odd: item 2. Fix: none"):
         second()
+
+
+@forks
+def test_a_callers_own_gc_freeze_survives(monkeypatch):
+    # review35: in_workers froze the heap before forking and unfroze it after, which also undid a freeze the calling
+    # program had made itself; gc has no partial unfreeze, so a caller's freeze now keeps everything frozen
+    import gc
+
+    monkeypatch.setenv(ENV, "2")
+    _need_fork()
+    gc.freeze()
+    try:
+        assert [f()[0] for f in in_workers(_square_and_pid, [2, 3])] == [4, 9]
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+    # without one, the heap is unfrozen afterwards as before
+    [f() for f in in_workers(_square_and_pid, [2, 3])]
+    assert gc.get_freeze_count() == 0

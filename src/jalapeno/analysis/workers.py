@@ -163,6 +163,7 @@ def in_workers(fn: Callable, items: Sequence) -> list[Callable[[], object]]:
         if stream is not None:
             stream.flush()
     _JOB = (fn, items)
+    caller_froze = gc.get_freeze_count() > 0  # a freeze of the caller's own is not ours to undo
     gc.freeze()  # the objects already made stay out of the workers' collections: their pages stay shared (gc docs)
     packed: list[bytes | None] = [None] * len(items)  # None: run here (no fork, or its worker died)
     pool = None
@@ -187,5 +188,6 @@ def in_workers(fn: Callable, items: Sequence) -> list[Callable[[], object]]:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
         _JOB = None
-        gc.unfreeze()
+        if not caller_froze:  # gc has no partial unfreeze: a caller's freeze keeps ours frozen with it
+            gc.unfreeze()
     return [_outcome(fn, it, b) for it, b in zip(items, packed, strict=True)]
