@@ -44,16 +44,21 @@ def prefill_gpus(deployment: str) -> float:
     return float(int(m[1]) * int(m[2]) * int(m[3])) if m else math.nan
 
 
-def held_out_rows(path: str) -> pd.DataFrame:
-    """The issue's held-out GB200/GB300 aiconfigurator TTFT rows of a validate CSV, with error e (fraction)."""
+def held_out_ttft(path: str, need: set, systems=SYSTEMS) -> pd.DataFrame:
+    """The issue's held-out aiconfigurator TTFT rows of ``systems`` in a validate CSV (outside the fit split, no
+    quality flag, an error); ``need``: the columns the caller reads, each refused by name when missing."""
     d = pd.read_csv(path)
-    need = {"source", "system", "metric", "error", "split", "quality", "deployment", "concurrency"}
-    missing = need - set(d.columns)
+    missing = ({"source", "system", "metric", "error", "split", "quality"} | set(need)) - set(d.columns)
     if missing:
         raise SystemExit(f"{path}: missing column(s) {sorted(missing)}; fix: pass a `jalapeno validate --held-out "
                          "--json -o X.csv` table (it carries split and quality)")
-    d = d[(d.source == "aiconfigurator") & (d.metric == "ttft_s") & d.system.isin(SYSTEMS)
-          & (d.split != "fit") & d.quality.isna() & d.error.notna()].copy()
+    return d[(d.source == "aiconfigurator") & (d.metric == "ttft_s") & d.system.isin(systems)
+             & (d.split != "fit") & d.quality.isna() & d.error.notna()].copy()
+
+
+def held_out_rows(path: str) -> pd.DataFrame:
+    """The issue's held-out GB200/GB300 aiconfigurator TTFT rows of a validate CSV, with error e (fraction)."""
+    d = held_out_ttft(path, {"deployment", "concurrency"})
     d["engine"] = d.framework.str.split().str[0]
     d["isl_osl"] = d.isl.astype(int).astype(str) + "/" + d.osl.astype(int).astype(str)
     d["load"] = pd.cut(d.concurrency / d.deployment.map(prefill_gpus), LOAD_BANDS, labels=LOAD_LABELS)

@@ -11,22 +11,21 @@ Nothing is predicted or fitted. Run: python scripts/gb_ttft_mix35.py VALIDATE.cs
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gb_ttft_median_need as median_need  # noqa: E402  (a sibling script)
 
 SYSTEMS = ("gb200-nvl72", "gb300-nvl72", "b200", "b300")
 
 
 def held_out(path: str) -> pd.DataFrame:
-    """The issue's held-out aiconfigurator TTFT rows of SYSTEMS in a validate CSV, with |error| as ``ae``."""
-    d = pd.read_csv(path)
-    need = {"source", "system", "model", "mode", "metric", "error", "split", "quality"}
-    missing = need - set(d.columns)
-    if missing:
-        raise SystemExit(f"{path}: missing column(s) {sorted(missing)}; fix: pass a `jalapeno validate --held-out "
-                         "--json -o X.csv` table (it carries split and quality)")
-    d = d[(d.source == "aiconfigurator") & (d.metric == "ttft_s") & d.system.isin(SYSTEMS)
-          & (d.split != "fit") & d.quality.isna() & d.error.notna()].copy()
+    """The issue's held-out aiconfigurator TTFT rows of SYSTEMS in a validate CSV, with |error| as ``ae``
+    (gb_ttft_median_need.held_out_ttft's filter)."""
+    d = median_need.held_out_ttft(path, {"model", "mode"}, SYSTEMS)
     d["ae"] = d.error.abs()
     return d
 

@@ -185,6 +185,15 @@ def test_plan_json_carries_both_alternatives(capsys):
     few = d["fewest_chips"]
     assert few["deployment"]["chips"] == 16 and few["chips"] == 16 * math.ceil(1e6 / (few["tok_per_s_per_chip"] * 16))
     assert few["chips"] < d["chips"] and few["packaging"] == {"rack": math.ceil(few["chips"] / 64)}
+    # ... and it is not on the system's frontier: no point there above the floor has 16 chips, and the fewest chips
+    # any of them needs (by hand, ceil(1e6 / (rate x chips)) x chips) is the plan's own
+    pr = load_pricer("gb300-nvl72")
+    fr = system_frontier(load_model("deepseek-r1"), pr, get_workload("8k1k"), get_precision("fp4"),
+                         SweepOptions(serving="agg")).record()
+    above = [p for p in fr.frontier if p.feasible and p.interactivity >= 30.0]
+    assert 16 not in {p.deployment.chips for p in above}
+    fleets = [math.ceil(1e6 / (p.output_throughput_per_chip * p.deployment.chips)) * p.deployment.chips for p in above]
+    assert min(fleets) == d["chips"] > few["chips"]
 
 
 def test_plan_costs_the_whole_racks_it_leaves_partly_idle(gb200):
