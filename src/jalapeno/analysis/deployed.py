@@ -97,7 +97,7 @@ def sweep_precisions(model: ModelSpec, pricer: Pricer, wl: Workload, precisions:
     """
     parts, first_err = [], None
     if swept is None:
-        swept = [lambda n=name: sweep_by_load(model, pricer, wl, get_precision(n), options, recipe) for name in precisions]
+        swept = [lambda n=name: one_sweep(model, pricer, wl, None, options, recipe, n) for name in precisions]
     for one in swept:
         try:
             parts.append(one())
