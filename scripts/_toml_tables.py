@@ -34,20 +34,32 @@ def tables_toml(header: list[str], table: str, entries: list[dict]) -> str:
 
 
 def write_main(argv: list[str], out: Path, what: str, render: Callable[[], str]) -> int:
-    """``[--dry-run]``: print ``render()`` or write it to ``out``; a JalapenoError (e.g. the tables' package not
-    installed) is printed as its one line, exit 2."""
+    """``[--dry-run | --check]``: print ``render()``, write it to ``out``, or (``--check``, a step of
+    scripts/recalibrate.py) exit 1 when ``out`` differs from it (numbers beyond fit/fitted_files.REL_TOL); a
+    JalapenoError (e.g. the tables' package not installed) is printed as its one line, exit 2."""
     ap = argparse.ArgumentParser(description=f"Write {out.name}: {what}.")
-    ap.add_argument("--dry-run", action="store_true", help=f"print the TOML instead of writing {out.name}")
-    return emit(out, render, ap.parse_args(argv).dry_run)
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--dry-run", action="store_true", help=f"print the TOML instead of writing {out.name}")
+    g.add_argument("--check", action="store_true", help=f"exit 1 when {out.name} is not what a fresh fit writes")
+    a = ap.parse_args(argv)
+    return emit(out, render, a.dry_run, a.check)
 
 
-def emit(out: Path, render: Callable[[], str], dry_run: bool) -> int:
-    """Print ``render()`` (``dry_run``) or write it to ``out``; a JalapenoError is printed as its one line, exit 2."""
+def emit(out: Path, render: Callable[[], str], dry_run: bool, check: bool = False) -> int:
+    """Print ``render()`` (``dry_run``), compare it with ``out`` (``check``: 1 when stale, each difference printed)
+    or write it to ``out``; a JalapenoError is printed as its one line, exit 2."""
     try:
         text = render()
     except JalapenoError as e:
         print(e)
         return 2
+    if check:
+        from jalapeno.fit.fitted_files import toml_text_diffs
+
+        diffs = toml_text_diffs(out.read_text(), text, out.name)
+        print("\n".join(diffs) + f"\n{out.name}: differs from a fresh fit; rerun without --check" if diffs
+              else f"{out.name}: current")
+        return 1 if diffs else 0
     if dry_run:
         print(text)
     else:

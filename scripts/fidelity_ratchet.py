@@ -1,6 +1,7 @@
 """Print the fidelity guard's figures beside its thresholds; with --write, ratchet them down.
 
-Run: python scripts/fidelity_ratchet.py [--write]   (about 2 s)
+Run: python scripts/fidelity_ratchet.py [--write | --check]   (about 2 s; exit 1 on a breach; ``--check`` also exits 1
+when --write would lower a threshold: a step of scripts/recalibrate.py)
 
 The thresholds file (src/jalapeno/data/validation/fidelity_thresholds.toml) states the rule:
 a threshold is min(old, figure + margin), rounded up to 0.5 percentage points, so --write only
@@ -31,7 +32,7 @@ def render(header: str, th: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(write: bool) -> int:
+def main(write: bool, check_only: bool = False) -> int:
     old = load_thresholds()
     fig = guard_figures(guard_rows())
     print(f"{'group':<34} {'n':>4} {'median':>8} {'threshold':>10}")
@@ -45,10 +46,14 @@ def main(write: bool) -> int:
     bad = check(fig, old)
     for b in bad:
         print("BREACH:", b)
+    text = THRESHOLDS.read_text()
+    header = "".join(ln for ln in text.splitlines(keepends=True) if ln.startswith("#"))
+    new = render(header, ratchet(fig, old))
+    if check_only and new != text:
+        print(f"{THRESHOLDS.name}: a threshold can be lowered; run python scripts/fidelity_ratchet.py --write")
+        return 1
     if write:
-        text = THRESHOLDS.read_text()
-        header = "".join(ln for ln in text.splitlines(keepends=True) if ln.startswith("#"))
-        THRESHOLDS.write_text(render(header, ratchet(fig, old)))
+        THRESHOLDS.write_text(new)
         print(f"wrote {THRESHOLDS} (groups need >= {MIN_GROUP} points)")
     return 1 if bad else 0
 
@@ -56,4 +61,8 @@ def main(write: bool) -> int:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--write", action="store_true", help="ratchet the thresholds file down to the figures + margin")
-    sys.exit(main(ap.parse_args().write))
+    ap.add_argument("--check", action="store_true", help="exit 1 also when --write would lower a threshold")
+    a = ap.parse_args()
+    if a.write and a.check:
+        ap.error("--check writes nothing; give --write or --check")
+    sys.exit(main(a.write, a.check))

@@ -12,12 +12,18 @@ not make); vLLM's likewise (``vLLM_custom_graph``: its custom all-reduce replaye
 vLLM's decode runs it). Read by cost/engine_allreduce.py for pools whose software stack names the engine
 (Efficiency.all_reduce_table, data/stacks.toml). Nothing is fitted: the rows are copied.
 
-Run: python scripts/fit_engine_allreduce.py   (needs the ``[calibrate]`` extra)
+Run: python scripts/fit_engine_allreduce.py [--check]   (needs the ``[calibrate]`` extra; ``--check``: exit 1 when the
+shipped file is not what a fresh read writes, a step of scripts/recalibrate.py)
 """
 
 from __future__ import annotations
 
+import argparse
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _toml_tables import emit  # noqa: E402
 
 #: engine → (aiconfigurator backend folder, kernel_source kept, or None for the table's only one)
 ENGINES = {"trtllm": ("trtllm", None), "sglang": ("sglang", "SGLang_CustomAllReduce_graph"),
@@ -56,7 +62,7 @@ def _above_larger(g) -> list[str]:
     return out
 
 
-def main(out: Path) -> None:
+def main(out: Path, check: bool = False) -> int:
     from jalapeno.errors import SpecError
     from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, load_table
 
@@ -77,9 +83,11 @@ def main(out: Path) -> None:
                           + (f" {source}" if source else "") + '"',
                           "message_bytes = [" + ", ".join(str(int(m) * 2) for m in g.message_size) + "]",
                           "latency_ms = [" + ", ".join(f"{v:.6g}" for v in g.latency) + "]", ""]
-    out.write_text("\n".join(lines))
-    print(f"wrote {out}")
+    return emit(out, lambda: "\n".join(lines), False, check)
 
 
 if __name__ == "__main__":
-    main(Path(__file__).resolve().parents[1] / "src" / "jalapeno" / "data" / "collectives" / "engine_allreduce.toml")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 when the shipped file is not what a fresh read writes")
+    raise SystemExit(main(Path(__file__).resolve().parents[1] / "src" / "jalapeno" / "data" / "collectives"
+                          / "engine_allreduce.toml", ap.parse_args().check))

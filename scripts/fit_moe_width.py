@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 
 from jalapeno.cost.pricer import load_pricer
+from jalapeno.fit.fitted_files import toml_text_diffs
 from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, load_table
 from jalapeno.fit.moe_width import PATHS, fit_width, width_pairs
 
@@ -61,11 +62,16 @@ def render(es: list[dict]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true", help="fail if the file differs from a fresh fit")
+    ap.add_argument("--check", action="store_true", help="fail if the file differs from a fresh fit (numbers beyond "
+                    "fit/fitted_files.REL_TOL)")
     a = ap.parse_args()
     text = render(entries())
     if a.check:
-        raise SystemExit(0 if OUT.read_text() == text else f"{OUT}: differs from a fresh fit; rerun without --check")
+        diffs = toml_text_diffs(OUT.read_text(), text, OUT.name)
+        if diffs:
+            raise SystemExit("\n".join(diffs) + f"\n{OUT}: differs from a fresh fit; rerun without --check")
+        print(f"{OUT.name}: current")
+        return
     OUT.write_text(text)
     print(text)
 

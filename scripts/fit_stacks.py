@@ -3,7 +3,8 @@
 Runs fit/stack_fit.fit_all (the split, the loss and what is fitted: its docstring) on the shipped
 InferenceX points and aiconfigurator's silicon_sample.csv rows (pip install -e ".[calibrate]"),
 and writes the fitted values with their report (fit and held-out errors before and after).
-Run: python scripts/fit_stacks.py [--dry-run] [--warm-clients-only]   (a few minutes)
+Run: python scripts/fit_stacks.py [--dry-run | --check] [--warm-clients-only]   (a few minutes; ``--check``: exit 1
+when the shipped file is not the fit's, a step of scripts/recalibrate.py)
 ``--warm-clients-only``: the what-if of docs/gap_aic_ttft.md (round 25, coldfit25) — the client front ends and burst
 shares fitted without the rows timed before InferenceX's client had a warm-up (fit/client_warmup.py); not the
 shipped fit (it worsens the aiconfigurator TTFT median 19.5% -> 21.1%).
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from jalapeno.fit.fitted_files import toml_text_diffs
 from jalapeno.fit.stack_fit import fit_all
 
 OUT = Path(__file__).resolve().parent.parent / "src" / "jalapeno" / "data" / "stack_fits.toml"
@@ -50,9 +52,14 @@ def to_toml(fits: dict) -> str:
     return "\n".join(lines)
 
 
-def main(dry_run: bool, warm_clients_only: bool = False) -> None:
+def main(dry_run: bool, warm_clients_only: bool = False, check: bool = False) -> int:
     fits = fit_all(warm_clients_only=warm_clients_only)
     text = to_toml(fits)
+    if check:  # a step of scripts/recalibrate.py: is the shipped file the fit's?
+        diffs = toml_text_diffs(OUT.read_text(), text, OUT.name)
+        print("\n".join(diffs) + f"\n{OUT.name}: differs from a fresh fit; rerun without --check" if diffs
+              else f"{OUT.name}: current")
+        return 1 if diffs else 0
     for name, f in fits.items():
         r = f["report"]
         print(name, f["values"], f["mtp_acceptance"], f.get("clients", {}), f"n fit {r['n_fit']}, held out {r['n_held_out']}")
@@ -62,6 +69,7 @@ def main(dry_run: bool, warm_clients_only: bool = False) -> None:
     if not dry_run:
         OUT.write_text(text)
         print(f"wrote {OUT}")
+    return 0
 
 
 if __name__ == "__main__":
@@ -69,5 +77,9 @@ if __name__ == "__main__":
     ap.add_argument("--dry-run", action="store_true", help="print the fits; do not write data/stack_fits.toml")
     ap.add_argument("--warm-clients-only", action="store_true",
                     help="what-if: leave the rows timed without a client warm-up out of the front-end and burst fits")
+    ap.add_argument("--check", action="store_true", help="fit, write nothing, exit 1 when data/stack_fits.toml "
+                    "differs from the fit (numbers beyond fit/fitted_files.REL_TOL)")
     args = ap.parse_args()
-    main(args.dry_run, args.warm_clients_only)
+    if args.check and args.warm_clients_only:
+        ap.error("--check judges the shipped fit; leave out --warm-clients-only")
+    raise SystemExit(main(args.dry_run or args.check, args.warm_clients_only, args.check))

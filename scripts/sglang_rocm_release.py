@@ -19,12 +19,16 @@ TPOT is linear in Δ: two evaluations and the line, checked at the root); Δ = m
 Held out: rows 26, 28, 34, 35 (MI325X/MI300X DeepSeek-R1 FP8 SGLang, C = 64, best of the search
 space, run 2026-02-27 on v0.5.9: InferenceX PR #816), throughput per GPU at 0.5.19 and at 0.5.9.
 
-Run: python scripts/sglang_rocm_release.py     (about a minute; the last line is the value for data/stacks.toml)
+Run: python scripts/sglang_rocm_release.py [--check]   (about a minute; the last line is the value for data/stacks.toml;
+``--check``: exit 1 when data/stacks.toml's rule is more than half a unit of its last written digit (5 us) from
+the fit — a step of scripts/recalibrate.py)
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import sys
 
 import numpy as np
 
@@ -33,6 +37,7 @@ from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
+from jalapeno.specs.stacks import get_stack
 from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO, Workload
 
 #: SemiAnalysisAI/InferenceX issue #890 (Klaud-Cold 2026-03-08): concurrency -> mean TPOT, s; MI325X TP8
@@ -45,6 +50,10 @@ ISSUE_WORKLOAD = Workload("1k/1k", 1024, 1024, INFERENCEX_RANGE_RATIO)
 ISSUE_RELEASE = "0.5.9"
 #: held out: the v0.5.9 blog rows (C = 64)
 HELD_OUT = tuple(f"inferencex_points:{r}" for r in (26, 28, 34, 35))
+#: the profile and rule the fit sets
+PROFILE, RULE_FIELD, RULE_BEFORE = "sglang-rocm", "step_overhead_s", "0.5.12"
+#: data/stacks.toml writes the value in ms to two decimals: current when within half of that digit
+CHECK_TOL_S = 5e-6
 
 
 def _tpot(p, step_overhead_s: float) -> np.ndarray:
@@ -70,7 +79,29 @@ def fitted_step_overhead() -> tuple[float, float, dict]:
     return base, float(np.mean(list(per.values()))), per
 
 
+def shipped_rule_value() -> float:
+    """The shipped value (s) of the rule this script fits (data/stacks.toml, profile ``sglang-rocm``)."""
+    rule = next(r for r in get_stack(PROFILE).version_rules if r.field == RULE_FIELD and r.before == RULE_BEFORE)
+    return float(rule.value)
+
+
+def check() -> int:
+    """0 when data/stacks.toml's rule is the fit's value (within :data:`CHECK_TOL_S`), else 1 with the fix."""
+    _, s, _ = fitted_step_overhead()
+    shipped = shipped_rule_value()
+    if abs(s - shipped) <= CHECK_TOL_S:
+        print(f"{PROFILE} {RULE_FIELD} before {RULE_BEFORE}: {shipped * 1e3:.2f} ms, current")
+        return 0
+    print(f"{PROFILE} {RULE_FIELD} before {RULE_BEFORE}: data/stacks.toml has {shipped * 1e3:.2f} ms, the fit gives "
+          f"{s * 1e3:.2f} ms; write value = {s * 1e3:.2f}e-3 in data/stacks.toml (and its source text)")
+    return 1
+
+
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="only say whether data/stacks.toml's rule is the fit's")
+    if ap.parse_args().check:
+        sys.exit(check())
     base, s, per = fitted_step_overhead()
     pts, _ = load_inferencex(DEFAULT_POINTS)
     recipe = next(p for p in pts if p.id == RECIPE_ROW)

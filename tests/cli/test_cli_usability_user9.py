@@ -6,6 +6,7 @@ pricer rule validate did not state. Each expected figure is computed by hand in 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -171,6 +172,9 @@ def test_validate_help_states_the_pricer_rule_and_autos_choices(capsys):
     text = " ".join(out.replace("│", " ").split())
     assert "roofline (default, as on every command" in text and "preferred_pricer" in text
     assert f"table on {', '.join(by_table)}, roofline elsewhere" in text
+    # README says the same (it still named H200 after round 35's LOSO rerun had moved H200 to the roofline)
+    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    assert f"loso_error.toml`: table on {', '.join(by_table)}, roofline elsewhere" in readme
 
 
 # ---- new-user pass (round 9): compare on each seed model ---------------------------------------------------------

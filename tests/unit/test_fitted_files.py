@@ -1,0 +1,103 @@
+"""The shipped fitted files are what their fits give today (fit/fitted_files.py, scripts/recalibrate.py).
+
+``data/moe_width.toml`` went stale from round 11 to round 36 because nothing checked it; these tests make a stale
+calibration set or width term fail CI (which installs the [calibrate] extra), and check the comparison by hand.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from script_module import load_script
+
+from jalapeno.fit.fidelity import load_thresholds
+from jalapeno.fit.fitted_files import CHAIN, REL_TOL, numeric_diffs, toml_text_diffs
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_numeric_diffs_by_hand():
+    shipped = {"a": 0.765, "b": {"c": [1, 2.0], "d": "trtllm 1.3.0rc20"}, "e": True}
+    # within the tolerance: 0.765 * (1 + 1e-3) = 0.765765
+    assert numeric_diffs(shipped, {"a": 0.765765, "b": {"c": [1, 2.0], "d": "trtllm 1.3.0rc20"}, "e": True}) == []
+    # beyond it: 0.770 / 0.765 - 1 = 0.65% > 0.2%
+    assert numeric_diffs(shipped, {**shipped, "a": 0.770}) == ["a: shipped 0.765, fresh fit 0.77"]
+    assert numeric_diffs(shipped, {**shipped, "b": {"c": [1, 2.0], "d": "trtllm 1.3.0rc21"}}) == [
+        "b.d: shipped 'trtllm 1.3.0rc20', fresh fit 'trtllm 1.3.0rc21'"]
+    assert numeric_diffs(shipped, {**shipped, "b": {"c": [1], "d": "trtllm 1.3.0rc20"}}) == [
+        "b.c: 2 entries shipped, 1 in a fresh fit"]
+    assert numeric_diffs(shipped, {"a": 0.765, "b": shipped["b"], "e": True, "f": 1}) == [
+        "f: in a fresh fit, not in the shipped file"]
+    assert numeric_diffs(shipped, {"a": 0.765, "b": shipped["b"]}) == ["e: in the shipped file, not in a fresh fit"]
+    # a boolean is not the number 1
+    assert numeric_diffs({"x": True}, {"x": 1}) == ["x: shipped True, fresh fit 1"]
+    assert REL_TOL < 0.0065
+
+
+def test_toml_text_diffs_names_the_file_and_the_entry():
+    a = '[[width]]\nsystem = "h100"\nc_elems = 1291.6\n'
+    b = '[[width]]\nsystem = "h100"\nc_elems = 1345.5\n'
+    assert toml_text_diffs(a, b, "moe_width.toml") == ["moe_width.toml: width[0].c_elems: shipped 1291.6, fresh fit 1345.5"]
+    assert toml_text_diffs(a, a, "moe_width.toml") == []
+
+
+def test_the_chain_refits_each_file_after_the_files_it_reads():
+    order = [s.name for s in CHAIN]
+    # moe_width reads the calibrated moe half_rows; the stack fits price rows with both; LOSO refits the stacks;
+    # the derived sets' bands read LOSO's band_error; the bands, goldens and docs read every prediction
+    assert order.index("calibrate") < order.index("moe_width") < order.index("stacks") < order.index("loso") \
+        < order.index("derived") < order.index("bands")
+    assert order.index("validation_doc") < order.index("ratchet")
+    for s in CHAIN:
+        for cmd in (s.argv, s.check):
+            if cmd and cmd[0] == "python":
+                assert (ROOT / cmd[1]).is_file(), f"{s.name}: {cmd[1]} is not a script"
+
+
+def test_recalibrate_refuses_an_unknown_or_reversed_span():
+    rc = load_script("recalibrate")
+    with pytest.raises(SystemExit, match="--from: unknown step 'stack'; use one of engine_allreduce, moe_kernels, moe_floors, calibrate, moe_width"):
+        rc.main(["--from", "stack", "--list"])
+    with pytest.raises(SystemExit, match="--from loso comes after --to calibrate"):
+        rc.main(["--from", "loso", "--to", "calibrate", "--list"])
+
+
+def test_fidelity_ratchet_check_fails_when_a_threshold_could_be_lowered(tmp_path, monkeypatch, capsys):
+    fr = load_script("fidelity_ratchet")
+    text = fr.THRESHOLDS.read_text()
+    assert fr.main(False, check_only=True) == 0  # the shipped thresholds are ratcheted
+    # raise one threshold by 5 points: the ratchet would lower it again, so the file is not current
+    loose = tmp_path / "fidelity_thresholds.toml"
+    i = text.index("median_ape = ", text.index("[overall.")) + len("median_ape = ")
+    j = text.index("\n", i)
+    loose.write_text(text[:i] + f"{float(text[i:j]) + 0.05:.3f}" + text[j:])
+    monkeypatch.setattr(fr, "THRESHOLDS", loose)
+    monkeypatch.setattr(fr, "load_thresholds", lambda: load_thresholds(loose))
+    assert fr.main(False, check_only=True) == 1
+    assert "a threshold can be lowered; run python scripts/fidelity_ratchet.py --write" in capsys.readouterr().out
+
+
+# ---- the shipped files against a fresh fit (the [calibrate] extra; CI installs it) -------------------------
+
+
+def test_moe_width_is_current():
+    pytest.importorskip("aiconfigurator_core")
+    pytest.importorskip("scipy")
+    fw = load_script("fit_moe_width")
+    assert toml_text_diffs(fw.OUT.read_text(), fw.render(fw.entries()), fw.OUT.name) == [], \
+        "stale: rerun python scripts/fit_moe_width.py (python scripts/recalibrate.py --from moe_width)"
+
+
+def test_calibration_sets_are_current():
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    pytest.importorskip("aiconfigurator_core")
+    pytest.importorskip("scipy")
+    try:
+        distribution("amd-aiter")  # AMD's tables, read from the installed package (fit/amd.py), not imported
+    except PackageNotFoundError:
+        pytest.skip("amd-aiter is not installed")
+    from jalapeno.fit.fitted_files import calibration_diffs
+
+    assert calibration_diffs() == [], "stale: rerun jalapeno calibrate (python scripts/recalibrate.py)"
