@@ -50,7 +50,7 @@ from jalapeno.deploy.memory_fit import admission_batch_cap, decode_batch_cap
 from jalapeno.serve.batch_wait import batch_wait_steps, bunched_arrivals_per_step, prompts_to_fill
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
 from jalapeno.serve.limits import batch_caps, decode_step_s, floored_steps, graph_padded, prompt_floor_s
-from jalapeno.serve.queueing import adp_balance_wait_s, agg_queue_s, poll_wait_s
+from jalapeno.serve.queueing import adp_balance_wait_s, adp_release_prompts, agg_queue_s, poll_wait_s
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -170,6 +170,12 @@ def _chunk(dep: Deployment, isl: float) -> float:
     return float(min(isl, dep.prompt_budget(dep.decode.layout)))
 
 
+def _spread_std(wl: Workload) -> float | None:
+    """The output length's standard deviation (tokens) of a workload of measured lengths, None for uniform
+    lengths (serve/batch_wait.bunched_arrivals_per_step derives theirs from ``range_ratio``)."""
+    return wl.osl_std if wl.spread is not None else None
+
+
 def _chunk_step_load(dep: Deployment, wl: Workload, b_mb: np.ndarray, steps: float) -> tuple:
     """What a step carrying prefill holds at decode batches ``b_mb`` (N,) per micro-batch (:func:`aggregated_by_batch`):
     (p, chunk, prefix, p_big, b_pre) — the mean prefill tokens per step p = b·ISL/D, the chunk min(ISL, rank budget),
@@ -182,23 +188,25 @@ def _chunk_step_load(dep: Deployment, wl: Workload, b_mb: np.ndarray, steps: flo
     prompts per step, each ISL/chunk steps long; a the closed loop's bunched arrival rate,
     serve/batch_wait.bunched_arrivals_per_step, at least the mean p/ISL), at most dp (one chunk per rank), and a
     share p/(g·chunk) of the steps carries prefill (the same p tokens a step on average). At dp = 1 the step cost is near linear in its
-    chunks and the grouping is left out. g ≥ dp where TensorRT-LLM's attention-DP context balancing holds
-    prompts until every rank has one (``dep.adp_balance_timeout_iters``, while every rank decodes:
-    :func:`adp_gate_s`)."""
+    chunks and the grouping is left out. Where TensorRT-LLM's attention-DP context balancing holds prompts
+    until every rank has one or ``dep.adp_balance_timeout_iters`` steps pass (while every rank decodes:
+    :func:`adp_gate_s`), g is at least what one release carries, min(dp, a·T/(1 − e^(−a·T)))
+    (serve/queueing.adp_release_prompts: the timeout runs on a clock of T steps)."""
     chunk = _chunk(dep, wl.mean_isl)
     p_mb = b_mb * wl.mean_isl / steps
     lay = dep.decode.layout
     group = np.ones_like(p_mb)
     if lay.dp > 1:
         a = bunched_arrivals_per_step(b_mb * lay.pp, p_mb / wl.mean_isl, wl.osl, wl.range_ratio,
-                                      dep.mtp.tokens_per_step if dep.mtp else 1.0)
+                                      dep.mtp.tokens_per_step if dep.mtp else 1.0, osl_std=_spread_std(wl))
         m = a * wl.mean_isl / chunk
         busy = -np.expm1(-m)
         # at most one chunk per rank: beyond it a step grows with its chunks (the ranks' mean share), so
         # grouping more changes only the step's size (and would size it past the engine's memory)
         group = np.minimum(np.where(busy > 1e-12, m / np.maximum(busy, 1e-12), 1.0), float(lay.dp))
         if dep.adp_balance_timeout_iters is not None:
-            group = np.where(b_mb / lay.dp >= 1.0, np.maximum(group, float(lay.dp)), group)
+            held = adp_release_prompts(a, lay.dp, dep.adp_balance_timeout_iters)
+            group = np.where(b_mb / lay.dp >= 1.0, np.maximum(group, held), group)
     p_big = np.minimum(np.maximum(p_mb, group * chunk), dep.prefill_budget(lay))
     b_pre = np.zeros_like(b_mb) if dep.prefill_steps == "separate" else b_mb
     return p_mb, chunk, (wl.mean_isl - chunk) / 2, p_big, b_pre
@@ -402,7 +410,7 @@ def _batch_wait_s(dep: Deployment, lay, wl: Workload, b, lam, users, t_dec) -> t
         return zero, zero
     c = np.maximum(np.asarray(users, dtype=float), 1.0)
     a = bunched_arrivals_per_step(c, lam * (c - 1) / c * t_dec, wl.osl, wl.range_ratio,
-                                  dep.mtp.tokens_per_step if dep.mtp else 1.0)
+                                  dep.mtp.tokens_per_step if dep.mtp else 1.0, osl_std=_spread_std(wl))
     cap = dep.step_token_cap(lay) or dep.prefill_budget(lay)
     k = prompts_to_fill(dep.batch_wait_max_tokens_ratio, cap, b / lay.pp * query_len(dep.mtp), wl.mean_isl)
     steps, joined = batch_wait_steps(a, dep.batch_wait_timeout_iters, k)

@@ -74,23 +74,30 @@ def prompts_to_fill(ratio: float, max_num_tokens: float, gen_tokens, mean_isl: f
 
 
 def bunched_arrivals_per_step(users, mean_per_step, osl: float, range_ratio: float, tokens_per_step: float = 1.0,
-                              cycles: float | None = None) -> np.ndarray:
+                              cycles: float | None = None, osl_std: float | None = None) -> np.ndarray:
     """The arrival rate a prompt sees in a closed loop of ``users`` (N,) started together, prompts per decode
     step (N,): the larger of ``mean_per_step`` (N,) and the arrival-weighted rate of the bunch,
     (C − 1)/(2√π·σ) with σ = √k̄·(1 − ``range_ratio``)·``osl``/√12/``tokens_per_step`` steps (module
     docstring; ``cycles`` k̄, default (R + 1)/2 with R = serve/queueing.REQUESTS_PER_USER), at most C − 1.
+    ``osl_std`` (tokens), where given, is the output length's standard deviation in place of
+    (1 − range_ratio)·osl/√12: a workload of measured lengths (specs/workload.Workload.osl_std of a spread,
+    whose ``range_ratio`` 1.0 does not mean fixed lengths).
 
     >>> # 64 users, 1k outputs uniform in [0.8·1024, 1024]: σ = √5.5·204.8/√12 = 138.7 steps
     >>> bunched_arrivals_per_step(np.array([64.0]), np.array([0.06]), 1024, 0.8).round(4).tolist()
     [0.1282]
     >>> bunched_arrivals_per_step(np.array([64.0]), np.array([0.06]), 1024, 1.0).tolist()  # all at once
     [63.0]
+    >>> # a spread of measured lengths, std 1,024: σ = √5.5·1024 = 2,401.5 steps, bunch 63/(2√π·σ) = 0.0074
+    >>> bunched_arrivals_per_step(np.array([64.0]), np.array([0.06]), 1024, 1.0, osl_std=1024.0).tolist()
+    [0.06]
     """
     from jalapeno.serve.queueing import REQUESTS_PER_USER
 
     c = np.maximum(np.asarray(users, dtype=float), 1.0)
     k = (REQUESTS_PER_USER + 1) / 2 if cycles is None else cycles
-    sigma = math.sqrt(k) * (1.0 - range_ratio) * osl / math.sqrt(12.0) / max(tokens_per_step, 1e-9)
+    std = (1.0 - range_ratio) * osl / math.sqrt(12.0) if osl_std is None else osl_std
+    sigma = math.sqrt(k) * std / max(tokens_per_step, 1e-9)
     bunch = (c - 1) if sigma <= 0 else np.minimum((c - 1) / (2 * math.sqrt(math.pi) * sigma), c - 1)
     return np.maximum(np.asarray(mean_per_step, dtype=float), bunch)
 

@@ -333,6 +333,33 @@ def adp_balance_wait_s(dp: int, request_rate_per_s, step_s, timeout_iters: int |
     free = (dp - 1) / (2.0 * lam)
     return np.minimum(np.where(np.asarray(slots_full, dtype=bool), full, free), timeout_iters * tau)
 
+def adp_release_prompts(arrivals_per_step, dp: int, timeout_iters: int) -> np.ndarray:
+    """Prompts one release of TensorRT-LLM's attention-DP context balancing carries, (N,).
+
+    ``_balance_adp_requests`` (NVIDIA/TensorRT-LLM ``tensorrt_llm/_torch/pyexecutor/py_executor.py``;
+    the same rule in the later ``scheduler`` refactor) counts every iteration in which some rank has no
+    context request (``adp_ctx_waiting_iters_count``, reset only when it releases), whether or not any
+    rank holds one, and releases the held prompts when every rank has one or when the count reaches
+    ``timeout_iters``. So the releases run on a clock of at most T = ``timeout_iters`` iterations: a
+    round that completes first carries dp prompts (one per rank: least-loaded dispatch), one cut by the
+    timeout the prompts that arrived in its T steps, Poisson with mean a·T given at least one,
+    a·T/(1 − e^(−a·T)). The share of steps carrying prompts is then a / (this) — (1 − e^(−a·T))/T on
+    the clock — where the earlier form, dp in every release, gave a/dp. The batching wait after a
+    completed round (``batching_wait_iters``) is not modelled (it only acts once every rank has one).
+
+    Args:
+        arrivals_per_step: a, prompts reaching the instance per engine step, (N,).
+        dp: the instance's attention-DP ranks.
+        timeout_iters: the engine's ``attention_dp_config.timeout_iters``.
+
+    >>> adp_release_prompts([0.33, 2.0], 8, 9).round(3).tolist()  # 2.97/(1 − e^−2.97) = 2.97/0.9487; 18 > 8: 8
+    [3.131, 8.0]
+    """
+    a = np.maximum(np.asarray(arrivals_per_step, dtype=float), 1e-12)
+    at = a * float(timeout_iters)
+    return np.minimum(at / -np.expm1(-at), float(dp))
+
+
 def _wave_steps(n: int, isl: float, budget: float) -> tuple[np.ndarray, np.ndarray]:
     """(m_k for k = 1..n, W(j) for j = 0..M): each prompt's first-token step in a wave whose first
     step carries the first arrival alone, and the wave's prefill tokens through each step."""

@@ -15,6 +15,8 @@ decode step keeps resident — the decode context, which is output-token-weighte
 
 from __future__ import annotations
 
+import math
+
 import os
 import re
 from dataclasses import dataclass
@@ -198,6 +200,14 @@ class Workload:
         range leaves it within 0.5% of the output-token-weighted mean), or the spread's
         output-token-weighted :attr:`LengthSpread.decode_ctx`."""
         return self.spread.decode_ctx if self.spread is not None else self.mean_isl + self.mean_osl / 2
+
+    @property
+    def osl_std(self) -> float:
+        """Standard deviation of the output length, tokens: (1 − r)·L/√12 for lengths uniform in [r·L, L]
+        (0 for fixed lengths), the spread's own (population) standard deviation otherwise."""
+        if self.spread is not None:
+            return float(self.spread.osl_tokens.std())
+        return (1 - self.range_ratio) * self.osl / math.sqrt(12.0)
 
     def osl_quantile(self, q: float) -> float:
         """Output length at quantile q of its uniform distribution (or of the spread)."""
