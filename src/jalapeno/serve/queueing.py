@@ -333,6 +333,7 @@ def adp_balance_wait_s(dp: int, request_rate_per_s, step_s, timeout_iters: int |
     free = (dp - 1) / (2.0 * lam)
     return np.minimum(np.where(np.asarray(slots_full, dtype=bool), full, free), timeout_iters * tau)
 
+
 def adp_release_prompts(arrivals_per_step, dp: int, timeout_iters: int) -> np.ndarray:
     """Prompts one release of TensorRT-LLM's attention-DP context balancing carries, (N,).
 

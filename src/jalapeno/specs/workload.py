@@ -16,7 +16,6 @@ decode step keeps resident — the decode context, which is output-token-weighte
 from __future__ import annotations
 
 import math
-
 import os
 import re
 from dataclasses import dataclass
