@@ -1,30 +1,34 @@
 """H200 aiconfigurator interactivity tail (issue 18, round 36): MiniMax-M2.5 vLLM and Qwen3-235B-A22B SGLang rows.
 
-Diagnosis only (docs/gap_aic_itl.md, round 36, h200tail36); nothing is fitted or written.
+The figures behind docs/gap_aic_itl.md (round 36, h200tail36); nothing is fitted or written.
 
-Table 1 (MiniMax-M2.5 FP8, vLLM): every H200 aggregated row's measured and predicted TPOT, their difference
-(ms per step), and a line a + b·B (B = concurrency, the decode batch) fitted per (release, layout) through
-those differences: an intercept is a per-step cost the model misses, a slope a per-sequence one.
-Table 2: the routed experts of one decode step at batch B priced by the model (cost/step.step_cost,
-``moe.experts``) against vLLM's own H200 kernel table at MiniMax-M2.5's shape (aiconfigurator-core
-``h200_sxm/moe/vllm/0.19.0/moe_perf``, ``fp8_block``, balanced routing, B tokens, times 62 MoE layers): how much
-of each layout's difference the MoE kernel can carry. Table 5 does the same for Qwen3 against SGLang 0.5.10's
-table (94 MoE layers).
+Table 1 (MiniMax-M2.5 FP8, vLLM): every H200 aggregated row's measured TPOT and the prediction with the calibrated
+MoE form (before round 36) and as shipped (the MoE backend fit/vllm_fp8_moe.py gives the row), and a line a + b·B
+(B = concurrency, the decode batch) fitted per (release, layout) through the measured - predicted differences: an
+intercept is a per-step cost the model misses, a slope a per-sequence one.
+Table 1b: the model's decode step at batch B with the calibrated MoE form, split into terms.
+Table 2: the routed experts of one decode step at batch B: the calibrated form, vLLM's own H200 Triton table at
+MiniMax-M2.5's shape (aiconfigurator-core ``h200_sxm/moe/vllm/0.19.0/moe_perf``, ``fp8_block``, balanced routing, B
+tokens, times 62 MoE layers), TensorRT-LLM 1.3.0rc20's CUTLASS table (the kernel family of the FlashInfer CUTLASS
+experts vLLM 0.16.0 runs), and as shipped. Table 5 compares Qwen3 against SGLang 0.5.10's table (94 MoE layers).
 Table 3: the same model on H100 (vLLM 0.18.0, TP4 with MoE EP4) against the H200 TP4 rows (vLLM 0.16.0, MoE
 TP4) at the same ISL/OSL and concurrency: H200 is the H100's GH100 die with 1.43x its HBM bandwidth.
 Table 4 (Qwen3-235B-A22B-FP8, SGLang 0.5.6.post2): measured and predicted TPOT by ISL and OSL at TP2 and TP4,
-and TTFT divided by the concurrency (a fixed-length closed loop's users start together: the wave's prompts
-prefill back to back, so TTFT / C is one prompt's share).
+TTFT divided by the concurrency (a fixed-length closed loop's users start together: the wave's prompts prefill
+back to back, so TTFT / C is one prompt's share), and the most of the TPOT prompt steps can stall
+(:func:`stall_bound_ms`).
 Run: python scripts/h200_aic_int_tail.py   (seconds; needs the aiconfigurator-core package)
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from importlib import resources
 
 import numpy as np
 import pandas as pd
 
+from jalapeno.cost.pricer import with_pool_backends
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_aiconfigurator, point_release, point_stack, point_workload, predict_points
@@ -40,6 +44,9 @@ SHAPES = {"minimax-m2.5": ({"hidden_size": 3072, "inter_size": 1536, "num_expert
 #: fused MoE with 128x128-block FP8 weights, kernel_source ``vllm_fused_moe`` / ``sglang_fused_moe_triton``)
 TABLES = {"minimax-m2.5": ("h200_sxm", "moe", "vllm", "0.19.0", "moe_perf.parquet"),
           "qwen3-235b-a22b": ("h200_sxm", "moe", "sglang", "0.5.10", "moe_perf.parquet")}
+#: TensorRT-LLM's CUTLASS block-FP8 MoE on H200 (kernel_source ``moe_torch_flow_cutlass``): the kernel family of
+#: FlashInfer's CUTLASS experts, which vLLM 0.16.0 runs at every layout and 0.17.0+ at EP > 1 (fit/vllm_fp8_moe.py)
+CUTLASS_TABLE = ("h200_sxm", "moe", "trtllm", "1.3.0rc20", "moe_perf.parquet")
 
 
 def h200_rows(model: str, engine: str, system: str = "h200"):
@@ -82,15 +89,23 @@ def intercept_slope(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def without_backend(p):
+    """``p`` with its pools' MoE backend removed: the routed experts priced by the calibrated form (before round 36
+    the MiniMax Hopper rows named none)."""
+    d = p.deployment
+    return replace(p, deployment=replace(d, decode=replace(d.decode, moe_backend=None)))
+
+
 def step_terms_ms(p, batch: float) -> dict:
     """One decode-only step of ``batch`` sequences at the point's mean decode context, priced as validate prices
-    the point (its stack's pricer; its pool names no MoE backend, so the calibrated ``moe[fp8]`` form prices the
-    routed experts), split into terms (ms): ``experts`` (``moe.experts``), ``attention`` (the ``attn.*`` ops),
+    the point (its stack's pricer with its pool's MoE backend, if any; none: the calibrated ``moe[fp8]`` form),
+    split into terms (ms): ``experts`` (``moe.experts``), ``attention`` (the ``attn.*`` ops),
     ``other_ops``, ``launch`` (the per-kernel overhead inside those op times), ``collectives`` and ``fixed``
     (the step's time outside its ops and collectives: the stack's per-step cost), ``step``."""
     model = load_model(p.model)
-    lay = p.deployment.decode.layout
-    pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=point_stack(p))
+    pool, lay = p.deployment.decode, p.deployment.decode.layout
+    pricer = with_pool_backends(load_any_pricer(p.system, "calibrated", pricer="roofline", stack=point_stack(p)),
+                                pool, model, lay)
     sc = step_cost(model, pricer, lay, p.deployment.precision,
                    Batch.make(decode_seqs=np.array([batch]), decode_ctx=point_workload(p).decode_ctx))
     ops = sc.op_rows()
@@ -110,8 +125,9 @@ def moe_step_ms(p, batch: float) -> float:
 
 
 def terms_table(pts, pred: pd.DataFrame) -> pd.DataFrame:
-    """Table 1b: the model's decode step at batch C split into terms (ms), and predicted TPOT less that step
-    (what the served point adds: prompt steps between decode steps, the step-to-step host gap)."""
+    """Table 1b: the model's decode step at batch C split into terms (ms) with the calibrated MoE form (before
+    round 36), and the predicted TPOT (``pred``: the same pricing) less that step (what the served point adds:
+    prompt steps between decode steps, the step-to-step host gap)."""
     tpot = pred.set_index("id").tpot_pred_ms
     out, seen = [], set()
     for p in sorted(pts, key=lambda q: (layout(q), q.concurrency)):
@@ -119,20 +135,22 @@ def terms_table(pts, pred: pd.DataFrame) -> pd.DataFrame:
         if p.isl != 1024 or p.osl != 1024 or key in seen or p.id not in tpot.index:
             continue
         seen.add(key)
-        t = step_terms_ms(p, p.concurrency)
+        t = step_terms_ms(without_backend(p), p.concurrency)
         out.append({"release": point_release(p), "layout": key[0], "C": p.concurrency, **t,
                     "tpot_pred": float(tpot[p.id]), "tpot_minus_step": float(tpot[p.id]) - t["step"]})
     return pd.DataFrame(out)
 
 
-def table_moe_ms(model: str, moe_tp: int, ep: int, tokens: float) -> float:
-    """The engine's measured fused-MoE latency (ms per step: one layer's times the model's MoE layers) at the
-    model's shape (:data:`SHAPES`) from its table (:data:`TABLES`), FP8 128x128 blocks, balanced routing, the
-    fastest row per token count, ``tokens`` interpolated linearly between the measured counts."""
+def table_moe_ms(model: str, moe_tp: int, ep: int, tokens: float, table: tuple | None = None) -> float:
+    """The measured fused-MoE latency (ms per step: one layer's times the model's MoE layers) at the model's shape
+    (:data:`SHAPES`) from ``table`` (default the engine's, :data:`TABLES`), FP8 128x128 blocks, balanced routing,
+    the fastest row per token count, ``tokens`` interpolated linearly between the measured counts."""
     shape, layers = SHAPES[model]
-    df = pd.read_parquet(resources.files("aiconfigurator_core").joinpath("systems", "data", *TABLES[model]))
+    df = pd.read_parquet(resources.files("aiconfigurator_core").joinpath("systems", "data", *(table or TABLES[model])))
     s = df[(df.moe_dtype == "fp8_block") & (df.distribution == "balanced") & (df.moe_tp_size == moe_tp)
            & (df.moe_ep_size == ep)]
+    if table == CUTLASS_TABLE:
+        s = s[s.kernel_source == "moe_torch_flow_cutlass"]
     for k, v in shape.items():
         s = s[s[k] == v]
     s = s.groupby("num_tokens").latency.min()
@@ -140,8 +158,9 @@ def table_moe_ms(model: str, moe_tp: int, ep: int, tokens: float) -> float:
 
 
 def moe_table(pts, isl: int) -> pd.DataFrame:
-    """Table 2 / 5: the model's routed-expert time per decode step against the engine table's, per layout and
-    batch (the rows at ``isl`` with the shortest OSL of each layout and concurrency)."""
+    """Table 2 / 5: the routed-expert time per decode step: the calibrated form, the engine's table, and for the
+    MiniMax rows TensorRT-LLM's CUTLASS table and the shipped pricing (the row's pool backend: fit/vllm_fp8_moe.py),
+    per layout and batch (the rows at ``isl`` with the shortest OSL of each layout and concurrency)."""
     out, seen = [], set()
     for p in sorted(pts, key=lambda q: (layout(q), q.concurrency, q.osl)):
         lay = p.deployment.decode.layout
@@ -149,10 +168,14 @@ def moe_table(pts, isl: int) -> pd.DataFrame:
         if p.isl != isl or key in seen:
             continue
         seen.add(key)
-        model_ms = moe_step_ms(p, p.concurrency)
-        table_ms = table_moe_ms(p.model, lay.moe_tp, lay.ep, p.concurrency)
-        out.append({"release": point_release(p), "layout": key[0], "C": p.concurrency, "model_moe_ms": model_ms,
-                    "table_moe_ms": table_ms, "table_minus_model_ms": table_ms - model_ms})
+        model_ms = moe_step_ms(without_backend(p), p.concurrency)
+        row = {"release": point_release(p), "layout": key[0], "C": p.concurrency, "calibrated_ms": model_ms,
+               "engine_table_ms": table_moe_ms(p.model, lay.moe_tp, lay.ep, p.concurrency)}
+        if p.model == "minimax-m2.5":
+            row["cutlass_table_ms"] = table_moe_ms(p.model, lay.moe_tp, lay.ep, p.concurrency, CUTLASS_TABLE)
+            row["shipped_ms"] = moe_step_ms(p, p.concurrency)
+            row["backend"] = p.deployment.decode.moe_backend or "-"
+        out.append(row)
     return pd.DataFrame(out)
 
 
@@ -190,18 +213,23 @@ def main() -> None:
     pd.set_option("display.width", 200)
     mm = h200_rows("minimax-m2.5", "vllm")
     df = predicted(mm)
-    print("== Table 1: MiniMax-M2.5 FP8 vLLM on H200, measured - predicted TPOT (ms) = a + b·B")
-    print(intercept_slope(df).round(2).to_string(index=False))
-    print(df.groupby(["release", "layout", "C"]).agg(n=("gap_ms", "size"), meas=("tpot_meas_ms", "median"),
-                                                     pred=("tpot_pred_ms", "median"),
-                                                     gap=("gap_ms", "median")).round(2).to_string())
+    before = predicted([without_backend(p) for p in mm])
+    print("== Table 1: MiniMax-M2.5 FP8 vLLM on H200, measured - predicted TPOT (ms) = a + b·B;"
+          " calibrated MoE form (before round 36), then as shipped")
+    for name, d in (("calibrated", before), ("shipped", df)):
+        print(name)
+        print(intercept_slope(d).round(2).to_string(index=False))
+    print(before.assign(shipped=df.tpot_pred_ms).groupby(["release", "layout", "C"]).agg(
+        n=("gap_ms", "size"), meas=("tpot_meas_ms", "median"), calibrated=("tpot_pred_ms", "median"),
+        shipped=("shipped", "median")).round(2).to_string())
     print("\n== Table 1b: the model's decode step at batch C by term (ms), 1k/1k")
-    print(terms_table(mm, df).round(2).to_string(index=False))
-    print("\n== Table 2: routed experts per decode step (ms), model vs vLLM 0.19.0's H200 fp8_block table (1k/1k)")
+    print(terms_table(mm, before).round(2).to_string(index=False))
+    print("\n== Table 2: routed experts per decode step (ms), 1k/1k: the calibrated form, vLLM 0.19.0's H200 Triton"
+          " table, TensorRT-LLM 1.3.0rc20's CUTLASS table, as shipped")
     print(moe_table(mm, 1024).round(2).to_string(index=False))
     h100 = predicted(h200_rows("minimax-m2.5", "vllm", system="h100"))
     print("\n== Table 3: measured TPOT (ms), H200 vLLM 0.16.0 TP4 MoE-TP4 vs H100 vLLM 0.18.0 TP4 MoE-EP4")
-    print(sibling_table(df, h100).round(2).to_string(index=False))
+    print(sibling_table(before, h100).round(2).to_string(index=False))
     qw = predicted(h200_rows("qwen3-235b-a22b", "sglang"))
     print("\n== Table 4: Qwen3-235B-A22B-FP8 SGLang 0.5.6.post2 on H200")
     print(qwen_table(qw).round(3).to_string(index=False))

@@ -47,3 +47,5 @@ def test_table_read_at_grid_points():
     assert tail.table_moe_ms("minimax-m2.5", 4, 1, 6) == pytest.approx((0.058432 + 0.084507) / 2 * 62, rel=1e-4)
     # sglang 0.5.10 moe_perf, fp8_block, 4096 x 1536, 128 experts top-8, MoE TP2 EP1, 4 tokens: 0.109691 ms; x 94
     assert tail.table_moe_ms("qwen3-235b-a22b", 2, 1, 4) == pytest.approx(0.109691 * 94, rel=1e-4)
+    # TensorRT-LLM 1.3.0rc20 h200_sxm moe_perf, moe_torch_flow_cutlass, same shape, MoE TP4 EP1, 4 tokens: 0.1174 ms
+    assert tail.table_moe_ms("minimax-m2.5", 4, 1, 4, tail.CUTLASS_TABLE) == pytest.approx(0.1174 * 62, rel=2e-3)

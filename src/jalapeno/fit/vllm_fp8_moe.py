@@ -1,0 +1,94 @@
+"""vLLM's MoE kernel for 128x128-block FP8 experts on Hopper, by release (issue 18, round 36, h200tail36).
+
+vLLM picks the kernel of an FP8 MoE layer in its FP8 MoE oracle
+(``vllm/model_executor/layers/fused_moe/oracle/fp8.py`` ``select_fp8_moe_backend``), read here in the released wheels
+(``pip download vllm==X --no-deps``):
+
+- **0.16.0**: the backends are tried in one fixed order, AITER (ROCm), FLASHINFER_TRTLLM (Blackwell only:
+  ``flashinfer_trtllm_moe._supports_current_device``), FLASHINFER_CUTLASS, DEEPGEMM, ... With no
+  ``VLLM_USE_FLASHINFER_MOE_FP8`` / ``VLLM_USE_DEEP_GEMM`` / ``VLLM_MOE_USE_DEEP_GEMM`` set, FlashInfer's CUTLASS
+  experts run: ``FlashInferExperts`` supports block FP8 (``kFp8Static128BlockSym`` weights, ``kFp8Dynamic128Sym``
+  activations) on compute capability 9.0 at every parallel configuration but sequence parallelism
+  (``flashinfer_cutlass_moe._supports_quant_scheme``, ``_supports_parallel_config``), MoE TP and EP alike, and
+  ``flashinfer-python==0.6.3`` is a hard dependency of the wheel. vllm-project/vllm issue #34249 (2026-02-10) logs
+  that pick on H100 ("Using FLASHINFER_CUTLASS Fp8 MoE backend").
+- **from 0.17.0** (the 0.17.0 and 0.18.0 wheels, and the newest stored version): ``_get_priority_backends`` moves
+  TRITON to the front at expert-parallel size 1 and FLASHINFER_CUTLASS at EP > 1 ("On Hopper for Block Fp8, prefer
+  Triton for TP and FI CUTLASS for EP").
+
+The CUTLASS experts are priced by the shipped ``cutlass`` curves: TensorRT-LLM 1.3.0rc20's CUTLASS FP8 block-scale
+MoE (``moe_torch_flow_cutlass``, data/moe_backends.toml), measured at every MoE TP and EP size on H100/H200.
+Named assumption: FlashInfer's ``cutlass_fused_moe`` runs that kernel family at that speed. Cross-check, not an input:
+aiconfigurator-core 0.12.0's vLLM 0.24.0 tables time ``vllm_fp8moe_flashinfer_cutlass_flashinferexperts`` at EP2-EP8
+(the layouts where 0.24.0 picks it), and at MiniMax-M2.5's shape they are 1.02-1.13x (H200) and 1.04-1.08x (H100)
+TensorRT-LLM's (median per EP size, 1-256 tokens; tests/unit/test_vllm_fp8_moe.py). Triton at EP 1 keeps the
+calibrated set (no curve shipped). Releases before 0.16.0 are not read: their rows keep the calibrated set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from jalapeno.deploy.deployment import Deployment
+from jalapeno.errors import SpecError
+from jalapeno.specs.engine_versions import version_key
+
+#: the catalog systems with compute capability 9.0 (Hopper) this rule holds on
+HOPPER_SYSTEMS = frozenset({"h100", "h200"})
+#: releases whose oracle runs FlashInfer's CUTLASS experts at every layout (read in the wheel)
+CUTLASS_EVERY_LAYOUT = frozenset({"0.16.0"})
+#: the first release whose oracle prefers Triton at EP 1 and FlashInfer CUTLASS at EP > 1 on Hopper
+FIRST_HOPPER_SPLIT = "0.17.0"
+#: the shipped backend curves that price FlashInfer's CUTLASS experts (specs/moe_backends.py)
+CUTLASS = "cutlass"
+
+
+def vllm_hopper_fp8_moe_backend(release: str, ep: int) -> str | None:
+    """The MoE backend (a data/moe_backends.toml name) vLLM ``release`` runs 128x128-block FP8 experts on at
+    expert-parallel size ``ep`` on Hopper, where a shipped curve prices it; None where it runs Triton (no curve),
+    or the release is not a numbered one read here (module docstring).
+
+    >>> [vllm_hopper_fp8_moe_backend(r, ep) for r, ep in (("0.16.0", 1), ("0.16.0", 8), ("0.18.0", 1), ("0.18.0", 8))]
+    ['cutlass', 'cutlass', None, 'cutlass']
+    >>> [vllm_hopper_fp8_moe_backend(r, 4) for r in ("0.15.1", "0.12.0", "", "nightly-5b8c30d62b754b57")]
+    [None, None, None, None]
+    """
+    if release in CUTLASS_EVERY_LAYOUT:
+        return CUTLASS
+    try:
+        key = version_key(release)
+    except SpecError:
+        return None
+    return CUTLASS if key >= version_key(FIRST_HOPPER_SPLIT) and ep > 1 else None
+
+
+def with_vllm_fp8_moe_backend(dep: Deployment, engine: str, release: str, system: str) -> tuple[Deployment, str]:
+    """(deployment, note): the pools of a vLLM row on Hopper whose routed experts are 128x128-block FP8 and that name
+    no MoE backend of their own given the one ``release``'s oracle runs at each pool's EP size
+    (:func:`vllm_hopper_fp8_moe_backend`); ``dep`` and "" otherwise.
+
+    >>> from jalapeno.deploy.deployment import Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.formats import get_precision
+    >>> d = Deployment(get_precision("fp8"), Pool(Layout(tp=4)))
+    >>> with_vllm_fp8_moe_backend(d, "vllm", "0.16.0", "h200")[0].decode.moe_backend
+    'cutlass'
+    >>> [with_vllm_fp8_moe_backend(d, e, r, s)[0].decode.moe_backend
+    ...  for e, r, s in (("vllm", "0.18.0", "h200"), ("vllm", "0.16.0", "b200"), ("sglang", "0.16.0", "h200"))]
+    [None, None, None]
+    """
+    if (engine != "vllm" or system not in HOPPER_SYSTEMS
+            or dep.precision.modules["routed_experts"].weight.name != "fp8"):
+        return dep, ""
+    pools = {}
+    for field in ("decode", "prefill"):
+        pool = getattr(dep, field)
+        if pool is None or pool.moe_backend is not None:
+            continue
+        name = vllm_hopper_fp8_moe_backend(release, pool.layout.ep)
+        if name is not None:
+            pools[field] = replace(pool, moe_backend=name)
+    if not pools:
+        return dep, ""
+    return replace(dep, **pools), (f"MoE backend {CUTLASS}: vLLM {release} runs 128x128-block FP8 experts on FlashInfer's "
+                                   "CUTLASS MoE on Hopper at this EP size (fit/vllm_fp8_moe.py)")
