@@ -23,6 +23,9 @@ aiconfigurator-core 0.12.0's vLLM 0.24.0 tables time ``vllm_fp8moe_flashinfer_cu
 (the layouts where 0.24.0 picks it), and at MiniMax-M2.5's shape they are 1.02-1.13x (H200) and 1.04-1.08x (H100)
 TensorRT-LLM's (median per EP size, 1-256 tokens; tests/unit/test_vllm_fp8_moe.py). Triton at EP 1 keeps the
 calibrated set (no curve shipped). Releases before 0.16.0 are not read: their rows keep the calibrated set.
+Assumed (named): the standard activation format, i.e. vLLM's default all-to-all backend (``allgather_reducescatter``,
+``vllm/config/parallel.py`` in 0.16.0); a DeepEP low-latency or pplx backend runs the batched experts instead
+(``use_batched_activation_format``), which no aiconfigurator vLLM Hopper row of a read release names.
 """
 
 from __future__ import annotations
