@@ -169,22 +169,56 @@ def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
 
 
 def kv_transfer_s(model: ModelSpec, pricer: Pricer, precision: Precision, isl: float,
-                  prefill_chips: int, decode_chips: int, total_chips: int) -> float:
-    """Time to move one request's KV cache (ISL tokens) from a prefill to a decode instance.
+                  prefill_chips: int, decode_chips: int, total_chips: int, copies: float | None = None) -> float:
+    """Time to move one request's KV cache (ISL tokens) from a prefill to a decode instance, s.
 
-    Sent in parallel from min(chips_p, chips_d) chips over the link level that spans the whole
-    deployment (a send/recv each): latency + bytes / (chips · bandwidth).
+    Sent over the link level that spans the whole deployment (a send/recv each). ``copies`` None: one
+    copy spread over min(chips_p, chips_d) parallel chips, latency + bytes / (chips · bandwidth).
+    ``copies`` c (:func:`handoff_copies`): each sending rank moves c whole caches through its own
+    link, latency + c · bytes / bandwidth (the sending ranks run in parallel).
     """
     kv_bytes = model.kv_bytes_per_token(precision.kv_cache, int(isl)) * isl
     lanes, group = transfer_lanes_group(pricer, prefill_chips, decode_chips, total_chips)
-    r = pricer.collective("send_recv", group, np.array([kv_bytes / lanes]))
+    per_link = kv_bytes / lanes if copies is None else kv_bytes * copies
+    r = pricer.collective("send_recv", group, np.array([per_link]))
     return float(r.time_s[0])
 
 
 def transfer_lanes_group(pricer: Pricer, prefill_chips: int, decode_chips: int, total_chips: int) -> tuple[int, int]:
     """(parallel lanes, send/recv group size) of a KV hand-off: all :func:`kv_transfer_s` depends on
-    besides the model, pricer, precision and ISL."""
+    besides the model, pricer, precision, ISL and the copies of :func:`handoff_copies`."""
     return max(1, min(prefill_chips, decode_chips)), min(max(total_chips, 2), pricer.system.max_chips)
+
+
+def handoff_copies(model: ModelSpec, pricer: Pricer, prefill: Layout, decode: Layout) -> float | None:
+    """Whole KV caches one sending prefill rank moves per request, or None (the even spread of
+    :func:`kv_transfer_s`).
+
+    Where the stack sets ``Efficiency.kv_handoff_fanout`` (TensorRT-LLM) and the model's attention is
+    MLA: the latent is one head shared by every attention-TP rank, so each of the decode instance's
+    ``t_d`` attention-TP ranks (per attention-DP group) receives it whole, and the ``t_p`` prefill ranks
+    that hold the request (its attention-DP group's TP ranks) share those sends:
+    ``max(1, t_d / t_p)`` copies each (NVIDIA/TensorRT-LLM cpp/tensorrt_llm/batch_manager/
+    mlaCacheFormatter.cpp: ``needSendCache`` keeps every sender when t_p <= t_d, and ``format`` /
+    ``formatOutput`` sends the same split cache down each connection that ``targetIRanks`` names;
+    the engine's cache transceiver unit test, targetTest CacheStateNODP, expects generation ranks
+    {0, 1} from context rank 0 at TP2 -> TP4; read at three stored versions, from before September
+    2025 to after May 2026: docs/gap_aic_ttft.md round 36, kvfan36). None for pipeline or
+    context parallelism (the per-stage layer split is not modelled here) and for other engines
+    (SGLang's and vLLM's connectors not read).
+
+    >>> from types import SimpleNamespace as N
+    >>> pr = N(efficiency=N(kv_handoff_fanout=True)); mla = N(attention=N(kind="mla"))
+    >>> [handoff_copies(mla, pr, Layout(dp=4, ep=4), d) for d in (Layout(tp=8, ep=8), Layout(dp=8, ep=8))]
+    [8.0, 1.0]
+    >>> handoff_copies(mla, pr, Layout(tp=2), Layout(tp=4)), handoff_copies(mla, pr, Layout(tp=8), Layout(tp=4))
+    (2.0, 1.0)
+    """
+    if not pricer.efficiency.kv_handoff_fanout or model.attention.kind != "mla":
+        return None
+    if prefill.pp != 1 or decode.pp != 1 or prefill.cp != 1 or decode.cp != 1:
+        return None
+    return max(1.0, decode.tp / prefill.tp)
 
 
 def prefill_workers_needed(pre: PrefillPerf, dec: DecodeCurve, wl: Workload, decode_workers: int,
@@ -223,9 +257,10 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
 
     Args:
         prefill_workers, decode_workers: (M,) worker counts, paired element-wise.
-        transfer_cache: (lanes, group) of :func:`transfer_lanes_group` → KV hand-off time, s, shared
-            by the calls of one sweep (the same model, pricer, precision and workload), which meet
-            the same pool sizes many times; None = a cache for this call only.
+        transfer_cache: (lanes, group) of :func:`transfer_lanes_group` and the copies of
+            :func:`handoff_copies` → KV hand-off time, s, shared by the calls of one sweep (the same model,
+            pricer, precision and workload), which meet the same pool sizes many times; None = a cache for
+            this call only.
         batch_index: (M,) indices into ``dec.batch``: pair m is priced at that one decode batch only
             (the sweep's balanced worker counts, :func:`prefill_workers_needed`); None = every batch.
 
@@ -261,10 +296,11 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
     cache = {} if transfer_cache is None else transfer_cache
     totals, inv = np.unique(chips[:, 0].astype(int), return_inverse=True)  # each pool size priced once
     xfer = []
+    copies = handoff_copies(model, pricer, pre.layout, dec.layout)
     for t in totals.tolist():
-        key = transfer_lanes_group(pricer, cp, cd, t)
+        key = (*transfer_lanes_group(pricer, cp, cd, t), copies)
         if key not in cache:
-            cache[key] = kv_transfer_s(model, pricer, precision, wl.mean_isl, cp, cd, t)
+            cache[key] = kv_transfer_s(model, pricer, precision, wl.mean_isl, cp, cd, t, copies)
         xfer.append(cache[key])
     xfer = np.array(xfer)[inv.ravel()][:, None]
     eff_ = pricer.efficiency

@@ -216,6 +216,10 @@ class Efficiency:
         tp_rank_step_dp: ``tp_rank_step_s`` is paid per rank of the attention TP x DP group, not of attention TP
             alone (cost/step.step_overhead): TensorRT-LLM runs attention-DP ranks as its mapping's TP group, whose
             executor collectives run every step (data/stacks.toml, docs/stacks.md). Default False (attention TP).
+        kv_handoff_fanout: the engine's disaggregated KV hand-off sends an MLA cache whole to every receiving
+            decode attention-TP rank, from the prefill ranks that hold the request (TensorRT-LLM's
+            ``MLACacheFormatter``: serve/disagg.handoff_copies, docs/model.md §8.4). Default False: one copy
+            spread over min(prefill, decode) chips.
         disagg_handshake: the disaggregated request path's handshake with the decode worker's loop, set by
             the software stack (:data:`DISAGG_HANDSHAKE_NAMES`; serve/handshake.py): ``none`` (default) or
             ``decode_prealloc`` (SGLang: + one prebuilt decode step and the pre-allocation poll's residual
@@ -270,6 +274,7 @@ class Efficiency:
     allreduce_rms_fusion: bool = False
     moe_width_term: bool = False
     tp_rank_step_dp: bool = False
+    kv_handoff_fanout: bool = False
     source: str = "jalapeno defaults (docs/model.md)"
 
     def __post_init__(self) -> None:

@@ -63,7 +63,9 @@ _TEXT_NAMES: dict[str, tuple[str, ...]] = {"source": (), "moe_exchange": MOE_EXC
 SWITCHES = {"moe_width_term": "price the routed experts' per-rank width term, cost/moe_width.py",
             "gemm_allreduce_fusion": "the engine fuses the GEMM with its TP all-reduce",
             "allreduce_rms_fusion": "the engine fuses the TP all-reduce with the residual add + RMSNorm after it",
-            "tp_rank_step_dp": "the per-TP-rank step cost counts the attention-DP ranks too, cost/step.step_overhead"}
+            "tp_rank_step_dp": "the per-TP-rank step cost counts the attention-DP ranks too, cost/step.step_overhead",
+            "kv_handoff_fanout": "the KV hand-off sends an MLA cache whole to every decode attention-TP rank, "
+                                 "serve/disagg.handoff_copies"}
 
 
 def checked_overrides(overrides: Mapping[str, Any], names: set[str], tables: dict[str, dict[str, KernelEfficiency]],

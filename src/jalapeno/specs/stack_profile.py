@@ -61,7 +61,8 @@ _FUSION_COPIES: dict[tuple[int, str], tuple] = {}
 #: Behaviour fields a profile may state, each copied onto the Efficiency field of the same name (Stack.apply)
 _BEHAVIOUR_FIELDS: tuple[str, ...] = ("moe_exchange", "all_reduce_table", "logits_bytes_per_elem",
                                       "gemm_allreduce_fusion", "allreduce_rms_fusion", "moe_width_term",
-                                      "disagg_handshake", "disagg_router", "tp_rank_step_dp")
+                                      "disagg_handshake", "disagg_router", "tp_rank_step_dp",
+                                      "kv_handoff_fanout")
 
 
 def _memo_copy(cache: dict, key: str, profile: Stack, make) -> Stack:
@@ -111,6 +112,8 @@ class Stack:
             (the efficiency set's, False).
         tp_rank_step_dp: the per-TP-rank step cost counts the attention-DP ranks too (the engine's executor
             group is attention TP x DP; Efficiency.tp_rank_step_dp), or None (the efficiency set's, False).
+        kv_handoff_fanout: the disaggregated KV hand-off sends an MLA cache whole to every decode attention-TP
+            rank (Efficiency.kv_handoff_fanout; serve/disagg.handoff_copies), or None (the efficiency set's, False).
         disagg_handshake: the engine's disaggregated handshake (specs/efficiency_params.DISAGG_HANDSHAKE_NAMES;
             serve/handshake.py), or None (the efficiency set's, ``none``).
         disagg_router: the front end's choice of decode worker (specs/efficiency_params.DISAGG_ROUTER_NAMES;
@@ -149,6 +152,7 @@ class Stack:
     allreduce_rms_fusion: bool | None = None
     moe_width_term: bool | None = None
     tp_rank_step_dp: bool | None = None
+    kv_handoff_fanout: bool | None = None
     disagg_handshake: str | None = None
     disagg_router: str | None = None
     mtp_acceptance: MappingProxyType = field(default_factory=_empty)

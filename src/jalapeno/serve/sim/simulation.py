@@ -25,7 +25,7 @@ from jalapeno.deploy.memory_fit import decode_batch_cap, kv_bytes_per_seq_per_ch
 from jalapeno.errors import InfeasibleDeployment, SpecError
 from jalapeno.serve.analytic import frontend_s
 from jalapeno.serve.batch_wait import instance_kw as batch_wait_kw
-from jalapeno.serve.disagg import kv_transfer_s
+from jalapeno.serve.disagg import handoff_copies, kv_transfer_s
 from jalapeno.serve.sim.bootstrap import Bootstrap
 from jalapeno.serve.limits import prompt_floor_s
 from jalapeno.serve.sim.engine import Engine
@@ -332,8 +332,9 @@ class Simulation:
 
     def _handoff(self, req: Request, now: float):
         dec = self.boot.decoder(req)
+        copies = handoff_copies(self.model, self.pricer, self.dep.prefill.layout, self.dep.decode.layout)
         t = kv_transfer_s(self.model, self.pricer, self.dep.precision, float(req.isl),
-                          self.dep.prefill.layout.chips, dec.chips, self.chips)
+                          self.dep.prefill.layout.chips, dec.chips, self.chips, copies)
         start = max(now, self.link_free[dec.id])
         self.link_free[dec.id] = start + t
         return (start + t - now, KVTransferDone(req.id, dec.id))
