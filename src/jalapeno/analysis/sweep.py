@@ -357,8 +357,9 @@ _TRANSFERS: dict[tuple, tuple] = {}
 
 def _transfer_cache(model: ModelSpec, pricer: Pricer, precision: Precision, wl: Workload) -> dict:
     """The KV hand-off cache for a sweep: shared with an earlier sweep of the same model and pricer objects,
-    KV-cache format and mean prompt length (all a hand-off's time depends on besides the pool sizes,
-    serve/disagg.kv_transfer_s) — ``compare`` sweeps each system at two precisions with one KV format."""
+    KV-cache format and mean prompt length (all a hand-off's time depends on besides the pool sizes and layouts,
+    serve/disagg.kv_transfer_s; the layouts' copies, serve/disagg.handoff_copies, are in the inner key) — ``compare``
+    sweeps each system at two precisions with one KV format."""
     key = (id(model), id(pricer), precision.kv_cache, float(wl.mean_isl))
     if key not in _TRANSFERS:
         if len(_TRANSFERS) >= 4:
