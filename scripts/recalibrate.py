@@ -9,6 +9,9 @@ Run: python scripts/recalibrate.py [--list] [--from STEP] [--to STEP]   (about 2
                                                         the calibration and stack fits; exit 1 when one is stale)
      python scripts/recalibrate.py --check-calibration (the shipped calibration sets against a fresh fit, ~1 minute)
 Needs the [calibrate] extra. LOSO has no check (a full stack refit per system): rerun it after any step before it moved.
+The imported jalapeno must be this checkout's src/jalapeno (pip install -e . or PYTHONPATH=src): `jalapeno calibrate`
+writes the imported package's data, the scripts this checkout's. sglang_rocm prints a value copied into data/stacks.toml
+by hand: a run stops after it until that check passes.
 """
 
 from __future__ import annotations
@@ -19,11 +22,14 @@ import sys
 import time
 from pathlib import Path
 
+import jalapeno
 from jalapeno.fit.fitted_files import CHAIN, calibration_diffs
 
 ROOT = Path(__file__).resolve().parent.parent
 #: checks left out by --quick (minutes each)
 SLOW_CHECKS = ("calibrate", "derived", "stacks")
+#: steps that print a value to copy into a file by hand: a run stops after one until its check passes
+BY_HAND = ("sglang_rocm",)
 
 
 def _argv(cmd: tuple[str, ...]) -> list[str]:
@@ -43,8 +49,22 @@ def _span(a: str | None, b: str | None) -> list:
     return list(CHAIN[i:j])
 
 
+def check_package_root(package_dir: Path | None = None) -> None:
+    """Refuse to run or check the chain when the imported ``jalapeno`` is not this checkout's ``src/jalapeno``:
+    ``jalapeno calibrate`` writes (and the fits read) the imported package's data folder while the scripts write
+    this checkout's, so the chain would read one tree and write two."""
+    here = (ROOT / "src" / "jalapeno").resolve()
+    got = (package_dir or Path(jalapeno.__file__).parent).resolve()
+    if got != here:
+        raise SystemExit(f"the jalapeno package imported is {got}, not this checkout's {here}: `jalapeno calibrate` "
+                         f"would write the other tree's data; run with PYTHONPATH={ROOT / 'src'} (or pip install -e "
+                         f"{ROOT})")
+
+
 def run(steps) -> int:
-    """Run each step's command in order; stop at the first that fails, saying how to resume."""
+    """Run each step's command in order; stop at the first that fails, or after a step copied by hand
+    (:data:`BY_HAND`) whose value is not yet in its file, saying how to resume."""
+    names = [s.name for s in CHAIN]
     for s in steps:
         t0 = time.perf_counter()
         print(f"== {s.name}: {' '.join(s.argv)}  (writes {s.writes})", flush=True)
@@ -53,6 +73,11 @@ def run(steps) -> int:
         if rc:
             print(f"step {s.name} failed; fix it and resume: python scripts/recalibrate.py --from {s.name}")
             return rc
+        if s.name in BY_HAND and subprocess.run(_argv(s.check), cwd=ROOT).returncode:
+            i = names.index(s.name) + 1
+            then = f"resume: python scripts/recalibrate.py --from {names[i]}" if i < len(names) else "the chain is done"
+            print(f"step {s.name} gives a value to copy by hand ({s.writes}): copy it, then {then}")
+            return 1
     return 0
 
 
@@ -95,6 +120,13 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if a.quick and not a.check:
         ap.error("--quick goes with --check")
+    if a.list and a.check:
+        ap.error("--list prints the chain and runs nothing; give --list or --check")
+    if a.check_calibration and (a.list or a.check or a.start or a.stop):
+        ap.error("--check-calibration runs alone (the calibration sets only); leave out --list, --check, --from "
+                 "and --to, or use --check [--from calibrate --to calibrate]")
+    if not a.list:
+        check_package_root()
     if a.check_calibration:
         diffs = calibration_diffs()
         print("\n".join(diffs) if diffs else "calibration sets: current")

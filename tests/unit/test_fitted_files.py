@@ -101,3 +101,42 @@ def test_calibration_sets_are_current():
     from jalapeno.fit.fitted_files import calibration_diffs
 
     assert calibration_diffs() == [], "stale: rerun jalapeno calibrate (python scripts/recalibrate.py)"
+
+
+# ---- scripts/recalibrate.py used as a user would (review36) --------------------------------------------------
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--list", "--check"], "--list prints the chain and runs nothing; give --list or --check"),
+    (["--check-calibration", "--from", "stacks"], "--check-calibration runs alone"),
+    (["--check-calibration", "--check"], "--check-calibration runs alone"),
+])
+def test_recalibrate_refuses_flags_it_would_ignore(argv, message, capsys):
+    rc = load_script("recalibrate")
+    with pytest.raises(SystemExit) as e:
+        rc.main(argv)
+    assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_recalibrate_refuses_another_trees_package(tmp_path):
+    # jalapeno calibrate writes the imported package's data/calibration, the scripts this checkout's
+    rc = load_script("recalibrate")
+    rc.check_package_root(ROOT / "src" / "jalapeno")  # this checkout's: no error
+    with pytest.raises(SystemExit, match=f"the jalapeno package imported is {tmp_path.resolve()}, not this checkout's"):
+        rc.check_package_root(tmp_path)
+
+
+def test_recalibrate_stops_after_a_value_copied_by_hand(monkeypatch, capsys):
+    # sglang_rocm_release.py prints the value for data/stacks.toml; the bands and goldens after it must not be
+    # written from the old value: the run stops until its check passes, naming the step to resume from
+    rc = load_script("recalibrate")
+    calls = []
+
+    def fake_run(argv, cwd):
+        calls.append(argv[1:])
+        return type("R", (), {"returncode": 1 if "--check" in argv else 0})()
+
+    monkeypatch.setattr(rc.subprocess, "run", fake_run)
+    assert rc.run(rc._span("sglang_rocm", "golden")) == 1
+    assert calls == [["scripts/sglang_rocm_release.py"], ["scripts/sglang_rocm_release.py", "--check"]]
+    assert "copy it, then resume: python scripts/recalibrate.py --from bands" in capsys.readouterr().out
