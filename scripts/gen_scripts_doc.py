@@ -25,7 +25,8 @@ DOCS = ROOT / "docs"
 DEFAULT_OUT = DOCS / "scripts.md"
 
 #: Scripts whose output is written into the repository but whose name does not say so.
-_FIT = {"run_loso", "inferencex_search_space", "fidelity_ratchet", "first_wave_stall", "sglang_rocm_release", "_toml_tables"}
+_FIT = {"run_loso", "inferencex_search_space", "fidelity_ratchet", "first_wave_stall", "sglang_rocm_release", "_toml_tables",
+        "recalibrate"}
 #: Tools of the test suite.
 _TEST = {"make_golden", "mutants"}
 
