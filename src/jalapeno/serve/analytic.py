@@ -190,7 +190,7 @@ def _chunk_step_load(dep: Deployment, wl: Workload, b_mb: np.ndarray, steps: flo
     share p/(g·chunk) of the steps carries prefill (the same p tokens a step on average). At dp = 1 the step cost is near linear in its
     chunks and the grouping is left out. Where TensorRT-LLM's attention-DP context balancing holds prompts
     until every rank has one or ``dep.adp_balance_timeout_iters`` steps pass (while every rank decodes:
-    :func:`adp_gate_s`), g is at least what one release carries, min(dp, a·T/(1 − e^(−a·T)))
+    :func:`adp_gate_s`), g is at least what one release carries, E[min(N, dp) | N ≥ 1] with N ~ Poisson(a·T)
     (serve/queueing.adp_release_prompts: the timeout runs on a clock of T steps)."""
     chunk = _chunk(dep, wl.mean_isl)
     p_mb = b_mb * wl.mean_isl / steps
