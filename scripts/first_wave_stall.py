@@ -27,12 +27,16 @@ InferenceX's 1k/1k workload at C = 4 and 8, and S = their mean — the value
 issue #890 points; nothing of the validation rows). It then reports, held out, rows 76-80 (a later
 image, 8k prompts) with S = 0 and with S, and the p99 the model gives the issue's points (not fitted).
 
-Run: python scripts/first_wave_stall.py      (seconds; the last line is the value for data/stacks.toml)
+Run: python scripts/first_wave_stall.py [--check]   (seconds; the last line is the value for data/stacks.toml;
+``--check``: exit 1 when data/stacks.toml's value is more than half a unit of its last written digit (5 ms) from the
+fit — a step of scripts/recalibrate.py)
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import sys
 
 import numpy as np
 
@@ -42,6 +46,7 @@ from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.queueing import REQUESTS_PER_USER
 from jalapeno.specs.catalog import load_model
+from jalapeno.specs.stacks import get_stack
 from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO, Workload
 
 #: SemiAnalysisAI/InferenceX issue #890 (Klaud-Cold comment 2026-03-08): concurrency ->
@@ -53,6 +58,8 @@ RECIPE_ROW = "inferencex_points:76"
 ISSUE_WORKLOAD = Workload("1k/1k", 1024, 1024, INFERENCEX_RANGE_RATIO)
 #: the held-out rows: MI325X 8k/1k on SGLang v0.5.19 (mean TTFT)
 HELD_OUT = tuple(f"inferencex_points:{r}" for r in (76, 77, 78, 79, 80))
+#: the profile whose ``first_wave_stall_s`` the fit sets; data/stacks.toml writes it in s to two decimals
+PROFILE, CHECK_TOL_S = "sglang-rocm", 5e-3
 
 
 def _serve(p, concurrency, stall: float | None, wl=None):
@@ -79,7 +86,23 @@ def fitted_stall() -> tuple[float, dict]:
     return float(np.mean(list(per.values()))), per
 
 
+def check() -> int:
+    """0 when data/stacks.toml's ``first_wave_stall_s`` is the fit's (within :data:`CHECK_TOL_S`), else 1 with the fix."""
+    s, _ = fitted_stall()
+    shipped = get_stack(PROFILE).first_wave_stall_s
+    if abs(s - shipped) <= CHECK_TOL_S:
+        print(f"{PROFILE} first_wave_stall_s: {shipped:.2f} s, current")
+        return 0
+    print(f"{PROFILE} first_wave_stall_s: data/stacks.toml has {shipped:.2f} s, the fit gives {s:.2f} s; write "
+          f"first_wave_stall_s = {s:.2f} in data/stacks.toml (and its source text)")
+    return 1
+
+
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="only say whether data/stacks.toml's value is the fit's")
+    if ap.parse_args().check:
+        sys.exit(check())
     s, per = fitted_stall()
     pts, _ = load_inferencex(DEFAULT_POINTS)
     recipe = next(p for p in pts if p.id == RECIPE_ROW)

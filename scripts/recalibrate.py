@@ -2,16 +2,16 @@
 
 The order (fit/fitted_files.CHAIN, each step after the files it reads): the table-only fits (engine_allreduce,
 moe_kernels, moe_floors) -> calibrate -> moe_width -> stacks -> loso ->
-derived (calibrate again: the derived sets' bands read LOSO's band_error) -> sglang_rocm -> bands -> golden ->
-chip_doc -> validation_doc -> ratchet. README's trust figures are then copied by hand from docs/validation.md.
+derived (calibrate again: the derived sets' bands read LOSO's band_error) -> sglang_rocm -> first_wave_stall ->
+bands -> golden -> chip_doc -> validation_doc -> ratchet. README's trust figures are then copied by hand from docs/validation.md.
 Run: python scripts/recalibrate.py [--list] [--from STEP] [--to STEP]   (about 25-40 minutes in all: LOSO is most)
      python scripts/recalibrate.py --check [--quick]   (every step's check; ~5 minutes, --quick ~1 minute without
                                                         the calibration and stack fits; exit 1 when one is stale)
      python scripts/recalibrate.py --check-calibration (the shipped calibration sets against a fresh fit, ~1 minute)
 Needs the [calibrate] extra. LOSO has no check (a full stack refit per system): rerun it after any step before it moved.
 The imported jalapeno must be this checkout's src/jalapeno (pip install -e . or PYTHONPATH=src): `jalapeno calibrate`
-writes the imported package's data, the scripts this checkout's. sglang_rocm prints a value copied into data/stacks.toml
-by hand: a run stops after it until that check passes.
+writes the imported package's data, the scripts this checkout's. sglang_rocm and first_wave_stall print a value copied
+into data/stacks.toml by hand: a run stops after each until its check passes.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: checks left out by --quick (minutes each)
 SLOW_CHECKS = ("calibrate", "derived", "stacks")
 #: steps that print a value to copy into a file by hand: a run stops after one until its check passes
-BY_HAND = ("sglang_rocm",)
+BY_HAND = ("sglang_rocm", "first_wave_stall")
 
 
 def _argv(cmd: tuple[str, ...]) -> list[str]:
@@ -134,7 +134,7 @@ def main(argv=None) -> int:
     steps = _span(a.start, a.stop)
     if a.list:
         for i, s in enumerate(steps, 1):
-            print(f"{i:2d}. {s.name:15s} {' '.join(s.argv)}\n      writes {s.writes}\n      after  {s.reads}\n"
+            print(f"{i:2d}. {s.name:16s} {' '.join(s.argv)}\n      writes {s.writes}\n      after  {s.reads}\n"
                   f"      check  {' '.join(s.check) or '(none)'}")
         return 0
     return check(steps, a.quick) if a.check else run(steps)

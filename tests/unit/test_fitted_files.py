@@ -49,6 +49,8 @@ def test_the_chain_refits_each_file_after_the_files_it_reads():
     assert order.index("calibrate") < order.index("moe_width") < order.index("stacks") < order.index("loso") \
         < order.index("derived") < order.index("bands")
     assert order.index("validation_doc") < order.index("ratchet")
+    # the stall is fitted on the model's own TTFT spread at v0.5.9, which sglang_rocm's rule moves (review36)
+    assert order.index("derived") < order.index("sglang_rocm") < order.index("first_wave_stall") < order.index("bands")
     for s in CHAIN:
         for cmd in (s.argv, s.check):
             if cmd and cmd[0] == "python":
@@ -139,4 +141,17 @@ def test_recalibrate_stops_after_a_value_copied_by_hand(monkeypatch, capsys):
     monkeypatch.setattr(rc.subprocess, "run", fake_run)
     assert rc.run(rc._span("sglang_rocm", "golden")) == 1
     assert calls == [["scripts/sglang_rocm_release.py"], ["scripts/sglang_rocm_release.py", "--check"]]
+    assert "copy it, then resume: python scripts/recalibrate.py --from first_wave_stall" in capsys.readouterr().out
+    calls.clear()
+    assert rc.run(rc._span("first_wave_stall", "golden")) == 1
+    assert calls == [["scripts/first_wave_stall.py"], ["scripts/first_wave_stall.py", "--check"]]
     assert "copy it, then resume: python scripts/recalibrate.py --from bands" in capsys.readouterr().out
+
+
+def test_first_wave_stall_check_names_the_fix(monkeypatch, capsys):
+    fws = load_script("first_wave_stall")
+    monkeypatch.setattr(fws, "fitted_stall", lambda: (2.30, {}))  # 60 ms from the shipped 2.24 s: stale
+    assert fws.check() == 1
+    assert "the fit gives 2.30 s; write first_wave_stall_s = 2.30 in data/stacks.toml" in capsys.readouterr().out
+    monkeypatch.setattr(fws, "fitted_stall", lambda: (2.244, {}))  # within half of the last written digit
+    assert fws.check() == 0

@@ -6,7 +6,10 @@ files downstream go stale unless they are refitted in order: ``data/moe_width.to
 calibrated ``moe`` ``half_rows`` and stayed unrefitted from round 11 to round 36 (review35). :data:`CHAIN` is
 that order, ``scripts/recalibrate.py`` runs it (or checks it), and :func:`numeric_diffs` is the comparison the
 checks make: a shipped file against a fresh fit, numbers within a relative tolerance (a fit's last digits may
-differ between BLAS builds; the files round to 3-6 significant digits), text and structure exactly.
+differ between BLAS builds; the files round to 3-6 significant digits), text and structure exactly. Outside the
+chain: fit_moe_backends.py (needs an aiconfigurator checkout) and fit_frontend.py (its a + b·ISL are
+specs/efficiency.py's generic front-end defaults, copied by hand; on 273ffda it gives 0.156 s and −1.1e-5 s per
+token against the shipped 0.15 s and 6.4e-6: review36).
 
 Errors: none raised here; a difference is reported as a line naming the file, the field and both values.
 """
@@ -69,6 +72,10 @@ CHAIN: tuple[Step, ...] = (
          "the value of sglang-rocm's step_overhead_s rule before 0.5.12 (copied by hand into data/stacks.toml)",
          "the ROCm stack fit (kernel_launch_s) and the AMD sets",
          ("python", "scripts/sglang_rocm_release.py", "--check")),
+    Step("first_wave_stall", ("python", "scripts/first_wave_stall.py"),
+         "the value of sglang-rocm's first_wave_stall_s (copied by hand into data/stacks.toml)",
+         "the model's own mean - median TTFT at issue #890's points (the ROCm stack fit, sglang_rocm's rule)",
+         ("python", "scripts/first_wave_stall.py", "--check")),
     Step("bands", ("python", "scripts/gen_measured_bands.py"), "data/validation/measured_bands.toml",
          "every prediction (validate)", ("python", "scripts/gen_measured_bands.py", "--check")),
     Step("golden", ("python", "scripts/make_golden.py"), "tests/golden/data/golden_cli.json",
