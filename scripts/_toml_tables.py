@@ -54,12 +54,9 @@ def emit(out: Path, render: Callable[[], str], dry_run: bool, check: bool = Fals
         print(e)
         return 2
     if check:
-        from jalapeno.fit.fitted_files import toml_text_diffs
+        from jalapeno.fit.fitted_files import check_file
 
-        diffs = toml_text_diffs(out.read_text(), text, out.name)
-        print("\n".join(diffs) + f"\n{out.name}: differs from a fresh fit; rerun without --check" if diffs
-              else f"{out.name}: current")
-        return 1 if diffs else 0
+        return check_file(out, text)
     if dry_run:
         print(text)
     else:

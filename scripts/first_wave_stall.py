@@ -40,6 +40,7 @@ import sys
 
 import numpy as np
 
+from jalapeno.fit.fitted_files import check_copied_value
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, with_stack_mtp
 from jalapeno.fit.validation_run import DEFAULT_POINTS
@@ -89,13 +90,9 @@ def fitted_stall() -> tuple[float, dict]:
 def check() -> int:
     """0 when data/stacks.toml's ``first_wave_stall_s`` is the fit's (within :data:`CHECK_TOL_S`), else 1 with the fix."""
     s, _ = fitted_stall()
-    shipped = get_stack(PROFILE).first_wave_stall_s
-    if abs(s - shipped) <= CHECK_TOL_S:
-        print(f"{PROFILE} first_wave_stall_s: {shipped:.2f} s, current")
-        return 0
-    print(f"{PROFILE} first_wave_stall_s: data/stacks.toml has {shipped:.2f} s, the fit gives {s:.2f} s; write "
-          f"first_wave_stall_s = {s:.2f} in data/stacks.toml (and its source text)")
-    return 1
+    return check_copied_value(f"{PROFILE} first_wave_stall_s", get_stack(PROFILE).first_wave_stall_s, s, CHECK_TOL_S,
+                              lambda v: f"{v:.2f} s",
+                              f"write first_wave_stall_s = {s:.2f} in data/stacks.toml (and its source text)")
 
 
 def main() -> None:

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from jalapeno.cost.pricer import load_pricer
-from jalapeno.fit.fitted_files import toml_text_diffs
+from jalapeno.fit.fitted_files import check_file
 from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, load_table
 from jalapeno.fit.moe_width import PATHS, fit_width, width_pairs
 
@@ -67,11 +67,7 @@ def main() -> None:
     a = ap.parse_args()
     text = render(entries())
     if a.check:
-        diffs = toml_text_diffs(OUT.read_text(), text, OUT.name)
-        if diffs:
-            raise SystemExit("\n".join(diffs) + f"\n{OUT}: differs from a fresh fit; rerun without --check")
-        print(f"{OUT.name}: current")
-        return
+        raise SystemExit(check_file(OUT, text))
     OUT.write_text(text)
     print(text)
 

@@ -32,6 +32,7 @@ import sys
 
 import numpy as np
 
+from jalapeno.fit.fitted_files import check_copied_value
 from jalapeno.fit.validate import load_inferencex, point_stack, predict_points, with_stack_mtp
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validation_run import DEFAULT_POINTS
@@ -88,13 +89,9 @@ def shipped_rule_value() -> float:
 def check() -> int:
     """0 when data/stacks.toml's rule is the fit's value (within :data:`CHECK_TOL_S`), else 1 with the fix."""
     _, s, _ = fitted_step_overhead()
-    shipped = shipped_rule_value()
-    if abs(s - shipped) <= CHECK_TOL_S:
-        print(f"{PROFILE} {RULE_FIELD} before {RULE_BEFORE}: {shipped * 1e3:.2f} ms, current")
-        return 0
-    print(f"{PROFILE} {RULE_FIELD} before {RULE_BEFORE}: data/stacks.toml has {shipped * 1e3:.2f} ms, the fit gives "
-          f"{s * 1e3:.2f} ms; write value = {s * 1e3:.2f}e-3 in data/stacks.toml (and its source text)")
-    return 1
+    return check_copied_value(f"{PROFILE} {RULE_FIELD} before {RULE_BEFORE}", shipped_rule_value(), s, CHECK_TOL_S,
+                              lambda v: f"{v * 1e3:.2f} ms",
+                              f"write value = {s * 1e3:.2f}e-3 in data/stacks.toml (and its source text)")
 
 
 def main() -> None:

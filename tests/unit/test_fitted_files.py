@@ -12,7 +12,7 @@ import pytest
 from script_module import load_script
 
 from jalapeno.fit.fidelity import load_thresholds
-from jalapeno.fit.fitted_files import CHAIN, REL_TOL, numeric_diffs, toml_text_diffs
+from jalapeno.fit.fitted_files import CHAIN, REL_TOL, check_file, numeric_diffs, toml_text_diffs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,6 +40,20 @@ def test_toml_text_diffs_names_the_file_and_the_entry():
     b = '[[width]]\nsystem = "h100"\nc_elems = 1345.5\n'
     assert toml_text_diffs(a, b, "moe_width.toml") == ["moe_width.toml: width[0].c_elems: shipped 1291.6, fresh fit 1345.5"]
     assert toml_text_diffs(a, a, "moe_width.toml") == []
+
+
+def test_check_file_current_stale_and_missing(tmp_path, capsys):
+    # the fit scripts' --check (_toml_tables.emit, fit_stacks.py, fit_moe_width.py): a missing file was a traceback
+    f = tmp_path / "moe_width.toml"
+    fresh = 'c_elems = 1345.5\n'
+    assert check_file(f, fresh) == 1
+    assert "moe_width.toml: not written yet" in capsys.readouterr().out
+    f.write_text('c_elems = 1291.6\n')
+    assert check_file(f, fresh) == 1
+    assert capsys.readouterr().out.splitlines() == ["moe_width.toml: c_elems: shipped 1291.6, fresh fit 1345.5",
+                                                    "moe_width.toml: differs from a fresh fit; rerun without --check"]
+    f.write_text(fresh)
+    assert check_file(f, fresh) == 0 and capsys.readouterr().out == "moe_width.toml: current\n"
 
 
 def test_the_chain_refits_each_file_after_the_files_it_reads():

@@ -133,6 +133,32 @@ def toml_text_diffs(shipped_text: str, fresh_text: str, name: str, rel_tol: floa
                                                     rel_tol=rel_tol)]
 
 
+def check_file(path, fresh_text: str, rel_tol: float = REL_TOL) -> int:
+    """The fit scripts' ``--check``: print each difference of the shipped file ``path`` from ``fresh_text`` (a fresh
+    fit's TOML) and how to refit, or that it is current; 1 when stale or not written yet, else 0."""
+    from pathlib import Path
+
+    path = Path(path)
+    if not path.is_file():
+        print(f"{path.name}: not written yet ({path}); run the script without --check to write it")
+        return 1
+    diffs = toml_text_diffs(path.read_text(), fresh_text, path.name, rel_tol)
+    print("\n".join(diffs) + f"\n{path.name}: differs from a fresh fit; rerun without --check" if diffs
+          else f"{path.name}: current")
+    return 1 if diffs else 0
+
+
+def check_copied_value(what: str, shipped: float, fitted: float, tol: float, show, fix: str) -> int:
+    """The ``--check`` of a fit whose value is copied by hand into data/stacks.toml (scripts/sglang_rocm_release.py,
+    scripts/first_wave_stall.py): print whether ``shipped`` is ``fitted`` within ``tol`` (half a unit of the last
+    written digit), values shown by ``show``, else ``fix``; 1 when stale."""
+    if abs(fitted - shipped) <= tol:
+        print(f"{what}: {show(shipped)}, current")
+        return 0
+    print(f"{what}: data/stacks.toml has {show(shipped)}, the fit gives {show(fitted)}; {fix}")
+    return 1
+
+
 def calibration_diffs(names: list[str] | None = None, rel_tol: float = REL_TOL) -> list[str]:
     """The shipped calibration sets (``data/calibration/<system>.toml``) against a fresh ``jalapeno calibrate``
     written to a temporary folder (about a minute; needs the [calibrate] extra).
