@@ -82,8 +82,8 @@ def run(steps) -> int:
 
 
 def check(steps, quick: bool) -> int:
-    """Run each step's check; print current / stale / not checked per step; 1 when any is stale."""
-    stale, seen = [], set()
+    """Run each step's check; print current / stale / not checked per step; 1 when any is stale or could not run."""
+    stale, failed, seen = [], [], set()
     for s in steps:
         if not s.check:
             print(f"-- {s.name}: no check (rerun it when a step before it moved)")
@@ -97,15 +97,18 @@ def check(steps, quick: bool) -> int:
         seen.add(s.check)
         t0 = time.perf_counter()
         r = subprocess.run(_argv(s.check), cwd=ROOT, capture_output=True, text=True)
-        state = "current" if r.returncode == 0 else "STALE"
+        # the checks exit 1 when stale; 2 is a check that could not run (a JalapenoError: a package missing; a
+        # usage error), which says nothing about the file
+        state = {0: "current", 1: "STALE"}.get(r.returncode, f"NOT CHECKED (rc {r.returncode})")
         print(f"-- {s.name}: {state} ({time.perf_counter() - t0:.0f} s; {' '.join(s.check)})", flush=True)
         if r.returncode:
-            stale.append(s.name)
+            (stale if r.returncode == 1 else failed).append(s.name)
             print("   " + "\n   ".join((r.stdout + r.stderr).strip().splitlines()[-12:]))
+    if failed:
+        print(f"could not check: {', '.join(failed)} (the output above says why); fix it and rerun --check")
     if stale:
         print(f"stale: {', '.join(stale)}; refit from the first: python scripts/recalibrate.py --from {stale[0]}")
-        return 1
-    return 0
+    return 1 if stale or failed else 0
 
 
 def main(argv=None) -> int:

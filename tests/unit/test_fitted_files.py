@@ -169,3 +169,18 @@ def test_first_wave_stall_check_names_the_fix(monkeypatch, capsys):
     assert "the fit gives 2.30 s; write first_wave_stall_s = 2.30 in data/stacks.toml" in capsys.readouterr().out
     monkeypatch.setattr(fws, "fitted_stall", lambda: (2.244, {}))  # within half of the last written digit
     assert fws.check() == 0
+
+
+def test_recalibrate_check_tells_a_stale_file_from_a_check_that_could_not_run(monkeypatch, capsys):
+    rc = load_script("recalibrate")
+    codes = {"scripts/fit_moe_width.py": 1, "scripts/fit_moe_backend_kernels.py": 2}
+
+    def fake_run(argv, cwd, **kw):
+        return type("R", (), {"returncode": codes.get(argv[1], 0), "stdout": "", "stderr": "why\n"})()
+
+    monkeypatch.setattr(rc.subprocess, "run", fake_run)
+    assert rc.check(rc._span("moe_kernels", "moe_width"), quick=True) == 1
+    out = capsys.readouterr().out
+    assert "-- moe_kernels: NOT CHECKED (rc 2)" in out and "-- moe_floors: current" in out
+    assert "-- moe_width: STALE" in out and "could not check: moe_kernels" in out
+    assert "stale: moe_width; refit from the first: python scripts/recalibrate.py --from moe_width" in out
