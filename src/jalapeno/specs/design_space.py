@@ -41,7 +41,8 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, ValidationError, field_validator,
+                      model_validator)
 
 from jalapeno.errors import SpecError
 from jalapeno.specs.schema_errors import describe
@@ -67,9 +68,10 @@ class _Strict(BaseModel):
 class Param(_Strict):
     """A range (``low``, ``high``, optional ``step``/``log``, ``integer``) or a ``choices`` list."""
 
-    low: float | None = None
-    high: float | None = None
-    step: float | None = Field(default=None, gt=0)
+    # strict: TOML's true was read as 1 (low = true, step = true ran a range from 1): a number is written as one
+    low: float | None = Field(default=None, strict=True)
+    high: float | None = Field(default=None, strict=True)
+    step: float | None = Field(default=None, gt=0, strict=True)
     log: StrictBool = False  # "yes"/1 were read as true
     integer: StrictBool = False
     choices: list[bool | int | float | str] | None = None
@@ -116,7 +118,7 @@ class Objective(_Strict):
         if len(set(v)) != len(v):
             raise ValueError("a metric is listed twice")
         return v
-    min_interactivity: float = Field(default=0.0, ge=0)
+    min_interactivity: float = Field(default=0.0, ge=0, strict=True)  # true was 1 tok/s/user
     power: Literal["chip", "sustained", "all-in"] = "all-in"
 
 
@@ -124,7 +126,7 @@ class Case(_Strict):
     model: str
     workload: str = "8k1k"
     precision: str | None = None
-    weight: float = Field(default=1.0, gt=0)
+    weight: float = Field(default=1.0, gt=0, strict=True)
 
     @field_validator("workload")
     @classmethod
@@ -141,8 +143,8 @@ class SweepSettings(_Strict):
     """How each trial is swept (coarse by default: a design search needs the ranking, not every point)."""
 
     serving: Literal["agg", "disagg", "both"] = "agg"
-    batches: list[int] = Field(default_factory=lambda: [1, 4, 16, 64, 128, 256, 512, 1024], min_length=1)
-    max_stage_factor: int = Field(default=1, ge=1)
+    batches: list[StrictInt] = Field(default_factory=lambda: [1, 4, 16, 64, 128, 256, 512, 1024], min_length=1)
+    max_stage_factor: int = Field(default=1, ge=1, strict=True)
     #: how each design's chip is priced (cost/sliced.py, cost/tiles.py): ``die.*`` keys need ``sliced``
     chip_model: Literal["flat", "sliced", "tiled"] = "flat"
     placement: Literal["", "local_first", "striped", "best"] = ""
@@ -158,13 +160,13 @@ class SweepSettings(_Strict):
 class DesignSpace(_Strict):
     name: str = Field(min_length=1, max_length=100)
     base: str
-    seed: int = Field(default=0, ge=0, le=2**32 - 1)
-    trials: int = Field(default=100, ge=1)
+    seed: int = Field(default=0, ge=0, le=2**32 - 1, strict=True)
+    trials: int = Field(default=100, ge=1, strict=True)  # trials = true ran one trial
     objective: Objective
     cases: list[Case] = Field(min_length=1)
     params: dict[str, Param] = Field(min_length=1)
     derived: dict[str, str] = Field(default_factory=dict)
-    constraints: dict[str, float] = Field(default_factory=dict)
+    constraints: dict[str, StrictFloat] = Field(default_factory=dict)  # hbm_stacks = true bounded at 1
     sweep: SweepSettings = Field(default_factory=SweepSettings)
 
     @model_validator(mode="after")

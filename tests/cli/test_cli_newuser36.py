@@ -1,0 +1,38 @@
+"""Round 36 new-user pass and break-it (newuser36): hostile input files and flags, one error line each."""
+
+from __future__ import annotations
+
+import pytest
+
+from jalapeno.errors import SpecError
+from jalapeno.specs.design_space import design_space_from_dict
+
+
+def _space(**over) -> dict:
+    d = {"name": "small", "base": "jalapeno", "seed": 5, "trials": 20,
+         "objective": {"metrics": ["tok_s_per_kw"], "min_interactivity": 20, "power": "chip"},
+         "cases": [{"model": "gpt-oss-120b", "workload": "1k1k"}],
+         "params": {"chip.peak_dense_tflops.fp8": {"low": 2000, "high": 3000, "step": 100}},
+         "constraints": {"chip_power_w": 700}, "sweep": {"batches": [1, 16]}}
+    d.update(over)
+    return d
+
+
+@pytest.mark.parametrize("over, where, kind", [
+    ({"trials": True}, "trials", "a whole number"),
+    ({"seed": True}, "seed", "a whole number"),
+    ({"objective": {"metrics": ["tok_s_per_kw"], "min_interactivity": True}}, "objective.min_interactivity", "a number"),
+    ({"cases": [{"model": "gpt-oss-120b", "weight": True}]}, "cases.0.weight", "a number"),
+    ({"params": {"chip.peak_dense_tflops.fp8": {"low": True, "high": 3000}}}, "params.chip.peak_dense_tflops.fp8.low",
+     "a number"),
+    ({"params": {"chip.peak_dense_tflops.fp8": {"low": 0, "high": 3000, "step": True}}},
+     "params.chip.peak_dense_tflops.fp8.step", "a number"),
+    ({"constraints": {"hbm_stacks": True}}, "constraints.hbm_stacks", "a number"),
+    ({"sweep": {"batches": [1, True]}}, "sweep.batches.1", "a whole number"),
+])
+def test_a_design_space_refuses_true_where_a_number_goes(over, where, kind):
+    """TOML's true was read as the number 1: trials = true ran one trial, constraints.hbm_stacks = true
+    bounded designs at one stack, step = true stepped by 1, each without a word (pydantic's lax mode)."""
+    with pytest.raises(SpecError) as e:
+        design_space_from_dict(_space(**over), "space.toml")
+    assert str(e.value).startswith(f"space.toml: {where}: must be {kind}, got true. Fix: write {kind} without quotes")
