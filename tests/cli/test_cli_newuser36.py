@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from cli_runner import error_line, run
 from jalapeno.errors import SpecError
 from jalapeno.specs.design_space import design_space_from_dict
+
+CATALOG = Path(__file__).resolve().parents[2] / "src" / "jalapeno" / "data" / "systems"
 
 
 def _space(**over) -> dict:
@@ -36,3 +41,18 @@ def test_a_design_space_refuses_true_where_a_number_goes(over, where, kind):
     with pytest.raises(SpecError) as e:
         design_space_from_dict(_space(**over), "space.toml")
     assert str(e.value).startswith(f"space.toml: {where}: must be {kind}, got true. Fix: write {kind} without quotes")
+
+
+def test_a_system_file_refuses_schema_version_true(capsys, tmp_path):
+    """schema_version = true loaded as version 1 (Literal[1] took True, equal to 1 in Python); 2 was refused."""
+    text = (CATALOG / "h100.toml").read_text().replace('name = "h100"', 'name = "my-h100"', 1)
+    assert text.count("schema_version = 1\n") == 1
+    for typed in ("true", "false", "2"):
+        p = tmp_path / f"v{typed}.toml"
+        p.write_text(text.replace("schema_version = 1\n", f"schema_version = {typed}\n"))
+        line = error_line(*run(capsys, "hardware", "show", str(p)))
+        assert line == (f"error: v{typed}.toml: schema_version: must be one of 1, got {typed}. "
+                        "Fix: write one of 1 for schema_version"), line
+    p.write_text(text)  # the number 1 loads
+    code, out, err = run(capsys, "hardware", "show", str(p))
+    assert code == 0, err

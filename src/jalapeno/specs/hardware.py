@@ -24,7 +24,7 @@ from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from jalapeno.specs.files import read_user_text, toml_syntax_fix
 from jalapeno.specs.kv_tiers import TiersFile, parse_kv_tiers
 from jalapeno.specs.link_levels import check_level_order
-from jalapeno.specs.sourced import Banded, Name, Sourced, SourcedNames, _Strict
+from jalapeno.specs.sourced import Banded, Name, SchemaVersion, Sourced, SourcedNames, _Strict
 from jalapeno.specs.plausibility import check_plausible, check_range
 from jalapeno.specs.schema_errors import describe
 
@@ -140,7 +140,7 @@ class CostFile(_Strict):
 
 
 class SystemFile(_Strict):
-    schema_version: Literal[1] = 1
+    schema_version: SchemaVersion = 1
     name: Name
     description: str
     vendor_verified: StrictBool = True  # "yes" marked a user file vendor-verified

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, model_validator
+from pydantic_core import PydanticCustomError
 
 
 def _printable_name(v: str) -> str:
@@ -22,6 +23,18 @@ def _printable_name(v: str) -> str:
 
 #: A system's or chip's name (specs/hardware.py): '' is refused by its min_length, as before.
 Name = Annotated[str, Field(min_length=1), AfterValidator(_printable_name)]
+
+
+def _not_true(v):
+    """TOML's ``true`` passed a ``Literal[1]`` (``True == 1`` in Python): refused in the words any other wrong
+    version gets (schema_errors.describe, literal_error)."""
+    if isinstance(v, bool):
+        raise PydanticCustomError("literal_error", "Input should be 1", {"expected": "1"})
+    return v
+
+
+#: A system file's ``schema_version`` (specs/hardware.py): the number 1, not ``true``.
+SchemaVersion = Annotated[Literal[1], BeforeValidator(_not_true)]
 
 
 class _Strict(BaseModel):
