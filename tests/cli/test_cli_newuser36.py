@@ -56,3 +56,17 @@ def test_a_system_file_refuses_schema_version_true(capsys, tmp_path):
     p.write_text(text)  # the number 1 loads
     code, out, err = run(capsys, "hardware", "show", str(p))
     assert code == 0, err
+
+
+@pytest.mark.parametrize("typed, shown", [("2", "2"), ("true", "true"), ("1.5", "1.5")])
+def test_a_calibration_file_whose_package_is_not_text_gives_one_line(capsys, tmp_path, typed, shown):
+    """--efficiency FILE with [provenance] package = 2 raised TypeError (a traceback) where the set's source
+    label joins it with the other words."""
+    cal = (CATALOG.parent / "calibration" / "h100.toml").read_text()
+    assert cal.count('\npackage = "') == 1
+    lines = [f"package = {typed}" if ln.startswith("package = ") else ln for ln in cal.splitlines()]
+    p = tmp_path / "h100.toml"
+    p.write_text("\n".join(lines) + "\n")
+    line = error_line(*run(capsys, "step", "-s", "h100", "-m", "llama-3.3-70b", "--tp", "8", "--efficiency", str(p)))
+    assert line == (f"error: --efficiency: {p}: provenance.package must be text, got {shown}. Fix: write package = "
+                    '"<text>" in [provenance] (as `jalapeno calibrate --out-dir DIR` writes it)'), line

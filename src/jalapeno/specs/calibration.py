@@ -20,6 +20,7 @@ from pathlib import Path
 from jalapeno.errors import SpecError, UnknownNameError, choice_hint
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency, flatten_params, nest_params
 from jalapeno.specs.files import read_user_text
+from jalapeno.specs.schema_errors import as_written
 
 EFFICIENCY_SETS = ("calibrated", "low", "high", "spec")
 _DIR = resources.files("jalapeno") / "data" / "calibration"
@@ -113,6 +114,11 @@ def _check_calibration_file(cal: dict, path: Path, system: str) -> None:
         if key in cal and not isinstance(cal[key], dict):
             raise SpecError("efficiency", f"{path}: {key} must be a table, got {cal[key]!r}",
                             f"write it as [{key}] with key = value lines")
+    for key in ("package", "derived_from"):  # named in the set's source label: `package = 2` raised TypeError
+        v = cal.get("provenance", {}).get(key)
+        if v is not None and not isinstance(v, str):
+            raise SpecError("efficiency", f"{path}: provenance.{key} must be text, got {as_written(v)}",
+                            f'write {key} = "<text>" in [provenance] (as `jalapeno calibrate --out-dir DIR` writes it)')
     if not cal.get("parameters"):
         raise SpecError("efficiency", f"{path} has no [parameters] table (no fitted value to price with)",
                         "pass a file written by `jalapeno calibrate --out-dir DIR` (its [parameters] table holds the fit)")
