@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from cli_runner import error_line, run
 from jalapeno.errors import SpecError
 from jalapeno.specs.design_space import design_space_from_dict
+from jalapeno.specs.model_config import model_from_config
 
 CATALOG = Path(__file__).resolve().parents[2] / "src" / "jalapeno" / "data" / "systems"
 
@@ -70,3 +72,21 @@ def test_a_calibration_file_whose_package_is_not_text_gives_one_line(capsys, tmp
     line = error_line(*run(capsys, "step", "-s", "h100", "-m", "llama-3.3-70b", "--tp", "8", "--efficiency", str(p)))
     assert line == (f"error: --efficiency: {p}: provenance.package must be text, got {shown}. Fix: write package = "
                     '"<text>" in [provenance] (as `jalapeno calibrate --out-dir DIR` writes it)'), line
+
+
+@pytest.mark.parametrize("drop", [("layer_types",), ("sliding_window",), ("attention_bias",),
+                                  ("layer_types", "sliding_window", "attention_bias")])
+def test_a_gpt_oss_config_without_its_attention_keys_takes_hugging_faces_defaults(drop):
+    """A gpt-oss config.json without layer_types was priced with every layer in full attention (18 of 36 layers
+    read their whole context instead of a 128-token window), and without attention_bias with no q/k/v/o bias;
+    Hugging Face's GptOssConfig (configuration_gpt_oss.py @02b8f42b) slides layers 0, 2, ... with window 128
+    and has bias on. The shipped config states the same values, so leaving them out changes nothing."""
+    cfg = json.loads((CATALOG.parent / "models" / "gpt-oss-120b.json").read_text())
+    assert cfg["layer_types"][:2] == ["sliding_attention", "full_attention"] and cfg["sliding_window"] == 128
+    shipped = model_from_config(cfg, "gpt-oss-120b")
+    bare = model_from_config({k: v for k, v in cfg.items() if k not in drop}, "gpt-oss-120b")
+    assert bare == shipped
+    assert bare.attention.windows == (128, 0) * 18 and bare.attention.bias
+    # an explicit null window: no layer slides (Hugging Face passes sliding_window=None to every layer)
+    nulled = model_from_config({**{k: v for k, v in cfg.items() if k != "layer_types"}, "sliding_window": None}, "x")
+    assert nulled.attention.windows == ()

@@ -65,6 +65,12 @@ QWEN_MAX_WINDOW_LAYERS = 28
 #: Largest layer count accepted (the biggest public decoders have ~100-200 layers).
 MAX_LAYERS = 4096
 
+#: Hugging Face GptOssConfig defaults for a config.json without the keys (huggingface/transformers
+#: src/transformers/models/gpt_oss/configuration_gpt_oss.py @02b8f42b): ``sliding_window: int | None = 128``;
+#: ``layer_types`` None -> ``"sliding_attention" if bool((i + 1) % 2) else "full_attention"`` (layers 0, 2, ...
+#: slide); ``attention_bias: bool = True``. The shipped gpt-oss-120b.json states all three, the same values.
+GPT_OSS_SLIDING_WINDOW = 128
+
 
 def model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
     """Build a :class:`ModelSpec` from a parsed config.json dict.
@@ -165,7 +171,7 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
         head_dim = head_dim or h // heads
         windows: tuple[int, ...] = ()
         lt = cfg.get("layer_types")
-        sw = cfg.get("sliding_window")
+        sw = cfg.get("sliding_window", GPT_OSS_SLIDING_WINDOW if mt == "gpt_oss" else None)  # a null: no window
         if sw is not None and (isinstance(sw, bool) or not isinstance(sw, int) or sw < 1):
             raise SpecError(f"{src}: sliding_window", f"must be a positive integer or null, got {_js(sw)}",
                             "give the window length in tokens")
@@ -181,6 +187,8 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
                 raise SpecError(f"{src}: sliding_window", "sliding layers need a window",
                                 "set sliding_window to the window length in tokens")
             windows = tuple(int(sw) if t == "sliding_attention" else 0 for t in lt)
+        elif mt == "gpt_oss" and sw:  # no layer_types: every layer was priced in full attention, unlike Hugging Face
+            windows = tuple(int(sw) if (i + 1) % 2 else 0 for i in range(layers))
         # Mistral and Mixtral apply a non-null sliding_window to every layer (Hugging Face
         # MixtralAttention passes config.sliding_window, "main diff with Llama"; a Mixtral config
         # carrying Mistral-7B's 4096 ran with full attention here); Qwen2/3 only with use_sliding_window
@@ -196,7 +204,7 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
             qk_norm, qk_norm_tp, rotary_dim = _minimax_attention(cfg, src, layers, head_dim)
         attn = AttentionSpec(
             kind="gqa" if kv_heads < heads else "mha", num_heads=heads, num_kv_heads=kv_heads,
-            head_dim=head_dim, bias=_flag(cfg, "attention_bias", src, mt == "qwen2"),
+            head_dim=head_dim, bias=_flag(cfg, "attention_bias", src, mt in ("qwen2", "gpt_oss")),
             sinks=mt == "gpt_oss", qk_norm=qk_norm, qk_norm_tp=qk_norm_tp, rotary_dim=rotary_dim,
             windows=windows,
         )
