@@ -90,3 +90,19 @@ def test_a_gpt_oss_config_without_its_attention_keys_takes_hugging_faces_default
     # an explicit null window: no layer slides (Hugging Face passes sliding_window=None to every layer)
     nulled = model_from_config({**{k: v for k, v in cfg.items() if k != "layer_types"}, "sliding_window": None}, "x")
     assert nulled.attention.windows == ()
+
+
+@pytest.mark.parametrize("name", ["deepseek-r1", "kimi-k2.5", "deepseek-v3.2"])
+@pytest.mark.parametrize("key, v3", [("first_k_dense_replace", 3), ("n_shared_experts", 1)])
+def test_a_deepseek_v3_config_without_its_dense_or_shared_count_is_refused(capsys, tmp_path, name, key, v3):
+    """Without first_k_dense_replace every layer was priced MoE (DeepSeek-R1's 3 dense layers as 3 more MoE layers),
+    without n_shared_experts no shared expert: 0 silently, where Hugging Face's DeepseekV3Config fills in 3 and 1
+    (configuration_deepseek_v3.py @001f85b3). A null n_shared_experts still means none."""
+    cfg = json.loads((CATALOG.parent / "models" / f"{name}.json").read_text())
+    assert key in cfg
+    p = tmp_path / "cfg.json"
+    p.write_text(json.dumps({k: v for k, v in cfg.items() if k != key}))
+    line = error_line(*run(capsys, "models", "show", str(p)))
+    assert line == (f"error: {p}: {key}: is missing (Hugging Face's DeepseekV3Config would fill in DeepSeek-V3's {v3}; "
+                    f"it is not guessed here). Fix: add \"{key}\" from the model's config.json (DeepSeek-V3: {v3})"), line
+    assert model_from_config({**cfg, "n_shared_experts": None}, name).moe.num_shared == 0

@@ -71,6 +71,12 @@ MAX_LAYERS = 4096
 #: slide); ``attention_bias: bool = True``. The shipped gpt-oss-120b.json states all three, the same values.
 GPT_OSS_SLIDING_WINDOW = 128
 
+#: MLA model types whose config class is DeepseekV3Config, and the defaults it gives a config.json without the
+#: keys (huggingface/transformers src/transformers/models/deepseek_v3/configuration_deepseek_v3.py @001f85b3:
+#: ``n_shared_experts=1``, ``first_k_dense_replace=3``): an absent key is refused, as n_routed_experts is.
+V3_TYPES = ("deepseek_v3", "deepseek_v32", "kimi_k2")
+V3_DEFAULTS = {"first_k_dense_replace": 3, "n_shared_experts": 1}
+
 
 def model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
     """Build a :class:`ModelSpec` from a parsed config.json dict.
@@ -244,6 +250,11 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
             dense_inter = 0
         else:
             expert_inter = _req(cfg, "moe_intermediate_size", src)
+        missing = next((k for k in V3_DEFAULTS if k not in cfg), None) if mt in V3_TYPES else None
+        if missing:  # priced with 0 (every layer MoE, no shared expert), silently; Hugging Face fills in V3's
+            raise SpecError(f"{src}: {missing}", f"is missing (Hugging Face's DeepseekV3Config would fill in DeepSeek-V3's "
+                            f"{V3_DEFAULTS[missing]}; it is not guessed here)",
+                            f'add "{missing}" from the model\'s config.json (DeepSeek-V3: {V3_DEFAULTS[missing]})')
         n_shared = _opt_int(cfg, "n_shared_experts", src)
         if mt == "minimax_m2" and _opt_int(cfg, "shared_intermediate_size", src):
             raise SpecError(f"{src}: shared_intermediate_size", "a MiniMax-M2 shared expert is not modelled "
