@@ -106,3 +106,10 @@ def test_a_deepseek_v3_config_without_its_dense_or_shared_count_is_refused(capsy
     assert line == (f"error: {p}: {key}: is missing (Hugging Face's DeepseekV3Config would fill in DeepSeek-V3's {v3}; "
                     f"it is not guessed here). Fix: add \"{key}\" from the model's config.json (DeepSeek-V3: {v3})"), line
     assert model_from_config({**cfg, "n_shared_experts": None}, name).moe.num_shared == 0
+
+
+def test_a_misspelt_engine_recipe_gets_the_near_name(capsys):
+    """--engine sglng-b200-dsr1-fp4 listed the 20-odd recipes without the 'did you mean' every other name gets."""
+    line = error_line(*run(capsys, "predict", "-s", "b200", "--engine", "sglng-b200-dsr1-fp4", "-c", "4"))
+    assert line.startswith("error: --engine: unknown engine recipe 'sglng-b200-dsr1-fp4' (did you mean "
+                           "'sglang-b200-dsr1-fp4'?). Fix: use one of sglang-b200-dsr1-fp4, "), line

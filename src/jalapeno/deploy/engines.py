@@ -31,7 +31,7 @@ from jalapeno.deploy.deployment import MTP, Pool
 from jalapeno.deploy.identified import IdentifiedConfig, _identified
 from jalapeno.deploy.layout import Layout  # noqa: F401 (the doctests of launch_mtp)
 from jalapeno.deploy.recipe import Recipe, _recipe, workload_key
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, choice_hint
 
 __all__ = ["IdentifiedConfig", "Recipe", "workload_key"]
 
@@ -104,7 +104,7 @@ def get_recipe(name: str) -> Recipe:
     try:
         return _data()[0][name]
     except KeyError:
-        raise SpecError("--engine", f"unknown engine recipe {name!r}",
+        raise SpecError("--engine", f"unknown engine recipe {name!r}{choice_hint(name, _data()[0])}",  # as --system's
                         f"use one of {', '.join(_data()[0])} (data/engines.toml)") from None
 
 
