@@ -113,3 +113,29 @@ def test_a_misspelt_engine_recipe_gets_the_near_name(capsys):
     line = error_line(*run(capsys, "predict", "-s", "b200", "--engine", "sglng-b200-dsr1-fp4", "-c", "4"))
     assert line.startswith("error: --engine: unknown engine recipe 'sglng-b200-dsr1-fp4' (did you mean "
                            "'sglang-b200-dsr1-fp4'?). Fix: use one of sglang-b200-dsr1-fp4, "), line
+
+
+@pytest.mark.parametrize("args, start", [
+    (("simulate", "-s", "gb200-nvl72", "--dp", "8", "--ep", "8", "-r", "1", "--arrival", "poison"),
+     "error: --arrival: unknown arrival process 'poison' (did you mean 'poisson'?). Fix: use poisson, gamma or burst"),
+    (("plan", "-s", "gb200-nvl72", "--target", "1e6", "--serving", "disag"),
+     "error: --serving: unknown mode 'disag' (did you mean 'disagg'?). Fix: use agg, disagg or both"),
+    (("collective", "-s", "h100", "--placement", "spred"),
+     "error: --placement: unknown placement 'spred' (did you mean 'spread'?). Fix: use one of packed, spread"),
+    (("step", "--chip-model", "sliced", "--placement", "local-first"),
+     "error: --placement: unknown placement 'local-first' (did you mean 'local_first'?). Fix: use one of local_first, "),
+    (("step", "--dp-dispatch", "rand"),
+     "error: --dp-dispatch: 'rand' is not one of balanced, random (did you mean 'random'?). Fix: "),
+    (("step", "--attention-dtype", "bf-16"),
+     "error: --attention-dtype: unknown attention math format 'bf-16' (did you mean 'bf16'?). Fix: use one of bf16, fp8"),
+    (("step", "--engine-memory", "vllm-0.1"),
+     "error: --engine-memory: unknown engine memory profile 'vllm-0.1' (did you mean 'vllm-0.11'?). Fix: "),
+    (("step", "--kv-dtype", "fp8-e5m2"),
+     "error: --kv-dtype: unknown KV-cache dtype 'fp8-e5m2' (did you mean 'fp8_e5m2'?). Fix: use one of bf16, fp8, "),
+    (("step", "--overlap", "TBO_"), "error: --overlap: unknown overlap mode 'TBO_' (did you mean 'tbo'?). Fix: "),
+])
+def test_a_near_miss_of_a_named_choice_gets_did_you_mean(capsys, args, start):
+    """--arrival poison, --serving disag, --placement spred, --dp-dispatch rand, ... listed the choices without the
+    'did you mean' that --system, --model, --precision, --pricer and --routing give for a near miss."""
+    line = error_line(*run(capsys, *args))
+    assert line.startswith(start), line

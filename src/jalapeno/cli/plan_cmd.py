@@ -46,7 +46,7 @@ def plan(
     from jalapeno.cli.common import resolve_precision
     from jalapeno.cli.serving_opts import _options, _setup
     from jalapeno.deploy.checkpoints import available_precisions
-    from jalapeno.errors import SpecError
+    from jalapeno.errors import SpecError, choice_hint
 
     given = [o for o, v in (("--target", target), ("--chips", chips), ("--racks", racks), ("--power-mw", power_mw))
              if v is not None]
@@ -59,7 +59,8 @@ def plan(
         raise SpecError("--power", "sets the convention of --power-mw only (the plan prints every convention)",
                         "drop --power, or give --power-mw")
     if serving not in ("agg", "disagg", "both"):
-        raise SpecError("--serving", f"unknown mode {serving!r}", "use agg, disagg or both")
+        raise SpecError("--serving", f"unknown mode {serving!r}{choice_hint(serving, ('agg', 'disagg', 'both'))}",
+                        "use agg, disagg or both")
     m, wl, prec = _setup(model, workload, isl, osl, precision)
     pr = system_pricer(system, efficiency, sets)
     s = pr.system

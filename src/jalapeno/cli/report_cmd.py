@@ -10,7 +10,7 @@ import typer
 from jalapeno.cli.common import FIXED_WORKLOAD_HELP, check_writable, console, list_items
 from jalapeno.cli.engine_opts import AS_DEPLOYED_HELP, deployed_recipes, refuse_with_as_deployed
 from jalapeno.cli.system_opts import SETS_OPTION, baseline_name, systems_pricers
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, choice_hint
 
 MEASURED_HELP = ("Measured points to overlay: 'shipped' (the InferenceX points shipped with jalapeno; default), "
                  "'none', or a CSV of the same columns (src/jalapeno/data/validation/README.md).")
@@ -74,7 +74,8 @@ def report(
     if measured not in ("shipped", "none") and not Path(measured).is_file():  # was refused after the sweep
         raise SpecError("--measured", f"{measured!r}: file not found", "give 'shipped', 'none' or a CSV path")
     if serving not in (None, "agg", "disagg", "both"):
-        raise SpecError("--serving", f"unknown mode {serving!r}", "use agg, disagg or both")
+        raise SpecError("--serving", f"unknown mode {serving!r}{choice_hint(serving, ('agg', 'disagg', 'both'))}",
+                        "use agg, disagg or both")
     if as_deployed:
         refuse_with_as_deployed({"--precision": precision, "--serving": serving})
     names = list_items(systems, "--systems", "jalapeno,gb300-nvl72")

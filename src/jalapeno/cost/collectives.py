@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jalapeno.errors import SpecError, UnknownNameError
+from jalapeno.errors import SpecError, UnknownNameError, choice_hint
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.hardware import LinkLevel, System
 
@@ -159,7 +159,7 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
         hint = f"did you mean {near[0]}? " if near else ""
         raise UnknownNameError("op", f"unknown collective {kind!r}", f"{hint}use one of {', '.join(COLLECTIVES)}")
     if placement not in PLACEMENTS:
-        raise UnknownNameError("placement", f"unknown placement {placement!r}",
+        raise UnknownNameError("placement", f"unknown placement {placement!r}{choice_hint(placement, PLACEMENTS)}",
                                f"use one of {', '.join(PLACEMENTS)}")
     if not isinstance(system, System) or not isinstance(eff, Efficiency):
         raise SpecError("collective_time", f"expected a System and an Efficiency, got {type(system).__name__} and "

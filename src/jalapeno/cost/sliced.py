@@ -166,7 +166,7 @@ class SlicedPricer(SystemPricer):
     def __post_init__(self) -> None:
         SystemPricer.__post_init__(self)
         if self.placement and self.placement not in PLACEMENTS:
-            raise SpecError("--placement", f"unknown placement {self.placement!r}",
+            raise SpecError("--placement", f"unknown placement {self.placement!r}{choice_hint(self.placement, PLACEMENTS)}",
                             f"use one of {', '.join(PLACEMENTS)}")
 
     @property

@@ -17,7 +17,7 @@ from jalapeno.deploy.graph_capture import check_graph_sizes
 from jalapeno.deploy.layout import Layout, for_model
 from jalapeno.deploy.mtp import MTP
 from jalapeno.deploy.sharding import has_ep_all_to_all
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, choice_hint
 from jalapeno.specs.formats import Precision
 
 #: Default chunked-prefill token budget per step (SGLang ``--chunked-prefill-size`` default 8192
@@ -71,7 +71,7 @@ BUDGET_PER = ("instance", "rank")
 def _one_of(value, allowed: tuple, field: str, what: str, fix: str) -> None:
     """Refuse ``value`` unless it is in ``allowed``: one SpecError naming ``field`` and the fix."""
     if value not in allowed:
-        raise SpecError(field, f"unknown {what} {value!r}", fix)
+        raise SpecError(field, f"unknown {what} {value!r}{choice_hint(value, allowed)}", fix)
 
 
 def check_batch_wait(timeout_iters, ratio, where: str = "") -> None:

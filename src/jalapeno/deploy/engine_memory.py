@@ -43,7 +43,7 @@ from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
 
-from jalapeno.errors import SpecError, UnknownNameError
+from jalapeno.errors import SpecError, UnknownNameError, choice_hint
 from jalapeno.specs.hardware import Chip
 from jalapeno.units import GiB
 
@@ -223,7 +223,7 @@ def get_engine_memory(name: str | None) -> EngineMemory | None:
         return None
     profiles = engine_memory_profiles()
     if name not in profiles:
-        raise UnknownNameError("--engine-memory", f"unknown engine memory profile {name!r}",
+        raise UnknownNameError("--engine-memory", f"unknown engine memory profile {name!r}{choice_hint(name, profiles)}",
                                f"use one of: none, {', '.join(profiles)}")
     return profiles[name]
 

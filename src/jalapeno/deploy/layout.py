@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from jalapeno.errors import InfeasibleDeployment
+from jalapeno.errors import InfeasibleDeployment, choice_hint
 from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 
@@ -139,7 +139,8 @@ def validate_layout(layout: Layout, model: ModelSpec, system: System) -> None:
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise InfeasibleDeployment(name, f"must be a positive integer, got {v!r}", f"set {name} >= 1")
     if layout.dp_dispatch not in DP_DISPATCH:
-        raise InfeasibleDeployment("dp_dispatch", f"{layout.dp_dispatch!r} is not one of {', '.join(DP_DISPATCH)}",
+        raise InfeasibleDeployment("dp_dispatch", f"{layout.dp_dispatch!r} is not one of {', '.join(DP_DISPATCH)}"
+                                   f"{choice_hint(layout.dp_dispatch, DP_DISPATCH)}",
                                    "give balanced (round robin) or random")
     heads = model.attention.num_heads
     if heads % layout.tp:

@@ -204,7 +204,8 @@ class Precision:
         if attention is not None:
             a = str(attention).lower()
             if a not in ATTENTION_FORMATS:
-                raise UnknownNameError("--attention-dtype", f"unknown attention math format {attention!r}",
+                raise UnknownNameError("--attention-dtype", f"unknown attention math format {attention!r}"
+                                       f"{choice_hint(attention, ATTENTION_FORMATS)}",
                                        f"use one of {', '.join(ATTENTION_FORMATS)}")
             if a != p.attention_compute:
                 p, suffix = replace(p, attention_compute=a), [*suffix, f"attn={a}"]

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from jalapeno.errors import UnknownNameError
+from jalapeno.errors import UnknownNameError, choice_hint
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,5 +127,5 @@ def get_kv_format(name: str, field: str = "--kv-dtype") -> KVCacheFormat:
     try:
         return KV_FORMATS[key]
     except KeyError:
-        raise UnknownNameError(field, f"unknown KV-cache dtype {name!r}",
+        raise UnknownNameError(field, f"unknown KV-cache dtype {name!r}{choice_hint(name, KV_FORMATS)}",
                                f"use one of {', '.join(KV_FORMATS)}") from None

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jalapeno.errors import SpecError, UnknownNameError
+from jalapeno.errors import SpecError, UnknownNameError, choice_hint
 from jalapeno.serve.sim.trace import MAX_SPAN_S
 from jalapeno.specs.agentic import AGENTIC_PRESETS, AgenticSpec  # noqa: F401  (re-exported)
 from jalapeno.specs.workload import MAX_RATE_PER_S, Workload
@@ -84,7 +84,8 @@ def open_loop_arrivals(n: int, rate_per_s: float, process: str, rng: np.random.G
         starts = np.cumsum(rng.exponential(burst_size / rate_per_s, size=groups))
         return np.repeat(starts, burst_size)[:n] - starts[0]
     else:
-        raise UnknownNameError("arrival", f"unknown arrival process {process!r}", "use poisson, gamma or burst")
+        hint = choice_hint(process, ("poisson", "gamma", "burst"))
+        raise UnknownNameError("arrival", f"unknown arrival process {process!r}{hint}", "use poisson, gamma or burst")
     return np.cumsum(gaps) - gaps[0]
 
 
