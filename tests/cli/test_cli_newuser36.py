@@ -139,3 +139,11 @@ def test_a_near_miss_of_a_named_choice_gets_did_you_mean(capsys, args, start):
     'did you mean' that --system, --model, --precision, --pricer and --routing give for a near miss."""
     line = error_line(*run(capsys, *args))
     assert line.startswith(start), line
+
+
+def test_collective_refuses_a_fraction_of_a_byte(capsys):
+    """--bytes 0.5 priced a half-byte message (and printed 'bytes 0.5'); sizes in nccl-tests are whole bytes."""
+    line = error_line(*run(capsys, "collective", "-s", "h100", "--bytes", "1e6,0.5"))
+    assert line == "error: --bytes: 0.5 is not a whole number of bytes. Fix: write whole bytes, e.g. --bytes 1e6"
+    code, out, err = run(capsys, "collective", "-s", "h100", "--bytes", "0,1e6", "--json")
+    assert code == 0, err

@@ -34,6 +34,9 @@ def collective(
         raise SpecError("--bytes", "no message size given", "write e.g. --bytes 1e6")
     if not np.all(np.isfinite(sizes)) or np.any(sizes < 0):
         raise SpecError("--bytes", f"message sizes must be finite and >= 0, got {bytes_!r}", "write e.g. --bytes 1e6")
+    frac = sizes[sizes != np.floor(sizes)]
+    if frac.size:  # --bytes 0.5 priced half a byte per chip
+        raise SpecError("--bytes", f"{frac[0]:g} is not a whole number of bytes", "write whole bytes, e.g. --bytes 1e6")
     cap = s.chip.hbm_capacity_bytes
     if np.any(sizes > cap):
         raise SpecError("--bytes", f"{sizes.max():.3g} bytes per chip is more than {s.name}'s {cap / 2**30:.1f} GiB of "
