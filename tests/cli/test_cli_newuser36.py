@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -147,3 +148,19 @@ def test_collective_refuses_a_fraction_of_a_byte(capsys):
     assert line == "error: --bytes: 0.5 is not a whole number of bytes. Fix: write whole bytes, e.g. --bytes 1e6"
     code, out, err = run(capsys, "collective", "-s", "h100", "--bytes", "0,1e6", "--json")
     assert code == 0, err
+
+
+def test_a_points_row_with_a_misspelt_point_type_is_skipped_with_the_reason(capsys, tmp_path):
+    """validate --points read point_type 'max_throughput_per_gpus' (or ' max_throughput_per_gpu') as a frontier point,
+    silently: only the exact max_throughput_per_gpu makes a row a best-configuration row (fit/validate.py)."""
+    rows = list(csv.reader((CATALOG.parent / "validation" / "inferencex_points.csv").open()))
+    head, row = rows[0], list(rows[1])
+    assert row[head.index("point_type")] == "frontier"
+    row[head.index("point_type")] = "max_throughput_per_gpus"
+    p = tmp_path / "pt.csv"
+    with p.open("w", newline="") as f:
+        csv.writer(f).writerows([head, row])
+    line = error_line(*run(capsys, "validate", "--points", str(p), "--no-aiconfigurator"))
+    assert ("1 row(s) skipped (first: pt:2: point_type 'max_throughput_per_gpus' is not one of frontier, "
+            "max_throughput_per_gpu, sweep_point, throughput_only, experimental_sweep or blank (did you mean "
+            "'max_throughput_per_gpu'?))") in line, line

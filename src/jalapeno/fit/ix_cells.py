@@ -14,7 +14,7 @@ import re
 
 from pathlib import Path
 
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, choice_hint
 from jalapeno.specs.files import csv_rows, read_user_text
 from jalapeno.specs.workload import MAX_CONCURRENCY
 
@@ -58,6 +58,11 @@ PRECISIONS = ("FP4", "FP8")
 #: ``disagg`` cell: ``1`` disaggregated, ``0`` aggregated, blank not stated
 DISAGG = ("", "0", "1")
 
+#: ``point_type`` cell, as the shipped file writes it (blank: not stated). Only ``max_throughput_per_gpu`` (a
+#: best-configuration row) changes how the row is read (fit/validate.py); a misspelt one was read as a frontier
+#: point, silently.
+POINT_TYPES = ("", "frontier", "max_throughput_per_gpu", "sweep_point", "throughput_only", "experimental_sweep")
+
 
 #: ``date`` cell: blank, ``YYYY-MM-DD`` or ``<=YYYY-MM-DD`` (the run's date, or a bound on it), then any note
 DATE_CELL = re.compile(r"\s*(<=)?\s*(\d{4}-\d{2}-\d{2})(?!\d)")
@@ -73,7 +78,7 @@ def positive_num(s: str) -> float | None:
 
 
 def bad_cell(r: dict) -> str | None:
-    """Why a row's given measurement, concurrency, precision, ``spec``, ``disagg`` or ``date`` cell
+    """Why a row's given measurement, concurrency, precision, ``spec``, ``disagg``, ``point_type`` or ``date`` cell
     is unusable (None when every given cell is).
 
     A blank measurement is "not measured"; a cell that is present but zero, negative, not finite or
@@ -105,6 +110,10 @@ def bad_cell(r: dict) -> str | None:
     disagg = (r.get("disagg") or "").strip()
     if disagg not in DISAGG:
         return f"disagg {disagg!r} is not 1 (disaggregated), 0 (aggregated) or blank"
+    kind = r.get("point_type") or ""
+    if kind not in POINT_TYPES:  # exact: fit/validate.py compares the cell as written
+        return (f"point_type {kind!r} is not one of {', '.join(POINT_TYPES[1:])} or blank"
+                f"{choice_hint(kind, POINT_TYPES[1:])}")
     date = (r.get("date") or "").strip()
     m = DATE_CELL.match(date)
     if date and not (m and _iso(m.group(2))):
