@@ -164,3 +164,31 @@ def test_a_points_row_with_a_misspelt_point_type_is_skipped_with_the_reason(caps
     assert ("1 row(s) skipped (first: pt:2: point_type 'max_throughput_per_gpus' is not one of frontier, "
             "max_throughput_per_gpu, sweep_point, throughput_only, experimental_sweep or blank (did you mean "
             "'max_throughput_per_gpu'?))") in line, line
+
+
+def test_an_output_path_that_is_an_input_file_is_refused_before_it_is_overwritten(capsys, tmp_path, monkeypatch):
+    """validate --points p.csv -o p.csv replaced the measured points with the per-point results; frontier -m my.json
+    -o my.json the model's config.json with the frontier; simulate --workload tr.csv -o tr.csv the trace."""
+    monkeypatch.chdir(tmp_path)
+    points = (CATALOG.parent / "validation" / "inferencex_points.csv").read_text()
+    config = (CATALOG.parent / "models" / "llama-3.3-70b.json").read_text()
+    trace = "arrival_s,input_tokens,output_tokens\n0,100,10\n1,200,20\n"
+    for name, text in (("p.csv", points), ("my.json", config), ("tr.csv", trace)):
+        (tmp_path / name).write_text(text)
+    for args, shown, reads in (
+            (("validate", "--points", "p.csv", "--no-aiconfigurator", "-o", "p.csv"), "p.csv", "--points"),
+            (("validate", "--points=p.csv", "--no-aiconfigurator", f"--out={tmp_path / 'p.csv'}"), str(tmp_path / "p.csv"),
+             "--points"),
+            (("frontier", "-s", "h100", "-m", "my.json", "-o", "my.json"), "my.json", "-m"),
+            (("simulate", "-s", "gb200-nvl72", "--dp", "8", "--ep", "8", "--workload", "tr.csv", "-o", "./tr.csv"),
+             "./tr.csv", "--workload")):
+        line = error_line(*run(capsys, *args))
+        assert line == (f"error: --out: {shown!r} is also the file {reads} reads: writing the output there would "
+                        "overwrite it. Fix: give the output another file name"), line
+    assert (tmp_path / "p.csv").read_text() == points and (tmp_path / "my.json").read_text() == config
+    assert (tmp_path / "tr.csv").read_text() == trace
+    # an existing output file that no option reads is still overwritten, as before
+    (tmp_path / "fr.csv").write_text("old\n")
+    code, out, err = run(capsys, "frontier", "-s", "h100", "-m", "my.json", "-o", "fr.csv")
+    assert code == 0, err
+    assert "old" not in (tmp_path / "fr.csv").read_text()

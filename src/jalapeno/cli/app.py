@@ -108,6 +108,9 @@ def main(argv: list[str] | None = None) -> None:
     warnings.filterwarnings("ignore", category=RuntimeWarning)  # numpy inf/nan notes: results say it
     _register()
     _flags_without_a_type()
+    from jalapeno.cli import common
+
+    common.ARGV[:] = sys.argv[1:] if argv is None else list(argv)  # check_writable: an output over an input
     try:
         _refuse_repeated(sys.argv[1:] if argv is None else argv)
         _refuse_empty(sys.argv[1:] if argv is None else argv)

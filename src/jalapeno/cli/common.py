@@ -68,6 +68,30 @@ def check_writable(path: str | None, option: str) -> None:
     if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise SpecError(option, f"cannot write {path!r} (no write permission)",
                         "give a file path in a folder you can write to")
+    read = _input_named(p, option)
+    if read is not None:  # `validate --points p.csv -o p.csv` overwrote the measured points with the results
+        raise SpecError(option, f"{path!r} is also the file {read} reads: writing the output there would "
+                        "overwrite it", "give the output another file name")
+
+
+#: The running command line's words (cli/app.main sets them): :func:`check_writable` looks in them for an
+#: input file an output path would overwrite.
+ARGV: list[str] = []
+
+
+def _input_named(p, option: str) -> str | None:
+    """The option (as typed) of another word of :data:`ARGV` naming the existing file ``p``, else None."""
+    import os
+
+    if not p.is_file():
+        return None
+    named = []
+    for i, word in enumerate(ARGV):
+        flag, eq, value = word.partition("=") if word.startswith("--") else ("", "", word)
+        if value and os.path.isfile(value) and os.path.samefile(value, p):
+            named.append(flag if eq else ARGV[i - 1] if i and ARGV[i - 1].startswith("-") else "an argument")
+    inputs = [n for n in named if n not in (option, "-o", "--out", "--html")]  # the output's own word is one
+    return inputs[0] if len(named) > 1 and inputs else None
 
 
 def check_html_out(path: str | None, option: str = "--html") -> None:
