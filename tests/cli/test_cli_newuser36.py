@@ -192,3 +192,15 @@ def test_an_output_path_that_is_an_input_file_is_refused_before_it_is_overwritte
     code, out, err = run(capsys, "frontier", "-s", "h100", "-m", "my.json", "-o", "fr.csv")
     assert code == 0, err
     assert "old" not in (tmp_path / "fr.csv").read_text()
+
+
+def test_predict_concurrency_help_shows_a_whole_number(capsys, monkeypatch):
+    """predict --help typed -c as <float> (it is read as one, so that 4.5 and inf get their own line), while only
+    whole requests are accepted: simulate's -c shows <int>."""
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, err = run(capsys, "predict", "--help")
+    assert code == 0, err
+    line = next(ln for ln in out.splitlines() if "--concurrency" in ln)
+    assert "<int>" in line and "whole requests in flight" in line, line
+    assert "4.5 is not a whole number of requests in flight" in error_line(*run(capsys, "predict", "-s", "h100", "-c",
+                                                                               "4.5"))

@@ -54,7 +54,9 @@ def predict(
     workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
     isl: int = typer.Option(None, "--isl", help="Input length (with --osl; instead of --workload)."),
     osl: int = typer.Option(None, "--osl", help="Output length."),
-    concurrency: float = typer.Option(None, "--concurrency", "-c", help="Closed-loop concurrency of the deployment."),
+    concurrency: float = typer.Option(None, "--concurrency", "-c", metavar="<int>",  # read as a float: '4.5' and
+                                      # 'inf' get their own line (not click's 'not a valid integer')
+                                      help="Closed-loop concurrency of the deployment: whole requests in flight."),
     rate: float = typer.Option(None, "--rate", "-r", help="Open loop instead: requests per second."),
     fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),
     recurring_waves: bool = typer.Option(False, "--recurring-waves",
