@@ -67,6 +67,8 @@ def choice_hint(value: object, choices) -> str:
     (" (did you mean 'fp8'?)", " (did you mean 'disagg'?)", '')
     >>> choice_hint("gb300", ["b300", "gb300-nvl72"])
     " (did you mean 'gb300-nvl72'?)"
+    >>> choice_hint("fp8_e5", ["bf16", "fp8", "fp8_e5m2"])  # cut short beats a choice it begins with
+    " (did you mean 'fp8_e5m2'?)"
     """
     import difflib
 
@@ -79,6 +81,7 @@ def choice_hint(value: object, choices) -> str:
     same = [c for c in choices if squash(c) == squash(v)]
     prefix = sorted((c for c in choices if len(c) >= 3 and squash(v).startswith(squash(c))), key=len)
     longer = [c for c in choices if len(v) >= 3 and squash(c).startswith(squash(v))]  # gb300 -> gb300-nvl72
-    close = same or prefix[-1:] or longer[:1] * (len(longer) == 1) or difflib.get_close_matches(v, choices, n=1,
+    # the one choice the typed text begins before the choice that begins it: fp8_e5 is fp8_e5m2 cut short, not fp8
+    close = same or longer[:1] * (len(longer) == 1) or prefix[-1:] or difflib.get_close_matches(v, choices, n=1,
                                                                                               cutoff=0.75)
     return f" (did you mean {close[0]!r}?)" if close else ""

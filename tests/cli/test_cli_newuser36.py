@@ -134,6 +134,9 @@ def test_a_misspelt_engine_recipe_gets_the_near_name(capsys):
     (("step", "--kv-dtype", "fp8-e5m2"),
      "error: --kv-dtype: unknown KV-cache dtype 'fp8-e5m2' (did you mean 'fp8_e5m2'?). Fix: use one of bf16, fp8, "),
     (("step", "--overlap", "TBO_"), "error: --overlap: unknown overlap mode 'TBO_' (did you mean 'tbo'?). Fix: "),
+    # cut short: the choice it begins (fp8_e5m2), not the one that begins it (fp8), which the hint named first
+    (("step", "--kv-dtype", "fp8_e5"),
+     "error: --kv-dtype: unknown KV-cache dtype 'fp8_e5' (did you mean 'fp8_e5m2'?). Fix: use one of bf16, fp8, "),
 ])
 def test_a_near_miss_of_a_named_choice_gets_did_you_mean(capsys, args, start):
     """--arrival poison, --serving disag, --placement spred, --dp-dispatch rand, ... listed the choices without the
