@@ -170,12 +170,6 @@ def _chunk(dep: Deployment, isl: float) -> float:
     return float(min(isl, dep.prompt_budget(dep.decode.layout)))
 
 
-def _spread_std(wl: Workload) -> float | None:
-    """The output length's standard deviation (tokens) of a workload of measured lengths, None for uniform
-    lengths (serve/batch_wait.bunched_arrivals_per_step derives theirs from ``range_ratio``)."""
-    return wl.osl_std if wl.spread is not None else None
-
-
 def _chunk_step_load(dep: Deployment, wl: Workload, b_mb: np.ndarray, steps: float) -> tuple:
     """What a step carrying prefill holds at decode batches ``b_mb`` (N,) per micro-batch (:func:`aggregated_by_batch`):
     (p, chunk, prefix, p_big, b_pre) — the mean prefill tokens per step p = b·ISL/D, the chunk min(ISL, rank budget),
@@ -198,7 +192,7 @@ def _chunk_step_load(dep: Deployment, wl: Workload, b_mb: np.ndarray, steps: flo
     group = np.ones_like(p_mb)
     if lay.dp > 1:
         a = bunched_arrivals_per_step(b_mb * lay.pp, p_mb / wl.mean_isl, wl.osl, wl.range_ratio,
-                                      dep.mtp.tokens_per_step if dep.mtp else 1.0, osl_std=_spread_std(wl))
+                                      dep.mtp.tokens_per_step if dep.mtp else 1.0, osl_std=wl.osl_std)
         m = a * wl.mean_isl / chunk
         busy = -np.expm1(-m)
         # at most one chunk per rank: beyond it a step grows with its chunks (the ranks' mean share), so
@@ -410,7 +404,7 @@ def _batch_wait_s(dep: Deployment, lay, wl: Workload, b, lam, users, t_dec) -> t
         return zero, zero
     c = np.maximum(np.asarray(users, dtype=float), 1.0)
     a = bunched_arrivals_per_step(c, lam * (c - 1) / c * t_dec, wl.osl, wl.range_ratio,
-                                  dep.mtp.tokens_per_step if dep.mtp else 1.0, osl_std=_spread_std(wl))
+                                  dep.mtp.tokens_per_step if dep.mtp else 1.0, osl_std=wl.osl_std)
     cap = dep.step_token_cap(lay) or dep.prefill_budget(lay)
     k = prompts_to_fill(dep.batch_wait_max_tokens_ratio, cap, b / lay.pp * query_len(dep.mtp), wl.mean_isl)
     steps, joined = batch_wait_steps(a, dep.batch_wait_timeout_iters, k)

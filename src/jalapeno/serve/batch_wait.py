@@ -80,8 +80,8 @@ def bunched_arrivals_per_step(users, mean_per_step, osl: float, range_ratio: flo
     (C − 1)/(2√π·σ) with σ = √k̄·(1 − ``range_ratio``)·``osl``/√12/``tokens_per_step`` steps (module
     docstring; ``cycles`` k̄, default (R + 1)/2 with R = serve/queueing.REQUESTS_PER_USER), at most C − 1.
     ``osl_std`` (tokens), where given, is the output length's standard deviation in place of
-    (1 − range_ratio)·osl/√12: a workload of measured lengths (specs/workload.Workload.osl_std of a spread,
-    whose ``range_ratio`` 1.0 does not mean fixed lengths).
+    (1 − range_ratio)·osl/√12: specs/workload.Workload.osl_std, that same value for a uniform range and the
+    spread's own for a workload of measured lengths (whose ``range_ratio`` 1.0 does not mean fixed lengths).
 
     >>> # 64 users, 1k outputs uniform in [0.8·1024, 1024]: σ = √5.5·204.8/√12 = 138.7 steps
     >>> bunched_arrivals_per_step(np.array([64.0]), np.array([0.06]), 1024, 0.8).round(4).tolist()
