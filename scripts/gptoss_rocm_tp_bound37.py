@@ -21,10 +21,11 @@ pair's TPOT ratio MI300X / MI325X at TP1 (rows 45 / 44) against its lower bound 
 model's TPOT and throughput per GPU for the four runs (won and lost on each chip) and the order it ranks them
 in; (4) ``--w4a16``: the what-if of pricing the routed experts in BF16 (W4A16, as vLLM's ROCm Triton MXFP4
 backend runs openai/gpt-oss-120b on a chip without FP4 math) instead of the ``mxfp4`` preset's FP8 (W4A8), with
-the set's own fractions. Nothing is fitted, nothing written, no prediction moves
+the set's own fractions; (5) ``--runners``: two MI300X runs of one image on two runner pools (InferenceX issue
+#828: TP4, C = 4, 1k/1k on mi300x-amds_1, 8k/1k on mi300x-cr_0) against the model. Nothing is fitted, nothing written, no prediction moves
 (docs/gap_large_batch_decode.md, round 37).
 
-Run: python scripts/gptoss_rocm_tp_bound37.py [--w4a16]
+Run: python scripts/gptoss_rocm_tp_bound37.py [--w4a16] [--runners]
 """
 
 from __future__ import annotations
@@ -39,6 +40,12 @@ from jalapeno.fit.validation_run import DEFAULT_POINTS
 #: role -> InferenceX point id (data/validation/inferencex_points.csv line)
 ROWS = {"mi325x_tp2_1k": "inferencex_points:51", "mi300x_tp1_1k": "inferencex_points:53",
         "mi325x_tp1_8k": "inferencex_points:44", "mi300x_tp1_8k": "inferencex_points:45"}
+
+
+#: MI300X, openai/gpt-oss-120b, vllm/vllm-openai-rocm:v0.16.0, TP4, C = 4: runner, median TPOT (ms), mean TTFT (ms),
+#: SemiAnalysisAI/InferenceX issue #828 (Klaud-Cold comment of 2026-03-03, run 22601920598, "Benchmark Results —
+#: MI300X (4x MI300X, TP4, conc4)" and the per-runner power tables)
+ISSUE_828 = {"mi300x_tp1_1k": ("mi300x-amds_1", 7.46, 167.5), "mi300x_tp1_8k": ("mi300x-cr_0", 4.74, 249.6)}
 
 
 def loser_tpot_bound_s(best_tput_per_gpu: float, concurrency: float, isl: int, osl: int, gpus: int,
@@ -113,7 +120,7 @@ def bounds(rows: dict) -> dict:
             "mi325x_tp1_from_ratio": r53.measured["tpot_s"] / tp1_ratio}
 
 
-def main(w4a16: bool) -> None:
+def main(w4a16: bool, runners: bool = False) -> None:
     rows = _points()
     b = bounds(rows)
     print("| run (1k/1k, C = 64, v0.17.0) | measured TPOT ms | bound from the selection |")
@@ -146,6 +153,15 @@ def main(w4a16: bool) -> None:
     print(f"one chip-independent factor on the TP2 step that meets row 51 (x{k:.3f}) puts MI300X TP2 at "
           f"{k * model[('mi300x', 2)][0] * 1e3:.1f} ms against its bound {b['mi300x_tp2_min'] * 1e3:.2f} ms")
 
+    if runners:
+        print("\n| MI300X TP4 C 4 (InferenceX issue #828, v0.16.0) | runner | median TPOT ms | mean TTFT ms | "
+              "model TPOT ms (v0.17.0 recipe) |")
+        print("|---|---|---|---|---|")
+        for key, (runner, tpot_ms, ttft_ms) in ISSUE_828.items():
+            p = dataclasses.replace(rows[key], concurrency=4.0)
+            tpot = _serve(p, 4)[0]
+            print(f"| {p.isl}/{p.osl} | {runner} | {tpot_ms} | {ttft_ms} | {tpot * 1e3:.2f} |")
+
     if w4a16:
         from jalapeno.specs.formats import _preset
         pre = _preset("mxfp4", "what-if: routed experts W4A16", "bf16", "bf16", requires=("routed_experts",),
@@ -162,4 +178,7 @@ def main(w4a16: bool) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--w4a16", action="store_true", help="also the routed-experts-in-BF16 what-if table")
-    main(ap.parse_args().w4a16)
+    ap.add_argument("--runners", action="store_true",
+                    help="also InferenceX issue #828's MI300X TP4 C 4 runs on two runner pools against the model")
+    args = ap.parse_args()
+    main(args.w4a16, args.runners)

@@ -38,3 +38,11 @@ def test_the_two_chips_scale_differently_from_tp1_to_tp2():
     # at TP2 the pair is at least 1.18 apart, where TP1 (and the HBM ratio 6.0 / 5.3 = 1.132) gives 1.126
     assert b["tp2_ratio_min"] == pytest.approx(b["mi300x_tp2_min"] / 0.0138)
     assert b["tp2_ratio_min"] > 1.18 > 6.0 / 5.3 > b["tp1_ratio"]
+
+
+def test_issue_828s_two_runner_pools_disagree_on_one_image():
+    # InferenceX issue #828 (run 22601920598, MI300X TP4 C 4, vLLM v0.16.0): the 1k/1k run on mi300x-amds_1 decodes
+    # slower (7.46 ms) than the 8k/1k run on mi300x-cr_0 (4.74 ms) although its decode context is ~5x shorter
+    (r1, tpot_1k, _), (r8, tpot_8k, _) = s.ISSUE_828["mi300x_tp1_1k"], s.ISSUE_828["mi300x_tp1_8k"]
+    assert (r1, r8) == ("mi300x-amds_1", "mi300x-cr_0")
+    assert tpot_1k / tpot_8k == pytest.approx(7.46 / 4.74) and tpot_1k / tpot_8k > 1.5
