@@ -9,7 +9,7 @@ it and the rows they are, the rows split by the decode pool's attention sharding
 parallel, ``ADP``: attention data parallel; scripts/gb300_twin_check.sharding), and the GB300 / GB200 twins of
 scripts/gb300_twin_check.py (same model, precision, release line, lengths, decode pool and concurrency).
 
-Part 2 (``--rank-cost``, about a minute: one InferenceX validation per acceptance). The ``dynamo-trtllm`` profile
+Part 2 (``--rank-cost``, about a minute and a half: two InferenceX validations per acceptance). The ``dynamo-trtllm`` profile
 (InferenceX's Dynamo + TensorRT-LLM rows) declares ``tp_rank_step_dp = true`` (TensorRT-LLM's executor all-gathers
 over the attention-DP group every step: data/stacks.toml, its source) but fits no ``tp_rank_step_s``, so its
 per-rank cost is 0, while the ``trtllm`` profile, fitted on aiconfigurator's runs of the same release
@@ -17,7 +17,8 @@ per-rank cost is 0, while the ``trtllm`` profile, fitted on aiconfigurator's run
 gives ``dynamo-trtllm`` that fitted value and re-prices the InferenceX rows over a grid of MTP acceptances
 (fit/validation_run.run_validation with ``stack_fits``); the acceptance the profile's refit would take is emulated as
 fit/stack_fit._mtp_fit takes it: the grid argmin of the mean |log(predicted / measured)| TPOT of the profile's
-DeepSeek-R1 MTP rows in the fit split. It prints, per acceptance, that loss, the GB200 rows' throughput and TPOT
+DeepSeek-R1 MTP rows in the fit split (checked first on the shipped step costs, where its argmin is the shipped
+acceptance). It prints, per acceptance, that loss, the GB200 rows' throughput and TPOT
 errors and the goal groups (median |error| / p90 / bias) of InferenceX, all rows and held out. ``--full`` gives the
 profile every fitted step cost of ``trtllm`` instead (its 2.6 µs per kernel and 0.325 ms per step too, in place of the
 efficiency sets' 4 µs and 0.5 ms).
@@ -115,15 +116,16 @@ def part1(csv: str) -> None:
           f"{rows.error.abs().median() * 100:.1f} -> {e.abs().median() * 100:.1f}%\n")
 
 
-def fits_with_rank_cost(acceptance: float, full: bool = False) -> dict:
+def fits_with_rank_cost(acceptance: float, full: bool = False, rank: bool = True) -> dict:
     """The shipped data/stack_fits.toml with ``dynamo-trtllm`` given the ``trtllm`` profile's fitted
-    ``tp_rank_step_s`` (``full``: every fitted step cost of that profile, its per-kernel and per-step costs too)
-    and ``acceptance`` for every draft length (DeepSeek-R1)."""
+    ``tp_rank_step_s`` (``full``: every fitted step cost of that profile, its per-kernel and per-step costs too;
+    ``rank`` False: none, the shipped step costs) and ``acceptance`` for every draft length (DeepSeek-R1)."""
     with resources.files("jalapeno.data").joinpath("stack_fits.toml").open("rb") as f:
         fits = tomllib.load(f)["fits"]
     theirs = fits[RANK_PROFILE]["values"]
     mine = dict(fits[PROFILE])
-    mine["values"] = {**mine.get("values", {}), **(theirs if full else {"tp_rank_step_s": theirs["tp_rank_step_s"]})}
+    carried = theirs if full else ({"tp_rank_step_s": theirs["tp_rank_step_s"]} if rank else {})
+    mine["values"] = {**mine.get("values", {}), **carried}
     mine["mtp_acceptance"] = {"deepseek-r1": {"single": acceptance, "chain": acceptance}}
     return {**fits, PROFILE: mine}
 
@@ -143,6 +145,10 @@ def part2(full: bool = False) -> None:
     tag = "full" if full else "rank"
     for a in GRID:
         runs[f"{tag}@{a}"] = run_validation(use_aiconfigurator=False, stack_fits=fits_with_rank_cost(a, full))["rows"]
+    check = {a: acceptance_loss(run_validation(use_aiconfigurator=False, stack_fits=fits_with_rank_cost(a, rank=False))
+                                ["rows"]) for a in GRID}
+    print("== the emulated acceptance fit on the shipped step costs (its argmin should be the shipped acceptance): "
+          + ", ".join(f"{a} {v:.4f}" for a, v in check.items()))
     print("== acceptance-fit loss (fit split, Dynamo-TRT DeepSeek-R1 MTP TPOT): "
           + ", ".join(f"{k} {acceptance_loss(r):.4f}" for k, r in runs.items()))
     gb = {k: r[(r.system == "gb200-nvl72") & (r.framework == "dynamo-trt")

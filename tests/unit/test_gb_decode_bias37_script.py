@@ -88,3 +88,12 @@ def test_scaled_adp_moves_only_the_attention_dp_rows():
     rows = pd.DataFrame({"deployment": [DEP32, TEP8, None], "error": [0.10, 0.10, 0.10]})
     # by hand: (1 + 0.10) x 0.9 − 1 = −0.01 on the DEP32 row; the TEP8 row and the row without a deployment keep 0.10
     assert g.scaled_adp(rows, 0.9).tolist() == pytest.approx([-0.01, 0.10, 0.10])
+
+
+def test_what_if_without_rank_cost_keeps_the_shipped_step_costs():
+    with resources.files("jalapeno.data").joinpath("stack_fits.toml").open("rb") as f:
+        shipped = tomllib.load(f)["fits"]
+    fits = g.fits_with_rank_cost(0.8, rank=False)
+    assert fits["dynamo-trtllm"]["values"] == shipped["dynamo-trtllm"].get("values", {})
+    full = g.fits_with_rank_cost(0.8, full=True)["dynamo-trtllm"]["values"]
+    assert {k: full[k] for k in shipped["trtllm"]["values"]} == shipped["trtllm"]["values"]
