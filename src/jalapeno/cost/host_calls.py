@@ -53,6 +53,24 @@ GQA_DENSE = 14
 #: attention with sinks, o_proj, all-reduce + norm, router GEMM, quantize + the TRTLLM-gen MXFP4 MoE runner, views,
 #: all-reduce + next norm).
 GQA_MOE = 16
+#: Extra calls a DeepSeek-style MoE layer (MLA + routed and shared experts) makes under attention DP (dp > 1) on the
+#: TRTLLM MoE path, over :data:`MLA_MOE_SHARED` (round 37, gbttft37). ``modules/fused_moe/fused_moe_trtllm_gen.py``
+#: @026946f0 TRTLLMGenFusedMoE.forward_impl: with ``use_dp`` and ``parallel_size > 1`` (``post_quant_comm``) the
+#: routing runs before the collective instead of inside the runner — ``routing_method.apply`` → ``modules/fused_moe/
+#: routing.py`` Deepseekv3RoutingImpl.apply: ``torch.ops.trtllm.noaux_tc_op`` and two casts (3), then
+#: ``token_selected_experts.to(int32)`` and ``token_final_scales.to(bfloat16)`` (2) — the post-quant allgather of
+#: [x, x_sf, selected experts, scales] along dim 0 (``distributed/ops.py`` @0071496d ``_allgather`` of a list: per
+#: tensor ``.contiguous()`` and ``.view``, one ``torch.ops.trtllm.allgather_list``, per output ``.view``: 4 + 4 + 1 + 4
+#: = 13) and the reduce-scatter of the output (``.contiguous()``, ``.view``, the op, ``.view``: 4). The quantize and
+#: the runner's calls are those the TP path makes; the decoder layer's fused all-reduce + norm calls become plain
+#: residual norms, one for one. The stored file is newer than the rows' 1.2.0rc6 and selects the NVLinkOneSided
+#: all-to-all on MNNVL systems (GB200/GB300) in place of the allgather: ASSUMED to make as many calls (its dispatch of the
+#: same four payloads, their views and casts, the combine; MoeAlltoAll's Python not read). CUTLASS and WIDEEP under
+#: attention DP were not read and keep the TP count (a lower bound, as before).
+ADP_MOE_EXTRA = 3 + 2 + 13 + 4
+#: MoE backends whose attention-DP path :data:`ADP_MOE_EXTRA` counts (None = the recipe names none: the TRTLLM path,
+#: as :data:`COUNTED_MOE_BACKENDS` takes it)
+ADP_COUNTED_MOE_BACKENDS = (None, "trtllm")
 #: Extra calls of one MTP drafting pass beyond one MoE decoder layer (DeepseekV3MTP.forward: the embedding and
 #: hidden norms, the concat, eh_proj); the speculative worker's sampling and acceptance code is not counted.
 MTP_EXTRA = 4
@@ -197,13 +215,17 @@ def layer_host_calls(model: ModelSpec, moe_layer: bool, mixed: bool, moe_backend
     ``layout``: (attention TP, attention DP, MoE EP); a gpt-oss-style MoE layer (GQA, no shared expert) then takes
     its layout-dependent calls from :func:`tp_ep_calls` in place of :data:`GQA_MOE_TP_PART`; None (or another
     architecture, whose counts were read at TP > 1 only) keeps the TP > 1 count, and so does attention DP (dp > 1) on
-    a backend other than TRITON: its MoE then takes the backend's attention-DP path (TRTLLMGenFusedMoE.forward_impl's
-    routing, quantize and post-quant allgather of several tensors before the runner, fused_moe_trtllm_gen.py
-    @026946f0), not read, so the TP > 1 count stands in for it as a lower bound (ASSUMPTION).
+    a backend other than TRITON: its MoE then takes the backend's attention-DP path, counted for a DeepSeek-style
+    MoE layer on the TRTLLM path (:data:`ADP_MOE_EXTRA` more calls: the routing, casts, post-quant allgather and
+    reduce-scatter of TRTLLMGenFusedMoE.forward_impl) and not read elsewhere, where the TP > 1 count stands in for it
+    as a lower bound (ASSUMPTION).
 
     >>> from jalapeno.specs.catalog import load_model
     >>> layer_host_calls(load_model("deepseek-r1"), True, True), layer_host_calls(load_model("deepseek-r1"), False, False)
     (93, 43)
+    >>> ds = load_model("deepseek-r1")  # attention DP4, EP4: + 22 on the TRTLLM path; dense layers and CUTLASS as TP
+    >>> [layer_host_calls(ds, True, False, b, (1, 4, 4)) for b in (None, "trtllm", "cutlass")], layer_host_calls(ds, False, False, None, (1, 4, 4))
+    ([82, 82, 60], 43)
     >>> gptoss = load_model("gpt-oss-120b")
     >>> layer_host_calls(gptoss, True, True, "triton"), layer_host_calls(gptoss, True, True, "triton", (1, 1, 1))
     (65, 63)
@@ -224,7 +246,10 @@ def layer_host_calls(model: ModelSpec, moe_layer: bool, mixed: bool, moe_backend
         attn = MLA_CONTEXT + (MLA_ABSORPTION if mixed else 0)
         if not moe_layer:
             return attn + MLA_DENSE
-        return attn + MLA_MOE_SHARED if model.moe is not None and model.moe.num_shared > 0 else None
+        if model.moe is None or model.moe.num_shared == 0:
+            return None
+        adp = layout is not None and layout[1] > 1 and moe_backend in ADP_COUNTED_MOE_BACKENDS
+        return attn + MLA_MOE_SHARED + (ADP_MOE_EXTRA if adp else 0)
     if kind in ("gqa", "mha"):
         if not moe_layer:
             return GQA_DENSE
@@ -241,7 +266,8 @@ def step_host_calls(model: ModelSpec, mixed: bool, mtp_passes: int = 0, moe_back
 
     Hand counts (eager26): DeepSeek-R1 (3 dense + 58 MoE layers) 3·(37 + 6) + 58·(37 + 23) = 3,609 context only,
     3·(70 + 6) + 58·(70 + 23) = 5,622 mixed; Llama-3.3-70B 80·14 = 1,120; gpt-oss-120b 36·16 = 576, on the TRITON
-    MoE path (h200ttft27) 36·(16 − 5 + 54) = 2,340.
+    MoE path (h200ttft27) 36·(16 − 5 + 54) = 2,340; DeepSeek-R1 under attention DP on the TRTLLM MoE path 58·22 more
+    (:data:`ADP_MOE_EXTRA`): 4,885 / 6,898.
 
     >>> from jalapeno.specs.catalog import load_model
     >>> step_host_calls(load_model("deepseek-r1"), False), step_host_calls(load_model("deepseek-r1"), True)
@@ -254,6 +280,8 @@ def step_host_calls(model: ModelSpec, mixed: bool, mtp_passes: int = 0, moe_back
     True
     >>> step_host_calls(load_model("gpt-oss-120b"), True, moe_backend="triton", layout=(4, 1, 4))  # 36·(65 − 4 + 9)
     2520
+    >>> step_host_calls(load_model("deepseek-r1"), False, layout=(1, 2, 2))  # 3,609 + 58·22 (attention DP)
+    4885
     """
     moe_idx = set(range(model.num_layers)) - set(model.dense_layers) if model.moe is not None else set()
     if moe_idx and moe_backend not in COUNTED_MOE_BACKENDS:
