@@ -10,12 +10,14 @@ import pytest
 
 from jalapeno.errors import SpecError
 from jalapeno.fit.latency_limits import engine_within_limits
-from jalapeno.fit.mlperf import MLPERF_LIMIT_ENGINES, load_mlperf
+from jalapeno.fit.mlperf import MLPERF_DISAGG_ENGINES, MLPERF_LIMIT_ENGINES, load_mlperf
+
+DYNAMO = "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_Dynamo_llama3p1-405b_Interactive"
 
 
 def test_engine_mapping_reads_each_declared_engine_and_leaves_the_rest_on_the_frontier():
     pts = {p.id: p for p in load_mlperf(server_mapping="engine@limits")[0]}
-    assert {k for k, p in pts.items() if p.mapping == "matched@limits"} == set(MLPERF_LIMIT_ENGINES)
+    assert {k for k, p in pts.items() if p.mapping == "matched@limits"} == set(MLPERF_LIMIT_ENGINES) | set(MLPERF_DISAGG_ENGINES)
     # closed/Nebius/configs/H200-SXM-141GBx8/Server/llama3_1-405b.py: tensor_parallelism 8, runtime
     # max_batch_size 64 (below gpu_batch_size 512), runtime max_num_tokens 2560; 8 GPUs = one instance
     h = pts["mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Server"]
@@ -39,7 +41,7 @@ def test_engine_mapping_reads_each_declared_engine_and_leaves_the_rest_on_the_fr
         == "frontier@limits"
     assert pts["mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Server"].mapping == "frontier@limits"
     # the default since round 31; frontier@limits prices every Server / Interactive row at the best swept point
-    assert {p.id for p in load_mlperf()[0] if p.mapping == "matched@limits"} == set(MLPERF_LIMIT_ENGINES)
+    assert {p.id for p in load_mlperf()[0] if p.mapping == "matched@limits"} == set(MLPERF_LIMIT_ENGINES) | {DYNAMO}
     assert not any(p.mapping == "matched@limits" for p in load_mlperf(server_mapping="frontier@limits")[0])
 
 
@@ -109,11 +111,6 @@ def test_no_load_within_the_limits_says_so_and_bad_input_is_refused(h200_llama):
         engine_within_limits(model, pricer, dep, wl, 0.5, 0.040, 0.450)
     with pytest.raises(SpecError, match="ttft_limit_s.*None is not a latency limit"):
         engine_within_limits(model, pricer, dep, wl, 512, 0.040, None)
-    from jalapeno.deploy.deployment import Pool
-
-    dis = dataclasses.replace(dep, prefill=Pool(dep.decode.layout))
-    with pytest.raises(SpecError, match="deployment.*disaggregated.*aggregated engine"):
-        engine_within_limits(model, pricer, dis, wl, 512, 0.040, 0.450)
 
 
 def test_a_server_run_counted_to_its_last_query_is_below_the_steady_state(h200_llama):
@@ -130,3 +127,44 @@ def test_a_server_run_counted_to_its_last_query_is_below_the_steady_state(h200_l
     assert steady["run_factor"] == 1.0
     assert 0 < short["run_factor"] < long["run_factor"] < 1.0
     assert short["throughput_per_chip"] < long["throughput_per_chip"] <= steady["throughput_per_chip"]
+
+
+def test_the_dynamo_row_is_priced_at_its_declared_disaggregated_deployment():
+    """closed/NVIDIA/scripts/slurm_llm/dynamo/trtllm/llama3_1-405b/disagg/disagg_18node.sbatch (inference_results_v5.1
+    @965182b): NUM_PREFILL_WORKERS=14 and NUM_DECODE_WORKERS=4, tensor_parallel_size 4 in both engine configs
+    (14 x 4 + 4 x 4 = 72 GPUs, the row's 18 nodes x 4), prefill max_num_tokens 4096, decode max_batch_size 512
+    (4 x 512 = 2,048 slots)."""
+    from jalapeno.fit.mlperf_engines import submitted_disagg_deployment
+
+    p = next(x for x in load_mlperf()[0] if x.id == DYNAMO)
+    d = p.deployment
+    assert p.mapping == "matched@limits" and d.kind == "disagg" and p.chips == 72
+    assert (d.prefill.layout.tp, d.prefill.workers, d.decode.layout.tp, d.decode.workers) == (4, 14, 4, 4)
+    assert (d.token_budget, d.max_running, p.concurrency) == (4096, 512, 2048.0)
+    assert (p.tpot_limit_s, p.ttft_limit_s) == (0.080, 4.5)
+    assert any("submitted deployment" in n and "disagg_18node.sbatch" in n for n in p.notes)
+    with pytest.raises(SpecError, match="num_chips.*64 GPUs, but the declared deployment has 72.*submission's GPU"):
+        submitted_disagg_deployment(MLPERF_DISAGG_ENGINES[DYNAMO], "nvfp4", 64)
+
+
+def test_a_disaggregated_engine_is_held_to_its_prefill_queue():
+    """A disaggregated deployment is priced whole (both pools): within a loose TPOT limit its best load is set by the
+    prefill pool's Poisson TTFT tail, which grows with the load, so a 2 s limit allows less than a 4.5 s one, and the
+    chosen load's request rate is below what the prefill pool can serve (14 workers x its prompt tokens per second over
+    the mean prompt: the M/G/1 queue is stable only below it)."""
+    from jalapeno.fit.table_lookup import load_any_pricer
+    from jalapeno.fit.validate import point_stack, point_workload
+    from jalapeno.serve.disagg import pool_prefill_perf
+    from jalapeno.specs.catalog import load_model
+
+    p = next(x for x in load_mlperf()[0] if x.id == DYNAMO)
+    model, wl, dep = load_model(p.model), point_workload(p), p.deployment
+    pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=point_stack(p))
+    loose = engine_within_limits(model, pricer, dep, wl, p.concurrency, 10.0, 4.5)
+    tight = engine_within_limits(model, pricer, dep, wl, p.concurrency, 10.0, 2.0)
+    assert loose["feasible"] and tight["feasible"]
+    assert tight["throughput_per_chip"] < loose["throughput_per_chip"]
+    assert loose["ttft_p99_s"] <= 4.5 and tight["ttft_p99_s"] <= 2.0
+    cap_rate = 14 * float(pool_prefill_perf(model, pricer, dep, wl).tokens_per_s) / wl.mean_isl
+    rate = loose["throughput_per_chip"] * 72 / (wl.mean_isl + wl.mean_osl) / loose["run_factor"]
+    assert rate < cap_rate

@@ -19,9 +19,10 @@ best grid point within the limits can lie up to a factor 2 in batch below the lo
 first beyond them (:data:`REFINE` batches, geometric) for the deployments whose points beyond the limits
 out-throughput the best within them (:func:`_refine`).
 
-Where the submission declares its engine (layout, batch and token limits: fit/mlperf.MLPERF_LIMIT_ENGINES,
-mapping ``matched@limits``), the search is that deployment's alone (:func:`engine_within_limits`): the
-same two limits over its concurrency, from one request to every slot filled.
+Where the submission declares its engine (layout, batch and token limits: fit/mlperf.MLPERF_LIMIT_ENGINES, or its
+disaggregated prefill and decode pools: fit/mlperf_engines.MLPERF_DISAGG_ENGINES; mapping ``matched@limits``), the
+search is that deployment's alone (:func:`engine_within_limits`): the same two limits over its concurrency, from one
+request to every slot filled.
 """
 
 from __future__ import annotations
@@ -187,28 +188,28 @@ def server_run_factors(model, pricer, dep, wl, pts, run, run_chips: int) -> np.n
 
 def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_limit_s: float | None,
                          ttft_limit_s: float | None, run=None) -> dict:
-    """The best load of one declared deployment ``dep`` (aggregated, ``workers`` identical instances)
-    within the limits: its highest throughput per chip (tok/s) over :data:`LADDER` steady-state
-    (open-loop) concurrencies per instance, geometric from 1 to ``max_concurrency`` / workers (the
-    whole deployment's slots), whose Poisson p99 TPOT <= ``tpot_limit_s`` and Poisson p99 TTFT <=
-    ``ttft_limit_s`` (s), as :func:`peak_within_limits` does over a sweep. Returns a dict with
+    """The best load of one declared deployment ``dep`` within the limits: its highest throughput per chip
+    (tok/s) over :data:`LADDER` steady-state (open-loop) concurrencies, geometric from 1 to ``max_concurrency``
+    (the whole deployment's slots) — per instance for an aggregated ``dep`` of ``workers`` identical instances
+    (``max_concurrency`` / workers), over the whole deployment for a disaggregated one (its prefill and decode
+    pools priced together, serve/point.serve_at_concurrency; the Poisson TTFT is the prefill pool's queue and the
+    TPOT the decode pool's mean, serve/open_loop) — whose Poisson p99 TPOT <= ``tpot_limit_s`` and Poisson p99
+    TTFT <= ``ttft_limit_s`` (s), as :func:`peak_within_limits` does over a sweep. Returns a dict with
     ``throughput_per_chip``, ``ttft_p99_s``, ``concurrency`` (the whole deployment's), ``feasible``,
     ``reason`` (why none meets the limits, else "") and ``run_factor``. ``run`` (a serve/finite_run.ServerRun):
     each load priced as a LoadGen Server run of the whole deployment (:func:`peak_within_limits`;
     ``run_factor`` the best load's factor, 1.0 at the steady state).
 
     Raises:
-        SpecError: a limit missing or not positive, ``max_concurrency`` < 1, or a disaggregated ``dep``.
+        SpecError: a limit missing or not positive, or ``max_concurrency`` < 1.
     """
     from jalapeno.analysis.sweep import SweepResult
     from jalapeno.serve.point import serve_at_concurrency
 
     if not max_concurrency >= 1:
         raise SpecError("max_concurrency", f"{max_concurrency!r} slots", "give the engine's slots (>= 1 request)")
-    if dep.prefill is not None:
-        raise SpecError("deployment", "a disaggregated deployment", "give the submission's aggregated engine")
-    w = dep.decode.workers
-    one = dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, workers=1))
+    w = dep.decode.workers if dep.prefill is None else 1  # a disaggregated deployment is priced whole
+    one = dep if dep.prefill is not None else dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, workers=1))
     ladder = np.unique(np.geomspace(1.0, max(max_concurrency / w, 1.0), LADDER))
     pts = serve_at_concurrency(model, pricer, one, wl, ladder, idle_start=False)
     sw = SweepResult(model.name, "", wl, dep.precision.name, pts, [one], np.zeros(len(pts), dtype=int))

@@ -11,7 +11,8 @@ are stated per benchmark with where they come from. Mapping (fit/validate.py's l
   filled, over the run's samples issued at once: the drain after the last is waiting priced,
   serve/finite_run.py), else ``frontier_peak`` — the predicted frontier's highest throughput per chip.
 - **Server / Interactive** (Poisson arrivals, p99 TTFT and TPOT bounds): ``matched@limits`` where the
-  submission's engine config is read (:data:`MLPERF_LIMIT_ENGINES`: layout, batch and token limits), served at its
+  submission's engine config is read (:data:`MLPERF_LIMIT_ENGINES`: layout, batch and token limits; or its
+  disaggregated pools, :data:`MLPERF_DISAGG_ENGINES`: the Dynamo Llama-3.1-405B row, since round 37), served at its
   best load within the same two limits (fit/latency_limits.engine_within_limits; the default since round 31,
   ``server_mapping="engine@limits"``, as Offline rows take their own engine), else ``frontier@limits`` —
   the highest predicted throughput per chip whose p99 TPOT over requests (serve/open_loop.poisson_tpot_s)
@@ -59,8 +60,9 @@ import numpy as np
 
 from jalapeno.errors import SpecError
 from jalapeno.fit.mlperf_engines import (  # noqa: F401  (the submitted engines, re-exported: split for the module budget)
-    DSR1_EAGER_PROMPT_CALL_S, DSR1_GRAPHS, DSR1_GRAPHS_GB200, MLPERF_ENGINES, MLPERF_FP8_CONTEXT_FMHA, MLPERF_GEMM_ALLREDUCE, MLPERF_LIMIT_ENGINES,
-    SubmittedEngine, submitted_deployment, with_declared_attention_math)
+    DSR1_EAGER_PROMPT_CALL_S, DSR1_GRAPHS, DSR1_GRAPHS_GB200, MLPERF_DISAGG_ENGINES, MLPERF_ENGINES, MLPERF_FP8_CONTEXT_FMHA,
+    MLPERF_GEMM_ALLREDUCE, MLPERF_LIMIT_ENGINES, SubmittedEngine, submitted_deployment, submitted_disagg_deployment,
+    with_declared_attention_math)
 from jalapeno.fit.validate import MeasuredPoint
 from jalapeno.specs.workload import LengthSpread, Workload
 
@@ -363,6 +365,9 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
         elif server_mapping == "engine@limits" and limits and key in MLPERF_LIMIT_ENGINES:
             dep, conc = submitted_deployment(MLPERF_LIMIT_ENGINES[key], prec, int(chips))
             mapping = "matched@limits"
+        elif server_mapping == "engine@limits" and limits and key in MLPERF_DISAGG_ENGINES:
+            dep, conc = submitted_disagg_deployment(MLPERF_DISAGG_ENGINES[key], prec, int(chips))
+            mapping = "matched@limits"
         elif server_mapping in ("engine@limits", "frontier@limits", "frontier@tpot_limit") and limits:
             mapping = "frontier@limits" if server_mapping == "engine@limits" else server_mapping
         elif meas["interactivity"]:
@@ -380,7 +385,8 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
             notes.append(f"submitted engine ({MLPERF_ENGINES[key].source}): {int(conc)} in flight"
                          + (f"; a run of {MLPERF_ENGINES[key].queries:,} samples with its drain" if spread else ""))
         elif dep is not None:
-            notes.append(f"submitted engine ({MLPERF_LIMIT_ENGINES[key].source}) at its best load within the "
+            src = (MLPERF_LIMIT_ENGINES.get(key) or MLPERF_DISAGG_ENGINES[key]).source
+            notes.append(f"submitted {'deployment' if dep.prefill else 'engine'} ({src}) at its best load within the "
                          f"rules' limits (Poisson p99 TPOT <= {limits[1] * 1e3:g} ms, Poisson p99 TTFT <= {limits[0]:g} s; "
                          f"at most {int(conc)} in flight)")
         if mapping == "frontier@tpot_limit":

@@ -166,9 +166,9 @@ _B200, _GB72, _H200 = "B200-SXM-180GBx8", "GB200-NVL72_GB200-186GB_aarch64x72", 
 #: every enumerated layout. Keyed by result id (:func:`_result_key`). The Llama engines are dense
 #: TP (``enable_attention_dp`` unset): gpu_batch_size and max_num_tokens bound the whole instance;
 #: Nebius H200 Llama-3.1-405B caps it lower with the runtime ``max_batch_size`` 64. Not read: the
-#: AMD rows (vLLM harness), NVIDIA GB200-NVL72 x4 Llama-2-70B Interactive (no config in the
-#: repository) and the Dynamo Llama-3.1-405B row (a Triton/Dynamo harness entry): they keep
-#: ``frontier@limits``.
+#: AMD rows (vLLM harness) and NVIDIA GB200-NVL72 x4 Llama-2-70B Interactive (no config in the
+#: repository): they keep ``frontier@limits``. The Dynamo Llama-3.1-405B row runs disaggregated:
+#: :data:`MLPERF_DISAGG_ENGINES`.
 MLPERF_LIMIT_ENGINES = {
     "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Server":
         SubmittedEngine(512, 3456, _CFG.format("NVIDIA", _B200, "Server", "deepseek-r1"), graph_sizes=DSR1_GRAPHS,
@@ -203,6 +203,77 @@ MLPERF_LIMIT_ENGINES = {
         SubmittedEngine(64, 2560, _CFG.format("Nebius", _H200, "Server", "llama3_1-405b"), 8, 1, 1, None),
     "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Interactive":
         SubmittedEngine(64, 2560, _CFG.format("Nebius", _H200, "Interactive", "llama3_1-405b"), 8, 1, 1, None),
+}
+
+
+@dataclass(frozen=True)
+class SubmittedDisagg:
+    """A submission's disaggregated deployment (Dynamo + TensorRT-LLM's PyTorch backend): ``prefill_workers``
+    prefill instances of TP ``prefill_tp`` with ``prefill_tokens`` (``max_num_tokens``, chunked prefill) per step,
+    and ``decode_workers`` decode instances of TP ``decode_tp`` holding at most ``decode_batch``
+    (``max_batch_size``) requests each, decode steps replayed as CUDA graphs padded to ``graph_sizes``
+    (``cuda_graph_batch_sizes`` with ``cuda_graph_padding_enabled``; None: not read)."""
+
+    prefill_tp: int
+    prefill_workers: int
+    prefill_tokens: int
+    decode_tp: int
+    decode_workers: int
+    decode_batch: int
+    source: str
+    graph_sizes: tuple[int, ...] | None = None
+
+    @property
+    def chips(self) -> int:
+        """GPUs of the whole deployment (both pools)."""
+        return self.prefill_tp * self.prefill_workers + self.decode_tp * self.decode_workers
+
+
+def submitted_disagg_deployment(engine: SubmittedDisagg, precision: str, chips: int):
+    """The disaggregated :class:`~jalapeno.deploy.deployment.Deployment` of a :class:`SubmittedDisagg` and its
+    concurrency with every decode slot filled (decode_batch x decode_workers). The decode engine's own
+    ``max_num_tokens`` is not carried: one ``max_tokens_per_step`` would cap the prefill pool's budget too, and the
+    declared one equals the decode ``max_batch_size`` (one token per request per step without MTP).
+
+    >>> dep, conc = submitted_disagg_deployment(MLPERF_DISAGG_ENGINES[
+    ...     "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_Dynamo_llama3p1-405b_Interactive"], "nvfp4", 72)
+    >>> dep.kind, dep.prefill.workers, dep.decode.workers, dep.token_budget, dep.max_running, conc
+    ('disagg', 14, 4, 4096, 512, 2048.0)
+
+    Raises:
+        SpecError: ``chips`` not the deployment's GPU count.
+    """
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.specs.formats import get_precision
+
+    if chips != engine.chips:
+        raise SpecError("num_chips", f"{chips} GPUs, but the declared deployment has {engine.chips} "
+                        f"({engine.prefill_workers} x TP{engine.prefill_tp} prefill + {engine.decode_workers} x "
+                        f"TP{engine.decode_tp} decode)", "give the submission's GPU count")
+    dep = Deployment(get_precision(precision), Pool(Layout(tp=engine.decode_tp), workers=engine.decode_workers),
+                     prefill=Pool(Layout(tp=engine.prefill_tp), workers=engine.prefill_workers),
+                     token_budget=engine.prefill_tokens, max_running=engine.decode_batch,
+                     cuda_graph_batch_sizes=engine.graph_sizes, cuda_graph_pad_routing="one_token")
+    return dep, float(engine.decode_batch * engine.decode_workers)
+
+
+_DYN405 = "inference_results_v5.1 @965182b closed/NVIDIA/scripts/slurm_llm/dynamo/trtllm/llama3_1-405b/disagg/"
+#: Server / Interactive results run disaggregated whose deployment is read from the submission (mapping
+#: ``matched@limits`` at it, fit/latency_limits.engine_within_limits, as :data:`MLPERF_LIMIT_ENGINES`). NVIDIA's
+#: GB200-NVL72 x72 Dynamo Llama-3.1-405B Interactive (open division; open/NVIDIA/code/llama3.1-405b/tensorrt/
+#: README.md points to the closed guide): ``disagg_18node.sbatch`` and its README, "14 Prefill Workers, each TP4" +
+#: "4 Decode Workers, each TP4" (``NUM_PREFILL_WORKERS=14``, ``NUM_DECODE_WORKERS=4``, ``tensor_parallel_size: 4``
+#: in both engine configs; 72 GPUs; the README's "Total GPU Usage" line, "2 generation servers x 8 GPUs", contradicts
+#: its configs and is not used); prefill ``max_num_tokens: 4096`` with ``enable_chunked_prefill``, decode
+#: ``max_batch_size: 512`` and its ``cuda_graph_batch_sizes`` with padding. Not modelled: the prefill engine's
+#: ``max_batch_size`` 128 (a 4,096-token step holds at most a few of the 9,429-token mean prompts), Dynamo's
+#: ``prefill_first`` strategy and the decode engine's overlap scheduler.
+MLPERF_DISAGG_ENGINES = {
+    "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_Dynamo_llama3p1-405b_Interactive":
+        SubmittedDisagg(4, 14, 4096, 4, 4, 512, _DYN405 + "{README.md,disagg_18node.sbatch}",
+                        graph_sizes=(1, 2, 4, 8, 16, 32, 64, 96, 128, 150, 180, 192, 224, 256, 288, 352, 416, 480,
+                                     512)),
 }
 
 
