@@ -168,3 +168,20 @@ def test_a_disaggregated_engine_is_held_to_its_prefill_queue():
     cap_rate = 14 * float(pool_prefill_perf(model, pricer, dep, wl).tokens_per_s) / wl.mean_isl
     rate = loose["throughput_per_chip"] * 72 / (wl.mean_isl + wl.mean_osl) / loose["run_factor"]
     assert rate < cap_rate
+
+
+def test_the_best_load_is_refined_between_the_ladder_rungs(h200_llama):
+    """The ladder's rungs are <= 10% apart in load (LADDER 81 up to 512 slots: ratio 512^(1/80) = 1.081), so a
+    TPOT-bound best rung can sit up to one rung below the load where the limit binds; refined by REFINE (12) loads
+    between it and the next rung (ratio 1.081^(1/13) = 1.006), the chosen load is within the limit and one 2% above
+    it is not, and the refined throughput is never below the rung's."""
+    model, pricer, dep, wl = h200_llama
+    one = dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, workers=1))
+    limit = 0.6 * float(_served(h200_llama, 512).tpot_s[0])
+    coarse = engine_within_limits(model, pricer, one, wl, 512, limit, 1e3, refine=False)
+    fine = engine_within_limits(model, pricer, one, wl, 512, limit, 1e3)
+    assert fine["throughput_per_chip"] >= coarse["throughput_per_chip"]
+    assert coarse["concurrency"] <= fine["concurrency"] <= coarse["concurrency"] * 512 ** (1 / 80)
+    assert _p99_tpot(h200_llama, fine["concurrency"]) <= limit < _p99_tpot(h200_llama, 1.02 * fine["concurrency"])
+    with pytest.raises(SpecError, match="refine.*must be True or False"):
+        engine_within_limits(model, pricer, one, wl, 512, limit, 1e3, refine="yes")

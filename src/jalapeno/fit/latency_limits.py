@@ -187,7 +187,7 @@ def server_run_factors(model, pricer, dep, wl, pts, run, run_chips: int) -> np.n
 
 
 def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_limit_s: float | None,
-                         ttft_limit_s: float | None, run=None) -> dict:
+                         ttft_limit_s: float | None, run=None, refine: bool = True) -> dict:
     """The best load of one declared deployment ``dep`` within the limits: its highest throughput per chip
     (tok/s) over :data:`LADDER` steady-state (open-loop) concurrencies, geometric from 1 to ``max_concurrency``
     (the whole deployment's slots) — per instance for an aggregated ``dep`` of ``workers`` identical instances
@@ -198,14 +198,20 @@ def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_li
     ``throughput_per_chip``, ``ttft_p99_s``, ``concurrency`` (the whole deployment's), ``feasible``,
     ``reason`` (why none meets the limits, else "") and ``run_factor``. ``run`` (a serve/finite_run.ServerRun):
     each load priced as a LoadGen Server run of the whole deployment (:func:`peak_within_limits`;
-    ``run_factor`` the best load's factor, 1.0 at the steady state).
+    ``run_factor`` the best load's factor, 1.0 at the steady state). ``refine`` (default; since round 37): the best
+    rung is refined by :data:`REFINE` loads geometric strictly between it and the next rung (the binding load lies
+    there), as :func:`peak_within_limits` refines off the sweep's grid, so the answer is not quantised down by up
+    to one rung (<= 10% in load); False keeps the ladder's rungs alone.
 
     Raises:
-        SpecError: a limit missing or not positive, or ``max_concurrency`` < 1.
+        SpecError: a limit missing or not positive, ``max_concurrency`` < 1, or a non-bool ``refine``.
     """
     from jalapeno.analysis.sweep import SweepResult
     from jalapeno.serve.point import serve_at_concurrency
 
+    if not isinstance(refine, bool):
+        raise SpecError("refine", f"must be True or False, got {refine!r}",
+                        "pass True to refine the best load between the ladder's rungs, else False")
     if not max_concurrency >= 1:
         raise SpecError("max_concurrency", f"{max_concurrency!r} slots", "give the engine's slots (>= 1 request)")
     w = dep.decode.workers if dep.prefill is None else 1  # a disaggregated deployment is priced whole
@@ -215,6 +221,13 @@ def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_li
     sw = SweepResult(model.name, "", wl, dep.precision.name, pts, [one], np.zeros(len(pts), dtype=int))
     chips = float(np.atleast_1d(pts.chips)[0]) * w
     (y, p99, i, f), _ = _search(model, pricer, wl, sw, tpot_limit_s, ttft_limit_s, run, round(chips))
+    if refine and 0 <= i < len(ladder) - 1:  # the binding load lies between rung i and the next
+        fine = np.geomspace(ladder[i], ladder[i + 1], REFINE + 2)[1:-1]
+        fp = serve_at_concurrency(model, pricer, one, wl, fine, idle_start=False)
+        fs = SweepResult(model.name, "", wl, dep.precision.name, fp, [one], np.zeros(len(fp), dtype=int))
+        (y2, p2, k, f2), _ = _search(model, pricer, wl, fs, tpot_limit_s, ttft_limit_s, run, round(chips))
+        if y2 > y:
+            y, p99, f, ladder, i = y2, p2, f2, fine, k
     if y <= 0:
         return {"throughput_per_chip": 0.0, "ttft_p99_s": p99, "concurrency": float("nan"), "feasible": False,
                 "reason": f"the submitted engine has no load with Poisson p99 TPOT <= {tpot_limit_s:g} s and Poisson "
