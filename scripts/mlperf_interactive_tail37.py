@@ -10,7 +10,9 @@ row whose engine is read (fit/mlperf.MLPERF_LIMIT_ENGINES) this prints
 - ``measured``: requests decoding per instance by Little's law (output tok/s per instance x mean TPOT), the mean
   TPOT, the run's tail (p99 / mean TPOT) and its p99 TTFT (LoadGen's summary figures, mlperf_points.csv);
 - ``model @ load``: the submitted engine at that decode batch (serve/analytic.aggregated_by_batch): mean TPOT, its
-  Poisson p99 / mean (the model's tail) and Poisson p99 TTFT;
+  Poisson p99 / mean (the model's tail) and Poisson p99 TTFT at the point's own request rate (``TTFT99``: faster steps
+  complete the same batch's requests faster, so this rate is the model's) and at the run's measured rate (``@rate``:
+  the prefill queue at the load the run carried);
 - ``model's pick``: the engine's best load within the limits as validate prices it (the row's prediction; its
   concurrency per instance served open-loop, serve/point.serve_at_concurrency): decode batch per instance, mean / p99
   TPOT, p99 TTFT, and which limit binds (within 3% of it);
@@ -21,12 +23,13 @@ Reading (round 37): judging the TPOT limit on the mean instead would move every 
 0.99-1.02): the p99 is judged and it is not the lever. The model's TPOT tail (1.17-1.50) is at or above the runs'
 (1.07-1.25) on four rows (H200 Llama-3.1-405B: 1.50 vs 1.68). Only B200 Llama-2-70B (+37.5%) is TPOT-bound in the
 model; the other four picks are bound by the Poisson p99 TTFT. Two errors remain: (1) the mean step at the run's own
-load is 1.19-1.33x faster in the model than the run's on four rows — at the same decode batch the model's throughput
-is that much higher (B200 Llama-2: 26.0 vs 34.2 ms at 255 running; the limit then admits 356), and on B200 / H200
-Llama-3.1-405B it is offset by (2) a Poisson TTFT tail longer than the run's (p99 at the run's load 6.1 vs 2.5 s,
-5.0 vs 4.3 s), so the model picks 15 / 7 running against the runs' 23 / 9 and lands at +7 / +12%; on GB200 x72
-Llama-3.1-405B (-51%) the step matches (0.96x) and (2) alone sets the error: 16.6 s at the run's load, 8 running
-picked against 36 (round 31's full-budget mixed step).
+decode batch is 1.19-1.33x faster in the model than the run's on four rows, so the same batch completes requests
+faster (a higher rate: B200 Llama-2 +31% at the run's 255 requests, the TPOT limit then admitting 356) and its
+prompts queue behind shorter steps; (2) at the run's measured request rate the model's p99 TTFT matches the run's on
+the two H200 rows (TP8 / TP1, 2,560 / 256-token budgets: 4.22 vs 4.32 s, 0.43 vs 0.43 s) but is 1.7x the run's on
+B200 Llama-3.1-405B (TP4, 1,536: 4.26 vs 2.51 s) and 5.9x on GB200 x72 Llama-3.1-405B (TP4, 1,024, no fused
+all-reduce: 20.3 vs 3.41 s), where the step itself matches (0.96x) and (2) alone sets the -51% (round 31's
+full-budget mixed step). On B200 405B (1) and (2) cancel to +7%.
 Run: python scripts/mlperf_interactive_tail37.py   (about ten seconds)
 """
 
@@ -83,6 +86,9 @@ def interactive_rows() -> list[dict]:
         pick = engine_within_limits(model, pr, dep, wl, p.concurrency, p.tpot_limit_s, p.ttft_limit_s, p.server_run)
         slots = p.concurrency / dep.decode.workers
         sp = aggregated_by_batch(model, pr, one, wl, np.array([run]))
+        # the run's own request rate per instance (requests/s): throughput per chip counts ISL + OSL per request
+        at_rate = dataclasses.replace(sp, request_rate_per_s=np.array([m["throughput_per_chip"] * n
+                                                                       / (wl.mean_isl + wl.mean_osl)]))
         at_pick = serve_at_concurrency(model, pr, one, wl, [pick["concurrency"] / dep.decode.workers], idle_start=False)
         meas = _latencies(p.id)
         t99 = poisson_tpot_s(model, pr, one, wl, at_pick)[0]
@@ -95,6 +101,7 @@ def interactive_rows() -> list[dict]:
             "model_tpot_s": float(sp.tpot_s[0]),
             "model_tail": float(poisson_tpot_s(model, pr, one, wl, sp)[0] / sp.tpot_s[0]),
             "model_ttft_p99_s": float(poisson_ttft_s(model, pr, one, wl, sp)[0]),
+            "model_ttft_p99_at_rate_s": float(poisson_ttft_s(model, pr, one, wl, at_rate)[0]),
             "pick_running": float(at_pick.decode_batch[0]), "pick_tpot_s": float(at_pick.tpot_s[0]),
             "pick_tpot_p99_s": float(t99), "pick_ttft_p99_s": float(f99), "binds": "+".join(binds) or "-",
             "mean_rule_over_pick": _mean_rule(model, pr, one, wl, p.tpot_limit_s, p.ttft_limit_s, slots)
@@ -116,11 +123,11 @@ def _latencies(row_id: str) -> dict:
 
 def main() -> None:
     print(f"{'row':52s} {'err':>6s} | {'run':>5s} {'TPOT':>5s} {'tail':>4s} {'TTFT99':>6s} | {'TPOT':>5s} {'tail':>4s} "
-          f"{'TTFT99':>6s} {'step':>5s} | {'run':>5s} {'TPOT':>5s} {'p99':>5s} {'TTFT99':>6s} {'binds':>9s} | {'mean rule':>9s}")
-    print(f"{'':52s} {'':6s} | {'measured (ms, s)':^24s} | {'model @ the run load':^23s} | {'model pick':^35s} |")
+          f"{'TTFT99':>6s} {'@rate':>5s} {'step':>5s} | {'run':>5s} {'TPOT':>5s} {'p99':>5s} {'TTFT99':>6s} {'binds':>9s} | {'mean rule':>9s}")
+    print(f"{'':52s} {'':6s} | {'measured (ms, s)':^24s} | {'model @ the run load':^29s} | {'model pick':^35s} |")
     for r in interactive_rows():
         print(f"{r['id'][9:61]:52s} {r['error']:+6.1%} | {r['running']:5.0f} {r['tpot_s'] * 1e3:5.1f} {r['tail']:4.2f} "
-              f"{r['ttft_p99_s']:6.2f} | {r['model_tpot_s'] * 1e3:5.1f} {r['model_tail']:4.2f} {r['model_ttft_p99_s']:6.2f} "
+              f"{r['ttft_p99_s']:6.2f} | {r['model_tpot_s'] * 1e3:5.1f} {r['model_tail']:4.2f} {r['model_ttft_p99_s']:6.2f} {r['model_ttft_p99_at_rate_s']:5.2f} "
               f"{r['tpot_s'] / r['model_tpot_s']:5.2f} | {r['pick_running']:5.0f} {r['pick_tpot_s'] * 1e3:5.1f} "
               f"{r['pick_tpot_p99_s'] * 1e3:5.1f} {r['pick_ttft_p99_s']:6.2f} {r['binds']:>9s} | "
               f"{r['mean_rule_over_pick']:9.2f}")

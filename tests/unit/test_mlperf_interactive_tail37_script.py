@@ -43,3 +43,10 @@ def test_the_error_is_the_step_at_the_run_load_or_the_ttft_tail(rows):
             assert 0.9 < r["tpot_s"] / r["model_tpot_s"] < 1.1 and r["model_ttft_p99_s"] > 3 * 4.5
         else:
             assert r["tpot_s"] / r["model_tpot_s"] > 1.15  # the model's step at the run's own load is fast
+    # at the run's measured request rate the modelled p99 TTFT matches the H200 runs and is long on the TP4 405B engines
+    for rid, r in rows.items():
+        ratio = r["model_ttft_p99_at_rate_s"] / r["ttft_p99_s"]
+        if "H200" in rid:
+            assert 0.9 < ratio < 1.1
+        elif "llama3p1-405b" in rid:
+            assert ratio > 1.5
