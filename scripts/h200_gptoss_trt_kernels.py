@@ -19,7 +19,11 @@ Prints, from a validate CSV (``jalapeno validate --json -o FILE``, all rows):
 3. the KV-capacity knee: for every TP1 row at concurrency 32 and 64, the resident sequences the measured TTFT and
    TPOT imply, N = C · D / (TTFT + D) with D = (mean OSL − 1) · TPOT (Little's law on the decode stage: a request
    spends TTFT waiting or prefilling, D decoding), and those sequences' tokens at the mean ISL + OSL, beside the
-   model's KV capacity for such sequences (deploy/memory_fit.kv_capacity_seqs).
+   model's KV capacity for such sequences (deploy/memory_fit.kv_capacity_seqs);
+4. a what-if, not shipped: the aiconfigurator ``gpt-oss-dev`` 1k/1k rows' measured TPOT at TP1 / TP2 / TP4 (EP = TP)
+   beside the model's decode step (triton form) with the generated tokens routed at lognormal popularity σ = 0
+   (uniform, gpt-oss's shipped assumption), 0.5, 0.75 and 1.03 (DeepSeek-R1's measured natural-text σ,
+   specs/routing.py), the step's drop from σ = 0 carried onto the validated TPOT.
 
 Usage: python scripts/h200_gptoss_trt_kernels.py VALIDATE_CSV   (about 10 s; needs aiconfigurator-core for part 1-2)
 """
@@ -185,6 +189,47 @@ def part3(rows: list[dict]) -> None:
               f"{cap:.0f} sequences, {cap * tokens / 1e3:.0f} k tokens")
 
 
+def part4(rows: list[dict]) -> None:
+    """Print the routing-skew what-if (part 4)."""
+    import dataclasses
+
+    from jalapeno.cli.common import resolve_precision
+    from jalapeno.cost.pricer import load_pricer, with_moe_backend
+    from jalapeno.cost.step import Batch, step_cost
+    from jalapeno.deploy.layout import Layout, for_model
+    from jalapeno.specs.catalog import load_model
+
+    m0 = load_model("gpt-oss-120b")
+    prec = resolve_precision(m0, "mxfp4", None, None, False)
+    base = load_pricer("h200", stack="trtllm")
+    batches = np.array([4.0, 8.0, 16.0, 32.0, 64.0])
+    got: dict[tuple, tuple] = {}
+    for r in rows:
+        if (r["metric"] == "tpot_s" and r["system"] == "h200" and r["model"] == "gpt-oss-120b"
+                and "gpt-oss-dev" in r["framework"] and (r["isl"], r["osl"]) == ("1024", "1024") and not r["quality"]):
+            tp = int(r["deployment"].split("attn TP")[1].split()[0])
+            got[tp, float(r["concurrency"])] = (float(r["measured"]), float(r["predicted"]))
+    print("\n4. what-if: generated tokens routed at popularity sigma (aiconfigurator gpt-oss-dev 1k/1k rows; TPOT error %)")
+    for tp in (1, 2, 4):
+        lay = for_model(Layout(tp=tp, dp=1, ep=tp), m0)
+        steps = {}
+        for sigma in (0.0, 0.5, 0.75, 1.03):
+            m = dataclasses.replace(m0, moe=dataclasses.replace(m0.moe, routing_sigma=0.0, decode_routing_sigma=sigma))
+            sc = step_cost(m, with_moe_backend(base, "triton", m, lay), lay, prec,
+                           Batch.make(decode_seqs=batches, decode_ctx=np.full(len(batches), MEAN_FRACTION * 1536.0)))
+            steps[sigma] = sc.step_time_s
+        print(f"   TP{tp} EP{tp}  C:" + "".join(f"{b:>8.0f}" for b in batches))
+        for sigma, st in steps.items():
+            cells = []
+            for j, b in enumerate(batches):
+                if (tp, b) in got:
+                    meas, pred = got[tp, b]
+                    cells.append(f"{((pred - (steps[0.0][j] - st[j])) / meas - 1) * 100:+8.1f}")
+                else:
+                    cells.append(f"{'-':>8s}")
+            print(f"   sigma {sigma:4.2f}   " + "".join(cells))
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("csv", help="jalapeno validate --json -o FILE (all rows)")
@@ -199,6 +244,7 @@ def main(argv: list[str] | None = None) -> None:
     if curves is not None:
         part2(curves, rows)
     part3(rows)
+    part4(rows)
 
 
 if __name__ == "__main__":
