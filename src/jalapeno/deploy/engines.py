@@ -10,7 +10,8 @@ decode ``max_batch_size``, which does bind (the Dynamo entries run concurrencies
 
 ``overlap`` is applied (a recipe's sweeps run with it, not ``auto``). ``memory_fraction`` and ``kv_dtype`` are applied
 to the measured runs a recipe describes (:func:`launch_limits`: SGLang's fraction with the SGLang memory profile of
-deploy/engine_memory.py, whose pool is a share of the free memory the engine measures; the KV dtype on the precision);
+deploy/engine_memory.py, whose pool is a share of the free memory the engine measures; the KV dtype on the precision)
+and ``kv_dtype`` to the published entries of the recipe (deploy/identified.IdentifiedConfig.deployment);
 elsewhere they are recorded: an engine's memory fraction is not a share of the catalog's usable HBM that a profile-free
 ``Deployment.memory_fraction`` divides; pass ``--memory-fraction`` to set it. With an engine memory profile of the
 recipe's own engine (``predict --engine R --engine-memory sglang-0.5``) the recipe's fraction is applied unless

@@ -53,7 +53,15 @@ class IdentifiedConfig:
     decode_max_batch: int | None = None
 
     def deployment(self) -> Deployment:
-        """The entry as a Deployment: pools, MTP (recipe acceptance), the recipe's budgets at its workload, system."""
+        """The entry as a Deployment: pools, MTP (recipe acceptance), the recipe's budgets at its workload, system,
+        and the recipe's KV-cache dtype (``kv_dtype``, as deploy/engines.launch_limits applies it to a launch
+        recipe; None: the precision preset's own KV format).
+
+        >>> from jalapeno.deploy.engines import identified_config
+        >>> ident = identified_config("gb200-nvl72", "deepseek-r1", "dynamo-trt", "fp4", 1024, 1024, 48, True)
+        >>> ident.deployment().precision.kv_cache.name  # the recipe's fp8_e4m3, as the fp4 preset's own
+        'fp8'
+        """
         from jalapeno.deploy.engines import get_recipe
         from jalapeno.specs.formats import get_precision
 
@@ -62,7 +70,10 @@ class IdentifiedConfig:
         if self.token_budget is not None:
             kw["token_budget"] = self.token_budget
         mtp = rec.mtp_for(self.mtp_draft) if self.mtp_draft else None
-        return Deployment(get_precision(self.precision), self.decode, prefill=self.prefill, mtp=mtp,
+        precision = get_precision(self.precision)
+        if rec.kv_dtype is not None:  # checked when the recipe was read (deploy/recipe._recipe)
+            precision = precision.with_options(kv=rec.kv_dtype)
+        return Deployment(precision, self.decode, prefill=self.prefill, mtp=mtp,
                           max_running=self.decode_max_batch, recipe=f"identified: {self.name} ({rec.label})", **kw)
 
 

@@ -14,6 +14,7 @@ from jalapeno.deploy.deployment import MTP, check_budget_per, check_prefill_step
 from jalapeno.deploy.graph_capture import check_padding
 from jalapeno.errors import SpecError
 from jalapeno.specs.engine_versions import version_key
+from jalapeno.specs.kv_cache import get_kv_format
 from jalapeno.specs.attention_backends import check_attention_backend
 from jalapeno.specs.moe_backends import check_moe_backend
 
@@ -307,6 +308,8 @@ def _recipe(raw: dict, i: int) -> Recipe:
     check_padding(raw.get("cuda_graph_padding"), f"{where}.cuda_graph_padding")
     _check_limits(raw, where)
     check_attention_backend(raw.get("attention_backend"), f"{where}.attention_backend")
+    if raw.get("kv_dtype") is not None:  # a KV format the engine spells (fp8_e4m3): applied to launches and entries
+        get_kv_format(raw["kv_dtype"], f"{where}.kv_dtype")
     if raw.get("engine_version") and not str(raw.get("engine_version_source", "")).strip():
         raise SpecError(f"{where}.engine_version_source", "engine_version without its source", "cite where it is stated")
     if "budget_per" in raw:
