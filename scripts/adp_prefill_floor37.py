@@ -12,7 +12,8 @@ step's GPU time hides. This script prices that lead on top of the shipped floor,
 (nothing in the package changes):
 
 1. ``tp count``: the floor as before round 37, the attention-DP MoE layer counted as the TP path's (the shipped
-   count adds cost/host_calls.ADP_MOE_EXTRA = 22 calls a DeepSeek MoE layer on the TRTLLM path, read in the source:
+   count adds cost/host_calls.ADP_MOE_EXTRA = 22 calls a DeepSeek MoE layer on the TRTLLM path, read in the source,
+   or ADP_MOE_A2A_EXTRA = 15 where the engine runs its NVLink all-to-all (every row here since the round 37 review):
    the change this round ships, so ``tp count`` → ``shipped`` is its effect on these rows);
 2. ``rate``: the host time per call on those pools is c (the shipped 24 µs elsewhere): H = calls × c;
 3. ``experts``: H = shipped + (MoE layers) × (routed experts per EP rank) × k, a cost per local expert and layer (no
@@ -66,11 +67,12 @@ def adp_floor(kind: str, value: float):
     >>> round(adp_floor("rate", 48e-6)(m, dep, dep.decode)[0], 4)  # no attention DP: as shipped
     0.0866
     """
-    from jalapeno.cost.host_calls import ADP_COUNTED_MOE_BACKENDS, ADP_MOE_EXTRA
+    from jalapeno.cost.host_calls import ADP_COUNTED_MOE_BACKENDS, ADP_MOE_A2A_EXTRA, ADP_MOE_EXTRA
+    from jalapeno.cost.priced import moe_all_to_all
     from jalapeno.serve.limits import prompt_floor_s
 
-    def floor(model, dep, pool=None):
-        got = prompt_floor_s(model, dep, pool)
+    def floor(model, dep, pool=None, pricer=None):
+        got = prompt_floor_s(model, dep, pool, pricer)
         p = pool or dep.decode
         lay = p.layout
         if got is None or kind == "shipped" or lay.dp <= 1 or model.moe is None:
@@ -82,7 +84,9 @@ def adp_floor(kind: str, value: float):
             extra = moe_layers * model.moe.num_experts / lay.ep * value
         elif kind == "tp count":
             counted = model.attention.kind == "mla" and p.moe_backend in ADP_COUNTED_MOE_BACKENDS
-            extra = -moe_layers * ADP_MOE_EXTRA * dep.eager_prompt_call_s if counted else 0.0
+            a2a = pricer is not None and moe_all_to_all(pricer, lay, model)  # the count the shipped floor took
+            n = ADP_MOE_A2A_EXTRA if a2a else ADP_MOE_EXTRA
+            extra = -moe_layers * n * dep.eager_prompt_call_s if counted else 0.0
         else:
             raise SystemExit(f"unknown what-if {kind!r} (fix: rate, experts, tp count or shipped)")
         return tuple(x + extra for x in got)

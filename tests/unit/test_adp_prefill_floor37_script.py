@@ -48,3 +48,15 @@ def test_loss_reads_the_warm_fit_rows_only():
                        index=["a", "b", "c"])
     pred = pd.Series({"a": 2.0, "b": 100.0, "c": 100.0})
     assert s.loss(pred, tab) == pytest.approx(0.6931471805599453)  # |ln 2|
+
+
+def test_tp_count_takes_back_the_count_the_floor_took():
+    """On GB200 a DEP2 pool runs TensorRT-LLM's NVLink all-to-all (15 calls a MoE layer, review37); ``tp count``
+    takes those back: 3,609 calls × 24 µs."""
+    from jalapeno.fit.table_lookup import load_any_pricer
+
+    m = load_model("deepseek-r1")
+    dep = _dep(Layout(tp=1, dp=2, ep=2))
+    pricer = load_any_pricer("gb200-nvl72", "calibrated", pricer="roofline", stack="trtllm")
+    assert s.adp_floor("shipped", 0.0)(m, dep, dep.prefill, pricer)[0] == pytest.approx((3609 + 58 * 15) * 24e-6)
+    assert s.adp_floor("tp count", 0.0)(m, dep, dep.prefill, pricer)[0] == pytest.approx(3609 * 24e-6)

@@ -63,11 +63,23 @@ GQA_MOE = 16
 #: tensor ``.contiguous()`` and ``.view``, one ``torch.ops.trtllm.allgather_list``, per output ``.view``: 4 + 4 + 1 + 4
 #: = 13) and the reduce-scatter of the output (``.contiguous()``, ``.view``, the op, ``.view``: 4). The quantize and
 #: the runner's calls are those the TP path makes; the decoder layer's fused all-reduce + norm calls become plain
-#: residual norms, one for one. The stored file is newer than the rows' 1.2.0rc6 and selects the NVLinkOneSided
-#: all-to-all on MNNVL systems (GB200/GB300) in place of the allgather: ASSUMED to make as many calls (its dispatch of the
-#: same four payloads, their views and casts, the combine; MoeAlltoAll's Python not read). CUTLASS and WIDEEP under
-#: attention DP were not read and keep the TP count (a lower bound, as before).
+#: residual norms, one for one. This is the path where the engine gathers (the layout's EP group beyond one NVLink
+#: domain, experts split, or a release before 1.2.0rc3 at EP <= top-k: cost/moe_exchange.moe_all_to_all_on); where it
+#: runs the all-to-all, :data:`ADP_MOE_A2A_EXTRA`. CUTLASS and WIDEEP under attention DP were not read and keep the TP
+#: count (a lower bound, as before).
 ADP_MOE_EXTRA = 3 + 2 + 13 + 4
+#: The same layer's extra calls where forward_impl runs the all-to-all (round 37 review, read at the same @026946f0):
+#: ``select_alltoall_method_type`` picks AlltoallMethodType.NVLinkOneSided whenever attention DP runs with whole
+#: experts per rank and ``MnnvlMemory.supports_mnnvl()`` (every NVLink up: HGX B200 as well as GB200/GB300; the
+#: top-k condition was dropped by PR #8950 before 1.2.0rc3, so the rows' 1.2.0rc6 runs it; the TensorRT-LLM engine
+#: profiles' ``moe_exchange = "nvlink_all_to_all"`` prices the same exchange). Calls: the routing and its two casts as
+#: above (3 + 2), ``token_final_scales.to(float32)`` (1), ``MoeAlltoAll.dispatch`` (``distributed/moe_alltoall.py``
+#: stored @02126b0b, newer: ``torch.ops.trtllm.moe_a2a_dispatch`` and, with the invalid expert id TRTLLM-gen needs,
+#: ``moe_a2a_sanitize_expert_ids``: 2; the watchdog is off by default), the received tensors' four ``.view`` and the
+#: scales' ``.to(bfloat16)`` (5), the output's ``.view`` and ``moe_a2a_combine`` (2); no reduce-scatter
+#: (``MoE.reducescatter_or_allreduce`` skips it under the all-to-all). ASSUMED: the rows' release makes the same calls
+#: (its dispatch read at a newer version; ConfigurableMoE's wrapper, where it runs, not read).
+ADP_MOE_A2A_EXTRA = 3 + 2 + 1 + 2 + 5 + 2
 #: MoE backends whose attention-DP path :data:`ADP_MOE_EXTRA` counts (None = the recipe names none: the TRTLLM path,
 #: as :data:`COUNTED_MOE_BACKENDS` takes it)
 ADP_COUNTED_MOE_BACKENDS = (None, "trtllm")
@@ -210,15 +222,16 @@ def tp_ep_calls(tp: int, dp: int, ep: int, moe_backend: str | None) -> int:
 
 
 def layer_host_calls(model: ModelSpec, moe_layer: bool, mixed: bool, moe_backend: str | None = None,
-                     layout: tuple[int, int, int] | None = None) -> int | None:
+                     layout: tuple[int, int, int] | None = None, all_to_all: bool = False) -> int | None:
     """Host calls of one decoder layer of an eager prompt step; None where the architecture was not counted.
     ``layout``: (attention TP, attention DP, MoE EP); a gpt-oss-style MoE layer (GQA, no shared expert) then takes
     its layout-dependent calls from :func:`tp_ep_calls` in place of :data:`GQA_MOE_TP_PART`; None (or another
     architecture, whose counts were read at TP > 1 only) keeps the TP > 1 count, and so does attention DP (dp > 1) on
     a backend other than TRITON: its MoE then takes the backend's attention-DP path, counted for a DeepSeek-style
     MoE layer on the TRTLLM path (:data:`ADP_MOE_EXTRA` more calls: the routing, casts, post-quant allgather and
-    reduce-scatter of TRTLLMGenFusedMoE.forward_impl) and not read elsewhere, where the TP > 1 count stands in for it
-    as a lower bound (ASSUMPTION).
+    reduce-scatter of TRTLLMGenFusedMoE.forward_impl; :data:`ADP_MOE_A2A_EXTRA` with ``all_to_all``, where the engine
+    exchanges the tokens by its NVLink all-to-all, cost/priced.moe_all_to_all) and not read elsewhere, where the TP > 1
+    count stands in for it as a lower bound (ASSUMPTION).
 
     >>> from jalapeno.specs.catalog import load_model
     >>> layer_host_calls(load_model("deepseek-r1"), True, True), layer_host_calls(load_model("deepseek-r1"), False, False)
@@ -226,6 +239,8 @@ def layer_host_calls(model: ModelSpec, moe_layer: bool, mixed: bool, moe_backend
     >>> ds = load_model("deepseek-r1")  # attention DP4, EP4: + 22 on the TRTLLM path; dense layers and CUTLASS as TP
     >>> [layer_host_calls(ds, True, False, b, (1, 4, 4)) for b in (None, "trtllm", "cutlass")], layer_host_calls(ds, False, False, None, (1, 4, 4))
     ([82, 82, 60], 43)
+    >>> layer_host_calls(ds, True, False, None, (1, 4, 4), all_to_all=True)  # 37 + 23 + 15 (the all-to-all path)
+    75
     >>> gptoss = load_model("gpt-oss-120b")
     >>> layer_host_calls(gptoss, True, True, "triton"), layer_host_calls(gptoss, True, True, "triton", (1, 1, 1))
     (65, 63)
@@ -249,7 +264,7 @@ def layer_host_calls(model: ModelSpec, moe_layer: bool, mixed: bool, moe_backend
         if model.moe is None or model.moe.num_shared == 0:
             return None
         adp = layout is not None and layout[1] > 1 and moe_backend in ADP_COUNTED_MOE_BACKENDS
-        return attn + MLA_MOE_SHARED + (ADP_MOE_EXTRA if adp else 0)
+        return attn + MLA_MOE_SHARED + ((ADP_MOE_A2A_EXTRA if all_to_all else ADP_MOE_EXTRA) if adp else 0)
     if kind in ("gqa", "mha"):
         if not moe_layer:
             return GQA_DENSE
@@ -258,16 +273,18 @@ def layer_host_calls(model: ModelSpec, moe_layer: bool, mixed: bool, moe_backend
 
 
 def step_host_calls(model: ModelSpec, mixed: bool, mtp_passes: int = 0, moe_backend: str | None = None,
-                    layout: tuple[int, int, int] | None = None) -> int | None:
+                    layout: tuple[int, int, int] | None = None, all_to_all: bool = False) -> int | None:
     """Host calls of one eager prompt step through every decoder layer (the embedding, final norm and LM head, a
     handful, left out); ``mixed``: the step also carries decoding requests; ``mtp_passes``: MTP drafting passes (each
-    one MoE layer plus :data:`MTP_EXTRA`); ``layout``: (attention TP, attention DP, MoE EP), see
-    :func:`layer_host_calls`. None: a layer kind or the MoE backend was not counted.
+    one MoE layer plus :data:`MTP_EXTRA`); ``layout``: (attention TP, attention DP, MoE EP) and ``all_to_all`` (the
+    engine's MoE exchange on that layout), see :func:`layer_host_calls`. None: a layer kind or the MoE backend was not
+    counted.
 
     Hand counts (eager26): DeepSeek-R1 (3 dense + 58 MoE layers) 3·(37 + 6) + 58·(37 + 23) = 3,609 context only,
     3·(70 + 6) + 58·(70 + 23) = 5,622 mixed; Llama-3.3-70B 80·14 = 1,120; gpt-oss-120b 36·16 = 576, on the TRITON
     MoE path (h200ttft27) 36·(16 − 5 + 54) = 2,340; DeepSeek-R1 under attention DP on the TRTLLM MoE path 58·22 more
-    (:data:`ADP_MOE_EXTRA`): 4,885 / 6,898.
+    (:data:`ADP_MOE_EXTRA`): 4,885 / 6,898; 58·15 more where it runs the all-to-all (:data:`ADP_MOE_A2A_EXTRA`):
+    4,479 / 6,492.
 
     >>> from jalapeno.specs.catalog import load_model
     >>> step_host_calls(load_model("deepseek-r1"), False), step_host_calls(load_model("deepseek-r1"), True)
@@ -282,13 +299,15 @@ def step_host_calls(model: ModelSpec, mixed: bool, mtp_passes: int = 0, moe_back
     2520
     >>> step_host_calls(load_model("deepseek-r1"), False, layout=(1, 2, 2))  # 3,609 + 58·22 (attention DP)
     4885
+    >>> step_host_calls(load_model("deepseek-r1"), False, layout=(1, 2, 2), all_to_all=True)  # 3,609 + 58·15
+    4479
     """
     moe_idx = set(range(model.num_layers)) - set(model.dense_layers) if model.moe is not None else set()
     if moe_idx and moe_backend not in COUNTED_MOE_BACKENDS:
         return None
     dense_n, moe_n = model.num_layers - len(moe_idx), len(moe_idx)
     dense = layer_host_calls(model, False, mixed) if dense_n else 0
-    moe = layer_host_calls(model, True, mixed, moe_backend, layout) if moe_n else 0
+    moe = layer_host_calls(model, True, mixed, moe_backend, layout, all_to_all) if moe_n else 0
     if dense is None or moe is None:
         return None
     return int(dense_n * dense + moe_n * moe + (mtp_passes * (moe + MTP_EXTRA) if moe_n else 0))

@@ -321,7 +321,7 @@ def agg_points(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, 
                    pool_overlap(dep.overlap, model, lay), dep.memory_profile)
     # a TensorRT-LLM step carrying a prompt without piecewise graphs costs max(host, GPU) (serve/limits.prompt_floor_s);
     # the requests decoding beside an arriving prompt are the other users, b − 1
-    step_s = floored_steps(sc.step_time_s, batch.decode_seqs - 1, batch.prefill_tokens, prompt_floor_s(model, dep))
+    step_s = floored_steps(sc.step_time_s, batch.decode_seqs - 1, batch.prefill_tokens, prompt_floor_s(model, dep, pricer=pricer))
     long_step_s, long_interval_s = step_s[2 * n:], sc.interval_s[2 * n:]
     frac = np.minimum(p_mb / p_big, 1.0)  # p_mb / chunk below one chunk (or one per rank: _chunk_step_load)
     # decode-only steps above the CUDA-graph ceiling run eagerly (serve/limits.py); the steps

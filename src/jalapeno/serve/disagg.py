@@ -127,7 +127,7 @@ def pool_prefill_perf(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Wor
     overlap, priced with the pool's engine backends (cost/pricer.with_pool_backends) on ``pricer``."""
     lay = dep.prefill.layout
     pr = with_pool_backends(pricer, dep.prefill, model, lay, dep.precision.kv_cache.name)
-    floor = prompt_floor_s(model, dep, dep.prefill)  # an eager TensorRT-LLM prefill worker's host floor
+    floor = prompt_floor_s(model, dep, dep.prefill, pricer)  # an eager TensorRT-LLM prefill worker's host floor
     return prefill_perf(model, pr, lay, dep.precision, wl, dep.prefill_budget(lay), pool_overlap(dep.overlap, model, lay),
                         floor[0] if floor else 0.0)
 

@@ -34,6 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from jalapeno.cost.host_calls import step_host_calls
+from jalapeno.cost.priced import moe_all_to_all
 from jalapeno.cost.step import Batch, StepCost, step_overhead
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.specs.efficiency import Efficiency
@@ -78,10 +79,11 @@ def eager_step_s(sc: StepCost, eff: Efficiency, layout) -> np.ndarray:
     return np.maximum(sc.step_time_s, host)
 
 
-def prompt_floor_s(model: ModelSpec, dep: Deployment, pool=None) -> tuple[float, float] | None:
+def prompt_floor_s(model: ModelSpec, dep: Deployment, pool=None, pricer=None) -> tuple[float, float] | None:
     """Host time (s) of one eager prompt-carrying step, (context only, mixed with decodes): the step's host calls
     (cost/host_calls.step_host_calls, with the deployment's MTP drafting passes and the MoE backend and layout of
-    ``pool``, default the decode pool) × ``dep.eager_prompt_call_s``;
+    ``pool``, default the decode pool, and the MoE exchange ``pricer``'s engine runs on that layout on its system,
+    cost/priced.moe_all_to_all; None: the gather) × ``dep.eager_prompt_call_s``;
     None where that is 0 or the architecture was not counted; both the context-only one where the engine runs prompt
     steps alone (``dep.eager_prompt_alone``). Such a step costs max(this, its GPU time)
     (:func:`floored_steps`): the host runs ahead of the GPU (no counted call waits for it).
@@ -98,7 +100,8 @@ def prompt_floor_s(model: ModelSpec, dep: Deployment, pool=None) -> tuple[float,
         return None
     k = dep.mtp.draft_tokens if dep.mtp else 0
     lay = (pool or dep.decode).layout
-    calls = [step_host_calls(model, mixed, k, (pool or dep.decode).moe_backend, (lay.tp, lay.dp, lay.ep))
+    a2a = pricer is not None and lay.dp > 1 and moe_all_to_all(pricer, lay, model)
+    calls = [step_host_calls(model, mixed, k, (pool or dep.decode).moe_backend, (lay.tp, lay.dp, lay.ep), a2a)
              for mixed in (False, True)]
     if None in calls:
         return None

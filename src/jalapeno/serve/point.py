@@ -190,7 +190,7 @@ def _linear_prefill(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workl
     t = sc.interval_s.reshape(n, 2)
     sigma = np.maximum((t[:, 0] - t[:, 1]) / (p[0] - p[1]), 0.0)
     fill = np.maximum(sc.step_time_s.reshape(n, 2)[:, 0] - t[:, 0], 0.0)
-    full = floored_steps(t[:, 0], decode_seqs, np.full(n, p[0]), prompt_floor_s(model, dep))
+    full = floored_steps(t[:, 0], decode_seqs, np.full(n, p[0]), prompt_floor_s(model, dep, pricer=pricer))
     return np.maximum(full - sigma * budget, 0.0), sigma, fill
 
 

@@ -93,7 +93,7 @@ class Simulation:
         self.requests: list[Request] = []
         self.instances: list[Instance] = []
         pools = [("agg", dep.decode)] if dep.prefill is None else [("prefill", dep.prefill), ("decode", dep.decode)]
-        prof, fl = dep.memory_profile, {role: prompt_floor_s(model, dep, pool) for role, pool in pools}
+        prof, fl = dep.memory_profile, {role: prompt_floor_s(model, dep, pool, pricer) for role, pool in pools}
         for role, pool in pools:
             validate_layout(pool.layout, model, self.system)
             cap = _capacity_tokens(model, pricer, pool.layout, dep.precision, ctx_ref, dep.prefill_budget(pool.layout),
