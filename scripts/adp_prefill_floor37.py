@@ -33,8 +33,14 @@ from __future__ import annotations
 
 import argparse
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dynamo_disagg_front_end36 import trt_disagg_points  # noqa: E402
 
 #: the shipped host time per call of an eager TensorRT-LLM prompt step (fit/trt_prompt_graphs.TRTLLM_EAGER_CALL_S)
 SHIPPED_CALL_S = 24e-6
@@ -99,17 +105,8 @@ def rows(validate_csv: str):
     row each with the system, ISL, concurrency, prefill layout (dp, ep, experts per rank), split, whether its client
     ran cold, and the measured TTFT."""
     from jalapeno.fit.client_warmup import cold_client_ids
-    from jalapeno.fit.validate import load_aiconfigurator
 
-    csv = pd.read_csv(validate_csv)
-    need = {"source", "id", "metric", "quality", "split"}
-    if need - set(csv.columns):
-        raise SystemExit(f"{validate_csv}: missing column(s) {sorted(need - set(csv.columns))} (fix: write it with "
-                         "`jalapeno validate --json -o FILE`, all rows)")
-    csv = csv[(csv.source == "aiconfigurator") & (csv.metric == "ttft_s") & csv.quality.isna()]
-    split = csv.set_index("id").split
-    pts = [p for p in load_aiconfigurator()[0] if p.mode == "disagg" and p.framework.startswith("trtllm")
-           and p.id in split.index]
+    pts, split = trt_disagg_points(validate_csv)  # scripts/dynamo_disagg_front_end36.py: the same rows, read checked
     cold = cold_client_ids(pts)
     tab = pd.DataFrame([{"id": p.id, "system": p.system, "isl": p.isl, "osl": p.osl, "C": p.concurrency,
                          "dp": p.deployment.prefill.layout.dp, "ep": p.deployment.prefill.layout.ep,

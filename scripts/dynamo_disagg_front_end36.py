@@ -89,21 +89,34 @@ def fit_share(d: pd.DataFrame, a_s: float, b_s_per_token: float) -> float:
     return float(BURST_GRID[int(np.argmin(loss))])
 
 
-def parts(validate_csv: str) -> pd.DataFrame:
-    """The unflagged TensorRT-LLM disaggregated aiconfigurator rows of ``validate_csv`` with their measured TTFT, the
-    shipped prediction and its parts (``core``, ``front``, ``burst``, s), the row's split and whether its client ran
-    without a warm-up (``cold``)."""
-    from jalapeno.fit.validate import load_aiconfigurator, point_stack, predict_points
+def trt_disagg_points(validate_csv: str) -> tuple[list, pd.Series]:
+    """(points, split): the unflagged TensorRT-LLM disaggregated aiconfigurator points of ``validate_csv`` (``jalapeno
+    validate --json -o FILE``, all rows) and each one's split by id; one clear error naming the file and the fix when it
+    cannot be read or lacks a column (also scripts/adp_prefill_floor37.py's reading)."""
+    from jalapeno.fit.validate import load_aiconfigurator
 
-    csv = pd.read_csv(validate_csv)
+    fix = "(fix: write it with `jalapeno validate --json -o FILE`, all rows)"
+    try:
+        csv = pd.read_csv(validate_csv)
+    except (FileNotFoundError, pd.errors.EmptyDataError) as err:
+        raise SystemExit(f"{validate_csv}: cannot read it ({err.__class__.__name__}) {fix}") from None
     need = {"source", "id", "metric", "quality", "split"}
     if need - set(csv.columns):
-        raise SystemExit(f"{validate_csv}: missing column(s) {sorted(need - set(csv.columns))} (fix: write it with "
-                         "`jalapeno validate --json -o FILE`, all rows)")
+        raise SystemExit(f"{validate_csv}: missing column(s) {sorted(need - set(csv.columns))} {fix}")
     csv = csv[(csv.source == "aiconfigurator") & (csv.metric == "ttft_s") & csv.quality.isna()]
     split = csv.set_index("id").split
     pts = [p for p in load_aiconfigurator()[0] if p.mode == "disagg" and p.framework.startswith("trtllm")
            and p.id in split.index]
+    return pts, split
+
+
+def parts(validate_csv: str) -> pd.DataFrame:
+    """The unflagged TensorRT-LLM disaggregated aiconfigurator rows of ``validate_csv`` with their measured TTFT, the
+    shipped prediction and its parts (``core``, ``front``, ``burst``, s), the row's split and whether its client ran
+    without a warm-up (``cold``)."""
+    from jalapeno.fit.validate import point_stack, predict_points
+
+    pts, split = trt_disagg_points(validate_csv)
 
     def ttft(stack_of) -> pd.Series:
         got = predict_points(pts, stack_of=stack_of)

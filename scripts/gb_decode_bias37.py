@@ -94,8 +94,26 @@ def scaled_adp(rows: pd.DataFrame, ratio: float) -> pd.Series:
     return rows.error.where(~adp, (1 + rows.error) * ratio - 1)
 
 
+#: the columns of ``jalapeno validate --json -o FILE`` this script reads
+NEED = ("source", "id", "system", "metric", "error", "split", "quality", "deployment", "framework")
+
+
+def read_validate(csv: str) -> pd.DataFrame:
+    """``csv`` as written by ``jalapeno validate --json -o FILE``; one clear error naming the file and the fix when it
+    is missing or lacks a column this script reads (:data:`NEED`)."""
+    fix = "write it with `jalapeno validate --json -o FILE`, every row"
+    try:
+        df = pd.read_csv(csv)
+    except (FileNotFoundError, pd.errors.EmptyDataError) as err:
+        raise SystemExit(f"{csv}: cannot read it ({err.__class__.__name__}) (fix: {fix})") from None
+    missing = sorted(set(NEED) - set(df.columns))
+    if missing:
+        raise SystemExit(f"{csv}: missing column(s) {missing} (fix: {fix})")
+    return df
+
+
 def part1(csv: str) -> None:
-    df = pd.read_csv(csv)
+    df = read_validate(csv)
     groups = (("aiconfigurator", "gb300-nvl72", "tpot_s"), ("inferencex", "gb200-nvl72", "throughput_per_chip"),
               ("aiconfigurator", "gb200-nvl72", "tpot_s"))
     for src, system, metric in groups:

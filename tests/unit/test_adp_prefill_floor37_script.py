@@ -50,6 +50,11 @@ def test_loss_reads_the_warm_fit_rows_only():
     assert s.loss(pred, tab) == pytest.approx(0.6931471805599453)  # |ln 2|
 
 
+def test_a_missing_csv_is_refused_with_the_fix(tmp_path):
+    with pytest.raises(SystemExit, match=r"nope\.csv: cannot read it \(FileNotFoundError\).*jalapeno validate --json"):
+        s.rows(str(tmp_path / "nope.csv"))
+
+
 def test_tp_count_takes_back_the_count_the_floor_took():
     """On GB200 a DEP2 pool runs TensorRT-LLM's NVLink all-to-all (15 calls a MoE layer, review37); ``tp count``
     takes those back: 3,609 calls × 24 µs."""

@@ -97,3 +97,12 @@ def test_what_if_without_rank_cost_keeps_the_shipped_step_costs():
     assert fits["dynamo-trtllm"]["values"] == shipped["dynamo-trtllm"].get("values", {})
     full = g.fits_with_rank_cost(0.8, full=True)["dynamo-trtllm"]["values"]
     assert {k: full[k] for k in shipped["trtllm"]["values"]} == shipped["trtllm"]["values"]
+
+
+def test_a_missing_or_foreign_csv_is_refused_with_the_fix(tmp_path):
+    with pytest.raises(SystemExit, match=r"nope\.csv: cannot read it \(FileNotFoundError\).*jalapeno validate --json"):
+        g.read_validate(str(tmp_path / "nope.csv"))
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,error\nx,0.1\n")
+    with pytest.raises(SystemExit, match=r"missing column\(s\) \['deployment', 'framework', 'metric'"):
+        g.read_validate(str(bad))
