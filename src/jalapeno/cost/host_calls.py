@@ -78,7 +78,11 @@ ADP_MOE_EXTRA = 3 + 2 + 13 + 4
 #: ``moe_a2a_sanitize_expert_ids``: 2; the watchdog is off by default), the received tensors' four ``.view`` and the
 #: scales' ``.to(bfloat16)`` (5), the output's ``.view`` and ``moe_a2a_combine`` (2); no reduce-scatter
 #: (``MoE.reducescatter_or_allreduce`` skips it under the all-to-all). ASSUMED: the rows' release makes the same calls
-#: (its dispatch read at a newer version; ConfigurableMoE's wrapper, where it runs, not read).
+#: (its dispatch read at a newer version; ConfigurableMoE's wrapper, where it runs, not read). Both counts take the
+#: routing as DeepSeek-R1's fused ``noaux_tc_op`` (n_group 8, 32 experts a group: routing.py @0f3e29af and an older
+#: stored version agree); Kimi-K2.5 (n_group = topk_group = 1, 384 experts) takes the fused op in the older stored
+#: routing.py and the unfused PyTorch short path (``get_scores``, topk, gather, type_as, sum, add, divide, scale: 8
+#: calls, not 1) in @0f3e29af, so its count is a lower bound by up to 7 (model specs do not carry n_group).
 ADP_MOE_A2A_EXTRA = 3 + 2 + 1 + 2 + 5 + 2
 #: MoE backends whose attention-DP path :data:`ADP_MOE_EXTRA` counts (None = the recipe names none: the TRTLLM path,
 #: as :data:`COUNTED_MOE_BACKENDS` takes it)
