@@ -22,9 +22,11 @@ Parts:
    tokens, windowed (at the row's mean request) and at full length: the factor left unexplained.
 3. With ``--whatif OUT.csv``: ``jalapeno validate`` run in-process with every layer's KV at full length
    (``ModelSpec.window_counts`` patched: KV memory only; attention still reads the window), its TensorRT-LLM rows
-   merged into the base CSV's (the other engines keep theirs), and the rows that move.
+   merged into the base CSV's (the other engines keep theirs), and the rows that move. With ``--fp8-on SYSTEMS``
+   the what-if also stores FP8 KV on the InferenceX search-space gpt-oss runs (fit/searched.py: row 40, whose
+   script sets ``kv_cache_config.dtype: fp8`` while validation prices BF16), and only those systems' rows are merged.
 
-Run: python scripts/trtllm_swa_kv37.py BASE.csv [--whatif OUT.csv] [--held-out]
+Run: python scripts/trtllm_swa_kv37.py BASE.csv [--whatif OUT.csv] [--held-out] [--fp8-on b200]
 (BASE.csv from ``jalapeno validate --json -o BASE.csv``, with ``--held-out`` for a held-out run.)
 """
 
@@ -181,13 +183,33 @@ def full_length_kv():
         ModelSpec.window_counts = orig
 
 
-def run_whatif(out: str, held_out: bool) -> None:
-    """Write ``jalapeno validate --json -o out`` (``--held-out`` too) with every layer's KV at full length."""
+@contextlib.contextmanager
+def fp8_searched():
+    """FP8 KV on the InferenceX search-space MXFP4 runs while inside (fit/searched.py's ``with_launch_kv``)."""
+    import jalapeno.fit.searched as searched
+
+    orig = searched.with_launch_kv
+
+    def fp8(prec, kw):
+        p = orig(prec, kw)
+        return p.with_options(kv="fp8") if p.name == "mxfp4" else p
+
+    searched.with_launch_kv = fp8
+    try:
+        yield
+    finally:
+        searched.with_launch_kv = orig
+
+
+def run_whatif(out: str, held_out: bool, fp8: bool = False) -> None:
+    """Write ``jalapeno validate --json -o out`` (``--held-out`` too) with every layer's KV at full length (and,
+    with ``fp8``, FP8 KV on the search-space MXFP4 runs)."""
     from jalapeno.cli.app import main
 
     argv = ["jalapeno", "validate", "--json", "-o", out] + (["--held-out"] if held_out else [])
     saved = sys.argv
-    with full_length_kv(), open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
+    with (full_length_kv(), fp8_searched() if fp8 else contextlib.nullcontext(), open(os.devnull, "w") as null,
+          contextlib.redirect_stdout(null)):
         sys.argv = argv
         try:
             main()
@@ -198,8 +220,9 @@ def run_whatif(out: str, held_out: bool) -> None:
             sys.argv = saved
 
 
-def merge_trt(base: list[dict], whatif: list[dict]) -> list[dict]:
-    """``base`` with its TensorRT-LLM rows (stack trtllm / dynamo-trtllm, any release) taken from ``whatif``.
+def merge_trt(base: list[dict], whatif: list[dict], systems: tuple[str, ...] = ()) -> list[dict]:
+    """``base`` with its TensorRT-LLM rows (stack trtllm / dynamo-trtllm, any release; of ``systems`` only, if given)
+    taken from ``whatif``.
 
     >>> b = [{"id": "a", "metric": "tpot_s", "stack": "vllm", "predicted": "1"},
     ...      {"id": "b", "metric": "tpot_s", "stack": "trtllm@1.2.0rc2", "predicted": "1"}]
@@ -208,12 +231,13 @@ def merge_trt(base: list[dict], whatif: list[dict]) -> list[dict]:
     ['1', '2']
     """
     wi = {(r["id"], r["metric"]): r for r in whatif}
-    return [wi.get((r["id"], r["metric"]), r) if r["stack"].split("@")[0] in TRT_STACKS else r for r in base]
+    return [wi.get((r["id"], r["metric"]), r) if r["stack"].split("@")[0] in TRT_STACKS
+            and (not systems or r["system"] in systems) else r for r in base]
 
 
-def part3(base: list[dict], whatif: list[dict]) -> None:
+def part3(base: list[dict], whatif: list[dict], systems: tuple[str, ...] = ()) -> None:
     """Print the TensorRT-LLM rows the full-length what-if moves (part 3)."""
-    merged = merge_trt(base, whatif)
+    merged = merge_trt(base, whatif, systems)
     print("\n3. full-length KV on the TensorRT-LLM rows: rows that move (error %, base -> what-if)")
     n = 0
     for r, s in zip(base, merged):
@@ -230,6 +254,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("csv", help="jalapeno validate --json -o FILE")
     ap.add_argument("--whatif", help="write (if absent) and read the full-length what-if validate CSV here")
     ap.add_argument("--held-out", action="store_true", help="the CSVs are held-out runs (validate --held-out)")
+    ap.add_argument("--fp8-on", nargs="*", default=[], help="with FP8 KV on the search-space runs; merge these systems")
     args = ap.parse_args(argv)
     with open(args.csv) as f:
         base = list(csv.DictReader(f))
@@ -237,9 +262,9 @@ def main(argv: list[str] | None = None) -> None:
     part2(base)
     if args.whatif:
         if not os.path.exists(args.whatif):
-            run_whatif(args.whatif, args.held_out)
+            run_whatif(args.whatif, args.held_out, bool(args.fp8_on))
         with open(args.whatif) as f:
-            part3(base, list(csv.DictReader(f)))
+            part3(base, list(csv.DictReader(f)), tuple(args.fp8_on))
 
 
 if __name__ == "__main__":
