@@ -111,11 +111,13 @@ def test_report_as_deployed_refuses_what_recipes_set(capsys, tmp_path):
 
 
 def test_a_user_measured_file_names_the_rows_it_skipped(capsys, tmp_path):
-    """report --measured FILE dropped the rows load_inferencex skipped without a word."""
+    """report --measured FILE dropped the rows load_inferencex skipped without a word (a file of which no row reads
+    is refused: tests/cli/test_cli_newuser37.py; here one row reads)."""
     lines = DEFAULT_POINTS.read_text().splitlines()
-    row = next(x for x in lines if x.startswith("MI355X,gpt-oss-120b,")).replace(",FP4 (MXFP4),", ",BF16,", 1)
+    good = next(x for x in lines if x.startswith("MI355X,gpt-oss-120b,"))
+    row = good.replace(",FP4 (MXFP4),", ",BF16,", 1)
     p = tmp_path / "mine.csv"
-    p.write_text(f"{lines[0]}\n{row}\n")
+    p.write_text(f"{lines[0]}\n{row}\n{good}\n")
     code, _, err = run(capsys, "report", "--systems", "jalapeno", "--serving", "agg", "-m", "gpt-oss-120b", "-w", "8k1k",
                        "--measured", str(p), "-o", str(tmp_path / "r.html"))
     assert code == 0, err

@@ -82,6 +82,7 @@ def report(
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
     m, wl, prec = _setup(model, workload, isl, osl, precision)
+    points, notes = _measured_points(measured, m.name, wl)  # read before the sweep: a bad file is named at once
     syss = systems_pricers(names, efficiency, sets)
     seen = [s.system.name for s in syss]
     dup = sorted({n for n in seen if seen.count(n) > 1})
@@ -102,7 +103,6 @@ def report(
                           bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
                           precisions=precs, recipes=recipes)
     rec = res.record()
-    points, notes = _measured_points(measured, m.name, wl)
     if as_deployed:
         notes.insert(0, "As deployed: " + ("; ".join(f"{n}: {r.label}" for n, r in recipes.items()) or "no system")
                      + " (engine recipe: precision, serving, limits, MTP by load); "
@@ -132,6 +132,10 @@ def _measured_points(measured: str, model: str, wl) -> tuple[list, list[str]]:
     if measured != "shipped" and not path.is_file():
         raise SpecError("--measured", f"{measured!r}: file not found", "give 'shipped', 'none' or a CSV path")
     pts, skipped = load_inferencex(path, "--measured")
+    if skipped and not pts and measured != "shipped":  # every row unreadable: a page without them, exit 0, before
+        raise SpecError(f"--measured {path.name}", f"no measured point could be read; {len(skipped)} row(s) skipped "
+                        f"(first: {skipped[0][0]}: {skipped[0][1]})", "check the CSV's hardware/model names and "
+                        "numbers against the InferenceX points format, or pass --measured none")
     if skipped and measured != "shipped":  # a user file's unreadable rows are named, not dropped silently
         print(f"warning: --measured {path.name}: {len(skipped)} row(s) skipped, first {skipped[0][0]}: "
               f"{skipped[0][1]}", file=sys.stderr)
