@@ -42,7 +42,7 @@ def test_plan_says_how_many_users_it_serves_and_the_target_for_n_users(capsys):
     # below the speed while decoding (TTFT counts in a request's time)
     assert d["output_tok_per_s_per_user"] < p["interactivity"]
     code, out, _ = run(capsys, "plan", "--system", "gb300-nvl72", "--target", "5e5", "--min-interactivity", "50")
-    m = re.search(r"users: ([\d,]+) concurrent per instance .* x (\d+) = ([\d,]+); one user averages ([\d.]+) "
+    m = re.search(r"users: ([\d,.]+) concurrent per instance .* x (\d+) = ([\d,]+); one user averages ([\d.]+) "
                   r"output tok/s .* so N users need --target N x ([\d.]+) --target-kind output", out.replace("\n", " "))
     assert m, out
     assert m.group(4) == m.group(5) == f"{d['output_tok_per_s_per_user']:.1f}"

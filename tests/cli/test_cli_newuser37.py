@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
+import pytest
 from cli_runner import error_line, run
 
 POINTS = Path(__file__).resolve().parents[2] / "src" / "jalapeno" / "data" / "validation" / "inferencex_points.csv"
@@ -34,3 +36,35 @@ def test_report_measured_file_of_which_no_row_reads_is_refused(capsys, tmp_path)
     assert line.endswith("Fix: check the CSV's hardware/model names and numbers against the InferenceX points format, "
                          "or pass --measured none"), line
     assert not page.exists()
+
+
+def _num(s: str) -> float:
+    return float(s.replace(",", ""))
+
+
+@pytest.mark.parametrize("args", [
+    ("--system", "jalapeno", "--model", "kimi-k2.5", "--target", "1e6", "--min-interactivity", "50"),
+    ("--system", "gb200-nvl72", "--power-mw", "20", "--min-interactivity", "50"),
+])
+def test_plan_arithmetic_checks_by_hand(capsys, args):
+    """plan shows its arithmetic, and a factor rounded to one decimal broke it: '562.0 tok/s/chip x 732 chips =
+    411,360 tok/s' (411,384 by hand), '9,408 chips x 1,173.6 ... = 11,040,776' (11,041,229), '8,625 concurrent per
+    instance x 3 = 25,874' (25,875). Every 'N x F = T' line now gives F to the decimals T needs: N·F, rounded as T is
+    printed, is T."""
+    code, out, err = run(capsys, "plan", "--workload", "8k1k", *args)
+    assert code == 0, err
+    text = " ".join(out.split())
+    pats = [r"one instance: ([\d,.]+) tok/s/chip x ([\d,]+) chips = ([\d,]+) tok/s",
+            r"delivered: ([\d,]+) (?:chips )?x ([\d,.]+) (?:output tok/s/chip )?= ([\d,]+)",
+            r"users: ([\d,.]+) concurrent per instance .*? x ([\d,]+) = ([\d,]+);",
+            r"power \(all-in: all-in provisioned\): ([\d,]+) x ([\d,.]+) W = ([\d,.]+) kW",
+            r"cost: ([\d,]+) x \$([\d.]+)/chip-hour.*? = \$([\d,.]+)/hour"]
+    seen = 0
+    for pat in pats:
+        for m in re.finditer(pat, text):
+            a, b, total = (_num(g) for g in m.groups())
+            dec = len(m.group(3).split(".")[1]) if "." in m.group(3) else 0
+            scale = 1e3 if pat.startswith("power") else 1.0
+            assert round(a * b / scale, dec) == total, m.group(0)
+            seen += 1
+    assert seen >= 3, text

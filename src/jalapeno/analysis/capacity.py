@@ -164,7 +164,8 @@ class CapacityPlan:
     def users_text(self) -> str:
         """The plan's line for "N users": users served and the output-token target that N users need."""
         u, r = self.users_per_instance, self.output_tok_per_s_per_user
-        return (f"users: {u:,.0f} concurrent per instance (closed loop: each sends its next request when one ends) "
+        return (f"users: {factor_text(u, self.instances, 0)} concurrent per instance (closed loop: each sends its "
+                "next request when one ends) "
                 f"x {self.instances:,} = {u * self.instances:,.0f}; one user averages {r:.1f} output tok/s (mean OSL "
                 f"/ E2E {self.point.e2e_s:,.1f} s, TTFT included), so N users need --target N x {r:.1f} "
                 "--target-kind output")
@@ -183,7 +184,8 @@ class CapacityPlan:
              f"{self.tok_per_s_per_chip:,.1f} tok/s/chip at {p.interactivity:.1f} tok/s/user "
              f"(TTFT {p.ttft_s * 1e3:,.0f} ms, TPOT {p.tpot_s * 1e3:.1f} ms, bound "
              f"{bound_cell(p.bound, p.prefill_bound, p.prefill_chip_share)})"),
-            (f"one instance: {self.tok_per_s_per_chip:,.1f} tok/s/chip x {self.chips_per_instance:,} chips "
+            (f"one instance: {factor_text(self.tok_per_s_per_chip, self.chips_per_instance)} tok/s/chip x "
+             f"{self.chips_per_instance:,} chips "
              f"= {per_inst:,.0f} tok/s"),
             f"instances: ceil({self.target_text()} / {per_inst:,.0f}) = {self.instances:,}",
             f"chips: {self.instances:,} x {self.chips_per_instance:,} = {self.chips:,}",
@@ -198,17 +200,21 @@ class CapacityPlan:
                              f"{math.ceil(self.chips / size):,} would split groups across {name}s)")
         lines += power_lines(self.chips, self.power_w)
         basis = price_basis(self.system, self.show_as, self.usd_estimate)
-        lines.append(f"cost: {self.chips:,} x ${self.usd_per_chip_hour:.2f}/chip-hour{basis} = ${self.usd_per_hour:,.2f}/hour")
-        lines.append(f"cost per M {k} tokens: ${self.usd_per_chip_hour:.2f} / ({self.tok_per_s_per_chip:,.1f} tok/s/chip x "
+        usd = factor_text(self.usd_per_chip_hour, self.chips, 2, 2)
+        lines.append(f"cost: {self.chips:,} x ${usd}/chip-hour{basis} = ${self.usd_per_hour:,.2f}/hour")
+        lines.append(f"cost per M {k} tokens: ${usd} / ({self.tok_per_s_per_chip:,.1f} tok/s/chip x "
                      f"3600 s / 1e6) = ${usd_text(self.usd_per_mtok)}")
         prov = self.provisioned()
         if prov is not None:
             name, size, n = self.packaging[-1]
             power = ("" if prov["all_in_power_kw"] is None else
-                     f"; all-in power {prov['chips']:,} x {self.power_w['all-in'][0]:,.0f} W = {prov['all_in_power_kw']:,.1f} kW")
+                     f"; all-in power {prov['chips']:,} x {factor_text(self.power_w['all-in'][0], prov['chips'], 0, 1, 1e3)} "
+                     f"W = {prov['all_in_power_kw']:,.1f} kW")
             lines.append(f"provisioned (whole {name}s): {n:,} x {size} = {prov['chips']:,} chips, {prov['idle_chips']:,} idle; "
-                         f"cost {prov['chips']:,} x ${self.usd_per_chip_hour:.2f} = ${prov['usd_per_hour']:,.2f}/hour{power}")
-        lines.append(f"delivered: {self.chips:,} x {self.tok_per_s_per_chip:,.1f} = {self.delivered_tok_per_s:,.0f} "
+                         f"cost {prov['chips']:,} x ${factor_text(self.usd_per_chip_hour, prov['chips'], 2, 2)} = "
+                         f"${prov['usd_per_hour']:,.2f}/hour{power}")
+        lines.append(f"delivered: {self.chips:,} x {factor_text(self.tok_per_s_per_chip, self.chips)} = "
+                     f"{self.delivered_tok_per_s:,.0f} "
                      f"tok/s ({self.target_kind}) >= target {self.target_text()}")
         lines.append(self.users_text())
         own = Footprint(p, self.tok_per_s_per_chip, self.chips, self.packaging).text()
@@ -294,6 +300,24 @@ def lengths_text(wl) -> str:
              f"uniform in [{wl.range_ratio:g}·L, L] (InferenceX --random-range-ratio {wl.range_ratio:g})")
     return (f"{shape}: mean ISL {wl.mean_isl:,.0f} / OSL {wl.mean_osl:,.1f} tokens per request; "
             "token rates count these means")
+
+
+def factor_text(x: float, n: float, d0: int = 1, total_d: int = 0, per: float = 1.0) -> str:
+    """``x`` as a plan line prints it in ``n x X = total`` (the total ``x·n/per`` printed to ``total_d``
+    decimals): ``d0`` decimals, more (up to 6) while the printed figure times ``n`` would print another total,
+    so the line checks by hand ('562.0 tok/s/chip x 732 chips = 411,360 tok/s' was 411,384 by hand: the rate
+    is 561.967; '8,625 users per instance x 3 = 25,874').
+
+    >>> factor_text(562.0, 732), factor_text(561.967, 732), factor_text(8624.7, 3, 0), factor_text(64.0, 3, 0)
+    ('562.0', '561.967', '8,624.7', '64')
+    >>> factor_text(1234.5, 2196, 0, 1, 1e3)   # W per chip in 'chips x W = kW' (1,234 W x 2,196 = 2,709.9 kW)
+    '1,234.5'
+    """
+    shown = round(x * n / per, total_d)
+    d = d0
+    while d < 6 and round(round(x, d) * n / per, total_d) != shown:
+        d += 1
+    return f"{x:,.{d}f}"
 
 
 def format_rate(tok_per_s: float) -> str:
@@ -416,7 +440,8 @@ def is_price_estimate(system: System) -> bool:
 def power_lines(chips: int, power_w: dict) -> list[str]:
     """One line per power convention: chips × W per chip = the fleet's kW (``power_w``: convention →
     (W per chip, its label, fleet W)); the ``--target`` plan's chips and the ``--chips`` fleet alike."""
-    return [f"power ({c}: {label}): {chips:,} x {w:,.0f} W = {total / 1e3:,.1f} kW" for c, (w, label, total) in power_w.items()]
+    return [f"power ({c}: {label}): {chips:,} x {factor_text(w, chips, 0, 1, 1e3)} W = {total / 1e3:,.1f} kW"
+            for c, (w, label, total) in power_w.items()]
 
 
 def points_above_floor(frontier: FrontierRecord, system: System, min_interactivity: float) -> list[PointRecord]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from jalapeno.analysis.capacity import (TARGET_KINDS, format_rate, instance_groups, is_price_estimate,
+from jalapeno.analysis.capacity import (TARGET_KINDS, factor_text, format_rate, instance_groups, is_price_estimate,
                                         packed_boxes, points_above_floor, power_lines, price_basis)
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.analysis.records import FrontierRecord, PointRecord
@@ -75,11 +75,13 @@ class FleetThroughput:
             have = f"{boxes:,} {name}{'' if boxes == 1 else 's'} of {size}" + (f" and one of {rest}" if rest else "")
             count = (f"instances: floor({self.fleet_chips:,} chips / {per_inst:,} per instance) = {n:,}, of which "
                      f"{self.instances:,} fit with each worker's {sizes}-chip group whole in a {name} ({have})")
+        # the rate to as many decimals as 'chips x rate = delivered' needs to check by hand (the total whole from 1,000)
+        rate = factor_text(self.rate, self.chips_used) if self.delivered_tok_per_s >= 1000 else f"{self.rate:,.1f}"
         return [f"{count} ({self.chips_used:,} chips used, {self.fleet_chips - self.chips_used:,} idle)",
-                f"delivered: {self.chips_used:,} chips x {self.rate:,.1f} {self.target_kind} tok/s/chip = "
+                f"delivered: {self.chips_used:,} chips x {rate} {self.target_kind} tok/s/chip = "
                 f"{format_rate(self.delivered_tok_per_s)} {self.target_kind} tok/s at "
                 f"{self.point.interactivity:,.1f} tok/s/user"] + power_lines(self.fleet_chips, self.power_w) + [
-                f"cost: {self.fleet_chips:,} x ${self.usd_per_chip_hour:.2f}/chip-hour"
+                f"cost: {self.fleet_chips:,} x ${factor_text(self.usd_per_chip_hour, self.fleet_chips, 2, 2)}/chip-hour"
                 f"{price_basis(self.system, self.show_as, self.usd_estimate)} = "
                 f"${self.fleet_chips * self.usd_per_chip_hour:,.2f}/hour; per M {self.target_kind} tokens: "
                 f"${self.usd_per_mtok:.3f}"]
