@@ -131,3 +131,26 @@ def test_tier_cells_name_their_deployments(comparison):
             elif v["status"] != "unreachable":
                 assert text == pts[v["frontier_index"]].deployment.label
     assert "at_point" in seen
+
+
+def test_report_tables_have_the_terminal_tables_columns_and_per_kw_brackets(comparison):
+    """newuser37: the page's headline table lacked the terminal's 'bound at max' column, and its ratio table gave the
+    per-kW ratio in brackets at the peak only, though its caption says 'per kW ... in brackets' (the terminal gives
+    it at every speed). Same columns as report/tables.comparison_tables, and each speed's per-kW ratio in brackets."""
+    from jalapeno.report.tables import comparison_tables
+
+    res, _ = comparison
+    rec = res.record()
+    page = tables_html(rec)
+    heads = [re.findall(r"<th>(.*?)</th>", t) for t in re.findall(r'<table class="(?:headline|ratios)">.*?</table>',
+                                                                   page, re.S)]
+    term = [[c.header for c in t.columns] for t in comparison_tables(rec)[:2]]
+    assert heads[0] == term[0]
+    assert heads[1] == term[1]
+    c = rec.comparisons["jalapeno"]
+    row = re.search(r"<td>jalapeno</td>(.*?)</tr>", page.split('class="ratios"')[1], re.S).group(1)
+    cells = re.findall(r"<td>(.*?)</td>", row)[2:-1]  # peak, max tok/s/user, each speed, tokens per $
+    assert len(cells) == len(c.iso_interactivity["tok_s_per_kw"])
+    for cell, kw in zip(cells, c.iso_interactivity["tok_s_per_kw"]):
+        if isinstance(kw["ratio"], float) and kw["ratio"] == kw["ratio"]:
+            assert f"({kw['ratio']:.2f}×)" in cell, cell

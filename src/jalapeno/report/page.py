@@ -173,12 +173,15 @@ def _fmt(x, fmt: str) -> str:
     return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, fmt)
 
 
-def _ratio_cell(r: Mapping) -> str:
-    """A ratio with its flag, as table HTML (the flag in a <span class="flag">)."""
+def _ratio_cell(r: Mapping, kw: Mapping | None = None) -> str:
+    """A ratio with its flag, as table HTML (the flag in a <span class="flag">); ``kw``, the per-kW ratio at the same
+    speed, in brackets where both are numbers, as the terminal's table (report/tables.comparison_tables) prints it."""
     if r["ratio"] is None or (isinstance(r["ratio"], float) and math.isnan(r["ratio"])):
         a, b = r["status_a"] == "unreachable", r["status_b"] == "unreachable"
         return f'<span class="flag">unreachable ({"both" if a and b else "this" if a else "baseline"})</span>'
     cell = f"{r['ratio']:.2f}×"
+    if kw is not None and isinstance(kw["ratio"], (int, float)) and math.isfinite(kw["ratio"]):
+        cell += f" ({kw['ratio']:.2f}×)"
     if "below_frontier_start" in (r["status_a"], r["status_b"]):  # that side reads its peak (report/tables._ratio)
         return cell + f' <span class="flag">{_esc(BELOW_START)}</span>'
     return cell + (' <span class="flag">at frontier end</span>' if r["at_frontier_end"] else "")
@@ -193,12 +196,15 @@ def tables_html(rec: ComparisonRecord) -> str:
                   e(usd_text(h.usd_per_mtok_at_peak)),
                   e(bound_cell(h.bound_at_peak, h.prefill_bound_at_peak, h.prefill_chip_share_at_peak)),
                   e(peak_load(fr.frontier)),
-                  _fmt(h.max_interactivity, ".1f"), _fmt(h.min_e2e_s, ".2f"), e(h.deployment_at_peak)]
+                  _fmt(h.max_interactivity, ".1f"),
+                  e(bound_cell(h.bound_at_max_interactivity, h.prefill_bound_at_max_interactivity,
+                               h.prefill_chip_share_at_max_interactivity)),
+                  _fmt(h.min_e2e_s, ".2f"), e(h.deployment_at_peak)]
                  for n, fr in rec.systems.items() for h in [fr.headline]]
     out = ["<h2>Headline</h2>", _table(["system", PEAK_COLUMN, "out tok/s/chip at peak", f"peak tok/s/kW ({conv})",
                                         "$/M tok at peak",
                                         "bound at peak", "conc. cap / in flight at peak", "max tok/s/user",
-                                        "min E2E s", "deployment at peak"], head_rows, "headline"),
+                                        "bound at max", "min E2E s", "deployment at peak"], head_rows, "headline"),
            f'<p class="note">{e(TOKENS_CAPTION)}. {e(power_caption(rec))}.</p>',
            f'<p class="note">{e(CONCURRENCY_CAPTION)}.</p>']
     first = next(iter(rec.comparisons.values()))
@@ -208,7 +214,8 @@ def tables_html(rec: ComparisonRecord) -> str:
         pk = c.peak_ratio
         rows.append([e(n), f"{pk['throughput_per_chip']:.2f}× ({pk['tok_s_per_kw']:.2f}×)",
                      f"{c.max_interactivity_ratio:.2f}×"]
-                    + [_ratio_cell(r) for r in c.iso_interactivity["throughput_per_chip"]]
+                    + [_ratio_cell(r, k) for r, k in zip(c.iso_interactivity["throughput_per_chip"],
+                                                         c.iso_interactivity["tok_s_per_kw"])]
                     + [e(peak_usd_cell(pk)).replace("x", "×")])
         if n != rec.baseline and getattr(c, "bands", None) and band_moves(c.bands):
             rows.append([e(f"{n} band"), *(e(x) for x in band_cells(c.bands))])
