@@ -68,3 +68,43 @@ def test_plan_arithmetic_checks_by_hand(capsys, args):
             assert round(a * b / scale, dec) == total, m.group(0)
             seen += 1
     assert seen >= 3, text
+
+
+TINY = """schema_version = 1
+name = "tiny"
+description = "8 chips of 16 GB, one switched node"
+[chip]
+name = "Tiny"
+peak_dense_tflops.bf16 = { value = 1000, source = "assumption: test" }
+peak_dense_tflops.fp8 = { value = 2000, source = "assumption: test" }
+hbm_capacity_gb = { value = 16, source = "assumption: test" }
+hbm_bandwidth_tb_per_s = { value = 4, source = "assumption: test" }
+hbm_stacks = { value = 4, source = "assumption: test" }
+tdp_w = { value = 700, source = "assumption: test" }
+[[levels]]
+name = "node"
+chips = 8
+scope = "scale_up"
+topology = "switched"
+bandwidth_gb_per_s = { value = 450, source = "assumption: test" }
+latency_us = { value = 1.0, source = "assumption: test" }
+[power]
+allin_kw_per_chip = { value = 1.5, source = "assumption: test" }
+[cost]
+usd_per_chip_hour = { value = 2.0, source = "assumption: test" }
+"""
+
+
+def test_report_lists_a_system_that_cannot_run_the_model(capsys, tmp_path):
+    """compare lists a system no deployment of the model fits on as 'infeasible' with the reason; report's page
+    dropped it without a word (a page of the other systems only). 8 x 16 GB (32 chips at most: 512 GB) cannot hold
+    DeepSeek-R1's ~671 GB of FP8 weights."""
+    sys_file = tmp_path / "tiny.toml"
+    sys_file.write_text(TINY)
+    page = tmp_path / "r.html"
+    code, out, err = run(capsys, "report", "--systems", f"{sys_file},h100", "-w", "1k1k", "-p", "fp8", "--serving",
+                         "agg", "--measured", "none", "--html", str(page))
+    assert code == 0, err
+    assert "note: tiny cannot run the model (no layout of deepseek-r1 (fp8) fits on tiny" in err
+    text = page.read_text()
+    assert re.search(r"<td>tiny</td><td>infeasible</td>(<td>-</td>){8}<td>cannot run the model: no layout", text)

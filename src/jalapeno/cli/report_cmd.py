@@ -103,6 +103,8 @@ def report(
                           bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
                           precisions=precs, recipes=recipes)
     rec = res.record()
+    for n, why in rec.infeasible.items():  # the page lists it in the headline table; said here too
+        print(f"note: {n} cannot run the model ({why}): the page lists it as infeasible", file=sys.stderr)
     if as_deployed:
         notes.insert(0, "As deployed: " + ("; ".join(f"{n}: {r.label}" for n, r in recipes.items()) or "no system")
                      + " (engine recipe: precision, serving, limits, MTP by load); "

@@ -201,6 +201,8 @@ def tables_html(rec: ComparisonRecord) -> str:
                                h.prefill_chip_share_at_max_interactivity)),
                   _fmt(h.min_e2e_s, ".2f"), e(h.deployment_at_peak)]
                  for n, fr in rec.systems.items() for h in [fr.headline]]
+    head_rows += [[e(n), "infeasible", *["-"] * 8, e(f"cannot run the model: {why}")]  # as the terminal's table: the
+                  for n, why in getattr(rec, "infeasible", {}).items()]               # page dropped them, silently
     out = ["<h2>Headline</h2>", _table(["system", PEAK_COLUMN, "out tok/s/chip at peak", f"peak tok/s/kW ({conv})",
                                         "$/M tok at peak",
                                         "bound at peak", "conc. cap / in flight at peak", "max tok/s/user",
