@@ -108,3 +108,23 @@ def test_report_lists_a_system_that_cannot_run_the_model(capsys, tmp_path):
     assert "note: tiny cannot run the model (no layout of deepseek-r1 (fp8) fits on tiny" in err
     text = page.read_text()
     assert re.search(r"<td>tiny</td><td>infeasible</td>(<td>-</td>){8}<td>cannot run the model: no layout", text)
+
+
+def test_compare_store_without_pyarrow_is_refused_before_the_sweep(capsys, tmp_path, monkeypatch):
+    """README's first install (no [explore] extra): compare --store DIR swept every system, then failed on the Parquet
+    write and left DIR/runs/compare-...-1 empty. Now refused first, nothing created."""
+    import sys
+
+    import jalapeno.analysis.comparison as comparison
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
+
+    def no_sweep(*a, **k):
+        raise AssertionError("swept before the store was checked")
+
+    monkeypatch.setattr(comparison, "compare_systems", no_sweep)
+    store = tmp_path / "st"
+    line = error_line(*run(capsys, "compare", "--systems", "h100", "-w", "1k1k", "--store", str(store)))
+    assert line == ('error: --store: needs the pyarrow package, which is not installed. Fix: install the extra: '
+                    'pip install -e ".[explore]"')
+    assert not store.exists()

@@ -62,7 +62,8 @@ def check_store(store: str | Path) -> None:
     name such a folder on purpose (``./-1``). An empty value stored nothing without a word.
 
     Raises:
-        SpecError: ``store`` is empty, starts with ``-``, or is an existing file.
+        SpecError: ``store`` is empty, starts with ``-``, or is an existing file; pyarrow (the ``[explore]``
+            extra, which writes the runs) is not installed.
     """
     s = str(store)
     if not s.strip():
@@ -73,6 +74,7 @@ def check_store(store: str | Path) -> None:
                         f"(write ./{s} for a folder named so)")
     if Path(s).exists() and not Path(s).is_dir():
         raise SpecError("--store", f"{s!r} is a file, not a folder", "give a folder path (it is created)")
+    _require("pyarrow")  # runs are Parquet: compare --store without it swept, then left an empty run folder
 
 
 def store_dir(store: str | Path) -> Path:
