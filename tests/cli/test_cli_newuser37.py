@@ -128,3 +128,20 @@ def test_compare_store_without_pyarrow_is_refused_before_the_sweep(capsys, tmp_p
     assert line == ('error: --store: needs the pyarrow package, which is not installed. Fix: install the extra: '
                     'pip install -e ".[explore]"')
     assert not store.exists()
+
+
+def test_set_fp4_block_formats_without_its_source_gives_its_own_form(capsys):
+    """--set chip.fp4_block_formats.formats=[...] on a chip without the entry said 'give both: --set
+    chip.fp4_block_formats={value = <number>, ...}, or the bare number': that entry is {formats, source}, no number."""
+    line = error_line(*run(capsys, "hardware", "show", "jalapeno", "--set", 'chip.fp4_block_formats.formats=["mxfp4"]'))
+    assert line == ("error: --set: chip.fp4_block_formats.source: is missing. Fix: give both: --set "
+                    "'chip.fp4_block_formats={formats = [\"mxfp4\", \"nvfp4\"], source = \"<where it comes from>\"}' "
+                    "(the FP4 block formats the FP4 tensor cores consume)")
+
+
+def test_set_the_source_of_a_sourced_number_names_the_table_form(capsys):
+    """--set chip.tdp_w.source=... was told only 'write chip.tdp_w=<value>', which cannot set a source."""
+    line = error_line(*run(capsys, "hardware", "show", "jalapeno", "--set", "chip.tdp_w.source=my datasheet"))
+    assert line == ("error: --set: chip.tdp_w.source: chip.tdp_w is a value, not a table. Fix: write chip.tdp_w=<value> "
+                    "(its source then records the override), or chip.tdp_w={value = <number>, source = \"<where it "
+                    "comes from>\"}")

@@ -191,8 +191,11 @@ def _apply_one(data: dict, key: str, value: Any, where: str) -> None:
                                 f"write e.g. {key}.bandwidth_gb_per_s=<value>")
             continue
         if _is_sourced_model(sub) or kind != "model":
-            raise SpecError(f"{where}: {key}", f"{'.'.join(parts[: i + 1])} is a value, not a table",
-                            f"write {'.'.join(parts[: i + 1])}=<value>")
+            k = ".".join(parts[: i + 1])  # chip.sram_mib.source=...: the sourced entry is set whole
+            raise SpecError(f"{where}: {key}", f"{k} is a value, not a table",
+                            f"write {k}=<value>" + (f' (its source then records the override), or {k}={{value = <number>, '
+                                                    f'source = "<where it comes from>"}}' if _is_sourced_model(sub)
+                                                    else ""))
         node, model, i = node.setdefault(p, {}), sub, i + 1
     if kind == "dict" and len(parts) == i + 1 and not isinstance(value, Mapping):  # chip.peak_dense_tflops=3400
         keys = sorted(node[p], key=lambda k: (k != "fp8", k)) if isinstance(node.get(p), Mapping) else ["<key>"]
