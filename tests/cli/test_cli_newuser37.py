@@ -145,3 +145,19 @@ def test_set_the_source_of_a_sourced_number_names_the_table_form(capsys):
     assert line == ("error: --set: chip.tdp_w.source: chip.tdp_w is a value, not a table. Fix: write chip.tdp_w=<value> "
                     "(its source then records the override), or chip.tdp_w={value = <number>, source = \"<where it "
                     "comes from>\"}")
+
+
+def test_hardware_show_prints_the_optional_chip_keys_and_the_die(capsys, monkeypatch):
+    """A file's compute_units, sram_per_unit_kib, mma_tile_m, fp4_block_formats and [die] were read and priced (the tile
+    model, the FP4 format check, the sliced pricer) but hardware show printed none of them. MI355X's file: 256 CUs,
+    160 KiB LDS per CU, MFMA M = 16, MXFP4 only, 2 I/O dies holding 8 XCDs on a pair at 2.75 TB/s and 150 ns."""
+    monkeypatch.setenv("COLUMNS", "250")
+    code, out, err = run(capsys, "hardware", "show", "mi355x")
+    assert code == 0, err
+    rows = {ln.split("│")[1].strip(): ln.split("│")[2].strip() for ln in out.splitlines() if ln.count("│") >= 3}
+    assert rows["compute units"] == "256" and rows["SRAM per unit"] == "160 KiB" and rows["MMA tile M"] == "16"
+    assert rows["FP4 block formats"] == "mxfp4"
+    assert "die (docs/chip.md): 2 slices (8 compute dies), pair, 2.75 TB/s per link, 150 ns per hop, placement striped" \
+        in " ".join(out.split())
+    code, out, _ = run(capsys, "hardware", "show", "h100")
+    assert "die (docs/chip.md)" not in out  # one slice: no on-die network

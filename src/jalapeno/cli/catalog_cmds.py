@@ -25,7 +25,15 @@ def system_dict(s: System, eff: Efficiency) -> dict:
         "chip": {"name": c.name, "peak_flop_per_s": dict(c.peak_flop_per_s),
                  "hbm_capacity_bytes": c.hbm_capacity_bytes, "hbm_usable_bytes": c.hbm_usable_bytes,
                  "hbm_bandwidth_bytes_per_s": c.hbm_bandwidth_bytes_per_s, "hbm_stacks": c.hbm_stacks,
-                 "sram_bytes": c.sram_bytes, "tdp_w": c.tdp_w, "sustained_w": c.sustained_w},
+                 "sram_bytes": c.sram_bytes, "tdp_w": c.tdp_w, "sustained_w": c.sustained_w,
+                 "fp32_vector_flop_per_s": c.fp32_vector_flop_per_s, "compute_units": c.compute_units,
+                 "sram_per_unit_bytes": c.sram_per_unit_bytes, "mma_tile_m": c.mma_tile_m,
+                 "fp4_block_formats": sorted(c.fp4_block_formats) if c.fp4_block_formats else None,
+                 "die": None if c.die is None else {
+                     "slices": c.die.slices, "compute_dies": c.die.compute_dies or c.die.slices,
+                     "topology": c.die.topology, "mesh_shape": list(c.die.mesh_shape) or None,
+                     "link_bandwidth_bytes_per_s": c.die.link_bandwidth_bytes_per_s,
+                     "hop_latency_s": c.die.hop_latency_s, "placement": c.die.placement}},
         "levels": [{"name": lv.name, "chips": lv.chips, "scope": lv.scope, "topology": lv.topology,
                     "bandwidth_bytes_per_s": lv.bandwidth_bytes_per_s, "latency_s": lv.latency_s,
                     "in_network_reduction": lv.in_network_reduction,
@@ -94,6 +102,7 @@ def hardware_show(name: str = typer.Argument(..., help="System name or path to a
     t.add_row("HBM stacks", str(c.hbm_stacks), src.get("chip.hbm_stacks", ""))
     t.add_row("SRAM", f"{c.sram_bytes / units.MiB:.0f} MiB" if c.sram_bytes else "not published",
               src.get("chip.sram_mib", ""))
+    _optional_rows(t, c, src)  # the tile model's and FP32 / FP4-format keys, where the file gives them
     t.add_row("TDP", f"{c.tdp_w:,.0f} W", src.get("chip.tdp_w", ""))
     t.add_row("sustained", f"{c.sustained_w:,.0f} W" if c.sustained_w else "-", src.get("chip.sustained_w", ""))
     t.add_row("all-in power", f"{s.allin_power_w_per_chip:,.0f} W/chip", src.get("power.allin_kw_per_chip", ""))
@@ -108,6 +117,13 @@ def hardware_show(name: str = typer.Argument(..., help="System name or path to a
         lt.add_row(lv.name, str(lv.chips), lv.scope, topo, f"{lv.bandwidth_bytes_per_s / 1e9:.0f}",
                    f"{lv.latency_s * 1e6:.1f}", src.get(f"levels[{lv.name}].bandwidth_gb_per_s", ""))
     console.print(lt)
+    if c.die is not None and c.die.slices > 1:  # one slice: no on-die network to show
+        d = c.die
+        shape = f" {d.mesh_shape[0]} x {d.mesh_shape[1]}" if d.mesh_shape else ""
+        dies = f" ({d.compute_dies} compute dies)" if d.compute_dies and d.compute_dies != d.slices else ""
+        console.print(f"die (docs/chip.md): {d.slices} slices{dies}, {d.topology}{shape}, "
+                      f"{fmt_si(d.link_bandwidth_bytes_per_s, 'B/s')} per link, {d.hop_latency_s * 1e9:.0f} ns per hop, "
+                      f"placement {d.placement} ({src.get('die.link_bandwidth_tb_per_s', '')})")
     if s.host:
         console.print(f"host CPUs: {s.host.location.replace('_', ' ')}, {s.host.bandwidth_bytes_per_s / 1e9:.0f} GB/s "
                       f"per chip, {s.host.latency_s * 1e6:.1f} us ({src.get('host.bandwidth_gb_per_s', '')})")
@@ -116,6 +132,19 @@ def hardware_show(name: str = typer.Argument(..., help="System name or path to a
     console.print("KV-cache tiers below HBM (docs/agentic.md): "
                   + "; ".join(f"{k}: {v}" for k, v in tier_status(s).items()))
     console.print(f"efficiency: {eff.source}" + _spec_set_note(eff.source, is_catalog_system(s)))
+
+
+def _optional_rows(t: Table, c, src: dict) -> None:
+    """The chip's optional keys (docs/catalog.md, [chip]) as rows of ``hardware show``'s table, each where given:
+    a file's compute_units or fp4_block_formats was read and priced but not shown."""
+    rows = [("FP32 vector", c.fp32_vector_flop_per_s, lambda v: fmt_si(v, "FLOP/s"), "chip.fp32_vector_tflops"),
+            ("compute units", c.compute_units, str, "chip.compute_units"),
+            ("SRAM per unit", c.sram_per_unit_bytes, lambda v: f"{v / units.KiB:.0f} KiB", "chip.sram_per_unit_kib"),
+            ("MMA tile M", c.mma_tile_m, str, "chip.mma_tile_m"),
+            ("FP4 block formats", c.fp4_block_formats, lambda v: ", ".join(sorted(v)), "chip.fp4_block_formats")]
+    for label, v, fmt, key in rows:
+        if v:
+            t.add_row(label, fmt(v), src.get(key, ""))
 
 
 def _spec_set_note(source: str, catalog: bool) -> str:

@@ -352,6 +352,8 @@ def _collect_sources(obj, prefix: str, out: dict[str, str]) -> None:
         if obj.alternatives:
             s += f"; other sources: {obj.alternatives}"
         out[prefix] = s
+    elif isinstance(obj, SourcedNames):  # fp4_block_formats: shown by hardware show with its source
+        out[prefix] = obj.source
     elif isinstance(obj, BaseModel):
         for k in type(obj).model_fields:
             _collect_sources(getattr(obj, k), f"{prefix}.{k}" if prefix else k, out)
