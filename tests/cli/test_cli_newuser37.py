@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import re
 from pathlib import Path
 
@@ -161,3 +162,23 @@ def test_hardware_show_prints_the_optional_chip_keys_and_the_die(capsys, monkeyp
         in " ".join(out.split())
     code, out, _ = run(capsys, "hardware", "show", "h100")
     assert "die (docs/chip.md)" not in out  # one slice: no on-die network
+
+
+def test_agentic_compare_lists_a_system_that_cannot_run_the_model(capsys, tmp_path):
+    """compare -w 8k1k lists a system no deployment fits on as infeasible and compares the rest; compare -w agentic:…
+    stopped the whole comparison with 'deployment: no aggregated layout of deepseek-r1 fits on tiny'. Now the same
+    as the fixed-length table; the baseline falls to a system that runs unless --baseline named the infeasible one."""
+    sys_file = tmp_path / "tiny.toml"
+    sys_file.write_text(TINY)
+    args = ("compare", "--systems", f"h100,{sys_file}", "-w", "agentic:chat-agent", "-p", "fp8")
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["infeasible"] == {"tiny": "no aggregated layout of deepseek-r1 fits on tiny"}
+    assert d["baseline"] == "h100" and list(d["systems"]) == ["h100"]
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert re.search(r"│ tiny +│ infeasible +│", out) and "cannot run" in out, out
+    line = error_line(*run(capsys, *args, "--baseline", "tiny"))
+    assert line == ("error: --baseline: tiny cannot run deepseek-r1 (no aggregated layout of deepseek-r1 fits on tiny). "
+                    "Fix: pick a system that can as --baseline")

@@ -166,10 +166,13 @@ class AgenticComparison:
     baseline: str
     systems: dict
     ratios: dict
+    #: systems no aggregated deployment of the model fits on → why (compared without them, as compare_systems does)
+    infeasible: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return {"model": self.model, "workload": self.workload, "convention": self.convention,
-                "baseline": self.baseline, "systems": self.systems, "ratios": self.ratios}
+                "baseline": self.baseline, "systems": self.systems, "ratios": self.ratios,
+                "infeasible": dict(self.infeasible)}
 
 
 def _tier_rows(fr: cmp.Frontier, ceilings_min: dict[str, float], frontier_pts: list[dict]) -> dict:
@@ -195,7 +198,7 @@ def _tier_rows(fr: cmp.Frontier, ceilings_min: dict[str, float], frontier_pts: l
 def compare_agentic(model: ModelSpec, systems: list[Pricer], spec: AgenticSpec, precisions: dict[str, list[str]],
                     baseline: str | None = None, convention: str = "all-in", options: SweepOptions | None = None,
                     iso_task_min=DEFAULT_ISO_TASK_MIN, tier_ceilings_min: dict | None = None,
-                    use_tiers: bool = True) -> AgenticComparison:
+                    use_tiers: bool = True, strict_baseline: bool = True) -> AgenticComparison:
     """Frontiers of every system on the agentic workload and their ratios against ``baseline``.
 
     Per system: peak tasks/h/chip (and per kW under ``convention``, $ per task), the fastest mean
@@ -206,8 +209,10 @@ def compare_agentic(model: ModelSpec, systems: list[Pricer], spec: AgenticSpec, 
 
     Raises:
         SpecError: no system, an unknown baseline, a bad convention, a tier ceiling that is not a
-            finite number of minutes > 0 (named ``--tiers``, the flag that sets it). InfeasibleDeployment: a
-            system with no feasible point.
+            finite number of minutes > 0 (named ``--tiers``, the flag that sets it). InfeasibleDeployment: no
+            system has a feasible point, or (``strict_baseline``) the baseline has none; a system without one is
+            compared without, listed in ``infeasible`` with its reason (without ``strict_baseline`` the last
+            feasible system stands in for an infeasible baseline).
     """
     if not systems:
         raise SpecError("systems", "no system given", "pass at least one system")
@@ -222,8 +227,21 @@ def compare_agentic(model: ModelSpec, systems: list[Pricer], spec: AgenticSpec, 
             v = f"{v:g}" if isinstance(v, (int, float)) else repr(v)
             raise SpecError("--tiers", f"{name}={v}: a task-time ceiling must be a finite number of minutes > 0",
                             "write e.g. --tiers fast=10,ultra_fast=5 (minutes per agent task)")
-    frs = {s.system.name: agentic_frontier(model, s, spec, precisions[s.system.name], options, use_tiers)
-           for s in systems}
+    frs, infeasible = {}, {}
+    for s in systems:
+        try:
+            frs[s.system.name] = agentic_frontier(model, s, spec, precisions[s.system.name], options, use_tiers)
+        except InfeasibleDeployment as e:  # this system cannot run the model: say why, compare the rest
+            infeasible[s.system.name] = e.problem
+    if not frs:
+        raise InfeasibleDeployment("--systems", f"no compared system can run {model.name}: "
+                                   + "; ".join(f"{n}: {why}" for n, why in infeasible.items()),
+                                   "use a smaller precision, a smaller model or bigger systems")
+    if baseline in infeasible:
+        if strict_baseline:
+            raise InfeasibleDeployment("--baseline", f"{baseline} cannot run {model.name} ({infeasible[baseline]})",
+                                       "pick a system that can as --baseline")
+        baseline = list(frs)[-1]
     out, fronts = {}, {}
     for n, af in frs.items():
         sysm = af.pricer.system
@@ -252,4 +270,5 @@ def compare_agentic(model: ModelSpec, systems: list[Pricer], spec: AgenticSpec, 
                                "baseline_tasks_per_hour_per_chip": r["y_b"], "at_frontier_end": r["at_frontier_end"]}
                               for m, r in zip(iso_task_min, iso)],
         }
-    return AgenticComparison(model.name, spec.as_dict() | {"source": spec.source}, convention, baseline, out, ratios)
+    return AgenticComparison(model.name, spec.as_dict() | {"source": spec.source}, convention, baseline, out, ratios,
+                             infeasible)

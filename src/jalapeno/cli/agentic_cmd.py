@@ -96,7 +96,7 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
     ceil = None if tiers == default_tiers else _floors(tiers, "minutes", "fast=10,ultra_fast=5")
     precs = {s.system.name: _precisions(m, s, pinned, kv_dtype, attention_dtype, compute_fallback) for s in syss}
     res = compare_agentic(m, syss, spec, precs, baseline=base, convention=power, options=opts, iso_task_min=iso,
-                          tier_ceilings_min=ceil)
+                          tier_ceilings_min=ceil, strict_baseline=bool(baseline))
     d = res.as_dict()
     if json_out:
         print_json(d)

@@ -53,6 +53,8 @@ def agentic_tables(d: dict) -> list[Table]:
                      usd_text(pk["usd_per_task"]), f"{_min(pk['task_time_s'])} ({_min(pk['task_time_p90_s'])})",
                      f"{_min(fa['task_time_s'])} ({_min(fa['task_time_p90_s'])})",
                      _f(fa["tasks_per_hour_per_chip"], ",.2f"), pk["bound"], _kv(pk), pk["deployment"])
+    for name, why in d.get("infeasible", {}).items():  # compared without them, each with its reason
+        head.add_row(name, "infeasible", *["-"] * 7, f"cannot run the model: {why}", style="dim")
     turns = Table(title="per turn at peak and at the fastest point: TTFT first / mean / last turn, TPOT, "
                         "prefix-cache hit rate")
     for col in ("system", "point", "TTFT first s", "TTFT mean s", "TTFT last s", "TPOT ms", "hit rate",
