@@ -26,7 +26,7 @@ def test_step_states_the_hbm_floor_beside_the_per_constraint_times(capsys):
     assert 7.2e-3 < hbm["floor_s"] < 7.4e-3  # 34.75 GB of weights + a little KV / activations at 4.8 TB/s
     code, out, err = run(capsys, "step", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "4", "-b", "1", "-c", "1024")
     text = " ".join(out.split())
-    assert "time of the ops each constraint binds" in text
+    assert "time by constraint (an op's roofline part under compute or hbm_bandwidth, its per-kernel overhead" in text
     assert "HBM traffic per chip: " in text and "(weights 34.75," in text and "at peak bandwidth" in text
 
 

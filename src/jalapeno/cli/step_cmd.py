@@ -228,8 +228,10 @@ def step(
                       if split else f"two-batch overlap: fewer than {MIN_SPLIT_SEQS:g} decoding sequences per DP rank "
                       "and no prefill — the step cannot be split and runs serially")
     console.print(Text.assemble("step time ", (f"{out['step_time_s'] * 1e3:.2f} ms", "bold"), ", bound by ",
-                                (out["bound"], "bold"), f" ({margin_text(out['bound_margin'])}); time of the ops "
-                                f"each constraint binds: {att}"))
+                                (out["bound"], "bold"), f" ({margin_text(out['bound_margin'])}); time by constraint "
+                                "(an op's roofline part under compute or hbm_bandwidth, its per-kernel overhead and the step's fixed cost under "
+                                "overhead, the collectives under their links, so a total is not the sum of the table's "
+                                f"rows of that bound): {att}"))
     hbm = hbm_traffic(sc, s.chip.hbm_bandwidth_bytes_per_s)
     console.print(f"HBM traffic per chip: {hbm['bytes'] / 1e9:.2f} GB (weights {hbm['weight_bytes'] / 1e9:.2f}, KV "
                   f"{hbm['kv_bytes'] / 1e9:.2f}, activations {hbm['act_bytes'] / 1e9:.2f}) = {hbm['floor_s'] * 1e3:.2f} ms "
