@@ -128,3 +128,22 @@ def test_report_page_prints_the_band_row(banded):
     lo, hi = sorted((pk["low"], pk["high"]))
     assert f"<td>jalapeno band</td><td>{lo:.2f}-{hi:.2f}x (" in page and "gb300-nvl72 band" not in page
     assert "each ratio with both systems at their low efficiency sets" in page
+
+
+def test_report_page_headline_gives_the_bands_the_terminal_gives(banded):
+    """newuser37: with --bands the terminal's headline gives each figure's (low-high) and the page's ratio caption
+    points at 'the headline's (low-high)', but the page's headline had none. The ends are the headline bands' own
+    sweeps (efficiency_bands), printed as the terminal prints them."""
+    from jalapeno.report.page import tables_html
+
+    rec = banded.record()
+    page = tables_html(rec)
+    row = page.split("<td>jalapeno</td>", 1)[1].split("</tr>", 1)[0]
+    cells = [c.split("</td>")[0] for c in row.split("<td>")[1:]]  # peak, out, per kW, $/M, bound, load, max, ...
+    b = rec.systems["jalapeno"].headline.bands
+    lo, hi = b.peak_throughput_per_chip.low, b.peak_throughput_per_chip.high
+    assert cells[0].endswith(f" ({lo:,.0f}-{hi:,.0f})"), cells[0]
+    klo, khi = b.peak_tok_s_per_kw["low"]["all-in"], b.peak_tok_s_per_kw["high"]["all-in"]
+    assert f" ({klo:,.0f}-{khi:,.0f})" in cells[2], cells[2]
+    ilo, ihi = b.max_interactivity.low, b.max_interactivity.high
+    assert f" ({ilo:.1f}-{ihi:.1f})" in cells[6], cells[6]

@@ -34,7 +34,7 @@ from jalapeno.errors import SpecError
 from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.html import _esc, hover_text
 from jalapeno.report.tables import (BAND_ROW_CAPTION, BELOW_START, CONCURRENCY_CAPTION, PEAK_COLUMN, PEAK_USD_COLUMN,
-                                    TOKENS_CAPTION, band_cells, band_moves, peak_load, peak_usd_cell, power_caption,
+                                    TOKENS_CAPTION, band_cells, band_moves, headline_band, peak_load, peak_usd_cell, power_caption,
                                     tier_deployments, usd_text)
 
 if TYPE_CHECKING:
@@ -191,12 +191,14 @@ def tables_html(rec: ComparisonRecord) -> str:
     """Headline, ratio and tier tables of a comparison as escaped HTML."""
     conv = rec.power_convention
     e = html.escape
-    head_rows = [[e(n), _fmt(h.peak_throughput_per_chip, ",.0f"), _fmt(h.peak_output_throughput_per_chip, ",.0f"),
-                  _fmt(h.peak_tok_s_per_kw[conv], ",.0f"),
+    band = headline_band  # each figure's (low-high) with --bands, as the terminal's headline gives it
+    head_rows = [[e(n), _fmt(h.peak_throughput_per_chip, ",.0f") + e(band(h, "peak_throughput_per_chip", ",.0f")),
+                  _fmt(h.peak_output_throughput_per_chip, ",.0f"),
+                  _fmt(h.peak_tok_s_per_kw[conv], ",.0f") + e(band(h, "peak_tok_s_per_kw", ",.0f", conv)),
                   e(usd_text(h.usd_per_mtok_at_peak)),
                   e(bound_cell(h.bound_at_peak, h.prefill_bound_at_peak, h.prefill_chip_share_at_peak)),
                   e(peak_load(fr.frontier)),
-                  _fmt(h.max_interactivity, ".1f"),
+                  _fmt(h.max_interactivity, ".1f") + e(band(h, "max_interactivity", ".1f")),
                   e(bound_cell(h.bound_at_max_interactivity, h.prefill_bound_at_max_interactivity,
                                h.prefill_chip_share_at_max_interactivity)),
                   _fmt(h.min_e2e_s, ".2f"), e(h.deployment_at_peak)]

@@ -69,6 +69,16 @@ def band_text(lo: float, hi: float, fmt: str) -> str:
     return f" ({_f(lo, fmt)}-{_f(hi, fmt)})" + (f" [wide band: {max(lo, hi) / min(lo, hi):.1f}x]" if wide else "")
 
 
+def headline_band(h, key: str, fmt: str, sub: str | None = None) -> str:
+    """A headline cell's band suffix (:func:`band_text`) for ``key`` of headline ``h`` (``sub``: the power
+    convention of a per-kW figure); ``""`` without bands. The terminal's table and the report page's both."""
+    if h.bands is None:
+        return ""
+    b = getattr(h.bands, key)
+    lo, hi = (b["low"][sub], b["high"][sub]) if sub else (b.low, b.high)
+    return band_text(lo, hi, fmt)
+
+
 def _f(x, fmt: str = ".3g") -> str:
     if x is None or (isinstance(x, float) and (math.isnan(x) or math.isinf(x))):
         return "-"
@@ -138,13 +148,7 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
     for col in (PEAK_COLUMN, "out tok/s/chip at peak", f"peak tok/s/kW ({conv})", "$/M tok at peak", "bound at peak",
                 "conc. cap / in flight at peak", "max tok/s/user", "bound at max", "min E2E s", "deployment at peak"):
         head.add_column(col, overflow="fold")
-    def band(h, key, fmt, sub=None):
-        if h.bands is None:
-            return ""
-        b = getattr(h.bands, key)
-        lo, hi = (b["low"][sub], b["high"][sub]) if sub else (b.low, b.high)
-        return band_text(lo, hi, fmt)
-
+    band = headline_band
     for name, s in d.systems.items():
         h = s.headline
         head.add_row(name, _f(h.peak_throughput_per_chip, ",.0f") + band(h, "peak_throughput_per_chip", ",.0f"),
