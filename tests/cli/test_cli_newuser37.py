@@ -182,3 +182,11 @@ def test_agentic_compare_lists_a_system_that_cannot_run_the_model(capsys, tmp_pa
     line = error_line(*run(capsys, *args, "--baseline", "tiny"))
     assert line == ("error: --baseline: tiny cannot run deepseek-r1 (no aggregated layout of deepseek-r1 fits on tiny). "
                     "Fix: pick a system that can as --baseline")
+
+
+def test_sensitivity_unknown_metric_does_not_offer_ratio_metrics(capsys):
+    """sensitivity --metric bogus listed the metrics '(each also as <metric>_ratio)', the claim parser's words; a
+    ratio metric is then refused ('sensitivity is of one system's metric, not a ratio')."""
+    line = error_line(*run(capsys, "sensitivity", "--system", "jalapeno", "--metric", "bogus"))
+    assert line.startswith("error: --metric: unknown metric 'bogus'. Fix: use one of peak_throughput_per_chip, "), line
+    assert "_ratio" not in line and line.endswith("throughput_per_chip@X, tok_s_per_kw@X"), line
