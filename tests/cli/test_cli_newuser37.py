@@ -190,3 +190,19 @@ def test_sensitivity_unknown_metric_does_not_offer_ratio_metrics(capsys):
     line = error_line(*run(capsys, "sensitivity", "--system", "jalapeno", "--metric", "bogus"))
     assert line.startswith("error: --metric: unknown metric 'bogus'. Fix: use one of peak_throughput_per_chip, "), line
     assert "_ratio" not in line and line.endswith("throughput_per_chip@X, tok_s_per_kw@X"), line
+
+
+def test_set_name_colon_takes_a_user_files_system_name(capsys, tmp_path):
+    """--systems my/tiny.toml,h100 --set tiny:KEY=V was refused ('tiny' is not among --systems): NAME: took only the
+    entry as typed, though the tables call the system tiny and --baseline tiny works. Now the file's name works too;
+    a miss lists each file entry with its name."""
+    sys_file = tmp_path / "tiny.toml"
+    sys_file.write_text(TINY.replace("value = 16,", "value = 192,"))  # 192 GB: a chip that runs gpt-oss-120b
+    args = ("compare", "--systems", f"{sys_file},h100", "-m", "gpt-oss-120b", "-w", "1k1k", "--serving", "agg",
+            "--json")
+    code, out, err = run(capsys, *args, "--set", "tiny:chip.tdp_w=650")
+    assert code == 0, err
+    assert "tiny+chip.tdp_w=650" in json.loads(out)["systems"]
+    line = error_line(*run(capsys, *args, "--set", "tiyn:chip.tdp_w=650"))
+    assert line == (f"error: --set: 'tiyn' is not among --systems. Fix: use one of {sys_file} (tiny), h100 before the "
+                    "colon, or drop NAME: to set all")

@@ -142,6 +142,25 @@ def check_pricer_chip_model(pricer: str, chip_model: str) -> None:
                         "--chip-model, or --chip-model flat with --pricer table)")
 
 
+def _file_entry(target: str, names: list[str]) -> str:
+    """The ``--systems`` entry (a TOML path) whose file names its system ``target``: ``--set mychip:KEY=V`` with
+    ``--systems my/mychip.toml`` (the tables call it mychip, and --baseline takes that name too).
+
+    Raises:
+        SpecError: no entry is, or loads as, ``target``.
+    """
+    from jalapeno.specs.catalog import list_systems, load_system
+
+    catalog = list_systems()  # a catalog entry is its own name: no file to read
+    files = {n: load_system(n).name for n in names if n not in catalog}
+    for n, name in files.items():
+        if name == target:
+            return n
+    shown = ", ".join(f"{n} ({files[n]})" if n in files and files[n] != n else n for n in names)
+    raise SpecError("--set", f"{target!r} is not among --systems",
+                    f"use one of {shown} before the colon, or drop NAME: to set all")
+
+
 def systems_pricers(names: list[str], efficiency: str = "calibrated", sets: list[str] | None = None,
                     stack: str | None = None, pricer: str = "roofline", stacks: dict[str, str] | None = None) -> list:
     """Pricers of several systems; ``NAME:KEY=VALUE`` applies to the system given as NAME;
@@ -156,9 +175,7 @@ def systems_pricers(names: list[str], efficiency: str = "calibrated", sets: list
         key = item.partition("=")[0]
         if ":" in key:
             target, _, rest = item.partition(":")
-            if target not in per:
-                raise SpecError("--set", f"{target!r} is not among --systems",
-                                f"use one of {', '.join(names)} before the colon, or drop NAME: to set all")
+            target = target if target in per else _file_entry(target, names)
             per[target].append(rest)
         else:
             if key.strip() == "name" and len(names) > 1:  # was 'two systems are named ...; give a user file its own name'
