@@ -206,3 +206,20 @@ def test_set_name_colon_takes_a_user_files_system_name(capsys, tmp_path):
     line = error_line(*run(capsys, *args, "--set", "tiyn:chip.tdp_w=650"))
     assert line == (f"error: --set: 'tiyn' is not among --systems. Fix: use one of {sys_file} (tiny), h100 before the "
                     "colon, or drop NAME: to set all")
+
+
+def test_results_show_takes_the_name_results_list_shows(tmp_path):
+    """results list shows a run's folder ('explore-700w') and its name ('700w', the explore file's name); results
+    show 700w was 'no run '700w''. The name now finds the run where exactly one run has it; two runs of one name
+    (compare --store twice: compare-m-w-1, compare-m-w-2) still need the folder."""
+    from jalapeno.analysis.results_store import run_dir
+    from jalapeno.errors import SpecError
+
+    for folder, name in (("explore-700w", "700w"), ("compare-r1-8k1k-1", "r1-8k1k"), ("compare-r1-8k1k-2", "r1-8k1k")):
+        (tmp_path / "runs" / folder).mkdir(parents=True)
+        (tmp_path / "runs" / folder / "meta.json").write_text(json.dumps({"run": folder, "name": name}))
+    assert run_dir(tmp_path, "700w") == tmp_path / "runs" / "explore-700w"
+    assert run_dir(tmp_path, "explore-700w") == tmp_path / "runs" / "explore-700w"
+    with pytest.raises(SpecError) as e:
+        run_dir(tmp_path, "r1-8k1k")
+    assert e.value.fix == "use one of: compare-r1-8k1k-1, compare-r1-8k1k-2, explore-700w"

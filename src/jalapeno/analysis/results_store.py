@@ -211,7 +211,8 @@ def list_runs(store: str | Path) -> list[dict]:
 
 
 def run_dir(store: str | Path, run: str) -> Path:
-    """The folder of ``run``.
+    """The folder of ``run``: its folder name (``explore-700w``), or the name ``results list`` shows beside it
+    (``700w``, the explore file's ``name``) where exactly one run has it.
 
     Raises:
         SpecError: unknown run (with the known ones).
@@ -220,9 +221,21 @@ def run_dir(store: str | Path, run: str) -> Path:
     if "/" in run or "\\" in run or run in ("", ".", "..") or not (d / "meta.json").is_file():
         known = sorted(x.name for x in (Path(store) / "runs").glob("*") if (x / "meta.json").is_file()) \
             if (Path(store) / "runs").is_dir() else []
+        by_name = [k for k in known if _meta_name(Path(store) / "runs" / k) == run]  # results list's name column
+        if len(by_name) == 1:
+            return Path(store) / "runs" / by_name[0]
         raise SpecError("RUN", f"no run {run!r} in {str(store)!r}",
                         f"use one of: {', '.join(known)}" if known else "run explore (or compare --store) first")
     return d
+
+
+def _meta_name(d: Path) -> str | None:
+    """The ``name`` a run's meta.json gives it (None where it is unreadable: :func:`run_dir` names the folders)."""
+    try:
+        name = json.loads((d / "meta.json").read_text()).get("name")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return name if isinstance(name, str) else None
 
 
 def _corrupt(d: Path, name: str, why: str) -> SpecError:
