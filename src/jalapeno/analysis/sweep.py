@@ -45,6 +45,7 @@ from jalapeno.serve.analytic import ServingPoints, aggregated_by_batch
 from jalapeno.serve.disagg import DecodeCurve, PrefillPerf, decode_curve, disaggregated_points, prefill_perf, \
     prefill_workers_needed
 from jalapeno.serve.lockstep import solve_concurrencies
+from jalapeno.serve.overlap_pick import faster_by_point
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import Precision, check_precision
@@ -418,17 +419,13 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
             if opt.concurrency is not None:  # below: one build per layout and pass, collectives together
                 locked.append(variants)
                 continue
-            sets = [aggregated_by_batch(model, pricer, d, wl, batches) for d in variants]
-            _, first = np.unique(sets[0].decode_batch, return_index=True)  # the same batch grid for every
-            sets = [p.take(np.sort(first)) for p in sets]                   # variant (same memory fit)
-            if len(sets) == 1:
-                add(variants[0], sets[0])
+            if len(variants) == 2:  # the faster at each batch; long prompts' chunks priced for it alone
+                for d, p in faster_by_point(model, pricer, variants, wl, batches):
+                    add(d, p)
                 continue
-            off, on = sets
-            use = on.feasible & (~off.feasible | (on.throughput_per_chip > off.throughput_per_chip))
-            for d, p, sel in ((variants[0], off, ~use), (variants[1], on, use)):
-                if sel.any():
-                    add(d, p.take(np.flatnonzero(sel)))
+            pts = aggregated_by_batch(model, pricer, variants[0], wl, batches)
+            _, first = np.unique(pts.decode_batch, return_index=True)  # each distinct (clipped) batch once
+            add(variants[0], pts.take(np.sort(first)))
     if locked:  # fixed concurrencies: every deployment keeps all of them
         sets = iter(solve_concurrencies(model, pricer, [d for v in locked for d in v], wl, np.asarray(opt.concurrency)))
         for variants in locked:

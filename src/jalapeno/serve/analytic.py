@@ -277,10 +277,11 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
 
 
 def agg_plan(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, decode_batch,
-             cap: tuple[float, str] | None = None) -> tuple:
+             cap: tuple[float, str] | None = None, join: bool = True) -> tuple:
     """What :func:`aggregated_by_batch` derives at ``decode_batch`` (N,) before it prices a step: the step
     batch (last) and the loads it is made of; :func:`agg_points` finishes the points (serve/lockstep.py
-    prices the batches of several deployments together in between)."""
+    prices the batches of several deployments together in between). ``join`` False: the step batch holds
+    the 2N rows of the three step kinds alone, not the long prompts' chunks (serve/overlap_pick.py)."""
     lay = dep.decode.layout
     a = dep.mtp.tokens_per_step if dep.mtp else 1.0
     steps = (wl.mean_osl - 1) / a
@@ -308,21 +309,30 @@ def agg_plan(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, de
     kinds = graph_padded(dep, lay, Batch.make(decode_seqs=np.concatenate([b_mb, b_pre]), decode_ctx=ctx,
                                               prefill_tokens=pre, prefill_ctx=pre_ctx, prefill_seqs=pre / chunk))
     return (b, limit, steps, p_mb, chunk, pre_ctx, p_big, b_pre, lengths, long, plan,
-            kinds if chunks is None else Batch.joined(kinds, chunks))
+            kinds if chunks is None or not join else Batch.joined(kinds, chunks))
 
 
 def agg_points(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple,
                slots_full=None) -> ServingPoints:
     """:func:`aggregated_by_batch`'s points from its :func:`agg_plan`."""
+    head, long_s = agg_head(model, pricer, dep, wl, plan_)
+    return agg_tail(pricer, dep, wl, plan_, head, long_s, slots_full)
+
+
+def agg_head(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple) -> tuple[dict, tuple]:
+    """What :func:`agg_points` works out from its plan's step batch before a prompt's prefill time: (name → (N,)
+    array: the decode batch ``b``, its cap ``limit``, the mean step ``tau``, the request rate ``lam``, the
+    throughput per chip ``tput`` (:meth:`ServingPoints.assemble`'s), ``feasible``, …), and the floored step times
+    and intervals of the plan's long-prompt chunk rows beyond its first 2N ((N·K',) each; empty where the plan's
+    batch holds none: serve/overlap_pick.py prices them apart, for the points it keeps). Every entry is
+    elementwise in the points, so a subset of points gives the same figures (:func:`agg_tail` takes one)."""
     b, limit, steps, p_mb, chunk, pre_ctx, p_big, b_pre, lengths, long, plan, batch = plan_
     eff, lay, ctx, n, sep = pricer.efficiency, dep.decode.layout, wl.decode_ctx, b.shape[0], dep.prefill_steps == "separate"
-    a = dep.mtp.tokens_per_step if dep.mtp else 1.0
     sc = step_cost(model, pricer, lay, dep.precision, batch, dep.mtp, dep.memory_fraction,
                    pool_overlap(dep.overlap, model, lay), dep.memory_profile)
     # a TensorRT-LLM step carrying a prompt without piecewise graphs costs max(host, GPU) (serve/limits.prompt_floor_s);
     # the requests decoding beside an arriving prompt are the other users, b − 1
     step_s = floored_steps(sc.step_time_s, batch.decode_seqs - 1, batch.prefill_tokens, prompt_floor_s(model, dep, pricer=pricer))
-    long_step_s, long_interval_s = step_s[2 * n:], sc.interval_s[2 * n:]
     frac = np.minimum(p_mb / p_big, 1.0)  # p_mb / chunk below one chunk (or one per rank: _chunk_step_load)
     # decode-only steps above the CUDA-graph ceiling run eagerly (serve/limits.py); the steps
     # carrying a prefill chunk are priced as they are (engines graph decode batches only), floored above
@@ -338,34 +348,47 @@ def agg_points(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, 
     bound_level = np.where(np.array([str(x).endswith("_link") for x in bound.tolist()], dtype=bool),
                            np.where(sc.bound_level[:n] != "", sc.bound_level[:n], sc.bound_level[n:2 * n]), "")
     lam = np.where(b > 0, b / (steps * tau), 0.0)
-    pre_s = _prefill_s(lengths, ttft_step, long, plan, long_step_s, long_interval_s)
-    ttft_q = {k: tau / 2 + pre_s[k] + frontend_s(eff, isl) for k, isl in lengths.items()}
     # the steady prefill queue (serve/queueing.py, effect 1): s = marginal cost of one chunk in
-    # a step, n̄ = chunks per step; C for the arrival theorem from the no-queue Little's law;
-    # with a scheduler that polls for new requests every ``recv_interval`` decode steps the
-    # arrival also waits the rest of the poll period, beside the chunks that arrived in it (effect 4)
-    # (a separate prefill step is all marginal: the decode step does not run beside it)
+    # a step, n̄ = chunks per step; with a scheduler that polls for new requests every ``recv_interval``
+    # decode steps the arrival also waits the rest of the poll period, beside the chunks that arrived in it
+    # (effect 4) (a separate prefill step is all marginal: the decode step does not run beside it)
     n_bar = p_mb / chunk
     s_chunk = np.maximum(ttft_step - (0.0 if sep else t_dec), 0.0) / np.maximum(n_bar, p_big / chunk)
-    users = lam * (ttft_q[None] + steps * tau)
     s_join = _joined_chunk_s(model, pricer, dep, b_pre, ctx, pre_ctx, p_big, n_bar, chunk, ttft_step, s_chunk)
-    queue = agg_queue_s(s_chunk, n_bar, tau, users) + poll_wait_s(dep.recv_interval, tau, users, s_join, n_bar,
-                                                             t_dec, ttft_step) - tau / 2
+    reason = np.where(b > 0, np.where(sc.feasible[:n], sc.reason[n:2 * n], sc.reason[:n]), "no sequence fits in the KV cache: weights and activations "
+                      "leave no room; shard wider or use a smaller precision")
+    head = dict(b=b, limit=limit, tau=tau, t_dec=t_dec, ttft_step=ttft_step, lam=lam, n_bar=n_bar, s_chunk=s_chunk,
+                s_join=s_join, bound=bound, margin=margin, bound_level=bound_level.astype(object),
+                feasible=fits & (b > 0), reason=reason, tput=lam * (wl.mean_isl + wl.mean_osl) / lay.chips)
+    return head, (step_s[2 * n:], sc.interval_s[2 * n:])
+
+
+def agg_tail(pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple, head: dict, long_s: tuple,
+             slots_full=None) -> ServingPoints:
+    """:func:`agg_points`'s points from its :func:`agg_head` ``head`` (or the same entries at a subset of its
+    points) and the floored step times and intervals ``long_s`` of those points' long-prompt chunk steps
+    (:func:`_long_chunks`'s rows, point major): the prompts' prefill, TTFT, queue and concurrency."""
+    steps, lengths, long, plan = plan_[2], plan_[8], plan_[9], plan_[10]
+    eff, lay, a = pricer.efficiency, dep.decode.layout, dep.mtp.tokens_per_step if dep.mtp else 1.0
+    b, tau, lam, t_dec, ttft_step, n_bar = (head[k] for k in ("b", "tau", "lam", "t_dec", "ttft_step", "n_bar"))
+    pre_s = _prefill_s(lengths, ttft_step, long, plan, *long_s)
+    ttft_q = {k: tau / 2 + pre_s[k] + frontend_s(eff, isl) for k, isl in lengths.items()}
+    # C for the arrival theorem from the no-queue Little's law
+    users = lam * (ttft_q[None] + steps * tau)
+    queue = agg_queue_s(head["s_chunk"], n_bar, tau, users) + poll_wait_s(dep.recv_interval, tau, users, head["s_join"],
+                                                                        n_bar, t_dec, ttft_step) - tau / 2
     queue = queue + adp_gate_s(dep, lay, b, lam, tau, slots_full)
     # TensorRT-LLM's batch waiting replaces the steady queue: a prompt waits for its window to close
     # (serve/batch_wait.py) and shares that step with the window's other prompts
     hold_s, joined = _batch_wait_s(dep, lay, wl, b, lam, users, t_dec)
-    queue = np.where(hold_s > 0, hold_s + joined * s_chunk, queue)
+    queue = np.where(hold_s > 0, hold_s + joined * head["s_chunk"], queue)
     ttft_q = {k: v + queue for k, v in ttft_q.items()}
     c = lam * (ttft_q[None] + steps * tau)
-    feasible = fits & (b > 0)
-    reason = np.where(b > 0, np.where(sc.feasible[:n], sc.reason[n:2 * n], sc.reason[:n]), "no sequence fits in the KV cache: weights and activations "
-                      "leave no room; shard wider or use a smaller precision")
     return ServingPoints.assemble(
         concurrency=c, decode_batch=b, request_rate_per_s=lam, ttft_by_quantile=ttft_q, tpot_s=tau / a,
-        decode_steps_per_request=steps, step_time_s=tau, workload=wl, chips=lay.chips, bound=bound,
-        bound_margin=margin, limit=limit, feasible=feasible, reason=reason, queue_s=np.zeros_like(b),
-        kv_transfer_s=np.zeros_like(b), bound_level=bound_level.astype(object))
+        decode_steps_per_request=steps, step_time_s=tau, workload=wl, chips=lay.chips, bound=head["bound"],
+        bound_margin=head["margin"], limit=head["limit"], feasible=head["feasible"], reason=head["reason"],
+        queue_s=np.zeros_like(b), kv_transfer_s=np.zeros_like(b), bound_level=head["bound_level"])
 
 
 def running_slots(dep: Deployment, layout) -> float | None:

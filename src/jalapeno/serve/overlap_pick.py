@@ -1,0 +1,66 @@
+"""A layout's aggregated points serially and under two-batch overlap, the faster kept at each decode batch.
+
+The sweep (analysis/sweep.py) evaluates every layout with an EP all-to-all both ways and keeps, at each decode
+batch of its grid, the variant with the higher throughput per chip (a feasible one before an infeasible one).
+Which one wins depends on the decode step alone (throughput and feasibility: serve/analytic.agg_head). A prompt
+longer than one rank's token budget adds its chunk steps, each priced beside the decode batch
+(serve/analytic._long_chunks: N·K' rows for N batches and K' distinct chunks), and they enter only the prompt's
+prefill time, so TTFT and the concurrency. At long prompts they are most of a layout's rows (``compare -w
+128k1k``: DP64 ranks with a 256-token budget give about 480 chunks a batch), so :func:`faster_by_point` prices
+them for the variant kept at each batch only, not for both.
+
+The figures are those :func:`~jalapeno.serve.analytic.aggregated_by_batch` gives, byte for byte: step_cost
+prices every point of a batch on its own (Batch.joined, Batch.distinct: a call on some of a batch's points gives
+those points' figures), and everything after the step cost is elementwise in the points (tests/unit/
+test_overlap_pick.py compares both ways).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jalapeno.cost.pricer import Pricer
+from jalapeno.cost.step import step_cost
+from jalapeno.deploy.deployment import Deployment, pool_overlap
+from jalapeno.serve.analytic import ServingPoints, _long_chunks, agg_head, agg_plan, agg_tail
+from jalapeno.serve.limits import floored_steps, prompt_floor_s
+from jalapeno.specs.model import ModelSpec
+from jalapeno.specs.workload import Workload
+
+
+def faster_by_point(model: ModelSpec, pricer: Pricer, variants: list[Deployment], wl: Workload,
+                    batches) -> list[tuple[Deployment, ServingPoints]]:
+    """The serial deployment ``variants[0]`` and its two-batch-overlap variant ``variants[1]`` (the same layout)
+    at decode batches ``batches`` (N,), each clipped to the instance's cap and each distinct clipped batch once
+    (in order of first appearance): (deployment, its points) for the serial variant at the batches where it
+    wins and the overlap variant where it wins (higher throughput per chip, or feasible where the serial one is
+    not), each left out where it wins nowhere. The points are :func:`~jalapeno.serve.analytic.aggregated_by_batch`'s
+    at those batches."""
+    plans = [agg_plan(model, pricer, d, wl, batches, join=False) for d in variants]
+    heads = [agg_head(model, pricer, d, wl, p)[0] for d, p in zip(variants, plans)]
+    _, first = np.unique(plans[0][0], return_index=True)  # the same batch grid for every variant (same memory fit)
+    first = np.sort(first)
+    off, on = ({k: v[first] for k, v in h.items()} for h in heads)
+    use = on["feasible"] & (~off["feasible"] | (on["tput"] > off["tput"]))
+    out = []
+    for d, plan_, head, sel in zip(variants, plans, (off, on), (~use, use)):
+        if sel.any():
+            rows = np.flatnonzero(sel)
+            out.append((d, agg_tail(pricer, d, wl, plan_, {k: v[rows] for k, v in head.items()},
+                                    _long_steps(model, pricer, d, wl, plan_, first[rows]))))
+    return out
+
+
+def _long_steps(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple,
+                rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The floored step times and intervals (s) of the long-prompt chunk steps of the plan's points ``rows``
+    ((M·K',) each, point major, as agg_head gives them from a joined batch; empty where no prompt is that long)."""
+    b_pre, lengths, long = plan_[7], plan_[8], plan_[9]
+    if not long:
+        return np.zeros(0), np.zeros(0)
+    lay = dep.decode.layout
+    chunks = _long_chunks(dep, lengths, b_pre[rows], wl.decode_ctx)[1]
+    sc = step_cost(model, pricer, lay, dep.precision, chunks, dep.mtp, dep.memory_fraction,
+                   pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    return floored_steps(sc.step_time_s, chunks.decode_seqs - 1, chunks.prefill_tokens,
+                         prompt_floor_s(model, dep)), sc.interval_s

@@ -1,0 +1,56 @@
+"""serve/overlap_pick.faster_by_point changes no number (round 37, speed37).
+
+It prices a layout's serial and two-batch-overlap variants on their decode steps first, picks the faster at
+each batch, and prices the long prompts' chunk steps only for the variant kept there. Its points must equal,
+bit for bit, what the sweep did before: both variants' aggregated_by_batch on the whole grid (the chunk steps
+joined with the step kinds in one call), each distinct clipped batch once, the faster variant's points kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from jalapeno.analysis.sweep import DEFAULT_BATCHES, SweepOptions
+from jalapeno.cost.pricer import load_pricer
+from jalapeno.deploy.deployment import MTP, Pool
+from jalapeno.deploy.layout import Layout, for_model
+from jalapeno.serve.analytic import ServingPoints, aggregated_by_batch
+from jalapeno.serve.overlap_pick import faster_by_point
+from jalapeno.specs.catalog import load_model
+from jalapeno.specs.formats import get_precision
+from jalapeno.specs.workload import get_workload
+
+R1 = load_model("deepseek-r1")
+
+
+def _joined_way(pricer, variants, wl, batches) -> list[tuple]:
+    """The sweep's selection before round 37: every variant's points from one joined call each."""
+    sets = [aggregated_by_batch(R1, pricer, d, wl, batches) for d in variants]
+    _, first = np.unique(sets[0].decode_batch, return_index=True)
+    off, on = (p.take(np.sort(first)) for p in sets)
+    use = on.feasible & (~off.feasible | (on.throughput_per_chip > off.throughput_per_chip))
+    return [(d, p.take(np.flatnonzero(sel))) for d, p, sel in ((variants[0], off, ~use), (variants[1], on, use))
+            if sel.any()]
+
+
+@pytest.mark.parametrize("system, layout, workload, mtp", [
+    ("gb200-nvl72", Layout(tp=1, dp=16, ep=16), "32k1k", None),  # 1,024-token budget a rank: 32 chunks a prompt
+    ("jalapeno", Layout(tp=1, dp=8, ep=8), "8k1k", MTP(1, 0.8)),  # both variants kept (8 serial, 3 overlap)
+    ("gb300-nvl72", Layout(tp=1, dp=8, ep=8), "1k1k", None),  # no prompt over the budget: no chunk rows
+])
+def test_faster_by_point_is_bitwise_the_joined_sweep(system, layout, workload, mtp):
+    pricer, wl = load_pricer(system), get_workload(workload)
+    dep = SweepOptions(serving="agg", mtp=mtp).deployment(get_precision("fp8"), Pool(for_model(layout, R1)))
+    variants = [dep, dataclasses.replace(dep, overlap="tbo")]
+    batches = np.asarray(DEFAULT_BATCHES)
+    got, want = faster_by_point(R1, pricer, variants, wl, batches), _joined_way(pricer, variants, wl, batches)
+    assert [d for d, _ in got] == [d for d, _ in want]
+    assert sum(len(p) for _, p in got) == np.unique(want[0][1].decode_batch.tolist() + (
+        want[1][1].decode_batch.tolist() if len(want) > 1 else [])).size
+    for (_, g), (_, w) in zip(got, want):
+        for f in dataclasses.fields(ServingPoints):
+            a, b = getattr(g, f.name), getattr(w, f.name)
+            assert a.dtype == b.dtype and a.tolist() == b.tolist(), f.name  # bitwise: floats compared exactly
