@@ -54,3 +54,39 @@ def test_faster_by_point_is_bitwise_the_joined_sweep(system, layout, workload, m
         for f in dataclasses.fields(ServingPoints):
             a, b = getattr(g, f.name), getattr(w, f.name)
             assert a.dtype == b.dtype and a.tolist() == b.tolist(), f.name  # bitwise: floats compared exactly
+
+
+def test_a_serial_step_prices_no_halves_and_the_overlap_step_adds_them_bitwise(monkeypatch):
+    """step_cost prices the two-batch-overlap halves only under overlap (round 37); the overlap step that follows
+    a serial one on the same batch prices the halves alone. Both steps equal, bit for bit, steps priced as before
+    round 37 with the memo off (every table from one joined build of the batch and its halves)."""
+    import jalapeno.cost.priced as priced_mod
+    import jalapeno.cost.step as step_mod
+    from jalapeno.cost.batch import Batch
+    from jalapeno.cost.step import step_cost
+
+    pricer, lay, fp8 = load_pricer("gb200-nvl72"), for_model(Layout(tp=1, dp=16, ep=16), R1), get_precision("fp8")
+    batch = Batch.make(decode_seqs=[64.0, 512.0, 512.0], decode_ctx=8000.0, prefill_tokens=[0.0, 0.0, 1024.0],
+                       prefill_ctx=[0.0, 0.0, 3000.0])
+    keep = priced_mod._PRICED_KEEP
+    try:
+        priced_mod._PRICED_KEEP = 0
+        with monkeypatch.context() as m:  # the halves asked for on every EP layout, as before round 37
+            m.setattr(step_mod, "priced_tables", lambda *a: priced_mod.priced_tables(*a[:6], True))
+            want = [step_cost(R1, pricer, lay, fp8, batch, overlap=ov) for ov in ("none", "tbo")]
+        priced_mod._PRICED_KEEP = keep
+        priced_mod._PRICED.clear()
+        serial = step_cost(R1, pricer, lay, fp8, batch, overlap="none")
+        assert len(priced_mod._PRICED) == 1  # the batch's tables, no halves
+        overlapped = step_cost(R1, pricer, lay, fp8, batch, overlap="tbo")
+        assert len(priced_mod._PRICED) == 2  # and now its halves
+    finally:
+        priced_mod._PRICED_KEEP = keep
+        priced_mod._PRICED.clear()
+    for got, w in zip((serial, overlapped), want):
+        for f in ("step_time_s", "interval_s", "bound_margin", "coll_time_s"):
+            assert getattr(got, f).tolist() == getattr(w, f).tolist(), f
+        assert got.bound.tolist() == w.bound.tolist()
+        assert (got.hidden_comm_s is None) == (w.hidden_comm_s is None)
+        if w.hidden_comm_s is not None:
+            assert got.hidden_comm_s.tolist() == w.hidden_comm_s.tolist()

@@ -32,8 +32,8 @@ from jalapeno.specs.model import ModelSpec
 
 #: The last few priced tables of :func:`priced_tables`, by (ids of the model, pricer and precision, batch key) →
 #: (model, pricer, precision, tables), oldest first: a sweep prices each layout twice in a row with the same
-#: batch, serially and under two-batch overlap (which adds its micro-batch tables to the serial ones), so the
-#: second call reuses the first's tables. One call on a layout with an EP all-to-all leaves two entries (the
+#: batch, serially and under two-batch overlap (which adds its micro-batch tables to the serial ones, priced
+#: alone since round 37), so the second call reuses the first's tables. One call on a layout with an EP all-to-all leaves two entries (the
 #: batch and its halves). A fixed-concurrency pass hands its tables over by batch identity instead
 #: (:data:`_HANDOFF`); :data:`_PRICED_KEEP` 0 turns both off.
 _PRICED: OrderedDict[tuple, tuple] = OrderedDict()  # ordered: the oldest leaves in O(1) (a plain dict, deleted
@@ -148,17 +148,24 @@ def priced_tables(model: ModelSpec, pricer: Pricer, layout: Layout, precision: P
 
     With ``halves`` one build prices the batch and its halves side by side (Batch.joined: every
     point is priced on its own, so each part's tables are those a call of its own gives; the call's
-    fixed cost is paid once). Memoised (module docstring).
+    fixed cost is paid once), or the halves alone where the memo holds the batch (a serial step, which
+    step_cost prices without its halves, priced it: a sweep's serial variant before its overlap one; the
+    batch has two points or more, so the halves' tables have two columns or more either way). A pass's
+    tables priced with their halves serve a step that asks without. Memoised (module docstring).
     """
     hit = _HANDOFF.get(id(batch))  # priced by this pass's price_layouts (the entry holds its objects: live ids)
     if (hit is not None and hit[0] is batch and hit[1] is model and hit[2] is pricer and hit[3] is precision
-            and hit[4] == (layout, qlen, halves)):
-        return hit[5]
+            and hit[4][:2] == (layout, qlen) and (hit[4][2] or not halves)):
+        return hit[5] if halves == hit[4][2] else (hit[5][0], None)  # a serial step of a two-batch-overlap build
     half = batch.halved() if halves else None
     keys = [_batch_key(layout, qlen, batch)] + ([_batch_key(layout, qlen, half)] if halves else [])
     outs = [_cached(model, pricer, precision, k) for k in keys]
     if all(o is not None for o in outs):
         return outs[0], outs[1] if halves else None
+    if outs[0] is not None and batch.n >= 2:  # a serial step priced the batch: its halves alone (two columns or more)
+        outs[1] = _price_parts(model, pricer, layout, precision, [half], qlen)[0]
+        _remember(model, pricer, precision, keys[1:], outs[1:])
+        return outs[0], outs[1]
     outs = _price_parts(model, pricer, layout, precision, [batch, half] if halves else [batch], qlen)
     _remember(model, pricer, precision, keys, outs)
     return outs[0], outs[1] if halves else None

@@ -327,8 +327,10 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
                         "give a prefill-only batch (decode_seqs = 0, e.g. --batch 0 --prefill-tokens N) or set cp = 1")
     check_overlap_layout(overlap, model, layout)
     qlen = query_len(mtp)
+    # the two-batch-overlap micro-batch's tables only where they are read (a one-point batch keeps them: priced
+    # beside them, its tables have two columns, as before)
     (ops, colls, times, cts), halves = priced_tables(model, pricer, layout, precision, batch, qlen,
-                                                      has_ep_all_to_all(model, layout))
+                                                      has_ep_all_to_all(model, layout) and (overlap == "tbo" or batch.n < 2))
     ct, levels, scopes = _expose(cts.time_s, colls, ops, times), cts.level, cts.scope
     n, pp = batch.n, layout.pp
     nc = len(colls.name)
