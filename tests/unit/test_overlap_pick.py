@@ -90,3 +90,40 @@ def test_a_serial_step_prices_no_halves_and_the_overlap_step_adds_them_bitwise(m
         assert (got.hidden_comm_s is None) == (w.hidden_comm_s is None)
         if w.hidden_comm_s is not None:
             assert got.hidden_comm_s.tolist() == w.hidden_comm_s.tolist()
+
+
+@pytest.mark.parametrize("overlap, mtp", [("none", None), ("tbo", None), ("none", MTP(1, 0.8))])
+def test_step_times_are_step_costs_step_time_and_interval(overlap, mtp):
+    """cost/step.step_times gives step_cost's step time and interval bit for bit (a repeated point included:
+    the distinct points' figures indexed back), without the bounds and memory fit."""
+    from jalapeno.cost.batch import Batch
+    from jalapeno.cost.step import step_cost, step_times
+
+    pricer, lay, fp8 = load_pricer("gb300-nvl72"), for_model(Layout(tp=1, dp=8, ep=8), R1), get_precision("fp8")
+    batch = Batch.make(decode_seqs=[8.0, 256.0, 8.0, 256.0], decode_ctx=131000.0, prefill_tokens=[2048.0, 2048.0, 2048.0, 0.0],
+                       prefill_ctx=[0.0, 65536.0, 0.0, 0.0])
+    sc = step_cost(R1, pricer, lay, fp8, batch, mtp, overlap=overlap)
+    t, i = step_times(R1, pricer, lay, fp8, batch, mtp, overlap=overlap)
+    assert t.tolist() == sc.step_time_s.tolist() and i.tolist() == sc.interval_s.tolist()
+    assert t.shape == (4,) and t[0] == t[2]
+
+
+def test_a_lockstep_pass_prices_halves_for_the_overlap_deployments_alone():
+    """serve/lockstep's pass prices the two-batch-overlap halves of the overlap deployment's batch only (round 37):
+    the serial deployment's batch is handed over without them, the overlap one's with them."""
+    import jalapeno.cost.priced as priced_mod
+    from jalapeno.cost.batch import Batch
+    from jalapeno.serve.lockstep import _price_shared
+
+    pricer = load_pricer("gb200-nvl72")
+    dep = SweepOptions(serving="agg").deployment(get_precision("fp8"), Pool(for_model(Layout(tp=1, dp=16, ep=16), R1)))
+    deps = [dep, dataclasses.replace(dep, overlap="tbo")]
+    batches = [Batch.make(decode_seqs=[64.0, 512.0], decode_ctx=8000.0, prefill_tokens=[0.0, 1024.0]),
+               Batch.make(decode_seqs=[32.0, 256.0], decode_ctx=8000.0, prefill_tokens=[0.0, 1024.0])]
+    try:
+        _price_shared(R1, pricer, deps, batches)
+        serial, overlapped = (priced_mod._HANDOFF[id(b.distinct()[0])] for b in batches)
+        assert serial[4][2] is False and serial[5][1] is None
+        assert overlapped[4][2] is True and overlapped[5][1] is not None
+    finally:
+        priced_mod.price_layouts(R1, pricer, [])

@@ -175,8 +175,9 @@ def price_layouts(model: ModelSpec, pricer: Pricer, jobs: list[tuple]) -> None:
     """Price every job's batches, each with its halves where ``halves`` (as :func:`priced_tables` would), and hand
     them to the steps of the pass (:data:`_HANDOFF`), so that the :func:`priced_tables` calls that follow find them.
     A job is (layout as step_cost passes it (``for_model``), precision, batches as step_cost prices them
-    (``Batch.distinct``), query length, halves): one build for its batches (Batch.joined; each batch's columns
-    cut from it) — one build for the batches of every job whose layout gives the same rows
+    (``Batch.distinct``), query length, halves[, per batch whether its halves are priced: the layout's two-batch-
+    overlap deployments' batches alone (serve/lockstep.py); left out, every batch where ``halves``]): one build
+    for its batches (Batch.joined; each batch's columns cut from it) — one build for the batches of every job whose layout gives the same rows
     (cost/layout_columns.joint_key, with the same precision, query length, halves and padding routing: the layouts
     vary by column, each job's columns cut from it with their own collective groups) —, and the collectives of
     every job together, every (kind, group) once over the messages of every row that has it
@@ -189,16 +190,16 @@ def price_layouts(model: ModelSpec, pricer: Pricer, jobs: list[tuple]) -> None:
     bought nothing."""
     _HANDOFF.clear()
     builds: dict[tuple, list] = {}
-    for layout, precision, batches, qlen, halves in jobs if _PRICED_KEEP else ():
+    for layout, precision, batches, qlen, halves, *flags in jobs if _PRICED_KEEP else ():
         parts, owners = [], []
-        for b in batches:
+        for b, h in zip(batches, flags[0] if flags else (halves,) * len(batches)):
             if b.n >= 2:
-                parts += [b, b.halved()] if halves else [b]
-                owners.append(b)
+                parts += [b, b.halved()] if h else [b]
+                owners.append((b, h))
         if parts:
             joint = joint_key(model, layout, moe_all_to_all(pricer, layout, model))
             key = (len(builds),) if joint is None else (id(precision), qlen, halves, _routing(parts), joint)
-            builds.setdefault(key, []).append((layout, precision, parts, owners, (layout, qlen, halves)))
+            builds.setdefault(key, []).append((layout, precision, parts, owners, (layout, qlen)))
     todo = []  # (precision, parts, owners, how, the parts' joined tables)
     for members in builds.values():
         if len(members) == 1:
@@ -210,9 +211,10 @@ def price_layouts(model: ModelSpec, pricer: Pricer, jobs: list[tuple]) -> None:
     cts = collective_times_together(pricer, [built[1] for *_, built in todo])
     for (precision, parts, owners, how, built), ct in zip(todo, cts):
         outs = _cut((*built, ct), parts)
-        step = len(outs) // len(owners)  # each owner's batch, then its halves where priced with them
-        for i, b in enumerate(owners):
-            _hand(b, model, pricer, precision, how, outs[i * step:(i + 1) * step])
+        at = 0  # each owner's batch, then its halves where priced with them
+        for b, h in owners:
+            _hand(b, model, pricer, precision, (*how, h), outs[at:at + 1 + h])
+            at += 1 + h
 
 
 def _routing(parts: list[Batch]) -> str:
@@ -227,7 +229,8 @@ def _build_joint(model: ModelSpec, pricer: Pricer, members: list[tuple]) -> list
     get its layout's group."""
     parts = [p for _, _, ps, _, _ in members for p in ps]
     sizes = [sum(p.n for p in ps) for _, _, ps, _, _ in members]
-    layout, precision, _, _, (_, qlen, _) = members[0]
+    layout, precision, _, _, how = members[0]
+    qlen = how[1]
     ops, colls = build_step_ops(model, pricer.system.chip, layout, precision, Batch.joined(*parts),
                                 pricer.efficiency, qlen, moe_all_to_all(pricer, layout, model),
                                 layout_columns(model, [m[0] for m in members], sizes))

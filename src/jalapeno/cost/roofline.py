@@ -61,10 +61,10 @@ class OpTimes:
         Every pricer that changes a term (overlap, tiles, slices, kernel backends) recombines through this one
         rule, so the rule lives in one place. Arrays (n_ops, N), seconds; ``network_s`` None on the flat chip.
         """
-        bound = np.maximum(compute_s, memory_s)
+        bound = np.maximum(compute_s, memory_s)  # a fresh array: the rest in place (the same operations)
         if network_s is not None:
-            bound = np.maximum(bound, network_s)
-        return cls(compute_s, memory_s, overhead_s, bound + overhead_s, network_s)
+            np.maximum(bound, network_s, out=bound)
+        return cls(compute_s, memory_s, overhead_s, np.add(bound, overhead_s, out=bound), network_s)
 
 
 def gemm_efficiency(rows, eff: Efficiency, fmt: str = "bf16") -> np.ndarray:
@@ -193,19 +193,25 @@ def _k_serial(table: OpTable, k_block_s: tuple[float, ...]) -> np.ndarray:
     """:func:`k_serial_s` from the per-op taus ``k_block_s`` (the same arithmetic, op by op)."""
     n = table.flop.shape[1] if table.flop.ndim == 2 else 0
     out = np.zeros((len(table.name), n))
-    if not table.kn:
-        return out
-    idx = [i for i, tau in enumerate(k_block_s) if tau > 0]
-    if idx and all(type(table.kn[i][0]) in (float, int) for i in idx):  # scalar k: every such op in one go,
+    idx, rows = _k_serial_rows(table, k_block_s)
+    if idx:
+        out[idx] = rows
+    return out
+
+
+def _k_serial_rows(table: OpTable, k_block_s: tuple[float, ...]) -> tuple[list[int], np.ndarray | None]:
+    """The ops of :func:`_k_serial` with a serial-k term (tau > 0 and a table with shapes) and their rows of it,
+    (len(ops), N); ([], None) where none has one."""
+    idx = [i for i, tau in enumerate(k_block_s) if tau > 0] if table.kn else []
+    if not idx:
+        return idx, None
+    if all(type(table.kn[i][0]) in (float, int) for i in idx):  # scalar k: every such op in one go,
         k = np.array([table.kn[i][0] for i in idx], dtype=float).reshape(-1, 1)  # the same arithmetic per element
         tau = np.array([k_block_s[i] for i in idx], dtype=float).reshape(-1, 1)
-        out[idx] = np.where(table.rows[idx] > 0, k / K_BLOCK * tau * table.kernels[idx].reshape(-1, 1), 0.0)
-        return out
-    for i, tau in enumerate(k_block_s):
-        if tau > 0:
-            out[i] = np.where(table.rows[i] > 0,
-                              np.asarray(table.kn[i][0], dtype=float) / K_BLOCK * tau * table.kernels[i], 0.0)
-    return out
+        return idx, np.where(table.rows[idx] > 0, k / K_BLOCK * tau * table.kernels[idx].reshape(-1, 1), 0.0)
+    return idx, np.stack([np.broadcast_to(np.where(table.rows[i] > 0, np.asarray(table.kn[i][0], dtype=float)
+                                                   / K_BLOCK * k_block_s[i] * table.kernels[i], 0.0),
+                                          table.rows[i].shape) for i in idx])
 
 
 def op_times(table: OpTable, chip: Chip, eff: Efficiency, moe_width=None) -> OpTimes:
@@ -227,7 +233,9 @@ def op_times(table: OpTable, chip: Chip, eff: Efficiency, moe_width=None) -> OpT
     compute = table.flop / (c.peak * eta)
     if moe_width and table.split and table.kn:
         compute = compute * _width_factors(table, [k == "moe" for k in table.kind], moe_width, m, c.half)
-    compute = np.maximum(compute, _k_serial(table, c.k_block_s))
+    idx, serial = _k_serial_rows(table, c.k_block_s)
+    if idx:  # the other ops' serial-k term is 0, below their compute time (>= 0): max(compute, 0) is compute
+        compute[idx] = np.maximum(compute[idx], serial)
     total_bytes = table.bytes
     memory = total_bytes / (chip.hbm_bandwidth_bytes_per_s * c.eta_m)
     active = (table.flop + total_bytes) > 0  # an op with no work at a point launches nothing

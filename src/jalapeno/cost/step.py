@@ -278,6 +278,17 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
     return sc if at is None else _at_points(sc, at)  # each distinct point priced once, then every point
 
 
+def step_times(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
+               mtp: MTP | None = None, memory_fraction: float | None = None, overlap: str = "none",
+               engine_memory=None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`step_cost`'s ``step_time_s`` and ``interval_s`` (N,) each, s, alone: the bounds, their attribution
+    and the memory fit are not worked out (serve/overlap_pick.py reads a long prompt's chunk steps so). The same
+    arguments, checks and errors as :func:`step_cost`, and the same values."""
+    distinct, at = batch.distinct() if isinstance(batch, Batch) else (batch, None)
+    t, i = _step_cost(model, pricer, layout, precision, distinct, mtp, memory_fraction, overlap, engine_memory, True)
+    return (t, i) if at is None else (np.take(t, at), np.take(i, at))
+
+
 #: the last :data:`_CHECKED_KEEP` (model, system, layout, precision, mtp) :func:`_checked` passed, with the layout
 #: for the model, by (ids, layout), oldest first: its checks are pure in these, and a fixed-concurrency solve
 #: prices each deployment nine times, every deployment of the sweep in each pass (a few dozen: the memo holds them)
@@ -305,8 +316,9 @@ def _checked(model: ModelSpec, system, layout: Layout, precision: Precision, mtp
 
 
 def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Precision, batch: Batch,
-               mtp: MTP | None, memory_fraction: float | None, overlap: str, engine_memory) -> StepCost:
-    """:func:`step_cost` of a batch (its distinct points: Batch.distinct)."""
+               mtp: MTP | None, memory_fraction: float | None, overlap: str, engine_memory,
+               times_only: bool = False) -> StepCost | tuple[np.ndarray, np.ndarray]:
+    """:func:`step_cost` of a batch (its distinct points: Batch.distinct); ``times_only``: (step time, interval)."""
     check_pricer(pricer, "step_cost")
     check_memory_fraction(memory_fraction)
     for name, obj, kind, fix in (("model", model, ModelSpec, "load_model(name)"),
@@ -366,6 +378,8 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
                             Batch.make(decode_seqs=batch.decode_seqs, decode_ctx=batch.decode_ctx), mtp,
                             moe_all_to_all(pricer, layout, model))
         step_time, interval = step_time + draft, interval + draft
+    if times_only:
+        return step_time, interval
 
     ctw = ct * cr.edge_weight if nc else None
 

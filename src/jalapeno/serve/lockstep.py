@@ -21,7 +21,7 @@ import numpy as np
 
 from jalapeno.cost.priced import price_layouts
 from jalapeno.cost.pricer import Pricer
-from jalapeno.deploy.deployment import Deployment
+from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.mtp import query_len
 from jalapeno.deploy.layout import for_model
 from jalapeno.deploy.sharding import has_ep_all_to_all
@@ -103,6 +103,7 @@ def _price_shared(model: ModelSpec, pricer: Pricer, deps: list[Deployment], batc
     jobs = []
     for (lay, _, qlen), members in groups.items():
         lay = for_model(lay, model)
-        jobs.append((lay, members[0][0].precision, [b.distinct()[0] for _, b in members], qlen,
-                     has_ep_all_to_all(model, lay)))
+        ep = has_ep_all_to_all(model, lay)  # the overlap halves only for the deployments that read them (step_cost)
+        jobs.append((lay, members[0][0].precision, [b.distinct()[0] for _, b in members], qlen, ep,
+                     tuple(ep and pool_overlap(d.overlap, model, lay) == "tbo" for d, _ in members)))
     price_layouts(model, pricer, jobs)

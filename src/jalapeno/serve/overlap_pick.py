@@ -7,7 +7,8 @@ longer than one rank's token budget adds its chunk steps, each priced beside the
 (serve/analytic._long_chunks: N·K' rows for N batches and K' distinct chunks), and they enter only the prompt's
 prefill time, so TTFT and the concurrency. At long prompts they are most of a layout's rows (``compare -w
 128k1k``: DP64 ranks with a 256-token budget give about 480 chunks a batch), so :func:`faster_by_point` prices
-them for the variant kept at each batch only, not for both.
+them for the variant kept at each batch only, not for both, and reads their step times and intervals alone
+(cost/step.step_times: no bounds or memory fit).
 
 The figures are those :func:`~jalapeno.serve.analytic.aggregated_by_batch` gives, byte for byte: step_cost
 prices every point of a batch on its own (Batch.joined, Batch.distinct: a call on some of a batch's points gives
@@ -20,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from jalapeno.cost.pricer import Pricer
-from jalapeno.cost.step import step_cost
+from jalapeno.cost.step import step_times
 from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.serve.analytic import ServingPoints, _long_chunks, agg_head, agg_plan, agg_tail
 from jalapeno.serve.limits import floored_steps, prompt_floor_s
@@ -60,7 +61,6 @@ def _long_steps(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload,
         return np.zeros(0), np.zeros(0)
     lay = dep.decode.layout
     chunks = _long_chunks(dep, lengths, b_pre[rows], wl.decode_ctx)[1]
-    sc = step_cost(model, pricer, lay, dep.precision, chunks, dep.mtp, dep.memory_fraction,
-                   pool_overlap(dep.overlap, model, lay), dep.memory_profile)
-    return floored_steps(sc.step_time_s, chunks.decode_seqs - 1, chunks.prefill_tokens,
-                         prompt_floor_s(model, dep)), sc.interval_s
+    step_s, interval_s = step_times(model, pricer, lay, dep.precision, chunks, dep.mtp, dep.memory_fraction,
+                                    pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    return floored_steps(step_s, chunks.decode_seqs - 1, chunks.prefill_tokens, prompt_floor_s(model, dep)), interval_s
