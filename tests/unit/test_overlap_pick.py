@@ -27,8 +27,15 @@ R1 = load_model("deepseek-r1")
 
 
 def _joined_way(pricer, variants, wl, batches) -> list[tuple]:
-    """The sweep's selection before round 37: every variant's points from one joined call each."""
-    sets = [aggregated_by_batch(R1, pricer, d, wl, batches) for d in variants]
+    """The sweep's selection before round 37: every variant's points from one joined call each (tables built
+    afresh: the memo off)."""
+    import jalapeno.cost.priced as priced_mod
+
+    keep, priced_mod._PRICED_KEEP = priced_mod._PRICED_KEEP, 0
+    try:
+        sets = [aggregated_by_batch(R1, pricer, d, wl, batches) for d in variants]
+    finally:
+        priced_mod._PRICED_KEEP = keep
     _, first = np.unique(sets[0].decode_batch, return_index=True)
     off, on = (p.take(np.sort(first)) for p in sets)
     use = on.feasible & (~off.feasible | (on.throughput_per_chip > off.throughput_per_chip))
@@ -41,7 +48,11 @@ def _joined_way(pricer, variants, wl, batches) -> list[tuple]:
     ("jalapeno", Layout(tp=1, dp=8, ep=8), "8k1k", MTP(1, 0.8)),  # both variants kept (8 serial, 3 overlap)
     ("gb300-nvl72", Layout(tp=1, dp=8, ep=8), "1k1k", None),  # no prompt over the budget: no chunk rows
 ])
-def test_faster_by_point_is_bitwise_the_joined_sweep(system, layout, workload, mtp):
+@pytest.mark.parametrize("split_min", [0, 10**9])  # chunk steps priced apart for the kept variant, or joined
+def test_faster_by_point_is_bitwise_the_joined_sweep(system, layout, workload, mtp, split_min, monkeypatch):
+    import jalapeno.serve.overlap_pick as pick_mod
+
+    monkeypatch.setattr(pick_mod, "SPLIT_MIN_CHUNK_STEPS", split_min)
     pricer, wl = load_pricer(system), get_workload(workload)
     dep = SweepOptions(serving="agg", mtp=mtp).deployment(get_precision("fp8"), Pool(for_model(layout, R1)))
     variants = [dep, dataclasses.replace(dep, overlap="tbo")]

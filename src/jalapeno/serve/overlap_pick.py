@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jalapeno.cost.batch import Batch
 from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import step_times
 from jalapeno.deploy.deployment import Deployment, pool_overlap
@@ -28,6 +29,12 @@ from jalapeno.serve.limits import floored_steps, prompt_floor_s
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
+#: Fewest chunk steps (distinct batches x distinct chunks K') for which :func:`faster_by_point` prices them apart,
+#: for the variant kept at each batch; below it they join each variant's call on its step kinds, as in
+#: aggregated_by_batch. A speed choice (the figures are the same either way): a step call costs about 1 ms
+#: besides about 2.4 µs a point (``compare -w 128k1k``, round 37), and pricing the chunk steps apart adds one or
+#: two calls a layout, so it pays from several hundred chunk steps on; ``compare`` (8k1k: K' <= 32) stays joined.
+SPLIT_MIN_CHUNK_STEPS = 1024
 
 def faster_by_point(model: ModelSpec, pricer: Pricer, variants: list[Deployment], wl: Workload,
                     batches) -> list[tuple[Deployment, ServingPoints]]:
@@ -38,18 +45,29 @@ def faster_by_point(model: ModelSpec, pricer: Pricer, variants: list[Deployment]
     not), each left out where it wins nowhere. The points are :func:`~jalapeno.serve.analytic.aggregated_by_batch`'s
     at those batches."""
     plans = [agg_plan(model, pricer, d, wl, batches, join=False) for d in variants]
-    heads = [agg_head(model, pricer, d, wl, p)[0] for d, p in zip(variants, plans)]
     _, first = np.unique(plans[0][0], return_index=True)  # the same batch grid for every variant (same memory fit)
     first = np.sort(first)
-    off, on = ({k: v[first] for k, v in h.items()} for h in heads)
+    n, kd = plans[0][0].shape[0], _distinct_chunks(plans[0])
+    split = first.size * kd >= SPLIT_MIN_CHUNK_STEPS
+    if kd and not split:  # few chunk steps: priced beside the step kinds (one call a variant), as aggregated_by_batch does
+        plans = [p[:-1] + (Batch.joined(p[-1], _long_chunks(d, p[8], p[7], wl.decode_ctx)[1]),) for d, p in zip(variants, plans)]
+    # the overlap variant first: its call builds the batch's tables and their halves at once, the serial one reuses them
+    heads = [agg_head(model, pricer, d, wl, p) for d, p in zip(variants[::-1], plans[::-1])][::-1]
+    off, on = ({k: v[first] for k, v in h.items()} for h, _ in heads)
     use = on["feasible"] & (~off["feasible"] | (on["tput"] > off["tput"]))
     out = []
-    for d, plan_, head, sel in zip(variants, plans, (off, on), (~use, use)):
+    for d, plan_, head, (_, long_s), sel in zip(variants, plans, (off, on), heads, (~use, use)):
         if sel.any():
             rows = np.flatnonzero(sel)
-            out.append((d, agg_tail(pricer, d, wl, plan_, {k: v[rows] for k, v in head.items()},
-                                    _long_steps(model, pricer, d, wl, plan_, first[rows]))))
+            long_s = _long_steps(model, pricer, d, wl, plan_, first[rows]) if split else \
+                tuple(a.reshape(n, -1)[first[rows]].ravel() if kd else a for a in long_s)
+            out.append((d, agg_tail(pricer, d, wl, plan_, {k: v[rows] for k, v in head.items()}, long_s)))
     return out
+
+
+def _distinct_chunks(plan_: tuple) -> int:
+    """K': the distinct chunk steps of a batch point in an agg_plan (its long prompts' chunks), 0 for none."""
+    return int(plan_[10][3].max()) + 1 if plan_[9] else 0
 
 
 def _long_steps(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple,
