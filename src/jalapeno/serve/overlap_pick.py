@@ -8,7 +8,9 @@ longer than one rank's token budget adds its chunk steps, each priced beside the
 prefill time, so TTFT and the concurrency. At long prompts they are most of a layout's rows (``compare -w
 128k1k``: DP64 ranks with a 256-token budget give about 480 chunks a batch), so :func:`faster_by_point` prices
 them for the variant kept at each batch only, not for both, and reads their step times and intervals alone
-(cost/step.step_times: no bounds or memory fit).
+(cost/step.step_times: no bounds or memory fit), where they are many (:data:`SPLIT_MIN_CHUNK_STEPS`); fewer
+join each variant's call on its step kinds, as in aggregated_by_batch. Round 37 (speed37): ``compare -w 128k1k``
+in one process 8.4-9.4 -> 4.9-5.2 s CPU with the other cuts of the round (benchmarks/bench_compare.py).
 
 The figures are those :func:`~jalapeno.serve.analytic.aggregated_by_batch` gives, byte for byte: step_cost
 prices every point of a batch on its own (Batch.joined, Batch.distinct: a call on some of a batch's points gives
