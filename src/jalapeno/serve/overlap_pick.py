@@ -83,4 +83,5 @@ def _long_steps(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload,
     chunks = _long_chunks(dep, lengths, b_pre[rows], wl.decode_ctx)[1]
     step_s, interval_s = step_times(model, pricer, lay, dep.precision, chunks, dep.mtp, dep.memory_fraction,
                                     pool_overlap(dep.overlap, model, lay), dep.memory_profile)
-    return floored_steps(step_s, chunks.decode_seqs - 1, chunks.prefill_tokens, prompt_floor_s(model, dep)), interval_s
+    return floored_steps(step_s, chunks.decode_seqs - 1, chunks.prefill_tokens,
+                         prompt_floor_s(model, dep, pricer=pricer)), interval_s
