@@ -233,15 +233,7 @@ def compare_agentic(model: ModelSpec, systems: list[Pricer], spec: AgenticSpec, 
             frs[s.system.name] = agentic_frontier(model, s, spec, precisions[s.system.name], options, use_tiers)
         except InfeasibleDeployment as e:  # this system cannot run the model: say why, compare the rest
             infeasible[s.system.name] = e.problem
-    if not frs:
-        raise InfeasibleDeployment("--systems", f"no compared system can run {model.name}: "
-                                   + "; ".join(f"{n}: {why}" for n, why in infeasible.items()),
-                                   "use a smaller precision, a smaller model or bigger systems")
-    if baseline in infeasible:
-        if strict_baseline:
-            raise InfeasibleDeployment("--baseline", f"{baseline} cannot run {model.name} ({infeasible[baseline]})",
-                                       "pick a system that can as --baseline")
-        baseline = list(frs)[-1]
+    baseline = cmp.feasible_baseline(model.name, frs, infeasible, baseline, strict_baseline)
     out, fronts = {}, {}
     for n, af in frs.items():
         sysm = af.pricer.system

@@ -29,7 +29,7 @@ from jalapeno.analysis.frontier import (
     frontier_indices,
     interp_frontier,
 )
-from jalapeno.errors import SpecError
+from jalapeno.errors import InfeasibleDeployment, SpecError
 
 DEFAULT_TIER_FLOORS: Mapping[str, float] = MappingProxyType({"fast": 100.0, "ultra_fast": 300.0})
 """Default per-user speed floors of the operating tiers, tok/s/user.
@@ -258,3 +258,27 @@ def _tier(y: float, x: float, index: int | None, floor: float | None, status: st
         "floor_tok_per_s_per_user": floor,
         "status": status,
     }
+
+
+def feasible_baseline(model_name: str, kept: Mapping, infeasible: Mapping[str, str], baseline: str | None,
+                      strict_baseline: bool) -> str | None:
+    """The baseline of a comparison after the systems that cannot run the model are set aside: ``baseline`` if it
+    ran, else (with ``strict_baseline`` False) the last system that did. ``kept``: system name -> its result;
+    ``infeasible``: system name -> why it cannot run ``model_name``.
+
+    Raises InfeasibleDeployment naming ``--systems`` when no system can run the model, or ``--baseline`` when the
+    baseline cannot and ``strict_baseline`` is set.
+
+    >>> feasible_baseline("m", {"a": 1, "b": 2}, {"c": "too big"}, "c", False)
+    'b'
+    """
+    if not kept:
+        raise InfeasibleDeployment("--systems", f"no compared system can run {model_name}: "
+                                   + "; ".join(f"{n}: {why}" for n, why in infeasible.items()),
+                                   "use a smaller precision, a smaller model or bigger systems")
+    if baseline in infeasible:
+        if strict_baseline:
+            raise InfeasibleDeployment("--baseline", f"{baseline} cannot run {model_name} ({infeasible[baseline]})",
+                                       "pick a system that can as --baseline")
+        return list(kept)[-1]
+    return baseline

@@ -445,15 +445,7 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
                                     recipe=per_sys[n][2], swept=[f for (p, _), f in zip(tasks, swept) if p is s])
         except InfeasibleDeployment as e:  # this system cannot run the model: say why, compare the rest
             infeasible[n] = e.problem
-    if not fr:
-        raise InfeasibleDeployment("--systems", f"no compared system can run {model.name}: "
-                                   + "; ".join(f"{n}: {why}" for n, why in infeasible.items()),
-                                   "use a smaller precision, a smaller model or bigger systems")
-    if baseline in infeasible:
-        if strict_baseline:
-            raise InfeasibleDeployment("--baseline", f"{baseline} cannot run {model.name} ({infeasible[baseline]})",
-                                       "pick a system that can as --baseline")
-        baseline = list(fr)[-1]
+    baseline = cmp.feasible_baseline(model.name, fr, infeasible, baseline, strict_baseline)
     heads = {n: headline(sf) for n, sf in fr.items()}
     band_fronts: dict[str, dict] = {}
     measured: set[str] = set()  # systems banded by their own measured error (analysis/measured_bands.py)
