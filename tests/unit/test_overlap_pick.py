@@ -138,3 +138,38 @@ def test_a_lockstep_pass_prices_halves_for_the_overlap_deployments_alone():
         assert overlapped[4][2] is True and overlapped[5][1] is not None
     finally:
         priced_mod.price_layouts(R1, pricer, [])
+
+
+@pytest.mark.parametrize("system, stack, layout, workload, opts", [
+    # TensorRT-LLM: eager prompt floor (24 µs a host call, fit/trt_prompt_graphs) on an attention-DP MoE layout whose
+    # pricer runs the NVLink all-to-all (the floor counts that path's calls only with the pricer: 6db2046), MTP
+    ("gb200-nvl72", "trtllm", Layout(tp=1, dp=16, ep=16), "128k1k", dict(mtp=MTP(1, 0.8), eager_prompt_call_s=24e-6)),
+    # a scheduler polling every 4 steps, an engine running-request cap and a rank-counted budget (SGLang-like)
+    ("b200", "sglang", Layout(tp=1, dp=8, ep=8), "128k1k", dict(recv_interval=4, max_running=128, budget_per="rank")),
+    # prompts in [0.25 L, L] (each length quantile its own chunk plan), TP2 attention ranks
+    ("gb300-nvl72", None, Layout(tp=2, dp=16, ep=32), ("128k1k", 0.25), {}),
+])
+@pytest.mark.parametrize("split_min", [0, 10**9])
+def test_faster_by_point_is_bitwise_the_joined_sweep_on_engine_deployments(system, stack, layout, workload, opts,
+                                                                           split_min, monkeypatch):
+    """More kinds of deployment than the test above (review37b): both routes of faster_by_point (chunk steps priced
+    apart for the kept variant, or joined) equal, bit for bit, both variants' aggregated_by_batch with the memo off."""
+    import jalapeno.serve.overlap_pick as pick_mod
+    from jalapeno.serve.limits import prompt_floor_s
+
+    monkeypatch.setattr(pick_mod, "SPLIT_MIN_CHUNK_STEPS", split_min)
+    pricer = load_pricer(system, stack=stack)
+    wl = get_workload(workload) if isinstance(workload, str) else dataclasses.replace(get_workload(workload[0]),
+                                                                                       range_ratio=workload[1])
+    dep = SweepOptions(serving="agg", **opts).deployment(get_precision("fp8"), Pool(for_model(layout, R1)))
+    variants = [dep, dataclasses.replace(dep, overlap="tbo")]
+    if dep.eager_prompt_call_s:  # the case the pricer decides: without it the floor counts another exchange
+        assert prompt_floor_s(R1, dep, pricer=pricer) != prompt_floor_s(R1, dep)
+    batches = np.asarray(DEFAULT_BATCHES)
+    got, want = faster_by_point(R1, pricer, variants, wl, batches), _joined_way(pricer, variants, wl, batches)
+    assert [d for d, _ in got] == [d for d, _ in want]
+    for (_, g), (_, w) in zip(got, want):
+        for f in dataclasses.fields(ServingPoints):
+            a, b = getattr(g, f.name), getattr(w, f.name)
+            assert a.dtype == b.dtype and a.tolist() == b.tolist(), f.name
+
