@@ -220,6 +220,11 @@ def test_results_show_takes_the_name_results_list_shows(tmp_path):
         (tmp_path / "runs" / folder / "meta.json").write_text(json.dumps({"run": folder, "name": name}))
     assert run_dir(tmp_path, "700w") == tmp_path / "runs" / "explore-700w"
     assert run_dir(tmp_path, "explore-700w") == tmp_path / "runs" / "explore-700w"
-    with pytest.raises(SpecError) as e:
+    with pytest.raises(SpecError) as e:  # review37b: said 'no run' beside two list rows of that name
         run_dir(tmp_path, "r1-8k1k")
+    assert str(e.value) == (f"RUN: 'r1-8k1k' names 2 runs in {str(tmp_path)!r} (compare-r1-8k1k-1, compare-r1-8k1k-2). "
+                            "Fix: give one by its folder name (results list's run column): compare-r1-8k1k-1 or "
+                            "compare-r1-8k1k-2")
+    with pytest.raises(SpecError) as e:  # a name no run has: every folder
+        run_dir(tmp_path, "r1-1k1k")
     assert e.value.fix == "use one of: compare-r1-8k1k-1, compare-r1-8k1k-2, explore-700w"

@@ -215,7 +215,7 @@ def run_dir(store: str | Path, run: str) -> Path:
     (``700w``, the explore file's ``name``) where exactly one run has it.
 
     Raises:
-        SpecError: unknown run (with the known ones).
+        SpecError: unknown run (with the known ones), or a name more than one run has (with their folders).
     """
     d = Path(store) / "runs" / run
     if "/" in run or "\\" in run or run in ("", ".", "..") or not (d / "meta.json").is_file():
@@ -224,6 +224,9 @@ def run_dir(store: str | Path, run: str) -> Path:
         by_name = [k for k in known if _meta_name(Path(store) / "runs" / k) == run]  # results list's name column
         if len(by_name) == 1:
             return Path(store) / "runs" / by_name[0]
+        if by_name:  # compare --store twice: two runs of one name (results list shows both beside it)
+            raise SpecError("RUN", f"{run!r} names {len(by_name)} runs in {str(store)!r} ({', '.join(by_name)})",
+                            f"give one by its folder name (results list's run column): {' or '.join(by_name)}")
         raise SpecError("RUN", f"no run {run!r} in {str(store)!r}",
                         f"use one of: {', '.join(known)}" if known else "run explore (or compare --store) first")
     return d
