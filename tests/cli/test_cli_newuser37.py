@@ -140,6 +140,16 @@ def test_set_fp4_block_formats_without_its_source_gives_its_own_form(capsys):
                     "(the FP4 block formats the FP4 tensor cores consume)")
 
 
+@pytest.mark.parametrize("value, got", [("nvfp4", "'nvfp4'"), ('["nvfp4"]', "['nvfp4']")])
+def test_set_fp4_block_formats_to_a_bare_value_gives_the_set_form(capsys, value, got):
+    """--set chip.fp4_block_formats=nvfp4 (or a bare list) was told to write the key 'as a table ([...] in the file)',
+    a file's form for a command-line value (review37b); now the --set form of the {formats, source} entry."""
+    line = error_line(*run(capsys, "hardware", "show", "jalapeno", "--set", f"chip.fp4_block_formats={value}"))
+    assert line == (f"error: --set: chip.fp4_block_formats: must be a table of its keys, got {got}. Fix: give both: "
+                    "--set 'chip.fp4_block_formats={formats = [\"mxfp4\", \"nvfp4\"], source = \"<where it comes "
+                    "from>\"}' (the FP4 block formats the FP4 tensor cores consume)")
+
+
 def test_set_the_source_of_a_sourced_number_names_the_table_form(capsys):
     """--set chip.tdp_w.source=... was told only 'write chip.tdp_w=<value>', which cannot set a source."""
     line = error_line(*run(capsys, "hardware", "show", "jalapeno", "--set", "chip.tdp_w.source=my datasheet"))

@@ -400,14 +400,13 @@ def _pydantic_to_spec_error(err: ValidationError, where: str, data=None) -> Spec
     option = "--set" if where.startswith("--set") else None  # the value came from the command line
     count = loc.removesuffix(".value") in COUNT_KEYS
     problem, fix = describe(e, loc, "docs/catalog.md", option, whole=count)
-    if option and e["type"] == "missing" and loc.endswith((".value", ".source", ".formats")):  # a sourced table
-        entry = loc.rpartition(".")[0]
-        if entry.endswith("fp4_block_formats"):  # {formats, source}: no value, no bare number
-            fix = (f"give both: --set '{entry}={{formats = [\"mxfp4\", \"nvfp4\"], source = \"<where it comes "
-                   "from>\"}' (the FP4 block formats the FP4 tensor cores consume)")
-        else:
-            fix = (f'give both: --set {entry}={{value = <number>, source = "<where it comes from>"}}, or the bare '
-                   f"number: --set {entry}=<number>")
+    fp4 = loc.removesuffix(".source").removesuffix(".formats")  # {formats, source}: no value, no bare number
+    if option and fp4.endswith("fp4_block_formats") and e["type"] in ("missing", "model_type", "dict_type"):
+        fix = (f"give both: --set '{fp4}={{formats = [\"mxfp4\", \"nvfp4\"], source = \"<where it comes from>\"}}' "
+               "(the FP4 block formats the FP4 tensor cores consume)")  # =nvfp4 was told the file's [table] form
+    elif option and e["type"] == "missing" and loc.endswith((".value", ".source")):  # a {value, source} table
+        fix = (f'give both: --set {(entry := loc.rpartition(".")[0])}={{value = <number>, source = "<where it comes '
+               f'from>"}}, or the bare number: --set {entry}=<number>')
     if count and e["type"] == "value_error":  # a fraction for a count: the number fix, as for a word
         fix = (f"write a whole number, e.g. --set {loc.removesuffix('.value')}=8" if option else
                f"write a whole number, e.g. {loc}.value = 8")
