@@ -41,3 +41,13 @@ def test_the_table_step_is_slow_at_the_interactive_load_and_at_aiconfigurators_m
     assert ratio[255] > 1.2  # the size of the MLPerf Interactive run's 1.31x
     assert ratio[128] > 1.1  # where the roofline meets aiconfigurator's measured TPOT
     assert ratio[1528] < 1.05  # the Server load cannot tell the two apart
+
+
+def test_on_h200_fp8_the_table_holds_at_most_half_the_runs_step_gap():
+    # mlperf37: the H200 Llama-2-70B Interactive run's step is 1.19x the model's at its load (37.0 vs 31.0 ms)
+    r = it.shape_ratios("h200", "fp8")
+    for n, k in it.SHAPES["qkv"] + it.SHAPES["o"] + it.SHAPES["gate_up"]:
+        assert all(0.85 < r[(n, k, m)] < 1.15 for m in it.ROWS)
+    ratio = (it.decode_step_s("h200", "llama-2-70b", it.H200_RUN, 360, "table", "fp8-tensor")
+             / it.decode_step_s("h200", "llama-2-70b", it.H200_RUN, 360, "roofline", "fp8-tensor"))
+    assert 1.0 < ratio < 1 + 0.19 / 2
