@@ -81,9 +81,11 @@ def test_a_long_trace_replays_its_first_requests_and_says_so(capsys, tmp_path, m
 def test_requests_sets_how_much_of_a_trace_replays(capsys, tmp_path):
     path = _trace(tmp_path, 50)
     base = ("simulate", "-s", "h200", "-m", "gpt-oss-120b", "--tp", "8", "-w", path, "--json")
-    code, out, err = run(capsys, *base, "--requests", "60")  # more than the trace holds: all 50, no note
+    code, out, err = run(capsys, *base, "--requests", "60")  # more than the trace holds: all 50, said (newuser37b)
     assert code == 0, err
     assert json.loads(out)["summary"]["requests"] == 50 and "replaying" not in err
+    assert ("note: --requests 60 asks for more than the trace holds (50 requests); the run replays the trace once: "
+            "50 requests, not 60") in err
     code, out, err = run(capsys, *base, "-n", "10")
     assert code == 0, err
     assert json.loads(out)["summary"]["requests"] == 10 and "replaying the first 10 by arrival (to 4.5 s)" in err

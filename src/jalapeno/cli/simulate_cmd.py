@@ -136,6 +136,10 @@ def simulate(
             trace_note = (f"note: the trace has {len(kw['trace']):,} requests; replaying the first {k:,} by "
                           f"arrival (to {kw['trace'].arrival_s[k - 1]:.6g} s); --requests N replays another count "
                           "(at most 2,000,000)")
+        elif requests is not None and requests > k:  # -n 5 on a 1-request trace replayed 1 without a word
+            reqs = f"{k:,} request{'s' if k != 1 else ''}"
+            trace_note = (f"note: --requests {requests:,} asks for more than the trace holds ({reqs}); the run "
+                          f"replays the trace once: {reqs}, not {requests:,}")
         if n1 := kw["trace"].raised_to_two:  # they ran as 2, silently: TPOT (done - first) / (2 - 1) needs a second token
             trace_note += (f"{chr(10) if trace_note else ''}note: {n1:,} of the trace's requests ask for 1 output token; "
                            "each runs as 2 (one decode step after the prefill's token, so that it has a TPOT; "
