@@ -65,8 +65,10 @@ LEVEL_KEYS = {
     "bandwidth_gb_per_s": ("GB/s (1e9 B/s)", "per chip, per direction, at this level (NVIDIA's '1.8 TB/s' NVLink 5 = 900); for a full mesh the sum over all links of a chip"),
     "latency_us": ("us", "one-way latency of a small message at this level (per hop on a torus)"),
     "in_network_reduction": ("bool", "the switches reduce in the network (NVLink SHARP / NVLS); default false"),
-    "links_per_chip": ("count", "links per chip (full mesh: chips - 1; 3-D torus: 6); optional"),
-    "torus_dims": ("[x, y, z]", "torus shape, required for `torus3d`; x * y * z must equal `chips`"),
+    "links_per_chip": ("count", "links per chip (full mesh: chips - 1; 3-D torus: 6); optional; read on `full_mesh` "
+                       "and `torus3d` levels only (another topology ignores it, said in a note)"),
+    "torus_dims": ("[x, y, z]", "torus shape, required for `torus3d`; x * y * z must equal `chips`; another topology "
+                   "ignores it (said in a note)"),
     "shares_ports_with_inner": ("bool", "the level is reached through the same per-chip ports as the level inside it (traffic to both shares one bandwidth); default false"),
     "note": ("-", "free text"),
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from cli_runner import run
 
@@ -21,3 +22,33 @@ def test_requests_past_a_short_trace_is_said(capsys, tmp_path):
                          "--json")
     assert code == 0, err
     assert "--requests" not in err  # exactly the trace's count: nothing to say
+
+
+SYSTEMS = Path(__file__).resolve().parents[2] / "src" / "jalapeno" / "data" / "systems"
+IGNORED = ("are not read: torus_dims applies to a torus3d level, links_per_chip to a torus3d or full_mesh one; the "
+           "level is priced as its topology says (docs/catalog.md, [[levels]])")
+
+
+def test_a_torus_key_on_a_switched_level_is_said_once(capsys, tmp_path, monkeypatch):
+    """torus_dims / links_per_chip on a level whose topology is switched were dropped without a word (only torus3d
+    reads the shape, torus3d and full_mesh the link count: cost/collectives.py). Not refused: the Jalapeño what-if
+    --set levels.global.topology=switched runs, with one note."""
+    from jalapeno.cli import system_opts
+
+    monkeypatch.setattr(system_opts, "_NOTED", set())
+    base = ("predict", "-m", "gpt-oss-120b", "-w", "1k1k", "-c", "64", "--tp", "8", "--json")
+    code, out, err = run(capsys, *base, "-s", "jalapeno", "--set", "levels.global.topology=switched")
+    assert code == 0, err
+    assert err.count("note: jalapeno+levels.global.topology=switched: levels.global.torus_dims (switched), "
+                     f"levels.global.links_per_chip (switched) {IGNORED}") == 1, err
+    text = (SYSTEMS / "h200.toml").read_text().replace('topology = "switched"',
+                                                      'topology = "switched"\ntorus_dims = [2, 2, 2]', 1)
+    f = tmp_path / "mine.toml"
+    f.write_text(text.replace('name = "h200"', 'name = "mine"', 1))
+    code, out, err = run(capsys, *base, "-s", str(f))
+    assert code == 0, err
+    assert err.count(f"note: mine: levels.node.torus_dims (switched) {IGNORED}") == 1, err
+    for system in ("mi300x", "jalapeno"):  # full_mesh reads links_per_chip; torus3d reads both
+        code, out, err = run(capsys, *base, "-s", system)
+        assert code == 0, err
+        assert "not read" not in err
