@@ -27,7 +27,9 @@ DEFAULT_OUT = ROOT / "docs" / "catalog.md"
 # key -> (unit, meaning). One entry per field of the pydantic file models in specs/hardware.py.
 SYSTEM_KEYS = {
     "schema_version": ("-", "file format version; must be 1"),
-    "name": ("-", "system name; the catalog name is the file name without `.toml`"),
+    "name": ("-", "system name; the catalog name is the file name without `.toml`; a user file's name (or, for a "
+                  "variant without one, its file name) holds no space or colon (`--set NAME:KEY=VALUE` splits at "
+                  "the first ':')"),
     "description": ("-", "one-line description"),
     "vendor_verified": ("bool", "false where the vendor has not published a spec sheet (numbers are reported or inferred); default true"),
     "chip": ("table", "the accelerator chip, see `[chip]`"),

@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from jalapeno.errors import SpecError, UnknownNameError
@@ -77,6 +78,24 @@ def _leaf_overrides(d: Mapping[str, Any], prefix: str = "", where: str = "") -> 
     return out
 
 
+def _check_name(name: Any, path: Path, stated: bool) -> None:
+    """Refuse a user file's system name holding a space or a colon (the stem of a variant file without
+    ``name``, when not ``stated``): ``--set NAME:KEY=VALUE`` splits at the first ':', so ``name = "lab:h200"``
+    could not be targeted; ``"my rack"`` needed shell quotes in every NAME: and ``--baseline``.
+    Other malformed names are left to the schema (``"  "``: empty; a line break: not printable).
+
+    Raises:
+        SpecError: field ``<file>: name``.
+    """
+    if not (isinstance(name, str) and name.strip() and name.isprintable()) or not {" ", ":"} & set(name):
+        return
+    word = "".join("-" if c in " :" else c for c in name.strip())
+    fix = f'write name = "{word}" (no space or colon)' if stated else f'add name = "{word}" to the file'
+    why = ("--set NAME:KEY=VALUE splits at the first ':', so the name cannot be targeted" if ":" in name else
+           "every --set NAME:KEY=VALUE and --baseline NAME would need shell quotes")
+    raise SpecError(f"{path.name}: name", f"{name!r} holds a {'colon' if ':' in name else 'space'}: {why}", fix)
+
+
 def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tuple[dict, SystemOrigin]:
     """The full (file-form) dict of a system, its base chain resolved, and where its efficiency
     set comes from.
@@ -104,6 +123,7 @@ def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tupl
             data.pop(k, None)
         eff = tuple(flatten_params(data.pop("efficiency", {}) or {}).items())
         return data, SystemOrigin(calibration=path.stem, efficiency=eff, where=path.name, root=path.stem)
+    _check_name(data.get("name", path.stem if "base" in data else None), path, "name" in data)
     base = data.pop("base", None)
     calibration = data.pop("calibration", None)
     if calibration is not None and (not isinstance(calibration, str) or
