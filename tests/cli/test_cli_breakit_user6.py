@@ -171,7 +171,7 @@ def test_agentic_compare_takes_the_documented_no_chart_value(capsys):
     code, out, err = run(capsys, "compare", "-w", "agentic:chat-agent", "--systems", "h200", "--html", "")
     assert code == 0, err
     check_error(*run(capsys, "compare", "-w", "agentic:chat-agent", "--systems", "h200", "--html", "x.html"),
-                "--html", "does not apply")
+                "--html", "writes no HTML chart")  # newuser37b: was 'does not apply ... (sessions, ...)'
 
 
 def test_validator_messages_carry_no_pydantic_prefix(capsys, tmp_path):

@@ -82,3 +82,16 @@ def test_catalog_system_names_are_one_word():
     from jalapeno.specs.catalog import list_systems
 
     assert list_systems() and not [n for n in list_systems() if " " in n or ":" in n]
+
+
+def test_html_on_an_agentic_comparison_says_what_is_not_supported(capsys):
+    """compare -w agentic:… --html x.html read "does not apply to --workload agentic:… (sessions, not fixed lengths)",
+    as if the chart were about the comparison's lengths: it says the agentic comparison writes no chart, and what
+    keeps or charts the results instead."""
+    line = error_line(*run(capsys, "compare", "-w", "agentic:chat-agent", "--systems", "h200", "--html", "x.html"))
+    assert line == ("error: --html: compare -w agentic:… writes no HTML chart (its results print as tables, or as JSON "
+                    "with --json). Fix: drop --html; keep the results with --json > FILE.json, or chart a fixed-length "
+                    "workload (compare -w 8k1k --html FILE.html)")
+    line = error_line(*run(capsys, "compare", "-w", "agentic:chat-agent", "--systems", "h200", "--html", "",
+                           "--isl", "1000"))
+    assert "--isl: does not apply to --workload agentic:… (sessions, not fixed lengths)" in line  # the others: as before

@@ -16,6 +16,14 @@ from jalapeno.errors import SpecError
 AGENTIC_STAGE_FACTOR = 1
 
 
+#: Outputs the agentic comparison does not write (problem, fix): an option that applies but is not supported
+#: yet, not one that has no meaning for sessions (compare --html read "does not apply ... (sessions, not fixed
+#: lengths)", as if the page were about fixed lengths).
+UNSUPPORTED = {"--html": ("compare -w agentic:… writes no HTML chart (its results print as tables, or as JSON "
+                          "with --json)", "drop --html; keep the results with --json > FILE.json, or chart a "
+                          "fixed-length workload (compare -w 8k1k --html FILE.html)")}
+
+
 def refuse(given: dict) -> None:
     """Raise for options the agentic comparison does not take (``given``: option → value or None).
 
@@ -23,6 +31,8 @@ def refuse(given: dict) -> None:
         SpecError: naming the first option given.
     """
     bad = [k for k, v in given.items() if v not in (None, False)]
+    if bad and bad[0] in UNSUPPORTED:
+        raise SpecError(bad[0], *UNSUPPORTED[bad[0]])
     if bad:
         raise SpecError(bad[0], "does not apply to --workload agentic:… (sessions, not fixed lengths)",
                         f"drop {', '.join(bad)}; the agentic comparison runs aggregated instances with a prefix cache")
