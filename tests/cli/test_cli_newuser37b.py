@@ -95,3 +95,23 @@ def test_html_on_an_agentic_comparison_says_what_is_not_supported(capsys):
     line = error_line(*run(capsys, "compare", "-w", "agentic:chat-agent", "--systems", "h200", "--html", "",
                            "--isl", "1000"))
     assert "--isl: does not apply to --workload agentic:… (sessions, not fixed lengths)" in line  # the others: as before
+
+
+@pytest.mark.parametrize("example", ["explore_700w.toml", "explore_700w_gpu_stack.toml"])
+def test_the_700w_example_derives_jalapenos_memory_exactly_at_its_six_stacks(example):
+    """examples/explore_700w.toml derived HBM bandwidth as 2.5667 TB/s x stacks: 15.4002 TB/s at 6 stacks, not the
+    catalogued 15.4. Now 15.4 x stacks / 6: at Jalapeño's 6 stacks its memory is the catalog's (15.4 TB/s, 216 GiB,
+    data/systems/jalapeno.toml), and 4 stacks give 15.4 x 4 / 6 = 10.2667 TB/s by hand."""
+    import tomllib
+
+    from jalapeno.specs.design_space import load_design_space
+
+    chip = tomllib.loads((SYSTEMS / "jalapeno.toml").read_text())["chip"]
+    space = load_design_space(Path(__file__).resolve().parents[2] / "examples" / example)
+    values = {"chip.peak_dense_tflops.fp8": 3400, "levels.rack.bandwidth_gb_per_s": 600,
+              "efficiency.kernel_launch_s": 4e-6, "efficiency.step_overhead_s": 5e-4}
+    six = dict(space.overrides({**values, "chip.hbm_stacks": 6}))
+    assert six["chip.hbm_bandwidth_tb_per_s"] == chip["hbm_bandwidth_tb_per_s"]["value"] == 15.4
+    assert six["chip.hbm_capacity_gib"] == chip["hbm_capacity_gib"]["value"] == 216
+    four = dict(space.overrides({**values, "chip.hbm_stacks": 4}))
+    assert four["chip.hbm_bandwidth_tb_per_s"] == pytest.approx(10.266666666666667, rel=1e-12)
