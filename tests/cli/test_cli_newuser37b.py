@@ -115,3 +115,17 @@ def test_the_700w_example_derives_jalapenos_memory_exactly_at_its_six_stacks(exa
     assert six["chip.hbm_capacity_gib"] == chip["hbm_capacity_gib"]["value"] == 216
     four = dict(space.overrides({**values, "chip.hbm_stacks": 4}))
     assert four["chip.hbm_bandwidth_tb_per_s"] == pytest.approx(10.266666666666667, rel=1e-12)
+
+
+def test_hardware_show_prints_a_torus_shape_only_on_a_torus(capsys, monkeypatch):
+    """hardware show jalapeno --set levels.global.topology=switched printed 'switched [8, 16, 16]', a shape the
+    switch does not use (cost/collectives.py reads torus_dims on torus3d only); the note says it is not read."""
+    from jalapeno.cli import system_opts
+
+    monkeypatch.setattr(system_opts, "_NOTED", set())
+    code, out, err = run(capsys, "hardware", "show", "jalapeno", "--set", "levels.global.topology=switched")
+    assert code == 0, err
+    assert "[8, 16, 16]" not in out and "levels.global.torus_dims (switched)" in err
+    code, out, err = run(capsys, "hardware", "show", "jalapeno")
+    assert code == 0, err
+    assert "torus3d [8, 16, 16]" in out

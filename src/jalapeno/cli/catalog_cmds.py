@@ -112,7 +112,7 @@ def hardware_show(name: str = typer.Argument(..., help="System name or path to a
     for col in ("level", "chips", "scope", "topology", "GB/s", "latency us", "source"):
         lt.add_column(col, overflow="fold")
     for lv in s.levels:
-        topo = lv.topology + (f" {list(lv.torus_dims)}" if lv.torus_dims else "") + (
+        topo = lv.topology + (f" {list(lv.torus_dims)}" if lv.torus_dims and lv.topology == "torus3d" else "") + (
             " +in-switch reduction" if lv.in_network_reduction else "")
         lt.add_row(lv.name, str(lv.chips), lv.scope, topo, f"{lv.bandwidth_bytes_per_s / 1e9:.0f}",
                    f"{lv.latency_s * 1e6:.1f}", src.get(f"levels[{lv.name}].bandwidth_gb_per_s", ""))
