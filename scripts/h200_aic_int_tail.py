@@ -3,7 +3,7 @@
 The figures behind docs/gap_aic_itl.md (round 36, h200tail36); nothing is fitted or written.
 
 Table 1 (MiniMax-M2.5 FP8, vLLM): every H200 aggregated row's measured TPOT and the prediction with the calibrated
-MoE form (before round 36) and as shipped (the MoE backend fit/vllm_fp8_moe.py gives the row), and a line a + b·B
+MoE form (before round 36) and as shipped (the MoE backend deploy/vllm_fp8_moe.py gives the row), and a line a + b·B
 (B = concurrency, the decode batch) fitted per (release, layout) through the measured - predicted differences: an
 intercept is a per-step cost the model misses, a slope a per-sequence one.
 Table 1b: the model's decode step at batch B with the calibrated MoE form, split into terms.
@@ -45,7 +45,7 @@ SHAPES = {"minimax-m2.5": ({"hidden_size": 3072, "inter_size": 1536, "num_expert
 TABLES = {"minimax-m2.5": ("h200_sxm", "moe", "vllm", "0.19.0", "moe_perf.parquet"),
           "qwen3-235b-a22b": ("h200_sxm", "moe", "sglang", "0.5.10", "moe_perf.parquet")}
 #: TensorRT-LLM's CUTLASS block-FP8 MoE on H200 (kernel_source ``moe_torch_flow_cutlass``): the kernel family of
-#: FlashInfer's CUTLASS experts, which vLLM 0.16.0 runs at every layout and 0.17.0+ at EP > 1 (fit/vllm_fp8_moe.py)
+#: FlashInfer's CUTLASS experts, which vLLM 0.16.0 runs at every layout and 0.17.0+ at EP > 1 (deploy/vllm_fp8_moe.py)
 CUTLASS_TABLE = ("h200_sxm", "moe", "trtllm", "1.3.0rc20", "moe_perf.parquet")
 
 
@@ -159,7 +159,7 @@ def table_moe_ms(model: str, moe_tp: int, ep: int, tokens: float, table: tuple |
 
 def moe_table(pts, isl: int) -> pd.DataFrame:
     """Table 2 / 5: the routed-expert time per decode step: the calibrated form, the engine's table, and for the
-    MiniMax rows TensorRT-LLM's CUTLASS table and the shipped pricing (the row's pool backend: fit/vllm_fp8_moe.py),
+    MiniMax rows TensorRT-LLM's CUTLASS table and the shipped pricing (the row's pool backend: deploy/vllm_fp8_moe.py),
     per layout and batch (the rows at ``isl`` with the shortest OSL of each layout and concurrency)."""
     out, seen = [], set()
     for p in sorted(pts, key=lambda q: (layout(q), q.concurrency, q.osl)):

@@ -88,7 +88,14 @@ def test_bad_stack_versions_are_refused():
     with pytest.raises(SpecError) as e:
         get_stack("sglang@0.5.9")
     assert e.value.field == "--stack" and "'sglang' has no version rules" in str(e.value)
-    assert e.value.fix == "drop '@0.5.9', or pin a profile that takes versions: trtllm, dynamo-trtllm, sglang-rocm"
+    assert e.value.fix == ("drop '@0.5.9', or pin a profile that takes versions: trtllm, dynamo-trtllm, vllm, "
+                           "sglang-rocm")
+
+
+def test_vllm_takes_a_release_its_moe_rule_reads():
+    """vllm has no version_rules of its own but a deployment rule reads its release (deploy/vllm_fp8_moe.py):
+    vllm@0.16.0 is taken and priced by the vllm profile itself (the rule acts on the deployment)."""
+    assert get_stack("vllm@0.16.0") is get_stack("vllm")
 
 
 @pytest.mark.parametrize("rule, field, msg", [

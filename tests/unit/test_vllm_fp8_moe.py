@@ -1,4 +1,4 @@
-"""fit/vllm_fp8_moe.py: vLLM's block-FP8 MoE kernel on Hopper by release, and the kernel tables behind its pricing."""
+"""deploy/vllm_fp8_moe.py: vLLM's block-FP8 MoE kernel on Hopper by release, and the kernel tables behind its pricing."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
-from jalapeno.fit.vllm_fp8_moe import vllm_hopper_fp8_moe_backend, with_vllm_fp8_moe_backend
+from jalapeno.deploy.vllm_fp8_moe import vllm_hopper_fp8_moe_backend, with_vllm_fp8_moe_backend
 from jalapeno.specs.formats import get_precision
 
 
@@ -26,7 +26,7 @@ def test_only_vllm_hopper_block_fp8_pools_without_a_backend():
     tp4 = Deployment(get_precision("fp8"), Pool(Layout(tp=4)))
     ep8 = Deployment(get_precision("fp8"), Pool(Layout(tp=8, ep=8)))
     dep, note = with_vllm_fp8_moe_backend(tp4, "vllm", "0.16.0", "h200")
-    assert dep.decode.moe_backend == "cutlass" and "fit/vllm_fp8_moe.py" in note
+    assert dep.decode.moe_backend == "cutlass" and "deploy/vllm_fp8_moe.py" in note
     assert with_vllm_fp8_moe_backend(ep8, "vllm", "0.18.0", "h100")[0].decode.moe_backend == "cutlass"
     assert with_vllm_fp8_moe_backend(tp4, "vllm", "0.18.0", "h200") == (tp4, "")  # Triton at EP 1: no curve
     assert with_vllm_fp8_moe_backend(tp4, "vllm", "0.16.0", "b200") == (tp4, "")  # not Hopper

@@ -108,6 +108,11 @@ class SweepOptions:
             script forces it (``Pool.moe_backend``; None: the calibrated set's pricing).
         eager_prompt_call_s: host seconds per call of an eager prompt-carrying step of every deployment
             (Deployment.eager_prompt_call_s; 0: not modelled).
+        engine_release: (profile, release) of the engine the user states (deploy/vllm_fp8_moe.stack_release):
+            each aggregated deployment takes the MoE backend that release runs at its EP size on the swept system
+            (deploy/vllm_fp8_moe.release_moe_backend: vLLM's FP8 experts on Hopper); () : none. The
+            disaggregated pools are priced per layout before their deployment exists (decode_curve with the
+            sweep's limits) and keep the calibrated set (not done: round 37, vllmrule37).
     """
 
     serving: str = "both"
@@ -130,12 +135,24 @@ class SweepOptions:
     prefill_attention_dp: bool = False
     moe_backend: str | None = None
     eager_prompt_call_s: float = 0.0
+    engine_release: tuple[str, str] = ()
 
     def deployment(self, precision: Precision, decode: Pool, prefill: Pool | None = None,
-                   mtp: MTP | None = None, overlap: str = "none") -> Deployment:
-        """A deployment with these options' MTP (or ``mtp``), budget, engine limits and MoE backend."""
+                   mtp: MTP | None = None, overlap: str = "none", model: ModelSpec | None = None,
+                   system: str = "") -> Deployment:
+        """A deployment with these options' MTP (or ``mtp``), budget, engine limits and MoE backend (with
+        ``model`` and ``system``: the one :attr:`engine_release` runs there, where the recipe names none)."""
         if self.moe_backend and decode.moe_backend is None:
             decode = replace(decode, moe_backend=self.moe_backend)
+        dep = self._deployment(precision, decode, prefill, mtp, overlap)
+        if self.engine_release and model is not None:
+            from jalapeno.deploy.vllm_fp8_moe import release_moe_backend
+
+            dep = release_moe_backend(dep, model, *self.engine_release, system)[0]
+        return dep
+
+    def _deployment(self, precision: Precision, decode: Pool, prefill: Pool | None, mtp: MTP | None,
+                    overlap: str) -> Deployment:
         return Deployment(precision, decode, prefill=prefill, mtp=mtp or self.mtp, token_budget=self.token_budget,
                           max_running=self.max_running, max_tokens_per_step=self.max_tokens_per_step,
                           cuda_graph_max_batch=self.cuda_graph_max_batch, recv_interval=self.recv_interval,
@@ -412,7 +429,7 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
                                       opt.memory_fraction):
             if not budget_covers(lay):
                 continue
-            dep = opt.deployment(precision, Pool(lay))
+            dep = opt.deployment(precision, Pool(lay), model=model, system=system.name)
             variants = [dep]
             if opt.overlap != "none" and has_ep_all_to_all(model, lay):
                 variants = [replace(dep, overlap="tbo")] if opt.overlap == "tbo" else [dep, replace(dep, overlap="tbo")]

@@ -41,6 +41,7 @@ from jalapeno.cli.system_opts import (
 )
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.deploy.engine_version import recipe_engine_version
+from jalapeno.deploy.vllm_fp8_moe import release_moe_backend, stack_release
 from jalapeno.deploy.memory_fit import engine_memory_breakdown
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import check_fallback_used
@@ -107,6 +108,7 @@ def predict(
     # the recipe's engine at its release, KV dtype and memory profile at its fraction, as validation
     # prices its runs, so that `predict --engine R` reproduces a validated point (--engine-memory none drops it)
     run = recipe_run(rec, system, stack, kv_dtype, engine_memory, memory_fraction)
+    profile, release = stack_release(stack, rec, system)  # the engine release the run states (vLLM's MoE rule)
     stack, memory_fraction = run.stack, run.memory_fraction
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          run.kv_dtype, attention_dtype, compute_fallback, routing)
@@ -144,6 +146,7 @@ def predict(
         dep = Deployment(prec, Pool(layout, moe_backend=rec.moe_backend if rec else None),  # the MoE kernel it forces
                          mtp=recipe_mtp(rec, _mtp(mtp, mtp_acceptance), per_rank, layout.dp),
                          memory_fraction=memory_fraction, overlap=overlap, **lim)
+    dep, release_note = release_moe_backend(dep, m, profile, release, s.name)
     _check_engine_pool(m, s, dep, memory_fraction)
     point = predict_point(m, pr, dep, wl, concurrency, power, rate=rate, recurring_waves=recurring_waves)
     if not point.feasible:
@@ -169,7 +172,7 @@ def predict(
     memory = [engine_memory_breakdown(m, s, lay, prec, dep.memory_profile, memory_fraction, dep.mtp)
               for lay in layouts] if dep.memory_profile is not None else []
     rules = engine_rules(rec, stack)
-    note_lines(overrides)
+    note_lines(overrides + ([release_note] if release_note else []))
     if json_out:
         print_json({**point.as_dict(), **({"engine_memory": memory} if memory else {}),
                     **({"engine_version": recipe_engine_version(rec), "version_rules": rules,

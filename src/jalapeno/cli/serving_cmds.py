@@ -198,8 +198,11 @@ def compare(
     if html and not html.lower().endswith((".html", ".htm")):
         raise SpecError("--html", f"{html!r} is not an .html file", "give a path ending in .html")
     check_writable(html, "--html")
+    from jalapeno.deploy.vllm_fp8_moe import stack_release
+
     opts = _sweep_opts(serving, mtp, mtp_acceptance, concurrency, eplb, overlap, rec, max_running,
-                       max_tokens_per_step, cuda_graph_max_batch, memory_fraction)
+                       max_tokens_per_step, cuda_graph_max_batch, memory_fraction,
+                       stack_release(stack, rec, names[0]))  # the release each system's vLLM runs (its MoE rule)
     pinned = precision is not None or rec is not None
     precs = None if pinned else {s.system.name: list(available_precisions(m.name, m.default_precision,
                                                                          s.system.chip.formats, m, s.system.chip))
@@ -317,6 +320,9 @@ def frontier(
     # the recipe's engine at its release and KV dtype, as predict and validation price its runs (the
     # sweeps take no engine memory profile: the catalog's memory fit)
     run = recipe_run(rec, system, stack, kv_dtype)
+    from jalapeno.deploy.vllm_fp8_moe import stack_release
+
+    release = stack_release(stack, rec, system)  # the engine release the run states (vLLM's MoE rule)
     stack = run.stack
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          run.kv_dtype, attention_dtype, compute_fallback, routing)
@@ -325,7 +331,7 @@ def frontier(
     s = pr.system
     check_fallback_used(prec, m, [s.chip])
     opts = _sweep_opts(serving, mtp, mtp_acceptance, concurrency, eplb, overlap, rec, max_running,
-                       max_tokens_per_step, cuda_graph_max_batch, memory_fraction)
+                       max_tokens_per_step, cuda_graph_max_batch, memory_fraction, release)
     sf = system_frontier(m, pr, wl, prec, opts, power, recipe=rec if opts.mtp is None else None)
     rec = sf.record()
     note_lines(overrides)

@@ -62,12 +62,15 @@ def _setup(model: str, workload: str | None, isl: int | None, osl: int | None, p
 
 
 def _sweep_opts(serving, mtp, acceptance, concurrency, eplb, overlap, recipe, max_running, max_tokens, graph,
-                memory_fraction):
+                memory_fraction, engine_release: tuple[str, str] = ()):
     """The sweep options of compare/frontier: stated options, then the recipe, then explicit options
     over it (an explicit --overlap or --memory-fraction beats the recipe's; without either, a
-    recipe's overlap, else ``auto``)."""
+    recipe's overlap, else ``auto``). ``engine_release``: the (profile, release) the run states
+    (deploy/vllm_fp8_moe.stack_release; SweepOptions.engine_release)."""
     opts = sweep_options(_options(serving or "both", mtp, acceptance, concurrency, eplb, overlap or "auto"), recipe,
                          serving is not None, max_running, max_tokens, graph)
+    if engine_release and engine_release[0] == "vllm":
+        opts = replace(opts, engine_release=engine_release)
     if overlap is not None:
         opts = replace(opts, overlap=overlap)
     if memory_fraction is not None:

@@ -97,6 +97,9 @@ def simulate(
     # the recipe's engine at its release, KV dtype and memory profile at its fraction, as predict and
     # validation price its runs (engine_opts.recipe_run)
     run = recipe_run(rec, system, stack, kv_dtype, None, memory_fraction)
+    from jalapeno.deploy.vllm_fp8_moe import release_moe_backend, stack_release
+
+    profile, release = stack_release(stack, rec, system)  # the engine release the run states (vLLM's MoE rule)
     stack, memory_fraction = run.stack, run.memory_fraction
     pr = system_pricer(system, efficiency, sets, stack, pricer)
     s = pr.system
@@ -175,6 +178,7 @@ def simulate(
         dep = Deployment(prec, Pool(layout, replicas, rec.moe_backend if rec else None), mtp=mt,
                          memory_fraction=memory_fraction, overlap=overlap, **lim)
     dep = dep.for_model(m)
+    dep, release_note = release_moe_backend(dep, m, profile, release, s.name)
     for opt, v in (("--seed", seed), ("--requests", requests), ("--sessions", sessions)):
         if v is not None and v < (0 if opt == "--seed" else 1):
             low = 0 if opt == "--seed" else 1
@@ -216,7 +220,7 @@ def simulate(
         print(trace_note, file=sys.stderr)
     if rate is not None and kind == "fixed" and (over := _overload_note(m, pr, dep, kw["workload"], rate)):
         print(over, file=sys.stderr)
-    note_lines(overrides)
+    note_lines(overrides + ([release_note] if release_note else []))
     if json_out:
         print_json(res.as_dict())
         return

@@ -8,7 +8,7 @@ one point per measurement (repeated copies skipped: fit/aic_duplicates.py); rows
 MTP sweep run its MTP, and its attention-DP rows its launch script's context balancing and running cap
 (fit/aic_sweeps.py), and its KV-cache dtype and MoE backend where the sweep's script sets them (else the MoE
 backend its engine runs the row's expert format on by default: :func:`with_row_moe_backend`; vLLM's block-FP8
-experts on Hopper by release: fit/vllm_fp8_moe.py). Each row
+experts on Hopper by release: deploy/vllm_fp8_moe.py). Each row
 carries the benchmark client that timed it (:func:`aic_client`: a row exported from InferenceX's results
 is InferenceX's run, with its length range, mean TTFT and, aggregated, the engine limits of its InferenceX
 launch recipe where data/engines.toml has one: :func:`with_recipe_limits`; disaggregated, the decode
@@ -38,7 +38,7 @@ from jalapeno.fit.aic_sweeps import (measured_date, release_stated, row_release,
                                     with_sweep_token_limit)
 from jalapeno.fit.trt_prompt_graphs import with_prompt_graphs
 from jalapeno.fit.validate import CHAIN_ACCEPTANCE, VALIDATION_MTP, MeasuredPoint
-from jalapeno.fit.vllm_fp8_moe import with_vllm_fp8_moe_backend
+from jalapeno.deploy.vllm_fp8_moe import with_vllm_fp8_moe_backend
 from jalapeno.specs.engine_versions import version_key
 from jalapeno.specs.formats import get_precision
 

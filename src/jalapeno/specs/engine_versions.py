@@ -16,6 +16,14 @@ from dataclasses import dataclass, field
 
 from jalapeno.errors import SpecError
 
+#: profiles whose engine release a deployment rule reads besides their own ``version_rules``, each with that rule:
+#: ``--stack NAME@VERSION`` is taken for them (specs/stacks.get_stack) and the commands that build a deployment apply
+#: it (deploy/vllm_fp8_moe.release_moe_backend)
+DEPLOYMENT_RELEASE_RULES = {
+    "vllm": "the MoE backend of FP8 routed experts on Hopper by release (deploy/vllm_fp8_moe.py: FlashInfer CUTLASS "
+            "at every layout in 0.16.0, at EP > 1 from 0.17.0)",
+}
+
 _VERSION = re.compile(r"^v?(\d+(?:\.\d+)*)(?:(a|b|rc)(\d+))?(?:\.post(\d+))?$")
 
 

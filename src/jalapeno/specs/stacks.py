@@ -27,7 +27,7 @@ from jalapeno.specs.efficiency import (
     MOE_EXCHANGE_NAMES,
     SWITCHES,
 )
-from jalapeno.specs.engine_versions import VersionRule, parse_version_rules, version_key
+from jalapeno.specs.engine_versions import DEPLOYMENT_RELEASE_RULES, VersionRule, parse_version_rules, version_key
 from jalapeno.specs.stack_profile import (  # noqa: F401  (the profile re-exported: it lived here)
     BAND_FIELDS,
     BURST_FIELDS,
@@ -215,7 +215,10 @@ def _with_fit(raw: dict, fit: dict | None) -> dict:
 
 def get_stack(name: str) -> Stack:
     """A profile by name; ``NAME@VERSION`` pins it at an engine version (:meth:`Stack.at_version`); a trailing
-    ``+ar_rms`` switches vLLM's all-reduce + RMSNorm fusion on (:meth:`Stack.with_allreduce_rms_fusion`).
+    ``+ar_rms`` switches vLLM's all-reduce + RMSNorm fusion on (:meth:`Stack.with_allreduce_rms_fusion`). A profile
+    whose release a deployment rule reads (specs/engine_versions.DEPLOYMENT_RELEASE_RULES: ``vllm@0.16.0``) takes a
+    version too; the profile is returned as is and the commands read the release from the name
+    (deploy/vllm_fp8_moe.stack_release).
 
     Raises:
         UnknownNameError: no such profile (the message lists them). SpecError: a version that is
@@ -232,8 +235,9 @@ def get_stack(name: str) -> Stack:
                                f"use one of {', '.join(stacks())} (data/stacks.toml), optionally NAME@VERSION and +ar_rms")
     if "@" in name:
         version_key(version, "--stack")
-        if not s.version_rules:  # the version would be dropped: nothing in this profile depends on it
-            takes = ", ".join(n for n, p in stacks().items() if p.version_rules)
+        if not s.version_rules and base not in DEPLOYMENT_RELEASE_RULES:  # the version would be dropped: nothing
+            takes = ", ".join(n for n, p in stacks().items()  # in this profile depends on it
+                              if p.version_rules or n in DEPLOYMENT_RELEASE_RULES)
             raise SpecError("--stack", f"profile {base!r} has no version rules, so {name!r} would price "
                             f"exactly as {base!r}", f"drop '@{version}', or pin a profile that takes "
                             f"versions: {takes}")

@@ -26,6 +26,12 @@ calibrated set (no curve shipped). Releases before 0.16.0 are not read: their ro
 Assumed (named): the standard activation format, i.e. vLLM's default all-to-all backend (``allgather_reducescatter``,
 ``vllm/config/parallel.py`` in 0.16.0); a DeepEP low-latency or pplx backend runs the batched experts instead
 (``use_batched_activation_format``), which no aiconfigurator vLLM Hopper row of a read release names.
+
+The rule is an engine behaviour, read on every path (round 37, vllmrule37): fit/aic_rows.py gives it to an
+aiconfigurator vLLM row at the row's release, and ``predict``/``simulate``/``frontier``/``compare`` give it to a vLLM
+run at the release the user states (:func:`stack_release`: ``--stack vllm@0.16.0``, or an ``--engine`` recipe's
+``engine_version``/``version``) through :func:`release_moe_backend`. A pool that names its own MoE backend (a
+recipe's ``moe_backend``) keeps it; a run whose release is not stated keeps the calibrated set and says so.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from dataclasses import replace
 
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.errors import SpecError
+from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.engine_versions import version_key
 
 #: the catalog systems with compute capability 9.0 (Hopper) this rule holds on
@@ -94,4 +101,62 @@ def with_vllm_fp8_moe_backend(dep: Deployment, engine: str, release: str, system
     if not pools:
         return dep, ""
     return replace(dep, **pools), (f"MoE backend {CUTLASS}: vLLM {release} runs 128x128-block FP8 experts on FlashInfer's "
-                                   "CUTLASS MoE on Hopper at this EP size (fit/vllm_fp8_moe.py)")
+                                   "CUTLASS MoE on Hopper at this EP size (deploy/vllm_fp8_moe.py)")
+
+
+def stack_release(stack: str | None, recipe=None, system: str = "") -> tuple[str, str]:
+    """(profile, release): the software-stack profile a user's run takes (its base name, no ``@VERSION`` or
+    ``+ar_rms``) and the engine release it is stated to run, "" when none is: ``--stack NAME@VERSION``'s version,
+    else the ``--engine`` recipe's release (deploy/engine_version.recipe_engine_version) where the run takes the
+    recipe's own profile (no ``--stack``, or ``--stack`` naming that profile). ``system``: where the recipe runs
+    (its engine's profile there, specs/stacks.stack_for_framework).
+
+    >>> stack_release("vllm@0.16.0"), stack_release(" vllm @ 0.18.0+ar_rms"), stack_release("vllm"), stack_release(None)
+    (('vllm', '0.16.0'), ('vllm', '0.18.0'), ('vllm', ''), ('', ''))
+    >>> from jalapeno.deploy.engines import get_recipe
+    >>> stack_release(None, get_recipe("vllm-h100-gptoss-fp4"), "h100"), stack_release("sglang", get_recipe("vllm-h100-gptoss-fp4"), "h100")
+    (('vllm', '0.18.0'), ('sglang', ''))
+    """
+    from jalapeno.deploy.engine_version import recipe_engine_version, recipe_stack
+
+    base, _, version = (stack or "").strip().removesuffix("+ar_rms").partition("@")
+    base, version = base.strip(), version.strip()
+    if version or recipe is None:
+        return base, version
+    own = recipe_stack(recipe, system.lower()).name.partition("@")[0]
+    return (own, recipe_engine_version(recipe)) if base in ("", own) else (base, "")
+
+
+def release_moe_backend(dep: Deployment, model: ModelSpec, profile: str, release: str,
+                        system: str) -> tuple[Deployment, str]:
+    """(deployment, note): a user's vLLM run (``profile`` "vllm", :func:`stack_release`) of an MoE model on Hopper
+    with FP8 routed experts given the MoE backend vLLM ``release`` runs at each pool's EP size
+    (:func:`with_vllm_fp8_moe_backend`, as validation gives the aiconfigurator rows); a pool that names its own
+    backend keeps it. The note says what was done, or why the calibrated set stays (no release stated, Triton at
+    EP 1, a release not read here); ``dep`` and "" for any other engine, model, format or system.
+
+    >>> from jalapeno.deploy.deployment import Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.catalog import load_model
+    >>> from jalapeno.specs.formats import get_precision
+    >>> m, d = load_model("deepseek-r1"), Deployment(get_precision("fp8"), Pool(Layout(tp=8, ep=8)))
+    >>> release_moe_backend(d, m, "vllm", "0.16.0", "h200")[0].decode.moe_backend
+    'cutlass'
+    >>> release_moe_backend(d, m, "vllm", "", "h200")[0].decode.moe_backend is None
+    True
+    """
+    if (profile != "vllm" or model.moe is None or system not in HOPPER_SYSTEMS
+            or dep.precision.modules["routed_experts"].weight.name != "fp8"):
+        return dep, ""
+    if all(p is None or p.moe_backend is not None for p in (dep.decode, dep.prefill)):
+        return dep, ""  # every pool names its own backend (a recipe's moe_backend): it wins
+    if not release:
+        return dep, ("vLLM release not stated: which kernel runs its FP8 routed experts on Hopper depends on it "
+                     "(FlashInfer CUTLASS or Triton), so they keep the calibrated set's pricing; pin one with "
+                     "--stack vllm@VERSION (e.g. vllm@0.16.0; deploy/vllm_fp8_moe.py)")
+    out, note = with_vllm_fp8_moe_backend(dep, "vllm", release, system)
+    if note:
+        return out, note
+    return dep, (f"vLLM {release}: its FP8 routed experts keep the calibrated set's pricing (from "
+                 f"{FIRST_HOPPER_SPLIT} Triton runs them at EP 1, no curve shipped; releases before "
+                 f"{min(CUTLASS_EVERY_LAYOUT)} are not read: deploy/vllm_fp8_moe.py)")
