@@ -54,3 +54,16 @@ def test_unstated_release_keeps_calibrated_set_and_says_so(capsys):
     tpot, err = _cli(capsys, "vllm", "--tp", "4")
     assert tpot == pytest.approx(_by_hand(Layout(tp=4), None), rel=1e-9)
     assert "vLLM release not stated" in err and "--stack vllm@VERSION" in err
+
+
+def test_sweep_options_give_each_aggregated_layout_its_release_backend():
+    """frontier/compare's sweep (SweepOptions.engine_release): the backend by EP size, a recipe's own backend wins."""
+    from jalapeno.analysis.sweep import SweepOptions
+
+    m, p = load_model("minimax-m2.5"), get_precision("fp8")
+    opt = SweepOptions(engine_release=("vllm", "0.18.0"))
+    assert opt.deployment(p, Pool(Layout(tp=4)), model=m, system="h200").decode.moe_backend is None  # Triton, EP 1
+    assert opt.deployment(p, Pool(Layout(tp=8, ep=8)), model=m, system="h200").decode.moe_backend == "cutlass"
+    assert opt.deployment(p, Pool(Layout(tp=8, ep=8)), model=m, system="b200").decode.moe_backend is None
+    forced = SweepOptions(engine_release=("vllm", "0.16.0"), moe_backend="triton")
+    assert forced.deployment(p, Pool(Layout(tp=4)), model=m, system="h200").decode.moe_backend == "triton"
