@@ -67,3 +67,18 @@ def test_sweep_options_give_each_aggregated_layout_its_release_backend():
     assert opt.deployment(p, Pool(Layout(tp=8, ep=8)), model=m, system="b200").decode.moe_backend is None
     forced = SweepOptions(engine_release=("vllm", "0.16.0"), moe_backend="triton")
     assert forced.deployment(p, Pool(Layout(tp=4)), model=m, system="h200").decode.moe_backend == "triton"
+
+
+def test_sweep_prices_the_pool_backend_as_predict_does():
+    """The aggregated sweep prices a pool's MoE backend (it labelled the pool and priced the calibrated set before
+    round 37): vllm@0.18.0 at TP8 EP8, concurrency 64, is the by-hand cutlass TPOT of predict_point."""
+    import numpy as np
+
+    from jalapeno.analysis.sweep import SweepOptions, sweep
+
+    opt = SweepOptions(serving="agg", concurrency=(16.0,), engine_release=("vllm", "0.18.0"), overlap="none")
+    res = sweep(load_model("minimax-m2.5"), system_pricer("h200", stack="vllm"), get_workload("8k1k"),
+                get_precision("fp8"), opt)
+    i = next(k for k, d in enumerate(res.deployments) if d.decode.layout == Layout(tp=8, ep=8))
+    tpot = float(res.points.tpot_s[np.flatnonzero(res.dep_index == i)[0]])
+    assert tpot == pytest.approx(_by_hand(Layout(tp=8, ep=8), "cutlass"), rel=1e-6)

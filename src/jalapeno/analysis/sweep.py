@@ -46,7 +46,7 @@ from jalapeno.serve.disagg import DecodeCurve, PrefillPerf, decode_curve, disagg
     prefill_workers_needed
 from jalapeno.serve.lockstep import solve_concurrencies
 from jalapeno.serve.overlap_pick import faster_by_point
-from jalapeno.cost.pricer import Pricer, check_pricer
+from jalapeno.cost.pricer import Pricer, check_pricer, with_pool_backends
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import Precision, check_precision
 from jalapeno.specs.hardware import System
@@ -423,7 +423,7 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
     def budget_covers(lay: Layout) -> bool:  # a rank needs a prompt token a step (Deployment._check_rank_budget)
         return limits.prefill_budget(lay) >= lay.dp
 
-    locked: list[list[Deployment]] = []  # fixed concurrencies: every layout's variants, solved in lockstep
+    locked: list[tuple[list[Deployment], Pricer]] = []  # fixed concurrencies: every layout's variants, solved in lockstep
     if opt.serving in ("both", "agg"):
         for lay in aggregated_layouts(model, system, precision, eff, opt.max_stage_factor, opt.eplb,
                                       opt.memory_fraction):
@@ -433,21 +433,27 @@ def sweep(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision,
             variants = [dep]
             if opt.overlap != "none" and has_ep_all_to_all(model, lay):
                 variants = [replace(dep, overlap="tbo")] if opt.overlap == "tbo" else [dep, replace(dep, overlap="tbo")]
+            # the pool's MoE backend (a recipe's, or its engine release's: engine_release) prices its experts, as
+            # serve/point does for predict (``pricer`` itself where the pool names none)
+            pr = with_pool_backends(pricer, dep.decode, model, lay, precision.kv_cache.name)
             if opt.concurrency is not None:  # below: one build per layout and pass, collectives together
-                locked.append(variants)
+                locked.append((variants, pr))
                 continue
             if len(variants) == 2:  # the faster at each batch; long prompts' chunks priced for it alone
-                for d, p in faster_by_point(model, pricer, variants, wl, batches):
+                for d, p in faster_by_point(model, pr, variants, wl, batches):
                     add(d, p)
                 continue
-            pts = aggregated_by_batch(model, pricer, variants[0], wl, batches)
+            pts = aggregated_by_batch(model, pr, variants[0], wl, batches)
             _, first = np.unique(pts.decode_batch, return_index=True)  # each distinct (clipped) batch once
             add(variants[0], pts.take(np.sort(first)))
-    if locked:  # fixed concurrencies: every deployment keeps all of them
-        sets = iter(solve_concurrencies(model, pricer, [d for v in locked for d in v], wl, np.asarray(opt.concurrency)))
-        for variants in locked:
+    if locked:  # fixed concurrencies: every deployment keeps all of them (one lockstep per pricer)
+        solved: dict[int, list] = {}
+        for pr in {id(p): p for _, p in locked}.values():  # by identity, in first-seen order
+            group = [d for v, p in locked if p is pr for d in v]
+            solved[id(pr)] = list(solve_concurrencies(model, pr, group, wl, np.asarray(opt.concurrency)))[::-1]
+        for variants, pr in locked:
             for d in variants:
-                add(d, next(sets))
+                add(d, solved[id(pr)].pop())
     if opt.serving in ("both", "disagg") and opt.concurrency is None:
         pre_layouts, dec_layouts = disaggregated_layouts(model, system, precision, eff, opt.max_stage_factor,
                                                          opt.eplb, wl.mean_isl, opt.prefill_attention_dp,

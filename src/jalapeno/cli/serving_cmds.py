@@ -220,7 +220,8 @@ def compare(
     rec = res.record()
     from jalapeno.analysis.estimated_peaks import estimated_peak_notes  # a compute-bound answer on an estimated peak
 
-    note_lines(overrides + estimated_peak_notes(rec, {s.system.name: s.system for s in syss}, m))
+    note_lines(overrides + estimated_peak_notes(rec, {s.system.name: s.system for s in syss}, m)
+               + _release_notes(m, opts, {n: precs[n] if precs else [prec.name] for n in names_in}))
     if as_deployed and not recipes:  # gpt-oss-120b --as-deployed ran every system as stated, without a word
         note_lines([f"--as-deployed: no engine recipe deploys {m.name} on {', '.join(names_in)} "
                     "(data/engines.toml default_for); every system runs as stated"])
@@ -334,7 +335,7 @@ def frontier(
                        max_tokens_per_step, cuda_graph_max_batch, memory_fraction, release)
     sf = system_frontier(m, pr, wl, prec, opts, power, recipe=rec if opts.mtp is None else None)
     rec = sf.record()
-    note_lines(overrides)
+    note_lines(overrides + _release_notes(m, opts, {s.name: [prec.name]}))
     if store:
         from jalapeno.cli.explore_cmd import store_frontier
 
@@ -362,3 +363,21 @@ def register(app: typer.Typer) -> None:
     from jalapeno.cli.predict_cmd import predict
 
     app.command("predict")(predict)
+
+
+def _release_notes(m, opts, precisions: dict[str, list[str]]) -> list[str]:
+    """The engine-release notes of a sweep (deploy/vllm_fp8_moe.sweep_release_note), one per system whose swept
+    precisions the rule reads (``precisions``: system -> precision names)."""
+    if not opts.engine_release:
+        return []
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.deploy.vllm_fp8_moe import sweep_release_note
+    from jalapeno.specs.formats import get_precision
+
+    notes = []
+    for system, names in precisions.items():
+        found = (sweep_release_note(m, Deployment(get_precision(n), Pool(Layout())), *opts.engine_release, system)
+                 for n in names)
+        notes += [next((x for x in found if x), "")]
+    return [n for n in notes if n]

@@ -160,3 +160,28 @@ def release_moe_backend(dep: Deployment, model: ModelSpec, profile: str, release
     return dep, (f"vLLM {release}: its FP8 routed experts keep the calibrated set's pricing (from "
                  f"{FIRST_HOPPER_SPLIT} Triton runs them at EP 1, no curve shipped; releases before "
                  f"{min(CUTLASS_EVERY_LAYOUT)} are not read: deploy/vllm_fp8_moe.py)")
+
+
+def sweep_release_note(model: ModelSpec, dep: Deployment, profile: str, release: str, system: str) -> str:
+    """The note ``frontier``/``compare`` print for a sweep of vLLM on ``system`` (:func:`release_moe_backend`'s rule
+    at every aggregated layout; ``dep`` any deployment of the swept precision): which layouts take FlashInfer's
+    CUTLASS experts at ``release``, or why the calibrated set stays; "" where the rule does not apply.
+
+    >>> from jalapeno.deploy.deployment import Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.catalog import load_model
+    >>> from jalapeno.specs.formats import get_precision
+    >>> m, d = load_model("deepseek-r1"), Deployment(get_precision("fp8"), Pool(Layout()))
+    >>> print(sweep_release_note(m, d, "vllm", "0.18.0", "h100"))  # doctest: +NORMALIZE_WHITESPACE
+    vLLM 0.18.0 on h100: FP8 routed experts priced on FlashInfer's CUTLASS MoE (the cutlass curves) at EP > 1,
+    Triton's calibrated set at EP 1; disaggregated pools keep the calibrated set (deploy/vllm_fp8_moe.py)
+    """
+    _, note = release_moe_backend(dep, model, profile, release, system)
+    if not note or not release:
+        return note
+    by_ep = [vllm_hopper_fp8_moe_backend(release, ep) for ep in (1, 2)]
+    if by_ep[1] is None:
+        return note
+    where = "at every layout" if by_ep[0] else "at EP > 1, Triton's calibrated set at EP 1"
+    return (f"vLLM {release} on {system}: FP8 routed experts priced on FlashInfer's CUTLASS MoE (the {CUTLASS} "
+            f"curves) {where}; disaggregated pools keep the calibrated set (deploy/vllm_fp8_moe.py)")
