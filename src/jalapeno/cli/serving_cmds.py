@@ -377,7 +377,7 @@ def _release_notes(m, opts, precisions: dict[str, list[str]]) -> list[str]:
 
     notes = []
     for system, names in precisions.items():
-        found = (sweep_release_note(m, Deployment(get_precision(n), Pool(Layout())), *opts.engine_release, system)
-                 for n in names)
+        found = (sweep_release_note(m, Deployment(get_precision(n), Pool(Layout())), *opts.engine_release, system,
+                                    opts.serving != "agg" and opts.concurrency is None) for n in names)
         notes += [next((x for x in found if x), "")]
     return [n for n in notes if n]

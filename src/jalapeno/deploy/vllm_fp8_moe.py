@@ -162,10 +162,12 @@ def release_moe_backend(dep: Deployment, model: ModelSpec, profile: str, release
                  f"{min(CUTLASS_EVERY_LAYOUT)} are not read: deploy/vllm_fp8_moe.py)")
 
 
-def sweep_release_note(model: ModelSpec, dep: Deployment, profile: str, release: str, system: str) -> str:
+def sweep_release_note(model: ModelSpec, dep: Deployment, profile: str, release: str, system: str,
+                       disagg: bool = True) -> str:
     """The note ``frontier``/``compare`` print for a sweep of vLLM on ``system`` (:func:`release_moe_backend`'s rule
     at every aggregated layout; ``dep`` any deployment of the swept precision): which layouts take FlashInfer's
-    CUTLASS experts at ``release``, or why the calibrated set stays; "" where the rule does not apply.
+    CUTLASS experts at ``release``, or why the calibrated set stays; "" where the rule does not apply. ``disagg``: the
+    sweep has disaggregated pools (priced per layout before their deployment: they keep the calibrated set).
 
     >>> from jalapeno.deploy.deployment import Pool
     >>> from jalapeno.deploy.layout import Layout
@@ -184,4 +186,5 @@ def sweep_release_note(model: ModelSpec, dep: Deployment, profile: str, release:
         return note
     where = "at every layout" if by_ep[0] else "at EP > 1, Triton's calibrated set at EP 1"
     return (f"vLLM {release} on {system}: FP8 routed experts priced on FlashInfer's CUTLASS MoE (the {CUTLASS} "
-            f"curves) {where}; disaggregated pools keep the calibrated set (deploy/vllm_fp8_moe.py)")
+            f"curves) {where}{'; disaggregated pools keep the calibrated set' if disagg else ''} "
+            "(deploy/vllm_fp8_moe.py)")
