@@ -28,7 +28,7 @@ DEFAULT_OUT = ROOT / "docs" / "catalog.md"
 SYSTEM_KEYS = {
     "schema_version": ("-", "file format version; must be 1"),
     "name": ("-", "system name; the catalog name is the file name without `.toml`; a user file's name (or, for a "
-                  "variant without one, its file name) holds no space or colon (`--set NAME:KEY=VALUE` splits at "
+                  "variant without one, its file name) holds no colon (`--set NAME:KEY=VALUE` splits at "
                   "the first ':')"),
     "description": ("-", "one-line description"),
     "vendor_verified": ("bool", "false where the vendor has not published a spec sheet (numbers are reported or inferred); default true"),
