@@ -118,9 +118,9 @@ def stack_release(stack: str | None, recipe=None, system: str = "") -> tuple[str
     (('vllm', '0.18.0'), ('sglang', ''))
     """
     from jalapeno.deploy.engine_version import recipe_engine_version, recipe_stack
+    from jalapeno.specs.stacks import split_stack_name
 
-    base, _, version = (stack or "").strip().removesuffix("+ar_rms").partition("@")
-    base, version = base.strip(), version.strip()
+    base, version, _ = split_stack_name(stack or "")
     if version or recipe is None:
         return base, version
     own = recipe_stack(recipe, system.lower()).name.partition("@")[0]

@@ -213,6 +213,19 @@ def _with_fit(raw: dict, fit: dict | None) -> dict:
     return r
 
 
+def split_stack_name(name: str) -> tuple[str, str, bool]:
+    """``NAME[@VERSION][+ar_rms]`` as (profile name, version, whether ``+ar_rms`` is set), spaces around each part
+    dropped ('trtllm@ 1.1.0' was named 'trtllm@ 1.1.0' in titles); version "" where none is given. No check: that
+    is :func:`get_stack`'s.
+
+    >>> split_stack_name(" vllm @ 0.18.0+ar_rms"), split_stack_name("sglang")
+    (('vllm', '0.18.0', True), ('sglang', '', False))
+    """
+    name = name.strip()
+    base, _, version = name.removesuffix("+ar_rms").partition("@")
+    return base.strip(), version.strip(), name.endswith("+ar_rms")
+
+
 def get_stack(name: str) -> Stack:
     """A profile by name; ``NAME@VERSION`` pins it at an engine version (:meth:`Stack.at_version`); a trailing
     ``+ar_rms`` switches vLLM's all-reduce + RMSNorm fusion on (:meth:`Stack.with_allreduce_rms_fusion`). A profile
@@ -225,10 +238,8 @@ def get_stack(name: str) -> Stack:
             not a release number, or a version on a profile without version rules (it would be
             silently dropped; the message names the profiles that take one).
     """
-    fused = name.strip().endswith("+ar_rms")
+    base, version, fused = split_stack_name(name)
     name = name.strip().removesuffix("+ar_rms")
-    base, _, version = name.partition("@")
-    base, version = base.strip(), version.strip()  # 'trtllm@ 1.1.0' was named 'trtllm@ 1.1.0' in titles
     s = stacks().get(base)
     if s is None:
         raise UnknownNameError("--stack", f"unknown software stack {base!r}",
