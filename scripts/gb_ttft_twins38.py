@@ -16,13 +16,19 @@ TTFT split into serve/ttft_parts.PARTS (front end, prefill service, KV hand-off,
 waits), and the same row priced with its system swapped for B200 (``b200/own``: the model's own GB-vs-B200 ratio).
 Medians per (system, engine, ISL, prefill attention sharding): where the error sits.
 
-Usage: python scripts/gb_ttft_twins38.py VALIDATE.csv [--parts] [--prefill-only] [--rows]
+Part 3 (``--waits``, seconds). Every row of the exact twin groups (GB and B200) priced as shipped and with no idle-start
+burst: the unloaded parts (front end + prefill service + hand-off + first step), the wait the run measured beyond
+them, and the model's steady wait and burst. ``--recipe-budgets`` prices the same rows with each recipe's prefill
+``max_num_tokens`` per rank (:data:`RECIPE_BUDGETS`) in place of the 8,192 the rows carry (a what-if).
+
+Usage: python scripts/gb_ttft_twins38.py VALIDATE.csv [--parts] [--prefill-only] [--rows] [--waits] [--recipe-budgets]
 (VALIDATE.csv from `jalapeno validate --json -o FILE`, all rows: the twins are mostly fit-split rows)
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
 
 import numpy as np
@@ -34,6 +40,14 @@ TWIN_SYSTEM = "b200"
 REACH = 1.3
 #: InferenceX's prompt lengths are uniform in [0.8·ISL, ISL] (specs/workload.INFERENCEX_RANGE_RATIO): mean 0.9·ISL
 MEAN_PROMPT_FRACTION = 0.9
+#: the prefill worker's ``max_num_tokens`` (per attention-DP rank) in the twin runs' srt-slurm recipes, by (system, ISL):
+#: recipes/trtllm/b200-fp4/{1k1k,8k1k}/stp/ctx1_gen5_tep8_batch{32,8}_eplb0_mtp0.yaml and
+#: recipes/trtllm/gb200-fp4/{1k1k,8k1k}/stp/ctx1_gen4_tep8_batch{32,16}_eplb0_mtp0.yaml (named by InferenceX
+#: .github/configs/nvidia-master.yaml @dcc0f53a889d and @26d415b36c62; read in connorcarpenter15/srt-slurm @5a156f6b)
+RECIPE_BUDGETS = {("b200", 1024): 10240, ("b200", 8192): 16896, ("gb200-nvl72", 1024): 16384,
+                  ("gb200-nvl72", 8192): 16640}
+#: a burst share that removes the idle-start burst without dividing by zero (as scripts/gb_trt_disagg_residual.py)
+NO_BURST = 1e-12
 _POOL = re.compile(r"(P|D) (\d+)x\(([^)]*)\)")
 
 
@@ -122,6 +136,8 @@ def main() -> None:
     ap.add_argument("--parts", action="store_true", help="price the held-out GB rows and split their TTFT by part")
     ap.add_argument("--rows", action="store_true", help="print every twin row")
     ap.add_argument("--prefill-only", action="store_true", help="twins need share only the prefill worker layout")
+    ap.add_argument("--waits", action="store_true", help="price the exact twin rows: measured wait against the model's")
+    ap.add_argument("--recipe-budgets", action="store_true", help="the exact twin rows with the recipes' budgets")
     args = ap.parse_args()
     d = ttft_table(args.csv)
     t = twins(d, args.prefill_only)
@@ -146,31 +162,91 @@ def main() -> None:
             print(f"gb200 {pre} -> {dec}: measured GB200 - B200 at the lowest load = {a * 1e3:+.0f} ms "
                   f"{b * 1e6:+.1f} us x mean prompt tokens (1k C={one.C:g}: {one.meas - one.twin_meas:+.3f} s; "
                   f"8k C={eight.C:g}: {eight.meas - eight.twin_meas:+.3f} s)")
+    if args.waits:
+        _twin_waits(d, twins(d))
+    if args.recipe_budgets:
+        _recipe_budgets(d, twins(d))
     if args.parts:
         _parts(d)
 
 
-def _parts(d: pd.DataFrame) -> None:
-    """Price the held-out GB rows (and each on B200) and print the medians of their TTFT parts."""
+def _price(p, system: str, stack) -> tuple[float, dict]:
+    """(mean TTFT s, its serve/ttft_parts.PARTS) of measured point ``p`` priced as validation prices a matched point,
+    on ``system`` with ``stack``."""
     from jalapeno.fit.entries import with_stack_mtp
     from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS
     from jalapeno.fit.table_lookup import load_any_pricer, resolve_pricer
-    from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload
+    from jalapeno.fit.validate import point_workload
     from jalapeno.serve.point import serve_at_concurrency
-    from jalapeno.serve.ttft_parts import PARTS, ttft_parts
+    from jalapeno.serve.ttft_parts import ttft_parts
     from jalapeno.specs.catalog import load_model
+
+    model, wl, dep = load_model(p.model), point_workload(p), with_stack_mtp(p.deployment, stack, p.model)
+    pr = load_any_pricer(system, "calibrated", stack=stack,
+                         pricer=resolve_pricer(system, "roofline") if system in AIC_SYSTEM_DIRS else "roofline")
+    pts = serve_at_concurrency(model, pr, dep, wl, [p.concurrency])
+    return float(pts.ttft_s[0]), {k: float(v[0]) for k, v in ttft_parts(model, pr, dep, wl, pts).items()}
+
+
+def _points(ids) -> list:
+    """The aiconfigurator matched points whose ids are in ``ids``."""
+    from jalapeno.fit.validate import load_aiconfigurator
+
+    return [p for p in load_aiconfigurator()[0] if p.id in set(ids) and p.mapping == "matched"]
+
+
+def _twin_waits(d: pd.DataFrame, t: pd.DataFrame) -> None:
+    """Every row of the exact twin groups (GB and B200) split into the unloaded parts (front end, prefill service,
+    KV hand-off, first step) and the wait the run measured beyond them, against the model's steady wait (its
+    prediction with no idle-start burst) and its burst."""
+    from jalapeno.fit.validate import point_stack
+
+    keys = set(d[d.id.isin(t.id)].key)
+    rows = d[d.key.isin(keys)].set_index("id")
+    out = []
+    for p in _points(rows.index):
+        st = point_stack(p)
+        full, parts = _price(p, p.system, st)
+        steady = _price(p, p.system, dataclasses.replace(st, prefill_burst_fraction=NO_BURST))[0]
+        unloaded = full - parts["queue_and_waits_s"]
+        out.append({"system": p.system, "isl": p.isl, "C": p.concurrency, "split": rows.split[p.id],
+                    "meas": p.measured["ttft_s"], "pred": full, "unloaded": unloaded,
+                    "meas_wait": p.measured["ttft_s"] - unloaded, "model_steady": steady - unloaded,
+                    "model_burst": full - steady})
+    print("\nexact twin rows: the wait measured beyond the unloaded parts against the model's (s):")
+    print(pd.DataFrame(out).sort_values(["isl", "system", "C"]).round(3).to_string(index=False))
+
+
+def _recipe_budgets(d: pd.DataFrame, t: pd.DataFrame) -> None:
+    """The exact twin rows priced with their recipe's prefill budget per rank (:data:`RECIPE_BUDGETS`) against as
+    shipped (8,192 a rank): a what-if; rows of a (system, ISL) without a recipe entry are skipped."""
+    from jalapeno.fit.validate import point_stack
+
+    rows = d[d.key.isin(set(d[d.id.isin(t.id)].key))]
+    out = []
+    for p in _points(rows.id):
+        budget = RECIPE_BUDGETS.get((p.system, p.isl))
+        if budget is None:
+            continue
+        st = point_stack(p)
+        alt = dataclasses.replace(p, deployment=dataclasses.replace(p.deployment, token_budget=budget))
+        m = p.measured["ttft_s"]
+        out.append({"system": p.system, "isl": p.isl, "C": p.concurrency, "budget": budget, "meas": m,
+                    "err": _price(p, p.system, st)[0] / m - 1, "err_recipe": _price(alt, p.system, st)[0] / m - 1})
+    print("\nexact twin rows with the recipes' prefill budgets per rank (what-if):")
+    print(pd.DataFrame(out).sort_values(["isl", "system", "C"]).round(3).to_string(index=False))
+
+
+def _parts(d: pd.DataFrame) -> None:
+    """Price the held-out GB rows (and each on B200) and print the medians of their TTFT parts."""
+    from jalapeno.fit.validate import point_stack
+    from jalapeno.serve.ttft_parts import PARTS
 
     keep = d[d.system.isin(SYSTEMS) & (d.split != "fit")].set_index("id")  # key: twin_key's tuple
     rows = []
-    for p in (p for p in load_aiconfigurator()[0] if p.id in keep.index and p.mapping == "matched"):
-        st, model, wl = point_stack(p), load_model(p.model), point_workload(p)
-        dep = with_stack_mtp(p.deployment, st, p.model)
-        got = {}
-        for name in (p.system, TWIN_SYSTEM):
-            used = resolve_pricer(name, "roofline") if name in AIC_SYSTEM_DIRS else "roofline"
-            pr = load_any_pricer(name, "calibrated", pricer=used, stack=st)
-            pts = serve_at_concurrency(model, pr, dep, wl, [p.concurrency])
-            got[name] = (float(pts.ttft_s[0]), {k: float(v[0]) for k, v in ttft_parts(model, pr, dep, wl, pts).items()})
+    for p in _points(keep.index):
+        st = point_stack(p)
+        got = {name: _price(p, name, st) for name in (p.system, TWIN_SYSTEM)}
         r = keep.loc[p.id]
         rows.append({"system": p.system, "engine": r.key[0], "isl": int(r.isl),
                      "sharding": "ADP" if " DP1 " not in r.key[5] else "ATP", "err": r.error,
