@@ -29,6 +29,11 @@ change between releases against the measured TPOT change of the same step (valid
 share of the measured change the tables carry. The tables' releases stand in for the rows': 0.5.6.post2 for
 v0.5.7 (the nearest earlier table), 0.5.14 for v0.5.12 (aiconfigurator's own donor).
 
+Part 3 (validate CSV only): the H200 TensorRT-LLM DeepSeek-R1 attention-DP8 rows with and without MTP1 (InferenceX row
+25 and its aiconfigurator twins of InferenceX's own database, release 1.1.0rc2.post2): the acceptance that would close
+each MTP1 row's TPOT at the model's step, and, where one campaign ran the same cell with and without MTP, the TPOT
+gain MTP measured against the one the model credits (``mtp_rows``).
+
 Usage: python scripts/h200_sglang_release_tables38.py AIC_H200_DATA_DIR [VALIDATE_CSV] [--routing power_law_1.2]
   AIC_H200_DATA_DIR: ``aic-core/src/aiconfigurator_core/systems/data/h200_sxm`` of an ai-dynamo/aiconfigurator
   checkout at 095f58a51; VALIDATE_CSV: `jalapeno validate --json -o FILE` (default validate.csv; the measured ladder).
@@ -151,6 +156,36 @@ def ladder_against_tables(fam: pd.DataFrame, ladder: pd.DataFrame) -> pd.DataFra
     return pd.DataFrame(rows)
 
 
+#: MTP acceptance the validate run prices the TensorRT-LLM DeepSeek-R1 rows at: the ``trtllm`` profile's fitted one
+#: (data/stack_fits.toml; fit/entries.with_stack_mtp), whatever acceptance the row's deployment label shows
+PRICED_ACCEPTANCE = 0.675
+DEP8 = "attn TP1 DP8 · MoE TP1 EP8"
+
+
+def mtp_rows(d: pd.DataFrame, priced: float = PRICED_ACCEPTANCE) -> pd.DataFrame:
+    """H200 DeepSeek-R1 TensorRT-LLM aggregated attention-DP8 rows (TPOT, ms), with and without MTP1: per MTP1 row the
+    acceptance that would close its TPOT were the model's step right, (1 + a_priced) x model / measured − 1; per
+    (source, ISL, OSL, C, release) with both a plain and an MTP1 row, the measured TPOT gain plain / MTP1 beside the
+    model's, and the acceptance the measured gain implies at the model's step ratio, g x (1 + a_priced) x
+    model_MTP1 / model_plain − 1 (the verify and draft work priced right, only the acceptance left free)."""
+    d = d[(d.system == "h200") & (d.model == "deepseek-r1") & d.framework.str.contains("trt") & (d["mode"] == "agg")
+          & (d.metric == "tpot_s") & d.deployment.str.contains(DEP8, regex=False)].copy()
+    d["mtp"] = d.deployment.str.contains("MTP1", regex=False)
+    d["meas ms"], d["model ms"] = d.measured * 1e3, d.predicted * 1e3
+    d["a closing TPOT"] = np.where(d.mtp, (1 + priced) * d.predicted / d.measured - 1, np.nan)
+    rows = []
+    for key, g in d.groupby(["source", "isl", "osl", "concurrency", "framework"]):
+        p, m = g[~g.mtp], g[g.mtp]
+        if len(p) and len(m):
+            gm = p["meas ms"].mean() / m["meas ms"].mean()
+            gp = p["model ms"].mean() / m["model ms"].mean()
+            rows.append({"source": key[0], "isl": key[1], "osl": key[2], "C": int(key[3]), "release": key[4],
+                         "gain measured": gm, "gain model": gp, "a from gain": gm * (1 + priced) / gp - 1})
+    cols = ["source", "isl", "osl", "concurrency", "framework", "mtp", "meas ms", "model ms", "error", "a closing TPOT",
+            "split"]
+    return d[cols].sort_values(["isl", "osl", "concurrency", "source"]), pd.DataFrame(rows)
+
+
 def main(argv: list[str]) -> None:
     if not argv:
         sys.exit(__doc__)
@@ -177,6 +212,12 @@ def main(argv: list[str]) -> None:
     print("## 2. Measured TPOT change between releases against the tables' change (ms; + = later release faster)\n")
     cols = ["isl", "osl", "C"] + [c for c in comp.columns if "->" in c]
     print(comp[cols].round(2).to_string(index=False))
+    per_row, pairs = mtp_rows(pd.read_csv(csv))
+    print("\n## 3. H200 TensorRT-LLM DeepSeek-R1 attention-DP8 rows: the MTP1 credit (TPOT ms; acceptance priced "
+          f"{PRICED_ACCEPTANCE})\n")
+    print(per_row.round(3).to_string(index=False))
+    print()
+    print(pairs.round(3).to_string(index=False))
 
 
 if __name__ == "__main__":

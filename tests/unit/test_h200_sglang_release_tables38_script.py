@@ -93,3 +93,27 @@ def test_ladder_against_tables_sign_and_sum_of_finite_families():
     assert r["experts 0.5.7->0.5.9"] == pytest.approx(-1.0)
     assert r["tables 0.5.7->0.5.9"] == pytest.approx(-1.0)  # the all-reduce term is NaN and left out
     assert r["meas 0.5.7->0.5.9"] == pytest.approx(0.6)
+
+
+def test_mtp_rows_closing_acceptance_and_paired_gain():
+    dep = "agg attn TP1 DP8 · MoE TP1 EP8"
+
+    def row(meas_ms, model_ms, mtp, conc=64, framework="trtllm 1.1.0rc2.post2", system="h200"):
+        return {"source": "aiconfigurator", "system": system, "model": "deepseek-r1", "framework": framework,
+                "mode": "agg", "isl": 8192, "osl": 1024, "concurrency": conc, "metric": "tpot_s",
+                "deployment": dep + (" MTP1@0.85 [fp8]" if mtp else " [fp8]"), "measured": meas_ms / 1e3,
+                "predicted": model_ms / 1e3, "error": model_ms / meas_ms - 1, "split": "fit"}
+
+    d = pd.DataFrame([row(48.0, 42.0, False), row(40.0, 31.5, True),
+                      row(40.0, 31.5, True, conc=128),  # no plain twin: no pair
+                      row(40.0, 31.5, True, system="b200")])  # another system: left out
+    per_row, pairs = t.mtp_rows(d)
+    assert len(per_row) == 3
+    m = per_row[per_row.mtp & (per_row.concurrency == 64)].iloc[0]
+    # (1 + 0.675) x 31.5 / 40 - 1 = 0.3190625: the acceptance that closes the TPOT at the model's step
+    assert m["a closing TPOT"] == pytest.approx(0.3190625)
+    assert len(pairs) == 1
+    p = pairs.iloc[0]
+    assert p["gain measured"] == pytest.approx(1.2)  # 48 / 40
+    assert p["gain model"] == pytest.approx(42 / 31.5)
+    assert p["a from gain"] == pytest.approx(1.2 * 1.675 * 31.5 / 42 - 1)  # 0.5075
