@@ -91,3 +91,24 @@ def with_stack_mtp(dep: Deployment | None, stack, model: str) -> Deployment | No
     if a is None or a == dep.mtp.acceptance:
         return dep
     return replace(dep, mtp=MTP(dep.mtp.draft_tokens, a))
+
+
+def stack_mtp_note(dep: Deployment | None, stack, model: str) -> str:
+    """A validate record's note when the engine profile's MTP acceptance replaces the one ``dep`` states (the record
+    is labelled and priced with the profile's, :func:`with_stack_mtp`); "" when nothing is replaced.
+
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.deploy.deployment import Pool
+    >>> from jalapeno.specs.formats import get_precision
+    >>> from jalapeno.specs.stacks import get_stack
+    >>> d = Deployment(get_precision("fp8"), Pool(Layout(dp=8, ep=8)), mtp=MTP(1, 0.85))
+    >>> stack_mtp_note(d, get_stack("trtllm"), "deepseek-r1")
+    'MTP acceptance 0.675 (the trtllm profile, data/stack_fits.toml) priced in place of the stated 0.85'
+    >>> stack_mtp_note(d, get_stack("default"), "deepseek-r1")
+    ''
+    """
+    priced = with_stack_mtp(dep, stack, model)
+    if dep is None or priced is dep:
+        return ""
+    return (f"MTP acceptance {priced.mtp.acceptance:g} (the {stack.name} profile, data/stack_fits.toml) priced in place "
+            f"of the stated {dep.mtp.acceptance:g}")

@@ -53,7 +53,7 @@ from jalapeno.deploy.engines import (identified_config, launch_budget, launch_li
                                      launch_recipe, with_launch_kv)
 from jalapeno.deploy.layout import Layout  # noqa: F401 (the doctests of recipe_mtp)
 from jalapeno.errors import JalapenoError
-from jalapeno.fit.entries import best_entry, entry_candidates, with_stack_mtp
+from jalapeno.fit.entries import best_entry, entry_candidates, stack_mtp_note, with_stack_mtp
 from jalapeno.fit.ix_cells import bad_cell as _bad_cell
 from jalapeno.fit.ix_cells import context_overrun
 from jalapeno.fit.ix_cells import points_rows
@@ -498,15 +498,17 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                     continue
                 val = pr.get(m)
                 ok = pr.get("feasible", False) and val is not None and np.isfinite(val) and val > 0
+                dep = with_stack_mtp(p.deployment, stack_by_id[p.id], p.model)  # the acceptance priced, not stated
+                mtp_note = stack_mtp_note(p.deployment, stack_by_id[p.id], p.model)
                 out.append({
                     "source": p.source, "id": p.id, "system": p.system, "model": p.model, "precision": p.precision,
                     "framework": p.framework, "stack": stack_by_id[p.id].name, "mode": p.mode,
                     "isl": p.isl, "osl": p.osl, "concurrency": p.concurrency, "mapping": p.mapping,
-                    "deployment": p.deployment.for_model(model).label if p.deployment else "", "metric": m,
+                    "deployment": dep.for_model(model).label if dep else "", "metric": m,
                     "measured": float(meas), "predicted": float(val) if ok else float("nan"),
                     "error": float(val) / float(meas) - 1 if ok else float("nan"),
                     "kernels_calibrated": p.system in calibrated_systems, "pricer": used,
-                    "notes": "; ".join(p.notes + ([] if ok else [pr.get("reason", "")])),
+                    "notes": "; ".join(p.notes + ([mtp_note] if mtp_note else []) + ([] if ok else [pr.get("reason", "")])),
                 })
     return pd.DataFrame(out)
 
