@@ -165,7 +165,8 @@ DEP8 = "attn TP1 DP8 · MoE TP1 EP8"
 def mtp_rows(d: pd.DataFrame, priced: float = PRICED_ACCEPTANCE) -> pd.DataFrame:
     """H200 DeepSeek-R1 TensorRT-LLM aggregated attention-DP8 rows (TPOT, ms), with and without MTP1: per MTP1 row the
     acceptance that would close its TPOT were the model's step right, (1 + a_priced) x model / measured − 1; per
-    (source, ISL, OSL, C, release) with both a plain and an MTP1 row, the measured TPOT gain plain / MTP1 beside the
+    (source, ISL, OSL, C, release) with both a plain row its notes tie to a plain InferenceX sweep (``InferenceX sweep
+    KEY``, KEY not ending ``-mtp``) and an MTP1 row, the measured TPOT gain plain / MTP1 beside the
     model's, and the acceptance the measured gain implies at the model's step ratio, g x (1 + a_priced) x
     model_MTP1 / model_plain − 1 (the verify and draft work priced right, only the acceptance left free)."""
     d = d[(d.system == "h200") & (d.model == "deepseek-r1") & d.framework.str.contains("trt") & (d["mode"] == "agg")
@@ -173,15 +174,17 @@ def mtp_rows(d: pd.DataFrame, priced: float = PRICED_ACCEPTANCE) -> pd.DataFrame
     d["mtp"] = d.deployment.str.contains("MTP1", regex=False)
     d["meas ms"], d["model ms"] = d.measured * 1e3, d.predicted * 1e3
     d["a closing TPOT"] = np.where(d.mtp, (1 + priced) * d.predicted / d.measured - 1, np.nan)
+    d["sweep"] = d.notes.fillna("").str.extract(r"InferenceX (?:MTP )?sweep (dsr1-[\w-]+?)(?:'s|:| \()")[0]
     rows = []
     for key, g in d.groupby(["source", "isl", "osl", "concurrency", "framework"]):
-        p, m = g[~g.mtp], g[g.mtp]
+        # a plain row pairs only when its notes tie it to a plain launch script: a row no sweep claims may have run MTP
+        p, m = g[~g.mtp & g.sweep.notna() & ~g.sweep.fillna("").str.endswith("-mtp")], g[g.mtp]
         if len(p) and len(m):
             gm = p["meas ms"].mean() / m["meas ms"].mean()
             gp = p["model ms"].mean() / m["model ms"].mean()
             rows.append({"source": key[0], "isl": key[1], "osl": key[2], "C": int(key[3]), "release": key[4],
                          "gain measured": gm, "gain model": gp, "a from gain": gm * (1 + priced) / gp - 1})
-    cols = ["source", "isl", "osl", "concurrency", "framework", "mtp", "meas ms", "model ms", "error", "a closing TPOT",
+    cols = ["source", "isl", "osl", "concurrency", "framework", "sweep", "mtp", "meas ms", "model ms", "error", "a closing TPOT",
             "split"]
     return d[cols].sort_values(["isl", "osl", "concurrency", "source"]), pd.DataFrame(rows)
 

@@ -98,17 +98,24 @@ def test_ladder_against_tables_sign_and_sum_of_finite_families():
 def test_mtp_rows_closing_acceptance_and_paired_gain():
     dep = "agg attn TP1 DP8 · MoE TP1 EP8"
 
-    def row(meas_ms, model_ms, mtp, conc=64, framework="trtllm 1.1.0rc2.post2", system="h200"):
+    plain_note = "attention-DP context balancing: InferenceX sweep dsr1-fp8-h200-trt's launch script (x.toml)"
+    mtp_note = "InferenceX MTP sweep dsr1-fp8-h200-trt-mtp: MTP1 (its launch script), acceptance 0.85 assumed"
+
+    def row(meas_ms, model_ms, mtp, conc=64, framework="trtllm 1.1.0rc2.post2", system="h200", notes=None):
         return {"source": "aiconfigurator", "system": system, "model": "deepseek-r1", "framework": framework,
                 "mode": "agg", "isl": 8192, "osl": 1024, "concurrency": conc, "metric": "tpot_s",
-                "deployment": dep + (" MTP1@0.85 [fp8]" if mtp else " [fp8]"), "measured": meas_ms / 1e3,
-                "predicted": model_ms / 1e3, "error": model_ms / meas_ms - 1, "split": "fit"}
+                "deployment": dep + (" MTP1@0.675 [fp8]" if mtp else " [fp8]"), "measured": meas_ms / 1e3,
+                "predicted": model_ms / 1e3, "error": model_ms / meas_ms - 1, "split": "fit",
+                "notes": (mtp_note if mtp else plain_note) if notes is None else notes}
 
     d = pd.DataFrame([row(48.0, 42.0, False), row(40.0, 31.5, True),
                       row(40.0, 31.5, True, conc=128),  # no plain twin: no pair
+                      row(30.0, 40.0, False, conc=256, notes="engine limits of recipe x"),  # no sweep: may be MTP
+                      row(30.5, 29.5, True, conc=256),
                       row(40.0, 31.5, True, system="b200")])  # another system: left out
     per_row, pairs = t.mtp_rows(d)
-    assert len(per_row) == 3
+    assert len(per_row) == 5
+    assert per_row.sweep.tolist().count("dsr1-fp8-h200-trt-mtp") == 3
     m = per_row[per_row.mtp & (per_row.concurrency == 64)].iloc[0]
     # (1 + 0.675) x 31.5 / 40 - 1 = 0.3190625: the acceptance that closes the TPOT at the model's step
     assert m["a closing TPOT"] == pytest.approx(0.3190625)
