@@ -61,3 +61,21 @@ def test_refit_recovers_an_exact_intercept_and_multiplier():
     assert f["a"] == pytest.approx(2.0) and f["k"] == pytest.approx(3.0) and f["rms"] == pytest.approx(0.0, abs=1e-9)
     f1 = g.refit(rs, with_k=False)
     assert f1["k"] == 1.0 and f1["rms"] > 0.1
+
+
+def test_with_gfx942_moe_the_series_asks_about_three_times_the_mla_decode_price():
+    # docs/gap_large_batch_decode.md §Round 38: shipped, the a + k refit takes k ~1.6; with the gfx942 MoE fit,
+    # k ~3.2 and a lower residual (the borrowed MoE was standing in for a per-request decode cost)
+    p, rep = g.own_fit("mi325x")
+    shipped = g.refit(g.series([]), with_k=True)
+    gfx942 = g.refit(g.series(g.fit_sets(p, rep["kernel_floor_s"])), with_k=True)
+    assert 1.2 < shipped["k"] < 2.0
+    assert 2.5 < gfx942["k"] < 4.0
+    assert gfx942["rms"] < shipped["rms"]
+    # the MoE fit alone (intercept only) fits the series worse than shipped: why it is not shipped by itself
+    assert g.refit(g.series(g.fit_sets(p, rep["kernel_floor_s"])), with_k=False)["rms"] > g.refit(g.series([]), False)["rms"]
+
+
+def test_fit_sets_names_efficiency_keys():
+    sets = g.fit_sets({"hbm_fraction": 0.7}, 6e-6)
+    assert sets == ["efficiency.moe.fp8.hbm_fraction=0.7", "efficiency.moe_floor_s=6e-06"]
