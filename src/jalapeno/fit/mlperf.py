@@ -60,7 +60,7 @@ import numpy as np
 
 from jalapeno.errors import SpecError
 from jalapeno.fit.mlperf_engines import (  # noqa: F401  (the submitted engines, re-exported: split for the module budget)
-    DSR1_EAGER_PROMPT_CALL_S, DSR1_GRAPHS, DSR1_GRAPHS_GB200, MLPERF_DISAGG_ENGINES, MLPERF_ENGINES, MLPERF_FP8_CONTEXT_FMHA,
+    DSR1_EAGER_PROMPT_CALL_S, DSR1_GRAPHS, DSR1_HARNESS_STEP_S, DSR1_GRAPHS_GB200, MLPERF_DISAGG_ENGINES, MLPERF_ENGINES, MLPERF_FP8_CONTEXT_FMHA,
     MLPERF_GEMM_ALLREDUCE, MLPERF_LIMIT_ENGINES, SubmittedEngine, submitted_deployment, submitted_disagg_deployment,
     with_declared_attention_math)
 from jalapeno.fit.validate import MeasuredPoint
@@ -412,6 +412,8 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
                                     if mapping in _SERVER_RUN and spread else None,
                                     chips=int(chips), serving=serving_of(key, fw) if serving == "stated" else "both",
                                     eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S
+                                    if engine == "trt" and lengths.model == "deepseek-r1" else 0.0,
+                                    harness_step_s=DSR1_HARNESS_STEP_S
                                     if engine == "trt" and lengths.model == "deepseek-r1" else 0.0))
     return points, skipped
 

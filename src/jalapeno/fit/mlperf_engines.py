@@ -72,6 +72,19 @@ DSR1_GRAPHS = (128, 256, 384, 512)
 #: with a prompt on any rank runs eagerly. The Llama configs set ``use_graphs: False`` (every step eager; not read
 #: further, not modelled here).
 DSR1_EAGER_PROMPT_CALL_S = TRTLLM_EAGER_CALL_S
+#: Seconds per iteration of the MLPerf llmlib harness's DeepSeek-R1 engine (TensorRT-LLM PyTorch path, attention DP 8,
+#: the 2025-07 1.0 side branch of closed/NVIDIA/Makefile.build) outside what the model prices: a NAMED, FITTED
+#: constant (DESIGN rule 1: an engine fixed cost only end-to-end runs reveal), added to the step's
+#: ``efficiency.step_overhead_s`` of every MLPerf TensorRT-LLM DeepSeek-R1 row (fit/validate.predict_points). Fit
+#: split: the four v5.1 Server runs of this engine's config family that are NOT validation rows (Dell XE9685L B200,
+#: the NVIDIA B200 config unchanged; Dell XE9680L B200 and NVIDIA GB300-NVL72 x72, balancing timeout 6; GigaComputing
+#: G894 B200, 768 a rank): measured mean TPOT minus the model's step at each run's own decode load (Little's law),
+#: 17.1 / 15.3 / 14.9 / 15.5 ms at 105-185 a rank, mean 15.7 ms (``python scripts/mlperf_peer_runs38.py``; data
+#: docs/data/mlperf51_peer_runs.csv, each run's mlperf_log_summary.txt @965182b). Reported on the rest: the three
+#: Server rows (residual after it +1.1 to +5.0 ms) and the four Offline rows (509 a rank, no streaming). Which host or
+#: GPU work it is, no source read here times (docs/gap_large_batch_decode.md, rounds 27-38); the Llama engines (the
+#: TensorRT engine path) do not carry it.
+DSR1_HARNESS_STEP_S = 15.7e-3
 DSR1_GRAPHS_GB200 = (1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512)
 #: AMD's Llama-2-70B harness configs (vLLM 0.9.1, V0 ``sync`` engine), by division and chip
 _AMD_CFG = "inference_results_v5.1 @965182b {}/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/offline_{}.yaml"

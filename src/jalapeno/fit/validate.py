@@ -42,7 +42,7 @@ the predicted median (p50, which the idle start's first wave skews far less), th
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -135,6 +135,8 @@ class MeasuredPoint:
     #: frontier mappings: host seconds per call of the engine's eager prompt-carrying steps, given to every swept
     #: deployment (SweepOptions.eager_prompt_call_s; fit/mlperf_engines.DSR1_EAGER_PROMPT_CALL_S); 0 = not modelled
     eager_prompt_call_s: float = 0.0
+    #: seconds per step the engine's harness adds to ``efficiency.step_overhead_s`` (fit/mlperf_engines.DSR1_HARNESS_STEP_S)
+    harness_step_s: float = 0.0
     #: ``matched`` from a best row whose run was identified (fit/run_identity.py): the mapping it had, else "";
     #: such a row stays out of the stack fits' pool (fit/stack_fit.fit_pool)
     identified_from: str = ""
@@ -415,7 +417,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
         stack_by_id[pt.id] = st
         dep = with_stack_mtp(pt.deployment, st, pt.model)
         key = (pt.system, pt.model, pt.isl, pt.osl, pt.fixed_lengths, pt.mapping, id(pt.workload), pt.serving,
-               repr(dep) if dep else pt.precision, id(st), pt.eager_prompt_call_s)  # every field: limits, the pools' MoE/attention backends
+               repr(dep) if dep else pt.precision, id(st), pt.eager_prompt_call_s, pt.harness_step_s)  # every field: limits, the pools' MoE/attention backends
         groups.setdefault(key, []).append(pt)
     frontiers: dict[tuple, object] = {}
     for n, (key, pts) in enumerate(groups.items()):
@@ -425,6 +427,9 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
         st = stack_by_id[pt0.id]
         used = resolve_pricer(pt0.system, pricer) if pt0.system in AIC_SYSTEM_DIRS else "roofline"
         model, system = load_model(pt0.model), load_any_pricer(pt0.system, efficiency, pricer=used, stack=st)
+        if pt0.harness_step_s:  # the engine's harness term (MeasuredPoint.harness_step_s)
+            e = system.efficiency
+            system = system.with_efficiency(replace(e, step_overhead_s=e.step_overhead_s + pt0.harness_step_s))
         dep0 = with_stack_mtp(pt0.deployment, st, pt0.model)
         wl = point_workload(pt0)
         try:

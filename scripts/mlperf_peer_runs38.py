@@ -1,0 +1,133 @@
+"""MLPerf v5.1 DeepSeek-R1 Server: the peer runs of the submitted TensorRT-LLM engine (other submitters, same config
+family) price the engine's per-step cost outside the kernels; the harness term fitted on them and the Server rows'
+submitted rates (issue 18; docs/gap_large_batch_decode.md "Round 38 (mlperf38)").
+
+Data: docs/data/mlperf51_peer_runs.csv, every Server / Interactive run of NVIDIA B200 / GB200 / GB300 / H200 systems
+in mlcommons/inference_results_v5.1 @965182b (each run's mlperf_log_summary.txt). Three blocks:
+
+1. ``rates``: each DeepSeek-R1 Server run's requested ``target_qps`` (its config's ``server_target_qps`` or its
+   user.conf) beside the completed rate and its p99 TTFT / TPOT against the rules' 2 s / 80 ms. A Server result is the
+   rate the submitter asked for, valid: Google B200 ran the NVIDIA B200 config file unchanged (the two files are
+   identical) at 4.0 (its measurements/.../user.conf ``target_qps = 4.0``) where NVIDIA ran 5.0.
+2. ``step``: at each run's own decode load (Little's law: output tok/s per GPU x mean TPOT = sequences a rank under
+   attention DP 8) the measured mean TPOT against the model's mean step of that run's engine (the NVIDIA B200 Server
+   engine of fit/mlperf_engines.MLPERF_LIMIT_ENGINES with the run's own ``adp_balancing_timeout_iters`` and
+   ``gpu_batch_size``; validation's pricer: the point's stack and the WIDEEP backend's measured curve;
+   serve/analytic.aggregated_by_batch; the engine's own harness term left out): ``residual`` = measured − model.
+3. ``fit``: the harness term = the mean residual over the FIT runs (:data:`FIT_RUNS`: the peers that are not
+   validation rows — Dell XE9685L, the config unchanged; Dell XE9680L and NVIDIA GB300-NVL72 x72, timeout 6 / wait 2;
+   GigaComputing G894, chunked context and 768 a rank, the chunking not modelled), reported on the three Server
+   validation rows (NVIDIA / Google B200, NVIDIA GB200-NVL72 x72). fit/mlperf_engines.DSR1_HARNESS_STEP_S carries
+   the rounded value.
+
+Run: python scripts/mlperf_peer_runs38.py   (about ten seconds)
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+
+PEERS = Path(__file__).resolve().parents[1] / "docs" / "data" / "mlperf51_peer_runs.csv"
+#: the validation row whose submitted engine prices every run (its config is the family's base)
+BASE_ROW = "mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Server"
+#: (submitter, system) -> (catalog system, GPUs, adp_balancing_timeout_iters, gpu_batch_size): each run's config
+#: (closed/<submitter>/configs/<system>/Server/deepseek-r1.py @965182b) where it differs from BASE_ROW's
+RUNS = {
+    ("Dell", "XE9685L_B200_SXM_180GBx8_TRT"): ("b200", 8, 9, 512),
+    ("Dell", "XE9680L_B200_SXM_180GBx8_TRT"): ("b200", 8, 6, 512),
+    ("GigaComputing", "G894-SD1_B200-SXM-180GBx8_TRT"): ("b200", 8, 9, 768),
+    ("NVIDIA", "GB300-NVL72_GB300-288GB_aarch64x72_TRT"): ("gb300-nvl72", 72, 6, 512),
+    ("Google", "B200-SXM-180GBx8_TRT"): ("b200", 8, 9, 512),
+    ("NVIDIA", "B200-SXM-180GBx8_TRT"): ("b200", 8, 9, 512),
+    ("NVIDIA", "GB200-NVL72_GB200-186GB_aarch64x72_TRT"): ("gb200-nvl72", 72, 9, 512),
+}
+#: the fit split: peers that are not validation rows
+FIT_RUNS = tuple(RUNS)[:4]
+
+
+def peer_runs(path: Path = PEERS, benchmark: str = "deepseek-r1", scenario: str = "Server") -> list[dict]:
+    """The peer runs of one benchmark and scenario, numbers as floats (ms as published).
+
+    Raises:
+        ValueError: no run of that benchmark and scenario in ``path`` (name the file and the fix).
+    """
+    with Path(path).open(newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#"))]
+    out = []
+    for r in rows:
+        if r["benchmark"] == benchmark and r["scenario"] == scenario:
+            out.append({k: (float(v) if k not in ("division", "submitter", "system", "benchmark", "scenario",
+                                                  "result", "source") else v) for k, v in r.items()})
+    if not out:
+        raise ValueError(f"{path}: no {benchmark} {scenario} run; add the runs' LoadGen summary figures "
+                         "(scripts/mlperf_peer_runs38.py docstring)")
+    return out
+
+
+def decode_per_rank(run: dict, gpus: int) -> float:
+    """Sequences decoding per GPU (one attention-DP rank each): output tok/s per GPU x mean TPOT (Little's law)."""
+    return run["tokens_per_s"] / gpus * run["tpot_mean_ms"] / 1e3
+
+
+def model_step_s(system: str, gpus: int, timeout: int, batch: int, per_rank: float) -> float:
+    """The model's mean TPOT (s) of BASE_ROW's engine with a run's timeout and batch, on ``system``, at
+    ``per_rank`` sequences a rank, without the engine's harness term (module docstring, block 2)."""
+    from jalapeno.cost.pricer import with_moe_backend
+    from jalapeno.fit.mlperf import MLPERF_LIMIT_ENGINES, load_mlperf, submitted_deployment
+    from jalapeno.fit.table_lookup import load_any_pricer
+    from jalapeno.fit.validate import point_stack
+    from jalapeno.serve.analytic import aggregated_by_batch
+    from jalapeno.specs.catalog import load_model, load_system
+
+    pts, _ = load_mlperf(server_mapping="frontier@limits")
+    p = next(x for x in pts if x.id == BASE_ROW)
+    model = load_model(p.model)
+    eng = dataclasses.replace(MLPERF_LIMIT_ENGINES[BASE_ROW], adp_timeout_iters=timeout, batch_per_rank=batch)
+    dep, _ = submitted_deployment(eng, p.precision, gpus, model, load_system(system))
+    one = dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, workers=1))
+    lay = one.decode.layout
+    pr = with_moe_backend(load_any_pricer(system, stack=point_stack(p)), one.decode.moe_backend, model, lay)
+    sp = aggregated_by_batch(model, pr, one, p.workload, np.array([per_rank * lay.dp]))
+    return float(sp.tpot_s[0])
+
+
+def step_rows(path: Path = PEERS) -> list[dict]:
+    """Block 2 for every run of :data:`RUNS` (the residual in seconds)."""
+    by = {(r["submitter"], r["system"]): r for r in peer_runs(path)}
+    out = []
+    for key, (system, gpus, timeout, batch) in RUNS.items():
+        r = by[key]
+        n = decode_per_rank(r, gpus)
+        m = model_step_s(system, gpus, timeout, batch, n)
+        out.append({"run": key, "fit": key in FIT_RUNS, "per_rank": n, "measured_s": r["tpot_mean_ms"] / 1e3,
+                    "model_s": m, "residual_s": r["tpot_mean_ms"] / 1e3 - m})
+    return out
+
+
+def harness_term_s(rows: list[dict]) -> float:
+    """Block 3: the mean residual over the fit runs (s)."""
+    return float(np.mean([r["residual_s"] for r in rows if r["fit"]]))
+
+
+def main() -> None:
+    print("1. DeepSeek-R1 Server runs: requested rate, completed rate, p99 TTFT / 2 s, p99 TPOT / 80 ms")
+    for r in sorted(peer_runs(), key=lambda r: (r["system"], r["target_qps"])):
+        print(f"  {r['submitter']:14s} {r['system']:40s} target {r['target_qps']:5.1f}  done {r['completed_per_s']:5.2f}"
+              f"  TTFT p99 {r['ttft_p99_ms'] / 2000:4.2f}  TPOT p99 {r['tpot_p99_ms'] / 80:4.2f}")
+    rows = step_rows()
+    print("2. the step at each run's load (ms): measured mean TPOT, model, residual")
+    for r in rows:
+        print(f"  {'fit ' if r['fit'] else 'rows'} {r['run'][0]:14s} {r['run'][1]:40s} {r['per_rank']:6.1f} a rank  "
+              f"{r['measured_s'] * 1e3:5.1f}  {r['model_s'] * 1e3:5.1f}  {r['residual_s'] * 1e3:+5.1f}")
+    x = harness_term_s(rows)
+    rest = [r["residual_s"] - x for r in rows if not r["fit"]]
+    print(f"3. harness term (mean residual of the {len(FIT_RUNS)} fit runs): {x * 1e3:.1f} ms; the validation rows' "
+          f"residual after it: {', '.join(f'{v * 1e3:+.1f}' for v in rest)} ms")
+
+
+if __name__ == "__main__":
+    main()
