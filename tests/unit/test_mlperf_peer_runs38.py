@@ -59,3 +59,11 @@ def test_missing_benchmark_names_the_file(tmp_path):
                  encoding="utf-8")
     with pytest.raises(ValueError, match="no deepseek-r1 Server run"):
         pr.peer_runs(f)
+
+
+def test_constant_is_current_with_the_fit():
+    # staleness check (as tests/unit/test_fitted_files.py does for fitted files): the shipped constant is the script's
+    # fit under the current model, within 0.5 ms; if the model's step moves, rerun the script and update the constant
+    rows = pr.step_rows()
+    assert [r["fit"] for r in rows].count(True) == 4
+    assert pr.harness_term_s(rows) == pytest.approx(DSR1_HARNESS_STEP_S, abs=0.5e-3)
