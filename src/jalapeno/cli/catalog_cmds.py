@@ -169,12 +169,21 @@ def models_list(json_out: bool = typer.Option(False, "--json", help="Print JSON.
     t = Table(title="Models")
     for col in ("name", "type", "total", "active", "layers", "attention", "experts", "KV B/token", "precision"):
         t.add_column(col)
+    windowed = False
     for r in rows:
         moe = r["moe"]
+        kv, kv8 = r["kv_bytes_per_token"], r["kv_bytes_per_token_at_8k"]
+        kv_text = f"{kv:,.0f} ({r['kv_dtype']})"
+        if round(kv8) != round(kv):  # sliding-window layers: a sizing at 8K reads the second figure
+            kv_text += f"; {kv8:,.0f} at 8K"
+            windowed = True
         t.add_row(r["name"], r["model_type"], f"{r['total_params'] / 1e9:.1f}B",
                   f"{r['active_params'] / 1e9:.1f}B", str(r["num_layers"]), r["attention_detail"],
-                  f"{moe['num_experts']} top-{moe['top_k']}" if moe else "-",
-                  f"{r['kv_bytes_per_token']:,.0f} ({r['kv_dtype']})", r["default_precision"])
+                  f"{moe['num_experts']} top-{moe['top_k']}" if moe else "-", kv_text, r["default_precision"])
+    if windowed:
+        t.caption = ("KV B/token: the KV-cache bytes one token adds over all layers in the model's KV dtype; "
+                     "a sliding-window layer keeps only its window, so a model with such layers also gives the "
+                     "mean per token of an 8,192-token sequence ('at 8K', models show's kv_bytes_per_token_at_8k)")
     console.print(t)
 
 

@@ -22,11 +22,21 @@ def _min(s) -> str:
     return f"{s / 60:.1f}" if s / 60 >= 0.05 else f"{s / 60:.2g}"
 
 
+def _pct(x: float) -> str:
+    """A share as a percentage to a tenth, and a small non-zero one to two significant figures: a point
+    whose returns reload from the host tier printed ``kv_capacity:hbm (0.0% of task)``, a zero that is not.
+
+    >>> _pct(0.535), _pct(0.000356), _pct(0.0)
+    ('53.5%', '0.036%', '0.0%')
+    """
+    return f"{x * 100:.2g}%" if 0 < abs(x) < 0.0005 else f"{x:.1%}"
+
+
 def _tier(p: dict) -> str:
     """``kv_tier`` with the share of returning sessions it serves (``host 7%``): the label names
     the deepest tier serving >= 5%, so the share says how close a point is to the next label."""
     share = p.get("kv_tier_share")
-    return p["kv_tier"] if share is None else f"{p['kv_tier']} {share:.1%}"
+    return p["kv_tier"] if share is None else f"{p['kv_tier']} {_pct(share)}"
 
 
 def _kv(p: dict) -> str:
@@ -34,7 +44,7 @@ def _kv(p: dict) -> str:
     tier = f"KV in {_tier(p)} of returns"
     if not p["kv_bound"]:
         return f"none ({tier})"
-    return f"{p['kv_bound']} ({p['kv_bound_share']:.1%} of task; {tier})"
+    return f"{p['kv_bound']} ({_pct(p['kv_bound_share'])} of task; {tier})"
 
 
 def agentic_tables(d: dict) -> list[Table]:
@@ -115,5 +125,5 @@ def agentic_frontier_table(points: list[dict], title: str) -> Table:
         t.add_row(_f(p["tasks_per_hour_per_chip"], ",.2f"), _min(p["task_time_s"]), _min(p["task_time_p90_s"]),
                   _f(p["sessions"], ".0f"), _f(p["ttft_mean_s"], ".2f"), _f(p["tpot_s"] * 1e3, ".1f"),
                   f"{p['hit_rate']:.1%}", _tier(p), p["bound"],
-                  f"{p['kv_bound']} {p['kv_bound_share']:.1%}" if p["kv_bound"] else "-", p["deployment"])
+                  f"{p['kv_bound']} {_pct(p['kv_bound_share'])}" if p["kv_bound"] else "-", p["deployment"])
     return t

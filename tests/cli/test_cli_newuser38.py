@@ -1,0 +1,35 @@
+"""Round 38 new-user pass (newuser38): a capacity planner's and a chip architect's reading of the shipped catalog."""
+
+from __future__ import annotations
+
+from cli_runner import run
+
+
+def test_an_agentic_kv_share_under_a_twentieth_of_a_percent_is_not_printed_as_zero():
+    """compare --workload agentic:coding-agent printed Jalapeño's peak as 'kv_capacity:hbm (0.0% of task; KV in host
+    53.5% of returns)': its 0.93 s of host reloads over a 43.5-minute task is 0.93 / 2610 = 0.036% of the task, a
+    cost the label names, not none. Small shares now keep two significant figures."""
+    from jalapeno.report.agentic_tables import _kv
+
+    p = {"kv_bound": "kv_capacity:hbm", "kv_bound_share": 0.93 / 2610.0, "kv_tier": "host", "kv_tier_share": 0.535}
+    assert _kv(p) == "kv_capacity:hbm (0.036% of task; KV in host 53.5% of returns)"
+    p.update(kv_bound_share=0.25)  # the ordinary case keeps one decimal
+    assert _kv(p) == "kv_capacity:hbm (25.0% of task; KV in host 53.5% of returns)"
+    p.update(kv_bound="", kv_tier="hbm", kv_tier_share=1.0)
+    assert _kv(p) == "none (KV in hbm 100.0% of returns)"
+
+
+def test_models_list_gives_a_sliding_window_models_kv_per_token_at_8k(capsys):
+    """models list gave gpt-oss-120b 73,728 KV bytes per token, every layer's: its 18 sliding-window layers keep only
+    128 tokens, so a sequence of 8K tokens averages half that, and a planner sizing KV from the list doubled it.
+
+    By hand (config.json: 36 layers, every other one sliding, 8 KV heads of 64 dims, BF16 K and V):
+    one layer 8 x 64 x 2 x 2 B = 2,048 B; all layers 36 x 2,048 = 73,728; at 8,192 tokens
+    18 x 2,048 + 18 x 2,048 x 128 / 8,192 = 36,864 + 576 = 37,440."""
+    code, out, err = run(capsys, "models", "list")
+    assert code == 0, err
+    row = next(ln for ln in out.splitlines() if "gpt-oss-120b" in ln)
+    assert "73,728 (bf16); 37,440 at 8K" in row
+    dsr1 = next(ln for ln in out.splitlines() if "deepseek-r1" in ln)
+    assert "35,136 (fp8)" in dsr1 and "at 8K" not in dsr1  # 61 x 576 B, no window: one figure
+    assert "a sliding-window layer keeps only its window" in " ".join(out.split())
