@@ -33,3 +33,21 @@ def test_models_list_gives_a_sliding_window_models_kv_per_token_at_8k(capsys):
     dsr1 = next(ln for ln in out.splitlines() if "deepseek-r1" in ln)
     assert "35,136 (fp8)" in dsr1 and "at 8K" not in dsr1  # 61 x 576 B, no window: one figure
     assert "a sliding-window layer keeps only its window" in " ".join(out.split())
+
+
+def test_results_show_ranks_the_importances_as_explore_does(capsys, monkeypatch):
+    """results show printed a study's importances in the store's key order ('chip.hbm_stacks 0.00' first) where
+    explore had printed them largest first ('levels.rack.bandwidth_gb_per_s 0.34' first): the summary both print
+    now ranks them, so the first name is the parameter that matters most."""
+    from jalapeno.cli.explore_cmd import _print_summary
+
+    monkeypatch.setenv("COLUMNS", "300")
+    imp = {"chip.hbm_stacks": 0.0, "chip.peak_dense_tflops.fp8": 0.13, "efficiency.kernel_launch_s": 0.26,
+           "levels.rack.bandwidth_gb_per_s": 0.34}  # name order, as the results store gives them back
+    _print_summary({"name": "n", "trials": 1, "feasible": 1, "base": "jalapeno", "pruned_by": {},
+                    "importance": {"tok_s_per_kw": imp},
+                    "designs": [{"trial": 0, "param:chip.hbm_stacks": 6, "score:tok_s_per_kw": 1.25,
+                                 "chip_power_w": 700.0, "usd_per_chip_hour": 1.4}]})
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("importance for"))
+    assert line == ("importance for tok_s_per_kw: levels.rack.bandwidth_gb_per_s 0.34, efficiency.kernel_launch_s "
+                    "0.26, chip.peak_dense_tflops.fp8 0.13, chip.hbm_stacks 0.00")
