@@ -51,3 +51,22 @@ def test_results_show_ranks_the_importances_as_explore_does(capsys, monkeypatch)
     line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("importance for"))
     assert line == ("importance for tok_s_per_kw: levels.rack.bandwidth_gb_per_s 0.34, efficiency.kernel_launch_s "
                     "0.26, chip.peak_dense_tflops.fp8 0.13, chip.hbm_stacks 0.00")
+
+
+def test_an_option_that_is_a_system_field_names_the_set_key(capsys):
+    """compare --cost 2 answered 'No such option: --cost (Possible options: --osl, --set, --store)': a planner
+    pricing Jalapeño at another $/chip-hour was offered --osl. An option that names a catalog field now gives the
+    --set key (and compare's NAME: form); the key runs (cost.usd_per_chip_hour=2.0 gives 2.0 $/chip-hour)."""
+    from cli_runner import error_line
+
+    line = error_line(*run(capsys, "compare", "--cost", "2"))
+    assert line == ("error: --cost: no such option; a system's cost is a catalog field (its value and source: "
+                    "`jalapeno hardware show NAME`). Fix: write --set cost.usd_per_chip_hour=VALUE ($ per chip-hour, "
+                    "total cost of ownership), or --set NAME:cost.usd_per_chip_hour=VALUE for one of --systems "
+                    "(see `jalapeno compare --help`)")
+    line = error_line(*run(capsys, "plan", "--tdp=800"))  # one system: no NAME: form
+    assert "Fix: write --set chip.tdp_w=VALUE (W) (see `jalapeno plan --help`)" in line and "NAME:" not in line
+    assert "--set power.allin_kw_per_chip=VALUE" in error_line(*run(capsys, "predict", "--allin-kw", "1.3"))
+    line = error_line(*run(capsys, "models", "list", "--cost", "2"))  # no --set there: click's own words
+    assert line == "error: No such option: --cost. Fix: see `jalapeno models list --help`"
+    assert "Possible options" in error_line(*run(capsys, "compare", "--nope", "2"))  # other names as before

@@ -135,8 +135,9 @@ def main(argv: list[str] | None = None) -> None:
                 sys.exit(0)
             _, words = _command(sys.argv[1:] if argv is None else argv)  # `models list`, not `models`
             helps = f"see `{' '.join(['jalapeno', *words, '--help'])}`"
-            typed = _option_value_error(e, helps) or _extra_argument_error(e, sys.argv[1:] if argv is None else argv,
-                                                                            helps)
+            typed = (_option_value_error(e, helps)
+                     or _extra_argument_error(e, sys.argv[1:] if argv is None else argv, helps)
+                     or _spec_option_error(e, sys.argv[1:] if argv is None else argv, helps))
             if typed is not None:
                 print(f"error: {typed}", file=sys.stderr)
                 sys.exit(e.exit_code)
@@ -410,6 +411,44 @@ def _extra_argument_error(e: Exception, argv: list[str], helps: str) -> str | No
                     f"(leave it out for off), or give {argv[i + 1]!r} to the option meant ({helps})")
     return (f"{extras[0]!r}: an argument this command does not take. Fix: give it after the option it belongs "
             f"to, or drop it ({helps})")
+
+
+# Options a planner reaches for that are system fields, set with --set (docs/catalog.md): spellings -> key, what, unit.
+_SPEC_KEYS = {
+    ("cost", "price", "tco", "usd", "usd_per_hour", "usd_per_chip_hour", "cost_per_hour", "dollars_per_hour"):
+        ("cost.usd_per_chip_hour", "cost", "$ per chip-hour, total cost of ownership"),
+    ("tdp", "tdp_w", "chip_power", "chip_w", "watts"): ("chip.tdp_w", "chip TDP", "W"),
+    ("sustained_w", "sustained_power"): ("chip.sustained_w", "sustained chip power", "W"),
+    ("allin_kw", "all_in_kw", "allin_kw_per_chip", "all_in_power", "allin_power"):
+        ("power.allin_kw_per_chip", "all-in power", "kW per chip"),
+    ("hbm_bandwidth", "hbm_bw", "memory_bandwidth", "hbm_tb_per_s"): ("chip.hbm_bandwidth_tb_per_s", "HBM bandwidth",
+                                                                      "TB/s"),
+}
+
+
+def _spec_option_error(e: Exception, argv: list[str], helps: str) -> str | None:
+    """An unknown option that names a system field (``compare --cost 2``) pointed to --osl, --set and --store
+    as near spellings; where the command takes --set this names the key that sets it, or None otherwise.
+
+    >>> class E(Exception):
+    ...     def format_message(self): return "No such option: --cost"
+    >>> _spec_option_error(E(), ["plan", "--cost", "2"], "see `jalapeno plan --help`")
+    "--cost: no such option; a system's cost is a catalog field (its value and source: `jalapeno hardware show NAME`). Fix: write --set cost.usd_per_chip_hour=VALUE ($ per chip-hour, total cost of ownership) (see `jalapeno plan --help`)"
+    """
+    m = re.match(r"No such option: (--[\w-]+)", e.format_message())
+    if m is None:
+        return None
+    opt = m.group(1)
+    word = opt.lstrip("-").lower().replace("-", "_")
+    hit = next((v for k, v in _SPEC_KEYS.items() if word in k), None)
+    cmd, _ = _command(argv)
+    opts = {o for p in getattr(cmd, "params", ()) for o in getattr(p, "opts", ())}
+    if hit is None or "--set" not in opts:
+        return None
+    key, what, unit = hit
+    one = f", or --set NAME:{key}=VALUE for one of --systems" if "--systems" in opts else ""
+    return (f"{opt}: no such option; a system's {what} is a catalog field (its value and source: `jalapeno hardware "
+            f"show NAME`). Fix: write --set {key}=VALUE ({unit}){one} ({helps})")
 
 
 def _click_exception() -> type:
