@@ -70,3 +70,23 @@ def test_an_option_that_is_a_system_field_names_the_set_key(capsys):
     line = error_line(*run(capsys, "models", "list", "--cost", "2"))  # no --set there: click's own words
     assert line == "error: No such option: --cost. Fix: see `jalapeno models list --help`"
     assert "Possible options" in error_line(*run(capsys, "compare", "--nope", "2"))  # other names as before
+
+
+def test_simulate_says_the_window_its_throughput_is_counted_over(capsys, tmp_path):
+    """simulate printed 'throughput per chip (in+out) 1,700.6 tok/s' beside 'simulated / wall time 449.4 s' and a
+    369.4 s steady-state window: neither reproduces it (640 requests x ~8,318 tokens / 449.4 s / 8 chips = 1,481).
+    The row now names its window, the counted requests' first arrival to their last completion (391.4 s there),
+    and its chips, so tokens / window / chips checks by hand."""
+    import csv
+
+    f, out_csv = tmp_path / "two.csv", tmp_path / "req.csv"
+    f.write_text("arrival_s,input_tokens,output_tokens\n0,1000,100\n1.5,2000,50\n")
+    code, out, err = run(capsys, "simulate", "-s", "h200", "-m", "gpt-oss-120b", "--tp", "8", "-w", str(f),
+                         "--out", str(out_csv))
+    assert code == 0, err
+    rows = list(csv.DictReader(out_csv.open()))
+    window = max(float(r["done_s"]) for r in rows) - 0.0  # first arrival at 0 s
+    per_chip = (1000 + 100 + 2000 + 50) / window / 8
+    line = next(ln for ln in out.splitlines() if "throughput per chip (in+out)" in ln)
+    assert f"{per_chip:,.1f} tok/s (the counted requests' tokens over the {window:.1f} s from their first " in line
+    assert "to the last completion, 8" in line and "│ chips)" in out  # the cell folds at 160 columns

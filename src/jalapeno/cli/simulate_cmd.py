@@ -339,7 +339,9 @@ def _summary_table(sm: dict, title: str, trace: bool = False) -> Table:
         return (f"mean {f(d['mean'] * scale)} · p50 {f(d['p50'] * scale)} · p90 {f(d['p90'] * scale)} · "
                 f"p99 {f(d['p99'] * scale)} {unit}")
     rows = [("requests (counted)", f"{sm['requests']}"),
-            ("throughput per chip (in+out)", f"{sm['throughput_per_chip']:,.1f} tok/s"),
+            ("throughput per chip (in+out)", f"{sm['throughput_per_chip']:,.1f} tok/s"
+             + (f" (the counted requests' tokens over the {sm['duration_s']:.1f} s from their first arrival to the "
+                f"last completion, {sm['chips']} chips)" if "duration_s" in sm else "")),
             ("output throughput per chip", f"{sm['output_throughput_per_chip']:,.1f} tok/s"),
             *([("throughput per chip, steady state", f"{ss['throughput_per_chip']:,.1f} tok/s (in+out), "
                 f"{ss['output_throughput_per_chip']:,.1f} output, over the {ss['window_s']:.1f} s while requests "
