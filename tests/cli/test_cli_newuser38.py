@@ -90,3 +90,33 @@ def test_simulate_says_the_window_its_throughput_is_counted_over(capsys, tmp_pat
     line = next(ln for ln in out.splitlines() if "throughput per chip (in+out)" in ln)
     assert f"{per_chip:,.1f} tok/s (the counted requests' tokens over the {window:.1f} s from their first " in line
     assert "to the last completion, 8" in line and "│ chips)" in out  # the cell folds at 160 columns
+
+
+def test_the_agentic_ratio_table_says_which_way_a_task_time_ratio_reads(capsys):
+    """compare --workload agentic:coding-agent printed 'fastest task time 0.94x' for Vera Rubin beside peak and
+    iso-task-time ratios where above 1x wins: 0.94x is Rubin's 3.4 min over GB300's 3.6 min, a task finished 6%
+    sooner, read as a loss. The header and the caption now say a time ratio below 1x is sooner."""
+    from jalapeno.report.agentic_tables import agentic_tables
+    from rich.console import Console
+
+    peak = {"tasks_per_hour_per_chip": 2.0, "tasks_per_hour_per_kw": 1.0, "usd_per_task": 1.0, "task_time_s": 600.0,
+            "task_time_p90_s": 660.0, "bound": "compute", "kv_bound": "", "kv_tier": "hbm", "kv_tier_share": 1.0,
+            "deployment": "agg", "ttft_first_turn_s": 1.0, "ttft_mean_s": 1.0, "ttft_last_turn_s": 1.0,
+            "tpot_s": 0.01, "hit_rate": 0.9, "reload_s_per_task": 0.0}
+    fast = peak | {"task_time_s": 3.4 * 60}
+    base = peak | {"task_time_s": 3.6 * 60}
+    sys_ = {n: {"peak": peak, "fastest": f, "kv_tiers": {}, "tiers": {"batch": {"status": "ok", "ceiling_min": None,
+            "tasks_per_hour_per_chip": 2.0, "task_time_s": 600.0, "deployment": "agg"}}}
+            for n, f in (("rubin", fast), ("gb300", base))}
+    ratio = {"peak_tasks_per_hour_per_chip": 1.0, "peak_tasks_per_hour_per_kw": 1.0, "peak_tasks_per_usd": 1.0,
+             "iso_task_time": [{"task_time_min": 5.0, "ratio": 1.5, "at_frontier_end": True}]}
+    d = {"model": "m", "convention": "all-in", "baseline": "gb300", "systems": sys_,
+         "workload": {"agentic": "coding-agent", "turns": 2, "final_context_tokens": 1000, "think_s": 2.0},
+         "ratios": {"rubin": ratio | {"fastest_task_time": 3.4 / 3.6}, "gb300": ratio | {"fastest_task_time": 1.0}}}
+    con = Console(width=250, record=True)
+    for t in agentic_tables(d):
+        con.print(t)
+    text = " ".join(con.export_text().split())  # the caption folds to the table's width
+    assert "fastest task time (lower: sooner)" in text and "0.94x" in text
+    assert "below 1x finishes a task sooner (0.94x: 6% less time)" in text
+    assert "(at frontier end): within 10% of a frontier's last point" in text
