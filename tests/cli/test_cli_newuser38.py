@@ -120,3 +120,14 @@ def test_the_agentic_ratio_table_says_which_way_a_task_time_ratio_reads(capsys):
     assert "fastest task time (lower: sooner)" in text and "0.94x" in text
     assert "below 1x finishes a task sooner (0.94x: 6% less time)" in text
     assert "(at frontier end): within 10% of a frontier's last point" in text
+
+
+def test_the_agentic_headline_says_what_its_kv_bound_cell_means(capsys):
+    """The headline's 'KV bound at peak' cell, 'kv_capacity:hbm (0.036% of task; KV in host 53.5% of returns)',
+    had no legend: which share is of what. The table's caption names the three bounds (the 95% HBM rule of
+    serve/sessions.py) and both shares."""
+    code, out, err = run(capsys, "compare", "-w", "agentic:coding-agent", "-s", "jalapeno,gb300-nvl72", "--html", "")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "KV bound at peak: kv_capacity:hbm (HBM holds the prefix of under 95% of returning sessions" in text
+    assert "with the share of task time it costs; 'KV in T S of returns'" in text

@@ -52,7 +52,11 @@ def agentic_tables(d: dict) -> list[Table]:
     wl, conv = d["workload"], d["convention"]
     title = (f"{d['model']} · agentic:{wl['agentic']} ({wl['turns']} turns, context -> "
              f"{wl['final_context_tokens']:,} tokens, think {wl['think_s']:g} s) · power: {conv} · baseline {d['baseline']}")
-    head = Table(title=title)
+    head = Table(title=title, caption=(
+        "KV bound at peak: kv_capacity:hbm (HBM holds the prefix of under 95% of returning sessions: the rest "
+        "reload from a lower tier), reload_link:LINK (reloads take >= 5% of the task or load the link >= 50%) or prefill_recompute "
+        "(evicted prefixes prefilled again), with the share of task time it costs; 'KV in T S of returns': the deepest "
+        "tier T serving >= 5% of returning sessions, and its share S (serve/sessions.py, docs/agentic.md)"))
     for col in ("system", "peak tasks/h/chip", f"tasks/h/kW ({conv})", "$/task at peak", "task min at peak (p90)",
                 "fastest task min (p90)", "tasks/h/chip at fastest", "bound at peak", "KV bound at peak",
                 "deployment at peak"):
