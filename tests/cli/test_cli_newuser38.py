@@ -131,3 +131,20 @@ def test_the_agentic_headline_says_what_its_kv_bound_cell_means(capsys):
     text = " ".join(out.split())
     assert "KV bound at peak: kv_capacity:hbm (HBM holds the prefix of under 95% of returning sessions" in text
     assert "with the share of task time it costs; 'KV in T S of returns'" in text
+
+
+def test_results_commands_say_where_a_relative_store_was_looked_for(capsys, tmp_path, monkeypatch):
+    """After explore in one folder, `results show 700w-r1-kimi` from another said "no run '700w-r1-kimi' in
+    'jalapeno-results'" (as though the store existed and lacked the run), and `results list` named only the
+    relative folder. Both now say the store is missing and where a relative --store was read from."""
+    from cli_runner import error_line
+
+    monkeypatch.chdir(tmp_path)
+    want = (f"error: --store: no results store at 'jalapeno-results' ({tmp_path.resolve() / 'jalapeno-results'}: a "
+            "relative --store is read from the current directory). Fix: run explore (or compare --store) first, or "
+            "give --store the folder a run wrote")
+    for args in (("results", "list"), ("results", "show", "700w-r1-kimi"), ("results", "export", "700w-r1-kimi",
+                                                                           "--out", "x.csv")):
+        assert error_line(*run(capsys, *args)) == want
+    line = error_line(*run(capsys, "results", "list", "--store", str(tmp_path / "abs")))
+    assert f"no results store at '{tmp_path / 'abs'}'. Fix:" in line  # an absolute path is already where

@@ -180,6 +180,14 @@ def _readable_meta(f: Path) -> dict | None:
     return d if isinstance(d, dict) and {"run", "kind", "name"} <= set(d) else None
 
 
+def _no_store(p: Path) -> None:
+    """Refuse a --store folder that holds no runs, naming where a relative one was looked for (the folder is
+    read from the current directory: a run written elsewhere was reported as 'no run NAME')."""
+    where = "" if p.is_absolute() else f" ({p.resolve()}: a relative --store is read from the current directory)"
+    raise SpecError("--store", f"no results store at {str(p)!r}{where}",
+                    "run explore (or compare --store) first, or give --store the folder a run wrote")
+
+
 def list_runs(store: str | Path) -> list[dict]:
     """Every run in the store: run, kind, name, created (DuckDB over each readable meta.json; an
     unreadable one is skipped with a note on stderr).
@@ -189,7 +197,7 @@ def list_runs(store: str | Path) -> list[dict]:
     """
     p = Path(store)
     if not (p / "runs").is_dir():
-        raise SpecError("--store", f"no results store at {str(p)!r}", "run explore (or compare --store) first")
+        _no_store(p)
     import sys
 
     files, bad = [], []
@@ -218,6 +226,8 @@ def run_dir(store: str | Path, run: str) -> Path:
         SpecError: unknown run (with the known ones), or a name more than one run has (with their folders).
     """
     d = Path(store) / "runs" / run
+    if not (Path(store) / "runs").is_dir():
+        _no_store(Path(store))
     if "/" in run or "\\" in run or run in ("", ".", "..") or not (d / "meta.json").is_file():
         known = sorted(x.name for x in (Path(store) / "runs").glob("*") if (x / "meta.json").is_file()) \
             if (Path(store) / "runs").is_dir() else []
