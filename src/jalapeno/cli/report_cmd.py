@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from jalapeno.cli.common import FIXED_WORKLOAD_HELP, check_writable, console, list_items
-from jalapeno.cli.engine_opts import AS_DEPLOYED_HELP, deployed_recipes, refuse_with_as_deployed
+from jalapeno.cli.engine_opts import AS_DEPLOYED_HELP, deployed_recipes, mtp_unlike, refuse_with_as_deployed
 from jalapeno.cli.system_opts import SETS_OPTION, baseline_name, systems_pricers
 from jalapeno.errors import SpecError, choice_hint
 
@@ -108,7 +108,9 @@ def report(
     if as_deployed:
         notes.insert(0, "As deployed: " + ("; ".join(f"{n}: {r.label}" for n, r in recipes.items()) or "no system")
                      + " (engine recipe: precision, serving, limits, MTP by load); "
-                     + (", ".join(n for n in seen if n not in recipes) or "no other system") + ": as stated.")
+                     + (", ".join(n for n in seen if n not in recipes) or "no other system") + ": as stated."
+                     + (f" {unlike[2:]}." if (unlike := mtp_unlike(recipes, [n for n in seen if n not in recipes]))
+                        else ""))
     data = report_data(rec, {s.system.name: s.system for s in syss}, res.band_frontiers,
                        sorted(floors.items(), key=lambda kv: kv[1]), points, like_for_like)
     if not data["measured"] and measured != "none":

@@ -30,6 +30,7 @@ from jalapeno.cli.engine_opts import (
     max_running_option,
     max_tokens_option,
     limit_options,
+    mtp_unlike,
     recipe_overrides,
     recipe_run,
     note_lines,
@@ -246,7 +247,8 @@ def compare(
         stated = [n for n in names_in if n not in recipes]
         console.print("as deployed (engine recipes, data/engines.toml): "
                       + ", ".join(f"{n} {r.name}" for n, r in recipes.items())
-                      + (f"; as stated: {', '.join(stated)}" if stated else ""), markup=False)
+                      + (f"; as stated: {', '.join(stated)}" if stated else "") + mtp_unlike(recipes, stated),
+                      markup=False)
     if stacks:
         console.print("software stack (the engine recipe at its release): "
                       + ", ".join(f"{n} {v}" for n, v in stacks.items()), markup=False)
@@ -381,3 +383,4 @@ def _release_notes(m, opts, precisions: dict[str, list[str]]) -> list[str]:
                                     opts.serving != "agg" and opts.concurrency is None) for n in names)
         notes += [next((x for x in found if x), "")]
     return [n for n in notes if n]
+
