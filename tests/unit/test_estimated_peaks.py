@@ -112,8 +112,8 @@ def test_prefill_pools_on_an_estimated_peak_are_counted_by_their_chips():
     {FP8, BF16}. Jalapeño: BF16 (1,700 = 3,400 / 2) is an estimate, FP8 is reported → one line (BF16).
     Points with compute-bound work: A (decode), B (prefill), C (both) = 3 of 5; 2 by the decode step
     (A, C), 2 by the prefill pool (B, C). Chip-weighted: A 1 + B 0.7 + C (0.5 decode + 0.5 prefill) = 2.7.
-    Vera Rubin: FP8 (16,700, inferred from the rack's 1.2 EF) and BF16 (FP8 / 2) are both estimates →
-    two lines with the same counts."""
+    Vera Rubin: FP8 (16,700, inferred from the rack's 1.2 EF) and BF16 (FP8 / 2) are both estimates with the
+    same points → one line naming both (round 38: it printed two lines alike but for the format)."""
     m, prec = load_model("deepseek-r1"), get_precision("fp8")
     jal = load_pricer("jalapeno").system
     notes = estimated_peak_notes(_fake_record("jalapeno", prec), {"jalapeno": jal}, m)
@@ -124,9 +124,13 @@ def test_prefill_pools_on_an_estimated_peak_are_counted_by_their_chips():
     assert "in BF16 under fp8" in notes[0] and "1,700 TFLOP/s, is an estimate" in notes[0]
     rubin = load_pricer("vera-rubin-nvl72").system
     notes = estimated_peak_notes(_fake_record("vera-rubin-nvl72", prec), {"vera-rubin-nvl72": rubin}, m)
-    assert [n.split(", and ")[1].split(" under ")[0] for n in notes] == [
-        "deepseek-r1's routed experts compute in FP8", "deepseek-r1's attention math (scores, softmax·V) computes in BF16"]
-    assert all("3 of its 5 fp8 frontier points" in n and "2.7 of 5" in n for n in notes)
+    assert len(notes) == 1 and "3 of its 5 fp8 frontier points" in notes[0] and "2.7 of 5" in notes[0]
+    assert notes[0].split("compute-bound (")[1].split(" under ")[0].split("), and ")[1] == (
+        "deepseek-r1's routed experts compute in FP8 and attention math (scores, softmax·V) computes in BF16")
+    assert ("whose peaks on vera-rubin-nvl72, FP8 16,700 TFLOP/s (inferred: NVIDIA GTC 2025 keynote, 18 Mar 2025) and "
+            "BF16 8,350 TFLOP/s (assumption: FP8 / 2 as on every NVIDIA and AMD chip in the catalog), are estimates"
+            ) in notes[0]  # 16,700 / 2 = 8,350
+    assert "--set chip.peak_dense_tflops.fp8=VALUE, --set chip.peak_dense_tflops.bf16=VALUE or" in notes[0]
 
 
 def test_a_format_only_the_prefill_step_runs_in_counts_prefill_pools_only():

@@ -122,7 +122,8 @@ def _first_clause(source: str) -> str:
 def estimated_peak_notes(rec: ComparisonRecord, systems: Mapping[str, System], model: ModelSpec) -> list[str]:
     """One line per (system, precision, format) whose frontier has compute-bound work in that format
     on a peak the system's file marks as an estimate: how many points, their per-user speeds, the
-    peak and its source, and how to test it.
+    peak and its source, and how to test it. Formats of one system and precision whose points are the
+    same share one line, naming each peak (Vera Rubin: FP8 and BF16, both estimates).
 
     A point's compute-bound work: its decode step when ``bound`` is compute (:func:`compute_formats`:
     the heaviest GEMMs' and the attention math's formats) and, when disaggregated, its prefill pool
@@ -141,6 +142,7 @@ def estimated_peak_notes(rec: ComparisonRecord, systems: Mapping[str, System], m
         for prec, pts in by_prec.items():
             precision = pts[0].deployment.precision
             dec_fmts = {f for _, f in compute_formats(model, precision)}
+            groups: dict[tuple, list[tuple[str, str, str]]] = {}  # one line per set of points: formats merged
             for what, fmt in prefill_compute_formats(model, precision):
                 src = s.sources.get(f"chip.peak_dense_tflops.{fmt}", "")
                 if "(estimate)" not in src or "(--set;" in src or fmt not in s.chip.peak_flop_per_s:
@@ -157,11 +159,27 @@ def estimated_peak_notes(rec: ComparisonRecord, systems: Mapping[str, System], m
                     w = sum((1.0 - p.prefill_chip_share) * d + p.prefill_chip_share * q for p, d, q in zip(pts, dec, pre))
                     how = (f" ({sum(dec)} in the decode step, {sum(pre)} in the prefill pool; weighted by the share "
                            f"of their chips that runs those steps, {w:.1f} of {len(pts)})")
-                out.append(f"{name}: {len(xs)} of its {len(pts)} {prec} frontier points ({span} tok/s/user) "
-                           f"{'is' if len(xs) == 1 else 'are'} compute-bound{how}, and {model.name}'s {what} in "
-                           f"{fmt.upper()} under {prec}, whose peak on "
-                           f"{name}, {s.chip.peak_flop_per_s[fmt] / 1e12:,.0f} TFLOP/s, is an estimate ({_first_clause(src)}; "
-                           f"the whole source: `jalapeno hardware show {hardware_show_name(s)}`): those "
-                           f"points scale with it; test with --set chip.peak_dense_tflops.{fmt}=VALUE or `jalapeno audit` "
-                           "(docs/model.md §12)")
+                head = (f"{name}: {len(xs)} of its {len(pts)} {prec} frontier points ({span} tok/s/user) "
+                        f"{'is' if len(xs) == 1 else 'are'} compute-bound{how}")
+                groups.setdefault((tuple(xs), head), []).append((what, fmt, src))
+            for (_, head), fs in groups.items():
+                out.append(_note_line(name, head, fs, model, s, prec))
     return out
+
+
+def _note_line(name: str, head: str, fs: list[tuple[str, str, str]], model: ModelSpec, s: System, prec: str) -> str:
+    """One note for the formats whose estimated peaks the same points rest on: Vera Rubin's gpt-oss-120b points
+    printed two 500-character notes, word for word alike but for 'routed experts ... FP8' and 'attention math
+    ... BF16', one per format; they now read as one line naming both peaks."""
+    tf = [f"{s.chip.peak_flop_per_s[f] / 1e12:,.0f}" for _, f, _ in fs]
+    where = f"the whole source: `jalapeno hardware show {hardware_show_name(s)}`"
+    if len(fs) == 1:
+        (what, fmt, src), = fs
+        return (f"{head}, and {model.name}'s {what} in {fmt.upper()} under {prec}, whose peak on {name}, "
+                f"{tf[0]} TFLOP/s, is an estimate ({_first_clause(src)}; {where}): those points scale with it; test "
+                f"with --set chip.peak_dense_tflops.{fmt}=VALUE or `jalapeno audit` (docs/model.md §12)")
+    works = " and ".join(f"{what} in {fmt.upper()}" for what, fmt, _ in fs)
+    peaks = " and ".join(f"{fmt.upper()} {t} TFLOP/s ({_first_clause(src)})" for (_, fmt, src), t in zip(fs, tf))
+    sets = ", ".join(f"--set chip.peak_dense_tflops.{fmt}=VALUE" for _, fmt, _ in fs)
+    return (f"{head}, and {model.name}'s {works} under {prec}, whose peaks on {name}, {peaks}, are estimates "
+            f"({where}): those points scale with them; test with {sets} or `jalapeno audit` (docs/model.md §12)")
