@@ -243,11 +243,11 @@ def note_stack_version(value: str | None) -> str | None:
     version the command will refuse prints nothing here: the command names the error."""
     if value and "@" in value:
         from jalapeno.errors import JalapenoError
-        from jalapeno.specs.stacks import stacks
+        from jalapeno.specs.stacks import split_stack_name, stacks
 
-        base, _, version = value.partition("@")
+        base, version, _ = split_stack_name(value)  # 'trtllm@1.1.0+ar_rms' read '1.1.0+ar_rms' as the release: no note
         try:
-            note = stacks()[base.strip()].version_note(version.strip())
+            note = stacks()[base].version_note(version)
         except (KeyError, JalapenoError):
             return value
         if note:
@@ -256,8 +256,14 @@ def note_stack_version(value: str | None) -> str | None:
 
 
 def stack_label(stack: str | None) -> str:
-    """`` · stack NAME`` for titles when ``--stack`` was given, else ""."""
-    return f" · stack {'@'.join(p.strip() for p in stack.split('@', 1))}" if stack else ""
+    """`` · stack NAME[@VERSION][+ar_rms]`` for titles when ``--stack`` was given (spaces around each part
+    dropped, specs/stacks.split_stack_name), else ""."""
+    if not stack:
+        return ""
+    from jalapeno.specs.stacks import split_stack_name
+
+    base, version, fused = split_stack_name(stack)
+    return f" · stack {base}{'@' + version if '@' in stack else ''}{'+ar_rms' if fused else ''}"
 
 
 #: ``--overlap`` of the commands that run one deployment (predict, simulate)

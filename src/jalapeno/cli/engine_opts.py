@@ -375,9 +375,9 @@ def engine_rules(recipe, stack: str | None) -> list[dict]:
     if recipe is None or not stack:
         from_rules = ()
     else:
-        from jalapeno.specs.stacks import get_stack
+        from jalapeno.specs.stacks import get_stack, split_stack_name
 
-        name, _, version = stack.partition("@")
+        name, version, _ = split_stack_name(stack)  # 'trtllm@1.1.0+ar_rms' read '1.1.0+ar_rms' as the release
         base = get_stack(name)
         from_rules = [(base.name, r) for r in base.rules_at(version)]
     return [{"field": r.field, "value": r.value, "span": f"{n} {r.span}", "source": r.source} for n, r in from_rules]

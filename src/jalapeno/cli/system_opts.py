@@ -101,22 +101,22 @@ def note_stacks_only(overrides, system) -> None:
                    markup=False, highlight=False, soft_wrap=True)
 
 
-#: The topologies that read each optional level key (cost/collectives.py): any other ignores it.
-LEVEL_KEY_TOPOLOGIES = {"torus_dims": ("torus3d",), "links_per_chip": ("torus3d", "full_mesh")}
-
-
 def note_ignored_level_keys(system) -> None:
     """Say once per process per system which of a level's ``torus_dims`` / ``links_per_chip`` its topology
     ignores (cost/collectives.py reads them on ``torus3d`` and ``full_mesh`` only): a file's
     ``torus_dims`` on a switched level, or ``--set levels.global.topology=switched`` on Jalapeño, priced
-    the switch with no word that the torus shape was dropped. Not refused: that what-if is meant to work."""
+    the switch with no word that the torus shape was dropped. Not refused: that what-if is meant to work. Which
+    topology reads which key: cost/collectives.LEVEL_KEY_TOPOLOGIES (the one table; the note's words follow it)."""
+    from jalapeno.cost.collectives import LEVEL_KEY_TOPOLOGIES
+
     keys = [f"levels.{lv.name}.{k} ({lv.topology})" for lv in system.levels for k in LEVEL_KEY_TOPOLOGIES
             if getattr(lv, k) is not None and lv.topology not in LEVEL_KEY_TOPOLOGIES[k]]
     key = f"level-keys:{system.path or system.name}"
     if keys and key not in _NOTED:
         _NOTED.add(key)
-        _err.print(f"note: {system.name}: {', '.join(keys)} are not read: torus_dims applies to a torus3d level, "
-                   "links_per_chip to a torus3d or full_mesh one; the level is priced as its topology says "
+        reads = ", ".join(f"{k} {'applies ' if i == 0 else ''}to a {' or '.join(t)} {'level' if i == 0 else 'one'}"
+                          for i, (k, t) in enumerate(LEVEL_KEY_TOPOLOGIES.items()))
+        _err.print(f"note: {system.name}: {', '.join(keys)} are not read: {reads}; the level is priced as its topology says "
                    "(docs/catalog.md, [[levels]])", markup=False, highlight=False, soft_wrap=True)
 
 

@@ -55,6 +55,11 @@ from jalapeno.specs.hardware import LinkLevel, System
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv")
 PLACEMENTS = ("packed", "spread")
+#: The topologies whose pricing here reads each optional level key; any other topology ignores it. ``torus_dims``:
+#: the torus branches of :func:`_flat` / :func:`_hierarchical`; ``links_per_chip``: those (the bisection bound of
+#: :func:`torus_all_to_all_factor`) and the full mesh's port share (:func:`_mesh_share`). cli/system_opts notes a
+#: key set on another topology from this table (tests/unit/test_level_key_topologies.py prices every pair).
+LEVEL_KEY_TOPOLOGIES = {"torus_dims": ("torus3d",), "links_per_chip": ("torus3d", "full_mesh")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,15 +233,21 @@ def size_efficiency(m: np.ndarray, fraction: float, half_bytes: float, shape: fl
     return eta
 
 
+def _mesh_share(level: LinkLevel, group: int | None) -> float:
+    """The share of a ``full_mesh`` level's per-chip bandwidth a group of ``group`` chips reaches,
+    min(group - 1, L) / L for the chip's L = ``links_per_chip`` links (one link a peer: AMD MI300X, 7 links x
+    64 GB/s per direction); 1 on every other topology, without ``links_per_chip`` or without a group."""
+    if level.topology == "full_mesh" and level.links_per_chip and group:
+        return min(group - 1, level.links_per_chip) / level.links_per_chip
+    return 1.0
+
+
 def _a2a_bw(level: LinkLevel, eff: Efficiency, group: int) -> float:
     """Per-chip bandwidth of an all-to-all or send/recv on a scale-up level: the constant
     ``all_to_all_fraction`` (NICs: ``scale_out_link_fraction``)."""
     if level.scope == "scale_out":
         return _bw(level, eff, group)
-    b = level.bandwidth_bytes_per_s * eff.all_to_all_fraction
-    if level.topology == "full_mesh" and level.links_per_chip and group:
-        b *= min(group - 1, level.links_per_chip) / level.links_per_chip
-    return b
+    return level.bandwidth_bytes_per_s * eff.all_to_all_fraction * _mesh_share(level, group)
 
 
 def _a2a_latency(level: LinkLevel, eff: Efficiency) -> float:
@@ -265,20 +276,14 @@ def _bw(level: LinkLevel, eff: Efficiency, group: int | None = None, m: np.ndarr
         frac = size_efficiency(m, eff.link_fraction, eff.link_half_bytes, eff.link_shape)
     else:
         frac = eff.link_fraction
-    b = level.bandwidth_bytes_per_s * frac
-    if level.topology == "full_mesh" and level.links_per_chip and group:
-        b = b * (min(group - 1, level.links_per_chip) / level.links_per_chip)
-    return b
+    return level.bandwidth_bytes_per_s * frac * _mesh_share(level, group)
 
 
 def _custom_bw(level: LinkLevel, eff: Efficiency, group: int, m: np.ndarray) -> np.ndarray:
     """Effective per-chip bandwidth of the serving engines' custom one-/two-shot all-reduce kernels
     (TensorRT-LLM / vLLM / SGLang; P2P loads and stores over the scale-up fabric) at size ``m``."""
-    b = level.bandwidth_bytes_per_s * size_efficiency(m, eff.custom_ar_fraction, eff.custom_ar_half_bytes,
-                                                      eff.custom_ar_shape)
-    if level.topology == "full_mesh" and level.links_per_chip:
-        b = b * (min(group - 1, level.links_per_chip) / level.links_per_chip)
-    return b
+    return level.bandwidth_bytes_per_s * size_efficiency(m, eff.custom_ar_fraction, eff.custom_ar_half_bytes,
+                                                         eff.custom_ar_shape) * _mesh_share(level, group)
 
 
 def _in_switch_bw(level: LinkLevel, eff: Efficiency, m: np.ndarray) -> np.ndarray:
