@@ -1,4 +1,4 @@
-"""A scale-out level declared inside a scale-up one is refused (specs/hardware.SystemFile): a load/store
+"""A scale-out level declared inside a scale-up one is refused (specs/system_file.SystemFile): a load/store
 scale-up fabric is reached before any NIC, and level_for_group picks the innermost level holding a group."""
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import pytest
 
 from jalapeno.cost.collectives import COLLECTIVES, LEVEL_KEY_TOPOLOGIES, collective_time
 from jalapeno.cost.pricer import load_pricer
-from jalapeno.specs.hardware import TOPOLOGIES
+from jalapeno.specs.system_file import TOPOLOGIES
 
 #: two values of each key a level of ``chips`` chips may take (torus shapes of the same size)
 VALUES = {"links_per_chip": lambda chips: (7, 3),

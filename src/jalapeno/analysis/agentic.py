@@ -131,10 +131,13 @@ class AgenticFrontier:
     frontier: np.ndarray
 
     def as_frontier(self, scale: float = 1.0) -> cmp.Frontier:
+        """The frontier as a comparison curve: x tasks per hour per user (3600 / task time in s), y tasks per hour per chip times ``scale``.
+        """
         p = self.sweep.points
         return cmp.Frontier(3600.0 / p.task_time_s[self.frontier], p.tasks_per_hour_per_chip[self.frontier] * scale)
 
     def points(self, convention: str) -> list[dict]:
+        """The frontier's points as JSON dicts (analysis/agentic._point), tokens counted by ``convention``."""
         return [_point(self.sweep, int(i), self.pricer, convention) for i in self.frontier]
 
 
@@ -170,6 +173,8 @@ class AgenticComparison:
     infeasible: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
+        """The JSON of ``compare --workload agentic:…``: model, workload, convention, baseline, systems, ratios, infeasible.
+        """
         return {"model": self.model, "workload": self.workload, "convention": self.convention,
                 "baseline": self.baseline, "systems": self.systems, "ratios": self.ratios,
                 "infeasible": dict(self.infeasible)}

@@ -70,6 +70,8 @@ class AuditResult:
     spec_changes: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
+        """The JSON of ``audit``: the claim, the predicted value with its band, the physical limit, the verdict
+        and the changes that would make the claim hold."""
         return {
             "claim": {"metric": self.claim.name, "value": self.claim.value, "system": self.system,
                       "baseline": self.baseline, "unit": self.claim.unit},

@@ -61,14 +61,17 @@ class Claim:
 
     @property
     def name(self) -> str:
+        """The metric as a claim names it: ``METRIC[_ratio][@AT]``."""
         return self.metric + ("_ratio" if self.ratio else "") + (f"@{self.at:g}" if self.at is not None else "")
 
     @property
     def higher_is_better(self) -> bool:
+        """Whether a larger value of the metric is the better one (data of :data:`METRICS`)."""
         return METRICS[self.metric][1]
 
     @property
     def unit(self) -> str:
+        """The metric's unit (:data:`METRICS`), ``x`` for a ratio."""
         return "x" if self.ratio else METRICS[self.metric][0]
 
 

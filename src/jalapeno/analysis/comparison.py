@@ -64,6 +64,7 @@ class SystemFrontier:
 
     @property
     def system(self) -> System:
+        """The system the frontier was swept on (the pricer's)."""
         return self.pricer.system
 
     def __repr__(self) -> str:
@@ -111,13 +112,16 @@ class SystemFrontier:
 
     @property
     def x(self) -> np.ndarray:
+        """Interactivity of the frontier points, tok/s per user, (K,)."""
         return self.sweep.points.interactivity[self.frontier]
 
     @property
     def y(self) -> np.ndarray:
+        """Throughput of the frontier points, tok/s per chip, (K,)."""
         return self.sweep.points.throughput_per_chip[self.frontier]
 
     def as_frontier(self, scale: float = 1.0) -> cmp.Frontier:
+        """The frontier as a comparison curve (analysis/compare.Frontier), throughput times ``scale`` (e.g. per kW)."""
         return cmp.Frontier(self.x, self.y * scale)
 
 

@@ -69,6 +69,7 @@ class TrialResult:
 
     @property
     def feasible(self) -> bool:
+        """Whether the design served every case (no refusal reason)."""
         return not self.reason
 
 
@@ -143,6 +144,11 @@ class Evaluator:
     base_eval_s: float = 0.0
 
     def cases(self):
+        """Yield (case, model, workload, precision) of each case of the design space, the precision the case's or the model's default.
+
+        Raises:
+            UnknownNameError: a case names a model, workload or precision that does not exist.
+        """
         from jalapeno.specs.catalog import load_model
         from jalapeno.specs.formats import get_precision
         from jalapeno.specs.workload import get_workload

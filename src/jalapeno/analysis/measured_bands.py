@@ -90,6 +90,7 @@ class SystemBand:
     models: tuple = ()
 
     def get(self, metric: str) -> MetricBand | None:
+        """The band of ``metric`` on this system (None where none is measured)."""
         return self.metrics.get(metric)
 
     def factor(self, metric: str, which: str) -> float:

@@ -390,6 +390,7 @@ class ComparisonRecord(_Record):
     infeasible: Mapping[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
+        """The record as JSON: the common fields and, per system, its frontier and headline."""
         d = _Record.as_dict(self)
         d["systems"] = {n: {"frontier": _plain(fr.frontier), "headline": _plain(fr.headline)}
                         for n, fr in self.systems.items()}

@@ -59,10 +59,12 @@ class SensitivityRow:
 
     @property
     def swing(self) -> float:
+        """|metric at high - metric at low|, in the metric's unit; NaN where either end is not finite."""
         a, b = self.metric_at_low, self.metric_at_high
         return abs(b - a) if math.isfinite(a) and math.isfinite(b) else math.nan
 
     def as_dict(self) -> dict:
+        """The row as JSON (parameter, its band, the metric at each end, swing, band source)."""
         return {"parameter": self.parameter, "kind": self.kind, "current": self.current, "low": self.low,
                 "high": self.high, "metric_at_low": self.metric_at_low, "metric_at_high": self.metric_at_high,
                 "swing": self.swing, "band_source": self.band_source}
@@ -80,6 +82,7 @@ class Sensitivity:
     context: dict
 
     def as_dict(self) -> dict:
+        """The JSON of ``sensitivity``: system, metric, its unit and value, the rows, the context."""
         return {"system": self.system, "metric": self.metric, "unit": self.unit, "value": self.value,
                 "rows": [r.as_dict() for r in self.rows], "context": self.context}
 

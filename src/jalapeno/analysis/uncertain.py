@@ -92,6 +92,7 @@ class Parameter:
         return self.high if self.better == "higher" else self.low if self.better == "lower" else None
 
     def within_band(self, v: float) -> bool:
+        """Whether ``v`` (the parameter's unit) lies in [low, high], with a relative tolerance of 1e-9 for rounding."""
         return self.low * (1 - 1e-9) <= v <= self.high * (1 + 1e-9)
 
 

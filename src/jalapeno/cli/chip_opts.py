@@ -19,6 +19,7 @@ def chip_model_option(default: str | None = "flat") -> str:
 
 
 def placement_option() -> str:
+    """``--placement``: where a collective's group sits on the link levels (packed or spread; cost/collectives.py)."""
     return typer.Option("", "--placement", help=PLACEMENT_HELP)
 
 

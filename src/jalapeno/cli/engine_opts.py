@@ -18,19 +18,23 @@ ENGINE_HELP = "Engine recipe (data/engines.toml), e.g. sglang-b200-dsr1-fp4: its
 
 
 def engine_option():
+    """``--engine``: a recipe name (data/engines.toml) whose engine settings price the deployment."""
     return typer.Option(None, "--engine", help=ENGINE_HELP)
 
 
 def max_running_option():
+    """``--max-running``: the engine's cap on running requests per instance (count)."""
     return typer.Option(None, "--max-running", help="Max running requests per instance (engine limit).")
 
 
 def max_tokens_option():
+    """``--max-tokens-per-step``: the engine's cap on tokens a step runs, decode rows plus prefill (count)."""
     return typer.Option(None, "--max-tokens-per-step",
                         help="Max tokens per step: decode rows + prefill (TRT-LLM max_num_tokens).")
 
 
 def graph_option():
+    """``--cuda-graph-max-batch``: the largest decode batch per attention rank run as a CUDA graph (count)."""
     return typer.Option(None, "--cuda-graph-max-batch",
                         help="Largest decode batch per attention rank run as a CUDA graph; above it, eager.")
 

@@ -129,6 +129,7 @@ def check_html_path(html: str) -> None:
 
 
 def rs_finished(st) -> int:
+    """Trials of the optuna study ``st`` that ran to the end (analysis/search.finished), imported on first use."""
     from jalapeno.analysis.search import finished
 
     return finished(st)
@@ -347,5 +348,6 @@ def store_frontier(store: str, kind: str, name: str, record, settings: dict) -> 
 
 
 def register(app: typer.Typer) -> None:
+    """Add ``explore`` and the ``results`` group to ``app``."""
     app.command("explore")(explore)
     app.add_typer(results_app, name="results")

@@ -54,6 +54,7 @@ class RankBatch:
 
     @property
     def tokens(self) -> np.ndarray:
+        """Rows this rank runs per step, decode rows plus prompt tokens, (N,)."""
         return self.decode_rows + self.prefill_tokens
 
     def prefill_pairs(self, cap=None) -> np.ndarray:

@@ -57,6 +57,8 @@ class AttentionBackendPricer(_WrapsPricer):
     decode_extra_s: float = 0.0
 
     def op_times(self, ops: OpTable) -> OpTimes:
+        """The inner pricer's op times (seconds, (n_ops, N)) with the GQA decode attention ops priced by the measured backend kernel.
+        """
         base = self.inner.op_times(ops)
         fam = ops.kernel or ("",) * len(ops.name)
         hit = [i for i, (n, k, f) in enumerate(zip(ops.name, ops.kind, fam))
@@ -75,4 +77,5 @@ class AttentionBackendPricer(_WrapsPricer):
         return OpTimes.combine(base.compute_s, memory, overhead, base.network_s)
 
     def with_efficiency(self, efficiency):
+        """This pricer over the inner one with another efficiency set."""
         return replace(self, inner=self.inner.with_efficiency(efficiency))

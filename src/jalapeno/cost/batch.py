@@ -159,6 +159,7 @@ class Batch:
 
     @property
     def n(self) -> int:
+        """Rows of the batch (N, the length of every array)."""
         return self.decode_seqs.shape[0]
 
     @classmethod

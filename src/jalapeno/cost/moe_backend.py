@@ -173,6 +173,7 @@ class MeasuredMoePricer(_WrapsPricer):
     reference: object = None
 
     def op_times(self, ops: OpTable) -> OpTimes:
+        """The inner pricer's op times (seconds, (n_ops, N)) with the MoE ops scaled by the measured backend curve."""
         base = self.inner.op_times(ops)
         ref = base if self.reference is None else self.reference.op_times(ops)
         c = self.curve
@@ -209,6 +210,7 @@ class MeasuredMoePricer(_WrapsPricer):
         return out
 
     def with_efficiency(self, efficiency):
+        """This pricer with another efficiency set on the inner and reference pricers."""
         ref = None if self.reference is None else self.reference.with_efficiency(efficiency)
         return replace(self, inner=self.inner.with_efficiency(efficiency), reference=ref)
 
@@ -248,6 +250,8 @@ class KernelMoePricer(_WrapsPricer):
     floor_s: float | None = None
 
     def op_times(self, ops: OpTable) -> OpTimes:
+        """The inner pricer's op times (seconds, (n_ops, N)) with the MoE ops priced at the backend kernel's own efficiency.
+        """
         base = self.inner.op_times(ops)
         moe = np.array([k == "moe" for k in ops.kind]).reshape(-1, 1)
         if not moe.any():
@@ -264,4 +268,5 @@ class KernelMoePricer(_WrapsPricer):
                        net)
 
     def with_efficiency(self, efficiency):
+        """This pricer over the inner one with another efficiency set."""
         return replace(self, inner=self.inner.with_efficiency(efficiency))

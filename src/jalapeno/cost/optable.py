@@ -196,6 +196,7 @@ class OpBuilder:
                             hidden_under, self._arr(hidden_stages)))
 
     def build(self) -> tuple[OpTable, CollectiveTable]:
+        """The ops and collectives added so far as arrays: (OpTable, CollectiveTable), (n_ops, N) and (n_colls, N)."""
         ops = self._ops
         z = np.zeros((0, self.n))
         table = OpTable(

@@ -192,6 +192,13 @@ class SystemPricer:
         return f"{type(self).__name__}({self.system.name}, efficiency: {self.efficiency.source})"
 
     def collective(self, kind: str, group: int, message_bytes, placement: str = "packed") -> CollectiveTime:
+        """One collective of ``kind`` over ``group`` chips for ``message_bytes`` (N,, bytes per chip), seconds:
+        cost/collectives.collective_time, or the engine's measured all-reduce where the efficiency set has one on
+        this system (cost/engine_allreduce.py; fused with RMSNorm: cost/allreduce_rms.py).
+
+        Raises:
+            UnknownNameError, SpecError: as collective_time.
+        """
         r = collective_time(kind, group, message_bytes, self.system, self.efficiency, placement)
         if kind != "all_reduce" or self.efficiency.all_reduce_table == "none" or not measured_here(self.efficiency):
             return r
@@ -203,9 +210,11 @@ class SystemPricer:
         return fused_all_reduce(m, r, group, message_bytes, self.system, placement)
 
     def collective_times(self, colls: CollectiveTable) -> CollectiveTimes:
+        """Times of every collective of ``colls``, seconds (:func:`price_collectives`)."""
         return price_collectives(self, colls)
 
     def with_efficiency(self, efficiency: Efficiency):
+        """The same pricer with another efficiency set (a band, a what-if)."""
         return replace(self, efficiency=efficiency)
 
 
@@ -225,6 +234,8 @@ class RooflinePricer(SystemPricer):
     efficiency: Efficiency
 
     def op_times(self, ops: OpTable) -> OpTimes:
+        """Roofline times of ``ops`` (seconds, (n_ops, N); cost/roofline.op_times), the MoE width term where measured here.
+        """
         from jalapeno.cost.moe_width import width_terms
 
         eff = self.efficiency

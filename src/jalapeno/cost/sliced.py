@@ -184,6 +184,7 @@ class SlicedPricer(SystemPricer):
         return slice_traffic(ops, self.die, self.placement_used)
 
     def op_times(self, ops: OpTable) -> OpTimes:
+        """Roofline op times (seconds, (n_ops, N)) plus the network time of each op's slice traffic."""
         flat = op_times(ops, self.system.chip, self.efficiency)
         net = self.traffic(ops).network_s
         return OpTimes.combine(flat.compute_s, flat.memory_s, flat.overhead_s, net)

@@ -138,6 +138,7 @@ class TablePricer(SystemPricer):
                                 'key surfaces like ("gemm", "fp8")')
 
     def op_times(self, ops: OpTable) -> OpTimes:
+        """Roofline op times (seconds, (n_ops, N)) scaled by the measured kernel surfaces where they cover an op."""
         base = op_times(ops, self.system.chip, self.efficiency)
         if not self.surfaces:
             return base

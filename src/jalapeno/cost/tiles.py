@@ -157,6 +157,8 @@ class TiledPricer(SystemPricer):
         check_tile_chip(self.system.chip)
 
     def op_times(self, ops: OpTable) -> OpTimes:
+        """Op times (seconds, (n_ops, N)): a GEMM's compute at its tile-mapping efficiency (:func:`op_tiles`: tiles
+        over the compute units, partial waves), not below the serial k loop; memory and overhead as the roofline."""
         flat = op_times(ops, self.system.chip, self.efficiency)
         tiles = op_tiles(ops, self.system.chip)
         n_ops = len(ops.name)

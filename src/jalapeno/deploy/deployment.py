@@ -184,9 +184,11 @@ class Pool:
 
     @property
     def chips(self) -> int:
+        """Chips of the pool: chips per worker times workers."""
         return self.layout.chips * self.workers
 
     def as_dict(self) -> dict:
+        """The pool as JSON: its layout, workers, chips and any MoE or attention backend."""
         return {**self.layout.as_dict(), "workers": self.workers, "chips": self.chips,
                 **({"moe_backend": self.moe_backend} if self.moe_backend else {}),
                 **({"attention_backend": self.attention_backend} if self.attention_backend else {})}
@@ -425,6 +427,7 @@ class Deployment:
 
     @property
     def kind(self) -> str:
+        """``disagg`` (separate prefill and decode pools) or ``agg``."""
         return "disagg" if self.prefill is not None else "agg"
 
     @property
@@ -452,6 +455,7 @@ class Deployment:
                 f"{self.decode.workers}x({self.decode.layout.label}){mtp} [{self.precision.name}]")
 
     def as_dict(self) -> dict:
+        """The deployment as JSON: kind, precision, chips, label, engine limits, MTP, overlap and its pools."""
         d = {"kind": self.kind, "precision": self.precision.name, "chips": self.chips,
              "label": self.label, "token_budget": self.token_budget, "max_running": self.running_cap,
              "memory_fraction": self.memory_fraction,

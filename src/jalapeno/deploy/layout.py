@@ -105,6 +105,7 @@ class Layout:
         return " · ".join(parts)
 
     def as_dict(self) -> dict[str, int | str]:
+        """The layout as JSON: tp, dp, ep, pp, cp and the EPLB / dispatch settings where they are set."""
         d = {"tp": self.tp, "dp": self.dp, "ep": self.ep, "pp": self.pp, "cp": self.cp}
         if self.eplb is not None:
             d["eplb_redundant_experts"] = self.eplb

@@ -282,6 +282,7 @@ class MemoryFit:
 
     @property
     def free_for_kv_bytes(self) -> np.ndarray:
+        """Bytes per chip left for the KV cache: usable - reserve - weights - activations (negative: does not fit)."""
         return self.usable_bytes - self.reserve_bytes - self.weights_bytes - self.activation_bytes
 
 

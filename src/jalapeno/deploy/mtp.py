@@ -77,5 +77,6 @@ class MTP:
         return 1 + self.draft_tokens
 
     def as_dict(self) -> dict:
+        """MTP as JSON: draft tokens, acceptance, tokens per step."""
         return {"draft_tokens": self.draft_tokens, "acceptance": self.acceptance,
                 "tokens_per_step": self.tokens_per_step}

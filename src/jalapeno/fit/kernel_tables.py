@@ -56,6 +56,11 @@ def _root():
 
 
 def package_version() -> str:
+    """The installed aiconfigurator-core version.
+
+    Raises:
+        importlib.metadata.PackageNotFoundError: the package is not installed (the ``aic`` extra).
+    """
     from importlib.metadata import version
 
     return version("aiconfigurator-core")

@@ -109,9 +109,11 @@ class SessionPoints:
 
     @property
     def tasks_per_hour_per_chip(self) -> np.ndarray:
+        """Tasks finished per hour per chip, (N,)."""
         return self.tasks_per_s * 3600.0 / self.chips
 
     def take(self, idx) -> SessionPoints:
+        """The points at ``idx`` (an index array or a mask) of every field."""
         return SessionPoints(**{f.name: getattr(self, f.name)[idx] for f in fields(self)})
 
 

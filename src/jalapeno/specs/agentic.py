@@ -98,6 +98,7 @@ class AgenticSpec:
 
     @property
     def final_context_tokens(self) -> int:
+        """Context of the last turn: system prompt + turns x (tool output + reply), tokens."""
         return self.system_prompt_tokens + self.turns * (self.tool_output_tokens + self.reply_tokens)
 
     @property
@@ -134,6 +135,7 @@ class AgenticSpec:
         return float(1 - self.turn_new_tokens().sum() / self.turn_isl().sum())
 
     def as_dict(self) -> dict:
+        """The spec as JSON (its fields and the final context, tokens; think time in s)."""
         return {"agentic": self.name, "turns": self.turns, "system_prompt_tokens": self.system_prompt_tokens,
                 "tool_output_tokens": self.tool_output_tokens, "reply_tokens": self.reply_tokens,
                 "think_s": self.think_s, "jitter": self.jitter, "final_context_tokens": self.final_context_tokens}

@@ -109,6 +109,10 @@ class Param(_Strict):
 
 
 class Objective(_Strict):
+    """The ``[objective]`` table of a design space: the metrics to optimise, the least interactivity a design
+    must reach (tok/s per user) and the power convention (chip, sustained or all-in).
+    """
+
     metrics: list[Literal["tok_s_per_kw", "usd_per_mtok", "max_interactivity", "tok_s_per_chip"]] = Field(
         min_length=1)
 
@@ -123,6 +127,10 @@ class Objective(_Strict):
 
 
 class Case(_Strict):
+    """One ``[[cases]]`` entry a design is judged on: model, workload, precision (None: the model's default)
+    and its weight (> 0) in the objective.
+    """
+
     model: str
     workload: str = "8k1k"
     precision: str | None = None
@@ -158,6 +166,10 @@ class SweepSettings(_Strict):
 
 
 class DesignSpace(_Strict):
+    """A design-space file (``explore``): name, base system, seed, trials, objective, cases, parameters
+    with their ranges, derived keys, constraints and sweep settings; a bad key or value is refused naming it.
+    """
+
     name: str = Field(min_length=1, max_length=100)
     base: str
     seed: int = Field(default=0, ge=0, le=2**32 - 1, strict=True)

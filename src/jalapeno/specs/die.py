@@ -33,7 +33,9 @@ from pydantic import ValidationError
 
 from jalapeno import units
 from jalapeno.errors import SpecError
-from jalapeno.specs.hardware import Banded, DieFile, _pydantic_to_spec_error
+from jalapeno.specs.hardware import _pydantic_to_spec_error
+from jalapeno.specs.sourced import Banded
+from jalapeno.specs.system_file import DieFile
 
 TOPOLOGIES = ("pair", "ring", "mesh2d", "full_mesh")
 PLACEMENTS = ("local_first", "striped", "best")
@@ -165,7 +167,7 @@ def die_from_dict(data: dict, hbm_stacks: int, where: str = "system") -> Die:
 
 
 def die_from_file(f: DieFile, hbm_stacks: int, where: str = "system") -> Die:
-    """A validated ``[die]`` table (specs/hardware.DieFile) in SI.
+    """A validated ``[die]`` table (specs/system_file.DieFile) in SI.
 
     Raises:
         SpecError: a mesh shape that does not hold the slices, or HBM stacks that do not divide

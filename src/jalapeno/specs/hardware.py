@@ -1,7 +1,7 @@
 """Hardware specs: chip, link hierarchy, power and cost of a system, read from one TOML file.
 
-File (validated with pydantic, ``extra="forbid"``) → frozen dataclasses in SI units. Every
-numeric value in the file is an inline table ``{ value = ..., source = "..." }``; optional
+File (validated with pydantic, ``extra="forbid"``: the schema is specs/system_file.py) → frozen dataclasses in
+SI units. Every numeric value in the file is an inline table ``{ value = ..., source = "..." }``; optional
 ``alternatives`` keeps what other sources say and ``estimate = true`` marks a derived estimate.
 File keys carry their unit (``hbm_bandwidth_tb_per_s``); conversion happens once, here.
 Schema reference: ``docs/catalog.md``.
@@ -14,149 +14,19 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field, StrictBool, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ValidationError
 
 from jalapeno import units
 from jalapeno.errors import SpecError
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
 from jalapeno.specs.files import read_user_text, toml_syntax_fix
-from jalapeno.specs.kv_tiers import TiersFile, parse_kv_tiers
-from jalapeno.specs.link_levels import check_level_order
-from jalapeno.specs.sourced import Banded, Name, SchemaVersion, Sourced, SourcedNames, _Strict
+from jalapeno.specs.kv_tiers import parse_kv_tiers
+from jalapeno.specs.sourced import Sourced, SourcedNames
 from jalapeno.specs.plausibility import check_plausible, check_range
 from jalapeno.specs.schema_errors import describe
-
-COMPUTE_FORMATS = ("bf16", "fp8", "fp4", "int8")
-TOPOLOGIES = ("switched", "full_mesh", "torus3d", "fat_tree")
-
-
-# ---- file schema -------------------------------------------------------------------------
-
-# Sourced keys that count things (a float in the schema, a whole number by their validators):
-# a bad value's fix asks for a whole number.
-COUNT_KEYS = ("chip.hbm_stacks", "chip.compute_units", "chip.mma_tile_m")
-
-
-class ChipFile(_Strict):
-    name: Name  # '' was accepted: messages then named no chip; so were blanks, line breaks
-    peak_dense_tflops: dict[Literal["bf16", "fp8", "fp4", "int8"], Sourced]
-    fp32_vector_tflops: Sourced | None = None  # FP32 on the CUDA cores (no tensor cores): Chip.peak("fp32")
-    hbm_capacity_gb: Sourced | None = None
-    hbm_capacity_gib: Sourced | None = None
-    hbm_usable_gb: Sourced | None = None
-    hbm_usable_gib: Sourced | None = None
-    hbm_bandwidth_tb_per_s: Sourced
-    hbm_stacks: Sourced
-
-    @field_validator("hbm_stacks", "compute_units", "mma_tile_m")
-    @classmethod
-    def _whole_counts(cls, v: Sourced | None, info) -> Sourced | None:
-        if v is not None and v.value != int(v.value):  # compute_units 0.5 was read as 0 and blamed on sram_per_unit_kib
-            what = {"hbm_stacks": "stacks", "compute_units": "SMs / CUs"}.get(info.field_name, "tile rows")
-            raise ValueError(f"must be a whole number (a count of {what}), got {v.value:g}")
-        return v
-    sram_mib: Sourced | None = None
-    compute_units: Sourced | None = None  # SMs / CUs: the tile model (cost/tiles.py)
-    sram_per_unit_kib: Sourced | None = None
-    mma_tile_m: Sourced | None = None
-    fp4_block_formats: SourcedNames | None = None
-    tdp_w: Sourced
-    sustained_w: Sourced | None = None
-
-    @model_validator(mode="after")
-    def _one_capacity(self):
-        if (self.hbm_capacity_gb is None) == (self.hbm_capacity_gib is None):
-            raise ValueError("give exactly one of hbm_capacity_gb or hbm_capacity_gib")
-        if self.hbm_usable_gb is not None and self.hbm_usable_gib is not None:
-            raise ValueError("give at most one of hbm_usable_gb or hbm_usable_gib")
-        if "bf16" not in self.peak_dense_tflops:
-            raise ValueError("peak_dense_tflops needs at least bf16")
-        if self.fp4_block_formats is not None and "fp4" not in self.peak_dense_tflops:
-            raise ValueError("fp4_block_formats needs an FP4 peak (peak_dense_tflops.fp4)")
-        return self
-
-
-class LevelFile(_Strict):
-    name: str
-    chips: int = Field(gt=0, strict=True)
-
-    @field_validator("name")
-    @classmethod
-    def _word(cls, v: str) -> str:  # the <name> of --set levels.<name>.*: '' or 'rack.a' was unreachable
-        if not (v.isascii() and v.replace("-", "").replace("_", "").isalnum()):
-            raise ValueError(f"must be one word (letters, digits, - or _: the <name> of --set levels.<name>.*), got {v!r}")
-        return v
-    scope: Literal["scale_up", "scale_out"]
-    topology: Literal["switched", "full_mesh", "torus3d", "fat_tree"]
-    bandwidth_gb_per_s: Sourced
-    latency_us: Sourced
-    in_network_reduction: StrictBool = False  # "yes"/1 were read as true, silently
-    links_per_chip: int | None = Field(default=None, gt=0, strict=True)
-    torus_dims: list[int] | None = None
-    shares_ports_with_inner: StrictBool = False
-    note: str = ""
-
-    @model_validator(mode="after")
-    def _torus(self):
-        if self.topology == "torus3d":
-            d = self.torus_dims
-            if not d or len(d) != 3 or any(x <= 0 for x in d):
-                raise ValueError("torus3d needs torus_dims = [x, y, z] with positive sizes")
-        return self
-
-
-class HostFile(_Strict):
-    location: Literal["same_module", "same_node", "separate_tray"]
-    bandwidth_gb_per_s: Sourced
-    latency_us: Sourced
-    note: str = ""
-
-
-class DieFile(_Strict):
-    slices: Sourced | None = None  # None: one slice per HBM stack (chip.hbm_stacks)
-    compute_dies: Sourced | None = None
-    topology: Literal["pair", "ring", "mesh2d", "full_mesh"] = "pair"
-    mesh_shape: list[int] | None = None
-    link_bandwidth_tb_per_s: Banded | None = None
-    hop_latency_ns: Banded | None = None
-    placement: Literal["local_first", "striped"] = "striped"
-    note: str = ""
-
-    @model_validator(mode="after")
-    def _network_given(self):
-        if (self.slices is None or self.slices.value > 1) and (self.link_bandwidth_tb_per_s is None or self.hop_latency_ns is None):
-            raise ValueError("a die of more than one slice needs link_bandwidth_tb_per_s and hop_latency_ns")
-        return self
-
-
-class PowerFile(_Strict):
-    allin_kw_per_chip: Sourced
-
-
-class CostFile(_Strict):
-    usd_per_chip_hour: Sourced
-
-
-class SystemFile(_Strict):
-    schema_version: SchemaVersion = 1
-    name: Name
-    description: str
-    vendor_verified: StrictBool = True  # "yes" marked a user file vendor-verified
-    chip: ChipFile
-    levels: list[LevelFile] = Field(min_length=1)
-    power: PowerFile
-    cost: CostFile
-    host: HostFile | None = None
-    die: DieFile | None = None  # the chip's slices and on-die network (specs/die.py)
-    efficiency: dict[str, Any] = Field(default_factory=dict)  # checked by Efficiency.with_overrides
-    kv_tiers: TiersFile | None = None  # specs/kv_tiers.py
-
-    @model_validator(mode="after")
-    def _levels_grow(self):
-        check_level_order(self.levels)
-        return self
+from jalapeno.specs.system_file import COUNT_KEYS, DieFile, SystemFile
 
 
 # ---- SI dataclasses ----------------------------------------------------------------------
@@ -199,6 +69,7 @@ class Chip:
 
     @property
     def formats(self) -> frozenset[str]:
+        """The compute formats the chip states a dense peak for (bf16, fp8, fp4, int8)."""
         return frozenset(self.peak_flop_per_s)
 
     def runs_fp4_block(self, fmt: str) -> bool:
@@ -323,6 +194,7 @@ class System:
 
     @property
     def max_chips(self) -> int:
+        """Chips of the whole system (the outermost level's domain)."""
         return self.levels[-1].chips
 
     def level_for_group(self, group: int) -> LinkLevel:

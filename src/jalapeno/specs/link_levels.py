@@ -1,4 +1,4 @@
-"""The order rules of a system's link levels (``[[levels]]``, innermost first; specs/hardware.SystemFile).
+"""The order rules of a system's link levels (``[[levels]]``, innermost first; specs/system_file.SystemFile).
 
 1. Chip counts grow from the innermost level to the outermost: a level's domain holds the one inside it.
 2. Names are unique: ``--set levels.NAME.*`` and the tables would reach only the first of two.

@@ -91,6 +91,7 @@ class AttentionSpec:
 
     @property
     def has_indexer(self) -> bool:
+        """Whether the attention selects keys with a DSA indexer (index_topk > 0)."""
         return self.index_topk > 0
 
 
@@ -204,10 +205,12 @@ class ModelSpec:
     # ---- per-module parameter counts (elements) ------------------------------------------
     @property
     def num_dense_layers(self) -> int:
+        """Layers with a dense FFN."""
         return len(self.dense_layers)
 
     @property
     def num_moe_layers(self) -> int:
+        """Layers with an MoE FFN (0 for a dense model)."""
         return self.num_layers - self.num_dense_layers if self.moe else 0
 
     def attention_params(self) -> int:
@@ -266,9 +269,11 @@ class ModelSpec:
         return self.hidden_size * m.num_experts + (m.num_experts if m.router_bias else 0)
 
     def embedding_params(self) -> int:
+        """Weights of the token embedding: vocab_size x hidden_size."""
         return self.vocab_size * self.hidden_size
 
     def lm_head_params(self) -> int:
+        """Weights of the LM head: vocab_size x hidden_size (0 when tied to the embedding)."""
         return 0 if self.tie_embeddings else self.vocab_size * self.hidden_size
 
     def _layer_norms(self) -> int:
@@ -282,6 +287,7 @@ class ModelSpec:
                 + self.shared_expert_params() + self._layer_norms())
 
     def dense_layer_params(self) -> int:
+        """Weights of one dense layer: attention + dense FFN + its two norms."""
         return self.attention_params() + self.dense_ffn_params() + self._layer_norms()
 
     @property
@@ -366,6 +372,7 @@ class ModelSpec:
 
     @property
     def attention_label(self) -> str:
+        """The attention as tables show it, e.g. ``MLA + DSA top-2048``."""
         a = self.attention
         parts = [a.kind.upper()]
         if a.has_indexer:

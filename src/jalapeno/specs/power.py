@@ -104,6 +104,7 @@ class ChipPower:
 
     @property
     def tdp_w(self) -> float:
+        """The chip's power at full load of every part: idle + HBM background + HBM + links + compute, W."""
         return self.idle_w + self.hbm_background_w + self.hbm_w + self.link_w + self.compute_w
 
     @property
@@ -116,6 +117,7 @@ class ChipPower:
         return self.tdp_w - self.idle_w - self.hbm_background_w
 
     def as_dict(self) -> dict[str, float]:
+        """The power parts as JSON, W."""
         return {"idle_w": self.idle_w, "hbm_background_w": self.hbm_background_w, "hbm_w": self.hbm_w,
                 "link_w": self.link_w, "compute_w": self.compute_w, "tdp_w": self.tdp_w}
 

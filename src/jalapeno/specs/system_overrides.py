@@ -4,7 +4,7 @@ A key follows the system TOML (``chip.hbm_stacks``, ``chip.peak_dense_tflops.fp8
 ``levels.<name or index>.bandwidth_gb_per_s``, ``power.allin_kw_per_chip``, ``efficiency.<parameter>``);
 a value is read as TOML. :func:`parse_sets` reads ``KEY=VALUE`` strings into (key, value) pairs,
 :func:`apply_overrides` applies them to the parsed TOML dict, walking the schema
-(specs/hardware.SystemFile) beside it so that an unknown key is named with the nearest known one, and
+(specs/system_file.SystemFile) beside it so that an unknown key is named with the nearest known one, and
 :func:`split_overrides` separates the ``efficiency.*`` ones. Nothing is validated here beyond the keys:
 the system built from the result passes the ordinary schema validation (specs/variants.py builds it).
 """
@@ -20,7 +20,8 @@ from typing import Any, get_args, get_origin
 from pydantic import BaseModel
 
 from jalapeno.errors import SpecError
-from jalapeno.specs.hardware import Sourced, SystemFile
+from jalapeno.specs.sourced import Sourced
+from jalapeno.specs.system_file import SystemFile
 
 #: Top-level keys of a variant file that are not system fields.
 VARIANT_KEYS = ("base", "calibration")

@@ -221,6 +221,7 @@ class Workload:
         return self.range_ratio * self.isl + q * (1 - self.range_ratio) * self.isl
 
     def as_dict(self) -> dict:
+        """The workload as JSON: name, isl, osl (tokens), range ratio, arrival and any spread."""
         d = {"name": self.name, "isl": self.isl, "osl": self.osl, "range_ratio": self.range_ratio,
              "arrival": self.arrival}
         return d | ({"spread": self.spread.name} if self.spread is not None else {})

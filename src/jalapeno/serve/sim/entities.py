@@ -162,4 +162,5 @@ class PrefixCache:
 
     @property
     def hit_rate(self) -> float:
+        """Prompt tokens found in the cache over those looked up (0 before any lookup)."""
         return self.hits_tokens / self.lookup_tokens if self.lookup_tokens else 0.0

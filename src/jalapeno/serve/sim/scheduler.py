@@ -148,6 +148,7 @@ class Instance:
         return self.incoming + len(self.inbox) + len(self.waiting) + len(self.prefilling) + len(self.decoding)
 
     def enqueue(self, req: Request) -> None:
+        """Route ``req`` to this instance: into its inbox, polled at the next step."""
         req.instance = self.id
         self.inbox.append(req)
 

@@ -56,6 +56,8 @@ class SimResult:
     config: dict = field(default_factory=dict)
 
     def as_dict(self, with_requests: bool = False) -> dict:
+        """The result as JSON: config, summary, the timeseries (at most 500 rows) and, with ``with_requests``, every request.
+        """
         d = {"config": self.config, "summary": self.summary,
              "timeseries": downsample(self.timeseries, 500).to_dict(orient="list")}
         if with_requests:
@@ -375,6 +377,11 @@ class Simulation:
 
     # ---- run ---------------------------------------------------------------------------
     def run(self) -> SimResult:
+        """Run the events to the end and summarise (times in s).
+
+        Raises:
+            InfeasibleDeployment: a request never finished (the KV cache cannot hold it).
+        """
         wall0 = time.perf_counter()
         end = self.engine.run()
         wall = time.perf_counter() - wall0
