@@ -61,6 +61,11 @@ def test_sweep_lookup_needs_every_field():
     ('spec = "eagle"', "'eagle'"),
     ('spec = "none"\nflavour = 1', "unknown key(s) ['flavour']"),
     ('spec = "none"\nconfig_dp_attention = "yes"', "dp-attn pools at attention DP"),
+    # each true/false key (aic_sweeps._FLAGS, one loop since hygiene38): a non-bool, and the two contradictions
+    ('spec = "none"\ndp_attention_ep = 1', "dp_attention_ep: 1. Fix: write true where the launch scripts run"),
+    ('spec = "none"\nexpert_parallel = "true"', "expert_parallel: 'true'. Fix: write true where the launch script always"),
+    ('spec = "none"\nno_expert_parallel = true\nexpert_parallel = true', "no_expert_parallel: True. Fix: write true"),
+    ('spec = "none"\nmax_num_tokens_sized = 0', "max_num_tokens_sized: 0. Fix: write true only on a TensorRT-LLM"),
 ])
 def test_malformed_sweep_entries_are_named(tmp_path, entry, message):
     f = tmp_path / "sweeps.toml"
@@ -129,6 +134,15 @@ def test_every_shipped_sweep_carries_its_scripts_balancing():
 ])
 def test_malformed_launch_fields_are_named(tmp_path, entry, message):
     test_malformed_sweep_entries_are_named(tmp_path, entry, message)
+
+
+def test_max_num_tokens_sized_is_refused_off_tensorrt_llm(tmp_path):
+    f = tmp_path / "sweeps.toml"
+    f.write_text('[[sweep]]\nsystem = "h200"\nmodel = "deepseek-r1"\nengine = "vllm"\nversion = "0.16.0"\n'
+                 'precision = "fp8"\nmeasured = "2026-02-05"\nconfig_key = "k"\nsource = "s"\nspec = "none"\n'
+                 "max_num_tokens_sized = true\n")
+    with pytest.raises(SpecError, match=r"sweep\[0\]\.max_num_tokens_sized: True\. Fix: write true only on a TensorRT-LLM"):
+        load_sweeps(f)
 
 
 # ---- the launch scripts' KV-cache dtype and MoE backend (with_sweep_kernels) ------------------------------

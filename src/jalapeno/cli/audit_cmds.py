@@ -8,7 +8,17 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from jalapeno.cli.common import FIXED_WORKLOAD_HELP, check_writable, console, print_json
+from jalapeno.cli.common import (
+    FIXED_WORKLOAD_HELP,
+    check_writable,
+    console,
+    efficiency_option,
+    isl_option,
+    model_option,
+    osl_option,
+    precision_option,
+    print_json,
+)
 from jalapeno.cli.system_opts import SET_OPTION, system_pricer
 from jalapeno.errors import SpecError, choice_hint
 
@@ -64,14 +74,14 @@ def audit(
     system: str = typer.Option(..., "--system", "-s", help="System the claim is about (name or TOML path)."),
     claim: str = typer.Option(..., "--claim", help=CLAIM_HELP),
     baseline: str = typer.Option(None, "--baseline", "-b", help="Baseline system of a *_ratio claim."),
-    model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
+    model: str = model_option(),
     workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
-    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; instead of --workload)."),
-    osl: int = typer.Option(None, "--osl", help="Output length."),
-    precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
+    isl: int = isl_option(),
+    osl: int = osl_option(),
+    precision: str = precision_option(),
     power: str = typer.Option("all-in", "--power", help=POWER_HELP),
     serving: str = typer.Option("both", "--serving", help="agg, disagg or both (default)."),
-    efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    efficiency: str = efficiency_option(),
     sets: list[str] = SET_OPTION,
     json_out: bool = typer.Option(False, "--json", help="Print the JSON result."),
 ) -> None:
@@ -220,14 +230,14 @@ def sensitivity(
     system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
     metric: str = typer.Option("max_interactivity", "--metric", help="METRIC[@X]: " + CLAIM_HELP.split(": ", 1)[1]
                                .split(";")[0].split(" <metric>")[0]),
-    model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
+    model: str = model_option(),
     workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
-    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; instead of --workload)."),
-    osl: int = typer.Option(None, "--osl", help="Output length."),
-    precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
+    isl: int = isl_option(),
+    osl: int = osl_option(),
+    precision: str = precision_option(),
     power: str = typer.Option("all-in", "--power", help=POWER_HELP),
     serving: str = typer.Option("both", "--serving", help="agg, disagg or both (default)."),
-    efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    efficiency: str = efficiency_option(),
     sets: list[str] = SET_OPTION,
     html: str = typer.Option(None, "--html", help="Write the tornado chart here (default jalapeno-sensitivity.html "
                              "without --json; '' = none)."),

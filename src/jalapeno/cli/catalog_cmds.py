@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jalapeno import units
-from jalapeno.cli.common import console, fmt_si, print_json
+from jalapeno.cli.common import console, efficiency_option, fmt_si, print_json
 from jalapeno.cli.system_opts import SET_OPTION, system_pricer
 from jalapeno.specs.catalog import is_catalog_system, list_models, list_systems, load_model, load_system
 from jalapeno.specs.efficiency import Efficiency
@@ -75,7 +75,7 @@ def hardware_list(json_out: bool = typer.Option(False, "--json", help="Print JSO
 
 @hardware_app.command("show")
 def hardware_show(name: str = typer.Argument(..., help="System name or path to a TOML file."),
-                  efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+                  efficiency: str = efficiency_option(),
                   sets: list[str] = SET_OPTION,
                   json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Show one system: chip, link hierarchy, power, cost, efficiencies and sources."""

@@ -6,7 +6,7 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from jalapeno.cli.common import console, list_items, print_json, stack_option
+from jalapeno.cli.common import console, efficiency_option, list_items, print_json, stack_option
 from jalapeno.cli.system_opts import SET_OPTION, system_pricer
 from jalapeno.cost.collectives import COLLECTIVES
 from jalapeno.errors import SpecError
@@ -18,7 +18,7 @@ def collective(
     group: int = typer.Option(8, "--group", "-g", help="Chips in the group."),
     bytes_: str = typer.Option("1e6", "--bytes", "-b", help="Message bytes per chip; comma-separated for several."),
     placement: str = typer.Option("packed", "--placement", help="packed (contiguous) or spread (one per domain)."),
-    efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    efficiency: str = efficiency_option(),
     sets: list[str] = SET_OPTION,
     stack: str = stack_option(engine=False),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),

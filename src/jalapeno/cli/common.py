@@ -189,6 +189,43 @@ def fmt_si(x: float, unit: str = "") -> str:
     return f"{x:.3g} {unit}".strip()
 
 
+# ---- workload and pricing options shared by the commands (one declaration: the help cannot drift) ---------
+
+def model_option():
+    """``--model`` / ``-m``: a catalog model name or a config.json path (default deepseek-r1)."""
+    return typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path.")
+
+
+def isl_option():
+    """``--isl``: input (prompt) length, tokens; with ``--osl``, instead of ``--workload``."""
+    return typer.Option(None, "--isl", help="Input length (with --osl; instead of --workload).")
+
+
+def osl_option():
+    """``--osl``: output length, tokens."""
+    return typer.Option(None, "--osl", help="Output length.")
+
+
+def precision_option():
+    """``--precision`` / ``-p``: a precision preset (specs/formats.py); default the model's release precision."""
+    return typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release).")
+
+
+def mtp_option():
+    """``--mtp``: MTP draft tokens per step (count; off by default)."""
+    return typer.Option(None, "--mtp", help="MTP draft tokens (off by default).")
+
+
+def mtp_acceptance_option():
+    """``--mtp-acceptance``: the per-token draft acceptance rate (0 to 1; with ``--mtp``)."""
+    return typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp).")
+
+
+def efficiency_option():
+    """``--efficiency``: the efficiency set that prices the system: calibrated (default), low, high or spec."""
+    return typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec.")
+
+
 # ---- precision options shared by every command that takes a precision ---------------------------
 
 def kv_dtype_option():

@@ -6,16 +6,16 @@ import math
 
 import typer
 
-from jalapeno.cli.common import FIXED_WORKLOAD_HELP, console, print_json
+from jalapeno.cli.common import FIXED_WORKLOAD_HELP, console, isl_option, model_option, osl_option, print_json
 from jalapeno.cli.system_opts import SET_OPTION, system_pricer
 
 
 def plan(
     system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
-    model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
+    model: str = model_option(),
     workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
-    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; instead of --workload)."),
-    osl: int = typer.Option(None, "--osl", help="Output length."),
+    isl: int = isl_option(),
+    osl: int = osl_option(),
     precision: str = typer.Option(None, "--precision", "-p",
                                   help="Precision preset (default: every preset the chip runs natively)."),
     target: float = typer.Option(None, "--target", help="Tokens per second the fleet must serve, e.g. 1e6 "

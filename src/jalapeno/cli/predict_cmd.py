@@ -5,15 +5,9 @@ from __future__ import annotations
 import typer
 
 from jalapeno.cli.common import (
-    FIXED_WORKLOAD_HELP,
-    OVERLAP_HELP,
-    attention_dtype_option,
-    compute_fallback_option,
-    console,
-    kv_dtype_option,
-    print_json,
-    stack_label,
-    stack_option,
+    FIXED_WORKLOAD_HELP, OVERLAP_HELP, attention_dtype_option, compute_fallback_option, console, efficiency_option,
+    isl_option, kv_dtype_option, model_option, mtp_acceptance_option, mtp_option, osl_option, precision_option,
+    print_json, stack_label, stack_option,
 )
 from jalapeno.cli.engine_opts import (
     check_positive,
@@ -51,10 +45,10 @@ from jalapeno.specs.workload import check_concurrency
 
 def predict(
     system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
-    model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
+    model: str = model_option(),
     workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
-    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; instead of --workload)."),
-    osl: int = typer.Option(None, "--osl", help="Output length."),
+    isl: int = isl_option(),
+    osl: int = osl_option(),
     concurrency: float = typer.Option(None, "--concurrency", "-c", metavar="<int>",  # read as a float: '4.5' and
                                       # 'inf' get their own line (not click's 'not a valid integer')
                                       help="Closed-loop concurrency of the deployment: whole requests in flight."),
@@ -76,10 +70,10 @@ def predict(
     prefill: str = typer.Option(None, "--prefill",
                                 help='Disaggregated prefill pool, e.g. "tp=4,workers=2" or "tp=8,cp=4,workers=1".'),
     decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "ep=32,dp=32,workers=1".'),
-    mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
-    mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
+    mtp: int = mtp_option(),
+    mtp_acceptance: float = mtp_acceptance_option(),
     overlap: str = typer.Option("none", "--overlap", help=OVERLAP_HELP),
-    precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
+    precision: str = precision_option(),
     kv_dtype: str = kv_dtype_option(),
     attention_dtype: str = attention_dtype_option(),
     compute_fallback: bool = compute_fallback_option(),
@@ -89,7 +83,7 @@ def predict(
     cuda_graph_max_batch: int = graph_option(),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     stack: str = stack_option(),
-    efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    efficiency: str = efficiency_option(),
     pricer: str = PRICER_OPTION,
     sets: list[str] = SET_OPTION,
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),

@@ -7,7 +7,15 @@ from pathlib import Path
 
 import typer
 
-from jalapeno.cli.common import FIXED_WORKLOAD_HELP, check_writable, console, list_items
+from jalapeno.cli.common import (
+    FIXED_WORKLOAD_HELP,
+    check_writable,
+    console,
+    isl_option,
+    list_items,
+    model_option,
+    osl_option,
+)
 from jalapeno.cli.engine_opts import AS_DEPLOYED_HELP, deployed_recipes, mtp_unlike, refuse_with_as_deployed
 from jalapeno.cli.system_opts import SETS_OPTION, baseline_name, systems_pricers
 from jalapeno.errors import SpecError, choice_hint
@@ -17,10 +25,10 @@ MEASURED_HELP = ("Measured points to overlay: 'shipped' (the InferenceX points s
 
 
 def report(
-    model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
+    model: str = model_option(),
     workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
-    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; instead of --workload)."),
-    osl: int = typer.Option(None, "--osl", help="Output length."),
+    isl: int = isl_option(),
+    osl: int = osl_option(),
     precision: str = typer.Option(None, "--precision", "-p",
                                   help="Precision preset (default: each system sweeps what it runs natively)."),
     systems: str = typer.Option("jalapeno,gb200-nvl72,gb300-nvl72,vera-rubin-nvl72", "--systems", "-s",

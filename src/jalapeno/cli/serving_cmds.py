@@ -10,16 +10,9 @@ import typer
 from jalapeno.analysis.results_store import check_store
 from jalapeno.cli.chip_opts import chip_model_line, chip_model_option, placement_option
 from jalapeno.cli.common import (
-    check_writable,
-    attention_dtype_option,
-    compute_fallback_option,
-    console,
-    kv_dtype_option,
-    list_items,
-    print_json,
-    resolve_precision,
-    stack_label,
-    stack_option,
+    attention_dtype_option, check_writable, compute_fallback_option, console, efficiency_option, isl_option,
+    kv_dtype_option, list_items, model_option, mtp_acceptance_option, mtp_option, osl_option, precision_option,
+    print_json, resolve_precision, stack_label, stack_option,
 )
 from jalapeno.cli.engine_opts import (
     AS_DEPLOYED_HELP,
@@ -93,10 +86,10 @@ def _fallback_used_somewhere(m, pricers, precs, prec) -> None:
 
 
 def compare(
-    model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
+    model: str = model_option(),
     workload: str = typer.Option(None, "--workload", "-w", help=WORKLOAD_HELP),
-    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; instead of --workload)."),
-    osl: int = typer.Option(None, "--osl", help="Output length."),
+    isl: int = isl_option(),
+    osl: int = osl_option(),
     precision: str = typer.Option(None, "--precision", "-p",
                                   help="Precision preset (default: each system sweeps what it runs natively)."),
     kv_dtype: str = kv_dtype_option(),
@@ -107,8 +100,8 @@ def compare(
                                  help="System the ratios are taken against (default: gb300-nvl72 if compared, else the last)."),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     serving: str = typer.Option(None, "--serving", help="agg, disagg or both (default both)."),
-    mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
-    mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
+    mtp: int = mtp_option(),
+    mtp_acceptance: float = mtp_acceptance_option(),
     engine: str = engine_option(),
     as_deployed: bool = typer.Option(False, "--as-deployed", help=AS_DEPLOYED_HELP),
     max_running: int = max_running_option(),
@@ -260,17 +253,17 @@ def compare(
 
 def frontier(
     system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
-    model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
+    model: str = model_option(),
     workload: str = typer.Option(None, "--workload", "-w", help=WORKLOAD_HELP),
-    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; instead of --workload)."),
-    osl: int = typer.Option(None, "--osl", help="Output length."),
-    precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
+    isl: int = isl_option(),
+    osl: int = osl_option(),
+    precision: str = precision_option(),
     kv_dtype: str = kv_dtype_option(),
     attention_dtype: str = attention_dtype_option(),
     compute_fallback: bool = compute_fallback_option(),
     serving: str = typer.Option(None, "--serving", help="agg, disagg or both (default both)."),
-    mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
-    mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
+    mtp: int = mtp_option(),
+    mtp_acceptance: float = mtp_acceptance_option(),
     engine: str = engine_option(),
     max_running: int = max_running_option(),
     max_tokens_per_step: int = max_tokens_option(),
@@ -279,7 +272,7 @@ def frontier(
     overlap: str = typer.Option(None, "--overlap", help=SWEEP_OVERLAP_HELP),
     power: str = typer.Option("all-in", "--power", help="Power convention: chip, sustained or all-in."),
     stack: str = stack_option(),
-    efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    efficiency: str = efficiency_option(),
     pricer: str = PRICER_OPTION,
     sets: list[str] = SET_OPTION,
     fixed_lengths: bool = typer.Option(False, "--fixed-lengths", help="Exact ISL/OSL instead of InferenceX's [0.8L, L]."),

@@ -9,9 +9,11 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from jalapeno.cli.common import (OVERLAP_HELP, attention_dtype_option, check_html_out, check_table_out,
-                                  compute_fallback_option, console, kv_dtype_option, print_json, resolve_precision,
-                                  stack_label, stack_option)
+from jalapeno.cli.common import (
+    OVERLAP_HELP, attention_dtype_option, check_html_out, check_table_out, compute_fallback_option, console,
+    efficiency_option, isl_option, kv_dtype_option, model_option, mtp_acceptance_option, mtp_option, osl_option,
+    precision_option, print_json, resolve_precision, stack_label, stack_option,
+)
 from jalapeno.cli.engine_opts import engine_option, graph_option, max_running_option, max_tokens_option
 from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
@@ -23,12 +25,12 @@ from jalapeno.specs.routing import ROUTING_HELP
 
 def simulate(
     system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
-    model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
+    model: str = model_option(),
     workload: str = typer.Option(None, "--workload", "-w",
                                  help="1k1k/8k1k (default)/1k8k/32k1k/64k1k/128k1k, agentic (coding-agent), research-agent, "
                                  "long-memory-chat, chat-agent, agentic:FILE.toml, or a trace .csv/.jsonl"),
-    isl: int = typer.Option(None, "--isl", help="Input length (with --osl; instead of --workload)."),
-    osl: int = typer.Option(None, "--osl", help="Output length."),
+    isl: int = isl_option(),
+    osl: int = osl_option(),
     concurrency: int = typer.Option(None, "--concurrency", "-c", help="Closed loop: requests (sessions) in flight."),
     rate: float = typer.Option(None, "--rate", "-r", help="Open loop: requests per second."),
     arrival: str = typer.Option(None, "--arrival", help="Open loop process: poisson (default), gamma or burst."),
@@ -47,10 +49,10 @@ def simulate(
     replicas: int = typer.Option(None, "--replicas", help="Aggregated instances behind the router (default 1)."),
     prefill: str = typer.Option(None, "--prefill", help='Disaggregated prefill pool, e.g. "tp=4,ep=4,workers=2".'),
     decode: str = typer.Option(None, "--decode", help='Disaggregated decode pool, e.g. "dp=8,ep=8,workers=1".'),
-    mtp: int = typer.Option(None, "--mtp", help="MTP draft tokens (off by default)."),
-    mtp_acceptance: float = typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp)."),
+    mtp: int = mtp_option(),
+    mtp_acceptance: float = mtp_acceptance_option(),
     overlap: str = typer.Option("none", "--overlap", help=OVERLAP_HELP),
-    precision: str = typer.Option(None, "--precision", "-p", help="Precision preset (default: the model's release)."),
+    precision: str = precision_option(),
     kv_dtype: str = kv_dtype_option(),
     attention_dtype: str = attention_dtype_option(),
     compute_fallback: bool = compute_fallback_option(),
@@ -66,7 +68,7 @@ def simulate(
                                "drained first, then C requests at once into an idle server — what predict models, "
                                "so compare its TTFT with --warmup 0."),
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),
-    efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    efficiency: str = efficiency_option(),
     pricer: str = PRICER_OPTION,
     sets: list[str] = SET_OPTION,
     stack: str = stack_option(),

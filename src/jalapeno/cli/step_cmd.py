@@ -8,15 +8,8 @@ from rich.text import Text
 
 from jalapeno.cli.chip_opts import chip_model_option, placement_option, print_slices, print_tiles
 from jalapeno.cli.common import (
-    attention_dtype_option,
-    compute_fallback_option,
-    console,
-    fmt_si,
-    kv_dtype_option,
-    print_json,
-    resolve_precision,
-    stack_label,
-    stack_option,
+    attention_dtype_option, compute_fallback_option, console, efficiency_option, fmt_si, kv_dtype_option,
+    model_option, print_json, resolve_precision, stack_label, stack_option,
 )
 from jalapeno.cli.engine_opts import check_dispatch_ranks, check_positive, check_positive_limits, engine_memory_option, memory_breakdown_lines
 from jalapeno.cli.system_opts import PRICER_OPTION, SET_OPTION, check_pricer_chip_model, system_pricer
@@ -59,7 +52,7 @@ def default_layout(tp: int | None, dp: int | None, ep: int | None) -> tuple[int,
 
 def step(
     system: str = typer.Option("jalapeno", "--system", "-s", help="System name or TOML path."),
-    model: str = typer.Option("deepseek-r1", "--model", "-m", help="Model name or config.json path."),
+    model: str = model_option(),
     precision: str = typer.Option("", "--precision", "-p", help="Precision preset (default: the model's)."),
     kv_dtype: str = kv_dtype_option(),
     attention_dtype: str = attention_dtype_option(),
@@ -83,7 +76,7 @@ def step(
     context: int = typer.Option(8192, "--context", "-c", help="Mean context length of the decoding sequences."),
     prefill_tokens: int = typer.Option(0, "--prefill-tokens", help="Prompt tokens prefilled in the same step."),
     prefix: int = typer.Option(0, "--prefix", help="Cached prefix of the prefilled prompt, tokens (a later chunk)."),
-    efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    efficiency: str = efficiency_option(),
     stack: str = stack_option(engine=False),
     pricer: str = PRICER_OPTION,
     memory_fraction: float = typer.Option(None, "--memory-fraction", help=MEMORY_FRACTION_HELP),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from jalapeno.cli.common import check_html_out, check_table_out, console, list_items, print_json
+from jalapeno.cli.common import check_html_out, check_table_out, console, efficiency_option, list_items, print_json
 
 
 def calibrate(
@@ -68,7 +68,7 @@ def validate(
                                "src/jalapeno/data/validation/inferencex_points.csv)."),
     aiconfigurator: bool = typer.Option(True, "--aiconfigurator/--no-aiconfigurator",
                                         help="Include aiconfigurator's end-to-end rows when the package is installed."),
-    efficiency: str = typer.Option("calibrated", "--efficiency", help="calibrated, low, high or spec."),
+    efficiency: str = efficiency_option(),
     mlperf: bool = typer.Option(False, "--mlperf/--no-mlperf",
                                 help="Also predict the shipped MLPerf Inference v5.1 results (their own source; "
                                      "each served with its dataset's length spread, fit/mlperf.py)."),

@@ -166,6 +166,20 @@ class Sweep:
         return 0 if rule is None else rule.draft_at(None, attention_dp)
 
 
+#: The optional true/false keys of a sweep entry, each with the fix of a bad value (not a bool; ``max_num_tokens_sized``
+#: on an engine other than TensorRT-LLM; ``no_expert_parallel`` beside ``expert_parallel``).
+_FLAGS = {
+    "max_num_tokens_sized": "write true only on a TensorRT-LLM sweep whose script sizes --max_num_tokens as "
+                            "((MTP+1)*max_batch + ISL + 64) rounded up to 64, else leave it out",
+    "config_dp_attention": "write true where the recipes run the configuration's dp-attn pools at attention DP, else leave it out",
+    "dp_attention_ep": "write true where the launch scripts run attention-DP pools with DeepEP expert parallelism, "
+                       "else leave it out",
+    "no_expert_parallel": "write true where the launch script never passes --enable-expert-parallel (and leave "
+                          "expert_parallel out), else leave it out",
+    "expert_parallel": "write true where the launch script always passes --enable-expert-parallel, else leave it out",
+}
+
+
 @cache
 def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
     """The entries of ``path``.
@@ -225,18 +239,12 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
         if "memory_fraction" in e and (isinstance(mf, bool) or not isinstance(mf, (int, float)) or not 0 < mf <= 1):
             raise SpecError(f"{where}.memory_fraction", repr(mf),
                             "give the launch script's --gpu-memory-utilization, a fraction in (0, 1]")
-        if not isinstance(e.get("max_num_tokens_sized", False), bool) or (e.get("max_num_tokens_sized")
-                                                                           and e["engine"] != "trtllm"):
-            raise SpecError(f"{where}.max_num_tokens_sized", repr(e["max_num_tokens_sized"]),
-                            "write true only on a TensorRT-LLM sweep whose script sizes --max_num_tokens as "
-                            "((MTP+1)*max_batch + ISL + 64) rounded up to 64, else leave it out")
-        if not isinstance(e.get("config_dp_attention", False), bool):
-            raise SpecError(f"{where}.config_dp_attention", repr(e["config_dp_attention"]),
-                            "write true where the recipes run the configuration's dp-attn pools at attention DP, else leave it out")
-        if not isinstance(e.get("dp_attention_ep", False), bool):
-            raise SpecError(f"{where}.dp_attention_ep", repr(e["dp_attention_ep"]),
-                            "write true where the launch scripts run attention-DP pools with DeepEP expert parallelism, "
-                            "else leave it out")
+        for key, fix in _FLAGS.items():  # a flag other than true/false, or one that contradicts the entry
+            on = e.get(key, False)
+            clash = on and ((key == "max_num_tokens_sized" and e["engine"] != "trtllm")
+                            or (key == "no_expert_parallel" and e.get("expert_parallel")))
+            if not isinstance(on, bool) or clash:
+                raise SpecError(f"{where}.{key}", repr(on), fix)
         lt = e.get("low_latency_tp_chips", 0)
         if isinstance(lt, bool) or not isinstance(lt, int) or lt < 0 or lt == 1:
             raise SpecError(f"{where}.low_latency_tp_chips", repr(lt),
@@ -246,14 +254,6 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
             raise SpecError(f"{where}.decode_dp_dispatch", repr(e["decode_dp_dispatch"]),
                             f"write one of {', '.join(DP_DISPATCH)} (random: the decode server picks a rank per request "
                             "at random), or leave it out")
-        if not isinstance(e.get("no_expert_parallel", False), bool) or (e.get("no_expert_parallel")
-                                                                       and e.get("expert_parallel")):
-            raise SpecError(f"{where}.no_expert_parallel", repr(e["no_expert_parallel"]),
-                            "write true where the launch script never passes --enable-expert-parallel (and leave "
-                            "expert_parallel out), else leave it out")
-        if not isinstance(e.get("expert_parallel", False), bool):
-            raise SpecError(f"{where}.expert_parallel", repr(e["expert_parallel"]),
-                            "write true where the launch script always passes --enable-expert-parallel, else leave it out")
         if "dp_attention_from" in e:  # (workload, CONC) pairs
             from jalapeno.fit.aic_sweep_layouts import dp_attention_pairs as pairs
             e = {**e, "dp_attention_from": pairs(e["dp_attention_from"], f"{where}.dp_attention_from")}
