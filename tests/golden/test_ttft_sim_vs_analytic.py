@@ -349,7 +349,7 @@ def test_saturated_prefill_pool_runs_at_its_capacity_in_both(system, c):
 def test_one_whole_prompt_a_step_agrees_with_the_simulator(c):
     """Round 25 (trtttft25): an aiconfigurator TensorRT-LLM DeepSeek-R1 row (B200 FP4 TP8, 1k/1k, 2025-11-02) priced
     with its launch script's --max_num_tokens, (C + ISL + 64) rounded up to 64, and one prompt a step
-    (fit/aic_sweeps.with_sweep_token_limit): the idle-start wave is C steps long in both, and the analytic mean TTFT
+    (fit/aic_sweep_launch.with_sweep_token_limit): the idle-start wave is C steps long in both, and the analytic mean TTFT
     stays within 15% of the simulated run's; the budget raises both above the default 8192-token budget's. The row's
     prompt steps are eager (fit/trt_prompt_graphs.py: max(host calls × 24 µs, GPU)), which both models price; the
     what-if at the default budget is compared with prompt steps graphed: there the simulator's prompts share a step

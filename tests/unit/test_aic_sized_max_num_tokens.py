@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from jalapeno.errors import SpecError
-from jalapeno.fit.aic_sweeps import load_sweeps, sized_max_num_tokens, sweep_of
+from jalapeno.fit.aic_sweep_launch import sized_max_num_tokens
+from jalapeno.fit.aic_sweeps import load_sweeps, sweep_of
 from jalapeno.fit.validate import load_aiconfigurator
 
 

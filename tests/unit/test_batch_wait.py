@@ -14,7 +14,8 @@ from jalapeno.cost.pricer import load_pricer
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
-from jalapeno.fit.aic_sweeps import load_sweeps, sweep_of, with_sweep_batch_wait
+from jalapeno.fit.aic_sweep_launch import with_sweep_batch_wait
+from jalapeno.fit.aic_sweeps import load_sweeps, sweep_of
 from jalapeno.serve.batch_wait import batch_wait_steps, bunched_arrivals_per_step, prompts_to_fill
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.sim.entities import PrefixCache, Request

@@ -152,7 +152,7 @@ FLAG_FIELDS = ("system", "model", "framework", "precision", "isl", "osl")
 
 
 #: Deployment fields an engine's launch script sets by load (deploy/engines.launch_limits: a scheduler poll,
-#: running cap or chunk that the script picks by concurrency; fit/aic_sweeps.with_sweep_launch's per-rank cap):
+#: running cap or chunk that the script picks by concurrency; fit/aic_sweep_launch.with_sweep_launch's per-rank cap):
 #: not part of the deployment a row names (its layout, workers, MTP), so rows of one deployment stay comparable
 LAUNCH_FIELDS = ("token_budget", "max_running", "recv_interval", "cuda_graph_max_batch", "cuda_graph_batch_sizes",
                  "memory_fraction", "engine_memory", "batch_wait_timeout_iters", "batch_wait_max_tokens_ratio")

@@ -33,9 +33,9 @@ from jalapeno.fit.aic_duplicates import drop_repeated_runs
 from jalapeno.fit.aic_layout import aic_agg_layout, harness_agg_instances, multinode_total_gpu_run
 from jalapeno.fit.aic_sweep_layouts import (with_sweep_config_layouts, with_sweep_dp_attention, with_sweep_dp_dispatch,
                                             with_sweep_expert_parallel)
-from jalapeno.fit.aic_sweeps import (measured_date, release_stated, row_release, sweep_of, with_sweep_batch_wait,
-                                    with_sweep_kernels, with_sweep_launch, with_sweep_limits, with_sweep_mtp,
-                                    with_sweep_token_limit)
+from jalapeno.fit.aic_sweep_launch import (with_sweep_batch_wait, with_sweep_kernels, with_sweep_launch,
+                                           with_sweep_limits, with_sweep_mtp, with_sweep_token_limit)
+from jalapeno.fit.aic_sweeps import measured_date, release_stated, row_release, sweep_of
 from jalapeno.fit.trt_prompt_graphs import with_prompt_graphs
 from jalapeno.fit.validate import CHAIN_ACCEPTANCE, VALIDATION_MTP, MeasuredPoint
 from jalapeno.deploy.vllm_fp8_moe import with_vllm_fp8_moe_backend

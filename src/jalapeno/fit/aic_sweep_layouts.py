@@ -173,8 +173,8 @@ def with_sweep_dp_attention(dep, sweep: Sweep | None, isl: int, osl: int, concur
     the extra LLM options (``enable_attention_dp: $DP_ATTENTION``, with ``attention_dp_config`` enable_balance,
     timeout_iters 60), passing ``--tp_size=$TP`` either way; the sample's rows of that date write ``attention_dp_size``
     1. What attention DP changes: each rank runs its own requests' attention and KV cache (CONC / TP a rank), its own
-    scheduler and ``max_num_tokens`` (fit/aic_sweeps.with_sweep_token_limit), the attention-DP context balancing
-    (fit/aic_sweeps.with_sweep_launch) and the host calls of the attention-DP path (cost/host_calls.tp_ep_calls).
+    scheduler and ``max_num_tokens`` (fit/aic_sweep_launch.with_sweep_token_limit), the attention-DP context balancing
+    (fit/aic_sweep_launch.with_sweep_launch) and the host calls of the attention-DP path (cost/host_calls.tp_ep_calls).
     Not restated: the MoE backend the FP4 script switches to with it (``MOE_BACKEND="CUTLASS"``; ``TRTLLM``
     otherwise): priced by the shipped CUTLASS curve it fits these rows and misfits the later FP4 sweeps' attention-DP
     rows whose scripts switch alike (docs/gap_aic_ttft.md, round 29), so every such row keeps the calibrated set.
