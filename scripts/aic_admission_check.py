@@ -1,9 +1,9 @@
-"""Rule F's figures (fit/aic_quality.admission): every aggregated aiconfigurator row's decoding requests per
+"""Rule F's figures (fit/aic_bounds.admission): every aggregated aiconfigurator row's decoding requests per
 instance (Little's law on its measured TTFT and TPOT) against what its concurrency and KV cache admit.
 
 Prints, per campaign (system, model, framework and release, measured date) at concurrency 256 and above, the
 median share of its concurrency that decodes, then every row rule F flags (ratio below
-:data:`jalapeno.fit.aic_quality.ADMIT_FACTOR` with prefill under ``PREFILL_SHARE`` of peak) and the next-lowest unflagged rows,
+:data:`jalapeno.fit.aic_bounds.ADMIT_FACTOR` with prefill under ``PREFILL_SHARE`` of peak) and the next-lowest unflagged rows,
 then every row of a campaign and concurrency with two or more such rows and whether its campaign clause
 (fit/aic_admission_campaign.py) flags it. The cost model is never consulted. Run: python scripts/aic_admission_check.py   (needs the aiconfigurator-core package: the calibrate
 extra; about 10 s)
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from jalapeno.fit.aic_admission_campaign import MIN_CAPPED_ROWS, SAME_B, campaign_key
-from jalapeno.fit.aic_quality import ADMIT_FACTOR, PREFILL_SHARE, admission, aic_admission_flags
+from jalapeno.fit.aic_bounds import ADMIT_FACTOR, PREFILL_SHARE, admission, aic_admission_flags
 
 
 def main() -> None:

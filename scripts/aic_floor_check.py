@@ -1,9 +1,9 @@
-"""Rule E's floors (fit/aic_quality.decode_floor): every aiconfigurator row's TPOT against the bytes its decode
+"""Rule E's floors (fit/aic_bounds.decode_floor): every aiconfigurator row's TPOT against the bytes its decode
 step must read over its chips' datasheet HBM bandwidth, at its decoding requests per instance (Little's law).
 
 Prints the rows of lowest TPOT / floor first (default: the 20 lowest; ``--all`` every row): batch, chips,
 weight and KV bytes, floor, TPOT, ratio and whether rule E flags it (ratio below
-:data:`jalapeno.fit.aic_quality.FLOOR_FACTOR`). The cost model is never consulted.
+:data:`jalapeno.fit.aic_bounds.FLOOR_FACTOR`). The cost model is never consulted.
 Run: python scripts/aic_floor_check.py [--all]   (needs the aiconfigurator-core package: the calibrate extra)
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from jalapeno.fit.aic_quality import FLOOR_FACTOR, decode_floor
+from jalapeno.fit.aic_bounds import FLOOR_FACTOR, decode_floor
 
 
 def main() -> None:

@@ -12,7 +12,7 @@ with no model change and nothing fitted:
    error (predicted / measured − 1) and the median excess, predicted − measured TPOT in ms; the decode batch is the
    model's (sequences per decode instance). Only cells where Kimi K2.5 has rows are printed.
 2. *The GB200 disaggregated Kimi rows' decode batch.* The decoding requests per decode instance by Little's law on
-   the measured TTFT and TPOT (fit/aic_quality._decoding_batch, as rules D and E count them) against the model's,
+   the measured TTFT and TPOT (fit/aic_bounds._decoding_batch, as rules D and E count them) against the model's,
    and the model's TPOT at each (the decode-only step at the Little's-law batch, serve/limits.decode_step_s): rows
    whose measured TTFT runs to seconds decode fewer requests than the concurrency over the instances.
 
@@ -91,7 +91,7 @@ def _decode_tpot_s(model, pricer, dep, wl, batch: float) -> float:
 def rows() -> pd.DataFrame:
     """One row per matched attention-DP-1 point without MTP: model and Little's-law decode batch, TPOT measured and
     modelled (s), and for disaggregated points the model's decode-only TPOT at the Little's-law batch."""
-    from jalapeno.fit.aic_quality import _decoding_batch
+    from jalapeno.fit.aic_bounds import _decoding_batch
     from jalapeno.fit.table_lookup import load_any_pricer
     from jalapeno.fit.validate import point_stack, point_workload, with_stack_mtp
     from jalapeno.serve.point import serve_at_concurrency

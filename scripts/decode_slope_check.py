@@ -5,12 +5,12 @@ the DeepSeek-family mid-load hump: the routed experts a decode step touches. Thi
 assumption (cost/moe.py) against the measured rows alone, without the cost model. For every run (source, system,
 model, release, precision, mode, deployment, ISL/OSL) with decode rows at two or more loads, between its lowest
 and highest decode batch B_lo < B_hi (decoding requests per decode instance, by Little's law on the measured TTFT
-and TPOT: fit/aic_quality._decoding_batch, as rules D and E count them):
+and TPOT: fit/aic_bounds._decoding_batch, as rules D and E count them):
 
     ΔT   = TPOT(B_hi) − TPOT(B_lo)                                            measured, s
     ΔF_σ = [X · (f_σ(B_hi) − f_σ(B_lo)) + (B_hi − B_lo) · KV] / (n · BW)       s
 
-X: the routed-expert bytes of every MoE layer once (the checkpoint's format, fit/aic_quality.decode_floor's
+X: the routed-expert bytes of every MoE layer once (the checkpoint's format, fit/aic_bounds.decode_floor's
 sum); f_σ: the fraction of a layer's experts B tokens touch (cost/moe.touched_fraction; σ = 0 uniform top-k,
 σ = 1.03 the natural-text popularity measured on DeepSeek-R1, specs/routing.py); KV: one sequence's cache at
 the shortest prompt of the run's length range (INFERENCEX_RANGE_RATIO · ISL); n · BW: the instance's chips at
@@ -69,7 +69,7 @@ def _rows(models: tuple[str, ...]):
     from jalapeno.deploy.layout import Layout
     from jalapeno.deploy.memory_fit import (ROUTER_BYTES, kv_bytes_per_seq_per_chip, weight_bytes_per_chip,
                                             weight_elems_per_chip)
-    from jalapeno.fit.aic_quality import _catalogued, _decoding_batch, _floor_catalog
+    from jalapeno.fit.aic_bounds import _catalogued, _decoding_batch, _floor_catalog
     from jalapeno.fit.validate import load_aiconfigurator, load_inferencex
     from jalapeno.fit.validation_run import DEFAULT_POINTS
     from jalapeno.specs.catalog import load_efficiency

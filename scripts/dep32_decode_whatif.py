@@ -9,7 +9,7 @@ three what-ifs (docs/gap_aic_itl.md, "GB200/GB300 DEP32 decode"). Nothing here i
   (``--ep-num-redundant-experts 32``: one more expert's weights per rank under uniform routing).
 
 Also the measured per-rank decode slope of each DEP32 configuration (Little's law on the measured TTFT and
-TPOT, fit/aic_quality._decoding_batch) beside the model's.
+TPOT, fit/aic_bounds._decoding_batch) beside the model's.
 
 Usage: python scripts/dep32_decode_whatif.py   (about 10 s)
 """

@@ -1,4 +1,4 @@
-"""fit/aic_quality.py rule E: a decode step is no faster than its bytes over the chips' HBM bandwidth.
+"""fit/aic_bounds.py rule E: a decode step is no faster than its bytes over the chips' HBM bandwidth.
 
 The measured values are real aiconfigurator-core 0.12.0 ``silicon_sample.csv`` rows of gpt-oss-120b on H100 SXM,
 vLLM, aggregated, ISL/OSL as named, copied by hand (TTFT / TPOT in ms):
@@ -34,7 +34,8 @@ import pytest
 
 from jalapeno.deploy.deployment import MTP, Deployment, Pool
 from jalapeno.deploy.layout import Layout
-from jalapeno.fit.aic_quality import FLOOR_FACTOR, aic_decode_flags, aic_floor_flags, decode_floor
+from jalapeno.fit.aic_bounds import FLOOR_FACTOR, aic_floor_flags, decode_floor
+from jalapeno.fit.aic_quality import aic_decode_flags
 from jalapeno.specs.formats import get_precision
 
 

@@ -1,4 +1,4 @@
-"""fit/aic_quality.py rule F: a closed loop with room for its requests runs them.
+"""fit/aic_bounds.py rule F: a closed loop with room for its requests runs them.
 
 Real aiconfigurator-core 0.12.0 ``silicon_sample.csv`` rows of gpt-oss-120b on H100 SXM (80 GB, 989 TFLOP/s
 BF16 dense), vLLM 0.11.2, aggregated, concurrency 512, copied by hand (TTFT / TPOT in ms):
@@ -32,8 +32,9 @@ import pytest
 
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
-from jalapeno.fit import aic_quality
-from jalapeno.fit.aic_quality import ADMIT_FACTOR, admission, aic_admission_flags, aic_decode_flags, aic_ttft_flags
+from jalapeno.fit import aic_bounds
+from jalapeno.fit.aic_bounds import ADMIT_FACTOR, admission, aic_admission_flags
+from jalapeno.fit.aic_quality import aic_decode_flags, aic_ttft_flags
 from jalapeno.specs.formats import get_precision
 
 
@@ -90,9 +91,9 @@ def test_a_row_its_kv_cache_caps_is_held_to_its_kv_room():
 
 def test_the_factor_is_the_threshold(monkeypatch):
     r = _r1128()
-    monkeypatch.setattr(aic_quality, "ADMIT_FACTOR", 0.19)  # ratio 0.1989 is above it
+    monkeypatch.setattr(aic_bounds, "ADMIT_FACTOR", 0.19)  # ratio 0.1989 is above it
     assert aic_admission_flags([r]) == {}
-    monkeypatch.setattr(aic_quality, "ADMIT_FACTOR", 0.20)
+    monkeypatch.setattr(aic_bounds, "ADMIT_FACTOR", 0.20)
     assert list(aic_admission_flags([r])) == ["r1128"]
     assert 0.2 < ADMIT_FACTOR < 0.44  # under the next rows (0.44-0.6: prefill-heavy 8k/1k near saturation)
 

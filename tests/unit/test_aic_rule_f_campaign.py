@@ -24,7 +24,8 @@ import pytest
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.fit import aic_admission_campaign
-from jalapeno.fit.aic_quality import admission, aic_admission_flags, aic_decode_flags, aic_ttft_flags
+from jalapeno.fit.aic_bounds import admission, aic_admission_flags
+from jalapeno.fit.aic_quality import aic_decode_flags, aic_ttft_flags
 from jalapeno.specs.formats import get_precision
 
 ROWS = {  # id: (ISL, OSL, TP, TTFT ms, TPOT ms)

@@ -17,7 +17,7 @@ precision, mode and concurrency (every layout, ISL and OSL) — of which rule F 
 
 (t = :data:`SAME_B`: it decodes the capped rows' number within the noise, and below the room its memory and
 concurrency give it by more than the noise, so the room did not set it). Every metric is flagged, as rule F's.
-The model is never consulted: the clause reads rule F's figures (:func:`jalapeno.fit.aic_quality.admission`).
+The model is never consulted: the clause reads rule F's figures (:func:`jalapeno.fit.aic_bounds.admission`).
 
 **What it flags in aiconfigurator-core 0.12.0** (scripts/aic_admission_check.py prints the figures): one key,
 H100 gpt-oss-120b vLLM 0.11.2 aggregated at concurrency 512, where rule F flags three rows (B 96, 102 and 106
@@ -54,7 +54,7 @@ def campaign_admission_flags(points: Sequence, flagged: dict[str, str],
     """Point id → reason for every aiconfigurator point the clause adds to rule F's ``flagged`` (module docstring).
 
     ``points``: fit/validate.MeasuredPoint; ``flagged``: rule F's flags (id → reason); ``figures(p)``: rule F's
-    figures of a point (``batch``, ``admitted``, ``ratio``: fit/aic_quality.admission) or None. Points of other
+    figures of a point (``batch``, ``admitted``, ``ratio``: fit/aic_bounds.admission) or None. Points of other
     sources, and points ``figures`` cannot read, are passed over.
 
     >>> from types import SimpleNamespace as P
