@@ -151,7 +151,11 @@ def pad_routing(engine: str) -> str:
 
 
 def check_padding(value, where: str) -> bool | None:
-    """A recipe's ``cuda_graph_padding`` (true / false / absent)."""
+    """A recipe's ``cuda_graph_padding`` (true / false / absent), returned as it is.
+
+    Raises:
+        SpecError: anything but a bool or None, naming ``where``.
+    """
     if value is not None and not isinstance(value, bool):
         raise SpecError(where, f"{value!r} is not true or false",
                         "write cuda_graph_padding = true (the launch sets enable_padding) or false")

@@ -202,7 +202,11 @@ class Recipe:
 
     def mtp_for(self, k: int) -> MTP:
         """MTP with ``k`` drafts at the acceptance of the recipe's engine profile on its model (data/stacks.toml:
-        fitted or published, specs/stacks.py) if it gives one, else the recipe's (assumed) acceptance for that length."""
+        fitted or published, specs/stacks.py) if it gives one, else the recipe's (assumed) acceptance for that length.
+
+        Raises:
+            SpecError: neither gives an acceptance (the fix names the data/engines.toml keys).
+        """
         from jalapeno.specs.stacks import stack_for_framework
 
         a = stack_for_framework(self.engine, self.systems[0], "engine").acceptance(self.model, k)

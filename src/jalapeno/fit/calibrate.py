@@ -304,6 +304,9 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
     Returns:
         name → calibration set written, plus ``"_ordering_flags"``: the fit/ordering.ordering_check
         rows where a newer chip's fit is slower than its predecessor's (empty when plausible).
+
+    Raises:
+        SpecError: ``out_dir`` is a file or cannot be created.
     """
     from pathlib import Path
 

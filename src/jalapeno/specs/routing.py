@@ -87,6 +87,9 @@ def expert_popularity(num_experts: int, sigma: float) -> np.ndarray:
     [0.25, 0.25, 0.25, 0.25]
     >>> round(float(expert_popularity(256, MEASURED_ROUTING_SIGMA)[0] * 256), 1)  # hottest / mean
     11.6
+
+    Raises:
+        SpecError: fewer than one expert, or a negative σ.
     """
     if num_experts < 1:
         raise SpecError("num_experts", f"must be >= 1, got {num_experts}", "give a positive expert count")

@@ -288,6 +288,9 @@ class Stack:
         >>> s = Stack("x", "x", "x", kernel_launch_s=4e-6, fusion=0.5, high={"kernel_launch_s": 2e-6})
         >>> s.costs()["kernel_launch_s"], s.costs("high")["kernel_launch_s"]
         (2e-06, 1e-06)
+
+        Raises:
+            SpecError: ``which`` is not calibrated, low or high.
         """
         band = {"calibrated": {}, "low": self.low, "high": self.high}.get(which)
         if band is None:

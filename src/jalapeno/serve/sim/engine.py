@@ -26,13 +26,21 @@ class Engine:
         self.processed = 0
 
     def schedule(self, at_s: float, event: Any, priority: int = 0) -> None:
-        """Schedule ``event`` at absolute time ``at_s`` (never in the past)."""
+        """Schedule ``event`` at absolute time ``at_s``, s (never in the past).
+
+        Raises:
+            ValueError: ``at_s`` is before the current time (a bug in the caller, not bad input).
+        """
         if at_s < self.now_s - 1e-12:
             raise ValueError(f"event {event!r} scheduled at {at_s} s, before now ({self.now_s} s)")
         heapq.heappush(self._heap, (at_s, priority, next(self._seq), event))
 
     def run(self, until_s: float = float("inf"), stop: Callable[[], bool] | None = None) -> float:
-        """Process events in time order until the heap empties, ``until_s`` or ``stop()``."""
+        """Process events in time order until the heap empties, ``until_s`` (s) or ``stop()``; returns the time reached, s.
+
+        Raises:
+            ValueError: a handler scheduled a follow-up in the past (a bug in the handler).
+        """
         heap = self._heap
         while heap:
             if heap[0][0] > until_s or (stop is not None and stop()):
