@@ -17,7 +17,7 @@ from pathlib import Path
 from _docgen import write_or_check
 
 from jalapeno import units
-from jalapeno.specs import hardware as hw
+from jalapeno.specs import system_file as hw
 from jalapeno.specs.catalog import list_systems, load_system
 from jalapeno.specs.die import DieFile
 
