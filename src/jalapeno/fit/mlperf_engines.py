@@ -78,13 +78,14 @@ DSR1_EAGER_PROMPT_CALL_S = TRTLLM_EAGER_CALL_S
 #: ``efficiency.step_overhead_s`` of every MLPerf TensorRT-LLM DeepSeek-R1 row (fit/validate.predict_points). Fit
 #: split: the four v5.1 Server runs of this engine's config family that are NOT validation rows (Dell XE9685L B200,
 #: the NVIDIA B200 config unchanged; Dell XE9680L B200 and NVIDIA GB300-NVL72 x72, balancing timeout 6; GigaComputing
-#: G894 B200, 768 a rank): measured mean TPOT minus the model's step at each run's own decode load (Little's law),
-#: 17.1 / 15.3 / 14.9 / 15.5 ms at 105-185 a rank, mean 15.7 ms (``python scripts/mlperf_peer_runs38.py``; data
-#: docs/data/mlperf51_peer_runs.csv, each run's mlperf_log_summary.txt @965182b). Reported on the rest: the three
-#: Server rows (residual after it +1.1 to +5.0 ms) and the four Offline rows (509 a rank, no streaming). Which host or
-#: GPU work it is, no source read here times (docs/gap_large_batch_decode.md, rounds 27-38); the Llama engines (the
-#: TensorRT engine path) do not carry it.
-DSR1_HARNESS_STEP_S = 15.7e-3
+#: G894 B200, 768 a rank): the term whose model, at each run's own decode load (Little's law), leaves zero mean
+#: residual of measured mean TPOT (residuals without it 17.1 / 15.3 / 14.9 / 15.5 ms at 105-185 a rank, mean 15.7;
+#: with 17.8 ms +1.0 / -0.3 / -1.1 / +0.4 — the term reaches the mean TPOT at ~0.89x, fewer prompt stalls per token at
+#: a slower step; ``python scripts/mlperf_peer_runs38.py``; data docs/data/mlperf51_peer_runs.csv, each run's
+#: mlperf_log_summary.txt @965182b). Reported on the rest: the three Server rows (residual with it +0.9 to +4.8 ms)
+#: and the four Offline rows (509 a rank, no streaming). Which host or GPU work it is, no source read here times
+#: (docs/gap_large_batch_decode.md, rounds 27-38); the Llama engines (the TensorRT engine path) do not carry it.
+DSR1_HARNESS_STEP_S = 17.8e-3
 DSR1_GRAPHS_GB200 = (1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512)
 #: AMD's Llama-2-70B harness configs (vLLM 0.9.1, V0 ``sync`` engine), by division and chip
 _AMD_CFG = "inference_results_v5.1 @965182b {}/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/offline_{}.yaml"
