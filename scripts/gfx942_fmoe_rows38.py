@@ -23,7 +23,8 @@ Nothing is written. Run: python scripts/gfx942_fmoe_rows38.py
 
 from __future__ import annotations
 
-import importlib.util
+import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -41,11 +42,12 @@ CU_NUM = 304
 
 def shape_module():
     """scripts/mi325x_sglang_decode_shape.py (round 33), loaded by path: its measured series and split."""
-    path = Path(__file__).with_name("mi325x_sglang_decode_shape.py")
-    spec = importlib.util.spec_from_file_location("mi325x_sglang_decode_shape", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import mi325x_sglang_decode_shape
+
+    return mi325x_sglang_decode_shape
 
 
 def fmoe_frame() -> pd.DataFrame:
@@ -186,4 +188,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # no arguments: --help only
     main()

@@ -111,6 +111,9 @@ def step_families(moe: pd.Series, mla: pd.Series, ar: pd.Series, batch: int) -> 
 def load_tables(root: str | Path, routing: str = ROUTING) -> dict[str, dict[str, pd.Series]]:
     """release -> {"moe", "mla", "ar"} curves read from aiconfigurator's ``h200_sxm`` data folder."""
     root = Path(root)
+    if not (root / "moe" / "sglang").is_dir():
+        raise SystemExit(f"AIC_H200_DATA_DIR: {root} has no moe/sglang folder; pass aic-core/src/aiconfigurator_core/"
+                         "systems/data/h200_sxm of an ai-dynamo/aiconfigurator checkout at 095f58a51")
     out = {}
     for rel in TABLE_RELEASES:
         def read(sub: str) -> pd.DataFrame:
@@ -190,8 +193,9 @@ def mtp_rows(d: pd.DataFrame, priced: float = PRICED_ACCEPTANCE) -> pd.DataFrame
 
 
 def main(argv: list[str]) -> None:
-    if not argv:
-        sys.exit(__doc__)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__)
+        sys.exit(0 if argv else 2)
     routing = ROUTING
     if "--routing" in argv:
         i = argv.index("--routing")

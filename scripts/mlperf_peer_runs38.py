@@ -28,6 +28,7 @@ Run: python scripts/mlperf_peer_runs38.py   (about half a minute)
 
 from __future__ import annotations
 
+import argparse
 import csv
 import dataclasses
 import functools
@@ -170,4 +171,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # no arguments: --help only
     main()

@@ -2,7 +2,8 @@
 
 Question (amd38): rows 24 / 31 (MI355X DeepSeek-R1 MXFP4, SGLang 0.5.9 + MoRI, DEP8 decode) decode ~150 sequences per
 attention-DP rank at a measured step 10 ms (row 24) to 15 ms (row 31) longer than the model's
-(``scripts/mori_disagg_release.py``). Is the MoRI expert-parallel dispatch / combine, or the EP8 MXFP4 fused MoE,
+(``scripts/mori_disagg_release.py``; at the Little's-law batch this script prices, decode step alone: 13.7 / 17.0
+ms). Is the MoRI expert-parallel dispatch / combine, or the EP8 MXFP4 fused MoE,
 priced too fast at that batch?
 
 Sources: (1) ROCm/mori ``docs/ep8_mi350x_tuning_results.md`` @1084b514c0b3 (2026-07-06): MoRI EP8 intra-node
@@ -23,7 +24,8 @@ Nothing is fitted or written. Run: python scripts/mori_ep8_decode_check38.py
 
 from __future__ import annotations
 
-import importlib.util
+import argparse
+import sys
 from importlib.resources import files
 from pathlib import Path
 
@@ -55,11 +57,12 @@ def interp(table: dict[int, float], x: float) -> float:
 
 
 def _release_module():
-    path = Path(__file__).with_name("mori_disagg_release.py")
-    spec = importlib.util.spec_from_file_location("mori_disagg_release", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import mori_disagg_release
+
+    return mori_disagg_release
 
 
 def model_decode_parts(row: str, per_rank: float) -> dict:
@@ -110,4 +113,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # no arguments: --help only
     main()

@@ -124,3 +124,10 @@ def test_mtp_rows_closing_acceptance_and_paired_gain():
     assert p["gain measured"] == pytest.approx(1.2)  # 48 / 40
     assert p["gain model"] == pytest.approx(42 / 31.5)
     assert p["a from gain"] == pytest.approx(1.2 * 1.675 * 31.5 / 42 - 1)  # 0.5075
+
+
+def test_wrong_data_folder_names_the_argument_and_the_fix(tmp_path):
+    # a folder without aiconfigurator's moe/sglang tables (or a stray flag read as the folder) is refused, not printed
+    # as all-NaN tables
+    with pytest.raises(SystemExit, match="AIC_H200_DATA_DIR: .* has no moe/sglang folder; pass aic-core"):
+        t.load_tables(tmp_path)
