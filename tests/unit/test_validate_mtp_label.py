@@ -18,3 +18,19 @@ def test_aic_mtp_row_labelled_with_the_priced_acceptance():
     assert set(rows.deployment) == {p.deployment.label.replace("MTP1@0.85", f"MTP1@{priced:g}")}
     replaced = [f"MTP acceptance {priced:g} (the " in n and "in place of the stated 0.85" in n for n in rows.notes]
     assert all(replaced) if priced != 0.85 else not any(replaced)
+
+
+def test_a_stated_acceptance_not_replaced_prints_as_stated():
+    # InferenceX row 99 (ATOM MI355X DeepSeek-R1 FP8, MTP3, acceptance 0 as the row's notes state): the atom-rocm
+    # profile fits no MTP acceptance, so the record keeps the stated label and carries no replacement note
+    from importlib.resources import files
+
+    from jalapeno.fit.validate import load_inferencex
+
+    p = next(q for q in load_inferencex(files("jalapeno") / "data/validation/inferencex_points.csv")[0]
+             if q.id == "inferencex_points:99")
+    assert p.deployment.mtp.draft_tokens == 3 and p.deployment.mtp.acceptance == 0.0
+    rows = predict_points([p])
+    assert set(rows.deployment) == {p.deployment.label}
+    assert "MTP3@0 " in p.deployment.label
+    assert not any("priced in place of the stated" in n for n in rows.notes)
