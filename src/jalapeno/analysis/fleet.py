@@ -19,14 +19,22 @@ from jalapeno.analysis.records import FrontierRecord, PointRecord
 from jalapeno.errors import InfeasibleDeployment, SpecError, choice_hint
 from jalapeno.specs.catalog import hardware_show_name
 from jalapeno.specs.hardware import System
+from jalapeno.specs.plausibility import MAX_CHIPS
 
 # A plausibility bound on a fleet size (``plan --chips``), a named assumption: 1e9 chips is ~100x the
 # order of 10 million AI accelerators installed worldwide by 2025; a count above it is a typo (a
-# 20-digit count planned 1e23 tok/s without a word), so it is refused.
-MAX_FLEET_CHIPS = 10**9
+# 20-digit count planned 1e23 tok/s without a word), so it is refused. One bound with a system file's
+# levels (specs/plausibility.MAX_CHIPS).
+MAX_FLEET_CHIPS = MAX_CHIPS
 # Relative tolerance under which two fleets deliver the same tok/s (``fleet_throughput``'s ties): floating-point
 # noise of one rate times different instance counts, far below any model error (a named assumption).
 TIE_RTOL = 1e-9
+
+
+def _count(n: int) -> str:
+    """A chip count for a message: with thousands commas up to 1e15, past that as 4.61e+302 (``--power-mw 1e300``
+    printed a 300-digit count)."""
+    return f"{n:,}" if n < 10**15 else f"{n:.3g}"
 
 
 @dataclass(frozen=True)
@@ -131,7 +139,7 @@ def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, targe
         raise SpecError("--chips", f"must be a positive whole number of chips, got {chips!r}",
                         "write e.g. --chips 1152 (16 racks of 72: racks x chips per rack, `jalapeno hardware show`)")
     if chips > MAX_FLEET_CHIPS:
-        raise SpecError("--chips", f"{chips:,} chips is above the {MAX_FLEET_CHIPS:,}-chip plausibility bound "
+        raise SpecError("--chips", f"{_count(chips)} chips is above the {MAX_FLEET_CHIPS:,}-chip plausibility bound "
                         "(~100x all AI accelerators installed by 2025)", "give the chips of one fleet, e.g. --chips 1152")
     if target_kind not in TARGET_KINDS:
         raise SpecError("--target-kind", f"unknown kind {target_kind!r}{choice_hint(target_kind, ('output', 'total'))}",
@@ -264,7 +272,7 @@ def fleet_chips(system: System, racks: int | None = None, power_mw: float | None
                 f"{n:,} {box.name}s x {box.chips}")
         where = "--power-mw"
     if chips > MAX_FLEET_CHIPS:
-        raise SpecError(where, f"{chips:,} chips is above the {MAX_FLEET_CHIPS:,}-chip plausibility bound "
+        raise SpecError(where, f"{_count(chips)} chips is above the {MAX_FLEET_CHIPS:,}-chip plausibility bound "
                         "(~100x all AI accelerators installed by 2025)",
                         f"give one fleet's, e.g. {'--racks 16' if where == '--racks' else '--power-mw 20'}")
     return chips, f"{line} = {chips:,}"

@@ -81,6 +81,21 @@ def _column(v, n: int) -> np.ndarray:
     return np.broadcast_to(np.asarray(v, dtype=float), (n,))
 
 
+
+def _not_numbers(field: str, v) -> None:
+    """Raise the error of a batch field that holds no numbers (a name, true/false, a dict, ragged lists)."""
+    shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
+    raise SpecError(f"batch.{field}", f"must be a number or a 1-D array of numbers (sequences or tokens), got {shown}",
+                    f"give {field} as numbers, e.g. {field}=64 or {field}=[8, 64, 256]")
+
+
+def _floats(field: str, v) -> np.ndarray:
+    """``v`` as a float array, or the error naming ``field`` (numpy's ValueError/TypeError said neither)."""
+    try:
+        return np.asarray(v, dtype=float)
+    except (TypeError, ValueError):
+        _not_numbers(field, v)
+
 @dataclass(frozen=True, slots=True)
 class Batch:
     """What one step of a model instance processes; every field but ``pad_routing`` an array of shape (N,).
@@ -116,17 +131,27 @@ class Batch:
             SpecError: a negative or non-finite field, or array fields of different lengths (only
                 scalars broadcast).
         """
-        if prefill_seqs is None:
-            prefill_seqs = np.where(np.asarray(prefill_tokens, dtype=float) > 0, 1.0, 0.0)
         raw = dict(decode_seqs=decode_seqs, decode_ctx=decode_ctx, prefill_tokens=prefill_tokens,
-                   prefill_ctx=prefill_ctx, prefill_seqs=prefill_seqs)
-        lengths = {k: v.size if type(v) is np.ndarray else np.size(v) for k, v in raw.items()
-                   if (v.ndim if type(v) is np.ndarray else np.ndim(v)) > 0}  # the methods: np's dispatch costs
+                   prefill_ctx=prefill_ctx, prefill_seqs=prefill_seqs, pad_seqs=pad_seqs)
+        for k, v in raw.items():  # 'abc' raised numpy's ValueError; '64' and True were read as numbers
+            if (isinstance(v, (str, bytes, bool)) or (type(v) is np.ndarray and v.dtype.kind not in "iuf")
+                    or (type(v) in (list, tuple) and any(isinstance(x, (str, bytes, bool)) for x in v))):
+                _not_numbers(k, v)
+        del raw["pad_seqs"]
+        if prefill_seqs is None:
+            prefill_seqs = raw["prefill_seqs"] = np.where(_floats("prefill_tokens", prefill_tokens) > 0, 1.0, 0.0)
+        try:
+            lengths = {k: v.size if type(v) is np.ndarray else np.size(v) for k, v in raw.items()
+                       if (v.ndim if type(v) is np.ndarray else np.ndim(v)) > 0}  # the methods: np's dispatch costs
+        except ValueError:  # a ragged list ([[1, 2], [3]]): name its field
+            for k, v in raw.items():
+                _floats(k, v)
+            raise
         if len(set(lengths.values())) > 1:  # only scalars broadcast: [64] beside 3 contexts is a mistake
             raise SpecError("batch", "array fields of different lengths: "
                             + ", ".join(f"{k} {n}" for k, n in lengths.items()),
                             "give every array field the same length (scalars apply to every row)")
-        vals = [np.asarray(v, dtype=float) for v in raw.values()]
+        vals = [_floats(k, v) for k, v in raw.items()]
         if all(a.ndim <= 1 for a in vals):  # the usual case: the arrays as they are, scalars filled to their length
             n = max(lengths.values(), default=1)
             arrs = [np.ascontiguousarray(a) if a.ndim else np.full(n, a) for a in vals]
@@ -152,7 +177,7 @@ class Batch:
             raise SpecError("batch.pad_routing", f"{pad_routing!r} is not one of {', '.join(PAD_ROUTINGS)}", "give one of those")
         if type(pad_seqs) in (int, float) and pad_seqs == 0:  # no dummies (every decode_seqs is >= 0)
             return cls(**out, pad_seqs=np.zeros(out["decode_seqs"].shape), pad_routing=pad_routing)
-        pad = np.broadcast_to(np.asarray(pad_seqs, dtype=float), out["decode_seqs"].shape)
+        pad = np.broadcast_to(_floats("pad_seqs", pad_seqs), out["decode_seqs"].shape)
         if not np.all(np.isfinite(pad)) or np.any(pad < 0) or np.any(pad > out["decode_seqs"] + 1e-9):
             raise SpecError("batch.pad_seqs", "must be finite, >= 0 and at most decode_seqs", "give pad_seqs between 0 and decode_seqs")
         return cls(**out, pad_seqs=np.ascontiguousarray(pad), pad_routing=pad_routing)

@@ -44,6 +44,12 @@ class Range:
     hint: str
 
 
+#: Most chips in one system or fleet, a named plausibility bound (not a measurement): 1e9 chips is ~100x the
+#: order of 10 million AI accelerators installed worldwide by 2025. ``plan --chips`` (analysis/fleet.py) and a
+#: system file's ``levels.N.chips`` share it: a cluster level of 1e18 chips priced a 1 MB all-reduce over
+#: 1e18 chips in 178 µs without a word.
+MAX_CHIPS = 10**9
+
 #: One range per hardware key. Catalog spans: data/systems/*.toml (H100 ... Vera Rubin NVL72).
 RANGES: dict[str, Range] = {r.key: r for r in (
     Range("chip.peak_dense_tflops", "TFLOPS", 1.0, 2e5, "989 (H100 BF16) to 35,000 (Vera Rubin FP4)",
@@ -71,6 +77,8 @@ RANGES: dict[str, Range] = {r.key: r for r in (
     Range("levels.bandwidth_gb_per_s", "GB/s", 0.1, 5e4, "50 (400 Gb/s NIC) to 1,800 (NVLink 6)",
           "GB/s per chip per direction: 450 for NVLink 4, not 450,000 (MB/s) or 3600 (Gb/s)"),
     Range("levels.latency_us", "µs", 0.001, 1e4, "1 to 5", "microseconds: 1.0, not 1e-6 (seconds)"),
+    Range("levels.chips", "chips", 1, MAX_CHIPS, "8 (HGX node) to 8,192 (a fat-tree cluster)",
+          "a count of the chips the level joins, not bytes or links"),
     Range("host.bandwidth_gb_per_s", "GB/s", 0.1, 5e4, "50 to 225", "GB/s per chip per direction"),
     Range("host.latency_us", "µs", 0.001, 1e4, "1 to 3", "microseconds: 1.0, not 1e-6 (seconds)"),
     Range("kv_tiers.bandwidth_gb_per_s", "GB/s", 0.01, 5e4, "7 (a U.2 NVMe drive) to 450 (NVLink-C2C to host)",
@@ -158,6 +166,7 @@ def check_plausible(system, where: str = "system") -> None:
         _check(where, "levels.bandwidth_gb_per_s", f"levels[{lv.name}].bandwidth_gb_per_s",
                lv.bandwidth_bytes_per_s / units.GB)
         _check(where, "levels.latency_us", f"levels[{lv.name}].latency_us", lv.latency_s / units.US)
+        _check(where, "levels.chips", f"levels[{lv.name}].chips", lv.chips)
     if system.host is not None:
         _check(where, "host.bandwidth_gb_per_s", "host.bandwidth_gb_per_s", system.host.bandwidth_bytes_per_s / units.GB)
         _check(where, "host.latency_us", "host.latency_us", system.host.latency_s / units.US)

@@ -61,8 +61,9 @@ class Banded(Sourced):
     """A sourced number with an optional plausible range (``low`` ≤ ``high``); the value may lie
     outside it (a what-if override does), the band is what sensitivity and audits sweep."""
 
-    low: float | None = Field(default=None, gt=0, strict=True)
-    high: float | None = Field(default=None, gt=0, strict=True)
+    # finite like ``value``: ``high = inf`` (a TOML float) passed gt=0 and reached the band sweeps as inf
+    low: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
+    high: float | None = Field(default=None, gt=0, allow_inf_nan=False, strict=True)
 
     @model_validator(mode="after")
     def _ordered(self):

@@ -324,8 +324,9 @@ def _columns_from_jsonl(text: str, name: str) -> tuple[dict, Callable[[int], str
         lines.append(i)
         for c, col in cols.items():
             v = obj.get(c)
-            # a non-number shown as JSON writes it (true, [1, 2]), not as Python would ('True')
-            col.append("" if v is None else json.dumps(v) if isinstance(v, (dict, list, bool)) else v)
+            # a non-number shown as JSON writes it (true, [1, 2]), not as Python would ('True'); a NaN literal
+            # as 'NaN' (a float NaN was taken for a blank cell: 'missing value')
+            col.append("" if v is None else json.dumps(v) if isinstance(v, (dict, list, bool)) or v != v else v)
     cols = {c: v for c, v in cols.items() if c in COLUMNS or any(x != "" for x in v)}
     return cols, (lambda k: f"row {k + 1} (line {lines[k]})"), stop
 

@@ -1,0 +1,97 @@
+"""Round 38's break pass (break38): inputs that ran, crashed or were misnamed, each now one error naming its
+field and fix. Expected figures are worked by hand in each docstring."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import numpy as np
+import pytest
+from cli_runner import check_error, error_line, run
+
+from jalapeno.cost.batch import Batch
+from jalapeno.errors import SpecError
+
+B200 = (resources.files("jalapeno") / "data" / "systems" / "b200.toml").read_text()
+DIE_LINK = 'link_bandwidth_tb_per_s = { value = 5.0, low = 5.0, high = 10.0,'
+CLUSTER = "chips = 8192\n"
+
+
+def _edit(tmp_path, old: str, new: str) -> str:
+    assert B200.count(old) == 1, old
+    p = tmp_path / "edited.toml"
+    p.write_text(B200.replace(old, new).replace('name = "b200"', 'name = "b200-edited"', 1))
+    return str(p)
+
+
+@pytest.mark.parametrize("new, field, shown", [
+    ('link_bandwidth_tb_per_s = { value = 5.0, low = 5.0, high = inf,', "die.link_bandwidth_tb_per_s.high", "inf"),
+    ('link_bandwidth_tb_per_s = { value = 5.0, low = -inf, high = 10.0,', "die.link_bandwidth_tb_per_s.low", "-inf"),
+    ('link_bandwidth_tb_per_s = { value = 5.0, low = 5.0, high = nan,', "die.link_bandwidth_tb_per_s.high", "nan"),
+])
+def test_a_band_end_must_be_finite(capsys, tmp_path, new, field, shown):
+    """``high = inf`` is a TOML float: it passed ``gt=0`` and the band a sensitivity sweep reads ran to inf
+    (``value = inf`` was refused already); nan read 'must be positive'."""
+    path = _edit(tmp_path, DIE_LINK, new)
+    check_error(*run(capsys, "hardware", "show", path), field, "must be a finite number", f"got {shown}",
+                "not nan or inf")
+
+
+def test_a_level_of_1e18_chips_is_refused(capsys, tmp_path):
+    """levels.cluster.chips = 10^18 priced a 1 MB all-reduce over 10^18 chips (178 µs) without a word: the level is
+    held to the plan's fleet bound, 10^9 chips (~100x the accelerators installed by 2025)."""
+    path = _edit(tmp_path, CLUSTER, "chips = 1000000000000000000\n")
+    check_error(*run(capsys, "collective", "-s", path, "-g", "8", "-b", "1e6"), "levels[cluster].chips",
+                "1e+18 chips", "plausible range 1-1e+09 chips")
+
+
+def test_set_a_level_past_the_bound(capsys):
+    """The same bound through --set (10^11 > 10^9); 10^9 itself is in range."""
+    check_error(*run(capsys, "hardware", "show", "b200", "--set", "levels.cluster.chips=100000000000"),
+                "levels[cluster].chips", "1e+11 chips")
+    code, out, err = run(capsys, "hardware", "show", "b200", "--set", "levels.cluster.chips=1000000000")
+    assert code == 0, err
+
+
+def test_plan_power_budget_past_float_range_prints_a_short_count(capsys):
+    """--power-mw 1e300 on b200 (2,170 W all-in a chip, 8 a node): floor(1e306 W / 17,360 W) nodes x 8 =
+    1e306 / 2,170 = 4.61e302 chips, printed before as a 303-digit number with commas."""
+    line = error_line(*run(capsys, "plan", "-s", "b200", "--power-mw", "1e300", "-w", "1k1k"))
+    assert "4.61e+302 chips is above the 1,000,000,000-chip plausibility bound" in line
+    assert len(line) < 300, line
+
+
+def test_a_nan_literal_in_a_jsonl_trace_is_not_a_missing_value(capsys, tmp_path):
+    """json.loads reads NaN as float nan, which the column check took for a blank cell ('missing value. Fix: give
+    arrival_s for every row', though the row gives one)."""
+    p = tmp_path / "t.jsonl"
+    p.write_text('{"arrival_s": 0, "input_tokens": 100, "output_tokens": 10}\n'
+                 '{"arrival_s": NaN, "input_tokens": 100, "output_tokens": 10}\n')
+    check_error(*run(capsys, "simulate", "-s", "b200", "-w", str(p), "--tp", "8", "-n", "2"),
+                "row 2 (line 2): arrival_s", "'NaN' is not a finite number")
+
+
+@pytest.mark.parametrize("field, value", [
+    ("decode_seqs", "abc"),          # numpy's ValueError: could not convert string to float
+    ("decode_seqs", "64"),           # read as 64.0, silently
+    ("decode_seqs", True),           # read as 1.0, silently
+    ("decode_ctx", {"a": 1}),        # TypeError: float() argument must be ...
+    ("decode_ctx", [[1, 2], [3]]),   # ValueError: inhomogeneous shape
+    ("prefill_tokens", [1, "x"]),    # raised before any field was named (prefill_seqs' default)
+    ("pad_seqs", "x"),
+    ("decode_seqs", np.array(["8"])),
+])
+def test_batch_fields_must_be_numbers(field, value):
+    """Python API (README: ``jp.Batch.make(decode_seqs=64, decode_ctx=8192)``): a field that holds no numbers is a
+    SpecError naming it, not numpy's error or a silent conversion."""
+    kw = {"decode_seqs": 4, "decode_ctx": 100, field: value}
+    with pytest.raises(SpecError) as ei:
+        Batch.make(**kw)
+    assert ei.value.field == f"batch.{field}"
+    assert "must be a number or a 1-D array of numbers" in str(ei.value)
+
+
+def test_batch_numbers_still_run():
+    """Lists, tuples, integer and float arrays are numbers: 2 rows, prefill_seqs defaulted to 1 where tokens > 0."""
+    b = Batch.make(decode_seqs=[1, 2], decode_ctx=np.array([10, 20]), prefill_tokens=(0, 4))
+    assert b.n == 2 and b.prefill_seqs.tolist() == [0.0, 1.0] and b.decode_ctx.tolist() == [10.0, 20.0]
