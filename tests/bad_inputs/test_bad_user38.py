@@ -95,3 +95,20 @@ def test_batch_numbers_still_run():
     """Lists, tuples, integer and float arrays are numbers: 2 rows, prefill_seqs defaulted to 1 where tokens > 0."""
     b = Batch.make(decode_seqs=[1, 2], decode_ctx=np.array([10, 20]), prefill_tokens=(0, 4))
     assert b.n == 2 and b.prefill_seqs.tolist() == [0.0, 1.0] and b.decode_ctx.tolist() == [10.0, 20.0]
+
+
+def test_a_points_row_of_1e20_gpus_is_skipped_with_its_reason(capsys, tmp_path):
+    """validate --points: num_gpus '1e20' is a whole number >= 1, so the row was priced and only flagged, its
+    closed-loop identity residual printed as '12281640720895338496.00x'; it is now skipped, past the 1e9-chip bound."""
+    import csv
+
+    src = resources.files("jalapeno") / "data" / "validation" / "inferencex_points.csv"
+    rows = list(csv.DictReader(src.read_text().splitlines()))
+    row = dict(next(r for r in rows if r["hardware"] == "H200"), num_gpus="1e20")
+    p = tmp_path / "points.csv"
+    with p.open("w", newline="") as f:
+        w = csv.DictWriter(f, list(row))
+        w.writeheader()
+        w.writerow(row)
+    check_error(*run(capsys, "validate", "--points", str(p), "--no-aiconfigurator", "--no-mlperf"),
+                "num_gpus '1e20' is above the 1,000,000,000-GPU plausibility bound")

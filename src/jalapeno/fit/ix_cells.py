@@ -16,6 +16,7 @@ from pathlib import Path
 
 from jalapeno.errors import SpecError, choice_hint
 from jalapeno.specs.files import csv_rows, read_user_text
+from jalapeno.specs.plausibility import MAX_CHIPS
 from jalapeno.specs.workload import MAX_CONCURRENCY
 
 #: the columns every InferenceX points CSV must have (the shipped inferencex_points.csv has more)
@@ -101,6 +102,8 @@ def bad_cell(r: dict) -> str | None:
             need = (f"a closed-loop concurrency in [1, {MAX_CONCURRENCY:,}] (specs/workload.py)" if key == "conc"
                     else "a whole number of GPUs >= 1" if key == "num_gpus" else "a positive finite number")
             return f"{key} {raw!r} is not {need}"
+        if key == "num_gpus" and v > MAX_CHIPS:  # 1e20 GPUs was priced, then flagged at a 1.2e19x identity residual
+            return f"num_gpus {raw!r} is above the {MAX_CHIPS:,}-GPU plausibility bound (specs/plausibility.py)"
     prec = (r.get("precision") or "").strip()
     if (prec.rstrip("?").split() or [""])[0].upper() not in PRECISIONS:
         return f"precision {prec!r} is not FP4 or FP8 (the formats the InferenceX rows of the catalog's models use)"
