@@ -112,3 +112,19 @@ def test_a_points_row_of_1e20_gpus_is_skipped_with_its_reason(capsys, tmp_path):
         w.writerow(row)
     check_error(*run(capsys, "validate", "--points", str(p), "--no-aiconfigurator", "--no-mlperf"),
                 "num_gpus '1e20' is above the 1,000,000,000-GPU plausibility bound")
+
+
+@pytest.mark.parametrize("key, value", [("efficiency.hbm_fraction", "1e-300"),
+                                        ("efficiency.moe.fp8.peak_fraction", "1e-9"),
+                                        ("efficiency.link_fraction", "0.0005")])
+def test_a_share_of_peak_below_the_floor_is_refused(capsys, key, value):
+    """hbm_fraction = 1e-300 divides every HBM time by 1e-300: predict printed a TTFT of a 300-digit number of ms.
+    A share of a peak below 0.001 (the least calibrated share is 0.089) is refused, naming the key."""
+    check_error(*run(capsys, "predict", "-s", "b200", "-c", "64", "--set", f"{key}={value}"), key,
+                "below the 0.001 plausibility floor", "e.g. 0.6 for 60%")
+
+
+def test_a_share_of_peak_at_the_floor_runs(capsys):
+    """0.001 itself is accepted (the floor is inclusive)."""
+    code, out, err = run(capsys, "predict", "-s", "b200", "-c", "64", "--set", "efficiency.hbm_fraction=0.001")
+    assert code == 0, err
