@@ -4,6 +4,7 @@ field and fix. Expected figures are worked by hand in each docstring."""
 from __future__ import annotations
 
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -128,3 +129,15 @@ def test_a_share_of_peak_at_the_floor_runs(capsys):
     """0.001 itself is accepted (the floor is inclusive)."""
     code, out, err = run(capsys, "predict", "-s", "b200", "-c", "64", "--set", "efficiency.hbm_fraction=0.001")
     assert code == 0, err
+
+
+def test_explore_refuses_a_decode_batch_past_the_concurrency_bound(capsys, tmp_path):
+    """[sweep] batches = [1, 4, 10^30] ran: no layout held 10^30 sequences and the point was dropped silently. A decode
+    batch is requests in flight, bounded as --concurrency is (1,000,000)."""
+    text = (Path(__file__).resolve().parents[2] / "examples" / "explore_700w.toml").read_text()
+    old = "batches = [1, 4, 16, 64, 128, 256, 512, 1024]"
+    assert old in text
+    p = tmp_path / "space.toml"
+    p.write_text(text.replace(old, "batches = [1, 4, 2000000]"))
+    check_error(*run(capsys, "explore", str(p), "-n", "1", "--store", str(tmp_path / "store")), "sweep.batches",
+                "decode batch 2e+06 is above 1,000,000")

@@ -160,8 +160,14 @@ class SweepSettings(_Strict):
     @field_validator("batches")
     @classmethod
     def _positive(cls, v: list[int]) -> list[int]:
+        from jalapeno.specs.workload import MAX_CONCURRENCY
+
         if any(b < 1 for b in v):
             raise ValueError("decode batches must be whole numbers >= 1")
+        big = next((b for b in v if b > MAX_CONCURRENCY), None)
+        if big is not None:  # 10**30 ran: no layout holds it, and the point was dropped without a word
+            raise ValueError(f"decode batch {big:.3g} is above {MAX_CONCURRENCY:,}, the most requests in flight "
+                             "accepted (specs/workload.MAX_CONCURRENCY); engines batch up to a few thousand")
         return v
 
 
