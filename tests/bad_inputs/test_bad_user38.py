@@ -141,3 +141,33 @@ def test_explore_refuses_a_decode_batch_past_the_concurrency_bound(capsys, tmp_p
     p.write_text(text.replace(old, "batches = [1, 4, 2000000]"))
     check_error(*run(capsys, "explore", str(p), "-n", "1", "--store", str(tmp_path / "store")), "sweep.batches",
                 "decode batch 2e+06 is above 1,000,000")
+
+
+DEEP = "[" * 5000 + "]" * 5000  # past Python's recursion limit (1,000 frames) in tomllib's array parser
+
+
+@pytest.mark.parametrize("kind", ["system", "variant-of", "agentic", "explore", "calibration"])
+def test_toml_nested_past_the_recursion_limit_is_a_toml_error(capsys, tmp_path, kind):
+    """x = [[[...]]] 5,000 deep: tomllib raised RecursionError, a traceback, from every TOML a user gives."""
+    deep = tmp_path / "deep.toml"
+    deep.write_text(f'base = "b200"\nname = "deep"\n[chip]\nx = {DEEP}\n')
+    if kind == "system":
+        args = ("hardware", "show", str(deep))
+    elif kind == "variant-of":  # a variant whose base is the deep file
+        (tmp_path / "v.toml").write_text(f'base = "{deep}"\nname = "v"\n')
+        args = ("predict", "-s", str(tmp_path / "v.toml"), "-c", "4")
+    elif kind == "agentic":
+        args = ("simulate", "-s", "b200", "-w", f"agentic:{deep}", "--tp", "8", "-c", "2")
+    elif kind == "explore":
+        args = ("explore", str(deep), "-n", "1", "--store", str(tmp_path / "store"))
+    else:
+        args = ("predict", "-s", "b200", "-c", "4", "--efficiency", str(deep))
+    line = error_line(*run(capsys, *args))
+    assert "nested too deeply" in line or "TOMLDecodeError" in line, line
+    assert "deep.toml" in line
+
+
+def test_set_a_value_nested_past_the_recursion_limit(capsys):
+    """--set KEY=VALUE reads VALUE as TOML: 5,000 nested brackets raised RecursionError."""
+    check_error(*run(capsys, "predict", "-s", "b200", "-c", "4", "--set", f"chip.hbm_stacks={DEEP}"),
+                "--set", "chip.hbm_stacks", "must be a whole number")

@@ -178,13 +178,13 @@ def agentic_from_toml(path: str | Path) -> AgenticSpec:
     Raises:
         SpecError: missing file, TOML syntax, an unknown or missing key, a bad value (named).
     """
-    from jalapeno.specs.files import read_user_text, toml_syntax_fix
+    from jalapeno.specs.files import parse_toml, read_user_text, toml_syntax_fix
 
     p = Path(path)
     text = read_user_text(p, "an agentic workload TOML file",
                           f"use a preset ({', '.join(AGENTIC_PRESETS)}) or the path of a TOML file")
     try:
-        data = tomllib.loads(text)
+        data = parse_toml(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(str(p), f"malformed TOML: {e}", toml_syntax_fix(text, p, "turns = 40 (docs/agentic.md)")) from None
     unknown = sorted(set(data) - set(_KEYS))

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from jalapeno.errors import SpecError, UnknownNameError, choice_hint
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency, flatten_params, nest_params
-from jalapeno.specs.files import read_user_text
+from jalapeno.specs.files import parse_toml, read_user_text
 from jalapeno.specs.schema_errors import as_written
 
 EFFICIENCY_SETS = ("calibrated", "low", "high", "spec")
@@ -62,7 +62,7 @@ def _read_calibration_file(path: Path) -> dict:
                                "`jalapeno calibrate --out-dir DIR` (holding <system>.toml) or a calibration .toml file")
     text = read_user_text(path, "a calibration TOML", "pass a file written by `jalapeno calibrate --out-dir DIR`")
     try:
-        return tomllib.loads(text)
+        return parse_toml(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError("efficiency", f"{path} is not a readable calibration TOML ({type(e).__name__})",
                         "pass a file written by `jalapeno calibrate --out-dir DIR`") from None

@@ -327,7 +327,7 @@ def load_design_space(path: str | Path) -> DesignSpace:
     Raises:
         SpecError: an unreadable or malformed file, or a bad field (named).
     """
-    from jalapeno.specs.files import MAX_USER_FILE_BYTES
+    from jalapeno.specs.files import MAX_USER_FILE_BYTES, parse_toml
 
     fix = "give the path of a design-space .toml, e.g. examples/explore_700w.toml (docs/explore.md)"
     if not str(path).strip():  # `explore ''` said "cannot read '.': [Errno 21] Is a directory"
@@ -339,7 +339,7 @@ def load_design_space(path: str | Path) -> DesignSpace:
         if len(raw) > MAX_USER_FILE_BYTES:
             raise SpecError("design-space file", f"{str(p)!r} is larger than {MAX_USER_FILE_BYTES // 2**20} MiB "
                             "(a device or a wrong file?)", "give the path of a design-space .toml (docs/explore.md)")
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = parse_toml(raw.decode("utf-8"))
     except FileNotFoundError:
         raise SpecError("design-space file", f"{str(p)!r} not found",
                         "give the path of a design-space .toml, the SPACE.toml argument (docs/explore.md)") from None

@@ -25,6 +25,21 @@ CSV_FIELD_LIMIT = 131_072
 MAX_USER_FILE_BYTES = 256 * 2**20
 
 
+def parse_toml(text: str) -> dict:
+    """``tomllib.loads`` for a user's file, with arrays or inline tables nested past Python's recursion limit
+    read as the TOML error they are (``x = [[[...]]]`` 5,000 deep raised RecursionError from tomllib, a traceback).
+
+    Raises:
+        tomllib.TOMLDecodeError: malformed or too deeply nested TOML.
+    """
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise tomllib.TOMLDecodeError("arrays or inline tables nested too deeply to read") from None
+
+
 def read_user_text(path: str | Path, what: str, fix: str) -> str:
     """The text of a user's file, UTF-8 with an optional byte-order mark removed.
 
@@ -103,14 +118,12 @@ def chain_stamp(name_or_path: str, _seen: tuple[str, ...] = ()) -> tuple | None:
     >>> chain_stamp("h200") is None  # a catalog name
     True
     """
-    import tomllib
-
     st = file_stamp(name_or_path)
     if st is None or not Path(name_or_path).is_file():
         return None
     p = Path(name_or_path)
     try:
-        base = tomllib.loads(p.read_text(encoding="utf-8-sig")).get("base")
+        base = parse_toml(p.read_text(encoding="utf-8-sig")).get("base")
     except (OSError, ValueError):  # UnicodeDecodeError and TOMLDecodeError are ValueErrors
         return (st,)
     here = str(p.resolve())

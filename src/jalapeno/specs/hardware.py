@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from jalapeno import units
 from jalapeno.errors import SpecError
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
-from jalapeno.specs.files import read_user_text, toml_syntax_fix
+from jalapeno.specs.files import parse_toml, read_user_text, toml_syntax_fix
 from jalapeno.specs.kv_tiers import parse_kv_tiers
 from jalapeno.specs.sourced import Sourced, SourcedNames
 from jalapeno.specs.plausibility import check_plausible, check_range
@@ -397,7 +397,7 @@ def read_system_toml(path: Path) -> dict:
     text = read_user_text(path, "a system TOML file",
                           "pass a system name from `jalapeno hardware list` or the path of a TOML file")
     try:
-        data = tomllib.loads(text)
+        data = parse_toml(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(str(path), f"malformed TOML: {e}", toml_syntax_fix(text, path)) from None
     if not data:  # an empty file was refused as 'name: Field required'

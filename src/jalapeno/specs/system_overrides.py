@@ -20,6 +20,7 @@ from typing import Any, get_args, get_origin
 from pydantic import BaseModel
 
 from jalapeno.errors import SpecError
+from jalapeno.specs.files import parse_toml
 from jalapeno.specs.sourced import Sourced
 from jalapeno.specs.system_file import SystemFile
 
@@ -56,7 +57,7 @@ def parse_sets(items: Iterable[str], option: str = "--set") -> Overrides:
             raise SpecError(option, f"{item!r} is not KEY=VALUE",
                             f"write e.g. {option} chip.hbm_stacks=8 (dotted keys as in the system TOML)")
         try:
-            value = tomllib.loads(f"v = {text.strip()}")["v"]
+            value = parse_toml(f"v = {text.strip()}")["v"]
         except tomllib.TOMLDecodeError:
             value = text.strip()
         # an inline table merges its keys, as in a variant file (it replaced the whole table:
