@@ -171,3 +171,14 @@ def test_set_a_value_nested_past_the_recursion_limit(capsys):
     """--set KEY=VALUE reads VALUE as TOML: 5,000 nested brackets raised RecursionError."""
     check_error(*run(capsys, "predict", "-s", "b200", "-c", "4", "--set", f"chip.hbm_stacks={DEEP}"),
                 "--set", "chip.hbm_stacks", "must be a whole number")
+
+
+
+def test_a_long_value_in_a_schema_error_is_shortened(capsys, tmp_path):
+    """A schema error quoted its input whole: a 10,000-character source string past its type echoed every
+    character. Now 60 characters and the length ('x' * 10,000 + 2 quotes = 10,002 characters as written)."""
+    p = tmp_path / "long.toml"
+    p.write_text('base = "b200"\nname = "long"\n[chip]\nhbm_stacks = { value = "' + "x" * 10_000 + '", source = "abc" }\n')
+    line = error_line(*run(capsys, "hardware", "show", str(p)))
+    assert "chip.hbm_stacks" in line and "(10,002 characters)" in line, line
+    assert len(line) < 400, line

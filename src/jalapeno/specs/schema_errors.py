@@ -54,7 +54,8 @@ def _got(e: dict[str, Any]) -> str:
     """``, got <input>`` as the file writes it (:func:`as_written`)."""
     if "input" not in e or isinstance(e["input"], dict):
         return ""
-    return f", got {as_written(e['input'])}"
+    shown = as_written(e["input"])  # a 10-million-character name was echoed whole
+    return f", got {shown if len(shown) <= 80 else shown[:60] + f'... ({len(shown):,} characters)'}"
 
 
 def _quoted_number(x: Any, whole: bool) -> str | None:
