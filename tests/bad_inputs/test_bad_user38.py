@@ -182,3 +182,29 @@ def test_a_long_value_in_a_schema_error_is_shortened(capsys, tmp_path):
     line = error_line(*run(capsys, "hardware", "show", str(p)))
     assert "chip.hbm_stacks" in line and "(10,002 characters)" in line, line
     assert len(line) < 400, line
+
+
+@pytest.mark.parametrize("kw, shown", [
+    ({"batches": (float("nan"),)}, "nan is not"),      # was reported as batch.decode_seqs
+    ({"batches": ()}, "is empty"),                      # was 'no feasible point ...: unknown'
+    ({"concurrency": ()}, "is empty"),                  # numpy: cannot reshape array of size 0
+    ({"concurrency": (1e30,)}, "1e+30 is not"),         # priced 1e30 requests in flight
+    ({"batches": ("4",)}, "'4' is not"),
+])
+def test_sweep_options_name_a_grid_no_sweep_can_price(kw, shown):
+    """Python API (README: jp.system_frontier(..., options)): the grids of SweepOptions are checked where they are
+    given, bounded as --concurrency is (1 to 1,000,000)."""
+    from jalapeno.analysis.sweep import SweepOptions
+
+    with pytest.raises(SpecError) as ei:
+        SweepOptions(**kw)
+    assert ei.value.field == f"options.{next(iter(kw))}" and shown in str(ei.value)
+
+
+@pytest.mark.parametrize("acceptance", ["0.5", True])
+def test_mtp_acceptance_must_be_a_number(acceptance):
+    """MTP(1, '0.5') raised TypeError from the range comparison; MTP(1, True) ran at acceptance 1 (outside [0, 1))."""
+    from jalapeno.deploy.mtp import MTP
+
+    with pytest.raises(SpecError, match=r"must be in \[0, 1\)"):
+        MTP(1, acceptance)

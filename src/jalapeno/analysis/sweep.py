@@ -137,6 +137,20 @@ class SweepOptions:
     eager_prompt_call_s: float = 0.0
     engine_release: tuple[str, str] = ()
 
+    def _check_grids(self) -> None:
+        """Refuse a grid no sweep can price, naming the option: a NaN batch was reported as batch.decode_seqs,
+        ``concurrency=()`` raised numpy's reshape ValueError, 1e30 requests in flight were priced."""
+        from jalapeno.specs.workload import MAX_CONCURRENCY
+
+        for name, vals in (("batches", self.batches), ("concurrency", self.concurrency)):
+            if vals is not None and not len(vals):
+                raise SpecError(f"options.{name}", "is empty", f"give at least one value, e.g. {name}=(1, 4, 16, 64)")
+            bad = next((v for v in vals or () if isinstance(v, bool) or not isinstance(v, (int, float, np.number))
+                        or not 1 <= v <= MAX_CONCURRENCY), None)
+            if bad is not None:
+                raise SpecError(f"options.{name}", f"{bad!r} is not a number of sequences from 1 to {MAX_CONCURRENCY:,}",
+                                f"give {name} as numbers >= 1, e.g. {name}=(1, 4, 16, 64)")
+
     def deployment(self, precision: Precision, decode: Pool, prefill: Pool | None = None,
                    mtp: MTP | None = None, overlap: str = "none", model: ModelSpec | None = None,
                    system: str = "") -> Deployment:
@@ -163,6 +177,7 @@ class SweepOptions:
                           memory_fraction=self.memory_fraction)
 
     def __post_init__(self) -> None:
+        self._check_grids()
         if self.eplb is not None and (isinstance(self.eplb, bool) or not isinstance(self.eplb, int)
                                       or self.eplb < 0):
             raise SpecError("eplb", f"redundant experts must be an integer >= 0, got {self.eplb!r}",

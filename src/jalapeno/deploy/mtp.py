@@ -57,7 +57,8 @@ class MTP:
         if self.draft_tokens > MAX_DRAFT_TOKENS:
             raise SpecError("mtp", f"draft length {self.draft_tokens} is beyond {MAX_DRAFT_TOKENS}",
                             f"give --mtp K with 1 <= K <= {MAX_DRAFT_TOKENS} (engines run 1-4 MTP drafts)")
-        if not 0 <= self.acceptance < 1:
+        a = self.acceptance  # '0.5' raised a TypeError from the comparison; true was read as 1
+        if isinstance(a, bool) or not isinstance(a, (int, float)) or not 0 <= a < 1:
             raise SpecError("mtp-acceptance", f"must be in [0, 1), got {self.acceptance}",
                             "give the measured per-token acceptance rate, e.g. 0.7")
 
