@@ -208,3 +208,17 @@ def test_mtp_acceptance_must_be_a_number(acceptance):
 
     with pytest.raises(SpecError, match=r"must be in \[0, 1\)"):
         MTP(1, acceptance)
+
+
+@pytest.mark.parametrize("group, nbytes, field", [(2.5, 1e6, "group"), ("8", 1e6, "group"), (True, 1e6, "group"),
+                                                  (8, "1e6", "bytes"), (8, [1, "x"], "bytes")])
+def test_collective_time_takes_whole_chips_and_numbers_of_bytes(group, nbytes, field):
+    """Python API jp.collective_time: a group of 2.5 chips was priced, '8' raised TypeError, '1e6' bytes was read as
+    a number and [1, 'x'] raised numpy's ValueError."""
+    import jalapeno as jp
+    from jalapeno.cost.collectives import collective_time
+
+    pr = jp.load_pricer("b200")
+    with pytest.raises(SpecError) as ei:
+        collective_time("all_reduce", group, nbytes, pr.system, pr.efficiency)
+    assert ei.value.field == field

@@ -169,7 +169,16 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
     if not isinstance(system, System) or not isinstance(eff, Efficiency):
         raise SpecError("collective_time", f"expected a System and an Efficiency, got {type(system).__name__} and "
                         f"{type(eff).__name__}", "pass pricer.system and pricer.efficiency, or call pricer.collective(...)")
-    m = np.asarray(message_bytes, dtype=float)
+    if isinstance(group, bool) or not (isinstance(group, (int, np.integer)) or (  # 2.5 chips was priced; '8' a TypeError
+            isinstance(group, (float, np.floating)) and float(group).is_integer())):
+        raise SpecError("group", f"must be a whole number of chips, got {group!r}", "give e.g. group=8")
+    if isinstance(message_bytes, (str, bytes)):  # '1e6' was read as a number; 'abc' raised numpy's ValueError
+        raise SpecError("bytes", f"must be a number of bytes, got {message_bytes!r}", "give e.g. 1e6")
+    try:
+        m = np.asarray(message_bytes, dtype=float)
+    except (TypeError, ValueError):
+        raise SpecError("bytes", f"must be a number of bytes or an array of them, got {message_bytes!r}",
+                        "give e.g. 1e6 or [1e6, 1e8]") from None
     if np.any(m < 0) or not np.all(np.isfinite(m)):
         raise SpecError("bytes", "message sizes must be finite and >= 0", "give a non-negative byte count")
     if group <= 1:
