@@ -50,6 +50,7 @@ from jalapeno.deploy.memory_fit import admission_batch_cap, decode_batch_cap
 from jalapeno.serve.batch_wait import batch_wait_steps, bunched_arrivals_per_step, prompts_to_fill
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
 from jalapeno.serve.limits import batch_caps, decode_step_s, floored_steps, graph_padded, prompt_floor_s
+from jalapeno.serve.overlap_loop import admission_lag_s, lag_steps
 from jalapeno.serve.queueing import adp_balance_wait_s, adp_release_prompts, agg_queue_s, poll_wait_s
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.model import ModelSpec
@@ -382,6 +383,9 @@ def agg_tail(pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple, head: 
     # (serve/batch_wait.py) and shares that step with the window's other prompts
     hold_s, joined = _batch_wait_s(dep, lay, wl, b, lam, users, t_dec)
     queue = np.where(hold_s > 0, hold_s + joined * head["s_chunk"], queue)
+    # an overlap loop admits a prompt read while it is busy one step late (serve/overlap_loop.py)
+    queue = queue + admission_lag_s(lag_steps(eff, dep, lay), tau, users, frontend_s(eff, wl.mean_isl),
+                                    ttft_q[None] + steps * tau)
     ttft_q = {k: v + queue for k, v in ttft_q.items()}
     c = lam * (ttft_q[None] + steps * tau)
     return ServingPoints.assemble(

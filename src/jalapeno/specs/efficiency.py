@@ -220,6 +220,10 @@ class Efficiency:
             decode attention-TP rank, from the prefill ranks that hold the request (TensorRT-LLM's
             ``MLACacheFormatter``: serve/disagg.handoff_copies, docs/model.md §8.4). Default False: one copy
             spread over min(prefill, decode) chips.
+        admission_lag_steps: whole steps an aggregated engine's loop adds before a prompt read while it is busy can
+            run (serve/queueing.admission_lag_s): 1 for SGLang's overlap loop (``event_loop_overlap`` launches the
+            next batch before it reads the previous one's result, so a prompt read there goes into the step after
+            the one already queued), 0 (default) for a loop that launches what it reads. Set by the software stack.
         disagg_handshake: the disaggregated request path's handshake with the decode worker's loop, set by
             the software stack (:data:`DISAGG_HANDSHAKE_NAMES`; serve/handshake.py): ``none`` (default) or
             ``decode_prealloc`` (SGLang: + one prebuilt decode step and the pre-allocation poll's residual
@@ -275,6 +279,7 @@ class Efficiency:
     moe_width_term: bool = False
     tp_rank_step_dp: bool = False
     kv_handoff_fanout: bool = False
+    admission_lag_steps: float = 0.0
     source: str = "jalapeno defaults (docs/model.md)"
 
     def __post_init__(self) -> None:

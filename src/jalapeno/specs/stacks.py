@@ -38,7 +38,7 @@ from jalapeno.specs.stack_profile import (  # noqa: F401  (the profile re-export
 
 _KEYS = {"name", "label", "engines", "base", "source", "overlap", "moe_exchange", "all_reduce_table", "logits_bytes_per_elem",
          "gemm_allreduce_fusion", "allreduce_rms_fusion", "moe_width_term", "disagg_handshake", "disagg_router",
-         "tp_rank_step_dp", "kv_handoff_fanout", "mtp_acceptance", "low", "high", "sources",
+         "tp_rank_step_dp", "kv_handoff_fanout", "admission_lag_steps", "mtp_acceptance", "low", "high", "sources",
          "fit", "default_for", "clients", "version_rules", *BAND_FIELDS}
 #: The front-end fields a benchmark client's entry may set (``clients``): what a request spends
 #: outside the accelerator before its first token depends on the engine's server and on the
@@ -103,6 +103,13 @@ def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
             raise SpecError(f"{where}.logits_bytes_per_elem", f"{b:g} is not a logit element size",
                             "give 2 (BF16/FP16 logits, cast to FP32 after the gather) or 4 (FP32)")
         kw["logits_bytes_per_elem"] = b
+    if "admission_lag_steps" in raw:  # whole steps of the loop's admission lag (serve/queueing.admission_lag_s)
+        lag = raw["admission_lag_steps"]
+        if isinstance(lag, bool) or lag not in (0, 1, 2):
+            raise SpecError(f"{where}.admission_lag_steps", f"must be a whole number of steps 0-2, got {lag!r}",
+                            "write 1 for an overlap loop (it launches the next batch before it reads the last "
+                            "result), 0 for a loop that launches what it reads")
+        kw["admission_lag_steps"] = float(lag)
     for k in (k for k in SWITCHES if k in raw):  # the engine switches (booleans)
         if not isinstance(raw[k], bool):
             raise SpecError(f"{where}.{k}", f"must be true or false, got {raw[k]!r}",

@@ -77,7 +77,7 @@ class Instance:
                  max_running: int, token_budget: int, prefix_cache: PrefixCache, mtp: MTP | None,
                  rng: np.random.Generator, max_tokens_per_step: int | None = None, recv_interval: int = 1,
                  reserve_outputs: bool = False, prefill_first: bool = False, batch_wait_iters: int = 0,
-                 batch_wait_tokens: float = 0.0, prebuilt: bool = False) -> None:
+                 batch_wait_tokens: float = 0.0, prebuilt: bool = False, admission_lag: int = 0) -> None:
         self.id, self.role, self.timer, self.chips = idx, role, timer, chips
         self.capacity = float(capacity_tokens)
         self.rows = 1 + mtp.draft_tokens if mtp else 1  # decode rows per sequence per step
@@ -96,6 +96,9 @@ class Instance:
         # the router counts it; without this, one prefill step's hand-offs all chose the same worker
         self.incoming = 0
         self.recv_interval = max(int(recv_interval), 1)
+        # an overlap loop (serve/overlap_loop.py): what a busy loop reads waits ``admission_lag`` steps in ``staged``
+        self.admission_lag = max(int(admission_lag), 0) if role == "agg" else 0
+        self.staged: list[list[Request]] = []
         self.reserve_outputs = reserve_outputs and role != "decode"
         # a prefill-first engine (Deployment.prefill_steps "separate", ROCm/ATOM): a step with prompt
         # chunks carries them alone and the decoding sequences wait it out
@@ -145,7 +148,8 @@ class Instance:
     def load(self) -> int:
         """Requests routed to this instance and not finished, those whose KV is still on its way in
         (``incoming``, a decode worker) included."""
-        return self.incoming + len(self.inbox) + len(self.waiting) + len(self.prefilling) + len(self.decoding)
+        return (self.incoming + len(self.inbox) + sum(map(len, self.staged)) + len(self.waiting) + len(self.prefilling)
+                + len(self.decoding))
 
     def enqueue(self, req: Request) -> None:
         """Route ``req`` to this instance: into its inbox, polled at the next step."""
@@ -154,14 +158,27 @@ class Instance:
 
     def _poll(self) -> None:
         """Read the inbox into the queue when the scheduler polls (module docstring): after a step
-        with prefill or an idle loop, else every ``recv_interval`` decode-only steps."""
+        with prefill or an idle loop, else every ``recv_interval`` decode-only steps. An overlap loop
+        (``admission_lag`` L > 0) has the step it plans now already launched when it reads: what it reads
+        while it has work joins the queue L steps later (``staged``); an idle loop's read joins at once."""
+        if self.staged and (len(self.staged) >= self.admission_lag or not self._has_work()):
+            self.waiting.extend(self.staged.pop(0))
+        while self.staged and not self._has_work():
+            self.waiting.extend(self.staged.pop(0))
         if self.busy and not self._last_prefill:
             self._since_poll += 1
             if self._since_poll < self.recv_interval:
                 return
         self._since_poll = 0
-        self.waiting.extend(self.inbox)
+        if self.admission_lag and self.inbox and self._has_work():
+            self.staged.append(list(self.inbox))
+        else:
+            self.waiting.extend(self.inbox)
         self.inbox.clear()
+
+    def _has_work(self) -> bool:
+        """The loop has a step to launch from what it already holds (the overlap loop's step in flight)."""
+        return bool(self.decoding or self.prefilling or self.waiting)
 
     def _free(self, need: float) -> bool:
         short = self.used + self.cache.tokens + need - self.capacity

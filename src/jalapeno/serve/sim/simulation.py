@@ -28,6 +28,7 @@ from jalapeno.serve.batch_wait import instance_kw as batch_wait_kw
 from jalapeno.serve.disagg import handoff_copies, kv_transfer_s
 from jalapeno.serve.sim.bootstrap import Bootstrap
 from jalapeno.serve.limits import prompt_floor_s
+from jalapeno.serve.overlap_loop import lag_steps
 from jalapeno.serve.sim.engine import Engine
 from jalapeno.serve.sim.entities import LowerTier, PrefixCache, Request
 from jalapeno.serve.sim.events import Arrival, KVTransferDone, StepDone, TraceNext
@@ -117,6 +118,7 @@ class Simulation:
                                                reserve_outputs=prof is not None and prof.ignore_eos_admission,
                                                prefill_first=dep.prefill_steps == "separate",
                                                prebuilt=self.eff.disagg_handshake != "none",
+                                               admission_lag=lag_steps(self.eff, dep, pool.layout),
                                                **batch_wait_kw(dep, pool.layout)))
         self.chips = dep.chips
         self._kv_capacity = sum(i.capacity for i in self.instances if i.role != "prefill")

@@ -1,0 +1,104 @@
+"""The overlap loop's admission lag (serve/overlap_loop.py; docs/model.md §8.7 (4b)), in the analytic model and the simulator.
+
+Expected values by hand from the loop's structure (SGLang ``Scheduler.event_loop_overlap``: read, launch the next
+batch, then wait on the previous one): a prompt read while the engine runs joins the step after the one already
+launched, so under load it waits the rest of the step in flight (τ/2 on average) and one step more, 1.5 τ; a lone
+user (C = 1) finds the loop idle and waits nothing extra. P(busy) = 1 − (1 − u)^(C − 1), u = 1 − f/T.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from jalapeno.errors import SpecError
+from jalapeno.serve.overlap_loop import admission_lag_s, busy_probability, lag_steps
+from jalapeno.serve.queueing import poll_wait_s
+from jalapeno.serve.sim.entities import PrefixCache, Request
+from jalapeno.serve.sim.scheduler import Instance
+from jalapeno.specs.stacks import build_stacks, get_stack
+
+
+def test_heavy_load_waits_one_and_a_half_steps():
+    # τ = 20 ms, C = 64, f = 0.1 s of a 20 s cycle: u = 0.995, P(busy) = 1 − 0.005^63 = 1 (to 1e-140)
+    tau = 0.020
+    wait = float(poll_wait_s(1, tau, 64.0)) + float(admission_lag_s(1, tau, 64.0, 0.1, 20.0))
+    assert wait == pytest.approx(1.5 * tau, rel=1e-12)  # 0.030 s: the step in flight's rest + the queued step
+
+
+def test_a_lone_user_finds_the_loop_idle():
+    tau = 0.020
+    assert float(admission_lag_s(1, tau, 1.0, 0.1, 20.0)) == 0.0
+    assert float(poll_wait_s(1, tau, 1.0)) + float(admission_lag_s(1, tau, 1.0, 0.1, 20.0)) == pytest.approx(0.010)
+
+
+def test_between_the_lag_is_weighted_by_the_chance_the_engine_is_busy():
+    # C = 2, f = 1 s of a T = 4 s cycle: the other user is inside the engine 3/4 of its cycle
+    assert float(busy_probability(2.0, 0.75)) == pytest.approx(0.75)
+    assert float(admission_lag_s(1, 0.02, 2.0, 1.0, 4.0)) == pytest.approx(0.015)
+    # C = 3: 1 − (1/4)² = 15/16
+    assert float(admission_lag_s(1, 0.02, 3.0, 1.0, 4.0)) == pytest.approx(0.02 * 15 / 16)
+    # a Little's-law load below one user counts as one (idle)
+    assert float(busy_probability(0.3, 0.9)) == 0.0
+
+
+def test_lag_steps_off_where_the_engine_turns_the_overlap_loop_off():
+    eff = SimpleNamespace(admission_lag_steps=1.0)
+    plain, mtp = SimpleNamespace(mtp=None), SimpleNamespace(mtp=object())
+    assert lag_steps(eff, plain, SimpleNamespace(pp=1)) == 1
+    assert lag_steps(eff, mtp, SimpleNamespace(pp=1)) == 0  # speculative decoding without spec v2
+    assert lag_steps(eff, plain, SimpleNamespace(pp=2)) == 0  # pipeline parallelism
+    assert lag_steps(SimpleNamespace(admission_lag_steps=0.0), plain, SimpleNamespace(pp=1)) == 0
+
+
+def test_stack_field():
+    assert get_stack("sglang").admission_lag_steps == 1.0
+    assert get_stack("sglang-rocm").admission_lag_steps == 1.0
+    assert get_stack("trtllm").admission_lag_steps is None  # the efficiency set's 0: not shipped for TensorRT-LLM
+
+
+def test_stack_field_bad_value_names_the_field(monkeypatch):
+    import jalapeno.specs.stacks as st
+
+    raw = {"stack": [{"name": "x", "label": "x", "source": "x", "admission_lag_steps": 0.5}]}
+    monkeypatch.setattr(st.tomllib, "load", lambda f: raw)
+    with pytest.raises(SpecError, match="admission_lag_steps.*whole number of steps"):
+        build_stacks({})
+
+
+def _instance(lag: int) -> tuple[Instance, list]:
+    seen = []
+
+    def timer(b, ctx, pre_tokens, pre_ctx, pre_seqs, **kw):
+        seen.append((b, pre_tokens))
+        return 0.01
+
+    inst = Instance(0, "agg", timer, 1, 1e6, 64, 4096, PrefixCache(enabled=False), None,
+                    np.random.default_rng(0), admission_lag=lag)
+    return inst, seen
+
+
+@pytest.mark.parametrize("lag, prompt_step", [(0, 1), (1, 2)])
+def test_simulator_holds_a_busy_loops_read_one_step(lag, prompt_step):
+    inst, seen = _instance(lag)
+    old, new = Request(id=0, arrival_s=0.0, isl=100, osl=50), Request(id=1, arrival_s=0.005, isl=300, osl=10)
+    inst.enqueue(old)
+    inst.plan(0.0)  # the idle loop reads and launches at once: step 0 carries old's prompt
+    assert seen[0] == (0, 100)
+    inst.enqueue(new)  # arrives while step 0 runs
+    t = 0.01
+    for _ in range(3):
+        inst.complete(t)
+        inst.plan(t)
+        t += 0.01
+    # the steps after step 0: old decodes in each; new's 300 prompt tokens join at step 1 (no lag) or 2 (lag 1)
+    assert [s[1] for s in seen[1:4]] == [300.0 if i == prompt_step else 0.0 for i in (1, 2, 3)]
+
+
+def test_simulator_idle_loop_reads_at_once_even_with_lag():
+    inst, seen = _instance(1)
+    inst.enqueue(Request(id=0, arrival_s=0.0, isl=100, osl=5))
+    inst.plan(0.0)
+    assert seen == [(0, 100)]
