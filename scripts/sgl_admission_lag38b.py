@@ -20,7 +20,9 @@ Run: python scripts/sgl_admission_lag38b.py BASE.csv [--trtllm | --stacks a,b] [
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import io
 import tempfile
 from pathlib import Path
 
@@ -111,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     from jalapeno.cli.app import main as cli
 
     try:
-        cli(["validate", "--json", "-o", out])
+        with contextlib.redirect_stdout(io.StringIO()):  # the JSON summary: the CSV holds the rows
+            cli(["validate", "--json", "-o", out])
     except SystemExit as e:  # the CLI exits after writing
         if e.code not in (0, None):
             return int(e.code)
