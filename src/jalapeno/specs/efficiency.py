@@ -221,7 +221,7 @@ class Efficiency:
             ``MLACacheFormatter``: serve/disagg.handoff_copies, docs/model.md §8.4). Default False: one copy
             spread over min(prefill, decode) chips.
         admission_lag_steps: whole steps an aggregated engine's loop adds before a prompt read while it is busy can
-            run (serve/queueing.admission_lag_s): 1 for SGLang's overlap loop (``event_loop_overlap`` launches the
+            run (serve/overlap_loop.admission_lag_s): 1 for SGLang's overlap loop (``event_loop_overlap`` launches the
             next batch before it reads the previous one's result, so a prompt read there goes into the step after
             the one already queued), 0 (default) for a loop that launches what it reads. Set by the software stack.
         disagg_handshake: the disaggregated request path's handshake with the decode worker's loop, set by

@@ -115,7 +115,7 @@ class Stack:
         kv_handoff_fanout: the disaggregated KV hand-off sends an MLA cache whole to every decode attention-TP
             rank (Efficiency.kv_handoff_fanout; serve/disagg.handoff_copies), or None (the efficiency set's, False).
         admission_lag_steps: steps the engine's aggregated loop adds before a prompt it reads while busy can run
-            (Efficiency.admission_lag_steps; serve/queueing.admission_lag_s), or None (the efficiency set's, 0).
+            (Efficiency.admission_lag_steps; serve/overlap_loop.admission_lag_s), or None (the efficiency set's, 0).
         disagg_handshake: the engine's disaggregated handshake (specs/efficiency_params.DISAGG_HANDSHAKE_NAMES;
             serve/handshake.py), or None (the efficiency set's, ``none``).
         disagg_router: the front end's choice of decode worker (specs/efficiency_params.DISAGG_ROUTER_NAMES;

@@ -103,7 +103,7 @@ def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
             raise SpecError(f"{where}.logits_bytes_per_elem", f"{b:g} is not a logit element size",
                             "give 2 (BF16/FP16 logits, cast to FP32 after the gather) or 4 (FP32)")
         kw["logits_bytes_per_elem"] = b
-    if "admission_lag_steps" in raw:  # whole steps of the loop's admission lag (serve/queueing.admission_lag_s)
+    if "admission_lag_steps" in raw:  # whole steps of the loop's admission lag (serve/overlap_loop.admission_lag_s)
         lag = raw["admission_lag_steps"]
         if isinstance(lag, bool) or lag not in (0, 1, 2):
             raise SpecError(f"{where}.admission_lag_steps", f"must be a whole number of steps 0-2, got {lag!r}",
