@@ -14,7 +14,8 @@ runs and its tile, so a padding factor:
   ``forward_absorb_core`` quantises the absorbed query to FP8 only under ``_use_aiter_gfx95`` (gfx950), on gfx942 it
   is ``torch.cat([q_nope_out, q_pe])`` (BF16), and the aiter backend hands it to ``mla_decode_fwd`` as is.
 - aiter's dispatch (ROCm/aiter ``csrc/py_itfs_cu/asm_mla.cu``, the ``gqa_ratio == 16`` branch, the same at
-  0990e765fb (2026-02-12, before the rows' v0.5.9 image) and at e4048607a5 (HEAD of the snapshot read)): for BF16
+  0990e765fb (2026-02-12, before the rows' v0.5.9 image) and at e4048607a5 (HEAD of the snapshot read); the only
+  BF16-query, FP8-KV gqa-16 kernel since 7c0e15cdb7, PR #1233, 2025-11-03): for BF16
   queries over FP8 (or byte) KV in persistent mode, ``max_seqlen_q <= 4`` looks up the ``qSeqLen = 4`` kernel;
   ``hsa/gfx942/mla/mla_asm.csv`` registers for (bf16, fp8, Gqa 16, ps 1) only ``qSeqLen 4``:
   ``mla_a16w8_qh16_m16x4_n16x1_coex0_mask1_ps`` — 16 heads x 4 query rows = a 64-row M tile — while the valid rows
