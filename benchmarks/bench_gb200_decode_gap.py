@@ -31,7 +31,7 @@ from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_inferencex, point_stack
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
-from jalapeno.specs.moe_backends import moe_backend_curve
+from jalapeno.specs.moe_backends import moe_backend_curves
 from jalapeno.specs.workload import Workload
 
 ROWS = (6, 7, 8, 9, 10, 22)
@@ -55,10 +55,10 @@ def _at(curve, x: float) -> float:
 
 
 def _curve_ms(system: str, backend: str, ep: int, tokens: float) -> float:
-    got = moe_backend_curve(system, backend, 7168, 2048, 256, 8, 1, ep)
-    if got is None:
+    got = [c for c in moe_backend_curves(system, backend, 7168, 2048, 256, 8, 1, ep) if c[0] == "fp4"]
+    if not got:
         return float("nan")
-    _, tok, lat, _ = got
+    _, _, tok, lat, _ = got[0]
     return _at((np.asarray(tok, float), np.asarray(lat)), tokens) * 1e3
 
 
