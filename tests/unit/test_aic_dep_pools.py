@@ -12,7 +12,9 @@ Expected layouts read by hand, not from the code:
   2 decode workers at DEP4", DECODE_NODES=2; 8k1k: 4 decode workers, DECODE_NODES=4; config_id 252 and 255): their
   scripts gb200-fp4/disagg/1k1k-low-latency.sh and 8k1k-low-latency.sh (ai-dynamo/dynamo @75b4a35fca94, wxsms/dynamo
   @cf433e6825d8) pass ``--tensor-parallel-size $TOTAL_GPUS --data-parallel-size 1 --expert-parallel-size 1`` and no
-  ``--enable-dp-attention`` to both pools: attention TP 4, MoE TP 4.
+  ``--enable-dp-attention`` to both pools: attention TP 4, MoE TP 4; likewise the FP8 sweep's 1k1k low-latency
+  entry (config_id 227: 1 prefill worker, 4 decode workers, one node each), whose gb200-fp8/disagg/1k1k-low-latency.sh
+  (wxsms/dynamo @cf433e6825d8) passes the same flags.
 """
 
 from __future__ import annotations
@@ -60,8 +62,44 @@ def test_low_latency_pools_run_tensor_parallel():
     assert "DEP" not in "; ".join(p.notes)
     assert load_sweeps()[0].low_latency_tp_chips == 0  # the field's default: no low-latency rule
     got = {(s.system, s.version, s.precision, s.low_latency_tp_chips) for s in load_sweeps() if s.low_latency_tp_chips}
-    # the FP8 sweep's 1k1k low-latency script is not stored (its 8k1k one is TP4; it has no rows): left as DEP
-    assert got == {("gb200-nvl72", "0.5.5.post2", "fp4", 4)}
+    # the FP8 sweep's too (round 38): its 1k1k low-latency script, gb200-fp8/disagg/1k1k-low-latency.sh (wxsms/dynamo
+    # @cf433e6825d8), passes --tensor-parallel-size $TOTAL_GPUS --data-parallel-size 1 --expert-parallel-size 1
+    assert got == {("gb200-nvl72", "0.5.5.post2", "fp4", 4), ("gb200-nvl72", "0.5.5.post2", "fp8", 4)}
+
+
+def test_fp8_low_latency_rows_run_tensor_parallel_and_fit():
+    # config_id 227 (1k1k "Bottom of curve": 1 prefill worker, 4 decode workers, one node each), written attention
+    # DP 4 with MoE TP 4 in both pools; the run loaded DeepSeek-R1's FP8 checkpoint (MTP off)
+    row = dict(_row(227, "0.5.5.post2", "2025-12-21", 1, 4, 4, 4), precision="fp8", gemm_quant_mode="fp8",
+               moe_quant_mode="fp8_block", id="dsr1_gb200_sglang_fp8_disagg_1024x1024_c64_cfg227")
+    (p,), _ = load_aiconfigurator(pd.DataFrame([row]))
+    assert p.deployment.prefill.layout.label == "attn TP4 DP1 · MoE TP4 EP1"
+    assert p.deployment.decode.layout.label == "attn TP4 DP1 · MoE TP4 EP1"
+    assert p.deployment.decode.workers == 4
+    # Weights a chip by hand from DeepSeek-V3's config.json (hidden 7168, 61 layers: 3 dense + 58 MoE, 256 experts of
+    # intermediate 2048, 1 shared, dense intermediate 18432, vocab 129280, MLA q_lora 1536, kv_lora 512, rope 64,
+    # 128 heads of nope 128 / v 128): FP8 linears with one fp32 scale per 128x128 block (1 + 4/16384 bytes an
+    # element), BF16 router, embedding and head. MLA per layer 187,107,328 of which q_a, kv_a and their norms
+    # (15,140,864) replicate; experts 3 x 7168 x 2048 = 44,040,192 each.
+    fp8 = 1 + 4 / 16384
+    mla, repl = 187_107_328, 15_140_864
+    experts = 256 * 44_040_192 * 58 / 4  # MoE TP 4 either way
+    dense, shared, vocab = 3 * 3 * 7168 * 18432, 58 * 44_040_192, 129_280 * 7168
+    router = 58 * 256 * (7168 + 1)  # gate and its e_score_correction_bias, counted at 2 bytes (the bias is fp32: 15 kB)
+    dep4 = (61 * mla + dense + experts + shared) * fp8 + (router + 2 * vocab) * 2
+    tp4 = (61 * (repl + (mla - repl) / 4) + dense / 4 + experts + shared / 4) * fp8 + (router + 2 * vocab / 4) * 2
+    assert round(dep4 / 2**30, 1) == 170.1 and round(tp4 / 2**30, 1) == 157.5
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.deploy.memory_fit import weight_bytes_per_chip
+    from jalapeno.specs.catalog import load_model, load_system
+    from jalapeno.specs.formats import get_precision
+
+    model, fp8p, gb200 = load_model("deepseek-r1"), get_precision("fp8"), load_system("gb200-nvl72")
+    assert abs(weight_bytes_per_chip(model, Layout(dp=4), fp8p, 0, gb200) / dep4 - 1) < 1e-9
+    assert abs(weight_bytes_per_chip(model, Layout(tp=4), fp8p, 0, gb200) / tp4 - 1) < 1e-9
+    # against 0.96 x 186e9 bytes (the default reserve on GB200's catalog usable HBM): DEP4 does not fit, TP4 does
+    budget = 0.96 * 186e9
+    assert dep4 > budget > tp4
 
 
 def test_other_releases_keep_their_fields():
