@@ -153,8 +153,9 @@ def poll_wait_s(recv_interval, step_s, concurrency, chunk_cost_s=0.0, chunks_per
     prefill step that carries what arrived in them (L_p; a poll follows it at once). An arrival
     lands in either part in proportion to its length and waits the rest of it, on average
     R = (L_d² + L_p²)/(2(L_d + L_p)), and its prefill step carries the others that arrived in the
-    same part, 2·λ_c·R·(C − 1)/C chunks (λ_c = n̄/τ chunks per second), s each, of which the
-    n̄·(C − 1)/C of one step are already in the steady queue (:func:`agg_queue_s`).
+    same part, 2·λ_c·R chunks (λ_c = n̄·(C − 1)/(C·τ): the other users' chunks per second, the arrival
+    theorem; the same rate fills L_p), s each, of which the n̄·(C − 1)/C of one step are already in the
+    steady queue (:func:`agg_queue_s`).
 
     Args:
         recv_interval: n, decode steps between the scheduler's polls for new requests (≥ 1).
