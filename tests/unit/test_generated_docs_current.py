@@ -29,3 +29,14 @@ def test_check_fails_on_a_stale_chip_page(tmp_path):
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_chip_doc.py"), "--check", "--out", str(stale)],
                        capture_output=True, text=True)
     assert r.returncode == 1
+
+
+def test_collectives_page_is_current():
+    """docs38: docs/collectives.md had drifted from scripts/check_collectives.py (the stacks' refits moved its
+    TP-scaling tables, the GB200/GB300 ramps and its prose figures), and round 26 had hand-added a section the
+    script did not write (now scripts/collectives_engine_section.engine_allreduce_trials), which a regeneration
+    would have deleted. Its kernel decomposition reads aiconfigurator-core's tables: the [calibrate] extra."""
+    pytest.importorskip("aiconfigurator_core")
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "check_collectives.py"), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, f"run scripts/check_collectives.py: {r.stdout}{r.stderr}"
