@@ -206,7 +206,7 @@ def test_mtp_acceptance_must_be_a_number(acceptance):
     """MTP(1, '0.5') raised TypeError from the range comparison; MTP(1, True) ran at acceptance 1 (outside [0, 1))."""
     from jalapeno.deploy.mtp import MTP
 
-    with pytest.raises(SpecError, match=r"must be in \[0, 1\)"):
+    with pytest.raises(SpecError, match=r"must be a number in \[0, 1\)"):
         MTP(1, acceptance)
 
 

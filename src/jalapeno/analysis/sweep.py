@@ -77,6 +77,11 @@ CP_DEGREES = (2, 4)
 SWEEP_OVERLAP = ("auto", "none", "tbo")
 
 
+def _shown(v) -> str:
+    """A grid value as written: numpy's scalars as their Python value (nan, not np.float64(nan))."""
+    return repr(v.item() if isinstance(v, np.generic) else v)
+
+
 @dataclass(frozen=True, slots=True)
 class SweepOptions:
     """What the sweep may use.
@@ -145,10 +150,10 @@ class SweepOptions:
         for name, vals in (("batches", self.batches), ("concurrency", self.concurrency)):
             if vals is not None and not len(vals):
                 raise SpecError(f"options.{name}", "is empty", f"give at least one value, e.g. {name}=(1, 4, 16, 64)")
-            bad = next((v for v in vals or () if isinstance(v, bool) or not isinstance(v, (int, float, np.number))
+            bad = next((v for v in (() if vals is None else vals) if isinstance(v, bool) or not isinstance(v, (int, float, np.number))
                         or not 1 <= v <= MAX_CONCURRENCY), None)
             if bad is not None:
-                raise SpecError(f"options.{name}", f"{bad!r} is not a number of sequences from 1 to {MAX_CONCURRENCY:,}",
+                raise SpecError(f"options.{name}", f"{_shown(bad)} is not a number of sequences from 1 to {MAX_CONCURRENCY:,}",
                                 f"give {name} as numbers >= 1, e.g. {name}=(1, 4, 16, 64)")
 
     def deployment(self, precision: Precision, decode: Pool, prefill: Pool | None = None,

@@ -81,12 +81,15 @@ def _column(v, n: int) -> np.ndarray:
     return np.broadcast_to(np.asarray(v, dtype=float), (n,))
 
 
-
 def _not_numbers(field: str, v) -> None:
     """Raise the error of a batch field that holds no numbers (a name, true/false, a dict, ragged lists)."""
     shown = repr(v) if len(repr(v)) <= 40 else repr(v)[:37] + "..."
     raise SpecError(f"batch.{field}", f"must be a number or a 1-D array of numbers (sequences or tokens), got {shown}",
                     f"give {field} as numbers, e.g. {field}=64 or {field}=[8, 64, 256]")
+
+
+#: Values that numpy would read as numbers but that are not counts of sequences or tokens ('64', True).
+_NOT_NUMBERS = (str, bytes, bool, np.bool_)
 
 
 def _floats(field: str, v) -> np.ndarray:
@@ -95,6 +98,7 @@ def _floats(field: str, v) -> np.ndarray:
         return np.asarray(v, dtype=float)
     except (TypeError, ValueError):
         _not_numbers(field, v)
+
 
 @dataclass(frozen=True, slots=True)
 class Batch:
@@ -134,8 +138,11 @@ class Batch:
         raw = dict(decode_seqs=decode_seqs, decode_ctx=decode_ctx, prefill_tokens=prefill_tokens,
                    prefill_ctx=prefill_ctx, prefill_seqs=prefill_seqs, pad_seqs=pad_seqs)
         for k, v in raw.items():  # 'abc' raised numpy's ValueError; '64' and True were read as numbers
-            if (isinstance(v, (str, bytes, bool)) or (type(v) is np.ndarray and v.dtype.kind not in "iuf")
-                    or (type(v) in (list, tuple) and any(isinstance(x, (str, bytes, bool)) for x in v))):
+            # (an object array of numbers, pandas' .to_numpy() of an object column, is read as its numbers)
+            if (isinstance(v, _NOT_NUMBERS) or (type(v) is np.ndarray and v.dtype.kind not in "iufO")
+                    or (type(v) in (list, tuple) and any(isinstance(x, _NOT_NUMBERS) for x in v))
+                    or (type(v) is np.ndarray and v.dtype.kind == "O"
+                        and any(isinstance(x, _NOT_NUMBERS) for x in v.ravel()))):
                 _not_numbers(k, v)
         del raw["pad_seqs"]
         if prefill_seqs is None:

@@ -8,6 +8,7 @@ resident beside the weights. ``Deployment.mtp`` (deploy/deployment.py) holds one
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 from jalapeno.errors import SpecError
@@ -51,14 +52,20 @@ class MTP:
     acceptance: float
 
     def __post_init__(self) -> None:
-        if isinstance(self.draft_tokens, bool) or not isinstance(self.draft_tokens, int) or self.draft_tokens < 1:
+        # numbers.Integral/Real: numpy's scalars (np.int64, np.float32) are numbers too; bool (and np.bool_,
+        # which is no numbers.Number) is not
+        if isinstance(self.draft_tokens, bool) or not isinstance(self.draft_tokens, numbers.Integral) \
+                or self.draft_tokens < 1:
             raise SpecError("mtp", f"draft length must be a positive integer, got {self.draft_tokens!r}",
                             "give --mtp K with K >= 1 (or leave MTP off)")
         if self.draft_tokens > MAX_DRAFT_TOKENS:
             raise SpecError("mtp", f"draft length {self.draft_tokens} is beyond {MAX_DRAFT_TOKENS}",
                             f"give --mtp K with 1 <= K <= {MAX_DRAFT_TOKENS} (engines run 1-4 MTP drafts)")
         a = self.acceptance  # '0.5' raised a TypeError from the comparison; true was read as 1
-        if isinstance(a, bool) or not isinstance(a, (int, float)) or not 0 <= a < 1:
+        if isinstance(a, bool) or not isinstance(a, numbers.Real):
+            raise SpecError("mtp-acceptance", f"must be a number in [0, 1), got {a!r}",
+                            "give the measured per-token acceptance rate as a number, e.g. 0.7")
+        if not 0 <= a < 1:
             raise SpecError("mtp-acceptance", f"must be in [0, 1), got {self.acceptance}",
                             "give the measured per-token acceptance rate, e.g. 0.7")
 

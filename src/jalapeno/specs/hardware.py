@@ -28,6 +28,25 @@ from jalapeno.specs.plausibility import check_plausible, check_range
 from jalapeno.specs.schema_errors import describe
 from jalapeno.specs.system_file import COUNT_KEYS, DieFile, SystemFile
 
+#: Names of the system file's schema that lived here until round 38 and now live in specs/system_file.py.
+#: ``from jalapeno.specs.hardware import ChipFile`` keeps working (module ``__getattr__`` below) with a
+#: DeprecationWarning naming the new place; new code imports them from jalapeno.specs.system_file.
+#: (SystemFile, DieFile and COUNT_KEYS, which this module uses, are imported above and read without a warning.)
+MOVED_TO_SYSTEM_FILE = ("ChipFile", "LevelFile", "HostFile", "PowerFile", "CostFile", "TOPOLOGIES")
+
+
+def __getattr__(name: str):
+    """A schema name moved to specs/system_file.py (:data:`MOVED_TO_SYSTEM_FILE`), returned from there with a
+    DeprecationWarning; any other missing name raises AttributeError as usual."""
+    if name in MOVED_TO_SYSTEM_FILE:
+        import warnings
+
+        from jalapeno.specs import system_file
+        warnings.warn(f"jalapeno.specs.hardware.{name} moved to jalapeno.specs.system_file.{name} (round 38); "
+                      f"import it from there", DeprecationWarning, stacklevel=2)
+        return getattr(system_file, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # ---- SI dataclasses ----------------------------------------------------------------------
 
