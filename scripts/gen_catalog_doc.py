@@ -24,7 +24,7 @@ from jalapeno.specs.die import DieFile
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "docs" / "catalog.md"
 
-# key -> (unit, meaning). One entry per field of the pydantic file models in specs/hardware.py.
+# key -> (unit, meaning). One entry per field of the pydantic file models in specs/system_file.py.
 SYSTEM_KEYS = {
     "schema_version": ("-", "file format version; must be 1"),
     "name": ("-", "system name; the catalog name is the file name without `.toml`; a user file's name (or, for a "

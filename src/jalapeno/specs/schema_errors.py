@@ -5,7 +5,7 @@ pydantic reports a bad file key as ``Input should be a valid number [type=float_
 fix that name the key and what to write instead (``must be a number, got 'fast'`` / ``write
 chip.hbm_stacks = { value = <number>, source = "..." }``). A validator's own message
 (``value_error``) is already ours and is kept, without pydantic's ``Value error, `` prefix.
-Shared by specs/hardware.py (system files, ``--set``), specs/die.py and specs/design_space.py.
+Shared by specs/hardware.py (system files, ``--set``; schema: specs/system_file.py), specs/die.py and specs/design_space.py.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The file-schema base of the catalog: strict pydantic models, the sourced number and the banded one.
 
 Every number in a system TOML is ``{ value = ..., source = "..." }`` (optional ``alternatives``
-and ``estimate = true``). Shared by specs/hardware.py and the schema tables that live beside it
-(specs/kv_tiers.py), so that a table can be typed without importing hardware.py.
+and ``estimate = true``). Shared by specs/system_file.py and the schema tables that live beside it
+(specs/kv_tiers.py), so that a table can be typed without importing the system file's schema.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def _printable_name(v: str) -> str:
     return v
 
 
-#: A system's or chip's name (specs/hardware.py): '' is refused by its min_length, as before.
+#: A system's or chip's name (specs/system_file.py): '' is refused by its min_length, as before.
 Name = Annotated[str, Field(min_length=1), AfterValidator(_printable_name)]
 
 
@@ -33,7 +33,7 @@ def _not_true(v):
     return v
 
 
-#: A system file's ``schema_version`` (specs/hardware.py): the number 1, not ``true``.
+#: A system file's ``schema_version`` (specs/system_file.py): the number 1, not ``true``.
 SchemaVersion = Annotated[Literal[1], BeforeValidator(_not_true)]
 
 

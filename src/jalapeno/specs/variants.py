@@ -15,7 +15,7 @@ The variant inherits the base's efficiency set — its calibration (``calibrated
 ``calibration = "<catalog system>"`` (that system's calibration file) or ``calibration = "spec"``
 (the documented defaults). ``--set KEY=VALUE`` on the command line applies the same overrides
 (parsed and applied by specs/system_overrides.py; :func:`load_variant`). Every override passes
-through the ordinary schema validation (specs/hardware.py), so a variant can be no less valid than
+through the ordinary schema validation (specs/system_file.py, via specs/hardware.py), so a variant can be no less valid than
 a catalog file. A variant's TDP, sustained and all-in power and $/chip-hour follow its components
 relative to the catalog system its chain starts from (specs/power.py), unless the variant states them.
 
