@@ -217,7 +217,7 @@ def mtp_option():
 
 
 def mtp_acceptance_option():
-    """``--mtp-acceptance``: the per-token draft acceptance rate (0 to 1; with ``--mtp``)."""
+    """``--mtp-acceptance``: the per-token draft acceptance rate, in [0, 1) (deploy/mtp.MTP; with ``--mtp``)."""
     return typer.Option(None, "--mtp-acceptance", help="Per-token acceptance rate (with --mtp).")
 
 

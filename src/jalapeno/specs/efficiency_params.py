@@ -154,7 +154,7 @@ def _checked(key: str, name: str, v: Any) -> float:
         raise SpecError(key, f"must be in (0, 1], got {v}", "give a fraction above 0 and at most 1")
     if name.endswith(_RATE_FRACTIONS) and v < MIN_RATE_FRACTION:
         raise SpecError(key, f"{v:g} of the hardware's peak is below the {MIN_RATE_FRACTION:g} plausibility floor "
-                        "(calibrated sets: 0.089 to 1)", "give the achieved share of peak as a fraction, "
+                        "(shipped fits: 0.089 to 1)", "give the achieved share of peak as a fraction, "
                         "e.g. 0.6 for 60% (not 0.006)")
     if not frac and v < 0:
         raise SpecError(key, f"must be >= 0, got {v}", "give a non-negative value")
@@ -170,7 +170,8 @@ def _checked(key: str, name: str, v: Any) -> float:
 _RATE_FRACTIONS = ("peak_fraction", "hbm_fraction", "link_fraction", "in_switch_fraction", "all_to_all_fraction",
                    "custom_ar_fraction")
 #: Least achieved share of a peak accepted, a named plausibility floor (not a measurement): the shipped
-#: calibrations and stacks span 0.089 (a fitted peak_fraction) to 1, and this is ~100x below the least of them.
+#: fits span 0.089 (the least: a MoE backend kernel's fitted peak_fraction, data/moe_backend_kernels.toml; the
+#: least in data/calibration/*.toml is 0.140, gfx9's MLA decode) to 1, and this is ~100x below the least of them.
 #: ``--set efficiency.hbm_fraction=1e-300`` was accepted and printed a TTFT of a 300-digit number of ms.
 MIN_RATE_FRACTION = 1e-3
 
