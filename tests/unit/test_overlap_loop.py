@@ -53,13 +53,34 @@ def test_lag_steps_off_where_the_engine_turns_the_overlap_loop_off():
     assert lag_steps(SimpleNamespace(admission_lag_steps=0.0), plain, SimpleNamespace(pp=1)) == 0
 
 
-def test_stack_field_ships_off_and_parses(monkeypatch):
+def test_tensorrt_llm_keeps_the_loop_with_mtp():
+    # TensorRT-LLM: one-model MTP supports the overlap scheduler (speculative/interface.py), so MTP rows keep the lag;
+    # pp > 1 runs _executor_loop_pp (no lag)
+    eff = SimpleNamespace(admission_lag_steps=1.0, admission_lag_with_mtp=True)
+    assert lag_steps(eff, SimpleNamespace(mtp=object()), SimpleNamespace(pp=1)) == 1
+    assert lag_steps(eff, SimpleNamespace(mtp=object()), SimpleNamespace(pp=2)) == 0
+
+
+def test_shipped_profiles_tensorrt_llm_on_sglang_off():
     import jalapeno.specs.stacks as st
     from jalapeno.specs.efficiency import Efficiency
 
-    # shipped off (a what-if: scripts/sgl_admission_lag38b.py): no profile sets it, the efficiency set's 0 holds
-    assert all(s.admission_lag_steps is None for s in st.stacks().values())
-    assert Efficiency().admission_lag_steps == 0.0
+    s = st.stacks()
+    for name in ("trtllm", "dynamo-trtllm"):  # _executor_loop_overlap, one step, kept with MTP (round 38, trtlag38)
+        e = s[name].apply(Efficiency())
+        assert (e.admission_lag_steps, e.admission_lag_with_mtp) == (1.0, True)
+        assert "admission_lag_steps" in s[name].sources and "admission_lag_with_mtp" in s[name].sources
+    for name in ("sglang", "sglang-rocm", "vllm"):  # SGLang's: a what-if only (sgllag38); vLLM: not read
+        assert s[name].apply(Efficiency()).admission_lag_steps == 0.0
+
+
+def test_stack_field_defaults_off_and_parses(monkeypatch):
+    import jalapeno.specs.stacks as st
+    from jalapeno.specs.efficiency import Efficiency
+
+    # the efficiency set's default is off; only the TensorRT-LLM profiles set it (test above)
+    assert Efficiency().admission_lag_steps == 0.0 and not Efficiency().admission_lag_with_mtp
+    assert {n for n, s in st.stacks().items() if s.admission_lag_steps} == {"trtllm", "dynamo-trtllm"}
     raw = {"stack": [{"name": "x", "label": "x", "source": "x", "admission_lag_steps": 1}]}
     monkeypatch.setattr(st.tomllib, "load", lambda f: raw)
     x = build_stacks({})["x"]

@@ -21,6 +21,16 @@ prefill or decoding) for the part u = 1 − f/T of its cycle T = TTFT + decode s
 set for speculative decoding without spec v2 and for pipeline parallelism, the cases the shipped deployments can
 state): :func:`lag_steps` gives 0 there. The simulator holds a prompt read by a busy loop for one step
 (serve/sim/scheduler.Instance, ``admission_lag``).
+
+TensorRT-LLM's ``PyExecutor._executor_loop_overlap`` (NVIDIA/TensorRT-LLM ``tensorrt_llm/_torch/pyexecutor/
+py_executor.py`` @00043967) has the same order per pass: fetch and schedule (``_prepare_and_schedule_batch``),
+``_forward_step`` (a launch), then ``_update_requests(previous_batch.sample_state)`` and ``_process_previous_batch``,
+which wait for the previous step's results: L = 1 too. ``PyExecutor.__init__`` picks it unless
+``disable_overlap_scheduler`` (then ``_executor_loop``: fetch, forward, sample, respond — no lag) or pp > 1
+(``_executor_loop_pp``); the executor creator sets ``disable_overlap_scheduler`` for a speculative mode whose
+``support_overlap_scheduler()`` is false, and one-model MTP (DeepSeek's one MTP layer, ``MTP_EAGLE_ONE_MODEL``, the
+default) is not one of them: TensorRT-LLM keeps the lag with MTP (``Efficiency.admission_lag_with_mtp``;
+docs/gap_aic_ttft.md round 38, trtlag38).
 """
 
 from __future__ import annotations
@@ -30,10 +40,21 @@ import numpy as np
 
 def lag_steps(eff, dep, layout) -> int:
     """Whole steps of admission lag an aggregated instance of ``dep`` on ``layout`` pays (Efficiency.admission_lag_steps,
-    set by the software stack): 0 where the engine runs its loop without overlap — MTP (SGLang turns the overlap loop
-    off for speculative decoding without spec v2, server_args.py 0.5.9/0.5.12) or pipeline parallelism (pp > 1)."""
+    set by the software stack): 0 where the engine runs its loop without overlap — pipeline parallelism (pp > 1:
+    SGLang's ``server_args.py``, TensorRT-LLM's ``_executor_loop_pp``) or MTP on an engine that turns the overlap loop
+    off for speculative decoding (SGLang without spec v2, 0.5.9/0.5.12; ``Efficiency.admission_lag_with_mtp`` False).
+
+    >>> from types import SimpleNamespace as NS
+    >>> lay, on = NS(pp=1), NS(admission_lag_steps=1.0, admission_lag_with_mtp=False)
+    >>> lag_steps(on, NS(mtp=None), lay), lag_steps(on, NS(mtp=object()), lay), lag_steps(on, NS(mtp=None), NS(pp=2))
+    (1, 0, 0)
+    >>> lag_steps(NS(admission_lag_steps=1.0, admission_lag_with_mtp=True), NS(mtp=object()), lay)  # TensorRT-LLM
+    1
+    """
     steps = int(round(float(getattr(eff, "admission_lag_steps", 0.0))))
-    if steps <= 0 or dep.mtp is not None or layout.pp > 1:
+    if steps <= 0 or layout.pp > 1:
+        return 0
+    if dep.mtp is not None and not getattr(eff, "admission_lag_with_mtp", False):
         return 0
     return steps
 

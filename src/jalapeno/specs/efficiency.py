@@ -224,6 +224,8 @@ class Efficiency:
             run (serve/overlap_loop.admission_lag_s): 1 for SGLang's overlap loop (``event_loop_overlap`` launches the
             next batch before it reads the previous one's result, so a prompt read there goes into the step after
             the one already queued), 0 (default) for a loop that launches what it reads. Set by the software stack.
+        admission_lag_with_mtp: the engine keeps that loop with MTP (TensorRT-LLM: its one-model MTP supports the
+            overlap scheduler); default False (SGLang turns it off for speculative decoding without spec v2).
         disagg_handshake: the disaggregated request path's handshake with the decode worker's loop, set by
             the software stack (:data:`DISAGG_HANDSHAKE_NAMES`; serve/handshake.py): ``none`` (default) or
             ``decode_prealloc`` (SGLang: + one prebuilt decode step and the pre-allocation poll's residual
@@ -280,6 +282,7 @@ class Efficiency:
     tp_rank_step_dp: bool = False
     kv_handoff_fanout: bool = False
     admission_lag_steps: float = 0.0
+    admission_lag_with_mtp: bool = False
     source: str = "jalapeno defaults (docs/model.md)"
 
     def __post_init__(self) -> None:

@@ -65,7 +65,9 @@ SWITCHES = {"moe_width_term": "price the routed experts' per-rank width term, co
             "allreduce_rms_fusion": "the engine fuses the TP all-reduce with the residual add + RMSNorm after it",
             "tp_rank_step_dp": "the per-TP-rank step cost counts the attention-DP ranks too, cost/step.step_overhead",
             "kv_handoff_fanout": "the KV hand-off sends an MLA cache whole to every decode attention-TP rank, "
-                                 "serve/disagg.handoff_copies"}
+                                 "serve/disagg.handoff_copies",
+            "admission_lag_with_mtp": "the engine keeps its overlap loop (admission_lag_steps) with MTP, "
+                                      "serve/overlap_loop.lag_steps"}
 
 
 def checked_overrides(overrides: Mapping[str, Any], names: set[str], tables: dict[str, dict[str, KernelEfficiency]],

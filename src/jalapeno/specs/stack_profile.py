@@ -62,7 +62,8 @@ _FUSION_COPIES: dict[tuple[int, str], tuple] = {}
 _BEHAVIOUR_FIELDS: tuple[str, ...] = ("moe_exchange", "all_reduce_table", "logits_bytes_per_elem",
                                       "gemm_allreduce_fusion", "allreduce_rms_fusion", "moe_width_term",
                                       "disagg_handshake", "disagg_router", "tp_rank_step_dp",
-                                      "kv_handoff_fanout", "admission_lag_steps")
+                                      "kv_handoff_fanout", "admission_lag_steps",
+                                      "admission_lag_with_mtp")
 
 
 def _memo_copy(cache: dict, key: str, profile: Stack, make) -> Stack:
@@ -116,6 +117,8 @@ class Stack:
             rank (Efficiency.kv_handoff_fanout; serve/disagg.handoff_copies), or None (the efficiency set's, False).
         admission_lag_steps: steps the engine's aggregated loop adds before a prompt it reads while busy can run
             (Efficiency.admission_lag_steps; serve/overlap_loop.admission_lag_s), or None (the efficiency set's, 0).
+        admission_lag_with_mtp: the engine keeps that loop with MTP (Efficiency.admission_lag_with_mtp;
+            serve/overlap_loop.lag_steps), or None (the efficiency set's, False).
         disagg_handshake: the engine's disaggregated handshake (specs/efficiency_params.DISAGG_HANDSHAKE_NAMES;
             serve/handshake.py), or None (the efficiency set's, ``none``).
         disagg_router: the front end's choice of decode worker (specs/efficiency_params.DISAGG_ROUTER_NAMES;
@@ -156,6 +159,7 @@ class Stack:
     tp_rank_step_dp: bool | None = None
     kv_handoff_fanout: bool | None = None
     admission_lag_steps: float | None = None
+    admission_lag_with_mtp: bool | None = None
     disagg_handshake: str | None = None
     disagg_router: str | None = None
     mtp_acceptance: MappingProxyType = field(default_factory=_empty)

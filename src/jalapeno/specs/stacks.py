@@ -38,7 +38,8 @@ from jalapeno.specs.stack_profile import (  # noqa: F401  (the profile re-export
 
 _KEYS = {"name", "label", "engines", "base", "source", "overlap", "moe_exchange", "all_reduce_table", "logits_bytes_per_elem",
          "gemm_allreduce_fusion", "allreduce_rms_fusion", "moe_width_term", "disagg_handshake", "disagg_router",
-         "tp_rank_step_dp", "kv_handoff_fanout", "admission_lag_steps", "mtp_acceptance", "low", "high", "sources",
+         "tp_rank_step_dp", "kv_handoff_fanout", "admission_lag_steps", "admission_lag_with_mtp",
+         "mtp_acceptance", "low", "high", "sources",
          "fit", "default_for", "clients", "version_rules", *BAND_FIELDS}
 #: The front-end fields a benchmark client's entry may set (``clients``): what a request spends
 #: outside the accelerator before its first token depends on the engine's server and on the
