@@ -1,10 +1,9 @@
 """What-if: the overlap loop's admission lag built into the model (serve/overlap_loop.py) and switched on for chosen stacks; validate against a baseline (issue 18, round 38, sgllag38).
 
-The mechanism ships off for SGLang (its profiles leave ``Efficiency.admission_lag_steps`` at 0) and on for the
-TensorRT-LLM profiles (round 38, trtlag38: data/stacks.toml ``trtllm``, ``dynamo-trtllm``). This script sets
+The mechanism ships switched off (``Efficiency.admission_lag_steps`` 0; no profile of data/stacks.toml sets it). This script sets
 ``admission_lag_steps`` on the named software-stack profiles (default ``sglang`` and ``sglang-rocm``: SGLang's
 ``Scheduler.event_loop_overlap``, one step; ``--trtllm``: TensorRT-LLM's ``PyExecutor._executor_loop_overlap``, the
-same read-launch-then-wait structure, already shipped, MTP rows included — a no-op on this tree's stacks), runs ``jalapeno validate --json`` in this process with them,
+same read-launch-then-wait structure, kept with MTP: ``admission_lag_with_mtp`` set too; round 38 trtlag38), runs ``jalapeno validate --json`` in this process with them,
 and prints per source x system x metric the median |error|, p90 |error| and bias before (``BASE``, a ``jalapeno validate
 --json -o BASE.csv`` output of the same tree with the mechanism off) and after, on every row and on the held-out
 judgement's rows (not in the fit split, no data-quality flag), with the goals each group meets before and after
@@ -39,14 +38,15 @@ GOALS = {"ttft_s": (0.20, None, None), "interactivity": (0.08, 0.25, 0.05), "thr
          "tpot_s": (0.08, 0.25, 0.05)}
 
 
-def with_lag(names: tuple[str, ...], steps: float = 1.0) -> None:
-    """Make every later profile lookup return the profiles ``names`` with ``admission_lag_steps`` = ``steps``."""
+def with_lag(names: tuple[str, ...], steps: float = 1.0, with_mtp: bool = False) -> None:
+    """Make every later profile lookup return the profiles ``names`` with ``admission_lag_steps`` = ``steps`` (and
+    ``admission_lag_with_mtp`` = ``with_mtp``: True for TensorRT-LLM, whose one-model MTP keeps the overlap loop)."""
     build = stacks_mod.build_stacks
 
     def patched(fits):
         out = dict(build(fits))
         for n in names:
-            out[n] = dataclasses.replace(out[n], admission_lag_steps=float(steps))
+            out[n] = dataclasses.replace(out[n], admission_lag_steps=float(steps), admission_lag_with_mtp=with_mtp or None)
         return type(build(fits))(out)
 
     stacks_mod.build_stacks = patched
@@ -104,12 +104,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("base", help="`jalapeno validate --json -o BASE.csv` with the mechanism off")
     ap.add_argument("--stacks", default=",".join(SGLANG), help="profiles to give the lag (comma separated)")
-    ap.add_argument("--trtllm", action="store_true", help="the TensorRT-LLM profiles instead (shipped on since trtlag38)")
+    ap.add_argument("--trtllm", action="store_true", help="the TensorRT-LLM profiles instead (kept with MTP; what-if only)")
     ap.add_argument("--steps", type=float, default=1.0, help="steps of lag (1: an overlap loop's)")
     ap.add_argument("-o", "--out", help="write the what-if validate CSV here")
     a = ap.parse_args(argv)
     names = TRTLLM if a.trtllm else tuple(s for s in a.stacks.split(",") if s)
-    with_lag(names, a.steps)
+    with_lag(names, a.steps, with_mtp=a.trtllm)
     out = a.out or str(Path(tempfile.mkdtemp()) / "after.csv")
     from jalapeno.cli.app import main as cli
 

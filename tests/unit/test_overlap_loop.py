@@ -61,26 +61,34 @@ def test_tensorrt_llm_keeps_the_loop_with_mtp():
     assert lag_steps(eff, SimpleNamespace(mtp=object()), SimpleNamespace(pp=2)) == 0
 
 
-def test_shipped_profiles_tensorrt_llm_on_sglang_off():
+def test_trtllm_what_if_keeps_the_lag_with_mtp(monkeypatch):
+    import sys
+    from pathlib import Path
+
     import jalapeno.specs.stacks as st
     from jalapeno.specs.efficiency import Efficiency
 
-    s = st.stacks()
-    for name in ("trtllm", "dynamo-trtllm"):  # _executor_loop_overlap, one step, kept with MTP (round 38, trtlag38)
-        e = s[name].apply(Efficiency())
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    import sgl_admission_lag38b as w
+
+    monkeypatch.setattr(st, "build_stacks", st.build_stacks)  # restored after the test
+    st.load_stacks.cache_clear()
+    try:
+        w.with_lag(w.TRTLLM, 1.0, with_mtp=True)  # the script's --trtllm (round 38, trtlag38)
+        e = st.get_stack("trtllm").apply(Efficiency())
         assert (e.admission_lag_steps, e.admission_lag_with_mtp) == (1.0, True)
-        assert "admission_lag_steps" in s[name].sources and "admission_lag_with_mtp" in s[name].sources
-    for name in ("sglang", "sglang-rocm", "vllm"):  # SGLang's: a what-if only (sgllag38); vLLM: not read
-        assert s[name].apply(Efficiency()).admission_lag_steps == 0.0
+    finally:
+        monkeypatch.undo()
+        st.load_stacks.cache_clear()
 
 
-def test_stack_field_defaults_off_and_parses(monkeypatch):
+def test_stack_field_ships_off_and_parses(monkeypatch):
     import jalapeno.specs.stacks as st
     from jalapeno.specs.efficiency import Efficiency
 
-    # the efficiency set's default is off; only the TensorRT-LLM profiles set it (test above)
+    # shipped off (what-ifs: scripts/sgl_admission_lag38b.py [--trtllm]): no profile sets it, the efficiency set's 0 holds
+    assert all(s.admission_lag_steps is None and s.admission_lag_with_mtp is None for s in st.stacks().values())
     assert Efficiency().admission_lag_steps == 0.0 and not Efficiency().admission_lag_with_mtp
-    assert {n for n, s in st.stacks().items() if s.admission_lag_steps} == {"trtllm", "dynamo-trtllm"}
     raw = {"stack": [{"name": "x", "label": "x", "source": "x", "admission_lag_steps": 1}]}
     monkeypatch.setattr(st.tomllib, "load", lambda f: raw)
     x = build_stacks({})["x"]
