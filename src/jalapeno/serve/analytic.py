@@ -383,9 +383,11 @@ def agg_tail(pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple, head: 
     # (serve/batch_wait.py) and shares that step with the window's other prompts
     hold_s, joined = _batch_wait_s(dep, lay, wl, b, lam, users, t_dec)
     queue = np.where(hold_s > 0, hold_s + joined * head["s_chunk"], queue)
-    # an overlap loop admits a prompt read while it is busy one step late (serve/overlap_loop.py)
-    queue = queue + admission_lag_s(lag_steps(eff, dep, lay), tau, users, frontend_s(eff, wl.mean_isl),
-                                    ttft_q[None] + steps * tau)
+    # an overlap loop admits a prompt read while it is busy one step late (serve/overlap_loop.py); priced only
+    # where a stack sets the lag (no shipped profile does), so the sweep's default path does no extra work
+    lag = lag_steps(eff, dep, lay)
+    if lag:
+        queue = queue + admission_lag_s(lag, tau, users, frontend_s(eff, wl.mean_isl), ttft_q[None] + steps * tau)
     ttft_q = {k: v + queue for k, v in ttft_q.items()}
     c = lam * (ttft_q[None] + steps * tau)
     return ServingPoints.assemble(
