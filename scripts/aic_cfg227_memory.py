@@ -9,8 +9,9 @@ InferenceX's configuration runs them with ``SCRIPT_MODE=1k1k-low-latency``, whos
 ``low_latency_tp_chips``): 157.5 GiB a chip, which fits. The script prints, per layout, each module's bytes a chip,
 the model's budget, and the budget SGLang's own rule gives at the script's ``--mem-fraction-static 0.95``
 (F x m, F the free memory before the weights load: the driver-reported total less the SGLang profile's assumed
-context, data/engine_memory.toml; the GB200 total, 189,471 MiB, is what ``nvidia-smi`` prints on GB200 trays and is
-a named assumption here, not a shipped figure).
+context, data/engine_memory.toml; the GB200 total, 189,471 MiB, is what ``nvidia-smi`` prints on GB200 trays. Since
+round 39 the ``sglang-0.5`` profile ships it with its source, and SGLang's own F on GB200, 184 GiB at TP4 (sglang PR
+#31900), which gives a pool of 184 x 0.95 - weights, 1.4 GiB more than the arithmetic printed here).
 
 Run:
     python scripts/aic_cfg227_memory.py
@@ -26,7 +27,7 @@ from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import get_precision
 
 GIB = 2.0**30
-#: GB200 driver-reported total (nvidia-smi "189471MiB" on GB200 trays); assumption, see the docstring
+#: GB200 driver-reported total (nvidia-smi "189471MiB" on GB200 trays; data/engine_memory.toml since round 39)
 GB200_DEVICE_TOTAL_GIB = 189_471 / 1024
 #: the run's --mem-fraction-static (gb200-fp8/disagg/1k1k-low-latency.sh, both pools)
 SCRIPT_MEM_FRACTION = 0.95

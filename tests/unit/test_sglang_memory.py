@@ -228,3 +228,23 @@ def test_a_variant_chip_with_other_memory_does_not_keep_the_logged_figures(name)
     same = load_system(root, (("chip.hbm_bandwidth_tb_per_s", 6),))
     b = engine_memory_breakdown(m, same, TP8, prec, get_engine_memory(name), 0.88)
     assert b["device_total_sourced"] == 1.0
+
+
+def test_gb200_pool_from_the_logged_free_memory():
+    """GB200 (round 39, gbthr39): nvidia-smi prints 189,471 MiB a GPU (sirius-db/sirius
+    bench/gb200-4gpu/HARDWARE.md) = 185.03 GiB; SGLang measured F = 184 GiB before loading at TP4
+    (sgl-project/sglang PR #31900: '0.75 x 184 GB = 138 GB'). config_id 227's FP8 weights, by hand
+    (tests/unit/test_aic_dep_pools.py): TP4 157.52 GiB, DEP4 170.06 GiB a chip. At the script's
+    m = 0.95 the pool is 184 x 0.95 - weights = 174.80 - 157.52 = 17.28 GiB (TP4), 4.74 GiB (DEP4);
+    before, F fell back to the catalog's 186e9 B (173.23 GiB) less the assumed 2.50 GiB."""
+    m, prec, s = load_model("deepseek-r1"), get_precision("fp8"), load_system("gb200-nvl72")
+    prof = get_engine_memory("sglang-0.5")
+    b = engine_memory_breakdown(m, s, Layout(tp=4), prec, prof, 0.95)
+    assert b["device_total"] == pytest.approx(189_471 * 2**20, rel=1e-4) and b["device_total_sourced"] == 1.0
+    assert b["free_before_load"] == pytest.approx(184.0 * GIB) and b["free_before_load_sourced"] == 1.0
+    assert b["kv_pool"] / GIB == pytest.approx(184.0 * 0.95 - 157.52, abs=0.01)
+    dep4 = engine_memory_breakdown(m, s, Layout(dp=4), prec, prof, 0.95)
+    assert dep4["kv_pool"] / GIB == pytest.approx(184.0 * 0.95 - 170.06, abs=0.01)
+    # the logged GB200 figures are GB200's only: GB300 still falls back to its catalog usable HBM
+    gb300 = engine_memory_breakdown(m, load_system("gb300-nvl72"), Layout(tp=4), prec, prof, 0.95)
+    assert gb300["device_total_sourced"] == 0.0 and gb300["free_before_load_sourced"] == 0.0
