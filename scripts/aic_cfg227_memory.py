@@ -39,16 +39,22 @@ def main() -> None:
     budget = usable * (1 - Efficiency().memory_reserve_fraction)
     ctx = get_engine_memory("sglang-0.5").context_bytes / GIB
     sglang_budget = (GB200_DEVICE_TOTAL_GIB - ctx) * SCRIPT_MEM_FRACTION
-    print(f"model budget (no engine profile): {usable / GIB:.1f} GiB usable x "
-          f"{1 - Efficiency().memory_reserve_fraction:.2f} = {budget / GIB:.1f} GiB")
-    print(f"SGLang rule at the script's m = {SCRIPT_MEM_FRACTION}: ({GB200_DEVICE_TOTAL_GIB:.2f} - {ctx:.2f} GiB) x "
-          f"{SCRIPT_MEM_FRACTION} = {sglang_budget:.1f} GiB")
+    print(
+        f"model budget (no engine profile): {usable / GIB:.1f} GiB usable x "
+        f"{1 - Efficiency().memory_reserve_fraction:.2f} = {budget / GIB:.1f} GiB"
+    )
+    print(
+        f"SGLang rule at the script's m = {SCRIPT_MEM_FRACTION}: ({GB200_DEVICE_TOTAL_GIB:.2f} - {ctx:.2f} GiB) x "
+        f"{SCRIPT_MEM_FRACTION} = {sglang_budget:.1f} GiB"
+    )
     for name, lay in (("fields: attention DP4, MoE TP4", Layout(dp=4)), ("script: TP4", Layout(tp=4))):
         elems = weight_elems_per_chip(model, lay)
         total = weight_bytes_per_chip(model, lay, prec, 0, system)
-        print(f"\n{name} ({lay.label}): {total / GIB:.1f} GiB a chip; "
-              f"fits the model's budget: {total <= budget}; SGLang's pool at m = 0.95: "
-              f"{sglang_budget - total / GIB:.1f} GiB")
+        print(
+            f"\n{name} ({lay.label}): {total / GIB:.1f} GiB a chip; "
+            f"fits the model's budget: {total <= budget}; SGLang's pool at m = 0.95: "
+            f"{sglang_budget - total / GIB:.1f} GiB"
+        )
         for mod, n in elems.items():
             b = n * (ROUTER_BYTES if mod == "router" else prec.weight_bytes(mod))
             print(f"  {mod:15s} {n / 1e9:9.4f} G elements  {b / GIB:8.2f} GiB")

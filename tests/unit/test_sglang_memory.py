@@ -71,9 +71,19 @@ def test_admission_cap_counts_whole_outputs_under_ignore_eos():
 
 
 def test_regular_admission_keeps_ratio_of_remaining_output():
-    raw = {"name": "t", "rule": "sglang", "engine": "sglang", "version": "x", "source": "s",
-           "mem_fraction_static": 0.88, "context_gib": 2.5, "init_new_token_ratio": 0.7,
-           "min_new_token_ratio_factor": 0.14, "clip_max_new_tokens": 4096, "ignore_eos_admission": False}
+    raw = {
+        "name": "t",
+        "rule": "sglang",
+        "engine": "sglang",
+        "version": "x",
+        "source": "s",
+        "mem_fraction_static": 0.88,
+        "context_gib": 2.5,
+        "init_new_token_ratio": 0.7,
+        "min_new_token_ratio_factor": 0.14,
+        "clip_max_new_tokens": 4096,
+        "ignore_eos_admission": False,
+    }
     per, head = _profile(raw).admission_tokens(1000.0, 500.0)
     assert per == pytest.approx(1000 + 250 + 0.7 * 0.14 * 250)  # context + r·(remaining/2)
     assert head == pytest.approx(1500.0)
@@ -101,8 +111,9 @@ def test_h200_8k1k_queues_for_admission_at_64_not_32():
     m, pr = load_model("deepseek-r1"), load_pricer("h200")
     kw, _ = launch_limits("h200", "deepseek-r1", "sglang", "fp8", 8, 8192, 1024, 64)
     dep = Deployment(with_launch_kv(get_precision("fp8"), kw), Pool(TP8), **kw)
-    plain = Deployment(dep.precision, Pool(TP8),
-                       **{k: v for k, v in kw.items() if k not in ("engine_memory", "memory_fraction")})
+    plain = Deployment(
+        dep.precision, Pool(TP8), **{k: v for k, v in kw.items() if k not in ("engine_memory", "memory_fraction")}
+    )
     wl = Workload("8k1k", 8192, 1024, 0.8)
     got, ref = serve_at_concurrency(m, pr, dep, wl, [32, 64]), serve_at_concurrency(m, pr, plain, wl, [32, 64])
     assert got.queue_s[0] == 0.0 and got.ttft_s[0] == pytest.approx(ref.ttft_s[0], rel=1e-6)
@@ -116,8 +127,19 @@ def test_h200_8k1k_queues_for_admission_at_64_not_32():
 
 
 def _instance(capacity: float) -> Instance:
-    return Instance(0, "agg", lambda *a, **k: 0.01, 8, capacity, 256, 8192, PrefixCache(enabled=False), None,
-                    np.random.default_rng(0), reserve_outputs=True)
+    return Instance(
+        0,
+        "agg",
+        lambda *a, **k: 0.01,
+        8,
+        capacity,
+        256,
+        8192,
+        PrefixCache(enabled=False),
+        None,
+        np.random.default_rng(0),
+        reserve_outputs=True,
+    )
 
 
 def _req(i: int, isl: int, osl: int, generated: int = 0) -> Request:
@@ -173,12 +195,37 @@ def test_predict_refuses_another_engines_memory_profile_with_a_recipe(capsys):
     from cli_runner import check_error, run
 
     # an SGLang recipe's KV pool was sized by vLLM's start-up profiling, silently
-    check_error(*run(capsys, "predict", "-s", "b200", "-c", "64", "--engine", "sglang-b200-dsr1-fp4",
-                     "--engine-memory", "vllm-0.11"),
-                "--engine-memory: vllm-0.11 is vllm's memory profile and recipe sglang-b200-dsr1-fp4 runs sglang",
-                "drop --engine-memory")
-    check_error(*run(capsys, "predict", "-s", "h200", "-c", "64", "--engine", "trtllm-h200-dsr1-fp8-mtp",
-                     "--engine-memory", "sglang-0.5"), "recipe trtllm-h200-dsr1-fp8-mtp runs trt")
+    check_error(
+        *run(
+            capsys,
+            "predict",
+            "-s",
+            "b200",
+            "-c",
+            "64",
+            "--engine",
+            "sglang-b200-dsr1-fp4",
+            "--engine-memory",
+            "vllm-0.11",
+        ),
+        "--engine-memory: vllm-0.11 is vllm's memory profile and recipe sglang-b200-dsr1-fp4 runs sglang",
+        "drop --engine-memory",
+    )
+    check_error(
+        *run(
+            capsys,
+            "predict",
+            "-s",
+            "h200",
+            "-c",
+            "64",
+            "--engine",
+            "trtllm-h200-dsr1-fp8-mtp",
+            "--engine-memory",
+            "sglang-0.5",
+        ),
+        "recipe trtllm-h200-dsr1-fp8-mtp runs trt",
+    )
 
 
 def test_predict_with_an_sglang_recipe_takes_its_mem_fraction_static(capsys):
@@ -187,12 +234,25 @@ def test_predict_with_an_sglang_recipe_takes_its_mem_fraction_static(capsys):
     # sglang-b200-dsr1-fp4 launches with --mem-fraction-static 0.85 (data/engines.toml); B200's free memory
     # before load is 179.06 GiB (driver) less 2.5 GiB context = 176.56 GiB, x 0.85 = 150.08 GiB (by hand).
     # Before, the profile's default 0.88 ran (155.37 GiB), unlike validation's run of the same recipe.
-    code, out, err = run(capsys, "predict", "-s", "b200", "-c", "64", "--engine", "sglang-b200-dsr1-fp4",
-                         "--engine-memory", "sglang-0.5")
+    code, out, err = run(
+        capsys, "predict", "-s", "b200", "-c", "64", "--engine", "sglang-b200-dsr1-fp4", "--engine-memory", "sglang-0.5"
+    )
     assert code == 0, err
     assert "x 0.85 = 150.08" in " ".join(out.split())
-    code, out, err = run(capsys, "predict", "-s", "b200", "-c", "64", "--engine", "sglang-b200-dsr1-fp4",
-                         "--engine-memory", "sglang-0.5", "--memory-fraction", "0.88")
+    code, out, err = run(
+        capsys,
+        "predict",
+        "-s",
+        "b200",
+        "-c",
+        "64",
+        "--engine",
+        "sglang-b200-dsr1-fp4",
+        "--engine-memory",
+        "sglang-0.5",
+        "--memory-fraction",
+        "0.88",
+    )
     assert code == 0, err
     assert "x 0.88 = 155.37" in " ".join(out.split())  # an explicit fraction still wins
 
@@ -202,9 +262,12 @@ def test_step_refuses_profiling_limits_the_sglang_profile_does_not_use(capsys, o
     from cli_runner import check_error, run
 
     # accepted and without effect: SGLang's pool has no start-up profiling run to size
-    check_error(*run(capsys, "step", "-s", "h200", "--tp", "8", "--engine-memory", "sglang-0.5", *opt),
-                "--max-running/--max-tokens-per-step: size vLLM's start-up profiling run",
-                "sglang-0.5's KV pool does not depend on them", "drop them, or use --engine-memory vllm-0.11")
+    check_error(
+        *run(capsys, "step", "-s", "h200", "--tp", "8", "--engine-memory", "sglang-0.5", *opt),
+        "--max-running/--max-tokens-per-step: size vLLM's start-up profiling run",
+        "sglang-0.5's KV pool does not depend on them",
+        "drop them, or use --engine-memory vllm-0.11",
+    )
 
 
 @pytest.mark.parametrize("name", ["sglang-0.5", "vllm-0.11"])
