@@ -22,6 +22,9 @@ Prints:
 
 1. the table at TP1 beside the model's ``moe.experts`` op of a TP1 decode step (gpt-oss-120b, mi355x, the rows'
    stack ``atom-rocm``) per layer, at 1-128 sequences;
+1b. aiter's CK-tile A8W4 rows of ``gptoss_fp8fp4_tuned_fmoe.csv`` (same commit; the prompt steps: aiter
+   ``fused_moe`` @86be9824fe quantises MXFP4 Swiglu activations to FP8 from 512 tokens on gfx950, BF16 below) beside
+   the model's ``moe.experts`` of a prompt-only TP1 step, per layer, 512-16,384 tokens;
 2. for every InferenceX MI355X gpt-oss ATOM row with a measured TPOT (validation deployment, its modelled decode
    batch): the model's decode-step MoE (36 layers), the table's at the same tokens, the TPOT with the table's MoE in
    place of the model's (every other op, the prompt steps and the scheduling kept), and the interactivity error
@@ -47,6 +50,20 @@ A16W4_US = {
     1536: (32.0815, 34.6309, 46.1847, 61.3954, 88.5828, 124.1052, 162.3633, 182.5234),
     512: (26.3005, 26.8119, 29.3846, 36.5994, 49.1679, 67.8354, 71.8491, 81.8598),
 }
+#: the same file's cktile A8W4 rows (FP8 x MXFP4, ``_tag`` flydsl_fallback: kernels ``cktile_a8w4_bm32``, the CK-tile
+#: family of ROCm/aiter #1667, 2025-12-20; the file's FlyDSL rows are a later family), inter_dim 3,072: tokens, us1 + us2
+A8W4_SOURCE = "ROCm/aiter aiter/configs/model_configs/gptoss_fp8fp4_tuned_fmoe.csv @c2b69b9b87 (cktile_a8w4_bm32 rows)"
+A8W4_TOKENS = (512, 1024, 2048, 4096, 8192, 16384)
+A8W4_US = (
+    527.0715 + 117.3402,
+    286.4048 + 142.6674,
+    446.6267 + 181.4069,
+    786.0193 + 275.9191,
+    1478.4233 + 480.9397,
+    2752.7649 + 908.23,
+)
+#: aiter fused_moe @86be9824fe (2026-01-14): MXFP4 Swiglu on gfx950 quantises activations to FP8 from this many tokens
+BF16_FP8_BOUND = 512
 #: gpt-oss-120b decoder layers, each with one routed-expert block (HF config ``num_hidden_layers``)
 LAYERS = 36
 #: ATOM pads hidden and per-rank intermediate to this multiple (atom/model_ops/moe.py @f969215aa ``pad_align``)
@@ -114,6 +131,35 @@ def per_layer_table() -> None:
         print(f"| {b} | {a * 1e6:.1f} | {moe / LAYERS * 1e6:.1f} | {moe / LAYERS / a:.2f} |")
 
 
+def prefill_table() -> None:
+    """Part 1b: aiter's cktile A8W4 rows (the prompt steps: FP8 activations from 512 tokens) vs the model's
+    ``moe.experts`` of a prompt-only TP1 step, per layer."""
+    from jalapeno.cost.batch import Batch
+    from jalapeno.cost.step import step_cost
+    from jalapeno.deploy.deployment import pool_overlap
+
+    p, model, pricer, dep, wl = next(_rows())
+    lay = dep.decode.layout
+    print(f"\n1b. Prompt-step routed experts per layer, TP1 (µs): {A8W4_SOURCE} vs the model")
+    print("| tokens | aiter cktile A8W4 | model moe.experts | model / aiter |")
+    print("|---|---|---|---|")
+    for t, us in zip(A8W4_TOKENS, A8W4_US):
+        b = Batch.make(prefill_tokens=np.array([float(t)]))
+        sc = step_cost(
+            model,
+            pricer,
+            lay,
+            dep.precision,
+            b,
+            dep.mtp,
+            dep.memory_fraction,
+            pool_overlap(dep.overlap, model, lay),
+            dep.memory_profile,
+        )
+        moe = sum(r["time_s"] for r in sc.op_rows(0) if r["op"] == "moe.experts") / LAYERS
+        print(f"| {t} | {us:.1f} | {moe * 1e6:.1f} | {moe * 1e6 / us:.2f} |")
+
+
 def whatif() -> dict[str, tuple[float, float]]:
     """Part 2: per row, the TPOT with aiter's MoE in place of the model's; returns {id: (int err before, after)}."""
     sys.path.insert(0, __file__.rsplit("/", 1)[0])
@@ -168,6 +214,7 @@ def goals(path: str, moved: dict[str, tuple[float, float]]) -> None:
 
 def main(argv: list[str]) -> None:
     per_layer_table()
+    prefill_table()
     moved = whatif()
     if argv:
         goals(argv[0], moved)

@@ -53,3 +53,11 @@ def test_goals_rejects_a_csv_without_mi355x_rows(tmp_path):
     p.write_text("source,id,system,metric,error\ninferencex,a,h200,interactivity,0.1\n")
     with pytest.raises(ValueError, match="held-out"):
         s.goals(str(p), {})
+
+
+def test_the_prompt_step_rows_are_aiters_cktile_a8w4_stage_sums():
+    # gptoss_fp8fp4_tuned_fmoe.csv @c2b69b9b87, cktile_a8w4_bm32 rows: 8,192 tokens us1 1478.4233 + us2 480.9397
+    i = s.A8W4_TOKENS.index(8192)
+    assert s.A8W4_US[i] == pytest.approx(1959.363)
+    assert s.A8W4_US[s.A8W4_TOKENS.index(1024)] == pytest.approx(286.4048 + 142.6674)
+    assert s.BF16_FP8_BOUND == 512 and min(s.A8W4_TOKENS) == s.BF16_FP8_BOUND
