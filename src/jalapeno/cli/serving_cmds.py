@@ -39,6 +39,7 @@ from jalapeno.cli.serving_opts import (  # noqa: F401  (the option parsers, re-e
     _sweep_opts,
     check_pool,
     check_workload_context,
+    concurrency_notes,
     parse_pool,
     sweep_eplb,
 )
@@ -214,7 +215,8 @@ def compare(
     rec = res.record()
     from jalapeno.analysis.estimated_peaks import estimated_peak_notes  # a compute-bound answer on an estimated peak
 
-    note_lines(overrides + estimated_peak_notes(rec, {s.system.name: s.system for s in syss}, m)
+    note_lines(overrides + concurrency_notes(opts)
+               + estimated_peak_notes(rec, {s.system.name: s.system for s in syss}, m)
                + _release_notes(m, opts, {n: precs[n] if precs else [prec.name] for n in names_in}))
     if as_deployed and not recipes:  # gpt-oss-120b --as-deployed ran every system as stated, without a word
         note_lines([f"--as-deployed: no engine recipe deploys {m.name} on {', '.join(names_in)} "
@@ -330,7 +332,7 @@ def frontier(
                        max_tokens_per_step, cuda_graph_max_batch, memory_fraction, release)
     sf = system_frontier(m, pr, wl, prec, opts, power, recipe=rec if opts.mtp is None else None)
     rec = sf.record()
-    note_lines(overrides + _release_notes(m, opts, {s.name: [prec.name]}))
+    note_lines(overrides + concurrency_notes(opts) + _release_notes(m, opts, {s.name: [prec.name]}))
     if store:
         from jalapeno.cli.explore_cmd import store_frontier
 

@@ -78,6 +78,23 @@ def _sweep_opts(serving, mtp, acceptance, concurrency, eplb, overlap, recipe, ma
     return opts
 
 
+def concurrency_notes(opts) -> list[str]:
+    """The note ``compare``/``frontier`` print when ``--concurrency`` leaves disaggregated serving out.
+
+    Fixed concurrencies price aggregated instances only (a disaggregated point spans the batch grid,
+    analysis/sweep.py), so under the default ``--serving both`` the disaggregated deployments drop out
+    of the frontier: ``compare -m gpt-oss-120b -c 1,4,16,64,256,1024`` gave Jalapeño's ``fast`` tier
+    (>= 100 tok/s/user) as 36,759 tok/s/chip against 69,159 without ``-c``, with no word of why (newuser39).
+    ``opts``: the :class:`~jalapeno.analysis.sweep.SweepOptions` of the run. Returns one line, or none
+    when no concurrency is given or the run is aggregated only (``--serving agg`` says it already).
+    """
+    if opts.concurrency is None or opts.serving != "both":
+        return []
+    return ["--concurrency prices aggregated serving only (a disaggregated point spans the batch grid): "
+            "no disaggregated deployment is swept; drop --concurrency to sweep them too, "
+            "or pass --serving agg to state it"]
+
+
 def _floats(text: str, option: str, what: str = "numbers", example: str = "10,50,100", check=None) -> list[float]:
     """Positive finite numbers from ``a,b,c`` (``what`` and ``example`` word the error; ``check``, when
     given, refuses the values first with its own words).
