@@ -1,5 +1,6 @@
 """Figures of docs/agentic.md: the worked comparison (coding-agent, four systems, DeepSeek-R1 and
-Kimi K2.5), the same with HBM only, and the analytic session model against the simulator.
+Kimi K2.5), the same with HBM only, the host tier's lift on long-memory-chat, and the analytic session
+model against the simulator.
 
 Run: python scripts/check_agentic.py [--no-sim]   (the simulator grid takes a few minutes)
 Prints Markdown tables; docs/agentic.md §4-§5 are this script's output.
@@ -26,6 +27,12 @@ SYSTEMS = ("jalapeno", "gb200-nvl72", "gb300-nvl72", "vera-rubin-nvl72")
 OPTS = SweepOptions(serving="agg", overlap="none", max_stage_factor=AGENTIC_STAGE_FACTOR)
 
 
+def _share(x: float) -> str:
+    """A share to a tenth of a percent, a small non-zero one to two significant figures (as compare prints it:
+    Jalapeño's 0.036% of the task read '0.0%' here)."""
+    return f"{x * 100:.2g}%" if 0 < abs(x) < 0.0005 else f"{x:.1%}"
+
+
 def worked(model_name: str, use_tiers: bool = True) -> None:
     m = load_model(model_name)
     syss = [load_pricer(n) for n in SYSTEMS]
@@ -47,13 +54,32 @@ def worked(model_name: str, use_tiers: bool = True) -> None:
               f"{t10['tasks_per_hour_per_chip']:.1f} | {t5['tasks_per_hour_per_chip']:.1f} | "
               f"{r['peak_tasks_per_hour_per_chip']:.2f}x ({r['peak_tasks_per_hour_per_kw']:.2f}x, "
               f"{r['peak_tasks_per_usd']:.2f}x) | {pk['kv_tier']} / {pk['kv_bound'] or 'none'} "
-              f"({pk['kv_bound_share']:.1%}), step {pk['bound']} | {pk['deployment']} |")
+              f"({_share(pk['kv_bound_share'])}), step {pk['bound']} | {pk['deployment']} |")
     print("\nper turn at peak: TTFT first/mean/last s, TPOT ms, hit rate, reload s/task\n")
     for n, s in d["systems"].items():
         pk = s["peak"]
         print(f"- {n}: TTFT {pk['ttft_first_turn_s']:.2f}/{pk['ttft_mean_s']:.2f}/{pk['ttft_last_turn_s']:.2f} s, "
               f"TPOT {pk['tpot_s'] * 1e3:.0f} ms, hit rate {pk['hit_rate']:.1%}, reload {pk['reload_s_per_task']:.2f} s/task,"
               f" link utilisation {pk['link_utilisation']:.2f}")
+
+
+def tier_lift(model_name: str, preset: str) -> None:
+    """Peak tasks/h/chip with the catalog's KV tiers against HBM only, per system (§4 'Which tier binds')."""
+    m = load_model(model_name)
+    syss = [load_pricer(n) for n in SYSTEMS]
+    precs = {s.system.name: list(available_precisions(m.name, m.default_precision, s.system.chip.formats, m,
+                                                      s.system.chip)) for s in syss}
+    runs = {t: compare_agentic(m, syss, AGENTIC_PRESETS[preset], precs, baseline="gb300-nvl72", options=OPTS,
+                               use_tiers=t).as_dict()["systems"] for t in (True, False)}
+    print(f"\n**{m.name}**, {preset}: peak tasks/h/chip with the catalog's tiers against HBM only\n")
+    print("| system | tiers | HBM only | lift | KV tier / bound at peak (tiers) | reload s/task | link utilisation |")
+    print("|---|---|---|---|---|---|---|")
+    for n in SYSTEMS:
+        a, b = runs[True][n]["peak"], runs[False][n]["peak"]
+        print(f"| {n} | {a['tasks_per_hour_per_chip']:,.0f} | {b['tasks_per_hour_per_chip']:,.0f} | "
+              f"{a['tasks_per_hour_per_chip'] / b['tasks_per_hour_per_chip'] - 1:+.1%} | "
+              f"{a['kv_tier']} / {a['kv_bound'] or 'none'} | {a['reload_s_per_task']:.2f} | "
+              f"{a['link_utilisation']:.2f} |")
 
 
 def steady_state(tasks, c):
@@ -89,5 +115,6 @@ if __name__ == "__main__":
     for name in ("deepseek-r1", "kimi-k2.5"):
         worked(name)
     worked("deepseek-r1", use_tiers=False)
+    tier_lift("deepseek-r1", "long-memory-chat")
     if not args.no_sim:
         sim_grid()
