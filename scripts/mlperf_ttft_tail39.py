@@ -16,11 +16,11 @@ and its TTFT is split as serve/open_loop.poisson_ttft_s splits it:
 - c_i: the rest per prompt (its own prefill, front end, half a step, and the attention-DP balancing gate).
 
 Three model columns: ``shipped`` (open_loop.poisson_ttft_s as validate prices the limit: the balancing gate enters
-as a constant, its mean capped at T steps, serve/queueing.adp_balance_wait_s), ``clock`` (the gate as what the
-engine does when the timeout binds: ``_balance_adp_requests`` in TensorRT-LLM's py_executor.py releases the held
-prompts on a counter of iterations reset only by a release (serve/queueing.adp_release_prompts), so below dp
-arrivals per T steps a prompt waits the residual of a T-step clock, uniform on [0, T·τ): mixed into the quantile
-as :data:`CLOCK_POINTS` equally likely offsets), and the measured percentiles. What the clock leaves between the
+as a constant, serve/queueing.adp_balance_wait_s's mean over the release clock's rounds, about T·τ/2 here since
+round 39, T·τ before), ``clock`` (the gate's spread too: ``_balance_adp_requests`` in TensorRT-LLM's py_executor.py
+releases the held prompts on a counter of iterations reset only by a release (serve/queueing.adp_release_prompts),
+so below dp arrivals per T steps a prompt waits the residual of a T-step clock, uniform on [0, T·τ): mixed into the
+quantile as :data:`CLOCK_POINTS` equally likely offsets), and the measured percentiles. What the clock leaves between the
 model's and the measured p99 is not a prefill queue: at the runs' rho <= 0.05 the M/G/1 wait's p99 is a few ms
 under any service time the dataset's prompts give (the longest, 3,140 tokens, is ~26 ms of pooled prefill).
 
@@ -40,8 +40,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 DATA = Path(__file__).resolve().parents[1] / "docs" / "data" / "mlperf51_dsr1_ttft_percentiles.csv"
-#: offsets of the uniform balancing clock mixed into the TTFT quantile (midpoints of equal slices of [0, T·τ))
-CLOCK_POINTS = 64
 #: quantiles reported (the published percentiles' subset the model is compared on)
 QUANTILES = (0.5, 0.9, 0.99)
 
@@ -62,32 +60,20 @@ def measured(path: Path = DATA) -> dict[tuple[str, str], dict]:
     }
 
 
-def clock_quantile_s(q: float, rate_per_s, work_s, other_s, clock_s) -> np.ndarray:
-    """Quantile ``q`` of TTFT = W + U + c_i, s, (N,): W the M/G/1 wait of open_loop.ttft_quantile_s (``rate_per_s``
-    (N,), ``work_s`` (N, K)), c_i ``other_s`` (N, K) without the balancing gate, U uniform on [0, ``clock_s``) (N,),
-    independent of both: each prompt split into :data:`CLOCK_POINTS` equally likely copies offset by U's slice
-    midpoints (exact for W's tail, a midpoint rule over U)."""
-    from jalapeno.serve.open_loop import ttft_quantile_s
-
-    u = (np.arange(CLOCK_POINTS) + 0.5) / CLOCK_POINTS
-    c = np.asarray(other_s, dtype=float)[:, :, None] + np.asarray(clock_s, dtype=float)[:, None, None] * u
-    n, k = c.shape[:2]
-    w = np.repeat(np.asarray(work_s, dtype=float), CLOCK_POINTS, axis=1)
-    return ttft_quantile_s(q, rate_per_s, w, c.reshape(n, k * CLOCK_POINTS))
-
-
 def _parts(system: str, gpus: int, timeout: int, batch: int, per_rank: float) -> dict:
-    """The model's TTFT parts of a run's engine at ``per_rank`` sequences a rank: rate (1/s, per instance), step
-    τ (s), prefill queue load rho, gate (s, as shipped), clock T·τ (s), and the open-loop inputs (work, c_i less the
-    gate), plus the shipped quantiles."""
+    """The model's TTFT of a run's engine at ``per_rank`` sequences a rank: rate (1/s, per instance), step τ (s),
+    prefill queue load rho and mean wait (s), the closed loop's gate G (s, shipped: capped at T·τ) and the clock's
+    G_c (s, serve/queueing.adp_clock_round_wait_s), and the quantiles (s, keyed by q) of ``r38`` (G a constant),
+    ``shipped`` (open_loop.poisson_ttft_s: G − G_c plus the clock's uniform spread on [0, 2·G_c)) and ``clock``
+    (the gate the clock alone gives, G_c and its spread: queueing.ADP_CLOCK_MEAN on), with the clock's mean."""
     import mlperf_peer_runs38 as peers
 
-    import jalapeno.serve.open_loop as ol
     from jalapeno.cost.pricer import with_moe_backend
     from jalapeno.fit.mlperf import DSR1_HARNESS_STEP_S, MLPERF_LIMIT_ENGINES, submitted_deployment
     from jalapeno.fit.table_lookup import load_any_pricer
     from jalapeno.fit.validate import point_stack
     from jalapeno.serve.analytic import adp_gate_s, aggregated_by_batch
+    from jalapeno.serve.open_loop import gated_ttft_quantile_s, mg1_wait, poisson_ttft_parts, ttft_quantile_s
     from jalapeno.specs.catalog import load_model, load_system
 
     p = peers._base_point()
@@ -102,37 +88,27 @@ def _parts(system: str, gpus: int, timeout: int, batch: int, per_rank: float) ->
     )
     pr = with_moe_backend(base, one.decode.moe_backend, model, lay)
     sp = aggregated_by_batch(model, pr, one, p.workload, np.array([per_rank * lay.dp]))
-    seen = {}
-    real = ol.ttft_quantile_s
-
-    def spy(q, rate, work, other):
-        seen.update(work=np.asarray(work, dtype=float), other=np.asarray(other, dtype=float))
-        return real(q, rate, work, other)
-
-    ol.ttft_quantile_s = spy
-    try:
-        shipped = {q: float(ol.poisson_ttft_s(model, pr, one, p.workload, sp, q)[0]) for q in QUANTILES}
-    finally:
-        ol.ttft_quantile_s = real
-    gate = adp_gate_s(one, lay, sp.decode_batch, sp.request_rate_per_s, sp.step_time_s, None)
-    rho, mean_wait = ol.mg1_wait(sp.request_rate_per_s, seen["work"])
-    tau = float(sp.step_time_s[0])
+    work, other, g_c = poisson_ttft_parts(model, pr, one, p.workload, sp)
+    g = adp_gate_s(one, lay, sp.decode_batch, sp.request_rate_per_s, sp.step_time_s, None)
+    rest = other - (g - g_c)[:, None]  # no gate at all
+    lam = sp.request_rate_per_s
+    rho, mean_wait = mg1_wait(lam, work)
     return {
-        "rate": float(sp.request_rate_per_s[0]),
-        "tau": tau,
+        "rate": float(lam[0]),
+        "tau": float(sp.step_time_s[0]),
         "rho": float(rho[0]),
-        "mean_wait": float(mean_wait[0]),
-        "gate": float(gate[0]),
-        "clock": timeout * tau,
-        "work": seen["work"],
-        "rest": seen["other"] - gate[:, None],
-        "shipped": shipped,
+        "gate": float(g[0]),
+        "clock_gate": float(g_c[0]),
+        "r38": {q: float(ttft_quantile_s(q, lam, work, rest + g[:, None])[0]) for q in QUANTILES},
+        "shipped": {q: float(gated_ttft_quantile_s(q, lam, work, other, g_c)[0]) for q in QUANTILES},
+        "clock_q": {q: float(gated_ttft_quantile_s(q, lam, work, rest, g_c)[0]) for q in QUANTILES},
+        "clock_mean": float(rest.mean() + g_c[0] + mean_wait[0]),
     }
 
 
 def tail_rows(path: Path = DATA) -> list[dict]:
-    """One dict per run of mlperf_peer_runs38.RUNS: its load, the model's parts (:func:`_parts`), the shipped and
-    clock quantiles (s, keyed by q), the clock model's mean (s) and the measured figures (s)."""
+    """One dict per run of mlperf_peer_runs38.RUNS: its key, timeout T, sequences a rank, :func:`_parts` and the
+    measured figures (s)."""
     import mlperf_peer_runs38 as peers
 
     meas = measured(path)
@@ -140,18 +116,12 @@ def tail_rows(path: Path = DATA) -> list[dict]:
     out = []
     for key, (system, gpus, timeout, batch) in peers.RUNS.items():
         n = peers.decode_per_rank(by[key], gpus)
-        m = _parts(system, gpus, timeout, batch, n)
-        lam, clock = np.array([m["rate"]]), np.array([m["clock"]])
-        clk = {q: float(clock_quantile_s(q, lam, m["work"], m["rest"], clock)[0]) for q in QUANTILES}
-        mean = float(m["rest"].mean()) + m["clock"] / 2 + m["mean_wait"]
         out.append(
             {
                 "run": key,
                 "timeout": timeout,
                 "per_rank": n,
-                **{k: m[k] for k in ("rate", "tau", "rho", "gate", "clock", "shipped")},
-                "clock_q": clk,
-                "clock_mean": mean,
+                **_parts(system, gpus, timeout, batch, n),
                 "measured": meas[key],
             }
         )
@@ -161,16 +131,17 @@ def tail_rows(path: Path = DATA) -> list[dict]:
 def main() -> None:
     rows = tail_rows()
     print(
-        "TTFT (s) at each run's own load: measured mean / p50 / p90 / p99 / p99.9; model shipped p50 / p99 (gate a "
-        "constant); model with the balancing clock mean / p50 / p90 / p99; prefill queue load rho"
+        "TTFT (s) at each run's own load: measured mean / p50 / p90 / p99 / p99.9; model round 38 p50 / p99 (gate G a "
+        "constant); shipped p50 / p99 (G with the clock's spread); clock mean / p50 / p90 / p99 (gate G_c, spread)"
     )
     for r in rows:
-        m, s, c = r["measured"], r["shipped"], r["clock_q"]
+        m, o, s, c = r["measured"], r["r38"], r["shipped"], r["clock_q"]
         print(
             f"  {r['run'][0]:13s} {r['run'][1][:30]:30s} T={r['timeout']} {r['per_rank']:5.1f}/rank {r['rate']:4.2f}/s "
-            f"tau {r['tau'] * 1e3:4.1f} ms rho {r['rho']:.3f} | meas {m['mean']:.2f} {m['p50']:.2f} {m['p90']:.2f} "
-            f"{m['p99']:.2f} {m['p999']:.2f} | shipped {s[0.5]:.2f} {s[0.99]:.2f} (gate {r['gate']:.2f}) | clock "
-            f"{r['clock_mean']:.2f} {c[0.5]:.2f} {c[0.9]:.2f} {c[0.99]:.2f} | p99 short by {m['p99'] - c[0.99]:+.2f}"
+            f"tau {r['tau'] * 1e3:4.1f} ms rho {r['rho']:.3f} G {r['gate']:.2f} G_c {r['clock_gate']:.2f} | meas "
+            f"{m['mean']:.2f} {m['p50']:.2f} {m['p90']:.2f} {m['p99']:.2f} {m['p999']:.2f} | r38 {o[0.5]:.2f} "
+            f"{o[0.99]:.2f} | shipped {s[0.5]:.2f} {s[0.99]:.2f} | clock {r['clock_mean']:.2f} {c[0.5]:.2f} "
+            f"{c[0.9]:.2f} {c[0.99]:.2f} | p99 short by {m['p99'] - s[0.99]:+.2f} / {m['p99'] - c[0.99]:+.2f}"
         )
 
 

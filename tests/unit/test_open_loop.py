@@ -123,14 +123,20 @@ def test_poisson_ttft_on_llama_405b_h200_grows_with_load_and_exceeds_the_own_pre
 def test_poisson_ttft_carries_the_attention_dp_balancing_wait():
     """TensorRT-LLM's attention-DP context balancing (timeout 9 steps, the MLPerf DeepSeek-R1 Server configs) holds a
     prompt until each of the 8 ranks has one. With free slots (200 of 512 per rank) a round is 8 consecutive arrivals,
-    the i-th waiting for 8 - i more: (8 - 1)/(2 lambda) on average, at most 9 steps (serve/queueing.adp_balance_wait_s's
-    closed form, written out here). The Poisson p99 shifts by exactly that mean: a constant beside every prompt."""
+    the i-th waiting for 8 - i more: (8 - 1)/(2 lambda) on average, at most 9 steps — the closed loop's mean G, shipped
+    (serve/queueing.adp_balance_wait_s, written out here). The 9-step counter is a clock restarted only by a release,
+    so a round closes at its 8th arrival or at the clock's tick Theta = 9 tau: mean over rounds G_c = sum_k k P(Pois(x) >
+    k) / (lambda sum_k P(Pois(x) > k)), k < 8, x = lambda Theta (scipy.stats.poisson), near Theta/2 here. The Poisson
+    p99 (since round 39) carries G - G_c plus a wait uniform on [0, 2 G_c): it shifts by more than G - G_c + 1.5 G_c
+    (the top 1% of waits sit near the top) and by at most G + G_c."""
+    from scipy.stats import poisson
+
     from jalapeno.cost.pricer import load_pricer
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.deploy.layout import Layout
     from jalapeno.fit.mlperf import benchmark_spread
     from jalapeno.serve.analytic import aggregated_by_batch
-    from jalapeno.serve.open_loop import poisson_ttft_s
+    from jalapeno.serve.open_loop import poisson_ttft_parts, poisson_ttft_s
     from jalapeno.specs.catalog import load_model
     from jalapeno.specs.formats import get_precision
     from jalapeno.specs.workload import Workload
@@ -144,9 +150,17 @@ def test_poisson_ttft_carries_the_attention_dp_balancing_wait():
     pts = aggregated_by_batch(model, pricer, bal, wl, np.array([200.0 * 8]))
     lam, tau = float(pts.request_rate_per_s[0]), float(pts.step_time_s[0])
     gate = min(7 / (2 * lam), 9 * tau)
+    sf = poisson.sf(np.arange(8), lam * 9 * tau)  # P(Pois(x) > k), k = 0..7
+    g_c = float((np.arange(8) * sf).sum() / (lam * sf.sum()))
     assert gate > 0.05  # the wait is material at this load
+    assert 0.9 * 9 * tau / 2 < g_c <= 9 * tau / 2  # the clock binds: near its mean residual (below: rounds that fill)
+    w_bal, c_bal, s_bal = poisson_ttft_parts(model, pricer, bal, wl, pts)
+    w_off, c_off, s_off = poisson_ttft_parts(model, pricer, off, wl, pts)
+    assert s_bal[0] == pytest.approx(g_c, rel=1e-6) and s_off[0] == 0.0
+    assert (c_bal - c_off)[0] == pytest.approx(np.full(c_off.shape[1], gate - g_c), rel=1e-6, abs=1e-9)
     shift = poisson_ttft_s(model, pricer, bal, wl, pts) - poisson_ttft_s(model, pricer, off, wl, pts)
-    assert shift[0] == pytest.approx(gate, rel=1e-6, abs=1e-9)
+    assert gate - g_c + 1.5 * g_c < shift[0] <= gate + g_c
+
 
 def test_peak_within_limits_on_llama_405b_h200_aggregated():
     """The same model and lengths, aggregated layouts only: with no TTFT bound (1,000 s) the
@@ -226,3 +240,16 @@ def test_tpot_tail_at_the_measured_load_tracks_the_runs():
     pts = serve_at_concurrency(model, pricer, one, wl, [202.78 * 0.04427], idle_start=False)
     ratio = float(poisson_tpot_s(model, pricer, one, wl, pts)[0] / pts.tpot_s[0])
     assert ratio == pytest.approx(74.38 / 44.27, rel=0.15)
+
+
+def test_gated_quantile_mixes_the_gate_spread_by_hand():
+    """No queue, two equally likely prompts c = 0 and 1 s, gate mean G = 0.25 s: the wait is uniform on [0, 0.5), so
+    TTFT is uniform on [0, 0.5) half the time and on [1, 1.5) else: its 0.75 quantile is 1.25 s and its 0.25 quantile
+    0.25 s (within one of the 16 slices, 0.5/16 s); with G = 0 it is the prompts' own quantile."""
+    from jalapeno.serve.open_loop import GATE_SLICES, gated_ttft_quantile_s
+
+    args = (np.array([1.0]), np.zeros((1, 2)), np.array([[0.0, 1.0]]))
+    tol = 0.5 / GATE_SLICES + 1e-9
+    assert float(gated_ttft_quantile_s(0.75, *args, np.array([0.25]))[0]) == pytest.approx(1.25, abs=tol)
+    assert float(gated_ttft_quantile_s(0.25, *args, np.array([0.25]))[0]) == pytest.approx(0.25, abs=tol)
+    assert float(gated_ttft_quantile_s(0.75, *args, np.array([0.0]))[0]) == pytest.approx(1.0, abs=1e-9)

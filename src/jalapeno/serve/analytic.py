@@ -405,20 +405,22 @@ def running_slots(dep: Deployment, layout) -> float | None:
     return float(dep.max_running * dep.rank_scale(layout) * layout.pp)
 
 
-def adp_gate_s(dep: Deployment, lay, b, lam, tau, slots_full) -> np.ndarray:
+def adp_gate_s(dep: Deployment, lay, b, lam, tau, slots_full, clock: bool | None = None) -> np.ndarray:
     """TTFT added by attention-DP context balancing (0 without it), s, (N,): only while every rank is
     decoding (a rank with no generation request releases at once, so b/dp ≥ 1).
 
     Args: ``b`` the instance's decode batch (sequences, (N,)), ``lam`` its request rate (1/s), ``tau`` its
     mean step (s), ``slots_full`` (N,) bool, or None to read it from ``b`` against ``max_running``
     (:func:`running_slots`). Shared by the closed loop (:func:`agg_points`) and the Poisson TTFT
-    (serve/open_loop.poisson_ttft_s); the wait is serve/queueing.adp_balance_wait_s."""
+    (serve/open_loop.poisson_ttft_s); the wait is serve/queueing.adp_balance_wait_s (``clock``: its ``clock``
+    switch, None = the shipped ADP_CLOCK_MEAN)."""
     if dep.adp_balance_timeout_iters is None or lay.dp <= 1:
         return np.zeros_like(b)
     slots = running_slots(dep, lay)
     full = (np.zeros(b.shape, dtype=bool) if slots is None else b >= slots - 1e-9) if slots_full is None \
         else np.asarray(slots_full, dtype=bool)
-    wait = adp_balance_wait_s(lay.dp * lay.pp, lam, tau, dep.adp_balance_timeout_iters, full)
+    kw = {} if clock is None else {"clock": clock}
+    wait = adp_balance_wait_s(lay.dp * lay.pp, lam, tau, dep.adp_balance_timeout_iters, full, **kw)
     return np.where(b / (lay.dp * lay.pp) >= 1.0, wait, 0.0)
 
 

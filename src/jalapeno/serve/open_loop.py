@@ -33,10 +33,18 @@ the prompt's own prefill on its rank, S_i = t_lo·max(1, ISL_i/B_r) + σ_r·ISL_
 its chunks of B_r per-rank budget tokens, σ_r = (t_hi − t_lo)/B_r the marginal cost of a token)
 and t_KV the disaggregated hand-off. With TensorRT-LLM's attention-DP context balancing
 (``Deployment.adp_balance_timeout_iters``) an aggregated prompt also waits for every rank to hold one, at most
-``timeout_iters`` steps: its mean (serve/queueing.adp_balance_wait_s, the closed loop's own term) joins c_i as a
-constant (round 31: without it the p99 was below the closed loop's MEAN TTFT, 0.29 s against 0.71 s on the
-NVIDIA B200 DeepSeek-R1 Server engine at its measured load; the wait's own spread is not modelled, so the
-quantile is low by at most timeout_iters·τ less that mean). Quantile q of TTFT over the dataset's prompts solves
+``timeout_iters`` steps: its mean G (serve/queueing.adp_balance_wait_s, the closed loop's own term: since round 39
+the mean over the release clock's rounds, about timeout_iters·τ/2 where the clock binds) joins c_i (round 31:
+without it the p99 was below the closed loop's MEAN TTFT, 0.29 s against 0.71 s on the NVIDIA B200 DeepSeek-R1
+Server engine at its measured load), spread (since round 39; a constant before) as the release clock spreads it:
+G − G_c + U, U uniform on [0, 2·G_c), independent of W and the prompt, G_c the wait's mean over the clock's rounds
+(serve/queueing.adp_clock_round_wait_s; G itself with queueing.ADP_CLOCK_MEAN on, shipped off). Exact where the
+clock binds (the counter restarts only at a release: a prompt waits the clock's residual, uniform on
+[0, timeout_iters·τ)); an ASSUMPTION where rounds fill first (the i-th of dp arrivals waits dp − i more,
+Erlang: a random arrival's wait has the uniform's mean, not its shape) and with full slots. On the MLPerf
+DeepSeek-R1 Server engine at its runs' loads the p99 is 0.84-1.17 s with the spread, 0.67-0.91 s without; the
+runs' measured p99, 1.25-1.94 s, has a longer tail from outside the schedule (docs/gap_large_batch_decode.md
+round 39). Quantile q of TTFT over the dataset's prompts solves
 mean_i P(W > t − c_i) = 1 − q (c_i the parts other than W), by bisection.
 
 Pure: no I/O.
@@ -57,6 +65,9 @@ from jalapeno.specs.workload import Workload
 
 #: Prompts the TTFT quantile averages over: the workload's ISL at this many evenly spaced quantiles.
 ISL_GRID = 256
+#: Slices of the attention-DP balancing wait's uniform spread mixed into the TTFT quantile (module docstring):
+#: each prompt's copies sit at the slices' midpoints, within G/GATE_SLICES of the exact uniform quantile.
+GATE_SLICES = 16
 
 
 def mg1_wait(rate_per_s, work_s) -> tuple[np.ndarray, np.ndarray]:
@@ -163,17 +174,55 @@ def ttft_quantile_s(q: float, rate_per_s, work_s, other_s) -> np.ndarray:
     return np.where(rho < 1, hi, np.inf)
 
 
+def gated_ttft_quantile_s(q: float, rate_per_s, work_s, other_s, gate_s) -> np.ndarray:
+    """Quantile ``q`` of TTFT = W + U + c_i, s, (N,): :func:`ttft_quantile_s`'s W and c_i (``rate_per_s`` (N,),
+    ``work_s`` and ``other_s`` (N, K)) with U the attention-DP balancing wait, uniform on [0, 2·``gate_s``) (N,, its
+    mean; module docstring), independent of both: each prompt split into :data:`GATE_SLICES` equally likely copies at
+    the slices' midpoints. ``gate_s`` all zero: :func:`ttft_quantile_s` itself.
+
+    >>> # no queue, one prompt of c = 0.2 s, G = 0.32 s: U uniform on [0, 0.64), the median c + G = 0.52 s, here
+    >>> # within one slice (0.64 / 16 = 0.04 s): the 8th of the 16 copies, 0.2 + 0.64 x 7.5 / 16 = 0.50
+    >>> round(float(gated_ttft_quantile_s(0.5, [1.0], np.zeros((1, 1)), [[0.2]], [0.32])[0]), 2)
+    0.5
+
+    Raises:
+        SpecError: ``q`` outside (0, 1).
+    """
+    gate = np.atleast_1d(np.asarray(gate_s, dtype=float))
+    work, other = np.asarray(work_s, dtype=float), np.asarray(other_s, dtype=float)
+    if not np.any(gate > 0):
+        return ttft_quantile_s(q, rate_per_s, work, other)
+    n = other.shape[0]
+    u = 2.0 * (np.arange(GATE_SLICES) + 0.5) / GATE_SLICES  # U / G: uniform on [0, 2), slice midpoints
+    spread = (other[:, :, None] + np.broadcast_to(gate, (n,))[:, None, None] * u).reshape(n, -1)
+    return ttft_quantile_s(q, rate_per_s, np.repeat(np.broadcast_to(work, other.shape), GATE_SLICES, axis=1), spread)
+
+
 def poisson_ttft_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pts: ServingPoints,
                    q: float = 0.99) -> np.ndarray:
     """Quantile ``q`` of TTFT (s) of ``dep``'s points ``pts`` (N,) under Poisson arrivals at each
-    point's request rate (module docstring), (N,); inf where the prefill queue is unstable.
+    point's request rate (module docstring), (N,); inf where the prefill queue is unstable:
+    :func:`gated_ttft_quantile_s` of :func:`poisson_ttft_parts`.
+
+    Raises:
+        SpecError: ``q`` outside (0, 1).
+    """
+    work, other, gate = poisson_ttft_parts(model, pricer, dep, wl, pts)
+    return gated_ttft_quantile_s(q, pts.request_rate_per_s, work, other, gate)
+
+
+def poisson_ttft_parts(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload,
+                       pts: ServingPoints) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The parts of :func:`poisson_ttft_s` for ``dep``'s points ``pts`` (N,) over the workload's :data:`ISL_GRID`
+    prompts: each prompt's queue work V_i (s, (N, K)), its TTFT apart from the queue's wait and the balancing
+    gate's spread (own prefill, front end, half a step, KV hand-off, and the closed loop's gate mean G less G_c;
+    s, (N, K)), and G_c (s, (N,); 0 without the gate): the gate's mean over the release clock's rounds, whose
+    uniform spread on [0, 2·G_c) :func:`gated_ttft_quantile_s` adds — so the mean stays G, the closed loop's
+    (with serve/queueing.ADP_CLOCK_MEAN on, G = G_c).
 
     Aggregated points: one instance's rate and decode batch (``pts.decode_batch``, spread over the
     PP micro-batches), its prefill budget per step; disaggregated: the prefill pool's workers
     pooled at the deployment's rate, prefill-only steps, plus the points' KV hand-off.
-
-    Raises:
-        SpecError: ``q`` outside (0, 1).
     """
     eff = pricer.efficiency
     agg = dep.prefill is None
@@ -199,10 +248,13 @@ def poisson_ttft_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Worklo
     work = isl[None, :] * (t_hi / (workers * budget))[:, None]
     sigma_r = np.maximum(t_hi - t_lo, 0.0) / per_rank
     own = t_lo[:, None] * np.maximum(1.0, isl[None, :] / per_rank) + sigma_r[:, None] * isl[None, :]
-    gate = adp_gate_s(dep, lay, pts.decode_batch, pts.request_rate_per_s, pts.step_time_s, None) if agg else 0.0
-    other = own + np.array([frontend_s(eff, x) for x in isl])[None, :] + (pts.step_time_s / 2
-                                                                          + pts.kv_transfer_s + gate)[:, None]
-    return ttft_quantile_s(q, pts.request_rate_per_s, work, other)
+    zero = np.zeros(n)
+    gate = adp_gate_s(dep, lay, pts.decode_batch, pts.request_rate_per_s, pts.step_time_s, None) if agg else zero
+    spread = adp_gate_s(dep, lay, pts.decode_batch, pts.request_rate_per_s, pts.step_time_s, None,
+                        clock=True) if agg else zero
+    other = own + np.array([frontend_s(eff, x) for x in isl])[None, :] + (pts.step_time_s / 2 + pts.kv_transfer_s
+                                                                          + gate - spread)[:, None]
+    return work, other, np.asarray(spread, dtype=float)
 
 
 def decode_step_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, decode_seqs) -> np.ndarray:

@@ -284,7 +284,13 @@ def idle_start(ttft_ss: dict, waves: list[np.ndarray], extra_s, burst_fraction: 
     return out
 
 
-def adp_balance_wait_s(dp: int, request_rate_per_s, step_s, timeout_iters: int | None, slots_full) -> np.ndarray:
+#: :func:`adp_balance_wait_s`'s slots-free wait as the mean over the release clock's rounds (the engine's rule);
+#: shipped OFF in round 39: it worsens the held-out TTFT of the rows it moves (docs/gap_large_batch_decode.md).
+ADP_CLOCK_MEAN = False
+
+
+def adp_balance_wait_s(dp: int, request_rate_per_s, step_s, timeout_iters: int | None, slots_full,
+                       clock: bool = ADP_CLOCK_MEAN) -> np.ndarray:
     """Wait of a new prompt for TensorRT-LLM's attention-DP context balancing (effect 5), s, (N,).
 
     With ``attention_dp_config.enable_balance`` every attention-DP rank holds its context requests
@@ -306,8 +312,14 @@ def adp_balance_wait_s(dp: int, request_rate_per_s, step_s, timeout_iters: int |
       the last arrival none, so the mean wait is Σ_{j=1}^{dp−1} dp/(dp − j)·S_j over the
       dp + Σ_j j/(dp − j) arrivals of a round.
 
-    Either is capped at ``timeout_iters``·τ. Backlogs carried from round to round are not modelled
-    (they shorten later rounds); the closed form is the wait of a round that starts empty.
+    The timeout is a clock, not a per-prompt cap: the counter runs whether or not a prompt is held and
+    restarts only at a release (:func:`adp_release_prompts`), so a free round lasts L = min(S_dp, Θ),
+    Θ = ``timeout_iters``·τ, and by renewal reward the mean wait is E[∫_0^L N dt]/(λ·E[L]) (``clock``
+    True, :func:`adp_clock_round_wait_s`): Θ/2 where the clock binds. Shipped OFF (:data:`ADP_CLOCK_MEAN`):
+    min((dp − 1)/(2λ), Θ), twice the residual where the clock binds (MLPerf DeepSeek-R1 Server at 3.8-5/s:
+    0.53-0.59 s, not 0.27-0.30), as the clock worsens the held-out TTFT of the rows it moves (round 39,
+    docs/gap_large_batch_decode.md); full slots are capped at Θ either way. Backlogs carried between
+    rounds are not modelled (they shorten later rounds): the wait of a round that starts empty.
 
     Args:
         dp: attention-DP ranks of the instance (1: no gate).
@@ -315,9 +327,12 @@ def adp_balance_wait_s(dp: int, request_rate_per_s, step_s, timeout_iters: int |
         step_s: τ, the mean step, s, (N,).
         timeout_iters: the engine's ``timeout_iters`` (None: no balancing, no wait).
         slots_full: (N,) bool, whether the instance's running cap binds.
+        clock: the free regime's mean over the release clock's rounds (True) or capped at Θ (False).
 
-    >>> round(float(adp_balance_wait_s(8, 2.0, 0.1, 60, False)), 4)  # (8 − 1)/(2·2)
-    1.75
+    >>> [round(float(adp_balance_wait_s(8, 2.0, 0.1, t, False, clock=c)), 4) for t, c in ((60, False), (600, True))]
+    [1.75, 1.75]
+    >>> round(float(adp_balance_wait_s(2, 1.0, 0.1, 10, False, clock=True)), 4)  # x = 1 (below); capped: min(0.5, Θ)
+    0.2948
     >>> round(float(adp_balance_wait_s(2, 1.0, 1.0, 60, True)), 4)  # m_1 = 2: (2·2)/(2 + 1)
     1.3333
     >>> float(adp_balance_wait_s(8, 0.01, 0.1, 60, True))  # capped at 60 steps
@@ -331,8 +346,29 @@ def adp_balance_wait_s(dp: int, request_rate_per_s, step_s, timeout_iters: int |
     m = dp / (dp - j)  # m_j·λ, j = 1..dp − 1
     s_j = np.cumsum(m[::-1])[::-1]  # S_j·λ
     full = float((dp / (dp - j) * s_j).sum()) / float(dp + (j / (dp - j)).sum()) / lam
-    free = (dp - 1) / (2.0 * lam)
+    free = adp_clock_round_wait_s(dp, lam, timeout_iters * tau) if clock else (dp - 1) / (2.0 * lam)
     return np.minimum(np.where(np.asarray(slots_full, dtype=bool), full, free), timeout_iters * tau)
+
+
+def adp_clock_round_wait_s(dp: int, request_rate_per_s, clock_s) -> np.ndarray:
+    """Mean wait (s) of a prompt for a slots-free attention-DP balancing round that closes at its dp-th
+    arrival or at the release clock's tick ``clock_s`` = Θ after the last release, whichever is first
+    (:func:`adp_balance_wait_s`), broadcast: Σ_{k<dp} k·P(Pois(x) > k) / (λ·Σ_{k<dp} P(Pois(x) > k)), x = λΘ
+    (∫_0^Θ P(N(t) = k) dt = P(Pois(x) > k)/λ), from (dp − 1)/(2λ) at x ≫ dp to Θ/2 (the clock's residual) at x → 0.
+
+    >>> # dp = 2, x = 1: P(Pois > 1)/(λ·(P(Pois > 0) + P(Pois > 1))) = (1 − 2/e)/(2 − 3/e); x → 0: Θ/2
+    >>> [round(float(adp_clock_round_wait_s(2, 1.0, 1.0)), 4), round(float(adp_clock_round_wait_s(8, 1e-6, 0.5)), 4)]
+    [0.2948, 0.25]
+    """
+    from scipy.special import gammainc  # P(Pois(x) > k) = gammainc(k + 1, x); lazily, as adp_release_prompts
+
+    lam = np.maximum(np.asarray(request_rate_per_s, dtype=float), 1e-30)
+    x = lam * np.asarray(clock_s, dtype=float)
+    k = np.arange(int(dp), dtype=float)
+    p = gammainc(k + 1.0, x[..., None])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = (k * p).sum(axis=-1) / (lam * p.sum(axis=-1))
+    return np.where(x > 0, w, 0.0)
 
 
 def adp_release_prompts(arrivals_per_step, dp: int, timeout_iters: int) -> np.ndarray:
