@@ -103,3 +103,31 @@ def test_validation_applies_the_launch_script_at_each_load(tmp_path):
     assert (c32.recv_interval, c32.token_budget) == (30, 32768)
     assert any("sglang-b200-dsr1-fp8" in n for n in pts[1].notes)
     assert (other.recv_interval, other.token_budget) == (1, 8192)  # no recipe: the defaults
+
+
+def test_poll_wait_scaled_by_the_chance_the_engine_is_busy():
+    # an idle engine reads and launches at once: P(busy) = 0 waits nothing, a poll every step or every 30
+    assert float(poll_wait_s(1, 0.020, 1.0, busy_probability=0.0)) == 0.0
+    assert float(poll_wait_s(30, 0.020, 1.0, 0.010, 0.05, 0.019, 0.040, busy_probability=0.0)) == 0.0
+    # n = 1: P(busy)·τ/2 = 0.75·10 ms
+    assert float(poll_wait_s(1, 0.020, 64.0, busy_probability=0.75)) == pytest.approx(0.0075, rel=1e-12)
+    # n = 30, the hand-worked wait of test_poll_wait_by_hand (0.274980 s), found busy half the time
+    got = float(poll_wait_s(30, 0.020, 32, 0.010, 0.05, decode_step_s=0.019, prefill_step_s=0.040, busy_probability=0.5))
+    assert got == pytest.approx(0.5 * 0.274980, abs=2e-6)
+
+
+def test_a_lone_user_waits_for_no_step_in_flight_as_in_the_simulator():
+    """C = 1: the user's front end runs while the engine idles, so its prompt is read and launched at once. The event
+    simulator (an independent implementation: its loop reads the inbox when idle) gives the lone user's TTFT; the
+    analytic steady TTFT now sits within a third of a decode step of it (gpt-oss-120b 1k/256, H200 TP2: 0.2 τ), where
+    charging the step in flight (τ/2) put it 0.7 τ above."""
+    from jalapeno.deploy.deployment import Deployment as Dep
+    from jalapeno.serve.point import serve_at_concurrency
+    from jalapeno.serve.sim.simulation import simulate
+    from jalapeno.specs.workload import Workload
+
+    model, wl = load_model("gpt-oss-120b"), Workload("1k/256", 1024, 256)
+    dep, pricer = Dep(get_precision("mxfp4"), Pool(Layout(tp=2))), load_pricer("h200")
+    a = serve_at_concurrency(model, pricer, dep, wl, [1.0], idle_start=False).record(0)
+    s = simulate(model, pricer, dep, workload=wl, concurrency=1, seed=0, warmup=0).summary["ttft_s"]["mean"]
+    assert abs(a["ttft_s"] - s) < a["step_time_s"] / 3

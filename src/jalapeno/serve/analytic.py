@@ -50,7 +50,7 @@ from jalapeno.deploy.memory_fit import admission_batch_cap, decode_batch_cap
 from jalapeno.serve.batch_wait import batch_wait_steps, bunched_arrivals_per_step, prompts_to_fill
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
 from jalapeno.serve.limits import batch_caps, decode_step_s, floored_steps, graph_padded, prompt_floor_s
-from jalapeno.serve.overlap_loop import admission_lag_s, lag_steps
+from jalapeno.serve.overlap_loop import arrival_busy, lag_steps
 from jalapeno.serve.queueing import adp_balance_wait_s, adp_release_prompts, agg_queue_s, poll_wait_s
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.model import ModelSpec
@@ -376,8 +376,10 @@ def agg_tail(pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple, head: 
     ttft_q = {k: tau / 2 + pre_s[k] + frontend_s(eff, isl) for k, isl in lengths.items()}
     # C for the arrival theorem from the no-queue Little's law
     users = lam * (ttft_q[None] + steps * tau)
+    # the step in flight is found only by an arrival that finds the engine busy (a lone user finds it idle)
+    busy = arrival_busy(users, frontend_s(eff, wl.mean_isl), ttft_q[None] + steps * tau)
     queue = agg_queue_s(head["s_chunk"], n_bar, tau, users) + poll_wait_s(dep.recv_interval, tau, users, head["s_join"],
-                                                                        n_bar, t_dec, ttft_step) - tau / 2
+                                                                        n_bar, t_dec, ttft_step, busy) - tau / 2
     queue = queue + adp_gate_s(dep, lay, b, lam, tau, slots_full)
     # TensorRT-LLM's batch waiting replaces the steady queue: a prompt waits for its window to close
     # (serve/batch_wait.py) and shares that step with the window's other prompts
@@ -387,7 +389,7 @@ def agg_tail(pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple, head: 
     # where a stack sets the lag (no shipped profile does), so the sweep's default path does no extra work
     lag = lag_steps(eff, dep, lay)
     if lag:
-        queue = queue + admission_lag_s(lag, tau, users, frontend_s(eff, wl.mean_isl), ttft_q[None] + steps * tau)
+        queue = queue + lag * tau * busy  # overlap_loop.admission_lag_s, with the P(busy) above
     ttft_q = {k: v + queue for k, v in ttft_q.items()}
     c = lam * (ttft_q[None] + steps * tau)
     return ServingPoints.assemble(

@@ -74,6 +74,22 @@ def busy_probability(concurrency, inside_fraction) -> np.ndarray:
     return 1.0 - (1.0 - u) ** (c - 1.0)
 
 
+def arrival_busy(concurrency, front_s, cycle_s) -> np.ndarray:
+    """P(busy) of an arriving user of a closed loop, (N,): :func:`busy_probability` with u = 1 − f/T (module docstring).
+    Shared by the admission lag (:func:`admission_lag_s`) and the step in flight of serve/queueing.poll_wait_s.
+
+    Args:
+        concurrency: C, users of the instance, (N,).
+        front_s: f, a request's front end outside the engine, s, (N,).
+        cycle_s: T, a user's whole cycle (TTFT + decode steps·τ), s, (N,).
+
+    >>> arrival_busy([1.0, 2.0], 0.1, 0.4).tolist()  # alone: idle; one other user inside 3/4 of its cycle
+    [0.0, 0.75]
+    """
+    t = np.maximum(np.asarray(cycle_s, dtype=float), 1e-30)
+    return busy_probability(concurrency, 1.0 - np.asarray(front_s, dtype=float) / t)
+
+
 def admission_lag_s(steps: int, step_s, concurrency, front_s, cycle_s) -> np.ndarray:
     """The overlap loop's admission lag on an arrival's TTFT, s, (N,): L·τ·P(busy) (module docstring).
 
@@ -92,6 +108,4 @@ def admission_lag_s(steps: int, step_s, concurrency, front_s, cycle_s) -> np.nda
     tau = np.asarray(step_s, dtype=float)
     if steps <= 0:
         return np.zeros_like(tau)
-    t = np.maximum(np.asarray(cycle_s, dtype=float), 1e-30)
-    u = 1.0 - np.asarray(front_s, dtype=float) / t
-    return steps * tau * busy_probability(concurrency, u)
+    return steps * tau * arrival_busy(concurrency, front_s, cycle_s)

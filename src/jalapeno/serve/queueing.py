@@ -62,9 +62,10 @@ step weighs 1, any other step forces a read). With C ≥ 2 users of a closed loo
 always decoding someone else when a request arrives (no think time), so it cycles through n
 decode-only steps (L_d) and the prefill step that carries what arrived in them (L_p, a poll right
 after it); an arrival waits the rest of the part it lands in, R = (L_d² + L_p²)/(2(L_d + L_p)) on
-average, and its prefill step carries the others that arrived in that part. A lone user (C = 1)
-finds the engine idle, where it polls every loop: no extra wait; between C = 1 and 2 the extra
-part is scaled by min(C − 1, 1). :func:`poll_wait_s`. (``--num-continuous-decode-steps`` would
+average, and its prefill step carries the others that arrived in that part. An arrival that finds
+the engine idle is read and launched at once: no step in flight, no poll period; the whole wait is
+scaled by P(busy) = 1 − (1 − u)^(C − 1) (serve/overlap_loop.arrival_busy: 0 for a lone user, whose
+front end runs while the engine idles; the same P(busy) as the admission lag). :func:`poll_wait_s`. (``--num-continuous-decode-steps`` would
 act alike but is inert in current SGLang; not modelled.)
 
 **6. The recurring wave of a fixed-length closed loop** (:func:`fixed_cycle_s`). With
@@ -145,7 +146,7 @@ def agg_queue_s(chunk_cost_s, chunks_per_step, step_s, concurrency) -> np.ndarra
 
 
 def poll_wait_s(recv_interval, step_s, concurrency, chunk_cost_s=0.0, chunks_per_step=0.0, decode_step_s=None,
-                prefill_step_s=None) -> np.ndarray:
+                prefill_step_s=None, busy_probability=None) -> np.ndarray:
     """Wait of an arrival for the scheduler to admit it and run its step (effect 4), s, (N,).
 
     A poll every step (n = 1): τ/2, the step in progress. With n > 1 and other users keeping the
@@ -165,21 +166,29 @@ def poll_wait_s(recv_interval, step_s, concurrency, chunk_cost_s=0.0, chunks_per
         chunks_per_step: n̄, mean prefill chunks per step, (N,).
         decode_step_s: t_dec, the decode-only step, s, (N,); None = τ.
         prefill_step_s: the step carrying one chunk beside the decode batch, s, (N,); None = τ.
+        busy_probability: P(busy) in [0, 1], the chance the arrival finds another user inside the engine, (N,)
+            (serve/overlap_loop.busy_probability: 1 − (1 − u)^(C − 1), the arrival theorem); it scales both the
+            step in flight (an idle engine reads and launches at once: a lone user of a closed loop waits for
+            none, its front end runs while the engine idles) and the poll period's extra part. None: the step in
+            flight is always found (τ/2 at C = 1 too) and the extra part is scaled by min(C − 1, 1).
 
     >>> poll_wait_s(1, 0.02, 64).round(4).tolist()  # a poll every step: the step in progress
     0.01
     >>> # n = 30, t_dec = L_p = τ = 0.02 (nothing arrives): R = (0.6² + 0.02²)/(2·0.62)
     >>> round(float(poll_wait_s(30, 0.02, 64)), 5)
     0.29065
-    >>> poll_wait_s(30, 0.02, 1).round(4).tolist()  # a lone user finds the engine idle
+    >>> poll_wait_s(30, 0.02, 1).round(4).tolist()  # a lone user: no poll period, the step in flight kept
     0.01
+    >>> poll_wait_s(1, 0.02, [1.0, 64.0], busy_probability=[0.0, 0.75]).round(4).tolist()  # idle: no step in flight
+    [0.0, 0.0075]
     """
     tau = np.asarray(step_s, dtype=float)
     n = max(int(recv_interval), 1)
-    if n == 1:
-        return tau / 2
     c = np.asarray(concurrency, dtype=float)
-    busy = np.clip(c - 1.0, 0.0, 1.0)
+    found = 1.0 if busy_probability is None else np.clip(np.asarray(busy_probability, dtype=float), 0.0, 1.0)
+    if n == 1:
+        return found * tau / 2
+    busy = np.clip(c - 1.0, 0.0, 1.0) if busy_probability is None else found
     s = np.asarray(chunk_cost_s, dtype=float)
     nb = np.asarray(chunks_per_step, dtype=float) * others(c)
     lam_c = nb / np.maximum(tau, 1e-30)
@@ -187,7 +196,7 @@ def poll_wait_s(recv_interval, step_s, concurrency, chunk_cost_s=0.0, chunks_per
     l_p = (tau if prefill_step_s is None else np.asarray(prefill_step_s, dtype=float)) + s * lam_c * l_d
     r = (l_d**2 + l_p**2) / (2 * (l_d + l_p))
     joined = np.maximum(2 * lam_c * r - nb, 0.0)
-    return tau / 2 + busy * (np.maximum(r - tau / 2, 0.0) + s * joined)
+    return found * tau / 2 + busy * (np.maximum(r - tau / 2, 0.0) + s * joined)
 
 
 def bulk_prefill_s(chunk_cost_s, chunks_per_step, step_s, concurrency) -> np.ndarray:
