@@ -14,7 +14,10 @@ returns the same front end (0.0875 s + 17.5 us per prompt token; only the ``infe
 0.1375 s + 1.25 us/token -> 0.125 s + 2.5 us/token, on rows no held-out group contains), so the refit changes nothing
 the figures below judge (docs/gap_aic_ttft.md, round 38 sgllag38).
 
-Run: python scripts/sgl_admission_lag38b.py BASE.csv [--trtllm | --stacks a,b] [-o AFTER.csv]
+``--rocm-front A,B`` also gives ``sglang-rocm`` its own InferenceX front end, A s + B s per prompt token, in place of
+the one it borrows from ``sglang`` (fit/stack_fit.SAME_SERVER; round 39 ixttft39; ``--steps 0`` prices it alone).
+
+Run: python scripts/sgl_admission_lag38b.py BASE.csv [--trtllm | --stacks a,b] [--rocm-front A,B] [-o AFTER.csv]
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import dataclasses
 import io
 import tempfile
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 import pandas as pd
@@ -38,15 +42,22 @@ GOALS = {"ttft_s": (0.20, None, None), "interactivity": (0.08, 0.25, 0.05), "thr
          "tpot_s": (0.08, 0.25, 0.05)}
 
 
-def with_lag(names: tuple[str, ...], steps: float = 1.0, with_mtp: bool = False) -> None:
+def with_lag(names: tuple[str, ...], steps: float = 1.0, with_mtp: bool = False, rocm_front=None) -> None:
     """Make every later profile lookup return the profiles ``names`` with ``admission_lag_steps`` = ``steps`` (and
-    ``admission_lag_with_mtp`` = ``with_mtp``: True for TensorRT-LLM, whose one-model MTP keeps the overlap loop)."""
+    ``admission_lag_with_mtp`` = ``with_mtp``: True for TensorRT-LLM, whose one-model MTP keeps the overlap loop);
+    ``rocm_front`` (s, s per prompt token), if given: ``sglang-rocm``'s InferenceX front end (its ``inferencex`` client
+    entry) instead of the one it borrows from ``sglang`` (round 39 what-if, docs/gap_aic_ttft.md ixttft39)."""
     build = stacks_mod.build_stacks
 
     def patched(fits):
         out = dict(build(fits))
         for n in names:
             out[n] = dataclasses.replace(out[n], admission_lag_steps=float(steps), admission_lag_with_mtp=with_mtp or None)
+        if rocm_front is not None:
+            rocm = out["sglang-rocm"]
+            entry = {**rocm.clients.get("inferencex", {}), "request_overhead_s": float(rocm_front[0]),
+                     "prompt_overhead_s_per_token": float(rocm_front[1])}
+            out["sglang-rocm"] = dataclasses.replace(rocm, clients=MappingProxyType({**rocm.clients, "inferencex": entry}))
         return type(build(fits))(out)
 
     stacks_mod.build_stacks = patched
@@ -106,10 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stacks", default=",".join(SGLANG), help="profiles to give the lag (comma separated)")
     ap.add_argument("--trtllm", action="store_true", help="the TensorRT-LLM profiles instead (kept with MTP; what-if only)")
     ap.add_argument("--steps", type=float, default=1.0, help="steps of lag (1: an overlap loop's)")
+    ap.add_argument("--rocm-front", help="A,B: sglang-rocm's InferenceX front end, A s + B s per prompt token (what-if)")
     ap.add_argument("-o", "--out", help="write the what-if validate CSV here")
     a = ap.parse_args(argv)
     names = TRTLLM if a.trtllm else tuple(s for s in a.stacks.split(",") if s)
-    with_lag(names, a.steps, with_mtp=a.trtllm)
+    front = tuple(float(x) for x in a.rocm_front.split(",")) if a.rocm_front else None
+    with_lag(names, a.steps, with_mtp=a.trtllm, rocm_front=front)
     out = a.out or str(Path(tempfile.mkdtemp()) / "after.csv")
     from jalapeno.cli.app import main as cli
 
