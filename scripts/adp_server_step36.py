@@ -25,7 +25,7 @@ per step (docs/gap_large_batch_decode.md, "Round 36"):
   dispatch balances active tokens);
 - ``prompt``: the prompt-carrying steps' share of the mean step, τ − t_dec. TensorRT-LLM's context balancing
   (``attention_dp_config`` timeout_iters 9, batching_wait_iters 3 in the Server configs) releases held prompts
-  on a clock of 9 iterations at these loads (serve/queueing.adp_release_prompts): a share a/E[min(N, dp) | N ≥ 1], N ~ Poisson(a·T)
+  on a clock of 9 iterations at these loads (serve/adp_balance.adp_release_prompts): a share a/E[min(N, dp) | N ≥ 1], N ~ Poisson(a·T)
   (≈ (1 − e^(−a·T))/T at a·T ≈ 3 ≪ dp), of the steps carries prompts (a prompts per step), each such step at least the eager floor (cost/host_calls.py,
   fit/mlperf_engines.DSR1_EAGER_PROMPT_CALL_S). ``prompt_dp`` is the same term with every release carrying dp
   prompts (a/dp of the steps: the model before round 36);

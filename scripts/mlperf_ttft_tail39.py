@@ -16,9 +16,9 @@ and its TTFT is split as serve/open_loop.poisson_ttft_s splits it:
 - c_i: the rest per prompt (its own prefill, front end, half a step, and the attention-DP balancing gate).
 
 Three model columns: ``shipped`` (open_loop.poisson_ttft_s as validate prices the limit: the balancing gate enters
-as a constant, serve/queueing.adp_balance_wait_s's mean over the release clock's rounds, about T·τ/2 here since
+as a constant, serve/adp_balance.adp_balance_wait_s's mean over the release clock's rounds, about T·τ/2 here since
 round 39, T·τ before), ``clock`` (the gate's spread too: ``_balance_adp_requests`` in TensorRT-LLM's py_executor.py
-releases the held prompts on a counter of iterations reset only by a release (serve/queueing.adp_release_prompts),
+releases the held prompts on a counter of iterations reset only by a release (serve/adp_balance.adp_release_prompts),
 so below dp arrivals per T steps a prompt waits the residual of a T-step clock, uniform on [0, T·τ): mixed into the
 quantile as :data:`CLOCK_POINTS` equally likely offsets), and the measured percentiles. What the clock leaves between the
 model's and the measured p99 is not a prefill queue: at the runs' rho <= 0.05 the M/G/1 wait's p99 is a few ms
@@ -63,9 +63,9 @@ def measured(path: Path = DATA) -> dict[tuple[str, str], dict]:
 def _parts(system: str, gpus: int, timeout: int, batch: int, per_rank: float) -> dict:
     """The model's TTFT of a run's engine at ``per_rank`` sequences a rank: rate (1/s, per instance), step τ (s),
     prefill queue load rho and mean wait (s), the closed loop's gate G (s, shipped: capped at T·τ) and the clock's
-    G_c (s, serve/queueing.adp_clock_round_wait_s), and the quantiles (s, keyed by q) of ``r38`` (G a constant),
+    G_c (s, serve/adp_balance.adp_clock_round_wait_s), and the quantiles (s, keyed by q) of ``r38`` (G a constant),
     ``shipped`` (open_loop.poisson_ttft_s: G − G_c plus the clock's uniform spread on [0, 2·G_c)) and ``clock``
-    (the gate the clock alone gives, G_c and its spread: queueing.ADP_CLOCK_MEAN on), with the clock's mean."""
+    (the gate the clock alone gives, G_c and its spread: adp_balance.ADP_CLOCK_MEAN on), with the clock's mean."""
     import mlperf_peer_runs38 as peers
 
     from jalapeno.cost.pricer import with_moe_backend

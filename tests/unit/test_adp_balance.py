@@ -1,4 +1,4 @@
-"""TensorRT-LLM's attention-DP context balancing (serve/queueing.adp_balance_wait_s, docs/model.md
+"""TensorRT-LLM's attention-DP context balancing (serve/adp_balance.adp_balance_wait_s, docs/model.md
 §8.7 effect 5) and the H200 TRT-LLM launch recipe that turns it on (data/engines.toml
 trtllm-h200-dsr1-fp8-mtp).
 
@@ -22,7 +22,7 @@ from jalapeno.deploy.engines import launch_limits
 from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.serve.analytic import solve_concurrency
-from jalapeno.serve.queueing import adp_balance_wait_s
+from jalapeno.serve.adp_balance import adp_balance_wait_s
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import Workload

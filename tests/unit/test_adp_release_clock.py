@@ -1,5 +1,5 @@
 """TensorRT-LLM's attention-DP context balancing releases its held prompts on a clock of ``timeout_iters``
-iterations (serve/queueing.adp_release_prompts, serve/analytic._chunk_step_load; docs/gap_large_batch_decode.md
+iterations (serve/adp_balance.adp_release_prompts, serve/analytic._chunk_step_load; docs/gap_large_batch_decode.md
 "Round 36"), and a workload of measured lengths carries its own output-length spread (Workload.osl_std).
 
 Expected values come from a direct simulation of the rule as ``_balance_adp_requests`` states it
@@ -20,7 +20,7 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.errors import SpecError
 from jalapeno.serve.analytic import _chunk_step_load
 from jalapeno.serve.batch_wait import bunched_arrivals_per_step
-from jalapeno.serve.queueing import adp_release_prompts
+from jalapeno.serve.adp_balance import adp_release_prompts
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.workload import LengthSpread, Workload
 

@@ -32,6 +32,6 @@ def test_the_tail_does_not_bind_the_model():
     for r in rows.values():
         assert r["tail"] < 1.10  # the runs' p99 TPOT is within 10% of their mean
         # the model would need p99 > 1.5x its mean at the runs' load (2.1-2.7x in round 35; 1.8-2.2x since round
-        # 36 prices the prompt steps on TensorRT-LLM's balancing clock, serve/queueing.adp_release_prompts)
+        # 36 prices the prompt steps on TensorRT-LLM's balancing clock, serve/adp_balance.adp_release_prompts)
         assert r["tail_needed"] > 1.5
         assert r["cap_times_tail_s"] < 0.080  # the cap stays admissible even with the measured tail

@@ -124,7 +124,7 @@ def test_poisson_ttft_carries_the_attention_dp_balancing_wait():
     """TensorRT-LLM's attention-DP context balancing (timeout 9 steps, the MLPerf DeepSeek-R1 Server configs) holds a
     prompt until each of the 8 ranks has one. With free slots (200 of 512 per rank) a round is 8 consecutive arrivals,
     the i-th waiting for 8 - i more: (8 - 1)/(2 lambda) on average, at most 9 steps — the closed loop's mean G, shipped
-    (serve/queueing.adp_balance_wait_s, written out here). The 9-step counter is a clock restarted only by a release,
+    (serve/adp_balance.adp_balance_wait_s, written out here). The 9-step counter is a clock restarted only by a release,
     so a round closes at its 8th arrival or at the clock's tick Theta = 9 tau: mean over rounds G_c = sum_k k P(Pois(x) >
     k) / (lambda sum_k P(Pois(x) > k)), k < 8, x = lambda Theta (scipy.stats.poisson), near Theta/2 here. The Poisson
     p99 (since round 39) carries G - G_c plus a wait uniform on [0, 2 G_c): it shifts by more than G - G_c + 1.5 G_c

@@ -245,7 +245,7 @@ class Deployment:
         adp_balance_timeout_iters: TensorRT-LLM's attention-DP context balancing
             (``attention_dp_config``: ``enable_balance: true``, ``timeout_iters``): each attention-DP
             rank holds its new prompts until every rank has one, at most this many steps
-            (serve/queueing.adp_balance_wait_s); None = prompts are scheduled as they arrive.
+            (serve/adp_balance.adp_balance_wait_s); None = prompts are scheduled as they arrive.
         batch_wait_timeout_iters, batch_wait_max_tokens_ratio: TensorRT-LLM's batch waiting (LLM
             arguments of the same names, both 0 by default: off): without attention DP and while
             sequences decode, new prompts are held until they and the decode rows fill

@@ -3,7 +3,7 @@
 Each function takes the row's deployment and its sweep (fit/aic_sweeps.sweep_of; None: the row is returned as it
 is) and gives back the deployment and a note naming the sweep: :func:`with_sweep_mtp` the MTP its launch script ran
 at the row's layout; :func:`with_sweep_launch` the launch script's attention-DP context balancing and running cap on
-an attention-DP row (TensorRT-LLM ``attention_dp_config``, the mechanism of serve/queueing.adp_balance_wait_s);
+an attention-DP row (TensorRT-LLM ``attention_dp_config``, the mechanism of serve/adp_balance.adp_balance_wait_s);
 :func:`with_sweep_kernels` the KV-cache dtype and MoE kernel backend the launch script sets;
 :func:`with_sweep_batch_wait` the script's TensorRT-LLM batch waiting (serve/batch_wait.py); :func:`with_sweep_limits`
 a vLLM script's ``--max-num-batched-tokens`` and ``--gpu-memory-utilization``; :func:`with_sweep_token_limit` a
@@ -42,7 +42,7 @@ def with_sweep_mtp(dep, sweep: Sweep | None, acceptance_single: float, acceptanc
 def with_sweep_launch(dep, sweep: Sweep | None, concurrency: float):
     """(deployment, note) of an aggregated attention-DP row its sweep ran: ``dep`` with the launch script's
     TensorRT-LLM attention-DP context balancing (``adp_balance_timeout_iters``: each rank holds its new
-    prompts until every rank has one, at most that many steps; serve/queueing.adp_balance_wait_s) and, where
+    prompts until every rank has one, at most that many steps; serve/adp_balance.adp_balance_wait_s) and, where
     the script passes one, its running cap (``max_running`` = dp x the per-rank ``max_batch_size`` at the
     row's ``concurrency``: whether the slots are full decides how new requests reach the ranks). Rows
     without attention DP, disaggregated rows and sweeps whose script sets no balancing are returned as

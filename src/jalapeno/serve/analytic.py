@@ -51,7 +51,8 @@ from jalapeno.serve.batch_wait import batch_wait_steps, bunched_arrivals_per_ste
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
 from jalapeno.serve.limits import batch_caps, decode_step_s, floored_steps, graph_padded, prompt_floor_s
 from jalapeno.serve.overlap_loop import arrival_busy, lag_steps
-from jalapeno.serve.queueing import adp_balance_wait_s, adp_release_prompts, agg_queue_s, poll_wait_s
+from jalapeno.serve.adp_balance import adp_balance_wait_s, adp_release_prompts
+from jalapeno.serve.queueing import agg_queue_s, poll_wait_s
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -186,7 +187,7 @@ def _chunk_step_load(dep: Deployment, wl: Workload, b_mb: np.ndarray, steps: flo
     chunks and the grouping is left out. Where TensorRT-LLM's attention-DP context balancing holds prompts
     until every rank has one or ``dep.adp_balance_timeout_iters`` steps pass (while every rank decodes:
     :func:`adp_gate_s`), g is at least what one release carries, E[min(N, dp) | N ≥ 1] with N ~ Poisson(a·T)
-    (serve/queueing.adp_release_prompts: the timeout runs on a clock of T steps)."""
+    (serve/adp_balance.adp_release_prompts: the timeout runs on a clock of T steps)."""
     chunk = _chunk(dep, wl.mean_isl)
     p_mb = b_mb * wl.mean_isl / steps
     lay = dep.decode.layout
@@ -270,7 +271,7 @@ def aggregated_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
     Batches above the instance's cap are clipped to it (``limit`` names the cap). Steps run
     under the deployment's overlap where the layout has an EP all-to-all (deploy/deployment.py).
     With attention-DP context balancing (``dep.adp_balance_timeout_iters``) TTFT adds the wait for
-    every rank to have a prompt (serve/queueing.adp_balance_wait_s), in the regime ``slots_full``
+    every rank to have a prompt (serve/adp_balance.adp_balance_wait_s), in the regime ``slots_full``
     (N,) bool: whether the users fill the engine's running slots (None: the decode batch reaches
     ``max_running``). ``cap``: :func:`aggregated_batch_cap`'s (cap, name) where the caller has it already.
     """
@@ -414,7 +415,7 @@ def adp_gate_s(dep: Deployment, lay, b, lam, tau, slots_full, clock: bool | None
     Args: ``b`` the instance's decode batch (sequences, (N,)), ``lam`` its request rate (1/s), ``tau`` its
     mean step (s), ``slots_full`` (N,) bool, or None to read it from ``b`` against ``max_running``
     (:func:`running_slots`). Shared by the closed loop (:func:`agg_points`) and the Poisson TTFT
-    (serve/open_loop.poisson_ttft_s); the wait is serve/queueing.adp_balance_wait_s (``clock``: its ``clock``
+    (serve/open_loop.poisson_ttft_s); the wait is serve/adp_balance.adp_balance_wait_s (``clock``: its ``clock``
     switch, None = the shipped ADP_CLOCK_MEAN)."""
     if dep.adp_balance_timeout_iters is None or lay.dp <= 1:
         return np.zeros_like(b)

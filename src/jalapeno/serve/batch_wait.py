@@ -13,7 +13,7 @@ len(generation_requests) > 0``) runs the generation requests alone while
 
 each such iteration adds one to the held count, and the iteration that lets the context requests through
 resets it to 0. So: an engine with attention DP never holds (its own balancing applies,
-serve/queueing.adp_balance_wait_s); an idle engine (no generation request) never holds; with T = 0 or
+serve/adp_balance.adp_balance_wait_s); an idle engine (no generation request) never holds; with T = 0 or
 r = 0 one of the conditions fails at once and nothing is held (both must be set). The held iterations are
 decode-only steps. A context request counts its whole prompt (``len(get_tokens(0))``), chunked or not.
 

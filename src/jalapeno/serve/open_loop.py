@@ -33,12 +33,12 @@ the prompt's own prefill on its rank, S_i = t_lo·max(1, ISL_i/B_r) + σ_r·ISL_
 its chunks of B_r per-rank budget tokens, σ_r = (t_hi − t_lo)/B_r the marginal cost of a token)
 and t_KV the disaggregated hand-off. With TensorRT-LLM's attention-DP context balancing
 (``Deployment.adp_balance_timeout_iters``) an aggregated prompt also waits for every rank to hold one, at most
-``timeout_iters`` steps: its mean G (serve/queueing.adp_balance_wait_s, the closed loop's own term: since round 39
+``timeout_iters`` steps: its mean G (serve/adp_balance.adp_balance_wait_s, the closed loop's own term: since round 39
 the mean over the release clock's rounds, about timeout_iters·τ/2 where the clock binds) joins c_i (round 31:
 without it the p99 was below the closed loop's MEAN TTFT, 0.29 s against 0.71 s on the NVIDIA B200 DeepSeek-R1
 Server engine at its measured load), spread (since round 39; a constant before) as the release clock spreads it:
 G − G_c + U, U uniform on [0, 2·G_c), independent of W and the prompt, G_c the wait's mean over the clock's rounds
-(serve/queueing.adp_clock_round_wait_s; G itself with queueing.ADP_CLOCK_MEAN on, shipped off). Exact where the
+(serve/adp_balance.adp_clock_round_wait_s; G itself with adp_balance.ADP_CLOCK_MEAN on, shipped off). Exact where the
 clock binds (the counter restarts only at a release: a prompt waits the clock's residual, uniform on
 [0, timeout_iters·τ)); an ASSUMPTION where rounds fill first (the i-th of dp arrivals waits dp − i more,
 Erlang: a random arrival's wait has the uniform's mean, not its shape) and with full slots. On the MLPerf
@@ -218,7 +218,7 @@ def poisson_ttft_parts(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Wo
     gate's spread (own prefill, front end, half a step, KV hand-off, and the closed loop's gate mean G less G_c;
     s, (N, K)), and G_c (s, (N,); 0 without the gate): the gate's mean over the release clock's rounds, whose
     uniform spread on [0, 2·G_c) :func:`gated_ttft_quantile_s` adds — so the mean stays G, the closed loop's
-    (with serve/queueing.ADP_CLOCK_MEAN on, G = G_c).
+    (with serve/adp_balance.ADP_CLOCK_MEAN on, G = G_c).
 
     Aggregated points: one instance's rate and decode batch (``pts.decode_batch``, spread over the
     PP micro-batches), its prefill budget per step; disaggregated: the prefill pool's workers
