@@ -19,6 +19,10 @@ series (C4-C64) split as round 33 splits it, with the routed-expert parameters o
 implied measured decode step against the model's, and an intercept (a fixed cost a stack refit would move) plus
 the MLA decode multiplier k refitted on the series, as round 33's what-if; (4) the 0.5.9 C64 context pairs.
 Nothing is written. Run: python scripts/gfx942_fmoe_rows38.py
+
+Round 39 shipped the package (fit/amd.py: MI300X/MI325X's ``moe[fp8_block]`` from these rows, now vendored in
+data/kernels/aiter_gfx942_fmoe_ds_v3.csv, and the padded MLA decode): "shipped" here is round 38's tree,
+restored by :func:`before_sets` on top of the calibrated set, so the figures are those of the round-38 section.
 """
 
 from __future__ import annotations
@@ -50,6 +54,25 @@ def shape_module():
     return mi325x_sglang_decode_shape
 
 
+def before_sets(system: str = "mi325x") -> list[str]:
+    """``--set`` overrides that price ``system`` as round 38's tree did: ``moe[fp8_block]`` at the borrowed
+    ``moe[fp8]`` price and floor, and an MLA decode tile of 16 rows (no padding at 16 heads per rank)."""
+    from jalapeno.cli.system_opts import system_pricer
+
+    e = system_pricer(system, "calibrated", [], None, "roofline").efficiency
+    vals = {"peak_fraction": e.moe_peak("fp8"), "half_rows": e.moe_half("fp8"), "hbm_fraction": e.moe_hbm("fp8"),
+            "floor_s": e.moe_floor_s}
+    return [f"efficiency.moe.fp8_block.{k}={v!r}" for k, v in vals.items() if v is not None] + \
+        ["efficiency.mla_decode_tile_rows=16.0"]
+
+
+def with_before(system: str, sets: list[str]) -> list[str]:
+    """:func:`before_sets` of ``system`` with ``sets`` on top (a key in both takes ``sets``' value)."""
+    out = {x.split("=", 1)[0]: x for x in before_sets(system)}
+    out.update({x.split("=", 1)[0]: x for x in sets})
+    return list(out.values())
+
+
 def fmoe_frame() -> pd.DataFrame:
     """The quoted rows in aiter's ``tuned_fmoe`` columns (what fit/amd.moe_frame reads)."""
     toks = sorted(GFX942_FMOE_US)
@@ -67,11 +90,11 @@ def rows_table() -> pd.DataFrame:
 
 
 def shipped_price_us(system: str, r: pd.DataFrame) -> np.ndarray:
-    """The shipped calibrated set's routed-expert time (µs) of each row of ``r``."""
+    """Round 38's calibrated set's (:func:`before_sets`) routed-expert time (µs) of each row of ``r``."""
     from jalapeno.cli.system_opts import system_pricer
     from jalapeno.fit.kernels import moe_table
 
-    pr = system_pricer(system, "calibrated", [], None, "roofline")
+    pr = system_pricer(system, "calibrated", before_sets(system), None, "roofline")
     return np.asarray(pr.op_times(moe_table(r, "fp8")).time_s[0]) * 1e6
 
 
@@ -86,13 +109,13 @@ def own_fit(system: str = "mi325x") -> tuple[dict, dict]:
 
 
 def fit_sets(p: dict, floor_s: float) -> list[str]:
-    """``--set`` overrides that put a fused-MoE fit into a system's efficiency set."""
-    return [f"efficiency.moe.fp8.{k}={v!r}" for k, v in p.items()] + [f"efficiency.moe_floor_s={floor_s!r}"]
+    """``--set`` overrides that put a fused-MoE fit into a system's block-scale FP8 entry (``moe[fp8_block]``)."""
+    return [f"efficiency.moe.fp8_block.{k}={v!r}" for k, v in p.items()] + [f"efficiency.moe.fp8_block.floor_s={floor_s!r}"]
 
 
 def model_step(b: int, ctx: float, sets: list[str], prefill_tokens: int = 0, system: str = "mi325x",
                stack: str = "sglang-rocm@0.5.19") -> tuple[dict, float]:
-    """The model's op times (ms) and step time (ms) of DeepSeek-R1 FP8 TP8 EP1, ``sets`` applied."""
+    """The model's op times (ms) and step time (ms) of DeepSeek-R1 FP8 TP8 EP1, ``sets`` applied on round 38's set."""
     from jalapeno.cli.common import resolve_precision
     from jalapeno.cli.system_opts import system_pricer
     from jalapeno.cost.step import Batch, step_cost
@@ -100,7 +123,7 @@ def model_step(b: int, ctx: float, sets: list[str], prefill_tokens: int = 0, sys
     from jalapeno.specs.catalog import load_model
 
     m = load_model("deepseek-r1")
-    pr = system_pricer(system, "calibrated", sets, stack, "roofline")
+    pr = system_pricer(system, "calibrated", with_before(system, sets), stack, "roofline")
     sc = step_cost(m, pr, for_model(Layout(tp=8, dp=1, ep=1), m), resolve_precision(m, "fp8", "fp8"),
                    Batch.make(decode_seqs=b, decode_ctx=ctx, prefill_tokens=prefill_tokens, prefill_ctx=0))
     return {r["op"]: r["time_s"] * 1e3 for r in sc.op_rows(0)}, float(np.atleast_1d(sc.step_time_s)[0]) * 1e3

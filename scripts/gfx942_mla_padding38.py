@@ -31,6 +31,10 @@ the named assumption fit/amd.py already makes, on 4x the work), alone and with g
 shapes; (3) round 33's 0.5.19 batch series and the 1k -> 8k context pairs under each; (4) with ``--validate``, the
 MI300X/MI325X DeepSeek-R1 InferenceX rows (held out and all) under each, plus the v0.5.9 step-overhead rule refitted
 the way ``scripts/sglang_rocm_release.py`` fits it (about 5 minutes). Run: python scripts/gfx942_mla_padding38.py [--validate]
+
+Round 39 shipped the package (fit/amd.py, cost/attention.mla_decode_padding, the refitted rule): "shipped" here is
+round 38's tree, restored by ``gfx942_fmoe_rows38.before_sets`` under every variant (the v0.5.9 rule too), so the
+figures are those of the round-38 section.
 """
 
 from __future__ import annotations
@@ -62,6 +66,8 @@ HEADS = 16  # DeepSeek-R1's 128 query heads over TP8 (config.json num_attention_
 SYSTEMS = ("mi300x", "mi325x")
 #: measured 1k -> 8k TPOT rise at C64, v0.5.9 (scripts/mi325x_sglang_decode_shape.py PAIRS_TPOT_MS)
 PAIR_RISE_MS = {"mi325x": 74.8 - 44.7, "mi300x": 85.3 - 51.3}
+#: round 38's v0.5.9 step-overhead rule (data/stacks.toml before round 39 refitted it to 9.16 ms)
+RULE_BEFORE_S = 6.60e-3
 
 
 def config_qseqlen(q: str, kv: str, persistent: bool, q_len: int) -> int:
@@ -95,7 +101,8 @@ def shape_module():
 
 
 def padded_sets(system: str = "mi325x", factor: float | None = None) -> list[str]:
-    """``--set`` override: the shipped ``mla_decode.bf16.peak_fraction`` over the padding factor."""
+    """``--set`` override: the shipped ``mla_decode.bf16.peak_fraction`` over the padding factor (on round 38's
+    unpadded tile, :func:`shape_module`'s ``before_sets``)."""
     from jalapeno.cli.system_opts import system_pricer
 
     eff = system_pricer(system, "calibrated", [], None, "roofline").efficiency
@@ -119,7 +126,8 @@ def mla_op(system: str, b: int, ctx: float, sets: list[str]) -> dict:
     from jalapeno.specs.catalog import load_model
 
     m = load_model("deepseek-r1")
-    pr = system_pricer(system, "calibrated", sets, "sglang-rocm@0.5.19", "roofline")
+    pr = system_pricer(system, "calibrated", shape_module().with_before(system, sets), "sglang-rocm@0.5.19",
+                       "roofline")
     sc = step_cost(m, pr, for_model(Layout(tp=8, dp=1, ep=1), m), resolve_precision(m, "fp8", "fp8"),
                    Batch.make(decode_seqs=b, decode_ctx=ctx, prefill_tokens=0, prefill_ctx=0))
     r = next(r for r in sc.op_rows(0) if r["op"] == "attn.mla_decode")
@@ -155,12 +163,13 @@ def validate_whatif(variants: dict[str, list[str]], rule_s: dict[str, float]) ->
     pts = [p for p in every if p.system in SYSTEMS and p.model == "deepseek-r1"]
     original = tl.load_any_pricer
     res = {}
+    g = shape_module()
     for name, sets in variants.items():
         def patched(system, efficiency="calibrated", overrides=(), pricer="roofline", stack=None, _s=sets):
-            extra = tuple(parse_sets(_s)) if system in SYSTEMS else ()
+            extra = tuple(parse_sets(g.with_before(system, _s))) if system in SYSTEMS else ()
             return original(system, efficiency, tuple(overrides) + extra, pricer, stack)
 
-        def stack_of(p, _r=rule_s.get(name)):
+        def stack_of(p, _r=rule_s.get(name, RULE_BEFORE_S)):
             st = point_stack(p)
             v = point_release(p)
             old = bool(v) and tuple(int(x) for x in v.split(".")[:3]) < (0, 5, 12)
@@ -192,9 +201,10 @@ def release_rule(sets: list[str]) -> float:
     spec = importlib.util.spec_from_file_location("rel", Path(__file__).with_name("sglang_rocm_release.py"))
     rel = importlib.util.module_from_spec(spec)
     original = tl.load_any_pricer
+    g = shape_module()
 
     def patched(system, efficiency="calibrated", overrides=(), pricer="roofline", stack=None):
-        extra = tuple(parse_sets(sets)) if system in SYSTEMS else ()
+        extra = tuple(parse_sets(g.with_before(system, sets))) if system in SYSTEMS else ()
         return original(system, efficiency, tuple(overrides) + extra, pricer, stack)
 
     tl.load_any_pricer = patched

@@ -520,7 +520,7 @@ def test_shipped_provenance_and_report_are_kernel_only(name):
                                        "a8w8_blockscale_bpreshuffle_tuned_gemm_dsv3", "a8w8_bpreshuffle_tuned_gemm"}
         assert set(prov["measured"]) <= set(flatten_params(c["parameters"]))
         assert {"gemm.fp8.peak_fraction", "gemm.fp8_block.peak_fraction"} <= set(prov["measured"])
-        assert set(c["report"]) <= {"cu_num", "gemm", "moe", "fastest_kernel_s", "mla_decode"}
+        assert set(c["report"]) <= {"cu_num", "gemm", "moe", "fastest_kernel_s", "mla_decode", "moe_fp8_block"}
         assert c["report"]["gemm"]["rows"] > 0
         # MLA decode: a published aiter kernel benchmark (fit/amd.py), not an end-to-end figure
         assert c["report"]["mla_decode"]["source"].startswith("ROCm/aiter PR #")
@@ -806,8 +806,12 @@ def test_amd_overlay_measured_on_top_of_derived_and_borrows_amd_moe(aiter_tables
     donor = {"moe": {"fp8": {"hbm_fraction": 0.45}}, "moe_floor_s": 2e-5, "gemm": {"fp8": {"peak_fraction": 0.9}}}
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(amd, "package_version", lambda: "0.0-test")
+        mp.setattr(amd, "GFX942_PACKAGE", False)  # the switch off: the set as before round 39
+        off = amd.amd_overlay("mi300x", load_system("mi300x"), derived, donor, aiter_tables)["parameters"]
+        mp.setattr(amd, "GFX942_PACKAGE", True)
         out = amd.amd_overlay("mi300x", load_system("mi300x"), derived, donor, aiter_tables)
     p = out["parameters"]
+    assert off["moe"] == {"fp8": {"hbm_fraction": 0.45}} and "mla_decode_tile_rows" not in off
     # measured on the MI300X rows, not taken from the donor or the NVIDIA family
     fp8 = p["gemm"]["fp8_block"]["peak_fraction"]
     assert fp8 != 0.9 and fp8 != derived["parameters"]["gemm"]["fp8_block"]["peak_fraction"]
@@ -818,7 +822,13 @@ def test_amd_overlay_measured_on_top_of_derived_and_borrows_amd_moe(aiter_tables
     assert p["gemm"]["fp8"]["half_rows"] == p["gemm"]["fp8_block"]["half_rows"]
     assert out["report"]["gemm"]["fp8_borrowed"]["ratio_cu_num"] == 80
     # MoE: the AMD donor's (only moe keys); unmeasured NVIDIA MoE values removed
-    assert p["moe"] == {"fp8": {"hbm_fraction": 0.45}} and p["moe_floor_s"] == 2e-5  # NVIDIA's passes are not AMD's
+    assert {f: e for f, e in p["moe"].items() if f != "fp8_block"} == {"fp8": {"hbm_fraction": 0.45}}
+    assert p["moe_floor_s"] == 2e-5  # NVIDIA's passes are not AMD's
+    # gfx942: its own block-scale fused MoE (the vendored aiter 84493f0e5b rows, not the donor's) and the 64-row
+    # MLA decode tile (16 heads x qSeqLen 4, aiter's a16w8 qh16 kernel)
+    own, _ = amd.gfx942_block_moe()
+    assert {f"moe.fp8_block.{k}": v for k, v in p["moe"]["fp8_block"].items()} == pytest.approx(own)
+    assert p["moe"]["fp8_block"]["hbm_fraction"] > 0.45 and p["mla_decode_tile_rows"] == 64
     assert "moe" in derived["parameters"] and "moe" not in out["low"]
     assert out["report"]["moe"]["borrowed_from"] == "mi355x"
     # bands only on the derived parameters; provenance names both sources

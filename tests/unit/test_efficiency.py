@@ -110,7 +110,7 @@ def test_former_flat_names_are_refused_with_the_new_spelling(old, new):
 
 
 def test_unknown_format_op_and_field_list_the_valid_ones():
-    with pytest.raises(SpecError, match=r"unknown compute format 'fp6'.*bf16, fp8, fp4") as ei:
+    with pytest.raises(SpecError, match=r"unknown compute format or kernel key 'fp6'.*bf16, fp8, fp4, fp8_block") as ei:
         _eff(moe={"fp6": {"hbm_fraction": 0.5}})
     assert ei.value.field == "efficiency.moe.fp6"
     with pytest.raises(SpecError, match=r"unknown moe parameter.*token_passes") as ei:

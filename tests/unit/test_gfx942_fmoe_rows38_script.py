@@ -78,4 +78,4 @@ def test_with_gfx942_moe_the_series_asks_about_three_times_the_mla_decode_price(
 
 def test_fit_sets_names_efficiency_keys():
     sets = g.fit_sets({"hbm_fraction": 0.7}, 6e-6)
-    assert sets == ["efficiency.moe.fp8.hbm_fraction=0.7", "efficiency.moe_floor_s=6e-06"]
+    assert sets == ["efficiency.moe.fp8_block.hbm_fraction=0.7", "efficiency.moe.fp8_block.floor_s=6e-06"]

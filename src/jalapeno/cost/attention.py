@@ -31,6 +31,7 @@ overlaps (``hidden_under``), so only max(0, ring − attention) is exposed.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,21 +99,42 @@ def add_cp_ring(ob: OpBuilder, name: str, rb: RankBatch, bytes_per_token: float,
                   count=layers * (rb.cp - 1), hidden_under=hidden_under)
 
 
+def mla_decode_padding(heads: float, query_rows: float, tile_rows: float | None) -> float:
+    """MFMA work the MLA generation kernel issues per unit of useful work when its tile computes ``tile_rows``
+    query rows per sequence and the valid ones are ``heads`` (per rank) x ``query_rows`` (1, or 1 + drafts):
+    ceil(valid / tile) x tile / valid; 1 where ``tile_rows`` is None or the valid rows fill whole tiles.
+
+    Source of the gfx942 tile (64 = 16 heads x 4 query rows): ROCm/aiter ``csrc/py_itfs_cu/asm_mla.cu`` (the
+    ``gqa_ratio == 16`` branch: BF16 queries over FP8 KV look up ``qSeqLen = 4`` for any ``max_seqlen_q <= 4``)
+    and ``hsa/gfx942/mla/mla_asm.csv`` (its only such kernel, ``mla_a16w8_qh16_m16x4_n16x1_coex0_mask1_ps``);
+    docs/gap_large_batch_decode.md, round 38 (mla38).
+
+    >>> mla_decode_padding(16, 1, 64), mla_decode_padding(16, 2, 64), mla_decode_padding(128, 1, 64)
+    (4.0, 2.0, 1.0)
+    >>> mla_decode_padding(16, 1, None)
+    1.0
+    """
+    if tile_rows is None:
+        return 1.0
+    valid = float(heads) * float(query_rows)
+    return math.ceil(valid / tile_rows) * tile_rows / valid if valid > 0 else 1.0
+
+
 def add_mla_decode_kernel(ob: OpBuilder, a, rb: RankBatch, n: float, attn_fmt: str, kv_token_bytes: float,
-                          layers: float) -> None:
+                          layers: float, padding: float = 1.0) -> None:
     """The weight-absorbed MLA generation kernel (``attn.mla_decode``; kernel family ``mla_decode``).
 
-    Per layer: FLOPs 2·Td·n·(2r + d_rope)·L' (scores against the latent and rope key, values from
-    the latent), KV bytes b·L'·kv_token_bytes (the latent read once per sequence for all heads),
-    activations Td·n·(2r + d_rope)·2 (absorbed queries in, latent outputs out), two kernels;
-    L' = min(L, index_topk) with a DSA indexer. ``a``: the model's AttentionSpec; ``n``: heads per
-    chip. Also what calibration prices for every measured ``generation_mla_perf`` row
-    (fit/mla_kernels.py).
+    Per layer: FLOPs padding·2·Td·n·(2r + d_rope)·L' (scores against the latent and rope key, values from
+    the latent; ``padding``: :func:`mla_decode_padding`, the kernel tile's padded query rows), KV bytes
+    b·L'·kv_token_bytes (the latent read once per sequence for all heads, padded or not), activations
+    Td·n·(2r + d_rope)·2 (absorbed queries in, latent outputs out), two kernels; L' = min(L, index_topk)
+    with a DSA indexer. ``a``: the model's AttentionSpec; ``n``: heads per chip. Also what calibration
+    prices for every measured ``generation_mla_perf`` row (fit/mla_kernels.py; padding 1).
     """
     r, dr = a.kv_lora_rank, a.qk_rope_dim
     td, b, ctx = rb.decode_rows, rb.decode_seqs, rb.decode_ctx
     attended = np.minimum(ctx, a.index_topk) if a.has_indexer else ctx
-    ob.op("attn.mla_decode", "attention", attn_fmt, flop=2.0 * td * n * (2 * r + dr) * attended,
+    ob.op("attn.mla_decode", "attention", attn_fmt, flop=padding * 2.0 * td * n * (2 * r + dr) * attended,
           kv=b * attended * kv_token_bytes, act=td * n * (2 * r + dr) * 2, kernels=2,
           count=layers, kernel="mla_decode")
 
@@ -138,7 +160,8 @@ def add_mla_prefill_kernel(ob: OpBuilder, a, rb: RankBatch, n: float, attn_fmt: 
 
 def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers: float,
                 w_bytes: float, w_fmt: str, attn_fmt: str, kv_token_bytes: float, act_in: float,
-                index_fmt: str = "fp8", cp_group: int = 1, w_key: str = "", w_kernels: float = 1.0) -> None:
+                index_fmt: str = "fp8", cp_group: int = 1, w_key: str = "", w_kernels: float = 1.0,
+                decode_padding: float = 1.0) -> None:
     """Add the MLA attention block of ``layers`` layers (per chip) to ``ob``.
 
     ``kv_token_bytes``: bytes one token's latent + rope key take in the KV cache of one layer
@@ -147,7 +170,8 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
     ``index_fmt`` is the compute format of the DSA indexer (FP8 where the chip has it);
     ``cp_group`` the chips the context-parallel group spans (ring exchange, module docstring);
     ``w_key`` the projections' GEMM efficiency key when finer than ``w_fmt`` (``fp8_block``);
-    ``w_kernels`` the kernels each projection launches (2 with an activation quantiser, cost/ops.ACT_QUANT_KERNELS).
+    ``w_kernels`` the kernels each projection launches (2 with an activation quantiser, cost/ops.ACT_QUANT_KERNELS);
+    ``decode_padding`` the generation kernel's padded MFMA work (:func:`mla_decode_padding`).
     """
     a, h = model.attention, model.hidden_size
     n = a.num_heads / tp
@@ -175,7 +199,7 @@ def add_mla_ops(ob: OpBuilder, model: ModelSpec, rb: RankBatch, tp: int, layers:
         ob.op("attn.absorb_uk", "gemm", w_fmt, flop=2.0 * td * n * dn * r,
               weight=np.where(td > 0, n * dn * r * w_bytes, 0.0),
               act=td * n * (dn * act_in + 2.0 * r), rows=td, count=layers, key=w_key)
-        add_mla_decode_kernel(ob, a, rb, n, attn_fmt, kv_token_bytes, layers)
+        add_mla_decode_kernel(ob, a, rb, n, attn_fmt, kv_token_bytes, layers, decode_padding)
         if a.has_indexer:
             ob.op("attn.dsa_indexer", "attention", index_fmt,
                   flop=2.0 * td * a.index_heads * a.index_head_dim * ctx,

@@ -46,7 +46,7 @@ import numpy as np
 
 from jalapeno.cost.adp_rank import busiest_rank_decode, busiest_rank_prefill
 from jalapeno.cost.allreduce_rms import fused_steps
-from jalapeno.cost.attention import RankBatch, add_gqa_ops, add_mla_ops
+from jalapeno.cost.attention import RankBatch, add_gqa_ops, add_mla_ops, mla_decode_padding
 from jalapeno.cost.layout_columns import LayoutColumns
 from jalapeno.cost.moe import (busiest_rank_assignments, dispatch_ranks, experts_touched_on_rank,
                               mixed_touched_fraction)
@@ -138,9 +138,12 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
     wb, wf, ain = mod("attention")
     if model.attention.kind == "mla":
         a = model.attention
+        # a BF16 query over an 8-bit latent cache runs the set's padded generation kernel (gfx942: aiter's qh16 x 4)
+        tile = eff.mla_decode_tile_rows if attn_fmt == "bf16" and kv.element_bits == 8 else None
         add_mla_ops(ob, model, rb, tp, n_layers, wb, wf, attn_fmt, kv.mla_token_bytes(a.kv_lora_rank, a.qk_rope_dim),
                     ain, index_fmt=resolve_compute_format("fp8", chip.formats), cp_group=layout.cp_span,
-                    w_key=key("attention", wf), w_kernels=kernels("attention", wf))
+                    w_key=key("attention", wf), w_kernels=kernels("attention", wf),
+                    decode_padding=mla_decode_padding(a.num_heads / tp, query_len, tile))
     else:
         add_gqa_ops(ob, model, rb, tp, share, wb, wf, attn_fmt, kv.vector_bytes(model.attention.head_dim), ain,
                     cp_group=layout.cp_span, w_key=key("attention", wf), w_kernels=kernels("attention", wf))

@@ -14,8 +14,9 @@ mla_decode[f] / mla_prefill[f] peak and HBM fractions (falling back to the gener
 values when unset). eta_m = gemm_hbm_fraction_f for GEMMs (weight streaming), hbm_fraction
 for every other op. The routed-expert block of an MoE layer (kind ``moe``) has the same form with
 its own parameters (moe_peak_fraction_f, moe_half_rows_f, moe_hbm_fraction_f: grouped GEMMs plus
-permute/quantise/finalize, fitted on measured MoE layers) and, when moe_floor_s is set, a fixed
-cost of moe_floor_s per layer instead of its kernels' launches. A GEMM whose entry sets k_block_s
+permute/quantise/finalize, fitted on measured MoE layers; block-scaled FP8 experts by moe[fp8_block] where a
+set has it, specs/efficiency.Efficiency.moe_entry) and, when moe_floor_s (or the entry's floor_s) is set, a fixed
+cost of it per layer instead of its kernels' launches. A GEMM whose entry sets k_block_s
 (block-scaled FP8: the k loop serial per output tile) takes at least (k / 128) · k_block_s besides
 its launch, whatever its bytes (:func:`k_serial_s`; counted in its compute term). An op of a measured
 kernel family whose entry sets floor_s (the MLA generation kernel) costs at least floor_s per kernel
@@ -159,8 +160,11 @@ def _per_op(table: OpTable, chip: Chip, eff: Efficiency) -> _PerOp:
     n_ops = len(table.name)
     is_moe = [k == "moe" for k in table.kind]
 
-    def per_op(gemm_fn, moe_fn) -> np.ndarray:  # GEMMs by their kernel key (fp8_block), MoE by format
-        return np.array([moe_fn(f) if mo else gemm_fn(g) for f, g, mo in zip(table.fmt, table.keys, is_moe)],
+    # GEMMs by their kernel key (fp8_block), MoE by their entry (Efficiency.moe_entry: the format, or fp8_block)
+    entry = [eff.moe_entry(f, g) if mo else "" for f, g, mo in zip(table.fmt, table.keys, is_moe)]
+
+    def per_op(gemm_fn, moe_fn) -> np.ndarray:
+        return np.array([moe_fn(e) if mo else gemm_fn(g) for e, g, mo in zip(entry, table.keys, is_moe)],
                         dtype=float).reshape(n_ops, 1)
 
     is_gemm = np.array([k in ("gemm", "moe") for k in table.kind]).reshape(n_ops, 1)
@@ -168,8 +172,8 @@ def _per_op(table: OpTable, chip: Chip, eff: Efficiency) -> _PerOp:
     # to fill, so no few-rows penalty (half_rows 0; named assumption), at the set's BF16 GEMM peak fraction
     vector = np.array([f == "fp32" for f in table.fmt]).reshape(n_ops, 1)
     other_m = np.array([eff.kernel_hbm(k, f) for k, f in zip(fam, table.fmt)], dtype=float).reshape(n_ops, 1)
-    launch = np.array([eff.moe_floor_s / MOE_KERNELS if mo and eff.moe_floor_s is not None
-                       else eff.kernel_launch_s for mo in is_moe])
+    floors = [eff.moe_floor(e) if mo else None for e, mo in zip(entry, is_moe)]
+    launch = np.array([fl / MOE_KERNELS if fl is not None else eff.kernel_launch_s for fl in floors])
     out = _PerOp(
         peak=np.array([chip.peak(f) for f in table.fmt], dtype=float).reshape(n_ops, 1), is_gemm=is_gemm,
         top=per_op(eff.gemm_peak, eff.moe_peak), half=np.where(vector, 0.0, per_op(eff.gemm_half, eff.moe_half)),

@@ -163,7 +163,8 @@ class TiledPricer(SystemPricer):
         tiles = op_tiles(ops, self.system.chip)
         n_ops = len(ops.name)
         peak = np.array([self.system.chip.peak(f) for f in ops.fmt], dtype=float).reshape(n_ops, 1)
-        top = np.array([self.efficiency.moe_peak(f) if kd == "moe" else self.efficiency.gemm_peak(g)
+        e = self.efficiency
+        top = np.array([e.moe_peak(e.moe_entry(f, g)) if kd == "moe" else e.gemm_peak(g)
                         for f, g, kd in zip(ops.fmt, ops.keys, ops.kind)], dtype=float).reshape(n_ops, 1)
         use = tiles.eta > 0
         compute = np.where(use, ops.flop / (peak * top * np.maximum(tiles.eta, 1e-30)), flat.compute_s)
@@ -180,8 +181,8 @@ def tile_rows(ops: OpTable, chip: Chip, eff: Efficiency, i: int = 0) -> list[dic
         if tiles.eta[j, i] <= 0:
             continue
         f, kd, g = ops.fmt[j], ops.kind[j], ops.keys[j]
-        top = eff.moe_peak(f) if kd == "moe" else eff.gemm_peak(g)
-        half = eff.moe_half(f) if kd == "moe" else eff.gemm_half(g)
+        top = eff.moe_peak(eff.moe_entry(f, g)) if kd == "moe" else eff.gemm_peak(g)
+        half = eff.moe_half(eff.moe_entry(f, g)) if kd == "moe" else eff.gemm_half(g)
         m = float(ops.rows[j, i])
         k, n = (float(np.broadcast_to(np.asarray(x, dtype=float), ops.rows.shape[1:])[i]) for x in ops.kn[j])
         out.append({"op": name, "format": f, "m": m, "k": k, "n": n,

@@ -73,6 +73,25 @@ poorly fitted format — 12.5 µs for MI355X's plain FP8 rows, 24% median error 
 when a tuned kernel completes in 2.9-3.7 µs), and ``moe_floor_s`` to the fused-MoE floor. A
 modelling choice, judged on end-to-end data in docs/validation.md.
 
+gfx942's own block-scale fused MoE (issue 18, round 39): ROCm/aiter 84493f0e5b (PR #3951) adds 15 fused-MoE rows
+at ``cu_num`` 304 (MI325X) of DeepSeek's EP8 slice (7168 x 2048, 33 experts top-9, FP8 per_1x128), vendored in
+data/kernels/aiter_gfx942_fmoe_ds_v3.csv (the pinned package predates them). :func:`gfx942_block_moe` fits them
+(fit/kernels.fit_moe, :data:`MOE_SPLIT`) against MI325X, the chip that timed them, and MI300X/MI325X take the
+fractions and floor as ``moe[fp8_block]`` (``floor_s`` with them): the entry only FP8 routed experts that name no
+kernels of their own are priced by (specs/efficiency.Efficiency.moe_entry: DeepSeek/Kimi's block-scaled FP8 on
+aiter's fused MoE). ``moe[fp8]`` and ``moe_floor_s`` stay MI355X's borrowed fit, which keeps pricing the experts
+that are not aiter's block-scale kernel (gpt-oss's MXFP4 experts, vLLM's W4A16 Triton on gfx942). Named
+assumption: MI300X (the same gfx942 die, 5.3 TB/s) reaches MI325X's fractions. docs/gap_large_batch_decode.md,
+round 38 (amd38) and round 39.
+
+gfx942's 16-head MLA decode pads its query rows (``mla_decode_tile_rows`` = :data:`GFX942_MLA_DECODE_TILE_ROWS`,
+MI300X/MI325X): aiter's dispatch (``csrc/py_itfs_cu/asm_mla.cu``, ``gqa_ratio == 16``: BF16 queries over FP8 KV
+look up ``qSeqLen = 4`` for any ``max_seqlen_q <= 4``) runs ``mla_a16w8_qh16_m16x4_n16x1_coex0_mask1_ps``
+(``hsa/gfx942/mla/mla_asm.csv``, the only BF16-query FP8-KV gqa-16 kernel since 7c0e15cdb7, PR #1233): 16 heads x 4
+query rows, so a decode token fills 16 of 64 rows (cost/attention.mla_decode_padding: x4 MFMA work, the latent
+read once). gfx950 (MI355X) takes the FP8-query ``qh16_qseqlen1`` kernel, unpadded; SGLang quantises the query
+to FP8 only on gfx950 (``_use_aiter_gfx95``). docs/gap_large_batch_decode.md, round 38 (mla38).
+
 MLA decode (``attn.mla_decode``, the weight-absorbed generation kernel): aiter ships no tuned table
 for it, so its compute fraction is the best aiter publishes: ROCm/aiter PR #3188 (merged 2026-05-14,
 native QH64 FP8 persistent decode, ``op_tests/test_mla_persistent.py`` over batch {1, 4, 16, 64,
@@ -95,6 +114,8 @@ default ramp (docs/model.md §5).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -108,6 +129,16 @@ DISTRIBUTION = "amd-aiter"
 AITER_CU = {"mi300x": 304, "mi325x": 304, "mi355x": 256}
 #: AMD systems whose tables hold no fused-MoE rows, and the AMD system whose MoE fit they take
 MOE_FROM = {"mi300x": "mi355x", "mi325x": "mi355x"}
+#: gfx942 chips: their block-scale fused MoE (``moe[fp8_block]``) and padded MLA decode (module docstring)
+GFX942_SYSTEMS = ("mi300x", "mi325x")
+#: whether ``jalapeno calibrate`` writes that package (:func:`gfx942_package_params`) into the gfx942 sets
+GFX942_PACKAGE = True
+#: the vendored gfx942 fused-MoE rows (ROCm/aiter 84493f0e5b, PR #3951) and the chip that timed them (the commit)
+GFX942_FMOE_TABLE = Path(__file__).resolve().parents[1] / "data" / "kernels" / "aiter_gfx942_fmoe_ds_v3.csv"
+GFX942_FMOE_CHIP = "mi325x"
+#: query rows per sequence of gfx942's BF16-query FP8-KV 16-head MLA decode kernel: 16 heads x qSeqLen 4
+#: (ROCm/aiter hsa/gfx942/mla/mla_asm.csv ``mla_a16w8_qh16_m16x4_n16x1_coex0_mask1_ps``; asm_mla.cu)
+GFX942_MLA_DECODE_TILE_ROWS = 16 * 4
 #: aiter GEMM table → the dtype name calibrate.GEMM_DTYPES knows it by
 GEMM_TABLES = {"a8w8_blockscale_tuned_gemm": "fp8_block", "a4w4_blockscale_tuned_gemm": "mxfp4",
                "a8w8_bpreshuffle_tuned_gemm": "fp8"}
@@ -310,6 +341,44 @@ def fit_amd(system: System, tables: dict[str, pd.DataFrame], moe_split: str = MO
     return params, report
 
 
+def gfx942_block_moe(rows: pd.DataFrame | None = None) -> tuple[dict, dict]:
+    """(flat ``moe.fp8_block.*`` parameters, report) of gfx942's own block-scale fused MoE (module docstring).
+
+    ``rows``: aiter ``tuned_fmoe`` columns (default: data/kernels/aiter_gfx942_fmoe_ds_v3.csv), fitted by
+    fit/kernels.fit_moe against :data:`GFX942_FMOE_CHIP` with the :data:`MOE_SPLIT` split; the fitted floor
+    becomes the entry's ``floor_s``.
+
+    Raises:
+        SpecError: the rows hold no FP8 per_1x128 row at ``cu_num`` 304.
+    """
+    from jalapeno.specs.catalog import load_system
+
+    rows = pd.read_csv(GFX942_FMOE_TABLE) if rows is None else rows
+    cu = AITER_CU[GFX942_FMOE_CHIP]
+    m = moe_frame(rows, cu)
+    m = m[m.moe_dtype == "fp8_block"]
+    if not len(m):
+        raise SpecError(str(GFX942_FMOE_TABLE), f"no FP8 per_1x128 fused-MoE row at cu_num {cu}",
+                        "restore the rows of ROCm/aiter 84493f0e5b (data/kernels/README.md)")
+    p, rep = fit_moe(m, load_system(GFX942_FMOE_CHIP), split=MOE_SPLIT)
+    out = {f"moe.fp8_block.{k}": v for k, v in p["moe"]["fp8"].items()}
+    out["moe.fp8_block.floor_s"] = rep["kernel_floor_s"]
+    rep.update(fitted_on=GFX942_FMOE_CHIP, source="ROCm/aiter 84493f0e5b (PR #3951) a8w8_blockscale_tuned_fmoe_ds_v3, "
+               "cu_num 304; data/kernels/aiter_gfx942_fmoe_ds_v3.csv")
+    return out, rep
+
+
+def gfx942_package_params() -> tuple[dict, dict]:
+    """(flat parameters, report) of gfx942's DeepSeek package (module docstring): :func:`gfx942_block_moe`'s
+    ``moe.fp8_block.*`` and ``mla_decode_tile_rows`` = :data:`GFX942_MLA_DECODE_TILE_ROWS`. What
+    :func:`amd_overlay` writes into the :data:`GFX942_SYSTEMS` sets when :data:`GFX942_PACKAGE` is on; as
+    ``--set efficiency.<key>=<value>`` overrides, the same prices on any set."""
+    params, rep = gfx942_block_moe()
+    params["mla_decode_tile_rows"] = float(GFX942_MLA_DECODE_TILE_ROWS)
+    return params, {"moe_fp8_block": rep, "tile_rows_source": "ROCm/aiter hsa/gfx942/mla/mla_asm.csv "
+                    "mla_a16w8_qh16_m16x4_n16x1_coex0_mask1_ps; asm_mla.cu gqa_ratio 16"}
+
+
 def amd_overlay(name: str, system: System, derived: dict, moe_source: dict | None = None,
                 tables: dict[str, pd.DataFrame] | None = None) -> dict:
     """An AMD calibration set: the derived set with aiter-measured parameters on top.
@@ -339,6 +408,11 @@ def amd_overlay(name: str, system: System, derived: dict, moe_source: dict | Non
     report["mla_decode"] = {"peak_fraction": AITER_MLA_DECODE_PEAK_FRACTION,
                             "source": "ROCm/aiter PR #3188: MI300X QH64 FP8 persistent MLA decode, "
                                       "367 TFLOPS at b128/ctx32k over 2614.9 TFLOPS FP8 dense"}
+    if name in GFX942_SYSTEMS and GFX942_PACKAGE:  # gfx942's own block-scale fused MoE and padded MLA decode
+        package, rep = gfx942_package_params()
+        params.update(package)
+        report["moe_fp8_block"] = rep["moe_fp8_block"]
+        report["mla_decode"]["tile_rows_source"] = rep["tile_rows_source"]
     measured = set(params)
     base = {k: v for k, v in flatten_params(derived["parameters"]).items() if k not in NVLINK_RAMPS}
     # an unmeasured MoE parameter falls back to the AMD GEMM fit (token passes: to none — aiter's

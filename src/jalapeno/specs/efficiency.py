@@ -48,6 +48,11 @@ from jalapeno.specs.kernel_efficiency import GEMM_KEYS, FormatTable, KernelEffic
 #: activations), and the measured FP8 MoE tables are ``fp8_block`` (aiconfigurator ``moe_perf``,
 #: aiter ``tuned_fmoe`` per_1x128) — so they take ``gemm[fp8_block]``, not the per-tensor ``gemm[fp8]``.
 MOE_GEMM_KEY: dict[str, str] = {"fp8": "fp8_block"}
+#: The MoE entry of block-scaled FP8 routed experts (aiter's per_1x128 fused MoE): an FP8 ``moe`` op whose
+#: experts do not name kernels of their own (cost/optable.MOE_WEIGHT_KEYS: gpt-oss's MXFP4 experts, which
+#: vLLM runs as W4A16 Triton on gfx942) is priced by ``moe[fp8_block]`` where a set has it (MI300X/MI325X:
+#: gfx942's own fused-MoE rows, fit/amd.py); a field it does not set is ``moe[fp8]``'s (:meth:`Efficiency._lookup`).
+MOE_BLOCK_KEY = "fp8_block"
 #: Measured attention-kernel families with their own entries, priced instead of the generic
 #: attention values for the ops that name them (cost/optable.OpTable.kernel): the MLA generation
 #: (weight-absorbed, latent KV) and MLA context kernels (cost/attention.py), fitted on TRT-LLM's
@@ -116,6 +121,9 @@ class Efficiency:
               hidden · 2 B · passes to the block's HBM traffic (vectors: the group's tokens, or
               under an all-to-all the ones the rank receives, cost/ops.build_step_ops). None
               (default): 0 (:meth:`moe_passes`). Fitted on ``moe_perf`` (3-10 passes on NVIDIA).
+            - ``moe[fp8_block]`` (every field, and ``floor_s``: the block's fixed time in place of
+              ``moe_floor_s``): block-scaled FP8 routed experts (:data:`MOE_BLOCK_KEY`,
+              :meth:`moe_entry`); unset: ``moe[fp8]``. Only the gfx942 sets write it (fit/amd.py).
         moe_floor_s: fixed time of one MoE layer's routed-expert block (its kernels' minimum
             latency at a few tokens), replacing ``3 · kernel_launch_s`` when set. None (default):
             three kernel launches. The NVIDIA calibrations report the fitted floor (28-30 us on
@@ -141,6 +149,12 @@ class Efficiency:
             format, ``attention_peak(fmt)`` and ``hbm_fraction`` (:meth:`kernel_peak`,
             :meth:`kernel_hbm`), never another format's MLA entry (the BF16 and FP8 MLA kernels
             are different kernels) — so a set without MLA entries prices MLA exactly as before.
+        mla_decode_tile_rows: query rows per sequence the MLA generation kernel computes for a BF16 query
+            over an 8-bit latent KV cache, where its tile is larger than the valid rows (heads per rank x query
+            rows): its MFMA work is padded by ceil(valid / tile) x tile / valid (cost/attention.mla_decode_padding).
+            None (default): no padding. The gfx942 sets set 64 (fit/amd.py, GFX942_MLA_DECODE_TILE_ROWS: aiter's
+            only BF16-query, FP8-KV 16-head kernel on gfx942 is ``mla_a16w8_qh16_m16x4_n16x1_coex0_mask1_ps``,
+            16 heads x 4 query rows).
         hbm_fraction: achieved fraction of HBM bandwidth for streaming weights and KV. Default
             0.85: FlashMLA reaches 3,000 GB/s memory-bound on H800 SXM5 (3.35 TB/s) = 0.90;
             0.85 allows for smaller, less regular reads (assumption).
@@ -246,6 +260,7 @@ class Efficiency:
     attention_peak_fraction: float = 0.65
     mla_decode: FormatTable = _NO_ENTRIES
     mla_prefill: FormatTable = _NO_ENTRIES
+    mla_decode_tile_rows: float | None = None
     hbm_fraction: float = 0.85
     link_fraction: float = 0.79
     scale_out_link_fraction: float = 0.80
@@ -378,6 +393,23 @@ class Efficiency:
         """Achieved HBM fraction of the routed-expert block streaming expert weights."""
         v = self._lookup("moe", fmt, "hbm_fraction")
         return self.gemm_hbm(MOE_GEMM_KEY.get(fmt, fmt)) if v is None else v
+
+    def moe_entry(self, fmt: str, key: str) -> str:
+        """The ``moe`` entry an op of compute format ``fmt`` and key ``key`` (cost/optable.OpTable.keys) is priced
+        by: :data:`MOE_BLOCK_KEY` for an FP8 op whose experts name no kernels of their own (``key == fmt``) where
+        this set has that entry, else ``fmt``.
+
+        >>> e = Efficiency().with_kernel("moe", "fp8_block", hbm_fraction=0.7)
+        >>> e.moe_entry("fp8", "fp8"), e.moe_entry("fp8", "mxfp4"), Efficiency().moe_entry("fp8", "fp8")
+        ('fp8_block', 'fp8', 'fp8')
+        """
+        return MOE_BLOCK_KEY if fmt == "fp8" and key == fmt and MOE_BLOCK_KEY in self.moe else fmt
+
+    def moe_floor(self, entry: str) -> float | None:
+        """Fixed time (s) of one MoE layer's routed-expert block priced by ``moe[entry]``: the entry's own
+        ``floor_s`` where set, else ``moe_floor_s`` (None: the kernels' launches)."""
+        e = self.moe.get(entry)
+        return e.floor_s if e is not None and e.floor_s is not None else self.moe_floor_s
 
     def moe_passes(self, fmt: str) -> float:
         """Passes over the group's token vectors of the routed-expert block in ``fmt`` (0 if unset)."""

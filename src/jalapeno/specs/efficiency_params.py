@@ -20,7 +20,7 @@ BASE_FORMAT = "bf16"
 #: Op kinds with per-format kernel parameters, and the fields each may set.
 KERNEL_FIELDS: dict[str, tuple[str, ...]] = {
     "gemm": ("peak_fraction", "half_rows", "hbm_fraction", "k_block_s"),
-    "moe": ("peak_fraction", "half_rows", "hbm_fraction", "token_passes"),
+    "moe": ("peak_fraction", "half_rows", "hbm_fraction", "token_passes", "floor_s"),
     "attention": ("peak_fraction",),
     "mla_decode": ("peak_fraction", "hbm_fraction", "floor_s"),
     "mla_prefill": ("peak_fraction", "hbm_fraction"),
@@ -128,9 +128,9 @@ def _kernel_overrides(op: str, table: Any, current: dict[str, KernelEfficiency],
         if op == "attention" and fmt == BASE_FORMAT:
             raise SpecError(f"{where}.attention.bf16", "the BF16 attention fraction has its own name",
                             "write attention_peak_fraction = ... instead of [attention.bf16]")
-        keys = (*COMPUTE_FORMATS, *GEMM_KEYS) if op == "gemm" else COMPUTE_FORMATS
+        keys = (*COMPUTE_FORMATS, *GEMM_KEYS) if op in ("gemm", "moe") else COMPUTE_FORMATS
         if fmt not in keys:
-            raise SpecError(f"{where}.{op}.{fmt}", f"unknown compute format{' or GEMM kernel key' if op == 'gemm' else ''}"
+            raise SpecError(f"{where}.{op}.{fmt}", f"unknown compute format{' or kernel key' if op in ('gemm', 'moe') else ''}"
                             f" {fmt!r}", f"use one of {', '.join(keys)}")
         if not isinstance(entry, Mapping):
             raise SpecError(f"{where}.{op}.{fmt}", f"must be a table of {op} parameters, got {entry!r}",
@@ -163,6 +163,8 @@ def _checked(key: str, name: str, v: Any) -> float:
     cap = _UPPER.get(name)
     if cap is not None and v > cap[0]:
         raise SpecError(key, f"{v:g} is beyond {cap[0]:g} ({cap[1]})", f"give it in {cap[1]}")
+    if name == "mla_decode_tile_rows" and v < 1:
+        raise SpecError(key, f"must be >= 1 row, got {v:g}", "give the kernel tile's query rows per sequence, e.g. 64")
     if name == "torus_congestion" and v < 1:
         raise SpecError(key, f"must be >= 1, got {v}", "give 1 (ideal routing) or more")
     return v
@@ -186,7 +188,7 @@ _UPPER = {"kernel_launch_s": (1e-3, "seconds: 4e-6 is 4 µs"), "collective_launc
           "first_wave_stall_s": (600.0, "seconds"), "floor_s": (1e-3, "seconds: 1.5e-5 is 15 µs"),
           "logits_bytes_per_elem": (8.0, "bytes per element: 2 = BF16, 4 = FP32"),
           "half_rows": (1e6, "rows"), "token_passes": (1e3, "passes"), "moe_load_skew": (100.0, "a multiplier"),
-          "torus_congestion": (100.0, "a multiplier"), "k_block_s": (1e-5, "seconds per 128 of k: 1.5e-7 is 0.15 µs"),
+          "torus_congestion": (100.0, "a multiplier"), "mla_decode_tile_rows": (1024.0, "query rows per sequence"), "k_block_s": (1e-5, "seconds per 128 of k: 1.5e-7 is 0.15 µs"),
           **{f"{f}_{k}": cap for f in ("link", "in_switch", "custom_ar")
              for k, cap in (("half_bytes", (1e11, "bytes")), ("shape", (4.0, "an exponent")))},
           "memory_reserve_fraction": (0.5, "a fraction of usable HBM; engines keep well under half")}
