@@ -20,9 +20,10 @@ implied measured decode step against the model's, and an intercept (a fixed cost
 the MLA decode multiplier k refitted on the series, as round 33's what-if; (4) the 0.5.9 C64 context pairs.
 Nothing is written. Run: python scripts/gfx942_fmoe_rows38.py
 
-Round 39 shipped the package (fit/amd.py: MI300X/MI325X's ``moe[fp8_block]`` from these rows, now vendored in
-data/kernels/aiter_gfx942_fmoe_ds_v3.csv, and the padded MLA decode): "shipped" here is round 38's tree,
-restored by :func:`before_sets` on top of the calibrated set, so the figures are those of the round-38 section.
+Round 39 built the package (fit/amd.py: MI300X/MI325X's ``moe[fp8_block]`` from these rows, now vendored in
+data/kernels/aiter_gfx942_fmoe_ds_v3.csv, and the padded MLA decode; behind ``fit/amd.GFX942_PACKAGE``, off as
+shipped): "shipped" here is round 38's tree, restored by :func:`before_sets` on top of the calibrated set whichever
+way the switch stands, so the figures are those of the round-38 section.
 """
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ shapes; (3) round 33's 0.5.19 batch series and the 1k -> 8k context pairs under 
 MI300X/MI325X DeepSeek-R1 InferenceX rows (held out and all) under each, plus the v0.5.9 step-overhead rule refitted
 the way ``scripts/sglang_rocm_release.py`` fits it (about 5 minutes). Run: python scripts/gfx942_mla_padding38.py [--validate]
 
-Round 39 shipped the package (fit/amd.py, cost/attention.mla_decode_padding, the refitted rule): "shipped" here is
-round 38's tree, restored by ``gfx942_fmoe_rows38.before_sets`` under every variant (the v0.5.9 rule too), so the
+Round 39 built the package (fit/amd.py, cost/attention.mla_decode_padding; ``fit/amd.GFX942_PACKAGE``, off as
+shipped): "shipped" here is round 38's tree, restored by ``gfx942_fmoe_rows38.before_sets`` under every variant (the v0.5.9 rule too), so the
 figures are those of the round-38 section.
 """
 
@@ -66,7 +66,7 @@ HEADS = 16  # DeepSeek-R1's 128 query heads over TP8 (config.json num_attention_
 SYSTEMS = ("mi300x", "mi325x")
 #: measured 1k -> 8k TPOT rise at C64, v0.5.9 (scripts/mi325x_sglang_decode_shape.py PAIRS_TPOT_MS)
 PAIR_RISE_MS = {"mi325x": 74.8 - 44.7, "mi300x": 85.3 - 51.3}
-#: round 38's v0.5.9 step-overhead rule (data/stacks.toml before round 39 refitted it to 9.16 ms)
+#: round 38's v0.5.9 step-overhead rule (data/stacks.toml; 9.16 ms with fit/amd.GFX942_PACKAGE on, round 39)
 RULE_BEFORE_S = 6.60e-3
 
 

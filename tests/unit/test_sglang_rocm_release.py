@@ -32,12 +32,12 @@ def _points():
 def test_releases_before_0_5_12_take_the_slower_step():
     st = get_stack("sglang-rocm")
     for v in ("0.5.7", "0.5.9", "0.5.11"):
-        assert st.at_version(v).step_overhead_s == pytest.approx(9.16e-3)
-        assert load_pricer("mi325x", stack=st.at_version(v)).efficiency.step_overhead_s == pytest.approx(9.16e-3)
+        assert st.at_version(v).step_overhead_s == pytest.approx(6.60e-3)
+        assert load_pricer("mi325x", stack=st.at_version(v)).efficiency.step_overhead_s == pytest.approx(6.60e-3)
     for v in ("0.5.12", "0.5.19"):
         assert st.at_version(v).step_overhead_s is None
         assert load_pricer("mi325x", stack=st.at_version(v)).efficiency.step_overhead_s == pytest.approx(BASE_STEP_S)
-    assert "step_overhead_s = 0.00916 (sglang-rocm < 0.5.12)" in st.version_note("0.5.9")
+    assert "step_overhead_s = 0.0066 (sglang-rocm < 0.5.12)" in st.version_note("0.5.9")
 
 
 def test_the_v0_5_9_rows_are_priced_at_their_release_and_the_others_are_not():
@@ -46,7 +46,7 @@ def test_the_v0_5_9_rows_are_priced_at_their_release_and_the_others_are_not():
     # MI300X/MI325X DeepSeek-R1 SGLang image to v0.5.9; their notes state the image
     for r in ("26", "28", "34", "35"):
         assert point_release(pts[r]) == "0.5.9"
-        assert point_stack(pts[r]).step_overhead_s == pytest.approx(9.16e-3)
+        assert point_stack(pts[r]).step_overhead_s == pytest.approx(6.60e-3)
     for r in ("76", "80"):  # v0.5.19
         assert point_stack(pts[r]).step_overhead_s is None
     assert point_release(pts["119"]) == "0.5.12" and point_stack(pts["119"]).step_overhead_s is None
@@ -54,20 +54,19 @@ def test_the_v0_5_9_rows_are_priced_at_their_release_and_the_others_are_not():
 
 def test_shipped_size_is_issue_890s_gap_per_step():
     # by hand, from the issue's TPOTs (24.0 / 26.2 ms at C = 4 / 8) and the model's at the newest behaviour
-    # (15.21 / 17.67 ms since round 39 put gfx942's own block-scale MoE and the padded MLA decode into MI325X's set,
-    # InferenceX issue #890 against row 76's deployment at 1k/1k):
-    # each decode step is one token, so the step overhead grows by the gap: 0.5 + (8.79 + 8.53) / 2 = 9.16 ms; the
+    # (17.25 / 20.75 ms since round 35's stack refit, InferenceX issue #890 against row 76's deployment at 1k/1k):
+    # each decode step is one token, so the step overhead grows by the gap: 0.5 + (6.75 + 5.45) / 2 = 6.60 ms; the
     # model's TPOT also
     # carries the few prefill steps interleaved (4 prompts over 1,023 tokens), which the script's solve
     # counts: a few hundredths of a millisecond less
     shipped = get_stack("sglang-rocm").at_version("0.5.9").step_overhead_s
-    assert shipped == pytest.approx(9.16e-3, abs=0.1e-3)
+    assert shipped == pytest.approx(6.60e-3, abs=0.1e-3)
     base, s, per = load_script("sglang_rocm_release").fitted_step_overhead()
     assert base == pytest.approx(BASE_STEP_S)
     assert s == pytest.approx(shipped, abs=0.05e-3)
-    # the C = 4 gap is the larger: 24.0 - 15.21 = 8.79 ms against 26.2 - 17.67 = 8.53 ms
-    assert per[4] - BASE_STEP_S == pytest.approx(8.79e-3, abs=0.6e-3)
-    assert per[8] - BASE_STEP_S == pytest.approx(8.53e-3, abs=0.6e-3)
+    # the C = 4 gap is the larger: 24.0 - 17.25 = 6.75 ms against 26.2 - 20.75 = 5.45 ms
+    assert per[4] - BASE_STEP_S == pytest.approx(6.75e-3, abs=0.6e-3)
+    assert per[8] - BASE_STEP_S == pytest.approx(5.45e-3, abs=0.6e-3)
     assert per[4] > per[8]
 
 
@@ -81,8 +80,8 @@ def test_a_served_v0_5_9_point_decodes_slower_by_the_step():
         return serve_at_concurrency(model, load_pricer("mi325x", stack=st.at_version(v)), p.deployment, wl,
                                     [4.0]).tpot_s[0]
 
-    # one step per output token plus the interleaved prefills (4 prompts over ~1,000 tokens): 8.66 ms x ~1.004
-    assert tpot("0.5.9") - tpot("0.5.19") == pytest.approx(9.16e-3 - BASE_STEP_S, rel=0.03)
+    # one step per output token plus the interleaved prefills (4 prompts over ~1,000 tokens): 6.10 ms x ~1.004
+    assert tpot("0.5.9") - tpot("0.5.19") == pytest.approx(6.60e-3 - BASE_STEP_S, rel=0.03)
     assert np.isfinite(tpot("0.5.9"))
 
 
@@ -105,7 +104,7 @@ def test_the_mori_disagg_rows_are_priced_at_their_images_release():
     for r in ("24", "31"):
         assert pts[r].framework == "mori-sglang" and pts[r].uses_mtp is None
         assert point_release(pts[r]) == "0.5.9"
-        assert point_stack(pts[r]).step_overhead_s == pytest.approx(9.16e-3)
+        assert point_stack(pts[r]).step_overhead_s == pytest.approx(6.60e-3)
     args = ("mi355x", "deepseek-r1", "sglang-disagg", "quark-mxfp4", "disagg")
     assert point_engine_version(*args) == point_engine_version(*args, False) == point_engine_version(*args, True)
     # the aggregated pair disagree (sglang-mi355x-dsr1-fp4 0.5.9, its -mtp sibling 0.5.12): a silent row stays unknown
@@ -124,7 +123,7 @@ def test_the_mori_recipes_run_through_engine_take_the_same_profile_as_validation
     assert stack_for_framework("sglang-disagg", "mi355x").name == "sglang-rocm"
     for name in ("sglang-mori-mi355x-dsr1-fp4-dep", "sglang-mori-mi355x-dsr1-fp4-dep-mtp"):
         st = recipe_stack(get_recipe(name), "mi355x")
-        assert st.name == "sglang-rocm@0.5.9" and st.step_overhead_s == pytest.approx(9.16e-3)
+        assert st.name == "sglang-rocm@0.5.9" and st.step_overhead_s == pytest.approx(6.60e-3)
     assert point_stack(_points()["31"]).step_overhead_s == recipe_stack(
         get_recipe("sglang-mori-mi355x-dsr1-fp4-dep"), "mi355x").step_overhead_s
 

@@ -77,7 +77,7 @@ gfx942's own block-scale fused MoE (issue 18, round 39): ROCm/aiter 84493f0e5b (
 at ``cu_num`` 304 (MI325X) of DeepSeek's EP8 slice (7168 x 2048, 33 experts top-9, FP8 per_1x128), vendored in
 data/kernels/aiter_gfx942_fmoe_ds_v3.csv (the pinned package predates them). :func:`gfx942_block_moe` fits them
 (fit/kernels.fit_moe, :data:`MOE_SPLIT`) against MI325X, the chip that timed them, and MI300X/MI325X take the
-fractions and floor as ``moe[fp8_block]`` (``floor_s`` with them): the entry only FP8 routed experts that name no
+fractions and floor as ``moe[fp8_block]`` (``floor_s`` with them) when :data:`GFX942_PACKAGE` is on (off as shipped): the entry only FP8 routed experts that name no
 kernels of their own are priced by (specs/efficiency.Efficiency.moe_entry: DeepSeek/Kimi's block-scaled FP8 on
 aiter's fused MoE). ``moe[fp8]`` and ``moe_floor_s`` stay MI355X's borrowed fit, which keeps pricing the experts
 that are not aiter's block-scale kernel (gpt-oss's MXFP4 experts, vLLM's W4A16 Triton on gfx942). Named
@@ -85,7 +85,7 @@ assumption: MI300X (the same gfx942 die, 5.3 TB/s) reaches MI325X's fractions. d
 round 38 (amd38) and round 39.
 
 gfx942's 16-head MLA decode pads its query rows (``mla_decode_tile_rows`` = :data:`GFX942_MLA_DECODE_TILE_ROWS`,
-MI300X/MI325X): aiter's dispatch (``csrc/py_itfs_cu/asm_mla.cu``, ``gqa_ratio == 16``: BF16 queries over FP8 KV
+MI300X/MI325X, with the MoE under the same switch): aiter's dispatch (``csrc/py_itfs_cu/asm_mla.cu``, ``gqa_ratio == 16``: BF16 queries over FP8 KV
 look up ``qSeqLen = 4`` for any ``max_seqlen_q <= 4``) runs ``mla_a16w8_qh16_m16x4_n16x1_coex0_mask1_ps``
 (``hsa/gfx942/mla/mla_asm.csv``, the only BF16-query FP8-KV gqa-16 kernel since 7c0e15cdb7, PR #1233): 16 heads x 4
 query rows, so a decode token fills 16 of 64 rows (cost/attention.mla_decode_padding: x4 MFMA work, the latent
@@ -131,8 +131,12 @@ AITER_CU = {"mi300x": 304, "mi325x": 304, "mi355x": 256}
 MOE_FROM = {"mi300x": "mi355x", "mi325x": "mi355x"}
 #: gfx942 chips: their block-scale fused MoE (``moe[fp8_block]``) and padded MLA decode (module docstring)
 GFX942_SYSTEMS = ("mi300x", "mi325x")
-#: whether ``jalapeno calibrate`` writes that package (:func:`gfx942_package_params`) into the gfx942 sets
-GFX942_PACKAGE = True
+#: whether ``jalapeno calibrate`` writes that package (:func:`gfx942_package_params`) into the gfx942 sets. Off as
+#: shipped: on, it takes the held-out MI325X DeepSeek-R1 rows inside the goals but MI300X's throughput to +13% and the
+#: fidelity guard's MI300X throughput / MI325X and overall TTFT medians past their thresholds, a stack refit included
+#: (docs/gap_large_batch_decode.md, round 39). Turning it on: True, then `jalapeno calibrate -s mi300x,mi325x` and
+#: scripts/sglang_rocm_release.py (9.16 ms) — branch gfx942pkg39-on
+GFX942_PACKAGE = False
 #: the vendored gfx942 fused-MoE rows (ROCm/aiter 84493f0e5b, PR #3951) and the chip that timed them (the commit)
 GFX942_FMOE_TABLE = Path(__file__).resolve().parents[1] / "data" / "kernels" / "aiter_gfx942_fmoe_ds_v3.csv"
 GFX942_FMOE_CHIP = "mi325x"

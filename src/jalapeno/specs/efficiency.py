@@ -50,8 +50,8 @@ from jalapeno.specs.kernel_efficiency import GEMM_KEYS, FormatTable, KernelEffic
 MOE_GEMM_KEY: dict[str, str] = {"fp8": "fp8_block"}
 #: The MoE entry of block-scaled FP8 routed experts (aiter's per_1x128 fused MoE): an FP8 ``moe`` op whose
 #: experts do not name kernels of their own (cost/optable.MOE_WEIGHT_KEYS: gpt-oss's MXFP4 experts, which
-#: vLLM runs as W4A16 Triton on gfx942) is priced by ``moe[fp8_block]`` where a set has it (MI300X/MI325X:
-#: gfx942's own fused-MoE rows, fit/amd.py); a field it does not set is ``moe[fp8]``'s (:meth:`Efficiency._lookup`).
+#: vLLM runs as W4A16 Triton on gfx942) is priced by ``moe[fp8_block]`` where a set has it (MI300X/MI325X with
+#: fit/amd.GFX942_PACKAGE on: gfx942's own fused-MoE rows); a field it does not set is ``moe[fp8]``'s (:meth:`Efficiency._lookup`).
 MOE_BLOCK_KEY = "fp8_block"
 #: Measured attention-kernel families with their own entries, priced instead of the generic
 #: attention values for the ops that name them (cost/optable.OpTable.kernel): the MLA generation
@@ -123,7 +123,8 @@ class Efficiency:
               (default): 0 (:meth:`moe_passes`). Fitted on ``moe_perf`` (3-10 passes on NVIDIA).
             - ``moe[fp8_block]`` (every field, and ``floor_s``: the block's fixed time in place of
               ``moe_floor_s``): block-scaled FP8 routed experts (:data:`MOE_BLOCK_KEY`,
-              :meth:`moe_entry`); unset: ``moe[fp8]``. Only the gfx942 sets write it (fit/amd.py).
+              :meth:`moe_entry`); unset: ``moe[fp8]``. Only the gfx942 sets take it, and only with
+              fit/amd.GFX942_PACKAGE on (off as shipped: no set has it).
         moe_floor_s: fixed time of one MoE layer's routed-expert block (its kernels' minimum
             latency at a few tokens), replacing ``3 · kernel_launch_s`` when set. None (default):
             three kernel launches. The NVIDIA calibrations report the fitted floor (28-30 us on
@@ -152,7 +153,8 @@ class Efficiency:
         mla_decode_tile_rows: query rows per sequence the MLA generation kernel computes for a BF16 query
             over an 8-bit latent KV cache, where its tile is larger than the valid rows (heads per rank x query
             rows): its MFMA work is padded by ceil(valid / tile) x tile / valid (cost/attention.mla_decode_padding).
-            None (default): no padding. The gfx942 sets set 64 (fit/amd.py, GFX942_MLA_DECODE_TILE_ROWS: aiter's
+            None (default): no padding. The gfx942 sets take 64 with fit/amd.GFX942_PACKAGE on (off as shipped;
+            fit/amd.py, GFX942_MLA_DECODE_TILE_ROWS: aiter's
             only BF16-query, FP8-KV 16-head kernel on gfx942 is ``mla_a16w8_qh16_m16x4_n16x1_coex0_mask1_ps``,
             16 heads x 4 query rows).
         hbm_fraction: achieved fraction of HBM bandwidth for streaming weights and KV. Default
