@@ -240,8 +240,10 @@ def _model_from_config(cfg: dict, name: str, source: str = "") -> ModelSpec:
         src_key = ("n_routed_experts" if "n_routed_experts" in cfg else
                    "num_local_experts" if "num_local_experts" in cfg else "num_experts")
         n_exp = _req(cfg, src_key, src)
-        top_k = _req(cfg, "num_experts_per_tok" if "num_experts_per_tok" in cfg
-                     else "experts_per_token", src)
+        # neither key: name Hugging Face's num_experts_per_tok (every MoE config class has it; gpt-oss's
+        # experts_per_token was named, for a DeepSeek config that never has it)
+        top_k = _req(cfg, "experts_per_token" if "experts_per_token" in cfg and "num_experts_per_tok" not in cfg
+                     else "num_experts_per_tok", src)
         if top_k > n_exp:
             raise SpecError(f"{src}: num_experts_per_tok", f"top-k {top_k} exceeds {n_exp} experts",
                             "set num_experts_per_tok <= the number of experts")

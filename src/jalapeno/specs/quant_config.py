@@ -202,6 +202,15 @@ def checkpoint_precision(cfg: dict, src: str, mla: bool) -> str:
                         "use a 4-bit (load_in_4bit) or FP8 checkpoint, or pass -p with a preset")
     if method == "compressed-tensors":
         groups = q.get("config_groups") or {}
+        if not isinstance(groups, dict):  # 'int' object has no attribute 'values', naming no field
+            raise SpecError(f"{field}.config_groups", f"must be an object of named groups, got {_js(groups)}",
+                            "give {\"group_0\": {\"targets\": [...], \"weights\": {...}}} as llm-compressor writes it")
+        for name, g in groups.items():
+            t = g.get("targets") if isinstance(g, dict) else None
+            if t is not None and not (isinstance(t, list) and all(isinstance(x, str) for x in t)):
+                # a string was read letter by letter ('re:.*experts' matched no 'expert'); a number raised TypeError
+                raise SpecError(f"{field}.config_groups.{name}.targets", f"must be a list of module names, got {_js(t)}",
+                                "give a list, e.g. [\"Linear\"] or [\"re:.*mlp.experts.*\"] as llm-compressor writes it")
         w = next((g.get("weights") for g in groups.values() if isinstance(g, dict) and g.get("weights")), None)
         if not isinstance(w, dict):
             raise SpecError(f"{field}.config_groups", "compressed-tensors without a weights scheme",
