@@ -129,3 +129,24 @@ def test_compressed_tensors_targets_must_be_a_list_of_names(capsys, tmp_path, ta
     path = _kimi(tmp_path, targets=targets)
     check_error(*run(capsys, "models", "show", path), "quantization_config.config_groups.group_0.targets",
                 "must be a list of module names", shown)
+
+
+POINTS = Path(__file__).resolve().parents[2] / "src/jalapeno/data/validation/inferencex_points.csv"
+
+
+@pytest.mark.parametrize("stat, hint", [("Median", "(did you mean 'median'?)"), ("p50", "")])
+def test_a_points_row_whose_ttft_stat_is_unread_is_skipped(capsys, tmp_path, stat, hint):
+    """ttft_stat picks the predicted TTFT a row is compared with: a cell starting 'median' the p50, any other the
+    mean. 'Median' or 'p50' (a median, written otherwise) was compared with the mean, silently."""
+    import csv
+
+    rows = list(csv.DictReader(POINTS.open()))
+    row = next(r for r in rows if r["ttft_stat"] == "median")
+    row["ttft_stat"] = stat
+    p = tmp_path / "pts.csv"
+    with p.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(row))
+        w.writeheader()
+        w.writerow(row)
+    check_error(*run(capsys, "validate", "--points", str(p), "--no-aiconfigurator", "--no-mlperf"),
+                "no measured point could be mapped", f"ttft_stat '{stat}' is not mean, median or unspecified", hint)

@@ -64,6 +64,10 @@ DISAGG = ("", "0", "1")
 #: point, silently.
 POINT_TYPES = ("", "frontier", "max_throughput_per_gpu", "sweep_point", "throughput_only", "experimental_sweep")
 
+#: ``ttft_stat`` cell, by its first word (the shipped file writes ``mean``, ``median``, ``median (dashboard)``,
+#: ``unspecified (likely mean)``; blank: not stated). A row whose cell starts with ``median`` is compared with the
+#: predicted p50 TTFT, any other with the mean (fit/validate.py): ``Median`` or ``p50`` was read as a mean, silently.
+TTFT_STATS = ("mean", "median", "unspecified")
 
 #: ``date`` cell: blank, ``YYYY-MM-DD`` or ``<=YYYY-MM-DD`` (the run's date, or a bound on it), then any note
 DATE_CELL = re.compile(r"\s*(<=)?\s*(\d{4}-\d{2}-\d{2})(?!\d)")
@@ -79,8 +83,8 @@ def positive_num(s: str) -> float | None:
 
 
 def bad_cell(r: dict) -> str | None:
-    """Why a row's given measurement, concurrency, precision, ``spec``, ``disagg``, ``point_type`` or ``date`` cell
-    is unusable (None when every given cell is).
+    """Why a row's given measurement, concurrency, precision, ``spec``, ``disagg``, ``point_type``, ``ttft_stat`` or
+    ``date`` cell is unusable (None when every given cell is).
 
     A blank measurement is "not measured"; a cell that is present but zero, negative, not finite or
     not a number is a broken row, skipped with this reason rather than read as missing.
@@ -117,6 +121,11 @@ def bad_cell(r: dict) -> str | None:
     if kind not in POINT_TYPES:  # exact: fit/validate.py compares the cell as written
         return (f"point_type {kind!r} is not one of {', '.join(POINT_TYPES[1:])} or blank"
                 f"{choice_hint(kind, POINT_TYPES[1:])}")
+    stat = (r.get("ttft_stat") or "").strip()
+    word = re.split(r"[\s(]", stat, maxsplit=1)[0]
+    if stat and word not in TTFT_STATS:
+        return (f"ttft_stat {stat!r} is not mean, median or unspecified (optionally followed by a note) or blank: "
+                f"it says whether the predicted mean or p50 TTFT is compared{choice_hint(word, TTFT_STATS)}")
     date = (r.get("date") or "").strip()
     m = DATE_CELL.match(date)
     if date and not (m and _iso(m.group(2))):
