@@ -150,3 +150,94 @@ def test_a_points_row_whose_ttft_stat_is_unread_is_skipped(capsys, tmp_path, sta
         w.writerow(row)
     check_error(*run(capsys, "validate", "--points", str(p), "--no-aiconfigurator", "--no-mlperf"),
                 "no measured point could be mapped", f"ttft_stat '{stat}' is not mean, median or unspecified", hint)
+
+
+@pytest.mark.parametrize("workers, words", [(2.5, ("must be a whole number of instances", "got 2.5")),
+                                            (True, ("must be a whole number of instances", "got True")),
+                                            (10**12, ("1e+12 instances", "1,000,000,000-chip plausibility bound"))])
+def test_python_api_pool_workers_are_whole_and_bounded(workers, words):
+    """Pool(Layout(tp=8), 2.5) priced 2.5 instances (20 chips); 10**12 instances ran (8e12 chips, past the 1e9-chip
+    fleet bound the CLI keeps). 2.0 (a whole number as a float, as numpy gives) is still one whole count."""
+    from jalapeno.deploy.deployment import Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.errors import SpecError
+
+    with pytest.raises(SpecError) as e:
+        Pool(Layout(tp=8), workers)
+    assert e.value.field == "pool.workers"
+    for w in words:
+        assert w in str(e.value), str(e.value)
+    assert Pool(Layout(tp=8), 2.0).chips == 16  # 8 chips x 2 workers, by hand
+
+
+@pytest.mark.parametrize("conc, shown", [(0, "must be finite and > 0 (requests in flight), got 0"),
+                                         (float("inf"), "got inf"), ([4, float("nan")], "got nan"),
+                                         ("4", "must be numbers (requests in flight), got '4'"),
+                                         (True, "got True"), ([], "got []"), ([1, "x"], "got [1, 'x']")])
+def test_python_api_serve_at_concurrency_checks_its_concurrency(conc, shown):
+    """0 priced a point of 1e-12 requests in flight; inf raised numpy's IndexError; '4' and True were read as 4
+    and 1. The CLI checks --concurrency itself; the Python API did not."""
+    import jalapeno as jp
+    from jalapeno.errors import SpecError
+
+    m, p = jp.load_model("llama-3.3-70b"), jp.load_pricer("b200")
+    dep = jp.Deployment(jp.get_precision("bf16"), jp.Pool(jp.Layout(tp=8), 1))
+    with pytest.raises(SpecError) as e:
+        jp.serve_at_concurrency(m, p, dep, jp.get_workload("1k1k"), conc)
+    assert e.value.field == "concurrency"
+    assert shown in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("kw, field, words", [
+    ({"concurrency": 2.5}, "--concurrency", "must be a whole number, got 2.5"),   # numpy TypeError '25.0'
+    ({"concurrency": "4"}, "--concurrency", "got '4'"),                            # str < int TypeError
+    ({"concurrency": True}, "--concurrency", "got True"),                          # ran 1 request in flight
+    ({"rate": "2"}, "--rate", "must be a number of requests/s, got '2'"),
+    ({"concurrency": 4, "num_requests": 2.5}, "--requests", "got 2.5"),
+    ({"concurrency": 4, "seed": 2.5}, "--seed", "got 2.5"),                        # SeedSequence TypeError
+    ({"concurrency": 4, "sessions": 3}, "--sessions", "applies to an agentic workload only"),  # ignored
+    ({"concurrency": 4, "arrival": "burst"}, "--arrival", "closed loop"),          # ignored
+])
+def test_python_api_simulate_checks_its_options(kw, field, words):
+    """The CLI checks each of these; jalapeno.simulate raised a numpy/str TypeError or ran and ignored the option."""
+    import jalapeno as jp
+    from jalapeno.errors import SpecError
+
+    m, p = jp.load_model("llama-3.3-70b"), jp.load_pricer("b200")
+    dep = jp.Deployment(jp.get_precision("bf16"), jp.Pool(jp.Layout(tp=8), 1))
+    with pytest.raises(SpecError) as e:
+        jp.simulate(m, p, dep, workload=jp.get_workload("1k1k"), **{"num_requests": 20, **kw})
+    assert e.value.field == field
+    assert words in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("kw, field", [({"workload": "1k1k"}, "simulate: workload"), ({"dep": "tp8"}, "simulate: dep")])
+def test_python_api_simulate_names_a_wrong_argument_type(kw, field):
+    """workload='1k1k' raised AttributeError: 'str' object has no attribute 'isl'; dep='tp8' 'no attribute precision'."""
+    import jalapeno as jp
+    from jalapeno.errors import SpecError
+
+    args = {"workload": jp.get_workload("1k1k"),
+            "dep": jp.Deployment(jp.get_precision("bf16"), jp.Pool(jp.Layout(tp=8), 1)), **kw}
+    dep = args.pop("dep")
+    with pytest.raises(SpecError) as e:
+        jp.simulate(jp.load_model("llama-3.3-70b"), jp.load_pricer("b200"), dep, concurrency=4, num_requests=20, **args)
+    assert e.value.field == field and "expected a" in str(e.value)
+
+
+@pytest.mark.parametrize("kw, field, words", [({"concurrency": 10**9}, "concurrency", "1e+09 requests in flight"),
+                                              ({"concurrency": "4"}, "--concurrency", "must be a number, got '4'"),
+                                              ({"concurrency": None, "rate": 1e12}, "--rate", "1e+12 requests/s")])
+def test_python_api_predict_point_bounds(kw, field, words):
+    """predict_point(..., 10**9) built a first wave of 1e9 requests (24 GB, killed by the OOM killer); '4' raised
+    TypeError; a rate of 1e12 requests/s ran (the CLI's bounds: 1e6 in flight, 1e6 requests/s)."""
+    import jalapeno as jp
+    from jalapeno.errors import SpecError
+
+    dep = jp.Deployment(jp.get_precision("bf16"), jp.Pool(jp.Layout(tp=8), 1))
+    args = {"concurrency": None, **kw}
+    c = args.pop("concurrency")
+    with pytest.raises(SpecError) as e:
+        jp.predict_point(jp.load_model("llama-3.3-70b"), jp.load_pricer("b200"), dep, jp.get_workload("1k1k"), c,
+                         **args)
+    assert e.value.field == field and words in str(e.value), str(e.value)

@@ -13,7 +13,7 @@ from jalapeno.serve.point import serve_at_concurrency, serve_at_rate
 from jalapeno.serve.ttft_parts import ttft_parts
 from jalapeno.cost.pricer import Pricer
 from jalapeno.specs.model import ModelSpec
-from jalapeno.specs.workload import Workload
+from jalapeno.specs.workload import MAX_RATE_PER_S, Workload
 
 #: Lowest open-loop rate predicted, requests/s (one request every 11.6 days): a plausibility
 #: bound, not a measured one; below it the server is idle between requests and the open-loop
@@ -30,7 +30,8 @@ def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
     wave's burst (serve/queueing.py effect 6; serve/point.serve_at_concurrency).
 
     Raises:
-        SpecError: ``dep`` not a Deployment, non-positive concurrency, a rate below :data:`MIN_RATE_PER_S`,
+        SpecError: ``dep`` not a Deployment, a concurrency or rate that is not a number, non-positive concurrency
+            (or above MAX_CONCURRENCY, 1e6), a rate below :data:`MIN_RATE_PER_S` or above MAX_RATE_PER_S (1e6),
             or unknown power convention.
         InfeasibleDeployment: a layout that cannot run the model on the system, or a
             deployment larger than the system.
@@ -39,12 +40,17 @@ def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
         raise SpecError("predict_point: dep", f"expected a Deployment, got {type(dep).__name__}",
                         "pass Deployment(get_precision(name), Pool(Layout(...)))")
     load, value = ("--concurrency", concurrency) if rate is None else ("--rate", rate)
+    if isinstance(value, (str, bool)):  # '4' raised TypeError: must be real number, not str
+        raise SpecError(load, f"must be a number, got {value!r}", f"give {load} as a number > 0, e.g. 4")
     if value is None or not (math.isfinite(value) and value > 0):
         raise SpecError(load, f"must be a finite number > 0, got {value}", f"give {load} > 0")
     if rate is not None and rate < MIN_RATE_PER_S:
         raise SpecError("--rate", f"{rate:g} requests/s is one request every {1 / rate / 86400:.3g} days: an idle "
                         f"server, below the lowest rate predicted ({MIN_RATE_PER_S:g} requests/s)",
                         f"give --rate {MIN_RATE_PER_S:g} or more (requests per second, not per hour)")
+    if rate is not None and rate > MAX_RATE_PER_S:  # 1e12 requests/s ran: a result that is only queueing
+        raise SpecError("--rate", f"{rate:g} requests/s is above {MAX_RATE_PER_S:g} (specs/workload.MAX_RATE_PER_S)",
+                        "give the rate in requests per second")
     system = pricer.system
     dep = dep.for_model(model)
     power_w_per_chip(system, convention)

@@ -19,6 +19,7 @@ from jalapeno.deploy.mtp import MTP
 from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.errors import SpecError, choice_hint
 from jalapeno.specs.formats import Precision
+from jalapeno.specs.plausibility import MAX_CHIPS
 
 #: Default chunked-prefill token budget per step (SGLang ``--chunked-prefill-size`` default 8192
 #: on large GPUs; vLLM ``max_num_batched_tokens`` defaults are of the same order).
@@ -181,6 +182,13 @@ class Pool:
         check_attention_backend(self.attention_backend, "attention_backend")
         if not (isinstance(self.workers, numbers.Real) and self.workers >= 1):  # 0: an IndexError in predict
             raise SpecError("pool.workers", f"must be at least 1, got {self.workers!r}", "give workers >= 1")
+        if isinstance(self.workers, bool) or not float(self.workers).is_integer():  # 2.5 instances were priced
+            raise SpecError("pool.workers", f"must be a whole number of instances, got {self.workers!r}",
+                            "give workers as a whole number >= 1, e.g. 2")
+        if self.workers > MAX_CHIPS:  # 10**12 instances were priced: each holds at least one chip
+            raise SpecError("pool.workers", f"{self.workers:.3g} instances is above the {MAX_CHIPS:,}-chip "
+                            "plausibility bound (specs/plausibility.py; each instance holds a chip or more)",
+                            "give the instances the fleet runs")
 
     @property
     def chips(self) -> int:

@@ -11,6 +11,7 @@ from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.mtp import check_mtp
 from jalapeno.deploy.layout import validate_layout
+from jalapeno.errors import SpecError
 from jalapeno.serve.analytic import QUANTILES, ServingPoints, frontend_s, requeue, solve_concurrency
 from jalapeno.serve.disagg import (
     MAX_PREFILL_UTILISATION,
@@ -24,11 +25,39 @@ from jalapeno.serve.limits import decode_step_s, floored_steps, graph_padded, pr
 from jalapeno.serve.queueing import first_wave_s, fixed_cycle_s, locked_cycle_s, run_of_waves
 from jalapeno.serve.queueing import idle_start as idle_start_ttft
 from jalapeno.specs.model import ModelSpec
-from jalapeno.specs.workload import Workload
+from jalapeno.specs.workload import MAX_CONCURRENCY, Workload
 
 #: decode batches per decode instance at which C(B) is tabulated (ratio 1.12): from far below one
 #: sequence (many decode workers at a low concurrency) to far beyond any KV capacity
 _GRID = np.geomspace(1e-6, 65536.0, 221)
+
+
+def _concurrencies(concurrency) -> np.ndarray:
+    """(N,) concurrencies as floats; each a number (not text, not true/false), finite and > 0.
+
+    Raises:
+        SpecError: naming ``concurrency`` (0 priced a 1e-12-request point; inf raised IndexError; '4' was read;
+            above MAX_CONCURRENCY, 1e6: 1e9 allocated a first wave of 1e9 requests until the OOM killer).
+    """
+    try:
+        arr = np.atleast_1d(np.asarray(concurrency))
+    except ValueError:  # a ragged nesting
+        arr = np.asarray([concurrency], dtype=object)
+    if arr.dtype.kind not in "iuf" or not arr.size:  # text, true/false, None, empty
+        shown = repr(concurrency)
+        raise SpecError("concurrency", f"must be numbers (requests in flight), got {shown[:60]}"
+                        + ("..." if len(shown) > 60 else ""),
+                        "give the deployment's concurrency as a number or a list of numbers, e.g. [1, 4, 16]")
+    c = arr.astype(float)
+    bad_at = np.flatnonzero(~(np.isfinite(c) & (c > 0)))
+    if bad_at.size:
+        raise SpecError("concurrency", f"must be finite and > 0 (requests in flight), got {c[bad_at[0]]:g}",
+                        "give the deployment's concurrency as a number or a list of numbers, e.g. [1, 4, 16]")
+    if c.max() > MAX_CONCURRENCY:  # 1e9 built a first wave of 1e9 requests: 24 GB, then the OOM killer
+        raise SpecError("concurrency", f"{c.max():g} requests in flight is above {MAX_CONCURRENCY:,} "
+                        "(specs/workload.MAX_CONCURRENCY; InferenceX sweeps 1-16,384)",
+                        "give a concurrency up to the thousands (the deployment's batch is far smaller)")
+    return c
 
 
 def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload,
@@ -66,7 +95,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     (``Pool.attention_backend``; cost/pricer.with_attention_backend).
     """
     check_pricer(pricer, "serve_at_concurrency")
-    c_req = np.atleast_1d(np.asarray(concurrency, dtype=float))
+    c_req = _concurrencies(concurrency)
     for pool in (dep.decode, dep.prefill):
         if pool is not None:
             validate_layout(pool.layout, model, pricer.system)

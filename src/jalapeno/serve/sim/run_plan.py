@@ -9,6 +9,8 @@ unless told otherwise. Pure: no I/O, no randomness.
 
 from __future__ import annotations
 
+import numbers
+
 from jalapeno.errors import SpecError
 
 #: Most requests one run plans (closed loop: warm-up + counted; open loop: arrivals; agentic:
@@ -65,20 +67,36 @@ def check_plan_size(workload, agentic, concurrency, rate, num_requests, sessions
                         "at once; the rest only queue) or --requests/--sessions/--warmup")
 
 
-def check_run_options(workload, agentic, trace, concurrency, rate, num_requests, sessions, seed, warmup) -> None:
+def check_run_options(workload, agentic, trace, concurrency, rate, num_requests, sessions, seed, warmup,
+                      arrival: str | None = None) -> None:
     """The options of one :func:`serve.sim.simulation.simulate` run, checked before anything is priced:
-    exactly one workload, exactly one of concurrency / rate (a trace needs neither), counts and seed in range,
+    exactly one workload of its type, exactly one of concurrency / rate (a trace needs neither), counts and seed
+    whole numbers in range, ``sessions`` only with an agentic workload, ``arrival`` (other than the default poisson)
+    only with a rate,
     and at most :data:`MAX_PLANNED_REQUESTS` planned requests (:func:`check_plan_size`).
 
     Raises:
-        SpecError: naming the option (``--workload``, ``--concurrency/--rate``, ``--concurrency``, ``--warmup``,
-            ``--requests``, ``--sessions``, ``--seed``) and its fix.
+        SpecError: naming the option (``--workload``, ``--concurrency/--rate``, ``--concurrency``, ``--rate``,
+            ``--warmup``, ``--requests``, ``--sessions``, ``--seed``, ``--arrival``) and its fix.
     """
     if sum(x is not None for x in (workload, agentic, trace)) != 1:
         raise SpecError("--workload", "give exactly one workload", "pass a preset, 'agentic' or a trace file")
+    _check_kinds(workload, agentic, trace)
     if trace is None and (concurrency is None) == (rate is None):
         raise SpecError("--concurrency/--rate", "give exactly one of them", "closed loop: --concurrency C; "
                         "open loop: --rate R")
+    for opt, v in (("--concurrency", concurrency), ("--requests", num_requests), ("--sessions", sessions),
+                   ("--seed", seed)):  # the Python API: 2.5 raised numpy's TypeError, '4' a str < int TypeError
+        if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral)):
+            raise SpecError(opt, f"must be a whole number, got {v!r}", f"give {opt} as an integer, e.g. 4")
+    if rate is not None and (isinstance(rate, bool) or not isinstance(rate, numbers.Real)):
+        raise SpecError("--rate", f"must be a number of requests/s, got {rate!r}", "give --rate as a number, e.g. 2.0")
+    if sessions is not None and agentic is None:  # the CLI refuses it; the Python API ran and ignored it
+        raise SpecError("--sessions", "applies to an agentic workload only (sessions of turns)",
+                        "drop sessions, or pass agentic=... (specs/agentic.get_agentic)")
+    if rate is None and arrival not in (None, "poisson"):  # a closed loop has no arrival process: it was ignored
+        raise SpecError("--arrival", f"shapes open-loop arrivals and this run is closed loop (arrival={arrival!r})",
+                        "drop arrival, or give rate instead of concurrency")
     if concurrency is not None and concurrency < 1:
         raise SpecError("--concurrency", f"must be >= 1, got {concurrency}", "give a positive concurrency")
     if warmup is not None and (isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0):
@@ -90,3 +108,21 @@ def check_run_options(workload, agentic, trace, concurrency, rate, num_requests,
     if seed < 0:
         raise SpecError("--seed", f"must be >= 0, got {seed}", "give a non-negative integer seed")
     check_plan_size(workload, agentic, concurrency, rate, num_requests, sessions, warmup)
+
+
+def _check_kinds(workload, agentic, trace) -> None:
+    """The Python API's workload arguments are of their types (``workload="1k1k"`` raised AttributeError: 'str'
+    object has no attribute 'isl')."""
+    from jalapeno.specs.agentic import AgenticSpec
+    from jalapeno.specs.workload import Workload
+
+    for name, v, kind, fix in (("workload", workload, Workload, "jalapeno.get_workload('1k1k')"),
+                               ("agentic", agentic, AgenticSpec, "jalapeno.specs.agentic.get_agentic('coding')")):
+        if v is not None and not isinstance(v, kind):
+            raise SpecError(f"simulate: {name}", f"expected a {kind.__name__}, got {type(v).__name__} {v!r:.40}",
+                            f"pass {fix}")
+    from jalapeno.serve.sim.trace import Trace
+
+    if trace is not None and not isinstance(trace, (list, tuple, Trace)):
+        raise SpecError("simulate: trace", f"expected a list of RequestSpec (or a Trace), got {type(trace).__name__}",
+                        "pass a list of RequestSpec (serve/sim), or a trace file to `jalapeno simulate -w FILE`")

@@ -434,7 +434,10 @@ def simulate(model: ModelSpec, pricer: Pricer, dep: Deployment, *, workload: Wor
     Raises:
         SpecError: inconsistent options. InfeasibleDeployment: nothing fits.
     """
-    check_run_options(workload, agentic, trace, concurrency, rate, num_requests, sessions, seed, warmup)
+    if not isinstance(dep, Deployment):  # 'str' object has no attribute 'precision'
+        raise SpecError("simulate: dep", f"expected a Deployment, got {type(dep).__name__}",
+                        "pass Deployment(get_precision(name), Pool(Layout(...)))")
+    check_run_options(workload, agentic, trace, concurrency, rate, num_requests, sessions, seed, warmup, arrival)
     if workload is not None:
         model.check_context(workload.isl + workload.osl, "--isl/--osl", f"{workload.isl} + {workload.osl} tokens")
     if agentic is not None:  # the longest turn it can draw, said as such (was '~120,000 tokens exceed ... 131072')
