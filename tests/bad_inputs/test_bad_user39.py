@@ -241,3 +241,56 @@ def test_python_api_predict_point_bounds(kw, field, words):
         jp.predict_point(jp.load_model("llama-3.3-70b"), jp.load_pricer("b200"), dep, jp.get_workload("1k1k"), c,
                          **args)
     assert e.value.field == field and words in str(e.value), str(e.value)
+
+
+@pytest.mark.parametrize("field, kw", [("precision", {"precision": "bf16"}), ("decode", {"decode": "layout"}),
+                                       ("mtp", {"mtp": 2}), ("prefill", {"prefill": 4}),
+                                       ("engine_memory", {"engine_memory": "vllm-0.11"})])
+def test_python_api_deployment_parts_are_of_their_types(field, kw):
+    """Deployment('bf16', ...) and mtp=2 were built and failed later with an AttributeError far from the call;
+    Deployment(prec, Layout(...)) raised "'Layout' object has no attribute 'layout'"."""
+    import jalapeno as jp
+    from jalapeno.errors import SpecError
+
+    args = {"precision": jp.get_precision("bf16"), "decode": jp.Pool(jp.Layout(tp=8), 1), **kw}
+    with pytest.raises(SpecError) as e:
+        jp.Deployment(**args)
+    assert e.value.field == f"Deployment: {field}" and "expected" in str(e.value), str(e.value)
+
+
+def test_python_api_step_cost_engine_memory_is_a_profile():
+    """engine_memory='vllm-0.11' raised AttributeError: 'str' object has no attribute 'device_total'."""
+    import jalapeno as jp
+    from jalapeno.deploy.engine_memory import get_engine_memory
+    from jalapeno.errors import SpecError
+
+    m, p = jp.load_model("llama-3.3-70b"), jp.load_pricer("b200")
+    args = (m, p, jp.Layout(tp=8), jp.get_precision("bf16"), jp.Batch.make(decode_seqs=4, decode_ctx=100))
+    with pytest.raises(SpecError) as e:
+        jp.step_cost(*args, engine_memory="vllm-0.11")
+    assert e.value.field == "step_cost: engine_memory" and "get_engine_memory" in str(e.value)
+    assert jp.step_cost(*args, engine_memory=get_engine_memory("vllm-0.11")).time_s() > 0
+
+
+@pytest.mark.parametrize("overrides", ["chip.hbm_stacks=4", [("chip.hbm_stacks",)], [4]])
+def test_python_api_load_pricer_overrides_are_pairs(overrides):
+    """A --set string raised ValueError: not enough values to unpack (expected 2, got 1)."""
+    import jalapeno as jp
+    from jalapeno.errors import SpecError
+
+    with pytest.raises(SpecError) as e:
+        jp.load_pricer("b200", overrides=overrides)
+    assert e.value.field == "load_pricer: overrides" and "parse_sets" in str(e.value)
+    assert jp.load_pricer("b200", overrides=(("chip.hbm_stacks", 8),)).system.name.startswith("b200")
+
+
+@pytest.mark.parametrize("iso", [("a",), (-1.0,), (float("nan"),), (True,)])
+def test_python_api_compare_systems_iso_interactivity(iso):
+    """('a',) raised numpy's ValueError after every system had been swept; it is refused before any sweep."""
+    import jalapeno as jp
+    from jalapeno.errors import SpecError
+
+    with pytest.raises(SpecError) as e:
+        jp.compare_systems(jp.load_model("llama-3.3-70b"), [jp.load_pricer("b200")], jp.get_workload("1k1k"),
+                           jp.get_precision("bf16"), iso_interactivity=iso)
+    assert e.value.field == "iso_interactivity", str(e.value)

@@ -411,7 +411,8 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
     values at/past a frontier's end flagged), plus the operating tiers of each system.
 
     Raises:
-        SpecError: baseline not among the systems, or an empty system list.
+        SpecError: baseline not among the systems, an empty system list, or iso_interactivity values that are
+            not numbers > 0.
         InfeasibleDeployment: no system can run the model, or (``strict_baseline``) the baseline cannot.
     """
     check_model(model, "compare_systems")
@@ -424,6 +425,11 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
     if baseline not in names:
         raise SpecError("baseline", f"{baseline!r} is not among the compared systems {names}",
                         "pick one of the systems passed with --systems")
+    iso = list(iso_interactivity) if isinstance(iso_interactivity, (list, tuple, np.ndarray)) else [iso_interactivity]
+    if any(isinstance(x, (str, bool)) or not isinstance(x, (int, float, np.number)) or not (np.isfinite(x) and x > 0)
+           for x in iso):  # ('a',) raised numpy's ValueError after every sweep had run
+        raise SpecError("iso_interactivity", f"must be numbers > 0 (tok/s/user), got {iso_interactivity!r:.60}",
+                        "pass e.g. (35.0, 60.0, 100.0)")
     opts0 = options or SweepOptions()
     recipes, precisions = recipes or {}, precisions or {}
     per_sys: dict[str, tuple] = {}

@@ -258,12 +258,18 @@ def load_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = 
             An ``efficiency.*`` fixed cost given in ``overrides`` wins over the stack's.
 
     Raises:
-        UnknownNameError: unknown system, set or stack; SpecError: a malformed file or override.
+        UnknownNameError: unknown system, set or stack; SpecError: a malformed file or override, or
+            overrides that are not (key, value) pairs.
     """
     from jalapeno.specs.catalog import load_system
     from jalapeno.specs.stacks import default_stack, get_stack
     from jalapeno.specs.variants import variant_efficiency
 
+    if isinstance(overrides, (str, bytes)) or any(not (isinstance(o, (tuple, list)) and len(o) == 2 and
+                                                      isinstance(o[0], str)) for o in overrides):
+        # "chip.hbm_stacks=4" raised ValueError: not enough values to unpack
+        raise SpecError("load_pricer: overrides", f"must be (key, value) pairs, got {overrides!r:.60}",
+                        'pass e.g. (("chip.hbm_stacks", 4),), or specs/system_overrides.parse_sets(["chip.hbm_stacks=4"])')
     s = load_system(system, tuple(overrides))
     st = default_stack(_root(s)) if stack is None else get_stack(stack) if isinstance(stack, str) else stack
     return RooflinePricer(s, apply_stack(s, variant_efficiency(s, efficiency), st))

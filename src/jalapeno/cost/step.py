@@ -54,6 +54,7 @@ from jalapeno.cost.roofline import OpTimes
 from jalapeno.cost.shared_stream import hidden_shared_s, pricer_stream_rule, stream_on
 from jalapeno.cost.step_rows import SCOPES, coll_rows, tbo_rows
 from jalapeno.deploy.deployment import check_memory_fraction, check_overlap_layout
+from jalapeno.deploy.engine_memory import EngineMemory
 from jalapeno.deploy.mtp import MTP, check_mtp, query_len
 from jalapeno.deploy.layout import Layout, for_model, validate_layout
 from jalapeno.deploy.memory_fit import MemoryFit, memory_fit
@@ -271,7 +272,8 @@ def step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Preci
         InfeasibleDeployment: the layout cannot run the model on the system.
         SpecError: MTP on a model without an MTP module; a precision the model or chip cannot
             run (:func:`~jalapeno.specs.formats.check_precision`); an unknown ``overlap``, or
-            ``tbo`` on a layout without an EP all-to-all.
+            ``tbo`` on a layout without an EP all-to-all; an argument of the wrong type (named:
+            model, layout, precision, batch, mtp, engine_memory).
     """
     distinct, at = batch.distinct() if isinstance(batch, Batch) else (batch, None)
     sc = _step_cost(model, pricer, layout, precision, distinct, mtp, memory_fraction, overlap, engine_memory)
@@ -331,6 +333,9 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
     if mtp is not None and not isinstance(mtp, MTP):
         raise SpecError("step_cost: mtp", f"expected an MTP or None, got {type(mtp).__name__}",
                         "pass MTP(draft_tokens, acceptance), or None for no speculative decoding")
+    if engine_memory is not None and not isinstance(engine_memory, EngineMemory):  # 'vllm-0.11': AttributeError
+        raise SpecError("step_cost: engine_memory", f"expected an EngineMemory or None, got {type(engine_memory).__name__}"
+                        f" {engine_memory!r:.40}", "pass deploy/engine_memory.get_engine_memory(name), or None")
     system, eff = pricer.system, pricer.efficiency
     layout = _checked(model, system, layout, precision, mtp)
     if layout.cp > 1 and np.any(batch.decode_seqs > 0):

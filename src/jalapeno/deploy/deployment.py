@@ -311,10 +311,20 @@ class Deployment:
         on prefill workers only.
 
         Raises:
-            SpecError: memory_fraction outside (0, 1]; a limit that is not a positive integer; an
+            SpecError: a precision, pool, MTP or engine memory profile of the wrong type (the Python API);
+                memory_fraction outside (0, 1]; a limit that is not a positive integer; an
                 unknown overlap; cp > 1 on an aggregated instance or a decode pool (decoding with
                 the KV cache split over CP ranks — vLLM's DCP, TRT-LLM's Helix — is not modelled).
         """
+        for name, v, kinds, fix in (("precision", self.precision, (Precision,), "get_precision('fp8')"),
+                                    ("decode", self.decode, (Pool,), "Pool(Layout(tp=8))"),
+                                    ("prefill", self.prefill, (Pool, type(None)), "Pool(Layout(...)) or None"),
+                                    ("mtp", self.mtp, (MTP, type(None)), "MTP(draft_tokens, acceptance) or None"),
+                                    ("engine_memory", self.engine_memory, (EngineMemory, type(None)),
+                                     "deploy/engine_memory.get_engine_memory(name) or None")):
+            if not isinstance(v, kinds):  # 'bf16' or mtp=2 ran on, to an AttributeError far from here
+                raise SpecError(f"Deployment: {name}", f"expected {' or '.join(k.__name__ for k in kinds)}, got "
+                                f"{type(v).__name__} {v!r:.40}", f"pass {fix}")
         check_memory_fraction(self.memory_fraction)
         check_overlap(self.overlap)
         check_budget_per(self.budget_per)
