@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from cli_runner import check_error, error_line, run
 
@@ -294,3 +295,39 @@ def test_python_api_compare_systems_iso_interactivity(iso):
         jp.compare_systems(jp.load_model("llama-3.3-70b"), [jp.load_pricer("b200")], jp.get_workload("1k1k"),
                            jp.get_precision("bf16"), iso_interactivity=iso)
     assert e.value.field == "iso_interactivity", str(e.value)
+
+
+@pytest.mark.parametrize("algorithms, field_words", [(("rign",), ("unknown collective algorithm 'rign'",
+                                                                   "(did you mean 'ring'?)")),
+                                                     ("ring", ("must be a tuple of names", "('ring',)"))])
+def test_python_api_collective_algorithms_are_known_names(algorithms, field_words):
+    """A misspelt name (or a bare string, read letter by letter) matched no candidate and the fastest of all was
+    priced, silently: b200's 1 MB all-reduce over 8 chips came back as two_shot for algorithms=('rign',)."""
+    import jalapeno as jp
+    from jalapeno.errors import JalapenoError
+
+    p = jp.load_pricer("b200")
+    with pytest.raises(JalapenoError) as e:
+        jp.collective_time("all_reduce", 8, 1e6, p.system, p.efficiency, algorithms=algorithms)
+    assert e.value.field == "algorithms"
+    for w in field_words:
+        assert w in str(e.value), str(e.value)
+    assert jp.collective_time("all_reduce", 8, 1e6, p.system, p.efficiency, algorithms=("ring",)).algorithm == "ring"
+
+
+def test_every_collective_candidate_is_a_known_algorithm():
+    """ALGORITHMS lists each name a candidate can take, on every catalog system, collective, placement and a
+    spread of group sizes: a new candidate must be added to it, or collective_time would refuse asking for it."""
+    from jalapeno.cost.collectives import ALGORITHMS, COLLECTIVES, PLACEMENTS, _candidates
+    from jalapeno.specs.catalog import list_systems, load_efficiency, load_system
+
+    seen = set()
+    for name in list_systems():
+        s, eff = load_system(name), load_efficiency(name)
+        for kind in COLLECTIVES:
+            for g in (2, 8, 16, 72, 512):
+                if g <= s.max_chips:
+                    for pl in PLACEMENTS:
+                        seen |= set(_candidates(kind, g, np.array([1e6]), s, eff, pl)[0])
+    assert seen <= set(ALGORITHMS), seen - set(ALGORITHMS)
+    assert {"ring", "in_switch", "p2p"} <= seen

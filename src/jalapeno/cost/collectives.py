@@ -55,6 +55,11 @@ from jalapeno.specs.hardware import LinkLevel, System
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv")
 PLACEMENTS = ("packed", "spread")
+#: every algorithm name a candidate can have (:func:`_candidates`; a packed group's spread routes add a ``spread_``
+#: prefix): ``collective_time(algorithms=...)`` refuses another (a misspelt name matched none and the fastest of
+#: all was taken, silently)
+ALGORITHMS = ("ring", "direct", "tree", "one_shot", "two_shot", "in_switch", "hierarchical", "flat_ring",
+              "torus_ring", "torus_direct", "p2p")
 #: The topologies whose pricing here reads each optional level key; any other topology ignores it. ``torus_dims``:
 #: the torus branches of :func:`_flat` / :func:`_hierarchical`; ``links_per_chip``: those (the bisection bound of
 #: :func:`torus_all_to_all_factor`) and the full mesh's port share (:func:`_mesh_share`). cli/system_opts notes a
@@ -152,7 +157,7 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
         :class:`CollectiveTime` with ``time_s`` shaped like ``message_bytes``.
 
     Raises:
-        UnknownNameError: unknown collective kind or placement.
+        UnknownNameError: unknown collective kind, placement or algorithm name (:data:`ALGORITHMS`).
         SpecError: the group is larger than the system, or a negative message size.
     """
     if kind not in COLLECTIVES:
@@ -181,6 +186,14 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
                         "give e.g. 1e6 or [1e6, 1e8]") from None
     if np.any(m < 0) or not np.all(np.isfinite(m)):
         raise SpecError("bytes", "message sizes must be finite and >= 0", "give a non-negative byte count")
+    if isinstance(algorithms, str):  # the string 'ring' was read letter by letter: no match, all candidates used
+        raise SpecError("algorithms", f"must be a tuple of names, got the string {algorithms!r}",
+                        f"write algorithms=({algorithms!r},)")
+    bad = next((a for a in (algorithms or ()) if not isinstance(a, str) or (
+        a not in ALGORITHMS and a.removeprefix("spread_") not in ALGORITHMS)), None)
+    if bad is not None:  # 'rign' matched nothing and the fastest of all was taken, silently
+        raise UnknownNameError("algorithms", f"unknown collective algorithm {bad!r}{choice_hint(bad, ALGORITHMS)}",
+                               f"give a tuple of {', '.join(ALGORITHMS)} (optionally spread_<name>), or None")
     if group <= 1:
         return CollectiveTime(np.zeros_like(m), np.full(m.shape, "none", dtype=object), "local", "local")
     cands, outer = _candidates(kind, group, m, system, eff, placement)
