@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         _refuse_repeated(sys.argv[1:] if argv is None else argv)
         _refuse_empty(sys.argv[1:] if argv is None else argv)
-        code = app(args=argv, standalone_mode=False)
+        code = _click_app()(args=argv, standalone_mode=False)  # what app() runs, built once (_click_app)
         sys.stdout.flush()
         if isinstance(code, int) and code:  # typer >= 0.16 returns an Exit's code here: Ctrl-C is Exit(130)
             sys.exit(code)
@@ -276,9 +276,24 @@ def _as_typed(e: JalapenoError, argv: list[str]) -> str:
     return str(e)
 
 
+_CLICK: list = []  # [(registration key, click command)]: :func:`_click_app`'s one build
+
+
+def _click_app():
+    """The click command typer makes of :data:`app` (``typer.main.get_command``), built once per set of
+    registered commands. typer builds every command's parameters from its signature on each call (about 17 ms
+    for the ~60 commands on the 2-core machine, round 39); a run needed it three times (the repeated- and
+    empty-option checks' :func:`_command`, then ``app()`` itself), now once. ``app()`` also installs typer's
+    excepthook, which with pretty exceptions off (as here) hands every exception to Python's own."""
+    key = (tuple(map(id, app.registered_commands)), tuple(map(id, app.registered_groups)), id(app.registered_callback))
+    if not _CLICK or _CLICK[0][0] != key:
+        _CLICK[:] = [(key, typer.main.get_command(app))]
+    return _CLICK[0][1]
+
+
 def _command(argv: list[str]):
     """The click command the leading words of ``argv`` name (``hardware show``), and those words."""
-    cmd, words = typer.main.get_command(app), []
+    cmd, words = _click_app(), []
     for word in (a for a in argv if not a.startswith("-")):
         sub = getattr(cmd, "commands", {}).get(word)
         if sub is None:
