@@ -13,13 +13,11 @@ from cli_runner import check_error, run
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.engine_memory import get_engine_memory
 from jalapeno.deploy.layout import Layout
+from jalapeno.deploy.engine_pool import engine_memory_breakdown, vllm_kv_need_bytes, vllm_max_model_len
 from jalapeno.deploy.memory_fit import (
     decode_batch_cap,
-    engine_memory_breakdown,
     kv_bytes_per_seq_per_chip,
     kv_pool_bytes,
-    vllm_kv_need_bytes,
-    vllm_max_model_len,
     weight_bytes_per_chip,
 )
 from jalapeno.errors import UnknownNameError

@@ -18,9 +18,9 @@ from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.engine_memory import _profile, get_engine_memory
 from jalapeno.deploy.engines import launch_limits, with_launch_kv
 from jalapeno.deploy.layout import Layout
+from jalapeno.deploy.engine_pool import engine_memory_breakdown
 from jalapeno.deploy.memory_fit import (
     admission_batch_cap,
-    engine_memory_breakdown,
     kv_bytes_per_seq_per_chip,
     weight_bytes_per_chip,
 )

@@ -82,7 +82,7 @@ def check_recipe_memory(recipe, profile) -> None:
 
 
 def memory_breakdown_lines(b: dict) -> list[str]:
-    """Lines showing each term of deploy/memory_fit.engine_memory_breakdown ``b`` (GiB)."""
+    """Lines showing each term of deploy/engine_pool.engine_memory_breakdown ``b`` (GiB)."""
     gib = 2.0**30
     total = "driver-reported" if b["device_total_sourced"] else "catalog usable HBM (no driver figure)"
     if "free_before_load" in b:  # SGLang: pool = F·m − weights

@@ -36,7 +36,7 @@ from jalapeno.cli.system_opts import (
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.deploy.engine_version import recipe_engine_version
 from jalapeno.deploy.vllm_fp8_moe import release_moe_backend, stack_release
-from jalapeno.deploy.memory_fit import engine_memory_breakdown
+from jalapeno.deploy.engine_pool import engine_memory_breakdown
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import check_fallback_used
 from jalapeno.specs.routing import ROUTING_HELP

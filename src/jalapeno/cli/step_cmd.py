@@ -19,7 +19,7 @@ from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP, check_memory_fraction
 from jalapeno.deploy.engine_memory import get_engine_memory
 from jalapeno.deploy.layout import Layout, for_model
-from jalapeno.deploy.memory_fit import engine_memory_breakdown
+from jalapeno.deploy.engine_pool import engine_memory_breakdown
 from jalapeno.errors import SpecError
 from jalapeno.specs.calibration import derived_from
 from jalapeno.specs.catalog import load_model

@@ -106,7 +106,7 @@ class EngineMemory:
         """(driver-reported memory of ``chip`` in bytes, whether it is sourced). Chips without a
         figure use the catalog's usable HBM (the profile's named assumption), as does a chip that is
         not the one the figure was logged on (``measured`` False: a what-if variant whose memory or
-        name differs from its catalog root's, deploy/memory_fit.engine_memory_breakdown)."""
+        name differs from its catalog root's, deploy/engine_pool.engine_memory_breakdown)."""
         name = chip.name.upper()
         for prefix, total in self.device_total_bytes if measured else ():
             if name.startswith(prefix):
