@@ -194,3 +194,53 @@ def test_a_callers_own_gc_freeze_survives(monkeypatch):
     # without one, the heap is unfrozen afterwards as before
     [f() for f in in_workers(_square_and_pid, [2, 3])]
     assert gc.get_freeze_count() == 0
+
+
+def test_frozen_slotted_dataclasses_travel_by_their_field_values():
+    """Round 39: a frozen dataclass with slots (Deployment, Pool, Layout) is pickled as (workers._rebuild, (class,
+    field names, values)) rather than through dataclasses' __getstate__/__setstate__ (a fields() call per object each
+    way); what arrives equals what pickle's default makes, shared objects stay shared, other types are untouched."""
+    import copyreg
+    import dataclasses
+    import pickle
+
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.specs.formats import get_precision
+
+    pool = Pool(Layout(tp=4, dp=2, ep=8), workers=3)
+    dep = Deployment(get_precision("fp8"), pool)
+    items = [dep, dep, pool, Layout(tp=2), {"x": (1.5, "a")}]
+    packed = workers._dumps(items)
+    assert b"_rebuild" in packed  # the short form was used
+    back = pickle.loads(packed)
+    f = io.BytesIO()  # workers._dumps before round 39: copyreg's table and the read-only mapping as a copy
+    p = pickle.Pickler(f, protocol=pickle.HIGHEST_PROTOCOL)
+    p.dispatch_table = copyreg.dispatch_table.copy()
+    p.dispatch_table[types.MappingProxyType] = lambda m: (workers._proxy, (dict(m),))
+    p.dump(items)
+    assert b"_rebuild" not in f.getvalue()
+    assert back == pickle.loads(f.getvalue()) == items
+    assert back[0] is back[1] and type(back[0].decode.layout) is Layout
+    with pytest.raises(dataclasses.FrozenInstanceError):  # still frozen after the rebuild
+        back[3].tp = 8
+
+
+def test_a_dataclass_with_its_own_state_keeps_it():
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Own:
+        a: int
+
+        def __getstate__(self):
+            return [self.a]
+
+        def __setstate__(self, state):
+            object.__setattr__(self, "a", state[0])
+
+    table = workers._Reducers()
+    with pytest.raises(KeyError):  # not dataclasses' own state functions: pickle's usual path
+        table[Own]
+    with pytest.raises(KeyError):
+        table[dict]
