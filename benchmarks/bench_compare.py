@@ -125,6 +125,22 @@ In one process, interleaved three or four times (load 2.1-3.8; CPU after imports
 load. Left: the ~27,000 disaggregated deployments the sweep makes (analysis/sweep.py, 26,645 Deployment
 validations, ~0.3 s a run) and the 6,721 KV hand-off prices (serve/disagg.kv_transfer_s: one send/recv group a
 pool size), the step kinds' own builds (half of what ``-w 128k1k`` prices now) and the ~0.65 s of imports.
+Round 39 (perf39) profiled the parent process (cProfile with a CPU timer; the workers' 8 sweeps take 0.42-0.51 s CPU
+each at ``-c 64`` and are balanced). Three serial costs of the parent cut, outputs byte-identical (``compare --json``
+default and ``-c 64``, ``compare``'s text, stderr and HTML but for plotly's div ids, ``validate -o`` all rows): typer
+built the app's click command (every command's parameters from its signature, ~17 ms) three times a run, now once
+(cli/app._click_app); the sweeps' ~22,600 Deployment / Pool / Layout objects came back through dataclasses'
+__getstate__/__setstate__, which call ``fields()`` per object each way, now by their field values
+(analysis/workers._Reducers); the six tier lines of the chart are plotly shapes added directly, not through add_vline
+(report/html._vline, the same page JSON). Parent CPU, in-process runs interleaved with main 8bd5016 (load 4.3-7.6 on 2
+cores, best of 3-4): plain ``compare`` 0.823 -> 0.705 s, ``-c 64`` 0.653 -> 0.597 s; the in-process sweep (fp8, 4 sweeps)
+parent 0.046-0.049 -> 0.038-0.041 s, its workers 0.94-1.08 -> 0.90-0.99 s. This script, interleaved twice per tree
+(load 5.9-8.1, another test run beside it): ``compare`` CPU 2.78 / 2.88 -> 3.07 / 2.65 s, ``-c 64`` 4.61 / 5.00 -> 4.87 /
+4.50 s, walls 5-15 s: the whole command's CPU is within that noise (the parent is a sixth of it). Wall times at that
+load say nothing; on a quiet machine ``-c 64`` should be about 0.6 s + 3.8 s / 2 = 2.5 s (an estimate). Left: the parent's
+imports (~0.31 s CPU: numpy, pydantic's system schema, typer and rich, every CLI module, all needed by ``compare``
+itself: importing only its module saves nothing) and the chart (plotly's first-use imports ~0.1 s, the page 0.05 s),
+which could overlap the workers; the workers' per-deployment finish (analytic.agg_points) as before.
 Run: python benchmarks/bench_compare.py [--long: also ``compare -w 128k1k``] (a source tree: PYTHONPATH=$PWD/src, an absolute path: the
 command runs in a temporary folder)
 """
