@@ -167,3 +167,21 @@ def test_kv_tier_share_is_the_labelled_tiers_share_of_returns(dsr1):
     assert deeper.any() and (pts.kv_tier_share[deeper] >= 0.05).all()
     hbm = ~deeper
     assert np.array_equal(pts.kv_tier_share[hbm] < 0.95, pts.kv_bound[hbm] != "")
+
+
+def test_recomputed_prefixes_cannot_exceed_the_prefill_budget():
+    # round 39: DeepSeek-R1 on GB200 at DP16/EP16, decode batch 926, HBM only: recomputing the evicted
+    # prefixes asked ~170K prompt tokens of every step (926 × 64K tokens a turn / 349 steps a turn) while
+    # a step carries 8192, and only 8192 were charged: 86.1 tasks/h/chip against 75.1 reloading from host
+    model, pr = load_model("deepseek-r1"), load_pricer("gb200-nvl72")
+    dep = Deployment(get_precision("fp4"), Pool(Layout(dp=16, ep=16)))
+    tier = sessions_by_batch(model, pr, dep, CODING, [926.0])
+    hbm = sessions_by_batch(model, pr, dep, CODING, [926.0], use_tiers=False)
+    assert hbm.tasks_per_s[0] <= tier.tasks_per_s[0]
+    assert hbm.task_time_s[0] >= tier.task_time_s[0]
+    # prompt tokens asked per step, by hand: batch × (new + recomputed tokens per turn) / decode steps per turn
+    per_turn = CODING.turn_new_tokens().mean() + hbm.recompute_tokens_per_task[0] / CODING.turns
+    asked = hbm.decode_batch[0] * per_turn / (CODING.reply_tokens - 1)
+    assert hbm.recompute_tokens_per_task[0] > 0
+    assert asked <= dep.prefill_budget(dep.decode.layout) * (1 + 1e-6)
+    assert hbm.limit[0] == "prefill_budget" and hbm.decode_batch[0] < 926.0

@@ -28,8 +28,13 @@ and think times vary, which mixes the order), so tier t serves its share of V
 chip) or recomputed (its tokens prefilled again), whichever is faster for that turn —
 cache-offload engines (LMCache, Dynamo KVBM) make the same choice; a tier with zero capacity or
 bandwidth is never used. Recomputing adds prefill to every step, which slows the instance and
-shrinks V: the recomputed share is solved as a damped fixed point. The reload link's utilisation
-ρ = reload bytes/s / (bandwidth × attention-DP ranks) adds an M/D/1 wait reload·ρ/(2(1 − ρ));
+shrinks V: the recomputed share is solved as a fixed point (damped steps, the damping halved
+when the residual changes sign: a bisection, since the share parked below HBM falls as the
+recomputed share rises). A step carries at most the prompt budget, so where the recomputed
+prefixes would ask more of it (B·n̄/D > budget·pp) the decode batch the prefill keeps fed is
+B = budget·pp·D/n̄ at that share (limit ``prefill_budget``; the other turns wait for prefill) —
+before round 39 only the budget was charged, and recomputing could look faster than reloading.
+The reload link's utilisation ρ = reload bytes/s / (bandwidth × attention-DP ranks) adds an M/D/1 wait reload·ρ/(2(1 − ρ));
 ρ ≥ 0.95 is not a steady state. The prefix-cache hit rate (cached prompt tokens / prompt
 tokens) is a result. Bound per point (``kv_bound``): ``kv_capacity:hbm`` (returns served below
 HBM), ``reload_link:<link>`` (reloads ≥ 5% of the task time or ρ ≥ 0.5) or ``prefill_recompute``
@@ -149,12 +154,14 @@ def placement(volume, hbm_free, capacities) -> np.ndarray:
 
 
 def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: AgenticSpec, decode_batch,
-                      use_tiers: bool = True, iterations: int = 12) -> SessionPoints:
+                      use_tiers: bool = True, iterations: int = 40) -> SessionPoints:
     """Agentic points of one aggregated instance at decode batches ``decode_batch`` (N,).
 
     ``use_tiers=False`` keeps only HBM (a prefix evicted from it is recomputed). Points whose
-    parked volume exceeds HBM solve the recompute fraction by a damped fixed point
-    (``iterations``; recomputing slows the instance, which shrinks the volume parked).
+    parked volume exceeds HBM solve the recompute fraction by a bisection-damped fixed point
+    (``iterations``; recomputing slows the instance, which shrinks the volume parked); where the
+    recomputed prompt tokens would exceed the step budget, ``decode_batch`` is the smaller batch
+    the budget keeps fed and ``limit`` reads ``prefill_budget``.
 
     Raises:
         SpecError: a disaggregated deployment (prefix caching across pools is not modelled).
@@ -192,10 +199,13 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
     def evaluate(b, miss):
         """Every quantity at decode batches b (n,) with a recomputed share ``miss`` (n, K) of each prefix."""
         n = b.shape[0]
-        b_mb = b / lay.pp
         new = new0[None, :] + miss * prefix[None, :]
         pre_ctx = (1 - miss) * prefix[None, :]
         nbar = new.mean(axis=1)
+        # a step carries at most `budget` prompt tokens: recomputed prefixes shrink the decode batch the
+        # prefill keeps fed (the prefill_budget cap at this miss; the rest wait in the prefill queue)
+        b = np.minimum(b, budget * D * lay.pp / nbar)
+        b_mb = b / lay.pp
         p_mb = b_mb * nbar / D
         chunk = np.minimum(nbar, pb)
         w_ctx = (new * (pre_ctx + new / 2)).sum(axis=1) / new.sum(axis=1)
@@ -247,7 +257,7 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
                / np.array([c[3] for c in chain])[None, :] / lay.dp) if chain else np.zeros((n, 0))
         wait = np.where(rho < 1, rho / (2 * np.maximum(1 - rho, 1e-9)), np.inf)                   # (n, T)
         reload_k = (share * use * reload[None, :, :] * (1 + wait[:, :, None])).sum(axis=1)       # (n, K)
-        return {"sc": sc, "f": f, "tau": tau, "prefill_s": prefill_s, "recompute_s": recompute_s, "X": X, "w": w,
+        return {"b": b, "sc": sc, "f": f, "tau": tau, "prefill_s": prefill_s, "recompute_s": recompute_s, "X": X, "w": w,
                 "target": target, "reload_k": reload_k, "rho": rho.max(axis=1) if chain else np.zeros(n)}
 
     n = b_u.shape[0]
@@ -258,13 +268,18 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
     if spill.any():
         idx = np.flatnonzero(spill)
         m = np.zeros((idx.size, K))
+        # the recomputed share is the root of target(m) − m, target falling in m (recomputing slows the
+        # instance, which parks less): damped steps whose damping halves when the residual changes sign
+        eta, sign = np.full(idx.size, 0.5), np.zeros(idx.size)
         for _ in range(iterations):
-            e = evaluate(b_u[idx], m)
-            m_next = 0.5 * m + 0.5 * e["target"]
-            if np.max(np.abs(m_next - m)) < 1e-3:
-                m = m_next
+            res = evaluate(b_u[idx], m)["target"] - m
+            s_now = np.sign(res.mean(axis=1))
+            eta = np.where(s_now * sign < 0, eta / 2, eta)
+            sign = s_now
+            step = eta[:, None] * res
+            m = np.clip(m + step, 0.0, 1.0)
+            if np.max(np.abs(step)) < 1e-4:
                 break
-            m = m_next
         miss[idx] = m
         e = evaluate(b_u[idx], m)
         ev = {k: _put(ev[k], idx, e[k]) for k in ev if k != "sc"} | {"sc": ev["sc"], "sc_spill": (idx, e["sc"])}
@@ -310,14 +325,15 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
                       np.where(ok_link, "", "the KV reload link is saturated (utilisation >= 0.95); "
                                "fewer sessions or a faster tier"))
     pts = SessionPoints(
-        sessions=X * task, decode_batch=b_u, tasks_per_s=X, task_time_s=task, task_time_p90_s=task + Z90 * sd,
+        sessions=X * task, decode_batch=ev["b"], tasks_per_s=X, task_time_s=task, task_time_p90_s=task + Z90 * sd,
         ttft_turn_s=ttft, tpot_s=tau / a, step_time_s=tau, reload_s_per_task=reload_total,
         recompute_tokens_per_task=(miss * prefix[None, :]).sum(axis=1), hit_rate=hit, kv_tier=tier,
         kv_tier_share=w[np.arange(n), deepest], link_utilisation=rho, kv_bound=kv_bound, kv_bound_share=share, bound=np.where(fits, bound, "hbm_capacity"),
-        bound_margin=margin, chips=np.full(n, float(lay.chips)), limit=np.full(n, "", dtype=object),
+        bound_margin=margin, chips=np.full(n, float(lay.chips)),
+        limit=np.where(ev["b"] < b_u * (1 - 1e-9), "prefill_budget", "").astype(object),
         feasible=fits & ok_link, reason=reason.astype(object))
     out = pts.take(inv)
-    return replace(out, limit=np.where(b_req > caps[cap_name], cap_name, "").astype(object))
+    return replace(out, limit=np.where(b_req > caps[cap_name], cap_name, out.limit).astype(object))
 
 
 def _put(base: np.ndarray, idx: np.ndarray, vals: np.ndarray) -> np.ndarray:
