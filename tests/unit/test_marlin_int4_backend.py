@@ -30,10 +30,12 @@ import pandas as pd
 import pytest
 
 from jalapeno.cost.moe_backend import KernelMoePricer
+from jalapeno.cost.ops import add_routed_experts
+from jalapeno.cost.optable import OpBuilder
 from jalapeno.cost.pricer import load_pricer, with_moe_backend
 from jalapeno.deploy.layout import Layout
 from jalapeno.fit.aic_rows import load_aiconfigurator
-from jalapeno.fit.kernels import moe_rows, moe_table
+from jalapeno.fit.kernels import moe_rows
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.moe_backends import moe_backend_kernel
 
@@ -48,13 +50,18 @@ def _ops(tokens, tp: int):
     d = pd.DataFrame({"moe_dtype": "int4_wo", "num_tokens": tokens, "hidden_size": 7168, "inter_size": 2048,
                       "topk": 8, "num_experts": 384, "moe_tp_size": tp, "moe_ep_size": 1,
                       "distribution": "balanced", "latency": 1.0})
-    return moe_table(moe_rows(d, "balanced", INT4_WO).sort_values("num_tokens"), "bf16")
+    r = moe_rows(d, "balanced", INT4_WO).sort_values("num_tokens")
+    ob = OpBuilder(len(r))  # the step's routed-expert op at expert TP ``tp`` (``split``: the width term reads it)
+    h, inter = r.hidden_size.to_numpy(float), r.inter.to_numpy(float)
+    add_routed_experts(ob, "moe", "bf16", r.load.to_numpy(), r.touched.to_numpy(), h, inter, 3 * h * inter,
+                       r.w_b.to_numpy(), r.a_b.to_numpy(), np.zeros(len(r)), split=float(tp))
+    return ob.build()[0]
 
 
 def _marlin(system: str, inner) -> KernelMoePricer:
     k = moe_backend_kernel(system, "marlin")
     return KernelMoePricer(inner, k["fmt"], k["peak_fraction"], k["half_rows"], k["hbm_fraction"], "marlin",
-                           "", k["floor_s"] if k["floor_applied"] else None)
+                           "", k["floor_s"] if k["floor_applied"] else None, (k["c_elems"], k["exponent"]))
 
 
 @pytest.mark.parametrize("system", ["h200", "b200"])
@@ -109,6 +116,6 @@ def test_shipped_int4_marlin_forms_are_what_the_fit_gives():
 
     for fitted in fit_backend_kernels(backends=[("h200", "marlin"), ("b200", "marlin")]):
         shipped = moe_backend_kernel(fitted["system"], "marlin")
-        for key in ("peak_fraction", "half_rows", "hbm_fraction", "floor_s"):
+        for key in ("peak_fraction", "half_rows", "hbm_fraction", "floor_s", "c_elems", "exponent"):
             assert fitted[key] == pytest.approx(shipped[key], rel=1e-4)
         assert shipped["floor_applied"] is True

@@ -238,6 +238,9 @@ class KernelMoePricer(_WrapsPricer):
         peak_fraction, half_rows, hbm_fraction: the backend's fitted form.
         backend: the backend's name; label: where the form comes from (system, backend, table).
         floor_s: the fitted per-layer floor, s, priced in place of the MoE kernels' launches; None: none.
+        width: (c elements, exponent p) of the backend's fitted width term (fit/moe_backend_width.py): an op split
+            over expert TP k > 1 has its compute time multiplied by cost/moe_width.width_factor (per-rank width
+            ``kn[1]``, its rows per expert, ``half_rows``); None: no width term (a backend measured at one expert TP).
     """
 
     inner: object
@@ -248,6 +251,7 @@ class KernelMoePricer(_WrapsPricer):
     backend: str
     label: str = ""
     floor_s: float | None = None
+    width: tuple[float, float] | None = None
 
     def op_times(self, ops: OpTable) -> OpTimes:
         """The inner pricer's op times (seconds, (n_ops, N)) with the MoE ops priced at the backend kernel's own efficiency.
@@ -262,10 +266,25 @@ class KernelMoePricer(_WrapsPricer):
             eff = replace(eff, moe_floor_s=self.floor_s)
         ops_k = replace(ops, fmt=tuple(self.fmt if k == "moe" else f for k, f in zip(ops.kind, ops.fmt)))
         k = self.inner.with_efficiency(eff).op_times(ops_k)
+        if self.width is not None and ops.split and ops.kn:
+            k = self._with_width(ops, k)
         net = None if base.network_s is None else np.where(moe, k.network, base.network_s)
         return OpTimes(*(np.where(moe, b, a) for a, b in ((base.compute_s, k.compute_s), (base.memory_s, k.memory_s),
                                                            (base.overhead_s, k.overhead_s), (base.time_s, k.time_s))),
                        net)
+
+    def _with_width(self, ops: OpTable, k: OpTimes) -> OpTimes:
+        """``k`` with the compute time of every ``moe`` op split over expert TP > 1 multiplied by the width term
+        (:attr:`width`), recombined by the roofline rule."""
+        from jalapeno.cost.moe_width import width_factor
+
+        compute = k.compute_s.copy()
+        for i, (kind, split) in enumerate(zip(ops.kind, ops.split)):
+            if kind == "moe" and split > 1:
+                rows = np.maximum(np.asarray(ops.rows[i], dtype=float), 1e-9)
+                compute[i] = compute[i] * width_factor(np.asarray(ops.kn[i][1], dtype=float), split, rows, self.half_rows,
+                                                       *self.width)
+        return OpTimes.combine(compute, k.memory_s, k.overhead_s, k.network_s)
 
     def with_efficiency(self, efficiency):
         """This pricer over the inner one with another efficiency set."""

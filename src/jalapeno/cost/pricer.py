@@ -318,7 +318,8 @@ def with_moe_backend(pricer: Pricer, backend: str | None, model, layout) -> Pric
         k = moe_backend_kernel(_root(pricer.system), backend)
         return pricer if k is None else KernelMoePricer(pricer, k["fmt"], k["peak_fraction"], k["half_rows"],
                                                         k["hbm_fraction"], backend, f"{k['system']} {backend} {k['table']}",
-                                                        k["floor_s"] if k.get("floor_applied") else None)
+                                                        k["floor_s"] if k.get("floor_applied") else None,
+                                                        (k["c_elems"], k["exponent"]) if "c_elems" in k else None)
     reference, out = _root_chip_pricer(pricer), pricer
     for (fmt, weights, tokens, latency_s, label), split in got:  # one wrapper per kernel format, each its own ops
         load = busiest_rank_assignments(np.asarray(tokens, dtype=float), m.top_k, layout.ep * split, 0.0)

@@ -274,7 +274,8 @@ def fit_backend_kernels(backends=tuple(KERNEL_BACKENDS)) -> list[dict]:
     Raises:
         SpecError: the package lacks the table (``pip install -e ".[calibrate]"``).
     """
-    from jalapeno.fit.kernels import fit_moe
+    from jalapeno.fit.kernels import fit_moe, moe_rows
+    from jalapeno.fit.moe_backend_width import WIDTH_MIN_TP_SIZES, fit_width_form
     from jalapeno.specs.catalog import load_system
 
     out = []
@@ -282,17 +283,23 @@ def fit_backend_kernels(backends=tuple(KERNEL_BACKENDS)) -> list[dict]:
         sdir, framework, source, dtypes, ep = KERNEL_BACKENDS[key]
         df, version = load_table(sdir, "moe", "moe_perf", backend=framework)
         d = df[(df.kernel_source == source) & df.moe_dtype.isin(list(dtypes)) & (df.moe_ep_size == ep)]
-        params, rep = fit_moe(d, load_system(key[0]), split="tokens", touched_rule="balanced", dtypes=dtypes)
+        system = load_system(key[0])
+        params, rep = fit_moe(d, system, split="tokens", touched_rule="balanced", dtypes=dtypes)
         for fmt, p in params.get("moe", {}).items():
             r = rep["formats"][fmt]
-            out.append({"system": key[0], "backend": key[1], "fmt": fmt, "peak_fraction": p["peak_fraction"],
-                        "half_rows": p["half_rows"], "hbm_fraction": p["hbm_fraction"],
-                        "floor_s": rep["kernel_floor_s"], "floor_applied": key in FLOOR_APPLIED,
-                        "table": f"aiconfigurator {sdir} {framework} {version} moe_perf",
-                        "kernel_source": source, "ep": ep, "rows": int(r["fit"]["n"] + r["held_out_tokens"]["n"]),
-                        "fit_median_ape": r["fit"]["median_ape"], "fit_p90_ape": r["fit"]["p90_ape"],
-                        "held_out_median_ape": r["held_out_tokens"]["median_ape"],
-                        "held_out_p90_ape": r["held_out_tokens"]["p90_ape"]})
+            row = {"system": key[0], "backend": key[1], "fmt": fmt, "peak_fraction": p["peak_fraction"],
+                   "half_rows": p["half_rows"], "hbm_fraction": p["hbm_fraction"],
+                   "floor_s": rep["kernel_floor_s"], "floor_applied": key in FLOOR_APPLIED,
+                   "table": f"aiconfigurator {sdir} {framework} {version} moe_perf",
+                   "kernel_source": source, "ep": ep, "rows": int(r["fit"]["n"] + r["held_out_tokens"]["n"]),
+                   "fit_median_ape": r["fit"]["median_ape"], "fit_p90_ape": r["fit"]["p90_ape"],
+                   "held_out_median_ape": r["held_out_tokens"]["median_ape"],
+                   "held_out_p90_ape": r["held_out_tokens"]["p90_ape"]}
+            rows = moe_rows(d, "balanced", dtypes)
+            rows = rows[rows.fmt == fmt]
+            if rows.moe_tp_size.nunique() >= WIDTH_MIN_TP_SIZES:
+                row.update(fit_width_form(system, rows, fmt, row))
+            out.append(row)
     return out
 
 
