@@ -19,7 +19,8 @@ OUT = Path(__file__).resolve().parent.parent / "src" / "jalapeno" / "data" / "mo
 HEADER = [
     "# Written by scripts/fit_moe_backend_kernels.py (fit/moe_backends.fit_backend_kernels) - do not edit by hand.",
     "# The routed-expert form (specs/efficiency.py moe[fmt]: peak_fraction, half_rows, hbm_fraction; floor_s",
-    "# per layer, priced only where floor_applied = true) of an engine MoE backend fitted through the roofline",
+    "# per layer, priced only where floor_applied = true; c_elems, exponent: the width term of cost/moe_width.py at",
+    "# expert TP > 1, fitted where the rows span several expert TPs, fit/moe_backend_width.py) of an engine MoE backend fitted through the roofline",
     "# on the backend's own rows of an aiconfigurator-core moe_perf table (Apache License 2.0,",
     "# github.com/ai-dynamo/aiconfigurator; read at fit time), with its fit and held-out (alternate token",
     "# counts) errors; read by specs/moe_backends.py, priced by cost/moe_backend.KernelMoePricer for the",
