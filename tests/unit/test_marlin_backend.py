@@ -174,3 +174,20 @@ def test_shipped_marlin_form_is_what_the_fit_gives():
     shipped = moe_backend_kernel("h100", "marlin")
     for key in ("peak_fraction", "half_rows", "hbm_fraction"):
         assert fitted[key] == pytest.approx(shipped[key], rel=1e-4)
+
+
+def test_marlin_width_term_replaces_the_stacks_own():
+    # review39: with a stack whose set prices TensorRT-LLM's width term (Efficiency.moe_width_term, data/moe_width.toml
+    # has h100 bf16), the inner pricer applied it to the Marlin op as well: x1.15 more at TP2, 16,384 tokens. The
+    # backend's own term replaces it: the op's times are the same whichever way the inner set's switch stands.
+    from dataclasses import replace
+
+    from jalapeno.cost.moe_width import width_terms
+
+    assert "bf16" in width_terms("h100")  # the inner term exists for the kernel's format: the test can fail
+    inner = load_pricer("h100", stack="kernel")
+    on = replace(inner, efficiency=replace(inner.efficiency, moe_width_term=True))
+    r = moe_rows(_rows([16384], 2), "balanced", W4A16)
+    a, b = (_marlin(p).op_times(_split_table(r, 2)) for p in (inner, on))
+    assert float(b.compute_s[0][0]) == pytest.approx(float(a.compute_s[0][0]), rel=1e-12)
+    assert float(b.time_s[0][0]) == pytest.approx(float(a.time_s[0][0]), rel=1e-12)

@@ -241,6 +241,8 @@ class KernelMoePricer(_WrapsPricer):
         width: (c elements, exponent p) of the backend's fitted width term (fit/moe_backend_width.py): an op split
             over expert TP k > 1 has its compute time multiplied by cost/moe_width.width_factor (per-rank width
             ``kn[1]``, its rows per expert, ``half_rows``); None: no width term (a backend measured at one expert TP).
+            Set, it replaces the inner set's own width term (``Efficiency.moe_width_term``, data/moe_width.toml,
+            fitted on TensorRT-LLM's kernels) on the MoE ops: one width term, not both.
     """
 
     inner: object
@@ -264,6 +266,8 @@ class KernelMoePricer(_WrapsPricer):
                                                 half_rows=self.half_rows, hbm_fraction=self.hbm_fraction)
         if self.floor_s is not None:
             eff = replace(eff, moe_floor_s=self.floor_s)
+        if self.width is not None:  # the backend's own width term replaces the stack's (TensorRT-LLM's kernels')
+            eff = replace(eff, moe_width_term=False)
         ops_k = replace(ops, fmt=tuple(self.fmt if k == "moe" else f for k, f in zip(ops.kind, ops.fmt)))
         k = self.inner.with_efficiency(eff).op_times(ops_k)
         if self.width is not None and ops.split and ops.kn:
