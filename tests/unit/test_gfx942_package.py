@@ -178,3 +178,40 @@ def test_empty_rows_are_refused():
     with pytest.raises(SpecError, match="no FP8 per_1x128"):
         gfx942_block_moe(pd.read_csv(GFX942_FMOE_TABLE).assign(cu_num=256))
     assert np.isfinite(gfx942_block_moe()[0]["moe.fp8_block.half_rows"])
+
+
+def test_block_entry_token_passes_are_read_for_its_ops():
+    # review39: moe.fp8_block.token_passes was accepted and ignored (cost/ops.py read moe[fp8]'s): the op's activation
+    # bytes now carry the entry's passes; unset, moe[fp8]'s as before (Efficiency._lookup)
+    base = _op("mi325x", "deepseek-r1", "fp8", "bf16", "moe.experts", sets=PACKAGE_SETS)
+    more = _op(
+        "mi325x",
+        "deepseek-r1",
+        "fp8",
+        "bf16",
+        "moe.experts",
+        sets=[*PACKAGE_SETS, "efficiency.moe.fp8_block.token_passes=50"],
+    )
+    fp8 = _op(
+        "mi325x",
+        "deepseek-r1",
+        "fp8",
+        "bf16",
+        "moe.experts",
+        sets=[*PACKAGE_SETS, "efficiency.moe.fp8.token_passes=50"],
+    )
+    # by hand: the passes scan every token of the TP8 group once per pass: 16 decode tokens x 7168 x 2 B x 50 passes
+    # per MoE layer, 58 layers (the fitted sets have no passes: 0 before)
+    assert more["act_bytes"] - base["act_bytes"] == pytest.approx(16 * 7168 * 2 * 50 * 58, rel=1e-9)
+    gpt = _op(
+        "mi325x",
+        "gpt-oss-120b",
+        "mxfp4",
+        "bf16",
+        "moe.experts",
+        tp=1,
+        sets=[*PACKAGE_SETS, "efficiency.moe.fp8_block.token_passes=50"],
+    )
+    gpt0 = _op("mi325x", "gpt-oss-120b", "mxfp4", "bf16", "moe.experts", tp=1, sets=PACKAGE_SETS)
+    assert gpt["act_bytes"] == gpt0["act_bytes"]  # MXFP4 experts: moe[fp8]'s entry, not the block one
+    assert fp8["act_bytes"] == more["act_bytes"]  # the block entry sets no passes of its own: moe[fp8]'s

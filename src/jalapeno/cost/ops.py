@@ -230,8 +230,9 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
             sent = dispatch_copies(dec_rows, rb.prefill_tokens, m.top_k, layout.ep, ranks) / tp
             link_vectors = np.maximum(per_chip_vectors, sent)
         scanned = per_chip_vectors if a2a else tokens_in_group
-        scan = scanned * h * 2.0 * eff.moe_passes(wf)
         stored = precision.modules["routed_experts"].weight.name
+        # the passes of the entry the op is priced by (moe[fp8_block] for block-scaled FP8 experts where set)
+        scan = scanned * h * 2.0 * eff.moe_passes(eff.moe_entry(wf, stored if stored in MOE_WEIGHT_KEYS else wf))
         add_routed_experts(ob, "moe.experts", wf, load, touched, h, inter, w_expert, wb, ain, scan, n_moe,
                            weights=stored if stored in MOE_WEIGHT_KEYS else "", split=sh.moe_tp)
         if a2a:
