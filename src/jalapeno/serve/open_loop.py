@@ -33,8 +33,9 @@ the prompt's own prefill on its rank, S_i = t_lo·max(1, ISL_i/B_r) + σ_r·ISL_
 its chunks of B_r per-rank budget tokens, σ_r = (t_hi − t_lo)/B_r the marginal cost of a token)
 and t_KV the disaggregated hand-off. With TensorRT-LLM's attention-DP context balancing
 (``Deployment.adp_balance_timeout_iters``) an aggregated prompt also waits for every rank to hold one, at most
-``timeout_iters`` steps: its mean G (serve/adp_balance.adp_balance_wait_s, the closed loop's own term: since round 39
-the mean over the release clock's rounds, about timeout_iters·τ/2 where the clock binds) joins c_i (round 31:
+``timeout_iters`` steps: its mean G (serve/adp_balance.adp_balance_wait_s, the closed loop's own term: as shipped
+min((dp − 1)/(2λ), timeout_iters·τ) with free slots; the mean over the release clock's rounds, about timeout_iters·τ/2
+where the clock binds, with adp_balance.ADP_CLOCK_MEAN on) joins c_i (round 31:
 without it the p99 was below the closed loop's MEAN TTFT, 0.29 s against 0.71 s on the NVIDIA B200 DeepSeek-R1
 Server engine at its measured load), spread (since round 39; a constant before) as the release clock spreads it:
 G − G_c + U, U uniform on [0, 2·G_c), independent of W and the prompt, G_c the wait's mean over the clock's rounds
@@ -176,7 +177,7 @@ def ttft_quantile_s(q: float, rate_per_s, work_s, other_s) -> np.ndarray:
 
 def gated_ttft_quantile_s(q: float, rate_per_s, work_s, other_s, gate_s) -> np.ndarray:
     """Quantile ``q`` of TTFT = W + U + c_i, s, (N,): :func:`ttft_quantile_s`'s W and c_i (``rate_per_s`` (N,),
-    ``work_s`` and ``other_s`` (N, K)) with U the attention-DP balancing wait, uniform on [0, 2·``gate_s``) (N,, its
+    ``work_s`` and ``other_s`` (N, K)) with U the attention-DP balancing wait, uniform on [0, 2·``gate_s``) (``gate_s``: (N,), its
     mean; module docstring), independent of both: each prompt split into :data:`GATE_SLICES` equally likely copies at
     the slices' midpoints. ``gate_s`` all zero: :func:`ttft_quantile_s` itself.
 
