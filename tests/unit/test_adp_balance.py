@@ -103,3 +103,18 @@ def test_a_recipe_whose_running_cap_is_the_concurrency_needs_one(capsys, cmd):
     check_error(*run(capsys, *cmd, "-s", "h200", "-r", "2", "--engine", "trtllm-h200-dsr1-fp8-mtp"),
                 "--engine: trtllm-h200-dsr1-fp8-mtp sizes its running requests to the benchmark's concurrency",
                 "pass --max-running N with the rate, or use --concurrency")
+
+
+def test_the_clock_switch_is_read_at_the_call():
+    """review39: ``clock`` defaulted to ADP_CLOCK_MEAN bound when the module loaded, so setting the switch (as its
+    docstring says turns the clock mean on) changed nothing. By hand, dp = 2, λ = 1/s, Θ = 10 x 0.1 s = 1 s, x = 1:
+    off, min((2 − 1)/(2·1), 1) = 0.5 s; on, P(Pois(1) > 1)/(λ·(P(Pois(1) > 0) + P(Pois(1) > 1))) =
+    (1 − 2/e)/(2 − 3/e) = 0.2948 s."""
+    from jalapeno.serve import adp_balance
+
+    e = np.e
+    assert float(adp_balance_wait_s(2, 1.0, 0.1, 10, False)) == pytest.approx(0.5)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(adp_balance, "ADP_CLOCK_MEAN", True)
+        assert float(adp_balance_wait_s(2, 1.0, 0.1, 10, False)) == pytest.approx((1 - 2 / e) / (2 - 3 / e), rel=1e-9)
+        assert float(adp_balance_wait_s(2, 1.0, 0.1, 10, False, clock=False)) == pytest.approx(0.5)

@@ -19,7 +19,7 @@ ADP_CLOCK_MEAN = False
 
 
 def adp_balance_wait_s(dp: int, request_rate_per_s, step_s, timeout_iters: int | None, slots_full,
-                       clock: bool = ADP_CLOCK_MEAN) -> np.ndarray:
+                       clock: bool | None = None) -> np.ndarray:
     """Wait of a new prompt for TensorRT-LLM's attention-DP context balancing (effect 5), s, (N,).
 
     With ``attention_dp_config.enable_balance`` every attention-DP rank holds its context requests
@@ -56,7 +56,8 @@ def adp_balance_wait_s(dp: int, request_rate_per_s, step_s, timeout_iters: int |
         step_s: τ, the mean step, s, (N,).
         timeout_iters: the engine's ``timeout_iters`` (None: no balancing, no wait).
         slots_full: (N,) bool, whether the instance's running cap binds.
-        clock: the free regime's mean over the release clock's rounds (True) or capped at Θ (False).
+        clock: the free regime's mean over the release clock's rounds (True) or capped at Θ (False); None: the
+            module's :data:`ADP_CLOCK_MEAN`, read at the call (so setting the switch turns it on everywhere).
 
     >>> [round(float(adp_balance_wait_s(8, 2.0, 0.1, t, False, clock=c)), 4) for t, c in ((60, False), (600, True))]
     [1.75, 1.75]
@@ -75,6 +76,8 @@ def adp_balance_wait_s(dp: int, request_rate_per_s, step_s, timeout_iters: int |
     m = dp / (dp - j)  # m_j·λ, j = 1..dp − 1
     s_j = np.cumsum(m[::-1])[::-1]  # S_j·λ
     full = float((dp / (dp - j) * s_j).sum()) / float(dp + (j / (dp - j)).sum()) / lam
+    if clock is None:
+        clock = ADP_CLOCK_MEAN
     free = adp_clock_round_wait_s(dp, lam, timeout_iters * tau) if clock else (dp - 1) / (2.0 * lam)
     return np.minimum(np.where(np.asarray(slots_full, dtype=bool), full, free), timeout_iters * tau)
 
