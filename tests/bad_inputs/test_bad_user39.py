@@ -331,3 +331,20 @@ def test_every_collective_candidate_is_a_known_algorithm():
                         seen |= set(_candidates(kind, g, np.array([1e6]), s, eff, pl)[0])
     assert seen <= set(ALGORITHMS), seen - set(ALGORITHMS)
     assert {"ring", "in_switch", "p2p"} <= seen
+
+
+def test_python_api_load_pricer_overrides_any_iterable_once():
+    """review39: the pair check iterated ``overrides`` and load_system read it again, so a generator of valid pairs
+    was consumed by the check and its overrides dropped, silently (the catalog's kernel launch priced instead of the
+    one given). None reads as no overrides; 4 (not iterable) is refused naming the argument."""
+    import jalapeno as jp
+    from jalapeno.errors import SpecError
+
+    base = jp.load_pricer("b200").efficiency.kernel_launch_s
+    assert base != 2.5e-7
+    got = jp.load_pricer("b200", overrides=(p for p in [("efficiency.kernel_launch_s", 2.5e-7)]))
+    assert got.efficiency.kernel_launch_s == 2.5e-7
+    assert jp.load_pricer("b200", overrides=None).efficiency.kernel_launch_s == base
+    with pytest.raises(SpecError) as e:
+        jp.load_pricer("b200", overrides=4)
+    assert e.value.field == "load_pricer: overrides"

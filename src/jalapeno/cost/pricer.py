@@ -265,12 +265,16 @@ def load_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = 
     from jalapeno.specs.stacks import default_stack, get_stack
     from jalapeno.specs.variants import variant_efficiency
 
-    if isinstance(overrides, (str, bytes)) or any(not (isinstance(o, (tuple, list)) and len(o) == 2 and
-                                                      isinstance(o[0], str)) for o in overrides):
+    try:  # one pass over the pairs: a generator checked, then read again, was empty (its overrides dropped)
+        pairs = None if isinstance(overrides, (str, bytes)) else () if overrides is None else tuple(overrides)
+    except TypeError:  # not iterable (4)
+        pairs = None
+    if pairs is None or any(not (isinstance(o, (tuple, list)) and len(o) == 2 and isinstance(o[0], str))
+                            for o in pairs):
         # "chip.hbm_stacks=4" raised ValueError: not enough values to unpack
         raise SpecError("load_pricer: overrides", f"must be (key, value) pairs, got {overrides!r:.60}",
                         'pass e.g. (("chip.hbm_stacks", 4),), or specs/system_overrides.parse_sets(["chip.hbm_stacks=4"])')
-    s = load_system(system, tuple(overrides))
+    s = load_system(system, pairs)
     st = default_stack(_root(s)) if stack is None else get_stack(stack) if isinstance(stack, str) else stack
     return RooflinePricer(s, apply_stack(s, variant_efficiency(s, efficiency), st))
 
