@@ -259,7 +259,7 @@ def load_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = 
 
     Raises:
         UnknownNameError: unknown system, set or stack; SpecError: a malformed file or override, or
-            overrides that are not (key, value) pairs.
+            overrides that are not an iterable of (key, value) pairs (None: none).
     """
     from jalapeno.specs.catalog import load_system
     from jalapeno.specs.stacks import default_stack, get_stack
