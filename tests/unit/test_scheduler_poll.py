@@ -116,7 +116,7 @@ def test_poll_wait_scaled_by_the_chance_the_engine_is_busy():
     assert got == pytest.approx(0.5 * 0.274980, abs=2e-6)
 
 
-def test_a_lone_user_waits_for_no_step_in_flight_as_in_the_simulator():
+def test_a_lone_user_waits_for_no_step_in_flight_as_in_the_simulator(monkeypatch):
     """C = 1: the user's front end runs while the engine idles, so its prompt is read and launched at once. The event
     simulator (an independent implementation: its loop reads the inbox when idle) gives the lone user's TTFT; the
     analytic steady TTFT now sits within a third of a decode step of it (gpt-oss-120b 1k/256, H200 TP2: 0.2 τ), where
@@ -128,6 +128,12 @@ def test_a_lone_user_waits_for_no_step_in_flight_as_in_the_simulator():
 
     model, wl = load_model("gpt-oss-120b"), Workload("1k/256", 1024, 256)
     dep, pricer = Dep(get_precision("mxfp4"), Pool(Layout(tp=2))), load_pricer("h200")
-    a = serve_at_concurrency(model, pricer, dep, wl, [1.0], idle_start=False).record(0)
+    from jalapeno.serve import queueing
+
     s = simulate(model, pricer, dep, workload=wl, concurrency=1, seed=0, warmup=0).summary["ttft_s"]["mean"]
+    monkeypatch.setattr(queueing, "IDLE_ARRIVAL_POLL", True)  # shipped off (round 39): the switch turns it on
+    a = serve_at_concurrency(model, pricer, dep, wl, [1.0], idle_start=False).record(0)
     assert abs(a["ttft_s"] - s) < a["step_time_s"] / 3
+    monkeypatch.setattr(queueing, "IDLE_ARRIVAL_POLL", False)  # as shipped: the step in flight, tau/2, is charged
+    off = serve_at_concurrency(model, pricer, dep, wl, [1.0], idle_start=False).record(0)
+    assert off["ttft_s"] - a["ttft_s"] == pytest.approx(a["step_time_s"] / 2, rel=0.05)

@@ -53,6 +53,7 @@ from jalapeno.serve.limits import batch_caps, decode_step_s, floored_steps, grap
 from jalapeno.serve.overlap_loop import arrival_busy, lag_steps
 from jalapeno.serve.adp_balance import adp_balance_wait_s, adp_release_prompts
 from jalapeno.serve.queueing import agg_queue_s, poll_wait_s
+from jalapeno.serve import queueing
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -379,8 +380,9 @@ def agg_tail(pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple, head: 
     users = lam * (ttft_q[None] + steps * tau)
     # the step in flight is found only by an arrival that finds the engine busy (a lone user finds it idle)
     busy = arrival_busy(users, frontend_s(eff, wl.mean_isl), ttft_q[None] + steps * tau)
+    idle = busy if queueing.IDLE_ARRIVAL_POLL else None  # shipped off (round 39): serve/queueing.IDLE_ARRIVAL_POLL
     queue = agg_queue_s(head["s_chunk"], n_bar, tau, users) + poll_wait_s(dep.recv_interval, tau, users, head["s_join"],
-                                                                        n_bar, t_dec, ttft_step, busy) - tau / 2
+                                                                        n_bar, t_dec, ttft_step, idle) - tau / 2
     queue = queue + adp_gate_s(dep, lay, b, lam, tau, slots_full)
     # TensorRT-LLM's batch waiting replaces the steady queue: a prompt waits for its window to close
     # (serve/batch_wait.py) and shares that step with the window's other prompts

@@ -145,6 +145,13 @@ def agg_queue_s(chunk_cost_s, chunks_per_step, step_s, concurrency) -> np.ndarra
     return s * np.minimum(n, 1.0) + s * rho**2 / (1 - rho**2) + s * rho / (2 * (1 - rho**2))
 
 
+#: Whether the aggregated TTFT scales :func:`poll_wait_s` by the arrival's P(busy) (serve/overlap_loop.arrival_busy:
+#: a lone user finds the engine idle and waits for no step in flight). Built in round 39 (ixttft39) and shipped OFF:
+#: the SGLang front-end refit it asks for (17.5 -> 16.25 us a prompt token) takes the shared H200 TTFT median 20.3 ->
+#: 20.6%, over the fidelity ratchet's 20.5% (docs/gap_aic_ttft.md round 39). Read at each call (serve/analytic.agg_tail).
+IDLE_ARRIVAL_POLL = False
+
+
 def poll_wait_s(recv_interval, step_s, concurrency, chunk_cost_s=0.0, chunks_per_step=0.0, decode_step_s=None,
                 prefill_step_s=None, busy_probability=None) -> np.ndarray:
     """Wait of an arrival for the scheduler to admit it and run its step (effect 4), s, (N,).
