@@ -65,7 +65,8 @@ after it); an arrival waits the rest of the part it lands in, R = (L_d² + L_p²
 average, and its prefill step carries the others that arrived in that part. An arrival that finds
 the engine idle is read and launched at once: no step in flight, no poll period; the whole wait is
 scaled by P(busy) = 1 − (1 − u)^(C − 1) (serve/overlap_loop.arrival_busy: 0 for a lone user, whose
-front end runs while the engine idles; the same P(busy) as the admission lag). :func:`poll_wait_s`. (``--num-continuous-decode-steps`` would
+front end runs while the engine idles; the same P(busy) as the admission lag) — with :data:`IDLE_ARRIVAL_POLL`
+on; shipped off, the step in flight is charged at C = 1 too and the extra part scaled by min(C − 1, 1). :func:`poll_wait_s`. (``--num-continuous-decode-steps`` would
 act alike but is inert in current SGLang; not modelled.)
 
 **6. The recurring wave of a fixed-length closed loop** (:func:`fixed_cycle_s`). With
