@@ -409,9 +409,18 @@ class Efficiency:
 
     def moe_floor(self, entry: str) -> float | None:
         """Fixed time (s) of one MoE layer's routed-expert block priced by ``moe[entry]``: the entry's own
-        ``floor_s`` where set, else ``moe_floor_s`` (None: the kernels' launches)."""
-        e = self.moe.get(entry)
-        return e.floor_s if e is not None and e.floor_s is not None else self.moe_floor_s
+        ``floor_s`` where set, for :data:`MOE_BLOCK_KEY` else ``moe[fp8]``'s (every field of that entry falls back
+        to FP8's), else ``moe_floor_s`` (None: the kernels' launches).
+
+        >>> e = Efficiency().with_kernel("moe", "fp8", floor_s=5e-6).with_kernel("moe", "fp8_block", hbm_fraction=0.7)
+        >>> e.moe_floor("fp8_block"), e.with_kernel("moe", "fp8_block", floor_s=6e-6).moe_floor("fp8_block")
+        (5e-06, 6e-06)
+        """
+        for key in (entry, "fp8") if entry == MOE_BLOCK_KEY else (entry,):
+            e = self.moe.get(key)
+            if e is not None and e.floor_s is not None:
+                return e.floor_s
+        return self.moe_floor_s
 
     def moe_passes(self, fmt: str) -> float:
         """Passes over the group's token vectors of the routed-expert block in ``fmt`` (0 if unset)."""
