@@ -155,7 +155,8 @@ def test_a_points_row_whose_ttft_stat_is_unread_is_skipped(capsys, tmp_path, sta
 
 @pytest.mark.parametrize("workers, words", [(2.5, ("must be a whole number of instances", "got 2.5")),
                                             (True, ("must be a whole number of instances", "got True")),
-                                            (10**12, ("1e+12 instances", "1,000,000,000-chip plausibility bound"))])
+                                            (10**12, ("1e+12 instances", "1,000,000,000-chip plausibility bound")),
+                                            (10**400, ("more than 1e300 instances", "plausibility bound"))])
 def test_python_api_pool_workers_are_whole_and_bounded(workers, words):
     """Pool(Layout(tp=8), 2.5) priced 2.5 instances (20 chips); 10**12 instances ran (8e12 chips, past the 1e9-chip
     fleet bound the CLI keeps). 2.0 (a whole number as a float, as numpy gives) is still one whole count."""

@@ -182,13 +182,14 @@ class Pool:
         check_attention_backend(self.attention_backend, "attention_backend")
         if not (isinstance(self.workers, numbers.Real) and self.workers >= 1):  # 0: an IndexError in predict
             raise SpecError("pool.workers", f"must be at least 1, got {self.workers!r}", "give workers >= 1")
+        if self.workers > MAX_CHIPS:  # 10**12 instances were priced: each holds at least one chip
+            shown = f"{self.workers:.3g}" if self.workers < 1e300 else "more than 1e300"  # an int past 1e308: no float
+            raise SpecError("pool.workers", f"{shown} instances is above the {MAX_CHIPS:,}-chip "
+                            "plausibility bound (specs/plausibility.py; each instance holds a chip or more)",
+                            "give the instances the fleet runs")
         if isinstance(self.workers, bool) or not float(self.workers).is_integer():  # 2.5 instances were priced
             raise SpecError("pool.workers", f"must be a whole number of instances, got {self.workers!r}",
                             "give workers as a whole number >= 1, e.g. 2")
-        if self.workers > MAX_CHIPS:  # 10**12 instances were priced: each holds at least one chip
-            raise SpecError("pool.workers", f"{self.workers:.3g} instances is above the {MAX_CHIPS:,}-chip "
-                            "plausibility bound (specs/plausibility.py; each instance holds a chip or more)",
-                            "give the instances the fleet runs")
 
     @property
     def chips(self) -> int:
