@@ -47,11 +47,6 @@ def width_model_s(system, r: pd.DataFrame, fmt: str, form: dict, c: float | None
     return np.maximum(compute, t.memory_s[0]) + t.overhead_s[0]
 
 
-def _ape(pred, meas) -> tuple[float, float]:
-    e = np.abs(np.asarray(pred) / np.asarray(meas) - 1)
-    return float(np.median(e)), float(np.percentile(e, 90))
-
-
 def fit_width_form(system, rows: pd.DataFrame, fmt: str, form: dict) -> dict:
     """The backend's peak fraction, half rows and width term (c_elems, exponent) refitted together on the fit split
     of ``rows`` (``moe_rows`` of one compute format; the token counts that are even powers of two, as
@@ -65,7 +60,7 @@ def fit_width_form(system, rows: pd.DataFrame, fmt: str, form: dict) -> dict:
     """
     from scipy.optimize import least_squares
 
-    from jalapeno.fit.kernels import _sig
+    from jalapeno.fit.kernels import _ape, _sig
 
     if rows.moe_tp_size.nunique() < WIDTH_MIN_TP_SIZES:
         raise ValueError(f"fit_width_form: {rows.moe_tp_size.nunique()} expert-TP sizes, need {WIDTH_MIN_TP_SIZES}")
@@ -81,15 +76,15 @@ def fit_width_form(system, rows: pd.DataFrame, fmt: str, form: dict) -> dict:
     x0 = [0.0, math.log(form["half_rows"]), math.log(256.0), 0.0]
     x = least_squares(resid, x0, loss="soft_l1", f_scale=0.2, max_nfev=600).x
     got, c, p = trial(x), math.exp(x[2]), math.exp(x[3])
-    fit_med, fit_p90 = _ape(width_model_s(system, train, fmt, got, c, p), train.t)
-    ho_med, ho_p90 = _ape(width_model_s(system, test, fmt, got, c, p), test.t)
+    fit_e = _ape(width_model_s(system, train, fmt, got, c, p), train.t)
+    ho_e = _ape(width_model_s(system, test, fmt, got, c, p), test.t)
     return {
         "peak_fraction": got["peak_fraction"],
         "half_rows": got["half_rows"],
         "c_elems": c,
         "exponent": p,
-        "fit_median_ape": fit_med,
-        "fit_p90_ape": fit_p90,
-        "held_out_median_ape": ho_med,
-        "held_out_p90_ape": ho_p90,
+        "fit_median_ape": fit_e["median_ape"],
+        "fit_p90_ape": fit_e["p90_ape"],
+        "held_out_median_ape": ho_e["median_ape"],
+        "held_out_p90_ape": ho_e["p90_ape"],
     }

@@ -285,6 +285,7 @@ def fit_backend_kernels(backends=tuple(KERNEL_BACKENDS)) -> list[dict]:
         d = df[(df.kernel_source == source) & df.moe_dtype.isin(list(dtypes)) & (df.moe_ep_size == ep)]
         system = load_system(key[0])
         params, rep = fit_moe(d, system, split="tokens", touched_rule="balanced", dtypes=dtypes)
+        all_rows = moe_rows(d, "balanced", dtypes)
         for fmt, p in params.get("moe", {}).items():
             r = rep["formats"][fmt]
             row = {"system": key[0], "backend": key[1], "fmt": fmt, "peak_fraction": p["peak_fraction"],
@@ -295,8 +296,7 @@ def fit_backend_kernels(backends=tuple(KERNEL_BACKENDS)) -> list[dict]:
                    "fit_median_ape": r["fit"]["median_ape"], "fit_p90_ape": r["fit"]["p90_ape"],
                    "held_out_median_ape": r["held_out_tokens"]["median_ape"],
                    "held_out_p90_ape": r["held_out_tokens"]["p90_ape"]}
-            rows = moe_rows(d, "balanced", dtypes)
-            rows = rows[rows.fmt == fmt]
+            rows = all_rows[all_rows.fmt == fmt]
             if rows.moe_tp_size.nunique() >= WIDTH_MIN_TP_SIZES:
                 row.update(fit_width_form(system, rows, fmt, row))
             out.append(row)

@@ -378,9 +378,13 @@ def agg_tail(pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple, head: 
     ttft_q = {k: tau / 2 + pre_s[k] + frontend_s(eff, isl) for k, isl in lengths.items()}
     # C for the arrival theorem from the no-queue Little's law
     users = lam * (ttft_q[None] + steps * tau)
-    # the step in flight is found only by an arrival that finds the engine busy (a lone user finds it idle)
-    busy = arrival_busy(users, frontend_s(eff, wl.mean_isl), ttft_q[None] + steps * tau)
-    idle = busy if queueing.IDLE_ARRIVAL_POLL else None  # shipped off (round 39): serve/queueing.IDLE_ARRIVAL_POLL
+    # P(busy): the chance an arrival finds the engine busy (a lone user finds it idle), for the poll wait
+    # (serve/queueing.IDLE_ARRIVAL_POLL, shipped off) and the overlap loop's lag (no shipped profile sets it);
+    # evaluated only where one of them takes it, so the sweep's default path does no extra work
+    lag = lag_steps(eff, dep, lay)
+    busy = arrival_busy(users, frontend_s(eff, wl.mean_isl), ttft_q[None] + steps * tau) \
+        if lag or queueing.IDLE_ARRIVAL_POLL else None
+    idle = busy if queueing.IDLE_ARRIVAL_POLL else None
     queue = agg_queue_s(head["s_chunk"], n_bar, tau, users) + poll_wait_s(dep.recv_interval, tau, users, head["s_join"],
                                                                         n_bar, t_dec, ttft_step, idle) - tau / 2
     queue = queue + adp_gate_s(dep, lay, b, lam, tau, slots_full)
@@ -388,9 +392,7 @@ def agg_tail(pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple, head: 
     # (serve/batch_wait.py) and shares that step with the window's other prompts
     hold_s, joined = _batch_wait_s(dep, lay, wl, b, lam, users, t_dec)
     queue = np.where(hold_s > 0, hold_s + joined * head["s_chunk"], queue)
-    # an overlap loop admits a prompt read while it is busy one step late (serve/overlap_loop.py); priced only
-    # where a stack sets the lag (no shipped profile does), so the sweep's default path does no extra work
-    lag = lag_steps(eff, dep, lay)
+    # an overlap loop admits a prompt read while it is busy one step late (serve/overlap_loop.py)
     if lag:
         queue = queue + lag * tau * busy  # overlap_loop.admission_lag_s, with the P(busy) above
     ttft_q = {k: v + queue for k, v in ttft_q.items()}
@@ -424,8 +426,7 @@ def adp_gate_s(dep: Deployment, lay, b, lam, tau, slots_full, clock: bool | None
     slots = running_slots(dep, lay)
     full = (np.zeros(b.shape, dtype=bool) if slots is None else b >= slots - 1e-9) if slots_full is None \
         else np.asarray(slots_full, dtype=bool)
-    kw = {} if clock is None else {"clock": clock}
-    wait = adp_balance_wait_s(lay.dp * lay.pp, lam, tau, dep.adp_balance_timeout_iters, full, **kw)
+    wait = adp_balance_wait_s(lay.dp * lay.pp, lam, tau, dep.adp_balance_timeout_iters, full, clock)
     return np.where(b / (lay.dp * lay.pp) >= 1.0, wait, 0.0)
 
 
