@@ -11,7 +11,12 @@ import pytest
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.deploy.layout import Layout
-from jalapeno.deploy.memory_fit import kv_bytes_per_seq_per_chip, kv_capacity_seqs, weight_bytes_per_chip
+from jalapeno.deploy.memory_fit import (
+    kv_bytes_per_seq_per_chip,
+    kv_capacity_seqs,
+    kv_token_layer_bytes,
+    weight_bytes_per_chip,
+)
 from jalapeno.errors import SpecError, UnknownNameError
 from jalapeno.specs.catalog import load_model, load_system
 from jalapeno.specs.efficiency import Efficiency
@@ -45,6 +50,15 @@ def test_kv_bytes_per_token_by_dtype(model, kv):
 
 def test_flashmla_fp8_layout_is_656_bytes():
     assert KV_FORMATS["fp8_ds_mla"].mla_token_bytes(512, 64) == 656.0
+
+
+def test_kv_token_layer_bytes_one_layer_one_chip():
+    """One token, one layer, one chip: DeepSeek-R1 MLA keeps the whole 512 + 64 latent on every
+    rank (TP8 does not split it) -> 576 B in FP8; Qwen3-235B at TP4 holds 1 of 4 KV heads ->
+    1 x 128 x 2 (K, V) x 2 B = 512 B in BF16."""
+    ds, qw = load_model("deepseek-r1"), load_model("qwen3-235b-a22b")
+    assert kv_token_layer_bytes(ds, Layout(tp=8), get_precision("fp8")) == 576
+    assert kv_token_layer_bytes(qw, Layout(tp=4), get_precision("fp8").with_options(kv="bf16")) == 512
 
 
 def test_qwen3_fp8_weights_tp4_h100_default_bf16_kv():

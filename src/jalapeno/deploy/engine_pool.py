@@ -14,7 +14,7 @@ import math
 from jalapeno.deploy.engine_memory import EngineMemory
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.memory_fit import (
-    _kv_token_layer_bytes,
+    kv_token_layer_bytes,
     engine_reserve_terms,
     kv_bytes_per_seq_per_chip,
     weight_bytes_per_chip,
@@ -45,7 +45,7 @@ def vllm_kv_need_bytes(
     not start on a block boundary). The hybrid allocator gives every layer group the same page size
     and shares one block pool (kv_cache_utils.py), so bytes add over layers.
     """
-    per_tok = _kv_token_layer_bytes(model, layout, precision)
+    per_tok = kv_token_layer_bytes(model, layout, precision)
     need = 0
     for w in model.layer_windows:
         pages = (

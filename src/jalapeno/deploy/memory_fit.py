@@ -127,8 +127,14 @@ def _engine_layout(engine: EngineMemory | None, system: System | None) -> str | 
     return engine.moe_layout_for(system.chip) if engine is not None and system is not None else None
 
 
-def _kv_token_layer_bytes(model: ModelSpec, layout: Layout, precision: Precision) -> float:
-    """KV bytes one token takes in one layer on one chip (the precision's KV format, §1.1)."""
+def kv_token_layer_bytes(model: ModelSpec, layout: Layout, precision: Precision) -> float:
+    """KV-cache bytes one token takes in one attention layer on one chip, in bytes (float).
+
+    MLA: the latent (``kv_lora_rank``) plus the rope key (``qk_rope_dim``), replicated on every
+    rank; GQA/MHA: K and V of the KV heads this rank holds (``head_dim`` each). The element widths,
+    scales and any wider parts come from ``precision.kv_cache`` (specs/kv_cache.py, docs/model.md
+    §1.1). Shared by ``kv_bytes_per_seq_per_chip`` and deploy/engine_pool.py. Raises nothing itself.
+    """
     a, kv = model.attention, precision.kv_cache
     if a.kind == "mla":
         return kv.mla_token_bytes(a.kv_lora_rank, a.qk_rope_dim)
@@ -148,7 +154,7 @@ def kv_bytes_per_seq_per_chip(model: ModelSpec, layout: Layout, precision: Preci
     """
     ctx = np.asarray(context_tokens, dtype=float)
     a = model.attention
-    per_layer_tok = _kv_token_layer_bytes(model, layout, precision)
+    per_layer_tok = kv_token_layer_bytes(model, layout, precision)
     total = np.zeros_like(ctx)
     for w, cnt in model.window_counts:  # ascending windows (np.unique's order) and their layer counts
         held = np.minimum(ctx, w) if w else ctx
