@@ -11,7 +11,9 @@ at the decode batch the model settles on and prints, per MoE layer:
   and two-sided all-to-all on GB200 at the rank's tokens (aiconfigurator-core 0.12.0
   ``systems/data/gb200/comm/trtllm/1.3.0rc10/trtllm_alltoall_perf.parquet``, TRT-LLM 1.2.0rc6,
   DeepSeek's hidden 7168 / top-8 / 256 experts, NVFP4; num_tokens per rank; two-sided with the
-  low-precision combine the recipes set, plus its prepare phase);
+  low-precision combine the recipes set, plus its prepare phase), and the step gap left once the
+  priced all-to-all is replaced by the measured one-sided kernel (the main layers only; the MTP
+  draft layers' exchanges are not counted);
 and the measured step the TPOT implies (TPOT x tokens per step at the row's MTP acceptance).
 Needs the ``[calibrate]`` extra for the all-to-all table. Run: python benchmarks/bench_gb200_decode_gap.py [ROW ...]
 """
@@ -78,33 +80,60 @@ def main(rows=ROWS) -> None:
         lay, mtp = dep.decode.layout, dep.mtp
         b = float(res.decode_batch[0])
         prm = with_moe_backend(pr, dep.decode.moe_backend, model, lay)
-        sc = step_cost(model, prm, lay, dep.precision, Batch.make(decode_seqs=np.array([b]) / lay.pp,
-                                                                 decode_ctx=wl.mean_isl + wl.mean_osl / 2),
-                       mtp, memory_fraction=dep.memory_fraction, engine_memory=dep.memory_profile)
+        sc = step_cost(
+            model,
+            prm,
+            lay,
+            dep.precision,
+            Batch.make(decode_seqs=np.array([b]) / lay.pp, decode_ctx=wl.mean_isl + wl.mean_osl / 2),
+            mtp,
+            memory_fraction=dep.memory_fraction,
+            engine_memory=dep.memory_profile,
+        )
         k, a = (mtp.draft_tokens, mtp.acceptance) if mtp else (0, 0.0)
-        per_step = sum(a ** i for i in range(k + 1))  # tokens a sequence emits per verify step
+        per_step = sum(a**i for i in range(k + 1))  # tokens a sequence emits per verify step
         rows_rank = b / lay.dp * (1 + k)  # tokens each attention rank puts into a MoE layer
         group = rows_rank * lay.dp
         t = dict(zip(sc.ops.name, sc.times.time_s[:, 0]))
         c = dict(zip(sc.collectives.name, sc.coll_time_s[:, 0]))
         a2a = (c.get("moe.dispatch", 0.0) + c.get("moe.combine", 0.0)) / MOE_LAYERS * 1e6
         meas_tpot = p.measured.get("tpot_s")
-        print(f"\nrow {p.id.split(':')[1]}: {dep.for_model(model).label}, conc {p.concurrency:g}, "
-              f"backend {dep.decode.moe_backend}")
-        print(f"  decode batch {b:.0f} ({b / lay.dp:.1f}/rank, {rows_rank:.0f} rows/rank, {group:.0f} into each "
-              f"MoE layer); tokens/step {per_step:.2f} (acceptance {a:g})")
-        print(f"  step: model {sc.step_time_s[0] * 1e3:.2f} (TPOT {res.tpot_s[0] * 1e3:.2f}); measured TPOT "
-              f"{meas_tpot * 1e3:.2f} -> implied step {meas_tpot * per_step * 1e3:.2f} "
-              f"(gap {(meas_tpot * per_step - sc.step_time_s[0]) * 1e3:+.2f})")
+        print(
+            f"\nrow {p.id.split(':')[1]}: {dep.for_model(model).label}, conc {p.concurrency:g}, "
+            f"backend {dep.decode.moe_backend}"
+        )
+        print(
+            f"  decode batch {b:.0f} ({b / lay.dp:.1f}/rank, {rows_rank:.0f} rows/rank, {group:.0f} into each "
+            f"MoE layer); tokens/step {per_step:.2f} (acceptance {a:g})"
+        )
+        print(
+            f"  step: model {sc.step_time_s[0] * 1e3:.2f} (TPOT {res.tpot_s[0] * 1e3:.2f}); measured TPOT "
+            f"{meas_tpot * 1e3:.2f} -> implied step {meas_tpot * per_step * 1e3:.2f} "
+            f"(gap {(meas_tpot * per_step - sc.step_time_s[0]) * 1e3:+.2f})"
+        )
         ep = lay.ep
-        print(f"  routed experts: priced {t['moe.experts'] / MOE_LAYERS * 1e6:.0f}; measured CUTLASS "
-              f"{_curve_ms(p.system, 'cutlass', ep, group) * 1e3:.0f}, CuTe-DSL {_curve_ms(p.system, 'cutedsl', ep, group) * 1e3:.0f}")
+        print(
+            f"  routed experts: priced {t['moe.experts'] / MOE_LAYERS * 1e6:.0f}; measured CUTLASS "
+            f"{_curve_ms(p.system, 'cutlass', ep, group) * 1e3:.0f}, CuTe-DSL {_curve_ms(p.system, 'cutedsl', ep, group) * 1e3:.0f}"
+        )
         if ("NVLinkOneSided", "alltoall_dispatch", ep) in tab and a2a > 0:
-            one = sum(_at(tab[("NVLinkOneSided", op, ep)], rows_rank) for op in ("alltoall_dispatch", "alltoall_combine"))
-            two = sum(_at(tab[("NVLinkTwoSided", op, ep)], rows_rank)
-                      for op in ("alltoall_prepare", "alltoall_dispatch", "alltoall_combine_low_precision"))
-            print(f"  all-to-all: priced {a2a:.0f}; measured one-sided {one * 1e6:.0f}, two-sided {two * 1e6:.0f} "
-                  f"-> step {(one * 1e6 - a2a) * MOE_LAYERS / 1e3:+.2f} / {(two * 1e6 - a2a) * MOE_LAYERS / 1e3:+.2f}")
+            one = sum(
+                _at(tab[("NVLinkOneSided", op, ep)], rows_rank) for op in ("alltoall_dispatch", "alltoall_combine")
+            )
+            two = sum(
+                _at(tab[("NVLinkTwoSided", op, ep)], rows_rank)
+                for op in ("alltoall_prepare", "alltoall_dispatch", "alltoall_combine_low_precision")
+            )
+            d_one = (one * 1e6 - a2a) * MOE_LAYERS / 1e3
+            print(
+                f"  all-to-all: priced {a2a:.0f}; measured one-sided {one * 1e6:.0f}, two-sided {two * 1e6:.0f} "
+                f"-> step {d_one:+.2f} / {(two * 1e6 - a2a) * MOE_LAYERS / 1e3:+.2f}"
+            )
+            gap = (meas_tpot * per_step - sc.step_time_s[0]) * 1e3
+            print(
+                f"  gap left with the measured one-sided all-to-all: {gap - d_one:+.2f} ms "
+                f"({(gap - d_one) / (meas_tpot * per_step * 1e3):+.1%} of the implied step)"
+            )
 
 
 if __name__ == "__main__":
