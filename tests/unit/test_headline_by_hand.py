@@ -50,8 +50,26 @@ def _json(capsys, *args: str) -> dict:
 
 @pytest.fixture
 def step(capsys):
-    d = _json(capsys, "step", "--system", "jalapeno", "--model", "deepseek-r1", "-p", "fp4", "--dp", str(DP),
-              "--ep", str(DP), "--batch", str(BATCH), "--context", str(CTX), "--overlap", "tbo")
+    d = _json(
+        capsys,
+        "step",
+        "--system",
+        "jalapeno",
+        "--model",
+        "deepseek-r1",
+        "-p",
+        "fp4",
+        "--dp",
+        str(DP),
+        "--ep",
+        str(DP),
+        "--batch",
+        str(BATCH),
+        "--context",
+        str(CTX),
+        "--overlap",
+        "tbo",
+    )
     return {**d, "op": {o["op"]: o for o in d["ops"]}}
 
 
@@ -82,8 +100,7 @@ def test_memory_fits_with_kv_room(step):
     mem = step["memory"]
     # resident weights: experts (above) + FP8 attention 187.1 M x 61, dense FFN 3 x 3 x 7168 x 18432, shared
     # experts 58 x 44 M, BF16 router 58 x 256 x 7168 and BF16 embedding + head 2 x 129,280 x 7168
-    attn = (HIDDEN * 1536 + HIDDEN * (KV_LORA + ROPE) + 1536 * HEADS * 192 + KV_LORA * HEADS * 256
-            + HEADS * 128 * HIDDEN)
+    attn = HIDDEN * 1536 + HIDDEN * (KV_LORA + ROPE) + 1536 * HEADS * 192 + KV_LORA * HEADS * 256 + HEADS * 128 * HIDDEN
     fp8 = LAYERS * attn + 3 * 3 * HIDDEN * 18432 + MOE_LAYERS * EXPERT_PARAMS
     bf16 = 2 * (MOE_LAYERS * EXPERTS * HIDDEN + 2 * 129280 * HIDDEN)
     hand = MOE_LAYERS * (EXPERTS // DP) * EXPERT_PARAMS * NVFP4_BYTES_PER_PARAM + fp8 + bf16
@@ -111,7 +128,9 @@ def headline(capsys):
 
 def test_peak_point_throughput_from_its_step(headline):
     p = headline["systems"]["jalapeno"]["frontier"][0]
-    assert p["throughput_per_chip"] == pytest.approx(headline["systems"]["jalapeno"]["headline"]["peak_throughput_per_chip"])
+    assert p["throughput_per_chip"] == pytest.approx(
+        headline["systems"]["jalapeno"]["headline"]["peak_throughput_per_chip"]
+    )
     dec = p["deployment"]["decode"]
     isl, osl = 0.9 * 8192, 0.9 * 1024  # lengths uniform in [0.8 L, L]
     # TPOT is the decode step; the first token comes from prefill, so OSL tokens per OSL - 1 steps
@@ -128,7 +147,9 @@ def test_per_kw_and_per_usd_follow_from_per_chip(headline):
     g = headline["systems"]["gb300-nvl72"]["headline"]
     # stated power and cost: Jalapeño's recomputed estimate (1,146 W, $1.426/h; the catalog rounds to
     # 1,150 W and $1.43/h), GB300 InferenceX's 2.10 kW and 2.652 $/h, chip TDPs 700 W and 1,400 W
-    assert j["peak_tok_s_per_kw"]["all-in"] == pytest.approx(j["peak_throughput_per_chip"] / (J_ALL_IN_W / 1e3), rel=0.01)
+    assert j["peak_tok_s_per_kw"]["all-in"] == pytest.approx(
+        j["peak_throughput_per_chip"] / (J_ALL_IN_W / 1e3), rel=0.01
+    )
     assert j["peak_tok_s_per_kw"]["chip"] == pytest.approx(j["peak_throughput_per_chip"] / 0.700, rel=1e-9)
     assert j["peak_tok_s_per_kw"]["sustained"] == pytest.approx(j["peak_throughput_per_chip"] / 0.550, rel=1e-9)
     assert j["usd_per_mtok_at_peak"] == pytest.approx(J_USD_H / (j["peak_throughput_per_chip"] * 3600 / 1e6), rel=0.01)
@@ -166,3 +187,56 @@ def test_iso_interactivity_ratio_by_interpolation(headline):
         below = max(p["throughput_per_chip"] for p in fr if p["interactivity"] < 100)
         assert tier["throughput"] == pytest.approx(_loglog(fr, 100.0), rel=1e-9)
         assert at_or_above <= tier["throughput"] <= below
+
+
+def _doc_table() -> dict[str, str]:
+    """The 'figure | value' rows at the end of docs/audit.md §6, as quoted (text)."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "audit.md").read_text(encoding="utf-8")
+    section = text.split("## 6. A headline cell by hand", 1)[1].split("\n## ", 1)[0]
+    table = section.split("as `compare` prints them now.**", 1)[1]
+    rows = [line.strip("|").split("|") for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    return {k.strip(): v.strip() for k, v in rows[1:]}  # rows[0] is the header
+
+
+def _quoted_matches(quoted: str, actual: float) -> bool:
+    """True if ``actual`` rounds to the quoted text (its own decimals; thousands separators allowed)."""
+    decimals = len(quoted.split(".")[1]) if "." in quoted else 0
+    return abs(actual - float(quoted.replace(",", ""))) <= 0.5 * 10**-decimals * (1 + 1e-9)
+
+
+def test_quoted_matches_rounding():
+    # the helper itself: 14,610.24 is '14,610'; 0.7786 is '0.779' not '0.788'; 1.4218 is '1.42'
+    assert _quoted_matches("14,610", 14610.24)
+    assert not _quoted_matches("18,530", 18764.27)
+    assert _quoted_matches("0.779", 0.77862) and not _quoted_matches("0.788", 0.77862)
+    assert _quoted_matches("1.42", 1.4218) and not _quoted_matches("1.44", 1.4218)
+
+
+def test_audit_doc_quotes_current_figures(headline):
+    """docs/audit.md §6 says its figures are 'as printed': hold the quoted table to compare's output."""
+    c = headline["comparisons"]
+    actual = {
+        "Jalapeño peak tok/s/chip": headline["systems"]["jalapeno"]["headline"]["peak_throughput_per_chip"],
+        "GB300 peak tok/s/chip": headline["systems"]["gb300-nvl72"]["headline"]["peak_throughput_per_chip"],
+        "peak ratio per chip": c["jalapeno"]["peak_ratio"]["throughput_per_chip"],
+        "peak ratio per kW (all-in)": c["jalapeno"]["peak_ratio"]["tok_s_per_kw"],
+        "peak ratio per $": c["jalapeno"]["peak_ratio"]["tokens_per_usd"],
+        "GB300 tok/s/chip at 35 tok/s/user": next(
+            r["y_b"] for r in c["jalapeno"]["iso_interactivity"]["throughput_per_chip"] if r["x"] == 35.0
+        ),
+        "Jalapeño fast tier (>= 100 tok/s/user)": c["jalapeno"]["tiers"]["fast"]["throughput"],
+        "GB300 fast tier (>= 100 tok/s/user)": c["gb300-nvl72"]["tiers"]["fast"]["throughput"],
+    }
+    quoted = _doc_table()
+    assert set(quoted) == set(actual), f"docs/audit.md §6 table rows {sorted(quoted)} != {sorted(actual)}"
+    stale = [
+        f"{k}: quoted {quoted[k]}, compare prints {v:,.4f}"
+        for k, v in actual.items()
+        if not _quoted_matches(quoted[k], v)
+    ]
+    assert not stale, (
+        "docs/audit.md §6 quotes figures compare no longer prints (" + "; ".join(stale) + "): rerun "
+        "`jalapeno compare --systems jalapeno,gb300-nvl72 -p fp4` and update the table and the prose that uses them"
+    )
