@@ -178,7 +178,8 @@ def predict(
                       open_loop=rate is not None)
     if rate is None:  # frontier/compare list the steady state at the same concurrency (their table caption says so)
         tbl.caption = ("a whole InferenceX run: 10·C requests from an idle start (docs/model.md §8.7), so throughput "
-                       "is a little lower and mean TTFT higher than the steady state `frontier` lists")
+                       "is a little lower and mean TTFT higher than in the steady state that `frontier` and `compare` "
+                       "list at the same concurrency")
     console.print(tbl)
     if rec is not None:
         console.print(f"engine release {recipe_engine_version(rec) or 'not stated (newest behaviour)'}: "

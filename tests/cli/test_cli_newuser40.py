@@ -1,0 +1,20 @@
+"""Round-40 new-user pass (compare/predict/plan on Jalapeño vs GB200/GB300 NVL72): messages a new user misread."""
+
+from __future__ import annotations
+
+from cli_runner import run
+
+
+def test_predict_caption_is_one_sentence_naming_what_lists_the_steady_state(capsys):
+    # the caption ended '... higher than the steady state `frontier` lists', which rich centred so that
+    # '`frontier` lists' stood alone on the last line and read as a stray fragment
+    code, out, err = run(
+        capsys, "predict", "-s", "gb200-nvl72", "-m", "deepseek-r1", "--dp", "8", "--ep", "8", "-c", "64"
+    )
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert (
+        "so throughput is a little lower and mean TTFT higher than in the steady state that `frontier` and "
+        "`compare` list at the same concurrency" in text
+    )
+    assert "steady state `frontier` lists" not in text
