@@ -18,3 +18,17 @@ def test_predict_caption_is_one_sentence_naming_what_lists_the_steady_state(caps
         "`compare` list at the same concurrency" in text
     )
     assert "steady state `frontier` lists" not in text
+
+
+def test_a_ratio_claim_near_miss_is_told_the_ratio_name(capsys):
+    # 'what would Jalapeño need to match GB300 per chip': peak_throughput_ratio=1 was answered
+    # 'did you mean peak_throughput_per_chip?', a name that, typed back, claims an absolute tok/s/chip of 1
+    code, out, err = run(
+        capsys, "audit", "--system", "jalapeno", "--baseline", "gb300-nvl72", "--claim", "peak_throughput_ratio=1"
+    )
+    assert code != 0
+    text = " ".join(err.split())
+    assert "unknown metric 'peak_throughput' (did you mean peak_throughput_per_chip_ratio?)" in text
+    # without _ratio the hint stays the plain metric
+    code, out, err = run(capsys, "audit", "--system", "jalapeno", "--claim", "peak_throughput=1")
+    assert "(did you mean peak_throughput_per_chip?)" in " ".join(err.split())

@@ -95,11 +95,12 @@ _UNIT_NOTES = (
 )
 
 
-def metric_hint(name: str, at: bool = False) -> str:
+def metric_hint(name: str, at: bool = False, ratio: bool = False) -> str:
     """`` (did you mean throughput_per_chip?)`` for a near miss of a metric name, else ``""``: compare's
     columns say tok/s/chip, so ``tok_s_per_chip@50`` is the name a reader types for ``throughput_per_chip@50``;
     a claim in tokens per watt (or joule) gets the per-kW metric and the factor 1,000 (``at``: the
-    claim gives ``@X``, so the hint names the ``@X`` form where there is one).
+    claim gives ``@X``, so the hint names the ``@X`` form where there is one; ``ratio``: the claim was a
+    ``_ratio``, so the hint names the ratio form, the one to type back).
 
     >>> metric_hint("tok_s_per_chip", at=True), metric_hint("max_interactivty"), metric_hint("zzz")
     (' (did you mean throughput_per_chip?)', ' (did you mean max_interactivity?)', '')
@@ -107,19 +108,22 @@ def metric_hint(name: str, at: bool = False) -> str:
     ' (did you mean peak_tok_s_per_kw? it is in tok/s per kW: a tokens-per-watt (= tokens-per-joule) figure x 1,000; a _ratio is unit-free)'
     >>> metric_hint("per_user_speed"), metric_hint("tokens_per_dollar")
     (' (did you mean max_interactivity?)', ' (did you mean peak_tokens_per_usd?)')
+    >>> metric_hint("peak_throughput", ratio=True)
+    ' (did you mean peak_throughput_per_chip_ratio?)'
     """
     import difflib
 
+    tail = "_ratio" if ratio else ""
     guess = name.replace("tok_s_per_chip", "throughput_per_chip").replace("tokens_per_chip", "throughput_per_chip")
     if guess in METRICS:
-        return f" (did you mean {guess}?)"
+        return f" (did you mean {guess}{tail}?)"
     for words, metric, at_form in _WORDS:
         if any(w in name for w in words):
             metric = at_form if at and at_form else metric
             unit = next((u for frags, u in _UNIT_NOTES if any(w in name for w in frags)), "")
-            return f" (did you mean {metric}?{unit})"
+            return f" (did you mean {metric}{tail}?{unit})"
     close = difflib.get_close_matches(name, list(METRICS), n=1, cutoff=0.8)
-    return f" (did you mean {close[0]}?)" if close else ""
+    return f" (did you mean {close[0]}{tail}?)" if close else ""
 
 
 def parse_claim(text: str) -> Claim:
@@ -144,7 +148,7 @@ def parse_claim(text: str) -> Claim:
         raise SpecError("--claim", f"{text!r} says _ratio twice", f"write it once, e.g. --claim {name}_ratio"
                         + (f"@{at}" if at is not None else "") + f"={val}")
     if name not in METRICS:
-        raise SpecError("--claim", f"unknown metric {name!r}{metric_hint(name, at is not None)}",
+        raise SpecError("--claim", f"unknown metric {name!r}{metric_hint(name, at is not None, bool(r1 or r2))}",
                         f"use one of {known} (each also as <metric>_ratio)")
     try:
         x = float(at) if at is not None else None
