@@ -1,6 +1,6 @@
 """What-if: the overlap loop's admission lag built into the model (serve/overlap_loop.py) and switched on for chosen stacks; validate against a baseline (issue 18, round 38, sgllag38).
 
-The mechanism ships switched off (``Efficiency.admission_lag_steps`` 0; no profile of data/stacks.toml sets it). This script sets
+The mechanism ships on the CUDA ``sglang`` profile only (round 40, frontend40; ``Efficiency.admission_lag_steps`` 0 elsewhere). This script sets
 ``admission_lag_steps`` on the named software-stack profiles (default ``sglang`` and ``sglang-rocm``: SGLang's
 ``Scheduler.event_loop_overlap``, one step; ``--trtllm``: TensorRT-LLM's ``PyExecutor._executor_loop_overlap``, the
 same read-launch-then-wait structure, kept with MTP: ``admission_lag_with_mtp`` set too; round 38 trtlag38), runs ``jalapeno validate --json`` in this process with them,

@@ -82,12 +82,15 @@ def test_trtllm_what_if_keeps_the_lag_with_mtp(monkeypatch):
         st.load_stacks.cache_clear()
 
 
-def test_stack_field_ships_off_and_parses(monkeypatch):
+def test_stack_field_ships_on_cuda_sglang_only_and_parses(monkeypatch):
     import jalapeno.specs.stacks as st
     from jalapeno.specs.efficiency import Efficiency
 
-    # shipped off (what-ifs: scripts/sgl_admission_lag38b.py [--trtllm]): no profile sets it, the efficiency set's 0 holds
-    assert all(s.admission_lag_steps is None and s.admission_lag_with_mtp is None for s in st.stacks().values())
+    # shipped on the CUDA sglang profile alone (round 40, frontend40; what-ifs: scripts/sgl_admission_lag38b.py [--trtllm]):
+    # every other profile keeps the efficiency set's 0, none keeps the lag with MTP
+    lagged = {n for n, s in st.stacks().items() if s.admission_lag_steps is not None}
+    assert lagged == {"sglang"} and st.stacks()["sglang"].admission_lag_steps == 1.0
+    assert all(s.admission_lag_with_mtp is None for s in st.stacks().values())
     assert Efficiency().admission_lag_steps == 0.0 and not Efficiency().admission_lag_with_mtp
     raw = {"stack": [{"name": "x", "label": "x", "source": "x", "admission_lag_steps": 1}]}
     monkeypatch.setattr(st.tomllib, "load", lambda f: raw)

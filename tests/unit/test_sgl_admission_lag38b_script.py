@@ -21,13 +21,15 @@ def test_with_lag_sets_the_named_profiles_only(monkeypatch):
     monkeypatch.setattr(st, "build_stacks", st.build_stacks)  # restored after the test
     st.load_stacks.cache_clear()
     try:
-        w.with_lag(("sglang",))
-        assert st.get_stack("sglang").admission_lag_steps == 1.0
-        assert st.get_stack("sglang-rocm").admission_lag_steps is None
+        w.with_lag(("sglang-rocm",), steps=2.0)
+        assert st.get_stack("sglang-rocm").admission_lag_steps == 2.0
+        assert st.get_stack("sglang").admission_lag_steps == 1.0  # untouched: the shipped value
     finally:
         monkeypatch.undo()
         st.load_stacks.cache_clear()
-    assert st.get_stack("sglang").admission_lag_steps is None
+    # shipped (round 40, frontend40): the CUDA profile carries SGLang's one-step lag, the ROCm one none
+    assert st.get_stack("sglang").admission_lag_steps == 1.0
+    assert st.get_stack("sglang-rocm").admission_lag_steps is None
 
 
 def test_stats_and_goal_misses_by_hand():
