@@ -32,6 +32,31 @@ def calibrated_systems(kinds: tuple[str, ...] = ("measured", "partial")) -> froz
     return frozenset(n for n in list_systems() if (load_calibration(n) or {}).get("kind") in kinds)
 
 
+def _check_argument_types(systems, **switches) -> None:
+    """Refuse ``systems`` given as one string and switches that are not booleans, before any point is read.
+
+    ``systems="gb200-nvl72"`` was filtered with ``p.system in systems``, a substring test on a string: b200's points
+    ('b200' is in 'gb200-nvl72') were judged with GB200's, silently; ``mlperf="no"`` read as true.
+
+    Raises:
+        SpecError: naming the argument and the fix.
+    """
+    if systems is not None:
+        if isinstance(systems, str) or not isinstance(systems, (list, tuple, set, frozenset)):
+            raise SpecError("run_validation: systems", f"expected a tuple of system names, got {systems!r}"
+                            if isinstance(systems, str) else f"expected a tuple of system names, got "
+                            f"{type(systems).__name__}", "pass e.g. systems=('h100',) (a bare string is "
+                            "read letter by letter), or None for every system")
+        bad = next((s for s in systems if not isinstance(s, str)), None)
+        if bad is not None:
+            raise SpecError("run_validation: systems", f"expected system names, got {bad!r}",
+                            "pass catalog names, e.g. systems=('h100', 'b200')")
+    for name, v in switches.items():
+        if not isinstance(v, bool):
+            raise SpecError(f"run_validation: {name}", f"must be True or False, got {v!r}",
+                            f"pass {name}=True or {name}=False")
+
+
 def run_validation(points_path: str | None = None, use_aiconfigurator: bool = True, efficiency: str = "calibrated",
                    aic_frame: pd.DataFrame | None = None, mlperf: bool = False, stack: str | None = None,
                    pricer: str = "roofline", systems: tuple[str, ...] | None = None, held_out: bool = False,
@@ -64,8 +89,10 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     Raises:
         SpecError: an empty or missing points path, a folder, or no row of the file could be mapped
             (a ``points_path`` of which no row maps is refused whatever the other sources hold);
-            ``held_out`` with ``points_path`` or ``stack`` (fit/heldout.check_held_out).
+            ``held_out`` with ``points_path`` or ``stack`` (fit/heldout.check_held_out); ``systems`` that is
+            not a collection of names (a bare string), a switch that is not True/False.
     """
+    _check_argument_types(systems, use_aiconfigurator=use_aiconfigurator, mlperf=mlperf, held_out=held_out)
     check_held_out(held_out, points_path, stack)
     if points_path is not None and not str(points_path).strip():
         raise SpecError("--points", "empty path", "give a CSV path, or omit --points for the shipped points")
