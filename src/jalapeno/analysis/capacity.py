@@ -329,6 +329,19 @@ def format_rate(tok_per_s: float) -> str:
     return f"{tok_per_s:,.0f}" if tok_per_s >= 1000 else f"{tok_per_s:.4g}"
 
 
+def _check_number(name: str, value, example: str) -> None:
+    """Refuse a value that is not a real number: '1e6' raised TypeError on the first comparison, and True
+    planned a fleet for 1 tok/s (bool is an int to Python).
+
+    Raises:
+        SpecError: naming ``plan_capacity: NAME`` and the type given.
+    """
+    import numbers
+
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise SpecError(f"plan_capacity: {name}", f"must be a number, got {value!r}", f"pass a number, {example}")
+
+
 def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: float, target_kind: str = "output",
                   min_interactivity: float = 0.0, alternatives: FrontierRecord | None = None) -> CapacityPlan:
     """The fleet of the best-per-chip deployment at ``min_interactivity`` (whole instances) that
@@ -348,7 +361,8 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
     Raises:
         SpecError: a frontier (or alternatives) that is not a FrontierRecord (a SystemFrontier: pass its ``.record()``),
             a system that is not a System or not the frontier's,
-            a non-positive target or one above ``MAX_TARGET_TOK_PER_S``, an unknown kind, a negative floor.
+            a target or floor that is not a number (a string, True), a non-positive target or one above
+            ``MAX_TARGET_TOK_PER_S``, an unknown kind, a negative floor.
         InfeasibleDeployment: no frontier point reaches the floor (names the fastest one).
     """
     if not isinstance(frontier, FrontierRecord):  # a SystemFrontier raised AttributeError on numpy.int64
@@ -360,6 +374,8 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
     if system.name != frontier.system:  # another system's racks, power and $ priced this one's frontier silently
         raise SpecError("plan_capacity: system", f"{system.name!r} is not the frontier's system {frontier.system!r}",
                         "pass the system the frontier was swept on (system_frontier(...).system)")
+    _check_number("target_tok_per_s", target_tok_per_s, "e.g. target_tok_per_s=1e6 (tokens/s)")
+    _check_number("min_interactivity", min_interactivity, "e.g. min_interactivity=50.0 (tok/s/user)")
     if not (target_tok_per_s > 0 and math.isfinite(target_tok_per_s)):
         raise SpecError("--target", f"must be a positive number of tokens/s, got {target_tok_per_s}",
                         "write e.g. --target 1e6")
