@@ -411,11 +411,16 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
     values at/past a frontier's end flagged), plus the operating tiers of each system.
 
     Raises:
-        SpecError: baseline not among the systems, an empty system list, or iso_interactivity values that are
+        SpecError: systems not a list or tuple of pricers (one pricer, a generator), baseline not among the
+            systems, an empty system list, or iso_interactivity values that are
             not numbers > 0.
         InfeasibleDeployment: no system can run the model, or (``strict_baseline``) the baseline cannot.
     """
     check_model(model, "compare_systems")
+    if not isinstance(systems, (list, tuple)):  # one pricer raised TypeError (not iterable); a generator was
+        # consumed by the type check below and compared nothing
+        raise SpecError("compare_systems: systems", f"expected a list of pricers, got {type(systems).__name__}",
+                        "pass a list, e.g. [load_pricer('h100'), load_pricer('b200')] (one system: [pricer])")
     if not systems:
         raise SpecError("systems", "no system given", "pass at least one system")
     for s in systems:
