@@ -260,8 +260,17 @@ def get_workload(name: str | None = None, isl: int | None = None, osl: int | Non
     Raises:
         UnknownNameError: unknown preset, or an agentic one (named as such: the commands that take
             those parse them before this). SpecError: only one of isl/osl given, a name and isl/osl
-            both given (one would be ignored), or bad lengths.
+            both given (one would be ignored), or bad lengths; a name that is not a string or is empty,
+            ``fixed`` that is not a bool.
     """
+    if name is not None and not isinstance(name, str):  # 5 raised AttributeError ('int' has no 'removeprefix')
+        raise SpecError("workload", f"expected a preset name, got {type(name).__name__} {name!r:.40}",
+                        f"pass one of {', '.join(PRESETS)}, or isl=N, osl=N")
+    if name is not None and not name.strip():  # '' ran 8k1k, the default, silently
+        raise SpecError("workload", "is an empty name", f"pass one of {', '.join(PRESETS)}, or leave it out for 8k1k")
+    if not isinstance(fixed, bool):  # fixed='no' read as true: fixed lengths, not InferenceX's spread
+        raise SpecError("fixed", f"must be True or False, got {fixed!r}",
+                        "pass fixed=True for exact lengths, fixed=False for InferenceX's [0.8 L, L] spread")
     ratio = 1.0 if fixed else INFERENCEX_RANGE_RATIO
     same = name in PRESETS and (isl, osl) == (PRESETS[name].isl, PRESETS[name].osl)  # -w 8k1k --isl 8192 --osl 1024
     if name is not None and (isl is not None or osl is not None) and not same:
