@@ -22,7 +22,7 @@ from jalapeno.serve.disagg import (
 )
 from jalapeno.serve.handshake import handshake_s
 from jalapeno.serve.limits import decode_step_s, floored_steps, graph_padded, prompt_floor_s
-from jalapeno.serve.queueing import first_wave_s, fixed_cycle_s, locked_cycle_s, run_of_waves
+from jalapeno.serve.queueing import REQUESTS_PER_USER, first_wave_s, fixed_cycle_s, locked_cycle_s, run_of_waves
 from jalapeno.serve.queueing import idle_start as idle_start_ttft
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import MAX_CONCURRENCY, Workload
@@ -223,6 +223,41 @@ def _linear_prefill(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workl
     return np.maximum(full - sigma * budget, 0.0), sigma, fill
 
 
+#: The run's drain (docs/model.md §8.7 effect 8): once the client has issued its R·C requests the in-flight ones
+#: finish alone and the pool empties. With the C slots' phases spread uniformly (lengths drawn with
+#: ``--random-range-ratio`` over R requests a slot) and the step held at its steady value, the requests left at the
+#: last issue have remaining times uniform on [0, E2E], so the run lasts R + :data:`DRAIN_E2E` E2Es instead of R:
+#: 1/2, the constant-step limit of docs/gap_gb200_fp4_8k1k.md Update 5 (the step's speed-up as the batch falls
+#: shortens it). Shipped OFF (round 40, gb200row9_40: it lowers every InferenceX throughput by ~4.8%; figures
+#: in docs/gap_gb200_fp4_8k1k.md Update 15).
+RUN_DRAIN = False
+DRAIN_E2E = 0.5
+
+
+def drain_factor(requests_per_user: float = REQUESTS_PER_USER, drain_e2e: float = DRAIN_E2E) -> float:
+    """Throughput factor of the run's drain, R / (R + d) (docs/model.md §8.7 effect 8), dimensionless.
+
+    Args:
+        requests_per_user: R, counted requests a client slot issues (InferenceX: ``--num-prompts`` 10·C
+            with ``--max-concurrency`` C, benchmarks/multi_node/srt_bench.sh; serve/queueing.REQUESTS_PER_USER).
+        drain_e2e: d, the drain's extra duration in mean E2Es (:data:`DRAIN_E2E`, 1/2: uniform phases,
+            constant step).
+
+    Raises:
+        SpecError: R not positive or d negative (name the field).
+
+    >>> round(drain_factor(10, 0.5), 5)  # 10 / 10.5
+    0.95238
+    """
+    if not requests_per_user > 0:
+        raise SpecError("requests_per_user", f"must be > 0, got {requests_per_user}",
+                        "give the counted requests per client slot (InferenceX: 10)")
+    if not drain_e2e >= 0:
+        raise SpecError("drain_e2e", f"must be >= 0, got {drain_e2e}",
+                        "give the drain's extra duration in mean E2Es (0: no drain)")
+    return float(requests_per_user) / (float(requests_per_user) + float(drain_e2e))
+
+
 def run_throughput(steady: ServingPoints, run: ServingPoints) -> ServingPoints:
     """``run`` (the idle-start points of ``steady``) with the throughput and request rate of the
     benchmark run rather than of the steady state (docs/model.md §8.7, effect 8).
@@ -235,9 +270,9 @@ def run_throughput(steady: ServingPoints, run: ServingPoints) -> ServingPoints:
 
         throughput_run = throughput_ss · E2E_ss / E2E_run      (request rate and output throughput alike)
 
-    Concurrency, TPOT and the decode batch are the steady state's. The drain after the pool empties
-    (the last requests finish alone) is not modelled: it lowers a run's throughput by another
-    ~1-3% (the simulator with ``warmup=0``).
+    Concurrency, TPOT and the decode batch are the steady state's. The drain after the last issue (the
+    last requests finish alone) multiplies it by :func:`drain_factor` when :data:`RUN_DRAIN` is on
+    (shipped OFF).
 
     >>> import numpy as np, dataclasses
     >>> from jalapeno.serve.analytic import ServingPoints
@@ -247,6 +282,8 @@ def run_throughput(steady: ServingPoints, run: ServingPoints) -> ServingPoints:
     800.0
     """
     scale = np.where(run.e2e_s > 0, steady.e2e_s / np.maximum(run.e2e_s, 1e-30), 1.0)
+    if RUN_DRAIN:  # the pool empties after the last issue (:func:`drain_factor`)
+        scale = scale * drain_factor()
     return dataclasses.replace(run, throughput_per_chip=run.throughput_per_chip * scale,
                                output_throughput_per_chip=run.output_throughput_per_chip * scale,
                                request_rate_per_s=run.request_rate_per_s * scale)
