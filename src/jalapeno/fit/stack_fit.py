@@ -67,6 +67,7 @@ import pandas as pd
 from jalapeno.fit.aic_quality import aic_decode_flags, aic_source_flags, aic_ttft_flags
 from jalapeno.fit.bagging import bagged, family_weights, spread_of, weighted_losses
 from jalapeno.fit.client_warmup import cold_client_ids
+from jalapeno.fit.median_front import MEDIAN_FRONT, MEDIAN_FRONT_ON, median_front_end
 from jalapeno.fit.validate import MeasuredPoint, load_aiconfigurator, load_inferencex, point_release, predict_points
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
 from jalapeno.specs.stacks import Stack, build_stacks, load_stacks, stack_for_framework
@@ -389,7 +390,7 @@ def errors(rows: pd.DataFrame, ids: set[str], ttft_flagged: frozenset = frozense
 def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], start: Stack | None = None,
               front_end: bool = False, ttft_flagged: frozenset = frozenset(),
               tpot_flagged: frozenset = frozenset(), cold: frozenset = frozenset(),
-              server_front: dict | None = None) -> dict:
+              server_front: dict | None = None, withheld_systems: frozenset = frozenset()) -> dict:
     """Fit one profile on its fit half, starting from ``start`` (default: its stated values);
     report fit / held-out errors before (the ``default`` profile's fixed costs, the stated MTP
     acceptance) and after. The TTFT of ``ttft_flagged`` points (aiconfigurator rows that break a
@@ -397,7 +398,10 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
     TPOT of ``tpot_flagged`` points (rules D, E) enters neither the step-cost and MTP fits nor the errors. The
     TTFT of ``cold`` points (timed without a client warm-up: fit/client_warmup.py) enters neither the front-end nor
     the burst fits, and is kept in the errors. ``server_front``: the twin server's front end for InferenceX's own points
-    (:data:`SAME_SERVER`), taken where the profile fits none of its own and has no ``inferencex`` entry.
+    (:data:`SAME_SERVER`), taken where the profile fits none of its own and has no ``inferencex`` entry, its level
+    refitted on the profile's own published medians with its fitted step costs where fit/median_front.MEDIAN_FRONT
+    has them, ``withheld_systems`` does not withhold their recipe row's system and fit/median_front.MEDIAN_FRONT_ON
+    is set (shipped off, round 40).
 
     Returns ``{"values": {...}, "mtp_acceptance": {model: {...}}, "clients": {source: {...}},
     "report": {...}}`` in the form of ``data/stack_fits.toml``.
@@ -451,10 +455,13 @@ def fit_stack(name: str, points: Sequence[MeasuredPoint], sp: dict[str, str], st
         clients[client] = entry
         cur = _with_client(cur, client, **entry)
     if server_front and not any(f in values for f in FRONT_END) and FRONTEND_SOURCES[0] not in clients:
+        server_front = median_front_end(name, cur, server_front, withheld_systems)  # fit/median_front.py
         clients[FRONTEND_SOURCES[0]] = dict(server_front)  # the twin server's (SAME_SERVER)
         cur = _with_client(cur, FRONTEND_SOURCES[0], **server_front)
         notes.append(f"{', '.join(FRONT_END)} (client {FRONTEND_SOURCES[0]}): the twin server program's front end "
-                     "(fit/stack_fit.SAME_SERVER), not fitted on this profile's points")
+                     "(fit/stack_fit.SAME_SERVER)" + (", its level fitted on the engine's published low-load medians "
+                     "(fit/median_front.py)" if MEDIAN_FRONT_ON and name in MEDIAN_FRONT else "")
+                     + ", not fitted on this profile's points")
     ids = {p.id for p in mine}
     fit_ids = {p.id for p in fit_pts}
     before = _predict(mine, replace(load_stacks(False)["default"],
@@ -480,7 +487,9 @@ def fit_all(names: Sequence[str] = tuple(PLAN), front_end: bool = True, warm_cli
     flag does not reshuffle it). With ``warm_clients_only`` (a what-if; the shipped fit leaves it off) the rows timed
     without a client warm-up (fit/client_warmup.py) are left out of the front-end and burst fits only. The points
     of ``withheld_systems`` enter nothing, their flags' comparisons included (fit/loso.py's refit). A profile of
-    :data:`SAME_SERVER` without a front end of its own takes its twin's (:func:`server_front_end`)."""
+    :data:`SAME_SERVER` without a front end of its own takes its twin's (:func:`server_front_end`), rescaled to the
+    profile's own published low-load medians where fit/median_front.MEDIAN_FRONT has them (``sglang-rocm``) and
+    fit/median_front.MEDIAN_FRONT_ON is set (shipped off, round 40)."""
     pts = load_points(withheld_systems)
     sp = split(pts)
     flagged = frozenset(aic_ttft_flags(pts))
@@ -491,5 +500,5 @@ def fit_all(names: Sequence[str] = tuple(PLAN), front_end: bool = True, warm_cli
         twin = SAME_SERVER.get(n)  # a twin fitted in this call (PLAN order: before it), else its shipped fit
         server = server_front_end((build_stacks(out) if twin in out else load_stacks()).get(twin)) if twin else {}
         out[n] = fit_stack(n, pts, sp, build_stacks(out)[n], front_end=front_end, ttft_flagged=flagged,
-                           tpot_flagged=decode, cold=cold, server_front=server)
+                           tpot_flagged=decode, cold=cold, server_front=server, withheld_systems=withheld_systems)
     return out
