@@ -250,7 +250,9 @@ class Deployment:
             its host floor is the context-only step's, whoever is decoding (serve/limits.prompt_floor_s).
         recv_interval: decode steps between the scheduler's polls for new requests (SGLang
             ``--scheduler-recv-interval``; 1 = every step): an arrival waits
-            ``recv_interval``·τ/2 on average before it can be scheduled (aggregated serving).
+            ``recv_interval``·τ/2 on average before it can be scheduled (aggregated serving); on a
+            disaggregated deployment, the decode worker's: the pre-allocation poll's period in decode steps
+            (serve/handshake.recv_poll_wait_s; the prefill worker's own interval costs nothing).
         adp_balance_timeout_iters: TensorRT-LLM's attention-DP context balancing
             (``attention_dp_config``: ``enable_balance: true``, ``timeout_iters``): each attention-DP
             rank holds its new prompts until every rank has one, at most this many steps

@@ -31,6 +31,7 @@ from jalapeno.errors import SpecError
 from jalapeno.fit.aic_decode_caps import with_searched_decode_cap
 from jalapeno.fit.aic_duplicates import drop_repeated_runs
 from jalapeno.fit.aic_layout import aic_agg_layout, harness_agg_instances, multinode_total_gpu_run
+from jalapeno.fit.aic_sgl_recv import with_decode_recv_interval
 from jalapeno.fit.aic_sweep_layouts import (with_sweep_config_layouts, with_sweep_dp_attention, with_sweep_dp_dispatch,
                                             with_sweep_expert_parallel)
 from jalapeno.fit.aic_sweep_launch import (with_sweep_batch_wait, with_sweep_kernels, with_sweep_launch,
@@ -465,6 +466,9 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         notes += [limits] if limits else []
         dep, limits = with_sweep_token_limit(dep, sweep, int(r.isl), conc)
         notes += [limits] if limits else []
+        dep, recv = with_decode_recv_interval(dep, str(r.backend), system, prec, int(r.isl), int(r.osl),
+                                              row_release(r.backend_version))
+        notes += [recv] if recv else []
         dep, graphs = with_prompt_graphs(dep, fw, model, prec, (fw.split() + [""])[1], int(r.isl), int(r.osl), conc)
         notes += [graphs] if graphs else []
         client = aic_client(getattr(r, "silicon_data_source", None))

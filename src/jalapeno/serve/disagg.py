@@ -252,7 +252,7 @@ def prefill_workers_needed(pre: PrefillPerf, dec: DecodeCurve, wl: Workload, dec
 def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision, wl: Workload,
                          pre: PrefillPerf, dec: DecodeCurve, prefill_workers, decode_workers,
                          mtp: MTP | None = None, transfer_cache: dict | None = None,
-                         batch_index=None) -> ServingPoints:
+                         batch_index=None, recv_interval: int = 1) -> ServingPoints:
     """Closed-loop points for every (prefill workers x_m, decode workers y_m) pair and every batch.
 
     Args:
@@ -263,6 +263,8 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
             this call only.
         batch_index: (M,) indices into ``dec.batch``: pair m is priced at that one decode batch only
             (the sweep's balanced worker counts, :func:`prefill_workers_needed`); None = every batch.
+        recv_interval: the decode worker's SGLang ``--scheduler-recv-interval`` (Deployment.recv_interval; 1 =
+            a read every iteration): the pre-allocation poll's period in decode steps (serve/handshake.py).
 
     Returns:
         :class:`ServingPoints` of M·K points, pair-major (pair m occupies [m·K, (m+1)·K)); M points
@@ -309,8 +311,11 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
     users = lam * (pre.service_s + steps * tau)  # the no-queue Little's law, for the arrival theorem
     wait = bulk_prefill_s(s_chunk, n_bar, tau_p, users)
     # the first token leaves with the next decode step (τ/2), plus the engine's handshake with the decode
-    # loop (SGLang: a prebuilt step and the pre-allocation poll past the queue wait; serve/handshake.py)
-    loop = tau / 2 + handshake_s(eff_.disagg_handshake, tau, wait)
+    # loop (SGLang: a prebuilt step and the pre-allocation poll past the queue wait; serve/handshake.py);
+    # the decode worker reads every recv_interval decode steps while decoding another user's request: P = its other
+    # users' mean batch b − 1/y (y·b users in all, one of them the arrival), capped at 1 (serve/handshake.py)
+    busy = np.clip(b - 1.0 / ys, 0.0, 1.0)
+    loop = tau / 2 + handshake_s(eff_.disagg_handshake, tau, wait, recv_interval, busy)
     # a round-robin front end's wait for a slot on a full decode worker in turn (serve/rr_wait.py): n = B users a
     # worker over y workers of the pool's cap, each away for the TTFT before its decode slot between requests
     away = pre.service_s + wait + xfer + frontend_s(eff_, wl.mean_isl)

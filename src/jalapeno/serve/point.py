@@ -117,7 +117,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     dec_ov = pool_overlap(dep.overlap, model, dep.decode.layout)
     x, y = np.array([dep.prefill.workers]), np.array([dep.decode.workers])
     grid = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, _GRID, dep.mtp, dep, dec_ov)
-    gp = disaggregated_points(model, pricer, dep.precision, wl, pre, grid, x, y, dep.mtp)
+    gp = disaggregated_points(model, pricer, dep.precision, wl, pre, grid, x, y, dep.mtp, recv_interval=dep.recv_interval)
     _, first = np.unique(grid.batch, return_index=True)
     first = np.sort(first)
     cs, bs = gp.concurrency[first], grid.batch[first]
@@ -141,7 +141,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     b_max = float(np.exp(lb[-1]))
     for _ in range(4):
         dec = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, b, dep.mtp, dep, dec_ov)
-        pts = disaggregated_points(model, pricer, dep.precision, wl, pre, dec, x, y, dep.mtp)
+        pts = disaggregated_points(model, pricer, dep.precision, wl, pre, dec, x, y, dep.mtp, recv_interval=dep.recv_interval)
         got = np.maximum(pts.concurrency, 1e-30)
         if np.all(np.abs(got / c_req - 1) < 1e-4) or not np.all(np.isfinite(got)):
             break
@@ -193,7 +193,7 @@ def _prefill_saturation(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: W
         j = int(above[0])
         b_sat = float(np.exp(np.interp(1.0, r[j - 1:j + 1], np.log(b[j - 1:j + 1]))))
     dec = decode_curve(model, pricer, dep.decode.layout, dep.precision, wl, np.array([b_sat]), dep.mtp, dep, dec_ov)
-    pts = disaggregated_points(model, pricer, dep.precision, wl, pre, dec, x, y, dep.mtp)
+    pts = disaggregated_points(model, pricer, dep.precision, wl, pre, dec, x, y, dep.mtp, recv_interval=dep.recv_interval)
     c = float(pts.concurrency[0])
     return (c, b_sat) if np.isfinite(c) and c > 0 else None
 
