@@ -32,3 +32,19 @@ def test_a_ratio_claim_near_miss_is_told_the_ratio_name(capsys):
     # without _ratio the hint stays the plain metric
     code, out, err = run(capsys, "audit", "--system", "jalapeno", "--claim", "peak_throughput=1")
     assert "(did you mean peak_throughput_per_chip?)" in " ".join(err.split())
+
+
+def test_a_ratio_claim_in_per_watt_words_is_not_told_to_convert_units(capsys):
+    # a ratio of tokens-per-watt figures is the ratio of tok/s/kW figures: the '... figure x 1,000' advice of the
+    # absolute claim would turn a 1.7x claim into 1,700x; the cost ratio keeps its reading (baseline $/token over ours)
+    code, out, err = run(
+        capsys, "audit", "-s", "jalapeno", "--baseline", "gb300-nvl72", "--claim", "tokens_per_watt_ratio=1.7"
+    )
+    text = " ".join(err.split())
+    assert code != 0
+    assert "(did you mean peak_tok_s_per_kw_ratio? a _ratio is unit-free: keep the value as given)" in text
+    assert "x 1,000" not in text
+    code, out, err = run(capsys, "audit", "-s", "jalapeno", "--baseline", "gb300-nvl72", "--claim", "cost_ratio=2")
+    assert "(did you mean peak_tokens_per_usd_ratio? its _ratio is the baseline's $ per token over this system's)" in (
+        " ".join(err.split())
+    )

@@ -93,6 +93,10 @@ _UNIT_NOTES = (
     (("cost", "price", "usd_per", "dollar_per"), " it is tokens per $: 1e6 / the $ per million tokens; its _ratio "
                                                  "is the baseline's $ per token over this system's"),
 )
+#: The unit note of a ``_ratio`` claim: no conversion applies (the ratio of two tok/s/kW figures is the ratio of two
+#: tokens-per-watt figures).
+_RATIO_NOTE = " a _ratio is unit-free: keep the value as given"
+_RATIO_NOTE_COST = " its _ratio is the baseline's $ per token over this system's"
 
 
 def metric_hint(name: str, at: bool = False, ratio: bool = False) -> str:
@@ -110,6 +114,8 @@ def metric_hint(name: str, at: bool = False, ratio: bool = False) -> str:
     (' (did you mean max_interactivity?)', ' (did you mean peak_tokens_per_usd?)')
     >>> metric_hint("peak_throughput", ratio=True)
     ' (did you mean peak_throughput_per_chip_ratio?)'
+    >>> metric_hint("tokens_per_watt", ratio=True)
+    ' (did you mean peak_tok_s_per_kw_ratio? a _ratio is unit-free: keep the value as given)'
     """
     import difflib
 
@@ -121,6 +127,8 @@ def metric_hint(name: str, at: bool = False, ratio: bool = False) -> str:
         if any(w in name for w in words):
             metric = at_form if at and at_form else metric
             unit = next((u for frags, u in _UNIT_NOTES if any(w in name for w in frags)), "")
+            if ratio and unit:  # a ratio is unit-free: 'x 1,000' would make a 1.7x claim 1,700x
+                unit = _RATIO_NOTE_COST if "tokens per $" in unit else _RATIO_NOTE
             return f" (did you mean {metric}{tail}?{unit})"
     close = difflib.get_close_matches(name, list(METRICS), n=1, cutoff=0.8)
     return f" (did you mean {close[0]}{tail}?)" if close else ""
