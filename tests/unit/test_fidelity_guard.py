@@ -86,7 +86,8 @@ def test_bad_threshold_file(tmp_path):
 
 
 def _doc_guard_table() -> dict[tuple[str, str], tuple[int, float, float]]:
-    """docs/validation.md §Fidelity guard's table: (group, metric) -> (n, median %, threshold %), as quoted."""
+    """docs/validation.md §Fidelity guard's table (scripts/validation_group_sections.py writes it; the recalibration
+    chain regenerates it): (group, metric) -> (n, median %, threshold %), as quoted."""
     from pathlib import Path
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "validation.md").read_text(encoding="utf-8")
@@ -94,7 +95,7 @@ def _doc_guard_table() -> dict[tuple[str, str], tuple[int, float, float]]:
     out = {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) == 5 and cells[2].isdigit():
+        if len(cells) == 5 and cells[2].isdigit() and cells[4] != "-":  # '-': a group without a threshold
             out[(cells[0], cells[1])] = (int(cells[2]), float(cells[3].rstrip("%")), float(cells[4].rstrip("%")))
     return out
 
