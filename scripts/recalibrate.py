@@ -3,7 +3,7 @@
 The order (fit/fitted_files.CHAIN, each step after the files it reads): the table-only fits (engine_allreduce,
 moe_kernels, moe_floors) -> calibrate -> moe_width -> stacks -> loso ->
 derived (calibrate again: the derived sets' bands read LOSO's band_error) -> sglang_rocm -> first_wave_stall ->
-bands -> golden -> chip_doc -> validation_doc -> ratchet. README's trust figures are then copied by hand from docs/validation.md.
+bands -> golden -> chip_doc -> collectives_doc -> validation_doc -> ratchet. README's trust figures are then copied by hand from docs/validation.md.
 Run: python scripts/recalibrate.py [--list] [--from STEP] [--to STEP]   (about 25-40 minutes in all: LOSO is most)
      python scripts/recalibrate.py --check [--quick]   (every step's check; ~5 minutes, --quick ~1 minute without
                                                         the calibration and stack fits; exit 1 when one is stale)
