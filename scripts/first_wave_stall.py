@@ -41,6 +41,7 @@ import sys
 import numpy as np
 
 from jalapeno.fit.fitted_files import check_copied_value
+from jalapeno.fit.median_front import ISSUE_890_TTFT, ISSUE_WORKLOAD
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, with_stack_mtp
 from jalapeno.fit.validation_run import DEFAULT_POINTS
@@ -48,15 +49,12 @@ from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.queueing import REQUESTS_PER_USER
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.stacks import get_stack
-from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO, Workload
 
-#: SemiAnalysisAI/InferenceX issue #890 (Klaud-Cold comment 2026-03-08): concurrency ->
-#: (mean, median, p99) TTFT in s, MI325X TP8 DeepSeek-R1 FP8 1k/1k, SGLang v0.5.9-rocm700-mi30x.
-ISSUE_890 = {4: (0.2909, 0.1149, 1.3054), 8: (0.4181, 0.1188, 2.6116)}
+#: SemiAnalysisAI/InferenceX issue #890: concurrency -> (mean, median, p99) TTFT in s (fit/median_front.ISSUE_890_TTFT)
+ISSUE_890 = ISSUE_890_TTFT
 #: the validation row whose deployment (recipe flags, layout, engine) the issue's runs share
 RECIPE_ROW = "inferencex_points:76"
 #: the issue's workload: 1k/1k, InferenceX's length range
-ISSUE_WORKLOAD = Workload("1k/1k", 1024, 1024, INFERENCEX_RANGE_RATIO)
 #: the held-out rows: MI325X 8k/1k on SGLang v0.5.19 (mean TTFT)
 HELD_OUT = tuple(f"inferencex_points:{r}" for r in (76, 77, 78, 79, 80))
 #: the profile whose ``first_wave_stall_s`` the fit sets; data/stacks.toml writes it in s to two decimals

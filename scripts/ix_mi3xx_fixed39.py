@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from jalapeno.fit.entries import with_stack_mtp
+from jalapeno.fit.median_front import ISSUE_890_MEDIANS, RECIPE_ROW
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_inferencex, point_stack, point_workload
 from jalapeno.fit.validation_run import DEFAULT_POINTS
@@ -29,7 +30,7 @@ from jalapeno.specs.catalog import load_model
 
 #: the rows (InferenceX points ids) and issue #890's loads: (row whose deployment is priced, concurrency, median s)
 ROWS = ("inferencex_points:34", "inferencex_points:35", "inferencex_points:26", "inferencex_points:28")
-ISSUE_890 = (("inferencex_points:34", 4.0, 0.1149), ("inferencex_points:34", 8.0, 0.1188))
+ISSUE_890 = tuple((RECIPE_ROW, float(c), m) for c, m in sorted(ISSUE_890_MEDIANS.items()))  # fit/median_front.py
 #: InferenceX's client entry fitted on vLLM and TensorRT-LLM (data/stack_fits.toml ``clients.inferencex``), s and s/token
 IX_CLIENT = (0.025, 7.5e-6)
 #: AMD Max-Achievable FLOPs, FP8 (TFLOPs): MI325X over MI300X (ROCm blog, module docstring)

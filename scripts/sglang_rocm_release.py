@@ -33,20 +33,19 @@ import sys
 import numpy as np
 
 from jalapeno.fit.fitted_files import check_copied_value
+from jalapeno.fit.median_front import ISSUE_WORKLOAD
 from jalapeno.fit.validate import load_inferencex, point_stack, predict_points, with_stack_mtp
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.stacks import get_stack
-from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO, Workload
 
 #: SemiAnalysisAI/InferenceX issue #890 (Klaud-Cold 2026-03-08): concurrency -> mean TPOT, s; MI325X TP8
 #: DeepSeek-R1 FP8 1k/1k, SGLang v0.5.9-rocm700-mi30x.
 ISSUE_890_TPOT = {4: 0.0240, 8: 0.0262}
 #: the validation row whose deployment (recipe flags, layout, engine) the issue's runs share
 RECIPE_ROW = "inferencex_points:76"
-ISSUE_WORKLOAD = Workload("1k/1k", 1024, 1024, INFERENCEX_RANGE_RATIO)
 #: the release the issue's runs used
 ISSUE_RELEASE = "0.5.9"
 #: held out: the v0.5.9 blog rows (C = 64)

@@ -34,9 +34,12 @@ import numpy as np
 
 from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO, Workload
 
-#: SemiAnalysisAI/InferenceX issue #890 (Klaud-Cold 2026-03-08): concurrency -> median TTFT (s), MI325X TP8 DeepSeek-R1
-#: FP8 1k/1k, SGLang v0.5.9-rocm700-mi30x, InferenceX's client (the means and p99s: scripts/first_wave_stall.py)
-ISSUE_890_MEDIANS = {4: 0.1149, 8: 0.1188}
+#: SemiAnalysisAI/InferenceX issue #890 (Klaud-Cold comment 2026-03-08): concurrency -> (mean, median, p99) TTFT in s,
+#: MI325X TP8 DeepSeek-R1 FP8 1k/1k, SGLang v0.5.9-rocm700-mi30x, InferenceX's client. The one copy of these figures:
+#: scripts/first_wave_stall.py (the stall, from mean − median) and scripts/ix_mi3xx_fixed39.py read them here.
+ISSUE_890_TTFT = {4: (0.2909, 0.1149, 1.3054), 8: (0.4181, 0.1188, 2.6116)}
+#: the issue's medians (s) by concurrency, the fit's data
+ISSUE_890_MEDIANS = {c: median for c, (_, median, _) in ISSUE_890_TTFT.items()}
 #: the validation row whose deployment (recipe flags, layout, engine) the issue's runs share: MI325X DeepSeek-R1 FP8
 #: SGLang TP8 1k/1k, image v0.5.9 (its measurement is not read)
 RECIPE_ROW = "inferencex_points:34"
