@@ -55,6 +55,22 @@ def require_extra(module: str, extra: str, field: str):
                         f'install the extra: pip install -e ".[{extra}]"') from None
 
 
+def check_bool(field: str, value: object, fix: str) -> None:
+    """Refuse a switch that is not ``True``/``False`` (``'no'`` or ``1`` would read as set or unset silently).
+
+    Raises:
+        SpecError: ``field``, "must be True or False, got VALUE", ``fix``.
+
+    >>> check_bool("fixed", True, "pass fixed=True or False")
+    >>> check_bool("fixed", "no", "pass fixed=True or False")
+    Traceback (most recent call last):
+    ...
+    jalapeno.errors.SpecError: fixed: must be True or False, got 'no'. Fix: pass fixed=True or False
+    """
+    if not isinstance(value, bool):
+        raise SpecError(field, f"must be True or False, got {value!r}", fix)
+
+
 def choice_hint(value: object, choices) -> str:
     """`` (did you mean 'all-in'?)`` for a near miss of one of ``choices`` — another case, ``_`` for
     ``-`` or a dropped hyphen, a longer word that starts with one (``disaggregated``), a close

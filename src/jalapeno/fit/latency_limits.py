@@ -31,7 +31,7 @@ import dataclasses
 
 import numpy as np
 
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, check_bool
 from jalapeno.serve.open_loop import poisson_tpot_s, poisson_ttft_s
 
 #: Candidates priced per round, best throughput first (a round stops the search once one passes).
@@ -209,9 +209,7 @@ def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_li
     from jalapeno.analysis.sweep import SweepResult
     from jalapeno.serve.point import serve_at_concurrency
 
-    if not isinstance(refine, bool):
-        raise SpecError("refine", f"must be True or False, got {refine!r}",
-                        "pass True to refine the best load between the ladder's rungs, else False")
+    check_bool("refine", refine, "pass True to refine the best load between the ladder's rungs, else False")
     if not max_concurrency >= 1:
         raise SpecError("max_concurrency", f"{max_concurrency!r} slots", "give the engine's slots (>= 1 request)")
     w = dep.decode.workers if dep.prefill is None else 1  # a disaggregated deployment is priced whole

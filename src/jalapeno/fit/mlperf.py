@@ -58,7 +58,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, check_bool
 from jalapeno.fit.mlperf_engines import (  # noqa: F401  (the submitted engines, re-exported: split for the module budget)
     DSR1_EAGER_PROMPT_CALL_S, DSR1_GRAPHS, DSR1_HARNESS_STEP_S, DSR1_GRAPHS_GB200, MLPERF_DISAGG_ENGINES, MLPERF_ENGINES, MLPERF_FP8_CONTEXT_FMHA,
     MLPERF_GEMM_ALLREDUCE, MLPERF_LIMIT_ENGINES, SubmittedEngine, submitted_deployment, submitted_disagg_deployment,
@@ -294,9 +294,8 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
     from jalapeno.fit.mlperf_server import server_run
     from jalapeno.specs.catalog import load_model, load_system
 
-    if not isinstance(declared_fusion, bool):
-        raise SpecError("declared_fusion", f"must be True or False, got {declared_fusion!r}",
-                        "pass True to price the rows' declared gemm_allreduce_plugin, else False")
+    check_bool("declared_fusion", declared_fusion,
+               "pass True to price the rows' declared gemm_allreduce_plugin, else False")
     if serving not in ("stated", "any"):
         raise SpecError("serving", f"unknown {serving!r}", "use 'stated' (the submission's serving mode) or 'any'")
     if server_mapping not in SERVER_MAPPINGS:

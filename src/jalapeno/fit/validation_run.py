@@ -17,7 +17,7 @@ from jalapeno.fit.validate import (
     load_inferencex,
     predict_points,
 )
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, check_bool
 
 # DEFAULT_POINTS (fit/data_quality): the shipped InferenceX points, every row with its source
 # (data/validation/README.md); imported by callers from here too.
@@ -52,9 +52,7 @@ def _check_argument_types(systems, **switches) -> None:
             raise SpecError("run_validation: systems", f"expected system names, got {bad!r}",
                             "pass catalog names, e.g. systems=('h100', 'b200')")
     for name, v in switches.items():
-        if not isinstance(v, bool):
-            raise SpecError(f"run_validation: {name}", f"must be True or False, got {v!r}",
-                            f"pass {name}=True or {name}=False")
+        check_bool(f"run_validation: {name}", v, f"pass {name}=True or {name}=False")
 
 
 def run_validation(points_path: str | None = None, use_aiconfigurator: bool = True, efficiency: str = "calibrated",

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, check_bool
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.engine_versions import VersionRule, version_key
 
@@ -281,8 +281,7 @@ class Stack:
         Raises:
             SpecError: ``on`` is not a bool (``fix`` says what to pass).
         """
-        if not isinstance(on, bool):
-            raise SpecError(field, f"must be True or False, got {on!r}", fix)
+        check_bool(field, on, fix)
         if bool(getattr(self, field)) == on:
             return self
         return _memo_copy(_FUSION_COPIES, memo if on else memo.removesuffix("on") + "off", self, lambda: replace(

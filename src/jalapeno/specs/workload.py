@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jalapeno.errors import SpecError, UnknownNameError
+from jalapeno.errors import SpecError, UnknownNameError, check_bool
 from jalapeno.specs.model_plausibility import MAX_CONTEXT_TOKENS
 
 #: InferenceX ``--random-range-ratio`` (validation/README.md).
@@ -268,9 +268,8 @@ def get_workload(name: str | None = None, isl: int | None = None, osl: int | Non
                         f"pass one of {', '.join(PRESETS)}, or isl=N, osl=N")
     if name is not None and not name.strip():  # '' ran 8k1k, the default, silently
         raise SpecError("workload", "is an empty name", f"pass one of {', '.join(PRESETS)}, or leave it out for 8k1k")
-    if not isinstance(fixed, bool):  # fixed='no' read as true: fixed lengths, not InferenceX's spread
-        raise SpecError("fixed", f"must be True or False, got {fixed!r}",
-                        "pass fixed=True for exact lengths, fixed=False for InferenceX's [0.8 L, L] spread")
+    # fixed='no' read as true: fixed lengths, not InferenceX's spread
+    check_bool("fixed", fixed, "pass fixed=True for exact lengths, fixed=False for InferenceX's [0.8 L, L] spread")
     ratio = 1.0 if fixed else INFERENCEX_RANGE_RATIO
     same = name in PRESETS and (isl, osl) == (PRESETS[name].isl, PRESETS[name].osl)  # -w 8k1k --isl 8192 --osl 1024
     if name is not None and (isl is not None or osl is not None) and not same:
