@@ -8,7 +8,7 @@ from types import SimpleNamespace as N
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from jalapeno.analysis.sweep import DECODE_WORKERS, PREFILL_HEADROOM, SweepOptions, balanced_workers, \
@@ -51,13 +51,16 @@ def test_an_infeasible_decode_batch_gets_one_worker():
 
 
 @settings(max_examples=200, deadline=None)
+@example(p=18.079613336327384, b=18.079613336327384, tau=0.0001, isl=1.9, osl=2.0, y=1)
 @given(p=st.floats(1.0, 1e7), b=st.floats(1.0, 2e4), tau=st.floats(1e-4, 1.0), isl=st.floats(1.0, 2e5),
        osl=st.floats(2.0, 2e4), y=st.sampled_from([1, 2, 4, 8]))
 def test_needed_workers_keep_up_and_one_fewer_does_not(p, b, tau, isl, osl, y):
     x = int(prefill_workers_needed(N(tokens_per_s=p), _dec([b], [tau]), N(mean_isl=isl, mean_osl=osl), y)[0])
     rho = lambda n: y * b / ((osl - 1) * tau) * isl / (n * p)  # noqa: E731  (disaggregated_points' balance)
     assert x >= 1 and rho(x) < 0.95
-    assert x == 1 or rho(x - 1) >= 0.95
+    # one fewer saturates, to the last bits: the code evaluates ρ in its own order (λ·ISL, then / (x·P)), and at the
+    # edge the two orders differ by an ulp (p = b = 18.0796, τ = 1e-4, ISL 1.9, OSL 2: 0.9499999999999998 here)
+    assert x == 1 or rho(x - 1) >= 0.95 * (1 - 1e-12)
 
 
 @pytest.fixture(scope="module")
