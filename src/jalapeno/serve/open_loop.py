@@ -59,6 +59,7 @@ from jalapeno.cost.pricer import Pricer, with_pool_backends
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.errors import SpecError
+from jalapeno.serve import tpot_tail
 from jalapeno.serve.analytic import ServingPoints, adp_gate_s, frontend_s
 from jalapeno.serve.limits import graph_padded
 from jalapeno.specs.model import ModelSpec
@@ -325,8 +326,10 @@ def poisson_tpot_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Worklo
     σ = (t_hi − t_lo)/B (as :func:`poisson_ttft_s`: a full prompt budget B beside the decode batch),
     a = λ·τ arrivals per step per instance, the workload's prompt lengths and its requests' decode steps
     (output length − 1, per the points' tokens per step), converted back to TPOT by the points' tokens
-    per step. Disaggregated: the points' mean TPOT (the decode pool's steps carry no prompt; the
-    variation of its batch is not priced, an ASSUMPTION).
+    per step. With serve/tpot_tail.OCCUPANCY_TAIL on (shipped on, round 41) the decode batch's occupancy joins
+    the prompts (serve/tpot_tail.tail_cumulants: s the step's marginal time per decoding request, a secant over
+    ±10% of the point's batch; no budget cap) instead. Disaggregated: the points' mean TPOT (the decode pool's
+    steps carry no prompt; the variation of its batch is not priced, an ASSUMPTION).
 
     Raises:
         SpecError: ``q`` outside (0, 1).
@@ -340,13 +343,14 @@ def poisson_tpot_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Worklo
     n = len(pts)
     b = pts.decode_batch / lay.pp
     chunk = min(wl.mean_isl, budget / max(lay.dp, 1))
+    z = np.zeros(n)
     sc = step_cost(model, pr, lay, dep.precision,
-                   Batch.make(decode_seqs=np.concatenate([b, b]), decode_ctx=wl.decode_ctx,
-                              prefill_tokens=np.concatenate([np.zeros(n), np.full(n, budget)]),
+                   Batch.make(decode_seqs=np.concatenate([b, b, 0.9 * b, 1.1 * b]), decode_ctx=wl.decode_ctx,
+                              prefill_tokens=np.concatenate([z, np.full(n, budget), z, z]),
                               prefill_ctx=(wl.mean_isl - chunk) / 2,
-                              prefill_seqs=np.concatenate([np.zeros(n), np.full(n, budget / chunk)])),
+                              prefill_seqs=np.concatenate([z, np.full(n, budget / chunk), z, z])),
                    dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
-    t_lo, t_hi = sc.step_time_s[:n], sc.step_time_s[n:]
+    t_lo, t_hi = sc.step_time_s[:n], sc.step_time_s[n:2 * n]
     sigma = np.maximum(t_hi - t_lo, 0.0) / budget
     step = np.asarray(pts.step_time_s, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -354,6 +358,13 @@ def poisson_tpot_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Worklo
     isl = np.array([wl.isl_quantile((k + 0.5) / ISL_GRID) for k in range(ISL_GRID)])
     osl = np.array([wl.osl_quantile((k + 0.5) / ISL_GRID) for k in range(ISL_GRID)])
     steps = np.maximum(osl - 1.0, 1.0)
+    if tpot_tail.OCCUPANCY_TAIL:  # the decode batch's occupancy beside the prompts (serve/tpot_tail, round 41)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = np.where(b > 0, np.maximum(sc.step_time_s[3 * n:] - sc.step_time_s[2 * n:3 * n], 0.0)
+                             / (0.2 * pts.decode_batch), 0.0)
+        var, k3 = tpot_tail.tail_cumulants(pts.request_rate_per_s * step, slope, sigma, isl,
+                                           steps / float(np.mean(per_step)))
+        return (step + tpot_tail.tail_excess_s(q, var, k3)) / per_step
     p = tpot_quantile_s(q, step, sigma, pts.request_rate_per_s * step, isl, steps / float(np.mean(per_step)),
                         np.full(n, budget))
     return p / per_step
