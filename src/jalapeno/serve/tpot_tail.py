@@ -48,7 +48,7 @@ from jalapeno.errors import SpecError
 
 #: Price the per-query TPOT tail of serve/open_loop.poisson_tpot_s with this module (occupancy and prompts jointly)
 #: rather than the prompts alone (open_loop.tpot_quantile_s). See docs/gap_large_batch_decode.md "Round 41 (mlperftail41)".
-OCCUPANCY_TAIL = False
+OCCUPANCY_TAIL = True
 #: Bisection rounds of :func:`tail_excess_s` (the bracket halves each round; 60 rounds: below 1e-15 of its width)
 BISECT_ROUNDS = 60
 
