@@ -194,7 +194,7 @@ def main() -> None:
             continue
         print(
             f"  {name:66s} {r['rate']:6.2f}/s {r['batch']:7.0f} {r['tpot_ms']:6.1f} | {r['slope_us']:7.2f} "
-            f"{r['sigma_us']:6.2f} {r['a']:6.3f} | {r['measured']:5.3f} | {r['shipped']:5.3f} | {r['joint']:5.3f} | "
+            f"{r['sigma_us']:6.2f} {r['a']:6.3f} | {r['measured']:5.3f} | {r['round40']:5.3f} | {r['shipped']:5.3f} | {r['joint']:5.3f} | "
             f"{r['occupancy']:5.3f} | {r['prompts']:5.3f}"
         )
     print(
