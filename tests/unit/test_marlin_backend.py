@@ -155,8 +155,8 @@ def test_h100_gpt_oss_vllm_runs_take_the_backend_their_script_forces():
     assert runs and all(d.decode.moe_backend == "marlin" for d, _ in runs)
     pool = Pool(Layout(tp=8))
     assert with_launch_backend("b200", "gpt-oss-120b", "vllm", "mxfp4", pool) is pool  # no such recipe there
-    assert with_moe_backend(load_pricer("b300"), "marlin", load_model("gpt-oss-120b"), Layout(tp=2)).__class__ \
-        is not KernelMoePricer  # not fitted on B300: the calibrated set
+    assert with_moe_backend(load_pricer("mi355x"), "marlin", load_model("gpt-oss-120b"), Layout(tp=2)).__class__ \
+        is not KernelMoePricer  # not fitted on MI355X: the calibrated set
 
 
 def test_a_recipe_naming_an_unknown_backend_is_refused():

@@ -229,7 +229,8 @@ def mxfp4_curves(name: str, backend: str, shapes) -> tuple[list[dict], dict]:
 #: (TensorRT-LLM 1.3.0rc20 ``moe_perf``, ``moe_torch_flow`` ``w4a16_mxfp4``) but only at MoE TP1, and served
 #: mostly at expert TP (TP2-TP8, EP1: the collector refuses 2880/k widths), so the form is fitted on the EP1
 #: rows (the rank holds every expert, as at expert TP) and prices every layout; EP2-EP128 rows are not fitted.
-#: vLLM's Marlin MoE on H200 and B200 (``marlin``): INT4 weight-only experts (compressed-tensors WNA16, Kimi K2.5's
+#: vLLM's Marlin MoE on H200 and the SM100 family (``marlin``; B300 / GB200 / GB300 since kimiw4a16_41, their own tables
+#: of the same 0.24.0 collector: vLLM's default on SM100 / SM103, specs/w4a16_moe.py): INT4 weight-only experts (compressed-tensors WNA16, Kimi K2.5's
 #: INT4 release) run vLLM's CompressedTensorsWNA16MarlinMoEMethod wherever Marlin supports the layer
 #: (vllm-project/vllm vllm/model_executor/layers/quantization/compressed_tensors/compressed_tensors_moe.py:
 #: check_moe_marlin_supports_layer, the Triton WNA16 method only as the fallback), the kernel aiconfigurator
@@ -245,8 +246,9 @@ KERNEL_BACKENDS: dict[tuple[str, str], tuple[str, str, str, dict, int]] = {
     ("h200", "triton"): ("h200_sxm", "trtllm", "moe_torch_flow", {"w4a16_mxfp4": ("bf16", 0.53125, 2.0)}, 1),
     ("h200", "marlin"): ("h200_sxm", "vllm", "vllm_compressedtensorswna16marlinmoe_marlin_marlinexperts",
                          {"int4_wo": ("bf16", 0.5625, 2.0)}, 1),
-    ("b200", "marlin"): ("b200_sxm", "vllm", "vllm_compressedtensorswna16marlinmoe_marlin_marlinexperts",
-                         {"int4_wo": ("bf16", 0.5625, 2.0)}, 1),
+    **{(name, "marlin"): (sdir, "vllm", "vllm_compressedtensorswna16marlinmoe_marlin_marlinexperts",
+                          {"int4_wo": ("bf16", 0.5625, 2.0)}, 1)
+       for name, sdir in (("b200", "b200_sxm"), ("b300", "b300_sxm"), ("gb200-nvl72", "gb200"), ("gb300-nvl72", "gb300"))},
 }
 #: backends whose fitted per-layer floor is priced (written ``floor_applied = true``): the measured block
 #: has a fixed cost no load removes. Triton on H200: 71-79 µs per layer at 1 token at every EP size
@@ -256,8 +258,10 @@ KERNEL_BACKENDS: dict[tuple[str, str], tuple[str, str, str, dict, int]] = {
 #: Kimi K2.5's shape at MoE TP8, the layout its vLLM runs use): 0.111 / 0.101 ms per layer at 8 tokens, where the
 #: fitted form without a floor gives 0.066 / 0.055 ms and with its fitted floor (46 / 49 µs: the routing,
 #: block-alignment and reduction kernels around the two Marlin GEMMs) 0.112 / 0.105 ms. H100's MXFP4 Marlin
-#: floor (65 µs) is reported, not applied, as for every NVIDIA efficiency set (docs/model.md §8.6).
-FLOOR_APPLIED = frozenset({("h200", "triton"), ("h200", "marlin"), ("b200", "marlin")})
+#: floor (65 µs) is reported, not applied, as for every NVIDIA efficiency set (docs/model.md §8.6). B300 / GB200 / GB300's
+#: Marlin floors are their own tables' (47-50 µs, data/moe_backend_kernels.toml), priced as B200's.
+FLOOR_APPLIED = frozenset({("h200", "triton"), ("h200", "marlin"), ("b200", "marlin"), ("b300", "marlin"),
+                           ("gb200-nvl72", "marlin"), ("gb300-nvl72", "marlin")})
 
 
 def fit_backend_kernels(backends=tuple(KERNEL_BACKENDS)) -> list[dict]:
