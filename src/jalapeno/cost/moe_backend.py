@@ -67,6 +67,7 @@ import numpy as np
 
 from jalapeno.cost.optable import MOE_KERNELS, CollectiveTable, OpTable
 from jalapeno.cost.roofline import OpTimes
+from jalapeno.specs.efficiency import MOE_W4A16_KEY
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +265,9 @@ class KernelMoePricer(_WrapsPricer):
             return base
         eff = self.inner.efficiency.with_kernel("moe", self.fmt, peak_fraction=self.peak_fraction,
                                                 half_rows=self.half_rows, hbm_fraction=self.hbm_fraction)
+        if MOE_W4A16_KEY in eff.moe:  # W4A16 ops keyed to the set's own entry (specs/w4a16_moe.py): this backend's form
+            eff = eff.with_kernel("moe", MOE_W4A16_KEY, peak_fraction=self.peak_fraction, half_rows=self.half_rows,
+                                  hbm_fraction=self.hbm_fraction, floor_s=self.floor_s)
         if self.floor_s is not None:
             eff = replace(eff, moe_floor_s=self.floor_s)
         if self.width is not None:  # the backend's own width term replaces the stack's (TensorRT-LLM's kernels')

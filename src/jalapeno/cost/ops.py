@@ -59,6 +59,7 @@ from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.formats import FORMATS, Precision, resolve_compute_format
 from jalapeno.specs.hardware import Chip
 from jalapeno.specs.model import ModelSpec
+from jalapeno.specs.w4a16_moe import w4a16_key
 
 #: Bytes per hidden element of an FP32 gate's input (``MoESpec.router_fp32``): the FP32 copy of the hidden state
 #: written (4) and read by the GEMM (4). Assumption: the cast (``hidden_states.to(torch.float32)``) fuses into
@@ -232,9 +233,11 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         scanned = per_chip_vectors if a2a else tokens_in_group
         stored = precision.modules["routed_experts"].weight.name
         # the passes of the entry the op is priced by (moe[fp8_block] for block-scaled FP8 experts where set)
-        scan = scanned * h * 2.0 * eff.moe_passes(eff.moe_entry(wf, stored if stored in MOE_WEIGHT_KEYS else wf))
+        # W4A16 experts keyed to their own moe entry where the set has one (specs/w4a16_moe.py, shipped off)
+        weights = stored if stored in MOE_WEIGHT_KEYS else w4a16_key(stored, eff)
+        scan = scanned * h * 2.0 * eff.moe_passes(eff.moe_entry(wf, weights or wf))
         add_routed_experts(ob, "moe.experts", wf, load, touched, h, inter, w_expert, wb, ain, scan, n_moe,
-                           weights=stored if stored in MOE_WEIGHT_KEYS else "", split=sh.moe_tp)
+                           weights=weights, split=sh.moe_tp)
         if a2a:
             disp_b = dispatch_bytes_per_elem(wf)
             ob.collective("moe.dispatch", "all_to_all", stage, link_vectors * h * disp_b, count=n_moe)

@@ -21,6 +21,7 @@ from jalapeno.errors import SpecError, UnknownNameError, choice_hint
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency, flatten_params, nest_params
 from jalapeno.specs.files import parse_toml, read_user_text
 from jalapeno.specs.schema_errors import as_written
+from jalapeno.specs.w4a16_moe import with_w4a16_form
 
 EFFICIENCY_SETS = ("calibrated", "low", "high", "spec")
 _DIR = resources.files("jalapeno") / "data" / "calibration"
@@ -194,4 +195,6 @@ def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
             if kind == "partial" else f"{DERIVED_PREFIX}{prov.get('derived_from', '?')}")
     parts = [what, prov.get("package", ""), f"set {which}", where]
     src = "calibrated (" + "; ".join(p for p in parts if p) + ")"
-    return DEFAULT_EFFICIENCY.with_overrides({**nest_params(params), "source": src}, where=f"calibration {system}")
+    eff = DEFAULT_EFFICIENCY.with_overrides({**nest_params(params), "source": src}, where=f"calibration {system}")
+    # W4A16 experts by the chip's own measured W4A16 MoE kernel where it has one (specs/w4a16_moe.py, shipped off)
+    return with_w4a16_form(eff, system, prov.get("derived_from") if kind not in ("measured", "partial") else None)

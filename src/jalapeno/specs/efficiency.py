@@ -53,6 +53,9 @@ MOE_GEMM_KEY: dict[str, str] = {"fp8": "fp8_block"}
 #: vLLM runs as W4A16 Triton on gfx942) is priced by ``moe[fp8_block]`` where a set has it (MI300X/MI325X with
 #: fit/amd.GFX942_PACKAGE on: gfx942's own fused-MoE rows); a field it does not set is ``moe[fp8]``'s (:meth:`Efficiency._lookup`).
 MOE_BLOCK_KEY = "fp8_block"
+#: The MoE entry and op key of weight-only INT4 routed experts (W4A16), where a set has that entry
+#: (specs/w4a16_moe.py: the chip's own measured W4A16 MoE kernel form, data/w4a16_moe_forms.toml; shipped off).
+MOE_W4A16_KEY = "w4a16"
 #: Measured attention-kernel families with their own entries, priced instead of the generic
 #: attention values for the ops that name them (cost/optable.OpTable.kernel): the MLA generation
 #: (weight-absorbed, latent KV) and MLA context kernels (cost/attention.py), fitted on TRT-LLM's
@@ -404,7 +407,11 @@ class Efficiency:
         >>> e = Efficiency().with_kernel("moe", "fp8_block", hbm_fraction=0.7)
         >>> e.moe_entry("fp8", "fp8"), e.moe_entry("fp8", "mxfp4"), Efficiency().moe_entry("fp8", "fp8")
         ('fp8_block', 'fp8', 'fp8')
+
+        An op keyed :data:`MOE_W4A16_KEY` (weight-only INT4 experts, cost/ops.py) is priced by that entry where set.
         """
+        if key == MOE_W4A16_KEY and key in self.moe:
+            return key
         return MOE_BLOCK_KEY if fmt == "fp8" and key == fmt and MOE_BLOCK_KEY in self.moe else fmt
 
     def moe_floor(self, entry: str) -> float | None:

@@ -1,0 +1,113 @@
+"""Weight-only INT4 (W4A16) routed experts priced by the chip's measured grouped-MoE kernel (kimiw4a16_41, round 41).
+
+A W4A16 routed-expert op (Kimi K2.5's release: INT4 g32 weights, BF16 activations and math) is priced, on a
+set whose ``moe[bf16]`` has no peak fraction or half rows of its own, by the dense BF16 GEMM's rule
+(specs/efficiency.Efficiency.moe_peak / moe_half fall back to ``gemm[bf16]``: 0.765 of peak, 215 rows to half on
+GB300), a rule no measured point tests for these experts (docs/model.md §11.3). What the engines run instead on
+the SM100 family (B200, B300, GB200, GB300), both measured there by aiconfigurator-core 0.12.0 at Kimi K2.5's shape
+(data/w4a16_moe_forms.toml, fit/w4a16_forms.py):
+
+- SGLang: FlashInfer's trtllm-gen MXINT4 x BF16 MoE (``--moe-runner-backend flashinfer_trtllm``, sgl-project/sglang
+  PR #16892, 2026-01; the default on Blackwell since PR #18136, 2026-02): tcgen05 BF16 math; fitted pf 0.32-0.36 of
+  the BF16 peak, half 54-56 rows, HBM 0.60-0.62, 26-28 µs per layer (``mxint4``);
+- vLLM: Marlin MoE unless ``VLLM_USE_FLASHINFER_MOE_INT4=1`` (default ``0``, vllm/envs.py;
+  ``is_flashinfer_mxint4_moe_available`` needs it and ``is_device_capability_family(100)``,
+  vllm/model_executor/layers/quantization/utils/flashinfer_mxint4_moe.py, vllm-project/vllm PR #32437): SM80
+  ``mma.sync`` BF16 math, pf 0.09 of the BF16 peak in one form over every expert TP, 47-50 µs per layer (``marlin``;
+  a vLLM pool naming ``marlin`` keeps its chip's own width-term form, cost/moe_backend.KernelMoePricer).
+
+:func:`with_w4a16_form` gives the set of a chip in the file a ``moe["w4a16"]`` entry with its own measured form of
+:data:`W4A16_KERNEL` (the fastest measured path, as a calibrated set prices: MXINT4 reaches 3.6x Marlin's peak
+fraction at 0.6x its floor); cost/ops.py keys a W4A16 expert op ``w4a16`` where the set has that entry
+(:func:`w4a16_key`) and specs/efficiency.Efficiency.moe_entry prices it there. :data:`W4A16_DERIVED` extends the
+entry to a derived set (Jalapeño, Vera Rubin: derived from GB300, docs/model.md §11.2) as its source chip's form:
+GPU kernel behaviour on a chip with its own compiler, a named assumption.
+
+Shipped off (:data:`W4A16_FORM_ON` False): the forms are tested on the kernel tables (held-out token counts; B200's
+form on the other three chips) but no end-to-end point runs W4A16 experts through them (figures: docs/model.md
+§11.3, ``scripts/w4a16_moe_form.py``).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import lru_cache
+from importlib import resources
+from types import MappingProxyType
+
+from jalapeno.specs.efficiency import MOE_W4A16_KEY, Efficiency
+
+#: the switch (module docstring): off, so every set prices W4A16 experts as before (the dense BF16 GEMM rule)
+W4A16_FORM_ON = False
+#: with the switch on, also give a derived set (no tables of its own) its source chip's form
+W4A16_DERIVED = False
+#: the kernel whose measured form a set takes (data/w4a16_moe_forms.toml ``kernel``: ``mxint4`` or ``marlin``)
+W4A16_KERNEL = "mxint4"
+#: the ``moe`` entry and op key of weight-only INT4 routed experts
+W4A16_KEY = MOE_W4A16_KEY
+#: stored formats of weight-only INT4 experts (specs/formats.py: ``int4`` g32, ``int4_g64``, ``int4_g128``)
+W4A16_WEIGHTS = ("int4", "int4_g64", "int4_g128")
+
+
+@lru_cache(maxsize=1)
+def w4a16_forms() -> dict:
+    """(system, kernel) → the fitted form of data/w4a16_moe_forms.toml (peak_fraction, half_rows, hbm_fraction,
+    floor_s, table, errors)."""
+    raw = tomllib.loads((resources.files("jalapeno") / "data" / "w4a16_moe_forms.toml").read_text())
+    return {(f["system"], f["kernel"]): MappingProxyType(f) for f in raw.get("form", [])}
+
+
+def w4a16_source(system: str, derived_from: str | None = None) -> str | None:
+    """The chip whose measured :data:`W4A16_KERNEL` form a set of ``system`` (derived from ``derived_from``, None:
+    measured) takes for its W4A16 experts, or None (switch off, a chip without the table, a derived set with
+    :data:`W4A16_DERIVED` off).
+
+    >>> w4a16_source("gb300-nvl72") is None  # the switch ships off
+    True
+    """
+    if not W4A16_FORM_ON:
+        return None
+    if (system, W4A16_KERNEL) in w4a16_forms():
+        return system
+    if W4A16_DERIVED and derived_from is not None and (derived_from, W4A16_KERNEL) in w4a16_forms():
+        return derived_from
+    return None
+
+
+def with_w4a16_form(eff: Efficiency, system: str, derived_from: str | None = None) -> Efficiency:
+    """``eff`` with ``moe["w4a16"]`` set to :func:`w4a16_source`'s measured form (peak_fraction, half_rows,
+    hbm_fraction, floor_s), or ``eff`` itself where there is none.
+
+    Raises:
+        SpecError: :data:`W4A16_KERNEL` names no kernel of data/w4a16_moe_forms.toml.
+    """
+    if W4A16_FORM_ON and W4A16_KERNEL not in {k for _, k in w4a16_forms()}:
+        from jalapeno.errors import SpecError
+
+        raise SpecError(
+            "w4a16_moe.W4A16_KERNEL",
+            f"{W4A16_KERNEL!r} is no kernel of data/w4a16_moe_forms.toml",
+            f"use one of {', '.join(sorted({k for _, k in w4a16_forms()}))}",
+        )
+    src = w4a16_source(system, derived_from)
+    if src is None:
+        return eff
+    f = w4a16_forms()[(src, W4A16_KERNEL)]
+    return eff.with_kernel(
+        "moe",
+        W4A16_KEY,
+        peak_fraction=f["peak_fraction"],
+        half_rows=f["half_rows"],
+        hbm_fraction=f["hbm_fraction"],
+        floor_s=f["floor_s"],
+    )
+
+
+def w4a16_key(stored: str, eff: Efficiency) -> str:
+    """The op key of routed experts stored in ``stored`` under ``eff``: :data:`W4A16_KEY` for weight-only INT4
+    experts where ``eff`` has that ``moe`` entry, else "" (priced by their compute format).
+
+    >>> w4a16_key("int4", Efficiency()), w4a16_key("int4", Efficiency().with_kernel("moe", "w4a16", half_rows=19.0))
+    ('', 'w4a16')
+    """
+    return W4A16_KEY if stored in W4A16_WEIGHTS and W4A16_KEY in eff.moe else ""
