@@ -17,8 +17,8 @@ the SM100 family (B200, B300, GB200, GB300), both measured there by aiconfigurat
   a vLLM pool naming ``marlin`` keeps its chip's own width-term form, cost/moe_backend.KernelMoePricer).
 
 :func:`with_w4a16_form` gives the set of a chip in the file a ``moe["w4a16"]`` entry with its own measured form of
-:data:`W4A16_KERNEL` (the fastest measured path, as a calibrated set prices: MXINT4 reaches 3.6x Marlin's peak
-fraction at 0.6x its floor); cost/ops.py keys a W4A16 expert op ``w4a16`` where the set has that entry
+:data:`W4A16_KERNEL` (the fastest measured path, as a calibrated set prices: MXINT4 reaches 3.7-3.9x Marlin's peak
+fraction at 0.55-0.58x its floor); cost/ops.py keys a W4A16 expert op ``w4a16`` where the set has that entry
 (:func:`w4a16_key`) and specs/efficiency.Efficiency.moe_entry prices it there. :data:`W4A16_DERIVED` extends the
 entry to a derived set (Jalapeño, Vera Rubin: derived from GB300, docs/model.md §11.2) as its source chip's form:
 GPU kernel behaviour on a chip with its own compiler, a named assumption.
