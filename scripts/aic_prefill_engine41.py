@@ -23,6 +23,9 @@ aiconfigurator-core's SGLang 0.5.14 tables (gb200, gb300, b200_sxm):
    SGLang or TensorRT-LLM: the measured TPOT, jalapeno's, and aiconfigurator's engine's one decode step
    (``predict_decode_latency(batch, ISL + OSL/2, 2)``, batch = C / decode workers, its tables of the row's engine,
    :data:`AIC_DECODE_QUANT`), median error by system, engine and decode pool.
+5. ``--budget``: a what-if on the SGLang low-latency rows fit/aic_sgl_recv.DECODE_RECV_INTERVALS matches to their
+   recipes: each priced (fit/validate.predict_points) at the shipped prefill budget (8,192 tokens a step) and at its
+   recipe's (:data:`RECIPE_PREFILL_BUDGET`), TTFT before / after per row (nothing shipped).
 
 aiconfigurator's engine is called as an outside reference, as scripts/aic_own_error.py calls its estimator; nothing
 of it enters the model. A row with no table for its shape prints NaN.
@@ -58,6 +61,21 @@ AIC_QUANT = {"fp4": ("nvfp4", "fp8_block", "fp8", "bfloat16"), "fp8": ("fp8_bloc
 AIC_DECODE_QUANT = {("sglang", k): v for k, v in AIC_QUANT.items()} | {
     ("trtllm", "fp4"): ("nvfp4", "fp8_block", "fp8", "fp8"),
     ("trtllm", "fp8"): ("fp8_block", "fp8_block", "fp8", "fp8"),
+}
+#: SGLang's prefill batch of new prompts is bounded by ``--max-prefill-tokens`` (default 16,384: sgl-project/sglang
+#: ``python/sglang/srt/server_args.py`` ``ServerArgs.max_prefill_tokens``) and ``--chunked-prefill-size``; per
+#: (system, precision, ISL) of the low-latency recipes (NVIDIA/srt-slurm @5063eb43 ``recipes/gb{200,300}-fp{4,8}/
+#: {1k1k,8k1k}/[stp/]low[-_]latency.yaml``, prefill worker): the smaller of the two. GB300 FP8 8k sets both 32,768;
+#: GB300 FP8 1k both 8,192; the others set chunked 8,192 (1k) / 24,576 (8k) and leave max-prefill-tokens at 16,384
+RECIPE_PREFILL_BUDGET = {
+    ("gb300-nvl72", "fp4", 1024): 8192,
+    ("gb300-nvl72", "fp4", 8192): 16384,
+    ("gb300-nvl72", "fp8", 1024): 8192,
+    ("gb300-nvl72", "fp8", 8192): 32768,
+    ("gb200-nvl72", "fp4", 1024): 8192,
+    ("gb200-nvl72", "fp4", 8192): 16384,
+    ("gb200-nvl72", "fp8", 1024): 8192,
+    ("gb200-nvl72", "fp8", 8192): 16384,
 }
 #: aiconfigurator's SGLang MoE kernel the recipes run (``--moe-runner-backend flashinfer_trtllm``)
 AIC_MOE_KERNEL = "sglang_flashinfer_trtllm_moe"
@@ -296,13 +314,62 @@ def floor_rows(d: pd.DataFrame, c_max: float = FLOOR_C_MAX) -> pd.DataFrame:
     return lo.groupby(["system", "precision", "cfg", "isl"]).head(1)
 
 
+def budget_whatif() -> pd.DataFrame:
+    """Part 5: TTFT of the recipe-matched SGLang low-latency rows at the shipped and at the recipe's prefill budget."""
+    import dataclasses
+
+    from jalapeno.fit.aic_sgl_recv import DECODE_RECV_INTERVALS, _key
+    from jalapeno.fit.validate import load_aiconfigurator, predict_points
+
+    points, _ = load_aiconfigurator()
+    sel = []
+    for p in points:
+        d = p.deployment
+        if d is None or d.prefill is None or not p.framework.startswith("sglang"):
+            continue
+        e = DECODE_RECV_INTERVALS.get((p.system, p.precision, p.isl, p.osl, _key(d.prefill), _key(d.decode)))
+        if (
+            e is not None
+            and p.framework.split()[-1] in e[0]
+            and (p.system, p.precision, p.isl) in RECIPE_PREFILL_BUDGET
+        ):
+            sel.append(p)
+    new = [
+        dataclasses.replace(
+            p,
+            deployment=dataclasses.replace(
+                p.deployment, token_budget=RECIPE_PREFILL_BUDGET[(p.system, p.precision, p.isl)]
+            ),
+        )
+        for p in sel
+    ]
+    a, b = predict_points(sel), predict_points(new)
+    m = a.merge(b[["id", "metric", "predicted"]], on=["id", "metric"], suffixes=("", "_recipe"))
+    m = m[m.metric == "ttft_s"].copy()
+    m["error_recipe"] = m.predicted_recipe / m.measured - 1
+    return m
+
+
 def main() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import gb300_fp4_prefill_check as g
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("csv")
+    ap.add_argument("--budget", action="store_true", help="part 5: the recipes' prefill budgets, a what-if")
     a = ap.parse_args()
+    if a.budget:
+        split = pd.read_csv(a.csv).drop_duplicates("id").set_index("id").split
+        m = budget_whatif()
+        m = m.assign(split=m.id.map(split), cfg=m.id.str.extract(r"(c\d+_cfg\d+)$", expand=False))
+        cols = ["system", "precision", "isl", "cfg", "split", "measured", "predicted", "predicted_recipe", "error"]
+        print("5. TTFT at the shipped prefill budget and at the recipe's (what-if), s:")
+        print(
+            m.sort_values(["system", "precision", "isl", "cfg"])[[*cols, "error_recipe"]]
+            .round(3)
+            .to_string(index=False)
+        )
+        return
     fl = floor_rows(_rows(a.csv))
     pts = _points(fl.id)
     out = []

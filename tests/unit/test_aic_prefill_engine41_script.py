@@ -75,3 +75,22 @@ def test_increments_by_hand():
 def test_aic_prefill_refuses_attention_dp():
     with pytest.raises(ValueError, match="dp=2.*fix: filter"):
         pe.aic_prefill_s("gb300-nvl72", "fp4", 1, 2, 2, 7373)
+
+
+def test_recipe_prefill_budget_is_the_smaller_sglang_limit():
+    # recipe prefill flags (srt-slurm @5063eb43) and SGLang's default max-prefill-tokens 16,384, written out by hand
+    chunked = {
+        ("gb300-nvl72", "fp4", 8192): 24576,
+        ("gb300-nvl72", "fp8", 8192): 32768,
+        ("gb300-nvl72", "fp8", 1024): 8192,
+    }
+    max_prefill = {
+        ("gb300-nvl72", "fp4", 8192): 16384,
+        ("gb300-nvl72", "fp8", 8192): 32768,
+        ("gb300-nvl72", "fp8", 1024): 8192,
+    }
+    for k in chunked:
+        assert pe.RECIPE_PREFILL_BUDGET[k] == min(chunked[k], max_prefill[k])
+    # a 7.4k prompt: the FP8 8k recipe packs four a step, the FP4 8k recipe two
+    assert pe.RECIPE_PREFILL_BUDGET[("gb300-nvl72", "fp8", 8192)] // 7373 == 4
+    assert pe.RECIPE_PREFILL_BUDGET[("gb300-nvl72", "fp4", 8192)] // 7373 == 2
