@@ -61,8 +61,8 @@ import numpy as np
 from jalapeno.errors import SpecError, check_bool
 from jalapeno.fit.mlperf_engines import (  # noqa: F401  (the submitted engines, re-exported: split for the module budget)
     DSR1_EAGER_PROMPT_CALL_S, DSR1_GRAPHS, DSR1_HARNESS_STEP_S, DSR1_GRAPHS_GB200, MLPERF_DISAGG_ENGINES, MLPERF_ENGINES, MLPERF_FP8_CONTEXT_FMHA,
-    MLPERF_GEMM_ALLREDUCE, MLPERF_LIMIT_ENGINES, SubmittedEngine, submitted_deployment, submitted_disagg_deployment,
-    with_declared_attention_math)
+    MLPERF_GEMM_ALLREDUCE, MLPERF_LIMIT_ENGINES, SubmittedEngine, multi_step_spread, submitted_deployment,
+    submitted_disagg_deployment, with_declared_attention_math)
 from jalapeno.fit.validate import MeasuredPoint
 from jalapeno.specs.workload import LengthSpread, Workload
 
@@ -273,7 +273,7 @@ SERVER_MAPPINGS = ("engine@limits", "frontier@limits", "frontier@tpot_limit", "f
 
 def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_path: str | Path | None = None,
                 server_mapping: str = "engine@limits", declared_fusion: bool = True,
-                serving: str = "stated") -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
+                serving: str = "stated", multi_step: bool = True) -> tuple[list[MeasuredPoint], list[tuple[str, str]]]:
     """MLPerf results of a ``published_points.csv``-format file as measured points, and the skipped
     results (id, reason). ``spread``: serve each row with its dataset's length spread (outputs
     scaled to the run's mean), else at the fixed mean lengths. ``lengths_path``: the dataset lengths
@@ -285,17 +285,21 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
     have, the fused best-of-every-layout frontier overshot; since round 26 they keep the runs' aggregated mode,
     docs/model.md §6.3). ``serving``: the deployments a frontier mapping may pick:
     ``stated`` (default) the serving mode the submission ran (:func:`serving_of`: aggregated for the TensorRT-LLM and
-    AMD vLLM harnesses), ``any`` aggregated and disaggregated alike (the mapping before round 26).
+    AMD vLLM harnesses), ``any`` aggregated and disaggregated alike (the mapping before round 26). ``multi_step``
+    (default on, with ``spread``): the Offline engines that run vLLM V0 multi-step scheduling
+    (SubmittedEngine.scheduler_steps) are served with the lengths they compute, each output run to its window's
+    end, and their throughput counts the delivered share (fit/mlperf_engines.multi_step_spread).
 
     Raises:
         SpecError: missing file, a missing column, an unknown ``server_mapping`` or ``serving``, or a non-bool
-            ``declared_fusion``.
+            ``declared_fusion`` or ``multi_step``.
     """
     from jalapeno.fit.mlperf_server import server_run
     from jalapeno.specs.catalog import load_model, load_system
 
     check_bool("declared_fusion", declared_fusion,
                "pass True to price the rows' declared gemm_allreduce_plugin, else False")
+    check_bool("multi_step", multi_step, "pass True to price V0 multi-step windows, else False")
     if serving not in ("stated", "any"):
         raise SpecError("serving", f"unknown {serving!r}", "use 'stated' (the submission's serving mode) or 'any'")
     if server_mapping not in SERVER_MAPPINGS:
@@ -354,11 +358,14 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
         meas = {"throughput_per_chip": out_tps / chips * (spr.mean_isl + spr.mean_osl) / spr.mean_osl,
                 "interactivity": 1e3 / tpot if tpot else None, "tpot_s": tpot / 1e3 if tpot else None,
                 "ttft_s": ttft / 1e3 if ttft else None}
-        dep, conc = None, None
+        dep, conc, share = None, None, 1.0
         if scenario == "Offline" and key in MLPERF_ENGINES:
             dep, conc = submitted_deployment(MLPERF_ENGINES[key], prec, int(chips), load_model(lengths.model),
                                              load_system(system))
             mapping = "matched"
+            if spread and multi_step and MLPERF_ENGINES[key].scheduler_steps > 1:  # V0 multi-step: computed lengths
+                computed, share = multi_step_spread(spr, MLPERF_ENGINES[key].scheduler_steps)
+                wl = Workload(wl.name, isl, osl, 1.0, spread=computed)
         elif scenario == "Offline":
             mapping = "frontier_peak"
         elif server_mapping == "engine@limits" and limits and key in MLPERF_LIMIT_ENGINES:
@@ -382,7 +389,9 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
                          "ms, set by a tail of stalled requests (fit/mlperf_quality.py)" if p99[1] and tpot > p99[1] else ""))
         if dep is not None and mapping == "matched":
             notes.append(f"submitted engine ({MLPERF_ENGINES[key].source}): {int(conc)} in flight"
-                         + (f"; a run of {MLPERF_ENGINES[key].queries:,} samples with its drain" if spread else ""))
+                         + (f"; a run of {MLPERF_ENGINES[key].queries:,} samples with its drain" if spread else "")
+                         + (f"; V0 multi-step ({MLPERF_ENGINES[key].scheduler_steps} steps a window): computed to each "
+                            f"window's end, {share:.3f} of the computed tokens delivered" if share < 1 else ""))
         elif dep is not None:
             src = (MLPERF_LIMIT_ENGINES.get(key) or MLPERF_DISAGG_ENGINES[key]).source
             notes.append(f"submitted {'deployment' if dep.prefill else 'engine'} ({src}) at its best load within the "
@@ -407,6 +416,7 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
                                     ttft_limit_s=limits[0] if mapping in ("frontier@limits", "matched@limits") else None,
                                     gemm_allreduce_fusion=fused,
                                     queries=MLPERF_ENGINES[key].queries if mapping == "matched" and spread else 0,
+                                    delivered_share=share,
                                     server_run=server_run(key, MLPERF_RULES[bench].samples)
                                     if mapping in _SERVER_RUN and spread else None,
                                     chips=int(chips), serving=serving_of(key, fw) if serving == "stated" else "both",

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from jalapeno.errors import SpecError
 from jalapeno.fit.trt_prompt_graphs import TRTLLM_EAGER_CALL_S
+from jalapeno.specs.workload import LengthSpread
 
 @dataclass(frozen=True)
 class SubmittedEngine:
@@ -52,6 +55,9 @@ class SubmittedEngine:
     #: None), so piecewise CUDA graphs are off and every step that carries a prompt on any attention-DP rank runs eagerly
     #: (``can_run_cuda_graph`` all-gathered): fit/trt_prompt_graphs.TRTLLM_EAGER_CALL_S, as on the aiconfigurator rows
     eager_prompt_call_s: float = 0.0
+    #: vLLM V0 ``num_scheduler_steps`` (multi-step scheduling): decode runs in windows of this many steps and a
+    #: sequence that ends inside one is computed to the window's end (:func:`multi_step_spread`); 1 = off
+    scheduler_steps: int = 1
 
     @property
     def instance_chips(self) -> int:
@@ -87,6 +93,12 @@ DSR1_EAGER_PROMPT_CALL_S = TRTLLM_EAGER_CALL_S
 #: (docs/gap_large_batch_decode.md, rounds 27-38); the Llama engines (the TensorRT engine path) do not carry it.
 DSR1_HARNESS_STEP_S = 17.8e-3
 DSR1_GRAPHS_GB200 = (1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512)
+#: ``vllm_engine_config.num_scheduler_steps`` of AMD's Offline configs (inference_results_v5.1 @965182b
+#: closed/AMD/.../llama2-70b/offline_mi300x.yaml 11, offline_mi325x.yaml 7, open/AMD/.../offline_mi355x.yaml 19; each
+#: V0: ``VLLM_USE_V1: 0`` in its own ``vllm_env_config`` or the harness's common/config.yaml default) and MangoBoost's
+#: vllm_args.json ``offline_vllm_args`` (19):
+#: V0 multi-step scheduling (:func:`multi_step_spread`)
+AMD_SCHEDULER_STEPS = {"mi300x": 11, "mi325x": 7, "mi355x": 19, "mangoboost": 19}
 #: AMD's Llama-2-70B harness configs (vLLM 0.9.1, V0 ``sync`` engine), by division and chip
 _AMD_CFG = "inference_results_v5.1 @965182b {}/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/offline_{}.yaml"
 #: MangoBoost's LLMBoost harness (one TP1 vLLM engine per GPU, ``offline_vllm_args``: max_num_seqs, max_num_batched_tokens)
@@ -120,18 +132,60 @@ MLPERF_ENGINES = {
     # over the run's generated_samples_per_query (results/*/llama2-70b-99/Offline/performance/run_1/
     # mlperf_log_detail.txt); docs/gap_large_batch_decode.md, round 32
     "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Offline":
-        SubmittedEngine(1536, 40960, _AMD_CFG.format("closed", "mi300x"), 1, 1, 1, None, queries=245760),
+        SubmittedEngine(1536, 40960, _AMD_CFG.format("closed", "mi300x"), 1, 1, 1, None, queries=245760,
+                        scheduler_steps=AMD_SCHEDULER_STEPS["mi300x"]),
     "mlperf51_AMD_8xMI325X_2xEPYC_9575F_1_llama2-70b-99_Offline":
-        SubmittedEngine(2048, 65536, _AMD_CFG.format("closed", "mi325x"), 1, 1, 1, None, queries=319488),
+        SubmittedEngine(2048, 65536, _AMD_CFG.format("closed", "mi325x"), 1, 1, 1, None, queries=319488,
+                        scheduler_steps=AMD_SCHEDULER_STEPS["mi325x"]),
     "mlperf51_AMD_8xMI325X_2xEPYC_9575F_2_llama2-70b-99_Offline":
-        SubmittedEngine(2048, 65536, _AMD_CFG.format("closed", "mi325x"), 1, 1, 1, None, queries=319488),
+        SubmittedEngine(2048, 65536, _AMD_CFG.format("closed", "mi325x"), 1, 1, 1, None, queries=319488,
+                        scheduler_steps=AMD_SCHEDULER_STEPS["mi325x"]),
     "mlperf51_AMD_8xMI355X_2xEPYC_9575F_llama2-70b-99_Offline":
-        SubmittedEngine(3072, 40960, _AMD_CFG.format("open", "mi355x"), 1, 1, 1, None, queries=1327104),
+        SubmittedEngine(3072, 40960, _AMD_CFG.format("open", "mi355x"), 1, 1, 1, None, queries=1327104,
+                        scheduler_steps=AMD_SCHEDULER_STEPS["mi355x"]),
     "mlperf51_AMD_MangoBoost_32xMI355X-PollaraCluster-EPYC9575F_llama2-70b-99_Offline":
-        SubmittedEngine(3450, 65536, _MB_CFG, 1, 1, 1, None, queries=2555904),
+        SubmittedEngine(3450, 65536, _MB_CFG, 1, 1, 1, None, queries=2555904,
+                        scheduler_steps=AMD_SCHEDULER_STEPS["mangoboost"]),
     "mlperf51_AMD_MangoBoost_64xMI355X-PollaraCluster-EPYC9575F_llama2-70b-99_Offline":
-        SubmittedEngine(3450, 65536, _MB_CFG, 1, 1, 1, None, queries=5087232),
+        SubmittedEngine(3450, 65536, _MB_CFG, 1, 1, 1, None, queries=5087232,
+                        scheduler_steps=AMD_SCHEDULER_STEPS["mangoboost"]),
 }
+
+
+def multi_step_spread(spread: LengthSpread, steps: int) -> tuple[LengthSpread, float]:
+    """The lengths a vLLM V0 multi-step engine *computes* for ``spread`` and the share of its tokens delivered.
+
+    With ``num_scheduler_steps`` n, V0 schedules decode in windows of n steps and checks stops only after
+    a window: vLLM's multi-step output processor (``vllm/engine/output_processor/multi_step.py``,
+    ``_process_seq_outputs``, v0.6-v0.9) truncates the tokens past ``max_tokens`` and past EOS, so a
+    sequence keeps its slot and is computed to the window's end. Its prompt step yields the first token
+    and its L - 1 decode tokens take ceil((L - 1) / n) windows: it is computed as
+    L' = 1 + n·ceil((L - 1) / n) output tokens (mean waste about (n - 1) / 2 over a spread of lengths).
+    Named assumption: AMD's and MangoBoost's vLLM 0.9.1 builds keep upstream's multi-step output processor.
+
+    Args:
+        spread: the delivered (ISL, OSL) pairs; each OSL rounded to whole tokens.
+        steps: ``num_scheduler_steps`` (>= 1; 1 returns the lengths unchanged).
+
+    Returns:
+        (the computed spread, ISL unchanged, OSL (N,) -> L'; (mean ISL + mean OSL) / (mean ISL + mean L'),
+        the share of the computed tokens a throughput in delivered tokens counts).
+
+    Raises:
+        SpecError: ``steps`` not a whole number >= 1.
+
+    >>> s = LengthSpread("x", np.array([100.0, 100.0]), np.array([2.0, 20.0]))
+    >>> c, share = multi_step_spread(s, 8)
+    >>> c.osl_tokens.tolist(), round(share, 4)
+    ([9.0, 25.0], 0.9487)
+    """
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise SpecError("scheduler_steps", f"must be a whole number >= 1, got {steps!r}",
+                        "give the engine's num_scheduler_steps (1 without multi-step scheduling)")
+    osl = np.maximum(np.rint(spread.osl_tokens), 2.0)
+    computed = 1.0 + steps * np.ceil((osl - 1.0) / steps)
+    out = LengthSpread(spread.name, spread.isl_tokens, computed, spread.source)
+    return out, (spread.mean_isl + float(osl.mean())) / (spread.mean_isl + out.mean_osl)
 
 
 def submitted_deployment(engine: SubmittedEngine, precision: str, chips: int, model=None, system=None):

@@ -124,6 +124,9 @@ class MeasuredPoint:
     #: ``matched``: a finite run of this many requests issued at once (MLPerf Offline ``samples_per_query``), its
     #: duration ending with the last: the throughput carries the drain (serve/finite_run.py); 0 = steady state
     queries: int = 0
+    #: ``matched``: the share of the tokens the engine computes that the run delivers (vLLM V0 multi-step windows,
+    #: fit/mlperf_engines.multi_step_spread; the workload holds the computed lengths); 1 = every computed token
+    delivered_share: float = 1.0
     #: ``frontier@limits`` / ``matched@limits``: a LoadGen Server run's settings (serve/finite_run.ServerRun), its
     #: throughput counted to the last-issued query's response (fit/latency_limits.server_run_factors); None = steady
     server_run: object = None
@@ -437,7 +440,8 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                 res = serve_at_concurrency(model, system, dep0, wl, [p.concurrency for p in pts],
                                            recurring_waves=recurring_waves and pt0.fixed_lengths)
                 drain = [finite_run_factor(model, system, dep0, wl, p.queries) if p.queries else 1.0 for p in pts]
-                preds = [{"throughput_per_chip": res.throughput_per_chip[i] * drain[i], "interactivity": res.interactivity[i],
+                preds = [{"throughput_per_chip": res.throughput_per_chip[i] * drain[i] * p.delivered_share,
+                          "interactivity": res.interactivity[i],
                           "ttft_s": (res.ttft_p50_s if p.ttft_median else res.ttft_s)[i], "tpot_s": res.tpot_s[i],
                           "feasible": bool(res.feasible[i]),
                           "reason": str(res.reason[i])} for i, p in enumerate(pts)]
