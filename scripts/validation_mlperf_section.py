@@ -15,8 +15,8 @@ from jalapeno.errors import JalapenoError
 from jalapeno.fit.mlperf import (DEFAULT_LENGTHS, DEFAULT_MLPERF, MLPERF_ENGINE_OF, MLPERF_LENGTHS, MLPERF_RULES,
                                  MLPERF_RULES_SOURCE, MLPERF_SKIPPED, MLPERF_TRTLLM_RELEASE, benchmark_spread,
                                  load_mlperf)
-from jalapeno.fit.validate import error_summary, predict_points
-from jalapeno.fit.validation_run import calibrated_systems
+from jalapeno.fit.validate import predict_points
+from jalapeno.fit.validation_run import calibrated_systems, error_summary
 
 
 def _intro() -> list[str]:

@@ -24,14 +24,13 @@ from jalapeno.errors import SpecError
 from jalapeno.fit.validate import (
     METRICS,
     VALIDATION_MTP,
-    error_summary,
     load_aiconfigurator,
     load_inferencex,
     parse_topology,
     predict_points,
     recipe_mtp,
 )
-from jalapeno.fit.validation_run import calibrated_systems, run_validation
+from jalapeno.fit.validation_run import calibrated_systems, error_summary, run_validation
 from jalapeno.specs.calibration import load_calibration
 from jalapeno.specs.stacks import get_stack
 

@@ -521,14 +521,3 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
                 })
     return pd.DataFrame(out)
 
-
-def error_summary(df: pd.DataFrame, by=("source", "system", "model", "mode")) -> pd.DataFrame:
-    """Per group and metric: n, median and p90 absolute % error, median signed % error (bias)."""
-    ok = df.dropna(subset=["error"])
-    if ok.empty:
-        return pd.DataFrame()
-    g = ok.groupby(list(by) + ["metric"])["error"]
-    s = pd.DataFrame({"n": g.size(), "median_ape": g.apply(lambda e: float(np.median(np.abs(e)))),
-                      "p90_ape": g.apply(lambda e: float(np.percentile(np.abs(e), 90))),
-                      "bias": g.median()})
-    return s.reset_index()

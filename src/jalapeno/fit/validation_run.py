@@ -12,7 +12,6 @@ from jalapeno.fit.data_quality import DEFAULT_POINTS, quality_table
 from jalapeno.fit.heldout import JUDGED, check_held_out, split_counts, split_labels
 from jalapeno.fit.ix_topology import unread_topology
 from jalapeno.fit.validate import (
-    error_summary,
     load_aiconfigurator,
     load_inferencex,
     predict_points,
@@ -21,6 +20,18 @@ from jalapeno.errors import SpecError, check_bool
 
 # DEFAULT_POINTS (fit/data_quality): the shipped InferenceX points, every row with its source
 # (data/validation/README.md); imported by callers from here too.
+
+
+def error_summary(df: pd.DataFrame, by=("source", "system", "model", "mode")) -> pd.DataFrame:
+    """Per group and metric: n, median and p90 absolute % error, median signed % error (bias)."""
+    ok = df.dropna(subset=["error"])
+    if ok.empty:
+        return pd.DataFrame()
+    g = ok.groupby(list(by) + ["metric"])["error"]
+    s = pd.DataFrame({"n": g.size(), "median_ape": g.apply(lambda e: float(np.median(np.abs(e)))),
+                      "p90_ape": g.apply(lambda e: float(np.percentile(np.abs(e), 90))),
+                      "bias": g.median()})
+    return s.reset_index()
 
 
 def calibrated_systems(kinds: tuple[str, ...] = ("measured", "partial")) -> frozenset:
