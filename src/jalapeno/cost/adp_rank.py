@@ -32,6 +32,17 @@ one rank unless its budget chunks them; the discreteness is left out: the analyt
 a mean, serve/analytic.py prefill tokens / chunk). The busiest rank's tokens are its prompts times
 the step's mean prompt chunk (tokens / prompts). A prompt lives on one rank, so it is chunked at the
 rank's share of the token budget (``Deployment.prompt_budget``).
+
+Refill (``Layout.dp_dispatch`` = ``refill``, round 41): where every rank's running cap binds — a TensorRT-LLM launch
+that sizes ``max_batch_size`` to CONC/dp a rank, served at concurrency CONC (InferenceX
+``dsr1_fp8_h200_trt_mtp_slurm.sh`` @008b91a9dd78 with attention DP) — a new request can only join a rank whose request
+finished (``_balance_requests_across_ranks`` puts no rank above ⌈(active + new)/dp⌉ requests), and which one finishes
+is random. Decodes stay balanced (every rank holds its cap), but the prompts of a step land on uniformly random ranks,
+so the busiest rank runs the expected maximum of n balls in dp bins (:func:`expected_max_load`) in place of f(n).
+Assumption (named): a fractional mean n is interpolated linearly between whole counts (between 0 and 1 prompt: n
+itself, as f). Shipped on with the TensorRT-LLM scripts' sized ``max_num_tokens`` (fit/searched.py;
+docs/gap_aic_itl.md round 41), which holds one whole prompt a rank a step: without it a rank's 1,024-token chunks
+hide the placement.
 """
 
 from __future__ import annotations
@@ -42,25 +53,66 @@ from functools import lru_cache
 import numpy as np
 
 
-def busiest_rank_prompts(prompts, dp: int) -> np.ndarray:
+#: whole prompt counts :func:`expected_max_load` tabulates exactly; above, the excess over n/dp grows as sqrt(n)
+#: (the Poisson-normal limit of :func:`busiest_rank_decode`), scaled from the table's last entry
+REFILL_TABLE_PROMPTS = 96
+
+
+@lru_cache(maxsize=16)
+def expected_max_load(n_max: int, dp: int) -> tuple[float, ...]:
+    """E[most prompts on one of ``dp`` ranks] for n = 0..``n_max`` prompts each on a uniformly random rank, exact:
+    P(max ≤ m) for every n at once by splitting the prompts rank by rank with binomial draws, E[max] = Σ_m P(max > m).
+
+    >>> [round(x, 4) for x in expected_max_load(3, 2)]  # n = 2: 1 + P(both on one rank) = 1.5; n = 3: 2 + 1/4
+    [0.0, 1.0, 1.5, 2.25]
+    >>> round(expected_max_load(2, 8)[2], 4)  # 1 + 1/8
+    1.125
+    """
+    from scipy.stats import binom
+
+    r = np.arange(n_max + 1)
+    shift = r[:, None] - r[None, :]  # prompts left for the other ranks when this one takes k
+    pmf = {b: binom.pmf(r[None, :], r[:, None], 1.0 / b) for b in range(2, dp + 1)}
+    e = np.zeros(n_max + 1)
+    for m in range(n_max):
+        f = (r <= m).astype(float)  # on one rank: fine while r ≤ m
+        for b in range(2, dp + 1):
+            w = np.where((r[None, :] <= m) & (shift >= 0), pmf[b], 0.0)
+            f = (w * f[np.clip(shift, 0, None)]).sum(axis=1)
+        e += 1.0 - f
+    return tuple(float(x) for x in e)
+
+
+def busiest_rank_prompts(prompts, dp: int, dispatch: str = "balanced") -> np.ndarray:
     """Prompts the busiest of ``dp`` attention-DP ranks runs in a step of ``prompts`` (N,) prompts:
-    max(n/dp, min(n, 1)) (module docstring); n itself at dp = 1. ``dp`` may be an (N,) array of every point's
-    degree, each > 1 (a build of several layouts by column, cost/layout_columns.py), here and in the functions below.
+    max(n/dp, min(n, 1)) (module docstring); with ``dispatch`` ``refill`` the expected maximum on random ranks
+    (:func:`expected_max_load`, linear between whole counts; above :data:`REFILL_TABLE_PROMPTS`,
+    n/dp + (E_T − T/dp)·sqrt(n/T)); n itself at dp = 1. ``dp`` may be an (N,) array of every point's
+    degree, each > 1 (a build of several layouts by column, cost/layout_columns.py, balanced only), here and below.
 
     >>> busiest_rank_prompts([0.0, 0.5, 1.0, 3.0, 8.0, 8.125, 16.0], 8).tolist()
     [0.0, 0.5, 1.0, 1.0, 1.0, 1.015625, 2.0]
+    >>> [round(x, 9) for x in busiest_rank_prompts([0.5, 2.0, 3.0], 8, "refill").tolist()]  # 1 + 1/8; 3: 87/64
+    [0.5, 1.125, 1.359375]
     """
     n = np.atleast_1d(np.asarray(prompts, dtype=float))
     if type(dp) is not np.ndarray and dp <= 1:
         return n
-    return np.maximum(n / dp, np.minimum(n, 1.0))
+    if dispatch != "refill":
+        return np.maximum(n / dp, np.minimum(n, 1.0))
+    top = REFILL_TABLE_PROMPTS
+    t = np.asarray(expected_max_load(top, int(dp)))
+    far = n / dp + (t[-1] - top / dp) * np.sqrt(np.maximum(n, top) / top)
+    return np.where(n <= top, np.interp(n, np.arange(top + 1, dtype=float), t), far)
 
 
-def busiest_rank_prefill(prefill_tokens, prefill_seqs, dp: int) -> tuple[np.ndarray, np.ndarray]:
+def busiest_rank_prefill(
+    prefill_tokens, prefill_seqs, dp: int, dispatch: str = "balanced"
+) -> tuple[np.ndarray, np.ndarray]:
     """(tokens, prompts) of a step's prefill on its busiest attention-DP rank, arrays (N,).
 
     ``prefill_tokens`` and ``prefill_seqs`` are the whole instance's; the busiest rank runs
-    :func:`busiest_rank_prompts` of the prompts, each the step's mean chunk (tokens / prompts).
+    :func:`busiest_rank_prompts` of the prompts (at ``dispatch``), each the step's mean chunk (tokens / prompts).
 
     >>> t, s = busiest_rank_prefill([8192.0, 65536.0], [1.0, 8.0], 8)
     >>> t.tolist(), s.tolist()  # a lone 8k prompt stays whole on one rank; 8 prompts, one each
@@ -70,7 +122,7 @@ def busiest_rank_prefill(prefill_tokens, prefill_seqs, dp: int) -> tuple[np.ndar
     seqs = np.atleast_1d(np.asarray(prefill_seqs, dtype=float))
     if type(dp) is not np.ndarray and dp <= 1:
         return tokens, seqs
-    busy = busiest_rank_prompts(seqs, dp)
+    busy = busiest_rank_prompts(seqs, dp, dispatch)
     return np.where(seqs > 0, tokens * busy / np.maximum(seqs, 1e-12), tokens / dp), busy
 
 
@@ -127,7 +179,7 @@ def busiest_rank_decode(decode_seqs, dp: int, dispatch: str = "balanced") -> np.
     if type(dp) is not np.ndarray and dp <= 1:
         return b
     mean = b / dp
-    if dispatch == "balanced":
+    if dispatch != "random":  # balanced, and refill (every rank at its cap)
         return mean
     if type(dp) is np.ndarray:
         raise ValueError("per-column dp takes balanced dispatch only")

@@ -103,10 +103,10 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
     dpc, epc = (dp, layout.ep) if cols is None else (cols.dp, cols.ep)
     stage = layout.stage_chips if cols is None else cols.stage_chips
     # the busiest attention-DP rank's whole prompts and its decoding sequences (cost/adp_rank.py)
-    busy_tokens, busy_seqs = busiest_rank_prefill(batch.prefill_tokens, batch.prefill_seqs, dpc)
+    busy_tokens, busy_seqs = busiest_rank_prefill(batch.prefill_tokens, batch.prefill_seqs, dpc, layout.dp_dispatch)
     busy_decode = busiest_rank_decode(batch.decode_seqs, dpc, layout.dp_dispatch)
     rb = RankBatch(
-        decode_rows=batch.decode_seqs * query_len / dpc if layout.dp_dispatch == "balanced" else busy_decode * query_len,
+        decode_rows=batch.decode_seqs * query_len / dpc if layout.dp_dispatch != "random" else busy_decode * query_len,
         decode_seqs=busy_decode,
         decode_ctx=batch.decode_ctx,
         prefill_tokens=busy_tokens / cp,

@@ -17,7 +17,9 @@ slots (DeepSeek EPLB; SGLang ``--ep-num-redundant-experts``, vLLM ``--num-redund
 the E + R slots are spread evenly over the EP ranks (deploy/eplb.py places them).
 ``dp_dispatch`` says how the engine spreads requests over the attention-DP ranks: ``balanced``
 (round robin, the default) or ``random`` (each request on a uniformly drawn rank, as a disaggregated
-SGLang decode server did before PR #16110; cost/adp_rank.busiest_rank_decode prices the fullest rank).
+SGLang decode server did before PR #16110; cost/adp_rank.busiest_rank_decode prices the fullest rank) or ``refill``
+(every rank at its running cap: decodes balanced, each new prompt on the random rank whose request finished;
+cost/adp_rank.busiest_rank_prompts).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 
 #: how an engine spreads requests over attention-DP ranks (Layout.dp_dispatch; module docstring)
-DP_DISPATCH = ("balanced", "random")
+DP_DISPATCH = ("balanced", "random", "refill")
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +144,7 @@ def validate_layout(layout: Layout, model: ModelSpec, system: System) -> None:
     if layout.dp_dispatch not in DP_DISPATCH:
         raise InfeasibleDeployment("dp_dispatch", f"{layout.dp_dispatch!r} is not one of {', '.join(DP_DISPATCH)}"
                                    f"{choice_hint(layout.dp_dispatch, DP_DISPATCH)}",
-                                   "give balanced (round robin) or random")
+                                   "give balanced (round robin), random or refill")
     heads = model.attention.num_heads
     if heads % layout.tp:
         raise InfeasibleDeployment("tp", f"TP{layout.tp} does not divide {model.name}'s {heads} "

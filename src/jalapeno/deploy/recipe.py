@@ -7,12 +7,13 @@ The recipes themselves, their lookups for measured points and the published entr
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from jalapeno.deploy.deployment import MTP, check_budget_per, check_prefill_steps
 from jalapeno.deploy.graph_capture import check_padding
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, check_bool
 from jalapeno.specs.engine_versions import version_key
 from jalapeno.specs.kv_cache import get_kv_format
 from jalapeno.specs.attention_backends import check_attention_backend
@@ -23,7 +24,7 @@ _LIMITS = ("max_running", "max_tokens_per_step", "cuda_graph_max_batch", "token_
 _OPTIONAL = (*_LIMITS, "tp", "budget_per", "budget_per_source", "prefill_attention_dp", "image", "memory_fraction", "recv_interval_by_concurrency", "token_budget_by_concurrency",
              "mtp_draft_by_seqs_per_rank", "mtp_draft_attention_dp_by_seqs_per_rank",
              "tep_max_seqs_per_worker", "adp_balance_timeout_iters", "cuda_graph_padding", "max_running_is_concurrency", "mtp_acceptance_single", "mtp_acceptance_chain", "overlap", "kv_dtype", "prefill_steps",
-             "moe_backend", "attention_backend", "sized_to_load", "assumed", "workload", "default_for", "search_space", "engine_version", "engine_version_source")
+             "moe_backend", "attention_backend", "sized_to_load", "max_num_tokens_sized", "max_batch_dp_attention", "assumed", "workload", "default_for", "search_space", "engine_version", "engine_version_source")
 
 
 #: the by-load tables a recipe (and a workload override) may give: [[upper bound, integer value], ...]
@@ -161,6 +162,12 @@ class Recipe:
     moe_backend: str | None = None  # the MoE kernel backend the launch script forces (specs/moe_backends.py)
     attention_backend: str | None = None  # the attention backend the launch names (specs/attention_backends.py)
     sized_to_load: tuple[str, ...] = ()
+    #: the TensorRT-LLM launch script sizes --max_num_tokens to the load, ((k + 1)·max_batch + ISL + 64) to 64, with no
+    #: chunked prefill (fit/aic_sweep_launch.sized_token_limit; applied to the aggregated InferenceX rows the
+    #: benchmark's search space identifies, fit/searched.searched_runs)
+    max_num_tokens_sized: bool = False
+    #: the script's per-rank max_batch_size under attention DP: "conc/dp" or "conc/N" (fit/aic_sweeps.Sweep's rule)
+    max_batch_dp_attention: str = ""
     assumed: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     workload: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     default_for: tuple[str, ...] = ()
@@ -312,6 +319,10 @@ def _recipe(raw: dict, i: int) -> Recipe:
     check_padding(raw.get("cuda_graph_padding"), f"{where}.cuda_graph_padding")
     _check_limits(raw, where)
     check_attention_backend(raw.get("attention_backend"), f"{where}.attention_backend")
+    check_bool(f"{where}.max_num_tokens_sized", raw.get("max_num_tokens_sized", False), "write true or false")
+    if not re.fullmatch(r"(conc/(\d+|dp))?", str(raw.get("max_batch_dp_attention", ""))):
+        raise SpecError(f"{where}.max_batch_dp_attention", repr(raw["max_batch_dp_attention"]),
+                        'write "conc/dp" or "conc/N" (the per-rank max_batch_size the script passes)')
     if raw.get("kv_dtype") is not None:  # a KV format the engine spells (fp8_e4m3): applied to launches and entries
         get_kv_format(raw["kv_dtype"], f"{where}.kv_dtype")
     if raw.get("engine_version") and not str(raw.get("engine_version_source", "")).strip():

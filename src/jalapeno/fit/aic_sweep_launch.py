@@ -229,15 +229,43 @@ def with_sweep_token_limit(dep, sweep: Sweep | None, isl: int, concurrency: floa
     """
     if sweep is None or dep is None or not sweep.max_num_tokens_sized or dep.prefill is not None:
         return dep, ""
-    k = dep.mtp.draft_tokens if dep.mtp is not None else 0
     dp = dep.decode.layout.dp
     per_rank = sweep.max_batch_per_rank(concurrency, dp) if dp > 1 else None
+    return sized_token_limit(dep, isl, concurrency, per_rank, f"InferenceX sweep {sweep.config_key}'s launch script "
+                             "(data/validation/aic_sweeps.toml)")
+
+
+#: :func:`sized_token_limit` marks an attention-DP deployment whose per-rank ``max_batch_size`` holds the whole
+#: concurrency (per rank x dp <= CONC: every rank at its cap) as ``refill`` dispatch (deploy/layout.DP_DISPATCH:
+#: each new prompt on the random rank whose request finished, cost/adp_rank.busiest_rank_prompts). Round 41
+#: (h200int41; docs/gap_aic_itl.md): shipped on.
+REFILL_ON_FULL_SLOTS = True
+
+
+def sized_token_limit(dep, isl: int, concurrency: float, per_rank: int | None, where: str):
+    """(deployment, note) with a TensorRT-LLM script's load-sized ``--max_num_tokens`` (:func:`with_sweep_token_limit`'s
+    rule: T = :func:`sized_max_num_tokens` at the script's max_batch, ``per_rank`` a rank under attention DP or None:
+    CONC; one whole prompt a rank a step), ``where`` the script it is read from; with every rank's slots full
+    (``per_rank``·dp <= concurrency) and :data:`REFILL_ON_FULL_SLOTS`, the layout's ``dp_dispatch`` ``refill``.
+
+    >>> from jalapeno.deploy.deployment import Deployment, Pool
+    >>> from jalapeno.deploy.layout import Layout
+    >>> from jalapeno.specs.formats import get_precision
+    >>> d, _ = sized_token_limit(Deployment(get_precision("fp8"), Pool(Layout(dp=8, ep=8))), 8192, 256, 32, "s")
+    >>> d.max_tokens_per_step, d.token_budget, d.decode.layout.dp_dispatch  # a rank: 32 + 8192 + 64, to 64
+    (66560, 65536, 'refill')
+    """
+    k = dep.mtp.draft_tokens if dep.mtp is not None else 0
+    dp = dep.decode.layout.dp
     t = sized_max_num_tokens(concurrency if per_rank is None else per_rank, isl, k)
     if dp > 1:  # one scheduler per rank: the rank's T and one whole prompt, as instance totals (budget_per "instance")
-        return (replace(dep, max_tokens_per_step=t * dp, token_budget=int(isl) * dp),
+        full = per_rank is not None and per_rank * dp <= concurrency and REFILL_ON_FULL_SLOTS
+        pool = replace(dep.decode, layout=replace(dep.decode.layout, dp_dispatch="refill")) if full else dep.decode
+        return (replace(dep, decode=pool, max_tokens_per_step=t * dp, token_budget=int(isl) * dp),
                 f"--max_num_tokens {t} per attention-DP rank ((k + 1)·{'CONC' if per_rank is None else 'max_batch'} + "
                 f"ISL + 64, to 64), no chunked prefill: one whole prompt a rank a step (token budget {int(isl)} a rank, "
-                f"x{dp}): InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)")
+                f"x{dp}){'; every rank at its max_batch: prompts on the random rank a request left (refill)' if full else ''}"
+                f": {where}")
     return (replace(dep, max_tokens_per_step=t, token_budget=int(isl)),
             f"--max_num_tokens {t} ((k + 1)·CONC + ISL + 64, to 64), no chunked prefill: one whole prompt a step "
-            f"(token budget {int(isl)}): InferenceX sweep {sweep.config_key}'s launch script (data/validation/aic_sweeps.toml)")
+            f"(token budget {int(isl)}): {where}")

@@ -200,7 +200,8 @@ def searched_runs(system: str, model: str, isl: int, osl: int, spaces: list[Sear
     ``[[identified]]`` entry); aggregated runs, and disaggregated runs of other engines (SGLang +
     MoRI on MI355X), their launch recipe's limits where one describes them
     (deploy/engines.launch_limits), and aggregated runs the MoE backend it forces (``moe_backend``:
-    vLLM's Marlin MoE on H100, priced by cost/pricer.with_moe_backend).
+    vLLM's Marlin MoE on H100, priced by cost/pricer.with_moe_backend) and the load-sized ``--max_num_tokens`` of a
+    TensorRT-LLM script that sizes it (:func:`with_launch_token_limit`).
     """
     from jalapeno.fit.validate import DYNAMO_TRT_RECIPE, VALIDATION_MTP, recipe_budget, recipe_mtp
 
@@ -230,8 +231,31 @@ def searched_runs(system: str, model: str, isl: int, osl: int, spaces: list[Sear
                     extra = launch_limits(system, model, s.framework, prec.name, e.decode.layout.tp, isl, osl, c,
                                           serving="disagg", mtp=e.mtp)[0]
                 dep = Deployment(with_launch_kv(prec, extra), decode, prefill=e.prefill, mtp=mtp, **extra)
+                if e.prefill is None:
+                    dep = with_launch_token_limit(dep, system, model, s.framework, prec.name, isl, c, e.mtp)
                 runs.setdefault(repr(dep.as_dict()), (dep, []))[1].append(c)
     return tuple((d, tuple(sorted(set(c)))) for d, c in runs.values())
+
+
+def with_launch_token_limit(dep: Deployment, system: str, model: str, framework: str, precision: str, isl: int,
+                            concurrency: float, mtp: bool) -> Deployment:
+    """``dep`` (an aggregated run) with its launch recipe's load-sized TensorRT-LLM ``--max_num_tokens`` where the
+    recipe says its script sizes it (deploy/recipe.Recipe ``max_num_tokens_sized``; the rule and the refill dispatch of
+    full slots: fit/aic_sweep_launch.sized_token_limit, per-rank max_batch by ``max_batch_dp_attention``, the
+    aiconfigurator rows' Sweep rule) and the run is that script's (MTP as the recipe: a plain run that falls back on an
+    MTP recipe ran another script); ``dep`` unchanged otherwise.
+    """
+    from jalapeno.fit.aic_sweep_launch import sized_token_limit
+    from jalapeno.fit.aic_sweeps import Sweep
+
+    rec = launch_recipe(system, model, framework, precision, tp=dep.decode.layout.tp, mtp=mtp)
+    if rec is None or not rec.max_num_tokens_sized or bool(rec.draft_lengths) != bool(mtp):
+        return dep
+    dp = dep.decode.layout.dp
+    rule = Sweep(system, model, "trtllm", rec.version, precision, "", rec.name, "", "",
+                 max_batch_dp_attention=rec.max_batch_dp_attention)
+    per_rank = rule.max_batch_per_rank(concurrency, dp) if dp > 1 else None
+    return sized_token_limit(dep, isl, concurrency, per_rank, f"launch recipe {rec.name}")[0]
 
 
 def with_launch_backend(system: str, model: str, framework: str, precision: str, pool: Pool,
