@@ -7,13 +7,15 @@ rows of the group, by signed error, with their launch script's limits as read at
 below, each with its commit), and which rows set the median |error|, the bias (median signed error) and the p90
 (linear interpolation, numpy's default).
 
-Part 2 (``--whatif``, about 10 s: two InferenceX validations of H200 and B200). The TensorRT-LLM single-node MTP scripts
-size ``--max_num_tokens`` to the load, ((k + 1)·max_batch + ISL + 64) rounded up to 64, per attention-DP rank, with
-no chunked prefill (fit/aic_sweep_launch.with_sweep_token_limit, the rule the aiconfigurator rows of the same scripts
-already carry). InferenceX rows priced through the launch recipe (fit/searched.searched_runs) do not: they keep the
-default 8,192-token budget per instance, 1,024 tokens a rank at DP8. The what-if applies the sized limit to the
-aggregated rows of the two recipes whose scripts size it (``trtllm-h200-dsr1-fp8-mtp``: max_batch CONC/dp with
-attention DP; ``trtllm-b200-dsr1-fp4-mtp``: CONC/4) and prints every row that moves.
+Part 2 (``--whatif``, about 10 s: three InferenceX validations of H200 and B200). The TensorRT-LLM single-node MTP
+scripts size ``--max_num_tokens`` to the load, ((k + 1)·max_batch + ISL + 64) rounded up to 64, per attention-DP rank,
+with no chunked prefill; the aiconfigurator rows of the same scripts carried it before round 41
+(fit/aic_sweep_launch.with_sweep_token_limit), the InferenceX rows priced through the launch recipe did not (the
+default 8,192-token budget an instance, 1,024 tokens a rank at DP8). Round 41 gives the recipes the rule
+(data/engines.toml ``max_num_tokens_sized``, ``max_batch_dp_attention``; fit/searched.with_launch_token_limit) and,
+where every rank's max_batch is full, the refill dispatch (part 3; fit/aic_sweep_launch.REFILL_ON_FULL_SLOTS). The
+part prints every InferenceX row that moves between three runs: neither (the recipe rule and refill switched off),
+the sized limit alone (refill off), and both (as shipped).
 
 Part 3 (``--whatif``). Where prompts land when the slots are full. The row-25 script sizes ``max_batch_size`` to
 CONC/TP a rank, so at concurrency 256 on DP8 every rank holds its 32 requests and a new one can only go where a request
@@ -25,8 +27,9 @@ part draws releases (arrivals on random ranks until all dp ranks are hit or the 
 out; 20,000 draws, seed 0) and prices each release's prompt steps with the model's step (the round-40 table,
 scripts/h200_adp_prompt_cost40.model_steps: 239 decoding at 7,800 context beside g prompts of 7,373 tokens, one a
 rank): Σ_k (step(n_k) − step(0)), n_k the ranks with at least k prompts, as the whole-instance time one prompt on a
-rank costs, 8·Σ/N; beside the same prompts spread evenly (the model's rule, cost/adp_rank.busiest_rank_prompts) and
-the run's 2.53 s (round 40).
+rank costs, 8·Σ/N; beside the same prompts spread evenly (the balanced rule, cost/adp_rank.busiest_rank_prompts) and
+the run's 2.53 s (round 40). The shipped rule (cost/adp_rank, ``refill``) prices a step's expected busiest rank
+instead of these discrete releases.
 
 Usage: python scripts/h200_ix_int41.py VALIDATE_CSV [--whatif]
 """
@@ -49,7 +52,8 @@ SCRIPTS = {
         "benchmarks/dsr1_fp8_h200_trt_mtp_slurm.sh @008b91a9dd78: DP8 MTP1, max_batch_size CONC/TP = 32 a rank, "
         "max_num_tokens ((MTP+1)*32 + 8192 + 127)/64*64 = 8320 a rank, no chunked prefill, timeout_iters 60, "
         "stream_interval 10",
-        "max_batch yes (max_running_is_concurrency); max_num_tokens no: default 8192 an instance, 1024 a rank",
+        "max_batch and max_num_tokens yes from round 41 (recipe max_num_tokens_sized, max_batch_dp_attention); "
+        "before: the default 8192 an instance, 1024 a rank",
     ),
     "inferencex_points:32": (
         "Dynamo recipe files (NVIDIA/srt-slurm @5063eb43 recipes/trtllm/h200/1k1k/*): prefill max_num_tokens 8192 a rank",
@@ -70,7 +74,6 @@ SCRIPTS = {
 }
 DP, TIMEOUT_ITERS = 8, 60
 RUN_PER_PROMPT_S = 2.53  # round 40, scripts/h200_adp_prompt_cost40.py part 1 (row 25's measured TTFT and TPOT)
-SIZED_RULES = {"trtllm-h200-dsr1-fp8-mtp": "conc/dp", "trtllm-b200-dsr1-fp4-mtp": "conc/4"}
 
 
 def quantile(values: list[float], p: float) -> float:
@@ -129,69 +132,43 @@ def part1(path: str) -> None:
     )
 
 
-def _sized_runs(orig):
-    """fit/searched.searched_runs with the sized TensorRT-LLM limit on the aggregated runs of SIZED_RULES' recipes."""
-    from jalapeno.deploy.engines import launch_recipe
-    from jalapeno.fit.aic_sweep_launch import with_sweep_token_limit
-    from jalapeno.fit.aic_sweeps import Sweep
-
-    def runs(system, model, isl, osl, spaces, uses_mtp, concurrency):
-        out = []
-        for dep, cs in orig(system, model, isl, osl, spaces, uses_mtp, concurrency):
-            names = {
-                r.name
-                for s in spaces
-                if (
-                    r := launch_recipe(
-                        system, model, s.framework, dep.precision.name, tp=dep.decode.layout.tp, mtp=dep.mtp is not None
-                    )
-                )
-            }
-            rule = next((SIZED_RULES[n] for n in names if n in SIZED_RULES), None)
-            if rule and dep.prefill is None and len(cs) == 1:
-                sweep = Sweep(
-                    system,
-                    model,
-                    "trtllm",
-                    "",
-                    dep.precision.name,
-                    "",
-                    "ix",
-                    "mtp",
-                    "",
-                    3,
-                    1,
-                    TIMEOUT_ITERS,
-                    rule,
-                    max_num_tokens_sized=True,
-                )
-                dep = with_sweep_token_limit(dep, sweep, isl, cs[0])[0]
-            out.append((dep, cs))
-        return tuple(out)
-
-    return runs
-
-
-def part2() -> None:
+def _run(sized: bool, refill: bool):
+    """InferenceX H200 + B200 validation rows with the recipe rule (``sized``) and the refill dispatch switched."""
+    import jalapeno.fit.aic_sweep_launch as launch
     import jalapeno.fit.searched as searched
     from jalapeno.fit.validation_run import run_validation
 
-    base = run_validation(use_aiconfigurator=False, systems=("h200", "b200"))["rows"]
-    orig = searched.searched_runs
-    searched.searched_runs = _sized_runs(orig)
+    orig_limit, orig_refill = searched.with_launch_token_limit, launch.REFILL_ON_FULL_SLOTS
+    if not sized:
+        searched.with_launch_token_limit = lambda dep, *a, **k: dep
+    launch.REFILL_ON_FULL_SLOTS = refill
     try:
-        sized = run_validation(use_aiconfigurator=False, systems=("h200", "b200"))["rows"]
+        return run_validation(use_aiconfigurator=False, systems=("h200", "b200"))["rows"]
     finally:
-        searched.searched_runs = orig
-    m = base.merge(sized, on=["id", "metric"], suffixes=("", "_sized"))
-    moved = m[(m["predicted"] - m["predicted_sized"]).abs() > 1e-9 * m["predicted"].abs()]
-    print(
-        "part 2: the scripts' sized max_num_tokens on the InferenceX rows of their recipes (error %, before -> after)"
+        searched.with_launch_token_limit, launch.REFILL_ON_FULL_SLOTS = orig_limit, orig_refill
+
+
+def part2() -> None:
+    runs = [_run(False, False), _run(True, False), _run(True, True)]
+    m = (
+        runs[0]
+        .merge(runs[1], on=["id", "metric"], suffixes=("", "_sized"))
+        .merge(
+            runs[2][["id", "metric", "error", "predicted"]].rename(
+                columns={"error": "error_both", "predicted": "p_both"}
+            ),
+            on=["id", "metric"],
+        )
     )
+    moved = m[
+        ((m["predicted"] - m["p_both"]).abs() > 1e-9 * m["predicted"].abs())
+        | ((m["predicted"] - m["predicted_sized"]).abs() > 1e-9 * m["predicted"].abs())
+    ]
+    print("part 2: InferenceX rows that move, error % with neither / the sized limit alone / both (shipped)")
     for _, r in moved.iterrows():
         print(
             f"  {r['system']:5s} {r['id']:22s} {r['metric']:20s} {r['split']:8s} "
-            f"{100 * r['error']:+6.1f} -> {100 * r['error_sized']:+6.1f}"
+            f"{100 * r['error']:+6.1f} / {100 * r['error_sized']:+6.1f} / {100 * r['error_both']:+6.1f}"
         )
     if moved.empty:
         print("  no row moves")
