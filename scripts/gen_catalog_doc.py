@@ -58,6 +58,10 @@ CHIP_KEYS = {
     "fp4_block_formats": ("list", "`{ formats = [\"mxfp4\", \"nvfp4\"], source }`: the FP4 block-scaled formats the FP4 tensor cores consume (Blackwell both, CDNA 4 MXFP4 only); needs `peak_dense_tflops.fp4`; absent = every FP4 format accepted. A precision whose FP4 weights are in another format is refused (`-p nvfp4` on MI355X)"),
     "tdp_w": ("W", "rated chip/board power (TGP/TBP)"),
     "sustained_w": ("W", "sustained power under load where measured; optional"),
+    "dense_clock_ratio": ("ratio", "sustained clock under dense matrix load over the clock its architecture's compute "
+                          "calibration prices (a board its power limit holds lower: MI300X 1,230 / 1,464 MHz); ops at "
+                          ">= 25% of peak run at this fraction of the calibrated speed (cost/roofline.POWER_CLOCK); "
+                          "optional, default 1"),
 }
 LEVEL_KEYS = {
     "name": ("-", "level name (tray, node, rack, cluster, global)"),

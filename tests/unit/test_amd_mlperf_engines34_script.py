@@ -46,12 +46,14 @@ def test_completion_pattern_by_hand():
 def test_offline_residual_has_no_common_sign():
     """Measured GPU time per request = 8 / samples/s: MI300X 8 / 92.1544 = 86.81 ms, MI325X 8 / 114.7 = 69.75 ms,
     MI355X 8 / 333.216 = 24.01 ms. With the model's GEMMs the residual per sequence per decode step is positive on
-    MI300X and MI355X and not on MI325X: no one harness-wide host cost fits the three (docs, Round 34 (1))."""
+    MI300X and MI355X and not on MI325X: no one harness-wide host cost fits the three (docs, Round 34 (1)). Round 41
+    (mi3xx41): with MI300X's dense GEMMs at its power-limited clock (cost/roofline.POWER_CLOCK, 1,230 / 1,464 MHz) its
+    residual falls from above 20 us to a few us, still positive."""
     r = {s: ae.offline_residual(s) for s in ae.OFFLINE_RUNS}
     assert r["mi300x"]["measured_s"] == pytest.approx(8 / 92.1544, rel=1e-12)
     assert r["mi325x"]["measured_s"] == pytest.approx(0.069747, rel=1e-4)
     assert r["mi355x"]["measured_s"] == pytest.approx(0.024009, rel=1e-4)
-    assert r["mi300x"]["per_seq_step_s"] > 20e-6 and r["mi355x"]["per_seq_step_s"] > 10e-6
+    assert r["mi300x"]["per_seq_step_s"] > 0 and r["mi355x"]["per_seq_step_s"] > 10e-6
     assert r["mi325x"]["per_seq_step_s"] < 5e-6
     # the profile's fixed cost is a few ms against decode steps of 100+ ms: it cannot carry the gap
     for s in r.values():

@@ -20,7 +20,11 @@ cost of it per layer instead of its kernels' launches. A GEMM whose entry sets k
 (block-scaled FP8: the k loop serial per output tile) takes at least (k / 128) · k_block_s besides
 its launch, whatever its bytes (:func:`k_serial_s`; counted in its compute term). An op of a measured
 kernel family whose entry sets floor_s (the MLA generation kernel) costs at least floor_s per kernel
-besides its roofline, in place of its launches when they are less (:func:`kernel_floor_s`). Parameters and their sources: specs/efficiency.py, docs/model.md.
+besides its roofline, in place of its launches when they are less (:func:`kernel_floor_s`). A chip whose board power
+holds its clock under dense matrix load below the clock its architecture's calibration prices (Chip.dense_clock_ratio
+r < 1) runs an op that reaches at least :data:`DENSE_UTILISATION` of its format's peak at r of that speed (compute
+/ r) when :data:`POWER_CLOCK` is on (:func:`power_clock`). Parameters and their sources: specs/efficiency.py,
+docs/model.md.
 """
 
 from __future__ import annotations
@@ -30,9 +34,39 @@ from dataclasses import dataclass
 import numpy as np
 
 from jalapeno.cost.optable import MOE_KERNELS, OpTable
+from jalapeno.errors import SpecError
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.hardware import Chip
 from jalapeno.specs.kernel_efficiency import K_BLOCK
+
+
+#: whether a chip's Chip.dense_clock_ratio slows its dense compute-bound ops (:func:`power_clock`). On: round 41
+#: (mi3xx41, docs/gap_large_batch_decode.md) — the fidelity guard passes and MLPerf MI300X 21.4% -> 4.4%
+POWER_CLOCK = True
+#: an op at or above this fraction of its format's peak draws enough power to be held at the board's power-limited
+#: clock; below it (decode's few-row GEMMs and fused MoE, 0.6-10% of peak) it runs unthrottled. Named assumption of
+#: round 26 (scripts/gfx942_power.py DENSE_UTILISATION): half of AMD's max-achievable dense FP8 utilisation, 1,273 /
+#: 2,615 TFLOP/s = 0.49 on MI300X (ROCm blog "Measuring Max-Achievable FLOPs - Part 2", 2025-02-27, Table 1)
+DENSE_UTILISATION = 0.25
+
+
+def power_clock(compute_s: np.ndarray, eta: np.ndarray, ratio: float) -> np.ndarray:
+    """Compute times (n_ops, N), s, with the ops at or above :data:`DENSE_UTILISATION` of peak (``eta``, the
+    fraction of its format's peak each op reaches, same shape) slowed to a clock ``ratio`` (0, 1] of the calibrated
+    one: compute / ratio there, unchanged elsewhere.
+
+    >>> power_clock(np.array([[1.0], [1.0]]), np.array([[0.5], [0.1]]), 0.5).ravel().tolist()
+    [2.0, 1.0]
+
+    Raises:
+        SpecError: ``ratio`` outside (0, 1].
+    """
+    if not 0.0 < ratio <= 1.0:
+        raise SpecError("chip.dense_clock_ratio", f"{ratio!r} is outside (0, 1]",
+                        "give the sustained clock over the calibrated one, e.g. 1230 / 1464 = 0.840")
+    if ratio == 1.0:
+        return compute_s
+    return np.where(eta >= DENSE_UTILISATION, compute_s / ratio, compute_s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +269,8 @@ def op_times(table: OpTable, chip: Chip, eff: Efficiency, moe_width=None) -> OpT
     m = np.maximum(table.rows, 1e-9)
     eta = np.where(c.is_gemm, c.top * m / (m + c.half), c.attn)  # gemm_efficiency, per op
     compute = table.flop / (c.peak * eta)
+    if POWER_CLOCK:
+        compute = power_clock(compute, np.broadcast_to(eta, compute.shape), chip.dense_clock_ratio)
     if moe_width and table.split and table.kn:
         compute = compute * _width_factors(table, [k == "moe" for k in table.kind], moe_width, m, c.half)
     idx, serial = _k_serial_rows(table, c.k_block_s)

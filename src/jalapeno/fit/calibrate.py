@@ -312,7 +312,12 @@ def calibrate_catalog(names: list[str] | None = None, out_dir=None, on_progress=
 
     from jalapeno.fit.amd import AITER_CU, MOE_DONOR_SPLIT, MOE_FROM, TABLES, amd_overlay, fit_amd, read_table
     from jalapeno.fit.moe_transfer import MOE_POOL, POOLED_MOE_SYSTEMS
-    from jalapeno.specs.catalog import list_systems, load_system
+    from jalapeno.specs.catalog import list_systems
+    from jalapeno.specs.catalog import load_system as _load
+    from jalapeno.specs.hardware import at_calibration_clock
+
+    def load_system(n: str) -> System:  # the tables are the calibration clock's times (Chip.dense_clock_ratio)
+        return at_calibration_clock(_load(n))
 
     out = Path(out_dir) if out_dir else Path(str(resources.files("jalapeno") / "data" / "calibration"))
     blocking = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)

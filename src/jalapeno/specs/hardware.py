@@ -85,6 +85,10 @@ class Chip:
     fp4_block_formats: frozenset[str] | None = None
     #: FP32 peak FLOP/s of the vector (non-tensor) units, for FP32 GEMMs (MiniMax-M2's gate); None where not given
     fp32_vector_flop_per_s: float | None = None
+    #: the chip's sustained clock under dense matrix load over the clock its architecture's compute calibration
+    #: prices (a board held lower by its power limit: MI300X 1,230 / 1,464 MHz against MI325X); 1.0 where not
+    #: given. Read by cost/roofline.op_times for ops at >= DENSE_UTILISATION of peak when POWER_CLOCK is on
+    dense_clock_ratio: float = 1.0
 
     @property
     def formats(self) -> frozenset[str]:
@@ -229,6 +233,15 @@ class System:
                         f"use at most {self.max_chips} chips")
 
 
+def at_calibration_clock(system: System) -> System:
+    """``system`` with its chip at the clock its architecture's compute calibration prices (Chip.dense_clock_ratio
+    1.0): the kernel tables a calibration fits are that clock's times by definition, so a fit through the pricer must
+    not slow them again (fit/calibrate.calibrate_catalog)."""
+    if system.chip.dense_clock_ratio == 1.0:
+        return system
+    return replace(system, chip=replace(system.chip, dense_clock_ratio=1.0))
+
+
 def _si_capacity(gb: Sourced | None, gib: Sourced | None) -> float | None:
     if gb is not None:
         return gb.value * units.GB
@@ -353,6 +366,7 @@ def system_from_dict(data: dict, where: str = "system") -> System:
         sram_per_unit_bytes=c.sram_per_unit_kib.value * units.KiB if c.sram_per_unit_kib else None,
         mma_tile_m=int(c.mma_tile_m.value) if c.mma_tile_m else None,
         fp4_block_formats=frozenset(c.fp4_block_formats.formats) if c.fp4_block_formats else None,
+        dense_clock_ratio=c.dense_clock_ratio.value if c.dense_clock_ratio else 1.0,
     )
     levels = []
     for i, lv in enumerate(f.levels):

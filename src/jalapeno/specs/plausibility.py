@@ -68,6 +68,8 @@ RANGES: dict[str, Range] = {r.key: r for r in (
     Range("chip.sram_per_unit_kib", "KiB", 1.0, 1e5, "64 (AMD LDS) to 228 (Hopper, Blackwell)",
           "KiB of shared memory / LDS per SM or CU: 228 for H100, not 233472 (bytes)"),
     Range("chip.mma_tile_m", "rows", 1, 4096, "16 (AMD) to 128 (Blackwell)", "rows of one MMA tile: 64 for Hopper"),
+    Range("chip.dense_clock_ratio", "x", 0.2, 1.0, "0.840 (MI300X against MI325X) to 1 (every other chip)",
+          "a ratio of clocks at most 1 (sustained / calibrated), not MHz"),
     Range("chip.tdp_w", "W", 10.0, 5e4, "700 (H100) to 1,800 (Vera Rubin)", "watts: 1000 for B200, not 1.0 (kW)"),
     Range("chip.sustained_w", "W", 10.0, 5e4, "550 (Jalapeño)", "watts: 550, not 0.55 (kW)"),
     Range("power.allin_kw_per_chip", "kW", 0.05, 100.0, "1.15 (Jalapeño) to 2.98 (Vera Rubin)",
@@ -158,6 +160,7 @@ def check_plausible(system, where: str = "system") -> None:
         if v is not None:
             _check(where, f"chip.{key}", f"chip.{key}", v)
     _check(where, "chip.tdp_w", "chip.tdp_w", c.tdp_w)
+    _check(where, "chip.dense_clock_ratio", "chip.dense_clock_ratio", c.dense_clock_ratio)
     if c.sustained_w is not None:
         _check(where, "chip.sustained_w", "chip.sustained_w", c.sustained_w)
     _check(where, "power.allin_kw_per_chip", "power.allin_kw_per_chip", system.allin_power_w_per_chip / units.KW)

@@ -47,6 +47,9 @@ class ChipFile(_Strict):
     fp4_block_formats: SourcedNames | None = None
     tdp_w: Sourced
     sustained_w: Sourced | None = None
+    # sustained clock under dense matrix load over the clock its architecture's compute calibration prices
+    # (cost/roofline.POWER_CLOCK; Chip.dense_clock_ratio)
+    dense_clock_ratio: Sourced | None = None
 
     @model_validator(mode="after")
     def _one_capacity(self):
