@@ -11,7 +11,7 @@ Part 1, the ledger (:func:`ledger`): each held-out MI325X DeepSeek-R1 row's deco
 TP8, MoE TP8 EP1, FP8, FP8 KV, mean context ISL + OSL / 2, the row's SGLang-ROCm release) split into the model's own
 attribution — routed-expert HBM time, other HBM-bound time, compute-bound time, per-kernel overhead, the step's fixed
 cost, the collectives — priced on MI325X and on MI300X, with each term's MI300X/MI325X ratio and the provenance of the
-constant that sets it (:data:`PROVENANCE`: read from ``data/stack_fits.toml``, ``fit/amd.py`` and ``data/stacks.toml``).
+constant that sets it (:func:`provenance`: read from ``data/stack_fits.toml``, ``fit/amd.py`` and ``data/stacks.toml``).
 
 Part 2, the v0.5.19 sweep (rows 76-80, MI325X only, mean TPOT): measured TPOT less the model's share of interleaved
 prefill (C x P / OSL, P the model's price of one prompt of mean length 0.9 ISL; InferenceX draws lengths from
