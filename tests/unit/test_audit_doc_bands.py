@@ -1,0 +1,98 @@
+"""docs/audit.md §3.1 quotes the measured error bands and a worked ratio band: hold both to what ships.
+
+The §3.1 table must equal ``data/validation/measured_bands.toml`` (p10/p90 of predicted/measured − 1
+to 0.1%, the row counts, direct or derived throughput), every system of the file and no other; until
+round 41 it quoted round 30's file (GB300 throughput −12.3%..+6.8% where audit printed +7.9%).
+
+The worked example (``audit -s jalapeno -b gb300-nvl72 --claim peak_tok_s_per_kw_ratio=1.26``) is
+recomputed by the rule the section states, not read from the audit: the ratio's low end is Jalapeño's
+low-set peak per kW over GB300's peak per kW at GB300's favourable end (its prediction over 1 + p10),
+the high end Jalapeño's high-set peak over GB300's unfavourable end (over 1 + p90).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+from cli_runner import run
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = (ROOT / "docs" / "audit.md").read_text()
+BANDS = tomllib.loads((ROOT / "src" / "jalapeno" / "data" / "validation" / "measured_bands.toml").read_text())
+FIX = "rerun the figures and update docs/audit.md §3.1"
+
+
+def _pct_range(cell: str) -> tuple[float, float]:
+    m = re.fullmatch(r"([−+-][\d.]+)%\.\.([−+-][\d.]+)%", cell.strip())
+    assert m, f"docs/audit.md §3.1: cannot read the band {cell!r} (want −a%..+b%)"
+    return tuple(float(g.replace("−", "-")) for g in m.groups())
+
+
+def _doc_table() -> dict[str, list[str]]:
+    """system → its cells, from the §3.1 'Figures' table."""
+    sec = DOC[DOC.index("### 3.1"):DOC.index("## 4.")]
+    rows = re.findall(r"^\s*\| `([\w.-]+)` \|(.*)\|\s*$", sec, re.M)
+    assert rows, "docs/audit.md §3.1 lost its measured-bands table"
+    return {s: [c.strip() for c in cells.split("|")] for s, cells in rows}
+
+
+def test_section_3_1_table_is_the_shipped_file():
+    table = _doc_table()
+    assert set(table) == set(BANDS["systems"]), (
+        f"docs/audit.md §3.1 lists {sorted(table)}, measured_bands.toml has {sorted(BANDS['systems'])}; {FIX}")
+    stale = []
+    for system, (tput, n_t, source, inter, n_i) in table.items():
+        shipped = BANDS["systems"][system]
+        t = shipped["throughput_per_chip"]
+        want = (round(100 * t["q_lo"], 1), round(100 * t["q_hi"], 1))
+        if _pct_range(tput) != want or int(n_t) != t["n"]:
+            stale.append(f"{system} throughput {tput} (n {n_t}), file {want} (n {t['n']})")
+        if source != ("direct" if t["source"] == "direct" else "derived"):
+            stale.append(f"{system} throughput source {source}, file {t['source']!r}")
+        i = shipped.get("interactivity")
+        if i is None:
+            if inter != "-":
+                stale.append(f"{system} interactivity {inter}, file has none")
+        elif _pct_range(inter) != (round(100 * i["q_lo"], 1), round(100 * i["q_hi"], 1)) or int(n_i) != i["n"]:
+            stale.append(f"{system} interactivity {inter} (n {n_i}), file {i['q_lo']:.4f}..{i['q_hi']:.4f} (n {i['n']})")
+    assert not stale, "docs/audit.md §3.1 is stale: " + "; ".join(stale) + f"; {FIX}"
+
+
+def _example() -> tuple[float, float, float, tuple[float, float]]:
+    m = re.search(r"peak_tok_s_per_kw_ratio=1\.26`: predicted ([\d.]+)x, band ([\d.]+)-([\d.]+) \(Jalapeño's\s+"
+                  r"efficiency band crossed with GB300's throughput band, ([−+-][\d.]+%\.\.[−+-][\d.]+%)\)",
+                  DOC)
+    assert m, "docs/audit.md §3.1 lost its worked ratio example (peak_tok_s_per_kw_ratio=1.26)"
+    return float(m.group(1)), float(m.group(2)), float(m.group(3)), _pct_range(m.group(4))
+
+
+def test_example_quotes_gb300_band_of_the_table():
+    *_, gb300 = _example()
+    assert gb300 == _pct_range(_doc_table()["gb300-nvl72"][0]), "the example's GB300 band is not the table's"
+
+
+def test_example_ratio_band_by_the_stated_rule(capsys):
+    predicted, low, high, _ = _example()
+    code, out, err = run(capsys, "compare", "--systems", "jalapeno,gb300-nvl72", "-p", "fp8", "--bands",
+                         "--json", "--html", "")
+    assert code == 0, err
+    d = json.loads(out)
+    jal = d["systems"]["jalapeno"]["headline"]
+    gb300_kw = d["systems"]["gb300-nvl72"]["headline"]["peak_tok_s_per_kw"]["all-in"]
+    q = BANDS["systems"]["gb300-nvl72"]["throughput_per_chip"]
+    j_lo, j_mid, j_hi = (jal["bands"]["peak_tok_s_per_kw"][k]["all-in"] for k in ("low", "mid", "high"))
+    # the ratio's ends cross: Jalapeño's worse end over GB300's better one, and the reverse
+    by_rule = (j_lo / (gb300_kw / (1 + q["q_lo"])), j_hi / (gb300_kw / (1 + q["q_hi"])))
+    got = {"predicted": j_mid / gb300_kw, "low": by_rule[0], "high": by_rule[1]}
+    quoted = {"predicted": predicted, "low": low, "high": high}
+    stale = [f"{k}: quoted {quoted[k]}, now {v:.4f}" for k, v in got.items()
+             if quoted[k] != pytest.approx(v, abs=6e-4)]
+    assert not stale, ("docs/audit.md §3.1 example: " + "; ".join(stale)
+                       + "; rerun `jalapeno audit -s jalapeno -b gb300-nvl72 --claim peak_tok_s_per_kw_ratio=1.26`")
+    # and compare's own crossed band is the same arithmetic
+    band = d["comparisons"]["jalapeno"]["bands"]["peak_ratio"]["tok_s_per_kw"]
+    assert (band["low"], band["high"]) == pytest.approx(by_rule, rel=1e-9)
