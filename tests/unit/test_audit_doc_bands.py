@@ -34,7 +34,7 @@ def _pct_range(cell: str) -> tuple[float, float]:
 
 def _doc_table() -> dict[str, list[str]]:
     """system → its cells, from the §3.1 'Figures' table."""
-    sec = DOC[DOC.index("### 3.1"):DOC.index("## 4.")]
+    sec = DOC[DOC.index("### 3.1") : DOC.index("## 4.")]
     rows = re.findall(r"^\s*\| `([\w.-]+)` \|(.*)\|\s*$", sec, re.M)
     assert rows, "docs/audit.md §3.1 lost its measured-bands table"
     return {s: [c.strip() for c in cells.split("|")] for s, cells in rows}
@@ -43,7 +43,8 @@ def _doc_table() -> dict[str, list[str]]:
 def test_section_3_1_table_is_the_shipped_file():
     table = _doc_table()
     assert set(table) == set(BANDS["systems"]), (
-        f"docs/audit.md §3.1 lists {sorted(table)}, measured_bands.toml has {sorted(BANDS['systems'])}; {FIX}")
+        f"docs/audit.md §3.1 lists {sorted(table)}, measured_bands.toml has {sorted(BANDS['systems'])}; {FIX}"
+    )
     stale = []
     for system, (tput, n_t, source, inter, n_i) in table.items():
         shipped = BANDS["systems"][system]
@@ -58,14 +59,18 @@ def test_section_3_1_table_is_the_shipped_file():
             if inter != "-":
                 stale.append(f"{system} interactivity {inter}, file has none")
         elif _pct_range(inter) != (round(100 * i["q_lo"], 1), round(100 * i["q_hi"], 1)) or int(n_i) != i["n"]:
-            stale.append(f"{system} interactivity {inter} (n {n_i}), file {i['q_lo']:.4f}..{i['q_hi']:.4f} (n {i['n']})")
+            stale.append(
+                f"{system} interactivity {inter} (n {n_i}), file {i['q_lo']:.4f}..{i['q_hi']:.4f} (n {i['n']})"
+            )
     assert not stale, "docs/audit.md §3.1 is stale: " + "; ".join(stale) + f"; {FIX}"
 
 
 def _example() -> tuple[float, float, float, tuple[float, float]]:
-    m = re.search(r"peak_tok_s_per_kw_ratio=1\.26`: predicted ([\d.]+)x, band ([\d.]+)-([\d.]+) \(Jalapeño's\s+"
-                  r"efficiency band crossed with GB300's throughput band, ([−+-][\d.]+%\.\.[−+-][\d.]+%)\)",
-                  DOC)
+    m = re.search(
+        r"peak_tok_s_per_kw_ratio=1\.26`: predicted ([\d.]+)x, band ([\d.]+)-([\d.]+) \(Jalapeño's\s+"
+        r"efficiency band crossed with GB300's throughput band, ([−+-][\d.]+%\.\.[−+-][\d.]+%)\)",
+        DOC,
+    )
     assert m, "docs/audit.md §3.1 lost its worked ratio example (peak_tok_s_per_kw_ratio=1.26)"
     return float(m.group(1)), float(m.group(2)), float(m.group(3)), _pct_range(m.group(4))
 
@@ -77,8 +82,9 @@ def test_example_quotes_gb300_band_of_the_table():
 
 def test_example_ratio_band_by_the_stated_rule(capsys):
     predicted, low, high, _ = _example()
-    code, out, err = run(capsys, "compare", "--systems", "jalapeno,gb300-nvl72", "-p", "fp8", "--bands",
-                         "--json", "--html", "")
+    code, out, err = run(
+        capsys, "compare", "--systems", "jalapeno,gb300-nvl72", "-p", "fp8", "--bands", "--json", "--html", ""
+    )
     assert code == 0, err
     d = json.loads(out)
     jal = d["systems"]["jalapeno"]["headline"]
@@ -89,10 +95,12 @@ def test_example_ratio_band_by_the_stated_rule(capsys):
     by_rule = (j_lo / (gb300_kw / (1 + q["q_lo"])), j_hi / (gb300_kw / (1 + q["q_hi"])))
     got = {"predicted": j_mid / gb300_kw, "low": by_rule[0], "high": by_rule[1]}
     quoted = {"predicted": predicted, "low": low, "high": high}
-    stale = [f"{k}: quoted {quoted[k]}, now {v:.4f}" for k, v in got.items()
-             if quoted[k] != pytest.approx(v, abs=6e-4)]
-    assert not stale, ("docs/audit.md §3.1 example: " + "; ".join(stale)
-                       + "; rerun `jalapeno audit -s jalapeno -b gb300-nvl72 --claim peak_tok_s_per_kw_ratio=1.26`")
+    stale = [f"{k}: quoted {quoted[k]}, now {v:.4f}" for k, v in got.items() if quoted[k] != pytest.approx(v, abs=6e-4)]
+    assert not stale, (
+        "docs/audit.md §3.1 example: "
+        + "; ".join(stale)
+        + "; rerun `jalapeno audit -s jalapeno -b gb300-nvl72 --claim peak_tok_s_per_kw_ratio=1.26`"
+    )
     # and compare's own crossed band is the same arithmetic
     band = d["comparisons"]["jalapeno"]["bands"]["peak_ratio"]["tok_s_per_kw"]
     assert (band["low"], band["high"]) == pytest.approx(by_rule, rel=1e-9)
