@@ -209,3 +209,24 @@ def test_setting_a_listed_parameter_to_its_current_value_changes_nothing():
         pr, _ = apply(pricer, {p.key: p.current})
         after = {k: g(pr.efficiency) for k, g in getters.items()}
         assert after == pytest.approx(before), p.key
+
+
+def test_block_scaled_gemm_k_loop_time_is_listed():
+    """The block-scaled FP8 GEMM's serial k-loop time (cost/roofline.k_serial_s) is one of the efficiencies the
+    calibration's high set moves on DeepSeek-R1 FP8; left out of the list, the all-favourable corner read 480.9
+    tok/s/user under the band's 500.2 and the physical limit kept a GPU kernel's k-loop floor (740.9 where it is
+    1,623.5). Its band is the low/high sets' values, its limit 0 (no serial floor), fewer seconds faster; a model
+    whose GEMMs run no block-scaled FP8 (gpt-oss-120b, MXFP4) does not list it."""
+    from jalapeno.analysis.uncertain import physical_limit
+    from jalapeno.cost.pricer import band_pricers
+
+    pricer = load_pricer("jalapeno")
+    params = uncertain_parameters(pricer, load_model("deepseek-r1"), get_precision("fp8"))
+    p = next(p for p in params if p.key == "efficiency.gemm.fp8_block.k_block_s")
+    sets = {w: pr.efficiency.gemm["fp8_block"].k_block_s for w, pr in band_pricers(pricer).items()}
+    assert p.current == sets["calibrated"] and (p.low, p.high) == (min(sets.values()), max(sets.values()))
+    assert p.low < p.current < p.high and p.favourable_end == sets["high"]
+    assert (p.limit, p.better, p.kind) == (0.0, "lower", "efficiency")
+    assert physical_limit(params)["efficiency.gemm.fp8_block.k_block_s"] == 0.0
+    oss = uncertain_parameters(pricer, load_model("gpt-oss-120b"), get_precision("mxfp4"))
+    assert not any(q.key.endswith("k_block_s") for q in oss)

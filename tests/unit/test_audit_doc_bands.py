@@ -104,3 +104,70 @@ def test_example_ratio_band_by_the_stated_rule(capsys):
     # and compare's own crossed band is the same arithmetic
     band = d["comparisons"]["jalapeno"]["bands"]["peak_ratio"]["tok_s_per_kw"]
     assert (band["low"], band["high"]) == pytest.approx(by_rule, rel=1e-9)
+
+
+def _section_5_block() -> dict[str, str]:
+    sec = DOC[DOC.index("## 5. Worked example") :]
+    block = sec[sec.index("```\n$ jalapeno audit --system jalapeno --model deepseek-r1") :]
+    block = block[: block.index("```", 3)]
+    pats = {
+        "predicted": r"predicted ([\d.]+) \(band",
+        "low": r"\(band ([\d.]+)-",
+        "high": r"\(band [\d.]+-([\d.]+)\)",
+        "limit": r"physical limit ([\d.,]+)",
+        "verdict": r"verdict: (\w+)",
+        "kernel alone": r"best alone: kernel launch ([\d.]+)",
+        "corner": r"favourable band end\s+-> ([\d.]+)",
+        "together": r"both by s = ([\d.]+)",
+    }
+    out = {}
+    for k, pat in pats.items():
+        m = re.search(pat, block)
+        assert m, f"docs/audit.md §5: the audit block lost its {k} ({pat!r})"
+        out[k] = m.group(1).replace(",", "")
+    return out
+
+
+def test_section_5_block_is_what_audit_prints(capsys):
+    """§5's condensed `audit --claim max_interactivity=700` block equals `audit --json` to its printed digits, and
+    the all-favourable corner reaches the band's top (§3 step 4), which failed while the high set moved the
+    block-scaled GEMM's k-loop time and the parameter list left it out (480.9 against 500.2)."""
+    quoted = _section_5_block()
+    code, out, err = run(
+        capsys,
+        "audit",
+        "--system",
+        "jalapeno",
+        "--model",
+        "deepseek-r1",
+        "--workload",
+        "8k1k",
+        "--claim",
+        "max_interactivity=700",
+        "--json",
+    )
+    assert code == 0, err
+    d = json.loads(out)
+    kernel = next(c for c in d["changes"] if c["parameter"] == "efficiency.kernel_launch_s")
+    j = d["joint_change"]
+    got = {
+        "predicted": d["predicted"]["value"],
+        "low": d["predicted"]["low"],
+        "high": d["predicted"]["high"],
+        "limit": d["physical_limit"],
+        "kernel alone": kernel["best_in_range"],
+        "corner": j["band_ends"]["value"],
+        "together": j["together"]["value"],
+    }
+    stale = [
+        f"{k}: quoted {quoted[k]}, now {v:.4f}"
+        for k, v in got.items()
+        if abs(float(quoted[k]) - v) > 0.5 * 10 ** -len(quoted[k].partition(".")[2]) + 1e-9
+    ]
+    if quoted["verdict"].lower() != d["verdict"]:
+        stale.append(f"verdict: quoted {quoted['verdict']}, now {d['verdict']}")
+    assert not stale, (
+        "docs/audit.md §5: " + "; ".join(stale) + "; rerun `jalapeno audit --system jalapeno --model "
+        "deepseek-r1 --workload 8k1k --claim max_interactivity=700` and update the block and its reading"
+    )
+    assert j["band_ends"]["value"] >= d["predicted"]["high"] * (1 - 1e-6)

@@ -19,11 +19,12 @@ Kinds and bands:
   priced with. Physical limit 0.
 - ``efficiency`` — the fractions of peak and of bandwidth the precision's ops use (GEMM, MoE, MLA
   decode and prefill per compute format, attention, HBM, links), the GEMM and MoE half rows, the
-  MoE token passes, and the collectives' parameters the calibration's low/high sets also move (the
+  MoE token passes, a block-scaled GEMM's serial k-loop time (``gemm.fp8_block.k_block_s``,
+  cost/roofline.k_serial_s), and the collectives' parameters the calibration's low/high sets also move (the
   all-to-all fraction of an MoE model, the custom all-reduce fraction and half size, the link and
   in-switch half sizes): band = the calibration's low/high sets where they differ, else ±10% for
   a fraction (at most 1) and ±50% for the others (assumption). Physical limit: fractions 1 (links
-  at line rate), half rows, token passes and half sizes 0. Every efficiency the sets move for the
+  at line rate), half rows, token passes, k-block time and half sizes 0. Every efficiency the sets move for the
   ops the precision runs is listed, so the all-favourable corner (analysis/audit.py) is at least
   as favourable as the band's far end.
 - ``spec`` — every number of the system file marked ``estimate = true``: ±20% (link latencies
@@ -114,6 +115,10 @@ def _efficiency_getters(model, precision, system) -> dict:
         out[f"efficiency.gemm.{f}.peak_fraction"] = lambda e, f=f: e.gemm_peak(f)
         out[f"efficiency.gemm.{f}.hbm_fraction"] = lambda e, f=f: e.gemm_hbm(f)
         out[f"efficiency.gemm.{f}.half_rows"] = lambda e, f=f: e.gemm_half(f)
+        # a block-scaled GEMM's serial k-loop floor (cost/roofline.k_serial_s; the key's own entry, no fallback):
+        # the calibration's high set moves it too, and left out of the list the all-favourable corner fell
+        # under the band's far end (DeepSeek-R1 FP8 on Jalapeño: 480.9 against 500.2 tok/s/user)
+        out[f"efficiency.gemm.{f}.k_block_s"] = lambda e, f=f: _own(e.gemm, f, "k_block_s")
     # the routed experts' own compute format only: listing the MoE keys of every format the precision computes in
     # put e.g. moe.bf16.half_rows (inherited, used by no op of an FP8/FP4 MoE) in the tornado, and setting it moved
     # the fallback of the formats the experts do run (specs/efficiency: bf16 is every format's fallback) — a swing
@@ -142,6 +147,12 @@ def _efficiency_getters(model, precision, system) -> dict:
     if any(lv.scope == "scale_out" for lv in system.levels):
         out["efficiency.scale_out_link_fraction"] = lambda e: e.scale_out_link_fraction
     return out
+
+
+def _own(table, key: str, name: str) -> float | None:
+    """``table[key].name`` of the key's own entry (None where it has none: no fallback to another format)."""
+    e = table.get(key)
+    return None if e is None else getattr(e, name)
 
 
 def _spec_value(data: dict, key: str) -> float | None:
@@ -185,6 +196,7 @@ def uncertain_parameters(pricer, model, precision, convention: str = "chip") -> 
         v, a, b = get(eff), get(lo_eff), get(hi_eff)
         if v is None:
             continue
+        a, b = v if a is None else a, v if b is None else b
         a, b = min(a, b, v), max(a, b, v)
         frac = key.endswith("_fraction")
         if a == b:
@@ -194,7 +206,8 @@ def uncertain_parameters(pricer, model, precision, convention: str = "chip") -> 
             src = "calibration low/high sets"
         if frac:
             out.append(Parameter(key, v, a, b, 1.0, min(a, v) * 0.1, 1.0, "efficiency", src, "higher"))
-        elif v > 0:  # half rows, token passes: fewer is faster; limit 0 (peak at any row count, no passes)
+        elif v > 0:  # half rows, token passes, k-block time: less is faster; limit 0 (peak at any row count,
+            # no passes, no serial k-loop floor)
             out.append(Parameter(key, v, a, b, 0.0, 0.0, 10 * max(b, v), "efficiency", src, "lower"))
     data = system.origin.data if system.origin is not None else None
     if data is not None:
