@@ -118,7 +118,7 @@ def test_predict_and_simulate_name_their_waits_distinctly(capsys, monkeypatch):
     code, out, err = run(capsys, "simulate", "-s", "h200", "-m", "gpt-oss-120b", "--tp", "8", "-c", "2", "-w", "1k1k",
                          "--requests", "4")
     assert code == 0, err
-    assert "wait to first step (arrival → scheduled)" in out and "queueing delay" not in out
+    assert "wait to first step (arrival → scheduled, front end included)" in out and "queueing delay" not in out
 
 
 @pytest.mark.parametrize("cmd, engine", [("collective", False), ("step", False), ("predict", True)])

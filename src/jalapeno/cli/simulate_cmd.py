@@ -357,7 +357,7 @@ def _summary_table(sm: dict, title: str, trace: bool = False) -> Table:
                 f"{sm['tok_s_per_kw']:,.0f} tok/s/kW")] if "tok_s_per_kw" in sm else []),
             ("interactivity (1/median TPOT)", f"{sm['interactivity']:.1f} tok/s/user"),
             ("TTFT", q(sm["ttft_s"], 1e3, "ms")), ("TPOT", q(sm["tpot_s"], 1e3, "ms")),
-            ("E2E", q(sm["e2e_s"], 1, "s")), ("wait to first step (arrival → scheduled)", q(sm["queue_s"], 1e3, "ms")),
+            ("E2E", q(sm["e2e_s"], 1, "s")), ("wait to first step (arrival → scheduled, front end included)", q(sm["queue_s"], 1e3, "ms")),
             ("preemptions", str(sm["preemptions"])),
             ("prefix-cache hit rate", f"{sm['prefix_hit_rate']:.1%} of prompt tokens (throughput counts all "
              "prompt tokens, cached ones included)"),
