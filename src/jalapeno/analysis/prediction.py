@@ -8,7 +8,7 @@ from jalapeno.analysis.power_cost import power_w_per_chip
 from jalapeno.analysis.records import PredictionRecord
 from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.layout import validate_layout
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, check_bool
 from jalapeno.serve.point import serve_at_concurrency, serve_at_rate
 from jalapeno.serve.ttft_parts import ttft_parts
 from jalapeno.cost.pricer import Pricer
@@ -30,7 +30,9 @@ def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
     wave's burst (serve/queueing.py effect 6; serve/point.serve_at_concurrency).
 
     Raises:
-        SpecError: ``dep`` not a Deployment, a concurrency or rate that is not a number, non-positive concurrency
+        SpecError: ``model``, ``pricer``, ``wl`` or ``dep`` not of its type (a name in their place), both a
+            concurrency and a rate (the rate was served, the concurrency dropped), a ``recurring_waves`` that
+            is not True/False, a concurrency or rate that is not a number, non-positive concurrency
             (or above MAX_CONCURRENCY, 1e6), a rate below :data:`MIN_RATE_PER_S` or above MAX_RATE_PER_S (1e6),
             or unknown power convention.
         InfeasibleDeployment: a layout that cannot run the model on the system, or a
@@ -39,6 +41,7 @@ def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
     if not isinstance(dep, Deployment):  # a layout label raised AttributeError: 'str' object has no attribute 'for_model'
         raise SpecError("predict_point: dep", f"expected a Deployment, got {type(dep).__name__}",
                         "pass Deployment(get_precision(name), Pool(Layout(...)))")
+    _check_inputs(model, pricer, wl, concurrency, rate, recurring_waves)
     load, value = ("--concurrency", concurrency) if rate is None else ("--rate", rate)
     if isinstance(value, (str, bool)):  # '4' raised TypeError: must be real number, not str
         raise SpecError(load, f"must be a number, got {value!r}", f"give {load} as a number > 0, e.g. 4")
@@ -69,3 +72,25 @@ def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
     return PredictionRecord.from_points(pts, 0, dep, system, convention, model=model.name, workload=wl,
                                         efficiency_source=pricer.efficiency.source,
                                         ttft_parts={k: float(v[0]) for k, v in parts.items()})
+
+
+def _check_inputs(model, pricer, wl, concurrency, rate, recurring_waves) -> None:
+    """:func:`predict_point`'s refusals of a name where an object goes, of two loads, and of a non-bool switch.
+
+    Raises:
+        SpecError: naming the argument and what to pass (before, a name raised AttributeError deep inside,
+            and concurrency with rate served the rate and dropped the concurrency silently).
+    """
+    from jalapeno.cost.pricer import check_pricer
+
+    if not isinstance(model, ModelSpec):  # 'deepseek-r1' raised AttributeError: 'str' object has no attribute 'moe'
+        raise SpecError("predict_point: model", f"expected a ModelSpec, got {type(model).__name__}",
+                        "pass load_model(name), e.g. load_model('deepseek-r1')")
+    check_pricer(pricer, "predict_point: pricer")  # 'b200' raised AttributeError: no attribute 'system'
+    if not isinstance(wl, Workload):  # '1k1k' raised AttributeError: 'str' object has no attribute 'mean_osl'
+        raise SpecError("predict_point: wl", f"expected a Workload, got {type(wl).__name__}",
+                        "pass get_workload(name), e.g. get_workload('8k1k'), or get_workload(isl=..., osl=...)")
+    if concurrency is not None and rate is not None:
+        raise SpecError("predict_point: concurrency/rate", "give exactly one: a closed loop's concurrency or an "
+                        f"open loop's rate (got {concurrency!r} and {rate!r})", "pass concurrency=None with rate=...")
+    check_bool("predict_point: recurring_waves", recurring_waves, "pass recurring_waves=True or False")

@@ -258,22 +258,24 @@ def load_pricer(system: str, efficiency: str = "calibrated", overrides: tuple = 
             An ``efficiency.*`` fixed cost given in ``overrides`` wins over the stack's.
 
     Raises:
-        UnknownNameError: unknown system, set or stack; SpecError: a malformed file or override, or
-            overrides that are not an iterable of (key, value) pairs (None: none).
+        UnknownNameError: unknown system, set or stack; SpecError: a malformed file or override,
+            overrides that are not an iterable of (key, value) pairs (None: none), a System object for
+            ``system`` (it takes a name or path), or a ``stack`` that is neither a name nor a Stack.
     """
     from jalapeno.specs.catalog import load_system
+    from jalapeno.specs.stack_profile import Stack
     from jalapeno.specs.stacks import default_stack, get_stack
+    from jalapeno.specs.system_overrides import check_pairs
     from jalapeno.specs.variants import variant_efficiency
 
-    try:  # one pass over the pairs: a generator checked, then read again, was empty (its overrides dropped)
-        pairs = None if isinstance(overrides, (str, bytes)) else () if overrides is None else tuple(overrides)
-    except TypeError:  # not iterable (4)
-        pairs = None
-    if pairs is None or any(not (isinstance(o, (tuple, list)) and len(o) == 2 and isinstance(o[0], str))
-                            for o in pairs):
-        # "chip.hbm_stacks=4" raised ValueError: not enough values to unpack
-        raise SpecError("load_pricer: overrides", f"must be (key, value) pairs, got {overrides!r:.60}",
-                        'pass e.g. (("chip.hbm_stacks", 4),), or specs/system_overrides.parse_sets(["chip.hbm_stacks=4"])')
+    if isinstance(system, System):  # raised TypeError: unhashable type: 'mappingproxy'
+        raise SpecError("load_pricer: system", f"got the System {system.name!r}; it takes a name or a TOML path",
+                        f"pass load_pricer({system.name!r}), or RooflinePricer(system, efficiency) for a System object")
+    if stack is not None and not isinstance(stack, (str, Stack)):  # 5 raised AttributeError: no attribute 'apply'
+        raise SpecError("load_pricer: stack", f"expected a stack name or a Stack, got {type(stack).__name__}",
+                        "pass a name from `jalapeno validate --help` (--stack), e.g. stack='sglang', or None for the default")
+    # "chip.hbm_stacks=4" raised ValueError: not enough values to unpack (one pass: a generator is read once)
+    pairs = check_pairs("load_pricer: overrides", overrides)
     s = load_system(system, pairs)
     st = default_stack(_root(s)) if stack is None else get_stack(stack) if isinstance(stack, str) else stack
     return RooflinePricer(s, apply_stack(s, variant_efficiency(s, efficiency), st))

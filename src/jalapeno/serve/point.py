@@ -77,7 +77,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     Raises:
         InfeasibleDeployment: a pool's layout cannot run the model on the system (deploy/layout.py).
         SpecError: MTP on a model without an MTP module; two-batch overlap where no pool has an
-            EP all-to-all.
+            EP all-to-all; ``idle_start``, ``recurring_waves`` or ``saturate`` not True/False.
 
     Aggregated: Little's-law fixed point (serve/analytic.py). Disaggregated: C(B) is evaluated on
     a geometric grid of decode batches per decode instance (1e-6 ... 65536, ratio 1.12), inverted by
@@ -95,6 +95,10 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     (``Pool.attention_backend``; cost/pricer.with_attention_backend).
     """
     check_pricer(pricer, "serve_at_concurrency")
+    for name, on in (("idle_start", idle_start), ("recurring_waves", recurring_waves), ("saturate", saturate)):
+        if not isinstance(on, (bool, np.bool_)):  # 'no' is truthy: it switched the effect on, silently
+            raise SpecError(f"serve_at_concurrency: {name}", f"must be True or False, got {on!r}",
+                            f"pass {name}=True or {name}=False")
     c_req = _concurrencies(concurrency)
     for pool in (dep.decode, dep.prefill):
         if pool is not None:

@@ -121,11 +121,13 @@ def load_system(name_or_path: str, overrides: tuple = ()) -> System:
 
     Raises:
         UnknownNameError: not a shipped name and not a path.
-        SpecError: the file is malformed (the message names the key).
+        SpecError: the file is malformed (the message names the key), or ``overrides`` are not
+            (key, value) pairs (specs/system_overrides.check_pairs: ``"chip.hbm_stacks=8"`` raised ValueError).
     """
+    from jalapeno.specs.system_overrides import check_pairs
     from jalapeno.specs.variants import load_variant
 
-    return load_variant(name_or_path, tuple(overrides))
+    return load_variant(name_or_path, check_pairs("load_system: overrides", overrides))
 
 
 def load_efficiency(name_or_path: str, which: str = "calibrated", overrides: tuple = ()) -> Efficiency:
@@ -139,11 +141,12 @@ def load_efficiency(name_or_path: str, which: str = "calibrated", overrides: tup
 
     Raises:
         UnknownNameError: unknown system or efficiency set.
-        SpecError: a malformed file or ``[efficiency]`` entry.
+        SpecError: a malformed file or ``[efficiency]`` entry, or ``overrides`` that are not (key, value)
+            pairs (specs/system_overrides.check_pairs).
     """
-    from jalapeno.specs.system_overrides import value_types
+    from jalapeno.specs.system_overrides import check_pairs, value_types
 
-    overrides = tuple(overrides)
+    overrides = check_pairs("load_efficiency: overrides", overrides)
     return _load_efficiency(name_or_path, which, overrides, value_types(overrides), chain_stamp(name_or_path))
 
 

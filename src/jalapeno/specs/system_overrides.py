@@ -70,6 +70,35 @@ def parse_sets(items: Iterable[str], option: str = "--set") -> Overrides:
     return tuple(out)
 
 
+def check_pairs(where: str, overrides: Any) -> Overrides:
+    """``overrides`` as a tuple of (dotted key, value) pairs, read once (a generator is not read twice).
+
+    Args:
+        where: the field named in the error (``load_system: overrides``).
+        overrides: an iterable of (str, value) pairs; None or () for none.
+
+    Raises:
+        SpecError: a string (``"chip.hbm_stacks=8"``: --set's text, not a pair), a mapping, something not
+            iterable, or an item that is not a (str, value) pair; the fix names :func:`parse_sets`.
+
+    >>> check_pairs("overrides", [("chip.hbm_stacks", 8)])
+    (('chip.hbm_stacks', 8),)
+    >>> check_pairs("overrides", "chip.hbm_stacks=8")
+    Traceback (most recent call last):
+    ...
+    jalapeno.errors.SpecError: overrides: must be (key, value) pairs, got 'chip.hbm_stacks=8'. Fix: pass e.g. (("chip.hbm_stacks", 4),), or specs/system_overrides.parse_sets(["chip.hbm_stacks=4"])
+    """
+    try:  # a mapping iterates its keys: {"chip.hbm_stacks": 8} read as the pair ('c', 'h', ...)
+        pairs = None if isinstance(overrides, (str, bytes, Mapping)) else () if overrides is None else tuple(overrides)
+    except TypeError:  # not iterable (4)
+        pairs = None
+    if pairs is None or any(not (isinstance(o, (tuple, list)) and len(o) == 2 and isinstance(o[0], str))
+                            for o in pairs):
+        raise SpecError(where, f"must be (key, value) pairs, got {overrides!r:.60}",
+                        'pass e.g. (("chip.hbm_stacks", 4),), or specs/system_overrides.parse_sets(["chip.hbm_stacks=4"])')
+    return tuple((k, v) for k, v in pairs)
+
+
 def _set_leaves(key: str, value: Any, option: str) -> list[tuple[str, Any]]:
     """``(dotted key, value)`` leaves of one ``--set`` value: an inline table's keys under ``key``
     (nested tables too), a sourced ``{value = ...}`` table or any other value as itself."""
