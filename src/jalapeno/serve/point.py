@@ -111,7 +111,8 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
         pricer = with_pool_backends(pricer, dep.decode, model, dep.decode.layout, dep.precision.kv_cache.name)
         pts = solve_concurrency(model, pricer, dep, wl, c_req / w)
         if idle_start:
-            pts = run_throughput(pts, _agg_idle_start(model, pricer, dep, wl, pts, c_req / w, recurring_waves))
+            run, waves = _agg_idle_start(model, pricer, dep, wl, pts, c_req / w, recurring_waves)
+            pts = run_throughput(pts, run, _drain_e2e(model, pricer, dep, wl, pts, run, c_req, waves))
         if w == 1:
             return pts
         return dataclasses.replace(pts, concurrency=pts.concurrency * w,
@@ -161,8 +162,10 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
                     excess / np.maximum(pts.request_rate_per_s, 1e-30), 0.0)
     limit = dec.cap_name if cap_name == "prefill_capacity" and (b >= dec.cap).all() else cap_name
     pts = requeue(pts, c_req, wait, limit)
-    return run_throughput(pts, _disagg_idle_start(pricer, dep, wl, pts, c_req, pre, recurring_waves)) \
-        if idle_start else pts
+    if not idle_start:
+        return pts
+    run, waves = _disagg_idle_start(pricer, dep, wl, pts, c_req, pre, recurring_waves)
+    return run_throughput(pts, run, _drain_e2e(model, pricer, dep, wl, pts, run, c_req, waves))
 
 
 def _prefill_saturation(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pre: PrefillPerf,
@@ -228,41 +231,65 @@ def _linear_prefill(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workl
 
 
 #: The run's drain (docs/model.md §8.7 effect 8): once the client has issued its R·C requests the in-flight ones
-#: finish alone and the pool empties. With the C slots' phases spread uniformly (lengths drawn with
-#: ``--random-range-ratio`` over R requests a slot) and the step held at its steady value, the requests left at the
-#: last issue have remaining times uniform on [0, E2E], so the run lasts R + :data:`DRAIN_E2E` E2Es instead of R:
-#: 1/2, the constant-step limit of docs/gap_gb200_fp4_8k1k.md Update 5 (the step's speed-up as the batch falls
-#: shortens it). Shipped OFF (round 40, gb200row9_40: it lowers every InferenceX throughput by ~4.8%; figures
-#: in docs/gap_gb200_fp4_8k1k.md Update 15).
+#: finish alone and the pool empties; the run lasts R + d E2Es, d per point from the slots' phases (the first
+#: wave's stagger, the lengths' spread over R requests, the shared request list's balancing) and the step's
+#: speed-up as the batch empties (serve/run_drain.py). Priced for InferenceX's random lengths (``range_ratio``
+#: < 1, no measured spread): a fixed-length run recurs in waves (effect 6), an MLPerf Offline run has its own
+#: drain (serve/finite_run.py). Round 40's constant d = 1/2 is its wide-spread, constant-step limit.
 RUN_DRAIN = False
-DRAIN_E2E = 0.5
 
 
-def drain_factor(requests_per_user: float = REQUESTS_PER_USER, drain_e2e: float = DRAIN_E2E) -> float:
-    """Throughput factor of the run's drain, R / (R + d) (docs/model.md §8.7 effect 8), dimensionless.
+def drain_factor(requests_per_user: float, drain_e2e) -> np.ndarray:
+    """Throughput factor of the run's drain, R / (R + d) (docs/model.md §8.7 effect 8), dimensionless, (N,).
 
     Args:
         requests_per_user: R, counted requests a client slot issues (InferenceX: ``--num-prompts`` 10·C
             with ``--max-concurrency`` C, benchmarks/multi_node/srt_bench.sh; serve/queueing.REQUESTS_PER_USER).
-        drain_e2e: d, the drain's extra duration in mean E2Es (:data:`DRAIN_E2E`, 1/2: uniform phases,
-            constant step).
+        drain_e2e: d (N,), the drain's extra duration in the run's mean E2Es (serve/run_drain.drain_e2e).
 
     Raises:
-        SpecError: R not positive or d negative (name the field).
+        SpecError: R not positive or a d negative (name the field).
 
-    >>> round(drain_factor(10, 0.5), 5)  # 10 / 10.5
+    >>> round(float(drain_factor(10, 0.5)), 5)  # 10 / 10.5
     0.95238
     """
+    d = np.asarray(drain_e2e, dtype=float)
     if not requests_per_user > 0:
         raise SpecError("requests_per_user", f"must be > 0, got {requests_per_user}",
                         "give the counted requests per client slot (InferenceX: 10)")
-    if not drain_e2e >= 0:
+    if not np.all(d >= 0):
         raise SpecError("drain_e2e", f"must be >= 0, got {drain_e2e}",
                         "give the drain's extra duration in mean E2Es (0: no drain)")
-    return float(requests_per_user) / (float(requests_per_user) + float(drain_e2e))
+    return float(requests_per_user) / (float(requests_per_user) + d)
 
 
-def run_throughput(steady: ServingPoints, run: ServingPoints) -> ServingPoints:
+def _drain_e2e(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, steady: ServingPoints,
+               run: ServingPoints, users, waves: list) -> np.ndarray | None:
+    """d (N,) of each point in the run's mean E2Es (serve/run_drain.drain_e2e): the whole run's ``users``
+    (N,) slots, one request's E2E range (1 − r)·OSL·TPOT, its TTFT's spread (p90 − p50)/1.2816, the first wave's
+    offsets ``waves`` (per point, s), an instance's decode-only step at shares of its batch; None where not
+    priced (:data:`RUN_DRAIN`)."""
+    if not RUN_DRAIN or wl.range_ratio >= 1 or wl.spread is not None:
+        return None
+    from jalapeno.serve.open_loop import decode_step_s
+    from jalapeno.serve.run_drain import STEP_SHARES, TTFT_SD_SPAN, drain_e2e
+
+    e2e, batch = steady.e2e_s, np.maximum(steady.decode_batch, 1.0)
+    tau = decode_step_s(model, pricer, dep, wl, np.maximum(np.outer(batch, STEP_SHARES), 1.0).ravel())
+    tau = tau.reshape(batch.size, STEP_SHARES.size)
+    out = np.zeros(batch.size)
+    for i, c in enumerate(np.broadcast_to(np.asarray(users, dtype=float), batch.shape)):
+        if not (steady.feasible[i] and np.isfinite(e2e[i]) and e2e[i] > 0 and run.e2e_s[i] > 0):
+            continue
+        width = min((1.0 - wl.range_ratio) * wl.osl * steady.tpot_s[i] / e2e[i], 1.9)
+        jitter = max(steady.ttft_p90_s[i] - steady.ttft_p50_s[i], 0.0) / TTFT_SD_SPAN / e2e[i]
+        d = drain_e2e(max(c, 1.0), REQUESTS_PER_USER, width, np.asarray(waves[i], dtype=float) / e2e[i],
+                      (STEP_SHARES, tau[i] / tau[i, -1]), jitter if np.isfinite(jitter) else 0.0)
+        out[i] = d * e2e[i] / run.e2e_s[i]
+    return out
+
+
+def run_throughput(steady: ServingPoints, run: ServingPoints, drain_e2e=None) -> ServingPoints:
     """``run`` (the idle-start points of ``steady``) with the throughput and request rate of the
     benchmark run rather than of the steady state (docs/model.md §8.7, effect 8).
 
@@ -275,8 +302,8 @@ def run_throughput(steady: ServingPoints, run: ServingPoints) -> ServingPoints:
         throughput_run = throughput_ss · E2E_ss / E2E_run      (request rate and output throughput alike)
 
     Concurrency, TPOT and the decode batch are the steady state's. The drain after the last issue (the
-    last requests finish alone) multiplies it by :func:`drain_factor` when :data:`RUN_DRAIN` is on
-    (shipped OFF).
+    last requests finish alone) multiplies it by :func:`drain_factor` of ``drain_e2e`` (N,; d in the run's
+    mean E2Es, :func:`_drain_e2e`; None: not priced, :data:`RUN_DRAIN` off).
 
     >>> import numpy as np, dataclasses
     >>> from jalapeno.serve.analytic import ServingPoints
@@ -286,8 +313,8 @@ def run_throughput(steady: ServingPoints, run: ServingPoints) -> ServingPoints:
     800.0
     """
     scale = np.where(run.e2e_s > 0, steady.e2e_s / np.maximum(run.e2e_s, 1e-30), 1.0)
-    if RUN_DRAIN:  # the pool empties after the last issue (:func:`drain_factor`)
-        scale = scale * drain_factor()
+    if drain_e2e is not None:  # the pool empties after the last issue (:func:`drain_factor`)
+        scale = scale * drain_factor(REQUESTS_PER_USER, drain_e2e)
     return dataclasses.replace(run, throughput_per_chip=run.throughput_per_chip * scale,
                                output_throughput_per_chip=run.output_throughput_per_chip * scale,
                                request_rate_per_s=run.request_rate_per_s * scale)
@@ -309,8 +336,8 @@ def _ttft_by_key(pts: ServingPoints) -> dict:
 
 
 def _agg_idle_start(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pts: ServingPoints,
-                    users, recurring: bool = False) -> ServingPoints:
-    """InferenceX's idle start on one aggregated instance with ``users`` (N,) (serve/queueing.py,
+                    users, recurring: bool = False) -> tuple[ServingPoints, list]:
+    """(run points, first-wave first-token times per point, s) of InferenceX's idle start on one aggregated instance with ``users`` (N,) (serve/queueing.py,
     effect 3): the wave's steps carry the budget beside the half of it already decoding (alone on a
     prefill-first engine), weighed by ``efficiency.agg_burst_fraction`` (None: one wave in R,
     serve/queueing.idle_start) and the engine's one-off first-wave stall (``efficiency.first_wave_stall_s``)
@@ -328,7 +355,7 @@ def _agg_idle_start(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workl
     if recurring and wl.range_ratio >= 1 and dep.mtp is None:  # fixed lengths: the waves recur (effect 6)
         out = _fixed_cycle(model, pricer, dep, wl, pts, users, (t0, sigma, fill), [t + stall for t in waves],
                            extra, out)
-    return _with_ttft(pts, out)
+    return _with_ttft(pts, out), waves
 
 
 def _fixed_cycle(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pts: ServingPoints, users,
@@ -372,8 +399,8 @@ def _fixed_cycle(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload
 
 
 def _disagg_idle_start(pricer: Pricer, dep: Deployment, wl: Workload, pts: ServingPoints, users,
-                       pre: PrefillPerf, recurring: bool = False) -> ServingPoints:
-    """InferenceX's idle start on the prefill pool: each of its x workers takes users/x (N,) of the
+                       pre: PrefillPerf, recurring: bool = False) -> tuple[ServingPoints, list]:
+    """(run points, first-wave first-token times per point, s) of InferenceX's idle start on the prefill pool: each of its x workers takes users/x (N,) of the
     first wave at once, in steps of t0 + σ·p (``pre``); the KV hand-off, half a decode step and the
     engine's prebuilt step (serve/handshake.py) follow each prompt; the run's mean adds the share ``efficiency.prefill_burst_fraction`` of the
     wave's excess (None: one wave in R, serve/queueing.idle_start) and the engine's one-off first-wave
@@ -400,7 +427,7 @@ def _disagg_idle_start(pricer: Pricer, dep: Deployment, wl: Workload, pts: Servi
             run = run_of_waves(waves[i] + stall, cyc + extra[i], float(extra[i]))
             for key in out:
                 out[key][i] = run[key] + pts.queue_s[i]
-    return _with_ttft(pts, out)
+    return _with_ttft(pts, out), waves
 
 
 def _rate_grid(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload) -> tuple[np.ndarray, ServingPoints]:
