@@ -114,7 +114,7 @@ def test_sweep_with_the_recipe_enumerates_dep_prefill_workers_at_the_per_rank_bu
     from jalapeno.analysis.sweep import SweepOptions, sweep
 
     rec = get_recipe("dynamo-trt-dsr1-fp4").for_workload("8k1k")
-    opt = recipe_options(rec, SweepOptions(eplb=None, overlap="none", batches=(256.0,)), "t")
+    opt = recipe_options(rec, SweepOptions(eplb=None, overlap="none", batches=(256.0,)), "engine: t")
     assert opt.budget_per == "rank" and opt.token_budget == 16640 and opt.prefill_attention_dp
     res = sweep(r1, load_pricer("gb200-nvl72"), PRESETS["8k1k"], FP4, opt)
     dep4 = [d for d in res.deployments if d.prefill is not None and d.prefill.layout.dp == 4]

@@ -209,7 +209,9 @@ class PointRecord(_Record):
         runs, the two frontier axes, the latencies and the bound; :meth:`as_dict` has every field."""
         if not self.feasible:
             return f"{type(self).__name__}({self.system}: {self.deployment.label}, infeasible: {self.reason})"
-        return (f"{type(self).__name__}({self.system}: {self.deployment.label} at concurrency {self.concurrency:,.0f}: "
+        c = self.concurrency  # 1.5 was printed 'concurrency 2' (:,.0f), the point served at 1.5
+        conc = f"{c:,.0f}" if abs(c - round(c)) < 1e-6 else f"{c:,.2f}"
+        return (f"{type(self).__name__}({self.system}: {self.deployment.label} at concurrency {conc}: "
                 f"{self.throughput_per_chip:,.1f} in+out tok/s/chip, {self.interactivity:,.1f} tok/s/user, "
                 f"TTFT {self.ttft_s * 1e3:,.0f} ms, TPOT {self.tpot_s * 1e3:.2f} ms, {bound_text(self)})")
 

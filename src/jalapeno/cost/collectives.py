@@ -158,7 +158,8 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
 
     Raises:
         UnknownNameError: unknown collective kind, placement or algorithm name (:data:`ALGORITHMS`).
-        SpecError: the group is larger than the system, or a negative message size.
+        SpecError: the group is below 1 chip or larger than the system, a negative message size, or
+            ``algorithms`` empty (``()``: None takes every candidate).
     """
     if kind not in COLLECTIVES:
         import difflib
@@ -177,6 +178,9 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
     if isinstance(group, bool) or not (isinstance(group, (int, np.integer)) or (  # 2.5 chips was priced; '8' a TypeError
             isinstance(group, (float, np.floating)) and float(group).is_integer())):
         raise SpecError("group", f"must be a whole number of chips, got {group!r}", "give e.g. group=8")
+    if group < 1:  # 0 or -4 chips returned 0 s, as a group of one does
+        raise SpecError("group", f"must be at least 1 chip, got {group!r}", "give the chips in the group, e.g. "
+                        "group=8 (1: no collective, time 0)")
     if isinstance(message_bytes, (str, bytes)):  # '1e6' was read as a number; 'abc' raised numpy's ValueError
         raise SpecError("bytes", f"must be a number of bytes, got {message_bytes!r}", "give e.g. 1e6")
     try:
@@ -189,6 +193,11 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
     if isinstance(algorithms, str):  # the string 'ring' was read letter by letter: no match, all candidates used
         raise SpecError("algorithms", f"must be a tuple of names, got the string {algorithms!r}",
                         f"write algorithms=({algorithms!r},)")
+    if algorithms is not None:  # a tuple: a generator read here was empty where the choice is made
+        algorithms = tuple(algorithms) if hasattr(algorithms, "__iter__") else (algorithms,)
+    if algorithms == ():  # fell back to automatic selection of every candidate, silently
+        raise SpecError("algorithms", "is empty: no candidate to choose from",
+                        f"give a tuple of {', '.join(ALGORITHMS)}, e.g. algorithms=('ring',), or None for all")
     bad = next((a for a in (algorithms or ()) if not isinstance(a, str) or (
         a not in ALGORITHMS and a.removeprefix("spread_") not in ALGORITHMS)), None)
     if bad is not None:  # 'rign' matched nothing and the fastest of all was taken, silently

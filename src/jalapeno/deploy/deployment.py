@@ -17,7 +17,7 @@ from jalapeno.deploy.graph_capture import check_graph_sizes
 from jalapeno.deploy.layout import Layout, for_model
 from jalapeno.deploy.mtp import MTP
 from jalapeno.deploy.sharding import has_ep_all_to_all
-from jalapeno.errors import SpecError, choice_hint
+from jalapeno.errors import SpecError, check_bool, choice_hint
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.plausibility import MAX_CHIPS
 
@@ -119,6 +119,30 @@ def check_prefill_steps(value: str, field: str = "prefill_steps") -> None:
     _one_of(value, PREFILL_STEPS, field, "prefill scheduling",
             "use mixed (prefill chunks ride in the decode step) or separate (prefill-first: "
             "prefill-only steps, decode waits)")
+
+#: How the labels in ``Deployment.recipe`` begin: those jalapeno's recipe paths write (cli/engine_opts
+#: ``engine: <recipe>``, analysis/comparison ``as deployed: <recipe>``, deploy/identified ``identified: <name> (<recipe>)``).
+RECIPE_LABELS = ("engine: ", "as deployed: ", "identified: ")
+
+
+def check_recipe_label(recipe) -> None:
+    """Refuse a ``Deployment.recipe`` that is not None or a label starting with one of :data:`RECIPE_LABELS`:
+    ``recipe="bogus"`` (or a recipe's bare name) was accepted and none of a recipe's settings applied.
+
+    Raises:
+        SpecError: naming ``recipe``, the label forms and the known recipe names (deploy/engines.recipes).
+    """
+    if recipe is None or (isinstance(recipe, str) and recipe.startswith(RECIPE_LABELS)):
+        return
+    from jalapeno.deploy.engines import recipes
+
+    names = sorted(recipes())
+    raise SpecError("Deployment: recipe", f"{recipe!r:.60} is not a recipe label{choice_hint(recipe, names)}: it only "
+                    f"labels a deployment, as {' or '.join(repr(p + '<recipe>') for p in RECIPE_LABELS)}, and applies "
+                    "none of the recipe's settings", "leave recipe=None, or apply one with Deployment(..., "
+                    "**deploy.engines.get_recipe(name).deployment_kwargs(), recipe='engine: ' + name); known recipes: "
+                    + ", ".join(names))
+
 
 
 #: Compute/communication overlap modes: ``none`` (serial step) and ``tbo`` (two-batch overlap).
@@ -263,8 +287,9 @@ class Deployment:
             ``batch_wait_max_tokens_ratio`` of ``max_tokens_per_step`` (else the token budget), at most
             ``batch_wait_timeout_iters`` steps; a hold needs both set (serve/batch_wait.py, aggregated
             instances).
-        recipe: the engine recipe that set this deployment (deploy/engines.py), as a label;
-            None = the deployment as the user stated it.
+        recipe: the engine recipe that set this deployment (deploy/engines.py), as a label that starts with one of
+            :data:`RECIPE_LABELS` (none of the recipe's settings is read from it); None = the deployment as the
+            user stated it.
         overlap: ``none`` or ``tbo`` (two-batch overlap; :data:`OVERLAP_MODES`), applied to the
             pools with an EP all-to-all (:func:`pool_overlap`).
         budget_per: ``instance`` (default) or ``rank`` (:data:`BUDGET_PER`): whether
@@ -283,7 +308,8 @@ class Deployment:
     Raises:
         SpecError: memory_fraction outside (0, 1]; a limit that is not a positive integer; cp > 1
             on an aggregated instance or a decode pool; an unknown ``overlap`` or ``prefill_steps``;
-            a per-instance prefill budget below the prefilling pool's attention-DP degree.
+            a per-instance prefill budget below the prefilling pool's attention-DP degree; an
+            ``eager_prompt_alone`` that is not True/False; a ``recipe`` that is not a recipe label.
     """
 
     precision: Precision
@@ -341,6 +367,8 @@ class Deployment:
         _positive_int_or_none(self.adp_balance_timeout_iters, "adp_balance_timeout_iters",
                               "adp_balance_timeout_iters (engine recipe: attention_dp_config timeout_iters)")
         check_batch_wait(self.batch_wait_timeout_iters, self.batch_wait_max_tokens_ratio)
+        check_bool("eager_prompt_alone", self.eager_prompt_alone, "pass eager_prompt_alone=True or False")  # 'yes' read as on
+        check_recipe_label(self.recipe)
         if not 0.0 <= self.eager_prompt_call_s < 1e-3:
             raise SpecError("eager_prompt_call_s", f"{self.eager_prompt_call_s!r} is not a host time per call",
                             "give seconds per call, 0 <= x < 1e-3 (2.4e-5 is 24 µs; 0: prompt steps graphed)")

@@ -165,7 +165,11 @@ def graph_padded(dep: Deployment, layout, batch: Batch) -> Batch:
 def padded_to_sizes(sizes, dp: int, batch: Batch, pad_routing: str = "routed") -> Batch:
     """:func:`graph_padded` with the captured sizes per rank ``sizes`` (None: ``batch`` unchanged) over
     ``dp`` attention ranks; the dummies are ``Batch.pad_seqs`` (g − n per rank, times dp), routed by the MoE
-    as ``pad_routing`` says (``Deployment.cuda_graph_pad_routing``; cost/ops.py prices it).
+    as ``pad_routing`` says (``Deployment.cuda_graph_pad_routing``; cost/ops.py prices it). ``sizes`` in any
+    order: sorted, as the engines sort the list they are given (TensorRT-LLM ``llm_args`` validate_cuda_graph_config:
+    ``config.batch_sizes = sorted(config.batch_sizes)``; SGLang ``cuda_graph_runner.get_batch_sizes_to_capture``:
+    ``sorted(set(capture_bs))``; vLLM's ``cudagraph_capture_sizes`` end in ascending order) and as
+    ``Deployment`` stores them (deploy/graph_capture.check_graph_sizes); (4, 2) padded a step of 1 to 4, not 2.
 
     >>> b = padded_to_sizes((4, 8), 2, Batch.make(decode_seqs=10.0, decode_ctx=100.0), "one_token")
     >>> # 5 per rank -> 8: 3 dummies per rank, 6 in all; context (10·100 + 6·1)/16
@@ -175,7 +179,7 @@ def padded_to_sizes(sizes, dp: int, batch: Batch, pad_routing: str = "routed") -
     if not sizes:
         return batch
     per_rank = batch.decode_seqs / dp
-    grid = np.asarray(sizes, dtype=float)
+    grid = np.unique(np.asarray(sizes, dtype=float))  # sorted: searchsorted needs it
     k = np.searchsorted(grid, per_rank - 1e-9)  # smallest captured size >= n (n within 1e-9 of a size: that size)
     pad = (batch.prefill_tokens <= 0) & (per_rank > 0) & (k < grid.size)
     if not pad.any():

@@ -187,6 +187,19 @@ class DesignSpace(_Strict):
     constraints: dict[str, StrictFloat] = Field(default_factory=dict)  # hbm_stacks = true bounded at 1
     sweep: SweepSettings = Field(default_factory=SweepSettings)
 
+    @field_validator("cases")
+    @classmethod
+    def _distinct_cases(cls, v: list[Case]) -> list[Case]:  # the same case twice doubled its weight, silently
+        seen = set()
+        for c in v:
+            key = (c.model, c.workload, c.precision)
+            if key in seen:
+                raise ValueError(f"the case {c.model} {c.workload}" + (f" {c.precision}" if c.precision else "")
+                                 + " is listed twice (its weight counted twice): give it once, with weight = "
+                                 "the sum of the two")
+            seen.add(key)
+        return v
+
     @model_validator(mode="after")
     def _derived_refs(self):  # reported at the top level: name the table in the message
         for key, expr in self.derived.items():

@@ -165,6 +165,15 @@ class Workload:
     spread: LengthSpread | None = None
 
     def __post_init__(self) -> None:
+        """Check the name, lengths, range, arrival mode and spread.
+
+        Raises:
+            SpecError: an empty or non-string name; isl/osl not a positive integer, osl < 2, or beyond any
+                model's context; range_ratio outside (0, 1]; an unknown arrival; a spread with range_ratio != 1.
+        """
+        if not isinstance(self.name, str) or not self.name.strip():  # '' was accepted: a nameless row in every table
+            raise SpecError("Workload: name", f"must be a non-empty label, got {self.name!r}",
+                            "give a preset name or an isl/osl label, e.g. name='1024/1024', or use get_workload(isl=..., osl=...)")
         for k in ("isl", "osl"):
             v = getattr(self, k)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
