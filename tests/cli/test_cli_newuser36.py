@@ -126,7 +126,7 @@ def test_a_misspelt_engine_recipe_gets_the_near_name(capsys):
     (("step", "--chip-model", "sliced", "--placement", "local-first"),
      "error: --placement: unknown placement 'local-first' (did you mean 'local_first'?). Fix: use one of local_first, "),
     (("step", "--dp-dispatch", "rand"),
-     "error: --dp-dispatch: 'rand' is not one of balanced, random (did you mean 'random'?). Fix: "),
+     "error: --dp-dispatch: 'rand' is not one of balanced, random, refill (did you mean 'random'?). Fix: "),
     (("step", "--attention-dtype", "bf-16"),
      "error: --attention-dtype: unknown attention math format 'bf-16' (did you mean 'bf16'?). Fix: use one of bf16, fp8"),
     (("step", "--engine-memory", "vllm-0.1"),

@@ -92,3 +92,19 @@ def test_bad_max_batch_rule_names_the_field():
         _recipe(raw, 0)
     with pytest.raises(SpecError, match="max_num_tokens_sized"):
         _recipe({**raw, "max_batch_dp_attention": "conc/dp", "max_num_tokens_sized": "yes"}, 0)
+
+
+def test_step_cli_takes_refill_and_a_prefill_pool_refusal_names_it(capsys):
+    # `step --dp-dispatch refill` reaches the layout; its help and the prefill-pool refusal name refill (they named
+    # balanced and random only after refill joined deploy/layout.DP_DISPATCH)
+    from cli_runner import run
+
+    from jalapeno.cli.serving_cmds import parse_pool
+
+    args = "-s h200 -p fp8 --dp 8 --ep 8 -b 256 --prefill-tokens 8192 --dp-dispatch refill --json".split()
+    code, out, _ = run(capsys, "step", *args)
+    assert code == 0 and '"dp_dispatch": "refill"' in out
+    code, out, _ = run(capsys, "step", "--help")
+    assert code == 0 and "refill" in " ".join(out.split())
+    with pytest.raises(SpecError, match="refill: prompts on the rank a finished request left"):
+        parse_pool("dp=8,ep=8,dp_dispatch=refill", "--prefill")

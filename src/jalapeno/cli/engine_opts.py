@@ -389,8 +389,9 @@ def engine_rules(recipe, stack: str | None) -> list[dict]:
 
 def check_dispatch_ranks(option: str, dp: int, dispatch: str) -> None:
     """Refuse an attention-DP dispatch other than ``balanced`` where it would be silently ignored: on a prefill pool
-    (dispatch is priced for decoding sequences only, cost/adp_rank.busiest_rank_decode; a prefill pool's prompts are
-    priced at the busiest rank of a balanced dispatch) and on a pool of one attention-DP rank (no rank to choose).
+    (``random`` and ``refill`` are priced for a pool that decodes, cost/adp_rank.busiest_rank_decode and
+    busiest_rank_prompts; a prefill pool's prompts are priced at the busiest rank of a balanced dispatch) and on a
+    pool of one attention-DP rank (no rank to choose).
 
     Args:
         option: the command-line option the pool came from (``--prefill``, ``--decode``, ``--dp-dispatch``).
@@ -404,8 +405,9 @@ def check_dispatch_ranks(option: str, dp: int, dispatch: str) -> None:
         return
     field = option if option == "--dp-dispatch" else f"{option} dp_dispatch"
     if option == "--prefill":
-        raise SpecError(field, f"{dispatch!r} on a prefill pool: dispatch is priced for decoding sequences only "
-                        "(cost/adp_rank.busiest_rank_decode); a prefill pool's prompts are priced at the busiest rank "
+        raise SpecError(field, f"{dispatch!r} on a prefill pool: dispatch is priced for a pool that decodes "
+                        "(random: the fullest rank's decodes; refill: prompts on the rank a finished request left; "
+                        "cost/adp_rank.py); a prefill pool's prompts are priced at the busiest rank "
                         "of a balanced dispatch", "drop dp_dispatch= from --prefill "
                         '(give it on --decode, e.g. --decode "dp=32,ep=32,dp_dispatch=random")')
     if dp == 1:

@@ -203,7 +203,8 @@ def check_pool(pool, option: str, model, system) -> None:
 
 def parse_pool(text: str, option: str):
     """Parse ``"tp=4,ep=4,dp=1,pp=1,cp=1,eplb=32,workers=2"`` into a Pool (``cp``: context
-    parallelism; ``eplb``: redundant experts; ``dp_dispatch=random``: requests on random DP ranks, Layout.dp_dispatch).
+    parallelism; ``eplb``: redundant experts; ``dp_dispatch=random`` or ``refill``: requests on random DP
+    ranks, Layout.dp_dispatch).
 
     Raises:
         SpecError: unknown key or a non-integer value (names the option and the key); ``dp_dispatch``

@@ -69,8 +69,10 @@ def step(
                              "experts + R; at most the model's expert count; default: off)."),
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
     dp_dispatch: str = typer.Option("balanced", "--dp-dispatch", help="How requests spread over the attention-DP "
-                                    "ranks: balanced (round robin) or random (each on a random rank, as SGLang's "
-                                    "disaggregated decode before PR #16110): the fullest rank's share is priced."),
+                                    "ranks: balanced (round robin), random (each on a random rank, as SGLang's "
+                                    "disaggregated decode before PR #16110: the fullest rank's decodes are priced) or "
+                                    "refill (every rank at its running cap: decodes even, each prompt on the random "
+                                    "rank a request left, the busiest rank's prompts priced)."),
     cp: int = typer.Option(1, "--cp", help="Context parallelism (prefill-only steps: --batch 0 --prefill-tokens N)."),
     batch: int = typer.Option(64, "--batch", "-b", help="Decoding sequences in the step (whole instance)."),
     context: int = typer.Option(8192, "--context", "-c", help="Mean context length of the decoding sequences."),
