@@ -108,3 +108,10 @@ def test_step_cli_takes_refill_and_a_prefill_pool_refusal_names_it(capsys):
     assert code == 0 and "refill" in " ".join(out.split())
     with pytest.raises(SpecError, match="refill: prompts on the rank a finished request left"):
         parse_pool("dp=8,ep=8,dp_dispatch=refill", "--prefill")
+
+
+def test_refill_with_per_column_dp_is_refused_as_random_is():
+    # a per-column build (cost/layout_columns.py) takes balanced dispatch only: refill raised TypeError from int(dp)
+    with pytest.raises(ValueError, match="balanced dispatch only"):
+        busiest_rank_prompts([2.0, 3.0], np.array([4, 8]), "refill")
+    assert busiest_rank_prompts([2.0, 16.0], np.array([4, 8])).tolist() == [1.0, 2.0]

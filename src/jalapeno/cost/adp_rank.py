@@ -90,6 +90,9 @@ def busiest_rank_prompts(prompts, dp: int, dispatch: str = "balanced") -> np.nda
     n/dp + (E_T − T/dp)·sqrt(n/T)); n itself at dp = 1. ``dp`` may be an (N,) array of every point's
     degree, each > 1 (a build of several layouts by column, cost/layout_columns.py, balanced only), here and below.
 
+    Raises:
+        ValueError: ``refill`` with an (N,) array ``dp`` (per-column builds take balanced dispatch only).
+
     >>> busiest_rank_prompts([0.0, 0.5, 1.0, 3.0, 8.0, 8.125, 16.0], 8).tolist()
     [0.0, 0.5, 1.0, 1.0, 1.0, 1.015625, 2.0]
     >>> [round(x, 9) for x in busiest_rank_prompts([0.5, 2.0, 3.0], 8, "refill").tolist()]  # 1 + 1/8; 3: 87/64
@@ -100,6 +103,8 @@ def busiest_rank_prompts(prompts, dp: int, dispatch: str = "balanced") -> np.nda
         return n
     if dispatch != "refill":
         return np.maximum(n / dp, np.minimum(n, 1.0))
+    if type(dp) is np.ndarray:  # int(dp) raised TypeError: only length-1 arrays can be converted
+        raise ValueError("per-column dp takes balanced dispatch only")
     top = REFILL_TABLE_PROMPTS
     t = np.asarray(expected_max_load(top, int(dp)))
     far = n / dp + (t[-1] - top / dp) * np.sqrt(np.maximum(n, top) / top)
