@@ -30,6 +30,7 @@ Run: python scripts/gfx942_power.py
 
 from __future__ import annotations
 
+from jalapeno.cost import roofline
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout, for_model
 from jalapeno.fit.table_lookup import load_any_pricer
@@ -43,10 +44,15 @@ PAIR = ("mi300x", "mi325x")
 MAF_CLOCK_FP8_MHZ = (1230.0, 1464.0)
 CLOCK_RATIO = MAF_CLOCK_FP8_MHZ[1] / MAF_CLOCK_FP8_MHZ[0]
 HBM_RATIO = 6.0 / 5.3  # datasheet HBM bandwidths (catalog mi325x.toml / mi300x.toml)
-#: assumption: an op draws enough power to be clock-limited only at >= a quarter of its format's datasheet
-#: peak, half the max-achievable utilisation (FP8 MAF 1,273 of 2,615 TFLOP/s = 0.49); the few-row GEMMs
-#: and fused MoE of decode run far below it (gpt-oss: 0.6%) and are priced as not throttled (the all-compute column bounds it)
-DENSE_UTILISATION = 0.25
+#: assumption (one constant with the model's, cost/roofline.DENSE_UTILISATION since round 41): an op draws enough
+#: power to be clock-limited only at >= a quarter of its format's datasheet peak, half the max-achievable utilisation
+#: (FP8 MAF 1,273 of 2,615 TFLOP/s = 0.49); the few-row GEMMs and fused MoE of decode run far below it (gpt-oss: 0.6%)
+#: and are priced as not throttled (the all-compute column bounds it)
+DENSE_UTILISATION = roofline.DENSE_UTILISATION
+#: the hypothesis is tested against the model without the clock it proposes: both chips priced at the calibration's
+#: clock (Chip.dense_clock_ratio 1; with cost/roofline.POWER_CLOCK on, round 41, MI300X's pricer already runs its
+#: dense ops at 0.840 of it, and the split would count the clock twice)
+CALIBRATION_CLOCK = (("chip.dense_clock_ratio", 1.0),)
 
 #: (label, model, precision, stack, tp, ep, ISL, OSL, concurrency, prompts per prefill step, measured
 #: MI325X/MI300X throughput ratio, its source, MI300X/MI325X TPOT ratio the source publishes beside it or None:
@@ -91,7 +97,7 @@ def request_split(system: str, model_name: str, precision: str, stack: str, tp: 
     ``prefill`` is the prompt step's time (a part of the others), ``decode_step`` one decode step's (s); ``dense`` is the part of ``compute`` in ops that run at >= :data:`DENSE_UTILISATION` of their
     format's datasheet peak (the rest: few-row GEMMs, fused MoE, attention at low utilisation)."""
     model = load_model(model_name)
-    pricer = load_any_pricer(system, "calibrated", pricer="roofline", stack=get_stack(stack))
+    pricer = load_any_pricer(system, "calibrated", CALIBRATION_CLOCK, pricer="roofline", stack=get_stack(stack))
     lay = for_model(Layout(tp=tp, dp=1, ep=ep), model)
     prec = get_precision(precision)
     chip = pricer.system.chip
