@@ -76,6 +76,20 @@ def cap_overrides(system: str) -> tuple[tuple[str, float], ...]:
     return tuple(out)
 
 
+#: the cap's MAF figures are already the clock a board holds under dense load: with cost/roofline.POWER_CLOCK on
+#: (round 41) MI300X's pricer would slow its capped dense ops by 1,464 / 1,230 again, so the cap prices both chips
+#: at the calibration's clock (Chip.dense_clock_ratio 1)
+CALIBRATION_CLOCK = (("chip.dense_clock_ratio", 1.0),)
+
+
+def mode_overrides(mode: str) -> dict[str, tuple]:
+    """System -> the overrides :func:`predict` adds to its calibrated pricer in ``mode`` (``transfer``: MI325X's;
+    ``cap``: both chips', with :data:`CALIBRATION_CLOCK`)."""
+    if mode == "transfer":
+        return {PAIR[1]: transfer_overrides()}
+    return {s: cap_overrides(s) + CALIBRATION_CLOCK for s in PAIR}
+
+
 def _ix_keys() -> dict[str, tuple]:
     """InferenceX point id -> the publication key two chips' rows must share (and their TPOT, ms)."""
     keys = {}
@@ -97,7 +111,7 @@ def predict(points, mode: str = "shipped") -> pd.DataFrame:
     if mode == "shipped":
         return predict_points(points, calibrated_systems())
     orig = table_lookup.load_any_pricer
-    extra = ({PAIR[1]: transfer_overrides()} if mode == "transfer" else {s: cap_overrides(s) for s in PAIR})
+    extra = mode_overrides(mode)
 
     def patched(system, efficiency="calibrated", overrides=(), pricer="roofline", stack=None):
         more = extra.get(system, ()) if efficiency == "calibrated" else ()

@@ -39,3 +39,13 @@ def test_mlperf_key_drops_the_system_token_only():
     b = pair._ml_key("mlperf51_AMD_8xMI325X_2xEPYC_9575F_1_llama2-70b-99_Offline")
     assert a == b == "mlperf51_AMD_llama2-70b-99_Offline"
     assert pair._ml_key("mlperf51_AMD_8xMI325X_2xEPYC_9575F_2_llama2-70b-99_Server") != a
+
+
+def test_cap_mode_prices_both_chips_at_the_calibration_clock():
+    # MAF / peak is the power-held clock's throughput already: MI300X's dense clock ratio (0.840, POWER_CLOCK on since
+    # round 41) must not slow the capped ops a second time; the transfer mode touches MI325X (ratio 1) only
+    cap = pair.mode_overrides("cap")
+    assert set(cap) == {"mi300x", "mi325x"}
+    assert all(dict(v)["chip.dense_clock_ratio"] == 1.0 for v in cap.values())
+    assert dict(cap["mi300x"])["efficiency.gemm.bf16.peak_fraction"] == pytest.approx(708 / 1307, rel=1e-9)
+    assert set(pair.mode_overrides("transfer")) == {"mi325x"}
