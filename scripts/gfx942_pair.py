@@ -54,9 +54,11 @@ def transfer_overrides() -> tuple[tuple[str, float], ...]:
     out = []
     for fmt in ("fp8", "fp8_block"):
         k = src.gemm[fmt]
-        out += [(f"efficiency.gemm.{fmt}.peak_fraction", min(1.0, k.peak_fraction * ratio)),
-                (f"efficiency.gemm.{fmt}.hbm_fraction", k.hbm_fraction),
-                (f"efficiency.gemm.{fmt}.half_rows", k.half_rows)]
+        out += [
+            (f"efficiency.gemm.{fmt}.peak_fraction", min(1.0, k.peak_fraction * ratio)),
+            (f"efficiency.gemm.{fmt}.hbm_fraction", k.hbm_fraction),
+            (f"efficiency.gemm.{fmt}.half_rows", k.half_rows),
+        ]
     return tuple(out)
 
 
@@ -95,9 +97,20 @@ def _ix_keys() -> dict[str, tuple]:
     keys = {}
     with open(DEFAULT_POINTS, newline="") as f:
         for n, r in enumerate(csv.DictReader(f), start=2):  # id = the row's line number in the file
-            keys[f"inferencex_points:{n}"] = (r["model"], r["precision"].split()[0], r["framework"], r["disagg"],
-                                              r["isl"], r["osl"], r["conc"], r["date"], r["point_type"],
-                                              r["source"].split(" @")[0], r["tpot_ms"], r["ttft_ms"])
+            keys[f"inferencex_points:{n}"] = (
+                r["model"],
+                r["precision"].split()[0],
+                r["framework"],
+                r["disagg"],
+                r["isl"],
+                r["osl"],
+                r["conc"],
+                r["date"],
+                r["point_type"],
+                r["source"].split(" @")[0],
+                r["tpot_ms"],
+                r["ttft_ms"],
+            )
     return keys
 
 
@@ -136,11 +149,15 @@ def main(show_transfer: bool, show_cap: bool) -> None:
     for r in base.dropna(subset=["error"]).itertuples():
         k = (r.source, keys[r.id][:10] if r.source == "inferencex" else _ml_key(r.id), r.metric)
         groups[k][r.system] = r
-    print(f"MAF (AMD, dense GEMM): MI325X/MI300X fp8 {MAF_TFLOPS['fp8'][1] / MAF_TFLOPS['fp8'][0]:.3f}, "
-          f"bf16 {MAF_TFLOPS['bf16'][1] / MAF_TFLOPS['bf16'][0]:.3f}; median clock fp8 "
-          f"{MAF_CLOCK_MHZ['fp8'][1] / MAF_CLOCK_MHZ['fp8'][0]:.3f}; HBM 6.0/5.3 = {6.0 / 5.3:.3f}\n")
-    print("| pair | metric | measured MI300X / MI325X | measured ratio | model ratio | transfer ratio | "
-          "error MI300X | error MI325X | MI325X on the transfer |")
+    print(
+        f"MAF (AMD, dense GEMM): MI325X/MI300X fp8 {MAF_TFLOPS['fp8'][1] / MAF_TFLOPS['fp8'][0]:.3f}, "
+        f"bf16 {MAF_TFLOPS['bf16'][1] / MAF_TFLOPS['bf16'][0]:.3f}; median clock fp8 "
+        f"{MAF_CLOCK_MHZ['fp8'][1] / MAF_CLOCK_MHZ['fp8'][0]:.3f}; HBM 6.0/5.3 = {6.0 / 5.3:.3f}\n"
+    )
+    print(
+        "| pair | metric | measured MI300X / MI325X | measured ratio | model ratio | transfer ratio | "
+        "error MI300X | error MI325X | MI325X on the transfer |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     up = {"throughput_per_chip", "interactivity"}  # higher is faster; TPOT/TTFT are inverted
     for (src, key, metric), d in sorted(groups.items(), key=lambda kv: str(kv[0])):
@@ -151,9 +168,11 @@ def main(show_transfer: bool, show_cap: bool) -> None:
         meas = b.measured / a.measured if inv else a.measured / b.measured
         mod = b.predicted / a.predicted if inv else a.predicted / b.predicted
         tra = b.predicted_t / a.predicted if inv else a.predicted / b.predicted_t
-        name = (f"{key[0]} {key[4]}/{key[5]} C={key[6]} {key[2]} {key[7]}" if src == "inferencex" else key)
-        print(f"| {name} | {metric} | {a.measured:.4g} / {b.measured:.4g} | {meas:.3f} | {mod:.3f} | {tra:.3f} | "
-              f"{a.error:+.1%} | {b.error:+.1%} | {b.error_t:+.1%} |")
+        name = f"{key[0]} {key[4]}/{key[5]} C={key[6]} {key[2]} {key[7]}" if src == "inferencex" else key
+        print(
+            f"| {name} | {metric} | {a.measured:.4g} / {b.measured:.4g} | {meas:.3f} | {mod:.3f} | {tra:.3f} | "
+            f"{a.error:+.1%} | {b.error:+.1%} | {b.error_t:+.1%} |"
+        )
     tp = {k: v for k, v in keys.items() if v[10] and any(k == r.id for r in pts if r.system in PAIR)}
     by: dict[tuple, dict] = defaultdict(dict)
     for pid, k in tp.items():
@@ -161,11 +180,15 @@ def main(show_transfer: bool, show_cap: bool) -> None:
         by[k[:10]][sysname] = float(k[10])
     extra = [(k, d) for k, d in by.items() if len(d) == 2]
     if extra:
-        print("\nTPOT the source publishes beside a best-of-sweep throughput (not validated as a metric): "
-              "MI300X / MI325X ms, ratio")
+        print(
+            "\nTPOT the source publishes beside a best-of-sweep throughput (not validated as a metric): "
+            "MI300X / MI325X ms, ratio"
+        )
         for k, d in extra:
-            print(f"- {k[0]} {k[4]}/{k[5]} C={k[6]} {k[2]} {k[7]}: {d[PAIR[0]]:.1f} / {d[PAIR[1]]:.1f} ms, "
-                  f"{d[PAIR[0]] / d[PAIR[1]]:.3f}")
+            print(
+                f"- {k[0]} {k[4]}/{k[5]} C={k[6]} {k[2]} {k[7]}: {d[PAIR[0]]:.1f} / {d[PAIR[1]]:.1f} ms, "
+                f"{d[PAIR[0]] / d[PAIR[1]]:.3f}"
+            )
     if show_transfer:
         own = base[base.system == PAIR[1]].dropna(subset=["error"])
         print("\nMI325X, every validated point: error as shipped -> on the transfer")
@@ -174,14 +197,19 @@ def main(show_transfer: bool, show_cap: bool) -> None:
         for src in ("inferencex", "mlperf"):
             s = own[own.source == src]
             for m, g in s.groupby("metric"):
-                print(f"  {src} {m}: median |err| {np.median(np.abs(g.error)):.1%} -> "
-                      f"{np.median(np.abs(g.error_t)):.1%}, bias {np.median(g.error):+.1%} -> "
-                      f"{np.median(g.error_t):+.1%} (n {len(g)})")
+                print(
+                    f"  {src} {m}: median |err| {np.median(np.abs(g.error)):.1%} -> "
+                    f"{np.median(np.abs(g.error_t)):.1%}, bias {np.median(g.error):+.1%} -> "
+                    f"{np.median(g.error_t):+.1%} (n {len(g)})"
+                )
     if show_cap:
-        print("\nCapped at MAF: " + "; ".join(f"{s} {', '.join(f'{k} {v:.3f}' for k, v in cap_overrides(s))}"
-                                            for s in PAIR))
-        capped = base.merge(predict(pts, "cap")[["id", "metric", "error"]], on=["id", "metric"],
-                            suffixes=("", "_c")).dropna(subset=["error"])
+        print(
+            "\nCapped at MAF: "
+            + "; ".join(f"{s} {', '.join(f'{k} {v:.3f}' for k, v in cap_overrides(s))}" for s in PAIR)
+        )
+        capped = base.merge(
+            predict(pts, "cap")[["id", "metric", "error"]], on=["id", "metric"], suffixes=("", "_c")
+        ).dropna(subset=["error"])
         for r in capped.itertuples():
             if abs(r.error_c - r.error) >= 0.0005:
                 print(f"- {r.id} {r.metric}: {r.error:+.1%} -> {r.error_c:+.1%}")

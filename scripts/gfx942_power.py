@@ -61,23 +61,92 @@ CALIBRATION_CLOCK = (("chip.dense_clock_ratio", 1.0),)
 #: with 222-token prompts (184). Measured ratios: `jalapeno validate` rows (InferenceX 2026-02-27 and 2026-03-09
 #: runs; MLPerf v5.1 AMD Offline), as tabulated by scripts/gfx942_pair.py (docs/model.md §12).
 RUNS = (
-    ("InferenceX DeepSeek-R1 SGLang 1k/1k C=64", "deepseek-r1", "fp8", "sglang-rocm@0.5.9", 8, 1, 1024, 1024, 64, 1,
-     342.8 / 298.7, "rows 34/35", 51.3 / 44.7),
-    ("InferenceX DeepSeek-R1 SGLang 8k/1k C=64", "deepseek-r1", "fp8", "sglang-rocm@0.5.9", 8, 1, 8192, 1024, 64, 1,
-     907.6 / 790.8, "rows 26/28", 85.3 / 74.8),
-    ("InferenceX gpt-oss-120b vLLM 1k/1k C=64 (TP1)", "gpt-oss-120b", "mxfp4", "vllm-rocm", 1, 1, 1024, 1024, 64, 1,
-     4521.2 / 3887.2, "rows 51/53 (MI325X ran TP2)", None),
-    ("InferenceX gpt-oss-120b vLLM 8k/1k C=64 (TP1)", "gpt-oss-120b", "mxfp4", "vllm-rocm", 1, 1, 8192, 1024, 64, 1,
-     13010.9 / 11511.9, "rows 44/45", 49.0 / 43.5),
-    ("MLPerf v5.1 Llama-2-70B Offline (TP1, decode batch 1,536)", "llama-2-70b", "fp8-tensor", "vllm-rocm", 1, 1,
-     222, 301, 1536, 184, 7502.3 / 6034.1, "AMD 8xMI325X / 8xMI300X", None),
+    (
+        "InferenceX DeepSeek-R1 SGLang 1k/1k C=64",
+        "deepseek-r1",
+        "fp8",
+        "sglang-rocm@0.5.9",
+        8,
+        1,
+        1024,
+        1024,
+        64,
+        1,
+        342.8 / 298.7,
+        "rows 34/35",
+        51.3 / 44.7,
+    ),
+    (
+        "InferenceX DeepSeek-R1 SGLang 8k/1k C=64",
+        "deepseek-r1",
+        "fp8",
+        "sglang-rocm@0.5.9",
+        8,
+        1,
+        8192,
+        1024,
+        64,
+        1,
+        907.6 / 790.8,
+        "rows 26/28",
+        85.3 / 74.8,
+    ),
+    (
+        "InferenceX gpt-oss-120b vLLM 1k/1k C=64 (TP1)",
+        "gpt-oss-120b",
+        "mxfp4",
+        "vllm-rocm",
+        1,
+        1,
+        1024,
+        1024,
+        64,
+        1,
+        4521.2 / 3887.2,
+        "rows 51/53 (MI325X ran TP2)",
+        None,
+    ),
+    (
+        "InferenceX gpt-oss-120b vLLM 8k/1k C=64 (TP1)",
+        "gpt-oss-120b",
+        "mxfp4",
+        "vllm-rocm",
+        1,
+        1,
+        8192,
+        1024,
+        64,
+        1,
+        13010.9 / 11511.9,
+        "rows 44/45",
+        49.0 / 43.5,
+    ),
+    (
+        "MLPerf v5.1 Llama-2-70B Offline (TP1, decode batch 1,536)",
+        "llama-2-70b",
+        "fp8-tensor",
+        "vllm-rocm",
+        1,
+        1,
+        222,
+        301,
+        1536,
+        184,
+        7502.3 / 6034.1,
+        "AMD 8xMI325X / 8xMI300X",
+        None,
+    ),
 )
 
 #: MLPerf v5.1 AMD Llama-2-70B harness configs that differ between the pair (the files named above;
 #: read from the repository, not inferred): input -> (MI300X, MI325X), Offline then Server.
 MLPERF_CONFIG_DIFF = (
-    ("Offline VLLM_MLPERF_SWIZZLE_FP8_LINEAR (torchao SwizzleTensor FP8 weights, "
-     "closed/AMD/setup/vllm_patches/Swizzle-fp8-linear.patch)", "unset (0)", "1"),
+    (
+        "Offline VLLM_MLPERF_SWIZZLE_FP8_LINEAR (torchao SwizzleTensor FP8 weights, "
+        "closed/AMD/setup/vllm_patches/Swizzle-fp8-linear.patch)",
+        "unset (0)",
+        "1",
+    ),
     ("Offline VLLM_LLAMA2_MLPERF_{MIN,MAX}_TARGET_DECODE_BATCH", "1,280-1,536", "2,048"),
     ("Offline max_num_seqs / max_num_batched_tokens", "1,792 / 40,960", "2,700 / 65,536"),
     ("Offline num_scheduler_steps / engine_version", "11 / (default)", "7 / sync"),
@@ -90,8 +159,18 @@ MLPERF_CONFIG_DIFF = (
 SIDE = ("dense", "prefill", "decode_step")  # request_split's keys that are not parts of the request's time
 
 
-def request_split(system: str, model_name: str, precision: str, stack: str, tp: int, ep: int, isl: int,
-                  osl: int, conc: int, prompts: int = 1) -> dict:
+def request_split(
+    system: str,
+    model_name: str,
+    precision: str,
+    stack: str,
+    tp: int,
+    ep: int,
+    isl: int,
+    osl: int,
+    conc: int,
+    prompts: int = 1,
+) -> dict:
     """One request's time on ``system``, s, by attribution (compute, hbm_bandwidth, overhead, link):
     its prompt prefilled in a step of ``prompts`` prompts (its share of it) plus ``osl`` decode steps at ``conc`` sequences shared by ``conc``.
     ``prefill`` is the prompt step's time (a part of the others), ``decode_step`` one decode step's (s); ``dense`` is the part of ``compute`` in ops that run at >= :data:`DENSE_UTILISATION` of their
@@ -101,9 +180,19 @@ def request_split(system: str, model_name: str, precision: str, stack: str, tp: 
     lay = for_model(Layout(tp=tp, dp=1, ep=ep), model)
     prec = get_precision(precision)
     chip = pricer.system.chip
-    out = {"compute": 0.0, "hbm_bandwidth": 0.0, "overhead": 0.0, "link": 0.0, "dense": 0.0, "prefill": 0.0, "decode_step": 0.0}
-    for batch, weight in ((Batch.make(decode_seqs=0, decode_ctx=0, prefill_tokens=isl * prompts), 1.0 / prompts),
-                          (Batch.make(decode_seqs=conc, decode_ctx=isl + osl // 2), osl / conc)):
+    out = {
+        "compute": 0.0,
+        "hbm_bandwidth": 0.0,
+        "overhead": 0.0,
+        "link": 0.0,
+        "dense": 0.0,
+        "prefill": 0.0,
+        "decode_step": 0.0,
+    }
+    for batch, weight in (
+        (Batch.make(decode_seqs=0, decode_ctx=0, prefill_tokens=isl * prompts), 1.0 / prompts),
+        (Batch.make(decode_seqs=conc, decode_ctx=isl + osl // 2), osl / conc),
+    ):
         sc = step_cost(model, pricer, lay, prec, batch)
         if not batch.decode_seqs.any():
             out["prefill"] = float(sc.step_time_s[0]) / prompts
@@ -113,8 +202,11 @@ def request_split(system: str, model_name: str, precision: str, stack: str, tp: 
             out[k if k in out else "link"] += weight * float(v)
         for r in sc.op_rows(0):
             fmt = r["format"] if r["format"] in ("bf16", "fp8") else "fp8"
-            if r["bound"] == "compute" and r["time_s"] > 0 and \
-                    r["flop"] / r["compute_s"] / chip.peak(fmt) >= DENSE_UTILISATION:
+            if (
+                r["bound"] == "compute"
+                and r["time_s"] > 0
+                and r["flop"] / r["compute_s"] / chip.peak(fmt) >= DENSE_UTILISATION
+            ):
                 out["dense"] += weight * min(r["compute_s"], r["time_s"])
     return out
 
@@ -131,9 +223,11 @@ def power_cap_ratios(split: dict) -> tuple[float, float]:
 
 def main() -> None:
     print(f"MAF FP8 clock MI325X/MI300X {CLOCK_RATIO:.3f}; HBM {HBM_RATIO:.3f}\n")
-    print("| run | MI300X request time: dense compute / other compute / HBM / fixed / link | model ratio | "
-          "power cap on dense compute | power cap on all compute | prefill share | measured ratio | "
-          "decode step ratio: model / measured TPOT |")
+    print(
+        "| run | MI300X request time: dense compute / other compute / HBM / fixed / link | model ratio | "
+        "power cap on dense compute | power cap on all compute | prefill share | measured ratio | "
+        "decode step ratio: model / measured TPOT |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for label, m, p, st, tp, ep, isl, osl, c, n, meas, src, tpot in RUNS:
         a, b = (request_split(s, m, p, st, tp, ep, isl, osl, c, n) for s in PAIR)
@@ -142,9 +236,11 @@ def main() -> None:
         dense, allc = power_cap_ratios(a)
         parts = (a["dense"], a["compute"] - a["dense"], a["hbm_bandwidth"], a["overhead"], a["link"])
         shares = " / ".join(f"{x / ta:.0%}" for x in parts)
-        print(f"| {label} | {shares} | {ta / tb:.3f} | {dense:.3f} | {allc:.3f} | {a['prefill'] / ta:.0%} | "
-              f"{meas:.3f} ({src}) | {a['decode_step'] / b['decode_step']:.3f} / "
-              f"{'-' if tpot is None else f'{tpot:.3f}'} |")
+        print(
+            f"| {label} | {shares} | {ta / tb:.3f} | {dense:.3f} | {allc:.3f} | {a['prefill'] / ta:.0%} | "
+            f"{meas:.3f} ({src}) | {a['decode_step'] / b['decode_step']:.3f} / "
+            f"{'-' if tpot is None else f'{tpot:.3f}'} |"
+        )
     print("\nMLPerf v5.1 Llama-2-70B: harness inputs that differ (MI300X | MI325X):")
     for what, x, y in MLPERF_CONFIG_DIFF:
         print(f"- {what}: {x} | {y}")
