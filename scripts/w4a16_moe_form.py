@@ -1,6 +1,6 @@
 """Weight-only INT4 (W4A16) routed experts on SM100-family chips: the dense BF16 rule against the measured kernels (kimiw4a16_41).
 
-specs/w4a16_moe.py (shipped off) gives B200, B300, GB200 and GB300 (with ``W4A16_DERIVED`` also the sets derived from
+specs/w4a16_moe.py (shipped on, derived sets included, round 41) gives B200, B300, GB200 and GB300 (with ``W4A16_DERIVED`` also the sets derived from
 them: Jalapeño, Vera Rubin) their own measured W4A16 MoE form (data/w4a16_moe_forms.toml; SGLang's trtllm-gen MXINT4
 kernel by default) for Kimi K2.5's INT4 experts in place of the dense BF16 GEMM rule. This script prints:
 

@@ -1,4 +1,5 @@
-"""specs/w4a16_moe.py: W4A16 routed experts on SM100-family chips priced by their measured MoE kernel (shipped off).
+"""specs/w4a16_moe.py: W4A16 routed experts on SM100-family chips priced by their measured MoE kernel (shipped on,
+derived sets included, round 41).
 
 Expected values come from data/w4a16_moe_forms.toml read here directly (each chip's fit of SGLang's trtllm-gen
 MXINT4 MoE on aiconfigurator's int4_wo rows) and from the roofline's memory formula bytes / (W · eta_m) with GB300's
@@ -31,7 +32,7 @@ def _form(system: str, kernel: str = "mxint4") -> dict:
 
 @pytest.fixture
 def switch(monkeypatch):
-    """Set the module's switches for one test (they ship off)."""
+    """Set the module's switches for one test (both ship on)."""
 
     def set_(on: bool, derived: bool = False) -> None:
         monkeypatch.setattr(w4, "W4A16_FORM_ON", on)
@@ -55,11 +56,42 @@ def _experts(system: str):
     return sc.ops.keys[i], float(sc.times.memory_s[i, 0]), float(sc.ops.bytes[i, 0])
 
 
-def test_ships_off_and_then_changes_nothing():
-    assert w4.W4A16_FORM_ON is False and w4.W4A16_DERIVED is False
-    assert "w4a16" not in base_efficiency("gb300-nvl72").moe
+def test_ships_on_for_the_measured_chips_and_the_sets_derived_from_them():
+    assert w4.W4A16_FORM_ON is True and w4.W4A16_DERIVED is True
+    f = _form("gb300-nvl72")
+    for name in ("gb300-nvl72", "jalapeno", "vera-rubin-nvl72"):  # the last two derived from GB300 (their set files)
+        e = base_efficiency(name).moe["w4a16"]
+        assert (e.peak_fraction, e.half_rows, e.hbm_fraction, e.floor_s) == (
+            f["peak_fraction"],
+            f["half_rows"],
+            f["hbm_fraction"],
+            f["floor_s"],
+        ), name
     key, _, _ = _experts("gb300-nvl72")
-    assert key == "bf16"  # priced by its compute format: the dense BF16 rule
+    assert key == "w4a16"  # Kimi K2.5's INT4 experts priced by the measured MXINT4 form, not the dense BF16 rule
+
+
+def test_off_changes_nothing_but_the_w4a16_entry(switch):
+    """Off, every set is the one the switch found: the W4A16 entry goes, nothing else moves, and a model without
+    W4A16 experts (DeepSeek-R1 FP8) prices the same step to the bit."""
+    from dataclasses import replace
+
+    model = load_model("deepseek-r1")
+    prec = resolve_precision(model, "fp8", None, None, False)
+    layout, batch = for_model(Layout(tp=1, dp=8, ep=8), model), Batch.make(decode_seqs=64, decode_ctx=8192)
+
+    def r1_step_s() -> float:
+        return float(step_cost(model, load_pricer("gb300-nvl72"), layout, prec, batch).times.time_s.sum())
+
+    on = {n: base_efficiency(n) for n in ("gb300-nvl72", "jalapeno")}
+    r1_on = r1_step_s()
+    switch(False)
+    for name, e_on in on.items():
+        off = base_efficiency(name)
+        assert "w4a16" not in off.moe and "w4a16" in e_on.moe
+        assert replace(e_on, moe={k: v for k, v in e_on.moe.items() if k != "w4a16"}) == off, name
+    assert _experts("gb300-nvl72")[0] == "bf16"  # priced by its compute format: the dense BF16 rule
+    assert r1_step_s() == r1_on
 
 
 def test_on_gives_each_sm100_chip_its_own_measured_form(switch):

@@ -233,7 +233,7 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         scanned = per_chip_vectors if a2a else tokens_in_group
         stored = precision.modules["routed_experts"].weight.name
         # the passes of the entry the op is priced by (moe[fp8_block] for block-scaled FP8 experts where set)
-        # W4A16 experts keyed to their own moe entry where the set has one (specs/w4a16_moe.py, shipped off)
+        # W4A16 experts keyed to their own moe entry where the set has one (specs/w4a16_moe.py, shipped on, round 41)
         weights = stored if stored in MOE_WEIGHT_KEYS else w4a16_key(stored, eff)
         scan = scanned * h * 2.0 * eff.moe_passes(eff.moe_entry(wf, weights or wf))
         add_routed_experts(ob, "moe.experts", wf, load, touched, h, inter, w_expert, wb, ain, scan, n_moe,

@@ -196,5 +196,5 @@ def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
     parts = [what, prov.get("package", ""), f"set {which}", where]
     src = "calibrated (" + "; ".join(p for p in parts if p) + ")"
     eff = DEFAULT_EFFICIENCY.with_overrides({**nest_params(params), "source": src}, where=f"calibration {system}")
-    # W4A16 experts by the chip's own measured W4A16 MoE kernel where it has one (specs/w4a16_moe.py, shipped off)
+    # W4A16 experts by the chip's own measured W4A16 MoE kernel where it has one (specs/w4a16_moe.py, shipped on, round 41)
     return with_w4a16_form(eff, system, prov.get("derived_from") if kind not in ("measured", "partial") else None)

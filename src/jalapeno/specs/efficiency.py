@@ -54,7 +54,7 @@ MOE_GEMM_KEY: dict[str, str] = {"fp8": "fp8_block"}
 #: fit/amd.GFX942_PACKAGE on: gfx942's own fused-MoE rows); a field it does not set is ``moe[fp8]``'s (:meth:`Efficiency._lookup`).
 MOE_BLOCK_KEY = "fp8_block"
 #: The MoE entry and op key of weight-only INT4 routed experts (W4A16), where a set has that entry
-#: (specs/w4a16_moe.py: the chip's own measured W4A16 MoE kernel form, data/w4a16_moe_forms.toml; shipped off).
+#: (specs/w4a16_moe.py: the chip's own measured W4A16 MoE kernel form, data/w4a16_moe_forms.toml; shipped on, round 41).
 MOE_W4A16_KEY = "w4a16"
 #: Measured attention-kernel families with their own entries, priced instead of the generic
 #: attention values for the ops that name them (cost/optable.OpTable.kernel): the MLA generation

@@ -23,9 +23,14 @@ fraction at 0.55-0.58x its floor); cost/ops.py keys a W4A16 expert op ``w4a16`` 
 entry to a derived set (Jalapeño, Vera Rubin: derived from GB300, docs/model.md §11.2) as its source chip's form:
 GPU kernel behaviour on a chip with its own compiler, a named assumption.
 
-Shipped off (:data:`W4A16_FORM_ON` False): the forms are tested on the kernel tables (held-out token counts; B200's
-form on the other three chips) but no end-to-end point runs W4A16 experts through them (figures: docs/model.md
-§11.3, ``scripts/w4a16_moe_form.py``).
+Shipped on, derived sets included (:data:`W4A16_FORM_ON`, :data:`W4A16_DERIVED`; kimion41, round 41): the forms
+replace an untested rule that B200's Kimi K2.5 INT4 rows show 11-43% off (the dense BF16 rule prices them 11% too
+fast at decode, 43% at prefill; docs/model.md §11.3), like for like: the measured chips take their own kernel's form
+and the derived sets borrow their source chip's, as they borrow every other kernel form. No validate row moves
+(0 of 4,049 held-out pairs: no measured point runs W4A16 experts on a chip with a form); what moves is ``compare``'s
+Kimi K2.5 headline (GB300 9,694 → 8,543 tok/s/chip, Jalapeño / GB300 0.707 → 0.676) and the explorer's designs
+(docs/explore.md §3). The forms are tested on the kernel tables (held-out token counts; B200's form on the other
+three chips; figures: docs/model.md §11.3, ``scripts/w4a16_moe_form.py``).
 """
 
 from __future__ import annotations
@@ -37,10 +42,12 @@ from types import MappingProxyType
 
 from jalapeno.specs.efficiency import MOE_W4A16_KEY, Efficiency
 
-#: the switch (module docstring): off, so every set prices W4A16 experts as before (the dense BF16 GEMM rule)
-W4A16_FORM_ON = False
-#: with the switch on, also give a derived set (no tables of its own) its source chip's form
-W4A16_DERIVED = False
+#: the switch (module docstring): on, the measured chips price W4A16 experts by their own kernel's form (off: every
+#: set by the dense BF16 GEMM rule, as before round 41)
+W4A16_FORM_ON = True
+#: with the switch on, also give a derived set (no tables of its own) its source chip's form (on: a named assumption,
+#: module docstring)
+W4A16_DERIVED = True
 #: the kernel whose measured form a set takes (data/w4a16_moe_forms.toml ``kernel``: ``mxint4`` or ``marlin``)
 W4A16_KERNEL = "mxint4"
 #: the ``moe`` entry and op key of weight-only INT4 routed experts
@@ -62,8 +69,8 @@ def w4a16_source(system: str, derived_from: str | None = None) -> str | None:
     measured) takes for its W4A16 experts, or None (switch off, a chip without the table, a derived set with
     :data:`W4A16_DERIVED` off).
 
-    >>> w4a16_source("gb300-nvl72") is None  # the switch ships off
-    True
+    >>> w4a16_source("gb300-nvl72"), w4a16_source("jalapeno", "gb300-nvl72"), w4a16_source("h200")
+    ('gb300-nvl72', 'gb300-nvl72', None)
     """
     if not W4A16_FORM_ON:
         return None
