@@ -181,7 +181,7 @@ def _base_lines(out: dict) -> list[str]:
     """The base's own figures, per case, that the scores are ratios of, and how they were swept: a
     user comparing with another system read '2.58 (x base)' with no base value anywhere but
     meta.json, and that value (agg only, a coarse batch grid, no TBO, the best point at or above the
-    floor) is below compare's frontier (interpolated, disagg and TBO too): 1,890 against 5,066
+    floor) is below compare's frontier (interpolated, disagg and TBO too): 969.9 against 4,161
     tok/s/chip for Jalapeño on Kimi K2.5 8K/1K at 50 tok/s/user (docs/explore.md §2, step 6)."""
     obj, sw = out.get("objective") or {}, out.get("sweep") or {}
     floor = obj.get("min_interactivity", 0)
