@@ -39,12 +39,13 @@ def test_docs_quote_the_scripts_figures(figures):
 
 def test_a_faster_launch_never_lowers_the_balanced_metric(figures):
     """The launch costs fall from 4 us to 0.32 us: the balanced sweep's metric does not fall (its prefill
-    pools grow with the decode rate), while the fixed grid's fell (16 prefill workers per decode worker
-    too few) and stays below the balanced one at every cost."""
+    pools grow with the decode rate), and the fixed grid's stays below the balanced one at every cost (16
+    prefill workers per decode worker too few). The grid's own fall at 1 us (3,223 -> 2,940) was round 28's,
+    with Kimi's INT4 experts on the dense BF16 rule; on the measured MXINT4 form (round 41) it no longer
+    shows at the script's costs (docs/audit.md)."""
     own, grid = figures
     assert [float(x) for x in amc.LAUNCH_S] == sorted(amc.LAUNCH_S, reverse=True)
     assert all(b >= a for a, b in zip(own, own[1:]))
-    assert grid[2] < grid[0]
     assert all(o > g for o, g in zip(own, grid))
     assert amc.sweep_mod.balanced_workers is not amc.grid_workers
     assert amc.sweep_mod.balanced_workers.__module__ == "jalapeno.analysis.sweep"  # restored after the run
