@@ -60,7 +60,8 @@ CHIP_KEYS = {
     "sustained_w": ("W", "sustained power under load where measured; optional"),
     "dense_clock_ratio": ("ratio", "sustained clock under dense matrix load over the clock its architecture's compute "
                           "calibration prices (a board its power limit holds lower: MI300X 1,230 / 1,464 MHz); ops at "
-                          ">= 25% of peak run at this fraction of the calibrated speed (cost/roofline.POWER_CLOCK); "
+                          ">= 25% of peak run at this fraction of the calibrated speed (cost/roofline.POWER_CLOCK, shipped off: "
+                          "docs/model.md §4); "
                           "optional, default 1"),
 }
 LEVEL_KEYS = {

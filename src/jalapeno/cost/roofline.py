@@ -40,9 +40,13 @@ from jalapeno.specs.hardware import Chip
 from jalapeno.specs.kernel_efficiency import K_BLOCK
 
 
-#: whether a chip's Chip.dense_clock_ratio slows its dense compute-bound ops (:func:`power_clock`). On: round 41
-#: (mi3xx41, docs/gap_large_batch_decode.md) — the fidelity guard passes and MLPerf MI300X 21.4% -> 4.4%
-POWER_CLOCK = True
+#: whether a chip's Chip.dense_clock_ratio slows its dense compute-bound ops (:func:`power_clock`). Built in round 41
+#: (mi3xx41, docs/gap_large_batch_decode.md; on: MLPerf MI300X 21.4% -> 4.3%, InferenceX MI300X TTFT 20.0 -> 19.4%
+#: held out) and shipped OFF: its named assumption, that the gfx942 calibration prices MI325X's clock, is contradicted
+#: by the provenance of the GEMM rows the MI300X/MI325X sets fit on (fit/amd.py: aiter PR #365's block-scale rows
+#: were tuned on MI300X, so their times already carry MI300X's power-held clock and the ratio would count it twice);
+#: the decision to ship had rested on held-out figures (review41). Settle which chip timed each gfx942 table first.
+POWER_CLOCK = False
 #: an op at or above this fraction of its format's peak draws enough power to be held at the board's power-limited
 #: clock; below it (decode's few-row GEMMs and fused MoE, 0.6-10% of peak) it runs unthrottled. Named assumption of
 #: round 26 (scripts/gfx942_power.py DENSE_UTILISATION): half of AMD's max-achievable dense FP8 utilisation, 1,273 /
