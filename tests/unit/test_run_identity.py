@@ -102,9 +102,11 @@ def test_mori_sglang_2048_is_the_dep4_dep8_run(tmp_path):
 def test_h200_trt_8k1k_256_is_the_mtp_dep8_run(tmp_path):
     """nvidia-master.yaml @008b91a9dd78 (2026-01-14): dsr1-fp8-h200-trt 8k1k ends below 256; only
     dsr1-fp8-h200-trt-mtp's ``{ tp: 8, ep: 8, dp-attn: true, conc-start: 64, conc-end: 256, spec-decoding: mtp }``
-    ran it (its script: MTP 1 draft)."""
+    ran it (its script: MTP 1 draft). Its max_batch is concurrency / TP (32 a rank, 256 over 8 ranks = the run's
+    concurrency), so every rank's slots are full and a new request joins the rank that just freed one: refill dispatch
+    (round 41, fit/aic_sweep_launch.REFILL_ON_FULL_SLOTS)."""
     p = _point(tmp_path, ROW25)
-    assert p.mapping == "matched" and _pools(p) == (None, (1, Layout(tp=1, dp=8, ep=8)))
+    assert p.mapping == "matched" and _pools(p) == (None, (1, Layout(tp=1, dp=8, ep=8, dp_dispatch="refill")))
     assert p.deployment.mtp.draft_tokens == 1 and p.uses_mtp
 
 
