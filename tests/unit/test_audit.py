@@ -203,7 +203,7 @@ def test_setting_a_listed_parameter_to_its_current_value_changes_nothing():
     params = [p for p in uncertain_parameters(pricer, model, prec) if p.kind == "efficiency"]
     keys = [p.key for p in params]
     assert "efficiency.moe.fp8.half_rows" in keys and not any(k.startswith("efficiency.moe.bf16") for k in keys)
-    getters = _efficiency_getters(model, prec, pricer.system)
+    getters = _efficiency_getters(model, prec, pricer.system, pricer.efficiency)
     before = {k: g(pricer.efficiency) for k, g in getters.items()}
     for p in params:
         pr, _ = apply(pricer, {p.key: p.current})
@@ -230,3 +230,38 @@ def test_block_scaled_gemm_k_loop_time_is_listed():
     assert physical_limit(params)["efficiency.gemm.fp8_block.k_block_s"] == 0.0
     oss = uncertain_parameters(pricer, load_model("gpt-oss-120b"), get_precision("mxfp4"))
     assert not any(q.key.endswith("k_block_s") for q in oss)
+
+
+def test_w4a16_experts_list_their_own_entry():
+    """Kimi K2.5's INT4 (W4A16) routed experts are priced by the set's ``moe[w4a16]`` entry (specs/w4a16_moe, on since
+    round 41), so the audit lists that entry's fields and not ``moe.bf16.*`` (their compute format's, which no op
+    reads then). Each listed field set back to its current value changes nothing; the entry's peak fraction halved
+    slows the routed experts of a 4,096-token prefill step (compute-bound at 128 rows per expert)."""
+    from jalapeno.analysis.uncertain import _efficiency_getters
+    from jalapeno.cli.common import resolve_precision
+    from jalapeno.cost.batch import Batch
+    from jalapeno.cost.step import step_cost
+    from jalapeno.deploy.layout import Layout, for_model
+
+    model = load_model("kimi-k2.5")
+    prec = resolve_precision(model, "int4", None, None, False)
+    pricer = load_pricer("jalapeno")
+    params = [p for p in uncertain_parameters(pricer, model, prec) if p.kind == "efficiency"]
+    keys = [p.key for p in params]
+    assert {"efficiency.moe.w4a16.peak_fraction", "efficiency.moe.w4a16.half_rows",
+            "efficiency.moe.w4a16.hbm_fraction"} <= set(keys)
+    assert not any(k.startswith("efficiency.moe.bf16") for k in keys)
+    getters = _efficiency_getters(model, prec, pricer.system, pricer.efficiency)
+    before = {k: g(pricer.efficiency) for k, g in getters.items()}
+    for p in params:
+        pr, _ = apply(pricer, {p.key: p.current})
+        assert {k: g(pr.efficiency) for k, g in getters.items()} == pytest.approx(before), p.key
+
+    def experts_s(pr) -> float:
+        layout = for_model(Layout(tp=1, dp=8, ep=8), model)
+        sc = step_cost(model, pr, layout, prec, Batch.make(prefill_tokens=4096))
+        return float(sc.times.time_s[list(sc.ops.name).index("moe.experts"), 0])
+
+    peak = pricer.efficiency.moe_peak("w4a16")
+    slow, _ = apply(pricer, {"efficiency.moe.w4a16.peak_fraction": peak / 2})
+    assert experts_s(slow) > 1.3 * experts_s(pricer)

@@ -43,6 +43,7 @@ from jalapeno.cost.pricer import RooflinePricer
 from jalapeno.specs.calibration import load_calibration
 from jalapeno.specs.power import POWER_TERMS
 from jalapeno.specs.variants import variant_efficiency, with_overrides
+from jalapeno.specs.w4a16_moe import w4a16_key
 
 #: Whole-graph-compiled fixed costs (issue 12: ~0.25 µs per kernel, 0.05 ms per step; 1 µs per
 #: collective launch is an assumption), the low end of a vendor-compiler stack's band.
@@ -103,8 +104,9 @@ def _stack_measured(system) -> bool:
     return bool(system.vendor_verified and cal and cal.get("kind") in ("measured", "partial"))
 
 
-def _efficiency_getters(model, precision, system) -> dict:
-    """``efficiency.*`` key → getter on an Efficiency, for the ops the precision runs."""
+def _efficiency_getters(model, precision, system, eff) -> dict:
+    """``efficiency.*`` key → getter on an Efficiency, for the ops the precision runs under ``eff`` (the priced set:
+    it decides whether weight-only INT4 experts have an entry of their own)."""
     fmts = {precision.modules[m].compute for m in precision.modules} & set(system.chip.formats)
     # GEMM entries by kernel key (fp8_block for block-scaled FP8 weights: specs/formats.NumberFormat.gemm_key)
     keys = {mp.weight.gemm_key(mp.compute) for mp in precision.modules.values() if mp.compute in fmts}
@@ -124,7 +126,11 @@ def _efficiency_getters(model, precision, system) -> dict:
     # the fallback of the formats the experts do run (specs/efficiency: bf16 is every format's fallback) — a swing
     # of a parameter no op reads, and 'the current value' set back changed the prediction
     moe_fmt = precision.modules["routed_experts"].compute if model.moe is not None else None
-    for f in sorted(fmts & {moe_fmt}):
+    # weight-only INT4 experts are priced by the set's own ``moe[w4a16]`` entry where it has one (cost/ops.py,
+    # specs/w4a16_moe.w4a16_key): list that entry, not their compute format's (moe.bf16.*, which no op reads then)
+    stored = precision.modules["routed_experts"].weight.name if model.moe is not None else ""
+    moe_keys = {w4a16_key(stored, eff) or f for f in fmts & {moe_fmt}}
+    for f in sorted(moe_keys):
         out[f"efficiency.moe.{f}.peak_fraction"] = lambda e, f=f: e.moe_peak(f)
         out[f"efficiency.moe.{f}.hbm_fraction"] = lambda e, f=f: e.moe_hbm(f)
         out[f"efficiency.moe.{f}.half_rows"] = lambda e, f=f: e.moe_half(f)
@@ -192,7 +198,7 @@ def uncertain_parameters(pricer, model, precision, convention: str = "chip") -> 
     has_band = system.origin is not None and system.origin.calibration is not None
     lo_eff = variant_efficiency(system, "low") if has_band else eff
     hi_eff = variant_efficiency(system, "high") if has_band else eff
-    for key, get in _efficiency_getters(model, precision, system).items():
+    for key, get in _efficiency_getters(model, precision, system, eff).items():
         v, a, b = get(eff), get(lo_eff), get(hi_eff)
         if v is None:
             continue

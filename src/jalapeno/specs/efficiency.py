@@ -35,6 +35,7 @@ from jalapeno.specs.efficiency_params import (  # noqa: F401  (the names and for
     DISAGG_ROUTER_NAMES,
     KERNEL_FIELDS,
     MOE_EXCHANGE_NAMES,
+    MOE_KEYS,
     SWITCHES,
     checked_overrides,
     flatten_params,
@@ -55,7 +56,7 @@ MOE_GEMM_KEY: dict[str, str] = {"fp8": "fp8_block"}
 MOE_BLOCK_KEY = "fp8_block"
 #: The MoE entry and op key of weight-only INT4 routed experts (W4A16), where a set has that entry
 #: (specs/w4a16_moe.py: the chip's own measured W4A16 MoE kernel form, data/w4a16_moe_forms.toml; shipped on, round 41).
-MOE_W4A16_KEY = "w4a16"
+(MOE_W4A16_KEY,) = MOE_KEYS
 #: Measured attention-kernel families with their own entries, priced instead of the generic
 #: attention values for the ops that name them (cost/optable.OpTable.kernel): the MLA generation
 #: (weight-absorbed, latent KV) and MLA context kernels (cost/attention.py), fitted on TRT-LLM's

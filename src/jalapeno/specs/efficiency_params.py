@@ -38,6 +38,10 @@ KERNEL_FIELDS: dict[str, tuple[str, ...]] = {
 #: experts_per_token and MnnvlMemory.supports_mnnvl()): NotEnabled``, removed by
 #: NVIDIA/TensorRT-LLM PR #8950, Nov 2025), so DeepSeek's top-8 at EP8 gathers.
 MOE_EXCHANGE_NAMES: tuple[str, ...] = ("all_to_all", "nvlink_all_to_all", "nvlink_all_to_all_above_top_k")
+#: ``moe`` entries beyond the compute formats and GEMM kernel keys: ``w4a16``, weight-only INT4 routed experts'
+#: measured kernel form (specs/efficiency.MOE_W4A16_KEY, specs/w4a16_moe.py), so ``--set efficiency.moe.w4a16.*`` and
+#: the audit's listing of that entry can set it
+MOE_KEYS: tuple[str, ...] = ("w4a16",)
 #: Efficiency.all_reduce_table values: ``none`` (the link-hierarchy model, cost/collectives.py) or the engine
 #: whose measured all-reduce prices the TP all-reduces (``trtllm``: TensorRT-LLM's AllReduce, AUTO strategy;
 #: ``sglang``: SGLang's CUDA-graph custom all-reduce; ``vllm``: vLLM's CUDA-graph custom all-reduce; cost/engine_allreduce.py)
@@ -128,7 +132,8 @@ def _kernel_overrides(op: str, table: Any, current: dict[str, KernelEfficiency],
         if op == "attention" and fmt == BASE_FORMAT:
             raise SpecError(f"{where}.attention.bf16", "the BF16 attention fraction has its own name",
                             "write attention_peak_fraction = ... instead of [attention.bf16]")
-        keys = (*COMPUTE_FORMATS, *GEMM_KEYS) if op in ("gemm", "moe") else COMPUTE_FORMATS
+        keys = (*COMPUTE_FORMATS, *GEMM_KEYS, *(MOE_KEYS if op == "moe" else ())) if op in ("gemm", "moe") \
+            else COMPUTE_FORMATS
         if fmt not in keys:
             raise SpecError(f"{where}.{op}.{fmt}", f"unknown compute format{' or kernel key' if op in ('gemm', 'moe') else ''}"
                             f" {fmt!r}", f"use one of {', '.join(keys)}")
