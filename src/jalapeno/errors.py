@@ -56,7 +56,8 @@ def require_extra(module: str, extra: str, field: str):
 
 
 def check_bool(field: str, value: object, fix: str) -> None:
-    """Refuse a switch that is not ``True``/``False`` (``'no'`` or ``1`` would read as set or unset silently).
+    """Refuse a switch that is not ``True``/``False`` (``'no'`` or ``1`` would read as set or unset silently); a NumPy
+    boolean is a boolean (``fit/validate`` passes ``recurring_waves and pt.fixed_lengths``).
 
     Raises:
         SpecError: ``field``, "must be True or False, got VALUE", ``fix``.
@@ -67,7 +68,11 @@ def check_bool(field: str, value: object, fix: str) -> None:
     ...
     jalapeno.errors.SpecError: fixed: must be True or False, got 'no'. Fix: pass fixed=True or False
     """
-    if not isinstance(value, bool):
+    if isinstance(value, bool):
+        return
+    import numpy as np  # here, not at the top: errors.py is imported by every entry point, NumPy only where needed
+
+    if not isinstance(value, np.bool_):
         raise SpecError(field, f"must be True or False, got {value!r}", fix)
 
 

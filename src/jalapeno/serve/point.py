@@ -11,7 +11,7 @@ from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.mtp import check_mtp
 from jalapeno.deploy.layout import validate_layout
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, check_bool
 from jalapeno.serve.analytic import QUANTILES, ServingPoints, frontend_s, requeue, solve_concurrency
 from jalapeno.serve.disagg import (
     MAX_PREFILL_UTILISATION,
@@ -96,9 +96,7 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     """
     check_pricer(pricer, "serve_at_concurrency")
     for name, on in (("idle_start", idle_start), ("recurring_waves", recurring_waves), ("saturate", saturate)):
-        if not isinstance(on, (bool, np.bool_)):  # 'no' is truthy: it switched the effect on, silently
-            raise SpecError(f"serve_at_concurrency: {name}", f"must be True or False, got {on!r}",
-                            f"pass {name}=True or {name}=False")
+        check_bool(f"serve_at_concurrency: {name}", on, f"pass {name}=True or {name}=False")  # 'no' read as on
     c_req = _concurrencies(concurrency)
     for pool in (dep.decode, dep.prefill):
         if pool is not None:
