@@ -18,7 +18,7 @@ from jalapeno.fit.moe_width import PATHS, fit_width, width_pairs
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "jalapeno" / "data" / "moe_width.toml"
 #: systems whose TensorRT-LLM table is read (each its own tables; no sibling stand-ins)
-SYSTEMS = ("h100", "h200", "b200", "gb200-nvl72")
+SYSTEMS = ("h100", "h200", "b200", "gb200-nvl72", "b300", "gb300-nvl72")
 HEADER = """# Written by scripts/fit_moe_width.py (fit/moe_width.py) - do not edit by hand.
 # The routed experts' per-rank width term at MoE TP k (cost/moe_width.py): compute time x
 # overhead per MAC (c_elems/w)^exponent beside the row penalty (1 + ((c/w)^p - (c/I)^p) m/(m + half_rows)), fitted on the (MoE TP k, EP 1)/(MoE TP 1, EP k) latency ratios at

@@ -92,8 +92,11 @@ def test_trtllm_stack_prices_the_term_on_compute_only():
 
 
 def test_the_term_is_fitted_for_the_systems_it_prices():
-    for system in ("h100", "h200", "b200", "gb200-nvl72"):
+    for system in ("h100", "h200", "b200", "gb200-nvl72", "b300", "gb300-nvl72"):
         assert {"bf16", "fp8"} <= set(width_terms(system))
+    # Blackwell Ultra (round 42, aicgb42): fitted on its own tables, NVFP4 included, as B200 / GB200
+    for system in ("b200", "gb200-nvl72", "b300", "gb300-nvl72"):
+        assert set(width_terms(system)) == {"bf16", "fp8", "fp4"}
     assert dict(width_terms("mi300x")) == {}
     # a narrower expert always costs more per MAC (c > 0, p > 0)
     for (c, p) in width_terms("b200").values():
@@ -105,3 +108,16 @@ def test_bad_inputs_name_the_field():
         DEFAULT_EFFICIENCY.with_overrides({"moe_width_term": 1})
     with pytest.raises(SpecError, match="stack x.moe_width_term: must be true or false"):
         _stack({"name": "x", "label": "x", "source": "s", "moe_width_term": "yes"}, 0, {})
+
+
+def test_gb300_trtllm_prices_its_own_term():
+    # Until round 42 GB300 had no entry, so its TensorRT-LLM rows at MoE TP > 1 priced the full-width form (factor 1).
+    # DeepSeek-R1 FP8 at MoE TP8 EP1, 8,192 tokens: w = 2048/8 = 256, m = 8192·8/256 = 256 rows per expert.
+    on = load_pricer("gb300-nvl72", stack=get_stack("trtllm"))
+    off = on.with_efficiency(on.efficiency.with_overrides({"moe_width_term": False}))
+    c, p = width_terms("gb300-nvl72")["fp8"]
+    m, half = 256.0, on.efficiency.moe_half("fp8")
+    expect = 1 + ((c / 256) ** p - (c / 2048) ** p) * m / (m + half)
+    ops = _moe_op(8)
+    assert expect > 1.5  # the fitted term is large at an eighth of the width (c ~ 780, p ~ 0.93)
+    assert float(on.op_times(ops).compute_s[0, 0] / off.op_times(ops).compute_s[0, 0]) == pytest.approx(expect)
