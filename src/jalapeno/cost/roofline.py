@@ -45,7 +45,10 @@ from jalapeno.specs.kernel_efficiency import K_BLOCK
 #: held out) and shipped OFF: its named assumption, that the gfx942 calibration prices MI325X's clock, is contradicted
 #: by the provenance of the GEMM rows the MI300X/MI325X sets fit on (fit/amd.py: aiter PR #365's block-scale rows
 #: were tuned on MI300X, so their times already carry MI300X's power-held clock and the ratio would count it twice);
-#: the decision to ship had rested on held-out figures (review41). Settle which chip timed each gfx942 table first.
+#: the decision to ship had rested on held-out figures (review41). Round 42 settled it: the tables carry the clock of
+#: the board that tuned them (MI325X- vs MI300X-tuned rows at the same shapes 1.158x apart;
+#: scripts/gfx942_table_clock.py), so the objection holds; the per-family clock it implies moves MLPerf MI325X
+#: 5.9% -> 9.6% and is not built (docs/model.md §4).
 POWER_CLOCK = False
 #: an op at or above this fraction of its format's peak draws enough power to be held at the board's power-limited
 #: clock; below it (decode's few-row GEMMs and fused MoE, 0.6-10% of peak) it runs unthrottled. Named assumption of
