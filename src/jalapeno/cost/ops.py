@@ -51,6 +51,7 @@ from jalapeno.cost.layout_columns import LayoutColumns
 from jalapeno.cost.moe import (busiest_rank_assignments, dispatch_ranks, experts_touched_on_rank,
                               mixed_touched_fraction)
 from jalapeno.cost.optable import MOE_KERNELS, MOE_WEIGHT_KEYS, CollectiveTable, OpBuilder, OpTable
+from jalapeno.cost.shared_fusion import fuses_shared_expert, stack_base
 from jalapeno.deploy.eplb import busiest_rank_share
 from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.sharding import has_ep_all_to_all, sharding
@@ -173,7 +174,11 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
             ob.gemm("moe.router", "fp32", t, h, m.num_experts, 4.0, ROUTER_FP32_INPUT_BYTES, count=n_moe, kernels=2)
         else:
             ob.gemm("moe.router", "bf16", t, h, m.num_experts, ROUTER_BYTES, 2.0, count=n_moe, kernels=2)
-        if m.shared_intermediate:
+        # SGLang runs DeepSeek-V3/R1's shared expert as a 257th routed expert (cost/shared_fusion.py; off by default)
+        fused = bool(m.shared_intermediate) and fuses_shared_expert(
+            stack_base(eff.source), chip.formats, m.num_experts, m.shared_intermediate / m.expert_intermediate,
+            layout.ep, has_ep_all_to_all(model, layout) and all_to_all)
+        if m.shared_intermediate and not fused:
             wb, wf, ain = mod("shared_experts")
             _ffn(ob, "moe.shared_expert", wf, t, h, m.shared_intermediate / tp, wb, ain, n_moe,
                  key("shared_experts", wf), kernels("shared_experts", wf))
@@ -236,6 +241,8 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         # W4A16 experts keyed to their own moe entry where the set has one (specs/w4a16_moe.py, shipped on, round 41)
         weights = stored if stored in MOE_WEIGHT_KEYS else w4a16_key(stored, eff)
         scan = scanned * h * 2.0 * eff.moe_passes(eff.moe_entry(wf, weights or wf))
+        if fused:  # every routed token also picks the shared expert, held by the rank (EP 1): one more expert touched
+            load, touched = load + routed, touched + np.where(routed > 0, 1.0, 0.0)
         add_routed_experts(ob, "moe.experts", wf, load, touched, h, inter, w_expert, wb, ain, scan, n_moe,
                            weights=weights, split=sh.moe_tp)
         if a2a:

@@ -1,0 +1,82 @@
+"""SGLang's fused shared expert: DeepSeek-V3/R1's shared expert run as a 257th expert of the routed MoE kernel.
+
+Source: sgl-project/sglang python/sglang/srt/models/deepseek_v2.py, ``DeepseekV2ForCausalLM.
+determine_num_fused_shared_experts`` (0.5.x): ``num_fused_shared_experts = n_shared_experts`` (1) unless
+``--disable-shared-experts-fusion``, TBO/SBO, a DeepEP-class MoE (all-to-all), a config other than 256 routed + 1
+shared experts (DeepseekV3ForCausalLM), a device below compute capability 8.0 on CUDA, MoE expert parallelism > 1
+on CUDA, or W4AFP8 weights. The weight loader then maps ``mlp.shared_experts`` to ``mlp.experts.256`` and the
+MoE runs 257 experts at top-k 9 (``top_k_for_moe = num_experts_per_tok + num_fused_shared_experts``): one more
+expert every token picks, no separate shared-expert GEMMs (and no second stream: cost/shared_stream.py's
+``SGLANG_STREAM`` already leaves these layers out). SGLang's FlashInfer TRT-LLM MoE runner forces the fusion off
+(server_args; docs/gap_aic_itl.md round 26), so the rule is limited to the chips whose FP8 MoE runs SGLang's Triton
+``fused_moe`` under the launch scripts' ``moe_runner_backend=auto``: Hopper (a named assumption, read from the H200
+script's parsed arguments, InferenceX PR #3010, and from the H200 Triton configuration files named ``E=257``,
+tuned for "TP=8 EP=1 DeepseekV3", sglang PR #17965). The ROCm profile is left out (its calibration prices the
+shared expert as the gfx942 kernel tables do; not measured here).
+
+Priced (cost/ops.py, with :data:`FUSED_SHARED_ON`): the shared expert's three ops are dropped, and the routed
+block gets one more assignment per routed token and one more touched expert at every step with tokens.
+
+Shipped OFF: docs/gap_aic_itl.md "round 42, h200tpot42" has the held-out figures and why.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: price SGLang's fused shared expert (module docstring); False: the shared expert's own GEMMs, as before round 42
+FUSED_SHARED_ON = False
+#: stack profiles (base names, specs/stacks.py) whose engine fuses: SGLang on CUDA
+FUSING_STACKS = frozenset({"sglang"})
+#: routed and shared expert counts the engine's allow-list fuses (DeepSeek-V3/R1; Kimi K2.5 only as Quark MXFP4)
+FUSED_ROUTED, FUSED_SHARED = 256, 1
+
+
+def fuses_shared_expert(
+    stack_base: str,
+    chip_formats: frozenset[str] | set[str],
+    routed_experts: int,
+    shared_width_ratio: float,
+    ep: int,
+    all_to_all: bool,
+    on: bool | None = None,
+) -> bool:
+    """Whether the step's engine runs the shared expert inside the routed MoE kernel (module docstring).
+
+    ``stack_base``: the pricer's stack profile without ``@VERSION`` / ``+switch``; ``chip_formats``: the chip's
+    compute formats (no ``fp4``: Hopper or older, where the FP8 MoE runs SGLang's Triton kernel);
+    ``routed_experts``: the model's routed experts; ``shared_width_ratio``: the shared FFN's width over one routed
+    expert's (1.0: one shared expert of the routed width); ``ep``: expert parallelism; ``all_to_all``: the MoE
+    exchanges tokens by all-to-all (DeepEP); ``on``: the switch (None: :data:`FUSED_SHARED_ON`).
+
+    >>> fuses_shared_expert("sglang", {"fp8", "bf16"}, 256, 1.0, 1, False, on=True)
+    True
+    >>> [fuses_shared_expert("sglang", {"fp8", "fp4"}, 256, 1.0, 1, False, on=True),
+    ...  fuses_shared_expert("sglang", {"fp8"}, 256, 1.0, 8, False, on=True),
+    ...  fuses_shared_expert("sglang", {"fp8"}, 384, 1.0, 1, False, on=True),
+    ...  fuses_shared_expert("vllm", {"fp8"}, 256, 1.0, 1, False, on=True),
+    ...  fuses_shared_expert("sglang", {"fp8"}, 256, 1.0, 1, True, on=True),
+    ...  fuses_shared_expert("sglang", {"fp8"}, 256, 1.0, 1, False, on=False)]
+    [False, False, False, False, False, False]
+    """
+    if not (FUSED_SHARED_ON if on is None else on):
+        return False
+    return (
+        stack_base in FUSING_STACKS
+        and "fp4" not in chip_formats
+        and routed_experts == FUSED_ROUTED
+        and shared_width_ratio == float(FUSED_SHARED)
+        and ep == 1
+        and not all_to_all
+    )
+
+
+def stack_base(efficiency_source: str) -> str:
+    """The stack profile an efficiency set was priced with, without ``@VERSION`` / ``+switch`` (``... + stack NAME``
+    as Stack.apply writes it); "" where the source names none.
+
+    >>> stack_base("calibrated h200 + stack sglang@0.5.12+ar_rms"), stack_base("calibrated h200")
+    ('sglang', '')
+    """
+    m = re.search(r" \+ stack (\S+)", efficiency_source)
+    return m.group(1).split("@")[0].split("+")[0] if m else ""

@@ -1,0 +1,64 @@
+"""cost/shared_fusion.py: SGLang's fused shared expert (DeepSeek-R1's shared expert as a 257th routed expert).
+
+Expected values by hand from DeepSeek-R1's config (hidden 7,168, expert width 2,048, 58 MoE layers, one shared
+expert of the routed width) at MoE TP8, FP8 weights (1 byte): one expert's slice is 3 x 7,168 x 256 = 5,505,024 B a
+layer, plus its block scales (one FP32 a 128 x 128 block: 1,344 B); 32 tokens more through it cost 2 x 32 x 3 x 7,168 x 256 FLOPs a layer."""
+
+from __future__ import annotations
+
+import pytest
+
+import jalapeno.cost.shared_fusion as sf
+from jalapeno.cli.system_opts import system_pricer
+from jalapeno.cost.step import Batch, step_cost
+from jalapeno.deploy.layout import Layout, for_model
+from jalapeno.specs.catalog import load_model
+from jalapeno.specs.formats import get_precision
+from jalapeno.specs.stacks import get_stack
+
+# one expert's gate, up and down at MoE TP8: FP8 weights plus one FP32 scale per 128 x 128 block (3 x 56 x 2 x 4 B)
+SLICE_BYTES = 3 * 7168 * 256 + 3 * (7168 // 128) * (256 // 128) * 4
+MOE_LAYERS = 58
+
+
+def _ops(monkeypatch, on: bool, system: str = "h200", stack: str = "sglang", ep: int = 1, seqs: int = 32) -> dict:
+    monkeypatch.setattr(sf, "FUSED_SHARED_ON", on)
+    model = load_model("deepseek-r1")
+    pricer = system_pricer(system, "calibrated", [], get_stack(stack), "roofline")
+    sc = step_cost(
+        model,
+        pricer,
+        for_model(Layout(tp=8, dp=1, ep=ep), model),
+        get_precision("fp8"),
+        Batch.make(decode_seqs=seqs, decode_ctx=1536),
+    )
+    return {r["op"]: r for r in sc.op_rows(0)} | {"_step": float(sc.step_time_s[0])}
+
+
+def test_fused_drops_shared_ops_and_adds_one_expert(monkeypatch):
+    off, on = _ops(monkeypatch, False), _ops(monkeypatch, True)
+    assert any(k.startswith("moe.shared_expert.") for k in off)
+    assert not any(k.startswith("moe.shared_expert.") for k in on)
+    dw = on["moe.experts"]["weight_bytes"] - off["moe.experts"]["weight_bytes"]
+    assert dw == pytest.approx(MOE_LAYERS * SLICE_BYTES, rel=1e-9)
+    df = on["moe.experts"]["flop"] - off["moe.experts"]["flop"]
+    assert df == pytest.approx(MOE_LAYERS * 2 * 32 * 3 * 7168 * 256, rel=1e-9)
+    # the shared expert's own GEMMs (serial-k floors and launches) outweigh one more expert's slice
+    assert on["_step"] < off["_step"]
+
+
+@pytest.mark.parametrize("system, stack, ep", [("b200", "sglang", 1), ("h200", "vllm", 1), ("h200", "sglang", 8)])
+def test_not_fused_outside_the_engine_rule(monkeypatch, system, stack, ep):
+    on = _ops(monkeypatch, True, system, stack, ep)
+    assert any(k.startswith("moe.shared_expert.") for k in on)
+
+
+def test_shipped_off():
+    assert sf.FUSED_SHARED_ON is False
+    assert not sf.fuses_shared_expert("sglang", {"fp8"}, 256, 1.0, 1, False)
+
+
+def test_stack_base():
+    assert sf.stack_base("calibrated h200 + stack sglang") == "sglang"
+    assert sf.stack_base("calibrated b200 + stack vllm@0.18.0+ar_rms") == "vllm"
+    assert sf.stack_base("calibrated h200") == ""
