@@ -1,4 +1,4 @@
-"""GEMM + TP all-reduce fusion (TensorRT-LLM gemm_allreduce_plugin): cost/ops.py, cost/step._expose.
+"""GEMM + TP all-reduce fusion (TensorRT-LLM gemm_allreduce_plugin): cost/ops.py, cost/overlap.exposed_coll_s.
 
 Expected values are derived here independently: the waves of output tiles by hand from the kernel's
 tile shape and the SM count, and the exposed all-reduce by simulating the GEMM waves and their

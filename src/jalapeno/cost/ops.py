@@ -301,7 +301,7 @@ def _add_layer_qk_norm(ob: OpBuilder, model: ModelSpec, t, tp: int, n_layers: fl
 
 def gemm_allreduce_stages(rows, n_out: float, chip: Chip) -> np.ndarray:
     """Waves W of output tiles of a row-parallel GEMM [rows, k] x [k, n_out] fused with the TP
-    all-reduce of its output (arrays (N,)): the pipeline stages of the overlap (cost/step._expose).
+    all-reduce of its output (arrays (N,)): the pipeline stages of the overlap (cost/overlap.exposed_coll_s).
 
     TensorRT-LLM's ``gemm_allreduce_plugin`` (CUTLASS kernels whose epilogue stores each finished
     output tile into an NVLink-SHARP multicast buffer and all-reduces it there, two-shot, while the

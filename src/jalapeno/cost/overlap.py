@@ -61,8 +61,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jalapeno.cost.batch import Batch
 from jalapeno.cost.optable import CollectiveTable, OpTable
 from jalapeno.cost.roofline import OpTimes
+from jalapeno.cost.step_rows import tbo_rows
+from jalapeno.deploy.layout import Layout
+from jalapeno.deploy.sharding import sharding
+from jalapeno.specs.model import ModelSpec
 
 #: Fraction of a chip's SMs DeepEP's normal-mode (prefill) dispatch/combine kernels occupy while
 #: in flight: 20 of 132 on H800 (DeepSeek-V3 technical report §3.2.2; DeepEP ``Buffer.num_sms``
@@ -268,3 +273,66 @@ def roof_parts(t: OpTimes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     comp = np.where((t.compute_s >= t.memory_s) & (t.compute_s >= net), roof, 0.0)
     mem = np.where((comp == 0.0) & (t.memory_s >= net), roof, 0.0)
     return comp, mem, roof - comp - mem
+
+
+def tbo_layer(model: ModelSpec, layout: Layout, batch: Batch, halves: tuple, serial_layer: np.ndarray,
+               share: dict, scope_names) -> tuple[np.ndarray, np.ndarray]:
+    """Stage time under two-batch overlap where the step can be split (serial elsewhere), and the
+    all-to-all time hidden per stage, each (N,) s; rewrites ``share`` (the per-stage attribution) in place.
+    Read by cost/step.py (moved here from its ``_two_batch``, round 42, module budget).
+
+    The micro-batch tables (``halves``: those of ``batch.halved()``, built by cost/ops.py and priced
+    by the step's pricer in :func:`cost/priced.priced_tables`) are interleaved by :func:`tbo_stage`. Attribution:
+    the micro-batches' compute, HBM and launch shares (x2), their blocking collectives (x2) by link
+    scope, and the exposed all-to-all time split over the scopes in proportion to the all-to-all times.
+    """
+    ops, colls, times, cts = halves
+    ct = exposed_coll_s(cts.time_s, colls, ops, times)  # a CP ring shows only where it outlasts its attention
+    sh = sharding(model, layout)
+    sm = np.where(batch.prefill_tokens > 0, PREFILL_COMM_SM_FRACTION, 0.0)
+    ov = tbo_stage(ops, times, colls, ct, model.num_layers * sh.layer_share,
+                   model.num_dense_layers * sh.layer_share, model.num_moe_layers * sh.layer_share, sm)
+    split = can_split(batch.decode_seqs, batch.prefill_tokens, layout.dp)
+    st = ops.per_stage
+    tr = tbo_rows(colls, cts.scope)  # the micro-batch table's row masks, worked out once per row layout
+    a2a = tr.a2a
+    a2a_total = np.maximum(np.add.reduce(ct[a2a], axis=0), 1e-30)
+    tbo_share = {"compute": 2 * np.add.reduce(ov.comp_part_s[st], axis=0), "hbm_bandwidth": 2 * np.add.reduce(ov.mem_part_s[st], axis=0),
+                 "overhead": 2 * np.add.reduce(ov.overhead_s[st], axis=0),
+                 "on_die_network": 2 * np.add.reduce(ov.net_part_s[st], axis=0)}
+    for name in scope_names:
+        tbo_share[f"{name}_link"] = (2 * np.add.reduce(ct[tr.blocking_scope[name]], axis=0)
+                                     + ov.exposed_s * np.add.reduce(ct[tr.a2a_scope[name]], axis=0) / a2a_total)
+    if split.all():  # every point split (or none, below): np.where's picks without the copies
+        share.update(tbo_share)
+        return ov.stage_s, np.maximum(ov.link_s - ov.exposed_s, 0.0)
+    if not split.any():
+        return serial_layer, np.zeros(split.shape)
+    for k, v in tbo_share.items():
+        share[k] = np.where(split, v, share[k])
+    return np.where(split, ov.stage_s, serial_layer), np.where(split, np.maximum(ov.link_s - ov.exposed_s, 0.0), 0.0)
+
+
+def exposed_coll_s(ct: np.ndarray, colls: CollectiveTable, ops: OpTable, times: OpTimes) -> np.ndarray:
+    """Collective times (n_coll, N) with each ``hidden_under`` row reduced to its exposed part,
+    max(0, t − t_op) + min(t, t_op) / W with W = ``hidden_stages`` (inf: the first term alone).
+
+    A collective overlapped with an op by construction (the CP ring exchange under the attention
+    of the block in hand, Liu et al. 2023) only shows where it outlasts that op. A collective fused
+    into its producing GEMM (cost/ops.gemm_allreduce_stages) runs as a two-stage pipeline over the
+    W waves of output tiles: W equal stages of compute t_op/W and communication t/W finish at
+    W·max(t_op, t)/W + min(t_op, t)/W, so t_op + (what this returns) (the last wave's all-reduce,
+    or the GEMM's last wave when the all-reduce binds, cannot overlap). Read by cost/step.py (moved here
+    from its ``_expose``, round 42, module budget).
+    """
+    under = colls.hidden_under
+    if not any(under):
+        return ct
+    out = ct.copy()
+    stages = colls.hidden_stages
+    for j, op in enumerate(under):
+        if op and op in ops.name:
+            t_op = times.time_s[ops.name.index(op)]
+            tail = np.minimum(ct[j], t_op) / stages[j] if stages is not None and len(stages) else 0.0
+            out[j] = np.maximum(ct[j] - t_op, 0.0) + tail
+    return out

@@ -10,7 +10,7 @@ For N batch points at once (NumPy arrays), one chip of the heaviest pipeline sta
     step_overhead = step_overhead_s + (r − 1) · tp_rank_step_s       (:func:`step_overhead`; r = tp, or tp·dp)
     a collective with ``hidden_under`` (the CP ring KV exchange) costs max(0, t_coll − t_op);
     a TP all-reduce fused into its GEMM (``Efficiency.gemm_allreduce_fusion``) costs
-    max(0, t_coll − t_op) + min(t_coll, t_op) / W, W waves of the GEMM's output tiles (:func:`_expose`)
+    max(0, t_coll − t_op) + min(t_coll, t_op) / W, W waves of the GEMM's output tiles (cost/overlap.exposed_coll_s)
     with MTP (k drafts): every decoding sequence verifies 1 + k rows, and the step adds k
     drafting passes of the MTP module, priced as that module (one decoder layer at the
     checkpoint's MTP weights, its projection and the shared LM head; cost/mtp_draft.py):
@@ -48,17 +48,17 @@ from jalapeno.cost.lazy_cut import lazy_columns, lazy_fields
 from jalapeno.cost.mtp_draft import mtp_draft_s
 from jalapeno.cost.optable import CollectiveTable, OpTable
 from jalapeno.cost.priced import moe_all_to_all, priced_tables
-from jalapeno.cost.overlap import PREFILL_COMM_SM_FRACTION, can_split, roof_parts, tbo_stage
+from jalapeno.cost.overlap import exposed_coll_s, roof_parts, tbo_layer
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.cost.roofline import OpTimes
 from jalapeno.cost.shared_stream import hidden_shared_s, pricer_stream_rule, stream_on
-from jalapeno.cost.step_rows import SCOPES, coll_rows, tbo_rows
+from jalapeno.cost.step_rows import SCOPES, coll_rows
 from jalapeno.deploy.deployment import check_memory_fraction, check_overlap_layout
 from jalapeno.deploy.engine_memory import EngineMemory
 from jalapeno.deploy.mtp import MTP, check_mtp, query_len
 from jalapeno.deploy.layout import Layout, for_model, validate_layout
 from jalapeno.deploy.memory_fit import MemoryFit, memory_fit
-from jalapeno.deploy.sharding import has_ep_all_to_all, sharding
+from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.errors import SpecError
 from jalapeno.specs.formats import Precision, check_precision
 from jalapeno.specs.model import ModelSpec
@@ -348,7 +348,7 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
     # beside them, its tables have two columns, as before)
     (ops, colls, times, cts), halves = priced_tables(model, pricer, layout, precision, batch, qlen,
                                                       has_ep_all_to_all(model, layout) and (overlap == "tbo" or batch.n < 2))
-    ct, levels, scopes = _expose(cts.time_s, colls, ops, times), cts.level, cts.scope
+    ct, levels, scopes = exposed_coll_s(cts.time_s, colls, ops, times), cts.level, cts.scope
     n, pp = batch.n, layout.pp
     nc = len(colls.name)
     cr = coll_rows(colls, scopes, pp)  # the table's row masks, worked out once per row layout
@@ -371,7 +371,7 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
         layer_time = _hide_shared_expert(ops, times, st, on, (comp_part, mem_part, net_part), stage_share, layer_time)
     hidden = np.zeros(n)
     if overlap == "tbo":
-        layer_time, hidden = _two_batch(model, layout, batch, halves, layer_time, stage_share, scope_names)
+        layer_time, hidden = tbo_layer(model, layout, batch, halves, layer_time, stage_share, scope_names)
     edge_time = np.add.reduce(times.time_s[nst], axis=0) + np.add.reduce(ct[edge_c], axis=0)
     p2p = np.add.reduce(ct[is_p2p], axis=0)
     step_over = step_overhead(eff, layout)
@@ -455,67 +455,6 @@ def _at_points(sc: StepCost, at: np.ndarray) -> StepCost:
     # the per-op tables at every point are read by few callers: cut when first read (cost/lazy_cut.py)
     return lazy_fields(StepCost, ready, {"coll_time_s": lambda: np.take(sc.coll_time_s, at, axis=1),
                                          "coll_algorithm": lambda: np.take(sc.coll_algorithm, at, axis=1)})
-
-
-def _two_batch(model: ModelSpec, layout: Layout, batch: Batch, halves: tuple, serial_layer: np.ndarray,
-               share: dict, scope_names) -> tuple[np.ndarray, np.ndarray]:
-    """Stage time under two-batch overlap where the step can be split (serial elsewhere), and the
-    all-to-all time hidden per stage; rewrites ``share`` (the per-stage attribution) in place.
-
-    The micro-batch tables (``halves``: those of ``batch.halved()``, built by cost/ops.py and priced
-    by the step's pricer in :func:`cost/priced.priced_tables`) are interleaved by cost/overlap.py. Attribution:
-    the micro-batches' compute, HBM and launch shares (x2), their blocking collectives (x2) by link
-    scope, and the exposed all-to-all time split over the scopes in proportion to the all-to-all times.
-    """
-    ops, colls, times, cts = halves
-    ct = _expose(cts.time_s, colls, ops, times)  # a CP ring shows only where it outlasts its attention
-    sh = sharding(model, layout)
-    sm = np.where(batch.prefill_tokens > 0, PREFILL_COMM_SM_FRACTION, 0.0)
-    ov = tbo_stage(ops, times, colls, ct, model.num_layers * sh.layer_share,
-                   model.num_dense_layers * sh.layer_share, model.num_moe_layers * sh.layer_share, sm)
-    split = can_split(batch.decode_seqs, batch.prefill_tokens, layout.dp)
-    st = ops.per_stage
-    tr = tbo_rows(colls, cts.scope)  # the micro-batch table's row masks, worked out once per row layout
-    a2a = tr.a2a
-    a2a_total = np.maximum(np.add.reduce(ct[a2a], axis=0), 1e-30)
-    tbo_share = {"compute": 2 * np.add.reduce(ov.comp_part_s[st], axis=0), "hbm_bandwidth": 2 * np.add.reduce(ov.mem_part_s[st], axis=0),
-                 "overhead": 2 * np.add.reduce(ov.overhead_s[st], axis=0),
-                 "on_die_network": 2 * np.add.reduce(ov.net_part_s[st], axis=0)}
-    for name in scope_names:
-        tbo_share[f"{name}_link"] = (2 * np.add.reduce(ct[tr.blocking_scope[name]], axis=0)
-                                     + ov.exposed_s * np.add.reduce(ct[tr.a2a_scope[name]], axis=0) / a2a_total)
-    if split.all():  # every point split (or none, below): np.where's picks without the copies
-        share.update(tbo_share)
-        return ov.stage_s, np.maximum(ov.link_s - ov.exposed_s, 0.0)
-    if not split.any():
-        return serial_layer, np.zeros(split.shape)
-    for k, v in tbo_share.items():
-        share[k] = np.where(split, v, share[k])
-    return np.where(split, ov.stage_s, serial_layer), np.where(split, np.maximum(ov.link_s - ov.exposed_s, 0.0), 0.0)
-
-
-def _expose(ct: np.ndarray, colls: CollectiveTable, ops: OpTable, times: OpTimes) -> np.ndarray:
-    """Collective times (n_coll, N) with each ``hidden_under`` row reduced to its exposed part,
-    max(0, t − t_op) + min(t, t_op) / W with W = ``hidden_stages`` (inf: the first term alone).
-
-    A collective overlapped with an op by construction (the CP ring exchange under the attention
-    of the block in hand, Liu et al. 2023) only shows where it outlasts that op. A collective fused
-    into its producing GEMM (cost/ops.gemm_allreduce_stages) runs as a two-stage pipeline over the
-    W waves of output tiles: W equal stages of compute t_op/W and communication t/W finish at
-    W·max(t_op, t)/W + min(t_op, t)/W, so t_op + (what this returns) (the last wave's all-reduce,
-    or the GEMM's last wave when the all-reduce binds, cannot overlap).
-    """
-    under = colls.hidden_under
-    if not any(under):
-        return ct
-    out = ct.copy()
-    stages = colls.hidden_stages
-    for j, op in enumerate(under):
-        if op and op in ops.name:
-            t_op = times.time_s[ops.name.index(op)]
-            tail = np.minimum(ct[j], t_op) / stages[j] if stages is not None and len(stages) else 0.0
-            out[j] = np.maximum(ct[j] - t_op, 0.0) + tail
-    return out
 
 
 def _link_level(bound: np.ndarray, ct: np.ndarray, cw, scope_arr: np.ndarray, levels: list[str],

@@ -1,4 +1,4 @@
-"""Per-row selections of a step's collective table, worked out once per row layout (cost/step.py reads them).
+"""Per-row selections of a step's collective table, worked out once per row layout (cost/step.py and cost/overlap.py read them).
 
 A step's collective table has a handful of rows whose kinds, per-stage flags and link scopes and levels depend
 on the layout and the system alone, while a fixed-concurrency solve (serve/lockstep.py) prices the same layout
@@ -60,7 +60,7 @@ def coll_rows(colls: CollectiveTable, scopes: tuple[str, ...], pp: int) -> CollR
 
 
 class TboRows(NamedTuple):
-    """Row selections of a two-batch-overlap micro-batch's collective table (n_coll,) (cost/step._two_batch)."""
+    """Row selections of a two-batch-overlap micro-batch's collective table (n_coll,) (cost/overlap.tbo_layer)."""
 
     a2a: np.ndarray  # per-stage all-to-alls (the MoE dispatch and combine)
     blocking_scope: dict  # scope name -> per-stage rows other than those, on that scope
@@ -71,7 +71,7 @@ _TBO: dict[tuple, TboRows] = {}
 
 
 def tbo_rows(colls: CollectiveTable, scopes: tuple[str, ...]) -> TboRows:
-    """The row selections cost/step._two_batch makes of a micro-batch's collective table ``colls`` with the
+    """The row selections cost/overlap.tbo_layer makes of a micro-batch's collective table ``colls`` with the
     link ``scopes`` its pricer gave each row."""
     key = (colls.kind, colls.per_stage.tobytes(), tuple(scopes))
     hit = _TBO.get(key)

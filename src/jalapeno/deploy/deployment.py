@@ -16,6 +16,7 @@ from jalapeno.deploy.engine_memory import EngineMemory
 from jalapeno.deploy.graph_capture import check_graph_sizes
 from jalapeno.deploy.layout import Layout, for_model
 from jalapeno.deploy.mtp import MTP
+from jalapeno.deploy.overlap_mode import OVERLAP_MODES, check_overlap, check_overlap_layout, pool_overlap  # noqa: F401 (re-exported)
 from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.errors import SpecError, check_bool, choice_hint
 from jalapeno.specs.formats import Precision
@@ -143,40 +144,6 @@ def check_recipe_label(recipe) -> None:
                     "**deploy.engines.get_recipe(name).deployment_kwargs(), recipe='engine: ' + name); known recipes: "
                     + ", ".join(names))
 
-
-
-#: Compute/communication overlap modes: ``none`` (serial step) and ``tbo`` (two-batch overlap).
-OVERLAP_MODES = ("none", "tbo")
-
-
-def check_overlap(overlap: str) -> None:
-    """Refuse an unknown overlap mode.
-
-    Raises:
-        SpecError: ``overlap`` is not one of :data:`OVERLAP_MODES`.
-    """
-    _one_of(overlap, OVERLAP_MODES, "overlap", "overlap mode",
-            f"use one of {', '.join(OVERLAP_MODES)} (--overlap none|tbo)")
-
-
-def check_overlap_layout(overlap: str, model, layout: Layout) -> None:
-    """Two-batch overlap needs a MoE all-to-all to hide (attention DP with EP > 1).
-
-    Raises:
-        SpecError: unknown mode, or ``tbo`` on a layout without an EP all-to-all.
-    """
-    check_overlap(overlap)
-    if overlap == "tbo" and not has_ep_all_to_all(model, layout):
-        raise SpecError("overlap", f"two-batch overlap hides the MoE dispatch/combine all-to-all, which "
-                        f"{model.name} on {layout.label} does not have",
-                        "use attention DP with expert parallelism (e.g. --dp 8 --ep 8) or --overlap none")
-
-
-def pool_overlap(overlap: str, model, layout: Layout) -> str:
-    """The overlap a pool of ``layout`` runs under the deployment's ``overlap``: ``tbo`` only where the
-    layout has an EP all-to-all to hide (a TP-only prefill pool beside a DEP decode pool runs serially,
-    as SGLang's two-batch overlap needs the DeepEP dispatcher), else ``none``."""
-    return "tbo" if overlap == "tbo" and has_ep_all_to_all(model, layout) else "none"
 
 
 @dataclass(frozen=True, slots=True)

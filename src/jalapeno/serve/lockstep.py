@@ -25,8 +25,8 @@ from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.mtp import query_len
 from jalapeno.deploy.layout import for_model
 from jalapeno.deploy.sharding import has_ep_all_to_all
-from jalapeno.serve.analytic import (ServingPoints, agg_plan, agg_points, aggregated_batch_cap, requeue,
-                                     running_slots)
+from jalapeno.serve.admission_waits import running_slots
+from jalapeno.serve.analytic import ServingPoints, agg_plan, agg_points, aggregated_batch_cap, requeue
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 

@@ -60,7 +60,8 @@ from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.errors import SpecError
 from jalapeno.serve import tpot_tail
-from jalapeno.serve.analytic import ServingPoints, adp_gate_s, frontend_s
+from jalapeno.serve.admission_waits import adp_gate_s
+from jalapeno.serve.analytic import ServingPoints, frontend_s
 from jalapeno.serve.limits import graph_padded
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
