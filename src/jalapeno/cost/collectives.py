@@ -151,15 +151,18 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
         placement: ``packed`` (contiguous, innermost first) or ``spread`` (one member per inner
             domain: every byte crosses the outer level).
         algorithms: restrict the choice to these candidates (e.g. ``("ring", "direct")`` for
-            NCCL without in-switch reduction); None (default) takes the fastest of all.
+            NCCL without in-switch reduction); names the fabric lacks for this collective are
+            skipped, but at least one must be a candidate (``("in_switch",)`` on a switch that
+            does not reduce is refused); None (default) takes the fastest of all.
 
     Returns:
         :class:`CollectiveTime` with ``time_s`` shaped like ``message_bytes``.
 
     Raises:
         UnknownNameError: unknown collective kind, placement or algorithm name (:data:`ALGORITHMS`).
-        SpecError: the group is below 1 chip or larger than the system, a negative message size, or
-            ``algorithms`` empty (``()``: None takes every candidate).
+        SpecError: the group is below 1 chip or larger than the system, a negative message size,
+            ``algorithms`` empty (``()``: None takes every candidate), or none of ``algorithms`` is
+            a candidate on this fabric (the message lists the candidates).
     """
     if kind not in COLLECTIVES:
         import difflib
@@ -211,8 +214,13 @@ def collective_time(kind: str, group: int, message_bytes, system: System,
         # level through its own port: NIC, torus link), so it is never priced slower
         spread, _ = _candidates(kind, group, m, system, eff, "spread")
         cands.update({f"spread_{k}": v for k, v in spread.items()})
-    if algorithms is not None:
-        cands = {k: v for k, v in cands.items() if k in algorithms} or cands
+    if algorithms is not None:  # ('in_switch',) on a fabric without it fell back to every candidate, silently
+        kept = {k: v for k, v in cands.items() if k in algorithms}
+        if not kept:
+            raise SpecError("algorithms", f"none of {algorithms!r} runs a {group}-chip {kind} with {placement} "
+                            f"placement on {system.name} (its candidates: {', '.join(cands)})",
+                            "request one of those candidates, or algorithms=None to take the fastest")
+        cands = kept
     names = list(cands)
     stack = np.stack([cands[n] for n in names])
     best = np.argmin(stack, axis=0)
