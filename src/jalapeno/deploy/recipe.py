@@ -289,6 +289,31 @@ class Recipe:
         return out
 
 
+def _check_sized_tokens(raw: dict, where: str) -> None:
+    """The load-sized TensorRT-LLM ``--max_num_tokens`` keys: ``max_num_tokens_sized`` true/false, on a TensorRT-LLM
+    engine only (the sizing rule is that engine's launch script, fit/aic_sweep_launch.sized_token_limit), and
+    ``max_batch_dp_attention`` "conc/dp" or "conc/N" with N >= 1, given only with ``max_num_tokens_sized`` (no
+    other path reads it: fit/searched.with_launch_token_limit).
+
+    Raises:
+        SpecError: naming the key and the fix ("conc/0" divided by zero; an SGLang recipe marked sized was priced
+            by TensorRT-LLM's rule; a per-rank cap without the sizing was read by nothing).
+    """
+    sized = raw.get("max_num_tokens_sized", False)
+    check_bool(f"{where}.max_num_tokens_sized", sized, "write true or false")
+    if sized and "trt" not in str(raw["engine"]).split("-"):
+        raise SpecError(f"{where}.max_num_tokens_sized", f"is true on the {raw['engine']!r} engine: the load-sized "
+                        "--max_num_tokens is TensorRT-LLM's launch script's rule",
+                        "set it only on a TensorRT-LLM recipe (engine trt or dynamo-trt), or remove it")
+    mb = raw.get("max_batch_dp_attention", "")
+    if not re.fullmatch(r"(conc/([1-9]\d*|dp))?", str(mb)) or not isinstance(mb, str):
+        raise SpecError(f"{where}.max_batch_dp_attention", repr(mb),
+                        'write "conc/dp" or "conc/N" with N >= 1 (the per-rank max_batch_size the script passes)')
+    if mb and not sized:
+        raise SpecError(f"{where}.max_batch_dp_attention", f"{mb!r} without max_num_tokens_sized = true: only the "
+                        "load-sized --max_num_tokens reads it", "add max_num_tokens_sized = true, or remove it")
+
+
 def _search_space(entries, where: str) -> tuple[tuple[int, int, int], ...]:
     """``[{ tp = 8, ep = 1 }, ...]`` (dp default 1) → ((tp, dp, ep), ...)."""
     out = []
@@ -319,10 +344,7 @@ def _recipe(raw: dict, i: int) -> Recipe:
     check_padding(raw.get("cuda_graph_padding"), f"{where}.cuda_graph_padding")
     _check_limits(raw, where)
     check_attention_backend(raw.get("attention_backend"), f"{where}.attention_backend")
-    check_bool(f"{where}.max_num_tokens_sized", raw.get("max_num_tokens_sized", False), "write true or false")
-    if not re.fullmatch(r"(conc/(\d+|dp))?", str(raw.get("max_batch_dp_attention", ""))):
-        raise SpecError(f"{where}.max_batch_dp_attention", repr(raw["max_batch_dp_attention"]),
-                        'write "conc/dp" or "conc/N" (the per-rank max_batch_size the script passes)')
+    _check_sized_tokens(raw, where)
     if raw.get("kv_dtype") is not None:  # a KV format the engine spells (fp8_e4m3): applied to launches and entries
         get_kv_format(raw["kv_dtype"], f"{where}.kv_dtype")
     if raw.get("engine_version") and not str(raw.get("engine_version_source", "")).strip():

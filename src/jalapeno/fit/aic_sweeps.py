@@ -32,7 +32,7 @@ _KEYS = {"system", "model", "engine", "version", "precision", "measured", "confi
 #: ``max_batch_dp_attention``: the launch script's per-rank ``max_batch_size`` under attention DP as
 #: ``conc/N`` (CONC / N, CONC itself below N: ``$(( CONC < N ? CONC : CONC / N ))``) or ``conc/dp``
 #: (``$((CONC/TP))`` with TP the attention-DP degree).
-_MAX_BATCH = re.compile(r"conc/(\d+|dp)")
+_MAX_BATCH = re.compile(r"conc/([1-9]\d*|dp)")  # N >= 1: "conc/0" divided by zero
 #: ``max_num_batched_tokens``: a number of tokens, or ``K*isl`` (the script's ``$((ISL * K))``)
 _BATCHED = re.compile(r"(\d+)(\*isl)?")
 
@@ -176,11 +176,15 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
     """The entries of ``path``.
 
     Raises:
-        SpecError: an unknown key, a missing field, a spec other than mtp/none, or an MTP entry
+        SpecError: malformed TOML, an unknown key, a missing field, a spec other than mtp/none, or an MTP entry
             without a positive draft length (naming the entry and the fix).
     """
     out = []
-    for i, e in enumerate(tomllib.loads(path.read_text()).get("sweep", [])):
+    try:
+        raw = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as err:  # raised as it was, naming neither the file nor a fix
+        raise SpecError(path.name, f"malformed TOML: {err}", "fix the TOML syntax") from None
+    for i, e in enumerate(raw.get("sweep", [])):
         where = f"{path.name}: sweep[{i}]"
         if set(e) - _KEYS:
             raise SpecError(where, f"unknown key(s) {sorted(set(e) - _KEYS)}", f"use {', '.join(sorted(_KEYS))}")
@@ -197,7 +201,7 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
         mb = e.get("max_batch_dp_attention", "")
         if mb != "" and (not isinstance(mb, str) or _MAX_BATCH.fullmatch(mb) is None):
             raise SpecError(f"{where}.max_batch_dp_attention", repr(mb),
-                            'write the launch script\'s per-rank max_batch_size as "conc/N" or "conc/dp"')
+                            'write the launch script\'s per-rank max_batch_size as "conc/N" (N >= 1) or "conc/dp"')
         if e.get("kv_dtype"):
             from jalapeno.specs.formats import get_kv_format
 
