@@ -35,6 +35,7 @@ three chips; figures: docs/model.md §11.3, ``scripts/w4a16_moe_form.py``).
 
 from __future__ import annotations
 
+import math
 import tomllib
 from functools import lru_cache
 from importlib import resources
@@ -56,12 +57,65 @@ W4A16_KEY = MOE_W4A16_KEY
 W4A16_WEIGHTS = ("int4", "int4_g64", "int4_g128")
 
 
+#: the kernels a form may name (module docstring: SGLang's MXINT4, vLLM's Marlin)
+W4A16_KERNELS = ("mxint4", "marlin")
+#: each form's priced fields and the open-closed range it must lie in: fractions in (0, 1]; half rows >= 0 (rows per
+#: expert); the per-layer floor in seconds, at most 1 ms (the fitted floors are 26-50 µs: a floor written in µs is
+#: 10^6 too big; the same bound as ``--set efficiency.moe.*.floor_s``)
+#: (lowest, whether the lowest is allowed, highest, what it is)
+_FORM_RANGES = {"peak_fraction": (0.0, False, 1.0, "a fraction of the chip's BF16 peak in (0, 1]"),
+                "half_rows": (0.0, True, math.inf, "rows per expert to half the peak fraction, >= 0"),
+                "hbm_fraction": (0.0, False, 1.0, "a fraction of the HBM bandwidth in (0, 1]"),
+                "floor_s": (0.0, True, 1e-3, "seconds per layer in [0, 1e-3], e.g. 2.7e-5 (27 µs)")}
+
+
+def parse_w4a16_forms(text: str, where: str = "data/w4a16_moe_forms.toml") -> dict:
+    """(system, kernel) → the form of each ``[[form]]`` table of ``text`` (peak_fraction, half_rows, hbm_fraction,
+    floor_s, and the fit's table and errors, kept as written).
+
+    Raises:
+        SpecError: malformed TOML; a form without a ``system`` name or with a ``kernel`` not in
+            :data:`W4A16_KERNELS`; a priced field missing, not a number, not finite or out of its range
+            (``_FORM_RANGES``); a (system, kernel) given twice (the later one was read, silently). Each names
+            ``where``, the form and the field, and says to rerun scripts/fit_w4a16_forms.py (the file's writer).
+    """
+    from jalapeno.errors import SpecError
+
+    regen = "rerun scripts/fit_w4a16_forms.py, which writes the file"
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(where, f"malformed TOML: {e}", regen) from None
+    forms = raw.get("form", [])
+    if not isinstance(forms, list):
+        raise SpecError(f"{where}: form", f"must be [[form]] tables, got {type(forms).__name__}", regen)
+    out: dict = {}
+    for i, f in enumerate(forms):
+        name = f.get("system") if isinstance(f, dict) else None
+        if not isinstance(name, str) or not name:
+            raise SpecError(f"{where}: form[{i}].system", f"missing or not a name: {name!r}", regen)
+        at = f"{where}: form {name}/{f.get('kernel')}"
+        if f.get("kernel") not in W4A16_KERNELS:
+            raise SpecError(f"{at}.kernel", f"{f.get('kernel')!r} is not one of {', '.join(W4A16_KERNELS)}", regen)
+        for key, (lo, lo_ok, hi, what) in _FORM_RANGES.items():
+            v = f.get(key)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not (
+                    lo < v <= hi or (lo_ok and v == lo)):
+                raise SpecError(f"{at}.{key}", f"must be {what}, got {v!r}", regen)
+        if (name, f["kernel"]) in out:
+            raise SpecError(at, "given twice", f"keep one form per system and kernel; {regen}")
+        out[(name, f["kernel"])] = MappingProxyType(f)
+    return out
+
+
 @lru_cache(maxsize=1)
 def w4a16_forms() -> dict:
-    """(system, kernel) → the fitted form of data/w4a16_moe_forms.toml (peak_fraction, half_rows, hbm_fraction,
-    floor_s, table, errors)."""
-    raw = tomllib.loads((resources.files("jalapeno") / "data" / "w4a16_moe_forms.toml").read_text())
-    return {(f["system"], f["kernel"]): MappingProxyType(f) for f in raw.get("form", [])}
+    """(system, kernel) → the fitted form of data/w4a16_moe_forms.toml (:func:`parse_w4a16_forms`).
+
+    Raises:
+        SpecError: the file is malformed (:func:`parse_w4a16_forms`).
+    """
+    return parse_w4a16_forms((resources.files("jalapeno") / "data" / "w4a16_moe_forms.toml").read_text())
 
 
 def w4a16_source(system: str, derived_from: str | None = None) -> str | None:
