@@ -291,8 +291,9 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
     end, and their throughput counts the delivered share (fit/mlperf_engines.multi_step_spread).
 
     Raises:
-        SpecError: missing file, a missing column, an unknown ``server_mapping`` or ``serving``, or a non-bool
-            ``declared_fusion`` or ``multi_step``.
+        SpecError: missing file, a missing column, an unknown ``server_mapping`` or ``serving``, a non-bool
+            ``declared_fusion`` or ``multi_step``, two rows of one result and metric, or a result whose scenario,
+            chip count or run-log output mean is malformed (:func:`_check_result_fields`).
     """
     from jalapeno.fit.mlperf_server import server_run
     from jalapeno.specs.catalog import load_model, load_system
@@ -316,12 +317,16 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
     results: dict[str, dict] = {}
     for r in rows:
         res = results.setdefault(_result_key(r["id"]), {"row": r, "metrics": {}, "notes": ""})
+        if r["metric"] in res["metrics"]:  # the later row was read, silently
+            raise SpecError(f"{p.name}: {r['id']}", f"a second {r['metric']} row of result {_result_key(r['id'])}",
+                            "keep one row per result and metric")
         res["metrics"][r["metric"]] = r["value"]
         if r["metric"] == "output_tok_s_system":
             res["row"], res["notes"] = r, r["notes"]
     points, skipped = [], []
     for key, res in results.items():
         r = res["row"]
+        _check_result_fields(r, res["notes"], f"{p.name}: {key}")
         bench = r["model"].strip()
         if bench in MLPERF_SKIPPED:
             skipped.append((key, MLPERF_SKIPPED[bench]))
@@ -335,7 +340,10 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
         out_tps = _num(res["metrics"].get("output_tok_s_system"))
         chips = _num(r["num_chips"])
         if prec is None or out_tps is None or chips is None:
-            skipped.append((key, "precision, throughput or chip count missing"))
+            what = [f"precision {r['precision']!r} not mapped for {lengths.model}"] * (prec is None) + [
+                f"output_tok_s_system {res['metrics'].get('output_tok_s_system')!r} not a number > 0"] * (
+                out_tps is None) + [f"num_chips {r['num_chips']!r} not a number > 0"] * (chips is None)
+            skipped.append((key, "; ".join(what)))  # was "precision, throughput or chip count missing", unnamed
             continue
         fw = r.get("framework", "").strip()
         engine = MLPERF_ENGINE_OF.get(fw, fw)
@@ -425,6 +433,35 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
                                     harness_step_s=DSR1_HARNESS_STEP_S
                                     if engine == "trt" and lengths.model == "deepseek-r1" else 0.0))
     return points, skipped
+
+
+#: the MLPerf Inference scenarios a result's ``concurrency_or_batch`` column names
+MLPERF_SCENARIOS = ("Offline", "Server", "Interactive")
+
+
+def _check_result_fields(r: dict, notes: str, where: str) -> None:
+    """Refuse a result whose scenario, chip count or run-log output mean is malformed (each was priced as something
+    else: a misspelt scenario as a Server run without a TPOT, 2.5 chips as 2, a mean of 0 tokens deep in the workload).
+
+    Raises:
+        SpecError: naming ``where``'s column and the fix.
+    """
+    from jalapeno.errors import choice_hint
+
+    scenario = r["concurrency_or_batch"].strip()
+    if scenario not in MLPERF_SCENARIOS:
+        raise SpecError(f"{where} concurrency_or_batch", f"scenario {scenario!r} is not one of "
+                        f"{', '.join(MLPERF_SCENARIOS)}{choice_hint(scenario, MLPERF_SCENARIOS)}",
+                        "write the MLPerf scenario the result ran, spelt as LoadGen spells it")
+    chips = _num(r["num_chips"])
+    if chips is not None and not chips.is_integer():
+        raise SpecError(f"{where} num_chips", f"{r['num_chips']!r} is not a whole number of chips",
+                        "give the system's accelerator count, e.g. 8")
+    m = re.search(r"mean output tok/sample ~(\d+)", notes)
+    if m and int(m.group(1)) < 2:
+        raise SpecError(f"{where} notes", f"'mean output tok/sample ~{m.group(1)}' is below 2 tokens",
+                        "give the run's mean output tokens per sample from its log (e.g. ~301), or drop the phrase "
+                        "to take the reference run's")
 
 
 _LIMITED = ("frontier@limits", "frontier@tpot_limit", "matched@limits")
