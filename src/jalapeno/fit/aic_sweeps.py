@@ -201,7 +201,7 @@ def load_sweeps(path: Path = SWEEPS) -> tuple[Sweep, ...]:
         mb = e.get("max_batch_dp_attention", "")
         if mb != "" and (not isinstance(mb, str) or _MAX_BATCH.fullmatch(mb) is None):
             raise SpecError(f"{where}.max_batch_dp_attention", repr(mb),
-                            'write the launch script\'s per-rank max_batch_size as "conc/N" (N >= 1) or "conc/dp"')
+                            'write the launch script\'s per-rank max_batch_size as "conc/N" or "conc/dp" (N >= 1)')
         if e.get("kv_dtype"):
             from jalapeno.specs.formats import get_kv_format
 
