@@ -2,7 +2,8 @@
 
 fit/w4a16_forms.fit_w4a16_forms on aiconfigurator-core's ``int4_wo`` ``moe_perf`` rows (Kimi K2.5's shape): SGLang's
 FlashInfer trtllm-gen MXINT4 MoE and vLLM's Marlin MoE on B200, B300, GB200 and GB300, each with its fit / held-out
-errors and the error of B200's form on the chip's own rows. Read by specs/w4a16_moe.py (shipped off).
+errors and the error of B200's form on the chip's own rows. Read by specs/w4a16_moe.py (shipped on since round 41); step ``w4a16_forms`` of
+scripts/recalibrate.py's chain (fit/fitted_files.CHAIN, after the other table-only fits).
 
 Reads aiconfigurator-core's installed tables (pip install -e ".[calibrate]").
 Run: python scripts/fit_w4a16_forms.py [--dry-run | --check]   (seconds)

@@ -1,7 +1,7 @@
 """Refit every shipped fitted file in dependency order, or check that each is what its fit gives today.
 
 The order (fit/fitted_files.CHAIN, each step after the files it reads): the table-only fits (engine_allreduce,
-moe_kernels, moe_floors) -> calibrate -> moe_width -> stacks -> loso ->
+moe_kernels, moe_floors, w4a16_forms) -> calibrate -> moe_width -> stacks -> loso ->
 derived (calibrate again: the derived sets' bands read LOSO's band_error) -> sglang_rocm -> first_wave_stall ->
 bands -> golden -> chip_doc -> collectives_doc -> validation_doc -> ratchet. README's trust figures are then copied by hand from docs/validation.md.
 Run: python scripts/recalibrate.py [--list] [--from STEP] [--to STEP]   (about 25-40 minutes in all: LOSO is most)

@@ -63,6 +63,9 @@ def test_the_chain_refits_each_file_after_the_files_it_reads():
     assert order.index("calibrate") < order.index("moe_width") < order.index("stacks") < order.index("loso") \
         < order.index("derived") < order.index("bands")
     assert order.index("validation_doc") < order.index("ratchet")
+    # the W4A16 expert forms are read by every set that has them (specs/w4a16_moe.py): refitted before the stack fits
+    # and predictions that price Kimi K2.5's INT4 experts with them; they read the kernel tables only
+    assert order.index("moe_floors") < order.index("w4a16_forms") < order.index("calibrate") < order.index("stacks")
     # docs/collectives.md prices each fitted stack's engine all-reduce: round 40's stack refit moved one of its
     # figures after a chain that did not regenerate it, and test_collectives_page_is_current went red
     assert order.index("stacks") < order.index("collectives_doc")
@@ -76,7 +79,7 @@ def test_the_chain_refits_each_file_after_the_files_it_reads():
 
 def test_recalibrate_refuses_an_unknown_or_reversed_span():
     rc = load_script("recalibrate")
-    with pytest.raises(SystemExit, match="--from: unknown step 'stack'; use one of engine_allreduce, moe_kernels, moe_floors, calibrate, moe_width"):
+    with pytest.raises(SystemExit, match="--from: unknown step 'stack'; use one of engine_allreduce, moe_kernels, moe_floors, w4a16_forms, calibrate"):
         rc.main(["--from", "stack", "--list"])
     with pytest.raises(SystemExit, match="--from loso comes after --to calibrate"):
         rc.main(["--from", "loso", "--to", "calibrate", "--list"])

@@ -54,6 +54,10 @@ CHAIN: tuple[Step, ...] = (
          "the engines' moe_perf tables only", ("python", "scripts/fit_moe_backend_kernels.py", "--check")),
     Step("moe_floors", ("python", "scripts/fit_moe_backend_floors.py"), "data/moe_backend_floors.toml",
          "the engines' moe_perf tables only", ("python", "scripts/fit_moe_backend_floors.py", "--check")),
+    # Kimi K2.5's W4A16 expert forms (specs/w4a16_moe.py, on since round 41): the SM100 chips' moe_perf tables
+    # only; every set with the form reads it at load, so the stack fits and everything after price with it
+    Step("w4a16_forms", ("python", "scripts/fit_w4a16_forms.py"), "data/w4a16_moe_forms.toml",
+         "the engines' int4_wo moe_perf tables only", ("python", "scripts/fit_w4a16_forms.py", "--check")),
     Step("calibrate", ("jalapeno", "calibrate"), "data/calibration/*.toml (measured sets; derived sets' bands)",
          "the kernel tables (aiconfigurator-core, amd-aiter tables) and data/validation/loso_error.toml",
          ("python", "scripts/recalibrate.py", "--check-calibration")),
