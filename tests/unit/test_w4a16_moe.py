@@ -162,3 +162,43 @@ def test_fp4_experts_untouched(switch):
         Batch.make(decode_seqs=64, decode_ctx=8192),
     )
     assert sc.ops.keys[list(sc.ops.name).index("moe.experts")] != "w4a16"
+
+
+def test_derived_sets_band_is_the_forms_held_out_error():
+    """Round 42: Jalapeño's low / high sets take GB300's MXINT4 form at the ends of that form's own held-out error
+    (data/w4a16_moe_forms.toml ``held_out_median_ape``, 0.0888: odd powers of two of tokens held out), as
+    fit/calibrate.band_values moves a derived set; the measured chip's own sets carry no band."""
+    f = _form("gb300-nvl72")
+    k = 1.0 + f["held_out_median_ape"]
+    assert 0.08 < f["held_out_median_ape"] < 0.10  # the figure docs/model.md §11.3 quotes (8.9%)
+    lo, hi = (base_efficiency("jalapeno", w).moe["w4a16"] for w in ("low", "high"))
+    assert lo.peak_fraction == pytest.approx(f["peak_fraction"] / k, rel=1e-12)
+    assert hi.peak_fraction == pytest.approx(f["peak_fraction"] * k, rel=1e-12)
+    assert lo.hbm_fraction == pytest.approx(f["hbm_fraction"] / k, rel=1e-12)
+    assert lo.half_rows == pytest.approx(f["half_rows"] * k, rel=1e-12)
+    assert hi.half_rows == pytest.approx(f["half_rows"] / k, rel=1e-12)
+    assert hi.floor_s == pytest.approx(f["floor_s"] / k, rel=1e-12)
+    for w in ("low", "high"):  # a measured chip: no band (specs/calibration: measured sets have none)
+        assert base_efficiency("gb300-nvl72", w).moe["w4a16"] == base_efficiency("gb300-nvl72").moe["w4a16"]
+    # a fraction's fast end is capped at 1 (hand-made form: 0.95 x 1.1 would be 1.045)
+    fast = w4.band_form({"peak_fraction": 0.5, "half_rows": 50.0, "hbm_fraction": 0.95, "floor_s": 2e-5}, "high", 0.1)
+    assert fast["hbm_fraction"] == 1.0 and fast["half_rows"] == pytest.approx(50.0 / 1.1)
+
+
+def test_audit_band_of_the_w4a16_entry_is_the_held_out_error_and_says_so():
+    """The audit / sensitivity list the W4A16 entry with the form's held-out band (not an assumed ±10% / ±50%) and
+    name it as the band's source, on the derived set (from its low/high sets) and on the measured chip alike."""
+    from jalapeno.analysis.uncertain import uncertain_parameters
+
+    model = load_model("kimi-k2.5")
+    prec = resolve_precision(model, "int4", None, None, False)
+    f = _form("gb300-nvl72")
+    k = 1.0 + f["held_out_median_ape"]
+    for name in ("jalapeno", "gb300-nvl72"):
+        params = {p.key: p for p in uncertain_parameters(load_pricer(name), model, prec)}
+        pf, half = params["efficiency.moe.w4a16.peak_fraction"], params["efficiency.moe.w4a16.half_rows"]
+        assert (pf.low, pf.high) == pytest.approx((f["peak_fraction"] / k, f["peak_fraction"] * k), rel=1e-9), name
+        assert (half.low, half.high) == pytest.approx((f["half_rows"] / k, f["half_rows"] * k), rel=1e-9), name
+        assert "efficiency.moe.w4a16.floor_s" in params, name
+        for p in (pf, half):
+            assert "held-out error ±8.9%" in p.band_source and "gb300-nvl72 mxint4" in p.band_source, name

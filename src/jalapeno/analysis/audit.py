@@ -227,7 +227,7 @@ def _solve_param(aud: _Auditor, p: Parameter) -> dict:
     now = aud.fast({})  # an end at the current value is skipped above; it is still in the range
     if math.isfinite(now) and (best_value is None or not math.isfinite(best_value) or aud.gap(now) > best_gap):
         best_value = now  # (MI355X custom_ar_fraction at its limit 1 read 124.2 'best alone' under 128.4 as priced)
-    row = {"parameter": p.key, "kind": p.kind, "current": p.current, "band": [p.low, p.high],
+    row = {"parameter": p.key, "kind": p.kind, "current": p.current, "band": [p.low, p.high], "band_source": p.band_source,
            "required": None, "factor": None, "within_band": False, "note": "none in range",
            "search_range": [min(searched + [p.current]), max(searched + [p.current])],
            "moves_metric": _moves(aud, [{p.key: e} for e in searched]),

@@ -23,7 +23,10 @@ Kinds and bands:
   cost/roofline.k_serial_s), and the collectives' parameters the calibration's low/high sets also move (the
   all-to-all fraction of an MoE model, the custom all-reduce fraction and half size, the link and
   in-switch half sizes): band = the calibration's low/high sets where they differ, else ±10% for
-  a fraction (at most 1) and ±50% for the others (assumption). Physical limit: fractions 1 (links
+  a fraction (at most 1) and ±50% for the others (assumption); weight-only INT4 experts' own entry
+  (``moe.w4a16.*`` but token passes) by the W4A16 form's held-out error on its own kernel table (a derived set's
+  low/high sets carry it; a measured chip's form moved by it here; specs/w4a16_moe.w4a16_band, round 42), its
+  label the band's source. Physical limit: fractions 1 (links
   at line rate), half rows, token passes, k-block time and half sizes 0. Every efficiency the sets move for the
   ops the precision runs is listed, so the all-favourable corner (analysis/audit.py) is at least
   as favourable as the band's far end.
@@ -40,10 +43,10 @@ import math
 from dataclasses import dataclass
 
 from jalapeno.cost.pricer import RooflinePricer
-from jalapeno.specs.calibration import load_calibration
+from jalapeno.specs.calibration import derived_from, load_calibration
 from jalapeno.specs.power import POWER_TERMS
 from jalapeno.specs.variants import variant_efficiency, with_overrides
-from jalapeno.specs.w4a16_moe import w4a16_key
+from jalapeno.specs.w4a16_moe import W4A16_KEY, w4a16_band, w4a16_key
 
 #: Whole-graph-compiled fixed costs (issue 12: ~0.25 µs per kernel, 0.05 ms per step; 1 µs per
 #: collective launch is an assumption), the low end of a vendor-compiler stack's band.
@@ -135,6 +138,8 @@ def _efficiency_getters(model, precision, system, eff) -> dict:
         out[f"efficiency.moe.{f}.hbm_fraction"] = lambda e, f=f: e.moe_hbm(f)
         out[f"efficiency.moe.{f}.half_rows"] = lambda e, f=f: e.moe_half(f)
         out[f"efficiency.moe.{f}.token_passes"] = lambda e, f=f: e.moe_passes(f)
+        if f == W4A16_KEY:  # its per-layer floor is the form's own (a derived set's low/high sets move it too)
+            out[f"efficiency.moe.{f}.floor_s"] = lambda e, f=f: _own(e.moe, f, "floor_s")
     if model.attention.kind == "mla":
         a = precision.attention_compute
         out[f"efficiency.mla_decode.{a}.peak_fraction"] = lambda e: e.kernel_peak("mla_decode", a)
@@ -147,12 +152,24 @@ def _efficiency_getters(model, precision, system, eff) -> dict:
     out["efficiency.custom_ar_half_bytes"] = lambda e: e.custom_ar_half_bytes
     if model.moe is not None:
         out["efficiency.all_to_all_fraction"] = lambda e: e.all_to_all_fraction
+        # its per-call latency too: the high set moves it, and left out the all-favourable corner fell under the
+        # band's far end once the W4A16 experts' half rows took their own band (Kimi K2.5 on Jalapeño: 6,543 < 6,549)
+        out["efficiency.all_to_all_latency_s"] = lambda e: e.all_to_all_latency_s
     if any(lv.in_network_reduction for lv in system.levels):
         out["efficiency.in_switch_fraction"] = lambda e: e.in_switch_fraction
         out["efficiency.in_switch_half_bytes"] = lambda e: e.in_switch_half_bytes
     if any(lv.scope == "scale_out" for lv in system.levels):
         out["efficiency.scale_out_link_fraction"] = lambda e: e.scale_out_link_fraction
     return out
+
+
+def _w4a16_band(system, eff) -> tuple[float, str] | None:
+    """(held-out error, label) of the W4A16 form the priced set ``eff`` took (specs/w4a16_moe.w4a16_band), or None
+    where it has no ``moe[w4a16]`` entry or its system no calibration."""
+    o = system.origin
+    if W4A16_KEY not in eff.moe or o is None or not o.calibration:
+        return None
+    return w4a16_band(o.calibration, derived_from(eff.source or ""))
 
 
 def _own(table, key: str, name: str) -> float | None:
@@ -198,6 +215,7 @@ def uncertain_parameters(pricer, model, precision, convention: str = "chip") -> 
     has_band = system.origin is not None and system.origin.calibration is not None
     lo_eff = variant_efficiency(system, "low") if has_band else eff
     hi_eff = variant_efficiency(system, "high") if has_band else eff
+    w4band = _w4a16_band(system, eff)
     for key, get in _efficiency_getters(model, precision, system, eff).items():
         v, a, b = get(eff), get(lo_eff), get(hi_eff)
         if v is None:
@@ -205,7 +223,13 @@ def uncertain_parameters(pricer, model, precision, convention: str = "chip") -> 
         a, b = v if a is None else a, v if b is None else b
         a, b = min(a, b, v), max(a, b, v)
         frac = key.endswith("_fraction")
-        if a == b:
+        if w4band is not None and key.startswith(f"efficiency.moe.{W4A16_KEY}.") and not key.endswith("token_passes"):
+            # the W4A16 form's own held-out error, not an assumed ±10% / ±50%: a derived set's low/high sets carry
+            # it (specs/w4a16_moe.band_form), a measured chip's form is moved by it here
+            if a == b:
+                a, b = v / (1 + w4band[0]), (min(1.0, v * (1 + w4band[0])) if frac else v * (1 + w4band[0]))
+            src = w4band[1]
+        elif a == b:
             a, b = (0.9 * v, min(1.0, 1.1 * v)) if frac else (0.5 * v, 1.5 * v)
             src = "assumption: " + ("±10%" if frac else "±50%") + " (no calibrated band)"
         else:

@@ -219,6 +219,10 @@ def _changes_table(console, changes: list[dict], title: str, metric: str, closen
                 t.add_row(ch["parameter"], ch["kind"], _f(ch["current"]), f"{_f(ch['band'][0])}-{_f(ch['band'][1])}",
                           req, _f(ch["factor"], ".3g"), "yes" if ch["within_band"] else "no", best)
         t.caption = f"best alone: {metric} at the better end of the parameter's search range (the others as priced)"
+        # a band measured on the parameter's own kernel table (the W4A16 experts' form): say which, not 'assumed'
+        own = sorted({(ch["parameter"].rsplit(".", 1)[0], ch["band_source"]) for ch in moving
+                      if "held-out error" in ch.get("band_source", "")})
+        t.caption += "".join(f"; band of {k}.*: {src}" for k, src in own)
         console.print(t)
     if still:
         console.print(f"{len(still)} parameter{'s' if len(still) > 1 else ''} do{'es' if len(still) == 1 else ''} not "

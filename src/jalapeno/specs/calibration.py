@@ -197,4 +197,6 @@ def base_efficiency(system: str, which: str = "calibrated") -> Efficiency:
     src = "calibrated (" + "; ".join(p for p in parts if p) + ")"
     eff = DEFAULT_EFFICIENCY.with_overrides({**nest_params(params), "source": src}, where=f"calibration {system}")
     # W4A16 experts by the chip's own measured W4A16 MoE kernel where it has one (specs/w4a16_moe.py, shipped on, round 41)
-    return with_w4a16_form(eff, system, prov.get("derived_from") if kind not in ("measured", "partial") else None)
+    # (a derived set's low/high take the form at the ends of its held-out error: specs/w4a16_moe.band_form)
+    return with_w4a16_form(eff, system, prov.get("derived_from") if kind not in ("measured", "partial") else None,
+                           which)

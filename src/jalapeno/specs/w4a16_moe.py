@@ -135,9 +135,51 @@ def w4a16_source(system: str, derived_from: str | None = None) -> str | None:
     return None
 
 
-def with_w4a16_form(eff: Efficiency, system: str, derived_from: str | None = None) -> Efficiency:
+def w4a16_band(system: str, derived_from: str | None = None) -> tuple[float, str] | None:
+    """(error, label) of the W4A16 form a set of ``system`` takes (:func:`w4a16_source`): ``error`` is the form's
+    median absolute error on its own table's held-out rows (a fraction; the declared split of fit/w4a16_forms.py:
+    odd powers of two of tokens held out, data/w4a16_moe_forms.toml ``held_out_median_ape``), ``label`` says so for
+    the audit and sensitivity; None where the set has no form.
+
+    >>> w4a16_band("jalapeno", "gb300-nvl72")[1]
+    "W4A16 form's held-out error ±8.9% (gb300-nvl72 mxint4: odd powers of two of tokens; data/w4a16_moe_forms.toml)"
+    """
+    src = w4a16_source(system, derived_from)
+    if src is None:
+        return None
+    e = float(w4a16_forms()[(src, W4A16_KERNEL)]["held_out_median_ape"])
+    label = (
+        f"W4A16 form's held-out error ±{100 * e:.1f}% ({src} {W4A16_KERNEL}: odd powers of two of tokens; "
+        "data/w4a16_moe_forms.toml)"
+    )
+    return e, label
+
+
+def band_form(form: dict, which: str, error: float) -> dict:
+    """The form's (peak_fraction, half_rows, hbm_fraction, floor_s) at the ``which`` end (``low``: slow, ``high``:
+    fast; anything else: the form itself) of a band of ``error`` (a fraction), as fit/calibrate.band_values moves a
+    derived set: fractions divided (low) or multiplied (high, capped at 1) by 1 + error, half rows and the floor
+    multiplied (low) or divided (high), so the experts' compute, stream and floor terms each move by about 1 + error.
+
+    >>> band_form({"peak_fraction": 0.5, "half_rows": 50.0, "hbm_fraction": 0.95, "floor_s": 2e-5}, "high", 0.1)
+    {'peak_fraction': 0.55, 'half_rows': 45.45454545454545, 'hbm_fraction': 1.0, 'floor_s': 1.8181818181818182e-05}
+    """
+    f = 1.0 + error
+    v = {k: form[k] for k in ("peak_fraction", "half_rows", "hbm_fraction", "floor_s")}
+    if which == "low":
+        return {k: x / f if k.endswith("_fraction") else x * f for k, x in v.items()}
+    if which == "high":
+        return {k: min(x * f, 1.0) if k.endswith("_fraction") else x / f for k, x in v.items()}
+    return v
+
+
+def with_w4a16_form(
+    eff: Efficiency, system: str, derived_from: str | None = None, which: str = "calibrated"
+) -> Efficiency:
     """``eff`` with ``moe["w4a16"]`` set to :func:`w4a16_source`'s measured form (peak_fraction, half_rows,
-    hbm_fraction, floor_s), or ``eff`` itself where there is none.
+    hbm_fraction, floor_s), or ``eff`` itself where there is none. A derived set's (``derived_from`` given) ``low``
+    and ``high`` sets take the form at the ends of its own held-out error (:func:`w4a16_band`, :func:`band_form`; a
+    measured chip's sets have no band, as specs/calibration's measured sets have none).
 
     Raises:
         SpecError: :data:`W4A16_KERNEL` names no kernel of data/w4a16_moe_forms.toml.
@@ -154,14 +196,8 @@ def with_w4a16_form(eff: Efficiency, system: str, derived_from: str | None = Non
     if src is None:
         return eff
     f = w4a16_forms()[(src, W4A16_KERNEL)]
-    return eff.with_kernel(
-        "moe",
-        W4A16_KEY,
-        peak_fraction=f["peak_fraction"],
-        half_rows=f["half_rows"],
-        hbm_fraction=f["hbm_fraction"],
-        floor_s=f["floor_s"],
-    )
+    band = w4a16_band(system, derived_from) if derived_from is not None else None
+    return eff.with_kernel("moe", W4A16_KEY, **band_form(f, which if band else "calibrated", band[0] if band else 0.0))
 
 
 def w4a16_key(stored: str, eff: Efficiency) -> str:
