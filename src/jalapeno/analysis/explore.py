@@ -8,8 +8,9 @@ and cost follow the components). A trial is
    variant — a violating design is pruned with the reason, never evaluated, never reported;
 2. *evaluated*: for every case (model x workload) the vectorised sweep (analysis/sweep.py, the
    coarse settings of the space's ``[sweep]``) gives the system's feasible points; each metric is
-   read at the best point at or above the interactivity floor (``tok_s_per_kw``,
-   ``tok_s_per_chip``, ``usd_per_mtok``) or over all points (``max_interactivity``). A case that
+   read at the interactivity floor (``tok_s_per_kw``, ``tok_s_per_chip``, ``usd_per_mtok``: the
+   better of the best point at or above it and the frontier interpolated at it, :func:`throughput_at_floor`;
+   ``[sweep] at_floor = "point"``: the point only) or over all points (``max_interactivity``). A case that
    never reaches the floor prunes the design with the reason;
 3. *scored*: per metric, the weighted geometric mean over cases of the design's value relative to
    the base system's — a design-wide "x base" figure (1.0 = the base; > 1 better for maximised
@@ -105,6 +106,42 @@ def sweep_options(space: DesignSpace) -> SweepOptions:
                         max_stage_factor=s.max_stage_factor, eplb=None, overlap="none")
 
 
+def throughput_at_floor(x: np.ndarray, y: np.ndarray, floor: float, rule: str = "interpolated") -> float:
+    """Throughput at an interactivity floor from a coarse sweep's feasible points.
+
+    ``point``: the best ``y`` among points with ``x >= floor``. ``interpolated``: the larger of that and the
+    frontier (analysis/frontier.frontier_indices) log-log interpolated at exactly ``floor`` where the frontier
+    brackets it (analysis/frontier.interp_frontier; the rule of ``compare``'s tiers, analysis/compare.tiers): the
+    point just below the floor stands for the decode batches between the grid's, so the score moves continuously
+    as a design's point crosses the floor instead of a whole batch step (docs/explore.md §3).
+
+    Args:
+        x: interactivity (tok/s/user) of the feasible points, shape (N,), finite, > 0.
+        y: their throughput (any unit), shape (N,), > 0.
+        floor: tok/s/user, >= 0 (0: the peak).
+        rule: ``interpolated`` or ``point``.
+
+    Returns:
+        The throughput (unit of ``y``); NaN where no point reaches the floor.
+
+    >>> round(throughput_at_floor(np.array([50.0, 200.0]), np.array([1000.0, 250.0]), 100.0), 1)
+    500.0
+    >>> throughput_at_floor(np.array([50.0, 200.0]), np.array([1000.0, 250.0]), 100.0, "point")
+    250.0
+    """
+    from jalapeno.analysis.frontier import frontier_indices, interp_frontier
+
+    fast = x >= floor
+    best = float(y[fast].max()) if fast.any() else float("nan")
+    if rule == "point" or not fast.any():
+        return best
+    idx = frontier_indices(x, y)
+    fx, fy = x[idx], y[idx]
+    if fx[0] < floor <= fx[-1]:
+        return max(best, float(interp_frontier(fx, fy, [floor])[0][0]))
+    return best
+
+
 def case_metrics(space: DesignSpace, pricer, model, workload, precision) -> CaseResult:
     """The objective metrics of one design on one case (module docstring, step 2)."""
     obj = space.objective
@@ -121,7 +158,8 @@ def case_metrics(space: DesignSpace, pricer, model, workload, precision) -> Case
         return CaseResult(model.name, workload.name, {},
                           f"{model.name} {workload.name}: never reaches {obj.min_interactivity:g} tok/s/user "
                           f"(max {float(p.interactivity[ok].max()):.1f})")
-    tput = float(p.throughput_per_chip[fast].max()) if fast.any() else float("nan")
+    tput = throughput_at_floor(p.interactivity[ok], p.throughput_per_chip[ok], obj.min_interactivity,
+                               space.sweep.at_floor)
     watts, _ = power_w_per_chip(pricer.system, obj.power)
     return CaseResult(model.name, workload.name, {
         "tok_s_per_chip": tput, "tok_s_per_kw": tput / (watts / 1e3),

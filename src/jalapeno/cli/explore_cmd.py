@@ -180,19 +180,22 @@ def _summary(meta: dict, rows: list[dict], imp: dict, top: int) -> dict:
 def _base_lines(out: dict) -> list[str]:
     """The base's own figures, per case, that the scores are ratios of, and how they were swept: a
     user comparing with another system read '2.58 (x base)' with no base value anywhere but
-    meta.json, and that value (agg only, a coarse batch grid, no TBO, the best point at or above the
-    floor) is below compare's frontier (interpolated, disagg and TBO too): 969.9 against 4,161
-    tok/s/chip for Jalapeño on Kimi K2.5 8K/1K at 50 tok/s/user (docs/explore.md §2, step 6)."""
+    meta.json, and that value (agg only, a coarse batch grid, no TBO; its frontier interpolated at the floor
+    since round 42, ``[sweep] at_floor``) is below compare's frontier (disagg and TBO too): 1,493.8 against 4,161
+    tok/s/chip for Jalapeño on Kimi K2.5 8K/1K at 50 tok/s/user (docs/explore.md §2, step 6). A run stored
+    before round 42 has no ``at_floor``: it read the best point at or above the floor, and says so."""
     obj, sw = out.get("objective") or {}, out.get("sweep") or {}
     floor = obj.get("min_interactivity", 0)
+    how = ("the sweep's frontier interpolated at" if sw.get("at_floor") == "interpolated"
+           else "the best sweep point at >=")
     lines = []
     for b in out.get("base_metrics") or []:
         vals = ", ".join(f"{m} {b[m]:,.4g}" for m in out["metrics"] if m in b)
-        lines.append(f"base {out['base']} on {b['model']} {b['workload']}: {vals} (the best sweep point at >= "
+        lines.append(f"base {out['base']} on {b['model']} {b['workload']}: {vals} ({how} "
                      f"{floor:g} tok/s/user; power {obj.get('power', 'chip')})")
     if lines and sw:
         lines.append(f"sweep: serving {sw.get('serving')}, decode batches {sw.get('batches')}, no TBO: a coarse "
-                     "ranking sweep, not compare's frontier figure at the same floor (that one interpolates and "
+                     "ranking sweep, not compare's frontier figure at the same floor (that one "
                      "sweeps disagg and TBO too: usually higher); a design's figure on one case = its score x the "
                      "base's")
     return lines

@@ -9,7 +9,7 @@ Example (docs/explore.md has the full worked one)::
     [objective]
     metrics = ["tok_s_per_kw"]            # one (TPE) or several (NSGA-II): tok_s_per_kw,
                                           # usd_per_mtok, max_interactivity, tok_s_per_chip
-    min_interactivity = 100               # the metric is read at the best point at or above this speed
+    min_interactivity = 100               # the metric is read at this speed ([sweep] at_floor)
     power = "chip"                        # power convention of per-kW metrics: chip, sustained, all-in
     [[cases]]
     model = "deepseek-r1"
@@ -156,6 +156,11 @@ class SweepSettings(_Strict):
     #: how each design's chip is priced (cost/sliced.py, cost/tiles.py): ``die.*`` keys need ``sliced``
     chip_model: Literal["flat", "sliced", "tiled"] = "flat"
     placement: Literal["", "local_first", "striped", "best"] = ""
+    #: how a floor metric is read from the coarse points (analysis/explore.throughput_at_floor): ``interpolated``
+    #: (default since round 42: the better of the best point at or above the floor and the frontier log-log
+    #: interpolated at the floor, as ``compare``'s tiers) or ``point`` (the best point at or above it only: a score
+    #: that jumps a whole decode batch as a design's point crosses the floor)
+    at_floor: Literal["interpolated", "point"] = "interpolated"
 
     @field_validator("batches")
     @classmethod
