@@ -11,9 +11,9 @@ the Offline engine's steady state with every slot filled, its run's drain (serve
 figure validate reports, the measured one, and the Server row's, so the order Offline >= Server can be read both ways:
 steady (the rules' subsets) and as LoadGen counts each run.
 
-Reading (round 42): the steady order holds on every row; the counted one breaks on DeepSeek-R1 only, where the
-Offline drain (0.757) costs three times the Server run's last query (0.919), and the model's Server rule admits 384
-a rank (0.75 of the slots) where the runs stood at 112-162.
+Reading (round 42): the steady order holds on every row; the counted one breaks on DeepSeek-R1 only (NVIDIA B200
+5,275 vs 5,222), where the Offline drain (0.754) costs three times the Server run's last query (0.921), and the
+model's Server rule admits 372-384 a rank (0.73-0.75 of the slots) where the runs stood at 112-162.
 Run: python scripts/mlperf_scenarios42.py   (about a minute and a half)
 """
 

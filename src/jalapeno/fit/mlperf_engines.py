@@ -84,14 +84,17 @@ DSR1_EAGER_PROMPT_CALL_S = TRTLLM_EAGER_CALL_S
 #: ``efficiency.step_overhead_s`` of every MLPerf TensorRT-LLM DeepSeek-R1 row (fit/validate.predict_points). Fit
 #: split: the four v5.1 Server runs of this engine's config family that are NOT validation rows (Dell XE9685L B200,
 #: the NVIDIA B200 config unchanged; Dell XE9680L B200 and NVIDIA GB300-NVL72 x72, balancing timeout 6; GigaComputing
-#: G894 B200, 768 a rank): the term whose model, at each run's own decode load (Little's law), leaves zero mean
-#: residual of measured mean TPOT (residuals without it 17.1 / 15.3 / 14.9 / 15.5 ms at 105-185 a rank, mean 15.7;
-#: with 17.8 ms +1.0 / -0.3 / -1.1 / +0.4 — the term reaches the mean TPOT at ~0.89x, fewer prompt stalls per token at
-#: a slower step; ``python scripts/mlperf_peer_runs38.py``; data docs/data/mlperf51_peer_runs.csv, each run's
-#: mlperf_log_summary.txt @965182b). Reported on the rest: the three Server rows (residual with it +0.9 to +4.8 ms)
-#: and the four Offline rows (509 a rank, no streaming). Which host or GPU work it is, no source read here times
-#: (docs/gap_large_batch_decode.md, rounds 27-38); the Llama engines (the TensorRT engine path) do not carry it.
-DSR1_HARNESS_STEP_S = 17.8e-3
+#: G894 B200, 768 a rank): the term whose model, at each run's own steady decode load (Little's law on its median
+#: TPOT), leaves zero mean residual of the measured MEDIAN TPOT (round 42: a Server run starts on an idle engine, so
+#: its early queries decode beside fewer requests and pull the mean 0.9-3.4 ms below the median, a left tail the
+#: summaries show, min 20-47 ms; the model prices the steady state, whose per-query spread is ~1%). With 19.1 ms the
+#: fit runs' residuals are +0.7 / -0.6 / -1.5 / +1.4 ms at 106-192 a rank (round 38 held the model to the runs' mean
+#: TPOT: 17.8 ms) — the term reaches the TPOT at ~0.89x, fewer prompt stalls per token at a slower step;
+#: ``python scripts/mlperf_peer_runs38.py``; data docs/data/mlperf51_peer_runs.csv, each run's
+#: mlperf_log_summary.txt @965182b). Reported on the rest: the three Server rows (median residual with it +1.7 / +2.8 /
+#: -3.9 ms) and the four Offline rows (509 a rank, no streaming). Which host or GPU work it is, no source read here
+#: times (docs/gap_large_batch_decode.md, rounds 27-42); the Llama engines (the TensorRT engine path) do not carry it.
+DSR1_HARNESS_STEP_S = 19.1e-3
 DSR1_GRAPHS_GB200 = (1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512)
 #: ``vllm_engine_config.num_scheduler_steps`` of AMD's Offline configs (inference_results_v5.1 @965182b
 #: closed/AMD/.../llama2-70b/offline_mi300x.yaml 11, offline_mi325x.yaml 7, open/AMD/.../offline_mi355x.yaml 19; each
