@@ -47,7 +47,18 @@ def test_fused_drops_shared_ops_and_adds_one_expert(monkeypatch):
     assert on["_step"] < off["_step"]
 
 
-@pytest.mark.parametrize("system, stack, ep", [("b200", "sglang", 1), ("h200", "vllm", 1), ("h200", "sglang", 8)])
+# Blackwell at EP 1: SGLang's SM100 auto MoE runner for DeepSeek-V3/R1 FP8 is FlashInfer TRT-LLM, which sets
+# --disable-shared-experts-fusion (sglang server_args.py); B300 / GB300 (SM103) take the same SM100 branch
+@pytest.mark.parametrize(
+    "system, stack, ep",
+    [
+        ("b200", "sglang", 1),
+        ("b300", "sglang", 1),
+        ("gb300-nvl72", "sglang", 1),
+        ("h200", "vllm", 1),
+        ("h200", "sglang", 8),
+    ],
+)
 def test_not_fused_outside_the_engine_rule(monkeypatch, system, stack, ep):
     on = _ops(monkeypatch, True, system, stack, ep)
     assert any(k.startswith("moe.shared_expert.") for k in on)

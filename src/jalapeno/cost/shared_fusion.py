@@ -7,17 +7,33 @@ shared experts (DeepseekV3ForCausalLM), a device below compute capability 8.0 on
 on CUDA, or W4AFP8 weights. The weight loader then maps ``mlp.shared_experts`` to ``mlp.experts.256`` and the
 MoE runs 257 experts at top-k 9 (``top_k_for_moe = num_experts_per_tok + num_fused_shared_experts``): one more
 expert every token picks, no separate shared-expert GEMMs (and no second stream: cost/shared_stream.py's
-``SGLANG_STREAM`` already leaves these layers out). SGLang's FlashInfer TRT-LLM MoE runner forces the fusion off
-(server_args; docs/gap_aic_itl.md round 26), so the rule is limited to the chips whose FP8 MoE runs SGLang's Triton
-``fused_moe`` under the launch scripts' ``moe_runner_backend=auto``: Hopper (a named assumption, read from the H200
-script's parsed arguments, InferenceX PR #3010, and from the H200 Triton configuration files named ``E=257``,
-tuned for "TP=8 EP=1 DeepseekV3", sglang PR #17965). The ROCm profile is left out (its calibration prices the
-shared expert as the gfx942 kernel tables do; not measured here).
+``SGLANG_STREAM`` already leaves these layers out).
+
+Which chips (round 42, fusion42; was a named assumption, now read from the engine): SGLang's
+python/sglang/srt/server_args.py turns the fusion off twice over on Blackwell. ``_handle_moe_kernel_config``:
+``moe_runner_backend == "flashinfer_trtllm"`` sets ``disable_shared_experts_fusion = True`` ("FlashInfer TRTLLM MoE
+is enabled. --disable-shared-experts-fusion is automatically set"), and so does ``moe_a2a_backend == "flashinfer"``
+(``_handle_a2a_moe``). ``_handle_model_specific_adjustments``, DeepseekV3ForCausalLM under ``is_sm100_supported()``
+(compute capability 10.x: B200, B300, GB200, GB300): with ``moe_a2a_backend == "none"``, ``moe_runner_backend ==
+"auto"`` and quantization ``fp8`` / ``modelopt_fp8`` / ``modelopt_fp4`` it picks ``flashinfer_trtllm`` ("Use
+flashinfer_trtllm as MoE runner backend on sm100 for DeepseekV3ForCausalLM"). So a Blackwell DeepSeek-R1 at EP 1
+fuses only under an explicit runner other than FlashInfer's (Triton, DeepGEMM, CUTLASS), which no recipe here names:
+InferenceX's B200 scripts pass ``--moe-runner-backend flashinfer_trtllm`` from PR #204 on (data/engines.toml
+sglang-b200-dsr1-*, data/validation/aic_sweeps.toml), the earlier B200 sweep ran ``--enable-ep-moe`` (EP = TP), the
+GB200 dynamo-sglang pools are DEP (EP > 1, DeepEP), and an EP 1 pool that names no runner gets the SM100 auto
+choice. Hopper (SM90) has no such auto choice: its FP8 MoE runs SGLang's Triton ``fused_moe`` under
+``moe_runner_backend=auto`` (the H200 script's parsed arguments, InferenceX PR #3010; the H200 Triton configuration
+files named ``E=257``, tuned for "TP=8 EP=1 DeepseekV3", sglang PR #17965). The chips' ``fp4`` compute format marks
+the SM100 class here (every chip with it in data/systems is Blackwell, or Vera Rubin: no SGLang row, taken as
+Blackwell by assumption). The ROCm profile is left out (its calibration prices the shared expert as the gfx942
+kernel tables do; not measured here).
 
 Priced (cost/ops.py, with :data:`FUSED_SHARED_ON`): the shared expert's three ops are dropped, and the routed
 block gets one more assignment per routed token and one more touched expert at every step with tokens.
 
-Shipped OFF: docs/gap_aic_itl.md "round 42, h200tpot42" has the held-out figures and why.
+Shipped OFF: docs/gap_aic_itl.md "round 42, h200tpot42" and "round 42, fusion42" have the held-out figures and why
+(with the chain's ``sglang`` / ``sglang-rocm`` refit: aiconfigurator GB300 interactivity bias -4.8 -> -5.4%,
+InferenceX MI325X TTFT median 18.1 -> 20.0%; the ratchet holds).
 """
 
 from __future__ import annotations
@@ -44,10 +60,13 @@ def fuses_shared_expert(
     """Whether the step's engine runs the shared expert inside the routed MoE kernel (module docstring).
 
     ``stack_base``: the pricer's stack profile without ``@VERSION`` / ``+switch``; ``chip_formats``: the chip's
-    compute formats (no ``fp4``: Hopper or older, where the FP8 MoE runs SGLang's Triton kernel);
+    compute formats (no ``fp4``: Hopper or older, where the FP8 MoE runs SGLang's Triton kernel; with it:
+    SM100-class, FlashInfer TRT-LLM runner);
     ``routed_experts``: the model's routed experts; ``shared_width_ratio``: the shared FFN's width over one routed
     expert's (1.0: one shared expert of the routed width); ``ep``: expert parallelism; ``all_to_all``: the MoE
-    exchanges tokens by all-to-all (DeepEP); ``on``: the switch (None: :data:`FUSED_SHARED_ON`).
+    exchanges tokens by all-to-all (DeepEP); ``on``: the switch (None: :data:`FUSED_SHARED_ON`). A chip with ``fp4``
+    is SM100-class, where SGLang's auto MoE runner for DeepSeek-V3/R1 is FlashInfer TRT-LLM, which forces the
+    fusion off (module docstring).
 
     >>> fuses_shared_expert("sglang", {"fp8", "bf16"}, 256, 1.0, 1, False, on=True)
     True
