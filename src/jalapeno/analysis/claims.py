@@ -225,7 +225,7 @@ class ClaimContext:
             j = int(np.searchsorted(points.interactivity[fi], claim.at))
             pick = fi[max(0, j - k):j + k]
         else:  # the peak; per kW / per $ the peak of a per-point power may sit elsewhere: keep a spread
-            pick = np.concatenate([fi[:k], fi[:: max(1, fi.size // 6)]])
+            pick = np.concatenate([fi[:k], fi[:: max(1, fi.size // 6)], _runners_up(ok, y, deps, k)])
         out, seen = [], set()
         for i in pick:
             d = deps[int(i)]
@@ -328,3 +328,31 @@ def _at(x: np.ndarray, y: np.ndarray, at: float) -> float:
     fi = frontier_indices(x, y)
     val, _ = interp_frontier(x[fi], y[fi], np.array([at]))
     return float(val[0])
+
+
+def _runners_up(ok: np.ndarray, y: np.ndarray, deps: list, k: int) -> np.ndarray:
+    """The best point of each of the ``k`` deployments with the highest own peak ``y`` (indices into the sweep).
+
+    A peak claim's frontier holds only the winner's points; the runner-up (Kimi K2.5 on Jalapeño: MoE TP8 at
+    5,629 under the winner's 5,775 tok/s/chip) is dominated, so a frontier-only candidate set missed it and an
+    audit read a parameter that promotes it (``link_half_bytes`` → 0: 6,234 by full sweep) as 5,780, "does not
+    move" (round 42).
+
+    Args:
+        ok: indices of the sweep's valid points, shape (N,).
+        y: their throughput per chip, shape (N,).
+        deps: the sweep's deployment of every point (indexed by ``ok``'s values).
+        k: how many deployments.
+
+    Returns:
+        Indices into the sweep, shape (<= k,).
+    """
+    out, seen = [], set()
+    for i in ok[np.argsort(-y, kind="stable")]:
+        label = deps[int(i)].label
+        if label not in seen:
+            seen.add(label)
+            out.append(int(i))
+            if len(out) == k:
+                break
+    return np.array(out, dtype=int)
