@@ -54,3 +54,27 @@ def test_space_takes_the_rule_and_refuses_another():
     assert design_space_from_dict({**base, "sweep": {"at_floor": "point"}}).sweep.at_floor == "point"
     with pytest.raises(SpecError, match="at_floor"):
         design_space_from_dict({**base, "sweep": {"at_floor": "nearest"}})
+
+
+def test_pre_round42_study_digest_resumes_under_point():
+    """A study stored before round 42 holds the digest of a space without ``at_floor`` (analysis/search.space_digest
+    at ea9be52: SHA-256 of the dump less name, seed, trials); its rule was ``point``, so the same space with
+    ``at_floor = "point"`` must give that digest, and the new default must not (its scores differ)."""
+    import hashlib
+    import json
+
+    from jalapeno.analysis.search import space_digest
+
+    base = {
+        "name": "t",
+        "base": "jalapeno",
+        "objective": {"metrics": ["tok_s_per_kw"], "min_interactivity": 100},
+        "cases": [{"model": "deepseek-r1", "workload": "8k1k"}],
+        "params": {"chip.peak_dense_tflops.fp8": {"low": 2000, "high": 4000}},
+    }
+    point = design_space_from_dict({**base, "sweep": {"at_floor": "point"}})
+    dump = point.model_dump(exclude={"name", "seed", "trials"})
+    del dump["sweep"]["at_floor"]  # what a round-41 build dumped: no such key
+    stored = hashlib.sha256(json.dumps(dump, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    assert space_digest(point) == stored
+    assert space_digest(design_space_from_dict(base)) != stored

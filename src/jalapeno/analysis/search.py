@@ -45,11 +45,15 @@ def _sampler(space: DesignSpace, offset: int = 0):
 
 def space_digest(space: DesignSpace) -> str:
     """SHA-256 (16 hex) of what a study's trials depend on: parameters, derived keys, objective,
-    cases, constraints and sweep settings (not the name, seed or trial count)."""
+    cases, constraints and sweep settings (not the name, seed or trial count). ``[sweep] at_floor = "point"``, the
+    rule of every study stored before round 42 (which had no such key), is left out, so such a study resumes under
+    it; the default ``interpolated`` scores differently and is in the digest (a resume under it is refused)."""
     import hashlib
     import json
 
     d = space.model_dump(exclude={"name", "seed", "trials"})
+    if d.get("sweep", {}).get("at_floor") == "point":
+        del d["sweep"]["at_floor"]
     return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -94,7 +98,9 @@ def open_study(space: DesignSpace, storage: str, study_name: str, resume: bool):
                 optuna.study.StudyDirection.MAXIMIZE if d == "maximize" else optuna.study.StudyDirection.MINIMIZE
                 for d in space.directions]:
             raise SpecError("--resume", f"study {study_name!r} was created with a different design space",
-                            "resume with the space it was started with, or give another --study name")
+                            "resume with the space it was started with (a study stored before round 42 read the best "
+                            "point at or above the floor: add at_floor = \"point\" under [sweep]), or give another "
+                            "--study name")
         offset = len(old.get_trials(deepcopy=False))
     study = optuna.create_study(study_name=study_name, storage=rdb, directions=space.directions,
                                 sampler=_sampler(space, offset), load_if_exists=resume)
