@@ -36,3 +36,19 @@ def test_runners_up_are_ranked_by_own_peak_and_distinct():
     # k = 1: the frontier's first point (A) and the single best deployment by own peak (A again): B stays out
     got = {d.label for d in ctx.candidates(parse_claim("peak_throughput_per_chip=2000"), pts, deps, k=1)}
     assert "B" not in got
+
+
+def test_at_x_and_top_speed_keep_their_runners_up():
+    ctx = ClaimContext(model=None, workload=None, precision=None)
+    # at 25 tok/s/user: A's 600 (at 40) and B's 500 (at 30) reach it; k = 1 near X picks A's frontier points, the
+    # runner-up rule adds the best at or above X by deployment: A (600), then B (500) with k = 2
+    pts, deps = _sweep()
+    got = {d.label for d in ctx.candidates(parse_claim("throughput_per_chip@25=2000"), pts, deps, k=2)}
+    assert "B" in got
+    # top speed: C (200) leads; a D at 150 tok/s/user, dominated by C (100 tok/s/chip at 200 > 50 at 150), is kept
+    pts.interactivity = np.append(pts.interactivity, 150.0)
+    pts.throughput_per_chip = np.append(pts.throughput_per_chip, 50.0)
+    pts.feasible, pts.e2e_s = np.ones(6, bool), 1 / pts.interactivity
+    deps.append(SimpleNamespace(label="D", prefill=None))
+    got = {d.label for d in ctx.candidates(parse_claim("max_interactivity=500"), pts, deps, k=2)}
+    assert "D" in got

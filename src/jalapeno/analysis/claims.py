@@ -211,7 +211,8 @@ class ClaimContext:
         return self._metric(pricer, claim, res.points, deps), (res.points, deps)
 
     def candidates(self, claim: Claim, points, deps, k: int = 3) -> list:
-        """The deployments that decide ``claim``'s metric in a sweep's points (up to ``k`` each side)."""
+        """The deployments that decide ``claim``'s metric in a sweep's points (up to ``k`` each side), and the ``k``
+        runners-up by the metric's own figure (dominated deployments a parameter may promote: :func:`_runners_up`)."""
         ok = np.flatnonzero(points.feasible & (points.throughput_per_chip > 0) & np.isfinite(points.interactivity))
         if ok.size == 0:
             return []
@@ -220,10 +221,11 @@ class ClaimContext:
         if claim.metric == "min_e2e_s":
             pick = ok[np.argsort(points.e2e_s[ok])[:k]]
         elif claim.metric == "max_interactivity":
-            pick = fi[-k:]
+            pick = np.concatenate([fi[-k:], _runners_up(ok, x, deps, k)])
         elif claim.at is not None:
             j = int(np.searchsorted(points.interactivity[fi], claim.at))
-            pick = fi[max(0, j - k):j + k]
+            fast = x >= claim.at  # the runners-up by their best throughput at or above X
+            pick = np.concatenate([fi[max(0, j - k):j + k], _runners_up(ok[fast], y[fast], deps, k)])
         else:  # the peak; per kW / per $ the peak of a per-point power may sit elsewhere: keep a spread
             pick = np.concatenate([fi[:k], fi[:: max(1, fi.size // 6)], _runners_up(ok, y, deps, k)])
         out, seen = [], set()
@@ -331,7 +333,8 @@ def _at(x: np.ndarray, y: np.ndarray, at: float) -> float:
 
 
 def _runners_up(ok: np.ndarray, y: np.ndarray, deps: list, k: int) -> np.ndarray:
-    """The best point of each of the ``k`` deployments with the highest own peak ``y`` (indices into the sweep).
+    """The best point of each of the ``k`` deployments with the highest own ``y`` (indices into the sweep; ``y``:
+    throughput for a peak or at-or-above-X claim, interactivity for ``max_interactivity``).
 
     A peak claim's frontier holds only the winner's points; the runner-up (Kimi K2.5 on Jalapeño: MoE TP8 at
     5,629 under the winner's 5,775 tok/s/chip) is dominated, so a frontier-only candidate set missed it and an
@@ -340,7 +343,7 @@ def _runners_up(ok: np.ndarray, y: np.ndarray, deps: list, k: int) -> np.ndarray
 
     Args:
         ok: indices of the sweep's valid points, shape (N,).
-        y: their throughput per chip, shape (N,).
+        y: their figure (higher is better), shape (N,).
         deps: the sweep's deployment of every point (indexed by ``ok``'s values).
         k: how many deployments.
 
