@@ -171,3 +171,71 @@ def test_section_5_block_is_what_audit_prints(capsys):
         "deepseek-r1 --workload 8k1k --claim max_interactivity=700` and update the block and its reading"
     )
     assert j["band_ends"]["value"] >= d["predicted"]["high"] * (1 - 1e-6)
+
+
+def _ratio_block() -> dict[str, str]:
+    sec = DOC[DOC.index("## 5. Worked example") : DOC.index("## 6.")]
+    block = sec[sec.index("```\n$ jalapeno audit --system jalapeno --baseline gb300-nvl72") :]
+    block = block[: block.index("```", 3)]
+    pats = {
+        "predicted": r"predicted ([\d.]+)x \(band",
+        "low": r"\(band ([\d.]+)-",
+        "high": r"\(band [\d.]+-([\d.]+)\)",
+        "limit": r"physical limit ([\d.]+)x",
+        "verdict": r"verdict: (\w+)",
+        "fp8 block alone": r"best alone ([\d.]+)x",
+        "corner": r"favourable band end -> ([\d.]+)x",
+        "efficiencies %": r"efficiencies ([\d.]+)% of the way",
+        "together": r"both by s = ([\d.]+)",
+    }
+    out = {}
+    for k, pat in pats.items():
+        m = re.search(pat, block)
+        assert m, f"docs/audit.md §5: the ratio audit block lost its {k} ({pat!r})"
+        out[k] = m.group(1)
+    return out
+
+
+def test_section_5_ratio_block_is_what_audit_prints(capsys):
+    """§5's second block (`--claim peak_tok_s_per_kw_ratio=1.7`, chip power) equals `audit --json` to its printed
+    digits. Until round 42 it quoted round 30's figures (1.325x, limit 2.733x) where audit printed 1.299x and 2.763x."""
+    quoted = _ratio_block()
+    code, out, err = run(
+        capsys,
+        "audit",
+        "--system",
+        "jalapeno",
+        "--baseline",
+        "gb300-nvl72",
+        "--power",
+        "chip",
+        "--claim",
+        "peak_tok_s_per_kw_ratio=1.7",
+        "--json",
+    )
+    assert code == 0, err
+    d = json.loads(out)
+    best = max(d["changes"], key=lambda c: c["best_in_range"])
+    assert best["parameter"] == "efficiency.gemm.fp8_block.peak_fraction", best["parameter"]
+    j = d["joint_change"]
+    got = {
+        "predicted": d["predicted"]["value"],
+        "low": d["predicted"]["low"],
+        "high": d["predicted"]["high"],
+        "limit": d["physical_limit"],
+        "fp8 block alone": best["best_in_range"],
+        "corner": j["band_ends"]["value"],
+        "efficiencies %": 100 * j["efficiency_toward_peak"]["value"],
+        "together": j["together"]["value"],
+    }
+    stale = [
+        f"{k}: quoted {quoted[k]}, now {v:.4f}"
+        for k, v in got.items()
+        if abs(float(quoted[k]) - v) > 0.5 * 10 ** -len(quoted[k].partition(".")[2]) + 1e-9
+    ]
+    if quoted["verdict"].lower() != d["verdict"]:
+        stale.append(f"verdict: quoted {quoted['verdict']}, now {d['verdict']}")
+    assert not stale, (
+        "docs/audit.md §5: " + "; ".join(stale) + "; rerun `jalapeno audit --system jalapeno --baseline "
+        "gb300-nvl72 --power chip --claim peak_tok_s_per_kw_ratio=1.7` and update the block and its reading"
+    )
