@@ -34,7 +34,15 @@ from jalapeno.deploy.layout import Layout  # noqa: F401 (the doctests of launch_
 from jalapeno.deploy.recipe import Recipe, _recipe, workload_key
 from jalapeno.errors import SpecError, choice_hint
 
-__all__ = ["IdentifiedConfig", "Recipe", "workload_key"]
+__all__ = ["IdentifiedConfig", "RECIPES_OFF", "Recipe", "workload_key"]
+
+#: Recipes kept in data/engines.toml with their sources but matched to no measured run by :func:`launch_recipe`
+#: (shipped off; ``--engine NAME`` still runs them). ``atom-mi355x-gptoss-fp4`` (issue 18 round 42, mi355x42): ATOM
+#: 0.1.1's FP8 KV cache and prefill-only steps, both read at the rows' snapshot, take held-out InferenceX MI355X
+#: interactivity from 10.9 / 25.3 / +2.8% to 14.7 / 27.6 / +4.0% (median / p90 / bias; row 49 -11.3 -> -18.9%, row 42
+#: -4.9 -> -2.6%): with them the gpt-oss TP1 decode step is priced ~3 ms above what row 49 allows
+#: (docs/gap_large_batch_decode.md, round 42), so they wait for that step's price.
+RECIPES_OFF = frozenset({"atom-mi355x-gptoss-fp4"})
 
 
 def _checkpoint(entry: list, where: str) -> tuple[str, str, str | None]:
@@ -126,6 +134,7 @@ def launch_recipe(system: str, model: str, framework: str, precision: str, servi
     engine, a ``-rocm`` engine serving the same framework on MI systems; a recipe written for one
     tensor-parallel size (``tp``) matches only a point of that size. Of an MTP and a plain recipe that
     match alike (two launch scripts), ``mtp`` (whether the point runs MTP) picks the one that does.
+    A recipe named in :data:`RECIPES_OFF` matches nothing.
 
     >>> launch_recipe("b200", "deepseek-r1", "sglang", "fp8", tp=8).recv_interval_at(64)
     30
@@ -136,7 +145,7 @@ def launch_recipe(system: str, model: str, framework: str, precision: str, servi
     """
     fw = framework.strip().split(" ")[0].lower()
     hits = [r for r in _data()[0].values()
-            if system in r.systems and r.model == model and r.precision == precision and r.serving == serving
+            if r.name not in RECIPES_OFF and system in r.systems and r.model == model and r.precision == precision and r.serving == serving
             and r.engine.removesuffix("-rocm") == fw and (r.tp is None or tp is None or r.tp == tp)]
     if len(hits) > 1 and mtp is not None:
         hits = [r for r in hits if bool(r.draft_lengths) == mtp]
