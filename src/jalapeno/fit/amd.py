@@ -84,6 +84,12 @@ that are not aiter's block-scale kernel (gpt-oss's MXFP4 experts, vLLM's W4A16 T
 assumption: MI300X (the same gfx942 die, 5.3 TB/s) reaches MI325X's fractions. docs/gap_large_batch_decode.md,
 round 38 (amd38) and round 39.
 
+Table clocks (issue 18, round 42; :data:`GFX942_TABLE_CLOCK`, off as shipped): aiter's 304-CU rows carry the clock of
+the board whose tuner timed them (PR #2881's MI300X rows vs PR #3951's MI325X rows at the same shapes: 1.158x at
+M >= 1,024, AMD's sustained clocks 1,464 / 1,230 = 1.19). Switched on, each :data:`TABLE_TIMED_ON` family's compute
+fraction is scaled by the priced chip's clock over the timing board's (:func:`apply_table_clock`) and the routed
+block-scale experts take gfx942's own MI325X-timed HBM fraction (:func:`gfx942_expert_hbm`).
+
 gfx942's 16-head MLA decode pads its query rows (``mla_decode_tile_rows`` = :data:`GFX942_MLA_DECODE_TILE_ROWS`,
 MI300X/MI325X, with the MoE under the same switch): aiter's dispatch (``csrc/py_itfs_cu/asm_mla.cu``, ``gqa_ratio == 16``: BF16 queries over FP8 KV
 look up ``qSeqLen = 4`` for any ``max_seqlen_q <= 4``) runs ``mla_a16w8_qh16_m16x4_n16x1_coex0_mask1_ps``
@@ -137,6 +143,29 @@ GFX942_SYSTEMS = ("mi300x", "mi325x")
 #: (docs/gap_large_batch_decode.md, round 39). Turning it on: True, then `jalapeno calibrate -s mi300x,mi325x` and
 #: scripts/sglang_rocm_release.py (9.16 ms) — branch gfx942pkg39-on
 GFX942_PACKAGE = False
+#: whether ``jalapeno calibrate`` prices each gfx942 table family at the clock of the chip being priced over the clock
+#: of the board that timed it (:func:`apply_table_clock`, :data:`TABLE_TIMED_ON`) and the routed block-scale experts at
+#: gfx942's own MI325X-timed HBM fraction (:func:`gfx942_expert_hbm`) — the two together, so that the MI300X/MI325X
+#: pair keeps MI300X's step above MI325X's. Off as shipped: on, with the stack refit (sglang-rocm kernel_launch_s 9.5 ->
+#: 10.75 us, its v0.5.9 rule 6.60 -> 7.13 ms), MI325X's held-out interactivity goal is met (9.8% -> 6.2%) but MI300X's
+#: throughput goes 5.2% / +2.1% -> 9.6% / +9.4%, the fidelity guard breaches (MI300X throughput 13.0% > 8.5%, MI325X
+#: TTFT 16.9% > 15%) and MLPerf MI325X 5.9% -> 9.6% (docs/gap_large_batch_decode.md, round 42, amdpair42). Turning it
+#: on: True, `jalapeno calibrate -s mi300x,mi325x`, scripts/fit_stacks.py, scripts/sglang_rocm_release.py
+GFX942_TABLE_CLOCK = False
+#: AMD's median clock under the max-achievable dense FP8 GEMM, MHz: MI300X (750 W) 1,230, MI325X (1,000 W) 1,464
+#: (ROCm blog "Measuring Max-Achievable FLOPs - Part 2", 2025-02-27, Table 1; scripts/gfx942_table_clock.py)
+SUSTAINED_CLOCK_MHZ = {"mi300x": 1230.0, "mi325x": 1464.0}
+#: table family (flat-key prefix) -> the board whose tuner timed its rows (docs/gap_large_batch_decode.md round 42,
+#: gfx942clock42: ROCm/aiter 1e8ac92007 PR #365 "config for 300" for the block-scale GEMMs and gemm.fp8's absolute
+#: speed; 04427a5d8f PR #3188 "Tested on MI300X" for MLA decode; 84493f0e5b PR #3951 "gfx942 MI325X" for the fused
+#: MoE). The MI355X lend (``moe.fp8``/``moe.bf16``) and the H200-derived families have no sourced lender clock: ratio 1
+TABLE_TIMED_ON = {
+    "gemm.fp8_block": "mi300x",
+    "gemm.fp8": "mi300x",
+    "mla_decode.fp8": "mi300x",
+    "mla_decode.bf16": "mi300x",
+    "moe.fp8_block": "mi325x",
+}
 #: the vendored gfx942 fused-MoE rows (ROCm/aiter 84493f0e5b, PR #3951) and the chip that timed them (the commit)
 GFX942_FMOE_TABLE = Path(__file__).resolve().parents[1] / "data" / "kernels" / "aiter_gfx942_fmoe_ds_v3.csv"
 GFX942_FMOE_CHIP = "mi325x"
@@ -372,6 +401,47 @@ def gfx942_block_moe(rows: pd.DataFrame | None = None) -> tuple[dict, dict]:
     return out, rep
 
 
+def table_clock_ratio(family: str, chip: str) -> float:
+    """Compute-rate factor of table family ``family`` (a :data:`TABLE_TIMED_ON` key) priced on ``chip``: the chip's
+    sustained clock over the timing board's (:data:`SUSTAINED_CLOCK_MHZ`); 1 where either clock is unsourced.
+
+    >>> round(table_clock_ratio("gemm.fp8_block", "mi325x"), 4), round(table_clock_ratio("moe.fp8_block", "mi300x"), 4)
+    (1.1902, 0.8402)
+    """
+    timer = TABLE_TIMED_ON.get(family)
+    if timer not in SUSTAINED_CLOCK_MHZ or chip not in SUSTAINED_CLOCK_MHZ:
+        return 1.0
+    return SUSTAINED_CLOCK_MHZ[chip] / SUSTAINED_CLOCK_MHZ[timer]
+
+
+def apply_table_clock(params: dict, report: dict, chip: str) -> None:
+    """Scale, in place, each :data:`TABLE_TIMED_ON` family's ``peak_fraction`` (flat keys) by
+    :func:`table_clock_ratio` (capped at 1): a compute-bound kernel's rate follows the clock its board holds it at.
+    HBM fractions and ``kernel_launch_s`` are left as fitted: the one gfx942 family tuned on both boards at the same
+    shapes (ROCm/aiter PR #2881 vs #3951) shows the clock ratio (1.158 at M >= 1,024) on compute-bound rows only, and
+    1.02-1.06 at M <= 64 (latency- and HBM-bound), below both the clock (1.19) and the HBM ratio (1.13)."""
+    notes = {}
+    for family in TABLE_TIMED_ON:
+        key, r = f"{family}.peak_fraction", table_clock_ratio(family, chip)
+        if key in params and r != 1.0:
+            params[key] = min(1.0, params[key] * r)
+            notes[family] = {"clock_ratio": r, "timed_on": TABLE_TIMED_ON[family]}
+    report["table_clock"] = {
+        "families": notes,
+        "source": "fit/amd.SUSTAINED_CLOCK_MHZ (AMD MAF blog) and TABLE_TIMED_ON (aiter commits)",
+    }
+
+
+def gfx942_expert_hbm() -> dict:
+    """``{"moe.fp8_block.hbm_fraction": f}``: the HBM fraction of :func:`gfx942_block_moe`'s fit (MI325X-timed rows,
+    ~0.735), the rate gfx942's routed block-scale experts reach in the fused MoE SGLang-ROCm runs. Only the HBM
+    side: the rows are HBM-bound at every token count, so the entry's compute side falls back as ``moe[fp8]``'s
+    does (specs/efficiency.Efficiency.moe_entry) to the clock-scaled dense block-scale fit. Named assumption (round
+    39): MI300X reaches the same fraction of its own HBM (an HBM fraction carries no clock: :func:`apply_table_clock`).
+    """
+    return {"moe.fp8_block.hbm_fraction": gfx942_block_moe()[0]["moe.fp8_block.hbm_fraction"]}
+
+
 def gfx942_package_params() -> tuple[dict, dict]:
     """(flat parameters, report) of gfx942's DeepSeek package (module docstring): :func:`gfx942_block_moe`'s
     ``moe.fp8_block.*`` and ``mla_decode_tile_rows`` = :data:`GFX942_MLA_DECODE_TILE_ROWS`. What
@@ -417,6 +487,10 @@ def amd_overlay(name: str, system: System, derived: dict, moe_source: dict | Non
         params.update(package)
         report["moe_fp8_block"] = rep["moe_fp8_block"]
         report["mla_decode"]["tile_rows_source"] = rep["tile_rows_source"]
+    if name in GFX942_SYSTEMS and GFX942_TABLE_CLOCK:  # each family at this chip's clock; experts at gfx942's rate
+        if not GFX942_PACKAGE:
+            params.update(gfx942_expert_hbm())
+        apply_table_clock(params, report, name)
     measured = set(params)
     base = {k: v for k, v in flatten_params(derived["parameters"]).items() if k not in NVLINK_RAMPS}
     # an unmeasured MoE parameter falls back to the AMD GEMM fit (token passes: to none — aiter's
