@@ -128,6 +128,21 @@ def _section_5_block() -> dict[str, str]:
     return out
 
 
+def _assert_block_current(quoted: dict[str, str], got: dict[str, float], verdict: str, command: str) -> None:
+    """Each quoted figure equals `got` to the digits the doc prints (half a unit of its last digit), and the
+    quoted verdict equals the audit's; the failure names every stale figure and the command to rerun."""
+    stale = [
+        f"{k}: quoted {quoted[k]}, now {v:.4f}"
+        for k, v in got.items()
+        if abs(float(quoted[k]) - v) > 0.5 * 10 ** -len(quoted[k].partition(".")[2]) + 1e-9
+    ]
+    if quoted["verdict"].lower() != verdict:
+        stale.append(f"verdict: quoted {quoted['verdict']}, now {verdict}")
+    assert not stale, (
+        "docs/audit.md §5: " + "; ".join(stale) + f"; rerun `{command}` and update the block and its reading"
+    )
+
+
 def test_section_5_block_is_what_audit_prints(capsys):
     """§5's condensed `audit --claim max_interactivity=700` block equals `audit --json` to its printed digits, and
     the all-favourable corner reaches the band's top (§3 step 4), which failed while the high set moved the
@@ -159,16 +174,11 @@ def test_section_5_block_is_what_audit_prints(capsys):
         "corner": j["band_ends"]["value"],
         "together": j["together"]["value"],
     }
-    stale = [
-        f"{k}: quoted {quoted[k]}, now {v:.4f}"
-        for k, v in got.items()
-        if abs(float(quoted[k]) - v) > 0.5 * 10 ** -len(quoted[k].partition(".")[2]) + 1e-9
-    ]
-    if quoted["verdict"].lower() != d["verdict"]:
-        stale.append(f"verdict: quoted {quoted['verdict']}, now {d['verdict']}")
-    assert not stale, (
-        "docs/audit.md §5: " + "; ".join(stale) + "; rerun `jalapeno audit --system jalapeno --model "
-        "deepseek-r1 --workload 8k1k --claim max_interactivity=700` and update the block and its reading"
+    _assert_block_current(
+        quoted,
+        got,
+        d["verdict"],
+        "jalapeno audit --system jalapeno --model deepseek-r1 --workload 8k1k --claim max_interactivity=700",
     )
     assert j["band_ends"]["value"] >= d["predicted"]["high"] * (1 - 1e-6)
 
@@ -228,14 +238,9 @@ def test_section_5_ratio_block_is_what_audit_prints(capsys):
         "efficiencies %": 100 * j["efficiency_toward_peak"]["value"],
         "together": j["together"]["value"],
     }
-    stale = [
-        f"{k}: quoted {quoted[k]}, now {v:.4f}"
-        for k, v in got.items()
-        if abs(float(quoted[k]) - v) > 0.5 * 10 ** -len(quoted[k].partition(".")[2]) + 1e-9
-    ]
-    if quoted["verdict"].lower() != d["verdict"]:
-        stale.append(f"verdict: quoted {quoted['verdict']}, now {d['verdict']}")
-    assert not stale, (
-        "docs/audit.md §5: " + "; ".join(stale) + "; rerun `jalapeno audit --system jalapeno --baseline "
-        "gb300-nvl72 --power chip --claim peak_tok_s_per_kw_ratio=1.7` and update the block and its reading"
+    _assert_block_current(
+        quoted,
+        got,
+        d["verdict"],
+        "jalapeno audit --system jalapeno --baseline gb300-nvl72 --power chip --claim peak_tok_s_per_kw_ratio=1.7",
     )
