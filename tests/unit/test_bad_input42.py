@@ -213,15 +213,17 @@ def test_a_missing_number_is_skipped_naming_its_column(tmp_path, field, value, m
 
 
 def test_w4a16_override_on_a_model_without_int4_experts_is_noted(capsys):
-    from jalapeno.cli.system_opts import note_unread_w4a16
+    from jalapeno.cli.system_opts import note_unread_efficiency
+    from jalapeno.cost.pricer import load_pricer
     from jalapeno.specs.catalog import load_model
     from jalapeno.specs.formats import get_precision
 
     sets = ["efficiency.moe.w4a16.peak_fraction=0.05", "chip.hbm_stacks=8"]
-    note_unread_w4a16(sets, load_model("deepseek-r1"), get_precision("fp8"))  # changed nothing, with no word
+    pr = load_pricer("b200", "calibrated", (), None)
+    note_unread_efficiency(sets, load_model("deepseek-r1"), get_precision("fp8"), pr)  # changed nothing, no word
     err = capsys.readouterr().err
     assert "--set efficiency.moe.w4a16.peak_fraction is not read: deepseek-r1 at fp8" in err
     assert "hbm_stacks" not in err
-    note_unread_w4a16(sets, load_model("kimi-k2.5"), get_precision("int4"))  # its INT4 experts read the entry
-    note_unread_w4a16(["chip.hbm_stacks=8"], load_model("deepseek-r1"), get_precision("fp8"))
+    note_unread_efficiency(sets, load_model("kimi-k2.5"), get_precision("int4"), pr)  # INT4 experts read the entry
+    note_unread_efficiency(["chip.hbm_stacks=8"], load_model("deepseek-r1"), get_precision("fp8"), pr)
     assert capsys.readouterr().err == ""

@@ -31,7 +31,7 @@ from jalapeno.cli.serving_opts import EPLB_HELP, _mtp, _setup, check_pool, parse
 from jalapeno.cli.system_opts import (
     PRICER_OPTION,
     SET_OPTION,
-    note_unread_w4a16,
+    note_unread_efficiency,
     system_pricer,
 )
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
@@ -108,7 +108,7 @@ def predict(
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          run.kv_dtype, attention_dtype, compute_fallback, routing)
     pr = system_pricer(system, efficiency, sets, stack, pricer)
-    note_unread_w4a16(sets, m, prec)
+    note_unread_efficiency(sets, m, prec, pr)
     s = pr.system
     check_fallback_used(prec, m, [s.chip])
     check_recipe_serving(rec, prefill is not None and decode is not None)

@@ -12,7 +12,7 @@ from jalapeno.cli.common import (
     model_option, print_json, resolve_precision, stack_label, stack_option,
 )
 from jalapeno.cli.engine_opts import check_dispatch_ranks, check_positive, check_positive_limits, engine_memory_option, memory_breakdown_lines
-from jalapeno.cli.system_opts import (PRICER_OPTION, SET_OPTION, check_pricer_chip_model, note_unread_w4a16,
+from jalapeno.cli.system_opts import (PRICER_OPTION, SET_OPTION, check_pricer_chip_model, note_unread_efficiency,
                                        system_pricer)
 from jalapeno.cost.overlap import MIN_SPLIT_SEQS, can_split
 from jalapeno.cost.roofline import compute_limit_labels
@@ -113,7 +113,7 @@ def step(
     pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
     s = pr.system
     prec = resolve_precision(m, precision, kv_dtype, attention_dtype, compute_fallback)
-    note_unread_w4a16(sets, m, prec)
+    note_unread_efficiency(sets, m, prec, pr)
     check_fallback_used(prec, m, [s.chip])
     if m.moe is None and ep != 1:
         if ep_given:

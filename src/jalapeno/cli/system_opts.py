@@ -120,21 +120,20 @@ def note_ignored_level_keys(system) -> None:
                    "(docs/catalog.md, [[levels]])", markup=False, highlight=False, soft_wrap=True)
 
 
-def note_unread_w4a16(sets, model, precision) -> None:
-    """Say that ``--set efficiency.moe.w4a16.*`` is read by no op of ``model`` at ``precision``: the entry prices
-    weight-only INT4 routed experts only (specs/w4a16_moe.W4A16_WEIGHTS, cost/ops.py), so on DeepSeek-R1 FP8 the
-    override changed nothing, with no word (robust42). A note, as for the level keys: a --set may be meant for
-    another model of the same system."""
-    from jalapeno.specs.w4a16_moe import W4A16_KEY, W4A16_WEIGHTS
+def note_unread_efficiency(sets, model, precision, pricer) -> None:
+    """Say once per process which ``--set efficiency.*`` keys no op of ``model`` at ``precision`` reads under the
+    priced set of ``pricer`` (analysis/unread_keys.py: judged from the op table's lookups, fallbacks counted):
+    ``moe.bf16.*`` on DeepSeek-R1 FP8 (shadowed by ``moe[fp8]``), ``moe.w4a16.*`` on a model without INT4 experts,
+    ``all_to_all_fraction`` on a dense model changed nothing, with no word (robust42, break42). A note, as for the
+    level keys: a --set may be meant for another model of the same system."""
+    from jalapeno.analysis.unread_keys import unread_note
+    from jalapeno.specs.system_overrides import parse_sets
 
-    keys = [str(a).split("=", 1)[0] for a in sets or () if str(a).startswith(f"efficiency.moe.{W4A16_KEY}.")]
-    experts = precision.modules.get("routed_experts") if model.moe is not None else None
-    stored = experts.weight.name if experts is not None else None
-    if keys and stored not in W4A16_WEIGHTS:
-        held = f"its routed experts are stored in {stored}" if stored else "it has no routed experts"
-        _err.print(f"note: --set {', '.join(keys)} is not read: {model.name} at {precision.name}: {held}; the "
-                   f"{W4A16_KEY} entry prices weight-only INT4 experts ({', '.join(W4A16_WEIGHTS)}) only "
-                   "(specs/w4a16_moe.py)", markup=False, highlight=False, soft_wrap=True)
+    keys = [k.split(":", 1)[-1] for k, _ in parse_sets(sets or ())]
+    note = unread_note(keys, model, precision, pricer.system, pricer.efficiency)
+    if note and note not in _NOTED:
+        _NOTED.add(note)
+        _err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
 def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] | None = None,
