@@ -57,8 +57,9 @@ def predict_point(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workloa
     system = pricer.system
     dep = dep.for_model(model)
     power_w_per_chip(system, convention)
-    for pool in filter(None, (dep.prefill, dep.decode)):
-        validate_layout(pool.layout, model, system)
+    for role, pool in (("prefill", dep.prefill), ("decode", dep.decode)):
+        if pool is not None:
+            validate_layout(pool.layout, model, system, role)
     if dep.chips > system.max_chips:
         from jalapeno.errors import InfeasibleDeployment
 

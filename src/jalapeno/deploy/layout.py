@@ -127,15 +127,17 @@ def for_model(layout: Layout, model: ModelSpec) -> Layout:
     return layout if layout.moe == moe else replace(layout, moe=moe)
 
 
-def validate_layout(layout: Layout, model: ModelSpec, system: System) -> None:
-    """Check that a layout can run ``model`` on ``system``.
+def validate_layout(layout: Layout, model: ModelSpec, system: System, role: str = "") -> None:
+    """Check that a layout can run ``model`` on ``system`` (``role`` "prefill" for a disaggregated prefill pool).
 
     Raises:
         InfeasibleDeployment: a degree < 1 (cp included), TP not dividing the heads (nor the GQA KV heads, or a
             multiple of them), EP not dividing tp*dp or
             exceeding the expert count, EP on a dense model, PP over the layer count, or more chips
-            than the system has; EPLB that :func:`check_eplb` rejects. The message names the
-            degree and the fix.
+            than the system has; EPLB that :func:`check_eplb` rejects; a ``dp_dispatch`` other than balanced
+            on one attention-DP rank or on a prefill pool (priced by nothing there: a Layout built through the
+            API took it silently, break42; the CLI refused both, cli/engine_opts.check_dispatch_ranks). The
+            message names the degree and the fix.
     """
     for name in ("tp", "dp", "ep", "pp", "cp"):
         v = getattr(layout, name)
@@ -145,6 +147,11 @@ def validate_layout(layout: Layout, model: ModelSpec, system: System) -> None:
         raise InfeasibleDeployment("dp_dispatch", f"{layout.dp_dispatch!r} is not one of {', '.join(DP_DISPATCH)}"
                                    f"{choice_hint(layout.dp_dispatch, DP_DISPATCH)}",
                                    "give balanced (round robin), random or refill")
+    if layout.dp_dispatch != "balanced" and (layout.dp == 1 or role == "prefill"):
+        where = "a prefill pool (its prompts are priced at the busiest rank of a balanced dispatch, cost/adp_rank.py)" \
+            if role == "prefill" else "one attention-DP rank (there is no rank to choose)"
+        raise InfeasibleDeployment("dp_dispatch", f"{layout.dp_dispatch!r} on {where} would change nothing",
+                                   "give dp_dispatch on a decode (or aggregated) pool with dp > 1, or leave it balanced")
     heads = model.attention.num_heads
     if heads % layout.tp:
         raise InfeasibleDeployment("tp", f"TP{layout.tp} does not divide {model.name}'s {heads} "

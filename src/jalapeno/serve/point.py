@@ -98,9 +98,9 @@ def serve_at_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: 
     for name, on in (("idle_start", idle_start), ("recurring_waves", recurring_waves), ("saturate", saturate)):
         check_bool(f"serve_at_concurrency: {name}", on, f"pass {name}=True or {name}=False")  # 'no' read as on
     c_req = _concurrencies(concurrency)
-    for pool in (dep.decode, dep.prefill):
+    for role, pool in (("decode", dep.decode), ("prefill", dep.prefill)):
         if pool is not None:
-            validate_layout(pool.layout, model, pricer.system)
+            validate_layout(pool.layout, model, pricer.system, role)
     check_mtp(dep.mtp, model)
     dep.check_overlap(model)
     if dep.prefill is None:

@@ -98,7 +98,7 @@ class Simulation:
         pools = [("agg", dep.decode)] if dep.prefill is None else [("prefill", dep.prefill), ("decode", dep.decode)]
         prof, fl = dep.memory_profile, {role: prompt_floor_s(model, dep, pool, pricer) for role, pool in pools}
         for role, pool in pools:
-            validate_layout(pool.layout, model, self.system)
+            validate_layout(pool.layout, model, self.system, role)
             cap = _capacity_tokens(model, pricer, pool.layout, dep.precision, ctx_ref, dep.prefill_budget(pool.layout),
                                    dep.mtp if role != "prefill" else None, dep.memory_fraction, dep.memory_profile)
             if cap <= 0:
