@@ -10,6 +10,8 @@ Schema reference: ``docs/catalog.md``.
 from __future__ import annotations
 
 import difflib
+import math
+import numbers
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -50,6 +52,26 @@ def __getattr__(name: str):
 
 # ---- SI dataclasses ----------------------------------------------------------------------
 
+
+def _check_number(cls: str, name: str, v, low: float = 0.0, strict: bool = True, high: float | None = None,
+                  unit: str = "", integer: bool = False) -> None:
+    """Refuse a field of a directly built dataclass (:class:`Chip`, :class:`LinkLevel`, :class:`System`) that is
+    not a finite number above ``low`` (at least, where not ``strict``) and at most ``high``: the file path
+    checks the same and more (specs/system_file.py, specs/plausibility.py); ``Chip(hbm_capacity_bytes=-1)`` built
+    through the API was priced (break42).
+
+    Raises:
+        SpecError: naming ``cls.name``, the value and the fix.
+    """
+    ok = isinstance(v, numbers.Integral if integer else numbers.Real) and not isinstance(v, bool) and math.isfinite(v) and \
+        (v > low if strict else v >= low) and (high is None or v <= high)
+    if not ok:
+        span = f"{'above' if strict else 'at least'} {low:g}" + (f" and at most {high:g}" if high is not None else "")
+        raise SpecError(f"{cls}.{name}", f"must be {'an integer' if integer else 'a finite number'} {span}{unit}, "
+                        f"got {v!r}",
+                        f"give {name} in SI units (a system TOML's keys are converted by load_system), or build the "
+                        "system with load_system / a variant file, which check every field")
+
 @dataclass(frozen=True, slots=True)
 class Chip:
     """One accelerator chip (SI units).
@@ -89,6 +111,25 @@ class Chip:
     #: prices (a board held lower by its power limit: MI300X 1,230 / 1,464 MHz against MI325X); 1.0 where not
     #: given. Read by cost/roofline.op_times for ops at >= DENSE_UTILISATION of peak when POWER_CLOCK is on
     dense_clock_ratio: float = 1.0
+
+    def __post_init__(self) -> None:
+        """Refuse what no chip has (a number not finite or not positive, a dense clock ratio outside (0, 1]): the
+        checks of the file path that need no range (:func:`_check_number`). Usable HBM above the capacity is left to
+        the file path (load_system names the file's key; checked after the ranges, so a unit slip is named first).
+
+        Raises:
+            SpecError: naming ``Chip.<field>``.
+        """
+        for fmt, v in self.peak_flop_per_s.items():
+            _check_number("Chip", f"peak_flop_per_s[{fmt!r}]", v, unit=" FLOP/s")
+        for name in ("hbm_capacity_bytes", "hbm_usable_bytes", "hbm_bandwidth_bytes_per_s", "tdp_w"):
+            _check_number("Chip", name, getattr(self, name))
+        for name in ("sram_bytes", "sustained_w", "fp32_vector_flop_per_s", "sram_per_unit_bytes"):
+            if getattr(self, name) is not None:
+                _check_number("Chip", name, getattr(self, name))
+        _check_number("Chip", "hbm_stacks", self.hbm_stacks, strict=False, integer=True)
+        # a ratio of clocks (sustained / calibrated): above 1 sped a chip up past its rated peak (plausibility.py)
+        _check_number("Chip", "dense_clock_ratio", self.dense_clock_ratio, high=1.0)
 
     @property
     def formats(self) -> frozenset[str]:
@@ -132,6 +173,16 @@ class LinkLevel:
     links_per_chip: int | None = None
     torus_dims: tuple[int, ...] | None = None
     shares_ports_with_inner: bool = False
+
+    def __post_init__(self) -> None:
+        """Refuse a level of no chips, a bandwidth not positive or a negative latency (:func:`_check_number`).
+
+        Raises:
+            SpecError: naming ``LinkLevel.<field>``.
+        """
+        _check_number("LinkLevel", "chips", self.chips, low=1.0, strict=False, integer=True)
+        _check_number("LinkLevel", "bandwidth_bytes_per_s", self.bandwidth_bytes_per_s)
+        _check_number("LinkLevel", "latency_s", self.latency_s, strict=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +255,15 @@ class System:
     origin: SystemOrigin | None = field(default=None, compare=False)
     kv_tiers: tuple = ()  # specs/kv_tiers.KVTier, nearest first (HBM excluded)
     kv_tiers_absent: tuple = ()  # lower tiers the file declares absent
+
+    def __post_init__(self) -> None:
+        """Refuse an all-in power not positive or a negative cost (:func:`_check_number`).
+
+        Raises:
+            SpecError: naming ``System.<field>``.
+        """
+        _check_number("System", "allin_power_w_per_chip", self.allin_power_w_per_chip)
+        _check_number("System", "usd_per_chip_hour", self.usd_per_chip_hour, strict=False)
 
     def __repr__(self) -> str:
         """Short (the generated one printed every source, 8,000 characters): the name and what it is."""
@@ -349,6 +409,8 @@ def system_from_dict(data: dict, where: str = "system") -> System:
     c = f.chip
     cap = _si_capacity(c.hbm_capacity_gb, c.hbm_capacity_gib)
     usable = _si_capacity(c.hbm_usable_gb, c.hbm_usable_gib) or cap
+    if c.dense_clock_ratio:  # before the Chip refuses it under its own field name: the file's key and range
+        check_range(where, "chip.dense_clock_ratio", c.dense_clock_ratio.value)
     chip = Chip(
         name=c.name,
         peak_flop_per_s=MappingProxyType({k: v.value * units.TFLOPS
