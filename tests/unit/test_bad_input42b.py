@@ -166,3 +166,21 @@ def test_a_chip_peak_a_level_and_a_system_are_checked_too():
     assert dataclasses.replace(s.chip, dense_clock_ratio=0.84).dense_clock_ratio == 0.84
     assert dataclasses.replace(s, usd_per_chip_hour=0.0).usd_per_chip_hour == 0.0
     assert dataclasses.replace(s.levels[0], latency_s=0.0).latency_s == 0.0
+
+
+# ---- explore: the at-floor rule and floor given through the API ---------------------------------------------------
+
+
+def test_throughput_at_floor_refuses_an_unknown_rule_and_a_floor_that_is_not_one():
+    import numpy as np
+
+    from jalapeno.analysis.explore import throughput_at_floor
+
+    x, y = np.array([50.0, 200.0]), np.array([1000.0, 250.0])
+    # a typo was read as "interpolated": 500 (the log-log frontier at 100 between (50, 1000) and (200, 250))
+    with pytest.raises(SpecError, match=r"at_floor: 'Point' is not one of interpolated, point"):
+        throughput_at_floor(x, y, 100.0, "Point")
+    for floor in (float("nan"), -5.0, float("inf")):  # NaN read as "no point reaches it"; -5 as the peak
+        with pytest.raises(SpecError, match=r"min_interactivity: the floor must be a finite number"):
+            throughput_at_floor(x, y, floor)
+    assert throughput_at_floor(x, y, np.float64(0.0)) == 1000.0  # 0: the peak

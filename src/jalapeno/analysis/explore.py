@@ -25,6 +25,7 @@ the batch size only, not on the number of workers) is ``run_search``; storage an
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +34,7 @@ import numpy as np
 from jalapeno.analysis.power_cost import power_w_per_chip
 from jalapeno.analysis.sweep import SweepOptions, sweep
 from jalapeno.cost.pricer import RooflinePricer
-from jalapeno.errors import JalapenoError
+from jalapeno.errors import JalapenoError, SpecError
 from jalapeno.specs.design_space import DesignSpace
 from jalapeno.specs.hardware import System
 
@@ -106,6 +107,10 @@ def sweep_options(space: DesignSpace) -> SweepOptions:
                         max_stage_factor=s.max_stage_factor, eplb=None, overlap="none")
 
 
+#: The rules of :func:`throughput_at_floor` (specs/design_space ``[sweep] at_floor``).
+AT_FLOOR_RULES = ("interpolated", "point")
+
+
 def throughput_at_floor(x: np.ndarray, y: np.ndarray, floor: float, rule: str = "interpolated") -> float:
     """Throughput at an interactivity floor from a coarse sweep's feasible points.
 
@@ -124,6 +129,10 @@ def throughput_at_floor(x: np.ndarray, y: np.ndarray, floor: float, rule: str = 
     Returns:
         The throughput (unit of ``y``); NaN where no point reaches the floor.
 
+    Raises:
+        SpecError: ``rule`` not one of the two (``"Point"`` or a typo was read as ``interpolated``), or ``floor``
+            negative or not finite (NaN was read as "no point reaches it"; break42).
+
     >>> round(throughput_at_floor(np.array([50.0, 200.0]), np.array([1000.0, 250.0]), 100.0), 1)
     500.0
     >>> throughput_at_floor(np.array([50.0, 200.0]), np.array([1000.0, 250.0]), 100.0, "point")
@@ -131,6 +140,12 @@ def throughput_at_floor(x: np.ndarray, y: np.ndarray, floor: float, rule: str = 
     """
     from jalapeno.analysis.frontier import frontier_indices, interp_frontier
 
+    if rule not in AT_FLOOR_RULES:
+        raise SpecError("at_floor", f"{rule!r} is not one of {', '.join(AT_FLOOR_RULES)}",
+                        "give interpolated (the frontier at the floor) or point (the best point at or above it)")
+    if not (isinstance(floor, numbers.Real) and math.isfinite(floor) and floor >= 0):
+        raise SpecError("min_interactivity", f"the floor must be a finite number of tok/s/user >= 0, got {floor!r}",
+                        "give the interactivity floor in tok/s/user (0: the peak)")
     fast = x >= floor
     best = float(y[fast].max()) if fast.any() else float("nan")
     if rule == "point" or not fast.any():
