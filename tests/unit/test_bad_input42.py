@@ -95,7 +95,7 @@ def test_sweep_per_rank_cap_of_zero_and_malformed_toml_are_refused(tmp_path):
 
 FORM = (
     '[[form]]\nsystem = "b200"\nkernel = "mxint4"\npeak_fraction = 0.33\nhalf_rows = 54.0\nhbm_fraction = 0.62\n'
-    "floor_s = 2.8e-5\n"
+    "floor_s = 2.8e-5\nheld_out_median_ape = 0.076\n"
 )
 
 

@@ -184,3 +184,28 @@ def test_throughput_at_floor_refuses_an_unknown_rule_and_a_floor_that_is_not_one
         with pytest.raises(SpecError, match=r"min_interactivity: the floor must be a finite number"):
             throughput_at_floor(x, y, floor)
     assert throughput_at_floor(x, y, np.float64(0.0)) == 1000.0  # 0: the peak
+
+
+# ---- the W4A16 form's band (audit / sensitivity band_source) -------------------------------------------------------
+
+
+FORM = """[[form]]
+system = "b200"
+kernel = "mxint4"
+peak_fraction = 0.33
+half_rows = 53.7
+hbm_fraction = 0.62
+floor_s = 2.8e-05
+"""
+
+
+@pytest.mark.parametrize("line", ["", "held_out_median_ape = -0.07", 'held_out_median_ape = "0.07"',
+                                  "held_out_median_ape = 7.6", "held_out_median_ape = nan"])
+def test_a_form_without_a_usable_band_error_is_refused(line):
+    from jalapeno.specs.w4a16_moe import parse_w4a16_forms
+
+    # the band's error is the audit's W4A16 band (w4a16_band): a missing one raised KeyError there, -0.07 swapped
+    # the band's ends, 7.6 (a percentage) divided every fraction by 8.6
+    with pytest.raises(SpecError, match=r"form b200/mxint4\.held_out_median_ape: must be the held-out median error"):
+        parse_w4a16_forms(FORM + line + "\n", "forms.toml")
+    assert parse_w4a16_forms(FORM + "held_out_median_ape = 0.076\n")[("b200", "mxint4")]["held_out_median_ape"] == 0.076
