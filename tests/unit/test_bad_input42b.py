@@ -199,8 +199,16 @@ floor_s = 2.8e-05
 """
 
 
-@pytest.mark.parametrize("line", ["", "held_out_median_ape = -0.07", 'held_out_median_ape = "0.07"',
-                                  "held_out_median_ape = 7.6", "held_out_median_ape = nan"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "",
+        "held_out_median_ape = -0.07",
+        'held_out_median_ape = "0.07"',
+        "held_out_median_ape = 7.6",
+        "held_out_median_ape = nan",
+    ],
+)
 def test_a_form_without_a_usable_band_error_is_refused(line):
     from jalapeno.specs.w4a16_moe import parse_w4a16_forms
 
