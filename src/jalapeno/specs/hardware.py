@@ -13,6 +13,7 @@ import difflib
 import math
 import numbers
 import tomllib
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -53,6 +54,13 @@ def __getattr__(name: str):
 # ---- SI dataclasses ----------------------------------------------------------------------
 
 
+#: True while :func:`system_from_dict` builds a system from a file: the file path's own checks (pydantic, then
+#: specs/plausibility's ranges and relations under the file's keys and units) run in place of the constructors',
+#: so a value that overflows in SI (1e300 TB/s -> inf) is named as the file's key with its plausible range, not as
+#: ``Chip.hbm_bandwidth_bytes_per_s`` (tests/cli/test_cli_breakit16.py).
+_FILE_BUILD: ContextVar[bool] = ContextVar("jalapeno_file_build", default=False)
+
+
 def _check_number(cls: str, name: str, v, low: float = 0.0, strict: bool = True, high: float | None = None,
                   unit: str = "", integer: bool = False) -> None:
     """Refuse a field of a directly built dataclass (:class:`Chip`, :class:`LinkLevel`, :class:`System`) that is
@@ -63,6 +71,8 @@ def _check_number(cls: str, name: str, v, low: float = 0.0, strict: bool = True,
     Raises:
         SpecError: naming ``cls.name``, the value and the fix.
     """
+    if _FILE_BUILD.get():
+        return
     ok = isinstance(v, numbers.Integral if integer else numbers.Real) and not isinstance(v, bool) and math.isfinite(v) and \
         (v > low if strict else v >= low) and (high is None or v <= high)
     if not ok:
@@ -406,56 +416,60 @@ def system_from_dict(data: dict, where: str = "system") -> System:
         f = SystemFile.model_validate(data)
     except ValidationError as err:
         raise _pydantic_to_spec_error(err, where, data) from None
-    c = f.chip
-    cap = _si_capacity(c.hbm_capacity_gb, c.hbm_capacity_gib)
-    usable = _si_capacity(c.hbm_usable_gb, c.hbm_usable_gib) or cap
-    if c.dense_clock_ratio:  # before the Chip refuses it under its own field name: the file's key and range
-        check_range(where, "chip.dense_clock_ratio", c.dense_clock_ratio.value)
-    chip = Chip(
-        name=c.name,
-        peak_flop_per_s=MappingProxyType({k: v.value * units.TFLOPS
-                                          for k, v in c.peak_dense_tflops.items()}),
-        hbm_capacity_bytes=cap,
-        hbm_usable_bytes=usable,
-        hbm_bandwidth_bytes_per_s=c.hbm_bandwidth_tb_per_s.value * units.TB,
-        hbm_stacks=int(c.hbm_stacks.value),
-        sram_bytes=c.sram_mib.value * units.MiB if c.sram_mib else None,
-        tdp_w=c.tdp_w.value,
-        sustained_w=c.sustained_w.value if c.sustained_w else None,
-        die=_die(f.die, int(c.hbm_stacks.value), where),
-        compute_units=int(c.compute_units.value) if c.compute_units else None,
-        fp32_vector_flop_per_s=c.fp32_vector_tflops.value * units.TFLOPS if c.fp32_vector_tflops else None,
-        sram_per_unit_bytes=c.sram_per_unit_kib.value * units.KiB if c.sram_per_unit_kib else None,
-        mma_tile_m=int(c.mma_tile_m.value) if c.mma_tile_m else None,
-        fp4_block_formats=frozenset(c.fp4_block_formats.formats) if c.fp4_block_formats else None,
-        dense_clock_ratio=c.dense_clock_ratio.value if c.dense_clock_ratio else 1.0,
-    )
-    levels = []
-    for i, lv in enumerate(f.levels):
-        if lv.topology == "torus3d":
-            n = lv.torus_dims[0] * lv.torus_dims[1] * lv.torus_dims[2]
-            if n != lv.chips:
-                raise SpecError(f"{where}: levels.{i}.torus_dims", f"{lv.torus_dims} hold {n} chips "
-                                f"but the level has {lv.chips}", "make the product equal chips")
-        levels.append(LinkLevel(
-            name=lv.name, chips=lv.chips, bandwidth_bytes_per_s=lv.bandwidth_gb_per_s.value * units.GB,
-            latency_s=lv.latency_us.value * units.US, topology=lv.topology, scope=lv.scope,
-            in_network_reduction=lv.in_network_reduction, links_per_chip=lv.links_per_chip,
-            torus_dims=tuple(lv.torus_dims) if lv.torus_dims else None,
-            shares_ports_with_inner=lv.shares_ports_with_inner))
-    sources: dict[str, str] = {}
-    _collect_sources(f, "", sources)
-    tiers, absent = parse_kv_tiers(f.kv_tiers)
-    if f.efficiency:
-        efficiency_overrides(data, where)  # validates the table; the set itself is not kept
-    system = System(
-        name=f.name, description=f.description, chip=chip, levels=tuple(levels),
-        allin_power_w_per_chip=f.power.allin_kw_per_chip.value * units.KW,
-        usd_per_chip_hour=f.cost.usd_per_chip_hour.value,
-        vendor_verified=f.vendor_verified, sources=MappingProxyType(sources),
-        host=HostLink(f.host.location, f.host.bandwidth_gb_per_s.value * units.GB,
-                      f.host.latency_us.value * units.US, f.host.note) if f.host else None,
-        kv_tiers=tiers, kv_tiers_absent=absent)
+    token = _FILE_BUILD.set(True)  # the file's checks below name its keys (see _FILE_BUILD)
+    try:
+        c = f.chip
+        cap = _si_capacity(c.hbm_capacity_gb, c.hbm_capacity_gib)
+        usable = _si_capacity(c.hbm_usable_gb, c.hbm_usable_gib) or cap
+        if c.dense_clock_ratio:  # before the Chip refuses it under its own field name: the file's key and range
+            check_range(where, "chip.dense_clock_ratio", c.dense_clock_ratio.value)
+        chip = Chip(
+            name=c.name,
+            peak_flop_per_s=MappingProxyType({k: v.value * units.TFLOPS
+                                              for k, v in c.peak_dense_tflops.items()}),
+            hbm_capacity_bytes=cap,
+            hbm_usable_bytes=usable,
+            hbm_bandwidth_bytes_per_s=c.hbm_bandwidth_tb_per_s.value * units.TB,
+            hbm_stacks=int(c.hbm_stacks.value),
+            sram_bytes=c.sram_mib.value * units.MiB if c.sram_mib else None,
+            tdp_w=c.tdp_w.value,
+            sustained_w=c.sustained_w.value if c.sustained_w else None,
+            die=_die(f.die, int(c.hbm_stacks.value), where),
+            compute_units=int(c.compute_units.value) if c.compute_units else None,
+            fp32_vector_flop_per_s=c.fp32_vector_tflops.value * units.TFLOPS if c.fp32_vector_tflops else None,
+            sram_per_unit_bytes=c.sram_per_unit_kib.value * units.KiB if c.sram_per_unit_kib else None,
+            mma_tile_m=int(c.mma_tile_m.value) if c.mma_tile_m else None,
+            fp4_block_formats=frozenset(c.fp4_block_formats.formats) if c.fp4_block_formats else None,
+            dense_clock_ratio=c.dense_clock_ratio.value if c.dense_clock_ratio else 1.0,
+        )
+        levels = []
+        for i, lv in enumerate(f.levels):
+            if lv.topology == "torus3d":
+                n = lv.torus_dims[0] * lv.torus_dims[1] * lv.torus_dims[2]
+                if n != lv.chips:
+                    raise SpecError(f"{where}: levels.{i}.torus_dims", f"{lv.torus_dims} hold {n} chips "
+                                    f"but the level has {lv.chips}", "make the product equal chips")
+            levels.append(LinkLevel(
+                name=lv.name, chips=lv.chips, bandwidth_bytes_per_s=lv.bandwidth_gb_per_s.value * units.GB,
+                latency_s=lv.latency_us.value * units.US, topology=lv.topology, scope=lv.scope,
+                in_network_reduction=lv.in_network_reduction, links_per_chip=lv.links_per_chip,
+                torus_dims=tuple(lv.torus_dims) if lv.torus_dims else None,
+                shares_ports_with_inner=lv.shares_ports_with_inner))
+        sources: dict[str, str] = {}
+        _collect_sources(f, "", sources)
+        tiers, absent = parse_kv_tiers(f.kv_tiers)
+        if f.efficiency:
+            efficiency_overrides(data, where)  # validates the table; the set itself is not kept
+        system = System(
+            name=f.name, description=f.description, chip=chip, levels=tuple(levels),
+            allin_power_w_per_chip=f.power.allin_kw_per_chip.value * units.KW,
+            usd_per_chip_hour=f.cost.usd_per_chip_hour.value,
+            vendor_verified=f.vendor_verified, sources=MappingProxyType(sources),
+            host=HostLink(f.host.location, f.host.bandwidth_gb_per_s.value * units.GB,
+                          f.host.latency_us.value * units.US, f.host.note) if f.host else None,
+            kv_tiers=tiers, kv_tiers_absent=absent)
+    finally:
+        _FILE_BUILD.reset(token)
     check_plausible(system, where)  # a unit slip is an error (specs/plausibility.py)
     if usable > cap * 1.0001:  # after the ranges: 0.001 GiB is a unit slip; the keys as the file has them
         uk, ck = (f"chip.{k}_{'gb' if getattr(c, k + '_gb') is not None else 'gib'}" for k in ("hbm_usable", "hbm_capacity"))
