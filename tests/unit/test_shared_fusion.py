@@ -73,3 +73,14 @@ def test_stack_base():
     assert sf.stack_base("calibrated h200 + stack sglang") == "sglang"
     assert sf.stack_base("calibrated b200 + stack vllm@0.18.0+ar_rms") == "vllm"
     assert sf.stack_base("calibrated h200") == ""
+
+
+@pytest.mark.parametrize("bad", ["no", 1, 0.0])
+def test_switch_that_is_not_a_boolean_is_refused(bad):
+    # was: on="no" read as on (a truthy string), pricing the fusion the caller meant to turn off
+    from jalapeno.errors import SpecError
+
+    with pytest.raises(SpecError) as e:
+        sf.fuses_shared_expert("sglang", {"fp8"}, 256, 1.0, 1, False, on=bad)
+    assert f"on: must be True or False, got {bad!r}" in str(e.value)
+    assert "pass on=True or False" in str(e.value)

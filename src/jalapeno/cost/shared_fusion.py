@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import re
 
+from jalapeno.errors import check_bool
+
 #: price SGLang's fused shared expert (module docstring); False: the shared expert's own GEMMs, as before round 42
 FUSED_SHARED_ON = False
 #: stack profiles (base names, specs/stacks.py) whose engine fuses: SGLang on CUDA
@@ -77,7 +79,12 @@ def fuses_shared_expert(
     ...  fuses_shared_expert("sglang", {"fp8"}, 256, 1.0, 1, True, on=True),
     ...  fuses_shared_expert("sglang", {"fp8"}, 256, 1.0, 1, False, on=False)]
     [False, False, False, False, False, False]
+
+    Raises:
+        SpecError: ``on`` given but not True/False (``'no'`` would read as on).
     """
+    if on is not None:
+        check_bool("on", on, "pass on=True or False (None: the module's FUSED_SHARED_ON)")
     if not (FUSED_SHARED_ON if on is None else on):
         return False
     return (
