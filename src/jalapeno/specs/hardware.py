@@ -421,8 +421,6 @@ def system_from_dict(data: dict, where: str = "system") -> System:
         c = f.chip
         cap = _si_capacity(c.hbm_capacity_gb, c.hbm_capacity_gib)
         usable = _si_capacity(c.hbm_usable_gb, c.hbm_usable_gib) or cap
-        if c.dense_clock_ratio:  # before the Chip refuses it under its own field name: the file's key and range
-            check_range(where, "chip.dense_clock_ratio", c.dense_clock_ratio.value)
         chip = Chip(
             name=c.name,
             peak_flop_per_s=MappingProxyType({k: v.value * units.TFLOPS
