@@ -18,8 +18,6 @@ counting whenever the latency limits admit most of the Offline load (docs/gap_la
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from jalapeno.errors import SpecError
 
 #: No latency limit (s): the engine's unbounded best load (every p99 passes)
@@ -36,7 +34,7 @@ def priced_point(pt):
     """
     from jalapeno.fit.entries import with_stack_mtp
     from jalapeno.fit.table_lookup import load_any_pricer
-    from jalapeno.fit.validate import point_stack, point_workload
+    from jalapeno.fit.validate import point_stack, point_workload, with_harness_step
     from jalapeno.specs.catalog import load_model
 
     if pt.deployment is None:
@@ -47,9 +45,7 @@ def priced_point(pt):
         )
     st = point_stack(pt)
     pricer = load_any_pricer(pt.system, "calibrated", pricer="roofline", stack=st)
-    if pt.harness_step_s:
-        e = pricer.efficiency
-        pricer = pricer.with_efficiency(replace(e, step_overhead_s=e.step_overhead_s + pt.harness_step_s))
+    pricer = with_harness_step(pricer, pt.harness_step_s)
     return load_model(pt.model), pricer, with_stack_mtp(pt.deployment, st, pt.model), point_workload(pt)
 
 

@@ -381,6 +381,17 @@ def point_workload(p: MeasuredPoint) -> Workload:
     return p.workload or Workload(f"{p.isl}/{p.osl}", p.isl, p.osl, 1.0 if p.fixed_lengths else INFERENCEX_RANGE_RATIO)
 
 
+def with_harness_step(pricer, harness_step_s: float):
+    """``pricer`` with an engine's harness term (:attr:`MeasuredPoint.harness_step_s`, s a step) added to its
+    ``efficiency.step_overhead_s``; ``pricer`` itself where the term is 0 (every row but the MLPerf DeepSeek-R1
+    TensorRT-LLM ones, fit/mlperf_engines.DSR1_HARNESS_STEP_S). Read by :func:`predict_points` and
+    fit/mlperf_scenarios.priced_point."""
+    if not harness_step_s:
+        return pricer
+    e = pricer.efficiency
+    return pricer.with_efficiency(replace(e, step_overhead_s=e.step_overhead_s + harness_step_s))
+
+
 def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = frozenset(),
                    on_progress=None, efficiency: str = "calibrated", overlap: str = "none",
                    stack_of=point_stack, pricer: str = "roofline", recurring_waves: bool = False) -> pd.DataFrame:
@@ -430,9 +441,7 @@ def predict_points(points: list[MeasuredPoint], calibrated_systems: frozenset = 
         st = stack_by_id[pt0.id]
         used = resolve_pricer(pt0.system, pricer) if pt0.system in AIC_SYSTEM_DIRS else "roofline"
         model, system = load_model(pt0.model), load_any_pricer(pt0.system, efficiency, pricer=used, stack=st)
-        if pt0.harness_step_s:  # the engine's harness term (MeasuredPoint.harness_step_s)
-            e = system.efficiency
-            system = system.with_efficiency(replace(e, step_overhead_s=e.step_overhead_s + pt0.harness_step_s))
+        system = with_harness_step(system, pt0.harness_step_s)
         dep0 = with_stack_mtp(pt0.deployment, st, pt0.model)
         wl = point_workload(pt0)
         try:
