@@ -19,6 +19,8 @@ It prints three tables:
   eager, ``max_num_seqs`` 600, no chunked prefill; ``interactive_mi325x.yaml``: V1 ``async`` with AMD's MLPerf
   scheduler ``VLLM_LLAMA2_MLPERF_SCHED``, one scheduler step, chunked prefill, ``max_num_seqs`` 3840, a tuned
   hipBLASLt table); the model prices both rows with one generic vLLM-ROCm engine (``frontier@limits``).
+- ``amd engines``: the same two rows priced at those declared engines (:data:`AMD_INTERACTIVE`, the what-if of
+  declaring them in fit/mlperf_engines.MLPERF_LIMIT_ENGINES): tok/s per chip, the load the limits admit and its p99 TTFT.
 - ``nodes``: the MI355X Llama-2-70B Offline rows by GPU count: measured output tok/s per GPU, its ratio to the
   8-GPU AMD run, the model's (validate's) figure and error.
 
@@ -27,7 +29,7 @@ Interactive runs' while it is 0.91-1.03x the Server runs' (batches 784-1,528): a
 cache takes B200 to 1.20x and its row from +37% to +24%, but it cannot be established from the sources (above), and
 the H200 Interactive config does declare an FP8 KV cache and still shows 1.19x. The MI300X run stood at 35 a GPU
 with a p99 TTFT of 436 ms (limit 450) and a mean TTFT of 201 ms against 118 ms on the MI325X run: the V0 engine's
-8-step windows hold a new prompt until the window ends, which the model does not price. The MI355X per-GPU output falls
+8-step windows hold a new prompt until the window ends, which the model does not price. At the declared engines the model admits 26-27 a GPU (TPOT-bound, p99 TTFT 0.31 s): -37% / -69%, worse than the generic engine. The MI355X per-GPU output falls
 to 0.943x at 32 GPUs and 0.871x at 64 against AMD's 8-GPU run, where the model has no term for the cluster.
 Run: python scripts/mlperf_llama2_rows43.py   (about twenty seconds)
 """
@@ -42,10 +44,15 @@ import numpy as np
 
 from jalapeno.fit.latency_limits import engine_within_limits
 from jalapeno.fit.mlperf import load_mlperf
+from jalapeno.fit.mlperf_engines import SubmittedEngine, submitted_deployment
 from jalapeno.fit.mlperf_scenarios import priced_point
 from jalapeno.fit.validate import predict_points
 from jalapeno.serve.analytic import aggregated_by_batch
 from jalapeno.specs.formats import get_precision
+
+_AMD_INT = (
+    "inference_results_v5.1 @965182b closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/interactive_{}.yaml"
+)
 
 
 def _script(name: str):
@@ -113,6 +120,43 @@ def amd_rows(pts) -> list[dict]:
     return out
 
 
+#: AMD's Interactive engines as their configs declare them (closed/AMD/code/llama2-70b-99/harness_llm/models/llama2-70b/
+#: interactive_{mi300x,mi325x}.yaml @965182b): one TP1 vLLM engine per GPU, ``max_num_seqs`` and
+#: ``max_num_batched_tokens``; MI300X's V0 ``num_scheduler_steps`` 8 (MI325X's V1 engine runs one step)
+AMD_INTERACTIVE = {
+    "mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Interactive": SubmittedEngine(
+        600, 40960, _AMD_INT.format("mi300x"), 1, 1, 1, None, scheduler_steps=8
+    ),
+    "mlperf51_AMD_8xMI325X_2xEPYC_9575F_2_llama2-70b-99_Interactive": SubmittedEngine(
+        3840, 43008, _AMD_INT.format("mi325x"), 1, 1, 1, None
+    ),
+}
+
+
+def amd_engine_rows(pts) -> list[dict]:
+    """AMD's Interactive rows priced at their declared engines (:data:`AMD_INTERACTIVE`) within the rules' limits
+    (fit/latency_limits.engine_within_limits) instead of validate's ``frontier@limits``: tok/s per chip, the picked
+    load per GPU and its Poisson p99 TTFT (s)."""
+    out = []
+    for p in pts:
+        if p.id not in AMD_INTERACTIVE:
+            continue
+        dep, conc = submitted_deployment(AMD_INTERACTIVE[p.id], p.precision, p.chips)
+        q = dataclasses.replace(p, deployment=dep, concurrency=conc, mapping="matched@limits")
+        model, pr, dep, wl = priced_point(q)
+        r = engine_within_limits(model, pr, dep, wl, conc, q.tpot_limit_s, q.ttft_limit_s, q.server_run)
+        out.append(
+            {
+                "row": p.id[9:],
+                "measured": p.measured["throughput_per_chip"],
+                "predicted": r["throughput_per_chip"],
+                "load": r["concurrency"] / p.chips,
+                "ttft_p99_s": r["ttft_p99_s"],
+            }
+        )
+    return out
+
+
 def node_rows(pts) -> list[dict]:
     """The MI355X Llama-2-70B Offline rows: GPUs, measured output tok/s per GPU and its ratio to the 8-GPU AMD run,
     the model's throughput per chip (input + output tokens) and its error."""
@@ -156,6 +200,12 @@ def main() -> None:
         print(
             f"{r['row'][:58]:58s} {r['out_tok_s']:7.0f} {r['running']:4.0f} {1e3 * r['TPOT_mean']:5.1f} "
             f"{1e3 * r['TPOT_p99']:5.1f} {1e3 * r['TTFT_mean']:5.0f} {1e3 * r['TTFT_p99']:5.0f}"
+        )
+    print("\namd engines: AMD's Interactive rows at their declared engines (tok/s per chip; load per GPU; p99 TTFT s)")
+    for r in amd_engine_rows(pts):
+        print(
+            f"{r['row'][:58]:58s} {r['measured']:6.0f} {r['predicted']:6.0f} "
+            f"{100 * (r['predicted'] / r['measured'] - 1):+5.1f}%  load {r['load']:5.0f}  TTFT99 {r['ttft_p99_s']:.2f}"
         )
     print("\nnodes: MI355X Llama-2-70B Offline by GPU count (output tok/s per GPU; row figures: input + output)")
     print(f"{'row':70s} {'GPUs':>4s} {'out/GPU':>7s} {'vs 8':>5s} | {'meas':>6s} {'pred':>6s} {'err':>6s}")
