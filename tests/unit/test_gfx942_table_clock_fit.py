@@ -55,3 +55,12 @@ def test_gfx942_expert_hbm_is_the_mi325x_rows_fraction():
     # aiter PR #3951's rows run 4.00-4.09 TB/s on MI325X's 6.0 TB/s (0.67-0.68); the fit's fraction is above that
     # (it carries a fixed floor): between the rows' rate and the HBM
     assert 0.66 < got < 0.80
+
+
+def test_clocked_sets_carry_the_padded_decode_with_the_experts():
+    pytest.importorskip("scipy")
+    got = amd.gfx942_clock_params()
+    # the rows' kernel, mla_a16w8_qh16_m16x4_n16x1_coex0_mask1_ps: 16 heads x 4 query rows per sequence
+    assert got["mla_decode_tile_rows"] == 16 * 4
+    assert set(got) == {"moe.fp8_block.hbm_fraction", "mla_decode_tile_rows"}
+    assert got["moe.fp8_block.hbm_fraction"] == amd.gfx942_expert_hbm()["moe.fp8_block.hbm_fraction"]
