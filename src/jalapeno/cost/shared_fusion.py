@@ -33,7 +33,9 @@ block gets one more assignment per routed token and one more touched expert at e
 
 Shipped OFF: docs/gap_aic_itl.md "round 42, h200tpot42" and "round 42, fusion42" have the held-out figures and why
 (with the chain's ``sglang`` / ``sglang-rocm`` refit: aiconfigurator GB300 interactivity bias -4.8 -> -5.4%,
-InferenceX MI325X TTFT median 18.1 -> 20.0%; the ratchet holds).
+InferenceX MI325X TTFT median 18.1 -> 20.0%; the ratchet holds). Round 43 (sglrel43, same doc): neither a release
+rule for the H200 MoE retune (PR #17965; no kernel figure, and leaving v0.5.7's rows out of the fit leaves it unchanged)
+nor a Hopper/Blackwell split of the ``sglang`` fit (InferenceX H200 TPOT bias +15.0% off, +11.7% on) decouples it.
 """
 
 from __future__ import annotations
