@@ -41,3 +41,21 @@ def test_front_end_solve_by_hand():
     assert a * 1e3 == pytest.approx(21.3 - 921.6 * 51.8 / 6451.2, rel=1e-9)
     with pytest.raises(ValueError, match="different"):
         s.front_end_solve((1000.0, 1000.0), (0.02, 0.03))
+
+
+def test_closed_loop_one_user_by_hand():
+    # one user: every prompt finds an idle engine, so TTFT = front end + one prompt step (20 + 50 ms) and each
+    # request decodes alone at the decode step (10 ms a token, no prompt step in between)
+    tpot, ttft, per = s.closed_loop(0.01, lambda n: 0.05, 100, 100, 1, 0.02)
+    assert tpot == pytest.approx(0.01) and ttft == pytest.approx(0.07) and per == pytest.approx(1.0)
+
+
+def test_closed_loop_stall_lies_between_bounds():
+    # 8 users, 10 ms decode steps, 40 ms prompt steps: the users wait out the others' prompts, so the median TPOT is
+    # above the bare step; outputs are 80-100 tokens, so in one request's life each of the 7 others finishes at most
+    # 2 requests: at most 14 prompt steps over at least 79 token intervals
+    tpot, _, per = s.closed_loop(0.01, lambda n: 0.04, 100, 100, 8, 0.0)
+    assert 0.01 < tpot < 0.01 + 14 * 0.04 / 79
+    assert per >= 1.0
+    with pytest.raises(ValueError, match="decode_s"):
+        s.closed_loop(0.0, lambda n: 0.04, 100, 100, 8, 0.0)
