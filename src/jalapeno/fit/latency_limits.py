@@ -68,9 +68,10 @@ def peak_within_limits(model, pricer, wl, sweep, tpot_limit_s: float | None,
     return y, p99
 
 
-def _search(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips: int):
+def _search(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips: int, arrival_k: int = 1):
     """((throughput per chip, p99 TTFT, point index or -1, Server-run factor) of :func:`peak_within_limits` over the
-    sweep's own points, indices of the points checked and found beyond a limit)."""
+    sweep's own points, indices of the points checked and found beyond a limit). ``arrival_k``: each instance takes
+    every k-th query (serve/open_loop.poisson_ttft_s; 1, a Poisson split, for the sweeps)."""
     for name, v in (("tpot_limit_s", tpot_limit_s), ("ttft_limit_s", ttft_limit_s)):
         if v is None or not v > 0:
             raise SpecError(name, f"{v!r} is not a latency limit", "give the benchmark rules' p99 limit in seconds")
@@ -88,11 +89,11 @@ def _search(model, pricer, wl, sweep, tpot_limit_s, ttft_limit_s, run, run_chips
         p99 = np.full(blk.size, np.inf)
         for d in np.unique(sweep.dep_index[blk]):
             sel = sweep.dep_index[blk] == d
-            p99[sel] = poisson_ttft_s(model, pricer, sweep.deployments[d], wl, pts.take(blk[sel]))
+            p99[sel] = poisson_ttft_s(model, pricer, sweep.deployments[d], wl, pts.take(blk[sel]), arrival_k=arrival_k)
         tpot99 = np.full(blk.size, np.inf)
         for d in np.unique(sweep.dep_index[blk]):
             sel = sweep.dep_index[blk] == d
-            tpot99[sel] = poisson_tpot_s(model, pricer, sweep.deployments[d], wl, pts.take(blk[sel]))
+            tpot99[sel] = poisson_tpot_s(model, pricer, sweep.deployments[d], wl, pts.take(blk[sel]), arrival_k=arrival_k)
         within = (p99 <= ttft_limit_s) & (tpot99 <= tpot_limit_s)
         meet = np.flatnonzero(within)
         failed.append(blk[~within])
@@ -201,7 +202,9 @@ def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_li
     ``run_factor`` the best load's factor, 1.0 at the steady state). ``refine`` (default; since round 37): the best
     rung is refined by :data:`REFINE` loads geometric strictly between it and the next rung (the binding load lies
     there), as :func:`peak_within_limits` refines off the sweep's grid, so the answer is not quantised down by up
-    to one rung (<= 10% in load); False keeps the ladder's rungs alone.
+    to one rung (<= 10% in load); False keeps the ladder's rungs alone. A ``run`` whose harness deals queries
+    round-robin (``run.round_robin``, since round 43) gives each of an aggregated ``dep``'s ``workers`` instances every
+    workers-th query: Erlang gaps in its TTFT queue (serve/open_loop.erlang_arrival_tail), not a Poisson split.
 
     Raises:
         SpecError: a limit missing or not positive, ``max_concurrency`` < 1, or a non-bool ``refine``.
@@ -218,14 +221,15 @@ def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_li
     pts = serve_at_concurrency(model, pricer, one, wl, ladder, idle_start=False)
     sw = SweepResult(model.name, "", wl, dep.precision.name, pts, [one], np.zeros(len(pts), dtype=int))
     chips = float(np.atleast_1d(pts.chips)[0]) * w
-    (y, p99, i, f), _ = _search(model, pricer, wl, sw, tpot_limit_s, ttft_limit_s, run, round(chips))
+    k = int(w) if run is not None and run.round_robin and dep.prefill is None else 1
+    (y, p99, i, f), _ = _search(model, pricer, wl, sw, tpot_limit_s, ttft_limit_s, run, round(chips), k)
     if refine and 0 <= i < len(ladder) - 1:  # the binding load lies between rung i and the next
         fine = np.geomspace(ladder[i], ladder[i + 1], REFINE + 2)[1:-1]
         fp = serve_at_concurrency(model, pricer, one, wl, fine, idle_start=False)
         fs = SweepResult(model.name, "", wl, dep.precision.name, fp, [one], np.zeros(len(fp), dtype=int))
-        (y2, p2, k, f2), _ = _search(model, pricer, wl, fs, tpot_limit_s, ttft_limit_s, run, round(chips))
+        (y2, p2, j, f2), _ = _search(model, pricer, wl, fs, tpot_limit_s, ttft_limit_s, run, round(chips), k)
         if y2 > y:
-            y, p99, f, ladder, i = y2, p2, f2, fine, k
+            y, p99, f, ladder, i = y2, p2, f2, fine, j
     if y <= 0:
         return {"throughput_per_chip": 0.0, "ttft_p99_s": p99, "concurrency": float("nan"), "feasible": False,
                 "reason": f"the submitted engine has no load with Poisson p99 TPOT <= {tpot_limit_s:g} s and Poisson "

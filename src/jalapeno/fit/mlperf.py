@@ -53,7 +53,7 @@ from __future__ import annotations
 import csv
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -61,7 +61,8 @@ import numpy as np
 from jalapeno.errors import SpecError, check_bool
 from jalapeno.fit.mlperf_engines import (  # noqa: F401  (the submitted engines, re-exported: split for the module budget)
     DSR1_EAGER_PROMPT_CALL_S, DSR1_GRAPHS, DSR1_HARNESS_STEP_S, DSR1_GRAPHS_GB200, MLPERF_DISAGG_ENGINES, MLPERF_ENGINES, MLPERF_FP8_CONTEXT_FMHA,
-    MLPERF_GEMM_ALLREDUCE, MLPERF_LIMIT_ENGINES, SubmittedEngine, multi_step_spread, submitted_deployment,
+    MLPERF_GEMM_ALLREDUCE, MLPERF_LIMIT_ENGINES, MLPERF_ROUND_ROBIN_SCENARIOS, SubmittedEngine, multi_step_spread,
+    submitted_deployment,
     submitted_disagg_deployment, with_declared_attention_math)
 from jalapeno.fit.validate import MeasuredPoint
 from jalapeno.specs.workload import LengthSpread, Workload
@@ -425,7 +426,8 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
                                     gemm_allreduce_fusion=fused,
                                     queries=MLPERF_ENGINES[key].queries if mapping == "matched" and spread else 0,
                                     delivered_share=share,
-                                    server_run=server_run(key, MLPERF_RULES[bench].samples)
+                                    server_run=replace(server_run(key, MLPERF_RULES[bench].samples), round_robin=(
+                                        key in MLPERF_LIMIT_ENGINES and scenario in MLPERF_ROUND_ROBIN_SCENARIOS))
                                     if mapping in _SERVER_RUN and spread else None,
                                     chips=int(chips), serving=serving_of(key, fw) if serving == "stated" else "both",
                                     eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S

@@ -277,6 +277,16 @@ MLPERF_LIMIT_ENGINES = {
 }
 
 
+#: Scenarios in which the harness of every :data:`MLPERF_LIMIT_ENGINES` row (NVIDIA's llmlib, which the Google and
+#: Nebius submissions carry too) deals its queries over the engine's instances in turn: inference_results_v5.1
+#: @965182b closed/{NVIDIA,Google,Nebius}/code/llmlib/config.py sets ``traffic_distribution_policy`` to
+#: ``load_balancing`` for Server, ``round_robin`` for Offline and every other scenario (``case _``), Interactive
+#: included; factory.py ``_create_scheduler`` deals each query to the next core (one per instance, or per
+#: ``--trtllm_server_urls`` endpoint on the multi-node x72 systems, closed/NVIDIA/README.md). Server's
+#: join-the-least-pending dispatch is not priced (a Poisson split, as before).
+MLPERF_ROUND_ROBIN_SCENARIOS = frozenset({"Interactive"})
+
+
 @dataclass(frozen=True)
 class SubmittedDisagg:
     """A submission's disaggregated deployment (Dynamo + TensorRT-LLM's PyTorch backend): ``prefill_workers``

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jalapeno.errors import SpecError
+from jalapeno.errors import SpecError, check_bool
 
 
 def residual_survival(osl_tokens) -> np.ndarray:
@@ -99,12 +99,15 @@ class ServerRun:
     """How long a LoadGen Server run lasts: its settings (``mlperf_log_detail.txt``
     ``effective_min_duration_ms``, ``effective_min_query_count``; loadgen/mlperf.conf defaults 600 s
     and 100) and the dataset's ``samples`` (``performance_sample_count``), the unit equal-issue mode
-    pads the request count to."""
+    pads the request count to. ``round_robin``: the harness deals the run's queries over its instances in turn
+    (NVIDIA's llmlib harness outside Server, serve/open_loop "Round-robin dispatch"), so each instance's arrivals are
+    Erlang, not Poisson (fit/latency_limits.engine_within_limits); False (default): a Poisson split."""
 
     samples: int
     min_duration_s: float = 600.0
     min_query_count: int = 100
     source: str = "loadgen/mlperf.conf defaults (min_duration 600000 ms, LoadGen min_query_count 100)"
+    round_robin: bool = False
 
     def __post_init__(self) -> None:
         """Raises SpecError naming the field: ``samples`` or ``min_query_count`` not a whole number >= 1,
@@ -115,6 +118,8 @@ class ServerRun:
         d = self.min_duration_s
         if isinstance(d, bool) or not isinstance(d, (int, float)) or not (math.isfinite(d) and d > 0):
             raise SpecError("min_duration_s", f"{d!r}", "give the run's minimum duration in seconds (> 0)")
+        check_bool("round_robin", self.round_robin, "pass True where the harness deals queries over its instances "
+                   "in turn, else False")
 
     def queries(self, rate_per_s: float) -> int:
         """Requests of the run at ``rate_per_s`` arrivals per second: loadgen/loadgen.cc ``GenerateQueries``
