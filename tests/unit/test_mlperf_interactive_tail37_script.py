@@ -39,14 +39,16 @@ def test_the_p99_is_judged_and_the_mean_rule_would_barely_move_the_picks(rows):
 def test_the_error_is_the_step_at_the_run_load_or_the_ttft_tail(rows):
     for rid, r in rows.items():
         if rid == GB200_405:
-            # the step matches the run's; the Poisson TTFT tail at the run's load is > 3x the 4.5 s limit
-            assert 0.9 < r["tpot_s"] / r["model_tpot_s"] < 1.1 and r["model_ttft_p99_s"] > 3 * 4.5
+            # the step matches the run's; the Poisson split's TTFT tail at the run's rate is > 3x the 4.5 s limit
+            assert 0.9 < r["tpot_s"] / r["model_tpot_s"] < 1.1 and r["poisson_ttft_p99_at_rate_s"] > 3 * 4.5
         else:
             assert r["tpot_s"] / r["model_tpot_s"] > 1.15  # the model's step at the run's own load is fast
-    # at the run's measured request rate the modelled p99 TTFT matches the H200 runs and is long on the TP4 405B engines
+    # at the run's measured request rate the Poisson split's p99 TTFT matches the H200 runs and is long on the TP4
+    # 405B engines; the harness's round-robin (round 43, k = 2 and 18 instances) brings those within 1.5x
     for rid, r in rows.items():
-        ratio = r["model_ttft_p99_at_rate_s"] / r["ttft_p99_s"]
+        ratio = r["poisson_ttft_p99_at_rate_s"] / r["ttft_p99_s"]
         if "H200" in rid:
             assert 0.9 < ratio < 1.1
         elif "llama3p1-405b" in rid:
             assert ratio > 1.5
+            assert r["model_ttft_p99_at_rate_s"] < 1.5 * r["ttft_p99_s"] and r["k"] > 1
