@@ -14,22 +14,27 @@ def rows():
     return sv.dsr1_rows()
 
 
-def test_server_runs_every_slot_within_the_limits(rows):
-    """The Server engine's best load within the rules is every slot: 512 per rank x 8 ranks x instances (1 on the
-    8-GPU systems, 9 on GB200-NVL72 x72), and its p99 TPOT there is under the rules' 80 ms."""
+def test_server_load_is_bound_by_the_tpot_limit(rows):
+    """Priced as validate prices the rows (with the DeepSeek-R1 harness term, fit/validate.with_harness_step; round 43:
+    before, the script priced without it and every slot was admitted, round 31's reading): with every slot taken (512
+    per rank x 8 ranks x instances, 9 on GB200-NVL72 x72) the p99 TPOT is above the rules' 80 ms, so the best load is
+    0.70-0.76 of the slots (round 42: 372-384 a rank), and the figure is validate's own (base 84bf676: NVIDIA B200
+    5,274.9 tok/s per chip)."""
     for r in rows:
-        assert r["server_load"] == pytest.approx(512 * 8 * (9 if "x72" in r["row"] else 1))
-        assert r["tpot99_cap_s"] < r["tpot_limit_s"] == 0.080
+        slots = 512 * 8 * (9 if "x72" in r["row"] else 1)
+        assert r["tpot99_cap_s"] > r["tpot_limit_s"] == 0.080
+        assert 0.70 * slots < r["server_load"] < 0.76 * slots
+    assert rows[0]["server_model"] == pytest.approx(5274.86, rel=1e-4)
 
 
 def test_same_steady_state_different_run_factors(rows):
-    """At that load the Server and Offline engines' steady throughput agree within 1% (the same 512 per rank), and
-    each figure is its steady state times its run's factor: the Offline drain (all 26,328 samples at once) costs
-    more than the Server run's last query, which is what puts the Server figure above the Offline one."""
+    """With every slot taken the Server and Offline engines' steady throughput agree within 1% (the same 512 per rank);
+    the Offline figure is its steady state times its drain (all 26,328 samples at once), which costs more than the
+    Server run's last query: that, with the TPOT-bound load, keeps the Server figure above the Offline one while the
+    runs' are far below."""
     for r in rows:
         assert r["server_steady"] == pytest.approx(r["offline_steady"], rel=0.01)
         assert r["offline_model"] == pytest.approx(r["offline_steady"] * r["drain"], rel=1e-9)
-        assert r["server_model"] == pytest.approx(r["server_steady"] * r["run"], rel=0.01)
         assert r["drain"] < r["run"] < 1.0
         assert r["server_model"] > r["offline_model"] and r["server_measured"] < r["offline_measured"]
 
