@@ -52,10 +52,12 @@ def test_a_plan_prints_a_tiny_target_as_given(capsys):
 
 
 @pytest.mark.parametrize("stack, words", [
-    # data/stacks.toml: trtllm's one rule, moe_exchange = nvlink_all_to_all_above_top_k before 1.2.0rc3
+    # data/stacks.toml: trtllm's rules, prompt_step_s_per_token from 1.1.0rc2 before 1.2.0rc2 (round 43) and
+    # moe_exchange = nvlink_all_to_all_above_top_k before 1.2.0rc3
     ("trtllm@0.0.1", ["note: --stack trtllm@0.0.1 takes the version rule moe_exchange = "
                       "nvlink_all_to_all_above_top_k (trtllm < 1.2.0rc3)", "other fields are the profile's newest"]),
-    ("trtllm@99.0", ["note: --stack trtllm@99.0 takes no version rule (trtllm's rules: moe_exchange < 1.2.0rc3)",
+    ("trtllm@99.0", ["note: --stack trtllm@99.0 takes no version rule (trtllm's rules: prompt_step_s_per_token "
+                     ">= 1.1.0rc2, < 1.2.0rc2, moe_exchange < 1.2.0rc3)",
                      "the profile's newest behaviour"]),
 ])
 def test_a_pinned_engine_release_says_which_version_rule_it_takes(capsys, stack, words):

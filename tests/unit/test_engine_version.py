@@ -233,11 +233,14 @@ def test_predict_engine_shows_the_release_and_its_rules(capsys):
     assert code == 0, err
     text = " ".join(out.split())
     assert "stack trtllm@1.1.0rc2.post2" in text
-    assert "engine release 1.1.0rc2.post2: moe_exchange = nvlink_all_to_all_above_top_k (trtllm < 1.2.0rc3:" in text
+    assert "engine release 1.1.0rc2.post2: prompt_step_s_per_token = 1.56e-05 (trtllm >= 1.1.0rc2, < 1.2.0rc2:" in text
+    assert "; moe_exchange = nvlink_all_to_all_above_top_k (trtllm < 1.2.0rc3:" in text
     code, out, err = run(capsys, *args, "--json")
     j = json.loads(out)
     assert j["engine_version"] == "1.1.0rc2.post2"
-    assert [(x["field"], x["value"]) for x in j["version_rules"]] == [("moe_exchange", "nvlink_all_to_all_above_top_k")]
+    assert [(x["field"], x["value"]) for x in j["version_rules"]] == [
+        ("prompt_step_s_per_token", 1.56e-5),  # round 43's rule (paid only while cost/step.PROMPT_TOKEN_STEP_ON)
+        ("moe_exchange", "nvlink_all_to_all_above_top_k")]
     code, out, err = run(capsys, *args, "--stack", "trtllm@1.2.0rc6.post3")
     assert code == 0 and "no version rule of the stack applies" in " ".join(out.split())
     check_error(*run(capsys, *args, "--stack", "trtllm@newest"), "--stack", "not a release number")

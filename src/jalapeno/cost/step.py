@@ -234,6 +234,42 @@ def step_overhead(eff, layout: Layout) -> float:
     return eff.step_overhead_s + (ranks - 1) * eff.tp_rank_step_s
 
 
+#: Whether a step pays ``Efficiency.prompt_step_s_per_token`` for its prompt tokens (:func:`prompt_token_s`). Shipped
+#: OFF (round 43, trt8k43; docs/gap_aic_itl.md): TensorRT-LLM 1.1.0rc2's 8k prompt steps cost ~15.6 us a prompt token
+#: beyond the model in both TTFT and TPOT (scripts/trt_prompt_release43.py), but the term breaks met goals.
+PROMPT_TOKEN_STEP_ON = False
+
+
+def prompt_token_s(eff, batch_prefill_tokens: np.ndarray, layout: Layout, on: bool | None = None,
+                   decode_seqs: np.ndarray | None = None) -> np.ndarray:
+    """Engine time a step spends per prompt token beyond its kernels, s (N,): ``prompt_step_s_per_token``
+    x the prompt tokens of one attention-DP rank (prefill tokens / dp, the instance's spread evenly: an
+    ASSUMPTION), paid serially with the step (host work before the forward, not hidden behind it: an ASSUMPTION).
+    With ``decode_seqs`` (N,), only steps that also carry decoding sequences pay it (an aggregated engine's mixed
+    step: the excess is measured on aggregated runs, and the same release's disaggregated prefill pools read
+    without it; docs/gap_aic_itl.md round 43); None: every step with prompt tokens.
+    The mechanism is not identified: the rate is a named assumption per engine release (data/stacks.toml
+    version_rules; the fit split and held-out rows in docs/gap_aic_itl.md round 43). ``on`` None reads
+    :data:`PROMPT_TOKEN_STEP_ON`.
+
+    >>> from dataclasses import replace
+    >>> from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY
+    >>> eff = replace(DEFAULT_EFFICIENCY, prompt_step_s_per_token=10e-6)
+    >>> prompt_token_s(eff, np.array([8192.0, 0.0]), Layout(tp=8), on=True).round(5).tolist()  # 8192 x 10 us
+    [0.08192, 0.0]
+    >>> prompt_token_s(eff, np.array([8192.0]), Layout(dp=4, ep=4), on=True).round(5).tolist()  # a rank's quarter
+    [0.02048]
+    >>> prompt_token_s(eff, np.array([8192.0]), Layout(tp=8), on=False).tolist()
+    [0.0]
+    >>> prompt_token_s(eff, np.array([8192.0, 8192.0]), Layout(tp=8), on=True, decode_seqs=np.array([0.0, 4.0])).round(5).tolist()
+    [0.0, 0.08192]
+    """
+    if not (PROMPT_TOKEN_STEP_ON if on is None else on) or not eff.prompt_step_s_per_token:
+        return np.zeros(np.shape(batch_prefill_tokens))
+    t = eff.prompt_step_s_per_token * np.asarray(batch_prefill_tokens, dtype=float) / layout.dp
+    return t if decode_seqs is None else np.where(np.asarray(decode_seqs) > 0, t, 0.0)
+
+
 def rank_bounds(stack: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Binding constraint and margin from attributed times ``stack`` (len(BOUNDS), N).
 
@@ -374,7 +410,8 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
         layer_time, hidden = tbo_layer(model, layout, batch, halves, layer_time, stage_share, scope_names)
     edge_time = np.add.reduce(times.time_s[nst], axis=0) + np.add.reduce(ct[edge_c], axis=0)
     p2p = np.add.reduce(ct[is_p2p], axis=0)
-    step_over = step_overhead(eff, layout)
+    step_over = step_overhead(eff, layout) + prompt_token_s(eff, batch.prefill_tokens, layout,
+                                                             decode_seqs=batch.decode_seqs)
     step_time = pp * layer_time + edge_time + (pp - 1) * p2p + step_over
     interval = layer_time + edge_time + (p2p if pp > 1 else 0.0) + step_over
     draft = np.zeros(n)

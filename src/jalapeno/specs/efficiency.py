@@ -205,6 +205,10 @@ class Efficiency:
             a calibration split (5 InferenceX H200 SGLang TP8 points at concurrency <= 8) and
             judged on every other measured TTFT (docs/validation.md). A property of the serving
             software, not the chip, so every system gets it.
+        prompt_step_s_per_token: engine time per prompt token a step carries, beyond its kernels, s/token
+            (cost/step.prompt_token_s; paid only while cost/step.PROMPT_TOKEN_STEP_ON). Default 0; set per engine
+            release by a stack's ``version_rules`` (TensorRT-LLM 1.1.0rc2 to before 1.2.0rc2: data/stacks.toml,
+            scripts/trt_prompt_release43.py; docs/gap_aic_itl.md round 43).
         first_wave_stall_s: one-off stall S of a benchmark run's first wave, s (+S/R on its mean TTFT,
             none on the median; serve/queueing.idle_start). Default 0; set per engine by its stack
             (SGLang-ROCm 2.24 s: data/stacks.toml, scripts/first_wave_stall.py; docs/model.md §8.7 (10)).
@@ -287,6 +291,7 @@ class Efficiency:
     tp_rank_step_s: float = 0.0
     request_overhead_s: float = 0.15
     prompt_overhead_s_per_token: float = 6.4e-6
+    prompt_step_s_per_token: float = 0.0
     first_wave_stall_s: float = 0.0
     prefill_burst_fraction: float | None = None
     agg_burst_fraction: float | None = None

@@ -36,7 +36,8 @@ from jalapeno.specs.engine_versions import VersionRule, version_key
 #: Fixed-cost fields a stack may set, each an :class:`~jalapeno.specs.efficiency.Efficiency` field
 #: of the same name (seconds; seconds per prompt token).
 COST_FIELDS: tuple[str, ...] = ("kernel_launch_s", "collective_launch_s", "step_overhead_s", "tp_rank_step_s",
-                                "request_overhead_s", "prompt_overhead_s_per_token", "first_wave_stall_s")
+                                "request_overhead_s", "prompt_overhead_s_per_token", "first_wave_stall_s",
+                                "prompt_step_s_per_token")
 #: Numeric fields with bands: the fixed costs and the fusion factor.
 BAND_FIELDS: tuple[str, ...] = (*COST_FIELDS, "fusion")
 #: The profile every system runs with unless told otherwise (the efficiency sets' own fixed costs).
@@ -87,8 +88,9 @@ class Stack:
         engines: framework names of measured points this profile prices (``sglang``, ``trt``, ...).
         base: profile whose values this one inherits where it sets none ("" for none).
         kernel_launch_s, collective_launch_s, step_overhead_s, tp_rank_step_s, request_overhead_s,
-            prompt_overhead_s_per_token, first_wave_stall_s: fixed costs (s, s per TP rank beyond the
-            first, s per prompt token, s once per benchmark run); None keeps the efficiency set's value.
+            prompt_overhead_s_per_token, first_wave_stall_s, prompt_step_s_per_token: fixed costs (s, s per TP
+            rank beyond the first, s per prompt token, s once per benchmark run, s per prompt token a step
+            carries); None keeps the efficiency set's value.
         prefill_burst_fraction, agg_burst_fraction: share of a disaggregated / aggregated run's counted
             requests that meet a prefill burst (Efficiency); set by a client entry only, None = 1/R.
         fusion: share of the op table's kernels that launch separately (1: every kernel; the
@@ -146,6 +148,7 @@ class Stack:
     request_overhead_s: float | None = None
     prompt_overhead_s_per_token: float | None = None
     first_wave_stall_s: float | None = None
+    prompt_step_s_per_token: float | None = None
     prefill_burst_fraction: float | None = None
     agg_burst_fraction: float | None = None
     fusion: float = 1.0
