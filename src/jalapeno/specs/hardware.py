@@ -10,10 +10,7 @@ Schema reference: ``docs/catalog.md``.
 from __future__ import annotations
 
 import difflib
-import math
-import numbers
 import tomllib
-from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -24,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from jalapeno import units
 from jalapeno.errors import SpecError
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
+from jalapeno.specs.field_checks import FILE_BUILD, check_number
 from jalapeno.specs.files import parse_toml, read_user_text, toml_syntax_fix
 from jalapeno.specs.kv_tiers import parse_kv_tiers
 from jalapeno.specs.sourced import Sourced, SourcedNames
@@ -54,33 +52,6 @@ def __getattr__(name: str):
 # ---- SI dataclasses ----------------------------------------------------------------------
 
 
-#: True while :func:`system_from_dict` builds a system from a file: the file path's own checks (pydantic, then
-#: specs/plausibility's ranges and relations under the file's keys and units) run in place of the constructors',
-#: so a value that overflows in SI (1e300 TB/s -> inf) is named as the file's key with its plausible range, not as
-#: ``Chip.hbm_bandwidth_bytes_per_s`` (tests/cli/test_cli_breakit16.py).
-_FILE_BUILD: ContextVar[bool] = ContextVar("jalapeno_file_build", default=False)
-
-
-def _check_number(cls: str, name: str, v, low: float = 0.0, strict: bool = True, high: float | None = None,
-                  unit: str = "", integer: bool = False) -> None:
-    """Refuse a field of a directly built dataclass (:class:`Chip`, :class:`LinkLevel`, :class:`System`) that is
-    not a finite number above ``low`` (at least, where not ``strict``) and at most ``high``: the file path
-    checks the same and more (specs/system_file.py, specs/plausibility.py); ``Chip(hbm_capacity_bytes=-1)`` built
-    through the API was priced (break42).
-
-    Raises:
-        SpecError: naming ``cls.name``, the value and the fix.
-    """
-    if _FILE_BUILD.get():
-        return
-    ok = isinstance(v, numbers.Integral if integer else numbers.Real) and not isinstance(v, bool) and math.isfinite(v) and \
-        (v > low if strict else v >= low) and (high is None or v <= high)
-    if not ok:
-        span = f"{'above' if strict else 'at least'} {low:g}" + (f" and at most {high:g}" if high is not None else "")
-        raise SpecError(f"{cls}.{name}", f"must be {'an integer' if integer else 'a finite number'} {span}{unit}, "
-                        f"got {v!r}",
-                        f"give {name} in SI units (a system TOML's keys are converted by load_system), or build the "
-                        "system with load_system / a variant file, which check every field")
 
 @dataclass(frozen=True, slots=True)
 class Chip:
@@ -124,22 +95,22 @@ class Chip:
 
     def __post_init__(self) -> None:
         """Refuse what no chip has (a number not finite or not positive, a dense clock ratio outside (0, 1]): the
-        checks of the file path that need no range (:func:`_check_number`). Usable HBM above the capacity is left to
+        checks of the file path that need no range (specs/field_checks.check_number). Usable HBM above the capacity is left to
         the file path (load_system names the file's key; checked after the ranges, so a unit slip is named first).
 
         Raises:
             SpecError: naming ``Chip.<field>``.
         """
         for fmt, v in self.peak_flop_per_s.items():
-            _check_number("Chip", f"peak_flop_per_s[{fmt!r}]", v, unit=" FLOP/s")
+            check_number("Chip", f"peak_flop_per_s[{fmt!r}]", v, unit=" FLOP/s")
         for name in ("hbm_capacity_bytes", "hbm_usable_bytes", "hbm_bandwidth_bytes_per_s", "tdp_w"):
-            _check_number("Chip", name, getattr(self, name))
+            check_number("Chip", name, getattr(self, name))
         for name in ("sram_bytes", "sustained_w", "fp32_vector_flop_per_s", "sram_per_unit_bytes"):
             if getattr(self, name) is not None:
-                _check_number("Chip", name, getattr(self, name))
-        _check_number("Chip", "hbm_stacks", self.hbm_stacks, strict=False, integer=True)
+                check_number("Chip", name, getattr(self, name))
+        check_number("Chip", "hbm_stacks", self.hbm_stacks, strict=False, integer=True)
         # a ratio of clocks (sustained / calibrated): above 1 sped a chip up past its rated peak (plausibility.py)
-        _check_number("Chip", "dense_clock_ratio", self.dense_clock_ratio, high=1.0)
+        check_number("Chip", "dense_clock_ratio", self.dense_clock_ratio, high=1.0)
 
     @property
     def formats(self) -> frozenset[str]:
@@ -185,14 +156,14 @@ class LinkLevel:
     shares_ports_with_inner: bool = False
 
     def __post_init__(self) -> None:
-        """Refuse a level of no chips, a bandwidth not positive or a negative latency (:func:`_check_number`).
+        """Refuse a level of no chips, a bandwidth not positive or a negative latency (specs/field_checks.check_number).
 
         Raises:
             SpecError: naming ``LinkLevel.<field>``.
         """
-        _check_number("LinkLevel", "chips", self.chips, low=1.0, strict=False, integer=True)
-        _check_number("LinkLevel", "bandwidth_bytes_per_s", self.bandwidth_bytes_per_s)
-        _check_number("LinkLevel", "latency_s", self.latency_s, strict=False)
+        check_number("LinkLevel", "chips", self.chips, low=1.0, strict=False, integer=True)
+        check_number("LinkLevel", "bandwidth_bytes_per_s", self.bandwidth_bytes_per_s)
+        check_number("LinkLevel", "latency_s", self.latency_s, strict=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,13 +238,13 @@ class System:
     kv_tiers_absent: tuple = ()  # lower tiers the file declares absent
 
     def __post_init__(self) -> None:
-        """Refuse an all-in power not positive or a negative cost (:func:`_check_number`).
+        """Refuse an all-in power not positive or a negative cost (specs/field_checks.check_number).
 
         Raises:
             SpecError: naming ``System.<field>``.
         """
-        _check_number("System", "allin_power_w_per_chip", self.allin_power_w_per_chip)
-        _check_number("System", "usd_per_chip_hour", self.usd_per_chip_hour, strict=False)
+        check_number("System", "allin_power_w_per_chip", self.allin_power_w_per_chip)
+        check_number("System", "usd_per_chip_hour", self.usd_per_chip_hour, strict=False)
 
     def __repr__(self) -> str:
         """Short (the generated one printed every source, 8,000 characters): the name and what it is."""
@@ -416,7 +387,7 @@ def system_from_dict(data: dict, where: str = "system") -> System:
         f = SystemFile.model_validate(data)
     except ValidationError as err:
         raise _pydantic_to_spec_error(err, where, data) from None
-    token = _FILE_BUILD.set(True)  # the file's checks below name its keys (see _FILE_BUILD)
+    token = FILE_BUILD.set(True)  # the file's checks below name its keys (see FILE_BUILD)
     try:
         c = f.chip
         cap = _si_capacity(c.hbm_capacity_gb, c.hbm_capacity_gib)
@@ -467,7 +438,7 @@ def system_from_dict(data: dict, where: str = "system") -> System:
                           f.host.latency_us.value * units.US, f.host.note) if f.host else None,
             kv_tiers=tiers, kv_tiers_absent=absent)
     finally:
-        _FILE_BUILD.reset(token)
+        FILE_BUILD.reset(token)
     check_plausible(system, where)  # a unit slip is an error (specs/plausibility.py)
     if usable > cap * 1.0001:  # after the ranges: 0.001 GiB is a unit slip; the keys as the file has them
         uk, ck = (f"chip.{k}_{'gb' if getattr(c, k + '_gb') is not None else 'gib'}" for k in ("hbm_usable", "hbm_capacity"))
