@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from jalapeno import units
 from jalapeno.errors import SpecError
 from jalapeno.specs.efficiency import DEFAULT_EFFICIENCY, Efficiency
-from jalapeno.specs.field_checks import FILE_BUILD, check_number
+from jalapeno.specs.field_checks import FILE_BUILD, check_number, check_usable
 from jalapeno.specs.files import parse_toml, read_user_text, toml_syntax_fix
 from jalapeno.specs.kv_tiers import parse_kv_tiers
 from jalapeno.specs.sourced import Sourced, SourcedNames
@@ -95,8 +95,8 @@ class Chip:
 
     def __post_init__(self) -> None:
         """Refuse what no chip has (a number not finite or not positive, a dense clock ratio outside (0, 1]): the
-        checks of the file path that need no range (specs/field_checks.check_number). Usable HBM above the capacity is left to
-        the file path (load_system names the file's key; checked after the ranges, so a unit slip is named first).
+        checks of the file path that need no range (specs/field_checks.check_number), and usable HBM above the
+        capacity (check_usable; a file's build names its own keys instead, after the ranges, so a unit slip is named first).
 
         Raises:
             SpecError: naming ``Chip.<field>``.
@@ -111,6 +111,7 @@ class Chip:
         check_number("Chip", "hbm_stacks", self.hbm_stacks, strict=False, integer=True)
         # a ratio of clocks (sustained / calibrated): above 1 sped a chip up past its rated peak (plausibility.py)
         check_number("Chip", "dense_clock_ratio", self.dense_clock_ratio, high=1.0)
+        check_usable(self.hbm_usable_bytes, self.hbm_capacity_bytes)
 
     @property
     def formats(self) -> frozenset[str]:
