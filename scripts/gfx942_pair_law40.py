@@ -55,16 +55,16 @@ from jalapeno.cli.system_opts import system_pricer
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout, for_model
 from jalapeno.errors import SpecError
-from jalapeno.fit.amd import gfx942_package_params
+from jalapeno.fit.amd import SUSTAINED_CLOCK_MHZ, gfx942_package_params
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.stacks import get_stack
 
 #: datasheet HBM bandwidths MI325X / MI300X, TB/s (catalog mi325x.toml / mi300x.toml)
 HBM_RATIO = 6.0 / 5.3
-#: median clock under AMD's max-achievable dense FP8 GEMM, MI325X / MI300X (ROCm blog "Measuring Max-Achievable
-#: FLOPs - Part 2", 2025-02-27, Table 1: 1,464 / 1,230 MHz)
-CLOCK_RATIO = 1464.0 / 1230.0
+#: median clock under AMD's max-achievable dense FP8 GEMM, MI325X / MI300X (fit/amd.SUSTAINED_CLOCK_MHZ: ROCm blog
+#: "Measuring Max-Achievable FLOPs - Part 2", 2025-02-27, Table 1: 1,464 / 1,230 MHz)
+CLOCK_RATIO = SUSTAINED_CLOCK_MHZ["mi325x"] / SUSTAINED_CLOCK_MHZ["mi300x"]
 #: the v0.5.9 rule refitted on the package's tree (round 39, scripts/sglang_rocm_release.py at commit e3aa504), s
 PACKAGE_RULE_S = 9.16e-3
 

@@ -33,15 +33,16 @@ from __future__ import annotations
 from jalapeno.cost import roofline
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.layout import Layout, for_model
+from jalapeno.fit.amd import SUSTAINED_CLOCK_MHZ
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.formats import get_precision
 from jalapeno.specs.stacks import get_stack
 
 PAIR = ("mi300x", "mi325x")
-#: median clock under AMD's max-achievable dense FP8 GEMM, MHz (ROCm blog "Measuring Max-Achievable
-#: FLOPs - Part 2", Table 1): MI300X, MI325X
-MAF_CLOCK_FP8_MHZ = (1230.0, 1464.0)
+#: median clock under AMD's max-achievable dense FP8 GEMM, MHz: MI300X, MI325X (fit/amd.SUSTAINED_CLOCK_MHZ, the one
+#: statement of the ROCm blog's Table 1 clocks)
+MAF_CLOCK_FP8_MHZ = (SUSTAINED_CLOCK_MHZ["mi300x"], SUSTAINED_CLOCK_MHZ["mi325x"])
 CLOCK_RATIO = MAF_CLOCK_FP8_MHZ[1] / MAF_CLOCK_FP8_MHZ[0]
 HBM_RATIO = 6.0 / 5.3  # datasheet HBM bandwidths (catalog mi325x.toml / mi300x.toml)
 #: assumption (one constant with the model's, cost/roofline.DENSE_UTILISATION since round 41): an op draws enough

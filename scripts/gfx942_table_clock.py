@@ -56,6 +56,7 @@ import pandas as pd
 
 import jalapeno.cost.roofline as roofline
 import jalapeno.fit.table_lookup as table_lookup
+from jalapeno.fit.amd import SUSTAINED_CLOCK_MHZ  # the one statement of the clocks (round 43)
 from jalapeno.specs.catalog import load_efficiency
 
 
@@ -115,9 +116,6 @@ FAMILIES = (
         "fractions of the AMD peak at its 2,100 MHz boost",
     ),
 )
-#: AMD's median clock under the max-achievable dense FP8 GEMM, MHz (ROCm blog "Measuring Max-Achievable FLOPs -
-#: Part 2", 2025-02-27, Table 1; the same figures as scripts/gfx942_pair.MAF_CLOCK_MHZ)
-SUSTAINED_CLOCK_MHZ = {"mi300x": 1230.0, "mi325x": 1464.0}
 #: MI300X / MI325X time of the same block-scale FP8 shapes tuned on each board (module docstring): (median, 25th and
 #: 75th percentile, shapes) at M >= 1,024, from ROCm/aiter 1a4121e559 (MI300X) and 84493f0e5b (MI325X) rows
 BOARD_PAIR = (1.158, 1.128, 1.188, 23)

@@ -44,3 +44,27 @@ def test_a_file_with_usable_above_capacity_still_names_the_files_keys():
         system_from_dict(data, "b200.toml")
     assert e.value.field == "b200.toml: chip.hbm_usable_gb"
     assert "make chip.hbm_usable_gb <= chip.hbm_capacity_gb" in e.value.fix
+
+
+# ---- the gfx942 sustained clocks: one statement (fit/amd.SUSTAINED_CLOCK_MHZ) --------------------------------------
+
+
+def test_mi300x_dense_clock_ratio_is_the_ratio_of_the_stated_sustained_clocks():
+    from jalapeno.fit.amd import SUSTAINED_CLOCK_MHZ
+
+    # ROCm blog "Measuring Max-Achievable FLOPs - Part 2", Table 1: 1,230 MHz (MI300X) / 1,464 MHz (MI325X) = 0.8402
+    assert SUSTAINED_CLOCK_MHZ == {"mi300x": 1230.0, "mi325x": 1464.0}
+    ratio = SUSTAINED_CLOCK_MHZ["mi300x"] / SUSTAINED_CLOCK_MHZ["mi325x"]
+    assert load_system("mi300x").chip.dense_clock_ratio == round(ratio, 3) == 0.840
+    assert load_system("mi325x").chip.dense_clock_ratio == 1.0  # the clock the gfx942 calibration prices
+
+
+def test_the_scripts_read_the_clocks_from_fit_amd_not_a_copy():
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "scripts"
+    for name in ("gfx942_table_clock.py", "gfx942_power.py", "gfx942_pair_law40.py", "gfx942_pair.py"):
+        text = (root / name).read_text()
+        assert "from jalapeno.fit.amd import" in text and "SUSTAINED_CLOCK_MHZ" in text, name
+        assert not re.search(r"1230\.0|1464\.0", text), f"{name} states the clocks again"

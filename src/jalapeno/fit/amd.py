@@ -155,7 +155,9 @@ GFX942_PACKAGE = False
 #: `jalapeno calibrate -s mi300x,mi325x`, scripts/fit_stacks.py, scripts/sglang_rocm_release.py — branch gfx942mla43-on
 GFX942_TABLE_CLOCK = False
 #: AMD's median clock under the max-achievable dense FP8 GEMM, MHz: MI300X (750 W) 1,230, MI325X (1,000 W) 1,464
-#: (ROCm blog "Measuring Max-Achievable FLOPs - Part 2", 2025-02-27, Table 1; scripts/gfx942_table_clock.py)
+#: (ROCm blog "Measuring Max-Achievable FLOPs - Part 2", 2025-02-27, Table 1; scripts/gfx942_table_clock.py). The one
+#: statement of these clocks: the scripts import it, and mi300x.toml's chip.dense_clock_ratio (0.840, a file figure
+#: the system loader reads) is their ratio to 3 digits, held to it by tests/unit/test_bad_input43.py
 SUSTAINED_CLOCK_MHZ = {"mi300x": 1230.0, "mi325x": 1464.0}
 #: table family (flat-key prefix) -> the board whose tuner timed its rows (docs/gap_large_batch_decode.md round 42,
 #: gfx942clock42: ROCm/aiter 1e8ac92007 PR #365 "config for 300" for the block-scale GEMMs and gemm.fp8's absolute
