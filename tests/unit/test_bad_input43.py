@@ -9,7 +9,7 @@ from importlib.resources import files
 import pytest
 
 from jalapeno.errors import SpecError
-from jalapeno.specs.catalog import load_system
+from jalapeno.specs.catalog import load_model, load_system
 
 GB = 1e9
 
@@ -68,3 +68,62 @@ def test_the_scripts_read_the_clocks_from_fit_amd_not_a_copy():
         text = (root / name).read_text()
         assert "from jalapeno.fit.amd import" in text and "SUSTAINED_CLOCK_MHZ" in text, name
         assert not re.search(r"1230\.0|1464\.0", text), f"{name} states the clocks again"
+
+
+# ---- the unread-key note on the sweep commands ----------------------------------------------------------------------
+
+UNREAD = "--set efficiency.moe.bf16.peak_fraction is not read: deepseek-r1 at fp8 on h200"
+
+
+def _invoke(monkeypatch, args):
+    from typer.testing import CliRunner
+
+    from jalapeno.cli import system_opts
+    from jalapeno.cli.app import _register, app
+
+    monkeypatch.setattr(system_opts, "_NOTED", set())  # the note is said once per process: each run says it afresh
+    _register()
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    return res.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["frontier", "-s", "h200", "--json"],
+        ["sensitivity", "-s", "h200", "--html=", "--json"],
+        ["audit", "-s", "h200", "--claim", "peak_throughput_per_chip=1000", "--json"],
+        ["plan", "-s", "h200", "--target", "1e6", "--json"],
+    ],
+    ids=lambda a: a[0],
+)
+def test_a_shadowed_efficiency_key_is_named_on_the_sweep_commands(monkeypatch, args):
+    # H200's calibrated set has moe[fp8] of its own, so DeepSeek-R1 FP8's experts never fall back to moe[bf16]
+    err = _invoke(monkeypatch, [*args, "-m", "deepseek-r1", "--set", "efficiency.moe.bf16.peak_fraction=0.3"])
+    assert UNREAD in err and "moe[fp8]" in err
+    assert "not read" not in _invoke(
+        monkeypatch, [*args, "-m", "deepseek-r1", "--set", "efficiency.moe.fp8.peak_fraction=0.3"]
+    )
+
+
+def test_compare_names_an_unread_key_only_on_the_system_it_was_given_to(monkeypatch):
+    base = ["compare", "-m", "deepseek-r1", "--systems", "h200,b200", "--precision", "fp8", "--json"]
+    err = _invoke(monkeypatch, [*base, "--set", "h200:efficiency.moe.bf16.peak_fraction=0.3"])
+    assert UNREAD in err
+    # B200's set has no FP8 MoE peak of its own: moe[bf16] is its fallback, read, so no note there
+    assert "not read" not in _invoke(monkeypatch, [*base, "--set", "b200:efficiency.moe.bf16.peak_fraction=0.3"])
+
+
+def test_a_key_read_at_one_swept_precision_is_not_named():
+    from jalapeno.analysis.unread_keys import unread_note
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.specs.formats import get_precision
+
+    pr = load_pricer("b200", "calibrated", (), None)
+    m, key = load_model("deepseek-r1"), ["efficiency.moe.fp8.half_rows"]
+    # read at fp8 (the experts' own entry), not at fp4 (NVFP4 experts price by another entry)
+    fp8, fp4 = get_precision("fp8"), get_precision("fp4")
+    alone = unread_note(key, m, fp4, pr.system, pr.efficiency)
+    assert alone is not None and "at fp4 on b200" in alone
+    assert unread_note(key, m, [fp8, fp4], pr.system, pr.efficiency) is None

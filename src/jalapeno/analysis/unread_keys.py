@@ -120,13 +120,19 @@ def unread_efficiency_keys(keys, model, precision, system, eff) -> list[str]:
 
 
 def unread_note(keys, model, precision, system, eff) -> str | None:
-    """The note naming the unread keys (:func:`unread_efficiency_keys`) and what the ops do read; None if none."""
-    unread = unread_efficiency_keys(keys, model, precision, system, eff)
+    """The note naming the unread keys (:func:`unread_efficiency_keys`) and what the ops do read; None if none.
+
+    ``precision`` may be a sequence of Precisions (``compare`` sweeps each system's formats): a key is named only
+    where no op reads it at any of them, and the entries read are those of all of them.
+    """
+    precs = list(precision) if isinstance(precision, (list, tuple)) else [precision]
+    each = [set(unread_efficiency_keys(keys, model, p, system, eff)) for p in precs]
+    unread = [k for k in keys if all(k in u for u in each)]
     if not unread:
         return None
-    reads = ", ".join(read_entries(_probe_table(model, system.chip, precision, eff), eff))
+    reads = ", ".join(sorted({e for p in precs for e in read_entries(_probe_table(model, system.chip, p, eff), eff)}))
     return (
-        f"--set {', '.join(unread)} is not read: {model.name} at {precision.name} on {system.name}: no op's "
+        f"--set {', '.join(unread)} is not read: {model.name} at {'/'.join(p.name for p in precs)} on {system.name}: no op's "
         f"lookup reaches it (an entry of its own shadows it, or no op runs that kernel); its ops are priced by "
         f"{reads} (specs/efficiency.py lookups), so the what-if changes nothing"
     )

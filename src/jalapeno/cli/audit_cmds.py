@@ -19,7 +19,7 @@ from jalapeno.cli.common import (
     precision_option,
     print_json,
 )
-from jalapeno.cli.system_opts import SET_OPTION, system_pricer
+from jalapeno.cli.system_opts import SET_OPTION, note_unread_efficiency, system_pricer
 from jalapeno.errors import SpecError, choice_hint
 
 POWER_HELP = ("Power convention of per-kW metrics: chip (TDP), sustained, all-in (provisioned) or load "
@@ -97,6 +97,7 @@ def audit(
     c = parse_claim(claim)
     ctx = _context(model, workload, isl, osl, precision, power, serving)
     pr = system_pricer(system, efficiency, sets)
+    note_unread_efficiency(sets, ctx.model, ctx.precision, pr)
     base = system_pricer(baseline, "calibrated") if baseline else None
     res = audit_claim(ctx, pr, c, base)
     if json_out:
@@ -258,7 +259,9 @@ def sensitivity(
         raise SpecError("--html", f"{html!r} is not an .html file", "give a path ending in .html")
     check_writable(html, "--html")
     ctx = _context(model, workload, isl, osl, precision, power, serving)
-    res = run(ctx, system_pricer(system, efficiency, sets), mt)
+    pr = system_pricer(system, efficiency, sets)
+    note_unread_efficiency(sets, ctx.model, ctx.precision, pr)
+    res = run(ctx, pr, mt)
     d = res.as_dict()
     if html:
         from jalapeno.report.tornado import write_tornado

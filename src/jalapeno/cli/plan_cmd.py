@@ -7,7 +7,7 @@ import math
 import typer
 
 from jalapeno.cli.common import FIXED_WORKLOAD_HELP, console, isl_option, model_option, osl_option, print_json
-from jalapeno.cli.system_opts import SET_OPTION, system_pricer
+from jalapeno.cli.system_opts import SET_OPTION, note_unread_efficiency, system_pricer
 
 
 def plan(
@@ -47,6 +47,7 @@ def plan(
     from jalapeno.cli.serving_opts import _options, _setup
     from jalapeno.deploy.checkpoints import available_precisions
     from jalapeno.errors import SpecError, choice_hint
+    from jalapeno.specs.formats import get_precision
 
     given = [o for o, v in (("--target", target), ("--chips", chips), ("--racks", racks), ("--power-mw", power_mw))
              if v is not None]
@@ -67,6 +68,7 @@ def plan(
     precs = None if precision is not None else [
         resolve_precision(m, q).name for q in available_precisions(m.name, m.default_precision, s.chip.formats, m,
                                                                    s.chip)]
+    note_unread_efficiency(sets, m, [get_precision(q) for q in precs] if precs else prec, pr)
     sf = system_frontier(m, pr, wl, None if precs else prec, _options(serving, None, None, None), precisions=precs)
     if target is None:
         from jalapeno.analysis.fleet import fleet_chips

@@ -49,12 +49,14 @@ from jalapeno.cli.system_opts import (
     SETS_OPTION,
     baseline_name,
     check_pricer_chip_model,
+    note_unread_efficiency,
+    per_system_sets,
     system_pricer,
     systems_pricers,
 )
 from jalapeno.deploy.deployment import MEMORY_FRACTION_HELP
 from jalapeno.errors import SpecError
-from jalapeno.specs.formats import check_fallback_used
+from jalapeno.specs.formats import check_fallback_used, get_precision
 from jalapeno.specs.routing import ROUTING_HELP
 
 SYSTEMS_DEFAULT = "jalapeno,gb200-nvl72,gb300-nvl72,vera-rubin-nvl72"
@@ -208,6 +210,9 @@ def compare(
                  for n, ps in precs.items()}
     if compute_fallback:  # refused only when no system and no swept precision falls back
         _fallback_used_somewhere(m, syss, precs, prec)
+    per = per_system_sets(names, sets)  # each system's own --set items: a key no op reads there is named
+    for n, s in zip(names, syss):
+        note_unread_efficiency(per[n], m, [get_precision(p) for p in precs[s.system.name]] if precs else prec, s)
     res = compare_systems(m, syss, wl, None if precs else prec, baseline=base, convention=power, options=opts,
                           iso_interactivity=_floats(at, "--at"), floors=_floors(tiers),
                           bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
@@ -326,6 +331,7 @@ def frontier(
                          run.kv_dtype, attention_dtype, compute_fallback, routing)
     check_pricer_chip_model(pricer, chip_model)
     pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
+    note_unread_efficiency(sets, m, prec, pr)
     s = pr.system
     check_fallback_used(prec, m, [s.chip])
     opts = _sweep_opts(serving, mtp, mtp_acceptance, concurrency, eplb, overlap, rec, max_running,

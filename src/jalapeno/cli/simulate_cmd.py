@@ -83,7 +83,7 @@ def simulate(
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.serve.sim.simulation import simulate as run_sim
     from jalapeno.serve.sim.workloads import AGENTIC_PRESETS, read_trace
-    from jalapeno.cli.system_opts import system_pricer
+    from jalapeno.cli.system_opts import note_unread_efficiency, system_pricer
     from jalapeno.specs.catalog import load_model
     from jalapeno.specs.workload import get_workload
 
@@ -109,6 +109,7 @@ def simulate(
     prec = resolve_precision(m, precision or (rec.precision if rec else None), run.kv_dtype, attention_dtype,
                              compute_fallback)
     check_fallback_used(prec, m, [s.chip])
+    note_unread_efficiency(sets, m, prec, pr)
     lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
     lim["engine_memory"] = run.engine_memory
     kw: dict = {}

@@ -206,6 +206,17 @@ def systems_pricers(names: list[str], efficiency: str = "calibrated", sets: list
         SpecError: a ``NAME:`` that is not among ``names``; a plain ``name=X`` given to several systems;
             as :func:`system_pricer`.
     """
+    per = per_system_sets(names, sets)
+    return [system_pricer(n, efficiency, per[n], (stacks or {}).get(n, stack), pricer) for n in names]
+
+
+def per_system_sets(names: list[str], sets: list[str] | None) -> dict[str, list[str]]:
+    """The ``--set`` items each of ``names`` takes: ``NAME:KEY=VALUE`` its own (the prefix dropped), a plain
+    ``KEY=VALUE`` every system's.
+
+    Raises:
+        SpecError: a ``NAME:`` that is not among ``names``; a plain ``name=X`` given to several systems.
+    """
     per: dict[str, list[str]] = {n: [] for n in names}
     for item in sets or ():
         key = item.partition("=")[0]
@@ -220,7 +231,7 @@ def systems_pricers(names: list[str], efficiency: str = "calibrated", sets: list
                                 f"name one of them: --set {names[0]}:{item.strip()}")
             for n in names:
                 per[n].append(item)
-    return [system_pricer(n, efficiency, per[n], (stacks or {}).get(n, stack), pricer) for n in names]
+    return per
 
 
 def baseline_name(baseline: str | None, names: list[str], loaded: list[str]) -> str:
