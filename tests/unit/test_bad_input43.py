@@ -127,3 +127,44 @@ def test_a_key_read_at_one_swept_precision_is_not_named():
     alone = unread_note(key, m, fp4, pr.system, pr.efficiency)
     assert alone is not None and "at fp4 on b200" in alone
     assert unread_note(key, m, [fp8, fp4], pr.system, pr.efficiency) is None
+
+
+# ---- round-42 features given bad values -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mlperf_rows():
+    from jalapeno.fit.mlperf import load_mlperf
+
+    return {p.id: p for p in load_mlperf()[0]}
+
+
+def test_the_scenario_ladder_says_what_mapping_it_got_and_needs(mlperf_rows):
+    from jalapeno.fit.mlperf_scenarios import scenario_ladder
+
+    offline = mlperf_rows["mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Offline"]
+    with pytest.raises(SpecError) as e:
+        scenario_ladder(offline)
+    assert e.value.field.endswith("_Offline.mapping")
+    assert f"is {offline.mapping!r}, not 'matched@limits'" in e.value.problem  # was the bare mapping: "'matched'"
+
+
+def test_a_counted_ladder_without_a_server_run_is_refused_not_read_as_steady(mlperf_rows):
+    from jalapeno.fit.mlperf_scenarios import scenario_ladder
+
+    row = mlperf_rows["mlperf51_NVIDIA_B200-SXM-180GBx8_TRT_deepseek-r1_Server"]
+    assert row.server_run is not None  # every shipped matched@limits row has its run
+    with pytest.raises(SpecError) as e:
+        scenario_ladder(dataclasses.replace(row, server_run=None), counted=True)
+    assert e.value.field == f"{row.id}.server_run" and "counted=False" in e.value.fix
+
+
+def test_an_engine_recipe_for_another_model_names_the_recipes_model_in_the_fix(capsys):
+    from cli_runner import check_error, run
+
+    # -m left at its default (deepseek-r1): the fix says which -m the recipe needs
+    check_error(
+        *run(capsys, "predict", "--engine", "trtllm-h200-gptoss-fp4", "-s", "h200"),
+        "recipe trtllm-h200-gptoss-fp4 is written for gpt-oss-120b, not deepseek-r1",
+        "give -m gpt-oss-120b",
+    )

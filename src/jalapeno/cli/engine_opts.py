@@ -220,7 +220,8 @@ def load_recipe(engine: str | None, workload: str | None, model: str | None = No
         name = load_model(model).name
         if name != recipe.model:
             raise SpecError("--engine", f"recipe {recipe.name} is written for {recipe.model}, not {name}",
-                            f"use a recipe for {name}, or drop --engine")
+                            f"give -m {recipe.model} (the recipe's model; -m defaults to deepseek-r1), use a recipe "
+                            f"for {name}, or drop --engine")
     if systems:
         from jalapeno.specs.catalog import load_system
 

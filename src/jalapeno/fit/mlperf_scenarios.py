@@ -74,7 +74,8 @@ def scenario_ladder(pt, counted: bool = False) -> dict[str, float]:
     flight, whole deployment). A benchmark without Interactive rules has no ``interactive`` keys.
 
     Raises:
-        SpecError: a row not mapped ``matched@limits``, or one :func:`benchmark_of` cannot place.
+        SpecError: a row not mapped ``matched@limits``, one :func:`benchmark_of` cannot place, or ``counted`` on a
+            row without a Server run.
     """
     from jalapeno.fit.latency_limits import engine_within_limits
     from jalapeno.fit.mlperf import MLPERF_RULES
@@ -82,8 +83,14 @@ def scenario_ladder(pt, counted: bool = False) -> dict[str, float]:
     if pt.mapping != "matched@limits":
         raise SpecError(
             f"{pt.id}.mapping",
-            f"{pt.mapping!r}",
+            f"is {pt.mapping!r}, not 'matched@limits': the ladder prices the row's declared engine up to its slots",
             "pass a Server / Interactive row at its declared engine (mapping matched@limits)",
+        )
+    if counted and pt.server_run is None:  # counted=True read as the steady state without a word
+        raise SpecError(
+            f"{pt.id}.server_run",
+            "is None: counted=True needs the row's Server run (its queries and issue times) to count as LoadGen does",
+            "pass a row of fit/mlperf.load_mlperf (every matched@limits row has one), or counted=False",
         )
     r = MLPERF_RULES[benchmark_of(pt)]
     rules = ([("interactive", (r.interactive_ttft_s, r.interactive_tpot_s))] if r.interactive_ttft_s else []) + [
