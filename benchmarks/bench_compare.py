@@ -141,6 +141,16 @@ load say nothing; on a quiet machine ``-c 64`` should be about 0.6 s + 3.8 s / 2
 imports (~0.31 s CPU: numpy, pydantic's system schema, typer and rich, every CLI module, all needed by ``compare``
 itself: importing only its module saves nothing) and the chart (plotly's first-use imports ~0.1 s, the page 0.05 s),
 which could overlap the workers; the workers' per-deployment finish (analytic.agg_points) as before.
+Round 43 (robust43) profiled ``compare -c 64`` again: its 8 sweeps take 0.45-0.54 s CPU each (balanced; gc 0.03 s
+of 4.5 s in one process), the parent 0.45 s before the fork (imports ~0.35 s: the other commands' modules add only
+~15 ms) and ~0.25 s after it, 0.2 s of which is the chart: plotly's import (~0.08 s) and its first make_subplots,
+which loads plotly's validator table (~0.08 s). That start-up now runs in the parent while the workers sweep, where
+it only waited (analysis/workers.meanwhile, report/html.warm_chart; not run in one process): the serial tail's CPU
+0.22-0.29 -> 0.12-0.15 s (three runs per tree, interleaved, load 12 on 2 cores). Outputs byte-identical (``compare
+--json``, ``-c 64``'s text, stderr and HTML but for plotly's div id). This script at that load: wall 20-25 s both,
+CPU 5.26-5.73 (main) vs 5.49-5.52 s: the same work moved, not cut. Expected on a quiet machine (an estimate, not
+measured): about 0.08 s off the wall on 2 cores (the warm-up shares them with the workers), 0.15 s with a third
+free core, i.e. 2.66 -> ~2.58 s; the 2.5 s margin still needs the workers' per-deployment finish vectorised.
 Run: python benchmarks/bench_compare.py [--long: also ``compare -w 128k1k``] (a source tree: PYTHONPATH=$PWD/src, an absolute path: the
 command runs in a temporary folder)
 """

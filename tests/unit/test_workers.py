@@ -244,3 +244,28 @@ def test_a_dataclass_with_its_own_state_keeps_it():
         table[Own]
     with pytest.raises(KeyError):
         table[dict]
+
+
+@forks
+def test_meanwhile_runs_once_here_while_workers_run_and_changes_no_result(monkeypatch):
+    monkeypatch.setenv(ENV, "2")
+    _need_fork()
+    ran = []
+    with workers.meanwhile(lambda: ran.append(os.getpid())):
+        out = [f() for f in in_workers(_square_and_pid, [3, 1, 4])]
+        again = [f() for f in in_workers(_square_and_pid, [2, 2])]  # once per block: not again
+    assert ran == [os.getpid()]  # in this process, not in a worker
+    assert [v for v, _ in out] == [9, 1, 16] and [v for v, _ in again] == [4, 4]
+    with workers.meanwhile(lambda: 1 / 0):  # ahead-of-time work that fails is dropped: the results stand
+        assert [f()[0] for f in in_workers(_square_and_pid, [5, 6])] == [25, 36]
+    with workers.meanwhile(lambda: ran.append("outside")):
+        pass
+    assert [f()[0] for f in in_workers(_square_and_pid, [7, 8])] == [49, 64] and ran == [os.getpid()]
+
+
+def test_meanwhile_is_not_run_without_workers(monkeypatch):
+    monkeypatch.setenv(ENV, "1")
+    ran = []
+    with workers.meanwhile(lambda: ran.append(1)):
+        assert [t()[0] for t in in_workers(_square_and_pid, [2, 3])] == [4, 9]
+    assert ran == []  # one process: the caller does that work where it needs it

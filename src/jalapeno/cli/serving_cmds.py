@@ -213,10 +213,14 @@ def compare(
     per = per_system_sets(names, sets)  # each system's own --set items: a key no op reads there is named
     for n, s in zip(names, syss):
         note_unread_efficiency(per[n], m, [get_precision(p) for p in precs[s.system.name]] if precs else prec, s)
-    res = compare_systems(m, syss, wl, None if precs else prec, baseline=base, convention=power, options=opts,
-                          iso_interactivity=_floats(at, "--at"), floors=_floors(tiers),
-                          bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
-                          precisions=precs, recipes=recipes, strict_baseline=bool(baseline))
+    from jalapeno.analysis.workers import meanwhile
+    from jalapeno.report.html import warm_chart
+
+    with meanwhile(warm_chart if html else None):  # the chart's plotly start-up while the sweeps run in workers
+        res = compare_systems(m, syss, wl, None if precs else prec, baseline=base, convention=power, options=opts,
+                              iso_interactivity=_floats(at, "--at"), floors=_floors(tiers),
+                              bands={s.system.name: band_pricers(s) for s in syss} if bands else None,
+                              precisions=precs, recipes=recipes, strict_baseline=bool(baseline))
     rec = res.record()
     from jalapeno.analysis.estimated_peaks import estimated_peak_notes  # a compute-bound answer on an estimated peak
 
