@@ -44,8 +44,11 @@ from jalapeno.specs.catalog import load_efficiency, load_system
 #: Part 2", Table 1; hipBLASLt-bench, normally distributed inputs, thermally stable): format -> (MI300X, MI325X)
 MAF_TFLOPS = {"fp16": (654.0, 794.0), "bf16": (708.0, 843.0), "fp8": (1273.0, 1519.0)}
 #: median clock during those GEMMs, MHz: format -> (MI300X, MI325X) (same table)
-MAF_CLOCK_MHZ = {"fp16": (1115.0, 1354.0), "bf16": (1207.0, 1447.0),
-                 "fp8": (SUSTAINED_CLOCK_MHZ["mi300x"], SUSTAINED_CLOCK_MHZ["mi325x"])}  # fp8: fit/amd's statement
+MAF_CLOCK_MHZ = {
+    "fp16": (1115.0, 1354.0),
+    "bf16": (1207.0, 1447.0),
+    "fp8": (SUSTAINED_CLOCK_MHZ["mi300x"], SUSTAINED_CLOCK_MHZ["mi325x"]),
+}  # fp8: fit/amd's statement
 PAIR = ("mi300x", "mi325x")
 
 
