@@ -233,7 +233,9 @@ def test_predict_engine_shows_the_release_and_its_rules(capsys):
     assert code == 0, err
     text = " ".join(out.split())
     assert "stack trtllm@1.1.0rc2.post2" in text
-    assert "engine release 1.1.0rc2.post2: prompt_step_s_per_token = 1.56e-05 (trtllm >= 1.1.0rc2, < 1.2.0rc2:" in text
+    # round 43's rule holds at this release, but its switch is shipped off: the listing says it is not charged
+    assert ("engine release 1.1.0rc2.post2: prompt_step_s_per_token = 1.56e-05 (NOT CHARGED: "
+            "jalapeno.cost.step.PROMPT_TOKEN_STEP_ON is off; trtllm >= 1.1.0rc2, < 1.2.0rc2:") in text
     assert "; moe_exchange = nvlink_all_to_all_above_top_k (trtllm < 1.2.0rc3:" in text
     code, out, err = run(capsys, *args, "--json")
     j = json.loads(out)
@@ -241,6 +243,7 @@ def test_predict_engine_shows_the_release_and_its_rules(capsys):
     assert [(x["field"], x["value"]) for x in j["version_rules"]] == [
         ("prompt_step_s_per_token", 1.56e-5),  # round 43's rule (paid only while cost/step.PROMPT_TOKEN_STEP_ON)
         ("moe_exchange", "nvlink_all_to_all_above_top_k")]
+    assert [x["charged"] for x in j["version_rules"]] == [False, True]
     code, out, err = run(capsys, *args, "--stack", "trtllm@1.2.0rc6.post3")
     assert code == 0 and "no version rule of the stack applies" in " ".join(out.split())
     check_error(*run(capsys, *args, "--stack", "trtllm@newest"), "--stack", "not a release number")
@@ -304,3 +307,18 @@ def test_inferencex_rows_are_priced_at_the_release_their_source_states(tmp_path)
     assert point_stack(unstated).name == "trtllm@1.1.0rc2.post2"
     assert (point_stack(stated).moe_exchange, point_stack(unstated).moe_exchange) == (
         "nvlink_all_to_all", "nvlink_all_to_all_above_top_k")
+
+
+def test_a_switched_rule_reads_charged_when_its_switch_is_on(monkeypatch):
+    """engine_rules' ``charged`` follows cost/step.PROMPT_TOKEN_STEP_ON (round 43), not a copy of its value."""
+    from jalapeno.cli.engine_opts import engine_rules
+    from jalapeno.cost import step
+    from jalapeno.deploy.engines import get_recipe
+
+    rec = get_recipe("trtllm-h200-dsr1-fp8-mtp")
+    monkeypatch.setattr(step, "PROMPT_TOKEN_STEP_ON", True)
+    on = {r["field"]: r for r in engine_rules(rec, "trtllm@1.1.0rc2.post2")}
+    assert on["prompt_step_s_per_token"]["charged"] and "NOT CHARGED" not in on["prompt_step_s_per_token"]["span"]
+    monkeypatch.setattr(step, "PROMPT_TOKEN_STEP_ON", False)
+    off = {r["field"]: r for r in engine_rules(rec, "trtllm@1.1.0rc2.post2")}
+    assert not off["prompt_step_s_per_token"]["charged"] and off["moe_exchange"]["charged"]

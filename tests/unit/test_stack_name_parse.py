@@ -15,13 +15,16 @@ from jalapeno.deploy.engines import get_recipe
 def test_the_version_note_reads_a_fused_name(capsys):
     assert note_stack_version("trtllm@1.1.0rc2.post2+ar_rms") == "trtllm@1.1.0rc2.post2+ar_rms"
     err = " ".join(capsys.readouterr().err.split())
-    assert "trtllm@1.1.0rc2.post2 takes the version rule moe_exchange = nvlink_all_to_all_above_top_k" in err
+    # round 43's prompt-step rule holds at 1.1.0rc2 too, its switch shipped off (cost/step.PROMPT_TOKEN_STEP_ON)
+    assert ("trtllm@1.1.0rc2.post2 takes the version rules prompt_step_s_per_token = 1.56e-05 (NOT CHARGED: its "
+            "switch is off; trtllm >= 1.1.0rc2, < 1.2.0rc2); moe_exchange = nvlink_all_to_all_above_top_k") in err
 
 
 def test_engine_rules_read_a_fused_name():
     rec = get_recipe("trtllm-h200-dsr1-fp8-mtp")
     rules = engine_rules(rec, "trtllm@1.1.0rc2.post2+ar_rms")
-    assert [(r["field"], r["value"]) for r in rules] == [("moe_exchange", "nvlink_all_to_all_above_top_k")]
+    assert [(r["field"], r["value"]) for r in rules] == [("prompt_step_s_per_token", 1.56e-5),
+                                                          ("moe_exchange", "nvlink_all_to_all_above_top_k")]
     assert rules == engine_rules(rec, "trtllm@1.1.0rc2.post2")
     assert engine_rules(rec, "trtllm@1.2.0rc3+ar_rms") == []
 

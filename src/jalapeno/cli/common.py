@@ -273,6 +273,21 @@ def stack_option(engine: bool = True):
                              "trtllm@1.1.0rc2.post2.")
 
 
+#: Version-rule fields whose cost a shipped-off switch gates: field -> (module, switch). A rule on such a field holds
+#: at its release but the model charges nothing while the switch is off, so `--stack` notes and `predict --engine`
+#: say so (round 43: predict listed trt8k43's 1.1.0rc2 prompt-step rule as a cost the model did not charge).
+SWITCHED_RULE_FIELDS: dict[str, tuple[str, str]] = {
+    "prompt_step_s_per_token": ("jalapeno.cost.step", "PROMPT_TOKEN_STEP_ON")}
+
+
+def switched_off_fields() -> frozenset[str]:
+    """The :data:`SWITCHED_RULE_FIELDS` whose switch is off now (read at call time, not copied)."""
+    import importlib
+
+    return frozenset(f for f, (module, switch) in SWITCHED_RULE_FIELDS.items()
+                     if not getattr(importlib.import_module(module), switch))
+
+
 def note_stack_version(value: str | None) -> str | None:
     """Callback of ``--stack``: for ``NAME@VERSION`` say on stderr which of the profile's version
     rules that release takes (or that none does), and when the release lies outside every one the
@@ -284,7 +299,7 @@ def note_stack_version(value: str | None) -> str | None:
 
         base, version, _ = split_stack_name(value)  # 'trtllm@1.1.0+ar_rms' read '1.1.0+ar_rms' as the release: no note
         try:
-            note = stacks()[base].version_note(version)
+            note = stacks()[base].version_note(version, switched_off_fields())
         except (KeyError, JalapenoError):
             return value
         if note:

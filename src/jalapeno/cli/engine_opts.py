@@ -376,7 +376,9 @@ def deployed_recipes(pricers, model: str, workload: str | None, isl: int | None,
 
 def engine_rules(recipe, stack: str | None) -> list[dict]:
     """The version rules of the profile ``stack`` (``NAME@VERSION``, as ``predict --engine`` pins it)
-    that hold at its release: field, value, span and source each (empty without a recipe or release)."""
+    that hold at its release: field, value, span, source and ``charged`` each (empty without a recipe or release).
+    ``charged`` is False for a rule whose cost a shipped-off switch gates (cli/common.SWITCHED_RULE_FIELDS); its
+    ``span`` then names the switch."""
     if recipe is None or not stack:
         from_rules = ()
     else:
@@ -385,7 +387,15 @@ def engine_rules(recipe, stack: str | None) -> list[dict]:
         name, version, _ = split_stack_name(stack)  # 'trtllm@1.1.0+ar_rms' read '1.1.0+ar_rms' as the release
         base = get_stack(name)
         from_rules = [(base.name, r) for r in base.rules_at(version)]
-    return [{"field": r.field, "value": r.value, "span": f"{n} {r.span}", "source": r.source} for n, r in from_rules]
+    from jalapeno.cli.common import SWITCHED_RULE_FIELDS, switched_off_fields
+
+    off_fields, out = switched_off_fields(), []
+    for n, r in from_rules:
+        charged = r.field not in off_fields
+        off = "" if charged else "NOT CHARGED: {}.{} is off; ".format(*SWITCHED_RULE_FIELDS[r.field])
+        out.append({"field": r.field, "value": r.value, "span": f"{off}{n} {r.span}", "source": r.source,
+                    "charged": charged})
+    return out
 
 
 def check_dispatch_ranks(option: str, dp: int, dispatch: str) -> None:

@@ -206,17 +206,21 @@ class Stack:
         key = version_key(version, "engine version")
         return tuple(r for r in self.version_rules if r.holds(key))
 
-    def version_note(self, version: str) -> str:
+    def version_note(self, version: str, off_fields: frozenset[str] = frozenset()) -> str:
         """What pinning engine release ``version`` does to this profile, in one sentence ("" for no
         version or a profile without rules): the rules whose range holds it, each with its range (a
         rule open below, ``< B``, covers every older release, ``0.0.1`` included), or that none does:
-        the profile's own fields, its newest behaviour.
+        the profile's own fields, its newest behaviour. A rule on a field in ``off_fields`` (the caller's:
+        fields whose cost a shipped-off switch gates, cli/common.switched_off_fields) is said to be not charged.
 
         >>> r = VersionRule("moe_exchange", "a2a_above_top_k", "", "1.2.0rc3", "src")
         >>> s = Stack("t", "t", "t", moe_exchange="a2a", version_rules=(r,))
         >>> print(s.version_note("0.0.1"))  # doctest: +NORMALIZE_WHITESPACE
         t@0.0.1 takes the version rule moe_exchange = a2a_above_top_k (t < 1.2.0rc3); its other fields are
         the profile's newest behaviour
+        >>> print(s.version_note("0.0.1", frozenset({"moe_exchange"})))  # doctest: +NORMALIZE_WHITESPACE
+        t@0.0.1 takes the version rule moe_exchange = a2a_above_top_k (NOT CHARGED: its switch is off; t < 1.2.0rc3);
+        its other fields are the profile's newest behaviour
         >>> print(s.version_note("2.0"))
         t@2.0 takes no version rule (t's rules: moe_exchange < 1.2.0rc3): the profile's newest behaviour
 
@@ -229,7 +233,8 @@ class Stack:
         if not rules:
             named = ", ".join(f"{r.field} {r.span}" for r in self.version_rules)
             return f"{self.name}@{version} takes no version rule ({self.name}'s rules: {named}): the profile's newest behaviour"
-        applied = "; ".join(f"{r.field} = {r.value} ({self.name} {r.span})" for r in rules)
+        off = {r.field: "NOT CHARGED: its switch is off; " if r.field in off_fields else "" for r in rules}
+        applied = "; ".join(f"{r.field} = {r.value} ({off[r.field]}{self.name} {r.span})" for r in rules)
         return (f"{self.name}@{version} takes the version rule{'s' if len(rules) > 1 else ''} {applied}; its other "
                 "fields are the profile's newest behaviour")
 
