@@ -107,6 +107,12 @@ def test_no_load_within_the_limits_says_so_and_bad_input_is_refused(h200_llama):
     none = engine_within_limits(model, pricer, dep, wl, 4096, 1e-6, 0.450)
     assert not none["feasible"] and none["throughput_per_chip"] == 0.0
     assert "the submitted engine has no load with Poisson p99 TPOT <= 1e-06 s" in none["reason"]
+    # a harness dealing queries round-robin over the 8 instances (round 43): the reason names those arrivals
+    from jalapeno.serve.finite_run import ServerRun
+
+    rr = engine_within_limits(model, pricer, dep, wl, 4096, 1e-6, 0.450, run=ServerRun(100, round_robin=True))
+    assert dep.decode.workers == 8 and not rr["feasible"]
+    assert "no load with round-robin (every 8th Poisson arrival an instance) p99 TPOT <= 1e-06 s" in rr["reason"]
     with pytest.raises(SpecError, match="max_concurrency.*give the engine's slots"):
         engine_within_limits(model, pricer, dep, wl, 0.5, 0.040, 0.450)
     with pytest.raises(SpecError, match="ttft_limit_s.*None is not a latency limit"):

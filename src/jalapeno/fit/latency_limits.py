@@ -230,9 +230,10 @@ def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_li
         (y2, p2, j, f2), _ = _search(model, pricer, wl, fs, tpot_limit_s, ttft_limit_s, run, round(chips), k)
         if y2 > y:
             y, p99, f, ladder, i = y2, p2, f2, fine, j
-    if y <= 0:
+    if y <= 0:  # the arrivals the limits were checked under: the harness's round-robin dealt them k ways (round 43)
+        arrivals = "Poisson" if k == 1 else f"round-robin (every {k}th Poisson arrival an instance)"
         return {"throughput_per_chip": 0.0, "ttft_p99_s": p99, "concurrency": float("nan"), "feasible": False,
-                "reason": f"the submitted engine has no load with Poisson p99 TPOT <= {tpot_limit_s:g} s and Poisson "
+                "reason": f"the submitted engine has no load with {arrivals} p99 TPOT <= {tpot_limit_s:g} s and "
                           f"p99 TTFT <= {ttft_limit_s:g} s", "run_factor": 1.0}
     return {"throughput_per_chip": y, "ttft_p99_s": p99, "concurrency": float(ladder[i] * w), "feasible": True,
             "reason": "", "run_factor": f}
