@@ -96,3 +96,7 @@ def test_interactive_rows_carry_round_robin_and_server_rows_do_not():
     assert gb.server_run.round_robin and gb.deployment.decode.workers == 18
     assert not pts["mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_llama3p1-405b_Server"].server_run.round_robin
     assert all(p.server_run.round_robin == p.id.endswith("_Interactive") for k, p in pts.items() if "_TRT_" in k)
+    # each row's note names the arrivals its p99s were priced under (lead, round 43: it said Poisson on every row)
+    assert any("under the harness's round-robin over its 18 instances (each every 18th query" in n for n in gb.notes)
+    srv = pts["mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_llama3p1-405b_Server"]
+    assert any("p99 TTFT <= " in n and "under Poisson arrivals" in n for n in srv.notes)

@@ -403,8 +403,13 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
                             f"window's end, {share:.3f} of the computed tokens delivered" if share < 1 else ""))
         elif dep is not None:
             src = (MLPERF_LIMIT_ENGINES.get(key) or MLPERF_DISAGG_ENGINES[key]).source
+            # the arrivals the p99s are priced under (fit/latency_limits.engine_within_limits reads the run's flag)
+            rr = (key in MLPERF_LIMIT_ENGINES and scenario in MLPERF_ROUND_ROBIN_SCENARIOS and mapping in _SERVER_RUN
+                  and spread and dep.prefill is None and dep.decode.workers > 1)
+            arr = (f"the harness's round-robin over its {dep.decode.workers} instances (each every "
+                   f"{dep.decode.workers}th query: Erlang gaps, serve/open_loop)" if rr else "Poisson arrivals")
             notes.append(f"submitted {'deployment' if dep.prefill else 'engine'} ({src}) at its best load within the "
-                         f"rules' limits (Poisson p99 TPOT <= {limits[1] * 1e3:g} ms, Poisson p99 TTFT <= {limits[0]:g} s; "
+                         f"rules' limits (p99 TPOT <= {limits[1] * 1e3:g} ms, p99 TTFT <= {limits[0]:g} s under {arr}; "
                          f"at most {int(conc)} in flight)")
         if mapping == "frontier@tpot_limit":
             notes.append(f"best predicted point with mean TPOT <= the rules' p99 limit {limits[1] * 1e3:g} ms")
