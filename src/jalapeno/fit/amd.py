@@ -152,7 +152,7 @@ GFX942_PACKAGE = False
 #: every MI325X held-out interactivity / throughput goal is met (9.8 / -8.4% -> 6.0 / -2.5%; -6.3% -> +1.0% bias) but
 #: MI325X's TTFT median goes 18.1% -> 20.2%, MI300X's throughput bias +2.1% -> +6.2% and the fidelity guard breaches
 #: (MI325X TTFT 16.6% > 15%) (docs/gap_large_batch_decode.md, rounds 42 and 43). Turning it on: True,
-#: `jalapeno calibrate -s mi300x,mi325x`, scripts/fit_stacks.py, scripts/sglang_rocm_release.py — branch gfx942mla43-on
+#: `jalapeno calibrate -s mi300x,mi325x`, scripts/fit_stacks.py, scripts/sglang_rocm_release.py (round 43's what-if ran these)
 GFX942_TABLE_CLOCK = False
 #: AMD's median clock under the max-achievable dense FP8 GEMM, MHz: MI300X (750 W) 1,230, MI325X (1,000 W) 1,464
 #: (ROCm blog "Measuring Max-Achievable FLOPs - Part 2", 2025-02-27, Table 1; scripts/gfx942_table_clock.py). The one
