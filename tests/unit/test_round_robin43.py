@@ -100,3 +100,14 @@ def test_interactive_rows_carry_round_robin_and_server_rows_do_not():
     assert any("under the harness's round-robin over its 18 instances (each every 18th query" in n for n in gb.notes)
     srv = pts["mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_TRT_llama3p1-405b_Server"]
     assert any("p99 TTFT <= " in n and "under Poisson arrivals" in n for n in srv.notes)
+
+
+@pytest.mark.parametrize("k", [2, 18, 72])
+@pytest.mark.parametrize("rho", [0.1, 0.5, 0.95])
+def test_the_constant_is_capped_at_rho(k, rho):
+    """C = min(ρ, γ·Kingman's E[W]): on the 405B prompt mix (c_s² 0.18) and a heavy-tailed mix (nine 0.1 s and one
+    9.1 s job, c_s² 7.3) γ·E[W] >= ρ at every k and load, so C is ρ (by hand: the probability a customer waits
+    under Poisson arrivals, an upper bound for the more regular Erlang gaps). Docstring and docs/model.md say so."""
+    for v in (_prompt_mix(), np.array([0.1] * 9 + [9.1])):
+        _, c = erlang_arrival_tail(rho / v.mean(), v, k)
+        assert c[0] == pytest.approx(rho, rel=1e-12)
