@@ -211,9 +211,12 @@ def load_recipe(engine: str | None, workload: str | None, model: str | None = No
     """
     if engine is None:
         return None
-    from jalapeno.deploy.engines import get_recipe
+    from jalapeno.deploy.engines import RECIPES_OFF, get_recipe
 
     recipe = get_recipe(engine)
+    if recipe.name in RECIPES_OFF:  # ran with no word that validate and --as-deployed leave it out
+        note_lines([f"recipe {recipe.name} ships off (deploy/engines.RECIPES_OFF: validate and --as-deployed do not "
+                    "use it; deploy/engines.py says why); --engine runs it as asked"])
     if model is not None:
         from jalapeno.specs.catalog import load_model
 

@@ -68,7 +68,13 @@ def explore(
     name = study or space.name
     url = rs.storage_url(store, storage)
     ev = make_evaluator(space)  # first: an unknown case model or an unscorable base must not leave a study behind
-    st = open_study(space, url, name, resume)
+    try:
+        st = open_study(space, url, name, resume)
+    except SpecError as e:  # a --store whose explore.db is no SQLite file was blamed on --storage (not given)
+        if storage or e.field != "--storage":
+            raise
+        raise SpecError("--store", f"{Path(store) / 'explore.db'} is not a readable study store ({e.problem})",
+                        "give another --store folder, or move that explore.db aside (explore creates a new one)") from None
     _announce_long_run(n - rs_finished(st), len(space.cases), workers, ev.base_eval_s)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("left"), TimeRemainingColumn(), console=console, transient=True, disable=json_out) as bar:
