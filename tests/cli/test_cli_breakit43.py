@@ -41,3 +41,25 @@ def test_an_engine_recipe_that_ships_off_says_so_and_still_runs(capsys):
                          "atom-mi355x-dsr1-fp8-mtp", "-c", "4", "--json")
     assert code == 0, err
     assert "ships off" not in err
+
+
+@pytest.mark.parametrize("cell", ['"10"', '"abc"', '"1e3"'])
+def test_a_jsonl_trace_number_written_as_text_is_refused(capsys, tmp_path, cell):
+    # was: "10" (a JSON string) read as the number 10 with no word, where a system TOML refuses hbm_stacks = "8"
+    p = tmp_path / "t.jsonl"
+    p.write_text('{"arrival_s": 0, "input_tokens": 1000, "output_tokens": 10}\n'
+                 f'{{"arrival_s": 1, "input_tokens": 1000, "output_tokens": {cell}}}\n')
+    code, out, err = run(capsys, "simulate", "-s", "h200", "-m", "llama-3.3-70b", "-w", str(p), "-n", "2")
+    check_error(code, out, err, f"t.jsonl: row 2 (line 2): output_tokens: {cell} is text, not a number",
+                'write output_tokens as a JSON number without quotes, e.g. "output_tokens": 1024')
+
+
+def test_a_jsonl_trace_with_numbers_and_a_missing_cell_reads_as_before(capsys, tmp_path):
+    p = tmp_path / "t.jsonl"
+    p.write_text('{"arrival_s": 0, "input_tokens": 1000, "output_tokens": 10}\n{"arrival_s": 1, "output_tokens": 10}\n')
+    code, out, err = run(capsys, "simulate", "-s", "h200", "-m", "llama-3.3-70b", "-w", str(p), "-n", "2")
+    check_error(code, out, err, "row 2 (line 2): input_tokens: missing value", "give input_tokens for every row")
+    p.write_text('{"arrival_s": 0, "input_tokens": 1000, "output_tokens": 10}\n'
+                 '{"arrival_s": 1, "input_tokens": 500, "output_tokens": 10}\n')
+    code, out, err = run(capsys, "simulate", "-s", "h200", "-m", "llama-3.3-70b", "-w", str(p), "-n", "2", "--json")
+    assert code == 0, err

@@ -172,11 +172,19 @@ class _Faults:
         return SpecError(f"{self.name}: {self.where(k)}: {col}", problem, fix)
 
 
+class _Quoted(str):
+    """A JSONL value written as a JSON string ("10"): a token count or time must be a JSON number."""
+
+
 def _numeric(faults: _Faults, col: str, raw) -> np.ndarray:
     """A column as float64, NaN where a cell is missing or not a finite number (noted in ``faults``
     with its row)."""
     import pandas as pd
 
+    if not hasattr(raw, "dtype"):  # JSONL: a quoted "10" was read as the number 10, with no word
+        quoted = np.array([isinstance(v, _Quoted) for v in raw], dtype=bool)
+        faults.add(quoted, col, lambda k: f"{json.dumps(str(raw[k]))} is text, not a number",
+                   f'write {col} as a JSON number without quotes, e.g. "{col}": 1024')
     s = pd.Series(raw, dtype=object) if not hasattr(raw, "dtype") else raw
     vals = np.array(pd.to_numeric(s, errors="coerce"), dtype=float)  # a copy: bad cells become NaN
     bad = ~np.isfinite(vals)
@@ -326,7 +334,8 @@ def _columns_from_jsonl(text: str, name: str) -> tuple[dict, Callable[[int], str
             v = obj.get(c)
             # a non-number shown as JSON writes it (true, [1, 2]), not as Python would ('True'); a NaN literal
             # as 'NaN' (a float NaN was taken for a blank cell: 'missing value')
-            col.append("" if v is None else json.dumps(v) if isinstance(v, (dict, list, bool)) or v != v else v)
+            col.append("" if v is None else json.dumps(v) if isinstance(v, (dict, list, bool)) or v != v
+                       else _Quoted(v) if isinstance(v, str) else v)
     cols = {c: v for c, v in cols.items() if c in COLUMNS or any(x != "" for x in v)}
     return cols, (lambda k: f"row {k + 1} (line {lines[k]})"), stop
 
@@ -337,7 +346,8 @@ def read_trace(path: str | Path) -> Trace:
     Raises:
         SpecError: missing or unreadable file, unknown extension, malformed CSV/JSON, a missing
             column or a bad value (the row and column named: a token count that is not a whole
-            number >= 1, an id that is not a whole number >= 0), arrival times that are not seconds.
+            number >= 1, an id that is not a whole number >= 0, a JSONL time or length written as a
+            JSON string), arrival times that are not seconds.
     """
     p = Path(path)
     suffix = p.suffix.lower()
