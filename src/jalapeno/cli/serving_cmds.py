@@ -88,6 +88,11 @@ def _fallback_used_somewhere(m, pricers, precs, prec) -> None:
         raise first
 
 
+#: printed under compare's tables when --bands is off: the ratios above are point figures
+BANDS_HINT = ("how sure: these are point figures; add --bands for each figure's band and each ratio's (a derived system's "
+              "efficiency band, a measured one's validate p10/p90 error; docs/metrics.md §6)")
+
+
 def compare(
     model: str = model_option(),
     workload: str = typer.Option(None, "--workload", "-w", help=WORKLOAD_HELP),
@@ -258,6 +263,8 @@ def compare(
                       + ", ".join(f"{n} {v}" for n, v in stacks.items()), markup=False)
     elif stack:
         console.print(f"software stack: {stack} (every system; data/stacks.toml)")
+    if not bands:  # "how sure are we" had no pointer: the default tables print point figures only
+        console.print(BANDS_HINT, markup=False)
     if html:
         console.print(f"frontier chart: {Path(html).resolve()}")
 
