@@ -187,6 +187,14 @@ def server_run_factors(model, pricer, dep, wl, pts, run, run_chips: int) -> np.n
     return out
 
 
+def dealt_instances(dep, run) -> int:
+    """k, the instances a run's harness deals its queries over in turn, each taking every k-th (serve/open_loop
+    "Round-robin dispatch"): an aggregated ``dep``'s decode workers where ``run`` (a ServerRun or None) says
+    ``round_robin``, else 1 (a Poisson split). The one statement of that rule: engine_within_limits prices with it
+    and fit/mlperf's row notes name it."""
+    return int(dep.decode.workers) if run is not None and run.round_robin and dep.prefill is None else 1
+
+
 def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_limit_s: float | None,
                          ttft_limit_s: float | None, run=None, refine: bool = True) -> dict:
     """The best load of one declared deployment ``dep`` within the limits: its highest throughput per chip
@@ -221,7 +229,7 @@ def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_li
     pts = serve_at_concurrency(model, pricer, one, wl, ladder, idle_start=False)
     sw = SweepResult(model.name, "", wl, dep.precision.name, pts, [one], np.zeros(len(pts), dtype=int))
     chips = float(np.atleast_1d(pts.chips)[0]) * w
-    k = int(w) if run is not None and run.round_robin and dep.prefill is None else 1
+    k = dealt_instances(dep, run)
     (y, p99, i, f), _ = _search(model, pricer, wl, sw, tpot_limit_s, ttft_limit_s, run, round(chips), k)
     if refine and 0 <= i < len(ladder) - 1:  # the binding load lies between rung i and the next
         fine = np.geomspace(ladder[i], ladder[i + 1], REFINE + 2)[1:-1]

@@ -390,6 +390,10 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
         else:
             skipped.append((key, f"{scenario} result without a mean TPOT"))
             continue
+        # the LoadGen run the row is counted over: NVIDIA's harness deals Interactive queries round-robin
+        run = (replace(server_run(key, MLPERF_RULES[bench].samples), round_robin=(
+            key in MLPERF_LIMIT_ENGINES and scenario in MLPERF_ROUND_ROBIN_SCENARIOS))
+            if mapping in _SERVER_RUN and spread else None)
         notes = [(f"MLPerf {scenario}; dataset lengths, mean ISL {isl} / OSL {osl} ({'run log' if m else 'reference'} "
                   f"output mean), {'served with their spread' if spread else 'served at the fixed means'}")]
         if tpot and scenario != "Offline":
@@ -404,10 +408,11 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
         elif dep is not None:
             src = (MLPERF_LIMIT_ENGINES.get(key) or MLPERF_DISAGG_ENGINES[key]).source
             # the arrivals the p99s are priced under (fit/latency_limits.engine_within_limits reads the run's flag)
-            rr = (key in MLPERF_LIMIT_ENGINES and scenario in MLPERF_ROUND_ROBIN_SCENARIOS and mapping in _SERVER_RUN
-                  and spread and dep.prefill is None and dep.decode.workers > 1)
-            arr = (f"the harness's round-robin over its {dep.decode.workers} instances (each every "
-                   f"{dep.decode.workers}th query: Erlang gaps, serve/open_loop)" if rr else "Poisson arrivals")
+            from jalapeno.fit.latency_limits import dealt_instances
+
+            k = dealt_instances(dep, run)
+            arr = (f"the harness's round-robin over its {k} instances (each every {k}th query: Erlang gaps, "
+                   "serve/open_loop)" if k > 1 else "Poisson arrivals")
             notes.append(f"submitted {'deployment' if dep.prefill else 'engine'} ({src}) at its best load within the "
                          f"rules' limits (p99 TPOT <= {limits[1] * 1e3:g} ms, p99 TTFT <= {limits[0]:g} s under {arr}; "
                          f"at most {int(conc)} in flight)")
@@ -431,9 +436,7 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
                                     gemm_allreduce_fusion=fused,
                                     queries=MLPERF_ENGINES[key].queries if mapping == "matched" and spread else 0,
                                     delivered_share=share,
-                                    server_run=replace(server_run(key, MLPERF_RULES[bench].samples), round_robin=(
-                                        key in MLPERF_LIMIT_ENGINES and scenario in MLPERF_ROUND_ROBIN_SCENARIOS))
-                                    if mapping in _SERVER_RUN and spread else None,
+                                    server_run=run,
                                     chips=int(chips), serving=serving_of(key, fw) if serving == "stated" else "both",
                                     eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S
                                     if engine == "trt" and lengths.model == "deepseek-r1" else 0.0,
