@@ -13,7 +13,9 @@ steps hold a large share of the TPOT, round 36's stall bound):
 - ``tokens``: gap = a + b·C·L / TP (a cost that grows with the KV tokens a rank reads: a bandwidth term);
 - ``batch``: gap = a + b·C (a per-sequence cost).
 
-The row list prints L, C, TP, the gap and each line's residual; the summary the coefficients and RMS residuals.
+The row list prints L, C, TP, the gap and each line's residual; the summary the coefficients and RMS residuals,
+and the same lines on the gap-analysis harness's H100 TensorRT-LLM Qwen3-235B rows (the harness's client with
+another engine).
 The ``ctx`` slope is turned into a read rate: one sequence's K and V of one KV head over the 94 layers
 (:func:`kv_bytes_per_token`: 2 x head_dim x 2 bytes, BF16, SGLang's ``auto`` KV dtype for a checkpoint without KV
 scales) per second, set beside one SM's share of H200's HBM bandwidth (4.8e12 B/s / 132 SMs, H200 datasheet and
@@ -49,21 +51,24 @@ def kv_bytes_per_token(head_dim: int = HEAD_DIM, elem_bytes: int = 2) -> int:
     return 2 * head_dim * elem_bytes
 
 
-def qwen3_rows(csv_path: str) -> pd.DataFrame:
-    """The H200 Qwen3-235B SGLang TPOT rows of a validate CSV: isl, osl, c, tp, meas_ms, pred_ms, gap_ms, ctx, split.
+def qwen3_rows(csv_path: str, system: str = "h200", framework: str = "sglang") -> pd.DataFrame:
+    """A system's Qwen3-235B TPOT rows of one framework (name prefix) in a validate CSV.
 
-    Raises SystemExit naming the file when it has no such row.
+    Columns: isl, osl, c, tp, meas_ms, pred_ms, gap_ms, ctx, split. Raises SystemExit naming the file, system and
+    framework when it has no such row.
     """
     df = pd.read_csv(csv_path)
     m = (
         df.model.str.startswith("qwen3-235b")
-        & (df.system == "h200")
-        & df.framework.str.startswith("sglang")
+        & (df.system == system)
+        & df.framework.str.startswith(framework)
         & (df.metric == "tpot_s")
     )
     d = df[m].copy()
     if d.empty:
-        raise SystemExit(f"{csv_path}: no h200 qwen3-235b sglang tpot_s row; pass a `jalapeno validate --json -o` CSV")
+        raise SystemExit(
+            f"{csv_path}: no {system} qwen3-235b {framework} tpot_s row; pass a `jalapeno validate --json -o` CSV"
+        )
     d["tp"] = d.deployment.str.extract(r"attn TP(\d+)", expand=False).astype(int)
     out = pd.DataFrame(
         {
@@ -133,6 +138,14 @@ def main(csv_path: str) -> None:
         f"(one SM's share of H200 HBM: {H200_HBM_BPS / H200_SMS / 1e9:.0f} GB/s)"
     )
     print(f"slope with no free value (one SM's share a pair, 94 layers): {serial_slope_ms() * 1e3:.2f} us a token")
+    twin = qwen3_rows(csv_path, "h100", "trtllm")
+    twin = twin[twin.osl >= MIN_OSL]
+    print(
+        f"same harness, H100 TensorRT-LLM ({len(twin)} rows, OSL >= {MIN_OSL}, C {twin.c.min():g}-{twin.c.max():g}): "
+        f"median gap {twin.gap_ms.median():+.2f} ms; RMS of the lines ctx / tokens / batch "
+        + " / ".join(f"{line_fit(x, twin.gap_ms.to_numpy())[2]:.2f}" for x in regressors(twin).values())
+        + " ms"
+    )
 
 
 def refit_without_qwen3(csv_path: str, out_path: str) -> None:

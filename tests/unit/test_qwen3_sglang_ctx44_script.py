@@ -63,3 +63,14 @@ def test_serial_slope_by_hand():
     # 94 layers x 512 B over 4.8e12 / 132 B/s: 48,128 x 132 / 4.8e12 s = 1.3235 us = 1.3235e-3 ms a token
     assert s.serial_slope_ms() == pytest.approx(48128 * 132 / 4.8e12 * 1e3)
     assert s.serial_slope_ms(layers=1, hbm_bps=512.0, sms=1) == pytest.approx(1e3)  # 1 s a token
+
+
+def test_qwen3_rows_by_system_and_framework(tmp_path):
+    dep = "agg attn TP8 DP1 · MoE TP8 EP1 [fp8]"
+    p = _csv(
+        tmp_path, [["qwen3-235b-a22b", "h100", "trtllm 1.0.0rc3", "tpot_s", dep, 1000, 1000, 4.0, 0.02, 0.019, "fit"]]
+    )
+    d = s.qwen3_rows(p, "h100", "trtllm")
+    assert (len(d), d.tp.iloc[0], d.ctx.iloc[0]) == (1, 8, 1500)
+    with pytest.raises(SystemExit, match="no h200 qwen3-235b sglang"):
+        s.qwen3_rows(p)
