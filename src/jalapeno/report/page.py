@@ -35,7 +35,7 @@ from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.html import _esc, hover_text
 from jalapeno.report.tables import (BAND_ROW_CAPTION, BELOW_START, CONCURRENCY_CAPTION, PEAK_COLUMN, PEAK_USD_COLUMN,
                                     TOKENS_CAPTION, band_cells, band_moves, headline_band, peak_load, peak_usd_cell, power_caption,
-                                    tier_deployments, usd_text)
+                                    tier_deployments, tier_energy_cost, usd_text)
 
 if TYPE_CHECKING:
     from jalapeno.analysis.records import ComparisonRecord, PointRecord
@@ -235,12 +235,14 @@ def tables_html(rec: ComparisonRecord) -> str:
     tiers = list(first.tiers)
     trows = [[e(n)] + [("unreachable" if c.tiers[t]["status"] == "unreachable" else
                         f"{_fmt(c.tiers[t]['throughput'], ',.0f')} @ {_fmt(c.tiers[t]['interactivity'], '.0f')}"
+                        f" ({e(tier_energy_cost(c.tiers[t], c.tiers_tok_s_per_kw[t], rec.systems[n].frontier))})"
                         f"<br><small>{e(tier_deployments(c.tiers[t], rec.systems[n].frontier))}</small>")
                        for t in tiers] for n, c in rec.comparisons.items()]
     heads = [t + (f" (≥ {first.tiers[t]['floor_tok_per_s_per_user']:g} tok/s/user)"
                   if first.tiers[t].get("floor_tok_per_s_per_user") else " (peak)") for t in tiers]
-    out += [("<h2>Operating tiers</h2><p>Best throughput per chip (tok/s) at or above a per-user speed floor "
-             "(@ its tok/s/user).</p>"), _table(["system", *heads], trows, "tiers")]
+    out += [("<h2>Operating tiers</h2><p>Best throughput per chip (tok/s, input + output) at or above a per-user "
+             "speed floor (@ its tok/s/user), with the same point's tok/s per kW (" + e(conv) + " power) and $ per "
+             "M tokens (input + output) at the system's $/chip-hour.</p>"), _table(["system", *heads], trows, "tiers")]
     return "\n".join(out)
 
 

@@ -189,10 +189,8 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
                       "unreachable (who): that frontier never reaches the speed")
     if any(getattr(c, "bands", None) and band_moves(c.bands) for n, c in d.comparisons.items() if n != d.baseline):
         ratios.caption += "\n" + BAND_ROW_CAPTION
-    tiers = Table(title="operating tiers: best throughput per chip at or above a per-user speed floor",
-                  caption="each cell: throughput per chip (tok/s) @ per-user speed (tok/s/user): the deployment "
-                          "that runs it; interpolated: the floor falls between two frontier points (log-log), run "
-                          "by the two deployments named")
+    tiers = Table(title="operating tiers: best throughput per chip at or above a per-user speed floor, with its "
+                        "tok/s/kW and $/M tok", caption=TIERS_CAPTION.format(conv=conv))
     tiers.add_column("system", no_wrap=True, min_width=16)
     tier_names = list(first.tiers)
     for t in tier_names:
@@ -205,7 +203,8 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
             if v["status"] == "unreachable":
                 cells.append("unreachable")
             else:
-                cells.append(f"{_f(v['throughput'], ',.0f')} @ {_f(v['interactivity'], '.0f')}: "
+                cells.append(f"{_f(v['throughput'], ',.0f')} @ {_f(v['interactivity'], '.0f')} "
+                             f"({tier_energy_cost(v, c.tiers_tok_s_per_kw[t], d.systems[name].frontier)}): "
                              + tier_deployments(v, d.systems[name].frontier))
         tiers.add_row(name, *cells)
     sets = "efficiency sets: " + "; ".join(f"{n}: {efficiency_label(s.headline.efficiency_source)}"
@@ -304,6 +303,37 @@ def peak_load(frontier: Sequence[PointRecord]) -> str:
         return "-"
     p = max(frontier, key=lambda q: q.throughput_per_chip)
     return f"{_f(p.concurrency, ',.0f')} / {_f(p.in_flight, ',.0f')}"
+
+
+#: what a tiers cell is (``{conv}``: the comparison's power convention); the per-kW and $ figures make the
+#: planner's question "tok/s/kW and $/M tok at the speed I need" one command (README), not a division by hand
+TIERS_CAPTION = ("each cell: throughput per chip (tok/s) @ per-user speed (tok/s/user) (the same point's tok/s per "
+                 "kW, {conv} power, and $ per M tokens at the system's $/chip-hour; tokens count input + output): the "
+                 "deployment that runs it; interpolated: the floor falls between two frontier points (log-log), run "
+                 "by the two deployments named; --tiers NAME=SPEED sets the floors (e.g. --tiers need=50)")
+
+
+def tier_usd_per_mtok(throughput: float, frontier: Sequence[PointRecord]) -> float:
+    """$ per million tokens (input + output) at a tier's throughput per chip (tok/s), at the frontier's system's
+    $/chip-hour (docs/metrics.md §3: $/M tok = $/chip-hour / (tok/s/chip x 3600 / 10^6)). Every point of one
+    frontier carries that one price, so ``usd_per_mtok x throughput_per_chip`` of any point is
+    $/chip-hour x 10^6 / 3600. NaN for an empty frontier or a throughput that is not positive and finite.
+
+    >>> from types import SimpleNamespace as P
+    >>> round(tier_usd_per_mtok(2000.0, [P(usd_per_mtok=0.5, throughput_per_chip=1000.0)]), 6)
+    0.25
+    """
+    if not frontier or not (throughput > 0 and math.isfinite(throughput)):
+        return math.nan
+    p = frontier[0]
+    return p.usd_per_mtok * p.throughput_per_chip / throughput
+
+
+def tier_energy_cost(tier: Mapping, tier_kw: Mapping, frontier: Sequence[PointRecord]) -> str:
+    """``3,618 tok/s/kW, $0.0955/M tok``: a tier's point on the per-kW frontier (``Ratios.tiers_tok_s_per_kw``,
+    the same point: per kW is per chip over one constant) and its $ per M tokens (:func:`tier_usd_per_mtok`)."""
+    return (f"{_f(tier_kw['throughput'], ',.0f')} tok/s/kW, "
+            f"${usd_text(tier_usd_per_mtok(tier['throughput'], frontier))}/M tok")
 
 
 def tier_deployments(tier: dict, frontier: Sequence[PointRecord]) -> str:
