@@ -77,3 +77,25 @@ def test_tier_usd_per_mtok_is_the_chip_hour_price_over_the_tokens():
     assert tier_usd_per_mtok(4000.0, fr) == pytest.approx(0.125)
     assert tier_usd_per_mtok(float("nan"), fr) != tier_usd_per_mtok(float("nan"), fr)  # NaN: unreachable tier
     assert tier_usd_per_mtok(4000.0, []) != tier_usd_per_mtok(4000.0, [])
+
+
+def test_audit_names_the_estimated_specs_that_meet_the_claim():
+    """"What the chip would need" searches the stated headline specs only; an estimated spec (kind ``spec``) that
+    alone meets the claim is named on a line under it, with its value and factor; efficiency rows, spec rows
+    that do not reach the claim, and an audit with none of them print no line."""
+    from jalapeno.cli.audit_cmds import estimated_spec_line
+
+    bf16 = {"parameter": "chip.peak_dense_tflops.bf16", "kind": "spec", "required": 2105.0, "factor": 2105 / 1700,
+            "within_band": False}
+    tray = {"parameter": "levels.tray.bandwidth_gb_per_s", "kind": "spec", "required": 660.0, "factor": 1.1,
+            "within_band": True}
+    eff = {"parameter": "efficiency.hbm_fraction", "kind": "efficiency", "required": 0.99, "factor": 1.06,
+           "within_band": True}
+    none = {"parameter": "levels.rack.latency_us", "kind": "spec", "required": None, "factor": None,
+            "within_band": False}
+    line = estimated_spec_line([eff, none, bf16, tray])
+    # the nearer move first: tray x1.10 before BF16 x1.24 (2,105 / 1,700)
+    assert line.endswith("levels.tray.bandwidth_gb_per_s 660 (1.1x, inside its band); "
+                         "chip.peak_dense_tflops.bf16 2,105 (1.24x, outside its band)")
+    assert "efficiency.hbm_fraction" not in line and "latency_us" not in line
+    assert estimated_spec_line([eff, none]) is None and estimated_spec_line([]) is None

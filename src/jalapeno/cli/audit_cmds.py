@@ -155,6 +155,9 @@ def audit(
     if d["spec_changes"]:
         _changes_table(console, d["spec_changes"], "what the chip would need: each stated headline spec alone "
                        "(searched 0.5-4x; the verdict keeps the stated specs)", c.name, closeness)
+    line = estimated_spec_line(d["changes"])
+    if line:  # the chip specs the catalog only estimates sit in the first table, not in the headline one
+        console.print(line, markup=False)
     j = d["joint_change"]
     if j:
         t = Table(title="joint changes (fixed costs and efficiencies together)")
@@ -168,6 +171,26 @@ def audit(
             t.add_row(label, _f(v["value"], ".3g") if v else "not reachable", _f(v["metric_at_change"]) if v else "-",
                       ("yes" if v["within_band"] else "no") if v else "-")
         console.print(t)
+
+
+def estimated_spec_line(changes: list[dict]) -> str | None:
+    """One line naming the estimated chip specs (catalog ``estimate = true``, kind ``spec``: Jalapeño's BF16 peak,
+    its tray bandwidth, ...) that alone meet the claim, with the value and factor each needs; None when none
+    does. The "what the chip would need" table searches the stated headline specs only (docs/audit.md §2), so
+    for Kimi K2.5 on Jalapeño, whose INT4 experts compute in BF16, it read "none in range" and "FP8/FP4 peaks
+    do not move it" while the first table's BF16 peak row said 2,105 TFLOP/s (1.24x) would do.
+
+    >>> estimated_spec_line([{"parameter": "chip.peak_dense_tflops.bf16", "kind": "spec", "required": 2105.0,
+    ...                       "factor": 1.238, "within_band": False}]).endswith("bf16 2,105 (1.24x, outside its band)")
+    True
+    """
+    hits = [ch for ch in changes if ch.get("kind") == "spec" and ch.get("required") is not None]
+    if not hits:
+        return None
+    parts = [f"{ch['parameter']} {_f(ch['required'])} ({_f(ch['factor'], '.3g')}x, "
+             f"{'inside' if ch.get('within_band') else 'outside'} its band)"
+             for ch in sorted(hits, key=lambda r: abs(math.log(r["factor"])) if r.get("factor") else math.inf)]
+    return "estimated chip specs (kind spec in the first table) that alone meet the claim: " + "; ".join(parts)
 
 
 def _reaching(changes: list[dict]) -> list[dict]:
