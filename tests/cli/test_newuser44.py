@@ -99,3 +99,33 @@ def test_audit_names_the_estimated_specs_that_meet_the_claim():
                          "chip.peak_dense_tflops.bf16 2,105 (1.24x, outside its band)")
     assert "efficiency.hbm_fraction" not in line and "latency_us" not in line
     assert estimated_spec_line([eff, none]) is None and estimated_spec_line([]) is None
+
+
+def test_plan_prints_tok_s_per_kw_and_joules_per_token(capsys):
+    """`plan` gave the fleet's power and $ per M tokens but not its tokens per kW: the line is now there, the
+    all-in figure first. By hand from the plan's own operating point and InferenceX's B200 constants: all-in
+    2.17 kW per GPU; chip TDP 1.0 kW (MLPerf Inference v5.1 hw_notes, "B200 TGP 1000W")."""
+    code, out, err = run(capsys, "plan", "-s", "b200", "-m", "deepseek-r1", "-w", "1k1k", "-p", "fp8", "--serving",
+                         "agg", "--target", "1e5", "--min-interactivity", "20")
+    assert code == 0, err
+    tput = float(re.search(r"operating point: .*?: ([\d,.]+) tok/s/chip", out).group(1).replace(",", ""))
+    line = next(ln.strip() for ln in out.splitlines() if ln.strip().startswith("per kW"))
+    m = re.match(r"per kW \(output tokens\): ([\d,.]+) tok/s/chip / 2\.17 kW all-in = ([\d,.]+) tok/s per kW "
+                 r"\(([\d.]+) J/token\); chip 1\.00 kW: ([\d,.]+)", line)
+    assert m, line
+    assert float(m.group(2).replace(",", "")) == pytest.approx(tput / 2.17, abs=0.06)
+    assert float(m.group(3)) == pytest.approx(2170 / tput, abs=0.006)
+    assert float(m.group(4).replace(",", "")) == pytest.approx(tput / 1.0, abs=0.06)
+
+
+def test_plan_fleet_prints_tok_s_per_kw_over_the_whole_fleet(capsys):
+    """`plan --chips N`: the fleet's delivered tok/s over its whole power (idle chips included), by hand from the
+    printed delivered rate and InferenceX's B200 all-in 2.17 kW per GPU."""
+    code, out, err = run(capsys, "plan", "-s", "b200", "-m", "deepseek-r1", "-w", "1k1k", "-p", "fp8", "--serving",
+                         "agg", "--chips", "20", "--min-interactivity", "20")
+    assert code == 0, err
+    delivered = float(re.search(r"= ([\d,.]+) output tok/s at", out).group(1).replace(",", ""))
+    line = next(ln.strip() for ln in out.splitlines() if ln.strip().startswith("per kW"))
+    m = re.search(r"/ 2\.17 kW all-in = ([\d,.]+) tok/s per kW", line)
+    assert m and "per fleet chip (idle ones included)" in line, line
+    assert float(m.group(1).replace(",", "")) == pytest.approx(delivered / (20 * 2.17), abs=0.06)

@@ -204,6 +204,7 @@ class CapacityPlan:
         lines.append(f"cost: {self.chips:,} x ${usd}/chip-hour{basis} = ${self.usd_per_hour:,.2f}/hour")
         lines.append(f"cost per M {k} tokens: ${usd} / ({self.tok_per_s_per_chip:,.1f} tok/s/chip x "
                      f"3600 s / 1e6) = ${usd_text(self.usd_per_mtok)}")
+        lines.append(per_kw_line(self.tok_per_s_per_chip, self.power_w, k))
         prov = self.provisioned()
         if prov is not None:
             name, size, n = self.packaging[-1]
@@ -458,6 +459,25 @@ def power_lines(chips: int, power_w: dict) -> list[str]:
     (W per chip, its label, fleet W)); the ``--target`` plan's chips and the ``--chips`` fleet alike."""
     return [f"power ({c}: {label}): {chips:,} x {factor_text(w, chips, 0, 1, 1e3)} W = {total / 1e3:,.1f} kW"
             for c, (w, label, total) in power_w.items()]
+
+
+def per_kw_line(tok_per_s_per_chip: float, power_w: dict, kind: str, unit: str = "tok/s/chip") -> str:
+    """The plan's energy line: tok/s per kW and J per token of its point under each power convention, all-in
+    first (``power_w``: convention → (W per chip, its label, fleet W); tok/s per kW = tok/s/chip / kW per chip,
+    J/token = W per chip / tok/s/chip, docs/metrics.md §3), for the ``kind`` of tokens the plan counts; ``unit``
+    names the rate (a fleet's: per fleet chip, idle ones included).
+
+    >>> per_kw_line(500.0, {"chip": (1400.0, "TDP", 0.0), "all-in": (2100.0, "all-in", 0.0)}, "output")
+    'per kW (output tokens): 500.0 tok/s/chip / 2.10 kW all-in = 238.1 tok/s per kW (4.20 J/token); chip 1.40 kW: 357.1 (2.80 J/token)'
+    """
+    order = sorted(power_w, key=lambda c: c != "all-in")
+    t = tok_per_s_per_chip
+    first, rest = order[0], order[1:]
+    w = power_w[first][0]
+    line = (f"per kW ({kind} tokens): {t:,.1f} {unit} / {w / 1e3:.2f} kW {first} = {t / (w / 1e3):,.1f} tok/s "
+            f"per kW ({w / t:,.2f} J/token)")
+    return line + "".join(f"; {c} {power_w[c][0] / 1e3:.2f} kW: {t / (power_w[c][0] / 1e3):,.1f} "
+                          f"({power_w[c][0] / t:,.2f} J/token)" for c in rest)
 
 
 def points_above_floor(frontier: FrontierRecord, system: System, min_interactivity: float) -> list[PointRecord]:

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from jalapeno.analysis.capacity import (TARGET_KINDS, factor_text, format_rate, instance_groups, is_price_estimate,
-                                        packed_boxes, points_above_floor, power_lines, price_basis)
+                                        packed_boxes, per_kw_line, points_above_floor, power_lines, price_basis)
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.analysis.records import FrontierRecord, PointRecord
 from jalapeno.errors import InfeasibleDeployment, SpecError, choice_hint
@@ -89,6 +89,8 @@ class FleetThroughput:
                 f"delivered: {self.chips_used:,} chips x {rate} {self.target_kind} tok/s/chip = "
                 f"{format_rate(self.delivered_tok_per_s)} {self.target_kind} tok/s at "
                 f"{self.point.interactivity:,.1f} tok/s/user"] + power_lines(self.fleet_chips, self.power_w) + [
+                per_kw_line(self.delivered_tok_per_s / self.fleet_chips, self.power_w, self.target_kind,
+                            "tok/s per fleet chip (idle ones included)"),
                 f"cost: {self.fleet_chips:,} x ${factor_text(self.usd_per_chip_hour, self.fleet_chips, 2, 2)}/chip-hour"
                 f"{price_basis(self.system, self.show_as, self.usd_estimate)} = "
                 f"${self.fleet_chips * self.usd_per_chip_hour:,.2f}/hour; per M {self.target_kind} tokens: "
