@@ -119,8 +119,9 @@ def compare(
     overlap: str = typer.Option(None, "--overlap", help=SWEEP_OVERLAP_HELP),
     at: str = typer.Option(AT_DEFAULT, "--at", help="Interactivity values (tok/s/user) for iso-interactivity ratios "
                            "(agentic: task times in minutes, default 5,10,20)."),
-    tiers: str = typer.Option(TIERS_DEFAULT, "--tiers", help="Tier floors in tok/s/user, name=value,... (agentic: "
-                              "task-time ceilings in minutes, default fast=10,ultra_fast=5)."),
+    tiers: str = typer.Option(TIERS_DEFAULT, "--tiers", help="Tier floors in tok/s/user, name=value,... (e.g. "
+                              "need=50): the tiers table gives each system's tok/s/chip, tok/s/kW and $/M tok at each "
+                              "(agentic: task-time ceilings in minutes, default fast=10,ultra_fast=5)."),
     stack: str = stack_option(),
     efficiency: str = typer.Option("calibrated", "--efficiency",
                                    help="Efficiency set: calibrated (default), low, high or spec."),
