@@ -29,7 +29,8 @@ def points_rows(p: Path, option: str = "--points") -> list[dict[str, str]]:
 
     Raises:
         SpecError: missing or unreadable file, a file that is not CSV (JSON content, or a .json,
-            .toml, .yaml or .parquet name), no rows or a missing column; each fix lists the columns.
+            .toml, .yaml or .parquet name), no rows or a missing column (each fix lists the columns); a row
+            that repeats an earlier one cell for cell.
     """
     shape = (f"a CSV file with a header row holding the columns {', '.join(POINTS_COLUMNS)} (as the shipped "
              "src/jalapeno/data/validation/inferencex_points.csv)")
@@ -45,7 +46,25 @@ def points_rows(p: Path, option: str = "--points") -> list[dict[str, str]]:
     missing = [c for c in POINTS_COLUMNS if c not in rows[0]]
     if missing:
         raise SpecError(f"{option} {p.name}: columns", f"missing {', '.join(missing)}", f"pass {shape}")
+    _refuse_repeated_rows(rows, f"{option} {p.name}")
     return rows
+
+
+def _refuse_repeated_rows(rows: list[dict[str, str]], where: str) -> None:
+    """Refuse a row equal, cell for cell (spaces around a cell ignored), to an earlier one: a line pasted twice
+    was predicted and counted twice, weighting its error double in every median, with no word (break44). Rows of
+    one deployment measured again (another date, run or source cell) differ and are kept.
+
+    Raises:
+        SpecError: naming both rows as ``NAME:LINE`` (the header is line 1, as validate's point ids).
+    """
+    seen: dict[tuple, int] = {}
+    for line, r in enumerate(rows, start=2):
+        cells = tuple((c, str(v or "").strip()) for c, v in r.items())
+        if cells in seen:
+            raise SpecError(f"{where}: line {line}", f"repeats line {seen[cells]} cell for cell (the point would be "
+                            "predicted and counted twice)", "drop one of the two lines")
+        seen[cells] = line
 
 #: Cells that, when given, must hold a positive finite number (conc: a closed-loop concurrency in [1, 1e6];
 #: num_gpus: a whole GPU count). num_gpus and output_tput_per_gpu are read by the data-quality rule

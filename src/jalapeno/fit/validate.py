@@ -196,7 +196,7 @@ def load_inferencex(path: str | Path, option: str = "--points") -> tuple[list[Me
     command-line option that named the file, for the messages.
 
     Raises:
-        SpecError: as fit/ix_cells.points_rows (missing file, not CSV, no rows, a missing column).
+        SpecError: as fit/ix_cells.points_rows (missing file, not CSV, no rows, a missing column, a repeated row).
     """
     p = Path(path)
     rows = points_rows(p, option)
