@@ -194,7 +194,8 @@ def _numeric(faults: _Faults, col: str, raw) -> np.ndarray:
         if cell is None or (isinstance(cell, float) and math.isnan(cell)) or str(cell).strip() == "":
             faults.add(bad, col, lambda _: "missing value", f"give {col} for every row")
         else:
-            faults.add(bad, col, lambda _: f"{cell!r} is not a finite number",
+            shown = f"{cell:g}" if isinstance(cell, float) else repr(cell)  # a NumPy float read 'np.float64(inf)'
+            faults.add(bad, col, lambda _: f"{shown} is not a finite number",
                        "use finite numbers for times, lengths and ids")
         vals[bad] = np.nan
     return vals
@@ -340,6 +341,11 @@ def _columns_from_jsonl(text: str, name: str) -> tuple[dict, Callable[[int], str
     return cols, (lambda k: f"row {k + 1} (line {lines[k]})"), stop
 
 
+def _is_label(v) -> bool:
+    """Whether an id cell is written as a text label (``sess-a1``), not a number, a NaN or a JSON-dumped non-number."""
+    return isinstance(v, str) and v.strip().lower() not in ("nan", "true", "false") and v.strip()[:1] not in ("[", "{")
+
+
 def read_trace(path: str | Path) -> Trace:
     """Read a CSV or JSONL trace: arrival_s, input_tokens, output_tokens [, session_id, prefix_group].
 
@@ -378,6 +384,11 @@ def read_trace(path: str | Path) -> Trace:
 
         s = pd.Series(raw, dtype=object).map(lambda v: "" if v is None or str(v).strip() in ("", "None") else v)
         blank = (s == "").to_numpy()
+        # a text id ("sess-a1", a UUID) was 'not a finite number. Fix: use finite numbers' (break44): say it is a label
+        text = ~blank & pd.to_numeric(s.where(~blank, "-1"), errors="coerce").isna().to_numpy() & s.map(_is_label).to_numpy()
+        faults.add(text, c, lambda k, s=s: f"{str(s.iloc[k])!r} is text, not a numeric id",
+                   f"number the {c}s 0, 1, 2, ... (the same number on every row of one {c.removesuffix('_id').replace('_', ' ')}) "
+                   "and leave the cell blank for none")
         vals = _numeric(faults, c, s.where(~blank, "-1"))
         with np.errstate(invalid="ignore"):
             bad = ~blank & np.isfinite(vals) & ((vals < 0) | (vals != np.floor(vals)) | (vals >= MAX_ID))
