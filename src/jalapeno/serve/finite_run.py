@@ -110,10 +110,11 @@ class ServerRun:
     round_robin: bool = False
 
     def __post_init__(self) -> None:
-        """Raises SpecError naming the field: ``samples`` or ``min_query_count`` not a whole number >= 1,
+        """Raises SpecError naming the field: ``samples`` or ``min_query_count`` not a whole number >= 1 (a Python or
+        NumPy integer: a count read from a DataFrame, ``np.int64(24576)``, was refused as not whole, break44),
         ``min_duration_s`` not a finite positive number of seconds."""
         for name, v in (("samples", self.samples), ("min_query_count", self.min_query_count)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise SpecError(name, f"{v!r}", "give a whole number of requests, at least 1")
         d = self.min_duration_s
         if isinstance(d, bool) or not isinstance(d, (int, float)) or not (math.isfinite(d) and d > 0):
@@ -132,12 +133,17 @@ class ServerRun:
         270336
 
         Raises:
-            SpecError: a non-positive rate.
+            SpecError: a rate that is not a positive finite number, or one whose schedule over the run's duration
+                is past float range (``inf`` raised OverflowError from ``math.ceil``, break44).
         """
-        if not rate_per_s > 0:
-            raise SpecError("rate_per_s", f"{rate_per_s!r} requests/s", "give a positive arrival rate")
-        n = self.samples
-        return int(n * max(math.ceil(self.min_query_count / n), math.ceil(rate_per_s * self.min_duration_s / n - 1e-9)))
+        if not (rate_per_s > 0 and math.isfinite(rate_per_s)):
+            raise SpecError("rate_per_s", f"{rate_per_s!r} requests/s", "give a positive, finite arrival rate")
+        n = int(self.samples)
+        scheduled = rate_per_s * self.min_duration_s / n
+        if not math.isfinite(scheduled):
+            raise SpecError("rate_per_s", f"{rate_per_s!r} requests/s over {self.min_duration_s:g} s is past float "
+                            "range", "give the run's arrival rate in requests per second")
+        return int(n * max(math.ceil(self.min_query_count / n), math.ceil(scheduled - 1e-9)))
 
 
 def server_run_factor(osl_tokens, queries: float, rate_per_s: float, running: float, batch_grid,
