@@ -130,10 +130,27 @@ def note_unread_efficiency(sets, model, precision, pricer) -> None:
     from jalapeno.specs.system_overrides import parse_sets
 
     keys = [k.split(":", 1)[-1] for k, _ in parse_sets(sets or ())]
-    note = unread_note(keys, model, precision, pricer.system, pricer.efficiency)
-    if note and note not in _NOTED:
-        _NOTED.add(note)
-        _err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+    for note in (unread_note(keys, model, precision, pricer.system, pricer.efficiency), switched_off_note(keys)):
+        if note and note not in _NOTED:
+            _NOTED.add(note)
+            _err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+
+
+def switched_off_note(keys) -> str | None:
+    """The note for dotted ``--set`` keys ``efficiency.FIELD`` whose cost a shipped-off switch gates
+    (cli/common.SWITCHED_RULE_FIELDS, read at call time), or None. ``--set efficiency.prompt_step_s_per_token=1e-3``
+    was accepted and priced exactly as without it (cost/step.PROMPT_TOKEN_STEP_ON off, round 43), with no word
+    (break44), where ``--stack trtllm@1.1.0rc2`` marks the same field NOT CHARGED."""
+    from jalapeno.cli.common import SWITCHED_RULE_FIELDS, switched_off_fields
+
+    off = switched_off_fields()
+    named = [k for k in dict.fromkeys(keys) if k.startswith("efficiency.") and k.split(".", 1)[1] in off]
+    if not named:
+        return None
+    gates = ", ".join(sorted({f"{module.removeprefix('jalapeno.').replace('.', '/')}.{switch}"
+                              for module, switch in (SWITCHED_RULE_FIELDS[k.split(".", 1)[1]] for k in named)}))
+    return (f"--set {', '.join(named)} is not charged: its switch {gates} is off (shipped off), so the what-if "
+            "changes nothing")
 
 
 def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] | None = None,
@@ -152,17 +169,40 @@ def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] |
     if pricer == "roofline":  # the default: the table machinery (and its pandas import, ~0.3 s) is not needed
         from jalapeno.cost.pricer import load_pricer
 
-        pr = load_pricer(system, efficiency, tuple(overrides), stack)
+        def load(which):
+            return load_pricer(system, which, tuple(overrides), stack)
     else:
         from jalapeno.fit.table_lookup import load_any_pricer
 
-        pr = load_any_pricer(system, efficiency, overrides, pricer, stack)
+        def load(which):
+            return load_any_pricer(system, which, overrides, pricer, stack)
+    pr = load(efficiency)
+    if efficiency in ("low", "high"):
+        note_no_band(pr, efficiency, load("calibrated"))
     note_efficiency(pr.system)
     note_name_clash(pr.system)
     note_power_only(overrides)  # after the load: a refused variant gets its one error alone
     note_stacks_only(overrides, pr.system)
     note_ignored_level_keys(pr.system)
     return pr
+
+
+def note_no_band(pr, efficiency: str, mid) -> None:
+    """Say once per system that ``--efficiency low|high`` priced it with the very set ``calibrated`` does: a system
+    fitted on its own kernels has one set (data/calibration kind ``measured``: no ``[low]``/``[high]``, docs/model.md
+    §11.2), as has a user file without a base; ``predict -s h200 --efficiency low`` printed the calibrated figures
+    with no word (break44). ``pr``, ``mid``: the pricers of ``efficiency`` and of ``calibrated``, compared on every
+    efficiency parameter but the source label."""
+    import dataclasses
+
+    key = f"band:{pr.system.name}:{efficiency}"
+    if key in _NOTED or dataclasses.replace(pr.efficiency, source="") != dataclasses.replace(mid.efficiency, source=""):
+        return
+    _NOTED.add(key)
+    _err.print(f"note: --efficiency {efficiency}: {pr.system.name} has no {efficiency} set (one set, fitted on its own "
+               "kernels, or a file without one), so it is priced exactly as calibrated; its uncertainty is its "
+               "measured error band (`jalapeno compare --bands`, `jalapeno audit`; docs/audit.md §3.1)",
+               markup=False, highlight=False, soft_wrap=True)
 
 
 def check_pricer_chip_model(pricer: str, chip_model: str) -> None:
