@@ -143,3 +143,23 @@ def test_server_run_takes_a_numpy_sample_count():
         ServerRun(np.float64(24576.0))
     with pytest.raises(SpecError, match="samples"):
         ServerRun(np.bool_(True))
+
+
+def test_validate_stack_at_a_version_names_the_rules_it_takes(capsys, tmp_path):
+    # predict / frontier / compare said which version rules trtllm@1.1.0rc2 takes and that its prompt-step rule is
+    # not charged; validate, which prices every point with that stack, said nothing
+    p = _points(tmp_path, {"date": "2026-06-01"})
+    code, out, err = run(
+        capsys,
+        "validate",
+        "--points",
+        str(p),
+        "--no-aiconfigurator",
+        "--no-mlperf",
+        "--json",
+        "--stack",
+        "trtllm@1.1.0rc2",
+    )
+    assert code == 0, err
+    assert "note: --stack trtllm@1.1.0rc2 takes the version rules prompt_step_s_per_token" in err
+    assert "NOT CHARGED" in err

@@ -5,7 +5,15 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from jalapeno.cli.common import check_html_out, check_table_out, console, efficiency_option, list_items, print_json
+from jalapeno.cli.common import (
+    check_html_out,
+    check_table_out,
+    console,
+    efficiency_option,
+    list_items,
+    note_stack_version,
+    print_json,
+)
 
 
 def calibrate(
@@ -72,7 +80,8 @@ def validate(
     mlperf: bool = typer.Option(False, "--mlperf/--no-mlperf",
                                 help="Also predict the shipped MLPerf Inference v5.1 results (their own source; "
                                      "each served with its dataset's length spread, fit/mlperf.py)."),
-    stack: str = typer.Option(None, "--stack", help="Price every point with this software stack (default: each "
+    stack: str = typer.Option(None, "--stack", callback=note_stack_version,  # the version rules it takes, as predict
+                              help="Price every point with this software stack (default: each "
                               "point's framework's profile, data/stacks.toml; 'default' = the sets' own fixed costs)."),
     pricer: str = VALIDATE_PRICER_OPTION,
     systems: str = typer.Option(None, "--systems", "-s", help="Only the points of these catalog systems, "
