@@ -29,6 +29,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from jalapeno.cost.a2a_floor import floored_all_to_all
 from jalapeno.cost.allreduce_rms import fused_all_reduce
 from jalapeno.cost.collectives import CollectiveTime, collective_time
 from jalapeno.cost.engine_allreduce import measured_all_reduce
@@ -194,12 +195,15 @@ class SystemPricer:
     def collective(self, kind: str, group: int, message_bytes, placement: str = "packed") -> CollectiveTime:
         """One collective of ``kind`` over ``group`` chips for ``message_bytes`` (N,, bytes per chip), seconds:
         cost/collectives.collective_time, or the engine's measured all-reduce where the efficiency set has one on
-        this system (cost/engine_allreduce.py; fused with RMSNorm: cost/allreduce_rms.py).
+        this system (cost/engine_allreduce.py; fused with RMSNorm: cost/allreduce_rms.py); an all-to-all no faster
+        than TensorRT-LLM's measured per-call floor where that switch is on (cost/a2a_floor.py, shipped off).
 
         Raises:
             UnknownNameError, SpecError: as collective_time.
         """
         r = collective_time(kind, group, message_bytes, self.system, self.efficiency, placement)
+        if kind == "all_to_all":  # TensorRT-LLM's measured per-call floor where on (cost/a2a_floor.py)
+            return floored_all_to_all(r, group, self.system, self.efficiency, placement)
         if kind != "all_reduce" or self.efficiency.all_reduce_table == "none" or not measured_here(self.efficiency):
             return r
         # the engine's own all-reduce where measured on this system (cost/engine_allreduce.py)
@@ -386,8 +390,8 @@ def measured_here(efficiency: Efficiency) -> bool:
     set wholly derived from another chip (specs/calibration.derived_from: Jalapeño, Vera Rubin, a
     leave-one-system-out set, fit/loso.py), which prices with no measurement of this chip — not its routed
     experts' width term (data/moe_width.toml), its engines' measured all-reduce (data/collectives/
-    engine_allreduce.toml), MoE backend kernels (data/moe_backends.toml, moe_backend_kernels.toml) or attention
-    backend speeds (data/attention_backends.toml); of an engine MoE backend it prices only the per-layer floor
+    engine_allreduce.toml), TensorRT-LLM's all-to-all floor (data/collectives/a2a_floor.toml), MoE backend
+    kernels (data/moe_backends.toml, moe_backend_kernels.toml) or attention backend speeds (data/attention_backends.toml); of an engine MoE backend it prices only the per-layer floor
     pooled over the other measured systems (fit/floor_transfer.py). A derived catalog system has none of them anyway; a measured
     system priced with a derived set would otherwise read its own.
 

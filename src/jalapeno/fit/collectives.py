@@ -403,3 +403,33 @@ def judge_ep_all_to_all(table: pd.DataFrame, system: System, eff: Efficiency) ->
     return {"shipped": {"all_to_all_fraction": eff.all_to_all_fraction,
                         "all_to_all_latency_s": eff.all_to_all_latency_s, **_ep_errors(frame, err, split=False)},
             "fit": {**params, **rep}, "latency_fit": {**p_lat, **r_lat}}
+
+
+def ep_all_to_all_floor(table: pd.DataFrame) -> pd.DataFrame:
+    """The measured per-call floor of TensorRT-LLM's NVLink one-sided MoE all-to-all, per EP size
+    (cost/a2a_floor.py): at the table's smallest token count a rank (1) the kernel's time is its
+    synchronisation, not its bytes; one call = the mean of ``alltoall_dispatch`` and
+    ``alltoall_combine`` there (the model prices dispatch and combine as two calls of one form).
+
+    Args:
+        table: aiconfigurator's ``trtllm_alltoall_perf`` (latency in ms), the rows of
+            :func:`ep_all_to_all_frame` (:data:`A2A_KERNEL`, NVFP4, DeepSeek's shape).
+
+    Returns:
+        DataFrame (ep, tokens, floor_s) sorted by EP size, one row per EP size.
+
+    Raises:
+        SpecError: the table has none of those rows.
+    """
+    from jalapeno.errors import SpecError
+
+    t = table[(table.kernel_source == A2A_KERNEL) & (table.moe_dtype == "nvfp4")
+              & (table.hidden_size == A2A_HIDDEN) & (table.topk == A2A_TOP_K) & (table.num_experts == A2A_EXPERTS)]
+    p = t.groupby(["moe_ep_size", "num_tokens", "op_name"]).latency.min().unstack("op_name")
+    if not {"alltoall_dispatch", "alltoall_combine"} <= set(p.columns):
+        raise SpecError("trtllm_alltoall_perf", f"no {A2A_KERNEL} NVFP4 dispatch and combine rows",
+                        "check the aiconfigurator-core package version")
+    p = p.dropna(subset=["alltoall_dispatch", "alltoall_combine"]).reset_index()
+    first = p.loc[p.groupby("moe_ep_size").num_tokens.idxmin()].sort_values("moe_ep_size")
+    return pd.DataFrame({"ep": first.moe_ep_size.to_numpy(int), "tokens": first.num_tokens.to_numpy(float),
+                         "floor_s": ((first.alltoall_dispatch + first.alltoall_combine) / 2 * 1e-3).to_numpy()})

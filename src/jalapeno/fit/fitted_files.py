@@ -61,6 +61,9 @@ CHAIN: tuple[Step, ...] = (
     Step("calibrate", ("jalapeno", "calibrate"), "data/calibration/*.toml (measured sets; derived sets' bands)",
          "the kernel tables (aiconfigurator-core, amd-aiter tables) and data/validation/loso_error.toml",
          ("python", "scripts/recalibrate.py", "--check-calibration")),
+    # TensorRT-LLM's measured all-to-all floor (cost/a2a_floor.py, shipped off): the trtllm_alltoall_perf tables only
+    Step("a2a_floor", ("python", "scripts/fit_a2a_floor.py"), "data/collectives/a2a_floor.toml",
+         "the engine's trtllm_alltoall_perf tables only", ("python", "scripts/fit_a2a_floor.py", "--check")),
     Step("moe_width", ("python", "scripts/fit_moe_width.py"), "data/moe_width.toml",
          "each system's calibrated moe half_rows (data/calibration)",
          ("python", "scripts/fit_moe_width.py", "--check")),
