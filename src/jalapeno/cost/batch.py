@@ -100,6 +100,97 @@ def _floats(field: str, v) -> np.ndarray:
         _not_numbers(field, v)
 
 
+#: scalar types :func:`_plain_fields` takes as they are (bool, a subclass of int, is not one: it is refused as a count)
+_PLAIN_SCALARS = (float, int, np.float64)
+
+
+def _filled(n: int, v) -> np.ndarray:
+    """(n,) float64, every element ``float(v)``: np.full's array (empty, then fill: a third of its call's cost)."""
+    out = np.empty(n)
+    out.fill(float(v))
+    return out
+
+
+def _plain_fields(decode_seqs, decode_ctx, prefill_tokens, prefill_ctx, prefill_seqs, pad_seqs) -> dict | None:
+    """:func:`_read_fields`'s arrays for the inputs a sweep passes (every field a Python or NumPy float, an int or a
+    C-contiguous 1-D float64 array, the arrays of one length N >= 1, every value finite and >= 0): the same arrays
+    (an array as it is, a number filled to N), without the per-field type and shape checks that cost a sweep's
+    7,500 batches about a third of their build (round 44). None for any other input: :func:`_read_fields` reads
+    it, and raises its error."""
+    vals = (decode_seqs, decode_ctx, prefill_tokens, prefill_ctx, prefill_seqs)
+    n = 0
+    for v in (*vals, pad_seqs):
+        t = type(v)
+        if t is np.ndarray:
+            if v.dtype != np.float64 or v.ndim != 1 or not v.flags.c_contiguous or (n and v.shape[0] != n):
+                return None
+            n = v.shape[0]
+            if not n:
+                return None
+        elif t not in _PLAIN_SCALARS and not (v is None and v is prefill_seqs):
+            return None
+    n = n or 1
+    if prefill_seqs is None:
+        prefill_seqs = (np.where(prefill_tokens > 0, 1.0, 0.0) if type(prefill_tokens) is np.ndarray
+                        else 1.0 if prefill_tokens > 0 else 0.0)
+    arrs = [v if type(v) is np.ndarray else _filled(n, v) for v in vals[:4] + (prefill_seqs,)]
+    every = np.concatenate(arrs)
+    if not (every.min() >= 0.0 and every.max() < np.inf):  # a negative, infinite or NaN value: _read_fields names it
+        return None
+    return dict(zip(_COUNT_FIELDS, arrs))
+
+
+def _read_fields(decode_seqs, decode_ctx, prefill_tokens, prefill_ctx, prefill_seqs, pad_seqs) -> dict:
+    """:meth:`Batch.make`'s five count fields read and checked, as (N,) float arrays by name (every input it takes).
+
+    Raises:
+        SpecError: a field that holds no numbers, is negative or not finite, or arrays of different lengths.
+    """
+    raw = dict(decode_seqs=decode_seqs, decode_ctx=decode_ctx, prefill_tokens=prefill_tokens,
+               prefill_ctx=prefill_ctx, prefill_seqs=prefill_seqs, pad_seqs=pad_seqs)
+    for k, v in raw.items():  # 'abc' raised numpy's ValueError; '64' and True were read as numbers
+        # (an object array of numbers, pandas' .to_numpy() of an object column, is read as its numbers)
+        if (isinstance(v, _NOT_NUMBERS) or (type(v) is np.ndarray and v.dtype.kind not in "iufO")
+                or (type(v) in (list, tuple) and any(isinstance(x, _NOT_NUMBERS) for x in v))
+                or (type(v) is np.ndarray and v.dtype.kind == "O"
+                    and any(isinstance(x, _NOT_NUMBERS) for x in v.ravel()))):
+            _not_numbers(k, v)
+    del raw["pad_seqs"]
+    if prefill_seqs is None:
+        prefill_seqs = raw["prefill_seqs"] = np.where(_floats("prefill_tokens", prefill_tokens) > 0, 1.0, 0.0)
+    try:
+        lengths = {k: v.size if type(v) is np.ndarray else np.size(v) for k, v in raw.items()
+                   if (v.ndim if type(v) is np.ndarray else np.ndim(v)) > 0}  # the methods: np's dispatch costs
+    except ValueError:  # a ragged list ([[1, 2], [3]]): name its field
+        for k, v in raw.items():
+            _floats(k, v)
+        raise
+    if len(set(lengths.values())) > 1:  # only scalars broadcast: [64] beside 3 contexts is a mistake
+        raise SpecError("batch", "array fields of different lengths: "
+                        + ", ".join(f"{k} {n}" for k, n in lengths.items()),
+                        "give every array field the same length (scalars apply to every row)")
+    vals = [_floats(k, v) for k, v in raw.items()]
+    if all(a.ndim <= 1 for a in vals):  # the usual case: the arrays as they are, scalars filled to their length
+        n = max(lengths.values(), default=1)
+        arrs = [np.ascontiguousarray(a) if a.ndim else np.full(n, a) for a in vals]
+    else:
+        try:
+            arrs = np.broadcast_arrays(*[np.atleast_1d(a) for a in vals])
+        except ValueError:
+            raise SpecError("batch", "field shapes do not broadcast",
+                            "pass scalars or arrays of one common length") from None
+    out = dict(zip(raw, arrs))
+    every = np.concatenate(arrs) if all(a.ndim == 1 for a in arrs) else None
+    if every is None or not np.isfinite(every).all() or (every < 0).any():  # say which field
+        for k, a in out.items():
+            if a.ndim != 1:
+                raise SpecError(f"batch.{k}", "must be a scalar or 1-D array", "flatten the input")
+            if not np.all(np.isfinite(a)) or np.any(a < 0):
+                raise SpecError(f"batch.{k}", "must be finite and >= 0", f"give non-negative {k}")
+        out = {k: np.ascontiguousarray(a) for k, a in out.items()}
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Batch:
     """What one step of a model instance processes; every field but ``pad_routing`` an array of shape (N,).
@@ -135,48 +226,9 @@ class Batch:
             SpecError: a negative or non-finite field, or array fields of different lengths (only
                 scalars broadcast).
         """
-        raw = dict(decode_seqs=decode_seqs, decode_ctx=decode_ctx, prefill_tokens=prefill_tokens,
-                   prefill_ctx=prefill_ctx, prefill_seqs=prefill_seqs, pad_seqs=pad_seqs)
-        for k, v in raw.items():  # 'abc' raised numpy's ValueError; '64' and True were read as numbers
-            # (an object array of numbers, pandas' .to_numpy() of an object column, is read as its numbers)
-            if (isinstance(v, _NOT_NUMBERS) or (type(v) is np.ndarray and v.dtype.kind not in "iufO")
-                    or (type(v) in (list, tuple) and any(isinstance(x, _NOT_NUMBERS) for x in v))
-                    or (type(v) is np.ndarray and v.dtype.kind == "O"
-                        and any(isinstance(x, _NOT_NUMBERS) for x in v.ravel()))):
-                _not_numbers(k, v)
-        del raw["pad_seqs"]
-        if prefill_seqs is None:
-            prefill_seqs = raw["prefill_seqs"] = np.where(_floats("prefill_tokens", prefill_tokens) > 0, 1.0, 0.0)
-        try:
-            lengths = {k: v.size if type(v) is np.ndarray else np.size(v) for k, v in raw.items()
-                       if (v.ndim if type(v) is np.ndarray else np.ndim(v)) > 0}  # the methods: np's dispatch costs
-        except ValueError:  # a ragged list ([[1, 2], [3]]): name its field
-            for k, v in raw.items():
-                _floats(k, v)
-            raise
-        if len(set(lengths.values())) > 1:  # only scalars broadcast: [64] beside 3 contexts is a mistake
-            raise SpecError("batch", "array fields of different lengths: "
-                            + ", ".join(f"{k} {n}" for k, n in lengths.items()),
-                            "give every array field the same length (scalars apply to every row)")
-        vals = [_floats(k, v) for k, v in raw.items()]
-        if all(a.ndim <= 1 for a in vals):  # the usual case: the arrays as they are, scalars filled to their length
-            n = max(lengths.values(), default=1)
-            arrs = [np.ascontiguousarray(a) if a.ndim else np.full(n, a) for a in vals]
-        else:
-            try:
-                arrs = np.broadcast_arrays(*[np.atleast_1d(a) for a in vals])
-            except ValueError:
-                raise SpecError("batch", "field shapes do not broadcast",
-                                "pass scalars or arrays of one common length") from None
-        out = dict(zip(raw, arrs))
-        every = np.concatenate(arrs) if all(a.ndim == 1 for a in arrs) else None
-        if every is None or not np.isfinite(every).all() or (every < 0).any():  # say which field
-            for k, a in out.items():
-                if a.ndim != 1:
-                    raise SpecError(f"batch.{k}", "must be a scalar or 1-D array", "flatten the input")
-                if not np.all(np.isfinite(a)) or np.any(a < 0):
-                    raise SpecError(f"batch.{k}", "must be finite and >= 0", f"give non-negative {k}")
-            out = {k: np.ascontiguousarray(a) for k, a in out.items()}
+        out = _plain_fields(decode_seqs, decode_ctx, prefill_tokens, prefill_ctx, prefill_seqs, pad_seqs)
+        if out is None:  # anything but plain numbers and float arrays: read, check and name the field at fault
+            out = _read_fields(decode_seqs, decode_ctx, prefill_tokens, prefill_ctx, prefill_seqs, pad_seqs)
         if ((out["prefill_tokens"] > 0) & (out["prefill_seqs"] <= 0)).any():
             raise SpecError("batch.prefill_seqs", "prefill tokens need at least one sequence",
                             "set prefill_seqs >= 1 where prefill_tokens > 0")
@@ -263,6 +315,8 @@ class Batch:
 
 
 _ARRAY_FIELDS = tuple(f.name for f in fields(Batch) if f.name != "pad_routing")
+#: the count fields :meth:`Batch.make` reads (all but the padding dummies), in order
+_COUNT_FIELDS = _ARRAY_FIELDS[:5]
 #: the last :data:`_DISTINCT_KEEP` (batch, its fields' bytes, Batch.distinct of it) by the batch's id, oldest first:
 #: the same batch object with the same contents gives the same answer. A fixed-concurrency solve asks each step
 #: batch twice, to price the pass (serve/lockstep._price_shared) and to step it, with every other deployment's
