@@ -344,7 +344,7 @@ def agg_head(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pl
     ttft_step = step_s[n:2 * n]
     w_dec = np.ones(n) if sep else 1 - frac  # weight of the decode-only step per decode step
     tau = w_dec * t_dec + frac * ttft_step
-    shares = np.stack([sc.attribution_s[k][:2 * n] for k in BOUNDS])  # (bounds, 2N): each bound's row as before
+    shares = np.array([sc.attribution_s[k][:2 * n] for k in BOUNDS], dtype=float)  # (bounds, 2N): np.stack's rows
     bound, margin = rank_bounds(w_dec * shares[:, :n] + frac * shares[:, n:])
     fits = sc.feasible[:n] & sc.feasible[n:2 * n]
     if not fits.all():  # (bound is a fresh object array: kept as it is where every point fits)
