@@ -151,6 +151,27 @@ it only waited (analysis/workers.meanwhile, report/html.warm_chart; not run in o
 CPU 5.26-5.73 (main) vs 5.49-5.52 s: the same work moved, not cut. Expected on a quiet machine (an estimate, not
 measured): about 0.08 s off the wall on 2 cores (the warm-up shares them with the workers), 0.15 s with a third
 free core, i.e. 2.66 -> ~2.58 s; the 2.5 s margin still needs the workers' per-deployment finish vectorised.
+Round 44 (perf44) profiled ``compare -c 64`` again (cProfile, line_profiler, py-spy sampling, ``-X importtime``; load 3-10
+on the 2 shared cores all along). The parent: imports ~0.29 s CPU before the fork (numpy, pydantic with its 13
+system-file models, typer and rich, and ~106 dataclass definitions, ~60 ms of it), then ~0.1 s of chart
+(plotly's figure, its 4.9 MB page) and tables after the join; the 8 sweeps 0.43-0.49 s CPU each, balanced over the 2
+workers. The sweeps' profile is flat (no function above 3% of its own: the per-deployment finish, NumPy calls on
+arrays of a few columns), but one call was not trimmed: ``Batch.make`` ran every field through its full type,
+shape and broadcast checks, 7,511 batches a run. It now takes plain inputs (numbers, C-contiguous 1-D float64
+arrays of one length, all finite and >= 0) as they are and leaves anything else to the full read, which raises
+as before (cost/batch._plain_fields; tests/unit/test_batch_plain_fields.py): 0.21 -> 0.13 s CPU in one process;
+and the step's bound rows are built by ``np.array`` instead of ``np.stack`` (7,798 calls). Outputs
+byte-identical (``compare`` and ``-c 64`` text, ``--json`` and HTML but for plotly's div id; ``-m llama-3.3-70b -s
+gb200-nvl72,h200 -c 64 --json``, ``-m gpt-oss-120b -s b200,mi355x -c 64``, ``-m qwen3-235b-a22b -s gb300-nvl72,b200
+--json``; ``validate -o`` all rows and ``--held-out`` byte for byte against main). Against main 9c120a7: the
+in-process sweep (fp8 and fp4, 4 systems, ``-c 64``; JALAPENO_WORKERS=1) interleaved 3 x 2 runs at load 5.6-7.6:
+CPU median 3.90 -> 3.72 s (-4.6%; best per process 3.82 / 3.99 / 3.55 -> 3.65 / 3.94 / 3.40 s). The whole command,
+interleaved 6 times per tree at load 9.6-10.8 (nice 10): ``-c 64`` CPU median 5.16 -> 4.96 s (min 4.94 -> 4.63),
+wall 29.3 vs 29.9 s (meaningless at that load); plain ``compare`` (5 each, load 9.2-10.9) CPU median 3.97 -> 3.73 s (min 3.03 -> 3.13: within the noise).
+Expected quiet: about 0.06 s off the wall of ``-c 64`` (0.12 s of workers' CPU over 2 cores), i.e. 2.3-2.4 s at
+the round's quiet figures; the 3 s goal on a loaded machine still needs the per-deployment finish vectorised
+across a pass's deployments (rounds 34-43), or fewer imports in the parent (numpy, pydantic, typer, rich: the
+CLI needs them all before it forks).
 Run: python benchmarks/bench_compare.py [--long: also ``compare -w 128k1k``] (a source tree: PYTHONPATH=$PWD/src, an absolute path: the
 command runs in a temporary folder)
 """
