@@ -56,6 +56,10 @@ def test_the_plain_path_equals_the_full_read_bitwise(kw):
     dict(decode_seqs=np.array([8.0, 16.0]), decode_ctx=np.array([1.0, 2.0, 3.0])),  # two lengths
     dict(decode_seqs=True), dict(decode_seqs="64"),
     dict(decode_seqs=-1.0), dict(prefill_tokens=np.inf), dict(decode_ctx=np.array([1.0, np.nan])),
+    dict(decode_seqs=None), dict(decode_seqs=None, prefill_seqs=1.0),  # None is prefill_seqs' default only
+    dict(decode_seqs=2.0, pad_seqs=np.array([1.0, 0.0, 0.0])),  # the dummies do not set the points
+    dict(decode_seqs=np.array([8.0, 16.0]), pad_seqs=np.array([1, 0])),  # integer dummies
+    dict(decode_seqs=np.array([8.0, 16.0]), pad_seqs=[1.0, 0.0]),  # a list of dummies
 ])
 def test_other_inputs_take_the_full_read(kw):
     assert _plain_fields(*_args(**kw)) is None
