@@ -167,7 +167,8 @@ gb200-nvl72,h200 -c 64 --json``, ``-m gpt-oss-120b -s b200,mi355x -c 64``, ``-m 
 in-process sweep (fp8 and fp4, 4 systems, ``-c 64``; JALAPENO_WORKERS=1) interleaved 3 x 2 runs at load 5.6-7.6:
 CPU median 3.90 -> 3.72 s (-4.6%; best per process 3.82 / 3.99 / 3.55 -> 3.65 / 3.94 / 3.40 s). The whole command,
 interleaved 6 times per tree at load 9.6-10.8 (nice 10): ``-c 64`` CPU median 5.16 -> 4.96 s (min 4.94 -> 4.63),
-wall 29.3 vs 29.9 s (meaningless at that load); plain ``compare`` (5 each, load 9.2-10.9) CPU median 3.97 -> 3.73 s (min 3.03 -> 3.13: within the noise).
+wall 29.3 vs 29.9 s (meaningless at that load), and again 5 times each at load 6.1-9.8: CPU median 5.05 -> 4.88 s (min 4.93 -> 4.81),
+wall 18.7 vs 18.0 s; plain ``compare`` (5 each, load 9.2-10.9) CPU median 3.97 -> 3.73 s (min 3.03 -> 3.13: within the noise).
 Expected quiet: about 0.06 s off the wall of ``-c 64`` (0.12 s of workers' CPU over 2 cores), i.e. 2.3-2.4 s at
 the round's quiet figures; the 3 s goal on a loaded machine still needs the per-deployment finish vectorised
 across a pass's deployments (rounds 34-43), or fewer imports in the parent (numpy, pydantic, typer, rich: the
