@@ -496,7 +496,8 @@ def _at_points(sc: StepCost, at: np.ndarray) -> StepCost:
 
 def _link_level(bound: np.ndarray, ct: np.ndarray, cw, scope_arr: np.ndarray, levels: list[str],
                 n: int) -> np.ndarray:
-    """Name of the link level whose collectives cost most, where the bound is a link ('' else)."""
+    """Name of the link level whose collectives cost most, where the bound is a link ('' else); an exact tie goes
+    to the level that comes first in ``levels`` (the step's collective rows), the same name on every run."""
     out = np.full(n, "", dtype=object)
     present = set(bound.tolist())  # the bounds named (a link-bound point is rare: the rest is skipped)
     if not len(levels) or not any(f"{scope}_link" in present for scope in SCOPES):
@@ -508,7 +509,8 @@ def _link_level(bound: np.ndarray, ct: np.ndarray, cw, scope_arr: np.ndarray, le
             continue
         sel = (bound == f"{scope}_link")
         rows = scope_arr == scope
-        per_level = {name: np.add.reduce(weighted[rows & (lv == name)], axis=0) for name in set(lv[rows])}
+        per_level = {name: np.add.reduce(weighted[rows & (lv == name)], axis=0)  # row order: not set()'s, which
+                     for name in dict.fromkeys(lv[rows].tolist())}  # the hash seed sets (ties would flip per run)
         names = list(per_level)
         best = np.argmax(np.stack([per_level[k] for k in names]), axis=0)
         out[sel] = np.asarray(names, dtype=object)[best][sel]
