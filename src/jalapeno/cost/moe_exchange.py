@@ -15,7 +15,8 @@ def moe_all_to_all_on(exchange: str, group_chips: int, scale_up_chips: int, moe_
     with ``nvlink_all_to_all`` only inside one scale-up domain of ``scale_up_chips`` and with
     whole experts per rank (TensorRT-LLM: "AlltoAll cannot support MoE TP"); with
     ``nvlink_all_to_all_above_top_k`` also only with more ranks than the ``top_k`` experts a
-    token selects (None: not checked).
+    token selects (None: not checked); never with ``nvfp4_all_gather`` (SGLang's FlashInfer CUTLASS NVFP4
+    path gathers at any EP).
 
     >>> moe_all_to_all_on("nvlink_all_to_all", 16, 8), moe_all_to_all_on("nvlink_all_to_all", 32, 72)
     (False, True)
@@ -25,9 +26,13 @@ def moe_all_to_all_on(exchange: str, group_chips: int, scale_up_chips: int, moe_
     False
     >>> moe_all_to_all_on("nvlink_all_to_all_above_top_k", 16, 72, top_k=8)
     True
+    >>> moe_all_to_all_on("nvfp4_all_gather", 4, 72, top_k=8)  # SGLang DEP4 prefill, flashinfer_cutlass
+    False
     """
     if exchange == "all_to_all":
         return True
+    if exchange == "nvfp4_all_gather":
+        return False
     if exchange == "nvlink_all_to_all_above_top_k" and top_k is not None and group_chips <= top_k:
         return False
     return group_chips <= scale_up_chips and moe_tp == 1

@@ -28,10 +28,11 @@ Counts follow the model config, the layout (deploy/layout.py conventions) and th
   attention (cost/attention.py). With attention DP and EP = 1 (experts tensor-parallel over the
   whole stage) the MoE layer all-gathers the stage's tokens and reduce-scatters the outputs
   instead of the all-to-all, and so does an engine that runs no all-to-all for the layout's EP
-  group on the system (``all_to_all`` False: TensorRT-LLM beyond one NVLink domain,
-  cost/moe_exchange.moe_all_to_all_on): every rank gathers the stage's tokens (BF16: the
-  FP8 block-scale MoE quantises inside its kernel), routes and computes its experts' share of all
-  of them, and the outputs are reduce-scattered back.
+  group on the system (``all_to_all`` False: TensorRT-LLM beyond one NVLink domain, SGLang's
+  ``nvfp4_all_gather`` pools; cost/moe_exchange.moe_all_to_all_on): every rank gathers the stage's
+  tokens (BF16: the FP8 block-scale MoE quantises inside its kernel; NVFP4 for FP4 experts under a
+  gathering exchange, which quantises before the gather), routes and computes its experts' share of
+  all of them, and the outputs are reduce-scattered back (BF16).
 - Context parallelism (cp > 1, prefill only): every CP rank is a replica of the stage's tp·dp
   chips holding 1/cp of each prompt's tokens, so every linear op (GEMMs, MoE, elementwise) runs
   on the rank's tokens with the full per-rank weights (each CP rank reads the weights) and the
@@ -252,9 +253,9 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
             ob.collective("moe.shared_all_reduce", "all_reduce", tp, t * h * 2, count=n_moe)
         elif dp > 1:  # gather every token of the stage, scatter the outputs back
             # TensorRT-LLM gathers NVFP4 activations already quantised (4 bits + an FP8 scale per
-            # 16: fused_moe_cutlass.py quantize_input before allgather); BF16 otherwise
-            ag_b = FORMATS["nvfp4"].bytes_per_elem if eff.moe_exchange.startswith("nvlink_all_to_all") and wf == "fp4" \
-                else 2.0
+            # 16: fused_moe_cutlass.py quantize_input before allgather), and so does SGLang's
+            # nvfp4_all_gather path (moe/utils.py should_use_flashinfer_cutlass_moe_fp4_allgather); BF16 otherwise
+            ag_b = FORMATS["nvfp4"].bytes_per_elem if eff.moe_exchange != "all_to_all" and wf == "fp4" else 2.0
             ob.collective("moe.all_gather", "all_gather", stage, tokens_in_group * h * ag_b, count=n_moe)
             ob.collective("moe.reduce_scatter", "reduce_scatter", stage, tokens_in_group * h * 2, count=n_moe)
         else:

@@ -362,12 +362,17 @@ def with_attention_backend(pricer: Pricer, backend: str | None, kv_format: str |
 def with_pool_backends(pricer: Pricer, pool, model, layout, kv_format: str | None = None) -> Pricer:
     """``pricer`` as a pool's engine runs it: the routed experts of ``model`` on ``layout`` by the
     pool's MoE backend (:func:`with_moe_backend`), the GQA decode attention by its attention
-    backend with the KV cache in ``kv_format`` (:func:`with_attention_backend`). ``pool``: anything with
-    ``moe_backend`` and ``attention_backend`` (deploy/deployment.Pool).
+    backend with the KV cache in ``kv_format`` (:func:`with_attention_backend`), and the MoE token exchange
+    by the pool's ``moe_exchange`` where it names one (``Efficiency.moe_exchange`` replaced; a pricer without
+    ``with_efficiency`` keeps its own). ``pool``: anything with ``moe_backend`` and ``attention_backend``
+    (deploy/deployment.Pool; ``moe_exchange`` optional).
 
     Raises:
         SpecError: an unknown backend name.
     """
+    exchange = getattr(pool, "moe_exchange", None)
+    if exchange and exchange != pricer.efficiency.moe_exchange and hasattr(pricer, "with_efficiency"):
+        pricer = pricer.with_efficiency(replace(pricer.efficiency, moe_exchange=exchange))
     return with_attention_backend(with_moe_backend(pricer, pool.moe_backend, model, layout), pool.attention_backend,
                                   kv_format)
 

@@ -19,6 +19,7 @@ from jalapeno.deploy.mtp import MTP
 from jalapeno.deploy.overlap_mode import OVERLAP_MODES, check_overlap, check_overlap_layout, pool_overlap  # noqa: F401 (re-exported)
 from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.errors import SpecError, check_bool, choice_hint
+from jalapeno.specs.efficiency_params import MOE_EXCHANGE_NAMES
 from jalapeno.specs.formats import Precision
 from jalapeno.specs.plausibility import MAX_CHIPS
 
@@ -157,13 +158,20 @@ class Pool:
     engine's attention backend on these workers when its recipe names one (vLLM
     ``--attention-backend``, lower case; specs/attention_backends.ATTENTION_BACKENDS), its GQA decode
     priced at the backend's published KV-read speed where the system has one
-    (cost/pricer.with_attention_backend); None: the set's HBM fraction.
+    (cost/pricer.with_attention_backend); None: the set's HBM fraction. ``moe_exchange``: the MoE token
+    exchange these workers' recipe runs where it differs from the stack's (specs/efficiency.MOE_EXCHANGE_NAMES;
+    SGLang's ``nvfp4_all_gather`` on a flashinfer_cutlass NVFP4 prefill pool beside a DeepEP decode pool),
+    applied by cost/pricer.with_pool_backends; None: the stack's ``Efficiency.moe_exchange``.
+
+    Raises:
+        SpecError: an unknown backend or exchange name, or ``workers`` not a whole number >= 1.
     """
 
     layout: Layout
     workers: int = 1
     moe_backend: str | None = None
     attention_backend: str | None = None
+    moe_exchange: str | None = None
 
     def __post_init__(self) -> None:
         from jalapeno.specs.attention_backends import check_attention_backend
@@ -171,6 +179,9 @@ class Pool:
 
         check_moe_backend(self.moe_backend, "moe_backend")
         check_attention_backend(self.attention_backend, "attention_backend")
+        if self.moe_exchange is not None and self.moe_exchange not in MOE_EXCHANGE_NAMES:
+            raise SpecError("pool.moe_exchange", f"unknown exchange {self.moe_exchange!r}",
+                            "one of " + ", ".join(MOE_EXCHANGE_NAMES) + ", or leave it unset (the stack's)")
         if not (isinstance(self.workers, numbers.Real) and self.workers >= 1):  # 0: an IndexError in predict
             raise SpecError("pool.workers", f"must be at least 1, got {self.workers!r}", "give workers >= 1")
         if self.workers > MAX_CHIPS:  # 10**12 instances were priced: each holds at least one chip
@@ -188,10 +199,11 @@ class Pool:
         return self.layout.chips * self.workers
 
     def as_dict(self) -> dict:
-        """The pool as JSON: its layout, workers, chips and any MoE or attention backend."""
+        """The pool as JSON: its layout, workers, chips and any MoE or attention backend or MoE exchange."""
         return {**self.layout.as_dict(), "workers": self.workers, "chips": self.chips,
                 **({"moe_backend": self.moe_backend} if self.moe_backend else {}),
-                **({"attention_backend": self.attention_backend} if self.attention_backend else {})}
+                **({"attention_backend": self.attention_backend} if self.attention_backend else {}),
+                **({"moe_exchange": self.moe_exchange} if self.moe_exchange else {})}
 
 
 @dataclass(frozen=True, slots=True)

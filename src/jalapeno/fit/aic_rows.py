@@ -31,6 +31,7 @@ from jalapeno.errors import SpecError
 from jalapeno.fit.aic_decode_caps import with_searched_decode_cap
 from jalapeno.fit.aic_duplicates import drop_repeated_runs
 from jalapeno.fit.aic_layout import aic_agg_layout, harness_agg_instances, multinode_total_gpu_run
+from jalapeno.fit.aic_moe_exchange import with_prefill_moe_exchange
 from jalapeno.fit.aic_sgl_recv import with_decode_recv_interval
 from jalapeno.fit.aic_sweep_layouts import (with_sweep_config_layouts, with_sweep_dp_attention, with_sweep_dp_dispatch,
                                             with_sweep_expert_parallel)
@@ -469,6 +470,8 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         dep, recv = with_decode_recv_interval(dep, str(r.backend), system, prec, int(r.isl), int(r.osl),
                                               row_release(r.backend_version))
         notes += [recv] if recv else []
+        dep, exchange = with_prefill_moe_exchange(dep, str(r.backend), system, prec, row_release(r.backend_version))
+        notes += [exchange] if exchange else []
         dep, graphs = with_prompt_graphs(dep, fw, model, prec, (fw.split() + [""])[1], int(r.isl), int(r.osl), conc)
         notes += [graphs] if graphs else []
         client = aic_client(getattr(r, "silicon_data_source", None))

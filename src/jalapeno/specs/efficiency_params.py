@@ -36,8 +36,13 @@ KERNEL_FIELDS: dict[str, tuple[str, ...]] = {
 #: TensorRT-LLM's rule before 1.2.0rc3: the all-to-all also needs more EP ranks than experts per
 #: token (fused_moe_cutlass.py select_alltoall_method_type: ``if not (moe_ep_size >
 #: experts_per_token and MnnvlMemory.supports_mnnvl()): NotEnabled``, removed by
-#: NVIDIA/TensorRT-LLM PR #8950, Nov 2025), so DeepSeek's top-8 at EP8 gathers.
-MOE_EXCHANGE_NAMES: tuple[str, ...] = ("all_to_all", "nvlink_all_to_all", "nvlink_all_to_all_above_top_k")
+#: NVIDIA/TensorRT-LLM PR #8950, Nov 2025), so DeepSeek's top-8 at EP8 gathers. ``nvfp4_all_gather``: SGLang's
+#: FlashInfer CUTLASS NVFP4 path, set per pool (deploy/deployment.Pool.moe_exchange): with no ``--moe-a2a-backend``,
+#: ``--moe-runner-backend flashinfer_cutlass``, modelopt_fp4, DP attention and MoE EP = attention DP it quantises the
+#: tokens to NVFP4, all-gathers them over the EP group and reduce-scatters the BF16 outputs, never an all-to-all
+#: (sgl-project/sglang python/sglang/srt/layers/moe/utils.py @d737979c should_use_flashinfer_cutlass_moe_fp4_allgather).
+MOE_EXCHANGE_NAMES: tuple[str, ...] = ("all_to_all", "nvlink_all_to_all", "nvlink_all_to_all_above_top_k",
+                                       "nvfp4_all_gather")
 #: ``moe`` entries beyond the compute formats and GEMM kernel keys: ``w4a16``, weight-only INT4 routed experts'
 #: measured kernel form (specs/efficiency.MOE_W4A16_KEY, specs/w4a16_moe.py), so ``--set efficiency.moe.w4a16.*`` and
 #: the audit's listing of that entry can set it

@@ -1,0 +1,90 @@
+"""SGLang's NVFP4 all-gather MoE exchange on the srt-slurm DEP4 prefill pools (round 44, moeag44).
+
+SGLang with no ``--moe-a2a-backend``, ``--moe-runner-backend flashinfer_cutlass``, modelopt_fp4, DP attention and
+MoE EP = attention DP quantises the tokens to NVFP4, all-gathers them and reduce-scatters the BF16 outputs
+(sgl-project/sglang moe/utils.py @d737979c should_use_flashinfer_cutlass_moe_fp4_allgather). The srt-slurm
+@5063eb43 gb200-fp4 / gb300-fp4 1k1k mid-curve recipes run their DEP4 prefill pools so, their DEP32 decode pools
+with DeepEP.
+
+Expected bytes by hand: every token of the EP group x hidden 7168 (DeepSeek-R1 config.json) x (0.5 + 1/16) bytes
+(NVFP4: 4 bits + an FP8 scale per 16 elements) gathered, x 2 bytes (BF16) scattered.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jalapeno.cost.pricer import load_pricer, with_pool_backends
+from jalapeno.cost.step import Batch, step_cost
+from jalapeno.deploy.deployment import Deployment, Pool
+from jalapeno.deploy.layout import Layout
+from jalapeno.errors import SpecError
+from jalapeno.fit.aic_moe_exchange import with_prefill_moe_exchange
+from jalapeno.specs.catalog import load_model
+from jalapeno.specs.formats import get_precision
+
+H = 7168
+
+
+def _dep(prefill: Layout) -> Deployment:
+    return Deployment(get_precision("fp4"), Pool(Layout(dp=32, ep=32)), prefill=Pool(prefill, 4))
+
+
+def _prefill_colls(pool: Pool, tokens: float) -> dict[str, float]:
+    model = load_model("deepseek-r1")
+    pr = with_pool_backends(load_pricer("gb300-nvl72", stack="sglang"), pool, model, pool.layout)
+    sc = step_cost(
+        model,
+        pr,
+        pool.layout,
+        get_precision("fp4"),
+        Batch.make(
+            prefill_tokens=np.array([tokens]), prefill_seqs=np.array([tokens / 1024]), prefill_ctx=np.array([0.0])
+        ),
+    )
+    c = sc.collectives
+    return {n: float(c.bytes[i][0]) for i, n in enumerate(c.name) if n.startswith("moe.")}
+
+
+def test_recipe_rows_take_the_gather_on_the_prefill_pool_only():
+    for system, release in (("gb200-nvl72", "0.5.8"), ("gb300-nvl72", "0.5.8.post1")):
+        d, note = with_prefill_moe_exchange(_dep(Layout(dp=4, ep=4)), "sglang", system, "fp4", release, on=True)
+        assert d.prefill.moe_exchange == "nvfp4_all_gather" and d.decode.moe_exchange is None
+        assert "srt-slurm" in note
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("sglang", "gb200-nvl72", "fp4", "0.5.5.post2"),  # Dynamo's own scripts: --enable-deepep-moe
+        ("sglang", "gb200-nvl72", "fp8", "0.5.8"),  # FP8 recipes run DeepEP on both pools
+        ("trtllm", "gb300-nvl72", "fp4", "0.5.8.post1"),
+        ("sglang", "b200", "fp4", "0.5.8"),
+    ],
+)
+def test_other_rows_keep_the_stack_exchange(args):
+    d = _dep(Layout(dp=4, ep=4))
+    assert with_prefill_moe_exchange(d, *args, on=True) == (d, "")
+
+
+def test_tp_prefill_pool_and_switch_off_keep_the_stack_exchange():
+    tp4 = _dep(Layout(tp=4, ep=1))  # the 8k1k / low-latency recipes: TP4 prefill, no DP attention
+    assert with_prefill_moe_exchange(tp4, "sglang", "gb300-nvl72", "fp4", "0.5.8.post1", on=True)[1] == ""
+    dep4 = _dep(Layout(dp=4, ep=4))
+    assert with_prefill_moe_exchange(dep4, "sglang", "gb300-nvl72", "fp4", "0.5.8.post1", on=False) == (dep4, "")
+
+
+def test_gathered_pool_prices_nvfp4_gather_and_bf16_scatter():
+    tokens = 4 * 2048.0  # 2,048 a rank over DEP4
+    got = _prefill_colls(Pool(Layout(dp=4, ep=4), moe_exchange="nvfp4_all_gather"), tokens)
+    assert set(got) == {"moe.all_gather", "moe.reduce_scatter"}
+    assert got["moe.all_gather"] == pytest.approx(tokens * H * 0.5625)
+    assert got["moe.reduce_scatter"] == pytest.approx(tokens * H * 2)
+    assert "moe.dispatch" in _prefill_colls(Pool(Layout(dp=4, ep=4)), tokens)  # the stack's DeepEP all-to-all
+
+
+def test_bad_pool_exchange_is_one_clear_error():
+    with pytest.raises(SpecError, match="pool.moe_exchange.*'deepep'.*nvfp4_all_gather"):
+        Pool(Layout(dp=4, ep=4), moe_exchange="deepep")
+    assert Pool(Layout(dp=4, ep=4), moe_exchange="nvfp4_all_gather").as_dict()["moe_exchange"] == "nvfp4_all_gather"
