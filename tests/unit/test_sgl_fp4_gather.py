@@ -49,9 +49,15 @@ def _prefill_colls(pool: Pool, tokens: float) -> dict[str, float]:
 
 def test_recipe_rows_take_the_gather_on_the_prefill_pool_only():
     for system, release in (("gb200-nvl72", "0.5.8"), ("gb300-nvl72", "0.5.8.post1")):
-        d, note = with_prefill_moe_exchange(_dep(Layout(dp=4, ep=4)), "sglang", system, "fp4", release, on=True)
+        d, note = with_prefill_moe_exchange(
+            _dep(Layout(dp=4, ep=4)), "sglang", system, "fp4", release, on=True, decode_dispatch=False
+        )
         assert d.prefill.moe_exchange == "nvfp4_all_gather" and d.decode.moe_exchange is None
         assert "srt-slurm" in note
+        d = with_prefill_moe_exchange(
+            _dep(Layout(dp=4, ep=4)), "sglang", system, "fp4", release, on=False, decode_dispatch=True
+        )[0]
+        assert d.prefill.moe_exchange is None and d.decode.moe_exchange == "all_to_all_nvfp4"
 
 
 @pytest.mark.parametrize(
@@ -65,14 +71,18 @@ def test_recipe_rows_take_the_gather_on_the_prefill_pool_only():
 )
 def test_other_rows_keep_the_stack_exchange(args):
     d = _dep(Layout(dp=4, ep=4))
-    assert with_prefill_moe_exchange(d, *args, on=True) == (d, "")
+    assert with_prefill_moe_exchange(d, *args, on=True, decode_dispatch=True) == (d, "")
 
 
 def test_tp_prefill_pool_and_switch_off_keep_the_stack_exchange():
     tp4 = _dep(Layout(tp=4, ep=1))  # the 8k1k / low-latency recipes: TP4 prefill, no DP attention
-    assert with_prefill_moe_exchange(tp4, "sglang", "gb300-nvl72", "fp4", "0.5.8.post1", on=True)[1] == ""
+    got = with_prefill_moe_exchange(tp4, "sglang", "gb300-nvl72", "fp4", "0.5.8.post1", on=True, decode_dispatch=False)
+    assert got == (tp4, "")
     dep4 = _dep(Layout(dp=4, ep=4))
-    assert with_prefill_moe_exchange(dep4, "sglang", "gb300-nvl72", "fp4", "0.5.8.post1", on=False) == (dep4, "")
+    off = with_prefill_moe_exchange(
+        dep4, "sglang", "gb300-nvl72", "fp4", "0.5.8.post1", on=False, decode_dispatch=False
+    )
+    assert off == (dep4, "")
 
 
 def test_gathered_pool_prices_nvfp4_gather_and_bf16_scatter():
@@ -88,3 +98,24 @@ def test_bad_pool_exchange_is_one_clear_error():
     with pytest.raises(SpecError, match="pool.moe_exchange.*'deepep'.*nvfp4_all_gather"):
         Pool(Layout(dp=4, ep=4), moe_exchange="deepep")
     assert Pool(Layout(dp=4, ep=4), moe_exchange="nvfp4_all_gather").as_dict()["moe_exchange"] == "nvfp4_all_gather"
+
+
+def _decode_colls(pool: Pool, seqs: float) -> dict[str, float]:
+    model = load_model("deepseek-r1")
+    pr = with_pool_backends(load_pricer("gb300-nvl72", stack="sglang"), pool, model, pool.layout)
+    sc = step_cost(
+        model, pr, pool.layout, get_precision("fp4"), Batch.make(decode_seqs=np.array([seqs]), decode_ctx=1500.0)
+    )
+    c = sc.collectives
+    return {n: float(c.bytes[i][0]) for i, n in enumerate(c.name) if n.startswith("moe.")}
+
+
+def test_nvfp4_dispatch_sends_0_5625_of_a_byte_where_deepep_sends_one():
+    # DeepEP's low-latency dispatch sends each decode token once per selected expert in both cases; only the
+    # element size changes: NVFP4 (0.5 + 1/16) against FP8 (1), the BF16 combine unchanged
+    lay = Layout(dp=32, ep=32)
+    fp8 = _decode_colls(Pool(lay), 32 * 128.0)
+    nv = _decode_colls(Pool(lay, moe_exchange="all_to_all_nvfp4"), 32 * 128.0)
+    assert nv["moe.dispatch"] == pytest.approx(fp8["moe.dispatch"] * 0.5625)
+    assert nv["moe.combine"] == pytest.approx(fp8["moe.combine"])
+    assert fp8["moe.combine"] == pytest.approx(2 * fp8["moe.dispatch"])  # BF16 back, FP8 out: the same vectors

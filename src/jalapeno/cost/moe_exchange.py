@@ -12,7 +12,7 @@ def moe_all_to_all_on(exchange: str, group_chips: int, scale_up_chips: int, moe_
                       top_k: int | None = None) -> bool:
     """Whether an EP group of ``group_chips`` (experts split ``moe_tp`` ways) exchanges tokens by
     all-to-all under ``exchange``, else all-gather + reduce-scatter: always with ``all_to_all``;
-    with ``nvlink_all_to_all`` only inside one scale-up domain of ``scale_up_chips`` and with
+    with ``all_to_all_nvfp4`` (the same, NVFP4 dispatch); with ``nvlink_all_to_all`` only inside one scale-up domain of ``scale_up_chips`` and with
     whole experts per rank (TensorRT-LLM: "AlltoAll cannot support MoE TP"); with
     ``nvlink_all_to_all_above_top_k`` also only with more ranks than the ``top_k`` experts a
     token selects (None: not checked); never with ``nvfp4_all_gather`` (SGLang's FlashInfer CUTLASS NVFP4
@@ -29,7 +29,7 @@ def moe_all_to_all_on(exchange: str, group_chips: int, scale_up_chips: int, moe_
     >>> moe_all_to_all_on("nvfp4_all_gather", 4, 72, top_k=8)  # SGLang DEP4 prefill, flashinfer_cutlass
     False
     """
-    if exchange == "all_to_all":
+    if exchange in ("all_to_all", "all_to_all_nvfp4"):
         return True
     if exchange == "nvfp4_all_gather":
         return False

@@ -20,7 +20,7 @@ Counts follow the model config, the layout (deploy/layout.py conventions) and th
   ``Efficiency.gemm_allreduce_fusion`` both fused into their GEMM, o_proj and down, and exposed only
   beyond it: :func:`gemm_allreduce_stages`); MoE: with
   attention DP an all-to-all dispatch (FP8 when the experts compute in FP8/FP4, as DeepEP
-  does) and a BF16 combine over the stage's chips, sized by the busiest rank's share of the
+  does; NVFP4 for FP4 experts under ``all_to_all_nvfp4``) and a BF16 combine over the stage's chips, sized by the busiest rank's share of the
   assignments (the all-to-all waits for the rank that receives most), else one all-reduce over
   TP; LM-head logits all-gather over TP (``Efficiency.logits_bytes_per_elem`` per element, the
   engine's: BF16 in vLLM/SGLang/TensorRT-LLM, which cast to FP32 after the gather); PP
@@ -58,6 +58,7 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.sharding import has_ep_all_to_all, sharding
 from jalapeno.deploy.memory_fit import ROUTER_BYTES
 from jalapeno.specs.efficiency import Efficiency
+from jalapeno.specs.efficiency_params import NVFP4_GATHER_EXCHANGES
 from jalapeno.specs.formats import FORMATS, Precision, resolve_compute_format
 from jalapeno.specs.hardware import Chip
 from jalapeno.specs.model import ModelSpec
@@ -247,7 +248,8 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
         add_routed_experts(ob, "moe.experts", wf, load, touched, h, inter, w_expert, wb, ain, scan, n_moe,
                            weights=weights, split=sh.moe_tp)
         if a2a:
-            disp_b = dispatch_bytes_per_elem(wf)
+            disp_b = FORMATS["nvfp4"].bytes_per_elem if eff.moe_exchange == "all_to_all_nvfp4" and wf == "fp4" \
+                else dispatch_bytes_per_elem(wf)  # SGLANG_MOE_NVFP4_DISPATCH (specs/efficiency_params)
             ob.collective("moe.dispatch", "all_to_all", stage, link_vectors * h * disp_b, count=n_moe)
             ob.collective("moe.combine", "all_to_all", stage, link_vectors * h * 2, count=n_moe)
             ob.collective("moe.shared_all_reduce", "all_reduce", tp, t * h * 2, count=n_moe)
@@ -255,7 +257,7 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
             # TensorRT-LLM gathers NVFP4 activations already quantised (4 bits + an FP8 scale per
             # 16: fused_moe_cutlass.py quantize_input before allgather), and so does SGLang's
             # nvfp4_all_gather path (moe/utils.py should_use_flashinfer_cutlass_moe_fp4_allgather); BF16 otherwise
-            ag_b = FORMATS["nvfp4"].bytes_per_elem if eff.moe_exchange != "all_to_all" and wf == "fp4" else 2.0
+            ag_b = FORMATS["nvfp4"].bytes_per_elem if eff.moe_exchange in NVFP4_GATHER_EXCHANGES and wf == "fp4" else 2.0
             ob.collective("moe.all_gather", "all_gather", stage, tokens_in_group * h * ag_b, count=n_moe)
             ob.collective("moe.reduce_scatter", "reduce_scatter", stage, tokens_in_group * h * 2, count=n_moe)
         else:

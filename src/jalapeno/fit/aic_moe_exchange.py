@@ -9,7 +9,10 @@ which SGLang quantises the tokens to NVFP4, all-gathers them over the EP group a
 releases whose runs those recipes launched; a row of a listed release whose prefill pool runs attention DP with
 MoE EP = attention DP takes ``Pool.moe_exchange = "nvfp4_all_gather"`` (priced by cost/ops.py as an NVFP4
 all-gather and a BF16 reduce-scatter of the group's tokens, fit/collectives speeds). The decode pool keeps the
-stack's all-to-all. The SGLang 0.5.5.post2 runs (Dynamo's own scripts, ``--enable-deepep-moe`` on both pools;
+stack's DeepEP all-to-all, with its dispatch in NVFP4 (``all_to_all_nvfp4``): every such recipe sets
+``SGLANG_MOE_NVFP4_DISPATCH: "1"`` in its decode_environment ("Use nvfp4 for moe dispatch (on flashinfer_cutlass or
+flashinfer_cutedsl moe runner backend)", sgl-project/sglang docs/references/environment_variables.md); switch
+:data:`DECODE_NVFP4_DISPATCH_ON`. The SGLang 0.5.5.post2 runs (Dynamo's own scripts, ``--enable-deepep-moe`` on both pools;
 data/validation/aic_sweeps.toml) are not listed and keep it too.
 
 Sources (read, not assumed): sgl-project/sglang ``python/sglang/srt/layers/moe/utils.py`` @d737979c
@@ -27,8 +30,14 @@ from dataclasses import replace
 
 from jalapeno.deploy.deployment import Deployment
 
-#: Price the recipes' NVFP4 all-gather prefill exchange (round 44, moeag44; docs/gap_aic_ttft.md round 44)
+#: Price the recipes' NVFP4 all-gather prefill exchange (round 44, moeag44; docs/model.md §3.8)
 PREFILL_GATHER_ON = True
+#: Price the recipes' NVFP4 DeepEP dispatch on the DEP decode pools of the same rows (``SGLANG_MOE_NVFP4_DISPATCH:
+#: "1"`` in every GB200 / GB300 FP4 srt-slurm recipe's decode_environment beside ``moe-a2a-backend: deepep``).
+#: Shipped OFF (round 44): on, TPOT 0.5-3.6% shorter on cfg483/489/575/576, where 8 of 10 rows are already short
+#: (held-out GB300 interactivity p90 13.0 -> 14.0%, TPOT p90 14.2 -> 14.0%; the SGLang fit's held-out TPOT
+#: median 11.12 -> 11.23%; docs/model.md §3.8)
+DECODE_NVFP4_DISPATCH_ON = False
 #: (catalog system, precision) -> (SGLang releases whose runs the srt-slurm recipes launched, source)
 PREFILL_GATHER: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
     ("gb200-nvl72", "fp4"): (
@@ -45,30 +54,50 @@ PREFILL_GATHER: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
 
 
 def with_prefill_moe_exchange(
-    dep: Deployment, backend: str, system: str, precision: str, release: str, on: bool | None = None
+    dep: Deployment,
+    backend: str,
+    system: str,
+    precision: str,
+    release: str,
+    on: bool | None = None,
+    decode_dispatch: bool | None = None,
 ) -> tuple[Deployment, str]:
     """(deployment, note): a disaggregated SGLang row's ``dep`` with its prefill pool's MoE exchange set to
-    ``nvfp4_all_gather`` where the recipe that ran it gathers (module docstring: the rule, :data:`PREFILL_GATHER`),
-    and a note naming the recipe; ``dep`` unchanged and "" for other rows or with the switch off (``on``; None:
-    :data:`PREFILL_GATHER_ON`). ``release``: the row's SGLang release (``0.5.8.post1``).
+    ``nvfp4_all_gather`` where the recipe that ran it gathers (module docstring: the rule, :data:`PREFILL_GATHER`)
+    and its DEP decode pool's to ``all_to_all_nvfp4`` (the same recipes' NVFP4 DeepEP dispatch), and a note naming
+    the recipe; ``dep`` unchanged and "" for other rows or with both switches off (``on``, ``decode_dispatch``;
+    None: :data:`PREFILL_GATHER_ON`, :data:`DECODE_NVFP4_DISPATCH_ON`). ``release``: the row's SGLang release
+    (``0.5.8.post1``).
 
     >>> from jalapeno.deploy.deployment import Pool
     >>> from jalapeno.deploy.layout import Layout
     >>> from jalapeno.specs.formats import get_precision
     >>> d = Deployment(get_precision("fp4"), Pool(Layout(dp=32, ep=32)), prefill=Pool(Layout(dp=4, ep=4), 4))
     >>> g = with_prefill_moe_exchange(d, "sglang", "gb300-nvl72", "fp4", "0.5.8.post1")[0]
-    >>> g.prefill.moe_exchange, g.decode.moe_exchange
+    >>> g.prefill.moe_exchange, g.decode.moe_exchange  # the decode dispatch's switch is off
     ('nvfp4_all_gather', None)
     >>> with_prefill_moe_exchange(d, "sglang", "gb200-nvl72", "fp4", "0.5.5.post2")[0].prefill.moe_exchange is None
     True
     """
-    if not (PREFILL_GATHER_ON if on is None else on) or backend != "sglang" or dep.prefill is None:
-        return dep, ""
     entry = PREFILL_GATHER.get((system, precision))
-    lay = dep.prefill.layout
-    if entry is None or release not in entry[0] or lay.dp <= 1 or lay.ep != lay.dp or lay.tp != 1:
+    if backend != "sglang" or dep.prefill is None or entry is None or release not in entry[0]:
         return dep, ""
-    return replace(dep, prefill=replace(dep.prefill, moe_exchange="nvfp4_all_gather")), (
-        f"prefill MoE exchange: NVFP4 all-gather + BF16 reduce-scatter over EP{lay.ep} (SGLang "
-        f"should_use_flashinfer_cutlass_moe_fp4_allgather; {entry[1]}; fit/aic_moe_exchange.py)"
-    )
+    notes = []
+    if decode_dispatch if decode_dispatch is not None else DECODE_NVFP4_DISPATCH_ON:
+        lay = dep.decode.layout
+        if _dep_pool(lay):
+            dep = replace(dep, decode=replace(dep.decode, moe_exchange="all_to_all_nvfp4"))
+            notes.append(f"decode MoE dispatch NVFP4 over EP{lay.ep} (SGLANG_MOE_NVFP4_DISPATCH=1)")
+    lay = dep.prefill.layout
+    if (PREFILL_GATHER_ON if on is None else on) and _dep_pool(lay):
+        dep = replace(dep, prefill=replace(dep.prefill, moe_exchange="nvfp4_all_gather"))
+        notes.append(
+            f"prefill MoE exchange: NVFP4 all-gather + BF16 reduce-scatter over EP{lay.ep} (SGLang "
+            "should_use_flashinfer_cutlass_moe_fp4_allgather)"
+        )
+    return dep, (f"{'; '.join(notes)}: {entry[1]}; fit/aic_moe_exchange.py" if notes else "")
+
+
+def _dep_pool(lay) -> bool:
+    """Whether a pool's layout is the recipes' DEP form: attention DP over every chip, MoE EP = DP."""
+    return lay.dp > 1 and lay.ep == lay.dp and lay.tp == 1

@@ -41,8 +41,13 @@ KERNEL_FIELDS: dict[str, tuple[str, ...]] = {
 #: ``--moe-runner-backend flashinfer_cutlass``, modelopt_fp4, DP attention and MoE EP = attention DP it quantises the
 #: tokens to NVFP4, all-gathers them over the EP group and reduce-scatters the BF16 outputs, never an all-to-all
 #: (sgl-project/sglang python/sglang/srt/layers/moe/utils.py @d737979c should_use_flashinfer_cutlass_moe_fp4_allgather).
+#: ``all_to_all_nvfp4``: DeepEP's all-to-all with the dispatch in NVFP4 for FP4 experts (SGLang's
+#: ``SGLANG_MOE_NVFP4_DISPATCH=1``: "Use nvfp4 for moe dispatch (on flashinfer_cutlass or flashinfer_cutedsl moe
+#: runner backend)", sgl-project/sglang docs/references/environment_variables.md), the combine BF16; set per pool.
 MOE_EXCHANGE_NAMES: tuple[str, ...] = ("all_to_all", "nvlink_all_to_all", "nvlink_all_to_all_above_top_k",
-                                       "nvfp4_all_gather")
+                                       "nvfp4_all_gather", "all_to_all_nvfp4")
+#: the exchanges that gather NVFP4 activations already quantised when the experts run FP4 (cost/ops.py)
+NVFP4_GATHER_EXCHANGES: tuple[str, ...] = ("nvlink_all_to_all", "nvlink_all_to_all_above_top_k", "nvfp4_all_gather")
 #: ``moe`` entries beyond the compute formats and GEMM kernel keys: ``w4a16``, weight-only INT4 routed experts'
 #: measured kernel form (specs/efficiency.MOE_W4A16_KEY, specs/w4a16_moe.py), so ``--set efficiency.moe.w4a16.*`` and
 #: the audit's listing of that entry can set it
