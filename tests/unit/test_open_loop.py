@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 
 from jalapeno.errors import SpecError
-from jalapeno.serve.open_loop import cramer_lundberg, mg1_wait, poisson_tpot_s, ttft_quantile_s, wait_exceeds
+from jalapeno.serve.open_loop import (
+    cramer_lundberg,
+    erlang_arrival_tail,
+    mg1_wait,
+    poisson_tpot_s,
+    ttft_quantile_s,
+    wait_exceeds,
+)
 
 
 def _lindley(lam: float, service: np.ndarray, n: int, seed: int) -> np.ndarray:
@@ -92,6 +99,26 @@ def test_p99_on_the_llama_405b_prompt_mix(rho):
 def test_quantile_needs_a_probability():
     with pytest.raises(SpecError, match="q.*quantile must be in"):
         ttft_quantile_s(1.0, [0.1], np.ones((1, 1)), np.ones((1, 1)))
+
+
+@pytest.mark.parametrize("tail", [cramer_lundberg, lambda r, v: erlang_arrival_tail(r, v, 3)])
+def test_tail_of_an_unknown_or_negative_rate_is_not_an_idle_queue(tail):
+    # review44: a NaN rate came back as (γ, C) = (inf, 0), "no wait"; a negative one too. An unknown rate is unknown,
+    # and no queue has a negative arrival rate. The idle queue (λ = 0) keeps (inf, 0).
+    g, c = tail([float("nan"), 0.0], np.array([1.0, 2.0]))
+    assert np.isnan(g[0]) and np.isnan(c[0])
+    assert (g[1], c[1]) == (math.inf, 0.0)
+    with pytest.raises(SpecError, match=r"rate_per_s: an arrival rate must be >= 0 requests/s, got -0\.5"):
+        tail([0.1, -0.5], np.array([1.0]))
+
+
+def test_mean_wait_of_an_unknown_or_negative_rate():
+    # P-K with λ = −1, E[S²] = 1 would give −1 / (2·2) = −0.25 s of wait: refused. NaN: NaN, not "unstable" (inf).
+    with pytest.raises(SpecError, match="rate_per_s"):
+        mg1_wait([-1.0], np.array([1.0]))
+    assert np.isnan(mg1_wait([float("nan")], np.array([1.0]))[1][0])
+    with pytest.raises(SpecError, match="rate_per_s"):
+        ttft_quantile_s(0.99, [-1.0], np.ones((1, 1)), np.ones((1, 1)))
 
 
 def test_poisson_ttft_on_llama_405b_h200_grows_with_load_and_exceeds_the_own_prefill():

@@ -80,6 +80,19 @@ ISL_GRID = 256
 GATE_SLICES = 16
 
 
+def _rate(rate_per_s) -> np.ndarray:
+    """λ as a (N,) float array. Raises SpecError naming ``rate_per_s`` when an entry is negative (an arrival rate is
+    >= 0; 0 is an idle queue). NaN passes: the queue functions return NaN for it, not a queue with no wait."""
+    lam = np.atleast_1d(np.asarray(rate_per_s, dtype=float))
+    if (lam < 0).any():
+        raise SpecError(
+            "rate_per_s",
+            f"an arrival rate must be >= 0 requests/s, got {float(lam[lam < 0][0])!r}",
+            "pass the queue's arrivals per second (0 for an idle queue)",
+        )
+    return lam
+
+
 def mg1_wait(rate_per_s, work_s) -> tuple[np.ndarray, np.ndarray]:
     """Load ρ and mean FCFS wait E[W] (s) of an M/G/1 queue, (N,) each.
 
@@ -87,19 +100,22 @@ def mg1_wait(rate_per_s, work_s) -> tuple[np.ndarray, np.ndarray]:
         rate_per_s: λ, arrivals per second, (N,).
         work_s: service times, s: (N, K) per point, or (K,) shared (K equally likely values).
 
-    ρ ≥ 1 gives E[W] = inf (no steady state).
+    ρ ≥ 1 gives E[W] = inf (no steady state); a NaN λ gives E[W] = NaN.
+
+    Raises:
+        SpecError: a negative ``rate_per_s``.
 
     >>> rho, w = mg1_wait(0.5, np.array([1.0]))  # M/D/1 at ρ = 0.5: ρ·S/(2(1 − ρ)) = 0.5 s
     >>> float(rho[0]), float(w[0])
     (0.5, 0.5)
     """
-    lam = np.atleast_1d(np.asarray(rate_per_s, dtype=float))
+    lam = _rate(rate_per_s)
     v = np.asarray(work_s, dtype=float)
     v = np.broadcast_to(v, (lam.size, v.shape[-1]))
     rho = lam * v.mean(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         w = np.where(rho < 1, lam * (v**2).mean(axis=1) / (2 * (1 - rho)), np.inf)
-    return rho, w
+    return rho, np.where(np.isnan(lam), np.nan, w)
 
 
 def cramer_lundberg(rate_per_s, work_s) -> tuple[np.ndarray, np.ndarray]:
@@ -112,13 +128,16 @@ def cramer_lundberg(rate_per_s, work_s) -> tuple[np.ndarray, np.ndarray]:
 
     The root lies in (0, 2(1 − ρ)/(λE[V²])] (e^y ≥ 1 + y + y²/2 makes the left side reach γ by
     there) and is found by bisection; γ = 0, C = 1 where ρ ≥ 1 (no steady state), γ = inf, C = 0
-    where there is no work.
+    where there is no work or no arrival, NaN where λ is NaN.
+
+    Raises:
+        SpecError: a negative ``rate_per_s``.
 
     >>> g, c = cramer_lundberg(0.5, -np.log(1 - (np.arange(4000) + 0.5) / 4000))  # M/M/1, μ = 1: γ = C = 0.5
     >>> round(float(g[0]), 1), round(float(c[0]), 1)  # (4,000 quantiles of the exponential: 0.51 each)
     (0.5, 0.5)
     """
-    lam = np.atleast_1d(np.asarray(rate_per_s, dtype=float))
+    lam = _rate(rate_per_s)
     v = np.asarray(work_s, dtype=float)
     v = np.broadcast_to(v, (lam.size, v.shape[-1]))
     rho = lam * v.mean(axis=1)
@@ -133,8 +152,16 @@ def cramer_lundberg(rate_per_s, work_s) -> tuple[np.ndarray, np.ndarray]:
             lo, hi = np.where(f < 0, mid, lo), np.where(f < 0, hi, mid)
         g = (lo + hi) / 2
         c = (1 - rho) / (lam * (v * np.exp(np.minimum(g[:, None] * v, 700.0))).mean(axis=1) - 1)
+    return _tail_or_limits(live, rho, g, c, lam)
+
+
+def _tail_or_limits(live, rho, g, c, lam) -> tuple[np.ndarray, np.ndarray]:
+    """(γ, C) of a tail solver: the root where the queue is live; γ = 0, C = 1 where ρ >= 1; γ = inf, C = 0 with
+    no load; NaN where λ is NaN (an unknown rate is not an idle queue)."""
     gamma = np.where(live, g, np.where(rho >= 1, 0.0, np.inf))
-    return gamma, np.where(live, c, np.where(rho >= 1, 1.0, 0.0))
+    c = np.where(live, c, np.where(rho >= 1, 1.0, 0.0))
+    nan = np.isnan(lam)
+    return np.where(nan, np.nan, gamma), np.where(nan, np.nan, c)
 
 
 def erlang_arrival_tail(rate_per_s, work_s, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -159,14 +186,16 @@ def erlang_arrival_tail(rate_per_s, work_s, k: int) -> tuple[np.ndarray, np.ndar
     >>> round(float(g[0]), 3), round(float(c[0]), 2)
     (2.513, 0.5)
 
+    γ = 0, C = 1 where ρ ≥ 1; γ = inf, C = 0 with no work or no arrival; NaN where λ is NaN.
+
     Raises:
-        SpecError: ``k`` not a whole number >= 1.
+        SpecError: ``k`` not a whole number >= 1; a negative ``rate_per_s``.
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise SpecError("arrival_k", f"{k!r}", "give the instances a harness deals its queries over in turn (>= 1)")
     if k == 1:
         return cramer_lundberg(rate_per_s, work_s)
-    lam = np.atleast_1d(np.asarray(rate_per_s, dtype=float))
+    lam = _rate(rate_per_s)
     v = np.asarray(work_s, dtype=float)
     v = np.broadcast_to(v, (lam.size, v.shape[-1]))
     m1, m2 = v.mean(axis=1), (v**2).mean(axis=1)
@@ -190,8 +219,7 @@ def erlang_arrival_tail(rate_per_s, work_s, k: int) -> tuple[np.ndarray, np.ndar
         cs2 = np.where(m1 > 0, m2 / np.where(m1 > 0, m1, 1.0) ** 2 - 1.0, 0.0)
         ew = m1 * rho / (1 - rho) * (1.0 / k + cs2) / 2
         c = np.minimum(rho, g * ew)
-    gamma = np.where(live, g, np.where(rho >= 1, 0.0, np.inf))
-    return gamma, np.where(live, c, np.where(rho >= 1, 1.0, 0.0))
+    return _tail_or_limits(live, rho, g, c, lam)
 
 
 def wait_exceeds(x, rho, gamma, c) -> np.ndarray:
@@ -221,7 +249,7 @@ def ttft_quantile_s(q: float, rate_per_s, work_s, other_s, arrival_k: int = 1) -
     inf where the queue is unstable (ρ ≥ 1).
 
     Raises:
-        SpecError: ``q`` outside (0, 1).
+        SpecError: ``q`` outside (0, 1); a negative ``rate_per_s``.
     """
     if not 0 < q < 1:
         raise SpecError("q", f"quantile must be in (0, 1), got {q!r}", "give e.g. 0.99")
@@ -396,8 +424,10 @@ def renewal_dispersion(isl_tokens, k: int) -> float:
     >>> round(renewal_dispersion(np.array([1.0, 3.0]), 4), 4)  # E[I] 2, Var 1, E[I²] 5: (1 + 4/4) / 5
     0.4
 
+    γ = 0, C = 1 where ρ ≥ 1; γ = inf, C = 0 with no work or no arrival; NaN where λ is NaN.
+
     Raises:
-        SpecError: ``k`` not a whole number >= 1.
+        SpecError: ``k`` not a whole number >= 1; a negative ``rate_per_s``.
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise SpecError("arrival_k", f"{k!r}", "give the instances a harness deals its queries over in turn (>= 1)")
