@@ -106,3 +106,29 @@ def choice_hint(value: object, choices) -> str:
     close = same or longer[:1] * (len(longer) == 1) or prefix[-1:] or difflib.get_close_matches(v, choices, n=1,
                                                                                               cutoff=0.75)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def check_output_file(path, option: str) -> None:
+    """Refuse an output file path that cannot be created: a folder, a folder that does not exist, or a "folder"
+    that is a file (``-o notes.txt/x.csv``); each named as what it is.
+
+    Args:
+        path: the output path (str or pathlib.Path).
+        option: the option that gave it (``--out``, ``--html``), named in the error.
+
+    Raises:
+        SpecError: ``option``, "cannot write PATH (...)", "give a file path in an existing folder".
+    """
+    from pathlib import Path
+
+    p = Path(path)
+    folder = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        why = "a folder"
+    elif folder.is_dir():
+        return
+    else:
+        there = next((a for a in (folder, *folder.parents) if a.exists()), None)
+        is_file = there is not None and not there.is_dir()
+        why = f"{str(there)!r} is a file, not a folder" if is_file else f"its folder {str(folder)!r} does not exist"
+    raise SpecError(option, f"cannot write {str(path)!r} ({why})", "give a file path in an existing folder")

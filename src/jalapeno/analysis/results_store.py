@@ -25,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from jalapeno.errors import SpecError, require_extra
+from jalapeno.errors import SpecError, check_output_file, require_extra
 
 DEFAULT_STORE = "jalapeno-results"
 
@@ -332,9 +332,7 @@ def export(d: Path, out: str) -> None:
     if fmt is None:
         raise SpecError("--out", f"unknown file type {suffix or '(none)'!r}", "end the path in .csv, .json or .parquet")
     target = Path(out)
-    if target.is_dir() or not target.parent.is_dir():
-        raise SpecError("--out", f"cannot write {out!r} (a folder, or its folder does not exist)",
-                        "give a file path in an existing folder")
+    check_output_file(out, "--out")
     read_table(d, meta)  # a corrupt table is named as such, not as an output error
     duckdb = _require("duckdb")
     lit = str(target.resolve()).replace("'", "''")

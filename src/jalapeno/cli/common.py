@@ -48,23 +48,21 @@ def check_writable(path: str | None, option: str) -> None:
 
     Raises:
         SpecError: the path starts with '-' (an option or a number taken as the path), is a
-            folder, its folder does not exist, or either is not writable.
+            folder, its folder does not exist or is a file (errors.check_output_file), or either is not writable.
     """
     import os
     from pathlib import Path
 
-    from jalapeno.errors import SpecError
+    from jalapeno.errors import SpecError, check_output_file
 
     if not path:
         return
     if str(path).startswith("-"):  # '-o -x.csv', '--html --json': an option or number taken as the path
         raise SpecError(option, f"{path!r} looks like an option or a number, not a file (the word after {option} "
                         "is taken as its path)", f"give a file path (write ./{path} for a file named so)")
+    check_output_file(path, option)
     p = Path(path)
     folder = p.parent if str(p.parent) else Path(".")
-    if p.is_dir() or not folder.is_dir():
-        raise SpecError(option, f"cannot write {path!r} (a folder, or its folder does not exist)",
-                        "give a file path in an existing folder")
     if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise SpecError(option, f"cannot write {path!r} (no write permission)",
                         "give a file path in a folder you can write to")

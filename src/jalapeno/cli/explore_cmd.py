@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from jalapeno.cli.common import console, print_json
-from jalapeno.errors import SpecError, require_extra
+from jalapeno.errors import SpecError, check_output_file, require_extra
 
 results_app = typer.Typer(no_args_is_help=True, help="Stored runs: list, show (re-render), export.")
 
@@ -124,14 +124,12 @@ def check_html_path(html: str) -> None:
     """Refuse an --html path that cannot be written, before any work is done.
 
     Raises:
-        SpecError: not an .html file, a folder, or in a folder that does not exist.
+        SpecError: not an .html file, a folder, or in a folder that does not exist or is a file.
     """
     p = Path(html)
     if p.suffix.lower() not in (".html", ".htm"):
         raise SpecError("--html", f"{html!r} is not an .html file", "give a path ending in .html")
-    if p.is_dir() or not p.parent.is_dir():
-        raise SpecError("--html", f"cannot write {html!r} (a folder, or its folder does not exist)",
-                        "give a file path in an existing folder")
+    check_output_file(html, "--html")
 
 
 def rs_finished(st) -> int:
