@@ -36,3 +36,23 @@ def test_simulate_out_below_a_file_names_the_file(capsys, tmp_path):
         "notes.txt' is a file, not a folder",
         "existing folder",
     )
+
+
+def test_jsonl_quoted_numeric_id_is_the_same_session_but_a_quoted_time_is_refused(tmp_path):
+    """A quoted time or length is refused in JSONL; a quoted id is a label and names the same session as the number
+    (as a CSV cell does). Pinned so the two rules stay apart on purpose (trace._Quoted)."""
+    from jalapeno.serve.sim.trace import read_trace
+
+    ids = tmp_path / "ids.jsonl"
+    ids.write_text(
+        '{"arrival_s": 0, "input_tokens": 100, "output_tokens": 10, "session_id": "5"}\n'
+        '{"arrival_s": 0.1, "input_tokens": 100, "output_tokens": 10, "session_id": 5}\n'
+    )
+    assert read_trace(ids).session.tolist() == [5, 5]
+    csv = tmp_path / "ids.csv"
+    csv.write_text("arrival_s,input_tokens,output_tokens,session_id\n0,100,10,5\n0.1,100,10,5\n")
+    assert read_trace(csv).session.tolist() == [5, 5]
+    t = tmp_path / "t.jsonl"
+    t.write_text('{"arrival_s": "0", "input_tokens": 100, "output_tokens": 10}\n')
+    with pytest.raises(SpecError, match=r'arrival_s: "0" is text, not a number'):
+        read_trace(t)

@@ -173,7 +173,9 @@ class _Faults:
 
 
 class _Quoted(str):
-    """A JSONL value written as a JSON string ("10"): a token count or time must be a JSON number."""
+    """A JSONL value written as a JSON string ("10"): a token count or time must be a JSON number. An id column
+    (session_id, prefix_group) is read as a Series and skips this check on purpose: an id is a label, and
+    "session_id": "5" names session 5 as the CSV cell 5 does (a text label such as "sess-a1" is still refused)."""
 
 
 def _numeric(faults: _Faults, col: str, raw) -> np.ndarray:
