@@ -72,7 +72,7 @@ def price_rows() -> list[dict]:
     labels = split_labels(points, ttft_predicted=())
     out = []
     for p in points:
-        if p.system not in SYSTEMS or "ttft_s" not in p.measured or p.deployment is None:
+        if p.system not in SYSTEMS or p.measured.get("ttft_s") is None or p.deployment is None:  # row 120: None
             continue
         stack = point_stack(p)
         model, wl, dep = load_model(p.model), point_workload(p), with_stack_mtp(p.deployment, stack, p.model)
