@@ -19,8 +19,9 @@ It prints two tables:
 Reading (round 44): (1) the fused credit is priced per layer as min(t_AR, t_GEMM) * (1 - 1/W), W the waves of the
 fused kernel's 256 x 256 output tiles (TensorRT-LLM allreduce_gemm_impl_sm100.h); at a decode-only step (M <= 256)
 W = 1 and the credit is zero, so the whole credit sits on the chunk steps (B200 405B Interactive: 24 ms of a 158 ms chunk step).
-(2) The runs' steps lie on a line with a longer intercept than the model's (13.8-39.2 ms against 4.2-19.3 ms) and a
-slope the same or shallower (H200 Llama-2-70B 0.217 both; B200 Llama-2-70B 0.070 against 0.086): the Interactive
+(2) The runs' steps lie on a line with a longer intercept than the model's (13.8-39.2 ms against 4.2-19.3 ms; every
+pair but GB200 x72 405B, whose declared line is 37.4 + 0.858·B against the run's 21.1 + 1.237·B and whose unfused one
+matches it, 20.4 + 1.325·B) and a slope the same or shallower (H200 Llama-2-70B 0.217 both; B200 Llama-2-70B 0.070 against 0.086): the Interactive
 rows are fast because a per-step time the runs pay at every load is missing, not because of the fusion credit.
 Run: python scripts/mlperf_step_line44.py   (about fifteen seconds)
 """
