@@ -29,7 +29,7 @@ Run: python scripts/mlperf_step_line44.py   (about fifteen seconds)
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -42,14 +42,7 @@ from jalapeno.fit.mlperf_engines import MLPERF_GEMM_ALLREDUCE
 from jalapeno.fit.mlperf_scenarios import priced_point
 from jalapeno.serve.analytic import aggregated_by_batch
 
-
-def _script(name: str):
-    """A sibling diagnosis script, imported by path (scripts/ is no package)."""
-    path = Path(__file__).resolve().with_name(f"{name}.py")
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling scripts, as the others import them
 
 
 def _rows(pts) -> list:
@@ -64,8 +57,9 @@ def _rows(pts) -> list:
 def running(p) -> float:
     """The run's decode batch per instance (Little's law) of row ``p``."""
     m, wl = p.measured, p.workload
-    tail37 = _script("mlperf_interactive_tail37")
-    return tail37.measured_running(
+    from mlperf_interactive_tail37 import measured_running  # noqa: PLC0415  (a sibling script, loaded once)
+
+    return measured_running(
         m["throughput_per_chip"], wl.mean_isl, wl.mean_osl, m["tpot_s"], p.deployment.decode.layout.chips
     )
 
