@@ -16,7 +16,8 @@ Where the switch is on, a pool whose software stack runs TensorRT-LLM's NVLink a
     t = max(t_line, floor(g)),   floor(g) = interp(log2 g; log2 ep_i, floor_i)   (clamped at both ends)
 
 ``floor_i`` the measured per-call floor at EP ep_i (data/collectives/a2a_floor.toml, written by
-scripts/fit_a2a_floor.py: mean of dispatch and combine at one token a rank). The floor binds only where
+scripts/fit_a2a_floor.py: mean of dispatch and combine at one token a rank). GB300-NVL72 has no table of its own and
+carries GB200-NVL72's (fit/kernel_tables.A2A_FABRIC_SIBLING: the same NVLink 5 fabric; the file's ``table`` names it). The floor binds only where
 the line is below it (small messages at EP >= 8); every large message keeps the line's price.
 ASSUMPTION (named): beyond the largest measured EP size the floor stays at the largest's (a kernel that
 signals every peer waits no less on more of them). On a derived efficiency set (cost/pricer.measured_here),
