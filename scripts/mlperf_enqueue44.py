@@ -29,7 +29,7 @@ neither the size nor the sign pattern. Run: python scripts/mlperf_enqueue44.py (
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +40,8 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.fit.mlperf import load_mlperf
 from jalapeno.fit.mlperf_scenarios import priced_point
 from jalapeno.serve.analytic import aggregated_by_batch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling scripts, as the others import them
 
 #: Host seconds per kernel launch when launches run back to back ahead of the GPU: NVIDIA Technical Blog, A. Gray,
 #: "Getting Started with CUDA Graphs" (2019-09-05): a 2.9 µs kernel launched 20 x in a stream without a sync per
@@ -58,15 +60,6 @@ OFFLINE_CONFIGS = {
     "Nebius_H200-SXM-141GBx8_TRT_llama2-70b-99": (1, 1, 2048),
     "Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b": (4, 2, 512),
 }
-
-
-def _script(name: str):
-    """A sibling diagnosis script, imported by path (scripts/ is no package)."""
-    path = Path(__file__).resolve().with_name(f"{name}.py")
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def enqueue_terms(kernels: float, gpu_s: float, charged_s: float, need_s: float, h_s: float = LAUNCH_S) -> dict:
@@ -89,7 +82,7 @@ def enqueue_terms(kernels: float, gpu_s: float, charged_s: float, need_s: float,
 
 def row_table() -> list[dict]:
     """One dict per TensorRT-LLM Llama Server / Interactive row at its declared engine (``matched@limits``)."""
-    tail37 = _script("mlperf_interactive_tail37")
+    import mlperf_interactive_tail37 as tail37  # noqa: PLC0415  (a sibling script)
     out = []
     for p in load_mlperf()[0]:
         if p.mapping != "matched@limits" or "_TRT_llama" not in p.id:
