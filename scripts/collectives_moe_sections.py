@@ -130,5 +130,11 @@ def all_to_all_section() -> list[str]:
         "guard 10.5%), i.e. the 0.45 stands in for costs missing elsewhere in those points",
         "(docs/gap_gb200_fp4_8k1k.md, Updates 4 and 10).",
         "",
+        "The one latency leaves the small calls short at EP >= 8, where the kernel's fixed time grows with the EP size",
+        "(one token a rank: 43.6 / 46.1 / 53.4 µs a layer at EP 8 / 16 / 32, the line ~38 µs). `cost/a2a_floor.py` prices",
+        "TensorRT-LLM's calls no faster than that measured floor (`scripts/fit_a2a_floor.py --judge`: rows of 2-64 tokens",
+        "a rank, EP32 −24.2% → −5.2%, EP16 −7.4% → −1.5%, EP8 −6.9% → +1.2%); shipped off (round 44,",
+        'docs/gap_disagg_overprediction.md "MNNVL all-to-all floor").',
+        "",
     ]
     return lines
