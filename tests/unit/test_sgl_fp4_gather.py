@@ -119,3 +119,30 @@ def test_nvfp4_dispatch_sends_0_5625_of_a_byte_where_deepep_sends_one():
     assert nv["moe.dispatch"] == pytest.approx(fp8["moe.dispatch"] * 0.5625)
     assert nv["moe.combine"] == pytest.approx(fp8["moe.combine"])
     assert fp8["moe.combine"] == pytest.approx(2 * fp8["moe.dispatch"])  # BF16 back, FP8 out: the same vectors
+
+
+def test_b200_recipes_flashinfer_trtllm_keep_the_stacks_exchange():
+    """The B200 Dynamo-SGLang recipe (InferenceX srt-slurm-recipes/sglang/dsr1/b200-fp4/** @e0e00cdeb11e: DEP4
+    prefill, DEP8 decode, moe-runner-backend flashinfer_trtllm on both pools) fails SGLang's flashinfer_cutlass
+    condition, so PREFILL_GATHER lists no B200 release: the rule leaves its rows alone even with both switches on
+    (round 44, exch44; docs/model.md §3.8)."""
+    dep = Deployment(get_precision("fp4"), Pool(Layout(dp=8, ep=8)), prefill=Pool(Layout(dp=4, ep=4), 1))
+    out, note = with_prefill_moe_exchange(dep, "sglang", "b200", "fp4", "0.5.12.post1", on=True, decode_dispatch=True)
+    assert out is dep and note == ""
+
+
+def test_no_inferencex_gb200_gb300_sglang_row_escapes_the_rule():
+    """The rule reaches GB200 / GB300 SGLang FP4 runs only through aiconfigurator rows; the InferenceX points hold
+    none (round 44, exch44). A new such row would run the srt-slurm recipes the rule names (InferenceX
+    dsr1-fp4-gb{2,3}00-dynamo-sglang: CONFIG_FILE=recipes/gb{2,3}00-fp4/...), so it must take the rule too."""
+    import csv
+    from pathlib import Path
+
+    import jalapeno
+
+    path = Path(jalapeno.__file__).parent / "data" / "validation" / "inferencex_points.csv"
+    with path.open(newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["hardware"].startswith(("GB200", "GB300"))]
+    assert rows, "the InferenceX points hold GB200 / GB300 rows (TRT-LLM); the filter reads the right column"
+    sglang = [r for r in rows if "sglang" in r["framework"].lower()]
+    assert not sglang, f"{len(sglang)} GB200/GB300 SGLang InferenceX rows: apply fit/aic_moe_exchange's rule to them"
