@@ -52,22 +52,28 @@ def kv_bytes_per_token(head_dim: int = HEAD_DIM, elem_bytes: int = 2) -> int:
 
 
 def qwen3_rows(csv_path: str, system: str = "h200", framework: str = "sglang") -> pd.DataFrame:
-    """A system's Qwen3-235B TPOT rows of one framework (name prefix) in a validate CSV.
+    """A system's aggregated Qwen3-235B TPOT rows of one framework (name prefix) in a validate CSV.
 
-    Columns: isl, osl, c, tp, meas_ms, pred_ms, gap_ms, ctx, split. Raises SystemExit naming the file, system and
-    framework when it has no such row.
+    Only ``mode == "agg"`` rows: a disaggregated row's deployment names the prefill pool's attention TP first, which
+    is not the TP its decode runs at. Columns: isl, osl, c, tp, meas_ms, pred_ms, gap_ms, ctx, split. Raises
+    SystemExit naming the file, system and framework when it has no such row, and naming the ``mode`` column when
+    the CSV lacks it.
     """
     df = pd.read_csv(csv_path)
+    if "mode" not in df.columns:
+        raise SystemExit(f"{csv_path}: no `mode` column; pass a `jalapeno validate --json -o` CSV")
     m = (
         df.model.str.startswith("qwen3-235b")
         & (df.system == system)
         & df.framework.str.startswith(framework)
+        & (df["mode"] == "agg")
         & (df.metric == "tpot_s")
     )
     d = df[m].copy()
     if d.empty:
         raise SystemExit(
-            f"{csv_path}: no {system} qwen3-235b {framework} tpot_s row; pass a `jalapeno validate --json -o` CSV"
+            f"{csv_path}: no {system} qwen3-235b {framework} aggregated tpot_s row; "
+            "pass a `jalapeno validate --json -o` CSV"
         )
     d["tp"] = d.deployment.str.extract(r"attn TP(\d+)", expand=False).astype(int)
     out = pd.DataFrame(

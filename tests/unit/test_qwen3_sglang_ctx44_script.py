@@ -33,7 +33,9 @@ def test_read_rate_by_hand():
 def _csv(tmp_path, rows):
     cols = "model system framework metric deployment isl osl concurrency measured predicted split".split()
     p = tmp_path / "v.csv"
-    pd.DataFrame(rows, columns=cols).to_csv(p, index=False)
+    df = pd.DataFrame(rows, columns=cols)
+    df["mode"] = ["disagg" if str(d).startswith("disagg") else "agg" for d in df.deployment]  # as validate writes it
+    df.to_csv(p, index=False)
     return str(p)
 
 
@@ -74,3 +76,26 @@ def test_qwen3_rows_by_system_and_framework(tmp_path):
     assert (len(d), d.tp.iloc[0], d.ctx.iloc[0]) == (1, 8, 1500)
     with pytest.raises(SystemExit, match="no h200 qwen3-235b sglang"):
         s.qwen3_rows(p)
+
+
+def test_qwen3_rows_leaves_out_disaggregated_rows(tmp_path):
+    # a disaggregated deployment names the prefill pool first: its "attn TP1" is not the decode's TP4
+    agg = "agg attn TP2 DP1 · MoE TP2 EP1 [fp8]"
+    dis = "disagg P 1x(attn TP1 DP4 · MoE TP4 EP1) + D 3x(attn TP4 DP1 · MoE TP4 EP1) [fp8]"
+    q = ["qwen3-235b-a22b", "h200", "sglang 0.5.6.post2", "tpot_s"]
+    p = _csv(
+        tmp_path,
+        [q + [agg, 1000, 1000, 4.0, 0.02, 0.015, "fit"], q + [dis, 1000, 1000, 8.0, 0.03, 0.02, "held_out"]],
+    )
+    d = s.qwen3_rows(p)
+    assert (len(d), d.tp.iloc[0], d.c.iloc[0]) == (1, 2, 4.0)
+    only_dis = _csv(tmp_path, [q + [dis, 1000, 1000, 8.0, 0.03, 0.02, "held_out"]])
+    with pytest.raises(SystemExit, match="no h200 qwen3-235b sglang aggregated tpot_s row"):
+        s.qwen3_rows(only_dis)
+
+
+def test_qwen3_rows_without_a_mode_column_names_it(tmp_path):
+    p = tmp_path / "v.csv"
+    pd.DataFrame({"model": ["qwen3-235b-a22b"], "metric": ["tpot_s"]}).to_csv(p, index=False)
+    with pytest.raises(SystemExit, match="no `mode` column"):
+        s.qwen3_rows(str(p))
