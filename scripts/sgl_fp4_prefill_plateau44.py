@@ -14,12 +14,14 @@ the model's keeps growing. This asks which part of the prefill worker sets that 
    cfg254) split a prompt's cost into a + L·b (:func:`per_request_and_token`), whole and outside the model's forward.
 2. ``forward``: the model's forward step of such a pool (cost/step.step_cost with the rows' stack and pool backends,
    one full prefill step of whole 0.9·1,024-token prompts) at the shipped budget (2,048 tokens a rank) and at the
-   recipe's steps (16,384 and 32,768 a rank), priced with the exchange the model uses for SGLang (the stack's
-   ``all_to_all``) and with the one SGLang runs on these recipes (:func:`fp4_allgather`: NVFP4 all-gather of every
-   token, BF16 reduce-scatter; priced as ``nvlink_all_to_all_above_top_k``, whose gather at EP ≤ top-k is that one).
+   recipe's steps (16,384 and 32,768 a rank), priced with the stack's DeepEP-style ``all_to_all`` (the exchange of
+   the 0.5.5.post2 pools, and of every SGLang pool before round 44's moeag44) and with the one SGLang runs on these
+   recipes (:func:`fp4_allgather`: NVFP4 all-gather of every token, BF16 reduce-scatter; ``nvfp4_all_gather``, which
+   fit/aic_moe_exchange now sets on the 0.5.8 / 0.5.8.post1 DEP prefill pools). Each column names its exchange, so
+   neither follows the pool's shipped one.
 3. ``bounds``: per step, the host time the plateau would need if the whole gap sat in the step
-   (:func:`needed_host_s`), and the time a request would have to hold its prefill KV for the recipe's KV pool to bind
-   (:func:`kv_hold_bound_s`).
+   (:func:`needed_host_s`), and the time a request would have to hold its prefill KV for the system's recipe's KV pool
+   (:data:`PREFILL_KV_TOKENS`) to bind (:func:`kv_hold_bound_s`).
 
 Sources: NVIDIA/srt-slurm @5063eb43 ``recipes/gb300-fp4/1k1k/mid_curve.yaml`` and
 ``recipes/gb200-fp4/1k1k/mid-curve.yaml`` (prefill: tp = dp = ep = 4, enable-dp-attention, quantization modelopt_fp4,
@@ -52,8 +54,11 @@ MEAN_ISL_SHARE = 0.9
 #: LMSYS, "Deploying DeepSeek on GB200 NVL72 with PD and Large Scale EP (Part II)", 2025-09-25: prefill input
 #: tokens/s a GPU, forward only, FP8 attention + NVFP4 MoE, DEP8, 2,000-token prompts (as sgl_prefill_forward_vs_served)
 LMSYS_FP4 = 26156.0
-#: the recipe's prefill KV pool, tokens a rank (srt-slurm @5063eb43 gb300-fp4/1k1k/mid_curve.yaml max-total-tokens)
-PREFILL_KV_TOKENS = 131072
+#: each system's recipe's prefill KV pool, tokens a rank (prefill ``max-total-tokens``, NVIDIA/srt-slurm @5063eb43:
+#: recipes/gb200-fp4/1k1k/mid-curve.yaml and recipes/gb300-fp4/1k1k/mid_curve.yaml both set 131072)
+PREFILL_KV_TOKENS = {"gb200-nvl72": 131072, "gb300-nvl72": 131072}
+#: the exchange each column of :func:`forward_rates` prices (specs/efficiency_params.MOE_EXCHANGE_NAMES)
+FORWARD_EXCHANGES = {"a2a": "all_to_all", "allgather": "nvfp4_all_gather"}
 #: the MoE exchange each deployment's prefill workers ran, with its source
 EXCHANGE = {
     "cfg259": "DeepEP all-to-all (SGLang 0.5.5.post2; data/validation/aic_sweeps.toml: Dynamo's gb200-fp4.sh "
@@ -109,7 +114,7 @@ def needed_host_s(per_rank_tokens: float, forward_tok_s: float, served_tok_s: fl
     return per_rank_tokens / served_tok_s - per_rank_tokens / forward_tok_s
 
 
-def kv_hold_bound_s(served_tok_s: float, pool_tokens: float = PREFILL_KV_TOKENS) -> float:
+def kv_hold_bound_s(served_tok_s: float, pool_tokens: float) -> float:
     """Seconds a request must hold its prefill KV (admission to the end of its transfer) for a KV pool of
     ``pool_tokens`` a rank to cap the rank at ``served_tok_s`` prompt tokens/s (Little's law: pool / rate).
 
@@ -119,6 +124,18 @@ def kv_hold_bound_s(served_tok_s: float, pool_tokens: float = PREFILL_KV_TOKENS)
     if served_tok_s <= 0:
         raise ValueError("served_tok_s must be > 0")
     return pool_tokens / served_tok_s
+
+
+def prefill_kv_tokens(system: str) -> int:
+    """The prefill KV pool, tokens a rank, of ``system``'s srt-slurm FP4 1k/1k recipe (:data:`PREFILL_KV_TOKENS`).
+    Raises ValueError naming the systems it knows for any other.
+
+    >>> prefill_kv_tokens("gb200-nvl72")
+    131072
+    """
+    if system not in PREFILL_KV_TOKENS:
+        raise ValueError(f"no recipe prefill KV pool for {system!r}; known: {', '.join(PREFILL_KV_TOKENS)}")
+    return PREFILL_KV_TOKENS[system]
 
 
 def plateau(path: str) -> pd.DataFrame:
@@ -160,8 +177,9 @@ def forward_rates(
 ) -> pd.DataFrame:
     """The model's forward prompt tokens/s a GPU of a DEP4 SGLang FP4 prefill worker (the first such row of each
     system, its stack and pool backends) at ``per_rank`` tokens a rank of whole :data:`MEAN_ISL_SHARE` · ``isl``-token
-    prompts, with the stack's all-to-all and with SGLang's NVFP4 all-gather + reduce-scatter; ``dp``: the worker's
-    attention DP = MoE EP (the rows' 4; 8 for LMSYS's published configuration)."""
+    prompts, one column per exchange of :data:`FORWARD_EXCHANGES` (``a2a@N``: the stack's all-to-all; ``allgather@N``:
+    SGLang's NVFP4 all-gather + reduce-scatter), whatever exchange the row's pool ships with; ``dp``: the worker's
+    attention DP = MoE EP (the rows' 4; 8 for LMSYS's published configuration). One row a system."""
     from sgl_prefill_forward_vs_served import _point  # noqa: PLC0415  (a sibling script)
 
     from jalapeno.cost.batch import Batch
@@ -186,13 +204,11 @@ def forward_rates(
             lay,
             dep.precision.kv_cache.name,
         )
-        gather = dataclasses.replace(
-            pr, efficiency=dataclasses.replace(pr.efficiency, moe_exchange="nvlink_all_to_all_above_top_k")
-        )
         toks = np.asarray(per_rank, dtype=float) * lay.dp
         batch = Batch.make(prefill_tokens=toks, prefill_seqs=toks / (MEAN_ISL_SHARE * isl), prefill_ctx=0 * toks)
         row = {"system": system}
-        for name, q in (("a2a", pr), ("allgather", gather)):
+        for name, exchange in FORWARD_EXCHANGES.items():
+            q = dataclasses.replace(pr, efficiency=dataclasses.replace(pr.efficiency, moe_exchange=exchange))
             sc = step_cost(model, q, lay, dep.precision, batch, overlap=pool_overlap(dep.overlap, model, lay))
             row.update({f"{name}@{n}": float(n / s) for n, s in zip(per_rank, sc.interval_s)})
         out.append(row)
@@ -221,7 +237,10 @@ def main() -> None:
     if args.no_forward:
         return
     f = forward_rates()
-    print("\n2. Model forward, prompt tokens/s a GPU (all-to-all: shipped; allgather: SGLang's path on these recipes)")
+    print(
+        "\n2. Model forward, prompt tokens/s a GPU (a2a: the stack's all-to-all, the 0.5.5.post2 pools'; allgather: "
+        "SGLang's NVFP4 all-gather, these recipes' and the model's on the 0.5.8 pools since moeag44)"
+    )
     print(f.round(0).to_string())
     lm = forward_rates(("gb200-nvl72",), (16384,), isl=2000 / MEAN_ISL_SHARE, dp=8).iloc[0]
     print(
@@ -242,7 +261,8 @@ def main() -> None:
             fw = f.loc[system, f"allgather@{n}"]
             print(
                 f"   {system}: served {s:,.0f}; a {n:,}-token step would need {needed_host_s(n, fw, s):.2f} s "
-                f"outside its {n / fw:.2f} s forward; KV pool binds only at a hold of {kv_hold_bound_s(s):.1f} s"
+                f"outside its {n / fw:.2f} s forward; {prefill_kv_tokens(system):,}-token KV pool binds only at a hold of "
+                f"{kv_hold_bound_s(s, prefill_kv_tokens(system)):.1f} s"
             )
 
 

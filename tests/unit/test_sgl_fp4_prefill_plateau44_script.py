@@ -39,11 +39,27 @@ def test_needed_host_and_kv_hold_by_hand():
     # 8,192 tokens a step: 8,192 / 8,192 = 1 s served against 8,192 / 16,384 = 0.5 s forward -> 0.5 s outside
     assert sp.needed_host_s(8192, 16384, 8192) == pytest.approx(0.5)
     # 131,072 tokens of KV at 8,192 tokens/s: Little's law, 16 s
-    assert sp.kv_hold_bound_s(8192.0) == pytest.approx(16.0)
+    assert sp.kv_hold_bound_s(8192.0, 131072) == pytest.approx(16.0)
     with pytest.raises(ValueError, match="must be > 0"):
         sp.needed_host_s(8192, 0, 8192)
     with pytest.raises(ValueError, match="must be > 0"):
-        sp.kv_hold_bound_s(0.0)
+        sp.kv_hold_bound_s(0.0, 131072)
+
+
+def test_prefill_kv_pool_is_each_systems_recipe():
+    # srt-slurm @5063eb43, prefill max-total-tokens: gb200-fp4/1k1k/mid-curve.yaml 131072, gb300-fp4 mid_curve 131072
+    assert sp.prefill_kv_tokens("gb200-nvl72") == 131072
+    assert sp.prefill_kv_tokens("gb300-nvl72") == 131072
+    with pytest.raises(ValueError, match="no recipe prefill KV pool for 'b200'; known: gb200-nvl72, gb300-nvl72"):
+        sp.prefill_kv_tokens("b200")
+
+
+def test_forward_columns_price_their_own_exchange():
+    # the GB200 0.5.8 pools ship the NVFP4 all-gather (fit/aic_moe_exchange); the a2a column must still price the
+    # stack's all-to-all, which at EP4 sends a token's top-8 copies to 3.6 ranks in BF16 where the gather sends each
+    # token once in FP4: the all-to-all forward is slower
+    f = sp.forward_rates(("gb200-nvl72",), (16384,)).loc["gb200-nvl72"]
+    assert f["a2a@16384"] < f["allgather@16384"]
 
 
 def test_per_request_and_token_by_hand():
