@@ -93,9 +93,16 @@ _NOT_NUMBERS = (str, bytes, bool, np.bool_)
 
 
 def _floats(field: str, v) -> np.ndarray:
-    """``v`` as a float array, or the error naming ``field`` (numpy's ValueError/TypeError said neither)."""
+    """``v`` as a float array, or the error naming ``field`` (numpy's ValueError/TypeError/OverflowError said neither).
+
+    Raises:
+        SpecError: ``v`` holds no numbers, or an integer beyond float64's range (above about 1.8e308: 10**400).
+    """
     try:
         return np.asarray(v, dtype=float)
+    except OverflowError:  # an int past float64's largest finite value, 1.797e308 (IEEE 754 binary64)
+        raise SpecError(f"batch.{field}", "must be finite and >= 0, got an integer too large for a float (> 1.8e308)",
+                        f"give non-negative {field} below 1.8e308") from None
     except (TypeError, ValueError):
         _not_numbers(field, v)
 
@@ -138,7 +145,10 @@ def _plain_fields(decode_seqs, decode_ctx, prefill_tokens, prefill_ctx, prefill_
     if prefill_seqs is None:
         prefill_seqs = (np.where(prefill_tokens > 0, 1.0, 0.0) if type(prefill_tokens) is np.ndarray
                         else 1.0 if prefill_tokens > 0 else 0.0)
-    arrs = [v if type(v) is np.ndarray else _filled(n, v) for v in (*vals, prefill_seqs)]
+    try:
+        arrs = [v if type(v) is np.ndarray else _filled(n, v) for v in (*vals, prefill_seqs)]
+    except OverflowError:  # an int past float64's range (10**400): _read_fields names it
+        return None
     every = np.concatenate(arrs)
     if not (every.min() >= 0.0 and every.max() < np.inf):  # a negative, infinite or NaN value: _read_fields names it
         return None
@@ -228,8 +238,9 @@ class Batch:
         ``prefill_seqs`` defaults to one sequence wherever there are prefill tokens.
 
         Raises:
-            SpecError: a negative or non-finite field, or array fields of different lengths (only
-                scalars broadcast).
+            SpecError: a negative or non-finite field (an integer past float64's range, 10**400, included),
+                array fields of different lengths (only scalars broadcast), or ``pad_seqs`` of another
+                length than the count fields; each names the field and the fix.
         """
         out = _plain_fields(decode_seqs, decode_ctx, prefill_tokens, prefill_ctx, prefill_seqs, pad_seqs)
         if out is None:  # anything but plain numbers and float arrays: read, check and name the field at fault
@@ -241,7 +252,13 @@ class Batch:
             raise SpecError("batch.pad_routing", f"{pad_routing!r} is not one of {', '.join(PAD_ROUTINGS)}", "give one of those")
         if type(pad_seqs) in (int, float) and pad_seqs == 0:  # no dummies (every decode_seqs is >= 0)
             return cls(**out, pad_seqs=np.zeros(out["decode_seqs"].shape), pad_routing=pad_routing)
-        pad = np.broadcast_to(_floats("pad_seqs", pad_seqs), out["decode_seqs"].shape)
+        pad = _floats("pad_seqs", pad_seqs)
+        try:
+            pad = np.broadcast_to(pad, out["decode_seqs"].shape)
+        except ValueError:  # numpy's broadcast error named neither the field nor the length it needs
+            raise SpecError("batch.pad_seqs", f"has shape {pad.shape} where the count fields have "
+                            f"{out['decode_seqs'].shape[0]} row(s)",
+                            "give pad_seqs as one number or a 1-D array of the count fields' length") from None
         if not np.all(np.isfinite(pad)) or np.any(pad < 0) or np.any(pad > out["decode_seqs"] + 1e-9):
             raise SpecError("batch.pad_seqs", "must be finite, >= 0 and at most decode_seqs", "give pad_seqs between 0 and decode_seqs")
         return cls(**out, pad_seqs=np.ascontiguousarray(pad), pad_routing=pad_routing)
