@@ -273,7 +273,8 @@ def stack_option(engine: bool = True):
 
 #: Version-rule fields whose cost a shipped-off switch gates: field -> (module, switch). A rule on such a field holds
 #: at its release but the model charges nothing while the switch is off, so `--stack` notes and `predict --engine`
-#: say so (round 43: predict listed trt8k43's 1.1.0rc2 prompt-step rule as a cost the model did not charge).
+#: say so (round 43: predict listed trt8k43's 1.1.0rc2 prompt-step rule as a cost the model did not charge), as do
+#: `--set efficiency.FIELD` and a system file's `[efficiency]` (cli/system_opts.switched_off_note; round 44).
 SWITCHED_RULE_FIELDS: dict[str, tuple[str, str]] = {
     "prompt_step_s_per_token": ("jalapeno.cost.step", "PROMPT_TOKEN_STEP_ON")}
 

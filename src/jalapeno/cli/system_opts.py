@@ -136,11 +136,12 @@ def note_unread_efficiency(sets, model, precision, pricer) -> None:
             _err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
-def switched_off_note(keys) -> str | None:
-    """The note for dotted ``--set`` keys ``efficiency.FIELD`` whose cost a shipped-off switch gates
-    (cli/common.SWITCHED_RULE_FIELDS, read at call time), or None. ``--set efficiency.prompt_step_s_per_token=1e-3``
-    was accepted and priced exactly as without it (cost/step.PROMPT_TOKEN_STEP_ON off, round 43), with no word
-    (break44), where ``--stack trtllm@1.1.0rc2`` marks the same field NOT CHARGED."""
+def switched_off_note(keys, where: str = "--set") -> str | None:
+    """The note for dotted keys ``efficiency.FIELD`` whose cost a shipped-off switch gates
+    (cli/common.SWITCHED_RULE_FIELDS, read at call time), or None; ``where`` names what set them (``--set``, or a
+    system file: :func:`note_switched_off_file`). ``--set efficiency.prompt_step_s_per_token=1e-3`` was accepted and
+    priced exactly as without it (cost/step.PROMPT_TOKEN_STEP_ON off, round 43), with no word (break44), where
+    ``--stack trtllm@1.1.0rc2`` marks the same field NOT CHARGED."""
     from jalapeno.cli.common import SWITCHED_RULE_FIELDS, switched_off_fields
 
     off = switched_off_fields()
@@ -149,8 +150,23 @@ def switched_off_note(keys) -> str | None:
         return None
     gates = ", ".join(sorted({f"{module.removeprefix('jalapeno.').replace('.', '/')}.{switch}"
                               for module, switch in (SWITCHED_RULE_FIELDS[k.split(".", 1)[1]] for k in named)}))
-    return (f"--set {', '.join(named)} is not charged: its switch {gates} is off (shipped off), so the what-if "
+    return (f"{where} {', '.join(named)} is not charged: its switch {gates} is off (shipped off), so the what-if "
             "changes nothing")
+
+
+def note_switched_off_file(system) -> None:
+    """Say once per file which ``[efficiency]`` fields of a system file (its base chain's included; ``--set`` keys
+    are :func:`note_unread_efficiency`'s) a shipped-off switch keeps from being charged: a variant TOML setting
+    ``[efficiency] prompt_step_s_per_token`` was priced exactly as without it, with no word, where the same
+    ``--set`` got the note (break44, mend44). ``system``: a loaded System (its ``origin`` as specs/variants.py
+    builds it)."""
+    o = system.origin
+    from_set = {k for k, _ in o.overrides if k.startswith("efficiency.")}
+    keys = [f"efficiency.{k}" for k, _ in o.efficiency if f"efficiency.{k}" not in from_set]
+    note = switched_off_note(keys, f"{o.where or system.name}:") if keys else None
+    if note and note not in _NOTED:
+        _NOTED.add(note)
+        _err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
 def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] | None = None,
@@ -180,6 +196,7 @@ def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] |
     if efficiency in ("low", "high"):
         note_no_band(pr, efficiency, load("calibrated"))
     note_efficiency(pr.system)
+    note_switched_off_file(pr.system)
     note_name_clash(pr.system)
     note_power_only(overrides)  # after the load: a refused variant gets its one error alone
     note_stacks_only(overrides, pr.system)
