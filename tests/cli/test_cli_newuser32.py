@@ -108,11 +108,11 @@ def test_predict_prints_a_wide_deployment_figures_without_rounding_them_away(cap
     code, out, err = run(capsys, "predict", "-s", "gb200-nvl72", "-c", "4", "--prefill", "tp=4,workers=100",
                          "--decode", "dp=8,ep=8,workers=100")
     assert code == 0, err
-    cells = {m[1].strip(): m[2].strip() for m in re.finditer(r"^\W*([A-Za-z/ ]+?)\s*[│|]\s*(\S+)", out, re.M)}
+    cells = {m[1].strip(): m[2].strip() for m in re.finditer(r"^\W*([A-Za-z/ ()+]+?)\s*[│|]\s*(\S+)", out, re.M)}
     assert cells["chips"] == "1,200"  # 100 x TP4 + 100 x DP8 = 400 + 800
     # 4 requests over 100 decode instances: under 0.04 in a batch each, shown to two figures
     assert re.fullmatch(r"0\.0[1-4]\d?", cells["decode batch per instance"]), cells["decode batch per instance"]
-    assert re.fullmatch(r"\d\.\d", cells["tok/s per kW"]), cells["tok/s per kW"]
+    assert re.fullmatch(r"\d\.\d", cells["tok/s per kW (in+out)"]), cells["tok/s per kW (in+out)"]
 
 
 def test_plan_without_a_speed_floor_says_it_sized_the_batch_point(capsys):

@@ -415,9 +415,10 @@ def point_table(p: PointRecord, title: str, open_loop: bool = False) -> Table:
         ("decode batch per instance", _small(p.decode_batch, ".1f")),  # 0.04 (-c 4 on 100 workers) read "0.0"
         ("chips", _f(p.chips, ",.0f")),  # 1,200 as the frontier's chips column
         (f"power per chip ({p.power_label})", f"{_f(p.power_w_per_chip, ',.0f')} W"),
-        ("tok/s per kW", _small(p.tok_s_per_kw, ",.0f")),
-        ("J per token", _f(p.j_per_token, ".3f")),
-        ("$ per M tokens", usd_text(p.usd_per_mtok)),
+        # all three count input + output tokens, as the throughput row (analysis/power_cost.energy_and_cost)
+        ("tok/s per kW (in+out)", _small(p.tok_s_per_kw, ",.0f")),
+        ("J per token (in+out)", _f(p.j_per_token, ".3f")),
+        ("$ per M tokens (in+out)", usd_text(p.usd_per_mtok)),
         ("efficiency set", str(getattr(p, "efficiency_source", ""))),
         ("bound" + (" (decode step)" if p.prefill_bound else ""), f"{p.bound} ({_f(p.bound_margin, '.2f')}x the next)"
          + (f"; capped by {p.limit}" if p.limit else "")),
