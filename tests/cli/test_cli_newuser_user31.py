@@ -111,7 +111,7 @@ def test_results_show_of_a_compare_run_lists_every_system(capsys, tmp_path):
 
 def test_the_ratios_table_answers_per_dollar(capsys):
     """'GB300 vs Jalapeno per kW and per $': the ratios table gave per chip and per kW; per $ had to be worked
-    out from the headline's $/M tok. Its last column is the peak tokens-per-$ ratio: tokens per $ = throughput
+    out from the headline's $/M tok. Its peak cell gives the peak tokens-per-$ ratio: tokens per $ = throughput
     per chip / $ per chip-hour, so the ratio is the peak per-chip ratio x the baseline's $/chip-hour over the
     system's (docs/metrics.md §6)."""
     import json
@@ -127,9 +127,9 @@ def test_the_ratios_table_answers_per_dollar(capsys):
     code, out, err = run(capsys, *args, "--html", "")
     assert code == 0, err
     header = next(ln for ln in out.splitlines() if "@35 tok/s/user" in ln)
-    assert header.split("┃")[-2].strip() == "peak tokens per $"
+    assert header.split("┃")[2].strip() == "peak (kW, $)"  # round 44: per $ in the peak cell's brackets, after kW
     row = next(ln for ln in out.splitlines() if ln.startswith("│ b200 ") and "x" in ln)
-    assert row.split("│")[-2].strip() == f"{want:.2f}x"
+    assert row.split("│")[2].strip().endswith(f", {want:.2f}x)")
 
 
 def test_a_variants_missing_base_file_names_the_variant_and_where_the_path_was_read(capsys, tmp_path):

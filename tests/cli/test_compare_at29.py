@@ -36,8 +36,9 @@ def test_the_default_columns_are_35_60_100_and_inside_every_default_frontier(cap
     assert code == 0, err
     header = next(ln for ln in out.splitlines() if "@35 tok/s/user" in ln)
     cols = [c.strip() for c in header.split("┃")[1:-1]]
-    assert cols == ["system", "peak", "max tok/s/user", "@35 tok/s/user", "@60 tok/s/user", "@100 tok/s/user",
-                    "peak tokens per $"]  # round 31: the per-$ ratio at each peak, last
+    # round 44: the per-kW and per-$ ratios in each cell's brackets, at the peak and at each speed
+    assert cols == ["system", "peak (kW, $)", "max tok/s/user", "@35 tok/s/user (kW, $)", "@60 tok/s/user (kW, $)",
+                    "@100 tok/s/user (kW, $)"]
     assert "below a frontier's start: its peak]:" in " ".join(out.split())  # the footnote
     code, js, err = run(capsys, "compare", "--json")
     assert code == 0, err
@@ -66,6 +67,6 @@ def test_a_speed_below_every_start_reads_the_peak_ratio_flagged(capsys, tmp_path
     assert code == 0, err
     line = next(ln for ln in out.splitlines() if ln.startswith("│ jalapeno") and "x" in ln)
     cells = [c.strip() for c in line.split("│")[1:-1]]
-    assert cells[3].startswith(f"{peak_a / peak_b:.2f}x (")  # @1: the peak ratio (per kW in brackets) ...
+    assert cells[3].startswith(f"{peak_a / peak_b:.2f}x (")  # @1: the peak ratio (per kW and $ in brackets) ...
     assert cells[3].split(")")[0] + ")" == cells[1]  # ... the very text of the peak column
     assert "[below a frontier's start" in cells[3]

@@ -39,3 +39,67 @@ def test_predict_says_its_energy_and_cost_figures_count_input_and_output_tokens(
     assert _num(c["J per token (in+out)"]) == pytest.approx(B200_KW * 1e3 / tput, abs=6e-4)  # three decimals
     assert _num(c["$ per M tokens (in+out)"]) == pytest.approx(B200_USD_H / (tput * 3600 / 1e6), rel=6e-3)
     assert not any(k in c for k in ("tok/s per kW", "J per token", "$ per M tokens"))  # no unlabelled row left
+
+
+#: InferenceX constants.ts: H200 $/GPU-hour (the baseline below)
+H200_USD_H = 1.41
+
+
+def test_compare_ratios_give_tokens_per_usd_at_each_speed_as_the_tiers_do():
+    """The ratios table gave tokens per $ only at the peak (Kimi K2.5, Jalapeño vs GB300: 1.25x), while at 50
+    tok/s/user the tiers' $/M tok made it 1.48x. Each --at cell now carries it after the per-kW ratio: the per-chip
+    ratio x the baseline's $/chip-hour over the system's (1.41 / 1.95 for B200 over H200), which is the ratio of the
+    tiers' $/M tok at the same speed (the baseline's over the system's)."""
+    from rich.console import Console
+
+    from jalapeno.analysis.comparison import compare_systems
+    from jalapeno.analysis.sweep import SweepOptions
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.report.tables import comparison_tables, tier_usd_per_mtok
+    from jalapeno.specs.catalog import load_model
+    from jalapeno.specs.formats import get_precision
+    from jalapeno.specs.workload import get_workload
+
+    res = compare_systems(
+        load_model("deepseek-r1"),
+        [load_pricer("b200"), load_pricer("h200")],
+        get_workload("1k1k"),
+        get_precision("fp8"),
+        floors={"need": 20.0},
+        iso_interactivity=(20.0,),
+        options=SweepOptions(serving="agg", concurrency=(8.0, 64.0)),
+    )
+    rec = res.record()
+    c = rec.comparisons["b200"]
+    per_chip, per_usd = c.iso_interactivity["throughput_per_chip"][0], c.iso_interactivity["tokens_per_usd"][0]
+    assert per_usd["ratio"] == pytest.approx(per_chip["ratio"] * H200_USD_H / B200_USD_H, rel=1e-9)
+    usd = {
+        n: tier_usd_per_mtok(rec.comparisons[n].tiers["need"]["throughput"], rec.systems[n].frontier)
+        for n in ("b200", "h200")
+    }
+    assert per_usd["ratio"] == pytest.approx(usd["h200"] / usd["b200"], rel=1e-9)  # the tiers cells' $/M tok
+    con = Console(width=600, record=True)
+    con.print(comparison_tables(rec)[1])
+    lines = con.export_text().splitlines()
+    header = [h.strip() for h in next(ln for ln in lines if "@20" in ln).split("┃")[1:-1]]
+    assert header == ["system", "peak (kW, $)", "max tok/s/user", "@20 tok/s/user (kW, $)"]
+    row = [x.strip() for x in next(ln for ln in lines if ln.startswith("│ b200 ")).split("│")[1:-1]]
+    kw = c.iso_interactivity["tok_s_per_kw"][0]["ratio"]
+    assert row[3].startswith(f"{per_chip['ratio']:.2f}x ({kw:.2f}x, {per_usd['ratio']:.2f}x)"), row
+
+
+def test_a_band_row_gives_the_per_usd_band_at_each_speed():
+    """By hand: a band of 0.60-0.90x per chip, 0.70-1.05x per kW and 0.80-1.20x per $ at the peak and at one
+    speed reads so in both cells, per $ after per kW (the band row had per $ at the peak only, in a last column)."""
+    from jalapeno.report.tables import band_cells
+
+    def row(r: float) -> dict:
+        return {"x": 50.0, "ratio": r, "status_a": "interpolated", "status_b": "interpolated", "at_frontier_end": False}
+
+    ends = {"throughput_per_chip": (0.6, 0.9), "tok_s_per_kw": (0.7, 1.05), "tokens_per_usd": (0.8, 1.2)}
+    b = {
+        "peak_ratio": {k: {"low": lo, "high": hi} for k, (lo, hi) in ends.items()},
+        "max_interactivity_ratio": {"low": 0.9, "high": 1.1},
+        "iso_interactivity": {k: {"low": [row(lo)], "high": [row(hi)]} for k, (lo, hi) in ends.items()},
+    }
+    assert band_cells(b) == ["0.60-0.90x (0.70-1.05x, 0.80-1.20x)", "0.90-1.10x", "0.60-0.90x (0.70-1.05x, 0.80-1.20x)"]

@@ -149,8 +149,8 @@ def test_report_tables_have_the_terminal_tables_columns_and_per_kw_brackets(comp
     assert heads[1] == term[1]
     c = rec.comparisons["jalapeno"]
     row = re.search(r"<td>jalapeno</td>(.*?)</tr>", page.split('class="ratios"')[1], re.S).group(1)
-    cells = re.findall(r"<td>(.*?)</td>", row)[2:-1]  # peak, max tok/s/user, each speed, tokens per $
+    cells = re.findall(r"<td>(.*?)</td>", row)[2:]  # peak, max tok/s/user, each speed
     assert len(cells) == len(c.iso_interactivity["tok_s_per_kw"])
-    for cell, kw in zip(cells, c.iso_interactivity["tok_s_per_kw"]):
-        if isinstance(kw["ratio"], float) and kw["ratio"] == kw["ratio"]:
-            assert f"({kw['ratio']:.2f}×)" in cell, cell
+    for cell, kw, usd in zip(cells, c.iso_interactivity["tok_s_per_kw"], c.iso_interactivity["tokens_per_usd"]):
+        if isinstance(kw["ratio"], float) and kw["ratio"] == kw["ratio"]:  # round 44: per $ after per kW
+            assert f"({kw['ratio']:.2f}×, {usd['ratio']:.2f}×)" in cell, cell

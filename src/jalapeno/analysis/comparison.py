@@ -251,14 +251,16 @@ class Comparison:
 
     def ratios_frame(self):
         """One row per system and iso-interactivity value: the ratio to the baseline in throughput
-        per chip and per kW, with the flags (``at_frontier_end``, each frontier's status)."""
+        per chip, per kW and per $ (tokens per $: throughput per $/chip-hour), with the flags (``at_frontier_end``, each frontier's status)."""
         import pandas as pd
 
         rows = []
         for n, c in self.comparisons.items():
-            for rt, rk in zip(c.iso_interactivity["throughput_per_chip"], c.iso_interactivity["tok_s_per_kw"]):
+            iso = c.iso_interactivity
+            for rt, rk, ru in zip(iso["throughput_per_chip"], iso["tok_s_per_kw"], iso["tokens_per_usd"]):
                 rows.append({"system": n, "vs": c.vs, "interactivity": rt["x"], "ratio_per_chip": rt["ratio"],
-                             "ratio_per_kw": rk["ratio"], "at_frontier_end": bool(rt["at_frontier_end"]),
+                             "ratio_per_kw": rk["ratio"], "ratio_per_usd": ru["ratio"],
+                             "at_frontier_end": bool(rt["at_frontier_end"]),
                              "status": rt["status_a"], "status_baseline": rt["status_b"],
                              "peak_ratio_per_chip": c.peak_ratio["throughput_per_chip"]})
         return pd.DataFrame(rows)
@@ -353,9 +355,8 @@ def _band_ratios(n: str, baseline: str, fr: dict, band_fronts: dict, heads: dict
         for kind, sc in scales.items():
             af, bf = cmp.Frontier(a.x, a.y * sc[n]), cmp.Frontier(b.x, b.y * sc[baseline])
             out["peak_ratio"].setdefault(kind, {})[which] = cmp.peak_ratio(af, bf)
-            if kind != "tokens_per_usd":
-                rows = _flag_tails(cmp.iso_interactivity_ratio(af, bf, xs, END_RTOL), af, bf)
-                out["iso_interactivity"].setdefault(kind, {})[which] = rows
+            rows = _flag_tails(cmp.iso_interactivity_ratio(af, bf, xs, END_RTOL), af, bf)
+            out["iso_interactivity"].setdefault(kind, {})[which] = rows
         for key in ("max_interactivity", "min_e2e"):
             hk = key if key == "max_interactivity" else "min_e2e_s"
             out.setdefault(f"{key}_ratio", {})[which] = head(n, hk, which) / head(baseline, hk, bw)
@@ -406,7 +407,7 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
     recipe) a system runs "as deployed": the recipe's precision (unless ``precisions`` names
     some), serving mode, limits and MTP by load; the others run ``options`` as stated. Every
     frontier point's deployment says which (``config``). Ratios: ``peak`` (throughput per chip, tok/s/kW under
-    ``convention``, tokens per $), and at
+    ``convention``, tokens per $), and the same three at
     each ``iso_interactivity`` value (interpolated on both frontiers; unreachable → null ratio;
     values at/past a frontier's end flagged), plus the operating tiers of each system.
 
@@ -501,6 +502,8 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
                                                                                END_RTOL), a_t, b_t),
                 "tok_s_per_kw": _flag_tails(cmp.iso_interactivity_ratio(a_kw, b_kw, list(iso_interactivity),
                                                                         END_RTOL), a_kw, b_kw),
+                "tokens_per_usd": _flag_tails(cmp.iso_interactivity_ratio(a_usd, b_usd, list(iso_interactivity),
+                                                                          END_RTOL), a_usd, b_usd),
             },
             tiers=cmp.tiers(a_t, floors),
             tiers_tok_s_per_kw=cmp.tiers(a_kw, floors),

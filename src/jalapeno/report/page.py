@@ -33,8 +33,9 @@ from jalapeno.analysis.records import bound_cell
 from jalapeno.errors import SpecError
 from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.html import _esc, hover_text
-from jalapeno.report.tables import (BAND_ROW_CAPTION, BELOW_START, CONCURRENCY_CAPTION, PEAK_COLUMN, PEAK_USD_COLUMN,
-                                    TOKENS_CAPTION, band_cells, band_moves, headline_band, peak_load, peak_usd_cell, power_caption,
+from jalapeno.report.tables import (BAND_ROW_CAPTION, BELOW_START, CONCURRENCY_CAPTION, PEAK_COLUMN, TOKENS_CAPTION,
+                                    band_cells, band_moves, headline_band, iso_rows, peak_load, peak_usd_cell,
+                                    power_caption, ratio_columns,
                                     tier_deployments, tier_energy_cost, usd_text)
 
 if TYPE_CHECKING:
@@ -173,15 +174,17 @@ def _fmt(x, fmt: str) -> str:
     return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, fmt)
 
 
-def _ratio_cell(r: Mapping, kw: Mapping | None = None) -> str:
-    """A ratio with its flag, as table HTML (the flag in a <span class="flag">); ``kw``, the per-kW ratio at the same
-    speed, in brackets where both are numbers, as the terminal's table (report/tables.comparison_tables) prints it."""
+def _ratio_cell(r: Mapping, kw: Mapping | None = None, usd: Mapping | None = None) -> str:
+    """A ratio with its flag, as table HTML (the flag in a <span class="flag">); ``kw`` and ``usd``, the per-kW and
+    per-$ ratios at the same speed, in brackets where the per-chip and per-kW ones are numbers ("-" for a per-$
+    one absent or not finite), as the terminal's table (report/tables.comparison_tables) prints them."""
     if r["ratio"] is None or (isinstance(r["ratio"], float) and math.isnan(r["ratio"])):
         a, b = r["status_a"] == "unreachable", r["status_b"] == "unreachable"
         return f'<span class="flag">unreachable ({"both" if a and b else "this" if a else "baseline"})</span>'
     cell = f"{r['ratio']:.2f}×"
     if kw is not None and isinstance(kw["ratio"], (int, float)) and math.isfinite(kw["ratio"]):
-        cell += f" ({kw['ratio']:.2f}×)"
+        u = usd["ratio"] if usd is not None else None
+        cell += f" ({kw['ratio']:.2f}×, " + (f"{u:.2f}×)" if isinstance(u, (int, float)) and math.isfinite(u) else "-)")
     if "below_frontier_start" in (r["status_a"], r["status_b"]):  # that side reads its peak (report/tables._ratio)
         return cell + f' <span class="flag">{_esc(BELOW_START)}</span>'
     return cell + (' <span class="flag">at frontier end</span>' if r["at_frontier_end"] else "")
@@ -216,22 +219,19 @@ def tables_html(rec: ComparisonRecord) -> str:
     rows, banded = [], False
     for n, c in rec.comparisons.items():
         pk = c.peak_ratio
-        rows.append([e(n), f"{pk['throughput_per_chip']:.2f}× ({pk['tok_s_per_kw']:.2f}×)",
-                     f"{c.max_interactivity_ratio:.2f}×"]
-                    + [_ratio_cell(r, k) for r, k in zip(c.iso_interactivity["throughput_per_chip"],
-                                                         c.iso_interactivity["tok_s_per_kw"])]
-                    + [e(peak_usd_cell(pk)).replace("x", "×")])
+        rows.append([e(n), f"{pk['throughput_per_chip']:.2f}× ({pk['tok_s_per_kw']:.2f}×, "
+                     + e(peak_usd_cell(pk)).replace("x", "×") + ")", f"{c.max_interactivity_ratio:.2f}×"]
+                    + [_ratio_cell(r, k, u) for r, k, u in iso_rows(c.iso_interactivity)])
         if n != rec.baseline and getattr(c, "bands", None) and band_moves(c.bands):
             rows.append([e(f"{n} band"), *(e(x) for x in band_cells(c.bands))])
             banded = True
     out += [f"<h2>Ratios vs {e(rec.baseline)}</h2>",
-            "<p>Throughput per chip (per kW, " + e(conv) + " power, in brackets). Flags: <i>at frontier end</i> — "
+            "<p>Throughput per chip (per kW, " + e(conv) + " power, and per $, in brackets). Flags: <i>at frontier end</i> — "
             "within 10% of a frontier's last point or in its tail below 10% of its peak, where ratios swing; "
             "<i>" + e(BELOW_START) + "</i> — slower than its first (slowest) point, where that side reads its peak "
             "throughput: at a lower per-user speed a system serves at least its peak's; <i>unreachable</i> — that frontier "
             "never reaches the speed." + (" " + e(BAND_ROW_CAPTION) if banded else "") + "</p>",
-            _table(["system", "peak", "max tok/s/user"] + [f"@{x:g} tok/s/user" for x in xs] + [PEAK_USD_COLUMN],
-                   rows, "ratios")]
+            _table(ratio_columns(xs), rows, "ratios")]
     tiers = list(first.tiers)
     trows = [[e(n)] + [("unreachable" if c.tiers[t]["status"] == "unreachable" else
                         f"{_fmt(c.tiers[t]['throughput'], ',.0f')} @ {_fmt(c.tiers[t]['interactivity'], '.0f')}"

@@ -162,26 +162,21 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
     for name, why in getattr(d, "infeasible", {}).items():  # compared without them, each with its reason
         head.add_row(name, "infeasible", "-", "-", "-", "-", "-", "-", "-", "-", f"cannot run the model: {why}",
                      style="dim")
-    ratios = Table(title=f"ratios vs {d.baseline} (throughput per chip; per kW in brackets; tokens per $ at each "
-                         "peak in the last column)")
-    ratios.add_column("system", no_wrap=True, min_width=16)
-    ratios.add_column("peak")
-    ratios.add_column("max tok/s/user")
+    ratios = Table(title=f"ratios vs {d.baseline} (throughput per chip; per kW and per $ in brackets)")
     first = next(iter(d.comparisons.values()))
     xs = [r["x"] for r in first.iso_interactivity["throughput_per_chip"]]
-    for x in xs:
-        ratios.add_column(f"@{x:g} tok/s/user", overflow="fold")
-    ratios.add_column(PEAK_USD_COLUMN)
+    for i, col in enumerate(ratio_columns(xs)):
+        ratios.add_column(col, **({"no_wrap": True, "min_width": 16} if i == 0 else {"overflow": "fold"}))
     for name, c in d.comparisons.items():
         pk = c.peak_ratio
-        cells = [f"{pk['throughput_per_chip']:.2f}x ({pk['tok_s_per_kw']:.2f}x)",
+        cells = [f"{pk['throughput_per_chip']:.2f}x ({pk['tok_s_per_kw']:.2f}x, {peak_usd_cell(pk)})",
                  f"{c.max_interactivity_ratio:.2f}x"]
-        for rt, rk in zip(c.iso_interactivity["throughput_per_chip"], c.iso_interactivity["tok_s_per_kw"]):
-            (cell, flag), kw = _ratio(rt), _ratio(rk)[0]
+        for rt, rk, ru in iso_rows(c.iso_interactivity):
+            (cell, flag), kw, usd = _ratio(rt), _ratio(rk)[0], _ratio(ru)[0] if ru else "-"
             if cell.endswith("x") and kw.endswith("x"):  # both sides a number (not n/a, not unreachable)
-                cell += f" ({kw})"
+                cell += f" ({kw}, {usd})"
             cells.append(cell + (f" [{flag}]" if flag else ""))
-        ratios.add_row(name, *cells, peak_usd_cell(pk))
+        ratios.add_row(name, *cells)
         if name != d.baseline and getattr(c, "bands", None) and band_moves(c.bands):
             ratios.add_row(f"{name} band", *band_cells(c.bands), style="dim")
     ratios.caption = ("[at frontier end]: within 10% of a frontier's last point or in its tail below 10% of its "
@@ -264,9 +259,23 @@ def band_range(lo: float | None, hi: float | None, flag: bool = True) -> str:
     return f"{a:.2f}-{b:.2f}x" + (f" [wide band: {b / a:.1f}x]" if wide else "")
 
 
-#: the ratios table's last column: tokens per $ at each system's peak against the baseline's (the question
-#: "per $" that the headline's $/M tok answered only by hand: per-chip ratio x the baseline's $/chip-hour over this one's)
-PEAK_USD_COLUMN = "peak tokens per $"
+def ratio_columns(xs: Sequence[float]) -> list[str]:
+    """The ratios table's headers (terminal and page alike): system, peak, max tok/s/user and one per
+    iso-interactivity speed ``xs`` (tok/s/user); each ratio cell is per chip with the per-kW and per-$ ratios of
+    the same point in brackets (tokens per $: the per-chip ratio x the baseline's $/chip-hour over the system's,
+    the question "per $" the headline's $/M tok and the tiers' $/M tok answer by hand).
+
+    >>> ratio_columns([50.0])
+    ['system', 'peak (kW, $)', 'max tok/s/user', '@50 tok/s/user (kW, $)']
+    """
+    return ["system", "peak (kW, $)", "max tok/s/user", *(f"@{x:g} tok/s/user (kW, $)" for x in xs)]
+
+
+def iso_rows(iso: Mapping) -> list[tuple]:
+    """(per chip, per kW, per $) rows of ``Ratios.iso_interactivity`` at each speed; the per-$ one None where a
+    record stored before round 44 has none."""
+    t, k = iso["throughput_per_chip"], iso["tok_s_per_kw"]
+    return list(zip(t, k, iso.get("tokens_per_usd") or [None] * len(t)))
 
 
 def peak_usd_cell(pk: Mapping) -> str:
@@ -276,25 +285,29 @@ def peak_usd_cell(pk: Mapping) -> str:
 
 
 def band_cells(b: Mapping) -> list[str]:
-    """The band row of one system in the ratios table (``Ratios.bands``): peak per chip (per kW in brackets),
-    max tok/s/user, each iso-interactivity speed, and the peak tokens per $; a speed where either end's ratio
-    is not iso-interactivity (unreachable, below a frontier's start) names which end, as the calibrated cell does."""
+    """The band row of one system in the ratios table (``Ratios.bands``): peak per chip (per kW and per $ in
+    brackets), max tok/s/user and each iso-interactivity speed (per kW and per $ in brackets: each the per-chip
+    band times one constant); a speed where either end's ratio is not iso-interactivity (unreachable, below a
+    frontier's start) names which end, as the calibrated cell does."""
     pk = b["peak_ratio"]
+    usd = pk.get("tokens_per_usd")
     cells = [f"{band_range(pk['throughput_per_chip']['low'], pk['throughput_per_chip']['high'])} "
-             f"({band_range(pk['tok_s_per_kw']['low'], pk['tok_s_per_kw']['high'], False)})",
+             f"({band_range(pk['tok_s_per_kw']['low'], pk['tok_s_per_kw']['high'], False)}, "
+             f"{band_range(usd['low'], usd['high'], False) if usd else '-'})",
              band_range(b["max_interactivity_ratio"]["low"], b["max_interactivity_ratio"]["high"])]
     it, ik = b["iso_interactivity"]["throughput_per_chip"], b["iso_interactivity"]["tok_s_per_kw"]
-    for lt, ht, lk, hk in zip(it["low"], it["high"], ik["low"], ik["high"]):
+    iu = b["iso_interactivity"].get("tokens_per_usd") or {w: [None] * len(it[w]) for w in ("low", "high")}
+    for lt, ht, lk, hk, lu, hu in zip(it["low"], it["high"], ik["low"], ik["high"], iu["low"], iu["high"]):
         (cl, fl), (ch, fh) = _ratio(lt), _ratio(ht)
         if not (cl.endswith("x") and ch.endswith("x")):
             same = (cl, fl) == (ch, fh)
             cells.append(cl + (f" [{fl}]" if fl else "") if same else f"low: {cl}; high: {ch}")
             continue
-        cell = f"{band_range(lt['ratio'], ht['ratio'])} ({band_range(lk['ratio'], hk['ratio'], False)})"
+        u = band_range(lu["ratio"], hu["ratio"], False) if lu and hu else "-"
+        cell = f"{band_range(lt['ratio'], ht['ratio'])} ({band_range(lk['ratio'], hk['ratio'], False)}, {u})"
         flags = sorted({f for f in (fl, fh) if f})
         cells.append(cell + "".join(f" [{f}]" for f in flags))
-    usd = pk.get("tokens_per_usd")
-    return cells + [band_range(usd["low"], usd["high"], False) if usd else "-"]
+    return cells
 
 
 def peak_load(frontier: Sequence[PointRecord]) -> str:
