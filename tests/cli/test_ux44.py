@@ -103,3 +103,50 @@ def test_a_band_row_gives_the_per_usd_band_at_each_speed():
         "iso_interactivity": {k: {"low": [row(lo)], "high": [row(hi)]} for k, (lo, hi) in ends.items()},
     }
     assert band_cells(b) == ["0.60-0.90x (0.70-1.05x, 0.80-1.20x)", "0.90-1.10x", "0.60-0.90x (0.70-1.05x, 0.80-1.20x)"]
+
+
+def test_explore_headers_are_the_keys_without_their_section_with_a_legend(capsys):
+    """explore's table headed each parameter with its whole dotted key, which wrapped mid-word at 160 columns
+    (``chip.peak_dense_tflo`` over ``ps.fp8``) for the example space's five parameters. Each header is now the key
+    without its section, whole on one line, and a legend line gives the full keys."""
+    from jalapeno.cli.explore_cmd import _print_summary
+
+    keys = [
+        "chip.peak_dense_tflops.fp8",
+        "chip.hbm_stacks",
+        "levels.rack.bandwidth_gb_per_s",
+        "efficiency.kernel_launch_s",
+        "efficiency.step_overhead_s",
+    ]  # examples/explore_700w.toml's [params]
+    design = {
+        "trial": 17,
+        **{f"param:{k}": v for k, v in zip(keys, (5900, 8, 1150, 3.1e-07, 5.2e-05))},
+        "score:tok_s_per_kw": 1.874,
+        "chip_power_w": 698.0,
+        "usd_per_chip_hour": 1.62,
+    }
+    _print_summary(
+        {
+            "name": "n",
+            "trials": 1,
+            "feasible": 1,
+            "base": "jalapeno",
+            "pruned_by": {},
+            "importance": {},
+            "designs": [design],
+        }
+    )
+    out = capsys.readouterr().out
+    header = next(ln for ln in out.splitlines() if ln.startswith("┃") and "trial" in ln)
+    cols = [c.strip() for c in header.split("┃")[1:-1]]
+    assert cols[:6] == [
+        "trial",
+        "peak_dense_tflops.fp8",
+        "hbm_stacks",
+        "rack.bandwidth_gb_per_s",
+        "kernel_launch_s",
+        "step_overhead_s",
+    ]
+    legend = " ".join(out[out.index("columns: ") :].split())
+    for k in keys:
+        assert f"{k.split('.', 1)[1]} = {k}" in legend

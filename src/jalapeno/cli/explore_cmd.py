@@ -210,13 +210,17 @@ def _print_summary(out: dict) -> None:
     t = Table(title=f"{out['name']}: best designs of {out['trials']} trials ({out['feasible']} feasible{twice}; "
               f"scores relative to {out['base']})")
     cols = ["trial"] + [k for k in (out["designs"][0] if out["designs"] else {}) if k.startswith(("param:", "score:"))]
+    short = short_headers([c[len("param:"):] for c in cols if c.startswith("param:")])
     for c in cols + ["chip W", "$/chip-h"]:  # a score is a ratio to the base, not tok/s/kW: say so in its header
-        t.add_column(f"{c[len('score:'):]} (x base)" if c.startswith("score:") else c.split(":", 1)[-1], justify="right",
-                     overflow="fold")  # the header is the key and its unit (chip.peak_dense_tflops.fp8): never cut
+        key = c.split(":", 1)[-1]
+        t.add_column(f"{key} (x base)" if c.startswith("score:") else short.get(key, key), justify="right",
+                     overflow="fold")
     for r in out["designs"]:
         t.add_row(*[f"{r[c]:.4g}" if isinstance(r[c], float) else str(r[c]) for c in cols],
                   f"{r['chip_power_w']:.0f}", f"{r['usd_per_chip_hour']:.2f}")
     console.print(t)
+    if any(k != v for k, v in short.items()):  # the full keys, as the space file names them
+        console.print("columns: " + "; ".join(f"{v} = {k}" for k, v in short.items() if k != v), markup=False)
     for line in _base_lines(out):
         console.print(line, markup=False)
     if out["pruned_by"]:
@@ -225,6 +229,23 @@ def _print_summary(out: dict) -> None:
     for m, imp in out["importance"].items():
         if imp:
             console.print(importance_line(m, imp), markup=False)
+
+
+def short_headers(keys: list[str]) -> dict[str, str]:
+    """Column headers of explore's table for parameter keys: each key without its section (its first dotted
+    part: ``chip.``, ``levels.``, ``efficiency.``), which every key has and which made the headers wrap
+    mid-word (``chip.peak_dense_tflo|ps.fp8``); the full key where the short one would be empty or would be
+    another key's too. The table's legend line maps them back.
+
+    >>> short_headers(["chip.peak_dense_tflops.fp8", "chip.hbm_stacks", "levels.rack.bandwidth_gb_per_s"])
+    {'chip.peak_dense_tflops.fp8': 'peak_dense_tflops.fp8', 'chip.hbm_stacks': 'hbm_stacks', \
+'levels.rack.bandwidth_gb_per_s': 'rack.bandwidth_gb_per_s'}
+    >>> short_headers(["chip.x", "efficiency.x", "trials"])
+    {'chip.x': 'chip.x', 'efficiency.x': 'efficiency.x', 'trials': 'trials'}
+    """
+    cut = {k: k.split(".", 1)[1] if "." in k else k for k in keys}
+    seen = list(cut.values())
+    return {k: v if seen.count(v) == 1 else k for k, v in cut.items()}
 
 
 def importance_line(metric: str, imp: dict[str, float]) -> str:
