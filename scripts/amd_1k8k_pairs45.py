@@ -17,7 +17,11 @@ Printed, nothing fitted or written, no prediction moves:
    which holds only attention and the stall (every context-independent term cancels). A pair with a slope error near
    zero has one excess, in ms, at both lengths: a context-independent overprice whose percentage is larger at 1k only
    because the 1k step is shorter;
-3. the launch differences between each pair's runs, as read from the sources (constant ``LAUNCH``).
+3. the launch differences between each pair's runs, as read from the sources (constant ``LAUNCH``);
+4. for the like-for-like aggregated pairs, two readings of one scale k on the model's prompt prefill: k_stall, the scale
+   on both rows' stalls that closes the slope error with attention as priced, and k_ttft, the scale on the prefill
+   part of the 8k/1k row's TTFT that meets its measured TTFT with the front end, first step and waits as priced
+   (:func:`prefill_factors`). Agreement says one prefill misprice explains both the short slope and the TTFT.
 
 Sources: SemiAnalysisAI/InferenceX .github/configs/amd-master.yaml (@87250a0e2 gptoss-fp4-mi3{00,25}x-vllm,
 @008b91a9dd78 gptoss-fp4-mi355x-atom, @5e2c705d3cbd dsr1-fp4-mi355x-sglang-disagg) and the launch scripts named in
@@ -105,6 +109,42 @@ def pair_split(meas_1k: float, model_1k: float, meas_8k: float, model_8k: float)
     }
 
 
+def prefill_factors(
+    slope_error: float, stall_1k: float, stall_8k: float, ttft_meas: float, ttft_model: float, ttft_prefill: float
+) -> tuple[float, float]:
+    """Two readings of one scale k on the model's prompt prefill (module docstring, (4)).
+
+    Args:
+        slope_error: the pair's slope error (:func:`pair_split`), s.
+        stall_1k, stall_8k: the model's stall at 1k/1k and 8k/1k (TPOT less the decode-only step), s.
+        ttft_meas, ttft_model: the 8k/1k row's measured TTFT and the model's (the statistic the row publishes), s.
+        ttft_prefill: the prefill part of the model's mean 8k/1k TTFT (serve/ttft_parts.PARTS ``prefill_s``), s.
+
+    Returns:
+        (k_stall, k_ttft): k_stall = 1 − slope_error / (stall_8k − stall_1k), the scale on both stalls that closes
+        the slope error with attention as priced; k_ttft = 1 + (ttft_meas − ttft_model) / ttft_prefill, the scale on
+        the prefill part that meets the measured TTFT with the front end, first step and waits as priced.
+
+    Raises:
+        ValueError: a stall that does not grow from 1k to 8k, or a non-positive prefill part.
+
+    By hand, MI300X rows 53 / 45: slope error −4.63 ms, stalls 1.63 / 10.54 ms: k_stall = 1 + 4.63 / 8.91 = 1.52.
+
+    >>> round(prefill_factors(-4.63e-3, 1.63e-3, 10.54e-3, 0.443, 0.2845, 0.15)[0], 2)
+    1.52
+    """
+    if stall_8k <= stall_1k:
+        raise ValueError(
+            f"prefill_factors: the 8k/1k stall ({stall_8k}) must exceed the 1k/1k one ({stall_1k}); "
+            "pass a pair whose decoding users wait out prompts (not a disaggregated decode pool)"
+        )
+    if ttft_prefill <= 0:
+        raise ValueError(
+            f"prefill_factors: ttft_prefill must be positive (got {ttft_prefill}); pass ttft_parts' prefill_s"
+        )
+    return 1.0 - slope_error / (stall_8k - stall_1k), 1.0 + (ttft_meas - ttft_model) / ttft_prefill
+
+
 def _bound37():
     """scripts/gptoss_rocm_tp_bound37.py as a module (its loser_tpot_bound_s and ROWS)."""
     path = Path(__file__).with_name("gptoss_rocm_tp_bound37.py")
@@ -137,6 +177,7 @@ def price(p) -> dict:
     from jalapeno.fit.validate import point_stack, point_workload, with_stack_mtp
     from jalapeno.serve.limits import decode_step_s
     from jalapeno.serve.point import serve_at_concurrency
+    from jalapeno.serve.ttft_parts import ttft_parts
     from jalapeno.specs.catalog import load_model
 
     stack = point_stack(p)
@@ -165,7 +206,11 @@ def price(p) -> dict:
     experts, attention = kinds.pop("moe", 0.0), kinds.pop("attention", 0.0)
     other = sum(kinds.values())
     tpot = float(run.tpot_s[0])
+    ttft_stat = run.ttft_p50_s if p.ttft_median else run.ttft_s
+    parts = ttft_parts(model, pricer, dep, wl, run)
     return {
+        "ttft": float(ttft_stat[0]),
+        "ttft_prefill": float(parts["prefill_s"][0]),
         "batch": batch,
         "ctx": float(np.asarray(wl.decode_ctx).ravel()[0]),
         "tpot": tpot,
@@ -222,6 +267,25 @@ def main() -> None:
             f"{s['excess_8k']:+.2f} ({s['pct_8k']:+.1f}%) | {d_att * 1e3:+.2f} + {d_stall * 1e3:+.2f} + "
             f"{(d_model - d_att - d_stall) * 1e3:+.2f} | {lt}{d_meas * 1e3:+.2f} | {gt}{s['slope_error']:+.2f} | "
             f"{lt}{d_meas / d_model:.3f} |"
+        )
+    print(
+        "\n| pair | 8k row TTFT meas / model ms | its prefill part ms | k_ttft (prefill scale the TTFT asks) | "
+        "k_stall (stall scale the slope asks) |"
+    )
+    print("|---|---|---|---|---|")
+    for label, (k1, k8) in PAIRS.items():
+        a, b = priced[k1], priced[k8]
+        if b["stall"] <= a["stall"] or pts[k1].deployment != pts[k8].deployment:
+            continue  # no stall (a disaggregated decode pool) or a TP-mixed pair
+        m1 = measured.get(k1, lost_bound)  # against the bound, the slope error is a lower bound: k_stall an upper one
+        s = pair_split(m1, a["tpot"], measured[k8], b["tpot"])
+        k_stall, k_ttft = prefill_factors(
+            s["slope_error"], a["stall"], b["stall"], pts[k8].measured["ttft_s"], b["ttft"], b["ttft_prefill"]
+        )
+        lt = "< " if k1 not in measured else ""
+        print(
+            f"| {label} | {pts[k8].measured['ttft_s'] * 1e3:.1f} / {b['ttft'] * 1e3:.1f} | "
+            f"{b['ttft_prefill'] * 1e3:.1f} | {k_ttft:.2f} | {lt}{k_stall:.2f} |"
         )
     print()
     for label, text in LAUNCH.items():

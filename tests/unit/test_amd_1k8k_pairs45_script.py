@@ -58,3 +58,20 @@ def test_mori_decode_pool_sits_at_its_cap():
     pts = s._points()
     for row in (31, 24):
         assert s.price(pts[row])["batch"] == pytest.approx(160 * 8)
+
+
+def test_prefill_factors_by_hand():
+    # MI300X rows 53 / 45: slope error -4.63 ms over a stall growth of 10.54 - 1.63 = 8.91 ms -> k_stall 1.520;
+    # TTFT 443.0 measured against 284.5 with a 158.2 ms prefill part -> k_ttft 1 + 158.5 / 158.2 = 2.002
+    k_stall, k_ttft = s.prefill_factors(-4.63e-3, 1.63e-3, 10.54e-3, 0.4430, 0.2845, 0.1582)
+    assert k_stall == pytest.approx(1 + 4.63 / 8.91)
+    assert k_ttft == pytest.approx(1 + 158.5 / 158.2)
+    # a pair the model already meets asks no scale
+    assert s.prefill_factors(0.0, 1e-3, 5e-3, 0.2, 0.2, 0.1) == pytest.approx((1.0, 1.0))
+
+
+def test_prefill_factors_rejects_bad_input():
+    with pytest.raises(ValueError, match="must exceed the 1k/1k one"):
+        s.prefill_factors(-1e-3, 5e-3, 5e-3, 0.2, 0.2, 0.1)
+    with pytest.raises(ValueError, match="ttft_prefill must be positive"):
+        s.prefill_factors(-1e-3, 1e-3, 5e-3, 0.2, 0.2, 0.0)
