@@ -4,7 +4,7 @@ Diagnosis only: nothing is fitted, written or shipped.
 
 Part 1 (arithmetic, no data). The softmax exponential against the tensor cores and HBM per attention score.
 Blackwell Ultra doubles the SFU's MUFU.EX2 rate (NVIDIA Technical Blog, "Making Softmax More Efficient with NVIDIA
-Blackwell Ultra", 2026; Verda, "GB300 NVL72 architecture", per-GPU table: 10.7 TeraExponentials/s on GB300 and B300
+Blackwell Ultra"; Verda, "GB300 NVL72 architecture", per-GPU table: 10.7 TeraExponentials/s on GB300 and B300
 against 5 on GB200 and B200). Per score (one query head x one key token) a kernel spends 2·(d_qk + d_v) tensor FLOPs,
 one exponential, and its share of the key/value bytes (bytes per cached token / (heads sharing it x query tokens)).
 The three times per score say which unit bounds the kernel and what halving the exponential time can save: nothing
