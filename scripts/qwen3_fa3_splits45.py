@@ -34,6 +34,7 @@ sources say runs instead. The facts it rests on (read at the releases the rows n
 layer launches, and the context term a split decode would add beside the unsplit one round 44 read (one SM's share
 of HBM a CTA: 4.8e12 B/s / 132). Reading the round-44 slope as FP8 KV (256 B a token, a KV head, a layer) gives
 17.6 GB/s a (sequence, KV head), half of one SM's share; round 44's 35 GB/s match assumed BF16 KV.
+:func:`within_slopes` fits the gap's slope in L inside each (TP, ISL, C) group, where only OSL moves L.
 
 Usage: python scripts/qwen3_fa3_splits45.py CSV   (CSV: ``jalapeno validate --json -o CSV``; seconds)
 """
@@ -113,6 +114,21 @@ def row_table(d: pd.DataFrame, elem_bytes: int = 1) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
+def within_slopes(d: pd.DataFrame, min_osl: int = 500) -> pd.DataFrame:
+    """The gap's slope in L (µs a token) inside each (tp, isl, c) group of rows with OSL >= ``min_osl``: L moves
+    only with OSL there, so the batch and the TP are held. Columns: tp, isl, c, n, slope_us, kv_rate_gbps (the
+    rank's KV bytes a token of L, C x h_k x 256 B x 94 layers, FP8, over the slope). Groups of one row are left out.
+    """
+    rows = []
+    for (tp, isl, c), g in d[d.osl >= min_osl].groupby(["tp", "isl", "c"]):
+        if len(g) < 2:
+            continue
+        slope_ms = float(np.polyfit(g.ctx.to_numpy(float), g.gap_ms.to_numpy(float), 1)[0])
+        kv = c * (KV_HEADS // tp) * 2 * HEAD_DIM * 1 * LAYERS
+        rows.append((tp, isl, int(round(c)), len(g), slope_ms * 1e3, kv / (slope_ms * 1e-3) / 1e9))
+    return pd.DataFrame(rows, columns=["tp", "isl", "c", "n", "slope_us", "kv_rate_gbps"])
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print(__doc__.split("Usage:")[1].strip(), file=sys.stderr)
@@ -123,6 +139,9 @@ def main(argv: list[str]) -> int:
     for r in t.itertuples():
         print(f"{r.tp} | {r.c} | {r.isl}/{r.osl} | {r.ctx} | {r.gap_ms:.2f} | {r.h_k} | {r.static} | {r.split} | "
               f"{r.ctas} | {r.unsplit_ms:.2f} / {r.split_ms:.3f}")  # fmt: skip
+    print("slope in L inside each (tp, isl, c) group (OSL >= 500): tp | isl | C | n | us a token | rank KV GB/s")
+    for r in within_slopes(d).itertuples():
+        print(f"{r.tp} | {r.isl} | {r.c} | {r.n} | {r.slope_us:.2f} | {r.kv_rate_gbps:.0f}")
     keep = d.osl >= 500
     a, b, rms = line_fit(d.ctx[keep], d.gap_ms[keep])
     for eb, name in ((1, "FP8 e4m3"), (2, "BF16")):

@@ -43,3 +43,24 @@ def test_row_table_context_terms():
     # 5,000 x 256 B x 94 layers over 4.8e12 / 132 B/s = 3.309 ms unsplit; /16 split
     assert t.unsplit_ms == pytest.approx(5000 * 256 * 94 / (4.8e12 / 132) * 1e3)
     assert t.split_ms == pytest.approx(t.unsplit_ms / 16)
+
+
+def test_within_slopes_by_hand():
+    # one (tp 4, isl 1000, c 9) group on gap = 1 + 0.002 L (2 us a token); an OSL-100 row and a lone group left out
+    d = pd.DataFrame(
+        {
+            "tp": [4, 4, 4, 4, 2],
+            "isl": [1000, 1000, 1000, 1000, 4000],
+            "c": [9.0, 9.0, 9.0, 9.0, 2.0],
+            "osl": [500, 1000, 2000, 100, 2000],
+            "ctx": [1250.0, 1500.0, 2000.0, 1050.0, 5000.0],
+            "gap_ms": [3.5, 4.0, 5.0, 99.0, 7.0],
+        }
+    )
+    t = s.within_slopes(d)
+    assert len(t) == 1
+    r = t.iloc[0]
+    assert (r.tp, r.isl, r.c, r.n) == (4, 1000, 9, 3)
+    assert r.slope_us == pytest.approx(2.0)
+    # the rank's KV a token of L: 9 x 1 KV head x 256 B x 94 = 216,576 B, over 2 us: 108.3 GB/s
+    assert r.kv_rate_gbps == pytest.approx(9 * 256 * 94 / 2e-6 / 1e9)
