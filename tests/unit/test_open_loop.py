@@ -280,3 +280,35 @@ def test_gated_quantile_mixes_the_gate_spread_by_hand():
     assert float(gated_ttft_quantile_s(0.75, *args, np.array([0.25]))[0]) == pytest.approx(1.25, abs=tol)
     assert float(gated_ttft_quantile_s(0.25, *args, np.array([0.25]))[0]) == pytest.approx(0.25, abs=tol)
     assert float(gated_ttft_quantile_s(0.75, *args, np.array([0.0]))[0]) == pytest.approx(1.0, abs=1e-9)
+
+
+def test_decode_pool_step_pads_to_the_captured_graph_and_splits_over_pp():
+    """decode_pool_step is the served decode-only step: Llama-3.1-405B FP8 on H200 TP8 with captured graph sizes
+    (8, 16) decoding 5 sequences runs a step of 8, the 3 dummies one context token each, so the mean context is
+    (5 x 4096 + 3 x 1) / 8 = 2560.375 tokens (serve/limits.graph_padded's rule, by hand); its time is that of the
+    hand-built 8-sequence batch. At PP2 the instance's 10 sequences are 5 a micro-batch, and decode_step_s is pp
+    micro-batch steps a token."""
+    from jalapeno.cost.batch import Batch
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.cost.step import step_cost
+    from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.deploy.layout import Layout
+    from jalapeno.serve.open_loop import decode_pool_step, decode_step_s
+    from jalapeno.specs.catalog import load_model
+    from jalapeno.specs.formats import get_precision
+    from jalapeno.specs.workload import Workload
+
+    model, pricer, prec = load_model("llama-3.1-405b"), load_pricer("h200"), get_precision("fp8-tensor")
+    dep = Deployment(prec, Pool(Layout(tp=8)), cuda_graph_batch_sizes=(8, 16))
+    sc = decode_pool_step(model, pricer, dep, 4096.0, [5.0])
+    hand = step_cost(model, pricer, Layout(tp=8), prec,
+                     Batch.make(decode_seqs=8.0, decode_ctx=2560.375, pad_seqs=3.0))
+    assert float(sc.step_time_s[0]) == pytest.approx(float(hand.step_time_s[0]), rel=1e-12)
+    unpadded = step_cost(model, pricer, Layout(tp=8), prec, Batch.make(decode_seqs=5.0, decode_ctx=4096.0))
+    assert float(sc.step_time_s[0]) != pytest.approx(float(unpadded.step_time_s[0]), rel=1e-9)
+    dep2 = Deployment(prec, Pool(Layout(tp=8, pp=2)), cuda_graph_batch_sizes=(8, 16))
+    mb = step_cost(model, pricer, Layout(tp=8, pp=2), prec, Batch.make(decode_seqs=8.0, decode_ctx=2560.375,
+                                                                          pad_seqs=3.0))
+    wl = Workload("w", 4096 - 512, 1024, 1.0)  # decode context ISL + OSL/2 = 4096
+    assert float(decode_step_s(model, pricer, dep2, wl, [10.0])[0]) == pytest.approx(2 * float(mb.step_time_s[0]),
+                                                                                     rel=1e-12)

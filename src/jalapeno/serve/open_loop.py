@@ -63,7 +63,7 @@ from __future__ import annotations
 import numpy as np
 
 from jalapeno.cost.pricer import Pricer, with_pool_backends
-from jalapeno.cost.step import Batch, step_cost
+from jalapeno.cost.step import Batch, StepCost, step_cost
 from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.errors import SpecError
 from jalapeno.serve import tpot_tail
@@ -356,24 +356,41 @@ def poisson_ttft_parts(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Wo
     return work, other, np.asarray(spread, dtype=float)
 
 
-def decode_step_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, decode_seqs) -> np.ndarray:
-    """Time (s) per output token of ``dep``'s (decode) instance decoding ``decode_seqs`` (N,)
-    sequences at the workload's mean decode context with no prompt in the step (the arrivals have
-    stopped: a Server run's drain, serve/finite_run.server_run_factor), (N,): the sequences spread
-    over the PP micro-batches as :func:`poisson_ttft_s` does, one token each per PP micro-batch steps.
+def decode_pool_step(model: ModelSpec, pricer: Pricer, dep: Deployment, decode_ctx, decode_seqs) -> StepCost:
+    """The decode-only step of ``dep``'s (decode) instance decoding ``decode_seqs`` (N,) sequences at mean context
+    ``decode_ctx`` (tokens; a float or (N,)) with no prompt in it, as the engine runs it: the pool's engine backends
+    (cost/pricer.with_pool_backends: MoE backend, attention backend with the KV cache's format, MoE exchange) on
+    ``pricer``, the sequences spread over the PP micro-batches (``decode_seqs / pp`` a step), padded to the
+    captured CUDA-graph batch (serve/limits.graph_padded), with the deployment's MTP, memory fraction, overlap
+    and memory profile. One PP micro-batch step (cost/step.StepCost, N points); the CUDA-graph ceiling is not
+    applied (serve/limits.decode_step_s takes this StepCost where a caller wants it). The one path of
+    :func:`decode_step_s` and of the diagnosis scripts that split this step into its terms.
 
-    Disaggregated: a decode instance's (its steps carry no prompt either way).
+    Raises:
+        SpecError: an unknown backend name on the pool (cost/pricer.with_pool_backends).
     """
     pool = dep.decode
     lay = pool.layout
     pr = with_pool_backends(pricer, pool, model, lay, dep.precision.kv_cache.name)
     b = np.asarray(decode_seqs, dtype=float).ravel() / lay.pp
-    sc = step_cost(model, pr, lay, dep.precision,
-                   graph_padded(dep, lay, Batch.make(decode_seqs=b, decode_ctx=wl.decode_ctx,
-                                                     prefill_tokens=np.zeros(b.size), prefill_ctx=0.0,
-                                                     prefill_seqs=np.zeros(b.size))),
-                   dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
-    return np.asarray(sc.step_time_s, dtype=float) * lay.pp
+    z = np.zeros(b.size)
+    batch = graph_padded(dep, lay, Batch.make(decode_seqs=b, decode_ctx=decode_ctx, prefill_tokens=z, prefill_ctx=0.0,
+                                              prefill_seqs=z))
+    return step_cost(model, pr, lay, dep.precision, batch, dep.mtp, dep.memory_fraction,
+                     pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+
+
+def decode_step_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, decode_seqs) -> np.ndarray:
+    """Time (s) per output token of ``dep``'s (decode) instance decoding ``decode_seqs`` (N,)
+    sequences at the workload's mean decode context with no prompt in the step (the arrivals have
+    stopped: a Server run's drain, serve/finite_run.server_run_factor), (N,): the sequences spread
+    over the PP micro-batches as :func:`poisson_ttft_s` does, one token each per PP micro-batch steps
+    (:func:`decode_pool_step` times pp).
+
+    Disaggregated: a decode instance's (its steps carry no prompt either way).
+    """
+    sc = decode_pool_step(model, pricer, dep, wl.decode_ctx, decode_seqs)
+    return np.asarray(sc.step_time_s, dtype=float) * dep.decode.layout.pp
 
 
 def tpot_quantile_s(q: float, mean_step_s, sigma_s, arrivals_per_step, isl_tokens, steps, cap_tokens) -> np.ndarray:
