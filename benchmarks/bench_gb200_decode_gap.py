@@ -4,7 +4,8 @@ pieces that change with the decode worker's layout (docs/gap_gb200_fp4_8k1k.md, 
 
 For each identified InferenceX row (default 6-10 and 22: TEP8, DEP32, DEP16, DEP4 decode workers)
 it serves the row's deployment at its concurrency (serve/point.py), then prices one decode step
-at the decode batch the model settles on and prints, per MoE layer:
+at the decode batch the model settles on, as served (serve/open_loop.decode_pool_step: the pool's
+backends and CUDA-graph padding), and prints, per MoE layer:
 - the routed experts as priced (the pool's MoE backend curve, else the calibrated form) and the
   measured CUTLASS / CuTe-DSL curves at the same load (data/moe_backends.toml);
 - the EP all-to-all (dispatch + combine) as priced, and TensorRT-LLM's measured NVLink one-sided
@@ -25,12 +26,11 @@ from importlib import resources
 
 import numpy as np
 
-from jalapeno.cost.pricer import with_moe_backend
-from jalapeno.cost.step import Batch, step_cost
 from jalapeno.fit.entries import with_stack_mtp
 from jalapeno.fit.kernel_tables import load_table
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_inferencex, point_stack
+from jalapeno.serve.open_loop import decode_pool_step
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.moe_backends import moe_backend_curves
@@ -79,17 +79,7 @@ def main(rows=ROWS) -> None:
         res = serve_at_concurrency(model, pr, dep, wl, [p.concurrency])
         lay, mtp = dep.decode.layout, dep.mtp
         b = float(res.decode_batch[0])
-        prm = with_moe_backend(pr, dep.decode.moe_backend, model, lay)
-        sc = step_cost(
-            model,
-            prm,
-            lay,
-            dep.precision,
-            Batch.make(decode_seqs=np.array([b]) / lay.pp, decode_ctx=wl.mean_isl + wl.mean_osl / 2),
-            mtp,
-            memory_fraction=dep.memory_fraction,
-            engine_memory=dep.memory_profile,
-        )
+        sc = decode_pool_step(model, pr, dep, wl.decode_ctx, [b])  # as served: pool backends, graph padding
         k, a = (mtp.draft_tokens, mtp.acceptance) if mtp else (0, 0.0)
         per_step = sum(a**i for i in range(k + 1))  # tokens a sequence emits per verify step
         rows_rank = b / lay.dp * (1 + k)  # tokens each attention rank puts into a MoE layer

@@ -47,13 +47,12 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.cost.adp_rank import expected_max_std_normal
-from jalapeno.cost.pricer import with_moe_backend
+from jalapeno.cost.pricer import with_pool_backends
 from jalapeno.cost.priced import moe_all_to_all
-from jalapeno.cost.step import Batch, step_cost
-from jalapeno.deploy.deployment import pool_overlap
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, with_stack_mtp
-from jalapeno.serve.limits import decode_step_s, graph_padded
+from jalapeno.serve.limits import decode_step_s
+from jalapeno.serve.open_loop import decode_pool_step
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
 
@@ -63,12 +62,11 @@ from trt_decode_split import HEADS, LAYERS, MOE_LAYERS, _tables, interp_loglog  
 MODEL = "deepseek-r1"
 
 
-def _step(model, pr, dep, lay, b: float, ctx: float) -> float:
-    """Decode-only step, s, at ``b`` sequences of the instance and mean context ``ctx``, graph-padded as served."""
-    bt = graph_padded(dep, lay, Batch.make(decode_seqs=np.array([b / lay.pp]), decode_ctx=ctx))
-    sc = step_cost(model, pr, lay, dep.precision, bt, dep.mtp, dep.memory_fraction,
-                   pool_overlap(dep.overlap, model, lay), dep.memory_profile)
-    return float(decode_step_s(sc, pr.efficiency, dep, np.array([b]), lay)[0]), sc
+def _step(model, pricer, dep, b: float, ctx: float) -> tuple[float, object]:
+    """Decode-only step (s, cost/step.StepCost) at ``b`` sequences of the instance and mean context ``ctx``, as
+    served (serve/open_loop.decode_pool_step: the pool's backends, graph-padded; the CUDA-graph ceiling applied)."""
+    sc = decode_pool_step(model, pricer, dep, ctx, [b])
+    return float(decode_step_s(sc, pricer.efficiency, dep, np.array([b]), dep.decode.layout)[0]), sc
 
 
 def rows(all_loads: bool) -> pd.DataFrame:
@@ -88,18 +86,18 @@ def rows(all_loads: bool) -> pd.DataFrame:
         pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
         run = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency])
         b, ctx = float(run.decode_batch[0]), float(wl.decode_ctx)
-        pr = with_moe_backend(pricer, dep.decode.moe_backend, model, lay)
-        step, sc = _step(model, pr, dep, lay, b, ctx)
+        pr = with_pool_backends(pricer, dep.decode, model, lay, dep.precision.kv_cache.name)
+        step, sc = _step(model, pricer, dep, b, ctx)
         tpot = float(run.tpot_s[0])
         share = min(1.0, tpot / step)
         n = b / lay.dp
-        pad = _step(model, pr, dep, lay, lay.dp * math.ceil(n - 1e-9), ctx)[0] - step if lay.dp > 1 else 0.0
+        pad = _step(model, pricer, dep, lay.dp * math.ceil(n - 1e-9), ctx)[0] - step if lay.dp > 1 else 0.0
         cv = (wl.mean_osl / math.sqrt(12.0)) / (wl.mean_isl + wl.mean_osl / 2.0)
         kv_up = expected_max_std_normal(lay.dp) * cv / math.sqrt(max(n, 1.0))
-        kv = _step(model, pr, dep, lay, b, ctx * (1.0 + kv_up))[0] - step if lay.dp > 1 else 0.0
+        kv = _step(model, pricer, dep, b, ctx * (1.0 + kv_up))[0] - step if lay.dp > 1 else 0.0
         a2a = moe_all_to_all(pr, lay, model)
-        other = replace(pr.efficiency, moe_exchange="nvlink_all_to_all_above_top_k" if a2a else "all_to_all")
-        xchg = _step(model, pr.with_efficiency(other), dep, lay, b, ctx)[0] - step
+        other = replace(dep.decode, moe_exchange="nvlink_all_to_all_above_top_k" if a2a else "all_to_all")
+        xchg = _step(model, pricer, replace(dep, decode=other), b, ctx)[0] - step  # the pool's exchange swapped
         host = lay.tp * (lay.dp - 1) * pr.efficiency.tp_rank_step_s  # (tp·dp − 1) − (tp − 1) ranks: cost/step.step_overhead
         host_new = 0.0 if pr.efficiency.tp_rank_step_dp else host  # priced already where the profile sets it
         fmt = dep.precision.modules["routed_experts"].compute

@@ -36,12 +36,11 @@ import sys
 import numpy as np
 import pandas as pd
 
-from jalapeno.cost.pricer import with_moe_backend
-from jalapeno.cost.step import Batch, step_cost, step_overhead
-from jalapeno.deploy.deployment import pool_overlap
+from jalapeno.cost.step import step_overhead
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, with_stack_mtp
-from jalapeno.serve.limits import decode_step_s, graph_padded
+from jalapeno.serve.limits import decode_step_s
+from jalapeno.serve.open_loop import decode_pool_step
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.routing import MEASURED_ROUTING_SIGMA
@@ -49,13 +48,11 @@ from jalapeno.specs.routing import MEASURED_ROUTING_SIGMA
 SYSTEMS = ("b200", "b300", "gb200-nvl72", "gb300-nvl72")
 
 
-def decode_step(model, pr, dep, lay, b: float, ctx: float):
+def decode_step(model, pricer, dep, b: float, ctx: float):
     """Decode-only step (s, StepCost) at ``b`` sequences of one decode instance and mean context ``ctx`` (tokens),
-    graph-padded as served."""
-    bt = graph_padded(dep, lay, Batch.make(decode_seqs=np.array([b / lay.pp]), decode_ctx=ctx))
-    sc = step_cost(model, pr, lay, dep.precision, bt, dep.mtp, dep.memory_fraction,
-                   pool_overlap(dep.overlap, model, lay), dep.memory_profile)
-    return float(decode_step_s(sc, pr.efficiency, dep, np.array([b]), lay)[0]), sc
+    as served (serve/open_loop.decode_pool_step: the pool's backends, graph-padded; the CUDA-graph ceiling applied)."""
+    sc = decode_pool_step(model, pricer, dep, ctx, [b])
+    return float(decode_step_s(sc, pricer.efficiency, dep, np.array([b]), dep.decode.layout)[0]), sc
 
 
 def host_s(eff, lay) -> float:
@@ -96,12 +93,11 @@ def rows(csv: str, pricer_name: str = "roofline") -> pd.DataFrame:
         run = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency])
         b, ctx, tpot = float(run.decode_batch[0]), float(wl.decode_ctx), float(run.tpot_s[0])
         tpot_s = float(serve_at_concurrency(skew, pricer, dep, wl, [p.concurrency]).tpot_s[0])
-        pr = with_moe_backend(pricer, dep.decode.moe_backend, model, lay)
-        step, sc = decode_step(model, pr, dep, lay, b, ctx)
-        step1, sc1 = decode_step(model, pr, dep, lay, 1.0 * lay.dp, ctx)
+        step, sc = decode_step(model, pricer, dep, b, ctx)
+        step1, sc1 = decode_step(model, pricer, dep, 1.0 * lay.dp, ctx)
         share = min(1.0, tpot / step)
         t, t1 = terms(sc), terms(sc1)
-        host = host_s(pr.efficiency, lay)
+        host = host_s(pricer.efficiency, lay)
         meas = p.measured["tpot_s"]
         rec = {"row": p.id, "split": split, "q": quality, "system": p.system.removesuffix("-nvl72"),
                "engine": p.framework, "ckpt": p.model[:8], "fmt": dep.precision.modules["routed_experts"].compute,

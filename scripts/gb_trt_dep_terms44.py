@@ -6,7 +6,7 @@ Rows: every aiconfigurator GB200 / GB300 NVL72 TensorRT-LLM disaggregated row wh
 from a validate CSV (TPOT measured / predicted). Part 2 (``--steps``) prices each such point as validation does
 (serve/point.serve_at_concurrency with its stack and deployment) on its own rack AND on the other rack (system
 swapped, same stack, deployment and modelled decode batch of its own rack), and splits the decode-only step at that
-batch into routed experts (``moe``), attention, other GEMMs, element-wise/memory ops, the MoE all-to-all
+batch (as served: serve/open_loop.decode_pool_step, the pool's backends and CUDA-graph padding) into routed experts (``moe``), attention, other GEMMs, element-wise/memory ops, the MoE all-to-all
 (``a2a``: dispatch + combine collectives), other collectives and the fixed per-step cost (cost/step.step_overhead),
 ms. The per-term ratio GB300 / GB200 at the matched layout and batch is the model's view of what GB300 buys; the
 measured twin ratio (scripts/gb300_twin_check.py part 1) is the runs' view.
@@ -21,7 +21,6 @@ import re
 import sys
 from dataclasses import replace
 
-import numpy as np
 import pandas as pd
 
 _POOL = re.compile(r"D (\d+)x\(attn TP(\d+) DP(\d+) · MoE TP(\d+) EP(\d+)")
@@ -90,11 +89,10 @@ def term_split(sc, overhead_s: float) -> dict:
 def priced(ids: set[str]) -> pd.DataFrame:
     """Each aiconfigurator point in ``ids`` priced on its own rack and on the other at its own modelled decode
     batch: one record per (id, on) with the TPOT of its own rack, the batch and the :data:`TERMS`, s."""
-    from jalapeno.cost.pricer import with_moe_backend
-    from jalapeno.cost.step import Batch, step_cost, step_overhead
-    from jalapeno.deploy.deployment import pool_overlap
+    from jalapeno.cost.step import step_overhead
     from jalapeno.fit.table_lookup import load_any_pricer
     from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, with_stack_mtp
+    from jalapeno.serve.open_loop import decode_pool_step
     from jalapeno.serve.point import serve_at_concurrency
     from jalapeno.specs.catalog import load_model
 
@@ -114,18 +112,7 @@ def priced(ids: set[str]) -> pd.DataFrame:
             if b is None:
                 run = serve_at_concurrency(model, pricer, dep, wl, [q.concurrency])
                 b, tpot = float(run.decode_batch[0]), float(run.tpot_s[0])
-            pr = with_moe_backend(pricer, dep.decode.moe_backend, model, lay)
-            sc = step_cost(
-                model,
-                pr,
-                lay,
-                dep.precision,
-                Batch.make(decode_seqs=np.array([b / lay.pp]), decode_ctx=wl.decode_ctx),
-                dep.mtp,
-                dep.memory_fraction,
-                pool_overlap(dep.overlap, model, lay),
-                dep.memory_profile,
-            )
+            sc = decode_pool_step(model, pricer, dep, wl.decode_ctx, [b])
             out.append(
                 {
                     "id": p.id,
@@ -133,7 +120,7 @@ def priced(ids: set[str]) -> pd.DataFrame:
                     "on": system,
                     "tpot": tpot,
                     "batch": b,
-                    **term_split(sc, step_overhead(pr.efficiency, lay)),
+                    **term_split(sc, step_overhead(pricer.efficiency, lay)),
                 }
             )
     return pd.DataFrame(out)

@@ -13,8 +13,9 @@ Parts (VALIDATE_CSV: ``jalapeno validate --json -o``):
 1. Per (system, precision, release, ISL): n, median measured/predicted TTFT, the same for TPOT, and the TTFT gap in
    measured TPOTs (a delay counted in tokens). Also the MoE form (MoE TP vs EP) of the B200 FP4 1.1.0rc2 rows, to
    separate the release from EP4 vs MoE TP4.
-2. ``--price`` (about 2 s a row): for the 8k twins, the model's decode-only step (the row's decode batch, no prompt)
-   and one whole prompt step alone, and the prompt-step factor the measured TPOT implies,
+2. ``--price`` (about 2 s a row): for the 8k twins, the model's decode-only step (the row's decode batch, no prompt;
+   as served, serve/open_loop.decode_pool_step) and one whole prompt step alone, and the prompt-step factor the
+   measured TPOT implies,
    s = 1 + (TPOT_meas − TPOT_model)/(TPOT_model − TPOT_dec) (all TPOT error put on the prompt share of TPOT;
    TPOT_dec = decode-only step / tokens a step), and the one the measured TTFT implies if every missing second were
    prompt-step time, s_ttft = 1 + (TTFT_meas − TTFT_model)/(prompt step). Where s_ttft > s_tpot the rest of the TTFT
@@ -26,7 +27,7 @@ Findings (docs/gap_aic_itl.md, round 43): the 8k prompt-step factor is about 2.0
 TTFT agree: 2.15 / 2.04), 2.6-3.1x on B200 FP8, 1.5 (TPOT) / 1.9 (TTFT) on H200 FP8, and 0.97 / 0.96 on B200 FP4
 1.2.0rc6.post2; round 42's 1.41-1.45 are TTFT ratios, front end included. The release, not EP4 vs MoE TP: the B200
 FP4 1.1.0rc2 8k rows read 1.45 at MoE TP8 and 1.36 at EP4. Per prompt token the excess is about the same on both
-chips and at TP4 and TP8: median 15.6 us over the 11 fit-split 1.1.0rc2 rows (held out 7.7-28.3, n 6), which
+chips and at TP4 and TP8: median 15.6 us over the 11 fit-split 1.1.0rc2 rows (held out 7.1-28.3, n 6), which
 data/stacks.toml carries as a named assumption (cost/step.PROMPT_TOKEN_STEP_ON, shipped off). At 1k on H200 the
 excess is a first-token delay (TTFT 2.13, TPOT 1.01). No InferenceX GB200 throughput row is a refill row or a
 1.1.0rc2 row: neither this term nor the gate schedule can move that group's +6.0 bias.
@@ -156,6 +157,7 @@ def part2(groups: dict[tuple, list[dict]]) -> None:
     from jalapeno.fit.table_lookup import load_any_pricer
     from jalapeno.fit.validate import point_stack, point_workload, with_stack_mtp
     from jalapeno.serve.limits import decode_step_s
+    from jalapeno.serve.open_loop import decode_pool_step
     from jalapeno.serve.point import serve_at_concurrency
     from jalapeno.specs.catalog import load_model
 
@@ -171,14 +173,7 @@ def part2(groups: dict[tuple, list[dict]]) -> None:
         lay, c = dep.decode.layout, int(p.concurrency)
         b = float(serve_at_concurrency(model, pricer, dep, wl, [c]).decode_batch[0])
         args = (dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
-        dec = step_cost(
-            model,
-            pricer,
-            lay,
-            dep.precision,
-            Batch.make(decode_seqs=np.array([b / lay.pp]), decode_ctx=wl.decode_ctx),
-            *args,
-        )
+        dec = decode_pool_step(model, pricer, dep, wl.decode_ctx, [b])
         per_tok = float(decode_step_s(dec, pricer.efficiency, dep, np.array([b]), lay)[0])
         per_tok /= dep.mtp.tokens_per_step if dep.mtp is not None else 1.0
         pre = Batch.make(
