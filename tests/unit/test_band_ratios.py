@@ -1,11 +1,11 @@
-"""``compare --bands`` carries the efficiency band into the ratios (analysis/comparison._band_ratios).
+"""``compare --bands`` carries the efficiency band into the ratios (analysis/ratio_bands.band_ratios).
 
 Expected values are computed here from the band's own sweeps, not from the code under test: the
 headline bands (``efficiency_bands``, one re-sweep per end) give the peak and max-tok/s/user ends,
 and the band frontiers it keeps give the iso-interactivity ends, interpolated by hand (log-log
 between the two frontier points either side of the speed, docs/metrics.md §6). GB300 has measured
 kernels, so its band is its measured error (analysis/measured_bands.py): each ratio end is Jalapeño's end
-over GB300's opposite end (the crossed pairing, analysis/comparison.BAND_PAIRING_MEASURED).
+over GB300's opposite end (the crossed pairing, analysis/ratio_bands.BAND_PAIRING_MEASURED).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ throughput per chip divided by a per-system constant, so the same frontier serve
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -19,6 +19,7 @@ from jalapeno.analysis.records import (Band, Bands, ComparisonRecord, FrontierRe
                                       prefill_chip_share)
 from jalapeno.analysis.deployed import one_sweep, recipe_options, sweep_plan, sweep_precisions
 from jalapeno.analysis.measured_bands import headline_bands, scale_frontier, without_efficiency_band
+from jalapeno.analysis.ratio_bands import END_RTOL, band_ratios, check_bands, flag_tails
 from jalapeno.analysis.sweep import SweepOptions, SweepResult
 from jalapeno.analysis.workers import in_workers
 from jalapeno.deploy.engines import Recipe
@@ -28,14 +29,6 @@ from jalapeno.specs.formats import Precision
 from jalapeno.specs.hardware import System
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
-
-#: Ratios taken within this fraction of either frontier's highest interactivity are labelled
-#: ``at_frontier_end``: near its end a frontier's throughput collapses (the last points are
-#: overhead-bound, batch ~1), so ratios there explode and say little. A modelling convention.
-END_RTOL = 0.10
-#: ... and so are ratios where either side's throughput has fallen below this fraction of its
-#: frontier's peak (the collapsing tail where a ratio is a quotient of two small numbers).
-TAIL_FRACTION = 0.10
 
 #: Interactivity values (tok/s/user) at which ratios are reported by default (parameters, ``--at``): the levels
 #: InferenceX compares systems at, inside every shipped frontier. 35: the InferenceX dashboard's default target
@@ -308,86 +301,6 @@ def efficiency_bands(model: ModelSpec, band: dict[str, Pricer], wl: Workload, pr
                                     for w in ("low", "mid", "high")})
 
 
-def _flag_tails(rows: list[dict], a: cmp.Frontier, b: cmp.Frontier) -> list[dict]:
-    """Mark ratios taken where either frontier has collapsed below TAIL_FRACTION of its peak."""
-    for r in rows:
-        low_a = r["y_a"] == r["y_a"] and r["y_a"] < TAIL_FRACTION * float(a.y.max())
-        low_b = r["y_b"] == r["y_b"] and r["y_b"] < TAIL_FRACTION * float(b.y.max())
-        if low_a or low_b:
-            r["at_frontier_end"] = True
-    return rows
-
-
-#: how a ratio's band pairs two efficiency bands (printed with the ratios and in ``Ratios.bands``)
-BAND_PAIRING = ("low: the system at its low efficiency set over the baseline at its low set; high: both at their "
-                "high sets; a system without a band (user files, what-if sets) at its calibrated set at both ends")
-#: ... and a pair where either side's band is its measured error (analysis/measured_bands.py): crossed ends
-BAND_PAIRING_MEASURED = ("low: the system at its unfavourable end over the baseline at its favourable end; high: "
-                         "the reverse (a measured band is the model's error on that system as validated, p10/p90; "
-                         "taken as independent of the other side's, so the ends cross: the widest the two errors "
-                         "can move the ratio; an error both sides share would cancel, so this is an upper bound)")
-
-
-def _band_ratios(n: str, baseline: str, fr: dict, band_fronts: dict, heads: dict, xs: list, scales: dict,
-                 cross: bool = False) -> dict:
-    """The efficiency band of one system's ratios to the baseline (``compare --bands``): each ratio of
-    :class:`Ratios` taken again with both systems at their ``low`` sets, then at their ``high`` sets
-    (:data:`BAND_PAIRING`). Pairing like ends treats the two bands as moving together; against a baseline
-    without a band (every measured system) the band is the system's own.
-    ``scales``: ratio kind → {system: y multiplier} (1 per chip; 1000 / W per chip for tok/s/kW; 1 / $ per
-    chip-hour for tokens per $), as the calibrated ratios scale their frontiers. ``cross``: either side's band
-    is a measured one: the baseline at the opposite end (:data:`BAND_PAIRING_MEASURED`)."""
-    def front(m: str, which: str) -> cmp.Frontier:
-        rec = band_fronts.get(m, {}).get(which)
-        if rec is None:  # no band, or the band pricer is the calibrated one
-            return fr[m].as_frontier()
-        return cmp.Frontier(np.array([q.interactivity for q in rec.frontier]),
-                            np.array([q.throughput_per_chip for q in rec.frontier]))
-
-    def head(m: str, key: str, which: str) -> float:
-        b = heads[m].bands
-        return getattr(heads[m], key) if b is None else getattr(getattr(b, key), which)
-
-    out: dict = {"pairing": BAND_PAIRING_MEASURED if cross else BAND_PAIRING, "peak_ratio": {}, "iso_interactivity": {}}
-    for which in ("low", "high"):
-        bw = {"low": "high", "high": "low"}[which] if cross else which
-        a, b = front(n, which), front(baseline, bw)
-        for kind, sc in scales.items():
-            af, bf = cmp.Frontier(a.x, a.y * sc[n]), cmp.Frontier(b.x, b.y * sc[baseline])
-            out["peak_ratio"].setdefault(kind, {})[which] = cmp.peak_ratio(af, bf)
-            rows = _flag_tails(cmp.iso_interactivity_ratio(af, bf, xs, END_RTOL), af, bf)
-            out["iso_interactivity"].setdefault(kind, {})[which] = rows
-        for key in ("max_interactivity", "min_e2e"):
-            hk = key if key == "max_interactivity" else "min_e2e_s"
-            out.setdefault(f"{key}_ratio", {})[which] = head(n, hk, which) / head(baseline, hk, bw)
-    return out
-
-
-def _check_bands(bands, names: list[str]) -> None:
-    """``bands``: None, or system name → {"low": Pricer, "high": Pricer[, "calibrated": Pricer]},
-    each a pricer of that same system.
-
-    Raises:
-        SpecError: another shape, an unknown system, a missing key or another system's pricer.
-    """
-    if bands is None:
-        return
-    fix = 'pass {name: {"low": pricer, "high": pricer}}, e.g. from cost/pricer.band_pricers(pricer)'
-    if not isinstance(bands, Mapping):
-        raise SpecError("bands", f"expected a mapping of system name to band pricers, got {type(bands).__name__}", fix)
-    for n, band in bands.items():
-        if n not in names:
-            raise SpecError("bands", f"band for {n!r}, which is not among the compared systems {names}",
-                            "give bands for compared systems only")
-        if not isinstance(band, Mapping) or not {"low", "high"} <= set(band) or set(band) - {"low", "calibrated", "high"}:
-            raise SpecError(f"bands.{n}", "must map exactly low, high (and optionally calibrated) to pricers", fix)
-        for which, pr in band.items():
-            check_pricer(pr, f"bands.{n}.{which}")
-            if pr.system.name != n:
-                raise SpecError(f"bands.{n}.{which}", f"is a pricer of {pr.system.name}, not {n}",
-                                f"give {n}'s own pricers (band_pricers of its pricer)")
-
-
 def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, precision: Precision,
                     baseline: str | None = None, convention: str = "all-in",
                     options: SweepOptions | None = None, iso_interactivity=DEFAULT_ISO_INTERACTIVITY,
@@ -445,7 +358,7 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
             per_sys[n] = (recipe_options(rec, opts0, f"as deployed: {rec.label}"), precisions.get(n) or [rec.precision], rec)
         else:
             per_sys[n] = (options, precisions.get(n), None)
-    _check_bands(bands, names)
+    check_bands(bands, names)
     fr, infeasible = {}, {}
     tasks = [(s, name) for s in systems for name in sweep_plan(precision, *per_sys[s.system.name][1:])]
 
@@ -498,16 +411,16 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
             max_interactivity_ratio=heads[n].max_interactivity / heads[baseline].max_interactivity,
             min_e2e_ratio=heads[n].min_e2e_s / heads[baseline].min_e2e_s,
             iso_interactivity={
-                "throughput_per_chip": _flag_tails(cmp.iso_interactivity_ratio(a_t, b_t, list(iso_interactivity),
+                "throughput_per_chip": flag_tails(cmp.iso_interactivity_ratio(a_t, b_t, list(iso_interactivity),
                                                                                END_RTOL), a_t, b_t),
-                "tok_s_per_kw": _flag_tails(cmp.iso_interactivity_ratio(a_kw, b_kw, list(iso_interactivity),
+                "tok_s_per_kw": flag_tails(cmp.iso_interactivity_ratio(a_kw, b_kw, list(iso_interactivity),
                                                                         END_RTOL), a_kw, b_kw),
-                "tokens_per_usd": _flag_tails(cmp.iso_interactivity_ratio(a_usd, b_usd, list(iso_interactivity),
+                "tokens_per_usd": flag_tails(cmp.iso_interactivity_ratio(a_usd, b_usd, list(iso_interactivity),
                                                                           END_RTOL), a_usd, b_usd),
             },
             tiers=cmp.tiers(a_t, floors),
             tiers_tok_s_per_kw=cmp.tiers(a_kw, floors),
-            bands=_band_ratios(n, baseline, fr, band_fronts, heads, list(iso_interactivity), scales,
+            bands=band_ratios(n, baseline, fr, band_fronts, heads, list(iso_interactivity), scales,
                                n != baseline and bool({n, baseline} & measured)) if banded else None,
         )
     opts = opts0

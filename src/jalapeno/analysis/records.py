@@ -367,7 +367,7 @@ class Ratios(_Record):
     tiers: Mapping[str, Mapping[str, Any]]
     tiers_tok_s_per_kw: Mapping[str, Mapping[str, Any]]
     #: with ``compare --bands`` only: the ratios again at both systems' low sets and at their high sets
-    #: (analysis/comparison.BAND_PAIRING): ``pairing`` (how), ``peak_ratio`` {kind: {low, high}},
+    #: (analysis/ratio_bands.BAND_PAIRING): ``pairing`` (how), ``peak_ratio`` {kind: {low, high}},
     #: ``max_interactivity_ratio`` / ``min_e2e_ratio`` {low, high}, ``iso_interactivity`` {kind: {low: [row], high: [row]}}
     bands: Mapping[str, Any] | None = field(default=None, metadata=OPTIONAL)
 

@@ -30,7 +30,7 @@ CONCURRENCY_CAPTION = ("conc. cap: requests the closed-loop client keeps outstan
 #: a band whose high / low reaches this factor is flagged as wide in the headline (its figure spans the named
 #: assumptions more than any calibrated system's error: docs/validation.md's LOSO errors are tens of percent)
 WIDE_BAND = 2.0
-#: what a ratios table's band row is (analysis/comparison.BAND_PAIRING, docs/metrics.md §6)
+#: what a ratios table's band row is (analysis/ratio_bands.BAND_PAIRING, docs/metrics.md §6)
 BAND_ROW_CAPTION = ("<system> band: each ratio with both systems at their low efficiency sets and with both at their "
                     "high sets, lower first (a system without a band, e.g. a user file, at its calibrated set at "
                     "both ends; the headline's (low-high)); where either side's band is its measured error "
