@@ -79,13 +79,13 @@ def test_predict_prints_and_writes_the_prefill_pool(capsys):
 
 
 def test_compare_headline_takes_the_share_from_the_points_arrays():
-    """The headline's ``prefill_chip_share_at_*`` (analysis/comparison._share) reads the sweep's arrays by index with
+    """The headline's ``prefill_chip_share_at_*`` (analysis/system_frontier._share) reads the sweep's arrays by index with
     the point's rule: 3 TP4 prefill workers beside 1 DEP8 decode worker, 12 of 20 chips; an aggregated point 0 of 8.
     (Was a SimpleNamespace passed to bound_cell, which the test above already checks: it could not fail on the
     headline.)"""
     import numpy as np
 
-    from jalapeno.analysis.comparison import _share
+    from jalapeno.analysis.system_frontier import _share
 
     p = N(prefill_chips=np.array([12.0, 0.0]), chips=np.array([20.0, 8.0]))
     assert (_share(p, 0), _share(p, 1)) == (pytest.approx(0.6), 0.0)

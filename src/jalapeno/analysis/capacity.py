@@ -1,6 +1,6 @@
 """Capacity planning (``jalapeno plan``): how many chips serve a token-rate target at a per-user speed.
 
-From a system's frontier (analysis/comparison.system_frontier) the plan picks the point with the
+From a system's frontier (analysis/system_frontier.system_frontier) the plan picks the point with the
 highest throughput per chip at or above ``min_interactivity`` (the operating-tier rule of
 docs/metrics.md §6), then:
 

@@ -109,7 +109,7 @@ def sweep_precisions(model: ModelSpec, pricer: Pricer, wl: Workload, precisions:
 
 
 def sweep_plan(precision: Precision | None, precisions: list[str] | None, recipe: Recipe | None) -> list[str | None]:
-    """The sweeps ``analysis/comparison.system_frontier`` runs for these arguments, in order: one per
+    """The sweeps ``analysis/system_frontier.system_frontier`` runs for these arguments, in order: one per
     precision name (:func:`sweep_precisions`), or ``[None]``, one plain sweep at ``precision``; ``[]``
     when there is no precision (system_frontier refuses that before sweeping)."""
     if precisions is not None or recipe is not None:

@@ -1,9 +1,10 @@
-"""The efficiency band of a comparison's ratios (``compare --bands``): each ratio against the baseline taken again
-with both systems at their low efficiency sets and at their high sets (:data:`BAND_PAIRING`), or at crossed ends where
+"""The efficiency bands of a comparison (``compare --bands``): a system's headline at its low and high efficiency sets
+(``efficiency_bands``, each end swept through analysis/system_frontier.py), and each ratio against the baseline taken
+again with both systems at their low sets and at their high sets (:data:`BAND_PAIRING`), or at crossed ends where
 either side's band is its measured error (:data:`BAND_PAIRING_MEASURED`, analysis/measured_bands.py); the frontier-end
 conventions every ratio is flagged by (:data:`END_RTOL`, :data:`TAIL_FRACTION`); and the check of the band pricers
 handed in. Split from analysis/comparison.py (round 45, module budget), which calls these; it imports nothing of
-comparison (``efficiency_bands``, which sweeps the band pricers through ``system_frontier``, stays there).
+comparison.
 
 Pure: no I/O.
 """
@@ -15,8 +16,16 @@ from collections.abc import Mapping
 import numpy as np
 
 from jalapeno.analysis import compare as cmp
-from jalapeno.cost.pricer import check_pricer
+from jalapeno.analysis.power_cost import CONVENTIONS
+from jalapeno.analysis.records import Band, Bands, Headline
+from jalapeno.analysis.sweep import SweepOptions
+from jalapeno.analysis.system_frontier import headline, system_frontier
+from jalapeno.cost.pricer import Pricer, check_pricer
+from jalapeno.deploy.engines import Recipe
 from jalapeno.errors import SpecError
+from jalapeno.specs.formats import Precision
+from jalapeno.specs.model import ModelSpec
+from jalapeno.specs.workload import Workload
 
 #: Ratios taken within this fraction of either frontier's highest interactivity are labelled
 #: ``at_frontier_end``: near its end a frontier's throughput collapses (the last points are
@@ -107,3 +116,35 @@ def check_bands(bands, names: list[str]) -> None:
             if pr.system.name != n:
                 raise SpecError(f"bands.{n}.{which}", f"is a pricer of {pr.system.name}, not {n}",
                                 f"give {n}'s own pricers (band_pricers of its pricer)")
+
+
+def efficiency_bands(model: ModelSpec, band: dict[str, Pricer], wl: Workload, precision: Precision,
+                     options: SweepOptions | None, convention: str, mid: Headline,
+                     mid_pricer: Pricer | None = None, precisions: list[str] | None = None,
+                     recipe: Recipe | None = None, keep: dict | None = None) -> Bands:
+    """Headline figures under a system's low / mid / high pricers (``band`` has ``low`` and ``high``).
+
+    A band is just other pricers of the same system (cost/pricer.band_pricers builds them from
+    the calibration file: measured systems have the same set for all three unless their file
+    carries a band; derived ones (Jalapeño, Vera Rubin, AMD) carry one; a user file has none).
+    Where a band pricer is ``mid_pricer`` itself, its headline is ``mid`` (no second sweep).
+    With ``keep`` (a dict), the low and high frontiers are stored there as FrontierRecords under
+    ``"low"``/``"high"`` (None where the band pricer is ``mid_pricer``): the charts shade them.
+    """
+    out = {}
+    for which in ("low", "high"):
+        pr = band[which]
+        if pr is mid_pricer:
+            out[which] = mid
+            if keep is not None:
+                keep[which] = None
+            continue
+        sf = system_frontier(model, pr, wl, precision, options, convention, precisions=precisions, recipe=recipe)
+        out[which] = headline(sf)
+        if keep is not None:
+            keep[which] = sf.record()
+    out["mid"] = mid
+    keys = ("peak_throughput_per_chip", "max_interactivity", "min_e2e_s")
+    return Bands(**{k: Band(*(getattr(out[w], k) for w in ("low", "mid", "high"))) for k in keys},
+                 peak_tok_s_per_kw={w: {c: out[w].peak_tok_s_per_kw[c] for c in CONVENTIONS}
+                                    for w in ("low", "mid", "high")})
