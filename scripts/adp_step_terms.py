@@ -98,7 +98,9 @@ def rows(all_loads: bool) -> pd.DataFrame:
         a2a = moe_all_to_all(pr, lay, model)
         other = replace(dep.decode, moe_exchange="nvlink_all_to_all_above_top_k" if a2a else "all_to_all")
         xchg = _step(model, pricer, replace(dep, decode=other), b, ctx)[0] - step  # the pool's exchange swapped
-        host = lay.tp * (lay.dp - 1) * pr.efficiency.tp_rank_step_s  # (tp·dp − 1) − (tp − 1) ranks: cost/step.step_overhead
+        host = (
+            lay.tp * (lay.dp - 1) * pr.efficiency.tp_rank_step_s
+        )  # (tp·dp − 1) − (tp − 1) ranks: cost/step.step_overhead
         host_new = 0.0 if pr.efficiency.tp_rank_step_dp else host  # priced already where the profile sets it
         fmt = dep.precision.modules["routed_experts"].compute
         if (p.system, fmt) not in tables:
@@ -106,19 +108,38 @@ def rows(all_loads: bool) -> pd.DataFrame:
         mod, moe = tables[p.system, fmt]
         ops = {o["op"]: o["time_s"] for o in sc.op_rows(0)}
         attn_m = sum(v for k, v in ops.items() if k.startswith("attn."))
-        grid = mod[mod.num_heads == HEADS // lay.tp].pivot_table(index="batch_size", columns="step",
-                                                                 values="latency", aggfunc="min") * 1e-3
+        grid = (
+            mod[mod.num_heads == HEADS // lay.tp].pivot_table(
+                index="batch_size", columns="step", values="latency", aggfunc="min"
+            )
+            * 1e-3
+        )
         attn_t = LAYERS * interp_loglog(grid, max(n, 1.0), ctx)
         moe_tp = lay.tp * lay.dp // lay.ep
-        curve = moe[(moe.moe_tp_size == moe_tp) & (moe.moe_ep_size == lay.ep)].groupby("num_tokens").latency.min() * 1e-3
+        curve = (
+            moe[(moe.moe_tp_size == moe_tp) & (moe.moe_ep_size == lay.ep)].groupby("num_tokens").latency.min() * 1e-3
+        )
         moe_t = MOE_LAYERS * interp_loglog(curve, max(b, 1.0)) if len(curve) > 1 else np.nan
         tab = attn_t - attn_m + moe_t - ops.get("moe.experts", 0.0)
         meas = p.measured["tpot_s"]
-        rec = {"row": p.id.removeprefix("aic:"), "system": p.system, "fmt": fmt, "stack": st.name,
-               "attn": f"DP{lay.dp}" if lay.dp > 1 else f"TP{lay.tp}", "mtp": dep.mtp is not None,
-               "isl": int(wl.mean_isl), "osl": int(wl.mean_osl), "C": p.concurrency, "per_rank": n,
-               "measured": meas * 1e3, "model": tpot * 1e3, "error%": (tpot / meas - 1) * 100,
-               "step": step * 1e3, "gap": (meas - tpot) * 1e3, "need": (meas - tpot) / share * 1e3}
+        rec = {
+            "row": p.id.removeprefix("aic:"),
+            "system": p.system,
+            "fmt": fmt,
+            "stack": st.name,
+            "attn": f"DP{lay.dp}" if lay.dp > 1 else f"TP{lay.tp}",
+            "mtp": dep.mtp is not None,
+            "isl": int(wl.mean_isl),
+            "osl": int(wl.mean_osl),
+            "C": p.concurrency,
+            "per_rank": n,
+            "measured": meas * 1e3,
+            "model": tpot * 1e3,
+            "error%": (tpot / meas - 1) * 100,
+            "step": step * 1e3,
+            "gap": (meas - tpot) * 1e3,
+            "need": (meas - tpot) / share * 1e3,
+        }
         for k, v in (("pad", pad), ("kv", kv), ("xchg", xchg), ("host", host), ("tables", tab)):
             rec[k] = v * share * 1e3
         rec["err_sourced%"] = ((tpot + (pad + kv + host_new) * share) / meas - 1) * 100

@@ -65,8 +65,11 @@ def terms(sc) -> dict:
     """Seconds per step of the candidate terms in one priced step."""
     ops = {o["op"]: o["time_s"] for o in sc.op_rows(0)}
     ar = sum(c["time_s"] for c in sc.collective_rows(0) if "all_reduce" in c["collective"])
-    return {"ar": ar, "attn": sum(v for k, v in ops.items() if k.startswith("attn.")),
-            "experts": ops.get("moe.experts", 0.0)}
+    return {
+        "ar": ar,
+        "attn": sum(v for k, v in ops.items() if k.startswith("attn.")),
+        "experts": ops.get("moe.experts", 0.0),
+    }
 
 
 def rows(csv: str, pricer_name: str = "roofline") -> pd.DataFrame:
@@ -88,7 +91,9 @@ def rows(csv: str, pricer_name: str = "roofline") -> pd.DataFrame:
         key = p.id if p.id in meta else p.id.removeprefix("aic:")
         split, quality = meta.get(key, meta.get("aic:" + key, ("?", "")))
         model = models.setdefault(p.model, load_model(p.model))
-        skew = dataclasses.replace(model, moe=dataclasses.replace(model.moe, decode_routing_sigma=MEASURED_ROUTING_SIGMA))
+        skew = dataclasses.replace(
+            model, moe=dataclasses.replace(model.moe, decode_routing_sigma=MEASURED_ROUTING_SIGMA)
+        )
         pricer = load_any_pricer(p.system, "calibrated", pricer=pricer_name, stack=st)
         run = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency])
         b, ctx, tpot = float(run.decode_batch[0]), float(wl.decode_ctx), float(run.tpot_s[0])
@@ -99,19 +104,36 @@ def rows(csv: str, pricer_name: str = "roofline") -> pd.DataFrame:
         t, t1 = terms(sc), terms(sc1)
         host = host_s(pricer.efficiency, lay)
         meas = p.measured["tpot_s"]
-        rec = {"row": p.id, "split": split, "q": quality, "system": p.system.removesuffix("-nvl72"),
-               "engine": p.framework, "ckpt": p.model[:8], "fmt": dep.precision.modules["routed_experts"].compute,
-               "pool": (f"TP{lay.tp}" if lay.dp == 1 else f"DP{lay.dp}") + f"·EP{lay.ep}",
-               "lay": "ATP" if lay.dp == 1 else "ADP", "isl": int(wl.mean_isl), "C": p.concurrency,
-               "B": b, "b_rank": b / lay.dp, "measured": meas * 1e3, "model": tpot * 1e3, "gap": (meas - tpot) * 1e3,
-               "ar": t["ar"] * share * 1e3, "host": host * share * 1e3, "attn": t["attn"] * share * 1e3,
-               "experts": t["experts"] * share * 1e3, "dstep": (step - step1) * 1e3,
-               "dexp": (t["experts"] - t1["experts"]) * 1e3, "dattn": (t["attn"] - t1["attn"]) * 1e3,
-               "dar": (t["ar"] - t1["ar"]) * 1e3,
-               "err%": (meas / tpot - 1) * 100,
-               "err_noar%": (meas / (tpot - t["ar"] * share) - 1) * 100,
-               "err_nohost%": (meas / (tpot - host * share) - 1) * 100,
-               "err_sigma%": (meas / tpot_s - 1) * 100}
+        rec = {
+            "row": p.id,
+            "split": split,
+            "q": quality,
+            "system": p.system.removesuffix("-nvl72"),
+            "engine": p.framework,
+            "ckpt": p.model[:8],
+            "fmt": dep.precision.modules["routed_experts"].compute,
+            "pool": (f"TP{lay.tp}" if lay.dp == 1 else f"DP{lay.dp}") + f"·EP{lay.ep}",
+            "lay": "ATP" if lay.dp == 1 else "ADP",
+            "isl": int(wl.mean_isl),
+            "C": p.concurrency,
+            "B": b,
+            "b_rank": b / lay.dp,
+            "measured": meas * 1e3,
+            "model": tpot * 1e3,
+            "gap": (meas - tpot) * 1e3,
+            "ar": t["ar"] * share * 1e3,
+            "host": host * share * 1e3,
+            "attn": t["attn"] * share * 1e3,
+            "experts": t["experts"] * share * 1e3,
+            "dstep": (step - step1) * 1e3,
+            "dexp": (t["experts"] - t1["experts"]) * 1e3,
+            "dattn": (t["attn"] - t1["attn"]) * 1e3,
+            "dar": (t["ar"] - t1["ar"]) * 1e3,
+            "err%": (meas / tpot - 1) * 100,
+            "err_noar%": (meas / (tpot - t["ar"] * share) - 1) * 100,
+            "err_nohost%": (meas / (tpot - host * share) - 1) * 100,
+            "err_sigma%": (meas / tpot_s - 1) * 100,
+        }
         out.append(rec)
     return pd.DataFrame(out)
 
@@ -126,8 +148,10 @@ def line(x: pd.Series, y: pd.Series) -> tuple[float, float]:
 
 def main() -> None:
     if len(sys.argv) < 2:
-        raise SystemExit("usage: python scripts/bw_atp_decode_terms.py VALIDATE_CSV "
-                         "(write one with: jalapeno validate --json -o base_all.csv)")
+        raise SystemExit(
+            "usage: python scripts/bw_atp_decode_terms.py VALIDATE_CSV "
+            "(write one with: jalapeno validate --json -o base_all.csv)"
+        )
     csv = sys.argv[1]
     pd.set_option("display.width", 250)
     pd.set_option("display.max_rows", 500)
@@ -142,24 +166,40 @@ def main() -> None:
     for k, g in s.groupby(keys):
         am, sm = line(g.B, g.measured)
         ap, sp = line(g.B, g.model)
-        med = g[["b_rank", "gap", "ar", "host", "attn", "experts", "err%", "err_noar%", "err_nohost%", "err_sigma%"]].median()
+        med = g[
+            ["b_rank", "gap", "ar", "host", "attn", "experts", "err%", "err_noar%", "err_nohost%", "err_sigma%"]
+        ].median()
         ho = g[g.split != "fit"]["err%"]
-        out.append({**dict(zip(keys, k)), "n": len(g), "n_ho": len(ho), **med.round(2).to_dict(),
-                    "err_ho%": round(float(ho.median()), 1) if len(ho) else np.nan,
-                    "dexp/dstep": round(float(g.dexp.sum() / g.dstep.sum()), 2) if g.dstep.sum() > 0 else np.nan,
-                    "dattn/dstep": round(float(g.dattn.sum() / g.dstep.sum()), 2) if g.dstep.sum() > 0 else np.nan,
-                    "dar/dstep": round(float(g.dar.sum() / g.dstep.sum()), 2) if g.dstep.sum() > 0 else np.nan,
-                    "a_meas": round(am, 2), "a_model": round(ap, 2), "s_meas": round(sm, 3), "s_model": round(sp, 3),
-                    "s_ratio": round(sm / sp, 2) if sp else np.nan})
-    print("\n== medians per (system, engine, decode layout); a = intercept ms, s = slope ms per sequence of B, "
-          "s_ratio = s_meas / s_model")
+        out.append(
+            {
+                **dict(zip(keys, k)),
+                "n": len(g),
+                "n_ho": len(ho),
+                **med.round(2).to_dict(),
+                "err_ho%": round(float(ho.median()), 1) if len(ho) else np.nan,
+                "dexp/dstep": round(float(g.dexp.sum() / g.dstep.sum()), 2) if g.dstep.sum() > 0 else np.nan,
+                "dattn/dstep": round(float(g.dattn.sum() / g.dstep.sum()), 2) if g.dstep.sum() > 0 else np.nan,
+                "dar/dstep": round(float(g.dar.sum() / g.dstep.sum()), 2) if g.dstep.sum() > 0 else np.nan,
+                "a_meas": round(am, 2),
+                "a_model": round(ap, 2),
+                "s_meas": round(sm, 3),
+                "s_model": round(sp, 3),
+                "s_ratio": round(sm / sp, 2) if sp else np.nan,
+            }
+        )
+    print(
+        "\n== medians per (system, engine, decode layout); a = intercept ms, s = slope ms per sequence of B, "
+        "s_ratio = s_meas / s_model"
+    )
     print(pd.DataFrame(out).to_string(index=False))
     atp = s[s.lay == "ATP"]
-    print(f"\n== all attention-TP rows: n {len(atp)}, err% median {atp['err%'].median():.1f}, "
-          f"without any all-reduce {atp['err_noar%'].median():.1f}, without the host cost "
-          f"{atp['err_nohost%'].median():.1f}; share of the model's B=1 -> B step growth in the experts "
-          f"{atp.dexp.sum() / atp.dstep.sum():.2f}, attention {atp.dattn.sum() / atp.dstep.sum():.2f}, all-reduce "
-          f"{atp.dar.sum() / atp.dstep.sum():.2f}; at routing sigma {MEASURED_ROUTING_SIGMA} {atp['err_sigma%'].median():.1f}")
+    print(
+        f"\n== all attention-TP rows: n {len(atp)}, err% median {atp['err%'].median():.1f}, "
+        f"without any all-reduce {atp['err_noar%'].median():.1f}, without the host cost "
+        f"{atp['err_nohost%'].median():.1f}; share of the model's B=1 -> B step growth in the experts "
+        f"{atp.dexp.sum() / atp.dstep.sum():.2f}, attention {atp.dattn.sum() / atp.dstep.sum():.2f}, all-reduce "
+        f"{atp.dar.sum() / atp.dstep.sum():.2f}; at routing sigma {MEASURED_ROUTING_SIGMA} {atp['err_sigma%'].median():.1f}"
+    )
     print("\n== attention-TP rows by sequences per decode instance B (interactivity error medians, %)")
     band = pd.cut(atp.B, [0, 2, 8, 1e9], labels=["B <= 2", "2 < B <= 8", "B > 8"])
     for split, part in (("all", atp), ("held-out", atp[atp.split != "fit"]), ("fit", atp[atp.split == "fit"])):
@@ -168,8 +208,10 @@ def main() -> None:
         t.insert(0, "n", g.size())
         print(f"-- {split}\n{t.to_string()}")
     adp = s[s.lay == "ADP"]
-    print(f"\n== attention-DP rows: n {len(adp)}, err% median {adp['err%'].median():.1f}, "
-          f"at routing sigma {MEASURED_ROUTING_SIGMA} {adp['err_sigma%'].median():.1f}")
+    print(
+        f"\n== attention-DP rows: n {len(adp)}, err% median {adp['err%'].median():.1f}, "
+        f"at routing sigma {MEASURED_ROUTING_SIGMA} {adp['err_sigma%'].median():.1f}"
+    )
 
 
 if __name__ == "__main__":

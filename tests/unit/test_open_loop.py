@@ -31,7 +31,7 @@ def _lindley(lam: float, service: np.ndarray, n: int, seed: int) -> np.ndarray:
     for k in range(n):
         out[k] = w + s[k]
         w = max(0.0, w + s[k] - gaps[(k + 1) % n])
-    return out[n // 20:]  # drop the empty-start transient
+    return out[n // 20 :]  # drop the empty-start transient
 
 
 def test_mg1_mean_wait_is_pollaczek_khinchine():
@@ -56,9 +56,15 @@ def test_mm1_wait_tail_is_exact():
     assert wait_exceeds(-0.1, rho[0], g[0], c[0]) == 1.0
 
 
-@pytest.mark.parametrize("service,rho,tol", [(np.array([1.0]), 0.5, 0.06), (np.array([1.0]), 0.8, 0.03),
-                                             (np.array([0.2, 0.2, 0.2, 3.0]), 0.5, 0.03),
-                                             (np.array([0.2, 0.2, 0.2, 3.0]), 0.8, 0.04)])
+@pytest.mark.parametrize(
+    "service,rho,tol",
+    [
+        (np.array([1.0]), 0.5, 0.06),
+        (np.array([1.0]), 0.8, 0.03),
+        (np.array([0.2, 0.2, 0.2, 3.0]), 0.5, 0.03),
+        (np.array([0.2, 0.2, 0.2, 3.0]), 0.8, 0.04),
+    ],
+)
 def test_p99_ttft_against_a_simulated_fcfs_queue(service, rho, tol):
     """The Cramér-Lundberg tail against a 300,000-customer Lindley recursion: deterministic service
     (M/D/1) -5% at ρ = 0.5 (the asymptote is approached from above the atom), +1% at 0.8; a skewed
@@ -238,8 +244,9 @@ def test_tpot_quantile_by_hand():
     from jalapeno.serve.open_loop import tpot_quantile_s
 
     args = (np.array([0.03]), np.array([1e-4]), np.array([0.1]), np.full(4, 100.0), np.array([10.0]))
-    assert tpot_quantile_s(0.99, *args, np.array([2048.0]))[0] == pytest.approx(0.03 + 1e-4 * (100 * math.log(100) / 10 - 10),
-                                                                                rel=1e-6)
+    assert tpot_quantile_s(0.99, *args, np.array([2048.0]))[0] == pytest.approx(
+        0.03 + 1e-4 * (100 * math.log(100) / 10 - 10), rel=1e-6
+    )
     assert tpot_quantile_s(0.99, *args, np.array([20.0]))[0] == pytest.approx(0.031, rel=1e-6)
     with pytest.raises(SpecError, match="quantile must be in"):
         tpot_quantile_s(1.0, *args, np.array([20.0]))
@@ -259,8 +266,11 @@ def test_tpot_tail_at_the_measured_load_tracks_the_runs():
     from jalapeno.serve.point import serve_at_concurrency
     from jalapeno.specs.catalog import load_model
 
-    p = next(x for x in load_mlperf(server_mapping="engine@limits")[0]
-             if x.id == "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Interactive")
+    p = next(
+        x
+        for x in load_mlperf(server_mapping="engine@limits")[0]
+        if x.id == "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Interactive"
+    )
     pricer = load_any_pricer("h200", "calibrated", pricer="roofline", stack=point_stack(p))
     model, wl = load_model(p.model), point_workload(p)
     one = dataclasses.replace(p.deployment, decode=dataclasses.replace(p.deployment.decode, workers=1))
@@ -301,14 +311,15 @@ def test_decode_pool_step_pads_to_the_captured_graph_and_splits_over_pp():
     model, pricer, prec = load_model("llama-3.1-405b"), load_pricer("h200"), get_precision("fp8-tensor")
     dep = Deployment(prec, Pool(Layout(tp=8)), cuda_graph_batch_sizes=(8, 16))
     sc = decode_pool_step(model, pricer, dep, 4096.0, [5.0])
-    hand = step_cost(model, pricer, Layout(tp=8), prec,
-                     Batch.make(decode_seqs=8.0, decode_ctx=2560.375, pad_seqs=3.0))
+    hand = step_cost(model, pricer, Layout(tp=8), prec, Batch.make(decode_seqs=8.0, decode_ctx=2560.375, pad_seqs=3.0))
     assert float(sc.step_time_s[0]) == pytest.approx(float(hand.step_time_s[0]), rel=1e-12)
     unpadded = step_cost(model, pricer, Layout(tp=8), prec, Batch.make(decode_seqs=5.0, decode_ctx=4096.0))
     assert float(sc.step_time_s[0]) != pytest.approx(float(unpadded.step_time_s[0]), rel=1e-9)
     dep2 = Deployment(prec, Pool(Layout(tp=8, pp=2)), cuda_graph_batch_sizes=(8, 16))
-    mb = step_cost(model, pricer, Layout(tp=8, pp=2), prec, Batch.make(decode_seqs=8.0, decode_ctx=2560.375,
-                                                                          pad_seqs=3.0))
+    mb = step_cost(
+        model, pricer, Layout(tp=8, pp=2), prec, Batch.make(decode_seqs=8.0, decode_ctx=2560.375, pad_seqs=3.0)
+    )
     wl = Workload("w", 4096 - 512, 1024, 1.0)  # decode context ISL + OSL/2 = 4096
-    assert float(decode_step_s(model, pricer, dep2, wl, [10.0])[0]) == pytest.approx(2 * float(mb.step_time_s[0]),
-                                                                                     rel=1e-12)
+    assert float(decode_step_s(model, pricer, dep2, wl, [10.0])[0]) == pytest.approx(
+        2 * float(mb.step_time_s[0]), rel=1e-12
+    )

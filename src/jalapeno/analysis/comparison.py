@@ -66,11 +66,15 @@ class Comparison:
     def __repr__(self) -> str:
         """Short: model, workload, precision, power convention, baseline, and each system's peak
         throughput per chip with its ratio to the baseline's (the generated repr printed every sweep)."""
-        per = "; ".join(f"{n} peak {h.peak_throughput_per_chip:,.0f} in+out tok/s/chip"
-                        + (f" ({self.comparisons[n].peak_ratio['throughput_per_chip']:.2f}x)" if n in self.comparisons else "")
-                        for n, h in self.headlines.items())
-        return (f"Comparison({self.model} · {self.workload.name} · {self.precision} · {self.convention}, "
-                f"baseline {self.baseline}: {per})")
+        per = "; ".join(
+            f"{n} peak {h.peak_throughput_per_chip:,.0f} in+out tok/s/chip"
+            + (f" ({self.comparisons[n].peak_ratio['throughput_per_chip']:.2f}x)" if n in self.comparisons else "")
+            for n, h in self.headlines.items()
+        )
+        return (
+            f"Comparison({self.model} · {self.workload.name} · {self.precision} · {self.convention}, "
+            f"baseline {self.baseline}: {per})"
+        )
 
     def to_frame(self):
         """Every system's frontier points, one row each (``system`` tells them apart):
@@ -86,30 +90,56 @@ class Comparison:
         for n, c in self.comparisons.items():
             iso = c.iso_interactivity
             for rt, rk, ru in zip(iso["throughput_per_chip"], iso["tok_s_per_kw"], iso["tokens_per_usd"]):
-                rows.append({"system": n, "vs": c.vs, "interactivity": rt["x"], "ratio_per_chip": rt["ratio"],
-                             "ratio_per_kw": rk["ratio"], "ratio_per_usd": ru["ratio"],
-                             "at_frontier_end": bool(rt["at_frontier_end"]),
-                             "status": rt["status_a"], "status_baseline": rt["status_b"],
-                             "peak_ratio_per_chip": c.peak_ratio["throughput_per_chip"]})
+                rows.append(
+                    {
+                        "system": n,
+                        "vs": c.vs,
+                        "interactivity": rt["x"],
+                        "ratio_per_chip": rt["ratio"],
+                        "ratio_per_kw": rk["ratio"],
+                        "ratio_per_usd": ru["ratio"],
+                        "at_frontier_end": bool(rt["at_frontier_end"]),
+                        "status": rt["status_a"],
+                        "status_baseline": rt["status_b"],
+                        "peak_ratio_per_chip": c.peak_ratio["throughput_per_chip"],
+                    }
+                )
         return pd.DataFrame(rows)
 
     def record(self) -> ComparisonRecord:
         """The comparison as a record (analysis/records.py): frontiers, headlines, ratios."""
-        return ComparisonRecord(self.model, self.workload, self.precision, self.convention, self.baseline,
-                                self.options, {n: sf.record(self.headlines[n]) for n, sf in self.frontiers.items()},
-                                self.comparisons, self.infeasible)
+        return ComparisonRecord(
+            self.model,
+            self.workload,
+            self.precision,
+            self.convention,
+            self.baseline,
+            self.options,
+            {n: sf.record(self.headlines[n]) for n, sf in self.frontiers.items()},
+            self.comparisons,
+            self.infeasible,
+        )
 
     def as_dict(self) -> dict:
         """``record().as_dict()``: the JSON of ``jalapeno compare --json``."""
         return self.record().as_dict()
 
 
-def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, precision: Precision,
-                    baseline: str | None = None, convention: str = "all-in",
-                    options: SweepOptions | None = None, iso_interactivity=DEFAULT_ISO_INTERACTIVITY,
-                    floors=None, bands: dict[str, dict[str, Pricer]] | None = None,
-                    precisions: dict[str, list[str]] | None = None,
-                    recipes: dict[str, Recipe] | None = None, strict_baseline: bool = True) -> Comparison:
+def compare_systems(
+    model: ModelSpec,
+    systems: list[Pricer],
+    wl: Workload,
+    precision: Precision,
+    baseline: str | None = None,
+    convention: str = "all-in",
+    options: SweepOptions | None = None,
+    iso_interactivity=DEFAULT_ISO_INTERACTIVITY,
+    floors=None,
+    bands: dict[str, dict[str, Pricer]] | None = None,
+    precisions: dict[str, list[str]] | None = None,
+    recipes: dict[str, Recipe] | None = None,
+    strict_baseline: bool = True,
+) -> Comparison:
     """Frontiers of every system (one pricer each) and their ratios against ``baseline``.
 
     A system on which no deployment of the model fits is listed in ``infeasible`` (name → the
@@ -136,8 +166,11 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
     check_model(model, "compare_systems")
     if not isinstance(systems, (list, tuple)):  # one pricer raised TypeError (not iterable); a generator was
         # consumed by the type check below and compared nothing
-        raise SpecError("compare_systems: systems", f"expected a list of pricers, got {type(systems).__name__}",
-                        "pass a list, e.g. [load_pricer('h100'), load_pricer('b200')] (one system: [pricer])")
+        raise SpecError(
+            "compare_systems: systems",
+            f"expected a list of pricers, got {type(systems).__name__}",
+            "pass a list, e.g. [load_pricer('h100'), load_pricer('b200')] (one system: [pricer])",
+        )
     if not systems:
         raise SpecError("systems", "no system given", "pass at least one system")
     for s in systems:
@@ -145,20 +178,32 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
     names = [s.system.name for s in systems]
     baseline = baseline or names[-1]
     if baseline not in names:
-        raise SpecError("baseline", f"{baseline!r} is not among the compared systems {names}",
-                        "pick one of the systems passed with --systems")
+        raise SpecError(
+            "baseline",
+            f"{baseline!r} is not among the compared systems {names}",
+            "pick one of the systems passed with --systems",
+        )
     iso = list(iso_interactivity) if isinstance(iso_interactivity, (list, tuple, np.ndarray)) else [iso_interactivity]
-    if any(isinstance(x, (str, bool)) or not isinstance(x, (int, float, np.number)) or not (np.isfinite(x) and x > 0)
-           for x in iso):  # ('a',) raised numpy's ValueError after every sweep had run
-        raise SpecError("iso_interactivity", f"must be numbers > 0 (tok/s/user), got {iso_interactivity!r:.60}",
-                        "pass e.g. (35.0, 60.0, 100.0)")
+    if any(
+        isinstance(x, (str, bool)) or not isinstance(x, (int, float, np.number)) or not (np.isfinite(x) and x > 0)
+        for x in iso
+    ):  # ('a',) raised numpy's ValueError after every sweep had run
+        raise SpecError(
+            "iso_interactivity",
+            f"must be numbers > 0 (tok/s/user), got {iso_interactivity!r:.60}",
+            "pass e.g. (35.0, 60.0, 100.0)",
+        )
     opts0 = options or SweepOptions()
     recipes, precisions = recipes or {}, precisions or {}
     per_sys: dict[str, tuple] = {}
     for s in systems:
         n, rec = s.system.name, recipes.get(s.system.name)
         if rec is not None:
-            per_sys[n] = (recipe_options(rec, opts0, f"as deployed: {rec.label}"), precisions.get(n) or [rec.precision], rec)
+            per_sys[n] = (
+                recipe_options(rec, opts0, f"as deployed: {rec.label}"),
+                precisions.get(n) or [rec.precision],
+                rec,
+            )
         else:
             per_sys[n] = (options, precisions.get(n), None)
     check_bands(bands, names)
@@ -173,8 +218,17 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
     for s in systems:
         n = s.system.name
         try:
-            fr[n] = system_frontier(model, s, wl, precision, per_sys[n][0], convention, precisions=per_sys[n][1],
-                                    recipe=per_sys[n][2], swept=[f for (p, _), f in zip(tasks, swept) if p is s])
+            fr[n] = system_frontier(
+                model,
+                s,
+                wl,
+                precision,
+                per_sys[n][0],
+                convention,
+                precisions=per_sys[n][1],
+                recipe=per_sys[n][2],
+                swept=[f for (p, _), f in zip(tasks, swept) if p is s],
+            )
         except InfeasibleDeployment as e:  # this system cannot run the model: say why, compare the rest
             infeasible[n] = e.problem
     baseline = cmp.feasible_baseline(model.name, fr, infeasible, baseline, strict_baseline)
@@ -191,40 +245,73 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
             heads[n] = replace(heads[n], bands=headline_bands(heads[n], mb))
             continue
         band_fronts[n] = {}
-        heads[n] = replace(heads[n], bands=efficiency_bands(model, band, wl, precision, per_sys[n][0], convention,
-                                                            heads[n], fr[n].pricer, per_sys[n][1], per_sys[n][2],
-                                                            keep=band_fronts[n]))
+        heads[n] = replace(
+            heads[n],
+            bands=efficiency_bands(
+                model,
+                band,
+                wl,
+                precision,
+                per_sys[n][0],
+                convention,
+                heads[n],
+                fr[n].pricer,
+                per_sys[n][1],
+                per_sys[n][2],
+                keep=band_fronts[n],
+            ),
+        )
     base = fr[baseline]
     bp, _ = power_w_per_chip(base.system, convention)
     comps: dict[str, Ratios] = {}
-    scales = {"throughput_per_chip": {n: 1.0 for n in fr},
-              "tok_s_per_kw": {n: 1000 / power_w_per_chip(sf.system, convention)[0] for n, sf in fr.items()},
-              "tokens_per_usd": {n: 1 / sf.system.usd_per_chip_hour for n, sf in fr.items()}}
+    scales = {
+        "throughput_per_chip": {n: 1.0 for n in fr},
+        "tok_s_per_kw": {n: 1000 / power_w_per_chip(sf.system, convention)[0] for n, sf in fr.items()},
+        "tokens_per_usd": {n: 1 / sf.system.usd_per_chip_hour for n, sf in fr.items()},
+    }
     banded = bool(band_fronts) or any(h.bands is not None for h in heads.values())
     for n, sf in fr.items():
         p, _ = power_w_per_chip(sf.system, convention)
         a_t, b_t = sf.as_frontier(), base.as_frontier()
         a_kw, b_kw = sf.as_frontier(1000 / p), base.as_frontier(1000 / bp)
-        a_usd, b_usd = sf.as_frontier(1 / sf.system.usd_per_chip_hour), base.as_frontier(1 / base.system.usd_per_chip_hour)
+        a_usd, b_usd = (
+            sf.as_frontier(1 / sf.system.usd_per_chip_hour),
+            base.as_frontier(1 / base.system.usd_per_chip_hour),
+        )
         comps[n] = Ratios(
             vs=baseline,
-            peak_ratio={"throughput_per_chip": cmp.peak_ratio(a_t, b_t),
-                        "tok_s_per_kw": cmp.peak_ratio(a_kw, b_kw),
-                        "tokens_per_usd": cmp.peak_ratio(a_usd, b_usd)},
+            peak_ratio={
+                "throughput_per_chip": cmp.peak_ratio(a_t, b_t),
+                "tok_s_per_kw": cmp.peak_ratio(a_kw, b_kw),
+                "tokens_per_usd": cmp.peak_ratio(a_usd, b_usd),
+            },
             max_interactivity_ratio=heads[n].max_interactivity / heads[baseline].max_interactivity,
             min_e2e_ratio=heads[n].min_e2e_s / heads[baseline].min_e2e_s,
             iso_interactivity={
-                "throughput_per_chip": flag_tails(cmp.iso_interactivity_ratio(a_t, b_t, list(iso_interactivity),
-                                                                               END_RTOL), a_t, b_t),
-                "tok_s_per_kw": flag_tails(cmp.iso_interactivity_ratio(a_kw, b_kw, list(iso_interactivity),
-                                                                        END_RTOL), a_kw, b_kw),
-                "tokens_per_usd": flag_tails(cmp.iso_interactivity_ratio(a_usd, b_usd, list(iso_interactivity),
-                                                                          END_RTOL), a_usd, b_usd),
+                "throughput_per_chip": flag_tails(
+                    cmp.iso_interactivity_ratio(a_t, b_t, list(iso_interactivity), END_RTOL), a_t, b_t
+                ),
+                "tok_s_per_kw": flag_tails(
+                    cmp.iso_interactivity_ratio(a_kw, b_kw, list(iso_interactivity), END_RTOL), a_kw, b_kw
+                ),
+                "tokens_per_usd": flag_tails(
+                    cmp.iso_interactivity_ratio(a_usd, b_usd, list(iso_interactivity), END_RTOL), a_usd, b_usd
+                ),
             },
             tiers=cmp.tiers(a_t, floors),
             tiers_tok_s_per_kw=cmp.tiers(a_kw, floors),
-            bands=band_ratios(n, baseline, fr, band_fronts, heads, list(iso_interactivity), scales,
-                               n != baseline and bool({n, baseline} & measured)) if banded else None,
+            bands=band_ratios(
+                n,
+                baseline,
+                fr,
+                band_fronts,
+                heads,
+                list(iso_interactivity),
+                scales,
+                n != baseline and bool({n, baseline} & measured),
+            )
+            if banded
+            else None,
         )
     opts = opts0
     swept = {n: sf.sweep.precision for n, sf in fr.items()}
@@ -235,7 +322,22 @@ def compare_systems(model: ModelSpec, systems: list[Pricer], wl: Workload, preci
     else:
         prec_label = "per system: " + "; ".join(f"{n} {p}" for n, p in swept.items())
     extra = {"as_deployed": {n: r.label for n, r in recipes.items()}} if recipes else {}
-    return Comparison(model.name, wl, prec_label, convention, baseline, fr, heads, comps,
-                      {"serving": opts.serving, "mtp": opts.mtp.as_dict() if opts.mtp else None,
-                       "token_budget": opts.token_budget, "overlap": opts.overlap, **extra},
-                      band_fronts, infeasible)
+    return Comparison(
+        model.name,
+        wl,
+        prec_label,
+        convention,
+        baseline,
+        fr,
+        heads,
+        comps,
+        {
+            "serving": opts.serving,
+            "mtp": opts.mtp.as_dict() if opts.mtp else None,
+            "token_budget": opts.token_budget,
+            "overlap": opts.overlap,
+            **extra,
+        },
+        band_fronts,
+        infeasible,
+    )

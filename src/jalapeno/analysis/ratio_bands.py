@@ -49,17 +49,22 @@ def flag_tails(rows: list[dict], a: cmp.Frontier, b: cmp.Frontier) -> list[dict]
 
 
 #: how a ratio's band pairs two efficiency bands (printed with the ratios and in ``Ratios.bands``)
-BAND_PAIRING = ("low: the system at its low efficiency set over the baseline at its low set; high: both at their "
-                "high sets; a system without a band (user files, what-if sets) at its calibrated set at both ends")
+BAND_PAIRING = (
+    "low: the system at its low efficiency set over the baseline at its low set; high: both at their "
+    "high sets; a system without a band (user files, what-if sets) at its calibrated set at both ends"
+)
 #: ... and a pair where either side's band is its measured error (analysis/measured_bands.py): crossed ends
-BAND_PAIRING_MEASURED = ("low: the system at its unfavourable end over the baseline at its favourable end; high: "
-                         "the reverse (a measured band is the model's error on that system as validated, p10/p90; "
-                         "taken as independent of the other side's, so the ends cross: the widest the two errors "
-                         "can move the ratio; an error both sides share would cancel, so this is an upper bound)")
+BAND_PAIRING_MEASURED = (
+    "low: the system at its unfavourable end over the baseline at its favourable end; high: "
+    "the reverse (a measured band is the model's error on that system as validated, p10/p90; "
+    "taken as independent of the other side's, so the ends cross: the widest the two errors "
+    "can move the ratio; an error both sides share would cancel, so this is an upper bound)"
+)
 
 
-def band_ratios(n: str, baseline: str, fr: dict, band_fronts: dict, heads: dict, xs: list, scales: dict,
-                 cross: bool = False) -> dict:
+def band_ratios(
+    n: str, baseline: str, fr: dict, band_fronts: dict, heads: dict, xs: list, scales: dict, cross: bool = False
+) -> dict:
     """The efficiency band of one system's ratios to the baseline (``compare --bands``): each ratio of
     :class:`Ratios` taken again with both systems at their ``low`` sets, then at their ``high`` sets
     (:data:`BAND_PAIRING`). Pairing like ends treats the two bands as moving together; against a baseline
@@ -67,12 +72,14 @@ def band_ratios(n: str, baseline: str, fr: dict, band_fronts: dict, heads: dict,
     ``scales``: ratio kind → {system: y multiplier} (1 per chip; 1000 / W per chip for tok/s/kW; 1 / $ per
     chip-hour for tokens per $), as the calibrated ratios scale their frontiers. ``cross``: either side's band
     is a measured one: the baseline at the opposite end (:data:`BAND_PAIRING_MEASURED`)."""
+
     def front(m: str, which: str) -> cmp.Frontier:
         rec = band_fronts.get(m, {}).get(which)
         if rec is None:  # no band, or the band pricer is the calibrated one
             return fr[m].as_frontier()
-        return cmp.Frontier(np.array([q.interactivity for q in rec.frontier]),
-                            np.array([q.throughput_per_chip for q in rec.frontier]))
+        return cmp.Frontier(
+            np.array([q.interactivity for q in rec.frontier]), np.array([q.throughput_per_chip for q in rec.frontier])
+        )
 
     def head(m: str, key: str, which: str) -> float:
         b = heads[m].bands
@@ -107,21 +114,40 @@ def check_bands(bands, names: list[str]) -> None:
         raise SpecError("bands", f"expected a mapping of system name to band pricers, got {type(bands).__name__}", fix)
     for n, band in bands.items():
         if n not in names:
-            raise SpecError("bands", f"band for {n!r}, which is not among the compared systems {names}",
-                            "give bands for compared systems only")
-        if not isinstance(band, Mapping) or not {"low", "high"} <= set(band) or set(band) - {"low", "calibrated", "high"}:
+            raise SpecError(
+                "bands",
+                f"band for {n!r}, which is not among the compared systems {names}",
+                "give bands for compared systems only",
+            )
+        if (
+            not isinstance(band, Mapping)
+            or not {"low", "high"} <= set(band)
+            or set(band) - {"low", "calibrated", "high"}
+        ):
             raise SpecError(f"bands.{n}", "must map exactly low, high (and optionally calibrated) to pricers", fix)
         for which, pr in band.items():
             check_pricer(pr, f"bands.{n}.{which}")
             if pr.system.name != n:
-                raise SpecError(f"bands.{n}.{which}", f"is a pricer of {pr.system.name}, not {n}",
-                                f"give {n}'s own pricers (band_pricers of its pricer)")
+                raise SpecError(
+                    f"bands.{n}.{which}",
+                    f"is a pricer of {pr.system.name}, not {n}",
+                    f"give {n}'s own pricers (band_pricers of its pricer)",
+                )
 
 
-def efficiency_bands(model: ModelSpec, band: dict[str, Pricer], wl: Workload, precision: Precision,
-                     options: SweepOptions | None, convention: str, mid: Headline,
-                     mid_pricer: Pricer | None = None, precisions: list[str] | None = None,
-                     recipe: Recipe | None = None, keep: dict | None = None) -> Bands:
+def efficiency_bands(
+    model: ModelSpec,
+    band: dict[str, Pricer],
+    wl: Workload,
+    precision: Precision,
+    options: SweepOptions | None,
+    convention: str,
+    mid: Headline,
+    mid_pricer: Pricer | None = None,
+    precisions: list[str] | None = None,
+    recipe: Recipe | None = None,
+    keep: dict | None = None,
+) -> Bands:
     """Headline figures under a system's low / mid / high pricers (``band`` has ``low`` and ``high``).
 
     A band is just other pricers of the same system (cost/pricer.band_pricers builds them from
@@ -145,6 +171,7 @@ def efficiency_bands(model: ModelSpec, band: dict[str, Pricer], wl: Workload, pr
             keep[which] = sf.record()
     out["mid"] = mid
     keys = ("peak_throughput_per_chip", "max_interactivity", "min_e2e_s")
-    return Bands(**{k: Band(*(getattr(out[w], k) for w in ("low", "mid", "high"))) for k in keys},
-                 peak_tok_s_per_kw={w: {c: out[w].peak_tok_s_per_kw[c] for c in CONVENTIONS}
-                                    for w in ("low", "mid", "high")})
+    return Bands(
+        **{k: Band(*(getattr(out[w], k) for w in ("low", "mid", "high"))) for k in keys},
+        peak_tok_s_per_kw={w: {c: out[w].peak_tok_s_per_kw[c] for c in CONVENTIONS} for w in ("low", "mid", "high")},
+    )

@@ -46,9 +46,11 @@ class SystemFrontier:
         s, n = self.sweep, len(self.frontier)
         if not n:
             return f"SystemFrontier({s.system}: {s.model} · {s.workload.name} · {s.precision}, no feasible point)"
-        return (f"SystemFrontier({s.system}: {s.model} · {s.workload.name} · {s.precision}, {n} frontier points "
-                f"of {len(s.points.interactivity):,} swept, {self.x.min():,.1f}-{self.x.max():,.1f} tok/s/user, "
-                f"peak {self.y.max():,.0f} in+out tok/s/chip)")
+        return (
+            f"SystemFrontier({s.system}: {s.model} · {s.workload.name} · {s.precision}, {n} frontier points "
+            f"of {len(s.points.interactivity):,} swept, {self.x.min():,.1f}-{self.x.max():,.1f} tok/s/user, "
+            f"peak {self.y.max():,.0f} in+out tok/s/chip)"
+        )
 
     def point(self, i: int) -> PointRecord:
         """Point ``i`` of the sweep as a record (analysis/records.py)."""
@@ -70,8 +72,11 @@ class SystemFrontier:
         ok = p.feasible & (p.throughput_per_chip > 0) & np.isfinite(p.interactivity)
         if max_chips is not None:
             ok &= chips <= max_chips
-        keep = [i[cmp.build_frontier(p.interactivity[i], p.throughput_per_chip[i]).source_indices]
-                for c in np.unique(chips[ok]) for i in [np.flatnonzero(ok & (chips == c))]]
+        keep = [
+            i[cmp.build_frontier(p.interactivity[i], p.throughput_per_chip[i]).source_indices]
+            for c in np.unique(chips[ok])
+            for i in [np.flatnonzero(ok & (chips == c))]
+        ]
         idx = np.concatenate(keep) if keep else np.array([], dtype=int)
         idx = idx[np.argsort(p.interactivity[idx], kind="stable")]
         s = self.sweep
@@ -80,8 +85,9 @@ class SystemFrontier:
     def record(self, headline: Headline | None = None) -> FrontierRecord:
         """The frontier points as a record (with ``headline``, as a comparison carries it)."""
         s = self.sweep
-        return FrontierRecord(s.system, s.model, s.workload, s.precision,
-                              tuple(self.point(int(i)) for i in self.frontier), headline)
+        return FrontierRecord(
+            s.system, s.model, s.workload, s.precision, tuple(self.point(int(i)) for i in self.frontier), headline
+        )
 
     @property
     def x(self) -> np.ndarray:
@@ -106,14 +112,25 @@ def check_model(model, where: str) -> None:
         SpecError: ``model`` is not a ModelSpec.
     """
     if not isinstance(model, ModelSpec):
-        raise SpecError(f"{where}: model", f"expected a ModelSpec, got {type(model).__name__}",
-                        "pass load_model(name) (a catalog name or a config.json path)")
+        raise SpecError(
+            f"{where}: model",
+            f"expected a ModelSpec, got {type(model).__name__}",
+            "pass load_model(name) (a catalog name or a config.json path)",
+        )
 
 
-def system_frontier(model: ModelSpec, pricer: Pricer, wl: Workload, precision: Precision | None,
-                    options: SweepOptions | None = None, convention: str = "all-in", *,
-                    precisions: list[str] | None = None, recipe: Recipe | None = None,
-                    swept: list[Callable[[], SweepResult]] | None = None) -> SystemFrontier:
+def system_frontier(
+    model: ModelSpec,
+    pricer: Pricer,
+    wl: Workload,
+    precision: Precision | None,
+    options: SweepOptions | None = None,
+    convention: str = "all-in",
+    *,
+    precisions: list[str] | None = None,
+    recipe: Recipe | None = None,
+    swept: list[Callable[[], SweepResult]] | None = None,
+) -> SystemFrontier:
     """Sweep the pricer's system and keep the Pareto frontier of its feasible points.
 
     With ``precisions`` (preset names) each is swept and the frontier is taken over all of them
@@ -132,7 +149,9 @@ def system_frontier(model: ModelSpec, pricer: Pricer, wl: Workload, precision: P
     system = pricer.system
     power_w_per_chip(system, convention)  # validates the convention early
     if precision is None and not precisions:
-        raise SpecError("precision", "no precision to sweep", "pass a Precision (get_precision(name)) or precisions=[...]")
+        raise SpecError(
+            "precision", "no precision to sweep", "pass a Precision (get_precision(name)) or precisions=[...]"
+        )
     names = sweep_plan(precision, precisions, recipe)
     if swept is None:
         swept = [lambda n=n: one_sweep(model, pricer, wl, precision, options, recipe, n) for n in names]
@@ -144,9 +163,11 @@ def system_frontier(model: ModelSpec, pricer: Pricer, wl: Workload, precision: P
     ok = np.flatnonzero(p.feasible & (p.throughput_per_chip > 0) & np.isfinite(p.interactivity))
     if ok.size == 0:
         reasons = sorted({str(r) for r in p.reason if r})
-        raise InfeasibleDeployment("deployment", f"no feasible point for {model.name} on {system.name}: "
-                                   + (reasons[0] if reasons else "unknown"),
-                                   "use a smaller precision or a bigger system")
+        raise InfeasibleDeployment(
+            "deployment",
+            f"no feasible point for {model.name} on {system.name}: " + (reasons[0] if reasons else "unknown"),
+            "use a smaller precision or a bigger system",
+        )
     fi = ok[cmp.build_frontier(p.interactivity[ok], p.throughput_per_chip[ok]).source_indices]
     return SystemFrontier(pricer, res, fi, convention)
 
