@@ -5,7 +5,7 @@ Two tables (issue 18; docs/model.md §8.6, "Hopper's Triton MoE"):
 1. Every aggregated gpt-oss-120b row of aiconfigurator's ``silicon_sample.csv`` is predicted as validation
    predicts it (fit/validate.predict_points' serving call: serve/point.serve_at_concurrency with the
    row's stack, deployment and MoE backend), and the decode-only step at the modelled decode batch
-   (cost/step.step_cost through the pool's MoE-backend pricer, cost/pricer.with_moe_backend) is split
+   (serve/open_loop.decode_pool_step: as served, the pool's MoE and attention backends, graph-padded) is split
    into routed experts (``moe``), attention, the other GEMMs, element-wise/memory ops (each with its
    kernels' launches; a MoE backend's per-layer floor is the routed experts'), collectives and the
    per-step fixed cost (``fixed``: step overhead + per-TP-rank cost, cost/step.step_overhead).
@@ -27,13 +27,12 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from jalapeno.cost.pricer import with_moe_backend
-from jalapeno.cost.step import Batch, step_cost, step_overhead
-from jalapeno.deploy.deployment import pool_overlap
+from jalapeno.cost.step import step_overhead
 from jalapeno.fit.kernel_tables import load_table
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, with_stack_mtp
 from jalapeno.serve.limits import decode_step_s
+from jalapeno.serve.open_loop import decode_pool_step
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
 
@@ -55,17 +54,15 @@ def step_split() -> pd.DataFrame:
         wl, dep = point_workload(p), with_stack_mtp(p.deployment, st, p.model)
         run = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency])
         lay, b = dep.decode.layout, float(run.decode_batch[0])
-        pr = with_moe_backend(pricer, dep.decode.moe_backend, model, lay)
-        sc = step_cost(model, pr, lay, dep.precision, Batch.make(decode_seqs=np.array([b / lay.pp]), decode_ctx=wl.decode_ctx),
-                       dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+        sc = decode_pool_step(model, pricer, dep, wl.decode_ctx, [b])  # as served: pool backends, graph padding
         parts = {"moe": 0.0, "attention": 0.0, "gemm": 0.0, "memory": 0.0}
         for o in sc.op_rows(0):
             parts[o["kind"] if o["kind"] in parts else "memory"] += o["time_s"]
         out.append({"system": p.system, "engine": p.framework.split()[0], "tp": lay.tp, "backend": dep.decode.moe_backend or "-",
                     "error": float(run.tpot_s[0]) / p.measured["tpot_s"] - 1, "measured": p.measured["tpot_s"],
-                    "model": float(run.tpot_s[0]), "step": float(decode_step_s(sc, pr.efficiency, dep, np.array([b]), lay)[0]),
+                    "model": float(run.tpot_s[0]), "step": float(decode_step_s(sc, pricer.efficiency, dep, np.array([b]), lay)[0]),
                     **parts, "collectives": float(sum(c["time_s"] for c in sc.collective_rows(0))),
-                    "fixed": step_overhead(pr.efficiency, lay)})
+                    "fixed": step_overhead(pricer.efficiency, lay)})
     return pd.DataFrame(out)
 
 

@@ -75,17 +75,11 @@ def _points():
 
 def _decode_tpot_s(model, pricer, dep, wl, batch: float) -> float:
     """The model's decode-only TPOT at ``batch`` sequences per decode instance, s."""
-    from jalapeno.cost.pricer import with_pool_backends
-    from jalapeno.cost.step import Batch, step_cost
-    from jalapeno.deploy.deployment import pool_overlap
     from jalapeno.serve.limits import decode_step_s
+    from jalapeno.serve.open_loop import decode_pool_step
 
-    lay = dep.decode.layout
-    pr = with_pool_backends(pricer, dep.decode, model, lay)
-    sc = step_cost(model, pr, lay, dep.precision, Batch.make(decode_seqs=np.array([batch / lay.pp]),
-                                                             decode_ctx=wl.decode_ctx),
-                   dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
-    return float(decode_step_s(sc, pr.efficiency, dep, np.array([batch]), lay)[0])
+    sc = decode_pool_step(model, pricer, dep, wl.decode_ctx, [batch])  # as served: pool backends, graph padding
+    return float(decode_step_s(sc, pricer.efficiency, dep, np.array([batch]), dep.decode.layout)[0])
 
 
 def rows() -> pd.DataFrame:

@@ -24,12 +24,11 @@ import numpy as np
 import pandas as pd
 
 import jalapeno.deploy.engines as engines
-from jalapeno.cost.step import Batch, step_cost
-from jalapeno.deploy.deployment import pool_overlap
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_inferencex, point_stack, point_workload, with_stack_mtp
 from jalapeno.fit.validation_run import DEFAULT_POINTS, run_validation
 from jalapeno.serve.limits import decode_step_s
+from jalapeno.serve.open_loop import decode_pool_step
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
 
@@ -121,17 +120,7 @@ def ledger() -> None:
             run = serve_at_concurrency(model, pricer, dep, wl, [int(p.concurrency)])
             batch = float(run.decode_batch[0])
             lay = dep.decode.layout
-            sc = step_cost(
-                model,
-                pricer,
-                lay,
-                dep.precision,
-                Batch.make(decode_seqs=np.array([batch]), decode_ctx=wl.decode_ctx),
-                dep.mtp,
-                dep.memory_fraction,
-                pool_overlap(dep.overlap, model, lay),
-                dep.memory_profile,
-            )
+            sc = decode_pool_step(model, pricer, dep, wl.decode_ctx, [batch])  # as served: pool backends, padding
             step = float(decode_step_s(sc, pricer.efficiency, dep, np.array([batch]), lay)[0])
             tpot, meas = float(run.tpot_s[0]), p.measured["tpot_s"]
             ops = sorted(((r["op"], r["time_s"]) for r in sc.op_rows(0)), key=lambda x: -x[1])

@@ -34,13 +34,11 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from jalapeno.cost.pricer import with_moe_backend
-from jalapeno.cost.step import Batch, step_cost
-from jalapeno.deploy.deployment import pool_overlap
 from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, load_table
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, with_stack_mtp
 from jalapeno.serve.limits import decode_step_s
+from jalapeno.serve.open_loop import decode_pool_step
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
 
@@ -104,11 +102,8 @@ def split_rows(systems: tuple[str, ...]) -> pd.DataFrame:
         wl, dep = point_workload(p), with_stack_mtp(p.deployment, st, p.model)
         run = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency])
         lay, b = dep.decode.layout, float(run.decode_batch[0])
-        pr = with_moe_backend(pricer, dep.decode.moe_backend, model, lay)
-        sc = step_cost(model, pr, lay, dep.precision, Batch.make(decode_seqs=np.array([b / lay.pp]),
-                                                                 decode_ctx=wl.decode_ctx),
-                       dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
-        step = float(decode_step_s(sc, pr.efficiency, dep, np.array([b]), lay)[0])
+        sc = decode_pool_step(model, pricer, dep, wl.decode_ctx, [b])  # as served: pool backends, graph padding
+        step = float(decode_step_s(sc, pricer.efficiency, dep, np.array([b]), lay)[0])
         fmt = dep.precision.modules["routed_experts"].compute
         if (p.system, fmt) not in cache:
             cache[p.system, fmt] = _tables(p.system, fmt)
