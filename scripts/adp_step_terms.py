@@ -2,7 +2,7 @@
 
 Question (issue 18, round 30, adpstep30): aiconfigurator's aggregated TensorRT-LLM DeepSeek-R1 rows written at
 attention DP are priced too fast (TPOT), in every sweep and release. Which term of the attention-DP step is missing?
-Each candidate is priced with the model's own step (cost/step.step_cost, the row's stack, deployment and decode
+Each candidate is priced with the model's own step (open_loop.decode_pool_step, the row's stack, deployment and decode
 batch as validation serves it: serve/point.serve_at_concurrency) and printed in ms per decode step beside the gap
 (measured TPOT − modelled TPOT). Nothing is fitted or written.
 

@@ -5,7 +5,7 @@ DECODE pool runs attention TP (TP > 1, DP 1) and too fast where it runs attentio
 SGLang, vLLM). The brief named the candidates: the per-layer all-reduce at decode message sizes (NVL72 MNNVL / NVLS /
 one-shot), the MLA kernel at the per-rank head split, the per-TP-rank host cost, MTP. This script serves every such
 row as validation serves it (serve/point.serve_at_concurrency: the decode batch B per decode instance is the model's
-Little's-law batch), prices the decode-only step at B and at B = 1 with cost/step.step_cost, and prints per row, in
+Little's-law batch), prices the decode-only step at B and at B = 1 with open_loop.decode_pool_step, and prints per row, in
 ms per output token (decode-only rows without MTP: one step per token):
 
 - ``gap``: measured TPOT - modelled TPOT (negative: the model too slow);

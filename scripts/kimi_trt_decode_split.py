@@ -10,7 +10,7 @@ Where in the step does Kimi's excess sit, and is it Kimi's (64 heads, 384 expert
 
 For every TensorRT-LLM disaggregated aiconfigurator row of the two models on GB200 whose decode pool runs
 attention tensor-parallel (the row served as validation serves it: serve/point.serve_at_concurrency), the
-decode-only step at the modelled decode batch (cost/step.step_cost) is split into parts, per layer (µs):
+decode-only step at the modelled decode batch (serve/open_loop.decode_pool_step) is split into parts, per layer (µs):
 the MLA block (``attn.*`` ops), the shared expert (``moe.shared_expert.*``), the router, the routed experts and
 the collectives, beside the whole step (ms). Read against aiconfigurator-core's TensorRT-LLM 1.3.0rc20
 GB200 tables (fit/kernel_tables.load_table), log-log interpolated (trt_decode_split.interp_loglog):
@@ -46,12 +46,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jalapeno.cost.step import Batch, step_cost
-from jalapeno.deploy.deployment import pool_overlap
 from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, load_table
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, with_stack_mtp
 from jalapeno.serve.limits import decode_step_s
+from jalapeno.serve.open_loop import decode_pool_step
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
 
@@ -125,8 +124,7 @@ def split_rows() -> pd.DataFrame:
             continue
         run = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency])
         b = float(run.decode_batch[0])
-        sc = step_cost(model, pricer, lay, dep.precision, Batch.make(decode_seqs=np.array([b]), decode_ctx=wl.decode_ctx),
-                       dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+        sc = decode_pool_step(model, pricer, dep, wl.decode_ctx, [b])  # as served: pool backends, graph padding
         step = float(decode_step_s(sc, pricer.efficiency, dep, np.array([b]), lay)[0])
         layers, moe_layers = model.num_layers, model.num_layers - len(model.dense_layers)
         parts = per_layer_parts(sc.op_rows(0), layers, moe_layers)

@@ -7,7 +7,7 @@ kernel tables of the same engine on the same chip?
 
 For every such row (default systems H200 and B200) the row is served as validation serves it
 (serve/point.serve_at_concurrency with the row's stack and deployment) and the decode-only step at the
-modelled decode batch (cost/step.step_cost) is split into its ops. Two of them are read against
+modelled decode batch (serve/open_loop.decode_pool_step, as served) is split into its ops. Two of them are read against
 aiconfigurator-core's TensorRT-LLM 1.3.0rc20 tables of the system (fit/kernel_tables.load_table):
 
 - the MLA attention block: the sum of the step's ``attn.*`` ops per layer (61 layers) against
