@@ -117,7 +117,7 @@ def test_agentic_tier_rows_name_the_deployments_either_side():
 
     fr = build_frontier([20.0, 40.0, 60.0], [9.0, 4.0, 1.0])
     pts = [{"deployment": d} for d in ("agg A", "agg B", "agg C")]
-    rows = _tier_rows(fr, {"fast": 2.0, "exact": 1.5}, pts)
+    rows = _tier_rows(fr, {"fast": 2.0, "exact": 1.5}, pts, 1.0, 1.0)
     assert rows["batch"]["deployment"] == "agg A"
     assert rows["exact"]["deployment"] == "agg B" and "between" not in rows["exact"]  # 60/1.5 = 40: a point
     # log-log between (20, 9) and (40, 4) at 30: 9·(4/9)^(ln 1.5 / ln 2) = 5.60 > 4 (the point at 40)

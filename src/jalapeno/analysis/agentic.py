@@ -180,14 +180,18 @@ class AgenticComparison:
                 "infeasible": dict(self.infeasible)}
 
 
-def _tier_rows(fr: cmp.Frontier, ceilings_min: dict[str, float], frontier_pts: list[dict]) -> dict:
+def _tier_rows(fr: cmp.Frontier, ceilings_min: dict[str, float], frontier_pts: list[dict], kw_per_chip: float,
+               usd_per_chip_hour: float) -> dict:
     """Tiers of a frontier; each names its deployment (``deployment``, at a frontier point) or, when
-    interpolated at its ceiling, the deployments of the two frontier points either side (``between``)."""
+    interpolated at its ceiling, the deployments of the two frontier points either side (``between``), and
+    gives its tasks/h per kW (``kw_per_chip``: the convention's kW per chip) and $ per task (at
+    ``usd_per_chip_hour``), as a fixed-length tier cell gives tok/s/kW and $/M tok."""
     floors = {k: 60.0 / v for k, v in ceilings_min.items()}
     out = {}
     for name, t in cmp.tiers(fr, floors).items():
         j = t["frontier_index"]
-        row = {"tasks_per_hour_per_chip": t["throughput"],
+        row = {"tasks_per_hour_per_chip": t["throughput"], "tasks_per_hour_per_kw": t["throughput"] / kw_per_chip,
+               "usd_per_task": usd_per_chip_hour / t["throughput"] if t["throughput"] > 0 else float("nan"),
                "task_time_s": 3600.0 / t["interactivity"] if t["interactivity"] == t["interactivity"] else float("nan"),
                "ceiling_min": ceilings_min.get(name), "status": t["status"],
                "deployment": frontier_pts[j]["deployment"] if j is not None else None}
@@ -209,7 +213,7 @@ def compare_agentic(model: ModelSpec, systems: list[Pricer], spec: AgenticSpec, 
     Per system: peak tasks/h/chip (and per kW under ``convention``, $ per task), the fastest mean
     and p90 task time, per-turn TTFT/TPOT and the binding constraints (step bound, KV bound,
     tier) at both points, the tiers, and the catalog's KV tiers. Ratios (system / baseline):
-    peak tasks/h/chip, per kW and per $; iso-task-time tasks/h/chip at ``iso_task_min`` minutes;
+    peak tasks/h/chip, per kW and per $; iso-task-time tasks/h/chip, per kW and per $ at ``iso_task_min`` minutes;
     fastest task time.
 
     Raises:
@@ -248,7 +252,8 @@ def compare_agentic(model: ModelSpec, systems: list[Pricer], spec: AgenticSpec, 
         fronts[n] = (fr, af.as_frontier(1 / kw), af.as_frontier(1 / sysm.usd_per_chip_hour))
         peak = max(pts, key=lambda d: d["tasks_per_hour_per_chip"])
         fastest = min(pts, key=lambda d: d["task_time_s"])
-        out[n] = {"peak": peak, "fastest": fastest, "frontier": pts, "tiers": _tier_rows(fr, ceilings, pts),
+        out[n] = {"peak": peak, "fastest": fastest, "frontier": pts,
+                  "tiers": _tier_rows(fr, ceilings, pts, kw, sysm.usd_per_chip_hour),
                   "kv_tiers": tier_status(sysm), "efficiency_source": af.pricer.efficiency.source,
                   "vendor_verified": sysm.vendor_verified, "points_evaluated": len(af.sweep.points),
                   "power_w_per_chip": kw * 1000, "usd_per_chip_hour": sysm.usd_per_chip_hour}
@@ -257,6 +262,9 @@ def compare_agentic(model: ModelSpec, systems: list[Pricer], spec: AgenticSpec, 
     xs = [60.0 / m for m in iso_task_min]
     for n, f in fronts.items():
         iso = cmp.iso_interactivity_ratio(f[0], b[0], xs)
+        # per kW and per $ at the same task time (the frontiers scaled by 1 / kW and 1 / $ per chip-hour), as
+        # compare's fixed-length cells give them at each --at speed: a planner at a task-time ceiling reads these
+        iso_kw, iso_usd = (cmp.iso_interactivity_ratio(f[k], b[k], xs) for k in (1, 2))
         ratios[n] = {
             "vs": baseline,
             "peak_tasks_per_hour_per_chip": cmp.peak_ratio(f[0], b[0]),
@@ -264,8 +272,9 @@ def compare_agentic(model: ModelSpec, systems: list[Pricer], spec: AgenticSpec, 
             "peak_tasks_per_usd": cmp.peak_ratio(f[2], b[2]),
             "fastest_task_time": out[n]["fastest"]["task_time_s"] / out[baseline]["fastest"]["task_time_s"],
             "iso_task_time": [{"task_time_min": m, "ratio": r["ratio"], "tasks_per_hour_per_chip": r["y_a"],
-                               "baseline_tasks_per_hour_per_chip": r["y_b"], "at_frontier_end": r["at_frontier_end"]}
-                              for m, r in zip(iso_task_min, iso)],
+                               "baseline_tasks_per_hour_per_chip": r["y_b"], "at_frontier_end": r["at_frontier_end"],
+                               "ratio_per_kw": rk["ratio"], "ratio_per_usd": ru["ratio"]}
+                              for m, r, rk, ru in zip(iso_task_min, iso, iso_kw, iso_usd)],
         }
     return AgenticComparison(model.name, spec.as_dict() | {"source": spec.source}, convention, baseline, out, ratios,
                              infeasible)

@@ -82,26 +82,30 @@ def agentic_tables(d: dict) -> list[Table]:
                           f"{p['hit_rate']:.1%}", _f(p["reload_s_per_task"], ".2f"), tiers if label == "peak" else "")
     ratios = Table(title=f"ratios vs {d['baseline']} (tasks/h per chip; per kW and per $ in brackets)",
                    caption="each ratio is the system's over the baseline's: above 1x serves more, except fastest "
-                           "task time, a time: below 1x finishes a task sooner (0.94x: 6% less time); (at frontier "
-                           "end): within 10% of a frontier's last point or in its tail below 10% of its peak, where "
+                           "task time, a time: below 1x finishes a task sooner (0.94x: 6% less time); [at frontier "
+                           "end]: within 10% of a frontier's last point or in its tail below 10% of its peak, where "
                            "ratios swing (as compare's)")
     ratios.add_column("system", no_wrap=True)
     ratios.add_column("peak (kW, $)")
     ratios.add_column("fastest task time (lower: sooner)")
     first = next(iter(d["ratios"].values()))
     for r in first["iso_task_time"]:
-        ratios.add_column(f"@ {r['task_time_min']:g} min/task", overflow="fold")
+        ratios.add_column(f"@ {r['task_time_min']:g} min/task (kW, $)", overflow="fold")
     for name, c in d["ratios"].items():
         peak = (f"{c['peak_tasks_per_hour_per_chip']:.2f}x ({c['peak_tasks_per_hour_per_kw']:.2f}x, "
                 f"{c['peak_tasks_per_usd']:.2f}x)")
         cells = [peak, f"{c['fastest_task_time']:.2f}x"]
         for r in c["iso_task_time"]:
             v = r["ratio"]
-            end = " (at frontier end)" if r["at_frontier_end"] else ""
-            cells.append("unreachable" if math.isnan(v) else f"{v:.2f}x{end}")
+            end = " [at frontier end]" if r["at_frontier_end"] else ""
+            # per kW and per $ at the same task time in brackets, as compare's fixed-length cells and this peak's
+            rest = (f" ({r['ratio_per_kw']:.2f}x, {r['ratio_per_usd']:.2f}x)" if "ratio_per_kw" in r else "")
+            cells.append("unreachable" if math.isnan(v) else f"{v:.2f}x{rest}{end}")
         ratios.add_row(name, *cells)
-    tiers = Table(title="operating tiers: best tasks/h per chip within a task-time ceiling",
-                  caption="each cell: tasks per hour per chip @ task time (min): the deployment that runs it; "
+    tiers = Table(title="operating tiers: best tasks/h per chip within a task-time ceiling, with its tasks/h/kW "
+                        "and $/task",
+                  caption=f"each cell: tasks per hour per chip @ task time (min) (the same point's tasks/h per kW, "
+                          f"{conv} power, and $ per task at the system's $/chip-hour): the deployment that runs it; "
                           "interpolated: the ceiling falls between two frontier points, run by the deployments named")
     tiers.add_column("system", no_wrap=True)
     names = list(next(iter(d["systems"].values()))["tiers"])
@@ -118,7 +122,9 @@ def agentic_tables(d: dict) -> list[Table]:
             a, b = (v.get("between") or [None, None])
             dep = (v.get("deployment") or (f"interpolated between two points of {a}" if a == b and a
                    else f"interpolated between {a} and {b}" if a else "interpolated"))
-            cells.append(f"{_f(v['tasks_per_hour_per_chip'], ',.1f')} @ {_min(v['task_time_s'])} min: {dep}")
+            cost = (f" ({_f(v['tasks_per_hour_per_kw'], ',.1f')} tasks/h/kW, ${usd_text(v['usd_per_task'])}/task)"
+                    if "tasks_per_hour_per_kw" in v else "")
+            cells.append(f"{_f(v['tasks_per_hour_per_chip'], ',.1f')} @ {_min(v['task_time_s'])} min{cost}: {dep}")
         tiers.add_row(name, *cells)
     return [head, turns, ratios, tiers]
 

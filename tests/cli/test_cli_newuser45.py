@@ -1,0 +1,87 @@
+"""Round 45, a new user's try of the whole tool from the README (analyst, capacity planner, architect).
+
+What confused, and is fixed here:
+
+1. ``compare -w agentic:…`` gave per kW and per $ only at the peak: the ratios at each task time (``--at``) were
+   per chip alone and the tiers cells tasks/h/chip alone, where the fixed-length ``compare`` gives tok/s/kW and
+   $/M tok in every tier cell and per kW and per $ in every ``@`` ratio cell (rounds 44's f987fad, 61f1f09);
+   its end-of-frontier flag read ``(at frontier end)`` where compare's reads ``[at frontier end]``.
+
+Expected values are computed here from the catalog's stated constants (GB300 NVL72: InferenceX constants.ts,
+2.10 kW all-in per GPU and 2.652 $/GPU-hour; Jalapeño: the estimates in its system file, 1.15 kW all-in and
+1.43 $/chip-hour), not from the code's output: per-kW frontier = tasks/h/chip / kW, so a ratio per kW at one
+task time is the per-chip ratio x kW_baseline / kW_system, per $ likewise with $/chip-hour.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from cli_runner import run
+
+#: all-in kW per chip and $/chip-hour (gb300-nvl72: InferenceX constants.ts; jalapeno: its file's estimates)
+STATED = {"jalapeno": (1.15, 1.43), "gb300-nvl72": (2.10, 2.652)}
+
+
+_CACHE: dict = {}
+
+
+@pytest.fixture
+def agentic_json(capsys):
+    """``compare -w agentic:coding-agent -s jalapeno,gb300-nvl72 --json``, run once for the tests below."""
+    if "agentic" not in _CACHE:
+        code, out, err = run(capsys, "compare", "-w", "agentic:coding-agent", "-s", "jalapeno,gb300-nvl72", "--json")
+        assert code == 0, err
+        _CACHE["agentic"] = json.loads(out)
+    return _CACHE["agentic"]
+
+
+def test_agentic_iso_task_time_ratios_give_per_kw_and_per_usd(agentic_json):
+    (kw_s, usd_s), (kw_b, usd_b) = STATED["jalapeno"], STATED["gb300-nvl72"]
+    rows = agentic_json["ratios"]["jalapeno"]["iso_task_time"]
+    assert [r["task_time_min"] for r in rows] == [5.0, 10.0, 20.0]
+    for r in rows:
+        assert r["ratio_per_kw"] == pytest.approx(r["ratio"] * kw_b / kw_s, rel=1e-9)
+        assert r["ratio_per_usd"] == pytest.approx(r["ratio"] * usd_b / usd_s, rel=1e-9)
+    base = agentic_json["ratios"]["gb300-nvl72"]["iso_task_time"]
+    assert all(r["ratio_per_kw"] == r["ratio_per_usd"] == pytest.approx(1.0) for r in base)
+
+
+def test_agentic_tiers_give_tasks_per_kw_and_usd_per_task(agentic_json):
+    for name, (kw, usd_h) in STATED.items():
+        tiers = agentic_json["systems"][name]["tiers"]
+        assert set(tiers) == {"batch", "fast", "ultra_fast"}
+        for t in tiers.values():
+            tph = t["tasks_per_hour_per_chip"]
+            assert t["tasks_per_hour_per_kw"] == pytest.approx(tph / kw, rel=1e-9)
+            assert t["usd_per_task"] == pytest.approx(usd_h / tph, rel=1e-9)
+
+
+def test_agentic_tables_print_the_new_figures_with_compare_s_labels(agentic_json):
+    from rich.console import Console
+
+    from jalapeno.report.agentic_tables import agentic_tables
+
+    con = Console(width=400, record=True, markup=False)  # as the CLI's console: no markup
+    for t in agentic_tables(agentic_json):
+        con.print(t)
+    text = con.export_text()
+    flat = " ".join(text.split())
+    assert "@ 5 min/task (kW, $)" in flat and "@ 20 min/task (kW, $)" in flat
+    r = agentic_json["ratios"]["jalapeno"]["iso_task_time"][0]
+    kw_b, usd_b = STATED["gb300-nvl72"]
+    kw_s, usd_s = STATED["jalapeno"]
+    by_hand = f"{r['ratio']:.2f}x ({r['ratio'] * kw_b / kw_s:.2f}x, {r['ratio'] * usd_b / usd_s:.2f}x)"
+    assert by_hand in flat
+    # compare's flag and legend spelling, not '(at frontier end)'
+    assert "(at frontier end)" not in flat and "[at frontier end]: within 10% of a frontier's last point" in flat
+    # a tier cell: tasks/h/chip @ min (tasks/h/kW, $/task), by hand from the stated kW and $/chip-hour
+    assert "operating tiers: best tasks/h per chip within a task-time ceiling, with its tasks/h/kW and $/task" in flat
+    cells = re.findall(r"([\d,.]+) @ ([\d.]+) min \(([\d,.]+) tasks/h/kW, \$([\d.]+)/task\)", text)
+    assert len(cells) == 6  # 2 systems x (batch, fast, ultra_fast)
+    for tph, _, per_kw, usd in cells:
+        tph, per_kw, usd = float(tph.replace(",", "")), float(per_kw.replace(",", "")), float(usd)
+        kw, usd_h = next(v for v in STATED.values() if per_kw == pytest.approx(tph / v[0], abs=0.06 + 1e-3 * tph))
+        assert usd == pytest.approx(usd_h / tph, rel=0.01)
