@@ -7,6 +7,11 @@ What confused, and is fixed here:
    $/M tok in every tier cell and per kW and per $ in every ``@`` ratio cell (rounds 44's f987fad, 61f1f09);
    its end-of-frontier flag read ``(at frontier end)`` where compare's reads ``[at frontier end]``.
 
+2. ``plan --chips/--racks/--power-mw`` (the fleet you have) printed no operating point and no users, where
+   ``plan --target`` prints both: a planner of 10 Jalapeño racks on 128k1k saw 66.5 tok/s/user and not that its
+   TTFT is 32 s, nor that each of its 1,336 users averages 19.9 output tok/s over a request. The fleet plan now
+   prints the point's line (rate, speed, TTFT, TPOT, bound) and the users line, and its JSON the users.
+
 Expected values are computed here from the catalog's stated constants (GB300 NVL72: InferenceX constants.ts,
 2.10 kW all-in per GPU and 2.652 $/GPU-hour; Jalapeño: the estimates in its system file, 1.15 kW all-in and
 1.43 $/chip-hour), not from the code's output: per-kW frontier = tasks/h/chip / kW, so a ratio per kW at one
@@ -85,3 +90,33 @@ def test_agentic_tables_print_the_new_figures_with_compare_s_labels(agentic_json
         tph, per_kw, usd = float(tph.replace(",", "")), float(per_kw.replace(",", "")), float(usd)
         kw, usd_h = next(v for v in STATED.values() if per_kw == pytest.approx(tph / v[0], abs=0.06 + 1e-3 * tph))
         assert usd == pytest.approx(usd_h / tph, rel=0.01)
+
+
+def _fleet(capsys, *extra):
+    return run(capsys, "plan", "--system", "gb200-nvl72", "-w", "8k1k", "--chips", "1152", "--min-interactivity",
+               "50", *extra)
+
+
+def test_fleet_plan_prints_its_operating_point_and_users(capsys):
+    code, out, err = _fleet(capsys, "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    p = d["point"]
+    # users: closed-loop concurrency per instance x whole instances; one user's output rate = mean OSL / E2E
+    # (InferenceX lengths uniform in [0.8 L, L]: mean OSL 0.9 x 1024 = 921.6 tokens)
+    assert d["users_per_instance"] == pytest.approx(p["concurrency"])
+    assert d["users"] == pytest.approx(p["concurrency"] * d["instances"])
+    assert d["output_tok_per_s_per_user"] == pytest.approx(921.6 / p["e2e_s"], rel=0.01)
+    lines = d["arithmetic"]
+    op = next(ln for ln in lines if ln.startswith("operating point:"))
+    assert op.startswith("operating point: the most output tok/s the fleet's whole instances deliver at >= 50 "
+                         "tok/s/user: ")
+    assert f"at {p['interactivity']:.1f} tok/s/user (TTFT {p['ttft_s'] * 1e3:,.0f} ms, TPOT {p['tpot_s'] * 1e3:.1f} ms, " \
+           "bound " in op
+    assert lines.index(op) < next(i for i, ln in enumerate(lines) if ln.startswith("instances: floor("))
+    users = lines[-1]
+    assert users.startswith("users: ") and f"x {d['instances']:,} = {p['concurrency'] * d['instances']:,.0f};" in users
+    assert f"one user averages {921.6 / p['e2e_s']:.1f} output tok/s" in users
+    code, text, err = _fleet(capsys)
+    assert code == 0, err
+    assert "  operating point: the most output tok/s" in text and "  users: " in text

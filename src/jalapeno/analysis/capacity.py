@@ -158,17 +158,12 @@ class CapacityPlan:
         """One user's mean output rate over a whole request, tok/s: mean OSL / E2E (TTFT and queue
         included), = instance output tok/s / users per instance; below the point's interactivity
         (1 / TPOT, the speed while decoding)."""
-        p = self.point
-        return p.output_throughput_per_chip * p.deployment.chips / max(p.concurrency, 1e-30)
+        return output_rate_per_user(self.point)
 
     def users_text(self) -> str:
         """The plan's line for "N users": users served and the output-token target that N users need."""
-        u, r = self.users_per_instance, self.output_tok_per_s_per_user
-        return (f"users: {factor_text(u, self.instances, 0)} concurrent per instance (closed loop: each sends its "
-                "next request when one ends) "
-                f"x {self.instances:,} = {u * self.instances:,.0f}; one user averages {r:.1f} output tok/s (mean OSL "
-                f"/ E2E {self.point.e2e_s:,.1f} s, TTFT included), so N users need --target N x {r:.1f} "
-                "--target-kind output")
+        r = self.output_tok_per_s_per_user
+        return users_line(self.point, self.instances) + f", so N users need --target N x {r:.1f} --target-kind output"
 
     def target_text(self) -> str:
         """The target as printed: thousands separators from 1,000 tok/s, four significant digits below
@@ -181,9 +176,7 @@ class CapacityPlan:
         per_inst = self.tok_per_s_per_chip * self.chips_per_instance
         lines = [
             (f"operating point: the highest {k} throughput per chip at >= {self.min_interactivity:g} tok/s/user: "
-             f"{self.tok_per_s_per_chip:,.1f} tok/s/chip at {p.interactivity:.1f} tok/s/user "
-             f"(TTFT {p.ttft_s * 1e3:,.0f} ms, TPOT {p.tpot_s * 1e3:.1f} ms, bound "
-             f"{bound_cell(p.bound, p.prefill_bound, p.prefill_chip_share)})"),
+             f"{self.tok_per_s_per_chip:,.1f} tok/s/chip at {p.interactivity:.1f} tok/s/user {point_conditions(p)}"),
             (f"one instance: {factor_text(self.tok_per_s_per_chip, self.chips_per_instance)} tok/s/chip x "
              f"{self.chips_per_instance:,} chips "
              f"= {per_inst:,.0f} tok/s"),
@@ -230,6 +223,28 @@ class CapacityPlan:
                              f"{alt.rate:,.1f} tok/s/chip; this plan's point needs {own} (whole instances of "
                              f"{self.chips_per_instance:,})")
         return lines
+
+
+def point_conditions(p: PointRecord) -> str:
+    """A plan point's latencies and bound as ``plan`` prints them after its rate (``--target`` and ``--chips`` alike):
+    ``(TTFT 688 ms, TPOT 17.8 ms, bound decode overhead; prefill compute (67% of chips))``."""
+    return (f"(TTFT {p.ttft_s * 1e3:,.0f} ms, TPOT {p.tpot_s * 1e3:.1f} ms, bound "
+            f"{bound_cell(p.bound, p.prefill_bound, p.prefill_chip_share)})")
+
+
+def output_rate_per_user(p: PointRecord) -> float:
+    """One closed-loop user's mean output rate over whole requests at ``p``, tok/s: mean OSL / E2E (TTFT and
+    queue included) = an instance's output tok/s / its users (concurrency); below the point's interactivity."""
+    return p.output_throughput_per_chip * p.deployment.chips / max(p.concurrency, 1e-30)
+
+
+def users_line(p: PointRecord, instances: int) -> str:
+    """The users ``instances`` whole instances at ``p`` hold: the concurrency per instance (closed loop,
+    InferenceX's conc) x instances, and one user's mean output rate (``output_rate_per_user``)."""
+    u, r = float(p.concurrency), output_rate_per_user(p)
+    return (f"users: {factor_text(u, instances, 0)} concurrent per instance (closed loop: each sends its next "
+            f"request when one ends) x {instances:,} = {u * instances:,.0f}; one user averages {r:.1f} output tok/s "
+            f"(mean OSL / E2E {p.e2e_s:,.1f} s, TTFT included)")
 
 
 def instance_groups(dep, instances: int) -> dict[int, int]:

@@ -13,7 +13,8 @@ import math
 from dataclasses import dataclass
 
 from jalapeno.analysis.capacity import (TARGET_KINDS, factor_text, format_rate, instance_groups, is_price_estimate,
-                                        packed_boxes, per_kw_line, points_above_floor, power_lines, price_basis)
+                                        output_rate_per_user, packed_boxes, per_kw_line, point_conditions,
+                                        points_above_floor, power_lines, price_basis, users_line)
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.analysis.records import FrontierRecord, PointRecord
 from jalapeno.errors import InfeasibleDeployment, SpecError, choice_hint
@@ -69,9 +70,13 @@ class FleetThroughput:
     #: (level name, chips per level) of the packaging level that cut the instances below floor(chips / per
     #: instance) (each worker's group whole in one box), else None
     packed_by: tuple[str, int] | None = None
+    #: the per-user speed floor the point was chosen at, tok/s/user (0: none)
+    min_interactivity: float = 0.0
 
     def arithmetic(self) -> list[str]:
-        """The lines plan prints: instances that fit, chips used, tokens per second delivered."""
+        """The lines plan prints: the operating point (its rate, speed, TTFT, TPOT and bound, as ``plan --target``
+        prints it), instances that fit, chips used, tokens per second delivered, power, cost and the users the
+        fleet holds."""
         per_inst = self.point.deployment.chips
         n = self.fleet_chips // per_inst
         if self.packed_by is None:
@@ -85,7 +90,11 @@ class FleetThroughput:
                      f"{self.instances:,} fit with each worker's {sizes}-chip group whole in a {name} ({have})")
         # the rate to as many decimals as 'chips x rate = delivered' needs to check by hand (the total whole from 1,000)
         rate = factor_text(self.rate, self.chips_used) if self.delivered_tok_per_s >= 1000 else f"{self.rate:,.1f}"
-        return [f"{count} ({self.chips_used:,} chips used, {self.fleet_chips - self.chips_used:,} idle)",
+        p = self.point
+        return [f"operating point: the most {self.target_kind} tok/s the fleet's whole instances deliver at >= "
+                f"{self.min_interactivity:g} tok/s/user: {self.rate:,.1f} tok/s/chip at {p.interactivity:.1f} "
+                f"tok/s/user {point_conditions(p)}",
+                f"{count} ({self.chips_used:,} chips used, {self.fleet_chips - self.chips_used:,} idle)",
                 f"delivered: {self.chips_used:,} chips x {rate} {self.target_kind} tok/s/chip = "
                 f"{format_rate(self.delivered_tok_per_s)} {self.target_kind} tok/s at "
                 f"{self.point.interactivity:,.1f} tok/s/user"] + power_lines(self.fleet_chips, self.power_w) + [
@@ -94,7 +103,7 @@ class FleetThroughput:
                 f"cost: {self.fleet_chips:,} x ${factor_text(self.usd_per_chip_hour, self.fleet_chips, 2, 2)}/chip-hour"
                 f"{price_basis(self.system, self.show_as, self.usd_estimate)} = "
                 f"${self.fleet_chips * self.usd_per_chip_hour:,.2f}/hour; per M {self.target_kind} tokens: "
-                f"${self.usd_per_mtok:.3f}"]
+                f"${self.usd_per_mtok:.3f}", users_line(p, self.instances)]
 
     @property
     def usd_per_mtok(self) -> float:
@@ -105,8 +114,9 @@ class FleetThroughput:
     def as_dict(self) -> dict:
         """JSON form: fleet, instances, chips used, rate, delivered, power (kW per convention, the whole
         fleet), $/hour, $ per M tokens (``usd_per_mtok``, as ``plan --target --json``), whether the price is an
-        estimate, the packaging level that cut the instances (``instances_cut_by``, else null), the deployment
-        and the point."""
+        estimate, the packaging level that cut the instances (``instances_cut_by``, else null), the users it
+        holds (``users_per_instance``, ``users``, ``output_tok_per_s_per_user``, as ``plan --target --json``), the
+        deployment and the point."""
         return {"fleet_chips": self.fleet_chips, "instances": self.instances, "chips_used": self.chips_used,
                 "tok_per_s_per_chip": self.rate, "target_kind": self.target_kind,
                 "delivered_tok_per_s": self.delivered_tok_per_s,
@@ -115,6 +125,9 @@ class FleetThroughput:
                 "usd_estimate": self.usd_estimate,
                 "instances_cut_by": None if self.packed_by is None else {"level": self.packed_by[0],
                                                                          "chips": self.packed_by[1]},
+                "users_per_instance": float(self.point.concurrency),
+                "users": float(self.point.concurrency) * self.instances,
+                "output_tok_per_s_per_user": output_rate_per_user(self.point),
                 "deployment": self.point.deployment.as_dict(), "point": self.point.as_dict()}
 
 
@@ -179,7 +192,7 @@ def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, targe
     n, cut = placed[id(best)]
     return FleetThroughput(best, rate(best), target_kind, chips, n, used(best), used(best) * rate(best), power,
                            system.usd_per_chip_hour, is_price_estimate(system), hardware_show_name(system), system.name,
-                           cut)
+                           cut, min_interactivity)
 
 
 def fleet_instances(dep, system: System, chips: int) -> tuple[int, tuple[str, int] | None]:
