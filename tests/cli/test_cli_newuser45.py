@@ -12,6 +12,11 @@ What confused, and is fixed here:
    TTFT is 32 s, nor that each of its 1,336 users averages 19.9 output tok/s over a request. The fleet plan now
    prints the point's line (rate, speed, TTFT, TPOT, bound) and the users line, and its JSON the users.
 
+3. ``audit --baseline gb300-nvl72`` on a model validate has no GB300 points of (Kimi K2.5, Llama 3.3 70B) printed a
+   band with no word on what it was: the audited system's efficiency sets over the baseline's calibrated
+   prediction alone, the baseline's measured band (validate's error on DeepSeek-R1) not applying; ``compare
+   --bands`` says 'no band for gb300-nvl72: ...' for the same case. The audit now says it on a 'band:' line.
+
 Expected values are computed here from the catalog's stated constants (GB300 NVL72: InferenceX constants.ts,
 2.10 kW all-in per GPU and 2.652 $/GPU-hour; Jalapeño: the estimates in its system file, 1.15 kW all-in and
 1.43 $/chip-hour), not from the code's output: per-kW frontier = tasks/h/chip / kW, so a ratio per kW at one
@@ -120,3 +125,21 @@ def test_fleet_plan_prints_its_operating_point_and_users(capsys):
     code, text, err = _fleet(capsys)
     assert code == 0, err
     assert "  operating point: the most output tok/s" in text and "  users: " in text
+
+
+def test_audit_says_the_band_is_the_system_s_sets_where_the_baseline_s_band_does_not_cover_the_model(capsys):
+    args = ("-m", "llama-3.3-70b", "-w", "1k1k", "-p", "fp8", "--serving", "agg")
+    code, out, err = run(capsys, "audit", "--system", "jalapeno", "--baseline", "gb300-nvl72", *args,
+                         "--claim", "peak_throughput_per_chip_ratio=1.0")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert ("band: jalapeno's efficiency sets over gb300-nvl72's calibrated prediction alone (gb300-nvl72's measured "
+            "band is validate's error on deepseek-r1 only: no llama-3.3-70b points on it; docs/audit.md §3.1)") in flat
+    # the band's ends, by the rule the line states: Jalapeno's low / high set peaks over GB300's calibrated peak,
+    # read from compare --bands (which sweeps the same sets)
+    code, cmp_out, err = run(capsys, "compare", "-s", "jalapeno,gb300-nvl72", *args, "--bands", "--json", "--html", "")
+    assert code == 0, err
+    d = json.loads(cmp_out)["systems"]
+    j = d["jalapeno"]["headline"]["bands"]["peak_throughput_per_chip"]
+    g = d["gb300-nvl72"]["headline"]["peak_throughput_per_chip"]
+    assert f"{j['low'] / g:.4g}-{j['high'] / g:.4g}" in flat

@@ -131,6 +131,11 @@ def audit(
         console.print("band: " + res.band_source + "; the band is the prediction over 1 + p90 and 1 + p10 (a ratio: "
                       "the system's worse end over the baseline's better end and the reverse; docs/audit.md §3.1)",
                       markup=False)
+    elif uncovered := _uncovered(res, ctx.model.name):
+        # the baseline's measured band does not cover the model: the band is the system's sets alone, over the
+        # baseline's calibrated prediction (compare --bands says 'no band for <baseline>'; audit said nothing)
+        console.print(f"band: {res.system}'s efficiency sets over {res.baseline}'s calibrated prediction alone"
+                      f"{uncovered[:-1]}; docs/audit.md §3.1)", markup=False)
     if c.at is not None and res.verdict == "impossible" and not math.isfinite(res.physical_limit):
         # the verdict stood alone over a row of '-': say why (sensitivity refuses the same @X)
         console.print(f"why: {c.metric}@{c.at:g} is undefined at every parameter value tried: no frontier reaches "
