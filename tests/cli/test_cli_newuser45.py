@@ -17,6 +17,11 @@ What confused, and is fixed here:
    prediction alone, the baseline's measured band (validate's error on DeepSeek-R1) not applying; ``compare
    --bands`` says 'no band for gb300-nvl72: ...' for the same case. The audit now says it on a 'band:' line.
 
+4. ``simulate`` printed 'throughput per kW (all-in, 2,100 W/chip)' with no word of which tokens and no $ per M
+   tokens, where ``predict`` labels its 'tok/s per kW (in+out)' and gives '$ per M tokens (in+out)'; its counts
+   read '1280' requests and '1625 step-cost evaluations' beside '2,366x'; predict's 'decode batch per instance'
+   read '1004.7' beside '1,024.0' in flight. Both now carry thousands separators, and simulate both labels.
+
 Expected values are computed here from the catalog's stated constants (GB300 NVL72: InferenceX constants.ts,
 2.10 kW all-in per GPU and 2.652 $/GPU-hour; Jalapeño: the estimates in its system file, 1.15 kW all-in and
 1.43 $/chip-hour), not from the code's output: per-kW frontier = tasks/h/chip / kW, so a ratio per kW at one
@@ -143,3 +148,51 @@ def test_audit_says_the_band_is_the_system_s_sets_where_the_baseline_s_band_does
     j = d["jalapeno"]["headline"]["bands"]["peak_throughput_per_chip"]
     g = d["gb300-nvl72"]["headline"]["peak_throughput_per_chip"]
     assert f"{j['low'] / g:.4g}-{j['high'] / g:.4g}" in flat
+
+
+#: GB200 NVL72, InferenceX constants.ts: all-in provisioned kW per GPU and $/GPU-hour
+GB200 = (2.10, 2.21)
+
+
+def test_simulate_gives_per_kw_and_usd_per_mtok_of_in_plus_out_tokens(capsys):
+    args = ("simulate", "--system", "gb200-nvl72", "--dp", "8", "--ep", "8", "-w", "1k1k", "-c", "8", "-n", "40")
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    sm = json.loads(out)["summary"]
+    kw, usd_h = GB200
+    tput = sm["throughput_per_chip"]  # in+out tok/s per chip over the whole run
+    assert sm["tok_s_per_kw"] == pytest.approx(tput / kw, rel=1e-9)
+    assert sm["usd_per_mtok"] == pytest.approx(usd_h / (tput * 3600 / 1e6), rel=1e-9)
+    code, text, err = run(capsys, *args)
+    assert code == 0, err
+    rows = dict(re.findall(r"│ (.+?)\s+│ (.+?)\s+│", text))
+    assert rows["throughput per kW (in+out; all-in, 2,100 W/chip)"] == f"{tput / kw:,.0f} tok/s/kW"
+    usd = usd_h / (tput * 3600 / 1e6)
+    assert float(rows["$ per M tokens (in+out; $2.21/chip-hour)"]) == pytest.approx(usd, rel=6e-3)  # 3 s.f.
+
+
+def test_simulate_and_predict_counts_carry_thousands_separators():
+    from jalapeno.cli.simulate_cmd import _summary_table
+
+    q = {"mean": 0.1, "p50": 0.1, "p90": 0.1, "p99": 0.1}
+    sm = {"requests": 1280, "throughput_per_chip": 1.0, "output_throughput_per_chip": 1.0, "interactivity": 1.0,
+          "ttft_s": q, "tpot_s": q, "e2e_s": q, "queue_s": q, "preemptions": 0, "prefix_hit_rate": 0.0,
+          "mean_concurrency_littles_law": 1.0, "simulated_s": 1.0, "wall_s": 1.0, "speedup": 2366.0,
+          "step_cost_evaluations": 1625}
+    from rich.console import Console
+
+    con = Console(width=200, record=True, markup=False)
+    con.print(_summary_table(sm, "t"))
+    text = con.export_text()
+    assert "│ 1,280 " in text and "(2,366x, 1,625 step-cost evaluations)" in text
+
+
+def test_predict_decode_batch_carries_thousands_separators(capsys):
+    # Jalapeno DEP16 at concurrency 1,024: about 1,000 sequences per decode instance
+    code, text, err = run(capsys, "predict", "--system", "jalapeno", "-p", "fp4", "--dp", "16", "--ep", "16",
+                          "-c", "1024")
+    assert code == 0, err
+    rows = dict(re.findall(r"│ (.+?)\s+│ (.+?)\s+│", text))
+    cell = rows["decode batch per instance"]
+    assert re.fullmatch(r"\d,\d{3}\.\d", cell), cell
+    assert 900 < float(cell.replace(",", "")) <= 1024

@@ -215,8 +215,11 @@ def simulate(
         _write_requests(res.requests, out)
     sm = res.summary
     if sm.get("requests"):
-        sm.update({"power_convention": power, "power_w_per_chip": watts,
-                   "tok_s_per_kw": sm["throughput_per_chip"] / (watts / 1000.0)})
+        # in+out tokens, as predict's 'tok/s per kW (in+out)' and '$ per M tokens (in+out)' rows (docs/metrics.md §3)
+        tput = sm["throughput_per_chip"]
+        sm.update({"power_convention": power, "power_w_per_chip": watts, "tok_s_per_kw": tput / (watts / 1000.0),
+                   "usd_per_chip_hour": s.usd_per_chip_hour,
+                   "usd_per_mtok": s.usd_per_chip_hour / (tput * 3600 / 1e6) if tput > 0 else float("nan")})
     if note:  # after the run, so that a refusal stays one error line (as predict)
         print(note, file=sys.stderr)
     if trace_note:
@@ -333,6 +336,8 @@ def _write_requests(df, path: str) -> None:
 def _summary_table(sm: dict, title: str, trace: bool = False) -> Table:
     """The run's summary table; ``trace``: a replayed trace, whose arrivals are its own (no
     --concurrency or --requests gives it a window while requests still arrive)."""
+    from jalapeno.analysis.power_cost import usd_text
+
     t = Table(title=title, show_header=False)
     t.add_column("metric")
     t.add_column("value", overflow="fold")
@@ -341,7 +346,7 @@ def _summary_table(sm: dict, title: str, trace: bool = False) -> Table:
         f = (lambda v: f"{v:,.0f}") if unit == "ms" else (lambda v: f"{v:,.2f}")  # noqa: E731
         return (f"mean {f(d['mean'] * scale)} · p50 {f(d['p50'] * scale)} · p90 {f(d['p90'] * scale)} · "
                 f"p99 {f(d['p99'] * scale)} {unit}")
-    rows = [("requests (counted)", f"{sm['requests']}"),
+    rows = [("requests (counted)", f"{sm['requests']:,}"),
             ("throughput per chip (in+out)", f"{sm['throughput_per_chip']:,.1f} tok/s"
              + (f" (the counted requests' tokens over the {sm['duration_s']:.1f} s from their first arrival to the "
                 f"last completion, {sm['chips']} chips)" if "duration_s" in sm else "")),
@@ -354,8 +359,10 @@ def _summary_table(sm: dict, title: str, trace: bool = False) -> Table:
                 "requests still arrive); " + ("the trace's arrival_s are all one time: spread them for one" if trace
                                               else "give --requests above --concurrency for one"))] if "steady_state" in sm
               else []),
-            *([(f"throughput per kW ({sm['power_convention']}, {sm['power_w_per_chip']:,.0f} W/chip)",
+            *([(f"throughput per kW (in+out; {sm['power_convention']}, {sm['power_w_per_chip']:,.0f} W/chip)",
                 f"{sm['tok_s_per_kw']:,.0f} tok/s/kW")] if "tok_s_per_kw" in sm else []),
+            *([(f"$ per M tokens (in+out; ${sm['usd_per_chip_hour']:,.2f}/chip-hour)",
+                usd_text(sm['usd_per_mtok']))] if "usd_per_mtok" in sm else []),
             ("interactivity (1/median TPOT)", f"{sm['interactivity']:.1f} tok/s/user"),
             ("TTFT", q(sm["ttft_s"], 1e3, "ms")), ("TPOT", q(sm["tpot_s"], 1e3, "ms")),
             ("E2E", q(sm["e2e_s"], 1, "s")), ("wait to first step (arrival → scheduled, front end included)", q(sm["queue_s"], 1e3, "ms")),
@@ -367,7 +374,7 @@ def _summary_table(sm: dict, title: str, trace: bool = False) -> Table:
         rows += [("tasks", str(sm["tasks"])), ("task completion", q(sm["task_completion_s"], 1, "s")),
                  ("tasks per hour per chip", f"{sm['tasks_per_hour_per_chip']:.2f}")]
     rows += [("simulated / wall time", f"{sm['simulated_s']:.1f} s / {sm['wall_s']:.2f} s "
-              f"({sm['speedup']:,.0f}x, {sm['step_cost_evaluations']} step-cost evaluations)")]
+              f"({sm['speedup']:,.0f}x, {sm['step_cost_evaluations']:,} step-cost evaluations)")]
     for k, v in rows:
         t.add_row(k, v)
     return t

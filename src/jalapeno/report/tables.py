@@ -425,7 +425,7 @@ def point_table(p: PointRecord, title: str, open_loop: bool = False) -> Table:
         ("E2E mean / p50 / p90 / p99", " / ".join(_f(v, ".2f") for v in (p.e2e_s, p.e2e_p50_s, p.e2e_p90_s, p.e2e_p99_s)) + " s"),
         ("admission queue (beyond capacity)", f"{_f(p.queue_s, '.2f')} s"),
         *load_rows(p, open_loop),
-        ("decode batch per instance", _small(p.decode_batch, ".1f")),  # 0.04 (-c 4 on 100 workers) read "0.0"
+        ("decode batch per instance", _small(p.decode_batch, ",.1f")),  # 0.04 (-c 4 on 100 workers) read "0.0"; 1,004.7
         ("chips", _f(p.chips, ",.0f")),  # 1,200 as the frontier's chips column
         (f"power per chip ({p.power_label})", f"{_f(p.power_w_per_chip, ',.0f')} W"),
         # all three count input + output tokens, as the throughput row (analysis/power_cost.energy_and_cost)
