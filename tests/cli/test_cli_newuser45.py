@@ -22,6 +22,11 @@ What confused, and is fixed here:
    read '1280' requests and '1625 step-cost evaluations' beside '2,366x'; predict's 'decode batch per instance'
    read '1004.7' beside '1,024.0' in flight. Both now carry thousands separators, and simulate both labels.
 
+5. ``step --chip-model sliced`` (the architect's sliced chip) priced the step on slices with no word of it: the
+   table title and lines read as the flat chip's, where ``compare`` and ``frontier`` print 'chip model: sliced
+   (jalapeno 6 slices, local_first); docs/chip.md' under their tables. ``step`` prints that line too (``--slices``
+   already shows the slice table, which names the placement).
+
 Expected values are computed here from the catalog's stated constants (GB300 NVL72: InferenceX constants.ts,
 2.10 kW all-in per GPU and 2.652 $/GPU-hour; Jalapeño: the estimates in its system file, 1.15 kW all-in and
 1.43 $/chip-hour), not from the code's output: per-kW frontier = tasks/h/chip / kW, so a ratio per kW at one
@@ -196,3 +201,18 @@ def test_predict_decode_batch_carries_thousands_separators(capsys):
     cell = rows["decode batch per instance"]
     assert re.fullmatch(r"\d,\d{3}\.\d", cell), cell
     assert 900 < float(cell.replace(",", "")) <= 1024
+
+
+@pytest.mark.parametrize("extra, line", [
+    (("--chip-model", "sliced"), "chip model: sliced (jalapeno 6 slices, local_first); docs/chip.md"),
+    (("--chip-model", "sliced", "--placement", "striped"), "chip model: sliced (jalapeno 6 slices, striped); docs/chip.md"),
+    ((), None),
+])
+def test_step_names_a_chip_model_other_than_flat(capsys, extra, line):
+    code, out, err = run(capsys, "step", "--system", "jalapeno", "--dp", "8", "--ep", "8", "--batch", "64",
+                         "--context", "8192", *extra)
+    assert code == 0, err
+    if line is None:
+        assert "chip model:" not in out
+    else:
+        assert line in out.splitlines()

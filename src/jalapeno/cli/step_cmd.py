@@ -6,7 +6,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from jalapeno.cli.chip_opts import chip_model_option, placement_option, print_slices, print_tiles
+from jalapeno.cli.chip_opts import chip_model_line, chip_model_option, placement_option, print_slices, print_tiles
 from jalapeno.cli.common import (
     attention_dtype_option, compute_fallback_option, console, efficiency_option, fmt_si, kv_dtype_option,
     model_option, print_json, resolve_precision, stack_label, stack_option,
@@ -214,6 +214,9 @@ def step(
         console.print(ct)
     if slices:
         print_slices(sliced)
+    elif (line := chip_model_line([pr])) is not None:
+        # --chip-model sliced / tiled moved the step with no word of it (compare and frontier print this line)
+        console.print(line, markup=False)
     if tiles:
         print_tiles(tile_table)
     att = ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in out["attribution_s"].items()
