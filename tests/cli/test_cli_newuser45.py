@@ -27,6 +27,9 @@ What confused, and is fixed here:
    (jalapeno 6 slices, local_first); docs/chip.md' under their tables. ``step`` prints that line too (``--slices``
    already shows the slice table, which names the placement).
 
+6. A typo in ``--power`` (``compare --power kw``) swept every system, 14 s on a loaded machine, before the one-line
+   refusal; it is now refused before any sweep (compare, frontier, report; the agentic compare too).
+
 Expected values are computed here from the catalog's stated constants (GB300 NVL72: InferenceX constants.ts,
 2.10 kW all-in per GPU and 2.652 $/GPU-hour; Jalapeño: the estimates in its system file, 1.15 kW all-in and
 1.43 $/chip-hour), not from the code's output: per-kW frontier = tasks/h/chip / kW, so a ratio per kW at one
@@ -39,7 +42,7 @@ import json
 import re
 
 import pytest
-from cli_runner import run
+from cli_runner import error_line, run
 
 #: all-in kW per chip and $/chip-hour (gb300-nvl72: InferenceX constants.ts; jalapeno: its file's estimates)
 STATED = {"jalapeno": (1.15, 1.43), "gb300-nvl72": (2.10, 2.652)}
@@ -216,3 +219,28 @@ def test_step_names_a_chip_model_other_than_flat(capsys, extra, line):
         assert "chip model:" not in out
     else:
         assert line in out.splitlines()
+
+
+@pytest.mark.parametrize("args", [
+    ("compare", "--power", "kw"),
+    ("compare", "-w", "agentic:coding-agent", "--power", "kw"),
+    ("frontier", "--system", "jalapeno", "--power", "kw"),
+    ("frontier", "--system", "jalapeno", "-w", "agentic:coding-agent", "--power", "kw"),
+    ("report", "--power", "kw", "--html", "r.html"),
+    ("compare", "--power", "load"),
+])
+def test_an_unknown_power_convention_is_refused_before_any_sweep(capsys, monkeypatch, tmp_path, args):
+    import jalapeno.analysis.agentic as agentic
+    import jalapeno.analysis.comparison as comparison
+
+    def no_sweep(*a, **k):
+        raise AssertionError("swept before refusing --power")
+
+    for mod, name in ((comparison, "compare_systems"), (comparison, "system_frontier"),
+                      (agentic, "compare_agentic"), (agentic, "agentic_frontier")):
+        monkeypatch.setattr(mod, name, no_sweep)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *args)
+    line = error_line(code, out, err)
+    assert line.startswith("error: --power: ")
+    assert "chip, sustained, all-in" in line

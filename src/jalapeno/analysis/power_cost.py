@@ -38,6 +38,20 @@ def power_w_per_chip(system: System, convention: str) -> tuple[float, str]:
         return c.sustained_w, "chip sustained"
     if convention == "all-in":
         return system.allin_power_w_per_chip, "all-in provisioned"
+    check_convention(convention)
+    raise AssertionError(convention)  # unreachable: check_convention refuses every other name
+
+
+def check_convention(convention: str) -> None:
+    """Refuse a ``--power`` that names no convention, before any sweep: ``compare --power kw`` swept every
+    system (14 s) and then said so. The error ``power_w_per_chip`` raises.
+
+    Raises:
+        UnknownNameError: unknown convention, or ``load`` (field ``--power``: the drawn power is
+            audit's convention, analysis/claims.py, not one figure per chip).
+    """
+    if convention in CONVENTIONS:
+        return
     if convention == "load":  # the drawn power is audit's convention (docs/audit.md §4): not a catalog figure
         raise UnknownNameError("--power", "'load' (the chip power drawn at each operating point) is taken by "
                                "jalapeno audit and sensitivity only", f"use one of {', '.join(CONVENTIONS)} here, "

@@ -86,6 +86,9 @@ def report(
                         "use agg, disagg or both")
     if as_deployed:
         refuse_with_as_deployed({"--precision": precision, "--serving": serving})
+    from jalapeno.analysis.power_cost import check_convention
+
+    check_convention(power)  # before the sweep: it was refused after it
     names = list_items(systems, "--systems", "jalapeno,gb300-nvl72")
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")

@@ -155,6 +155,9 @@ def compare(
 
     if store is not None:  # before the sweep: the store is written after it
         check_store(store)
+    from jalapeno.analysis.power_cost import check_convention
+
+    check_convention(power)  # before the sweep: it was refused after it
     if workload and workload.startswith("agentic:"):
         from jalapeno.cli.agentic_cmd import agentic_compare, refuse
 
@@ -315,6 +318,9 @@ def frontier(
     check_writable(out, "--out")
     if store is not None:  # before the sweep: the store is written after it
         check_store(store)
+    from jalapeno.analysis.power_cost import check_convention
+
+    check_convention(power)  # before the sweep: it was refused after it
     if workload and workload.startswith("agentic:"):
         from jalapeno.cli.agentic_cmd import agentic_frontier_cmd, refuse
 
