@@ -28,7 +28,11 @@ What confused, and is fixed here:
    already shows the slice table, which names the placement).
 
 6. A typo in ``--power`` (``compare --power kw``) swept every system, 14 s on a loaded machine, before the one-line
-   refusal; it is now refused before any sweep (compare, frontier, report; the agentic compare too).
+   refusal; it is now refused before any sweep (compare, frontier, report; the agentic compare too). So are plan's
+   own inputs (--target, --target-kind, --min-interactivity, --chips, --racks, --power-mw) and frontier's --out type.
+
+7. ``explore``'s base line read 'tok_s_per_kw 1,113' with no unit nor which tokens, where compare says tok/s/kW
+   (in+out): each metric now carries its unit ('tok/s per kW (in+out)', '$ per M tokens (in+out)', ...).
 
 Expected values are computed here from the catalog's stated constants (GB300 NVL72: InferenceX constants.ts,
 2.10 kW all-in per GPU and 2.652 $/GPU-hour; Jalapeño: the estimates in its system file, 1.15 kW all-in and
@@ -244,3 +248,38 @@ def test_an_unknown_power_convention_is_refused_before_any_sweep(capsys, monkeyp
     line = error_line(code, out, err)
     assert line.startswith("error: --power: ")
     assert "chip, sustained, all-in" in line
+
+
+@pytest.mark.parametrize("args, option", [
+    (("plan", "--system", "jalapeno", "--target", "1e6", "--target-kind", "out"), "--target-kind"),
+    (("plan", "--system", "jalapeno", "--target", "-5"), "--target"),
+    (("plan", "--system", "jalapeno", "--target", "1e6", "--min-interactivity", "-1"), "--min-interactivity"),
+    (("plan", "--system", "jalapeno", "--chips", "0"), "--chips"),
+    (("plan", "--system", "h200", "--racks", "2"), "--racks"),
+    (("plan", "--system", "jalapeno", "--power-mw", "0.01"), "--power-mw"),
+    (("plan", "--system", "jalapeno", "--power-mw", "20", "--power", "kw"), "--power"),
+    (("frontier", "--system", "jalapeno", "--out", "x.txt"), "--out"),
+])
+def test_plan_and_frontier_inputs_are_refused_before_the_sweep(capsys, monkeypatch, tmp_path, args, option):
+    import jalapeno.analysis.comparison as comparison
+
+    def no_sweep(*a, **k):
+        raise AssertionError(f"swept before refusing {option}")
+
+    monkeypatch.setattr(comparison, "system_frontier", no_sweep)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *args)
+    assert error_line(code, out, err).startswith(f"error: {option}: ")
+
+
+def test_explore_base_line_names_each_metric_s_unit():
+    from jalapeno.cli.explore_cmd import _base_lines
+
+    out = {"base": "jalapeno", "metrics": ["tok_s_per_kw", "usd_per_mtok", "max_interactivity", "tok_s_per_chip"],
+           "objective": {"min_interactivity": 100, "power": "chip"}, "sweep": {"at_floor": "interpolated"},
+           "base_metrics": [{"model": "deepseek-r1", "workload": "8k1k", "tok_s_per_kw": 1113.0,
+                             "usd_per_mtok": 0.5123, "max_interactivity": 138.9, "tok_s_per_chip": 779.1}]}
+    line = _base_lines(out)[0]
+    assert line.startswith("base jalapeno on deepseek-r1 8k1k: tok_s_per_kw 1,113 tok/s per kW (in+out), "
+                           "usd_per_mtok 0.5123 $ per M tokens (in+out), max_interactivity 138.9 tok/s/user, "
+                           "tok_s_per_chip 779.1 tok/s/chip (in+out) (the sweep's frontier interpolated at 100 ")

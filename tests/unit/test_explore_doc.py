@@ -152,7 +152,8 @@ def test_gpu_stack_best_design_prices_as_quoted(evaluator):
 
 def test_step_6_base_against_compare(capsys):
     """§2 step 6: the Kimi K2.5 base figure at a 50 tok/s/user floor against compare's interpolated frontier."""
-    m = re.search(r"tok_s_per_chip ([\d,.]+) \.\.\.` for the example's space with `tok_s_per_chip` at a 50", DOC)
+    m = re.search(r"tok_s_per_chip ([\d,.]+) tok/s/chip \(in\+out\) \.\.\.` for the example's space with "
+                  r"`tok_s_per_chip` at a 50", DOC)  # the unit the line prints since round 45
     c = re.search(r"TBO too \(([\d,]+)\s+tok/s/chip there for the same case at 50 tok/s/user", DOC)
     assert m and c, "docs/explore.md §2 step 6 lost its base-against-compare figures"
     d = tomllib.loads((ROOT / "examples" / "explore_700w.toml").read_text())

@@ -392,15 +392,7 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
                         "pass the system the frontier was swept on (system_frontier(...).system)")
     _check_number("target_tok_per_s", target_tok_per_s, "e.g. target_tok_per_s=1e6 (tokens/s)")
     _check_number("min_interactivity", min_interactivity, "e.g. min_interactivity=50.0 (tok/s/user)")
-    if not (target_tok_per_s > 0 and math.isfinite(target_tok_per_s)):
-        raise SpecError("--target", f"must be a positive number of tokens/s, got {target_tok_per_s}",
-                        "write e.g. --target 1e6")
-    if target_tok_per_s > MAX_TARGET_TOK_PER_S:
-        raise SpecError("--target", f"{target_tok_per_s:.3g} tok/s is above the {MAX_TARGET_TOK_PER_S:.0e} tok/s "
-                        "plausibility bound (~2,000x all of Google's served tokens in 2025)",
-                        "give tokens per SECOND (a daily total / 86,400), e.g. --target 1e6")
-    if target_kind not in TARGET_KINDS:
-        raise SpecError("--target-kind", f"unknown kind {target_kind!r}{choice_hint(target_kind, ('output', 'total'))}", "use output or total")
+    check_target(target_tok_per_s, target_kind)
     ok = points_above_floor(frontier, system, min_interactivity)
     if alternatives is not None:
         if not isinstance(alternatives, FrontierRecord) or alternatives.system != frontier.system:
@@ -448,6 +440,32 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
                         chips * system.usd_per_chip_hour, chips * per_chip, fewest,
                         is_price_estimate(system), fewest_boxes,
                         hardware_show_name(system))
+
+
+def check_target(target_tok_per_s: float | None, target_kind: str) -> None:
+    """Refuse a target (tok/s; None: a fleet plan, no target) that is not positive and finite or is above
+    ``MAX_TARGET_TOK_PER_S``, and an unknown ``target_kind``: ``plan`` calls it before its sweep.
+
+    Raises:
+        SpecError: naming ``--target`` or ``--target-kind``.
+    """
+    if target_tok_per_s is not None and not (target_tok_per_s > 0 and math.isfinite(target_tok_per_s)):
+        raise SpecError("--target", f"must be a positive number of tokens/s, got {target_tok_per_s}",
+                        "write e.g. --target 1e6")
+    if target_tok_per_s is not None and target_tok_per_s > MAX_TARGET_TOK_PER_S:
+        raise SpecError("--target", f"{target_tok_per_s:.3g} tok/s is above the {MAX_TARGET_TOK_PER_S:.0e} tok/s "
+                        "plausibility bound (~2,000x all of Google's served tokens in 2025)",
+                        "give tokens per SECOND (a daily total / 86,400), e.g. --target 1e6")
+    if target_kind not in TARGET_KINDS:
+        raise SpecError("--target-kind", f"unknown kind {target_kind!r}{choice_hint(target_kind, ('output', 'total'))}",
+                        "use output or total")
+
+
+def check_floor(min_interactivity: float) -> None:
+    """Refuse a per-user speed floor that is negative or not finite (``--min-interactivity``)."""
+    if not (min_interactivity >= 0 and math.isfinite(min_interactivity)):
+        raise SpecError("--min-interactivity", f"must be >= 0 tok/s/user, got {min_interactivity}",
+                        "write e.g. --min-interactivity 50")
 
 
 def price_basis(system: str, show_as: str, estimate: bool) -> str:
@@ -498,9 +516,7 @@ def per_kw_line(tok_per_s_per_chip: float, power_w: dict, kind: str, unit: str =
 def points_above_floor(frontier: FrontierRecord, system: System, min_interactivity: float) -> list[PointRecord]:
     """The feasible frontier points at or above ``min_interactivity`` (tok/s/user); a negative or
     non-finite floor is a SpecError, a floor no point reaches an InfeasibleDeployment naming the fastest."""
-    if not (min_interactivity >= 0 and math.isfinite(min_interactivity)):
-        raise SpecError("--min-interactivity", f"must be >= 0 tok/s/user, got {min_interactivity}",
-                        "write e.g. --min-interactivity 50")
+    check_floor(min_interactivity)
     ok = [p for p in frontier.frontier if p.feasible and p.interactivity >= min_interactivity]
     if not ok:
         fastest = max((p.interactivity for p in frontier.frontier), default=0.0)

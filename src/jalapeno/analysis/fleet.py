@@ -150,12 +150,7 @@ def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, targe
         SpecError: a non-positive or non-integer chip count, an unknown kind, a bad floor.
         InfeasibleDeployment: no point reaches the floor, or every instance above it needs more chips.
     """
-    if isinstance(chips, bool) or not isinstance(chips, int) or chips <= 0:
-        raise SpecError("--chips", f"must be a positive whole number of chips, got {chips!r}",
-                        "write e.g. --chips 1152 (16 racks of 72: racks x chips per rack, `jalapeno hardware show`)")
-    if chips > MAX_FLEET_CHIPS:
-        raise SpecError("--chips", f"{_count(chips)} chips is above the {MAX_FLEET_CHIPS:,}-chip plausibility bound "
-                        "(~100x all AI accelerators installed by 2025)", "give the chips of one fleet, e.g. --chips 1152")
+    check_fleet_chips(chips)
     if target_kind not in TARGET_KINDS:
         raise SpecError("--target-kind", f"unknown kind {target_kind!r}{choice_hint(target_kind, ('output', 'total'))}",
                         "use output or total")
@@ -193,6 +188,21 @@ def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, targe
     return FleetThroughput(best, rate(best), target_kind, chips, n, used(best), used(best) * rate(best), power,
                            system.usd_per_chip_hour, is_price_estimate(system), hardware_show_name(system), system.name,
                            cut, min_interactivity)
+
+
+def check_fleet_chips(chips: int) -> None:
+    """Refuse a ``--chips`` that is not a positive whole number or is above ``MAX_FLEET_CHIPS`` (``plan`` calls it
+    before its sweep).
+
+    Raises:
+        SpecError: naming ``--chips``.
+    """
+    if isinstance(chips, bool) or not isinstance(chips, int) or chips <= 0:
+        raise SpecError("--chips", f"must be a positive whole number of chips, got {chips!r}",
+                        "write e.g. --chips 1152 (16 racks of 72: racks x chips per rack, `jalapeno hardware show`)")
+    if chips > MAX_FLEET_CHIPS:
+        raise SpecError("--chips", f"{_count(chips)} chips is above the {MAX_FLEET_CHIPS:,}-chip plausibility bound "
+                        "(~100x all AI accelerators installed by 2025)", "give the chips of one fleet, e.g. --chips 1152")
 
 
 def fleet_instances(dep, system: System, chips: int) -> tuple[int, tuple[str, int] | None]:

@@ -181,6 +181,12 @@ def _summary(meta: dict, rows: list[dict], imp: dict, top: int) -> dict:
             "sweep": meta["space"].get("sweep", {})}
 
 
+#: the unit each objective metric's base figure prints in (analysis/explore.case_metrics: tokens count input +
+#: output, as compare's tok/s/chip, tok/s/kW and $/M tok): 'tok_s_per_kw 1,113' read with no unit or token kind
+METRIC_UNITS = {"tok_s_per_kw": "tok/s per kW (in+out)", "tok_s_per_chip": "tok/s/chip (in+out)",
+                "usd_per_mtok": "$ per M tokens (in+out)", "max_interactivity": "tok/s/user"}
+
+
 def _base_lines(out: dict) -> list[str]:
     """The base's own figures, per case, that the scores are ratios of, and how they were swept: a
     user comparing with another system read '2.58 (x base)' with no base value anywhere but
@@ -194,7 +200,8 @@ def _base_lines(out: dict) -> list[str]:
            else "the best sweep point at >=")
     lines = []
     for b in out.get("base_metrics") or []:
-        vals = ", ".join(f"{m} {b[m]:,.4g}" for m in out["metrics"] if m in b)
+        vals = ", ".join(f"{m} {b[m]:,.4g}" + (f" {METRIC_UNITS[m]}" if m in METRIC_UNITS else "")
+                         for m in out["metrics"] if m in b)
         lines.append(f"base {out['base']} on {b['model']} {b['workload']}: {vals} ({how} "
                      f"{floor:g} tok/s/user; power {obj.get('power', 'chip')})")
     if lines and sw:

@@ -65,17 +65,24 @@ def plan(
     m, wl, prec = _setup(model, workload, isl, osl, precision)
     pr = system_pricer(system, efficiency, sets)
     s = pr.system
+    # the plan's own inputs before the sweep: a typo (--target-kind out, --chips 0, --racks on an 8-GPU node)
+    # was refused only after every precision's frontier was swept
+    from jalapeno.analysis.capacity import check_floor, check_target
+    from jalapeno.analysis.fleet import check_fleet_chips, fleet_chips
+
+    check_target(target, target_kind)
+    check_floor(min_interactivity)
+    how = None
+    if chips is not None:
+        check_fleet_chips(chips)
+    elif target is None:
+        chips, how = fleet_chips(s, racks, power_mw, power)
     precs = None if precision is not None else [
         resolve_precision(m, q).name for q in available_precisions(m.name, m.default_precision, s.chip.formats, m,
                                                                    s.chip)]
     note_unread_efficiency(sets, m, [get_precision(q) for q in precs] if precs else prec, pr)
     sf = system_frontier(m, pr, wl, None if precs else prec, _options(serving, None, None, None), precisions=precs)
     if target is None:
-        from jalapeno.analysis.fleet import fleet_chips
-
-        how = None
-        if chips is None:
-            chips, how = fleet_chips(s, racks, power_mw, power)
         # every instance size's own frontier, not only the system's: a 72-chip GB300 fleet got a 4-chip
         # instance (the larger ones dominate the rest), and a 1-chip one was told the smallest needs 4, not 2
         ft = fleet_throughput(sf.fleet_record(), s, chips, target_kind, min_interactivity)

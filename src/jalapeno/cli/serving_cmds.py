@@ -321,6 +321,8 @@ def frontier(
     from jalapeno.analysis.power_cost import check_convention
 
     check_convention(power)  # before the sweep: it was refused after it
+    if out is not None and not (workload or "").startswith("agentic:"):  # write_frontier's types, before the sweep
+        _check_frontier_out(out)
     if workload and workload.startswith("agentic:"):
         from jalapeno.cli.agentic_cmd import agentic_frontier_cmd, refuse
 
@@ -403,3 +405,18 @@ def _release_notes(m, opts, precisions: dict[str, list[str]]) -> list[str]:
         notes += [next((x for x in found if x), "")]
     return [n for n in notes if n]
 
+
+
+def _check_frontier_out(out: str) -> None:
+    """Refuse a ``frontier --out`` that report/tables.write_frontier cannot write (an unknown file type, Parquet
+    without pyarrow) before the sweep: ``--out x.txt`` was refused after it."""
+    from pathlib import Path
+
+    ext = Path(out).suffix.lower()
+    if ext not in (".csv", ".json", ".parquet"):
+        raise SpecError("--out", f"unknown file type {ext!r}", "use a .csv, .json or .parquet file")
+    if ext == ".parquet":
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise SpecError("--out", "writing Parquet needs pyarrow", "pip install pyarrow, or use .csv/.json") from None
