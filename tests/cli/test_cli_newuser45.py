@@ -115,8 +115,9 @@ def test_agentic_tables_print_the_new_figures_with_compare_s_labels(agentic_json
 
 
 def _fleet(capsys, *extra):
-    return run(capsys, "plan", "--system", "gb200-nvl72", "-w", "8k1k", "--chips", "1152", "--min-interactivity",
-               "50", *extra)
+    return run(
+        capsys, "plan", "--system", "gb200-nvl72", "-w", "8k1k", "--chips", "1152", "--min-interactivity", "50", *extra
+    )
 
 
 def test_fleet_plan_prints_its_operating_point_and_users(capsys):
@@ -131,10 +132,13 @@ def test_fleet_plan_prints_its_operating_point_and_users(capsys):
     assert d["output_tok_per_s_per_user"] == pytest.approx(921.6 / p["e2e_s"], rel=0.01)
     lines = d["arithmetic"]
     op = next(ln for ln in lines if ln.startswith("operating point:"))
-    assert op.startswith("operating point: the most output tok/s the fleet's whole instances deliver at >= 50 "
-                         "tok/s/user: ")
-    assert f"at {p['interactivity']:.1f} tok/s/user (TTFT {p['ttft_s'] * 1e3:,.0f} ms, TPOT {p['tpot_s'] * 1e3:.1f} ms, " \
-           "bound " in op
+    assert op.startswith(
+        "operating point: the most output tok/s the fleet's whole instances deliver at >= 50 tok/s/user: "
+    )
+    assert (
+        f"at {p['interactivity']:.1f} tok/s/user (TTFT {p['ttft_s'] * 1e3:,.0f} ms, TPOT {p['tpot_s'] * 1e3:.1f} ms, "
+        "bound " in op
+    )
     assert lines.index(op) < next(i for i, ln in enumerate(lines) if ln.startswith("instances: floor("))
     users = lines[-1]
     assert users.startswith("users: ") and f"x {d['instances']:,} = {p['concurrency'] * d['instances']:,.0f};" in users
@@ -146,12 +150,23 @@ def test_fleet_plan_prints_its_operating_point_and_users(capsys):
 
 def test_audit_says_the_band_is_the_system_s_sets_where_the_baseline_s_band_does_not_cover_the_model(capsys):
     args = ("-m", "llama-3.3-70b", "-w", "1k1k", "-p", "fp8", "--serving", "agg")
-    code, out, err = run(capsys, "audit", "--system", "jalapeno", "--baseline", "gb300-nvl72", *args,
-                         "--claim", "peak_throughput_per_chip_ratio=1.0")
+    code, out, err = run(
+        capsys,
+        "audit",
+        "--system",
+        "jalapeno",
+        "--baseline",
+        "gb300-nvl72",
+        *args,
+        "--claim",
+        "peak_throughput_per_chip_ratio=1.0",
+    )
     assert code == 0, err
     flat = " ".join(out.split())
-    assert ("band: jalapeno's efficiency sets over gb300-nvl72's calibrated prediction alone (gb300-nvl72's measured "
-            "band is validate's error on deepseek-r1 only: no llama-3.3-70b points on it; docs/audit.md §3.1)") in flat
+    assert (
+        "band: jalapeno's efficiency sets over gb300-nvl72's calibrated prediction alone (gb300-nvl72's measured "
+        "band is validate's error on deepseek-r1 only: no llama-3.3-70b points on it; docs/audit.md §3.1)"
+    ) in flat
     # the band's ends, by the rule the line states: Jalapeno's low / high set peaks over GB300's calibrated peak,
     # read from compare --bands (which sweeps the same sets)
     code, cmp_out, err = run(capsys, "compare", "-s", "jalapeno,gb300-nvl72", *args, "--bands", "--json", "--html", "")
@@ -187,10 +202,23 @@ def test_simulate_and_predict_counts_carry_thousands_separators():
     from jalapeno.cli.simulate_cmd import _summary_table
 
     q = {"mean": 0.1, "p50": 0.1, "p90": 0.1, "p99": 0.1}
-    sm = {"requests": 1280, "throughput_per_chip": 1.0, "output_throughput_per_chip": 1.0, "interactivity": 1.0,
-          "ttft_s": q, "tpot_s": q, "e2e_s": q, "queue_s": q, "preemptions": 0, "prefix_hit_rate": 0.0,
-          "mean_concurrency_littles_law": 1.0, "simulated_s": 1.0, "wall_s": 1.0, "speedup": 2366.0,
-          "step_cost_evaluations": 1625}
+    sm = {
+        "requests": 1280,
+        "throughput_per_chip": 1.0,
+        "output_throughput_per_chip": 1.0,
+        "interactivity": 1.0,
+        "ttft_s": q,
+        "tpot_s": q,
+        "e2e_s": q,
+        "queue_s": q,
+        "preemptions": 0,
+        "prefix_hit_rate": 0.0,
+        "mean_concurrency_littles_law": 1.0,
+        "simulated_s": 1.0,
+        "wall_s": 1.0,
+        "speedup": 2366.0,
+        "step_cost_evaluations": 1625,
+    }
     from rich.console import Console
 
     con = Console(width=200, record=True, markup=False)
@@ -201,8 +229,9 @@ def test_simulate_and_predict_counts_carry_thousands_separators():
 
 def test_predict_decode_batch_carries_thousands_separators(capsys):
     # Jalapeno DEP16 at concurrency 1,024: about 1,000 sequences per decode instance
-    code, text, err = run(capsys, "predict", "--system", "jalapeno", "-p", "fp4", "--dp", "16", "--ep", "16",
-                          "-c", "1024")
+    code, text, err = run(
+        capsys, "predict", "--system", "jalapeno", "-p", "fp4", "--dp", "16", "--ep", "16", "-c", "1024"
+    )
     assert code == 0, err
     rows = dict(re.findall(r"│ (.+?)\s+│ (.+?)\s+│", text))
     cell = rows["decode batch per instance"]
@@ -210,14 +239,21 @@ def test_predict_decode_batch_carries_thousands_separators(capsys):
     assert 900 < float(cell.replace(",", "")) <= 1024
 
 
-@pytest.mark.parametrize("extra, line", [
-    (("--chip-model", "sliced"), "chip model: sliced (jalapeno 6 slices, local_first); docs/chip.md"),
-    (("--chip-model", "sliced", "--placement", "striped"), "chip model: sliced (jalapeno 6 slices, striped); docs/chip.md"),
-    ((), None),
-])
+@pytest.mark.parametrize(
+    "extra, line",
+    [
+        (("--chip-model", "sliced"), "chip model: sliced (jalapeno 6 slices, local_first); docs/chip.md"),
+        (
+            ("--chip-model", "sliced", "--placement", "striped"),
+            "chip model: sliced (jalapeno 6 slices, striped); docs/chip.md",
+        ),
+        ((), None),
+    ],
+)
 def test_step_names_a_chip_model_other_than_flat(capsys, extra, line):
-    code, out, err = run(capsys, "step", "--system", "jalapeno", "--dp", "8", "--ep", "8", "--batch", "64",
-                         "--context", "8192", *extra)
+    code, out, err = run(
+        capsys, "step", "--system", "jalapeno", "--dp", "8", "--ep", "8", "--batch", "64", "--context", "8192", *extra
+    )
     assert code == 0, err
     if line is None:
         assert "chip model:" not in out
@@ -225,14 +261,17 @@ def test_step_names_a_chip_model_other_than_flat(capsys, extra, line):
         assert line in out.splitlines()
 
 
-@pytest.mark.parametrize("args", [
-    ("compare", "--power", "kw"),
-    ("compare", "-w", "agentic:coding-agent", "--power", "kw"),
-    ("frontier", "--system", "jalapeno", "--power", "kw"),
-    ("frontier", "--system", "jalapeno", "-w", "agentic:coding-agent", "--power", "kw"),
-    ("report", "--power", "kw", "--html", "r.html"),
-    ("compare", "--power", "load"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("compare", "--power", "kw"),
+        ("compare", "-w", "agentic:coding-agent", "--power", "kw"),
+        ("frontier", "--system", "jalapeno", "--power", "kw"),
+        ("frontier", "--system", "jalapeno", "-w", "agentic:coding-agent", "--power", "kw"),
+        ("report", "--power", "kw", "--html", "r.html"),
+        ("compare", "--power", "load"),
+    ],
+)
 def test_an_unknown_power_convention_is_refused_before_any_sweep(capsys, monkeypatch, tmp_path, args):
     import jalapeno.analysis.agentic as agentic
     import jalapeno.analysis.comparison as comparison
@@ -240,8 +279,12 @@ def test_an_unknown_power_convention_is_refused_before_any_sweep(capsys, monkeyp
     def no_sweep(*a, **k):
         raise AssertionError("swept before refusing --power")
 
-    for mod, name in ((comparison, "compare_systems"), (comparison, "system_frontier"),
-                      (agentic, "compare_agentic"), (agentic, "agentic_frontier")):
+    for mod, name in (
+        (comparison, "compare_systems"),
+        (comparison, "system_frontier"),
+        (agentic, "compare_agentic"),
+        (agentic, "agentic_frontier"),
+    ):
         monkeypatch.setattr(mod, name, no_sweep)
     monkeypatch.chdir(tmp_path)
     code, out, err = run(capsys, *args)
@@ -250,16 +293,19 @@ def test_an_unknown_power_convention_is_refused_before_any_sweep(capsys, monkeyp
     assert "chip, sustained, all-in" in line
 
 
-@pytest.mark.parametrize("args, option", [
-    (("plan", "--system", "jalapeno", "--target", "1e6", "--target-kind", "out"), "--target-kind"),
-    (("plan", "--system", "jalapeno", "--target", "-5"), "--target"),
-    (("plan", "--system", "jalapeno", "--target", "1e6", "--min-interactivity", "-1"), "--min-interactivity"),
-    (("plan", "--system", "jalapeno", "--chips", "0"), "--chips"),
-    (("plan", "--system", "h200", "--racks", "2"), "--racks"),
-    (("plan", "--system", "jalapeno", "--power-mw", "0.01"), "--power-mw"),
-    (("plan", "--system", "jalapeno", "--power-mw", "20", "--power", "kw"), "--power"),
-    (("frontier", "--system", "jalapeno", "--out", "x.txt"), "--out"),
-])
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        (("plan", "--system", "jalapeno", "--target", "1e6", "--target-kind", "out"), "--target-kind"),
+        (("plan", "--system", "jalapeno", "--target", "-5"), "--target"),
+        (("plan", "--system", "jalapeno", "--target", "1e6", "--min-interactivity", "-1"), "--min-interactivity"),
+        (("plan", "--system", "jalapeno", "--chips", "0"), "--chips"),
+        (("plan", "--system", "h200", "--racks", "2"), "--racks"),
+        (("plan", "--system", "jalapeno", "--power-mw", "0.01"), "--power-mw"),
+        (("plan", "--system", "jalapeno", "--power-mw", "20", "--power", "kw"), "--power"),
+        (("frontier", "--system", "jalapeno", "--out", "x.txt"), "--out"),
+    ],
+)
 def test_plan_and_frontier_inputs_are_refused_before_the_sweep(capsys, monkeypatch, tmp_path, args, option):
     import jalapeno.analysis.comparison as comparison
 
@@ -275,11 +321,25 @@ def test_plan_and_frontier_inputs_are_refused_before_the_sweep(capsys, monkeypat
 def test_explore_base_line_names_each_metric_s_unit():
     from jalapeno.cli.explore_cmd import _base_lines
 
-    out = {"base": "jalapeno", "metrics": ["tok_s_per_kw", "usd_per_mtok", "max_interactivity", "tok_s_per_chip"],
-           "objective": {"min_interactivity": 100, "power": "chip"}, "sweep": {"at_floor": "interpolated"},
-           "base_metrics": [{"model": "deepseek-r1", "workload": "8k1k", "tok_s_per_kw": 1113.0,
-                             "usd_per_mtok": 0.5123, "max_interactivity": 138.9, "tok_s_per_chip": 779.1}]}
+    out = {
+        "base": "jalapeno",
+        "metrics": ["tok_s_per_kw", "usd_per_mtok", "max_interactivity", "tok_s_per_chip"],
+        "objective": {"min_interactivity": 100, "power": "chip"},
+        "sweep": {"at_floor": "interpolated"},
+        "base_metrics": [
+            {
+                "model": "deepseek-r1",
+                "workload": "8k1k",
+                "tok_s_per_kw": 1113.0,
+                "usd_per_mtok": 0.5123,
+                "max_interactivity": 138.9,
+                "tok_s_per_chip": 779.1,
+            }
+        ],
+    }
     line = _base_lines(out)[0]
-    assert line.startswith("base jalapeno on deepseek-r1 8k1k: tok_s_per_kw 1,113 tok/s per kW (in+out), "
-                           "usd_per_mtok 0.5123 $ per M tokens (in+out), max_interactivity 138.9 tok/s/user, "
-                           "tok_s_per_chip 779.1 tok/s/chip (in+out) (the sweep's frontier interpolated at 100 ")
+    assert line.startswith(
+        "base jalapeno on deepseek-r1 8k1k: tok_s_per_kw 1,113 tok/s per kW (in+out), "
+        "usd_per_mtok 0.5123 $ per M tokens (in+out), max_interactivity 138.9 tok/s/user, "
+        "tok_s_per_chip 779.1 tok/s/chip (in+out) (the sweep's frontier interpolated at 100 "
+    )
