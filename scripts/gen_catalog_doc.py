@@ -76,7 +76,7 @@ LEVEL_KEYS = {
                        "and `torus3d` levels only (another topology ignores it, said in a note)"),
     "torus_dims": ("[x, y, z]", "torus shape, required for `torus3d`; x * y * z must equal `chips`; another topology "
                    "ignores it (said in a note)"),
-    "shares_ports_with_inner": ("bool", "the level is reached through the same per-chip ports as the level inside it (traffic to both shares one bandwidth); default false"),
+    "shares_ports_with_inner": ("bool", "the level is reached through the same per-chip ports as the level inside it (traffic to both shares one bandwidth; its ports are not counted again in the link power); default false; refused on the innermost level, which has no level inside it"),
     "note": ("-", "free text"),
 }
 POWER_KEYS = {

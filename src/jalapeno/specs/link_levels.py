@@ -10,6 +10,9 @@
    8-chip trays, not 100): a collective over the outer domain spans whole inner domains, which the level pricing
    assumes. Scale-out levels are exempt: a cluster of 8,192 chips need not be whole 72-chip racks (the last
    rack part-filled is a deployment's business, not the fabric's).
+5. The innermost level does not set ``shares_ports_with_inner``: no level lies inside it to share ports with. Set
+   there, its scale-up ports dropped out of the link power (specs/power.scale_up_bytes_per_s sums the levels with
+   their own ports): Jalapeño's TDP read 652 W in place of 700 W, with no word (break45).
 """
 
 from __future__ import annotations
@@ -34,6 +37,12 @@ set its chips to a multiple of 8 (e.g. 96 or 104), or make it scope = "scale_out
     ValueError: levels: the scale_up level 'dc' (8192 chips) lies outside the scale_out level 'rack' (72 chips); \
 scale-up levels come first, innermost to outermost, then scale-out ones: reorder them, or make the outer fabric \
 scope = "scale_out"
+    >>> check_level_order([L(name="tray", chips=8, scope="scale_up", shares_ports_with_inner=True)])
+    Traceback (most recent call last):
+    ...
+    ValueError: levels: the innermost level 'tray' sets shares_ports_with_inner = true, but no level lies inside it \
+to share ports with (its ports would drop out of the link power); remove it there (it belongs on an outer level \
+reached through the same ports)
     """
     sizes = [lv.chips for lv in levels]
     if any(b <= a for a, b in zip(sizes, sizes[1:])):
@@ -54,6 +63,10 @@ scope = "scale_out"
             raise ValueError(f"levels: the scale_up level {outer.name!r} ({outer.chips} chips) is not a whole number of "
                              f"{inner.name!r} domains ({inner.chips} chips each); set its chips to a multiple of "
                              f"{inner.chips} (e.g. {lo or hi} or {hi}), or make it scope = \"scale_out\"")
+    if levels and getattr(levels[0], "shares_ports_with_inner", False):
+        raise ValueError(f"levels: the innermost level {levels[0].name!r} sets shares_ports_with_inner = true, but no "
+                         "level lies inside it to share ports with (its ports would drop out of the link power); "
+                         "remove it there (it belongs on an outer level reached through the same ports)")
     names = [lv.name for lv in levels]
     twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
     if twice is not None:
