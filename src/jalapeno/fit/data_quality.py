@@ -38,7 +38,6 @@ lists each such flag with the cells it names and where the source says so.
 
 from __future__ import annotations
 
-import csv
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from jalapeno.fit.ix_cells import positive_num
+from jalapeno.fit.ix_cells import positive_num, shipped_columns
 from jalapeno.specs.files import csv_rows, read_user_text
 from jalapeno.specs.workload import INFERENCEX_RANGE_RATIO
 
@@ -177,8 +176,7 @@ def read_flag_entries(p: Path, label: str, allowed, noun: str, allowed_fix: str,
 def _points_columns() -> set[str]:
     """Column names of the shipped points CSV (data/validation/inferencex_points.csv): the cells a
     source flag may name."""
-    with DEFAULT_POINTS.open(newline="") as fh:
-        return {c.strip() for c in next(csv.reader(fh))}
+    return set(shipped_columns())
 
 
 def _matches(r: dict, match: dict) -> bool:

@@ -8,6 +8,7 @@ Before this check, ``precision = BF16`` was priced as FP8, ``spec = MTP`` as no 
 
 from __future__ import annotations
 
+import csv
 import datetime
 import math
 import re
@@ -29,8 +30,8 @@ def points_rows(p: Path, option: str = "--points") -> list[dict[str, str]]:
 
     Raises:
         SpecError: missing or unreadable file, a file that is not CSV (JSON content, or a .json,
-            .toml, .yaml or .parquet name), no rows or a missing column (each fix lists the columns); a row
-            that repeats an earlier one cell for cell.
+            .toml, .yaml or .parquet name), no rows, a missing column or one the shipped file does not have
+            (each fix lists the columns); a row that repeats an earlier one cell for cell.
     """
     shape = (f"a CSV file with a header row holding the columns {', '.join(POINTS_COLUMNS)} (as the shipped "
              "src/jalapeno/data/validation/inferencex_points.csv)")
@@ -46,8 +47,39 @@ def points_rows(p: Path, option: str = "--points") -> list[dict[str, str]]:
     missing = [c for c in POINTS_COLUMNS if c not in rows[0]]
     if missing:
         raise SpecError(f"{option} {p.name}: columns", f"missing {', '.join(missing)}", f"pass {shape}")
+    _refuse_unknown_columns(rows, f"{option} {p.name}")
     _refuse_repeated_rows(rows, f"{option} {p.name}")
     return rows
+
+
+#: The shipped points file, whose header lists every column a points CSV may hold
+SHIPPED_POINTS = Path(__file__).parents[1] / "data" / "validation" / "inferencex_points.csv"
+
+
+def shipped_columns() -> tuple[str, ...]:
+    """The columns of the shipped InferenceX points CSV (its header, in order): every column the loader or the
+    data-quality rule reads, and the free-text ``notes`` and ``source``."""
+    with SHIPPED_POINTS.open(newline="") as fh:
+        return tuple(c.strip() for c in next(csv.reader(fh)))
+
+
+def _refuse_unknown_columns(rows: list[dict[str, str]], where: str) -> None:
+    """Refuse a column the shipped file does not have: its cells were dropped unread, so a misspelt optional column
+    (``ttft_msec``, ``point type``, ``framwork``) left its metric unjudged or its row read another way, with no word
+    (break45). An unnamed column (a trailing comma in the header) passes while its cells are blank.
+
+    Raises:
+        SpecError: naming the column (and the near miss, if one) and the columns the file may hold.
+    """
+    known = shipped_columns()
+    for c in rows[0]:
+        if c in known or (not c and not any((r.get(c) or "").strip() for r in rows)):
+            continue
+        name = repr(c) if c else "an unnamed column (a header cell left empty)"
+        raise SpecError(f"{where}: columns", f"{name} is not a column of the points format{choice_hint(c, known)}: "
+                        "its cells would be dropped unread",
+                        f"rename it to one of {', '.join(known)} (the shipped inferencex_points.csv), or drop it "
+                        "(free text goes in notes)")
 
 
 def _refuse_repeated_rows(rows: list[dict[str, str]], where: str) -> None:
@@ -87,6 +119,8 @@ POINT_TYPES = ("", "frontier", "max_throughput_per_gpu", "sweep_point", "through
 #: ``unspecified (likely mean)``; blank: not stated). A row whose cell starts with ``median`` is compared with the
 #: predicted p50 TTFT, any other with the mean (fit/validate.py): ``Median`` or ``p50`` was read as a mean, silently.
 TTFT_STATS = ("mean", "median", "unspecified")
+# ``tpot_stat`` takes the same words; every row's TPOT is compared with the predicted mean (a decode step's time
+# varies little across a run), so the cell is checked, not read: a ``p99`` TPOT is no mean
 
 #: ``date`` cell: blank, ``YYYY-MM-DD`` or ``<=YYYY-MM-DD`` (the run's date, or a bound on it), then any note
 DATE_CELL = re.compile(r"\s*(<=)?\s*(\d{4}-\d{2}-\d{2})(?!\d)")
@@ -102,8 +136,8 @@ def positive_num(s: str) -> float | None:
 
 
 def bad_cell(r: dict) -> str | None:
-    """Why a row's given measurement, concurrency, precision, ``spec``, ``disagg``, ``point_type``, ``ttft_stat`` or
-    ``date`` cell is unusable (None when every given cell is).
+    """Why a row's given measurement, concurrency, precision, ``spec``, ``disagg``, ``point_type``, ``ttft_stat``,
+    ``tpot_stat`` or ``date`` cell is unusable (None when every given cell is).
 
     A blank measurement is "not measured"; a cell that is present but zero, negative, not finite or
     not a number is a broken row, skipped with this reason rather than read as missing.
@@ -127,6 +161,10 @@ def bad_cell(r: dict) -> str | None:
             return f"{key} {raw!r} is not {need}"
         if key == "num_gpus" and v > MAX_CHIPS:  # 1e20 GPUs was priced, then flagged at a 1.2e19x identity residual
             return f"num_gpus {raw!r} is above the {MAX_CHIPS:,}-GPU plausibility bound (specs/plausibility.py)"
+    tput, out = (positive_num((r.get(k) or "").strip()) for k in ("tput_per_gpu", "output_tput_per_gpu"))
+    if tput and out and out > tput:  # 1e9 beside an in+out 98.83 was taken, silently
+        return (f"output_tput_per_gpu {r['output_tput_per_gpu'].strip()!r} exceeds tput_per_gpu "
+                f"{r['tput_per_gpu'].strip()!r}: the output tokens are part of the input + output throughput")
     prec = (r.get("precision") or "").strip()
     if (prec.rstrip("?").split() or [""])[0].upper() not in PRECISIONS:
         return f"precision {prec!r} is not FP4 or FP8 (the formats the InferenceX rows of the catalog's models use)"
@@ -145,6 +183,11 @@ def bad_cell(r: dict) -> str | None:
     if stat and word not in TTFT_STATS:
         return (f"ttft_stat {stat!r} is not mean, median or unspecified (optionally followed by a note) or blank: "
                 f"it says whether the predicted mean or p50 TTFT is compared{choice_hint(word, TTFT_STATS)}")
+    stat = (r.get("tpot_stat") or "").strip()  # 'p99' was compared with the predicted mean TPOT, silently
+    word = re.split(r"[\s(]", stat, maxsplit=1)[0]
+    if stat and word not in TTFT_STATS:
+        return (f"tpot_stat {stat!r} is not mean, median or unspecified (optionally followed by a note) or blank: "
+                f"the predicted TPOT compared with it is a mean{choice_hint(word, TTFT_STATS)}")
     date = (r.get("date") or "").strip()
     m = DATE_CELL.match(date)
     if date and not (m and _iso(m.group(2))):
