@@ -34,6 +34,9 @@ def collective(
         raise SpecError("--bytes", "no message size given", "write e.g. --bytes 1e6")
     if not np.all(np.isfinite(sizes)) or np.any(sizes < 0):
         raise SpecError("--bytes", f"message sizes must be finite and >= 0, got {bytes_!r}", "write e.g. --bytes 1e6")
+    twice = next((v for i, v in enumerate(sizes) if v in sizes[:i]), None)
+    if twice is not None:  # 1e6,1e6 printed the same row twice, where --at and --concurrency refuse a repeat
+        raise SpecError("--bytes", f"{twice:g} is given twice", "list each size once, e.g. --bytes 1e6,1e8")
     frac = sizes[sizes != np.floor(sizes)]
     if frac.size:  # --bytes 0.5 priced half a byte per chip
         raise SpecError("--bytes", f"{frac[0]:g} is not a whole number of bytes", "write whole bytes, e.g. --bytes 1e6")

@@ -173,6 +173,9 @@ class SweepSettings(_Strict):
         if big is not None:  # 10**30 ran: no layout holds it, and the point was dropped without a word
             raise ValueError(f"decode batch {big:.3g} is above {MAX_CONCURRENCY:,}, the most requests in flight "
                              "accepted (specs/workload.MAX_CONCURRENCY); engines batch up to a few thousand")
+        twice = next((b for i, b in enumerate(v) if b in v[:i]), None)
+        if twice is not None:  # [4, 4] priced the point twice, where --concurrency 4,4 is refused
+            raise ValueError(f"decode batch {twice} is listed twice; list each batch once, e.g. [1, 4, 16, 64]")
         return v
 
 

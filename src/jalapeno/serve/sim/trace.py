@@ -283,7 +283,7 @@ def _check_names(names, name: str) -> None:
             raise SpecError(f"{name}: {c}", f"arrival times in {_UNIT_SLIPS[c][0]}; the trace reads seconds",
                             f"divide the times by {_UNIT_SLIPS[c][1]} and name them arrival_s")
         if c not in COLUMNS + OPTIONAL:
-            near = difflib.get_close_matches(c, COLUMNS + OPTIONAL, n=1, cutoff=0.6)
+            near = difflib.get_close_matches(c.lower(), COLUMNS + OPTIONAL, n=1, cutoff=0.6)  # ARRIVAL_S: no hint
             raise SpecError(f"{name}: {c}", "unknown column" + (f" (did you mean {near[0]!r}?)" if near else ""),
                             "rename or drop it: a trace holds arrival_s, input_tokens, output_tokens "
                             "[, session_id, prefix_group]")
