@@ -136,3 +136,28 @@ def test_a_collective_size_given_twice_is_refused(capsys):
     check_error(code, out, err, "--bytes: 1e+06 is given twice", "list each size once")
     code, out, err = run(capsys, *args, "--bytes", "1e6,1e8", "--json")
     assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "words"),
+    [
+        # serve/overlap_loop.lag_steps rounds: 0.5 ran as no lag at all, 1e9 as a TTFT of 3.2e7 s (a year)
+        ("admission_lag_steps", "0.5", ["must be a whole number of steps 0-2, got 0.5", "write 1 for an overlap loop"]),
+        ("admission_lag_steps", "1e9", ["must be a whole number of steps 0-2, got 1e+09"]),
+        # 0 priced the LM head's all-gather free; 3 bytes is no dtype's size
+        ("logits_bytes_per_elem", "0", ["0 is not a logit element size", "give 2 (BF16/FP16 logits"]),
+        ("logits_bytes_per_elem", "3", ["3 is not a logit element size"]),
+    ],
+)
+def test_a_set_engine_value_a_stack_profile_could_not_give_is_refused(capsys, key, value, words):
+    # data/stacks.toml already refused these (specs/stacks.py); --set and a system's [efficiency] took them
+    args = ("predict", "-s", "h200", "-m", "llama-3.3-70b", "-c", "8", "--json")
+    code, out, err = run(capsys, *args, "--set", f"efficiency.{key}={value}")
+    check_error(code, out, err, f"--set: efficiency.{key}:", *words)
+
+
+@pytest.mark.parametrize(("key", "value"), [("admission_lag_steps", "1"), ("logits_bytes_per_elem", "4")])
+def test_a_set_engine_value_a_stack_profile_gives_still_runs(capsys, key, value):
+    args = ("predict", "-s", "h200", "-m", "llama-3.3-70b", "-c", "8", "--json")
+    code, out, err = run(capsys, *args, "--set", f"efficiency.{key}={value}")
+    assert code == 0, err

@@ -180,6 +180,16 @@ def _checked(key: str, name: str, v: Any) -> float:
         raise SpecError(key, f"{v:g} is beyond {cap[0]:g} ({cap[1]})", f"give it in {cap[1]}")
     if name == "mla_decode_tile_rows" and v < 1:
         raise SpecError(key, f"must be >= 1 row, got {v:g}", "give the kernel tile's query rows per sequence, e.g. 64")
+    # the values a stack profile may give them (specs/stacks.py), which --set and a system's [efficiency] skipped:
+    # admission_lag_steps 0.5 ran as no lag (serve/overlap_loop.lag_steps rounds) and 1e9 as a year's TTFT;
+    # logits_bytes_per_elem 0 priced the LM head's all-gather free, 3 is no dtype's size
+    if name == "admission_lag_steps" and v not in (0.0, 1.0, 2.0):
+        raise SpecError(key, f"must be a whole number of steps 0-2, got {v:g}",
+                        "write 1 for an overlap loop (it launches the next batch before it reads the last result), "
+                        "0 for a loop that launches what it reads")
+    if name == "logits_bytes_per_elem" and v not in (1.0, 2.0, 4.0):
+        raise SpecError(key, f"{v:g} is not a logit element size",
+                        "give 2 (BF16/FP16 logits, cast to FP32 after the gather) or 4 (FP32)")
     if name == "torus_congestion" and v < 1:
         raise SpecError(key, f"must be >= 1, got {v}", "give 1 (ideal routing) or more")
     return v
