@@ -161,3 +161,35 @@ def test_a_set_engine_value_a_stack_profile_gives_still_runs(capsys, key, value)
     args = ("predict", "-s", "h200", "-m", "llama-3.3-70b", "-c", "8", "--json")
     code, out, err = run(capsys, *args, "--set", f"efficiency.{key}={value}")
     assert code == 0, err
+
+
+def test_a_set_name_prefix_on_a_one_system_command_says_to_drop_it(capsys):
+    code, out, err = run(
+        capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "-c", "8", "--set", "h200:chip.hbm_stacks=8"
+    )
+    # was: "h200:chip.hbm_stacks: unknown system field (did you mean 'chip.hbm_stacks'?)", as if the key were misspelt
+    check_error(
+        code,
+        out,
+        err,
+        "--set: h200:chip.hbm_stacks: 'h200:' picks one of several systems",
+        "this command prices one system",
+        "drop 'h200:': --set chip.hbm_stacks=...",
+    )
+    # compare takes the prefix (a system of its --systems)
+    code, out, err = run(
+        capsys,
+        "compare",
+        "-s",
+        "h200,b200",
+        "-m",
+        "llama-3.3-70b",
+        "-c",
+        "8",
+        "--serving",
+        "agg",
+        "--json",
+        "--set",
+        "h200:chip.hbm_stacks=8",
+    )
+    assert code == 0, err

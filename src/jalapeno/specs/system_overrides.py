@@ -178,6 +178,11 @@ def _known_keys(data: Mapping[str, Any], model: type = SystemFile, prefix: str =
 
 
 def _unknown_key(key: str, where: str, data: Mapping[str, Any]) -> SpecError:
+    head, colon, rest = key.partition(":")
+    if colon and where == "--set" and rest.split(".")[0] in SystemFile.model_fields:  # was 'unknown system field'
+        return SpecError(f"{where}: {key}", f"{head + ':'!r} picks one of several systems (compare and report "
+                         "take --set NAME:KEY=VALUE); this command prices one system",
+                         f"drop {head + ':'!r}: --set {rest}=...")
     close = difflib.get_close_matches(key, _known_keys(data), n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return SpecError(f"{where}: {key}", f"unknown system field{hint}",
