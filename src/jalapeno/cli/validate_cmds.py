@@ -72,8 +72,8 @@ VALIDATE_PRICER_OPTION = typer.Option(
 
 
 def validate(
-    points: str = typer.Option(None, "--points", help="InferenceX points CSV (default: the shipped points, "
-                               "src/jalapeno/data/validation/inferencex_points.csv)."),
+    points: str = typer.Option(None, "--points", help="InferenceX points CSV, with columns of the shipped file's (default: the "
+                               "shipped points, src/jalapeno/data/validation/inferencex_points.csv)."),
     aiconfigurator: bool = typer.Option(True, "--aiconfigurator/--no-aiconfigurator",
                                         help="Include aiconfigurator's end-to-end rows when the package is installed."),
     efficiency: str = efficiency_option(),
