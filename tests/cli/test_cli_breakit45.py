@@ -193,3 +193,35 @@ def test_a_set_name_prefix_on_a_one_system_command_says_to_drop_it(capsys):
         "h200:chip.hbm_stacks=8",
     )
     assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "words"),
+    [
+        (
+            "choices = [4, 6, 8]",
+            "low = 4\nhigh = 8",
+            ["params.chip.hbm_stacks: the value 4.5 inside the range", "whole"],
+        ),
+        (
+            '[params."efficiency.step_overhead_s"]',
+            '[params."efficiency.admission_lag_steps"]\nlow = 0\nhigh = 2\n\n[params."efficiency.step_overhead_s"]',
+            ["params.efficiency.admission_lag_steps: the value 0.5 inside the range", "0-2"],
+        ),
+    ],
+)
+def test_a_continuous_range_on_a_whole_number_key_is_refused_at_load(tmp_path, old, new, words):
+    from jalapeno.errors import SpecError
+    from jalapeno.specs.design_space import load_design_space
+
+    space = Path(__file__).parents[2] / "examples" / "explore_700w.toml"
+    p = tmp_path / "s.toml"
+    p.write_text(space.read_text().replace(old, new))
+    # was: loaded, then every trial drawing a fraction (all of them) pruned as 'design: N', 0 feasible
+    with pytest.raises(SpecError) as e:
+        load_design_space(p)
+    for w in [*words, "each trial drawing such a value would be pruned", "add integer = true"]:
+        assert w in str(e.value)
+    p.write_text(space.read_text().replace(old, new.replace("high = 8", "high = 8\ninteger = true")))
+    if "hbm_stacks" in new:
+        load_design_space(p)  # the integer range is taken

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import math
 import operator
 import re
 import tomllib
@@ -429,3 +430,30 @@ def _check_keys(space: DesignSpace, where: str) -> None:
                 problem = e.problem if isinstance(e, SpecError) else str(e)
                 raise SpecError(f"{where}: params.{key}", f"the value {value!r} is invalid: {problem}",
                                 "drop it from the choices or the range, or fix it") from None
+        frac = _fraction_inside(p)
+        if frac is None:
+            continue
+        try:  # a range on a whole-number key (chip.hbm_stacks, efficiency.admission_lag_steps) drew 4.5 and pruned
+            with_overrides(base, space.overrides({**probe, key: frac}), where=f"{where}: params")  # every such trial
+        except (SpecError, ValueError) as e:
+            problem = e.problem if isinstance(e, SpecError) else str(e)
+            raise SpecError(f"{where}: params.{key}", f"the value {frac!r} inside the range is invalid: {problem} "
+                            "(each trial drawing such a value would be pruned)",
+                            "add integer = true for a whole-number key, or give choices = [...]") from None
+
+
+def _fraction_inside(p: Param) -> float | None:
+    """A value with a fractional part a continuous range ``p`` can draw (its low end's whole part + 0.5), or None:
+    choices, an integer range, a range stepped from a whole low by a whole step, or no such value inside.
+
+    >>> _fraction_inside(Param(low=4, high=8)), _fraction_inside(Param(low=4, high=8, integer=True))
+    (4.5, None)
+    >>> _fraction_inside(Param(low=300, high=1200, step=50)), _fraction_inside(Param(low=2.5e-7, high=4e-6, log=True))
+    (None, None)
+    """
+    if p.choices is not None or p.integer:
+        return None
+    if p.step is not None and p.step == int(p.step) and p.low == int(p.low):
+        return None
+    v = math.floor(p.low) + 0.5
+    return v if p.low <= v <= p.high else None
