@@ -111,7 +111,7 @@ class OverlapTimes:
         exposed_s: stage_s − compute_s: the all-to-all time not hidden under compute.
         comp_part_s, mem_part_s, overhead_s, net_part_s: (n_ops, N) one micro-batch's per-op
             compute-bound, memory-bound, launch and on-die-network-bound time after the SM-share
-            stretch (zero for edge ops), for the attribution (cost/step.py).
+            stretch (zero for edge ops), for the attribution (cost/step.py); None where not asked for.
     """
 
     stage_s: np.ndarray
@@ -187,7 +187,7 @@ def _rows(ops: OpTable, colls: CollectiveTable) -> _Rows:
 
 
 def tbo_stage(ops: OpTable, times: OpTimes, colls: CollectiveTable, coll_s: np.ndarray,
-              layers: float, dense_layers: float, moe_layers: float, sm_fraction) -> OverlapTimes:
+              layers: float, dense_layers: float, moe_layers: float, sm_fraction, parts: bool = True) -> OverlapTimes:
     """Stage time of a two-batch-overlapped step from its micro-batch tables (module docstring).
 
     Args:
@@ -196,6 +196,7 @@ def tbo_stage(ops: OpTable, times: OpTimes, colls: CollectiveTable, coll_s: np.n
         layers, dense_layers, moe_layers: layers of each kind on the stage (may be fractional:
             ceil(L/pp)/L of the model's).
         sm_fraction: (N,) or scalar: fraction of SMs the all-to-all kernels hold (0 in decode).
+        parts: False: the per-op parts for the attribution are left out (None; the times are the same).
 
     Returns:
         :class:`OverlapTimes`.
@@ -249,6 +250,8 @@ def tbo_stage(ops: OpTable, times: OpTimes, colls: CollectiveTable, coll_s: np.n
     stage = dense_s + moe_s
     compute = dense_s + 2.0 * moe_layers * (a + m)
     link = 2.0 * moe_layers * (d + k)
+    if not parts:
+        return OverlapTimes(stage, compute, link, np.maximum(stage - compute, 0.0), None, None, None, None)
     # per-op micro-batch times for attribution: MoE-layer ops stretched, dense-layer ops not, and
     # the every-layer ops (attention) stretched in their MoE-layer share moe_layers / layers
     w = np.where(r.grp_moe, 1.0, np.where(r.grp_all, moe_layers / layers if layers else 0.0, 0.0))
@@ -285,14 +288,17 @@ def tbo_layer(model: ModelSpec, layout: Layout, batch: Batch, halves: tuple, ser
     by the step's pricer in :func:`cost/priced.priced_tables`) are interleaved by :func:`tbo_stage`. Attribution:
     the micro-batches' compute, HBM and launch shares (x2), their blocking collectives (x2) by link
     scope, and the exposed all-to-all time split over the scopes in proportion to the all-to-all times.
+    ``share`` None: no attribution (the times alone, the same values: cost/step.step_times).
     """
     ops, colls, times, cts = halves
     ct = exposed_coll_s(cts.time_s, colls, ops, times)  # a CP ring shows only where it outlasts its attention
     sh = sharding(model, layout)
     sm = np.where(batch.prefill_tokens > 0, PREFILL_COMM_SM_FRACTION, 0.0)
     ov = tbo_stage(ops, times, colls, ct, model.num_layers * sh.layer_share,
-                   model.num_dense_layers * sh.layer_share, model.num_moe_layers * sh.layer_share, sm)
+                   model.num_dense_layers * sh.layer_share, model.num_moe_layers * sh.layer_share, sm, share is not None)
     split = can_split(batch.decode_seqs, batch.prefill_tokens, layout.dp)
+    if share is None:
+        return np.where(split, ov.stage_s, serial_layer), None
     st = ops.per_stage
     tr = tbo_rows(colls, cts.scope)  # the micro-batch table's row masks, worked out once per row layout
     a2a = tr.a2a

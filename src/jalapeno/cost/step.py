@@ -390,21 +390,21 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
     cr = coll_rows(colls, scopes, pp)  # the table's row masks, worked out once per row layout
     is_p2p, stage_c, edge_c, scope_arr = cr.is_p2p, cr.stage, cr.edge, cr.scope
 
-    comp_part, mem_part, net_part = roof_parts(times)
     st = ops.per_stage
     nst = ~st
     scope_names = SCOPES
-    # per-stage shares of the serial step (they sum to its layer time)
-    stage_share = {"compute": np.add.reduce(comp_part[st], axis=0), "hbm_bandwidth": np.add.reduce(mem_part[st], axis=0),
-                   "overhead": np.add.reduce(times.overhead_s[st], axis=0), "on_die_network": np.add.reduce(net_part[st], axis=0)}
-    for sc_name in scope_names:
-        stage_share[f"{sc_name}_link"] = np.add.reduce(ct[cr.stage_scope[sc_name]], axis=0) if nc else np.zeros(n)
+    comp_part, mem_part, net_part = parts = (None,) * 3 if times_only else roof_parts(times)  # the attribution's
+    # per-stage shares of the serial step (they sum to its layer time); times_only: none (the times do not read them)
+    stage_share = None if times_only else {
+        "compute": np.add.reduce(comp_part[st], axis=0), "hbm_bandwidth": np.add.reduce(mem_part[st], axis=0),
+        "overhead": np.add.reduce(times.overhead_s[st], axis=0), "on_die_network": np.add.reduce(net_part[st], axis=0),
+        **{f"{sc}_link": np.add.reduce(ct[cr.stage_scope[sc]], axis=0) if nc else np.zeros(n) for sc in scope_names}}
     layer_time = np.add.reduce(times.time_s[st], axis=0) + np.add.reduce(ct[stage_c], axis=0)
     if overlap == "none":  # the shared expert on the engine's auxiliary stream (cost/shared_stream.py)
         on = stream_on(pricer_stream_rule(eff.source, system.name), batch.tokens(qlen), batch.prefill_tokens,
                        has_ep_all_to_all(model, layout) and moe_all_to_all(pricer, layout, model),
                        model.moe.num_experts if model.moe else 0, model.moe.num_shared if model.moe else 0, layout.ep)
-        layer_time = _hide_shared_expert(ops, times, st, on, (comp_part, mem_part, net_part), stage_share, layer_time)
+        layer_time = _hide_shared_expert(ops, times, st, on, parts, stage_share, layer_time)
     hidden = np.zeros(n)
     if overlap == "tbo":
         layer_time, hidden = tbo_layer(model, layout, batch, halves, layer_time, stage_share, scope_names)
@@ -460,10 +460,10 @@ def _hide_shared_expert(ops: OpTable, times: OpTimes, st: np.ndarray, on: np.nda
                         stage_share: dict, layer_time: np.ndarray) -> np.ndarray:
     """``layer_time`` less the shared expert's time the routed experts hide in the steps ``on`` (N,) where the
     pricer's stack runs it on an auxiliary stream (cost/shared_stream.py); ``stage_share`` loses the same seconds from the shared
-    expert's compute, overhead and on-die-network shares (its HBM share stays: its bytes are not hidden)."""
+    expert's compute, overhead and on-die-network shares (its HBM share stays: its bytes are not hidden; None: no shares)."""
     hid, se = hidden_shared_s(ops, times, st, on)
-    if not se.any():
-        return layer_time
+    if not se.any() or stage_share is None:
+        return layer_time if not se.any() else layer_time - hid
     comp_part, _, net_part = parts
     cover = np.add.reduce((comp_part[se] + times.overhead_s[se] + net_part[se]), axis=0)
     r = np.where(cover > 0, hid / np.maximum(cover, 1e-30), 0.0)

@@ -37,13 +37,14 @@ Pure: no I/O.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 from dataclasses import dataclass, fields
 
 import numpy as np
 
 from jalapeno.cost.batch import first_seen
 from jalapeno.cost.pricer import Pricer
-from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost
+from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost, step_times
 from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.mtp import query_len
 from jalapeno.deploy.memory_fit import admission_batch_cap, decode_batch_cap
@@ -60,6 +61,14 @@ from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
 QUANTILES = (0.5, 0.9, 0.99)
+_StepTimes = namedtuple("_StepTimes", "step_time_s interval_s")  # cost/step.step_times's pair, read as a StepCost's
+
+
+def ttft_e2e(ttft_mean, queue_s, steps: float, tau) -> tuple[np.ndarray, np.ndarray]:
+    """(TTFT, E2E) (N,) s of points with TTFT ``ttft_mean`` before the queue ``queue_s`` (N,) s: TTFT + Q and
+    TTFT + Q + D·τ, D = ``steps`` decode steps of ``tau`` (N,) s (:meth:`ServingPoints.assemble`'s)."""
+    ttft = ttft_mean + queue_s
+    return ttft, ttft + steps * tau
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,8 +144,7 @@ class ServingPoints:
         """
         wl, steps, tau, queue = workload, decode_steps_per_request, step_time_s, queue_s
         ttft_q, lam = ttft_by_quantile, request_rate_per_s
-        ttft = ttft_q[None] + queue
-        e2e = ttft + steps * tau
+        ttft, e2e = ttft_e2e(ttft_q[None], queue, steps, tau)
         q = {}
         for p in QUANTILES:
             osl_p = wl.osl_quantile(p)
@@ -323,17 +331,23 @@ def agg_points(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, 
     return agg_tail(pricer, dep, wl, plan_, head, long_s, slots_full)
 
 
-def agg_head(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple) -> tuple[dict, tuple]:
+def agg_head(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple,
+             times_only: bool = False) -> tuple[dict, tuple]:
     """What :func:`agg_points` works out from its plan's step batch before a prompt's prefill time: (name → (N,)
     array: the decode batch ``b``, its cap ``limit``, the mean step ``tau``, the request rate ``lam``, the
     throughput per chip ``tput`` (:meth:`ServingPoints.assemble`'s), ``feasible``, …), and the floored step times
     and intervals of the plan's long-prompt chunk rows beyond its first 2N ((N·K',) each; empty where the plan's
     batch holds none: serve/overlap_pick.py prices them apart, for the points it keeps). Every entry is
-    elementwise in the points, so a subset of points gives the same figures (:func:`agg_tail` takes one)."""
+    elementwise in the points, so a subset of points gives the same figures (:func:`agg_tail` takes one).
+    ``times_only``: the entries the step and queue times need alone (``b``, ``tau``, ``t_dec``, ``ttft_step``, ``lam``,
+    ``n_bar``, ``s_chunk``, ``s_join``), the same values, from cost/step.step_times where no CUDA-graph ceiling reads
+    the step's kernels (serve/limits.decode_step_s): no bounds, attribution or memory fit (serve/lockstep.py)."""
     b, limit, steps, p_mb, chunk, pre_ctx, p_big, b_pre, lengths, long, plan, batch = plan_
     eff, lay, ctx, n, sep = pricer.efficiency, dep.decode.layout, wl.decode_ctx, b.shape[0], dep.prefill_steps == "separate"
-    sc = step_cost(model, pricer, lay, dep.precision, batch, dep.mtp, dep.memory_fraction,
-                   pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    args = (model, pricer, lay, dep.precision, batch, dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay),
+            dep.memory_profile)
+    light = times_only and dep.cuda_graph_max_batch is None
+    sc = _StepTimes(*step_times(*args)) if light else step_cost(*args)
     # a TensorRT-LLM step carrying a prompt without piecewise graphs costs max(host, GPU) (serve/limits.prompt_floor_s);
     # the requests decoding beside an arriving prompt are the other users, b − 1
     step_s = floored_steps(sc.step_time_s, batch.decode_seqs - 1, batch.prefill_tokens, prompt_floor_s(model, dep, pricer=pricer))
@@ -344,13 +358,6 @@ def agg_head(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pl
     ttft_step = step_s[n:2 * n]
     w_dec = np.ones(n) if sep else 1 - frac  # weight of the decode-only step per decode step
     tau = w_dec * t_dec + frac * ttft_step
-    shares = np.array([sc.attribution_s[k][:2 * n] for k in BOUNDS], dtype=float)  # (bounds, 2N): np.stack's rows
-    bound, margin = rank_bounds(w_dec * shares[:, :n] + frac * shares[:, n:])
-    fits = sc.feasible[:n] & sc.feasible[n:2 * n]
-    if not fits.all():  # (bound is a fresh object array: kept as it is where every point fits)
-        bound = np.where(fits, bound, "hbm_capacity")
-    bound_level = np.where(np.array([str(x).endswith("_link") for x in bound.tolist()], dtype=bool),
-                           np.where(sc.bound_level[:n] != "", sc.bound_level[:n], sc.bound_level[n:2 * n]), "")
     lam = np.where(b > 0, b / (steps * tau), 0.0)
     # the steady prefill queue (serve/queueing.py, effect 1): s = marginal cost of one chunk in
     # a step, n̄ = chunks per step; with a scheduler that polls for new requests every ``recv_interval``
@@ -359,24 +366,34 @@ def agg_head(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pl
     n_bar = p_mb / chunk
     s_chunk = np.maximum(ttft_step - (0.0 if sep else t_dec), 0.0) / np.maximum(n_bar, p_big / chunk)
     s_join = _joined_chunk_s(model, pricer, dep, b_pre, ctx, pre_ctx, p_big, n_bar, chunk, ttft_step, s_chunk)
+    head = dict(b=b, tau=tau, t_dec=t_dec, ttft_step=ttft_step, lam=lam, n_bar=n_bar, s_chunk=s_chunk, s_join=s_join)
+    if times_only:
+        return head, (step_s[2 * n:], sc.interval_s[2 * n:])
+    shares = np.array([sc.attribution_s[k][:2 * n] for k in BOUNDS], dtype=float)  # (bounds, 2N): np.stack's rows
+    bound, margin = rank_bounds(w_dec * shares[:, :n] + frac * shares[:, n:])
+    fits = sc.feasible[:n] & sc.feasible[n:2 * n]
+    if not fits.all():  # (bound is a fresh object array: kept as it is where every point fits)
+        bound = np.where(fits, bound, "hbm_capacity")
+    bound_level = np.where(np.array([str(x).endswith("_link") for x in bound.tolist()], dtype=bool),
+                           np.where(sc.bound_level[:n] != "", sc.bound_level[:n], sc.bound_level[n:2 * n]), "")
     reason = np.where(b > 0, np.where(sc.feasible[:n], sc.reason[n:2 * n], sc.reason[:n]), "no sequence fits in the KV cache: weights and activations "
                       "leave no room; shard wider or use a smaller precision")
-    head = dict(b=b, limit=limit, tau=tau, t_dec=t_dec, ttft_step=ttft_step, lam=lam, n_bar=n_bar, s_chunk=s_chunk,
-                s_join=s_join, bound=bound, margin=margin, bound_level=bound_level.astype(object),
+    head.update(limit=limit, bound=bound, margin=margin, bound_level=bound_level.astype(object),
                 feasible=fits & (b > 0), reason=reason, tput=lam * (wl.mean_isl + wl.mean_osl) / lay.chips)
     return head, (step_s[2 * n:], sc.interval_s[2 * n:])
 
 
 def agg_tail(pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple, head: dict, long_s: tuple,
-             slots_full=None) -> ServingPoints:
+             slots_full=None, times_only: bool = False) -> ServingPoints | tuple[np.ndarray, np.ndarray]:
     """:func:`agg_points`'s points from its :func:`agg_head` ``head`` (or the same entries at a subset of its
     points) and the floored step times and intervals ``long_s`` of those points' long-prompt chunk steps
-    (:func:`_long_chunks`'s rows, point major): the prompts' prefill, TTFT, queue and concurrency."""
+    (:func:`_long_chunks`'s rows, point major): the prompts' prefill, TTFT, queue and concurrency. ``times_only``
+    (a ``times_only`` head will do): the points' (``ttft_s``, ``e2e_s``) alone, (N,) s each, the same values."""
     steps, lengths, long, plan = plan_[2], plan_[8], plan_[9], plan_[10]
     eff, lay, a = pricer.efficiency, dep.decode.layout, dep.mtp.tokens_per_step if dep.mtp else 1.0
     b, tau, lam, t_dec, ttft_step, n_bar = (head[k] for k in ("b", "tau", "lam", "t_dec", "ttft_step", "n_bar"))
     pre_s = _prefill_s(lengths, ttft_step, long, plan, *long_s)
-    ttft_q = {k: tau / 2 + pre_s[k] + frontend_s(eff, isl) for k, isl in lengths.items()}
+    ttft_q = {k: tau / 2 + pre_s[k] + frontend_s(eff, isl) for k, isl in lengths.items() if k is None or not times_only}
     # C for the arrival theorem from the no-queue Little's law
     users = lam * (ttft_q[None] + steps * tau)
     # P(busy): the chance an arrival finds the engine busy (a lone user finds it idle), for the poll wait
@@ -397,6 +414,8 @@ def agg_tail(pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple, head: 
     if lag:
         queue = queue + lag * tau * busy  # overlap_loop.admission_lag_s, with the P(busy) above
     ttft_q = {k: v + queue for k, v in ttft_q.items()}
+    if times_only:
+        return ttft_e2e(ttft_q[None], np.zeros_like(b), steps, tau)
     c = lam * (ttft_q[None] + steps * tau)
     return ServingPoints.assemble(
         concurrency=c, decode_batch=b, request_rate_per_s=lam, ttft_by_quantile=ttft_q, tpot_s=tau / a,

@@ -10,6 +10,10 @@ one call per kind and group), then finishes each deployment's points (analytic.a
 tables priced. A step prices every point on its own, so every deployment's numbers are those of a solve of
 its own; the fixed-concurrency sweep (``compare -c``, ``frontier -c``) pays one build per layout and pass and
 a few dozen collective calls per pass where it paid a build per deployment and a call per collective row.
+A pass before the last reads each deployment's TTFT and E2E alone (its next batch), so it finishes them
+without the bounds, attribution and memory fit (analytic.agg_head / agg_tail ``times_only``: the same values);
+a deployment's points are finished in full once, at the pass that fixes it (its tables still held) or the
+last (round 45: ``compare -c 64`` finished 3,899 deployment-passes in full, now 529).
 Pure: no I/O.
 """
 
@@ -26,7 +30,7 @@ from jalapeno.deploy.mtp import query_len
 from jalapeno.deploy.layout import for_model
 from jalapeno.deploy.sharding import has_ep_all_to_all
 from jalapeno.serve.admission_waits import running_slots
-from jalapeno.serve.analytic import ServingPoints, agg_plan, agg_points, aggregated_batch_cap, requeue
+from jalapeno.serve.analytic import ServingPoints, agg_head, agg_plan, agg_points, agg_tail, aggregated_batch_cap, requeue
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
 
@@ -52,13 +56,19 @@ def solve_concurrencies(model: ModelSpec, pricer: Pricer, deps: list[Deployment]
     fixed = [False] * len(deps)  # the batches came back bitwise unchanged: every later pass gives the same points
     for it in range(iterations + 1):
         todo = [i for i, f in enumerate(fixed) if not f]
-        for i, p in zip(todo, _at_unique_batches(model, pricer, [deps[i] for i in todo], wl, [bs[i] for i in todo],
-                                                 [fulls[i] for i in todo], [caps[i] for i in todo])):
-            pts[i] = p
-            if it < iterations:
-                ratio = np.where(p.e2e_s > 0, (p.e2e_s - p.ttft_s) / p.e2e_s, 1.0)
-                b = np.minimum(np.maximum(c_req * ratio, 1e-12), caps[i][0])
-                fixed[i], bs[i] = b.tobytes() == bs[i].tobytes(), b
+        last = it == iterations
+        finish = _at_unique_batches(model, pricer, [deps[i] for i in todo], wl, [bs[i] for i in todo],
+                                    [fulls[i] for i in todo], [caps[i] for i in todo], not last)
+        for k, (i, p) in enumerate(zip(todo, finish)):
+            if last:
+                pts[i] = p
+                continue
+            ttft, e2e = p  # a pass before the last: the times alone, each deployment's points where it is fixed
+            ratio = np.where(e2e > 0, (e2e - ttft) / e2e, 1.0)
+            b = np.minimum(np.maximum(c_req * ratio, 1e-12), caps[i][0])
+            fixed[i], bs[i] = b.tobytes() == bs[i].tobytes(), b
+            if fixed[i]:  # its points at this pass's batches, whose tables the pass still holds
+                pts[i] = finish.points(k)
     price_layouts(model, pricer, [])  # the pass is over: its tables are let go
     out = []
     for p, (_, cap_name) in zip(pts, caps):
@@ -69,12 +79,41 @@ def solve_concurrencies(model: ModelSpec, pricer: Pricer, deps: list[Deployment]
     return out
 
 
+class _Finish:
+    """The points of a pass's deployments (:func:`_at_unique_batches`): iterated in order, each deployment's
+    points (:class:`ServingPoints`) or, ``times_only``, its (``ttft_s``, ``e2e_s``) (N,) s alone
+    (analytic.agg_head / agg_tail ``times_only``: the same values); :meth:`points` gives deployment k's points
+    in full, read while the pass's tables are held (before the next pass prices its own)."""
+
+    def __init__(self, model, pricer, deps, wl, plans, fulls, invs, times_only: bool) -> None:
+        self.args, self.times_only = (model, pricer, deps, wl, plans, fulls, invs), times_only
+
+    def __iter__(self):
+        model, pricer, deps, wl, plans, fulls, invs = self.args
+        for k, (d, plan, full, inv) in enumerate(zip(deps, plans, fulls, invs)):
+            if not self.times_only:
+                yield self.points(k)
+                continue
+            head, long_s = agg_head(model, pricer, d, wl, plan, times_only=True)
+            ttft, e2e = agg_tail(pricer, d, wl, plan, head, long_s, full, times_only=True)
+            yield (ttft, e2e) if inv is None else (ttft[inv], e2e[inv])
+
+    def points(self, k: int) -> ServingPoints:
+        """Deployment ``k``'s points in full (analytic.agg_points), at every one of its batches."""
+        model, pricer, deps, wl, plans, fulls, invs = self.args
+        pts, inv = agg_points(model, pricer, deps[k], wl, plans[k], fulls[k]), invs[k]
+        return pts if inv is None else ServingPoints(**{f.name: (v[inv] if np.ndim(v) else v)
+                                                        for f in fields(pts) for v in (getattr(pts, f.name),)})
+
+
 def _at_unique_batches(model: ModelSpec, pricer: Pricer, deps: list[Deployment], wl: Workload, bs: list,
-                       fulls: list, caps: list) -> list[ServingPoints]:
+                       fulls: list, caps: list, times_only: bool = False) -> _Finish:
     """analytic.aggregated_by_batch of each deployment at its batches ``bs[i]`` (N,), each distinct batch
     priced once: every concurrency past the instance's cap clips to the same batch, so a long explicit
     list (``-c 1..20000``) prices far fewer rows. Exact: a point depends on its batch only. Where the
-    balancing regime ``fulls[i]`` differs by point, each point is priced as it is."""
+    balancing regime ``fulls[i]`` differs by point, each point is priced as it is. The batches are planned and
+    priced here; the points are finished as the answer (:class:`_Finish`) is read, ``times_only`` their
+    (TTFT, E2E) alone."""
     plans, invs = [], []
     for d, b, full, cap in zip(deps, bs, fulls, caps):
         if full is not None or b.size < 2 or bool(np.all(b[1:] > b[:-1])):  # already distinct and sorted:
@@ -85,12 +124,7 @@ def _at_unique_batches(model: ModelSpec, pricer: Pricer, deps: list[Deployment],
         plans.append(agg_plan(model, pricer, d, wl, u, cap))
         invs.append(inv)
     _price_shared(model, pricer, deps, [p[-1] for p in plans])
-    out = []
-    for d, plan, full, inv in zip(deps, plans, fulls, invs):
-        pts = agg_points(model, pricer, d, wl, plan, full)
-        out.append(pts if inv is None else ServingPoints(**{f.name: (v[inv] if np.ndim(v) else v)
-                                                            for f in fields(pts) for v in (getattr(pts, f.name),)}))
-    return out
+    return _Finish(model, pricer, deps, wl, plans, fulls, invs, times_only)
 
 
 def _price_shared(model: ModelSpec, pricer: Pricer, deps: list[Deployment], batches: list) -> None:
