@@ -173,6 +173,28 @@ Expected quiet: about 0.06 s off the wall of ``-c 64`` (0.12 s of workers' CPU o
 the round's quiet figures; the 3 s goal on a loaded machine still needs the per-deployment finish vectorised
 across a pass's deployments (rounds 34-43), or fewer imports in the parent (numpy, pydantic, typer, rich: the
 CLI needs them all before it forks).
+Round 45 (perf45) profiled ``compare -c 64`` in one process again (cProfile, ``-X importtime``, gc.callbacks):
+the fixed-concurrency solve (serve/lockstep.py) finished every deployment in full at each of its 9 passes
+(3,899 deployment-passes: the step's attribution, bounds, link level and memory fit, the two-batch overlap's
+per-op parts, ServingPoints.assemble), though a pass before the last reads only each deployment's TTFT and
+E2E (its next batch) and only 529 finished points are kept. Now those passes finish the times alone
+(analytic.agg_head / agg_tail ``times_only``; cost/step.step_times skips the serial step's per-stage shares and
+the TBO stage's attribution parts), and each deployment is finished in full once, at the pass that fixes it or
+the last (tests/unit/test_lockstep_times.py). Also the CLI loads its commands with the garbage collector paused and
+freezes what they made (cli/app._register): GC in the parent 0.08-0.09 -> 0.03 s, in one process 0.17-0.18 ->
+0.06-0.07 s. Outputs byte-identical (``compare`` and ``-c 64`` text, stderr and ``--json``, ``-c 1,4,16,64,256``,
+``-w 128k1k`` and its HTML but for plotly's div ids, ``frontier -s gb200-nvl72 -c 1,8,64``, the llama / gpt-oss /
+qwen compares of round 44, ``validate -o`` all rows, ``--held-out`` and ``--mlperf`` against main's CSVs byte for
+byte). Against main 1da4091 (both trees with fresh .pyc), interleaved, CPU user + sys of the command and its
+workers, load 4.3-4.9 on the 2 shared cores: ``compare -c 64`` median 5.48 -> 4.10 s (min 5.24 -> 3.44, 6 runs
+each; wall median 8.8 -> 7.0 s at that load), in one process (JALAPENO_WORKERS=1) median 6.01 -> 4.36 s (4 each);
+plain ``compare`` 4.05 -> 3.76 s and ``-w 128k1k`` 6.87 -> 7.0 s (6 each; within the noise: the batch-grid sweep
+was not the target); peak RSS of ``-c 64`` 107 MB both. Quiet, ``-c 64`` should take about 0.75 s in the parent +
+2.9 s / 2 of sweeps, i.e. ~2.2 s wall (an estimate, not measured quiet). The 3 s goal at load 1.4 (4.29 s in the
+round's brief) needs about a quarter less CPU. The sweep's profile after the change (cProfile, one process): each
+pass's pricing 43% (lockstep._price_shared: the builds and collectives of priced.price_layouts, Batch.distinct),
+the times-only finish 28%, planning 14% (analytic.agg_plan), the 529 full finishes 10%: NumPy calls on arrays of a
+few columns per deployment; vectorising the finish across a pass's deployments remains the cut.
 Run: python benchmarks/bench_compare.py [--long: also ``compare -w 128k1k``] (a source tree: PYTHONPATH=$PWD/src, an absolute path: the
 command runs in a temporary folder)
 """
