@@ -190,7 +190,8 @@ def caps_rows(pts, runs) -> list[dict]:
 
 def curve_rows(p) -> list[dict]:
     """Block 3a: the row's engine (one instance) at :data:`CURVE_LOADS` a rank: mean / Poisson p99 TPOT, p99 TTFT."""
-    from jalapeno.serve.open_loop import poisson_tpot_s, poisson_ttft_s
+    from jalapeno.serve.open_loop import poisson_ttft_s
+    from jalapeno.serve.tpot_tail import poisson_tpot_s
     from jalapeno.serve.point import serve_at_concurrency
     from mlperf_server_rate40 import _priced
 

@@ -4,7 +4,7 @@ docs/gap_large_batch_decode.md "Round 37 (mlperf37)").
 
 An Interactive result is valid only with p99 TTFT and p99 TPOT within the rules' limits (Llama-2-70B 450 ms / 40 ms,
 Llama-3.1-405B 4.5 s / 80 ms; loadgen/mlperf.conf, fit/mlperf.MLPERF_RULES). The model holds both p99s
-(fit/latency_limits.engine_within_limits: serve/open_loop.poisson_tpot_s and poisson_ttft_s), not the means. For each
+(fit/latency_limits.engine_within_limits: serve/tpot_tail.poisson_tpot_s and poisson_ttft_s), not the means. For each
 row whose engine is read (fit/mlperf.MLPERF_LIMIT_ENGINES) this prints
 
 - ``measured``: requests decoding per instance by Little's law (output tok/s per instance x mean TPOT), the mean
@@ -52,7 +52,8 @@ from jalapeno.fit.mlperf import MLPERF_LIMIT_ENGINES, load_mlperf
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import point_stack, point_workload
 from jalapeno.serve.analytic import aggregated_by_batch
-from jalapeno.serve.open_loop import poisson_tpot_s, poisson_ttft_s
+from jalapeno.serve.open_loop import poisson_ttft_s
+from jalapeno.serve.tpot_tail import poisson_tpot_s
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
 

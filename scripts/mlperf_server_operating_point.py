@@ -34,7 +34,8 @@ import numpy as np
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.fit.mlperf import MLPERF_LIMIT_ENGINES, MLPERF_RULES, load_mlperf, submitted_deployment
 from jalapeno.serve.analytic import aggregated_by_batch
-from jalapeno.serve.open_loop import poisson_tpot_s, poisson_ttft_s
+from jalapeno.serve.open_loop import poisson_ttft_s
+from jalapeno.serve.tpot_tail import poisson_tpot_s
 from jalapeno.specs.catalog import load_model, load_system
 
 STACK = "trtllm@1.2.0rc2"

@@ -171,7 +171,8 @@ def rate_rows() -> list[dict]:
     from jalapeno.fit.latency_limits import engine_within_limits
     from jalapeno.fit.mlperf import load_mlperf
     from jalapeno.fit.mlperf_server import server_runs
-    from jalapeno.serve.open_loop import poisson_tpot_s, poisson_ttft_s
+    from jalapeno.serve.open_loop import poisson_ttft_s
+    from jalapeno.serve.tpot_tail import poisson_tpot_s
     from jalapeno.serve.point import serve_at_concurrency, serve_at_rate
 
     runs, meas, out = server_runs(), measured_figures(), []

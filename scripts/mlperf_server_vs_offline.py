@@ -43,7 +43,8 @@ from jalapeno.fit.mlperf import MLPERF_LIMIT_ENGINES, MLPERF_RULES, load_mlperf,
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import point_stack, point_workload, with_harness_step
 from jalapeno.serve.finite_run import finite_run_factor
-from jalapeno.serve.open_loop import poisson_tpot_s, poisson_ttft_s
+from jalapeno.serve.open_loop import poisson_ttft_s
+from jalapeno.serve.tpot_tail import poisson_tpot_s
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model, load_system
 

@@ -1,5 +1,5 @@
 """MLPerf v5.1 Server / Interactive rows: the per-query TPOT tail (p99 / mean over samples) the runs measured against the
-model's, at each run's own scheduled rate — round 40's prompts alone (serve/open_loop.tpot_quantile_s) and the
+model's, at each run's own scheduled rate — round 40's prompts alone (serve/tpot_tail.tpot_quantile_s) and the
 prompts with the decode batch's occupancy (serve/tpot_tail, shipped on in round 41), with the occupancy part and the
 prompt part alone beside them (issue 18; docs/gap_large_batch_decode.md "Round 41 (mlperftail41)").
 
@@ -7,7 +7,7 @@ Per row (``matched@limits``, an engine read): the run's rate per instance (``sch
 fit/mlperf_server.DEFAULT_SERVER_RUNS, LoadGen's Poisson rate: a test setting, not a result), the model's decode
 batch there, the step's marginal time per decoding request s (secant over ±10% of the batch) and per prompt token σ,
 arrivals per step a = λτ, and p99 / mean TPOT: measured (the run's log), round 40's prompts-only form
-(serve/open_loop.tpot_quantile_s), as shipped (serve/open_loop.poisson_tpot_s), occupancy + prompts, occupancy only
+(serve/tpot_tail.tpot_quantile_s), as shipped (serve/tpot_tail.poisson_tpot_s), occupancy + prompts, occupancy only
 (σ = 0), prompts only (s = 0) (serve/tpot_tail). Then the run's ramp from an empty engine (:func:`ramp_tail`, the
 run's span from its LoadGen settings, fit/mlperf_server): the per-query mean and p99 over the whole run. Nothing is
 fitted; the rows' own figures enter nowhere but the "measured" column.
@@ -32,7 +32,8 @@ def tail_parts(model, pr, one, wl, pts) -> dict[str, float]:
     from jalapeno.cost.step import Batch, step_cost
     from jalapeno.deploy.deployment import pool_overlap
     from jalapeno.serve import tpot_tail
-    from jalapeno.serve.open_loop import ISL_GRID, poisson_tpot_s, tpot_quantile_s
+    from jalapeno.serve.open_loop import ISL_GRID
+    from jalapeno.serve.tpot_tail import poisson_tpot_s, tpot_quantile_s
 
     lay = one.decode.layout
     p = with_pool_backends(pr, one.decode, model, lay, one.precision.kv_cache.name)

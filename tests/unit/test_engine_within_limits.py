@@ -67,7 +67,7 @@ def _served(fx, concurrency, workers=1):
 
 
 def _p99_tpot(fx, concurrency):
-    from jalapeno.serve.open_loop import poisson_tpot_s
+    from jalapeno.serve.tpot_tail import poisson_tpot_s
 
     model, pricer, dep, wl = fx
     one = dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, workers=1))
@@ -76,7 +76,7 @@ def _p99_tpot(fx, concurrency):
 
 def test_the_best_load_is_the_highest_one_within_the_tpot_limit(h200_llama):
     """Throughput and TPOT both grow with the load, so within a p99 TPOT limit the best point is the
-    highest load whose p99 TPOT (serve/open_loop.poisson_tpot_s) meets it: the load 20% above it
+    highest load whose p99 TPOT (serve/tpot_tail.poisson_tpot_s) meets it: the load 20% above it
     (beyond the next rung, ratio <= 1.1) breaks the limit; loose limits give the throughput of every
     slot filled (the engine's token cap saturates it first: its lowest load reaching it is reported)."""
     model, pricer, dep, wl = h200_llama

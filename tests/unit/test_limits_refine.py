@@ -13,7 +13,8 @@ import pytest
 
 from jalapeno.fit.latency_limits import REFINE, peak_within_limits
 from jalapeno.serve.analytic import aggregated_by_batch
-from jalapeno.serve.open_loop import poisson_tpot_s, poisson_ttft_s
+from jalapeno.serve.open_loop import poisson_ttft_s
+from jalapeno.serve.tpot_tail import poisson_tpot_s
 
 
 @pytest.fixture(scope="module")

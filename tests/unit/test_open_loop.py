@@ -15,10 +15,10 @@ from jalapeno.serve.open_loop import (
     cramer_lundberg,
     erlang_arrival_tail,
     mg1_wait,
-    poisson_tpot_s,
     ttft_quantile_s,
     wait_exceeds,
 )
+from jalapeno.serve.tpot_tail import poisson_tpot_s
 
 
 def _lindley(lam: float, service: np.ndarray, n: int, seed: int) -> np.ndarray:
@@ -241,7 +241,7 @@ def test_tpot_quantile_by_hand():
     percentile 100·ln(100) = 460.517 tokens, 46.0517 per step against the mean 10: 36.0517 tokens of
     excess at 1e-4 s each on a 30 ms mean step -> 33.60517 ms. A 20-token budget caps the share at 20
     (excess 10: 31 ms)."""
-    from jalapeno.serve.open_loop import tpot_quantile_s
+    from jalapeno.serve.tpot_tail import tpot_quantile_s
 
     args = (np.array([0.03]), np.array([1e-4]), np.array([0.1]), np.full(4, 100.0), np.array([10.0]))
     assert tpot_quantile_s(0.99, *args, np.array([2048.0]))[0] == pytest.approx(

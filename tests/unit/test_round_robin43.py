@@ -10,7 +10,8 @@ import pytest
 
 from jalapeno.errors import SpecError
 from jalapeno.serve.finite_run import ServerRun
-from jalapeno.serve.open_loop import cramer_lundberg, erlang_arrival_tail, renewal_dispersion, ttft_quantile_s
+from jalapeno.serve.open_loop import cramer_lundberg, erlang_arrival_tail, ttft_quantile_s
+from jalapeno.serve.tpot_tail import renewal_dispersion
 
 
 def _lindley_erlang(lam: float, service: np.ndarray, k: int, n: int, seed: int) -> np.ndarray:

@@ -4,7 +4,7 @@ Interactive, mapping ``frontier@limits``).
 A Server / Interactive result is valid only with its p99 TTFT and p99 TPOT within the rules'
 limits (loadgen/mlperf.conf; fit/mlperf.MLPERF_RULES), and the submitter raises the Poisson
 arrival rate until one binds. The prediction is therefore the highest throughput per chip of a
-feasible swept point whose p99 TPOT over requests (serve/open_loop.poisson_tpot_s: the prompts
+feasible swept point whose p99 TPOT over requests (serve/tpot_tail.poisson_tpot_s: the prompts
 sharing each request's decode steps, a compound Poisson count; the mean within the limit,
 :func:`peak_within_tpot`, is the necessary condition that pre-selects) is within the TPOT limit
 and whose p99 TTFT under Poisson arrivals at that point's request rate
@@ -32,7 +32,8 @@ import dataclasses
 import numpy as np
 
 from jalapeno.errors import SpecError, check_bool
-from jalapeno.serve.open_loop import poisson_tpot_s, poisson_ttft_s
+from jalapeno.serve.open_loop import poisson_ttft_s
+from jalapeno.serve.tpot_tail import poisson_tpot_s
 
 #: Candidates priced per round, best throughput first (a round stops the search once one passes).
 ROUND = 32
@@ -50,7 +51,7 @@ LADDER = 81
 def peak_within_limits(model, pricer, wl, sweep, tpot_limit_s: float | None,
                        ttft_limit_s: float | None, run=None, run_chips: int = 0) -> tuple[float, float]:
     """Highest throughput per chip (tok/s) of the ``sweep``'s (analysis/sweep.SweepResult) feasible
-    points with Poisson p99 TPOT <= ``tpot_limit_s`` (serve/open_loop.poisson_tpot_s; the mean within it
+    points with Poisson p99 TPOT <= ``tpot_limit_s`` (serve/tpot_tail.poisson_tpot_s; the mean within it
     pre-selects) and Poisson p99 TTFT <= ``ttft_limit_s`` (s), and
     that point's p99 TTFT (s); (0.0, inf) when none is. The aggregated deployments whose grid points beyond
     the limits out-throughput that point are refined between their last batch within the limits and their
@@ -201,9 +202,9 @@ def engine_within_limits(model, pricer, dep, wl, max_concurrency: float, tpot_li
     (tok/s) over :data:`LADDER` steady-state (open-loop) concurrencies, geometric from 1 to ``max_concurrency``
     (the whole deployment's slots) — per instance for an aggregated ``dep`` of ``workers`` identical instances
     (``max_concurrency`` / workers), over the whole deployment for a disaggregated one (its prefill and decode
-    pools priced together, serve/point.serve_at_concurrency; the Poisson TTFT is the prefill pool's queue and the
-    TPOT the decode pool's mean, serve/open_loop) — whose Poisson p99 TPOT <= ``tpot_limit_s`` and Poisson p99
-    TTFT <= ``ttft_limit_s`` (s), as :func:`peak_within_limits` does over a sweep. Returns a dict with
+    pools priced together, serve/point.serve_at_concurrency; the Poisson TTFT is the prefill pool's queue,
+    serve/open_loop, and the TPOT the decode pool's mean, serve/tpot_tail) — whose Poisson p99 TPOT <= ``tpot_limit_s``
+    and Poisson p99 TTFT <= ``ttft_limit_s`` (s), as :func:`peak_within_limits` does over a sweep. Returns a dict with
     ``throughput_per_chip``, ``ttft_p99_s``, ``concurrency`` (the whole deployment's), ``feasible``,
     ``reason`` (why none meets the limits, else "") and ``run_factor``. ``run`` (a serve/finite_run.ServerRun):
     each load priced as a LoadGen Server run of the whole deployment (:func:`peak_within_limits`;

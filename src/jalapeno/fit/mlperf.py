@@ -15,7 +15,7 @@ are stated per benchmark with where they come from. Mapping (fit/validate.py's l
   disaggregated pools, :data:`MLPERF_DISAGG_ENGINES`: the Dynamo Llama-3.1-405B row, since round 37), served at its
   best load within the same two limits (fit/latency_limits.engine_within_limits; the default since round 31,
   ``server_mapping="engine@limits"``, as Offline rows take their own engine), else ``frontier@limits`` —
-  the highest predicted throughput per chip whose p99 TPOT over requests (serve/open_loop.poisson_tpot_s)
+  the highest predicted throughput per chip whose p99 TPOT over requests (serve/tpot_tail.poisson_tpot_s)
   is within the rules' p99 TPOT limit and whose p99 TTFT under Poisson arrivals at its own request
   rate is within the rules' p99 TTFT limit (:data:`MLPERF_RULES`; fit/latency_limits.py, serve/open_loop.py: the prefill queue's
   M/G/1 tail over the dataset's prompts). The submitters raise the load until a limit binds or
