@@ -230,8 +230,7 @@ def wait_exceeds(x, rho, gamma, c) -> np.ndarray:
     """
     x, rho, g, c = (np.asarray(a, dtype=float) for a in (x, rho, gamma, c))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        tail = np.where(rho <= 0, 0.0, np.where(rho >= 1, 1.0,
-                                                np.minimum(rho, c * np.exp(-np.maximum(x, 0.0) * g))))
+        tail = np.where(rho <= 0, 0.0, np.where(rho >= 1, 1.0, np.minimum(rho, c * np.exp(-np.maximum(x, 0.0) * g))))
     return np.where(x < 0, 1.0, tail)
 
 
@@ -291,12 +290,20 @@ def gated_ttft_quantile_s(q: float, rate_per_s, work_s, other_s, gate_s, arrival
     n = other.shape[0]
     u = 2.0 * (np.arange(GATE_SLICES) + 0.5) / GATE_SLICES  # U / G: uniform on [0, 2), slice midpoints
     spread = (other[:, :, None] + np.broadcast_to(gate, (n,))[:, None, None] * u).reshape(n, -1)
-    return ttft_quantile_s(q, rate_per_s, np.repeat(np.broadcast_to(work, other.shape), GATE_SLICES, axis=1), spread,
-                           arrival_k)
+    return ttft_quantile_s(
+        q, rate_per_s, np.repeat(np.broadcast_to(work, other.shape), GATE_SLICES, axis=1), spread, arrival_k
+    )
 
 
-def poisson_ttft_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pts: ServingPoints,
-                   q: float = 0.99, arrival_k: int = 1) -> np.ndarray:
+def poisson_ttft_s(
+    model: ModelSpec,
+    pricer: Pricer,
+    dep: Deployment,
+    wl: Workload,
+    pts: ServingPoints,
+    q: float = 0.99,
+    arrival_k: int = 1,
+) -> np.ndarray:
     """Quantile ``q`` of TTFT (s) of ``dep``'s points ``pts`` (N,) under Poisson arrivals at each
     point's request rate (module docstring), (N,); inf where the prefill queue is unstable:
     :func:`gated_ttft_quantile_s` of :func:`poisson_ttft_parts`. ``arrival_k`` > 1: each instance takes every
@@ -309,8 +316,9 @@ def poisson_ttft_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Worklo
     return gated_ttft_quantile_s(q, pts.request_rate_per_s, work, other, gate, arrival_k)
 
 
-def poisson_ttft_parts(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload,
-                       pts: ServingPoints) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def poisson_ttft_parts(
+    model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pts: ServingPoints
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The parts of :func:`poisson_ttft_s` for ``dep``'s points ``pts`` (N,) over the workload's :data:`ISL_GRID`
     prompts: each prompt's queue work V_i (s, (N, K)), its TTFT apart from the queue's wait and the balancing
     gate's spread (own prefill, front end, half a step, KV hand-off, and the closed loop's gate mean G less G_c;
@@ -335,12 +343,23 @@ def poisson_ttft_parts(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Wo
     b = pts.decode_batch / lay.pp if agg else np.zeros(n)
     chunk = min(wl.mean_isl, per_rank)
     seqs = budget / chunk
-    sc = step_cost(model, pr, lay, dep.precision,
-                   Batch.make(decode_seqs=np.concatenate([b, b]), decode_ctx=wl.decode_ctx,
-                              prefill_tokens=np.concatenate([np.full(n, 1.0 if not agg else 0.0), np.full(n, budget)]),
-                              prefill_ctx=(wl.mean_isl - chunk) / 2,
-                              prefill_seqs=np.concatenate([np.full(n, 0.0 if agg else 1.0), np.full(n, seqs)])),
-                   dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    sc = step_cost(
+        model,
+        pr,
+        lay,
+        dep.precision,
+        Batch.make(
+            decode_seqs=np.concatenate([b, b]),
+            decode_ctx=wl.decode_ctx,
+            prefill_tokens=np.concatenate([np.full(n, 1.0 if not agg else 0.0), np.full(n, budget)]),
+            prefill_ctx=(wl.mean_isl - chunk) / 2,
+            prefill_seqs=np.concatenate([np.full(n, 0.0 if agg else 1.0), np.full(n, seqs)]),
+        ),
+        dep.mtp,
+        dep.memory_fraction,
+        pool_overlap(dep.overlap, model, lay),
+        dep.memory_profile,
+    )
     t_lo, t_hi = sc.step_time_s[:n], sc.step_time_s[n:]
     workers = 1.0 if agg else float(pool.workers)
     work = isl[None, :] * (t_hi / (workers * budget))[:, None]
@@ -348,10 +367,16 @@ def poisson_ttft_parts(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Wo
     own = t_lo[:, None] * np.maximum(1.0, isl[None, :] / per_rank) + sigma_r[:, None] * isl[None, :]
     zero = np.zeros(n)
     gate = adp_gate_s(dep, lay, pts.decode_batch, pts.request_rate_per_s, pts.step_time_s, None) if agg else zero
-    spread = adp_gate_s(dep, lay, pts.decode_batch, pts.request_rate_per_s, pts.step_time_s, None,
-                        clock=True) if agg else zero
-    other = own + np.array([frontend_s(eff, x) for x in isl])[None, :] + (pts.step_time_s / 2 + pts.kv_transfer_s
-                                                                          + gate - spread)[:, None]
+    spread = (
+        adp_gate_s(dep, lay, pts.decode_batch, pts.request_rate_per_s, pts.step_time_s, None, clock=True)
+        if agg
+        else zero
+    )
+    other = (
+        own
+        + np.array([frontend_s(eff, x) for x in isl])[None, :]
+        + (pts.step_time_s / 2 + pts.kv_transfer_s + gate - spread)[:, None]
+    )
     return work, other, np.asarray(spread, dtype=float)
 
 
@@ -373,10 +398,20 @@ def decode_pool_step(model: ModelSpec, pricer: Pricer, dep: Deployment, decode_c
     pr = with_pool_backends(pricer, pool, model, lay, dep.precision.kv_cache.name)
     b = np.asarray(decode_seqs, dtype=float).ravel() / lay.pp
     z = np.zeros(b.size)
-    batch = graph_padded(dep, lay, Batch.make(decode_seqs=b, decode_ctx=decode_ctx, prefill_tokens=z, prefill_ctx=0.0,
-                                              prefill_seqs=z))
-    return step_cost(model, pr, lay, dep.precision, batch, dep.mtp, dep.memory_fraction,
-                     pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    batch = graph_padded(
+        dep, lay, Batch.make(decode_seqs=b, decode_ctx=decode_ctx, prefill_tokens=z, prefill_ctx=0.0, prefill_seqs=z)
+    )
+    return step_cost(
+        model,
+        pr,
+        lay,
+        dep.precision,
+        batch,
+        dep.mtp,
+        dep.memory_fraction,
+        pool_overlap(dep.overlap, model, lay),
+        dep.memory_profile,
+    )
 
 
 def decode_step_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, decode_seqs) -> np.ndarray:
