@@ -156,11 +156,10 @@ def part4() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from kimi_trt_decode_split import implied_hbm_fraction, per_layer_parts
 
-    from jalapeno.cost.step import Batch, step_cost
-    from jalapeno.deploy.deployment import pool_overlap
     from jalapeno.fit.table_lookup import load_any_pricer
     from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, with_stack_mtp
     from jalapeno.serve.limits import decode_step_s
+    from jalapeno.serve.open_loop import decode_pool_step
     from jalapeno.serve.point import serve_at_concurrency
     from jalapeno.specs.catalog import load_model
 
@@ -176,8 +175,7 @@ def part4() -> None:
         pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
         run = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency])
         b = float(run.decode_batch[0])
-        sc = step_cost(model, pricer, lay, dep.precision, Batch.make(decode_seqs=np.array([b]), decode_ctx=wl.decode_ctx),
-                       dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+        sc = decode_pool_step(model, pricer, dep, wl.decode_ctx, [b])  # as served: pool backends, graph padding
         step = float(decode_step_s(sc, pricer.efficiency, dep, np.array([b]), lay)[0])
         moe_layers = model.num_layers - len(model.dense_layers)
         ops = sc.op_rows(0)

@@ -6,7 +6,7 @@ served three ways: analytically as validated (serve/point.serve_at_concurrency, 
 prefill scheduling), analytically with the other prefill scheduling (``mixed``: a prompt rides in
 a decode step; ``separate``: SGLang's default prefill-first step, docs/model.md §12), and by the
 request-level simulator with InferenceX's idle start (serve/sim, ``warmup=0``). Columns: the
-modelled decode-only step at the model's decode batch (cost/step.step_cost, no prefill), the
+modelled decode-only step at the model's decode batch (serve/open_loop.decode_pool_step, no prefill), the
 stall (modelled TPOT minus that step: the prompts' prefill work the decoding users wait out),
 and the prefill stall per prompt the measured TPOT would imply were the decode-only step right,
 (TPOT_measured − decode step)·(mean OSL − 1)/(C − 1). A last table fits TPOT = a + b·C over
@@ -31,12 +31,11 @@ from collections import defaultdict
 import numpy as np
 
 from jalapeno.cost.moe import touched_fraction
-from jalapeno.cost.step import Batch, step_cost
-from jalapeno.deploy.deployment import pool_overlap
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_inferencex, point_stack, with_stack_mtp, point_workload
 from jalapeno.fit.validation_run import DEFAULT_POINTS
 from jalapeno.serve.limits import decode_step_s
+from jalapeno.serve.open_loop import decode_pool_step
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.serve.sim.simulation import simulate
 from jalapeno.specs.catalog import load_model
@@ -50,9 +49,7 @@ def _decode_only(model, pricer, dep, wl: Workload, batch: float) -> tuple[float,
     """Modelled decode-only step (no prompt in it) at ``batch`` sequences and the workload's decode
     context, and the ``moe.experts`` op's share of it (0 for a dense model), s."""
     lay = dep.decode.layout
-    b = np.array([batch / lay.pp])
-    sc = step_cost(model, pricer, lay, dep.precision, Batch.make(decode_seqs=b, decode_ctx=wl.decode_ctx),
-                   dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    sc = decode_pool_step(model, pricer, dep, wl.decode_ctx, [batch])  # as served: pool backends, graph padding
     moe = sum(r["time_s"] for r in sc.op_rows(0) if r["op"] == "moe.experts")
     return float(decode_step_s(sc, pricer.efficiency, dep, np.array([batch]), lay)[0]), float(moe)
 
