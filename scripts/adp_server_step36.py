@@ -46,12 +46,13 @@ from pathlib import Path
 import numpy as np
 
 from jalapeno.cost.adp_rank import expected_max_std_normal
-from jalapeno.cost.pricer import load_pricer, with_moe_backend
+from jalapeno.cost.pricer import load_pricer, with_pool_backends
 from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import pool_overlap
 from jalapeno.fit.mlperf import MLPERF_LIMIT_ENGINES, load_mlperf, submitted_deployment
 from jalapeno.serve.analytic import agg_plan
 from jalapeno.serve.limits import decode_step_s, floored_steps, graph_padded, prompt_floor_s
+from jalapeno.serve.open_loop import decode_pool_step
 from jalapeno.specs.catalog import load_model, load_system
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -87,7 +88,8 @@ def row_terms(row_id: str) -> dict:
     dep, _ = submitted_deployment(eng, p.precision, p.chips, model, load_system(p.system))
     dep = dataclasses.replace(dep, decode=dataclasses.replace(dep.decode, workers=1))
     lay = dep.decode.layout
-    pr = with_moe_backend(load_pricer(p.system, stack=STACK), dep.decode.moe_backend, model, lay)
+    base = load_pricer(p.system, stack=STACK)
+    pr = with_pool_backends(base, dep.decode, model, lay, dep.precision.kv_cache.name)  # as served_at_concurrency
     per_rank = measured_per_rank(p)
     b = np.array([per_rank * lay.dp])
     plan = agg_plan(model, pr, dep, wl, b)
@@ -101,10 +103,9 @@ def row_terms(row_id: str) -> dict:
     a = float(p_mb[0] / wl.mean_isl)  # prompts per step (the spread's arrivals do not bunch)
     share = float(min(p_mb[0] / p_big[0], 1.0))
     share_dp = a / lay.dp
-    # the decode-only step's ops at its padded batch
-    dec = graph_padded(dep, lay, Batch.make(decode_seqs=b, decode_ctx=wl.decode_ctx))
-    sd = step_cost(model, pr, lay, dep.precision, dec, dep.mtp, dep.memory_fraction,
-                   pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    # the decode-only step's ops at its padded batch, as served (the bare pricer: with_pool_backends is not idempotent)
+    sd = decode_pool_step(model, base, dep, wl.decode_ctx, b)
+    dec = graph_padded(dep, lay, Batch.make(decode_seqs=b / lay.pp, decode_ctx=wl.decode_ctx))
     ops = {o["op"]: o["time_s"] for o in sd.op_rows(0)}
     attn = sum(v for k, v in ops.items() if k.startswith("attn."))
     experts, mla = ops["moe.experts"], ops["attn.mla_decode"]

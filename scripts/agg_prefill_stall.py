@@ -125,6 +125,7 @@ def _rows(system: str, framework: str, isl: int):
 def main(system: str, framework: str, isl: int) -> None:
     from jalapeno.fit.table_lookup import load_any_pricer
     from jalapeno.fit.validate import point_stack, point_workload, with_stack_mtp
+    from jalapeno.serve.open_loop import decode_pool_step
     from jalapeno.serve.point import serve_at_concurrency
     from jalapeno.specs.catalog import load_model
 
@@ -145,9 +146,7 @@ def main(system: str, framework: str, isl: int) -> None:
         b, tpot = float(run.decode_batch[0]), float(run.tpot_s[0])
         sc = step_cost(model, pricer, lay, dep.precision, mha_rows_batch(b / lay.pp, wl.decode_ctx), dep.mtp,
                        dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
-        dec = step_cost(model, pricer, lay, dep.precision, Batch.make(decode_seqs=np.array([b / lay.pp]),
-                        decode_ctx=wl.decode_ctx), dep.mtp, dep.memory_fraction,
-                        pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+        dec = decode_pool_step(model, pricer, dep, wl.decode_ctx, [b])  # as served: pool backends, graph padding
         t_dec = float(decode_step_s(dec, pricer.efficiency, dep, np.array([b]), lay)[0])
         f = chunk_step_fraction(b / lay.pp, wl.mean_isl, wl.mean_osl, min(wl.mean_isl, dep.prefill_budget(lay)))
         what_if = [float(serve_at_concurrency(model, pricer, d, wl, [c]).tpot_s[0]) for d in (
@@ -162,6 +161,8 @@ def main(system: str, framework: str, isl: int) -> None:
             model.moe.expert_intermediate, model.moe.num_experts, model.moe.top_k, lay.moe_tp, lay.ep, p.precision), fw)
         ktpot = float(serve_at_concurrency(model, kpr, dep, wl, [c]).tpot_s[0])
         args = (dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+        # kdec by hand: the table's experts in place of the pool's (decode_pool_step would wrap the pool's MoE backend
+        # over kpr's curve)
         kdec = float(decode_step_s(step_cost(model, kpr, lay, dep.precision, Batch.make(
             decode_seqs=np.array([b / lay.pp]), decode_ctx=wl.decode_ctx), *args), kpr.efficiency, dep, np.array([b]),
             lay)[0])
