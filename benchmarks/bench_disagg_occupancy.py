@@ -23,8 +23,8 @@ the row's identified recipe entry) it serves the row's deployment at its concurr
   serving point) and over a single lane (one prefill rank to one decode rank: under attention DP
   a request's KV lives on one attention rank), for comparison with ``hold``;
 - TTFT (measured where published, model p50) and the model's TPOT / throughput errors;
-- step: the model's decode step priced at B_meas per decode worker (cost/step.step_cost with the
-  pool's MoE backend, serve/limits.decode_step_s) beside the step the measured TPOT implies (TPOT x
+- step: the model's decode step priced at B_meas per decode worker (serve/open_loop.decode_pool_step: the
+  pool's engine backends, overlap and CUDA-graph padding of equally loaded ranks; serve/limits.decode_step_s) beside the step the measured TPOT implies (TPOT x
   the tokens a sequence emits per verify step at the row's MTP acceptance);
 - step@slots: the same step priced with every decode slot of the worker full (``max_batch_size``
   per attention rank). Under attention DP with CUDA-graph padding (the recipes' ``cuda_graph_config:
@@ -48,13 +48,13 @@ from importlib import resources
 import numpy as np
 
 from jalapeno.cost.pricer import with_moe_backend
-from jalapeno.cost.step import Batch, step_cost
 from jalapeno.deploy.deployment import pool_overlap
 from jalapeno.fit.entries import with_stack_mtp
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import INFERENCEX_RANGE_RATIO, load_inferencex, point_stack
 from jalapeno.serve.disagg import kv_transfer_s, prefill_perf
 from jalapeno.serve.limits import decode_step_s
+from jalapeno.serve.open_loop import decode_pool_step
 from jalapeno.serve.point import serve_at_concurrency
 from jalapeno.specs.catalog import load_model
 from jalapeno.specs.workload import Workload
@@ -124,12 +124,9 @@ def _tokens_per_step(mtp) -> float:
 
 def _step_at(model, pricer, dep, wl: Workload, batch: float) -> float:
     """The decode pool's step, s, at ``batch`` sequences per decode worker (context ISL + OSL/2)."""
-    lay = dep.decode.layout
-    prm = with_moe_backend(pricer, dep.decode.moe_backend, model, lay)
     b = np.array([batch])
-    sc = step_cost(model, prm, lay, dep.precision, Batch.make(decode_seqs=b / lay.pp, decode_ctx=wl.decode_ctx),
-                   dep.mtp, memory_fraction=dep.memory_fraction, engine_memory=dep.memory_profile)
-    return float(decode_step_s(sc, prm.efficiency, dep, b, lay)[0])
+    sc = decode_pool_step(model, pricer, dep, wl.decode_ctx, b)  # as served: pool backends, overlap, graph padding
+    return float(decode_step_s(sc, pricer.efficiency, dep, b, dep.decode.layout)[0])
 
 
 if __name__ == "__main__":

@@ -365,7 +365,8 @@ def with_pool_backends(pricer: Pricer, pool, model, layout, kv_format: str | Non
     backend with the KV cache in ``kv_format`` (:func:`with_attention_backend`), and the MoE token exchange
     by the pool's ``moe_exchange`` where it names one (``Efficiency.moe_exchange`` replaced; a pricer without
     ``with_efficiency`` keeps its own). ``pool``: anything with ``moe_backend`` and ``attention_backend``
-    (deploy/deployment.Pool; ``moe_exchange`` optional).
+    (deploy/deployment.Pool; ``moe_exchange`` optional). Not idempotent: a pricer it returned, passed again, gets
+    the attention backend's and a fitted MoE kernel's rescaling a second time (tests/unit/test_pool_backends_twice.py).
 
     Raises:
         SpecError: an unknown backend name.

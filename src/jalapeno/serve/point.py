@@ -363,7 +363,8 @@ def _fixed_cycle(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload
     ``pts.queue_s``); points whose engine is prefill-bound keep ``out`` (effect 1 and the first wave).
 
     The decode-only steps of the window between two waves are priced at the batch still decoding
-    (CUDA-graph ceiling applied, serve/limits.py) at the end of the requests' lives, context ISL + OSL.
+    (CUDA-graph ceiling applied, serve/limits.py) at the end of the requests' lives, context ISL + OSL: the step of
+    serve/open_loop.decode_pool_step, built here because ``pricer`` already carries the pool's backends.
     """
     lay = dep.decode.layout
     t0, sigma, fill = line
