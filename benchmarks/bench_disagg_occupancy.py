@@ -67,8 +67,10 @@ def _fmt(v: float | None, spec: str) -> str:
 def main(rows: tuple[int, ...] = ()) -> None:
     pts, _ = load_inferencex(resources.files("jalapeno") / "data" / "validation" / "inferencex_points.csv")
     want = {f"inferencex_points:{r}" for r in rows}
-    print("row  system       C      slots  B_meas  occ   B_run  occ_m  λ_meas λ_model  ρ_p   hold_s  "
-          "handoff_ms(priced/1 lane)  TTFT meas/model_s  TPOT_err  thr_err  step@B_meas/implied_ms  step@slots  bracket")
+    print(
+        "row  system       C      slots  B_meas  occ   B_run  occ_m  λ_meas λ_model  ρ_p   hold_s  "
+        "handoff_ms(priced/1 lane)  TTFT meas/model_s  TPOT_err  thr_err  step@B_meas/implied_ms  step@slots  bracket"
+    )
     for p in pts:
         dep0 = p.deployment
         if (want and p.id not in want) or p.mapping != "matched" or dep0 is None or dep0.prefill is None:
@@ -79,9 +81,15 @@ def main(rows: tuple[int, ...] = ()) -> None:
         pr = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
         wl = Workload(f"{p.isl}/{p.osl}", p.isl, p.osl, 1.0 if p.fixed_lengths else INFERENCEX_RANGE_RATIO)
         r = serve_at_concurrency(model, pr, dep, wl, [p.concurrency])
-        pre = prefill_perf(model, with_moe_backend(pr, dep.prefill.moe_backend, model, dep.prefill.layout),
-                           dep.prefill.layout, dep.precision, wl, dep.prefill_budget(dep.prefill.layout),
-                           pool_overlap(dep.overlap, model, dep.prefill.layout))
+        pre = prefill_perf(
+            model,
+            with_moe_backend(pr, dep.prefill.moe_backend, model, dep.prefill.layout),
+            dep.prefill.layout,
+            dep.precision,
+            wl,
+            dep.prefill_budget(dep.prefill.layout),
+            pool_overlap(dep.overlap, model, dep.prefill.layout),
+        )
         m = p.measured
         thr, tpot = m.get("throughput_per_chip"), m.get("tpot_s")
         if thr is None or tpot is None:
@@ -99,14 +107,16 @@ def main(rows: tuple[int, ...] = ()) -> None:
         step, implied = _step_at(model, pr, dep, wl, b_meas / dep.decode.workers), tpot * _tokens_per_step(dep.mtp)
         adp = dep.decode.layout.dp > 1  # the max-over-ranks padding needs attention DP
         full = _step_at(model, pr, dep, wl, slots / dep.decode.workers) if slots and adp else None
-        print(f"{p.id.split(':')[1]:>4} {p.system[:11]:11s} {p.concurrency:6g} {_fmt(slots, '6g')} {b_meas:7.0f} "
-              f"{_fmt(b_meas / slots if slots else None, '5.2f')} {b_run:6.0f} "
-              f"{_fmt(min(b_run, slots) / slots if slots else None, '5.2f')} {lam:7.1f} "
-              f"{r.request_rate_per_s[0]:7.1f} {rho:5.2f} {_fmt(hold, '7.2f')}  "
-              f"{r.kv_transfer_s[0] * 1e3:8.2f} / {one_lane * 1e3:6.2f}          "
-              f"{_fmt(ttft, '6.2f')} / {r.ttft_p50_s[0]:6.2f}   {(r.tpot_s[0] / tpot - 1) * 100:+6.1f}%  "
-              f"{(r.throughput_per_chip[0] / thr - 1) * 100:+6.1f}%  {step * 1e3:6.1f} / {implied * 1e3:6.1f}  "
-              f"{_fmt(None if full is None else full * 1e3, '6.1f')}  {_bracket(step, full, implied)}")
+        print(
+            f"{p.id.split(':')[1]:>4} {p.system[:11]:11s} {p.concurrency:6g} {_fmt(slots, '6g')} {b_meas:7.0f} "
+            f"{_fmt(b_meas / slots if slots else None, '5.2f')} {b_run:6.0f} "
+            f"{_fmt(min(b_run, slots) / slots if slots else None, '5.2f')} {lam:7.1f} "
+            f"{r.request_rate_per_s[0]:7.1f} {rho:5.2f} {_fmt(hold, '7.2f')}  "
+            f"{r.kv_transfer_s[0] * 1e3:8.2f} / {one_lane * 1e3:6.2f}          "
+            f"{_fmt(ttft, '6.2f')} / {r.ttft_p50_s[0]:6.2f}   {(r.tpot_s[0] / tpot - 1) * 100:+6.1f}%  "
+            f"{(r.throughput_per_chip[0] / thr - 1) * 100:+6.1f}%  {step * 1e3:6.1f} / {implied * 1e3:6.1f}  "
+            f"{_fmt(None if full is None else full * 1e3, '6.1f')}  {_bracket(step, full, implied)}"
+        )
 
 
 def _bracket(low: float, high: float | None, implied: float) -> str:
@@ -119,7 +129,7 @@ def _bracket(low: float, high: float | None, implied: float) -> str:
 
 def _tokens_per_step(mtp) -> float:
     """Tokens a sequence emits per verify step: 1 + a + ... + a^k (k drafts at per-token acceptance a)."""
-    return 1.0 if mtp is None else float(sum(mtp.acceptance ** i for i in range(mtp.draft_tokens + 1)))
+    return 1.0 if mtp is None else float(sum(mtp.acceptance**i for i in range(mtp.draft_tokens + 1)))
 
 
 def _step_at(model, pricer, dep, wl: Workload, batch: float) -> float:

@@ -77,7 +77,7 @@ def context_cv(isl: np.ndarray, osl: np.ndarray, grid: int = 64) -> tuple[float,
     w = np.repeat((osl - 1)[:, None], grid, axis=1)
     mean = float((w * ctx).sum() / w.sum())
     var = float((w * (ctx - mean) ** 2).sum() / w.sum())
-    return mean, var ** 0.5 / mean
+    return mean, var**0.5 / mean
 
 
 def row_terms(row_id: str) -> dict:
@@ -94,12 +94,23 @@ def row_terms(row_id: str) -> dict:
     b = np.array([per_rank * lay.dp])
     plan = agg_plan(model, pr, dep, wl, b)
     _, _, steps, p_mb, _, _, p_big, _, _, _, _, batch = plan
-    sc = step_cost(model, pr, lay, dep.precision, batch, dep.mtp, dep.memory_fraction,
-                   pool_overlap(dep.overlap, model, lay), dep.memory_profile)
-    mixed = float(floored_steps(sc.step_time_s, batch.decode_seqs - 1, batch.prefill_tokens,
-                                prompt_floor_s(model, dep))[1])
-    t_dec = float(decode_step_s(sc, pr.efficiency, dep, np.concatenate([b, b, np.zeros(sc.step_time_s.shape[0] - 2)]),
-                                lay)[0])
+    sc = step_cost(
+        model,
+        pr,
+        lay,
+        dep.precision,
+        batch,
+        dep.mtp,
+        dep.memory_fraction,
+        pool_overlap(dep.overlap, model, lay),
+        dep.memory_profile,
+    )
+    mixed = float(
+        floored_steps(sc.step_time_s, batch.decode_seqs - 1, batch.prefill_tokens, prompt_floor_s(model, dep))[1]
+    )
+    t_dec = float(
+        decode_step_s(sc, pr.efficiency, dep, np.concatenate([b, b, np.zeros(sc.step_time_s.shape[0] - 2)]), lay)[0]
+    )
     a = float(p_mb[0] / wl.mean_isl)  # prompts per step (the spread's arrivals do not bunch)
     share = float(min(p_mb[0] / p_big[0], 1.0))
     share_dp = a / lay.dp
@@ -112,8 +123,10 @@ def row_terms(row_id: str) -> dict:
     exch = float(sum(c["time_s"] for c in sd.collective_rows(0)))
     padded = float(dec.decode_seqs[0]) / lay.dp
     mod, moe = _tables(p.system, "fp4")
-    grid = mod[mod.num_heads == HEADS].pivot_table(index="batch_size", columns="step", values="latency",
-                                                   aggfunc="min") * 1e-3
+    grid = (
+        mod[mod.num_heads == HEADS].pivot_table(index="batch_size", columns="step", values="latency", aggfunc="min")
+        * 1e-3
+    )
     attn_tab = LAYERS * interp_loglog(grid, per_rank, float(wl.decode_ctx))
     curve = moe[(moe.moe_tp_size == 1) & (moe.moe_ep_size == lay.ep)].groupby("num_tokens").latency.min() * 1e-3
     exp_tab = MOE_LAYERS * interp_loglog(curve, padded * lay.dp)
@@ -123,24 +136,63 @@ def row_terms(row_id: str) -> dict:
     tau_dp = (1 - share_dp) * t_dec + share_dp * mixed
     with_tables = tau + (attn_tab - attn) + (exp_tab - experts) + kv_skew
     left = p.measured["tpot_s"] - with_tables
-    return {"row": row_id, "per_rank": per_rank, "padded": padded, "measured": p.measured["tpot_s"], "t_dec": t_dec,
-            "attn": attn, "mla": mla, "experts": experts, "exch": exch, "rest": t_dec - attn - experts - exch,
-            "attn_tab": attn_tab, "exp_tab": exp_tab, "ctx_cv": cv, "kv_skew": kv_skew, "mixed": mixed,
-            "arrivals_per_step": a, "share": share, "share_dp": share_dp, "prompt": tau - t_dec,
-            "prompt_dp": tau_dp - t_dec, "tau": tau, "with_tables": with_tables, "left": left,
-            "need_x": (exp_tab + left) / exp_tab}
+    return {
+        "row": row_id,
+        "per_rank": per_rank,
+        "padded": padded,
+        "measured": p.measured["tpot_s"],
+        "t_dec": t_dec,
+        "attn": attn,
+        "mla": mla,
+        "experts": experts,
+        "exch": exch,
+        "rest": t_dec - attn - experts - exch,
+        "attn_tab": attn_tab,
+        "exp_tab": exp_tab,
+        "ctx_cv": cv,
+        "kv_skew": kv_skew,
+        "mixed": mixed,
+        "arrivals_per_step": a,
+        "share": share,
+        "share_dp": share_dp,
+        "prompt": tau - t_dec,
+        "prompt_dp": tau_dp - t_dec,
+        "tau": tau,
+        "with_tables": with_tables,
+        "left": left,
+        "need_x": (exp_tab + left) / exp_tab,
+    }
 
 
 def main() -> None:
-    cols = ("measured", "t_dec", "attn", "mla", "experts", "exch", "rest", "attn_tab", "exp_tab", "kv_skew",
-            "prompt_dp", "prompt", "tau", "with_tables", "left")
-    print(f"{'row':34s} {'/rank':>5s} {'a':>5s} {'share':>11s} " + " ".join(f"{c:>9s}" for c in cols)
-          + f" {'need_x':>6s}")
+    cols = (
+        "measured",
+        "t_dec",
+        "attn",
+        "mla",
+        "experts",
+        "exch",
+        "rest",
+        "attn_tab",
+        "exp_tab",
+        "kv_skew",
+        "prompt_dp",
+        "prompt",
+        "tau",
+        "with_tables",
+        "left",
+    )
+    print(
+        f"{'row':34s} {'/rank':>5s} {'a':>5s} {'share':>11s} " + " ".join(f"{c:>9s}" for c in cols) + f" {'need_x':>6s}"
+    )
     for rid in ROWS:
         t = row_terms(rid)
-        print(f"{rid[9:43]:34s} {t['per_rank']:5.0f} {t['arrivals_per_step']:5.3f} "
-              f"{t['share_dp']:.3f}>{t['share']:.3f} " + " ".join(f"{t[c] * 1e3:9.1f}" for c in cols)
-              + f" {t['need_x']:6.2f}")
+        print(
+            f"{rid[9:43]:34s} {t['per_rank']:5.0f} {t['arrivals_per_step']:5.3f} "
+            f"{t['share_dp']:.3f}>{t['share']:.3f} "
+            + " ".join(f"{t[c] * 1e3:9.1f}" for c in cols)
+            + f" {t['need_x']:6.2f}"
+        )
 
 
 if __name__ == "__main__":

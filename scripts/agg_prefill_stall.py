@@ -75,15 +75,19 @@ def chunk_step_fraction(batch: float, isl: float, osl: float, chunk: float) -> f
 #: default ``moe_config.backend`` (a launch that names TRTLLM runs ``moe_torch_flow_min_latency``, whose
 #: EP1 rows the collector ran through a BF16xFP4 kernel: fit/moe_backends.MIN_EP); SGLang's table holds
 #: one path per dtype at DeepSeek's shape, FlashInfer's TRT-LLM-gen MoE.
-KERNEL_SOURCES = {("trtllm", "fp8_block"): "deepgemm", ("trtllm", "nvfp4"): "moe_torch_flow_cutlass",
-                  ("sglang", "fp8_block"): "sglang_flashinfer_trtllm_moe",
-                  ("sglang", "nvfp4"): "sglang_flashinfer_trtllm_moe"}
+KERNEL_SOURCES = {
+    ("trtllm", "fp8_block"): "deepgemm",
+    ("trtllm", "nvfp4"): "moe_torch_flow_cutlass",
+    ("sglang", "fp8_block"): "sglang_flashinfer_trtllm_moe",
+    ("sglang", "nvfp4"): "sglang_flashinfer_trtllm_moe",
+}
 #: the precision's routed-expert compute format -> the table's dtype of it
 TABLE_DTYPES = {"fp8": "fp8_block", "fp4": "nvfp4"}
 
 
-def measured_curve(df, source: str, dtype: str, hidden: int, inter: int, experts: int, top_k: int, moe_tp: int,
-                   ep: int, fmt: str) -> MoeCurve:
+def measured_curve(
+    df, source: str, dtype: str, hidden: int, inter: int, experts: int, top_k: int, moe_tp: int, ep: int, fmt: str
+) -> MoeCurve:
     """The measured routed-expert curve of one kernel at one shape and layout (balanced routing).
 
     ``df``: an aiconfigurator ``moe_perf`` table (latency in ms). Each row's load is its busiest
@@ -94,31 +98,61 @@ def measured_curve(df, source: str, dtype: str, hidden: int, inter: int, experts
     Raises:
         ValueError: fewer than two rows of that kernel, dtype, shape and layout (names them).
     """
-    d = df[(df.kernel_source == source) & (df.moe_dtype == dtype) & (df.distribution == "balanced")
-           & (df.hidden_size == hidden) & (df.inter_size == inter) & (df.num_experts == experts) & (df.topk == top_k)
-           & (df.moe_tp_size == moe_tp) & (df.moe_ep_size == ep)]
+    d = df[
+        (df.kernel_source == source)
+        & (df.moe_dtype == dtype)
+        & (df.distribution == "balanced")
+        & (df.hidden_size == hidden)
+        & (df.inter_size == inter)
+        & (df.num_experts == experts)
+        & (df.topk == top_k)
+        & (df.moe_tp_size == moe_tp)
+        & (df.moe_ep_size == ep)
+    ]
     g = d.groupby("num_tokens", as_index=False).latency.min().sort_values("num_tokens")
     if len(g) < 2:
-        raise ValueError(f"kernel_source: no {source} {dtype} curve at hidden {hidden}, inter {inter}, {experts} experts, "
-                         f"top-{top_k}, moe_tp {moe_tp}, ep {ep}; pick a layout the table measured")
-    return MoeCurve(float(hidden), float(inter / moe_tp), fmt, g.num_tokens.to_numpy(float) * top_k / ep,
-                    g.latency.to_numpy(float) * 1e-3, label=f"{source} {dtype}")
+        raise ValueError(
+            f"kernel_source: no {source} {dtype} curve at hidden {hidden}, inter {inter}, {experts} experts, "
+            f"top-{top_k}, moe_tp {moe_tp}, ep {ep}; pick a layout the table measured"
+        )
+    return MoeCurve(
+        float(hidden),
+        float(inter / moe_tp),
+        fmt,
+        g.num_tokens.to_numpy(float) * top_k / ep,
+        g.latency.to_numpy(float) * 1e-3,
+        label=f"{source} {dtype}",
+    )
 
 
 def mha_rows_batch(batch: float, ctx: float) -> Batch:
     """Two step batches (shape (2,)): B decode rows at context ``ctx``, and the same B rows as
     one-token prefill sequences with a cached prefix of ``ctx`` (the non-absorbed MLA form)."""
-    return Batch.make(decode_seqs=np.array([batch, 0.0]), decode_ctx=ctx, prefill_tokens=np.array([0.0, batch]),
-                      prefill_ctx=ctx, prefill_seqs=np.array([0.0, batch]))
+    return Batch.make(
+        decode_seqs=np.array([batch, 0.0]),
+        decode_ctx=ctx,
+        prefill_tokens=np.array([0.0, batch]),
+        prefill_ctx=ctx,
+        prefill_seqs=np.array([0.0, batch]),
+    )
 
 
 def _rows(system: str, framework: str, isl: int):
     from jalapeno.fit.validate import load_aiconfigurator
 
     pts, _ = load_aiconfigurator()
-    keep = [p for p in pts if p.model == "deepseek-r1" and p.mode == "agg" and p.system == system
-            and p.isl == isl and p.framework.startswith(framework) and p.deployment is not None
-            and p.deployment.mtp is None and " DP1 " in p.deployment.label]
+    keep = [
+        p
+        for p in pts
+        if p.model == "deepseek-r1"
+        and p.mode == "agg"
+        and p.system == system
+        and p.isl == isl
+        and p.framework.startswith(framework)
+        and p.deployment is not None
+        and p.deployment.mtp is None
+        and " DP1 " in p.deployment.label
+    ]
     return sorted(keep, key=lambda p: (p.framework, p.deployment.label, p.concurrency))
 
 
@@ -132,8 +166,10 @@ def main(system: str, framework: str, isl: int) -> None:
     from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, load_table
 
     tables = {}
-    print("| framework | deployment | C | TPOT meas ms | model ms | decode-only ms | stall/prompt meas s | model s | "
-          "sep ms | bud-C ms | 16k ms | mha ms | kmoe ms | kdec ms | pre8k form / kmoe ms |")
+    print(
+        "| framework | deployment | C | TPOT meas ms | model ms | decode-only ms | stall/prompt meas s | model s | "
+        "sep ms | bud-C ms | 16k ms | mha ms | kmoe ms | kdec ms | pre8k form / kmoe ms |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for p in _rows(system, framework, isl):
         stack = point_stack(p)
@@ -144,36 +180,83 @@ def main(system: str, framework: str, isl: int) -> None:
             continue
         run = serve_at_concurrency(model, pricer, dep, wl, [c])
         b, tpot = float(run.decode_batch[0]), float(run.tpot_s[0])
-        sc = step_cost(model, pricer, lay, dep.precision, mha_rows_batch(b / lay.pp, wl.decode_ctx), dep.mtp,
-                       dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+        sc = step_cost(
+            model,
+            pricer,
+            lay,
+            dep.precision,
+            mha_rows_batch(b / lay.pp, wl.decode_ctx),
+            dep.mtp,
+            dep.memory_fraction,
+            pool_overlap(dep.overlap, model, lay),
+            dep.memory_profile,
+        )
         dec = decode_pool_step(model, pricer, dep, wl.decode_ctx, [b])  # as served: pool backends, graph padding
         t_dec = float(decode_step_s(dec, pricer.efficiency, dep, np.array([b]), lay)[0])
         f = chunk_step_fraction(b / lay.pp, wl.mean_isl, wl.mean_osl, min(wl.mean_isl, dep.prefill_budget(lay)))
-        what_if = [float(serve_at_concurrency(model, pricer, d, wl, [c]).tpot_s[0]) for d in (
-            dataclasses.replace(dep, prefill_steps="separate"), dataclasses.replace(dep, token_budget=max(8192 - c, 1)),
-            dataclasses.replace(dep, token_budget=16384))]
+        what_if = [
+            float(serve_at_concurrency(model, pricer, d, wl, [c]).tpot_s[0])
+            for d in (
+                dataclasses.replace(dep, prefill_steps="separate"),
+                dataclasses.replace(dep, token_budget=max(8192 - c, 1)),
+                dataclasses.replace(dep, token_budget=16384),
+            )
+        ]
         mha = tpot + f * float(sc.step_time_s[1] - sc.step_time_s[0])
         fw = p.framework.split()[0]
         if fw not in tables:
             tables[fw] = load_table(AIC_SYSTEM_DIRS[p.system], "moe", "moe_perf", fw)[0]
-        kpr = MeasuredMoePricer(pricer, measured_curve(
-            tables[fw], KERNEL_SOURCES[(fw, TABLE_DTYPES[p.precision])], TABLE_DTYPES[p.precision], model.hidden_size,
-            model.moe.expert_intermediate, model.moe.num_experts, model.moe.top_k, lay.moe_tp, lay.ep, p.precision), fw)
+        kpr = MeasuredMoePricer(
+            pricer,
+            measured_curve(
+                tables[fw],
+                KERNEL_SOURCES[(fw, TABLE_DTYPES[p.precision])],
+                TABLE_DTYPES[p.precision],
+                model.hidden_size,
+                model.moe.expert_intermediate,
+                model.moe.num_experts,
+                model.moe.top_k,
+                lay.moe_tp,
+                lay.ep,
+                p.precision,
+            ),
+            fw,
+        )
         ktpot = float(serve_at_concurrency(model, kpr, dep, wl, [c]).tpot_s[0])
         args = (dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
         # kdec by hand: the table's experts in place of the pool's (decode_pool_step would wrap the pool's MoE backend
         # over kpr's curve)
-        kdec = float(decode_step_s(step_cost(model, kpr, lay, dep.precision, Batch.make(
-            decode_seqs=np.array([b / lay.pp]), decode_ctx=wl.decode_ctx), *args), kpr.efficiency, dep, np.array([b]),
-            lay)[0])
-        pre = Batch.make(decode_seqs=np.array([0.0]), decode_ctx=0.0, prefill_tokens=np.array([wl.mean_isl]),
-                         prefill_ctx=0.0, prefill_seqs=np.array([1.0]))
+        kdec = float(
+            decode_step_s(
+                step_cost(
+                    model,
+                    kpr,
+                    lay,
+                    dep.precision,
+                    Batch.make(decode_seqs=np.array([b / lay.pp]), decode_ctx=wl.decode_ctx),
+                    *args,
+                ),
+                kpr.efficiency,
+                dep,
+                np.array([b]),
+                lay,
+            )[0]
+        )
+        pre = Batch.make(
+            decode_seqs=np.array([0.0]),
+            decode_ctx=0.0,
+            prefill_tokens=np.array([wl.mean_isl]),
+            prefill_ctx=0.0,
+            prefill_seqs=np.array([1.0]),
+        )
         pre_s = [float(step_cost(model, q, lay, dep.precision, pre, *args).step_time_s[0]) for q in (pricer, kpr)]
         meas = p.measured["tpot_s"]
-        print(f"| {p.framework} | {dep.label} | {c} | {meas * 1e3:.1f} | {tpot * 1e3:.1f} | {t_dec * 1e3:.1f} | "
-              f"{implied_stall_s(meas, t_dec, wl.mean_osl, c):.2f} | {(tpot - t_dec) * (wl.mean_osl - 1) / b:.2f} | "
-              + " | ".join(f"{x * 1e3:.1f}" for x in (*what_if, mha, ktpot, kdec)) +
-              f" | {pre_s[0] * 1e3:.0f} / {pre_s[1] * 1e3:.0f} |")
+        print(
+            f"| {p.framework} | {dep.label} | {c} | {meas * 1e3:.1f} | {tpot * 1e3:.1f} | {t_dec * 1e3:.1f} | "
+            f"{implied_stall_s(meas, t_dec, wl.mean_osl, c):.2f} | {(tpot - t_dec) * (wl.mean_osl - 1) / b:.2f} | "
+            + " | ".join(f"{x * 1e3:.1f}" for x in (*what_if, mha, ktpot, kdec))
+            + f" | {pre_s[0] * 1e3:.0f} / {pre_s[1] * 1e3:.0f} |"
+        )
 
 
 if __name__ == "__main__":
@@ -181,8 +264,12 @@ if __name__ == "__main__":
     ap.add_argument("--system", default="b200")
     ap.add_argument("--framework", default="sglang", help="framework prefix, e.g. 'sglang 0.5.9' or 'trtllm'")
     ap.add_argument("--isl", type=int, default=8192)
-    ap.add_argument("--trtllm-fp4", choices=("cutlass", "trtllm"), default="cutlass",
-                    help="TensorRT-LLM NVFP4 MoE backend the kmoe columns read (trtllm: TRT-LLM-gen)")
+    ap.add_argument(
+        "--trtllm-fp4",
+        choices=("cutlass", "trtllm"),
+        default="cutlass",
+        help="TensorRT-LLM NVFP4 MoE backend the kmoe columns read (trtllm: TRT-LLM-gen)",
+    )
     a = ap.parse_args()
     if a.trtllm_fp4 == "trtllm":
         KERNEL_SOURCES[("trtllm", "nvfp4")] = "moe_torch_flow_min_latency"

@@ -71,8 +71,13 @@ def describe(row) -> dict:
     cap = _CAP.search(str(row.get("notes", "")))
     if cap:
         b = min(b, float(cap.group(1)))
-    return {"attn": "ADP" if dp > 1 else "ATP", "moe": "EP" if mep > 1 else "TP", "width": tp * dp,
-            "b": b, "mtp": "MTP" if "MTP" in dep else "no MTP"}
+    return {
+        "attn": "ADP" if dp > 1 else "ATP",
+        "moe": "EP" if mep > 1 else "TP",
+        "width": tp * dp,
+        "b": b,
+        "mtp": "MTP" if "MTP" in dep else "no MTP",
+    }
 
 
 def gb200_rows(csv: str) -> pd.DataFrame:
@@ -105,16 +110,20 @@ def sign_rule_score(d: pd.DataFrame, var: str) -> tuple[float, str]:
 
 
 def part1(d: pd.DataFrame) -> None:
-    print(f"Part 1: one-split sign rules on the GB200 aiconfigurator interactivity rows (n {len(d)}, "
-          f"{int((d.error > 0).sum())} too fast, {int((d.error < 0).sum())} too slow)")
+    print(
+        f"Part 1: one-split sign rules on the GB200 aiconfigurator interactivity rows (n {len(d)}, "
+        f"{int((d.error > 0).sum())} too fast, {int((d.error < 0).sum())} too slow)"
+    )
     for var in ("attn", "pool", "moe", "engine", "model", "precision", "isl_s", "mtp", "b_band", "split"):
         s, parts = sign_rule_score(d, var)
         print(f"  {var:10s} {100 * s:5.1f}%  {parts}")
     print("  by decode attention sharding and group (n, median error %):")
     t = d.groupby(["group", "attn"]).error.agg(n="size", med="median").unstack("attn")
     for g, r in t.iterrows():
-        cells = "  ".join(f"{a} n {int(r['n'][a]) if r['n'][a] == r['n'][a] else 0:2d} "
-                          f"{100 * r['med'][a]:+6.1f}" for a in ("ADP", "ATP"))
+        cells = "  ".join(
+            f"{a} n {int(r['n'][a]) if r['n'][a] == r['n'][a] else 0:2d} {100 * r['med'][a]:+6.1f}"
+            for a in ("ADP", "ATP")
+        )
         print(f"    {g:45s} {cells}")
 
 
@@ -125,8 +134,10 @@ def part2(d: pd.DataFrame) -> None:
             continue
         s = np.polyfit(np.log2(x.b), 100 * x.error, 1)[0]
         lo = x.loc[x.b.idxmin()]
-        print(f"  {g:45s} {p:8s} ISL {isl:5d} n {len(x):2d}  b {x.b.min():6.1f}-{x.b.max():6.1f}  "
-              f"slope {s:+6.2f}  at min b {100 * lo.error:+6.1f}%")
+        print(
+            f"  {g:45s} {p:8s} ISL {isl:5d} n {len(x):2d}  b {x.b.min():6.1f}-{x.b.max():6.1f}  "
+            f"slope {s:+6.2f}  at min b {100 * lo.error:+6.1f}%"
+        )
 
 
 def part3() -> None:
@@ -140,15 +151,17 @@ def part3() -> None:
     for s in SIGMAS:
         df = predict_at(pts, s).dropna(subset=["error"]).copy()
         df = pd.concat([df.reset_index(drop=True), pd.DataFrame([describe(r) for _, r in df.iterrows()])], axis=1)
-        df["g"] = (df["stack"].str.replace("dynamo-", "") + " " + df.model + " " + df.precision + " " + df.attn
-                   + "/" + df.moe)
+        df["g"] = (
+            df["stack"].str.replace("dynamo-", "") + " " + df.model + " " + df.precision + " " + df.attn + "/" + df.moe
+        )
         both = df.assign(g="every GB200 aiconfigurator row")
         cols[s] = pd.concat([df, both]).groupby("g").error.agg(n="size", med=lambda e: e.abs().median(), bias="median")
     print("\nPart 3: interactivity median |error| / median error (%) by group and decode pool, generated tokens at σ")
     print(f"  {'group':58s} {'n':>3s} " + " ".join(f"{'s=' + str(s):>13s}" for s in SIGMAS))
     for g in cols[0.0].index:
-        cells = " ".join(f"{100 * cols[s].med.get(g, np.nan):5.1f}/{100 * cols[s].bias.get(g, np.nan):+6.1f}"
-                         for s in SIGMAS)
+        cells = " ".join(
+            f"{100 * cols[s].med.get(g, np.nan):5.1f}/{100 * cols[s].bias.get(g, np.nan):+6.1f}" for s in SIGMAS
+        )
         print(f"  {g:58s} {int(cols[0.0].n[g]):3d} {cells}")
 
 
@@ -183,25 +196,35 @@ def part4() -> None:
         exp_bytes = sum(o["weight_bytes"] for o in ops if o["op"] == "moe.experts")
         exp_s = parts["experts"] * moe_layers
         bw = pricer.system.chip.hbm_bandwidth_bytes_per_s
-        out.append({"group": f"{p.framework.split()[-1][:14]:14s} {p.model} {dep.precision.modules['routed_experts'].compute}",
-                    "pool": f"TP{lay.tp}/{'EP' if lay.ep > 1 else 'TP'}{max(lay.ep, lay.tp)}", "isl": wl.isl, "b": b,
-                    "error": float(run.tpot_s[0]) / p.measured["tpot_s"] - 1, "exp_ms": exp_s * 1e3,
-                    "priced": exp_bytes / exp_s / bw if exp_s > 0 else np.nan,
-                    "implied": implied_hbm_fraction(exp_bytes, p.measured["tpot_s"], step - exp_s, bw)})
+        out.append(
+            {
+                "group": f"{p.framework.split()[-1][:14]:14s} {p.model} {dep.precision.modules['routed_experts'].compute}",
+                "pool": f"TP{lay.tp}/{'EP' if lay.ep > 1 else 'TP'}{max(lay.ep, lay.tp)}",
+                "isl": wl.isl,
+                "b": b,
+                "error": float(run.tpot_s[0]) / p.measured["tpot_s"] - 1,
+                "exp_ms": exp_s * 1e3,
+                "priced": exp_bytes / exp_s / bw if exp_s > 0 else np.nan,
+                "implied": implied_hbm_fraction(exp_bytes, p.measured["tpot_s"], step - exp_s, bw),
+            }
+        )
     d = pd.DataFrame(out).sort_values(["group", "pool", "isl", "b"])
     print("\nPart 4: GB200 attention-TP decode rows without MTP: TPOT error; routed-expert HBM share priced / implied")
     print("  (implied: the share of 8 TB/s the busiest rank's uniform-routing expert bytes need in the measured step)")
     for _, r in d.iterrows():
-        print(f"  {r.group} {r.pool:8s} ISL {r.isl:5d} b {r.b:6.1f}  TPOT {100 * r.error:+6.1f}%  experts "
-              f"{r.exp_ms:6.2f} ms  priced {r.priced:5.2f}  implied {r.implied:5.2f}")
+        print(
+            f"  {r.group} {r.pool:8s} ISL {r.isl:5d} b {r.b:6.1f}  TPOT {100 * r.error:+6.1f}%  experts "
+            f"{r.exp_ms:6.2f} ms  priced {r.priced:5.2f}  implied {r.implied:5.2f}"
+        )
     print("  median implied by group and pool, rows with b >= 8 (n):")
     big = d[d.b >= 8]
     for (g, pool), x in big.groupby(["group", "pool"]):
         print(f"    {g} {pool:8s} n {len(x):2d}  priced {x.priced.median():5.2f}  implied {x.implied.median():5.2f}")
 
 
-def balanced_grouped_distinct(tokens: int, num_experts: int = 256, top_k: int = 8, groups: int = 8,
-                              top_groups: int = 4) -> int:
+def balanced_grouped_distinct(
+    tokens: int, num_experts: int = 256, top_k: int = 8, groups: int = 8, top_groups: int = 4
+) -> int:
     """Distinct experts the collector's ``balanced_logits`` touch through DeepSeek's grouped top-k (sigmoid scores,
     zero bias, group score = its top-2 sum, ``top_groups`` of ``groups``; ties to the lowest index); ``groups`` 1 is
     plain top-k. Token t's one-hot picks are (t·s/T + j·s) mod E (T < s) or (t + j·s) mod E, s = ceil(E / k).
@@ -232,10 +255,17 @@ def part5() -> None:
     from jalapeno.fit.kernel_tables import AIC_SYSTEM_DIRS, load_table
 
     moe, version = load_table(AIC_SYSTEM_DIRS["gb200-nvl72"], "moe", "moe_perf", backend="sglang")
-    moe = moe[(moe.moe_dtype == "nvfp4") & (moe.distribution == "balanced") & (moe.hidden_size == 7168)
-              & (moe.inter_size == 2048) & (moe.topk == 8)]
-    print(f"\nPart 5: SGLang {version} GB200 NVFP4 MoE table, balanced: us per layer / share of 8 TB/s at uniform | "
-          "collector distinct experts")
+    moe = moe[
+        (moe.moe_dtype == "nvfp4")
+        & (moe.distribution == "balanced")
+        & (moe.hidden_size == 7168)
+        & (moe.inter_size == 2048)
+        & (moe.topk == 8)
+    ]
+    print(
+        f"\nPart 5: SGLang {version} GB200 NVFP4 MoE table, balanced: us per layer / share of 8 TB/s at uniform | "
+        "collector distinct experts"
+    )
     for (e, tp, ep), g in moe.groupby(["num_experts", "moe_tp_size", "moe_ep_size"]):
         if (tp, ep) not in ((4, 1), (1, 4)):
             continue

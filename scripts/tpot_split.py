@@ -58,8 +58,10 @@ def moe_share(rows, sigma: float) -> None:
     """Print the routed-expert share table of ``--moe`` (module docstring) for the rows' points."""
     want = {f"inferencex_points:{r}" for r in rows}
     pts, _ = load_inferencex(DEFAULT_POINTS)
-    print(f"| row | system | ISL | C | decode batch B | TPOT meas ms | TPOT model ms | stall ms | MoE model ms | "
-          f"MoE implied ms | implied / model | f_σ/f_0 at σ = {sigma:g} |")
+    print(
+        f"| row | system | ISL | C | decode batch B | TPOT meas ms | TPOT model ms | stall ms | MoE model ms | "
+        f"MoE implied ms | implied / model | f_σ/f_0 at σ = {sigma:g} |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for p in pts:
         if p.id not in want or p.deployment is None or not p.measured.get("tpot_s"):
@@ -77,16 +79,20 @@ def moe_share(rows, sigma: float) -> None:
         implied = tpot_m - (tpot - t_dec) - (t_dec - t_moe)
         e, k = model.moe.num_experts, model.moe.top_k
         skew = float(touched_fraction(batch, e, k, sigma) / touched_fraction(batch, e, k))
-        print(f"| {p.id.split(':')[1]} | {p.system} | {p.isl} | {int(p.concurrency)} | {batch:.1f} | "
-              f"{tpot_m * 1e3:.2f} | {tpot * 1e3:.2f} | {(tpot - t_dec) * 1e3:.2f} | {t_moe * 1e3:.2f} | "
-              f"{implied * 1e3:.2f} | {implied / t_moe:.2f} | {skew:.2f} |")
+        print(
+            f"| {p.id.split(':')[1]} | {p.system} | {p.isl} | {int(p.concurrency)} | {batch:.1f} | "
+            f"{tpot_m * 1e3:.2f} | {tpot * 1e3:.2f} | {(tpot - t_dec) * 1e3:.2f} | {t_moe * 1e3:.2f} | "
+            f"{implied * 1e3:.2f} | {implied / t_moe:.2f} | {skew:.2f} |"
+        )
 
 
 def main(rows) -> None:
     want = {f"inferencex_points:{r}" for r in rows}
     pts, _ = load_inferencex(DEFAULT_POINTS)
-    print("| row | system | C | TPOT meas ms | TPOT model ms | decode-only ms | stall ms | implied stall/prompt s | "
-          "other scheduling: TPOT ms / TTFT s | simulator: TPOT ms / TTFT s | TTFT meas s | TTFT model s |")
+    print(
+        "| row | system | C | TPOT meas ms | TPOT model ms | decode-only ms | stall ms | implied stall/prompt s | "
+        "other scheduling: TPOT ms / TTFT s | simulator: TPOT ms / TTFT s | TTFT meas s | TTFT model s |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     sweeps: dict[str, list] = defaultdict(list)
     for p in pts:
@@ -106,13 +112,17 @@ def main(rows) -> None:
         tpot_m, tpot = p.measured["tpot_s"], float(run.tpot_s[0])
         implied = (tpot_m - t_dec) * (wl.mean_osl - 1) / (c - 1) if c > 1 else float("nan")
         field = "ttft_p50_s" if p.ttft_median else "ttft_s"
-        print(f"| {p.id.split(':')[1]} | {p.system} | {c} | {tpot_m * 1e3:.1f} | {tpot * 1e3:.1f} | {t_dec * 1e3:.1f} | "
-              f"{(tpot - t_dec) * 1e3:.1f} | {implied:.2f} | {other}: {alt.tpot_s[0] * 1e3:.1f} / "
-              f"{getattr(alt, field)[0]:.2f} | {sim['tpot_s']['mean'] * 1e3:.1f} / {sim['ttft_s']['mean']:.2f} | "
-              f"{p.measured['ttft_s']:.2f} | {getattr(run, field)[0]:.2f} |")
+        print(
+            f"| {p.id.split(':')[1]} | {p.system} | {c} | {tpot_m * 1e3:.1f} | {tpot * 1e3:.1f} | {t_dec * 1e3:.1f} | "
+            f"{(tpot - t_dec) * 1e3:.1f} | {implied:.2f} | {other}: {alt.tpot_s[0] * 1e3:.1f} / "
+            f"{getattr(alt, field)[0]:.2f} | {sim['tpot_s']['mean'] * 1e3:.1f} / {sim['ttft_s']['mean']:.2f} | "
+            f"{p.measured['ttft_s']:.2f} | {getattr(run, field)[0]:.2f} |"
+        )
         sweeps[f"{p.system} {p.isl}/{p.osl}"].append((c, tpot_m, tpot))
-    print("\n| sweep | measured a ms, b ms/user | model a ms, b ms/user | per-user slope, measured (each step of C) | "
-          "model |")
+    print(
+        "\n| sweep | measured a ms, b ms/user | model a ms, b ms/user | per-user slope, measured (each step of C) | "
+        "model |"
+    )
     print("|---|---|---|---|---|")
     for name, pts_ in sweeps.items():
         c, m, t = (np.array(x, dtype=float) for x in zip(*sorted(pts_)))
@@ -127,8 +137,12 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("rows", nargs="*", type=int, default=list(ROWS), help="InferenceX row numbers")
     ap.add_argument("--moe", action="store_true", help="the routed-expert share table instead (docstring)")
-    ap.add_argument("--sigma", type=float, default=MEASURED_ROUTING_SIGMA,
-                    help="expert popularity σ of the f_σ/f_0 column (default: the measured DeepSeek-R1 σ)")
+    ap.add_argument(
+        "--sigma",
+        type=float,
+        default=MEASURED_ROUTING_SIGMA,
+        help="expert popularity σ of the f_σ/f_0 column (default: the measured DeepSeek-R1 σ)",
+    )
     args = ap.parse_args()
     if args.moe:
         moe_share(args.rows, args.sigma)

@@ -17,7 +17,9 @@ DYNAMO = "mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x72_Dynamo_llama3p1-405
 
 def test_engine_mapping_reads_each_declared_engine_and_leaves_the_rest_on_the_frontier():
     pts = {p.id: p for p in load_mlperf(server_mapping="engine@limits")[0]}
-    assert {k for k, p in pts.items() if p.mapping == "matched@limits"} == set(MLPERF_LIMIT_ENGINES) | set(MLPERF_DISAGG_ENGINES)
+    assert {k for k, p in pts.items() if p.mapping == "matched@limits"} == set(MLPERF_LIMIT_ENGINES) | set(
+        MLPERF_DISAGG_ENGINES
+    )
     # closed/Nebius/configs/H200-SXM-141GBx8/Server/llama3_1-405b.py: tensor_parallelism 8, runtime
     # max_batch_size 64 (below gpu_batch_size 512), runtime max_num_tokens 2560; 8 GPUs = one instance
     h = pts["mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Server"]
@@ -37,8 +39,10 @@ def test_engine_mapping_reads_each_declared_engine_and_leaves_the_rest_on_the_fr
     assert r.deployment.max_tokens_per_step == 3456 and r.mode == "agg"
     assert any("Server/deepseek-r1.py" in n and "at most 4096 in flight" in n for n in r.notes)
     # no config read: the frontier within the limits, as by default
-    assert pts["mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x4_TRT_llama2-70b-99_Interactive"].mapping \
+    assert (
+        pts["mlperf51_NVIDIA_GB200-NVL72_GB200-186GB_aarch64x4_TRT_llama2-70b-99_Interactive"].mapping
         == "frontier@limits"
+    )
     assert pts["mlperf51_AMD_8xMI300X_2xEPYC_9575F_llama2-70b-99_Server"].mapping == "frontier@limits"
     # the default since round 31; frontier@limits prices every Server / Interactive row at the best swept point
     assert {p.id for p in load_mlperf()[0] if p.mapping == "matched@limits"} == set(MLPERF_LIMIT_ENGINES) | {DYNAMO}
@@ -52,8 +56,11 @@ def h200_llama():
     from jalapeno.fit.validate import point_stack, point_workload
     from jalapeno.specs.catalog import load_model
 
-    p = next(x for x in load_mlperf(server_mapping="engine@limits")[0]
-             if x.id == "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama2-70b-99_Interactive")
+    p = next(
+        x
+        for x in load_mlperf(server_mapping="engine@limits")[0]
+        if x.id == "mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama2-70b-99_Interactive"
+    )
     pricer = load_any_pricer("h200", "calibrated", pricer="roofline", stack=point_stack(p))
     return load_model(p.model), pricer, p.deployment, point_workload(p)
 
@@ -88,7 +95,9 @@ def test_the_best_load_is_the_highest_one_within_the_tpot_limit(h200_llama):
     limit = 0.6 * t_full
     got = engine_within_limits(model, pricer, one, wl, 512, limit, 1e3)
     assert got["feasible"] and got["throughput_per_chip"] < loose["throughput_per_chip"]
-    assert float(_served(h200_llama, got["concurrency"]).tpot_s[0]) <= _p99_tpot(h200_llama, got["concurrency"]) <= limit
+    assert (
+        float(_served(h200_llama, got["concurrency"]).tpot_s[0]) <= _p99_tpot(h200_llama, got["concurrency"]) <= limit
+    )
     assert _p99_tpot(h200_llama, 1.2 * got["concurrency"]) > limit
 
 

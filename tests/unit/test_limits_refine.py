@@ -41,8 +41,9 @@ def _brute(model, pricer, wl, sw, tpot_limit, ttft_limit):
         if not ok.size:
             continue
         sub = pts.take(ok)
-        meet = (poisson_ttft_s(model, pricer, dep, wl, sub) <= ttft_limit) & \
-            (poisson_tpot_s(model, pricer, dep, wl, sub) <= tpot_limit)
+        meet = (poisson_ttft_s(model, pricer, dep, wl, sub) <= ttft_limit) & (
+            poisson_tpot_s(model, pricer, dep, wl, sub) <= tpot_limit
+        )
         if meet.any():
             best = max(best, float(sub.throughput_per_chip[meet].max()))
     return best
@@ -55,8 +56,9 @@ def _grid_best(model, pricer, wl, sw, tpot_limit, ttft_limit):
         if not sel.size:
             continue
         sub = pts.take(sel)
-        meet = (poisson_ttft_s(model, pricer, dep, wl, sub) <= ttft_limit) & \
-            (poisson_tpot_s(model, pricer, dep, wl, sub) <= tpot_limit)
+        meet = (poisson_ttft_s(model, pricer, dep, wl, sub) <= ttft_limit) & (
+            poisson_tpot_s(model, pricer, dep, wl, sub) <= tpot_limit
+        )
         if meet.any():
             best = max(best, float(sub.throughput_per_chip[meet].max()))
     return best
