@@ -30,3 +30,11 @@ def test_a_failed_import_turns_the_collector_back_on():
         "except ImportError: print(gc.isenabled())"
     )
     assert _run(code) == "True"
+
+
+def test_a_collector_the_caller_turned_off_stays_off():
+    """A program that runs the CLI in-process with the collector off (gc.disable() before app._register) got it
+    turned on by the registration's ``finally``; the registration restores the state it found."""
+    assert (
+        _run("import gc; from jalapeno.cli import app; gc.disable(); app._register(); print(gc.isenabled())") == "False"
+    )

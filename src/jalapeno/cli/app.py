@@ -46,6 +46,7 @@ def _register() -> None:
     # the process and little garbage: collecting while they load, then walking them in every full collection
     # after, cost ~0.06 s CPU of `compare -c 64` (round 45). So no collection while they load, and what they made
     # is frozen (gc docs: kept out of every later collection; once a process, which a forked worker shares).
+    was_on = gc.isenabled()  # a caller that turned the collector off keeps it off
     gc.disable()
     try:
         from jalapeno.cli import (
@@ -60,7 +61,8 @@ def _register() -> None:
             validate_cmds,
         )
     finally:
-        gc.enable()
+        if was_on:
+            gc.enable()
     gc.freeze()
 
     app.add_typer(catalog_cmds.hardware_app, name="hardware")
