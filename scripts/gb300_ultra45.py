@@ -11,7 +11,7 @@ The three times per score say which unit bounds the kernel and what halving the 
 where the exponential is under both others and overlapped; at most exp/(tensor + exp) where it runs serially
 between the two matrix products (the pipeline stall NVIDIA's blog describes).
 
-Part 2 (``--tables``, about a minute; needs aiconfigurator-core). Measured GB300 / GB200 latency, TensorRT-LLM
+Part 2 (``--tables``, about ten seconds; needs aiconfigurator-core). Measured GB300 / GB200 latency, TensorRT-LLM
 1.3.0rc20 tables (same release on both, every shape timed on both): MLA decode (``generation_mla_perf``) and
 prefill (``context_mla_perf``), dense GEMMs by row band (``gemm_perf``, DeepSeek-V3 shapes) and the routed-expert
 layer (``moe_perf``, DeepSeek-V3 shape, balanced routing) by EP width and token band. Beside the GEMM ratio, the
