@@ -228,7 +228,7 @@ def main() -> None:
         print(g.round(1).to_string())
         print("rows at the median rank:")
         print(median_rows(x)[["id", "measured", "predicted", "error"]].round(3).to_string(index=False))
-        print("largest group (most rows outside the goal):", big[system])
+        print("largest group (most rows outside the goal):", " ".join(str(k) for k in big[system]))
     if not args.twins:
         return
     m = twins(args.twins)
