@@ -85,20 +85,37 @@ STACK_FOLLOW_KEYS = ("chip.hbm_bandwidth_tb_per_s", "chip.hbm_capacity_gib", "ch
                      "chip.hbm_usable_gib", "chip.hbm_usable_gb")
 
 
-def note_stacks_only(overrides, system) -> None:
+def note_stacks_only(overrides, system, base_stacks: int | None = None, base: str = "") -> None:
     """Say once per process that ``--set chip.hbm_stacks=N`` without a bandwidth or capacity key changes the
     stack count only (its power follows, specs/power.follow_variant; the cost follows the capacity); the HBM bandwidth and capacity
     the model prices stay the file's (docs/catalog.md, 'Variants'). ``compare --set chip.hbm_stacks=8``
-    read as "eight stacks' HBM" and printed the six-stack figures with no word."""
+    read as "eight stacks' HBM" and printed the six-stack figures with no word. ``base_stacks``: the base
+    system's own stack count, where known (``base``: its name as given); N equal to it changes nothing, and the
+    note says that instead (``--set chip.hbm_stacks=6`` on six-stack Jalapeño printed "changes the stack count
+    only", break45)."""
     keys = {k.split(":", 1)[-1] for k, _ in overrides}
     if "chip.hbm_stacks" in keys and not keys & set(STACK_FOLLOW_KEYS) and "stacks-only" not in _NOTED:
         _NOTED.add("stacks-only")
         c = system.chip
+        if base_stacks is not None and c.hbm_stacks == base_stacks:
+            _err.print(f"note: --set chip.hbm_stacks={c.hbm_stacks} is {base or system.name}'s own stack count: it changes "
+                       "nothing", markup=False, highlight=False, soft_wrap=True)
+            return
         _err.print(f"note: --set chip.hbm_stacks changes the stack count only (the chip's power follows it; its cost follows the capacity); "
                    f"the HBM bandwidth and capacity priced stay {c.hbm_bandwidth_bytes_per_s / 1e12:,.4g} TB/s and "
                    f"{c.hbm_capacity_bytes / 2**30:,.4g} GiB: set chip.hbm_bandwidth_tb_per_s and chip.hbm_capacity_gib "
                    "(with chip.hbm_usable_gib) for what the stacks add (docs/catalog.md, 'Variants')",
                    markup=False, highlight=False, soft_wrap=True)
+
+
+def _base_stacks(system: str, overrides) -> int | None:
+    """The HBM stack count of ``system`` without ``overrides``, where a ``chip.hbm_stacks`` override is among
+    them (else None: the base is not loaded for nothing)."""
+    if not any(k.split(":", 1)[-1] == "chip.hbm_stacks" for k, _ in overrides):
+        return None
+    from jalapeno.specs.catalog import load_system
+
+    return load_system(system).chip.hbm_stacks
 
 
 def note_ignored_level_keys(system) -> None:
@@ -199,7 +216,7 @@ def system_pricer(system: str, efficiency: str = "calibrated", sets: list[str] |
     note_switched_off_file(pr.system)
     note_name_clash(pr.system)
     note_power_only(overrides)  # after the load: a refused variant gets its one error alone
-    note_stacks_only(overrides, pr.system)
+    note_stacks_only(overrides, pr.system, _base_stacks(system, overrides), str(system))
     note_ignored_level_keys(pr.system)
     return pr
 

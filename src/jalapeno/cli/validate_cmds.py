@@ -113,6 +113,10 @@ def validate(
 
         write_parity(res["rows"], html)
     if json_out:
+        if note := _default_profile_note(res["rows"], stack):  # on stderr: stdout stays one JSON document (break45)
+            from rich.console import Console
+
+            Console(stderr=True).print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
         print_json({"summary": res["summary"].to_dict(orient="records"), "overall": res["overall"],
                     "overall_with_flagged": res["overall_all"], "flagged": res["flagged"], "unchecked": res["unchecked"],
                     "skipped": res["skipped"], "unpredicted": res["unpredicted"], "sources": res["sources"],
@@ -149,10 +153,8 @@ def validate(
     roof = sorted(set(rows["system"][rows["pricer"] == "roofline"])) if pricer == "table" and len(rows) else []
     if roof:  # validate covers every system: one without tables falls back, and says so
         console.print(f"--pricer table: no measured kernel tables for {', '.join(roof)}: priced with the roofline")
-    fws = sorted(set(rows["framework"][rows["stack"] == "default"])) if stack is None and len(rows) else []
-    if fws:  # specs/stacks.stack_for_framework: a framework no profile lists takes the default profile
-        console.print(f"framework(s) {', '.join(map(repr, fws))}: no software-stack profile lists them "
-                      "(data/stacks.toml engines): priced with the 'default' profile; --stack NAME to choose one")
+    if note := _default_profile_note(rows, stack):
+        console.print(note)
     n_skip, n_unp = len(res["skipped"]), len({i for i, _ in res["unpredicted"]})
     if n_skip or n_unp:
         console.print(f"{n_skip} row(s) skipped (not mappable) and {n_unp} mapped point(s) without a prediction "
@@ -168,20 +170,33 @@ def validate(
             console.print(f"  ... and {n_unp - 5} more")
 
 
+def _default_profile_note(rows, stack: str | None) -> str:
+    """The line naming the frameworks of ``rows`` (validate's per-point frame, columns ``framework`` and
+    ``stack``) that no software-stack profile lists, priced with the ``default`` profile
+    (specs/stacks.stack_for_framework); "" with ``--stack`` given or none such."""
+    fws = sorted(set(rows["framework"][rows["stack"] == "default"])) if stack is None and len(rows) else []
+    return (f"framework(s) {', '.join(map(repr, fws))}: no software-stack profile lists them (data/stacks.toml "
+            "engines): priced with the 'default' profile; --stack NAME to choose one") if fws else ""
+
+
 def _validate_systems(systems: str | None) -> tuple[str, ...] | None:
     """``validate --systems``: catalog names (a claim's baselines), or None for every system.
 
     Raises:
-        SpecError: no name, or a name not in the catalog (with the one meant, errors.choice_hint).
+        SpecError: no name, a name given twice, or a name not in the catalog (with the one meant,
+            errors.choice_hint).
     """
     if systems is None:
         return None
     from jalapeno.errors import SpecError, choice_hint
     from jalapeno.specs.catalog import list_systems
 
-    names = tuple(dict.fromkeys(list_items(systems, "--systems", "gb200-nvl72,gb300-nvl72")))
+    names = tuple(list_items(systems, "--systems", "gb200-nvl72,gb300-nvl72"))
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems gb200-nvl72,gb300-nvl72, or leave it out")
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:  # h200,h200 was read as h200, where --concurrency 4,4 and compare -s h200,h200 refuse (break45)
+        raise SpecError("--systems", f"{twice!r} is given twice", "list each system once, e.g. --systems gb200-nvl72,gb300-nvl72")
     for n in names:
         if n not in list_systems():
             raise SpecError("--systems", f"unknown system {n!r}{choice_hint(n, list_systems())} (validate judges "

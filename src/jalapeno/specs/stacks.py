@@ -19,7 +19,7 @@ from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
 
-from jalapeno.errors import SpecError, UnknownNameError
+from jalapeno.errors import SpecError, UnknownNameError, choice_hint
 from jalapeno.specs.efficiency import (
     ALL_REDUCE_TABLE_NAMES,
     DISAGG_HANDSHAKE_NAMES,
@@ -250,7 +250,7 @@ def get_stack(name: str) -> Stack:
     name = name.strip().removesuffix("+ar_rms")
     s = stacks().get(base)
     if s is None:
-        raise UnknownNameError("--stack", f"unknown software stack {base!r}",
+        raise UnknownNameError("--stack", f"unknown software stack {base!r}{choice_hint(base, stacks())}",
                                f"use one of {', '.join(stacks())} (data/stacks.toml), optionally NAME@VERSION and +ar_rms")
     if "@" in name:
         version_key(version, "--stack")

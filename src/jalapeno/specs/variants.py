@@ -97,6 +97,19 @@ def _check_name(name: Any, path: Path, stated: bool) -> None:
                     "targeted", fix)
 
 
+def _unknown_base(path: Path, base: str, e: UnknownNameError) -> UnknownNameError:
+    """The error for a ``base`` that is neither a catalog system nor a system TOML path, saying what ``base``
+    accepts: ``base = "x.json"`` said "unknown system ... or a file path" (or, where x.json lay in the working
+    folder, "pass it as ./x.json"), of a value that names a file (break45)."""
+    from jalapeno.specs.catalog import list_systems
+
+    hint = e.problem.split(f"unknown system {base!r}", 1)[1] if e.problem.startswith("unknown system") else ""
+    return UnknownNameError(f"{path.name}: base", f"unknown system {base!r}{hint}, and not a system TOML path (a "
+                            "path ends in .toml or holds a folder, and is read relative to this file's folder)",
+                            f"base takes a catalog name ({', '.join(list_systems())}; `jalapeno hardware list`) or "
+                            'the path of a system TOML, e.g. base = "./my-system.toml"')
+
+
 def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tuple[dict, SystemOrigin]:
     """The full (file-form) dict of a system, its base chain resolved, and where its efficiency
     set comes from.
@@ -152,7 +165,7 @@ def resolve_system_data(name_or_path: str, _chain: tuple[str, ...] = ()) -> tupl
     except UnknownNameError as e:  # was 'system: unknown system ...', not naming the file or its key
         if e.field != "system":
             raise
-        raise UnknownNameError(f"{path.name}: base", e.problem, e.fix) from None
+        raise _unknown_base(path, base, e) from None
     except SpecError as e:  # was 'b.toml: file not found', naming neither this file nor where the path was read from
         if e.field != base_ref or e.problem != "file not found":
             raise
