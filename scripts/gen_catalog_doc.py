@@ -246,7 +246,7 @@ def _summary_md(systems) -> list[str]:
         "per chip; all-in kW and $/chip-hour per chip. `~` marks an estimate (`estimate = true`);",
         "`-` a value the chip does not have or the source does not give (usable HBM then = nominal).",
         "",
-        "| system | chip | BF16 PF | FP8 PF | FP4 PF | HBM GiB | usable GiB | HBM TB/s | stacks | TDP W | sustained W | all-in kW | $/chip-h |",
+        "| system | chip | BF16 PF | FP8 PF | FP4 PF | HBM GiB | usable GiB | HBM TB/s | stacks | TDP W | sustained W | all-in kW | $/chip-hour |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for s in systems:

@@ -60,7 +60,7 @@ def hardware_list(json_out: bool = typer.Option(False, "--json", help="Print JSO
         print_json([{"name": s.name, "description": s.description} for s in systems])
         return
     t = Table(title="Systems")
-    for col in ("name", "chip", "FP8 PF", "FP4 PF", "HBM GiB", "HBM TB/s", "TDP W", "scale-up", "all-in kW", "$/chip-h"):
+    for col in ("name", "chip", "FP8 PF", "FP4 PF", "HBM GiB", "HBM TB/s", "TDP W", "scale-up", "all-in kW", "$/chip-hour"):
         t.add_column(col)
     for s in systems:
         c = s.chip
@@ -106,7 +106,7 @@ def hardware_show(name: str = typer.Argument(..., help="System name or path to a
     t.add_row("TDP", f"{c.tdp_w:,.0f} W", src.get("chip.tdp_w", ""))
     t.add_row("sustained", f"{c.sustained_w:,.0f} W" if c.sustained_w else "-", src.get("chip.sustained_w", ""))
     t.add_row("all-in power", f"{s.allin_power_w_per_chip:,.0f} W/chip", src.get("power.allin_kw_per_chip", ""))
-    t.add_row("cost", f"{s.usd_per_chip_hour:.2f} $/chip-h", src.get("cost.usd_per_chip_hour", ""))
+    t.add_row("cost", f"{s.usd_per_chip_hour:.2f} $/chip-hour", src.get("cost.usd_per_chip_hour", ""))
     console.print(t)
     lt = Table(title="link hierarchy (per chip, per direction)")
     for col in ("level", "chips", "scope", "topology", "GB/s", "latency us", "source"):

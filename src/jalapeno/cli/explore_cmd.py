@@ -218,7 +218,7 @@ def _print_summary(out: dict) -> None:
               f"scores relative to {out['base']})")
     cols = ["trial"] + [k for k in (out["designs"][0] if out["designs"] else {}) if k.startswith(("param:", "score:"))]
     short = short_headers([c[len("param:"):] for c in cols if c.startswith("param:")])
-    for c in cols + ["chip W", "$/chip-h"]:  # a score is a ratio to the base, not tok/s/kW: say so in its header
+    for c in cols + ["chip W", "$/chip-hour"]:  # a score is a ratio to the base, not tok/s/kW: say so in its header
         key = c.split(":", 1)[-1]
         t.add_column(f"{key} (x base)" if c.startswith("score:") else short.get(key, key), justify="right",
                      overflow="fold")
