@@ -508,9 +508,18 @@ def per_kw_line(tok_per_s_per_chip: float, power_w: dict, kind: str, unit: str =
     first, rest = order[0], order[1:]
     w = power_w[first][0]
     line = (f"per kW ({kind} tokens): {t:,.1f} {unit} / {w / 1e3:.2f} kW {first} = {t / (w / 1e3):,.1f} tok/s "
-            f"per kW ({w / t:,.2f} J/token)")
+            f"per kW ({_sig3(w / t)} J/token)")
     return line + "".join(f"; {c} {power_w[c][0] / 1e3:.2f} kW: {t / (power_w[c][0] / 1e3):,.1f} "
-                          f"({power_w[c][0] / t:,.2f} J/token)" for c in rest)
+                          f"({_sig3(power_w[c][0] / t)} J/token)" for c in rest)
+
+
+def _sig3(x: float) -> str:
+    """Three significant figures (whole numbers from 100): plan printed 0.05 J/token to two decimals (newuser45).
+
+    >>> _sig3(0.05123), _sig3(4.2), _sig3(1234.5)
+    ('0.0512', '4.20', '1,234')
+    """
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:#.3g}"
 
 
 def points_above_floor(frontier: FrontierRecord, system: System, min_interactivity: float) -> list[PointRecord]:
