@@ -99,4 +99,4 @@ def test_compare_ratio_flags_follow_the_per_kw_bracket(capsys):
     code, out, err = run(capsys, "compare")
     text = " ".join(out.split())
     assert code == 0, err
-    assert "[at frontier end]" in text and ") (at frontier end)" not in text
+    assert "[at frontier end: " in text and ") (at frontier end)" not in text

@@ -68,3 +68,65 @@ def test_validate_json_notes_the_default_profile_on_stderr(capsys, tmp_path):
         "with the 'default' profile; --stack NAME to choose one"
     ) in " ".join(err.split())
     assert out.lstrip().startswith("{")
+
+
+def test_the_price_unit_has_one_spelling(capsys):
+    """``hardware list`` and ``explore`` said ``$/chip-h``, the rest of the CLI ``$/chip-hour``."""
+    code, out, err = run(capsys, "hardware", "list")
+    assert code == 0, err
+    assert "$/chip-hour" in out and "$/chip-h " not in out and "$/chip-h\n" not in out
+    code, out, err = run(capsys, "hardware", "show", "h200")
+    assert code == 0, err
+    assert "1.41 $/chip-hour" in out  # data/systems/h200.toml: cost.usd_per_chip_hour = 1.41
+
+
+def test_plan_prints_j_per_token_to_three_significant_figures():
+    """0.05 J/token printed as 0.05 (two decimals); J/token = W / (tok/s): 50 W / 1,000 tok/s = 0.05 J/token."""
+    from jalapeno.analysis.capacity import per_kw_line
+
+    line = per_kw_line(1000.0, {"all-in": (51.2, "all-in", 0.0), "chip": (1234.0, "TDP", 0.0)}, "output")
+    assert "(0.0512 J/token)" in line and "(1.23 J/token)" in line
+
+
+def test_an_unreachable_tier_says_the_fastest_speed_reached(capsys):
+    """compare's tiers cell said 'unreachable' alone; it names the frontier's fastest tok/s/user."""
+    import json
+    import re
+
+    args = ("compare", "-s", "jalapeno,h200", "-m", "deepseek-r1", "-w", "8k1k", "--tiers", "need=100000")
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    fastest = {n: s["headline"]["max_interactivity"] for n, s in d["systems"].items()}
+    code, out, err = run(capsys, *args, "--html", "")
+    assert code == 0, err
+    text = " ".join(out.split())
+    cells = re.findall(r"unreachable \(its fastest: ([\d.]+) tok/s/user\)", text)
+    assert sorted(float(c) for c in cells) == sorted(round(v, 1) for v in fastest.values())
+
+
+def test_the_frontier_end_flag_names_the_side_at_its_end():
+    """The @100 column of DeepSeek-R1 8k1k was '[at frontier end]' on every row, the baseline's own included:
+    there H200 is in its tail (278 < 10% of its 4,349 tok/s/chip peak, analysis/ratio_bands.TAIL_FRACTION) while
+    Jalapeño (1,730 of 14,610: 11.8%) is not; the flag now says whose end it is."""
+    from jalapeno.report.tables import end_flag
+
+    r = {"status_a": "interpolated", "status_b": "interpolated", "y_a": 1730.0, "y_b": 278.0, "at_frontier_end": True}
+    assert end_flag(r, (14610.0, 4349.0)) == "at frontier end: baseline"
+    assert end_flag({**r, "y_a": 1400.0}, (14610.0, 4349.0)) == "at frontier end: both"
+    assert end_flag({**r, "y_b": 500.0, "status_a": "at_frontier_end"}, (14610.0, 4349.0)) == "at frontier end: this"
+    assert end_flag({**r, "at_frontier_end": False}, (14610.0, 4349.0)) == ""
+
+
+def test_compare_says_whose_frontier_end_flags_a_ratio(capsys, monkeypatch):
+    from jalapeno.cli import common
+
+    monkeypatch.setattr(common.console, "width", 400)  # one line a row: the flag is not folded in its cell
+    code, out, err = run(capsys, "compare", "-s", "jalapeno,h200", "-m", "deepseek-r1", "-w", "8k1k", "--html", "")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "[at frontier end: who]: the speed is within 10% of that frontier's last point" in text
+    assert "[at frontier end]" not in text
+    # both rows' @100 cell: H200's tail, not Jalapeno's
+    assert text.count("[at frontier end: baseline]") == 2, text
+    assert "[at frontier end: this]" not in text and "[at frontier end: both]" not in text

@@ -34,9 +34,9 @@ from jalapeno.errors import SpecError
 from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.html import _esc, hover_text
 from jalapeno.report.tables import (BAND_ROW_CAPTION, BELOW_START, CONCURRENCY_CAPTION, PEAK_COLUMN, TOKENS_CAPTION,
-                                    band_cells, band_moves, headline_band, iso_rows, peak_load, peak_usd_cell,
+                                    band_cells, band_moves, end_flag, frontier_peaks, headline_band, iso_rows, peak_load, peak_usd_cell,
                                     power_caption, ratio_columns,
-                                    tier_deployments, tier_energy_cost, usd_text)
+                                    tier_deployments, tier_energy_cost, unreachable_tier, usd_text)
 
 if TYPE_CHECKING:
     from jalapeno.analysis.records import ComparisonRecord, PointRecord
@@ -174,10 +174,13 @@ def _fmt(x, fmt: str) -> str:
     return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else format(x, fmt)
 
 
-def _ratio_cell(r: Mapping, kw: Mapping | None = None, usd: Mapping | None = None) -> str:
+def _ratio_cell(r: Mapping, kw: Mapping | None = None, usd: Mapping | None = None, peaks: tuple | None = None,
+                baseline_row: bool = False) -> str:
     """A ratio with its flag, as table HTML (the flag in a <span class="flag">); ``kw`` and ``usd``, the per-kW and
     per-$ ratios at the same speed, in brackets where the per-chip and per-kW ones are numbers ("-" for a per-$
-    one absent or not finite), as the terminal's table (report/tables.comparison_tables) prints them."""
+    one absent or not finite), as the terminal's table (report/tables.comparison_tables) prints them; the end flag
+    names its side (report/tables.end_flag: ``peaks``, the two frontiers' peak tok/s/chip; ``baseline_row``, the
+    baseline's own row)."""
     if r["ratio"] is None or (isinstance(r["ratio"], float) and math.isnan(r["ratio"])):
         a, b = r["status_a"] == "unreachable", r["status_b"] == "unreachable"
         return f'<span class="flag">unreachable ({"both" if a and b else "this" if a else "baseline"})</span>'
@@ -187,7 +190,8 @@ def _ratio_cell(r: Mapping, kw: Mapping | None = None, usd: Mapping | None = Non
         cell += f" ({kw['ratio']:.2f}×, " + (f"{u:.2f}×)" if isinstance(u, (int, float)) and math.isfinite(u) else "-)")
     if "below_frontier_start" in (r["status_a"], r["status_b"]):  # that side reads its peak (report/tables._ratio)
         return cell + f' <span class="flag">{_esc(BELOW_START)}</span>'
-    return cell + (' <span class="flag">at frontier end</span>' if r["at_frontier_end"] else "")
+    flag = end_flag(r, peaks, baseline_row)
+    return cell + (f' <span class="flag">{_esc(flag)}</span>' if flag else "")
 
 
 def tables_html(rec: ComparisonRecord) -> str:
@@ -221,19 +225,21 @@ def tables_html(rec: ComparisonRecord) -> str:
         pk = c.peak_ratio
         rows.append([e(n), f"{pk['throughput_per_chip']:.2f}× ({pk['tok_s_per_kw']:.2f}×, "
                      + e(peak_usd_cell(pk)).replace("x", "×") + ")", f"{c.max_interactivity_ratio:.2f}×"]
-                    + [_ratio_cell(r, k, u) for r, k, u in iso_rows(c.iso_interactivity)])
+                    + [_ratio_cell(r, k, u, frontier_peaks(rec, n), n == rec.baseline)
+                       for r, k, u in iso_rows(c.iso_interactivity)])
         if n != rec.baseline and getattr(c, "bands", None) and band_moves(c.bands):
             rows.append([e(f"{n} band"), *(e(x) for x in band_cells(c.bands))])
             banded = True
     out += [f"<h2>Ratios vs {e(rec.baseline)}</h2>",
-            "<p>Throughput per chip (per kW, " + e(conv) + " power, and per $, in brackets). Flags: <i>at frontier end</i> — "
-            "within 10% of a frontier's last point or in its tail below 10% of its peak, where ratios swing; "
+            "<p>Throughput per chip (per kW, " + e(conv) + " power, and per $, in brackets). Flags: <i>at frontier end: who</i> — "
+            "the speed is within 10% of that frontier's last point or in its tail below 10% of its peak, where ratios "
+            "swing (who: this, the row's system; baseline; or both); "
             "<i>" + e(BELOW_START) + "</i> — slower than its first (slowest) point, where that side reads its peak "
             "throughput: at a lower per-user speed a system serves at least its peak's; <i>unreachable</i> — that frontier "
             "never reaches the speed." + (" " + e(BAND_ROW_CAPTION) if banded else "") + "</p>",
             _table(ratio_columns(xs), rows, "ratios")]
     tiers = list(first.tiers)
-    trows = [[e(n)] + [("unreachable" if c.tiers[t]["status"] == "unreachable" else
+    trows = [[e(n)] + [(e(unreachable_tier(rec.systems[n].headline)) if c.tiers[t]["status"] == "unreachable" else
                         f"{_fmt(c.tiers[t]['throughput'], ',.0f')} @ {_fmt(c.tiers[t]['interactivity'], '.0f')}"
                         f" ({e(tier_energy_cost(c.tiers[t], c.tiers_tok_s_per_kw[t], rec.systems[n].frontier))})"
                         f"<br><small>{e(tier_deployments(c.tiers[t], rec.systems[n].frontier))}</small>")

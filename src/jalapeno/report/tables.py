@@ -16,7 +16,7 @@ from jalapeno.analysis.records import bound_cell
 from jalapeno.errors import SpecError
 
 if TYPE_CHECKING:
-    from jalapeno.analysis.records import ComparisonRecord, FrontierRecord, PointRecord
+    from jalapeno.analysis.records import ComparisonRecord, FrontierRecord, Headline, PointRecord
 
 
 #: what the two concurrency columns mean (docs/metrics.md §1)
@@ -101,7 +101,43 @@ BELOW_START_NOTE = ("[below a frontier's start: its peak]: slower than a frontie
                     "throughput (the best at or above the speed, as the tiers table reads it)")
 
 
-def _ratio(r: dict) -> tuple[str, str]:
+def end_flag(r: Mapping, peaks: tuple[float, float] | None = None, baseline_row: bool = False) -> str:
+    """The end-of-frontier flag of a per-chip ratio row (analysis/compare.iso_interactivity_ratio, tails flagged by
+    analysis/ratio_bands.flag_tails) naming the side at its end, as ``unreachable (who)`` does: ``at frontier end:
+    this`` (the row's system), ``: baseline`` or ``: both`` (on the baseline's own row, ``baseline``); "" where the
+    row is not flagged. A side is at its end where its status is ``at_frontier_end`` or its throughput lies below
+    ratio_bands.TAIL_FRACTION of its frontier's peak (``peaks``: the row's system's and the baseline's peak
+    tok/s/chip; None: by status alone). The bare flag left the reader to guess that ``@100`` on DeepSeek-R1 8k1k
+    was flagged on every row for the baseline's (H200's) tail alone (newuser45).
+
+    >>> r = {"status_a": "interpolated", "status_b": "interpolated", "y_a": 1730.0, "y_b": 278.0, "at_frontier_end": True}
+    >>> end_flag(r, (14610.0, 4349.0)), end_flag(r, (14610.0, 4349.0), True), end_flag({**r, "status_a": "at_frontier_end"})
+    ('at frontier end: baseline', 'at frontier end: baseline', 'at frontier end: this')
+    """
+    from jalapeno.analysis.ratio_bands import TAIL_FRACTION
+
+    if not r["at_frontier_end"]:
+        return ""
+
+    def at_end(side: str, peak: float | None) -> bool:
+        y = r.get(f"y_{side}")
+        tail = peak is not None and y is not None and y == y and y < TAIL_FRACTION * peak
+        return r[f"status_{side}"] == "at_frontier_end" or tail
+
+    a, b = at_end("a", peaks[0] if peaks else None), at_end("b", peaks[1] if peaks else None)
+    who = "baseline" if (b and baseline_row) else "both" if a and b else "this" if a else "baseline" if b else ""
+    return "at frontier end" + (f": {who}" if who else "")
+
+
+def frontier_peaks(d: ComparisonRecord, name: str) -> tuple[float, float]:
+    """(peak tok/s/chip of ``name``'s frontier, of the baseline's), for :func:`end_flag`."""
+    def peak(n: str) -> float:
+        return max((p.throughput_per_chip for p in d.systems[n].frontier), default=math.nan)
+
+    return peak(name), peak(d.baseline)
+
+
+def _ratio(r: dict, peaks: tuple[float, float] | None = None, baseline_row: bool = False) -> tuple[str, str]:
     """(the ratio cell's value, its flag or ""): the flag goes after the per-kW bracket, in square brackets, so
     that ``2.78x (1.96x) [at frontier end]`` does not read as two flags. Below a frontier's start (its slowest
     point is faster than the speed asked) that side reads its peak, flagged :data:`BELOW_START`: a system
@@ -114,7 +150,7 @@ def _ratio(r: dict) -> tuple[str, str]:
         return f"unreachable ({who})", ""
     if "below_frontier_start" in (r["status_a"], r["status_b"]):
         return f"{r['ratio']:.2f}x", BELOW_START
-    return f"{r['ratio']:.2f}x", "at frontier end" if r["at_frontier_end"] else ""
+    return f"{r['ratio']:.2f}x", end_flag(r, peaks, baseline_row)
 
 
 def efficiency_label(source: str) -> str:
@@ -168,19 +204,19 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
     for i, col in enumerate(ratio_columns(xs)):
         ratios.add_column(col, **({"no_wrap": True, "min_width": 16} if i == 0 else {"overflow": "fold"}))
     for name, c in d.comparisons.items():
-        pk = c.peak_ratio
+        pk, peaks = c.peak_ratio, frontier_peaks(d, name)
         cells = [f"{pk['throughput_per_chip']:.2f}x ({pk['tok_s_per_kw']:.2f}x, {peak_usd_cell(pk)})",
                  f"{c.max_interactivity_ratio:.2f}x"]
         for rt, rk, ru in iso_rows(c.iso_interactivity):
-            (cell, flag), kw, usd = _ratio(rt), _ratio(rk)[0], _ratio(ru)[0] if ru else "-"
+            (cell, flag), kw, usd = _ratio(rt, peaks, name == d.baseline), _ratio(rk)[0], _ratio(ru)[0] if ru else "-"
             if cell.endswith("x") and kw.endswith("x"):  # both sides a number (not n/a, not unreachable)
                 cell += f" ({kw}, {usd})"
             cells.append(cell + (f" [{flag}]" if flag else ""))
         ratios.add_row(name, *cells)
         if name != d.baseline and getattr(c, "bands", None) and band_moves(c.bands):
             ratios.add_row(f"{name} band", *band_cells(c.bands), style="dim")
-    ratios.caption = ("[at frontier end]: within 10% of a frontier's last point or in its tail below 10% of its "
-                      "peak, where ratios swing; " + BELOW_START_NOTE + "; "
+    ratios.caption = ("[at frontier end: who]: the speed is within 10% of that frontier's last point or in its tail "
+                      "below 10% of its peak, where ratios swing; who: this (the row's system), baseline or both; " + BELOW_START_NOTE + "; "
                       "unreachable (who): that frontier never reaches the speed")
     if any(getattr(c, "bands", None) and band_moves(c.bands) for n, c in d.comparisons.items() if n != d.baseline):
         ratios.caption += "\n" + BAND_ROW_CAPTION
@@ -196,7 +232,7 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
         for t in tier_names:
             v = c.tiers[t]
             if v["status"] == "unreachable":
-                cells.append("unreachable")
+                cells.append(unreachable_tier(d.systems[name].headline))
             else:
                 cells.append(f"{_f(v['throughput'], ',.0f')} @ {_f(v['interactivity'], '.0f')} "
                              f"({tier_energy_cost(v, c.tiers_tok_s_per_kw[t], d.systems[name].frontier)}): "
@@ -347,6 +383,19 @@ def tier_energy_cost(tier: Mapping, tier_kw: Mapping, frontier: Sequence[PointRe
     the same point: per kW is per chip over one constant) and its $ per M tokens (:func:`tier_usd_per_mtok`)."""
     return (f"{_f(tier_kw['throughput'], ',.0f')} tok/s/kW, "
             f"${usd_text(tier_usd_per_mtok(tier['throughput'], frontier))}/M tok")
+
+
+def unreachable_tier(headline: Headline | None) -> str:
+    """A tiers cell whose floor the system's frontier never reaches, with the fastest per-user speed it does
+    reach (``Headline.max_interactivity``, tok/s/user): a bare "unreachable" left the reader to find it in the
+    headline table (newuser45).
+
+    >>> from types import SimpleNamespace as H
+    >>> unreachable_tier(H(max_interactivity=139.54)), unreachable_tier(None)
+    ('unreachable (its fastest: 139.5 tok/s/user)', 'unreachable')
+    """
+    mx = getattr(headline, "max_interactivity", None)
+    return f"unreachable (its fastest: {_f(mx, '.1f')} tok/s/user)" if mx is not None else "unreachable"
 
 
 def tier_deployments(tier: dict, frontier: Sequence[PointRecord]) -> str:
