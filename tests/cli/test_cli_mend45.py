@@ -75,6 +75,9 @@ def test_the_price_unit_has_one_spelling(capsys):
     code, out, err = run(capsys, "hardware", "list")
     assert code == 0, err
     assert "$/chip-hour" in out and "$/chip-h " not in out and "$/chip-h\n" not in out
+    # the estimate mark follows each file's estimate flag (jalapeno.toml: estimate = true; h200.toml: none)
+    rows = {ln.split("│")[1].strip(): ln for ln in out.splitlines() if ln.count("│") > 3}
+    assert "1.43 est." in rows["jalapeno"] and "est." not in rows["h200"]
     code, out, err = run(capsys, "hardware", "show", "h200")
     assert code == 0, err
     assert "1.41 $/chip-hour" in out  # data/systems/h200.toml: cost.usd_per_chip_hour = 1.41
@@ -109,7 +112,7 @@ def test_the_frontier_end_flag_names_the_side_at_its_end():
     """The @100 column of DeepSeek-R1 8k1k was '[at frontier end]' on every row, the baseline's own included:
     there H200 is in its tail (278 < 10% of its 4,349 tok/s/chip peak, analysis/ratio_bands.TAIL_FRACTION) while
     Jalapeño (1,730 of 14,610: 11.8%) is not; the flag now says whose end it is."""
-    from jalapeno.report.tables import end_flag
+    from jalapeno.report.cell_notes import end_flag
 
     r = {"status_a": "interpolated", "status_b": "interpolated", "y_a": 1730.0, "y_b": 278.0, "at_frontier_end": True}
     assert end_flag(r, (14610.0, 4349.0)) == "at frontier end: baseline"
@@ -130,3 +133,55 @@ def test_compare_says_whose_frontier_end_flags_a_ratio(capsys, monkeypatch):
     # both rows' @100 cell: H200's tail, not Jalapeno's
     assert text.count("[at frontier end: baseline]") == 2, text
     assert "[at frontier end: this]" not in text and "[at frontier end: both]" not in text
+    # jalapeno.toml: cost.usd_per_chip_hour has estimate = true, h200.toml's does not
+    assert "est.: at an estimated $/chip-hour (jalapeno;" in text
+    rows = {ln.split("│")[1].strip(): ln for ln in out.splitlines() if ln.count("│") > 3}
+    assert "/M tok est.)" in rows["jalapeno"] and " est." not in rows["h200"]
+
+
+ESTIMATE = "(an estimate: jalapeno publishes no price; `jalapeno hardware show jalapeno`, cost.usd_per_chip_hour)"
+
+
+def test_predict_and_simulate_mark_an_estimated_price(capsys):
+    """Only plan said that Jalapeno's $/chip-hour is an estimate (data/systems/jalapeno.toml: estimate = true)."""
+    for cmd in (("predict", "-c", "8"), ("simulate", "-c", "8", "--requests", "40")):
+        code, out, err = run(capsys, cmd[0], "-s", "jalapeno", "-m", "llama-3.3-70b", "--tp", "8", *cmd[1:])
+        assert code == 0, err
+        assert ESTIMATE in " ".join(out.replace("│", " ").split()), out
+        code, out, err = run(capsys, cmd[0], "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", *cmd[1:])
+        assert code == 0, err
+        assert "an estimate" not in out
+
+
+def test_explore_marks_an_estimated_base_price(capsys, monkeypatch):
+    from jalapeno.cli import common, explore_cmd
+
+    monkeypatch.setattr(common.console, "width", 300)
+    out = {
+        "name": "x",
+        "base": "jalapeno",
+        "trials": 1,
+        "feasible": 1,
+        "distinct": 1,
+        "metrics": ["usd_per_mtok"],
+        "designs": [
+            {
+                "trial": 0,
+                "param:chip.hbm_stacks": 8,
+                "score:usd_per_mtok": 0.9,
+                "chip_power_w": 720.0,
+                "usd_per_chip_hour": 1.5,
+            }
+        ],
+        "base_metrics": [{"model": "deepseek-r1", "workload": "8k1k", "usd_per_mtok": 0.25}],
+        "objective": {"min_interactivity": 50},
+        "sweep": {},
+        "pruned_by": {},
+        "importance": {},
+    }
+    explore_cmd._print_summary(out)
+    text = " ".join(capsys.readouterr().out.split())
+    assert "$/chip-hour est." in text and "0.25 $ per M tokens (in+out) est." in text
+    assert "est.: at an estimated $/chip-hour (jalapeno;" in text
+    explore_cmd._print_summary({**out, "base": "h200"})
+    assert "est." not in capsys.readouterr().out

@@ -59,6 +59,9 @@ def hardware_list(json_out: bool = typer.Option(False, "--json", help="Print JSO
     if json_out:
         print_json([{"name": s.name, "description": s.description} for s in systems])
         return
+    from jalapeno.report.cell_notes import ESTIMATE_MARK, estimate_caption, estimated_prices
+
+    est = estimated_prices(systems)
     t = Table(title="Systems")
     for col in ("name", "chip", "FP8 PF", "FP4 PF", "HBM GiB", "HBM TB/s", "TDP W", "scale-up", "all-in kW", "$/chip-hour"):
         t.add_column(col)
@@ -69,7 +72,9 @@ def hardware_list(json_out: bool = typer.Option(False, "--json", help="Print JSO
                   f"{fp4 / 1e15:.2f}" if fp4 else "-", f"{c.hbm_capacity_bytes / units.GiB:.1f}",
                   f"{c.hbm_bandwidth_bytes_per_s / units.TB:.1f}", f"{c.tdp_w:.0f}",
                   f"{s.scale_up_chips}", f"{s.allin_power_w_per_chip / 1e3:.2f}",
-                  f"{s.usd_per_chip_hour:.2f}")
+                  f"{s.usd_per_chip_hour:.2f}" + (ESTIMATE_MARK if s.name in est else ""))
+    if est:
+        t.caption = estimate_caption(est)
     console.print(t)
 
 

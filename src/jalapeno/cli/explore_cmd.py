@@ -187,7 +187,7 @@ METRIC_UNITS = {"tok_s_per_kw": "tok/s per kW (in+out)", "tok_s_per_chip": "tok/
                 "usd_per_mtok": "$ per M tokens (in+out)", "max_interactivity": "tok/s/user"}
 
 
-def _base_lines(out: dict) -> list[str]:
+def _base_lines(out: dict, est: str = "") -> list[str]:
     """The base's own figures, per case, that the scores are ratios of, and how they were swept: a
     user comparing with another system read '2.58 (x base)' with no base value anywhere but
     meta.json, and that value (agg only, a coarse batch grid, no TBO; its frontier interpolated at the floor
@@ -201,7 +201,7 @@ def _base_lines(out: dict) -> list[str]:
     lines = []
     for b in out.get("base_metrics") or []:
         vals = ", ".join(f"{m} {b[m]:,.4g}" + (f" {METRIC_UNITS[m]}" if m in METRIC_UNITS else "")
-                         for m in out["metrics"] if m in b)
+                         + (est if m == "usd_per_mtok" else "") for m in out["metrics"] if m in b)
         lines.append(f"base {out['base']} on {b['model']} {b['workload']}: {vals} ({how} "
                      f"{floor:g} tok/s/user; power {obj.get('power', 'chip')})")
     if lines and sw:
@@ -212,13 +212,30 @@ def _base_lines(out: dict) -> list[str]:
     return lines
 
 
+def _price_estimated(base: str) -> bool:
+    """Whether the space's base system prices its chip-hour at an estimate (the catalog's ``estimate = true``,
+    analysis/capacity.is_price_estimate): its designs' $/chip-hour follow the base's (specs/power.follow_variant)
+    and carry report/cell_notes.ESTIMATE_MARK. False where the base no longer loads (a stored run's moved file)."""
+    from jalapeno.analysis.capacity import is_price_estimate
+    from jalapeno.errors import JalapenoError
+    from jalapeno.specs.catalog import load_system
+
+    try:
+        return is_price_estimate(load_system(base))
+    except JalapenoError:
+        return False
+
+
 def _print_summary(out: dict) -> None:
+    from jalapeno.report.cell_notes import ESTIMATE_MARK, estimate_caption
+
     twice = f", {out['distinct']} distinct designs" if out.get("distinct", out["feasible"]) < out["feasible"] else ""
     t = Table(title=f"{out['name']}: best designs of {out['trials']} trials ({out['feasible']} feasible{twice}; "
               f"scores relative to {out['base']})")
     cols = ["trial"] + [k for k in (out["designs"][0] if out["designs"] else {}) if k.startswith(("param:", "score:"))]
     short = short_headers([c[len("param:"):] for c in cols if c.startswith("param:")])
-    for c in cols + ["chip W", "$/chip-hour"]:  # a score is a ratio to the base, not tok/s/kW: say so in its header
+    est = _price_estimated(out["base"])
+    for c in cols + ["chip W", "$/chip-hour" + (ESTIMATE_MARK if est else "")]:  # a score is a ratio to the base: say so
         key = c.split(":", 1)[-1]
         t.add_column(f"{key} (x base)" if c.startswith("score:") else short.get(key, key), justify="right",
                      overflow="fold")
@@ -228,7 +245,7 @@ def _print_summary(out: dict) -> None:
     console.print(t)
     if any(k != v for k, v in short.items()):  # the full keys, as the space file names them
         console.print("columns: " + "; ".join(f"{v} = {k}" for k, v in short.items() if k != v), markup=False)
-    for line in _base_lines(out):
+    for line in _base_lines(out, ESTIMATE_MARK if est else "") + ([estimate_caption([out["base"]])] if est else []):
         console.print(line, markup=False)
     if out["pruned_by"]:
         console.print("pruned (trials that broke a constraint, not priced; docs/explore.md): "

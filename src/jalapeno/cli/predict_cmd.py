@@ -94,6 +94,7 @@ def predict(
     """One operating point: a deployment at a concurrency (an infeasible one is an error)."""
     from jalapeno.analysis.prediction import predict_point
     from jalapeno.deploy.deployment import Deployment, Pool
+    from jalapeno.report.cell_notes import price_note
     from jalapeno.report.tables import point_table
 
     rec = load_recipe(engine, workload, model, [system], isl, osl)
@@ -177,7 +178,7 @@ def predict(
     load = f"concurrency {concurrency:g}" if rate is None else f"{rate:g} requests/s (open loop)"
     engine = f" · engine {rec.name}" if rec is not None else ""
     tbl = point_table(point, f"{m.name} on {s.name} · {wl.name} · {dep.label}{engine}{stack_label(stack)} · {load}",
-                      open_loop=rate is not None)
+                      open_loop=rate is not None, price_note=price_note(s))
     if rate is None:  # frontier/compare list the steady state at the same concurrency (their table caption says so)
         tbl.caption = ("a whole InferenceX run: 10·C requests from an idle start (docs/model.md §8.7), so throughput "
                        "is a little lower and mean TTFT higher than in the steady state that `frontier` and `compare` "

@@ -151,6 +151,7 @@ def compare(
     from jalapeno.cost.sliced import chip_model_pricer
     from jalapeno.deploy.checkpoints import available_precisions
     from jalapeno.report.html import write_html
+    from jalapeno.report.cell_notes import estimated_prices
     from jalapeno.report.tables import comparison_tables
 
     if store is not None:  # before the sweep: the store is written after it
@@ -252,7 +253,7 @@ def compare(
     if json_out:
         print_json(rec.as_dict())
         return
-    for t in comparison_tables(rec):
+    for t in comparison_tables(rec, estimated_prices(s.system for s in syss)):
         console.print(t)
     if (line := chip_model_line(syss)) is not None:
         console.print(line, markup=False)

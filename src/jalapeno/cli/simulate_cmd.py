@@ -230,8 +230,10 @@ def simulate(
     if json_out:
         print_json(res.as_dict())
         return
+    from jalapeno.report.cell_notes import price_note
+
     console.print(_summary_table(res.summary, f"{m.name} on {s.name} · {dep.label}{stack_label(stack)} · seed {seed}"
-                                 + _protocol(kind, concurrency, warmup), trace=kind == "trace"))
+                                 + _protocol(kind, concurrency, warmup), trace=kind == "trace", price_note=price_note(s)))
     for path in filter(None, (html, out)):
         console.print(f"wrote {Path(path).resolve()}")
 
@@ -333,9 +335,10 @@ def _write_requests(df, path: str) -> None:
         raise SpecError("--out", f"cannot write {p}: {e.strerror or e}", "give a writable path") from None
 
 
-def _summary_table(sm: dict, title: str, trace: bool = False) -> Table:
+def _summary_table(sm: dict, title: str, trace: bool = False, price_note: str = "") -> Table:
     """The run's summary table; ``trace``: a replayed trace, whose arrivals are its own (no
-    --concurrency or --requests gives it a window while requests still arrive)."""
+    --concurrency or --requests gives it a window while requests still arrive); ``price_note`` follows the $
+    figure (report/cell_notes.price_note: an estimated $/chip-hour)."""
     from jalapeno.analysis.power_cost import usd_text
 
     t = Table(title=title, show_header=False)
@@ -362,7 +365,7 @@ def _summary_table(sm: dict, title: str, trace: bool = False) -> Table:
             *([(f"throughput per kW (in+out; {sm['power_convention']}, {sm['power_w_per_chip']:,.0f} W/chip)",
                 f"{sm['tok_s_per_kw']:,.0f} tok/s/kW")] if "tok_s_per_kw" in sm else []),
             *([(f"$ per M tokens (in+out; ${sm['usd_per_chip_hour']:,.2f}/chip-hour)",
-                usd_text(sm['usd_per_mtok']))] if "usd_per_mtok" in sm else []),
+                usd_text(sm['usd_per_mtok']) + price_note)] if "usd_per_mtok" in sm else []),
             ("interactivity (1/median TPOT)", f"{sm['interactivity']:.1f} tok/s/user"),
             ("TTFT", q(sm["ttft_s"], 1e3, "ms")), ("TPOT", q(sm["tpot_s"], 1e3, "ms")),
             ("E2E", q(sm["e2e_s"], 1, "s")), ("wait to first step (arrival → scheduled, front end included)", q(sm["queue_s"], 1e3, "ms")),

@@ -31,12 +31,13 @@ from typing import TYPE_CHECKING
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.analysis.records import bound_cell
 from jalapeno.errors import SpecError
+from jalapeno.report.cell_notes import end_flag, frontier_peaks, unreachable_tier
 from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.html import _esc, hover_text
 from jalapeno.report.tables import (BAND_ROW_CAPTION, BELOW_START, CONCURRENCY_CAPTION, PEAK_COLUMN, TOKENS_CAPTION,
-                                    band_cells, band_moves, end_flag, frontier_peaks, headline_band, iso_rows, peak_load, peak_usd_cell,
+                                    band_cells, band_moves, headline_band, iso_rows, peak_load, peak_usd_cell,
                                     power_caption, ratio_columns,
-                                    tier_deployments, tier_energy_cost, unreachable_tier, usd_text)
+                                    tier_deployments, tier_energy_cost, usd_text)
 
 if TYPE_CHECKING:
     from jalapeno.analysis.records import ComparisonRecord, PointRecord

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,9 +14,10 @@ from rich.table import Table
 from jalapeno.analysis.power_cost import usd_text
 from jalapeno.analysis.records import bound_cell
 from jalapeno.errors import SpecError
+from jalapeno.report.cell_notes import ESTIMATE_MARK, end_flag, estimate_caption, frontier_peaks, unreachable_tier
 
 if TYPE_CHECKING:
-    from jalapeno.analysis.records import ComparisonRecord, FrontierRecord, Headline, PointRecord
+    from jalapeno.analysis.records import ComparisonRecord, FrontierRecord, PointRecord
 
 
 #: what the two concurrency columns mean (docs/metrics.md §1)
@@ -101,42 +102,6 @@ BELOW_START_NOTE = ("[below a frontier's start: its peak]: slower than a frontie
                     "throughput (the best at or above the speed, as the tiers table reads it)")
 
 
-def end_flag(r: Mapping, peaks: tuple[float, float] | None = None, baseline_row: bool = False) -> str:
-    """The end-of-frontier flag of a per-chip ratio row (analysis/compare.iso_interactivity_ratio, tails flagged by
-    analysis/ratio_bands.flag_tails) naming the side at its end, as ``unreachable (who)`` does: ``at frontier end:
-    this`` (the row's system), ``: baseline`` or ``: both`` (on the baseline's own row, ``baseline``); "" where the
-    row is not flagged. A side is at its end where its status is ``at_frontier_end`` or its throughput lies below
-    ratio_bands.TAIL_FRACTION of its frontier's peak (``peaks``: the row's system's and the baseline's peak
-    tok/s/chip; None: by status alone). The bare flag left the reader to guess that ``@100`` on DeepSeek-R1 8k1k
-    was flagged on every row for the baseline's (H200's) tail alone (newuser45).
-
-    >>> r = {"status_a": "interpolated", "status_b": "interpolated", "y_a": 1730.0, "y_b": 278.0, "at_frontier_end": True}
-    >>> end_flag(r, (14610.0, 4349.0)), end_flag(r, (14610.0, 4349.0), True), end_flag({**r, "status_a": "at_frontier_end"})
-    ('at frontier end: baseline', 'at frontier end: baseline', 'at frontier end: this')
-    """
-    from jalapeno.analysis.ratio_bands import TAIL_FRACTION
-
-    if not r["at_frontier_end"]:
-        return ""
-
-    def at_end(side: str, peak: float | None) -> bool:
-        y = r.get(f"y_{side}")
-        tail = peak is not None and y is not None and y == y and y < TAIL_FRACTION * peak
-        return r[f"status_{side}"] == "at_frontier_end" or tail
-
-    a, b = at_end("a", peaks[0] if peaks else None), at_end("b", peaks[1] if peaks else None)
-    who = "baseline" if (b and baseline_row) else "both" if a and b else "this" if a else "baseline" if b else ""
-    return "at frontier end" + (f": {who}" if who else "")
-
-
-def frontier_peaks(d: ComparisonRecord, name: str) -> tuple[float, float]:
-    """(peak tok/s/chip of ``name``'s frontier, of the baseline's), for :func:`end_flag`."""
-    def peak(n: str) -> float:
-        return max((p.throughput_per_chip for p in d.systems[n].frontier), default=math.nan)
-
-    return peak(name), peak(d.baseline)
-
-
 def _ratio(r: dict, peaks: tuple[float, float] | None = None, baseline_row: bool = False) -> tuple[str, str]:
     """(the ratio cell's value, its flag or ""): the flag goes after the per-kW bracket, in square brackets, so
     that ``2.78x (1.96x) [at frontier end]`` does not read as two flags. Below a frontier's start (its slowest
@@ -173,8 +138,9 @@ def efficiency_label(source: str) -> str:
     return label + (" + overrides" if "overrides:" in source else "")
 
 
-def comparison_tables(d: ComparisonRecord) -> list[Table]:
-    """Headline table, ratio table and tier table of a comparison."""
+def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = ()) -> list[Table]:
+    """Headline table, ratio table and tier table of a comparison; the $ figures of the systems named in
+    ``estimated`` (report/cell_notes.estimated_prices) carry cell_notes.ESTIMATE_MARK, explained in a caption."""
     conv = d.power_convention
     wl = d.workload
     title = (f"{d.model} · ISL {wl.isl} / OSL {wl.osl} · {d.precision} · "
@@ -185,12 +151,16 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
                 "conc. cap / in flight at peak", "max tok/s/user", "bound at max", "min E2E s", "deployment at peak"):
         head.add_column(col, overflow="fold")
     band = headline_band
+
+    def est(name: str) -> str:
+        return ESTIMATE_MARK if name in estimated else ""
+
     for name, s in d.systems.items():
         h = s.headline
         head.add_row(name, _f(h.peak_throughput_per_chip, ",.0f") + band(h, "peak_throughput_per_chip", ",.0f"),
                      _f(h.peak_output_throughput_per_chip, ",.0f"),
                      _f(h.peak_tok_s_per_kw[conv], ",.0f") + band(h, "peak_tok_s_per_kw", ",.0f", conv),
-                     usd_text(h.usd_per_mtok_at_peak), bound_cell(h.bound_at_peak, h.prefill_bound_at_peak,
+                     usd_text(h.usd_per_mtok_at_peak) + est(name), bound_cell(h.bound_at_peak, h.prefill_bound_at_peak,
                                                                   h.prefill_chip_share_at_peak), peak_load(s.frontier),
                      _f(h.max_interactivity, ".1f") + band(h, "max_interactivity", ".1f"),
                      bound_cell(h.bound_at_max_interactivity, h.prefill_bound_at_max_interactivity,
@@ -218,10 +188,13 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
     ratios.caption = ("[at frontier end: who]: the speed is within 10% of that frontier's last point or in its tail "
                       "below 10% of its peak, where ratios swing; who: this (the row's system), baseline or both; " + BELOW_START_NOTE + "; "
                       "unreachable (who): that frontier never reaches the speed")
+    if estimated:  # the per-$ ratios divide by the same estimated price
+        ratios.caption += f"\nper $ of {', '.join(sorted(estimated))}: at an estimated $/chip-hour (est. in the tables)"
     if any(getattr(c, "bands", None) and band_moves(c.bands) for n, c in d.comparisons.items() if n != d.baseline):
         ratios.caption += "\n" + BAND_ROW_CAPTION
     tiers = Table(title="operating tiers: best throughput per chip at or above a per-user speed floor, with its "
-                        "tok/s/kW and $/M tok", caption=TIERS_CAPTION.format(conv=conv))
+                        "tok/s/kW and $/M tok", caption=TIERS_CAPTION.format(conv=conv) + (
+                      "\n" + estimate_caption(estimated) if estimated else ""))
     tiers.add_column("system", no_wrap=True, min_width=16)
     tier_names = list(first.tiers)
     for t in tier_names:
@@ -235,12 +208,13 @@ def comparison_tables(d: ComparisonRecord) -> list[Table]:
                 cells.append(unreachable_tier(d.systems[name].headline))
             else:
                 cells.append(f"{_f(v['throughput'], ',.0f')} @ {_f(v['interactivity'], '.0f')} "
-                             f"({tier_energy_cost(v, c.tiers_tok_s_per_kw[t], d.systems[name].frontier)}): "
+                             f"({tier_energy_cost(v, c.tiers_tok_s_per_kw[t], d.systems[name].frontier)}{est(name)}): "
                              + tier_deployments(v, d.systems[name].frontier))
         tiers.add_row(name, *cells)
     sets = "efficiency sets: " + "; ".join(f"{n}: {efficiency_label(s.headline.efficiency_source)}"
                                            for n, s in d.systems.items())
     head.caption = sets + "\n" + TOKENS_CAPTION + "\n" + power_caption(d) + "\n" + CONCURRENCY_CAPTION
+    head.caption += "\n" + estimate_caption(estimated) if estimated else ""
     if any(s.headline.prefill_bound_at_peak or s.headline.prefill_bound_at_max_interactivity for s in d.systems.values()):
         head.caption += "\n" + PREFILL_BOUND_CAPTION
     if any(s.headline.bands is not None for s in d.systems.values()):
@@ -385,19 +359,6 @@ def tier_energy_cost(tier: Mapping, tier_kw: Mapping, frontier: Sequence[PointRe
             f"${usd_text(tier_usd_per_mtok(tier['throughput'], frontier))}/M tok")
 
 
-def unreachable_tier(headline: Headline | None) -> str:
-    """A tiers cell whose floor the system's frontier never reaches, with the fastest per-user speed it does
-    reach (``Headline.max_interactivity``, tok/s/user): a bare "unreachable" left the reader to find it in the
-    headline table (newuser45).
-
-    >>> from types import SimpleNamespace as H
-    >>> unreachable_tier(H(max_interactivity=139.54)), unreachable_tier(None)
-    ('unreachable (its fastest: 139.5 tok/s/user)', 'unreachable')
-    """
-    mx = getattr(headline, "max_interactivity", None)
-    return f"unreachable (its fastest: {_f(mx, '.1f')} tok/s/user)" if mx is not None else "unreachable"
-
-
 def tier_deployments(tier: dict, frontier: Sequence[PointRecord]) -> str:
     """The deployment behind an operating tier (analysis/compare.tiers): the frontier point's, or,
     where the tier is interpolated at its floor, "interpolated between A and B" (the frontier
@@ -450,9 +411,10 @@ def frontier_table(points: Sequence[PointRecord], title: str) -> Table:
     return t
 
 
-def point_table(p: PointRecord, title: str, open_loop: bool = False) -> Table:
+def point_table(p: PointRecord, title: str, open_loop: bool = False, price_note: str = "") -> Table:
     """Two-column table of one point (with its efficiency set when it is a prediction); ``open_loop``:
-    the point was solved at a request rate, so its concurrency is λ·E2E, not a cap."""
+    the point was solved at a request rate, so its concurrency is λ·E2E, not a cap; ``price_note`` follows the
+    $ figure (analysis/capacity.price_basis: an estimated $/chip-hour)."""
     t = Table(title=title, show_header=False)
     t.add_column("metric")
     t.add_column("value", overflow="fold")
@@ -480,7 +442,7 @@ def point_table(p: PointRecord, title: str, open_loop: bool = False) -> Table:
         # all three count input + output tokens, as the throughput row (analysis/power_cost.energy_and_cost)
         ("tok/s per kW (in+out)", _small(p.tok_s_per_kw, ",.0f")),
         ("J per token (in+out)", _f(p.j_per_token, ".3f")),
-        ("$ per M tokens (in+out)", usd_text(p.usd_per_mtok)),
+        ("$ per M tokens (in+out)", usd_text(p.usd_per_mtok) + price_note),
         ("efficiency set", str(getattr(p, "efficiency_source", ""))),
         ("bound" + (" (decode step)" if p.prefill_bound else ""), f"{p.bound} ({_f(p.bound_margin, '.2f')}x the next)"
          + (f"; capped by {p.limit}" if p.limit else "")),

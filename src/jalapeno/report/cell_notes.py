@@ -1,0 +1,100 @@
+"""What a comparison table's cell rests on, said in the cell: the side of a ratio at its frontier's end
+(``[at frontier end: baseline]``), the fastest speed a frontier reaches where a tier's floor is beyond it, and
+whether a $ figure is priced at an estimated $/chip-hour (``est.``). Read from records and systems; computes
+no figure (report/tables.py and report/page.py print them)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jalapeno.analysis.records import ComparisonRecord, Headline
+
+#: appended to a $ figure priced at an estimated $/chip-hour (``estimate = true`` on the system file's
+#: ``cost.usd_per_chip_hour``; analysis/capacity.is_price_estimate), explained by :func:`estimate_caption`
+ESTIMATE_MARK = " est."
+
+
+def end_flag(r: Mapping, peaks: tuple[float, float] | None = None, baseline_row: bool = False) -> str:
+    """The end-of-frontier flag of a per-chip ratio row (analysis/compare.iso_interactivity_ratio, tails flagged by
+    analysis/ratio_bands.flag_tails) naming the side at its end, as ``unreachable (who)`` does: ``at frontier end:
+    this`` (the row's system), ``: baseline`` or ``: both`` (on the baseline's own row, ``baseline``); "" where the
+    row is not flagged. A side is at its end where its status is ``at_frontier_end`` or its throughput lies below
+    ratio_bands.TAIL_FRACTION of its frontier's peak (``peaks``: the row's system's and the baseline's peak
+    tok/s/chip; None: by status alone). The bare flag left the reader to guess that ``@100`` on DeepSeek-R1 8k1k
+    was flagged on every row for the baseline's (H200's) tail alone (newuser45).
+
+    >>> r = {"status_a": "interpolated", "status_b": "interpolated", "y_a": 1730.0, "y_b": 278.0, "at_frontier_end": True}
+    >>> end_flag(r, (14610.0, 4349.0)), end_flag(r, (14610.0, 4349.0), True), end_flag({**r, "status_a": "at_frontier_end"})
+    ('at frontier end: baseline', 'at frontier end: baseline', 'at frontier end: this')
+    """
+    from jalapeno.analysis.ratio_bands import TAIL_FRACTION
+
+    if not r["at_frontier_end"]:
+        return ""
+
+    def at_end(side: str, peak: float | None) -> bool:
+        y = r.get(f"y_{side}")
+        tail = peak is not None and y is not None and y == y and y < TAIL_FRACTION * peak
+        return r[f"status_{side}"] == "at_frontier_end" or tail
+
+    a, b = at_end("a", peaks[0] if peaks else None), at_end("b", peaks[1] if peaks else None)
+    who = "baseline" if (b and baseline_row) else "both" if a and b else "this" if a else "baseline" if b else ""
+    return "at frontier end" + (f": {who}" if who else "")
+
+
+def frontier_peaks(d: ComparisonRecord, name: str) -> tuple[float, float]:
+    """(peak tok/s/chip of ``name``'s frontier, of the baseline's), for :func:`end_flag`."""
+    def peak(n: str) -> float:
+        return max((p.throughput_per_chip for p in d.systems[n].frontier), default=math.nan)
+
+    return peak(name), peak(d.baseline)
+
+
+def unreachable_tier(headline: Headline | None) -> str:
+    """A tiers cell whose floor the system's frontier never reaches, with the fastest per-user speed it does
+    reach (``Headline.max_interactivity``, tok/s/user): a bare "unreachable" left the reader to find it in the
+    headline table (newuser45).
+
+    >>> from types import SimpleNamespace as H
+    >>> unreachable_tier(H(max_interactivity=139.54)), unreachable_tier(None)
+    ('unreachable (its fastest: 139.5 tok/s/user)', 'unreachable')
+    """
+    mx = getattr(headline, "max_interactivity", None)
+    return f"unreachable (its fastest: {mx:.1f} tok/s/user)" if mx is not None and math.isfinite(mx) else "unreachable"
+
+
+def estimated_prices(systems) -> frozenset[str]:
+    """Names of ``systems`` (:class:`~jalapeno.specs.hardware.System`) whose $/chip-hour is a derived estimate
+    (analysis/capacity.is_price_estimate: the catalog's ``estimate = true``), for :data:`ESTIMATE_MARK`."""
+    from jalapeno.analysis.capacity import is_price_estimate
+
+    return frozenset(s.name for s in systems if is_price_estimate(s))
+
+
+def estimate_caption(names: Collection[str]) -> str:
+    """The line under a table whose $ figures carry :data:`ESTIMATE_MARK`, "" for none: only ``plan`` said that
+    Jalapeño's price is an estimate (newuser45).
+
+    >>> estimate_caption(["jalapeno"])
+    'est.: at an estimated $/chip-hour (jalapeno; the catalog marks it estimate = true: its basis in `jalapeno hardware show NAME`, cost.usd_per_chip_hour)'
+    """
+    if not names:
+        return ""
+    return (f"est.: at an estimated $/chip-hour ({', '.join(sorted(names))}; the catalog marks it estimate = true: "
+            "its basis in `jalapeno hardware show NAME`, cost.usd_per_chip_hour)")
+
+
+def price_note(system) -> str:
+    """What follows a $ figure of ``system`` (:class:`~jalapeno.specs.hardware.System`) in a two-column table
+    (``predict``, ``simulate``): analysis/capacity.price_basis, as ``plan``'s cost line says it, for an
+    estimated $/chip-hour; "" for a published one."""
+    from jalapeno.analysis.capacity import is_price_estimate, price_basis
+    from jalapeno.specs.catalog import hardware_show_name
+
+    if not is_price_estimate(system):
+        return ""
+    show = hardware_show_name(system)
+    return price_basis(show, show, True)
