@@ -47,6 +47,7 @@ def end_flag(r: Mapping, peaks: tuple[float, float] | None = None, baseline_row:
 
 def frontier_peaks(d: ComparisonRecord, name: str) -> tuple[float, float]:
     """(peak tok/s/chip of ``name``'s frontier, of the baseline's), for :func:`end_flag`."""
+
     def peak(n: str) -> float:
         return max((p.throughput_per_chip for p in d.systems[n].frontier), default=math.nan)
 
@@ -83,8 +84,10 @@ def estimate_caption(names: Collection[str]) -> str:
     """
     if not names:
         return ""
-    return (f"est.: at an estimated $/chip-hour ({', '.join(sorted(names))}; the catalog marks it estimate = true: "
-            "its basis in `jalapeno hardware show NAME`, cost.usd_per_chip_hour)")
+    return (
+        f"est.: at an estimated $/chip-hour ({', '.join(sorted(names))}; the catalog marks it estimate = true: "
+        "its basis in `jalapeno hardware show NAME`, cost.usd_per_chip_hour)"
+    )
 
 
 def price_note(system) -> str:
