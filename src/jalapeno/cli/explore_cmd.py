@@ -27,14 +27,17 @@ STORE_HELP = "Results store folder (Optuna SQLite + Parquet runs; created). Defa
 def explore(
     space_file: str = typer.Argument(..., metavar="SPACE.toml", help="Design space (docs/explore.md)."),
     trials: int = typer.Option(None, "--trials", "-n", help="Finished trials to reach (default: the space's)."),
-    workers: int = typer.Option(1, "--workers", help="Parallel trial evaluations on a local Ray instance (1 = "
-                                "in-process)."),
+    workers: int = typer.Option(
+        1, "--workers", help="Parallel trial evaluations on a local Ray instance (1 = in-process)."
+    ),
     address: str = typer.Option(None, "--address", help="Join an existing Ray cluster (e.g. ray://host:10001)."),
-    batch: int = typer.Option(8, "--batch", help="Trials asked together; results depend on seed and batch, not on "
-                              "--workers."),
+    batch: int = typer.Option(
+        8, "--batch", help="Trials asked together; results depend on seed and batch, not on --workers."
+    ),
     store: str = typer.Option("jalapeno-results", "--store", help=STORE_HELP),
-    storage: str = typer.Option(None, "--storage", help="Optuna storage URL (any SQLAlchemy URL; default: SQLite "
-                                "in --store)."),
+    storage: str = typer.Option(
+        None, "--storage", help="Optuna storage URL (any SQLAlchemy URL; default: SQLite in --store)."
+    ),
     study: str = typer.Option(None, "--study", help="Study name (default: the space's name)."),
     resume: bool = typer.Option(False, "--resume", help="Continue a stored study up to --trials finished trials."),
     top: int = typer.Option(5, "--top", min=0, help="Designs to list."),
@@ -73,21 +76,36 @@ def explore(
     except SpecError as e:  # a --store whose explore.db is no SQLite file was blamed on --storage (not given)
         if storage or e.field != "--storage":
             raise
-        raise SpecError("--store", f"{Path(store) / 'explore.db'} is not a readable study store ({e.problem})",
-                        "give another --store folder, or move that explore.db aside (explore creates a new one)") from None
+        raise SpecError(
+            "--store",
+            f"{Path(store) / 'explore.db'} is not a readable study store ({e.problem})",
+            "give another --store folder, or move that explore.db aside (explore creates a new one)",
+        ) from None
     _announce_long_run(n - rs_finished(st), len(space.cases), workers, ev.base_eval_s)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("left"), TimeRemainingColumn(), console=console, transient=True, disable=json_out) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+        disable=json_out,
+    ) as bar:
         task = bar.add_task(f"explore {name}", total=n, completed=rs_finished(st))
-        run_search(space, ev, st, n, batch=batch, workers=workers, address=address,
-                   on_trial=lambda i, r: bar.advance(task))
+        run_search(
+            space, ev, st, n, batch=batch, workers=workers, address=address, on_trial=lambda i, r: bar.advance(task)
+        )
     rows = rs.trial_rows(st)
     imp = importances(st, space)
     d = rs.new_run_dir(store, "explore", name, fixed=True)
     meta = _explore_meta(space, name, url, rows, st)
     meta["run"] = d.name
-    meta["base_metrics"] = [{"model": c.model, "workload": c.workload, **b}
-                            for c, b in zip(space.cases, ev.base_metrics)]
+    meta["base_metrics"] = [
+        {"model": c.model, "workload": c.workload, **b} for c, b in zip(space.cases, ev.base_metrics)
+    ]
+    meta["compare"] = _compare_block(ev, meta, rows)
     rs.write_json(d / "meta.json", meta)
     rs.write_table(d / "trials.parquet", rows)
     rs.write_json(d / "extra.json", {"importance": imp})
@@ -112,12 +130,13 @@ def _announce_long_run(trials: int, cases: int, workers: int, trial_s: float) ->
         return
     import sys
 
-    span = (f"{est / 3600:.1f} hours" if est >= 3600 else f"{est / 60:.1f} minutes" if est >= 60
-            else f"{est:.0f} s")
-    print(f"note: {trials:,} trials x {cases} case(s); pricing the base system took {trial_s:.2f} s here, so this "
-          f"takes up to ~{span} on {max(workers, 1)} worker(s) (pruned designs cost less); the bar shows the time "
-          "left. --trials N runs fewer (a stored study continues later with --resume), --workers N spreads them",
-          file=sys.stderr)
+    span = f"{est / 3600:.1f} hours" if est >= 3600 else f"{est / 60:.1f} minutes" if est >= 60 else f"{est:.0f} s"
+    print(
+        f"note: {trials:,} trials x {cases} case(s); pricing the base system took {trial_s:.2f} s here, so this "
+        f"takes up to ~{span} on {max(workers, 1)} worker(s) (pruned designs cost less); the bar shows the time "
+        "left. --trials N runs fewer (a stored study continues later with --resume), --workers N spreads them",
+        file=sys.stderr,
+    )
 
 
 def check_html_path(html: str) -> None:
@@ -149,11 +168,19 @@ def _explore_meta(space, name: str, url: str, rows: list[dict], st) -> dict:
         sign = 1 if space.directions[0] == "maximize" else -1
         key = f"score:{space.objective.metrics[0]}"
         pareto = [max(done, key=lambda r: sign * r[key])["trial"]] if done else []
-    return {"run": f"explore-{name}", "kind": "explore", "name": name, "base": space.base,
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "metrics": list(space.objective.metrics), "directions": space.directions, "pareto": pareto,
-            "space": space.model_dump(), "storage": url.split("///")[0] + "///…" if url.startswith("sqlite") else url,
-            "versions": data_versions()}
+    return {
+        "run": f"explore-{name}",
+        "kind": "explore",
+        "name": name,
+        "base": space.base,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "metrics": list(space.objective.metrics),
+        "directions": space.directions,
+        "pareto": pareto,
+        "space": space.model_dump(),
+        "storage": url.split("///")[0] + "///…" if url.startswith("sqlite") else url,
+        "versions": data_versions(),
+    }
 
 
 def _summary(meta: dict, rows: list[dict], imp: dict, top: int) -> dict:
@@ -173,12 +200,71 @@ def _summary(meta: dict, rows: list[dict], imp: dict, top: int) -> dict:
         if r["state"] == "PRUNED":
             k = r["reason"].split(" ")[0]
             pruned[k] = pruned.get(k, 0) + 1
-    return {"name": meta["name"], "base": meta["base"], "base_metrics": meta.get("base_metrics", []),
-            "metrics": metrics, "trials": len(rows),
-            "feasible": len(done), "distinct": len({tuple(repr(v) for k, v in r.items() if k.startswith("param:"))
-                                                    for r in done}), "pruned_by": pruned, "designs": best, "importance": imp,
-            "versions": meta["versions"], "objective": meta["space"].get("objective", {}),
-            "sweep": meta["space"].get("sweep", {})}
+    return {
+        "name": meta["name"],
+        "base": meta["base"],
+        "base_metrics": meta.get("base_metrics", []),
+        "metrics": metrics,
+        "trials": len(rows),
+        "feasible": len(done),
+        "distinct": len({tuple(repr(v) for k, v in r.items() if k.startswith("param:")) for r in done}),
+        "pruned_by": pruned,
+        "designs": best,
+        "importance": imp,
+        "versions": meta["versions"],
+        "objective": meta["space"].get("objective", {}),
+        "sweep": meta["space"].get("sweep", {}),
+        "compare": meta.get("compare"),
+    }
+
+
+def _compare_block(ev, meta: dict, rows: list[dict]) -> dict:
+    """``compare``'s figure for the base and the best design (the first of the Pareto set with several
+    objectives), per case, beside the coarse figures the scores are made of (analysis/explore_full.compare_figures):
+    the coarse sweep ranks designs well (Spearman 0.94-0.96 over 20 designs of each shipped space, round 45,
+    scripts/explore_fidelity.py) but its figure is not compare's: Jalapeño's DeepSeek-R1 8K/1K at 100 tok/s/user
+    is 1,113 tok/s/kW coarse against compare's 2,471 (FP4 2.03x, disagg +7.3%; docs/explore.md §4.1)."""
+    from jalapeno.analysis.explore_full import compare_figures, compare_score
+
+    best = meta["pareto"][0] if meta["pareto"] else None
+    row = next((r for r in rows if r["trial"] == best), None)
+    params = None if row is None else {k[len("param:") :]: v for k, v in row.items() if k.startswith("param:")}
+    figs = compare_figures(ev, params)
+    metric = meta["metrics"][0]
+    score = compare_score(figs, [c.weight for c in ev.space.cases], metric) if params is not None else None
+    return {"trial": best if params is not None else None, "metric": metric, "cases": figs, "score": score}
+
+
+def _compare_lines(out: dict) -> list[str]:
+    """The lines under the table that put the coarse figures beside ``compare``'s (:func:`_compare_block`);
+    none for a run stored before round 45 (no ``compare`` in its meta.json)."""
+    blk = out.get("compare")
+    if not blk:
+        return []
+    m, obj = blk["metric"], out.get("objective") or {}
+    lines = [
+        f"compare's figure ({m} at {obj.get('min_interactivity', 0):g} tok/s/user, power "
+        f"{obj.get('power', 'chip')}: every native precision, agg and disagg, the full batch grid, TBO, EPLB; "
+        "what `jalapeno compare` prints) beside the coarse one the scores are made of:"
+    ]
+    for c in blk["cases"]:
+        for who in ("base", "design"):
+            if who not in c:
+                continue
+            co, fu = c[who]["coarse"].get(m), c[who]["compare"].get(m)
+            label = f"base {out['base']}" if who == "base" else f"best design (trial {blk['trial']})"
+            if fu is None:
+                lines.append(
+                    f"  {label} on {c['model']} {c['workload']}: coarse {co:,.4g}; compare's: none ({c['reason']})"
+                )
+            else:
+                lines.append(
+                    f"  {label} on {c['model']} {c['workload']}: compare {fu:,.4g}, coarse {co:,.4g} "
+                    f"(compare / coarse {fu / co:.2f})"
+                )
+    if blk.get("score") is not None and blk["score"] == blk["score"]:
+        lines.append(f"  best design on compare's figures: {blk['score']:.3g} x base (its coarse score: the table's)")
+    return lines
 
 
 #: the unit each objective metric's base figure prints in (analysis/explore.case_metrics: tokens count input +
@@ -196,19 +282,24 @@ def _base_lines(out: dict, est: str = "") -> list[str]:
     before round 42 has no ``at_floor``: it read the best point at or above the floor, and says so."""
     obj, sw = out.get("objective") or {}, out.get("sweep") or {}
     floor = obj.get("min_interactivity", 0)
-    how = ("the sweep's frontier interpolated at" if sw.get("at_floor") == "interpolated"
-           else "the best sweep point at >=")
+    how = (
+        "the sweep's frontier interpolated at" if sw.get("at_floor") == "interpolated" else "the best sweep point at >="
+    )
     lines = []
     for b in out.get("base_metrics") or []:
         vals = ", ".join(f"{m} {b[m]:,.4g}" + (f" {METRIC_UNITS[m]}" if m in METRIC_UNITS else "")
                          + (est if m == "usd_per_mtok" else "") for m in out["metrics"] if m in b)
-        lines.append(f"base {out['base']} on {b['model']} {b['workload']}: {vals} ({how} "
-                     f"{floor:g} tok/s/user; power {obj.get('power', 'chip')})")
+        lines.append(
+            f"base {out['base']} on {b['model']} {b['workload']}: {vals} ({how} "
+            f"{floor:g} tok/s/user; power {obj.get('power', 'chip')})"
+        )
     if lines and sw:
-        lines.append(f"sweep: serving {sw.get('serving')}, decode batches {sw.get('batches')}, no TBO: a coarse "
-                     "ranking sweep, not compare's frontier figure at the same floor (that one "
-                     "sweeps disagg and TBO too: usually higher); a design's figure on one case = its score x the "
-                     "base's")
+        lines.append(
+            f"sweep: serving {sw.get('serving')}, decode batches {sw.get('batches')}, no TBO, the case's "
+            "precision or the model's default only: a coarse ranking sweep, not compare's figure at the same "
+            "floor (that one sweeps every native precision, disagg and TBO too: usually higher, 2.2x on "
+            "Jalapeño's DeepSeek-R1 FP8 -> FP4); a design's figure on one case = its score x the base's"
+        )
     return lines
 
 
@@ -230,26 +321,36 @@ def _print_summary(out: dict) -> None:
     from jalapeno.report.cell_notes import ESTIMATE_MARK, estimate_caption
 
     twice = f", {out['distinct']} distinct designs" if out.get("distinct", out["feasible"]) < out["feasible"] else ""
-    t = Table(title=f"{out['name']}: best designs of {out['trials']} trials ({out['feasible']} feasible{twice}; "
-              f"scores relative to {out['base']})")
+    t = Table(
+        title=f"{out['name']}: best designs of {out['trials']} trials ({out['feasible']} feasible{twice}; "
+        f"scores relative to {out['base']})"
+    )
     cols = ["trial"] + [k for k in (out["designs"][0] if out["designs"] else {}) if k.startswith(("param:", "score:"))]
-    short = short_headers([c[len("param:"):] for c in cols if c.startswith("param:")])
+    short = short_headers([c[len("param:") :] for c in cols if c.startswith("param:")])
     est = _price_estimated(out["base"])
     for c in cols + ["chip W", "$/chip-hour" + (ESTIMATE_MARK if est else "")]:  # a score is a ratio to the base: say so
         key = c.split(":", 1)[-1]
-        t.add_column(f"{key} (x base)" if c.startswith("score:") else short.get(key, key), justify="right",
-                     overflow="fold")
+        t.add_column(
+            f"{key} (x base)" if c.startswith("score:") else short.get(key, key), justify="right", overflow="fold"
+        )
     for r in out["designs"]:
-        t.add_row(*[f"{r[c]:.4g}" if isinstance(r[c], float) else str(r[c]) for c in cols],
-                  f"{r['chip_power_w']:.0f}", f"{r['usd_per_chip_hour']:.2f}")
+        t.add_row(
+            *[f"{r[c]:.4g}" if isinstance(r[c], float) else str(r[c]) for c in cols],
+            f"{r['chip_power_w']:.0f}",
+            f"{r['usd_per_chip_hour']:.2f}",
+        )
     console.print(t)
     if any(k != v for k, v in short.items()):  # the full keys, as the space file names them
         console.print("columns: " + "; ".join(f"{v} = {k}" for k, v in short.items() if k != v), markup=False)
-    for line in _base_lines(out, ESTIMATE_MARK if est else "") + ([estimate_caption([out["base"]])] if est else []):
+    est_lines = [estimate_caption([out["base"]])] if est else []
+    for line in _base_lines(out, ESTIMATE_MARK if est else "") + est_lines + _compare_lines(out):
         console.print(line, markup=False)
     if out["pruned_by"]:
-        console.print("pruned (trials that broke a constraint, not priced; docs/explore.md): "
-                      + ", ".join(f"{k} {v}" for k, v in sorted(out["pruned_by"].items())), markup=False)
+        console.print(
+            "pruned (trials that broke a constraint, not priced; docs/explore.md): "
+            + ", ".join(f"{k} {v}" for k, v in sorted(out["pruned_by"].items())),
+            markup=False,
+        )
     for m, imp in out["importance"].items():
         if imp:
             console.print(importance_line(m, imp), markup=False)
@@ -296,8 +397,10 @@ def _write_explore_html(d: Path, html: str) -> None:
 
 
 @results_app.command("list")
-def results_list(store: str = typer.Option("jalapeno-results", "--store", help=STORE_HELP),
-                 json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def results_list(
+    store: str = typer.Option("jalapeno-results", "--store", help=STORE_HELP),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
     """Every stored run (a DuckDB query over the store's meta files)."""
     from jalapeno.analysis.results_store import list_runs
 
@@ -314,11 +417,13 @@ def results_list(store: str = typer.Option("jalapeno-results", "--store", help=S
 
 
 @results_app.command("show")
-def results_show(run: str = typer.Argument(..., help="Run name (see `jalapeno results list`)."),
-                 store: str = typer.Option("jalapeno-results", "--store", help=STORE_HELP),
-                 top: int = typer.Option(5, "--top", min=1, help="Designs or points to list (at least 1)."),
-                 html: str = typer.Option(None, "--html", help="Re-render the run's report here."),
-                 json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+def results_show(
+    run: str = typer.Argument(..., help="Run name (see `jalapeno results list`)."),
+    store: str = typer.Option("jalapeno-results", "--store", help=STORE_HELP),
+    top: int = typer.Option(5, "--top", min=1, help="Designs or points to list (at least 1)."),
+    html: str = typer.Option(None, "--html", help="Re-render the run's report here."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
     """Re-render a stored run: its summary table and (with --html) the same report it wrote."""
 
     from jalapeno.analysis import results_store as rs
@@ -328,8 +433,11 @@ def results_show(run: str = typer.Argument(..., help="Run name (see `jalapeno re
         check_html_path(html)
     d = rs.run_dir(store, run)
     meta = rs.read_meta(d)
-    need = (("trial", "state") if meta["kind"] == "explore" else
-            ("system", "interactivity_tok_per_s_per_user", "throughput_per_chip_tok_per_s"))
+    need = (
+        ("trial", "state")
+        if meta["kind"] == "explore"
+        else ("system", "interactivity_tok_per_s_per_user", "throughput_per_chip_tok_per_s")
+    )
     rows = rs.read_table(d, meta, need=need)
     if meta["kind"] == "explore":
         if not {"metrics", "directions"} <= set(meta):
@@ -356,24 +464,35 @@ def results_show(run: str = typer.Argument(..., help="Run name (see `jalapeno re
         print_json({"run": run, "meta": meta, "points": shown})
         return
     cut = any(len(pts) > top for pts in per.values())
-    t = Table(title=f"{run}: {meta['kind']} {meta['name']} ({len(rows)} frontier points)",
-              caption=(f"the first {top} points of each system's frontier, slowest per-user speed first; --top N "
-                       "lists more, `jalapeno results export` all") if cut else None)
+    t = Table(
+        title=f"{run}: {meta['kind']} {meta['name']} ({len(rows)} frontier points)",
+        caption=(
+            f"the first {top} points of each system's frontier, slowest per-user speed first; --top N "
+            "lists more, `jalapeno results export` all"
+        )
+        if cut
+        else None,
+    )
     for c in ("system", "interactivity tok/s/user", "throughput tok/s/chip", "deployment"):
         t.add_column(c)
     for r in shown:
-        t.add_row(str(r["system"]), f"{r['interactivity_tok_per_s_per_user']:,.1f}",
-                  f"{r['throughput_per_chip_tok_per_s']:,.0f}",
-                  str(r.get("deployment", "")))
+        t.add_row(
+            str(r["system"]),
+            f"{r['interactivity_tok_per_s_per_user']:,.1f}",
+            f"{r['throughput_per_chip_tok_per_s']:,.0f}",
+            str(r.get("deployment", "")),
+        )
     console.print(t)
     if html:
         console.print(f"report: {Path(html).resolve()}", markup=False)
 
 
 @results_app.command("export")
-def results_export(run: str = typer.Argument(..., help="Run name (see `jalapeno results list`)."),
-                   out: str = typer.Option(..., "--out", "-o", help="FILE.csv, .json or .parquet."),
-                   store: str = typer.Option("jalapeno-results", "--store", help=STORE_HELP)) -> None:
+def results_export(
+    run: str = typer.Argument(..., help="Run name (see `jalapeno results list`)."),
+    out: str = typer.Option(..., "--out", "-o", help="FILE.csv, .json or .parquet."),
+    store: str = typer.Option("jalapeno-results", "--store", help=STORE_HELP),
+) -> None:
     """Export a run's table (trials or frontier points) through DuckDB."""
     from jalapeno.analysis import results_store as rs
     from jalapeno.cli.common import check_writable
@@ -394,8 +513,17 @@ def store_frontier(store: str, kind: str, name: str, record, settings: dict) -> 
     rs.write_table(d / "points.parquet", frame.to_dict(orient="records"))
     rs.write_json(d / "extra.json", record.as_dict())
     created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    rs.write_json(d / "meta.json", {"run": d.name, "kind": kind, "name": name, "settings": settings,
-                                    "created": created, "versions": rs.data_versions()})
+    rs.write_json(
+        d / "meta.json",
+        {
+            "run": d.name,
+            "kind": kind,
+            "name": name,
+            "settings": settings,
+            "created": created,
+            "versions": rs.data_versions(),
+        },
+    )
     return d.name
 
 

@@ -1,0 +1,102 @@
+"""analysis/explore_full.py: a design's figure as ``compare`` prices it, and the lines explore prints with it."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from jalapeno.analysis.explore_full import compare_precisions, compare_score, full_case_metrics
+from jalapeno.cli.explore_cmd import _compare_lines
+from jalapeno.specs.design_space import design_space_from_dict
+
+
+def _space(power: str = "chip") -> object:
+    return design_space_from_dict(
+        {
+            "name": "t",
+            "base": "jalapeno",
+            "objective": {"metrics": ["tok_s_per_kw"], "min_interactivity": 100, "power": power},
+            "cases": [{"model": "deepseek-r1", "workload": "8k1k"}],
+            "params": {"chip.peak_dense_tflops.fp8": {"low": 2000, "high": 4000}},
+        }
+    )
+
+
+def test_compare_score_is_the_weighted_geometric_mean_of_ratios():
+    # by hand: ratios 2 and 1, weights 3 and 1 -> 2 ** (3/4)
+    figs = [
+        {"base": {"compare": {"m": 50.0}}, "design": {"compare": {"m": 100.0}}},
+        {"base": {"compare": {"m": 7.0}}, "design": {"compare": {"m": 7.0}}},
+    ]
+    assert compare_score(figs, [3.0, 1.0], "m") == pytest.approx(2**0.75)
+    assert math.isnan(compare_score([{"base": {"compare": {}}, "design": {"compare": {}}}], [1.0], "m"))
+
+
+def test_compare_precisions_pinned_and_native():
+    from jalapeno.specs.catalog import load_model, load_system
+
+    r1 = load_model("deepseek-r1")
+    assert compare_precisions(r1, load_system("jalapeno"), "fp8") == ("fp8",)
+    # Jalapeño computes FP8 and FP4 (its spec: 3.4 / 13.4 PF dense), H100 FP8 only (Hopper has no FP4 math)
+    assert set(compare_precisions(r1, load_system("jalapeno"), None)) == {"fp8", "fp4"}
+    assert "fp4" not in compare_precisions(r1, load_system("h100"), None)
+
+
+def test_full_figure_is_compares_fast_tier():
+    """The figure equals the Fast tier compare_systems/analysis.compare.tiers read (an independent path: the
+    comparison's own frontier and tier rule), and is well above the coarse figure (FP4 and disagg; 2.22x)."""
+    from jalapeno.analysis.compare import tiers
+    from jalapeno.analysis.comparison import compare_systems
+    from jalapeno.analysis.explore import make_evaluator
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.specs.catalog import load_model
+    from jalapeno.specs.workload import get_workload
+
+    sp = _space()
+    p = load_pricer("jalapeno")
+    m, wl = load_model("deepseek-r1"), get_workload("8k1k")
+    got = full_case_metrics(sp, p, m, wl)
+    c = compare_systems(m, [p], wl, None, convention="chip", precisions={"jalapeno": ["fp8", "fp4"]})
+    fast = tiers(c.frontiers["jalapeno"].as_frontier(), {"fast": 100.0})["fast"]["throughput"]
+    assert got.metrics["tok_s_per_chip"] == pytest.approx(fast, rel=1e-9)
+    assert got.metrics["tok_s_per_kw"] == pytest.approx(fast / 0.7, rel=1e-9)  # Jalapeño's chip TDP, 700 W
+    coarse = make_evaluator(sp).base_metrics[0]["tok_s_per_chip"]
+    assert got.metrics["tok_s_per_chip"] > 2 * coarse
+
+
+def test_full_figure_names_an_unreachable_floor():
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.specs.catalog import load_model
+    from jalapeno.specs.workload import get_workload
+
+    sp = _space()
+    sp = sp.model_copy(update={"objective": sp.objective.model_copy(update={"min_interactivity": 5000.0})})
+    r = full_case_metrics(sp, load_pricer("jalapeno"), load_model("deepseek-r1"), get_workload("8k1k"))
+    assert r.metrics == {} and "never reaches 5000 tok/s/user" in r.reason
+
+
+def test_compare_lines():
+    out = {
+        "base": "jalapeno",
+        "objective": {"min_interactivity": 100, "power": "chip"},
+        "compare": {
+            "trial": 7,
+            "metric": "tok_s_per_kw",
+            "score": 3.0,
+            "cases": [
+                {
+                    "model": "deepseek-r1",
+                    "workload": "8k1k",
+                    "reason": "",
+                    "base": {"coarse": {"tok_s_per_kw": 1000.0}, "compare": {"tok_s_per_kw": 2500.0}},
+                    "design": {"coarse": {"tok_s_per_kw": 2000.0}, "compare": {"tok_s_per_kw": 7500.0}},
+                }
+            ],
+        },
+    }
+    text = "\n".join(_compare_lines(out))
+    assert "base jalapeno on deepseek-r1 8k1k: compare 2,500, coarse 1,000 (compare / coarse 2.50)" in text
+    assert "best design (trial 7) on deepseek-r1 8k1k: compare 7,500, coarse 2,000 (compare / coarse 3.75)" in text
+    assert "best design on compare's figures: 3 x base" in text
+    assert _compare_lines({"base": "jalapeno"}) == []  # a run stored before round 45
