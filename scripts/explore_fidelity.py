@@ -2,8 +2,9 @@
 
 For a design space (default: both shipped examples), samples designs uniformly at random (seeded; ranges on their
 step or log scale, choices uniformly), drops those a constraint prunes, and prices each feasible design three
-times: the coarse sweep every trial runs (analysis/explore.Evaluator.evaluate), the same coarse sweep at every
-precision the chip computes natively, and the full sweep ``compare`` reads its tiers from
+times: the coarse sweep every trial runs (analysis/explore.Evaluator.evaluate), the same coarse sweep with the
+opt-in ``[sweep] serving = "both"`` and ``precisions = "native"`` (agg and disagg at every precision the chip
+computes natively), and the full sweep ``compare`` reads its tiers from
 (analysis/explore_full.full_case_metrics: every native precision, agg + disagg, the full batch grid, TBO, EPLB).
 Prints per design the three scores (ratio to the base, each on its own sweep), the Spearman rank correlation of the
 first two with the full one (overall and per case), how many of their top 5 are the full top 5, and the wall time
@@ -124,9 +125,10 @@ def _agreement(label: str, a: list[float], full: list[float]) -> str:
 
 
 def study(path: str, designs: int, seed: int) -> None:
-    """Sample designs; price each coarse, coarse at every native precision, and full (compare's); print the rank
-    agreement of the first two with the third, overall and per case, and the time per trial of each."""
-    from jalapeno.analysis.explore import make_evaluator, sweep_options
+    """Sample designs; price each on the space's coarse sweep, on it with ``serving = "both"`` and ``precisions =
+    "native"`` (the opt-in setting, analysis/explore.Evaluator), and full (compare's); print the rank agreement of
+    the first two with the third, overall and per case, and the time per trial of each."""
+    from jalapeno.analysis.explore import make_evaluator
     from jalapeno.analysis.explore_full import full_case_metrics
     from jalapeno.cost.pricer import load_pricer
     from jalapeno.specs.design_space import load_design_space
@@ -137,18 +139,20 @@ def study(path: str, designs: int, seed: int) -> None:
     metric = sp.objective.metrics[0]
     cases = list(ev.cases())
     w = np.array([c.weight for c in sp.cases], float)
-    kinds = ("coarse", "coarse, native precisions", "full (compare)")
-    native = sweep_options(sp)
+    kinds = ("coarse", "serving both, native precisions", "full (compare)")
+    opt_in = make_evaluator(
+        sp.model_copy(update={"sweep": sp.sweep.model_copy(update={"serving": "both", "precisions": "native"})})
+    )
 
-    def price(pr, kind: str) -> list:
+    def price(params, pr, kind: str) -> list:
         if kind == kinds[1]:
-            return [full_case_metrics(sp, pr, m, wl, c.precision, native) for c, m, wl, _ in cases]
+            return list(opt_in.evaluate(params).cases)
         return [full_case_metrics(sp, pr, m, wl, c.precision) for c, m, wl, _ in cases]
 
     b = load_pricer(sp.base)  # the base itself, as make_evaluator prices it: each figure's reference
     bp = ev.pricer(b.system, b.efficiency)
-    base = {kinds[0]: [x[metric] for x in ev.base_metrics]}
-    base.update({k: [r.metrics[metric] for r in price(bp, k)] for k in kinds[1:]})
+    base = {kinds[0]: [x[metric] for x in ev.base_metrics], kinds[1]: [x[metric] for x in opt_in.base_metrics]}
+    base[kinds[2]] = [r.metrics[metric] for r in price(None, bp, kinds[2])]
     rng = np.random.default_rng(seed)
     rows, secs, tries = [], {k: [] for k in kinds}, 0
     while len(rows) < designs and tries < designs * 20:
@@ -164,7 +168,7 @@ def study(path: str, designs: int, seed: int) -> None:
         secs[kinds[0]].append(dt)
         for k in kinds[1:]:
             t0 = time.perf_counter()
-            res = price(pr, k)
+            res = price(params, pr, k)
             secs[k].append(time.perf_counter() - t0)
             got[k] = [x.metrics.get(metric, float("nan")) for x in res]
         if not all(np.isfinite(v).all() for v in got.values()):

@@ -100,3 +100,70 @@ def test_compare_lines():
     assert "best design (trial 7) on deepseek-r1 8k1k: compare 7,500, coarse 2,000 (compare / coarse 3.75)" in text
     assert "best design on compare's figures: 3 x base" in text
     assert _compare_lines({"base": "jalapeno"}) == []  # a run stored before round 45
+
+
+def _with_sweep(sp, **kw):
+    return sp.model_copy(update={"sweep": sp.sweep.model_copy(update=kw)})
+
+
+def test_native_precisions_read_the_union_of_each_precisions_sweep():
+    """``[sweep] precisions = "native"``: the base's figure is the frontier of the FP8 and FP4 coarse sweeps together,
+    computed here from the two sweeps directly; at least each one alone, and on R1 at 100 tok/s/user above twice the
+    FP8-only figure (FP4 weights and experts halve the bytes a memory-bound decode step reads)."""
+    import numpy as np
+
+    from jalapeno.analysis.explore import make_evaluator, sweep_options, throughput_at_floor
+    from jalapeno.analysis.sweep import sweep
+    from jalapeno.cost.pricer import load_pricer
+    from jalapeno.specs.catalog import load_model
+    from jalapeno.specs.formats import get_precision
+    from jalapeno.specs.workload import get_workload
+
+    sp = _space()
+    native = make_evaluator(_with_sweep(sp, precisions="native")).base_metrics[0]["tok_s_per_chip"]
+    case = make_evaluator(sp).base_metrics[0]["tok_s_per_chip"]
+    p, m, wl = load_pricer("jalapeno"), load_model("deepseek-r1"), get_workload("8k1k")
+    xs, ys, each = [], [], []
+    for name in ("fp8", "fp4"):
+        q = sweep(m, p, wl, get_precision(name), sweep_options(sp)).points
+        ok = q.feasible & (q.throughput_per_chip > 0) & np.isfinite(q.interactivity)
+        xs.append(q.interactivity[ok])
+        ys.append(q.throughput_per_chip[ok])
+        each.append(throughput_at_floor(xs[-1], ys[-1], 100.0))
+    assert native == pytest.approx(throughput_at_floor(np.concatenate(xs), np.concatenate(ys), 100.0), rel=1e-12)
+    assert native >= max(each) and case == pytest.approx(each[0], rel=1e-12)
+    assert native > 2 * case
+
+
+def test_native_precisions_keep_a_cases_own_precision():
+    from jalapeno.analysis.explore import make_evaluator
+    from jalapeno.specs.design_space import design_space_from_dict
+
+    d = _space().model_dump()
+    d["cases"] = [{"model": "deepseek-r1", "workload": "8k1k", "precision": "fp8"}]
+    pinned = design_space_from_dict(d)
+    a = make_evaluator(_with_sweep(pinned, precisions="native")).base_metrics[0]["tok_s_per_chip"]
+    assert a == make_evaluator(pinned).base_metrics[0]["tok_s_per_chip"]
+
+
+def test_precisions_default_keeps_the_stored_digest():
+    """A study stored before round 45 resumes: the shipped example's digest is main 1da4091's (computed there,
+    before the key existed); ``native`` scores differently and changes it."""
+    from pathlib import Path
+
+    from jalapeno.analysis.search import space_digest
+    from jalapeno.specs.design_space import load_design_space
+
+    sp = load_design_space(Path(__file__).resolve().parents[2] / "examples" / "explore_700w.toml")
+    assert space_digest(sp) == "f12d5407b2df4e9b"
+    assert space_digest(_with_sweep(sp, precisions="native")) != "f12d5407b2df4e9b"
+
+
+def test_precisions_setting_refuses_a_typo():
+    from jalapeno.errors import SpecError
+    from jalapeno.specs.design_space import design_space_from_dict
+
+    d = _space().model_dump()
+    d["sweep"]["precisions"] = "fp4"
+    with pytest.raises(SpecError, match="precisions"):
+        design_space_from_dict(d)

@@ -7,7 +7,9 @@ and cost follow the components). A trial is
 1. *checked*: each hard constraint (chip TDP, rack power, $/chip-hour, HBM stacks, FP8 peak) on the
    variant — a violating design is pruned with the reason, never evaluated, never reported;
 2. *evaluated*: for every case (model x workload) the vectorised sweep (analysis/sweep.py, the
-   coarse settings of the space's ``[sweep]``) gives the system's feasible points; each metric is
+   coarse settings of the space's ``[sweep]``; at the case's precision or the model's default one, or with
+   ``precisions = "native"`` at every precision the chip computes natively, their points together) gives the
+   system's feasible points; each metric is
    read at the interactivity floor (``tok_s_per_kw``, ``tok_s_per_chip``, ``usd_per_mtok``: the
    better of the best point at or above it and the frontier interpolated at it, :func:`throughput_at_floor`;
    ``[sweep] at_floor = "point"``: the point only) or over all points (``max_interactivity``). A case that
@@ -86,9 +88,13 @@ def rack_chips(system: System) -> int:
 def constraint_values(system: System) -> dict[str, float]:
     """The quantities the space's constraints bound (specs/design_space.CONSTRAINTS)."""
     c = system.chip
-    return {"chip_power_w": c.tdp_w, "rack_power_kw": system.allin_power_w_per_chip * rack_chips(system) / 1e3,
-            "usd_per_chip_hour": system.usd_per_chip_hour, "hbm_stacks": float(c.hbm_stacks),
-            "fp8_pflops": c.peak_flop_per_s.get("fp8", c.peak_flop_per_s.get("bf16", 0.0) * 2) / 1e15}
+    return {
+        "chip_power_w": c.tdp_w,
+        "rack_power_kw": system.allin_power_w_per_chip * rack_chips(system) / 1e3,
+        "usd_per_chip_hour": system.usd_per_chip_hour,
+        "hbm_stacks": float(c.hbm_stacks),
+        "fp8_pflops": c.peak_flop_per_s.get("fp8", c.peak_flop_per_s.get("bf16", 0.0) * 2) / 1e15,
+    }
 
 
 def violated(system: System, limits: dict[str, float]) -> str:
@@ -103,8 +109,13 @@ def violated(system: System, limits: dict[str, float]) -> str:
 def sweep_options(space: DesignSpace) -> SweepOptions:
     """The coarse sweep every trial uses (the space's ``[sweep]``)."""
     s = space.sweep
-    return SweepOptions(serving=s.serving, batches=tuple(float(b) for b in s.batches),
-                        max_stage_factor=s.max_stage_factor, eplb=None, overlap="none")
+    return SweepOptions(
+        serving=s.serving,
+        batches=tuple(float(b) for b in s.batches),
+        max_stage_factor=s.max_stage_factor,
+        eplb=None,
+        overlap="none",
+    )
 
 
 #: The rules of :func:`throughput_at_floor` (specs/design_space ``[sweep] at_floor``).
@@ -141,11 +152,17 @@ def throughput_at_floor(x: np.ndarray, y: np.ndarray, floor: float, rule: str = 
     from jalapeno.analysis.frontier import frontier_indices, interp_frontier
 
     if rule not in AT_FLOOR_RULES:
-        raise SpecError("at_floor", f"{rule!r} is not one of {', '.join(AT_FLOOR_RULES)}",
-                        "give interpolated (the frontier at the floor) or point (the best point at or above it)")
+        raise SpecError(
+            "at_floor",
+            f"{rule!r} is not one of {', '.join(AT_FLOOR_RULES)}",
+            "give interpolated (the frontier at the floor) or point (the best point at or above it)",
+        )
     if not (isinstance(floor, numbers.Real) and math.isfinite(floor) and floor >= 0):
-        raise SpecError("min_interactivity", f"the floor must be a finite number of tok/s/user >= 0, got {floor!r}",
-                        "give the interactivity floor in tok/s/user (0: the peak)")
+        raise SpecError(
+            "min_interactivity",
+            f"the floor must be a finite number of tok/s/user >= 0, got {floor!r}",
+            "give the interactivity floor in tok/s/user (0: the peak)",
+        )
     fast = x >= floor
     best = float(y[fast].max()) if fast.any() else float("nan")
     if rule == "point" or not fast.any():
@@ -157,29 +174,58 @@ def throughput_at_floor(x: np.ndarray, y: np.ndarray, floor: float, rule: str = 
     return best
 
 
-def case_metrics(space: DesignSpace, pricer, model, workload, precision) -> CaseResult:
-    """The objective metrics of one design on one case (module docstring, step 2)."""
+def case_metrics(space: DesignSpace, pricer, model, workload, precision, native: bool = False) -> CaseResult:
+    """The objective metrics of one design on one case (module docstring, step 2).
+
+    ``native``: sweep every released precision the chip computes natively instead of ``precision``
+    (analysis/explore_full.compare_precisions; ``[sweep] precisions = "native"`` for a case that names none) and read
+    the metrics on the points of all of them.
+    """
+    from jalapeno.analysis.sweep import concat_points
+    from jalapeno.specs.formats import get_precision
+
     obj = space.objective
-    try:
-        res = sweep(model, pricer, workload, precision, sweep_options(space))
-    except JalapenoError as e:
-        return CaseResult(model.name, workload.name, {}, f"{model.name}: {e.problem}")
-    p = res.points
+    if native:
+        from jalapeno.analysis.explore_full import compare_precisions
+
+        precs = [get_precision(n) for n in compare_precisions(model, pricer.system, None)]
+    else:
+        precs = [precision]
+    parts, why = [], ""
+    for prec in precs:
+        try:
+            parts.append(sweep(model, pricer, workload, prec, sweep_options(space)).points)
+        except JalapenoError as e:
+            why = f"{model.name}: {e.problem}"
+    if not parts:
+        return CaseResult(model.name, workload.name, {}, why)
+    p = parts[0] if len(parts) == 1 else concat_points(parts)
     ok = p.feasible & (p.throughput_per_chip > 0) & np.isfinite(p.interactivity)
     if not ok.any():
         return CaseResult(model.name, workload.name, {}, f"{model.name} {workload.name}: no feasible point")
     fast = ok & (p.interactivity >= obj.min_interactivity)
     if obj.min_interactivity and not fast.any():
-        return CaseResult(model.name, workload.name, {},
-                          f"{model.name} {workload.name}: never reaches {obj.min_interactivity:g} tok/s/user "
-                          f"(max {float(p.interactivity[ok].max()):.1f})")
-    tput = throughput_at_floor(p.interactivity[ok], p.throughput_per_chip[ok], obj.min_interactivity,
-                               space.sweep.at_floor)
+        return CaseResult(
+            model.name,
+            workload.name,
+            {},
+            f"{model.name} {workload.name}: never reaches {obj.min_interactivity:g} tok/s/user "
+            f"(max {float(p.interactivity[ok].max()):.1f})",
+        )
+    tput = throughput_at_floor(
+        p.interactivity[ok], p.throughput_per_chip[ok], obj.min_interactivity, space.sweep.at_floor
+    )
     watts, _ = power_w_per_chip(pricer.system, obj.power)
-    return CaseResult(model.name, workload.name, {
-        "tok_s_per_chip": tput, "tok_s_per_kw": tput / (watts / 1e3),
-        "usd_per_mtok": pricer.system.usd_per_chip_hour / (tput * 3600 / 1e6),
-        "max_interactivity": float(p.interactivity[ok].max())})
+    return CaseResult(
+        model.name,
+        workload.name,
+        {
+            "tok_s_per_chip": tput,
+            "tok_s_per_kw": tput / (watts / 1e3),
+            "usd_per_mtok": pricer.system.usd_per_chip_hour / (tput * 3600 / 1e6),
+            "max_interactivity": float(p.interactivity[ok].max()),
+        },
+    )
 
 
 @dataclass(frozen=True)
@@ -230,11 +276,15 @@ class Evaluator:
         if why:
             return TrialResult(params, *head, reason=why)
         pricer = self.pricer(system, eff)
-        cases = tuple(case_metrics(self.space, pricer, m, wl, prec) for _, m, wl, prec in self.cases())
+        cases = tuple(case_metrics(self.space, pricer, m, wl, prec, self.native(c)) for c, m, wl, prec in self.cases())
         bad = [c.reason for c in cases if c.reason]
         if bad:
             return TrialResult(params, *head, cases=cases, reason=bad[0])
         return TrialResult(params, *head, cases=cases, scores=self.scores(cases))
+
+    def native(self, case) -> bool:
+        """Whether ``case`` is swept at every native precision (``[sweep] precisions = "native"``, no case precision)."""
+        return self.space.sweep.precisions == "native" and not case.precision
 
     def pricer(self, system: System, eff):
         """The pricer of a design: the space's chip model (flat, sliced with its placement, tiled)."""
@@ -270,10 +320,13 @@ def make_evaluator(space: DesignSpace) -> Evaluator:
     base = ev.pricer(p.system, p.efficiency)
     metrics = []
     t0 = time.perf_counter()
-    for _, m, wl, prec in ev.cases():
-        r = case_metrics(space, base, m, wl, prec)
+    for c, m, wl, prec in ev.cases():
+        r = case_metrics(space, base, m, wl, prec, ev.native(c))
         if r.reason:
-            raise InfeasibleDeployment("base", f"the base system {space.base!r} cannot be scored: {r.reason}",
-                                       "lower objective.min_interactivity or pick another base")
+            raise InfeasibleDeployment(
+                "base",
+                f"the base system {space.base!r} cannot be scored: {r.reason}",
+                "lower objective.min_interactivity or pick another base",
+            )
         metrics.append(r.metrics)
     return Evaluator(space, tuple(metrics), time.perf_counter() - t0)

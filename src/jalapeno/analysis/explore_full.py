@@ -11,8 +11,9 @@ power): coarse 779 tok/s/chip (1,113 tok/s/kW), compare's 1,730 (2,471 tok/s/kW)
 nothing there (scripts/explore_fidelity.py prints the chain; docs/explore.md §4.1).
 
 :func:`full_case_metrics` prices one design on one case the way ``compare`` does, with the same metric names as
-the coarse figure, so the CLI can print the best design's compare figure and a study can rank its top designs by
-it (``explore --refine K``).
+the coarse figure, so the CLI can print the compare figure of the base and of the best design (:func:`compare_figures`,
+:func:`compare_score`). ``[sweep] precisions = "native"`` (specs/design_space.SweepSettings) brings the precisions
+into the coarse sweep itself.
 """
 
 from __future__ import annotations

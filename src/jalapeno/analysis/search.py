@@ -47,13 +47,16 @@ def space_digest(space: DesignSpace) -> str:
     """SHA-256 (16 hex) of what a study's trials depend on: parameters, derived keys, objective,
     cases, constraints and sweep settings (not the name, seed or trial count). ``[sweep] at_floor = "point"``, the
     rule of every study stored before round 42 (which had no such key), is left out, so such a study resumes under
-    it; the default ``interpolated`` scores differently and is in the digest (a resume under it is refused)."""
+    it; the default ``interpolated`` scores differently and is in the digest (a resume under it is refused).
+    ``[sweep] precisions = "case"`` (the default, and the rule before round 45) is left out likewise."""
     import hashlib
     import json
 
     d = space.model_dump(exclude={"name", "seed", "trials"})
     if d.get("sweep", {}).get("at_floor") == "point":
         del d["sweep"]["at_floor"]
+    if d.get("sweep", {}).get("precisions") == "case":  # the default, the only rule before round 45: left out,
+        del d["sweep"]["precisions"]  # so a study stored before then resumes; "native" scores differently
     return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -82,12 +85,18 @@ def open_study(space: DesignSpace, storage: str, study_name: str, resume: bool):
         rdb = optuna.storages.RDBStorage(storage)
         names = {s.study_name for s in optuna.study.get_all_study_summaries(rdb)}
     except Exception as e:  # noqa: BLE001 — SQLAlchemy/driver errors of every kind: bad URL, driver, folder
-        raise SpecError("--storage", f"cannot open {storage!r} ({type(e).__name__}: {str(e).splitlines()[0][:120]})",
-                        "give a SQLAlchemy URL such as sqlite:///path/explore.db (its folder must exist), "
-                        "or drop --storage to use the store's SQLite file") from None
+        raise SpecError(
+            "--storage",
+            f"cannot open {storage!r} ({type(e).__name__}: {str(e).splitlines()[0][:120]})",
+            "give a SQLAlchemy URL such as sqlite:///path/explore.db (its folder must exist), "
+            "or drop --storage to use the store's SQLite file",
+        ) from None
     if study_name in names and not resume:
-        raise SpecError("--study", f"a study named {study_name!r} is already in {storage}",
-                        "add --resume to continue it, or give another --study name")
+        raise SpecError(
+            "--study",
+            f"a study named {study_name!r} is already in {storage}",
+            "add --resume to continue it, or give another --study name",
+        )
     if resume and study_name not in names:
         raise SpecError("--resume", f"no study named {study_name!r} in {storage}", "drop --resume to start it")
     digest = space_digest(space)
@@ -95,15 +104,24 @@ def open_study(space: DesignSpace, storage: str, study_name: str, resume: bool):
     if resume:
         old = optuna.load_study(study_name=study_name, storage=rdb)
         if old.user_attrs.get("space_digest") != digest or list(old.directions) != [
-                optuna.study.StudyDirection.MAXIMIZE if d == "maximize" else optuna.study.StudyDirection.MINIMIZE
-                for d in space.directions]:
-            raise SpecError("--resume", f"study {study_name!r} was created with a different design space",
-                            "resume with the space it was started with (a study stored before round 42 read the best "
-                            "point at or above the floor: add at_floor = \"point\" under [sweep]), or give another "
-                            "--study name")
+            optuna.study.StudyDirection.MAXIMIZE if d == "maximize" else optuna.study.StudyDirection.MINIMIZE
+            for d in space.directions
+        ]:
+            raise SpecError(
+                "--resume",
+                f"study {study_name!r} was created with a different design space",
+                "resume with the space it was started with (a study stored before round 42 read the best "
+                'point at or above the floor: add at_floor = "point" under [sweep]), or give another '
+                "--study name",
+            )
         offset = len(old.get_trials(deepcopy=False))
-    study = optuna.create_study(study_name=study_name, storage=rdb, directions=space.directions,
-                                sampler=_sampler(space, offset), load_if_exists=resume)
+    study = optuna.create_study(
+        study_name=study_name,
+        storage=rdb,
+        directions=space.directions,
+        sampler=_sampler(space, offset),
+        load_if_exists=resume,
+    )
     if not resume:
         study.set_user_attr("space_digest", digest)
     stale = [t for t in study.get_trials(deepcopy=False) if t.state == optuna.trial.TrialState.RUNNING]
@@ -132,13 +150,20 @@ class _Pool:
                 _check_address(address)
             if not ray.is_initialized():
                 try:
-                    ray.init(address=address or None, num_cpus=None if address else workers,
-                             include_dashboard=False, log_to_driver=False, configure_logging=False)
+                    ray.init(
+                        address=address or None,
+                        num_cpus=None if address else workers,
+                        include_dashboard=False,
+                        log_to_driver=False,
+                        configure_logging=False,
+                    )
                 except Exception as e:  # noqa: BLE001 — Ray's own errors: a missing client extra, a refused cluster
-                    raise SpecError("--address" if address else "--workers",
-                                    f"Ray could not start ({type(e).__name__}: {str(e).splitlines()[0][:120]})",
-                                    "check the cluster address (host:port or ray://host:port, with ray[client]), "
-                                    "or run with --workers 1") from None
+                    raise SpecError(
+                        "--address" if address else "--workers",
+                        f"Ray could not start ({type(e).__name__}: {str(e).splitlines()[0][:120]})",
+                        "check the cluster address (host:port or ray://host:port, with ray[client]), "
+                        "or run with --workers 1",
+                    ) from None
             self.ray = ray
             self.ref = ray.put(evaluator)
             self.remote = ray.remote(_evaluate_remote)
@@ -170,22 +195,35 @@ def _check_address(address: str, timeout_s: float = 5.0) -> None:
         return
     m = re.fullmatch(r"(?:ray://)?([^:/\s]+):(\d{1,5})", address)
     if not m:
-        raise SpecError("--address", f"{address!r} is not a Ray cluster address",
-                        "give host:port (the head's GCS port), ray://host:port (Ray Client) or auto")
+        raise SpecError(
+            "--address",
+            f"{address!r} is not a Ray cluster address",
+            "give host:port (the head's GCS port), ray://host:port (Ray Client) or auto",
+        )
     try:
         socket.create_connection((m.group(1), int(m.group(2))), timeout=timeout_s).close()
     except OSError as e:
-        raise SpecError("--address", f"nothing answers at {m.group(1)}:{m.group(2)} ({e.strerror or e})",
-                        "start the cluster (ray start --head) or check the host and port") from None
+        raise SpecError(
+            "--address",
+            f"nothing answers at {m.group(1)}:{m.group(2)} ({e.strerror or e})",
+            "start the cluster (ray start --head) or check the host and port",
+        ) from None
 
 
 def _evaluate_remote(evaluator: Evaluator, design: dict[str, Any]) -> TrialResult:
     return evaluator.evaluate(design)
 
 
-def run_search(space: DesignSpace, evaluator: Evaluator, study, trials: int, batch: int = 8,
-               workers: int = 1, address: str | None = None,
-               on_trial: Callable[[int, TrialResult], None] | None = None):
+def run_search(
+    space: DesignSpace,
+    evaluator: Evaluator,
+    study,
+    trials: int,
+    batch: int = 8,
+    workers: int = 1,
+    address: str | None = None,
+    on_trial: Callable[[int, TrialResult], None] | None = None,
+):
     """Run the study until it holds ``trials`` finished trials (module docstring).
 
     Args:
@@ -244,8 +282,10 @@ def importances(study, space: DesignSpace) -> dict[str, dict[str, float]]:
                 continue
             try:
                 imp = optuna.importance.get_param_importances(
-                    study, evaluator=optuna.importance.PedAnovaImportanceEvaluator(),
-                    target=lambda t, i=i: t.values[i] if space.directions[i] == "minimize" else -t.values[i])
+                    study,
+                    evaluator=optuna.importance.PedAnovaImportanceEvaluator(),
+                    target=lambda t, i=i: t.values[i] if space.directions[i] == "minimize" else -t.values[i],
+                )
             except (RuntimeError, ValueError):
                 imp = {}
         out[m] = {k: float(v) for k, v in imp.items()}

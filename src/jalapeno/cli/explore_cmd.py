@@ -232,6 +232,8 @@ def _compare_block(ev, meta: dict, rows: list[dict]) -> dict:
     figs = compare_figures(ev, params)
     metric = meta["metrics"][0]
     score = compare_score(figs, [c.weight for c in ev.space.cases], metric) if params is not None else None
+    if score is not None and score != score:  # a case without compare's figure: no score (JSON has no NaN)
+        score = None
     return {"trial": best if params is not None else None, "metric": metric, "cases": figs, "score": score}
 
 
@@ -262,15 +264,19 @@ def _compare_lines(out: dict) -> list[str]:
                     f"  {label} on {c['model']} {c['workload']}: compare {fu:,.4g}, coarse {co:,.4g} "
                     f"(compare / coarse {fu / co:.2f})"
                 )
-    if blk.get("score") is not None and blk["score"] == blk["score"]:
+    if blk.get("score") is not None:
         lines.append(f"  best design on compare's figures: {blk['score']:.3g} x base (its coarse score: the table's)")
     return lines
 
 
 #: the unit each objective metric's base figure prints in (analysis/explore.case_metrics: tokens count input +
 #: output, as compare's tok/s/chip, tok/s/kW and $/M tok): 'tok_s_per_kw 1,113' read with no unit or token kind
-METRIC_UNITS = {"tok_s_per_kw": "tok/s per kW (in+out)", "tok_s_per_chip": "tok/s/chip (in+out)",
-                "usd_per_mtok": "$ per M tokens (in+out)", "max_interactivity": "tok/s/user"}
+METRIC_UNITS = {
+    "tok_s_per_kw": "tok/s per kW (in+out)",
+    "tok_s_per_chip": "tok/s/chip (in+out)",
+    "usd_per_mtok": "$ per M tokens (in+out)",
+    "max_interactivity": "tok/s/user",
+}
 
 
 def _base_lines(out: dict, est: str = "") -> list[str]:
@@ -295,10 +301,15 @@ def _base_lines(out: dict, est: str = "") -> list[str]:
         )
     if lines and sw:
         lines.append(
-            f"sweep: serving {sw.get('serving')}, decode batches {sw.get('batches')}, no TBO, the case's "
-            "precision or the model's default only: a coarse ranking sweep, not compare's figure at the same "
-            "floor (that one sweeps every native precision, disagg and TBO too: usually higher, 2.2x on "
-            "Jalapeño's DeepSeek-R1 FP8 -> FP4); a design's figure on one case = its score x the base's"
+            f"sweep: serving {sw.get('serving')}, decode batches {sw.get('batches')}, no TBO, "
+            + (
+                "every native precision"
+                if sw.get("precisions") == "native"
+                else "the case's precision or the model's default only"
+            )
+            + ": a coarse ranking sweep, not compare's figure at the same floor (that one sweeps every native "
+            "precision, agg and disagg, the full batch grid and TBO: usually higher, 2.2x on Jalapeño's "
+            "DeepSeek-R1 8K/1K, FP8 -> FP4 and disagg); a design's figure on one case = its score x the base's"
         )
     return lines
 

@@ -42,15 +42,28 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import (BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, ValidationError, field_validator,
-                      model_validator)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from jalapeno.errors import SpecError
 from jalapeno.specs.schema_errors import describe
 
 #: objective metric → direction
-METRICS = {"tok_s_per_kw": "maximize", "usd_per_mtok": "minimize", "max_interactivity": "maximize",
-           "tok_s_per_chip": "maximize"}
+METRICS = {
+    "tok_s_per_kw": "maximize",
+    "usd_per_mtok": "minimize",
+    "max_interactivity": "maximize",
+    "tok_s_per_chip": "maximize",
+}
 #: constraint key → what it bounds (all upper bounds)
 CONSTRAINTS = {
     "chip_power_w": "the chip's TDP, W (a variant's follows its components: specs/power.py)",
@@ -114,8 +127,7 @@ class Objective(_Strict):
     must reach (tok/s per user) and the power convention (chip, sustained or all-in).
     """
 
-    metrics: list[Literal["tok_s_per_kw", "usd_per_mtok", "max_interactivity", "tok_s_per_chip"]] = Field(
-        min_length=1)
+    metrics: list[Literal["tok_s_per_kw", "usd_per_mtok", "max_interactivity", "tok_s_per_chip"]] = Field(min_length=1)
 
     @field_validator("metrics")
     @classmethod
@@ -123,6 +135,7 @@ class Objective(_Strict):
         if len(set(v)) != len(v):
             raise ValueError("a metric is listed twice")
         return v
+
     min_interactivity: float = Field(default=0.0, ge=0, strict=True)  # true was 1 tok/s/user
     power: Literal["chip", "sustained", "all-in"] = "all-in"
 
@@ -143,8 +156,10 @@ class Case(_Strict):
         from jalapeno.specs.workload import PRESETS
 
         if v not in PRESETS:
-            raise ValueError(f"unknown workload {v!r} (a design search sweeps fixed-length workloads): "
-                             f"use one of {', '.join(PRESETS)}")
+            raise ValueError(
+                f"unknown workload {v!r} (a design search sweeps fixed-length workloads): "
+                f"use one of {', '.join(PRESETS)}"
+            )
         return v
 
 
@@ -162,6 +177,13 @@ class SweepSettings(_Strict):
     #: interpolated at the floor, as ``compare``'s tiers) or ``point`` (the best point at or above it only: a score
     #: that jumps a whole decode batch as a design's point crosses the floor)
     at_floor: Literal["interpolated", "point"] = "interpolated"
+    #: which precisions a case without its own ``precision`` is swept at: ``case`` (default: the model's default
+    #: precision) or ``native`` (every released precision the chip computes natively, deploy/checkpoints.
+    #: available_precisions, as ``compare`` sweeps them; the points of all of them form one frontier). Round 45,
+    #: scripts/explore_fidelity.py: with ``serving = "both"`` it ranks designs as compare's figure does (Spearman
+    #: 0.98-1.00 over 20 designs of each shipped space, against 0.94-0.96 coarse; per case 0.97-1.00, against 0.21-0.99)
+    #: at 1.5-2.5x a coarse trial's time (compare's full sweep: 3-4x)
+    precisions: Literal["case", "native"] = "case"
 
     @field_validator("batches")
     @classmethod
@@ -172,8 +194,10 @@ class SweepSettings(_Strict):
             raise ValueError("decode batches must be whole numbers >= 1")
         big = next((b for b in v if b > MAX_CONCURRENCY), None)
         if big is not None:  # 10**30 ran: no layout holds it, and the point was dropped without a word
-            raise ValueError(f"decode batch {big:.3g} is above {MAX_CONCURRENCY:,}, the most requests in flight "
-                             "accepted (specs/workload.MAX_CONCURRENCY); engines batch up to a few thousand")
+            raise ValueError(
+                f"decode batch {big:.3g} is above {MAX_CONCURRENCY:,}, the most requests in flight "
+                "accepted (specs/workload.MAX_CONCURRENCY); engines batch up to a few thousand"
+            )
         twice = next((b for i, b in enumerate(v) if b in v[:i]), None)
         if twice is not None:  # [4, 4] priced the point twice, where --concurrency 4,4 is refused
             raise ValueError(f"decode batch {twice} is listed twice; list each batch once, e.g. [1, 4, 16, 64]")
@@ -203,9 +227,12 @@ class DesignSpace(_Strict):
         for c in v:
             key = (c.model, c.workload, c.precision)
             if key in seen:
-                raise ValueError(f"the case {c.model} {c.workload}" + (f" {c.precision}" if c.precision else "")
-                                 + " is listed twice (its weight counted twice): give it once, with weight = "
-                                 "the sum of the two")
+                raise ValueError(
+                    f"the case {c.model} {c.workload}"
+                    + (f" {c.precision}" if c.precision else "")
+                    + " is listed twice (its weight counted twice): give it once, with weight = "
+                    "the sum of the two"
+                )
             seen.add(key)
         return v
 
@@ -217,8 +244,10 @@ class DesignSpace(_Strict):
             for ref in _REF.findall(expr):
                 if ref not in self.params:  # a misspelt [params."chip.hbm_stack"] was reported here, unnamed
                     near = difflib.get_close_matches(ref, list(self.params), n=1, cutoff=0.8)
-                    raise ValueError(f"derived: {key!r} refers to {{{ref}}}, which is not a parameter" + (
-                        f" (the parameters have {near[0]!r}: one of the two is misspelt)" if near else ""))
+                    raise ValueError(
+                        f"derived: {key!r} refers to {{{ref}}}, which is not a parameter"
+                        + (f" (the parameters have {near[0]!r}: one of the two is misspelt)" if near else "")
+                    )
             _evaluate(expr, {r: 1.0 for r in _REF.findall(expr)}, key, check_only=True)  # syntax check
         if self.sweep.chip_model != "sliced" and any(k.startswith("die.") for k in [*self.params, *self.derived]):
             raise ValueError('die.* keys change only the sliced chip model: add chip_model = "sliced" to [sweep]')
@@ -275,8 +304,10 @@ def _evaluate(expr: str, values: dict, key: str = "", check_only: bool = False) 
     where = f"derived {key!r}: " if key else ""
     for ref in _REF.findall(expr):  # a name among a parameter's choices is no number to compute with
         if isinstance(values.get(ref), str):
-            raise ValueError(f"{where}{{{ref}}} is the name {values[ref]!r} (one of its choices), not a number; "
-                             "derive only from numeric parameters")
+            raise ValueError(
+                f"{where}{{{ref}}} is the name {values[ref]!r} (one of its choices), not a number; "
+                "derive only from numeric parameters"
+            )
     try:
         tree = ast.parse(_REF.sub(sub, expr).strip() or "?", mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
@@ -359,16 +390,24 @@ def load_design_space(path: str | Path) -> DesignSpace:
         with p.open("rb") as f:  # at most one byte past the limit: SPACE.toml = /dev/zero never ended
             raw = f.read(MAX_USER_FILE_BYTES + 1)
         if len(raw) > MAX_USER_FILE_BYTES:
-            raise SpecError("design-space file", f"{str(p)!r} is larger than {MAX_USER_FILE_BYTES // 2**20} MiB "
-                            "(a device or a wrong file?)", "give the path of a design-space .toml (docs/explore.md)")
+            raise SpecError(
+                "design-space file",
+                f"{str(p)!r} is larger than {MAX_USER_FILE_BYTES // 2**20} MiB (a device or a wrong file?)",
+                "give the path of a design-space .toml (docs/explore.md)",
+            )
         data = parse_toml(raw.decode("utf-8"))
     except FileNotFoundError:
-        raise SpecError("design-space file", f"{str(p)!r} not found",
-                        "give the path of a design-space .toml, the SPACE.toml argument (docs/explore.md)") from None
+        raise SpecError(
+            "design-space file",
+            f"{str(p)!r} not found",
+            "give the path of a design-space .toml, the SPACE.toml argument (docs/explore.md)",
+        ) from None
     except IsADirectoryError:
         raise SpecError("design-space file", f"{str(p)!r} is a folder, not a file", fix) from None
     except (OSError, UnicodeDecodeError) as e:
-        raise SpecError("design-space file", f"cannot read {str(p)!r}: {e}", "check the path and its permissions") from None
+        raise SpecError(
+            "design-space file", f"cannot read {str(p)!r}: {e}", "check the path and its permissions"
+        ) from None
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{p.name}", f"is not valid TOML: {e}", "fix the syntax (docs/explore.md)") from None
     return design_space_from_dict(data, p.name)
@@ -376,8 +415,10 @@ def load_design_space(path: str | Path) -> DesignSpace:
 
 def probe_values(space: DesignSpace) -> dict[str, object]:
     """One value per parameter (the first choice or the low end), for checking keys."""
-    return {k: (p.choices[0] if p.choices is not None else (int(p.low) if p.integer else p.low))
-            for k, p in space.params.items()}
+    return {
+        k: (p.choices[0] if p.choices is not None else (int(p.low) if p.integer else p.low))
+        for k, p in space.params.items()
+    }
 
 
 def _check_keys(space: DesignSpace, where: str) -> None:
@@ -420,16 +461,22 @@ def _check_keys(space: DesignSpace, where: str) -> None:
             except SpecError as e:
                 table = "derived" if key in space.derived else "params"
                 raise SpecError(f"{where}: {table}.{key}", e.problem, e.fix) from None
-        raise SpecError(f"{where}: params", f"the first design (each parameter at its low end or first choice) "
-                        f"is invalid: {whole.problem}", whole.fix) from None
+        raise SpecError(
+            f"{where}: params",
+            f"the first design (each parameter at its low end or first choice) is invalid: {whole.problem}",
+            whole.fix,
+        ) from None
     for key, p in space.params.items():  # every choice, and the high end of a range, with the others as probed
-        for value in (p.choices[1:] if p.choices is not None else [int(p.high) if p.integer else p.high]):
+        for value in p.choices[1:] if p.choices is not None else [int(p.high) if p.integer else p.high]:
             try:
                 with_overrides(base, space.overrides({**probe, key: value}), where=f"{where}: params")
             except (SpecError, ValueError) as e:
                 problem = e.problem if isinstance(e, SpecError) else str(e)
-                raise SpecError(f"{where}: params.{key}", f"the value {value!r} is invalid: {problem}",
-                                "drop it from the choices or the range, or fix it") from None
+                raise SpecError(
+                    f"{where}: params.{key}",
+                    f"the value {value!r} is invalid: {problem}",
+                    "drop it from the choices or the range, or fix it",
+                ) from None
         frac = _fraction_inside(p)
         if frac is None:
             continue
@@ -437,9 +484,12 @@ def _check_keys(space: DesignSpace, where: str) -> None:
             with_overrides(base, space.overrides({**probe, key: frac}), where=f"{where}: params")  # every such trial
         except (SpecError, ValueError) as e:
             problem = e.problem if isinstance(e, SpecError) else str(e)
-            raise SpecError(f"{where}: params.{key}", f"the value {frac!r} inside the range is invalid: {problem} "
-                            "(each trial drawing such a value would be pruned)",
-                            "add integer = true for a whole-number key, or give choices = [...]") from None
+            raise SpecError(
+                f"{where}: params.{key}",
+                f"the value {frac!r} inside the range is invalid: {problem} "
+                "(each trial drawing such a value would be pruned)",
+                "add integer = true for a whole-number key, or give choices = [...]",
+            ) from None
 
 
 def _fraction_inside(p: Param) -> float | None:
