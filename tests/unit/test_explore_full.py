@@ -6,8 +6,7 @@ import math
 
 import pytest
 
-from jalapeno.analysis.explore_full import compare_precisions, compare_score, full_case_metrics
-from jalapeno.cli.explore_cmd import _compare_lines
+from jalapeno.analysis.explore_full import compare_lines, compare_precisions, compare_score, full_case_metrics
 from jalapeno.specs.design_space import design_space_from_dict
 
 
@@ -76,7 +75,7 @@ def test_full_figure_names_an_unreachable_floor():
     assert r.metrics == {} and "never reaches 5000 tok/s/user" in r.reason
 
 
-def test_compare_lines():
+def testcompare_lines():
     out = {
         "base": "jalapeno",
         "objective": {"min_interactivity": 100, "power": "chip"},
@@ -95,11 +94,11 @@ def test_compare_lines():
             ],
         },
     }
-    text = "\n".join(_compare_lines(out))
+    text = "\n".join(compare_lines(out))
     assert "base jalapeno on deepseek-r1 8k1k: compare 2,500, coarse 1,000 (compare / coarse 2.50)" in text
     assert "best design (trial 7) on deepseek-r1 8k1k: compare 7,500, coarse 2,000 (compare / coarse 3.75)" in text
     assert "best design on compare's figures: 3 x base" in text
-    assert _compare_lines({"base": "jalapeno"}) == []  # a run stored before round 45
+    assert compare_lines({"base": "jalapeno"}) == []  # a run stored before round 45
 
 
 def _with_sweep(sp, **kw):

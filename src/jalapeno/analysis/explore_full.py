@@ -145,3 +145,68 @@ def compare_score(figs: list[dict], weights, metric: str) -> float:
     except KeyError:
         return float("nan")
     return float(np.exp(np.sum(w * np.log(r)) / w.sum()))
+
+
+def compare_block(ev, meta: dict, rows: list[dict]) -> dict:
+    """``compare``'s figure for the base and the best design (the first of the Pareto set with several
+    objectives), per case, beside the coarse figures the scores are made of (analysis/explore_full.compare_figures):
+    the coarse sweep ranks designs well (Spearman 0.94-0.96 over 20 designs of each shipped space, round 45,
+    scripts/explore_fidelity.py) but its figure is not compare's: Jalapeño's DeepSeek-R1 8K/1K at 100 tok/s/user
+    is 1,113 tok/s/kW coarse against compare's 2,471 (FP4 2.03x, disagg +7.3%; docs/explore.md §4.1).
+
+    Args:
+        ev: the study's Evaluator; meta: the run's meta (``pareto``: trial numbers, ``metrics``: objective
+            metrics); rows: the study's trial rows (results_store.trial_rows: ``trial``, ``param:KEY`` columns).
+
+    Returns:
+        ``{"trial", "metric", "cases", "score"}``: ``cases`` as :func:`compare_figures`, ``score`` the best design's
+        :func:`compare_score` on the first metric (None without a feasible trial or where a case has no figure).
+    """
+    best = meta["pareto"][0] if meta["pareto"] else None
+    row = next((r for r in rows if r["trial"] == best), None)
+    params = None if row is None else {k[len("param:") :]: v for k, v in row.items() if k.startswith("param:")}
+    figs = compare_figures(ev, params)
+    metric = meta["metrics"][0]
+    score = compare_score(figs, [c.weight for c in ev.space.cases], metric) if params is not None else None
+    if score is not None and score != score:  # a case without compare's figure: no score (JSON has no NaN)
+        score = None
+    return {"trial": best if params is not None else None, "metric": metric, "cases": figs, "score": score}
+
+
+def compare_lines(out: dict) -> list[str]:
+    """The lines under explore's table that put the coarse figures beside ``compare``'s (:func:`compare_block`);
+    none for a run stored before round 45 (no ``compare`` in its meta.json).
+
+    Args:
+        out: the CLI's summary: ``base`` (name), ``objective`` (``min_interactivity``, ``power``) and ``compare``
+            (:func:`compare_block`'s dict, or absent).
+
+    Returns:
+        Text lines, figures in the metric's unit to 4 significant digits."""
+    blk = out.get("compare")
+    if not blk:
+        return []
+    m, obj = blk["metric"], out.get("objective") or {}
+    lines = [
+        f"compare's figure ({m} at {obj.get('min_interactivity', 0):g} tok/s/user, power "
+        f"{obj.get('power', 'chip')}: every native precision, agg and disagg, the full batch grid, TBO, EPLB; "
+        "what `jalapeno compare` prints) beside the coarse one the scores are made of:"
+    ]
+    for c in blk["cases"]:
+        for who in ("base", "design"):
+            if who not in c:
+                continue
+            co, fu = c[who]["coarse"].get(m), c[who]["compare"].get(m)
+            label = f"base {out['base']}" if who == "base" else f"best design (trial {blk['trial']})"
+            if fu is None:
+                lines.append(
+                    f"  {label} on {c['model']} {c['workload']}: coarse {co:,.4g}; compare's: none ({c['reason']})"
+                )
+            else:
+                lines.append(
+                    f"  {label} on {c['model']} {c['workload']}: compare {fu:,.4g}, coarse {co:,.4g} "
+                    f"(compare / coarse {fu / co:.2f})"
+                )
+    if blk.get("score") is not None:
+        lines.append(f"  best design on compare's figures: {blk['score']:.3g} x base (its coarse score: the table's)")
+    return lines

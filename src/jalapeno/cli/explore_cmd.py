@@ -47,6 +47,7 @@ def explore(
     """Search a design space for the chips that best meet its objectives within its constraints."""
     from jalapeno.analysis import results_store as rs
     from jalapeno.analysis.explore import make_evaluator
+    from jalapeno.analysis.explore_full import compare_block
     from jalapeno.analysis.search import importances, open_study, run_search
     from jalapeno.specs.design_space import load_design_space
 
@@ -105,7 +106,7 @@ def explore(
     meta["base_metrics"] = [
         {"model": c.model, "workload": c.workload, **b} for c, b in zip(space.cases, ev.base_metrics)
     ]
-    meta["compare"] = _compare_block(ev, meta, rows)
+    meta["compare"] = compare_block(ev, meta, rows)
     rs.write_json(d / "meta.json", meta)
     rs.write_table(d / "trials.parquet", rows)
     rs.write_json(d / "extra.json", {"importance": imp})
@@ -218,57 +219,6 @@ def _summary(meta: dict, rows: list[dict], imp: dict, top: int) -> dict:
     }
 
 
-def _compare_block(ev, meta: dict, rows: list[dict]) -> dict:
-    """``compare``'s figure for the base and the best design (the first of the Pareto set with several
-    objectives), per case, beside the coarse figures the scores are made of (analysis/explore_full.compare_figures):
-    the coarse sweep ranks designs well (Spearman 0.94-0.96 over 20 designs of each shipped space, round 45,
-    scripts/explore_fidelity.py) but its figure is not compare's: Jalapeño's DeepSeek-R1 8K/1K at 100 tok/s/user
-    is 1,113 tok/s/kW coarse against compare's 2,471 (FP4 2.03x, disagg +7.3%; docs/explore.md §4.1)."""
-    from jalapeno.analysis.explore_full import compare_figures, compare_score
-
-    best = meta["pareto"][0] if meta["pareto"] else None
-    row = next((r for r in rows if r["trial"] == best), None)
-    params = None if row is None else {k[len("param:") :]: v for k, v in row.items() if k.startswith("param:")}
-    figs = compare_figures(ev, params)
-    metric = meta["metrics"][0]
-    score = compare_score(figs, [c.weight for c in ev.space.cases], metric) if params is not None else None
-    if score is not None and score != score:  # a case without compare's figure: no score (JSON has no NaN)
-        score = None
-    return {"trial": best if params is not None else None, "metric": metric, "cases": figs, "score": score}
-
-
-def _compare_lines(out: dict) -> list[str]:
-    """The lines under the table that put the coarse figures beside ``compare``'s (:func:`_compare_block`);
-    none for a run stored before round 45 (no ``compare`` in its meta.json)."""
-    blk = out.get("compare")
-    if not blk:
-        return []
-    m, obj = blk["metric"], out.get("objective") or {}
-    lines = [
-        f"compare's figure ({m} at {obj.get('min_interactivity', 0):g} tok/s/user, power "
-        f"{obj.get('power', 'chip')}: every native precision, agg and disagg, the full batch grid, TBO, EPLB; "
-        "what `jalapeno compare` prints) beside the coarse one the scores are made of:"
-    ]
-    for c in blk["cases"]:
-        for who in ("base", "design"):
-            if who not in c:
-                continue
-            co, fu = c[who]["coarse"].get(m), c[who]["compare"].get(m)
-            label = f"base {out['base']}" if who == "base" else f"best design (trial {blk['trial']})"
-            if fu is None:
-                lines.append(
-                    f"  {label} on {c['model']} {c['workload']}: coarse {co:,.4g}; compare's: none ({c['reason']})"
-                )
-            else:
-                lines.append(
-                    f"  {label} on {c['model']} {c['workload']}: compare {fu:,.4g}, coarse {co:,.4g} "
-                    f"(compare / coarse {fu / co:.2f})"
-                )
-    if blk.get("score") is not None:
-        lines.append(f"  best design on compare's figures: {blk['score']:.3g} x base (its coarse score: the table's)")
-    return lines
-
-
 #: the unit each objective metric's base figure prints in (analysis/explore.case_metrics: tokens count input +
 #: output, as compare's tok/s/chip, tok/s/kW and $/M tok): 'tok_s_per_kw 1,113' read with no unit or token kind
 METRIC_UNITS = {
@@ -353,8 +303,10 @@ def _print_summary(out: dict) -> None:
     console.print(t)
     if any(k != v for k, v in short.items()):  # the full keys, as the space file names them
         console.print("columns: " + "; ".join(f"{v} = {k}" for k, v in short.items() if k != v), markup=False)
+    from jalapeno.analysis.explore_full import compare_lines
+
     est_lines = [estimate_caption([out["base"]])] if est else []
-    for line in _base_lines(out, ESTIMATE_MARK if est else "") + est_lines + _compare_lines(out):
+    for line in _base_lines(out, ESTIMATE_MARK if est else "") + est_lines + compare_lines(out):
         console.print(line, markup=False)
     if out["pruned_by"]:
         console.print(
