@@ -38,3 +38,20 @@ def test_a_collector_the_caller_turned_off_stays_off():
     assert (
         _run("import gc; from jalapeno.cli import app; gc.disable(); app._register(); print(gc.isenabled())") == "False"
     )
+
+
+def test_a_failed_import_is_retried_not_skipped():
+    """_register marked itself done before its imports ran, so after one failed import every later call returned at
+    once and the CLI had no commands, silently; it is marked done only once the imports worked."""
+    code = (
+        "import builtins; from jalapeno.cli import app; real = builtins.__import__; fail = [True]\n"
+        "def imp(name, *a, **k):\n"
+        "    if fail[0] and name == 'jalapeno.cli' and a and a[2] and 'audit_cmds' in a[2]: raise ImportError('no')\n"
+        "    return real(name, *a, **k)\n"
+        "builtins.__import__ = imp\n"
+        "try: app._register()\n"
+        "except ImportError: pass\n"
+        "fail[0] = False; app._register()\n"
+        "names = {c.name for c in app.app.registered_commands}; print('validate' in names, 'plan' in names)"
+    )
+    assert _run(code) == "True True"

@@ -41,7 +41,6 @@ def _register() -> None:
     global _REGISTERED
     if _REGISTERED:
         return
-    _REGISTERED = True
     # The commands' imports (numpy, pydantic's system models, ~100 dataclasses) make objects that live as long as
     # the process and little garbage: collecting while they load, then walking them in every full collection
     # after, cost ~0.06 s CPU of `compare -c 64` (round 45). So no collection while they load, and what they made
@@ -64,6 +63,7 @@ def _register() -> None:
         if was_on:
             gc.enable()
     gc.freeze()
+    _REGISTERED = True  # only once the imports worked: a failed import is retried, not skipped silently
 
     app.add_typer(catalog_cmds.hardware_app, name="hardware")
     app.add_typer(catalog_cmds.models_app, name="models")
