@@ -145,7 +145,7 @@ def test_a_collective_size_given_twice_is_refused(capsys):
         ("admission_lag_steps", "0.5", ["must be a whole number of steps 0-2, got 0.5", "write 1 for an overlap loop"]),
         ("admission_lag_steps", "1e9", ["must be a whole number of steps 0-2, got 1e+09"]),
         # 0 priced the LM head's all-gather free; 3 bytes is no dtype's size
-        ("logits_bytes_per_elem", "0", ["0 is not a logit element size", "give 2 (BF16/FP16 logits"]),
+        ("logits_bytes_per_elem", "0", ["0 is not a logit element size", "give 1 (FP8 logits), 2 (BF16/FP16"]),
         ("logits_bytes_per_elem", "3", ["3 is not a logit element size"]),
     ],
 )

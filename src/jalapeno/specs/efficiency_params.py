@@ -189,7 +189,7 @@ def _checked(key: str, name: str, v: Any) -> float:
                         "0 for a loop that launches what it reads")
     if name == "logits_bytes_per_elem" and v not in (1.0, 2.0, 4.0):
         raise SpecError(key, f"{v:g} is not a logit element size",
-                        "give 2 (BF16/FP16 logits, cast to FP32 after the gather) or 4 (FP32)")
+                        "give 1 (FP8 logits), 2 (BF16/FP16, cast to FP32 after the gather) or 4 (FP32)")
     if name == "torus_congestion" and v < 1:
         raise SpecError(key, f"must be >= 1, got {v}", "give 1 (ideal routing) or more")
     return v

@@ -102,7 +102,7 @@ def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
         b = _number(raw["logits_bytes_per_elem"], f"{where}.logits_bytes_per_elem")
         if b not in (1.0, 2.0, 4.0):
             raise SpecError(f"{where}.logits_bytes_per_elem", f"{b:g} is not a logit element size",
-                            "give 2 (BF16/FP16 logits, cast to FP32 after the gather) or 4 (FP32)")
+                            "give 1 (FP8 logits), 2 (BF16/FP16, cast to FP32 after the gather) or 4 (FP32)")
         kw["logits_bytes_per_elem"] = b
     if "admission_lag_steps" in raw:  # whole steps of the loop's admission lag (serve/overlap_loop.admission_lag_s)
         lag = raw["admission_lag_steps"]
