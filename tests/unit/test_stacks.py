@@ -482,7 +482,7 @@ def test_logits_all_gather_moves_the_engines_logit_element_size():
 
 
 def test_bad_logit_element_size_names_the_field():
-    with pytest.raises(SpecError, match="logits_bytes_per_elem.*give 1 \(FP8 logits\), 2"):
+    with pytest.raises(SpecError, match=r"logits_bytes_per_elem.*give 1 \(FP8 logits\), 2"):
         _stack({"name": "x", "label": "x", "source": "x", "logits_bytes_per_elem": 3}, 0, {})
     with pytest.raises(SpecError, match="logits_bytes_per_elem"):
         load_pricer("h100").efficiency.with_overrides({"logits_bytes_per_elem": 16})
