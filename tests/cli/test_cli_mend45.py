@@ -139,7 +139,10 @@ def test_compare_says_whose_frontier_end_flags_a_ratio(capsys, monkeypatch):
     assert "/M tok est.)" in rows["jalapeno"] and " est." not in rows["h200"]
 
 
-ESTIMATE = "(an estimate: jalapeno publishes no price; `jalapeno hardware show jalapeno`, cost.usd_per_chip_hour)"
+ESTIMATE = (
+    "(an estimate: jalapeno publishes no price; assumed all-in capex $30k per chip; `jalapeno hardware show jalapeno`, "
+    "cost.usd_per_chip_hour)"
+)
 
 
 def test_predict_and_simulate_mark_an_estimated_price(capsys):

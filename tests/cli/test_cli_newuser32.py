@@ -169,8 +169,9 @@ def test_a_variants_cost_that_follows_an_estimate_stays_an_estimate(capsys):
                          "--min-interactivity", "50", "--set", "chip.hbm_stacks=8")
     assert code == 0, err
     text = " ".join(out.split())
-    assert ("(an estimate: jalapeno+chip.hbm_stacks=8 publishes no price; `jalapeno hardware show jalapeno`, "
-            "cost.usd_per_chip_hour)") in text
+    # the variant's cost source is specs/power.follow_variant's '+ HBM capex ...' over Jalapeno's estimate (mend45b)
+    assert "(an estimate: the base's estimated price + HBM capex " in text
+    assert "$/kWh; `jalapeno hardware show jalapeno`, cost.usd_per_chip_hour)" in text
 
 
 def test_a_power_of_two_with_a_thousands_comma_is_named(capsys):

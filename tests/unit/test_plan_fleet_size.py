@@ -87,7 +87,9 @@ def test_plan_cli_racks_and_power(capsys):
 def test_plan_target_and_chips_mark_an_estimated_price_alike(capsys):
     code, out, err = run(capsys, "plan", "--system", "jalapeno", "-w", "8k1k", "--target", "1e5")
     assert code == 0, err
-    mark = "(an estimate: jalapeno publishes no price; `jalapeno hardware show jalapeno`, cost.usd_per_chip_hour)"
+    # data/systems/jalapeno.toml: its source says "(no published price)"; its first clause "assumed all-in capex ..."
+    mark = ("(an estimate: jalapeno publishes no price; assumed all-in capex $30k per chip; `jalapeno hardware show "
+            "jalapeno`, cost.usd_per_chip_hour)")
     assert mark in " ".join(out.split())
     code, out, err = run(capsys, "plan", "--system", "jalapeno", "-w", "8k1k", "--chips", "1024")
     assert code == 0, err

@@ -111,6 +111,7 @@ class CapacityPlan:
     fewest_boxes: Footprint | None = None
     #: what ``jalapeno hardware show`` takes for the system (specs/catalog.hardware_show_name); "": ``system``
     show_as: str = ""
+    usd_source: str = ""  #: the file's cost.usd_per_chip_hour source, which price_basis words an estimate from
 
     def __repr__(self) -> str:
         """Short: ``CapacityPlan(gb200-nvl72: 1e+06 output tok/s at >= 50 tok/s/user: 320 chips, 5 x 64, ...)``
@@ -192,7 +193,7 @@ class CapacityPlan:
                              f"its collectives are priced; ceil({self.chips:,} / {size}) = "
                              f"{math.ceil(self.chips / size):,} would split groups across {name}s)")
         lines += power_lines(self.chips, self.power_w)
-        basis = price_basis(self.system, self.show_as, self.usd_estimate)
+        basis = price_basis(self.system, self.show_as, self.usd_estimate, self.usd_source)
         usd = factor_text(self.usd_per_chip_hour, self.chips, 2, 2)
         lines.append(f"cost: {self.chips:,} x ${usd}/chip-hour{basis} = ${self.usd_per_hour:,.2f}/hour")
         lines.append(f"cost per M {k} tokens: ${usd} / ({self.tok_per_s_per_chip:,.1f} tok/s/chip x "
@@ -439,7 +440,7 @@ def plan_capacity(frontier: FrontierRecord, system: System, target_tok_per_s: fl
                         per_inst_chips, instances, chips, packaging, power, system.usd_per_chip_hour,
                         chips * system.usd_per_chip_hour, chips * per_chip, fewest,
                         is_price_estimate(system), fewest_boxes,
-                        hardware_show_name(system))
+                        hardware_show_name(system), system.sources.get("cost.usd_per_chip_hour", ""))
 
 
 def check_target(target_tok_per_s: float | None, target_kind: str) -> None:
@@ -468,17 +469,19 @@ def check_floor(min_interactivity: float) -> None:
                         "write e.g. --min-interactivity 50")
 
 
-def price_basis(system: str, show_as: str, estimate: bool) -> str:
+def price_basis(system: str, show_as: str, estimate: bool, source: str = "") -> str:
     """The mark a cost line carries after ``$X/chip-hour`` when the system's price is a derived estimate
-    (``(estimate)`` in its file's ``cost.usd_per_chip_hour`` source: Jalapeño publishes no price), else "";
-    the ``--target`` plan's cost line and the ``--chips`` fleet's alike.
+    (``estimate = true`` on its file's ``cost.usd_per_chip_hour``), worded from that ``source``
+    (analysis/price_reason.estimate_reason), else ""; the ``--target`` plan's cost line and the ``--chips`` fleet's.
 
-    >>> price_basis("jalapeno", "jalapeno", True)
-    ' (an estimate: jalapeno publishes no price; `jalapeno hardware show jalapeno`, cost.usd_per_chip_hour)'
+    >>> price_basis("mi350x", "mi350x", True, "assumption: as MI355X (InferenceX constants.ts)")
+    ' (an estimate: as MI355X; `jalapeno hardware show mi350x`, cost.usd_per_chip_hour)'
     >>> price_basis("gb200-nvl72", "", False)
     ''
     """
-    return (f" (an estimate: {system} publishes no price; `jalapeno hardware show {show_as or system}`, "
+    from jalapeno.analysis.price_reason import estimate_reason
+
+    return (f" (an estimate: {estimate_reason(system, source)}; `jalapeno hardware show {show_as or system}`, "
             "cost.usd_per_chip_hour)" if estimate else "")
 
 

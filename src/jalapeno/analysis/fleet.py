@@ -53,6 +53,7 @@ class FleetThroughput:
         usd_per_chip_hour: the system's $/chip-hour (the fleet's $/hour: × fleet_chips).
         usd_estimate: whether that price is a derived estimate (``CapacityPlan.usd_estimate``);
         show_as: what ``jalapeno hardware show`` takes for the system.
+        usd_source: the file's ``cost.usd_per_chip_hour`` source, which price_basis words an estimate from.
     """
 
     point: PointRecord
@@ -72,6 +73,7 @@ class FleetThroughput:
     packed_by: tuple[str, int] | None = None
     #: the per-user speed floor the point was chosen at, tok/s/user (0: none)
     min_interactivity: float = 0.0
+    usd_source: str = ""
 
     def arithmetic(self) -> list[str]:
         """The lines plan prints: the operating point (its rate, speed, TTFT, TPOT and bound, as ``plan --target``
@@ -101,7 +103,7 @@ class FleetThroughput:
                 per_kw_line(self.delivered_tok_per_s / self.fleet_chips, self.power_w, self.target_kind,
                             "tok/s per fleet chip (idle ones included)"),
                 f"cost: {self.fleet_chips:,} x ${factor_text(self.usd_per_chip_hour, self.fleet_chips, 2, 2)}/chip-hour"
-                f"{price_basis(self.system, self.show_as, self.usd_estimate)} = "
+                f"{price_basis(self.system, self.show_as, self.usd_estimate, self.usd_source)} = "
                 f"${self.fleet_chips * self.usd_per_chip_hour:,.2f}/hour; per M {self.target_kind} tokens: "
                 f"${self.usd_per_mtok:.3f}", users_line(p, self.instances)]
 
@@ -187,7 +189,7 @@ def fleet_throughput(frontier: FrontierRecord, system: System, chips: int, targe
     n, cut = placed[id(best)]
     return FleetThroughput(best, rate(best), target_kind, chips, n, used(best), used(best) * rate(best), power,
                            system.usd_per_chip_hour, is_price_estimate(system), hardware_show_name(system), system.name,
-                           cut, min_interactivity)
+                           cut, min_interactivity, system.sources.get("cost.usd_per_chip_hour", ""))
 
 
 def check_fleet_chips(chips: int) -> None:

@@ -100,4 +100,4 @@ def price_note(system) -> str:
     if not is_price_estimate(system):
         return ""
     show = hardware_show_name(system)
-    return price_basis(show, show, True)
+    return price_basis(show, show, True, system.sources.get("cost.usd_per_chip_hour", ""))
