@@ -132,7 +132,9 @@ def report(
     if warn:
         notes.append(warn)
         print(f"warning: {warn}", file=sys.stderr)
-    path = write_report(rec, data, out, notes)
+    from jalapeno.report.cell_notes import estimated_prices
+
+    path = write_report(rec, data, out, notes, estimated_prices(s.system for s in syss))
     console.print(f"report: {Path(path).resolve()}")
 
 

@@ -24,14 +24,14 @@ from __future__ import annotations
 import html
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
 from jalapeno.analysis.records import bound_cell
 from jalapeno.errors import SpecError
-from jalapeno.report.cell_notes import end_flag, frontier_peaks, unreachable_tier
+from jalapeno.report.cell_notes import ESTIMATE_MARK, end_flag, estimate_caption, frontier_peaks, unreachable_tier
 from jalapeno.report.colors import rgba, system_color
 from jalapeno.report.html import _esc, hover_text
 from jalapeno.report.tables import (BAND_ROW_CAPTION, BELOW_START, CONCURRENCY_CAPTION, PEAK_COLUMN, TOKENS_CAPTION,
@@ -195,15 +195,22 @@ def _ratio_cell(r: Mapping, kw: Mapping | None = None, usd: Mapping | None = Non
     return cell + (f' <span class="flag">{_esc(flag)}</span>' if flag else "")
 
 
-def tables_html(rec: ComparisonRecord) -> str:
-    """Headline, ratio and tier tables of a comparison as escaped HTML."""
+def tables_html(rec: ComparisonRecord, estimated: Collection[str] = ()) -> str:
+    """Headline, ratio and tier tables of a comparison as escaped HTML; the $ figures of the systems named in
+    ``estimated`` (report/cell_notes.estimated_prices) carry cell_notes.ESTIMATE_MARK, explained under the
+    headline and the tiers, as the terminal's tables (report/tables.comparison_tables) do."""
     conv = rec.power_convention
     e = html.escape
+
+    def est(name: str) -> str:
+        return ESTIMATE_MARK if name in estimated else ""
+
+    caption = f'<p class="note">{e(estimate_caption(estimated))}.</p>' if estimated else ""
     band = headline_band  # each figure's (low-high) with --bands, as the terminal's headline gives it
     head_rows = [[e(n), _fmt(h.peak_throughput_per_chip, ",.0f") + e(band(h, "peak_throughput_per_chip", ",.0f")),
                   _fmt(h.peak_output_throughput_per_chip, ",.0f"),
                   _fmt(h.peak_tok_s_per_kw[conv], ",.0f") + e(band(h, "peak_tok_s_per_kw", ",.0f", conv)),
-                  e(usd_text(h.usd_per_mtok_at_peak)),
+                  e(usd_text(h.usd_per_mtok_at_peak) + est(n)),
                   e(bound_cell(h.bound_at_peak, h.prefill_bound_at_peak, h.prefill_chip_share_at_peak)),
                   e(peak_load(fr.frontier)),
                   _fmt(h.max_interactivity, ".1f") + e(band(h, "max_interactivity", ".1f")),
@@ -218,7 +225,7 @@ def tables_html(rec: ComparisonRecord) -> str:
                                         "bound at peak", "conc. cap / in flight at peak", "max tok/s/user",
                                         "bound at max", "min E2E s", "deployment at peak"], head_rows, "headline"),
            f'<p class="note">{e(TOKENS_CAPTION)}. {e(power_caption(rec))}.</p>',
-           f'<p class="note">{e(CONCURRENCY_CAPTION)}.</p>']
+           f'<p class="note">{e(CONCURRENCY_CAPTION)}.</p>' + caption]
     first = next(iter(rec.comparisons.values()))
     xs = [r["x"] for r in first.iso_interactivity["throughput_per_chip"]]
     rows, banded = [], False
@@ -237,19 +244,21 @@ def tables_html(rec: ComparisonRecord) -> str:
             "swing (who: this, the row's system; baseline; or both); "
             "<i>" + e(BELOW_START) + "</i> — slower than its first (slowest) point, where that side reads its peak "
             "throughput: at a lower per-user speed a system serves at least its peak's; <i>unreachable</i> — that frontier "
-            "never reaches the speed." + (" " + e(BAND_ROW_CAPTION) if banded else "") + "</p>",
+            "never reaches the speed." + (" " + e(BAND_ROW_CAPTION) if banded else "")
+            + (f" Per $ of {e(', '.join(sorted(estimated)))}: at an estimated $/chip-hour (est. in the tables)."
+               if estimated else "") + "</p>",
             _table(ratio_columns(xs), rows, "ratios")]
     tiers = list(first.tiers)
     trows = [[e(n)] + [(e(unreachable_tier(rec.systems[n].headline)) if c.tiers[t]["status"] == "unreachable" else
                         f"{_fmt(c.tiers[t]['throughput'], ',.0f')} @ {_fmt(c.tiers[t]['interactivity'], '.0f')}"
-                        f" ({e(tier_energy_cost(c.tiers[t], c.tiers_tok_s_per_kw[t], rec.systems[n].frontier))})"
+                        f" ({e(tier_energy_cost(c.tiers[t], c.tiers_tok_s_per_kw[t], rec.systems[n].frontier) + est(n))})"
                         f"<br><small>{e(tier_deployments(c.tiers[t], rec.systems[n].frontier))}</small>")
                        for t in tiers] for n, c in rec.comparisons.items()]
     heads = [t + (f" (≥ {first.tiers[t]['floor_tok_per_s_per_user']:g} tok/s/user)"
                   if first.tiers[t].get("floor_tok_per_s_per_user") else " (peak)") for t in tiers]
     out += [("<h2>Operating tiers</h2><p>Best throughput per chip (tok/s, input + output) at or above a per-user "
              "speed floor (@ its tok/s/user), with the same point's tok/s per kW (" + e(conv) + " power) and $ per "
-             "M tokens (input + output) at the system's $/chip-hour.</p>"), _table(["system", *heads], trows, "tiers")]
+             "M tokens (input + output) at the system's $/chip-hour.</p>"), _table(["system", *heads], trows, "tiers") + caption]
     return "\n".join(out)
 
 
@@ -316,8 +325,9 @@ def _options(values: Mapping[str, str], selected: str) -> str:
                    for k, v in values.items())
 
 
-def render_report(rec: ComparisonRecord, data: dict, notes: Sequence[str] = ()) -> str:
-    """The page's HTML text (plotly.js inline)."""
+def render_report(rec: ComparisonRecord, data: dict, notes: Sequence[str] = (), estimated: Collection[str] = ()) -> str:
+    """The page's HTML text (plotly.js inline); ``estimated``: the systems priced at an estimated $/chip-hour
+    (:func:`tables_html`)."""
     from plotly.offline import get_plotlyjs
 
     from jalapeno.report.html import PLOT_CONFIG
@@ -343,15 +353,16 @@ it does not (not like for like); dashed lines: tier floors.</p>
 </div>
 <div id="plot"></div>
 {note_html}
-{tables_html(rec)}
+{tables_html(rec, estimated)}
 <script type="application/json" id="report-data">{blob}</script>
 <script>{_SCRIPT}</script>
 </body></html>
 """
 
 
-def write_report(rec: ComparisonRecord, data: dict, path: str | Path, notes: Sequence[str] = ()) -> Path:
-    """Write the report page to ``path``.
+def write_report(rec: ComparisonRecord, data: dict, path: str | Path, notes: Sequence[str] = (),
+                 estimated: Collection[str] = ()) -> Path:
+    """Write the report page to ``path`` (``estimated``: as :func:`render_report`'s).
 
     Raises:
         SpecError: the path does not end in .html or cannot be written.
@@ -360,7 +371,7 @@ def write_report(rec: ComparisonRecord, data: dict, path: str | Path, notes: Seq
     if p.suffix.lower() not in (".html", ".htm"):
         raise SpecError("--out", f"{str(p)!r} is not an .html file", "give a path ending in .html")
     try:
-        p.write_text(render_report(rec, data, notes), encoding="utf-8")
+        p.write_text(render_report(rec, data, notes, estimated), encoding="utf-8")
     except OSError as e:
         raise SpecError("--out", f"cannot write {p}: {e.strerror or e}", "give a writable file path") from None
     return p
