@@ -122,7 +122,7 @@ def test_the_agentic_ratio_table_says_which_way_a_task_time_ratio_reads(capsys):
     assert "fastest task time (lower: sooner)" in text and "0.94x" in text
     assert "below 1x finishes a task sooner (0.94x: 6% less time)" in text
     # compare's spelling of the flag since round 45 (was '(at frontier end)')
-    assert "[at frontier end]: within 10% of a frontier's last point" in text
+    assert "[at frontier end: who]: within 10% of a frontier's last point" in text
 
 
 def test_the_agentic_headline_says_what_its_kv_bound_cell_means(capsys):

@@ -103,7 +103,7 @@ def test_agentic_tables_print_the_new_figures_with_compare_s_labels(agentic_json
     by_hand = f"{r['ratio']:.2f}x ({r['ratio'] * kw_b / kw_s:.2f}x, {r['ratio'] * usd_b / usd_s:.2f}x)"
     assert by_hand in flat
     # compare's flag and legend spelling, not '(at frontier end)'
-    assert "(at frontier end)" not in flat and "[at frontier end]: within 10% of a frontier's last point" in flat
+    assert "(at frontier end)" not in flat and "[at frontier end: who]: within 10% of a frontier's last point" in flat
     # a tier cell: tasks/h/chip @ min (tasks/h/kW, $/task), by hand from the stated kW and $/chip-hour
     assert "operating tiers: best tasks/h per chip within a task-time ceiling, with its tasks/h/kW and $/task" in flat
     cells = re.findall(r"([\d,.]+) @ ([\d.]+) min \(([\d,.]+) tasks/h/kW, \$([\d.]+)/task\)", text)

@@ -273,7 +273,8 @@ def compare_agentic(model: ModelSpec, systems: list[Pricer], spec: AgenticSpec, 
             "fastest_task_time": out[n]["fastest"]["task_time_s"] / out[baseline]["fastest"]["task_time_s"],
             "iso_task_time": [{"task_time_min": m, "ratio": r["ratio"], "tasks_per_hour_per_chip": r["y_a"],
                                "baseline_tasks_per_hour_per_chip": r["y_b"], "at_frontier_end": r["at_frontier_end"],
-                               "ratio_per_kw": rk["ratio"], "ratio_per_usd": ru["ratio"]}
+                               "ratio_per_kw": rk["ratio"], "ratio_per_usd": ru["ratio"],
+                               "status": r["status_a"], "baseline_status": r["status_b"]}
                               for m, r, rk, ru in zip(iso_task_min, iso, iso_kw, iso_usd)],
         }
     return AgenticComparison(model.name, spec.as_dict() | {"source": spec.source}, convention, baseline, out, ratios,

@@ -111,7 +111,9 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
     if json_out:
         print_json(d)
         return
-    for t in agentic_tables(d):
+    from jalapeno.report.cell_notes import estimated_prices
+
+    for t in agentic_tables(d, estimated_prices(s.system for s in syss)):
         console.print(t)
     from jalapeno.cli.chip_opts import chip_model_line
 

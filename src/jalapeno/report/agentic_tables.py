@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 
 from rich.table import Table
 
+from jalapeno.report.cell_notes import ESTIMATE_MARK, end_flag, estimate_caption
 from jalapeno.report.tables import usd_text
 
 
@@ -47,16 +49,35 @@ def _kv(p: dict) -> str:
     return f"{p['kv_bound']} ({_pct(p['kv_bound_share'])} of task; {tier})"
 
 
-def agentic_tables(d: dict) -> list[Table]:
-    """Headline, per-turn breakdown, ratio and tier tables of an agentic comparison dict."""
+def _end(r: dict, d: dict, name: str) -> str:
+    """The end-of-frontier flag of one iso-task-time ratio cell of ``name`` naming its side, as compare's
+    (report/cell_notes.end_flag: ``this``, ``baseline`` or ``both``, by each side's status and its throughput
+    against its frontier's peak tasks/h/chip), in brackets; "" where the cell is not flagged."""
+    peak = {n: s["peak"].get("tasks_per_hour_per_chip") for n, s in d["systems"].items()}
+    row = {"at_frontier_end": r["at_frontier_end"], "status_a": r.get("status", ""),
+           "status_b": r.get("baseline_status", ""), "y_a": r.get("tasks_per_hour_per_chip"),
+           "y_b": r.get("baseline_tasks_per_hour_per_chip")}
+    flag = end_flag(row, (peak.get(name), peak.get(d["baseline"])), name == d["baseline"])
+    return f" [{flag}]" if flag else ""
+
+
+def agentic_tables(d: dict, estimated: Collection[str] = ()) -> list[Table]:
+    """Headline, per-turn breakdown, ratio and tier tables of an agentic comparison dict; the $/task figures of
+    the systems named in ``estimated`` (report/cell_notes.estimated_prices) carry cell_notes.ESTIMATE_MARK,
+    explained in a caption, as compare's fixed-length tables do."""
     wl, conv = d["workload"], d["convention"]
+    caption = "\n" + estimate_caption(estimated) if estimated else ""
+
+    def est(name: str) -> str:
+        return ESTIMATE_MARK if name in estimated else ""
+
     title = (f"{d['model']} · agentic:{wl['agentic']} ({wl['turns']} turns, context -> "
              f"{wl['final_context_tokens']:,} tokens, think {wl['think_s']:g} s) · power: {conv} · baseline {d['baseline']}")
     head = Table(title=title, caption=(
         "KV bound at peak: kv_capacity:hbm (HBM holds the prefix of under 95% of returning sessions: the rest "
         "reload from a lower tier), reload_link:LINK (reloads take >= 5% of the task or load the link >= 50%) or prefill_recompute "
         "(evicted prefixes prefilled again), with the share of task time it costs; 'KV in T S of returns': the deepest "
-        "tier T serving >= 5% of returning sessions, and its share S (serve/sessions.py, docs/agentic.md)"))
+        "tier T serving >= 5% of returning sessions, and its share S (serve/sessions.py, docs/agentic.md)" + caption))
     for col in ("system", "peak tasks/h/chip", f"tasks/h/kW ({conv})", "$/task at peak", "task min at peak (p90)",
                 "fastest task min (p90)", "tasks/h/chip at fastest", "bound at peak", "KV bound at peak",
                 "deployment at peak"):
@@ -64,7 +85,7 @@ def agentic_tables(d: dict) -> list[Table]:
     for name, s in d["systems"].items():
         pk, fa = s["peak"], s["fastest"]
         head.add_row(name, _f(pk["tasks_per_hour_per_chip"], ",.1f"), _f(pk["tasks_per_hour_per_kw"], ",.1f"),
-                     usd_text(pk["usd_per_task"]), f"{_min(pk['task_time_s'])} ({_min(pk['task_time_p90_s'])})",
+                     usd_text(pk["usd_per_task"]) + est(name), f"{_min(pk['task_time_s'])} ({_min(pk['task_time_p90_s'])})",
                      f"{_min(fa['task_time_s'])} ({_min(fa['task_time_p90_s'])})",
                      _f(fa["tasks_per_hour_per_chip"], ",.2f"), pk["bound"], _kv(pk), pk["deployment"])
     for name, why in d.get("infeasible", {}).items():  # compared without them, each with its reason
@@ -83,8 +104,10 @@ def agentic_tables(d: dict) -> list[Table]:
     ratios = Table(title=f"ratios vs {d['baseline']} (tasks/h per chip; per kW and per $ in brackets)",
                    caption="each ratio is the system's over the baseline's: above 1x serves more, except fastest "
                            "task time, a time: below 1x finishes a task sooner (0.94x: 6% less time); [at frontier "
-                           "end]: within 10% of a frontier's last point or in its tail below 10% of its peak, where "
-                           "ratios swing (as compare's)")
+                           "end: who]: within 10% of a frontier's last point or in its tail below 10% of its peak, "
+                           "where ratios swing; who: this (the row's system), baseline or both (as compare's)"
+                           + (f"\nper $ of {', '.join(sorted(estimated))}: at an estimated $/chip-hour (est. in the "
+                              "tables)" if estimated else ""))
     ratios.add_column("system", no_wrap=True)
     ratios.add_column("peak (kW, $)")
     ratios.add_column("fastest task time (lower: sooner)")
@@ -97,7 +120,7 @@ def agentic_tables(d: dict) -> list[Table]:
         cells = [peak, f"{c['fastest_task_time']:.2f}x"]
         for r in c["iso_task_time"]:
             v = r["ratio"]
-            end = " [at frontier end]" if r["at_frontier_end"] else ""
+            end = _end(r, d, name)
             # per kW and per $ at the same task time in brackets, as compare's fixed-length cells and this peak's
             rest = (f" ({r['ratio_per_kw']:.2f}x, {r['ratio_per_usd']:.2f}x)" if "ratio_per_kw" in r else "")
             cells.append("unreachable" if math.isnan(v) else f"{v:.2f}x{rest}{end}")
@@ -106,7 +129,7 @@ def agentic_tables(d: dict) -> list[Table]:
                         "and $/task",
                   caption=f"each cell: tasks per hour per chip @ task time (min) (the same point's tasks/h per kW, "
                           f"{conv} power, and $ per task at the system's $/chip-hour): the deployment that runs it; "
-                          "interpolated: the ceiling falls between two frontier points, run by the deployments named")
+                          "interpolated: the ceiling falls between two frontier points, run by the deployments named" + caption)
     tiers.add_column("system", no_wrap=True)
     names = list(next(iter(d["systems"].values()))["tiers"])
     for t in names:
@@ -122,7 +145,7 @@ def agentic_tables(d: dict) -> list[Table]:
             a, b = (v.get("between") or [None, None])
             dep = (v.get("deployment") or (f"interpolated between two points of {a}" if a == b and a
                    else f"interpolated between {a} and {b}" if a else "interpolated"))
-            cost = (f" ({_f(v['tasks_per_hour_per_kw'], ',.1f')} tasks/h/kW, ${usd_text(v['usd_per_task'])}/task)"
+            cost = (f" ({_f(v['tasks_per_hour_per_kw'], ',.1f')} tasks/h/kW, ${usd_text(v['usd_per_task'])}/task{est(name)})"
                     if "tasks_per_hour_per_kw" in v else "")
             cells.append(f"{_f(v['tasks_per_hour_per_chip'], ',.1f')} @ {_min(v['task_time_s'])} min{cost}: {dep}")
         tiers.add_row(name, *cells)
