@@ -181,10 +181,8 @@ def case_metrics(space: DesignSpace, pricer, model, workload, precision, native:
     (analysis/explore_full.compare_precisions; ``[sweep] precisions = "native"`` for a case that names none) and read
     the metrics on the points of all of them.
     """
-    from jalapeno.analysis.sweep import concat_points
     from jalapeno.specs.formats import get_precision
 
-    obj = space.objective
     if native:
         from jalapeno.analysis.explore_full import compare_precisions
 
@@ -197,6 +195,25 @@ def case_metrics(space: DesignSpace, pricer, model, workload, precision, native:
             parts.append(sweep(model, pricer, workload, prec, sweep_options(space)).points)
         except JalapenoError as e:
             why = f"{model.name}: {e.problem}"
+    return case_result(space, pricer, model, workload, parts, why)
+
+
+def case_result(space: DesignSpace, pricer, model, workload, parts: list, why: str) -> CaseResult:
+    """The objective metrics read on a case's swept points (module docstring, step 2): the throughput per chip at
+    the space's floor (:func:`throughput_at_floor`), per kW of its power convention, $ per M tokens and the fastest
+    speed. Shared by :func:`case_metrics` (the coarse sweep) and analysis/explore_full.full_case_metrics
+    (compare's sweep).
+
+    Args:
+        parts: ServingPoints of each precision swept (may be empty); why: the reason to give when ``parts`` is.
+
+    Returns:
+        A :class:`CaseResult`; ``reason`` set (metrics empty) when nothing was swept, no point is feasible or
+        none reaches the floor.
+    """
+    from jalapeno.analysis.sweep import concat_points
+
+    obj = space.objective
     if not parts:
         return CaseResult(model.name, workload.name, {}, why)
     p = parts[0] if len(parts) == 1 else concat_points(parts)

@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jalapeno.analysis.explore import CaseResult, throughput_at_floor
-from jalapeno.analysis.power_cost import power_w_per_chip
-from jalapeno.analysis.sweep import SweepOptions, concat_points, sweep
+from jalapeno.analysis.explore import CaseResult, case_result
+from jalapeno.analysis.sweep import SweepOptions, sweep
 from jalapeno.errors import JalapenoError
 
 
@@ -61,38 +60,13 @@ def full_case_metrics(
     """
     from jalapeno.specs.formats import get_precision
 
-    obj = space.objective
-    parts, why = [], ""
+    parts, why = [], f"{model.name}: no precision"
     for name in compare_precisions(model, pricer.system, pinned):
         try:
             parts.append(sweep(model, pricer, workload, get_precision(name), options or SweepOptions()).points)
         except JalapenoError as e:
             why = f"{model.name} {name}: {e.problem}"
-    if not parts:
-        return CaseResult(model.name, workload.name, {}, why or f"{model.name}: no precision")
-    p = concat_points(parts)
-    ok = p.feasible & (p.throughput_per_chip > 0) & np.isfinite(p.interactivity)
-    if not (ok & (p.interactivity >= obj.min_interactivity)).any():
-        return CaseResult(
-            model.name,
-            workload.name,
-            {},
-            f"{model.name} {workload.name}: never reaches {obj.min_interactivity:g} tok/s/user",
-        )
-    tput = throughput_at_floor(
-        p.interactivity[ok], p.throughput_per_chip[ok], obj.min_interactivity, space.sweep.at_floor
-    )
-    watts, _ = power_w_per_chip(pricer.system, obj.power)
-    return CaseResult(
-        model.name,
-        workload.name,
-        {
-            "tok_s_per_chip": tput,
-            "tok_s_per_kw": tput / (watts / 1e3),
-            "usd_per_mtok": pricer.system.usd_per_chip_hour / (tput * 3600 / 1e6),
-            "max_interactivity": float(p.interactivity[ok].max()),
-        },
-    )
+    return case_result(space, pricer, model, workload, parts, why)
 
 
 def compare_figures(ev, params: dict | None) -> list[dict]:
