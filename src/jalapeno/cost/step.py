@@ -457,13 +457,15 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
 
 
 def _hide_shared_expert(ops: OpTable, times: OpTimes, st: np.ndarray, on: np.ndarray, parts: tuple,
-                        stage_share: dict, layer_time: np.ndarray) -> np.ndarray:
+                        stage_share: dict | None, layer_time: np.ndarray) -> np.ndarray:
     """``layer_time`` less the shared expert's time the routed experts hide in the steps ``on`` (N,) where the
     pricer's stack runs it on an auxiliary stream (cost/shared_stream.py); ``stage_share`` loses the same seconds from the shared
     expert's compute, overhead and on-die-network shares (its HBM share stays: its bytes are not hidden; None: no shares)."""
     hid, se = hidden_shared_s(ops, times, st, on)
-    if not se.any() or stage_share is None:
-        return layer_time if not se.any() else layer_time - hid
+    if not se.any():
+        return layer_time
+    if stage_share is None:  # times only: no shares to move
+        return layer_time - hid
     comp_part, _, net_part = parts
     cover = np.add.reduce((comp_part[se] + times.overhead_s[se] + net_part[se]), axis=0)
     r = np.where(cover > 0, hid / np.maximum(cover, 1e-30), 0.0)
