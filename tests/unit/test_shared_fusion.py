@@ -69,6 +69,13 @@ def test_shipped_off():
     assert not sf.fuses_shared_expert("sglang", {"fp8"}, 256, 1.0, 1, False)
 
 
+def test_rocm_half_shipped_off():
+    # round 46 (sgldsr46): the engine fuses on gfx942 / gfx950 (sglang PR #12201), but on it needs the chain's refit
+    # (sglang-rocm per-kernel cost 9.5 -> 11.5 us, the v0.5.9 rule 6.60 -> 6.57 ms): docs/gap_aic_itl.md
+    assert sf.ROCM_FUSED_SHARED_ON is False
+    assert not sf.fuses_shared_expert("sglang-rocm", {"fp8", "bf16"}, 256, 1.0, 1, False)
+
+
 def test_stack_base():
     assert sf.stack_base("calibrated h200 + stack sglang") == "sglang"
     assert sf.stack_base("calibrated b200 + stack vllm@0.18.0+ar_rms") == "vllm"
@@ -84,3 +91,47 @@ def test_switch_that_is_not_a_boolean_is_refused(bad):
         sf.fuses_shared_expert("sglang", {"fp8"}, 256, 1.0, 1, False, on=bad)
     assert f"on: must be True or False, got {bad!r}" in str(e.value)
     assert "pass on=True or False" in str(e.value)
+
+
+# ROCm (sgl-project/sglang PR #12201): SGLang-ROCm fuses DeepSeek-V3/R1's shared expert on gfx942 and newer, at any
+# EP; its own switch, independent of the CUDA one
+def _rocm_ops(monkeypatch, rocm_on: bool, ep: int = 1, system: str = "mi325x", stack: str = "sglang-rocm@0.5.19"):
+    monkeypatch.setattr(sf, "ROCM_FUSED_SHARED_ON", rocm_on)
+    return _ops(monkeypatch, False, system, stack, ep)
+
+
+@pytest.mark.parametrize("system, ep", [("mi325x", 1), ("mi325x", 8), ("mi300x", 1), ("mi355x", 1)])
+def test_rocm_fuses_at_any_ep_on_gfx942_and_gfx950(monkeypatch, system, ep):
+    off, on = _rocm_ops(monkeypatch, False, ep, system), _rocm_ops(monkeypatch, True, ep, system)
+    assert any(k.startswith("moe.shared_expert.") for k in off)
+    assert not any(k.startswith("moe.shared_expert.") for k in on)
+    if ep == 1:  # one more TP8 expert slice a layer (EP8 holds whole experts: not this hand figure)
+        dw = on["moe.experts"]["weight_bytes"] - off["moe.experts"]["weight_bytes"]
+        assert dw == pytest.approx(MOE_LAYERS * SLICE_BYTES, rel=1e-9)
+
+
+def test_rocm_saving_is_at_least_the_shared_launches_less_one_slice(monkeypatch):
+    # by hand: the unfused shared expert runs its gate/up GEMM, SiLU-and-quantise and down GEMM, at least three
+    # kernels a layer at the profile's per-kernel cost; the fused step reads one more expert slice a layer, at most
+    # its bytes at MI325X's HBM peak (6.0 TB/s) times 1/0.3 (no priced MoE fraction is that low)
+    from jalapeno.specs.stacks import get_stack
+
+    launch = get_stack("sglang-rocm@0.5.19").kernel_launch_s
+    off, on = _rocm_ops(monkeypatch, False), _rocm_ops(monkeypatch, True)
+    saved = off["_step"] - on["_step"]
+    assert saved > MOE_LAYERS * (3 * launch - SLICE_BYTES / (0.3 * 6.0e12))
+
+
+def test_switches_are_independent(monkeypatch):
+    # the ROCm switch leaves SGLang on H200 unfused; the CUDA switch leaves SGLang-ROCm unfused
+    monkeypatch.setattr(sf, "ROCM_FUSED_SHARED_ON", True)
+    assert any(k.startswith("moe.shared_expert.") for k in _ops(monkeypatch, False))
+    monkeypatch.setattr(sf, "ROCM_FUSED_SHARED_ON", False)
+    assert any(k.startswith("moe.shared_expert.") for k in _ops(monkeypatch, True, "mi325x", "sglang-rocm@0.5.19"))
+
+
+def test_rocm_all_to_all_and_other_configs_not_fused():
+    assert not sf.fuses_shared_expert("sglang-rocm", {"fp8"}, 256, 1.0, 8, True, on=True)
+    assert not sf.fuses_shared_expert("sglang-rocm", {"fp8"}, 384, 1.0, 1, False, on=True)
+    assert not sf.fuses_shared_expert("sglang-rocm", {"fp8"}, 256, 2.0, 1, False, on=True)
+    assert not sf.fuses_shared_expert("vllm-rocm", {"fp8"}, 256, 1.0, 1, False, on=True)
