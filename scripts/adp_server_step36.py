@@ -114,7 +114,7 @@ def row_terms(row_id: str) -> dict:
     a = float(p_mb[0] / wl.mean_isl)  # prompts per step (the spread's arrivals do not bunch)
     share = float(min(p_mb[0] / p_big[0], 1.0))
     share_dp = a / lay.dp
-    # the decode-only step's ops at its padded batch, as served (the bare pricer: with_pool_backends is not idempotent)
+    # the decode-only step's ops at its padded batch, as served (decode_pool_step wraps the bare pricer once)
     sd = decode_pool_step(model, base, dep, wl.decode_ctx, b)
     dec = graph_padded(dep, lay, Batch.make(decode_seqs=b / lay.pp, decode_ctx=wl.decode_ctx))
     ops = {o["op"]: o["time_s"] for o in sd.op_rows(0)}

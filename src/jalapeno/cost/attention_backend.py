@@ -48,6 +48,8 @@ class AttentionBackendPricer(_WrapsPricer):
             kernel, s (>= 0; 0 where not measured).
         backend: the backend's name (``rocm_aiter_unified_attn``), for records.
         label: where the fraction comes from (its source), for records.
+        pool_key: what cost/pricer.with_pool_backends applied when this is the outermost wrapper it returned
+            (cost/pricer.pool_backends_key), so a second call with the same pool returns it unchanged; None: not tagged.
     """
 
     inner: object
@@ -55,6 +57,7 @@ class AttentionBackendPricer(_WrapsPricer):
     backend: str
     label: str = ""
     decode_extra_s: float = 0.0
+    pool_key: tuple | None = None
 
     def op_times(self, ops: OpTable) -> OpTimes:
         """The inner pricer's op times (seconds, (n_ops, N)) with the GQA decode attention ops priced by the measured backend kernel.

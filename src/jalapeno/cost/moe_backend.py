@@ -166,12 +166,15 @@ class MeasuredMoePricer(_WrapsPricer):
         reference: for a variant whose chip differs from the measured (root) chip, the same pricer
             on the root's chip; the measurement scales by the variant's roofline over its roofline.
             None: the measured chip itself.
+        pool_key: what cost/pricer.with_pool_backends applied when this is the outermost wrapper it returned
+            (cost/pricer.pool_backends_key); None: not tagged.
     """
 
     inner: object
     curve: MoeCurve
     backend: str
     reference: object = None
+    pool_key: tuple | None = None
 
     def op_times(self, ops: OpTable) -> OpTimes:
         """The inner pricer's op times (seconds, (n_ops, N)) with the MoE ops scaled by the measured backend curve."""
@@ -244,6 +247,8 @@ class KernelMoePricer(_WrapsPricer):
             ``kn[1]``, its rows per expert, ``half_rows``); None: no width term (a backend measured at one expert TP).
             Set, it replaces the inner set's own width term (``Efficiency.moe_width_term``, data/moe_width.toml,
             fitted on TensorRT-LLM's kernels) on the MoE ops: one width term, not both.
+        pool_key: what cost/pricer.with_pool_backends applied when this is the outermost wrapper it returned
+            (cost/pricer.pool_backends_key); None: not tagged.
     """
 
     inner: object
@@ -255,6 +260,7 @@ class KernelMoePricer(_WrapsPricer):
     label: str = ""
     floor_s: float | None = None
     width: tuple[float, float] | None = None
+    pool_key: tuple | None = None
 
     def op_times(self, ops: OpTable) -> OpTimes:
         """The inner pricer's op times (seconds, (n_ops, N)) with the MoE ops priced at the backend kernel's own efficiency.

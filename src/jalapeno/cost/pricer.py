@@ -365,17 +365,55 @@ def with_pool_backends(pricer: Pricer, pool, model, layout, kv_format: str | Non
     backend with the KV cache in ``kv_format`` (:func:`with_attention_backend`), and the MoE token exchange
     by the pool's ``moe_exchange`` where it names one (``Efficiency.moe_exchange`` replaced; a pricer without
     ``with_efficiency`` keeps its own). ``pool``: anything with ``moe_backend`` and ``attention_backend``
-    (deploy/deployment.Pool; ``moe_exchange`` optional). Not idempotent: a pricer it returned, passed again, gets
-    the attention backend's and a fitted MoE kernel's rescaling a second time (tests/unit/test_pool_backends_twice.py).
+    (deploy/deployment.Pool; ``moe_exchange`` optional).
+
+    Idempotent: the outermost wrapper it returns carries what it applied (:func:`pool_backends_key`, kept through
+    ``with_efficiency``), and a pricer already carrying the same key is returned unchanged (applied twice, the
+    attention backend's and a fitted MoE kernel's rescalings would compound: tests/unit/test_pool_backends_twice.py).
+    A call that applies no wrapper returns a pricer that a second call leaves as it is anyway (the exchange and a
+    derived set's pooled MoE floor are replaced, not compounded).
 
     Raises:
-        SpecError: an unknown backend name.
+        SpecError: an unknown backend name; ``pricer`` already carries another pool's backends (a different
+            backend, exchange, KV format, MoE shape or expert layout): pass the bare pricer.
     """
+    key = pool_backends_key(pool, model, layout, kv_format)
+    held = applied_pool_key(pricer)
+    if held == key:
+        return pricer
+    if held is not None:
+        raise SpecError("with_pool_backends: pricer", f"it already carries the engine backends {held}, "
+                        f"not this pool's {key}; applied again they would compound",
+                        "pass the bare pricer (load_pricer(...)) and let each pool wrap it once")
     exchange = getattr(pool, "moe_exchange", None)
     if exchange and exchange != pricer.efficiency.moe_exchange and hasattr(pricer, "with_efficiency"):
         pricer = pricer.with_efficiency(replace(pricer.efficiency, moe_exchange=exchange))
-    return with_attention_backend(with_moe_backend(pricer, pool.moe_backend, model, layout), pool.attention_backend,
-                                  kv_format)
+    out = with_attention_backend(with_moe_backend(pricer, pool.moe_backend, model, layout), pool.attention_backend,
+                                 kv_format)
+    return replace(out, pool_key=key) if out is not pricer and hasattr(out, "pool_key") else out
+
+
+def pool_backends_key(pool, model, layout, kv_format: str | None = None) -> tuple:
+    """What :func:`with_pool_backends` reads to wrap a pricer for ``pool`` (its MoE backend, attention backend and MoE
+    exchange), ``model`` (name, hidden size and routed-expert shape: hidden, expert width, experts, top-k; None for a
+    dense model), ``layout`` (expert TP, expert parallelism, redundant EPLB experts) and ``kv_format``: a tuple,
+    equal for two calls that apply the same wrappers to the same pricer."""
+    m = model.moe
+    shape = None if m is None else (m.expert_intermediate, m.num_experts, m.top_k)
+    return (pool.moe_backend, pool.attention_backend, getattr(pool, "moe_exchange", None), kv_format, model.name,
+            model.hidden_size, shape, layout.moe_tp, layout.ep, layout.eplb or 0)
+
+
+def applied_pool_key(pricer) -> tuple | None:
+    """The :func:`pool_backends_key` of the :func:`with_pool_backends` call that built ``pricer`` or a pricer it wraps
+    (the first tagged wrapper down its ``inner`` chain); None for a pricer no such call wrapped."""
+    p = pricer
+    while p is not None:
+        key = getattr(p, "pool_key", None)
+        if key is not None:
+            return key
+        p = getattr(p, "inner", None)
+    return None
 
 
 def _root_chip_pricer(pricer: Pricer):

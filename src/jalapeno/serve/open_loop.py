@@ -388,13 +388,13 @@ def decode_pool_step(model: ModelSpec, pricer: Pricer, dep: Deployment, decode_c
     captured CUDA-graph batch (serve/limits.graph_padded), with the deployment's MTP, memory fraction, overlap
     and memory profile. One PP micro-batch step (cost/step.StepCost, N points); the CUDA-graph ceiling is not
     applied (serve/limits.decode_step_s takes this StepCost where a caller wants it). The one path of
-    :func:`decode_step_s` and of the diagnosis scripts that split this step into its terms. ``pricer`` is the bare
-    one: with_pool_backends is not idempotent (applied twice, the attention-backend and kernel-MoE wrappers compound;
-    tests/unit/test_pool_backends_twice.py), so serve/point.py's window step, on a pricer already carrying the pool's
-    backends, builds the same padded batch itself.
+    :func:`decode_step_s`, of serve/point.py's window step and of the diagnosis scripts that split this step into its
+    terms. ``pricer``: the bare one or one this pool's backends already wrap (with_pool_backends is idempotent: it
+    returns that one unchanged; tests/unit/test_pool_backends_twice.py).
 
     Raises:
-        SpecError: an unknown backend name on the pool (cost/pricer.with_pool_backends).
+        SpecError: an unknown backend name on the pool, or ``pricer`` already wrapped by another pool's backends
+            (cost/pricer.with_pool_backends).
     """
     pool = dep.decode
     lay = pool.layout
