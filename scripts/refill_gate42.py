@@ -166,10 +166,10 @@ def capture_row(point) -> tuple:
 def step_table(model, pricer, dep, wl, decode_batch: float) -> np.ndarray:
     """(dp + 1,) seconds of the model's step beside ``decode_batch`` decoding sequences carrying k = 0..dp mean
     prompt chunks, one a rank (balanced dispatch: the busiest rank runs one), priced as serve/analytic.agg_head prices
-    its steps (CUDA-graph padding of the decode-only step, the eager prompt step's host floor). Built by hand, not by
-    serve/open_loop.decode_pool_step: ``pricer`` is the one agg_head received (:func:`capture_row`), which already
-    carries the pool's engine backends, and cost/pricer.with_pool_backends is not idempotent (applied twice the
-    attention-backend and kernel-MoE wrappers compound; tests/unit/test_pool_backends_twice.py)."""
+    its steps (CUDA-graph padding of the decode-only step, the eager prompt step's host floor), on the pricer agg_head
+    received (:func:`capture_row`, already carrying the pool's engine backends). Built by hand, not by
+    serve/open_loop.decode_pool_step: its rows carry k = 0..dp prompts in one call on the balanced-dispatch layout,
+    and ``decode_batch`` is agg_head's per-step batch, where decode_pool_step prices a decode-only step alone."""
     from dataclasses import replace
 
     from jalapeno.cost.step import Batch, step_cost

@@ -317,7 +317,8 @@ def agg_plan(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, de
     pre = np.concatenate([np.zeros(n), p_big])
     lengths = {None: wl.mean_isl, **{qq: wl.isl_quantile(qq) for qq in QUANTILES}}
     long, chunks, plan = _long_chunks(dep, lengths, b_pre, ctx)
-    # decode-only steps at their padded CUDA-graph batch (serve/limits.graph_padded)
+    # decode-only steps at their padded CUDA-graph batch (serve/limits.graph_padded), in one call with the prompt-carrying
+    # rows (not serve/open_loop.decode_pool_step, which prices a decode-only step alone)
     kinds = graph_padded(dep, lay, Batch.make(decode_seqs=np.concatenate([b_mb, b_pre]), decode_ctx=ctx,
                                               prefill_tokens=pre, prefill_ctx=pre_ctx, prefill_seqs=pre / chunk))
     return (b, limit, steps, p_mb, chunk, pre_ctx, p_big, b_pre, lengths, long, plan,

@@ -160,6 +160,8 @@ def decode_curve(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Pr
     cap_name = min(caps, key=caps.get)
     cap = caps[cap_name]
     b = np.minimum(b, cap)
+    # with ``limits`` this is serve/open_loop.decode_pool_step's step, built here because the layout, precision, MTP
+    # and overlap are arguments apart from ``limits`` (analysis/sweep prices a layout's "tbo" twin under its limits)
     one = Batch.make(decode_seqs=b / layout.pp, decode_ctx=ctx)
     sc = step_cost(model, pricer, layout, precision, one if limits is None else graph_padded(limits, layout, one), mtp,
                    memory_fraction=mf, overlap=overlap, engine_memory=prof)

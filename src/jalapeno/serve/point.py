@@ -21,7 +21,8 @@ from jalapeno.serve.disagg import (
     pool_prefill_perf,
 )
 from jalapeno.serve.handshake import handshake_s
-from jalapeno.serve.limits import decode_step_s, floored_steps, graph_padded, prompt_floor_s
+from jalapeno.serve.limits import decode_step_s, floored_steps, prompt_floor_s
+from jalapeno.serve.open_loop import decode_pool_step
 from jalapeno.serve.queueing import REQUESTS_PER_USER, first_wave_s, fixed_cycle_s, locked_cycle_s, run_of_waves
 from jalapeno.serve.queueing import idle_start as idle_start_ttft
 from jalapeno.specs.model import ModelSpec
@@ -363,8 +364,9 @@ def _fixed_cycle(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload
     ``pts.queue_s``); points whose engine is prefill-bound keep ``out`` (effect 1 and the first wave).
 
     The decode-only steps of the window between two waves are priced at the batch still decoding
-    (CUDA-graph ceiling applied, serve/limits.py) at the end of the requests' lives, context ISL + OSL: the step of
-    serve/open_loop.decode_pool_step, built here because ``pricer`` already carries the pool's backends.
+    (CUDA-graph ceiling applied, serve/limits.py) at the end of the requests' lives, context ISL + OSL:
+    serve/open_loop.decode_pool_step (``pricer`` already carries the pool's backends; cost/pricer.with_pool_backends
+    returns it unchanged).
     """
     lay = dep.decode.layout
     t0, sigma, fill = line
@@ -373,10 +375,7 @@ def _fixed_cycle(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload
     grids = [np.unique(np.maximum(np.rint(k * np.array([1 / 16, 1 / 8, 1 / 4, 1 / 2, 3 / 4, 1.0])), 1.0))
              for k in n.tolist()]
     flat = np.concatenate(grids)
-    sc = step_cost(model, pricer, lay, dep.precision,
-                   graph_padded(dep, lay, Batch.make(decode_seqs=flat / lay.pp, decode_ctx=wl.mean_isl + wl.mean_osl,
-                                                     prefill_tokens=np.zeros_like(flat))),
-                   dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    sc = decode_pool_step(model, pricer, dep, wl.mean_isl + wl.mean_osl, flat)
     td_flat = decode_step_s(sc, pricer.efficiency, dep, flat, lay)
     bounds = np.cumsum([0] + [g.size for g in grids])
 

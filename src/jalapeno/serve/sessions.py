@@ -225,6 +225,7 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
         p_big = np.minimum(np.maximum(p_mb, g * chunk), budget)
         ks = samp.size
         ch_k = np.minimum(new[:, samp], pb)
+        # the decode-only rows (first n) priced in one call with the prompt-carrying ones, as serve/analytic.agg_plan
         sc = step_cost(model, pricer, lay, prec, graph_padded(dep, lay, Batch.make(
             decode_seqs=np.concatenate([b_mb, b_mb, np.repeat(b_mb, ks), np.repeat(b_mb, ks)]),
             decode_ctx=ctx_dec,
