@@ -226,10 +226,10 @@ def test_a_batch_with_repeated_points_prices_as_every_point_priced(decode_seqs, 
 
 
 def test_long_prompt_chunks_priced_once_per_distinct_chunk_equal_every_chunk_priced(no_memos):
-    """The prefill time of each long prompt length from its distinct chunks (serve/analytic._long_chunks)
+    """The prefill time of each long prompt length from its distinct chunks (serve/chunked.long_chunks)
     equals the one from every chunk of every length priced (bitwise), with fewer chunks priced."""
     from jalapeno.deploy.deployment import Pool
-    from jalapeno.serve import analytic
+    from jalapeno.serve import analytic, chunked
     from jalapeno.serve.chunked import pipelined_prefill_s
 
     pr, wl = load_pricer("gb200-nvl72"), get_workload("8k1k")
@@ -237,11 +237,11 @@ def test_long_prompt_chunks_priced_once_per_distinct_chunk_equal_every_chunk_pri
     lay = dep.decode.layout
     lengths = {None: wl.mean_isl, **{q: wl.isl_quantile(q) for q in analytic.QUANTILES}}
     b = np.array([8.0, 64.0, 512.0])
-    long, chunks, plan = analytic._long_chunks(dep, lengths, b, wl.decode_ctx)
+    long, chunks, plan = chunked.long_chunks(dep, lengths, b, wl.decode_ctx)
     tok, pre, owner, col = plan
     assert len(long) == 4 and chunks.n == b.size * (col.max() + 1) < b.size * tok.size  # shared chunks, once
     sc = step_cost(R1, pr, lay, FP8, chunks)
-    got = analytic._prefill_s(lengths, np.zeros(b.size), long, plan, sc.step_time_s, sc.interval_s)
+    got = chunked.chunked_prefill_s(lengths, np.zeros(b.size), long, plan, sc.step_time_s, sc.interval_s)
     every = Batch.make(decode_seqs=np.repeat(b, tok.size), decode_ctx=wl.decode_ctx, prefill_tokens=np.tile(tok, b.size),
                        prefill_ctx=np.tile(pre, b.size))
     sc = step_cost(R1, pr, lay, FP8, every)

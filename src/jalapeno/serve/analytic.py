@@ -36,13 +36,11 @@ Pure: no I/O.
 
 from __future__ import annotations
 
-import math
 from collections import namedtuple
 from dataclasses import dataclass, fields
 
 import numpy as np
 
-from jalapeno.cost.batch import first_seen
 from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost, step_times
 from jalapeno.deploy.deployment import Deployment, pool_overlap
@@ -50,7 +48,7 @@ from jalapeno.deploy.mtp import query_len
 from jalapeno.deploy.memory_fit import admission_batch_cap, decode_batch_cap
 from jalapeno.serve.admission_waits import adp_gate_s, batch_wait_hold_s, running_slots  # noqa: F401 (re-exported)
 from jalapeno.serve.batch_wait import bunched_arrivals_per_step
-from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
+from jalapeno.serve.chunked import chunked_prefill_s, long_chunks
 from jalapeno.serve.limits import batch_caps, decode_step_s, floored_steps, graph_padded, prompt_floor_s
 from jalapeno.serve.overlap_loop import arrival_busy, lag_steps
 from jalapeno.serve.adp_balance import adp_release_prompts
@@ -228,13 +226,13 @@ def mean_prompt_prefill_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl:
     b_mb = np.asarray(decode_batch, dtype=float) / lay.pp
     _, chunk, pre_ctx, p_big, b_pre = _chunk_step_load(dep, wl, b_mb, (wl.mean_osl - 1) / a)
     lengths = {None: wl.mean_isl}
-    long, chunks, plan = _long_chunks(dep, lengths, b_pre, wl.decode_ctx)
+    long, chunks, plan = long_chunks(dep, lengths, b_pre, wl.decode_ctx)
     mixed = Batch.make(decode_seqs=b_pre, decode_ctx=wl.decode_ctx, prefill_tokens=p_big, prefill_ctx=pre_ctx,
                        prefill_seqs=p_big / chunk)
     sc = step_cost(model, pricer, lay, dep.precision, mixed if chunks is None else Batch.joined(mixed, chunks),
                    dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
     n = b_mb.shape[0]
-    return _prefill_s(lengths, sc.step_time_s[:n], long, plan, sc.step_time_s[n:], sc.interval_s[n:])[None]
+    return chunked_prefill_s(lengths, sc.step_time_s[:n], long, plan, sc.step_time_s[n:], sc.interval_s[n:])[None]
 
 
 def frontend_s(eff: Efficiency, isl: float) -> float:
@@ -312,11 +310,11 @@ def agg_plan(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, de
     # sequences wait out: τ = step(B, 0) + f·step(0, max(p, chunk)) (f = 1 once p ≥ chunk: one
     # prefill step per decode step carrying p tokens); the prefill step reads every weight again
     # where a mixed step shares the decode step's reads.
-    # The distinct chunks of the prompts longer than one budget (_long_chunks) join the same call: 2N + N·K' rows.
+    # The distinct chunks of the prompts longer than one budget (serve/chunked.long_chunks) join the same call: 2N + N·K' rows.
     n = b.shape[0]
     pre = np.concatenate([np.zeros(n), p_big])
     lengths = {None: wl.mean_isl, **{qq: wl.isl_quantile(qq) for qq in QUANTILES}}
-    long, chunks, plan = _long_chunks(dep, lengths, b_pre, ctx)
+    long, chunks, plan = long_chunks(dep, lengths, b_pre, ctx)
     # decode-only steps at their padded CUDA-graph batch (serve/limits.graph_padded), in one call with the prompt-carrying
     # rows (not serve/open_loop.decode_pool_step, which prices a decode-only step alone)
     kinds = graph_padded(dep, lay, Batch.make(decode_seqs=np.concatenate([b_mb, b_pre]), decode_ctx=ctx,
@@ -388,12 +386,12 @@ def agg_tail(pricer: Pricer, dep: Deployment, wl: Workload, plan_: tuple, head: 
              slots_full=None, times_only: bool = False) -> ServingPoints | tuple[np.ndarray, np.ndarray]:
     """:func:`agg_points`'s points from its :func:`agg_head` ``head`` (or the same entries at a subset of its
     points) and the floored step times and intervals ``long_s`` of those points' long-prompt chunk steps
-    (:func:`_long_chunks`'s rows, point major): the prompts' prefill, TTFT, queue and concurrency. ``times_only``
+    (serve/chunked.long_chunks's rows, point major): the prompts' prefill, TTFT, queue and concurrency. ``times_only``
     (a ``times_only`` head will do): the points' (``ttft_s``, ``e2e_s``) alone, (N,) s each, the same values."""
     steps, lengths, long, plan = plan_[2], plan_[8], plan_[9], plan_[10]
     eff, lay, a = pricer.efficiency, dep.decode.layout, dep.mtp.tokens_per_step if dep.mtp else 1.0
     b, tau, lam, t_dec, ttft_step, n_bar = (head[k] for k in ("b", "tau", "lam", "t_dec", "ttft_step", "n_bar"))
-    pre_s = _prefill_s(lengths, ttft_step, long, plan, *long_s)
+    pre_s = chunked_prefill_s(lengths, ttft_step, long, plan, *long_s)
     ttft_q = {k: tau / 2 + pre_s[k] + frontend_s(eff, isl) for k, isl in lengths.items() if k is None or not times_only}
     # C for the arrival theorem from the no-queue Little's law
     users = lam * (ttft_q[None] + steps * tau)
@@ -447,55 +445,6 @@ def _joined_chunk_s(model: ModelSpec, pricer: Pricer, dep: Deployment, b_mb, ctx
                    pool_overlap(dep.overlap, model, lay))
     extra = (p_join - p_big) / chunk
     return np.where(extra > 1e-9, np.maximum(sc.step_time_s - chunk_step, 0.0) / np.maximum(extra, 1e-9), s_chunk)
-
-
-#: chunk plans of :func:`_long_chunks` by (budget, lengths): a fixed-concurrency solve prices one deployment
-#: nine times (:func:`solve_concurrency`), every time with the same plan
-_PLANS: dict[tuple, tuple] = {}
-
-
-def _long_chunks(dep: Deployment, lengths: dict, b_mb: np.ndarray, ctx: float) -> tuple[list, Batch | None, tuple]:
-    """The chunk steps of the prompts in ``lengths`` (key → tokens) longer than one token budget (one
-    attention-DP rank's, Deployment.prompt_budget): (their keys, the Batch of every distinct chunk of those
-    lengths beside the ``b_mb`` (N,) decoding sequences at context ``ctx`` — N·K' rows, batch point major,
-    chunk j at its own prefix j·budget; the lengths share their full chunks at equal prefixes, so the K
-    chunks hold K' <= K distinct (tokens, prefix) pairs — or None when no prompt is that long, the chunk
-    plan (tokens, prefix, owner) from serve/chunked.chunk_plan and, per chunk, its column among the K'
-    (K,) int)."""
-    budget = dep.prompt_budget(dep.decode.layout)  # a prompt's chunks run on its attention-DP rank
-    long = [k for k, v in lengths.items() if math.ceil(v / budget) > 1]
-    if not long:
-        return long, None, ()
-    key = (budget, tuple(lengths[k] for k in long))  # the plan depends on these alone (read-only arrays)
-    if key not in _PLANS:
-        tok, pre, owner = chunk_plan([lengths[k] for k in long], budget)
-        _PLANS[key] = (tok, pre, owner, *first_seen(np.stack([tok, pre], axis=1)))  # distinct chunks, first seen
-        if len(_PLANS) > 256:
-            del _PLANS[next(iter(_PLANS))]
-    tok, pre, owner, keep, col = _PLANS[key]
-    n = b_mb.shape[0]
-    return long, Batch.make(decode_seqs=np.repeat(b_mb, keep.size), decode_ctx=ctx, prefill_tokens=np.tile(tok[keep], n),
-                            prefill_ctx=np.tile(pre[keep], n)), (tok, pre, owner, col)
-
-
-def _prefill_s(lengths: dict, chunk_step: np.ndarray, long: list, plan: tuple, step_s: np.ndarray,
-               interval_s: np.ndarray) -> dict:
-    """Prefill time of one prompt of each length in ``lengths`` (key → tokens), (N,) per key.
-
-    A prompt within one token budget takes one chunk step ``chunk_step`` (N,); a longer one (key in
-    ``long``, chunks ``plan`` from :func:`_long_chunks`) runs its ⌈L/budget⌉ chunks, each a step beside the
-    decoding sequences (0 for a prefill-first engine, whose prefill steps carry no decode), pipelined over
-    the PP stages (serve/chunked.py), from the chunk steps' latency ``step_s`` and interval ``interval_s``
-    (N·K',) as :func:`step_cost` priced :func:`_long_chunks`'s batch of distinct chunks.
-    """
-    out = {k: chunk_step for k in lengths}
-    if long:
-        n, col = chunk_step.shape[0], plan[3]
-        # every chunk of the plan from its distinct chunk's column, (N, K) C-ordered (np.take, as reshape gave)
-        t = pipelined_prefill_s(np.take(step_s.reshape(n, -1), col, axis=1),
-                                np.take(interval_s.reshape(n, -1), col, axis=1), plan[2], len(long))
-        out.update({key: t[:, i] for i, key in enumerate(long)})
-    return out
 
 
 def solve_concurrency(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, concurrency,

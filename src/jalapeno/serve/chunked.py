@@ -16,6 +16,11 @@ and needs S_j (the step latency through all stages) end to end. For a proportion
 which is (c − 1)·I + S = (c + pp − 1)·stage + c·(edge + overhead) + (c + pp − 2)·p2p for equal
 chunks and Σ_j S_j at pp = 1 (no pipeline: the chunks run back to back). Everything is
 vectorised: one step-cost call prices the chunks of every length at every batch point.
+
+The aggregated model's long prompts (serve/analytic.py): :func:`long_chunks` builds the one Batch of every
+distinct chunk of the prompt lengths longer than a token budget, beside the decode batch, and
+:func:`chunked_prefill_s` reads each length's prefill time from those chunks' priced steps (moved here from
+serve/analytic.py, round 46, module budget).
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from jalapeno.cost.batch import Batch, first_seen
+from jalapeno.deploy.deployment import Deployment
 
 
 def chunk_plan(lengths, budget: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -65,3 +73,65 @@ def pipelined_prefill_s(step_s, interval_s, owner, n_owners: int) -> np.ndarray:
     total = np.add.reduceat(interval_s, starts, axis=-1)
     fill = np.maximum.reduceat(step_s - interval_s, starts, axis=-1)
     return total + fill
+
+
+#: chunk plans of :func:`long_chunks` by (budget, lengths): a fixed-concurrency solve prices one deployment
+#: nine times (serve/analytic.solve_concurrency), every time with the same plan
+_PLANS: dict[tuple, tuple] = {}
+
+
+def long_chunks(dep: Deployment, lengths: dict, b_mb: np.ndarray, ctx: float) -> tuple[list, Batch | None, tuple]:
+    """The chunk steps of the prompts in ``lengths`` (key → tokens) longer than one token budget (one
+    attention-DP rank's, Deployment.prompt_budget): (their keys, the Batch of every distinct chunk of those
+    lengths beside the ``b_mb`` (N,) decoding sequences at context ``ctx`` — N·K' rows, batch point major,
+    chunk j at its own prefix j·budget; the lengths share their full chunks at equal prefixes, so the K
+    chunks hold K' <= K distinct (tokens, prefix) pairs — or None when no prompt is that long, the chunk
+    plan (tokens, prefix, owner) from :func:`chunk_plan` and, per chunk, its column among the K'
+    (K,) int)."""
+    budget = dep.prompt_budget(dep.decode.layout)  # a prompt's chunks run on its attention-DP rank
+    long = [k for k, v in lengths.items() if math.ceil(v / budget) > 1]
+    if not long:
+        return long, None, ()
+    key = (budget, tuple(lengths[k] for k in long))  # the plan depends on these alone (read-only arrays)
+    if key not in _PLANS:
+        tok, pre, owner = chunk_plan([lengths[k] for k in long], budget)
+        _PLANS[key] = (tok, pre, owner, *first_seen(np.stack([tok, pre], axis=1)))  # distinct chunks, first seen
+        if len(_PLANS) > 256:
+            del _PLANS[next(iter(_PLANS))]
+    tok, pre, owner, keep, col = _PLANS[key]
+    n = b_mb.shape[0]
+    return (
+        long,
+        Batch.make(
+            decode_seqs=np.repeat(b_mb, keep.size),
+            decode_ctx=ctx,
+            prefill_tokens=np.tile(tok[keep], n),
+            prefill_ctx=np.tile(pre[keep], n),
+        ),
+        (tok, pre, owner, col),
+    )
+
+
+def chunked_prefill_s(
+    lengths: dict, chunk_step: np.ndarray, long: list, plan: tuple, step_s: np.ndarray, interval_s: np.ndarray
+) -> dict:
+    """Prefill time of one prompt of each length in ``lengths`` (key → tokens), (N,) per key.
+
+    A prompt within one token budget takes one chunk step ``chunk_step`` (N,); a longer one (key in
+    ``long``, chunks ``plan`` from :func:`long_chunks`) runs its ⌈L/budget⌉ chunks, each a step beside the
+    decoding sequences (0 for a prefill-first engine, whose prefill steps carry no decode), pipelined over
+    the PP stages (:func:`pipelined_prefill_s`), from the chunk steps' latency ``step_s`` and interval ``interval_s``
+    (N·K',) as cost/step.step_cost priced :func:`long_chunks`'s batch of distinct chunks.
+    """
+    out = {k: chunk_step for k in lengths}
+    if long:
+        n, col = chunk_step.shape[0], plan[3]
+        # every chunk of the plan from its distinct chunk's column, (N, K) C-ordered (np.take, as reshape gave)
+        t = pipelined_prefill_s(
+            np.take(step_s.reshape(n, -1), col, axis=1),
+            np.take(interval_s.reshape(n, -1), col, axis=1),
+            plan[2],
+            len(long),
+        )
+        out.update({key: t[:, i] for i, key in enumerate(long)})
+    return out

@@ -4,7 +4,7 @@ The sweep (analysis/sweep.py) evaluates every layout with an EP all-to-all both 
 batch of its grid, the variant with the higher throughput per chip (a feasible one before an infeasible one).
 Which one wins depends on the decode step alone (throughput and feasibility: serve/analytic.agg_head). A prompt
 longer than one rank's token budget adds its chunk steps, each priced beside the decode batch
-(serve/analytic._long_chunks: N·K' rows for N batches and K' distinct chunks), and they enter only the prompt's
+(serve/chunked.long_chunks: N·K' rows for N batches and K' distinct chunks), and they enter only the prompt's
 prefill time, so TTFT and the concurrency. At long prompts they are most of a layout's rows (``compare -w
 128k1k``: DP64 ranks with a 256-token budget give about 480 chunks a batch), so :func:`faster_by_point` prices
 them for the variant kept at each batch only, not for both, and reads their step times and intervals alone
@@ -26,7 +26,8 @@ from jalapeno.cost.batch import Batch
 from jalapeno.cost.pricer import Pricer
 from jalapeno.cost.step import step_times
 from jalapeno.deploy.deployment import Deployment, pool_overlap
-from jalapeno.serve.analytic import ServingPoints, _long_chunks, agg_head, agg_plan, agg_tail
+from jalapeno.serve.analytic import ServingPoints, agg_head, agg_plan, agg_tail
+from jalapeno.serve.chunked import long_chunks
 from jalapeno.serve.limits import floored_steps, prompt_floor_s
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.workload import Workload
@@ -52,7 +53,7 @@ def faster_by_point(model: ModelSpec, pricer: Pricer, variants: list[Deployment]
     n, kd = plans[0][0].shape[0], _distinct_chunks(plans[0])
     split = first.size * kd >= SPLIT_MIN_CHUNK_STEPS
     if kd and not split:  # few chunk steps: priced beside the step kinds (one call a variant), as aggregated_by_batch does
-        plans = [p[:-1] + (Batch.joined(p[-1], _long_chunks(d, p[8], p[7], wl.decode_ctx)[1]),) for d, p in zip(variants, plans)]
+        plans = [p[:-1] + (Batch.joined(p[-1], long_chunks(d, p[8], p[7], wl.decode_ctx)[1]),) for d, p in zip(variants, plans)]
     # the overlap variant first: its call builds the batch's tables and their halves at once, the serial one reuses them
     heads = [agg_head(model, pricer, d, wl, p) for d, p in zip(variants[::-1], plans[::-1])][::-1]
     off, on = ({k: v[first] for k, v in h.items()} for h, _ in heads)
@@ -80,7 +81,7 @@ def _long_steps(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload,
     if not long:
         return np.zeros(0), np.zeros(0)
     lay = dep.decode.layout
-    chunks = _long_chunks(dep, lengths, b_pre[rows], wl.decode_ctx)[1]
+    chunks = long_chunks(dep, lengths, b_pre[rows], wl.decode_ctx)[1]
     step_s, interval_s = step_times(model, pricer, lay, dep.precision, chunks, dep.mtp, dep.memory_fraction,
                                     pool_overlap(dep.overlap, model, lay), dep.memory_profile)
     return floored_steps(step_s, chunks.decode_seqs - 1, chunks.prefill_tokens,
