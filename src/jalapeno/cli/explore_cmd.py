@@ -243,8 +243,13 @@ def _base_lines(out: dict, est: str = "") -> list[str]:
     )
     lines = []
     for b in out.get("base_metrics") or []:
-        vals = ", ".join(f"{m} {b[m]:,.4g}" + (f" {METRIC_UNITS[m]}" if m in METRIC_UNITS else "")
-                         + (est if m == "usd_per_mtok" else "") for m in out["metrics"] if m in b)
+        vals = ", ".join(
+            f"{m} {b[m]:,.4g}"
+            + (f" {METRIC_UNITS[m]}" if m in METRIC_UNITS else "")
+            + (est if m == "usd_per_mtok" else "")
+            for m in out["metrics"]
+            if m in b
+        )
         lines.append(
             f"base {out['base']} on {b['model']} {b['workload']}: {vals} ({how} "
             f"{floor:g} tok/s/user; power {obj.get('power', 'chip')})"
@@ -289,7 +294,8 @@ def _print_summary(out: dict) -> None:
     cols = ["trial"] + [k for k in (out["designs"][0] if out["designs"] else {}) if k.startswith(("param:", "score:"))]
     short = short_headers([c[len("param:") :] for c in cols if c.startswith("param:")])
     est = _price_estimated(out["base"])
-    for c in cols + ["chip W", "$/chip-hour" + (ESTIMATE_MARK if est else "")]:  # a score is a ratio to the base: say so
+    # a score is a ratio to the base: say so
+    for c in cols + ["chip W", "$/chip-hour" + (ESTIMATE_MARK if est else "")]:
         key = c.split(":", 1)[-1]
         t.add_column(
             f"{key} (x base)" if c.startswith("score:") else short.get(key, key), justify="right", overflow="fold"
