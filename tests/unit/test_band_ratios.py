@@ -142,8 +142,8 @@ def test_report_page_headline_gives_the_bands_the_terminal_gives(banded):
     cells = [c.split("</td>")[0] for c in row.split("<td>")[1:]]  # peak, out, per kW, $/M, bound, load, max, ...
     b = rec.systems["jalapeno"].headline.bands
     lo, hi = b.peak_throughput_per_chip.low, b.peak_throughput_per_chip.high
-    assert cells[0].endswith(f" ({lo:,.0f}-{hi:,.0f})"), cells[0]
+    assert cells[0].endswith(f" ({lo:,.0f} - {hi:,.0f})"), cells[0]
     klo, khi = b.peak_tok_s_per_kw["low"]["all-in"], b.peak_tok_s_per_kw["high"]["all-in"]
-    assert f" ({klo:,.0f}-{khi:,.0f})" in cells[2], cells[2]
+    assert f" ({klo:,.0f} - {khi:,.0f})" in cells[2], cells[2]
     ilo, ihi = b.max_interactivity.low, b.max_interactivity.high
-    assert f" ({ilo:.1f}-{ihi:.1f})" in cells[6], cells[6]
+    assert f" ({ilo:.1f} - {ihi:.1f})" in cells[6], cells[6]

@@ -34,7 +34,7 @@ WIDE_BAND = 2.0
 #: what a ratios table's band row is (analysis/ratio_bands.BAND_PAIRING, docs/metrics.md §6)
 BAND_ROW_CAPTION = ("<system> band: each ratio with both systems at their low efficiency sets and with both at their "
                     "high sets, lower first (a system without a band, e.g. a user file, at its calibrated set at "
-                    "both ends; the headline's (low-high)); where either side's band is its measured error "
+                    "both ends; the headline's (low - high)); where either side's band is its measured error "
                     "(validate p10/p90) the ends cross: the system's worse end over the baseline's better end and "
                     "the reverse (docs/metrics.md §6); [wide band: Nx]: the ends "
                     f"{WIDE_BAND:g}x or more apart — the ratio is an assumption's, not a prediction to quote alone")
@@ -56,18 +56,20 @@ def power_caption(d: ComparisonRecord) -> str:
 
 
 def band_text(lo: float, hi: float, fmt: str) -> str:
-    """A headline cell's band suffix: `` (lo-hi)``, flagged `` [wide band: Nx]`` when high / low reaches
-    :data:`WIDE_BAND`; ``""`` for a point band.
+    """A headline cell's band suffix: `` (lo - hi)``, flagged `` [wide band: Nx]`` when high / low reaches
+    :data:`WIDE_BAND`; ``""`` for a point band. The spaces around the dash let a narrow table column wrap
+    between the two ends: without them the terminal folded ``(74,333-97,416)`` inside a number, printing
+    ``(74,333-97,`` over ``416)``.
 
     >>> band_text(118.8, 511.9, ".1f")
-    ' (118.8-511.9) [wide band: 4.3x]'
+    ' (118.8 - 511.9) [wide band: 4.3x]'
     >>> band_text(12449, 17012, ",.0f")
-    ' (12,449-17,012)'
+    ' (12,449 - 17,012)'
     """
     if lo == hi:
         return ""
     wide = lo > 0 and hi > 0 and max(lo, hi) / min(lo, hi) >= WIDE_BAND
-    return f" ({_f(lo, fmt)}-{_f(hi, fmt)})" + (f" [wide band: {max(lo, hi) / min(lo, hi):.1f}x]" if wide else "")
+    return f" ({_f(lo, fmt)} - {_f(hi, fmt)})" + (f" [wide band: {max(lo, hi) / min(lo, hi):.1f}x]" if wide else "")
 
 
 def headline_band(h, key: str, fmt: str, sub: str | None = None) -> str:
@@ -218,7 +220,7 @@ def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = ()) -> l
     if any(s.headline.prefill_bound_at_peak or s.headline.prefill_bound_at_max_interactivity for s in d.systems.values()):
         head.caption += "\n" + PREFILL_BOUND_CAPTION
     if any(s.headline.bands is not None for s in d.systems.values()):
-        head.caption += ("\n(low-high): a derived system's efficiency band (with its software stack's: Jalapeño spans "
+        head.caption += ("\n(low - high): a derived system's efficiency band (with its software stack's: Jalapeño spans "
                          "GPU-like to compiled, docs/stacks.md); a system fitted on its own kernels: its measured "
                          "error band, the prediction over 1 + its p90 and p10 signed error in `jalapeno validate` "
                          "(data/validation/measured_bands.toml), on a model validated there; min E2E's band "
