@@ -121,6 +121,7 @@ def validate(
                     "overall_with_flagged": res["overall_all"], "flagged": res["flagged"], "unchecked": res["unchecked"],
                     "skipped": res["skipped"], "unpredicted": res["unpredicted"], "sources": res["sources"],
                     "left_out": res["left_out"], "held_out": held_out, "split_counts": res["split_counts"],
+                    "no_rows": res["no_rows"],
                     "unread_topology": [
                         {"id": i, "topology": t, "mapping": m} for i, t, m in res["unread_topology"]]})
         return
@@ -140,6 +141,8 @@ def validate(
     console.print(f"points per split (fit/heldout.py): {c['fit']} fit, {c['held_out']} held out, {c['none']} in no fit; "
                   + ("the figures above are the held-out and no-fit points'" if held_out else
                      "the figures above count all of them (--held-out: the points no fit saw)"))
+    for name, why in res["no_rows"].items():  # a system named with -s and absent from the table
+        console.print(f"{name}: no row above: {why}")
     for src, why in res["left_out"].items():  # before the details: a missing source changes every figure
         console.print(f"{src}: {why}; the figures above are without it (docs/validation.md states them "
                       "with it)")

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.fit.aic_quality import aic_decode_flags, aic_source_flags, aic_ttft_flags
+from jalapeno.fit.aic_rows import AIC_SYSTEMS
 from jalapeno.fit.data_quality import DEFAULT_POINTS, quality_table
 from jalapeno.fit.heldout import JUDGED, check_held_out, split_counts, split_labels
 from jalapeno.fit.ix_topology import unread_topology
@@ -89,7 +90,8 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     (a profile name) for every point.
     ``pricer``: ``roofline`` or ``table`` (fit/validate.predict_points); ``systems``: only the
     points of these systems (None: all). Every row carries ``split`` (fit/heldout.py: ``fit``, ``held_out`` or
-    ``none``, whether an end-to-end fit saw the point); with ``held_out`` the figures (``summary``, ``overall``,
+    ``none``, whether an end-to-end fit saw the point); ``no_rows``: each of ``systems`` without a row in the
+    figures → why (no measured point, or with ``held_out`` none the fits left out); with ``held_out`` the figures (``summary``, ``overall``,
     ``overall_all``, ``flagged``, ``unchecked``) cover the rows no fit saw (``held_out`` and ``none``) and ``rows``
     only those; ``split_counts`` gives the points per split of every predicted row either way. ``stack_fits``: the
     profiles' fitted values to price with, in the form of data/stack_fits.toml (fit/stack_fit.fit_all; None: the
@@ -147,7 +149,9 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     if systems is not None:
         pts = [p for p in pts if p.system in systems]
         if not pts:
-            why = f" ({left_out['aiconfigurator']})" if "aiconfigurator" in left_out else ""  # GB300's rows are there
+            # GB300's rows are aiconfigurator's; Jalapeño has none anywhere: installing the package would not help it
+            covered = "aiconfigurator" in left_out and any(s in AIC_SYSTEMS.values() for s in systems)
+            why = f" ({left_out['aiconfigurator']})" if covered else ""
             raise SpecError("--systems", f"no measured point on {', '.join(systems)}{why}",
                             f"name systems with points: {', '.join(sorted({p.system for p in every}))}")
     if stack is not None:
@@ -192,6 +196,7 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     counts = split_counts(rows)
     if held_out:
         rows = rows[rows["split"].isin(JUDGED)]
+    missing = _systems_without_rows(systems, rows, pts, held_out, left_out)
     ok = rows[rows.quality == ""]
     summary = error_summary(ok)
     bad = rows[rows.error.isna()]
@@ -204,7 +209,19 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     return {"rows": rows, "summary": summary, "overall": overall_errors(ok), "overall_all": overall_errors(rows),
             "flagged": flagged, "unchecked": unchecked, "skipped": skipped, "sources": sources,
             "left_out": left_out, "unpredicted": unpredicted, "unread_topology": unread, "split_counts": counts,
-            "held_out": held_out}
+            "held_out": held_out, "no_rows": missing}
+
+
+def _systems_without_rows(systems, rows: pd.DataFrame, pts: list, held_out: bool, left_out: dict) -> dict:
+    """Each system of ``systems`` (validate --systems) with no row in the figures → why: ``-s gb200-nvl72,gb300-nvl72``
+    printed GB200's rows alone, not a word that GB300 has none (its rows are aiconfigurator's, left out without
+    the package), where ``-s gb300-nvl72`` alone is refused saying so. {} when every named system has rows."""
+    have = set(rows["system"]) if len(rows) else set()
+    measured = {p.system for p in pts}
+    aic = " (aiconfigurator's rows, which may hold some, are left out: see its line)" if "aiconfigurator" in left_out else ""
+    return {s: ("every point of it is in a fit's half (none held out or in no fit)" if held_out and s in measured
+                else "no measured point in the sources loaded" + (aic if s in AIC_SYSTEMS.values() else ""))
+            for s in systems or () if s not in have}
 
 
 def overall_errors(rows: pd.DataFrame) -> dict:
