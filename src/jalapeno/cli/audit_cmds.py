@@ -302,9 +302,9 @@ def sensitivity(
                            f"{res.unit} as priced; one parameter at a time across its band"))
     for col in ("parameter", "kind", "current", "band", f"{res.metric} at low", "at high", "swing", "band from"):
         t.add_column(col, overflow="fold")
-    for r in d["rows"]:
+    for r in d["rows"]:  # the swing as the figures beside it (9,219, not 9.22e+03 beside 75,523 and 84,742)
         t.add_row(r["parameter"], r["kind"], _f(r["current"]), f"{_f(r['low'])}-{_f(r['high'])}",
-                  _f(r["metric_at_low"]), _f(r["metric_at_high"]), _f(r["swing"], ".3g"), (r["band_source"]))
+                  _f(r["metric_at_low"]), _f(r["metric_at_high"]), _f(r["swing"]), (r["band_source"]))
     console.print(t)
     if html:
         console.print(f"tornado chart: {Path(html).resolve()}")
