@@ -19,6 +19,9 @@ What confused, and is fixed here:
 
 5. docs/simulator.md §11's worked example kept simulate's old row labels (no '(in+out; ...)', no '$ per M tokens').
 
+6. ``plan --racks`` printed its $ per M tokens with a fixed '.3f' ($0.005 for gpt-oss-120b on Jalapeño, total tokens),
+   where ``plan --target`` and ``compare`` print three significant figures.
+
 Expected values are worked by hand from the layouts (chips = tp x dp x cp x workers) and the NVL72 rack of 72 GPUs.
 """
 
@@ -26,6 +29,8 @@ from __future__ import annotations
 
 import json
 import math
+
+import pytest
 
 from cli_runner import error_line, run
 from rich.console import Console
@@ -189,3 +194,32 @@ def test_sensitivity_swing_reads_as_the_figures_beside_it(capsys):
     for r in rows:  # the swing is |at high - at low| (by hand from the two ends), with thousands separators
         assert r["swing"] == abs(r["metric_at_high"] - r["metric_at_low"])
         assert f"{r['swing']:,.0f}" in flat
+
+
+def test_fleet_plan_prices_a_million_tokens_to_three_figures(capsys):
+    """6. ``plan --racks/--chips`` (the fleet you have) printed '$ per M tokens' with a fixed '.3f': Jalapeño's 4 racks on
+    gpt-oss-120b at >= 50 tok/s/user, total tokens, priced at $0.005 (two figures lost), where ``plan --target``
+    and compare print three significant figures (power_cost.usd_text, whose docstring names this very loss)."""
+    args = (
+        "plan",
+        "-s",
+        "jalapeno",
+        "-m",
+        "gpt-oss-120b",
+        "--racks",
+        "4",
+        "--min-interactivity",
+        "50",
+        "--target-kind",
+        "total",
+    )
+    code, js, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    d = json.loads(js)
+    # by hand: the fleet's $/hour over the millions of tokens it delivers in an hour
+    usd = d["usd_per_hour"] / (d["delivered_tok_per_s"] * 3600 / 1e6)
+    assert usd == pytest.approx(d["usd_per_mtok"], rel=1e-12) and usd < 0.01  # ~0.005: where .3f hid two figures
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    digits = 2 - math.floor(math.log10(usd))  # three significant figures
+    assert f"per M total tokens: ${usd:.{digits}f}" in " ".join(out.split())

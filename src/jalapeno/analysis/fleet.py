@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from jalapeno.analysis.capacity import (TARGET_KINDS, factor_text, format_rate, instance_groups, is_price_estimate,
                                         output_rate_per_user, packed_boxes, per_kw_line, point_conditions,
                                         points_above_floor, power_lines, price_basis, users_line)
-from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
+from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
 from jalapeno.analysis.records import FrontierRecord, PointRecord
 from jalapeno.errors import InfeasibleDeployment, SpecError, choice_hint
 from jalapeno.specs.catalog import hardware_show_name
@@ -105,7 +105,7 @@ class FleetThroughput:
                 f"cost: {self.fleet_chips:,} x ${factor_text(self.usd_per_chip_hour, self.fleet_chips, 2, 2)}/chip-hour"
                 f"{price_basis(self.system, self.show_as, self.usd_estimate, self.usd_source)} = "
                 f"${self.fleet_chips * self.usd_per_chip_hour:,.2f}/hour; per M {self.target_kind} tokens: "
-                f"${self.usd_per_mtok:.3f}", users_line(p, self.instances)]
+                f"${usd_text(self.usd_per_mtok)}", users_line(p, self.instances)]
 
     @property
     def usd_per_mtok(self) -> float:
