@@ -22,6 +22,8 @@ What confused, and is fixed here:
 6. ``plan --racks`` printed its $ per M tokens with a fixed '.3f' ($0.005 for gpt-oss-120b on Jalapeño, total tokens),
    where ``plan --target`` and ``compare`` print three significant figures.
 
+7. ``predict``'s E2E row printed '1721.29 s' under its TTFT row's '1,693,831 ms'.
+
 Expected values are worked by hand from the layouts (chips = tp x dp x cp x workers) and the NVL72 rack of 72 GPUs.
 """
 
@@ -223,3 +225,18 @@ def test_fleet_plan_prices_a_million_tokens_to_three_figures(capsys):
     assert code == 0, err
     digits = 2 - math.floor(math.log10(usd))  # three significant figures
     assert f"per M total tokens: ${usd:.{digits}f}" in " ".join(out.split())
+
+
+def test_predict_separates_thousands_of_seconds_as_it_does_milliseconds(capsys):
+    """7. ``predict -s jalapeno --dp 64 --ep 64 -c 4096 -p fp4`` printed 'E2E mean / p50 / p90 / p99 185.98 / 99.14 /
+    101.51 / 1721.29 s' under 'TTFT mean / p99 161,226 / 1,693,831 ms': the one figure past 1,000 without a separator."""
+    args = ("predict", "-s", "jalapeno", "-m", "deepseek-r1", "--dp", "64", "--ep", "64", "-c", "4096", "-p", "fp4")
+    code, js, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    p = json.loads(js)
+    p = p.get("point", p)
+    e2e = [p["e2e_s"], p["e2e_p50_s"], p["e2e_p90_s"], p["e2e_p99_s"]]
+    assert max(e2e) >= 1000  # the whole run's first wave: its p99 over 1,000 s
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert " / ".join(f"{v:,.2f}" for v in e2e) + " s" in " ".join(out.split())

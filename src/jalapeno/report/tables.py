@@ -434,9 +434,10 @@ def point_table(p: PointRecord, title: str, open_loop: bool = False, price_note:
          + ("" if open_loop else " (p99: the larger of the steady tail and the first wave's p90, serve/queueing.py "
                                  "effect 3; simulate, with its default 2·C warm-up, gives the steady state)")),
         *([("TTFT mean, by part", ttft_parts_text(p.ttft_parts))] if getattr(p, "ttft_parts", None) else []),
-        ("TPOT", f"{_f(p.tpot_s * 1e3, '.2f')} ms"),
-        ("E2E mean / p50 / p90 / p99", " / ".join(_f(v, ".2f") for v in (p.e2e_s, p.e2e_p50_s, p.e2e_p90_s, p.e2e_p99_s)) + " s"),
-        ("admission queue (beyond capacity)", f"{_f(p.queue_s, '.2f')} s"),
+        ("TPOT", f"{_f(p.tpot_s * 1e3, ',.2f')} ms"),
+        # thousands separated as the TTFT row beside them ('1721.29 s' read beside '1,693,831 ms')
+        ("E2E mean / p50 / p90 / p99", " / ".join(_f(v, ",.2f") for v in (p.e2e_s, p.e2e_p50_s, p.e2e_p90_s, p.e2e_p99_s)) + " s"),
+        ("admission queue (beyond capacity)", f"{_f(p.queue_s, ',.2f')} s"),
         *load_rows(p, open_loop),
         ("decode batch per instance", _small(p.decode_batch, ",.1f")),  # 0.04 (-c 4 on 100 workers) read "0.0"; 1,004.7
         ("chips", _f(p.chips, ",.0f")),  # 1,200 as the frontier's chips column
