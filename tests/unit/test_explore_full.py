@@ -99,6 +99,10 @@ def testcompare_lines():
     assert "best design (trial 7) on deepseek-r1 8k1k: compare 7,500, coarse 2,000 (compare / coarse 3.75)" in text
     assert "best design on compare's figures: 3 x base" in text
     assert compare_lines({"base": "jalapeno"}) == []  # a run stored before round 45
+    # newuser46: a figure past 10,000 read '1.013e+04' beside 'coarse 2,501' (',.4g')
+    out["compare"]["cases"][0]["design"]["compare"]["tok_s_per_kw"] = 10130.4
+    text = "\n".join(compare_lines(out))
+    assert "compare 10,130, coarse 2,000 (compare / coarse 5.07)" in text  # 10,130.4 / 2,000 = 5.065
 
 
 def _with_sweep(sp, **kw):
