@@ -253,15 +253,8 @@ def instance_groups(dep, instances: int) -> dict[int, int]:
     fleet has: one pipeline stage of one worker (tp·dp·cp chips, ``Layout.cp_span``, whose collectives the
     step cost prices on the smallest level that holds them: the context-parallel ring spans all cp ranks),
     ``pp`` per worker, every worker of each pool. tp·dp alone (``stage_chips``) left a CP4 prefill worker's
-    other 12 of 16 chips out of the rack count: 128k1k's 47,600-chip fleet was priced in 182 racks (13,104 chips).
-
-    >>> from jalapeno.deploy.deployment import Deployment, Pool
-    >>> from jalapeno.deploy.layout import Layout
-    >>> from jalapeno.specs.formats import get_precision
-    >>> dep = Deployment(get_precision("fp4"), Pool(Layout(dp=64, ep=64)), prefill=Pool(Layout(tp=4, ep=4, cp=4), 115))
-    >>> instance_groups(dep, 25)   # 64-chip decode workers and 16-chip CP4 prefill workers
-    {64: 25, 16: 2875}
-    """
+    other 12 of 16 chips out of the rack count: 128k1k's 47,600-chip fleet was priced in 182 racks (13,104
+    chips; tests/cli/test_cli_newuser46.py)."""
     out: dict[int, int] = {}
     for pool in filter(None, (dep.decode, dep.prefill)):
         g = pool.layout.cp_span
