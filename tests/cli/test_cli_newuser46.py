@@ -24,6 +24,8 @@ What confused, and is fixed here:
 
 7. ``predict``'s E2E row printed '1721.29 s' under its TTFT row's '1,693,831 ms'.
 
+8. ``audit`` printed a band 3.9x wide ('126.8-500.1') unflagged, where ``compare --bands`` flags it '[wide band: 3.9x]'.
+
 Expected values are worked by hand from the layouts (chips = tp x dp x cp x workers) and the NVL72 rack of 72 GPUs.
 """
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
@@ -240,3 +243,18 @@ def test_predict_separates_thousands_of_seconds_as_it_does_milliseconds(capsys):
     code, out, err = run(capsys, *args)
     assert code == 0, err
     assert " / ".join(f"{v:,.2f}" for v in e2e) + " s" in " ".join(out.split())
+
+
+def test_audit_flags_a_wide_band_as_compare_does(capsys):
+    """8. ``audit -s jalapeno --claim max_interactivity=700`` printed the band '126.8-500.1' with no word that its ends
+    are 3.9x apart (Jalapeño's GPU-like to compiled stacks), where ``compare --bands`` flags the same band
+    '[wide band: 3.9x]'; a PLAUSIBLE inside such a band rests on the assumption's spread."""
+    code, out, err = run(
+        capsys, "audit", "-s", "jalapeno", "-m", "deepseek-r1", "-w", "8k1k", "--claim", "max_interactivity=700"
+    )
+    assert code == 0, err
+    m = re.search(r"│ ([\d.]+)-([\d.]+) \[wide band: ([\d.]+)x\] │", out)
+    assert m, out
+    lo, hi, n = (float(g) for g in m.groups())
+    assert hi / lo >= 2 and n == pytest.approx(hi / lo, abs=0.06)  # by hand: 500.1 / 126.8 = 3.94
+    assert "[wide band: Nx]: high / low of 2x or more" in " ".join(out.split())

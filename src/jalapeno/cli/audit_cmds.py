@@ -112,13 +112,21 @@ def audit(
     ends = [math.isfinite(v) for v in (res.low, res.high)]
     band = (f"{_f(res.low)}-{_f(res.high)}" if all(ends) else "-" if not any(ends) else  # not '---'
             f"{_f(res.low)} to {_f(res.high)}")  # one end undefined: that setting never reaches @X
+    from jalapeno.report.tables import WIDE_BAND, efficiency_label
+
+    # flagged as compare --bands flags it: Jalapeño's max tok/s/user band 126.8-500.1 (GPU-like to compiled stacks)
+    # carried a PLAUSIBLE with no word that its ends are 3.9x apart
+    wide = all(ends) and res.low > 0 and res.high / res.low >= WIDE_BAND
+    if wide:
+        band += f" [wide band: {res.high / res.low:.1f}x]"
     head.add_row(_f(res.predicted), band, _f(res.physical_limit), res.verdict.upper())
-    from jalapeno.report.tables import efficiency_label
 
     sets = [f"{res.system}: {efficiency_label(res.context['efficiency_source'])}"]
     if res.baseline:
         sets.append(f"{res.baseline}: {efficiency_label(res.context['baseline_efficiency_source'])}")
-    head.caption = ("efficiency sets: " + "; ".join(sets))
+    head.caption = ("efficiency sets: " + "; ".join(sets)) + (
+        f"\n[wide band: Nx]: high / low of {WIDE_BAND:g}x or more — a verdict inside it rests on an assumption's "
+        "spread, not a prediction to quote alone (as compare --bands; docs/metrics.md §6)" if wide else "")
     console.print(head)
     if all(ends) and res.low == res.high == res.predicted:  # '9694-9694' read as a zero-error prediction
         console.print(f"band: none for {res.system}: only derived efficiency parameters (no kernel tables of their own: "
