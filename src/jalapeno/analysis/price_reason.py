@@ -52,3 +52,59 @@ def estimate_reason(system: str, source: str) -> str:
     if clause.startswith(_FOLLOWED):
         return f"the base's estimated price {clause}"
     return f"{system} publishes no price; {clause}" if _NO_PRICE in source.lower() else clause
+
+
+#: the JSON field that says what a $ figure rests on, one name in every command that prints one (compare, plan,
+#: predict, simulate, agentic compare, explore, hardware show): :func:`basis_text`
+BASIS_FIELD = "price_basis"
+#: how specs/system_overrides opens the source of a ``--set`` value (``override KEY = VALUE (--set; ...)``)
+_OVERRIDE = "override "
+
+
+def basis_text(name: str, source: str, estimate: bool) -> str:
+    """One line for a reader: what the $/chip-hour of the system ``hardware show`` knows as ``name`` rests on,
+    from its file's ``cost.usd_per_chip_hour`` ``source`` and ``estimate`` flag: ``published: <source up to its
+    first ;>`` (a figure the file cites, e.g. InferenceX's TCO table, with its bracketed detail), ``estimated:
+    <why>`` (:func:`estimate_reason`), ``derived: the base's published price + <change>`` (a ``--set`` variant's
+    followed price, specs/power.follow_variant), ``given: <override>`` (``--set cost.usd_per_chip_hour``), then
+    where the full source is. The JSON outputs carry it as :data:`BASIS_FIELD`.
+
+    >>> basis_text("gb200-nvl72", "InferenceX constants.ts costh (hyperscaler owner, 4-year life)", False)
+    'published: InferenceX constants.ts costh (hyperscaler owner, 4-year life); its source in full: `jalapeno hardware show gb200-nvl72`, cost.usd_per_chip_hour'
+    >>> basis_text("mi350x", "assumption: as MI355X (InferenceX constants.ts, 1.48 $/GPU-hr) (estimate)", True)[:23]
+    'estimated: as MI355X; i'
+    >>> basis_text("gb200-nvl72", "+ HBM capex -64 GB x 15 $/GB over the TCO/capex ratio", False)[:64]
+    "derived: the base's published price + HBM capex -64 GB x 15 $/GB"
+    >>> basis_text("h200", "override cost.usd_per_chip_hour = 3 (--set; was 1.41: InferenceX)", False)[:42]
+    'given: override cost.usd_per_chip_hour = 3'
+    """
+    clause = first_clause(source)
+    if clause.startswith(_OVERRIDE):
+        why = f"given: {clause}"
+    elif estimate:
+        why = f"estimated: {estimate_reason(name, source)}"
+    elif clause.startswith(_FOLLOWED):
+        why = f"derived: the base's published price {clause}"
+    else:  # a cited figure keeps its bracketed detail (whose table, which owner): only the first ';' part
+        why = f"published: {source.split(';', 1)[0].strip().rstrip('.,')}" if clause else "no source given"
+    return f"{why}; its source in full: `jalapeno hardware show {name}`, cost.usd_per_chip_hour"
+
+
+def system_basis(system) -> str:
+    """:func:`basis_text` of a :class:`~jalapeno.specs.hardware.System` (a ``--set`` variant named by its catalog
+    file, specs/catalog.hardware_show_name; estimated where analysis/capacity.is_price_estimate says so)."""
+    from jalapeno.analysis.capacity import is_price_estimate
+    from jalapeno.specs.catalog import hardware_show_name
+
+    return basis_text(
+        hardware_show_name(system), system.sources.get("cost.usd_per_chip_hour", ""), is_price_estimate(system)
+    )
+
+
+def basis_lines(systems) -> list[str]:
+    """The lines under a table of $ figures: ``price basis: <basis>`` for one system, ``price basis of NAME:
+    <basis>`` each for several (``systems``: :class:`~jalapeno.specs.hardware.System`, in the table's order)."""
+    systems = list(systems)
+    if len(systems) == 1:
+        return [f"price basis: {system_basis(systems[0])}"]
+    return [f"price basis of {s.name}: {system_basis(s)}" for s in systems]

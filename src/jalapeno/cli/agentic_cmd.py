@@ -108,6 +108,10 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
     res = compare_agentic(m, syss, spec, precs, baseline=base, convention=power, options=opts, iso_task_min=iso,
                           tier_ceilings_min=ceil, strict_baseline=bool(baseline))
     d = res.as_dict()
+    from jalapeno.analysis.price_reason import BASIS_FIELD, basis_lines, system_basis
+
+    for s in syss:  # each system's $ per task with what its $/chip-hour rests on
+        d["systems"][s.system.name][BASIS_FIELD] = system_basis(s.system)
     if json_out:
         print_json(d)
         return
@@ -115,6 +119,8 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
 
     for t in agentic_tables(d, estimated_prices(s.system for s in syss)):
         console.print(t)
+    for line in basis_lines(s.system for s in syss):
+        console.print(line, markup=False, soft_wrap=True)
     from jalapeno.cli.chip_opts import chip_model_line
 
     if (line := chip_model_line(syss)) is not None:

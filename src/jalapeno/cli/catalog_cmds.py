@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jalapeno import units
+from jalapeno.analysis.price_reason import BASIS_FIELD, system_basis
 from jalapeno.cli.common import console, efficiency_option, fmt_si, print_json
 from jalapeno.cli.system_opts import SET_OPTION, system_pricer
 from jalapeno.specs.catalog import is_catalog_system, list_models, list_systems, load_model, load_system
@@ -47,6 +48,7 @@ def system_dict(s: System, eff: Efficiency) -> dict:
         "kv_tiers_absent": list(s.kv_tiers_absent),
         "allin_power_w_per_chip": s.allin_power_w_per_chip,
         "usd_per_chip_hour": s.usd_per_chip_hour,
+        BASIS_FIELD: system_basis(s),
         "efficiency": eff.as_dict(),
         "sources": dict(s.sources), "path": s.path,
     }

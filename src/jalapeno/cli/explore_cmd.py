@@ -9,6 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from jalapeno.analysis.price_reason import BASIS_FIELD, system_basis
 from jalapeno.cli.common import console, print_json
 from jalapeno.errors import SpecError, check_output_file, require_extra
 
@@ -216,6 +217,7 @@ def _summary(meta: dict, rows: list[dict], imp: dict, top: int) -> dict:
         "objective": meta["space"].get("objective", {}),
         "sweep": meta["space"].get("sweep", {}),
         "compare": meta.get("compare"),
+        BASIS_FIELD: _base_basis(meta["base"]),
     }
 
 
@@ -283,6 +285,20 @@ def _price_estimated(base: str) -> bool:
         return False
 
 
+def _base_basis(base: str) -> str:
+    """What the designs' $/chip-hour (the table's column, ``usd_per_mtok``) rests on: the base system's price
+    basis (analysis/price_reason.system_basis), which each design's follows by its changed components
+    (specs/power.follow_variant); "" where the base no longer loads (a stored run's moved file)."""
+    from jalapeno.errors import JalapenoError
+    from jalapeno.specs.catalog import load_system
+
+    try:
+        basis = system_basis(load_system(base))
+    except JalapenoError:
+        return ""
+    return f"{basis}; each design's follows the base's by its changed HBM and power (specs/power.follow_variant)"
+
+
 def _print_summary(out: dict) -> None:
     from jalapeno.report.cell_notes import ESTIMATE_MARK, estimate_caption
 
@@ -312,7 +328,8 @@ def _print_summary(out: dict) -> None:
     from jalapeno.analysis.explore_full import compare_lines
 
     est_lines = [estimate_caption([out["base"]])] if est else []
-    for line in _base_lines(out, ESTIMATE_MARK if est else "") + est_lines + compare_lines(out):
+    basis = [f"price basis: {out[BASIS_FIELD]}"] if out.get(BASIS_FIELD) else []
+    for line in _base_lines(out, ESTIMATE_MARK if est else "") + est_lines + basis + compare_lines(out):
         console.print(line, markup=False)
     if out["pruned_by"]:
         console.print(

@@ -62,6 +62,8 @@ def plan(
     if serving not in ("agg", "disagg", "both"):
         raise SpecError("--serving", f"unknown mode {serving!r}{choice_hint(serving, ('agg', 'disagg', 'both'))}",
                         "use agg, disagg or both")
+    from jalapeno.analysis.price_reason import BASIS_FIELD, basis_lines, system_basis
+
     m, wl, prec = _setup(model, workload, isl, osl, precision)
     pr = system_pricer(system, efficiency, sets)
     s = pr.system
@@ -89,13 +91,14 @@ def plan(
         lines = ([how] if how else []) + ft.arithmetic()
         if json_out:
             print_json({"system": s.name, "model": m.name, "workload": wl.as_dict(),
-                        "min_interactivity": min_interactivity, **ft.as_dict(), "arithmetic": lines})
+                        "min_interactivity": min_interactivity, **ft.as_dict(), BASIS_FIELD: system_basis(s),
+                        "arithmetic": lines})
             return
         console.print(f"{m.name} on {s.name} · ISL {wl.isl} / OSL {wl.osl} · {chips:,} chips at >= "
                       f"{min_interactivity:g} tok/s/user")
         console.print(f"lengths: {lengths_text(wl)}", soft_wrap=True)
         console.print(f"deployment: {ft.point.deployment.label} ({ft.point.deployment.chips:,} chips per instance)")
-        for line in lines:
+        for line in lines + basis_lines([s]):
             console.print("  " + line, soft_wrap=True)
         _closing_notes(ft.point, min_interactivity, system, model, wl, isl, sets, serving)
         return
@@ -111,6 +114,7 @@ def plan(
                     "packaging": {name: n for name, _, n in cp.packaging},
                     "power_kw": {c: v[2] / 1e3 for c, v in cp.power_w.items()},
                     "usd_per_hour": cp.usd_per_hour, "usd_per_mtok": cp.usd_per_mtok, "usd_estimate": cp.usd_estimate,
+                    BASIS_FIELD: system_basis(s),
                     "delivered_tok_per_s": cp.delivered_tok_per_s, "provisioned": cp.provisioned(),
                     "mean_isl": wl.mean_isl, "mean_osl": wl.mean_osl, "users_per_instance": cp.users_per_instance,
                     "users": cp.users_per_instance * cp.instances,
@@ -124,7 +128,7 @@ def plan(
                   f"{target_kind} tok/s at >= {min_interactivity:g} tok/s/user")  # console markup is off
     console.print(f"lengths: {lengths_text(wl)}", soft_wrap=True)
     console.print(f"deployment: {cp.point.deployment.label} ({cp.chips_per_instance:,} chips per instance)")
-    for line in cp.arithmetic():
+    for line in cp.arithmetic() + basis_lines([s]):
         console.print("  " + line, soft_wrap=True)
     _closing_notes(cp.point, min_interactivity, system, model, wl, isl, sets, serving)
 

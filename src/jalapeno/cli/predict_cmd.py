@@ -170,8 +170,10 @@ def predict(
               for lay in layouts] if dep.memory_profile is not None else []
     rules = engine_rules(rec, stack)
     note_lines(overrides + ([release_note] if release_note else []))
+    from jalapeno.analysis.price_reason import BASIS_FIELD, basis_lines, system_basis
+
     if json_out:
-        print_json({**point.as_dict(), **({"engine_memory": memory} if memory else {}),
+        print_json({**point.as_dict(), BASIS_FIELD: system_basis(s), **({"engine_memory": memory} if memory else {}),
                     **({"engine_version": recipe_engine_version(rec), "version_rules": rules,
                         "recipe_overrides": overrides} if rec else {})})
         return
@@ -184,6 +186,7 @@ def predict(
                        "is a little lower and mean TTFT higher than in the steady state that `frontier` and `compare` "
                        "list at the same concurrency")
     console.print(tbl)
+    console.print(basis_lines([s])[0], markup=False, soft_wrap=True)
     if rec is not None:
         console.print(f"engine release {recipe_engine_version(rec) or 'not stated (newest behaviour)'}: "
                       + ("; ".join(f"{r['field']} = {r['value']} ({r['span']}: {r['source']})" for r in rules)

@@ -132,8 +132,10 @@ def report(
     if warn:
         notes.append(warn)
         print(f"warning: {warn}", file=sys.stderr)
+    from jalapeno.analysis.price_reason import basis_lines
     from jalapeno.report.cell_notes import estimated_prices
 
+    notes.extend(basis_lines(s.system for s in syss))  # what each system's $ figures rest on
     path = write_report(rec, data, out, notes, estimated_prices(s.system for s in syss))
     console.print(f"report: {Path(path).resolve()}")
 

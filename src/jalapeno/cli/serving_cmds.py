@@ -250,11 +250,18 @@ def compare(
             console.print(f"stored as run {run} in {store}", markup=False)
     if html:
         write_html(rec, html, res.band_frontiers, sorted(_floors(tiers).items(), key=lambda kv: kv[1]))
-    if json_out:
-        print_json(rec.as_dict())
+    from jalapeno.analysis.price_reason import BASIS_FIELD, basis_lines, system_basis
+
+    if json_out:  # each system's $ figures with what its $/chip-hour rests on
+        d = rec.as_dict()
+        for s in syss:
+            d["systems"][s.system.name][BASIS_FIELD] = system_basis(s.system)
+        print_json(d)
         return
     for t in comparison_tables(rec, estimated_prices(s.system for s in syss)):
         console.print(t)
+    for line in basis_lines(s.system for s in syss):
+        console.print(line, markup=False, soft_wrap=True)
     if (line := chip_model_line(syss)) is not None:
         console.print(line, markup=False)
     if recipes:

@@ -214,12 +214,15 @@ def simulate(
     if out:
         _write_requests(res.requests, out)
     sm = res.summary
+    from jalapeno.analysis.price_reason import BASIS_FIELD, system_basis
+
     if sm.get("requests"):
         # in+out tokens, as predict's 'tok/s per kW (in+out)' and '$ per M tokens (in+out)' rows (docs/metrics.md §3)
         tput = sm["throughput_per_chip"]
         sm.update({"power_convention": power, "power_w_per_chip": watts, "tok_s_per_kw": tput / (watts / 1000.0),
                    "usd_per_chip_hour": s.usd_per_chip_hour,
-                   "usd_per_mtok": s.usd_per_chip_hour / (tput * 3600 / 1e6) if tput > 0 else float("nan")})
+                   "usd_per_mtok": s.usd_per_chip_hour / (tput * 3600 / 1e6) if tput > 0 else float("nan"),
+                   BASIS_FIELD: system_basis(s)})
     if note:  # after the run, so that a refusal stays one error line (as predict)
         print(note, file=sys.stderr)
     if trace_note:
@@ -234,6 +237,8 @@ def simulate(
 
     console.print(_summary_table(res.summary, f"{m.name} on {s.name} · {dep.label}{stack_label(stack)} · seed {seed}"
                                  + _protocol(kind, concurrency, warmup), trace=kind == "trace", price_note=price_note(s)))
+    if BASIS_FIELD in res.summary:
+        console.print(f"price basis: {res.summary[BASIS_FIELD]}", markup=False, soft_wrap=True)
     for path in filter(None, (html, out)):
         console.print(f"wrote {Path(path).resolve()}")
 

@@ -1,0 +1,151 @@
+"""ux46: what a $ figure rests on, said to the reader. Every JSON output that carries a $ figure (compare, agentic
+compare, plan --target and --chips, predict, simulate, explore, hardware show) has one field, ``price_basis``:
+``published: ...`` for a price the system file cites (InferenceX's TCO table), ``estimated: ...`` for an
+``estimate = true`` one, worded from the file's own source; the terminal prints the same line under its table, and
+the report page among its notes.
+
+Expected texts are read off the system files by hand: data/systems/gb200-nvl72.toml's source is "InferenceX
+constants.ts costh (hyperscaler owner, 4-year life, SemiAnalysis AI Cloud TCO Model)", jalapeno.toml's opens
+"estimate: assumed all-in capex $30k per chip (no published price) x ...".
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from cli_runner import run
+
+from jalapeno.analysis.price_reason import BASIS_FIELD, basis_lines, basis_text, system_basis
+from jalapeno.specs.catalog import load_system
+
+GB200 = (
+    "published: InferenceX constants.ts costh (hyperscaler owner, 4-year life, SemiAnalysis AI Cloud TCO Model); "
+    "its source in full: `jalapeno hardware show gb200-nvl72`, cost.usd_per_chip_hour"
+)
+JALAPENO = (
+    "estimated: jalapeno publishes no price; assumed all-in capex $30k per chip; "
+    "its source in full: `jalapeno hardware show jalapeno`, cost.usd_per_chip_hour"
+)
+B200 = GB200.replace("gb200-nvl72", "b200")
+
+
+def test_the_field_has_one_name():
+    assert BASIS_FIELD == "price_basis"
+
+
+def test_a_published_and_an_estimated_price_are_told_apart():
+    assert system_basis(load_system("gb200-nvl72")) == GB200
+    assert system_basis(load_system("jalapeno")) == JALAPENO
+    # a published source's detail after ';' is dropped (b300.toml: "...; marked 'temporary - 1.2x B200 pricing'...")
+    assert system_basis(load_system("b300")).startswith("published: InferenceX constants.ts costh (hyperscaler owner")
+    assert "temporary" not in system_basis(load_system("b300"))
+
+
+def test_a_variant_s_followed_price_and_an_override_say_so():
+    """A --set variant of a published-price system has a price derived from it, not published; an override is the
+    user's own figure (specs/system_overrides)."""
+    v = system_basis(load_system("gb200-nvl72", (("chip.hbm_stacks", 6),)))
+    assert v.startswith("derived: the base's published price + HBM capex +0 GB x 15 $/GB over the TCO/capex ratio")
+    o = system_basis(load_system("gb200-nvl72", (("cost.usd_per_chip_hour", 3.0),)))
+    assert o.startswith("given: override cost.usd_per_chip_hour = 3.0;")
+    # an estimated base keeps its variant an estimate (specs/power.follow_variant marks it)
+    e = system_basis(load_system("jalapeno", (("chip.hbm_stacks", 8),)))
+    assert e.startswith("estimated: the base's estimated price + HBM capex")
+    assert basis_text("x", "", False).startswith("no source given;")
+
+
+def test_lines_under_a_table_name_each_system_when_there_are_several():
+    one = basis_lines([load_system("jalapeno")])
+    assert one == [f"price basis: {JALAPENO}"]
+    two = basis_lines([load_system("jalapeno"), load_system("gb200-nvl72")])
+    assert two == [f"price basis of jalapeno: {JALAPENO}", f"price basis of gb200-nvl72: {GB200}"]
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_compare_json_and_tables_carry_the_basis(capsys):
+    args = ("compare", "-s", "jalapeno,b200", "-m", "llama-3.3-70b", "-w", "1k1k", "--serving", "agg", "--html", "")
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["systems"]["jalapeno"][BASIS_FIELD] == JALAPENO
+    assert d["systems"]["b200"][BASIS_FIELD] == B200
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert f"price basis of jalapeno: {JALAPENO}" in _flat(out)
+    assert f"price basis of b200: {B200}" in _flat(out)
+
+
+@pytest.mark.parametrize(("system", "want"), [("jalapeno", JALAPENO), ("gb200-nvl72", GB200)])
+def test_plan_target_and_fleet_carry_the_basis(capsys, system, want):
+    base = ("plan", "-s", system, "-m", "llama-3.3-70b", "-w", "1k1k", "--serving", "agg")
+    for size in (("--target", "1e5"), ("--chips", "72")):
+        code, out, err = run(capsys, *base, *size, "--json")
+        assert code == 0, err
+        assert json.loads(out)[BASIS_FIELD] == want
+    code, out, err = run(capsys, *base, "--target", "1e5")
+    assert code == 0, err
+    assert f"price basis: {want}" in _flat(out)
+
+
+def test_predict_carries_the_basis(capsys):
+    args = ("predict", "--system", "gb200-nvl72", "-m", "llama-3.3-70b", "-w", "1k1k", "--tp", "4", "-c", "16")
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    assert json.loads(out)[BASIS_FIELD] == GB200
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert f"price basis: {GB200}" in _flat(out)
+
+
+def test_simulate_carries_the_basis_beside_its_dollar_figure(capsys):
+    args = ("simulate", "--system", "jalapeno", "-m", "llama-3.3-70b", "--tp", "4", "-w", "1k1k", "-c", "8", "-n", "24")
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    sm = json.loads(out)["summary"]
+    assert "usd_per_mtok" in sm and sm[BASIS_FIELD] == JALAPENO
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert f"price basis: {JALAPENO}" in _flat(out)
+
+
+def test_hardware_show_json_carries_the_basis(capsys):
+    code, out, err = run(capsys, "hardware", "show", "gb200-nvl72", "--json")
+    assert code == 0, err
+    assert json.loads(out)[BASIS_FIELD] == GB200
+
+
+def test_explore_summary_carries_the_base_s_basis_for_its_designs():
+    from jalapeno.cli.explore_cmd import _base_basis
+
+    assert _base_basis("jalapeno") == (
+        f"{JALAPENO}; each design's follows the base's by its changed HBM and power (specs/power.follow_variant)"
+    )
+    assert _base_basis("no-such-system-ux46") == ""  # a stored run whose base no longer loads
+
+
+def test_agentic_compare_json_and_tables_carry_the_basis(capsys):
+    args = ("compare", "-w", "agentic:coding-agent", "-s", "jalapeno,gb200-nvl72", "-m", "llama-3.3-70b")
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["systems"]["jalapeno"][BASIS_FIELD] == JALAPENO
+    assert d["systems"]["gb200-nvl72"][BASIS_FIELD] == GB200
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert f"price basis of gb200-nvl72: {GB200}" in _flat(out)
+
+
+def test_the_report_page_notes_carry_the_basis(capsys, tmp_path):
+    import html
+
+    page = tmp_path / "r.html"
+    code, out, err = run(capsys, "report", "-s", "jalapeno,b200", "-m", "llama-3.3-70b", "-w", "1k1k", "--serving",
+                         "agg", "--measured", "none", "--html", str(page))
+    assert code == 0, err
+    text = page.read_text(encoding="utf-8")
+    assert f'<p class="note">{html.escape(f"price basis of jalapeno: {JALAPENO}")}</p>' in text
+    assert f'<p class="note">{html.escape(f"price basis of b200: {B200}")}</p>' in text
