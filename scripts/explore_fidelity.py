@@ -2,9 +2,10 @@
 
 For a design space (default: both shipped examples), samples designs uniformly at random (seeded; ranges on their
 step or log scale, choices uniformly), drops those a constraint prunes, and prices each feasible design three
-times: the coarse sweep every trial runs (analysis/explore.Evaluator.evaluate), the same coarse sweep with the
-opt-in ``[sweep] serving = "both"`` and ``precisions = "native"`` (agg and disagg at every precision the chip
-computes natively), and the full sweep ``compare`` reads its tiers from
+times: the coarse sweep (analysis/explore.Evaluator.evaluate with ``serving = "agg"`` and ``precisions = "case"``,
+the schema's defaults, whatever the file sets), the same coarse sweep with ``[sweep] serving = "both"`` and
+``precisions = "native"`` (agg and disagg at every precision the chip computes natively: the shipped examples'
+setting since ux46), and the full sweep ``compare`` reads its tiers from
 (analysis/explore_full.full_case_metrics: every native precision, agg + disagg, the full batch grid, TBO, EPLB).
 Prints per design the three scores (ratio to the base, each on its own sweep), the Spearman rank correlation of the
 first two with the full one (overall and per case), how many of their top 5 are the full top 5, and the wall time
@@ -134,6 +135,9 @@ def study(path: str, designs: int, seed: int) -> None:
     from jalapeno.specs.design_space import load_design_space
 
     sp = load_design_space(ROOT / path if not Path(path).is_absolute() else path)
+    # the coarse sweep whatever the file sets (the shipped examples sweep native precisions, agg and disagg, since
+    # ux46): agg at each case's own or the model's default precision, the rest of the file's [sweep] kept
+    sp = sp.model_copy(update={"sweep": sp.sweep.model_copy(update={"serving": "agg", "precisions": "case"})})
     ev = make_evaluator(sp)
     chain(ev)
     metric = sp.objective.metrics[0]

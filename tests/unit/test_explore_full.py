@@ -150,16 +150,20 @@ def test_native_precisions_keep_a_cases_own_precision():
 
 
 def test_precisions_default_keeps_the_stored_digest():
-    """A study stored before round 45 resumes: the shipped example's digest is main 1da4091's (computed there,
-    before the key existed); ``native`` scores differently and changes it."""
+    """A study stored before round 45 resumes: the shipped example's digest as it was then (agg, no precisions
+    key) is main 1da4091's (computed there, before the key existed); ``native`` scores differently and changes it,
+    and the example has shipped with ``serving = "both"``, ``precisions = "native"`` since ux46."""
     from pathlib import Path
 
     from jalapeno.analysis.search import space_digest
     from jalapeno.specs.design_space import load_design_space
 
     sp = load_design_space(Path(__file__).resolve().parents[2] / "examples" / "explore_700w.toml")
-    assert space_digest(sp) == "f12d5407b2df4e9b"
-    assert space_digest(_with_sweep(sp, precisions="native")) != "f12d5407b2df4e9b"
+    assert (sp.sweep.serving, sp.sweep.precisions) == ("both", "native")
+    old = _with_sweep(sp, serving="agg", precisions="case")
+    assert space_digest(old) == "f12d5407b2df4e9b"
+    assert space_digest(_with_sweep(old, precisions="native")) != "f12d5407b2df4e9b"
+    assert space_digest(sp) != "f12d5407b2df4e9b"
 
 
 def test_precisions_setting_refuses_a_typo():
