@@ -176,3 +176,13 @@ def test_explore_json_and_summary_carry_the_base_s_basis(capsys, tmp_path):
     code, out, err = run(capsys, "results", "show", d["run"], "--store", str(tmp_path))
     assert code == 0, err
     assert f"price basis: {want}" in _flat(out)
+
+
+@pytest.mark.parametrize(
+    ("system", "workload", "want"), [("gb200-nvl72", "1k1k", GB200), ("jalapeno", "agentic:coding-agent", JALAPENO)]
+)
+def test_frontier_json_carries_the_basis_of_its_points_dollar_figures(capsys, system, workload, want):
+    """``frontier --json``: each point's usd_per_mtok (usd_per_task on an agentic workload) at the system's price."""
+    code, out, err = run(capsys, "frontier", "-s", system, "-m", "llama-3.3-70b", "-w", workload, "--json")
+    assert code == 0, err
+    assert json.loads(out)[BASIS_FIELD] == want

@@ -55,7 +55,7 @@ def estimate_reason(system: str, source: str) -> str:
 
 
 #: the JSON field that says what a $ figure rests on, one name in every command that prints one (compare, plan,
-#: predict, simulate, agentic compare, explore, hardware show): :func:`basis_text`
+#: predict, simulate, agentic compare, frontier, explore, hardware show): :func:`basis_text`
 BASIS_FIELD = "price_basis"
 #: how specs/system_overrides opens the source of a ``--set`` value (``override KEY = VALUE (--set; ...)``)
 _OVERRIDE = "override "

@@ -154,7 +154,10 @@ def agentic_frontier_cmd(*, system, model, workload, precision, kv_dtype, attent
 
             pd.DataFrame(pts).to_csv(out, index=False)
     if json_out:
-        print_json({"system": pr.system.name, "model": m.name, "workload": spec.as_dict(), "frontier": pts})
+        from jalapeno.analysis.price_reason import BASIS_FIELD, system_basis
+
+        print_json({"system": pr.system.name, "model": m.name, "workload": spec.as_dict(), "frontier": pts,
+                    BASIS_FIELD: system_basis(pr.system)})  # its points' usd_per_task rest on it
         return
     console.print(agentic_frontier_table(pts, f"{m.name} on {pr.system.name} · agentic:{spec.name}"))
     from jalapeno.cli.chip_opts import chip_model_line

@@ -377,8 +377,10 @@ def frontier(
             console.print(f"stored as run {run} in {store}", markup=False)
     if out:
         write_frontier(rec, out)
-    if json_out:
-        print_json(rec.as_dict())
+    if json_out:  # its points' usd_per_mtok with what the $/chip-hour rests on
+        from jalapeno.analysis.price_reason import BASIS_FIELD, system_basis
+
+        print_json({**rec.as_dict(), BASIS_FIELD: system_basis(s)})
         return
     console.print(frontier_table(rec.frontier, f"{m.name} on {s.name} · {wl.name} · {prec.name}{stack_label(stack)}"))
     if (line := chip_model_line([pr])) is not None:
