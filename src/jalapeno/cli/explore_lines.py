@@ -1,0 +1,84 @@
+"""The lines under ``explore``'s designs table that say what its scores rest on: the base's own figure per case
+(with its unit and how the space's ``[sweep]`` read it), how far that sweep stands from ``compare``'s, and what the
+designs' $/chip-hour rests on. Text from a run's summary (``cli/explore_cmd._summary``); computes no figure."""
+
+from __future__ import annotations
+
+from jalapeno.analysis.price_reason import system_basis
+
+#: the unit each objective metric's base figure prints in (analysis/explore.case_metrics: tokens count input +
+#: output, as compare's tok/s/chip, tok/s/kW and $/M tok): 'tok_s_per_kw 1,113' read with no unit or token kind
+METRIC_UNITS = {
+    "tok_s_per_kw": "tok/s per kW (in+out)",
+    "tok_s_per_chip": "tok/s/chip (in+out)",
+    "usd_per_mtok": "$ per M tokens (in+out)",
+    "max_interactivity": "tok/s/user",
+}
+
+
+def base_lines(out: dict, est: str = "") -> list[str]:
+    """The base's own figures, per case, that the scores are ratios of, and how they were swept: a
+    user comparing with another system read '2.58 (x base)' with no base value anywhere but
+    meta.json, and that value (agg only, a coarse batch grid, no TBO; its frontier interpolated at the floor
+    since round 42, ``[sweep] at_floor``) is below compare's frontier (disagg and TBO too): 1,493.8 against 4,161
+    tok/s/chip for Jalapeño on Kimi K2.5 8K/1K at 50 tok/s/user (docs/explore.md §2, step 6). A run stored
+    before round 42 has no ``at_floor``: it read the best point at or above the floor, and says so."""
+    obj, sw = out.get("objective") or {}, out.get("sweep") or {}
+    floor = obj.get("min_interactivity", 0)
+    how = (
+        "the sweep's frontier interpolated at" if sw.get("at_floor") == "interpolated" else "the best sweep point at >="
+    )
+    lines = []
+    for b in out.get("base_metrics") or []:
+        vals = ", ".join(
+            f"{m} {b[m]:,.4g}"
+            + (f" {METRIC_UNITS[m]}" if m in METRIC_UNITS else "")
+            + (est if m == "usd_per_mtok" else "")
+            for m in out["metrics"]
+            if m in b
+        )
+        lines.append(
+            f"base {out['base']} on {b['model']} {b['workload']}: {vals} ({how} "
+            f"{floor:g} tok/s/user; power {obj.get('power', 'chip')})"
+        )
+    if lines and sw:
+        lines.append(
+            f"sweep: serving {sw.get('serving')}, decode batches {sw.get('batches')}, no TBO, "
+            + (
+                "every native precision"
+                if sw.get("precisions") == "native"
+                else "the case's precision or the model's default only"
+            )
+            + ": a coarse ranking sweep, not compare's figure at the same floor (that one sweeps every native "
+            "precision, agg and disagg, the full batch grid and TBO: usually higher, 2.2x on Jalapeño's "
+            "DeepSeek-R1 8K/1K, FP8 -> FP4 and disagg); a design's figure on one case = its score x the base's"
+        )
+    return lines
+
+
+def price_estimated(base: str) -> bool:
+    """Whether the space's base system prices its chip-hour at an estimate (the catalog's ``estimate = true``,
+    analysis/capacity.is_price_estimate): its designs' $/chip-hour follow the base's (specs/power.follow_variant)
+    and carry report/cell_notes.ESTIMATE_MARK. False where the base no longer loads (a stored run's moved file)."""
+    from jalapeno.analysis.capacity import is_price_estimate
+    from jalapeno.errors import JalapenoError
+    from jalapeno.specs.catalog import load_system
+
+    try:
+        return is_price_estimate(load_system(base))
+    except JalapenoError:
+        return False
+
+
+def base_basis(base: str) -> str:
+    """What the designs' $/chip-hour (the table's column, ``usd_per_mtok``) rests on: the base system's price
+    basis (analysis/price_reason.system_basis), which each design's follows by its changed components
+    (specs/power.follow_variant); "" where the base no longer loads (a stored run's moved file)."""
+    from jalapeno.errors import JalapenoError
+    from jalapeno.specs.catalog import load_system
+
+    try:
+        basis = system_basis(load_system(base))
+    except JalapenoError:
+        return ""
+    return f"{basis}; each design's follows the base's by its changed HBM and power (specs/power.follow_variant)"
