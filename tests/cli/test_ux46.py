@@ -186,3 +186,18 @@ def test_frontier_json_carries_the_basis_of_its_points_dollar_figures(capsys, sy
     code, out, err = run(capsys, "frontier", "-s", system, "-m", "llama-3.3-70b", "-w", workload, "--json")
     assert code == 0, err
     assert json.loads(out)[BASIS_FIELD] == want
+
+
+def test_explore_sweep_line_says_how_far_compare_stands_from_its_own_sweep():
+    """The shipped spaces' native agg+disagg sweep stands within 10% of compare's figure (docs/explore.md §3: R1 base
+    1,721 against 1,730 tok/s/chip, best design 11,733 against 12,899); the coarse agg sweep 2.2x below it (779
+    against 1,730, §4.1). The line said '2.2x' whatever the space swept."""
+    from jalapeno.cli.explore_lines import base_lines
+
+    b = {"model": "deepseek-r1", "workload": "8k1k", "tok_s_per_kw": 2458.6}
+    out = {"base": "jalapeno", "metrics": ["tok_s_per_kw"], "base_metrics": [b], "objective": {}}
+    native = base_lines({**out, "sweep": {"serving": "both", "precisions": "native", "batches": [1]}})[-1]
+    coarse = base_lines({**out, "sweep": {"serving": "agg", "batches": [1]}})[-1]
+    assert "1.00x on Jalapeño's DeepSeek-R1 8K/1K and 1.10x on the example's best design" in native
+    assert "2.2x" not in native
+    assert "usually higher, 2.2x on Jalapeño's DeepSeek-R1 8K/1K, FP8 -> FP4 and disagg" in coarse

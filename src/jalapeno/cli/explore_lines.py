@@ -49,11 +49,32 @@ def base_lines(out: dict, est: str = "") -> list[str]:
                 if sw.get("precisions") == "native"
                 else "the case's precision or the model's default only"
             )
-            + ": a coarse ranking sweep, not compare's figure at the same floor (that one sweeps every native "
-            "precision, agg and disagg, the full batch grid and TBO: usually higher, 2.2x on Jalapeño's "
-            "DeepSeek-R1 8K/1K, FP8 -> FP4 and disagg); a design's figure on one case = its score x the base's"
+            + ": a coarse ranking sweep, not compare's figure at the same floor (that one sweeps "
+            + beyond(sw)
+            + "); a design's figure on one case = its score x the base's"
         )
     return lines
+
+
+def beyond(sw: dict) -> str:
+    """What compare's sweep adds to a space's ``[sweep]`` (``sw``) and how far apart the two figures stand
+    (docs/explore.md §3 and §4.1, Jalapeño at 100 tok/s/user): on agg at each model's default precision compare's
+    DeepSeek-R1 8K/1K figure is 2.2x (FP8 -> FP4 and disagg); with ``serving = "both"`` and ``precisions =
+    "native"`` (the shipped examples since ux46) 1.00x on the base (1,730 against 1,721 tok/s/chip) and 1.10x on
+    the example's best design (the full batch grid, stages, TBO).
+
+    >>> beyond({"serving": "both", "precisions": "native"})[:40]
+    'the full batch grid, stages, TBO and EPL'
+    """
+    if sw.get("precisions") == "native" and sw.get("serving") == "both":
+        return (
+            "the full batch grid, stages, TBO and EPLB too: a little higher, 1.00x on Jalapeño's DeepSeek-R1 "
+            "8K/1K and 1.10x on the example's best design"
+        )
+    return (
+        "every native precision, agg and disagg, the full batch grid and TBO: usually higher, 2.2x on Jalapeño's "
+        "DeepSeek-R1 8K/1K, FP8 -> FP4 and disagg"
+    )
 
 
 def price_estimated(base: str) -> bool:
