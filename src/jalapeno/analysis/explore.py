@@ -324,6 +324,8 @@ def make_evaluator(space: DesignSpace) -> Evaluator:
     """An :class:`Evaluator` with the base system's metrics (the reference of every score).
 
     Raises:
+        SpecError: a case's own ``precision`` that its model or the base system's chip cannot run (named
+            ``cases.N.precision``, specs/formats.check_precision: fp4 on a dense model was told to lower the floor).
         InfeasibleDeployment: the base system itself cannot run a case at the floor (then no
             design can be scored against it; lower min_interactivity or change the base).
     """
@@ -334,6 +336,7 @@ def make_evaluator(space: DesignSpace) -> Evaluator:
 
     ev = Evaluator(space)
     p = load_pricer(space.base)
+    check_case_precisions(ev, p.system)
     base = ev.pricer(p.system, p.efficiency)
     metrics = []
     t0 = time.perf_counter()
@@ -347,3 +350,31 @@ def make_evaluator(space: DesignSpace) -> Evaluator:
             )
         metrics.append(r.metrics)
     return Evaluator(space, tuple(metrics), time.perf_counter() - t0)
+
+
+def check_case_precisions(ev: Evaluator, base: System) -> None:
+    """Refuse a case's own ``precision`` that its model or ``base``'s chip cannot run, before the base is scored.
+
+    Every score is relative to the base, so a precision the base cannot run leaves no design to score, whatever the
+    parameters add; named as the case's key with specs/formats.check_precision's reason, its fix in the file's words
+    (a design search takes no --compute-fallback).
+
+    Raises:
+        SpecError: ``cases.N.precision``.
+    """
+    import re
+
+    from jalapeno.specs.formats import check_precision
+
+    for i, (c, m, _, prec) in enumerate(ev.cases()):
+        if not c.precision:
+            continue
+        try:
+            check_precision(prec, m, base.chip)
+        except SpecError as e:
+            fix = re.sub(r"-p ([\w.-]+)", r'precision = "\1"', e.fix).split(", or pass --compute-fallback")[0]
+            raise SpecError(
+                f"cases.{i}.precision",
+                f"{c.precision!r} on {m.name} and {base.name}: {e.problem}",
+                f"{fix} in that case, or drop its precision (the model's default)",
+            ) from None

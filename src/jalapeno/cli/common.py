@@ -66,10 +66,32 @@ def check_writable(path: str | None, option: str) -> None:
     if not os.access(folder, os.W_OK) or (p.exists() and not os.access(p, os.W_OK)):
         raise SpecError(option, f"cannot write {path!r} (no write permission)",
                         "give a file path in a folder you can write to")
+    why = _create_fails(p)
+    if why:  # as root, os.access passes /proc and the run of minutes ended in "cannot write" (break46)
+        raise SpecError(option, f"cannot write {path!r} ({why})", "give a file path in a folder you can write to")
     read = _input_named(p, option)
     if read is not None:  # `validate --points p.csv -o p.csv` overwrote the measured points with the results
         raise SpecError(option, f"{path!r} is also the file {read} reads: writing the output there would "
                         "overwrite it", "give the output another file name")
+
+
+def _create_fails(p) -> str:
+    """Why the file ``p`` cannot be created, or "" when it can: it is created and removed again (an existing
+    regular file is opened for appending, unchanged). Catches what ``os.access`` passes: a root user in /proc or
+    /sys, a read-only or full file system, a name the file system refuses.
+    """
+    try:
+        if p.exists():
+            if p.is_file():
+                with p.open("ab"):
+                    pass
+            return ""  # a device or FIFO (/dev/null, /dev/stdout): written as given
+        with p.open("xb"):
+            pass
+        p.unlink()
+    except OSError as e:
+        return e.strerror or type(e).__name__
+    return ""
 
 
 #: The running command line's words (cli/app.main sets them): :func:`check_writable` looks in them for an

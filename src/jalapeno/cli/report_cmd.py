@@ -128,6 +128,9 @@ def report(
         notes.append(f"No {'like-for-like ' if like_for_like and points else ''}measured point of {m.name} at "
                      f"ISL {wl.isl} / OSL {wl.osl} on these systems in the "
                      f"{'shipped data' if measured == 'shipped' else measured}.")
+        if measured != "shipped":  # a user's CSV of other models or lengths drew nothing, and said so on the page only
+            print(f"note: --measured {Path(measured).name}: {notes[-1]} The page draws none; check its model, "
+                  "isl/osl and hardware columns against --model, --workload and --systems", file=sys.stderr)
     warn = measured_warning(data)
     if warn:
         notes.append(warn)
@@ -136,7 +139,7 @@ def report(
     from jalapeno.report.cell_notes import estimated_prices
 
     notes.extend(basis_lines(s.system for s in syss))  # what each system's $ figures rest on
-    path = write_report(rec, data, out, notes, estimated_prices(s.system for s in syss))
+    path = write_report(rec, data, out, notes, estimated_prices(s.system for s in syss), option=flag)
     console.print(f"report: {Path(path).resolve()}")
 
 

@@ -361,17 +361,18 @@ it does not (not like for like); dashed lines: tier floors.</p>
 
 
 def write_report(rec: ComparisonRecord, data: dict, path: str | Path, notes: Sequence[str] = (),
-                 estimated: Collection[str] = ()) -> Path:
-    """Write the report page to ``path`` (``estimated``: as :func:`render_report`'s).
+                 estimated: Collection[str] = (), option: str = "--html") -> Path:
+    """Write the report page to ``path`` (``estimated``: as :func:`render_report`'s; ``option``: the option
+    that gave the path, named in an error: ``--html``, or ``--out``, its old spelling).
 
     Raises:
         SpecError: the path does not end in .html or cannot be written.
     """
     p = Path(path)
     if p.suffix.lower() not in (".html", ".htm"):
-        raise SpecError("--out", f"{str(p)!r} is not an .html file", "give a path ending in .html")
+        raise SpecError(option, f"{str(p)!r} is not an .html file", "give a path ending in .html")
     try:
         p.write_text(render_report(rec, data, notes, estimated), encoding="utf-8")
-    except OSError as e:
-        raise SpecError("--out", f"cannot write {p}: {e.strerror or e}", "give a writable file path") from None
+    except OSError as e:  # named "--out" whatever was typed: `report --html /proc/x.html` (break46)
+        raise SpecError(option, f"cannot write {p}: {e.strerror or e}", "give a writable file path") from None
     return p

@@ -1,0 +1,109 @@
+"""Findings of round 46's break-it pass (break46): an output path that ``os.access`` passes but no file can be
+created at (a root user's ``/proc/x.csv``) ran the whole command first (``validate --mlperf -o``: 155 s) and was
+refused after it; ``report --html`` named ``--out`` when the page could not be written; ``explore --html`` was not
+held to the writable check at all; a design-space case's ``precision`` that its model or the base chip cannot run
+was blamed on the base and the floor ("lower objective.min_interactivity or pick another base"); ``report --measured``
+with a user CSV holding no point of the model and lengths drew nothing and said so on the page only."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from cli_runner import check_error, run
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "explore_700w.toml"
+POINTS = Path(__file__).parents[2] / "src" / "jalapeno" / "data" / "validation" / "inferencex_points.csv"
+
+
+@pytest.fixture
+def as_root(monkeypatch):
+    """``os.access`` as a root user sees it: every folder writable (the create probe must still refuse /proc)."""
+    monkeypatch.setattr(os, "access", lambda *a, **k: True)
+
+
+def test_an_output_no_file_can_be_created_at_is_refused_before_the_run(capsys, monkeypatch, as_root):
+    import jalapeno.fit.validation_run as vr
+
+    def never(*a, **k):  # the run this check must come before
+        raise AssertionError("validate ran before its --out was checked")
+
+    monkeypatch.setattr(vr, "run_validation", never)
+    code, out, err = run(capsys, "validate", "--no-aiconfigurator", "-o", "/proc/no-such-dir-x.csv")
+    # was (as root): the whole validation, then "--out: cannot write /proc/x.csv: No such file or directory"
+    check_error(code, out, err, "--out: cannot write '/proc/no-such-dir-x.csv'", "give a file path in a folder")
+
+
+def test_the_create_probe_leaves_no_file_and_keeps_an_existing_one(tmp_path):
+    from jalapeno.cli.common import check_writable
+
+    new = tmp_path / "new.csv"
+    check_writable(str(new), "--out")
+    assert not new.exists()  # created to try, then removed
+    old = tmp_path / "old.csv"
+    old.write_text("kept\n")
+    check_writable(str(old), "--out")
+    assert old.read_text() == "kept\n"  # opened for appending, never truncated
+
+
+def test_explore_html_is_held_to_the_writable_check(capsys, as_root):
+    code, out, err = run(capsys, "explore", str(EXAMPLE), "--html", "/proc/no-such-dir-x.html")
+    # was: not checked beyond its folder's existence; every trial ran, then "cannot write"
+    check_error(code, out, err, "--html: cannot write '/proc/no-such-dir-x.html'")
+
+
+def test_report_names_html_when_the_page_cannot_be_written(capsys, monkeypatch, tmp_path):
+    import jalapeno.cli.report_cmd as rc
+
+    monkeypatch.setattr(rc, "check_writable", lambda *a: None)  # reach the page's own write
+    args = ("report", "-s", "h200", "-m", "llama-3.3-70b", "--serving", "agg", "--measured", "none")
+    code, out, err = run(capsys, *args, "--html", str(tmp_path / "gone" / "r.html"))
+    # was: "--out: cannot write ..." after `--html` was typed
+    check_error(code, out, err, "--html: cannot write", "r.html")
+
+
+def _space(tmp_path: Path, base: str, model: str, precision: str) -> Path:
+    p = tmp_path / "s.toml"
+    p.write_text(
+        f'name = "t"\nbase = "{base}"\n[objective]\nmetrics = ["tok_s_per_kw"]\n'
+        f'[[cases]]\nmodel = "{model}"\nprecision = "{precision}"\n'
+        '[params."chip.hbm_stacks"]\nchoices = [6, 8]\n'
+    )
+    return p
+
+
+@pytest.mark.parametrize(
+    ("base", "model", "precision", "words"),
+    [
+        # fp4 is defined by routed experts: a dense model has none (specs/formats.check_precision)
+        ("jalapeno", "llama-3.3-70b", "fp4", ["routed experts", 'precision = "nvfp4"']),
+        # H200 has BF16 and FP8 tensor cores only (data/systems/h200.toml formats)
+        ("h200", "deepseek-r1", "fp4", ["no tensor cores", 'precision = "fp8"']),
+    ],
+)
+def test_a_case_precision_the_model_or_base_cannot_run_is_named_as_the_case(tmp_path, base, model, precision, words):
+    from jalapeno.analysis.explore import make_evaluator
+    from jalapeno.errors import SpecError
+    from jalapeno.specs.design_space import load_design_space
+
+    space = load_design_space(_space(tmp_path, base, model, precision))
+    with pytest.raises(SpecError) as e:
+        make_evaluator(space)
+    msg = str(e.value)
+    # was: "base: the base system ... cannot be scored: ... Fix: lower objective.min_interactivity or pick another base"
+    assert e.value.field == "cases.0.precision", msg
+    for w in [*words, "drop its precision"]:
+        assert w in msg, (w, msg)
+    assert "min_interactivity" not in msg and "--compute-fallback" not in msg and "-p " not in msg
+
+
+def test_a_measured_csv_with_no_point_of_the_model_says_so(capsys, tmp_path):
+    lines = POINTS.read_text().splitlines()
+    p = tmp_path / "pts.csv"
+    p.write_text("\n".join([lines[0], *[ln for ln in lines[1:] if ln.startswith("H200,DeepSeek-R1")][:2]]) + "\n")
+    args = ("report", "-s", "h200", "-m", "llama-3.3-70b", "--serving", "agg", "--html", str(tmp_path / "r.html"))
+    code, out, err = run(capsys, *args, "--measured", str(p))
+    assert code == 0, err
+    # was: silent on the console (the note on the page only)
+    assert "note: --measured pts.csv: No measured point of llama-3.3-70b" in err, err
