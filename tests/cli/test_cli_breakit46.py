@@ -107,3 +107,17 @@ def test_a_measured_csv_with_no_point_of_the_model_says_so(capsys, tmp_path):
     assert code == 0, err
     # was: silent on the console (the note on the page only)
     assert "note: --measured pts.csv: No measured point of llama-3.3-70b" in err, err
+
+
+@pytest.mark.parametrize(
+    ("cmd", "text", "meant"),
+    [
+        (("audit", "--claim"), "Max_Interactivity=700", "max_interactivity"),
+        (("audit", "--claim"), "Throughput_Per_Chip@50=100", "throughput_per_chip@50"),
+        (("sensitivity", "--metric"), "MAX_INTERACTIVITY", "max_interactivity"),
+    ],
+)
+def test_an_upper_case_metric_is_named_with_the_one_meant(capsys, cmd, text, meant):
+    code, out, err = run(capsys, cmd[0], "-s", "h200", "-m", "llama-3.3-70b", cmd[1], text)
+    # was: "'Max_Interactivity=700' is not METRIC[@X]=VALUE" with no hint (the metric names are lower case)
+    check_error(code, out, err, f"{cmd[1]}: '{text}' is not METRIC[@X]", f"lower case: did you mean {meant}?")

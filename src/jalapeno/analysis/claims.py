@@ -146,10 +146,13 @@ def parse_claim(text: str) -> Claim:
     >>> parse_claim("tok_s_per_kw_ratio@100=2").name
     'tok_s_per_kw_ratio@100'
     """
-    m = re.fullmatch(r"\s*([a-z_0-9]+?)(_ratio)?(?:@([^=_\s]+))?(_ratio)?\s*=\s*(\S+)\s*", text or "")
+    form = r"\s*([a-z_0-9]+?)(_ratio)?(?:@([^=_\s]+))?(_ratio)?\s*=\s*(\S+)\s*"
+    m = re.fullmatch(form, text or "")
     known = ", ".join(f"{k}@X" if v[2] else k for k, v in METRICS.items())
-    if not m:
-        raise SpecError("--claim", f"{text!r} is not METRIC[@X]=VALUE",
+    if not m:  # 'Max_Interactivity=700' was told only that it is not METRIC=VALUE (break46)
+        low = re.fullmatch(form, (text or "").lower())
+        hint = f" (metric names are lower case: did you mean {low[0].split('=')[0].strip()}?)" if low else ""
+        raise SpecError("--claim", f"{text!r} is not METRIC[@X]=VALUE{hint}",
                         f"write e.g. --claim max_interactivity=700; metrics: {known} (each also as <metric>_ratio)")
     name, r1, at, r2, val = m.groups()
     if r1 and r2:  # 'max_interactivity_ratio_ratio=1' was read as one ratio, silently
