@@ -121,3 +121,54 @@ def test_an_upper_case_metric_is_named_with_the_one_meant(capsys, cmd, text, mea
     code, out, err = run(capsys, cmd[0], "-s", "h200", "-m", "llama-3.3-70b", cmd[1], text)
     # was: "'Max_Interactivity=700' is not METRIC[@X]=VALUE" with no hint (the metric names are lower case)
     check_error(code, out, err, f"{cmd[1]}: '{text}' is not METRIC[@X]", f"lower case: did you mean {meant}?")
+
+
+def test_a_model_folder_is_named_with_its_config_json(capsys, tmp_path, monkeypatch):
+    folder = tmp_path / "Llama-3.3-70B"
+    folder.mkdir()
+    (folder / "config.json").write_text(
+        (Path(__file__).parents[2] / "src/jalapeno/data/models/llama-3.3-70b.json").read_text()
+    )
+    monkeypatch.chdir(tmp_path)
+    args = ("predict", "-s", "h200", "-c", "4", "--json")
+    code, out, err = run(capsys, *args, "-m", "Llama-3.3-70B")
+    # was: "unknown model 'Llama-3.3-70B'" as for a typo (a bare name is looked up in the catalog)
+    check_error(code, out, err, "--model: 'Llama-3.3-70B' is a folder here", "pass ./Llama-3.3-70B/config.json")
+    code, out, err = run(capsys, *args, "-m", "./Llama-3.3-70B")
+    # was: "is a directory ... Fix: pass a model name ... or the path of a config.json"
+    check_error(code, out, err, "is a directory", "pass the config.json it holds: Llama-3.3-70B/config.json")
+    code, out, err = run(capsys, *args, "-m", "Llama-3.3-70B/config.json")
+    assert code == 0, err
+
+
+def test_a_system_folder_is_named_as_a_folder(capsys, tmp_path, monkeypatch):
+    (tmp_path / "mine").mkdir()
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "predict", "-s", "mine", "-m", "llama-3.3-70b", "-c", "4")
+    check_error(code, out, err, "--system: 'mine' is a folder here", "the path of a system TOML in it")
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        # TOML 1.0: "Defining a key multiple times is invalid"; tomllib said only "Cannot overwrite a value (at line 3 ...)"
+        (
+            'base = "h200"\nname = "x"\nchip.tdp_w = 800\nchip.tdp_w = 900\n',
+            ["the key 'chip.tdp_w' is set twice", "line 4"],
+        ),
+        ('base = "h200"\n[chip]\ntdp_w = 800\n[chip]\nname = "y"\n', ["the table [chip] is declared twice (line 4)"]),
+    ],
+)
+def test_a_key_or_table_given_twice_is_named(capsys, tmp_path, text, words):
+    p = tmp_path / "twice.toml"
+    p.write_text(text)
+    code, out, err = run(capsys, "hardware", "show", str(p))
+    check_error(code, out, err, "twice.toml", *words)
+
+
+def test_a_calibration_file_given_twice_a_key_says_which(capsys, tmp_path):
+    p = tmp_path / "cal.toml"
+    p.write_text('system = "h200"\nsystem = "h100"\n')
+    code, out, err = run(capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "-c", "4", "--efficiency", str(p))
+    # was: "is not a readable calibration TOML (TOMLDecodeError)": the error's class, not what is wrong
+    check_error(code, out, err, "--efficiency", "the key 'system' is set twice (line 2")

@@ -65,8 +65,8 @@ def _read_calibration_file(path: Path) -> dict:
     try:
         return parse_toml(text)
     except tomllib.TOMLDecodeError as e:
-        raise SpecError("efficiency", f"{path} is not a readable calibration TOML ({type(e).__name__})",
-                        "pass a file written by `jalapeno calibrate --out-dir DIR`") from None
+        raise SpecError("efficiency", f"{path} is not a readable calibration TOML ({e})",  # was the class name only
+                        "fix its TOML, or pass a file written by `jalapeno calibrate --out-dir DIR`") from None
 
 
 #: ``kind`` of a calibration file (fit/calibrate.py writes one of these)

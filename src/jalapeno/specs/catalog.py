@@ -52,12 +52,25 @@ def _is_file(name: str) -> bool:
         return False
 
 
+def _is_dir(name: str) -> bool:
+    """``Path(name).is_dir()``, False where the OS refuses the name itself (as :func:`_is_file`)."""
+    try:
+        return Path(name).is_dir()
+    except OSError:
+        return False
+
+
 def _unknown(kind: str, name: str, known: list[str], cmd: str) -> UnknownNameError:
     ext, what = {"system": (".toml", "a system TOML"), "model": (".json", "a config.json")}[kind]
     if name and _is_file(name):  # ``hardware show my.cfg``: a file, read as a name for its suffix
         return UnknownNameError(kind, f"{name!r} is a file but not a catalog {kind}, and a file is read as "
                                 f"{what} only when its path ends in {ext} or holds a folder",
                                 f"pass it as ./{name} (read as {what}), or rename it to end in {ext}")
+    if name and _is_dir(name):  # ``-m Llama-3.3-70B`` (a model's folder, here) was 'unknown model', as any typo
+        inner = Path(name) / "config.json"
+        meant = f"./{inner}" if kind == "model" and inner.is_file() else f"the path of {what} in it"
+        return UnknownNameError(kind, f"{name!r} is a folder here, not a catalog {kind} (a {kind} file is read "
+                                f"from its path)", f"pass {meant}")
     parts = [p.strip() for p in name.split(",") if p.strip()]
     if len(parts) > 1:  # ``frontier -s h200,h100`` was 'unknown system ... (did you mean 'h200'?)'
         several = "; `jalapeno compare --systems A,B` compares several" if kind == "system" else ""

@@ -38,6 +38,35 @@ def parse_toml(text: str) -> dict:
         return tomllib.loads(text)
     except RecursionError:
         raise tomllib.TOMLDecodeError("arrays or inline tables nested too deeply to read") from None
+    except tomllib.TOMLDecodeError as e:
+        twice = _set_twice(str(e), text)
+        if twice:
+            raise tomllib.TOMLDecodeError(twice) from None
+        raise
+
+
+def _set_twice(msg: str, text: str) -> str:
+    r"""tomllib's message for a key or table given twice, with the key and its line written out ("" for any other
+    error): 'Cannot overwrite a value (at line 4, column 17)' named neither (break46).
+
+    >>> _set_twice("Cannot overwrite a value (at line 2, column 4)", "a = 1\na = 2\n")
+    "the key 'a' is set twice (line 2: a = 2): give each key once (Cannot overwrite a value (at line 2, column 4))"
+    """
+    import re
+
+    at = re.search(r"\(at line (\d+), column \d+\)$", msg)
+    lines = text.splitlines()
+    if not at or not 0 < int(at[1]) <= len(lines):
+        return ""
+    line = lines[int(at[1]) - 1].strip()
+    shown = line if len(line) <= 80 else line[:77] + "..."
+    if msg.startswith("Cannot overwrite a value") or msg.startswith("Cannot mutate immutable namespace"):
+        key = line.split("=", 1)[0].strip() if "=" in line else ""
+        what = f"the key {key!r}" if key else "a key"
+        return f"{what} is set twice (line {at[1]}: {shown}): give each key once ({msg})"
+    if msg.startswith("Cannot declare"):
+        return f"the table {shown} is declared twice (line {at[1]}): give each table once, its keys together ({msg})"
+    return ""
 
 
 def read_user_text(path: str | Path, what: str, fix: str) -> str:
@@ -54,6 +83,9 @@ def read_user_text(path: str | Path, what: str, fix: str) -> str:
     """
     p = Path(path)
     if p.is_dir():
+        inner = p / "config.json"  # a Hugging Face snapshot folder: its config.json is the file meant (break46)
+        if "config.json" in what and inner.is_file():
+            fix = f"pass the config.json it holds: {inner}"
         raise SpecError(str(p), f"is a directory, not {what}", fix)
     if not p.exists():
         if p.is_symlink():  # exists() follows the link: a dangling one, or one that loops back on itself
