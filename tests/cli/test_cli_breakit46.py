@@ -172,3 +172,29 @@ def test_a_calibration_file_given_twice_a_key_says_which(capsys, tmp_path):
     code, out, err = run(capsys, "predict", "-s", "h200", "-m", "llama-3.3-70b", "-c", "4", "--efficiency", str(p))
     # was: "is not a readable calibration TOML (TOMLDecodeError)": the error's class, not what is wrong
     check_error(code, out, err, "--efficiency", "the key 'system' is set twice (line 2")
+
+
+def test_a_store_folder_that_cannot_be_made_is_refused_before_the_sweep(capsys, monkeypatch, tmp_path):
+    pytest.importorskip("pyarrow")
+    import jalapeno.analysis.comparison as comparison
+
+    def never(*a, **k):  # the sweep this check must come before
+        raise AssertionError("compare swept before its --store was checked")
+
+    monkeypatch.setattr(comparison, "compare_systems", never)
+    (tmp_path / "notes.txt").write_text("x")
+    args = ("compare", "-s", "h200", "-m", "llama-3.3-70b", "--html", "")
+    code, out, err = run(capsys, *args, "--store", str(tmp_path / "notes.txt" / "st"))
+    # was: every system swept, then "cannot create ...: Not a directory"
+    check_error(code, out, err, "--store: cannot create", "notes.txt' is a file, not a folder")
+    code, out, err = run(capsys, *args, "--store", "/proc/no-such-store")  # root: mkdir fails there; others: EACCES
+    check_error(code, out, err, "--store: cannot create '/proc/no-such-store'", "give a writable folder")
+
+
+def test_a_target_whose_fleet_is_above_the_chip_bound_is_refused(capsys):
+    args = ("plan", "-s", "h200", "-m", "llama-3.3-70b", "--serving", "agg")
+    code, out, err = run(capsys, *args, "--target", "1e12")
+    # was: exit 0 with 1.77e9 chips, where --chips 2000000000 and --power-mw 1e9 are refused at the 1e9-chip bound
+    check_error(code, out, err, "--target: 1e+12 tok/s needs", "above the 1,000,000,000-chip plausibility bound")
+    code, out, err = run(capsys, *args, "--target", "1e6", "--json")
+    assert code == 0, err

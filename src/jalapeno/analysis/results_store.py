@@ -74,7 +74,29 @@ def check_store(store: str | Path) -> None:
                         f"(write ./{s} for a folder named so)")
     if Path(s).exists() and not Path(s).is_dir():
         raise SpecError("--store", f"{s!r} is a file, not a folder", "give a folder path (it is created)")
+    _check_creatable(Path(s))
     _require("pyarrow")  # runs are Parquet: compare --store without it swept, then left an empty run folder
+
+
+def _check_creatable(p: Path) -> None:
+    """Refuse a store folder no folder can be made in, before the run: its nearest existing folder is a file
+    (``--store notes.txt/runs``) or refuses a new folder (``/proc/st`` as root, a read-only disk). ``compare
+    --store`` swept every system first and was refused after it (break46). A folder is made and removed to try.
+
+    Raises:
+        SpecError: ``--store``, naming the path and the reason.
+    """
+    import tempfile
+
+    there = next((a for a in (p, *p.parents) if a.exists()), Path("."))
+    if not there.is_dir():
+        raise SpecError("--store", f"cannot create {str(p)!r}: {str(there)!r} is a file, not a folder",
+                        "give a folder path (it is created)")
+    try:
+        Path(tempfile.mkdtemp(dir=there, prefix=".jalapeno-probe-")).rmdir()
+    except OSError as e:
+        raise SpecError("--store", f"cannot create {str(p)!r}: {e.strerror or type(e).__name__}",
+                        "give a writable folder") from None
 
 
 def store_dir(store: str | Path) -> Path:

@@ -105,6 +105,7 @@ def plan(
     # fewest / fewest_boxes search every instance size's own frontier (as --chips): the system's frontier drops
     # a small instance a larger one dominates, the one a target of a few instances fits in fewest chips
     cp = plan_capacity(sf.record(), s, target, target_kind, min_interactivity, alternatives=sf.fleet_record())
+    _check_fleet_size(cp.provisioned_chips, target)
     if json_out:
         p = cp.point
         print_json({"system": s.name, "model": m.name, "workload": wl.as_dict(), "target_tok_per_s": target,
@@ -153,3 +154,20 @@ def _no_floor_note(point) -> None:
     console.print(f"no per-user speed floor: this is the batch (peak-throughput) point, "
                   f"{point.interactivity:,.1f} tok/s/user, {point.e2e_s:,.0f} s per request end to end; "
                   "for an interactive service give its floor, e.g. --min-interactivity 50", soft_wrap=True)
+
+
+def _check_fleet_size(chips: int, target: float) -> None:
+    """Refuse a ``--target`` whose fleet is above the chip plausibility bound that ``--chips``, ``--racks`` and
+    ``--power-mw`` are held to (analysis/fleet.MAX_FLEET_CHIPS): ``--target 1e12`` planned 1.77 billion H200s,
+    where ``--chips`` of as many is refused (break46).
+
+    Raises:
+        SpecError: naming ``--target``.
+    """
+    from jalapeno.analysis.fleet import MAX_FLEET_CHIPS
+    from jalapeno.errors import SpecError
+
+    if chips > MAX_FLEET_CHIPS:
+        raise SpecError("--target", f"{target:.3g} tok/s needs {chips:,} chips, above the {MAX_FLEET_CHIPS:,}-chip "
+                        "plausibility bound (~100x all AI accelerators installed by 2025)",
+                        "give one fleet's tokens per SECOND (a daily total / 86,400), e.g. --target 1e6")
