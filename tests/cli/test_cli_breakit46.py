@@ -198,3 +198,20 @@ def test_a_target_whose_fleet_is_above_the_chip_bound_is_refused(capsys):
     check_error(code, out, err, "--target: 1e+12 tok/s needs", "above the 1,000,000,000-chip plausibility bound")
     code, out, err = run(capsys, *args, "--target", "1e6", "--json")
     assert code == 0, err
+
+
+def test_a_base_that_fits_no_layout_is_not_told_to_lower_the_floor(tmp_path):
+    from jalapeno.analysis.explore import make_evaluator
+    from jalapeno.errors import JalapenoError
+    from jalapeno.specs.design_space import load_design_space
+
+    p = tmp_path / "s.toml"  # Kimi K2.5 (1T parameters, int4: ~0.5 TB) on 8 A100s of 80 GB: no layout holds it
+    p.write_text(
+        'name = "t"\nbase = "a100-sxm"\n[objective]\nmetrics = ["tok_s_per_kw"]\nmin_interactivity = 10\n'
+        '[[cases]]\nmodel = "kimi-k2.5"\n[params."chip.tdp_w"]\nchoices = [400, 450]\n'
+    )
+    with pytest.raises(JalapenoError) as e:
+        make_evaluator(load_design_space(p))
+    # was: "Fix: lower objective.min_interactivity or pick another base", for a model no floor keeps out
+    assert "cases.0 (kimi-k2.5)" in e.value.fix and "max_stage_factor" in e.value.fix, str(e.value)
+    assert "min_interactivity" not in e.value.fix

@@ -340,16 +340,25 @@ def make_evaluator(space: DesignSpace) -> Evaluator:
     base = ev.pricer(p.system, p.efficiency)
     metrics = []
     t0 = time.perf_counter()
-    for c, m, wl, prec in ev.cases():
+    for i, (c, m, wl, prec) in enumerate(ev.cases()):
         r = case_metrics(space, base, m, wl, prec, ev.native(c))
         if r.reason:
             raise InfeasibleDeployment(
                 "base",
                 f"the base system {space.base!r} cannot be scored: {r.reason}",
-                "lower objective.min_interactivity or pick another base",
+                base_fix(r.reason, i, c.model),
             )
         metrics.append(r.metrics)
     return Evaluator(space, tuple(metrics), time.perf_counter() - t0)
+
+
+def base_fix(reason: str, i: int, model: str) -> str:
+    """The remedy for a base that cannot score case ``i`` for ``reason``: only a floor it never reaches is the
+    floor's (a model that fits no layout was told to lower objective.min_interactivity, break46)."""
+    if "never reaches" in reason:
+        return "lower objective.min_interactivity or pick another base"
+    wider = "; or let instances span more of it: raise [sweep] max_stage_factor" if "scale-up domain" in reason else ""
+    return f"pick another base, or change or drop cases.{i} ({model}){wider}"
 
 
 def check_case_precisions(ev: Evaluator, base: System) -> None:
