@@ -35,6 +35,9 @@ Which term of the decode step is overpriced?
    own batch range) at each earlier-release row's decode batch, over the earlier row's: how much faster the later
    release runs the same step, measured, against what the model prices (the profile pins no release difference here).
 
+Round 46 (arfusion46) builds the fusion into the ``trtllm`` / ``dynamo-trtllm`` profiles (data/stacks.toml), shipped
+off (specs/stacks.ENGINE_AR_RMS_ON): the "before" columns here are the row with the fusion off, the terms those of the
+unfused step, whichever way the switch stands.
 Nothing is fitted or written; predictions do not move. Run: python scripts/trt_tp_rms_fusion45.py
 [--systems gb200-nvl72,gb300-nvl72,b200,h200] [--rows]   (about 20 s)
 """
@@ -102,8 +105,8 @@ def split_rows(systems: tuple[str, ...]) -> pd.DataFrame:
             or not p.measured.get("tpot_s")
         ):
             continue
-        st = point_stack(p)
-        tpot, b, sc = _served(models[p.model], p, st)
+        st = point_stack(p)  # fused since round 46 (the profile's allreduce_rms_fusion): "before" turns it off
+        tpot, b, sc = _served(models[p.model], p, st.with_allreduce_rms_fusion(False))
         fused_tpot = _served(models[p.model], p, st.with_allreduce_rms_fusion(True))[0]
         ops, co = pd.DataFrame(sc.op_rows(0)), pd.DataFrame(sc.collective_rows(0))
         ar = co[co.kind == "all_reduce"]

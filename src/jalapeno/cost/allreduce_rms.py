@@ -1,4 +1,11 @@
-"""vLLM's all-reduce + residual add + RMSNorm fusion: which steps it covers.
+"""The all-reduce + residual add + RMSNorm fusion (vLLM's compile pass, TensorRT-LLM's decoder classes): which
+steps it covers.
+
+TensorRT-LLM runs it by default: its DeepseekV3 (DeepSeek-R1, Kimi K2.5), Qwen3MoE, GptOss and Llama decoder
+layers call each TP all-reduce with ``AllReduceFusionOp.RESIDUAL_RMS_NORM`` when attention runs TP without
+attention DP (the ``trtllm`` and ``dynamo-trtllm`` profiles set ``allreduce_rms_fusion``, read only while
+specs/stacks.ENGINE_AR_RMS_ON, shipped off in round 46; sources and limits in data/stacks.toml). The same kernel family, so the same pricing below; the step cap is vLLM's (a named assumption
+for TensorRT-LLM, whose AUTO strategy falls back to NCCL and a separate norm at large messages).
 
 With ``--compilation_config.pass_config.fuse_allreduce_rms true`` (vLLM's ``AllReduceFusionPass``,
 vllm/compilation/passes/fusion/allreduce_rms_fusion.py) the compiled graph replaces each tensor-parallel
@@ -53,7 +60,14 @@ FUSED_KERNEL_TABLE = "trtllm"
 #: Hopper H100/H200/H800 9.0; Blackwell B200/GB200 10.0; Blackwell Ultra B300/GB300 10.3 (NVIDIA CUDA GPUs
 #: compute-capability table, developer.nvidia.com/cuda-gpus)
 CAPABILITY_BY_PREFIX: tuple[tuple[str, int], ...] = (
-    ("GB300", 103), ("B300", 103), ("GB200", 100), ("B200", 100), ("H100", 90), ("H200", 90), ("H800", 90))
+    ("GB300", 103),
+    ("B300", 103),
+    ("GB200", 100),
+    ("B200", 100),
+    ("H100", 90),
+    ("H200", 90),
+    ("H800", 90),
+)
 
 #: vLLM ``FI_ALLREDUCE_FUSION_MAX_SIZE_MB``: the largest all-reduce input (MiB per rank) the fusion pass
 #: covers, by device capability and TP size (vllm-project/vllm vllm/compilation/passes/fusion/
@@ -111,8 +125,9 @@ def fused_max_bytes(chip_name: str, tp: int) -> float:
     return 0.0 if mib is None else float(mib * MIB)
 
 
-def fused_all_reduce(priced: CollectiveTime, base: CollectiveTime, group: int, message_bytes,
-                     system: System, placement: str = "packed") -> CollectiveTime:
+def fused_all_reduce(
+    priced: CollectiveTime, base: CollectiveTime, group: int, message_bytes, system: System, placement: str = "packed"
+) -> CollectiveTime:
     """``priced`` (a profile's TP all-reduce from its engine's table) with the messages the fusion covers
     (<= :func:`fused_max_bytes`) priced from :data:`FUSED_KERNEL_TABLE` instead (module docstring).
 
@@ -130,5 +145,9 @@ def fused_all_reduce(priced: CollectiveTime, base: CollectiveTime, group: int, m
     if not fused.any():
         return priced
     f = measured_all_reduce(base, FUSED_KERNEL_TABLE, group, m, system, placement)
-    return CollectiveTime(np.where(fused, f.time_s, priced.time_s),
-                          np.where(fused, f.algorithm, priced.algorithm).astype(object), priced.level, priced.scope)
+    return CollectiveTime(
+        np.where(fused, f.time_s, priced.time_s),
+        np.where(fused, f.algorithm, priced.algorithm).astype(object),
+        priced.level,
+        priced.scope,
+    )

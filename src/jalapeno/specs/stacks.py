@@ -36,11 +36,35 @@ from jalapeno.specs.stack_profile import (  # noqa: F401  (the profile re-export
     Stack,
 )
 
-_KEYS = {"name", "label", "engines", "base", "source", "overlap", "moe_exchange", "all_reduce_table", "logits_bytes_per_elem",
-         "gemm_allreduce_fusion", "allreduce_rms_fusion", "moe_width_term", "disagg_handshake", "disagg_router",
-         "tp_rank_step_dp", "kv_handoff_fanout", "admission_lag_steps", "admission_lag_with_mtp",
-         "mtp_acceptance", "low", "high", "sources",
-         "fit", "default_for", "clients", "version_rules", *BAND_FIELDS}
+_KEYS = {
+    "name",
+    "label",
+    "engines",
+    "base",
+    "source",
+    "overlap",
+    "moe_exchange",
+    "all_reduce_table",
+    "logits_bytes_per_elem",
+    "gemm_allreduce_fusion",
+    "allreduce_rms_fusion",
+    "moe_width_term",
+    "disagg_handshake",
+    "disagg_router",
+    "tp_rank_step_dp",
+    "kv_handoff_fanout",
+    "admission_lag_steps",
+    "admission_lag_with_mtp",
+    "mtp_acceptance",
+    "low",
+    "high",
+    "sources",
+    "fit",
+    "default_for",
+    "clients",
+    "version_rules",
+    *BAND_FIELDS,
+}
 #: The front-end fields a benchmark client's entry may set (``clients``): what a request spends
 #: outside the accelerator before its first token depends on the engine's server and on the
 #: client that times it (HTTP stack, tokenisation, streaming parser); so does how its requests
@@ -51,8 +75,12 @@ CLIENT_FIELDS: tuple[str, ...] = ("request_overhead_s", "prompt_overhead_s_per_t
 RULE_FIELDS: tuple[str, ...] = ("moe_exchange", "overlap", *BAND_FIELDS)
 _RULE_TEXT = {"moe_exchange": MOE_EXCHANGE_NAMES, "overlap": ("none", "tbo")}
 #: Profile fields that name one of a fixed set: (key, the names, what the message calls a bad value).
-_NAMED_FIELDS = (("moe_exchange", MOE_EXCHANGE_NAMES, ""), ("disagg_handshake", DISAGG_HANDSHAKE_NAMES, ""),
-                 ("disagg_router", DISAGG_ROUTER_NAMES, ""), ("all_reduce_table", ALL_REDUCE_TABLE_NAMES, "unknown engine "))
+_NAMED_FIELDS = (
+    ("moe_exchange", MOE_EXCHANGE_NAMES, ""),
+    ("disagg_handshake", DISAGG_HANDSHAKE_NAMES, ""),
+    ("disagg_router", DISAGG_ROUTER_NAMES, ""),
+    ("all_reduce_table", ALL_REDUCE_TABLE_NAMES, "unknown engine "),
+)
 
 
 def _rule_value(f: str, v, key: str):
@@ -84,8 +112,14 @@ def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
     if base and base not in known:
         raise SpecError(f"{where}.base", f"{base!r} is not an earlier stack", "name a stack defined above this one")
     kw = {f.name: getattr(known[base], f.name) for f in fields(Stack)} if base else {}
-    kw.update(name=raw["name"], label=raw["label"], source=raw["source"], base=base,
-              engines=tuple(raw.get("engines", ())), default_for=tuple(raw.get("default_for", ())))
+    kw.update(
+        name=raw["name"],
+        label=raw["label"],
+        source=raw["source"],
+        base=base,
+        engines=tuple(raw.get("engines", ())),
+        default_for=tuple(raw.get("default_for", ())),
+    )
     for f in BAND_FIELDS:
         if f in raw:
             kw[f] = _number(raw[f], f"{where}.{f}")
@@ -101,20 +135,27 @@ def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
     if "logits_bytes_per_elem" in raw:
         b = _number(raw["logits_bytes_per_elem"], f"{where}.logits_bytes_per_elem")
         if b not in (1.0, 2.0, 4.0):
-            raise SpecError(f"{where}.logits_bytes_per_elem", f"{b:g} is not a logit element size",
-                            "give 1 (FP8 logits), 2 (BF16/FP16, cast to FP32 after the gather) or 4 (FP32)")
+            raise SpecError(
+                f"{where}.logits_bytes_per_elem",
+                f"{b:g} is not a logit element size",
+                "give 1 (FP8 logits), 2 (BF16/FP16, cast to FP32 after the gather) or 4 (FP32)",
+            )
         kw["logits_bytes_per_elem"] = b
     if "admission_lag_steps" in raw:  # whole steps of the loop's admission lag (serve/overlap_loop.admission_lag_s)
         lag = raw["admission_lag_steps"]
         if isinstance(lag, bool) or lag not in (0, 1, 2):
-            raise SpecError(f"{where}.admission_lag_steps", f"must be a whole number of steps 0-2, got {lag!r}",
-                            "write 1 for an overlap loop (it launches the next batch before it reads the last "
-                            "result), 0 for a loop that launches what it reads")
+            raise SpecError(
+                f"{where}.admission_lag_steps",
+                f"must be a whole number of steps 0-2, got {lag!r}",
+                "write 1 for an overlap loop (it launches the next batch before it reads the last "
+                "result), 0 for a loop that launches what it reads",
+            )
         kw["admission_lag_steps"] = float(lag)
     for k in (k for k in SWITCHES if k in raw):  # the engine switches (booleans)
         if not isinstance(raw[k], bool):
-            raise SpecError(f"{where}.{k}", f"must be true or false, got {raw[k]!r}",
-                            f"write {k} = true ({SWITCHES[k]}) or false")
+            raise SpecError(
+                f"{where}.{k}", f"must be true or false, got {raw[k]!r}", f"write {k} = true ({SWITCHES[k]}) or false"
+            )
         kw[k] = raw[k]
     for band in ("low", "high"):
         b = dict(kw.get(band, {})) if base else {}
@@ -136,17 +177,25 @@ def _stack(raw: dict, i: int, known: dict[str, Stack]) -> Stack:
     clients = {}
     for client, front in raw.get("clients", {}).items():
         if not isinstance(front, dict) or set(front) - set(CLIENT_FIELDS):
-            raise SpecError(f"{where}.clients.{client}", f"{front!r}",
-                            f"give a table of {', '.join(CLIENT_FIELDS)} (s; s per prompt token; a share in (0, 1])")
+            raise SpecError(
+                f"{where}.clients.{client}",
+                f"{front!r}",
+                f"give a table of {', '.join(CLIENT_FIELDS)} (s; s per prompt token; a share in (0, 1])",
+            )
         vals = {f: _number(v, f"{where}.clients.{client}.{f}") for f, v in front.items()}
         for f in BURST_FIELDS:
             if not 0 < vals.get(f, 1.0) <= 1:
-                raise SpecError(f"{where}.clients.{client}.{f}", f"must be in (0, 1], got {vals[f]}",
-                                "give the share of counted requests that meet a prefill burst (0.1 = one wave in 10)")
+                raise SpecError(
+                    f"{where}.clients.{client}.{f}",
+                    f"must be in (0, 1], got {vals[f]}",
+                    "give the share of counted requests that meet a prefill burst (0.1 = one wave in 10)",
+                )
         clients[client] = MappingProxyType(vals)
     kw["clients"] = MappingProxyType({**(dict(kw.get("clients", {})) if base else {}), **clients})
     if not 0 < kw.get("fusion", 1.0) <= 1:
-        raise SpecError(f"{where}.fusion", f"must be in (0, 1], got {kw['fusion']}", "give the share of kernels launched")
+        raise SpecError(
+            f"{where}.fusion", f"must be in (0, 1], got {kw['fusion']}", "give the share of kernels launched"
+        )
     return Stack(**kw)
 
 
@@ -188,6 +237,8 @@ def build_stacks(fits: dict) -> MappingProxyType:
         raw = tomllib.load(f)
     out: dict[str, Stack] = {}
     for i, r in enumerate(raw.get("stack", [])):
+        if not ENGINE_AR_RMS_ON:  # shipped off: the profiles' own fusion setting is not read
+            r = {k: v for k, v in r.items() if k != "allreduce_rms_fusion"}
         s = _stack(_with_fit(r, fits.get(r.get("name", ""))), i, out)
         out[s.name] = s
     return MappingProxyType(out)
@@ -195,6 +246,15 @@ def build_stacks(fits: dict) -> MappingProxyType:
 
 #: Fitted values and their report (scripts/fit_stacks.py writes it; fit/stack_fit.py fits them).
 FITS_FILE = "stack_fits.toml"
+
+#: TensorRT-LLM's default all-reduce + residual add + RMSNorm fusion at attention TP (the ``trtllm`` / ``dynamo-trtllm``
+#: profiles' ``allreduce_rms_fusion = true``; its source, TensorRT-LLM's decoder classes, in data/stacks.toml). Shipped
+#: off (round 46, arfusion46, docs/gap_aic_itl.md): with the stack refit it needs (trtllm tp_rank_step_s 75 -> 112.5 us,
+#: step_overhead_s 325 -> 350 us, kernel_launch_s 2.6 -> 2.8 us) the held-out aiconfigurator TPOT median goes 5.8 -> 5.9%,
+#: GB300's TPOT bias +5.0 -> +6.2% and InferenceX TPOT 5.8 -> 6.0%. False drops a profile's ``allreduce_rms_fusion`` as
+#: the profiles are read (a launch script's per-row ``+ar_rms`` still applies); True needs scripts/fit_stacks.py rerun
+#: (load_stacks is cached: clear it after flipping this at run time).
+ENGINE_AR_RMS_ON = False
 
 
 def _with_fit(raw: dict, fit: dict | None) -> dict:
@@ -250,16 +310,24 @@ def get_stack(name: str) -> Stack:
     name = name.strip().removesuffix("+ar_rms")
     s = stacks().get(base)
     if s is None:
-        raise UnknownNameError("--stack", f"unknown software stack {base!r}{choice_hint(base, stacks())}",
-                               f"use one of {', '.join(stacks())} (data/stacks.toml), optionally NAME@VERSION and +ar_rms")
+        raise UnknownNameError(
+            "--stack",
+            f"unknown software stack {base!r}{choice_hint(base, stacks())}",
+            f"use one of {', '.join(stacks())} (data/stacks.toml), optionally NAME@VERSION and +ar_rms",
+        )
     if "@" in name:
         version_key(version, "--stack")
         if not s.version_rules and base not in DEPLOYMENT_RELEASE_RULES:  # the version would be dropped: nothing
-            takes = ", ".join(n for n, p in stacks().items()  # in this profile depends on it
-                              if p.version_rules or n in DEPLOYMENT_RELEASE_RULES)
-            raise SpecError("--stack", f"profile {base!r} has no version rules, so {name!r} would price "
-                            f"exactly as {base!r}", f"drop '@{version}', or pin a profile that takes "
-                            f"versions: {takes}")
+            takes = ", ".join(
+                n
+                for n, p in stacks().items()  # in this profile depends on it
+                if p.version_rules or n in DEPLOYMENT_RELEASE_RULES
+            )
+            raise SpecError(
+                "--stack",
+                f"profile {base!r} has no version rules, so {name!r} would price exactly as {base!r}",
+                f"drop '@{version}', or pin a profile that takes versions: {takes}",
+            )
     s = s.at_version(version)
     return s.with_allreduce_rms_fusion(True) if fused else s
 
@@ -286,10 +354,13 @@ def stack_for_framework(framework: str, system: str = "", field: str = "framewor
             return s
     if not rocm and _has_rocm_variant(fw):  # only -rocm profiles list it (an NVIDIA profile would have matched)
         names = ", ".join(s.name for s in stacks().values() if fw in s.engines)
-        raise SpecError(field, f"engine {fw!r} runs on AMD ROCm systems only (profile {names}), not on "
-                        f"{system or 'an unnamed system'} (a ROCm system's name starts with 'mi')",
-                        "run it on mi300x, mi325x or mi355x, or name the engine the run used on this system "
-                        "(SGLang: sglang, or dynamo-sglang when disaggregated)")
+        raise SpecError(
+            field,
+            f"engine {fw!r} runs on AMD ROCm systems only (profile {names}), not on "
+            f"{system or 'an unnamed system'} (a ROCm system's name starts with 'mi')",
+            "run it on mi300x, mi325x or mi355x, or name the engine the run used on this system "
+            "(SGLang: sglang, or dynamo-sglang when disaggregated)",
+        )
     return stacks()[DEFAULT_STACK]
 
 
