@@ -215,19 +215,23 @@ def tbo_stage(ops: OpTable, times: OpTimes, colls: CollectiveTable, coll_s: np.n
     d = per_layer(None, None, r.disp, moe_layers)
     k = per_layer(None, None, r.comb, moe_layers)
 
-    def compute_parts(t: OpTimes):
+    def compute_parts(t: OpTimes, with_dense: bool = True):
         g = per_layer(t.time_s, r.op_all, r.c_all, layers)
-        dense = np.add.reduce(t.time_s[r.op_dense], axis=0) + np.add.reduce(coll_s[r.c_dense], axis=0)
+        dense = None
+        if with_dense:
+            dense = np.add.reduce(t.time_s[r.op_dense], axis=0) + np.add.reduce(coll_s[r.c_dense], axis=0)
         a = g + per_layer(t.time_s, r.op_moe_rest, r.c_moe, moe_layers)
         m = per_layer(t.time_s, r.moe_expert, None, moe_layers)
         return g, dense, a, m
 
     g_plain, dense, a0, m0 = compute_parts(times)
     phi = np.minimum(1.0, (d + k) / np.maximum(a0 + m0, 1e-30))
-    f = np.broadcast_to(np.asarray(sm_fraction, dtype=float), (n,))
+    f = sm_fraction  # tbo_layer's (N,) float64 as it is (np.broadcast_to's view: the same values, 5x its cost)
+    if type(f) is not np.ndarray or f.dtype != np.float64 or f.shape != (n,):
+        f = np.broadcast_to(np.asarray(sm_fraction, dtype=float), (n,))
     stretch = 1.0 + phi * f / (1.0 - f)
     t_moe = _stretched(times, stretch, r.moe_rows)
-    _, _, a, m = compute_parts(t_moe)
+    _, _, a, m = compute_parts(t_moe, with_dense=False)  # the stretched tables' dense-layer sum is never read
     # dense layers: both micro-batches back to back, nothing to hide
     dense_s = 2.0 * (g_plain * dense_layers + dense)
     # MoE layers: first layer by the recursion, then the period
