@@ -100,13 +100,14 @@ def long_chunks(dep: Deployment, lengths: dict, b_mb: np.ndarray, ctx: float) ->
             del _PLANS[next(iter(_PLANS))]
     tok, pre, owner, keep, col = _PLANS[key]
     n = b_mb.shape[0]
+    tok_k, pre_k = tok[keep], pre[keep]  # fresh copies: np.tile's answer for one point (a fixed concurrency's)
     return (
         long,
         Batch.make(
-            decode_seqs=np.repeat(b_mb, keep.size),
+            decode_seqs=b_mb.repeat(keep.size),
             decode_ctx=ctx,
-            prefill_tokens=np.tile(tok[keep], n),
-            prefill_ctx=np.tile(pre[keep], n),
+            prefill_tokens=tok_k if n == 1 else np.tile(tok_k, n),
+            prefill_ctx=pre_k if n == 1 else np.tile(pre_k, n),
         ),
         (tok, pre, owner, col),
     )
@@ -128,8 +129,8 @@ def chunked_prefill_s(
         n, col = chunk_step.shape[0], plan[3]
         # every chunk of the plan from its distinct chunk's column, (N, K) C-ordered (np.take, as reshape gave)
         t = pipelined_prefill_s(
-            np.take(step_s.reshape(n, -1), col, axis=1),
-            np.take(interval_s.reshape(n, -1), col, axis=1),
+            step_s.reshape(n, -1).take(col, axis=1),
+            interval_s.reshape(n, -1).take(col, axis=1),
             plan[2],
             len(long),
         )
