@@ -313,8 +313,10 @@ class Batch:
 
     def _distinct(self) -> tuple[Batch, np.ndarray | None]:
         pad = np.broadcast_to(np.asarray(self.pad_seqs, dtype=float), (self.n,))
-        cols = np.stack([np.asarray(a, dtype=float) for a in (self.decode_seqs, self.decode_ctx, self.prefill_tokens,
-                                                               self.prefill_ctx, self.prefill_seqs)] + [pad], axis=1)
+        cols = np.empty((self.n, 6))  # np.stack(..., axis=1)'s (N, 6) C-ordered float64, filled by column (2.5x faster)
+        for j, a in enumerate((self.decode_seqs, self.decode_ctx, self.prefill_tokens, self.prefill_ctx,
+                               self.prefill_seqs, pad)):
+            cols[:, j] = a
         keep, at = first_seen(cols)
         if keep.size == self.n or self.n == 2:
             return self, None
