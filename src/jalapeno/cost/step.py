@@ -53,7 +53,7 @@ from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.cost.roofline import OpTimes
 from jalapeno.cost.shared_stream import hidden_shared_s, pricer_stream_rule, stream_on
 from jalapeno.cost.step_result import StepCost
-from jalapeno.cost.step_rows import SCOPES, coll_rows
+from jalapeno.cost.step_rows import SCOPES, coll_rows, op_stage_rows
 from jalapeno.deploy.deployment import check_memory_fraction, check_overlap_layout
 from jalapeno.deploy.engine_memory import EngineMemory
 from jalapeno.deploy.mtp import MTP, check_mtp, query_len
@@ -242,7 +242,7 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
     n, pp = batch.n, layout.pp
     nc = len(colls.name)
     cr = coll_rows(colls, scopes, pp)  # the table's row masks, worked out once per row layout
-    is_p2p, stage_c, edge_c, scope_arr = cr.is_p2p, cr.stage, cr.edge, cr.scope
+    scope_arr = cr.scope
 
     st = ops.per_stage
     nst = ~st
@@ -253,7 +253,9 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
         "compute": np.add.reduce(comp_part[st], axis=0), "hbm_bandwidth": np.add.reduce(mem_part[st], axis=0),
         "overhead": np.add.reduce(times.overhead_s[st], axis=0), "on_die_network": np.add.reduce(net_part[st], axis=0),
         **{f"{sc}_link": np.add.reduce(ct[cr.stage_scope[sc]], axis=0) if nc else np.zeros(n) for sc in scope_names}}
-    layer_time = np.add.reduce(times.time_s[st], axis=0) + np.add.reduce(ct[stage_c], axis=0)
+    (st_i, nst_i), (p2p_i, stage_i, edge_i) = op_stage_rows(st), cr.at  # the masks' rows, by index (same arrays)
+    layer_time = (np.add.reduce(times.time_s.take(st_i, axis=0), axis=0)
+                  + np.add.reduce(ct.take(stage_i, axis=0), axis=0))
     if overlap == "none":  # the shared expert on the engine's auxiliary stream (cost/shared_stream.py)
         on = stream_on(pricer_stream_rule(eff.source, system.name), batch.tokens(qlen), batch.prefill_tokens,
                        has_ep_all_to_all(model, layout) and moe_all_to_all(pricer, layout, model),
@@ -262,8 +264,8 @@ def _step_cost(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
     hidden = np.zeros(n)
     if overlap == "tbo":
         layer_time, hidden = tbo_layer(model, layout, batch, halves, layer_time, stage_share, scope_names)
-    edge_time = np.add.reduce(times.time_s[nst], axis=0) + np.add.reduce(ct[edge_c], axis=0)
-    p2p = np.add.reduce(ct[is_p2p], axis=0)
+    edge_time = np.add.reduce(times.time_s.take(nst_i, axis=0), axis=0) + np.add.reduce(ct.take(edge_i, axis=0), axis=0)
+    p2p = np.add.reduce(ct.take(p2p_i, axis=0), axis=0)
     step_over = step_overhead(eff, layout) + prompt_token_s(eff, batch.prefill_tokens, layout,
                                                              decode_seqs=batch.decode_seqs)
     step_time = pp * layer_time + edge_time + (pp - 1) * p2p + step_over
