@@ -195,6 +195,27 @@ round's brief) needs about a quarter less CPU. The sweep's profile after the cha
 pass's pricing 43% (lockstep._price_shared: the builds and collectives of priced.price_layouts, Batch.distinct),
 the times-only finish 28%, planning 14% (analytic.agg_plan), the 529 full finishes 10%: NumPy calls on arrays of a
 few columns per deployment; vectorising the finish across a pass's deployments remains the cut.
+Round 46 (perf46) profiled ``compare -c 64`` in one process again (cProfile, line_profiler) and counted instructions
+with valgrind's callgrind, which a loaded machine does not move (one sweep, deepseek-r1 8k1k fp8 on gb200-nvl72 at ``-c
+64``, one process; 1,500.5 M of its instructions are imports and loading). ``-c 64`` is one concurrency: its 8 sweeps x
+9 passes price 4,407 steps and no two are the same (keyed by pricer, layout, precision, overlap and the batch's bytes),
+so a memo across concurrencies or deployments has nothing to find. The profile is flat; the two-batch overlap's stage
+(cost/overlap.tbo_stage, 1,852 steps) was half of the times-only step. Four cuts, each its own commit: tbo_stage reads
+tbo_layer's (N,) SM share as it is (np.broadcast_to's view cost 5x the rest of its line) and skips the stretched tables'
+unread dense-layer sum; serve/chunked.long_chunks gives one point's chunk batch without np.tile's copy, np.take /
+np.repeat by their methods; Batch._distinct fills its row table by column (np.stack: 2.5x); the step's and tbo_stage's
+row sums take their rows by index (ndarray.take, a third faster than a boolean mask: the same rows in the same order,
+cost/step_rows.op_stage_rows, CollRows.at). Callgrind, that sweep: 3,331.1 M instructions -> 3,312.1 / 3,293.7 / 3,283.0
+/ 3,259.1 M after each cut (-2.2% of the run, -3.9% of its 1,830.6 M past the imports). Outputs byte-identical
+(``compare --json`` and stderr of deepseek-r1, llama-3.3-70b, gpt-oss-120b and qwen3-235b-a22b, default and ``-c 64``;
+``validate -o`` all rows, ``--held-out`` and ``--mlperf`` against main's CSVs). The whole command against main ffc6298,
+interleaved 3 runs per tree (CPU user + sys of the command and its workers): ``-c 64`` at load 13-14 (the first three
+cuts) CPU median 4.42 -> 3.92 s (min 3.90 -> 3.67), at load 8 (all four) 4.02 -> 3.82 s (min 3.78 -> 3.61; wall 18.0 ->
+15.2 s, meaningless at that load); plain ``compare`` at load 10 CPU median 3.23 -> 2.95 s (min 3.20 -> 2.89); the
+in-process sweep (fp8 and fp4, 4 systems, ``-c 64``; two processes of 3 runs per tree, interleaved, load 6.7-7.3) CPU
+min 2.54 -> 2.44 s (-4%, as callgrind), median 2.82 -> 2.59 s. Quiet, ``-c 64`` should take ~0.05-0.1 s less wall than
+before (an estimate: -4% of the sweeps' ~2.9 s CPU over 2 workers; not measured quiet); the 3 s goal at load still needs
+the finish vectorised across a pass's deployments.
 Run: python benchmarks/bench_compare.py [--long: also ``compare -w 128k1k``] (a source tree: PYTHONPATH=$PWD/src, an absolute path: the
 command runs in a temporary folder)
 """
