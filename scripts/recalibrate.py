@@ -6,7 +6,8 @@ derived (calibrate again: the derived sets' bands read LOSO's band_error) -> sgl
 bands -> golden -> chip_doc -> collectives_doc -> validation_doc -> ratchet. README's trust figures are then copied by hand from docs/validation.md.
 Run: python scripts/recalibrate.py [--list] [--from STEP] [--to STEP]   (about 25-40 minutes in all: LOSO is most)
      python scripts/recalibrate.py --check [--quick]   (every step's check; ~5 minutes, --quick ~1 minute without
-                                                        the calibration and stack fits; exit 1 when one is stale)
+                                                        the calibration and stack fits and docs/validation.md;
+                                                        exit 1 when one is stale)
      python scripts/recalibrate.py --check-calibration (the shipped calibration sets against a fresh fit, ~1 minute)
 Needs the [calibrate] extra. LOSO has no check (a full stack refit per system): rerun it after any step before it moved.
 The imported jalapeno must be this checkout's src/jalapeno (pip install -e . or PYTHONPATH=src): `jalapeno calibrate`
@@ -26,8 +27,8 @@ import jalapeno
 from jalapeno.fit.fitted_files import CHAIN, calibration_diffs
 
 ROOT = Path(__file__).resolve().parent.parent
-#: checks left out by --quick (minutes each)
-SLOW_CHECKS = ("calibrate", "derived", "stacks")
+#: checks left out by --quick (minutes each; validation_doc runs validate twice)
+SLOW_CHECKS = ("calibrate", "derived", "stacks", "validation_doc")
 #: steps that print a value to copy into a file by hand: a run stops after one until its check passes
 BY_HAND = ("sglang_rocm", "first_wave_stall")
 
