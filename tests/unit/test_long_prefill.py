@@ -258,7 +258,7 @@ def test_cli_pool_and_step_take_cp(capsys):
 
 
 def test_sweep_tries_cp_only_for_long_prompts(llama):
-    from jalapeno.analysis.sweep import CP_PREFILL_MIN_ISL, disaggregated_layouts
+    from jalapeno.analysis.sweep_layouts import CP_PREFILL_MIN_ISL, disaggregated_layouts
 
     m, pr, prec = llama
     short, _ = disaggregated_layouts(m, pr.system, prec, pr.efficiency, isl=8192)

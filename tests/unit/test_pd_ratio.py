@@ -11,8 +11,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from jalapeno.analysis.sweep import DECODE_WORKERS, PREFILL_HEADROOM, SweepOptions, balanced_workers, \
-    disaggregated_layouts, sweep
+from jalapeno.analysis.sweep import DECODE_WORKERS, PREFILL_HEADROOM, SweepOptions, balanced_workers, sweep
+from jalapeno.analysis.sweep_layouts import disaggregated_layouts
 from jalapeno.cost.pricer import load_pricer
 from jalapeno.deploy.deployment import Pool
 from jalapeno.deploy.layout import Layout

@@ -1,6 +1,6 @@
 """Agentic comparisons: tasks per hour per chip (per kW, per $) against task completion time.
 
-Each system sweeps its aggregated layouts (analysis/sweep.aggregated_layouts, each precision it
+Each system sweeps its aggregated layouts (analysis/sweep_layouts.aggregated_layouts, each precision it
 can run, two-batch overlap where it wins) × decode batches through the session model
 (serve/sessions.py). The frontier is the Pareto set of tasks/hour/chip against task speed
 = 3600 / mean task time (tasks per hour per session, higher is faster), so the generic
@@ -19,7 +19,8 @@ import numpy as np
 
 from jalapeno.analysis import compare as cmp
 from jalapeno.analysis.power_cost import power_w_per_chip
-from jalapeno.analysis.sweep import SweepOptions, aggregated_layouts, check_sweep_eplb
+from jalapeno.analysis.sweep import SweepOptions
+from jalapeno.analysis.sweep_layouts import aggregated_layouts, check_sweep_eplb
 from jalapeno.cost.pricer import Pricer, check_pricer
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.sharding import has_ep_all_to_all

@@ -246,7 +246,7 @@ def aggregated_layout(m, pr, prec, given: tuple, memory_fraction):
         InfeasibleDeployment: the weights do not fit (on the given layout, or on any layout).
         SpecError: memory_fraction outside (0, 1]; a given --tp/--dp/--ep/--pp below 1.
     """
-    from jalapeno.analysis.sweep import smallest_fitting_layout, weights_misfit
+    from jalapeno.analysis.sweep_layouts import smallest_fitting_layout, weights_misfit
     from jalapeno.deploy.deployment import check_memory_fraction
     from jalapeno.deploy.layout import Layout, for_model, validate_layout
     from jalapeno.errors import InfeasibleDeployment
