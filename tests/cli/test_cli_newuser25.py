@@ -142,7 +142,7 @@ def test_packed_boxes_by_hand(groups, size, boxes):
     """The last-but-two case by hand: racks 1-4 hold 4 x 16 + 4 x 2 (72); rack 5 holds the 3 remaining
     16-chip groups (48) + 12 pairs (24); pairs left: 228 - 16 - 12 = 200 = 400 chips = 5 racks of 36
     pairs and one of 20 -> 5 + 6 = 11 = ceil(760 / 72)."""
-    from jalapeno.analysis.capacity import packed_boxes
+    from jalapeno.analysis.packing import packed_boxes
 
     assert packed_boxes(groups, size) == boxes
 

@@ -41,7 +41,7 @@ from cli_runner import error_line, run
 from rich.console import Console
 from rich.table import Table
 
-from jalapeno.analysis.capacity import instance_groups, packed_boxes
+from jalapeno.analysis.packing import instance_groups, packed_boxes
 from jalapeno.deploy.deployment import Deployment, Pool
 from jalapeno.deploy.layout import Layout
 from jalapeno.report.tables import band_text

@@ -12,9 +12,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from jalapeno.analysis.capacity import (TARGET_KINDS, factor_text, format_rate, instance_groups, is_price_estimate,
-                                        output_rate_per_user, packed_boxes, per_kw_line, point_conditions,
+from jalapeno.analysis.capacity import (TARGET_KINDS, factor_text, format_rate, is_price_estimate,
+                                        output_rate_per_user, per_kw_line, point_conditions,
                                         points_above_floor, power_lines, price_basis, users_line)
+from jalapeno.analysis.packing import instance_groups, packed_boxes
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
 from jalapeno.analysis.records import FrontierRecord, PointRecord
 from jalapeno.errors import InfeasibleDeployment, SpecError, choice_hint
@@ -210,10 +211,10 @@ def check_fleet_chips(chips: int) -> None:
 def fleet_instances(dep, system: System, chips: int) -> tuple[int, tuple[str, int] | None]:
     """The most whole instances of ``dep`` that ``chips`` chips hold with each worker's pipeline-stage group
     whole inside one box of every packaging level (trays, nodes, racks; the level its collectives are priced
-    on, capacity.instance_groups), and the level that cut the count below floor(chips / chips per instance)
+    on, packing.instance_groups), and the level that cut the count below floor(chips / chips per instance)
     (None when none did). The fleet is floor(chips / size) whole boxes and one of the remainder; the check
     packs the groups with a placeholder group filling the partial box's missing chips (first-fit decreasing,
-    capacity.packed_boxes). 2 GB200 NVL72 racks (144 chips) hold 8 EP16 instances, not floor(144 / 16) = 9:
+    packing.packed_boxes). 2 GB200 NVL72 racks (144 chips) hold 8 EP16 instances, not floor(144 / 16) = 9:
     4 sixteen-chip groups fill 64 of a rack's 72 GPUs.
     """
     n_max = chips // dep.chips
