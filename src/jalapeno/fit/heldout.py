@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from jalapeno.errors import SpecError
-from jalapeno.fit.validate import MeasuredPoint
+from jalapeno.fit.measured_point import MeasuredPoint
 
 #: The ``split`` values, in the order the reports give them.
 SPLITS = ("fit", "held_out", "none")

@@ -64,7 +64,7 @@ from jalapeno.fit.mlperf_engines import (  # noqa: F401  (the submitted engines,
     MLPERF_GEMM_ALLREDUCE, MLPERF_LIMIT_ENGINES, MLPERF_ROUND_ROBIN_SCENARIOS, SubmittedEngine, multi_step_spread,
     submitted_deployment,
     submitted_disagg_deployment, with_declared_attention_math)
-from jalapeno.fit.validate import MeasuredPoint
+from jalapeno.fit.measured_point import MeasuredPoint
 from jalapeno.specs.workload import LengthSpread, Workload
 
 #: The shipped MLPerf Inference v5.1 rows (package data, each with its source).

@@ -34,7 +34,7 @@ def priced_point(pt):
     """
     from jalapeno.fit.entries import with_stack_mtp
     from jalapeno.fit.table_lookup import load_any_pricer
-    from jalapeno.fit.validate import point_stack, point_workload, with_harness_step
+    from jalapeno.fit.measured_point import point_stack, point_workload, with_harness_step
     from jalapeno.specs.catalog import load_model
 
     if pt.deployment is None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from jalapeno.fit.validate import MeasuredPoint
+    from jalapeno.fit.measured_point import MeasuredPoint
 
 
 def searched_layouts(p: MeasuredPoint, stack) -> tuple[tuple[int, int, int], ...]:
@@ -22,7 +22,7 @@ def searched_layouts(p: MeasuredPoint, stack) -> tuple[tuple[int, int, int], ...
     model and precision on the point's engine (``stack``), else () (not stated: every layout).
 
     >>> class _S: name = "sglang-rocm"
-    >>> from jalapeno.fit.validate import MeasuredPoint
+    >>> from jalapeno.fit.measured_point import MeasuredPoint
     >>> pt = MeasuredPoint("x", "x", "mi325x", "deepseek-r1", "fp8", "sglang", 8192, 1024, 64, None, {}, "")
     >>> searched_layouts(pt, _S())
     ((8, 1, 1),)

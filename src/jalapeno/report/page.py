@@ -41,7 +41,7 @@ from jalapeno.report.tables import (BAND_ROW_CAPTION, BELOW_START, CONCURRENCY_C
 
 if TYPE_CHECKING:
     from jalapeno.analysis.records import ComparisonRecord, PointRecord
-    from jalapeno.fit.validate import MeasuredPoint
+    from jalapeno.fit.measured_point import MeasuredPoint
     from jalapeno.specs.hardware import System
 
 METRICS = {"chip": "throughput per chip (tok/s)", "kw": "tok/s per kW", "usd": "tok/s per $/h per chip"}
