@@ -7,7 +7,7 @@ import re
 import pytest
 from cli_runner import error_line, run
 
-from jalapeno.report.tables import ttft_parts_text
+from jalapeno.report.point_table import ttft_parts_text
 
 
 @pytest.mark.parametrize("name, isl, osl", [

@@ -58,7 +58,7 @@ def test_frontier_and_point_tables_show_the_prefill_pool(points):
     con = Console(width=400, record=True)
     con.print(frontier_table([a], "t"))
     assert "prefill" not in con.export_text()
-    from jalapeno.report.tables import point_table
+    from jalapeno.report.point_table import point_table
 
     con = Console(width=400, record=True)
     con.print(point_table(p, "t"))

@@ -95,7 +95,7 @@ def predict(
     from jalapeno.analysis.prediction import predict_point
     from jalapeno.deploy.deployment import Deployment, Pool
     from jalapeno.report.cell_notes import price_note
-    from jalapeno.report.tables import point_table
+    from jalapeno.report.point_table import point_table
 
     rec = load_recipe(engine, workload, model, [system], isl, osl)
     overrides = recipe_overrides(  # explicit options beat the recipe
