@@ -1,7 +1,8 @@
 """In CI a test must not skip for a package of the extras CI installs (issue 18: the kernel-fit tests run there).
 
 ``.ci/run`` installs the ``[test,calibrate,explore]`` extras and exports ``JALAPENO_REQUIRE_EXTRAS=1``; with it
-set, :func:`pytest_runtest_makereport` (re-exported by tests/conftest.py) turns a skip whose reason names one of
+set, :func:`pytest_runtest_makereport` and :func:`pytest_make_collect_report` (a module skipped whole at its
+import; both re-exported by tests/conftest.py) turn a skip whose reason names one of
 :data:`EXTRA_MODULES` (``pytest.importorskip``'s "could not import 'scipy'", or an import error naming one) or
 one of :data:`EXTRA_PHRASES` (the tests' own skip messages) into a failure naming the package. Without it (a
 developer's checkout without the extras) those tests skip as before. Other skips (no chromium for
@@ -41,6 +42,30 @@ def missing_extra(reason: str) -> str | None:
     return next((p for p in EXTRA_PHRASES if p in reason), None)
 
 
+def _failed(nodeid: str, extra: str, reason: str) -> str:
+    return (
+        f"{nodeid} skipped for a missing extra package ({extra}: {reason}) while {ENV}=1: "
+        "install the extras .ci/run names (pip install -e '.[test,calibrate,explore]')"
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    """With :data:`ENV` = 1, a module skipped whole for a missing extra package (a module-level
+    ``pytest.importorskip("aiconfigurator_core")``: tests/unit/test_a2a_fabric_sibling.py and three more) is a
+    collection error naming the package: it is skipped at collection, where :func:`pytest_runtest_makereport`
+    never sees it (review46)."""
+    outcome = yield
+    rep = outcome.get_result()
+    if not (rep.skipped and os.environ.get(ENV) == "1"):
+        return
+    reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+    extra = missing_extra(reason)
+    if extra:
+        rep.outcome = "failed"
+        rep.longrepr = _failed(collector.nodeid, extra, reason)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """With :data:`ENV` = 1, a skip for a missing extra package fails, naming the package and the fix."""
@@ -52,7 +77,4 @@ def pytest_runtest_makereport(item, call):
     extra = missing_extra(reason)
     if extra:
         rep.outcome = "failed"
-        rep.longrepr = (
-            f"{item.nodeid} skipped for a missing extra package ({extra}: {reason}) while {ENV}=1: "
-            "install the extras .ci/run names (pip install -e '.[test,calibrate,explore]')"
-        )
+        rep.longrepr = _failed(item.nodeid, extra, reason)
