@@ -47,6 +47,29 @@ def test_the_create_probe_leaves_no_file_and_keeps_an_existing_one(tmp_path):
     assert old.read_text() == "kept\n"  # opened for appending, never truncated
 
 
+def test_a_dangling_link_is_probed_at_its_target(tmp_path):
+    """review46: ``-o out.csv`` where out.csv is a symbolic link to a file not yet written (``ln -s
+    /data/run/out.csv out.csv``) is written through the link, creating its target; the create probe refused it
+    ("File exists": an exclusive create does not follow a link). The probe leaves neither target nor link changed;
+    a link whose target's folder is missing, or a link loop, is still refused before the run."""
+    from jalapeno.cli.common import check_writable
+    from jalapeno.errors import SpecError
+
+    (tmp_path / "data").mkdir()
+    link = tmp_path / "out.csv"
+    link.symlink_to(tmp_path / "data" / "out.csv")
+    check_writable(str(link), "--out")  # was SpecError "cannot write ... (File exists)"
+    assert link.is_symlink() and not (tmp_path / "data" / "out.csv").exists()  # the probe's target removed again
+    lost = tmp_path / "lost.csv"
+    lost.symlink_to(tmp_path / "no-such-folder" / "out.csv")
+    with pytest.raises(SpecError, match="No such file or directory"):
+        check_writable(str(lost), "--out")
+    loop = tmp_path / "loop.csv"
+    loop.symlink_to(loop)
+    with pytest.raises(SpecError, match="loops back on itself"):
+        check_writable(str(loop), "--out")
+
+
 def test_explore_html_is_held_to_the_writable_check(capsys, as_root):
     code, out, err = run(capsys, "explore", str(EXAMPLE), "--html", "/proc/no-such-dir-x.html")
     # was: not checked beyond its folder's existence; every trial ran, then "cannot write"

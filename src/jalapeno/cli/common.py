@@ -78,8 +78,16 @@ def check_writable(path: str | None, option: str) -> None:
 def _create_fails(p) -> str:
     """Why the file ``p`` cannot be created, or "" when it can: it is created and removed again (an existing
     regular file is opened for appending, unchanged). Catches what ``os.access`` passes: a root user in /proc or
-    /sys, a read-only or full file system, a name the file system refuses.
+    /sys, a read-only or full file system, a name the file system refuses. A dangling symbolic link is probed at
+    its target, which the write creates through it (``open(link, "xb")`` fails "File exists" on the link itself).
     """
+    import os
+    from pathlib import Path
+
+    if p.is_symlink() and not p.exists():  # `ln -s /data/out.csv out.csv; validate -o out.csv` was refused
+        p = Path(os.path.realpath(p))
+        if p.is_symlink():  # realpath stops on a loop
+            return "a symbolic link that loops back on itself"
     try:
         if p.exists():
             if p.is_file():
