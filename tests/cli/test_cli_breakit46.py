@@ -189,6 +189,29 @@ def test_a_key_or_table_given_twice_is_named(capsys, tmp_path, text, words):
     check_error(code, out, err, "twice.toml", *words)
 
 
+@pytest.mark.parametrize(
+    ("text", "words", "not_words"),
+    [
+        # review46: a line separator (U+2028) inside a string is no line break to tomllib, but was one to
+        # str.splitlines: the line shown was the one before the repeated key
+        ('x = "\u2028"\ny = 1\ny = 2\n', ["(line 3: y = 2)"], ["y = 1)"]),
+        # an inline table extended later: nothing is given twice, the table is closed (TOML 1.0, inline tables)
+        ("a = {x = 1}\na.y = 2\n", ["adds to an inline table", "line 2: a.y = 2"], ["set twice"]),
+        # a key under a plain value: 'a' is the value, 'a.b' was never set before
+        ("a = 1\na.b = 2\n", ["or a key it is under ('a') is a value already"], []),
+    ],
+)
+def test_a_key_given_twice_names_the_right_line_and_reason(text, words, not_words):
+    import tomllib
+
+    from jalapeno.specs.files import parse_toml
+
+    with pytest.raises(tomllib.TOMLDecodeError) as e:
+        parse_toml(text)
+    assert all(w in str(e.value) for w in words), str(e.value)
+    assert not any(w in str(e.value) for w in not_words), str(e.value)
+
+
 def test_a_calibration_file_given_twice_a_key_says_which(capsys, tmp_path):
     p = tmp_path / "cal.toml"
     p.write_text('system = "h200"\nsystem = "h100"\n')

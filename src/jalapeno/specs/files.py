@@ -55,15 +55,19 @@ def _set_twice(msg: str, text: str) -> str:
     import re
 
     at = re.search(r"\(at line (\d+), column \d+\)$", msg)
-    lines = text.splitlines()
+    lines = text.split("\n")  # tomllib counts lines by "\n" alone (splitlines also splits at \f, \x85, \u2028 ...)
     if not at or not 0 < int(at[1]) <= len(lines):
         return ""
     line = lines[int(at[1]) - 1].strip()
     shown = line if len(line) <= 80 else line[:77] + "..."
-    if msg.startswith("Cannot overwrite a value") or msg.startswith("Cannot mutate immutable namespace"):
-        key = line.split("=", 1)[0].strip() if "=" in line else ""
-        what = f"the key {key!r}" if key else "a key"
-        return f"{what} is set twice (line {at[1]}: {shown}): give each key once ({msg})"
+    key = line.split("=", 1)[0].strip() if "=" in line else ""
+    what = f"the key {key!r}" if key else "a key"
+    if msg.startswith("Cannot mutate immutable namespace"):  # 'a = {x = 1}' then 'a.y = 2': nothing is set twice
+        return (f"{what} adds to an inline table, which is closed once written (line {at[1]}: {shown}): put the "
+                f"key inside its braces, or write the table as [name] ({msg})")
+    if msg.startswith("Cannot overwrite a value"):
+        under = f", or a key it is under ({key.rsplit('.', 1)[0]!r}) is a value already" if "." in key else ""
+        return f"{what} is set twice{under} (line {at[1]}: {shown}): give each key once ({msg})"
     if msg.startswith("Cannot declare"):
         return f"the table {shown} is declared twice (line {at[1]}): give each table once, its keys together ({msg})"
     return ""
