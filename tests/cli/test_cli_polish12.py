@@ -40,12 +40,12 @@ def test_agentic_compare_refuses_store(capsys, tmp_path, monkeypatch):
 def test_show_names_its_argument(capsys, tmp_path):
     """``hardware show nope.toml`` said 'error: nope.toml: file not found' without the argument."""
     nope = str(tmp_path / "nope.toml")
-    check_error(*run(capsys, "hardware", "show", nope), f"error: NAME {nope}: file not found")
+    check_error(*run(capsys, "hardware", "show", nope), f"error: {nope} (the NAME argument): file not found")
     # a flag before the argument takes no value: the path is still the argument
-    check_error(*run(capsys, "hardware", "show", "--json", nope), f"error: NAME {nope}: file not found")
-    check_error(*run(capsys, "hardware", "show", "--efficiency", "low", nope), f"error: NAME {nope}:")
+    check_error(*run(capsys, "hardware", "show", "--json", nope), f"error: {nope} (the NAME argument): file not found")
+    check_error(*run(capsys, "hardware", "show", "--efficiency", "low", nope), f"error: {nope} (the NAME argument):")
     check_error(*run(capsys, "hardware", "show", "nope"), "error: NAME: unknown system 'nope'", "hardware list")
-    check_error(*run(capsys, "models", "show", str(tmp_path / "m.json")), f"error: NAME {tmp_path / 'm.json'}: file not found")
+    check_error(*run(capsys, "models", "show", str(tmp_path / "m.json")), f"error: {tmp_path / 'm.json'} (the NAME argument): file not found")
     check_error(*run(capsys, "models", "show", "nomodel"), "error: NAME: unknown model 'nomodel'", "models list")
     # an option's value keeps the option's name
     check_error(*run(capsys, "hardware", "show", "h200", "--efficiency", "nope"), "--efficiency")

@@ -43,13 +43,14 @@ def _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallba
     from dataclasses import replace
 
     from jalapeno.analysis.sweep import SweepOptions
-    from jalapeno.cli.serving_opts import sweep_eplb
+    from jalapeno.cli.serving_opts import refuse_dense_eplb, sweep_eplb
     from jalapeno.deploy.deployment import check_memory_fraction
     from jalapeno.specs.agentic import get_agentic
     from jalapeno.specs.catalog import load_model
     from jalapeno.specs.routing import with_routing
 
     m = with_routing(load_model(model), routing)
+    refuse_dense_eplb(eplb, m)  # an explicit --eplb on a dense model was silently ignored
     spec = get_agentic(workload)
     # the analytic model runs the mean lengths: the last turn's prompt + reply must fit
     m.check_context(spec.final_context_tokens, "--workload",
@@ -80,6 +81,27 @@ def agentic_context_fix(max_context: int) -> str:
             "context") if fits else "use a model with a longer context"
 
 
+#: Largest --at task time accepted, minutes: one day. A named assumption: an agentic session is a
+#: coding/tool-use task of minutes (the presets' defaults are 5, 10 and 20 min), and a task time past a
+#: day is a slip (seconds typed as minutes, ``1e9``), not a task to compare systems at.
+MAX_TASK_MIN = 24 * 60
+
+
+def check_task_minutes(values: list[float]) -> None:
+    """Refuse an ``--at`` task time above :data:`MAX_TASK_MIN` (1,440 minutes, one day).
+
+    Raises:
+        SpecError: field ``--at``, naming the value, the bound and why.
+    """
+    import math
+
+    big = next((v for v in values if math.isfinite(v) and v > MAX_TASK_MIN), None)
+    if big is not None:
+        raise SpecError("--at", f"task time {big:g} minutes is past the bound of {MAX_TASK_MIN:,} minutes (one day): "
+                        "an agentic task runs minutes (defaults 5, 10, 20), so a time that long is a slip",
+                        "give task times in minutes, e.g. --at 5,10,20")
+
+
 def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, compute_fallback, systems, baseline,
                     power, efficiency, routing, eplb, overlap, memory_fraction, at, tiers, json_out,
                     default_at: str, default_tiers: str, sets=None, chip_model="flat", placement="",
@@ -102,7 +124,8 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
     if len(set(seen)) != len(seen):
         raise SpecError("--systems", "a system is named twice", "compare each system once")
     base = baseline_name(baseline, names, seen)
-    iso = DEFAULT_ISO_TASK_MIN if at == default_at else tuple(_floats(at, "--at", "task times in minutes", "5,10,20"))
+    iso = DEFAULT_ISO_TASK_MIN if at == default_at else tuple(_floats(at, "--at", "task times in minutes", "5,10,20",
+                                                                      check=check_task_minutes))
     ceil = None if tiers == default_tiers else _floors(tiers, "minutes", "fast=10,ultra_fast=5")
     precs = {s.system.name: _precisions(m, s, pinned, kv_dtype, attention_dtype, compute_fallback) for s in syss}
     res = compare_agentic(m, syss, spec, precs, baseline=base, convention=power, options=opts, iso_task_min=iso,

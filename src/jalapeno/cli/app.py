@@ -263,7 +263,8 @@ def _as_typed(e: JalapenoError, argv: list[str]) -> str:
     command line, long or short (``-p``), is shown as that option (``--eplb``, ``--precision``),
     as the fix already writes it; ``system`` also names a plural ``--systems``. A field that is a
     value the user gave an option (a missing ``mysys.toml``) is shown after that option
-    (``--system mysys.toml: file not found``).
+    (``--system mysys.toml: file not found``); one given as a positional argument is shown with
+    the argument's name in the help after it (``nope.toml (the NAME argument): file not found``).
     """
     if e.field.startswith("-") or " " in e.field:
         return str(e)
@@ -281,8 +282,8 @@ def _as_typed(e: JalapenoError, argv: list[str]) -> str:
             return f"{opt} {e.field}: {e.problem}. Fix: {e.fix}"
     args = _given_arguments(argv)  # a positional argument (``hardware show nope.toml``) by its name in the help
     for name, value in args:
-        if e.field in (value, str(Path(value))):
-            return f"{name} {e.field}: {e.problem}. Fix: {e.fix}"
+        if e.field in (value, str(Path(value))):  # "NAME dup.toml:" read as one field: the value, then its argument
+            return f"{e.field} (the {name} argument): {e.problem}. Fix: {e.fix}"
     if len(args) == 1 and e.field in ("system", "model"):  # ``hardware show nope``: the catalog lookup's field
         return f"{args[0][0]}: {e.problem}. Fix: {e.fix}"
     return str(e)

@@ -41,6 +41,7 @@ from jalapeno.cli.serving_opts import (  # noqa: F401  (the option parsers, re-e
     check_workload_context,
     concurrency_notes,
     parse_pool,
+    refuse_dense_eplb,
     sweep_eplb,
 )
 from jalapeno.cli.system_opts import (
@@ -65,7 +66,7 @@ TIERS_DEFAULT = "fast=100,ultra_fast=300"
 WORKLOAD_HELP = ("1k1k, 8k1k (default), 1k8k, 32k1k, 64k1k, 128k1k, or agentic:PRESET (coding-agent, research-agent, "
                  "long-memory-chat, chat-agent) / agentic:FILE.toml.")
 SWEEP_EPLB_HELP = ("Redundant experts the sweep tries with EPLB on MoE layouts with EP >= 8 (rounded up so EP "
-                   "divides experts + R; beside EPLB off; at most the model's expert count), or 'off'. Only under "
+                   "divides experts + R; beside EPLB off; at most the model's expert count), or 'off' (default 32). Only under "
                    "--routing measured: with uniform routing replicas cannot lower the busiest rank's load.")
 SWEEP_OVERLAP_HELP = ("Two-batch overlap: auto (the faster of none/tbo per point; the default unless an --engine "
                       "recipe sets one), none or tbo.")
@@ -133,7 +134,7 @@ def compare(
                                "its own kernels: its validate error band (p10/p90), no sweep."),
     sets: list[str] = SETS_OPTION,
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
-    eplb: str = typer.Option("32", "--eplb", help=SWEEP_EPLB_HELP),
+    eplb: str = typer.Option(None, "--eplb", help=SWEEP_EPLB_HELP),
     chip_model: str = chip_model_option(),
     placement: str = placement_option(),
     store: str = typer.Option(None, "--store", help="Also keep the frontiers in this results store (jalapeno "
@@ -186,6 +187,7 @@ def compare(
         limit_options(max_running, max_tokens_per_step, cuda_graph_max_batch, memory_fraction))
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          recipe_run(rec, None, stack, kv_dtype).kv_dtype, attention_dtype, compute_fallback, routing)
+    refuse_dense_eplb(eplb, m)  # an explicit --eplb on a dense model was silently ignored
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
     check_pricer_chip_model(pricer, chip_model)
@@ -309,7 +311,7 @@ def frontier(
     concurrency: str = typer.Option(None, "--concurrency", "-c",
                                     help="Concurrencies to sweep, e.g. 1,4,16,64 (aggregated only; default: batch grid)."),
     routing: str = typer.Option("uniform", "--routing", help=ROUTING_HELP),
-    eplb: str = typer.Option("32", "--eplb", help=SWEEP_EPLB_HELP),
+    eplb: str = typer.Option(None, "--eplb", help=SWEEP_EPLB_HELP),
     chip_model: str = chip_model_option(),
     placement: str = placement_option(),
     store: str = typer.Option(None, "--store", help="Also keep the frontier in this results store (jalapeno "
@@ -357,6 +359,7 @@ def frontier(
     stack = run.stack
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          run.kv_dtype, attention_dtype, compute_fallback, routing)
+    refuse_dense_eplb(eplb, m)  # an explicit --eplb on a dense model was silently ignored
     check_pricer_chip_model(pricer, chip_model)
     pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
     note_unread_efficiency(sets, m, prec, pr)

@@ -153,12 +153,20 @@ def _floors(text: str, unit: str = "value", example: str = "fast=100,ultra_fast=
     return out
 
 
-def sweep_eplb(text: str) -> int | None:
-    """``--eplb`` of the sweeping commands: ``off`` → None, else a redundant-expert count >= 0.
+SWEEP_EPLB_DEFAULT = 32  # redundant experts: SGLang's large-scale EP recipe (--ep-num-redundant-experts 32)
+
+
+def sweep_eplb(text: str | None) -> int | None:
+    """``--eplb`` of the sweeping commands: ``off`` → None, None (not given) → 32, else a count >= 0.
+
+    The default, :data:`SWEEP_EPLB_DEFAULT` = 32, is SGLang's large-scale EP recipe
+    (``--ep-num-redundant-experts 32``; DeepSeek-V3 report §3.4: 32 redundant experts in prefill).
 
     Raises:
         SpecError: neither ``off`` nor a non-negative integer.
     """
+    if text is None:
+        return SWEEP_EPLB_DEFAULT
     if text.strip().lower() == "off":
         return None
     try:
@@ -171,8 +179,24 @@ def sweep_eplb(text: str) -> int | None:
     return r
 
 
+def refuse_dense_eplb(eplb: str | None, model) -> None:
+    """Refuse an explicit ``--eplb R`` (R not ``off``) on a dense model: it would be silently ignored.
+
+    Args:
+        eplb: the option as given (None: not given).
+        model: a ModelSpec; ``model.moe is None`` means dense.
+
+    Raises:
+        SpecError: field ``--eplb``, naming the model and the fix (drop the option).
+    """
+    if eplb is None or model.moe is not None or eplb.strip().lower() == "off":
+        return
+    raise SpecError("--eplb", f"{model.name} is a dense model (no experts): EPLB has no experts to balance, "
+                    f"so --eplb {eplb.strip()} would be ignored", "drop --eplb (it applies to MoE models only)")
+
+
 def _options(serving: str, mtp: int | None, acceptance: float | None, concurrency: str | None,
-             eplb: str = "32", overlap: str = "auto"):
+             eplb: str | None = None, overlap: str = "auto"):
     from jalapeno.analysis.sweep import SweepOptions
 
     # one wording with predict's and simulate's -c ('needs positive values' here); no --rate on these commands

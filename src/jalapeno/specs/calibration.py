@@ -47,6 +47,10 @@ def _calibration_path(which: str, system: str) -> Path | None:
                                "give a set name (calibrated, low, high, spec), a calibration .toml file or a "
                                "directory written by `jalapeno calibrate --out-dir DIR` (holding <system>.toml)")
     if "/" in which or "\\" in which or p.is_dir():
+        if not p.is_dir():  # was "DIR/h200.toml not found" for a folder that does not exist
+            raise UnknownNameError("efficiency", f"the folder {which} does not exist",
+                                   "give a set name (calibrated, low, high, spec), an existing directory written by "
+                                   "`jalapeno calibrate --out-dir DIR` (holding <system>.toml) or a calibration .toml file")
         return p / f"{Path(system).stem}.toml"
     return None
 
