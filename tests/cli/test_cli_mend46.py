@@ -9,6 +9,8 @@ table: B300 2.34 = 1.2 x B200 1.95, GB300 2.652 = 1.2 x GB200 2.21).
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from cli_runner import check_error, run
 
@@ -79,3 +81,85 @@ def test_the_1_2x_rule_prices_are_estimates(name, base, base_file):
     assert basis.startswith(f"estimated: InferenceX's temporary 1.2x {base} rule"), basis
     assert s.usd_per_chip_hour == pytest.approx(1.2 * load_system(base_file).usd_per_chip_hour)
     assert not is_price_estimate(load_system(base_file))  # the base's own figure stays published
+
+
+def test_plan_says_when_a_set_moved_the_tdp(capsys):
+    """``plan --set chip.hbm_bandwidth_tb_per_s=20`` priced Jalapeño at a TDP above its file's 700 W without a word
+    (specs/power.follow_variant: more HBM bandwidth costs HBM watts); ``hardware show`` states it in its TDP row."""
+    args = (
+        "plan",
+        "-s",
+        "jalapeno",
+        "-m",
+        "llama-3.3-70b",
+        "-w",
+        "1k1k",
+        "-p",
+        "fp8",
+        "--serving",
+        "agg",
+        "--chips",
+        "64",
+    )
+    code, out, err = run(capsys, *args, "--set", "chip.hbm_bandwidth_tb_per_s=20")
+    assert code == 0, err
+    flat = " ".join(err.split())
+    assert "note: the TDP moved to " in flat and "(--set chip.hbm_bandwidth_tb_per_s=20)" in flat
+    assert "component power model (specs/power.py): jalapeno 700 W + " in flat
+    moved = float(flat.split("note: the TDP moved to ", 1)[1].split(" W", 1)[0].replace(",", ""))
+    assert moved > 700  # 20 TB/s is above the file's HBM bandwidth: more HBM watts, a higher TDP
+    assert f"64 x {moved:,.0f} W" in " ".join(out.split())  # the plan's power line prices that TDP
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert "TDP moved" not in err  # the file's own TDP: no note
+
+
+def test_audit_of_a_dollar_claim_carries_the_price_basis(capsys):
+    code, out, err = run(
+        capsys,
+        "audit",
+        "-s",
+        "b300",
+        "-m",
+        "llama-3.3-70b",
+        "-w",
+        "1k1k",
+        "-p",
+        "fp8",
+        "--serving",
+        "agg",
+        "--claim",
+        "peak_tokens_per_usd=1e6",
+        "--json",
+    )
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["price_basis"].startswith("estimated: InferenceX's temporary 1.2x B200 rule")
+    code, out, err = run(
+        capsys,
+        "audit",
+        "-s",
+        "h200",
+        "-m",
+        "llama-3.3-70b",
+        "-w",
+        "1k1k",
+        "-p",
+        "fp8",
+        "--serving",
+        "agg",
+        "--claim",
+        "peak_throughput_per_chip=1e3",
+        "--json",
+    )
+    assert code == 0, err
+    assert "price_basis" not in json.loads(out)  # no $ in the claim
+
+
+def test_the_explore_report_states_the_price_basis():
+    from jalapeno.report.explore_html import explore_page
+
+    meta = {"name": "s", "base": "jalapeno", "versions": {}, "metrics": ["m"], "directions": ["maximize"]}
+    page = explore_page(meta, [], {}, "estimated: jalapeno publishes no price")
+    assert "<p>price basis: estimated: jalapeno publishes no price</p>" in page
+    assert "price basis" not in explore_page(meta, [], {})

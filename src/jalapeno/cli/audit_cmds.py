@@ -58,6 +58,20 @@ def _f(x, fmt: str = ".4g") -> str:
     return format(x, fmt)
 
 
+def _price_basis(claim, pr, base) -> dict:
+    """``{"price_basis": ...}`` for a claim on a $ figure (its metric names ``usd``: ``peak_tokens_per_usd``), the
+    system's and, with a baseline, ``{"price_basis": sys, "baseline_price_basis": base}`` (analysis/price_reason);
+    {} for a claim with no $ in it."""
+    if "usd" not in claim.metric:
+        return {}
+    from jalapeno.analysis.price_reason import BASIS_FIELD, system_basis
+
+    out = {BASIS_FIELD: system_basis(pr.system)}
+    if base is not None:
+        out["baseline_" + BASIS_FIELD] = system_basis(base.system)
+    return out
+
+
 def _uncovered(res, model: str) -> str:
     """The audit's systems with a measured band that ``model`` lies outside (validate has no points for it
     there, analysis/measured_bands.band_of): `` (gb300-nvl72's measured band is validate's error on
@@ -100,8 +114,9 @@ def audit(
     note_unread_efficiency(sets, ctx.model, ctx.precision, pr)
     base = system_pricer(baseline, "calibrated") if baseline else None
     res = audit_claim(ctx, pr, c, base)
+    basis = _price_basis(c, pr, base)  # a $ claim says what its $/chip-hour rests on, as compare and plan do
     if json_out:
-        print_json(res.as_dict())
+        print_json(res.as_dict() | basis)
         return
     d = res.as_dict()
     vs = f" vs {res.baseline}" if res.baseline else ""
@@ -128,6 +143,11 @@ def audit(
         f"\n[wide band: Nx]: high / low of {WIDE_BAND:g}x or more — a verdict inside it rests on an assumption's "
         "spread, not a prediction to quote alone (as compare --bands; docs/metrics.md §6)" if wide else "")
     console.print(head)
+    if basis:
+        from jalapeno.analysis.price_reason import basis_lines
+
+        for line in basis_lines([pr.system] + ([base.system] if base is not None else [])):
+            console.print(line, markup=False, soft_wrap=True)
     if all(ends) and res.low == res.high == res.predicted:  # '9694-9694' read as a zero-error prediction
         console.print(f"band: none for {res.system}: only derived efficiency parameters (no kernel tables of their own: "
                       "Jalapeño, Vera Rubin, AMD's borrowed part) carry a low/high set, and only a catalog system "

@@ -304,7 +304,7 @@ def _write_explore_html(d: Path, html: str) -> None:
     meta = rs.read_meta(d)
     rows = rs.read_table(d, meta, need=("trial", "state"))
     imp = rs.read_json(d, "extra.json").get("importance", {})
-    write_page(explore_page(meta, rows, imp), html)
+    write_page(explore_page(meta, rows, imp, _base_basis(meta["base"]) or ""), html)
 
 
 @results_app.command("list")

@@ -67,6 +67,10 @@ def plan(
     m, wl, prec = _setup(model, workload, isl, osl, precision)
     pr = system_pricer(system, efficiency, sets)
     s = pr.system
+    if (note := tdp_moved_note(s, sets)) is not None:  # the variant's TDP moved the power and $ figures, unsaid
+        from jalapeno.cli.engine_opts import note_lines
+
+        note_lines([note])
     # the plan's own inputs before the sweep: a typo (--target-kind out, --chips 0, --racks on an 8-GPU node)
     # was refused only after every precision's frontier was swept
     from jalapeno.analysis.capacity import check_floor, check_target
@@ -171,3 +175,21 @@ def _check_fleet_size(chips: int, target: float) -> None:
         raise SpecError("--target", f"{target:.3g} tok/s needs {chips:,} chips, above the {MAX_FLEET_CHIPS:,}-chip "
                         "plausibility bound (~100x all AI accelerators installed by 2025)",
                         "give one fleet's tokens per SECOND (a daily total / 86,400), e.g. --target 1e6")
+
+
+#: how specs/power.follow_variant opens the source of a TDP it moved (the variant's component power model)
+_FOLLOWED_TDP = "follows the variant's components"
+
+
+def tdp_moved_note(system, sets) -> str | None:
+    """The note ``plan`` prints when a ``--set`` variant's TDP follows its components (specs/power.follow_variant:
+    more HBM bandwidth or stacks, faster links cost watts), as ``hardware show`` states it in its TDP row: the
+    new TDP in W and why; its all-in power and $/chip-hour follow it. None when the TDP is the file's own."""
+    src = system.sources.get("chip.tdp_w", "")
+    if _FOLLOWED_TDP not in src:
+        return None
+    how = src.split("(specs/power.py): ", 1)[-1]
+    given = " ".join(f"--set {x}" for x in sets or ())
+    return (f"the TDP moved to {system.chip.tdp_w:,.0f} W ({given}): it follows the variant's component power "
+            f"model (specs/power.py): {how}; the power and $ figures below use it "
+            f"(`jalapeno hardware show` with the same --set shows each)")

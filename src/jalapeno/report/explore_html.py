@@ -25,8 +25,9 @@ def _page(title: str, parts: list[str]) -> str:
             + _html.escape(title) + "</h1>\n" + body + "\n</body></html>\n")
 
 
-def explore_page(meta: dict, rows: list[dict], importance: dict) -> str:
-    """The explore report (module docstring) from the run's meta, trial rows and importances."""
+def explore_page(meta: dict, rows: list[dict], importance: dict, basis: str = "") -> str:
+    """The explore report (module docstring) from the run's meta, trial rows and importances; ``basis``: what the
+    base's $/chip-hour rests on (analysis/price_reason, as ``price_basis`` in explore's JSON), a line when given."""
     import plotly.graph_objects as go
 
     metrics = meta["metrics"]
@@ -35,6 +36,8 @@ def explore_page(meta: dict, rows: list[dict], importance: dict) -> str:
     parts = [f"<p>{_html.escape(meta['name'])}: base {_html.escape(meta['base'])}, {len(rows)} trials "
              f"({len(done)} feasible, {len(rows) - len(done)} pruned); scores are relative to the base "
              f"(1.0 = base). Versions: {_html.escape(str(meta['versions']))}</p>"]
+    if basis:  # the designs' $/chip-hour follow the base's: say what it rests on, as the terminal does
+        parts.append(f"<p>price basis: {_html.escape(basis)}</p>")
     if done:
         s0 = f"score:{metrics[0]}"
         if len(metrics) >= 2:
