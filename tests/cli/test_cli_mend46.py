@@ -163,3 +163,18 @@ def test_the_explore_report_states_the_price_basis():
     page = explore_page(meta, [], {}, "estimated: jalapeno publishes no price")
     assert "<p>price basis: estimated: jalapeno publishes no price</p>" in page
     assert "price basis" not in explore_page(meta, [], {})
+
+
+def test_validate_systems_lists_only_their_own_skips(capsys):
+    """``validate --mlperf -s gb200-nvl72`` listed the two MI355X open-division results it skipped (fit/mlperf.py's
+    MLPERF_SKIPPED: fine-tuned and pruned Llama-3.1-405B), which are no GB200 rows."""
+    code, out, err = run(capsys, "validate", "--no-aiconfigurator", "--mlperf", "-s", "gb200-nvl72")
+    assert code == 0, err
+    assert "MI355X" not in out and "skipped" not in out
+    from jalapeno.fit.mlperf import load_mlperf
+    from jalapeno.fit.skipped import of_systems
+
+    _, skipped = load_mlperf()
+    assert [s.system for s in skipped if "MI355X" in s[0]] == ["mi355x", "mi355x"]
+    assert of_systems(skipped, ("mi355x",)) == skipped and of_systems(skipped, ("gb200-nvl72",)) == []
+    assert of_systems(skipped, None) == skipped

@@ -33,6 +33,7 @@ from jalapeno.fit.aic_duplicates import drop_repeated_runs
 from jalapeno.fit.aic_layout import aic_agg_layout, harness_agg_instances, multinode_total_gpu_run
 from jalapeno.fit.aic_moe_exchange import with_prefill_moe_exchange
 from jalapeno.fit.aic_sgl_recv import with_decode_recv_interval
+from jalapeno.fit.skipped import with_systems
 from jalapeno.fit.aic_sweep_layouts import (with_sweep_config_layouts, with_sweep_dp_attention, with_sweep_dp_dispatch,
                                             with_sweep_expert_parallel)
 from jalapeno.fit.aic_sweep_launch import (with_sweep_batch_wait, with_sweep_kernels, with_sweep_launch,
@@ -379,10 +380,11 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
         except ModuleNotFoundError:
             raise SpecError("aiconfigurator", "the aiconfigurator-core package is not installed",
                             'pip install -e ".[calibrate]"') from None
-    points, skipped = [], []
+    points, skipped, system_of = [], [], {}
     for r in frame.itertuples(index=False):
         rid = f"aic:{r.id}"
         system, model = AIC_SYSTEMS.get(r.system), AIC_MODELS.get(r.model_path)
+        system_of[rid] = system  # each skip with its system (fit/skipped.py: validate --systems lists only its own)
         if not system or not model:
             skipped.append((rid, f"{r.system}/{r.model_path} not in the catalog"))
             continue
@@ -491,4 +493,4 @@ def load_aiconfigurator(frame: pd.DataFrame | None = None) -> tuple[list[Measure
                                                                   getattr(r, "silicon_data_source", None)),
                                     client=client, allreduce_rms_fusion=fused))
     points, repeats = drop_repeated_runs(points)
-    return points, skipped + repeats
+    return points, with_systems(skipped + repeats, system_of)

@@ -65,6 +65,7 @@ from jalapeno.fit.mlperf_engines import (  # noqa: F401  (the submitted engines,
     submitted_deployment,
     submitted_disagg_deployment, with_declared_attention_math)
 from jalapeno.fit.measured_point import MeasuredPoint
+from jalapeno.fit.skipped import with_systems
 from jalapeno.specs.workload import LengthSpread, Workload
 
 #: The shipped MLPerf Inference v5.1 rows (package data, each with its source).
@@ -325,6 +326,8 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
         if r["metric"] == "output_tok_s_system":
             res["row"], res["notes"] = r, r["notes"]
     points, skipped = [], []
+    # each skip with its system (fit/skipped.py: validate --systems lists only its own)
+    system_of = {key: MLPERF_HARDWARE.get(res["row"]["hardware"].strip()) for key, res in results.items()}
     for key, res in results.items():
         r = res["row"]
         _check_result_fields(r, res["notes"], f"{p.name}: {key}")
@@ -442,7 +445,7 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
                                     if engine == "trt" and lengths.model == "deepseek-r1" else 0.0,
                                     harness_step_s=DSR1_HARNESS_STEP_S
                                     if engine == "trt" and lengths.model == "deepseek-r1" else 0.0))
-    return points, skipped
+    return points, with_systems(skipped, system_of)
 
 
 #: the MLPerf Inference scenarios a result's ``concurrency_or_batch`` column names

@@ -51,6 +51,7 @@ from jalapeno.deploy.deployment import MTP, Deployment, Pool
 from jalapeno.deploy.engines import (identified_config, launch_budget, launch_limits, launch_mtp,
                                      launch_recipe, with_launch_kv)
 from jalapeno.deploy.layout import Layout  # noqa: F401 (the doctests of recipe_mtp)
+from jalapeno.fit.skipped import with_systems
 from jalapeno.errors import JalapenoError
 from jalapeno.fit.entries import best_entry, entry_candidates, stack_mtp_note, with_stack_mtp
 from jalapeno.fit.ix_cells import bad_cell as _bad_cell
@@ -125,11 +126,12 @@ def load_inferencex(path: str | Path, option: str = "--points") -> tuple[list[Me
     """
     p = Path(path)
     rows = points_rows(p, option)
-    points, skipped = [], []
+    points, skipped, system_of = [], [], {}
     last_config: dict[str, str] = {}
     for k, r in enumerate(rows, start=2):
         rid = f"{p.stem}:{k}"
         system = HARDWARE.get(r["hardware"].strip())
+        system_of[rid] = system  # each skip with its system (fit/skipped.py: validate --systems lists only its own)
         model = IX_MODELS.get(r["model"].strip())
         if not system or not model:
             skipped.append((rid, f"hardware/model {r['hardware']!r}/{r['model']!r} not in the catalog (InferenceX "
@@ -244,7 +246,7 @@ def load_inferencex(path: str | Path, option: str = "--points") -> tuple[list[Me
                                     (r.get("ttft_stat") or "").strip().startswith("median"), cands,
                                     engine_version=stated_release(r.get("framework", ""), r.get("notes", "")),
                                     identified_from=identified_from))
-    return points, skipped
+    return points, with_systems(skipped, system_of)
 
 
 # ---- aiconfigurator end-to-end rows -------------------------------------------------------

@@ -12,6 +12,7 @@ from jalapeno.fit.aic_rows import AIC_SYSTEMS
 from jalapeno.fit.data_quality import DEFAULT_POINTS, quality_table
 from jalapeno.fit.heldout import JUDGED, check_held_out, split_counts, split_labels
 from jalapeno.fit.ix_topology import unread_topology
+from jalapeno.fit.skipped import of_systems
 from jalapeno.fit.validate import (
     load_aiconfigurator,
     load_inferencex,
@@ -148,6 +149,7 @@ def run_validation(points_path: str | None = None, use_aiconfigurator: bool = Tr
     every = pts  # the split is drawn over every loaded point (the fit's pool), before the systems filter
     if systems is not None:
         pts = [p for p in pts if p.system in systems]
+        skipped = of_systems(skipped, systems)  # B300's skips were listed under -s gb200-nvl72
         if not pts:
             # GB300's rows are aiconfigurator's; Jalapeño has none anywhere: installing the package would not help it
             covered = "aiconfigurator" in left_out and any(s in AIC_SYSTEMS.values() for s in systems)
