@@ -134,7 +134,8 @@ def agentic_compare(*, model, workload, precision, kv_dtype, attention_dtype, co
     from jalapeno.analysis.price_reason import BASIS_FIELD, basis_lines, system_basis
 
     for s in syss:  # each system's $ per task with what its $/chip-hour rests on
-        d["systems"][s.system.name][BASIS_FIELD] = system_basis(s.system)
+        if s.system.name in d["systems"]:  # one that cannot run the model has no row, no $ figure
+            d["systems"][s.system.name][BASIS_FIELD] = system_basis(s.system)
     if json_out:
         print_json(d)
         return

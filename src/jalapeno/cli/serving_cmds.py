@@ -257,7 +257,8 @@ def compare(
     if json_out:  # each system's $ figures with what its $/chip-hour rests on
         d = rec.as_dict()
         for s in syss:
-            d["systems"][s.system.name][BASIS_FIELD] = system_basis(s.system)
+            if s.system.name in d["systems"]:  # one that cannot run the model has no row, no $ figure
+                d["systems"][s.system.name][BASIS_FIELD] = system_basis(s.system)
         print_json(d)
         return
     for t in comparison_tables(rec, estimated_prices(s.system for s in syss)):
