@@ -235,6 +235,10 @@ def test_a_store_folder_that_cannot_be_made_is_refused_before_the_sweep(capsys, 
     check_error(code, out, err, "--store: cannot create", "notes.txt' is a file, not a folder")
     code, out, err = run(capsys, *args, "--store", "/proc/no-such-store")  # root: mkdir fails there; others: EACCES
     check_error(code, out, err, "--store: cannot create '/proc/no-such-store'", "give a writable folder")
+    (tmp_path / "link").symlink_to(tmp_path / "gone")  # a link to nothing: mkdir refused it after the sweep
+    code, out, err = run(capsys, *args, "--store", str(tmp_path / "link"))
+    check_error(code, out, err, "--store:", "is a symbolic link to", "gone', which does not exist",
+                "create the folder it points to")
 
 
 def test_a_target_whose_fleet_is_above_the_chip_bound_is_refused(capsys):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -62,7 +63,7 @@ def check_store(store: str | Path) -> None:
     name such a folder on purpose (``./-1``). An empty value stored nothing without a word.
 
     Raises:
-        SpecError: ``store`` is empty, starts with ``-``, or is an existing file; pyarrow (the ``[explore]``
+        SpecError: ``store`` is empty, starts with ``-``, is an existing file or a symbolic link to nothing; pyarrow (the ``[explore]``
             extra, which writes the runs) is not installed.
     """
     s = str(store)
@@ -74,6 +75,9 @@ def check_store(store: str | Path) -> None:
                         f"(write ./{s} for a folder named so)")
     if Path(s).exists() and not Path(s).is_dir():
         raise SpecError("--store", f"{s!r} is a file, not a folder", "give a folder path (it is created)")
+    if Path(s).is_symlink() and not Path(s).exists():  # a dangling link: mkdir refused it only after the sweep
+        raise SpecError("--store", f"{s!r} is a symbolic link to {os.readlink(s)!r}, which does not exist",
+                        "create the folder it points to, or give another folder path")
     _check_creatable(Path(s))
     _require("pyarrow")  # runs are Parquet: compare --store without it swept, then left an empty run folder
 
