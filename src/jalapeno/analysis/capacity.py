@@ -112,7 +112,7 @@ class CapacityPlan:
     fewest_boxes: Footprint | None = None
     #: what ``jalapeno hardware show`` takes for the system (specs/catalog.hardware_show_name); "": ``system``
     show_as: str = ""
-    usd_source: str = ""  #: the file's cost.usd_per_chip_hour source, which price_basis words an estimate from
+    usd_source: str = ""  #: the file's cost.usd_per_chip_hour source, which estimate_mark words an estimate from
 
     def __repr__(self) -> str:
         """Short: ``CapacityPlan(gb200-nvl72: 1e+06 output tok/s at >= 50 tok/s/user: 320 chips, 5 x 64, ...)``
@@ -194,7 +194,7 @@ class CapacityPlan:
                              f"its collectives are priced; ceil({self.chips:,} / {size}) = "
                              f"{math.ceil(self.chips / size):,} would split groups across {name}s)")
         lines += power_lines(self.chips, self.power_w)
-        basis = price_basis(self.system, self.show_as, self.usd_estimate, self.usd_source)
+        basis = estimate_mark(self.system, self.show_as, self.usd_estimate, self.usd_source)
         usd = factor_text(self.usd_per_chip_hour, self.chips, 2, 2)
         lines.append(f"cost: {self.chips:,} x ${usd}/chip-hour{basis} = ${self.usd_per_hour:,.2f}/hour")
         lines.append(f"cost per M {k} tokens: ${usd} / ({self.tok_per_s_per_chip:,.1f} tok/s/chip x "
@@ -416,14 +416,15 @@ def check_floor(min_interactivity: float) -> None:
                         "write e.g. --min-interactivity 50")
 
 
-def price_basis(system: str, show_as: str, estimate: bool, source: str = "") -> str:
+def estimate_mark(system: str, show_as: str, estimate: bool, source: str = "") -> str:
     """The mark a cost line carries after ``$X/chip-hour`` when the system's price is a derived estimate
     (``estimate = true`` on its file's ``cost.usd_per_chip_hour``), worded from that ``source``
     (analysis/price_reason.estimate_reason), else ""; the ``--target`` plan's cost line and the ``--chips`` fleet's.
+    Not the JSON ``price_basis`` field (analysis/price_reason.basis_text, every price's basis, published too).
 
-    >>> price_basis("mi350x", "mi350x", True, "assumption: as MI355X (InferenceX constants.ts)")
+    >>> estimate_mark("mi350x", "mi350x", True, "assumption: as MI355X (InferenceX constants.ts)")
     ' (an estimate: as MI355X; `jalapeno hardware show mi350x`, cost.usd_per_chip_hour)'
-    >>> price_basis("gb200-nvl72", "", False)
+    >>> estimate_mark("gb200-nvl72", "", False)
     ''
     """
     from jalapeno.analysis.price_reason import estimate_reason

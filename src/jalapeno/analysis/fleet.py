@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from jalapeno.analysis.capacity import (TARGET_KINDS, factor_text, format_rate, is_price_estimate,
                                         output_rate_per_user, per_kw_line, point_conditions,
-                                        points_above_floor, power_lines, price_basis, users_line)
+                                        points_above_floor, power_lines, estimate_mark, users_line)
 from jalapeno.analysis.packing import instance_groups, packed_boxes
 from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip, usd_text
 from jalapeno.analysis.records import FrontierRecord, PointRecord
@@ -54,7 +54,7 @@ class FleetThroughput:
         usd_per_chip_hour: the system's $/chip-hour (the fleet's $/hour: × fleet_chips).
         usd_estimate: whether that price is a derived estimate (``CapacityPlan.usd_estimate``);
         show_as: what ``jalapeno hardware show`` takes for the system.
-        usd_source: the file's ``cost.usd_per_chip_hour`` source, which price_basis words an estimate from.
+        usd_source: the file's ``cost.usd_per_chip_hour`` source, which estimate_mark words an estimate from.
     """
 
     point: PointRecord
@@ -104,7 +104,7 @@ class FleetThroughput:
                 per_kw_line(self.delivered_tok_per_s / self.fleet_chips, self.power_w, self.target_kind,
                             "tok/s per fleet chip (idle ones included)"),
                 f"cost: {self.fleet_chips:,} x ${factor_text(self.usd_per_chip_hour, self.fleet_chips, 2, 2)}/chip-hour"
-                f"{price_basis(self.system, self.show_as, self.usd_estimate, self.usd_source)} = "
+                f"{estimate_mark(self.system, self.show_as, self.usd_estimate, self.usd_source)} = "
                 f"${self.fleet_chips * self.usd_per_chip_hour:,.2f}/hour; per M {self.target_kind} tokens: "
                 f"${usd_text(self.usd_per_mtok)}", users_line(p, self.instances)]
 

@@ -92,12 +92,12 @@ def estimate_caption(names: Collection[str]) -> str:
 
 def price_note(system) -> str:
     """What follows a $ figure of ``system`` (:class:`~jalapeno.specs.hardware.System`) in a two-column table
-    (``predict``, ``simulate``): analysis/capacity.price_basis, as ``plan``'s cost line says it, for an
+    (``predict``, ``simulate``): analysis/capacity.estimate_mark, as ``plan``'s cost line says it, for an
     estimated $/chip-hour; "" for a published one."""
-    from jalapeno.analysis.capacity import is_price_estimate, price_basis
+    from jalapeno.analysis.capacity import estimate_mark, is_price_estimate
     from jalapeno.specs.catalog import hardware_show_name
 
     if not is_price_estimate(system):
         return ""
     show = hardware_show_name(system)
-    return price_basis(show, show, True, system.sources.get("cost.usd_per_chip_hour", ""))
+    return estimate_mark(show, show, True, system.sources.get("cost.usd_per_chip_hour", ""))
