@@ -16,7 +16,8 @@ run's own decode batch B (Little's law, scripts/mlperf_interactive_tail37.measur
   kernel cost 3.8 µs each on the host), and the two readings of an eager step: TensorRT's "enqueue-bound" reading
   max(T, K·h) (the host runs ahead; exposed only when K·h > T), and a fully serial reading T + K·(h − launch
   already charged) (the host never runs ahead, an upper bound);
-- the per-step time the row would need (measured TPOT − the model's at B), and the h that each reading would need
+- the per-step time the row would need (measured TPOT − the model's at B, the model without the Llama engines'
+  fitted harness term of round 47, fit/mlperf_engines.LLAMA_TRT_HARNESS_STEP_S), and the h that each reading would need
   to supply it (h_max: K·h = T + need; h_serial: launch + need / K).
 
 Reading (round 44): K·h is 2.4-6.7 ms against T of 17-580 ms on all 18 rows, so the enqueue-bound reading adds
@@ -87,7 +88,9 @@ def row_table() -> list[dict]:
     for p in load_mlperf()[0]:
         if p.mapping != "matched@limits" or "_TRT_llama" not in p.id:
             continue
-        model, pr, dep, wl = priced_point(p)
+        # without the Llama engines' fitted harness term (fit/mlperf_engines.LLAMA_TRT_HARNESS_STEP_S, round 47): it
+        # stands in for the per-step time this table looks for
+        model, pr, dep, wl = priced_point(dataclasses.replace(p, harness_step_s=0.0))
         lay = dep.decode.layout
         m = p.measured
         run = tail37.measured_running(m["throughput_per_chip"], wl.mean_isl, wl.mean_osl, m["tpot_s"], lay.chips)
@@ -129,7 +132,7 @@ def offline_table() -> list[dict]:
     pts = {p.id: p for p in load_mlperf()[0]}
     out = []
     for key, (tp, pp, batch) in OFFLINE_CONFIGS.items():
-        model, pr, dep, wl = priced_point(pts[f"mlperf51_{key}_Server"])
+        model, pr, dep, wl = priced_point(dataclasses.replace(pts[f"mlperf51_{key}_Server"], harness_step_s=0.0))
         k, t, charged = _decode_step(model, pr, Layout(tp=tp, pp=pp), dep.precision, wl, float(batch))
         out.append(
             {

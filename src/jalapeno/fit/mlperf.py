@@ -60,7 +60,8 @@ import numpy as np
 
 from jalapeno.errors import SpecError, check_bool
 from jalapeno.fit.mlperf_engines import (  # noqa: F401  (the submitted engines, re-exported: split for the module budget)
-    DSR1_EAGER_PROMPT_CALL_S, DSR1_GRAPHS, DSR1_HARNESS_STEP_S, DSR1_GRAPHS_GB200, MLPERF_DISAGG_ENGINES, MLPERF_ENGINES, MLPERF_FP8_CONTEXT_FMHA,
+    DSR1_EAGER_PROMPT_CALL_S, DSR1_GRAPHS, DSR1_HARNESS_STEP_S, DSR1_GRAPHS_GB200, LLAMA_TRT_HARNESS_ON,
+    LLAMA_TRT_HARNESS_STEP_S, MLPERF_DISAGG_ENGINES, MLPERF_ENGINES, MLPERF_FP8_CONTEXT_FMHA,
     MLPERF_GEMM_ALLREDUCE, MLPERF_LIMIT_ENGINES, MLPERF_ROUND_ROBIN_SCENARIOS, SubmittedEngine, multi_step_spread,
     submitted_deployment,
     submitted_disagg_deployment, with_declared_attention_math)
@@ -443,9 +444,22 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
                                     chips=int(chips), serving=serving_of(key, fw) if serving == "stated" else "both",
                                     eager_prompt_call_s=DSR1_EAGER_PROMPT_CALL_S
                                     if engine == "trt" and lengths.model == "deepseek-r1" else 0.0,
-                                    harness_step_s=DSR1_HARNESS_STEP_S
-                                    if engine == "trt" and lengths.model == "deepseek-r1" else 0.0))
+                                    harness_step_s=_harness_step_s(key, engine, lengths.model, system)))
     return points, with_systems(skipped, system_of)
+
+
+def _harness_step_s(key: str, engine: str, model: str, system: str, llama_on: bool | None = None) -> float:
+    """Seconds a step the row's harness adds (MeasuredPoint.harness_step_s): DeepSeek-R1 TensorRT-LLM rows
+    :data:`DSR1_HARNESS_STEP_S`; the Llama rows of the TensorRT-engine harness (``_TRT_`` in the result id: not the
+    Dynamo row) their system's :data:`LLAMA_TRT_HARNESS_STEP_S` (0 for a system without one) where ``llama_on``
+    (None: fit/mlperf_engines.LLAMA_TRT_HARNESS_ON); else 0."""
+    if engine != "trt":
+        return 0.0
+    if model == "deepseek-r1":
+        return DSR1_HARNESS_STEP_S
+    on = LLAMA_TRT_HARNESS_ON if llama_on is None else llama_on
+    llama_trt = on and model.startswith("llama") and "_TRT_" in key
+    return LLAMA_TRT_HARNESS_STEP_S.get(system, 0.0) if llama_trt else 0.0
 
 
 #: the MLPerf Inference scenarios a result's ``concurrency_or_batch`` column names
