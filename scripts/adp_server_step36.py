@@ -47,8 +47,7 @@ import numpy as np
 
 from jalapeno.cost.adp_rank import expected_max_std_normal
 from jalapeno.cost.pricer import load_pricer, with_pool_backends
-from jalapeno.cost.step import Batch, step_cost
-from jalapeno.deploy.deployment import pool_overlap
+from jalapeno.cost.step import Batch, pool_step_cost
 from jalapeno.fit.mlperf import MLPERF_LIMIT_ENGINES, load_mlperf, submitted_deployment
 from jalapeno.serve.analytic import agg_plan
 from jalapeno.serve.limits import decode_step_s, floored_steps, graph_padded, prompt_floor_s
@@ -94,16 +93,12 @@ def row_terms(row_id: str) -> dict:
     b = np.array([per_rank * lay.dp])
     plan = agg_plan(model, pr, dep, wl, b)
     _, _, steps, p_mb, _, _, p_big, _, _, _, _, batch = plan
-    sc = step_cost(
+    sc = pool_step_cost(
         model,
         pr,
+        dep,
         lay,
-        dep.precision,
         batch,
-        dep.mtp,
-        dep.memory_fraction,
-        pool_overlap(dep.overlap, model, lay),
-        dep.memory_profile,
     )
     mixed = float(
         floored_steps(sc.step_time_s, batch.decode_seqs - 1, batch.prefill_tokens, prompt_floor_s(model, dep))[1]

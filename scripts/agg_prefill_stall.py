@@ -33,8 +33,7 @@ import dataclasses
 import numpy as np
 
 from jalapeno.cost.moe_backend import MeasuredMoePricer, MoeCurve
-from jalapeno.cost.step import Batch, step_cost
-from jalapeno.deploy.deployment import pool_overlap
+from jalapeno.cost.step import Batch, pool_step_cost
 from jalapeno.serve.limits import decode_step_s
 
 
@@ -180,16 +179,12 @@ def main(system: str, framework: str, isl: int) -> None:
             continue
         run = serve_at_concurrency(model, pricer, dep, wl, [c])
         b, tpot = float(run.decode_batch[0]), float(run.tpot_s[0])
-        sc = step_cost(
+        sc = pool_step_cost(
             model,
             pricer,
+            dep,
             lay,
-            dep.precision,
             mha_rows_batch(b / lay.pp, wl.decode_ctx),
-            dep.mtp,
-            dep.memory_fraction,
-            pool_overlap(dep.overlap, model, lay),
-            dep.memory_profile,
         )
         dec = decode_pool_step(model, pricer, dep, wl.decode_ctx, [b])  # as served: pool backends, graph padding
         t_dec = float(decode_step_s(dec, pricer.efficiency, dep, np.array([b]), lay)[0])
@@ -223,18 +218,12 @@ def main(system: str, framework: str, isl: int) -> None:
             fw,
         )
         ktpot = float(serve_at_concurrency(model, kpr, dep, wl, [c]).tpot_s[0])
-        args = (dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
         # kdec by hand: the table's experts in place of the pool's (decode_pool_step would wrap the pool's MoE backend
         # over kpr's curve)
         kdec = float(
             decode_step_s(
-                step_cost(
-                    model,
-                    kpr,
-                    lay,
-                    dep.precision,
-                    Batch.make(decode_seqs=np.array([b / lay.pp]), decode_ctx=wl.decode_ctx),
-                    *args,
+                pool_step_cost(
+                    model, kpr, dep, lay, Batch.make(decode_seqs=np.array([b / lay.pp]), decode_ctx=wl.decode_ctx)
                 ),
                 kpr.efficiency,
                 dep,
@@ -249,7 +238,7 @@ def main(system: str, framework: str, isl: int) -> None:
             prefill_ctx=0.0,
             prefill_seqs=np.array([1.0]),
         )
-        pre_s = [float(step_cost(model, q, lay, dep.precision, pre, *args).step_time_s[0]) for q in (pricer, kpr)]
+        pre_s = [float(pool_step_cost(model, q, dep, lay, pre).step_time_s[0]) for q in (pricer, kpr)]
         meas = p.measured["tpot_s"]
         print(
             f"| {p.framework} | {dep.label} | {c} | {meas * 1e3:.1f} | {tpot * 1e3:.1f} | {t_dec * 1e3:.1f} | "

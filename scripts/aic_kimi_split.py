@@ -27,8 +27,7 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.cost.pricer import with_pool_backends
-from jalapeno.cost.step import Batch, step_cost
-from jalapeno.deploy.deployment import pool_overlap
+from jalapeno.cost.step import Batch, pool_step_cost
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, predict_points, with_stack_mtp
 from jalapeno.specs.catalog import load_model
@@ -150,9 +149,8 @@ def split_rows(pts, got: pd.DataFrame) -> pd.DataFrame:
         pricer = with_pool_backends(load_any_pricer(p.system, "calibrated", pricer="roofline", stack=point_stack(p)),
                                     pool, model, lay)
         wl = point_workload(p)
-        sc = step_cost(model, pricer, lay, dep.precision,
-                       Batch.make(decode_seqs=np.array([batch / lay.pp]), decode_ctx=wl.decode_ctx),
-                       dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+        sc = pool_step_cost(model, pricer, dep, lay,
+                            Batch.make(decode_seqs=np.array([batch / lay.pp]), decode_ctx=wl.decode_ctx))
         rows = sc.op_rows()
         moe_model = sum(r["time_s"] for r in rows if r["kind"] == "moe")
         attn_model = sum(r["time_s"] for r in rows if r["op"].startswith("attn."))

@@ -171,8 +171,7 @@ def _points() -> dict:
 
 def price(p) -> dict:
     """Row ``p`` as validation prices it: its decode batch, TPOT (s) and the TPOT's terms (s; module docstring, (1))."""
-    from jalapeno.cost.step import Batch, step_cost
-    from jalapeno.deploy.deployment import pool_overlap
+    from jalapeno.cost.step import Batch, pool_step_cost
     from jalapeno.fit.table_lookup import load_any_pricer
     from jalapeno.fit.validate import point_stack, point_workload, with_stack_mtp
     from jalapeno.serve.limits import decode_step_s
@@ -187,16 +186,12 @@ def price(p) -> dict:
     run = serve_at_concurrency(model, pricer, dep, wl, [int(p.concurrency)])
     batch = float(run.decode_batch[0])
     lay = dep.decode.layout
-    sc = step_cost(
+    sc = pool_step_cost(
         model,
         pricer,
+        dep,
         lay,
-        dep.precision,
         Batch.make(decode_seqs=np.array([batch]), decode_ctx=wl.decode_ctx),
-        dep.mtp,
-        dep.memory_fraction,
-        pool_overlap(dep.overlap, model, lay),
-        dep.memory_profile,
     )
     step = float(decode_step_s(sc, pricer.efficiency, dep, np.array([batch]), lay)[0])
     kinds: dict[str, float] = {}

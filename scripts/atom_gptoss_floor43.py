@@ -36,8 +36,7 @@ from pathlib import Path
 import numpy as np
 
 import jalapeno.deploy.engines as engines
-from jalapeno.cost.step import Batch, step_cost
-from jalapeno.deploy.deployment import pool_overlap
+from jalapeno.cost.step import Batch, pool_step_cost
 from jalapeno.fit.heldout import split_labels
 from jalapeno.fit.median_front import MEDIAN_FRONT
 from jalapeno.fit.stack_fit import FRONTEND_MAX_CONCURRENCY, MIN_POINTS, SAME_SERVER
@@ -218,16 +217,12 @@ def _setup(p):
 
 def _step_rows(model, pricer, dep, batch: Batch) -> list[dict]:
     lay = dep.decode.layout
-    sc = step_cost(
+    sc = pool_step_cost(
         model,
         pricer,
+        dep,
         lay,
-        dep.precision,
         batch,
-        dep.mtp,
-        dep.memory_fraction,
-        pool_overlap(dep.overlap, model, lay),
-        dep.memory_profile,
     )
     return sc.op_rows(0)
 

@@ -60,8 +60,7 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.cost.pricer import with_pool_backends
-from jalapeno.cost.step import step_cost
-from jalapeno.deploy.deployment import pool_overlap
+from jalapeno.cost.step import pool_step_cost
 from jalapeno.fit.table_lookup import load_any_pricer
 from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, with_stack_mtp
 from jalapeno.serve.analytic import agg_plan
@@ -188,8 +187,7 @@ def split_rows(systems: tuple[str, ...], min_c: float) -> pd.DataFrame:
         # the decode batch the closed loop settles at (Little's law, serve/analytic.solve_concurrency), per instance
         plan = agg_plan(model, pr, dep, wl, np.asarray(run.decode_batch, float) / dep.decode.workers)
         b, _, steps, p_mb, chunk, _, p_big, _, _, _, _, batch = plan
-        sc = step_cost(model, pr, lay, dep.precision, batch, dep.mtp, dep.memory_fraction,
-                       pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+        sc = pool_step_cost(model, pr, dep, lay, batch)
         f = float(np.minimum(p_mb / p_big, 1.0)[0])
         bb = float(b[0])
         rec = {"system": p.system, "ckpt": p.precision, "isl": int(p.isl), "layout": f"TP{lay.tp} MoE-TP{lay.tp // lay.ep}"

@@ -167,6 +167,7 @@ def step_groups(p, system: str, tokens: float) -> dict:
     pr = with_pool_backends(load_any_pricer(system, "calibrated", pricer="roofline", stack=st), dep.prefill, model,
                             lay, dep.precision.kv_cache.name)
     toks = np.asarray([tokens], dtype=float)
+    # a bare prefill forward (no MTP, no memory fraction or engine profile), not cost/step.pool_step_cost's pool step
     sc = step_cost(model, pr, lay, dep.precision, Batch.make(prefill_tokens=toks, prefill_seqs=np.ones(1),
                                                               prefill_ctx=np.zeros(1)),
                    overlap=pool_overlap(dep.overlap, model, lay))

@@ -107,8 +107,7 @@ def step_split(system: str | None = None) -> pd.DataFrame:
     """Every GB300 DeepSeek-R1 aiconfigurator point priced on ``system`` (None: its own): TPOT and the parts of
     its decode-only step at the modelled decode batch, s (as scripts/aic_gptoss_split.step_split)."""
     from jalapeno.cost.pricer import with_moe_backend
-    from jalapeno.cost.step import Batch, step_cost, step_overhead
-    from jalapeno.deploy.deployment import pool_overlap
+    from jalapeno.cost.step import Batch, pool_step_cost, step_overhead
     from jalapeno.fit.table_lookup import load_any_pricer
     from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, with_stack_mtp
     from jalapeno.serve.point import serve_at_concurrency
@@ -130,9 +129,8 @@ def step_split(system: str | None = None) -> pd.DataFrame:
         run = serve_at_concurrency(model, pricer, dep, wl, [q.concurrency])
         b = float(run.decode_batch[0])
         pr = with_moe_backend(pricer, dep.decode.moe_backend, model, lay)
-        sc = step_cost(model, pr, lay, dep.precision, Batch.make(decode_seqs=np.array([b / lay.pp]),
-                                                                   decode_ctx=wl.decode_ctx),
-                       dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+        sc = pool_step_cost(model, pr, dep, lay,
+                            Batch.make(decode_seqs=np.array([b / lay.pp]), decode_ctx=wl.decode_ctx))
         parts = {"moe": 0.0, "attention": 0.0, "gemm": 0.0, "memory": 0.0}
         for o in sc.op_rows(0):
             parts[o["kind"] if o["kind"] in parts else "memory"] += o["time_s"]

@@ -135,8 +135,7 @@ def prefill_table() -> None:
     """Part 1b: aiter's cktile A8W4 rows (the prompt steps: FP8 activations from 512 tokens) vs the model's
     ``moe.experts`` of a prompt-only TP1 step, per layer."""
     from jalapeno.cost.batch import Batch
-    from jalapeno.cost.step import step_cost
-    from jalapeno.deploy.deployment import pool_overlap
+    from jalapeno.cost.step import pool_step_cost
 
     p, model, pricer, dep, wl = next(_rows())
     lay = dep.decode.layout
@@ -145,16 +144,12 @@ def prefill_table() -> None:
     print("|---|---|---|---|")
     for t, us in zip(A8W4_TOKENS, A8W4_US):
         b = Batch.make(prefill_tokens=np.array([float(t)]))
-        sc = step_cost(
+        sc = pool_step_cost(
             model,
             pricer,
+            dep,
             lay,
-            dep.precision,
             b,
-            dep.mtp,
-            dep.memory_fraction,
-            pool_overlap(dep.overlap, model, lay),
-            dep.memory_profile,
         )
         moe = sum(r["time_s"] for r in sc.op_rows(0) if r["op"] == "moe.experts") / LAYERS
         print(f"| {t} | {us:.1f} | {moe * 1e6:.1f} | {moe * 1e6 / us:.2f} |")

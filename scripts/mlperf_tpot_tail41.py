@@ -29,8 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 def tail_parts(model, pr, one, wl, pts) -> dict[str, float]:
     """The step's marginal costs and the four model p99 / mean TPOT ratios at ``pts`` (one point)."""
     from jalapeno.cost.pricer import with_pool_backends
-    from jalapeno.cost.step import Batch, step_cost
-    from jalapeno.deploy.deployment import pool_overlap
+    from jalapeno.cost.step import Batch, pool_step_cost
     from jalapeno.serve import tpot_tail
     from jalapeno.serve.open_loop import ISL_GRID
     from jalapeno.serve.tpot_tail import poisson_tpot_s, tpot_quantile_s
@@ -40,11 +39,11 @@ def tail_parts(model, pr, one, wl, pts) -> dict[str, float]:
     budget = float(one.prefill_budget(lay))
     b = float(pts.decode_batch[0]) / lay.pp
     chunk = min(wl.mean_isl, budget / max(lay.dp, 1))
-    sc = step_cost(
+    sc = pool_step_cost(
         model,
         p,
+        one,
         lay,
-        one.precision,
         Batch.make(
             decode_seqs=np.array([b, b, 0.9 * b, 1.1 * b]),
             decode_ctx=wl.decode_ctx,
@@ -52,10 +51,6 @@ def tail_parts(model, pr, one, wl, pts) -> dict[str, float]:
             prefill_ctx=(wl.mean_isl - chunk) / 2,
             prefill_seqs=np.array([0.0, budget / chunk, 0.0, 0.0]),
         ),
-        one.mtp,
-        one.memory_fraction,
-        pool_overlap(one.overlap, model, lay),
-        one.memory_profile,
     )
     t = sc.step_time_s
     sigma, slope = max(t[1] - t[0], 0.0) / budget, max(t[3] - t[2], 0.0) / (0.2 * float(pts.decode_batch[0]))

@@ -172,8 +172,7 @@ def step_table(model, pricer, dep, wl, decode_batch: float) -> np.ndarray:
     and ``decode_batch`` is agg_head's per-step batch, where decode_pool_step prices a decode-only step alone."""
     from dataclasses import replace
 
-    from jalapeno.cost.step import Batch, step_cost
-    from jalapeno.deploy.deployment import pool_overlap
+    from jalapeno.cost.step import Batch, pool_step_cost
     from jalapeno.serve.analytic import _chunk
     from jalapeno.serve.limits import decode_step_s, floored_steps, graph_padded, prompt_floor_s
 
@@ -191,16 +190,12 @@ def step_table(model, pricer, dep, wl, decode_batch: float) -> np.ndarray:
             prefill_seqs=k,
         ),
     )
-    sc = step_cost(
+    sc = pool_step_cost(
         model,
         pricer,
+        dep,
         lay,
-        dep.precision,
         batch,
-        dep.mtp,
-        dep.memory_fraction,
-        pool_overlap(dep.overlap, model, lay),
-        dep.memory_profile,
     )
     out = floored_steps(
         sc.step_time_s, batch.decode_seqs - 1, batch.prefill_tokens, prompt_floor_s(model, dep, pricer=pricer)

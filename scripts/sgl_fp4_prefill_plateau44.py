@@ -209,6 +209,7 @@ def forward_rates(
         row = {"system": system}
         for name, exchange in FORWARD_EXCHANGES.items():
             q = dataclasses.replace(pr, efficiency=dataclasses.replace(pr.efficiency, moe_exchange=exchange))
+            # a bare forward under each exchange (no MTP, memory fraction or engine profile): not pool_step_cost
             sc = step_cost(model, q, lay, dep.precision, batch, overlap=pool_overlap(dep.overlap, model, lay))
             row.update({f"{name}@{n}": float(n / s) for n, s in zip(per_rank, sc.interval_s)})
         out.append(row)

@@ -131,6 +131,7 @@ def forward_rate(p, st, dp: int, per_rank, isl: float) -> np.ndarray:
     pr = with_pool_backends(load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st), dep.prefill, model,
                             lay, dep.precision.kv_cache.name)
     toks = np.asarray(per_rank, dtype=float) * dp
+    # a bare prefill forward on the widened layout (no MTP, memory fraction or engine profile): not pool_step_cost
     sc = step_cost(model, pr, lay, dep.precision, Batch.make(prefill_tokens=toks, prefill_seqs=toks / isl,
                                                               prefill_ctx=np.zeros_like(toks)),
                    overlap=pool_overlap(dep.overlap, model, lay))

@@ -152,8 +152,7 @@ def part2(groups: dict[tuple, list[dict]]) -> None:
     """Print part 2 of the module docstring for the 8k twins."""
     import numpy as np
 
-    from jalapeno.cost.step import Batch, step_cost
-    from jalapeno.deploy.deployment import pool_overlap
+    from jalapeno.cost.step import Batch, pool_step_cost
     from jalapeno.fit.table_lookup import load_any_pricer
     from jalapeno.fit.validate import point_stack, point_workload, with_stack_mtp
     from jalapeno.serve.limits import decode_step_s
@@ -172,7 +171,6 @@ def part2(groups: dict[tuple, list[dict]]) -> None:
         wl, dep, model = point_workload(p), with_stack_mtp(p.deployment, stack, p.model), load_model(p.model)
         lay, c = dep.decode.layout, int(p.concurrency)
         b = float(serve_at_concurrency(model, pricer, dep, wl, [c]).decode_batch[0])
-        args = (dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
         dec = decode_pool_step(model, pricer, dep, wl.decode_ctx, [b])
         per_tok = float(decode_step_s(dec, pricer.efficiency, dep, np.array([b]), lay)[0])
         per_tok /= dep.mtp.tokens_per_step if dep.mtp is not None else 1.0
@@ -183,7 +181,7 @@ def part2(groups: dict[tuple, list[dict]]) -> None:
             prefill_ctx=0.0,
             prefill_seqs=np.array([1.0]),
         )
-        pstep = float(step_cost(model, pricer, lay, dep.precision, pre, *args).step_time_s[0])
+        pstep = float(pool_step_cost(model, pricer, dep, lay, pre).step_time_s[0])
         try:
             s = implied_factors(x["tpot"], x["ttft"], per_tok, pstep)
         except ValueError as e:

@@ -108,6 +108,7 @@ def test_point_window_step_is_decode_pool_step():
         dep, lay, Batch.make(decode_seqs=SEQS / lay.pp, decode_ctx=CTX, prefill_tokens=np.zeros_like(SEQS))
     )
     assert batch.decode_seqs.tolist() == [4.0, 16.0, 40.0]  # padded to the captured sizes; 40 above them
+    # written out by hand (not cost/step.pool_step_cost, which decode_pool_step calls): the expected value stays independent
     window = step_cost(
         model,
         once,

@@ -97,8 +97,7 @@ def point_utilisation(model, pricer, dep, workload, decode_batch, step_time_s, t
     no HBM streaming or link traffic; the point's value is the chip-weighted mean, a stated
     approximation. Returns (u_c, u_m, u_l), each clipped to [0, 1].
     """
-    from jalapeno.cost.step import Batch, step_cost
-    from jalapeno.deploy.deployment import pool_overlap
+    from jalapeno.cost.step import Batch, pool_step_cost, step_cost
     from jalapeno.specs.power import scale_up_bytes_per_s
 
     b = np.asarray(decode_batch, dtype=float)
@@ -108,10 +107,8 @@ def point_utilisation(model, pricer, dep, workload, decode_batch, step_time_s, t
     lay = dep.decode.layout
     # the mean chip's share of the prompts (energy), not the busiest rank's: one prompt on every
     # attention-DP rank (cost/adp_rank.py prices max(n/dp, min(n, 1)) of n prompts on the busiest)
-    sc = step_cost(model, pricer, lay, dep.precision, Batch.make(decode_seqs=b, decode_ctx=isl + osl / 2,
-                                                                 prefill_tokens=p,
-                                                                 prefill_seqs=np.where(p > 0, float(lay.dp), 0.0)),
-                   dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    sc = pool_step_cost(model, pricer, dep, lay, Batch.make(decode_seqs=b, decode_ctx=isl + osl / 2, prefill_tokens=p,
+                                                            prefill_seqs=np.where(p > 0, float(lay.dp), 0.0)))
     chip = pricer.system.chip
     link = scale_up_bytes_per_s(pricer.system)
     co = sc.collectives

@@ -54,7 +54,7 @@ from jalapeno.cost.roofline import OpTimes
 from jalapeno.cost.shared_stream import hidden_shared_s, pricer_stream_rule, stream_on
 from jalapeno.cost.step_result import StepCost
 from jalapeno.cost.step_rows import SCOPES, coll_rows, op_stage_rows
-from jalapeno.deploy.deployment import check_memory_fraction, check_overlap_layout
+from jalapeno.deploy.deployment import Deployment, check_memory_fraction, check_overlap_layout, pool_overlap
 from jalapeno.deploy.engine_memory import EngineMemory
 from jalapeno.deploy.mtp import MTP, check_mtp, query_len
 from jalapeno.deploy.layout import Layout, for_model, validate_layout
@@ -179,6 +179,35 @@ def step_times(model: ModelSpec, pricer: Pricer, layout: Layout, precision: Prec
     distinct, at = batch.distinct() if isinstance(batch, Batch) else (batch, None)
     t, i = _step_cost(model, pricer, layout, precision, distinct, mtp, memory_fraction, overlap, engine_memory, True)
     return (t, i) if at is None else (np.take(t, at), np.take(i, at))
+
+
+def pool_step_cost(model: ModelSpec, pricer: Pricer, dep: Deployment, layout: Layout, batch: Batch) -> StepCost:
+    """:func:`step_cost` of one pool of the deployment ``dep`` as it runs: the pool's ``layout`` (``dep.decode.layout``
+    for an aggregated instance, or a disaggregated pool's), ``dep``'s precision, MTP, memory fraction and engine
+    memory profile, and the overlap that pool runs (deploy/overlap_mode.pool_overlap: ``tbo`` only where the layout
+    has an EP all-to-all to hide). ``pricer`` is used as given: a pool priced with its engine backends passes
+    cost/pricer.with_pool_backends's pricer. ``batch``: :class:`Batch` of N points, the pool's per-micro-batch load.
+
+    Returns:
+        :class:`StepCost` with arrays of shape (N,), the same object :func:`step_cost` gives for those arguments.
+
+    Raises:
+        The errors of :func:`step_cost` (InfeasibleDeployment, SpecError).
+    """
+    return step_cost(model, pricer, layout, dep.precision, batch, dep.mtp, dep.memory_fraction,
+                     pool_overlap(dep.overlap, model, layout), dep.memory_profile)
+
+
+def pool_step_times(model: ModelSpec, pricer: Pricer, dep: Deployment, layout: Layout,
+                    batch: Batch) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`step_times` (``step_time_s``, ``interval_s``: (N,) each, s) of the pool step :func:`pool_step_cost`
+    prices, the same arguments and values, without the bounds, attribution and memory fit.
+
+    Raises:
+        The errors of :func:`step_cost` (InfeasibleDeployment, SpecError).
+    """
+    return step_times(model, pricer, layout, dep.precision, batch, dep.mtp, dep.memory_fraction,
+                      pool_overlap(dep.overlap, model, layout), dep.memory_profile)
 
 
 #: the last :data:`_CHECKED_KEEP` (model, system, layout, precision, mtp) :func:`_checked` passed, with the layout

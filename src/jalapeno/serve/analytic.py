@@ -42,8 +42,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from jalapeno.cost.pricer import Pricer
-from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost, step_times
-from jalapeno.deploy.deployment import Deployment, pool_overlap
+from jalapeno.cost.step import BOUNDS, Batch, pool_step_cost, pool_step_times, rank_bounds
+from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.mtp import query_len
 from jalapeno.deploy.memory_fit import admission_batch_cap, decode_batch_cap
 from jalapeno.serve.admission_waits import adp_gate_s, batch_wait_hold_s, running_slots  # noqa: F401 (re-exported)
@@ -229,8 +229,7 @@ def mean_prompt_prefill_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl:
     long, chunks, plan = long_chunks(dep, lengths, b_pre, wl.decode_ctx)
     mixed = Batch.make(decode_seqs=b_pre, decode_ctx=wl.decode_ctx, prefill_tokens=p_big, prefill_ctx=pre_ctx,
                        prefill_seqs=p_big / chunk)
-    sc = step_cost(model, pricer, lay, dep.precision, mixed if chunks is None else Batch.joined(mixed, chunks),
-                   dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    sc = pool_step_cost(model, pricer, dep, lay, mixed if chunks is None else Batch.joined(mixed, chunks))
     n = b_mb.shape[0]
     return chunked_prefill_s(lengths, sc.step_time_s[:n], long, plan, sc.step_time_s[n:], sc.interval_s[n:])[None]
 
@@ -343,10 +342,9 @@ def agg_head(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, pl
     the step's kernels (serve/limits.decode_step_s): no bounds, attribution or memory fit (serve/lockstep.py)."""
     b, limit, steps, p_mb, chunk, pre_ctx, p_big, b_pre, lengths, long, plan, batch = plan_
     eff, lay, ctx, n, sep = pricer.efficiency, dep.decode.layout, wl.decode_ctx, b.shape[0], dep.prefill_steps == "separate"
-    args = (model, pricer, lay, dep.precision, batch, dep.mtp, dep.memory_fraction, pool_overlap(dep.overlap, model, lay),
-            dep.memory_profile)
     light = times_only and dep.cuda_graph_max_batch is None
-    sc = _StepTimes(*step_times(*args)) if light else step_cost(*args)
+    sc = (_StepTimes(*pool_step_times(model, pricer, dep, lay, batch)) if light
+          else pool_step_cost(model, pricer, dep, lay, batch))
     # a TensorRT-LLM step carrying a prompt without piecewise graphs costs max(host, GPU) (serve/limits.prompt_floor_s);
     # the requests decoding beside an arriving prompt are the other users, b − 1
     step_s = floored_steps(sc.step_time_s, batch.decode_seqs - 1, batch.prefill_tokens, prompt_floor_s(model, dep, pricer=pricer))
@@ -439,10 +437,8 @@ def _joined_chunk_s(model: ModelSpec, pricer: Pricer, dep: Deployment, b_mb, ctx
         return s_chunk
     lay = dep.decode.layout
     p_join = np.minimum(p_big + chunk * joined, dep.prefill_budget(lay))
-    sc = step_cost(model, pricer, lay, dep.precision,
-                   Batch.make(decode_seqs=b_mb, decode_ctx=ctx, prefill_tokens=p_join, prefill_ctx=pre_ctx,
-                              prefill_seqs=p_join / chunk), dep.mtp, dep.memory_fraction,
-                   pool_overlap(dep.overlap, model, lay))
+    sc = pool_step_cost(model, pricer, dep, lay, Batch.make(decode_seqs=b_mb, decode_ctx=ctx, prefill_tokens=p_join,
+                                                            prefill_ctx=pre_ctx, prefill_seqs=p_join / chunk))
     extra = (p_join - p_big) / chunk
     return np.where(extra > 1e-9, np.maximum(sc.step_time_s - chunk_step, 0.0) / np.maximum(extra, 1e-9), s_chunk)
 

@@ -63,8 +63,8 @@ from __future__ import annotations
 import numpy as np
 
 from jalapeno.cost.pricer import Pricer, with_pool_backends
-from jalapeno.cost.step import Batch, StepCost, step_cost
-from jalapeno.deploy.deployment import Deployment, pool_overlap
+from jalapeno.cost.step import Batch, StepCost, pool_step_cost
+from jalapeno.deploy.deployment import Deployment
 from jalapeno.errors import SpecError
 from jalapeno.serve.admission_waits import adp_gate_s
 from jalapeno.serve.analytic import ServingPoints, frontend_s
@@ -343,11 +343,11 @@ def poisson_ttft_parts(
     b = pts.decode_batch / lay.pp if agg else np.zeros(n)
     chunk = min(wl.mean_isl, per_rank)
     seqs = budget / chunk
-    sc = step_cost(
+    sc = pool_step_cost(
         model,
         pr,
+        dep,
         lay,
-        dep.precision,
         Batch.make(
             decode_seqs=np.concatenate([b, b]),
             decode_ctx=wl.decode_ctx,
@@ -355,10 +355,6 @@ def poisson_ttft_parts(
             prefill_ctx=(wl.mean_isl - chunk) / 2,
             prefill_seqs=np.concatenate([np.full(n, 0.0 if agg else 1.0), np.full(n, seqs)]),
         ),
-        dep.mtp,
-        dep.memory_fraction,
-        pool_overlap(dep.overlap, model, lay),
-        dep.memory_profile,
     )
     t_lo, t_hi = sc.step_time_s[:n], sc.step_time_s[n:]
     workers = 1.0 if agg else float(pool.workers)
@@ -404,17 +400,7 @@ def decode_pool_step(model: ModelSpec, pricer: Pricer, dep: Deployment, decode_c
     batch = graph_padded(
         dep, lay, Batch.make(decode_seqs=b, decode_ctx=decode_ctx, prefill_tokens=z, prefill_ctx=0.0, prefill_seqs=z)
     )
-    return step_cost(
-        model,
-        pr,
-        lay,
-        dep.precision,
-        batch,
-        dep.mtp,
-        dep.memory_fraction,
-        pool_overlap(dep.overlap, model, lay),
-        dep.memory_profile,
-    )
+    return pool_step_cost(model, pr, dep, lay, batch)
 
 
 def decode_step_s(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload, decode_seqs) -> np.ndarray:

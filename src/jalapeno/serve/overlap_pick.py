@@ -24,8 +24,8 @@ import numpy as np
 
 from jalapeno.cost.batch import Batch
 from jalapeno.cost.pricer import Pricer
-from jalapeno.cost.step import step_times
-from jalapeno.deploy.deployment import Deployment, pool_overlap
+from jalapeno.cost.step import pool_step_times
+from jalapeno.deploy.deployment import Deployment
 from jalapeno.serve.analytic import ServingPoints, agg_head, agg_plan, agg_tail
 from jalapeno.serve.chunked import long_chunks
 from jalapeno.serve.limits import floored_steps, prompt_floor_s
@@ -82,7 +82,6 @@ def _long_steps(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workload,
         return np.zeros(0), np.zeros(0)
     lay = dep.decode.layout
     chunks = long_chunks(dep, lengths, b_pre[rows], wl.decode_ctx)[1]
-    step_s, interval_s = step_times(model, pricer, lay, dep.precision, chunks, dep.mtp, dep.memory_fraction,
-                                    pool_overlap(dep.overlap, model, lay), dep.memory_profile)
+    step_s, interval_s = pool_step_times(model, pricer, dep, lay, chunks)
     return floored_steps(step_s, chunks.decode_seqs - 1, chunks.prefill_tokens,
                          prompt_floor_s(model, dep, pricer=pricer)), interval_s

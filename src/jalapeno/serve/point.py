@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 
 from jalapeno.cost.pricer import Pricer, check_pricer, with_pool_backends
-from jalapeno.cost.step import Batch, step_cost
+from jalapeno.cost.step import Batch, pool_step_cost
 from jalapeno.deploy.deployment import Deployment, pool_overlap
 from jalapeno.deploy.mtp import check_mtp
 from jalapeno.deploy.layout import validate_layout
@@ -216,12 +216,10 @@ def _linear_prefill(model: ModelSpec, pricer: Pricer, dep: Deployment, wl: Workl
     n = np.shape(decode_seqs)[0]
     low = max(budget / 4, 1.0)
     p = np.array([budget, low if low < budget else budget + 1.0])
-    sc = step_cost(model, pricer, layout, dep.precision,
-                   Batch.make(decode_seqs=np.repeat(np.asarray(decode_seqs, dtype=float), 2), decode_ctx=wl.mean_isl,
-                              prefill_tokens=np.tile(p, n), prefill_ctx=(wl.mean_isl - chunk) / 2,
-                              prefill_seqs=np.tile(p, n) / chunk),
-                   dep.mtp, dep.memory_fraction,
-                   pool_overlap(dep.overlap, model, layout), dep.memory_profile)
+    sc = pool_step_cost(model, pricer, dep, layout,
+                        Batch.make(decode_seqs=np.repeat(np.asarray(decode_seqs, dtype=float), 2),
+                                   decode_ctx=wl.mean_isl, prefill_tokens=np.tile(p, n),
+                                   prefill_ctx=(wl.mean_isl - chunk) / 2, prefill_seqs=np.tile(p, n) / chunk))
     t = sc.interval_s.reshape(n, 2)
     sigma = np.maximum((t[:, 0] - t[:, 1]) / (p[0] - p[1]), 0.0)
     fill = np.maximum(sc.step_time_s.reshape(n, 2)[:, 0] - t[:, 0], 0.0)

@@ -54,8 +54,8 @@ from dataclasses import dataclass, fields, replace
 import numpy as np
 
 from jalapeno.cost.pricer import Pricer
-from jalapeno.cost.step import BOUNDS, Batch, rank_bounds, step_cost
-from jalapeno.deploy.deployment import Deployment, pool_overlap
+from jalapeno.cost.step import BOUNDS, Batch, pool_step_cost, rank_bounds
+from jalapeno.deploy.deployment import Deployment
 from jalapeno.deploy.mtp import query_len
 from jalapeno.deploy.memory_fit import decode_batch_cap, kv_bytes_per_seq_per_chip
 from jalapeno.serve.analytic import frontend_s
@@ -193,7 +193,6 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
     b_u, inv = np.unique(b_all, return_inverse=True)
     samp = np.unique(np.round(np.linspace(0, K - 1, min(K, SAMPLE_TURNS))).astype(int))
     kv_pc = kv_bytes_per_seq_per_chip(model, lay, prec, prefix)  # (K,) per chip holding the sequence
-    ov = pool_overlap(dep.overlap, model, lay)
     kk = np.arange(K)
 
     def evaluate(b, miss):
@@ -215,25 +214,23 @@ def sessions_by_batch(model: ModelSpec, pricer: Pricer, dep: Deployment, spec: A
         # each in prefill for its n̄/chunk steps of t_p (the one-chunk step): m = (p/chunk)·t_p/t_d
         g = np.ones_like(p_mb)
         if lay.dp > 1:
-            t1 = step_cost(model, pricer, lay, prec, graph_padded(dep, lay, Batch.make(
+            t1 = pool_step_cost(model, pricer, dep, lay, graph_padded(dep, lay, Batch.make(
                 decode_seqs=np.concatenate([b_mb, b_mb]), decode_ctx=ctx_dec,
                 prefill_tokens=np.concatenate([np.zeros(n), chunk]), prefill_ctx=np.concatenate([np.zeros(n), w_ctx]),
-                prefill_seqs=np.concatenate([np.zeros(n), np.ones(n)]))), dep.mtp, dep.memory_fraction, ov,
-                dep.memory_profile).step_time_s
+                prefill_seqs=np.concatenate([np.zeros(n), np.ones(n)])))).step_time_s
             m = p_mb / chunk * t1[n:] / np.maximum(t1[:n], 1e-12)
             g = np.minimum(np.where(m > 1e-12, m / np.maximum(-np.expm1(-m), 1e-12), 1.0), float(lay.dp))
         p_big = np.minimum(np.maximum(p_mb, g * chunk), budget)
         ks = samp.size
         ch_k = np.minimum(new[:, samp], pb)
         # the decode-only rows (first n) priced in one call with the prompt-carrying ones, as serve/analytic.agg_plan
-        sc = step_cost(model, pricer, lay, prec, graph_padded(dep, lay, Batch.make(
+        sc = pool_step_cost(model, pricer, dep, lay, graph_padded(dep, lay, Batch.make(
             decode_seqs=np.concatenate([b_mb, b_mb, np.repeat(b_mb, ks), np.repeat(b_mb, ks)]),
             decode_ctx=ctx_dec,
             prefill_tokens=np.concatenate([np.zeros(n), p_big, ch_k.ravel(), np.full(n * ks, pb)]),
             prefill_ctx=np.concatenate([np.zeros(n), w_ctx, (pre_ctx[:, samp] + ch_k / 2).ravel(),
                                         np.tile(prefix[samp] / 2, n)]),
-            prefill_seqs=np.concatenate([np.zeros(n), np.maximum(p_big / chunk, 1), np.ones(2 * n * ks)]))),
-            dep.mtp, dep.memory_fraction, ov, dep.memory_profile)
+            prefill_seqs=np.concatenate([np.zeros(n), np.maximum(p_big / chunk, 1), np.ones(2 * n * ks)]))))
         t_dec = decode_step_s(sc, eff, dep, np.concatenate([b, b]), lay)[:n]
         f = np.minimum(p_mb / p_big, 1.0)
         tau = (1 - f) * t_dec + f * sc.step_time_s[n:2 * n]

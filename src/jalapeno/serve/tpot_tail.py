@@ -51,8 +51,8 @@ from __future__ import annotations
 import numpy as np
 
 from jalapeno.cost.pricer import Pricer, with_pool_backends
-from jalapeno.cost.step import Batch, step_cost
-from jalapeno.deploy.deployment import Deployment, pool_overlap
+from jalapeno.cost.step import Batch, pool_step_cost
+from jalapeno.deploy.deployment import Deployment
 from jalapeno.errors import SpecError
 from jalapeno.serve.analytic import ServingPoints
 from jalapeno.serve.open_loop import ISL_GRID
@@ -265,11 +265,11 @@ def poisson_tpot_s(
     b = pts.decode_batch / lay.pp
     chunk = min(wl.mean_isl, budget / max(lay.dp, 1))
     z = np.zeros(n)
-    sc = step_cost(
+    sc = pool_step_cost(
         model,
         pr,
+        dep,
         lay,
-        dep.precision,
         Batch.make(
             decode_seqs=np.concatenate([b, b, 0.9 * b, 1.1 * b]),
             decode_ctx=wl.decode_ctx,
@@ -277,10 +277,6 @@ def poisson_tpot_s(
             prefill_ctx=(wl.mean_isl - chunk) / 2,
             prefill_seqs=np.concatenate([z, np.full(n, budget / chunk), z, z]),
         ),
-        dep.mtp,
-        dep.memory_fraction,
-        pool_overlap(dep.overlap, model, lay),
-        dep.memory_profile,
     )
     t_lo, t_hi = sc.step_time_s[:n], sc.step_time_s[n : 2 * n]
     sigma = np.maximum(t_hi - t_lo, 0.0) / budget
