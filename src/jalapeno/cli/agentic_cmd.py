@@ -43,7 +43,7 @@ def _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallba
     from dataclasses import replace
 
     from jalapeno.analysis.sweep import SweepOptions
-    from jalapeno.cli.serving_opts import refuse_dense_eplb, sweep_eplb
+    from jalapeno.cli.serving_opts import refuse_dense_eplb, refuse_dense_overlap, sweep_eplb
     from jalapeno.deploy.deployment import check_memory_fraction
     from jalapeno.specs.agentic import get_agentic
     from jalapeno.specs.catalog import load_model
@@ -51,6 +51,7 @@ def _setup(model, workload, precision, kv_dtype, attention_dtype, compute_fallba
 
     m = with_routing(load_model(model), routing)
     refuse_dense_eplb(eplb, m)  # an explicit --eplb on a dense model was silently ignored
+    refuse_dense_overlap(overlap, m)  # so was --overlap tbo (break47)
     spec = get_agentic(workload)
     # the analytic model runs the mean lengths: the last turn's prompt + reply must fit
     m.check_context(spec.final_context_tokens, "--workload",

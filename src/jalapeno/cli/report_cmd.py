@@ -80,7 +80,7 @@ def report(
         raise SpecError("--like-for-like", "filters the measured overlay, and --measured none draws none",
                         "drop --like-for-like, or give --measured shipped or a CSV path")
     if measured not in ("shipped", "none") and not Path(measured).is_file():  # was refused after the sweep
-        raise SpecError("--measured", f"{measured!r}: file not found", "give 'shipped', 'none' or a CSV path")
+        raise _measured_missing(measured)
     if serving not in (None, "agg", "disagg", "both"):
         raise SpecError("--serving", f"unknown mode {serving!r}{choice_hint(serving, ('agg', 'disagg', 'both'))}",
                         "use agg, disagg or both")
@@ -143,6 +143,13 @@ def report(
     console.print(f"report: {Path(path).resolve()}")
 
 
+def _measured_missing(measured: str) -> SpecError:
+    """The error for a ``--measured`` that is neither a keyword nor a file; a misspelt keyword (``shiped``,
+    ``Shipped``, ``NONE``: no ``.`` or ``/`` in it) is named as the one meant (break47: "file not found" alone)."""
+    hint = "" if any(c in measured for c in "./\\") else choice_hint(measured, ("shipped", "none"))
+    return SpecError("--measured", f"{measured!r}: file not found{hint}", "give 'shipped', 'none' or a CSV path")
+
+
 def _measured_points(measured: str, model: str, wl) -> tuple[list, list[str]]:
     """Measured points of ``model`` at the workload's ISL/OSL (the page keeps the compared systems)."""
     if measured == "none":
@@ -152,7 +159,7 @@ def _measured_points(measured: str, model: str, wl) -> tuple[list, list[str]]:
 
     path = DEFAULT_POINTS if measured == "shipped" else Path(measured)
     if measured != "shipped" and not path.is_file():
-        raise SpecError("--measured", f"{measured!r}: file not found", "give 'shipped', 'none' or a CSV path")
+        raise _measured_missing(measured)
     pts, skipped = load_inferencex(path, "--measured")
     if skipped and not pts and measured != "shipped":  # every row unreadable: a page without them, exit 0, before
         raise SpecError(f"--measured {path.name}", f"no measured point could be read; {len(skipped)} row(s) skipped "

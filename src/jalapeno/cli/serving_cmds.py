@@ -42,6 +42,7 @@ from jalapeno.cli.serving_opts import (  # noqa: F401  (the option parsers, re-e
     concurrency_notes,
     parse_pool,
     refuse_dense_eplb,
+    refuse_dense_overlap,
     sweep_eplb,
 )
 from jalapeno.cli.system_opts import (
@@ -188,6 +189,7 @@ def compare(
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          recipe_run(rec, None, stack, kv_dtype).kv_dtype, attention_dtype, compute_fallback, routing)
     refuse_dense_eplb(eplb, m)  # an explicit --eplb on a dense model was silently ignored
+    refuse_dense_overlap(overlap, m)  # so was --overlap tbo (break47)
     if not names:
         raise SpecError("--systems", "no system given", "pass e.g. --systems jalapeno,gb300-nvl72")
     check_pricer_chip_model(pricer, chip_model)
@@ -361,6 +363,7 @@ def frontier(
     m, wl, prec = _setup(model, workload, isl, osl, precision or (rec.precision if rec else None), fixed_lengths,
                          run.kv_dtype, attention_dtype, compute_fallback, routing)
     refuse_dense_eplb(eplb, m)  # an explicit --eplb on a dense model was silently ignored
+    refuse_dense_overlap(overlap, m)  # so was --overlap tbo (break47)
     check_pricer_chip_model(pricer, chip_model)
     pr = chip_model_pricer(system_pricer(system, efficiency, sets, stack, pricer), chip_model, placement)
     note_unread_efficiency(sets, m, prec, pr)

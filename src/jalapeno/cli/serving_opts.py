@@ -195,6 +195,28 @@ def refuse_dense_eplb(eplb: str | None, model) -> None:
                     f"so --eplb {eplb.strip()} would be ignored", "drop --eplb (it applies to MoE models only)")
 
 
+def refuse_dense_overlap(overlap: str | None, model) -> None:
+    """Refuse ``--overlap tbo`` on a dense model in a sweep (compare, frontier, agentic): it would be silently ignored.
+
+    A sweep applies two-batch overlap only to layouts whose MoE layers exchange tokens by all-to-all
+    (deploy/sharding.has_ep_all_to_all, analysis/sweep.SWEEP_OVERLAP: "always, where it applies"); a dense
+    model has none, so every point ran without it and the output said ``overlap: none`` (break47). predict,
+    simulate and step already refuse it for their one layout.
+
+    Args:
+        overlap: the option as given (None: not given; ``auto``, ``none`` and unknown spellings pass).
+        model: a ModelSpec; ``model.moe is None`` means dense.
+
+    Raises:
+        SpecError: field ``--overlap``, naming the model and the fix (drop the option or use auto/none).
+    """
+    if overlap != "tbo" or model.moe is not None:  # another spelling: SweepOptions names it
+        return
+    raise SpecError("--overlap", f"{model.name} is a dense model (no experts): two-batch overlap hides the MoE "
+                    "dispatch/combine all-to-all, which it does not have, so --overlap tbo would be ignored",
+                    "drop --overlap (or give auto or none); it applies to MoE models on layouts with attention DP and EP")
+
+
 def _options(serving: str, mtp: int | None, acceptance: float | None, concurrency: str | None,
              eplb: str | None = None, overlap: str = "auto"):
     from jalapeno.analysis.sweep import SweepOptions

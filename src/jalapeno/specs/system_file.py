@@ -121,6 +121,14 @@ class DieFile(_Strict):
     placement: Literal["local_first", "striped"] = "striped"
     note: str = ""
 
+    @field_validator("slices", "compute_dies")
+    @classmethod
+    def _whole_dies(cls, v: Sourced | None, info) -> Sourced | None:
+        # slices 1.5 was blamed on a missing link_bandwidth_tb_per_s (the network check ran first), break47
+        if v is not None and v.value != int(v.value):
+            raise ValueError(f"must be a whole number (a count of {info.field_name.replace('_', ' ')}), got {v.value:g}")
+        return v
+
     @model_validator(mode="after")
     def _network_given(self):
         if (self.slices is None or self.slices.value > 1) and (self.link_bandwidth_tb_per_s is None or self.hop_latency_ns is None):

@@ -1,0 +1,101 @@
+"""Findings of round 47's break-it pass (break47): ``compare``/``frontier``/agentic ``--overlap tbo`` on a dense model
+ran every point without overlap and said nothing (the sweep applies TBO only where a MoE all-to-all exists; predict,
+simulate and step refused it already); a system file's ``[die] slices = 1.5`` was blamed on a missing on-die
+network ("a die of more than one slice needs link_bandwidth_tb_per_s"); ``report --measured shiped`` said only
+"file not found"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cli_runner import check_error, run
+
+H200 = Path(__file__).parents[2] / "src" / "jalapeno" / "data" / "systems" / "h200.toml"
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ["compare", "-s", "h200", "--html", ""],
+        ["frontier", "-s", "h200"],
+        ["compare", "-s", "h200", "--html", "", "-w", "agentic:chat-agent"],
+    ],
+)
+def test_tbo_on_a_dense_model_is_refused_in_a_sweep(capsys, cmd):
+    conc = [] if "agentic:chat-agent" in cmd else ["-c", "4", "--serving", "agg"]
+    code, out, err = run(capsys, *cmd, "-m", "llama-3.3-70b", *conc, "--overlap", "tbo")
+    # was: exit 0, every point "overlap": "none" (llama-3.3-70b has no MoE all-to-all to hide)
+    check_error(code, out, err, "--overlap", "llama-3.3-70b is a dense model", "would be ignored", "drop --overlap")
+
+
+def test_tbo_on_a_moe_model_and_auto_on_a_dense_one_still_run(capsys):
+    from jalapeno.cli.serving_opts import refuse_dense_overlap
+    from jalapeno.specs.catalog import load_model
+
+    dense, moe = load_model("llama-3.3-70b"), load_model("gpt-oss-120b")
+    for ov in (None, "auto", "none"):
+        refuse_dense_overlap(ov, dense)  # nothing to refuse: no overlap asked for
+    refuse_dense_overlap("tbo", moe)  # EP layouts of a MoE model run it
+    refuse_dense_overlap("TBO", dense)  # another spelling is SweepOptions' error ("did you mean 'tbo'?")
+    code, out, err = run(
+        capsys, "frontier", "-s", "h200", "-m", "llama-3.3-70b", "-c", "4", "--serving", "agg", "--overlap", "TBO"
+    )
+    check_error(code, out, err, "--overlap", "unknown overlap choice 'TBO'", "did you mean 'tbo'")
+
+
+def _h200_with(tmp_path: Path, old: str, new: str) -> Path:
+    text = H200.read_text()
+    assert old in text
+    path = tmp_path / "die.toml"
+    path.write_text(text.replace('name = "h200"', 'name = "h200-die"', 1).replace(old, new, 1))
+    return path
+
+
+@pytest.mark.parametrize("value", ["1.5", "2.5"])
+def test_fractional_die_slices_are_named_as_such(capsys, tmp_path, value):
+    path = _h200_with(tmp_path, "slices = { value = 1,", f"slices = {{ value = {value},")
+    code, out, err = run(capsys, "hardware", "show", str(path))
+    # was: "die: a die of more than one slice needs link_bandwidth_tb_per_s and hop_latency_ns"
+    check_error(code, out, err, "die.slices", f"must be a whole number (a count of slices), got {value}")
+
+
+def test_fractional_compute_dies_are_named_as_such(capsys, tmp_path):
+    path = _h200_with(tmp_path, "[die]\n", '[die]\ncompute_dies = { value = 2.5, source = "a test value" }\n')
+    code, out, err = run(capsys, "hardware", "show", str(path))
+    check_error(code, out, err, "die.compute_dies", "must be a whole number (a count of compute dies), got 2.5")
+
+
+@pytest.mark.parametrize(("given", "meant"), [("shiped", "shipped"), ("NONE", "none"), ("Shipped", "shipped")])
+def test_a_misspelt_measured_keyword_is_named(capsys, tmp_path, given, meant):
+    code, out, err = run(
+        capsys,
+        "report",
+        "-s",
+        "h200",
+        "-m",
+        "llama-3.3-70b",
+        "--no-bands",
+        "--html",
+        str(tmp_path / "r.html"),
+        "--measured",
+        given,
+    )
+    check_error(code, out, err, "--measured", f"{given!r}: file not found (did you mean {meant!r}?)")
+
+
+def test_a_missing_measured_path_gets_no_keyword_hint(capsys, tmp_path):
+    code, out, err = run(
+        capsys,
+        "report",
+        "-s",
+        "h200",
+        "-m",
+        "llama-3.3-70b",
+        "--no-bands",
+        "--html",
+        str(tmp_path / "r.html"),
+        "--measured",
+        "none.csv",
+    )
+    check_error(code, out, err, "--measured", "'none.csv': file not found. fix")
