@@ -99,3 +99,32 @@ def test_a_missing_measured_path_gets_no_keyword_hint(capsys, tmp_path):
         "none.csv",
     )
     check_error(code, out, err, "--measured", "'none.csv': file not found. fix")
+
+
+def test_cp_on_the_decode_pool_is_named_as_a_pool_key(capsys):
+    code, out, err = run(
+        capsys,
+        "predict",
+        "-s",
+        "h200",
+        "-m",
+        "gpt-oss-120b",
+        "-c",
+        "4",
+        "--prefill",
+        "tp=4,cp=2",
+        "--decode",
+        "dp=4,ep=4,cp=2",
+    )
+    # was field 'cp', an option predict does not have
+    check_error(code, out, err, "--decode cp", "context parallelism (cp2) on the decode pool", "drop cp= from --decode")
+
+
+def test_no_prefix_cache_on_a_fixed_length_workload_is_refused(capsys):
+    code, out, err = run(
+        capsys, "simulate", "-s", "h200", "-m", "llama-3.3-70b", "--tp", "8", "-c", "4", "--no-prefix-cache"
+    )
+    # was: exit 0 with figures identical to the run without it (fixed-length requests share no prefix)
+    check_error(
+        code, out, err, "--no-prefix-cache", "does not apply to a fixed-length workload", "drop --no-prefix-cache"
+    )

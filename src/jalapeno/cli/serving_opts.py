@@ -233,11 +233,16 @@ def check_pool(pool, option: str, model, system) -> None:
 
     Raises:
         InfeasibleDeployment / SpecError: as deploy/layout.validate_layout and check_eplb, with the
-            field ``<option> <key>`` and a fix written as pool keys (``eplb=8``, not ``--eplb 8``).
+            field ``<option> <key>`` and a fix written as pool keys (``eplb=8``, not ``--eplb 8``); ``cp=`` above 1
+            on ``--decode`` (context parallelism is priced for prefill workers only, deploy/deployment.py).
     """
     from jalapeno.deploy.layout import check_eplb, validate_layout
     from jalapeno.errors import JalapenoError
 
+    if option == "--decode" and pool.layout.cp > 1:  # was field 'cp', a name the command does not have (break47)
+        raise SpecError("--decode cp", f"context parallelism (CP{pool.layout.cp}) on the decode pool: CP is modelled "
+                        "for prefill workers only (decode context parallelism is not modelled)",
+                        'drop cp= from --decode; put it in the prefill pool only, e.g. --prefill "tp=8,cp=4,workers=1"')
     try:
         validate_layout(pool.layout, model, system)
         if pool.layout.eplb is not None:

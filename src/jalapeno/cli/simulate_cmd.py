@@ -125,7 +125,8 @@ def simulate(
 
     watts, _ = power_w_per_chip(s, power)  # an unknown convention fails before the run
     check_applicable(kind, {"--concurrency": concurrency, "--rate": rate, "--arrival": arrival, "--requests": requests,
-                            "--sessions": sessions, "--isl": isl, "--osl": osl, "--warmup": warmup})
+                            "--sessions": sessions, "--isl": isl, "--osl": osl, "--warmup": warmup,
+                            "--no-prefix-cache": True if no_prefix_cache else None})
     if warmup is not None and rate is not None:
         raise SpecError("--warmup", "applies to a closed loop (--concurrency); an open-loop run counts every "
                         "arrival", "drop --warmup, or use --concurrency C instead of --rate")
@@ -291,6 +292,8 @@ _NOT_FOR = {
     "--isl": {"trace": _TRACE, "agentic": "an agentic preset sets its own lengths"},
     "--osl": {"trace": _TRACE, "agentic": "an agentic preset sets its own lengths"},
     "--warmup": {"trace": _TRACE, "agentic": "every agentic turn is counted (no warm-up)"},
+    # fixed-length requests share no prefix (random tokens, as InferenceX's): the flag changed nothing (break47)
+    "--no-prefix-cache": {"fixed": "its requests share no prefix (random tokens), so there is no reuse to disable"},
 }
 
 
