@@ -128,3 +128,25 @@ def test_no_prefix_cache_on_a_fixed_length_workload_is_refused(capsys):
     check_error(
         code, out, err, "--no-prefix-cache", "does not apply to a fixed-length workload", "drop --no-prefix-cache"
     )
+
+
+@pytest.mark.parametrize(
+    ("cmd", "metric"),
+    [
+        (["audit", "--claim", "max_interactivity=100"], "max_interactivity"),
+        (["audit", "--claim", "peak_tokens_per_usd=1e6"], "peak_tokens_per_usd"),
+        (["sensitivity", "--html", "", "--metric", "min_e2e_s"], "min_e2e_s"),
+    ],
+)
+def test_power_beside_a_metric_no_convention_enters_is_refused(capsys, cmd, metric):
+    code, out, err = run(capsys, *cmd, "-s", "h200", "-m", "llama-3.3-70b", "--power", "chip")
+    # was: exit 0, the title saying "power chip", the figures those of any convention
+    check_error(code, out, err, "--power", f"{metric} is not one: it would be ignored", "drop --power")
+
+
+def test_power_checks_keep_their_order():
+    from jalapeno.cli.audit_cmds import refuse_unread_power
+
+    refuse_unread_power(None, "max_interactivity", "--claim")  # not given: the default all-in, never read
+    refuse_unread_power("chip", "peak_tok_s_per_kw", "--claim")  # per-kW metrics read it
+    refuse_unread_power("load", "tok_s_per_kw", "--metric")

@@ -22,7 +22,7 @@ from jalapeno.cli.common import (
 from jalapeno.cli.system_opts import SET_OPTION, note_unread_efficiency, system_pricer
 from jalapeno.errors import SpecError, choice_hint
 
-POWER_HELP = ("Power convention of per-kW metrics: chip (TDP), sustained, all-in (provisioned) or load "
+POWER_HELP = ("Power convention of per-kW metrics: chip (TDP), sustained, all-in (provisioned; the default) or load "
               "(the chip power drawn at each operating point).")
 CLAIM_HELP = ("METRIC[@X]=VALUE: peak_throughput_per_chip, peak_tok_s_per_kw, peak_tokens_per_usd, "
               "max_interactivity, min_e2e_s, throughput_per_chip@X, tok_s_per_kw@X (X in tok/s/user); "
@@ -45,7 +45,26 @@ def _context(model: str, workload: str | None, isl: int | None, osl: int | None,
     wl = get_workload(workload, isl, osl)
     # audit and sensitivity priced 128k1k on llama-3.1-405b (131,072-token context) where plan and compare refuse it
     check_workload_context(m, wl, isl is not None)
-    return ClaimContext(m, wl, resolve_precision(m, precision), SweepOptions(serving=serving), power)
+    return ClaimContext(m, wl, resolve_precision(m, precision), SweepOptions(serving=serving), power or "all-in")
+
+
+def refuse_unread_power(power: str | None, metric: str, option: str) -> None:
+    """Refuse an explicit ``--power`` beside a metric no power convention enters (break47: ``audit --claim
+    max_interactivity=100 --power chip`` ran, its title saying "power chip", and the option changed nothing).
+
+    Args:
+        power: the option as given (None: not given; a convention :class:`~jalapeno.analysis.claims.ClaimContext`
+            has already accepted).
+        metric: the metric's key (analysis/claims.METRICS); only ``*_per_kw`` metrics read the convention.
+        option: ``--claim`` or ``--metric``, for the fix.
+
+    Raises:
+        SpecError: field ``--power``, naming the metric and the fix (drop --power, or a per-kW metric).
+    """
+    if power is None or "per_kw" in metric:
+        return
+    raise SpecError("--power", f"sets the power convention of per-kW metrics, and {metric} is not one: it would "
+                    "be ignored", f"drop --power, or give {option} peak_tok_s_per_kw (or tok_s_per_kw@X)")
 
 
 def _f(x, fmt: str = ".4g") -> str:
@@ -93,7 +112,7 @@ def audit(
     isl: int = isl_option(),
     osl: int = osl_option(),
     precision: str = precision_option(),
-    power: str = typer.Option("all-in", "--power", help=POWER_HELP),
+    power: str = typer.Option(None, "--power", help=POWER_HELP),
     serving: str = typer.Option("both", "--serving", help="agg, disagg or both (default)."),
     efficiency: str = efficiency_option(),
     sets: list[str] = SET_OPTION,
@@ -110,6 +129,7 @@ def audit(
 
     c = parse_claim(claim)
     ctx = _context(model, workload, isl, osl, precision, power, serving)
+    refuse_unread_power(power, c.metric, "--claim")
     pr = system_pricer(system, efficiency, sets)
     note_unread_efficiency(sets, ctx.model, ctx.precision, pr)
     base = system_pricer(baseline, "calibrated") if baseline else None
@@ -121,7 +141,7 @@ def audit(
     d = res.as_dict()
     vs = f" vs {res.baseline}" if res.baseline else ""
     head = Table(title=(f"claim: {c.name} = {c.value:g} {c.unit} for {res.system}{vs} · {ctx.model.name} · "
-                              f"{ctx.workload.name} · {ctx.precision.name} · power {power}"))
+                              f"{ctx.workload.name} · {ctx.precision.name} · power {ctx.convention}"))
     for col in ("predicted", "band (low-high)", "physical limit", "verdict"):
         head.add_column(col)
     ends = [math.isfinite(v) for v in (res.low, res.high)]
@@ -296,7 +316,7 @@ def sensitivity(
     isl: int = isl_option(),
     osl: int = osl_option(),
     precision: str = precision_option(),
-    power: str = typer.Option("all-in", "--power", help=POWER_HELP),
+    power: str = typer.Option(None, "--power", help=POWER_HELP),
     serving: str = typer.Option("both", "--serving", help="agg, disagg or both (default)."),
     efficiency: str = efficiency_option(),
     sets: list[str] = SET_OPTION,
@@ -315,6 +335,7 @@ def sensitivity(
         raise SpecError("--html", f"{html!r} is not an .html file", "give a path ending in .html")
     check_writable(html, "--html")
     ctx = _context(model, workload, isl, osl, precision, power, serving)
+    refuse_unread_power(power, mt.metric, "--metric")
     pr = system_pricer(system, efficiency, sets)
     note_unread_efficiency(sets, ctx.model, ctx.precision, pr)
     res = run(ctx, pr, mt)
