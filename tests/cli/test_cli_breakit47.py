@@ -150,3 +150,46 @@ def test_power_checks_keep_their_order():
     refuse_unread_power(None, "max_interactivity", "--claim")  # not given: the default all-in, never read
     refuse_unread_power("chip", "peak_tok_s_per_kw", "--claim")  # per-kW metrics read it
     refuse_unread_power("load", "tok_s_per_kw", "--metric")
+
+
+def test_kv_tier_sets_on_a_fixed_length_run_are_noted(capsys):
+    code, out, err = run(
+        capsys,
+        "predict",
+        "-s",
+        "h200",
+        "-m",
+        "llama-3.3-70b",
+        "--tp",
+        "8",
+        "-c",
+        "4",
+        "--set",
+        "kv_tiers.host.bandwidth_gb_per_s=225",
+    )
+    # was: exit 0, priced exactly as without it, no word (fixed-length requests share no prefix to park in a tier)
+    assert code == 0
+    assert "note: --set kv_tiers.host.bandwidth_gb_per_s is not read by a fixed-length workload" in err
+
+
+def test_kv_tier_sets_on_an_agentic_run_get_no_note(capsys):
+    code, out, err = run(
+        capsys,
+        "simulate",
+        "-s",
+        "h200",
+        "-m",
+        "llama-3.3-70b",
+        "--tp",
+        "8",
+        "-c",
+        "2",
+        "-w",
+        "agentic:chat-agent",
+        "--sessions",
+        "2",
+        "--set",
+        "kv_tiers.host.bandwidth_gb_per_s=225",
+    )
+    assert code == 0
+    assert "kv_tiers" not in err

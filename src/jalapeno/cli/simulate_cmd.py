@@ -109,7 +109,6 @@ def simulate(
     prec = resolve_precision(m, precision or (rec.precision if rec else None), run.kv_dtype, attention_dtype,
                              compute_fallback)
     check_fallback_used(prec, m, [s.chip])
-    note_unread_efficiency(sets, m, prec, pr)
     lim = limit_kwargs(rec, concurrency, max_running, max_tokens_per_step, cuda_graph_max_batch)
     lim["engine_memory"] = run.engine_memory
     kw: dict = {}
@@ -119,6 +118,7 @@ def simulate(
     name = "coding-agent" if workload == "agentic" else workload.removeprefix("agentic:")
     kind = ("agentic" if name in AGENTIC_PRESETS or workload.startswith("agentic:") else
             "trace" if _is_trace_name(workload) else "fixed")
+    note_unread_efficiency(sets, m, prec, pr, reuses_prefixes=kind != "fixed")  # kv_tiers.* read on reuse only
     if concurrency is not None:
         check_concurrency([concurrency])
     from jalapeno.analysis.power_cost import power_w_per_chip

@@ -137,20 +137,40 @@ def note_ignored_level_keys(system) -> None:
                    "(docs/catalog.md, [[levels]])", markup=False, highlight=False, soft_wrap=True)
 
 
-def note_unread_efficiency(sets, model, precision, pricer) -> None:
+def note_unread_efficiency(sets, model, precision, pricer, reuses_prefixes: bool = False) -> None:
     """Say once per process which ``--set efficiency.*`` keys no op of ``model`` at ``precision`` reads under the
     priced set of ``pricer`` (analysis/unread_keys.py: judged from the op table's lookups, fallbacks counted):
     ``moe.bf16.*`` on DeepSeek-R1 FP8 (shadowed by ``moe[fp8]``), ``moe.w4a16.*`` on a model without INT4 experts,
     ``all_to_all_fraction`` on a dense model changed nothing, with no word (robust42, break42). A note, as for the
-    level keys: a --set may be meant for another model of the same system."""
+    level keys: a --set may be meant for another model of the same system. ``reuses_prefixes``: the run reuses
+    prompt prefixes (an agentic workload, a trace), so ``kv_tiers.*`` keys are read (:func:`unread_tiers_note`)."""
     from jalapeno.analysis.unread_keys import unread_note
     from jalapeno.specs.system_overrides import parse_sets
 
     keys = [k.split(":", 1)[-1] for k, _ in parse_sets(sets or ())]
-    for note in (unread_note(keys, model, precision, pricer.system, pricer.efficiency), switched_off_note(keys)):
+    tiers = None if reuses_prefixes else unread_tiers_note(keys)
+    for note in (unread_note(keys, model, precision, pricer.system, pricer.efficiency), switched_off_note(keys), tiers):
         if note and note not in _NOTED:
             _NOTED.add(note)
             _err.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+
+
+def unread_tiers_note(keys) -> str | None:
+    """The note for ``--set kv_tiers.*`` keys on a fixed-length run, or None: the KV tiers below HBM hold reused
+    prefixes (serve/sessions.py, the simulator's PrefixCache), and a fixed-length workload's requests share none, so
+    ``predict --set kv_tiers.host.bandwidth_gb_per_s=225`` priced exactly as without it, with no word (break47).
+
+    >>> unread_tiers_note(["kv_tiers.host.link", "chip.tdp_w"])[:52]
+    '--set kv_tiers.host.link is not read by a fixed-leng'
+    >>> unread_tiers_note(["chip.tdp_w"]) is None
+    True
+    """
+    named = [k for k in dict.fromkeys(keys) if k.startswith("kv_tiers.") or k == "kv_tiers"]
+    if not named:
+        return None
+    return (f"--set {', '.join(named)} is not read by a fixed-length workload: the KV tiers below HBM hold reused "
+            "prefixes, and its requests share none; an agentic workload (-w agentic:coding-agent) or a trace with "
+            "session_id reads them (docs/agentic.md §1)")
 
 
 def switched_off_note(keys, where: str = "--set") -> str | None:
