@@ -193,3 +193,12 @@ def test_kv_tier_sets_on_an_agentic_run_get_no_note(capsys):
     )
     assert code == 0
     assert "kv_tiers" not in err
+
+
+def test_calibrate_names_a_near_miss_and_refuses_a_repeat(capsys, tmp_path):
+    code, out, err = run(capsys, "calibrate", "-s", "h2000", "--out-dir", str(tmp_path))
+    check_error(code, out, err, "--systems", "unknown system 'h2000' (did you mean 'h200'?)")
+    code, out, err = run(capsys, "calibrate", "-s", "h200,h200", "--out-dir", str(tmp_path))
+    # was: h200 fitted and written twice, exit 0
+    check_error(code, out, err, "--systems", "'h200' is given twice", "list each system once")
+    assert not list(tmp_path.iterdir())  # refused before any fit

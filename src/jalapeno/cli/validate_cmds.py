@@ -22,7 +22,7 @@ def calibrate(
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Fit efficiency parameters on aiconfigurator's measured kernels (needs the \\[calibrate] extra)."""
-    from jalapeno.errors import SpecError
+    from jalapeno.errors import SpecError, choice_hint
     from jalapeno.fit.calibrate import calibrate_catalog
     from jalapeno.specs.catalog import list_systems
     from jalapeno.specs.efficiency import flatten_params
@@ -31,8 +31,12 @@ def calibrate(
     if names == []:
         raise SpecError("--systems", "no system named", f"use names from {', '.join(list_systems())}, or omit it")
     unknown = sorted(set(names or []) - set(list_systems()))
-    if unknown:
-        raise SpecError("--systems", f"unknown system {unknown[0]!r}", f"use names from {', '.join(list_systems())}")
+    if unknown:  # a near miss is named, as every other --systems does (break47)
+        raise SpecError("--systems", f"unknown system {unknown[0]!r}{choice_hint(unknown[0], list_systems())}",
+                        f"use names from {', '.join(list_systems())}")
+    twice = sorted({n for n in names or [] if names.count(n) > 1})
+    if twice:  # h200,h200 was fitted and written twice, with no word (break47)
+        raise SpecError("--systems", f"{twice[0]!r} is given twice", "list each system once, e.g. --systems h200,b200")
     if out_dir is not None and not out_dir.strip():
         raise SpecError("--out-dir", "empty path", "give a directory, or omit --out-dir to rewrite the shipped sets")
     res = calibrate_catalog(names, out_dir, on_progress=None if json_out else
