@@ -1,4 +1,4 @@
-"""Findings of round 47's break-it pass (break47): ``compare``/``frontier``/agentic ``--overlap tbo`` on a dense model
+"""Findings of round 47's break-it pass (break47), among them: ``compare``/``frontier``/agentic ``--overlap tbo`` on a dense model
 ran every point without overlap and said nothing (the sweep applies TBO only where a MoE all-to-all exists; predict,
 simulate and step refused it already); a system file's ``[die] slices = 1.5`` was blamed on a missing on-die
 network ("a die of more than one slice needs link_bandwidth_tb_per_s"); ``report --measured shiped`` said only
@@ -12,6 +12,7 @@ import pytest
 from cli_runner import check_error, run
 
 H200 = Path(__file__).parents[2] / "src" / "jalapeno" / "data" / "systems" / "h200.toml"
+EXAMPLE = Path(__file__).parents[2] / "examples" / "explore_700w.toml"
 
 
 @pytest.mark.parametrize(
@@ -202,3 +203,28 @@ def test_calibrate_names_a_near_miss_and_refuses_a_repeat(capsys, tmp_path):
     # was: h200 fitted and written twice, exit 0
     check_error(code, out, err, "--systems", "'h200' is given twice", "list each system once")
     assert not list(tmp_path.iterdir())  # refused before any fit
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "table"),
+    [
+        (
+            '[params."chip.hbm_stacks"]',
+            '[params."kv_tiers.host.bandwidth_gb_per_s"]\nlow = 10\nhigh = 100\n\n[params."chip.hbm_stacks"]',
+            "params",
+        ),
+        (
+            '"chip.hbm_usable_gib" = "36 * {chip.hbm_stacks}"',
+            '"chip.hbm_usable_gib" = "36 * {chip.hbm_stacks}"\n"kv_tiers.host.latency_us" = "{chip.hbm_stacks}"',
+            "derived",
+        ),
+    ],
+)
+def test_a_kv_tier_key_in_a_design_space_is_refused(capsys, tmp_path, old, new, table):
+    text = EXAMPLE.read_text()
+    assert old in text
+    space = tmp_path / "tiers.toml"
+    space.write_text(text.replace(old, new, 1))
+    code, out, err = run(capsys, "explore", str(space), "--store", str(tmp_path / "st"), "-n", "1")
+    # was: exit 0, a searched dimension no case's score read (fixed-length workloads reuse no prefix)
+    check_error(code, out, err, f"{table}.kv_tiers.host.", "no case reads the kv tiers below hbm", "drop it")

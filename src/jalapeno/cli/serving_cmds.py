@@ -70,7 +70,7 @@ SWEEP_EPLB_HELP = ("Redundant experts the sweep tries with EPLB on MoE layouts w
                    "divides experts + R; beside EPLB off; at most the model's expert count), or 'off' (default 32). Only under "
                    "--routing measured: with uniform routing replicas cannot lower the busiest rank's load.")
 SWEEP_OVERLAP_HELP = ("Two-batch overlap: auto (the faster of none/tbo per point; the default unless an --engine "
-                      "recipe sets one), none or tbo.")
+                      "recipe sets one), none or tbo (MoE models: the layouts with attention DP and EP).")
 
 
 def _fallback_used_somewhere(m, pricers, precs, prec) -> None:

@@ -434,6 +434,12 @@ def _check_keys(space: DesignSpace, where: str) -> None:
             raise type(e)(f"{where}: {field}", e.problem, e.fix) from None
 
     base = named("base", load_system, space.base)
+    tier = next((k for k in (*space.params, *space.derived) if k.split(".", 1)[0] == "kv_tiers"), None)
+    if tier is not None:  # a searched dimension no score reads: it ran, its importance noise (break47)
+        raise SpecError(f"{where}: {'derived' if tier in space.derived else 'params'}.{tier}", "no case reads the KV "
+                        "tiers below HBM: they hold reused prefixes, and a design search's fixed-length workloads "
+                        "share none", f"drop it; the tiers matter to agentic workloads (jalapeno compare -w "
+                        f"agentic:coding-agent --set {tier}=VALUE)")
     for i, c in enumerate(space.cases):
         named(f"cases.{i}.model", load_model, c.model)
         if c.precision is not None:
