@@ -27,8 +27,9 @@ def simulate(
     system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
     model: str = model_option(),
     workload: str = typer.Option(None, "--workload", "-w",
-                                 help="1k1k/8k1k (default)/1k8k/32k1k/64k1k/128k1k, agentic (coding-agent), research-agent, "
-                                 "long-memory-chat, chat-agent, agentic:FILE.toml, or a trace .csv/.jsonl"),
+                                 help="1k1k, 8k1k (default), 1k8k, 32k1k, 64k1k, 128k1k, agentic:PRESET (coding-agent, "
+                                 "research-agent, long-memory-chat, chat-agent; 'agentic' alone: coding-agent) / "
+                                 "agentic:FILE.toml, or a trace .csv/.jsonl"),
     isl: int = isl_option(),
     osl: int = osl_option(),
     concurrency: int = typer.Option(None, "--concurrency", "-c", help="Closed loop: requests (sessions) in flight."),
@@ -236,12 +237,26 @@ def simulate(
         return
     from jalapeno.report.cell_notes import price_note
 
-    console.print(_summary_table(res.summary, f"{m.name} on {s.name} · {dep.label}{stack_label(stack)} · seed {seed}"
+    console.print(_summary_table(res.summary, f"{m.name} on {s.name} · {_workload_label(kind, kw, workload)} · "
+                                 f"{dep.label}{stack_label(stack)} · seed {seed}"
                                  + _protocol(kind, concurrency, warmup), trace=kind == "trace", price_note=price_note(s)))
     if BASIS_FIELD in res.summary:
         console.print(f"price basis: {res.summary[BASIS_FIELD]}", markup=False, soft_wrap=True)
     for path in filter(None, (html, out)):
         console.print(f"wrote {Path(path).resolve()}")
+
+
+def _workload_label(kind: str, kw: dict, workload: str) -> str:
+    """The workload in the summary's title, as predict names its lengths ('8192/1024'): an agentic
+    preset or file by its name ('agentic:research-agent'), a trace by its file name ('trace
+    my.csv'). The title named the model, system and deployment but not the workload, so runs of
+    research-agent, a trace and 8k1k printed the same title (newuser47)."""
+    if kind == "agentic":
+        return f"agentic:{kw['agentic'].name}"
+    if kind == "trace":
+        return f"trace {Path(workload).name}"
+    wl = kw["workload"]
+    return f"{wl.isl}/{wl.osl}"
 
 
 def _overload_note(m, pr, dep, wl, rate: float) -> str:
@@ -354,13 +369,15 @@ def _summary_table(sm: dict, title: str, trace: bool = False, price_note: str = 
     t.add_column("value", overflow="fold")
 
     def q(d, scale, unit):
-        f = (lambda v: f"{v:,.0f}") if unit == "ms" else (lambda v: f"{v:,.2f}")  # noqa: E731
+        # ms under 100 at one decimal, as predict's TPOT: a 4.5 ms TPOT printed '5' beside '220.3 tok/s/user'
+        whole = unit == "ms" and d["p99"] * scale >= 100
+        f = (lambda v: f"{v:,.0f}") if whole else (lambda v: f"{v:,.1f}") if unit == "ms" else (lambda v: f"{v:,.2f}")  # noqa: E731
         return (f"mean {f(d['mean'] * scale)} · p50 {f(d['p50'] * scale)} · p90 {f(d['p90'] * scale)} · "
                 f"p99 {f(d['p99'] * scale)} {unit}")
     rows = [("requests (counted)", f"{sm['requests']:,}"),
             ("throughput per chip (in+out)", f"{sm['throughput_per_chip']:,.1f} tok/s"
              + (f" (the counted requests' tokens over the {sm['duration_s']:.1f} s from their first arrival to the "
-                f"last completion, {sm['chips']} chips)" if "duration_s" in sm else "")),
+                f"last completion, {sm['chips']} chip{'s' if sm['chips'] != 1 else ''})" if "duration_s" in sm else "")),
             ("output throughput per chip", f"{sm['output_throughput_per_chip']:,.1f} tok/s"),
             *([("throughput per chip, steady state", f"{ss['throughput_per_chip']:,.1f} tok/s (in+out), "
                 f"{ss['output_throughput_per_chip']:,.1f} output, over the {ss['window_s']:.1f} s while requests "
