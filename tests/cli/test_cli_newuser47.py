@@ -31,14 +31,26 @@ def _flat(text: str) -> str:
 
 def _trace(tmp_path) -> str:
     p = tmp_path / "mywl.csv"
-    p.write_text("arrival_s,input_tokens,output_tokens\n0.0,8000,900\n0.5,7000,1000\n1.0,9000,800\n"
-                 "1.2,6000,1200\n2.0,8192,1024\n")
+    p.write_text(
+        "arrival_s,input_tokens,output_tokens\n0.0,8000,900\n0.5,7000,1000\n1.0,9000,800\n"
+        "1.2,6000,1200\n2.0,8192,1024\n"
+    )
     return str(p)
 
 
 def test_simulate_tpot_to_a_tenth_of_a_ms_agrees_with_its_interactivity(capsys, tmp_path):
-    code, out, err = run(capsys, "simulate", "--system", "gb300-nvl72", "--model", "gpt-oss-120b", "--tp", "1",
-                         "--workload", _trace(tmp_path))
+    code, out, err = run(
+        capsys,
+        "simulate",
+        "--system",
+        "gb300-nvl72",
+        "--model",
+        "gpt-oss-120b",
+        "--tp",
+        "1",
+        "--workload",
+        _trace(tmp_path),
+    )
     assert code == 0, err
     flat = _flat(out)
     assert "trace mywl.csv" in flat, flat[:300]
@@ -53,12 +65,40 @@ def test_simulate_tpot_to_a_tenth_of_a_ms_agrees_with_its_interactivity(capsys, 
 
 
 def test_simulate_title_names_the_workload(capsys):
-    code, out, err = run(capsys, "simulate", "--system", "jalapeno", "--dp", "8", "--ep", "8",
-                         "--workload", "research-agent", "--concurrency", "2", "--sessions", "2")
+    code, out, err = run(
+        capsys,
+        "simulate",
+        "--system",
+        "jalapeno",
+        "--dp",
+        "8",
+        "--ep",
+        "8",
+        "--workload",
+        "research-agent",
+        "--concurrency",
+        "2",
+        "--sessions",
+        "2",
+    )
     assert code == 0, err
     assert "deepseek-r1 on jalapeno · agentic:research-agent · agg" in _flat(out), out[:400]
-    code, out, err = run(capsys, "simulate", "--system", "jalapeno", "--dp", "8", "--ep", "8",
-                         "--workload", "8k1k", "--concurrency", "4", "--requests", "8")
+    code, out, err = run(
+        capsys,
+        "simulate",
+        "--system",
+        "jalapeno",
+        "--dp",
+        "8",
+        "--ep",
+        "8",
+        "--workload",
+        "8k1k",
+        "--concurrency",
+        "4",
+        "--requests",
+        "8",
+    )
     assert code == 0, err
     assert "deepseek-r1 on jalapeno · 8192/1024 · agg" in _flat(out), out[:400]
 
