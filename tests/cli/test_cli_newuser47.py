@@ -13,6 +13,8 @@ What confused, and is fixed here:
 3. ``simulate --help`` listed its workloads as 'agentic (coding-agent), research-agent, ...', as if only
    coding-agent were agentic; compare and frontier write 'agentic:PRESET (...)'.
 
+4. ``predict -c 64,128`` (the list compare and frontier sweep) was told to write ``--concurrency 64128``.
+
 Expected values are worked by hand (interactivity = 1 / median TPOT) or are the literal names the user typed.
 """
 
@@ -109,3 +111,18 @@ def test_simulate_help_lists_every_agentic_preset_as_agentic():
     text = inspect.signature(simulate).parameters["workload"].default.help
     assert "agentic:PRESET (coding-agent, research-agent, long-memory-chat, chat-agent" in text, text
     assert "agentic (coding-agent), research-agent" not in text
+
+
+def test_a_concurrency_list_on_a_one_point_command_is_told_so(capsys):
+    """4. ``predict -c 64,128`` (compare's list form) was told 'write it without thousands separators:
+    --concurrency 64128'; it is now told the command prices one concurrency, and where a list is swept."""
+    from cli_runner import error_line
+
+    line = error_line(*run(capsys, "predict", "-s", "jalapeno", "-c", "64,128"))
+    assert "prices one concurrency per run" in line and "e.g. --concurrency 64," in line, line
+    assert "compare and frontier sweep a list: --concurrency 64,128" in line, line
+    line = error_line(*run(capsys, "simulate", "-s", "jalapeno", "-c", "4,8"))
+    assert "e.g. --concurrency 4," in line and "thousands" not in line, line  # '4,8' is no thousands number
+    # '1,000' is one number (a concurrency has no leading zero): the separator fix alone, as before
+    line = error_line(*run(capsys, "predict", "-s", "jalapeno", "-c", "1,000"))
+    assert line.endswith("Fix: write it without thousands separators: --concurrency 1000"), line

@@ -405,6 +405,14 @@ def _option_value_error(e: Exception, helps: str) -> str | None:
         tokens = opt in _TOKEN_OPTIONS and power == 1 and binary == int(binary)
         return (f"{opt}: {problem}. Fix: write it in digits: {opt} {shown}" + (
             f" (or {int(binary)}: InferenceX's {m[1]}{m[2].lower()} lengths are {m[1]} x 1024 tokens)" if tokens else ""))
+    if (opt == "--concurrency" and isinstance(v, str) and kind.startswith(("int", "float", "decimal"))
+            and re.fullmatch(r"\s*\d+(\s*,\s*[1-9]\d*)+\s*", v)):  # predict -c 64,128 was told to write 64128
+        # (an item with a leading zero, '1,000', is no concurrency: one number with a separator, below)
+        items = [x.strip() for x in v.split(",")]
+        return (f"{opt}: {problem} (this command prices one concurrency per run). Fix: give one, e.g. {opt} "
+                f"{items[0]}, and run once per value (compare and frontier sweep a list: {opt} {','.join(items)})"
+                + (f"; or, if it is one number, write it without thousands separators: {opt} {''.join(items)}"
+                   if THOUSANDS.fullmatch(v) else ""))
     if (isinstance(v, str) and kind.startswith(("int", "float", "decimal"))
             and THOUSANDS.fullmatch(v)):  # '--target 1,000,000': 'a number such as 0.5'
         return f"{opt}: {problem}. Fix: write it without thousands separators: {opt} {v.strip().replace(',', '')}"
