@@ -20,13 +20,10 @@ import numpy as np
 import pandas as pd
 
 from jalapeno.fit.fidelity import GOALS as GUARD_GOALS
+from jalapeno.fit.goals import GOALS, MIN_POINTS, goal_misses  # noqa: F401 (the goals and their judge, shared with validate --held-out)
 from jalapeno.fit.heldout import JUDGED
 
 ROOT = Path(__file__).resolve().parent.parent
-#: issue 18's goals on InferenceX held-out rows: (median, p90, |bias|) of |predicted/measured - 1|; TTFT median only
-GOALS = {"throughput_per_chip": (0.08, 0.25, 0.05), "interactivity": (0.08, 0.25, 0.05), "ttft_s": (0.20, None, None)}
-#: fewest held-out points of a system's metric for a per-system verdict (as the goals section's)
-MIN_POINTS = 3
 #: the environment variable .ci/run sets so that a test skipped for a missing [calibrate]/[explore] package fails
 #: (tests/extras_guard.py, tests/conftest.py)
 EXTRAS_ENV = "JALAPENO_REQUIRE_EXTRAS"
@@ -41,37 +38,6 @@ DONE_HEADINGS = {
     "engine fixed-cost fits with their split": "## Engine fixed costs (software stacks), fitted on a declared split",
     "kernel cross-check": "## Kernel fits against measured bests and published figures",
 }
-
-
-def goal_misses(rows: pd.DataFrame) -> dict[str, list[str]]:
-    """Issue 18's InferenceX goals on the held-out rows: per metric, the misses (empty: met).
-
-    Args:
-        rows: fit/validate.predict_points rows (columns source, system, metric, error, split).
-
-    Returns:
-        ``{metric: ["overall median 8.4%", "mi325x bias -8.4%", ...]}`` for each metric of :data:`GOALS`;
-        a system needs :data:`MIN_POINTS` held-out points of the metric to be judged.
-    """
-    ix = rows[(rows.source == "inferencex") & rows["split"].isin(JUDGED)].dropna(subset=["error"])
-    out = {}
-    for metric, (med, p90, bias) in GOALS.items():
-        e = ix[ix.metric == metric]
-        groups = [("overall", e.error.to_numpy())]
-        groups += [(str(s), g.error.to_numpy()) for s, g in e.groupby("system") if len(g) >= MIN_POINTS]
-        miss = []
-        for name, err in groups:
-            if not len(err):
-                continue
-            a = np.abs(err)
-            if np.median(a) > med:
-                miss.append(f"{name} median {np.median(a):.1%}")
-            if p90 is not None and np.percentile(a, 90) > p90:
-                miss.append(f"{name} p90 {np.percentile(a, 90):.1%}")
-            if bias is not None and abs(np.median(err)) > bias:
-                miss.append(f"{name} bias {np.median(err):+.1%}")
-        out[metric] = miss
-    return out
 
 
 def loso_state(rows: pd.DataFrame, loso: dict) -> tuple[float, float, dict[str, int]]:

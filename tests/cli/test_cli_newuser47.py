@@ -126,3 +126,46 @@ def test_a_concurrency_list_on_a_one_point_command_is_told_so(capsys):
     # '1,000' is one number (a concurrency has no leading zero): the separator fix alone, as before
     line = error_line(*run(capsys, "predict", "-s", "jalapeno", "-c", "1,000"))
     assert line.endswith("Fix: write it without thousands separators: --concurrency 1000"), line
+
+
+def test_goals_text_by_hand():
+    """5. ``validate --held-out`` gave each group's figures but no verdict: which groups miss issue 18's goals
+    (median <= 8%, p90 <= 25%, |bias| <= 5% on throughput and interactivity; TTFT median <= 20%) was left to the
+    reader's eye over 40-odd rows. fit/goals.goals_text closes the run with them."""
+    import pandas as pd
+
+    from jalapeno.fit.goals import goals_text
+
+    rows = pd.DataFrame(
+        [
+            {"source": "inferencex", "system": s, "metric": m, "error": e, "split": sp}
+            for s, m, errs, sp in (
+                ("a", "interactivity", [0.01, -0.02, 0.03], "held_out"),  # median 2%, bias +1%: met
+                ("b", "interactivity", [0.10, 0.12, 0.09], "none"),  # median 10% > 8%, bias +10% > 5%
+                ("c", "interactivity", [0.9, 0.9, 0.9], "fit"),  # fitted on: not judged
+                ("a", "ttft_s", [0.1, 0.15, -0.12], "held_out"),  # median |e| 12% <= 20%: met
+                ("b", "throughput_per_chip", [0.5], "aiconfigurator"),  # not a held-out split label: not judged
+            )
+            for e in errs
+        ]
+    )
+    text = goals_text(rows).rsplit("): ", 1)[1]
+    # overall interactivity over a's and b's 6 points: |e| 1,2,3,9,10,12 -> median 6.0% (met), p90 11.0% (met),
+    # signed 1,-2,3,9,10,12 -> median 6.0% > 5% (missed)
+    assert text == (
+        "throughput_per_chip: no held-out row; interactivity missed: overall bias +6.0%, b median 10.0%, "
+        "b bias +10.0%; ttft_s met"
+    ), text
+    assert goals_text(rows[rows.split == "fit"]) == ""  # nothing held out: no line
+
+
+def test_validate_held_out_closes_with_the_goal_misses(capsys):
+    code, out, err = run(capsys, "validate", "--held-out", "--no-aiconfigurator")
+    assert code == 0, err
+    flat = _flat(out)
+    assert "issue 18's goals on the held-out InferenceX rows" in flat, flat[-2000:]
+    # the shipped rows' misses as docs/validation.md's issue 18 status lists them (each metric named once)
+    for metric in ("throughput_per_chip", "interactivity", "ttft_s"):
+        assert f"; {metric} " in flat or f"): {metric} " in flat, metric
+    code, out, err = run(capsys, "validate", "--no-aiconfigurator")
+    assert "issue 18's goals" not in _flat(out)  # judged on held-out rows only

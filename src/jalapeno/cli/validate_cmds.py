@@ -145,6 +145,11 @@ def validate(
     console.print(f"points per split (fit/heldout.py): {c['fit']} fit, {c['held_out']} held out, {c['none']} in no fit; "
                   + ("the figures above are the held-out and no-fit points'" if held_out else
                      "the figures above count all of them (--held-out: the points no fit saw)"))
+    if held_out:  # the verdict, not only the figures: which groups miss issue 18's goals (newuser47)
+        from jalapeno.fit.goals import goals_text
+
+        if line := goals_text(res["rows"]):
+            console.print(line)
     for name, why in res["no_rows"].items():  # a system named with -s and absent from the table
         console.print(f"{name}: no row above: {why}")
     for src, why in res["left_out"].items():  # before the details: a missing source changes every figure
