@@ -15,6 +15,12 @@ What confused, and is fixed here:
 
 4. ``predict -c 64,128`` (the list compare and frontier sweep) was told to write ``--concurrency 64128``.
 
+5. ``validate --held-out`` printed 44 groups' figures and no verdict on issue 18's goals: it now closes with the
+   groups that miss them (fit/goals.py).
+
+6. ``plan -w agentic:coding-agent`` was refused with 'compare, frontier and simulate take it' and no word on how to
+   size a fleet for agent tasks: it now names compare's task-time tier and chips = tasks per hour / tasks/h per chip.
+
 Expected values are worked by hand (interactivity = 1 / median TPOT) or are the literal names the user typed.
 """
 
@@ -169,3 +175,41 @@ def test_validate_held_out_closes_with_the_goal_misses(capsys):
         assert f"; {metric} " in flat or f"): {metric} " in flat, metric
     code, out, err = run(capsys, "validate", "--no-aiconfigurator")
     assert "issue 18's goals" not in _flat(out)  # judged on held-out rows only
+
+
+def test_plan_on_an_agentic_workload_names_the_figure_that_sizes_the_fleet(capsys):
+    """6. ``plan -w agentic:coding-agent`` was told 'compare, frontier and simulate take it' and nothing on how to size
+    a fleet for agent tasks; it now names compare's tiers (tasks/h per chip within a task-time ceiling) and the
+    division, and the command it names runs and prints that tier."""
+    import shlex
+
+    from cli_runner import error_line
+
+    line = error_line(*run(capsys, "plan", "-s", "gb200-nvl72", "-w", "agentic:coding-agent", "--power-mw", "5"))
+    assert "plan sizes fleets for fixed-length requests" in line and "chips = tasks per hour / that" in line, line
+    cmd = re.search(r"`jalapeno (compare [^`]+)`", line).group(1)
+    assert cmd == "compare --workload agentic:coding-agent --systems gb200-nvl72 --tiers need=10", cmd
+    code, out, err = run(capsys, *shlex.split(cmd))
+    assert code == 0, err
+    assert "need (<= 10 min)" in _flat(out), out[-1500:]
+
+
+def test_agentic_doc_fleet_example_is_what_compare_prints(capsys):
+    """docs/agentic.md's fleet example quotes GB300's tasks/h per chip at <= 10 min; held to compare's tier cell."""
+    import math
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "agentic.md").read_text()
+    m = re.search(
+        r"e\.g\. ([\d.]+) tasks/h/chip for GB300 NVL72 .*?([\d,]+) tasks/h need ([\d,]+) chips, (\d+) racks", doc, re.S
+    )
+    assert m, "docs/agentic.md lost its fleet example"
+    quoted, tasks, chips, racks = float(m[1]), int(m[2].replace(",", "")), int(m[3].replace(",", "")), int(m[4])
+    code, out, err = run(
+        capsys, "compare", "--workload", "agentic:coding-agent", "--systems", "gb300-nvl72", "--tiers", "need=10"
+    )
+    assert code == 0, err
+    cell = re.search(r"│ ([\d.]+) @ 10\.0 min", out)
+    assert cell and float(cell[1]) == quoted, (cell and cell[1], quoted)
+    # by hand: chips = ceil(tasks per hour / tasks/h per chip); racks of 72 GPUs
+    assert chips == math.ceil(tasks / quoted) and racks == math.ceil(chips / 72), (chips, racks)

@@ -64,6 +64,7 @@ def plan(
                         "use agg, disagg or both")
     from jalapeno.analysis.price_reason import BASIS_FIELD, basis_lines, system_basis
 
+    _refuse_agentic(workload, system)
     m, wl, prec = _setup(model, workload, isl, osl, precision)
     pr = system_pricer(system, efficiency, sets)
     s = pr.system
@@ -193,3 +194,29 @@ def tdp_moved_note(system, sets) -> str | None:
     return (f"the TDP moved to {system.chip.tdp_w:,.0f} W ({given}): it follows the variant's component power "
             f"model (specs/power.py): {how}; the power and $ figures below use it "
             f"(`jalapeno hardware show` with the same --set shows each)")
+
+
+def _refuse_agentic(workload: str | None, system: str) -> None:
+    """Refuse an agentic workload with the way to size a fleet for one: plan prices fixed-length requests,
+    and the shared refusal (specs/workload.get_workload) sent a planner to compare, frontier and simulate
+    without saying which figure sizes the fleet (newuser47): compare's operating tiers give tasks/h per
+    chip within a task-time ceiling, and chips = tasks/h needed / that.
+
+    Raises:
+        SpecError: ``--workload`` names an agentic preset or ``agentic:FILE.toml``.
+    """
+    from jalapeno.errors import SpecError
+    from jalapeno.specs.agentic import AGENTIC_PRESETS
+
+    if workload is None:
+        return
+    agent = workload.removeprefix("agentic:")
+    if not (workload.startswith("agentic:") or workload == "agentic" or agent in AGENTIC_PRESETS):
+        return
+    name = "coding-agent" if workload == "agentic" else agent
+    raise SpecError("--workload", f"{workload!r} is an agentic (multi-turn) workload; plan sizes fleets for "
+                    "fixed-length requests",
+                    f"read tasks/h per chip at your task-time ceiling from `jalapeno compare --workload "
+                    f"agentic:{name} --systems {system} --tiers need=10` (<= 10 min a task; its tasks/h/kW and "
+                    "$/task beside it), then chips = tasks per hour / that (docs/agentic.md); or plan a fixed-length "
+                    "workload (--workload 128k1k, or --isl N --osl N)")
