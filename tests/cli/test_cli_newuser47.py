@@ -21,6 +21,9 @@ What confused, and is fixed here:
 6. ``plan -w agentic:coding-agent`` was refused with 'compare, frontier and simulate take it' and no word on how to
    size a fleet for agent tasks: it now names compare's task-time tier and chips = tasks per hour / tasks/h per chip.
 
+7. ``sensitivity`` printed its swing column at four significant digits ('987.1', '212' beside '213.7') under
+   ends printed whole ('6,064', '7,051'): the swing takes its ends' format.
+
 Expected values are worked by hand (interactivity = 1 / median TPOT) or are the literal names the user typed.
 """
 
@@ -213,3 +216,17 @@ def test_agentic_doc_fleet_example_is_what_compare_prints(capsys):
     assert cell and float(cell[1]) == quoted, (cell and cell[1], quoted)
     # by hand: chips = ceil(tasks per hour / tasks/h per chip); racks of 72 GPUs
     assert chips == math.ceil(tasks / quoted) and racks == math.ceil(chips / 72), (chips, racks)
+
+
+def test_sensitivity_swing_prints_as_its_ends():
+    """7. ``sensitivity --metric throughput_per_chip@50`` printed swings '987.1' and '212' beside '213.7' in one column,
+    under ends printed whole ('6,064' and '7,051'): the swing now takes its ends' format."""
+    from jalapeno.cli.audit_cmds import _swing_text
+
+    # by hand: 7,051.2 - 6,064.1 = 987.1 -> '987' beside whole ends; 6,705.3 - 6,493.3 = 212.0 -> '212'
+    assert _swing_text({"metric_at_low": 6064.1, "metric_at_high": 7051.2, "swing": 987.1}) == "987"
+    assert _swing_text({"metric_at_low": 6493.3, "metric_at_high": 6705.3, "swing": 212.0}) == "212"
+    assert _swing_text({"metric_at_low": 75523.0, "metric_at_high": 84742.0, "swing": 9219.0}) == "9,219"  # round 46
+    # ends below 1,000 keep four significant digits: 338.1 - 135.1 = 203
+    assert _swing_text({"metric_at_low": 135.1, "metric_at_high": 338.1, "swing": 203.0}) == "203"
+    assert _swing_text({"metric_at_low": 1.2, "metric_at_high": 1.25, "swing": 0.05}) == "0.05"

@@ -77,6 +77,17 @@ def _f(x, fmt: str = ".4g") -> str:
     return format(x, fmt)
 
 
+def _swing_text(r: dict) -> str:
+    """A tornado row's swing in its ends' format: whole numbers where either end prints with thousands
+    separators (6,064 and 7,051 swing 987, not '987.1'; 6,493 and 6,705 swing 212, not '212' beside '213.7'
+    in the same column), else :func:`_f`'s four significant digits (135.1 and 338.1 swing 203)."""
+    ends = [v for v in (r["metric_at_low"], r["metric_at_high"]) if isinstance(v, (int, float)) and math.isfinite(v)]
+    sw = r["swing"]
+    if ends and max(abs(v) for v in ends) >= 1e3 and isinstance(sw, (int, float)) and math.isfinite(sw):
+        return f"{sw:,.0f}"
+    return _f(sw)
+
+
 def _price_basis(claim, pr, base) -> dict:
     """``{"price_basis": ...}`` for a claim on a $ figure (its metric names ``usd``: ``peak_tokens_per_usd``), the
     system's and, with a baseline, ``{"price_basis": sys, "baseline_price_basis": base}`` (analysis/price_reason);
@@ -353,7 +364,7 @@ def sensitivity(
         t.add_column(col, overflow="fold")
     for r in d["rows"]:  # the swing as the figures beside it (9,219, not 9.22e+03 beside 75,523 and 84,742)
         t.add_row(r["parameter"], r["kind"], _f(r["current"]), f"{_f(r['low'])}-{_f(r['high'])}",
-                  _f(r["metric_at_low"]), _f(r["metric_at_high"]), _f(r["swing"]), (r["band_source"]))
+                  _f(r["metric_at_low"]), _f(r["metric_at_high"]), _swing_text(r), (r["band_source"]))
     console.print(t)
     if html:
         console.print(f"tornado chart: {Path(html).resolve()}")
