@@ -4,7 +4,7 @@ What confused, and is fixed here:
 
 1. ``simulate``'s summary title named the model, system and deployment but not the workload: runs of
    ``--workload research-agent``, a trace file and 8k1k printed the same title. It now names it as predict does
-   ('8192/1024'), 'agentic:research-agent' or 'trace FILE'.
+   ('8k1k', '8192/1024'), 'agentic:research-agent' or 'trace FILE'.
 
 2. ``simulate`` printed TPOT in whole ms: a 4.5 ms TPOT read 'mean 5 · p50 5 · p90 5 · p99 5 ms' beside
    'interactivity (1/median TPOT) 220.3 tok/s/user' (1 / 5 ms = 200). Times under 100 ms print to 0.1 ms, as
@@ -111,7 +111,7 @@ def test_simulate_title_names_the_workload(capsys):
         "8",
     )
     assert code == 0, err
-    assert "deepseek-r1 on jalapeno · 8192/1024 · agg" in _flat(out), out[:400]
+    assert "deepseek-r1 on jalapeno · 8k1k · agg" in _flat(out), out[:400]  # as predict's title
 
 
 def test_simulate_help_lists_every_agentic_preset_as_agentic():

@@ -247,7 +247,7 @@ def simulate(
 
 
 def _workload_label(kind: str, kw: dict, workload: str) -> str:
-    """The workload in the summary's title, as predict names its lengths ('8192/1024'): an agentic
+    """The workload in the summary's title, as predict names it ('8k1k', '8192/1024'): an agentic
     preset or file by its name ('agentic:research-agent'), a trace by its file name ('trace
     my.csv'). The title named the model, system and deployment but not the workload, so runs of
     research-agent, a trace and 8k1k printed the same title (newuser47)."""
@@ -255,8 +255,7 @@ def _workload_label(kind: str, kw: dict, workload: str) -> str:
         return f"agentic:{kw['agentic'].name}"
     if kind == "trace":
         return f"trace {Path(workload).name}"
-    wl = kw["workload"]
-    return f"{wl.isl}/{wl.osl}"
+    return kw["workload"].name  # as predict's title: '8k1k', or '8192/1024' for --isl/--osl
 
 
 def _overload_note(m, pr, dep, wl, rate: float) -> str:
