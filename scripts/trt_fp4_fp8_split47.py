@@ -1,0 +1,125 @@
+"""Is the aiconfigurator GB300 TensorRT-LLM TPOT bias a release gap or a checkpoint-format term? (issue 18, round 47)
+
+Round 45 (tep45) read the +5% GB300 / +5.3% GB200 1.2.0rc6 TPOT over-prediction as a TensorRT-LLM release gap
+(1.1.0rc2 -> 1.2.0rc6 runs the same GB200 FP4 TP8 decode step 7-8% faster than the model says). GB300 has only
+1.2.0rc6 rows, so a release rule fitted elsewhere would be the only way to move it. This script splits the
+aiconfigurator DeepSeek-R1 TensorRT-LLM TPOT rows finer: by system, checkpoint format (fp4 / fp8), mode, the
+*decode* pool's attention layout (``TPn`` attention tensor parallel, ``DPn`` attention data parallel; the
+``+ D`` part of a disaggregated row's deployment, not its prefill pool), MTP, and release (``.postN`` dropped).
+Where one (system, release, mode, decode layout) holds both formats, the format difference is not a release
+difference.
+
+Table: n, median residual (model - measured, ms), median signed error (%), median measured TPOT (ms), and the
+held-out half's median signed error and n.
+
+Input: a validate CSV (``jalapeno validate --json -o X.csv``; the lead's baseline for round 47 is main d3e3fcc's,
+/work/coord/base47_all.csv on the project machine). Nothing is fitted or written; predictions do not move.
+Run: python scripts/trt_fp4_fp8_split47.py X.csv   (seconds)
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+import pandas as pd
+
+#: the decode pool's attention layout in a deployment label (``attn TP8 DP1``)
+_ATTN = re.compile(r"attn TP(\d+) DP(\d+)")
+#: the validate CSV columns :func:`split_table` reads
+COLUMNS = (
+    "source",
+    "metric",
+    "stack",
+    "model",
+    "system",
+    "precision",
+    "mode",
+    "deployment",
+    "measured",
+    "predicted",
+    "split",
+)
+
+
+def decode_attention(deployment: str) -> str:
+    """``TPn`` (attention tensor parallel, n > 1) or ``DPn`` (attention TP 1, n data-parallel ranks) of the decode
+    pool named in a deployment label: the part after ``+ D`` for a disaggregated row, else the whole label; ""
+    when no ``attn TPa DPb`` is found.
+
+    >>> decode_attention("disagg P 1x(attn TP1 DP4 · MoE TP1 EP4) + D 4x(attn TP8 DP1 · MoE TP1 EP8) [fp4]")
+    'TP8'
+    >>> decode_attention("agg 1x(attn TP1 DP8 · MoE TP1 EP8)"), decode_attention("agg TP8")
+    ('DP8', '')
+    """
+    part = deployment.split("+ D", 1)[1] if "+ D" in deployment else deployment
+    m = _ATTN.search(part)
+    if not m:
+        return ""
+    tp, dp = int(m.group(1)), int(m.group(2))
+    return f"TP{tp}" if tp > 1 else f"DP{dp}"
+
+
+def split_table(rows: pd.DataFrame, model: str = "deepseek-r1") -> pd.DataFrame:
+    """One row per (system, precision, mode, decode attention layout, MTP, release) of ``rows``' aiconfigurator
+    TensorRT-LLM ``model`` TPOT rows (a validate CSV as a frame: source, metric, stack, model, system, precision,
+    mode, deployment, measured, predicted, split). Columns n, resid_ms (median model - measured, ms), err_pct
+    (median signed error, %), meas_ms (median measured TPOT, ms), ho_err_pct / ho_n (the held-out half's).
+
+    Raises:
+        KeyError: ``rows`` lacks a column named above (pass a ``jalapeno validate --json -o X.csv`` file).
+    """
+    missing = [c for c in COLUMNS if c not in rows.columns]
+    if missing:
+        raise KeyError(f"validate CSV lacks {', '.join(missing)}: pass a `jalapeno validate --json -o X.csv` file")
+    r = rows[
+        (rows.source == "aiconfigurator")
+        & (rows.metric == "tpot_s")
+        & rows["stack"].str.startswith("trtllm@")
+        & (rows.model == model)
+    ].copy()
+    r["release"] = r["stack"].str.split("@").str[1].str.replace(r"\.post\d+$", "", regex=True)
+    r["decode"] = r.deployment.map(decode_attention)
+    r["mtp"] = r.deployment.str.contains("MTP")
+    r["resid_ms"] = (r.predicted - r.measured) * 1e3
+    r["err_pct"] = (r.predicted / r.measured - 1) * 100
+    r["meas_ms"] = r.measured * 1e3
+    keys = ["system", "precision", "mode", "decode", "mtp", "release"]
+    g = r.groupby(keys)
+    out = g.agg(
+        n=("err_pct", "size"),
+        resid_ms=("resid_ms", "median"),
+        err_pct=("err_pct", "median"),
+        meas_ms=("meas_ms", "median"),
+    )
+    ho = r[r["split"] == "held_out"].groupby(keys).err_pct.agg(["median", "size"])
+    out["ho_err_pct"] = ho["median"]
+    out["ho_n"] = ho["size"].reindex(out.index).fillna(0).astype(int)
+    return out.reset_index()
+
+
+def format_pairs(t: pd.DataFrame) -> pd.DataFrame:
+    """The (system, mode, decode, mtp, release) groups of :func:`split_table` that hold both fp4 and fp8 rows, one
+    line each: each format's n and median signed error (%) and the fp4 - fp8 difference (points)."""
+    keys = ["system", "mode", "decode", "mtp", "release"]
+    w = t.pivot_table(index=keys, columns="precision", values=["n", "err_pct"], aggfunc="first").dropna()
+    w.columns = [f"{a}_{b}" for a, b in w.columns]
+    w["fp4_minus_fp8"] = w.err_pct_fp4 - w.err_pct_fp8
+    return w.reset_index()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("csv", help="a validate CSV (jalapeno validate --json -o X.csv)")
+    ap.add_argument("--model", default="deepseek-r1")
+    a = ap.parse_args()
+    t = split_table(pd.read_csv(a.csv), a.model)
+    with pd.option_context("display.width", 200, "display.max_rows", 500, "display.float_format", "{:.2f}".format):
+        print("Table 1. TPOT by system, format, mode, decode attention layout, MTP, release\n")
+        print(t.to_string(index=False))
+        print("\nTable 2. Groups holding both formats: fp4 - fp8 median signed error (points)\n")
+        print(format_pairs(t).to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()
