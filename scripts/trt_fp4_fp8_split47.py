@@ -12,9 +12,15 @@ difference.
 Table: n, median residual (model - measured, ms), median signed error (%), median measured TPOT (ms), and the
 held-out half's median signed error and n.
 
-Input: a validate CSV (``jalapeno validate --json -o X.csv``; the lead's baseline for round 47 is main d3e3fcc's,
-/work/coord/base47_all.csv on the project machine). Nothing is fitted or written; predictions do not move.
-Run: python scripts/trt_fp4_fp8_split47.py X.csv   (seconds)
+``--what-if`` (needs the package's aiconfigurator-core data, about a minute) adds two tables the doc quotes
+(docs/gap_aic_itl.md, round 47): 3. the FP4 DeepSeek-R1 TensorRT-LLM rows on B200 / GB200 / GB300 re-served with
+their decode pool's ``moe_backend`` set to ``trtllm`` (the measured TRT-LLM-gen curve, data/moe_backends.toml) and to
+``cutlass``, median signed TPOT error per (system, mode, decode layout, release) against the shipped pricing; 4. the
+decode-TP8 disaggregated rows at one sequence a rank (decode batch <= 1.5): measured and modelled TPOT (ms) by format.
+
+Input: a validate CSV (``jalapeno validate --json -o X.csv``; the doc's figures are main d3e3fcc's, round 47).
+Nothing is fitted or written; predictions do not move.
+Run: python scripts/trt_fp4_fp8_split47.py X.csv [--what-if]   (seconds; a minute with --what-if)
 """
 
 from __future__ import annotations
@@ -108,10 +114,57 @@ def format_pairs(t: pd.DataFrame) -> pd.DataFrame:
     return w.reset_index()
 
 
+def backend_what_if(systems=("b200", "gb200-nvl72", "gb300-nvl72")) -> pd.DataFrame:
+    """One row per aiconfigurator DeepSeek-R1 TensorRT-LLM row with a decode pool and a measured TPOT on ``systems``:
+    system, precision, mode, decode (:func:`decode_attention` form), release, batch (decode sequences a rank),
+    meas_ms, model_ms, and ``e_none`` / ``e_trtllm`` / ``e_cutlass``: signed TPOT error (%) as shipped and with the
+    decode pool's ``moe_backend`` replaced (FP4 rows only; NaN for others). Served as validation serves a matched
+    row (serve/point.serve_at_concurrency with the point's stack, its MTP and the roofline calibrated pricer)."""
+    from dataclasses import replace
+
+    from jalapeno.fit.table_lookup import load_any_pricer
+    from jalapeno.fit.validate import load_aiconfigurator, point_stack, point_workload, with_stack_mtp
+    from jalapeno.serve.point import serve_at_concurrency
+    from jalapeno.specs.catalog import load_model
+
+    model, out = load_model("deepseek-r1"), []
+    for p in load_aiconfigurator()[0]:
+        d = p.deployment.decode
+        if p.model != "deepseek-r1" or "trtllm" not in p.framework or d is None or p.system not in systems:
+            continue
+        if not p.measured.get("tpot_s"):
+            continue
+        st = point_stack(p)
+        pricer = load_any_pricer(p.system, "calibrated", pricer="roofline", stack=st)
+        wl, dep = point_workload(p), with_stack_mtp(p.deployment, st, p.model)
+        meas = p.measured["tpot_s"]
+        run = serve_at_concurrency(model, pricer, dep, wl, [p.concurrency])
+        rec = {
+            "system": p.system,
+            "precision": p.precision,
+            "mode": p.mode,
+            "release": st.version or "",
+            "decode": f"TP{d.layout.tp}" if d.layout.tp > 1 else f"DP{d.layout.dp}",
+            "batch": float(run.decode_batch[0]),
+            "meas_ms": meas * 1e3,
+            "model_ms": float(run.tpot_s[0]) * 1e3,
+        }
+        rec["e_none"] = (rec["model_ms"] / rec["meas_ms"] - 1) * 100
+        for be in ("trtllm", "cutlass"):
+            e = float("nan")
+            if p.precision == "fp4":
+                alt = replace(dep, decode=replace(d, moe_backend=be))
+                e = (float(serve_at_concurrency(model, pricer, alt, wl, [p.concurrency]).tpot_s[0]) / meas - 1) * 100
+            rec[f"e_{be}"] = e
+        out.append(rec)
+    return pd.DataFrame(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("csv", help="a validate CSV (jalapeno validate --json -o X.csv)")
     ap.add_argument("--model", default="deepseek-r1")
+    ap.add_argument("--what-if", action="store_true", help="also tables 3-4 (serves the rows; about a minute)")
     a = ap.parse_args()
     t = split_table(pd.read_csv(a.csv), a.model)
     with pd.option_context("display.width", 200, "display.max_rows", 500, "display.float_format", "{:.2f}".format):
@@ -119,6 +172,31 @@ def main() -> None:
         print(t.to_string(index=False))
         print("\nTable 2. Groups holding both formats: fp4 - fp8 median signed error (points)\n")
         print(format_pairs(t).to_string(index=False))
+        if not a.what_if:
+            return
+        w = backend_what_if()
+        keys = ["system", "mode", "decode", "release"]
+        fp4 = w[w.precision == "fp4"].groupby(keys)
+        print(
+            "\nTable 3. FP4 rows: median signed TPOT error (%) as shipped and with the decode pool's MoE backend set\n"
+        )
+        print(
+            fp4.agg(
+                n=("e_none", "size"),
+                shipped=("e_none", "median"),
+                trtllm=("e_trtllm", "median"),
+                cutlass=("e_cutlass", "median"),
+            )
+            .reset_index()
+            .to_string(index=False)
+        )
+        one = w[(w["mode"] == "disagg") & (w.decode == "TP8") & (w.batch <= 1.5)]
+        print("\nTable 4. Disaggregated decode TP8 at one sequence a rank: TPOT (ms) by format\n")
+        print(
+            one.sort_values(keys + ["precision"])[keys + ["precision", "batch", "meas_ms", "model_ms"]].to_string(
+                index=False
+            )
+        )
 
 
 if __name__ == "__main__":
