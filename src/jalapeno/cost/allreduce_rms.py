@@ -42,6 +42,23 @@ as TP (cost/ops.py keeps its norms unfused; the pricer does not see the layout; 
 the link-hierarchy model (``all_reduce_table = "none"``) the fused steps keep its price. Only a pure
 attention-TP layout fuses (attention DP: the MoE output comes back through an all-to-all combine or a
 reduce-scatter, not the pattern's all-reduce).
+
+SGLang's rule (``allreduce_rms_rule = "sglang"``, the ``sglang`` profile; read only while
+specs/stacks.SGLANG_AR_RMS_ON, shipped off in round 47). SGLang turns ``enable_flashinfer_allreduce_fusion`` on
+by itself (sgl-project/sglang PR #14764, "Enable TRT Allreduce Fusion by default for compatible models", opened
+2025-12-10, merged by 2025-12-22: issue #15650 quotes its commit 1ab9b8e0a; server_args
+``_handle_model_specific_adjustments``) for a listed architecture on SM90 / SM100 at TP > 1 without attention DP
+on one node, and the layer communicator then runs each TP all-reduce with the next residual add + RMSNorm in
+FlashInfer's ``trtllm_allreduce_fusion`` (the same TensorRT-LLM kernels, so the same price) whenever
+``apply_flashinfer_allreduce_fusion(batch_size)`` holds: ``0 < batch_size <= FUSE_ALLREDUCE_MAX_BATCH_SIZE``
+= 2,048 tokens (python/sglang/srt/layers/communicator.py), not vLLM's size table. Named assumptions: the
+architecture list is read at later stored versions (DeepseekV3ForCausalLM, which DeepSeek-R1 and Kimi K2.5 run,
+GptOssForCausalLM, Qwen3MoeForCausalLM, Glm4Moe*, KimiK25*; :data:`SGLANG_MODEL_TYPES` by the catalog's
+``model_type``) and taken to hold from PR #14764 on; SM100's test is taken to cover SM103 (B300 / GB300); a TP
+group over several nodes and a DeepEP all-to-all (both refused by the engine) are not told apart here (the
+pricer sees no node count; DeepEP pools run attention DP, which already keeps the norms). PR #23402 (June 2026)
+dropped SM90 from the auto-enable list and PR #28789 (2026-06-20, cherry-picked to v0.5.14) restored it: no
+measured H200 row ran a release between them (the newest, v0.5.12, predates both).
 """
 
 from __future__ import annotations
@@ -79,6 +96,16 @@ FUSION_MAX_MIB: dict[int, dict[int, float]] = {
     103: {2: 64.0, 4: 64.0, 8: 4.0, 16: 64.0},
 }
 
+#: SGLang's cap on the fused steps, tokens: ``FUSE_ALLREDUCE_MAX_BATCH_SIZE`` (sgl-project/sglang
+#: python/sglang/srt/layers/communicator.py, ``apply_flashinfer_allreduce_fusion``; module docstring)
+SGLANG_MAX_TOKENS = 2048
+
+#: The catalog ``model_type`` values whose architecture SGLang auto-enables the fusion for (module docstring):
+#: DeepseekV3ForCausalLM (deepseek_v3; kimi_k2, whose config names DeepseekV3ForCausalLM), GptOssForCausalLM,
+#: Qwen3MoeForCausalLM. Not DeepSeek-V3.2 (DeepseekV32ForCausalLM: PR #15310 closed unmerged), MiniMax-M2,
+#: dense Llama / Qwen.
+SGLANG_MODEL_TYPES = frozenset({"deepseek_v3", "kimi_k2", "gpt_oss", "qwen3_moe"})
+
 MIB = 1024 * 1024
 #: BF16 bytes per element of the all-reduce input (the model dtype)
 _INPUT_BYTES = 2
@@ -104,14 +131,35 @@ def fused_max_tokens(chip_name: str, tp: int, hidden_size: int) -> int:
     return int(fused_max_bytes(chip_name, tp)) // (hidden_size * _INPUT_BYTES)
 
 
-def fused_steps(tokens, chip_name: str, tp: int, hidden_size: int) -> np.ndarray:
-    """(N,) bool: the steps of ``tokens`` (tokens per step per TP group, (N,)) that run the fused kernel.
+def rule_max_tokens(rule: str, model_type: str, chip_name: str, tp: int, hidden_size: int) -> int:
+    """The largest step (tokens) the fusion covers under ``rule`` (``vllm``: :func:`fused_max_tokens`;
+    ``sglang``: :data:`SGLANG_MAX_TOKENS` for a model of :data:`SGLANG_MODEL_TYPES` on an SM90 / SM100-family
+    chip at TP > 1), 0 when it is off.
+
+    >>> rule_max_tokens("sglang", "deepseek_v3", "H200 SXM", 8, 7168), rule_max_tokens("vllm", "deepseek_v3", "H200 SXM", 8, 7168)
+    (2048, 36)
+    >>> rule_max_tokens("sglang", "llama", "H200 SXM", 8, 8192), rule_max_tokens("sglang", "deepseek_v3", "MI355X", 8, 7168)
+    (0, 0)
+    """
+    if rule != "sglang":
+        return fused_max_tokens(chip_name, tp, hidden_size)
+    on = tp > 1 and model_type in SGLANG_MODEL_TYPES and device_capability(chip_name) is not None
+    return SGLANG_MAX_TOKENS if on else 0
+
+
+def fused_steps(
+    tokens, chip_name: str, tp: int, hidden_size: int, rule: str = "vllm", model_type: str = ""
+) -> np.ndarray:
+    """(N,) bool: the steps of ``tokens`` (tokens per step per TP group, (N,)) that run the fused kernel under
+    ``rule`` (:func:`rule_max_tokens`; ``model_type``: the catalog model's, read by SGLang's rule).
 
     >>> fused_steps(np.array([1.0, 73.0, 74.0]), "B200 (HGX)", 8, 7168).tolist()
     [True, True, False]
+    >>> fused_steps(np.array([64.0, 2048.0, 2049.0]), "H200 SXM", 8, 7168, "sglang", "deepseek_v3").tolist()
+    [True, True, False]
     """
     t = np.asarray(tokens, dtype=float)
-    return (t > 0) & (t <= fused_max_tokens(chip_name, tp, hidden_size))
+    return (t > 0) & (t <= rule_max_tokens(rule, model_type, chip_name, tp, hidden_size))
 
 
 def fused_max_bytes(chip_name: str, tp: int) -> float:

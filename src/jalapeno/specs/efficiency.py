@@ -30,6 +30,7 @@ from typing import Any
 
 from jalapeno.specs.efficiency_params import (  # noqa: F401  (the names and forms re-exported: they lived here)
     ALL_REDUCE_TABLE_NAMES,
+    ALLREDUCE_RMS_RULE_NAMES,
     BASE_FORMAT,
     DISAGG_HANDSHAKE_NAMES,
     DISAGG_ROUTER_NAMES,
@@ -237,6 +238,9 @@ class Efficiency:
             the GEMM's output tiles complete), set by the software stack or a measured point's declared engine
             build. Default False: the all-reduce follows its GEMM. What stays exposed: cost/ops.py, docs/model.md §6.3.
         allreduce_rms_fusion: vLLM's ``fuse_allreduce_rms`` (TP all-reduce + add + RMSNorm, cost/allreduce_rms.py).
+        allreduce_rms_rule: whose rule decides the steps that fusion covers (cost/allreduce_rms.py): ``vllm``
+            (default; vLLM's size cap per chip and TP, every model) or ``sglang`` (SGLang's auto-enabled FlashInfer
+            fusion: steps up to 2,048 tokens, only the model families SGLang enables it for).
         tp_rank_step_dp: ``tp_rank_step_s`` is paid per rank of the attention TP x DP group, not of attention TP
             alone (cost/step.step_overhead): TensorRT-LLM runs attention-DP ranks as its mapping's TP group, whose
             executor collectives run every step (data/stacks.toml, docs/stacks.md). Default False (attention TP).
@@ -304,6 +308,7 @@ class Efficiency:
     memory_reserve_fraction: float = 0.04
     gemm_allreduce_fusion: bool = False
     allreduce_rms_fusion: bool = False
+    allreduce_rms_rule: str = "vllm"
     moe_width_term: bool = False
     tp_rank_step_dp: bool = False
     kv_handoff_fanout: bool = False

@@ -56,6 +56,9 @@ MOE_KEYS: tuple[str, ...] = ("w4a16",)
 #: whose measured all-reduce prices the TP all-reduces (``trtllm``: TensorRT-LLM's AllReduce, AUTO strategy;
 #: ``sglang``: SGLang's CUDA-graph custom all-reduce; ``vllm``: vLLM's CUDA-graph custom all-reduce; cost/engine_allreduce.py)
 ALL_REDUCE_TABLE_NAMES: tuple[str, ...] = ("none", "trtllm", "sglang", "vllm")
+#: Whose rule decides the steps the all-reduce + RMSNorm fusion covers (cost/allreduce_rms.py): vLLM's pass
+#: (a size cap per chip and TP, every model) or SGLang's auto-enabled FlashInfer fusion (2,048 tokens, its models)
+ALLREDUCE_RMS_RULE_NAMES: tuple[str, ...] = ("vllm", "sglang")
 #: Efficiency.disagg_handshake values: what a disaggregated request's TTFT holds of the decode worker's loop
 #: beyond the model's half decode step (serve/handshake.py): ``none`` (TensorRT-LLM, vLLM: the prefill runs
 #: on arrival, the decode side takes the KV after it) or ``decode_prealloc`` (SGLang: the decode worker
@@ -69,6 +72,7 @@ DISAGG_ROUTER_NAMES: tuple[str, ...] = ("load_aware", "round_robin")
 #: the text parameters and their allowed values (() = any string)
 _TEXT_NAMES: dict[str, tuple[str, ...]] = {"source": (), "moe_exchange": MOE_EXCHANGE_NAMES,
                                            "all_reduce_table": ALL_REDUCE_TABLE_NAMES,
+                                           "allreduce_rms_rule": ALLREDUCE_RMS_RULE_NAMES,
                                            "disagg_handshake": DISAGG_HANDSHAKE_NAMES,
                                            "disagg_router": DISAGG_ROUTER_NAMES}
 

@@ -61,8 +61,8 @@ _VERSION_COPIES: dict[tuple[int, str], tuple] = {}
 _FUSION_COPIES: dict[tuple[int, str], tuple] = {}
 #: Behaviour fields a profile may state, each copied onto the Efficiency field of the same name (Stack.apply)
 _BEHAVIOUR_FIELDS: tuple[str, ...] = ("moe_exchange", "all_reduce_table", "logits_bytes_per_elem",
-                                      "gemm_allreduce_fusion", "allreduce_rms_fusion", "moe_width_term",
-                                      "disagg_handshake", "disagg_router", "tp_rank_step_dp",
+                                      "gemm_allreduce_fusion", "allreduce_rms_fusion", "allreduce_rms_rule",
+                                      "moe_width_term", "disagg_handshake", "disagg_router", "tp_rank_step_dp",
                                       "kv_handoff_fanout", "admission_lag_steps",
                                       "admission_lag_with_mtp")
 
@@ -110,6 +110,8 @@ class Stack:
         allreduce_rms_fusion: the engine fuses each TP all-reduce with the residual add + RMSNorm after
             it (vLLM's ``pass_config.fuse_allreduce_rms``; Efficiency.allreduce_rms_fusion), or None (the
             efficiency set's); switched per launch script with :meth:`with_allreduce_rms_fusion`.
+        allreduce_rms_rule: whose rule decides the steps that fusion covers (``vllm`` or ``sglang``;
+            Efficiency.allreduce_rms_rule, cost/allreduce_rms.py), or None (the efficiency set's, ``vllm``).
         moe_width_term: the engine's routed-expert kernels pay the per-rank width term at MoE TP > 1
             (cost/moe_width.py, fitted on TensorRT-LLM's kernels; Efficiency.moe_width_term), or None
             (the efficiency set's, False).
@@ -158,6 +160,7 @@ class Stack:
     logits_bytes_per_elem: float | None = None
     gemm_allreduce_fusion: bool | None = None
     allreduce_rms_fusion: bool | None = None
+    allreduce_rms_rule: str | None = None
     moe_width_term: bool | None = None
     tp_rank_step_dp: bool | None = None
     kv_handoff_fanout: bool | None = None

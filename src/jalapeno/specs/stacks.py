@@ -22,6 +22,7 @@ from types import MappingProxyType
 from jalapeno.errors import SpecError, UnknownNameError, choice_hint
 from jalapeno.specs.efficiency import (
     ALL_REDUCE_TABLE_NAMES,
+    ALLREDUCE_RMS_RULE_NAMES,
     DISAGG_HANDSHAKE_NAMES,
     DISAGG_ROUTER_NAMES,
     MOE_EXCHANGE_NAMES,
@@ -48,6 +49,7 @@ _KEYS = {
     "logits_bytes_per_elem",
     "gemm_allreduce_fusion",
     "allreduce_rms_fusion",
+    "allreduce_rms_rule",
     "moe_width_term",
     "disagg_handshake",
     "disagg_router",
@@ -80,6 +82,7 @@ _NAMED_FIELDS = (
     ("disagg_handshake", DISAGG_HANDSHAKE_NAMES, ""),
     ("disagg_router", DISAGG_ROUTER_NAMES, ""),
     ("all_reduce_table", ALL_REDUCE_TABLE_NAMES, "unknown engine "),
+    ("allreduce_rms_rule", ALLREDUCE_RMS_RULE_NAMES, "unknown rule "),
 )
 
 
@@ -237,7 +240,7 @@ def build_stacks(fits: dict) -> MappingProxyType:
         raw = tomllib.load(f)
     out: dict[str, Stack] = {}
     for i, r in enumerate(raw.get("stack", [])):
-        if not ENGINE_AR_RMS_ON:  # shipped off: the profiles' own fusion setting is not read
+        if not _engine_ar_rms_on(r):  # shipped off: the profile's own fusion setting is not read
             r = {k: v for k, v in r.items() if k != "allreduce_rms_fusion"}
         s = _stack(_with_fit(r, fits.get(r.get("name", ""))), i, out)
         out[s.name] = s
@@ -255,6 +258,20 @@ FITS_FILE = "stack_fits.toml"
 #: the profiles are read (a launch script's per-row ``+ar_rms`` still applies); True needs scripts/fit_stacks.py rerun
 #: (load_stacks is cached: clear it after flipping this at run time).
 ENGINE_AR_RMS_ON = False
+
+#: SGLang's default FlashInfer all-reduce + residual add + RMSNorm fusion (the ``sglang`` profile's
+#: ``allreduce_rms_fusion = true`` with ``allreduce_rms_rule = "sglang"``: sgl-project/sglang PR #14764, its sources in
+#: data/stacks.toml; cost/allreduce_rms.py). Shipped off (round 47, sglbatch47, docs/gap_aic_itl.md): held-out figures
+#: there. False drops that profile's ``allreduce_rms_fusion`` as the profiles are read (``--stack sglang+ar_rms``
+#: still prices it, with SGLang's rule); True needs scripts/fit_stacks.py rerun (clear load_stacks's cache after
+#: flipping this at run time).
+SGLANG_AR_RMS_ON = False
+
+
+def _engine_ar_rms_on(raw: dict) -> bool:
+    """Whether a raw profile's own ``allreduce_rms_fusion`` is read: :data:`SGLANG_AR_RMS_ON` for a profile on
+    SGLang's rule, :data:`ENGINE_AR_RMS_ON` for the others."""
+    return SGLANG_AR_RMS_ON if raw.get("allreduce_rms_rule") == "sglang" else ENGINE_AR_RMS_ON
 
 
 def _with_fit(raw: dict, fit: dict | None) -> dict:
