@@ -1,5 +1,5 @@
 """aiconfigurator's disaggregated TTFT rows as two client terms: a fixed floor every request pays and the
-idle-start burst share (issue 18 item 6b, round 47; a what-if, nothing shipped).
+idle-start burst share (issue 18 item 6b, round 47; the fit behind fit/client_floor.DISAGG_TERMS).
 
 sa-bench, the client of the InferenceX-export rows (NVIDIA/srt-slurm @c88ef731,
 ``src/srtctl/benchmarks/scripts/sa-bench/bench.sh`` and ``benchmark_serving.py``), runs for each concurrency C a
@@ -12,13 +12,15 @@ aiohttp session (``async_request_dynamo_completions``: a new connection unless `
 clock starts before the POST, so the connect, Dynamo's HTTP front end (tokenise, route) and the first SSE chunk's
 detokenise are in every TTFT: a fixed floor.
 
-Every unflagged disaggregated aiconfigurator TTFT row of the ``inferencex-db`` client is priced twice (as shipped,
-and with no burst: scripts/gb_ttft_twins38.NO_BURST). TTFT is linear in the share (serve/queueing.idle_start), so a
+Every unflagged disaggregated aiconfigurator TTFT row of the ``inferencex-db`` client is priced twice with
+fit/client_floor off (stack_fit's shares, no floor: what the terms are fitted on), once as such and once with no
+burst (scripts/gb_ttft_twins38.NO_BURST). TTFT is linear in the share (serve/queueing.idle_start), so a
 row's TTFT at a floor F and share w is ``steady + F + (w / w_shipped)·burst``. Per engine (sglang, trtllm) three
 variants, each fitted on the fit split's rows only (grid, mean |log(model / measured)|) and reported on the
 held-out rows: ``share`` (w alone, F = 0), ``wave`` (w = 1/R, the sourced first wave; F fitted) and ``both``
 (F and w fitted). The floor adds to the steady TTFT and to the wave's times alike, so the burst's lateness is
-unchanged (its effect on the closed loop's request rate is left out: a what-if, not a reprice).
+unchanged (its effect on the closed loop's request rate is left out here; fit/client_floor ships the ``both``
+column's values and reprices).
 
 Run: python scripts/aic_gb_ttft_terms47.py ALL.csv [--cache PARTS.csv]  (ALL.csv: `jalapeno validate --json -o`,
 every split; pricing about 1 s a row; --cache writes / reads the priced parts)
@@ -60,11 +62,15 @@ def price(ids) -> pd.DataFrame:
     from jalapeno.fit.validate import point_stack
     from jalapeno.serve.queueing import REQUESTS_PER_USER
 
+    import jalapeno.fit.client_floor as cf
+
     out = []
-    for p in _points(ids):
-        st = point_stack(p)
-        if p.timed_by != "inferencex-db":
-            continue
+    was, cf.CLIENT_FLOOR_ON = cf.CLIENT_FLOOR_ON, False  # stack_fit's shares, no floor: what the terms are fitted on
+    try:
+        priced = [(p, point_stack(p)) for p in _points(ids) if p.timed_by == "inferencex-db"]
+    finally:
+        cf.CLIENT_FLOOR_ON = was
+    for p, st in priced:
         ttft = _price(p, p.system, st)[0]
         steady = _price(p, p.system, dataclasses.replace(st, prefill_burst_fraction=NO_BURST))[0]
         w0 = st.prefill_burst_fraction

@@ -123,13 +123,16 @@ def point_release(p: MeasuredPoint) -> str:
 def point_stack(p: MeasuredPoint, profiles=None):
     """A point's software-stack profile: its framework's at the engine release that ran it
     (:func:`point_release`), with the front end of the client that timed it (``MeasuredPoint.timed_by``) and the
-    fusions its engine build or launch script declares (``gemm_allreduce_fusion``, ``allreduce_rms_fusion``).
+    fusions its engine build or launch script declares (``gemm_allreduce_fusion``, ``allreduce_rms_fusion``), and,
+    while fit/client_floor.CLIENT_FLOOR_ON (shipped off), its client's disaggregated floor and burst share.
     ``profiles``: the profiles by name to take it from (specs/stacks.build_stacks of other fits: fit/loso.py);
     None: the shipped ones."""
+    from jalapeno.fit.client_floor import with_client_floor
     from jalapeno.specs.stacks import stack_for_framework
 
     st = stack_for_framework(p.framework, p.system)
     st = (profiles[st.name] if profiles is not None else st).at_version(point_release(p)).for_client(p.timed_by)
+    st = with_client_floor(st, p.timed_by, p.mode)
     st = st.with_allreduce_rms_fusion(True) if p.allreduce_rms_fusion else st
     return st.with_gemm_allreduce_fusion(True) if p.gemm_allreduce_fusion else st
 
