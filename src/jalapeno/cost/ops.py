@@ -59,7 +59,7 @@ from jalapeno.deploy.sharding import has_ep_all_to_all, sharding
 from jalapeno.deploy.memory_fit import ROUTER_BYTES
 from jalapeno.specs.efficiency import Efficiency
 from jalapeno.specs.efficiency_params import NVFP4_GATHER_EXCHANGES
-from jalapeno.specs.formats import FORMATS, Precision, resolve_compute_format
+from jalapeno.specs.formats import FORMATS, NumberFormat, Precision, resolve_compute_format
 from jalapeno.specs.hardware import Chip
 from jalapeno.specs.model import ModelSpec
 from jalapeno.specs.w4a16_moe import w4a16_key
@@ -80,6 +80,32 @@ ELEMENTWISE_VECTORS_PER_LAYER = 10.0
 #: alone, so the kernel fits (fit/kernels.py) do not count it. Routed experts quantise inside their MoE
 #: kernels (not counted here); MXFP4 (AMD's W4A4) is left as it was: no e2e evidence either way.
 ACT_QUANT_KERNELS = {"nvfp4": 1.0}
+#: Kernels launched before each linear-layer GEMM on 128x128 block-scaled FP8 weights run in FP8 (``gemm[fp8_block]``)
+#: to quantise its BF16 activations per token and 128-column group. Source: TensorRT-LLM
+#: ``_torch/modules/linear.py`` ``FP8BlockScalesLinearMethod.apply``: on SM100 ``fp8_swap_ab_gemm`` runs
+#: ``fp8_utils.per_token_quant_and_transform`` and then ``deep_gemm.fp8_gemm_nt``; on SM90
+#: ``fp8_quantize_1x128`` then ``fp8_block_scaling_gemm`` (two kernels a linear either way), while a BF16 linear
+#: is one GEMM. Routed experts quantise inside their MoE block (not counted here).
+FP8_BLOCK_ACT_QUANT_KERNELS = 1.0
+#: Shipped OFF (round 47, fp4layers47; docs/gap_aic_itl.md "FP8 block-scale activation quantiser"): charging
+#: the quantiser moves every FP8 DeepSeek / Qwen row of every engine, and without a refit of the stacks' per-kernel
+#: fixed cost it worsens the shared figures; see scripts/fp8_act_quant47.py for the what-if.
+FP8_BLOCK_ACT_QUANT_ON = False
+
+
+def act_quant_kernels(weight: NumberFormat, fmt: str) -> float:
+    """Activation-quantiser kernels launched before one linear-layer GEMM on ``weight`` run in ``fmt``: NVFP4
+    weights in FP4 (:data:`ACT_QUANT_KERNELS`), and, with :data:`FP8_BLOCK_ACT_QUANT_ON`, 128x128 block-scaled
+    FP8 weights in FP8 (:data:`FP8_BLOCK_ACT_QUANT_KERNELS`); 0 for every other pair (BF16, per-tensor FP8).
+
+    >>> from jalapeno.specs.formats import FORMATS
+    >>> act_quant_kernels(FORMATS["nvfp4"], "fp4"), act_quant_kernels(FORMATS["fp8"], "fp8")
+    (1.0, 0.0)
+    """
+    q = ACT_QUANT_KERNELS.get(weight.name, 0.0) if fmt == "fp4" else 0.0
+    if FP8_BLOCK_ACT_QUANT_ON and weight.gemm_key(fmt) == "fp8_block":
+        q += FP8_BLOCK_ACT_QUANT_KERNELS
+    return q
 
 
 def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Precision,
@@ -134,8 +160,8 @@ def build_step_ops(model: ModelSpec, chip: Chip, layout: Layout, precision: Prec
     def key(m: str, fmt: str) -> str:  # the GEMM kernel its weights run (fp8_block: block-scaled FP8)
         return precision.modules[m].weight.gemm_key(fmt)
 
-    def kernels(m: str, fmt: str) -> float:  # the GEMM and its activation quantiser (ACT_QUANT_KERNELS)
-        return 1.0 + (ACT_QUANT_KERNELS.get(precision.modules[m].weight.name, 0.0) if fmt == "fp4" else 0.0)
+    def kernels(m: str, fmt: str) -> float:  # the GEMM and its activation quantiser (act_quant_kernels)
+        return 1.0 + act_quant_kernels(precision.modules[m].weight, fmt)
 
     attn_fmt = precision.compute_for(precision.attention_compute, chip.formats, "the attention math")
     kv = precision.kv_cache
