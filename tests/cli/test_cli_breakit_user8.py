@@ -17,7 +17,7 @@ PREDICT = ("predict", "-s", "h200", "-m", "gpt-oss-120b", "--tp", "8", "-w", "1k
 def test_version_on_a_profile_without_version_rules_is_refused(capsys):
     """``--stack kernel@1.0`` priced exactly as ``kernel`` (the version was dropped)."""
     check_error(*run(capsys, "step", "-s", "b200", "--stack", "kernel@1.0"), "--stack",
-                "'kernel' has no version rules", "drop '@1.0'", "profile that takes versions: trtllm, dynamo-trtllm")
+                "'kernel' has no version rules", "drop '@1.0'", "profile that takes versions: sglang, trtllm, dynamo-trtllm")
 
 
 @pytest.mark.parametrize("args, words", [

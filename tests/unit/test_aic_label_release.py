@@ -87,7 +87,7 @@ def test_every_dynamo_runtime_label_of_the_sample_is_mapped_or_silent():
 def test_the_audit_script_names_the_crossed_groups():
     """scripts/aic_label_release.py: the groups whose release now crosses TensorRT-LLM's MoE exchange rule are the
     imageless rows whose label is a release before 1.2.0rc3 (1.0.0rc3; 1.1.0rc2.post2; Dynamo 0.5.1-rc0.pre3, which
-    ships 1.1.0rc2.post2); no SGLang or vLLM group crosses (their CUDA profiles have no version rule)."""
+    ships 1.1.0rc2.post2); no vLLM group crosses; SGLang groups cross only the disagg_prebuilt rule (round 47)."""
     pytest.importorskip("aiconfigurator_core")
     import importlib.util
     from pathlib import Path
@@ -96,7 +96,12 @@ def test_the_audit_script_names_the_crossed_groups():
     spec = importlib.util.spec_from_file_location("aic_label_release", path)
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    crossed = {(r[2], r[3]) for r in script.table() if r[-1] == "CROSSED"}
+    rows = [r for r in script.table() if r[-1] == "CROSSED"]
+    crossed = {(r[2], r[3]) for r in rows if r[3].startswith("trtllm ")}
     labels = {fw.split()[-1] for _, fw in crossed}
     assert labels <= {"1.0.0rc3", "1.1.0rc2.post2", "0.5.1-rc0.pre3"} and labels
-    assert all(fw.startswith("trtllm ") for _, fw in crossed)
+    # round 47: SGLang groups cross only sglang's disagg_prebuilt rule (before 0.5.10; serve/prebuilt_skip.py, priced
+    # only with its switch on), vLLM none
+    others = [r for r in rows if not r[3].startswith("trtllm ")]
+    assert others and all(r[3].startswith("sglang ") and r[-2] == "disagg_prebuilt" for r in others)
+    assert all(version_key(r[3].split()[-1]) < version_key("0.5.10") for r in others)

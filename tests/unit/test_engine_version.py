@@ -85,10 +85,11 @@ def test_bad_stack_versions_are_refused():
         get_stack("trtlm@1.1.0")
     assert "unknown software stack 'trtlm'" in str(e.value) and "NAME@VERSION" in e.value.fix
     # a profile without version rules: the version was dropped silently (kernel@1.0 priced as kernel)
+    # (sglang took a version rule in round 47, disagg_prebuilt before 0.5.10: the rule-less profile is now kernel)
     with pytest.raises(SpecError) as e:
-        get_stack("sglang@0.5.9")
-    assert e.value.field == "--stack" and "'sglang' has no version rules" in str(e.value)
-    assert e.value.fix == ("drop '@0.5.9', or pin a profile that takes versions: trtllm, dynamo-trtllm, vllm, "
+        get_stack("kernel@0.5.9")
+    assert e.value.field == "--stack" and "'kernel' has no version rules" in str(e.value)
+    assert e.value.fix == ("drop '@0.5.9', or pin a profile that takes versions: sglang, trtllm, dynamo-trtllm, vllm, "
                            "sglang-rocm")
 
 

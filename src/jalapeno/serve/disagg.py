@@ -24,6 +24,7 @@ from jalapeno.deploy.layout import Layout
 from jalapeno.deploy.memory_fit import decode_batch_cap
 from jalapeno.serve.analytic import QUANTILES, ServingPoints, frontend_s
 from jalapeno.serve.chunked import chunk_plan, pipelined_prefill_s
+from jalapeno.serve import prebuilt_skip
 from jalapeno.serve.handshake import handshake_s
 from jalapeno.serve.limits import batch_caps, decode_step_s, graph_padded, prompt_floor_s
 from jalapeno.serve.queueing import MAX_RHO, bulk_prefill_s
@@ -282,10 +283,14 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
         bi = np.asarray(batch_index, dtype=int)
         col = lambda v: np.asarray(v)[bi][:, None]  # noqa: E731  (M, 1): pair m at its own batch
     b, tau = col(dec.batch), col(dec.tau_s)
+    # an attention-DP rank's iterations that admit transferred requests instead of decoding (SGLang before PR
+    # #19568; serve/prebuilt_skip.py, shipped off): a token takes the lockstep step τ over 1 − P (τ_t)
+    tau_t = tau * prebuilt_skip.decode_tau_factor(prebuilt_skip.PREBUILT_SKIP_ON, pricer.efficiency.disagg_prebuilt,
+                                                dec.layout.dp, b, steps)
     k = b.shape[1]
     cp, cd = pre.layout.chips, dec.layout.chips
     chips = xs * cp + ys * cd
-    lam = ys * b / (steps * tau)
+    lam = ys * b / (steps * tau_t)
     rho = lam * wl.mean_isl / (xs * pre.tokens_per_s)
     ok = (rho < MAX_PREFILL_UTILISATION) & col(dec.feasible) & pre.feasible
     # the prefill workers' steady queue (serve/queueing.py, effect 2): chunks arrive at
@@ -310,7 +315,7 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
     eff_ = pricer.efficiency
     isl_of = {None: wl.mean_isl, **{q: wl.isl_quantile(q) for q in QUANTILES}}
     # bulk service on the prefill workers (serve/queueing.py, effect 2)
-    users = lam * (pre.service_s + steps * tau)  # the no-queue Little's law, for the arrival theorem
+    users = lam * (pre.service_s + steps * tau_t)  # the no-queue Little's law, for the arrival theorem
     wait = bulk_prefill_s(s_chunk, n_bar, tau_p, users)
     # the first token leaves with the next decode step (τ/2), plus the engine's handshake with the decode
     # loop (SGLang: a prebuilt step and the pre-allocation poll past the queue wait; serve/handshake.py);
@@ -321,7 +326,7 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
     # a round-robin front end's wait for a slot on a full decode worker in turn (serve/rr_wait.py): n = B users a
     # worker over y workers of the pool's cap, each away for the TTFT before its decode slot between requests
     away = pre.service_s + wait + xfer + frontend_s(eff_, wl.mean_isl)
-    loop = loop + router_wait_s(eff_.disagg_router, b, dec.cap, ys, tau / a, wl, away)
+    loop = loop + router_wait_s(eff_.disagg_router, b, dec.cap, ys, tau_t / a, wl, away)
     ttft_q = {q: (v + wait + xfer + loop + frontend_s(eff_, isl_of[q])).ravel()
               for q, v in pre.service_q_s.items()}
     shape = lam.shape
@@ -329,8 +334,8 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
     def flat(arr):
         return np.broadcast_to(arr, shape).ravel()
 
-    lam_f, tau_f = lam.ravel(), flat(tau)
-    c = lam_f * (ttft_q[None] + steps * tau_f)
+    lam_f, tau_f, tok_f = lam.ravel(), flat(tau), flat(tau_t)
+    c = lam_f * (ttft_q[None] + steps * tok_f)
     dec_ok = flat(col(dec.feasible))
     reason = np.where(ok.ravel(), "", np.where(~dec_ok, flat(col(dec.reason)),
                                                f"prefill pool saturated (utilisation >= {MAX_PREFILL_UTILISATION:.0%}): add prefill workers"))
@@ -339,7 +344,7 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
     limit = flat(col(np.where(dec.batch >= dec.cap, dec.cap_name, "")))
     n = c.shape[0]
     return ServingPoints.assemble(
-        concurrency=c, decode_batch=flat(b), request_rate_per_s=lam_f, ttft_by_quantile=ttft_q, tpot_s=tau_f / a,
+        concurrency=c, decode_batch=flat(b), request_rate_per_s=lam_f, ttft_by_quantile=ttft_q, tpot_s=tok_f / a,
         decode_steps_per_request=steps, step_time_s=tau_f, workload=wl, chips=chips.repeat(k, axis=1).ravel(),
         bound=flat(col(dec.bound)), bound_margin=flat(col(dec.margin)), limit=limit, feasible=ok.ravel(),
         reason=reason, queue_s=np.zeros(n), kv_transfer_s=flat(xfer), bound_level=flat(col(dec.bound_level)),

@@ -33,6 +33,7 @@ from jalapeno.specs.efficiency_params import (  # noqa: F401  (the names and for
     ALLREDUCE_RMS_RULE_NAMES,
     BASE_FORMAT,
     DISAGG_HANDSHAKE_NAMES,
+    DISAGG_PREBUILT_NAMES,
     DISAGG_ROUTER_NAMES,
     KERNEL_FIELDS,
     MOE_EXCHANGE_NAMES,
@@ -261,6 +262,10 @@ class Efficiency:
         disagg_router: how the front end picks a disaggregated request's decode worker, set by the software
             stack (:data:`DISAGG_ROUTER_NAMES`; serve/rr_wait.py): ``load_aware`` (default: no wait while a
             worker has a free slot) or ``round_robin`` (+ the wait for a slot on a full worker in turn).
+        disagg_prebuilt: what an attention-DP rank of a disaggregated decode worker does in an iteration that
+            admits transferred requests, set by the software stack (:data:`DISAGG_PREBUILT_NAMES`;
+            serve/prebuilt_skip.py): ``merge`` (default: it decodes too) or ``skip`` (its running sequences wait
+            that step; priced only with serve/prebuilt_skip.PREBUILT_SKIP_ON).
         all_reduce_table: whose measured all-reduce prices the TP all-reduces, set by the software
             stack (cost/engine_allreduce.ALL_REDUCE_TABLE_NAMES: ``none``, the link-hierarchy model;
             ``trtllm`` / ``sglang`` / ``vllm``, the engine's own kernel as measured on the system, where measured).
@@ -303,6 +308,7 @@ class Efficiency:
     moe_exchange: str = "all_to_all"
     disagg_handshake: str = "none"
     disagg_router: str = "load_aware"
+    disagg_prebuilt: str = "merge"
     logits_bytes_per_elem: float = 2.0
     all_reduce_table: str = "none"
     memory_reserve_fraction: float = 0.04

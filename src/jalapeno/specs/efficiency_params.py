@@ -69,12 +69,18 @@ DISAGG_HANDSHAKE_NAMES: tuple[str, ...] = ("none", "decode_prealloc")
 #: (serve/rr_wait.py): ``load_aware`` (the least-loaded worker; no wait while any worker has a free slot) or
 #: ``round_robin`` (the next worker in turn whatever its load: Dynamo's frontend without ``--router-mode``)
 DISAGG_ROUTER_NAMES: tuple[str, ...] = ("load_aware", "round_robin")
+#: Efficiency.disagg_prebuilt values: what an attention-DP rank of a disaggregated decode worker does in an
+#: iteration that admits transferred requests (serve/prebuilt_skip.py): ``merge`` (it decodes its running batch
+#: too) or ``skip`` (SGLang before PR #19568: the iteration returns the prebuilt batch and the rank's running
+#: sequences wait a step; priced only with serve/prebuilt_skip.PREBUILT_SKIP_ON)
+DISAGG_PREBUILT_NAMES: tuple[str, ...] = ("merge", "skip")
 #: the text parameters and their allowed values (() = any string)
 _TEXT_NAMES: dict[str, tuple[str, ...]] = {"source": (), "moe_exchange": MOE_EXCHANGE_NAMES,
                                            "all_reduce_table": ALL_REDUCE_TABLE_NAMES,
                                            "allreduce_rms_rule": ALLREDUCE_RMS_RULE_NAMES,
                                            "disagg_handshake": DISAGG_HANDSHAKE_NAMES,
-                                           "disagg_router": DISAGG_ROUTER_NAMES}
+                                           "disagg_router": DISAGG_ROUTER_NAMES,
+                                           "disagg_prebuilt": DISAGG_PREBUILT_NAMES}
 
 
 #: The boolean parameters (engine switches) and what ``true`` means, for the error that asks for one.

@@ -62,7 +62,8 @@ _FUSION_COPIES: dict[tuple[int, str], tuple] = {}
 #: Behaviour fields a profile may state, each copied onto the Efficiency field of the same name (Stack.apply)
 _BEHAVIOUR_FIELDS: tuple[str, ...] = ("moe_exchange", "all_reduce_table", "logits_bytes_per_elem",
                                       "gemm_allreduce_fusion", "allreduce_rms_fusion", "allreduce_rms_rule",
-                                      "moe_width_term", "disagg_handshake", "disagg_router", "tp_rank_step_dp",
+                                      "moe_width_term", "disagg_handshake", "disagg_router", "disagg_prebuilt",
+                                      "tp_rank_step_dp",
                                       "kv_handoff_fanout", "admission_lag_steps",
                                       "admission_lag_with_mtp")
 
@@ -127,6 +128,9 @@ class Stack:
             serve/handshake.py), or None (the efficiency set's, ``none``).
         disagg_router: the front end's choice of decode worker (specs/efficiency_params.DISAGG_ROUTER_NAMES;
             serve/rr_wait.py), or None (the efficiency set's, ``load_aware``).
+        disagg_prebuilt: an attention-DP decode rank's admitting iteration
+            (specs/efficiency_params.DISAGG_PREBUILT_NAMES; serve/prebuilt_skip.py), or None (the efficiency
+            set's, ``merge``).
         mtp_acceptance: model → {"single": alpha at one draft, "chain": alpha per token at >= 2}.
         low, high: band values of :data:`BAND_FIELDS` (low = slower).
         sources: field → where its value comes from.
@@ -168,6 +172,7 @@ class Stack:
     admission_lag_with_mtp: bool | None = None
     disagg_handshake: str | None = None
     disagg_router: str | None = None
+    disagg_prebuilt: str | None = None
     mtp_acceptance: MappingProxyType = field(default_factory=_empty)
     low: MappingProxyType = field(default_factory=_empty)
     high: MappingProxyType = field(default_factory=_empty)

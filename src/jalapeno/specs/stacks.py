@@ -24,6 +24,7 @@ from jalapeno.specs.efficiency import (
     ALL_REDUCE_TABLE_NAMES,
     ALLREDUCE_RMS_RULE_NAMES,
     DISAGG_HANDSHAKE_NAMES,
+    DISAGG_PREBUILT_NAMES,
     DISAGG_ROUTER_NAMES,
     MOE_EXCHANGE_NAMES,
     SWITCHES,
@@ -53,6 +54,7 @@ _KEYS = {
     "moe_width_term",
     "disagg_handshake",
     "disagg_router",
+    "disagg_prebuilt",
     "tp_rank_step_dp",
     "kv_handoff_fanout",
     "admission_lag_steps",
@@ -74,13 +76,14 @@ _KEYS = {
 #: ``agg_burst_fraction``, Efficiency).
 CLIENT_FIELDS: tuple[str, ...] = ("request_overhead_s", "prompt_overhead_s_per_token", *BURST_FIELDS)
 #: Profile fields a version rule may set: the text behaviours and the banded numbers.
-RULE_FIELDS: tuple[str, ...] = ("moe_exchange", "overlap", *BAND_FIELDS)
-_RULE_TEXT = {"moe_exchange": MOE_EXCHANGE_NAMES, "overlap": ("none", "tbo")}
+RULE_FIELDS: tuple[str, ...] = ("moe_exchange", "overlap", "disagg_prebuilt", *BAND_FIELDS)
+_RULE_TEXT = {"moe_exchange": MOE_EXCHANGE_NAMES, "overlap": ("none", "tbo"), "disagg_prebuilt": DISAGG_PREBUILT_NAMES}
 #: Profile fields that name one of a fixed set: (key, the names, what the message calls a bad value).
 _NAMED_FIELDS = (
     ("moe_exchange", MOE_EXCHANGE_NAMES, ""),
     ("disagg_handshake", DISAGG_HANDSHAKE_NAMES, ""),
     ("disagg_router", DISAGG_ROUTER_NAMES, ""),
+    ("disagg_prebuilt", DISAGG_PREBUILT_NAMES, ""),
     ("all_reduce_table", ALL_REDUCE_TABLE_NAMES, "unknown engine "),
     ("allreduce_rms_rule", ALLREDUCE_RMS_RULE_NAMES, "unknown rule "),
 )
