@@ -269,6 +269,10 @@ def disaggregated_points(model: ModelSpec, pricer: Pricer, precision: Precision,
         recv_interval: the decode worker's SGLang ``--scheduler-recv-interval`` (Deployment.recv_interval; 1 =
             a read every iteration): the pre-allocation poll's period in decode steps (serve/handshake.py).
 
+    With serve/prebuilt_skip.PREBUILT_SKIP_ON (shipped off) and the stack's ``disagg_prebuilt`` ``skip``, an
+    attention-DP decode pool's token time is its step over 1 − P (the iterations a rank spends admitting
+    transferred requests; serve/prebuilt_skip.py); ``step_time_s`` stays the lockstep step.
+
     Returns:
         :class:`ServingPoints` of M·K points, pair-major (pair m occupies [m·K, (m+1)·K)); M points
         with ``batch_index``.
