@@ -47,6 +47,20 @@ def test_rows_carry_the_shipped_switch():
     assert 0.005 < LLAMA_TRT_HARNESS_STEP_S["h200"] < 0.010  # the script's 7.25 ms
 
 
+def test_switch_is_read_where_it_lives(monkeypatch):
+    # review47: fit/mlperf imported a copy of the switch, so setting fit/mlperf_engines.LLAMA_TRT_HARNESS_ON (as the
+    # project's other switches are set, where they are defined) left the six H200 rows at 7.25 ms
+    import jalapeno.fit.mlperf_engines as me
+
+    for on, want in ((False, 0.0), (True, me.LLAMA_TRT_HARNESS_STEP_S["h200"])):
+        monkeypatch.setattr(me, "LLAMA_TRT_HARNESS_ON", on)
+        rows = {p.id: p.harness_step_s for p in load_mlperf()[0]}
+        assert rows[H200_INT] == pytest.approx(want)
+        assert rows["mlperf51_Nebius_H200-SXM-141GBx8_TRT_llama3p1-405b_Offline"] == pytest.approx(want)
+    monkeypatch.setattr(me, "LLAMA_TRT_HARNESS_STEP_S", {"h200": 1e-3})
+    assert {p.id: p.harness_step_s for p in load_mlperf()[0]}[H200_INT] == pytest.approx(1e-3)
+
+
 def test_peer_loads_by_littles_law():
     rows = {(r["group"], r["who"]): r for r in lp.peer_rows()}
     # Cisco C885 H200 Interactive: 19,621.88 output tok/s on 8 GPUs x median TPOT 34.84 ms = 85.5 a GPU (TP1)

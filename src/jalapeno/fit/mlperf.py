@@ -60,7 +60,7 @@ import numpy as np
 
 from jalapeno.errors import SpecError, check_bool
 from jalapeno.fit.mlperf_engines import (  # noqa: F401  (the submitted engines, re-exported: split for the module budget)
-    DSR1_EAGER_PROMPT_CALL_S, DSR1_GRAPHS, DSR1_HARNESS_STEP_S, DSR1_GRAPHS_GB200, LLAMA_TRT_HARNESS_ON,
+    DSR1_EAGER_PROMPT_CALL_S, DSR1_GRAPHS, DSR1_HARNESS_STEP_S, DSR1_GRAPHS_GB200,
     LLAMA_TRT_HARNESS_STEP_S, MLPERF_DISAGG_ENGINES, MLPERF_ENGINES, MLPERF_FP8_CONTEXT_FMHA,
     MLPERF_GEMM_ALLREDUCE, MLPERF_LIMIT_ENGINES, MLPERF_ROUND_ROBIN_SCENARIOS, SubmittedEngine, multi_step_spread,
     submitted_deployment,
@@ -452,14 +452,17 @@ def _harness_step_s(key: str, engine: str, model: str, system: str, llama_on: bo
     """Seconds a step the row's harness adds (MeasuredPoint.harness_step_s): DeepSeek-R1 TensorRT-LLM rows
     :data:`DSR1_HARNESS_STEP_S`; the Llama rows of the TensorRT-engine harness (``_TRT_`` in the result id: not the
     Dynamo row) their system's :data:`LLAMA_TRT_HARNESS_STEP_S` (0 for a system without one) where ``llama_on``
-    (None: fit/mlperf_engines.LLAMA_TRT_HARNESS_ON); else 0."""
+    (None: fit/mlperf_engines.LLAMA_TRT_HARNESS_ON, read at the call, so a test or what-if that sets the switch where
+    it lives moves the rows; a copy imported here would not); else 0."""
+    from jalapeno.fit import mlperf_engines
+
     if engine != "trt":
         return 0.0
     if model == "deepseek-r1":
         return DSR1_HARNESS_STEP_S
-    on = LLAMA_TRT_HARNESS_ON if llama_on is None else llama_on
+    on = mlperf_engines.LLAMA_TRT_HARNESS_ON if llama_on is None else llama_on
     llama_trt = on and model.startswith("llama") and "_TRT_" in key
-    return LLAMA_TRT_HARNESS_STEP_S.get(system, 0.0) if llama_trt else 0.0
+    return mlperf_engines.LLAMA_TRT_HARNESS_STEP_S.get(system, 0.0) if llama_trt else 0.0
 
 
 #: the MLPerf Inference scenarios a result's ``concurrency_or_batch`` column names
