@@ -121,3 +121,20 @@ def test_stale_lines_ignores_only_the_date():
         "line 5: shipped '| a | 5.1% |' / fresh '| a | 5.2% |'"
     ]
     assert gen.stale_lines(page, page + "extra\n") == ["length: shipped 5 lines, fresh 6"]
+
+
+def test_flagged_rows_are_not_judged():
+    """review47: ``validate --held-out`` judged its rows with the data-quality flagged group, while its table's figures
+    and docs/validation.md (this script's rows) leave that group out; a flagged held-out row now counts nowhere."""
+    from jalapeno.fit.goals import goal_misses, goals_text
+
+    # three points, one flagged: its 50% sets the p90 when counted; without it b has two points (no per-system verdict)
+    three = _rows({("b", "interactivity"): [0.01, 0.02, 0.5]})
+    three["quality"] = ["", "", "source flag"]
+    assert goal_misses(three)["interactivity"] == []  # overall median 1.5%, bias +1.5%: met; b has 2 points
+    assert goal_misses(three.drop(columns="quality"))["interactivity"] == [
+        "overall p90 40.4%",
+        "b p90 40.4%",
+    ]  # |e| 1, 2, 50: p90 = 2 + 0.8 x 48 = 40.4%
+    only_flagged = three.assign(quality="source flag")
+    assert goals_text(only_flagged) == ""  # every row flagged: nothing judged, no line

@@ -26,12 +26,24 @@ GOALS = {"throughput_per_chip": (0.08, 0.25, 0.05), "interactivity": (0.08, 0.25
 MIN_POINTS = 3
 
 
+def _judged(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows the goals judge: InferenceX, a JUDGED split, an error, and not in the flagged group (``quality``
+    empty or absent; review47: ``validate --held-out`` passed its rows with the flagged group, its table and
+    docs/validation.md without it)."""
+    keep = (rows.source == "inferencex") & rows["split"].isin(JUDGED)
+    if "quality" in rows:
+        keep &= rows["quality"].fillna("").eq("")
+    return rows[keep].dropna(subset=["error"])
+
+
 def goal_misses(rows: pd.DataFrame) -> dict[str, list[str]]:
     """Issue 18's InferenceX goals on the held-out rows: per metric, the misses (empty: met).
 
     Args:
-        rows: fit/validate.predict_points rows (columns source, system, metric, error, split); rows whose
-            ``split`` is not in fit/heldout.JUDGED (fitted on) and rows of other sources are not judged.
+        rows: fit/validate.predict_points rows (columns source, system, metric, error, split; ``quality`` where
+            fit/validation_run.run_validation sets it); rows whose ``split`` is not in fit/heldout.JUDGED (fitted
+            on), rows of other sources and rows of the data-quality flagged group (a non-empty ``quality``: the
+            figures of ``validate``'s table and docs/validation.md leave them out) are not judged.
 
     Returns:
         ``{metric: ["overall median 8.4%", "mi325x bias -8.4%", ...]}`` for each metric of :data:`GOALS`;
@@ -42,7 +54,7 @@ def goal_misses(rows: pd.DataFrame) -> dict[str, list[str]]:
     >>> goal_misses(r)["ttft_s"]
     ['overall median 30.0%', 'x median 30.0%']
     """
-    ix = rows[(rows.source == "inferencex") & rows["split"].isin(JUDGED)].dropna(subset=["error"])
+    ix = _judged(rows)
     out = {}
     for metric, (med, p90, bias) in GOALS.items():
         e = ix[ix.metric == metric]
@@ -73,7 +85,7 @@ def goals_text(rows: pd.DataFrame) -> str:
     >>> goals_text(r).rsplit("): ", 1)[1]
     'throughput_per_chip: no held-out row; interactivity: no held-out row; ttft_s met'
     """
-    ix = rows[(rows.source == "inferencex") & rows["split"].isin(JUDGED)].dropna(subset=["error"])
+    ix = _judged(rows)
     if ix.empty:
         return ""
     parts = []
