@@ -191,3 +191,61 @@ def agentic_frontier_cmd(*, system, model, workload, precision, kv_dtype, attent
         console.print(line, markup=False)
     if out:
         console.print(f"wrote {out}")
+
+
+def agentic_plan_cmd(*, system, model, workload, precision, target, target_kind, chips, racks, power_mw, power,
+                     min_interactivity, serving, max_task_min, efficiency, sets, json_out) -> None:
+    """``jalapeno plan --workload agentic:…``: the fleet that finishes a task rate (``--target``, tasks/h or
+    output tok/s by ``--target-kind``) or what a fleet finishes, on the frontier ``compare -w agentic:…`` reads
+    (analysis/agentic_plan).
+
+    Raises:
+        SpecError: ``--min-interactivity`` (a tok/s/user floor: give ``--max-task-min``), ``--serving disagg``
+            (sessions run on aggregated instances), a bad target or ceiling.
+    """
+    from jalapeno.analysis.agentic import agentic_frontier
+    from jalapeno.analysis.agentic_plan import agentic_fleet, output_tokens_per_task, plan_agentic, target_tasks_per_hour
+    from jalapeno.analysis.fleet import check_fleet_chips, fleet_chips
+    from jalapeno.analysis.price_reason import BASIS_FIELD, basis_lines, system_basis
+    from jalapeno.cli.system_opts import system_pricer
+
+    if min_interactivity:
+        raise SpecError("--min-interactivity", "an agentic plan's speed is its task time, not a tok/s/user floor",
+                        "give --max-task-min MINUTES (mean time to finish one agent task), e.g. --max-task-min 10")
+    if serving == "disagg":
+        raise SpecError("--serving", "agentic sessions are modelled on aggregated instances (a prefix cache per "
+                        "instance; serve/sessions.py)", "drop --serving, or use agg")
+    m, spec, opts, pinned = _setup(model, workload, precision, None, None, None, "uniform", None, None, None)
+    target_tasks_per_hour(1.0, target_kind, spec)  # the kind before the sweep, with --chips too
+    demand = None if target is None else target_tasks_per_hour(target, target_kind, spec)
+    pr = system_pricer(system, efficiency, sets)
+    how = None
+    if chips is not None:
+        check_fleet_chips(chips)
+    elif target is None:
+        chips, how = fleet_chips(pr.system, racks, power_mw, power)
+    af = agentic_frontier(m, pr, spec, _precisions(m, pr, pinned, None, None, None), opts)
+    if demand is not None:
+        plan = plan_agentic(af, spec, demand, max_task_min)
+    else:
+        plan = agentic_fleet(af, spec, chips, max_task_min)
+    conv = None if target is None or target_kind != "output" else (
+        f"target: {target:,.4g} output tok/s x 3600 / {output_tokens_per_task(spec):,} output tokens per task "
+        f"({spec.turns} turns x {spec.reply_tokens:,}) = {demand:,.1f} tasks/h")
+    lines = ([how] if how else []) + plan.arithmetic(conv)
+    if json_out:
+        print_json({"system": pr.system.name, "model": m.name, "workload": spec.as_dict(), **plan.as_dict(),
+                    BASIS_FIELD: system_basis(pr.system), "arithmetic": lines})
+        return
+    size = f"target {demand:,.1f} tasks/h" if demand is not None else f"{chips:,} chips"
+    ceiling = "" if max_task_min is None else f" at mean task time <= {max_task_min:g} min"
+    console.print(f"{m.name} on {pr.system.name} · agentic:{spec.name} ({spec.description}) · {size}{ceiling}",
+                  markup=False, soft_wrap=True)
+    console.print(f"deployment: {plan.point['deployment']} ({plan.chips_per_instance:,} chips per instance), "
+                  "sized on the frontier of `jalapeno compare --workload agentic:…` (docs/agentic.md)",
+                  markup=False, soft_wrap=True)
+    for line in lines + basis_lines([pr.system]):
+        console.print("  " + line, markup=False, soft_wrap=True)
+    if max_task_min is None:
+        console.print("no task-time ceiling: this is the most-tasks-per-chip (batch) point; for an interactive "
+                      "agent give --max-task-min, e.g. 10", markup=False, soft_wrap=True)

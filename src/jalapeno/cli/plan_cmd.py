@@ -13,7 +13,8 @@ from jalapeno.cli.system_opts import SET_OPTION, note_unread_efficiency, system_
 def plan(
     system: str = typer.Option(..., "--system", "-s", help="System name or TOML path."),
     model: str = model_option(),
-    workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP),
+    workload: str = typer.Option(None, "--workload", "-w", help=FIXED_WORKLOAD_HELP[:-1] + ", or agentic:PRESET "
+                                 "(coding-agent, research-agent, long-memory-chat, chat-agent) / agentic:FILE.toml."),
     isl: int = isl_option(),
     osl: int = osl_option(),
     precision: str = typer.Option(None, "--precision", "-p",
@@ -29,9 +30,12 @@ def plan(
     power: str = typer.Option("all-in", "--power", help="Power convention of --power-mw: chip, sustained or all-in "
                               "(default: all-in provisioned, a facility's budget)."),
     target_kind: str = typer.Option("output", "--target-kind",
-                                    help="What the target counts: output (output tokens) or total (input + output)."),
+                                    help="What the target counts: output (output tokens) or total (input + output); "
+                                    "agentic workloads: output or tasks (agent tasks per hour)."),
     min_interactivity: float = typer.Option(0.0, "--min-interactivity",
                                             help="Per-user speed floor, tok/s/user (0 = none: peak throughput)."),
+    max_task_min: float = typer.Option(None, "--max-task-min", help="Agentic workloads: the longest mean time to "
+                                       "finish one agent task, minutes (their speed floor; default none)."),
     serving: str = typer.Option("both", "--serving", help="agg, disagg or both."),
     efficiency: str = typer.Option("calibrated", "--efficiency",
                                    help="Efficiency set: calibrated (default), low, high or spec."),
@@ -62,6 +66,18 @@ def plan(
     if serving not in ("agg", "disagg", "both"):
         raise SpecError("--serving", f"unknown mode {serving!r}{choice_hint(serving, ('agg', 'disagg', 'both'))}",
                         "use agg, disagg or both")
+    if workload and workload.startswith("agentic:"):  # sessions: sized on compare -w agentic:…'s frontier
+        if isl is not None or osl is not None:
+            raise SpecError("--isl/--osl", "an agentic workload sets its own turn lengths", "drop --isl/--osl")
+        from jalapeno.cli.agentic_cmd import agentic_plan_cmd
+
+        return agentic_plan_cmd(system=system, model=model, workload=workload, precision=precision, target=target,
+                                target_kind=target_kind, chips=chips, racks=racks, power_mw=power_mw, power=power,
+                                min_interactivity=min_interactivity, serving=serving, max_task_min=max_task_min,
+                                efficiency=efficiency, sets=sets, json_out=json_out)
+    if max_task_min is not None:
+        raise SpecError("--max-task-min", "is the task-time ceiling of an agentic workload",
+                        "give --workload agentic:PRESET, or --min-interactivity for a fixed-length one")
     from jalapeno.analysis.price_reason import BASIS_FIELD, basis_lines, system_basis
 
     _refuse_agentic(workload, system)

@@ -296,11 +296,11 @@ def get_workload(name: str | None = None, isl: int | None = None, osl: int | Non
 
     agent = name.removeprefix("agentic:")
     if name.startswith("agentic:") or name == "agentic" or agent in AGENTIC_PRESETS:
-        # an agent preset reaching here is a command that sweeps fixed lengths (predict, plan, audit, report,
+        # an agent preset reaching here is a command that sweeps fixed lengths (predict, audit, report,
         # explore), or a bare preset name where compare/frontier take agentic:NAME
         preset = agent if name.startswith("agentic:") or agent in AGENTIC_PRESETS else "coding-agent"
         raise UnknownNameError("workload", f"{name!r} names an agentic (multi-turn) workload, not a fixed-length one",
-                               f"compare, frontier and simulate take it as --workload agentic:{preset} "
+                               f"compare, frontier, plan and simulate take it as --workload agentic:{preset} "
                                "(docs/agentic.md); for fixed lengths use one of "
                                f"{', '.join(PRESETS)} or --isl N --osl N")
     fixed_lengths = f"{', '.join(PRESETS)} or --isl N --osl N"

@@ -1,0 +1,216 @@
+"""Capacity planning for an agentic workload (``jalapeno plan --workload agentic:PRESET``).
+
+The fleet is sized on the same frontier ``compare --workload agentic:…`` reads
+(analysis/agentic.agentic_frontier: every aggregated layout × precision × decode batch through the
+session model, serve/sessions.py), so a plan and a comparison of one system agree point for point.
+From the frontier points whose mean task time is within ``max_task_min`` (all points without one) the
+plan takes the one of most tasks per hour per chip, then:
+
+    tasks/h target  = given, or output tok/s × 3600 / (turns × reply_tokens)   (mean output tokens per task)
+    instances       = ceil(tasks/h target / (tasks/h/chip × chips_per_instance))
+    chips           = instances × chips_per_instance
+    sessions        = instances × sessions in flight per instance              (Little's law, serve/sessions.py)
+    power_w, $/hour = chips × power per chip (each convention), chips × $/chip-hour
+
+A fleet given in chips (``--chips``, ``--racks``, ``--power-mw``) holds the most whole instances of each
+frontier point with each worker's group whole in its boxes (analysis/fleet.fleet_instances); the plan takes
+the point that finishes the most tasks per hour on it. Prompt tokens are not a target kind: most of an
+agentic prompt is the cached prefix re-read every turn, so a "total tokens" rate counts the same context
+tens of times. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from jalapeno.analysis.agentic import AgenticFrontier
+from jalapeno.analysis.capacity import factor_text, power_lines
+from jalapeno.analysis.fleet import fleet_instances
+from jalapeno.analysis.packing import instance_groups, packed_boxes
+from jalapeno.analysis.power_cost import CONVENTIONS, power_w_per_chip
+from jalapeno.errors import InfeasibleDeployment, SpecError
+from jalapeno.specs.agentic import AgenticSpec
+
+#: What an agentic ``--target`` counts: tasks per hour, or output tokens per second (converted by the
+#: workload's mean output tokens per task).
+AGENTIC_TARGET_KINDS = ("tasks", "output")
+
+
+def output_tokens_per_task(spec: AgenticSpec) -> int:
+    """Mean output tokens of one task: turns × reply tokens per turn.
+
+    >>> from jalapeno.specs.agentic import AgenticSpec
+    >>> output_tokens_per_task(AgenticSpec("x", 40, 6000, 2500, 350, 2.0))
+    14000
+    """
+    return spec.turns * spec.reply_tokens
+
+
+def target_tasks_per_hour(target: float, kind: str, spec: AgenticSpec) -> float:
+    """The target as tasks per hour: ``kind`` ``tasks`` is tasks/h already; ``output`` is output tok/s, × 3600 /
+    output tokens per task.
+
+    Raises:
+        SpecError: ``--target`` not positive and finite, or ``--target-kind`` not one of AGENTIC_TARGET_KINDS.
+    """
+    if kind not in AGENTIC_TARGET_KINDS:
+        raise SpecError("--target-kind", f"{kind!r} does not apply to an agentic workload (its prompts are mostly a "
+                        "cached prefix re-read every turn, so input tokens count the same context many times)",
+                        "use --target-kind tasks (agent tasks per hour) or output (output tok/s)")
+    if isinstance(target, bool) or not (isinstance(target, (int, float)) and math.isfinite(target) and target > 0):
+        raise SpecError("--target", f"must be a positive number, got {target!r}",
+                        "write e.g. --target 10000 --target-kind tasks (tasks per hour)")
+    return float(target) if kind == "tasks" else float(target) * 3600.0 / output_tokens_per_task(spec)
+
+
+@dataclass(frozen=True)
+class AgenticPlan:
+    """An agentic fleet and the numbers behind it (SI units; ``*_w`` watts).
+
+    Attributes:
+        point: the frontier point (analysis/agentic._point dict: deployment, tasks_per_hour_per_chip,
+            task_time_s, sessions per instance, ...).
+        chips_per_instance: chips of one aggregated instance.
+        instances, chips: whole instances and their chips.
+        target_tasks_per_hour: the demand (None for a fleet given in chips).
+        packaging: (level name, chips per level, boxes) per packaging level, innermost first.
+        power_w: convention → (W per chip, its label, fleet W).
+        usd_per_chip_hour, usd_per_hour: the system's price and the fleet's.
+    """
+
+    system: str
+    workload: str
+    max_task_min: float | None
+    point: dict
+    chips_per_instance: int
+    instances: int
+    chips: int
+    target_tasks_per_hour: float | None
+    packaging: tuple[tuple[str, int, int], ...]
+    power_w: dict
+    usd_per_chip_hour: float
+    usd_per_hour: float
+    output_tokens_per_task: int
+    fleet_chips: int | None = None  #: the fleet given in chips (``--chips``/``--racks``/``--power-mw``), else None
+
+    @property
+    def tasks_per_hour(self) -> float:
+        """Tasks the fleet finishes per hour: chips × tasks/h/chip."""
+        return self.chips * self.point["tasks_per_hour_per_chip"]
+
+    @property
+    def sessions(self) -> float:
+        """Agent sessions in flight across the fleet: instances × sessions per instance."""
+        return self.instances * self.point["sessions"]
+
+    def arithmetic(self, target_line: str | None = None) -> list[str]:
+        """The plan's arithmetic, one line per step (``target_line``: how the target became tasks/h, if converted)."""
+        p, cpi = self.point, self.chips_per_instance
+        tph = p["tasks_per_hour_per_chip"]
+        ceiling = "" if self.max_task_min is None else f" with mean task time <= {self.max_task_min:g} min"
+        lines = [target_line] if target_line and self.target_tasks_per_hour is not None else []
+        lines += [f"operating point: the most tasks/h per chip{ceiling}: {tph:,.2f} tasks/h/chip, mean task "
+                 f"{p['task_time_s'] / 60:,.1f} min (p90 {p['task_time_p90_s'] / 60:,.1f} min), {p['sessions']:,.1f} "
+                 f"sessions per instance at decode batch {p['decode_batch']:g}, bound {p['bound']}"
+                 + (f", KV {p['kv_bound']}" if p["kv_bound"] else "")]
+        per_inst = tph * cpi
+        lines.append(f"one instance: {factor_text(tph, cpi)} tasks/h/chip x {cpi:,} chips = {per_inst:,.1f} tasks/h")
+        if self.target_tasks_per_hour is not None:
+            lines.append(f"instances: ceil({self.target_tasks_per_hour:,.1f} / {per_inst:,.1f}) = {self.instances:,}")
+        else:
+            lines.append(f"instances: {self.instances:,} whole instances of {cpi:,} chips in the fleet's "
+                         f"{self.fleet_chips:,} (each worker's group whole in its boxes)")
+        lines.append(f"chips: {self.instances:,} x {cpi:,} = {self.chips:,}")
+        lines += [f"{name}s: {n:,} of {size} chips" for name, size, n in self.packaging]
+        lines += power_lines(self.chips, self.power_w)
+        lines.append(f"cost: {self.chips:,} x ${factor_text(self.usd_per_chip_hour, self.chips, 2, 2)}/chip-hour = "
+                     f"${self.usd_per_hour:,.2f}/hour; per task ${self.usd_per_chip_hour:,.3f} / {tph:,.2f} = "
+                     f"${self.usd_per_chip_hour / tph:,.4f}")
+        lines.append(f"delivered: {self.chips:,} x {factor_text(tph, self.chips)} = {self.tasks_per_hour:,.1f} tasks/h "
+                     f"({self.tasks_per_hour * self.output_tokens_per_task / 3600:,.0f} output tok/s at "
+                     f"{self.output_tokens_per_task:,} output tokens per task)"
+                     + ("" if self.target_tasks_per_hour is None else
+                        f" >= target {self.target_tasks_per_hour:,.1f} tasks/h"))
+        lines.append(f"sessions in flight: {self.instances:,} x {p['sessions']:,.1f} = {self.sessions:,.0f} agent "
+                     "sessions (Little's law: tasks/s x task time)")
+        return lines
+
+    def as_dict(self) -> dict:
+        """The plan as JSON: point, instances, chips, packaging, power (kW), $/hour, tasks/h, sessions."""
+        return {"workload": self.workload, "max_task_min": self.max_task_min, "point": dict(self.point),
+                "deployment": self.point["deployment"], "chips_per_instance": self.chips_per_instance,
+                "tasks_per_hour_per_chip": self.point["tasks_per_hour_per_chip"],
+                "target_tasks_per_hour": self.target_tasks_per_hour, "instances": self.instances, "chips": self.chips,
+                "packaging": {name: n for name, _, n in self.packaging},
+                "power_kw": {c: v[2] / 1e3 for c, v in self.power_w.items()},
+                "usd_per_hour": self.usd_per_hour, "tasks_per_hour": self.tasks_per_hour,
+                "output_tokens_per_task": self.output_tokens_per_task, "sessions": self.sessions,
+                "fleet_chips": self.fleet_chips}
+
+
+def _candidates(af: AgenticFrontier, max_task_min: float | None) -> list[tuple[dict, object]]:
+    """(point dict, its Deployment) of each frontier point within the task-time ceiling.
+
+    Raises:
+        SpecError: a ceiling that is not a positive finite number of minutes. InfeasibleDeployment: no point
+            is that fast (names the fastest).
+    """
+    if max_task_min is not None and not (math.isfinite(max_task_min) and max_task_min > 0):
+        raise SpecError("--max-task-min", f"must be a positive number of minutes, got {max_task_min!r}",
+                        "write e.g. --max-task-min 10")
+    pts = af.points("all-in")
+    deps = [af.sweep.deployments[int(af.sweep.dep_index[int(i)])] for i in af.frontier]
+    ok = [(p, d) for p, d in zip(pts, deps) if max_task_min is None or p["task_time_s"] <= max_task_min * 60]
+    if not ok:
+        fastest = min(p["task_time_s"] for p in pts) / 60
+        raise InfeasibleDeployment("--max-task-min", f"{af.sweep.system} finishes a task in {fastest:,.2f} min at "
+                                   f"its fastest, above {max_task_min:g}", "raise --max-task-min or plan on a faster system")
+    return ok
+
+
+def _plan(af: AgenticFrontier, spec: AgenticSpec, point: dict, dep, instances: int, target: float | None,
+          max_task_min: float | None, fleet: int | None = None) -> AgenticPlan:
+    s = af.pricer.system
+    cpi = dep.chips
+    chips = instances * cpi
+    groups = instance_groups(dep, instances)
+    packaging = tuple((lv.name, lv.chips, packed_boxes(groups, lv.chips)) for lv in (s.levels[:-1] or s.levels[:1]))
+    power = {c: (w, label, chips * w) for c in CONVENTIONS for w, label in [power_w_per_chip(s, c)]}
+    return AgenticPlan(s.name, spec.name, max_task_min, point, cpi, instances, chips, target, packaging, power,
+                       s.usd_per_chip_hour, chips * s.usd_per_chip_hour, output_tokens_per_task(spec), fleet)
+
+
+def plan_agentic(af: AgenticFrontier, spec: AgenticSpec, tasks_per_hour: float,
+                 max_task_min: float | None = None) -> AgenticPlan:
+    """The fleet of whole instances of the most-tasks-per-chip point within ``max_task_min`` (minutes; None:
+    no ceiling) that finishes ``tasks_per_hour`` tasks (> 0).
+
+    Raises:
+        SpecError: a bad ceiling. InfeasibleDeployment: no frontier point within it.
+    """
+    point, dep = max(_candidates(af, max_task_min), key=lambda pd: pd[0]["tasks_per_hour_per_chip"])
+    n = math.ceil(tasks_per_hour / (point["tasks_per_hour_per_chip"] * dep.chips))
+    return _plan(af, spec, point, dep, n, float(tasks_per_hour), max_task_min)
+
+
+def agentic_fleet(af: AgenticFrontier, spec: AgenticSpec, chips: int,
+                  max_task_min: float | None = None) -> AgenticPlan:
+    """What ``chips`` chips finish per hour: the frontier point within ``max_task_min`` whose whole instances
+    (each worker's group whole in its boxes, analysis/fleet.fleet_instances) finish the most tasks per hour.
+
+    Raises:
+        SpecError: a bad ceiling. InfeasibleDeployment: no point within it, or no instance fits ``chips``.
+    """
+    best = None
+    for point, dep in _candidates(af, max_task_min):
+        n, _ = fleet_instances(dep, af.pricer.system, chips)
+        served = n * dep.chips * point["tasks_per_hour_per_chip"]
+        if n and (best is None or served > best[0]):
+            best = (served, point, dep, n)
+    if best is None:
+        least = min(d.chips for _, d in _candidates(af, max_task_min))
+        raise InfeasibleDeployment("--chips", f"{chips:,} chips hold no whole instance on {af.sweep.system} (the "
+                                   f"smallest on the agentic frontier needs {least:,})", f"give --chips {least} or more")
+    _, point, dep, n = best
+    return _plan(af, spec, point, dep, n, None, max_task_min, chips)

@@ -1,0 +1,41 @@
+"""ux47: plan on agentic workloads, compare's headline at 80 columns, one band format, tier labels."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from cli_runner import check_error, run
+
+AGENT = ("plan", "-s", "gb300-nvl72", "-w", "agentic:coding-agent")
+
+
+def test_plan_takes_an_agentic_workload_and_sizes_it_as_agentic_compare(capsys):
+    """plan -w agentic:… refused every agentic preset; it now sizes on compare -w agentic:…'s frontier."""
+    code, out, err = run(capsys, "compare", "-w", "agentic:coding-agent", "--systems", "gb300-nvl72", "--json")
+    assert code == 0, err
+    peak = json.loads(out)["systems"]["gb300-nvl72"]["peak"]
+    # 1e5 output tok/s at 40 turns x 350 reply tokens per task: 1e5 x 3600 / 14,000 = 25,714.3 tasks/h
+    code, out, err = run(capsys, *AGENT, "--target", "1e5", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["target_tasks_per_hour"] == 1e5 * 3600 / 14_000
+    assert d["deployment"] == peak["deployment"]
+    assert d["tasks_per_hour_per_chip"] == peak["tasks_per_hour_per_chip"]
+    n = math.ceil(d["target_tasks_per_hour"] / (peak["tasks_per_hour_per_chip"] * d["chips_per_instance"]))
+    assert d["instances"] == n and d["chips"] == n * d["chips_per_instance"]
+    assert d["price_basis"] and d["arithmetic"][0].startswith("target: 100,000 output tok/s")
+    code, out, err = run(capsys, *AGENT, "--racks", "1", "--max-task-min", "10")
+    assert code == 0, err
+    assert "chips: 1 racks x 72 chips per rack = 72" in out and "mean task time <= 10 min" in out
+    assert "sessions in flight" in out and "tasks/h" in out
+
+
+def test_plan_agentic_refusals_name_the_alternative(capsys):
+    check_error(*run(capsys, *AGENT, "--target", "1e5", "--min-interactivity", "20"), "--min-interactivity",
+                "--max-task-min")
+    check_error(*run(capsys, *AGENT, "--target", "1e5", "--target-kind", "total"), "--target-kind", "tasks")
+    check_error(*run(capsys, *AGENT, "--target", "1e5", "--serving", "disagg"), "--serving", "aggregated")
+    check_error(*run(capsys, *AGENT, "--target", "1e5", "--max-task-min", "0.5"), "--max-task-min", "fastest")
+    check_error(*run(capsys, "plan", "-s", "gb300-nvl72", "-w", "8k1k", "--target", "1e5", "--max-task-min", "5"),
+                "--max-task-min", "agentic")
