@@ -230,7 +230,7 @@ def agentic_plan_cmd(*, system, model, workload, precision, target, target_kind,
     else:
         plan = agentic_fleet(af, spec, chips, max_task_min)
     conv = None if target is None or target_kind != "output" else (
-        f"target: {target:,.4g} output tok/s x 3600 / {output_tokens_per_task(spec):,} output tokens per task "
+        f"target: {target:,.0f} output tok/s x 3600 / {output_tokens_per_task(spec):,} output tokens per task "
         f"({spec.turns} turns x {spec.reply_tokens:,}) = {demand:,.1f} tasks/h")
     lines = ([how] if how else []) + plan.arithmetic(conv)
     if json_out:
