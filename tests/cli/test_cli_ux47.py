@@ -39,3 +39,25 @@ def test_plan_agentic_refusals_name_the_alternative(capsys):
     check_error(*run(capsys, *AGENT, "--target", "1e5", "--max-task-min", "0.5"), "--max-task-min", "fastest")
     check_error(*run(capsys, "plan", "-s", "gb300-nvl72", "-w", "8k1k", "--target", "1e5", "--max-task-min", "5"),
                 "--max-task-min", "agentic")
+
+
+def test_compare_headline_reads_whole_at_80_columns(capsys, monkeypatch):
+    """At 80 columns rich folded every headline cell mid-word ("hbm_bandwid" / "th"); it now prints on its side,
+    one column per system, each cell's words whole, no figure lost."""
+    from jalapeno.cli import common
+
+    args = ("compare", "--systems", "gb200-nvl72,gb300-nvl72", "-c", "64", "--bands")
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    monkeypatch.setattr(common.console, "width", 80)
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    head = out.split("ratios vs")[0]
+    assert max(len(line) for line in head.splitlines()) <= 80
+    words = set(head.replace("│", " ").replace("┃", " ").split())
+    for name, s in d["systems"].items():
+        h = s["headline"]
+        assert name in words and h["bound_at_peak"] in words and h["bound_at_max_interactivity"] in words
+        assert f"{h['peak_throughput_per_chip']:,.0f}" in words and f"{h['min_e2e_s']:.2f}" in words
+        assert f"{h['max_interactivity']:.1f}" in words

@@ -263,7 +263,7 @@ def compare(
                 d["systems"][s.system.name][BASIS_FIELD] = system_basis(s.system)
         print_json(d)
         return
-    for t in comparison_tables(rec, estimated_prices(s.system for s in syss)):
+    for t in comparison_tables(rec, estimated_prices(s.system for s in syss), console.width):
         console.print(t)
     for line in basis_lines(s.system for s in syss):
         console.print(line, markup=False, soft_wrap=True)

@@ -140,9 +140,11 @@ def efficiency_label(source: str) -> str:
     return label + (" + overrides" if "overrides:" in source else "")
 
 
-def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = ()) -> list[Table]:
+def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), width: int | None = None) -> list[Table]:
     """Headline table, ratio table and tier table of a comparison; the $ figures of the systems named in
-    ``estimated`` (report/cell_notes.estimated_prices) carry cell_notes.ESTIMATE_MARK, explained in a caption."""
+    ``estimated`` (report/cell_notes.estimated_prices) carry cell_notes.ESTIMATE_MARK, explained in a caption.
+    With ``width`` (the terminal's characters) a headline that would cut a word there is printed transposed
+    (report/narrow.fit_width: one column per system, as many tables as fit), so the list can be longer."""
     conv = d.power_convention
     wl = d.workload
     title = (f"{d.model} · ISL {wl.isl} / OSL {wl.osl} · {d.precision} · "
@@ -228,7 +230,9 @@ def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = ()) -> l
                          f"[wide band: Nx]: high / low of {WIDE_BAND:g}x or more — the figure is an assumption's, "
                          "not a prediction to quote alone")
         head.caption += _uncovered_caption(d)
-    return [head, ratios, tiers]
+    from jalapeno.report.narrow import fit_width
+
+    return [*fit_width(head, width), ratios, tiers]
 
 
 def _uncovered_caption(d) -> str:
