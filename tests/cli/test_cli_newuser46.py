@@ -4,7 +4,7 @@ What confused, and is fixed here:
 
 1. ``compare --bands`` folded a band inside a number in the terminal: the peak cell of Jalapeño on gpt-oss-120b
    printed ``82,083 (74,333-97,`` over ``416)``, read as a band ending at 97 and a stray 416, and its max tok/s/user
-   ``(339.5-2104`` over ``.9)``. A band is now written ``(lo - hi)``, so a narrow column wraps between the ends.
+   ``(339.5-2104`` over ``.9)``. A band is now written ``(lo - hi)`` (since ux47 ``(lo to hi)``, analysis/records.band_span), so a narrow column wraps between the ends.
 
 2. ``plan -w 128k1k`` offered 'fewer racks: ... CP4 ... serves the target with 47,600 chips in 182 racks': 182 NVL72
    racks hold 13,104 chips. The rack count packed each worker's tp x dp chips and dropped its context-parallel
@@ -50,7 +50,7 @@ from jalapeno.specs.formats import get_precision
 
 def test_a_band_wraps_between_its_ends_not_inside_a_number():
     cell = "82,083" + band_text(74333, 97416, ",.0f")
-    assert cell == "82,083 (74,333 - 97,416)"
+    assert cell == "82,083 (74,333 to 97,416)"
     t = Table()
     t.add_column("peak tok/s/chip (in+out)", overflow="fold", width=11)  # compare's headline column, narrow
     t.add_row(cell)
@@ -58,8 +58,8 @@ def test_a_band_wraps_between_its_ends_not_inside_a_number():
     con.print(t)
     lines = [ln.strip("│ ") for ln in con.export_text().splitlines() if ln.startswith("│")]
     # every number whole on one line (the old '(74,333-97,' / '416)' split 97,416 across two)
-    assert "97,416)" in lines and "(74,333 -" in lines and "82,083" in lines, lines
-    assert band_text(339.5, 2104.9, ".1f") == " (339.5 - 2104.9) [wide band: 6.2x]"  # 2104.9 / 339.5 = 6.20
+    assert "97,416)" in lines and "(74,333 to" in lines and "82,083" in lines, lines
+    assert band_text(339.5, 2104.9, ".1f") == " (339.5 to 2104.9) [wide band: 6.2x]"  # 2104.9 / 339.5 = 6.20
 
 
 def _cp4_instance() -> Deployment:
@@ -253,7 +253,7 @@ def test_audit_flags_a_wide_band_as_compare_does(capsys):
         capsys, "audit", "-s", "jalapeno", "-m", "deepseek-r1", "-w", "8k1k", "--claim", "max_interactivity=700"
     )
     assert code == 0, err
-    m = re.search(r"│ ([\d.]+)-([\d.]+) \[wide band: ([\d.]+)x\] │", out)
+    m = re.search(r"│ ([\d.]+) to ([\d.]+) \[wide band: ([\d.]+)x\] │", out)
     assert m, out
     lo, hi, n = (float(g) for g in m.groups())
     assert hi / lo >= 2 and n == pytest.approx(hi / lo, abs=0.06)  # by hand: 500.1 / 126.8 = 3.94

@@ -74,8 +74,8 @@ def test_a_wide_band_is_flagged(capsys, tmp_path, monkeypatch):
     from jalapeno.report.tables import band_text
 
     # by hand: 511.9 / 118.8 = 4.31; 17,012 / 12,449 = 1.37 (under 2x: not flagged)
-    assert band_text(118.8, 511.9, ".1f") == " (118.8 - 511.9) [wide band: 4.3x]"
-    assert band_text(12449, 17012, ",.0f") == " (12,449 - 17,012)"
+    assert band_text(118.8, 511.9, ".1f") == " (118.8 to 511.9) [wide band: 4.3x]"
+    assert band_text(12449, 17012, ",.0f") == " (12,449 to 17,012)"
     assert band_text(5.0, 5.0, ".1f") == ""
     monkeypatch.chdir(tmp_path)
     code, out, err = run(capsys, "compare", "-m", "deepseek-r1", "--systems", "jalapeno,gb300-nvl72", "--bands")

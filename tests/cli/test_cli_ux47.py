@@ -61,3 +61,25 @@ def test_compare_headline_reads_whole_at_80_columns(capsys, monkeypatch):
         assert name in words and h["bound_at_peak"] in words and h["bound_at_max_interactivity"] in words
         assert f"{h['peak_throughput_per_chip']:,.0f}" in words and f"{h['min_e2e_s']:.2f}" in words
         assert f"{h['max_interactivity']:.1f}" in words
+
+
+def test_one_band_format_in_every_command(capsys):
+    """audit printed `126.8-500.1` and `3.2e-07-4e-06` (the range dash read as an exponent's minus), compare
+    `(7,043 - 9,852)`, the measured bands `-12.3%..+8.2%`: all now `low to high` (analysis/records.band_span)."""
+    import re
+
+    from jalapeno.analysis.measured_bands import load_measured_bands
+    from jalapeno.analysis.records import band_span
+    from jalapeno.report.tables import band_range, band_text
+
+    assert band_span("-12.3%", "+8.2%") == "-12.3% to +8.2%"
+    assert band_text(7043.0, 9852.0, ",.0f") == " (7,043 to 9,852)"
+    assert band_range(1.68, 0.97) == "0.97 to 1.68x"
+    gb300 = load_measured_bands()["gb300-nvl72"].describe()
+    assert re.search(r"throughput_per_chip [+-]\d+\.\d% to [+-]\d+\.\d% \(n \d+", gb300) and "%.." not in gb300
+    code, out, err = run(capsys, "audit", "-s", "jalapeno", "--claim", "max_interactivity=700")
+    assert code == 0, err
+    assert "band (low to high)" in out
+    assert re.search(r"│ [\d.]+ to [\d.]+ \[wide band", out)  # the claim's band: 126.8 to 500.1 (docs/audit.md §5)
+    assert re.search(r"│ 3\.2e-07 to 4e-06 +│", out)  # kernel launch's compiled-to-GPU-like band, no dash
+    assert not re.search(r"\de-\d+-\d", out) and not re.search(r"│ [\d.,]+-[\d.,]+ +│", out)

@@ -27,8 +27,8 @@ FIX = "rerun the figures and update docs/audit.md §3.1"
 
 
 def _pct_range(cell: str) -> tuple[float, float]:
-    m = re.fullmatch(r"([−+-][\d.]+)%\.\.([−+-][\d.]+)%", cell.strip())
-    assert m, f"docs/audit.md §3.1: cannot read the band {cell!r} (want −a%..+b%)"
+    m = re.fullmatch(r"([−+-][\d.]+)% to ([−+-][\d.]+)%", cell.strip())
+    assert m, f"docs/audit.md §3.1: cannot read the band {cell!r} (want −a% to +b%, every command's band format)"
     return tuple(float(g.replace("−", "-")) for g in m.groups())
 
 
@@ -67,8 +67,8 @@ def test_section_3_1_table_is_the_shipped_file():
 
 def _example() -> tuple[float, float, float, tuple[float, float]]:
     m = re.search(
-        r"peak_tok_s_per_kw_ratio=1\.26`: predicted ([\d.]+)x, band ([\d.]+)-([\d.]+) \(Jalapeño's\s+"
-        r"efficiency band crossed with GB300's throughput band, ([−+-][\d.]+%\.\.[−+-][\d.]+%)\)",
+        r"peak_tok_s_per_kw_ratio=1\.26`: predicted ([\d.]+)x, band ([\d.]+) to ([\d.]+) \(Jalapeño's\s+"
+        r"efficiency band crossed with GB300's throughput band, ([−+-][\d.]+% to [−+-][\d.]+%)\)",
         DOC,
     )
     assert m, "docs/audit.md §3.1 lost its worked ratio example (peak_tok_s_per_kw_ratio=1.26)"
@@ -112,8 +112,8 @@ def _section_5_block() -> dict[str, str]:
     block = block[: block.index("```", 3)]
     pats = {
         "predicted": r"predicted ([\d.]+) \(band",
-        "low": r"\(band ([\d.]+)-",
-        "high": r"\(band [\d.]+-([\d.]+)\)",
+        "low": r"\(band ([\d.]+) to ",
+        "high": r"\(band [\d.]+ to ([\d.]+)\)",
         "limit": r"physical limit ([\d.,]+)",
         "verdict": r"verdict: (\w+)",
         "kernel alone": r"best alone: kernel launch ([\d.]+)",
@@ -189,8 +189,8 @@ def _ratio_block() -> dict[str, str]:
     block = block[: block.index("```", 3)]
     pats = {
         "predicted": r"predicted ([\d.]+)x \(band",
-        "low": r"\(band ([\d.]+)-",
-        "high": r"\(band [\d.]+-([\d.]+)\)",
+        "low": r"\(band ([\d.]+) to ",
+        "high": r"\(band [\d.]+ to ([\d.]+)\)",
         "limit": r"physical limit ([\d.]+)x",
         "verdict": r"verdict: (\w+)",
         "fp8 block alone": r"best alone ([\d.]+)x",

@@ -87,16 +87,16 @@ def test_ratios_table_prints_the_band_row(banded):
     row = next(line for line in text.splitlines() if "jalapeno band" in line)
     pk = b["peak_ratio"]["throughput_per_chip"]
     lo, hi = sorted((pk["low"], pk["high"]))
-    assert f"{lo:.2f}-{hi:.2f}x" in row
+    assert f"{lo:.2f} to {hi:.2f}x" in row
     assert "gb300-nvl72 band" not in text  # the baseline against itself: no band row
     assert "each ratio with both systems at their low efficiency sets" in text
     assert "where either side's band is its measured error (validate p10/p90) the ends cross" in " ".join(text.split())
 
 
 def test_band_range_by_hand():
-    assert band_range(1.16, 0.64) == "0.64-1.16x"
-    assert band_range(1.23, 9.27) == "1.23-9.27x [wide band: 7.5x]"  # 9.27 / 1.23 = 7.54
-    assert band_range(1.23, 9.27, flag=False) == "1.23-9.27x"
+    assert band_range(1.16, 0.64) == "0.64 to 1.16x"
+    assert band_range(1.23, 9.27) == "1.23 to 9.27x [wide band: 7.5x]"  # 9.27 / 1.23 = 7.54
+    assert band_range(1.23, 9.27, flag=False) == "1.23 to 9.27x"
     assert band_range(float("nan"), 2.0) == "- to 2.00x"
 
 
@@ -126,13 +126,13 @@ def test_report_page_prints_the_band_row(banded):
     page = tables_html(banded.record())
     pk = banded.comparisons["jalapeno"].bands["peak_ratio"]["throughput_per_chip"]
     lo, hi = sorted((pk["low"], pk["high"]))
-    assert f"<td>jalapeno band</td><td>{lo:.2f}-{hi:.2f}x (" in page and "gb300-nvl72 band" not in page
+    assert f"<td>jalapeno band</td><td>{lo:.2f} to {hi:.2f}x (" in page and "gb300-nvl72 band" not in page
     assert "each ratio with both systems at their low efficiency sets" in page
 
 
 def test_report_page_headline_gives_the_bands_the_terminal_gives(banded):
-    """newuser37: with --bands the terminal's headline gives each figure's (low-high) and the page's ratio caption
-    points at 'the headline's (low-high)', but the page's headline had none. The ends are the headline bands' own
+    """newuser37: with --bands the terminal's headline gives each figure's (low to high) and the page's ratio caption
+    points at 'the headline's (low to high)', but the page's headline had none. The ends are the headline bands' own
     sweeps (efficiency_bands), printed as the terminal prints them."""
     from jalapeno.report.page import tables_html
 
@@ -142,8 +142,8 @@ def test_report_page_headline_gives_the_bands_the_terminal_gives(banded):
     cells = [c.split("</td>")[0] for c in row.split("<td>")[1:]]  # peak, out, per kW, $/M, bound, load, max, ...
     b = rec.systems["jalapeno"].headline.bands
     lo, hi = b.peak_throughput_per_chip.low, b.peak_throughput_per_chip.high
-    assert cells[0].endswith(f" ({lo:,.0f} - {hi:,.0f})"), cells[0]
+    assert cells[0].endswith(f" ({lo:,.0f} to {hi:,.0f})"), cells[0]
     klo, khi = b.peak_tok_s_per_kw["low"]["all-in"], b.peak_tok_s_per_kw["high"]["all-in"]
-    assert f" ({klo:,.0f} - {khi:,.0f})" in cells[2], cells[2]
+    assert f" ({klo:,.0f} to {khi:,.0f})" in cells[2], cells[2]
     ilo, ihi = b.max_interactivity.low, b.max_interactivity.high
-    assert f" ({ilo:.1f} - {ihi:.1f})" in cells[6], cells[6]
+    assert f" ({ilo:.1f} to {ihi:.1f})" in cells[6], cells[6]

@@ -115,7 +115,7 @@ def test_audit_prints_the_measured_band(capsys):
     code, out, err = run(capsys, *argv)
     assert code == 0, err
     text = " ".join(out.split())
-    assert f"{d['low']:,.0f}-{d['high']:,.0f}" in text  # 13,690-17,260: separators from 1,000 (newuser29)
+    assert f"{d['low']:,.0f} to {d['high']:,.0f}" in text  # 13,690 to 17,260: separators from 1,000 (newuser29)
     assert ("band: gb300-nvl72: measured error p10/p90 of predicted/measured - 1 (jalapeno validate on "
             "deepseek-r1)") in text
 
@@ -135,7 +135,7 @@ def test_audit_ratio_crosses_the_baseline_band(capsys):
 
 
 def test_compare_prints_and_shades_the_measured_band(capsys, tmp_path):
-    """compare --bands: GB300's headline carries (low-high) = peak / (1 + p90) .. / (1 + p10) of its
+    """compare --bands: GB300's headline carries (low to high) = peak / (1 + p90) .. / (1 + p10) of its
     throughput error, the ratio row of GB200 (both measured) a crossed band, and the chart shades it."""
     q = tomllib.loads(BANDS_PATH.read_text())["systems"]
     args = ("compare", "--systems", "gb200-nvl72,gb300-nvl72", "-m", "deepseek-r1", "-w", "1k1k", "-p", "fp8",
@@ -178,11 +178,11 @@ def test_compare_prints_and_shades_the_measured_band(capsys, tmp_path):
         con.print(t)
     text = con.export_text()
     row = next(line for line in text.splitlines() if line.startswith("│ gb300-nvl72 "))
-    assert f"{h['peak_throughput_per_chip']:,.0f} ({lo:,.0f} - {hi:,.0f})" in row
+    assert f"{h['peak_throughput_per_chip']:,.0f} ({lo:,.0f} to {hi:,.0f})" in row
     # the caption says where min E2E's band is (the table has no band in that column) and how E2E is formed
     assert "min E2E's band (E2E = TTFT + (OSL - 1) TPOT) is in --json only" in " ".join(text.split())
     row = next(line for line in text.splitlines() if "gb200-nvl72 band" in line)
-    assert f"{min(pk['low'], pk['high']):.2f}-{max(pk['low'], pk['high']):.2f}x" in row
+    assert f"{min(pk['low'], pk['high']):.2f} to {max(pk['low'], pk['high']):.2f}x" in row
 
 
 def test_no_band_for_a_pricer_validate_did_not_use():

@@ -99,8 +99,11 @@ class SystemBand:
         return b.factor(which) if b else 1.0
 
     def describe(self) -> str:
-        """One line: the quantiles and row counts of the metrics a band scales (throughput, interactivity, E2E)."""
-        parts = [f"{m} {100 * b.q_lo:+.1f}%..{100 * b.q_hi:+.1f}% (n {b.n}"
+        """One line: the quantiles and row counts of the metrics a band scales (throughput, interactivity, E2E),
+        each band ``-12.3% to +8.2%`` (analysis/records.band_span)."""
+        from jalapeno.analysis.records import band_span
+
+        parts = [f"{m} {band_span(f'{100 * b.q_lo:+.1f}%', f'{100 * b.q_hi:+.1f}%')} (n {b.n}"
                  + ("" if b.source == "direct" else ", derived") + ")"
                  for m, b in self.metrics.items() if m in ("throughput_per_chip", "interactivity", "e2e_s")]
         return (f"{self.system}: measured error p{100 * QUANTILES[0]:.0f}/p{100 * QUANTILES[1]:.0f} of "

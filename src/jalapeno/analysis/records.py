@@ -110,6 +110,22 @@ def _span(points) -> str:
             f"peak {max(p.throughput_per_chip for p in ok):,.0f} in+out tok/s/chip")
 
 
+#: The word between a band's two ends, in every command and the report page (compare's headline and ratio bands,
+#: audit's band columns, the measured error bands): ``126.8 to 500.1``, ``-12.3% to +8.2%``. Three formats said
+#: it before (audit's ``lo-hi``, compare's ``(lo - hi)``, ``+a%..+b%``), and a dash reads as a minus sign before
+#: a negative end or inside an exponent (audit printed a band ``3.2e-07-4e-06``); ux47.
+BAND_TO = " to "
+
+
+def band_span(lo: str, hi: str) -> str:
+    """A band's two ends as text, lower first as given, joined by :data:`BAND_TO`.
+
+    >>> band_span("3.2e-07", "4e-06"), band_span("-12.3%", "+8.2%")
+    ('3.2e-07 to 4e-06', '-12.3% to +8.2%')
+    """
+    return f"{lo}{BAND_TO}{hi}"
+
+
 def bound_cell(bound: str, prefill_bound: str = "", prefill_chip_share: float = 0.0) -> str:
     """A point's bound for a table cell: ``bound`` alone when aggregated (no ``prefill_bound``); a
     disaggregated point's decode step's, then its prefill pool's with the pool's share of the chips

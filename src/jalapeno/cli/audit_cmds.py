@@ -20,6 +20,7 @@ from jalapeno.cli.common import (
     print_json,
 )
 from jalapeno.cli.system_opts import SET_OPTION, note_unread_efficiency, system_pricer
+from jalapeno.analysis.records import band_span
 from jalapeno.errors import SpecError, choice_hint
 
 POWER_HELP = ("Power convention of per-kW metrics: chip (TDP), sustained, all-in (provisioned; the default) or load "
@@ -153,11 +154,11 @@ def audit(
     vs = f" vs {res.baseline}" if res.baseline else ""
     head = Table(title=(f"claim: {c.name} = {c.value:g} {c.unit} for {res.system}{vs} · {ctx.model.name} · "
                               f"{ctx.workload.name} · {ctx.precision.name} · power {ctx.convention}"))
-    for col in ("predicted", "band (low-high)", "physical limit", "verdict"):
+    for col in ("predicted", "band (low to high)", "physical limit", "verdict"):
         head.add_column(col)
     ends = [math.isfinite(v) for v in (res.low, res.high)]
-    band = (f"{_f(res.low)}-{_f(res.high)}" if all(ends) else "-" if not any(ends) else  # not '---'
-            f"{_f(res.low)} to {_f(res.high)}")  # one end undefined: that setting never reaches @X
+    # one format with compare's (analysis/records.band_span); one end undefined: that setting never reaches @X
+    band = band_span(_f(res.low), _f(res.high)) if any(ends) else "-"
     from jalapeno.report.tables import WIDE_BAND, efficiency_label
 
     # flagged as compare --bands flags it: Jalapeño's max tok/s/user band 126.8-500.1 (GPU-like to compiled stacks)
@@ -304,7 +305,7 @@ def _changes_table(console, changes: list[dict], title: str, metric: str, closen
             if headline:
                 t.add_row(ch["parameter"], _f(ch["current"]), req, _f(ch["factor"], ".3g"), best)
             else:
-                t.add_row(ch["parameter"], ch["kind"], _f(ch["current"]), f"{_f(ch['band'][0])}-{_f(ch['band'][1])}",
+                t.add_row(ch["parameter"], ch["kind"], _f(ch["current"]), band_span(_f(ch["band"][0]), _f(ch["band"][1])),
                           req, _f(ch["factor"], ".3g"), "yes" if ch["within_band"] else "no", best)
         t.caption = f"best alone: {metric} at the better end of the parameter's search range (the others as priced)"
         # a band measured on the parameter's own kernel table (the W4A16 experts' form): say which, not 'assumed'
@@ -363,7 +364,7 @@ def sensitivity(
     for col in ("parameter", "kind", "current", "band", f"{res.metric} at low", "at high", "swing", "band from"):
         t.add_column(col, overflow="fold")
     for r in d["rows"]:  # the swing as the figures beside it (9,219, not 9.22e+03 beside 75,523 and 84,742)
-        t.add_row(r["parameter"], r["kind"], _f(r["current"]), f"{_f(r['low'])}-{_f(r['high'])}",
+        t.add_row(r["parameter"], r["kind"], _f(r["current"]), band_span(_f(r["low"]), _f(r["high"])),
                   _f(r["metric_at_low"]), _f(r["metric_at_high"]), _swing_text(r), (r["band_source"]))
     console.print(t)
     if html:

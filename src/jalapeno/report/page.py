@@ -206,7 +206,7 @@ def tables_html(rec: ComparisonRecord, estimated: Collection[str] = ()) -> str:
         return ESTIMATE_MARK if name in estimated else ""
 
     caption = f'<p class="note">{e(estimate_caption(estimated))}.</p>' if estimated else ""
-    band = headline_band  # each figure's (low-high) with --bands, as the terminal's headline gives it
+    band = headline_band  # each figure's (low to high) with --bands, as the terminal's headline gives it
     head_rows = [[e(n), _fmt(h.peak_throughput_per_chip, ",.0f") + e(band(h, "peak_throughput_per_chip", ",.0f")),
                   _fmt(h.peak_output_throughput_per_chip, ",.0f"),
                   _fmt(h.peak_tok_s_per_kw[conv], ",.0f") + e(band(h, "peak_tok_s_per_kw", ",.0f", conv)),

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from jalapeno.analysis.power_cost import usd_text
-from jalapeno.analysis.records import bound_cell
+from jalapeno.analysis.records import band_span, bound_cell
 from jalapeno.errors import SpecError
 from jalapeno.report.cell_notes import ESTIMATE_MARK, end_flag, estimate_caption, frontier_peaks, unreachable_tier
 
@@ -34,7 +34,7 @@ WIDE_BAND = 2.0
 #: what a ratios table's band row is (analysis/ratio_bands.BAND_PAIRING, docs/metrics.md §6)
 BAND_ROW_CAPTION = ("<system> band: each ratio with both systems at their low efficiency sets and with both at their "
                     "high sets, lower first (a system without a band, e.g. a user file, at its calibrated set at "
-                    "both ends; the headline's (low - high)); where either side's band is its measured error "
+                    "both ends; the headline's (low to high)); where either side's band is its measured error "
                     "(validate p10/p90) the ends cross: the system's worse end over the baseline's better end and "
                     "the reverse (docs/metrics.md §6); [wide band: Nx]: the ends "
                     f"{WIDE_BAND:g}x or more apart — the ratio is an assumption's, not a prediction to quote alone")
@@ -56,20 +56,20 @@ def power_caption(d: ComparisonRecord) -> str:
 
 
 def band_text(lo: float, hi: float, fmt: str) -> str:
-    """A headline cell's band suffix: `` (lo - hi)``, flagged `` [wide band: Nx]`` when high / low reaches
-    :data:`WIDE_BAND`; ``""`` for a point band. The spaces around the dash let a narrow table column wrap
-    between the two ends: without them the terminal folded ``(74,333-97,416)`` inside a number, printing
-    ``(74,333-97,`` over ``416)``.
+    """A headline cell's band suffix: `` (lo to hi)`` (analysis/records.band_span, every command's band format),
+    flagged `` [wide band: Nx]`` when high / low reaches :data:`WIDE_BAND`; ``""`` for a point band. The spaces
+    let a narrow table column wrap between the two ends: without them the terminal folded ``(74,333-97,416)``
+    inside a number, printing ``(74,333-97,`` over ``416)``.
 
     >>> band_text(118.8, 511.9, ".1f")
-    ' (118.8 - 511.9) [wide band: 4.3x]'
+    ' (118.8 to 511.9) [wide band: 4.3x]'
     >>> band_text(12449, 17012, ",.0f")
-    ' (12,449 - 17,012)'
+    ' (12,449 to 17,012)'
     """
     if lo == hi:
         return ""
     wide = lo > 0 and hi > 0 and max(lo, hi) / min(lo, hi) >= WIDE_BAND
-    return f" ({_f(lo, fmt)} - {_f(hi, fmt)})" + (f" [wide band: {max(lo, hi) / min(lo, hi):.1f}x]" if wide else "")
+    return f" ({band_span(_f(lo, fmt), _f(hi, fmt))})" + (f" [wide band: {max(lo, hi) / min(lo, hi):.1f}x]" if wide else "")
 
 
 def headline_band(h, key: str, fmt: str, sub: str | None = None) -> str:
@@ -222,7 +222,7 @@ def comparison_tables(d: ComparisonRecord, estimated: Collection[str] = (), widt
     if any(s.headline.prefill_bound_at_peak or s.headline.prefill_bound_at_max_interactivity for s in d.systems.values()):
         head.caption += "\n" + PREFILL_BOUND_CAPTION
     if any(s.headline.bands is not None for s in d.systems.values()):
-        head.caption += ("\n(low - high): a derived system's efficiency band (with its software stack's: Jalapeño spans "
+        head.caption += ("\n(low to high): a derived system's efficiency band (with its software stack's: Jalapeño spans "
                          "GPU-like to compiled, docs/stacks.md); a system fitted on its own kernels: its measured "
                          "error band, the prediction over 1 + its p90 and p10 signed error in `jalapeno validate` "
                          "(data/validation/measured_bands.toml), on a model validated there; min E2E's band "
@@ -260,19 +260,19 @@ def band_moves(b: Mapping) -> bool:
 
 
 def band_range(lo: float | None, hi: float | None, flag: bool = True) -> str:
-    """A ratio band's cell text: ``0.62-0.95x``, lower end first, flagged as :func:`band_text` flags a
+    """A ratio band's cell text: ``0.62 to 0.95x`` (analysis/records.band_span), lower end first, flagged as :func:`band_text` flags a
     headline's (unless ``flag`` is False: the per-kW bracket, whose ends are the per-chip ones times one
     constant); ``-`` for an end that is undefined.
 
     >>> band_range(0.95, 0.62), band_range(0.95, 4.16), band_range(None, 1.1)
-    ('0.62-0.95x', '0.95-4.16x [wide band: 4.4x]', '- to 1.10x')
+    ('0.62 to 0.95x', '0.95 to 4.16x [wide band: 4.4x]', '- to 1.10x')
     """
     ok = [v for v in (lo, hi) if v is not None and v == v and not math.isinf(v)]
     if len(ok) < 2:
-        return " to ".join("-" if v is None or v != v or math.isinf(v) else f"{v:.2f}x" for v in (lo, hi))
+        return band_span(*("-" if v is None or v != v or math.isinf(v) else f"{v:.2f}x" for v in (lo, hi)))
     a, b = sorted(ok)
     wide = flag and a > 0 and b / a >= WIDE_BAND
-    return f"{a:.2f}-{b:.2f}x" + (f" [wide band: {b / a:.1f}x]" if wide else "")
+    return band_span(f"{a:.2f}", f"{b:.2f}x") + (f" [wide band: {b / a:.1f}x]" if wide else "")
 
 
 def ratio_columns(xs: Sequence[float]) -> list[str]:
