@@ -7,7 +7,7 @@ from cli_runner import run
 
 
 @pytest.mark.parametrize("tiers, says", [("fast=0", "fast=0: a task-time ceiling must be a finite number of minutes > 0"),
-                                         ("fast=-1", "the ceiling -1 is not a finite number >= 0")])
+                                         ("fast=-1", "fast=-1: a task-time ceiling must be a finite number of minutes > 0")])
 def test_agentic_tier_ceiling_zero_is_refused(capsys, tiers, says):
     """`compare -w agentic:coding-agent --tiers fast=0` divided 60 / 0 (ZeroDivisionError traceback);
     agentic tiers are task-time ceilings in minutes, so the words say ceiling, not floor."""

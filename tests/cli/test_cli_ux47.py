@@ -83,3 +83,24 @@ def test_one_band_format_in_every_command(capsys):
     assert re.search(r"│ [\d.]+ to [\d.]+ \[wide band", out)  # the claim's band: 126.8 to 500.1 (docs/audit.md §5)
     assert re.search(r"│ 3\.2e-07 to 4e-06 +│", out)  # kernel launch's compiled-to-GPU-like band, no dash
     assert not re.search(r"\de-\d+-\d", out) and not re.search(r"│ [\d.,]+-[\d.,]+ +│", out)
+
+
+def test_a_tier_no_point_reaches_reads_alike_in_compare_and_agentic_compare(capsys):
+    """compare's tiers cell named the fastest speed a system reaches ('unreachable (its fastest: 76.1
+    tok/s/user)'); the agentic comparison's said a bare 'unreachable'. Both now name it, each in its unit."""
+    code, out, err = run(capsys, "compare", "-w", "agentic:coding-agent", "--systems", "gb300-nvl72",
+                         "--tiers", "quick=1", "--json")
+    assert code == 0, err
+    fastest_min = json.loads(out)["systems"]["gb300-nvl72"]["fastest"]["task_time_s"] / 60  # 3.59 min > 1 min
+    code, out, err = run(capsys, "compare", "-w", "agentic:coding-agent", "--systems", "gb300-nvl72",
+                         "--tiers", "quick=1")
+    assert code == 0, err
+    assert f"unreachable (its fastest: {fastest_min:.1f} min/task)" in " ".join(out.split())
+
+
+def test_a_zero_tier_is_refused_alike_before_the_sweep(capsys):
+    """--tiers fast=0 minutes passed the option's check ('>= 0') and was refused later by the agentic comparison
+    ('> 0'), in other words; a negative one got the first wording. One rule and one message for both."""
+    for v in ("0", "-1"):
+        check_error(*run(capsys, "compare", "-w", "agentic:coding-agent", "--tiers", f"fast={v}"),
+                    f"fast={v}: a task-time ceiling must be a finite number of minutes > 0")

@@ -141,8 +141,12 @@ def _floors(text: str, unit: str = "value", example: str = "fast=100,ultra_fast=
             raise SpecError("--tiers", f"{part!r} is not name={unit}", f"write e.g. --tiers {example}") from None
         if not name.strip():
             raise SpecError("--tiers", f"{part!r} names no tier", f"write e.g. --tiers {example}")
+        if unit == "minutes" and not (math.isfinite(v) and v > 0):  # the agentic ceiling: one rule, one message
+            # (this said '>= 0' and analysis/agentic then refused the 0 it let through, in other words; ux47)
+            raise SpecError("--tiers", f"{part}: a task-time ceiling must be a finite number of minutes > 0",
+                            f"write e.g. --tiers {example} (minutes per agent task)")
         if not (math.isfinite(v) and v >= 0):  # was named 'floors.fast', a field the user never typed
-            raise SpecError("--tiers", f"{part!r}: the {'ceiling' if unit == 'minutes' else 'floor'} {v:g} is not a finite number >= 0",
+            raise SpecError("--tiers", f"{part!r}: the floor {v:g} is not a finite number >= 0 (0: the peak)",
                             f"write e.g. --tiers {example}")
         if name.strip() in out:  # fast=100,fast=200 kept the last floor, silently
             raise SpecError("--tiers", f"tier {name.strip()!r} is given twice", f"name each tier once, e.g. --tiers {example}")

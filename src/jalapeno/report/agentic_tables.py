@@ -7,7 +7,7 @@ from collections.abc import Collection
 
 from rich.table import Table
 
-from jalapeno.report.cell_notes import ESTIMATE_MARK, end_flag, estimate_caption
+from jalapeno.report.cell_notes import ESTIMATE_MARK, end_flag, estimate_caption, unreachable_cell
 from jalapeno.report.tables import usd_text
 
 
@@ -139,8 +139,8 @@ def agentic_tables(d: dict, estimated: Collection[str] = ()) -> list[Table]:
         cells = []
         for t in names:
             v = s["tiers"][t]
-            if v["status"] == "unreachable":
-                cells.append("unreachable")
+            if v["status"] == "unreachable":  # as compare's tiers cell: with the fastest it does reach
+                cells.append(unreachable_cell(f"{_min(s['fastest']['task_time_s'])} min/task"))
                 continue
             a, b = (v.get("between") or [None, None])
             dep = (v.get("deployment") or (f"interpolated between two points of {a}" if a == b and a

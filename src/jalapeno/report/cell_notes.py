@@ -64,7 +64,18 @@ def unreachable_tier(headline: Headline | None) -> str:
     ('unreachable (its fastest: 139.5 tok/s/user)', 'unreachable')
     """
     mx = getattr(headline, "max_interactivity", None)
-    return f"unreachable (its fastest: {mx:.1f} tok/s/user)" if mx is not None and math.isfinite(mx) else "unreachable"
+    return unreachable_cell(f"{mx:.1f} tok/s/user" if mx is not None and math.isfinite(mx) else None)
+
+
+def unreachable_cell(fastest: str | None) -> str:
+    """A tiers cell no frontier point reaches, in every tiers table (compare's, the report page's, the agentic
+    comparison's, which printed a bare "unreachable" where compare named the fastest; ux47): ``fastest`` is the
+    fastest the system does reach, with its unit (``139.5 tok/s/user``, ``3.6 min/task``); None: unknown.
+
+    >>> unreachable_cell("3.6 min/task"), unreachable_cell(None)
+    ('unreachable (its fastest: 3.6 min/task)', 'unreachable')
+    """
+    return f"unreachable (its fastest: {fastest})" if fastest else "unreachable"
 
 
 def estimated_prices(systems) -> frozenset[str]:
