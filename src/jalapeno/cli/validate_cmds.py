@@ -156,6 +156,12 @@ def validate(
         console.print(f"{src}: {why}; the figures above are without it (docs/validation.md states them "
                       "with it)")
     rows = res["rows"]
+    if mlperf and len(rows):  # the scenario rules that priced the MLPerf rows, and where their notes say the rest
+        from jalapeno.fit.mlperf_notes import terminal_lines
+
+        ml = rows[rows["source"] == "mlperf"]
+        for line in terminal_lines(zip(ml["id"], ml["model"])):
+            console.print(line, soft_wrap=True)
     if res["flagged"]:
         _print_flagged(res)
     if res["unchecked"]:

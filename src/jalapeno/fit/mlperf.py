@@ -298,6 +298,7 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
             ``declared_fusion`` or ``multi_step``, two rows of one result and metric, or a result whose scenario,
             chip count or run-log output mean is malformed (:func:`_check_result_fields`).
     """
+    from jalapeno.fit.mlperf_notes import lengths_note, scenario_note, scheduled_rate, unmodelled_note
     from jalapeno.fit.mlperf_server import server_run
     from jalapeno.specs.catalog import load_model, load_system
 
@@ -398,8 +399,9 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
         run = (replace(server_run(key, MLPERF_RULES[bench].samples), round_robin=(
             key in MLPERF_LIMIT_ENGINES and scenario in MLPERF_ROUND_ROBIN_SCENARIOS))
             if mapping in _SERVER_RUN and spread else None)
-        notes = [(f"MLPerf {scenario}; dataset lengths, mean ISL {isl} / OSL {osl} ({'run log' if m else 'reference'} "
-                  f"output mean), {'served with their spread' if spread else 'served at the fixed means'}")]
+        notes = [f"{scenario_note(scenario, limits)}; "  # the rule that priced it and the lengths (fit/mlperf_notes)
+                 + lengths_note(bench, MLPERF_RULES[bench].samples, isl, osl, bool(m), spread,
+                                DSR1_MAX_OUTPUT if bench == "deepseek-r1" else None)]
         if tpot and scenario != "Offline":
             notes.append(f"running ~{running_per_chip(out_tps / chips, tpot / 1e3):.0f} requests per chip (Little's "
                          "law: output tok/s x mean TPOT)" + (f"; its mean TPOT {tpot:g} ms is above its own p99 {p99[1]:g} "
@@ -428,6 +430,8 @@ def load_mlperf(path: str | Path | None = None, spread: bool = True, lengths_pat
         if mapping in _SERVER_RUN and spread:
             notes.append("counted as LoadGen counts the run: to its last-issued query's response (fit/mlperf_server.py)")
         notes += [math_note] if math_note else []
+        if (left := unmodelled_note(scenario, mapping, scheduled_rate(key))) is not None:
+            notes.append(left)
         fused = declared_fusion and key in MLPERF_GEMM_ALLREDUCE
         if fused:
             notes.append("engine built with gemm_allreduce_plugin (its config): o_proj and down GEMMs fused with "
