@@ -32,13 +32,17 @@ def test_plan_takes_an_agentic_workload_and_sizes_it_as_agentic_compare(capsys):
 
 
 def test_plan_agentic_refusals_name_the_alternative(capsys):
-    check_error(*run(capsys, *AGENT, "--target", "1e5", "--min-interactivity", "20"), "--min-interactivity",
-                "--max-task-min")
+    check_error(
+        *run(capsys, *AGENT, "--target", "1e5", "--min-interactivity", "20"), "--min-interactivity", "--max-task-min"
+    )
     check_error(*run(capsys, *AGENT, "--target", "1e5", "--target-kind", "total"), "--target-kind", "tasks")
     check_error(*run(capsys, *AGENT, "--target", "1e5", "--serving", "disagg"), "--serving", "aggregated")
     check_error(*run(capsys, *AGENT, "--target", "1e5", "--max-task-min", "0.5"), "--max-task-min", "fastest")
-    check_error(*run(capsys, "plan", "-s", "gb300-nvl72", "-w", "8k1k", "--target", "1e5", "--max-task-min", "5"),
-                "--max-task-min", "agentic")
+    check_error(
+        *run(capsys, "plan", "-s", "gb300-nvl72", "-w", "8k1k", "--target", "1e5", "--max-task-min", "5"),
+        "--max-task-min",
+        "agentic",
+    )
 
 
 def test_compare_headline_reads_whole_at_80_columns(capsys, monkeypatch):
@@ -88,12 +92,14 @@ def test_one_band_format_in_every_command(capsys):
 def test_a_tier_no_point_reaches_reads_alike_in_compare_and_agentic_compare(capsys):
     """compare's tiers cell named the fastest speed a system reaches ('unreachable (its fastest: 76.1
     tok/s/user)'); the agentic comparison's said a bare 'unreachable'. Both now name it, each in its unit."""
-    code, out, err = run(capsys, "compare", "-w", "agentic:coding-agent", "--systems", "gb300-nvl72",
-                         "--tiers", "quick=1", "--json")
+    code, out, err = run(
+        capsys, "compare", "-w", "agentic:coding-agent", "--systems", "gb300-nvl72", "--tiers", "quick=1", "--json"
+    )
     assert code == 0, err
     fastest_min = json.loads(out)["systems"]["gb300-nvl72"]["fastest"]["task_time_s"] / 60  # 3.59 min > 1 min
-    code, out, err = run(capsys, "compare", "-w", "agentic:coding-agent", "--systems", "gb300-nvl72",
-                         "--tiers", "quick=1")
+    code, out, err = run(
+        capsys, "compare", "-w", "agentic:coding-agent", "--systems", "gb300-nvl72", "--tiers", "quick=1"
+    )
     assert code == 0, err
     assert f"unreachable (its fastest: {fastest_min:.1f} min/task)" in " ".join(out.split())
 
@@ -102,5 +108,7 @@ def test_a_zero_tier_is_refused_alike_before_the_sweep(capsys):
     """--tiers fast=0 minutes passed the option's check ('>= 0') and was refused later by the agentic comparison
     ('> 0'), in other words; a negative one got the first wording. One rule and one message for both."""
     for v in ("0", "-1"):
-        check_error(*run(capsys, "compare", "-w", "agentic:coding-agent", "--tiers", f"fast={v}"),
-                    f"fast={v}: a task-time ceiling must be a finite number of minutes > 0")
+        check_error(
+            *run(capsys, "compare", "-w", "agentic:coding-agent", "--tiers", f"fast={v}"),
+            f"fast={v}: a task-time ceiling must be a finite number of minutes > 0",
+        )

@@ -102,8 +102,11 @@ def test_a_band_row_gives_the_per_usd_band_at_each_speed():
         "max_interactivity_ratio": {"low": 0.9, "high": 1.1},
         "iso_interactivity": {k: {"low": [row(lo)], "high": [row(hi)]} for k, (lo, hi) in ends.items()},
     }
-    assert band_cells(b) == ["0.60 to 0.90x (0.70 to 1.05x, 0.80 to 1.20x)", "0.90 to 1.10x",
-                            "0.60 to 0.90x (0.70 to 1.05x, 0.80 to 1.20x)"]
+    assert band_cells(b) == [
+        "0.60 to 0.90x (0.70 to 1.05x, 0.80 to 1.20x)",
+        "0.90 to 1.10x",
+        "0.60 to 0.90x (0.70 to 1.05x, 0.80 to 1.20x)",
+    ]
 
 
 def test_explore_headers_are_the_keys_without_their_section_with_a_legend(capsys):

@@ -11,11 +11,13 @@ from jalapeno.fit.mlperf_notes import terminal_lines, unmodelled_note
 
 #: loadgen/mlperf.conf: deepseek-r1.Server ttft 2000 ms / tpot 80 ms; llama2-70b Server 2000 / 200, Interactive
 #: 450 / 40; llama3.1-405b Server 6000 / 175, Interactive 4500 / 80
-LIMITS = {("deepseek-r1", "Server"): "p99 TTFT <= 2 s and p99 TPOT <= 80 ms",
-          ("llama-2-70b", "Server"): "p99 TTFT <= 2 s and p99 TPOT <= 200 ms",
-          ("llama-2-70b", "Interactive"): "p99 TTFT <= 0.45 s and p99 TPOT <= 40 ms",
-          ("llama-3.1-405b", "Server"): "p99 TTFT <= 6 s and p99 TPOT <= 175 ms",
-          ("llama-3.1-405b", "Interactive"): "p99 TTFT <= 4.5 s and p99 TPOT <= 80 ms"}
+LIMITS = {
+    ("deepseek-r1", "Server"): "p99 TTFT <= 2 s and p99 TPOT <= 80 ms",
+    ("llama-2-70b", "Server"): "p99 TTFT <= 2 s and p99 TPOT <= 200 ms",
+    ("llama-2-70b", "Interactive"): "p99 TTFT <= 0.45 s and p99 TPOT <= 40 ms",
+    ("llama-3.1-405b", "Server"): "p99 TTFT <= 6 s and p99 TPOT <= 175 ms",
+    ("llama-3.1-405b", "Interactive"): "p99 TTFT <= 4.5 s and p99 TPOT <= 80 ms",
+}
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,12 @@ def _table(n: int) -> Table:
     for h in ("system", "peak tok/s/chip (in+out)", "bound at peak", "deployment at peak"):
         t.add_column(h, overflow="fold")
     for i in range(n):
-        t.add_row(f"system-number-{i:02d}", f"{1000 + i:,} (900 to 1,100)", "scale_out_link",
-                  "agg attn TP2 DP1 · MoE TP1 EP2 [fp4]")
+        t.add_row(
+            f"system-number-{i:02d}",
+            f"{1000 + i:,} (900 to 1,100)",
+            "scale_out_link",
+            "agg attn TP2 DP1 · MoE TP1 EP2 [fp4]",
+        )
     return t
 
 
@@ -31,8 +35,11 @@ def test_a_narrow_width_transposes_and_splits_without_cutting_a_word():
     assert names == [f"system-number-{i:02d}" for i in range(5)]  # every row, in order, once
     for t in out:
         assert min_width(t) <= 60
-        assert [str(c) for c in t.columns[0].cells] == ["peak tok/s/chip (in+out)", "bound at peak",
-                                                       "deployment at peak"]
+        assert [str(c) for c in t.columns[0].cells] == [
+            "peak tok/s/chip (in+out)",
+            "bound at peak",
+            "deployment at peak",
+        ]
         con = Console(width=60, record=True)
         con.print(t)
         text = con.export_text()

@@ -55,12 +55,18 @@ def target_tasks_per_hour(target: float, kind: str, spec: AgenticSpec) -> float:
         SpecError: ``--target`` not positive and finite, or ``--target-kind`` not one of AGENTIC_TARGET_KINDS.
     """
     if kind not in AGENTIC_TARGET_KINDS:
-        raise SpecError("--target-kind", f"{kind!r} does not apply to an agentic workload (its prompts are mostly a "
-                        "cached prefix re-read every turn, so input tokens count the same context many times)",
-                        "use --target-kind tasks (agent tasks per hour) or output (output tok/s)")
+        raise SpecError(
+            "--target-kind",
+            f"{kind!r} does not apply to an agentic workload (its prompts are mostly a "
+            "cached prefix re-read every turn, so input tokens count the same context many times)",
+            "use --target-kind tasks (agent tasks per hour) or output (output tok/s)",
+        )
     if isinstance(target, bool) or not (isinstance(target, (int, float)) and math.isfinite(target) and target > 0):
-        raise SpecError("--target", f"must be a positive number, got {target!r}",
-                        "write e.g. --target 10000 --target-kind tasks (tasks per hour)")
+        raise SpecError(
+            "--target",
+            f"must be a positive number, got {target!r}",
+            "write e.g. --target 10000 --target-kind tasks (tasks per hour)",
+        )
     return float(target) if kind == "tasks" else float(target) * 3600.0 / output_tokens_per_task(spec)
 
 
@@ -110,43 +116,61 @@ class AgenticPlan:
         tph = p["tasks_per_hour_per_chip"]
         ceiling = "" if self.max_task_min is None else f" with mean task time <= {self.max_task_min:g} min"
         lines = [target_line] if target_line and self.target_tasks_per_hour is not None else []
-        lines += [f"operating point: the most tasks/h per chip{ceiling}: {tph:,.2f} tasks/h/chip, mean task "
-                 f"{p['task_time_s'] / 60:,.1f} min (p90 {p['task_time_p90_s'] / 60:,.1f} min), {p['sessions']:,.1f} "
-                 f"sessions per instance at decode batch {p['decode_batch']:g}, bound {p['bound']}"
-                 + (f", KV {p['kv_bound']}" if p["kv_bound"] else "")]
+        lines += [
+            f"operating point: the most tasks/h per chip{ceiling}: {tph:,.2f} tasks/h/chip, mean task "
+            f"{p['task_time_s'] / 60:,.1f} min (p90 {p['task_time_p90_s'] / 60:,.1f} min), {p['sessions']:,.1f} "
+            f"sessions per instance at decode batch {p['decode_batch']:g}, bound {p['bound']}"
+            + (f", KV {p['kv_bound']}" if p["kv_bound"] else "")
+        ]
         per_inst = tph * cpi
         lines.append(f"one instance: {factor_text(tph, cpi)} tasks/h/chip x {cpi:,} chips = {per_inst:,.1f} tasks/h")
         if self.target_tasks_per_hour is not None:
             lines.append(f"instances: ceil({self.target_tasks_per_hour:,.1f} / {per_inst:,.1f}) = {self.instances:,}")
         else:
-            lines.append(f"instances: {self.instances:,} whole instances of {cpi:,} chips in the fleet's "
-                         f"{self.fleet_chips:,} (each worker's group whole in its boxes)")
+            lines.append(
+                f"instances: {self.instances:,} whole instances of {cpi:,} chips in the fleet's "
+                f"{self.fleet_chips:,} (each worker's group whole in its boxes)"
+            )
         lines.append(f"chips: {self.instances:,} x {cpi:,} = {self.chips:,}")
         lines += [f"{name}s: {n:,} of {size} chips" for name, size, n in self.packaging]
         lines += power_lines(self.chips, self.power_w)
-        lines.append(f"cost: {self.chips:,} x ${factor_text(self.usd_per_chip_hour, self.chips, 2, 2)}/chip-hour = "
-                     f"${self.usd_per_hour:,.2f}/hour; per task ${self.usd_per_chip_hour:,.3f} / {tph:,.2f} = "
-                     f"${self.usd_per_chip_hour / tph:,.4f}")
-        lines.append(f"delivered: {self.chips:,} x {factor_text(tph, self.chips)} = {self.tasks_per_hour:,.1f} tasks/h "
-                     f"({self.tasks_per_hour * self.output_tokens_per_task / 3600:,.0f} output tok/s at "
-                     f"{self.output_tokens_per_task:,} output tokens per task)"
-                     + ("" if self.target_tasks_per_hour is None else
-                        f" >= target {self.target_tasks_per_hour:,.1f} tasks/h"))
-        lines.append(f"sessions in flight: {self.instances:,} x {p['sessions']:,.1f} = {self.sessions:,.0f} agent "
-                     "sessions (Little's law: tasks/s x task time)")
+        lines.append(
+            f"cost: {self.chips:,} x ${factor_text(self.usd_per_chip_hour, self.chips, 2, 2)}/chip-hour = "
+            f"${self.usd_per_hour:,.2f}/hour; per task ${self.usd_per_chip_hour:,.3f} / {tph:,.2f} = "
+            f"${self.usd_per_chip_hour / tph:,.4f}"
+        )
+        lines.append(
+            f"delivered: {self.chips:,} x {factor_text(tph, self.chips)} = {self.tasks_per_hour:,.1f} tasks/h "
+            f"({self.tasks_per_hour * self.output_tokens_per_task / 3600:,.0f} output tok/s at "
+            f"{self.output_tokens_per_task:,} output tokens per task)"
+            + ("" if self.target_tasks_per_hour is None else f" >= target {self.target_tasks_per_hour:,.1f} tasks/h")
+        )
+        lines.append(
+            f"sessions in flight: {self.instances:,} x {p['sessions']:,.1f} = {self.sessions:,.0f} agent "
+            "sessions (Little's law: tasks/s x task time)"
+        )
         return lines
 
     def as_dict(self) -> dict:
         """The plan as JSON: point, instances, chips, packaging, power (kW), $/hour, tasks/h, sessions."""
-        return {"workload": self.workload, "max_task_min": self.max_task_min, "point": dict(self.point),
-                "deployment": self.point["deployment"], "chips_per_instance": self.chips_per_instance,
-                "tasks_per_hour_per_chip": self.point["tasks_per_hour_per_chip"],
-                "target_tasks_per_hour": self.target_tasks_per_hour, "instances": self.instances, "chips": self.chips,
-                "packaging": {name: n for name, _, n in self.packaging},
-                "power_kw": {c: v[2] / 1e3 for c, v in self.power_w.items()},
-                "usd_per_hour": self.usd_per_hour, "tasks_per_hour": self.tasks_per_hour,
-                "output_tokens_per_task": self.output_tokens_per_task, "sessions": self.sessions,
-                "fleet_chips": self.fleet_chips}
+        return {
+            "workload": self.workload,
+            "max_task_min": self.max_task_min,
+            "point": dict(self.point),
+            "deployment": self.point["deployment"],
+            "chips_per_instance": self.chips_per_instance,
+            "tasks_per_hour_per_chip": self.point["tasks_per_hour_per_chip"],
+            "target_tasks_per_hour": self.target_tasks_per_hour,
+            "instances": self.instances,
+            "chips": self.chips,
+            "packaging": {name: n for name, _, n in self.packaging},
+            "power_kw": {c: v[2] / 1e3 for c, v in self.power_w.items()},
+            "usd_per_hour": self.usd_per_hour,
+            "tasks_per_hour": self.tasks_per_hour,
+            "output_tokens_per_task": self.output_tokens_per_task,
+            "sessions": self.sessions,
+            "fleet_chips": self.fleet_chips,
+        }
 
 
 def _candidates(af: AgenticFrontier, max_task_min: float | None) -> list[tuple[dict, object]]:
@@ -157,32 +181,61 @@ def _candidates(af: AgenticFrontier, max_task_min: float | None) -> list[tuple[d
             is that fast (names the fastest).
     """
     if max_task_min is not None and not (math.isfinite(max_task_min) and max_task_min > 0):
-        raise SpecError("--max-task-min", f"must be a positive number of minutes, got {max_task_min!r}",
-                        "write e.g. --max-task-min 10")
+        raise SpecError(
+            "--max-task-min",
+            f"must be a positive number of minutes, got {max_task_min!r}",
+            "write e.g. --max-task-min 10",
+        )
     pts = af.points("all-in")
     deps = [af.sweep.deployments[int(af.sweep.dep_index[int(i)])] for i in af.frontier]
     ok = [(p, d) for p, d in zip(pts, deps) if max_task_min is None or p["task_time_s"] <= max_task_min * 60]
     if not ok:
         fastest = min(p["task_time_s"] for p in pts) / 60
-        raise InfeasibleDeployment("--max-task-min", f"{af.sweep.system} finishes a task in {fastest:,.2f} min at "
-                                   f"its fastest, above {max_task_min:g}", "raise --max-task-min or plan on a faster system")
+        raise InfeasibleDeployment(
+            "--max-task-min",
+            f"{af.sweep.system} finishes a task in {fastest:,.2f} min at its fastest, above {max_task_min:g}",
+            "raise --max-task-min or plan on a faster system",
+        )
     return ok
 
 
-def _plan(af: AgenticFrontier, spec: AgenticSpec, point: dict, dep, instances: int, target: float | None,
-          max_task_min: float | None, fleet: int | None = None) -> AgenticPlan:
+def _plan(
+    af: AgenticFrontier,
+    spec: AgenticSpec,
+    point: dict,
+    dep,
+    instances: int,
+    target: float | None,
+    max_task_min: float | None,
+    fleet: int | None = None,
+) -> AgenticPlan:
     s = af.pricer.system
     cpi = dep.chips
     chips = instances * cpi
     groups = instance_groups(dep, instances)
     packaging = tuple((lv.name, lv.chips, packed_boxes(groups, lv.chips)) for lv in (s.levels[:-1] or s.levels[:1]))
     power = {c: (w, label, chips * w) for c in CONVENTIONS for w, label in [power_w_per_chip(s, c)]}
-    return AgenticPlan(s.name, spec.name, max_task_min, point, cpi, instances, chips, target, packaging, power,
-                       s.usd_per_chip_hour, chips * s.usd_per_chip_hour, output_tokens_per_task(spec), fleet)
+    return AgenticPlan(
+        s.name,
+        spec.name,
+        max_task_min,
+        point,
+        cpi,
+        instances,
+        chips,
+        target,
+        packaging,
+        power,
+        s.usd_per_chip_hour,
+        chips * s.usd_per_chip_hour,
+        output_tokens_per_task(spec),
+        fleet,
+    )
 
 
-def plan_agentic(af: AgenticFrontier, spec: AgenticSpec, tasks_per_hour: float,
-                 max_task_min: float | None = None) -> AgenticPlan:
+def plan_agentic(
+    af: AgenticFrontier, spec: AgenticSpec, tasks_per_hour: float, max_task_min: float | None = None
+) -> AgenticPlan:
     """The fleet of whole instances of the most-tasks-per-chip point within ``max_task_min`` (minutes; None:
     no ceiling) that finishes ``tasks_per_hour`` tasks (> 0).
 
@@ -194,8 +247,7 @@ def plan_agentic(af: AgenticFrontier, spec: AgenticSpec, tasks_per_hour: float,
     return _plan(af, spec, point, dep, n, float(tasks_per_hour), max_task_min)
 
 
-def agentic_fleet(af: AgenticFrontier, spec: AgenticSpec, chips: int,
-                  max_task_min: float | None = None) -> AgenticPlan:
+def agentic_fleet(af: AgenticFrontier, spec: AgenticSpec, chips: int, max_task_min: float | None = None) -> AgenticPlan:
     """What ``chips`` chips finish per hour: the frontier point within ``max_task_min`` whose whole instances
     (each worker's group whole in its boxes, analysis/fleet.fleet_instances) finish the most tasks per hour.
 
@@ -210,7 +262,11 @@ def agentic_fleet(af: AgenticFrontier, spec: AgenticSpec, chips: int,
             best = (served, point, dep, n)
     if best is None:
         least = min(d.chips for _, d in _candidates(af, max_task_min))
-        raise InfeasibleDeployment("--chips", f"{chips:,} chips hold no whole instance on {af.sweep.system} (the "
-                                   f"smallest on the agentic frontier needs {least:,})", f"give --chips {least} or more")
+        raise InfeasibleDeployment(
+            "--chips",
+            f"{chips:,} chips hold no whole instance on {af.sweep.system} (the "
+            f"smallest on the agentic frontier needs {least:,})",
+            f"give --chips {least} or more",
+        )
     _, point, dep, n = best
     return _plan(af, spec, point, dep, n, None, max_task_min, chips)

@@ -16,10 +16,14 @@ from __future__ import annotations
 #: The LoadGen scenario rules as a note states them ({ttft} s, {tpot} ms: the benchmark's limits).
 SCENARIO_RULES = {
     "Offline": "LoadGen issues every sample at once, no latency limit; throughput over the whole run",
-    "Server": ("LoadGen issues queries as Poisson arrivals at a rate the submitter chooses; the run is valid with "
-               "p99 TTFT <= {ttft:g} s and p99 TPOT <= {tpot:g} ms"),
-    "Interactive": ("Server's Poisson arrivals at a rate the submitter chooses, under the tighter limits p99 TTFT "
-                    "<= {ttft:g} s and p99 TPOT <= {tpot:g} ms"),
+    "Server": (
+        "LoadGen issues queries as Poisson arrivals at a rate the submitter chooses; the run is valid with "
+        "p99 TTFT <= {ttft:g} s and p99 TPOT <= {tpot:g} ms"
+    ),
+    "Interactive": (
+        "Server's Poisson arrivals at a rate the submitter chooses, under the tighter limits p99 TTFT "
+        "<= {ttft:g} s and p99 TPOT <= {tpot:g} ms"
+    ),
 }
 
 #: Mappings priced as the best load within the scenario's limits (fit/mlperf.SERVER_MAPPINGS).
@@ -39,8 +43,9 @@ def scenario_note(scenario: str, limits: tuple[float, float] | None) -> str:
     return f"MLPerf {scenario}" + (f" ({rule})" if rule and "{" not in rule else "")
 
 
-def lengths_note(bench: str, samples: int, isl: int, osl: int, from_log: bool, spread: bool,
-                 cap: int | None = None) -> str:
+def lengths_note(
+    bench: str, samples: int, isl: int, osl: int, from_log: bool, spread: bool, cap: int | None = None
+) -> str:
     """The length distribution a row was served with: the dataset's per-sample token counts (``samples`` of
     them) with outputs scaled to the run's mean (``from_log``: its run log's, else the reference's), or the fixed
     means (``spread`` False); ``cap``: the output cap of the dataset's answers (DeepSeek-R1's 20K, fit/mlperf.DSR1_MAX_OUTPUT).
@@ -52,9 +57,11 @@ def lengths_note(bench: str, samples: int, isl: int, osl: int, from_log: bool, s
     if not spread:
         return f"lengths: served at the fixed means, {mean}"
     capped = f" capped at {cap:,} tokens" if cap else ""
-    return (f"lengths: per-sample token counts of the MLCommons {bench} dataset ({samples:,} samples), {mean}; "
-            f"outputs are the reference answers'{capped} spread scaled to that mean, an assumption "
-            "(fit/mlperf.MLPERF_LENGTHS)")
+    return (
+        f"lengths: per-sample token counts of the MLCommons {bench} dataset ({samples:,} samples), {mean}; "
+        f"outputs are the reference answers'{capped} spread scaled to that mean, an assumption "
+        "(fit/mlperf.MLPERF_LENGTHS)"
+    )
 
 
 def unmodelled_note(scenario: str, mapping: str, scheduled_per_s: float | None) -> str | None:
@@ -67,13 +74,21 @@ def unmodelled_note(scenario: str, mapping: str, scheduled_per_s: float | None) 
     """
     parts = []
     if mapping in _AT_LIMITS:
-        rate = (f"{scheduled_per_s:.2f} queries/s scheduled for the system, its mlperf_log_summary.txt: a figure of "
-                "the run, not an input" if scheduled_per_s else "not in the data")
-        parts.append(f"the arrival rate the submitter chose ({rate}): the prediction is the best load within the "
-                     "limits, so a run held below that load reads as an over-prediction")
+        rate = (
+            f"{scheduled_per_s:.2f} queries/s scheduled for the system, its mlperf_log_summary.txt: a figure of "
+            "the run, not an input"
+            if scheduled_per_s
+            else "not in the data"
+        )
+        parts.append(
+            f"the arrival rate the submitter chose ({rate}): the prediction is the best load within the "
+            "limits, so a run held below that load reads as an over-prediction"
+        )
     if mapping in ("frontier@limits", "frontier@tpot_limit", "frontier_peak", "frontier@interactivity"):
-        parts.append("the submission's engine settings (not read for this row): the best swept deployment stands in"
-                     + (" (the frontier's peak)" if mapping == "frontier_peak" else ""))
+        parts.append(
+            "the submission's engine settings (not read for this row): the best swept deployment stands in"
+            + (" (the frontier's peak)" if mapping == "frontier_peak" else "")
+        )
     if mapping == "frontier@interactivity":
         parts.append(f"the {scenario} limits (priced at the measured interactivity instead)")
     return "not modelled: " + "; ".join(parts) if parts else None
@@ -109,13 +124,18 @@ def terminal_lines(rows) -> list[str]:
     for scenario in ("Offline", "Server", "Interactive"):
         if scenario not in present:
             continue
-        lim = [f"{b} {v[0]:g} s / {v[1] * 1e3:g} ms" for b in sorted(present[scenario])
-               if b and (v := scenario_limits(b, scenario))]
+        lim = [
+            f"{b} {v[0]:g} s / {v[1] * 1e3:g} ms"
+            for b in sorted(present[scenario])
+            if b and (v := scenario_limits(b, scenario))
+        ]
         rule = SCENARIO_RULES[scenario].split("; the run")[0].split(", under")[0]
         out.append(f"MLPerf {scenario}: {rule}" + (f"; p99 TTFT / TPOT limits {', '.join(lim)}" if lim else ""))
     if out:
-        out.append("each MLPerf row's notes (--out CSV) name its rule, the lengths assumed (the dataset's per-sample "
-                   "counts, outputs scaled to the run's mean) and what is not modelled: a Server / Interactive run's "
-                   "arrival rate is its submitter's choice, the prediction its best load within the limits "
-                   "(fit/mlperf_notes.py)")
+        out.append(
+            "each MLPerf row's notes (--out CSV) name its rule, the lengths assumed (the dataset's per-sample "
+            "counts, outputs scaled to the run's mean) and what is not modelled: a Server / Interactive run's "
+            "arrival rate is its submitter's choice, the prediction its best load within the limits "
+            "(fit/mlperf_notes.py)"
+        )
     return out

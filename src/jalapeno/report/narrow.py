@@ -40,8 +40,9 @@ def _allot(table: Table, width: int) -> Table:
     cols = table.columns
     texts = [[_cell_text(c.header), *(_cell_text(x) for x in c.cells)] for c in cols]
     lo = [max(max((len(w) for x in t for w in x.split()), default=0), c.min_width or 0) for t, c in zip(texts, cols)]
-    hi = [max(lo[i], max(max(len(line) for line in t.splitlines() or [""]) for t in texts[i]))
-          for i in range(len(cols))]
+    hi = [
+        max(lo[i], max(max(len(line) for line in t.splitlines() or [""]) for t in texts[i])) for i in range(len(cols))
+    ]
     room = width - (3 * len(cols) + 1)  # a border and a space either side of each column
     if sum(hi) <= room or sum(lo) > room:
         return table
