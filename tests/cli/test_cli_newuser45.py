@@ -174,7 +174,7 @@ def test_audit_says_the_band_is_the_system_s_sets_where_the_baseline_s_band_does
     d = json.loads(cmp_out)["systems"]
     j = d["jalapeno"]["headline"]["bands"]["peak_throughput_per_chip"]
     g = d["gb300-nvl72"]["headline"]["peak_throughput_per_chip"]
-    assert f"{j['low'] / g:.4g}-{j['high'] / g:.4g}" in flat
+    assert f"{j['low'] / g:.4g} to {j['high'] / g:.4g}" in flat  # the band format of every command (ux47)
 
 
 #: GB200 NVL72, InferenceX constants.ts: all-in provisioned kW per GPU and $/GPU-hour
